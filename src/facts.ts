@@ -1,0 +1,202 @@
+/**
+ * Facts are what parsers read from a file, each with the exact span it came from. Rules only ever see facts,
+ * never raw text, so every finding can point at (and edit) the characters it is about.
+ */
+import type { SourceText, Span } from './source.js';
+
+export type FileKind = 'dockerfile' | 'requirements' | 'conda';
+export type Ecosystem = 'pip' | 'conda' | 'apt';
+
+/** Where a substituted value came from: `FROM nvidia/cuda:${CUDA}` edits the ARG default, not the FROM line. */
+export interface ArgOrigin {
+  readonly name: string;
+  /** The `${NAME}` reference in the instruction. */
+  readonly reference: Span;
+}
+
+export interface Spanned {
+  /** The characters the fact covers in the file (what an annotation points at). */
+  readonly span: Span;
+  /** Set when part of the fact's text was substituted from an ARG or ENV default. */
+  readonly via?: ArgOrigin;
+}
+
+/** One `pip install`, one requirements file, one conda environment or one `apt-get install`. */
+export interface InstallContext extends Spanned {
+  readonly id: number;
+  readonly tool: 'pip' | 'uv' | 'conda' | 'apt' | 'requirements' | 'conda-env' | 'conda-env-pip';
+  /** Dockerfile stage index, if the context is a RUN instruction. */
+  readonly stage?: number;
+  readonly indexes: readonly IndexFact[];
+  readonly includes: readonly IncludeFact[];
+  /** conda channels in effect (`-c` flags or the environment's `channels:`). */
+  readonly channels: readonly string[];
+}
+
+export type IndexKind = 'index-url' | 'extra-index-url' | 'find-links' | 'no-index' | 'conda-channel';
+
+export interface IndexFact extends Spanned {
+  readonly kind: IndexKind;
+  readonly url: string;
+  /** Span of the URL alone, for edits. */
+  readonly urlSpan: Span;
+  readonly context: number;
+  /** Why pip will not use this option, e.g. it was written on a requirement line. */
+  readonly ignoredReason?: string;
+}
+
+export interface IncludeFact extends Spanned {
+  readonly kind: 'requirement' | 'constraint';
+  /** The path as written. */
+  readonly target: string;
+  readonly targetSpan: Span;
+  readonly context: number;
+}
+
+export interface VersionClause {
+  readonly operator: string;
+  readonly version: string;
+  /** Span of the version text alone. */
+  readonly versionSpan: Span;
+}
+
+export interface PackageFact extends Spanned {
+  readonly ecosystem: Ecosystem;
+  /** Normalised name: lower case, runs of `-_.` as `-` (PEP 503); conda and apt names lower-cased. */
+  readonly name: string;
+  readonly rawName: string;
+  readonly nameSpan: Span;
+  readonly extras: readonly string[];
+  /** The whole version constraint as written (`>=2.0,<3`, `==2.3.0+cu121`, conda `2.1.0`), or '' when bare. */
+  readonly specifier: string;
+  /** Span of the specifier, or an empty span just after the name (extras) where a pin can be inserted. */
+  readonly specifierSpan: Span;
+  readonly clauses: readonly VersionClause[];
+  /** The one version this requirement allows, if it is pinned exactly (wildcards excluded). */
+  readonly exact?: string;
+  /** PEP 440 local label or conda/apt CUDA marker, e.g. `cu121`, `cpu`. */
+  readonly localLabel?: string;
+  readonly url?: string;
+  readonly urlSpan?: Span;
+  readonly markers?: string;
+  readonly channel?: string;
+  readonly build?: string;
+  readonly buildSpan?: Span;
+  readonly context: number;
+  /** Index options written on this requirement line (pip ignores them). */
+  readonly hashes: number;
+}
+
+/** Maps characters of a substituted string back to the file (see parsers/mapped.ts). */
+export interface TextMap {
+  readonly text: string;
+  origin(from: number, to: number): Span | undefined;
+  site(from: number, to: number): Span;
+}
+
+export interface ImageFact extends Spanned {
+  readonly stage: number;
+  /** Image reference after ARG substitution. */
+  readonly reference: string;
+  readonly registry?: string;
+  readonly repository: string;
+  readonly tag?: string;
+  readonly tagSpan?: Span;
+  /** The tag's characters mapped to the file: edits to part of a tag may land in an ARG default. */
+  readonly tagMap?: TextMap;
+  readonly digest?: string;
+  readonly platform?: string;
+  readonly stageName?: string;
+  /** Index of the earlier stage this FROM builds on (`FROM build`). */
+  readonly fromStage?: number;
+  /** Why the reference could not be fully resolved (an ARG without default, …). */
+  readonly unresolved?: string;
+}
+
+export interface EnvFact extends Spanned {
+  readonly stage: number;
+  readonly key: string;
+  readonly value: string;
+  readonly valueSpan: Span;
+  readonly instruction: 'ENV' | 'ARG';
+}
+
+export interface CopyFact extends Spanned {
+  readonly stage: number;
+  readonly sources: readonly { readonly path: string; readonly span: Span }[];
+  readonly destination: string;
+  readonly fromStage?: string;
+}
+
+export interface UnresolvedFact extends Spanned {
+  readonly text: string;
+  readonly reason: string;
+}
+
+export interface ParseProblem extends Spanned {
+  readonly message: string;
+}
+
+export interface Suppression extends Spanned {
+  /** The 1-based lines whose findings it silences (one statement: a line, or a whole Dockerfile instruction). */
+  readonly fromLine: number;
+  readonly toLine: number;
+  readonly rules: readonly string[];
+  readonly reason: string;
+}
+
+export interface StageFact extends Spanned {
+  readonly index: number;
+  readonly name?: string;
+}
+
+export interface ParsedFile {
+  readonly path: string;
+  readonly kind: FileKind;
+  readonly source: SourceText;
+  readonly stages: readonly StageFact[];
+  readonly contexts: readonly InstallContext[];
+  readonly packages: readonly PackageFact[];
+  readonly indexes: readonly IndexFact[];
+  readonly includes: readonly IncludeFact[];
+  readonly images: readonly ImageFact[];
+  readonly env: readonly EnvFact[];
+  readonly copies: readonly CopyFact[];
+  readonly unresolved: readonly UnresolvedFact[];
+  readonly problems: readonly ParseProblem[];
+  readonly suppressions: readonly Suppression[];
+}
+
+/** A mutable builder the parsers fill in; frozen into a ParsedFile at the end. */
+export class FactSink {
+  readonly stages: StageFact[] = [];
+  readonly contexts: InstallContext[] = [];
+  readonly packages: PackageFact[] = [];
+  readonly indexes: IndexFact[] = [];
+  readonly includes: IncludeFact[] = [];
+  readonly images: ImageFact[] = [];
+  readonly env: EnvFact[] = [];
+  readonly copies: CopyFact[] = [];
+  readonly unresolved: UnresolvedFact[] = [];
+  readonly problems: ParseProblem[] = [];
+  readonly suppressions: Suppression[] = [];
+
+  finish(path: string, kind: FileKind, source: SourceText): ParsedFile {
+    return {
+      path,
+      kind,
+      source,
+      stages: this.stages,
+      contexts: this.contexts,
+      packages: this.packages,
+      indexes: this.indexes,
+      includes: this.includes,
+      images: this.images,
+      env: this.env,
+      copies: this.copies,
+      unresolved: this.unresolved,
+      problems: this.problems,
+      suppressions: this.suppressions,
+    };
+  }
+}

@@ -1,0 +1,58 @@
+/** The vocabulary every stage of the pipeline shares: positions, findings and fixes. */
+
+export type Severity = 'error' | 'warning' | 'notice';
+export type FixSafety = 'safe' | 'unsafe';
+
+/** 1-based line and column (column counts UTF-16 code units, as editors and GitHub do) plus the 0-based offset. */
+export interface Position {
+  readonly line: number;
+  readonly column: number;
+  readonly offset: number;
+}
+
+export interface Location {
+  readonly path: string;
+  readonly start: Position;
+  readonly end: Position;
+}
+
+export interface RelatedLocation {
+  readonly location: Location;
+  readonly message: string;
+}
+
+/** Replace text[range[0], range[1]) of `path` with `text`. */
+export interface TextEdit {
+  readonly path: string;
+  readonly range: readonly [start: number, end: number];
+  readonly text: string;
+}
+
+export interface Fix {
+  readonly title: string;
+  readonly safety: FixSafety;
+  readonly edits: readonly TextEdit[];
+}
+
+export interface Finding {
+  readonly ruleId: string;
+  readonly severity: Severity;
+  readonly messageId: string;
+  readonly message: string;
+  /** Why, with the source of the fact where there is one. */
+  readonly help?: string;
+  readonly location: Location;
+  readonly related: readonly RelatedLocation[];
+  readonly fix?: Fix;
+  /** Alternatives that need a human decision; never applied automatically. */
+  readonly suggestions?: readonly Fix[];
+  readonly docsUrl: string;
+}
+
+export interface Report {
+  readonly findings: readonly Finding[];
+  readonly filesChecked: number;
+  readonly counts: Readonly<Record<Severity, number>>;
+}
+
+export const severityRank: Readonly<Record<Severity, number>> = { error: 3, warning: 2, notice: 1 };

@@ -1,0 +1,250 @@
+import { DockerfileParser, type Instruction, type Property } from 'dockerfile-ast';
+import { FactSink, type ParsedFile } from '../../facts.js';
+import { SourceText, type Span } from '../../source.js';
+import { parseImageRef } from '../image-ref.js';
+import { recordInstallCommand } from '../installers.js';
+import { Mapped, MappedBuilder } from '../mapped.js';
+import { splitCommands, type Resolver, type Variable } from '../shell.js';
+import { findSuppressions } from '../suppressions.js';
+
+type Scope = Map<string, Variable | { readonly unresolved: string }>;
+
+/** Parse a Dockerfile/Containerfile. Never throws on user input. */
+export function parseDockerfile(path: string, text: string): ParsedFile {
+  const source = new SourceText(path, text);
+  const sink = new FactSink();
+  const dockerfile = DockerfileParser.parse(text);
+  const escape = dockerfile.getEscapeCharacter() || '\\';
+  const instructions = dockerfile.getInstructions();
+  const offsetOf = (position: { line: number; character: number }): number => source.lineStart(position.line + 1) + position.character;
+
+  const globalScope: Scope = new Map();
+  let stageScope: Scope = globalScope;
+  let stage = -1;
+  const stageNames = new Map<string, number>();
+  const instructionLines: { from: number; to: number }[] = [];
+
+  for (const instruction of instructions) {
+    const range = instruction.getRange();
+    const span = { start: offsetOf(range.start), end: offsetOf(range.end) };
+    instructionLines.push({ from: range.start.line + 1, to: range.end.line + 1 });
+    const keyword = instruction.getKeyword().toUpperCase();
+    try {
+      switch (keyword) {
+        case 'ARG':
+          recordProperties(sink, source, instruction, stage < 0 ? globalScope : stageScope, Math.max(stage, 0), 'ARG', stage < 0 ? undefined : globalScope, offsetOf);
+          break;
+        case 'ENV':
+          recordProperties(sink, source, instruction, stageScope, Math.max(stage, 0), 'ENV', undefined, offsetOf);
+          break;
+        case 'FROM': {
+          stage++;
+          stageScope = new Map();
+          recordFrom(sink, source, instruction, span, stage, globalScope, stageNames, escape, offsetOf);
+          const name = sink.images.at(-1)?.stageName;
+          if (name) stageNames.set(name.toLowerCase(), stage);
+          const parent = sink.images.at(-1)?.fromStage;
+          if (parent !== undefined) inheritEnv(sink, stageScope, parent);
+          sink.stages.push({ index: stage, span, ...(name ? { name } : {}) });
+          break;
+        }
+        case 'RUN':
+          recordRun(sink, source, span, Math.max(stage, 0), resolverFor(stageScope), escape);
+          break;
+        case 'COPY':
+        case 'ADD':
+          recordCopy(sink, instruction, span, Math.max(stage, 0), offsetOf);
+          break;
+        default:
+          break;
+      }
+    } catch (error) {
+      sink.problems.push({ span, message: `could not read this ${keyword} instruction (${(error as Error).message}); it was skipped` });
+    }
+  }
+  if (stage < 0 && instructions.length > 0) sink.problems.push({ span: { start: 0, end: 0 }, message: 'no FROM instruction: this does not look like a Dockerfile' });
+
+  const statementEnd = (line: number): number => instructionLines.find((lines) => lines.from <= line && line <= lines.to)?.to ?? line;
+  sink.suppressions.push(...findSuppressions(source, statementEnd));
+  return sink.finish(path, 'dockerfile', source);
+}
+
+function resolverFor(scope: Scope): Resolver {
+  return (name) => scope.get(name);
+}
+
+function inheritEnv(sink: FactSink, scope: Scope, parent: number): void {
+  for (const fact of sink.env) {
+    if (fact.stage !== parent || fact.instruction !== 'ENV') continue;
+    scope.set(fact.key, { value: Mapped.of(fact.value, fact.valueSpan.start), defined: fact.valueSpan });
+  }
+}
+
+function propertyValue(source: SourceText, property: Property, offsetOf: (p: { line: number; character: number }) => number): { value: Mapped; span: Span } | undefined {
+  const value = property.getValue();
+  const range = property.getValueRange();
+  if (value === null || !range) return undefined;
+  const start = offsetOf(range.start);
+  const end = offsetOf(range.end);
+  const raw = source.text.slice(start, end);
+  if (raw === value) return { value: Mapped.of(value, start), span: { start, end } };
+  if (raw.length >= 2 && /^["']/.test(raw) && raw.slice(1, -1) === value) return { value: Mapped.of(value, start + 1), span: { start: start + 1, end: end - 1 } };
+  const builder = new MappedBuilder();
+  builder.pushSegment(value, -1, { start, end });
+  return { value: builder.build(), span: { start, end } };
+}
+
+function recordProperties(
+  sink: FactSink,
+  source: SourceText,
+  instruction: Instruction,
+  scope: Scope,
+  stage: number,
+  kind: 'ARG' | 'ENV',
+  globals: Scope | undefined,
+  offsetOf: (p: { line: number; character: number }) => number,
+): void {
+  const properties = (instruction as unknown as { getProperties(): Property[] }).getProperties?.() ?? [];
+  for (const property of properties) {
+    const key = property.getName();
+    const nameRange = property.getNameRange();
+    const found = propertyValue(source, property, offsetOf);
+    if (!found) {
+      // `ARG NAME` in a stage re-exposes the global default; without one the value comes from --build-arg.
+      const global = globals?.get(key);
+      scope.set(key, global ?? { unresolved: `ARG ${key} has no default value, so it is only known at build time (--build-arg ${key}=…)` });
+      continue;
+    }
+    scope.set(key, { value: found.value, defined: found.span });
+    sink.env.push({
+      span: { start: offsetOf(nameRange.start), end: found.span.end },
+      stage,
+      key,
+      value: found.value.text,
+      valueSpan: found.value.origin(0, found.value.length) ?? found.span,
+      instruction: kind,
+    });
+  }
+}
+
+function recordFrom(
+  sink: FactSink,
+  source: SourceText,
+  instruction: Instruction,
+  span: Span,
+  stage: number,
+  globals: Scope,
+  stageNames: ReadonlyMap<string, number>,
+  escape: string,
+  offsetOf: (p: { line: number; character: number }) => number,
+): void {
+  const args = instruction.getArguments();
+  const flags = (instruction as unknown as { getFlags(): { getName(): string; getValue(): string | null }[] }).getFlags?.() ?? [];
+  const platform = flags.find((flag) => flag.getName() === 'platform')?.getValue() ?? undefined;
+  const imageArg = args[0];
+  if (!imageArg) {
+    sink.problems.push({ span, message: 'FROM needs an image' });
+    return;
+  }
+  const argRange = imageArg.getRange();
+  const start = offsetOf(argRange.start);
+  const end = offsetOf(argRange.end);
+  const commands = splitCommands(joinContinuations(source, start, end, escape), resolverFor(globals));
+  const word = commands[0]?.[0];
+  if (!word) return;
+  const stageName = args.length >= 3 && args[1]!.getValue().toUpperCase() === 'AS' ? args[2]!.getValue() : undefined;
+  const fromStage = stageNames.get(word.text.toLowerCase());
+  const parts = parseImageRef(word.text);
+  const tagMap = parts.tagOffset !== undefined ? word.mapped.slice(parts.tagOffset, parts.tagOffset + parts.tag!.length) : undefined;
+  sink.images.push({
+    span: word.span,
+    stage,
+    reference: word.text,
+    ...parts,
+    ...(tagMap ? { tagSpan: tagMap.origin(0, tagMap.length) ?? tagMap.site(0, tagMap.length), tagMap } : {}),
+    ...(platform ? { platform } : {}),
+    ...(stageName ? { stageName } : {}),
+    ...(fromStage !== undefined ? { fromStage } : {}),
+    ...(word.unresolved ? { unresolved: word.unresolved } : {}),
+    ...(word.mapped.via(0, word.text.length) ? { via: word.mapped.via(0, word.text.length)! } : {}),
+  });
+  if (word.unresolved) sink.unresolved.push({ span: word.span, text: word.text, reason: word.unresolved });
+}
+
+function recordCopy(sink: FactSink, instruction: Instruction, span: Span, stage: number, offsetOf: (p: { line: number; character: number }) => number): void {
+  const args = instruction.getArguments();
+  const fromStage = (instruction as unknown as { getFromFlag?(): { getValue(): string | null } | null }).getFromFlag?.()?.getValue() ?? undefined;
+  const jsonStrings = (instruction as unknown as { getJSONStrings?(): { getValue(): string; getRange(): { start: { line: number; character: number }; end: { line: number; character: number } } }[] }).getJSONStrings?.() ?? [];
+  const items = jsonStrings.length > 0
+    ? jsonStrings.map((s) => ({ path: s.getValue().slice(1, -1), span: { start: offsetOf(s.getRange().start) + 1, end: offsetOf(s.getRange().end) - 1 } }))
+    : args.filter((arg) => !arg.getValue().startsWith('<<')).map((arg) => ({ path: arg.getValue(), span: { start: offsetOf(arg.getRange().start), end: offsetOf(arg.getRange().end) } }));
+  if (items.length < 2) return;
+  sink.copies.push({ span, stage, sources: items.slice(0, -1), destination: items.at(-1)!.path, ...(fromStage ? { fromStage } : {}) });
+}
+
+/** The instruction text from `start` to `end` with escaped line breaks and interior comment lines removed. */
+function joinContinuations(source: SourceText, start: number, end: number, escape: string): Mapped {
+  const builder = new MappedBuilder();
+  const text = source.text;
+  let lineStart = start;
+  let first = true;
+  while (lineStart < end) {
+    let lineEnd = text.indexOf('\n', lineStart);
+    if (lineEnd < 0 || lineEnd > end) lineEnd = end;
+    let content = text.slice(lineStart, lineEnd);
+    if (content.endsWith('\r')) content = content.slice(0, -1);
+    const trimmed = content.trimStart();
+    const skip = !first && (trimmed === '' || trimmed.startsWith('#'));
+    if (!skip) {
+      const continued = new RegExp(`${escapeRegExp(escape)}[ \\t]*$`).exec(content);
+      if (continued && lineEnd < end) builder.pushSegment(content.slice(0, continued.index), lineStart);
+      else builder.pushSegment(content, lineStart);
+    }
+    first = false;
+    lineStart = lineEnd + 1;
+  }
+  return builder.build();
+}
+
+const SCRIPT_RUNNERS = new Set(['bash', 'sh', '/bin/bash', '/bin/sh', '/usr/bin/env']);
+
+function recordRun(sink: FactSink, source: SourceText, span: Span, stage: number, resolve: Resolver, escape: string): void {
+  const text = source.text;
+  const firstLineEnd = Math.min(span.end, (text.indexOf('\n', span.start) + 1 || text.length + 1) - 1);
+  const firstLine = text.slice(span.start, firstLineEnd);
+  const keywordEnd = span.start + (/^\s*\S+/.exec(firstLine)?.[0].length ?? 3);
+  const heredoc = /<<(-?)\s*(["']?)([A-Za-z_][A-Za-z0-9_]*)\2/.exec(firstLine);
+  let scripts: Mapped[];
+  if (heredoc) {
+    const beforeHeredoc = firstLine.slice(keywordEnd - span.start, heredoc.index).trim().split(/\s+/).filter((word) => word && !word.startsWith('--'));
+    const isScript = beforeHeredoc.length === 0 || (beforeHeredoc.length === 1 && SCRIPT_RUNNERS.has(beforeHeredoc[0]!));
+    const bodyStart = firstLineEnd + 1;
+    const terminator = new RegExp(`^${heredoc[1] ? '\\t*' : ''}${heredoc[3]}\\r?$`, 'm');
+    const bodyText = text.slice(bodyStart, span.end);
+    const match = terminator.exec(bodyText);
+    const bodyEnd = match ? bodyStart + match.index : span.end;
+    const rest = joinContinuations(source, span.start + heredoc.index + heredoc[0].length, firstLineEnd, escape);
+    scripts = [rest];
+    if (isScript) scripts.push(Mapped.of(text.slice(bodyStart, bodyEnd), bodyStart));
+  } else {
+    scripts = [joinContinuations(source, keywordEnd, span.end, escape)];
+  }
+  for (const script of scripts) {
+    const commands = splitCommands(script, resolve);
+    for (const command of commands) {
+      // RUN flags (--mount=…, --network=…) precede the command.
+      const words = command[0]?.text.startsWith('--') && command === commands[0] && script === scripts[0] && !heredoc ? dropRunFlags(command) : command;
+      recordInstallCommand(sink, words, stage);
+    }
+  }
+}
+
+function dropRunFlags(command: readonly import('../shell.js').Word[]): import('../shell.js').Word[] {
+  let i = 0;
+  while (i < command.length && /^--(mount|network|security|device)(=|$)/.test(command[i]!.text)) i++;
+  return command.slice(i);
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}

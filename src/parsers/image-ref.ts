@@ -1,0 +1,43 @@
+/** Split a container image reference: `[registry/]repository[:tag][@digest]`. */
+export interface ImageRefParts {
+  readonly registry?: string;
+  readonly repository: string;
+  readonly tag?: string;
+  /** Index of the tag's first character in the reference. */
+  readonly tagOffset?: number;
+  readonly digest?: string;
+}
+
+export function parseImageRef(reference: string): ImageRefParts {
+  let rest = reference;
+  let digest: string | undefined;
+  const at = rest.indexOf('@');
+  if (at >= 0) {
+    digest = rest.slice(at + 1);
+    rest = rest.slice(0, at);
+  }
+  let tag: string | undefined;
+  let tagOffset: number | undefined;
+  const slash = rest.lastIndexOf('/');
+  const colon = rest.lastIndexOf(':');
+  if (colon > slash) {
+    tag = rest.slice(colon + 1);
+    tagOffset = colon + 1;
+    rest = rest.slice(0, colon);
+  }
+  let registry: string | undefined;
+  const firstSlash = rest.indexOf('/');
+  if (firstSlash > 0) {
+    const first = rest.slice(0, firstSlash);
+    if (first.includes('.') || first.includes(':') || first === 'localhost') {
+      registry = first.toLowerCase();
+      rest = rest.slice(firstSlash + 1);
+    }
+  }
+  let repository = rest.toLowerCase();
+  if (!registry || registry === 'docker.io' || registry === 'index.docker.io' || registry === 'registry-1.docker.io') {
+    if (repository.startsWith('library/')) repository = repository.slice('library/'.length);
+    if (registry) registry = undefined;
+  }
+  return { ...(registry ? { registry } : {}), repository, ...(tag !== undefined ? { tag, tagOffset: tagOffset! } : {}), ...(digest ? { digest } : {}) };
+}

@@ -1,0 +1,211 @@
+import type { FactSink, IndexKind, InstallContext } from '../facts.js';
+import { cudaLabelFromBuild, parseMatchSpec } from './conda/match-spec.js';
+import { optionSpec, splitOption } from './pip-options.js';
+import { parsePythonRequirement } from './python-requirement.js';
+import { addRequirementsContext } from './requirements/parse.js';
+import type { Command, Word } from './shell.js';
+
+/**
+ * Recognise package-manager invocations in one simple shell command (from a Dockerfile RUN) and record
+ * what they install. Returns false when the command installs nothing we model.
+ */
+export function recordInstallCommand(sink: FactSink, command: Command, stage: number): boolean {
+  const words = stripPrefixes(command);
+  const program = basename(words[0]?.text ?? '');
+  if (/^pip(\d+(\.\d+)?)?$/.test(program)) return recordPip(sink, words.slice(1), stage, 'pip');
+  if (/^python(\d+(\.\d+)?)?$/.test(program)) {
+    const m = words.findIndex((word) => word.text === '-m');
+    if (m > 0 && /^pip(\d+(\.\d+)?)?$/.test(words[m + 1]?.text ?? '')) return recordPip(sink, words.slice(m + 2), stage, 'pip');
+    return false;
+  }
+  if (program === 'uv' && words[1]?.text === 'pip') return recordPip(sink, words.slice(2), stage, 'uv');
+  if (/^(conda|mamba|micromamba)$/.test(program)) return recordConda(sink, words.slice(1), stage);
+  if (/^(apt-get|apt|aptitude)$/.test(program)) return recordApt(sink, words.slice(1), stage);
+  return false;
+}
+
+const PREFIXES = new Set(['sudo', 'env', 'time', 'exec', 'nohup', 'command']);
+
+function stripPrefixes(command: Command): Word[] {
+  let i = 0;
+  while (i < command.length) {
+    const text = command[i]!.text;
+    if (PREFIXES.has(text) || /^[A-Za-z_][A-Za-z0-9_]*=/.test(text) || (i > 0 && command[i - 1]!.text === 'sudo' && text.startsWith('-'))) i++;
+    else break;
+  }
+  return command.slice(i);
+}
+
+function basename(path: string): string {
+  return path.slice(path.lastIndexOf('/') + 1);
+}
+
+function commandSpan(words: readonly Word[]): { start: number; end: number } {
+  const first = words[0]?.span;
+  const last = words.at(-1)?.span;
+  return { start: first?.start ?? 0, end: last?.end ?? first?.end ?? 0 };
+}
+
+const INDEX_KIND: Partial<Record<string, IndexKind>> = {
+  'index-url': 'index-url',
+  'extra-index-url': 'extra-index-url',
+  'find-links': 'find-links',
+  'no-index': 'no-index',
+};
+
+function recordPip(sink: FactSink, args: readonly Word[], stage: number, tool: 'pip' | 'uv'): boolean {
+  let i = 0;
+  while (i < args.length && args[i]!.text.startsWith('-')) i += optionSpec(splitOption(args[i]!.text).name).takesValue && !args[i]!.text.includes('=') ? 2 : 1;
+  if (args[i]?.text !== 'install') return false;
+  const rest = args.slice(i + 1);
+  const context = addRequirementsContext(sink, tool, commandSpan(args), { stage });
+  for (let j = 0; j < rest.length; j++) {
+    const word = rest[j]!;
+    if (word.text.startsWith('-') && word.text.length > 1) {
+      const { name, inlineValue, valueOffset } = splitOption(word.text);
+      const spec = optionSpec(name);
+      let value: Word | undefined;
+      let valueFrom = 0;
+      if (spec.takesValue) {
+        if (inlineValue !== undefined) {
+          value = word;
+          valueFrom = valueOffset;
+        } else {
+          value = rest[++j];
+        }
+      }
+      const span = value ? { start: word.span.start, end: value.span.end } : word.span;
+      const valueText = value ? value.text.slice(valueFrom) : '';
+      const valueSpan = value ? (value.mapped.origin(valueFrom, value.text.length) ?? value.mapped.site(valueFrom, value.text.length)) : span;
+      if (value?.unresolved) {
+        sink.unresolved.push({ span, text: `${name} ${value.text}`, reason: value.unresolved });
+        continue;
+      }
+      const indexKind = INDEX_KIND[spec.role];
+      if (indexKind) {
+        const fact = { kind: indexKind, url: valueText, urlSpan: valueSpan, span, context: context.id };
+        sink.indexes.push(fact);
+        (context.indexes as typeof fact[]).push(fact);
+      } else if ((spec.role === 'requirement' || spec.role === 'constraint') && value) {
+        const fact = { kind: spec.role, target: valueText, targetSpan: valueSpan, span, context: context.id };
+        sink.includes.push(fact);
+        (context.includes as typeof fact[]).push(fact);
+      } else if (spec.role === 'editable' && value) {
+        recordPipRequirement(sink, value, context);
+      } else if (spec.role === 'torch-backend' && value) {
+        const url = /^cu\d+$|^cpu$/.test(valueText) ? `https://download.pytorch.org/whl/${valueText}` : valueText;
+        const fact = { kind: 'index-url' as const, url, urlSpan: valueSpan, span, context: context.id };
+        sink.indexes.push(fact);
+        (context.indexes as typeof fact[]).push(fact);
+      }
+      continue;
+    }
+    recordPipRequirement(sink, word, context);
+  }
+  return true;
+}
+
+function recordPipRequirement(sink: FactSink, word: Word, context: InstallContext): void {
+  if (/^(?:\.{1,2}(?:\/|$)|\/)/.test(word.text) && !/\.whl$/i.test(word.text)) return; // a local project directory
+  if (word.unresolved) {
+    sink.unresolved.push({ span: word.span, text: word.text, reason: word.unresolved });
+    return;
+  }
+  const result = parsePythonRequirement(word.mapped);
+  if (result.ok) sink.packages.push({ ...result.fact, context: context.id });
+  else sink.problems.push({ span: result.span, message: result.message });
+}
+
+const CONDA_VALUE_OPTIONS = new Set(['-n', '--name', '-p', '--prefix', '--file', '-f', '--solver', '--repodata-fn', '--subdir', '--platform', '-r', '--root-prefix']);
+
+function recordConda(sink: FactSink, args: readonly Word[], stage: number): boolean {
+  let i = 0;
+  while (i < args.length && args[i]!.text.startsWith('-')) i++;
+  let verb = args[i]?.text;
+  if (verb === 'env') verb = `env ${args[++i]?.text ?? ''}`;
+  if (!verb || !['install', 'create', 'update', 'env create', 'env update'].includes(verb)) return false;
+  const rest = args.slice(i + 1);
+  const channels: string[] = [];
+  const context = addRequirementsContext(sink, 'conda', commandSpan(args), { stage, channels });
+  for (let j = 0; j < rest.length; j++) {
+    const word = rest[j]!;
+    if (word.text.startsWith('-')) {
+      const eq = word.text.indexOf('=');
+      const name = eq > 0 ? word.text.slice(0, eq) : word.text;
+      const valueWord = eq > 0 ? word : rest[j + 1];
+      const valueFrom = eq > 0 ? eq + 1 : 0;
+      if (name === '-c' || name === '--channel') {
+        if (eq < 0) j++;
+        if (!valueWord) continue;
+        const url = valueWord.text.slice(valueFrom);
+        channels.push(url);
+        const urlSpan = valueWord.mapped.origin(valueFrom, valueWord.text.length) ?? valueWord.span;
+        const fact = { kind: 'conda-channel' as const, url, urlSpan, span: { start: word.span.start, end: valueWord.span.end }, context: context.id };
+        sink.indexes.push(fact);
+        (context.indexes as typeof fact[]).push(fact);
+      } else if (name === '--file' || name === '-f') {
+        if (eq < 0) j++;
+        if (!valueWord) continue;
+        const target = valueWord.text.slice(valueFrom);
+        const fact = { kind: 'requirement' as const, target, targetSpan: valueWord.mapped.origin(valueFrom, valueWord.text.length) ?? valueWord.span, span: { start: word.span.start, end: valueWord.span.end }, context: context.id };
+        sink.includes.push(fact);
+        (context.includes as typeof fact[]).push(fact);
+      } else if (CONDA_VALUE_OPTIONS.has(name) && eq < 0) {
+        j++;
+      }
+      continue;
+    }
+    if (word.unresolved) {
+      sink.unresolved.push({ span: word.span, text: word.text, reason: word.unresolved });
+      continue;
+    }
+    const result = parseMatchSpec(word.mapped);
+    if (result.ok) sink.packages.push({ ...result.fact, context: context.id });
+    else sink.problems.push({ span: result.span, message: result.message });
+  }
+  return true;
+}
+
+const APT_VALUE_OPTIONS = new Set(['-o', '-t', '--target-release', '-c', '--config-file']);
+
+function recordApt(sink: FactSink, args: readonly Word[], stage: number): boolean {
+  const verbIndex = args.findIndex((word) => !word.text.startsWith('-'));
+  if (args[verbIndex]?.text !== 'install') return false;
+  const context = addRequirementsContext(sink, 'apt', commandSpan(args), { stage });
+  const rest = args.slice(verbIndex + 1);
+  for (let j = 0; j < rest.length; j++) {
+    const word = rest[j]!;
+    if (word.text.startsWith('-')) {
+      if (APT_VALUE_OPTIONS.has(word.text)) j++;
+      continue;
+    }
+    if (word.unresolved) {
+      sink.unresolved.push({ span: word.span, text: word.text, reason: word.unresolved });
+      continue;
+    }
+    const eq = word.text.indexOf('=');
+    const rawName = eq < 0 ? word.text : word.text.slice(0, eq);
+    const version = eq < 0 ? '' : word.text.slice(eq + 1);
+    const cuda = /\+cuda(\d+\.\d+)/.exec(version)?.[1];
+    const versionSpan = word.mapped.origin(eq + 1, word.text.length) ?? word.span;
+    sink.packages.push({
+      ecosystem: 'apt',
+      name: rawName.toLowerCase(),
+      rawName,
+      nameSpan: word.mapped.site(0, rawName.length),
+      span: word.span,
+      extras: [],
+      specifier: version,
+      specifierSpan: eq < 0 ? (word.mapped.origin(word.text.length, word.text.length) ?? { start: word.span.end, end: word.span.end }) : versionSpan,
+      clauses: version ? [{ operator: '=', version, versionSpan }] : [],
+      ...(version ? { exact: version } : {}),
+      ...(cuda ? { localLabel: `cuda${cuda}` } : {}),
+      context: context.id,
+      hashes: 0,
+      ...(word.mapped.via(0, word.text.length) ? { via: word.mapped.via(0, word.text.length)! } : {}),
+    });
+  }
+  return true;
+}
+
+export { cudaLabelFromBuild };

@@ -1,0 +1,158 @@
+import type { ArgOrigin } from '../facts.js';
+import type { Span } from '../source.js';
+
+/**
+ * A string assembled from pieces of a file (line continuations removed, quotes stripped, ARG values
+ * substituted) that remembers, for every character, where it lives in the file (`origin`, the place an
+ * edit must go) and where a reader saw it (`site`, the place an annotation points at).
+ */
+export interface Segment {
+  readonly from: number; // index in text
+  readonly to: number;
+  readonly origin: number; // file offset of text[from]; -1 when not editable (synthetic)
+  readonly site: Span;
+  readonly via?: ArgOrigin;
+}
+
+export class Mapped {
+  /** Use Mapped.of or MappedBuilder; segments must tile text in order. */
+  constructor(
+    readonly text: string,
+    private readonly segments: readonly Segment[],
+  ) {}
+
+  /** The pieces this string is made of (for builders that concatenate mapped strings). */
+  pieces(): readonly Segment[] {
+    return this.segments;
+  }
+
+  static of(text: string, fileOffset: number): Mapped {
+    return new Mapped(text, [{ from: 0, to: text.length, origin: fileOffset, site: { start: fileOffset, end: fileOffset + text.length } }]);
+  }
+
+  get length(): number {
+    return this.text.length;
+  }
+
+  private segmentAt(index: number): Segment | undefined {
+    let low = 0;
+    let high = this.segments.length - 1;
+    while (low <= high) {
+      const mid = (low + high) >> 1;
+      const seg = this.segments[mid]!;
+      if (index < seg.from) high = mid - 1;
+      else if (index >= seg.to) low = mid + 1;
+      else return seg;
+    }
+    return undefined;
+  }
+
+  private siteOf(index: number, side: 'start' | 'end'): number {
+    const seg = this.segmentAt(index) ?? this.segments.at(-1);
+    if (!seg) return 0;
+    if (seg.origin >= 0 && !seg.via) {
+      const offset = seg.origin + Math.max(0, Math.min(index - seg.from, seg.to - seg.from - 1));
+      return side === 'start' ? offset : offset + 1;
+    }
+    return side === 'start' ? seg.site.start : seg.site.end;
+  }
+
+  /** Where a reader sees text[from, to): for annotations. */
+  site(from: number, to: number): Span {
+    if (this.segments.length === 0) return { start: 0, end: 0 };
+    if (to <= from) {
+      const at = from < this.text.length ? this.siteOf(from, 'start') : this.siteOf(Math.max(0, from - 1), 'end');
+      return { start: at, end: at };
+    }
+    const start = this.siteOf(from, 'start');
+    const end = this.siteOf(to - 1, 'end');
+    return { start, end: Math.max(start, end) };
+  }
+
+  /** The file range holding exactly text[from, to), if it is one contiguous piece of the file. */
+  origin(from: number, to: number): Span | undefined {
+    if (to < from) return undefined;
+    if (to === from) {
+      const seg = this.segmentAt(from) ?? this.segmentAt(from - 1);
+      if (!seg || seg.origin < 0) return undefined;
+      const at = seg.origin + (from - seg.from);
+      return { start: at, end: at };
+    }
+    const first = this.segmentAt(from);
+    const last = this.segmentAt(to - 1);
+    if (!first || !last || first.origin < 0 || last.origin < 0) return undefined;
+    const start = first.origin + (from - first.from);
+    const end = last.origin + (to - last.from);
+    if (first !== last) {
+      // Contiguous only if every segment in between continues the previous one in the file.
+      let expected = first.origin + (first.to - first.from);
+      for (const seg of this.segments) {
+        if (seg.from <= first.from || seg.from > last.from) continue;
+        if (seg.origin !== expected) return undefined;
+        expected = seg.origin + (seg.to - seg.from);
+      }
+    }
+    return { start, end };
+  }
+
+  /** The ARG/ENV substitution that produced any character of text[from, to), if one did. */
+  via(from: number, to: number): ArgOrigin | undefined {
+    for (const seg of this.segments) {
+      if (seg.to <= from || seg.from >= Math.max(to, from + 1)) continue;
+      if (seg.via) return seg.via;
+    }
+    return undefined;
+  }
+
+  slice(from: number, to: number = this.text.length): Mapped {
+    const builder = new MappedBuilder();
+    for (const seg of this.segments) {
+      const a = Math.max(seg.from, from);
+      const b = Math.min(seg.to, to);
+      if (a >= b) continue;
+      builder.pushSegment(this.text.slice(a, b), seg.origin < 0 ? -1 : seg.origin + (a - seg.from), seg.origin < 0 || seg.via ? seg.site : undefined, seg.via);
+    }
+    return builder.build();
+  }
+
+  trim(): Mapped {
+    const start = this.text.length - this.text.trimStart().length;
+    const end = this.text.trimEnd().length;
+    return start >= end ? this.slice(start, start) : this.slice(start, end);
+  }
+}
+
+export class MappedBuilder {
+  private text = '';
+  private readonly segments: Segment[] = [];
+
+  get length(): number {
+    return this.text.length;
+  }
+
+  /** Characters that are in the file at `origin` (or not editable when origin is -1). */
+  pushSegment(text: string, origin: number, site?: Span, via?: ArgOrigin): void {
+    if (text.length === 0) return;
+    const from = this.text.length;
+    const ownSite = site ?? { start: origin, end: origin + text.length };
+    const prev = this.segments.at(-1);
+    if (prev && !via && !prev.via && !site && origin >= 0 && prev.origin >= 0 && prev.origin + (prev.to - prev.from) === origin) {
+      this.segments[this.segments.length - 1] = { ...prev, to: from + text.length, site: { start: prev.site.start, end: ownSite.end } };
+    } else {
+      this.segments.push({ from, to: from + text.length, origin, site: ownSite, ...(via ? { via } : {}) });
+    }
+    this.text += text;
+  }
+
+  pushMapped(mapped: Mapped): void {
+    for (const seg of mapped.pieces()) {
+      const text = mapped.text.slice(seg.from, seg.to);
+      const plain = seg.origin >= 0 && !seg.via;
+      this.pushSegment(text, seg.origin, plain ? undefined : seg.site, seg.via);
+    }
+  }
+
+  build(): Mapped {
+    return new Mapped(this.text, [...this.segments]);
+  }
+}

@@ -1,0 +1,194 @@
+import type { PackageFact, VersionClause } from '../facts.js';
+import type { Span } from '../source.js';
+import type { Mapped } from './mapped.js';
+
+/** PEP 503 normalisation: `Torch_Vision` and `torch.vision` both become `torch-vision`. */
+export function normalizePythonName(name: string): string {
+  return name.toLowerCase().replace(/[-_.]+/g, '-');
+}
+
+export type RequirementResult =
+  | { readonly ok: true; readonly fact: Omit<PackageFact, 'context'> }
+  | { readonly ok: false; readonly message: string; readonly span: Span };
+
+const NAME = /^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?/;
+const OPERATOR = /^(===|==|!=|~=|<=|>=|<|>)/;
+const URL_SCHEME = /^(?:[a-z][a-z0-9+.-]*:\/\/|git\+|hg\+|svn\+|bzr\+|file:)/i;
+
+/**
+ * Parse one PEP 508 requirement (`torch[extra]==2.3.0+cu121 ; python_version < "3.12"`), a `name @ url`
+ * requirement, or a bare URL/path to a wheel. `m` holds the requirement only (options and comments removed).
+ */
+export function parsePythonRequirement(m: Mapped): RequirementResult {
+  const text = m.text;
+  const whole = m.site(0, text.length);
+  if (URL_SCHEME.test(text) || /\.whl(?:[#?].*)?$/i.test(text.split(';')[0]!.trim())) return parseBareUrl(m);
+
+  const nameMatch = NAME.exec(text);
+  if (!nameMatch) return { ok: false, message: `expected a package name, found "${truncate(text)}"`, span: whole };
+  const rawName = nameMatch[0];
+  let i = rawName.length;
+  const skipSpace = (): void => {
+    while (i < text.length && (text[i] === ' ' || text[i] === '\t')) i++;
+  };
+  skipSpace();
+
+  const extras: string[] = [];
+  if (text[i] === '[') {
+    const close = text.indexOf(']', i);
+    if (close < 0) return { ok: false, message: 'unclosed "[" in extras', span: m.site(i, text.length) };
+    for (const extra of text.slice(i + 1, close).split(',')) if (extra.trim()) extras.push(extra.trim());
+    i = close + 1;
+    skipSpace();
+  }
+  const afterName = i;
+
+  let url: string | undefined;
+  let urlSpan: Span | undefined;
+  const clauses: VersionClause[] = [];
+  let specStart = i;
+  let specEnd = i;
+
+  if (text[i] === '@') {
+    i++;
+    skipSpace();
+    const start = i;
+    while (i < text.length && !/\s/.test(text[i]!)) i++;
+    url = text.slice(start, i);
+    urlSpan = m.origin(start, i) ?? m.site(start, i);
+    skipSpace();
+    specStart = specEnd = afterName;
+  } else {
+    const paren = text[i] === '(';
+    if (paren) i++;
+    specStart = i;
+    while (i < text.length) {
+      skipSpace();
+      const op = OPERATOR.exec(text.slice(i));
+      if (!op) break;
+      i += op[0].length;
+      skipSpace();
+      const vStart = i;
+      while (i < text.length && /[A-Za-z0-9._*+!-]/.test(text[i]!)) i++;
+      if (i === vStart) return { ok: false, message: `expected a version after "${op[0]}"`, span: m.site(vStart - op[0].length, Math.max(i, vStart)) };
+      clauses.push({ operator: op[0], version: text.slice(vStart, i), versionSpan: m.origin(vStart, i) ?? m.site(vStart, i) });
+      specEnd = i;
+      skipSpace();
+      if (text[i] === ',') {
+        i++;
+        continue;
+      }
+      break;
+    }
+    if (paren) {
+      skipSpace();
+      if (text[i] === ')') i++;
+    }
+    if (clauses.length === 0) specStart = specEnd = afterName;
+    skipSpace();
+  }
+
+  let markers: string | undefined;
+  if (text[i] === ';') {
+    markers = text.slice(i + 1).trim();
+    i = text.length;
+  }
+  skipSpace();
+  if (i < text.length) {
+    return { ok: false, message: `unexpected "${truncate(text.slice(i))}" after the requirement`, span: m.site(i, text.length) };
+  }
+
+  const exact = exactVersion(clauses);
+  const localLabel = exact?.includes('+') ? exact.slice(exact.indexOf('+') + 1).toLowerCase() : undefined;
+  const specifierSpan = m.origin(specStart, specEnd) ?? m.site(specStart, specEnd);
+  const via = m.via(0, text.length);
+  return {
+    ok: true,
+    fact: {
+      ecosystem: 'pip',
+      name: normalizePythonName(rawName),
+      rawName,
+      nameSpan: m.site(0, rawName.length),
+      span: whole,
+      extras,
+      specifier: text.slice(specStart, specEnd),
+      specifierSpan,
+      clauses,
+      ...(exact ? { exact } : {}),
+      ...(localLabel ? { localLabel } : {}),
+      ...(url ? { url, urlSpan: urlSpan! } : {}),
+      ...(markers ? { markers } : {}),
+      ...(via ? { via } : {}),
+      hashes: 0,
+    },
+  };
+}
+
+function exactVersion(clauses: readonly VersionClause[]): string | undefined {
+  if (clauses.length !== 1) return undefined;
+  const [clause] = clauses;
+  if (!clause) return undefined;
+  if (clause.operator === '===') return clause.version;
+  if (clause.operator === '==' && !clause.version.includes('*')) return clause.version;
+  return undefined;
+}
+
+/** A wheel's file name: `{name}-{version}(-{build})?-{python}-{abi}-{platform}.whl`. */
+export function parseWheelFileName(fileName: string): { name: string; version: string } | undefined {
+  const decoded = safeDecode(fileName);
+  const match = /^([A-Za-z0-9_.]+)-([^-]+)(?:-\d[^-]*)?-[^-]+-[^-]+-[^-]+\.whl$/i.exec(decoded);
+  if (!match) return undefined;
+  return { name: match[1]!, version: match[2]! };
+}
+
+function parseBareUrl(m: Mapped): RequirementResult {
+  const text = m.text;
+  const semi = text.indexOf(';');
+  const urlText = (semi >= 0 ? text.slice(0, semi) : text).trim();
+  const markers = semi >= 0 ? text.slice(semi + 1).trim() : undefined;
+  const urlEnd = text.indexOf(urlText) + urlText.length;
+  const path = urlText.split(/[#?]/)[0]!;
+  const fileName = path.slice(path.lastIndexOf('/') + 1);
+  const wheel = parseWheelFileName(fileName);
+  const egg = /[#&]egg=([A-Za-z0-9._-]+)/.exec(urlText)?.[1];
+  const rawName = wheel?.name ?? egg ?? fileName;
+  const span = m.site(0, text.length);
+  const urlSpan = m.origin(0, urlEnd) ?? m.site(0, urlEnd);
+  const version = wheel?.version;
+  const localLabel = version?.includes('+') ? version.slice(version.indexOf('+') + 1).toLowerCase() : undefined;
+  const via = m.via(0, text.length);
+  return {
+    ok: true,
+    fact: {
+      ecosystem: 'pip',
+      name: normalizePythonName(rawName),
+      rawName,
+      nameSpan: span,
+      span,
+      extras: [],
+      specifier: '',
+      specifierSpan: { start: span.end, end: span.end },
+      clauses: [],
+      ...(version ? { exact: version } : {}),
+      ...(localLabel ? { localLabel } : {}),
+      url: urlText,
+      urlSpan,
+      ...(markers ? { markers } : {}),
+      ...(via ? { via } : {}),
+      hashes: 0,
+    },
+  };
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
+export function truncate(text: string, max = 40): string {
+  const oneLine = text.replace(/\s+/g, ' ');
+  return oneLine.length > max ? `${oneLine.slice(0, max - 1)}…` : oneLine;
+}

@@ -1,0 +1,160 @@
+import { FactSink, type IndexKind, type InstallContext, type ParsedFile } from '../../facts.js';
+import { SourceText, type Span } from '../../source.js';
+import { Mapped, MappedBuilder } from '../mapped.js';
+import { optionSpec, splitOption } from '../pip-options.js';
+import { parsePythonRequirement, truncate } from '../python-requirement.js';
+import { findSuppressions } from '../suppressions.js';
+
+/** Options that affect the whole pip run even when written in a requirements file. */
+const INDEX_ROLES: Readonly<Record<string, IndexKind>> = {
+  'index-url': 'index-url',
+  'extra-index-url': 'extra-index-url',
+  'find-links': 'find-links',
+  'no-index': 'no-index',
+};
+
+interface Token {
+  readonly text: string;
+  readonly from: number; // index into the logical line
+  readonly to: number;
+}
+
+/** Parse a pip requirements file (requirements*.txt, *.in). Never throws. */
+export function parseRequirements(path: string, text: string): ParsedFile {
+  const source = new SourceText(path, text);
+  const sink = new FactSink();
+  const context = addRequirementsContext(sink, 'requirements', { start: 0, end: text.length });
+  for (const line of logicalLines(source)) parseRequirementLine(sink, line, context);
+  sink.suppressions.push(...findSuppressions(source, (line) => continuationEnd(source, line)));
+  return sink.finish(path, 'requirements', source);
+}
+
+export function addRequirementsContext(sink: FactSink, tool: InstallContext['tool'], span: Span, extra: Partial<InstallContext> = {}): InstallContext {
+  const context: InstallContext = { id: sink.contexts.length, tool, span, indexes: [], includes: [], channels: [], ...extra };
+  sink.contexts.push(context);
+  return context;
+}
+
+/** Parse one logical requirements line (continuations joined, comment removed) into the sink. */
+export function parseRequirementLine(sink: FactSink, line: Mapped, context: InstallContext): void {
+  const tokens = tokenize(line.text);
+  const first = tokens[0];
+  if (!first) return;
+  if (first.text.startsWith('-')) {
+    parseOptions(sink, line, tokens, context, undefined);
+    return;
+  }
+  const optionIndex = tokens.findIndex((token) => token.text.startsWith('-') && token.from > 0 && /\s/.test(line.text[token.from - 1] ?? ''));
+  const requirementEnd = optionIndex < 0 ? line.length : tokens[optionIndex]!.from;
+  const requirement = line.slice(0, requirementEnd).trim();
+  const result = parsePythonRequirement(requirement);
+  if (!result.ok) {
+    sink.problems.push({ span: result.span, message: result.message });
+    return;
+  }
+  let hashes = 0;
+  if (optionIndex >= 0) hashes = parseOptions(sink, line, tokens.slice(optionIndex), context, `pip ignores index options written on a requirement line (here after ${truncate(requirement.text, 30)}); put them on a line of their own`);
+  sink.packages.push({ ...result.fact, context: context.id, hashes });
+}
+
+/** Returns the number of `--hash` options seen. */
+function parseOptions(sink: FactSink, line: Mapped, tokens: readonly Token[], context: InstallContext, ignoredReason: string | undefined): number {
+  let hashes = 0;
+  for (let i = 0; i < tokens.length; i++) {
+    const token = tokens[i]!;
+    if (!token.text.startsWith('-')) {
+      sink.problems.push({ span: line.site(token.from, token.to), message: `unexpected "${truncate(token.text)}": an option line holds options only` });
+      continue;
+    }
+    const { name, inlineValue, valueOffset } = splitOption(token.text);
+    const spec = optionSpec(name);
+    let value: { text: string; from: number; to: number } | undefined;
+    if (spec.takesValue) {
+      if (inlineValue !== undefined) value = { text: inlineValue, from: token.from + valueOffset, to: token.to };
+      else if (tokens[i + 1]) {
+        const next = tokens[++i]!;
+        value = { text: next.text, from: next.from, to: next.to };
+      } else {
+        sink.problems.push({ span: line.site(token.from, token.to), message: `option ${name} needs a value` });
+        continue;
+      }
+    }
+    if (name === '--hash') hashes++;
+    const span = line.site(token.from, value ? value.to : token.to);
+    const indexKind = INDEX_ROLES[spec.role];
+    if (indexKind) {
+      const url = value?.text ?? '';
+      const urlSpan = value ? (line.origin(value.from, value.to) ?? line.site(value.from, value.to)) : span;
+      const fact = { kind: indexKind, url, urlSpan, span, context: context.id, ...(ignoredReason ? { ignoredReason } : {}) };
+      sink.indexes.push(fact);
+      if (!ignoredReason) (context.indexes as typeof fact[]).push(fact);
+      continue;
+    }
+    if ((spec.role === 'requirement' || spec.role === 'constraint') && value) {
+      const fact = {
+        kind: spec.role,
+        target: value.text,
+        targetSpan: line.origin(value.from, value.to) ?? line.site(value.from, value.to),
+        span,
+        context: context.id,
+      };
+      sink.includes.push(fact);
+      (context.includes as typeof fact[]).push(fact);
+      continue;
+    }
+    if (spec.role === 'editable' && value) {
+      const target = line.slice(value.from, value.to);
+      if (/^(?:\.|\/|[A-Za-z]:\\)/.test(value.text) && !/\.whl$/i.test(value.text)) continue; // a local project
+      const result = parsePythonRequirement(target);
+      if (result.ok) sink.packages.push({ ...result.fact, context: context.id, hashes: 0 });
+    }
+  }
+  return hashes;
+}
+
+/** Whitespace-separated tokens (pip splits option lines with shlex; quotes are rare and kept here). */
+function tokenize(text: string): Token[] {
+  const tokens: Token[] = [];
+  const re = /\S+/g;
+  for (let match = re.exec(text); match; match = re.exec(text)) tokens.push({ text: match[0], from: match.index, to: match.index + match[0].length });
+  return tokens;
+}
+
+/** Lines joined at trailing backslashes, with `#` comments (at line start or after whitespace) removed. */
+export function* logicalLines(source: SourceText, firstLine = 1, lastLine = source.lineCount): Generator<Mapped> {
+  const text = source.text;
+  let builder = new MappedBuilder();
+  let open = false;
+  for (let line = firstLine; line <= lastLine; line++) {
+    const start = source.lineStart(line);
+    const end = source.lineEnd(line);
+    let content = text.slice(start, end);
+    if (line === 1 && content.charCodeAt(0) === 0xfeff) content = content.slice(1);
+    const offset = end - content.length;
+    const comment = /(^|\s)#/.exec(content);
+    const body = comment ? content.slice(0, comment.index) : content;
+    const continued = !comment && /\\\s*$/.test(body) ? body.replace(/\\\s*$/, '') : undefined;
+    if (continued !== undefined) {
+      builder.pushSegment(continued, offset);
+      open = true;
+      continue;
+    }
+    builder.pushSegment(body, offset);
+    const mapped = builder.build().trim();
+    if (mapped.length > 0) yield mapped;
+    builder = new MappedBuilder();
+    open = false;
+  }
+  if (open) {
+    const mapped = builder.build().trim();
+    if (mapped.length > 0) yield mapped;
+  }
+}
+
+function continuationEnd(source: SourceText, line: number): number {
+  let current = line;
+  while (current < source.lineCount && /\\\s*$/.test(source.text.slice(source.lineStart(current), source.lineEnd(current)))) current++;
+  return current;
+}
+
+export { Mapped };

@@ -1,0 +1,21 @@
+import { isScalar, type Node } from 'yaml';
+import type { SourceText } from '../source.js';
+import { Mapped, MappedBuilder } from './mapped.js';
+
+/**
+ * The value of a YAML scalar as a Mapped string: plain and simply-quoted scalars map character for
+ * character to the file (so they can be edited); anything else is mapped to the node as a whole.
+ */
+export function scalarText(node: Node | null | undefined, source: SourceText): Mapped | undefined {
+  if (!node || !isScalar(node) || !node.range) return undefined;
+  const value = node.value;
+  if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') return undefined;
+  const [start, end] = node.range;
+  const raw = source.text.slice(start, end);
+  const text = String(node.source ?? value);
+  if (node.type === 'PLAIN' && raw === text) return Mapped.of(text, start);
+  if ((node.type === 'QUOTE_SINGLE' || node.type === 'QUOTE_DOUBLE') && raw.length >= 2 && raw.slice(1, -1) === text) return Mapped.of(text, start + 1);
+  const builder = new MappedBuilder();
+  builder.pushSegment(String(value), -1, { start, end });
+  return builder.build();
+}

@@ -1,0 +1,68 @@
+import type { Location, Position } from './finding.js';
+
+/** A text file with a line index, so offsets convert to positions in O(log n). */
+export class SourceText {
+  readonly path: string;
+  readonly text: string;
+  private readonly lineStarts: readonly number[];
+
+  constructor(path: string, text: string) {
+    this.path = path;
+    this.text = text;
+    this.lineStarts = computeLineStarts(text);
+  }
+
+  get lineCount(): number {
+    return this.lineStarts.length;
+  }
+
+  position(offset: number): Position {
+    const clamped = Math.max(0, Math.min(offset, this.text.length));
+    let low = 0;
+    let high = this.lineStarts.length - 1;
+    while (low < high) {
+      const mid = (low + high + 1) >> 1;
+      if ((this.lineStarts[mid] ?? 0) <= clamped) low = mid;
+      else high = mid - 1;
+    }
+    return { line: low + 1, column: clamped - (this.lineStarts[low] ?? 0) + 1, offset: clamped };
+  }
+
+  location(start: number, end: number): Location {
+    return { path: this.path, start: this.position(start), end: this.position(Math.max(start, end)) };
+  }
+
+  /** Offset of the first character of a 1-based line. */
+  lineStart(line: number): number {
+    return this.lineStarts[Math.max(0, Math.min(line - 1, this.lineStarts.length - 1))] ?? 0;
+  }
+
+  /** Offset just past the last character of a 1-based line, before its line break. */
+  lineEnd(line: number): number {
+    const next = line < this.lineStarts.length ? (this.lineStarts[line] ?? this.text.length) : this.text.length;
+    let end = next;
+    if (end > 0 && this.text[end - 1] === '\n') end--;
+    if (end > 0 && this.text[end - 1] === '\r') end--;
+    return Math.max(end, this.lineStart(line));
+  }
+
+  slice(start: number, end: number): string {
+    return this.text.slice(start, end);
+  }
+}
+
+function computeLineStarts(text: string): number[] {
+  const starts = [0];
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code === 10) starts.push(i + 1);
+    else if (code === 13 && text.charCodeAt(i + 1) !== 10) starts.push(i + 1);
+  }
+  return starts;
+}
+
+/** A span of a source: offsets into SourceText.text. */
+export interface Span {
+  readonly start: number;
+  readonly end: number;
+}
