@@ -128,6 +128,12 @@ export interface CopyFact extends Spanned {
   readonly fromStage?: string;
 }
 
+/** A pip option that changes resolution without naming a source (`--pre`). */
+export interface OptionFact extends Spanned {
+  readonly name: string;
+  readonly context: number;
+}
+
 export interface UnresolvedFact extends Spanned {
   readonly text: string;
   readonly reason: string;
@@ -162,6 +168,7 @@ export interface ParsedFile {
   readonly images: readonly ImageFact[];
   readonly env: readonly EnvFact[];
   readonly copies: readonly CopyFact[];
+  readonly options: readonly OptionFact[];
   readonly unresolved: readonly UnresolvedFact[];
   readonly problems: readonly ParseProblem[];
   readonly suppressions: readonly Suppression[];
@@ -177,6 +184,7 @@ export class FactSink {
   readonly images: ImageFact[] = [];
   readonly env: EnvFact[] = [];
   readonly copies: CopyFact[] = [];
+  readonly options: OptionFact[] = [];
   readonly unresolved: UnresolvedFact[] = [];
   readonly problems: ParseProblem[] = [];
   readonly suppressions: Suppression[] = [];
@@ -194,6 +202,7 @@ export class FactSink {
       images: this.images,
       env: this.env,
       copies: this.copies,
+      options: this.options,
       unresolved: this.unresolved,
       problems: this.problems,
       suppressions: this.suppressions,

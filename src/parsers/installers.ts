@@ -82,6 +82,7 @@ function recordPip(sink: FactSink, args: readonly Word[], stage: number, tool: '
         continue;
       }
       const indexKind = INDEX_KIND[spec.role];
+      if (spec.role === 'pre' && (name === '--pre' || /allow/.test(valueText))) sink.options.push({ name, span, context: context.id });
       if (indexKind) {
         const fact = { kind: indexKind, url: valueText, urlSpan: valueSpan, span, context: context.id };
         sink.indexes.push(fact);

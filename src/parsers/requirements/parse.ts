@@ -80,6 +80,7 @@ function parseOptions(sink: FactSink, line: Mapped, tokens: readonly Token[], co
       }
     }
     if (name === '--hash') hashes++;
+    if (spec.role === 'pre' && !ignoredReason) sink.options.push({ name, span: line.site(token.from, token.to), context: context.id });
     const span = line.site(token.from, value ? value.to : token.to);
     const indexKind = INDEX_ROLES[spec.role];
     if (indexKind) {

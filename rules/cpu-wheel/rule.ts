@@ -1,0 +1,56 @@
+import { claimCuda } from '../../src/analysis/claims.js';
+import { isCpuUrl } from '../../src/analysis/cuda-labels.js';
+import { replaceWithin } from '../../src/analysis/edits.js';
+import type { Fix } from '../../src/finding.js';
+import { defineRule } from '../../src/rule.js';
+import { tagFromCuda } from '../../src/versions.js';
+
+export default defineRule({
+  id: 'cpu-wheel',
+  description: 'No CPU-only PyTorch builds where the image or environment targets CUDA',
+  defaultSeverity: 'error',
+  fix: 'safe',
+  messages: {
+    cpuBuild: '{{subject}} is a CPU-only build, but {{target}} targets CUDA {{cuda}}',
+    cpuIndex: '{{subject}} serves CPU-only builds, but {{target}} targets CUDA {{cuda}}',
+    cpuConda: '{{subject}} selects CPU-only PyTorch, but {{target}} targets CUDA {{cuda}}',
+  },
+  check({ units, kb, report }) {
+    for (const unit of units) {
+      const target = unit.target;
+      if (!target) continue;
+      const cuda = claimCuda(target);
+      const related = [{ file: target.file, span: target.span, message: `CUDA ${cuda} is set here` }];
+      const help = 'A +cpu wheel has no CUDA kernels: torch.cuda.is_available() is False and every GPU job falls back to the CPU or fails.';
+      for (const { file, pkg, build } of unit.packages) {
+        if (pkg.ecosystem === 'conda' && (pkg.name === 'cpuonly' || (pkg.name === 'pytorch-mutex' && /cpu/.test(pkg.build ?? pkg.specifier)))) {
+          report({ messageId: 'cpuConda', data: { subject: pkg.rawName, target: target.subject, cuda }, file, span: pkg.span, related, help });
+          continue;
+        }
+        if (!build?.cpu || build.source === 'index-url' || build.source === 'extra-index-url' || build.source === 'find-links') continue;
+        let fix: Fix | undefined;
+        const clause = pkg.clauses[0];
+        const tag = tagFromCuda(cuda);
+        if (clause && pkg.localLabel === 'cpu' && target.precision === 'minor' && kb.torchVariants(build.release?.version ?? '').includes(tag)) {
+          const plus = clause.version.indexOf('+');
+          const edit = replaceWithin(file, clause.versionSpan, clause.version, plus + 1, clause.version.length, tag);
+          if (edit) fix = { title: `Use the ${tag} build`, safety: 'safe', edits: [edit] };
+        }
+        report({ messageId: 'cpuBuild', data: { subject: `${pkg.rawName} ${pkg.exact ?? ''}`.trim(), target: target.subject, cuda }, file, span: pkg.span, related, help, ...(fix ? { fix } : {}) });
+      }
+      for (const claimFile of unit.files) {
+        for (const index of claimFile.indexes) {
+          if (index.ignoredReason || index.kind === 'conda-channel' || !isCpuUrl(index.url)) continue;
+          if (claimFile === unit.root && unit.stage !== undefined && claimFile.contexts[index.context]?.stage !== unit.stage) continue;
+          let fix: Fix | undefined;
+          const at = index.url.search(/cpu(?=\/|$)/);
+          if (at >= 0 && target.precision === 'minor') {
+            const edit = replaceWithin(claimFile, index.urlSpan, index.url, at, at + 3, tagFromCuda(cuda));
+            if (edit) fix = { title: `Use the ${tagFromCuda(cuda)} index`, safety: 'safe', edits: [edit] };
+          }
+          report({ messageId: 'cpuIndex', data: { subject: `--${index.kind} ${index.url}`, target: target.subject, cuda }, file: claimFile, span: index.span, related, help, ...(fix ? { fix } : {}) });
+        }
+      }
+    }
+  },
+});

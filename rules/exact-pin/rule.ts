@@ -1,0 +1,75 @@
+import { CONDA_MINOR_PINS, isCudaRelevant, projectName } from '../../src/analysis/packages.js';
+import type { Unit } from '../../src/analysis/units.js';
+import type { PackageFact, ParsedFile } from '../../src/facts.js';
+import type { Fix } from '../../src/finding.js';
+import type { KnowledgeBase } from '../../src/knowledge/index.js';
+import { defineRule } from '../../src/rule.js';
+import { cudaMajorMinor, publicVersion } from '../../src/versions.js';
+
+export default defineRule({
+  id: 'exact-pin',
+  description: 'CUDA-relevant Python and conda packages are pinned to one exact version',
+  defaultSeverity: 'error',
+  fix: 'safe',
+  messages: {
+    unpinned: '{{name}} is not pinned: any version may be installed',
+    range: '{{name}}{{spec}} is a range, not an exact pin',
+    wildcard: '{{name}}{{spec}} is a wildcard, not an exact pin',
+    prefix: '{{name}}{{spec}} matches any {{version}}.* release, not one exact version',
+  },
+  check({ units, baseline, kb, report }) {
+    if (baseline.pinning.python !== 'exact') return;
+    const extra = new Set([...Object.keys(baseline.packages), ...baseline.pinning.packages]);
+    for (const unit of units) {
+      for (const { file, pkg } of unit.packages) {
+        if (!isCudaRelevant(pkg, extra) || isPinned(pkg)) continue;
+        const implied = impliedVersion(unit, pkg, kb);
+        const fix = implied ? pinFix(file, pkg, implied.version, implied.why) : undefined;
+        const prefix = pkg.ecosystem === 'conda' && pkg.clauses.length === 1 && pkg.clauses[0]!.operator === '=' && !/\*/.test(pkg.specifier) ? pkg.clauses[0]!.version : undefined;
+        const messageId = pkg.specifier.trim() === '' ? 'unpinned' : prefix ? 'prefix' : /\*/.test(pkg.specifier) ? 'wildcard' : 'range';
+        report({
+          messageId,
+          data: { name: pkg.rawName, spec: pkg.specifier.trim(), version: prefix ?? '' },
+          file,
+          span: pkg.span,
+          help: `The CUDA build of ${pkg.rawName} changes with its version, so an unpinned install can silently pull a build for another CUDA. Pin it (${pkg.ecosystem === 'conda' ? `${pkg.rawName}=X.Y.Z` : `${pkg.rawName}==X.Y.Z`})${implied ? `; ${implied.why}` : ''}.`,
+          ...(fix ? { fix } : {}),
+        });
+      }
+    }
+  },
+});
+
+function isPinned(pkg: PackageFact): boolean {
+  if (pkg.url) return true;
+  if (!pkg.exact) return false;
+  if (pkg.ecosystem !== 'conda') return true;
+  if (CONDA_MINOR_PINS.has(pkg.name)) return true;
+  return pkg.exact.split('.').length >= 3 || pkg.build !== undefined;
+}
+
+/** A version the rest of the unit implies: a companion of the pinned torch, or the unit's CUDA for conda metapackages. */
+function impliedVersion(unit: Unit, pkg: PackageFact, kb: KnowledgeBase): { version: string; why: string } | undefined {
+  const name = projectName(pkg);
+  const torch = unit.packages.find((other) => projectName(other.pkg) === 'torch' && other.pkg.exact)?.pkg;
+  if (torch && (name === 'torchvision' || name === 'torchaudio')) {
+    const companions = kb.companions(torch.exact!);
+    const version = companions?.[name][0];
+    if (version) return { version, why: `${name} ${version} is the release that belongs to torch ${publicVersion(torch.exact!)}` };
+  }
+  const target = unit.target;
+  if (target && target.precision === 'minor' && (pkg.name === 'pytorch-cuda' || pkg.name === 'cuda-version')) {
+    const minor = cudaMajorMinor(target.cuda);
+    if (minor && (pkg.name !== 'pytorch-cuda' || kb.condaPytorchCudaVersions().includes(minor))) return { version: minor, why: `the target CUDA is ${minor} (${target.subject})` };
+  }
+  return undefined;
+}
+
+function pinFix(file: ParsedFile, pkg: PackageFact, version: string, why: string): Fix | undefined {
+  const span = pkg.specifierSpan;
+  const current = file.source.text.slice(span.start, span.end);
+  if (current !== pkg.specifier) return undefined;
+  const label = pkg.ecosystem === 'pip' && pkg.localLabel ? `+${pkg.localLabel}` : '';
+  const text = pkg.ecosystem === 'conda' ? `=${version}` : `==${version}${label}`;
+  return { title: `Pin ${pkg.rawName} to ${version} (${why})`, safety: 'safe', edits: [{ path: file.path, range: [span.start, span.end], text }] };
+}

@@ -1,0 +1,116 @@
+import { claimCuda } from '../../src/analysis/claims.js';
+import type { TorchBuild } from '../../src/analysis/torch-build.js';
+import type { EnvFact, ParsedFile } from '../../src/facts.js';
+import type { Fix } from '../../src/finding.js';
+import { cite, isUnverified, type KnowledgeBase } from '../../src/knowledge/index.js';
+import { defineRule } from '../../src/rule.js';
+import { compareDotted, cudaMajor, tagFromCuda } from '../../src/versions.js';
+
+interface FleetGpu {
+  readonly label: string;
+  readonly cc: string;
+  readonly minCuda: string;
+  readonly lastCudaMajor?: number;
+  readonly record: Parameters<typeof cite>[0];
+}
+
+export default defineRule({
+  id: 'gpu-arch',
+  description: 'The fleet\'s GPUs are supported by the CUDA version and by the compiled architectures of the torch build',
+  defaultSeverity: 'error',
+  fix: 'safe',
+  messages: {
+    tooOld: '{{subject}} uses CUDA {{cuda}}, but {{gpu}} (compute capability {{cc}}) needs CUDA >= {{minCuda}}',
+    dropped: '{{subject}} uses CUDA {{cuda}}, which no longer supports {{gpu}} (compute capability {{cc}}); the last CUDA for it is {{last}}.x',
+    noKernels: '{{subject}} has no kernels for {{gpu}} (sm_{{sm}}): it is compiled for {{archs}}',
+    archList: 'TORCH_CUDA_ARCH_LIST "{{value}}" does not cover {{gpu}} (compute capability {{cc}})',
+  },
+  check({ units, files, kb, baseline, report }) {
+    const fleet = baseline.gpus.map((name) => ({ name, info: kb.gpu(name) })).filter((gpu): gpu is { name: string; info: NonNullable<ReturnType<KnowledgeBase['gpu']>> } => gpu.info !== undefined).map<FleetGpu>(({ name, info }) => ({ label: name, cc: info.cc, minCuda: info.minCuda, ...(info.lastCudaMajor ? { lastCudaMajor: info.lastCudaMajor } : {}), record: info.record }));
+    if (fleet.length === 0) return;
+    for (const unit of units) {
+      for (const claim of unit.claims) {
+        if (claim.kind !== 'image' && claim.kind !== 'conda' && claim.kind !== 'apt') continue;
+        const cuda = claimCuda(claim);
+        for (const gpu of fleet) {
+          const data = { subject: claim.subject, cuda, gpu: gpu.label, cc: gpu.cc, minCuda: gpu.minCuda };
+          if (claim.precision === 'minor' && compareDotted(cuda, gpu.minCuda) < 0) {
+            report({ messageId: 'tooOld', data, file: claim.file, span: claim.span, unverified: isUnverified(gpu.record), help: `CUDA ${cuda} cannot generate code for compute capability ${gpu.cc}. Source: ${cite(gpu.record)}` });
+          } else if (gpu.lastCudaMajor !== undefined && cudaMajor(cuda) > gpu.lastCudaMajor) {
+            report({ messageId: 'dropped', data: { ...data, last: gpu.lastCudaMajor }, file: claim.file, span: claim.span, unverified: isUnverified(gpu.record), help: `CUDA ${gpu.lastCudaMajor + 1}.0 removed offline compilation and library support for this architecture. Source: ${cite(gpu.record)}` });
+          }
+        }
+      }
+      for (const { file, pkg, build } of unit.packages) {
+        if (!build || pkg.name !== 'torch' || build.cpu || !build.cuda || build.missing) continue;
+        for (const gpu of fleet) checkTorchBuild(file, pkg.span, `torch ${pkg.exact}${pkg.localLabel ? '' : ` (${tagFromCuda(build.cuda)} build)`}`, build, gpu, kb, report);
+      }
+    }
+    for (const file of files) for (const env of file.env) if (env.key === 'TORCH_CUDA_ARCH_LIST') checkArchList(file, env, fleet, report);
+  },
+});
+
+type Report = Parameters<Parameters<typeof defineRule>[0]['check']>[0]['report'];
+
+/** Can code compiled for these SASS/PTX targets run on compute capability `cc`? */
+export function runsOn(cc: string, sass: readonly string[], ptx: readonly string[]): boolean {
+  const [major, minor] = cc.split('.').map(Number) as [number, number];
+  const sassOk = sass.some((arch) => {
+    const [m, n] = arch.replace(/a$/, '').split('.').map(Number) as [number, number];
+    return m === major && n <= minor && !arch.endsWith('a');
+  });
+  const ptxOk = ptx.some((arch) => compareDotted(arch, cc) <= 0);
+  return sassOk || ptxOk || sass.includes(cc);
+}
+
+function checkTorchBuild(file: ParsedFile, span: { start: number; end: number }, subject: string, build: TorchBuild, gpu: FleetGpu, kb: KnowledgeBase, report: Report): void {
+  const cuda = build.cuda!;
+  const archs = kb.compiledArchs(build.version, tagFromCuda(cuda));
+  const data = { subject, cuda, gpu: gpu.label, cc: gpu.cc, minCuda: gpu.minCuda, sm: gpu.cc.replace('.', '') };
+  if (archs) {
+    if (runsOn(gpu.cc, archs.sass, archs.ptx ?? [])) return;
+    report({
+      messageId: 'noKernels',
+      data: { ...data, archs: archs.sass.map((arch) => `sm_${arch.replace('.', '')}`).join(', ') + (archs.ptx?.length ? ` (+PTX ${archs.ptx.join(', ')})` : '') },
+      file,
+      span,
+      unverified: isUnverified(archs) || isUnverified(gpu.record),
+      help: `torch raises "no kernel image is available for execution on the device" on this GPU. Use a build that includes sm_${data.sm} (compute capability ${gpu.cc} needs CUDA >= ${gpu.minCuda}). Sources: ${cite(archs)}; ${cite(gpu.record)}`,
+    });
+    return;
+  }
+  if (compareDotted(cuda, gpu.minCuda) < 0) {
+    report({ messageId: 'tooOld', data, file, span, unverified: isUnverified(gpu.record), help: `A CUDA ${cuda} build cannot contain code for compute capability ${gpu.cc}. Source: ${cite(gpu.record)}` });
+  } else if (gpu.lastCudaMajor !== undefined && cudaMajor(cuda) > gpu.lastCudaMajor) {
+    report({ messageId: 'dropped', data: { ...data, last: gpu.lastCudaMajor }, file, span, unverified: isUnverified(gpu.record), help: `CUDA ${gpu.lastCudaMajor + 1} wheels drop pre-Turing GPUs. Source: ${cite(gpu.record)}` });
+  }
+}
+
+function checkArchList(file: ParsedFile, env: EnvFact, fleet: readonly FleetGpu[], report: Report): void {
+  const entries = env.value.split(/[;\s]+/).filter(Boolean);
+  const sass: string[] = [];
+  const ptx: string[] = [];
+  for (const entry of entries) {
+    const match = /^(\d+\.\d+a?)(\+PTX)?$/i.exec(entry);
+    if (!match) continue;
+    sass.push(match[1]!);
+    if (match[2]) ptx.push(match[1]!);
+  }
+  if (sass.length === 0) return;
+  for (const gpu of fleet) {
+    if (runsOn(gpu.cc, sass, ptx)) continue;
+    const separator = env.value.includes(';') ? ';' : ' ';
+    const editable = file.source.text.slice(env.valueSpan.start, env.valueSpan.end) === env.value;
+    const fix: Fix | undefined = editable ? { title: `Add ${gpu.cc} to TORCH_CUDA_ARCH_LIST`, safety: 'safe', edits: [{ path: file.path, range: [env.valueSpan.end, env.valueSpan.end], text: `${separator}${gpu.cc}` }] } : undefined;
+    report({
+      messageId: 'archList',
+      data: { value: env.value, gpu: gpu.label, cc: gpu.cc },
+      file,
+      span: env.span,
+      severity: 'warning',
+      unverified: isUnverified(gpu.record),
+      help: `Extensions built with this list carry no kernels for compute capability ${gpu.cc} and fail with "no kernel image is available". Source: ${cite(gpu.record)}`,
+      ...(fix ? { fix } : {}),
+    });
+  }
+}

@@ -1,0 +1,29 @@
+import { cite } from '../../src/knowledge/index.js';
+import { defineRule } from '../../src/rule.js';
+
+export default defineRule({
+  id: 'policy-error',
+  description: 'The baseline (CUDA policy) is invalid or names things that do not exist',
+  defaultSeverity: 'error',
+  fix: 'none',
+  messages: {
+    invalid: '{{message}}',
+    noSuchCuda: 'cuda.allowed lists CUDA {{cuda}}, which NVIDIA never released',
+    unknownGpu: 'gpus lists "{{gpu}}", which the knowledge base does not know; use a compute capability such as "8.0" or a known model name',
+  },
+  check({ policy, kb, report }) {
+    if (!policy) return;
+    const file = { path: policy.source.path, source: policy.source };
+    for (const problem of policy.problems) {
+      report({ messageId: 'invalid', data: { message: problem.message }, file, span: problem.span, help: 'The baseline was not applied; only the built-in consistency rules ran. See baseline.yaml in cuda-gatekeeper for the documented format.' });
+    }
+    if (policy.problems.length > 0) return;
+    (policy.baseline.cuda.allowed ?? []).forEach((cuda, index) => {
+      const missing = kb.noReleaseRecord(cuda);
+      if (kb.cudaExists(cuda) === 'no' && missing) report({ messageId: 'noSuchCuda', data: { cuda }, file, span: policy.locate(['cuda', 'allowed', index]), help: `${missing.note ?? ''} Source: ${cite(missing)}` });
+    });
+    policy.baseline.gpus.forEach((gpu, index) => {
+      if (!kb.gpu(gpu)) report({ messageId: 'unknownGpu', data: { gpu }, file, span: policy.locate(['gpus', index]) });
+    });
+  },
+});

@@ -1,0 +1,169 @@
+import { describePackage } from '../../src/analysis/claims.js';
+import { nearestCudaBuild, nearestReleaseWithCuda } from '../../src/analysis/nearest.js';
+import type { TorchBuild } from '../../src/analysis/torch-build.js';
+import type { Unit } from '../../src/analysis/units.js';
+import type { PackageFact, ParsedFile } from '../../src/facts.js';
+import type { Fix } from '../../src/finding.js';
+import { cite, isUnverified, type KnowledgeBase, type TorchRelease } from '../../src/knowledge/index.js';
+import { defineRule } from '../../src/rule.js';
+import { compareDotted, cudaFromTag, cudaMajorMinor, minorOf, publicVersion, tagFromCuda } from '../../src/versions.js';
+import { cudaFromLabel } from '../../src/analysis/cuda-labels.js';
+
+export default defineRule({
+  id: 'wheel-missing',
+  description: 'The requested build exists (torch/torchvision/torchaudio CUDA variants, conda pytorch-cuda/cudatoolkit builds)',
+  defaultSeverity: 'error',
+  fix: 'unsafe',
+  messages: {
+    noVariant: '{{name}} {{version}} has no {{tag}} build{{via}}',
+    fallback: '{{name}} {{version}} has no {{tag}} build, so pip ignores {{url}} and installs PyPI\'s {{pypi}} build',
+    unknownVersion: '{{name}} {{version}} is not a known release',
+    noPytorchCuda: 'pytorch-cuda={{version}} does not exist (published: {{published}})',
+    condaCombination: 'pytorch {{version}} was not published for {{what}} {{cuda}} (published: {{published}})',
+    channelEnded: 'pytorch {{version}} is not on the pytorch conda channel: its last release there was {{last}}',
+  },
+  check({ units, kb, report }) {
+    for (const unit of units) {
+      for (const { file, pkg, build } of unit.packages) {
+        if (build) checkBuild(unit, file, pkg, build, kb, report);
+        else if (pkg.ecosystem === 'pip' && pkg.exact && ['torch', 'torchvision', 'torchaudio'].includes(pkg.name)) checkUnknown(file, pkg, kb, report);
+      }
+      checkConda(unit, kb, report);
+    }
+  },
+});
+
+type Report = Parameters<Parameters<typeof defineRule>[0]['check']>[0]['report'];
+
+function checkBuild(unit: Unit, file: ParsedFile, pkg: PackageFact, build: TorchBuild, kb: KnowledgeBase, report: Report): void {
+  if (!build.release) {
+    checkUnknown(file, pkg, kb, report);
+    return;
+  }
+  const missing = build.missing;
+  if (!missing) return;
+  const release = build.release;
+  const lenient = release.variantsComplete === false || isUnverified(release);
+  const suggestions = alternatives(file, pkg, build.version, release, missing.cuda ?? '', kb);
+  const published = release.variants.join(', ');
+  const help = `${pkg.rawName === 'torch' ? 'torch' : `${pkg.rawName} (torch ${release.version})`} ${release.version} is published for ${published}${release.pypiDefault ? ` (PyPI: ${release.pypiDefault})` : ''}.${suggestionText(suggestions)} Source: ${cite(release)}`;
+  if (missing.via === 'extra-index-url' && missing.index) {
+    report({
+      messageId: 'fallback',
+      data: { name: pkg.rawName, version: build.version, tag: missing.tag, url: missing.index.url, pypi: build.release.pypiDefault ?? 'default' },
+      file,
+      span: pkg.span,
+      unverified: lenient,
+      severity: lenient ? 'notice' : 'error',
+      help,
+      related: indexOwner(unit, missing.index).map((owner) => ({ file: owner, span: missing.index!.span, message: `this index has no ${pkg.rawName} ${build.version}` })),
+      suggestions,
+    });
+    return;
+  }
+  report({
+    messageId: 'noVariant',
+    data: { name: pkg.rawName, version: build.version, tag: missing.tag, via: missing.via === 'index-url' ? ` on ${missing.index?.url}, so pip finds no matching distribution` : '' },
+    file,
+    span: pkg.span,
+    unverified: lenient,
+    help,
+    suggestions,
+  });
+}
+
+function indexOwner(unit: Unit, index: NonNullable<TorchBuild['index']>): ParsedFile[] {
+  const owner = unit.invocations.flatMap((invocation) => invocation.members).find((member) => member.context.indexes.includes(index));
+  return owner ? [owner.file] : [];
+}
+
+function alternatives(file: ParsedFile, pkg: PackageFact, version: string, release: TorchRelease, wantedCuda: string, kb: KnowledgeBase): Fix[] {
+  const fixes: Fix[] = [];
+  const clause = pkg.clauses[0];
+  const editable = clause && file.source.text.slice(clause.versionSpan.start, clause.versionSpan.end) === clause.version;
+  const nearestTag = wantedCuda ? nearestCudaBuild(release, wantedCuda) : undefined;
+  if (nearestTag) {
+    const text = pkg.localLabel && editable ? `${publicVersion(clause!.version)}+${nearestTag}` : undefined;
+    fixes.push({ title: `${pkg.rawName} ${version}+${nearestTag} (same version, CUDA ${cudaFromTag(nearestTag)})`, safety: 'unsafe', edits: text ? [{ path: file.path, range: [clause!.versionSpan.start, clause!.versionSpan.end], text }] : [] });
+  }
+  const torchVersion = pkg.name === 'torch' ? version : release.version;
+  const other = wantedCuda ? nearestReleaseWithCuda(kb, torchVersion, wantedCuda) : undefined;
+  if (other) {
+    const wanted = pkg.name === 'torch' ? other.version : pkg.name === 'torchvision' ? other.torchvision[0] : other.torchaudio[0];
+    if (wanted) {
+      const label = pkg.localLabel ? `+${pkg.localLabel}` : '';
+      fixes.push({ title: `${pkg.rawName} ${wanted}${label} (nearest release with a ${tagFromCuda(wantedCuda)} build)`, safety: 'unsafe', edits: editable ? [{ path: file.path, range: [clause!.versionSpan.start, clause!.versionSpan.end], text: `${wanted}${label}` }] : [] });
+    }
+  }
+  return fixes;
+}
+
+function suggestionText(fixes: readonly Fix[]): string {
+  return fixes.length === 0 ? '' : ` Builds that exist: ${fixes.map((fix) => fix.title).join('; ')}.`;
+}
+
+function checkUnknown(file: ParsedFile, pkg: PackageFact, kb: KnowledgeBase, report: Report): void {
+  const version = publicVersion(pkg.exact ?? '');
+  const releases = kb.torchReleases();
+  const known = pkg.name === 'torch' ? releases.some((release) => release.version === version) : kb.torchForCompanion(pkg.name as 'torchvision' | 'torchaudio', version).length > 0;
+  if (known || !/^\d+\.\d+\.\d+$/.test(version)) return;
+  const newest = releases.filter((release) => release.confidence !== 'unverified').at(-1)!;
+  const ownMinors = pkg.name === 'torch' ? releases.map((release) => release.version) : releases.flatMap((release) => release[pkg.name as 'torchvision' | 'torchaudio']);
+  const minorKnown = ownMinors.some((known) => minorOf(known) === minorOf(version));
+  const newestOfMinor = ownMinors.filter((known) => minorOf(known) === minorOf(version)).sort(compareDotted).at(-1);
+  const staleMinor = minorKnown && newestOfMinor !== undefined && compareDotted(version, newestOfMinor) > 0 && ownMinors.some((known) => compareDotted(minorOf(known), minorOf(version)) > 0);
+  if (!minorKnown && compareDotted(version, ownMinors.sort(compareDotted).at(-1) ?? '0') > 0) return; // newer than our data: nothing to say
+  report({
+    messageId: 'unknownVersion',
+    data: { name: pkg.rawName, version },
+    file,
+    span: pkg.span,
+    severity: staleMinor ? 'warning' : 'notice',
+    help: `The knowledge base (PyTorch data retrieved ${newest.retrieved}) lists ${minorKnown ? `${pkg.rawName} ${minorOf(version)} releases up to ${newestOfMinor}` : `no ${pkg.rawName} ${minorOf(version)} release`}; check the version. Source: ${cite(newest)}`,
+  });
+}
+
+function checkConda(unit: Unit, kb: KnowledgeBase, report: Report): void {
+  const conda = unit.packages.filter(({ pkg }) => pkg.ecosystem === 'conda');
+  const pytorch = conda.find(({ pkg }) => pkg.name === 'pytorch' && pkg.exact);
+  const pytorchCuda = conda.find(({ pkg }) => pkg.name === 'pytorch-cuda' && pkg.exact);
+  const cudatoolkit = conda.find(({ pkg }) => pkg.name === 'cudatoolkit' && pkg.exact);
+  const published = kb.condaPytorchCudaVersions();
+  const source = cite(kb.data.conda.pytorchCuda);
+  if (pytorchCuda) {
+    const version = cudaMajorMinor(pytorchCuda.pkg.exact!.split('.').slice(0, 2).join('.')) ?? pytorchCuda.pkg.exact!;
+    if (!published.includes(version)) {
+      report({ messageId: 'noPytorchCuda', data: { version: pytorchCuda.pkg.exact!, published: published.join(', ') }, file: pytorchCuda.file, span: pytorchCuda.pkg.span, help: `The pytorch-cuda metapackage exists only for ${published.join(', ')}; from torch 2.6 PyTorch publishes no conda packages (use pip wheels). Source: ${source}` });
+    }
+  }
+  if (!pytorch) return;
+  const version = pytorch.pkg.exact!;
+  const release = kb.torchRelease(version);
+  const channel = pytorch.pkg.channel ?? (pytorch.file.contexts[pytorch.pkg.context]?.channels.includes('conda-forge') ? undefined : pytorch.file.contexts[pytorch.pkg.context]?.channels.includes('pytorch') ? 'pytorch' : undefined);
+  const last = kb.data.conda.pytorchChannel.lastVersion;
+  if (channel === 'pytorch' && compareDotted(version, last) > 0) {
+    report({ messageId: 'channelEnded', data: { version, last }, file: pytorch.file, span: pytorch.pkg.span, help: `The pytorch channel is deprecated; install torch ${version} with pip, or take pytorch from conda-forge. Source: ${cite(kb.data.conda.pytorchChannel)}` });
+    return;
+  }
+  if (!release || channel === 'conda-forge' || pytorch.pkg.channel === 'conda-forge') return;
+  const lenient = isUnverified(release);
+  const buildCuda = pytorch.pkg.localLabel ? cudaFromLabel(pytorch.pkg.localLabel)?.cuda : undefined;
+  const checks: { what: string; cuda: string | undefined; list: readonly string[] | undefined; at: { file: ParsedFile; pkg: PackageFact } }[] = [
+    { what: 'pytorch-cuda', cuda: pytorchCuda ? cudaMajorMinor(pytorchCuda.pkg.exact!.split('.').slice(0, 2).join('.')) : undefined, list: release.condaPytorchCuda, at: pytorchCuda ?? pytorch },
+    { what: 'cudatoolkit', cuda: cudatoolkit ? cudaMajorMinor(cudatoolkit.pkg.exact!.split('.').slice(0, 2).join('.')) : undefined, list: release.condaCudatoolkit, at: cudatoolkit ?? pytorch },
+    { what: 'CUDA (build string)', cuda: buildCuda && buildCuda.includes('.') ? buildCuda : undefined, list: release.condaPytorchCuda?.length ? release.condaPytorchCuda : release.condaCudatoolkit, at: pytorch },
+  ];
+  for (const check of checks) {
+    if (!check.cuda || !check.list || check.list.length === 0 || check.list.includes(check.cuda)) continue;
+    if (check.what === 'pytorch-cuda' && !published.includes(check.cuda)) continue; // already reported above
+    report({
+      messageId: 'condaCombination',
+      data: { version, what: check.what, cuda: check.cuda, published: check.list.join(', ') },
+      file: check.at.file,
+      span: check.at.pkg.span,
+      unverified: lenient,
+      help: `conda cannot solve ${describePackage(pytorch.pkg)} with ${check.what} ${check.cuda}: the pytorch channel has builds for ${check.list.join(', ')} only. Source: ${cite(release)}`,
+      related: check.at.pkg === pytorch.pkg ? [] : [{ file: pytorch.file, span: pytorch.pkg.span, message: `pytorch ${version} is pinned here` }],
+    });
+  }
+}

@@ -1,0 +1,294 @@
+import type { ImageFact, IndexFact, PackageFact, ParsedFile } from '../facts.js';
+import type { TextEdit } from '../finding.js';
+import { cite, latestCudaPatch, type KnowledgeBase, type Sourced } from '../knowledge/index.js';
+import type { Span } from '../source.js';
+import { cudaMajorMinor, parseCuda, publicVersion } from '../versions.js';
+import { cudaFromAptName, cudaFromLabel, cudaFromPythonName, cudaFromUrl, isPytorchIndex } from './cuda-labels.js';
+import { replaceExact, replaceWithin } from './edits.js';
+
+/** Where a CUDA version was declared; the order is the precedence for choosing a target. */
+export type ClaimKind =
+  | 'image'
+  | 'env'
+  | 'conda'
+  | 'conda-build'
+  | 'conda-channel'
+  | 'wheel-tag'
+  | 'index'
+  | 'wheel-url'
+  | 'implied'
+  | 'apt'
+  | 'nvidia-wheel'
+  | 'cupy'
+  | 'jax'
+  | 'tensorflow';
+
+export const CLAIM_PRECEDENCE: Readonly<Record<ClaimKind, number>> = {
+  image: 0,
+  env: 1,
+  conda: 2,
+  'conda-build': 3,
+  'conda-channel': 4,
+  'wheel-tag': 5,
+  index: 6,
+  'wheel-url': 7,
+  implied: 8,
+  apt: 9,
+  'nvidia-wheel': 10,
+  cupy: 11,
+  jax: 12,
+  tensorflow: 13,
+};
+
+export interface CudaClaim {
+  readonly kind: ClaimKind;
+  readonly file: ParsedFile;
+  /** Install context (or stage, for images/ENV) the claim belongs to. */
+  readonly context?: number;
+  readonly stage?: number;
+  /** `12.4`, `12.4.1`, or a major alone (`12`) when precision is 'major'. */
+  readonly cuda: string;
+  readonly precision: 'minor' | 'major';
+  readonly span: Span;
+  /** What declares it, for messages: `nvidia/cuda:12.1.0-devel-ubuntu22.04`, `torch==2.3.0+cu121`. */
+  readonly subject: string;
+  /** How to make this declaration say another CUDA version, where a plain text edit can. */
+  readonly rewrite?: (target: string) => TextEdit | undefined;
+  /** Knowledge the claim rests on (implied builds, NGC tags). */
+  readonly record?: Sourced;
+  readonly package?: PackageFact;
+  readonly image?: ImageFact;
+  readonly index?: IndexFact;
+}
+
+/** CUDA claims a file makes on its own (builds implied by PyPI/index resolution are added per unit). */
+export function fileClaims(file: ParsedFile, kb: KnowledgeBase): CudaClaim[] {
+  const claims: CudaClaim[] = [];
+  for (const image of file.images) {
+    const claim = imageClaim(file, image, kb);
+    if (claim) claims.push(claim);
+  }
+  for (const env of file.env) {
+    if (env.instruction !== 'ENV' || env.key !== 'CUDA_VERSION') continue;
+    const minor = cudaMajorMinor(env.value);
+    if (!minor) continue;
+    claims.push({ kind: 'env', file, stage: env.stage, cuda: env.value, precision: 'minor', span: env.span, subject: `ENV CUDA_VERSION=${env.value}` });
+  }
+  for (const index of file.indexes) {
+    if (index.ignoredReason) continue;
+    if (index.kind === 'conda-channel') {
+      const label = /\/label\/cuda-(\d+\.\d+)(?:\.\d+)?$/.exec(index.url);
+      if (label) claims.push({ kind: 'conda-channel', file, context: index.context, cuda: label[1]!, precision: 'minor', span: index.span, subject: `channel ${index.url}`, index });
+      continue;
+    }
+    const found = cudaFromUrl(index.url);
+    if (!found) continue;
+    claims.push({
+      kind: 'index',
+      file,
+      context: index.context,
+      cuda: found.cuda,
+      precision: found.precision,
+      span: index.span,
+      subject: `${index.kind === 'find-links' ? '--find-links' : `--${index.kind}`} ${index.url}`,
+      index,
+      rewrite: (target) => rewriteLabel(file, index.urlSpan, index.url, found.range, found.label, target),
+    });
+  }
+  for (const pkg of file.packages) claims.push(...packageClaims(file, pkg, kb));
+  return claims;
+}
+
+function imageClaim(file: ParsedFile, image: ImageFact, kb: KnowledgeBase): CudaClaim | undefined {
+  if (!image.tag || image.unresolved) return undefined;
+  const subject = image.reference;
+  if (kb.isNvidiaCuda(image.registry, image.repository)) {
+    const tag = kb.nvidiaCudaTag(image.tag);
+    if (!tag) return undefined;
+    return {
+      kind: 'image',
+      file,
+      stage: image.stage,
+      cuda: tag.version,
+      precision: 'minor',
+      span: image.span,
+      subject,
+      image,
+      rewrite: (target) => rewriteNvidiaCudaTag(file, image, tag.version, tag.cudnn, target, kb),
+    };
+  }
+  if (!image.registry && image.repository === 'pytorch/pytorch') {
+    const tag = kb.pytorchImageTag(image.tag);
+    if (!tag) return undefined;
+    return { kind: 'image', file, stage: image.stage, cuda: tag.cuda, precision: 'minor', span: image.span, subject, image };
+  }
+  if (image.registry === 'nvcr.io' && image.repository === 'nvidia/pytorch') {
+    const row = kb.ngcPytorch(image.tag);
+    if (!row) return undefined;
+    const cuda = row.cuda ?? (row.cudaMajor !== undefined ? String(row.cudaMajor) : undefined);
+    if (!cuda) return undefined;
+    return { kind: 'image', file, stage: image.stage, cuda, precision: row.cuda ? 'minor' : 'major', span: image.span, subject, image, record: row };
+  }
+  return undefined;
+}
+
+function rewriteNvidiaCudaTag(file: ParsedFile, image: ImageFact, version: string, cudnn: string | undefined, target: string, kb: KnowledgeBase): TextEdit | undefined {
+  const map = image.tagMap;
+  if (!map) return undefined;
+  const minor = cudaMajorMinor(target);
+  if (!minor) return undefined;
+  const full = parseCuda(target)?.patch !== undefined ? target : latestCudaPatch(kb, minor);
+  if (!full) return undefined;
+  const end = cudnn ? version.length + 1 + cudnn.length : version.length;
+  const span = map.origin(0, end);
+  if (!span) {
+    // The version may come from an ARG default while the cuDNN part is literal: edit the version alone.
+    const versionSpan = map.origin(0, version.length);
+    if (!versionSpan || (cudnn && kb.cudnnSpelling(full)?.spelling !== cudnn)) return undefined;
+    return replaceExact(file, versionSpan, version, full);
+  }
+  const spelling = cudnn ? kb.cudnnSpelling(full)?.spelling : undefined;
+  if (cudnn && !spelling) return undefined;
+  return replaceExact(file, span, map.text.slice(0, end), spelling ? `${full}-${spelling}` : full);
+}
+
+function rewriteLabel(file: ParsedFile, span: Span, value: string, range: readonly [number, number], label: string, target: string): TextEdit | undefined {
+  const parsed = parseCuda(target);
+  if (!parsed) return undefined;
+  const isDotted = label.toLowerCase().startsWith('cuda') && value.slice(range[0], range[1]).includes('.');
+  const digits = isDotted ? `${parsed.major}.${parsed.minor}` : `${parsed.major}${parsed.minor}`;
+  return replaceWithin(file, span, value, range[0], range[1], digits);
+}
+
+const CONDA_CUDA_PACKAGES = new Set(['pytorch-cuda', 'cudatoolkit', 'cuda-version', 'cuda-toolkit', 'cuda-runtime', 'cuda-cudart', 'cuda-nvcc', 'cuda-libraries', 'cuda-libraries-dev']);
+const NVIDIA_VERSIONED = /^nvidia-cuda-(runtime|nvrtc|cupti|nvcc)(-cu\d{2})?$/;
+
+function packageClaims(file: ParsedFile, pkg: PackageFact, kb: KnowledgeBase): CudaClaim[] {
+  const base = { file, context: pkg.context, package: pkg, span: pkg.span };
+  const subject = describePackage(pkg);
+  const claims: CudaClaim[] = [];
+
+  if (pkg.ecosystem === 'conda') {
+    const version = pkg.exact ?? (pkg.clauses.length === 1 && pkg.clauses[0]!.operator === '=' ? pkg.clauses[0]!.version.replace(/\.\*$/, '') : undefined);
+    if (CONDA_CUDA_PACKAGES.has(pkg.name) && version) {
+      const minor = cudaMajorMinor(version.split('.').slice(0, 2).join('.'));
+      const clause = pkg.clauses[0];
+      if (minor && clause) {
+        claims.push({
+          ...base,
+          kind: 'conda',
+          cuda: minor,
+          precision: 'minor',
+          subject,
+          rewrite: (target) => {
+            const t = cudaMajorMinor(target);
+            if (!t) return undefined;
+            const replacement = pkg.name === 'pytorch-cuda' || pkg.name === 'cuda-version' ? t : version.split('.').length > 2 ? `${t}.0` : t;
+            return replaceExact(file, clause.versionSpan, clause.version, replacement);
+          },
+        });
+      }
+    }
+    if (pkg.localLabel && pkg.build) {
+      const offset = pkg.build.toLowerCase().indexOf(pkg.localLabel);
+      const found = cudaFromLabel(pkg.localLabel, Math.max(0, offset));
+      if (found) claims.push({ ...base, kind: 'conda-build', cuda: found.cuda, precision: found.precision, subject });
+    }
+    if (pkg.channel) {
+      const label = /\/label\/cuda-(\d+\.\d+)/.exec(pkg.channel);
+      if (label) claims.push({ ...base, kind: 'conda-channel', cuda: label[1]!, precision: 'minor', subject });
+    }
+    return claims;
+  }
+
+  if (pkg.ecosystem === 'apt') {
+    const byName = cudaFromAptName(pkg.name);
+    if (byName) claims.push({ ...base, kind: 'apt', cuda: byName.cuda, precision: 'minor', subject });
+    const suffix = pkg.localLabel ? cudaFromLabel(pkg.localLabel) : undefined;
+    if (suffix) claims.push({ ...base, kind: 'apt', cuda: suffix.cuda, precision: suffix.precision, subject });
+    return claims;
+  }
+
+  // pip
+  if (pkg.url) {
+    const fromUrl = cudaFromUrl(pkg.url);
+    if (fromUrl) {
+      claims.push({ ...base, kind: 'wheel-url', cuda: fromUrl.cuda, precision: fromUrl.precision, subject });
+      return claims;
+    }
+  }
+  if (pkg.localLabel && pkg.exact) {
+    const plus = pkg.exact.indexOf('+');
+    const found = cudaFromLabel(pkg.localLabel, plus + 1);
+    const clause = pkg.clauses[0];
+    if (found && !pkg.url) {
+      claims.push({
+        ...base,
+        kind: 'wheel-tag',
+        cuda: found.cuda,
+        precision: found.precision,
+        subject,
+        ...(clause ? { rewrite: (target: string) => rewriteLabel(file, clause.versionSpan, clause.version, found.range, pkg.localLabel!, target) } : {}),
+      });
+    } else if (found) {
+      claims.push({ ...base, kind: 'wheel-url', cuda: found.cuda, precision: found.precision, subject });
+    }
+  }
+  const byName = cudaFromPythonName(pkg.name);
+  if (byName) {
+    let cuda = byName.cuda;
+    let precision = byName.precision;
+    if (NVIDIA_VERSIONED.test(pkg.name) && pkg.exact) {
+      const minor = cudaMajorMinor(publicVersion(pkg.exact).split('.').slice(0, 2).join('.'));
+      if (minor && minor.startsWith(`${cuda}.`)) {
+        cuda = minor;
+        precision = 'minor';
+      }
+    }
+    claims.push({ ...base, kind: byName.family === 'cupy' ? 'cupy' : 'nvidia-wheel', cuda, precision, subject });
+  } else if (NVIDIA_VERSIONED.test(pkg.name) && pkg.exact) {
+    // CUDA 13 toolkit wheels have no suffix; their version is the CUDA version.
+    const minor = cudaMajorMinor(publicVersion(pkg.exact).split('.').slice(0, 2).join('.'));
+    if (minor) claims.push({ ...base, kind: 'nvidia-wheel', cuda: minor, precision: 'minor', subject });
+  }
+  if ((pkg.name === 'jax' || pkg.name === 'jaxlib') && pkg.extras.some((extra) => /^cuda1\d/.test(extra))) {
+    const extra = pkg.extras.find((item) => /^cuda1\d/.test(item))!;
+    claims.push({ ...base, kind: 'jax', cuda: extra.slice(4, 6), precision: 'major', subject });
+  }
+  if (pkg.name === 'jaxlib' && pkg.localLabel) {
+    const found = /^cuda(\d{2})/.exec(pkg.localLabel);
+    if (found) claims.push({ ...base, kind: 'jax', cuda: found[1]!, precision: 'major', subject });
+  }
+  if ((pkg.name === 'tensorflow' || pkg.name === 'tensorflow-gpu') && pkg.exact) {
+    const row = kb.tensorflow(pkg.exact);
+    if (row) claims.push({ ...base, kind: 'tensorflow', cuda: row.cuda.split('.')[0]!, precision: 'major', subject: `${subject} (tested with CUDA ${row.cuda})`, record: row });
+  }
+  return claims;
+}
+
+export function describePackage(pkg: PackageFact): string {
+  if (pkg.url && !pkg.specifier) return pkg.exact ? `${pkg.rawName} ${pkg.exact}` : pkg.rawName;
+  if (pkg.ecosystem === 'conda') return `${pkg.channel ? `${pkg.channel}::` : ''}${pkg.rawName}${pkg.specifier ? ` ${pkg.specifier.trim()}` : ''}${pkg.build && !pkg.specifier.includes(pkg.build) ? `=${pkg.build}` : ''}`.replace(/ =/, '=');
+  if (pkg.ecosystem === 'apt') return pkg.specifier ? `${pkg.rawName}=${pkg.specifier}` : pkg.rawName;
+  return `${pkg.rawName}${pkg.extras.length ? `[${pkg.extras.join(',')}]` : ''}${pkg.specifier}`;
+}
+
+export function claimSource(claim: CudaClaim): string | undefined {
+  return claim.record ? cite(claim.record) : undefined;
+}
+
+export { isPytorchIndex };
+
+/** How two claims relate: same CUDA, same major only, or different majors. Major-only claims compare majors. */
+export function compareClaims(a: CudaClaim, b: CudaClaim): 'same' | 'minor' | 'major' {
+  const majorA = Number.parseInt(a.cuda, 10);
+  const majorB = Number.parseInt(b.cuda, 10);
+  if (majorA !== majorB) return 'major';
+  if (a.precision === 'major' || b.precision === 'major') return 'same';
+  return cudaMajorMinor(a.cuda) === cudaMajorMinor(b.cuda) ? 'same' : 'minor';
+}
+
+/** `12.4.1` → `12.4`; a major-only claim stays `13`. */
+export function claimCuda(claim: CudaClaim): string {
+  return claim.precision === 'major' ? claim.cuda : (cudaMajorMinor(claim.cuda) ?? claim.cuda);
+}

@@ -1,0 +1,74 @@
+/** Reading CUDA versions out of the many places they hide: local labels, URLs, build strings, names. */
+
+export interface LabelCuda {
+  readonly cuda: string;
+  readonly precision: 'minor' | 'major';
+  /** Offsets of the CUDA digits/label inside the text it was read from. */
+  readonly range: readonly [number, number];
+}
+
+/**
+ * `cu121` → 12.1, `cu118` → 11.8, `cu92` → 9.2, `cu12` → CUDA 12 (major only; flash-attn style),
+ * `cu128torch2.9.0cxx11abiFALSE` → 12.8, `cuda12.1` → 12.1, `cuda120` → 12.0.
+ */
+export function cudaFromLabel(label: string, offset = 0): LabelCuda | undefined {
+  const dotted = /^cuda(\d{1,2})\.(\d)/i.exec(label);
+  if (dotted) return { cuda: `${dotted[1]}.${dotted[2]}`, precision: 'minor', range: [offset + 4, offset + dotted[0].length] };
+  const packed = /^cu(?:da)?(\d{2,3})(?!\d)/i.exec(label);
+  if (!packed) return undefined;
+  const digits = packed[1]!;
+  const start = offset + packed[0].length - digits.length;
+  if (digits.length === 2 && digits.startsWith('1')) return { cuda: digits, precision: 'major', range: [start, start + 2] };
+  return { cuda: `${digits.slice(0, -1)}.${digits.slice(-1)}`, precision: 'minor', range: [start, start + digits.length] };
+}
+
+/** A CUDA label inside a URL path: `/whl/cu118`, `/cu111/torch_stable.html`, `torch-2.0.1%2Bcu118-…`. */
+export function cudaFromUrl(url: string): (LabelCuda & { readonly label: string }) | undefined {
+  const re = /(?:\/|%2B|\+)(cu(?:da)?\d{2,3})(?=\/|$|[-_.+%?#]|torch)/gi;
+  for (let match = re.exec(url); match; match = re.exec(url)) {
+    const start = match.index + match[0].length - match[1]!.length;
+    const found = cudaFromLabel(match[1]!, start);
+    if (found) return { ...found, label: match[1]! };
+  }
+  return undefined;
+}
+
+export function isCpuUrl(url: string): boolean {
+  return /\/whl\/(?:nightly\/|test\/)?cpu(?:\/|$)|(?:%2B|\+)cpu[-.]/i.test(url);
+}
+
+/** Is this a PyTorch wheel index (`https://download.pytorch.org/whl/...`)? */
+export function isPytorchIndex(url: string): boolean {
+  return /^https?:\/\/download\.pytorch\.org\/whl\b/i.test(url);
+}
+
+/** `https://download.pytorch.org/whl/nightly/cu121` → nightly; `/whl/test/` → test. */
+export function pytorchIndexChannel(url: string): 'stable' | 'nightly' | 'test' {
+  if (/\/whl\/nightly\b/i.test(url)) return 'nightly';
+  if (/\/whl\/test\b/i.test(url)) return 'test';
+  return 'stable';
+}
+
+/** apt package names that carry the CUDA version: `cuda-toolkit-12-4`, `libcublas-12-4`, `cuda-12-4`. */
+export function cudaFromAptName(name: string): LabelCuda | undefined {
+  const match = /^(?:cuda|cuda-[a-z0-9-]+|lib(?:cu[a-z0-9]+|npp[a-z]*|nvjpeg|nvjitlink|nvrtc|nvtoolsext))-(\d{1,2})-(\d)$/.exec(name);
+  if (!match) return undefined;
+  const start = name.length - match[1]!.length - match[2]!.length - 1;
+  return { cuda: `${match[1]}.${match[2]}`, precision: 'minor', range: [start, name.length] };
+}
+
+/** `nvidia-cudnn-cu12` → CUDA 12 (major); `cupy-cuda12x` → 12 (major); `cupy-cuda113` → 11.3. */
+export function cudaFromPythonName(name: string): (LabelCuda & { readonly family: 'nvidia' | 'cupy' | 'other' }) | undefined {
+  const nvidia = /^nvidia-[a-z0-9-]+-cu(\d{2})$/.exec(name);
+  if (nvidia) return { cuda: nvidia[1]!, precision: 'major', range: [name.length - 2, name.length], family: 'nvidia' };
+  const cupyMajor = /^cupy-cuda(\d{2})x$/.exec(name);
+  if (cupyMajor) return { cuda: cupyMajor[1]!, precision: 'major', range: [name.length - 3, name.length - 1], family: 'cupy' };
+  const cupy = /^cupy-cuda(\d{2,3})$/.exec(name);
+  if (cupy) {
+    const digits = cupy[1]!;
+    return { cuda: `${digits.slice(0, -1)}.${digits.slice(-1)}`, precision: 'minor', range: [name.length - digits.length, name.length], family: 'cupy' };
+  }
+  const suffixed = /-cu(1[0-3])$/.exec(name);
+  if (suffixed) return { cuda: suffixed[1]!, precision: 'major', range: [name.length - 2, name.length], family: 'other' };
+  return undefined;
+}

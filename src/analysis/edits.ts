@@ -1,0 +1,27 @@
+import type { TextEdit } from '../finding.js';
+import type { ParsedFile } from '../facts.js';
+import type { Span } from '../source.js';
+
+/** An edit of `span`, but only if the file really holds `expected` there (so a fix never corrupts text). */
+export function replaceExact(file: ParsedFile, span: Span, expected: string, text: string): TextEdit | undefined {
+  if (span.end < span.start || file.source.text.slice(span.start, span.end) !== expected) return undefined;
+  return { path: file.path, range: [span.start, span.end], text };
+}
+
+/** Replace text[from, to) of a value whose characters live at `span` in the file. */
+export function replaceWithin(file: ParsedFile, span: Span, value: string, from: number, to: number, text: string): TextEdit | undefined {
+  if (file.source.text.slice(span.start, span.end) !== value) return undefined;
+  return { path: file.path, range: [span.start + from, span.start + to], text };
+}
+
+export function applyEdits(text: string, edits: readonly TextEdit[]): string {
+  const sorted = [...edits].sort((a, b) => b.range[0] - a.range[0]);
+  let result = text;
+  let lastStart = Number.POSITIVE_INFINITY;
+  for (const edit of sorted) {
+    if (edit.range[1] > lastStart) continue; // overlapping edits: keep the later-in-file one only
+    result = result.slice(0, edit.range[0]) + edit.text + result.slice(edit.range[1]);
+    lastStart = edit.range[0];
+  }
+  return result;
+}

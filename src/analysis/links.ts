@@ -1,0 +1,89 @@
+import type { CopyFact, IncludeFact, ParsedFile } from '../facts.js';
+import { dirname, joinRepo } from './paths.js';
+
+/**
+ * Where a file that another file pulls in lives in the repository, in order of preference. Requirements
+ * includes are relative to the including file. A Dockerfile's `pip install -r X` names a path inside the
+ * image, so it is traced back through the stage's COPY instructions to the build context, which is assumed
+ * to be the Dockerfile's directory (then the repository root). Paths that leave the repository are dropped.
+ */
+export function includeCandidates(file: ParsedFile, include: IncludeFact): string[] {
+  const base = dirname(file.path);
+  const target = include.target;
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(target)) return [];
+  if (file.kind !== 'dockerfile') return unique([joinRepo(base, target)]);
+
+  const stage = file.contexts[include.context]?.stage ?? 0;
+  const candidates: (string | undefined)[] = [];
+  for (const copy of copiesVisibleFrom(file, stage)) {
+    for (const source of copy.sources) {
+      const relative = pathInsideCopy(copy, source.path, target);
+      if (relative === undefined) continue;
+      candidates.push(joinRepo(base, relative), joinRepo(relative));
+    }
+  }
+  if (!target.startsWith('/')) candidates.push(joinRepo(base, target), joinRepo(target));
+  return unique(candidates);
+}
+
+/** COPY instructions of this stage and of the stages it builds on (not `COPY --from`). */
+function copiesVisibleFrom(file: ParsedFile, stage: number): CopyFact[] {
+  const stages = new Set<number>();
+  let current: number | undefined = stage;
+  while (current !== undefined && !stages.has(current)) {
+    stages.add(current);
+    current = file.images.find((image) => image.stage === current)?.fromStage;
+  }
+  return file.copies.filter((copy) => stages.has(copy.stage) && !copy.fromStage);
+}
+
+/** If `target` (a path in the image) was put there by COPY of `source`, the source-relative path of it. */
+function pathInsideCopy(copy: CopyFact, source: string, target: string): string | undefined {
+  const destination = copy.destination;
+  const sourceBase = source.replace(/\/+$/, '').split('/').pop() ?? source;
+  const targetBase = target.split('/').pop() ?? target;
+  const sourceIsDir = source === '.' || source.endsWith('/') || !/\.[A-Za-z0-9]+$/.test(sourceBase);
+  if (!sourceIsDir) {
+    if (targetBase === sourceBase || target === destination || (destination.endsWith('/') && target === `${destination}${sourceBase}`)) return source;
+    if (/[*?[]/.test(source) && globMatch(source.split('/').pop() ?? source, targetBase)) return `${dirname(source)}/${targetBase}`.replace(/^\//, '');
+    return undefined;
+  }
+  const dest = destination.replace(/\/+$/, '');
+  let relative = target;
+  if (target.startsWith('/')) {
+    if (!target.startsWith(`${dest}/`)) return undefined;
+    relative = target.slice(dest.length + 1);
+  }
+  return `${source.replace(/\/+$/, '')}/${relative}`;
+}
+
+function globMatch(pattern: string, name: string): boolean {
+  const regex = new RegExp(`^${pattern.replace(/[.+^${}()|\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`);
+  return regex.test(name);
+}
+
+function unique(paths: readonly (string | undefined)[]): string[] {
+  return [...new Set(paths.filter((path): path is string => path !== undefined && path !== ''))];
+}
+
+export interface Link {
+  readonly from: ParsedFile;
+  readonly include: IncludeFact;
+  readonly to: ParsedFile;
+}
+
+/** Resolve every include of every file against the set of files we have. */
+export function resolveLinks(files: readonly ParsedFile[]): Map<ParsedFile, Link[]> {
+  const byPath = new Map(files.map((file) => [file.path, file]));
+  const links = new Map<ParsedFile, Link[]>();
+  for (const file of files) {
+    const list: Link[] = [];
+    for (const include of file.includes) {
+      const path = includeCandidates(file, include).find((candidate) => byPath.has(candidate));
+      const to = path ? byPath.get(path) : undefined;
+      if (to && to !== file) list.push({ from: file, include, to });
+    }
+    links.set(file, list);
+  }
+  return links;
+}

@@ -1,0 +1,41 @@
+import type { KnowledgeBase, TorchRelease } from '../knowledge/index.js';
+import { compareDotted, cudaFromTag, cudaMajor, publicVersion, tagFromCuda } from '../versions.js';
+
+/** The CUDA build of a release closest to the one wanted (same major preferred). */
+export function nearestCudaBuild(release: TorchRelease, wantedCuda: string): string | undefined {
+  const tags = [...new Set([...release.variants, ...(release.pypiDefault ? [release.pypiDefault] : [])])];
+  const wanted = cudaScore(wantedCuda);
+  const scored = tags
+    .map((tag) => ({ tag, cuda: cudaFromTag(tag)! }))
+    .sort((a, b) => {
+      const majorA = cudaMajor(a.cuda) === cudaMajor(wantedCuda) ? 0 : 1;
+      const majorB = cudaMajor(b.cuda) === cudaMajor(wantedCuda) ? 0 : 1;
+      return majorA - majorB || Math.abs(cudaScore(a.cuda) - wanted) - Math.abs(cudaScore(b.cuda) - wanted) || cudaScore(b.cuda) - cudaScore(a.cuda);
+    });
+  return scored[0]?.tag;
+}
+
+/** The release nearest to `version` (by release order) that ships a build for `cuda`. */
+export function nearestReleaseWithCuda(kb: KnowledgeBase, version: string, cuda: string): TorchRelease | undefined {
+  const releases = kb.torchReleases();
+  const wantedTag = tagFromCuda(cuda);
+  const candidates = releases.filter((release) => release.variants.includes(wantedTag) && release.confidence !== 'unverified');
+  if (candidates.length === 0) return undefined;
+  const target = publicVersion(version);
+  return [...candidates].sort((a, b) => {
+    const da = Math.abs(position(releases, a.version, target));
+    const db = Math.abs(position(releases, b.version, target));
+    return da - db || compareDotted(b.version, a.version);
+  })[0];
+}
+
+function position(releases: readonly TorchRelease[], version: string, target: string): number {
+  const index = releases.findIndex((release) => release.version === version);
+  const targetIndex = releases.findIndex((release) => compareDotted(release.version, target) >= 0);
+  return index - (targetIndex < 0 ? releases.length : targetIndex);
+}
+
+function cudaScore(cuda: string): number {
+  const [major, minor] = cuda.split('.');
+  return Number(major) * 10 + Number(minor ?? 0);
+}

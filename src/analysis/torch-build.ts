@@ -1,0 +1,92 @@
+import type { IndexFact, PackageFact } from '../facts.js';
+import type { KnowledgeBase, TorchRelease } from '../knowledge/index.js';
+import { cudaFromTag, publicVersion, tagFromCuda } from '../versions.js';
+import { cudaFromLabel, cudaFromUrl, isCpuUrl, isPytorchIndex } from './cuda-labels.js';
+
+/** Packages PyTorch publishes as `+cuXYZ` builds on its own index. */
+export const PYTORCH_INDEX_PACKAGES = new Set(['torch', 'torchvision', 'torchaudio']);
+
+export type BuildSource = 'local-label' | 'url' | 'index-url' | 'extra-index-url' | 'find-links' | 'pypi';
+
+export interface TorchBuild {
+  readonly pkg: PackageFact;
+  /** The torch release that decides which builds exist (torch itself, or the release a companion belongs to). */
+  readonly release?: TorchRelease;
+  readonly version: string;
+  /** CUDA of the build pip will install, if known; undefined for CPU builds and unknown cases. */
+  readonly cuda?: string;
+  readonly cpu: boolean;
+  readonly source: BuildSource;
+  readonly index?: IndexFact;
+  /** The build that was asked for does not exist. */
+  readonly missing?: { readonly cuda?: string; readonly tag: string; readonly via: 'label' | 'index-url' | 'extra-index-url'; readonly index?: IndexFact };
+  /** pip will take PyPI's build because the extra index does not have this version. */
+  readonly fellBackFrom?: IndexFact;
+}
+
+function releaseFor(kb: KnowledgeBase, pkg: PackageFact, version: string): TorchRelease | undefined {
+  if (pkg.name === 'torch') return kb.torchRelease(version);
+  const owners = kb.torchForCompanion(pkg.name as 'torchvision' | 'torchaudio', version);
+  return owners[0];
+}
+
+/**
+ * Which build of torch/torchvision/torchaudio pip installs for an exactly pinned requirement, given the
+ * index options of the pip run. Models pip: `--index-url` replaces PyPI; with `--extra-index-url` pip
+ * takes the highest matching version from any index, and `X+cu121` sorts above `X`, so an extra index
+ * that has the version wins, and one that does not silently falls back to PyPI's build.
+ */
+export function resolveTorchBuild(pkg: PackageFact, indexes: readonly IndexFact[], kb: KnowledgeBase): TorchBuild | undefined {
+  if (pkg.ecosystem !== 'pip' || !PYTORCH_INDEX_PACKAGES.has(pkg.name) || !pkg.exact) return undefined;
+  const version = publicVersion(pkg.exact);
+  const release = releaseFor(kb, pkg, version);
+  const base = { pkg, version, ...(release ? { release } : {}) };
+  const available = new Set(release ? [...release.variants, ...(release.pypiDefault ? [release.pypiDefault] : [])] : []);
+
+  if (pkg.url) {
+    if (isCpuUrl(pkg.url)) return { ...base, cpu: true, source: 'url' };
+    const fromUrl = cudaFromUrl(pkg.url);
+    return { ...base, ...(fromUrl?.precision === 'minor' ? { cuda: fromUrl.cuda } : {}), cpu: false, source: 'url' };
+  }
+  if (pkg.localLabel) {
+    if (pkg.localLabel === 'cpu') return { ...base, cpu: true, source: 'local-label' };
+    const found = cudaFromLabel(pkg.localLabel);
+    if (!found || found.precision !== 'minor') return { ...base, cpu: false, source: 'local-label' };
+    const tag = tagFromCuda(found.cuda);
+    const missing = release && !available.has(tag) ? { cuda: found.cuda, tag, via: 'label' as const } : undefined;
+    return { ...base, cuda: found.cuda, cpu: false, source: 'local-label', ...(missing ? { missing } : {}) };
+  }
+
+  const torchIndexes = indexes.filter((index) => index.kind !== 'conda-channel' && index.kind !== 'no-index' && isPytorchIndex(index.url));
+  const primary = [...indexes].reverse().find((index) => index.kind === 'index-url');
+  const extras = torchIndexes.filter((index) => index.kind !== 'index-url');
+
+  const served = (index: IndexFact): { tag: string; cuda?: string; cpu: boolean } | undefined => {
+    if (isCpuUrl(index.url)) return { tag: 'cpu', cpu: true };
+    const found = cudaFromUrl(index.url);
+    if (!found || found.precision !== 'minor') return undefined;
+    return { tag: tagFromCuda(found.cuda), cuda: found.cuda, cpu: false };
+  };
+
+  // Extra indexes (and find-links) that have a build of this version win over PyPI.
+  for (const index of extras) {
+    const build = served(index);
+    if (!build) continue;
+    if (build.cpu) return { ...base, cpu: true, source: index.kind === 'find-links' ? 'find-links' : 'extra-index-url', index };
+    if (!release || available.has(build.tag)) return { ...base, cuda: build.cuda!, cpu: false, source: index.kind === 'find-links' ? 'find-links' : 'extra-index-url', index };
+  }
+
+  if (primary) {
+    if (!isPytorchIndex(primary.url)) return { ...base, cpu: false, source: 'index-url', index: primary };
+    const build = served(primary);
+    if (!build) return { ...base, cpu: false, source: 'index-url', index: primary };
+    if (build.cpu) return { ...base, cpu: true, source: 'index-url', index: primary };
+    if (release && !available.has(build.tag)) return { ...base, cpu: false, source: 'index-url', index: primary, missing: { cuda: build.cuda!, tag: build.tag, via: 'index-url', index: primary } };
+    return { ...base, cuda: build.cuda!, cpu: false, source: 'index-url', index: primary };
+  }
+
+  const pypi = release?.pypiDefault ? cudaFromTag(release.pypiDefault) : undefined;
+  const unserved = extras.find((index) => served(index) && !served(index)!.cpu);
+  const fallback = unserved && release ? { fellBackFrom: unserved, missing: { cuda: served(unserved)!.cuda!, tag: served(unserved)!.tag, via: 'extra-index-url' as const, index: unserved } } : {};
+  return { ...base, ...(pypi ? { cuda: pypi } : {}), cpu: false, source: 'pypi', ...fallback };
+}

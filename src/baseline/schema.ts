@@ -1,0 +1,79 @@
+import { z } from 'zod';
+
+const cudaMinor = z.union([z.string(), z.number().transform(String)]).pipe(z.string().regex(/^\d{1,2}\.\d{1,2}$/, 'expected a CUDA version as major.minor, e.g. "12.4"'));
+const driverVersion = z
+  .union([z.string(), z.number().transform(String)])
+  .pipe(z.string().regex(/^\d{3}(\.\d{1,3}){0,2}$/, 'expected an NVIDIA driver version, e.g. "550.54.14"'));
+export const RuleSeverity = z.enum(['error', 'warning', 'notice', 'off']);
+export type RuleSeverity = z.infer<typeof RuleSeverity>;
+
+const RuleSetting = z.union([RuleSeverity, z.strictObject({ severity: RuleSeverity.optional() })]);
+
+/** Keys of the public baseline format (baseline.yaml, .github/cuda-gatekeeper.yml). Unknown keys are errors. */
+export const BaselineFile = z.strictObject({
+  _extends: z.string().min(1).optional(),
+  cuda: z.strictObject({ allowed: z.array(cudaMinor).optional() }).optional(),
+  driver: z.strictObject({ minimum: driverVersion.optional() }).optional(),
+  gpus: z.array(z.union([z.string().min(1), z.number()]).transform(String)).optional(),
+  packages: z.record(z.string().min(1), z.array(z.union([z.string(), z.number()]).transform(String))).optional(),
+  pinning: z
+    .strictObject({
+      python: z.enum(['exact', 'none']).optional(),
+      images: z.enum(['tag', 'digest', 'none']).optional(),
+      packages: z.array(z.string()).optional(),
+    })
+    .optional(),
+  prerelease: z.enum(['forbid', 'allow']).optional(),
+  rules: z.record(z.string(), RuleSetting).optional(),
+  /** Dotted key paths a repository may not weaken (organisation baselines). */
+  locked: z.array(z.string()).optional(),
+});
+export type BaselineFile = z.infer<typeof BaselineFile>;
+
+/** The effective policy the gate runs with: every key resolved to a value. */
+export interface Baseline {
+  readonly cuda: { readonly allowed?: readonly string[] };
+  readonly driver: { readonly minimum?: string };
+  readonly gpus: readonly string[];
+  readonly packages: Readonly<Record<string, readonly string[]>>;
+  readonly pinning: { readonly python: 'exact' | 'none'; readonly images: 'tag' | 'digest' | 'none'; readonly packages: readonly string[] };
+  readonly prerelease: 'forbid' | 'allow';
+  readonly rules: Readonly<Record<string, RuleSeverity>>;
+  readonly locked: readonly string[];
+}
+
+/** An empty baseline: only the built-in consistency rules apply. */
+export const EMPTY_BASELINE: Baseline = {
+  cuda: {},
+  driver: {},
+  gpus: [],
+  packages: {},
+  pinning: { python: 'none', images: 'none', packages: [] },
+  prerelease: 'allow',
+  rules: {},
+  locked: [],
+};
+
+export function resolveBaseline(file: BaselineFile): Baseline {
+  const rules: Record<string, RuleSeverity> = {};
+  for (const [id, setting] of Object.entries(file.rules ?? {})) {
+    const severity = typeof setting === 'string' ? setting : setting.severity;
+    if (severity) rules[id] = severity;
+  }
+  const packages: Record<string, string[]> = {};
+  for (const [name, versions] of Object.entries(file.packages ?? {})) packages[name.toLowerCase().replace(/[-_.]+/g, '-')] = versions;
+  return {
+    cuda: file.cuda?.allowed ? { allowed: file.cuda.allowed } : {},
+    driver: file.driver?.minimum ? { minimum: file.driver.minimum } : {},
+    gpus: file.gpus ?? [],
+    packages,
+    pinning: {
+      python: file.pinning?.python ?? 'none',
+      images: file.pinning?.images ?? 'none',
+      packages: (file.pinning?.packages ?? []).map((name) => name.toLowerCase().replace(/[-_.]+/g, '-')),
+    },
+    prerelease: file.prerelease ?? 'allow',
+    rules,
+    locked: file.locked ?? [],
+  };
+}

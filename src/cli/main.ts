@@ -1,0 +1,196 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { applyEdits } from '../analysis/edits.js';
+import { loadBaseline, type LoadedBaseline } from '../baseline/load.js';
+import { EMPTY_BASELINE } from '../baseline/schema.js';
+import type { Report } from '../finding.js';
+import { gate } from '../gate.js';
+import { defaultKnowledgeBase } from '../knowledge/index.js';
+import { plan, PlanError, renderPlanText } from '../plan.js';
+import { renderGithubAnnotations } from '../render/github.js';
+import { renderJson } from '../render/json.js';
+import { renderSarif } from '../render/sarif.js';
+import { renderText } from '../render/text.js';
+import { RULE_IDS, RULES } from '../../rules/index.js';
+import { loadFiles, walk, type Loaded } from './discover.js';
+import { changedSince, GitError } from './git.js';
+import { bundledBaselinePath, packageVersion } from './package-root.js';
+
+export class UsageError extends Error {}
+
+const USAGE = `Usage:
+  cuda-gatekeeper check [PATH...] [--baseline FILE|none] [--format text|json|sarif|github] [--changed-since REF] [--fix] [--verbose]
+  cuda-gatekeeper plan --cuda X.Y [PATH...] [--baseline FILE|none] [--format text|json]
+  cuda-gatekeeper rules
+  cuda-gatekeeper --version
+
+Exit status: 0 no error-level findings, 1 error-level findings, 2 bad usage or unreadable baseline.`;
+
+export interface Io {
+  readonly cwd: string;
+  readonly out: (text: string) => void;
+  readonly err: (text: string) => void;
+  readonly color?: boolean;
+}
+
+/** Run the CLI; returns the exit status. Never throws for user mistakes. */
+export function run(argv: readonly string[], io: Io): number {
+  try {
+    return dispatch(argv, io);
+  } catch (error) {
+    if (error instanceof UsageError || error instanceof GitError || error instanceof PlanError) {
+      io.err(`cuda-gatekeeper: ${error.message}\n`);
+      return 2;
+    }
+    if (error instanceof TypeError && /Unknown option|unexpected argument|argument missing|requires a value/i.test(error.message)) {
+      io.err(`cuda-gatekeeper: ${error.message.split('\n')[0]}\n${USAGE}\n`);
+      return 2;
+    }
+    throw error;
+  }
+}
+
+function dispatch(argv: readonly string[], io: Io): number {
+  const [command, ...rest] = argv;
+  if (command === '--version' || command === '-v') {
+    io.out(`${packageVersion()}\n`);
+    return 0;
+  }
+  if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
+    io.out(`${USAGE}\n`);
+    return command === undefined ? 2 : 0;
+  }
+  if (command === 'check') return check(rest, io);
+  if (command === 'plan') return planCommand(rest, io);
+  if (command === 'rules') {
+    for (const rule of RULES) io.out(`${rule.id.padEnd(22)} ${rule.defaultSeverity.padEnd(8)} ${rule.description}\n`);
+    return 0;
+  }
+  throw new UsageError(`unknown command "${command}"\n${USAGE}`);
+}
+
+function readBaseline(option: string | undefined, io: Io): LoadedBaseline | undefined {
+  if (option === 'none') return undefined;
+  const repoConfig = resolve(io.cwd, '.github/cuda-gatekeeper.yml');
+  const path = option ? resolve(io.cwd, option) : existsSync(repoConfig) ? repoConfig : bundledBaselinePath();
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch {
+    throw new UsageError(`cannot read baseline ${option ?? path}`);
+  }
+  const shown = option ?? (path === repoConfig ? '.github/cuda-gatekeeper.yml' : 'baseline.yaml (bundled default)');
+  return loadBaseline(shown, text, RULE_IDS);
+}
+
+function policyFailure(policy: LoadedBaseline, io: Io): number {
+  for (const problem of policy.problems) {
+    const at = policy.source.position(problem.span.start);
+    io.err(`${policy.source.path}:${at.line}:${at.column}: error: ${problem.message} [policy-error]\n`);
+  }
+  io.err('cuda-gatekeeper: the baseline is invalid; nothing was checked\n');
+  return 2;
+}
+
+function collect(io: Io, paths: readonly string[], changed: string | undefined): Loaded & { missing: string[] } {
+  const inputs = paths.length > 0 ? paths : ['.'];
+  if (changed !== undefined) {
+    const changedFiles = changedSince(io.cwd, changed);
+    const { paths: walked, missing } = walk(io.cwd, inputs);
+    const inScope = new Set(walked);
+    const selected = changedFiles.filter((path) => inScope.has(path));
+    return { ...loadFiles(io.cwd, selected), missing };
+  }
+  const { paths: walked, missing } = walk(io.cwd, inputs);
+  return { ...loadFiles(io.cwd, walked), missing };
+}
+
+function check(args: readonly string[], io: Io): number {
+  const { values, positionals } = parseArgs({
+    args: [...args],
+    allowPositionals: true,
+    options: {
+      baseline: { type: 'string' },
+      format: { type: 'string', default: 'text' },
+      'changed-since': { type: 'string' },
+      fix: { type: 'boolean', default: false },
+      verbose: { type: 'boolean', default: false },
+    },
+  });
+  const format = values.format ?? 'text';
+  if (!['text', 'json', 'sarif', 'github'].includes(format)) throw new UsageError(`unknown format "${format}" (use text, json, sarif or github)`);
+  const policy = readBaseline(values.baseline, io);
+  if (policy && policy.problems.length > 0) return policyFailure(policy, io);
+  const baseline = policy?.baseline ?? EMPTY_BASELINE;
+  const kb = defaultKnowledgeBase();
+
+  let loaded = collect(io, positionals, values['changed-since']);
+  if (loaded.missing.length > 0) throw new UsageError(`no such file or directory inside ${io.cwd}: ${loaded.missing.join(', ')}`);
+  let report = gate(loaded.files, baseline, kb, policy ? { policy } : {});
+
+  if (values.fix) {
+    const fixed = applySafeFixes(io.cwd, loaded, report);
+    if (fixed > 0) {
+      io.err(`cuda-gatekeeper: applied ${fixed} safe fix${fixed === 1 ? '' : 'es'}\n`);
+      loaded = { ...loadFiles(io.cwd, loaded.files.map((file) => file.path)), missing: [] };
+      report = gate(loaded.files, baseline, kb, policy ? { policy } : {});
+    }
+  }
+
+  for (const skipped of loaded.skipped) io.err(`${skipped.path}: skipped: ${skipped.reason}\n`);
+  io.out(render(report, format, loaded, values.verbose ?? false, io.color ?? false));
+  return report.counts.error > 0 ? 1 : 0;
+}
+
+function render(report: Report, format: string, loaded: Loaded, verbose: boolean, color: boolean): string {
+  switch (format) {
+    case 'json':
+      return renderJson(report, { tool: 'cuda-gatekeeper', toolVersion: packageVersion(), knowledgeRetrieved: defaultKnowledgeBase().retrieved });
+    case 'sarif':
+      return renderSarif(report, { rules: RULES, version: packageVersion(), sources: new Map(loaded.files.map((file) => [file.path, file.source])) });
+    case 'github':
+      return renderGithubAnnotations(report);
+    default:
+      return renderText(report, { verbose, color });
+  }
+}
+
+/** Apply every safe fix once (non-overlapping per file); returns how many fixes were applied. */
+function applySafeFixes(cwd: string, loaded: Loaded, report: Report): number {
+  const byPath = new Map<string, { edits: { range: readonly [number, number]; text: string; path: string }[] }>();
+  let count = 0;
+  for (const finding of report.findings) {
+    if (finding.fix?.safety !== 'safe') continue;
+    count++;
+    for (const edit of finding.fix.edits) {
+      const entry = byPath.get(edit.path) ?? { edits: [] };
+      if (!entry.edits.some((other) => other.range[0] === edit.range[0] && other.range[1] === edit.range[1] && other.text === edit.text)) entry.edits.push(edit);
+      byPath.set(edit.path, entry);
+    }
+  }
+  for (const [path, { edits }] of byPath) {
+    const file = loaded.files.find((candidate) => candidate.path === path);
+    if (!file) continue;
+    writeFileSync(resolve(cwd, path), applyEdits(file.source.text, edits));
+  }
+  return count;
+}
+
+function planCommand(args: readonly string[], io: Io): number {
+  const { values, positionals } = parseArgs({
+    args: [...args],
+    allowPositionals: true,
+    options: { cuda: { type: 'string' }, baseline: { type: 'string' }, format: { type: 'string', default: 'text' } },
+  });
+  if (!values.cuda) throw new UsageError('plan needs --cuda X.Y, e.g. --cuda 12.8');
+  const format = values.format ?? 'text';
+  if (!['text', 'json'].includes(format)) throw new UsageError(`unknown format "${format}" for plan (use text or json)`);
+  const policy = readBaseline(values.baseline, io);
+  if (policy && policy.problems.length > 0) return policyFailure(policy, io);
+  const loaded = collect(io, positionals, undefined);
+  if (loaded.missing.length > 0) throw new UsageError(`no such file or directory inside ${io.cwd}: ${loaded.missing.join(', ')}`);
+  const result = plan(loaded.files, values.cuda, defaultKnowledgeBase(), policy?.baseline ?? EMPTY_BASELINE);
+  io.out(format === 'json' ? `${JSON.stringify(result, null, 2)}\n` : renderPlanText(result));
+  return 0;
+}

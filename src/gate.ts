@@ -1,0 +1,116 @@
+import { resolveLinks } from './analysis/links.js';
+import { buildUnits } from './analysis/units.js';
+import type { LoadedBaseline } from './baseline/load.js';
+import type { Baseline } from './baseline/schema.js';
+import type { ParsedFile, Suppression } from './facts.js';
+import { severityRank, type Finding, type Report, type Severity } from './finding.js';
+import type { KnowledgeBase } from './knowledge/index.js';
+import { docsUrl, formatMessage, type AnyRule, type Draft } from './rule.js';
+import { RULES } from '../rules/index.js';
+
+export interface GateOptions {
+  /** The loaded baseline file, so its own problems become policy-error findings. */
+  readonly policy?: LoadedBaseline;
+  /** Override the rule set (tests). */
+  readonly rules?: readonly AnyRule[];
+}
+
+export const SUPPRESSION_RULE_ID = 'invalid-suppression';
+
+/**
+ * Check parsed files against a baseline. Pure and synchronous: no I/O, no clock, no environment.
+ * Findings are de-duplicated (a file reached from two units is reported once), suppressed where a
+ * justified `# cuda-gatekeeper: ignore[rule]` comment says so, and sorted by file and position.
+ */
+export function gate(files: readonly ParsedFile[], baseline: Baseline, kb: KnowledgeBase, options: GateOptions = {}): Report {
+  const rules = options.rules ?? RULES;
+  const links = resolveLinks(files);
+  const units = buildUnits(files, links, kb);
+  const findings: Finding[] = [];
+  const seen = new Set<string>();
+  const ruleIds: ReadonlySet<string> = new Set(rules.map((rule) => rule.id));
+
+  for (const rule of rules) {
+    const configured = baseline.rules[rule.id];
+    if (configured === 'off') continue;
+    const ceiling: Severity = configured ?? rule.defaultSeverity;
+    const report = (draft: Draft): void => {
+      const finding = toFinding(rule, draft, ceiling);
+      const key = `${finding.ruleId}\0${finding.location.path}\0${finding.location.start.offset}\0${finding.location.end.offset}\0${finding.message}`;
+      if (seen.has(key)) return;
+      seen.add(key);
+      findings.push(finding);
+    };
+    rule.check({ files, units, kb, baseline, ruleIds, ...(options.policy ? { policy: options.policy } : {}), report });
+  }
+
+  const kept = applySuppressions(files, findings, ruleIds, baseline.rules[SUPPRESSION_RULE_ID] === 'off');
+  kept.sort(compareFindings);
+  const counts: Record<Severity, number> = { error: 0, warning: 0, notice: 0 };
+  for (const finding of kept) counts[finding.severity]++;
+  return { findings: kept, filesChecked: files.length, counts };
+}
+
+function toFinding(rule: AnyRule, draft: Draft, ceiling: Severity): Finding {
+  let severity: Severity = draft.severity && severityRank[draft.severity] < severityRank[ceiling] ? draft.severity : ceiling;
+  if (draft.unverified) severity = 'notice';
+  const template = rule.messages[draft.messageId] ?? draft.messageId;
+  return {
+    ruleId: rule.id,
+    severity,
+    messageId: draft.messageId,
+    message: formatMessage(template, draft.data),
+    ...(draft.help ? { help: draft.help } : {}),
+    location: draft.file.source.location(draft.span.start, draft.span.end),
+    related: (draft.related ?? []).map((related) => ({ location: related.file.source.location(related.span.start, related.span.end), message: related.message })),
+    ...(draft.fix && draft.fix.edits.length > 0 ? { fix: draft.fix } : {}),
+    ...(draft.suggestions && draft.suggestions.length > 0 ? { suggestions: draft.suggestions } : {}),
+    docsUrl: docsUrl(rule.id),
+  };
+}
+
+function applySuppressions(files: readonly ParsedFile[], findings: readonly Finding[], ruleIds: ReadonlySet<string>, reportingOff: boolean): Finding[] {
+  const byPath = new Map(files.map((file) => [file.path, file]));
+  const used = new Set<Suppression>();
+  const kept: Finding[] = [];
+  for (const finding of findings) {
+    const file = byPath.get(finding.location.path);
+    const line = finding.location.start.line;
+    const suppression = file?.suppressions.find(
+      (s) => s.reason !== '' && s.rules.includes(finding.ruleId) && s.rules.every((id) => ruleIds.has(id)) && line >= s.fromLine && line <= s.toLine,
+    );
+    if (suppression && finding.ruleId !== 'parse-error') {
+      used.add(suppression);
+      continue;
+    }
+    kept.push(finding);
+  }
+  if (reportingOff) return kept;
+  const unusedRule = RULES.find((rule) => rule.id === SUPPRESSION_RULE_ID);
+  for (const file of files) {
+    for (const suppression of file.suppressions) {
+      if (used.has(suppression) || suppression.reason === '' || suppression.rules.length === 0 || !suppression.rules.every((id) => ruleIds.has(id))) continue;
+      kept.push({
+        ruleId: SUPPRESSION_RULE_ID,
+        severity: 'notice',
+        messageId: 'unused',
+        message: formatMessage(unusedRule?.messages['unused'] ?? 'suppression of {{rules}} matches no finding', { rules: suppression.rules.join(', ') }),
+        location: file.source.location(suppression.span.start, suppression.span.end),
+        related: [],
+        docsUrl: docsUrl(SUPPRESSION_RULE_ID),
+      });
+    }
+  }
+  return kept;
+}
+
+export function compareFindings(a: Finding, b: Finding): number {
+  return (
+    a.location.path.localeCompare(b.location.path) ||
+    a.location.start.offset - b.location.start.offset ||
+    a.ruleId.localeCompare(b.ruleId) ||
+    a.message.localeCompare(b.message)
+  );
+}
+
+export type { Baseline };

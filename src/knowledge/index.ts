@@ -1,0 +1,312 @@
+/**
+ * The knowledge base: sourced CUDA, driver, PyTorch, GPU and image facts behind typed queries. Data lives in
+ * ./data/*.json and is validated by ./schema.ts when this module loads; nothing else reads those files.
+ */
+import { compareDotted, cudaFromTag, minorOf, parseCuda, publicVersion, tagFromCuda } from '../versions.js';
+import companionsData from './data/companions.json' with { type: 'json' };
+import condaData from './data/conda.json' with { type: 'json' };
+import cudaDriversData from './data/cuda-drivers.json' with { type: 'json' };
+import cudnnData from './data/cudnn.json' with { type: 'json' };
+import gpusData from './data/gpus.json' with { type: 'json' };
+import imagesData from './data/images.json' with { type: 'json' };
+import nvidiaWheelsData from './data/nvidia-wheels.json' with { type: 'json' };
+import archsData from './data/pytorch-archs.json' with { type: 'json' };
+import pytorchData from './data/pytorch.json' with { type: 'json' };
+import tensorflowData from './data/tensorflow.json' with { type: 'json' };
+import * as schema from './schema.js';
+import type { ArchBuild, CompanionPin, ComputeCapability, CudaRelease, DriverFloor, Gpu, NgcPytorch, Sourced, TensorflowRelease, TorchRelease } from './schema.js';
+import { satisfies } from '@renovatebot/pep440';
+
+export type { ArchBuild, CompanionPin, ComputeCapability, CudaRelease, DriverFloor, Gpu, NgcPytorch, Sourced, TensorflowRelease, TorchRelease };
+
+/** Validate every data file; throws (at load, and in tests) when a file does not match its schema. */
+export function loadData() {
+  return {
+    drivers: schema.CudaDrivers.parse(cudaDriversData),
+    pytorch: schema.PyTorch.parse(pytorchData),
+    archs: schema.PyTorchArchs.parse(archsData),
+    companions: schema.Companions.parse(companionsData),
+    gpus: schema.Gpus.parse(gpusData),
+    images: schema.Images.parse(imagesData),
+    conda: schema.Conda.parse(condaData),
+    tensorflow: schema.Tensorflow.parse(tensorflowData),
+    cudnn: schema.Cudnn.parse(cudnnData),
+    nvidiaWheels: schema.NvidiaWheels.parse(nvidiaWheelsData),
+  };
+}
+
+export type KnowledgeData = ReturnType<typeof loadData>;
+
+export interface DriverNeed {
+  /** The CUDA version asked about. */
+  readonly cuda: string;
+  /** The Table 3 row used (may be an earlier update of the same minor when the exact one has no row). */
+  readonly row: CudaRelease;
+  readonly linux: string;
+  readonly exactRow: boolean;
+}
+
+export interface NvidiaCudaTag {
+  readonly version: string;
+  readonly cudnn?: string;
+  readonly flavour?: string;
+  readonly os?: string;
+  readonly osVersion?: string;
+  /** Character offsets of the version inside the tag. */
+  readonly versionRange: readonly [number, number];
+}
+
+export interface PytorchImageTag {
+  readonly torch: string;
+  readonly cuda: string;
+  readonly cudnn: string;
+  readonly flavour: string;
+  readonly cudaRange: readonly [number, number];
+}
+
+export class KnowledgeBase {
+  readonly data: KnowledgeData;
+  /** The newest `retrieved` date of any record: how fresh the knowledge is. */
+  readonly retrieved: string;
+  private readonly releasesByVersion: ReadonlyMap<string, CudaRelease>;
+  private readonly torchByVersion: ReadonlyMap<string, TorchRelease>;
+
+  constructor(data: KnowledgeData = loadData()) {
+    this.data = data;
+    this.releasesByVersion = new Map(data.drivers.releases.map((row) => [row.version, row]));
+    this.torchByVersion = new Map(data.pytorch.releases.map((row) => [row.version, row]));
+    this.retrieved = [...data.drivers.releases, ...data.pytorch.releases, ...data.gpus.gpus].map((row) => row.retrieved).sort().at(-1) ?? 'unknown';
+  }
+
+  // ------------------------------------------------------------------ CUDA and drivers
+
+  /** Minor-version-compatibility floor of a CUDA major (e.g. 12 → 525.60.13). */
+  driverFloor(major: number): DriverFloor | undefined {
+    return this.data.drivers.floors.find((floor) => floor.major === major);
+  }
+
+  /** The driver a CUDA version needs for its full feature set (NVIDIA Table 3). `12.4` means 12.4 GA. */
+  minDriver(cuda: string): DriverNeed | undefined {
+    const parsed = parseCuda(cuda);
+    if (!parsed) return undefined;
+    const wanted = `${parsed.major}.${parsed.minor}.${parsed.patch ?? 0}`;
+    const exact = this.releasesByVersion.get(wanted);
+    if (exact?.linux) return { cuda, row: exact, linux: exact.linux, exactRow: true };
+    const sameMinor = this.data.drivers.releases
+      .filter((row) => row.linux && row.version.startsWith(`${parsed.major}.${parsed.minor}.`) && compareDotted(row.version, wanted) <= 0)
+      .at(-1);
+    return sameMinor?.linux ? { cuda, row: sameMinor, linux: sameMinor.linux, exactRow: false } : undefined;
+  }
+
+  /** 'no' for versions NVIDIA never released (12.7), 'yes' for known releases, else 'unknown'. */
+  cudaExists(cuda: string): 'yes' | 'no' | 'unknown' {
+    const parsed = parseCuda(cuda);
+    if (!parsed) return 'unknown';
+    const minor = `${parsed.major}.${parsed.minor}`;
+    if (this.data.drivers.noRelease.some((row) => row.version === minor)) return 'no';
+    const rows = this.data.drivers.releases.filter((row) => row.version.startsWith(`${minor}.`));
+    if (rows.length === 0) return 'unknown';
+    if (parsed.patch === undefined) return 'yes';
+    return rows.some((row) => row.version === `${minor}.${parsed.patch}`) ? 'yes' : 'unknown';
+  }
+
+  noReleaseRecord(cuda: string): Sourced | undefined {
+    const minor = parseCuda(cuda);
+    return minor ? this.data.drivers.noRelease.find((row) => row.version === `${minor.major}.${minor.minor}`) : undefined;
+  }
+
+  /** The newest CUDA major.minor in the driver table. */
+  newestCuda(): string {
+    return minorOf(this.data.drivers.releases.at(-1)!.version);
+  }
+
+  // ------------------------------------------------------------------ PyTorch
+
+  torchRelease(version: string): TorchRelease | undefined {
+    return this.torchByVersion.get(publicVersion(version));
+  }
+
+  torchReleases(): readonly TorchRelease[] {
+    return this.data.pytorch.releases;
+  }
+
+  /** CUDA wheel variants of a torch release on download.pytorch.org, e.g. ['cu118','cu121','cu124']. */
+  torchVariants(version: string): readonly string[] {
+    return this.torchRelease(version)?.variants ?? [];
+  }
+
+  /** Every CUDA build of a release (index variants plus the PyPI build), as CUDA versions. */
+  torchCudaBuilds(version: string): readonly string[] {
+    const release = this.torchRelease(version);
+    if (!release) return [];
+    const tags = new Set([...release.variants, ...(release.pypiDefault ? [release.pypiDefault] : [])]);
+    return [...tags].map((tag) => cudaFromTag(tag)!).sort(compareDotted);
+  }
+
+  /** The CUDA version plain `pip install torch==X` gives on Linux x86_64 (e.g. 2.1.0 → 12.1). */
+  pypiDefaultCuda(version: string): string | undefined {
+    const tag = this.torchRelease(version)?.pypiDefault;
+    return tag ? cudaFromTag(tag) : undefined;
+  }
+
+  /** torchvision/torchaudio versions that belong to a torch release. */
+  companions(version: string): { readonly torchvision: readonly string[]; readonly torchaudio: readonly string[] } | undefined {
+    const release = this.torchRelease(version);
+    return release ? { torchvision: release.torchvision, torchaudio: release.torchaudio } : undefined;
+  }
+
+  /** The torch releases a torchvision or torchaudio version belongs to. */
+  torchForCompanion(pkg: 'torchvision' | 'torchaudio', version: string): readonly TorchRelease[] {
+    const wanted = publicVersion(version);
+    return this.data.pytorch.releases.filter((release) => release[pkg].includes(wanted));
+  }
+
+  /** Exact torch a package release was built against (xformers), or the triton a torch release pins. */
+  companionPins(pkg: string): readonly CompanionPin[] {
+    return this.data.companions.pins.filter((pin) => pin.package === pkg);
+  }
+
+  /** Releases that ship a wheel for a CUDA version (`12.8`), oldest first. */
+  torchReleasesWithCuda(cuda: string): readonly TorchRelease[] {
+    const tag = tagFromCuda(cuda);
+    return this.data.pytorch.releases.filter((release) => release.variants.includes(tag) || release.pypiDefault === tag);
+  }
+
+  /** Compiled GPU architectures of a torch build, where published. */
+  compiledArchs(version: string, variant: string): ArchBuild | undefined {
+    const release = publicVersion(version);
+    return this.data.archs.builds.find((build) => build.variants.includes(variant) && safeSatisfies(release, build.torch));
+  }
+
+  condaPytorchCudaVersions(): readonly string[] {
+    return this.data.conda.pytorchCuda.versions;
+  }
+
+  // ------------------------------------------------------------------ GPUs
+
+  /** Look up a GPU by model name (`H100`, `NVIDIA A100-SXM4-80GB`) or compute capability (`8.0`). */
+  gpu(nameOrCc: string): { readonly name: string; readonly cc: string; readonly minCuda: string; readonly lastCudaMajor?: number; readonly record: Sourced } | undefined {
+    const trimmed = nameOrCc.trim();
+    if (/^\d+\.\d+$/.test(trimmed)) {
+      const record = this.data.gpus.computeCapabilities.find((row) => row.cc === trimmed);
+      return record ? { name: `compute capability ${trimmed}`, cc: trimmed, minCuda: record.minCuda, ...(record.lastCudaMajor ? { lastCudaMajor: record.lastCudaMajor } : {}), record } : undefined;
+    }
+    const wanted = normalizeGpuName(trimmed);
+    let best: { gpu: Gpu; name: string; length: number } | undefined;
+    for (const gpu of this.data.gpus.gpus) {
+      for (const name of gpu.names) {
+        const normalized = normalizeGpuName(name);
+        const matches = wanted === normalized || (wanted.startsWith(normalized) && !/^[0-9]/.test(wanted.slice(normalized.length)));
+        if (matches && (!best || normalized.length > best.length)) best = { gpu, name, length: normalized.length };
+      }
+    }
+    if (!best) return undefined;
+    const { gpu } = best;
+    return { name: best.name, cc: gpu.cc, minCuda: gpu.minCuda, ...(gpu.lastCudaMajor ? { lastCudaMajor: gpu.lastCudaMajor } : {}), record: gpu };
+  }
+
+  minCudaForGpu(nameOrCc: string): string | undefined {
+    return this.gpu(nameOrCc)?.minCuda;
+  }
+
+  // ------------------------------------------------------------------ images
+
+  isNvidiaCuda(registry: string | undefined, repository: string): boolean {
+    const full = registry ? `${registry}/${repository}` : repository;
+    return this.data.images.nvidiaCuda.repositories.includes(full);
+  }
+
+  /** Parse an nvidia/cuda tag: `12.4.1-cudnn-devel-ubuntu22.04`. */
+  nvidiaCudaTag(tag: string): NvidiaCudaTag | undefined {
+    const match = /^(\d+\.\d+(?:\.\d+)?)(?:-(cudnn\d*))?(?:-(base|runtime|devel))?(?:-([a-z]+)(\d+(?:\.\d+)?))?$/.exec(tag);
+    if (!match) return undefined;
+    const version = match[1]!;
+    return {
+      version,
+      ...(match[2] ? { cudnn: match[2] } : {}),
+      ...(match[3] ? { flavour: match[3] } : {}),
+      ...(match[4] ? { os: match[4], osVersion: match[5]! } : {}),
+      versionRange: [0, version.length],
+    };
+  }
+
+  /** The cuDNN spelling nvidia/cuda uses for a CUDA version (`cudnn8`, `cudnn9`, `cudnn`). */
+  cudnnSpelling(cuda: string): { readonly spelling: string; readonly record: Sourced } | undefined {
+    const row = this.data.images.nvidiaCuda.cudnnSpellings.find(
+      (era) => compareDotted(cuda, era.from) >= 0 && (!era.through || compareDotted(cuda, era.through) <= 0),
+    );
+    return row ? { spelling: row.spelling, record: row } : undefined;
+  }
+
+  /** Whether a cuDNN devel tag for this version was seen on Docker Hub (positive evidence only). */
+  cudnnDevelTagSeen(version: string): boolean {
+    return Object.values(this.data.images.nvidiaCuda.cudnnDevelTagsSeen.versions).some((versions) => versions.includes(version));
+  }
+
+  /** NVIDIA deleted this nvidia/cuda version's tags under its end-of-life policy. */
+  nvidiaCudaTagDeleted(version: string): Sourced | undefined {
+    const deleted = this.data.images.nvidiaCuda.deletedTags;
+    const major = Number.parseInt(version, 10);
+    return deleted.versions.includes(version) || deleted.majors.includes(major) ? deleted : undefined;
+  }
+
+  /** `2.3.0-cuda12.1-cudnn8-runtime` → torch 2.3.0, CUDA 12.1. */
+  pytorchImageTag(tag: string): PytorchImageTag | undefined {
+    const match = /^(\d+\.\d+\.\d+)-cuda(\d+\.\d+)-cudnn(\d+)-(runtime|devel)$/.exec(tag);
+    if (!match) return undefined;
+    const start = match[1]!.length + '-cuda'.length;
+    return { torch: match[1]!, cuda: match[2]!, cudnn: match[3]!, flavour: match[4]!, cudaRange: [start, start + match[2]!.length] };
+  }
+
+  ngcPytorch(tag: string): NgcPytorch | undefined {
+    return this.data.images.ngcPytorch.find((row) => row.tag === tag);
+  }
+
+  // ------------------------------------------------------------------ TensorFlow
+
+  /** Tested configuration of a TensorFlow release (patch releases share their minor's row). */
+  tensorflow(version: string): TensorflowRelease | undefined {
+    const wanted = publicVersion(version);
+    const exact = this.data.tensorflow.releases.find((row) => row.version === wanted);
+    return exact ?? this.data.tensorflow.releases.find((row) => minorOf(row.version) === minorOf(wanted));
+  }
+}
+
+function safeSatisfies(version: string, range: string): boolean {
+  try {
+    return satisfies(version, range);
+  } catch {
+    return false;
+  }
+}
+
+function normalizeGpuName(name: string): string {
+  return name
+    .toUpperCase()
+    .replace(/\b(NVIDIA|TESLA|GEFORCE|QUADRO)\b/g, '')
+    .replace(/[\s_-]+/g, '');
+}
+
+/** A one-line citation for help texts: the first source, plus "unverified" where that applies. */
+export function cite(record: Sourced): string {
+  const first = record.source[0] ?? 'knowledge base';
+  return `${first} (retrieved ${record.retrieved}${record.confidence === 'unverified' ? '; unverified' : ''})`;
+}
+
+export function isUnverified(record: Sourced | undefined): boolean {
+  return record?.confidence === 'unverified';
+}
+
+let shared: KnowledgeBase | undefined;
+/** The bundled knowledge base, validated once per process. */
+export function defaultKnowledgeBase(): KnowledgeBase {
+  shared ??= new KnowledgeBase();
+  return shared;
+}
+
+/** The newest release row of a CUDA major.minor (`12.4` → 12.4.1), verified rows preferred. */
+export function latestCudaPatch(kb: KnowledgeBase, minor: string): string | undefined {
+  const rows = kb.data.drivers.releases.filter((row) => row.linux && minorOf(row.version) === minor);
+  const verified = rows.filter((row) => row.confidence !== 'unverified');
+  return (verified.at(-1) ?? rows.at(-1))?.version;
+}

@@ -1,0 +1,119 @@
+import { z } from 'zod';
+
+/** Every record says where it comes from and when that source was read. */
+const sourced = {
+  source: z.array(z.string().min(1)).min(1),
+  retrieved: z.string().regex(/^\d{4}-\d{2}-\d{2}$/),
+  confidence: z.literal('unverified').optional(),
+  note: z.string().optional(),
+};
+const dotted = z.string().regex(/^\d+(\.\d+)*$/);
+const cudaTag = z.string().regex(/^cu\d{2,3}$/);
+
+export const DriverFloor = z.strictObject({ major: z.number().int(), linux: dotted, windows: dotted.optional(), ...sourced });
+export type DriverFloor = z.infer<typeof DriverFloor>;
+
+export const CudaRelease = z.strictObject({ version: dotted, label: z.string(), linux: dotted.optional(), windows: dotted.optional(), ...sourced });
+export type CudaRelease = z.infer<typeof CudaRelease>;
+
+export const CudaDrivers = z.strictObject({
+  description: z.string(),
+  noRelease: z.array(z.strictObject({ version: dotted, ...sourced })),
+  floors: z.array(DriverFloor),
+  releases: z.array(CudaRelease),
+});
+export type CudaDrivers = z.infer<typeof CudaDrivers>;
+
+export const TorchRelease = z.strictObject({
+  version: z.string(),
+  variants: z.array(cudaTag),
+  pypiDefault: cudaTag.nullable(),
+  torchvision: z.array(z.string()),
+  torchaudio: z.array(z.string()),
+  python: z.string().optional(),
+  condaPytorchCuda: z.array(dotted).optional(),
+  condaCudatoolkit: z.array(dotted).optional(),
+  cudnn: z.record(cudaTag, z.string()).optional(),
+  nccl: z.record(cudaTag, z.string()).optional(),
+  variantsComplete: z.boolean().optional(),
+  ...sourced,
+});
+export type TorchRelease = z.infer<typeof TorchRelease>;
+
+export const PyTorch = z.strictObject({
+  description: z.string(),
+  index: z.strictObject({ base: z.string().url(), nightly: z.string().url(), test: z.string().url(), ...sourced }),
+  releases: z.array(TorchRelease),
+});
+
+export const ArchBuild = z.strictObject({
+  torch: z.string(),
+  variants: z.array(cudaTag),
+  sass: z.array(z.string().regex(/^\d+\.\d+a?$/)),
+  ptx: z.array(z.string()).optional(),
+  ...sourced,
+});
+export type ArchBuild = z.infer<typeof ArchBuild>;
+export const PyTorchArchs = z.strictObject({ description: z.string(), builds: z.array(ArchBuild) });
+
+export const CompanionPin = z.strictObject({ package: z.string(), version: z.string(), torch: z.string(), ...sourced });
+export type CompanionPin = z.infer<typeof CompanionPin>;
+export const Companions = z.strictObject({ description: z.string(), pins: z.array(CompanionPin) });
+
+export const Gpu = z.strictObject({ names: z.array(z.string()).min(1), cc: z.string(), minCuda: dotted, lastCudaMajor: z.number().int().optional(), ...sourced });
+export type Gpu = z.infer<typeof Gpu>;
+export const ComputeCapability = z.strictObject({ cc: z.string(), minCuda: dotted, lastCudaMajor: z.number().int().optional(), ...sourced });
+export type ComputeCapability = z.infer<typeof ComputeCapability>;
+export const Gpus = z.strictObject({ description: z.string(), gpus: z.array(Gpu), computeCapabilities: z.array(ComputeCapability) });
+
+const CudnnSpelling = z.strictObject({ spelling: z.string(), from: dotted, through: dotted.optional(), ...sourced });
+const OsSuffix = z.strictObject({ os: z.string(), versions: z.array(z.string()), from: dotted.optional(), through: dotted.optional(), ...sourced });
+export const NgcPytorch = z.strictObject({ tag: z.string(), cuda: dotted.optional(), cudaMajor: z.number().int().optional(), torch: z.string().optional(), cudnn: z.string().optional(), nccl: z.string().optional(), ...sourced });
+export type NgcPytorch = z.infer<typeof NgcPytorch>;
+export const Images = z.strictObject({
+  description: z.string(),
+  nvidiaCuda: z.strictObject({
+    repositories: z.array(z.string()),
+    grammar: z.string(),
+    flavours: z.array(z.string()),
+    fullVersionRequiredFrom: dotted,
+    cudnnSpellings: z.array(CudnnSpelling),
+    osSuffixes: z.array(OsSuffix),
+    cudnnDevelTagsSeen: z.strictObject({ versions: z.record(z.string(), z.array(dotted)), ...sourced }),
+    deletedTags: z.strictObject({ versions: z.array(dotted), majors: z.array(z.number().int()), ...sourced }),
+    supportPolicy: z.strictObject({ text: z.string(), ...sourced }),
+  }),
+  pytorchImages: z.strictObject({ repository: z.string(), grammar: z.string(), examples: z.array(z.string()), ...sourced }),
+  ngcPytorch: z.array(NgcPytorch),
+});
+export type Images = z.infer<typeof Images>;
+
+export const Conda = z.strictObject({
+  description: z.string(),
+  pytorchCuda: z.strictObject({ versions: z.array(dotted), ...sourced }),
+  pytorchChannel: z.strictObject({ lastVersion: z.string(), ...sourced }),
+  buildString: z.strictObject({ grammar: z.string(), examples: z.array(z.string()), ...sourced }),
+  condaForge: z.strictObject({ cudaVersionMetapackage: z.string(), cuda118Dropped: z.boolean(), ...sourced }),
+});
+export type Conda = z.infer<typeof Conda>;
+
+export const TensorflowRelease = z.strictObject({ version: z.string(), python: z.string(), cudnn: dotted, cuda: dotted, ...sourced });
+export type TensorflowRelease = z.infer<typeof TensorflowRelease>;
+export const Tensorflow = z.strictObject({ description: z.string(), releases: z.array(TensorflowRelease), notes: z.array(z.strictObject({ text: z.string(), ...sourced })) });
+
+export const Cudnn = z.strictObject({ description: z.string(), releases: z.array(z.strictObject({ version: dotted, cuda: z.array(z.string()), ...sourced })) });
+export const NvidiaWheels = z.strictObject({
+  description: z.string(),
+  suffixed: z.strictObject({ pattern: z.string(), majors: z.array(z.number().int()), ...sourced }),
+  cuda13Unsuffixed: z.strictObject({ packages: z.array(z.string()), deprecatedStubs: z.string(), keepSuffix: z.array(z.string()), ...sourced }),
+  cupy: z.strictObject({ pattern: z.string(), ...sourced }),
+});
+export type NvidiaWheels = z.infer<typeof NvidiaWheels>;
+
+/** Anything with a source: what rules cite in their help text. */
+export interface Sourced {
+  readonly source: readonly string[];
+  readonly retrieved: string;
+  readonly confidence?: 'unverified';
+  readonly note?: string;
+}

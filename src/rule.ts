@@ -1,0 +1,77 @@
+import type { Unit } from './analysis/units.js';
+import type { Baseline } from './baseline/schema.js';
+import type { ParsedFile } from './facts.js';
+import type { Fix, Severity } from './finding.js';
+import type { KnowledgeBase } from './knowledge/index.js';
+import type { SourceText, Span } from './source.js';
+import type { LoadedBaseline } from './baseline/load.js';
+
+export const DOCS_BASE = 'https://github.com/cuda-gatekeeper/cuda-gatekeeper/blob/main/rules';
+
+export function docsUrl(ruleId: string): string {
+  return `${DOCS_BASE}/${ruleId}/README.md`;
+}
+
+/** Anything with a path and text positions: a parsed file, or the baseline file itself. */
+export interface TextFile {
+  readonly path: string;
+  readonly source: SourceText;
+}
+
+export interface RelatedDraft {
+  readonly file: TextFile;
+  readonly span: Span;
+  readonly message: string;
+}
+
+/** What a rule reports; the gate turns it into a Finding (severity, suppressions, positions, docs URL). */
+export interface Draft<M extends string = string> {
+  readonly messageId: M;
+  readonly data?: Readonly<Record<string, string | number>>;
+  readonly file: TextFile;
+  readonly span: Span;
+  readonly help?: string;
+  readonly related?: readonly RelatedDraft[];
+  readonly fix?: Fix;
+  readonly suggestions?: readonly Fix[];
+  /** Lower than the rule's severity for this finding (e.g. a minor-version mismatch). */
+  readonly severity?: Severity;
+  /** The finding rests on a fact the knowledge base marks unverified: it is capped at notice. */
+  readonly unverified?: boolean;
+}
+
+export interface RuleContext<M extends string = string> {
+  readonly files: readonly ParsedFile[];
+  readonly units: readonly Unit[];
+  readonly kb: KnowledgeBase;
+  readonly baseline: Baseline;
+  /** The baseline as loaded from YAML, when there is a file (for policy-error). */
+  readonly policy?: LoadedBaseline;
+  /** Ids of every rule in this run (to validate suppressions and baseline rule keys). */
+  readonly ruleIds: ReadonlySet<string>;
+  report(draft: Draft<M>): void;
+}
+
+export interface RuleDefinition<M extends string = string> {
+  readonly id: string;
+  readonly description: string;
+  readonly defaultSeverity: Severity;
+  readonly fix: 'none' | 'safe' | 'unsafe';
+  readonly messages: Readonly<Record<M, string>>;
+  check(context: RuleContext<M>): void;
+}
+
+export type AnyRule = RuleDefinition<string>;
+
+/**
+ * Declare a rule. Message ids are checked against `messages` inside the rule; the registry holds rules
+ * with their message-id type erased (a rule's `check` only ever receives its own context).
+ */
+export function defineRule<M extends string>(rule: RuleDefinition<M>): AnyRule {
+  return rule as unknown as AnyRule;
+}
+
+/** `{{name}}` placeholders filled from data; unknown placeholders are left visible rather than dropped. */
+export function formatMessage(template: string, data: Readonly<Record<string, string | number>> = {}): string {
+  return template.replace(/\{\{\s*(\w+)\s*\}\}/g, (whole, key: string) => (key in data ? String(data[key]) : whole));
+}
