@@ -23,7 +23,7 @@ export default defineRule({
     for (const unit of units) {
       for (const claim of unit.claims) {
         if (claim.kind === 'implied' && claim.index) continue;
-        const key = `${claim.file.path}#${claimCuda(claim)}#${claim.kind === 'image' ? claim.span.start : ''}`;
+        const key = `${claim.file.path}#${claimCuda(claim)}`;
         if (done.has(key)) continue;
         if (checkClaim(claim, fleet, kb, report)) done.add(key);
       }

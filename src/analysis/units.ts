@@ -57,7 +57,17 @@ export function buildUnits(files: readonly ParsedFile[], links: ReadonlyMap<Pars
       units.push(fileUnit(file, links, claimsOf, kb));
     }
   }
-  return units;
+  return units.filter((unit) => unit.stage !== undefined || !units.some((other) => other !== unit && contains(other, unit)));
+}
+
+/**
+ * A requirements or conda unit that another unit fully contains (a file installed by a Dockerfile, or
+ * included by another requirements file) is checked only as part of the larger one: its own, narrower
+ * view would infer a different target and propose conflicting fixes.
+ */
+function contains(outer: Unit, inner: Unit): boolean {
+  if (outer.files.length <= inner.files.length) return false;
+  return inner.files.every((file) => outer.files.includes(file));
 }
 
 type ClaimsOf = (file: ParsedFile) => CudaClaim[];
