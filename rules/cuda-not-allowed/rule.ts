@@ -1,4 +1,5 @@
-import { claimCuda } from '../../src/analysis/claims.js';
+import { claimCuda, type CudaClaim } from '../../src/analysis/claims.js';
+import type { Fix } from '../../src/finding.js';
 import { cite, isUnverified } from '../../src/knowledge/index.js';
 import { defineRule } from '../../src/rule.js';
 import { cudaMajor } from '../../src/versions.js';
@@ -10,29 +11,44 @@ export default defineRule({
   fix: 'unsafe',
   messages: {
     notAllowed: '{{subject}} targets CUDA {{cuda}}, which the baseline does not allow (allowed: {{allowed}})',
+    notAllowedMany: '{{subject}} and {{more}} more declaration{{plural}} in this file target CUDA {{cuda}}, which the baseline does not allow (allowed: {{allowed}})',
   },
   check({ units, baseline, report }) {
     const allowed = baseline.cuda.allowed;
     if (!allowed || allowed.length === 0) return;
+    // One finding per file and CUDA version, at its first declaration; the others are related locations.
+    const groups = new Map<string, CudaClaim[]>();
+    const seen = new Set<CudaClaim>();
     for (const unit of units) {
       for (const claim of unit.claims) {
-        if (claim.kind === 'implied' && claim.index) continue;
+        if (seen.has(claim) || (claim.kind === 'implied' && claim.index)) continue;
+        seen.add(claim);
         const cuda = claimCuda(claim);
         const ok = claim.precision === 'major' ? allowed.some((version) => cudaMajor(version) === cudaMajor(cuda)) : allowed.includes(cuda);
         if (ok) continue;
-        const sameMajor = allowed.filter((version) => cudaMajor(version) === cudaMajor(cuda));
-        const proposal = sameMajor.at(-1) ?? allowed.at(-1)!;
-        const edit = claim.precision === 'minor' ? claim.rewrite?.(proposal) : undefined;
-        report({
-          messageId: 'notAllowed',
-          data: { subject: claim.subject, cuda, allowed: allowed.join(', ') },
-          file: claim.file,
-          span: claim.span,
-          unverified: isUnverified(claim.record),
-          help: `The organisation's baseline pins the CUDA versions its fleet supports (cuda.allowed). Move to an allowed version, e.g. ${proposal}, or change the baseline.${claim.record ? ` Fact: ${cite(claim.record)}.` : ''}`,
-          ...(edit ? { suggestions: [{ title: `Move to CUDA ${proposal}`, safety: 'unsafe' as const, edits: [edit] }] } : {}),
-        });
+        const key = `${claim.file.path}\0${cuda}`;
+        groups.set(key, [...(groups.get(key) ?? []), claim]);
       }
+    }
+    for (const claims of groups.values()) {
+      const sorted = [...new Map(claims.map((claim) => [`${claim.span.start}:${claim.kind}`, claim])).values()].sort((a, b) => a.span.start - b.span.start);
+      const first = sorted[0]!;
+      const cuda = claimCuda(first);
+      const sameMajor = allowed.filter((version) => cudaMajor(version) === cudaMajor(cuda));
+      const proposal = sameMajor.at(-1) ?? allowed.at(-1)!;
+      const edits = first.precision === 'minor' ? sorted.map((claim) => claim.rewrite?.(proposal)).filter((edit) => edit !== undefined) : [];
+      const suggestion: Fix | undefined = edits.length > 0 ? { title: `Move to CUDA ${proposal} (${edits.length} edit${edits.length === 1 ? '' : 's'}; check the builds exist)`, safety: 'unsafe', edits } : undefined;
+      const more = sorted.length - 1;
+      report({
+        messageId: more > 0 ? 'notAllowedMany' : 'notAllowed',
+        data: { subject: first.subject, cuda, allowed: allowed.join(', '), more, plural: more === 1 ? '' : 's' },
+        file: first.file,
+        span: first.span,
+        unverified: sorted.every((claim) => isUnverified(claim.record)),
+        help: `The baseline's cuda.allowed lists the CUDA versions the organisation supports. Move to an allowed version (e.g. ${proposal}; \`cuda-gatekeeper plan --cuda ${proposal}\` lists the edits) or change the baseline.${first.record ? ` Fact: ${cite(first.record)}.` : ''}`,
+        related: sorted.slice(1).map((claim) => ({ file: claim.file, span: claim.span, message: `${claim.subject} also targets CUDA ${cuda}` })),
+        ...(suggestion ? { suggestions: [suggestion] } : {}),
+      });
     }
   },
 });

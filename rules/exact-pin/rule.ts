@@ -1,3 +1,4 @@
+import { compactSpec } from '../../src/analysis/claims.js';
 import { CONDA_MINOR_PINS, isCudaRelevant, projectName } from '../../src/analysis/packages.js';
 import type { Unit } from '../../src/analysis/units.js';
 import type { PackageFact, ParsedFile } from '../../src/facts.js';
@@ -29,7 +30,7 @@ export default defineRule({
         const messageId = pkg.specifier.trim() === '' ? 'unpinned' : prefix ? 'prefix' : /\*/.test(pkg.specifier) ? 'wildcard' : 'range';
         report({
           messageId,
-          data: { name: pkg.rawName, spec: pkg.specifier.trim(), version: prefix ?? '' },
+          data: { name: pkg.rawName, spec: compactSpec(pkg.specifier), version: prefix ?? '' },
           file,
           span: pkg.span,
           help: `The CUDA build of ${pkg.rawName} changes with its version, so an unpinned install can silently pull a build for another CUDA. Pin it (${pkg.ecosystem === 'conda' ? `${pkg.rawName}=X.Y.Z` : `${pkg.rawName}==X.Y.Z`})${implied ? `; ${implied.why}` : ''}.`,

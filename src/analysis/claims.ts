@@ -34,10 +34,11 @@ export const CLAIM_PRECEDENCE: Readonly<Record<ClaimKind, number>> = {
   'wheel-url': 7,
   implied: 8,
   apt: 9,
+  // Library wheels are peers: the first one in the file wins a tie.
   'nvidia-wheel': 10,
-  cupy: 11,
-  jax: 12,
-  tensorflow: 13,
+  cupy: 10,
+  jax: 10,
+  tensorflow: 10,
 };
 
 export interface CudaClaim {
@@ -266,9 +267,14 @@ function packageClaims(file: ParsedFile, pkg: PackageFact, kb: KnowledgeBase): C
   return claims;
 }
 
+/** A version constraint as people write it: no blanks around operators (`>= 2.0` → `>=2.0`). */
+export function compactSpec(spec: string): string {
+  return spec.trim().replace(/\s*(==|>=|<=|!=|~=|=|<|>|,)\s*/g, '$1');
+}
+
 export function describePackage(pkg: PackageFact): string {
   if (pkg.url && !pkg.specifier) return pkg.exact ? `${pkg.rawName} ${pkg.exact}` : pkg.rawName;
-  if (pkg.ecosystem === 'conda') return `${pkg.channel ? `${pkg.channel}::` : ''}${pkg.rawName}${pkg.specifier ? ` ${pkg.specifier.trim()}` : ''}${pkg.build && !pkg.specifier.includes(pkg.build) ? `=${pkg.build}` : ''}`.replace(/ =/, '=');
+  if (pkg.ecosystem === 'conda') return `${pkg.channel ? `${pkg.channel}::` : ''}${pkg.rawName}${compactSpec(pkg.specifier)}${pkg.build ? `=${pkg.build}` : ''}`;
   if (pkg.ecosystem === 'apt') return pkg.specifier ? `${pkg.rawName}=${pkg.specifier}` : pkg.rawName;
   return `${pkg.rawName}${pkg.extras.length ? `[${pkg.extras.join(',')}]` : ''}${pkg.specifier}`;
 }

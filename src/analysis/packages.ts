@@ -12,7 +12,7 @@ export function projectName(pkg: PackageFact): string {
 const CUDA_RELEVANT = new Set([
   'torch', 'torchvision', 'torchaudio', 'triton', 'pytorch-triton', 'xformers', 'flash-attn', 'tensorflow', 'tensorflow-gpu',
   'jaxlib', 'pytorch-cuda', 'cudatoolkit', 'cuda-version', 'cuda-toolkit', 'cudnn', 'nccl', 'cuda-python', 'tensorrt', 'onnxruntime-gpu',
-  'paddlepaddle-gpu', 'bitsandbytes', 'vllm', 'deepspeed', 'apex', 'mmcv', 'mmcv-full', 'torch-scatter', 'torch-sparse', 'torch-geometric',
+  'paddlepaddle-gpu', 'bitsandbytes', 'torchao', 'vllm', 'deepspeed', 'apex', 'mmcv', 'mmcv-full', 'torch-scatter', 'torch-sparse', 'torch-geometric',
 ]);
 
 /** Packages whose build or version decides CUDA compatibility (plus whatever the baseline lists). */
