@@ -31,7 +31,7 @@ export function loadBaseline(path: string, text: string, ruleIds?: ReadonlySet<s
   const fail = (problems: PolicyProblem[]): LoadedBaseline => ({ baseline: EMPTY_BASELINE, source, problems, locate });
   if (text.length > MAX_BASELINE_BYTES) return fail([{ message: `the baseline is larger than ${MAX_BASELINE_BYTES / 1024} KiB`, span: { start: 0, end: 0 } }]);
   doc = parseDocument(text, { prettyErrors: false, uniqueKeys: true, strict: true });
-  if (doc.errors.length > 0) return fail(doc.errors.map((error) => ({ message: `YAML: ${error.message.split('\n')[0]}`, span: { start: error.pos[0], end: error.pos[1] } })));
+  if (doc.errors.length > 0) return fail(doc.errors.map((error) => ({ message: `YAML: ${error.message.split('\n')[0]}`, span: { start: Math.min(error.pos[0], text.length), end: Math.min(error.pos[1], text.length) } })));
   let value: unknown;
   const parsedDoc = doc;
   try {

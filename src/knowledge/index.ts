@@ -196,8 +196,7 @@ export class KnowledgeBase {
     for (const gpu of this.data.gpus.gpus) {
       for (const name of gpu.names) {
         const normalized = normalizeGpuName(name);
-        const matches = wanted === normalized || (wanted.startsWith(normalized) && !/^[0-9]/.test(wanted.slice(normalized.length)));
-        if (matches && (!best || normalized.length > best.length)) best = { gpu, name, length: normalized.length };
+        if (gpuNameMatches(wanted, normalized) && (!best || normalized.length > best.length)) best = { gpu, name, length: normalized.length };
       }
     }
     if (!best) return undefined;
@@ -280,11 +279,22 @@ function safeSatisfies(version: string, range: string): boolean {
   }
 }
 
+/** Upper case, vendor words dropped, separators collapsed to one space. */
 function normalizeGpuName(name: string): string {
   return name
     .toUpperCase()
-    .replace(/\b(NVIDIA|TESLA|GEFORCE|QUADRO)\b/g, '')
-    .replace(/[\s_-]+/g, '');
+    .replace(/\b(NVIDIA|TESLA|GEFORCE|QUADRO)\b/g, ' ')
+    .replace(/[\s_-]+/g, ' ')
+    .trim();
+}
+
+/** `H100 80GB HBM3` and `A100-SXM4-80GB` match H100/A100; `A100` does not match `A10`; `RTX4090` matches `RTX 4090`. */
+function gpuNameMatches(wanted: string, name: string): boolean {
+  if (wanted === name || wanted.startsWith(`${name} `)) return true;
+  const compactWanted = wanted.replace(/ /g, '');
+  const compactName = name.replace(/ /g, '');
+  if (compactWanted === compactName) return true;
+  return compactWanted.startsWith(compactName) && /^[A-Z]/.test(compactWanted.slice(compactName.length)) && !/^[A-Z]\b/.test(wanted.slice(name.length).trim());
 }
 
 /** A one-line citation for help texts: the first source, plus "unverified" where that applies. */

@@ -14,8 +14,9 @@ export function parseCondaEnvironment(path: string, text: string): ParsedFile {
   sink.suppressions.push(...findSuppressions(source));
   const doc = parseDocument(text, { uniqueKeys: false, prettyErrors: false, strict: false, keepSourceTokens: false });
   for (const error of doc.errors) {
-    const [start, end] = error.pos;
-    sink.problems.push({ span: { start, end: Math.max(start, end) }, message: `YAML: ${firstLine(error.message)}` });
+    const start = Math.min(error.pos[0], text.length);
+    const end = Math.min(Math.max(error.pos[1], start), text.length);
+    sink.problems.push({ span: { start, end }, message: `YAML: ${firstLine(error.message)}` });
   }
   const root = doc.contents;
   if (!root) return sink.finish(path, 'conda', source);

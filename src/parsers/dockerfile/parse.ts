@@ -49,7 +49,7 @@ export function parseDockerfile(path: string, text: string): ParsedFile {
           break;
         }
         case 'RUN':
-          recordRun(sink, source, span, Math.max(stage, 0), resolverFor(stageScope), escape);
+          recordRun(sink, source, span, Math.max(stage, 0), resolverFor(stageScope, globalScope), escape);
           break;
         case 'COPY':
         case 'ADD':
@@ -69,8 +69,12 @@ export function parseDockerfile(path: string, text: string): ParsedFile {
   return sink.finish(path, 'dockerfile', source);
 }
 
-function resolverFor(scope: Scope): Resolver {
-  return (name) => scope.get(name);
+function resolverFor(scope: Scope, globals?: Scope): Resolver {
+  return (name) => {
+    const found = scope.get(name);
+    if (found || !globals || scope === globals || !globals.has(name)) return found;
+    return { unresolved: `ARG ${name} is declared before FROM, which does not make it visible in a stage; re-declare it after FROM (ARG ${name})` };
+  };
 }
 
 function inheritEnv(sink: FactSink, scope: Scope, parent: number): void {
