@@ -17,7 +17,7 @@ export interface PlanStep {
   readonly what: string;
   readonly from: string;
   readonly to: string;
-  readonly edit?: TextEdit;
+  readonly edits?: readonly TextEdit[];
   readonly note?: string;
 }
 
@@ -61,9 +61,9 @@ export function plan(files: readonly ParsedFile[], targetCuda: string, kb: Knowl
         add(claim.file, claim.span, { what: 'conda pytorch-cuda', from: claim.subject, to: '(none)', note: `pytorch-cuda has no ${cuda} build (published: ${kb.condaPytorchCudaVersions().join(', ')}); install torch from pip instead` });
         continue;
       }
-      const edit = claim.rewrite?.(cuda);
-      const to = edit ? applyPreview(claim.file, claim.span, edit) : '(edit by hand)';
-      add(claim.file, claim.span, { what: claim.kind === 'image' ? 'base image' : claim.kind === 'index' ? 'index URL' : `conda ${claim.package?.name ?? 'pin'}`, from: claim.file.source.text.slice(claim.span.start, claim.span.end), to, ...(edit ? { edit } : {}) });
+      const edits = claim.rewrite?.(cuda);
+      const to = edits ? applyPreview(claim.file, claim.span, edits) : '(edit by hand)';
+      add(claim.file, claim.span, { what: claim.kind === 'image' ? 'base image' : claim.kind === 'index' ? 'index URL' : `conda ${claim.package?.name ?? 'pin'}`, from: claim.file.source.text.slice(claim.span.start, claim.span.end), to, ...(edits ? { edits } : {}) });
     }
     if (!release) continue;
     for (const { file, pkg } of unit.packages) {
@@ -78,7 +78,7 @@ export function plan(files: readonly ParsedFile[], targetCuda: string, kb: Knowl
       const wanted = pkg.localLabel ? `${version}+${tag}` : version;
       if (clause && wanted !== clause.version && file.source.text.slice(clause.versionSpan.start, clause.versionSpan.end) === clause.version) {
         const edit: TextEdit = { path: file.path, range: [clause.versionSpan.start, clause.versionSpan.end], text: wanted };
-        add(file, pkg.span, { what: name, from: `${pkg.rawName}==${pkg.exact}`, to: `${pkg.rawName}==${wanted}`, edit });
+        add(file, pkg.span, { what: name, from: `${pkg.rawName}==${pkg.exact}`, to: `${pkg.rawName}==${wanted}`, edits: [edit] });
       }
     }
   }
@@ -107,10 +107,13 @@ export function plan(files: readonly ParsedFile[], targetCuda: string, kb: Knowl
   };
 }
 
-function applyPreview(file: ParsedFile, span: { start: number; end: number }, edit: TextEdit): string {
-  const text = file.source.text;
-  if (edit.range[0] < span.start || edit.range[1] > span.end) return edit.text; // the edit lands in an ARG default
-  return text.slice(span.start, edit.range[0]) + edit.text + text.slice(edit.range[1], span.end);
+/** The declaration as it reads after the edits; edits outside it (an ARG default) are shown as `ARG=…`. */
+function applyPreview(file: ParsedFile, span: { start: number; end: number }, edits: readonly TextEdit[]): string {
+  const inside = edits.filter((edit) => edit.range[0] >= span.start && edit.range[1] <= span.end).sort((a, b) => b.range[0] - a.range[0]);
+  let text = file.source.text.slice(span.start, span.end);
+  for (const edit of inside) text = text.slice(0, edit.range[0] - span.start) + edit.text + text.slice(edit.range[1] - span.start);
+  const outside = edits.filter((edit) => !inside.includes(edit)).map((edit) => `${file.source.text.slice(edit.range[0], edit.range[1])} → ${edit.text} at line ${file.source.position(edit.range[0]).line}`);
+  return outside.length > 0 ? `${text} (and ${outside.join(', ')})` : text;
 }
 
 export function renderPlanText(result: Plan): string {

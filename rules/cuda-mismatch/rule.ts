@@ -36,8 +36,8 @@ type Report = Parameters<Parameters<typeof defineRule>[0]['check']>[0]['report']
 function reportMismatch(unit: Unit, claim: CudaClaim, target: CudaClaim, relation: 'minor' | 'major', report: Report): void {
   const expected = claimCuda(target);
   const found = claimCuda(claim);
-  const edit = target.precision === 'minor' ? claim.rewrite?.(expected) : undefined;
-  const fix: Fix | undefined = edit ? { title: `Build for CUDA ${expected}`, safety: 'safe', edits: [edit] } : undefined;
+  const edits = target.precision === 'minor' ? claim.rewrite?.(expected) : undefined;
+  const fix: Fix | undefined = edits ? { title: `Build for CUDA ${expected}`, safety: 'safe', edits } : undefined;
   const why =
     relation === 'major'
       ? `Libraries built for different CUDA majors need different runtime libraries (libcudart.so.${found.split('.')[0]} vs .so.${expected.split('.')[0]}) and cannot share one process reliably.`

@@ -18,8 +18,10 @@ export default defineRule({
     if (!allowed || allowed.length === 0) return;
     // One finding per file and CUDA version, at its first declaration; the others are related locations.
     const groups = new Map<string, CudaClaim[]>();
+    const preferred = new Map<string, string>();
     const seen = new Set<CudaClaim>();
     for (const unit of units) {
+      const target = unit.target && unit.target.precision === 'minor' ? claimCuda(unit.target) : undefined;
       for (const claim of unit.claims) {
         if (seen.has(claim) || (claim.kind === 'implied' && claim.index)) continue;
         seen.add(claim);
@@ -28,15 +30,17 @@ export default defineRule({
         if (ok) continue;
         const key = `${claim.file.path}\0${cuda}`;
         groups.set(key, [...(groups.get(key) ?? []), claim]);
+        if (target && allowed.includes(target) && !preferred.has(key)) preferred.set(key, target);
       }
     }
-    for (const claims of groups.values()) {
+    for (const [key, claims] of groups) {
       const sorted = [...new Map(claims.map((claim) => [`${claim.span.start}:${claim.kind}`, claim])).values()].sort((a, b) => a.span.start - b.span.start);
       const first = sorted[0]!;
       const cuda = claimCuda(first);
       const sameMajor = allowed.filter((version) => cudaMajor(version) === cudaMajor(cuda));
-      const proposal = sameMajor.at(-1) ?? allowed.at(-1)!;
-      const edits = first.precision === 'minor' ? sorted.map((claim) => claim.rewrite?.(proposal)).filter((edit) => edit !== undefined) : [];
+      // Prefer the CUDA the rest of the unit already targets, then the newest allowed one of the same major.
+      const proposal = preferred.get(key) ?? sameMajor.at(-1) ?? allowed.at(-1)!;
+      const edits = first.precision === 'minor' ? sorted.flatMap((claim) => claim.rewrite?.(proposal) ?? []) : [];
       const suggestion: Fix | undefined = edits.length > 0 ? { title: `Move to CUDA ${proposal} (${edits.length} edit${edits.length === 1 ? '' : 's'}; check the builds exist)`, safety: 'unsafe', edits } : undefined;
       const more = sorted.length - 1;
       report({

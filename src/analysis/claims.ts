@@ -53,8 +53,8 @@ export interface CudaClaim {
   readonly span: Span;
   /** What declares it, for messages: `nvidia/cuda:12.1.0-devel-ubuntu22.04`, `torch==2.3.0+cu121`. */
   readonly subject: string;
-  /** How to make this declaration say another CUDA version, where a plain text edit can. */
-  readonly rewrite?: (target: string) => TextEdit | undefined;
+  /** How to make this declaration say another CUDA version, where plain text edits can (several when an ARG is involved). */
+  readonly rewrite?: (target: string) => readonly TextEdit[] | undefined;
   /** Knowledge the claim rests on (implied builds, NGC tags). */
   readonly record?: Sourced;
   readonly package?: PackageFact;
@@ -93,7 +93,7 @@ export function fileClaims(file: ParsedFile, kb: KnowledgeBase): CudaClaim[] {
       span: index.span,
       subject: `${index.kind === 'find-links' ? '--find-links' : `--${index.kind}`} ${index.url}`,
       index,
-      rewrite: (target) => rewriteLabel(file, index.urlSpan, index.url, found.range, found.label, target),
+      rewrite: (target) => one(rewriteLabel(file, index.urlSpan, index.url, found.range, found.label, target)),
     });
   }
   for (const pkg of file.packages) claims.push(...packageClaims(file, pkg, kb));
@@ -133,24 +133,27 @@ function imageClaim(file: ParsedFile, image: ImageFact, kb: KnowledgeBase): Cuda
   return undefined;
 }
 
-function rewriteNvidiaCudaTag(file: ParsedFile, image: ImageFact, version: string, cudnn: string | undefined, target: string, kb: KnowledgeBase): TextEdit | undefined {
+function rewriteNvidiaCudaTag(file: ParsedFile, image: ImageFact, version: string, cudnn: string | undefined, target: string, kb: KnowledgeBase): TextEdit[] | undefined {
   const map = image.tagMap;
   if (!map) return undefined;
   const minor = cudaMajorMinor(target);
   if (!minor) return undefined;
   const full = parseCuda(target)?.patch !== undefined ? target : latestCudaPatch(kb, minor);
   if (!full) return undefined;
-  const end = cudnn ? version.length + 1 + cudnn.length : version.length;
-  const span = map.origin(0, end);
-  if (!span) {
-    // The version may come from an ARG default while the cuDNN part is literal: edit the version alone.
-    const versionSpan = map.origin(0, version.length);
-    if (!versionSpan || (cudnn && kb.cudnnSpelling(full)?.spelling !== cudnn)) return undefined;
-    return replaceExact(file, versionSpan, version, full);
-  }
   const spelling = cudnn ? kb.cudnnSpelling(full)?.spelling : undefined;
   if (cudnn && !spelling) return undefined;
-  return replaceExact(file, span, map.text.slice(0, end), spelling ? `${full}-${spelling}` : full);
+  // The version may live in an ARG default and the cuDNN part in the FROM line: edit each where it is.
+  const versionSpan = map.origin(0, version.length);
+  const versionEdit = versionSpan ? replaceExact(file, versionSpan, version, full) : undefined;
+  if (!versionEdit) return undefined;
+  if (!cudnn || spelling === cudnn) return [versionEdit];
+  const cudnnSpan = map.origin(version.length + 1, version.length + 1 + cudnn.length);
+  const cudnnEdit = cudnnSpan ? replaceExact(file, cudnnSpan, cudnn, spelling!) : undefined;
+  return cudnnEdit ? [versionEdit, cudnnEdit] : undefined;
+}
+
+function one(edit: TextEdit | undefined): TextEdit[] | undefined {
+  return edit ? [edit] : undefined;
 }
 
 function rewriteLabel(file: ParsedFile, span: Span, value: string, range: readonly [number, number], label: string, target: string): TextEdit | undefined {
@@ -185,7 +188,7 @@ function packageClaims(file: ParsedFile, pkg: PackageFact, kb: KnowledgeBase): C
             const t = cudaMajorMinor(target);
             if (!t) return undefined;
             const replacement = pkg.name === 'pytorch-cuda' || pkg.name === 'cuda-version' ? t : version.split('.').length > 2 ? `${t}.0` : t;
-            return replaceExact(file, clause.versionSpan, clause.version, replacement);
+            return one(replaceExact(file, clause.versionSpan, clause.version, replacement));
           },
         });
       }
@@ -229,7 +232,7 @@ function packageClaims(file: ParsedFile, pkg: PackageFact, kb: KnowledgeBase): C
         cuda: found.cuda,
         precision: found.precision,
         subject,
-        ...(clause ? { rewrite: (target: string) => rewriteLabel(file, clause.versionSpan, clause.version, found.range, pkg.localLabel!, target) } : {}),
+        ...(clause ? { rewrite: (target: string) => one(rewriteLabel(file, clause.versionSpan, clause.version, found.range, pkg.localLabel!, target)) } : {}),
       });
     } else if (found) {
       claims.push({ ...base, kind: 'wheel-url', cuda: found.cuda, precision: found.precision, subject });

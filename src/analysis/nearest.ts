@@ -1,5 +1,5 @@
 import type { KnowledgeBase, TorchRelease } from '../knowledge/index.js';
-import { compareDotted, cudaFromTag, cudaMajor, publicVersion, tagFromCuda } from '../versions.js';
+import { compareDotted, cudaFromTag, cudaMajor, minorOf, publicVersion, tagFromCuda } from '../versions.js';
 
 /** The CUDA build of a release closest to the one wanted (same major preferred). */
 export function nearestCudaBuild(release: TorchRelease, wantedCuda: string): string | undefined {
@@ -22,11 +22,13 @@ export function nearestReleaseWithCuda(kb: KnowledgeBase, version: string, cuda:
   const candidates = releases.filter((release) => release.variants.includes(wantedTag) && release.confidence !== 'unverified');
   if (candidates.length === 0) return undefined;
   const target = publicVersion(version);
-  return [...candidates].sort((a, b) => {
+  const nearest = [...candidates].sort((a, b) => {
     const da = Math.abs(position(releases, a.version, target));
     const db = Math.abs(position(releases, b.version, target));
     return da - db || compareDotted(b.version, a.version);
-  })[0];
+  })[0]!;
+  // Within the chosen minor, take the newest patch release (same features, more fixes).
+  return candidates.filter((release) => minorOf(release.version) === minorOf(nearest.version)).sort((a, b) => compareDotted(b.version, a.version))[0];
 }
 
 function position(releases: readonly TorchRelease[], version: string, target: string): number {

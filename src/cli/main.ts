@@ -21,7 +21,7 @@ export class UsageError extends Error {}
 
 const USAGE = `Usage:
   cuda-gatekeeper check [PATH...] [--baseline FILE|none] [--format text|json|sarif|github] [--changed-since REF] [--fix] [--verbose]
-  cuda-gatekeeper plan --cuda X.Y [PATH...] [--baseline FILE|none] [--format text|json]
+  cuda-gatekeeper plan --cuda X.Y [PATH...] [--baseline FILE|none] [--format text|json] [--write]
   cuda-gatekeeper rules
   cuda-gatekeeper --version
 
@@ -181,7 +181,7 @@ function planCommand(args: readonly string[], io: Io): number {
   const { values, positionals } = parseArgs({
     args: [...args],
     allowPositionals: true,
-    options: { cuda: { type: 'string' }, baseline: { type: 'string' }, format: { type: 'string', default: 'text' } },
+    options: { cuda: { type: 'string' }, baseline: { type: 'string' }, format: { type: 'string', default: 'text' }, write: { type: 'boolean', default: false } },
   });
   if (!values.cuda) throw new UsageError('plan needs --cuda X.Y, e.g. --cuda 12.8');
   const format = values.format ?? 'text';
@@ -192,5 +192,13 @@ function planCommand(args: readonly string[], io: Io): number {
   if (loaded.missing.length > 0) throw new UsageError(`no such file or directory inside ${io.cwd}: ${loaded.missing.join(', ')}`);
   const result = plan(loaded.files, values.cuda, defaultKnowledgeBase(), policy?.baseline ?? EMPTY_BASELINE);
   io.out(format === 'json' ? `${JSON.stringify(result, null, 2)}\n` : renderPlanText(result));
+  if (values.write) {
+    const edits = result.steps.flatMap((step) => step.edits ?? []);
+    for (const file of loaded.files) {
+      const own = edits.filter((edit) => edit.path === file.path);
+      if (own.length > 0) writeFileSync(resolve(io.cwd, file.path), applyEdits(file.source.text, own));
+    }
+    io.err(`cuda-gatekeeper: applied ${edits.length} edits\n`);
+  }
   return 0;
 }
