@@ -2,7 +2,7 @@ import { claimCuda } from '../../src/analysis/claims.js';
 import type { TorchBuild } from '../../src/analysis/torch-build.js';
 import type { EnvFact, ParsedFile } from '../../src/facts.js';
 import type { Fix } from '../../src/finding.js';
-import { cite, isUnverified, type KnowledgeBase } from '../../src/knowledge/index.js';
+import { cite, isUnverified, type GpuInfo, type KnowledgeBase } from '../../src/knowledge/index.js';
 import { defineRule } from '../../src/rule.js';
 import { compareDotted, cudaMajor, tagFromCuda } from '../../src/versions.js';
 
@@ -26,7 +26,7 @@ export default defineRule({
     archList: 'TORCH_CUDA_ARCH_LIST "{{value}}" does not cover {{gpu}} (compute capability {{cc}})',
   },
   check({ units, files, kb, baseline, report }) {
-    const fleet = baseline.gpus.map((name) => ({ name, info: kb.gpu(name) })).filter((gpu): gpu is { name: string; info: NonNullable<ReturnType<KnowledgeBase['gpu']>> } => gpu.info !== undefined).map<FleetGpu>(({ name, info }) => ({ label: name, cc: info.cc, minCuda: info.minCuda, ...(info.lastCudaMajor ? { lastCudaMajor: info.lastCudaMajor } : {}), record: info.record }));
+    const fleet = baseline.gpus.map((name) => ({ name, info: kb.gpu(name) })).filter((gpu): gpu is { name: string; info: GpuInfo } => gpu.info !== undefined).map<FleetGpu>(({ name, info }) => ({ label: name, cc: info.cc, minCuda: info.minCuda, ...(info.lastCudaMajor ? { lastCudaMajor: info.lastCudaMajor } : {}), record: info.record }));
     if (fleet.length === 0) return;
     for (const unit of units) {
       for (const claim of unit.claims) {

@@ -1,7 +1,7 @@
 import { cudaFromLabel, cudaFromUrl, isPytorchIndex } from '../../src/analysis/cuda-labels.js';
 import { PYTORCH_INDEX_PACKAGES } from '../../src/analysis/torch-build.js';
 import type { Invocation, Unit } from '../../src/analysis/units.js';
-import type { IndexFact, PackageFact, ParsedFile } from '../../src/facts.js';
+import type { IndexFact, InstallContext, PackageFact, ParsedFile } from '../../src/facts.js';
 import type { Fix, TextEdit } from '../../src/finding.js';
 import type { KnowledgeBase } from '../../src/knowledge/index.js';
 import { defineRule } from '../../src/rule.js';
@@ -18,12 +18,13 @@ export default defineRule({
     ignored: '{{option}} is written on a requirement line, where pip ignores it',
   },
   check({ units, kb, report }) {
-    const invocationsOf = new Map<string, Invocation[]>();
+    const invocationsOf = new Map<InstallContext, Invocation[]>();
     for (const unit of units) {
       for (const invocation of unit.invocations) {
         for (const member of invocation.members) {
-          const key = `${member.file.path}#${member.context.id}`;
-          invocationsOf.set(key, [...(invocationsOf.get(key) ?? []), invocation]);
+          const list = invocationsOf.get(member.context);
+          if (list) list.push(invocation);
+          else invocationsOf.set(member.context, [invocation]);
         }
       }
     }
@@ -85,13 +86,14 @@ function serves(index: IndexFact, tag: string): boolean {
   return !isPytorchIndex(index.url) && index.kind !== 'conda-channel';
 }
 
-function checkUnservedLabels(unit: Unit, invocationsOf: ReadonlyMap<string, Invocation[]>, report: Report): void {
+function checkUnservedLabels(unit: Unit, invocationsOf: ReadonlyMap<InstallContext, Invocation[]>, report: Report): void {
   for (const { file, pkg } of unit.packages) {
     if (pkg.ecosystem !== 'pip' || pkg.url || !pkg.localLabel || !pkg.exact || !PYTORCH_INDEX_PACKAGES.has(pkg.name)) continue;
     const cuda = cudaFromLabel(pkg.localLabel);
     if (!cuda || cuda.precision !== 'minor') continue;
     const tag = tagFromCuda(cuda.cuda);
-    const invocations = invocationsOf.get(`${file.path}#${pkg.context}`) ?? [];
+    const context = file.contexts[pkg.context];
+    const invocations = (context && invocationsOf.get(context)) ?? [];
     if (invocations.some((invocation) => invocation.indexes.some((index) => serves(index, tag)))) continue;
     const url = `https://download.pytorch.org/whl/${tag}`;
     const insertAt = file.source.text.charCodeAt(0) === 0xfeff ? 1 : 0;

@@ -41,11 +41,18 @@ export default defineRule({
   },
 });
 
+const parsedVersions = new Map<string, ReturnType<typeof parse>>();
+
 function safeParse(version: string): ReturnType<typeof parse> {
+  let parsed = parsedVersions.get(version);
+  if (parsed !== undefined) return parsed;
   try {
-    return parse(version);
+    parsed = parse(version);
   } catch {
-    return null;
+    parsed = null;
   }
+  if (parsedVersions.size > 10_000) parsedVersions.clear();
+  parsedVersions.set(version, parsed);
+  return parsed;
 }
 

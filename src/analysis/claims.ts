@@ -167,7 +167,12 @@ function rewriteLabel(file: ParsedFile, span: Span, value: string, range: readon
 const CONDA_CUDA_PACKAGES = new Set(['pytorch-cuda', 'cudatoolkit', 'cuda-version', 'cuda-toolkit', 'cuda-runtime', 'cuda-cudart', 'cuda-nvcc', 'cuda-libraries', 'cuda-libraries-dev']);
 const NVIDIA_VERSIONED = /^nvidia-cuda-(runtime|nvrtc|cupti|nvcc)(-cu\d{2})?$/;
 
+/** Cheap test that a package can declare a CUDA version at all (most lines of a requirements file cannot). */
+const MAY_CLAIM = /^(nvidia-|cupy-|cuda|jax|tensorflow|pytorch-cuda|cudatoolkit)|-cu1\d$/;
+
 function packageClaims(file: ParsedFile, pkg: PackageFact, kb: KnowledgeBase): CudaClaim[] {
+  if (pkg.ecosystem === 'pip' && !pkg.localLabel && !pkg.url && !MAY_CLAIM.test(pkg.name)) return [];
+  if (pkg.ecosystem === 'conda' && !pkg.build && !pkg.channel && !CONDA_CUDA_PACKAGES.has(pkg.name)) return [];
   const base = { file, context: pkg.context, package: pkg, span: pkg.span };
   const subject = describePackage(pkg);
   const claims: CudaClaim[] = [];

@@ -18,6 +18,17 @@ const CUDA_RELEVANT = new Set([
 /** Packages whose build or version decides CUDA compatibility (plus whatever the baseline lists). */
 export function isCudaRelevant(pkg: PackageFact, extra: ReadonlySet<string>): boolean {
   if (pkg.ecosystem === 'apt') return false;
+  if (extra.size === 0) {
+    let known = relevance.get(pkg);
+    if (known === undefined) relevance.set(pkg, (known = computeRelevance(pkg, extra)));
+    return known;
+  }
+  return computeRelevance(pkg, extra);
+}
+
+const relevance = new WeakMap<PackageFact, boolean>();
+
+function computeRelevance(pkg: PackageFact, extra: ReadonlySet<string>): boolean {
   const name = projectName(pkg);
   if (CUDA_RELEVANT.has(name) || extra.has(name) || extra.has(pkg.name)) return true;
   if (name === 'jax') return pkg.extras.some((extra) => /^cuda/.test(extra));

@@ -50,24 +50,25 @@ export function buildUnits(files: readonly ParsedFile[], links: ReadonlyMap<Pars
     return claims;
   };
   const units: Unit[] = [];
+  const includers = new Map<ParsedFile, ParsedFile[]>();
+  for (const [from, list] of links) for (const link of list) includers.set(link.to, [...(includers.get(link.to) ?? []), from]);
   for (const file of files) {
     if (file.kind === 'dockerfile') {
       for (const stage of file.stages) units.push(dockerStageUnit(file, stage.index, links, claimsOf, kb));
-    } else {
+    } else if (!includedElsewhere(file, includers.get(file) ?? [], links)) {
       units.push(fileUnit(file, links, claimsOf, kb));
     }
   }
-  return units.filter((unit) => unit.stage !== undefined || !units.some((other) => other !== unit && contains(other, unit)));
+  return units;
 }
 
 /**
- * A requirements or conda unit that another unit fully contains (a file installed by a Dockerfile, or
- * included by another requirements file) is checked only as part of the larger one: its own, narrower
- * view would infer a different target and propose conflicting fixes.
+ * A requirements or conda file that another file installs or includes (a Dockerfile's `pip install -r`,
+ * another file's `-r`) is checked only as part of the larger unit: its own, narrower view would infer a
+ * different target and propose conflicting fixes. Files that include each other are each kept.
  */
-function contains(outer: Unit, inner: Unit): boolean {
-  if (outer.files.length <= inner.files.length) return false;
-  return inner.files.every((file) => outer.files.includes(file));
+function includedElsewhere(file: ParsedFile, includers: readonly ParsedFile[], links: ReadonlyMap<ParsedFile, readonly Link[]>): boolean {
+  return includers.some((includer) => includer !== file && (includer.kind === 'dockerfile' || !reachable(links.get(file) ?? [], links, new Set([file])).includes(includer)));
 }
 
 type ClaimsOf = (file: ParsedFile) => CudaClaim[];
@@ -112,7 +113,11 @@ function dockerStageUnit(file: ParsedFile, stage: number, links: ReadonlyMap<Par
   for (const context of contexts) {
     const contextLinks = (links.get(file) ?? []).filter((link) => link.include.context === context.id);
     const linked = reachable(contextLinks, links, new Set([file]));
-    for (const member of linked) if (!seen.has(member)) (seen.add(member), linkedFiles.push(member));
+    for (const member of linked) {
+      if (seen.has(member)) continue;
+      seen.add(member);
+      linkedFiles.push(member);
+    }
     if (context.tool !== 'apt') invocations.push(makeInvocation([{ file, context }, ...linked.flatMap((member) => member.contexts.map((c) => ({ file: member, context: c })))]));
   }
   const contextIds = new Set(contexts.map((context) => context.id));
@@ -120,8 +125,6 @@ function dockerStageUnit(file: ParsedFile, stage: number, links: ReadonlyMap<Par
     claim.stage !== undefined ? (claim.kind === 'image' ? claim.stage === chain.at(-1) : chain.includes(claim.stage)) : claim.context !== undefined && contextIds.has(claim.context),
   );
   const claims = [...own, ...linkedFiles.flatMap((member) => claimsOf(member))];
-  const packages = contexts.length;
-  void packages;
   return finishUnit(label, file, stage, [file, ...linkedFiles], claims, invocations, kb, contextIds);
 }
 

@@ -26,27 +26,26 @@ const MAX_BASELINE_BYTES = 256 * 1024;
  */
 export function loadBaseline(path: string, text: string, ruleIds?: ReadonlySet<string>): LoadedBaseline {
   const source = new SourceText(path, text);
-  let doc: Document | undefined;
-  const locate = (path: readonly (string | number)[]): Span => (doc ? spanOf(doc, path) : { start: 0, end: 0 });
+  const nowhere = (): Span => ({ start: 0, end: 0 });
+  if (text.length > MAX_BASELINE_BYTES) return { baseline: EMPTY_BASELINE, source, locate: nowhere, problems: [{ message: `the baseline is larger than ${MAX_BASELINE_BYTES / 1024} KiB`, span: nowhere() }] };
+  const doc = parseDocument(text, { prettyErrors: false, uniqueKeys: true, strict: true });
+  const locate = (path: readonly (string | number)[]): Span => spanOf(doc, path);
   const fail = (problems: PolicyProblem[]): LoadedBaseline => ({ baseline: EMPTY_BASELINE, source, problems, locate });
-  if (text.length > MAX_BASELINE_BYTES) return fail([{ message: `the baseline is larger than ${MAX_BASELINE_BYTES / 1024} KiB`, span: { start: 0, end: 0 } }]);
-  doc = parseDocument(text, { prettyErrors: false, uniqueKeys: true, strict: true });
   if (doc.errors.length > 0) return fail(doc.errors.map((error) => ({ message: `YAML: ${error.message.split('\n')[0]}`, span: { start: Math.min(error.pos[0], text.length), end: Math.min(error.pos[1], text.length) } })));
   let value: unknown;
-  const parsedDoc = doc;
   try {
-    value = parsedDoc.toJS({ maxAliasCount: 50 }) ?? {};
+    value = doc.toJS({ maxAliasCount: 50 }) ?? {};
   } catch (error) {
     return fail([{ message: `YAML: ${(error as Error).message}`, span: { start: 0, end: 0 } }]);
   }
   const parsed = BaselineFile.safeParse(value);
   if (!parsed.success) {
-    return fail(parsed.error.issues.map((issue) => ({ message: describeIssue(issue), span: spanOf(parsedDoc, issue.path as (string | number)[], issue.code === 'unrecognized_keys' ? (issue as { keys?: string[] }).keys?.[0] : undefined) })));
+    return fail(parsed.error.issues.map((issue) => ({ message: describeIssue(issue), span: spanOf(doc, issue.path as (string | number)[], issue.code === 'unrecognized_keys' ? (issue as { keys?: string[] }).keys?.[0] : undefined) })));
   }
   const problems: PolicyProblem[] = [];
   if (ruleIds) {
     for (const id of Object.keys(parsed.data.rules ?? {})) {
-      if (!ruleIds.has(id)) problems.push({ message: `unknown rule "${id}" in rules (known: ${[...ruleIds].sort().join(', ')})`, span: spanOf(parsedDoc, ['rules'], id) });
+      if (!ruleIds.has(id)) problems.push({ message: `unknown rule "${id}" in rules (known: ${[...ruleIds].sort().join(', ')})`, span: spanOf(doc, ['rules'], id) });
     }
   }
   return { baseline: resolveBaseline(parsed.data), file: parsed.data, source, problems, locate };

@@ -46,6 +46,14 @@ export interface DriverNeed {
   readonly exactRow: boolean;
 }
 
+export interface GpuInfo {
+  readonly name: string;
+  readonly cc: string;
+  readonly minCuda: string;
+  readonly lastCudaMajor?: number;
+  readonly record: Sourced;
+}
+
 export interface NvidiaCudaTag {
   readonly version: string;
   readonly cudnn?: string;
@@ -70,6 +78,15 @@ export class KnowledgeBase {
   readonly retrieved: string;
   private readonly releasesByVersion: ReadonlyMap<string, CudaRelease>;
   private readonly torchByVersion: ReadonlyMap<string, TorchRelease>;
+  /** Query results are pure functions of the data: cache them (rules ask the same questions per unit). */
+  private readonly memo = new Map<string, unknown>();
+
+  private cached<T>(key: string, compute: () => T): T {
+    if (this.memo.has(key)) return this.memo.get(key) as T;
+    const value = compute();
+    this.memo.set(key, value);
+    return value;
+  }
 
   constructor(data: KnowledgeData = loadData()) {
     this.data = data;
@@ -87,6 +104,10 @@ export class KnowledgeBase {
 
   /** The driver a CUDA version needs for its full feature set (NVIDIA Table 3). `12.4` means 12.4 GA. */
   minDriver(cuda: string): DriverNeed | undefined {
+    return this.cached(`minDriver:${cuda}`, () => this.computeMinDriver(cuda));
+  }
+
+  private computeMinDriver(cuda: string): DriverNeed | undefined {
     const parsed = parseCuda(cuda);
     if (!parsed) return undefined;
     const wanted = `${parsed.major}.${parsed.minor}.${parsed.patch ?? 0}`;
@@ -158,7 +179,7 @@ export class KnowledgeBase {
   /** The torch releases a torchvision or torchaudio version belongs to. */
   torchForCompanion(pkg: 'torchvision' | 'torchaudio', version: string): readonly TorchRelease[] {
     const wanted = publicVersion(version);
-    return this.data.pytorch.releases.filter((release) => release[pkg].includes(wanted));
+    return this.cached(`companion:${pkg}:${wanted}`, () => this.data.pytorch.releases.filter((release) => release[pkg].includes(wanted)));
   }
 
   /** Exact torch a package release was built against (xformers), or the triton a torch release pins. */
@@ -175,7 +196,7 @@ export class KnowledgeBase {
   /** Compiled GPU architectures of a torch build, where published. */
   compiledArchs(version: string, variant: string): ArchBuild | undefined {
     const release = publicVersion(version);
-    return this.data.archs.builds.find((build) => build.variants.includes(variant) && safeSatisfies(release, build.torch));
+    return this.cached(`archs:${release}:${variant}`, () => this.data.archs.builds.find((build) => build.variants.includes(variant) && safeSatisfies(release, build.torch)));
   }
 
   condaPytorchCudaVersions(): readonly string[] {
@@ -185,7 +206,11 @@ export class KnowledgeBase {
   // ------------------------------------------------------------------ GPUs
 
   /** Look up a GPU by model name (`H100`, `NVIDIA A100-SXM4-80GB`) or compute capability (`8.0`). */
-  gpu(nameOrCc: string): { readonly name: string; readonly cc: string; readonly minCuda: string; readonly lastCudaMajor?: number; readonly record: Sourced } | undefined {
+  gpu(nameOrCc: string): GpuInfo | undefined {
+    return this.cached(`gpu:${nameOrCc}`, () => this.computeGpu(nameOrCc));
+  }
+
+  private computeGpu(nameOrCc: string): GpuInfo | undefined {
     const trimmed = nameOrCc.trim();
     if (/^\d+\.\d+$/.test(trimmed)) {
       const record = this.data.gpus.computeCapabilities.find((row) => row.cc === trimmed);
@@ -217,6 +242,10 @@ export class KnowledgeBase {
 
   /** Parse an nvidia/cuda tag: `12.4.1-cudnn-devel-ubuntu22.04`. */
   nvidiaCudaTag(tag: string): NvidiaCudaTag | undefined {
+    return this.cached(`tag:${tag}`, () => this.computeNvidiaCudaTag(tag));
+  }
+
+  private computeNvidiaCudaTag(tag: string): NvidiaCudaTag | undefined {
     const match = /^(\d+\.\d+(?:\.\d+)?)(?:-(cudnn\d*))?(?:-(base|runtime|devel))?(?:-([a-z]+)(\d+(?:\.\d+)?))?$/.exec(tag);
     if (!match) return undefined;
     const version = match[1]!;
@@ -265,6 +294,10 @@ export class KnowledgeBase {
 
   /** Tested configuration of a TensorFlow release (patch releases share their minor's row). */
   tensorflow(version: string): TensorflowRelease | undefined {
+    return this.cached(`tf:${version}`, () => this.computeTensorflow(version));
+  }
+
+  private computeTensorflow(version: string): TensorflowRelease | undefined {
     const wanted = publicVersion(version);
     const exact = this.data.tensorflow.releases.find((row) => row.version === wanted);
     return exact ?? this.data.tensorflow.releases.find((row) => minorOf(row.version) === minorOf(wanted));

@@ -105,6 +105,14 @@ export class Mapped {
   }
 
   slice(from: number, to: number = this.text.length): Mapped {
+    if (this.segments.length === 1) {
+      const seg = this.segments[0]!;
+      if (seg.origin >= 0 && !seg.via) {
+        const a = Math.max(0, Math.min(from, this.text.length));
+        const b = Math.max(a, Math.min(to, this.text.length));
+        return Mapped.of(this.text.slice(a, b), seg.origin + a);
+      }
+    }
     const builder = new MappedBuilder();
     for (const seg of this.segments) {
       const a = Math.max(seg.from, from);
@@ -123,25 +131,27 @@ export class Mapped {
 }
 
 export class MappedBuilder {
-  private text = '';
+  private readonly parts: string[] = [];
+  private size = 0;
   private readonly segments: Segment[] = [];
 
   get length(): number {
-    return this.text.length;
+    return this.size;
   }
 
   /** Characters that are in the file at `origin` (or not editable when origin is -1). */
   pushSegment(text: string, origin: number, site?: Span, via?: ArgOrigin): void {
     if (text.length === 0) return;
-    const from = this.text.length;
+    const from = this.size;
     const ownSite = site ?? { start: origin, end: origin + text.length };
     const prev = this.segments.at(-1);
     if (prev && !via && !prev.via && !site && origin >= 0 && prev.origin >= 0 && prev.origin + (prev.to - prev.from) === origin) {
       this.segments[this.segments.length - 1] = { ...prev, to: from + text.length, site: { start: prev.site.start, end: ownSite.end } };
     } else {
-      this.segments.push({ from, to: from + text.length, origin, site: ownSite, ...(via ? { via } : {}) });
+      this.segments.push(via ? { from, to: from + text.length, origin, site: ownSite, via } : { from, to: from + text.length, origin, site: ownSite });
     }
-    this.text += text;
+    this.parts.push(text);
+    this.size += text.length;
   }
 
   pushMapped(mapped: Mapped): void {
@@ -153,6 +163,6 @@ export class MappedBuilder {
   }
 
   build(): Mapped {
-    return new Mapped(this.text, [...this.segments]);
+    return new Mapped(this.parts.join(''), [...this.segments]);
   }
 }

@@ -46,7 +46,7 @@ export function parsePythonRequirement(m: Mapped): RequirementResult {
   let url: string | undefined;
   let urlSpan: Span | undefined;
   const clauses: VersionClause[] = [];
-  let specStart = i;
+  let specStart: number;
   let specEnd = i;
 
   if (text[i] === '@') {

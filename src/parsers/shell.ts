@@ -1,6 +1,6 @@
 import type { ArgOrigin } from '../facts.js';
 import type { Span } from '../source.js';
-import { Mapped, MappedBuilder } from './mapped.js';
+import { MappedBuilder, type Mapped } from './mapped.js';
 
 /** A shell word after quote removal and parameter expansion, still mapped to the file. */
 export interface Word {
@@ -81,48 +81,57 @@ function readWord(script: Mapped, startIndex: number, resolve: Resolver): { word
   let i = startIndex;
   let quote: '"' | "'" | undefined;
   let unresolved: string | undefined;
-
-  const pushRaw = (from: number, to: number): void => out.pushMapped(script.slice(from, to));
+  // Runs of ordinary characters are copied as one piece; only quotes, escapes and `$` break a run.
+  let runStart = i;
+  const flush = (to: number): void => {
+    if (to > runStart) out.pushMapped(script.slice(runStart, to));
+  };
 
   while (i < text.length) {
     const ch = text[i]!;
     if (!quote) {
       if (ch === ' ' || ch === '\t' || ch === '\r' || OPERATOR_CHARS.has(ch) || ch === '>' || ch === '<') break;
       if (ch === '"' || ch === "'") {
+        flush(i);
         quote = ch;
-        i++;
+        runStart = ++i;
         continue;
       }
       if (ch === '\\' && i + 1 < text.length) {
-        pushRaw(i + 1, i + 2);
+        flush(i);
+        runStart = i + 1;
         i += 2;
         continue;
       }
     } else if (ch === quote) {
+      flush(i);
       quote = undefined;
-      i++;
+      runStart = ++i;
       continue;
     } else if (quote === '"' && ch === '\\' && i + 1 < text.length && /["\\$`]/.test(text[i + 1]!)) {
-      pushRaw(i + 1, i + 2);
+      flush(i);
+      runStart = i + 1;
       i += 2;
       continue;
     }
     if (ch === '$' && quote !== "'") {
       const expansion = readExpansion(script, i, resolve);
       if (expansion) {
+        flush(i);
         if ('unresolved' in expansion) {
           unresolved ??= expansion.unresolved;
-          pushRaw(i, expansion.next);
+          out.pushMapped(script.slice(i, expansion.next));
         } else {
           out.pushMapped(expansion.value);
         }
         i = expansion.next;
+        runStart = i;
         continue;
       }
     }
-    pushRaw(i, i + 1);
     i++;
   }
+  flush(i);
   if (i === startIndex) return { next: i + 1 };
   const mapped = out.build();
   const word: Word = {

@@ -5,7 +5,7 @@ import { addRequirementsContext, parseRequirementLine } from '../requirements/pa
 import { findSuppressions } from '../suppressions.js';
 import { scalarText } from '../yaml-text.js';
 import { parseMatchSpec } from './match-spec.js';
-import { Mapped } from '../mapped.js';
+import type { Mapped } from '../mapped.js';
 
 /** Parse a conda environment file (environment.yml, conda.yaml, …). Never throws. */
 export function parseCondaEnvironment(path: string, text: string): ParsedFile {

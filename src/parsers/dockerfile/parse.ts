@@ -4,7 +4,7 @@ import { SourceText, type Span } from '../../source.js';
 import { parseImageRef } from '../image-ref.js';
 import { recordInstallCommand } from '../installers.js';
 import { Mapped, MappedBuilder } from '../mapped.js';
-import { splitCommands, type Resolver, type Variable } from '../shell.js';
+import { splitCommands, type Resolver, type Variable, type Word } from '../shell.js';
 import { findSuppressions } from '../suppressions.js';
 
 type Scope = Map<string, Variable | { readonly unresolved: string }>;
@@ -243,7 +243,7 @@ function recordRun(sink: FactSink, source: SourceText, span: Span, stage: number
   }
 }
 
-function dropRunFlags(command: readonly import('../shell.js').Word[]): import('../shell.js').Word[] {
+function dropRunFlags(command: readonly Word[]): Word[] {
   let i = 0;
   while (i < command.length && /^--(mount|network|security|device)(=|$)/.test(command[i]!.text)) i++;
   return command.slice(i);

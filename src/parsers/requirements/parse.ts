@@ -140,6 +140,13 @@ export function* logicalLines(source: SourceText, firstLine = 1, lastLine = sour
       open = true;
       continue;
     }
+    if (!open) {
+      // The common case: one physical line, mapped as a single piece.
+      const lead = body.length - body.trimStart().length;
+      const trimmed = body.trim();
+      if (trimmed.length > 0) yield Mapped.of(trimmed, offset + lead);
+      continue;
+    }
     builder.pushSegment(body, offset);
     const mapped = builder.build().trim();
     if (mapped.length > 0) yield mapped;

@@ -1,0 +1,18 @@
+// Ad-hoc profiling helper (not part of npm run bench): parse once, gate three times.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadBaseline } from '../../src/baseline/load.js';
+import { gate } from '../../src/gate.js';
+import { defaultKnowledgeBase } from '../../src/knowledge/index.js';
+import { parseFile } from '../../src/parsers/index.js';
+import { packageRoot } from '../../src/cli/package-root.js';
+import { project } from './synthetic.js';
+
+const kb = defaultKnowledgeBase();
+const policy = process.env.EMPTY ? loadBaseline('b', '') : loadBaseline('baseline.yaml', readFileSync(join(packageRoot(), 'baseline.yaml'), 'utf8'));
+const files = Array.from({ length: 2000 }, (_, i) => Object.entries(project(i)).map(([name, text]) => parseFile(`p${i}/${name}`, text, name === 'Dockerfile' ? 'dockerfile' : name.endsWith('.yml') ? 'conda' : 'requirements'))).flat();
+for (let round = 0; round < 3; round++) {
+  const t0 = performance.now();
+  const report = gate(files, policy.baseline, kb);
+  console.log(`gate: ${(performance.now() - t0).toFixed(0)} ms, ${report.findings.length} findings`);
+}
