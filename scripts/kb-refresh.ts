@@ -1,0 +1,22 @@
+/** npm run kb:refresh [-- --dry-run]: update the knowledge base from upstream sources (needs network). */
+import { join } from 'node:path';
+import { fetchText, OfflineError, refresh, writeData } from '../src/knowledge/refresh/run.js';
+
+const dataDir = join(import.meta.dirname, '..', 'src', 'knowledge', 'data');
+const dryRun = process.argv.includes('--dry-run');
+const today = new Date().toISOString().slice(0, 10);
+
+try {
+  const result = await refresh(dataDir, fetchText, today);
+  for (const change of result.changes) process.stdout.write(`${change}\n`);
+  if (result.changes.length === 0) process.stdout.write('kb:refresh: the knowledge base matches its sources\n');
+  else if (!dryRun) {
+    writeData(dataDir, result.files);
+    process.stdout.write(`kb:refresh: ${result.changes.length} change(s) written; review them with git diff src/knowledge/data and run npm test\n`);
+  }
+} catch (error) {
+  if (error instanceof OfflineError) {
+    process.stderr.write(`kb:refresh: ${error.message}\n`);
+    process.exitCode = 1;
+  } else throw error;
+}
