@@ -11,7 +11,7 @@ import { defaultKnowledgeBase } from '../src/knowledge/index.js';
 import { RULE_IDS } from '../rules/index.js';
 
 export const ROOT = join(import.meta.dirname, '..');
-export const CORPUS = join(ROOT, '..', 'shared', 'corpus');
+export const CORPUS = join(ROOT, 'fixtures', 'corpus');
 
 const NOT_INPUT = /^(expected\.out|baseline\.yaml|README\.md)$|\.fixed$/;
 
