@@ -14,7 +14,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/github/**', 'src/app.ts', 'test/**'],
+    files: ['src/github/**', 'src/app.ts', 'src/main.ts', 'test/**'],
     rules: { 'no-restricted-imports': 'off' },
   },
 );

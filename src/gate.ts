@@ -5,12 +5,14 @@ import type { Baseline } from './baseline/schema.js';
 import type { ParsedFile, Suppression } from './facts.js';
 import { severityRank, type Finding, type Report, type Severity } from './finding.js';
 import type { KnowledgeBase } from './knowledge/index.js';
-import { docsUrl, formatMessage, type AnyRule, type Draft } from './rule.js';
+import { docsUrl, formatMessage, type AnyRule, type Draft, type RuleContext } from './rule.js';
 import { RULES } from '../rules/index.js';
 
 export interface GateOptions {
   /** The loaded baseline file, so its own problems become policy-error findings. */
   readonly policy?: LoadedBaseline;
+  /** Problems found while layering baselines, reported as policy-error. */
+  readonly policyProblems?: RuleContext['policyProblems'];
   /** Override the rule set (tests). */
   readonly rules?: readonly AnyRule[];
 }
@@ -41,7 +43,7 @@ export function gate(files: readonly ParsedFile[], baseline: Baseline, kb: Knowl
       seen.add(key);
       findings.push(finding);
     };
-    rule.check({ files, units, kb, baseline, ruleIds, ...(options.policy ? { policy: options.policy } : {}), report });
+    rule.check({ files, units, kb, baseline, ruleIds, ...(options.policy ? { policy: options.policy } : {}), ...(options.policyProblems ? { policyProblems: options.policyProblems } : {}), report });
   }
 
   const kept = applySuppressions(files, findings, ruleIds, baseline.rules[SUPPRESSION_RULE_ID] === 'off');

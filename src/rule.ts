@@ -47,6 +47,8 @@ export interface RuleContext<M extends string = string> {
   readonly baseline: Baseline;
   /** The baseline as loaded from YAML, when there is a file (for policy-error). */
   readonly policy?: LoadedBaseline;
+  /** Policy problems found while layering baselines (locked keys a repository tried to weaken). */
+  readonly policyProblems?: readonly { readonly file: TextFile; readonly span: Span; readonly message: string }[];
   /** Ids of every rule in this run (to validate suppressions and baseline rule keys). */
   readonly ruleIds: ReadonlySet<string>;
   report(draft: Draft<M>): void;

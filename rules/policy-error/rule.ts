@@ -11,7 +11,10 @@ export default defineRule({
     noSuchCuda: 'cuda.allowed lists CUDA {{cuda}}, which NVIDIA never released',
     unknownGpu: 'gpus lists "{{gpu}}", which the knowledge base does not know; use a compute capability such as "8.0" or a known model name',
   },
-  check({ policy, kb, report }) {
+  check({ policy, policyProblems, kb, report }) {
+    for (const problem of policyProblems ?? []) {
+      report({ messageId: 'invalid', data: { message: problem.message }, file: problem.file, span: problem.span, help: 'The organisation baseline locks this key; the organisation value stays in effect. Change it in the organisation config repository instead.' });
+    }
     if (!policy) return;
     const file = { path: policy.source.path, source: policy.source };
     for (const problem of policy.problems) {

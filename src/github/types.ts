@@ -1,0 +1,25 @@
+import type { ProbotOctokit } from 'probot';
+
+/** The installation-authenticated Octokit that Probot hands to handlers. */
+export type GitHub = InstanceType<typeof ProbotOctokit>;
+
+export interface RepoRef {
+  readonly owner: string;
+  readonly repo: string;
+}
+
+/** A pull request to check, as the webhook payloads describe it. */
+export interface PullTarget extends RepoRef {
+  readonly number: number;
+  readonly headSha: string;
+  readonly headRef: string;
+  /** owner/name of the repository the head branch lives in (differs for forks). */
+  readonly headRepo: string;
+  readonly installationId: number;
+}
+
+export interface Logger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}

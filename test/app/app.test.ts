@@ -1,0 +1,182 @@
+/**
+ * The GitHub App with Probot, real webhook payloads and a spec-validating fake GitHub (through nock).
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { FakeGitHub } from '../support/fake-github.js';
+import { example, setup, teardown, type LogLine } from '../support/probot.js';
+import { FULL, OWNER, pullScenario, REPO } from './scenario.js';
+import type { Probot } from 'probot';
+
+const DOCKERFILE = 'FROM nvidia/cuda:12.1.1-cudnn8-runtime-ubuntu22.04\nCOPY requirements.txt .\nRUN pip install -r requirements.txt\n';
+const REQUIREMENTS = '--extra-index-url https://download.pytorch.org/whl/cu121\ntorch==2.3.0+cu121\ntorchvision==0.17.0+cu121\n';
+const CONFIG = 'cuda:\n  allowed: ["12.1", "12.4"]\n';
+
+let fake: FakeGitHub;
+let probot: Probot;
+let logs: LogLine[];
+
+beforeEach(() => {
+  fake = new FakeGitHub();
+  ({ probot, logs } = setup(fake));
+});
+
+afterEach(() => {
+  expect(fake.violations, 'every request matches GitHub\'s API description').toEqual([]);
+  teardown();
+});
+
+const calls = () => fake.requests.map((request) => `${request.method} ${request.path}`);
+
+describe('pull request checks', () => {
+  it('creates one completed check run with counts, a summary, annotations and an Apply fixes button, in 4 API calls', async () => {
+    const scenario = pullScenario(fake, { main: { '.github/cuda-gatekeeper.yml': CONFIG }, head: { Dockerfile: DOCKERFILE, 'requirements.txt': REQUIREMENTS }, changed: ['Dockerfile', 'requirements.txt'] });
+    await probot.receive({ id: 'delivery-1', name: 'pull_request', payload: scenario.payload } as never);
+
+    expect(fake.checkRuns).toHaveLength(1);
+    const run = fake.checkRuns[0]!;
+    expect(run).toMatchObject({ name: 'CUDA gatekeeper', head_sha: scenario.headSha, status: 'completed', conclusion: 'failure' });
+    expect(run.output?.title).toBe('1 error');
+    expect(run.output?.summary).toContain('| `requirements.txt` | 1 | 0 | 0 |');
+    expect(run.output?.summary).toMatch(/Baseline: octo-org\/trainer:\.github\/cuda-gatekeeper\.yml@[0-9a-f]{7}/);
+    expect(run.output?.summary).toContain('Knowledge base: data retrieved 2026-11-');
+    expect(run.output?.summary).toContain('```diff\n--- requirements.txt\n- torchvision==0.17.0+cu121\n+ torchvision==0.18.0+cu121');
+    expect(run.annotations).toEqual([expect.objectContaining({ path: 'requirements.txt', start_line: 3, end_line: 3, start_column: 1, annotation_level: 'failure', title: 'companion-mismatch' })]);
+    expect(run.actions).toEqual([expect.objectContaining({ identifier: 'apply_fixes', label: 'Apply fixes' })]);
+    expect(calls().filter((call) => !call.includes('/reviews'))).toEqual([
+      'POST /app/installations/42/access_tokens',
+      `GET /repos/${FULL}/pulls/7/files`,
+      'POST /graphql',
+      `POST /repos/${FULL}/check-runs`,
+    ]);
+    const done = logs.find((line) => line.msg === 'check completed')!;
+    // The token request, the file list, one GraphQL read, the check run, and the review with the suggestion.
+    expect(done).toMatchObject({ deliveryId: 'delivery-1', repo: FULL, pr: 7, apiCalls: 5, suggestions: 1 });
+    expect(JSON.stringify(logs)).not.toContain('BEGIN PRIVATE KEY');
+  });
+
+  it('posts safe one-line fixes on changed lines as one review with suggestion blocks, once', async () => {
+    const scenario = pullScenario(fake, { head: { 'requirements.txt': REQUIREMENTS }, changed: ['requirements.txt'] });
+    await probot.receive({ id: 'd1', name: 'pull_request', payload: scenario.payload } as never);
+    const pull = fake.pull(FULL, 7)!;
+    expect(pull.reviews).toHaveLength(1);
+    expect(pull.reviews[0]!.comments).toEqual([{ path: 'requirements.txt', line: 3, side: 'RIGHT', body: expect.stringContaining('```suggestion\ntorchvision==0.18.0+cu121\n```') }]);
+
+    await probot.receive({ id: 'd2', name: 'pull_request', payload: { ...scenario.payload, action: 'synchronize' } } as never);
+    expect(pull.reviews).toHaveLength(1);
+    expect(fake.checkRuns).toHaveLength(1);
+    expect(fake.checkRuns[0]!.updates).toBe(1);
+  });
+
+  it('completes successfully in one check-run call when no CUDA-relevant file changed', async () => {
+    const scenario = pullScenario(fake, { head: { 'README.md': '# hi\n', 'src/app.py': 'print(1)\n' }, changed: ['README.md', 'src/app.py'] });
+    await probot.receive({ id: 'd', name: 'pull_request', payload: scenario.payload } as never);
+    expect(fake.checkRuns).toEqual([expect.objectContaining({ conclusion: 'success', output: expect.objectContaining({ title: 'No CUDA-relevant files changed' }) })]);
+    expect(calls().filter((call) => call.includes('check-runs'))).toHaveLength(1);
+  });
+
+  it('reads files the change pulls in (an unchanged requirements file installed by the Dockerfile)', async () => {
+    const scenario = pullScenario(fake, { main: { 'requirements.txt': 'torch==2.1.0+cu118\n--extra-index-url https://download.pytorch.org/whl/cu118\n' }, head: { Dockerfile: DOCKERFILE }, changed: ['Dockerfile'] });
+    await probot.receive({ id: 'd', name: 'pull_request', payload: scenario.payload } as never);
+    expect(fake.checkRuns[0]!.annotations).toEqual(expect.arrayContaining([expect.objectContaining({ path: 'requirements.txt', title: 'cuda-mismatch', annotation_level: 'failure' })]));
+    expect(calls().filter((call) => call === 'POST /graphql')).toHaveLength(2);
+  });
+
+  it('sends annotations in batches of 50 (bundled baseline: 120 library findings + 3 policy findings)', async () => {
+    const lines = Array.from({ length: 120 }, (_, i) => `nvidia-lib${i}-cu11==1.0.${i}`);
+    const scenario = pullScenario(fake, { head: { 'requirements.txt': `torch==2.1.0+cu121\n--extra-index-url https://download.pytorch.org/whl/cu121\n${lines.join('\n')}\n` }, changed: ['requirements.txt'] });
+    await probot.receive({ id: 'd', name: 'pull_request', payload: scenario.payload } as never);
+    const run = fake.checkRuns[0]!;
+    expect(run.annotations).toHaveLength(123);
+    expect(run.updates).toBe(2);
+    expect(fake.requests.filter((request) => request.path.includes('check-runs')).map((request) => ((request.body as { output?: { annotations?: unknown[] } }).output?.annotations ?? []).length)).toEqual([50, 50, 23]);
+  });
+
+  it('reads the baseline from the default branch, never from the pull request', async () => {
+    const scenario = pullScenario(fake, {
+      main: { '.github/cuda-gatekeeper.yml': 'cuda:\n  allowed: ["12.4"]\n' },
+      head: { '.github/cuda-gatekeeper.yml': 'cuda:\n  allowed: ["12.1"]\n', 'requirements.txt': '--index-url https://download.pytorch.org/whl/cu121\ntorch==2.3.0+cu121\n' },
+      changed: ['.github/cuda-gatekeeper.yml', 'requirements.txt'],
+    });
+    await probot.receive({ id: 'd', name: 'pull_request', payload: scenario.payload } as never);
+    expect(fake.checkRuns[0]!.annotations).toEqual(expect.arrayContaining([expect.objectContaining({ title: 'cuda-not-allowed' })]));
+  });
+
+  it('reports an invalid repository baseline as policy-error with its position, without crashing', async () => {
+    const scenario = pullScenario(fake, { main: { '.github/cuda-gatekeeper.yml': 'cuda:\n  allowd: ["12.4"]\n' }, head: { 'requirements.txt': 'torch==2.3.0\n' }, changed: ['requirements.txt'] });
+    await probot.receive({ id: 'd', name: 'pull_request', payload: scenario.payload } as never);
+    expect(fake.checkRuns[0]).toMatchObject({ conclusion: 'failure' });
+    expect(fake.checkRuns[0]!.annotations).toEqual([expect.objectContaining({ path: '.github/cuda-gatekeeper.yml', start_line: 2, title: 'policy-error', message: 'unknown key "allowd" in cuda' })]);
+  });
+
+  it('layers the organisation baseline and rejects weakening a locked key', async () => {
+    const scenario = pullScenario(fake, {
+      org: { 'cuda-gatekeeper.yml': 'cuda:\n  allowed: ["12.4"]\nlocked: ["cuda.allowed"]\n' },
+      main: { '.github/cuda-gatekeeper.yml': '_extends: .github\ncuda:\n  allowed: ["12.1", "12.4"]\n' },
+      head: { 'requirements.txt': '--index-url https://download.pytorch.org/whl/cu121\ntorch==2.3.0+cu121\n' },
+      changed: ['requirements.txt'],
+    });
+    await probot.receive({ id: 'd', name: 'pull_request', payload: scenario.payload } as never);
+    const titles = (fake.checkRuns[0]!.annotations as { title: string; message: string }[]).map((annotation) => `${annotation.title}: ${annotation.message}`);
+    expect(titles).toEqual(expect.arrayContaining([expect.stringMatching(/^policy-error: cuda\.allowed is locked by octo-org\/\.github:cuda-gatekeeper\.yml@[0-9a-f]{7}: it adds CUDA versions 12\.1$/), expect.stringMatching(/^cuda-not-allowed: /)]));
+    expect(fake.checkRuns[0]!.output?.summary).toMatch(/Baseline: octo-org\/\.github:cuda-gatekeeper\.yml@\w{7} \+ octo-org\/trainer:\.github\/cuda-gatekeeper\.yml@\w{7}/);
+  });
+
+  it('re-checks on check_suite and check_run rerequests, updating the same check run', async () => {
+    const scenario = pullScenario(fake, { head: { 'requirements.txt': REQUIREMENTS }, changed: ['requirements.txt'] });
+    await probot.receive({ id: 'd1', name: 'pull_request', payload: scenario.payload } as never);
+    const suite = example('check_suite', 'rerequested');
+    Object.assign(suite.repository as object, { name: REPO, full_name: FULL });
+    Object.assign((suite.repository as { owner: object }).owner, { login: OWNER });
+    Object.assign(suite.check_suite as object, { head_sha: scenario.headSha, pull_requests: [{ number: 7, head: { ref: 'cuda-upgrade', sha: scenario.headSha, repo: { id: 1, url: `https://api.github.com/repos/${FULL}`, name: REPO } }, base: { ref: 'main', sha: 'x', repo: { id: 1, url: `https://api.github.com/repos/${FULL}`, name: REPO } }, url: '', id: 1 }] });
+    await probot.receive({ id: 'd2', name: 'check_suite', payload: suite } as never);
+    expect(fake.checkRuns).toHaveLength(1);
+    expect(fake.checkRuns[0]!.updates).toBeGreaterThan(0);
+  });
+
+  it('does not create a second check run for a redelivered webhook of the same head commit', async () => {
+    const scenario = pullScenario(fake, { head: { 'requirements.txt': REQUIREMENTS }, changed: ['requirements.txt'] });
+    await Promise.all([
+      probot.receive({ id: 'same', name: 'pull_request', payload: scenario.payload } as never),
+      probot.receive({ id: 'same', name: 'pull_request', payload: scenario.payload } as never),
+    ]);
+    expect(fake.checkRuns).toHaveLength(1);
+  });
+
+  it('skips files over 1 MiB and binary files with a notice in the summary', async () => {
+    const big = `torch==2.3.0\n${'# padding\n'.repeat(110_000)}`;
+    const scenario = pullScenario(fake, { head: { 'requirements.txt': big, 'requirements-bin.txt': 'torch\0\0' }, changed: ['requirements.txt', 'requirements-bin.txt'] });
+    await probot.receive({ id: 'd', name: 'pull_request', payload: scenario.payload } as never);
+    expect(fake.checkRuns[0]!.output?.summary).toContain('### Not checked');
+    expect(fake.checkRuns[0]!.output?.summary).toContain('`requirements.txt`: larger than 1 MiB');
+    expect(fake.checkRuns[0]!.output?.summary).toContain('`requirements-bin.txt`: binary file');
+  });
+});
+
+describe('faults: the check always ends completed with an explanation', () => {
+  it.each([
+    [500, /GitHub answered 500/],
+    [502, /GitHub answered 502/],
+    [403, /refused the request \(403/],
+    [404, /404.*deleted/],
+  ])('GitHub answering %i to the file list', async (status, explanation) => {
+    const scenario = pullScenario(fake, { head: { 'requirements.txt': REQUIREMENTS }, changed: ['requirements.txt'] });
+    fake.fail({ method: 'GET', path: /\/pulls\/7\/files$/, status, ...(status === 403 ? { headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(Math.floor(Date.now() / 1000) + 60) } } : {}) });
+    await probot.receive({ id: 'd', name: 'pull_request', payload: scenario.payload } as never);
+    expect(fake.checkRuns).toEqual([expect.objectContaining({ status: 'completed', conclusion: 'failure', output: expect.objectContaining({ title: 'cuda-gatekeeper could not check this pull request', summary: expect.stringMatching(explanation) }) })]);
+    expect(logs.some((line) => line.msg === 'check failed')).toBe(true);
+  });
+
+  it('a GraphQL error (a deleted branch) completes the check with the reason', async () => {
+    const scenario = pullScenario(fake, { head: { 'requirements.txt': REQUIREMENTS }, changed: ['requirements.txt'] });
+    fake.fail({ method: 'POST', path: /^\/graphql$/, status: 502 });
+    await probot.receive({ id: 'd', name: 'pull_request', payload: scenario.payload } as never);
+    expect(fake.checkRuns[0]).toMatchObject({ status: 'completed', conclusion: 'failure' });
+  });
+
+  it('when even the failure cannot be reported, it logs and does not throw', async () => {
+    const scenario = pullScenario(fake, { head: { 'requirements.txt': REQUIREMENTS }, changed: ['requirements.txt'] });
+    fake.fail({ path: /\/check-runs/, status: 503, times: 5 });
+    await probot.receive({ id: 'd', name: 'pull_request', payload: scenario.payload } as never);
+    expect(logs.some((line) => line.msg === 'could not report the failure on a check run')).toBe(true);
+  });
+});

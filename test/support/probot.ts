@@ -1,0 +1,60 @@
+/** Probot under test: real payloads from @octokit/webhooks-examples, GitHub answered by FakeGitHub via nock. */
+import { generateKeyPairSync } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import nock from 'nock';
+import { pino } from 'pino';
+import { Probot, ProbotOctokit } from 'probot';
+import { cudaGatekeeper } from '../../src/app.js';
+import { createDeps, type AppDeps } from '../../src/github/handlers.js';
+import type { FakeGitHub } from './fake-github.js';
+
+const EXAMPLES = JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', 'node_modules', '@octokit', 'webhooks-examples', 'api.github.com', 'index.json'), 'utf8')) as { name: string; examples: Record<string, unknown>[] }[];
+
+/** A real example payload of an event/action that carries an installation. */
+export function example(name: string, action?: string): Record<string, unknown> {
+  const found = EXAMPLES.find((entry) => entry.name === name)?.examples.find((payload) => (action === undefined || payload.action === action) && payload.installation);
+  if (!found) throw new Error(`no example for ${name}.${action}`);
+  return structuredClone(found);
+}
+
+let key: string | undefined;
+export function privateKey(): string {
+  key ??= generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs8', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } }).privateKey;
+  return key;
+}
+
+export interface LogLine {
+  readonly level: number;
+  readonly msg: string;
+  readonly [key: string]: unknown;
+}
+
+export function setup(fake: FakeGitHub): { probot: Probot; deps: AppDeps; logs: LogLine[] } {
+  nock.disableNetConnect();
+  for (const method of ['get', 'post', 'patch', 'put', 'delete'] as const) {
+    nock('https://api.github.com')
+      .persist()
+      [method](/.*/)
+      .reply(async function reply(uri, body) {
+        const response = await fake.handle(method.toUpperCase(), uri, body === '' ? undefined : typeof body === 'string' ? JSON.parse(body) : body);
+        return [response.status, JSON.stringify(response.body), { 'content-type': 'application/json', ...response.headers }];
+      });
+  }
+  const logs: LogLine[] = [];
+  const log = pino({ level: 'info' }, { write: (line: string) => void logs.push(JSON.parse(line) as LogLine) });
+  const probot = new Probot({
+    appId: 1,
+    privateKey: privateKey(),
+    log,
+    Octokit: ProbotOctokit.defaults((options: Record<string, unknown>) => ({ ...options, retry: { enabled: false }, throttle: { ...(options.throttle as object), enabled: false } })),
+  });
+  const deps = createDeps(1);
+  void probot.load(cudaGatekeeper(deps));
+  return { probot, deps, logs };
+}
+
+export function teardown(): void {
+  nock.cleanAll();
+  nock.enableNetConnect();
+}
