@@ -47,7 +47,7 @@ export function firstReadQuery(paths: readonly string[], headSha: string, withOr
     }`
     : '';
   const org = withOrg ? `org: repository(owner: $owner, name: ${literal(ORG_CONFIG_REPO)}) { config: object(expression: ${literal(`HEAD:${ORG_CONFIG_PATH}`)}) { ...blob } defaultBranchRef { target { oid } } }` : '';
-  return `query CudaGatekeeperRead($owner: String!, $name: String!, $number: Int!, $head: GitObjectID!, $appId: Int!) {
+  return `query CudaGatekeeperRead($owner: String!, $name: String!,${withPull ? ' $number: Int!,' : ''} $head: GitObjectID!, $appId: Int!) {
   repository(owner: $owner, name: $name) {
     ${files}
     config: object(expression: ${literal(`HEAD:${CONFIG_PATH}`)}) { ...blob }
@@ -74,7 +74,7 @@ export const COMMENT_MARKER = '<!-- cuda-gatekeeper:comment -->';
 
 export async function firstRead(github: GitHub, repo: RepoRef, options: { paths: readonly string[]; headSha: string; number: number; appId: number; withOrg: boolean }): Promise<FirstRead> {
   const query = firstReadQuery(options.paths, options.headSha, options.withOrg, options.number > 0);
-  const data = await github.graphql<FirstReadResponse>(query, { owner: repo.owner, name: repo.repo, number: options.number, head: options.headSha, appId: options.appId });
+  const data = await github.graphql<FirstReadResponse>(query, { owner: repo.owner, name: repo.repo, ...(options.number > 0 ? { number: options.number } : {}), head: options.headSha, appId: options.appId });
   const files = new Map<string, Blob | null>();
   options.paths.forEach((path, i) => files.set(path, (data.repository[`f${i}`] as Blob | null) ?? null));
   const config = data.repository.config;

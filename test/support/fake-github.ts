@@ -110,7 +110,7 @@ export class FakeGitHub {
 
   private async route(method: string, path: string, query: URLSearchParams, body: unknown): Promise<Response> {
     if (path === '/graphql' && method === 'POST') {
-      const { query: text, variables } = body as { query: string; variables?: Record<string, unknown> };
+      const { query: text } = body as { query: string };
       const problems = validateGraphql(text);
       if (problems.length) {
         this.violations.push(...problems);
@@ -221,49 +221,7 @@ export class FakeGitHub {
   }
 
   private root(): unknown {
-    const fake = this;
-    const blob = (text: string | undefined) => (text === undefined ? null : { __typename: 'Blob', text: text.includes('\0') ? null : text, byteSize: Buffer.byteLength(text), isBinary: text.includes('\0') });
-    return {
-      repository: ({ owner, name }: { owner: string; name: string }) => {
-        const full = `${owner}/${name}`.toLowerCase();
-        const repo = fake.repos.get(full);
-        if (!repo) return null;
-        return {
-          defaultBranchRef: { name: repo.defaultBranch, target: { __typename: 'Commit', oid: repo.head } },
-          object: ({ expression, oid }: { expression?: string; oid?: string }) => {
-            if (oid) {
-              const runs = fake.checkRuns.filter((run) => run.repo === full && run.head_sha === oid);
-              return { __typename: 'Commit', oid, checkSuites: () => ({ nodes: runs.length ? [{ checkRuns: ({ filterBy }: { filterBy?: { checkName?: string } }) => ({ nodes: runs.filter((run) => !filterBy?.checkName || run.name === filterBy.checkName).map((run) => ({ databaseId: run.id })) }) }] : [] }) };
-            }
-            const [revision, ...rest] = (expression ?? '').split(':');
-            const sha = revision === 'HEAD' ? repo.head : revision!;
-            return blob(fake.trees.get(sha)?.get(rest.join(':')));
-          },
-          pullRequest: ({ number }: { number: number }) => {
-            const pull = fake.pull(full, number);
-            if (!pull) return null;
-            return {
-              headRefOid: pull.headSha,
-              headRefName: pull.headRef,
-              headRepository: { nameWithOwner: pull.headRepo },
-              reviews: () => ({ nodes: pull.reviews.map((review) => ({ comments: () => ({ nodes: review.comments.map((comment) => ({ body: comment.body })) }) })) }),
-              comments: () => ({ nodes: pull.comments.map((comment) => ({ databaseId: comment.id, body: comment.body })) }),
-            };
-          },
-        };
-      },
-      createCommitOnBranch: ({ input }: { input: { branch: { repositoryNameWithOwner: string; branchName: string }; expectedHeadOid: string; message: unknown; fileChanges: { additions?: { path: string; contents: string }[] } } }) => {
-        const pull = [...fake.pulls.values()].find((candidate) => candidate.headRepo.toLowerCase() === input.branch.repositoryNameWithOwner.toLowerCase() && candidate.headRef === input.branch.branchName);
-        if (!pull || pull.headSha !== input.expectedHeadOid) throw new Error('Expected branch to point to the expected head oid');
-        const files = Object.fromEntries(fake.trees.get(pull.headSha) ?? []);
-        const additions = (input.fileChanges.additions ?? []).map((file) => ({ path: file.path, contents: Buffer.from(file.contents, 'base64').toString('utf8') }));
-        for (const file of additions) files[file.path] = file.contents;
-        const oid = fake.commit(files);
-        fake.commits.push({ branch: input.branch.branchName, repo: input.branch.repositoryNameWithOwner, oid, files: additions, message: input.message });
-        pull.headSha = oid;
-        return { commit: { oid, url: `https://github.test/commit/${oid}` } };
-      },
-    };
+    return rootResolvers(this);
   }
 
   // ------------------------------------------------------------------------------------------ HTTP
@@ -294,4 +252,50 @@ export class FakeGitHub {
 
 function notFound(): Response {
   return { status: 404, body: { message: 'Not Found' } };
+}
+
+/** GraphQL root resolvers over the fake's state (graphql-js calls nested functions with their arguments). */
+function rootResolvers(fake: FakeGitHub): unknown {
+  const blob = (text: string | undefined) => (text === undefined ? null : { __typename: 'Blob', text: text.includes('\0') ? null : text, byteSize: Buffer.byteLength(text), isBinary: text.includes('\0') });
+  return {
+    repository: ({ owner, name }: { owner: string; name: string }) => {
+      const full = `${owner}/${name}`.toLowerCase();
+      const repo = fake.repos.get(full);
+      if (!repo) return null;
+      return {
+        defaultBranchRef: { name: repo.defaultBranch, target: { __typename: 'Commit', oid: repo.head } },
+        object: ({ expression, oid }: { expression?: string; oid?: string }) => {
+          if (oid) {
+            const runs = fake.checkRuns.filter((run) => run.repo === full && run.head_sha === oid);
+            return { __typename: 'Commit', oid, checkSuites: () => ({ nodes: runs.length ? [{ checkRuns: ({ filterBy }: { filterBy?: { checkName?: string } }) => ({ nodes: runs.filter((run) => !filterBy?.checkName || run.name === filterBy.checkName).map((run) => ({ databaseId: run.id })) }) }] : [] }) };
+          }
+          const [revision, ...rest] = (expression ?? '').split(':');
+          const sha = revision === 'HEAD' ? repo.head : revision!;
+          return blob(fake.trees.get(sha)?.get(rest.join(':')));
+        },
+        pullRequest: ({ number }: { number: number }) => {
+          const pull = fake.pull(full, number);
+          if (!pull) return null;
+          return {
+            headRefOid: pull.headSha,
+            headRefName: pull.headRef,
+            headRepository: { nameWithOwner: pull.headRepo },
+            reviews: () => ({ nodes: pull.reviews.map((review) => ({ comments: () => ({ nodes: review.comments.map((comment) => ({ body: comment.body })) }) })) }),
+            comments: () => ({ nodes: pull.comments.map((comment) => ({ databaseId: comment.id, body: comment.body })) }),
+          };
+        },
+      };
+    },
+    createCommitOnBranch: ({ input }: { input: { branch: { repositoryNameWithOwner: string; branchName: string }; expectedHeadOid: string; message: unknown; fileChanges: { additions?: { path: string; contents: string }[] } } }) => {
+      const pull = [...fake.pulls.values()].find((candidate) => candidate.headRepo.toLowerCase() === input.branch.repositoryNameWithOwner.toLowerCase() && candidate.headRef === input.branch.branchName);
+      if (!pull || pull.headSha !== input.expectedHeadOid) throw new Error('Expected branch to point to the expected head oid');
+      const files = Object.fromEntries(fake.trees.get(pull.headSha) ?? []);
+      const additions = (input.fileChanges.additions ?? []).map((file) => ({ path: file.path, contents: Buffer.from(file.contents, 'base64').toString('utf8') }));
+      for (const file of additions) files[file.path] = file.contents;
+      const oid = fake.commit(files);
+      fake.commits.push({ branch: input.branch.branchName, repo: input.branch.repositoryNameWithOwner, oid, files: additions, message: input.message });
+      pull.headSha = oid;
+      return { commit: { oid, url: `https://github.test/commit/${oid}` } };
+    },
+  };
 }

@@ -33,10 +33,8 @@ export interface LogLine {
 export function setup(fake: FakeGitHub): { probot: Probot; deps: AppDeps; logs: LogLine[] } {
   nock.disableNetConnect();
   for (const method of ['get', 'post', 'patch', 'put', 'delete'] as const) {
-    nock('https://api.github.com')
-      .persist()
-      [method](/.*/)
-      .reply(async function reply(uri, body) {
+    const scope = nock('https://api.github.com').persist();
+    scope[method](/.*/).reply(async function reply(uri, body) {
         const response = await fake.handle(method.toUpperCase(), uri, body === '' ? undefined : typeof body === 'string' ? JSON.parse(body) : body);
         return [response.status, JSON.stringify(response.body), { 'content-type': 'application/json', ...response.headers }];
       });
