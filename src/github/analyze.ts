@@ -1,5 +1,6 @@
 /** The read → parse → gate pipeline for one pull request (I/O at the edges, the engine in the middle). */
 import { includeCandidates } from '../analysis/links.js';
+import { dirname, joinRepo } from '../analysis/paths.js';
 import type { ParsedFile } from '../facts.js';
 import type { Report } from '../finding.js';
 import { gate } from '../gate.js';
@@ -15,6 +16,7 @@ export const MAX_CHANGED_FILES = 3000;
 const READ_CHUNK = 100;
 /** How deep `-r` chains are followed beyond the changed files. */
 const LINK_ROUNDS = 3;
+const SIBLINGS = ['requirements.txt', 'requirements-gpu.txt', 'requirements-cuda.txt', 'environment.yml', 'environment.yaml'];
 
 export interface Analysis {
   readonly report: Report;
@@ -40,7 +42,10 @@ export async function analyzePull(github: GitHub, target: PullTarget, deps: Anal
   const added = new Map(relevantChanges.map((file) => [file.filename, addedLines(file.patch)]));
 
   const cachedOrg = deps.orgCache.get(target.installationId, target.owner);
-  const chunks = chunk(relevant, READ_CHUNK);
+  // Dockerfiles usually install a requirements or environment file next to them: read those speculatively
+  // in the same request, so the common case needs no second read (missing files just come back empty).
+  const speculative = [...new Set(relevant.filter((path) => classifyPath(path) === 'dockerfile').flatMap((path) => SIBLINGS.map((name) => joinRepo(dirname(path), name) ?? name)))].filter((path) => !relevant.includes(path));
+  const chunks = chunk([...relevant, ...speculative].slice(0, Math.max(READ_CHUNK, relevant.length)), READ_CHUNK);
   const read = await firstRead(github, repo, { paths: chunks[0] ?? [], headSha: target.headSha, number: target.number, appId: deps.appId, withOrg: cachedOrg === undefined });
   if (read.orgConfig !== undefined) deps.orgCache.set(target.installationId, target.owner, read.orgConfig);
   const blobs = new Map(read.files);
@@ -57,15 +62,33 @@ export async function analyzePull(github: GitHub, target: PullTarget, deps: Anal
     texts.set(path, blob.text);
     files.push(parseFile(path, blob.text, kind));
   };
-  for (const [path, blob] of blobs) accept(path, blob);
+  const accepted = new Set<string>();
+  const acceptOnce = (path: string, blob: Blob | null): void => {
+    if (accepted.has(path)) return;
+    accepted.add(path);
+    accept(path, blob);
+  };
+  const speculativeSet = new Set(speculative);
+  for (const [path, blob] of blobs) if (!speculativeSet.has(path)) acceptOnce(path, blob);
 
-  // Files the changed files pull in (`-r`, a Dockerfile's COPY + pip install -r), read at the head commit.
+  // Files the changed files pull in (`-r`, a Dockerfile's COPY + pip install -r), read at the head commit;
+  // speculative reads are used only when something really pulls them in.
   const tried = new Set(blobs.keys());
   for (let round = 0; round < LINK_ROUNDS; round++) {
-    const wanted = [...new Set(files.flatMap((file) => file.includes.flatMap((include) => includeCandidates(file, include))))].filter((path) => !tried.has(path));
-    if (wanted.length === 0) break;
-    for (const path of wanted) tried.add(path);
-    for (const part of chunk(wanted, READ_CHUNK)) for (const [path, blob] of await readBlobs(github, repo, part, target.headSha)) accept(path, blob);
+    // Per include, candidates are in order of preference: stop at the first that exists.
+    const open = files.flatMap((file) => file.includes.map((include) => includeCandidates(file, include))).filter((candidates) => !candidates.some((path) => accepted.has(path)));
+    const known = [...new Set(open.flatMap((candidates) => candidates.find((path) => blobs.get(path)) ?? []))];
+    const toRead = [...new Set(open.filter((candidates) => !candidates.some((path) => blobs.get(path))).flatMap((candidates) => candidates.filter((path) => !tried.has(path))))];
+    for (const path of known) acceptOnce(path, blobs.get(path)!);
+    if (toRead.length === 0) {
+      if (known.length === 0) break;
+      continue;
+    }
+    for (const path of toRead) tried.add(path);
+    for (const part of chunk(toRead, READ_CHUNK)) for (const [path, blob] of await readBlobs(github, repo, part, target.headSha)) {
+      blobs.set(path, blob);
+      acceptOnce(path, blob);
+    }
   }
 
   const baseline = resolveBaseline(target.owner, target.repo, read.repoConfig, read.orgConfig === undefined ? cachedOrg : read.orgConfig);

@@ -78,6 +78,15 @@ describe('pull request checks', () => {
     const scenario = pullScenario(fake, { main: { 'requirements.txt': 'torch==2.1.0+cu118\n--extra-index-url https://download.pytorch.org/whl/cu118\n' }, head: { Dockerfile: DOCKERFILE }, changed: ['Dockerfile'] });
     await probot.receive({ id: 'd', name: 'pull_request', payload: scenario.payload } as never);
     expect(fake.checkRuns[0]!.annotations).toEqual(expect.arrayContaining([expect.objectContaining({ path: 'requirements.txt', title: 'cuda-mismatch', annotation_level: 'failure' })]));
+    // requirements.txt next to a changed Dockerfile is read speculatively in the same request.
+    expect(calls().filter((call) => call === 'POST /graphql')).toHaveLength(1);
+  });
+
+  it('follows less usual links with one more read', async () => {
+    const dockerfile = 'FROM nvidia/cuda:12.1.1-cudnn8-runtime-ubuntu22.04\nCOPY deps/gpu.txt /tmp/gpu.txt\nRUN pip install -r /tmp/gpu.txt\n';
+    const scenario = pullScenario(fake, { main: { 'docker/deps/gpu.txt': 'torch==2.1.0+cu118\n--extra-index-url https://download.pytorch.org/whl/cu118\n' }, head: { 'docker/Dockerfile': dockerfile }, changed: ['docker/Dockerfile'] });
+    await probot.receive({ id: 'd', name: 'pull_request', payload: scenario.payload } as never);
+    expect(fake.checkRuns[0]!.annotations).toEqual(expect.arrayContaining([expect.objectContaining({ path: 'docker/deps/gpu.txt', title: 'cuda-mismatch' })]));
     expect(calls().filter((call) => call === 'POST /graphql')).toHaveLength(2);
   });
 

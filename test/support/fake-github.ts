@@ -74,6 +74,11 @@ export class FakeGitHub {
   readonly violations: string[] = [];
   readonly faults: Fault[] = [];
   private nextId = 1000;
+  /** Validate requests against GitHub's API description (the benchmark turns it off to measure the App alone). */
+  constructor(readonly validateRequests = true) {}
+
+  /** Where clients reach this fake (used in pagination links). */
+  baseUrl = 'https://api.github.com';
 
   addRepo(fullName: string, files: Record<string, string>, defaultBranch = 'main'): string {
     const sha = this.commit(files);
@@ -109,7 +114,9 @@ export class FakeGitHub {
   }
 
   private async route(method: string, path: string, query: URLSearchParams, body: unknown): Promise<Response> {
-    if (path === '/graphql' && method === 'POST') {
+    if (!this.validateRequests) {
+      // no validation
+    } else if (path === '/graphql' && method === 'POST') {
       const { query: text } = body as { query: string };
       const problems = validateGraphql(text);
       if (problems.length) {
@@ -142,7 +149,8 @@ export class FakeGitHub {
       const items = pull.files.slice((page - 1) * perPage, page * perPage).map((file, i) => ({ sha: `${i}`.padStart(40, '0'), filename: file.filename, status: file.status, additions: 1, deletions: 0, changes: 1, blob_url: '', raw_url: '', contents_url: '', ...(file.patch ? { patch: file.patch } : {}) }));
       const last = Math.max(1, Math.ceil(pull.files.length / perPage));
       const headers: Record<string, string> = {};
-      if (page < last) headers.link = `<https://api.github.com/repositories/1/pulls/${pull.number}/files?per_page=${perPage}&page=${page + 1}>; rel="next", <https://api.github.com/repositories/1/pulls/${pull.number}/files?per_page=${perPage}&page=${last}>; rel="last"`;
+      const link = (n: number) => `<${this.baseUrl}/repos/${match![1]}/pulls/${pull.number}/files?per_page=${perPage}&page=${n}>`;
+      if (page < last) headers.link = `${link(page + 1)}; rel="next", ${link(last)}; rel="last"`;
       return { status: 200, body: items, headers };
     }
     if (method === 'POST' && (match = /^\/repos\/([^/]+\/[^/]+)\/check-runs$/.exec(path))) {
@@ -246,7 +254,9 @@ export class FakeGitHub {
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    return { server, port: (server.address() as AddressInfo).port };
+    const port = (server.address() as AddressInfo).port;
+    this.baseUrl = `http://127.0.0.1:${port}/api/v3`;
+    return { server, port };
   }
 }
 

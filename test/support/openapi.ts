@@ -4,11 +4,12 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { packageRoot } from '../../src/cli/package-root.js';
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { buildSchema, graphql, parse, validate, type GraphQLSchema } from 'graphql';
 
-const MODULES = join(import.meta.dirname, '..', '..', 'node_modules');
+const MODULES = join(packageRoot(), 'node_modules');
 
 interface Operation {
   readonly method: string;

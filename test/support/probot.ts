@@ -6,10 +6,11 @@ import nock from 'nock';
 import { pino } from 'pino';
 import { Probot, ProbotOctokit } from 'probot';
 import { cudaGatekeeper } from '../../src/app.js';
+import { packageRoot } from '../../src/cli/package-root.js';
 import { createDeps, type AppDeps } from '../../src/github/handlers.js';
 import type { FakeGitHub } from './fake-github.js';
 
-const EXAMPLES = JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', 'node_modules', '@octokit', 'webhooks-examples', 'api.github.com', 'index.json'), 'utf8')) as { name: string; examples: Record<string, unknown>[] }[];
+const EXAMPLES = JSON.parse(readFileSync(join(packageRoot(), 'node_modules', '@octokit', 'webhooks-examples', 'api.github.com', 'index.json'), 'utf8')) as { name: string; examples: Record<string, unknown>[] }[];
 
 /** A real example payload of an event/action that carries an installation. */
 export function example(name: string, action?: string): Record<string, unknown> {

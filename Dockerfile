@@ -1,0 +1,25 @@
+# The cuda-gatekeeper GitHub App's own image.
+# Build: docker build -t cuda-gatekeeper .   Run: docker run -p 3000:3000 --env-file .env cuda-gatekeeper
+FROM node:20.20-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src src
+COPY rules rules
+COPY test/bench test/bench
+COPY test/support test/support
+COPY test/app/scenario.ts test/app/scenario.ts
+COPY baseline.yaml ./
+RUN npm run build && npm prune --omit=dev
+
+FROM node:20.20-bookworm-slim
+ENV NODE_ENV=production PORT=3000
+WORKDIR /app
+COPY --from=build /app/node_modules node_modules
+COPY --from=build /app/dist dist
+COPY package.json baseline.yaml app.yml ./
+COPY rules rules
+USER node
+EXPOSE 3000
+CMD ["node", "dist/src/main.js"]
