@@ -5,7 +5,7 @@ import type { IndexFact, InstallContext, PackageFact, ParsedFile } from '../../s
 import type { Fix, TextEdit } from '../../src/finding.js';
 import type { KnowledgeBase } from '../../src/knowledge/index.js';
 import { defineRule } from '../../src/rule.js';
-import { publicVersion, tagFromCuda } from '../../src/versions.js';
+import { cudaMajorMinor, publicVersion, tagFromCuda } from '../../src/versions.js';
 
 export default defineRule({
   id: 'index-url',
@@ -55,7 +55,11 @@ function checkExtraIndexes(unit: Unit, kb: KnowledgeBase, report: Report): void 
         if (edit) edits.push(edit);
         else complete = false;
       }
-      const fix: Fix | undefined = complete && edits.length > 0 ? { title: `Pin the ${tag} builds explicitly`, safety: 'safe', edits } : undefined;
+      // When the index itself disagrees with the unit's CUDA target, cuda-mismatch rewrites it first; pinning
+      // its labels now would fight that fix.
+      const target = unit.target && unit.target.precision === 'minor' ? cudaMajorMinor(unit.target.cuda) : undefined;
+      const agrees = target === undefined || target === cuda;
+      const fix: Fix | undefined = complete && agrees && edits.length > 0 ? { title: `Pin the ${tag} builds explicitly`, safety: 'safe', edits } : undefined;
       const owner = invocation.members.find((member) => member.context.indexes.includes(index))?.file ?? unit.root;
       report({
         messageId: 'extraIndex',
