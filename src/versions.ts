@@ -2,6 +2,7 @@
 
 /** Compare dotted numeric versions (`550.54.14`, `12.4`); missing parts count as 0. Non-numeric parts compare as 0. */
 export function compareDotted(a: string, b: string): number {
+  if (a === b) return 0;
   const pa = a.split('.');
   const pb = b.split('.');
   const length = Math.max(pa.length, pb.length);
@@ -20,7 +21,17 @@ export interface CudaVersion {
 }
 
 /** `12.4.1` → {12,4,1}; `12.4` → {12,4}; `12` → undefined (a CUDA target needs major.minor). */
+const parsedCuda = new Map<string, CudaVersion | undefined>();
+
 export function parseCuda(text: string): CudaVersion | undefined {
+  if (parsedCuda.has(text)) return parsedCuda.get(text);
+  if (parsedCuda.size > 4096) parsedCuda.clear();
+  const value = computeParseCuda(text);
+  parsedCuda.set(text, value);
+  return value;
+}
+
+function computeParseCuda(text: string): CudaVersion | undefined {
   const match = /^(\d{1,2})\.(\d{1,2})(?:\.(\d{1,3}))?$/.exec(text.trim());
   if (!match) return undefined;
   return { major: Number(match[1]), minor: Number(match[2]), ...(match[3] !== undefined ? { patch: Number(match[3]) } : {}) };

@@ -20,7 +20,7 @@ export default defineRule({
   },
   check({ units, baseline, kb, report }) {
     if (baseline.pinning.python !== 'exact') return;
-    const extra = new Set([...Object.keys(baseline.packages), ...baseline.pinning.packages]);
+    const extra = extraNames(baseline);
     for (const unit of units) {
       for (const { file, pkg } of unit.packages) {
         if (!isCudaRelevant(pkg, extra) || isPinned(pkg)) continue;
@@ -40,6 +40,15 @@ export default defineRule({
     }
   },
 });
+
+const extraByBaseline = new WeakMap<object, ReadonlySet<string>>();
+
+/** Names the baseline adds to the CUDA-relevant list (one set per baseline, so answers can be cached). */
+function extraNames(baseline: { readonly packages: Readonly<Record<string, readonly string[]>>; readonly pinning: { readonly packages: readonly string[] } }): ReadonlySet<string> {
+  let names = extraByBaseline.get(baseline);
+  if (!names) extraByBaseline.set(baseline, (names = new Set([...Object.keys(baseline.packages), ...baseline.pinning.packages])));
+  return names;
+}
 
 function isPinned(pkg: PackageFact): boolean {
   if (pkg.url) return true;

@@ -18,15 +18,15 @@ const CUDA_RELEVANT = new Set([
 /** Packages whose build or version decides CUDA compatibility (plus whatever the baseline lists). */
 export function isCudaRelevant(pkg: PackageFact, extra: ReadonlySet<string>): boolean {
   if (pkg.ecosystem === 'apt') return false;
-  if (extra.size === 0) {
-    let known = relevance.get(pkg);
-    if (known === undefined) relevance.set(pkg, (known = computeRelevance(pkg, extra)));
-    return known;
-  }
-  return computeRelevance(pkg, extra);
+  let perPackage = relevance.get(extra);
+  if (!perPackage) relevance.set(extra, (perPackage = new WeakMap()));
+  let known = perPackage.get(pkg);
+  if (known === undefined) perPackage.set(pkg, (known = computeRelevance(pkg, extra)));
+  return known;
 }
 
-const relevance = new WeakMap<PackageFact, boolean>();
+/** Answers per extra-name set (one per baseline) and package. */
+const relevance = new WeakMap<ReadonlySet<string>, WeakMap<PackageFact, boolean>>();
 
 function computeRelevance(pkg: PackageFact, extra: ReadonlySet<string>): boolean {
   const name = projectName(pkg);

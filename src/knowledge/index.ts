@@ -81,6 +81,11 @@ export class KnowledgeBase {
   /** Query results are pure functions of the data: cache them (rules ask the same questions per unit). */
   private readonly memo = new Map<string, unknown>();
 
+  /** Memoise a pure query over this knowledge base (for helpers outside the class). */
+  memoized<T>(key: string, compute: () => T): T {
+    return this.cached(key, compute);
+  }
+
   private cached<T>(key: string, compute: () => T): T {
     if (this.memo.has(key)) return this.memo.get(key) as T;
     const value = compute();
@@ -349,6 +354,10 @@ export function defaultKnowledgeBase(): KnowledgeBase {
 
 /** The newest release row of a CUDA major.minor (`12.4` → 12.4.1), verified rows preferred. */
 export function latestCudaPatch(kb: KnowledgeBase, minor: string): string | undefined {
+  return kb.memoized(`latestPatch:${minor}`, () => computeLatestCudaPatch(kb, minor));
+}
+
+function computeLatestCudaPatch(kb: KnowledgeBase, minor: string): string | undefined {
   const rows = kb.data.drivers.releases.filter((row) => row.linux && minorOf(row.version) === minor);
   const verified = rows.filter((row) => row.confidence !== 'unverified');
   return (verified.at(-1) ?? rows.at(-1))?.version;
