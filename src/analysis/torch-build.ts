@@ -37,7 +37,7 @@ function releaseFor(kb: KnowledgeBase, pkg: PackageFact, version: string): Torch
  * that has the version wins, and one that does not silently falls back to PyPI's build.
  */
 export function resolveTorchBuild(pkg: PackageFact, indexes: readonly IndexFact[], kb: KnowledgeBase): TorchBuild | undefined {
-  if (pkg.ecosystem !== 'pip' || !PYTORCH_INDEX_PACKAGES.has(pkg.name) || !pkg.exact) return undefined;
+  if (pkg.ecosystem !== 'pip' || !pkg.exact || !PYTORCH_INDEX_PACKAGES.has(pkg.name)) return undefined;
   const version = publicVersion(pkg.exact);
   const release = releaseFor(kb, pkg, version);
   const base = { pkg, version, ...(release ? { release } : {}) };

@@ -34,6 +34,8 @@ export interface Unit {
   readonly invocations: readonly Invocation[];
 }
 
+const NO_INDEXES: readonly IndexFact[] = [];
+
 /** Which claims may set the target, strongest tier first; index URLs only ever get compared. */
 const TIERS: readonly (readonly ClaimKind[])[] = [
   ['image', 'env'],
@@ -154,16 +156,18 @@ function finishUnit(
   kb: KnowledgeBase,
   rootContexts?: ReadonlySet<number>,
 ): Unit {
-  const invocationOf = new Map<string, Invocation>();
-  for (const invocation of invocations) for (const member of invocation.members) invocationOf.set(`${member.file.path}#${member.context.id}`, invocation);
+  const invocationOf = new Map<InstallContext, Invocation>();
+  for (const invocation of invocations) for (const member of invocation.members) invocationOf.set(member.context, invocation);
   const packages: UnitPackage[] = [];
   const implied: CudaClaim[] = [];
   for (const file of files) {
     for (const pkg of file.packages) {
       if (file === root && rootContexts && !rootContexts.has(pkg.context)) continue;
-      const invocation = invocationOf.get(`${file.path}#${pkg.context}`);
-      const build = resolveTorchBuild(pkg, invocation?.indexes ?? [], kb);
-      packages.push({ file, pkg, ...(invocation ? { invocation } : {}), ...(build ? { build } : {}) });
+      const context = file.contexts[pkg.context];
+      const invocation = context ? invocationOf.get(context) : undefined;
+      const build = resolveTorchBuild(pkg, invocation?.indexes ?? NO_INDEXES, kb);
+      const entry: UnitPackage = build ? (invocation ? { file, pkg, invocation, build } : { file, pkg, build }) : invocation ? { file, pkg, invocation } : { file, pkg };
+      packages.push(entry);
       if (build?.cuda && !pkg.localLabel && !pkg.url) {
         implied.push({
           kind: 'implied',
