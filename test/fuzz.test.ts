@@ -1,0 +1,139 @@
+/**
+ * Property-based robustness: every parser and the baseline loader, on random and mutated inputs, never
+ * throws, never hangs, and yields facts and findings with valid positions. CI runs a sample
+ * (FUZZ_RUNS, default 1,500 per property); `npm run fuzz` runs 100,000 per parser.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { loadBaseline } from '../src/baseline/load.js';
+import { EMPTY_BASELINE } from '../src/baseline/schema.js';
+import type { ParsedFile } from '../src/facts.js';
+import { gate } from '../src/gate.js';
+import { defaultKnowledgeBase } from '../src/knowledge/index.js';
+import { parseFile } from '../src/parsers/index.js';
+import { RULE_IDS } from '../rules/index.js';
+import { CORPUS, inputPaths, ROOT } from './harness.js';
+
+const RUNS = Number(process.env.FUZZ_RUNS ?? 1500);
+const kb = defaultKnowledgeBase();
+type Kind = 'dockerfile' | 'requirements' | 'conda';
+
+/** Seeds: every fixture input and corpus file, by kind. */
+function seeds(kind: Kind): string[] {
+  const out: string[] = [];
+  const rules = join(ROOT, 'fixtures', 'rules');
+  for (const rule of readdirSync(rules)) {
+    for (const name of readdirSync(join(rules, rule))) {
+      for (const path of inputPaths(join(rules, rule, name))) {
+        const fileKind: Kind = /Dockerfile/.test(path) ? 'dockerfile' : /\.ya?ml$/.test(path) ? 'conda' : 'requirements';
+        if (fileKind === kind) out.push(readFileSync(join(rules, rule, name, path), 'utf8'));
+      }
+    }
+  }
+  for (const name of readdirSync(CORPUS).filter((file) => file !== 'README.md')) {
+    if ((name.endsWith('.txt') ? 'requirements' : 'conda') === kind) out.push(readFileSync(join(CORPUS, name), 'utf8'));
+  }
+  return out;
+}
+
+const SYNTAX = ['\n', '\r\n', ' ', '\t', '\\', '#', '=', '==', '>=', '+cu121', ':', '::', '-', '- ', '[', ']', '{', '}', '"', "'", '$', '${', '}', '@', ';', '&&', '|', '<<EOF\n', 'EOF\n', '--index-url ', '-r ', 'FROM ', 'RUN pip install ', 'ARG X=', 'ENV ', 'COPY ', 'torch', '2.3.0', 'nvidia/cuda:', 'dependencies:\n', 'pip:\n', '*', '&a ', '*a', '!!', '%', '\u00a0', '\ufeff', '\0', 'é', '𝄞'];
+
+/** Random text with a bias towards the syntax of all three formats. */
+const syntaxText = fc.array(fc.oneof(fc.constantFrom(...SYNTAX), fc.string({ maxLength: 8 }), fc.string({ unit: 'grapheme', maxLength: 4 })), { maxLength: 60 }).map((parts) => parts.join(''));
+
+/** A seed file with random edits: insertions, deletions, duplications and truncation. */
+function mutated(kind: Kind): fc.Arbitrary<string> {
+  const base = seeds(kind);
+  return fc.tuple(fc.constantFrom(...base), fc.array(fc.tuple(fc.nat(), fc.nat({ max: 20 }), syntaxText), { maxLength: 6 }), fc.option(fc.nat())).map(([text, edits, cut]) => {
+    let out = text;
+    for (const [at, remove, insert] of edits) {
+      const position = out.length ? at % out.length : 0;
+      out = out.slice(0, position) + insert + out.slice(position + remove);
+    }
+    return cut === null ? out : out.slice(0, cut % (out.length + 1));
+  });
+}
+
+function checkFile(file: ParsedFile, text: string): void {
+  const spans = [
+    ...file.packages.flatMap((pkg) => [pkg.span, pkg.nameSpan, pkg.specifierSpan, ...pkg.clauses.map((clause) => clause.versionSpan)]),
+    ...file.indexes.flatMap((index) => [index.span, index.urlSpan]),
+    ...file.includes.flatMap((include) => [include.span, include.targetSpan]),
+    ...file.images.map((image) => image.span),
+    ...file.env.map((env) => env.span),
+    ...file.problems.map((problem) => problem.span),
+    ...file.unresolved.map((fact) => fact.span),
+    ...file.suppressions.map((suppression) => suppression.span),
+  ];
+  for (const span of spans) {
+    if (!(span.start >= 0 && span.start <= span.end && span.end <= text.length)) throw new Error(`span ${span.start}-${span.end} outside 0-${text.length}`);
+  }
+  const report = gate([file], EMPTY_BASELINE, kb);
+  const lines = file.source.lineCount;
+  for (const finding of report.findings) {
+    const { start, end } = finding.location;
+    if (start.line < 1 || start.column < 1 || end.line > lines || start.offset > end.offset || end.offset > text.length) throw new Error(`bad position in ${finding.ruleId}: ${JSON.stringify(finding.location)}`);
+    for (const edit of finding.fix?.edits ?? []) if (edit.range[0] < 0 || edit.range[0] > edit.range[1] || edit.range[1] > text.length) throw new Error(`bad edit range in ${finding.ruleId}`);
+  }
+}
+
+describe.each(['dockerfile', 'requirements', 'conda'] as const)('%s parser and gate', (kind) => {
+  const name = kind === 'dockerfile' ? 'Dockerfile' : kind === 'conda' ? 'environment.yml' : 'requirements.txt';
+  it('never throw and keep every position valid on random text', () => {
+    fc.assert(fc.property(syntaxText, (text) => checkFile(parseFile(name, text, kind), text)), { numRuns: RUNS });
+  });
+
+  it('never throw and keep every position valid on mutated real files', () => {
+    fc.assert(fc.property(mutated(kind), (text) => checkFile(parseFile(name, text, kind), text)), { numRuns: RUNS });
+  });
+});
+
+describe('baseline loader', () => {
+  it('never throws on random or mutated YAML and positions problems inside the file', () => {
+    const base = readFileSync(join(ROOT, 'baseline.yaml'), 'utf8');
+    const input = fc.oneof(syntaxText, fc.tuple(fc.nat(), syntaxText).map(([at, insert]) => base.slice(0, at % base.length) + insert + base.slice(at % base.length)));
+    fc.assert(
+      fc.property(input, (text) => {
+        const loaded = loadBaseline('b.yaml', text, RULE_IDS);
+        for (const problem of loaded.problems) if (problem.span.start < 0 || problem.span.end > text.length) throw new Error('problem outside the file');
+      }),
+      { numRuns: RUNS },
+    );
+  });
+});
+
+describe('hostile inputs stay linear and bounded', () => {
+  const time = (fn: () => void): number => {
+    const started = performance.now();
+    fn();
+    return performance.now() - started;
+  };
+
+  it.each([
+    ['requirements', 'requirements.txt', (n: number) => `${'torch==2.3.0+cu121 ; python_version < "3.12"\n'.repeat(n)}`],
+    ['requirements', 'requirements.txt', (n: number) => `${'a-'.repeat(n * 20)}!\n`],
+    ['requirements', 'requirements.txt', (n: number) => `${'x'.repeat(n * 40)}`],
+    ['dockerfile', 'Dockerfile', (n: number) => `FROM ubuntu:22.04\nRUN ${'pip install torch==2.1.0 \\\n    '.repeat(n / 10)}true\n`],
+    ['dockerfile', 'Dockerfile', (n: number) => `FROM ubuntu:22.04\nRUN echo ${'$'.repeat(n * 10)}\n`],
+    ['conda', 'environment.yml', (n: number) => `dependencies:\n${'  - numpy=1.26.4\n'.repeat(n)}`],
+  ] as const)('%s: doubling the input roughly doubles the time', (kind, name, make) => {
+    parseFile(name, make(500), kind);
+    const small = Math.max(time(() => parseFile(name, make(2000), kind)), 1);
+    const big = time(() => parseFile(name, make(8000), kind));
+    expect(big / small).toBeLessThan(16); // 4x the input; quadratic behaviour would be ~16x
+  });
+
+  it('deeply nested YAML is an error, not a stack overflow', () => {
+    const deep = `dependencies: ${'['.repeat(5000)}${']'.repeat(5000)}\n`;
+    expect(() => parseFile('environment.yml', deep, 'conda')).not.toThrow();
+    expect(() => loadBaseline('b.yaml', `gpus: ${'['.repeat(5000)}${']'.repeat(5000)}\n`)).not.toThrow();
+  });
+
+  it('a 5 MiB requirements file and a 1 MiB line parse in bounded time', () => {
+    const big = 'numpy==1.26.4  # pinned\n'.repeat(220_000);
+    expect(time(() => parseFile('requirements.txt', big, 'requirements'))).toBeLessThan(10_000);
+    expect(time(() => parseFile('requirements.txt', `torch==${'1'.repeat(1 << 20)}\n`, 'requirements'))).toBeLessThan(5_000);
+  });
+});
