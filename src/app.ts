@@ -1,26 +1,31 @@
 /** Probot entry: wires GitHub events to handlers. Logic lives in src/github and the engine. */
 import type { Probot } from 'probot';
-import { checkPull, createDeps, onComment, onPush, onRequestedAction, targetFromPull, targetsFromCheckPayload, type AppDeps } from './github/handlers.js';
+import { checkPull, createDeps, firstDelivery, onComment, onPush, onRequestedAction, targetFromPull, targetsFromCheckPayload, type AppDeps } from './github/handlers.js';
 import type { GitHub } from './github/types.js';
 
 export function cudaGatekeeper(deps: AppDeps) {
-  return function app(probot: Probot): void {
-    probot.on(['pull_request.opened', 'pull_request.synchronize', 'pull_request.reopened', 'pull_request.ready_for_review'], async (context) => {
-      await checkPull(context.octokit as GitHub, targetFromPull(context, context.payload.pull_request), deps, context.log, context.id);
-    });
+  /** Exact redeliveries (same delivery id) are dropped: the first one already did the work. */
+  const once = <C extends { id: string }>(handler: (context: C) => Promise<void> | void) => async (context: C): Promise<void> => {
+    if (firstDelivery(deps, context.id)) await handler(context);
+  };
 
-    probot.on(['check_suite.requested', 'check_suite.rerequested'], async (context) => {
+  return function app(probot: Probot): void {
+    probot.on(['pull_request.opened', 'pull_request.synchronize', 'pull_request.reopened', 'pull_request.ready_for_review'], once(async (context) => {
+      await checkPull(context.octokit as GitHub, targetFromPull(context, context.payload.pull_request), deps, context.log, context.id);
+    }));
+
+    probot.on(['check_suite.requested', 'check_suite.rerequested'], once(async (context) => {
       const suite = context.payload.check_suite;
       for (const target of targetsFromCheckPayload(context, suite.pull_requests, suite.head_sha)) await checkPull(context.octokit as GitHub, target, deps, context.log, context.id);
-    });
+    }));
 
-    probot.on('check_run.rerequested', async (context) => {
+    probot.on('check_run.rerequested', once(async (context) => {
       const run = context.payload.check_run;
       for (const target of targetsFromCheckPayload(context, run.pull_requests, run.head_sha)) await checkPull(context.octokit as GitHub, target, deps, context.log, context.id);
-    });
+    }));
 
-    probot.on('check_run.requested_action', (context) => onRequestedAction(context, deps));
-    probot.on('issue_comment.created', (context) => onComment(context, deps));
+    probot.on('check_run.requested_action', once((context) => onRequestedAction(context, deps)));
+    probot.on('issue_comment.created', once((context) => onComment(context, deps)));
     probot.on('push', (context) => onPush(context, deps));
   };
 }

@@ -5,5 +5,6 @@
  */
 import { run } from 'probot';
 import app from './app.js';
+import { GatekeeperOctokit } from './github/octokit.js';
 
-await run(app);
+await run(app, { Octokit: GatekeeperOctokit });

@@ -139,3 +139,23 @@ describe('cuda-gatekeeper plan', () => {
     expect(cli(dir, 'plan')).toMatchObject({ code: 2, err: expect.stringContaining('--cuda') });
   });
 });
+
+describe('never reading outside the repository', () => {
+  it('ignores -r includes and COPY sources that leave the working directory, and symlinks that point outside', async () => {
+    const { symlinkSync, mkdirSync } = await import('node:fs');
+    const outside = mkdtempSync(join(tmpdir(), 'cgk-outside-'));
+    writeFileSync(join(outside, 'secret.txt'), 'torch==1.0.0+cu101\n');
+    const dir = mkdtempSync(join(tmpdir(), 'cgk-repo-'));
+    mkdirSync(join(dir, 'app'));
+    writeFileSync(join(dir, 'app', 'requirements.txt'), `-r ../../${outside.split('/').pop()}/secret.txt\n-r ${outside}/secret.txt\ntorch==2.3.0\n`);
+    writeFileSync(join(dir, 'app', 'Dockerfile'), `FROM ubuntu:22.04\nCOPY ../../secret.txt /tmp/r.txt\nRUN pip install -r /tmp/r.txt\n`);
+    symlinkSync(join(outside, 'secret.txt'), join(dir, 'requirements-linked.txt'));
+    const { out, err } = cli(dir, 'check', '--baseline', 'none', '--format', 'json');
+    const data = JSON.parse(out) as { filesChecked: number; findings: { location: { path: string } }[] };
+    expect(data.findings.every((finding) => !finding.location.path.includes('..') && !finding.location.path.startsWith('/'))).toBe(true);
+    expect(out).not.toContain('1.0.0');
+    expect(data.filesChecked).toBe(2);
+    expect(cli(dir, 'check', 'requirements-linked.txt', '--baseline', 'none').err).toContain('requirements-linked.txt: skipped: is a link to a file outside the repository');
+    void err;
+  });
+});

@@ -23,11 +23,22 @@ import type { GitHub, PullTarget } from './types.js';
 export interface AppDeps extends AnalyzeDeps {
   /** Check runs created by this process per repository and head commit (GitHub's search lags behind). */
   readonly created: Map<string, number>;
-  readonly locks: Map<string, Promise<unknown>>;
+  /** Per repository and head commit: the run in flight, and whether another is already waiting. */
+  readonly locks: Map<string, { running: Promise<unknown>; waiting: boolean }>;
+  /** Recently handled delivery ids, to drop exact redeliveries. */
+  readonly deliveries: Set<string>;
 }
 
 export function createDeps(appId: number): AppDeps {
-  return { appId, orgCache: new OrgConfigCache(), created: new Map(), locks: new Map() };
+  return { appId, orgCache: new OrgConfigCache(), created: new Map(), locks: new Map(), deliveries: new Set() };
+}
+
+/** True the first time a delivery id is seen (GitHub redelivers with the same id). */
+export function firstDelivery(deps: AppDeps, id: string): boolean {
+  if (deps.deliveries.has(id)) return false;
+  deps.deliveries.add(id);
+  if (deps.deliveries.size > 10_000) deps.deliveries.delete(deps.deliveries.values().next().value!);
+  return true;
 }
 
 /** Count the API requests a handler makes (reported in the logs and by the benchmark). */
@@ -39,15 +50,25 @@ function countCalls(github: GitHub): () => number {
   return () => calls;
 }
 
-/** One run at a time per repository and head commit, so redeliveries update instead of duplicating. */
-async function serialized<T>(deps: AppDeps, key: string, task: () => Promise<T>): Promise<T> {
-  const previous = deps.locks.get(key) ?? Promise.resolve();
-  const run = previous.catch(() => undefined).then(task);
-  deps.locks.set(key, run);
+/**
+ * One run at a time per repository and head commit, so concurrent events update one check run instead of
+ * creating several. Events arriving while a run is in flight coalesce into a single follow-up run (the
+ * commit is immutable; the follow-up only picks up a baseline that changed meanwhile).
+ */
+async function serialized(deps: AppDeps, key: string, task: () => Promise<void>): Promise<'ran' | 'coalesced'> {
+  const current = deps.locks.get(key);
+  if (current?.waiting) return 'coalesced';
+  if (current) {
+    current.waiting = true;
+    await current.running.catch(() => undefined);
+  }
+  const entry = { running: task(), waiting: false };
+  deps.locks.set(key, entry);
   try {
-    return await run;
+    await entry.running;
+    return 'ran';
   } finally {
-    if (deps.locks.get(key) === run) deps.locks.delete(key);
+    if (deps.locks.get(key) === entry) deps.locks.delete(key);
   }
 }
 
@@ -63,7 +84,7 @@ function describeError(error: unknown): string {
 /** Run the check for one pull request and send the check run, suggestions included. */
 export async function checkPull(github: GitHub, target: PullTarget, deps: AppDeps, log: Context['log'], deliveryId: string): Promise<void> {
   const key = `${target.owner}/${target.repo}@${target.headSha}`;
-  await serialized(deps, key, async () => {
+  const outcome = await serialized(deps, key, async () => {
     const calls = countCalls(github);
     const started = Date.now();
     let existing = deps.created.get(key);
@@ -73,11 +94,15 @@ export async function checkPull(github: GitHub, target: PullTarget, deps: AppDep
       const output = checkOutput(analysis);
       const hasSafeFixes = analysis.report.findings.some((finding) => finding.fix?.safety === 'safe');
       const id = await sendCheck(github, target, output, existing, hasSafeFixes);
+      existing = id;
       deps.created.set(key, id);
       trimCreated(deps.created);
       const suggestions = reviewSuggestions(analysis.report, analysis.texts, analysis.added, analysis.read.postedSuggestions);
       if (suggestions.length > 0) {
-        await github.rest.pulls.createReview({ owner: target.owner, repo: target.repo, pull_number: target.number, commit_id: target.headSha, event: 'COMMENT', body: `cuda-gatekeeper has ${suggestions.length} one-click fix${suggestions.length === 1 ? '' : 'es'} for this change.`, comments: suggestions.map((s) => ({ ...s })) });
+        // The check run is complete and correct; a failed review only costs the one-click suggestions.
+        await github.rest.pulls
+          .createReview({ owner: target.owner, repo: target.repo, pull_number: target.number, commit_id: target.headSha, event: 'COMMENT', body: `cuda-gatekeeper has ${suggestions.length} one-click fix${suggestions.length === 1 ? '' : 'es'} for this change.`, comments: suggestions.map((s) => ({ ...s })) })
+          .catch((error: unknown) => log.warn({ deliveryId, repo: `${target.owner}/${target.repo}`, pr: target.number, err: { message: (error as Error).message, status: (error as { status?: number }).status } }, 'could not post review suggestions'));
       }
       log.info({ deliveryId, repo: `${target.owner}/${target.repo}`, pr: target.number, conclusion: output.conclusion, findings: analysis.report.findings.length, suggestions: suggestions.length, apiCalls: calls(), ms: Date.now() - started }, 'check completed');
     } catch (error) {
@@ -89,6 +114,7 @@ export async function checkPull(github: GitHub, target: PullTarget, deps: AppDep
       }
     }
   });
+  if (outcome === 'coalesced') log.info({ deliveryId, repo: `${target.owner}/${target.repo}`, pr: target.number }, 'check already queued for this commit');
 }
 
 function trimCreated(created: Map<string, number>): void {

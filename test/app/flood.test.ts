@@ -1,0 +1,55 @@
+/**
+ * A webhook flood against one server process on loopback: 1,000 signed deliveries for 20 pull requests
+ * (several events per commit, each delivery also redelivered), sent in bursts. Every pull request ends with
+ * exactly one completed check run, and the server's memory stays bounded. Production Octokit settings
+ * (throttling on), so writes are paced as they would be against GitHub.
+ */
+import type { Server } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FakeGitHub } from '../support/fake-github.js';
+import { sendWebhook, startApp, waitFor, type RunningApp } from '../support/server.js';
+import { pullScenario, type Scenario } from './scenario.js';
+
+let fake: FakeGitHub;
+let github: Server;
+let app: RunningApp;
+
+beforeAll(async () => {
+  fake = new FakeGitHub();
+  const listening = await fake.listen();
+  github = listening.server;
+  app = await startApp(listening.port);
+}, 40_000);
+
+afterAll(async () => {
+  app?.stop();
+  await new Promise((resolve) => github?.close(resolve));
+});
+
+describe('webhook flood', () => {
+  it('1,000 deliveries with duplicates: exactly one completed check run per pull request, bounded memory', async () => {
+    const pulls: Scenario[] = Array.from({ length: 20 }, (_, i) => pullScenario(fake, { head: { [`svc${i}/requirements.txt`]: `numpy==1.26.${i}\n` }, changed: [`svc${i}/requirements.txt`], number: 100 + i }));
+    const deliveries: { payload: Record<string, unknown>; id: string }[] = [];
+    pulls.forEach((scenario, i) => {
+      for (let event = 0; event < 10; event++) {
+        const payload = { ...scenario.payload, action: event % 2 ? 'synchronize' : 'opened' };
+        for (let copy = 0; copy < 5; copy++) deliveries.push({ payload, id: `flood-${i}-${event}` });
+      }
+    });
+    expect(deliveries).toHaveLength(1000);
+    let peak = app.rssMb();
+    for (let i = 0; i < deliveries.length; i += 100) {
+      const burst = deliveries.slice(i, i + 100);
+      const responses = await Promise.all(burst.map((delivery) => sendWebhook(app.port, 'pull_request', delivery.payload, delivery.id)));
+      expect(responses.every((response) => response.status < 300)).toBe(true);
+      peak = Math.max(peak, app.rssMb());
+    }
+    await waitFor(() => (pulls.every((scenario) => fake.checkRuns.some((run) => run.head_sha === scenario.headSha && run.status === 'completed')) ? true : undefined), 180_000, () => `${fake.checkRuns.length} check runs`);
+    await new Promise((resolve) => setTimeout(resolve, 2000)); // let coalesced follow-ups finish
+    for (const scenario of pulls) expect(fake.checkRuns.filter((run) => run.head_sha === scenario.headSha)).toHaveLength(1);
+    expect(fake.checkRuns.every((run) => run.status === 'completed' && run.conclusion === 'success')).toBe(true);
+    expect(fake.violations).toEqual([]);
+    peak = Math.max(peak, app.rssMb());
+    expect(peak).toBeLessThan(300);
+  }, 240_000);
+});

@@ -1,0 +1,62 @@
+/** Start the real App server (src/main.ts, as `npm start` runs it) against a fake GitHub on 127.0.0.1. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createHmac } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { privateKey } from './probot.js';
+
+export const SECRET = 'e2e-webhook-secret';
+const ROOT = join(import.meta.dirname, '..', '..');
+
+export interface RunningApp {
+  readonly process: ChildProcess;
+  readonly port: number;
+  output(): string;
+  rssMb(): number;
+  stop(): void;
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+export async function waitFor<T>(probe: () => T | undefined, ms = 20_000, describe = () => ''): Promise<T> {
+  const started = Date.now();
+  for (;;) {
+    const value = probe();
+    if (value !== undefined) return value;
+    if (Date.now() - started > ms) throw new Error(`timed out after ${ms} ms ${describe()}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+export async function startApp(githubPort: number): Promise<RunningApp> {
+  const port = await freePort();
+  let output = '';
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, APP_ID: '1', PRIVATE_KEY: privateKey(), WEBHOOK_SECRET: SECRET, PORT: String(port), HOST: '127.0.0.1', GHE_HOST: `127.0.0.1:${githubPort}`, GHE_PROTOCOL: 'http', NODE_ENV: 'production', LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  await waitFor(() => (/listening/i.test(output) ? true : undefined), 30_000, () => output);
+  return {
+    process: child,
+    port,
+    output: () => output,
+    rssMb: () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1] ?? 0) / 1024,
+    stop: () => void child.kill('SIGTERM'),
+  };
+}
+
+export function sendWebhook(port: number, name: string, payload: unknown, delivery: string, secret = SECRET): Promise<Response> {
+  const body = JSON.stringify(payload);
+  const signature = `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+  return fetch(`http://127.0.0.1:${port}/api/github/webhooks`, { method: 'POST', body, headers: { 'content-type': 'application/json', 'x-github-event': name, 'x-github-delivery': delivery, 'x-hub-signature-256': signature } });
+}
