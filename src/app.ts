@@ -1,15 +1,19 @@
 /** Probot entry: wires GitHub events to handlers. Logic lives in src/github and the engine. */
-import type { Probot } from 'probot';
+import type { ApplicationFunctionOptions, Probot } from 'probot';
+import { webhooksHandled } from './metrics.js';
+import { webHandler } from './web/handler.js';
 import { checkPull, createDeps, firstDelivery, onComment, onPush, onRequestedAction, targetFromPull, targetsFromCheckPayload, type AppDeps } from './github/handlers.js';
 import type { GitHub } from './github/types.js';
 
 export function cudaGatekeeper(deps: AppDeps) {
   /** Exact redeliveries (same delivery id) are dropped: the first one already did the work. */
-  const once = <C extends { id: string }>(handler: (context: C) => Promise<void> | void) => async (context: C): Promise<void> => {
+  const once = <C extends { id: string; name: string }>(handler: (context: C) => Promise<void> | void) => async (context: C): Promise<void> => {
+    webhooksHandled.inc({ event: context.name });
     if (firstDelivery(deps, context.id)) await handler(context);
   };
 
-  return function app(probot: Probot): void {
+  return function app(probot: Probot, options?: Partial<ApplicationFunctionOptions>): void {
+
     probot.on(['pull_request.opened', 'pull_request.synchronize', 'pull_request.reopened', 'pull_request.ready_for_review'], once(async (context) => {
       await checkPull(context.octokit as GitHub, targetFromPull(context, context.payload.pull_request), deps, context.log, context.id);
     }));
@@ -27,6 +31,14 @@ export function cudaGatekeeper(deps: AppDeps) {
     probot.on('check_run.requested_action', once((context) => onRequestedAction(context, deps)));
     probot.on('issue_comment.created', once((context) => onComment(context, deps)));
     probot.on('push', (context) => onPush(context, deps));
+
+    // The self-service page, its JSON API, /healthz and /metrics, on the App's own server (when there is
+    // one: Probot throws "No server instance" for apps loaded without a server, as in tests).
+    try {
+      options?.addHandler?.((req, res) => webHandler(req, res));
+    } catch {
+      probot.log.debug('no HTTP server: the self-service page is not mounted');
+    }
   };
 }
 

@@ -24,10 +24,20 @@ export default defineRule({
     dropped: '{{subject}} uses CUDA {{cuda}}, which no longer supports {{gpu}} (compute capability {{cc}}); the last CUDA for it is {{last}}.x',
     noKernels: '{{subject}} has no kernels for {{gpu}} (sm_{{sm}}): it is compiled for {{archs}}',
     archList: 'TORCH_CUDA_ARCH_LIST "{{value}}" does not cover {{gpu}} (compute capability {{cc}})',
+    gpuDriver: '{{gpu}} needs NVIDIA driver >= {{needed}}, but the baseline\'s fleet driver is {{fleet}}',
   },
-  check({ units, files, kb, baseline, report }) {
+  check({ units, files, kb, baseline, policy, report }) {
     const fleet = baseline.gpus.map((name) => ({ name, info: kb.gpu(name) })).filter((gpu): gpu is { name: string; info: GpuInfo } => gpu.info !== undefined).map<FleetGpu>(({ name, info }) => ({ label: name, cc: info.cc, minCuda: info.minCuda, ...(info.lastCudaMajor ? { lastCudaMajor: info.lastCudaMajor } : {}), record: info.record }));
     if (fleet.length === 0) return;
+    const fleetDriver = baseline.driver.minimum;
+    if (fleetDriver && policy) {
+      baseline.gpus.forEach((name, index) => {
+        const info = kb.gpu(name);
+        if (info?.minDriver && compareDotted(fleetDriver, info.minDriver) < 0) {
+          report({ messageId: 'gpuDriver', data: { gpu: name, needed: info.minDriver, fleet: fleetDriver }, file: { path: policy.source.path, source: policy.source }, span: policy.locate(['gpus', index]), unverified: isUnverified(info.record), help: `Older drivers do not recognise this GPU at all. Source: ${cite(info.record)}` });
+        }
+      });
+    }
     for (const unit of units) {
       for (const claim of unit.claims) {
         if (claim.kind !== 'image' && claim.kind !== 'conda' && claim.kind !== 'apt') continue;

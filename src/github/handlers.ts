@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Context } from 'probot';
 import { defaultKnowledgeBase } from '../knowledge/index.js';
+import { apiCalls, checkRuns, latency, queueDepth, rateLimitRemaining } from '../metrics.js';
 import { plan } from '../plan.js';
 import { baselineMarkdown, planMarkdown } from '../render/markdown.js';
 import { HELP, parseCommand } from '../commands.js';
@@ -41,11 +42,16 @@ export function firstDelivery(deps: AppDeps, id: string): boolean {
   return true;
 }
 
-/** Count the API requests a handler makes (reported in the logs and by the benchmark). */
+/** Count the API requests a handler makes (reported in the logs, the metrics and by the benchmark). */
 function countCalls(github: GitHub): () => number {
   let calls = 0;
   github.hook.before('request', () => {
     calls++;
+    apiCalls.inc();
+  });
+  github.hook.after('request', (response) => {
+    const remaining = Number((response.headers as Record<string, string | undefined>)['x-ratelimit-remaining']);
+    if (Number.isFinite(remaining)) rateLimitRemaining.set(remaining);
   });
   return () => calls;
 }
@@ -64,11 +70,13 @@ async function serialized(deps: AppDeps, key: string, task: () => Promise<void>)
   }
   const entry = { running: task(), waiting: false };
   deps.locks.set(key, entry);
+  queueDepth.set(deps.locks.size);
   try {
     await entry.running;
     return 'ran';
   } finally {
     if (deps.locks.get(key) === entry) deps.locks.delete(key);
+    queueDepth.set(deps.locks.size);
   }
 }
 
@@ -92,6 +100,8 @@ export async function checkPull(github: GitHub, target: PullTarget, deps: AppDep
       const analysis = await analyzePull(github, target, deps);
       existing ??= analysis.read.existingCheckRunId;
       const output = checkOutput(analysis);
+      checkRuns.inc({ conclusion: output.conclusion });
+      latency.observe((Date.now() - started) / 1000);
       const hasSafeFixes = analysis.report.findings.some((finding) => finding.fix?.safety === 'safe');
       const id = await sendCheck(github, target, output, existing, hasSafeFixes);
       existing = id;
@@ -109,6 +119,7 @@ export async function checkPull(github: GitHub, target: PullTarget, deps: AppDep
       log.error({ deliveryId, repo: `${target.owner}/${target.repo}`, pr: target.number, apiCalls: calls(), err: { message: (error as Error).message, status: (error as { status?: number }).status } }, 'check failed');
       try {
         await sendFailure(github, target, describeError(error), existing);
+        checkRuns.inc({ conclusion: 'failure' });
       } catch (sendError) {
         log.error({ deliveryId, err: { message: (sendError as Error).message } }, 'could not report the failure on a check run');
       }

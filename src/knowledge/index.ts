@@ -50,6 +50,8 @@ export interface GpuInfo {
   readonly name: string;
   readonly cc: string;
   readonly minCuda: string;
+  /** Oldest Linux driver that supports the GPU at all, where published. */
+  readonly minDriver?: string;
   readonly lastCudaMajor?: number;
   readonly record: Sourced;
 }
@@ -231,7 +233,7 @@ export class KnowledgeBase {
     }
     if (!best) return undefined;
     const { gpu } = best;
-    return { name: best.name, cc: gpu.cc, minCuda: gpu.minCuda, ...(gpu.lastCudaMajor ? { lastCudaMajor: gpu.lastCudaMajor } : {}), record: gpu };
+    return { name: best.name, cc: gpu.cc, minCuda: gpu.minCuda, ...(gpu.minDriver ? { minDriver: gpu.minDriver } : {}), ...(gpu.lastCudaMajor ? { lastCudaMajor: gpu.lastCudaMajor } : {}), record: gpu };
   }
 
   minCudaForGpu(nameOrCc: string): string | undefined {

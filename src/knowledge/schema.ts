@@ -60,7 +60,7 @@ export const CompanionPin = z.strictObject({ package: z.string(), version: z.str
 export type CompanionPin = z.infer<typeof CompanionPin>;
 export const Companions = z.strictObject({ description: z.string(), pins: z.array(CompanionPin) });
 
-export const Gpu = z.strictObject({ names: z.array(z.string()).min(1), cc: z.string(), minCuda: dotted, lastCudaMajor: z.number().int().optional(), ...sourced });
+export const Gpu = z.strictObject({ names: z.array(z.string()).min(1), cc: z.string(), minCuda: dotted, minDriver: dotted.optional(), lastCudaMajor: z.number().int().optional(), ...sourced });
 export type Gpu = z.infer<typeof Gpu>;
 export const ComputeCapability = z.strictObject({ cc: z.string(), minCuda: dotted, lastCudaMajor: z.number().int().optional(), ...sourced });
 export type ComputeCapability = z.infer<typeof ComputeCapability>;

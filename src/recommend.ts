@@ -1,0 +1,244 @@
+/**
+ * Self-service recommendations: for a GPU, framework version, Python, OS and fleet driver, which CUDA builds
+ * work, which driver they need, an exact nvidia/cuda base image, and copyable install commands, each backed by
+ * the knowledge base's sources. Pure; the web page and its JSON API render it.
+ */
+import { satisfies } from '@renovatebot/pep440';
+import { runsOn } from '../rules/gpu-arch/rule.js';
+import { nearestReleaseWithCuda } from './analysis/nearest.js';
+import { cite, latestCudaPatch, type KnowledgeBase, type TorchRelease } from './knowledge/index.js';
+import { compareDotted, cudaFromTag, cudaMajor, minorOf } from './versions.js';
+
+export interface RecommendInput {
+  readonly gpu?: string;
+  readonly framework: 'pytorch' | 'tensorflow';
+  readonly version?: string;
+  readonly python?: string;
+  readonly os?: string;
+  readonly driver?: string;
+}
+
+export interface CudaOption {
+  readonly cuda: string;
+  readonly tag?: string;
+  readonly works: boolean;
+  readonly reasons: readonly string[];
+  readonly driverFull?: string;
+  readonly driverFloor?: string;
+  readonly pypi?: boolean;
+}
+
+export interface Install {
+  readonly cuda: string;
+  readonly image: string;
+  readonly pip: string;
+  readonly conda?: string;
+  readonly condaNote?: string;
+  readonly dockerfile: string;
+  readonly driverFull: string;
+  readonly driverFloor: string;
+}
+
+export interface Recommendation {
+  readonly input: RecommendInput;
+  readonly problems: readonly string[];
+  readonly notes: readonly string[];
+  readonly gpu?: { readonly name: string; readonly cc: string; readonly minCuda: string };
+  readonly version?: string;
+  readonly options: readonly CudaOption[];
+  readonly install?: Install;
+  readonly sources: readonly string[];
+}
+
+export const OS_CHOICES = ['ubuntu22.04', 'ubuntu24.04', 'ubuntu20.04', 'rockylinux9', 'ubi9'] as const;
+export const PYTHON_CHOICES = ['3.9', '3.10', '3.11', '3.12', '3.13', '3.14'] as const;
+
+export function recommend(kb: KnowledgeBase, input: RecommendInput): Recommendation {
+  return input.framework === 'tensorflow' ? recommendTensorflow(kb, input) : recommendPytorch(kb, input);
+}
+
+function gpuInfo(kb: KnowledgeBase, input: RecommendInput, problems: string[], sources: Set<string>) {
+  if (!input.gpu) return undefined;
+  const gpu = kb.gpu(input.gpu);
+  if (!gpu) {
+    problems.push(`Unknown GPU "${input.gpu}": choose a listed model or enter a compute capability such as 8.9.`);
+    return undefined;
+  }
+  sources.add(cite(gpu.record));
+  return gpu;
+}
+
+function driverChecks(kb: KnowledgeBase, cuda: string, driver: string | undefined, reasons: string[], sources: Set<string>): { full?: string; floor?: string; blocks: boolean } {
+  const need = kb.minDriver(cuda);
+  const floor = kb.driverFloor(cudaMajor(cuda));
+  if (need) sources.add(cite(need.row));
+  if (!driver) return { ...(need ? { full: need.linux } : {}), ...(floor ? { floor: floor.linux } : {}), blocks: false };
+  let blocks = false;
+  if (floor && compareDotted(driver, floor.linux) < 0) {
+    reasons.push(`driver ${driver} cannot run CUDA ${cudaMajor(cuda)}.x (needs >= ${floor.linux})`);
+    blocks = true;
+  } else if (need && compareDotted(driver, need.linux) < 0) {
+    reasons.push(`driver ${driver} runs CUDA ${cuda} only under minor-version compatibility (full support from ${need.linux})`);
+  }
+  return { ...(need ? { full: need.linux } : {}), ...(floor ? { floor: floor.linux } : {}), blocks };
+}
+
+function image(kb: KnowledgeBase, cuda: string, os: string, flavour: 'runtime' | 'cudnn-runtime', notes: string[]): string {
+  const full = latestCudaPatch(kb, cuda) ?? `${cuda}.0`;
+  const spelling = flavour === 'cudnn-runtime' ? kb.cudnnSpelling(full)?.spelling ?? 'cudnn' : undefined;
+  if (os === 'ubuntu24.04' && compareDotted(full, '12.5.1') < 0) notes.push(`nvidia/cuda publishes ubuntu24.04 images from CUDA 12.5.1; use ubuntu22.04 with CUDA ${cuda}.`);
+  return `nvidia/cuda:${full}-${spelling ? `${spelling}-` : ''}runtime-${os}`;
+}
+
+function recommendPytorch(kb: KnowledgeBase, input: RecommendInput): Recommendation {
+  const problems: string[] = [];
+  const notes: string[] = [];
+  const sources = new Set<string>();
+  const gpu = gpuInfo(kb, input, problems, sources);
+  const stable = kb.torchReleases().filter((row) => row.confidence !== 'unverified');
+  let release: TorchRelease | undefined = input.version ? kb.torchRelease(input.version) : stable.at(-1);
+  if (input.version && !release) {
+    const near = stable.filter((row) => minorOf(row.version) === minorOf(input.version!)).at(-1) ?? stable.at(-1)!;
+    problems.push(`torch ${input.version} is not a known release; nearest: ${near.version}.`);
+    release = near;
+  }
+  if (!release) return { input, problems, notes, options: [], sources: [...sources] };
+  sources.add(cite(release));
+  if (release.confidence === 'unverified') notes.push(`The data for torch ${release.version} is unverified: ${release.note ?? ''}`);
+  if (input.python && release.python && !safeSatisfies(input.python, release.python)) problems.push(`torch ${release.version} supports Python ${release.python}, not ${input.python}.`);
+
+  const tags = [...new Set([...release.variants, ...(release.pypiDefault ? [release.pypiDefault] : [])])].sort((a, b) => compareDotted(cudaFromTag(b)!, cudaFromTag(a)!));
+  const options: CudaOption[] = tags.map((tag) => {
+    const cuda = cudaFromTag(tag)!;
+    const reasons: string[] = [];
+    let works = true;
+    if (gpu) {
+      const archs = kb.compiledArchs(release!.version, tag);
+      if (archs) {
+        sources.add(cite(archs));
+        if (!runsOn(gpu.cc, archs.sass, archs.ptx ?? [])) {
+          works = false;
+          reasons.push(`no kernels for ${gpu.name} (sm_${gpu.cc.replace('.', '')}) in this build`);
+        }
+      } else if (compareDotted(cuda, gpu.minCuda) < 0) {
+        works = false;
+        reasons.push(`${gpu.name} needs CUDA >= ${gpu.minCuda}`);
+      } else if (gpu.lastCudaMajor !== undefined && cudaMajor(cuda) > gpu.lastCudaMajor) {
+        works = false;
+        reasons.push(`CUDA ${cudaMajor(cuda)} no longer supports ${gpu.name}`);
+      }
+    }
+    const driver = driverChecks(kb, cuda, input.driver, reasons, sources);
+    if (driver.blocks) works = false;
+    if (gpu?.minDriver && input.driver && compareDotted(input.driver, gpu.minDriver) < 0) {
+      works = false;
+      reasons.push(`${gpu.name} needs driver >= ${gpu.minDriver}`);
+    }
+    return { cuda, tag, works, reasons, ...(driver.full ? { driverFull: driver.full } : {}), ...(driver.floor ? { driverFloor: driver.floor } : {}), pypi: tag === release!.pypiDefault };
+  });
+
+  const working = options.filter((option) => option.works);
+  if (working.length === 0) {
+    const wanted = gpu?.minCuda;
+    const other = wanted ? kb.torchReleasesWithCuda(wanted).filter((row) => row.confidence !== 'unverified') : [];
+    const alternative = wanted ? nearestReleaseWithCuda(kb, release.version, latestWorkingCuda(kb, gpu!, input.driver) ?? wanted) : undefined;
+    problems.push(`No CUDA build of torch ${release.version} works here${gpu ? ` for ${gpu.name}` : ''}${input.driver ? ` on driver ${input.driver}` : ''}.${alternative ? ` Nearest release that does: torch ${alternative.version}.` : other.length ? ` Releases with CUDA ${wanted}: ${other.map((row) => row.version).join(', ')}.` : ''}`);
+    return { input, problems, notes, ...(gpu ? { gpu: { name: gpu.name, cc: gpu.cc, minCuda: gpu.minCuda } } : {}), version: release.version, options, sources: [...sources] };
+  }
+  const fullSupport = working.filter((option) => !input.driver || !option.reasons.length);
+  const pick = fullSupport.find((option) => option.pypi) ?? fullSupport[0] ?? working[0]!;
+  const tag = pick.tag!;
+  const os = input.os ?? 'ubuntu22.04';
+  const base = image(kb, pick.cuda, os, 'runtime', notes);
+  const vision = release.torchvision[0];
+  const audio = release.torchaudio[0];
+  const pins = pick.pypi
+    ? [`torch==${release.version}`, ...(vision ? [`torchvision==${vision}`] : []), ...(audio ? [`torchaudio==${audio}`] : [])]
+    : [`torch==${release.version}+${tag}`, ...(vision ? [`torchvision==${vision}+${tag}`] : []), ...(audio ? [`torchaudio==${audio}+${tag}`] : [])];
+  const index = pick.pypi ? '' : ` --index-url https://download.pytorch.org/whl/${tag}`;
+  const pip = `pip install ${pins.join(' ')}${index}`;
+  if (pick.pypi) notes.push(`PyPI's torch ${release.version} is the ${tag} build on Linux x86_64, so no index URL is needed there (on Windows PyPI serves CPU builds; add --index-url https://download.pytorch.org/whl/${tag}).`);
+  const condaOk = release.condaPytorchCuda?.includes(pick.cuda);
+  const conda = condaOk ? `conda install pytorch==${release.version}${vision ? ` torchvision==${vision}` : ''}${audio ? ` torchaudio==${audio}` : ''} pytorch-cuda=${pick.cuda} -c pytorch -c nvidia` : undefined;
+  const condaNote = condaOk ? undefined : `The pytorch conda channel has no torch ${release.version} with pytorch-cuda ${pick.cuda} (it ended with 2.5.1); install with pip inside the conda environment.`;
+  if (!condaOk) sources.add(cite(kb.data.conda.pytorchChannel));
+  const dockerfile = [
+    `FROM ${base}`,
+    'RUN apt-get update && apt-get install -y --no-install-recommends python3 python3-pip && rm -rf /var/lib/apt/lists/*',
+    `RUN ${pip.replace('pip install', 'pip3 install --no-cache-dir')}`,
+  ].join('\n');
+  return {
+    input,
+    problems,
+    notes,
+    ...(gpu ? { gpu: { name: gpu.name, cc: gpu.cc, minCuda: gpu.minCuda } } : {}),
+    version: release.version,
+    options,
+    install: { cuda: pick.cuda, image: base, pip, ...(conda ? { conda } : {}), ...(condaNote ? { condaNote } : {}), dockerfile, driverFull: pick.driverFull ?? '', driverFloor: pick.driverFloor ?? '' },
+    sources: [...sources],
+  };
+}
+
+function latestWorkingCuda(kb: KnowledgeBase, gpu: { minCuda: string; lastCudaMajor?: number }, driver: string | undefined): string | undefined {
+  const candidates = ['13.2', '13.0', '12.9', '12.8', '12.6', '12.4', '12.1', '11.8'].filter((cuda) => compareDotted(cuda, gpu.minCuda) >= 0 && (gpu.lastCudaMajor === undefined || cudaMajor(cuda) <= gpu.lastCudaMajor));
+  return candidates.find((cuda) => !driver || compareDotted(driver, kb.driverFloor(cudaMajor(cuda))?.linux ?? '0') >= 0);
+}
+
+function recommendTensorflow(kb: KnowledgeBase, input: RecommendInput): Recommendation {
+  const problems: string[] = [];
+  const notes: string[] = [];
+  const sources = new Set<string>();
+  const gpu = gpuInfo(kb, input, problems, sources);
+  const releases = kb.data.tensorflow.releases;
+  const row = input.version ? kb.tensorflow(input.version) : releases[0];
+  if (!row) {
+    problems.push(`TensorFlow ${input.version} is not in the tested-configuration table; newest: ${releases[0]!.version}.`);
+    return { input, problems, notes, options: [], sources: [...sources] };
+  }
+  sources.add(cite(row));
+  const [low, high] = row.python.split('-');
+  if (input.python && low && high && (compareDotted(input.python, low) < 0 || compareDotted(input.python, high) > 0)) problems.push(`TensorFlow ${row.version} supports Python ${row.python}, not ${input.python}.`);
+  const reasons: string[] = [];
+  let works = true;
+  if (gpu && compareDotted(row.cuda, gpu.minCuda) < 0) {
+    works = false;
+    reasons.push(`${gpu.name} needs CUDA >= ${gpu.minCuda}; TensorFlow ${row.version} is built and tested with CUDA ${row.cuda}`);
+  }
+  const driver = driverChecks(kb, row.cuda, input.driver, reasons, sources);
+  if (driver.blocks) works = false;
+  const options: CudaOption[] = [{ cuda: row.cuda, works, reasons, ...(driver.full ? { driverFull: driver.full } : {}), ...(driver.floor ? { driverFloor: driver.floor } : {}) }];
+  if (!works) {
+    problems.push(`TensorFlow ${row.version} (CUDA ${row.cuda}) does not work here: ${reasons.join('; ')}.`);
+    return { input, problems, notes, ...(gpu ? { gpu: { name: gpu.name, cc: gpu.cc, minCuda: gpu.minCuda } } : {}), version: row.version, options, sources: [...sources] };
+  }
+  const os = input.os ?? 'ubuntu22.04';
+  const base = image(kb, row.cuda, os, 'cudnn-runtime', notes);
+  const andCuda = compareDotted(row.version, '2.14.0') >= 0;
+  const pip = andCuda ? `pip install tensorflow[and-cuda]==${row.version}` : `pip install tensorflow==${row.version}`;
+  notes.push(`TensorFlow ${row.version} is tested with CUDA ${row.cuda} and cuDNN ${row.cudnn}.${andCuda ? ' The [and-cuda] extra installs matching NVIDIA libraries from PyPI.' : ' It uses the CUDA and cuDNN of the image.'}`);
+  const dockerfile = [`FROM ${base}`, 'RUN apt-get update && apt-get install -y --no-install-recommends python3 python3-pip && rm -rf /var/lib/apt/lists/*', `RUN ${pip.replace('pip install', 'pip3 install --no-cache-dir')}`].join('\n');
+  return { input, problems, notes, ...(gpu ? { gpu: { name: gpu.name, cc: gpu.cc, minCuda: gpu.minCuda } } : {}), version: row.version, options, install: { cuda: row.cuda, image: base, pip, dockerfile, driverFull: driver.full ?? '', driverFloor: driver.floor ?? '' }, sources: [...sources] };
+}
+
+function safeSatisfies(version: string, range: string): boolean {
+  try {
+    return satisfies(`${version}.0`, range) || satisfies(version, range);
+  } catch {
+    return true;
+  }
+}
+
+/** torch × CUDA and CUDA × driver tables for the matrix view. */
+export function matrices(kb: KnowledgeBase) {
+  const releases = kb.torchReleases().filter((row) => compareDotted(row.version, '2.0.0') >= 0);
+  const tags = [...new Set(releases.flatMap((row) => [...row.variants, ...(row.pypiDefault ? [row.pypiDefault] : [])]))].sort((a, b) => compareDotted(cudaFromTag(a)!, cudaFromTag(b)!));
+  const torch = { columns: tags, rows: releases.map((row) => ({ version: row.version, unverified: row.confidence === 'unverified', cells: tags.map((tag) => (row.pypiDefault === tag ? 'pypi' : row.variants.includes(tag) ? 'index' : '')) })) };
+  const minors = [...new Set(kb.data.drivers.releases.map((row) => minorOf(row.version)))];
+  const drivers = minors.map((minor) => {
+    const rows = kb.data.drivers.releases.filter((row) => minorOf(row.version) === minor);
+    const ga = rows.find((row) => row.linux);
+    const floor = kb.driverFloor(cudaMajor(minor));
+    return { cuda: minor, ga: ga?.linux ?? '', latest: rows.filter((row) => row.linux).at(-1)?.linux ?? '', floor: floor?.linux ?? '', unverified: rows.every((row) => row.confidence === 'unverified') };
+  });
+  return { torch, drivers, retrieved: kb.retrieved };
+}
