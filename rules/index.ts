@@ -18,22 +18,22 @@ import prerelease from './prerelease/rule.js';
 import wheelMissing from './wheel-missing/rule.js';
 
 export const RULES: readonly AnyRule[] = [
-  parseError,
-  policyError,
-  invalidSuppression,
-  exactPin,
-  imagePin,
-  imageMissing,
   cudaMismatch,
-  cudaNotAllowed,
-  packageNotAllowed,
-  cpuWheel,
-  prerelease,
-  indexUrl,
   driverFloor,
   wheelMissing,
   companionMismatch,
   gpuArch,
+  imageMissing,
+  cpuWheel,
+  indexUrl,
+  exactPin,
+  imagePin,
+  cudaNotAllowed,
+  packageNotAllowed,
+  prerelease,
+  parseError,
+  policyError,
+  invalidSuppression,
 ];
 
 export const RULE_IDS: ReadonlySet<string> = new Set(RULES.map((rule) => rule.id));

@@ -5,8 +5,7 @@
  */
 import { satisfies } from '@renovatebot/pep440';
 import { runsOn } from '../rules/gpu-arch/rule.js';
-import { nearestReleaseWithCuda } from './analysis/nearest.js';
-import { cite, latestCudaPatch, type KnowledgeBase, type TorchRelease } from './knowledge/index.js';
+import { cite, latestCudaPatch, type GpuInfo, type KnowledgeBase, type TorchRelease } from './knowledge/index.js';
 import { compareDotted, cudaFromTag, cudaMajor, minorOf } from './versions.js';
 
 export interface RecommendInput {
@@ -107,42 +106,12 @@ function recommendPytorch(kb: KnowledgeBase, input: RecommendInput): Recommendat
   if (release.confidence === 'unverified') notes.push(`The data for torch ${release.version} is unverified: ${release.note ?? ''}`);
   if (input.python && release.python && !safeSatisfies(input.python, release.python)) problems.push(`torch ${release.version} supports Python ${release.python}, not ${input.python}.`);
 
-  const tags = [...new Set([...release.variants, ...(release.pypiDefault ? [release.pypiDefault] : [])])].sort((a, b) => compareDotted(cudaFromTag(b)!, cudaFromTag(a)!));
-  const options: CudaOption[] = tags.map((tag) => {
-    const cuda = cudaFromTag(tag)!;
-    const reasons: string[] = [];
-    let works = true;
-    if (gpu) {
-      const archs = kb.compiledArchs(release!.version, tag);
-      if (archs) {
-        sources.add(cite(archs));
-        if (!runsOn(gpu.cc, archs.sass, archs.ptx ?? [])) {
-          works = false;
-          reasons.push(`no kernels for ${gpu.name} (sm_${gpu.cc.replace('.', '')}) in this build`);
-        }
-      } else if (compareDotted(cuda, gpu.minCuda) < 0) {
-        works = false;
-        reasons.push(`${gpu.name} needs CUDA >= ${gpu.minCuda}`);
-      } else if (gpu.lastCudaMajor !== undefined && cudaMajor(cuda) > gpu.lastCudaMajor) {
-        works = false;
-        reasons.push(`CUDA ${cudaMajor(cuda)} no longer supports ${gpu.name}`);
-      }
-    }
-    const driver = driverChecks(kb, cuda, input.driver, reasons, sources);
-    if (driver.blocks) works = false;
-    if (gpu?.minDriver && input.driver && compareDotted(input.driver, gpu.minDriver) < 0) {
-      works = false;
-      reasons.push(`${gpu.name} needs driver >= ${gpu.minDriver}`);
-    }
-    return { cuda, tag, works, reasons, ...(driver.full ? { driverFull: driver.full } : {}), ...(driver.floor ? { driverFloor: driver.floor } : {}), pypi: tag === release!.pypiDefault };
-  });
+  const options = torchOptions(kb, release, gpu, input.driver, sources);
 
   const working = options.filter((option) => option.works);
   if (working.length === 0) {
-    const wanted = gpu?.minCuda;
-    const other = wanted ? kb.torchReleasesWithCuda(wanted).filter((row) => row.confidence !== 'unverified') : [];
-    const alternative = wanted ? nearestReleaseWithCuda(kb, release.version, latestWorkingCuda(kb, gpu!, input.driver) ?? wanted) : undefined;
-    problems.push(`No CUDA build of torch ${release.version} works here${gpu ? ` for ${gpu.name}` : ''}${input.driver ? ` on driver ${input.driver}` : ''}.${alternative ? ` Nearest release that does: torch ${alternative.version}.` : other.length ? ` Releases with CUDA ${wanted}: ${other.map((row) => row.version).join(', ')}.` : ''}`);
+    const alternative = nearestWorkingRelease(kb, release.version, gpu, input.driver);
+    problems.push(`No CUDA build of torch ${release.version} works here${gpu ? ` for ${gpu.name}` : ''}${input.driver ? ` on driver ${input.driver}` : ''}.${alternative ? ` Nearest release that does: torch ${alternative.version}.` : ''}`);
     return { input, problems, notes, ...(gpu ? { gpu: { name: gpu.name, cc: gpu.cc, minCuda: gpu.minCuda } } : {}), version: release.version, options, sources: [...sources] };
   }
   const fullSupport = working.filter((option) => !input.driver || !option.reasons.length);
@@ -179,9 +148,49 @@ function recommendPytorch(kb: KnowledgeBase, input: RecommendInput): Recommendat
   };
 }
 
-function latestWorkingCuda(kb: KnowledgeBase, gpu: { minCuda: string; lastCudaMajor?: number }, driver: string | undefined): string | undefined {
-  const candidates = ['13.2', '13.0', '12.9', '12.8', '12.6', '12.4', '12.1', '11.8'].filter((cuda) => compareDotted(cuda, gpu.minCuda) >= 0 && (gpu.lastCudaMajor === undefined || cudaMajor(cuda) <= gpu.lastCudaMajor));
-  return candidates.find((cuda) => !driver || compareDotted(driver, kb.driverFloor(cudaMajor(cuda))?.linux ?? '0') >= 0);
+function torchOptions(kb: KnowledgeBase, release: TorchRelease, gpu: GpuInfo | undefined, driverVersion: string | undefined, sources: Set<string>): CudaOption[] {
+  const tags = [...new Set([...release.variants, ...(release.pypiDefault ? [release.pypiDefault] : [])])].sort((a, b) => compareDotted(cudaFromTag(b)!, cudaFromTag(a)!));
+  return tags.map((tag) => {
+    const cuda = cudaFromTag(tag)!;
+    const reasons: string[] = [];
+    let works = true;
+    if (gpu) {
+      const archs = kb.compiledArchs(release.version, tag);
+      if (archs) {
+        sources.add(cite(archs));
+        if (!runsOn(gpu.cc, archs.sass, archs.ptx ?? [])) {
+          works = false;
+          reasons.push(`no kernels for ${gpu.name} (sm_${gpu.cc.replace('.', '')}) in this build`);
+        }
+      } else if (compareDotted(cuda, gpu.minCuda) < 0) {
+        works = false;
+        reasons.push(`${gpu.name} needs CUDA >= ${gpu.minCuda}`);
+      } else if (gpu.lastCudaMajor !== undefined && cudaMajor(cuda) > gpu.lastCudaMajor) {
+        works = false;
+        reasons.push(`CUDA ${cudaMajor(cuda)} no longer supports ${gpu.name}`);
+      }
+    }
+    const driver = driverChecks(kb, cuda, driverVersion, reasons, sources);
+    if (driver.blocks) works = false;
+    if (gpu?.minDriver && driverVersion && compareDotted(driverVersion, gpu.minDriver) < 0) {
+      works = false;
+      reasons.push(`${gpu.name} needs driver >= ${gpu.minDriver}`);
+    }
+    return { cuda, tag, works, reasons, ...(driver.full ? { driverFull: driver.full } : {}), ...(driver.floor ? { driverFloor: driver.floor } : {}), pypi: tag === release.pypiDefault };
+  });
+
+}
+
+/** The release nearest to `version` (then the newer one) with at least one CUDA build that works here. */
+function nearestWorkingRelease(kb: KnowledgeBase, version: string, gpu: GpuInfo | undefined, driverVersion: string | undefined): TorchRelease | undefined {
+  const releases = kb.torchReleases().filter((row) => row.confidence !== 'unverified');
+  const index = releases.findIndex((row) => compareDotted(row.version, version) >= 0);
+  const origin = index < 0 ? releases.length : index;
+  const ordered = releases.map((row, i) => ({ row, distance: Math.abs(i - origin), newer: i >= origin })).sort((a, b) => a.distance - b.distance || Number(b.newer) - Number(a.newer));
+  const works = (row: TorchRelease): boolean => torchOptions(kb, row, gpu, driverVersion, new Set()).some((option) => option.works);
+  const nearest = ordered.find(({ row }) => row.version !== version && works(row))?.row;
+  // Same minor, newest patch: same features, more fixes.
+  return nearest && releases.filter((row) => minorOf(row.version) === minorOf(nearest.version) && works(row)).at(-1);
 }
 
 function recommendTensorflow(kb: KnowledgeBase, input: RecommendInput): Recommendation {

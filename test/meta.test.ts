@@ -3,7 +3,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { RULES } from '../rules/index.js';
-import { withExamples } from '../scripts/rule-docs.js';
+import { baselineJsonSchema, withExamples, withRulesTable } from '../scripts/generate.js';
 import { ROOT } from './harness.js';
 
 const RULES_DIR = join(ROOT, 'rules');
@@ -19,6 +19,16 @@ describe('rule registry', () => {
     const ids = RULES.map((rule) => rule.id);
     expect(new Set(ids).size).toBe(ids.length);
     for (const id of ids) expect(id).toMatch(/^[a-z]+(-[a-z]+)*$/);
+  });
+});
+
+describe('generated files are current (npm run docs)', () => {
+  it('README rule table', () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    expect(withRulesTable(readme)).toBe(readme);
+  });
+  it('schema/baseline.schema.json', () => {
+    expect(readFileSync(join(ROOT, 'schema', 'baseline.schema.json'), 'utf8')).toBe(baselineJsonSchema());
   });
 });
 

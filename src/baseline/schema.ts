@@ -11,22 +11,22 @@ const RuleSetting = z.union([RuleSeverity, z.strictObject({ severity: RuleSeveri
 
 /** Keys of the public baseline format (baseline.yaml, .github/cuda-gatekeeper.yml). Unknown keys are errors. */
 export const BaselineFile = z.strictObject({
-  _extends: z.string().min(1).optional(),
-  cuda: z.strictObject({ allowed: z.array(cudaMinor).optional() }).optional(),
-  driver: z.strictObject({ minimum: driverVersion.optional() }).optional(),
-  gpus: z.array(z.union([z.string().min(1), z.number()]).transform(String)).optional(),
-  packages: z.record(z.string().min(1), z.array(z.union([z.string(), z.number()]).transform(String))).optional(),
+  _extends: z.string().min(1).optional().describe('The organisation config repository this file builds on (".github"); implied when it exists'),
+  cuda: z.strictObject({ allowed: z.array(cudaMinor).optional().describe('CUDA versions (major.minor, e.g. "12.4") an image or wheel may target') }).optional(),
+  driver: z.strictObject({ minimum: driverVersion.optional().describe('Oldest NVIDIA Linux driver in the GPU fleet, e.g. "550.54.14"') }).optional(),
+  gpus: z.array(z.union([z.string().min(1), z.number()]).transform(String)).optional().describe('GPU models ("A100", "H100") or compute capabilities ("8.0") in the fleet'),
+  packages: z.record(z.string().min(1), z.array(z.union([z.string(), z.number()]).transform(String))).optional().describe('Allowed versions (PEP 440 versions or specifiers) per package'),
   pinning: z
     .strictObject({
-      python: z.enum(['exact', 'none']).optional(),
-      images: z.enum(['tag', 'digest', 'none']).optional(),
-      packages: z.array(z.string()).optional(),
+      python: z.enum(['exact', 'none']).optional().describe('exact: CUDA-relevant Python/conda packages must be pinned to one version'),
+      images: z.enum(['tag', 'digest', 'none']).optional().describe('How base images must be pinned'),
+      packages: z.array(z.string()).optional().describe('More packages that must be pinned exactly'),
     })
     .optional(),
-  prerelease: z.enum(['forbid', 'allow']).optional(),
-  rules: z.record(z.string(), RuleSetting).optional(),
+  prerelease: z.enum(['forbid', 'allow']).optional().describe('forbid: no nightly, rc, dev or /whl/test builds'),
+  rules: z.record(z.string(), RuleSetting).optional().describe('Per rule: error | warning | notice | off (or { severity })'),
   /** Dotted key paths a repository may not weaken (organisation baselines). */
-  locked: z.array(z.string()).optional(),
+  locked: z.array(z.string()).optional().describe('Keys a repository may not weaken, e.g. ["cuda.allowed", "driver.minimum", "rules"]'),
 });
 export type BaselineFile = z.infer<typeof BaselineFile>;
 

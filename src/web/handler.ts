@@ -95,8 +95,9 @@ export async function webHandler(req: IncomingMessage, res: ServerResponse): Pro
     if (req.method === 'GET' && route === '/api/matrix') return json(res, 200, matrices(kb));
     if (req.method === 'POST' && route === '/api/check') {
       let body: { kind?: unknown; text?: unknown; baseline?: unknown };
+      const raw = await readBody(req);
       try {
-        body = JSON.parse(await readBody(req)) as typeof body;
+        body = JSON.parse(raw) as typeof body;
       } catch {
         return json(res, 400, { error: 'the body must be JSON: { "kind": "requirements", "text": "..." }' });
       }

@@ -1,0 +1,106 @@
+/** The self-service page and its JSON API over HTTP (no browser): answers, errors, escaping, dogfooding. */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EMPTY_BASELINE } from '../src/baseline/schema.js';
+import { gate } from '../src/gate.js';
+import { defaultKnowledgeBase } from '../src/knowledge/index.js';
+import { parseFile } from '../src/parsers/index.js';
+import { recommend, type Recommendation } from '../src/recommend.js';
+import { webHandler } from '../src/web/handler.js';
+
+let server: Server;
+let base: string;
+
+beforeAll(async () => {
+  server = createServer((req, res) => void webHandler(req, res).then((handled) => handled || (res.writeHead(404), res.end())));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(() => new Promise((resolve) => server.close(resolve)));
+
+const kb = defaultKnowledgeBase();
+
+describe('recommendations', () => {
+  it('RTX 5090 with torch 2.7.1: only the cu128 build has Blackwell kernels', () => {
+    const result = recommend(kb, { framework: 'pytorch', version: '2.7.1', gpu: 'RTX 5090' });
+    expect(result.options.map((option) => [option.tag, option.works])).toEqual([['cu128', true], ['cu126', false], ['cu118', false]]);
+    expect(result.install).toMatchObject({ cuda: '12.8', image: 'nvidia/cuda:12.8.1-runtime-ubuntu22.04', pip: 'pip install torch==2.7.1+cu128 torchvision==0.22.1+cu128 torchaudio==2.7.1+cu128 --index-url https://download.pytorch.org/whl/cu128', driverFull: '570.26' });
+    expect(result.sources.some((source) => source.includes('developer.nvidia.com/cuda-gpus'))).toBe(true);
+  });
+
+  it('a choice that does not exist says why and offers the nearest that does', () => {
+    const none = recommend(kb, { framework: 'pytorch', version: '2.6.0', gpu: 'B200' });
+    expect(none.install).toBeUndefined();
+    expect(none.problems[0]).toMatch(/No CUDA build of torch 2\.6\.0 works here for B200\. Nearest release that does: torch 2\.7\.1\./);
+    expect(recommend(kb, { framework: 'pytorch', version: '2.6.7' }).problems[0]).toBe('torch 2.6.7 is not a known release; nearest: 2.6.0.');
+    expect(recommend(kb, { framework: 'pytorch', version: '2.9.1', python: '3.9' }).problems).toContain('torch 2.9.1 supports Python >=3.10,<3.15, not 3.9.');
+  });
+
+  it('uses the PyPI build when it fits and explains the fleet driver', () => {
+    const result = recommend(kb, { framework: 'pytorch', version: '2.5.1', gpu: 'H100', driver: '550.54.14' });
+    expect(result.install?.pip).toBe('pip install torch==2.5.1 torchvision==0.20.1 torchaudio==2.5.1');
+    expect(result.install?.conda).toBe('conda install pytorch==2.5.1 torchvision==0.20.1 torchaudio==2.5.1 pytorch-cuda=12.4 -c pytorch -c nvidia');
+    const old = recommend(kb, { framework: 'pytorch', version: '2.11.0', driver: '550.54.14' });
+    expect(old.options.find((option) => option.tag === 'cu130')).toMatchObject({ works: false, reasons: ['driver 550.54.14 cannot run CUDA 13.x (needs >= 580)'] });
+  });
+
+  it('TensorFlow: tested CUDA, base image with the right cuDNN spelling, and-cuda extra', () => {
+    const result = recommend(kb, { framework: 'tensorflow', version: '2.15.0', gpu: 'A100' });
+    expect(result.install).toMatchObject({ cuda: '12.2', image: 'nvidia/cuda:12.2.2-cudnn8-runtime-ubuntu22.04', pip: 'pip install tensorflow[and-cuda]==2.15.0' });
+  });
+
+  it.each([
+    { framework: 'pytorch' as const, version: '2.7.1', gpu: 'H100' },
+    { framework: 'pytorch' as const, version: '2.5.1', gpu: 'A100' },
+    { framework: 'pytorch' as const, version: '2.11.0', gpu: 'L4', os: 'ubuntu24.04' },
+    { framework: 'tensorflow' as const, version: '2.18.0', gpu: 'A100' },
+  ])('its own Dockerfile passes the gate without errors: %o', (input) => {
+    const result: Recommendation = recommend(kb, input);
+    const file = parseFile('Dockerfile', `${result.install!.dockerfile}\n`, 'dockerfile');
+    const errors = gate([file], { ...EMPTY_BASELINE, gpus: [input.gpu], pinning: { python: 'exact', images: 'tag', packages: [] } }, kb).findings.filter((finding) => finding.severity !== 'notice');
+    expect(errors).toEqual([]);
+  });
+});
+
+describe('HTTP', () => {
+  it('serves the page, which works without JavaScript (GET form renders the answer)', async () => {
+    const html = await (await fetch(`${base}/cuda-gatekeeper/?gpu=H100&framework=pytorch&torch=2.7.1&python=3.11&os=ubuntu22.04&driver=`)).text();
+    expect(html).toContain('<label>GPU model<select name="gpu" id="gpu">');
+    expect(html).toContain('Recommended: CUDA 12.6');
+    expect(html).toContain('pip install torch==2.7.1 torchvision==0.22.1 torchaudio==2.7.1');
+  });
+
+  it('escapes user input', async () => {
+    const html = await (await fetch(`${base}/cuda-gatekeeper/?gpu=%3Cscript%3Ealert(1)%3C%2Fscript%3E&framework=pytorch`)).text();
+    expect(html).not.toContain('<script>alert(1)</script>');
+    expect(html).toContain('&lt;script&gt;');
+  });
+
+  it('checks a snippet as a form post and through the JSON API', async () => {
+    const form = new URLSearchParams({ kind: 'requirements', baseline: 'none', text: 'torch==2.3.0+cu121\ntorchvision==0.17.0+cu121\n--extra-index-url https://download.pytorch.org/whl/cu121\n' });
+    const html = await (await fetch(`${base}/cuda-gatekeeper/check`, { method: 'POST', body: form })).text();
+    expect(html).toContain('torchvision 0.17.0 does not belong to torch 2.3.0');
+    const api = await fetch(`${base}/cuda-gatekeeper/api/check`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ kind: 'dockerfile', text: 'FROM nvidia/cuda:12.7.0-devel-ubuntu22.04\n' }) });
+    const data = (await api.json()) as { findings: { ruleId: string }[] };
+    expect(data.findings.map((finding) => finding.ruleId)).toContain('image-missing');
+  });
+
+  it('answers bad API input with 400/413 and a clear error', async () => {
+    expect((await fetch(`${base}/cuda-gatekeeper/api/check`, { method: 'POST', body: 'not json' })).status).toBe(400);
+    const wrong = await fetch(`${base}/cuda-gatekeeper/api/check`, { method: 'POST', body: JSON.stringify({ kind: 'makefile', text: '' }) });
+    expect(await wrong.json()).toEqual({ error: 'kind must be dockerfile, requirements or conda, not "makefile"' });
+    expect((await fetch(`${base}/cuda-gatekeeper/api/check`, { method: 'POST', body: 'x'.repeat(300_000) })).status).toBe(413);
+  });
+
+  it('serves the matrix, the API description, /healthz and /metrics', async () => {
+    const matrix = (await (await fetch(`${base}/cuda-gatekeeper/api/matrix`)).json()) as { torch: { columns: string[] }; drivers: { cuda: string; floor: string }[] };
+    expect(matrix.torch.columns).toContain('cu128');
+    expect(matrix.drivers.find((row) => row.cuda === '12.4')).toMatchObject({ floor: '525.60.13' });
+    expect(await (await fetch(`${base}/cuda-gatekeeper/matrix`)).text()).toContain('PyTorch × CUDA');
+    expect(await (await fetch(`${base}/cuda-gatekeeper/api`)).text()).toContain('GET  /cuda-gatekeeper/api/recommend');
+    expect(await (await fetch(`${base}/healthz`)).json()).toEqual({ status: 'ok' });
+    const metrics = await (await fetch(`${base}/metrics`)).text();
+    for (const name of ['cuda_gatekeeper_webhooks_total', 'cuda_gatekeeper_check_runs_total', 'cuda_gatekeeper_github_api_calls_total', 'cuda_gatekeeper_github_rate_limit_remaining', 'cuda_gatekeeper_queue_depth', 'cuda_gatekeeper_check_seconds_bucket']) expect(metrics).toContain(name);
+  });
+});
