@@ -53,6 +53,8 @@ export interface Report {
   readonly findings: readonly Finding[];
   readonly filesChecked: number;
   readonly counts: Readonly<Record<Severity, number>>;
+  /** Findings silenced by active baseline waivers. */
+  readonly waived?: number;
 }
 
 export const severityRank: Readonly<Record<Severity, number>> = { error: 3, warning: 2, notice: 1 };

@@ -13,6 +13,10 @@ export interface GateOptions {
   readonly policy?: LoadedBaseline;
   /** Problems found while layering baselines, reported as policy-error. */
   readonly policyProblems?: RuleContext['policyProblems'];
+  /** The repository being checked (`owner/name`), for baseline waivers. */
+  readonly repository?: string;
+  /** Today's date (YYYY-MM-DD) for waiver expiry; the gate never reads the clock itself. */
+  readonly today?: string;
   /** Override the rule set (tests). */
   readonly rules?: readonly AnyRule[];
 }
@@ -46,11 +50,37 @@ export function gate(files: readonly ParsedFile[], baseline: Baseline, kb: Knowl
     rule.check({ files, units, kb, baseline, ruleIds, ...(options.policy ? { policy: options.policy } : {}), ...(options.policyProblems ? { policyProblems: options.policyProblems } : {}), report });
   }
 
-  const kept = applySuppressions(files, findings, ruleIds, baseline.rules[SUPPRESSION_RULE_ID] === 'off');
+  const unwaived = applyWaivers(findings, baseline, options);
+  const kept = applySuppressions(files, unwaived.kept, ruleIds, baseline.rules[SUPPRESSION_RULE_ID] === 'off');
+  kept.push(...unwaived.notes);
   kept.sort(compareFindings);
   const counts: Record<Severity, number> = { error: 0, warning: 0, notice: 0 };
   for (const finding of kept) counts[finding.severity]++;
-  return { findings: kept, filesChecked: files.length, counts };
+  return { findings: kept, filesChecked: files.length, counts, ...(unwaived.waived ? { waived: unwaived.waived } : {}) };
+}
+
+/** A waiver applies to a finding of its rule in its repository (and path, when given) until its expiry date. */
+function applyWaivers(findings: readonly Finding[], baseline: Baseline, options: GateOptions): { kept: Finding[]; notes: Finding[]; waived: number } {
+  if (baseline.waivers.length === 0 || !options.repository) return { kept: [...findings], notes: [], waived: 0 };
+  const repo = options.repository.toLowerCase();
+  const name = repo.split('/').pop();
+  const today = options.today ?? '9999-12-31';
+  const matchesRepo = (waiver: Baseline['waivers'][number]) => waiver.repo === '*' || waiver.repo.toLowerCase() === repo || waiver.repo.toLowerCase() === name;
+  const active = baseline.waivers.filter((waiver) => matchesRepo(waiver) && waiver.expires >= today);
+  const expired = baseline.waivers.filter((waiver) => matchesRepo(waiver) && waiver.expires < today);
+  let waived = 0;
+  const kept = findings.filter((finding) => {
+    const waiver = active.find((candidate) => candidate.rule === finding.ruleId && (!candidate.path || finding.location.path === candidate.path || (candidate.path.endsWith('/') && finding.location.path.startsWith(candidate.path))));
+    if (waiver) waived++;
+    return !waiver;
+  });
+  const notes = expired.map((waiver): Finding => {
+    const location = { path: options.policy?.source.path ?? 'baseline', start: { line: 1, column: 1, offset: 0 }, end: { line: 1, column: 1, offset: 0 } };
+    const at = options.policy?.locate(['waivers', waiver.index]);
+    const where = at && options.policy ? options.policy.source.location(at.start, at.end) : location;
+    return { ruleId: 'policy-error', severity: 'notice', messageId: 'waiverExpired', message: `the waiver of ${waiver.rule} for ${waiver.repo}${waiver.path ? `:${waiver.path}` : ''} expired on ${waiver.expires} (owner ${waiver.owner}); its findings are reported again`, help: `Renew it with a new expiry date and reason, or fix the findings. Reason given: ${waiver.reason}`, location: where, related: [], docsUrl: docsUrl('policy-error') };
+  });
+  return { kept, notes, waived };
 }
 
 function toFinding(rule: AnyRule, draft: Draft, ceiling: Severity): Finding {

@@ -40,7 +40,7 @@ export function loadBaseline(path: string, text: string, ruleIds?: ReadonlySet<s
   }
   const parsed = BaselineFile.safeParse(value);
   if (!parsed.success) {
-    return fail(parsed.error.issues.map((issue) => ({ message: describeIssue(issue), span: spanOf(doc, issue.path as (string | number)[], issue.code === 'unrecognized_keys' ? (issue as { keys?: string[] }).keys?.[0] : undefined) })));
+    return fail(parsed.error.issues.map((issue) => ({ message: describeIssue(issue, valueAt(value, issue.path as (string | number)[]) === undefined && issue.code !== 'unrecognized_keys'), span: spanOf(doc, issue.path as (string | number)[], issue.code === 'unrecognized_keys' ? (issue as { keys?: string[] }).keys?.[0] : undefined) })));
   }
   const problems: PolicyProblem[] = [];
   if (ruleIds) {
@@ -51,8 +51,18 @@ export function loadBaseline(path: string, text: string, ruleIds?: ReadonlySet<s
   return { baseline: resolveBaseline(parsed.data), file: parsed.data, source, problems, locate };
 }
 
-function describeIssue(issue: { path: PropertyKey[]; message: string; code: string; keys?: string[] }): string {
+function valueAt(root: unknown, path: readonly (string | number)[]): unknown {
+  let current = root;
+  for (const key of path) {
+    if (current === null || typeof current !== 'object') return undefined;
+    current = (current as Record<string | number, unknown>)[key];
+  }
+  return current;
+}
+
+function describeIssue(issue: { path: PropertyKey[]; message: string; code: string; keys?: string[] }, missing = false): string {
   const where = issue.path.length > 0 ? issue.path.map(String).join('.') : 'the baseline';
+  if (missing && issue.path.length > 0) return `${where} is required`;
   if (issue.code === 'unrecognized_keys') return `unknown key${issue.keys && issue.keys.length > 1 ? 's' : ''} ${issue.keys?.map((key) => `"${key}"`).join(', ')} in ${where}`;
   return `${where}: ${issue.message}`;
 }

@@ -73,6 +73,7 @@ export function mergeBaselines(layers: readonly Layer[]): MergedBaseline {
         return current !== undefined ? (SEVERITY_RANK[severity] < SEVERITY_RANK[current] ? `severity ${severity} is lower than ${current}` : undefined) : severity === 'off' || severity === 'notice' ? `rule ${id} cannot be lowered to ${severity}` : undefined;
       });
     }
+    if (next.waivers.length) result = { ...result, waivers: [...result.waivers, ...next.waivers] };
     locked = new Set([...locked, ...next.locked]);
     if (next.locked.length) result = { ...result, locked: [...locked] };
   }

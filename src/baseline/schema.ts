@@ -25,6 +25,19 @@ export const BaselineFile = z.strictObject({
     .optional(),
   prerelease: z.enum(['forbid', 'allow']).optional().describe('forbid: no nightly, rc, dev or /whl/test builds'),
   rules: z.record(z.string(), RuleSetting).optional().describe('Per rule: error | warning | notice | off (or { severity })'),
+  waivers: z
+    .array(
+      z.strictObject({
+        rule: z.string().min(1).describe('Rule id the waiver silences'),
+        repo: z.string().min(1).describe('Repository ("name" or "owner/name"; "*" for all)'),
+        path: z.string().min(1).optional().describe('File path or prefix ending in "/" (default: every file)'),
+        reason: z.string().min(1).describe('Why the finding is accepted'),
+        owner: z.string().min(1).describe('Who owns the exception'),
+        expires: z.union([z.string(), z.date().transform((date) => date.toISOString().slice(0, 10))]).pipe(z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'expected a date, YYYY-MM-DD')).describe('Last day the waiver applies (YYYY-MM-DD)'),
+      }),
+    )
+    .optional()
+    .describe('Time-limited exceptions; each needs an owner and an expiry date'),
   /** Dotted key paths a repository may not weaken (organisation baselines). */
   locked: z.array(z.string()).optional().describe('Keys a repository may not weaken, e.g. ["cuda.allowed", "driver.minimum", "rules"]'),
 });
@@ -40,6 +53,18 @@ export interface Baseline {
   readonly prerelease: 'forbid' | 'allow';
   readonly rules: Readonly<Record<string, RuleSeverity>>;
   readonly locked: readonly string[];
+  readonly waivers: readonly Waiver[];
+}
+
+export interface Waiver {
+  readonly rule: string;
+  readonly repo: string;
+  readonly path?: string;
+  readonly reason: string;
+  readonly owner: string;
+  readonly expires: string;
+  /** Index in the file's waivers list (for positions). */
+  readonly index: number;
 }
 
 /** An empty baseline: only the built-in consistency rules apply. */
@@ -52,6 +77,7 @@ export const EMPTY_BASELINE: Baseline = {
   prerelease: 'allow',
   rules: {},
   locked: [],
+  waivers: [],
 };
 
 export function resolveBaseline(file: BaselineFile): Baseline {
@@ -75,5 +101,6 @@ export function resolveBaseline(file: BaselineFile): Baseline {
     prerelease: file.prerelease ?? 'allow',
     rules,
     locked: file.locked ?? [],
+    waivers: (file.waivers ?? []).map((waiver, index) => ({ ...waiver, index })),
   };
 }

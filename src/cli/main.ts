@@ -1,5 +1,5 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { basename, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { applyEdits } from '../analysis/edits.js';
 import { loadBaseline, type LoadedBaseline } from '../baseline/load.js';
@@ -20,7 +20,7 @@ import { bundledBaselinePath, packageVersion } from './package-root.js';
 export class UsageError extends Error {}
 
 const USAGE = `Usage:
-  cuda-gatekeeper check [PATH...] [--baseline FILE|none] [--format text|json|sarif|github] [--changed-since REF] [--fix] [--verbose]
+  cuda-gatekeeper check [PATH...] [--baseline FILE|none] [--format text|json|sarif|github] [--changed-since REF] [--fix] [--verbose] [--repository OWNER/NAME]
   cuda-gatekeeper plan --cuda X.Y [PATH...] [--baseline FILE|none] [--format text|json] [--write]
   cuda-gatekeeper rules
   cuda-gatekeeper --version
@@ -116,6 +116,7 @@ function check(args: readonly string[], io: Io): number {
       'changed-since': { type: 'string' },
       fix: { type: 'boolean', default: false },
       verbose: { type: 'boolean', default: false },
+      repository: { type: 'string' },
     },
   });
   const format = values.format ?? 'text';
@@ -127,14 +128,16 @@ function check(args: readonly string[], io: Io): number {
 
   let loaded = collect(io, positionals, values['changed-since']);
   if (loaded.missing.length > 0) throw new UsageError(`no such file or directory inside ${io.cwd}: ${loaded.missing.join(', ')}`);
-  let report = gate(loaded.files, baseline, kb, policy ? { policy } : {});
+  // Waivers name repositories: --repository, else GitHub Actions' GITHUB_REPOSITORY, else the folder's name.
+  const gateOptions = { ...(policy ? { policy } : {}), repository: values.repository ?? process.env.GITHUB_REPOSITORY ?? basename(io.cwd), today: new Date().toISOString().slice(0, 10) };
+  let report = gate(loaded.files, baseline, kb, gateOptions);
 
   if (values.fix) {
     const fixed = applySafeFixes(io.cwd, loaded, report);
     if (fixed > 0) {
       io.err(`cuda-gatekeeper: applied ${fixed} safe fix${fixed === 1 ? '' : 'es'}\n`);
       loaded = { ...loadFiles(io.cwd, loaded.files.map((file) => file.path)), missing: [] };
-      report = gate(loaded.files, baseline, kb, policy ? { policy } : {});
+      report = gate(loaded.files, baseline, kb, gateOptions);
     }
   }
 

@@ -92,7 +92,7 @@ export async function analyzePull(github: GitHub, target: PullTarget, deps: Anal
   }
 
   const baseline = resolveBaseline(target.owner, target.repo, read.repoConfig, read.orgConfig === undefined ? cachedOrg : read.orgConfig);
-  const report = gate(files, baseline.baseline, defaultKnowledgeBase(), { ...(baseline.repoFile ? { policy: baseline.repoFile } : {}), policyProblems: baseline.problems });
+  const report = gate(files, baseline.baseline, defaultKnowledgeBase(), { ...(baseline.repoFile ? { policy: baseline.repoFile } : {}), policyProblems: baseline.problems, repository: `${target.owner}/${target.repo}`, today: new Date().toISOString().slice(0, 10) });
   return { report, files, texts, relevant, skipped, baseline, read, added };
 }
 

@@ -63,7 +63,8 @@ export function renderCheckRun(report: Report, context: CheckContext): CheckOutp
 }
 
 function summaryTable(report: Report): string {
-  if (report.findings.length === 0) return `Checked ${report.filesChecked} file${report.filesChecked === 1 ? '' : 's'}: no CUDA problems found.`;
+  const waived = report.waived ? ` ${report.waived} finding${report.waived === 1 ? ' is' : 's are'} waived by the baseline.` : '';
+  if (report.findings.length === 0) return `Checked ${report.filesChecked} file${report.filesChecked === 1 ? '' : 's'}: no CUDA problems found.${waived}`;
   const byFile = new Map<string, Record<Severity, number>>();
   for (const finding of report.findings) {
     const row = byFile.get(finding.location.path) ?? { error: 0, warning: 0, notice: 0 };
@@ -71,7 +72,7 @@ function summaryTable(report: Report): string {
     byFile.set(finding.location.path, row);
   }
   const rows = [...byFile].map(([path, row]) => `| \`${path}\` | ${row.error} | ${row.warning} | ${row.notice} |`);
-  return [`Checked ${report.filesChecked} files.`, '', '| File | Errors | Warnings | Notices |', '|---|---:|---:|---:|', ...rows].join('\n');
+  return [`Checked ${report.filesChecked} files.${waived}`, '', '| File | Errors | Warnings | Notices |', '|---|---:|---:|---:|', ...rows].join('\n');
 }
 
 function fixesSection(report: Report, context: CheckContext): string {
