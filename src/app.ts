@@ -3,7 +3,9 @@ import type { ApplicationFunctionOptions, Probot } from 'probot';
 import { webhooksHandled } from './metrics.js';
 import { webHandler } from './web/handler.js';
 import { checkPull, createDeps, firstDelivery, onComment, onPush, onRequestedAction, targetFromPull, targetsFromCheckPayload, type AppDeps } from './github/handlers.js';
-import type { GitHub } from './github/types.js';
+import { isConfigRepo, previewConfigPull } from './github/org.js';
+import { ORG_CONFIG_PATH } from './github/read.js';
+import type { GitHub, PullTarget } from './github/types.js';
 
 export function cudaGatekeeper(deps: AppDeps) {
   /** Exact redeliveries (same delivery id) are dropped: the first one already did the work. */
@@ -15,7 +17,16 @@ export function cudaGatekeeper(deps: AppDeps) {
   return function app(probot: Probot, options?: Partial<ApplicationFunctionOptions>): void {
 
     probot.on(['pull_request.opened', 'pull_request.synchronize', 'pull_request.reopened', 'pull_request.ready_for_review'], once(async (context) => {
-      await checkPull(context.octokit as GitHub, targetFromPull(context, context.payload.pull_request), deps, context.log, context.id);
+      const target = targetFromPull(context, context.payload.pull_request);
+      const github = context.octokit as GitHub;
+      if (isConfigRepo(target.repo) && (await touchesOrgConfig(github, target))) {
+        // A new organisation baseline: validate and preview its blast radius (queued; it reads many repositories).
+        deps.queue.add(`preview:${target.installationId}:${target.owner}/${target.repo}@${target.headSha}`, () =>
+          previewConfigPull(github, target, deps, context.log).catch((error: Error) => context.log.error({ deliveryId: context.id, err: { message: error.message } }, 'baseline preview failed')),
+        );
+        return;
+      }
+      await checkPull(github, target, deps, context.log, context.id);
     }));
 
     probot.on(['check_suite.requested', 'check_suite.rerequested'], once(async (context) => {
@@ -40,6 +51,11 @@ export function cudaGatekeeper(deps: AppDeps) {
       probot.log.debug('no HTTP server: the self-service page is not mounted');
     }
   };
+}
+
+async function touchesOrgConfig(github: GitHub, target: PullTarget): Promise<boolean> {
+  const files = await github.paginate(github.rest.pulls.listFiles, { owner: target.owner, repo: target.repo, pull_number: target.number, per_page: 100 });
+  return files.some((file) => file.filename === ORG_CONFIG_PATH || file.previous_filename === ORG_CONFIG_PATH);
 }
 
 /** The app as Probot loads it (`probot run`, createNodeMiddleware): APP_ID names the app for check lookups. */

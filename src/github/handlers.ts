@@ -18,8 +18,10 @@ import { APPLY_FIXES, checkOutput, sendCheck, sendFailure } from './check.js';
 import { OrgConfigCache, resolveBaseline } from './config.js';
 import { commitFixes, isFork, safeFixContents } from './fixes.js';
 import { COMMENT_MARKER, firstRead, ORG_CONFIG_PATH, ORG_CONFIG_REPO } from './read.js';
+import { recheckOrganisation } from './org.js';
 import { reviewSuggestions } from './suggestions.js';
-import type { GitHub, PullTarget } from './types.js';
+import { JobQueue } from './queue.js';
+import type { GitHub, Logger, PullTarget } from './types.js';
 
 export interface AppDeps extends AnalyzeDeps {
   /** Check runs created by this process per repository and head commit (GitHub's search lags behind). */
@@ -28,10 +30,12 @@ export interface AppDeps extends AnalyzeDeps {
   readonly locks: Map<string, { running: Promise<unknown>; waiting: boolean }>;
   /** Recently handled delivery ids, to drop exact redeliveries. */
   readonly deliveries: Set<string>;
+  /** Fan-out work (baseline previews, organisation re-checks). */
+  readonly queue: JobQueue;
 }
 
 export function createDeps(appId: number): AppDeps {
-  return { appId, orgCache: new OrgConfigCache(), created: new Map(), locks: new Map(), deliveries: new Set() };
+  return { appId, orgCache: new OrgConfigCache(), created: new Map(), locks: new Map(), deliveries: new Set(), queue: new JobQueue(4) };
 }
 
 /** True the first time a delivery id is seen (GitHub redelivers with the same id). */
@@ -90,7 +94,7 @@ function describeError(error: unknown): string {
 }
 
 /** Run the check for one pull request and send the check run, suggestions included. */
-export async function checkPull(github: GitHub, target: PullTarget, deps: AppDeps, log: Context['log'], deliveryId: string): Promise<void> {
+export async function checkPull(github: GitHub, target: PullTarget, deps: AppDeps, log: Context['log'] | Logger, deliveryId: string, options: { readonly skipUnchanged?: boolean } = {}): Promise<void> {
   const key = `${target.owner}/${target.repo}@${target.headSha}`;
   const outcome = await serialized(deps, key, async () => {
     const calls = countCalls(github);
@@ -103,6 +107,13 @@ export async function checkPull(github: GitHub, target: PullTarget, deps: AppDep
       checkRuns.inc({ conclusion: output.conclusion });
       latency.observe((Date.now() - started) / 1000);
       const hasSafeFixes = analysis.report.findings.some((finding) => finding.fix?.safety === 'safe');
+      const previous = analysis.read.existingCheck;
+      // The footer names the baseline commit; a new commit with the same findings is not a change worth posting.
+      const body = (summary: string | null) => (summary ?? '').replace(/<sub>Baseline: .*<\/sub>/, '');
+      if (options.skipUnchanged && existing !== undefined && previous && previous.conclusion?.toLowerCase() === output.conclusion && previous.title === output.title && body(previous.summary) === body(output.summary)) {
+        log.info({ deliveryId, repo: `${target.owner}/${target.repo}`, pr: target.number, apiCalls: calls() }, 'check unchanged; nothing posted');
+        return;
+      }
       const id = await sendCheck(github, target, output, existing, hasSafeFixes);
       existing = id;
       deps.created.set(key, id);
@@ -272,10 +283,21 @@ export async function onRequestedAction(context: Context<'check_run.requested_ac
   }
 }
 
-/** A push to the organisation's config repository invalidates its cached baseline. */
+/**
+ * A push of a new baseline to the organisation's config repository invalidates its cached copy and re-checks
+ * every open pull request (queued; check runs that would not change are left alone).
+ */
 export function onPush(context: Context<'push'>, deps: AppDeps): void {
   const { repository, ref, installation, commits } = context.payload;
   if (repository.name !== ORG_CONFIG_REPO || ref !== `refs/heads/${repository.default_branch}`) return;
   const touched = commits.length === 0 || commits.some((commit) => [...(commit.added ?? []), ...(commit.modified ?? []), ...(commit.removed ?? [])].includes(ORG_CONFIG_PATH));
-  if (touched && installation && repository.owner) deps.orgCache.invalidate(installation.id, repository.owner.login);
+  if (!touched || !installation || !repository.owner) return;
+  const owner = repository.owner.login;
+  deps.orgCache.invalidate(installation.id, owner);
+  const key = `recheck-org:${installation.id}:${owner}@${context.payload.after}`;
+  deps.queue.add(key, () =>
+    recheckOrganisation(context.octokit as GitHub, owner, installation.id, deps, context.log, context.id)
+      .then(() => undefined)
+      .catch((error: Error) => context.log.error({ deliveryId: context.id, owner, err: { message: error.message } }, 'organisation re-check failed')),
+  );
 }

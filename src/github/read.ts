@@ -27,6 +27,8 @@ export interface FirstRead {
   readonly repoConfig?: ConfigBlob;
   readonly orgConfig?: ConfigBlob | null;
   readonly existingCheckRunId?: number;
+  /** What the existing check run says, to skip updates that would change nothing. */
+  readonly existingCheck?: { readonly conclusion: string | null; readonly title: string | null; readonly summary: string | null };
   readonly postedSuggestions: ReadonlySet<string>;
   readonly botCommentId?: number;
 }
@@ -52,7 +54,7 @@ export function firstReadQuery(paths: readonly string[], headSha: string, withOr
     ${files}
     config: object(expression: ${literal(`HEAD:${CONFIG_PATH}`)}) { ...blob }
     defaultBranchRef { target { oid } }
-    head: object(oid: $head) { ... on Commit { checkSuites(first: 10, filterBy: { appId: $appId }) { nodes { checkRuns(first: 5, filterBy: { checkName: ${literal(CHECK_NAME)} }) { nodes { databaseId } } } } } }
+    head: object(oid: $head) { ... on Commit { checkSuites(first: 10, filterBy: { appId: $appId }) { nodes { checkRuns(first: 5, filterBy: { checkName: ${literal(CHECK_NAME)} }) { nodes { databaseId conclusion title summary } } } } } }
     ${pull}
   }
   ${org}
@@ -64,7 +66,7 @@ interface FirstReadResponse {
   repository: Record<string, unknown> & {
     config: Blob | null;
     defaultBranchRef: { target: { oid: string } } | null;
-    head: { checkSuites?: { nodes: { checkRuns: { nodes: { databaseId: number }[] } }[] } } | null;
+    head: { checkSuites?: { nodes: { checkRuns: { nodes: { databaseId: number; conclusion: string | null; title: string | null; summary: string | null }[] } }[] } } | null;
     pullRequest?: { reviews: { nodes: { comments: { nodes: { body: string }[] } }[] }; comments: { nodes: { databaseId: number; body: string }[] } } | null;
   };
   org?: { config: Blob | null; defaultBranchRef: { target: { oid: string } } | null } | null;
@@ -79,7 +81,8 @@ export async function firstRead(github: GitHub, repo: RepoRef, options: { paths:
   options.paths.forEach((path, i) => files.set(path, (data.repository[`f${i}`] as Blob | null) ?? null));
   const config = data.repository.config;
   const repoCommit = data.repository.defaultBranchRef?.target.oid ?? '';
-  const existing = data.repository.head?.checkSuites?.nodes.flatMap((suite) => suite.checkRuns.nodes)[0]?.databaseId;
+  const existingRun = data.repository.head?.checkSuites?.nodes.flatMap((suite) => suite.checkRuns.nodes)[0];
+  const existing = existingRun?.databaseId;
   const posted = new Set<string>();
   for (const review of data.repository.pullRequest?.reviews.nodes ?? []) {
     for (const comment of review.comments.nodes) {
@@ -93,7 +96,7 @@ export async function firstRead(github: GitHub, repo: RepoRef, options: { paths:
     files,
     ...(config?.text != null ? { repoConfig: { text: config.text, commit: repoCommit } } : {}),
     ...(options.withOrg ? { orgConfig: org?.config?.text != null ? { text: org.config.text, commit: org.defaultBranchRef?.target.oid ?? '' } : null } : {}),
-    ...(existing ? { existingCheckRunId: existing } : {}),
+    ...(existing ? { existingCheckRunId: existing, existingCheck: { conclusion: existingRun!.conclusion, title: existingRun!.title, summary: existingRun!.summary } } : {}),
     postedSuggestions: posted,
     ...(bot ? { botCommentId: bot.databaseId } : {}),
   };

@@ -141,6 +141,26 @@ export class FakeGitHub {
     if (method === 'POST' && (match = /^\/app\/installations\/(\d+)\/access_tokens$/.exec(path))) {
       return { status: 201, body: { token: `ghs_fake${match[1]}`, expires_at: new Date(Date.now() + 3600_000).toISOString(), permissions: { checks: 'write' }, repository_selection: 'all' } };
     }
+    if (method === 'GET' && path === '/installation/repositories') {
+      const repositories = [...this.repos].map(([full, repo]) => {
+        const [owner, name] = full.split('/');
+        return { id: repo.id, node_id: 'R', name, full_name: full, private: false, archived: false, default_branch: repo.defaultBranch, html_url: `https://github.test/${full}`, owner: { login: owner, id: 1, type: 'Organization' } };
+      });
+      return { status: 200, body: { total_count: repositories.length, repositories } };
+    }
+    if (method === 'GET' && (match = /^\/repos\/([^/]+\/[^/]+)\/git\/trees\/([^/]+)$/.exec(path))) {
+      const repo = this.repos.get(match[1]!.toLowerCase());
+      if (!repo) return notFound();
+      const sha = match[2] === repo.defaultBranch ? repo.head : match[2]!;
+      const tree = this.trees.get(sha);
+      if (!tree) return notFound();
+      return { status: 200, body: { sha, url: '', truncated: false, tree: [...tree.keys()].map((entryPath) => ({ path: entryPath, mode: '100644', type: 'blob', sha: '0'.repeat(40), size: tree.get(entryPath)!.length, url: '' })) } };
+    }
+    if (method === 'GET' && (match = /^\/repos\/([^/]+\/[^/]+)\/pulls$/.exec(path))) {
+      const repo = match[1]!.toLowerCase();
+      const pulls = [...this.pulls].filter(([key]) => key.startsWith(`${repo}#`)).map(([, pull]) => ({ id: pull.number, number: pull.number, state: 'open', html_url: `https://github.test/${repo}/pull/${pull.number}`, head: { sha: pull.headSha, ref: pull.headRef, repo: { full_name: pull.headRepo } }, base: { ref: 'main' } }));
+      return { status: 200, body: pulls };
+    }
     if (method === 'GET' && (match = /^\/repos\/([^/]+\/[^/]+)\/pulls\/(\d+)\/files$/.exec(path))) {
       const pull = this.pull(match[1]!, Number(match[2]));
       if (!pull) return notFound();
@@ -277,7 +297,7 @@ function rootResolvers(fake: FakeGitHub): unknown {
         object: ({ expression, oid }: { expression?: string; oid?: string }) => {
           if (oid) {
             const runs = fake.checkRuns.filter((run) => run.repo === full && run.head_sha === oid);
-            return { __typename: 'Commit', oid, checkSuites: () => ({ nodes: runs.length ? [{ checkRuns: ({ filterBy }: { filterBy?: { checkName?: string } }) => ({ nodes: runs.filter((run) => !filterBy?.checkName || run.name === filterBy.checkName).map((run) => ({ databaseId: run.id })) }) }] : [] }) };
+            return { __typename: 'Commit', oid, checkSuites: () => ({ nodes: runs.length ? [{ checkRuns: ({ filterBy }: { filterBy?: { checkName?: string } }) => ({ nodes: runs.filter((run) => !filterBy?.checkName || run.name === filterBy.checkName).map((run) => ({ databaseId: run.id, conclusion: run.conclusion ? run.conclusion.toUpperCase() : null, title: run.output?.title ?? null, summary: run.output?.summary ?? null })) }) }] : [] }) };
           }
           const [revision, ...rest] = (expression ?? '').split(':');
           const sha = revision === 'HEAD' ? repo.head : revision!;

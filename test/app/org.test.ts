@@ -1,0 +1,107 @@
+/** The organisation baseline's lifecycle: config pull requests are validated and previewed; merges re-check. */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Probot } from 'probot';
+import type { AppDeps } from '../../src/github/handlers.js';
+import { FakeGitHub } from '../support/fake-github.js';
+import { example, setup, teardown } from '../support/probot.js';
+import { addedPatch } from './scenario.js';
+
+const OWNER = 'octo-org';
+const OLD = 'cuda:\n  allowed: ["12.1", "12.4"]\n';
+let fake: FakeGitHub;
+let probot: Probot;
+let deps: AppDeps;
+
+beforeEach(() => {
+  fake = new FakeGitHub();
+  ({ probot, deps } = setup(fake));
+  fake.addRepo(`${OWNER}/.github`, { 'cuda-gatekeeper.yml': OLD });
+  fake.addRepo(`${OWNER}/trainer`, { 'requirements.txt': '--index-url https://download.pytorch.org/whl/cu121\ntorch==2.3.0+cu121\n' });
+  fake.addRepo(`${OWNER}/serving`, { Dockerfile: 'FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\n' });
+  const head = fake.commit({ 'requirements.txt': '--index-url https://download.pytorch.org/whl/cu124\ntorch==2.5.1+cu124\n' });
+  fake.addPull(`${OWNER}/trainer`, { number: 3, headSha: head, headRef: 'upgrade', headRepo: `${OWNER}/trainer`, files: [{ filename: 'requirements.txt', status: 'modified', patch: addedPatch('torch==2.5.1+cu124') }] });
+});
+
+afterEach(() => {
+  expect(fake.violations).toEqual([]);
+  teardown();
+});
+
+function configPull(text: string): Record<string, unknown> {
+  const headSha = fake.commit({ 'cuda-gatekeeper.yml': text });
+  fake.addPull(`${OWNER}/.github`, { number: 9, headSha, headRef: 'policy', headRepo: `${OWNER}/.github`, files: [{ filename: 'cuda-gatekeeper.yml', status: 'modified', patch: addedPatch(text) }] });
+  const payload = example('pull_request', 'opened');
+  Object.assign(payload.repository as object, { name: '.github', full_name: `${OWNER}/.github`, default_branch: 'main' });
+  Object.assign((payload.repository as { owner: object }).owner, { login: OWNER });
+  const pr = payload.pull_request as Record<string, unknown>;
+  Object.assign(pr, { number: 9 });
+  Object.assign(pr.head as object, { sha: headSha, ref: 'policy', repo: { full_name: `${OWNER}/.github` } });
+  Object.assign(payload.installation as object, { id: 42 });
+  return payload;
+}
+
+const previewRun = () => fake.checkRuns.find((run) => run.repo === `${OWNER}/.github`)!;
+
+describe('a pull request to the organisation baseline', () => {
+  it('previews the blast radius: repositories and open pull requests that newly fail', async () => {
+    await probot.receive({ id: 'p1', name: 'pull_request', payload: configPull('cuda:\n  allowed: ["12.4"]\n') } as never);
+    await deps.queue.idle();
+    const run = previewRun();
+    expect(run).toMatchObject({ status: 'completed', conclusion: 'failure' });
+    expect(run.output?.title).toBe('Would newly fail 1 repository or pull request');
+    expect(run.output?.summary).toMatch(/\| \[trainer\]\(https:\/\/github\.test\/octo-org\/trainer\) \| newly fails \| 0 \| 1 \| \d+ \|/);
+    expect(run.output?.summary).not.toContain('[serving]');
+    expect(run.output?.text).toContain('| [serving](https://github.test/octo-org/serving) | unchanged | 0 | 0 |');
+    expect(run.output?.text).toContain('| [trainer#3](https://github.test/octo-org/trainer/pull/3) | unchanged |');
+  });
+
+  it('is neutral when the change breaks nothing', async () => {
+    await probot.receive({ id: 'p2', name: 'pull_request', payload: configPull('cuda:\n  allowed: ["12.1", "12.4", "12.6"]\n') } as never);
+    await deps.queue.idle();
+    expect(previewRun()).toMatchObject({ conclusion: 'neutral', output: expect.objectContaining({ title: 'Breaks nothing (0 newly pass, 0 change findings)' }) });
+  });
+
+  it('fails with positioned annotations when the new baseline is invalid', async () => {
+    await probot.receive({ id: 'p3', name: 'pull_request', payload: configPull('cuda:\n  allowed: ["12.4"]\nwaivers:\n  - rule: exact-pin\n    repo: trainer\n    reason: legacy\n') } as never);
+    await deps.queue.idle();
+    expect(previewRun()).toMatchObject({ conclusion: 'failure' });
+    expect(previewRun().annotations).toEqual([expect.objectContaining({ path: 'cuda-gatekeeper.yml', start_line: 4, title: 'policy-error', message: 'waivers.0.owner is required' }), expect.objectContaining({ message: 'waivers.0.expires is required' })]);
+  });
+});
+
+describe('after the baseline is merged', () => {
+  it('re-checks every open pull request, posting only where the result changed', async () => {
+    const open = example('pull_request', 'opened');
+    Object.assign(open.repository as object, { name: 'trainer', full_name: `${OWNER}/trainer`, default_branch: 'main' });
+    Object.assign((open.repository as { owner: object }).owner, { login: OWNER });
+    const pull = fake.pull(`${OWNER}/trainer`, 3)!;
+    Object.assign(open.pull_request as object, { number: 3 });
+    Object.assign((open.pull_request as { head: object }).head, { sha: pull.headSha, ref: 'upgrade', repo: { full_name: `${OWNER}/trainer` } });
+    Object.assign(open.installation as object, { id: 42 });
+    await probot.receive({ id: 'o1', name: 'pull_request', payload: open } as never);
+    expect(fake.checkRuns).toHaveLength(1);
+    const before = fake.checkRuns[0]!;
+    expect(before.conclusion).toBe('success');
+
+    const push = example('push');
+    const merge = (text: string) => {
+      fake.addRepo(`${OWNER}/.github`, {});
+      fake.repos.get(`${OWNER}/.github`)!.head = fake.commit({ 'cuda-gatekeeper.yml': text });
+      Object.assign(push, { ref: 'refs/heads/main', after: fake.repos.get(`${OWNER}/.github`)!.head, commits: [{ id: 'c', added: [], removed: [], modified: ['cuda-gatekeeper.yml'] }] });
+      Object.assign(push.repository as object, { name: '.github', full_name: `${OWNER}/.github`, default_branch: 'main', owner: { login: OWNER, name: OWNER } });
+      Object.assign(push.installation as object, { id: 42 });
+    };
+
+    merge('cuda:\n  allowed: ["12.1", "12.4"]\n# comment only\n');
+    await probot.receive({ id: 'm1', name: 'push', payload: push } as never);
+    await deps.queue.idle();
+    expect(before.updates).toBe(0); // nothing changed, nothing posted
+
+    merge('cuda:\n  allowed: ["12.1"]\n');
+    await probot.receive({ id: 'm2', name: 'push', payload: push } as never);
+    await deps.queue.idle();
+    expect(fake.checkRuns).toHaveLength(1);
+    expect(before).toMatchObject({ conclusion: 'failure', updates: 1 });
+    expect(before.annotations).toEqual(expect.arrayContaining([expect.objectContaining({ title: 'cuda-not-allowed' })]));
+  });
+});
