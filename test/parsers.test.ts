@@ -286,3 +286,19 @@ describe('robustness', () => {
     }
   });
 });
+
+describe('regressions found by fuzzing', () => {
+  it('a COPY source with a bracket does not break the link glob', async () => {
+    const { gate } = await import('../src/gate.js');
+    const { EMPTY_BASELINE } = await import('../src/baseline/schema.js');
+    const { defaultKnowledgeBase } = await import('../src/knowledge/index.js');
+    const file = parseFile('Dockerfile', 'FROM nvidia/cuda:12.1.1-cudnn8-runtime-ubuntu22.04\nWORKDIR /app\nCOPY [requirements.txt .\nRUN pip install -r requirements.txt\n', 'dockerfile');
+    expect(() => gate([file], EMPTY_BASELINE, defaultKnowledgeBase())).not.toThrow();
+  });
+
+  it('YAML error recovery never yields positions past the end of the file', () => {
+    const text = 'channels: [     !';
+    const file = parseFile('environment.yml', text, 'conda');
+    for (const span of [...file.indexes.flatMap((index) => [index.span, index.urlSpan]), ...file.problems.map((problem) => problem.span)]) expect(span.end).toBeLessThanOrEqual(text.length);
+  });
+});

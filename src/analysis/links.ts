@@ -58,7 +58,8 @@ function pathInsideCopy(copy: CopyFact, source: string, target: string): string 
 }
 
 function globMatch(pattern: string, name: string): boolean {
-  const regex = new RegExp(`^${pattern.replace(/[.+^${}()|\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`);
+  // Only * and ? are wildcards here; every other character (brackets included) is literal.
+  const regex = new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`);
   return regex.test(name);
 }
 

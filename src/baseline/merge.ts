@@ -74,6 +74,7 @@ export function mergeBaselines(layers: readonly Layer[]): MergedBaseline {
       });
     }
     if (next.waivers.length) result = { ...result, waivers: [...result.waivers, ...next.waivers] };
+    if (file.migration?.pullRequests !== undefined) result = { ...result, migration: { pullRequests: next.migration.pullRequests } };
     locked = new Set([...locked, ...next.locked]);
     if (next.locked.length) result = { ...result, locked: [...locked] };
   }

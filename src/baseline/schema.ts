@@ -38,6 +38,11 @@ export const BaselineFile = z.strictObject({
     )
     .optional()
     .describe('Time-limited exceptions; each needs an owner and an expiry date'),
+  migration: z
+    .strictObject({
+      pullRequests: z.boolean().optional().describe('Open one migration pull request per repository whose default branch no longer conforms (off by default)'),
+    })
+    .optional(),
   /** Dotted key paths a repository may not weaken (organisation baselines). */
   locked: z.array(z.string()).optional().describe('Keys a repository may not weaken, e.g. ["cuda.allowed", "driver.minimum", "rules"]'),
 });
@@ -54,6 +59,7 @@ export interface Baseline {
   readonly rules: Readonly<Record<string, RuleSeverity>>;
   readonly locked: readonly string[];
   readonly waivers: readonly Waiver[];
+  readonly migration: { readonly pullRequests: boolean };
 }
 
 export interface Waiver {
@@ -78,6 +84,7 @@ export const EMPTY_BASELINE: Baseline = {
   rules: {},
   locked: [],
   waivers: [],
+  migration: { pullRequests: false },
 };
 
 export function resolveBaseline(file: BaselineFile): Baseline {
@@ -102,5 +109,6 @@ export function resolveBaseline(file: BaselineFile): Baseline {
     rules,
     locked: file.locked ?? [],
     waivers: (file.waivers ?? []).map((waiver, index) => ({ ...waiver, index })),
+    migration: { pullRequests: file.migration?.pullRequests ?? false },
   };
 }

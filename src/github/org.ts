@@ -11,6 +11,7 @@ import { CHECK_NAME, MAX_OUTPUT } from '../render/check-run.js';
 import { RULE_IDS } from '../../rules/index.js';
 import { resolveBaseline } from './config.js';
 import { checkPull, type AppDeps } from './handlers.js';
+import { migrate } from './migrate.js';
 import { CONFIG_PATH, MAX_BLOB_BYTES, ORG_CONFIG_PATH, ORG_CONFIG_REPO, readBlobs, type ConfigBlob } from './read.js';
 import type { GitHub, Logger, PullTarget } from './types.js';
 
@@ -151,12 +152,37 @@ export async function previewConfigPull(github: GitHub, target: PullTarget, deps
   void deps;
 }
 
+/** Open or update the repository's migration pull request when the baseline asks for them. */
+async function migrateIfEnabled(github: GitHub, owner: string, repo: string, defaultBranch: string, orgConfig: ConfigBlob | null, log: Logger): Promise<void> {
+  const configBlob = (await readBlobs(github, { owner, repo }, [CONFIG_PATH], 'HEAD')).get(CONFIG_PATH);
+  const repoConfig = configBlob?.text ? { text: configBlob.text, commit: 'HEAD' } : undefined;
+  const resolved = resolveBaseline(owner, repo, repoConfig, orgConfig);
+  if (!resolved.baseline.migration.pullRequests) return;
+  const branch = await github.rest.repos.getBranch({ owner, repo, branch: defaultBranch });
+  const headSha = branch.data.commit.sha;
+  const tree = await github.rest.git.getTree({ owner, repo, tree_sha: headSha, recursive: 'true' });
+  const paths = tree.data.tree.filter((entry) => entry.type === 'blob' && entry.path && classifyPath(entry.path)).map((entry) => entry.path!);
+  const files = await readFiles(github, owner, repo, paths, headSha);
+  const parsed = files.map((file) => parseFile(file.path, file.text, classifyPath(file.path) ?? 'requirements'));
+  const report = gate(parsed, resolved.baseline, defaultKnowledgeBase(), { ...(resolved.repoFile ? { policy: resolved.repoFile } : {}), policyProblems: resolved.problems, repository: `${owner}/${repo}`, today: new Date().toISOString().slice(0, 10) });
+  if (report.counts.error === 0) return;
+  const result = await migrate(github, owner, repo, defaultBranch, headSha, report, new Map(files.map((file) => [file.path, file.text])), resolved.origin);
+  log.info({ repo: `${owner}/${repo}`, ...result }, 'migration pull request');
+}
+
 /** After a new organisation baseline lands: re-check every open pull request of the installation's repositories. */
 export async function recheckOrganisation(github: GitHub, owner: string, installationId: number, deps: AppDeps, log: Logger, deliveryId: string): Promise<number> {
   deps.orgCache.invalidate(installationId, owner);
   const repos = (await github.paginate(github.rest.apps.listReposAccessibleToInstallation, { per_page: 100 })).filter((repo) => !repo.archived && repo.owner.login.toLowerCase() === owner.toLowerCase());
   let queued = 0;
+  const orgBlob = (await readBlobs(github, { owner, repo: ORG_CONFIG_REPO }, [ORG_CONFIG_PATH], 'HEAD')).get(ORG_CONFIG_PATH);
+  const orgConfig: ConfigBlob | null = orgBlob?.text ? { text: orgBlob.text, commit: 'HEAD' } : null;
   for (const repo of repos) {
+    if (repo.name !== ORG_CONFIG_REPO) {
+      deps.queue.add(`migrate:${installationId}:${owner}/${repo.name}`, () =>
+        migrateIfEnabled(github, owner, repo.name, repo.default_branch, orgConfig, log).catch((error: Error) => log.error({ deliveryId, repo: `${owner}/${repo.name}`, err: { message: error.message } }, 'migration pull request failed')),
+      );
+    }
     const pulls = await github.paginate(github.rest.pulls.list, { owner, repo: repo.name, state: 'open', per_page: 100 });
     for (const pull of pulls) {
       const target: PullTarget = { owner, repo: repo.name, number: pull.number, headSha: pull.head.sha, headRef: pull.head.ref, headRepo: pull.head.repo?.full_name ?? `${owner}/${repo.name}`, installationId };

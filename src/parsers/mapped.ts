@@ -60,6 +60,11 @@ export class Mapped {
   /** Where a reader sees text[from, to): for annotations. */
   site(from: number, to: number): Span {
     if (this.segments.length === 0) return { start: 0, end: 0 };
+    if (this.text.length === 0) {
+      const seg = this.segments[0]!;
+      const at = seg.origin >= 0 && !seg.via ? seg.origin : seg.site.start;
+      return { start: at, end: at };
+    }
     if (to <= from) {
       const at = from < this.text.length ? this.siteOf(from, 'start') : this.siteOf(Math.max(0, from - 1), 'end');
       return { start: at, end: at };

@@ -11,6 +11,8 @@ export function scalarText(node: Node | null | undefined, source: SourceText): M
   const value = node.value;
   if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') return undefined;
   const [start, end] = node.range;
+  // Error recovery can leave ranges past the end of the text: such a node has no reliable position.
+  if (start > source.text.length || end > source.text.length) return undefined;
   const raw = source.text.slice(start, end);
   const text = String(node.source ?? value);
   if (node.type === 'PLAIN' && raw === text) return Mapped.of(text, start);

@@ -48,7 +48,6 @@ afterEach(() => {
 async function run(): Promise<void> {
   const scenario = pullScenario(fake, { head: { 'requirements.txt': REQUIREMENTS }, changed: ['requirements.txt'] });
   await probot.receive({ id: 'f', name: 'pull_request', payload: scenario.payload } as never);
-  if (process.env.DEBUG_FAULTS) console.log(warnings, fake.requests.map((r) => r.method + ' ' + r.path + ' ' + r.status));
 }
 
 const STEPS = [

@@ -105,3 +105,40 @@ describe('after the baseline is merged', () => {
     expect(before.annotations).toEqual(expect.arrayContaining([expect.objectContaining({ title: 'cuda-not-allowed' })]));
   });
 });
+
+describe('migration pull requests (migration.pullRequests: true)', () => {
+  it('opens one pull request per non-conforming repository with the safe fixes, and updates it in place', async () => {
+    fake.addRepo(`${OWNER}/vision`, { 'requirements.txt': '--index-url https://download.pytorch.org/whl/cu121\ntorch==2.3.0+cu121\ntorchvision\n' });
+    const push = example('push');
+    const merge = (text: string, id: string) => {
+      fake.repos.get(`${OWNER}/.github`)!.head = fake.commit({ 'cuda-gatekeeper.yml': text });
+      Object.assign(push, { ref: 'refs/heads/main', after: `${fake.repos.get(`${OWNER}/.github`)!.head}${id}`, commits: [{ id: 'c', added: [], removed: [], modified: ['cuda-gatekeeper.yml'] }] });
+      Object.assign(push.repository as object, { name: '.github', full_name: `${OWNER}/.github`, default_branch: 'main', owner: { login: OWNER, name: OWNER } });
+      Object.assign(push.installation as object, { id: 42 });
+    };
+    merge('pinning:\n  python: exact\nmigration:\n  pullRequests: true\n', 'a');
+    await probot.receive({ id: 'm1', name: 'push', payload: push } as never);
+    await deps.queue.idle();
+    expect(fake.createdPulls.map((pull) => [pull.repo, pull.head, pull.base])).toEqual([[`${OWNER}/vision`, 'cuda-gatekeeper/baseline-migration', 'main']]);
+    expect(fake.createdPulls[0]!.body).toContain('- Pin torchvision to 0.18.0');
+    expect(fake.commits.at(-1)).toMatchObject({ repo: `${OWNER}/vision`, branch: 'cuda-gatekeeper/baseline-migration', files: [{ path: 'requirements.txt', contents: '--index-url https://download.pytorch.org/whl/cu121\ntorch==2.3.0+cu121\ntorchvision==0.18.0\n' }] });
+    expect(fake.branches.get(`${OWNER}/vision#main`)).toBeUndefined(); // the default branch is never pushed to
+
+    merge('pinning:\n  python: exact\nmigration:\n  pullRequests: true\nprerelease: forbid\n', 'b');
+    await probot.receive({ id: 'm2', name: 'push', payload: push } as never);
+    await deps.queue.idle();
+    expect(fake.createdPulls).toHaveLength(1);
+  });
+
+  it('are off by default', async () => {
+    fake.addRepo(`${OWNER}/vision`, { 'requirements.txt': 'torch==2.3.0\ntorchvision\n' });
+    const push = example('push');
+    fake.repos.get(`${OWNER}/.github`)!.head = fake.commit({ 'cuda-gatekeeper.yml': 'pinning:\n  python: exact\n' });
+    Object.assign(push, { ref: 'refs/heads/main', after: 'x1', commits: [{ id: 'c', added: [], removed: [], modified: ['cuda-gatekeeper.yml'] }] });
+    Object.assign(push.repository as object, { name: '.github', full_name: `${OWNER}/.github`, default_branch: 'main', owner: { login: OWNER, name: OWNER } });
+    Object.assign(push.installation as object, { id: 42 });
+    await probot.receive({ id: 'm3', name: 'push', payload: push } as never);
+    await deps.queue.idle();
+    expect(fake.createdPulls).toEqual([]);
+  });
+});

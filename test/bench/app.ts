@@ -57,7 +57,6 @@ async function main(): Promise<void> {
       const before = fake.requests.length;
       const started = performance.now();
       await probot.receive({ id: `bench-${number}`, name: 'pull_request', payload: scenario.payload } as never);
-      if (process.env.BENCH_DEBUG) process.stderr.write(`${n}: ${fake.requests.slice(before).map((r) => `${r.method} ${r.path}`).join(", ")}\n`);
       return { calls: fake.requests.length - before, ms: performance.now() - started };
     };
     if (latency === 0) {

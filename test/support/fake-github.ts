@@ -70,6 +70,9 @@ export class FakeGitHub {
   readonly reactions: { commentId: number; content: string }[] = [];
   readonly commits: { branch: string; repo: string; oid: string; files: { path: string; contents: string }[]; message: unknown }[] = [];
   readonly permissions = new Map<string, string>();
+  /** repo#branch → head commit, for branches that are not a pull request's head. */
+  readonly branches = new Map<string, string>();
+  readonly createdPulls: { repo: string; number: number; head: string; base: string; title: string; body: string }[] = [];
   readonly requests: Recorded[] = [];
   readonly violations: string[] = [];
   readonly faults: Fault[] = [];
@@ -156,8 +159,43 @@ export class FakeGitHub {
       if (!tree) return notFound();
       return { status: 200, body: { sha, url: '', truncated: false, tree: [...tree.keys()].map((entryPath) => ({ path: entryPath, mode: '100644', type: 'blob', sha: '0'.repeat(40), size: tree.get(entryPath)!.length, url: '' })) } };
     }
+    if (method === 'GET' && (match = /^\/repos\/([^/]+\/[^/]+)\/branches\/([^/]+)$/.exec(path))) {
+      const repo = this.repos.get(match[1]!.toLowerCase());
+      if (!repo) return notFound();
+      return { status: 200, body: { name: decodeURIComponent(match[2]!), commit: { sha: repo.head, url: '' }, protected: false, _links: { html: '', self: '' } } };
+    }
+    if (method === 'POST' && (match = /^\/repos\/([^/]+\/[^/]+)\/git\/refs$/.exec(path))) {
+      const input = body as { ref: string; sha: string };
+      const key = `${match[1]!.toLowerCase()}#${input.ref.replace(/^refs\/heads\//, '')}`;
+      if (this.branches.has(key)) return { status: 422, body: { message: 'Reference already exists' } };
+      this.branches.set(key, input.sha);
+      return { status: 201, body: { ref: input.ref, node_id: 'REF', url: '', object: { type: 'commit', sha: input.sha, url: '' } } };
+    }
+    if (method === 'PATCH' && (match = /^\/repos\/([^/]+\/[^/]+)\/git\/refs\/(.+)$/.exec(path))) {
+      const key = `${match[1]!.toLowerCase()}#${decodeURIComponent(match[2]!).replace(/^heads\//, '')}`;
+      if (!this.branches.has(key)) return { status: 422, body: { message: 'Reference does not exist' } };
+      this.branches.set(key, (body as { sha: string }).sha);
+      return { status: 200, body: { ref: `refs/heads/${key.split('#')[1]}`, node_id: 'REF', url: '', object: { type: 'commit', sha: (body as { sha: string }).sha, url: '' } } };
+    }
+    if (method === 'POST' && (match = /^\/repos\/([^/]+\/[^/]+)\/pulls$/.exec(path))) {
+      const input = body as { head: string; base: string; title: string; body: string };
+      const number = this.nextId++;
+      this.createdPulls.push({ repo: match[1]!.toLowerCase(), number, ...input });
+      return { status: 201, body: { id: number, number, state: 'open', html_url: '', head: { ref: input.head }, base: { ref: input.base } } };
+    }
+    if (method === 'PATCH' && (match = /^\/repos\/([^/]+\/[^/]+)\/pulls\/(\d+)$/.exec(path))) {
+      const pull = this.createdPulls.find((candidate) => candidate.number === Number(match![2]));
+      if (!pull) return notFound();
+      pull.body = (body as { body: string }).body;
+      return { status: 200, body: { id: pull.number, number: pull.number, state: 'open', html_url: '' } };
+    }
     if (method === 'GET' && (match = /^\/repos\/([^/]+\/[^/]+)\/pulls$/.exec(path))) {
       const repo = match[1]!.toLowerCase();
+      const head = query.get('head');
+      if (head) {
+        const branch = head.split(':')[1];
+        return { status: 200, body: this.createdPulls.filter((pull) => pull.repo === repo && pull.head === branch).map((pull) => ({ id: pull.number, number: pull.number, state: 'open', html_url: '', head: { ref: pull.head, sha: '', repo: { full_name: repo } }, base: { ref: pull.base } })) };
+      }
       const pulls = [...this.pulls].filter(([key]) => key.startsWith(`${repo}#`)).map(([, pull]) => ({ id: pull.number, number: pull.number, state: 'open', html_url: `https://github.test/${repo}/pull/${pull.number}`, head: { sha: pull.headSha, ref: pull.headRef, repo: { full_name: pull.headRepo } }, base: { ref: 'main' } }));
       return { status: 200, body: pulls };
     }
@@ -317,14 +355,17 @@ function rootResolvers(fake: FakeGitHub): unknown {
       };
     },
     createCommitOnBranch: ({ input }: { input: { branch: { repositoryNameWithOwner: string; branchName: string }; expectedHeadOid: string; message: unknown; fileChanges: { additions?: { path: string; contents: string }[] } } }) => {
+      const branchKey = `${input.branch.repositoryNameWithOwner.toLowerCase()}#${input.branch.branchName}`;
       const pull = [...fake.pulls.values()].find((candidate) => candidate.headRepo.toLowerCase() === input.branch.repositoryNameWithOwner.toLowerCase() && candidate.headRef === input.branch.branchName);
-      if (!pull || pull.headSha !== input.expectedHeadOid) throw new Error('Expected branch to point to the expected head oid');
-      const files = Object.fromEntries(fake.trees.get(pull.headSha) ?? []);
+      const current = fake.branches.get(branchKey) ?? pull?.headSha;
+      if (!current || current !== input.expectedHeadOid) throw new Error('Expected branch to point to the expected head oid');
+      const files = Object.fromEntries(fake.trees.get(current) ?? []);
       const additions = (input.fileChanges.additions ?? []).map((file) => ({ path: file.path, contents: Buffer.from(file.contents, 'base64').toString('utf8') }));
       for (const file of additions) files[file.path] = file.contents;
       const oid = fake.commit(files);
       fake.commits.push({ branch: input.branch.branchName, repo: input.branch.repositoryNameWithOwner, oid, files: additions, message: input.message });
-      pull.headSha = oid;
+      if (fake.branches.has(branchKey)) fake.branches.set(branchKey, oid);
+      else if (pull) pull.headSha = oid;
       return { commit: { oid, url: `https://github.test/commit/${oid}` } };
     },
   };

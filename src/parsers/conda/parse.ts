@@ -32,7 +32,7 @@ export function parseCondaEnvironment(path: string, text: string): ParsedFile {
   if (channelsNode && isSeq(channelsNode)) {
     for (const item of channelsNode.items) {
       const value = scalarText(item as Node, source);
-      if (!value) continue;
+      if (!value || value.text.trim() === '') continue;
       channels.push(value.text);
       const span = value.site(0, value.length);
       const fact = { kind: 'conda-channel' as const, url: value.text, urlSpan: value.origin(0, value.length) ?? span, span, context: context.id };

@@ -1,0 +1,60 @@
+/**
+ * Migration pull requests (baseline key `migration.pullRequests`, off by default): when a new organisation
+ * baseline makes a repository's default branch fail, open one pull request with the safe fixes applied and the
+ * reasons in its body. At most one per repository, updated in place on the app's own branch; default
+ * branches are never pushed to.
+ */
+import type { Finding, Report } from '../finding.js';
+import { COMMIT_MUTATION, safeFixContents } from './fixes.js';
+import type { GitHub } from './types.js';
+
+export const MIGRATION_BRANCH = 'cuda-gatekeeper/baseline-migration';
+export const MIGRATION_MARKER = '<!-- cuda-gatekeeper:migration -->';
+
+export function migrationBody(report: Report, titles: readonly string[], baselineOrigin: string): string {
+  const reasons = report.findings.filter((finding: Finding) => finding.severity === 'error').map((finding) => `- \`${finding.location.path}:${finding.location.start.line}\` ${finding.message} (${finding.ruleId})`);
+  return `${MIGRATION_MARKER}
+The organisation's CUDA baseline changed (${baselineOrigin}) and this repository's default branch no longer conforms.
+
+### Fixes in this pull request
+${titles.map((title) => `- ${title}`).join('\n')}
+
+### Why
+${reasons.join('\n')}
+
+This branch is maintained by cuda-gatekeeper and updated when the baseline changes again; findings without a safe fix need a person.`;
+}
+
+export interface MigrationResult {
+  readonly action: 'opened' | 'updated' | 'nothing to fix';
+  readonly number?: number;
+}
+
+export async function migrate(github: GitHub, owner: string, repo: string, defaultBranch: string, headSha: string, report: Report, texts: ReadonlyMap<string, string>, baselineOrigin: string): Promise<MigrationResult> {
+  const commit = safeFixContents(report, texts);
+  if (commit.files.length === 0) return { action: 'nothing to fix' };
+  // Our branch starts from the current default branch each time (force-moved: it is the app's own branch).
+  try {
+    await github.rest.git.updateRef({ owner, repo, ref: `heads/${MIGRATION_BRANCH}`, sha: headSha, force: true });
+  } catch (error) {
+    if ((error as { status?: number }).status !== 422 && (error as { status?: number }).status !== 404) throw error;
+    await github.rest.git.createRef({ owner, repo, ref: `refs/heads/${MIGRATION_BRANCH}`, sha: headSha });
+  }
+  await github.graphql(COMMIT_MUTATION, {
+    input: {
+      branch: { repositoryNameWithOwner: `${owner}/${repo}`, branchName: MIGRATION_BRANCH },
+      expectedHeadOid: headSha,
+      message: { headline: 'Follow the organisation CUDA baseline', body: commit.titles.map((title) => `- ${title}`).join('\n') },
+      fileChanges: { additions: commit.files.map((file) => ({ path: file.path, contents: Buffer.from(file.contents, 'utf8').toString('base64') })) },
+    },
+  });
+  const body = migrationBody(report, commit.titles, baselineOrigin);
+  const open = await github.rest.pulls.list({ owner, repo, state: 'open', head: `${owner}:${MIGRATION_BRANCH}`, per_page: 10 });
+  const existing = open.data.find((pull) => pull.head.ref === MIGRATION_BRANCH);
+  if (existing) {
+    await github.rest.pulls.update({ owner, repo, pull_number: existing.number, body });
+    return { action: 'updated', number: existing.number };
+  }
+  const created = await github.rest.pulls.create({ owner, repo, head: MIGRATION_BRANCH, base: defaultBranch, title: 'Follow the organisation CUDA baseline', body });
+  return { action: 'opened', number: created.data.number };
+}
