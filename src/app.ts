@@ -3,6 +3,7 @@ import type { ApplicationFunctionOptions, Probot } from 'probot';
 import { webhooksHandled } from './metrics.js';
 import { webHandler } from './web/handler.js';
 import { checkPull, createDeps, firstDelivery, onComment, onPush, onRequestedAction, targetFromPull, targetsFromCheckPayload, type AppDeps } from './github/handlers.js';
+import { DurableFanout } from './github/durable.js';
 import { isConfigRepo, previewConfigPull } from './github/org.js';
 import { ORG_CONFIG_PATH } from './github/read.js';
 import type { GitHub, PullTarget } from './github/types.js';
@@ -43,6 +44,9 @@ export function cudaGatekeeper(deps: AppDeps) {
     probot.on('issue_comment.created', once((context) => onComment(context, deps)));
     probot.on('push', (context) => onPush(context, deps));
 
+    // With REDIS_URL, this replica also works on the shared, durable fan-out queue.
+    deps.fanout?.startWorker(probot, deps, probot.log);
+
     // The self-service page, its JSON API, /healthz and /metrics, on the App's own server (when there is
     // one: Probot throws "No server instance" for apps loaded without a server, as in tests).
     try {
@@ -58,5 +62,14 @@ async function touchesOrgConfig(github: GitHub, target: PullTarget): Promise<boo
   return files.some((file) => file.filename === ORG_CONFIG_PATH || file.previous_filename === ORG_CONFIG_PATH);
 }
 
-/** The app as Probot loads it (`probot run`, createNodeMiddleware): APP_ID names the app for check lookups. */
-export default cudaGatekeeper(createDeps(Number(process.env.APP_ID ?? 0)));
+/**
+ * The app as Probot loads it (`probot run`, createNodeMiddleware): APP_ID names the app for check lookups;
+ * REDIS_URL switches fan-out work to the durable queue (Probot itself then shares its rate-limit state there).
+ */
+function defaultDeps(): AppDeps {
+  const deps = createDeps(Number(process.env.APP_ID ?? 0));
+  if (process.env.REDIS_URL) deps.fanout = new DurableFanout({ redisUrl: process.env.REDIS_URL });
+  return deps;
+}
+
+export default cudaGatekeeper(defaultDeps());

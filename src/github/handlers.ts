@@ -20,6 +20,7 @@ import { commitFixes, isFork, safeFixContents } from './fixes.js';
 import { COMMENT_MARKER, firstRead, ORG_CONFIG_PATH, ORG_CONFIG_REPO } from './read.js';
 import { recheckOrganisation } from './org.js';
 import { reviewSuggestions } from './suggestions.js';
+import type { DurableFanout } from './durable.js';
 import { JobQueue } from './queue.js';
 import type { GitHub, Logger, PullTarget } from './types.js';
 
@@ -32,6 +33,8 @@ export interface AppDeps extends AnalyzeDeps {
   readonly deliveries: Set<string>;
   /** Fan-out work (baseline previews, organisation re-checks). */
   readonly queue: JobQueue;
+  /** Durable fan-out on Redis when REDIS_URL is set (pull-request re-checks). */
+  fanout?: DurableFanout;
 }
 
 export function createDeps(appId: number): AppDeps {
@@ -94,7 +97,7 @@ function describeError(error: unknown): string {
 }
 
 /** Run the check for one pull request and send the check run, suggestions included. */
-export async function checkPull(github: GitHub, target: PullTarget, deps: AppDeps, log: Context['log'] | Logger, deliveryId: string, options: { readonly skipUnchanged?: boolean } = {}): Promise<void> {
+export async function checkPull(github: GitHub, target: PullTarget, deps: AppDeps, log: Context['log'] | Logger, deliveryId: string, options: { readonly skipUnchanged?: boolean; readonly throwOnFailure?: boolean } = {}): Promise<void> {
   const key = `${target.owner}/${target.repo}@${target.headSha}`;
   const outcome = await serialized(deps, key, async () => {
     const calls = countCalls(github);
@@ -128,6 +131,8 @@ export async function checkPull(github: GitHub, target: PullTarget, deps: AppDep
       log.info({ deliveryId, repo: `${target.owner}/${target.repo}`, pr: target.number, conclusion: output.conclusion, findings: analysis.report.findings.length, suggestions: suggestions.length, apiCalls: calls(), ms: Date.now() - started }, 'check completed');
     } catch (error) {
       log.error({ deliveryId, repo: `${target.owner}/${target.repo}`, pr: target.number, apiCalls: calls(), err: { message: (error as Error).message, status: (error as { status?: number }).status } }, 'check failed');
+      // A durable job is retried by its queue: leave the check run alone until the retries are used up.
+      if (options.throwOnFailure) throw error;
       try {
         await sendFailure(github, target, describeError(error), existing);
         checkRuns.inc({ conclusion: 'failure' });

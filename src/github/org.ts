@@ -3,6 +3,7 @@
  * is validated and previewed (which repositories and open pull requests would newly fail or pass), and a
  * push of a new baseline to the default branch re-checks every open pull request.
  */
+import { createHash } from 'node:crypto';
 import { loadBaseline } from '../baseline/load.js';
 import { gate } from '../gate.js';
 import { defaultKnowledgeBase } from '../knowledge/index.js';
@@ -176,7 +177,7 @@ export async function recheckOrganisation(github: GitHub, owner: string, install
   const repos = (await github.paginate(github.rest.apps.listReposAccessibleToInstallation, { per_page: 100 })).filter((repo) => !repo.archived && repo.owner.login.toLowerCase() === owner.toLowerCase());
   let queued = 0;
   const orgBlob = (await readBlobs(github, { owner, repo: ORG_CONFIG_REPO }, [ORG_CONFIG_PATH], 'HEAD')).get(ORG_CONFIG_PATH);
-  const orgConfig: ConfigBlob | null = orgBlob?.text ? { text: orgBlob.text, commit: 'HEAD' } : null;
+  const orgConfig: ConfigBlob | null = orgBlob?.text ? { text: orgBlob.text, commit: createHash('sha1').update(orgBlob.text).digest('hex').slice(0, 12) } : null;
   for (const repo of repos) {
     if (repo.name !== ORG_CONFIG_REPO) {
       deps.queue.add(`migrate:${installationId}:${owner}/${repo.name}`, () =>
@@ -186,7 +187,11 @@ export async function recheckOrganisation(github: GitHub, owner: string, install
     const pulls = await github.paginate(github.rest.pulls.list, { owner, repo: repo.name, state: 'open', per_page: 100 });
     for (const pull of pulls) {
       const target: PullTarget = { owner, repo: repo.name, number: pull.number, headSha: pull.head.sha, headRef: pull.head.ref, headRepo: pull.head.repo?.full_name ?? `${owner}/${repo.name}`, installationId };
-      if (deps.queue.add(`recheck:${installationId}:${owner}/${repo.name}@${pull.head.sha}`, () => checkPull(github, target, deps, log, deliveryId, { skipUnchanged: true }))) queued++;
+      const key = `recheck:${installationId}:${owner}/${repo.name}@${pull.head.sha}:${orgConfig?.commit ?? 'none'}`;
+      if (deps.fanout) {
+        await deps.fanout.addCheck(key, { target, deliveryId, skipUnchanged: true });
+        queued++;
+      } else if (deps.queue.add(key, () => checkPull(github, target, deps, log, deliveryId, { skipUnchanged: true }))) queued++;
     }
   }
   log.info({ deliveryId, owner, repositories: repos.length, queued }, 'organisation re-check queued');

@@ -1,0 +1,77 @@
+/**
+ * Durable fan-out on a real Redis server (started here on loopback; .ci/run installs Debian's redis-server):
+ * a worker is killed (SIGKILL) in the middle of re-checking 30 pull requests, a new worker takes over, and
+ * every pull request ends with exactly one completed check run; no job is lost or failed.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import type { Server } from 'node:http';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DurableFanout } from '../../src/github/durable.js';
+import { FakeGitHub } from '../support/fake-github.js';
+import { privateKey } from '../support/probot.js';
+import { waitFor } from '../support/server.js';
+import { pullScenario, type Scenario } from './scenario.js';
+
+const REDIS = ['/usr/bin/redis-server', '/usr/local/bin/redis-server'].find((path) => existsSync(path));
+const ROOT = join(import.meta.dirname, '..', '..');
+let redis: ChildProcess;
+let redisUrl: string;
+let fake: FakeGitHub;
+let github: Server;
+let githubPort: number;
+const workers: ChildProcess[] = [];
+
+beforeAll(async () => {
+  if (!REDIS) throw new Error('redis-server is not installed (Debian package redis-server; .ci/run installs it)');
+  const port = 20_000 + Math.floor(Math.random() * 20_000);
+  redis = spawn(REDIS, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  redisUrl = `redis://127.0.0.1:${port}`;
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  fake = new FakeGitHub(false);
+  const listening = await fake.listen(80); // slow GitHub, so the kill lands mid-fan-out
+  github = listening.server;
+  githubPort = listening.port;
+}, 30_000);
+
+afterAll(async () => {
+  for (const worker of workers) worker.kill('SIGKILL');
+  redis?.kill('SIGKILL');
+  await new Promise((resolve) => github?.close(resolve));
+});
+
+function startWorker(): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/worker.ts'], { cwd: ROOT, env: { PATH: process.env.PATH, REDIS_URL: redisUrl, GITHUB_BASE_URL: `http://127.0.0.1:${githubPort}/api/v3`, PRIVATE_KEY: privateKey() }, stdio: ['ignore', 'pipe', 'pipe'] });
+  workers.push(child);
+  return new Promise((resolve, reject) => {
+    child.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('worker ready') && resolve(child));
+    child.on('exit', (code) => reject(new Error(`worker exited with ${code}`)));
+  });
+}
+
+describe('durable fan-out on Redis', () => {
+  it('a killed worker loses nothing: a restarted worker finishes every pull request exactly once', async () => {
+    const pulls: Scenario[] = Array.from({ length: 30 }, (_, i) => pullScenario(fake, { head: { [`svc${i}/requirements.txt`]: `numpy==1.26.${i}\n` }, changed: [`svc${i}/requirements.txt`], number: 200 + i }));
+    const producer = new DurableFanout({ redisUrl });
+    for (const scenario of pulls) {
+      const target = { owner: 'octo-org', repo: 'trainer', number: scenario.number, headSha: scenario.headSha, headRef: 'cuda-upgrade', headRepo: 'octo-org/trainer', installationId: 42 };
+      await producer.addCheck(`recheck:42:octo-org/trainer@${scenario.headSha}:b1`, { target, deliveryId: 'crash-test', skipUnchanged: true });
+      // The same job again (a duplicate delivery): it collapses.
+      await producer.addCheck(`recheck:42:octo-org/trainer@${scenario.headSha}:b1`, { target, deliveryId: 'crash-test', skipUnchanged: true });
+    }
+    const first = await startWorker();
+    await waitFor(() => (fake.checkRuns.length >= 8 ? true : undefined), 60_000);
+    first.kill('SIGKILL');
+    const doneAtKill = fake.checkRuns.length;
+    expect(doneAtKill).toBeLessThan(30);
+    await startWorker();
+    const completed = (scenario: Scenario) => fake.checkRuns.filter((run) => run.head_sha === scenario.headSha && run.status === 'completed');
+    await waitFor(() => (pulls.every((scenario) => completed(scenario).length > 0) ? true : undefined), 90_000, () => `${fake.checkRuns.length} check runs`);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    for (const scenario of pulls) expect(fake.checkRuns.filter((run) => run.head_sha === scenario.headSha)).toHaveLength(1);
+    const counts = await producer.queue.getJobCounts('completed', 'failed', 'waiting', 'active', 'delayed');
+    expect(counts).toMatchObject({ completed: 30, failed: 0, waiting: 0, active: 0, delayed: 0 });
+    await producer.close();
+  }, 180_000);
+});
