@@ -5,6 +5,7 @@ import { webHandler } from './web/handler.js';
 import { checkPull, createDeps, firstDelivery, onComment, onPush, onRequestedAction, targetFromPull, targetsFromCheckPayload, type AppDeps } from './github/handlers.js';
 import { DurableFanout } from './github/durable.js';
 import { isConfigRepo, previewConfigPull } from './github/org.js';
+import { scheduleSweeps } from './github/sweep.js';
 import { ORG_CONFIG_PATH } from './github/read.js';
 import type { GitHub, PullTarget } from './github/types.js';
 
@@ -47,6 +48,21 @@ export function cudaGatekeeper(deps: AppDeps) {
     // With REDIS_URL, this replica also works on the shared, durable fan-out queue.
     deps.fanout?.startWorker(probot, deps, probot.log);
 
+    // The drift sweep over every installation's default branches (SWEEP_INTERVAL_HOURS; 0 turns it off).
+    if (deps.sweepIntervalMs) {
+      scheduleSweeps(
+        async () => {
+          const appOctokit = await probot.auth();
+          const installations = await appOctokit.paginate(appOctokit.rest.apps.listInstallations, { per_page: 100 });
+          return installations.map((installation) => ({ id: installation.id, owner: installation.account && 'login' in installation.account ? installation.account.login : '' })).filter((installation) => installation.owner);
+        },
+        async (id) => (await probot.auth(id)) as GitHub,
+        deps,
+        probot.log,
+        deps.sweepIntervalMs,
+      );
+    }
+
     // The self-service page, its JSON API, /healthz and /metrics, on the App's own server (when there is
     // one: Probot throws "No server instance" for apps loaded without a server, as in tests).
     try {
@@ -69,6 +85,8 @@ async function touchesOrgConfig(github: GitHub, target: PullTarget): Promise<boo
 function defaultDeps(): AppDeps {
   const deps = createDeps(Number(process.env.APP_ID ?? 0));
   if (process.env.REDIS_URL) deps.fanout = new DurableFanout({ redisUrl: process.env.REDIS_URL });
+  const hours = Number(process.env.SWEEP_INTERVAL_HOURS ?? 24);
+  if (Number.isFinite(hours) && hours > 0) deps.sweepIntervalMs = hours * 3600 * 1000;
   return deps;
 }
 

@@ -75,6 +75,7 @@ export function mergeBaselines(layers: readonly Layer[]): MergedBaseline {
     }
     if (next.waivers.length) result = { ...result, waivers: [...result.waivers, ...next.waivers] };
     if (file.migration?.pullRequests !== undefined) result = { ...result, migration: { pullRequests: next.migration.pullRequests } };
+    if (file.sweep?.issues !== undefined) result = { ...result, sweep: { issues: next.sweep.issues } };
     locked = new Set([...locked, ...next.locked]);
     if (next.locked.length) result = { ...result, locked: [...locked] };
   }

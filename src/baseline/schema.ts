@@ -43,6 +43,11 @@ export const BaselineFile = z.strictObject({
       pullRequests: z.boolean().optional().describe('Open one migration pull request per repository whose default branch no longer conforms (off by default)'),
     })
     .optional(),
+  sweep: z
+    .strictObject({
+      issues: z.enum(['none', 'repository', 'dashboard']).optional().describe('Keep a "CUDA compliance" issue per repository, one dashboard issue in the config repository, or none (default)'),
+    })
+    .optional(),
   /** Dotted key paths a repository may not weaken (organisation baselines). */
   locked: z.array(z.string()).optional().describe('Keys a repository may not weaken, e.g. ["cuda.allowed", "driver.minimum", "rules"]'),
 });
@@ -60,6 +65,7 @@ export interface Baseline {
   readonly locked: readonly string[];
   readonly waivers: readonly Waiver[];
   readonly migration: { readonly pullRequests: boolean };
+  readonly sweep: { readonly issues: 'none' | 'repository' | 'dashboard' };
 }
 
 export interface Waiver {
@@ -85,6 +91,7 @@ export const EMPTY_BASELINE: Baseline = {
   locked: [],
   waivers: [],
   migration: { pullRequests: false },
+  sweep: { issues: 'none' },
 };
 
 export function resolveBaseline(file: BaselineFile): Baseline {
@@ -110,5 +117,6 @@ export function resolveBaseline(file: BaselineFile): Baseline {
     locked: file.locked ?? [],
     waivers: (file.waivers ?? []).map((waiver, index) => ({ ...waiver, index })),
     migration: { pullRequests: file.migration?.pullRequests ?? false },
+    sweep: { issues: file.sweep?.issues ?? 'none' },
   };
 }

@@ -35,6 +35,8 @@ export interface AppDeps extends AnalyzeDeps {
   readonly queue: JobQueue;
   /** Durable fan-out on Redis when REDIS_URL is set (pull-request re-checks). */
   fanout?: DurableFanout;
+  /** How often the drift sweep runs; unset: no sweep (tests). */
+  sweepIntervalMs?: number;
 }
 
 export function createDeps(appId: number): AppDeps {

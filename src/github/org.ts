@@ -153,12 +153,11 @@ export async function previewConfigPull(github: GitHub, target: PullTarget, deps
   void deps;
 }
 
-/** Open or update the repository's migration pull request when the baseline asks for them. */
-async function migrateIfEnabled(github: GitHub, owner: string, repo: string, defaultBranch: string, orgConfig: ConfigBlob | null, log: Logger): Promise<void> {
+/** Evaluate a repository's default branch under the organisation baseline (and its own file). */
+export async function evaluateDefaultBranch(github: GitHub, owner: string, repo: string, defaultBranch: string, orgConfig: ConfigBlob | null) {
   const configBlob = (await readBlobs(github, { owner, repo }, [CONFIG_PATH], 'HEAD')).get(CONFIG_PATH);
   const repoConfig = configBlob?.text ? { text: configBlob.text, commit: 'HEAD' } : undefined;
   const resolved = resolveBaseline(owner, repo, repoConfig, orgConfig);
-  if (!resolved.baseline.migration.pullRequests) return;
   const branch = await github.rest.repos.getBranch({ owner, repo, branch: defaultBranch });
   const headSha = branch.data.commit.sha;
   const tree = await github.rest.git.getTree({ owner, repo, tree_sha: headSha, recursive: 'true' });
@@ -166,8 +165,14 @@ async function migrateIfEnabled(github: GitHub, owner: string, repo: string, def
   const files = await readFiles(github, owner, repo, paths, headSha);
   const parsed = files.map((file) => parseFile(file.path, file.text, classifyPath(file.path) ?? 'requirements'));
   const report = gate(parsed, resolved.baseline, defaultKnowledgeBase(), { ...(resolved.repoFile ? { policy: resolved.repoFile } : {}), policyProblems: resolved.problems, repository: `${owner}/${repo}`, today: new Date().toISOString().slice(0, 10) });
-  if (report.counts.error === 0) return;
-  const result = await migrate(github, owner, repo, defaultBranch, headSha, report, new Map(files.map((file) => [file.path, file.text])), resolved.origin);
+  return { resolved, headSha, report, texts: new Map(files.map((file) => [file.path, file.text])), files: files.length };
+}
+
+/** Open or update the repository's migration pull request when the baseline asks for them. */
+async function migrateIfEnabled(github: GitHub, owner: string, repo: string, defaultBranch: string, orgConfig: ConfigBlob | null, log: Logger): Promise<void> {
+  const evaluated = await evaluateDefaultBranch(github, owner, repo, defaultBranch, orgConfig);
+  if (!evaluated.resolved.baseline.migration.pullRequests || evaluated.report.counts.error === 0) return;
+  const result = await migrate(github, owner, repo, defaultBranch, evaluated.headSha, evaluated.report, evaluated.texts, evaluated.resolved.origin);
   log.info({ repo: `${owner}/${repo}`, ...result }, 'migration pull request');
 }
 

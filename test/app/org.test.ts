@@ -142,3 +142,26 @@ describe('migration pull requests (migration.pullRequests: true)', () => {
     expect(fake.createdPulls).toEqual([]);
   });
 });
+
+describe('the drift sweep', () => {
+  it('re-evaluates default branches and keeps one compliance issue per repository up to date', async () => {
+    const { sweepInstallation } = await import('../../src/github/sweep.js');
+    fake.repos.get(`${OWNER}/.github`)!.head = fake.commit({ 'cuda-gatekeeper.yml': 'cuda:\n  allowed: ["12.4"]\nsweep:\n  issues: repository\n' });
+    const github = (await probot.auth(42)) as never;
+    const rows = await sweepInstallation(github, OWNER, { info: () => undefined, warn: () => undefined, error: () => undefined }, '2026-11-30');
+    expect(rows.map((row) => [row.repo, row.errors > 0])).toEqual([['trainer', true], ['serving', false]]);
+    expect(fake.issues).toEqual([expect.objectContaining({ repo: `${OWNER}/trainer`, title: 'CUDA compliance', state: 'open', body: expect.stringContaining('cuda-not-allowed') })]);
+    // The repository is fixed; the next sweep closes its issue.
+    fake.repos.get(`${OWNER}/trainer`)!.head = fake.commit({ 'requirements.txt': '--index-url https://download.pytorch.org/whl/cu124\ntorch==2.5.1+cu124\n' });
+    await sweepInstallation(github, OWNER, { info: () => undefined, warn: () => undefined, error: () => undefined }, '2026-12-01');
+    expect(fake.issues).toHaveLength(1);
+    expect(fake.issues[0]).toMatchObject({ state: 'closed', body: expect.stringContaining('conforms') });
+  });
+
+  it('or one dashboard issue in the config repository', async () => {
+    const { sweepInstallation } = await import('../../src/github/sweep.js');
+    fake.repos.get(`${OWNER}/.github`)!.head = fake.commit({ 'cuda-gatekeeper.yml': 'cuda:\n  allowed: ["12.4"]\nsweep:\n  issues: dashboard\n' });
+    await sweepInstallation((await probot.auth(42)) as never, OWNER, { info: () => undefined, warn: () => undefined, error: () => undefined }, '2026-11-30');
+    expect(fake.issues).toEqual([expect.objectContaining({ repo: `${OWNER}/.github`, state: 'open', body: expect.stringContaining('| [trainer](https://github.test/octo-org/trainer) | 1 | 0 |') })]);
+  });
+});

@@ -73,6 +73,7 @@ export class FakeGitHub {
   /** repo#branch → head commit, for branches that are not a pull request's head. */
   readonly branches = new Map<string, string>();
   readonly createdPulls: { repo: string; number: number; head: string; base: string; title: string; body: string }[] = [];
+  readonly issues: { repo: string; number: number; title: string; body: string; state: 'open' | 'closed' }[] = [];
   readonly requests: Recorded[] = [];
   readonly violations: string[] = [];
   readonly faults: Fault[] = [];
@@ -158,6 +159,25 @@ export class FakeGitHub {
       const tree = this.trees.get(sha);
       if (!tree) return notFound();
       return { status: 200, body: { sha, url: '', truncated: false, tree: [...tree.keys()].map((entryPath) => ({ path: entryPath, mode: '100644', type: 'blob', sha: '0'.repeat(40), size: tree.get(entryPath)!.length, url: '' })) } };
+    }
+    if (method === 'GET' && (match = /^\/repos\/([^/]+\/[^/]+)\/issues$/.exec(path))) {
+      const repo = match[1]!.toLowerCase();
+      const state = query.get('state') ?? 'open';
+      return { status: 200, body: this.issues.filter((issue) => issue.repo === repo && (state === 'all' || issue.state === state)).map((issue) => this.issueBody(issue)) };
+    }
+    if (method === 'POST' && (match = /^\/repos\/([^/]+\/[^/]+)\/issues$/.exec(path))) {
+      const input = body as { title: string; body?: string };
+      const issue = { repo: match[1]!.toLowerCase(), number: this.nextId++, title: input.title, body: input.body ?? '', state: 'open' as const };
+      this.issues.push(issue);
+      return { status: 201, body: this.issueBody(issue) };
+    }
+    if (method === 'PATCH' && (match = /^\/repos\/([^/]+\/[^/]+)\/issues\/(\d+)$/.exec(path))) {
+      const issue = this.issues.find((candidate) => candidate.number === Number(match![2]));
+      if (!issue) return notFound();
+      const input = body as { body?: string; state?: 'open' | 'closed' };
+      if (input.body !== undefined) issue.body = input.body;
+      if (input.state) issue.state = input.state;
+      return { status: 200, body: this.issueBody(issue) };
     }
     if (method === 'GET' && (match = /^\/repos\/([^/]+\/[^/]+)\/branches\/([^/]+)$/.exec(path))) {
       const repo = this.repos.get(match[1]!.toLowerCase());
@@ -268,6 +288,10 @@ export class FakeGitHub {
 
   private checkRunBody(run: CheckRun): unknown {
     return { id: run.id, head_sha: run.head_sha, node_id: 'CR', external_id: null, url: '', html_url: '', details_url: null, status: run.status, conclusion: run.conclusion ?? null, started_at: null, completed_at: null, output: { title: run.output?.title ?? null, summary: run.output?.summary ?? null, text: null, annotations_count: run.annotations.length, annotations_url: '' }, name: run.name, check_suite: null, app: null, pull_requests: [] };
+  }
+
+  private issueBody(issue: { repo: string; number: number; title: string; body: string; state: string }): unknown {
+    return { id: issue.number, node_id: 'I', number: issue.number, title: issue.title, body: issue.body, state: issue.state, url: '', html_url: `https://github.test/${issue.repo}/issues/${issue.number}`, repository_url: '', labels_url: '', comments_url: '', events_url: '', labels: [], assignee: null, assignees: [], milestone: null, locked: false, comments: 0, created_at: new Date().toISOString(), updated_at: new Date().toISOString(), closed_at: null, author_association: 'NONE', user: { login: 'cuda-gatekeeper[bot]', id: 1 } };
   }
 
   private commentBody(comment: { id: number; body: string; login: string }): unknown {

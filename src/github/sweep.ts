@@ -1,0 +1,82 @@
+/**
+ * The drift sweep: default branches re-evaluated on a schedule (SWEEP_INTERVAL_HOURS, default 24), so that
+ * newly published knowledge (a deleted image tag, a new driver floor) shows up without anyone pushing. With
+ * `sweep.issues` in the organisation baseline it keeps one "CUDA compliance" issue per repository, or one
+ * dashboard issue in the config repository, up to date; compliant repositories get their issue closed.
+ */
+import type { Report } from '../finding.js';
+import type { AppDeps } from './handlers.js';
+import { evaluateDefaultBranch } from './org.js';
+import { ORG_CONFIG_PATH, ORG_CONFIG_REPO, readBlobs, type ConfigBlob } from './read.js';
+import type { GitHub, Logger } from './types.js';
+
+export const COMPLIANCE_TITLE = 'CUDA compliance';
+export const COMPLIANCE_MARKER = '<!-- cuda-gatekeeper:compliance -->';
+
+export interface SweepRow {
+  readonly repo: string;
+  readonly url: string;
+  readonly errors: number;
+  readonly warnings: number;
+  readonly report: Report;
+}
+
+function findingsList(report: Report): string {
+  const lines = report.findings.filter((finding) => finding.severity !== 'notice').slice(0, 30).map((finding) => `- **${finding.severity}** \`${finding.location.path}:${finding.location.start.line}\` ${finding.message} (${finding.ruleId})`);
+  const more = report.findings.length > lines.length ? `\n- … ${report.findings.length - lines.length} more` : '';
+  return lines.join('\n') + more;
+}
+
+async function upsertIssue(github: GitHub, owner: string, repo: string, body: string, open: boolean): Promise<'created' | 'updated' | 'closed' | 'none'> {
+  const issues = await github.rest.issues.listForRepo({ owner, repo, state: 'open', per_page: 100 });
+  const existing = issues.data.find((issue) => !issue.pull_request && issue.body?.includes(COMPLIANCE_MARKER));
+  const text = `${COMPLIANCE_MARKER}\n${body}`;
+  if (existing) {
+    if (existing.body === text && open) return 'none';
+    await github.rest.issues.update({ owner, repo, issue_number: existing.number, body: text, ...(open ? {} : { state: 'closed' as const }) });
+    return open ? 'updated' : 'closed';
+  }
+  if (!open) return 'none';
+  await github.rest.issues.create({ owner, repo, title: COMPLIANCE_TITLE, body: text });
+  return 'created';
+}
+
+export async function sweepInstallation(github: GitHub, owner: string, log: Logger, today = new Date().toISOString().slice(0, 10)): Promise<SweepRow[]> {
+  const orgBlob = (await readBlobs(github, { owner, repo: ORG_CONFIG_REPO }, [ORG_CONFIG_PATH], 'HEAD')).get(ORG_CONFIG_PATH);
+  const orgConfig: ConfigBlob | null = orgBlob?.text ? { text: orgBlob.text, commit: 'HEAD' } : null;
+  const repos = (await github.paginate(github.rest.apps.listReposAccessibleToInstallation, { per_page: 100 })).filter((repo) => !repo.archived && repo.name !== ORG_CONFIG_REPO && repo.owner.login.toLowerCase() === owner.toLowerCase());
+  const rows: SweepRow[] = [];
+  let mode: 'none' | 'repository' | 'dashboard' = 'none';
+  for (const repo of repos) {
+    const evaluated = await evaluateDefaultBranch(github, owner, repo.name, repo.default_branch, orgConfig);
+    mode = evaluated.resolved.baseline.sweep.issues;
+    const row = { repo: repo.name, url: repo.html_url, errors: evaluated.report.counts.error, warnings: evaluated.report.counts.warning, report: evaluated.report };
+    rows.push(row);
+    if (mode === 'repository') {
+      const body = row.errors + row.warnings === 0 ? `The default branch conforms to the organisation's CUDA baseline (checked ${today}).` : `The default branch does not conform to the organisation's CUDA baseline (checked ${today}): ${row.errors} errors, ${row.warnings} warnings.\n\n${findingsList(row.report)}`;
+      await upsertIssue(github, owner, repo.name, body, row.errors + row.warnings > 0);
+    }
+  }
+  if (mode === 'dashboard') {
+    const table = ['| repository | errors | warnings |', '|---|---:|---:|', ...rows.map((row) => `| [${row.repo}](${row.url}) | ${row.errors} | ${row.warnings} |`)].join('\n');
+    const failing = rows.filter((row) => row.errors > 0).length;
+    await upsertIssue(github, owner, ORG_CONFIG_REPO, `CUDA compliance of ${rows.length} repositories on ${today}: ${failing} with errors.\n\n${table}`, true);
+  }
+  log.info({ owner, repositories: rows.length, failing: rows.filter((row) => row.errors > 0).length, issues: mode }, 'drift sweep completed');
+  return rows;
+}
+
+/** Start the periodic sweep over every installation (queued, keyed per installation and period). */
+export function scheduleSweeps(listInstallations: () => Promise<{ id: number; owner: string }[]>, auth: (id: number) => Promise<GitHub>, deps: AppDeps, log: Logger, intervalMs: number): NodeJS.Timeout {
+  const tick = async (): Promise<void> => {
+    const period = Math.floor(Date.now() / intervalMs);
+    for (const installation of await listInstallations()) {
+      deps.queue.add(`sweep:${installation.id}:${period}`, async () => {
+        await sweepInstallation(await auth(installation.id), installation.owner, log).catch((error: Error) => log.error({ installation: installation.id, err: { message: error.message } }, 'drift sweep failed'));
+      });
+    }
+  };
+  const timer = setInterval(() => void tick().catch((error: Error) => log.error({ err: { message: error.message } }, 'could not list installations for the sweep')), intervalMs);
+  timer.unref();
+  return timer;
+}
