@@ -4,7 +4,8 @@ import { webhooksHandled } from './metrics.js';
 import { webHandler } from './web/handler.js';
 import { checkPull, createDeps, firstDelivery, onComment, onPush, onRequestedAction, targetFromPull, targetsFromCheckPayload, type AppDeps } from './github/handlers.js';
 import { DurableFanout } from './github/durable.js';
-import { isConfigRepo, previewConfigPull } from './github/org.js';
+import { enqueue, runJob } from './github/jobs.js';
+import { isConfigRepo } from './github/org.js';
 import { scheduleSweeps } from './github/sweep.js';
 import { ORG_CONFIG_PATH } from './github/read.js';
 import type { GitHub, PullTarget } from './github/types.js';
@@ -23,9 +24,7 @@ export function cudaGatekeeper(deps: AppDeps) {
       const github = context.octokit as GitHub;
       if (isConfigRepo(target.repo) && (await touchesOrgConfig(github, target))) {
         // A new organisation baseline: validate and preview its blast radius (queued; it reads many repositories).
-        deps.queue.add(`preview:${target.installationId}:${target.owner}/${target.repo}@${target.headSha}`, () =>
-          previewConfigPull(github, target, deps, context.log).catch((error: Error) => context.log.error({ deliveryId: context.id, err: { message: error.message } }, 'baseline preview failed')),
-        );
+        await enqueue(deps, `preview:${target.installationId}:${target.owner}/${target.repo}@${target.headSha}`, { kind: 'preview', installationId: target.installationId, target, deliveryId: context.id }, github, context.log);
         return;
       }
       await checkPull(github, target, deps, context.log, context.id);
@@ -46,7 +45,7 @@ export function cudaGatekeeper(deps: AppDeps) {
     probot.on('push', (context) => onPush(context, deps));
 
     // With REDIS_URL, this replica also works on the shared, durable fan-out queue.
-    deps.fanout?.startWorker(probot, deps, probot.log);
+    deps.fanout?.startWorker(probot, (github, job) => runJob(github, job, deps, probot.log, { durable: true }), probot.log);
 
     // The drift sweep over every installation's default branches (SWEEP_INTERVAL_HOURS; 0 turns it off).
     if (deps.sweepIntervalMs) {

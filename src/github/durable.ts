@@ -1,23 +1,17 @@
 /**
  * Durable fan-out on Redis (BullMQ), used when REDIS_URL is set. Several App replicas share one queue:
  * jobs survive restarts and crashes (a job whose worker died is picked up again once its lock expires),
- * retries back off exponentially, and jobs are keyed (installation, repository, head commit, baseline
- * commit) so duplicates collapse. A re-run of a job is harmless: checkPull updates the commit's existing
- * check run instead of creating another.
+ * retries back off exponentially, GitHub rate limits pause the queue instead of failing jobs, and jobs are
+ * keyed (installation, repository, head commit, baseline) so duplicates collapse. Re-running a job is
+ * harmless: checks update the commit's existing check run, migrations update their one pull request.
  */
 import { Queue, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Probot } from 'probot';
-import { checkPull, type AppDeps } from './handlers.js';
-import type { GitHub, Logger, PullTarget } from './types.js';
+import type { FanoutJob } from './jobs.js';
+import type { GitHub, Logger } from './types.js';
 
 export const QUEUE_NAME = 'cuda-gatekeeper';
-
-export interface CheckJob {
-  readonly target: PullTarget;
-  readonly deliveryId: string;
-  readonly skipUnchanged: boolean;
-}
 
 export interface DurableOptions {
   readonly redisUrl: string;
@@ -32,26 +26,51 @@ function connection(url: string): Redis {
   return new Redis(url, { maxRetriesPerRequest: null });
 }
 
+/** How long GitHub asks us to wait, from a rate-limited response (Retry-After or X-RateLimit-Reset). */
+export function rateLimitWaitMs(error: unknown, now = Date.now()): number | undefined {
+  const status = (error as { status?: number }).status;
+  const headers = ((error as { response?: { headers?: Record<string, string | undefined> } }).response?.headers ?? {}) as Record<string, string | undefined>;
+  if (status !== 403 && status !== 429) return undefined;
+  if (headers['retry-after']) return Number(headers['retry-after']) * 1000;
+  if (headers['x-ratelimit-remaining'] === '0' && headers['x-ratelimit-reset']) return Math.max(0, Number(headers['x-ratelimit-reset']) * 1000 - now);
+  return undefined;
+}
+
 export class DurableFanout {
-  readonly queue: Queue<CheckJob>;
-  private worker?: Worker<CheckJob>;
+  readonly queue: Queue<FanoutJob>;
+  private worker?: Worker<FanoutJob>;
 
   constructor(private readonly options: DurableOptions) {
-    this.queue = new Queue<CheckJob>(QUEUE_NAME, { connection: connection(options.redisUrl) });
+    this.queue = new Queue<FanoutJob>(QUEUE_NAME, { connection: connection(options.redisUrl) });
   }
 
-  /** Queue a pull-request check; a job with the same key that is still waiting or running is not added twice. */
-  async addCheck(key: string, job: CheckJob): Promise<void> {
-    await this.queue.add('check-pull', job, { jobId: key.replace(/:/g, '_'), attempts: 5, backoff: { type: 'exponential', delay: 2000 }, removeOnComplete: { age: 3600, count: 10_000 }, removeOnFail: { age: 24 * 3600 } });
+  /** Queue a job; a job with the same key that is still waiting or running is not added twice. */
+  async add(key: string, job: FanoutJob): Promise<boolean> {
+    const jobId = key.replace(/:/g, '_');
+    const existing = await this.queue.getJob(jobId);
+    if (existing && !(await existing.isCompleted()) && !(await existing.isFailed())) return false;
+    await this.queue.add(job.kind, job, { jobId, attempts: 5, backoff: { type: 'exponential', delay: 2000 }, removeOnComplete: { age: 3600, count: 10_000 }, removeOnFail: { age: 24 * 3600 } });
+    return true;
   }
 
   /** Run jobs in this process (every replica both produces and works). */
-  startWorker(probot: Probot, deps: AppDeps, log: Logger): Worker<CheckJob> {
-    this.worker = new Worker<CheckJob>(
+  startWorker(probot: Probot, run: (github: GitHub, job: FanoutJob) => Promise<void>, log: Logger): Worker<FanoutJob> {
+    const worker = new Worker<FanoutJob>(
       QUEUE_NAME,
-      async (job: Job<CheckJob>) => {
-        const github = (await probot.auth(job.data.target.installationId)) as GitHub;
-        await checkPull(github, job.data.target, deps, log, job.data.deliveryId, { skipUnchanged: job.data.skipUnchanged, throwOnFailure: true });
+      async (job: Job<FanoutJob>) => {
+        const github = (await probot.auth(job.data.installationId)) as GitHub;
+        try {
+          await run(github, job.data);
+        } catch (error) {
+          const wait = rateLimitWaitMs(error);
+          if (wait !== undefined) {
+            // Pause the queue until GitHub's limit resets; the job is retried without losing an attempt.
+            log.warn({ job: job.id, waitMs: wait }, 'GitHub rate limit: pausing the fan-out queue');
+            await worker.rateLimit(wait);
+            throw Worker.RateLimitError();
+          }
+          throw error;
+        }
       },
       {
         connection: connection(this.options.redisUrl),
@@ -61,8 +80,9 @@ export class DurableFanout {
         maxStalledCount: 3,
       },
     );
-    this.worker.on('failed', (job, error) => log.warn({ job: job?.id, attempts: job?.attemptsMade, err: { message: error.message } }, 'fan-out job failed'));
-    return this.worker;
+    worker.on('failed', (job, error) => log.warn({ job: job?.id, attempts: job?.attemptsMade, err: { message: error.message } }, 'fan-out job failed'));
+    this.worker = worker;
+    return worker;
   }
 
   async close(): Promise<void> {

@@ -18,7 +18,7 @@ import { APPLY_FIXES, checkOutput, sendCheck, sendFailure } from './check.js';
 import { OrgConfigCache, resolveBaseline } from './config.js';
 import { commitFixes, isFork, safeFixContents } from './fixes.js';
 import { COMMENT_MARKER, firstRead, ORG_CONFIG_PATH, ORG_CONFIG_REPO } from './read.js';
-import { recheckOrganisation } from './org.js';
+import { enqueue } from './jobs.js';
 import { reviewSuggestions } from './suggestions.js';
 import type { DurableFanout } from './durable.js';
 import { JobQueue } from './queue.js';
@@ -302,9 +302,5 @@ export function onPush(context: Context<'push'>, deps: AppDeps): void {
   const owner = repository.owner.login;
   deps.orgCache.invalidate(installation.id, owner);
   const key = `recheck-org:${installation.id}:${owner}@${context.payload.after}`;
-  deps.queue.add(key, () =>
-    recheckOrganisation(context.octokit as GitHub, owner, installation.id, deps, context.log, context.id)
-      .then(() => undefined)
-      .catch((error: Error) => context.log.error({ deliveryId: context.id, owner, err: { message: error.message } }, 'organisation re-check failed')),
-  );
+  void enqueue(deps, key, { kind: 'recheck-org', installationId: installation.id, owner, deliveryId: context.id }, context.octokit as GitHub, context.log).catch((error: Error) => context.log.error({ deliveryId: context.id, owner, err: { message: error.message } }, 'could not queue the organisation re-check'));
 }

@@ -11,7 +11,8 @@ import { classifyPath, parseFile } from '../parsers/index.js';
 import { CHECK_NAME, MAX_OUTPUT } from '../render/check-run.js';
 import { RULE_IDS } from '../../rules/index.js';
 import { resolveBaseline } from './config.js';
-import { checkPull, type AppDeps } from './handlers.js';
+import type { AppDeps } from './handlers.js';
+import { enqueue } from './jobs.js';
 import { migrate } from './migrate.js';
 import { CONFIG_PATH, MAX_BLOB_BYTES, ORG_CONFIG_PATH, ORG_CONFIG_REPO, readBlobs, type ConfigBlob } from './read.js';
 import type { GitHub, Logger, PullTarget } from './types.js';
@@ -169,7 +170,9 @@ export async function evaluateDefaultBranch(github: GitHub, owner: string, repo:
 }
 
 /** Open or update the repository's migration pull request when the baseline asks for them. */
-async function migrateIfEnabled(github: GitHub, owner: string, repo: string, defaultBranch: string, orgConfig: ConfigBlob | null, log: Logger): Promise<void> {
+export async function migrateIfEnabled(github: GitHub, owner: string, repo: string, defaultBranch: string, log: Logger): Promise<void> {
+  const orgBlob = (await readBlobs(github, { owner, repo: ORG_CONFIG_REPO }, [ORG_CONFIG_PATH], 'HEAD')).get(ORG_CONFIG_PATH);
+  const orgConfig: ConfigBlob | null = orgBlob?.text ? { text: orgBlob.text, commit: 'HEAD' } : null;
   const evaluated = await evaluateDefaultBranch(github, owner, repo, defaultBranch, orgConfig);
   if (!evaluated.resolved.baseline.migration.pullRequests || evaluated.report.counts.error === 0) return;
   const result = await migrate(github, owner, repo, defaultBranch, evaluated.headSha, evaluated.report, evaluated.texts, evaluated.resolved.origin);
@@ -185,18 +188,13 @@ export async function recheckOrganisation(github: GitHub, owner: string, install
   const orgConfig: ConfigBlob | null = orgBlob?.text ? { text: orgBlob.text, commit: createHash('sha1').update(orgBlob.text).digest('hex').slice(0, 12) } : null;
   for (const repo of repos) {
     if (repo.name !== ORG_CONFIG_REPO) {
-      deps.queue.add(`migrate:${installationId}:${owner}/${repo.name}`, () =>
-        migrateIfEnabled(github, owner, repo.name, repo.default_branch, orgConfig, log).catch((error: Error) => log.error({ deliveryId, repo: `${owner}/${repo.name}`, err: { message: error.message } }, 'migration pull request failed')),
-      );
+      await enqueue(deps, `migrate:${installationId}:${owner}/${repo.name}:${orgConfig?.commit ?? 'none'}`, { kind: 'migrate', installationId, owner, repo: repo.name, defaultBranch: repo.default_branch, deliveryId }, github, log);
     }
     const pulls = await github.paginate(github.rest.pulls.list, { owner, repo: repo.name, state: 'open', per_page: 100 });
     for (const pull of pulls) {
       const target: PullTarget = { owner, repo: repo.name, number: pull.number, headSha: pull.head.sha, headRef: pull.head.ref, headRepo: pull.head.repo?.full_name ?? `${owner}/${repo.name}`, installationId };
       const key = `recheck:${installationId}:${owner}/${repo.name}@${pull.head.sha}:${orgConfig?.commit ?? 'none'}`;
-      if (deps.fanout) {
-        await deps.fanout.addCheck(key, { target, deliveryId, skipUnchanged: true });
-        queued++;
-      } else if (deps.queue.add(key, () => checkPull(github, target, deps, log, deliveryId, { skipUnchanged: true }))) queued++;
+      if (await enqueue(deps, key, { kind: 'check-pull', installationId, target, deliveryId, skipUnchanged: true }, github, log)) queued++;
     }
   }
   log.info({ deliveryId, owner, repositories: repos.length, queued }, 'organisation re-check queued');

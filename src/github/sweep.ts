@@ -6,6 +6,7 @@
  */
 import type { Report } from '../finding.js';
 import type { AppDeps } from './handlers.js';
+import { enqueue } from './jobs.js';
 import { evaluateDefaultBranch } from './org.js';
 import { ORG_CONFIG_PATH, ORG_CONFIG_REPO, readBlobs, type ConfigBlob } from './read.js';
 import type { GitHub, Logger } from './types.js';
@@ -71,9 +72,7 @@ export function scheduleSweeps(listInstallations: () => Promise<{ id: number; ow
   const tick = async (): Promise<void> => {
     const period = Math.floor(Date.now() / intervalMs);
     for (const installation of await listInstallations()) {
-      deps.queue.add(`sweep:${installation.id}:${period}`, async () => {
-        await sweepInstallation(await auth(installation.id), installation.owner, log).catch((error: Error) => log.error({ installation: installation.id, err: { message: error.message } }, 'drift sweep failed'));
-      });
+      await enqueue(deps, `sweep:${installation.id}:${period}`, { kind: 'sweep', installationId: installation.id, owner: installation.owner }, await auth(installation.id), log);
     }
   };
   const timer = setInterval(() => void tick().catch((error: Error) => log.error({ err: { message: error.message } }, 'could not list installations for the sweep')), intervalMs);

@@ -113,3 +113,16 @@ describe('rate limits', () => {
     expect(fake.checkRuns[0]!.output?.summary).toMatch(/404.*deleted/);
   });
 });
+
+describe('the durable queue pauses on GitHub rate limits', async () => {
+  const { rateLimitWaitMs } = await import('../../src/github/durable.js');
+  it.each([
+    [{ status: 403, response: { headers: { 'retry-after': '30' } } }, 30_000],
+    [{ status: 429, response: { headers: { 'retry-after': '2' } } }, 2_000],
+    [{ status: 403, response: { headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '1060' } } }, 60_000],
+    [{ status: 403, response: { headers: {} } }, undefined],
+    [{ status: 500, response: { headers: { 'retry-after': '5' } } }, undefined],
+  ])('%o → wait %s ms', (error, wait) => {
+    expect(rateLimitWaitMs(error, 1_000_000)).toBe(wait);
+  });
+});

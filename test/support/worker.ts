@@ -3,6 +3,7 @@ import { pino } from 'pino';
 import { Probot, ProbotOctokit } from 'probot';
 import { DurableFanout } from '../../src/github/durable.js';
 import { createDeps } from '../../src/github/handlers.js';
+import { runJob } from '../../src/github/jobs.js';
 import { privateKey } from './probot.js';
 
 const probot = new Probot({
@@ -14,5 +15,5 @@ const probot = new Probot({
 });
 const deps = createDeps(1);
 deps.fanout = new DurableFanout({ redisUrl: process.env.REDIS_URL!, concurrency: 2, lockDurationMs: 1500, stalledIntervalMs: 500 });
-deps.fanout.startWorker(probot, deps, probot.log);
+deps.fanout.startWorker(probot, (github, job) => runJob(github, job, deps, probot.log, { durable: true }), probot.log);
 process.stdout.write('worker ready\n');
