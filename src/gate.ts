@@ -75,9 +75,10 @@ function applyWaivers(findings: readonly Finding[], baseline: Baseline, options:
     return !waiver;
   });
   const notes = expired.map((waiver): Finding => {
-    const location = { path: options.policy?.source.path ?? 'baseline', start: { line: 1, column: 1, offset: 0 }, end: { line: 1, column: 1, offset: 0 } };
-    const at = options.policy?.locate(['waivers', waiver.index]);
-    const where = at && options.policy ? options.policy.source.location(at.start, at.end) : location;
+    const inPolicy = options.policy && (!waiver.file || waiver.file === options.policy.source.path);
+    const location = { path: waiver.file ?? options.policy?.source.path ?? 'baseline.yaml', start: { line: 1, column: 1, offset: 0 }, end: { line: 1, column: 1, offset: 0 } };
+    const at = inPolicy ? options.policy!.locate(['waivers', waiver.index]) : undefined;
+    const where = at ? options.policy!.source.location(at.start, at.end) : location;
     return { ruleId: 'policy-error', severity: 'notice', messageId: 'waiverExpired', message: `the waiver of ${waiver.rule} for ${waiver.repo}${waiver.path ? `:${waiver.path}` : ''} expired on ${waiver.expires} (owner ${waiver.owner}); its findings are reported again`, help: `Renew it with a new expiry date and reason, or fix the findings. Reason given: ${waiver.reason}`, location: where, related: [], docsUrl: docsUrl('policy-error') };
   });
   return { kept, notes, waived };

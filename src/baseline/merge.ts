@@ -73,7 +73,7 @@ export function mergeBaselines(layers: readonly Layer[]): MergedBaseline {
         return current !== undefined ? (SEVERITY_RANK[severity] < SEVERITY_RANK[current] ? `severity ${severity} is lower than ${current}` : undefined) : severity === 'off' || severity === 'notice' ? `rule ${id} cannot be lowered to ${severity}` : undefined;
       });
     }
-    if (next.waivers.length) result = { ...result, waivers: [...result.waivers, ...next.waivers] };
+    if (next.waivers.length) result = { ...result, waivers: [...result.waivers, ...next.waivers.map((waiver) => ({ ...waiver, file: layer.loaded.source.path }))] };
     if (file.migration?.pullRequests !== undefined) result = { ...result, migration: { pullRequests: next.migration.pullRequests } };
     if (file.sweep?.issues !== undefined) result = { ...result, sweep: { issues: next.sweep.issues } };
     locked = new Set([...locked, ...next.locked]);

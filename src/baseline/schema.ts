@@ -77,6 +77,8 @@ export interface Waiver {
   readonly expires: string;
   /** Index in the file's waivers list (for positions). */
   readonly index: number;
+  /** The file the waiver is written in, when it came from a layered (organisation) baseline. */
+  readonly file?: string;
 }
 
 /** An empty baseline: only the built-in consistency rules apply. */

@@ -130,6 +130,19 @@ describe('pull request checks', () => {
     expect(fake.checkRuns[0]!.output?.summary).toMatch(/Baseline: octo-org\/\.github:cuda-gatekeeper\.yml@\w{7} \+ octo-org\/trainer:\.github\/cuda-gatekeeper\.yml@\w{7}/);
   });
 
+  it('applies waivers from the organisation baseline, and reports expired ones', async () => {
+    const scenario = pullScenario(fake, {
+      org: { 'cuda-gatekeeper.yml': `waivers:\n  - rule: companion-mismatch\n    repo: trainer\n    reason: torchvision is rebuilt in-house\n    owner: ml-platform\n    expires: 2999-12-31\n  - rule: cuda-not-allowed\n    repo: "*"\n    reason: old exception\n    owner: ml-platform\n    expires: 2020-01-31\n` },
+      head: { 'requirements.txt': REQUIREMENTS },
+      changed: ['requirements.txt'],
+    });
+    await probot.receive({ id: 'w', name: 'pull_request', payload: scenario.payload } as never);
+    const run = fake.checkRuns[0]!;
+    expect((run.annotations as { title: string }[]).map((annotation) => annotation.title)).not.toContain('companion-mismatch');
+    expect(run.output?.summary).toContain('1 finding is waived by the baseline.');
+    expect(run.annotations).toEqual(expect.arrayContaining([expect.objectContaining({ path: 'octo-org/.github/cuda-gatekeeper.yml', title: 'policy-error', annotation_level: 'notice', message: expect.stringContaining('the waiver of cuda-not-allowed for * expired on 2020-01-31 (owner ml-platform)') })]));
+  });
+
   it('re-checks on check_suite and check_run rerequests, updating the same check run', async () => {
     const scenario = pullScenario(fake, { head: { 'requirements.txt': REQUIREMENTS }, changed: ['requirements.txt'] });
     await probot.receive({ id: 'd1', name: 'pull_request', payload: scenario.payload } as never);
