@@ -2,30 +2,15 @@
  * End to end: the real server process (npm start's entry), HMAC-signed webhooks over HTTP, and a local fake
  * GitHub on 127.0.0.1 that validates every request against GitHub's API description.
  */
-import type { Server } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FakeGitHub } from '../support/fake-github.js';
-import { SECRET, sendWebhook, startApp, waitFor, type RunningApp } from '../support/server.js';
+import { describe, expect, it } from 'vitest';
+import { SECRET, sendWebhook, waitFor, useAppServer } from '../support/server.js';
 import { FULL, pullScenario } from './scenario.js';
 
-let fake: FakeGitHub;
-let github: Server;
-let app: RunningApp;
-
-beforeAll(async () => {
-  fake = new FakeGitHub();
-  const listening = await fake.listen();
-  github = listening.server;
-  app = await startApp(listening.port);
-}, 40_000);
-
-afterAll(async () => {
-  app?.stop();
-  await new Promise((resolve) => github?.close(resolve));
-});
+const server = useAppServer();
 
 describe('the App server', () => {
   it('checks a pull request from a signed webhook: check run, annotations, review suggestion', async () => {
+    const { fake, app } = server;
     const scenario = pullScenario(fake, { head: { 'requirements.txt': '--extra-index-url https://download.pytorch.org/whl/cu121\ntorch==2.3.0+cu121\ntorchvision==0.17.0+cu121\n' }, changed: ['requirements.txt'] });
     const response = await sendWebhook(app.port, 'pull_request', scenario.payload, 'e2e-1');
     expect(response.status).toBeLessThan(300);
@@ -40,6 +25,7 @@ describe('the App server', () => {
   }, 30_000);
 
   it('rejects a webhook with a wrong signature and runs nothing', async () => {
+    const { fake, app } = server;
     const before = fake.requests.length;
     const scenario = pullScenario(fake, { head: { 'requirements.txt': 'torch==2.3.0\n' }, changed: ['requirements.txt'], number: 8 });
     const response = await sendWebhook(app.port, 'pull_request', scenario.payload, 'e2e-2', 'wrong-secret');

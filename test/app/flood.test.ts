@@ -4,30 +4,15 @@
  * exactly one completed check run, and the server's memory stays bounded. Production Octokit settings
  * (throttling on), so writes are paced as they would be against GitHub.
  */
-import type { Server } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FakeGitHub } from '../support/fake-github.js';
-import { sendWebhook, startApp, waitFor, type RunningApp } from '../support/server.js';
+import { describe, expect, it } from 'vitest';
+import { sendWebhook, waitFor, useAppServer } from '../support/server.js';
 import { pullScenario, type Scenario } from './scenario.js';
 
-let fake: FakeGitHub;
-let github: Server;
-let app: RunningApp;
-
-beforeAll(async () => {
-  fake = new FakeGitHub();
-  const listening = await fake.listen();
-  github = listening.server;
-  app = await startApp(listening.port);
-}, 40_000);
-
-afterAll(async () => {
-  app?.stop();
-  await new Promise((resolve) => github?.close(resolve));
-});
+const server = useAppServer();
 
 describe('webhook flood', () => {
   it('1,000 deliveries with duplicates: exactly one completed check run per pull request, bounded memory', async () => {
+    const { fake, app } = server;
     const pulls: Scenario[] = Array.from({ length: 20 }, (_, i) => pullScenario(fake, { head: { [`svc${i}/requirements.txt`]: `numpy==1.26.${i}\n` }, changed: [`svc${i}/requirements.txt`], number: 100 + i }));
     const deliveries: { payload: Record<string, unknown>; id: string }[] = [];
     pulls.forEach((scenario, i) => {

@@ -1,9 +1,12 @@
 /** Start the real App server (src/main.ts, as `npm start` runs it) against a fake GitHub on 127.0.0.1. */
 import { spawn, type ChildProcess } from 'node:child_process';
+import type { Server } from 'node:http';
 import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
+import { FakeGitHub } from './fake-github.js';
 import { privateKey } from './probot.js';
 
 export const SECRET = 'e2e-webhook-secret';
@@ -59,4 +62,25 @@ export function sendWebhook(port: number, name: string, payload: unknown, delive
   const body = JSON.stringify(payload);
   const signature = `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
   return fetch(`http://127.0.0.1:${port}/api/github/webhooks`, { method: 'POST', body, headers: { 'content-type': 'application/json', 'x-github-event': name, 'x-github-delivery': delivery, 'x-hub-signature-256': signature } });
+}
+
+export interface AppServer {
+  readonly fake: FakeGitHub;
+  readonly app: RunningApp;
+}
+
+/** For a test file: a fake GitHub on loopback and the real App server against it, started once and stopped after. */
+export function useAppServer(): AppServer {
+  const context = {} as { fake: FakeGitHub; app: RunningApp; github?: Server };
+  beforeAll(async () => {
+    context.fake = new FakeGitHub();
+    const listening = await context.fake.listen();
+    context.github = listening.server;
+    context.app = await startApp(listening.port);
+  }, 40_000);
+  afterAll(async () => {
+    context.app?.stop();
+    await new Promise((resolve) => (context.github ? context.github.close(resolve) : resolve(undefined)));
+  });
+  return context;
 }
