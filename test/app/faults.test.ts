@@ -3,46 +3,27 @@
  * the check run still ends completed with an explanation, retries are bounded and honour Retry-After, and no
  * duplicate check runs appear.
  */
-import nock from 'nock';
-import { pino } from 'pino';
-import { Probot } from 'probot';
+import type { Probot } from 'probot';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { cudaGatekeeper } from '../../src/app.js';
-import { createDeps } from '../../src/github/handlers.js';
 import { GatekeeperOctokit } from '../../src/github/octokit.js';
 import { FakeGitHub } from '../support/fake-github.js';
-import { privateKey } from '../support/probot.js';
+import { setup, teardown, type LogLine } from '../support/probot.js';
 import { FULL, pullScenario } from './scenario.js';
 
 const REQUIREMENTS = '--extra-index-url https://download.pytorch.org/whl/cu121\ntorch==2.3.0+cu121\ntorchvision==0.17.0+cu121\n';
 let fake: FakeGitHub;
 let probot: Probot;
-let warnings: string[];
+let logs: LogLine[];
+const warnings = () => logs.filter((line) => line.level >= 40).map((line) => line.msg);
 
 beforeEach(() => {
   fake = new FakeGitHub();
-  warnings = [];
-  nock.disableNetConnect();
-  for (const method of ['get', 'post', 'patch'] as const) {
-    nock('https://api.github.com').persist()[method](/.*/).reply(async (uri, body) => {
-      const fault = fake.faults.find((candidate) => candidate.times > 0 && candidate.status === 0 && candidate.path.test(new URL(uri, 'https://x').pathname) && (!candidate.method || candidate.method === method.toUpperCase()));
-      if (fault) {
-        fault.times--;
-        throw Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
-      }
-      const response = await fake.handle(method.toUpperCase(), uri, body === '' ? undefined : typeof body === 'string' ? JSON.parse(body) : body);
-      return [response.status, JSON.stringify(response.body), { 'content-type': 'application/json', ...response.headers }];
-    });
-  }
-  const log = pino({ level: 'warn' }, { write: (line: string) => void warnings.push((JSON.parse(line) as { msg: string }).msg) });
-  probot = new Probot({ appId: 1, privateKey: privateKey(), log, Octokit: GatekeeperOctokit.defaults({ retry: { retryAfterBaseValue: 1 } }) as typeof GatekeeperOctokit });
-  void probot.load(cudaGatekeeper(createDeps(1)));
+  ({ probot, logs } = setup(fake, { Octokit: GatekeeperOctokit.defaults({ retry: { retryAfterBaseValue: 1 } }) as typeof GatekeeperOctokit }));
 });
 
 afterEach(() => {
   expect(fake.violations).toEqual([]);
-  nock.cleanAll();
-  nock.enableNetConnect();
+  teardown();
 });
 
 async function run(): Promise<void> {
@@ -89,14 +70,14 @@ describe('rate limits', () => {
     await run();
     expect(Date.now() - started).toBeGreaterThanOrEqual(900);
     expect(fake.checkRuns).toEqual([expect.objectContaining({ output: expect.objectContaining({ title: '3 errors' }) })]);
-    expect(warnings.some((message) => /rate limited on GET .*retrying in 1 s/.test(message))).toBe(true);
+    expect(warnings().some((message) => /rate limited on GET .*retrying in 1 s/.test(message))).toBe(true);
   }, 20_000);
 
   it('a primary rate limit that resets in an hour is not waited for: the check completes with the reason', async () => {
     fake.fail({ method: 'GET', path: /\/pulls\/7\/files$/, status: 403, body: { message: 'API rate limit exceeded' }, headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(Math.floor(Date.now() / 1000) + 3600) } });
     await run();
     expect(fake.checkRuns).toEqual([expect.objectContaining({ conclusion: 'failure', output: expect.objectContaining({ summary: expect.stringMatching(/rate limit/) }) })]);
-    expect(warnings.some((message) => /giving up \(asked to wait 3\d{3} s/.test(message))).toBe(true);
+    expect(warnings().some((message) => /giving up \(asked to wait 3\d{3} s/.test(message))).toBe(true);
   }, 20_000);
 
   it('422 on the review does not lose the check run', async () => {

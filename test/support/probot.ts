@@ -31,14 +31,28 @@ export interface LogLine {
   readonly [key: string]: unknown;
 }
 
-export function setup(fake: FakeGitHub): { probot: Probot; deps: AppDeps; logs: LogLine[] } {
+export interface SetupOptions {
+  /** The Octokit class; default: Probot's with retries and throttling off, so tests see each request once. */
+  readonly Octokit?: typeof ProbotOctokit;
+}
+
+/**
+ * Probot with the App loaded, its GitHub requests answered by `fake` through nock. A fault registered on the fake
+ * with status 0 is a connection reset (ECONNRESET) instead of an HTTP answer.
+ */
+export function setup(fake: FakeGitHub, options: SetupOptions = {}): { probot: Probot; deps: AppDeps; logs: LogLine[] } {
   nock.disableNetConnect();
   for (const method of ['get', 'post', 'patch', 'put', 'delete'] as const) {
     const scope = nock('https://api.github.com').persist();
     scope[method](/.*/).reply(async function reply(uri, body) {
-        const response = await fake.handle(method.toUpperCase(), uri, body === '' ? undefined : typeof body === 'string' ? JSON.parse(body) : body);
-        return [response.status, JSON.stringify(response.body), { 'content-type': 'application/json', ...response.headers }];
-      });
+      const reset = fake.faults.find((fault) => fault.times > 0 && fault.status === 0 && fault.path.test(new URL(uri, 'https://x').pathname) && (!fault.method || fault.method === method.toUpperCase()));
+      if (reset) {
+        reset.times--;
+        throw Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
+      }
+      const response = await fake.handle(method.toUpperCase(), uri, body === '' ? undefined : typeof body === 'string' ? JSON.parse(body) : body);
+      return [response.status, JSON.stringify(response.body), { 'content-type': 'application/json', ...response.headers }];
+    });
   }
   const logs: LogLine[] = [];
   const log = pino({ level: 'info' }, { write: (line: string) => void logs.push(JSON.parse(line) as LogLine) });
@@ -46,7 +60,7 @@ export function setup(fake: FakeGitHub): { probot: Probot; deps: AppDeps; logs: 
     appId: 1,
     privateKey: privateKey(),
     log,
-    Octokit: ProbotOctokit.defaults((options: Record<string, unknown>) => ({ ...options, retry: { enabled: false }, throttle: { ...(options.throttle as object), enabled: false } })),
+    Octokit: options.Octokit ?? ProbotOctokit.defaults((defaults: Record<string, unknown>) => ({ ...defaults, retry: { enabled: false }, throttle: { ...(defaults.throttle as object), enabled: false } })),
   });
   const deps = createDeps(1);
   void probot.load(cudaGatekeeper(deps));
