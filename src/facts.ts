@@ -87,6 +87,48 @@ export interface PackageFact extends Spanned {
   readonly hashes: number;
 }
 
+/** What a parser knows about a package; `context` and `hashes` are set by the file parser that records it. */
+export type PackageFields = Omit<PackageFact, 'context' | 'hashes'> & { readonly context?: number; readonly hashes?: number };
+
+/**
+ * A PackageFact with every field present, in one order. The rules read these objects millions of times in a
+ * large repository; one shape keeps those reads monomorphic. Building facts with `{ ...fact, context }` or
+ * conditional spreads gave the facts of each file a hidden class of their own in V8 11 (Node 20), and every
+ * property read in the gate became a megamorphic lookup (`npm run bench` measured the gate 3-5x slower).
+ */
+export function packageFact(f: PackageFields): PackageFact {
+  return {
+    ecosystem: f.ecosystem,
+    name: f.name,
+    rawName: f.rawName,
+    nameSpan: f.nameSpan,
+    span: f.span,
+    via: f.via,
+    extras: f.extras,
+    specifier: f.specifier,
+    specifierSpan: f.specifierSpan,
+    clauses: f.clauses,
+    exact: f.exact,
+    localLabel: f.localLabel,
+    url: f.url,
+    urlSpan: f.urlSpan,
+    markers: f.markers,
+    channel: f.channel,
+    build: f.build,
+    buildSpan: f.buildSpan,
+    context: f.context ?? 0,
+    hashes: f.hashes ?? 0,
+  };
+}
+
+/** Record the install context (and hash count) of a fact a sub-parser just built; it is changed in place, never copied. */
+export function inContext(fact: PackageFact, context: number, hashes = fact.hashes): PackageFact {
+  const mutable = fact as { context: number; hashes: number };
+  mutable.context = context;
+  mutable.hashes = hashes;
+  return fact;
+}
+
 /** Maps characters of a substituted string back to the file (see parsers/mapped.ts). */
 export interface TextMap {
   readonly text: string;

@@ -62,6 +62,25 @@ export interface CudaClaim {
   readonly index?: IndexFact;
 }
 
+/** A claim with every field present, in one order: one hidden class for all claims (see `packageFact` in facts.ts). */
+export function cudaClaim(f: CudaClaim): CudaClaim {
+  return {
+    kind: f.kind,
+    file: f.file,
+    context: f.context,
+    stage: f.stage,
+    cuda: f.cuda,
+    precision: f.precision,
+    span: f.span,
+    subject: f.subject,
+    rewrite: f.rewrite,
+    record: f.record,
+    package: f.package,
+    image: f.image,
+    index: f.index,
+  };
+}
+
 /** CUDA claims a file makes on its own (builds implied by PyPI/index resolution are added per unit). */
 export function fileClaims(file: ParsedFile, kb: KnowledgeBase): CudaClaim[] {
   const claims: CudaClaim[] = [];
@@ -73,18 +92,19 @@ export function fileClaims(file: ParsedFile, kb: KnowledgeBase): CudaClaim[] {
     if (env.instruction !== 'ENV' || env.key !== 'CUDA_VERSION') continue;
     const minor = cudaMajorMinor(env.value);
     if (!minor) continue;
-    claims.push({ kind: 'env', file, stage: env.stage, cuda: env.value, precision: 'minor', span: env.span, subject: `ENV CUDA_VERSION=${env.value}` });
+    claims.push(cudaClaim({ kind: 'env', file, stage: env.stage, cuda: env.value, precision: 'minor', span: env.span, subject: `ENV CUDA_VERSION=${env.value}` }));
   }
   for (const index of file.indexes) {
     if (index.ignoredReason) continue;
     if (index.kind === 'conda-channel') {
       const label = /\/label\/cuda-(\d+\.\d+)(?:\.\d+)?$/.exec(index.url);
-      if (label) claims.push({ kind: 'conda-channel', file, context: index.context, cuda: label[1]!, precision: 'minor', span: index.span, subject: `channel ${index.url}`, index });
+      if (label) claims.push(cudaClaim({ kind: 'conda-channel', file, context: index.context, cuda: label[1]!, precision: 'minor', span: index.span, subject: `channel ${index.url}`, index }));
       continue;
     }
     const found = cudaFromUrl(index.url);
     if (!found) continue;
-    claims.push({
+    claims.push(
+      cudaClaim({
       kind: 'index',
       file,
       context: index.context,
@@ -94,9 +114,10 @@ export function fileClaims(file: ParsedFile, kb: KnowledgeBase): CudaClaim[] {
       subject: `${index.kind === 'find-links' ? '--find-links' : `--${index.kind}`} ${index.url}`,
       index,
       rewrite: (target) => one(rewriteLabel(file, index.urlSpan, index.url, found.range, found.label, target)),
-    });
+      }),
+    );
   }
-  for (const pkg of file.packages) claims.push(...packageClaims(file, pkg, kb));
+  for (const pkg of file.packages) packageClaims(file, pkg, kb, claims);
   return claims;
 }
 
@@ -106,7 +127,7 @@ function imageClaim(file: ParsedFile, image: ImageFact, kb: KnowledgeBase): Cuda
   if (kb.isNvidiaCuda(image.registry, image.repository)) {
     const tag = kb.nvidiaCudaTag(image.tag);
     if (!tag) return undefined;
-    return {
+    return cudaClaim({
       kind: 'image',
       file,
       stage: image.stage,
@@ -116,19 +137,19 @@ function imageClaim(file: ParsedFile, image: ImageFact, kb: KnowledgeBase): Cuda
       subject,
       image,
       rewrite: (target) => rewriteNvidiaCudaTag(file, image, tag.version, tag.cudnn, target, kb),
-    };
+    });
   }
   if (!image.registry && image.repository === 'pytorch/pytorch') {
     const tag = kb.pytorchImageTag(image.tag);
     if (!tag) return undefined;
-    return { kind: 'image', file, stage: image.stage, cuda: tag.cuda, precision: 'minor', span: image.span, subject, image };
+    return cudaClaim({ kind: 'image', file, stage: image.stage, cuda: tag.cuda, precision: 'minor', span: image.span, subject, image });
   }
   if (image.registry === 'nvcr.io' && image.repository === 'nvidia/pytorch') {
     const row = kb.ngcPytorch(image.tag);
     if (!row) return undefined;
     const cuda = row.cuda ?? (row.cudaMajor !== undefined ? String(row.cudaMajor) : undefined);
     if (!cuda) return undefined;
-    return { kind: 'image', file, stage: image.stage, cuda, precision: row.cuda ? 'minor' : 'major', span: image.span, subject, image, record: row };
+    return cudaClaim({ kind: 'image', file, stage: image.stage, cuda, precision: row.cuda ? 'minor' : 'major', span: image.span, subject, image, record: row });
   }
   return undefined;
 }
@@ -170,12 +191,13 @@ const NVIDIA_VERSIONED = /^nvidia-cuda-(runtime|nvrtc|cupti|nvcc)(-cu\d{2})?$/;
 /** Cheap test that a package can declare a CUDA version at all (most lines of a requirements file cannot). */
 const MAY_CLAIM = /^(nvidia-|cupy-|cuda|jax|tensorflow|pytorch-cuda|cudatoolkit)|-cu1\d$/;
 
-function packageClaims(file: ParsedFile, pkg: PackageFact, kb: KnowledgeBase): CudaClaim[] {
-  if (pkg.ecosystem === 'pip' && !pkg.localLabel && !pkg.url && !MAY_CLAIM.test(pkg.name)) return [];
-  if (pkg.ecosystem === 'conda' && !pkg.build && !pkg.channel && !CONDA_CUDA_PACKAGES.has(pkg.name)) return [];
-  const base = { file, context: pkg.context, package: pkg, span: pkg.span };
+/** Appends the claims `pkg` makes to `claims`. */
+function packageClaims(file: ParsedFile, pkg: PackageFact, kb: KnowledgeBase, claims: CudaClaim[]): CudaClaim[] {
+  if (pkg.ecosystem === 'pip' && !pkg.localLabel && !pkg.url && !MAY_CLAIM.test(pkg.name)) return claims;
+  if (pkg.ecosystem === 'conda' && !pkg.build && !pkg.channel && !CONDA_CUDA_PACKAGES.has(pkg.name)) return claims;
   const subject = describePackage(pkg);
-  const claims: CudaClaim[] = [];
+  const claimOf = (kind: ClaimKind, cuda: string, precision: 'minor' | 'major', more?: Pick<CudaClaim, 'rewrite' | 'record' | 'subject'>): CudaClaim =>
+    cudaClaim({ kind, file, context: pkg.context, package: pkg, span: pkg.span, cuda, precision, subject: more?.subject ?? subject, rewrite: more?.rewrite, record: more?.record });
 
   if (pkg.ecosystem === 'conda') {
     const version = pkg.exact ?? (pkg.clauses.length === 1 && pkg.clauses[0]!.operator === '=' ? pkg.clauses[0]!.version.replace(/\.\*$/, '') : undefined);
@@ -183,38 +205,36 @@ function packageClaims(file: ParsedFile, pkg: PackageFact, kb: KnowledgeBase): C
       const minor = cudaMajorMinor(version.split('.').slice(0, 2).join('.'));
       const clause = pkg.clauses[0];
       if (minor && clause) {
-        claims.push({
-          ...base,
-          kind: 'conda',
-          cuda: minor,
-          precision: 'minor',
-          subject,
-          rewrite: (target) => {
-            const t = cudaMajorMinor(target);
-            if (!t) return undefined;
-            const replacement = pkg.name === 'pytorch-cuda' || pkg.name === 'cuda-version' ? t : version.split('.').length > 2 ? `${t}.0` : t;
-            return one(replaceExact(file, clause.versionSpan, clause.version, replacement));
-          },
-        });
+        claims.push(
+          claimOf('conda', minor, 'minor', {
+            subject,
+            rewrite: (target) => {
+              const t = cudaMajorMinor(target);
+              if (!t) return undefined;
+              const replacement = pkg.name === 'pytorch-cuda' || pkg.name === 'cuda-version' ? t : version.split('.').length > 2 ? `${t}.0` : t;
+              return one(replaceExact(file, clause.versionSpan, clause.version, replacement));
+            },
+          }),
+        );
       }
     }
     if (pkg.localLabel && pkg.build) {
       const offset = pkg.build.toLowerCase().indexOf(pkg.localLabel);
       const found = cudaFromLabel(pkg.localLabel, Math.max(0, offset));
-      if (found) claims.push({ ...base, kind: 'conda-build', cuda: found.cuda, precision: found.precision, subject });
+      if (found) claims.push(claimOf('conda-build', found.cuda, found.precision));
     }
     if (pkg.channel) {
       const label = /\/label\/cuda-(\d+\.\d+)/.exec(pkg.channel);
-      if (label) claims.push({ ...base, kind: 'conda-channel', cuda: label[1]!, precision: 'minor', subject });
+      if (label) claims.push(claimOf('conda-channel', label[1]!, 'minor'));
     }
     return claims;
   }
 
   if (pkg.ecosystem === 'apt') {
     const byName = cudaFromAptName(pkg.name);
-    if (byName) claims.push({ ...base, kind: 'apt', cuda: byName.cuda, precision: 'minor', subject });
+    if (byName) claims.push(claimOf('apt', byName.cuda, 'minor'));
     const suffix = pkg.localLabel ? cudaFromLabel(pkg.localLabel) : undefined;
-    if (suffix) claims.push({ ...base, kind: 'apt', cuda: suffix.cuda, precision: suffix.precision, subject });
+    if (suffix) claims.push(claimOf('apt', suffix.cuda, suffix.precision));
     return claims;
   }
 
@@ -222,7 +242,7 @@ function packageClaims(file: ParsedFile, pkg: PackageFact, kb: KnowledgeBase): C
   if (pkg.url) {
     const fromUrl = cudaFromUrl(pkg.url);
     if (fromUrl) {
-      claims.push({ ...base, kind: 'wheel-url', cuda: fromUrl.cuda, precision: fromUrl.precision, subject });
+      claims.push(claimOf('wheel-url', fromUrl.cuda, fromUrl.precision));
       return claims;
     }
   }
@@ -231,16 +251,14 @@ function packageClaims(file: ParsedFile, pkg: PackageFact, kb: KnowledgeBase): C
     const found = cudaFromLabel(pkg.localLabel, plus + 1);
     const clause = pkg.clauses[0];
     if (found && !pkg.url) {
-      claims.push({
-        ...base,
-        kind: 'wheel-tag',
-        cuda: found.cuda,
-        precision: found.precision,
-        subject,
-        ...(clause ? { rewrite: (target: string) => one(rewriteLabel(file, clause.versionSpan, clause.version, found.range, pkg.localLabel!, target)) } : {}),
-      });
+      claims.push(
+        claimOf('wheel-tag', found.cuda, found.precision, {
+          subject,
+          rewrite: clause ? (target: string) => one(rewriteLabel(file, clause.versionSpan, clause.version, found.range, pkg.localLabel!, target)) : undefined,
+        }),
+      );
     } else if (found) {
-      claims.push({ ...base, kind: 'wheel-url', cuda: found.cuda, precision: found.precision, subject });
+      claims.push(claimOf('wheel-url', found.cuda, found.precision));
     }
   }
   const byName = cudaFromPythonName(pkg.name);
@@ -254,23 +272,23 @@ function packageClaims(file: ParsedFile, pkg: PackageFact, kb: KnowledgeBase): C
         precision = 'minor';
       }
     }
-    claims.push({ ...base, kind: byName.family === 'cupy' ? 'cupy' : 'nvidia-wheel', cuda, precision, subject });
+    claims.push(claimOf(byName.family === 'cupy' ? 'cupy' : 'nvidia-wheel', cuda, precision));
   } else if (NVIDIA_VERSIONED.test(pkg.name) && pkg.exact) {
     // CUDA 13 toolkit wheels have no suffix; their version is the CUDA version.
     const minor = cudaMajorMinor(publicVersion(pkg.exact).split('.').slice(0, 2).join('.'));
-    if (minor) claims.push({ ...base, kind: 'nvidia-wheel', cuda: minor, precision: 'minor', subject });
+    if (minor) claims.push(claimOf('nvidia-wheel', minor, 'minor'));
   }
   if ((pkg.name === 'jax' || pkg.name === 'jaxlib') && pkg.extras.some((extra) => /^cuda1\d/.test(extra))) {
     const extra = pkg.extras.find((item) => /^cuda1\d/.test(item))!;
-    claims.push({ ...base, kind: 'jax', cuda: extra.slice(4, 6), precision: 'major', subject });
+    claims.push(claimOf('jax', extra.slice(4, 6), 'major'));
   }
   if (pkg.name === 'jaxlib' && pkg.localLabel) {
     const found = /^cuda(\d{2})/.exec(pkg.localLabel);
-    if (found) claims.push({ ...base, kind: 'jax', cuda: found[1]!, precision: 'major', subject });
+    if (found) claims.push(claimOf('jax', found[1]!, 'major'));
   }
   if ((pkg.name === 'tensorflow' || pkg.name === 'tensorflow-gpu') && pkg.exact) {
     const row = kb.tensorflow(pkg.exact);
-    if (row) claims.push({ ...base, kind: 'tensorflow', cuda: row.cuda.split('.')[0]!, precision: 'major', subject: `${subject} (tested with CUDA ${row.cuda})`, record: row });
+    if (row) claims.push(claimOf('tensorflow', row.cuda.split('.')[0]!, 'major', { subject: `${subject} (tested with CUDA ${row.cuda})`, record: row }));
   }
   return claims;
 }

@@ -17,24 +17,27 @@ export function nearestCudaBuild(release: TorchRelease, wantedCuda: string): str
 
 /** The release nearest to `version` (by release order) that ships a build for `cuda`. */
 export function nearestReleaseWithCuda(kb: KnowledgeBase, version: string, cuda: string): TorchRelease | undefined {
+  let answers = nearestCache.get(kb);
+  if (!answers) nearestCache.set(kb, (answers = new Map()));
+  const key = `${publicVersion(version)}\0${cuda}`;
+  if (!answers.has(key)) answers.set(key, computeNearestRelease(kb, publicVersion(version), cuda));
+  return answers.get(key);
+}
+
+/** Answers per knowledge base (they depend on nothing else); a repository asks the same few questions many times. */
+const nearestCache = new WeakMap<KnowledgeBase, Map<string, TorchRelease | undefined>>();
+
+function computeNearestRelease(kb: KnowledgeBase, target: string, cuda: string): TorchRelease | undefined {
   const releases = kb.torchReleases();
   const wantedTag = tagFromCuda(cuda);
   const candidates = releases.filter((release) => release.variants.includes(wantedTag) && release.confidence !== 'unverified');
   if (candidates.length === 0) return undefined;
-  const target = publicVersion(version);
-  const nearest = [...candidates].sort((a, b) => {
-    const da = Math.abs(position(releases, a.version, target));
-    const db = Math.abs(position(releases, b.version, target));
-    return da - db || compareDotted(b.version, a.version);
-  })[0]!;
+  const found = releases.findIndex((release) => compareDotted(release.version, target) >= 0);
+  const targetIndex = found < 0 ? releases.length : found;
+  const distance = new Map(candidates.map((release) => [release, Math.abs(releases.indexOf(release) - targetIndex)]));
+  const nearest = [...candidates].sort((a, b) => distance.get(a)! - distance.get(b)! || compareDotted(b.version, a.version))[0]!;
   // Within the chosen minor, take the newest patch release (same features, more fixes).
   return candidates.filter((release) => minorOf(release.version) === minorOf(nearest.version)).sort((a, b) => compareDotted(b.version, a.version))[0];
-}
-
-function position(releases: readonly TorchRelease[], version: string, target: string): number {
-  const index = releases.findIndex((release) => release.version === version);
-  const targetIndex = releases.findIndex((release) => compareDotted(release.version, target) >= 0);
-  return index - (targetIndex < 0 ? releases.length : targetIndex);
 }
 
 function cudaScore(cuda: string): number {

@@ -18,23 +18,23 @@ const CUDA_RELEVANT = new Set([
 /** Packages whose build or version decides CUDA compatibility (plus whatever the baseline lists). */
 export function isCudaRelevant(pkg: PackageFact, extra: ReadonlySet<string>): boolean {
   if (pkg.ecosystem === 'apt') return false;
-  let perPackage = relevance.get(extra);
-  if (!perPackage) relevance.set(extra, (perPackage = new WeakMap()));
-  let known = perPackage.get(pkg);
-  if (known === undefined) perPackage.set(pkg, (known = computeRelevance(pkg, extra)));
-  return known;
+  if (pkg.name === 'jax') return extra.has('jax') || pkg.extras.some((item) => /^cuda/.test(item));
+  // Apart from jax's extras, the answer depends on the ecosystem and name only: remember it per baseline.
+  let byName = relevance.get(extra);
+  if (!byName) relevance.set(extra, (byName = { pip: new Map(), conda: new Map() }));
+  const known = byName[pkg.ecosystem];
+  let answer = known.get(pkg.name);
+  if (answer === undefined) known.set(pkg.name, (answer = computeRelevance(pkg, extra)));
+  return answer;
 }
 
-/** Answers per extra-name set (one per baseline) and package. */
-const relevance = new WeakMap<ReadonlySet<string>, WeakMap<PackageFact, boolean>>();
+const relevance = new WeakMap<ReadonlySet<string>, { readonly pip: Map<string, boolean>; readonly conda: Map<string, boolean> }>();
 
 function computeRelevance(pkg: PackageFact, extra: ReadonlySet<string>): boolean {
   const name = projectName(pkg);
   if (CUDA_RELEVANT.has(name) || extra.has(name) || extra.has(pkg.name)) return true;
-  if (name === 'jax') return pkg.extras.some((extra) => /^cuda/.test(extra));
   if (/^nvidia-/.test(name) && name !== 'nvidia-pyindex') return true;
   if (/^cupy-cuda/.test(name)) return true;
-  if (pkg.ecosystem === 'conda' && /^cuda-(?!python)/.test(name)) return false;
   return false;
 }
 

@@ -24,6 +24,16 @@ export interface TorchBuild {
   readonly fellBackFrom?: IndexFact;
 }
 
+const NO_BUILDS: ReadonlySet<string> = new Set();
+const buildsByRelease = new WeakMap<TorchRelease, ReadonlySet<string>>();
+
+/** The wheel tags a release ships (`cu121`, `cpu`, …), PyPI's default build included. */
+function buildsOf(release: TorchRelease): ReadonlySet<string> {
+  let builds = buildsByRelease.get(release);
+  if (!builds) buildsByRelease.set(release, (builds = new Set([...release.variants, ...(release.pypiDefault ? [release.pypiDefault] : [])])));
+  return builds;
+}
+
 function releaseFor(kb: KnowledgeBase, pkg: PackageFact, version: string): TorchRelease | undefined {
   if (pkg.name === 'torch') return kb.torchRelease(version);
   const owners = kb.torchForCompanion(pkg.name as 'torchvision' | 'torchaudio', version);
@@ -40,21 +50,32 @@ export function resolveTorchBuild(pkg: PackageFact, indexes: readonly IndexFact[
   if (pkg.ecosystem !== 'pip' || !pkg.exact || !PYTORCH_INDEX_PACKAGES.has(pkg.name)) return undefined;
   const version = publicVersion(pkg.exact);
   const release = releaseFor(kb, pkg, version);
-  const base = { pkg, version, ...(release ? { release } : {}) };
-  const available = new Set(release ? [...release.variants, ...(release.pypiDefault ? [release.pypiDefault] : [])] : []);
+  // Every build has every field, in one order (one hidden class; see packageFact in facts.ts).
+  const result = (f: Pick<TorchBuild, 'cpu' | 'source'> & Partial<Pick<TorchBuild, 'cuda' | 'index' | 'missing' | 'fellBackFrom'>>): TorchBuild => ({
+    pkg,
+    release,
+    version,
+    cuda: f.cuda,
+    cpu: f.cpu,
+    source: f.source,
+    index: f.index,
+    missing: f.missing,
+    fellBackFrom: f.fellBackFrom,
+  });
+  const available = release ? buildsOf(release) : NO_BUILDS;
 
   if (pkg.url) {
-    if (isCpuUrl(pkg.url)) return { ...base, cpu: true, source: 'url' };
+    if (isCpuUrl(pkg.url)) return result({ cpu: true, source: 'url' });
     const fromUrl = cudaFromUrl(pkg.url);
-    return { ...base, ...(fromUrl?.precision === 'minor' ? { cuda: fromUrl.cuda } : {}), cpu: false, source: 'url' };
+    return result({ cuda: fromUrl?.precision === 'minor' ? fromUrl.cuda : undefined, cpu: false, source: 'url' });
   }
   if (pkg.localLabel) {
-    if (pkg.localLabel === 'cpu') return { ...base, cpu: true, source: 'local-label' };
+    if (pkg.localLabel === 'cpu') return result({ cpu: true, source: 'local-label' });
     const found = cudaFromLabel(pkg.localLabel);
-    if (!found || found.precision !== 'minor') return { ...base, cpu: false, source: 'local-label' };
+    if (!found || found.precision !== 'minor') return result({ cpu: false, source: 'local-label' });
     const tag = tagFromCuda(found.cuda);
     const missing = release && !available.has(tag) ? { cuda: found.cuda, tag, via: 'label' as const } : undefined;
-    return { ...base, cuda: found.cuda, cpu: false, source: 'local-label', ...(missing ? { missing } : {}) };
+    return result({ cuda: found.cuda, cpu: false, source: 'local-label', missing });
   }
 
   const torchIndexes = indexes.filter((index) => index.kind !== 'conda-channel' && index.kind !== 'no-index' && isPytorchIndex(index.url));
@@ -72,21 +93,27 @@ export function resolveTorchBuild(pkg: PackageFact, indexes: readonly IndexFact[
   for (const index of extras) {
     const build = served(index);
     if (!build) continue;
-    if (build.cpu) return { ...base, cpu: true, source: index.kind === 'find-links' ? 'find-links' : 'extra-index-url', index };
-    if (!release || available.has(build.tag)) return { ...base, cuda: build.cuda!, cpu: false, source: index.kind === 'find-links' ? 'find-links' : 'extra-index-url', index };
+    if (build.cpu) return result({ cpu: true, source: index.kind === 'find-links' ? 'find-links' : 'extra-index-url', index });
+    if (!release || available.has(build.tag)) return result({ cuda: build.cuda!, cpu: false, source: index.kind === 'find-links' ? 'find-links' : 'extra-index-url', index });
   }
 
   if (primary) {
-    if (!isPytorchIndex(primary.url)) return { ...base, cpu: false, source: 'index-url', index: primary };
+    if (!isPytorchIndex(primary.url)) return result({ cpu: false, source: 'index-url', index: primary });
     const build = served(primary);
-    if (!build) return { ...base, cpu: false, source: 'index-url', index: primary };
-    if (build.cpu) return { ...base, cpu: true, source: 'index-url', index: primary };
-    if (release && !available.has(build.tag)) return { ...base, cpu: false, source: 'index-url', index: primary, missing: { cuda: build.cuda!, tag: build.tag, via: 'index-url', index: primary } };
-    return { ...base, cuda: build.cuda!, cpu: false, source: 'index-url', index: primary };
+    if (!build) return result({ cpu: false, source: 'index-url', index: primary });
+    if (build.cpu) return result({ cpu: true, source: 'index-url', index: primary });
+    if (release && !available.has(build.tag)) return result({ cpu: false, source: 'index-url', index: primary, missing: { cuda: build.cuda!, tag: build.tag, via: 'index-url', index: primary } });
+    return result({ cuda: build.cuda!, cpu: false, source: 'index-url', index: primary });
   }
 
   const pypi = release?.pypiDefault ? cudaFromTag(release.pypiDefault) : undefined;
   const unserved = extras.find((index) => served(index) && !served(index)!.cpu);
-  const fallback = unserved && release ? { fellBackFrom: unserved, missing: { cuda: served(unserved)!.cuda!, tag: served(unserved)!.tag, via: 'extra-index-url' as const, index: unserved } } : {};
-  return { ...base, ...(pypi ? { cuda: pypi } : {}), cpu: false, source: 'pypi', ...fallback };
+  const fellBack = unserved && release ? served(unserved) : undefined;
+  return result({
+    cuda: pypi,
+    cpu: false,
+    source: 'pypi',
+    fellBackFrom: fellBack ? unserved : undefined,
+    missing: fellBack ? { cuda: fellBack.cuda!, tag: fellBack.tag, via: 'extra-index-url', index: unserved } : undefined,
+  });
 }

@@ -1,7 +1,7 @@
 import type { IndexFact, InstallContext, PackageFact, ParsedFile } from '../facts.js';
 import type { KnowledgeBase } from '../knowledge/index.js';
 import { cudaMajor, cudaMajorMinor } from '../versions.js';
-import { CLAIM_PRECEDENCE, fileClaims, type ClaimKind, type CudaClaim } from './claims.js';
+import { CLAIM_PRECEDENCE, cudaClaim, fileClaims, type ClaimKind, type CudaClaim } from './claims.js';
 import type { Link } from './links.js';
 import { resolveTorchBuild, type TorchBuild } from './torch-build.js';
 
@@ -166,27 +166,28 @@ function finishUnit(
       const context = file.contexts[pkg.context];
       const invocation = context ? invocationOf.get(context) : undefined;
       const build = resolveTorchBuild(pkg, invocation?.indexes ?? NO_INDEXES, kb);
-      const entry: UnitPackage = build ? (invocation ? { file, pkg, invocation, build } : { file, pkg, build }) : invocation ? { file, pkg, invocation } : { file, pkg };
-      packages.push(entry);
+      packages.push({ file, pkg, invocation, build });
       if (build?.cuda && !pkg.localLabel && !pkg.url) {
-        implied.push({
-          kind: 'implied',
-          file,
-          context: pkg.context,
-          cuda: build.cuda,
-          precision: 'minor',
-          span: pkg.span,
-          subject: `${pkg.rawName}${pkg.specifier}`,
-          package: pkg,
-          ...(build.release ? { record: build.release } : {}),
-          ...(build.index ? { index: build.index } : {}),
-        });
+        implied.push(
+          cudaClaim({
+            kind: 'implied',
+            file,
+            context: pkg.context,
+            cuda: build.cuda,
+            precision: 'minor',
+            span: pkg.span,
+            subject: `${pkg.rawName}${pkg.specifier}`,
+            package: pkg,
+            record: build.release,
+            index: build.index,
+          }),
+        );
       }
     }
   }
   const claims = [...staticClaims, ...implied];
   const target = chooseTarget(claims);
-  return { label, root, ...(stage !== undefined ? { stage } : {}), files, claims, ...(target ? { target } : {}), packages, invocations };
+  return { label, root, stage, files, claims, target, packages, invocations };
 }
 
 /** The strongest tier present decides; within it the most common CUDA version, then the earliest claim. */

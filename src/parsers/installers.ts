@@ -1,4 +1,4 @@
-import type { FactSink, IndexKind, InstallContext } from '../facts.js';
+import { inContext, packageFact, type FactSink, type IndexKind, type InstallContext } from '../facts.js';
 import { cudaLabelFromBuild, parseMatchSpec } from './conda/match-spec.js';
 import { optionSpec, splitOption } from './pip-options.js';
 import { parsePythonRequirement } from './python-requirement.js';
@@ -113,7 +113,7 @@ function recordPipRequirement(sink: FactSink, word: Word, context: InstallContex
     return;
   }
   const result = parsePythonRequirement(word.mapped);
-  if (result.ok) sink.packages.push({ ...result.fact, context: context.id });
+  if (result.ok) sink.packages.push(inContext(result.fact, context.id));
   else sink.problems.push({ span: result.span, message: result.message });
 }
 
@@ -161,7 +161,7 @@ function recordConda(sink: FactSink, args: readonly Word[], stage: number): bool
       continue;
     }
     const result = parseMatchSpec(word.mapped);
-    if (result.ok) sink.packages.push({ ...result.fact, context: context.id });
+    if (result.ok) sink.packages.push(inContext(result.fact, context.id));
     else sink.problems.push({ span: result.span, message: result.message });
   }
   return true;
@@ -189,7 +189,7 @@ function recordApt(sink: FactSink, args: readonly Word[], stage: number): boolea
     const version = eq < 0 ? '' : word.text.slice(eq + 1);
     const cuda = /\+cuda(\d+\.\d+)/.exec(version)?.[1];
     const versionSpan = word.mapped.origin(eq + 1, word.text.length) ?? word.span;
-    sink.packages.push({
+    sink.packages.push(packageFact({
       ecosystem: 'apt',
       name: rawName.toLowerCase(),
       rawName,
@@ -199,12 +199,11 @@ function recordApt(sink: FactSink, args: readonly Word[], stage: number): boolea
       specifier: version,
       specifierSpan: eq < 0 ? (word.mapped.origin(word.text.length, word.text.length) ?? { start: word.span.end, end: word.span.end }) : versionSpan,
       clauses: version ? [{ operator: '=', version, versionSpan }] : [],
-      ...(version ? { exact: version } : {}),
-      ...(cuda ? { localLabel: `cuda${cuda}` } : {}),
+      exact: version || undefined,
+      localLabel: cuda ? `cuda${cuda}` : undefined,
       context: context.id,
-      hashes: 0,
-      ...(word.mapped.via(0, word.text.length) ? { via: word.mapped.via(0, word.text.length)! } : {}),
-    });
+      via: word.mapped.via(0, word.text.length),
+    }));
   }
   return true;
 }

@@ -1,4 +1,4 @@
-import type { PackageFact, VersionClause } from '../facts.js';
+import { packageFact, type PackageFact, type VersionClause } from '../facts.js';
 import type { Span } from '../source.js';
 import type { Mapped } from './mapped.js';
 
@@ -8,7 +8,7 @@ export function normalizePythonName(name: string): string {
 }
 
 export type RequirementResult =
-  | { readonly ok: true; readonly fact: Omit<PackageFact, 'context'> }
+  | { readonly ok: true; readonly fact: PackageFact }
   | { readonly ok: false; readonly message: string; readonly span: Span };
 
 const NAME = /^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?/;
@@ -104,23 +104,23 @@ export function parsePythonRequirement(m: Mapped): RequirementResult {
   const via = m.via(0, text.length);
   return {
     ok: true,
-    fact: {
+    fact: packageFact({
       ecosystem: 'pip',
       name: normalizePythonName(rawName),
       rawName,
       nameSpan: m.site(0, rawName.length),
       span: whole,
+      via,
       extras,
       specifier: text.slice(specStart, specEnd),
       specifierSpan,
       clauses,
-      ...(exact ? { exact } : {}),
-      ...(localLabel ? { localLabel } : {}),
-      ...(url ? { url, urlSpan: urlSpan! } : {}),
-      ...(markers ? { markers } : {}),
-      ...(via ? { via } : {}),
-      hashes: 0,
-    },
+      exact,
+      localLabel,
+      url,
+      urlSpan: url ? urlSpan : undefined,
+      markers: markers || undefined,
+    }),
   };
 }
 
@@ -159,24 +159,23 @@ function parseBareUrl(m: Mapped): RequirementResult {
   const via = m.via(0, text.length);
   return {
     ok: true,
-    fact: {
+    fact: packageFact({
       ecosystem: 'pip',
       name: normalizePythonName(rawName),
       rawName,
       nameSpan: span,
       span,
+      via,
       extras: [],
       specifier: '',
       specifierSpan: { start: span.end, end: span.end },
       clauses: [],
-      ...(version ? { exact: version } : {}),
-      ...(localLabel ? { localLabel } : {}),
+      exact: version || undefined,
+      localLabel,
       url: urlText,
       urlSpan,
-      ...(markers ? { markers } : {}),
-      ...(via ? { via } : {}),
-      hashes: 0,
-    },
+      markers: markers || undefined,
+    }),
   };
 }
 

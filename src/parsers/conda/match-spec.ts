@@ -1,10 +1,10 @@
-import type { PackageFact, VersionClause } from '../../facts.js';
+import { packageFact, type PackageFact, type VersionClause } from '../../facts.js';
 import type { Span } from '../../source.js';
 import type { Mapped } from '../mapped.js';
 import { truncate } from '../python-requirement.js';
 
 export type MatchSpecResult =
-  | { readonly ok: true; readonly fact: Omit<PackageFact, 'context'> }
+  | { readonly ok: true; readonly fact: PackageFact }
   | { readonly ok: false; readonly message: string; readonly span: Span };
 
 const NAME = /^[A-Za-z0-9_][A-Za-z0-9_.+-]*/;
@@ -94,24 +94,23 @@ export function parseMatchSpec(m: Mapped): MatchSpecResult {
   const via = m.via(0, text.length);
   return {
     ok: true,
-    fact: {
+    fact: packageFact({
       ecosystem: 'conda',
       name: rawName.toLowerCase(),
       rawName,
       nameSpan: m.site(nameStart, afterName),
       span: whole,
+      via,
       extras: [],
       specifier: text.slice(specStart, specEnd),
       specifierSpan: m.origin(specStart, specEnd) ?? m.site(specStart, specEnd),
       clauses,
-      ...(exact ? { exact } : {}),
-      ...(label ? { localLabel: label } : {}),
-      ...(channel ? { channel } : {}),
-      ...(build ? { build } : {}),
-      ...(buildSpan ? { buildSpan } : {}),
-      ...(via ? { via } : {}),
-      hashes: 0,
-    },
+      exact: exact || undefined,
+      localLabel: label || undefined,
+      channel: channel || undefined,
+      build: build || undefined,
+      buildSpan,
+    }),
   };
 }
 

@@ -1,5 +1,5 @@
 import { isMap, isScalar, isSeq, parseDocument, type Node, type Pair } from 'yaml';
-import { FactSink, type ParsedFile } from '../../facts.js';
+import { FactSink, inContext, type ParsedFile } from '../../facts.js';
 import { SourceText } from '../../source.js';
 import { addRequirementsContext, parseRequirementLine } from '../requirements/parse.js';
 import { findSuppressions } from '../suppressions.js';
@@ -67,7 +67,7 @@ export function parseCondaEnvironment(path: string, text: string): ParsedFile {
     const spec = stripComment(value);
     if (spec.length === 0) continue;
     const result = parseMatchSpec(spec);
-    if (result.ok) sink.packages.push({ ...result.fact, context: context.id });
+    if (result.ok) sink.packages.push(inContext(result.fact, context.id));
     else sink.problems.push({ span: result.span, message: result.message });
   }
   return sink.finish(path, 'conda', source);

@@ -1,4 +1,4 @@
-import { FactSink, type IndexKind, type InstallContext, type ParsedFile } from '../../facts.js';
+import { FactSink, inContext, type IndexKind, type InstallContext, type ParsedFile } from '../../facts.js';
 import { SourceText, type Span } from '../../source.js';
 import { Mapped, MappedBuilder } from '../mapped.js';
 import { optionSpec, splitOption } from '../pip-options.js';
@@ -54,7 +54,7 @@ export function parseRequirementLine(sink: FactSink, line: Mapped, context: Inst
   }
   let hashes = 0;
   if (optionIndex >= 0) hashes = parseOptions(sink, line, tokens.slice(optionIndex), context, `pip ignores index options written on a requirement line (here after ${truncate(requirement.text, 30)}); put them on a line of their own`);
-  sink.packages.push({ ...result.fact, context: context.id, hashes });
+  sink.packages.push(inContext(result.fact, context.id, hashes));
 }
 
 /** Returns the number of `--hash` options seen. */
@@ -107,7 +107,7 @@ function parseOptions(sink: FactSink, line: Mapped, tokens: readonly Token[], co
       const target = line.slice(value.from, value.to);
       if (/^(?:\.|\/|[A-Za-z]:\\)/.test(value.text) && !/\.whl$/i.test(value.text)) continue; // a local project
       const result = parsePythonRequirement(target);
-      if (result.ok) sink.packages.push({ ...result.fact, context: context.id, hashes: 0 });
+      if (result.ok) sink.packages.push(inContext(result.fact, context.id, 0));
     }
   }
   return hashes;
