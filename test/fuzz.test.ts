@@ -3,7 +3,7 @@
  * throws, never hangs, and yields facts and findings with valid positions. CI runs a sample
  * (FUZZ_RUNS, default 1,500 per property); `npm run fuzz` runs 100,000 per parser.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -14,47 +14,11 @@ import { gate } from '../src/gate.js';
 import { defaultKnowledgeBase } from '../src/knowledge/index.js';
 import { parseFile } from '../src/parsers/index.js';
 import { RULE_IDS } from '../rules/index.js';
-import { CORPUS, inputPaths, ROOT } from './harness.js';
+import { ROOT } from './harness.js';
+import { mutated, syntaxText } from './support/fuzz-inputs.js';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 1500);
 const kb = defaultKnowledgeBase();
-type Kind = 'dockerfile' | 'requirements' | 'conda';
-
-/** Seeds: every fixture input and corpus file, by kind. */
-function seeds(kind: Kind): string[] {
-  const out: string[] = [];
-  const rules = join(ROOT, 'fixtures', 'rules');
-  for (const rule of readdirSync(rules)) {
-    for (const name of readdirSync(join(rules, rule))) {
-      for (const path of inputPaths(join(rules, rule, name))) {
-        const fileKind: Kind = /Dockerfile/.test(path) ? 'dockerfile' : /\.ya?ml$/.test(path) ? 'conda' : 'requirements';
-        if (fileKind === kind) out.push(readFileSync(join(rules, rule, name, path), 'utf8'));
-      }
-    }
-  }
-  for (const name of readdirSync(CORPUS).filter((file) => file !== 'README.md')) {
-    if ((name.endsWith('.txt') ? 'requirements' : 'conda') === kind) out.push(readFileSync(join(CORPUS, name), 'utf8'));
-  }
-  return out;
-}
-
-const SYNTAX = ['\n', '\r\n', ' ', '\t', '\\', '#', '=', '==', '>=', '+cu121', ':', '::', '-', '- ', '[', ']', '{', '}', '"', "'", '$', '${', '}', '@', ';', '&&', '|', '<<EOF\n', 'EOF\n', '--index-url ', '-r ', 'FROM ', 'RUN pip install ', 'ARG X=', 'ENV ', 'COPY ', 'torch', '2.3.0', 'nvidia/cuda:', 'dependencies:\n', 'pip:\n', '*', '&a ', '*a', '!!', '%', '\u00a0', '\ufeff', '\0', 'é', '𝄞'];
-
-/** Random text with a bias towards the syntax of all three formats. */
-const syntaxText = fc.array(fc.oneof(fc.constantFrom(...SYNTAX), fc.string({ maxLength: 8 }), fc.string({ unit: 'grapheme', maxLength: 4 })), { maxLength: 60 }).map((parts) => parts.join(''));
-
-/** A seed file with random edits: insertions, deletions, duplications and truncation. */
-function mutated(kind: Kind): fc.Arbitrary<string> {
-  const base = seeds(kind);
-  return fc.tuple(fc.constantFrom(...base), fc.array(fc.tuple(fc.nat(), fc.nat({ max: 20 }), syntaxText), { maxLength: 6 }), fc.option(fc.nat())).map(([text, edits, cut]) => {
-    let out = text;
-    for (const [at, remove, insert] of edits) {
-      const position = out.length ? at % out.length : 0;
-      out = out.slice(0, position) + insert + out.slice(position + remove);
-    }
-    return cut === null ? out : out.slice(0, cut % (out.length + 1));
-  });
-}
 
 function checkFile(file: ParsedFile, text: string): void {
   const spans = [

@@ -27,7 +27,7 @@ export class Mapped {
   }
 
   static of(text: string, fileOffset: number): Mapped {
-    return new Mapped(text, [{ from: 0, to: text.length, origin: fileOffset, site: { start: fileOffset, end: fileOffset + text.length } }]);
+    return new Mapped(text, [{ from: 0, to: text.length, origin: fileOffset, site: { start: fileOffset, end: fileOffset + text.length }, via: undefined }]);
   }
 
   get length(): number {
@@ -151,9 +151,10 @@ export class MappedBuilder {
     const ownSite = site ?? { start: origin, end: origin + text.length };
     const prev = this.segments.at(-1);
     if (prev && !via && !prev.via && !site && origin >= 0 && prev.origin >= 0 && prev.origin + (prev.to - prev.from) === origin) {
-      this.segments[this.segments.length - 1] = { ...prev, to: from + text.length, site: { start: prev.site.start, end: ownSite.end } };
+      // Every segment has the same fields in the same order (see packageFact in facts.ts).
+      this.segments[this.segments.length - 1] = { from: prev.from, to: from + text.length, origin: prev.origin, site: { start: prev.site.start, end: ownSite.end }, via: undefined };
     } else {
-      this.segments.push(via ? { from, to: from + text.length, origin, site: ownSite, via } : { from, to: from + text.length, origin, site: ownSite });
+      this.segments.push({ from, to: from + text.length, origin, site: ownSite, via });
     }
     this.parts.push(text);
     this.size += text.length;

@@ -1,4 +1,3 @@
-import { DockerfileParser, type Instruction, type Property } from 'dockerfile-ast';
 import { FactSink, type ParsedFile } from '../../facts.js';
 import { SourceText, type Span } from '../../source.js';
 import { parseImageRef } from '../image-ref.js';
@@ -6,6 +5,7 @@ import { recordInstallCommand } from '../installers.js';
 import { Mapped, MappedBuilder } from '../mapped.js';
 import { splitCommands, type Resolver, type Variable, type Word } from '../shell.js';
 import { findSuppressions } from '../suppressions.js';
+import { readDockerfile, type InstructionProperty, type InstructionView } from './instructions.js';
 
 type Scope = Map<string, Variable | { readonly unresolved: string }>;
 
@@ -13,10 +13,7 @@ type Scope = Map<string, Variable | { readonly unresolved: string }>;
 export function parseDockerfile(path: string, text: string): ParsedFile {
   const source = new SourceText(path, text);
   const sink = new FactSink();
-  const dockerfile = DockerfileParser.parse(text);
-  const escape = dockerfile.getEscapeCharacter() || '\\';
-  const instructions = dockerfile.getInstructions();
-  const offsetOf = (position: { line: number; character: number }): number => source.lineStart(position.line + 1) + position.character;
+  const { escape, instructions } = readDockerfile(text, source);
 
   const globalScope: Scope = new Map();
   let stageScope: Scope = globalScope;
@@ -25,22 +22,21 @@ export function parseDockerfile(path: string, text: string): ParsedFile {
   const instructionLines: { from: number; to: number }[] = [];
 
   for (const instruction of instructions) {
-    const range = instruction.getRange();
-    const span = { start: offsetOf(range.start), end: offsetOf(range.end) };
-    instructionLines.push({ from: range.start.line + 1, to: range.end.line + 1 });
-    const keyword = instruction.getKeyword().toUpperCase();
+    const span = instruction.span;
+    instructionLines.push({ from: instruction.fromLine, to: instruction.toLine });
+    const keyword = instruction.keyword.toUpperCase();
     try {
       switch (keyword) {
         case 'ARG':
-          recordProperties(sink, source, instruction, stage < 0 ? globalScope : stageScope, Math.max(stage, 0), 'ARG', stage < 0 ? undefined : globalScope, offsetOf);
+          recordProperties(sink, source, instruction, stage < 0 ? globalScope : stageScope, Math.max(stage, 0), 'ARG', stage < 0 ? undefined : globalScope);
           break;
         case 'ENV':
-          recordProperties(sink, source, instruction, stageScope, Math.max(stage, 0), 'ENV', undefined, offsetOf);
+          recordProperties(sink, source, instruction, stageScope, Math.max(stage, 0), 'ENV', undefined);
           break;
         case 'FROM': {
           stage++;
           stageScope = new Map();
-          recordFrom(sink, source, instruction, span, stage, globalScope, stageNames, escape, offsetOf);
+          recordFrom(sink, source, instruction, span, stage, globalScope, stageNames, escape);
           const name = sink.images.at(-1)?.stageName;
           if (name) stageNames.set(name.toLowerCase(), stage);
           const parent = sink.images.at(-1)?.fromStage;
@@ -53,7 +49,7 @@ export function parseDockerfile(path: string, text: string): ParsedFile {
           break;
         case 'COPY':
         case 'ADD':
-          recordCopy(sink, instruction, span, Math.max(stage, 0), offsetOf);
+          recordCopy(sink, instruction, span, Math.max(stage, 0));
           break;
         default:
           break;
@@ -84,12 +80,11 @@ function inheritEnv(sink: FactSink, scope: Scope, parent: number): void {
   }
 }
 
-function propertyValue(source: SourceText, property: Property, offsetOf: (p: { line: number; character: number }) => number): { value: Mapped; span: Span } | undefined {
-  const value = property.getValue();
-  const range = property.getValueRange();
+function propertyValue(source: SourceText, property: InstructionProperty): { value: Mapped; span: Span } | undefined {
+  const value = property.value;
+  const range = property.valueSpan;
   if (value === null || !range) return undefined;
-  const start = offsetOf(range.start);
-  const end = offsetOf(range.end);
+  const { start, end } = range;
   const raw = source.text.slice(start, end);
   if (raw === value) return { value: Mapped.of(value, start), span: { start, end } };
   if (raw.length >= 2 && /^["']/.test(raw) && raw.slice(1, -1) === value) return { value: Mapped.of(value, start + 1), span: { start: start + 1, end: end - 1 } };
@@ -101,18 +96,15 @@ function propertyValue(source: SourceText, property: Property, offsetOf: (p: { l
 function recordProperties(
   sink: FactSink,
   source: SourceText,
-  instruction: Instruction,
+  instruction: InstructionView,
   scope: Scope,
   stage: number,
   kind: 'ARG' | 'ENV',
   globals: Scope | undefined,
-  offsetOf: (p: { line: number; character: number }) => number,
 ): void {
-  const properties = (instruction as unknown as { getProperties(): Property[] }).getProperties?.() ?? [];
-  for (const property of properties) {
-    const key = property.getName();
-    const nameRange = property.getNameRange();
-    const found = propertyValue(source, property, offsetOf);
+  for (const property of instruction.properties()) {
+    const key = property.name;
+    const found = propertyValue(source, property);
     if (!found) {
       // `ARG NAME` in a stage re-exposes the global default; without one the value comes from --build-arg.
       const global = globals?.get(key);
@@ -121,7 +113,7 @@ function recordProperties(
     }
     scope.set(key, { value: found.value, defined: found.span });
     sink.env.push({
-      span: { start: offsetOf(nameRange.start), end: found.span.end },
+      span: { start: property.nameSpan.start, end: found.span.end },
       stage,
       key,
       value: found.value.text,
@@ -134,29 +126,24 @@ function recordProperties(
 function recordFrom(
   sink: FactSink,
   source: SourceText,
-  instruction: Instruction,
+  instruction: InstructionView,
   span: Span,
   stage: number,
   globals: Scope,
   stageNames: ReadonlyMap<string, number>,
   escape: string,
-  offsetOf: (p: { line: number; character: number }) => number,
 ): void {
-  const args = instruction.getArguments();
-  const flags = (instruction as unknown as { getFlags(): { getName(): string; getValue(): string | null }[] }).getFlags?.() ?? [];
-  const platform = flags.find((flag) => flag.getName() === 'platform')?.getValue() ?? undefined;
+  const args = instruction.args();
+  const platform = instruction.flag('platform') ?? undefined;
   const imageArg = args[0];
   if (!imageArg) {
     sink.problems.push({ span, message: 'FROM needs an image' });
     return;
   }
-  const argRange = imageArg.getRange();
-  const start = offsetOf(argRange.start);
-  const end = offsetOf(argRange.end);
-  const commands = splitCommands(joinContinuations(source, start, end, escape), resolverFor(globals));
+  const commands = splitCommands(joinContinuations(source, imageArg.start, imageArg.end, escape), resolverFor(globals));
   const word = commands[0]?.[0];
   if (!word) return;
-  const stageName = args.length >= 3 && args[1]!.getValue().toUpperCase() === 'AS' ? args[2]!.getValue() : undefined;
+  const stageName = args.length >= 3 && args[1]!.value.toUpperCase() === 'AS' ? args[2]!.value : undefined;
   const fromStage = stageNames.get(word.text.toLowerCase());
   const parts = parseImageRef(word.text);
   const tagMap = parts.tagOffset !== undefined ? word.mapped.slice(parts.tagOffset, parts.tagOffset + parts.tag!.length) : undefined;
@@ -175,13 +162,12 @@ function recordFrom(
   if (word.unresolved) sink.unresolved.push({ span: word.span, text: word.text, reason: word.unresolved });
 }
 
-function recordCopy(sink: FactSink, instruction: Instruction, span: Span, stage: number, offsetOf: (p: { line: number; character: number }) => number): void {
-  const args = instruction.getArguments();
-  const fromStage = (instruction as unknown as { getFromFlag?(): { getValue(): string | null } | null }).getFromFlag?.()?.getValue() ?? undefined;
-  const jsonStrings = (instruction as unknown as { getJSONStrings?(): { getValue(): string; getRange(): { start: { line: number; character: number }; end: { line: number; character: number } } }[] }).getJSONStrings?.() ?? [];
+function recordCopy(sink: FactSink, instruction: InstructionView, span: Span, stage: number): void {
+  const fromStage = instruction.keyword.toUpperCase() === 'COPY' ? (instruction.flag('from') ?? undefined) : undefined;
+  const jsonStrings = instruction.jsonStrings();
   const items = jsonStrings.length > 0
-    ? jsonStrings.map((s) => ({ path: s.getValue().slice(1, -1), span: { start: offsetOf(s.getRange().start) + 1, end: offsetOf(s.getRange().end) - 1 } }))
-    : args.filter((arg) => !arg.getValue().startsWith('<<')).map((arg) => ({ path: arg.getValue(), span: { start: offsetOf(arg.getRange().start), end: offsetOf(arg.getRange().end) } }));
+    ? jsonStrings.map((s) => ({ path: s.value.slice(1, -1), span: { start: s.start + 1, end: s.end - 1 } }))
+    : instruction.args().filter((arg) => !arg.value.startsWith('<<')).map((arg) => ({ path: arg.value, span: { start: arg.start, end: arg.end } }));
   if (items.length < 2) return;
   sink.copies.push({ span, stage, sources: items.slice(0, -1), destination: items.at(-1)!.path, ...(fromStage ? { fromStage } : {}) });
 }

@@ -1,0 +1,244 @@
+import { DockerfileParser, type Instruction, type Property } from 'dockerfile-ast';
+import type { SourceText, Span } from '../../source.js';
+
+/** A word of an instruction with its file offsets. */
+export interface InstructionArg {
+  readonly value: string;
+  readonly start: number;
+  readonly end: number;
+}
+
+/** One `KEY=value` (or `ARG KEY`) of an ARG or ENV instruction; value is null when there is none. */
+export interface InstructionProperty {
+  readonly name: string;
+  readonly nameSpan: Span;
+  readonly value: string | null;
+  readonly valueSpan: Span | null;
+}
+
+/** What the Dockerfile parser needs to know about one instruction, however it was read. */
+export interface InstructionView {
+  /** As written (`run`, `RUN`). */
+  readonly keyword: string;
+  /** From the keyword to the end of the last argument. */
+  readonly span: Span;
+  /** 1-based first and last line. */
+  readonly fromLine: number;
+  readonly toLine: number;
+  /** Arguments after the leading `--flag`s. */
+  args(): readonly InstructionArg[];
+  /** Value of the leading `--name=value` flag; null for a flag without a value; undefined when absent. */
+  flag(name: string): string | null | undefined;
+  /** ARG/ENV properties. */
+  properties(): readonly InstructionProperty[];
+  /** JSON-form arguments of COPY/ADD (`["a", "b"]`), with the quotes. */
+  jsonStrings(): readonly InstructionArg[];
+}
+
+export interface ReadDockerfile {
+  readonly escape: string;
+  readonly instructions: readonly InstructionView[];
+}
+
+/**
+ * Split a Dockerfile into instructions. Files written in the plain subset almost every Dockerfile uses are
+ * read by a single linear scan; anything else (an escape directive, heredocs, quotes or backslashes in
+ * FROM/ARG/ENV/COPY/ADD, multi-line forms of those, JSON COPY, CR line breaks, a BOM) is read by dockerfile-ast.
+ * Both give the same views for every file the scan accepts: test/dockerfile-scan.test.ts checks that on every
+ * fixture, the corpus, and generated and mutated Dockerfiles. The scan exists for speed: dockerfile-ast builds a
+ * full syntax tree and was about two thirds of the Dockerfile parse time (`npm run bench`).
+ */
+export function readDockerfile(text: string, source: SourceText): ReadDockerfile {
+  const scanned = scanPlainDockerfile(text);
+  return scanned ? { escape: '\\', instructions: scanned } : readWithDockerfileAst(text, source);
+}
+
+/** The dockerfile-ast reading: the reference for every file. */
+export function readWithDockerfileAst(text: string, source: SourceText): ReadDockerfile {
+  const dockerfile = DockerfileParser.parse(text);
+  const offsetOf = (position: { line: number; character: number }): number => source.lineStart(position.line + 1) + position.character;
+  const spanOf = (range: { start: { line: number; character: number }; end: { line: number; character: number } }): Span => ({ start: offsetOf(range.start), end: offsetOf(range.end) });
+  const instructions = dockerfile.getInstructions().map((instruction): InstructionView => {
+    const range = instruction.getRange();
+    return {
+      keyword: instruction.getKeyword(),
+      span: spanOf(range),
+      fromLine: range.start.line + 1,
+      toLine: range.end.line + 1,
+      args: () => instruction.getArguments().map((arg) => ({ value: arg.getValue(), ...spanOf(arg.getRange()) })),
+      flag: (name) => {
+        const flags = (instruction as unknown as { getFlags?(): { getName(): string; getValue(): string | null }[] }).getFlags?.() ?? [];
+        const found = flags.find((flag) => flag.getName() === name);
+        return found ? found.getValue() : undefined;
+      },
+      properties: () =>
+        ((instruction as unknown as { getProperties?(): Property[] }).getProperties?.() ?? []).map((property) => {
+          const valueRange = property.getValueRange();
+          return { name: property.getName(), nameSpan: spanOf(property.getNameRange()), value: property.getValue(), valueSpan: valueRange ? spanOf(valueRange) : null };
+        }),
+      jsonStrings: () =>
+        ((instruction as Instruction & { getJSONStrings?(): { getValue(): string; getRange(): Parameters<typeof spanOf>[0] }[] }).getJSONStrings?.() ?? []).map((json) => ({
+          value: json.getValue(),
+          ...spanOf(json.getRange()),
+        })),
+    };
+  });
+  return { escape: dockerfile.getEscapeCharacter() || '\\', instructions };
+}
+
+/** Whitespace other than blanks and line feeds, and BOMs: what counts as a separator there is dockerfile-ast's call. */
+const UNUSUAL_SPACE = /[\f\v\u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]/;
+
+/** Instructions whose arguments we read; the scan only accepts them on one line and without quotes or backslashes. */
+const READ_ARGUMENTS = new Set(['FROM', 'COPY', 'ADD', 'ARG', 'ENV']);
+
+/**
+ * The linear scan of the plain subset, or undefined when the file is outside it. Outside means: anything
+ * where Docker's rules need more than "lines, `\` continuations, comment lines, blank-separated words".
+ */
+export function scanPlainDockerfile(text: string): InstructionView[] | undefined {
+  if (text.includes('\r') || text.includes('<<') || UNUSUAL_SPACE.test(text) || /^[ \t]*#[ \t]*escape[ \t]*=/im.test(text)) return undefined;
+  const instructions: InstructionView[] = [];
+  const length = text.length;
+  let pos = 0;
+  let line = 1;
+  while (pos < length) {
+    let lineEnd = text.indexOf('\n', pos);
+    if (lineEnd < 0) lineEnd = length;
+    const indent = skipBlanks(text, pos, lineEnd);
+    if (indent === lineEnd || text.charCodeAt(indent) === 35 /* # */) {
+      pos = lineEnd + 1;
+      line++;
+      continue;
+    }
+    // An instruction: a keyword, then arguments up to a line that does not end in the escape character.
+    let keywordEnd = indent;
+    while (keywordEnd < lineEnd && !isBlank(text.charCodeAt(keywordEnd))) keywordEnd++;
+    const keyword = text.slice(indent, keywordEnd);
+    if (!/^[A-Za-z]+$/.test(keyword) || skipBlanks(text, keywordEnd, lineEnd) === lineEnd) return undefined;
+    const fromLine = line;
+    let contentEnd = trimEnd(text, pos, lineEnd);
+    let continued = text.charCodeAt(contentEnd - 1) === 92; /* \ */
+    let lines = 1;
+    while (continued) {
+      if (text.charCodeAt(contentEnd - 2) === 92) return undefined; // `\\` at a line end
+      // Skip to the next line that is neither blank nor a comment; it continues the instruction.
+      pos = lineEnd + 1;
+      line++;
+      if (pos >= length) return undefined; // a continuation at the end of the file
+      lineEnd = text.indexOf('\n', pos);
+      if (lineEnd < 0) lineEnd = length;
+      const start = skipBlanks(text, pos, lineEnd);
+      if (start === lineEnd || text.charCodeAt(start) === 35) continue;
+      contentEnd = trimEnd(text, pos, lineEnd);
+      continued = text.charCodeAt(contentEnd - 1) === 92;
+      lines++;
+    }
+    const upper = keyword.toUpperCase();
+    // dockerfile-ast ends an instruction at the end of its last line, trailing blanks included.
+    const span = { start: indent, end: lineEnd };
+    if (READ_ARGUMENTS.has(upper)) {
+      const quotes = upper === 'ARG' || upper === 'ENV' ? /\\/ : /["'\\]/; // ARG/ENV values may be quoted; see argProperties
+      if (lines > 1 || quotes.test(text.slice(keywordEnd, contentEnd))) return undefined;
+      const view = plainArguments(text, upper, keyword, span, fromLine, keywordEnd, contentEnd);
+      if (!view) return undefined;
+      instructions.push(view);
+    } else {
+      instructions.push(unreadInstruction(keyword, span, fromLine, line));
+    }
+    pos = lineEnd + 1;
+    line++;
+  }
+  return instructions;
+}
+
+function unreadInstruction(keyword: string, span: Span, fromLine: number, toLine: number): InstructionView {
+  return { keyword, span, fromLine, toLine, args: () => [], flag: () => undefined, properties: () => [], jsonStrings: () => [] };
+}
+
+/** A one-line FROM/COPY/ADD/ARG/ENV without quotes or backslashes. */
+function plainArguments(text: string, upper: string, keyword: string, span: Span, line: number, from: number, to: number): InstructionView | undefined {
+  const words: InstructionArg[] = [];
+  let i = from;
+  while (i < to) {
+    i = skipBlanks(text, i, to);
+    if (i >= to) break;
+    const start = i;
+    while (i < to && !isBlank(text.charCodeAt(i))) i++;
+    words.push({ value: text.slice(start, i), start, end: i });
+  }
+  let flagCount = 0;
+  while (flagCount < words.length && words[flagCount]!.value.startsWith('--')) flagCount++;
+  const flags = words.slice(0, flagCount);
+  const args = words.slice(flagCount);
+  if (flags.some((flag) => flag.value === '--' || flag.value.startsWith('--=')) || args.length === 0) return undefined;
+  if ((upper === 'COPY' || upper === 'ADD') && args[0]!.value.startsWith('[')) return undefined;
+  let properties: InstructionProperty[] = [];
+  if (upper === 'ARG' || upper === 'ENV') {
+    if (flagCount > 0) return undefined;
+    const read = upper === 'ARG' && (args.length === 1 || args.every((arg) => arg.value.includes('='))) ? argProperties(args) : upper === 'ENV' ? envProperties(text, args) : undefined;
+    if (!read) return undefined;
+    properties = read;
+  }
+  const flag = (name: string): string | null | undefined => {
+    for (const word of flags) {
+      const eq = word.value.indexOf('=');
+      const flagName = eq < 0 ? word.value.slice(2) : word.value.slice(2, eq);
+      if (flagName === name) return eq < 0 ? null : word.value.slice(eq + 1);
+    }
+    return undefined;
+  };
+  return { keyword, span, fromLine: line, toLine: line, args: () => args, flag, properties: () => properties, jsonStrings: () => [] };
+}
+
+/** `ARG NAME` or `ARG NAME=value …` (`ARG NAME value` is read like ENV's legacy form by dockerfile-ast: left to it); an empty default or a name starting with `=` is left to dockerfile-ast too. */
+function argProperties(args: readonly InstructionArg[]): InstructionProperty[] | undefined {
+  const properties: InstructionProperty[] = [];
+  for (const arg of args) {
+    const eq = arg.value.indexOf('=');
+    if (eq === 0 || eq === arg.value.length - 1) return undefined;
+    if (eq < 0) {
+      if (/["']/.test(arg.value)) return undefined;
+      properties.push({ name: arg.value, nameSpan: { start: arg.start, end: arg.end }, value: null, valueSpan: null });
+      continue;
+    }
+    const name = arg.value.slice(0, eq);
+    let value = arg.value.slice(eq + 1);
+    if (/["']/.test(name)) return undefined;
+    if (/["']/.test(value)) {
+      // Only a value that is one quoted word (`A="8.0;8.6"`): dockerfile-ast gives the text inside the quotes.
+      if (!/^(?:"[^"']*"|'[^"']*')$/.test(value)) return undefined;
+      value = value.slice(1, -1);
+    }
+    properties.push({ name, nameSpan: { start: arg.start, end: arg.start + eq }, value, valueSpan: { start: arg.start + eq + 1, end: arg.end } });
+  }
+  return properties;
+}
+
+/** `ENV A=1 B=2` (every word a pair) or the legacy `ENV NAME value with words`. */
+function envProperties(text: string, args: readonly InstructionArg[]): InstructionProperty[] | undefined {
+  const first = args[0]!;
+  if (first.value.includes('=')) {
+    const pairs = argProperties(args);
+    return pairs && pairs.every((pair) => pair.value !== null) ? pairs : undefined;
+  }
+  if (args.length < 2 || args.some((arg) => /["']/.test(arg.value))) return undefined;
+  const last = args.at(-1)!;
+  return [{ name: first.value, nameSpan: { start: first.start, end: first.end }, value: text.slice(args[1]!.start, last.end), valueSpan: { start: args[1]!.start, end: last.end } }];
+}
+
+function isBlank(code: number): boolean {
+  return code === 32 || code === 9;
+}
+
+function skipBlanks(text: string, from: number, to: number): number {
+  let i = from;
+  while (i < to && isBlank(text.charCodeAt(i))) i++;
+  return i;
+}
+
+function trimEnd(text: string, from: number, to: number): number {
+  let end = to;
+  while (end > from && isBlank(text.charCodeAt(end - 1))) end--;
+  return end;
+}

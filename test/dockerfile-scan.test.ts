@@ -1,0 +1,74 @@
+/**
+ * The plain-Dockerfile scan (src/parsers/dockerfile/instructions.ts) is a fast path: for every file it accepts it
+ * must read exactly what dockerfile-ast reads. These properties compare the two on the fixtures, generated
+ * Dockerfiles and mutated real ones (FUZZ_RUNS per property, as in fuzz.test.ts).
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { readWithDockerfileAst, scanPlainDockerfile, type InstructionView } from '../src/parsers/dockerfile/instructions.js';
+import { parseDockerfile } from '../src/parsers/dockerfile/parse.js';
+import { SourceText } from '../src/source.js';
+import { mutated, seeds } from './support/fuzz-inputs.js';
+
+const RUNS = Number(process.env.FUZZ_RUNS ?? 1500);
+const READ = new Set(['FROM', 'COPY', 'ADD', 'ARG', 'ENV']);
+
+/** Everything parse.ts reads from an instruction (arguments only where it reads them). */
+function describeView(text: string, view: InstructionView): unknown {
+  const keyword = view.keyword.toUpperCase();
+  const base = { keyword, span: view.span, lines: [view.fromLine, view.toLine] };
+  if (!READ.has(keyword)) return base;
+  const flagNames = new Set(['platform', 'from', 'chown', 'link']);
+  for (const match of text.slice(view.span.start, view.span.end).matchAll(/--([A-Za-z-]*)/g)) flagNames.add(match[1]!);
+  return {
+    ...base,
+    args: view.args(),
+    flags: [...flagNames].sort().map((name) => [name, view.flag(name)]),
+    properties: keyword === 'ARG' || keyword === 'ENV' ? view.properties() : [],
+    json: view.jsonStrings(),
+  };
+}
+
+/** The scan either declines or agrees with dockerfile-ast on every instruction. */
+function agrees(text: string): boolean {
+  const scanned = scanPlainDockerfile(text);
+  if (!scanned) return false;
+  const reference = readWithDockerfileAst(text, new SourceText('Dockerfile', text));
+  expect(reference.escape).toBe('\\');
+  expect(scanned.map((view) => describeView(text, view))).toEqual(reference.instructions.map((view) => describeView(text, view)));
+  return true;
+}
+
+const WORDS = ['nvidia/cuda:12.4.1-cudnn-devel-ubuntu22.04', 'python:3.11-slim', 'AS', 'as', 'build', '--platform=linux/amd64', '--platform=$BUILDPLATFORM', '--from=build', '--chown=1000:1000', '--link', '--mount=type=cache,target=/root/.cache', 'pip', 'install', '-r', 'requirements.txt', 'torch==2.3.1+cu121', '--extra-index-url', 'https://download.pytorch.org/whl/cu121', '&&', 'A=1', 'CUDA=12.1', 'PATH=/usr/local/cuda/bin:$PATH', '${CUDA}', '$CUDA', 'X', 'a', '.', './', '/app/', '#', 'x=', '=y', '--', 'é', '[', '"a"', 'LIST="8.0;8.6;9.0"', "V='12.1'", 'Q=""', 'R="a b"', 'S="a"b', "T='a\"'", '"'];
+const KEYWORDS = ['FROM', 'RUN', 'ARG', 'ENV', 'COPY', 'ADD', 'CMD', 'WORKDIR', 'LABEL', 'run', 'From', 'ONBUILD', 'EXPOSE', 'HEALTHCHECK'];
+const blank = fc.constantFrom(' ', '  ', '\t', ' \t');
+const line = fc.tuple(fc.constantFrom('', ' ', '\t'), fc.constantFrom(...KEYWORDS), fc.array(fc.tuple(blank, fc.constantFrom(...WORDS)), { maxLength: 6 }), fc.constantFrom('', ' ', '  ')).map(([indent, keyword, words, trailing]) => `${indent}${keyword}${words.map(([space, word]) => `${space}${word}`).join('')}${trailing}`);
+const continuation = fc.constantFrom(' \\\n', '\\\n', ' \\  \n', ' \\\n# a comment\n', ' \\\n\n', ' \\\n   # indented comment\n');
+const instruction = fc.tuple(line, fc.array(fc.tuple(continuation, fc.array(fc.tuple(blank, fc.constantFrom(...WORDS)), { minLength: 1, maxLength: 4 })), { maxLength: 3 })).map(([first, rest]) => first + rest.map(([cont, words]) => cont + words.map(([space, word]) => `${space}${word}`).join('')).join(''));
+const dockerfile = fc.array(fc.oneof(instruction, fc.constantFrom('# comment', '', '   ', '# syntax=docker/dockerfile:1')), { minLength: 1, maxLength: 12 }).map((lines) => `${lines.join('\n')}\n`);
+
+describe('the plain-Dockerfile scan', () => {
+  it('reads every fixture it accepts exactly as dockerfile-ast does, and accepts most of them', () => {
+    const files = seeds('dockerfile');
+    const accepted = files.filter((text) => agrees(text));
+    expect(accepted.length).toBeGreaterThan(files.length / 2);
+  });
+
+  it('agrees with dockerfile-ast on generated Dockerfiles', () => {
+    let accepted = 0;
+    fc.assert(fc.property(dockerfile, (text) => void (agrees(text) && accepted++)), { numRuns: RUNS });
+    expect(accepted).toBeGreaterThan(RUNS / 10);
+  });
+
+  it('agrees with dockerfile-ast on mutated real Dockerfiles', () => {
+    fc.assert(fc.property(mutated('dockerfile'), (text) => void agrees(text)), { numRuns: RUNS });
+  });
+
+  it('declines what it does not handle, and the parser then uses dockerfile-ast', () => {
+    for (const text of ['# escape=`\nFROM a\n', 'FROM a\r\nRUN b\r\n', 'RUN <<EOF\necho\nEOF\n', 'ENV A="b c"\n', 'ENV A b "c"\n', 'FROM "a"\n', 'COPY ["a", "b"]\n', 'ENV A=1 \\\n  B=2\n', 'RUN a \\\n', '\ufeffFROM a\n']) {
+      expect(scanPlainDockerfile(text), text).toBeUndefined();
+    }
+    const quoted = parseDockerfile('Dockerfile', 'ARG CUDA="12.1.1"\nFROM nvidia/cuda:${CUDA}-devel-ubuntu22.04\n');
+    expect(quoted.images[0]?.reference).toBe('nvidia/cuda:12.1.1-devel-ubuntu22.04');
+  });
+});

@@ -1,0 +1,44 @@
+/** Inputs for the property-based tests: real files as seeds, and random edits biased towards the syntax of our formats. */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { CORPUS, inputPaths, ROOT } from '../harness.js';
+
+export type Kind = 'dockerfile' | 'requirements' | 'conda';
+
+/** Seeds: every fixture input and corpus file, by kind. */
+export function seeds(kind: Kind): string[] {
+  const out: string[] = [];
+  const rules = join(ROOT, 'fixtures', 'rules');
+  for (const rule of readdirSync(rules)) {
+    for (const name of readdirSync(join(rules, rule))) {
+      for (const path of inputPaths(join(rules, rule, name))) {
+        const fileKind: Kind = /Dockerfile/.test(path) ? 'dockerfile' : /\.ya?ml$/.test(path) ? 'conda' : 'requirements';
+        if (fileKind === kind) out.push(readFileSync(join(rules, rule, name, path), 'utf8'));
+      }
+    }
+  }
+  for (const name of readdirSync(CORPUS).filter((file) => file !== 'README.md')) {
+    if ((name.endsWith('.txt') ? 'requirements' : 'conda') === kind) out.push(readFileSync(join(CORPUS, name), 'utf8'));
+  }
+  return out;
+}
+
+const SYNTAX = ['\n', '\r\n', ' ', '\t', '\\', '#', '=', '==', '>=', '+cu121', ':', '::', '-', '- ', '[', ']', '{', '}', '"', "'", '$', '${', '}', '@', ';', '&&', '|', '<<EOF\n', 'EOF\n', '--index-url ', '-r ', 'FROM ', 'RUN pip install ', 'ARG X=', 'ENV ', 'COPY ', 'torch', '2.3.0', 'nvidia/cuda:', 'dependencies:\n', 'pip:\n', '*', '&a ', '*a', '!!', '%', '\u00a0', '\ufeff', '\0', 'é', '𝄞'];
+
+/** Random text with a bias towards the syntax of all three formats. */
+export const syntaxText = fc.array(fc.oneof(fc.constantFrom(...SYNTAX), fc.string({ maxLength: 8 }), fc.string({ unit: 'grapheme', maxLength: 4 })), { maxLength: 60 }).map((parts) => parts.join(''));
+
+/** A seed file with random edits: insertions, deletions, duplications and truncation. */
+export function mutated(kind: Kind): fc.Arbitrary<string> {
+  const base = seeds(kind);
+  return fc.tuple(fc.constantFrom(...base), fc.array(fc.tuple(fc.nat(), fc.nat({ max: 20 }), syntaxText), { maxLength: 6 }), fc.option(fc.nat())).map(([text, edits, cut]) => {
+    let out = text;
+    for (const [at, remove, insert] of edits) {
+      const position = out.length ? at % out.length : 0;
+      out = out.slice(0, position) + insert + out.slice(position + remove);
+    }
+    return cut === null ? out : out.slice(0, cut % (out.length + 1));
+  });
+}
+
