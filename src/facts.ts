@@ -104,10 +104,10 @@ export function packageFact(f: PackageFields): PackageFact {
     nameSpan: f.nameSpan,
     span: f.span,
     via: f.via,
-    extras: f.extras,
+    extras: exactList(f.extras),
     specifier: f.specifier,
     specifierSpan: f.specifierSpan,
-    clauses: f.clauses,
+    clauses: exactList(f.clauses),
     exact: f.exact,
     localLabel: f.localLabel,
     url: f.url,
@@ -119,6 +119,17 @@ export function packageFact(f: PackageFields): PackageFact {
     context: f.context ?? 0,
     hashes: f.hashes ?? 0,
   };
+}
+
+const EMPTY: readonly never[] = Object.freeze([]);
+
+/**
+ * A list as it is kept in a parsed file: empty lists share one frozen array, others are copied to their exact
+ * length. Arrays grown by push keep spare capacity (17 slots after the first push); a repository's facts are
+ * held for the whole run, and that slack was about a quarter of their memory.
+ */
+export function exactList<T>(list: readonly T[]): readonly T[] {
+  return list.length === 0 ? EMPTY : list.slice();
 }
 
 /** Record the install context (and hash count) of a fact a sub-parser just built; it is changed in place, never copied. */
@@ -232,22 +243,29 @@ export class FactSink {
   readonly suppressions: Suppression[] = [];
 
   finish(path: string, kind: FileKind, source: SourceText): ParsedFile {
+    for (const context of this.contexts) {
+      const lists = context as { indexes: readonly IndexFact[]; includes: readonly IncludeFact[]; channels: readonly string[] };
+      lists.indexes = exactList(context.indexes);
+      lists.includes = exactList(context.includes);
+      lists.channels = exactList(context.channels);
+    }
     return {
       path,
       kind,
       source,
-      stages: this.stages,
-      contexts: this.contexts,
-      packages: this.packages,
-      indexes: this.indexes,
-      includes: this.includes,
-      images: this.images,
-      env: this.env,
-      copies: this.copies,
-      options: this.options,
-      unresolved: this.unresolved,
-      problems: this.problems,
-      suppressions: this.suppressions,
+      stages: exactList(this.stages),
+      contexts: exactList(this.contexts),
+      packages: exactList(this.packages),
+      indexes: exactList(this.indexes),
+      includes: exactList(this.includes),
+      images: exactList(this.images),
+      env: exactList(this.env),
+      copies: exactList(this.copies),
+      options: exactList(this.options),
+      unresolved: exactList(this.unresolved),
+      problems: exactList(this.problems),
+      suppressions: exactList(this.suppressions),
     };
   }
+
 }

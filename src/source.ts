@@ -9,7 +9,7 @@ export class SourceText {
   constructor(path: string, text: string) {
     this.path = path;
     this.text = text;
-    this.lineStarts = computeLineStarts(text);
+    this.lineStarts = computeLineStarts(text).slice(); // exact length: sources are kept for the whole run
   }
 
   get lineCount(): number {

@@ -24,6 +24,17 @@ export function cudaFromLabel(label: string, offset = 0): LabelCuda | undefined 
 
 /** A CUDA label inside a URL path: `/whl/cu118`, `/cu111/torch_stable.html`, `torch-2.0.1%2Bcu118-…`. */
 export function cudaFromUrl(url: string): (LabelCuda & { readonly label: string }) | undefined {
+  if (urlLabels.has(url)) return urlLabels.get(url);
+  if (urlLabels.size > 4096) urlLabels.clear();
+  const found = computeCudaFromUrl(url);
+  urlLabels.set(url, found);
+  return found;
+}
+
+/** A repository names a handful of index URLs thousands of times. */
+const urlLabels = new Map<string, (LabelCuda & { readonly label: string }) | undefined>();
+
+function computeCudaFromUrl(url: string): (LabelCuda & { readonly label: string }) | undefined {
   const re = /(?:\/|%2B|\+)(cu(?:da)?\d{2,3})(?=\/|$|[-_.+%?#]|torch)/gi;
   for (let match = re.exec(url); match; match = re.exec(url)) {
     const start = match.index + match[0].length - match[1]!.length;

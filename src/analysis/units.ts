@@ -44,6 +44,7 @@ const TIERS: readonly (readonly ClaimKind[])[] = [
   ['nvidia-wheel', 'cupy', 'jax', 'tensorflow'],
 ];
 
+/** Units of `files`, which must include every file linked to or from one of them. */
 export function buildUnits(files: readonly ParsedFile[], links: ReadonlyMap<ParsedFile, readonly Link[]>, kb: KnowledgeBase): Unit[] {
   const claimCache = new Map<ParsedFile, CudaClaim[]>();
   const claimsOf = (file: ParsedFile): CudaClaim[] => {
@@ -52,8 +53,15 @@ export function buildUnits(files: readonly ParsedFile[], links: ReadonlyMap<Pars
     return claims;
   };
   const units: Unit[] = [];
+  // `files` is closed under links (every file a link touches is in it), so its own links are all there are.
   const includers = new Map<ParsedFile, ParsedFile[]>();
-  for (const [from, list] of links) for (const link of list) includers.set(link.to, [...(includers.get(link.to) ?? []), from]);
+  for (const from of files) {
+    for (const link of links.get(from) ?? []) {
+      const list = includers.get(link.to);
+      if (list) list.push(from);
+      else includers.set(link.to, [from]);
+    }
+  }
   for (const file of files) {
     if (file.kind === 'dockerfile') {
       for (const stage of file.stages) units.push(dockerStageUnit(file, stage.index, links, claimsOf, kb));

@@ -13,6 +13,7 @@ export type RequirementResult =
 
 const NAME = /^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?/;
 const OPERATOR = /^(===|==|!=|~=|<=|>=|<|>)/;
+const WHEEL = /\.whl/i;
 const URL_SCHEME = /^(?:[a-z][a-z0-9+.-]*:\/\/|git\+|hg\+|svn\+|bzr\+|file:)/i;
 
 /**
@@ -22,7 +23,7 @@ const URL_SCHEME = /^(?:[a-z][a-z0-9+.-]*:\/\/|git\+|hg\+|svn\+|bzr\+|file:)/i;
 export function parsePythonRequirement(m: Mapped): RequirementResult {
   const text = m.text;
   const whole = m.site(0, text.length);
-  if (URL_SCHEME.test(text) || /\.whl(?:[#?].*)?$/i.test(text.split(';')[0]!.trim())) return parseBareUrl(m);
+  if (URL_SCHEME.test(text) || (WHEEL.test(text) && /\.whl(?:[#?].*)?$/i.test(text.split(';')[0]!.trim()))) return parseBareUrl(m);
 
   const nameMatch = NAME.exec(text);
   if (!nameMatch) return { ok: false, message: `expected a package name, found "${truncate(text)}"`, span: whole };
