@@ -4,96 +4,197 @@
  *
  * The monorepo has 2,000 projects of five files each (a Dockerfile, two requirements files linked by -r, a
  * conda environment, a constraints file), with realistic sizes and a mix of consistent and broken pins.
+ *
+ * Two ways of running the engine are measured:
+ * - whole repository: parse every file, then one gate() over all of them (the CLI on a checkout);
+ * - project by project: parse and gate one project at a time (what the App does per pull request, and how a
+ *   monorepo job can stream).
+ * Each mode runs in a child process of its own, with V8 limited to one thread (`--single-threaded`), and is measured cold (its first pass, JIT compilation included)
+ * and warm (after that and two passes over a different synthetic repository: median and range of seven passes).
+ * The throughput target is judged on the warm figures; the cold ones are printed beside them.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
 import { loadBaseline } from '../../src/baseline/load.js';
+import type { Baseline } from '../../src/baseline/schema.js';
 import type { ParsedFile } from '../../src/facts.js';
 import { gate } from '../../src/gate.js';
-import { defaultKnowledgeBase } from '../../src/knowledge/index.js';
+import { defaultKnowledgeBase, type KnowledgeBase } from '../../src/knowledge/index.js';
 import { parseFile } from '../../src/parsers/index.js';
-import { readFileSync } from 'node:fs';
 import { RULE_IDS } from '../../rules/index.js';
 import { packageRoot } from '../../src/cli/package-root.js';
 import { project } from './synthetic.js';
 
 const PROJECTS = 2000;
+const PASSES = 7;
+/** Untimed passes over the warm-up repository before the warm passes. */
+const WARM_UP_PASSES = 2;
+const TARGET = 20_000;
 const ROOT = packageRoot();
+/** The warm-up repository: same shape, different projects (no text is shared with the measured one). */
+const WARM_UP_OFFSET = 1_000_000;
 
-function rss(): number {
-  return process.memoryUsage().rss;
+type Project = Record<string, string>;
+type Mode = 'whole' | 'project';
+
+interface Pass {
+  readonly ms: number;
+  readonly parseMs: number;
+  readonly findings: number;
+  readonly peakRssMb: number;
+}
+
+function repository(offset: number): Project[] {
+  return Array.from({ length: PROJECTS }, (_, i) => project(offset + i));
+}
+
+function parseProject(prefix: string, files: Project): ParsedFile[] {
+  return Object.entries(files).map(([name, text]) => {
+    const kind = name === 'Dockerfile' ? 'dockerfile' : name.endsWith('.yml') ? 'conda' : 'requirements';
+    return parseFile(`${prefix}/${name}`, text, kind);
+  });
+}
+
+/** One pass over the repository; parse time is the part of it spent in parseFile. */
+function pass(mode: Mode, projects: readonly Project[], baseline: Baseline, kb: KnowledgeBase): Pass {
+  let peak = process.memoryUsage().rss;
+  let parseMs = 0;
+  let findings = 0;
+  const started = performance.now();
+  if (mode === 'whole') {
+    const parsed: ParsedFile[] = [];
+    projects.forEach((files, i) => {
+      parsed.push(...parseProject(`p${i}`, files));
+      if (i % 200 === 0) peak = Math.max(peak, process.memoryUsage().rss);
+    });
+    parseMs = performance.now() - started;
+    findings = gate(parsed, baseline, kb).findings.length;
+  } else {
+    projects.forEach((files, i) => {
+      const t0 = performance.now();
+      const parsed = parseProject(`p${i}`, files);
+      parseMs += performance.now() - t0;
+      findings += gate(parsed, baseline, kb).findings.length;
+    });
+  }
+  const ms = performance.now() - started;
+  return { ms, parseMs, findings, peakRssMb: round(Math.max(peak, process.memoryUsage().rss) / 2 ** 20) };
+}
+
+function filesPerSecond(ms: number): number {
+  return Math.round((PROJECTS * 5) / (ms / 1000));
+}
+
+function setup(): { baseline: Baseline; kb: KnowledgeBase } {
+  const policy = loadBaseline('baseline.yaml', readFileSync(join(ROOT, 'baseline.yaml'), 'utf8'), RULE_IDS);
+  return { baseline: policy.baseline, kb: defaultKnowledgeBase() };
+}
+
+interface ModeResult {
+  readonly cold: Pass;
+  readonly warm: readonly Pass[];
+  readonly rssBeforeMb: number;
+  readonly samples?: readonly { files: number; rssMb: number }[];
+  readonly perFormat?: readonly { format: string; files: number; usPerFile: number; filesPerSecond: number }[];
+}
+
+/**
+ * `engine.js --mode <mode>`: everything measured for one mode, in this fresh process, printed as JSON. Each mode
+ * gets its own process because V8 adapts to what it runs: after a whole-repository pass, where every fact lives
+ * to the end, it allocates those objects straight into the old generation, which then slows a per-project run.
+ */
+function measureMode(mode: Mode): void {
+  const { baseline, kb } = setup();
+  const measured = repository(0);
+  const cold = pass(mode, measured, baseline, kb);
+  const warmUp = repository(WARM_UP_OFFSET);
+  for (let i = 0; i < WARM_UP_PASSES; i++) pass(mode, warmUp, baseline, kb);
+  global.gc?.();
+  const rssBeforeMb = round(process.memoryUsage().rss / 2 ** 20);
+  const warm = Array.from({ length: PASSES }, () => pass(mode, measured, baseline, kb));
+  const result: ModeResult = { cold, warm, rssBeforeMb, ...(mode === 'project' ? { samples: streamingMemory(measured, baseline, kb), perFormat: parseCosts(measured) } : {}) };
+  process.stdout.write(JSON.stringify(result));
+}
+
+/** RSS after every 2,000 files while streaming: it must stay flat. */
+function streamingMemory(projects: readonly Project[], baseline: Baseline, kb: KnowledgeBase): { files: number; rssMb: number }[] {
+  const samples: { files: number; rssMb: number }[] = [];
+  projects.forEach((files, i) => {
+    gate(parseProject(`s${i}`, files), baseline, kb);
+    if ((i + 1) % 400 === 0) {
+      global.gc?.();
+      samples.push({ files: (i + 1) * 5, rssMb: round(process.memoryUsage().rss / 2 ** 20) });
+    }
+  });
+  return samples;
+}
+
+function parseCosts(projects: readonly Project[]): { format: string; files: number; usPerFile: number; filesPerSecond: number }[] {
+  return (['dockerfile', 'requirements', 'conda'] as const).map((kind) => {
+    const name = kind === 'dockerfile' ? 'Dockerfile' : kind === 'requirements' ? 'requirements.txt' : 'environment.yml';
+    const texts = projects.map((files) => files[name]!);
+    // Median of five rounds: the first rounds also warm up code paths this format alone exercises.
+    const rounds = Array.from({ length: 5 }, () => {
+      const t0 = performance.now();
+      for (const [i, text] of texts.entries()) parseFile(`${i}/${name}`, text, kind);
+      return performance.now() - t0;
+    }).sort((a, b) => a - b);
+    const ms = rounds[2]!;
+    return { format: kind, files: texts.length, usPerFile: round((ms * 1000) / texts.length), filesPerSecond: Math.round(texts.length / (ms / 1000)) };
+  });
+}
+
+function inChild(mode: Mode): ModeResult {
+  // --single-threaded: no V8 helper threads for garbage collection or compilation, so the figures are one core's.
+  const out = execFileSync(process.execPath, ['--expose-gc', '--single-threaded', fileURLToPath(import.meta.url), '--mode', mode], { encoding: 'utf8', maxBuffer: 16 * 2 ** 20 });
+  return JSON.parse(out) as ModeResult;
+}
+
+function summary(passes: readonly Pass[]): { filesPerSecond: number; min: number; max: number; ms: number; parseMs: number } {
+  const sorted = [...passes].sort((a, b) => a.ms - b.ms);
+  const median = sorted[Math.floor(sorted.length / 2)]!;
+  return { filesPerSecond: filesPerSecond(median.ms), min: filesPerSecond(sorted.at(-1)!.ms), max: filesPerSecond(sorted[0]!.ms), ms: round(median.ms), parseMs: round(median.parseMs) };
 }
 
 function main(): void {
-  const kb = defaultKnowledgeBase();
-  const policy = loadBaseline('baseline.yaml', readFileSync(join(ROOT, 'baseline.yaml'), 'utf8'), RULE_IDS);
-  const projects = Array.from({ length: PROJECTS }, (_, i) => project(i));
-  const totalFiles = projects.reduce((sum, files) => sum + Object.keys(files).length, 0);
-  const totalBytes = projects.reduce((sum, files) => sum + Object.values(files).reduce((s, text) => s + text.length, 0), 0);
-
-  // Warm-up (JIT), then measure one repository-wide run over every file.
-  for (let i = 0; i < 50; i++) gate(parseProject(`warm${i}`, projects[i]!), policy.baseline, kb);
-  global.gc?.();
-  const before = rss();
-  let peak = before;
-  const started = performance.now();
-  const parsed: ParsedFile[] = [];
-  const parseStarted = performance.now();
-  projects.forEach((files, i) => {
-    parsed.push(...parseProject(`p${i}`, files));
-    if (i % 200 === 0) peak = Math.max(peak, rss());
-  });
-  const parseMs = performance.now() - parseStarted;
-  const report = gate(parsed, policy.baseline, kb);
-  const totalMs = performance.now() - started;
-  peak = Math.max(peak, rss());
-
-  // Streaming: one project at a time (what a monorepo job or the App does per pull request): memory must stay flat.
-  parsed.length = 0;
-  global.gc?.();
-  const streamBefore = rss();
-  const samples: { files: number; rssMb: number }[] = [];
-  const streamStarted = performance.now();
-  let findings = 0;
-  projects.forEach((files, i) => {
-    findings += gate(parseProject(`s${i}`, files), policy.baseline, kb).findings.length;
-    if ((i + 1) % 400 === 0) {
-      global.gc?.();
-      samples.push({ files: (i + 1) * 5, rssMb: round(rss() / 2 ** 20) });
-    }
-  });
-  const streamMs = performance.now() - streamStarted;
-
-  const perFormat = (['dockerfile', 'requirements', 'conda'] as const).map((kind) => {
-    const name = kind === 'dockerfile' ? 'Dockerfile' : kind === 'requirements' ? 'requirements.txt' : 'environment.yml';
-    const texts = projects.map((files) => files[name]!);
-    const t0 = performance.now();
-    for (const [i, text] of texts.entries()) parseFile(`${i}/${name}`, text, kind);
-    const ms = performance.now() - t0;
-    return { format: kind, files: texts.length, usPerFile: round((ms * 1000) / texts.length), filesPerSecond: Math.round(texts.length / (ms / 1000)) };
-  });
-
+  const whole = inChild('whole');
+  const byProject = inChild('project');
+  const all = [whole.cold, ...whole.warm, byProject.cold, ...byProject.warm];
+  if (new Set(all.map((run) => run.findings)).size !== 1) throw new Error('passes disagree on the findings');
+  const measured = repository(0);
+  const files = PROJECTS * 5;
+  const megabytes = round(measured.reduce((sum, project) => sum + Object.values(project).reduce((s, text) => s + text.length, 0), 0) / 2 ** 20);
+  const warmWhole = summary(whole.warm);
+  const warmProject = summary(byProject.warm);
+  const samples = byProject.samples ?? [];
+  const perFormat = byProject.perFormat ?? [];
   const result = {
     machine: { cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length, node: process.version },
-    files: totalFiles,
-    megabytes: round(totalBytes / 2 ** 20),
-    whole: { ms: round(totalMs), parseMs: round(parseMs), filesPerSecond: Math.round(totalFiles / (totalMs / 1000)), findings: report.findings.length, rssBeforeMb: round(before / 2 ** 20), rssPeakMb: round(peak / 2 ** 20) },
-    streaming: { ms: round(streamMs), filesPerSecond: Math.round(totalFiles / (streamMs / 1000)), findings, rssStartMb: round(streamBefore / 2 ** 20), samples },
+    files,
+    megabytes,
+    findings: whole.cold.findings,
+    whole: { warm: warmWhole, cold: { filesPerSecond: filesPerSecond(whole.cold.ms), ms: round(whole.cold.ms) }, rssBeforeMb: whole.rssBeforeMb, rssPeakMb: Math.max(whole.cold.peakRssMb, ...whole.warm.map((run) => run.peakRssMb)) },
+    project: { warm: warmProject, cold: { filesPerSecond: filesPerSecond(byProject.cold.ms), ms: round(byProject.cold.ms) }, rssSamples: samples },
     perFormat,
-    target: { filesPerSecond: 20000 },
+    target: { filesPerSecond: TARGET, wholeWarm: warmWhole.filesPerSecond >= TARGET, projectWarm: warmProject.filesPerSecond >= TARGET },
   };
 
+  const verdict = (ok: boolean): string => (ok ? 'met' : 'NOT met');
   const rows = [
     ['measure', 'value'],
-    ['files (projects × 5)', `${totalFiles} (${result.megabytes} MiB)`],
-    ['parse + gate, whole repo', `${result.whole.filesPerSecond} files/s (${result.whole.ms} ms, ${result.whole.findings} findings)`],
-    ['peak RSS, whole repo', `${result.whole.rssPeakMb} MiB (from ${result.whole.rssBeforeMb} MiB)`],
-    ['parse + gate, per project', `${result.streaming.filesPerSecond} files/s`],
+    ['files (projects × 5)', `${files} (${megabytes} MiB, ${result.findings} findings)`],
+    ['whole repo, warm (median of 7)', `${warmWhole.filesPerSecond} files/s (range ${warmWhole.min}–${warmWhole.max}; ${warmWhole.ms} ms, parse ${warmWhole.parseMs} ms)`],
+    ['whole repo, cold (first pass)', `${result.whole.cold.filesPerSecond} files/s (${result.whole.cold.ms} ms)`],
+    ['peak RSS, whole repo', `${result.whole.rssPeakMb} MiB`],
+    ['project by project, warm (median of 7)', `${warmProject.filesPerSecond} files/s (range ${warmProject.min}–${warmProject.max}; ${warmProject.ms} ms, parse ${warmProject.parseMs} ms)`],
+    ['project by project, cold (first pass)', `${result.project.cold.filesPerSecond} files/s (${result.project.cold.ms} ms)`],
     ['RSS while streaming', samples.map((sample) => `${sample.files}: ${sample.rssMb}`).join(', ') + ' MiB'],
-    ...perFormat.map((row) => [`parse ${row.format}`, `${row.usPerFile} µs/file (${row.filesPerSecond} files/s)`]),
-    ['target', `>= ${result.target.filesPerSecond} files/s on one core: ${result.whole.filesPerSecond >= result.target.filesPerSecond ? 'met' : 'NOT met'}`],
+    ...perFormat.map((row) => [`parse ${row.format} (warm)`, `${row.usPerFile} µs/file (${row.filesPerSecond} files/s)`]),
+    ['target >= 20,000 files/s, one core', `project by project (warm): ${verdict(result.target.projectWarm)}; whole repo (warm): ${verdict(result.target.wholeWarm)}`],
   ];
   const width = Math.max(...rows.map((row) => row[0]!.length));
   process.stdout.write(`${rows.map((row) => `${row[0]!.padEnd(width)}  ${row[1]}`).join('\n')}\n`);
@@ -101,15 +202,10 @@ function main(): void {
   writeFileSync(join(ROOT, 'bench-results', 'engine.json'), `${JSON.stringify(result, null, 2)}\n`);
 }
 
-function parseProject(prefix: string, files: Record<string, string>): ParsedFile[] {
-  return Object.entries(files).map(([name, text]) => {
-    const kind = name === 'Dockerfile' ? 'dockerfile' : name.endsWith('.yml') ? 'conda' : 'requirements';
-    return parseFile(`${prefix}/${name}`, text, kind);
-  });
-}
-
 function round(value: number): number {
   return Math.round(value * 10) / 10;
 }
 
-main();
+const modeFlag = process.argv.indexOf('--mode');
+if (modeFlag >= 0) measureMode(process.argv[modeFlag + 1] === 'project' ? 'project' : 'whole');
+else main();
