@@ -4,15 +4,24 @@ import type { Mapped } from './mapped.js';
 
 /** PEP 503 normalisation: `Torch_Vision` and `torch.vision` both become `torch-vision`. */
 export function normalizePythonName(name: string): string {
-  return name.toLowerCase().replace(/[-_.]+/g, '-');
+  // Most names are written normalised already; the test is cheaper than lower-casing and replacing.
+  return NORMALISED.test(name) ? name : name.toLowerCase().replace(/[-_.]+/g, '-');
 }
+
+const NORMALISED = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 
 export type RequirementResult =
   | { readonly ok: true; readonly fact: PackageFact }
   | { readonly ok: false; readonly message: string; readonly span: Span };
 
 const NAME = /^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?/;
-const OPERATOR = /^(===|==|!=|~=|<=|>=|<|>)/;
+/** A version operator at a position (sticky), so the rest of the line is not copied for every clause. */
+const OPERATOR_AT = /(===|==|!=|~=|<=|>=|<|>)/y;
+
+/** `[A-Za-z0-9._*+!-]`: the characters of a version in a clause. */
+function isVersionChar(code: number): boolean {
+  return (code >= 48 && code <= 57) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122) || code === 46 || code === 95 || code === 42 || code === 43 || code === 33 || code === 45;
+}
 const WHEEL = /\.whl/i;
 const URL_SCHEME = /^(?:[a-z][a-z0-9+.-]*:\/\/|git\+|hg\+|svn\+|bzr\+|file:)/i;
 
@@ -65,12 +74,13 @@ export function parsePythonRequirement(m: Mapped): RequirementResult {
     specStart = i;
     while (i < text.length) {
       skipSpace();
-      const op = OPERATOR.exec(text.slice(i));
+      OPERATOR_AT.lastIndex = i;
+      const op = OPERATOR_AT.exec(text);
       if (!op) break;
       i += op[0].length;
       skipSpace();
       const vStart = i;
-      while (i < text.length && /[A-Za-z0-9._*+!-]/.test(text[i]!)) i++;
+      while (i < text.length && isVersionChar(text.charCodeAt(i))) i++;
       if (i === vStart) return { ok: false, message: `expected a version after "${op[0]}"`, span: m.site(vStart - op[0].length, Math.max(i, vStart)) };
       clauses.push({ operator: op[0], version: text.slice(vStart, i), versionSpan: m.origin(vStart, i) ?? m.site(vStart, i) });
       specEnd = i;
