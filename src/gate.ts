@@ -19,6 +19,8 @@ export interface GateOptions {
   readonly today?: string;
   /** Override the rule set (tests). */
   readonly rules?: readonly AnyRule[];
+  /** Files per batch of linked files the rules run over (default 256; tests compare other sizes). */
+  readonly batchFiles?: number;
 }
 
 export const SUPPRESSION_RULE_ID = 'invalid-suppression';
@@ -54,8 +56,9 @@ export function gate(files: readonly ParsedFile[], baseline: Baseline, kb: Knowl
   run([], [], { ...(options.policy ? { policy: options.policy } : {}), ...(options.policyProblems ? { policyProblems: options.policyProblems } : {}) });
   // Files that no include connects are independent: every rule looks at one file, unit or install at a time.
   // Checking a few hundred files at a time keeps each batch's facts in the CPU caches while all sixteen rules
-  // read them, instead of every rule walking the whole repository (`npm run bench`: about twice as fast on 10,000 files).
-  for (const group of batches(files, links)) run(group, buildUnits(group, links, kb), {});
+  // read them, instead of every rule walking the whole repository (`npm run bench`: the gate's share of a
+  // 10,000-file run went from about 600 to about 400 ms).
+  for (const group of batches(files, links, options.batchFiles ?? BATCH_FILES)) run(group, buildUnits(group, links, kb), {});
 
   const unwaived = applyWaivers(findings, baseline, options);
   const kept = applySuppressions(files, unwaived.kept, ruleIds, baseline.rules[SUPPRESSION_RULE_ID] === 'off');
@@ -73,7 +76,7 @@ const BATCH_FILES = 256;
  * The files grouped into batches of whole connected components (files joined by includes in either
  * direction), in their original order as far as possible.
  */
-function batches(files: readonly ParsedFile[], links: ReadonlyMap<ParsedFile, readonly Link[]>): ParsedFile[][] {
+function batches(files: readonly ParsedFile[], links: ReadonlyMap<ParsedFile, readonly Link[]>, size: number): ParsedFile[][] {
   const parent = new Map<ParsedFile, ParsedFile>();
   const find = (file: ParsedFile): ParsedFile => {
     let root = file;
@@ -98,7 +101,7 @@ function batches(files: readonly ParsedFile[], links: ReadonlyMap<ParsedFile, re
   let current: ParsedFile[] = [];
   for (const members of components.values()) {
     current.push(...members);
-    if (current.length >= BATCH_FILES) {
+    if (current.length >= size) {
       out.push(current);
       current = [];
     }

@@ -115,7 +115,11 @@ function measureMode(mode: Mode): void {
   for (let i = 0; i < WARM_UP_PASSES; i++) pass(mode, warmUp, baseline, kb);
   global.gc?.();
   const rssBeforeMb = round(process.memoryUsage().rss / 2 ** 20);
-  const warm = Array.from({ length: PASSES }, () => pass(mode, measured, baseline, kb));
+  const warm = Array.from({ length: PASSES }, () => {
+    const run = pass(mode, measured, baseline, kb);
+    global.gc?.(); // each pass starts from a collected heap, so its peak RSS is its own
+    return run;
+  });
   const result: ModeResult = { cold, warm, rssBeforeMb, ...(mode === 'project' ? { samples: streamingMemory(measured, baseline, kb), perFormat: parseCosts(measured) } : {}) };
   process.stdout.write(JSON.stringify(result));
 }

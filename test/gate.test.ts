@@ -1,0 +1,44 @@
+/**
+ * gate() runs the rules over batches of linked files. Batching must not change the report: the same files give
+ * the same findings whether they are checked in one batch, one connected component at a time, or in the
+ * default batches, also when includes join files that are far apart in the list.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadBaseline } from '../src/baseline/load.js';
+import { gate } from '../src/gate.js';
+import { defaultKnowledgeBase } from '../src/knowledge/index.js';
+import { parseFile } from '../src/parsers/index.js';
+import { RULE_IDS } from '../rules/index.js';
+import { project } from './bench/synthetic.js';
+import { ROOT } from './harness.js';
+
+const kb = defaultKnowledgeBase();
+const { baseline } = loadBaseline('baseline.yaml', readFileSync(join(ROOT, 'baseline.yaml'), 'utf8'), RULE_IDS);
+
+function repository(): ReturnType<typeof parseFile>[] {
+  const files = Array.from({ length: 130 }, (_, i) =>
+    Object.entries(project(i)).map(([name, text]) => {
+      // Every tenth project also installs a shared file that sits at the end of the list.
+      const extra = name === 'requirements.txt' && i % 10 === 0 ? '-r ../shared/requirements-gpu.txt\n' : '';
+      return parseFile(`p${i}/${name}`, extra + text, name === 'Dockerfile' ? 'dockerfile' : name.endsWith('.yml') ? 'conda' : 'requirements');
+    }),
+  ).flat();
+  files.push(parseFile('shared/requirements-gpu.txt', 'torch==2.6.0+cu121\nnvidia-cudnn-cu12==9.1.0.70\n', 'requirements'));
+  return files;
+}
+
+describe('gate batches', () => {
+  it('gives the same report in one batch, per component, and in the default batches', () => {
+    const files = repository();
+    expect(files.length).toBeGreaterThan(600);
+    const one = gate(files, baseline, kb, { batchFiles: Number.POSITIVE_INFINITY });
+    const perComponent = gate(files, baseline, kb, { batchFiles: 1 });
+    const byDefault = gate(files, baseline, kb);
+    expect(one.findings.length).toBeGreaterThan(100);
+    expect(one.findings.some((finding) => finding.location.path === 'shared/requirements-gpu.txt')).toBe(true);
+    expect(perComponent).toEqual(one);
+    expect(byDefault).toEqual(one);
+  });
+});
