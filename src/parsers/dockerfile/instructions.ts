@@ -173,6 +173,8 @@ function plainArguments(text: string, upper: string, keyword: string, span: Span
   const args = words.slice(flagCount);
   if (flags.some((flag) => flag.value === '--' || flag.value.startsWith('--=')) || args.length === 0) return undefined;
   if ((upper === 'COPY' || upper === 'ADD') && args[0]!.value.startsWith('[')) return undefined;
+  // dockerfile-ast keeps looking for flags past a word that contains `--` and then drops leading words: its call.
+  if (upper !== 'ARG' && upper !== 'ENV' && args.some((arg) => arg.value.includes('--'))) return undefined;
   let properties: InstructionProperty[] = [];
   if (upper === 'ARG' || upper === 'ENV') {
     if (flagCount > 0) return undefined;
