@@ -82,6 +82,8 @@ describe('hostile inputs stay linear and bounded', () => {
     ['dockerfile', 'Dockerfile', (n: number) => `FROM ubuntu:22.04\nRUN ${'pip install torch==2.1.0 \\\n    '.repeat(n / 10)}true\n`],
     ['dockerfile', 'Dockerfile', (n: number) => `FROM ubuntu:22.04\nRUN echo ${'$'.repeat(n * 10)}\n`],
     ['conda', 'environment.yml', (n: number) => `dependencies:\n${'  - numpy=1.26.4\n'.repeat(n)}`],
+    ['conda', 'environment.yml', (n: number) => `channels: [${'conda-forge, '.repeat(n)}nvidia]\ndependencies:\n${'  - numpy=1.26.4  # pinned\n'.repeat(n)}`],
+    ['dockerfile', 'Dockerfile', (n: number) => `FROM ubuntu:22.04\n${'ENV A=1 B="x;y"\nCOPY a b /app/\n'.repeat(n / 2)}`],
   ] as const)('%s: doubling the input roughly doubles the time', (kind, name, make) => {
     parseFile(name, make(500), kind);
     const small = Math.max(time(() => parseFile(name, make(2000), kind)), 1);

@@ -108,8 +108,7 @@ export function scanPlainConda(text: string): CondaDocument | undefined {
     let at = start;
     while (at < lineEnd && text.charCodeAt(at) === 32) at++;
     if (at < lineEnd && text.charCodeAt(at) !== 35 /* # */) {
-      const hash = text.indexOf(' #', at);
-      let end = hash >= 0 && hash < lineEnd ? hash : lineEnd;
+      let end = commentStart(text, at, lineEnd);
       while (end > at && text.charCodeAt(end - 1) === 32) end--;
       lines.push({ start, at, end, next });
     }
@@ -189,6 +188,12 @@ function listItems(text: string, block: readonly Line[], allowPip: boolean): Con
     j++;
   }
   return items;
+}
+
+/** Where ` #` starts a comment within [from, to), or `to`; it only looks inside the line, so a file costs linear time. */
+function commentStart(text: string, from: number, to: number): number {
+  for (let i = from; i < to - 1; i++) if (text.charCodeAt(i) === 32 && text.charCodeAt(i + 1) === 35) return i;
+  return to;
 }
 
 /** Whether a comment line indented at least `column` comes after `from` before the next content line. */
