@@ -49,11 +49,11 @@ export function gate(files: readonly ParsedFile[], baseline: Baseline, kb: Knowl
     };
   });
   const run = (group: readonly ParsedFile[], units: readonly Unit[], policy: Pick<RuleContext, 'policy' | 'policyProblems'>): void => {
-    active.forEach((rule, i) => rule.check({ files: group, units, kb, baseline, ruleIds, ...policy, report: reporters[i]! }));
+    active.forEach((rule, i) => rule.check({ files: group, units, kb, baseline, ruleIds, policy: policy.policy, policyProblems: policy.policyProblems, report: reporters[i]! }));
   };
 
   // The baseline's own problems are about the baseline file: one pass with no repository files.
-  run([], [], { ...(options.policy ? { policy: options.policy } : {}), ...(options.policyProblems ? { policyProblems: options.policyProblems } : {}) });
+  run([], [], { policy: options.policy, policyProblems: options.policyProblems });
   // Files that no include connects are independent: every rule looks at one file, unit or install at a time.
   // Checking a few hundred files at a time keeps each batch's facts in the CPU caches while all sixteen rules
   // read them, instead of every rule walking the whole repository (`npm run bench`: the gate's share of a
