@@ -94,7 +94,7 @@ export type PackageFields = Omit<PackageFact, 'context' | 'hashes'> & { readonly
  * A PackageFact with every field present, in one order. The rules read these objects millions of times in a
  * large repository; one shape keeps those reads monomorphic. Building facts with `{ ...fact, context }` or
  * conditional spreads gave the facts of each file a hidden class of their own in V8 11 (Node 20), and every
- * property read in the gate became a megamorphic lookup (`npm run bench` measured the gate 3-5x slower).
+ * property read in the gate became a megamorphic lookup (measured: claims for a file about 10x slower, the whole gate about 1.6x).
  */
 export function packageFact(f: PackageFields): PackageFact {
   return {
