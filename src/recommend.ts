@@ -5,7 +5,7 @@
  */
 import { satisfies } from '@renovatebot/pep440';
 import { runsOn } from '../rules/gpu-arch/rule.js';
-import { cite, latestCudaPatch, type GpuInfo, type KnowledgeBase, type TorchRelease } from './knowledge/index.js';
+import { cite, latestCudaPatch, torchBuildTags, type GpuInfo, type KnowledgeBase, type TorchRelease } from './knowledge/index.js';
 import { compareDotted, cudaFromTag, cudaMajor, minorOf } from './versions.js';
 
 export interface RecommendInput {
@@ -149,7 +149,7 @@ function recommendPytorch(kb: KnowledgeBase, input: RecommendInput): Recommendat
 }
 
 function torchOptions(kb: KnowledgeBase, release: TorchRelease, gpu: GpuInfo | undefined, driverVersion: string | undefined, sources: Set<string>): CudaOption[] {
-  const tags = [...new Set([...release.variants, ...(release.pypiDefault ? [release.pypiDefault] : [])])].sort((a, b) => compareDotted(cudaFromTag(b)!, cudaFromTag(a)!));
+  const tags = torchBuildTags(release).sort((a, b) => compareDotted(cudaFromTag(b)!, cudaFromTag(a)!));
   return tags.map((tag) => {
     const cuda = cudaFromTag(tag)!;
     const reasons: string[] = [];
@@ -240,7 +240,7 @@ function safeSatisfies(version: string, range: string): boolean {
 /** torch × CUDA and CUDA × driver tables for the matrix view. */
 export function matrices(kb: KnowledgeBase) {
   const releases = kb.torchReleases().filter((row) => compareDotted(row.version, '2.0.0') >= 0);
-  const tags = [...new Set(releases.flatMap((row) => [...row.variants, ...(row.pypiDefault ? [row.pypiDefault] : [])]))].sort((a, b) => compareDotted(cudaFromTag(a)!, cudaFromTag(b)!));
+  const tags = [...new Set(releases.flatMap(torchBuildTags))].sort((a, b) => compareDotted(cudaFromTag(a)!, cudaFromTag(b)!));
   const torch = { columns: tags, rows: releases.map((row) => ({ version: row.version, unverified: row.confidence === 'unverified', cells: tags.map((tag) => (row.pypiDefault === tag ? 'pypi' : row.variants.includes(tag) ? 'index' : '')) })) };
   const minors = [...new Set(kb.data.drivers.releases.map((row) => minorOf(row.version)))];
   const drivers = minors.map((minor) => {

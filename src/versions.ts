@@ -1,4 +1,6 @@
 /** Small, dependency-free helpers for the dotted version numbers of CUDA, drivers and cuDNN. */
+import { memoize } from './memo.js';
+
 
 /** Compare dotted numeric versions (`550.54.14`, `12.4`); missing parts count as 0. Non-numeric parts compare as 0. */
 export function compareDotted(a: string, b: string): number {
@@ -49,15 +51,7 @@ export interface CudaVersion {
 }
 
 /** `12.4.1` → {12,4,1}; `12.4` → {12,4}; `12` → undefined (a CUDA target needs major.minor). */
-const parsedCuda = new Map<string, CudaVersion | undefined>();
-
-export function parseCuda(text: string): CudaVersion | undefined {
-  if (parsedCuda.has(text)) return parsedCuda.get(text);
-  if (parsedCuda.size > 4096) parsedCuda.clear();
-  const value = computeParseCuda(text);
-  parsedCuda.set(text, value);
-  return value;
-}
+export const parseCuda: (text: string) => CudaVersion | undefined = memoize((text) => computeParseCuda(text));
 
 function computeParseCuda(text: string): CudaVersion | undefined {
   const match = /^(\d{1,2})\.(\d{1,2})(?:\.(\d{1,3}))?$/.exec(text.trim());

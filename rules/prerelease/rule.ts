@@ -1,6 +1,7 @@
 import { parse } from '@renovatebot/pep440';
 import { isPytorchIndex, pytorchIndexChannel } from '../../src/analysis/cuda-labels.js';
 import { defineRule } from '../../src/rule.js';
+import { memoize } from '../../src/memo.js';
 import { publicVersion } from '../../src/versions.js';
 
 export default defineRule({
@@ -41,18 +42,12 @@ export default defineRule({
   },
 });
 
-const parsedVersions = new Map<string, ReturnType<typeof parse>>();
-
-function safeParse(version: string): ReturnType<typeof parse> {
-  let parsed = parsedVersions.get(version);
-  if (parsed !== undefined) return parsed;
+/** PEP 440 parse that answers null for versions it cannot read; a repository repeats the same few versions. */
+const safeParse = memoize((version: string): ReturnType<typeof parse> => {
   try {
-    parsed = parse(version);
+    return parse(version);
   } catch {
-    parsed = null;
+    return null;
   }
-  if (parsedVersions.size > 10_000) parsedVersions.clear();
-  parsedVersions.set(version, parsed);
-  return parsed;
-}
+}, 10_000);
 

@@ -1,4 +1,6 @@
 /** Reading CUDA versions out of the many places they hide: local labels, URLs, build strings, names. */
+import { memoize } from '../memo.js';
+
 
 export interface LabelCuda {
   readonly cuda: string;
@@ -23,16 +25,7 @@ export function cudaFromLabel(label: string, offset = 0): LabelCuda | undefined 
 }
 
 /** A CUDA label inside a URL path: `/whl/cu118`, `/cu111/torch_stable.html`, `torch-2.0.1%2Bcu118-…`. */
-export function cudaFromUrl(url: string): (LabelCuda & { readonly label: string }) | undefined {
-  if (urlLabels.has(url)) return urlLabels.get(url);
-  if (urlLabels.size > 4096) urlLabels.clear();
-  const found = computeCudaFromUrl(url);
-  urlLabels.set(url, found);
-  return found;
-}
-
-/** A repository names a handful of index URLs thousands of times. */
-const urlLabels = new Map<string, (LabelCuda & { readonly label: string }) | undefined>();
+export const cudaFromUrl: (url: string) => (LabelCuda & { readonly label: string }) | undefined = memoize((url) => computeCudaFromUrl(url));
 
 function computeCudaFromUrl(url: string): (LabelCuda & { readonly label: string }) | undefined {
   const re = /(?:\/|%2B|\+)(cu(?:da)?\d{2,3})(?=\/|$|[-_.+%?#]|torch)/gi;

@@ -1,9 +1,9 @@
-import type { KnowledgeBase, TorchRelease } from '../knowledge/index.js';
+import { torchBuildTags, type KnowledgeBase, type TorchRelease } from '../knowledge/index.js';
 import { compareDotted, cudaFromTag, cudaMajor, minorOf, publicVersion, tagFromCuda } from '../versions.js';
 
 /** The CUDA build of a release closest to the one wanted (same major preferred). */
 export function nearestCudaBuild(release: TorchRelease, wantedCuda: string): string | undefined {
-  const tags = [...new Set([...release.variants, ...(release.pypiDefault ? [release.pypiDefault] : [])])];
+  const tags = torchBuildTags(release);
   const wanted = cudaScore(wantedCuda);
   const scored = tags
     .map((tag) => ({ tag, cuda: cudaFromTag(tag)! }))
@@ -17,15 +17,10 @@ export function nearestCudaBuild(release: TorchRelease, wantedCuda: string): str
 
 /** The release nearest to `version` (by release order) that ships a build for `cuda`. */
 export function nearestReleaseWithCuda(kb: KnowledgeBase, version: string, cuda: string): TorchRelease | undefined {
-  let answers = nearestCache.get(kb);
-  if (!answers) nearestCache.set(kb, (answers = new Map()));
-  const key = `${publicVersion(version)}\0${cuda}`;
-  if (!answers.has(key)) answers.set(key, computeNearestRelease(kb, publicVersion(version), cuda));
-  return answers.get(key);
+  // A pure question about the knowledge base, asked many times per repository.
+  const target = publicVersion(version);
+  return kb.memoized(`nearestReleaseWithCuda:${target}:${cuda}`, () => computeNearestRelease(kb, target, cuda));
 }
-
-/** Answers per knowledge base (they depend on nothing else); a repository asks the same few questions many times. */
-const nearestCache = new WeakMap<KnowledgeBase, Map<string, TorchRelease | undefined>>();
 
 function computeNearestRelease(kb: KnowledgeBase, target: string, cuda: string): TorchRelease | undefined {
   const releases = kb.torchReleases();

@@ -25,14 +25,6 @@ export interface TorchBuild {
 }
 
 const NO_BUILDS: ReadonlySet<string> = new Set();
-const buildsByRelease = new WeakMap<TorchRelease, ReadonlySet<string>>();
-
-/** The wheel tags a release ships (`cu121`, `cpu`, …), PyPI's default build included. */
-function buildsOf(release: TorchRelease): ReadonlySet<string> {
-  let builds = buildsByRelease.get(release);
-  if (!builds) buildsByRelease.set(release, (builds = new Set([...release.variants, ...(release.pypiDefault ? [release.pypiDefault] : [])])));
-  return builds;
-}
 
 function releaseFor(kb: KnowledgeBase, pkg: PackageFact, version: string): TorchRelease | undefined {
   if (pkg.name === 'torch') return kb.torchRelease(version);
@@ -62,7 +54,7 @@ export function resolveTorchBuild(pkg: PackageFact, indexes: readonly IndexFact[
     missing: f.missing,
     fellBackFrom: f.fellBackFrom,
   });
-  const available = release ? buildsOf(release) : NO_BUILDS;
+  const available = release ? kb.torchBuilds(release) : NO_BUILDS;
 
   if (pkg.url) {
     if (isCpuUrl(pkg.url)) return result({ cpu: true, source: 'url' });

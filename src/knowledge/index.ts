@@ -167,8 +167,12 @@ export class KnowledgeBase {
   torchCudaBuilds(version: string): readonly string[] {
     const release = this.torchRelease(version);
     if (!release) return [];
-    const tags = new Set([...release.variants, ...(release.pypiDefault ? [release.pypiDefault] : [])]);
-    return [...tags].map((tag) => cudaFromTag(tag)!).sort(compareDotted);
+    return torchBuildTags(release).map((tag) => cudaFromTag(tag)!).sort(compareDotted);
+  }
+
+  /** The wheel tags a release ships (`cu121`, `cpu`, …), its PyPI build included, as a set (asked per package). */
+  torchBuilds(release: TorchRelease): ReadonlySet<string> {
+    return this.cached(`torchBuilds:${release.version}`, () => new Set(torchBuildTags(release)));
   }
 
   /** The CUDA version plain `pip install torch==X` gives on Linux x86_64 (e.g. 2.1.0 → 12.1). */
@@ -363,4 +367,9 @@ function computeLatestCudaPatch(kb: KnowledgeBase, minor: string): string | unde
   const rows = kb.data.drivers.releases.filter((row) => row.linux && minorOf(row.version) === minor);
   const verified = rows.filter((row) => row.confidence !== 'unverified');
   return (verified.at(-1) ?? rows.at(-1))?.version;
+}
+
+/** The wheel tags a torch release ships: its download.pytorch.org variants, then the PyPI build if that is another one. */
+export function torchBuildTags(release: TorchRelease): string[] {
+  return [...new Set([...release.variants, ...(release.pypiDefault ? [release.pypiDefault] : [])])];
 }

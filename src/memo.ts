@@ -1,0 +1,15 @@
+/**
+ * A pure function of a string, remembered. The keys come from user files (versions, URLs), so the table is
+ * emptied once it holds `limit` entries instead of growing without bound. For answers that depend on the
+ * knowledge base, use `kb.memoized` instead.
+ */
+export function memoize<T>(compute: (key: string) => T, limit = 4096): (key: string) => T {
+  const answers = new Map<string, T>();
+  return (key) => {
+    if (answers.has(key)) return answers.get(key) as T;
+    if (answers.size >= limit) answers.clear();
+    const value = compute(key);
+    answers.set(key, value);
+    return value;
+  };
+}
