@@ -9,9 +9,8 @@ import { readWithYaml, scanPlainConda, type CondaDocument } from '../src/parsers
 import type { Mapped } from '../src/parsers/mapped.js';
 import { parseCondaEnvironment } from '../src/parsers/conda/parse.js';
 import { SourceText } from '../src/source.js';
-import { mutated, seeds } from './support/fuzz-inputs.js';
+import { fastPathProperties } from './support/fast-path.js';
 
-const RUNS = Number(process.env.FUZZ_RUNS ?? 1500);
 
 function mapped(value: Mapped | undefined): unknown {
   return value ? { text: value.text, pieces: value.pieces() } : undefined;
@@ -40,21 +39,7 @@ const section = fc.tuple(fc.constantFrom(...KEYS), fc.oneof(scalar.map((value) =
 const environment = fc.array(fc.oneof(section, fc.constantFrom('# comment', '', '---')), { minLength: 1, maxLength: 6 }).map((parts) => `${parts.join('\n')}\n`);
 
 describe('the plain environment-file scan', () => {
-  it('reads every fixture and corpus file it accepts exactly as the yaml package does, and accepts most of them', () => {
-    const files = seeds('conda');
-    const accepted = files.filter((text) => agrees(text));
-    expect(accepted.length).toBeGreaterThan(files.length / 2);
-  });
-
-  it('agrees with the yaml package on generated environment files', () => {
-    let accepted = 0;
-    fc.assert(fc.property(environment, (text) => void (agrees(text) && accepted++)), { numRuns: RUNS });
-    expect(accepted).toBeGreaterThan(RUNS / 40);
-  });
-
-  it('agrees with the yaml package on mutated real environment files', () => {
-    fc.assert(fc.property(mutated('conda'), (text) => void agrees(text)), { numRuns: RUNS });
-  });
+  fastPathProperties('conda', 'the yaml package', environment, agrees, { generated: 1 / 40 });
 
   it('declines what it does not handle, and the parser then uses the yaml package', () => {
     for (const text of ['dependencies: [a, {b: 1}]\n', 'channels: [a,\n  b]\n', 'dependencies:\n  - "numpy"\n', 'dependencies:\r\n  - a\r\n', 'dependencies:\n\t- a\n', 'x: &a 1\n', 'dependencies:\n  - a\n   - b\n', 'dependencies:\n  - 3.11\n', 'dependencies:\n  - numpy\n    >=1\n', 'a: 1\na: 2\n', '# only a comment\n']) {

@@ -8,9 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { readWithDockerfileAst, scanPlainDockerfile, type InstructionView } from '../src/parsers/dockerfile/instructions.js';
 import { parseDockerfile } from '../src/parsers/dockerfile/parse.js';
 import { SourceText } from '../src/source.js';
-import { mutated, seeds } from './support/fuzz-inputs.js';
+import { fastPathProperties } from './support/fast-path.js';
 
-const RUNS = Number(process.env.FUZZ_RUNS ?? 1500);
 const READ = new Set(['FROM', 'COPY', 'ADD', 'ARG', 'ENV']);
 
 /** Everything parse.ts reads from an instruction (arguments only where it reads them). */
@@ -48,21 +47,7 @@ const instruction = fc.tuple(line, fc.array(fc.tuple(continuation, fc.array(fc.t
 const dockerfile = fc.array(fc.oneof(instruction, fc.constantFrom('# comment', '', '   ', '# syntax=docker/dockerfile:1')), { minLength: 1, maxLength: 12 }).map((lines) => `${lines.join('\n')}\n`);
 
 describe('the plain-Dockerfile scan', () => {
-  it('reads every fixture it accepts exactly as dockerfile-ast does, and accepts most of them', () => {
-    const files = seeds('dockerfile');
-    const accepted = files.filter((text) => agrees(text));
-    expect(accepted.length).toBeGreaterThan(files.length / 2);
-  });
-
-  it('agrees with dockerfile-ast on generated Dockerfiles', () => {
-    let accepted = 0;
-    fc.assert(fc.property(dockerfile, (text) => void (agrees(text) && accepted++)), { numRuns: RUNS });
-    expect(accepted).toBeGreaterThan(RUNS / 10);
-  });
-
-  it('agrees with dockerfile-ast on mutated real Dockerfiles', () => {
-    fc.assert(fc.property(mutated('dockerfile'), (text) => void agrees(text)), { numRuns: RUNS });
-  });
+  fastPathProperties('dockerfile', 'dockerfile-ast', dockerfile, agrees, { generated: 1 / 10 });
 
   it('declines what it does not handle, and the parser then uses dockerfile-ast', () => {
     for (const text of ['# escape=`\nFROM a\n', 'FROM a\r\nRUN b\r\n', 'RUN <<EOF\necho\nEOF\n', 'ENV A="b c"\n', 'ENV A b "c"\n', 'FROM "a"\n', 'COPY a--b -- c\n', 'COPY ["a", "b"]\n', 'ENV A=1 \\\n  B=2\n', 'RUN a \\\n', '\ufeffFROM a\n']) {

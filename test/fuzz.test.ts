@@ -15,9 +15,8 @@ import { defaultKnowledgeBase } from '../src/knowledge/index.js';
 import { parseFile } from '../src/parsers/index.js';
 import { RULE_IDS } from '../rules/index.js';
 import { ROOT } from './harness.js';
-import { mutated, syntaxText } from './support/fuzz-inputs.js';
+import { mutated, RUNS, syntaxText } from './support/fuzz-inputs.js';
 
-const RUNS = Number(process.env.FUZZ_RUNS ?? 1500);
 const kb = defaultKnowledgeBase();
 
 function checkFile(file: ParsedFile, text: string): void {

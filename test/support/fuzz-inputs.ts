@@ -4,6 +4,9 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { CORPUS, inputPaths, ROOT } from '../harness.js';
 
+/** Cases per property: FUZZ_RUNS (`npm run fuzz` sets 100,000), else a sample of 1,500 for every test run. */
+export const RUNS = Number(process.env.FUZZ_RUNS ?? 1500);
+
 export type Kind = 'dockerfile' | 'requirements' | 'conda';
 
 /** Seeds: every fixture input and corpus file, by kind. */
