@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { loadBaseline } from '../src/baseline/load.js';
 import { gate } from '../src/gate.js';
 import { defaultKnowledgeBase } from '../src/knowledge/index.js';
-import { parseFile } from '../src/parsers/index.js';
+import { classifyPath, parseFile } from '../src/parsers/index.js';
 import { RULE_IDS } from '../rules/index.js';
 import { project } from './bench/synthetic.js';
 import { ROOT } from './harness.js';
@@ -22,7 +22,7 @@ function repository(): ReturnType<typeof parseFile>[] {
     Object.entries(project(i)).map(([name, text]) => {
       // Every tenth project also installs a shared file that sits at the end of the list.
       const extra = name === 'requirements.txt' && i % 10 === 0 ? '-r ../shared/requirements-gpu.txt\n' : '';
-      return parseFile(`p${i}/${name}`, extra + text, name === 'Dockerfile' ? 'dockerfile' : name.endsWith('.yml') ? 'conda' : 'requirements');
+      return parseFile(`p${i}/${name}`, extra + text, classifyPath(name)!);
     }),
   ).flat();
   files.push(parseFile('shared/requirements-gpu.txt', 'torch==2.6.0+cu121\nnvidia-cudnn-cu12==9.1.0.70\n', 'requirements'));

@@ -27,7 +27,7 @@ import { defaultKnowledgeBase, type KnowledgeBase } from '../../src/knowledge/in
 import { parseFile } from '../../src/parsers/index.js';
 import { RULE_IDS } from '../../rules/index.js';
 import { packageRoot } from '../../src/cli/package-root.js';
-import { project } from './synthetic.js';
+import { parseProject, project } from './synthetic.js';
 
 const PROJECTS = 2000;
 const PASSES = 7;
@@ -50,13 +50,6 @@ interface Pass {
 
 function repository(offset: number): Project[] {
   return Array.from({ length: PROJECTS }, (_, i) => project(offset + i));
-}
-
-function parseProject(prefix: string, files: Project): ParsedFile[] {
-  return Object.entries(files).map(([name, text]) => {
-    const kind = name === 'Dockerfile' ? 'dockerfile' : name.endsWith('.yml') ? 'conda' : 'requirements';
-    return parseFile(`${prefix}/${name}`, text, kind);
-  });
 }
 
 /** One pass over the repository; parse time is the part of it spent in parseFile. */

@@ -4,13 +4,12 @@ import { join } from 'node:path';
 import { loadBaseline } from '../../src/baseline/load.js';
 import { gate } from '../../src/gate.js';
 import { defaultKnowledgeBase } from '../../src/knowledge/index.js';
-import { parseFile } from '../../src/parsers/index.js';
 import { packageRoot } from '../../src/cli/package-root.js';
-import { project } from './synthetic.js';
+import { parseProject, project } from './synthetic.js';
 
 const kb = defaultKnowledgeBase();
 const policy = process.env.EMPTY ? loadBaseline('b', '') : loadBaseline('baseline.yaml', readFileSync(join(packageRoot(), 'baseline.yaml'), 'utf8'));
-const files = Array.from({ length: 2000 }, (_, i) => Object.entries(project(i)).map(([name, text]) => parseFile(`p${i}/${name}`, text, name === 'Dockerfile' ? 'dockerfile' : name.endsWith('.yml') ? 'conda' : 'requirements'))).flat();
+const files = Array.from({ length: 2000 }, (_, i) => parseProject(`p${i}`, project(i))).flat();
 for (let round = 0; round < 3; round++) {
   const t0 = performance.now();
   const report = gate(files, policy.baseline, kb);

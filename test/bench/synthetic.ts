@@ -1,4 +1,7 @@
 /** Synthetic projects for the benchmarks: five files each, one project in seven inconsistent. */
+import type { ParsedFile } from '../../src/facts.js';
+import { classifyPath, parseFile } from '../../src/parsers/index.js';
+
 const CUDA = ['11.8', '12.1', '12.4', '12.6', '12.8'];
 const TORCH: Record<string, [string, string, string]> = { '11.8': ['2.3.1', '0.18.1', '2.3.1'], '12.1': ['2.3.1', '0.18.1', '2.3.1'], '12.4': ['2.5.1', '0.20.1', '2.5.1'], '12.6': ['2.7.1', '0.22.1', '2.7.1'], '12.8': ['2.7.1', '0.22.1', '2.7.1'] };
 const IMAGE: Record<string, string> = { '11.8': '11.8.0-cudnn8', '12.1': '12.1.1-cudnn8', '12.4': '12.4.1-cudnn', '12.6': '12.6.3-cudnn', '12.8': '12.8.1-cudnn' };
@@ -19,3 +22,8 @@ export function project(i: number): Record<string, string> {
   };
 }
 
+
+/** Parse a project's files under `prefix/`, each with the parser the CLI would choose for its name. */
+export function parseProject(prefix: string, files: Record<string, string>): ParsedFile[] {
+  return Object.entries(files).map(([name, text]) => parseFile(`${prefix}/${name}`, text, classifyPath(name)!));
+}
