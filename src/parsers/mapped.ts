@@ -34,17 +34,21 @@ export class Mapped {
     return this.text.length;
   }
 
-  private segmentAt(index: number): Segment | undefined {
+  /** Index of the first segment that ends after `index` (segments.length when none does). */
+  private firstEndingAfter(index: number): number {
     let low = 0;
-    let high = this.segments.length - 1;
-    while (low <= high) {
+    let high = this.segments.length;
+    while (low < high) {
       const mid = (low + high) >> 1;
-      const seg = this.segments[mid]!;
-      if (index < seg.from) high = mid - 1;
-      else if (index >= seg.to) low = mid + 1;
-      else return seg;
+      if (this.segments[mid]!.to <= index) low = mid + 1;
+      else high = mid;
     }
-    return undefined;
+    return low;
+  }
+
+  private segmentAt(index: number): Segment | undefined {
+    const seg = this.segments[this.firstEndingAfter(index)];
+    return seg && seg.from <= index ? seg : undefined;
   }
 
   private siteOf(index: number, side: 'start' | 'end'): number {
@@ -91,8 +95,9 @@ export class Mapped {
     if (first !== last) {
       // Contiguous only if every segment in between continues the previous one in the file.
       let expected = first.origin + (first.to - first.from);
-      for (const seg of this.segments) {
-        if (seg.from <= first.from || seg.from > last.from) continue;
+      for (let i = this.firstEndingAfter(first.to); i < this.segments.length; i++) {
+        const seg = this.segments[i]!;
+        if (seg.from > last.from) break;
         if (seg.origin !== expected) return undefined;
         expected = seg.origin + (seg.to - seg.from);
       }
@@ -102,8 +107,10 @@ export class Mapped {
 
   /** The ARG/ENV substitution that produced any character of text[from, to), if one did. */
   via(from: number, to: number): ArgOrigin | undefined {
-    for (const seg of this.segments) {
-      if (seg.to <= from || seg.from >= Math.max(to, from + 1)) continue;
+    const end = Math.max(to, from + 1);
+    for (let i = this.firstEndingAfter(from); i < this.segments.length; i++) {
+      const seg = this.segments[i]!;
+      if (seg.from >= end) break;
       if (seg.via) return seg.via;
     }
     return undefined;
@@ -119,7 +126,9 @@ export class Mapped {
       }
     }
     const builder = new MappedBuilder();
-    for (const seg of this.segments) {
+    for (let i = this.firstEndingAfter(from); i < this.segments.length; i++) {
+      const seg = this.segments[i]!;
+      if (seg.from >= to) break;
       const a = Math.max(seg.from, from);
       const b = Math.min(seg.to, to);
       if (a >= b) continue;
