@@ -11,6 +11,9 @@ export function findSuppressions(source: SourceText, statementEnd: (line: number
   const found: Suppression[] = [];
   const text = source.text;
   if (!text.includes('cuda-gatekeeper:')) return found;
+  // The statement the last own-line comment pointed at: every line before it is blank or a comment, so a later
+  // comment above it points at it too (a block of directive comments is read once, not once per comment).
+  let lastTarget = 0;
   for (let line = 1; line <= source.lineCount; line++) {
     const start = source.lineStart(line);
     const end = source.lineEnd(line);
@@ -21,8 +24,9 @@ export function findSuppressions(source: SourceText, statementEnd: (line: number
     const ownLine = lineText.slice(0, match.index).trim() === '';
     let target = line;
     if (ownLine) {
-      target = line + 1;
+      target = Math.max(line + 1, lastTarget);
       while (target <= source.lineCount && isBlankOrComment(text.slice(source.lineStart(target), source.lineEnd(target)))) target++;
+      lastTarget = target;
     }
     const rules = (match[1] ?? '').split(',').map((rule) => rule.trim()).filter(Boolean);
     found.push({

@@ -25,7 +25,7 @@ export function parseRequirements(path: string, text: string): ParsedFile {
   const sink = new FactSink();
   const context = addRequirementsContext(sink, 'requirements', { start: 0, end: text.length });
   for (const line of logicalLines(source)) parseRequirementLine(sink, line, context);
-  sink.suppressions.push(...findSuppressions(source, (line) => continuationEnd(source, line)));
+  sink.suppressions.push(...findSuppressions(source, continuationEnds(source)));
   return sink.finish(path, 'requirements', source);
 }
 
@@ -159,10 +159,17 @@ export function* logicalLines(source: SourceText, firstLine = 1, lastLine = sour
   }
 }
 
-function continuationEnd(source: SourceText, line: number): number {
-  let current = line;
-  while (current < source.lineCount && /\\\s*$/.test(source.text.slice(source.lineStart(current), source.lineEnd(current)))) current++;
-  return current;
+/** The last line of the logical line each line starts (continued by a trailing backslash); built on first use, in one pass. */
+function continuationEnds(source: SourceText): (line: number) => number {
+  let ends: Int32Array | undefined;
+  return (line) => {
+    if (!ends) {
+      ends = new Int32Array(source.lineCount + 2);
+      ends[source.lineCount] = source.lineCount;
+      for (let at = source.lineCount - 1; at >= 1; at--) ends[at] = /\\\s*$/.test(source.text.slice(source.lineStart(at), source.lineEnd(at))) ? ends[at + 1]! : at;
+    }
+    return line >= 1 && line <= source.lineCount ? ends[line]! : line;
+  };
 }
 
 export { Mapped };
