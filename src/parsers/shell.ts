@@ -36,6 +36,7 @@ export function splitCommands(script: Mapped, resolve: Resolver): Command[] {
   let current: Word[] = [];
   let i = 0;
   let skipNextWord = false;
+  const braces = new ClosingBraces(text);
 
   const endCommand = (): void => {
     if (current.length > 0) commands.push(current);
@@ -63,7 +64,7 @@ export function splitCommands(script: Mapped, resolve: Resolver): Command[] {
       skipNextWord = true;
       continue;
     }
-    const { word, next } = readWord(script, i, resolve);
+    const { word, next } = readWord(script, i, resolve, braces);
     i = next;
     if (skipNextWord) {
       skipNextWord = false;
@@ -75,7 +76,7 @@ export function splitCommands(script: Mapped, resolve: Resolver): Command[] {
   return commands;
 }
 
-function readWord(script: Mapped, startIndex: number, resolve: Resolver): { word?: Word; next: number } {
+function readWord(script: Mapped, startIndex: number, resolve: Resolver, braces: ClosingBraces): { word?: Word; next: number } {
   const text = script.text;
   const out = new MappedBuilder();
   let i = startIndex;
@@ -115,7 +116,7 @@ function readWord(script: Mapped, startIndex: number, resolve: Resolver): { word
       continue;
     }
     if (ch === '$' && quote !== "'") {
-      const expansion = readExpansion(script, i, resolve);
+      const expansion = readExpansion(script, i, resolve, braces);
       if (expansion) {
         flush(i);
         if ('unresolved' in expansion) {
@@ -145,13 +146,33 @@ function readWord(script: Mapped, startIndex: number, resolve: Resolver): { word
 
 type Expansion = { value: Mapped; next: number } | { unresolved: string; next: number };
 
-function readExpansion(script: Mapped, at: number, resolve: Resolver): Expansion | undefined {
+/**
+ * The `}` that closes a `${` at or after a position. It remembers its last answer: a search from `from` that
+ * found the first `}` at `close` answers every position between them, so a script full of unclosed `${` is
+ * searched once rather than once per `${`.
+ */
+class ClosingBraces {
+  private from = -1;
+  private close = -1;
+
+  constructor(private readonly text: string) {}
+
+  after(from: number): number {
+    if (this.from < 0 || from < this.from || (this.close >= 0 && from > this.close)) {
+      this.from = from;
+      this.close = this.text.indexOf('}', from);
+    }
+    return this.close;
+  }
+}
+
+function readExpansion(script: Mapped, at: number, resolve: Resolver, braces: ClosingBraces): Expansion | undefined {
   const text = script.text;
   let name: string;
   let next: number;
   let fallback: Mapped | undefined;
   if (text[at + 1] === '{') {
-    const close = text.indexOf('}', at + 2);
+    const close = braces.after(at + 2);
     if (close < 0) return undefined;
     const body = text.slice(at + 2, close);
     const match = /^([A-Za-z_][A-Za-z0-9_]*)(?::?-(.*))?$/s.exec(body);
