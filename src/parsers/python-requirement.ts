@@ -26,13 +26,26 @@ const WHEEL = /\.whl/i;
 const URL_SCHEME = /^(?:[a-z][a-z0-9+.-]*:\/\/|git\+|hg\+|svn\+|bzr\+|file:)/i;
 
 /**
+ * `/\.whl(?:[#?].*)?$/i` without its backtracking: the text ends in `.whl`, or in `.whl#…` / `.whl?…` whose
+ * tail has no line break. (The regular expression ran `.*` to the next line break for every `.whl#`, which
+ * made a line of thousands of them quadratic.)
+ */
+export function endsInWheel(text: string): boolean {
+  if (/\.whl$/i.test(text)) return true;
+  const lastBreak = Math.max(text.lastIndexOf('\n'), text.lastIndexOf('\r'), text.lastIndexOf('\u2028'), text.lastIndexOf('\u2029'));
+  const wheel = /\.whl[#?]/gi;
+  wheel.lastIndex = lastBreak + 1;
+  return wheel.test(text);
+}
+
+/**
  * Parse one PEP 508 requirement (`torch[extra]==2.3.0+cu121 ; python_version < "3.12"`), a `name @ url`
  * requirement, or a bare URL/path to a wheel. `m` holds the requirement only (options and comments removed).
  */
 export function parsePythonRequirement(m: Mapped): RequirementResult {
   const text = m.text;
   const whole = m.site(0, text.length);
-  if (URL_SCHEME.test(text) || (WHEEL.test(text) && /\.whl(?:[#?].*)?$/i.test(text.split(';')[0]!.trim()))) return parseBareUrl(m);
+  if (URL_SCHEME.test(text) || (WHEEL.test(text) && endsInWheel(text.split(';')[0]!.trim()))) return parseBareUrl(m);
 
   const nameMatch = NAME.exec(text);
   if (!nameMatch) return { ok: false, message: `expected a package name, found "${truncate(text)}"`, span: whole };
