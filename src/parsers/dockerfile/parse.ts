@@ -20,6 +20,8 @@ export function parseDockerfile(path: string, text: string): ParsedFile {
   let stage = -1;
   const stageNames = new Map<string, number>();
   const instructionLines: { from: number; to: number }[] = [];
+  /** The ENV each stage's image carries, by stage index. */
+  const stageEnvs: StageEnv[] = [];
 
   for (const instruction of instructions) {
     const span = instruction.span;
@@ -30,9 +32,12 @@ export function parseDockerfile(path: string, text: string): ParsedFile {
         case 'ARG':
           recordProperties(sink, source, instruction, stage < 0 ? globalScope : stageScope, Math.max(stage, 0), 'ARG', stage < 0 ? undefined : globalScope);
           break;
-        case 'ENV':
+        case 'ENV': {
+          const before = sink.env.length;
           recordProperties(sink, source, instruction, stageScope, Math.max(stage, 0), 'ENV', undefined);
+          for (const fact of sink.env.slice(before)) stageEnvs[stage]?.define(fact.key, { value: Mapped.of(fact.value, fact.valueSpan.start), defined: fact.valueSpan });
           break;
+        }
         case 'FROM': {
           stage++;
           stageScope = new Map();
@@ -40,12 +45,12 @@ export function parseDockerfile(path: string, text: string): ParsedFile {
           const name = sink.images.at(-1)?.stageName;
           if (name) stageNames.set(name.toLowerCase(), stage);
           const parent = sink.images.at(-1)?.fromStage;
-          if (parent !== undefined) inheritEnv(sink, stageScope, parent);
+          stageEnvs[stage] = new StageEnv(parent === undefined ? undefined : stageEnvs[parent]);
           sink.stages.push({ index: stage, span, ...(name ? { name } : {}) });
           break;
         }
         case 'RUN':
-          recordRun(sink, source, span, Math.max(stage, 0), resolverFor(stageScope, globalScope), escape);
+          recordRun(sink, source, span, Math.max(stage, 0), resolverFor(stageScope, globalScope, stageEnvs[stage]?.parent), escape);
           break;
         case 'COPY':
         case 'ADD':
@@ -60,24 +65,68 @@ export function parseDockerfile(path: string, text: string): ParsedFile {
   }
   if (stage < 0 && instructions.length > 0) sink.problems.push({ span: { start: 0, end: 0 }, message: 'no FROM instruction: this does not look like a Dockerfile' });
 
-  const statementEnd = (line: number): number => instructionLines.find((lines) => lines.from <= line && line <= lines.to)?.to ?? line;
+  // The last line of the instruction a line belongs to; the first instruction holding it wins. Built on the first
+  // suppression comment, in one pass over the instructions.
+  let lastLineOf: Map<number, number> | undefined;
+  const statementEnd = (line: number): number => {
+    if (!lastLineOf) {
+      lastLineOf = new Map();
+      for (const lines of instructionLines) for (let at = lines.from; at <= lines.to; at++) if (!lastLineOf.has(at)) lastLineOf.set(at, lines.to);
+    }
+    return lastLineOf.get(line) ?? line;
+  };
   sink.suppressions.push(...findSuppressions(source, statementEnd));
   return sink.finish(path, 'dockerfile', source);
 }
 
-function resolverFor(scope: Scope, globals?: Scope): Resolver {
+function resolverFor(scope: Scope, globals: Scope, inherited: StageEnv | undefined): Resolver {
   return (name) => {
-    const found = scope.get(name);
-    if (found || !globals || scope === globals || !globals.has(name)) return found;
+    const found = scope.get(name) ?? inherited?.lookup(name);
+    if (found || scope === globals || !globals.has(name)) return found;
     return { unresolved: `ARG ${name} is declared before FROM, which does not make it visible in a stage; re-declare it after FROM (ARG ${name})` };
   };
 }
 
-function inheritEnv(sink: FactSink, scope: Scope, parent: number): void {
-  for (const fact of sink.env) {
-    if (fact.stage !== parent || fact.instruction !== 'ENV') continue;
-    scope.set(fact.key, { value: Mapped.of(fact.value, fact.valueSpan.start), defined: fact.valueSpan });
+/**
+ * The ENV a stage's image carries: its own ENV instructions over everything its parent stage carried (a stage
+ * built FROM another inherits its whole environment, grandparents' included). Lookups walk up the chain and
+ * remember the answer in every stage they passed, so one creation per FROM and repeated lookups stay cheap.
+ * Only finished stages are looked up (the current stage's own ENV is in its scope).
+ */
+class StageEnv {
+  readonly own = new Map<string, Variable>();
+  /** Answers from the stages above, remembered (null: not defined anywhere up the chain). */
+  readonly known = new Map<string, Variable | null>();
+
+  constructor(readonly parent: StageEnv | undefined) {}
+
+  define(key: string, variable: Variable): void {
+    this.own.set(key, variable);
   }
+
+  lookup(name: string): Variable | undefined {
+    return lookupEnv(this, name);
+  }
+}
+
+function lookupEnv(start: StageEnv, name: string): Variable | undefined {
+  const passed: StageEnv[] = [];
+  let found: Variable | null = null;
+  for (let at: StageEnv | undefined = start; at; at = at.parent) {
+    const own = at.own.get(name);
+    if (own) {
+      found = own;
+      break;
+    }
+    const known = at.known.get(name);
+    if (known !== undefined) {
+      found = known;
+      break;
+    }
+    passed.push(at);
+  }
+  for (const stage of passed) stage.known.set(name, found);
+  return found ?? undefined;
 }
 
 function propertyValue(source: SourceText, property: InstructionProperty): { value: Mapped; span: Span } | undefined {
@@ -140,7 +189,7 @@ function recordFrom(
     sink.problems.push({ span, message: 'FROM needs an image' });
     return;
   }
-  const commands = splitCommands(joinContinuations(source, imageArg.start, imageArg.end, escape), resolverFor(globals));
+  const commands = splitCommands(joinContinuations(source, imageArg.start, imageArg.end, escape), resolverFor(globals, globals, undefined));
   const word = commands[0]?.[0];
   if (!word) return;
   const stageName = args.length >= 3 && args[1]!.value.toUpperCase() === 'AS' ? args[2]!.value : undefined;
