@@ -1,5 +1,6 @@
 import type { CopyFact, IncludeFact, ParsedFile } from '../facts.js';
 import { dirname, joinRepo } from './paths.js';
+import { groupBy, StageTree } from './stages.js';
 
 /**
  * Where a file that another file pulls in lives in the repository, in order of preference. Requirements
@@ -26,15 +27,16 @@ export function includeCandidates(file: ParsedFile, include: IncludeFact): strin
   return unique(candidates);
 }
 
-/** COPY instructions of this stage and of the stages it builds on (not `COPY --from`). */
-function copiesVisibleFrom(file: ParsedFile, stage: number): CopyFact[] {
-  const stages = new Set<number>();
-  let current: number | undefined = stage;
-  while (current !== undefined && !stages.has(current)) {
-    stages.add(current);
-    current = file.images.find((image) => image.stage === current)?.fromStage;
+const visibleCopies = new WeakMap<ParsedFile, (stage: number) => readonly CopyFact[]>();
+
+/** COPY instructions of this stage and of the stages it builds on (not `COPY --from`), in file order. */
+function copiesVisibleFrom(file: ParsedFile, stage: number): readonly CopyFact[] {
+  let visible = visibleCopies.get(file);
+  if (!visible) {
+    const own = groupBy(file.copies.filter((copy) => !copy.fromStage), (copy) => copy.stage);
+    visibleCopies.set(file, (visible = StageTree.of(file).inherited((at) => own.get(at) ?? [])));
   }
-  return file.copies.filter((copy) => stages.has(copy.stage) && !copy.fromStage);
+  return visible(stage);
 }
 
 /** If `target` (a path in the image) was put there by COPY of `source`, the source-relative path of it. */

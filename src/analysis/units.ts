@@ -3,6 +3,7 @@ import type { KnowledgeBase } from '../knowledge/index.js';
 import { cudaMajor, cudaMajorMinor } from '../versions.js';
 import { CLAIM_PRECEDENCE, cudaClaim, fileClaims, type ClaimKind, type CudaClaim } from './claims.js';
 import type { Link } from './links.js';
+import { groupBy, StageTree } from './stages.js';
 import { resolveTorchBuild, type TorchBuild } from './torch-build.js';
 
 /** One pip/conda run: a command or file plus the files it pulls in, sharing index options. */
@@ -53,6 +54,7 @@ export function buildUnits(files: readonly ParsedFile[], links: ReadonlyMap<Pars
     return claims;
   };
   const units: Unit[] = [];
+  let component: Map<ParsedFile, number> | undefined;
   // `files` is closed under links (every file a link touches is in it), so its own links are all there are.
   const includers = new Map<ParsedFile, ParsedFile[]>();
   for (const from of files) {
@@ -64,8 +66,9 @@ export function buildUnits(files: readonly ParsedFile[], links: ReadonlyMap<Pars
   }
   for (const file of files) {
     if (file.kind === 'dockerfile') {
-      for (const stage of file.stages) units.push(dockerStageUnit(file, stage.index, links, claimsOf, kb));
-    } else if (!includedElsewhere(file, includers.get(file) ?? [], links)) {
+      const stages = new DockerfileIndex(file, links.get(file) ?? [], claimsOf(file));
+      for (const stage of file.stages) units.push(dockerStageUnit(stages, stage.index, links, claimsOf, kb));
+    } else if (!includedElsewhere(file, includers.get(file) ?? [], (component ??= components(files, links)))) {
       units.push(fileUnit(file, links, claimsOf, kb));
     }
   }
@@ -75,10 +78,64 @@ export function buildUnits(files: readonly ParsedFile[], links: ReadonlyMap<Pars
 /**
  * A requirements or conda file that another file installs or includes (a Dockerfile's `pip install -r`,
  * another file's `-r`) is checked only as part of the larger unit: its own, narrower view would infer a
- * different target and propose conflicting fixes. Files that include each other are each kept.
+ * different target and propose conflicting fixes. Files that include each other are each kept: an includer
+ * reachable back from the file is in the file's strongly connected component.
  */
-function includedElsewhere(file: ParsedFile, includers: readonly ParsedFile[], links: ReadonlyMap<ParsedFile, readonly Link[]>): boolean {
-  return includers.some((includer) => includer !== file && (includer.kind === 'dockerfile' || !reachable(links.get(file) ?? [], links, new Set([file])).includes(includer)));
+function includedElsewhere(file: ParsedFile, includers: readonly ParsedFile[], component: ReadonlyMap<ParsedFile, number>): boolean {
+  return includers.some((includer) => includer !== file && (includer.kind === 'dockerfile' || component.get(includer) !== component.get(file)));
+}
+
+/**
+ * The strongly connected component of every file under the include links (Tarjan's algorithm, iterative so a
+ * long chain of includes cannot overflow the stack). One pass over the links, where asking "does this file
+ * reach back to its includer?" for every file walked the rest of a chain each time.
+ */
+function components(files: readonly ParsedFile[], links: ReadonlyMap<ParsedFile, readonly Link[]>): Map<ParsedFile, number> {
+  const index = new Map<ParsedFile, number>();
+  const low = new Map<ParsedFile, number>();
+  const onStack = new Set<ParsedFile>();
+  const stack: ParsedFile[] = [];
+  const component = new Map<ParsedFile, number>();
+  let counter = 0;
+  let count = 0;
+  for (const start of files) {
+    if (index.has(start)) continue;
+    const frames: { file: ParsedFile; next: number }[] = [{ file: start, next: 0 }];
+    index.set(start, counter);
+    low.set(start, counter++);
+    stack.push(start);
+    onStack.add(start);
+    while (frames.length > 0) {
+      const frame = frames.at(-1)!;
+      const out = links.get(frame.file) ?? [];
+      if (frame.next < out.length) {
+        const to = out[frame.next++]!.to;
+        if (!index.has(to)) {
+          index.set(to, counter);
+          low.set(to, counter++);
+          stack.push(to);
+          onStack.add(to);
+          frames.push({ file: to, next: 0 });
+        } else if (onStack.has(to)) {
+          low.set(frame.file, Math.min(low.get(frame.file)!, index.get(to)!));
+        }
+        continue;
+      }
+      frames.pop();
+      const parent = frames.at(-1);
+      if (parent) low.set(parent.file, Math.min(low.get(parent.file)!, low.get(frame.file)!));
+      if (low.get(frame.file) === index.get(frame.file)) {
+        let member: ParsedFile;
+        do {
+          member = stack.pop()!;
+          onStack.delete(member);
+          component.set(member, count);
+        } while (member !== frame.file);
+        count++;
+      }
+    }
+  }
+  return component;
 }
 
 type ClaimsOf = (file: ParsedFile) => CudaClaim[];
@@ -87,8 +144,8 @@ type ClaimsOf = (file: ParsedFile) => CudaClaim[];
 function reachable(start: readonly Link[], links: ReadonlyMap<ParsedFile, readonly Link[]>, seen: Set<ParsedFile>): ParsedFile[] {
   const out: ParsedFile[] = [];
   const queue = [...start];
-  while (queue.length > 0) {
-    const link = queue.shift()!;
+  for (let next = 0; next < queue.length; next++) {
+    const link = queue[next]!;
     if (seen.has(link.to)) continue;
     seen.add(link.to);
     out.push(link.to);
@@ -112,16 +169,67 @@ function fileUnit(file: ParsedFile, links: ReadonlyMap<ParsedFile, readonly Link
   return finishUnit(file.path, file, undefined, files, claims, invocations, kb);
 }
 
-function dockerStageUnit(file: ParsedFile, stage: number, links: ReadonlyMap<ParsedFile, readonly Link[]>, claimsOf: ClaimsOf, kb: KnowledgeBase): Unit {
-  const chain = stageChain(file, stage);
+/**
+ * A Dockerfile's contexts, links, packages and claims grouped by stage and context once, so that each stage's
+ * unit reads only its own instead of filtering the whole file (a file of thousands of stages was quadratic).
+ */
+class DockerfileIndex {
+  readonly contextsByStage: Map<number, InstallContext[]>;
+  readonly linksByContext: Map<number, Link[]>;
+  private readonly packagesByContext: Map<number, number[]>;
+  /** Claims by position in `claims`: those of a stage (not images) with its ancestors', images by stage, and by context. */
+  private readonly chainClaims: (stage: number) => readonly number[];
+  private readonly imageClaims: Map<number, number[]>;
+  private readonly contextClaims: Map<number, number[]>;
+  private readonly tree: StageTree;
+
+  constructor(
+    readonly file: ParsedFile,
+    links: readonly Link[],
+    private readonly claims: readonly CudaClaim[],
+  ) {
+    this.tree = StageTree.of(file);
+    this.contextsByStage = groupBy(file.contexts, (context) => context.stage);
+    this.linksByContext = groupBy(links, (link) => link.include.context);
+    this.packagesByContext = groupBy(
+      file.packages.map((_, i) => i),
+      (i) => file.packages[i]!.context,
+    );
+    const positions = claims.map((_, i) => i);
+    const stageClaims = groupBy(positions, (i) => (claims[i]!.stage !== undefined && claims[i]!.kind !== 'image' ? claims[i]!.stage : undefined));
+    this.chainClaims = this.tree.inherited((stage) => stageClaims.get(stage) ?? []);
+    this.imageClaims = groupBy(positions, (i) => (claims[i]!.kind === 'image' ? claims[i]!.stage : undefined));
+    this.contextClaims = groupBy(positions, (i) => (claims[i]!.stage === undefined ? claims[i]!.context : undefined));
+  }
+
+  /**
+   * The file's own claims that bear on a stage, in the file's claim order: claims of the stage and the stages it
+   * builds on (the image only of the base stage, which is what the stage runs on), and those of its contexts.
+   */
+  claimsOf(stage: number, contexts: readonly InstallContext[]): CudaClaim[] {
+    const picked = [...this.chainClaims(stage), ...(this.imageClaims.get(this.tree.root(stage)) ?? [])];
+    for (const context of contexts) picked.push(...(this.contextClaims.get(context.id) ?? []));
+    return picked.sort((a, b) => a - b).map((i) => this.claims[i]!);
+  }
+
+  /** Packages installed by these contexts, in file order. */
+  packagesOf(contexts: readonly InstallContext[]): PackageFact[] {
+    const picked: number[] = [];
+    for (const context of contexts) picked.push(...(this.packagesByContext.get(context.id) ?? []));
+    return picked.sort((a, b) => a - b).map((i) => this.file.packages[i]!);
+  }
+}
+
+function dockerStageUnit(index: DockerfileIndex, stage: number, links: ReadonlyMap<ParsedFile, readonly Link[]>, claimsOf: ClaimsOf, kb: KnowledgeBase): Unit {
+  const file = index.file;
   const name = file.stages[stage]?.name;
   const label = `${file.path} stage ${name ? `"${name}"` : stage + 1}`;
-  const contexts = file.contexts.filter((context) => context.stage === stage);
+  const contexts = index.contextsByStage.get(stage) ?? [];
   const invocations: Invocation[] = [];
   const seen = new Set([file]);
   const linkedFiles: ParsedFile[] = [];
   for (const context of contexts) {
-    const contextLinks = (links.get(file) ?? []).filter((link) => link.include.context === context.id);
+    const contextLinks = index.linksByContext.get(context.id) ?? [];
     const linked = reachable(contextLinks, links, new Set([file]));
     for (const member of linked) {
       if (seen.has(member)) continue;
@@ -130,23 +238,8 @@ function dockerStageUnit(file: ParsedFile, stage: number, links: ReadonlyMap<Par
     }
     if (context.tool !== 'apt') invocations.push(makeInvocation([{ file, context }, ...linked.flatMap((member) => member.contexts.map((c) => ({ file: member, context: c })))]));
   }
-  const contextIds = new Set(contexts.map((context) => context.id));
-  const own = claimsOf(file).filter((claim) =>
-    claim.stage !== undefined ? (claim.kind === 'image' ? claim.stage === chain.at(-1) : chain.includes(claim.stage)) : claim.context !== undefined && contextIds.has(claim.context),
-  );
-  const claims = [...own, ...linkedFiles.flatMap((member) => claimsOf(member))];
-  return finishUnit(label, file, stage, [file, ...linkedFiles], claims, invocations, kb, contextIds);
-}
-
-/** This stage and the stages it builds on, the stage itself first and its base image stage last. */
-function stageChain(file: ParsedFile, stage: number): number[] {
-  const chain: number[] = [];
-  let current: number | undefined = stage;
-  while (current !== undefined && !chain.includes(current)) {
-    chain.push(current);
-    current = file.images.find((image) => image.stage === current)?.fromStage;
-  }
-  return chain;
+  const claims = [...index.claimsOf(stage, contexts), ...linkedFiles.flatMap((member) => claimsOf(member))];
+  return finishUnit(label, file, stage, [file, ...linkedFiles], claims, invocations, kb, index.packagesOf(contexts));
 }
 
 function makeInvocation(members: { file: ParsedFile; context: InstallContext }[]): Invocation {
@@ -162,15 +255,15 @@ function finishUnit(
   staticClaims: readonly CudaClaim[],
   invocations: readonly Invocation[],
   kb: KnowledgeBase,
-  rootContexts?: ReadonlySet<number>,
+  /** The root's packages that belong to the unit, when not all of them do (a Dockerfile stage's). */
+  rootPackages?: readonly PackageFact[],
 ): Unit {
   const invocationOf = new Map<InstallContext, Invocation>();
   for (const invocation of invocations) for (const member of invocation.members) invocationOf.set(member.context, invocation);
   const packages: UnitPackage[] = [];
   const implied: CudaClaim[] = [];
   for (const file of files) {
-    for (const pkg of file.packages) {
-      if (file === root && rootContexts && !rootContexts.has(pkg.context)) continue;
+    for (const pkg of file === root && rootPackages ? rootPackages : file.packages) {
       const context = file.contexts[pkg.context];
       const invocation = context ? invocationOf.get(context) : undefined;
       const build = resolveTorchBuild(pkg, invocation?.indexes ?? NO_INDEXES, kb);

@@ -1,0 +1,77 @@
+import type { ParsedFile } from '../facts.js';
+
+/**
+ * What a Dockerfile stage inherits from the stages it is built FROM, worked out once per file.
+ *
+ * A stage `FROM build` sees what `build` saw (its COPYs, its ENV) and, through it, everything further up.
+ * Walking that chain for every stage, with a search of the images at each step, made a file of many chained
+ * stages cubic; here every stage is visited once, in order: a stage's parent always comes earlier in the file,
+ * because FROM can only name a stage already defined.
+ */
+export class StageTree {
+  /** Parent stage of each stage (undefined for a stage built on an image). */
+  private readonly parents: (number | undefined)[] = [];
+  /** The stage at the end of each stage's chain: the one whose FROM names an image. */
+  private readonly roots: number[] = [];
+
+  private constructor(readonly stageCount: number, file: ParsedFile) {
+    for (const image of file.images) {
+      if (this.parents[image.stage] !== undefined || image.stage >= stageCount) continue;
+      // The parser only links to earlier stages; anything else is treated as a base image.
+      if (image.fromStage !== undefined && image.fromStage < image.stage) this.parents[image.stage] = image.fromStage;
+    }
+    for (let stage = 0; stage < stageCount; stage++) {
+      const parent = this.parents[stage];
+      this.roots[stage] = parent === undefined ? stage : this.roots[parent]!;
+    }
+  }
+
+  private static readonly cache = new WeakMap<ParsedFile, StageTree>();
+
+  static of(file: ParsedFile): StageTree {
+    let tree = StageTree.cache.get(file);
+    if (!tree) {
+      let count = file.stages.length;
+      for (const image of file.images) count = Math.max(count, image.stage + 1);
+      StageTree.cache.set(file, (tree = new StageTree(count, file)));
+    }
+    return tree;
+  }
+
+  parent(stage: number): number | undefined {
+    return this.parents[stage];
+  }
+
+  /** The base stage of this stage's chain (itself when it is built on an image). */
+  root(stage: number): number {
+    return this.roots[stage] ?? stage;
+  }
+
+  /**
+   * For every stage, its own items after those of the stages it builds on (items in stage order, so in file
+   * order when `own` lists them in file order). A stage that adds nothing shares its parent's list.
+   */
+  inherited<T>(own: (stage: number) => readonly T[]): (stage: number) => readonly T[] {
+    const lists: (readonly T[])[] = [];
+    for (let stage = 0; stage < this.stageCount; stage++) {
+      const parent = this.parents[stage];
+      const above = parent === undefined ? [] : lists[parent]!;
+      const mine = own(stage);
+      lists[stage] = mine.length === 0 ? above : above.length === 0 ? mine : [...above, ...mine];
+    }
+    return (stage) => lists[stage] ?? own(stage);
+  }
+}
+
+/** Items grouped by a numeric key, each group in the items' order. */
+export function groupBy<T>(items: readonly T[], key: (item: T) => number | undefined): Map<number, T[]> {
+  const groups = new Map<number, T[]>();
+  for (const item of items) {
+    const at = key(item);
+    if (at === undefined) continue;
+    const group = groups.get(at);
+    if (group) group.push(item);
+    else groups.set(at, [item]);
+  }
+  return groups;
+}
