@@ -157,12 +157,9 @@ function applySuppressions(files: readonly ParsedFile[], findings: readonly Find
   const byPath = new Map(files.map((file) => [file.path, file]));
   const used = new Set<Suppression>();
   const kept: Finding[] = [];
-  for (const finding of findings) {
-    const file = byPath.get(finding.location.path);
-    const line = finding.location.start.line;
-    const suppression = file?.suppressions.find(
-      (s) => s.reason !== '' && s.rules.includes(finding.ruleId) && s.rules.every((id) => ruleIds.has(id)) && line >= s.fromLine && line <= s.toLine,
-    );
+  const matches = matchSuppressions(byPath, findings, ruleIds);
+  for (const [i, finding] of findings.entries()) {
+    const suppression = matches[i];
     if (suppression && finding.ruleId !== 'parse-error') {
       used.add(suppression);
       continue;
@@ -186,6 +183,46 @@ function applySuppressions(files: readonly ParsedFile[], findings: readonly Find
     }
   }
   return kept;
+}
+
+/**
+ * For each finding, the first of its file's suppressions (in file order) that covers its line, names its rule,
+ * gives a reason and names only known rules. One sweep per file over findings and suppressions sorted by line,
+ * instead of searching every suppression for every finding (quadratic in a file full of both).
+ */
+function matchSuppressions(byPath: ReadonlyMap<string, ParsedFile>, findings: readonly Finding[], ruleIds: ReadonlySet<string>): (Suppression | undefined)[] {
+  const matches: (Suppression | undefined)[] = [];
+  const perFile = new Map<ParsedFile, number[]>();
+  findings.forEach((finding, i) => {
+    const file = byPath.get(finding.location.path);
+    if (!file || file.suppressions.length === 0) return;
+    const list = perFile.get(file);
+    if (list) list.push(i);
+    else perFile.set(file, [i]);
+  });
+  for (const [file, indices] of perFile) {
+    const all = file.suppressions;
+    const starts = all
+      .map((_, i) => i)
+      .filter((i) => all[i]!.reason !== '' && all[i]!.rules.every((id) => ruleIds.has(id)))
+      .sort((a, b) => all[a]!.fromLine - all[b]!.fromLine);
+    indices.sort((a, b) => findings[a]!.location.start.line - findings[b]!.location.start.line);
+    let next = 0;
+    let active: number[] = []; // suppressions that began at or before the current line, in file order
+    for (const i of indices) {
+      const line = findings[i]!.location.start.line;
+      let added = false;
+      while (next < starts.length && all[starts[next]!]!.fromLine <= line) {
+        active.push(starts[next++]!);
+        added = true;
+      }
+      if (added) active.sort((a, b) => a - b);
+      active = active.filter((s) => all[s]!.toLine >= line);
+      const hit = active.find((s) => all[s]!.rules.includes(findings[i]!.ruleId));
+      matches[i] = hit === undefined ? undefined : all[hit];
+    }
+  }
+  return matches;
 }
 
 export function compareFindings(a: Finding, b: Finding): number {

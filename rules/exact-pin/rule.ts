@@ -59,9 +59,18 @@ function isPinned(pkg: PackageFact): boolean {
 }
 
 /** A version the rest of the unit implies: a companion of the pinned torch, or the unit's CUDA for conda metapackages. */
+/** The unit's first exactly pinned torch, looked up once per unit rather than once per unpinned package. */
+const pinnedTorch = new WeakMap<Unit, PackageFact | null>();
+
+function pinnedTorchOf(unit: Unit): PackageFact | undefined {
+  let torch = pinnedTorch.get(unit);
+  if (torch === undefined) pinnedTorch.set(unit, (torch = unit.packages.find((other) => projectName(other.pkg) === 'torch' && other.pkg.exact)?.pkg ?? null));
+  return torch ?? undefined;
+}
+
 function impliedVersion(unit: Unit, pkg: PackageFact, kb: KnowledgeBase): { version: string; why: string } | undefined {
   const name = projectName(pkg);
-  const torch = unit.packages.find((other) => projectName(other.pkg) === 'torch' && other.pkg.exact)?.pkg;
+  const torch = name === 'torchvision' || name === 'torchaudio' ? pinnedTorchOf(unit) : undefined;
   if (torch && (name === 'torchvision' || name === 'torchaudio')) {
     const companions = kb.companions(torch.exact!);
     const version = companions?.[name][0];

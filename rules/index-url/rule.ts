@@ -39,11 +39,16 @@ export default defineRule({
 type Report = Parameters<Parameters<typeof defineRule>[0]['check']>[0]['report'];
 
 function checkExtraIndexes(unit: Unit, kb: KnowledgeBase, report: Report): void {
+  // The unit's unlabelled PyTorch-index packages by `path#context`, built once for all invocations (filtering
+  // the unit's packages per invocation was quadratic in a stage with many pip commands).
+  let candidates: Map<string, number[]> | undefined;
   for (const invocation of unit.invocations) {
     const extras = invocation.indexes.filter((index) => index.kind === 'extra-index-url' && isPytorchIndex(index.url) && cudaFromUrl(index.url)?.precision === 'minor');
     if (extras.length === 0) continue;
+    candidates ??= groupByKey(unit.packages, ({ file, pkg }) => (pkg.ecosystem === 'pip' && PYTORCH_INDEX_PACKAGES.has(pkg.name) && !pkg.localLabel && !pkg.url ? `${file.path}#${pkg.context}` : undefined));
     const memberKeys = new Set(invocation.members.map((member) => `${member.file.path}#${member.context.id}`));
-    const torchPackages = unit.packages.filter(({ file, pkg }) => memberKeys.has(`${file.path}#${pkg.context}`) && pkg.ecosystem === 'pip' && PYTORCH_INDEX_PACKAGES.has(pkg.name) && !pkg.localLabel && !pkg.url);
+    const picked = [...memberKeys].flatMap((key) => candidates!.get(key) ?? []).sort((a, b) => a - b);
+    const torchPackages = picked.map((i) => unit.packages[i]!);
     if (torchPackages.length === 0) continue;
     for (const index of extras) {
       const cuda = cudaFromUrl(index.url)!.cuda;
@@ -72,6 +77,19 @@ function checkExtraIndexes(unit: Unit, kb: KnowledgeBase, report: Report): void 
       });
     }
   }
+}
+
+/** Positions of the items in each group, in order; items without a key are left out. */
+function groupByKey<T>(items: readonly T[], key: (item: T) => string | undefined): Map<string, number[]> {
+  const groups = new Map<string, number[]>();
+  items.forEach((item, i) => {
+    const at = key(item);
+    if (at === undefined) return;
+    const group = groups.get(at);
+    if (group) group.push(i);
+    else groups.set(at, [i]);
+  });
+  return groups;
 }
 
 function addLabel(file: ParsedFile, pkg: PackageFact, tag: string, kb: KnowledgeBase): TextEdit | undefined {
