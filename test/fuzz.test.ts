@@ -75,44 +75,74 @@ describe('hostile inputs stay linear and bounded', () => {
     return performance.now() - started;
   };
 
-  it.each([
-    ['requirements', 'requirements.txt', (n: number) => `${'torch==2.3.0+cu121 ; python_version < "3.12"\n'.repeat(n)}`],
-    ['requirements', 'requirements.txt', (n: number) => `${'a-'.repeat(n * 20)}!\n`],
-    ['requirements', 'requirements.txt', (n: number) => `${'x'.repeat(n * 40)}`],
-    ['dockerfile', 'Dockerfile', (n: number) => `FROM ubuntu:22.04\nRUN ${'pip install torch==2.1.0 \\\n    '.repeat(n / 10)}true\n`],
-    ['dockerfile', 'Dockerfile', (n: number) => `FROM ubuntu:22.04\nRUN echo ${'$'.repeat(n * 10)}\n`],
-    ['conda', 'environment.yml', (n: number) => `dependencies:\n${'  - numpy=1.26.4\n'.repeat(n)}`],
-    ['conda', 'environment.yml', (n: number) => `channels: [${'conda-forge, '.repeat(n)}nvidia]\ndependencies:\n${'  - numpy=1.26.4  # pinned\n'.repeat(n)}`],
-    ['dockerfile', 'Dockerfile', (n: number) => `FROM ubuntu:22.04\n${'ENV A=1 B="x;y"\nCOPY a b /app/\n'.repeat(n / 2)}`],
-  ] as const)('%s: sixteen times the input takes roughly sixteen times as long', async (kind, name, make) => {
-    // Time spent outside the garbage collector: collection of a large live set grows faster than the
-    // input on its own and says nothing about our algorithms. The fastest of three runs at each size,
-    // so one slow moment on a shared machine does not decide.
+  /**
+   * How much longer `run(big)` takes than `run(small)`, counting only time outside the garbage collector:
+   * collecting a large live set grows faster than the input on its own and says nothing about our algorithms.
+   * The fastest of three runs at each size, so one slow moment on a shared machine does not decide.
+   */
+  async function growth(run: (n: number) => void, small: number, big: number): Promise<number> {
     const collections: { start: number; duration: number }[] = [];
     const observer = new PerformanceObserver((list) => {
       for (const entry of list.getEntries()) collections.push({ start: entry.startTime, duration: entry.duration });
     });
     observer.observe({ entryTypes: ['gc'] });
-    const mutatorTime = async (text: string): Promise<number> => {
+    const mutatorTime = async (n: number): Promise<number> => {
       const started = performance.now();
-      parseFile(name, text, kind);
+      run(n);
       const ended = performance.now();
       await new Promise((resolve) => setTimeout(resolve, 0)); // gc entries arrive asynchronously
       const collecting = collections.filter((c) => c.start >= started && c.start < ended).reduce((sum, c) => sum + c.duration, 0);
       collections.length = 0;
       return ended - started - collecting;
     };
-    const fastest = async (text: string): Promise<number> => Math.min(await mutatorTime(text), await mutatorTime(text), await mutatorTime(text));
+    const fastest = async (n: number): Promise<number> => Math.min(await mutatorTime(n), await mutatorTime(n), await mutatorTime(n));
     try {
-      parseFile(name, make(500), kind);
-      const small = Math.max(await fastest(make(2000)), 1);
-      const big = await fastest(make(32000));
-      // Linear is 16x and quadratic 256x; the bar sits between them, at an exponent of 1.5. This catches
-      // gross blow-ups on a loaded machine; test/mapped.test.ts counts reads to pin the one we had exactly.
-      expect(big / small).toBeLessThan(64);
+      run(Math.ceil(small / 4));
+      return (await fastest(big)) / Math.max(await fastest(small), 1);
     } finally {
       observer.disconnect();
     }
+  }
+
+  const lines = (n: number, line: (i: number) => string): string => Array.from({ length: n }, (_, i) => line(i)).join('');
+  const directive = '# cuda-gatekeeper: ignore[exact-pin] reason';
+
+  // Linear is 16x and quadratic 256x; the bar sits between them, at an exponent of 1.5. This catches gross
+  // blow-ups on a loaded machine; test/mapped.test.ts counts reads to pin one we had exactly.
+  it.each([
+    ['requirements', 'requirements.txt', (n: number) => `${'torch==2.3.0+cu121 ; python_version < "3.12"\n'.repeat(n)}`],
+    ['requirements', 'requirements.txt', (n: number) => `${'a-'.repeat(n * 20)}!\n`],
+    ['requirements', 'requirements.txt', (n: number) => `${'x'.repeat(n * 40)}`],
+    ['requirements', 'requirements.txt', (n: number) => `${`${directive}\n`.repeat(n)}torch\n`],
+    ['requirements', 'requirements.txt', (n: number) => lines(n, (i) => `pkg${i} ${directive} \\\n`)],
+    ['requirements', 'requirements.txt', (n: number) => `${'a.whl#'.repeat(n)}\n`],
+    ['dockerfile', 'Dockerfile', (n: number) => `FROM ubuntu:22.04\nRUN ${'pip install torch==2.1.0 \\\n    '.repeat(n / 10)}true\n`],
+    ['dockerfile', 'Dockerfile', (n: number) => `FROM ubuntu:22.04\nRUN echo ${'$'.repeat(n * 10)}\n`],
+    ['dockerfile', 'Dockerfile', (n: number) => `FROM ubuntu:22.04\nRUN echo ${'${'.repeat(n * 10)}\n`],
+    ['dockerfile', 'Dockerfile', (n: number) => `FROM ubuntu:22.04\n${lines(n / 2, (i) => `${directive}\nRUN echo ${i}\n`)}`],
+    ['dockerfile', 'Dockerfile', (n: number) => `FROM ubuntu:22.04 AS s0\n${lines(n / 2, (i) => `ENV V${i}=x\nFROM s${i} AS s${i + 1}\n`)}`],
+    ['dockerfile', 'Dockerfile', (n: number) => `FROM ubuntu:22.04\n${'ENV A=1 B="x;y"\nCOPY a b /app/\n'.repeat(n / 2)}`],
+    ['conda', 'environment.yml', (n: number) => `dependencies:\n${'  - numpy=1.26.4\n'.repeat(n)}`],
+    ['conda', 'environment.yml', (n: number) => `channels: [${'conda-forge, '.repeat(n)}nvidia]\ndependencies:\n${'  - numpy=1.26.4  # pinned\n'.repeat(n)}`],
+    ['conda', 'environment.yml', (n: number) => `dependencies:\n  - pip:\n    - "${'a.whl#'.repeat(n)}\\nx"\n`],
+  ] as const)('parse %s: sixteen times the input takes roughly sixteen times as long', async (kind, name, make) => {
+    expect(await growth((n) => parseFile(name, make(n), kind), 2000, 32000)).toBeLessThan(64);
+  });
+
+  const policy = loadBaseline('baseline.yaml', readFileSync(join(ROOT, 'baseline.yaml'), 'utf8'), RULE_IDS).baseline;
+  const image = 'FROM nvidia/cuda:12.4.1-devel-ubuntu22.04';
+  it.each<[string, (n: number) => [string, string][]]>([
+    ['a chain of stages', (n: number) => [['Dockerfile', `${image} AS s0\n${lines(n, (i) => `FROM s${i} AS s${i + 1}\nRUN pip install torch==2.6.0\n`)}`]]],
+    ['many stages', (n: number) => [['Dockerfile', lines(n, (i) => `${image} AS s${i}\nRUN pip install torch==2.6.0\n`)]]],
+    ['many pip commands in a stage', (n: number) => [['Dockerfile', `${image}\n${'RUN pip install --extra-index-url https://download.pytorch.org/whl/cu124 torch==2.6.0\n'.repeat(n)}`]]],
+    ['many unpinned requirements', (n: number) => [['requirements.txt', lines(n, (i) => `torch>=1.${i}\ntorchvision\n`)]]],
+    ['many suppressed findings', (n: number) => [['requirements.txt', lines(n, (i) => `torch>=1.${i} # cuda-gatekeeper: ignore[package-not-allowed] reason\n`)]]],
+    ['a chain of includes', (n: number) => Array.from({ length: n }, (_, i) => [`r/r${i}.txt`, `-r r${i + 1}.txt\ntorch==2.6.0\n`])],
+  ])('gate, %s: sixteen times the input takes roughly sixteen times as long', async (_, make) => {
+    const check = (n: number): void => {
+      gate(make(n).map(([path, text]) => parseFile(path, text, path.endsWith('.txt') ? 'requirements' : 'dockerfile')), policy, kb);
+    };
+    expect(await growth(check, 250, 4000)).toBeLessThan(64);
   });
 
   it('deeply nested YAML is an error, not a stack overflow', () => {

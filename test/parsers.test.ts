@@ -1,10 +1,12 @@
 /** Parsers on small inline inputs: facts, exact positions, and no throwing on odd input. */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { ParsedFile } from '../src/facts.js';
 import { classifyPath, parseFile } from '../src/parsers/index.js';
 import { parseCondaEnvironment } from '../src/parsers/conda/parse.js';
 import { parseDockerfile } from '../src/parsers/dockerfile/parse.js';
 import { parseRequirements } from '../src/parsers/requirements/parse.js';
+import { endsInWheel } from '../src/parsers/python-requirement.js';
 
 const at = (file: ParsedFile, offset: number): string => {
   const position = file.source.position(offset);
@@ -263,6 +265,24 @@ describe('Dockerfile parser', () => {
     ]);
   });
 
+  it('a stage inherits ENV from every stage it builds on, nearest first, and ARG from none', () => {
+    const file = parseDockerfile('Dockerfile', [
+      'FROM ubuntu:22.04 AS base',
+      'ENV TORCH_INDEX=https://download.pytorch.org/whl/cu118 EXTRA=https://download.pytorch.org/whl/cu121',
+      'ARG LOCAL=https://example.com/simple',
+      'FROM base AS deps',
+      'ENV TORCH_INDEX=https://download.pytorch.org/whl/cu124',
+      'FROM deps AS app',
+      'RUN pip install --index-url ${TORCH_INDEX} --extra-index-url $EXTRA --extra-index-url $LOCAL torch==2.5.1',
+      '',
+    ].join('\n'));
+    expect(file.indexes.map((index) => index.url)).toEqual(['https://download.pytorch.org/whl/cu124', 'https://download.pytorch.org/whl/cu121']);
+    expect(file.unresolved.map((u) => u.reason)).toEqual([expect.stringContaining('$LOCAL is not defined')]);
+    // An edit to the inherited URL goes to its definition two stages up.
+    expect(text(file, file.indexes[1]!.urlSpan)).toBe('https://download.pytorch.org/whl/cu121');
+    expect(file.indexes[1]!.urlSpan.start).toBeLessThan(file.source.text.indexOf('FROM base'));
+  });
+
   it('honours the escape directive', () => {
     const file = parseDockerfile('Dockerfile', '# escape=`\nFROM mcr.microsoft.com/windows:ltsc2022\nRUN pip install `\n  torch==2.1.0\n');
     expect(file.packages.map((pkg) => pkg.name)).toEqual(['torch']);
@@ -300,5 +320,17 @@ describe('regressions found by fuzzing', () => {
     const text = 'channels: [     !';
     const file = parseFile('environment.yml', text, 'conda');
     for (const span of [...file.indexes.flatMap((index) => [index.span, index.urlSpan]), ...file.problems.map((problem) => problem.span)]) expect(span.end).toBeLessThanOrEqual(text.length);
+  });
+});
+
+describe('endsInWheel', () => {
+  it('answers as /\\.whl(?:[#?].*)?$/i does, on text built from its own pieces', () => {
+    const piece = fc.constantFrom('.whl', '.WHL', '.wh', 'l', '#', '?', 'a', '\n', '\r', '\u2028', '\u2029', ' ', 'İ');
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 12 }).map((parts) => parts.join('')), (text) => {
+        expect(endsInWheel(text)).toBe(/\.whl(?:[#?].*)?$/i.test(text));
+      }),
+      { numRuns: 5000 },
+    );
   });
 });
