@@ -40,8 +40,9 @@ export function gate(files: readonly ParsedFile[], baseline: Baseline, kb: Knowl
   const reporters = active.map((rule) => {
     const configured = baseline.rules[rule.id];
     const ceiling: Severity = configured && configured !== 'off' ? configured : rule.defaultSeverity;
+    const url = docsUrl(rule.id); // one string per rule, not one per finding: a large run keeps thousands
     return (draft: Draft): void => {
-      const finding = toFinding(rule, draft, ceiling);
+      const finding = toFinding(rule, draft, ceiling, url);
       const key = `${finding.ruleId}\0${finding.location.path}\0${finding.location.start.offset}\0${finding.location.end.offset}\0${finding.message}`;
       if (seen.has(key)) return;
       seen.add(key);
@@ -135,7 +136,7 @@ function applyWaivers(findings: readonly Finding[], baseline: Baseline, options:
   return { kept, notes, waived };
 }
 
-function toFinding(rule: AnyRule, draft: Draft, ceiling: Severity): Finding {
+function toFinding(rule: AnyRule, draft: Draft, ceiling: Severity, url: string): Finding {
   let severity: Severity = draft.severity && severityRank[draft.severity] < severityRank[ceiling] ? draft.severity : ceiling;
   if (draft.unverified) severity = 'notice';
   const template = rule.messages[draft.messageId] ?? draft.messageId;
@@ -149,7 +150,7 @@ function toFinding(rule: AnyRule, draft: Draft, ceiling: Severity): Finding {
     related: (draft.related ?? []).map((related) => ({ location: related.file.source.location(related.span.start, related.span.end), message: related.message })),
     ...(draft.fix && draft.fix.edits.length > 0 ? { fix: draft.fix } : {}),
     ...(draft.suggestions && draft.suggestions.length > 0 ? { suggestions: draft.suggestions } : {}),
-    docsUrl: docsUrl(rule.id),
+    docsUrl: url,
   };
 }
 
