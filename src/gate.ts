@@ -1,4 +1,5 @@
 import { resolveLinks, type Link } from './analysis/links.js';
+import { groupBy, positions } from './collections.js';
 import { buildUnits, type Unit } from './analysis/units.js';
 import type { LoadedBaseline } from './baseline/load.js';
 import type { Baseline } from './baseline/schema.js';
@@ -193,18 +194,13 @@ function applySuppressions(files: readonly ParsedFile[], findings: readonly Find
  */
 function matchSuppressions(byPath: ReadonlyMap<string, ParsedFile>, findings: readonly Finding[], ruleIds: ReadonlySet<string>): (Suppression | undefined)[] {
   const matches: (Suppression | undefined)[] = [];
-  const perFile = new Map<ParsedFile, number[]>();
-  findings.forEach((finding, i) => {
-    const file = byPath.get(finding.location.path);
-    if (!file || file.suppressions.length === 0) return;
-    const list = perFile.get(file);
-    if (list) list.push(i);
-    else perFile.set(file, [i]);
+  const perFile = groupBy(positions(findings.length), (i) => {
+    const file = byPath.get(findings[i]!.location.path);
+    return file && file.suppressions.length > 0 ? file : undefined;
   });
   for (const [file, indices] of perFile) {
     const all = file.suppressions;
-    const starts = all
-      .map((_, i) => i)
+    const starts = positions(all.length)
       .filter((i) => all[i]!.reason !== '' && all[i]!.rules.every((id) => ruleIds.has(id)))
       .sort((a, b) => all[a]!.fromLine - all[b]!.fromLine);
     indices.sort((a, b) => findings[a]!.location.start.line - findings[b]!.location.start.line);

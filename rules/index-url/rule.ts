@@ -1,4 +1,5 @@
 import { cudaFromLabel, cudaFromUrl, isPytorchIndex } from '../../src/analysis/cuda-labels.js';
+import { groupBy, positions } from '../../src/collections.js';
 import { PYTORCH_INDEX_PACKAGES } from '../../src/analysis/torch-build.js';
 import type { Invocation, Unit } from '../../src/analysis/units.js';
 import type { IndexFact, InstallContext, PackageFact, ParsedFile } from '../../src/facts.js';
@@ -45,7 +46,10 @@ function checkExtraIndexes(unit: Unit, kb: KnowledgeBase, report: Report): void 
   for (const invocation of unit.invocations) {
     const extras = invocation.indexes.filter((index) => index.kind === 'extra-index-url' && isPytorchIndex(index.url) && cudaFromUrl(index.url)?.precision === 'minor');
     if (extras.length === 0) continue;
-    candidates ??= groupByKey(unit.packages, ({ file, pkg }) => (pkg.ecosystem === 'pip' && PYTORCH_INDEX_PACKAGES.has(pkg.name) && !pkg.localLabel && !pkg.url ? `${file.path}#${pkg.context}` : undefined));
+    candidates ??= groupBy(positions(unit.packages.length), (i) => {
+      const { file, pkg } = unit.packages[i]!;
+      return pkg.ecosystem === 'pip' && PYTORCH_INDEX_PACKAGES.has(pkg.name) && !pkg.localLabel && !pkg.url ? `${file.path}#${pkg.context}` : undefined;
+    });
     const memberKeys = new Set(invocation.members.map((member) => `${member.file.path}#${member.context.id}`));
     const picked = [...memberKeys].flatMap((key) => candidates!.get(key) ?? []).sort((a, b) => a - b);
     const torchPackages = picked.map((i) => unit.packages[i]!);
@@ -77,19 +81,6 @@ function checkExtraIndexes(unit: Unit, kb: KnowledgeBase, report: Report): void 
       });
     }
   }
-}
-
-/** Positions of the items in each group, in order; items without a key are left out. */
-function groupByKey<T>(items: readonly T[], key: (item: T) => string | undefined): Map<string, number[]> {
-  const groups = new Map<string, number[]>();
-  items.forEach((item, i) => {
-    const at = key(item);
-    if (at === undefined) return;
-    const group = groups.get(at);
-    if (group) group.push(i);
-    else groups.set(at, [i]);
-  });
-  return groups;
 }
 
 function addLabel(file: ParsedFile, pkg: PackageFact, tag: string, kb: KnowledgeBase): TextEdit | undefined {

@@ -1,6 +1,7 @@
 import type { CopyFact, IncludeFact, ParsedFile } from '../facts.js';
 import { dirname, joinRepo } from './paths.js';
-import { groupBy, StageTree } from './stages.js';
+import { groupBy } from '../collections.js';
+import { StageTree } from './stages.js';
 
 /**
  * Where a file that another file pulls in lives in the repository, in order of preference. Requirements

@@ -62,16 +62,3 @@ export class StageTree {
     return (stage) => lists[stage] ?? own(stage);
   }
 }
-
-/** Items grouped by a numeric key, each group in the items' order. */
-export function groupBy<T>(items: readonly T[], key: (item: T) => number | undefined): Map<number, T[]> {
-  const groups = new Map<number, T[]>();
-  for (const item of items) {
-    const at = key(item);
-    if (at === undefined) continue;
-    const group = groups.get(at);
-    if (group) group.push(item);
-    else groups.set(at, [item]);
-  }
-  return groups;
-}

@@ -3,7 +3,8 @@ import type { KnowledgeBase } from '../knowledge/index.js';
 import { cudaMajor, cudaMajorMinor } from '../versions.js';
 import { CLAIM_PRECEDENCE, cudaClaim, fileClaims, type ClaimKind, type CudaClaim } from './claims.js';
 import type { Link } from './links.js';
-import { groupBy, StageTree } from './stages.js';
+import { groupBy, positions } from '../collections.js';
+import { StageTree } from './stages.js';
 import { resolveTorchBuild, type TorchBuild } from './torch-build.js';
 
 /** One pip/conda run: a command or file plus the files it pulls in, sharing index options. */
@@ -191,15 +192,12 @@ class DockerfileIndex {
     this.tree = StageTree.of(file);
     this.contextsByStage = groupBy(file.contexts, (context) => context.stage);
     this.linksByContext = groupBy(links, (link) => link.include.context);
-    this.packagesByContext = groupBy(
-      file.packages.map((_, i) => i),
-      (i) => file.packages[i]!.context,
-    );
-    const positions = claims.map((_, i) => i);
-    const stageClaims = groupBy(positions, (i) => (claims[i]!.stage !== undefined && claims[i]!.kind !== 'image' ? claims[i]!.stage : undefined));
+    this.packagesByContext = groupBy(positions(file.packages.length), (i) => file.packages[i]!.context);
+    const all = positions(claims.length);
+    const stageClaims = groupBy(all, (i) => (claims[i]!.stage !== undefined && claims[i]!.kind !== 'image' ? claims[i]!.stage : undefined));
     this.chainClaims = this.tree.inherited((stage) => stageClaims.get(stage) ?? []);
-    this.imageClaims = groupBy(positions, (i) => (claims[i]!.kind === 'image' ? claims[i]!.stage : undefined));
-    this.contextClaims = groupBy(positions, (i) => (claims[i]!.stage === undefined ? claims[i]!.context : undefined));
+    this.imageClaims = groupBy(all, (i) => (claims[i]!.kind === 'image' ? claims[i]!.stage : undefined));
+    this.contextClaims = groupBy(all, (i) => (claims[i]!.stage === undefined ? claims[i]!.context : undefined));
   }
 
   /**
