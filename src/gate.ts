@@ -32,43 +32,90 @@ export const SUPPRESSION_RULE_ID = 'invalid-suppression';
  * justified `# cuda-gatekeeper: ignore[rule]` comment says so, and sorted by file and position.
  */
 export function gate(files: readonly ParsedFile[], baseline: Baseline, kb: KnowledgeBase, options: GateOptions = {}): Report {
-  const rules = options.rules ?? RULES;
-  const links = resolveLinks(files);
-  const findings: Finding[] = [];
-  const seen = new Set<string>();
-  const ruleIds: ReadonlySet<string> = new Set(rules.map((rule) => rule.id));
-  const active = rules.filter((rule) => baseline.rules[rule.id] !== 'off');
-  const reporters = active.map((rule) => {
-    const configured = baseline.rules[rule.id];
-    const ceiling: Severity = configured && configured !== 'off' ? configured : rule.defaultSeverity;
-    const url = docsUrl(rule.id); // one string per rule, not one per finding: a large run keeps thousands
-    return (draft: Draft): void => {
-      const finding = toFinding(rule, draft, ceiling, url);
-      const key = `${finding.ruleId}\0${finding.location.path}\0${finding.location.start.offset}\0${finding.location.end.offset}\0${finding.message}`;
-      if (seen.has(key)) return;
-      seen.add(key);
-      findings.push(finding);
-    };
-  });
-  const run = (group: readonly ParsedFile[], units: readonly Unit[], policy: Pick<RuleContext, 'policy' | 'policyProblems'>): void => {
-    active.forEach((rule, i) => rule.check({ files: group, units, kb, baseline, ruleIds, policy: policy.policy, policyProblems: policy.policyProblems, report: reporters[i]! }));
-  };
+  const checker = new Checker(baseline, kb, options);
+  return checker.report(files.length, [checker.checkPolicy(), checker.checkFiles(files)]);
+}
 
-  // The baseline's own problems are about the baseline file: one pass with no repository files.
-  run([], [], { policy: options.policy, policyProblems: options.policyProblems });
-  // Files that no include connects are independent: every rule looks at one file, unit or install at a time.
-  // Checking a few hundred files at a time keeps each batch's facts in the CPU caches while all sixteen rules
-  // read them, instead of every rule walking the whole repository (`npm run bench`: the gate's share of a
-  // 10,000-file run went from about 600 to about 400 ms).
-  for (const group of batches(files, links, options.batchFiles ?? BATCH_FILES)) run(group, buildUnits(group, links, kb), {});
+/** Findings about some files (or the baseline), after waivers and suppressions, and those waivers silenced. */
+export interface PartialReport {
+  readonly findings: Finding[];
+  readonly waived: readonly Finding[];
+}
 
-  const unwaived = applyWaivers(findings, baseline, options);
-  const kept = applySuppressions(files, unwaived.kept, ruleIds, baseline.rules[SUPPRESSION_RULE_ID] === 'off');
-  kept.push(...unwaived.notes);
-  kept.sort(compareFindings);
-  const counts: Record<Severity, number> = { error: 0, warning: 0, notice: 0 };
-  for (const finding of kept) counts[finding.severity]++;
-  return { findings: kept, filesChecked: files.length, counts, ...(unwaived.waived ? { waived: unwaived.waived } : {}) };
+/**
+ * The steps of gate(), for callers that check a repository in parts (see gateRepository): the baseline's own
+ * problems once, then any number of calls on sets of files that are closed under links (every file a link
+ * touches is in the set), then one report. Findings of different calls never overlap: each is about a file
+ * of its own call, and suppressions and waivers apply finding by finding.
+ */
+export class Checker {
+  private readonly rules: readonly AnyRule[];
+  private readonly ruleIds: ReadonlySet<string>;
+  private readonly active: readonly AnyRule[];
+
+  constructor(
+    private readonly baseline: Baseline,
+    private readonly kb: KnowledgeBase,
+    private readonly options: GateOptions,
+  ) {
+    this.rules = options.rules ?? RULES;
+    this.ruleIds = new Set(this.rules.map((rule) => rule.id));
+    this.active = this.rules.filter((rule) => baseline.rules[rule.id] !== 'off');
+  }
+
+  /** The baseline's own problems (one pass with no repository files) and notes on expired waivers. */
+  checkPolicy(): PartialReport {
+    const findings = this.run((run) => run([], [], { policy: this.options.policy, policyProblems: this.options.policyProblems }));
+    const unwaived = applyWaivers(findings, this.baseline, this.options);
+    const kept = applySuppressions([], unwaived.kept, this.ruleIds, true);
+    kept.push(...expiredWaiverNotes(this.baseline, this.options));
+    return { findings: kept, waived: unwaived.waived };
+  }
+
+  /** Findings about `files`, which must be closed under links. */
+  checkFiles(files: readonly ParsedFile[]): PartialReport {
+    const links = resolveLinks(files);
+    // Files that no include connects are independent: every rule looks at one file, unit or install at a time.
+    // Checking a few hundred files at a time keeps each batch's facts in the CPU caches while all sixteen rules
+    // read them, instead of every rule walking the whole repository (`npm run bench`: the gate's share of a
+    // 10,000-file run went from about 600 to about 400 ms).
+    const findings = this.run((run) => {
+      for (const group of batches(files, links, this.options.batchFiles ?? BATCH_FILES)) run(group, buildUnits(group, links, this.kb), {});
+    });
+    const unwaived = applyWaivers(findings, this.baseline, this.options);
+    return { findings: applySuppressions(files, unwaived.kept, this.ruleIds, this.baseline.rules[SUPPRESSION_RULE_ID] === 'off'), waived: unwaived.waived };
+  }
+
+  /** One report from the parts: sorted findings and their counts. */
+  report(filesChecked: number, parts: readonly PartialReport[]): Report {
+    const findings = parts.flatMap((part) => part.findings).sort(compareFindings);
+    const waived = parts.reduce((sum, part) => sum + part.waived.length, 0);
+    const counts: Record<Severity, number> = { error: 0, warning: 0, notice: 0 };
+    for (const finding of findings) counts[finding.severity]++;
+    return { findings, filesChecked, counts, ...(waived ? { waived } : {}) };
+  }
+
+  /** Run the active rules over what `visit` hands them; findings de-duplicated. */
+  private run(visit: (run: (group: readonly ParsedFile[], units: readonly Unit[], policy: Pick<RuleContext, 'policy' | 'policyProblems'>) => void) => void): Finding[] {
+    const findings: Finding[] = [];
+    const seen = new Set<string>();
+    const reporters = this.active.map((rule) => {
+      const configured = this.baseline.rules[rule.id];
+      const ceiling: Severity = configured && configured !== 'off' ? configured : rule.defaultSeverity;
+      const url = docsUrl(rule.id); // one string per rule, not one per finding: a large run keeps thousands
+      return (draft: Draft): void => {
+        const finding = toFinding(rule, draft, ceiling, url);
+        const key = `${finding.ruleId}\0${finding.location.path}\0${finding.location.start.offset}\0${finding.location.end.offset}\0${finding.message}`;
+        if (seen.has(key)) return;
+        seen.add(key);
+        findings.push(finding);
+      };
+    });
+    visit((group, units, policy) => {
+      this.active.forEach((rule, i) => rule.check({ files: group, units, kb: this.kb, baseline: this.baseline, ruleIds: this.ruleIds, policy: policy.policy, policyProblems: policy.policyProblems, report: reporters[i]! }));
+    });
+    return findings;
+  }
 }
 
 /** Files per batch: enough to spread each rule's fixed cost, few enough to stay in the caches. */
@@ -113,28 +160,36 @@ function batches(files: readonly ParsedFile[], links: ReadonlyMap<ParsedFile, re
 }
 
 /** A waiver applies to a finding of its rule in its repository (and path, when given) until its expiry date. */
-function applyWaivers(findings: readonly Finding[], baseline: Baseline, options: GateOptions): { kept: Finding[]; notes: Finding[]; waived: number } {
-  if (baseline.waivers.length === 0 || !options.repository) return { kept: [...findings], notes: [], waived: 0 };
-  const repo = options.repository.toLowerCase();
-  const name = repo.split('/').pop();
+function applyWaivers(findings: readonly Finding[], baseline: Baseline, options: GateOptions): { kept: Finding[]; waived: Finding[] } {
+  if (baseline.waivers.length === 0 || !options.repository) return { kept: [...findings], waived: [] };
   const today = options.today ?? '9999-12-31';
-  const matchesRepo = (waiver: Baseline['waivers'][number]) => waiver.repo === '*' || waiver.repo.toLowerCase() === repo || waiver.repo.toLowerCase() === name;
-  const active = baseline.waivers.filter((waiver) => matchesRepo(waiver) && waiver.expires >= today);
-  const expired = baseline.waivers.filter((waiver) => matchesRepo(waiver) && waiver.expires < today);
-  let waived = 0;
+  const active = baseline.waivers.filter((waiver) => waiverMatchesRepository(waiver, options.repository!) && waiver.expires >= today);
+  const waived: Finding[] = [];
   const kept = findings.filter((finding) => {
     const waiver = active.find((candidate) => candidate.rule === finding.ruleId && (!candidate.path || finding.location.path === candidate.path || (candidate.path.endsWith('/') && finding.location.path.startsWith(candidate.path))));
-    if (waiver) waived++;
+    if (waiver) waived.push(finding);
     return !waiver;
   });
-  const notes = expired.map((waiver): Finding => {
+  return { kept, waived };
+}
+
+function waiverMatchesRepository(waiver: Baseline['waivers'][number], repository: string): boolean {
+  const repo = repository.toLowerCase();
+  return waiver.repo === '*' || waiver.repo.toLowerCase() === repo || waiver.repo.toLowerCase() === repo.split('/').pop();
+}
+
+/** A notice for every waiver of this repository that has expired: its findings are reported again. */
+function expiredWaiverNotes(baseline: Baseline, options: GateOptions): Finding[] {
+  if (baseline.waivers.length === 0 || !options.repository) return [];
+  const today = options.today ?? '9999-12-31';
+  const expired = baseline.waivers.filter((waiver) => waiverMatchesRepository(waiver, options.repository!) && waiver.expires < today);
+  return expired.map((waiver): Finding => {
     const inPolicy = options.policy && (!waiver.file || waiver.file === options.policy.source.path);
     const location = { path: waiver.file ?? options.policy?.source.path ?? 'baseline.yaml', start: { line: 1, column: 1, offset: 0 }, end: { line: 1, column: 1, offset: 0 } };
     const at = inPolicy ? options.policy!.locate(['waivers', waiver.index]) : undefined;
     const where = at ? options.policy!.source.location(at.start, at.end) : location;
     return { ruleId: 'policy-error', severity: 'notice', messageId: 'waiverExpired', message: `the waiver of ${waiver.rule} for ${waiver.repo}${waiver.path ? `:${waiver.path}` : ''} expired on ${waiver.expires} (owner ${waiver.owner}); its findings are reported again`, help: `Renew it with a new expiry date and reason, or fix the findings. Reason given: ${waiver.reason}`, location: where, related: [], docsUrl: docsUrl('policy-error') };
   });
-  return { kept, notes, waived };
 }
 
 function toFinding(rule: AnyRule, draft: Draft, ceiling: Severity, url: string): Finding {
