@@ -15,3 +15,32 @@ export function groupBy<T, K>(items: readonly T[], key: (item: T) => K | undefin
 export function positions(length: number): number[] {
   return Array.from({ length }, (_, i) => i);
 }
+
+/** Disjoint sets over 0 … count-1 (union-find with path compression). */
+export class UnionFind {
+  private readonly parent: Int32Array;
+
+  constructor(count: number) {
+    this.parent = new Int32Array(count).map((_, i) => i);
+  }
+
+  /** The representative of i's set. */
+  find(i: number): number {
+    let root = i;
+    while (this.parent[root] !== root) root = this.parent[root]!;
+    while (this.parent[i] !== root) {
+      const next = this.parent[i]!;
+      this.parent[i] = root;
+      i = next;
+    }
+    return root;
+  }
+
+  /** Joins the sets of a and b; returns the representative of the joined set. */
+  join(a: number, b: number): number {
+    const ra = this.find(a);
+    const rb = this.find(b);
+    if (ra !== rb) this.parent[rb] = ra;
+    return ra;
+  }
+}

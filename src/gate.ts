@@ -1,5 +1,5 @@
 import { resolveLinks, type Link } from './analysis/links.js';
-import { groupBy, positions } from './collections.js';
+import { groupBy, positions, UnionFind } from './collections.js';
 import { buildUnits, type Unit } from './analysis/units.js';
 import type { LoadedBaseline } from './baseline/load.js';
 import type { Baseline } from './baseline/schema.js';
@@ -67,9 +67,8 @@ export class Checker {
   checkPolicy(): PartialReport {
     const findings = this.run((run) => run([], [], { policy: this.options.policy, policyProblems: this.options.policyProblems }));
     const unwaived = applyWaivers(findings, this.baseline, this.options);
-    const kept = applySuppressions([], unwaived.kept, this.ruleIds, true);
-    kept.push(...expiredWaiverNotes(this.baseline, this.options));
-    return { findings: kept, waived: unwaived.waived };
+    // No suppression comment can reach them: those live in repository files.
+    return { findings: [...unwaived.kept, ...expiredWaiverNotes(this.baseline, this.options)], waived: unwaived.waived };
   }
 
   /** Findings about `files`, which must be closed under links. */
@@ -126,30 +125,16 @@ const BATCH_FILES = 256;
  * direction), in their original order as far as possible.
  */
 function batches(files: readonly ParsedFile[], links: ReadonlyMap<ParsedFile, readonly Link[]>, size: number): ParsedFile[][] {
-  const parent = new Map<ParsedFile, ParsedFile>();
-  const find = (file: ParsedFile): ParsedFile => {
-    let root = file;
-    while (parent.get(root) !== root) root = parent.get(root)!;
-    for (let at = file; at !== root; ) {
-      const next = parent.get(at)!;
-      parent.set(at, root);
-      at = next;
-    }
-    return root;
-  };
-  for (const file of files) parent.set(file, file);
-  for (const file of files) for (const link of links.get(file) ?? []) parent.set(find(link.to), find(file));
-  const components = new Map<ParsedFile, ParsedFile[]>();
-  for (const file of files) {
-    const root = find(file);
-    const members = components.get(root);
-    if (members) members.push(file);
-    else components.set(root, [file]);
-  }
+  const indexOf = new Map(files.map((file, i) => [file, i]));
+  const sets = new UnionFind(files.length);
+  files.forEach((file, i) => {
+    for (const link of links.get(file) ?? []) sets.join(i, indexOf.get(link.to)!);
+  });
+  const components = groupBy(positions(files.length), (i) => sets.find(i));
   const out: ParsedFile[][] = [];
   let current: ParsedFile[] = [];
   for (const members of components.values()) {
-    current.push(...members);
+    for (const i of members) current.push(files[i]!);
     if (current.length >= size) {
       out.push(current);
       current = [];

@@ -1,4 +1,5 @@
 import { includeCandidates } from './analysis/links.js';
+import { groupBy, UnionFind } from './collections.js';
 import type { FileKind, ParsedFile } from './facts.js';
 import type { Finding, Report } from './finding.js';
 import { Checker, type GateOptions, type PartialReport } from './gate.js';
@@ -87,13 +88,7 @@ export function gateRepository(sources: readonly SourceFile[], baseline: Baselin
       includes[i] = targets;
     }
     // Check the groups whose files and includes are all parsed and that no checked file belongs to.
-    const members = new Map<number, number[]>();
-    for (const i of held.keys()) {
-      const root = groups.find(i);
-      const list = members.get(root);
-      if (list) list.push(i);
-      else members.set(root, [i]);
-    }
+    const members = groupBy([...held.keys()], (i) => groups.find(i));
     const ready: ParsedFile[] = [];
     for (const [root, files] of members) {
       if (groups.spoiled(root) || files.some((i) => includes[i]!.some((target) => target >= end))) continue;
@@ -120,39 +115,26 @@ export function gateRepository(sources: readonly SourceFile[], baseline: Baselin
     }
   }
   if (again.length > 0) check(again);
-  if (held.size > 0) check([...held.values()]); // cannot happen: every include is parsed by the end
+  // Nothing is held now: after the last window every include is parsed, so every group was ready or spoiled.
 
   const files: PartialReport = { findings: [...findingsOf.values()].flat(), waived: [...waivedOf.values()].flat() };
   return checker.report(count, [checker.checkPolicy(), files]);
 }
 
-/** Union-find over file indexes, with a "spoiled" mark that follows every merge. */
-class Groups {
-  private readonly parent: Int32Array;
+/** Groups of linked files, with a "spoiled" mark that follows every merge. */
+class Groups extends UnionFind {
   private readonly marks: Uint8Array;
 
   constructor(count: number) {
-    this.parent = new Int32Array(count).map((_, i) => i);
+    super(count);
     this.marks = new Uint8Array(count);
   }
 
-  find(i: number): number {
-    let root = i;
-    while (this.parent[root] !== root) root = this.parent[root]!;
-    while (this.parent[i] !== root) {
-      const next = this.parent[i]!;
-      this.parent[i] = root;
-      i = next;
-    }
+  override join(a: number, b: number): number {
+    const marked = this.marks[this.find(a)]! | this.marks[this.find(b)]!;
+    const root = super.join(a, b);
+    this.marks[root] = marked;
     return root;
-  }
-
-  join(a: number, b: number): void {
-    const ra = this.find(a);
-    const rb = this.find(b);
-    if (ra === rb) return;
-    this.parent[rb] = ra;
-    this.marks[ra] = this.marks[ra]! | this.marks[rb]!;
   }
 
   spoil(i: number): void {
