@@ -16,12 +16,17 @@ export function positions(length: number): number[] {
   return Array.from({ length }, (_, i) => i);
 }
 
-/** Disjoint sets over 0 … count-1 (union-find with path compression). */
+/** Disjoint sets over 0 … count-1 (union-find with path compression); `add` makes room for one more item. */
 export class UnionFind {
-  private readonly parent: Int32Array;
+  private readonly parent: number[];
 
-  constructor(count: number) {
-    this.parent = new Int32Array(count).map((_, i) => i);
+  constructor(count = 0) {
+    this.parent = positions(count);
+  }
+
+  /** A new item in a set of its own; returns its number (the count so far). */
+  add(): number {
+    return this.parent.push(this.parent.length) - 1;
   }
 
   /** The representative of i's set. */

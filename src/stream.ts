@@ -14,41 +14,104 @@ export interface SourceFile {
   readonly text: string;
 }
 
-export interface RepositoryOptions extends GateOptions {
-  /** Files parsed between two checks of the groups that are complete (default 16: measured fastest of 4–256). */
-  readonly windowFiles?: number;
+/** Where a repository's files come from: a checkout on disk (the CLI), or texts in memory. */
+export interface RepositoryReader {
+  /** The file at a repository path, or undefined when it cannot be checked (the reader keeps the reason). */
+  read(path: string): SourceFile | undefined;
+  /** Whether a repository path names a file: an include is followed to its first candidate that does. */
+  isFile(path: string): boolean;
+}
+
+/** A file as read, parsed once, with the path each of its includes leads to. */
+export interface ReadFile {
+  readonly source: SourceFile;
+  readonly parsed: ParsedFile;
+  /**
+   * For each of `parsed.includes`, its first candidate path that is a file of the repository (read already, or
+   * queued to be read), if any. When that file is read, it is the file gate() links the include to.
+   */
+  readonly links: readonly (string | undefined)[];
 }
 
 /**
- * The same report as `gate()` over every file of a repository, without holding every file's facts at once.
- *
- * Files are parsed in order. Every include is resolved when its file is parsed (against all the repository's
- * paths, as gate() resolves them), and files joined by includes form groups. A group is checked, and its facts
- * dropped, as soon as every file it includes has been parsed; files laid out project by project are checked a
- * few at a time while their facts are still young. Memory then holds the texts, the findings and a window of
- * facts instead of every fact of the repository (`npm run bench`: peak RSS of a 10,000-file run 124 MiB
- * instead of 177 MiB).
- *
- * A group can only be judged on its own if no file parsed later includes one of its files. When one does (say
- * `services/api/Dockerfile` installs a top-level `requirements.txt` checked earlier), the whole joined group is
- * parsed again at the end and checked together, and the earlier findings for its files are dropped. So the
- * report is exactly gate()'s (test/stream.test.ts compares them); the order of the files only decides how
- * much is parsed twice.
+ * Read and parse `paths` in order, then the files their includes lead to (`-r` lines, COPY sources), each once.
+ * An include is followed to its first candidate path that is a file; with `follow` off, nothing beyond `paths`
+ * is read and an include leads to its first candidate among `paths`.
  */
-export function gateRepository(sources: readonly SourceFile[], baseline: Baseline, kb: KnowledgeBase, options: RepositoryOptions = {}): Report {
-  const checker = new Checker(baseline, kb, options);
-  const count = sources.length;
-  const indexOf = new Map<string, number>();
-  for (const [i, source] of sources.entries()) indexOf.set(source.path, i);
-  if (indexOf.size !== count) throw new Error('gateRepository: every file must have a path of its own');
+export function* readRepository(paths: readonly string[], reader: RepositoryReader, follow = true): Generator<ReadFile> {
+  const queue = [...paths];
+  const queued = new Set(queue);
+  const done = new Set<string>();
+  for (let next = 0; next < queue.length; next++) {
+    const path = queue[next]!;
+    if (done.has(path)) continue;
+    done.add(path);
+    const source = reader.read(path);
+    if (!source) continue;
+    const parsed = parseFile(source.path, source.text, source.kind);
+    const links = parsed.includes.map((include) => {
+      const link = includeCandidates(parsed, include).find((candidate) => done.has(candidate) || (follow ? reader.isFile(candidate) : queued.has(candidate)));
+      if (link !== undefined && !queued.has(link)) {
+        queued.add(link);
+        queue.push(link);
+      }
+      return link;
+    });
+    yield { source, parsed, links };
+  }
+}
 
-  const groups = new Groups(count);
-  /** Parsed files not yet checked, by index. */
+/** A reader over texts in memory (tests, benchmarks, callers that fetched the files themselves). */
+export function sourceReader(sources: readonly SourceFile[]): RepositoryReader {
+  const byPath = new Map<string, SourceFile>();
+  for (const source of sources) {
+    if (byPath.has(source.path)) throw new Error(`sourceReader: two files have the path ${source.path}`);
+    byPath.set(source.path, source);
+  }
+  return { read: (path) => byPath.get(path), isFile: (path) => byPath.has(path) };
+}
+
+export interface RepositoryOptions extends GateOptions {
+  /** Files read between two checks of the groups that are complete (default 16: measured fastest of 4–256). */
+  readonly windowFiles?: number;
+  /** Read the files that includes lead to, as well as the paths given (default true). */
+  readonly follow?: boolean;
+}
+
+export interface RepositoryCheck {
+  readonly report: Report;
+  /** Every file read, in the order read: `paths` first, then the files includes led to. */
+  readonly sources: readonly SourceFile[];
+}
+
+/**
+ * Read a repository (see readRepository) and check it: the same report as gate() over every file read, with
+ * each file parsed once and without holding every file's facts at once.
+ *
+ * Files joined by includes form groups. A group is checked, and its facts dropped, as soon as every file its
+ * includes lead to has been read; files laid out project by project are checked a few at a time while their
+ * facts are still young. Memory then holds the texts, the findings and a window of facts instead of every fact
+ * of the repository (`npm run bench` reports the peak).
+ *
+ * A group can only be judged on its own if no file read later includes one of its files. When one does (say
+ * `services/api/Dockerfile` installs a top-level `requirements.txt` checked earlier), the whole joined group is
+ * parsed again at the end and checked together, and the earlier findings for its files are dropped. An include
+ * whose file could not be read (binary, too large, a link out of the repository) is linked at the end, as
+ * gate() links it: to its first candidate among the files read. So the report is exactly gate()'s
+ * (test/stream.test.ts compares them); the order of the files only decides how much is parsed twice.
+ */
+export function gateRepository(paths: readonly string[], reader: RepositoryReader, baseline: Baseline, kb: KnowledgeBase, options: RepositoryOptions = {}): RepositoryCheck {
+  const checker = new Checker(baseline, kb, options);
+  const sources: SourceFile[] = [];
+  const indexOf = new Map<string, number>();
+  const groups = new Groups();
+  /** Files read and not yet checked, by index. */
   const held = new Map<number, ParsedFile>();
-  /** Included files of each file, by index. */
-  const includes: number[][] = [];
-  /** Whether a file has been checked, and the findings about it. */
-  const checked = new Uint8Array(count);
+  /** Files read, by path of a file one of their includes leads to that is not read (yet). */
+  const waiting = new Map<string, number[]>();
+  /** How many of a held file's includes lead to files not read (yet). */
+  const unread = new Map<number, number>();
+  const checked: boolean[] = [];
   const findingsOf = new Map<number, Finding[]>();
   const waivedOf = new Map<number, Finding[]>();
   const record = (into: Map<number, Finding[]>, findings: readonly Finding[]): void => {
@@ -59,89 +122,102 @@ export function gateRepository(sources: readonly SourceFile[], baseline: Baselin
       else into.set(at, [finding]);
     }
   };
-
   const check = (files: readonly ParsedFile[]): void => {
     const part = checker.checkFiles(files);
-    for (const file of files) checked[indexOf.get(file.path)!] = 1;
+    for (const file of files) checked[indexOf.get(file.path)!] = true;
     record(findingsOf, part.findings);
     record(waivedOf, part.waived);
   };
+  /** Link file i to the file at index `to`, which has been read. */
+  const link = (i: number, to: number): void => {
+    if (to === i) return;
+    // A file checked already is joined by a later one: its group's findings are not final.
+    if (checked[to]) groups.spoil(to);
+    groups.join(i, to);
+  };
 
   const window = Math.max(1, options.windowFiles ?? 16);
-  for (let start = 0; start < count; start += window) {
-    const end = Math.min(count, start + window);
-    for (let i = start; i < end; i++) {
-      const source = sources[i]!;
-      const parsed = parseFile(source.path, source.text, source.kind);
-      held.set(i, parsed);
-      const targets: number[] = [];
-      for (const include of parsed.includes) {
-        // gate() links an include to its first candidate path that is one of the files checked.
-        const candidate = includeCandidates(parsed, include).find((path) => indexOf.has(path));
-        const target = candidate === undefined ? undefined : indexOf.get(candidate)!;
-        if (target === undefined || target === i) continue;
-        targets.push(target);
-        // A file checked already is joined by a later one: its group's findings are not final.
-        if (checked[target]) groups.spoil(target);
-        groups.join(i, target);
-      }
-      includes[i] = targets;
+  for (const { source, parsed, links } of readRepository(paths, reader, options.follow ?? true)) {
+    const i = groups.add();
+    sources.push(source);
+    indexOf.set(source.path, i);
+    held.set(i, parsed);
+    for (const from of waiting.get(source.path) ?? []) {
+      link(from, i);
+      unread.set(from, unread.get(from)! - 1);
     }
-    // Check the groups whose files and includes are all parsed and that no checked file belongs to.
-    const members = groupBy([...held.keys()], (i) => groups.find(i));
+    waiting.delete(source.path);
+    for (const path of links) {
+      if (path === undefined) continue;
+      const to = indexOf.get(path);
+      if (to !== undefined) link(i, to);
+      else {
+        const from = waiting.get(path);
+        if (from) from.push(i);
+        else waiting.set(path, [i]);
+        unread.set(i, (unread.get(i) ?? 0) + 1);
+      }
+    }
+    if (sources.length % window !== 0) continue;
+    // Check the groups whose includes all lead to files read, and that no checked file belongs to.
     const ready: ParsedFile[] = [];
-    for (const [root, files] of members) {
-      if (groups.spoiled(root) || files.some((i) => includes[i]!.some((target) => target >= end))) continue;
-      for (const i of files) {
-        ready.push(held.get(i)!);
-        held.delete(i);
+    for (const [root, members] of groupBy([...held.keys()], (at) => groups.find(at))) {
+      if (groups.spoiled(root) || members.some((at) => unread.get(at))) continue;
+      for (const at of members) {
+        ready.push(held.get(at)!);
+        held.delete(at);
       }
     }
     if (ready.length > 0) check(ready);
   }
 
-  // Spoiled groups: parse again what was checked, drop its findings, and check each whole group once.
-  const again: ParsedFile[] = [];
-  for (let i = 0; i < count; i++) {
-    if (!groups.spoiled(groups.find(i))) continue;
-    if (checked[i]) {
-      findingsOf.delete(i);
-      waivedOf.delete(i);
-      const source = sources[i]!;
-      again.push(parseFile(source.path, source.text, source.kind));
-    } else {
-      again.push(held.get(i)!);
-      held.delete(i);
+  // Includes whose file was never read: gate() links them to their first candidate among the files read.
+  for (const from of new Set([...waiting.values()].flat())) {
+    const parsed = held.get(from)!;
+    for (const include of parsed.includes) {
+      const path = includeCandidates(parsed, include).find((candidate) => indexOf.has(candidate));
+      if (path !== undefined) link(from, indexOf.get(path)!);
     }
   }
-  if (again.length > 0) check(again);
-  // Nothing is held now: after the last window every include is parsed, so every group was ready or spoiled.
+  // What is left: the files still held, and the spoiled groups, whose checked files are parsed again and whose
+  // earlier findings are dropped. Each group is checked whole, once.
+  const rest: ParsedFile[] = [];
+  for (const [i, source] of sources.entries()) {
+    const parsed = held.get(i);
+    if (parsed) rest.push(parsed);
+    else if (groups.spoiled(groups.find(i))) {
+      findingsOf.delete(i);
+      waivedOf.delete(i);
+      rest.push(parseFile(source.path, source.text, source.kind));
+    }
+  }
+  if (rest.length > 0) check(rest);
 
   const files: PartialReport = { findings: [...findingsOf.values()].flat(), waived: [...waivedOf.values()].flat() };
-  return checker.report(count, [checker.checkPolicy(), files]);
+  return { report: checker.report(sources.length, [checker.checkPolicy(), files]), sources };
 }
 
 /** Groups of linked files, with a "spoiled" mark that follows every merge. */
 class Groups extends UnionFind {
-  private readonly marks: Uint8Array;
+  private readonly marks: boolean[] = [];
 
-  constructor(count: number) {
-    super(count);
-    this.marks = new Uint8Array(count);
+  override add(): number {
+    this.marks.push(false);
+    return super.add();
   }
 
   override join(a: number, b: number): number {
-    const marked = this.marks[this.find(a)]! | this.marks[this.find(b)]!;
+    const marked = this.marks[this.find(a)]! || this.marks[this.find(b)]!;
     const root = super.join(a, b);
     this.marks[root] = marked;
     return root;
   }
 
   spoil(i: number): void {
-    this.marks[this.find(i)] = 1;
+    this.marks[this.find(i)] = true;
   }
 
   spoiled(root: number): boolean {
-    return this.marks[root] === 1;
+    return this.marks[root]!;
   }
 }

@@ -7,12 +7,13 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { includeCandidates } from '../src/analysis/links.js';
 import { loadBaseline } from '../src/baseline/load.js';
 import type { FileKind } from '../src/facts.js';
 import { gate } from '../src/gate.js';
 import { defaultKnowledgeBase } from '../src/knowledge/index.js';
 import { classifyPath, parseFile } from '../src/parsers/index.js';
-import { gateRepository, type SourceFile } from '../src/stream.js';
+import { gateRepository, readRepository, sourceReader, type RepositoryReader, type SourceFile } from '../src/stream.js';
 import { RULE_IDS } from '../rules/index.js';
 import { project } from './bench/synthetic.js';
 import { ROOT } from './harness.js';
@@ -25,6 +26,8 @@ const policy = loadBaseline('baseline.yaml', `${repoBaseline}\n${waivers}`, RULE
 const options = { policy, repository: 'octo/mono', today: '2026-11-30' };
 
 const whole = (sources: readonly SourceFile[]) => gate(sources.map((source) => parseFile(source.path, source.text, source.kind)), policy.baseline, kb, options);
+/** gateRepository over texts in memory, all of them given as the paths to check. */
+const inParts = (sources: readonly SourceFile[], windowFiles?: number) => gateRepository(sources.map((source) => source.path), sourceReader(sources), policy.baseline, kb, { ...options, ...(windowFiles ? { windowFiles } : {}) }).report;
 
 function synthetic(projects: number): SourceFile[] {
   const sources = Array.from({ length: projects }, (_, i) =>
@@ -52,8 +55,8 @@ describe('gateRepository', () => {
     const reversed = [...sources].reverse();
     const expectedReversed = whole(reversed);
     for (const windowFiles of [1, 5, 64, 256]) {
-      expect(gateRepository(sources, policy.baseline, kb, { ...options, windowFiles })).toEqual(expected);
-      expect(gateRepository(reversed, policy.baseline, kb, { ...options, windowFiles })).toEqual(expectedReversed);
+      expect(inParts(sources, windowFiles)).toEqual(expected);
+      expect(inParts(reversed, windowFiles)).toEqual(expectedReversed);
     }
   });
 
@@ -70,7 +73,7 @@ describe('gateRepository', () => {
     const alone = gate([parseFile('requirements.txt', sources[0]!.text, 'requirements')], policy.baseline, kb, options);
     const expected = whole(sources);
     expect(about(expected)).not.toEqual(about(alone));
-    expect(gateRepository(sources, policy.baseline, kb, { ...options, windowFiles: 1 })).toEqual(expected);
+    expect(inParts(sources, 1)).toEqual(expected);
   });
 
   it('gives gate()\'s report for random repositories with includes in every direction, in any order and window', () => {
@@ -90,14 +93,93 @@ describe('gateRepository', () => {
     const repository = fc.tuple(...names.map(file)).chain((files) => fc.tuple(fc.shuffledSubarray(files, { minLength: 1 }), fc.integer({ min: 1, max: 8 })));
     fc.assert(
       fc.property(repository, ([sources, windowFiles]) => {
-        expect(gateRepository(sources, policy.baseline, kb, { ...options, windowFiles })).toEqual(whole(sources));
+        expect(inParts(sources, windowFiles)).toEqual(whole(sources));
       }),
       { numRuns: Math.min(RUNS, 300) },
     );
   });
 
+  it('reads the files includes lead to, once each and in the order the CLI always read them, and gives gate()\'s report over them', () => {
+    // A repository on "disk": every file exists, some cannot be read (binary, too large, a link out), and the
+    // check starts from some of them. b/Dockerfile's COPY requirements.txt may be b/requirements.txt or the
+    // top-level requirements.txt: when the first cannot be read, gate() links the include to the second.
+    const names = ['requirements.txt', 'b/requirements.txt', 'b/Dockerfile', 'b/base.txt', 'c/constraints.txt', 'environment.yml'];
+    const requirement = fc.constantFrom('torch==2.3.1+cu121', 'torch==2.6.0', 'torchvision', 'torchvision==0.18.1', 'numpy>=1 # cuda-gatekeeper: ignore[exact-pin] ok');
+    const text = (path: string) =>
+      fc.tuple(fc.subarray(['requirements.txt', 'b/base.txt', 'c/constraints.txt']), fc.array(requirement, { maxLength: 3 })).map(([targets, lines]) => {
+        if (path === 'b/Dockerfile') return `FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\nCOPY requirements.txt /deps/r.txt\nRUN pip install -r /deps/r.txt\n${targets.map((target) => `COPY ../${target} /deps/${target.replace(/\//g, '_')}\nRUN pip install -r /deps/${target.replace(/\//g, '_')}\n`).join('')}`;
+        if (path.endsWith('.yml')) return `dependencies:\n  - cuda-version=12.4\n  - pip:\n${targets.map((target) => `      - -r ${target}\n`).join('')}`;
+        const up = path.includes('/') ? '../' : '';
+        return `${targets.map((target) => `-r ${up}${target}\n`).join('')}${lines.join('\n')}\n`;
+      });
+    const repository = fc.record({
+      texts: fc.tuple(...names.map(text)),
+      unreadable: fc.subarray(names),
+      start: fc.shuffledSubarray(names, { minLength: 1 }),
+      follow: fc.boolean(),
+      windowFiles: fc.integer({ min: 1, max: 4 }),
+    });
+    fc.assert(
+      fc.property(repository, ({ texts, unreadable, start, follow, windowFiles }) => {
+        const files = new Map(names.map((path, i) => [path, texts[i]!]));
+        const reader: RepositoryReader = {
+          read: (path) => (files.has(path) && !unreadable.includes(path) ? { path, kind: path.endsWith('Dockerfile') ? 'dockerfile' : path.endsWith('.yml') ? 'conda' : 'requirements', text: files.get(path)! } : undefined),
+          isFile: (path) => files.has(path),
+        };
+        const read = [...readRepository(start, reader, follow)].map((file) => file.source);
+        expect(read.map((source) => source.path)).toEqual(readTheOldWay(start, reader, follow));
+        const checked = gateRepository(start, reader, policy.baseline, kb, { ...options, follow, windowFiles });
+        expect(checked.sources).toEqual(read);
+        expect(checked.report).toEqual(whole(read));
+      }),
+      { numRuns: Math.min(RUNS, 300) },
+    );
+  });
+
+  it('links an include whose first candidate cannot be read to the next one read, as gate() does', () => {
+    // b/Dockerfile's COPY requirements.txt is b/requirements.txt if that can be read, else the top-level file.
+    // The top-level file is checked on its own first (window of one file); the Dockerfile's include can only be
+    // linked to it once it is known that b/requirements.txt will never be read, and that spoils the check.
+    const files: SourceFile[] = [
+      { path: 'requirements.txt', kind: 'requirements', text: 'torch==2.3.1+cu121\n' },
+      { path: 'b/Dockerfile', kind: 'dockerfile', text: 'FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\nCOPY requirements.txt /deps/r.txt\nRUN pip install -r /deps/r.txt\n' },
+    ];
+    const reader: RepositoryReader = { ...sourceReader(files), isFile: (path) => path === 'b/requirements.txt' || files.some((file) => file.path === path) };
+    const checked = gateRepository(['requirements.txt', 'b/Dockerfile'], reader, policy.baseline, kb, { ...options, windowFiles: 1 });
+    expect(checked.sources).toEqual(files);
+    expect(checked.report.findings.some((finding) => finding.ruleId === 'cuda-mismatch' && finding.location.path === 'requirements.txt')).toBe(true);
+    expect(checked.report).toEqual(whole(files));
+  });
+
   it('refuses two files with one path', () => {
     const file: SourceFile = { path: 'requirements.txt', kind: 'requirements', text: 'torch==2.6.0\n' };
-    expect(() => gateRepository([file, file], policy.baseline, kb)).toThrow(/path of its own/);
+    expect(() => sourceReader([file, file])).toThrow(/two files have the path requirements.txt/);
   });
 });
+
+/** The paths the CLI read before readRepository, by its own loop: follow an include to its first candidate that was seen or is a file. */
+function readTheOldWay(paths: readonly string[], reader: RepositoryReader, follow: boolean): string[] {
+  const read: string[] = [];
+  const seen = new Set<string>();
+  const queue = [...paths];
+  for (let next = 0; next < queue.length; next++) {
+    const path = queue[next]!;
+    if (seen.has(path)) continue;
+    seen.add(path);
+    const source = reader.read(path);
+    if (!source) continue;
+    read.push(path);
+    if (!follow) continue;
+    const parsed = parseFile(source.path, source.text, source.kind);
+    for (const include of parsed.includes) {
+      for (const candidate of includeCandidates(parsed, include)) {
+        if (seen.has(candidate)) break;
+        if (reader.isFile(candidate)) {
+          queue.push(candidate);
+          break;
+        }
+      }
+    }
+  }
+  return read;
+}

@@ -1,9 +1,8 @@
 import { lstatSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { join, relative, resolve, sep } from 'node:path';
-import { includeCandidates } from '../analysis/links.js';
 import type { ParsedFile } from '../facts.js';
-import { classifyPath, parseFile } from '../parsers/index.js';
-import type { SourceFile } from '../stream.js';
+import { classifyPath } from '../parsers/index.js';
+import { readRepository, type RepositoryReader } from '../stream.js';
 
 export const MAX_FILE_BYTES = 1024 * 1024;
 const SKIP_DIRS = new Set(['.git', 'node_modules', '.hg', '.svn', '.venv', 'venv', '__pycache__', '.tox', '.mypy_cache', 'dist', 'build', 'site-packages']);
@@ -56,54 +55,32 @@ export function walk(root: string, inputs: readonly string[]): { paths: string[]
   return { paths: [...paths], missing };
 }
 
+/**
+ * The files of a checkout: a path is read if it names a Dockerfile, requirements or conda file (or a .txt/.in/
+ * .yml file an include leads to) inside the root, at most MAX_FILE_BYTES long and not binary. Links are
+ * followed only to files inside the root. Every path it declines is added to `skipped` with the reason.
+ */
+export function diskReader(root: string, skipped: Skipped[]): RepositoryReader {
+  const realRoot = realpathSync(root);
+  return {
+    read(path) {
+      const kind = classifyPath(path) ?? guessKind(path);
+      if (!kind) {
+        skipped.push({ path, reason: 'not a Dockerfile, requirements or conda environment file' });
+        return undefined;
+      }
+      const text = readInside(realRoot, root, path, skipped);
+      return text === undefined ? undefined : { path, kind, text };
+    },
+    isFile: (path) => isFile(root, path),
+  };
+}
+
 /** Read and parse files, then follow `-r`/COPY links to files inside the root (never outside it). */
 export function loadFiles(root: string, paths: readonly string[], followLinks = true): Loaded {
-  const files: ParsedFile[] = [];
-  const skipped = readFollowingLinks(root, paths, followLinks, (_, parsed) => files.push(parsed));
-  return { files, skipped };
-}
-
-/**
- * The files loadFiles reads, in the same order, as texts. Each is parsed once here to follow its includes and
- * its facts are let go: gateRepository parses them again a group at a time, so a large repository is never held
- * in memory as facts.
- */
-export function loadSources(root: string, paths: readonly string[], followLinks = true): { sources: SourceFile[]; skipped: Skipped[] } {
-  const sources: SourceFile[] = [];
-  const skipped = readFollowingLinks(root, paths, followLinks, (source) => sources.push(source));
-  return { sources, skipped };
-}
-
-function readFollowingLinks(root: string, paths: readonly string[], followLinks: boolean, take: (source: SourceFile, parsed: ParsedFile) => void): Skipped[] {
   const skipped: Skipped[] = [];
-  const seen = new Set<string>();
-  const realRoot = realpathSync(root);
-  const queue = [...paths];
-  for (let next = 0; next < queue.length; next++) {
-    const path = queue[next]!;
-    if (seen.has(path)) continue;
-    seen.add(path);
-    const kind = classifyPath(path) ?? guessKind(path);
-    if (!kind) {
-      skipped.push({ path, reason: 'not a Dockerfile, requirements or conda environment file' });
-      continue;
-    }
-    const text = readInside(realRoot, root, path, skipped);
-    if (text === undefined) continue;
-    const parsed = parseFile(path, text, kind);
-    take({ path, kind, text }, parsed);
-    if (!followLinks) continue;
-    for (const include of parsed.includes) {
-      for (const candidate of includeCandidates(parsed, include)) {
-        if (seen.has(candidate)) break;
-        if (isFile(root, candidate)) {
-          queue.push(candidate);
-          break;
-        }
-      }
-    }
-  }
-  return skipped;
+  const files = [...readRepository(paths, diskReader(root, skipped), followLinks)].map((file) => file.parsed);
+  return { files, skipped };
 }
 
 function guessKind(path: string): 'requirements' | 'conda' | undefined {

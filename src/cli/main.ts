@@ -14,7 +14,7 @@ import { renderText } from '../render/text.js';
 import { SourceText } from '../source.js';
 import { gateRepository, type SourceFile } from '../stream.js';
 import { RULE_IDS, RULES } from '../../rules/index.js';
-import { loadFiles, loadSources, walk, type Loaded } from './discover.js';
+import { diskReader, loadFiles, walk, type Loaded, type Skipped } from './discover.js';
 import { changedSince, GitError } from './git.js';
 import { bundledBaselinePath, packageVersion } from './package-root.js';
 
@@ -130,22 +130,23 @@ function check(args: readonly string[], io: Io): number {
 
   const selected = select(io, positionals, values['changed-since']);
   if (selected.missing.length > 0) throw new UsageError(`no such file or directory inside ${io.cwd}: ${selected.missing.join(', ')}`);
-  let loaded = loadSources(io.cwd, selected.paths);
   // Waivers name repositories: --repository, else GitHub Actions' GITHUB_REPOSITORY, else the folder's name.
   const gateOptions = { ...(policy ? { policy } : {}), repository: values.repository ?? process.env.GITHUB_REPOSITORY ?? basename(io.cwd), today: new Date().toISOString().slice(0, 10) };
-  let report = gateRepository(loaded.sources, baseline, kb, gateOptions);
+  let skipped: Skipped[] = [];
+  let checked = gateRepository(selected.paths, diskReader(io.cwd, skipped), baseline, kb, gateOptions);
 
   if (values.fix) {
-    const fixed = applySafeFixes(io.cwd, loaded.sources, report);
+    const fixed = applySafeFixes(io.cwd, checked.sources, checked.report);
     if (fixed > 0) {
       io.err(`cuda-gatekeeper: applied ${fixed} safe fix${fixed === 1 ? '' : 'es'}\n`);
-      loaded = loadSources(io.cwd, loaded.sources.map((source) => source.path));
-      report = gateRepository(loaded.sources, baseline, kb, gateOptions);
+      skipped = [];
+      checked = gateRepository(checked.sources.map((source) => source.path), diskReader(io.cwd, skipped), baseline, kb, gateOptions);
     }
   }
+  const { report, sources } = checked;
 
-  for (const skipped of loaded.skipped) io.err(`${skipped.path}: skipped: ${skipped.reason}\n`);
-  io.out(render(report, format, loaded.sources, values.verbose ?? false, io.color ?? false));
+  for (const skip of skipped) io.err(`${skip.path}: skipped: ${skip.reason}\n`);
+  io.out(render(report, format, sources, values.verbose ?? false, io.color ?? false));
   return report.counts.error > 0 ? 1 : 0;
 }
 
