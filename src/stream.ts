@@ -1,4 +1,5 @@
 import { includeCandidates } from './analysis/links.js';
+import { dirname } from './analysis/paths.js';
 import { groupBy, UnionFind } from './collections.js';
 import type { FileKind, ParsedFile } from './facts.js';
 import type { Finding, Report } from './finding.js';
@@ -82,23 +83,28 @@ export interface RepositoryCheck {
   readonly report: Report;
   /** Every file read, in the order read: `paths` first, then the files includes led to. */
   readonly sources: readonly SourceFile[];
+  /** Files parsed a second time because a file read later joined their group after it was checked. */
+  readonly parsedAgain: number;
 }
 
 /**
  * Read a repository (see readRepository) and check it: the same report as gate() over every file read, with
- * each file parsed once and without holding every file's facts at once.
+ * each file parsed once as it is read, and without holding every file's facts at once.
  *
  * Files joined by includes form groups. A group is checked, and its facts dropped, as soon as every file its
  * includes lead to has been read; files laid out project by project are checked a few at a time while their
  * facts are still young. Memory then holds the texts, the findings and a window of facts instead of every fact
  * of the repository (`npm run bench` reports the peak).
  *
- * A group can only be judged on its own if no file read later includes one of its files. When one does (say
- * `services/api/Dockerfile` installs a top-level `requirements.txt` checked earlier), the whole joined group is
- * parsed again at the end and checked together, and the earlier findings for its files are dropped. An include
- * whose file could not be read (binary, too large, a link out of the repository) is linked at the end, as
- * gate() links it: to its first candidate among the files read. So the report is exactly gate()'s
- * (test/stream.test.ts compares them); the order of the files only decides how much is parsed twice.
+ * A group can only be judged on its own if no file read later includes one of its files. Such files nearly
+ * always sit beside the group's files, and files are read directory by directory, so a group with a file read
+ * in the last window waits while that file's directory is still being read. When a later file joins a checked
+ * group anyway (say `services/api/Dockerfile` installs a top-level `requirements.txt` checked earlier), the
+ * whole joined group is parsed again at the end and checked together, and the earlier findings for its files
+ * are dropped (`parsedAgain` counts those files). An include whose file could not be read (binary, too large, a
+ * link out of the repository) is linked at the end, as gate() links it: to its first candidate among the files
+ * read. So the report is exactly gate()'s (test/stream.test.ts compares them); the order of the files only
+ * decides how much is parsed twice.
  */
 export function gateRepository(paths: readonly string[], reader: RepositoryReader, baseline: Baseline, kb: KnowledgeBase, options: RepositoryOptions = {}): RepositoryCheck {
   const checker = new Checker(baseline, kb, options);
@@ -159,10 +165,14 @@ export function gateRepository(paths: readonly string[], reader: RepositoryReade
       }
     }
     if (sources.length % window !== 0) continue;
-    // Check the groups whose includes all lead to files read, and that no checked file belongs to.
+    // Check the groups whose includes all lead to files read, and that no checked file belongs to. A file that
+    // joins a group nearly always sits beside one of its files, and files are read directory by directory: so a
+    // group with a file read in this window, in the directory being read, waits for the next window.
     const ready: ParsedFile[] = [];
+    const here = dirname(source.path);
+    const recent = sources.length - window;
     for (const [root, members] of groupBy([...held.keys()], (at) => groups.find(at))) {
-      if (groups.spoiled(root) || members.some((at) => unread.get(at))) continue;
+      if (groups.spoiled(root) || members.some((at) => unread.get(at) || (at >= recent && dirname(sources[at]!.path) === here))) continue;
       for (const at of members) {
         ready.push(held.get(at)!);
         held.delete(at);
@@ -182,6 +192,7 @@ export function gateRepository(paths: readonly string[], reader: RepositoryReade
   // What is left: the files still held, and the spoiled groups, whose checked files are parsed again and whose
   // earlier findings are dropped. Each group is checked whole, once.
   const rest: ParsedFile[] = [];
+  let parsedAgain = 0;
   for (const [i, source] of sources.entries()) {
     const parsed = held.get(i);
     if (parsed) rest.push(parsed);
@@ -189,12 +200,13 @@ export function gateRepository(paths: readonly string[], reader: RepositoryReade
       findingsOf.delete(i);
       waivedOf.delete(i);
       rest.push(parseFile(source.path, source.text, source.kind));
+      parsedAgain++;
     }
   }
   if (rest.length > 0) check(rest);
 
   const files: PartialReport = { findings: [...findingsOf.values()].flat(), waived: [...waivedOf.values()].flat() };
-  return { report: checker.report(sources.length, [checker.checkPolicy(), files]), sources };
+  return { report: checker.report(sources.length, [checker.checkPolicy(), files]), sources, parsedAgain };
 }
 
 /** Groups of linked files, with a "spoiled" mark that follows every merge. */

@@ -60,6 +60,18 @@ describe('gateRepository', () => {
     }
   });
 
+  it('parses nothing twice when each project sits in a directory of its own, wherever the windows fall', () => {
+    // Five files a project: windows of 16 files end inside projects, often just before environment.yml, which
+    // installs requirements-base.txt. Checking the rest of the project at that point would be undone by it.
+    const sources = Array.from({ length: 40 }, (_, i) => Object.entries(project(i)).map(([name, text]): SourceFile => ({ path: `p${i}/${name}`, kind: classifyPath(name)!, text }))).flat();
+    const expected = whole(sources);
+    for (const windowFiles of [3, 7, 16]) {
+      const checked = gateRepository(sources.map((source) => source.path), sourceReader(sources), policy.baseline, kb, { ...options, windowFiles });
+      expect(checked.report).toEqual(expected);
+      expect(checked.parsedAgain).toBe(0);
+    }
+  });
+
   it('checks a group again, whole, when a later file includes a file checked earlier', () => {
     const sources: SourceFile[] = [
       { path: 'requirements.txt', kind: 'requirements', text: 'torch==2.3.1+cu118\ntorchvision==0.18.1\n' },
