@@ -158,4 +158,34 @@ describe('never reading outside the repository', () => {
     expect(cli(dir, 'check', 'requirements-linked.txt', '--baseline', 'none').err).toContain('requirements-linked.txt: skipped: is a link to a file outside the repository');
     void err;
   });
+
+  it('reads nothing through a linked directory named on the command line, or through a path that passes one', async () => {
+    const { symlinkSync, mkdirSync } = await import('node:fs');
+    const outside = mkdtempSync(join(tmpdir(), 'cgk-outside-'));
+    mkdirSync(join(outside, 'deps'));
+    writeFileSync(join(outside, 'deps', 'requirements.txt'), 'torch==1.0.0+cu101\n');
+    const dir = mkdtempSync(join(tmpdir(), 'cgk-repo-'));
+    writeFileSync(join(dir, 'requirements.txt'), 'torch==2.3.0\n');
+    symlinkSync(join(outside, 'deps'), join(dir, 'deps'));
+    // Walking the checkout never follows the link; naming it (or a file below it) must not read outside either.
+    expect(JSON.parse(cli(dir, 'check', '--baseline', 'none', '--format', 'json').out).filesChecked).toBe(1);
+    for (const input of ['deps', 'deps/requirements.txt']) {
+      const { out, err } = cli(dir, 'check', input, '--baseline', 'none', '--format', 'json');
+      expect(out).not.toContain('1.0.0');
+      expect(err).toContain('deps/requirements.txt: skipped: is a link to a file outside the repository');
+    }
+  });
+
+  it('reads a checkout whose own path passes a link, and a link inside it that stays inside', async () => {
+    const { symlinkSync, mkdirSync } = await import('node:fs');
+    const real = mkdtempSync(join(tmpdir(), 'cgk-real-'));
+    mkdirSync(join(real, 'app'));
+    writeFileSync(join(real, 'app', 'requirements.txt'), 'torch==2.3.0\n');
+    symlinkSync(join(real, 'app'), join(real, 'app-link'));
+    const linkedRoot = join(mkdtempSync(join(tmpdir(), 'cgk-link-')), 'repo');
+    symlinkSync(real, linkedRoot);
+    const { out, err } = cli(linkedRoot, 'check', '.', 'app-link', '--baseline', 'none', '--format', 'json');
+    expect(err).toBe('');
+    expect(JSON.parse(out).filesChecked).toBe(2);
+  });
 });

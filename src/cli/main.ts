@@ -14,7 +14,7 @@ import { renderText } from '../render/text.js';
 import { SourceText } from '../source.js';
 import { gateRepository, type SourceFile } from '../stream.js';
 import { RULE_IDS, RULES } from '../../rules/index.js';
-import { diskReader, loadFiles, walk, type Loaded, type Skipped } from './discover.js';
+import { diskReader, loadFiles, walk, type Loaded, type Skipped, type Walked } from './discover.js';
 import { changedSince, GitError } from './git.js';
 import { bundledBaselinePath, packageVersion } from './package-root.js';
 
@@ -95,12 +95,12 @@ function policyFailure(policy: LoadedBaseline, io: Io): number {
 }
 
 /** The files to check: the inputs walked (default: the whole checkout), or those of them changed since a commit. */
-function select(io: Io, paths: readonly string[], changed: string | undefined): { paths: string[]; missing: string[] } {
+function select(io: Io, paths: readonly string[], changed: string | undefined): Walked {
   const inputs = paths.length > 0 ? paths : ['.'];
-  const { paths: walked, missing } = walk(io.cwd, inputs);
-  if (changed === undefined) return { paths: walked, missing };
-  const inScope = new Set(walked);
-  return { paths: changedSince(io.cwd, changed).filter((path) => inScope.has(path)), missing };
+  const walked = walk(io.cwd, inputs);
+  if (changed === undefined) return walked;
+  const inScope = new Set(walked.paths);
+  return { ...walked, paths: changedSince(io.cwd, changed).filter((path) => inScope.has(path)) };
 }
 
 function collect(io: Io, paths: readonly string[], changed: string | undefined): Loaded & { missing: string[] } {
@@ -133,14 +133,14 @@ function check(args: readonly string[], io: Io): number {
   // Waivers name repositories: --repository, else GitHub Actions' GITHUB_REPOSITORY, else the folder's name.
   const gateOptions = { ...(policy ? { policy } : {}), repository: values.repository ?? process.env.GITHUB_REPOSITORY ?? basename(io.cwd), today: new Date().toISOString().slice(0, 10) };
   let skipped: Skipped[] = [];
-  let checked = gateRepository(selected.paths, diskReader(io.cwd, skipped), baseline, kb, gateOptions);
+  let checked = gateRepository(selected.paths, diskReader(io.cwd, skipped, selected), baseline, kb, gateOptions);
 
   if (values.fix) {
     const fixed = applySafeFixes(io.cwd, checked.sources, checked.report);
     if (fixed > 0) {
       io.err(`cuda-gatekeeper: applied ${fixed} safe fix${fixed === 1 ? '' : 'es'}\n`);
       skipped = [];
-      checked = gateRepository(checked.sources.map((source) => source.path), diskReader(io.cwd, skipped), baseline, kb, gateOptions);
+      checked = gateRepository(checked.sources.map((source) => source.path), diskReader(io.cwd, skipped, selected), baseline, kb, gateOptions);
     }
   }
   const { report, sources } = checked;
