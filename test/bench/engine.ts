@@ -14,9 +14,9 @@
  * and warm (after that and two passes over a different synthetic repository: median and range of seven passes).
  * The throughput target is judged on the warm figures; the cold ones are printed beside them.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { cpus } from 'node:os';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
@@ -178,9 +178,42 @@ function summary(passes: readonly Pass[]): { filesPerSecond: number; min: number
   return { filesPerSecond: filesPerSecond(median.ms), min: filesPerSecond(sorted.at(-1)!.ms), max: filesPerSecond(sorted[0]!.ms), ms: round(median.ms), parseMs: round(median.parseMs) };
 }
 
+/** Runs of the CLI on the checkout on disk; the median is reported. */
+const CLI_RUNS = 3;
+
+/**
+ * `cuda-gatekeeper check` on the measured repository written to disk: one cold process per run, as a user or a CI
+ * job runs it (startup, walking the checkout, reading, checking and printing the JSON report included).
+ */
+function cliOnDisk(): { files: number; findings: number; ms: number; minMs: number; maxMs: number; peakRssMb: number } {
+  const dir = mkdtempSync(join(tmpdir(), 'cgk-bench-'));
+  try {
+    repository(0).forEach((files, i) => {
+      mkdirSync(join(dir, `p${i}`));
+      for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, `p${i}`, name), text);
+    });
+    // The child reports its own peak RSS (getrusage) on exit, on stderr.
+    const preload = `data:text/javascript,process.on('exit',()=>process.stderr.write('\\nmaxrss '+process.resourceUsage().maxRSS+'\\n'))`;
+    const runs = Array.from({ length: CLI_RUNS }, () => {
+      const started = performance.now();
+      const child = spawnSync(process.execPath, ['--import', preload, join(ROOT, 'bin', 'cuda-gatekeeper.js'), 'check', '--format', 'json', '--baseline', join(ROOT, 'baseline.yaml')], { cwd: dir, encoding: 'utf8', maxBuffer: 256 * 2 ** 20 });
+      const ms = performance.now() - started;
+      const rss = /maxrss (\d+)/.exec(child.stderr)?.[1];
+      if (child.status !== 1 || !rss) throw new Error(`the CLI exited with ${child.status}: ${child.stderr.slice(0, 500)}`);
+      const report = JSON.parse(child.stdout) as { filesChecked: number; findings: unknown[] };
+      return { ms, files: report.filesChecked, findings: report.findings.length, rssMb: Number(rss) / 1024 };
+    }).sort((a, b) => a.ms - b.ms);
+    const median = runs[Math.floor(runs.length / 2)]!;
+    return { files: median.files, findings: median.findings, ms: round(median.ms), minMs: round(runs[0]!.ms), maxMs: round(runs.at(-1)!.ms), peakRssMb: round(Math.max(...runs.map((run) => run.rssMb))) };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 function main(): void {
   const whole = inChild('whole');
   const byProject = inChild('project');
+  const cli = cliOnDisk();
   const all = [whole.cold, ...whole.warm, byProject.cold, ...byProject.warm];
   if (new Set(all.map((run) => run.findings)).size !== 1) throw new Error('passes disagree on the findings');
   const measured = repository(0);
@@ -198,6 +231,7 @@ function main(): void {
     whole: { warm: warmWhole, cold: { filesPerSecond: filesPerSecond(whole.cold.ms), ms: round(whole.cold.ms) }, rssBeforeMb: whole.rssBeforeMb, rssPeakMb: whole.cold.peakRssMb },
     project: { warm: warmProject, cold: { filesPerSecond: filesPerSecond(byProject.cold.ms), ms: round(byProject.cold.ms) }, rssSamples: samples },
     perFormat,
+    cli: { ...cli, filesPerSecond: Math.round(cli.files / (cli.ms / 1000)) },
     target: { filesPerSecond: TARGET, wholeWarm: warmWhole.filesPerSecond >= TARGET, projectWarm: warmProject.filesPerSecond >= TARGET },
   };
 
@@ -212,6 +246,7 @@ function main(): void {
     ['project by project, cold (first pass)', `${result.project.cold.filesPerSecond} files/s (${result.project.cold.ms} ms)`],
     ['RSS while streaming', samples.map((sample) => `${sample.files}: ${sample.rssMb}`).join(', ') + ' MiB'],
     ...perFormat.map((row) => [`parse ${row.format} (warm)`, `${row.usPerFile} µs/file (${row.filesPerSecond} files/s)`]),
+    ['CLI on the checkout on disk (cold process, median of 3)', `${cli.ms} ms (range ${cli.minMs}–${cli.maxMs}; ${result.cli.filesPerSecond} files/s, ${cli.findings} findings), peak RSS ${cli.peakRssMb} MiB`],
     ['target >= 20,000 files/s, one core', `project by project (warm): ${verdict(result.target.projectWarm)}; whole repo (warm): ${verdict(result.target.wholeWarm)}`],
   ];
   const width = Math.max(...rows.map((row) => row[0]!.length));
