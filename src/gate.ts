@@ -158,9 +158,8 @@ function batches(files: readonly ParsedFile[], links: ReadonlyMap<ParsedFile, re
 
 /** A waiver applies to a finding of its rule in its repository (and path, when given) until its expiry date. */
 function applyWaivers(findings: readonly Finding[], baseline: Baseline, options: GateOptions): { kept: Finding[]; waived: Finding[] } {
-  if (baseline.waivers.length === 0 || !options.repository) return { kept: [...findings], waived: [] };
-  const today = options.today ?? '9999-12-31';
-  const active = baseline.waivers.filter((waiver) => waiverMatchesRepository(waiver, options.repository!) && waiver.expires >= today);
+  const { active } = repositoryWaivers(baseline, options);
+  if (active.length === 0) return { kept: [...findings], waived: [] };
   const waived: Finding[] = [];
   const kept = findings.filter((finding) => {
     const waiver = active.find((candidate) => candidate.rule === finding.ruleId && (!candidate.path || finding.location.path === candidate.path || (candidate.path.endsWith('/') && finding.location.path.startsWith(candidate.path))));
@@ -170,17 +169,21 @@ function applyWaivers(findings: readonly Finding[], baseline: Baseline, options:
   return { kept, waived };
 }
 
-function waiverMatchesRepository(waiver: Baseline['waivers'][number], repository: string): boolean {
-  const repo = repository.toLowerCase();
-  return waiver.repo === '*' || waiver.repo.toLowerCase() === repo || waiver.repo.toLowerCase() === repo.split('/').pop();
+type Waiver = Baseline['waivers'][number];
+
+/** The baseline's waivers for the repository being checked, split by whether they are still in force today. */
+function repositoryWaivers(baseline: Baseline, options: GateOptions): { active: Waiver[]; expired: Waiver[] } {
+  const repository = options.repository?.toLowerCase();
+  if (baseline.waivers.length === 0 || !repository) return { active: [], expired: [] };
+  const name = repository.split('/').pop();
+  const today = options.today ?? '9999-12-31';
+  const mine = baseline.waivers.filter((waiver) => waiver.repo === '*' || waiver.repo.toLowerCase() === repository || waiver.repo.toLowerCase() === name);
+  return { active: mine.filter((waiver) => waiver.expires >= today), expired: mine.filter((waiver) => waiver.expires < today) };
 }
 
 /** A notice for every waiver of this repository that has expired: its findings are reported again. */
 function expiredWaiverNotes(baseline: Baseline, options: GateOptions): Finding[] {
-  if (baseline.waivers.length === 0 || !options.repository) return [];
-  const today = options.today ?? '9999-12-31';
-  const expired = baseline.waivers.filter((waiver) => waiverMatchesRepository(waiver, options.repository!) && waiver.expires < today);
-  return expired.map((waiver): Finding => {
+  return repositoryWaivers(baseline, options).expired.map((waiver): Finding => {
     const inPolicy = options.policy && (!waiver.file || waiver.file === options.policy.source.path);
     const location = { path: waiver.file ?? options.policy?.source.path ?? 'baseline.yaml', start: { line: 1, column: 1, offset: 0 }, end: { line: 1, column: 1, offset: 0 } };
     const at = inPolicy ? options.policy!.locate(['waivers', waiver.index]) : undefined;

@@ -114,10 +114,13 @@ export function diskReader(root: string, skipped: Skipped[], walked?: Pick<Walke
   };
 }
 
-/** Read and parse files, then follow `-r`/COPY links to files inside the root (never outside it). */
-export function loadFiles(root: string, paths: readonly string[], followLinks = true): Loaded {
+/**
+ * Read and parse files, then follow `-r`/COPY links to files inside the root (never outside it). `walked` is the
+ * walk the paths came from, when there is one (see diskReader).
+ */
+export function loadFiles(root: string, paths: readonly string[], followLinks = true, walked?: Pick<Walked, 'paths' | 'plain'>): Loaded {
   const skipped: Skipped[] = [];
-  const files = [...readRepository(paths, diskReader(root, skipped, { paths, plain: new Set() }), followLinks)].map((file) => file.parsed);
+  const files = [...readRepository(paths, diskReader(root, skipped, walked), followLinks)].map((file) => file.parsed);
   return { files, skipped };
 }
 

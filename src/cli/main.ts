@@ -105,7 +105,7 @@ function select(io: Io, paths: readonly string[], changed: string | undefined): 
 
 function collect(io: Io, paths: readonly string[], changed: string | undefined): Loaded & { missing: string[] } {
   const selected = select(io, paths, changed);
-  return { ...loadFiles(io.cwd, selected.paths), missing: selected.missing };
+  return { ...loadFiles(io.cwd, selected.paths, true, selected), missing: selected.missing };
 }
 
 function check(args: readonly string[], io: Io): number {
