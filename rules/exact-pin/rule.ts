@@ -58,7 +58,6 @@ function isPinned(pkg: PackageFact): boolean {
   return pkg.exact.split('.').length >= 3 || pkg.build !== undefined;
 }
 
-/** A version the rest of the unit implies: a companion of the pinned torch, or the unit's CUDA for conda metapackages. */
 /** The unit's first exactly pinned torch, looked up once per unit rather than once per unpinned package. */
 const pinnedTorch = new WeakMap<Unit, PackageFact | null>();
 
@@ -68,12 +67,12 @@ function pinnedTorchOf(unit: Unit): PackageFact | undefined {
   return torch ?? undefined;
 }
 
+/** A version the rest of the unit implies: a companion of the pinned torch, or the unit's CUDA for conda metapackages. */
 function impliedVersion(unit: Unit, pkg: PackageFact, kb: KnowledgeBase): { version: string; why: string } | undefined {
   const name = projectName(pkg);
   const torch = name === 'torchvision' || name === 'torchaudio' ? pinnedTorchOf(unit) : undefined;
   if (torch && (name === 'torchvision' || name === 'torchaudio')) {
-    const companions = kb.companions(torch.exact!);
-    const version = companions?.[name][0];
+    const version = kb.companions(torch.exact!)?.[name][0];
     if (version) return { version, why: `${name} ${version} is the release that belongs to torch ${publicVersion(torch.exact!)}` };
   }
   const target = unit.target;
