@@ -1,6 +1,6 @@
 /** Table tests for the knowledge base: the important rows, written as in their sources. */
 import { describe, expect, it } from 'vitest';
-import { cite, defaultKnowledgeBase, latestCudaPatch, loadData } from '../src/knowledge/index.js';
+import { cite, defaultKnowledgeBase, KnowledgeBase, latestCudaPatch, loadData } from '../src/knowledge/index.js';
 
 const kb = defaultKnowledgeBase();
 
@@ -220,6 +220,18 @@ describe('images', () => {
     expect(kb.ngcPytorch('24.05-py3')).toMatchObject({ cuda: '12.4.1' });
     expect(kb.ngcPytorch('25.12-py3')).toMatchObject({ cuda: '13.1.0' });
     expect(kb.ngcPytorch('23.01-py3')).toBeUndefined();
+  });
+});
+
+describe('query cache', () => {
+  it('stays bounded when a long-running process sees endless distinct tags, and keeps answering right', () => {
+    const fresh = new KnowledgeBase();
+    for (let i = 0; i < 40_000; i++) fresh.nvidiaCudaTag(`12.4.${i}-devel-ubuntu22.04`);
+    expect(fresh.cachedAnswers).toBeLessThanOrEqual(16_384);
+    expect(fresh.cachedAnswers).toBeGreaterThan(0);
+    expect(fresh.nvidiaCudaTag('12.4.1-cudnn-devel-ubuntu22.04')).toMatchObject({ version: '12.4.1', cudnn: 'cudnn' });
+    expect(fresh.cudaExists('12.7')).toBe('no');
+    expect(fresh.cudaExists('12.7')).toBe('no');
   });
 });
 

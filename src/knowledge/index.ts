@@ -74,14 +74,26 @@ export interface PytorchImageTag {
   readonly cudaRange: readonly [number, number];
 }
 
+/** Entries the knowledge base's query cache holds before it starts again (a repository asks a few hundred questions). */
+const MEMO_LIMIT = 16_384;
+
 export class KnowledgeBase {
   readonly data: KnowledgeData;
   /** The newest `retrieved` date of any record: how fresh the knowledge is. */
   readonly retrieved: string;
   private readonly releasesByVersion: ReadonlyMap<string, CudaRelease>;
   private readonly torchByVersion: ReadonlyMap<string, TorchRelease>;
-  /** Query results are pure functions of the data: cache them (rules ask the same questions per unit). */
+  /**
+   * Query results are pure functions of the data: cache them (rules ask the same questions per unit). Keys hold
+   * values from user files (tags, versions), so the table is emptied at MEMO_LIMIT entries rather than growing
+   * for the life of an App process.
+   */
   private readonly memo = new Map<string, unknown>();
+
+  /** Answers held by the query cache (at most MEMO_LIMIT). */
+  get cachedAnswers(): number {
+    return this.memo.size;
+  }
 
   /** Memoise a pure query over this knowledge base (for helpers outside the class). */
   memoized<T>(key: string, compute: () => T): T {
@@ -90,6 +102,7 @@ export class KnowledgeBase {
 
   private cached<T>(key: string, compute: () => T): T {
     if (this.memo.has(key)) return this.memo.get(key) as T;
+    if (this.memo.size >= MEMO_LIMIT) this.memo.clear();
     const value = compute();
     this.memo.set(key, value);
     return value;
@@ -128,6 +141,10 @@ export class KnowledgeBase {
 
   /** 'no' for versions NVIDIA never released (12.7), 'yes' for known releases, else 'unknown'. */
   cudaExists(cuda: string): 'yes' | 'no' | 'unknown' {
+    return this.cached(`exists:${cuda}`, () => this.computeCudaExists(cuda));
+  }
+
+  private computeCudaExists(cuda: string): 'yes' | 'no' | 'unknown' {
     const parsed = parseCuda(cuda);
     if (!parsed) return 'unknown';
     const minor = `${parsed.major}.${parsed.minor}`;
@@ -271,6 +288,10 @@ export class KnowledgeBase {
 
   /** The cuDNN spelling nvidia/cuda uses for a CUDA version (`cudnn8`, `cudnn9`, `cudnn`). */
   cudnnSpelling(cuda: string): { readonly spelling: string; readonly record: Sourced } | undefined {
+    return this.cached(`cudnnSpelling:${cuda}`, () => this.computeCudnnSpelling(cuda));
+  }
+
+  private computeCudnnSpelling(cuda: string): { readonly spelling: string; readonly record: Sourced } | undefined {
     const row = this.data.images.nvidiaCuda.cudnnSpellings.find(
       (era) => compareDotted(cuda, era.from) >= 0 && (!era.through || compareDotted(cuda, era.through) <= 0),
     );
