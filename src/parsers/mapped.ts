@@ -117,6 +117,8 @@ export class Mapped {
   }
 
   slice(from: number, to: number = this.text.length): Mapped {
+    // The whole string: this one (a Mapped never changes).
+    if (from <= 0 && to >= this.text.length && this.text.length > 0) return this;
     if (this.segments.length === 1) {
       const seg = this.segments[0]!;
       if (seg.origin >= 0 && !seg.via) {

@@ -132,9 +132,11 @@ function readWord(script: Mapped, startIndex: number, resolve: Resolver, braces:
     }
     i++;
   }
-  flush(i);
   if (i === startIndex) return { next: i + 1 };
-  const mapped = out.build();
+  // A word of one run of ordinary characters (most words) is a slice of the script; no pieces to assemble.
+  const plain = out.length === 0 && runStart === startIndex;
+  if (!plain) flush(i);
+  const mapped = plain ? script.slice(startIndex, i) : out.build();
   const word: Word = {
     text: mapped.text,
     mapped,
