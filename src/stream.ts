@@ -1,4 +1,4 @@
-import { includeCandidates } from './analysis/links.js';
+import { includeCandidates, type Link } from './analysis/links.js';
 import { dirname } from './analysis/paths.js';
 import { groupBy, UnionFind } from './collections.js';
 import type { FileKind, ParsedFile } from './facts.js';
@@ -111,8 +111,8 @@ export function gateRepository(paths: readonly string[], reader: RepositoryReade
   const sources: SourceFile[] = [];
   const indexOf = new Map<string, number>();
   const groups = new Groups();
-  /** Files read and not yet checked, by index. */
-  const held = new Map<number, ParsedFile>();
+  /** Files read and not yet checked, by index, with the path each include leads to. */
+  const held = new Map<number, Pick<ReadFile, 'parsed' | 'links'>>();
   /** Files read, by path of a file one of their includes leads to that is not read (yet). */
   const waiting = new Map<string, number[]>();
   /** How many of a held file's includes lead to files not read (yet). */
@@ -128,8 +128,8 @@ export function gateRepository(paths: readonly string[], reader: RepositoryReade
       else into.set(at, [finding]);
     }
   };
-  const check = (files: readonly ParsedFile[]): void => {
-    const part = checker.checkFiles(files);
+  const check = (files: readonly ParsedFile[], links?: ReadonlyMap<ParsedFile, readonly Link[]>): void => {
+    const part = checker.checkFiles(files, links);
     for (const file of files) checked[indexOf.get(file.path)!] = true;
     record(findingsOf, part.findings);
     record(waivedOf, part.waived);
@@ -147,7 +147,7 @@ export function gateRepository(paths: readonly string[], reader: RepositoryReade
     const i = groups.add();
     sources.push(source);
     indexOf.set(source.path, i);
-    held.set(i, parsed);
+    held.set(i, { parsed, links });
     for (const from of waiting.get(source.path) ?? []) {
       link(from, i);
       unread.set(from, unread.get(from)! - 1);
@@ -168,22 +168,33 @@ export function gateRepository(paths: readonly string[], reader: RepositoryReade
     // Check the groups whose includes all lead to files read, and that no checked file belongs to. A file that
     // joins a group nearly always sits beside one of its files, and files are read directory by directory: so a
     // group with a file read in this window, in the directory being read, waits for the next window.
-    const ready: ParsedFile[] = [];
+    const ready: number[] = [];
     const here = dirname(source.path);
     const recent = sources.length - window;
     for (const [root, members] of groupBy([...held.keys()], (at) => groups.find(at))) {
       if (groups.spoiled(root) || members.some((at) => unread.get(at) || (at >= recent && dirname(sources[at]!.path) === here))) continue;
-      for (const at of members) {
-        ready.push(held.get(at)!);
-        held.delete(at);
-      }
+      ready.push(...members);
     }
-    if (ready.length > 0) check(ready);
+    if (ready.length === 0) continue;
+    // Their links are the ones followed while reading: every file they lead to was read and is held with them.
+    // (gate() would find the same ones: a candidate before the one followed was neither read nor a file.)
+    const linksOf = new Map<ParsedFile, Link[]>();
+    for (const at of ready) {
+      const file = held.get(at)!;
+      const list: Link[] = [];
+      file.links.forEach((path, k) => {
+        const to = path === undefined ? undefined : indexOf.get(path);
+        if (to !== undefined && to !== at) list.push({ from: file.parsed, include: file.parsed.includes[k]!, to: held.get(to)!.parsed });
+      });
+      linksOf.set(file.parsed, list);
+    }
+    for (const at of ready) held.delete(at);
+    check([...linksOf.keys()], linksOf);
   }
 
   // Includes whose file was never read: gate() links them to their first candidate among the files read.
   for (const from of new Set([...waiting.values()].flat())) {
-    const parsed = held.get(from)!;
+    const { parsed } = held.get(from)!;
     for (const include of parsed.includes) {
       const path = includeCandidates(parsed, include).find((candidate) => indexOf.has(candidate));
       if (path !== undefined) link(from, indexOf.get(path)!);
@@ -194,8 +205,8 @@ export function gateRepository(paths: readonly string[], reader: RepositoryReade
   const rest: ParsedFile[] = [];
   let parsedAgain = 0;
   for (const [i, source] of sources.entries()) {
-    const parsed = held.get(i);
-    if (parsed) rest.push(parsed);
+    const file = held.get(i);
+    if (file) rest.push(file.parsed);
     else if (groups.spoiled(groups.find(i))) {
       findingsOf.delete(i);
       waivedOf.delete(i);

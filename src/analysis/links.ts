@@ -9,16 +9,7 @@ import { StageTree } from './stages.js';
  * image, so it is traced back through the stage's COPY instructions to the build context, which is assumed
  * to be the Dockerfile's directory (then the repository root). Paths that leave the repository are dropped.
  */
-export function includeCandidates(file: ParsedFile, include: IncludeFact): readonly string[] {
-  let candidates = candidatesOf.get(include);
-  if (!candidates) candidatesOf.set(include, (candidates = findCandidates(file, include)));
-  return candidates;
-}
-
-/** Worked out once per include: reading a repository follows it, then every check of its file links it. */
-const candidatesOf = new WeakMap<IncludeFact, readonly string[]>();
-
-function findCandidates(file: ParsedFile, include: IncludeFact): string[] {
+export function includeCandidates(file: ParsedFile, include: IncludeFact): string[] {
   const base = dirname(file.path);
   const target = include.target;
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(target)) return [];
