@@ -14,9 +14,50 @@ export type RequirementResult =
   | { readonly ok: true; readonly fact: PackageFact }
   | { readonly ok: false; readonly message: string; readonly span: Span };
 
-const NAME = /^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?/;
-/** A version operator at a position (sticky), so the rest of the line is not copied for every clause. */
-const OPERATOR_AT = /(===|==|!=|~=|<=|>=|<|>)/y;
+/**
+ * The length of the name at the start of `text` (`/^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?/`, without
+ * building a match): letters and digits, with `.`, `_` and `-` allowed inside. 0 when there is none.
+ */
+function nameAt(text: string): number {
+  if (!isAlphanumeric(text.charCodeAt(0))) return 0;
+  let length = 1;
+  for (let i = 1; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (isAlphanumeric(code)) length = i + 1;
+    else if (code !== 46 && code !== 95 && code !== 45) break;
+  }
+  return length;
+}
+
+function isAlphanumeric(code: number): boolean {
+  return (code >= 48 && code <= 57) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122);
+}
+
+/** The version operator at a position (`===`, `==`, `!=`, `~=`, `<=`, `>=`, `<`, `>`, longest first), if any. */
+function operatorAt(text: string, i: number): string | undefined {
+  const first = text[i];
+  const equals = text[i + 1] === '=';
+  switch (first) {
+    case '=':
+      return equals ? (text[i + 2] === '=' ? '===' : '==') : undefined;
+    case '!':
+      return equals ? '!=' : undefined;
+    case '~':
+      return equals ? '~=' : undefined;
+    case '<':
+      return equals ? '<=' : '<';
+    case '>':
+      return equals ? '>=' : '>';
+    default:
+      return undefined;
+  }
+}
+
+/** The index after the spaces and tabs at `i`. */
+function spacesEnd(text: string, i: number): number {
+  while (i < text.length && (text[i] === ' ' || text[i] === '\t')) i++;
+  return i;
+}
 
 /** `[A-Za-z0-9._*+!-]`: the characters of a version in a clause. */
 function isVersionChar(code: number): boolean {
@@ -45,14 +86,15 @@ export function endsInWheel(text: string): boolean {
 export function parsePythonRequirement(m: Mapped): RequirementResult {
   const text = m.text;
   const whole = m.site(0, text.length);
-  if (URL_SCHEME.test(text) || (WHEEL.test(text) && endsInWheel(text.split(';')[0]!.trim()))) return parseBareUrl(m);
+  // Every URL scheme form has a ":" or a "+", and a wheel a ".": most requirements need neither test.
+  if (((text.includes(':') || text.includes('+')) && URL_SCHEME.test(text)) || (WHEEL.test(text) && endsInWheel(text.split(';')[0]!.trim()))) return parseBareUrl(m);
 
-  const nameMatch = NAME.exec(text);
-  if (!nameMatch) return { ok: false, message: `expected a package name, found "${truncate(text)}"`, span: whole };
-  const rawName = nameMatch[0];
-  let i = rawName.length;
+  const nameLength = nameAt(text);
+  if (nameLength === 0) return { ok: false, message: `expected a package name, found "${truncate(text)}"`, span: whole };
+  const rawName = text.slice(0, nameLength);
+  let i = nameLength;
   const skipSpace = (): void => {
-    while (i < text.length && (text[i] === ' ' || text[i] === '\t')) i++;
+    i = spacesEnd(text, i);
   };
   skipSpace();
 
@@ -87,15 +129,14 @@ export function parsePythonRequirement(m: Mapped): RequirementResult {
     specStart = i;
     while (i < text.length) {
       skipSpace();
-      OPERATOR_AT.lastIndex = i;
-      const op = OPERATOR_AT.exec(text);
+      const op = operatorAt(text, i);
       if (!op) break;
-      i += op[0].length;
+      i += op.length;
       skipSpace();
       const vStart = i;
       while (i < text.length && isVersionChar(text.charCodeAt(i))) i++;
-      if (i === vStart) return { ok: false, message: `expected a version after "${op[0]}"`, span: m.site(vStart - op[0].length, Math.max(i, vStart)) };
-      clauses.push({ operator: op[0], version: text.slice(vStart, i), versionSpan: m.origin(vStart, i) ?? m.site(vStart, i) });
+      if (i === vStart) return { ok: false, message: `expected a version after "${op}"`, span: m.site(vStart - op.length, Math.max(i, vStart)) };
+      clauses.push({ operator: op, version: text.slice(vStart, i), versionSpan: m.origin(vStart, i) ?? m.site(vStart, i) });
       specEnd = i;
       skipSpace();
       if (text[i] === ',') {

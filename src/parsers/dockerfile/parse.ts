@@ -235,8 +235,8 @@ function joinContinuations(source: SourceText, start: number, end: number, escap
     const trimmed = content.trimStart();
     const skip = !first && (trimmed === '' || trimmed.startsWith('#'));
     if (!skip) {
-      const continued = new RegExp(`${escapeRegExp(escape)}[ \\t]*$`).exec(content);
-      if (continued && lineEnd < end) builder.pushSegment(content.slice(0, continued.index), lineStart);
+      const continued = trailingEscape(content, escape);
+      if (continued >= 0 && lineEnd < end) builder.pushSegment(content.slice(0, continued), lineStart);
       else builder.pushSegment(content, lineStart);
     }
     first = false;
@@ -284,6 +284,9 @@ function dropRunFlags(command: readonly Word[]): Word[] {
   return command.slice(i);
 }
 
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+/** Where the escape character that continues this line starts (only spaces and tabs after it), or -1. */
+function trailingEscape(content: string, escape: string): number {
+  let end = content.length;
+  while (end > 0 && (content[end - 1] === ' ' || content[end - 1] === '\t')) end--;
+  return escape !== '' && content.endsWith(escape, end) ? end - escape.length : -1;
 }

@@ -37,15 +37,17 @@ export function addRequirementsContext(sink: FactSink, tool: InstallContext['too
 
 /** Parse one logical requirements line (continuations joined, comment removed) into the sink. */
 export function parseRequirementLine(sink: FactSink, line: Mapped, context: InstallContext): void {
-  const tokens = tokenize(line.text);
-  const first = tokens[0];
-  if (!first) return;
-  if (first.text.startsWith('-')) {
+  const text = line.text;
+  const start = text.search(/\S/);
+  if (start < 0) return;
+  // Most lines are a requirement alone, without an option (a token that starts with "-"): no need to split them.
+  const tokens = text[start] === '-' || /\s-/.test(text) ? tokenize(text) : undefined;
+  if (tokens?.[0]!.text.startsWith('-')) {
     parseOptions(sink, line, tokens, context, undefined);
     return;
   }
-  const optionIndex = tokens.findIndex((token) => token.text.startsWith('-') && token.from > 0 && /\s/.test(line.text[token.from - 1] ?? ''));
-  const requirementEnd = optionIndex < 0 ? line.length : tokens[optionIndex]!.from;
+  const optionIndex = tokens ? tokens.findIndex((token) => token.text.startsWith('-') && token.from > 0 && /\s/.test(text[token.from - 1] ?? '')) : -1;
+  const requirementEnd = optionIndex < 0 ? line.length : tokens![optionIndex]!.from;
   const requirement = line.slice(0, requirementEnd).trim();
   const result = parsePythonRequirement(requirement);
   if (!result.ok) {
@@ -53,7 +55,7 @@ export function parseRequirementLine(sink: FactSink, line: Mapped, context: Inst
     return;
   }
   let hashes = 0;
-  if (optionIndex >= 0) hashes = parseOptions(sink, line, tokens.slice(optionIndex), context, `pip ignores index options written on a requirement line (here after ${truncate(requirement.text, 30)}); put them on a line of their own`);
+  if (optionIndex >= 0) hashes = parseOptions(sink, line, tokens!.slice(optionIndex), context, `pip ignores index options written on a requirement line (here after ${truncate(requirement.text, 30)}); put them on a line of their own`);
   sink.packages.push(inContext(result.fact, context.id, hashes));
 }
 
@@ -132,9 +134,10 @@ export function* logicalLines(source: SourceText, firstLine = 1, lastLine = sour
     let content = text.slice(start, end);
     if (line === 1 && content.charCodeAt(0) === 0xfeff) content = content.slice(1);
     const offset = end - content.length;
-    const comment = /(^|\s)#/.exec(content);
+    // Most lines have neither a "#" nor a "\\": no expression needs to run on them.
+    const comment = content.includes('#') ? /(^|\s)#/.exec(content) : null;
     const body = comment ? content.slice(0, comment.index) : content;
-    const continued = !comment && /\\\s*$/.test(body) ? body.replace(/\\\s*$/, '') : undefined;
+    const continued = !comment && body.includes('\\') && /\\\s*$/.test(body) ? body.replace(/\\\s*$/, '') : undefined;
     if (continued !== undefined) {
       builder.pushSegment(continued, offset);
       open = true;
