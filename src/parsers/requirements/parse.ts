@@ -134,7 +134,7 @@ export function* logicalLines(source: SourceText, firstLine = 1, lastLine = sour
     let content = text.slice(start, end);
     if (line === 1 && content.charCodeAt(0) === 0xfeff) content = content.slice(1);
     const offset = end - content.length;
-    // Most lines have neither a "#" nor a "\\": no expression needs to run on them.
+    // Most lines have neither a "#" nor a backslash: no expression needs to run on them.
     const comment = content.includes('#') ? /(^|\s)#/.exec(content) : null;
     const body = comment ? content.slice(0, comment.index) : content;
     const continued = !comment && body.includes('\\') && /\\\s*$/.test(body) ? body.replace(/\\\s*$/, '') : undefined;
