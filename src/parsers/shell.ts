@@ -23,7 +23,19 @@ export interface Variable {
 
 export type Resolver = (name: string) => Variable | { readonly unresolved: string } | undefined;
 
-const OPERATOR_CHARS = new Set(['&', '|', ';', '(', ')', '\n']);
+/** `&`, `|`, `;`, `(`, `)` and a line break: they end a simple command. */
+function isOperator(code: number): boolean {
+  return code === 38 || code === 124 || code === 59 || code === 40 || code === 41 || code === 10;
+}
+
+/** What ends an unquoted word: a blank, an operator, or a redirection. */
+function endsWord(code: number): boolean {
+  return code === 32 || code === 9 || code === 13 || isOperator(code) || code === 62 || code === 60;
+}
+
+function isDigit(code: number): boolean {
+  return code >= 48 && code <= 57;
+}
 
 /**
  * Split a (continuation-joined) shell script into simple commands. Not a full POSIX parser: it knows quotes,
@@ -44,23 +56,25 @@ export function splitCommands(script: Mapped, resolve: Resolver): Command[] {
   };
 
   while (i < text.length) {
-    const ch = text[i]!;
-    if (ch === ' ' || ch === '\t' || ch === '\r') {
+    const code = text.charCodeAt(i);
+    if (code === 32 || code === 9 || code === 13) {
       i++;
       continue;
     }
-    if (OPERATOR_CHARS.has(ch)) {
+    if (isOperator(code)) {
       endCommand();
       i++;
       continue;
     }
-    if (ch === '#' ) {
-      while (i < text.length && text[i] !== '\n') i++;
+    if (code === 35) {
+      // `#`: a comment to the end of the line.
+      while (i < text.length && text.charCodeAt(i) !== 10) i++;
       continue;
     }
-    if (ch === '>' || ch === '<' || (/[0-9]/.test(ch) && (text[i + 1] === '>' || text[i + 1] === '<'))) {
-      // Redirection: skip the operator; its target word is not an argument.
-      while (i < text.length && /[0-9<>&|-]/.test(text[i]!)) i++;
+    const following = text.charCodeAt(i + 1);
+    if (code === 62 || code === 60 || (isDigit(code) && (following === 62 || following === 60))) {
+      // Redirection (`>`, `2>`, `&>`, `<`): skip the operator; its target word is not an argument.
+      while (i < text.length && isRedirectionChar(text.charCodeAt(i))) i++;
       skipNextWord = true;
       continue;
     }
@@ -78,52 +92,54 @@ export function splitCommands(script: Mapped, resolve: Resolver): Command[] {
 
 function readWord(script: Mapped, startIndex: number, resolve: Resolver, braces: ClosingBraces): { word?: Word; next: number } {
   const text = script.text;
-  const out = new MappedBuilder();
+  // Built only for words with quotes, escapes or expansions; a plain word is a slice of the script.
+  let out: MappedBuilder | undefined;
   let i = startIndex;
-  let quote: '"' | "'" | undefined;
+  let quote = 0; // the char code of the open quote, 0 outside quotes
   let unresolved: string | undefined;
   // Runs of ordinary characters are copied as one piece; only quotes, escapes and `$` break a run.
   let runStart = i;
+  const push = (piece: Mapped): void => (out ??= new MappedBuilder()).pushMapped(piece);
   const flush = (to: number): void => {
-    if (to > runStart) out.pushMapped(script.slice(runStart, to));
+    if (to > runStart) push(script.slice(runStart, to));
   };
 
   while (i < text.length) {
-    const ch = text[i]!;
-    if (!quote) {
-      if (ch === ' ' || ch === '\t' || ch === '\r' || OPERATOR_CHARS.has(ch) || ch === '>' || ch === '<') break;
-      if (ch === '"' || ch === "'") {
+    const code = text.charCodeAt(i);
+    if (quote === 0) {
+      if (endsWord(code)) break;
+      if (code === 34 || code === 39) {
         flush(i);
-        quote = ch;
+        quote = code;
         runStart = ++i;
         continue;
       }
-      if (ch === '\\' && i + 1 < text.length) {
+      if (code === 92 && i + 1 < text.length) {
         flush(i);
         runStart = i + 1;
         i += 2;
         continue;
       }
-    } else if (ch === quote) {
+    } else if (code === quote) {
       flush(i);
-      quote = undefined;
+      quote = 0;
       runStart = ++i;
       continue;
-    } else if (quote === '"' && ch === '\\' && i + 1 < text.length && /["\\$`]/.test(text[i + 1]!)) {
+    } else if (quote === 34 && code === 92 && i + 1 < text.length && escapableInDoubleQuotes(text.charCodeAt(i + 1))) {
       flush(i);
       runStart = i + 1;
       i += 2;
       continue;
     }
-    if (ch === '$' && quote !== "'") {
+    if (code === 36 && quote !== 39) {
       const expansion = readExpansion(script, i, resolve, braces);
       if (expansion) {
         flush(i);
         if ('unresolved' in expansion) {
           unresolved ??= expansion.unresolved;
-          out.pushMapped(script.slice(i, expansion.next));
+          push(script.slice(i, expansion.next));
         } else {
-          out.pushMapped(expansion.value);
+          push(expansion.value);
         }
         i = expansion.next;
         runStart = i;
@@ -133,10 +149,9 @@ function readWord(script: Mapped, startIndex: number, resolve: Resolver, braces:
     i++;
   }
   if (i === startIndex) return { next: i + 1 };
-  // A word of one run of ordinary characters (most words) is a slice of the script; no pieces to assemble.
-  const plain = out.length === 0 && runStart === startIndex;
+  const plain = out === undefined && runStart === startIndex;
   if (!plain) flush(i);
-  const mapped = plain ? script.slice(startIndex, i) : out.build();
+  const mapped = plain ? script.slice(startIndex, i) : (out ?? new MappedBuilder()).build();
   const word: Word = {
     text: mapped.text,
     mapped,
@@ -202,4 +217,14 @@ function viaArg(value: Mapped, origin: ArgOrigin): Mapped {
     builder.pushSegment(value.text.slice(seg.from, seg.to), seg.origin, origin.reference, origin);
   }
   return builder.build();
+}
+
+/** `0-9 < > & | -`: the characters of a redirection operator. */
+function isRedirectionChar(code: number): boolean {
+  return isDigit(code) || code === 60 || code === 62 || code === 38 || code === 124 || code === 45;
+}
+
+/** `"`, `\\`, `$` and a backquote: what a backslash escapes inside double quotes. */
+function escapableInDoubleQuotes(code: number): boolean {
+  return code === 34 || code === 92 || code === 36 || code === 96;
 }
