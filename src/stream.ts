@@ -2,7 +2,7 @@ import { includeCandidates, type Link } from './analysis/links.js';
 import { dirname } from './analysis/paths.js';
 import { groupBy, UnionFind } from './collections.js';
 import type { FileKind, ParsedFile } from './facts.js';
-import type { Finding, Report } from './finding.js';
+import type { Report } from './finding.js';
 import { Checker, type GateOptions, type PartialReport } from './gate.js';
 import type { Baseline } from './baseline/schema.js';
 import type { KnowledgeBase } from './knowledge/index.js';
@@ -118,21 +118,11 @@ export function gateRepository(paths: readonly string[], reader: RepositoryReade
   /** How many of a held file's includes lead to files not read (yet). */
   const unread = new Map<number, number>();
   const checked: boolean[] = [];
-  const findingsOf = new Map<number, Finding[]>();
-  const waivedOf = new Map<number, Finding[]>();
-  const record = (into: Map<number, Finding[]>, findings: readonly Finding[]): void => {
-    for (const finding of findings) {
-      const at = indexOf.get(finding.location.path)!;
-      const list = into.get(at);
-      if (list) list.push(finding);
-      else into.set(at, [finding]);
-    }
-  };
+  /** What each check found, in the order checked. */
+  const parts: PartialReport[] = [];
   const check = (files: readonly ParsedFile[], links?: ReadonlyMap<ParsedFile, readonly Link[]>): void => {
-    const part = checker.checkFiles(files, links);
+    parts.push(checker.checkFiles(files, links));
     for (const file of files) checked[indexOf.get(file.path)!] = true;
-    record(findingsOf, part.findings);
-    record(waivedOf, part.waived);
   };
   /** Link file i to the file at index `to`, which has been read. */
   const link = (i: number, to: number): void => {
@@ -203,21 +193,20 @@ export function gateRepository(paths: readonly string[], reader: RepositoryReade
   // What is left: the files still held, and the spoiled groups, whose checked files are parsed again and whose
   // earlier findings are dropped. Each group is checked whole, once.
   const rest: ParsedFile[] = [];
-  let parsedAgain = 0;
+  const again = new Set<string>();
   for (const [i, source] of sources.entries()) {
     const file = held.get(i);
     if (file) rest.push(file.parsed);
     else if (groups.spoiled(groups.find(i))) {
-      findingsOf.delete(i);
-      waivedOf.delete(i);
+      again.add(source.path);
       rest.push(parseFile(source.path, source.text, source.kind));
-      parsedAgain++;
     }
   }
-  if (rest.length > 0) check(rest);
-
-  const files: PartialReport = { findings: [...findingsOf.values()].flat(), waived: [...waivedOf.values()].flat() };
-  return { report: checker.report(sources.length, [checker.checkPolicy(), files]), sources, parsedAgain };
+  // Every finding is about a file of its own check, so the earlier findings of the files checked again are
+  // those with their paths.
+  const final = again.size === 0 ? parts : parts.map((part) => ({ findings: part.findings.filter((finding) => !again.has(finding.location.path)), waived: part.waived.filter((finding) => !again.has(finding.location.path)) }));
+  if (rest.length > 0) final.push(checker.checkFiles(rest));
+  return { report: checker.report(sources.length, [checker.checkPolicy(), ...final]), sources, parsedAgain: again.size };
 }
 
 /** Groups of linked files, with a "spoiled" mark that follows every merge. */
