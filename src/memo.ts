@@ -6,7 +6,8 @@
 export function memoize<T>(compute: (key: string) => T, limit = 4096): (key: string) => T {
   const answers = new Map<string, T>();
   return (key) => {
-    if (answers.has(key)) return answers.get(key) as T;
+    const known = answers.get(key);
+    if (known !== undefined || answers.has(key)) return known as T;
     if (answers.size >= limit) answers.clear();
     const value = compute(key);
     answers.set(key, value);

@@ -84,27 +84,37 @@ export class KnowledgeBase {
   private readonly releasesByVersion: ReadonlyMap<string, CudaRelease>;
   private readonly torchByVersion: ReadonlyMap<string, TorchRelease>;
   /**
-   * Query results are pure functions of the data: cache them (rules ask the same questions per unit). Keys hold
-   * values from user files (tags, versions), so the table is emptied at MEMO_LIMIT entries rather than growing
-   * for the life of an App process.
+   * Query results are pure functions of the data: cache them (rules ask the same questions per unit), one table
+   * per question keyed by its argument, so asking builds no key. Arguments come from user files (tags,
+   * versions), so the tables are emptied once they hold MEMO_LIMIT answers rather than growing for the life of
+   * an App process.
    */
-  private readonly memo = new Map<string, unknown>();
+  private readonly answers = new Map<string, Map<string, unknown>>();
+  private answerCount = 0;
 
   /** Answers held by the query cache (at most MEMO_LIMIT). */
   get cachedAnswers(): number {
-    return this.memo.size;
+    return this.answerCount;
   }
 
-  /** Memoise a pure query over this knowledge base (for helpers outside the class). */
+  /** Memoise a pure query over this knowledge base (for helpers outside the class): `key` names question and arguments. */
   memoized<T>(key: string, compute: () => T): T {
-    return this.cached(key, compute);
+    return this.cached('memoized', key, compute);
   }
 
-  private cached<T>(key: string, compute: () => T): T {
-    if (this.memo.has(key)) return this.memo.get(key) as T;
-    if (this.memo.size >= MEMO_LIMIT) this.memo.clear();
-    const value = compute();
-    this.memo.set(key, value);
+  /** The answer to `question` about `arg`; `compute` is called with this knowledge base as `this`. */
+  private cached<T>(question: string, arg: string, compute: (this: KnowledgeBase, arg: string) => T): T {
+    let table = this.answers.get(question);
+    if (table === undefined) this.answers.set(question, (table = new Map()));
+    const known = table.get(arg);
+    if (known !== undefined || table.has(arg)) return known as T;
+    if (this.answerCount >= MEMO_LIMIT) {
+      for (const full of this.answers.values()) full.clear();
+      this.answerCount = 0;
+    }
+    const value = compute.call(this, arg);
+    table.set(arg, value);
+    this.answerCount++;
     return value;
   }
 
@@ -124,7 +134,7 @@ export class KnowledgeBase {
 
   /** The driver a CUDA version needs for its full feature set (NVIDIA Table 3). `12.4` means 12.4 GA. */
   minDriver(cuda: string): DriverNeed | undefined {
-    return this.cached(`minDriver:${cuda}`, () => this.computeMinDriver(cuda));
+    return this.cached('minDriver', cuda, this.computeMinDriver);
   }
 
   private computeMinDriver(cuda: string): DriverNeed | undefined {
@@ -141,7 +151,7 @@ export class KnowledgeBase {
 
   /** 'no' for versions NVIDIA never released (12.7), 'yes' for known releases, else 'unknown'. */
   cudaExists(cuda: string): 'yes' | 'no' | 'unknown' {
-    return this.cached(`exists:${cuda}`, () => this.computeCudaExists(cuda));
+    return this.cached('cudaExists', cuda, this.computeCudaExists);
   }
 
   private computeCudaExists(cuda: string): 'yes' | 'no' | 'unknown' {
@@ -189,7 +199,7 @@ export class KnowledgeBase {
 
   /** The wheel tags a release ships (`cu121`, `cpu`, …), its PyPI build included, as a set (asked per package). */
   torchBuilds(release: TorchRelease): ReadonlySet<string> {
-    return this.cached(`torchBuilds:${release.version}`, () => new Set(torchBuildTags(release)));
+    return this.cached('torchBuilds', release.version, () => new Set(torchBuildTags(release)));
   }
 
   /** The CUDA version plain `pip install torch==X` gives on Linux x86_64 (e.g. 2.1.0 → 12.1). */
@@ -207,7 +217,7 @@ export class KnowledgeBase {
   /** The torch releases a torchvision or torchaudio version belongs to. */
   torchForCompanion(pkg: 'torchvision' | 'torchaudio', version: string): readonly TorchRelease[] {
     const wanted = publicVersion(version);
-    return this.cached(`companion:${pkg}:${wanted}`, () => this.data.pytorch.releases.filter((release) => release[pkg].includes(wanted)));
+    return this.cached(pkg === 'torchvision' ? 'torchForTorchvision' : 'torchForTorchaudio', wanted, () => this.data.pytorch.releases.filter((release) => release[pkg].includes(wanted)));
   }
 
   /** Exact torch a package release was built against (xformers), or the triton a torch release pins. */
@@ -224,7 +234,7 @@ export class KnowledgeBase {
   /** Compiled GPU architectures of a torch build, where published. */
   compiledArchs(version: string, variant: string): ArchBuild | undefined {
     const release = publicVersion(version);
-    return this.cached(`archs:${release}:${variant}`, () => this.data.archs.builds.find((build) => build.variants.includes(variant) && safeSatisfies(release, build.torch)));
+    return this.cached('compiledArchs', `${release} ${variant}`, () => this.data.archs.builds.find((build) => build.variants.includes(variant) && safeSatisfies(release, build.torch)));
   }
 
   condaPytorchCudaVersions(): readonly string[] {
@@ -235,7 +245,7 @@ export class KnowledgeBase {
 
   /** Look up a GPU by model name (`H100`, `NVIDIA A100-SXM4-80GB`) or compute capability (`8.0`). */
   gpu(nameOrCc: string): GpuInfo | undefined {
-    return this.cached(`gpu:${nameOrCc}`, () => this.computeGpu(nameOrCc));
+    return this.cached('gpu', nameOrCc, this.computeGpu);
   }
 
   private computeGpu(nameOrCc: string): GpuInfo | undefined {
@@ -270,7 +280,7 @@ export class KnowledgeBase {
 
   /** Parse an nvidia/cuda tag: `12.4.1-cudnn-devel-ubuntu22.04`. */
   nvidiaCudaTag(tag: string): NvidiaCudaTag | undefined {
-    return this.cached(`tag:${tag}`, () => this.computeNvidiaCudaTag(tag));
+    return this.cached('nvidiaCudaTag', tag, this.computeNvidiaCudaTag);
   }
 
   private computeNvidiaCudaTag(tag: string): NvidiaCudaTag | undefined {
@@ -288,7 +298,7 @@ export class KnowledgeBase {
 
   /** The cuDNN spelling nvidia/cuda uses for a CUDA version (`cudnn8`, `cudnn9`, `cudnn`). */
   cudnnSpelling(cuda: string): { readonly spelling: string; readonly record: Sourced } | undefined {
-    return this.cached(`cudnnSpelling:${cuda}`, () => this.computeCudnnSpelling(cuda));
+    return this.cached('cudnnSpelling', cuda, this.computeCudnnSpelling);
   }
 
   private computeCudnnSpelling(cuda: string): { readonly spelling: string; readonly record: Sourced } | undefined {
@@ -326,7 +336,7 @@ export class KnowledgeBase {
 
   /** Tested configuration of a TensorFlow release (patch releases share their minor's row). */
   tensorflow(version: string): TensorflowRelease | undefined {
-    return this.cached(`tf:${version}`, () => this.computeTensorflow(version));
+    return this.cached('tensorflow', version, this.computeTensorflow);
   }
 
   private computeTensorflow(version: string): TensorflowRelease | undefined {
