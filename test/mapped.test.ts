@@ -94,4 +94,31 @@ describe('Mapped', () => {
     // A binary search is ~12 reads for 4,000 pieces; a scan of the whole list per call would be 48 million.
     expect(reads).toBeLessThan(pieces * 3 * 20);
   });
+
+  it('a plain piece (Mapped.of at a file offset) answers exactly as the same piece held as a segment', () => {
+    const describe = (m: Mapped, from: number, to: number): unknown => ({
+      text: m.text,
+      site: m.site(from, to),
+      origin: m.origin(from, to),
+      via: m.via(from, to),
+      pieces: m.pieces(),
+      slice: { text: m.slice(from, to).text, pieces: m.slice(from, to).pieces(), site: m.slice(from, to).site(0, 1), trimmed: m.trim().pieces() },
+    });
+    fc.assert(
+      fc.property(fc.string({ maxLength: 8 }), fc.nat(500), fc.integer({ min: -2, max: 10 }), fc.integer({ min: -2, max: 10 }), (text, origin, from, to) => {
+        const plain = Mapped.of(text, origin);
+        const segment = new Mapped(text, [{ from: 0, to: text.length, origin, site: { start: origin, end: origin + text.length }, via: undefined }]);
+        expect(describe(plain, from, to)).toEqual(describe(segment, from, to));
+        // Appended to a builder, both give the same pieces.
+        const a = new MappedBuilder();
+        const b = new MappedBuilder();
+        a.pushSegment('x', 0);
+        b.pushSegment('x', 0);
+        a.pushMapped(plain);
+        b.pushMapped(segment);
+        expect(a.build().pieces()).toEqual(b.build().pieces());
+      }),
+      { numRuns: RUNS },
+    );
+  });
 });

@@ -15,19 +15,37 @@ export interface Segment {
 }
 
 export class Mapped {
-  /** Use Mapped.of or MappedBuilder; segments must tile text in order. */
+  private pieceList: readonly Segment[] | undefined;
+
+  /**
+   * Use Mapped.of or MappedBuilder; segments must tile text in order. `plainOrigin` (with no segments) is the
+   * common case of text copied from the file at that offset, kept without segment objects: most requirement
+   * lines and shell words are one such piece, and a repository has hundreds of thousands of them.
+   */
   constructor(
     readonly text: string,
-    private readonly segments: readonly Segment[],
-  ) {}
+    segments: readonly Segment[] | undefined,
+    private readonly plainOrigin = -1,
+  ) {
+    this.pieceList = segments;
+  }
+
+  private get segments(): readonly Segment[] {
+    return (this.pieceList ??= [plainSegment(this.text, this.plainOrigin)]);
+  }
 
   /** The pieces this string is made of (for builders that concatenate mapped strings). */
   pieces(): readonly Segment[] {
     return this.segments;
   }
 
+  /** The file offset of a string that is one plain piece of the file, else -1. */
+  get plainOffset(): number {
+    return this.plainOrigin;
+  }
+
   static of(text: string, fileOffset: number): Mapped {
-    return new Mapped(text, [{ from: 0, to: text.length, origin: fileOffset, site: { start: fileOffset, end: fileOffset + text.length }, via: undefined }]);
+    return fileOffset >= 0 ? new Mapped(text, undefined, fileOffset) : new Mapped(text, [plainSegment(text, fileOffset)]);
   }
 
   get length(): number {
@@ -63,6 +81,7 @@ export class Mapped {
 
   /** Where a reader sees text[from, to): for annotations. */
   site(from: number, to: number): Span {
+    if (this.plainOrigin >= 0) return this.plainSite(from, to);
     if (this.segments.length === 0) return { start: 0, end: 0 };
     if (this.text.length === 0) {
       const seg = this.segments[0]!;
@@ -78,9 +97,28 @@ export class Mapped {
     return { start, end: Math.max(start, end) };
   }
 
+  /** site() for a plain piece: each character is where it is in the file. */
+  private plainSite(from: number, to: number): Span {
+    const at = this.plainOrigin;
+    const last = this.text.length - 1;
+    if (last < 0) return { start: at, end: at };
+    if (to <= from) {
+      const point = from <= last ? at + Math.max(0, from) : at + Math.max(0, Math.min(from - 1, last)) + 1;
+      return { start: point, end: point };
+    }
+    const start = at + Math.max(0, Math.min(from, last));
+    return { start, end: Math.max(start, at + Math.max(0, Math.min(to - 1, last)) + 1) };
+  }
+
   /** The file range holding exactly text[from, to), if it is one contiguous piece of the file. */
   origin(from: number, to: number): Span | undefined {
     if (to < from) return undefined;
+    if (this.plainOrigin >= 0) {
+      // One piece covering [0, length): an empty range needs a character at or just before it; others need both ends inside.
+      const length = this.text.length;
+      if (to === from) return (from >= 0 && from < length) || (from - 1 >= 0 && from - 1 < length) ? { start: this.plainOrigin + from, end: this.plainOrigin + from } : undefined;
+      return from >= 0 && to <= length ? { start: this.plainOrigin + from, end: this.plainOrigin + to } : undefined;
+    }
     if (to === from) {
       const seg = this.segmentAt(from) ?? this.segmentAt(from - 1);
       if (!seg || seg.origin < 0) return undefined;
@@ -107,6 +145,7 @@ export class Mapped {
 
   /** The ARG/ENV substitution that produced any character of text[from, to), if one did. */
   via(from: number, to: number): ArgOrigin | undefined {
+    if (this.plainOrigin >= 0) return undefined;
     const end = Math.max(to, from + 1);
     for (let i = this.firstEndingAfter(from); i < this.segments.length; i++) {
       const seg = this.segments[i]!;
@@ -119,6 +158,11 @@ export class Mapped {
   slice(from: number, to: number = this.text.length): Mapped {
     // The whole string: this one (a Mapped never changes).
     if (from <= 0 && to >= this.text.length && this.text.length > 0) return this;
+    if (this.plainOrigin >= 0) {
+      const a = Math.max(0, Math.min(from, this.text.length));
+      const b = Math.max(a, Math.min(to, this.text.length));
+      return Mapped.of(this.text.slice(a, b), this.plainOrigin + a);
+    }
     if (this.segments.length === 1) {
       const seg = this.segments[0]!;
       if (seg.origin >= 0 && !seg.via) {
@@ -172,6 +216,10 @@ export class MappedBuilder {
   }
 
   pushMapped(mapped: Mapped): void {
+    if (mapped.plainOffset >= 0) {
+      this.pushSegment(mapped.text, mapped.plainOffset);
+      return;
+    }
     for (const seg of mapped.pieces()) {
       const text = mapped.text.slice(seg.from, seg.to);
       const plain = seg.origin >= 0 && !seg.via;
@@ -182,4 +230,8 @@ export class MappedBuilder {
   build(): Mapped {
     return new Mapped(this.parts.join(''), [...this.segments]);
   }
+}
+
+function plainSegment(text: string, origin: number): Segment {
+  return { from: 0, to: text.length, origin, site: { start: origin, end: origin + text.length }, via: undefined };
 }
