@@ -41,19 +41,20 @@ export interface ReadFile {
  */
 export function* readRepository(paths: readonly string[], reader: RepositoryReader, follow = true): Generator<ReadFile> {
   const queue = [...paths];
-  const queued = new Set(queue);
-  const done = new Set<string>();
+  /** Every path queued: true once it has been taken from the queue (read, or found unreadable). */
+  const taken = new Map<string, boolean>();
+  for (const path of queue) taken.set(path, false);
   for (let next = 0; next < queue.length; next++) {
     const path = queue[next]!;
-    if (done.has(path)) continue;
-    done.add(path);
+    if (taken.get(path)) continue;
+    taken.set(path, true);
     const source = reader.read(path);
     if (!source) continue;
     const parsed = parseFile(source.path, source.text, source.kind);
     const links = parsed.includes.map((include) => {
-      const link = includeCandidates(parsed, include).find((candidate) => done.has(candidate) || (follow ? reader.isFile(candidate) : queued.has(candidate)));
-      if (link !== undefined && !queued.has(link)) {
-        queued.add(link);
+      const link = includeCandidates(parsed, include).find((candidate) => taken.get(candidate) === true || (follow ? reader.isFile(candidate) : taken.has(candidate)));
+      if (link !== undefined && !taken.has(link)) {
+        taken.set(link, false);
         queue.push(link);
       }
       return link;
