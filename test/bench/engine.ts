@@ -12,7 +12,8 @@
  *   monorepo job can stream).
  * Each mode runs in a child process of its own, with V8 limited to one thread (`--single-threaded`), and is measured cold (its first pass, JIT compilation included)
  * and warm (after that and two passes over a different synthetic repository: median and range of seven passes).
- * The throughput target is judged on the warm figures; the cold ones are printed beside them.
+ * The throughput target is judged on the warm figures; the cold ones are printed beside them. Each child also
+ * times a fixed reference workload around its warm passes, so a run on a slow stretch of the machine shows as one.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -113,6 +114,8 @@ function setup(): { baseline: Baseline; kb: KnowledgeBase } {
 interface ModeResult {
   readonly cold: Pass;
   readonly warm: readonly Pass[];
+  /** Median time of the reference workload around the warm passes (see referenceMs). */
+  readonly referenceMs: number;
   readonly rssBeforeMb: number;
   readonly samples?: readonly { files: number; rssMb: number }[];
   readonly perFormat?: readonly { format: string; files: number; usPerFile: number; filesPerSecond: number }[];
@@ -138,9 +141,29 @@ function measureMode(mode: Mode): void {
   const rssBeforeMb = round(process.memoryUsage().rss / 2 ** 20);
   // No forced collection between passes: a full GC shrinks the young generation, and the next per-project pass
   // then ran about twice as slow while it grew back (measured); a long-running process never does that.
+  const before = [referenceMs(), referenceMs(), referenceMs()];
   const warm = Array.from({ length: PASSES }, () => pass(mode, measured, baseline, kb));
-  const result: ModeResult = { cold, warm, rssBeforeMb, ...(mode === 'project' ? { samples: streamingMemory(measured, baseline, kb), perFormat: parseCosts(measured) } : {}) };
+  const around = [...before, referenceMs(), referenceMs(), referenceMs()].sort((a, b) => a - b);
+  const result: ModeResult = { cold, warm, referenceMs: round(around[3]!), rssBeforeMb, ...(mode === 'project' ? { samples: streamingMemory(measured, baseline, kb), perFormat: parseCosts(measured) } : {}) };
   process.stdout.write(JSON.stringify(result));
+}
+
+const REFERENCE_INPUT = JSON.stringify(Array.from({ length: 3000 }, (_, i) => ({ id: i, name: `item-${i}`, tags: ['a', 'b', String(i % 7)], nested: { x: i * 1.5, y: `v${i}` } })));
+
+/**
+ * A fixed workload that shares no code with cuda-gatekeeper (JSON.parse, string building and a sort of the
+ * same input every time), timed beside the passes. This VM now and then runs slower for a while; the reference
+ * then takes longer too, so a low throughput beside a high reference time is the machine, not the code.
+ */
+function referenceMs(): number {
+  const started = performance.now();
+  let kept = 0;
+  for (let round = 0; round < 12; round++) {
+    const items = JSON.parse(REFERENCE_INPUT) as { name: string; nested: { y: string } }[];
+    kept += items.map((item) => `${item.name}:${item.nested.y}`).sort().length;
+  }
+  if (kept !== 36_000) throw new Error('reference workload: wrong count');
+  return performance.now() - started;
 }
 
 /** RSS after every 2,000 files while streaming: it must stay flat. */
@@ -233,8 +256,8 @@ function main(): void {
     files,
     megabytes,
     findings: whole.cold.findings,
-    whole: { warm: warmWhole, cold: { filesPerSecond: filesPerSecond(whole.cold.ms), ms: round(whole.cold.ms) }, rssBeforeMb: whole.rssBeforeMb, rssPeakMb: whole.cold.peakRssMb, parsedAgain: whole.cold.parsedAgain },
-    project: { warm: warmProject, cold: { filesPerSecond: filesPerSecond(byProject.cold.ms), ms: round(byProject.cold.ms) }, rssSamples: samples },
+    whole: { warm: warmWhole, cold: { filesPerSecond: filesPerSecond(whole.cold.ms), ms: round(whole.cold.ms) }, referenceMs: whole.referenceMs, rssBeforeMb: whole.rssBeforeMb, rssPeakMb: whole.cold.peakRssMb, parsedAgain: whole.cold.parsedAgain },
+    project: { warm: warmProject, cold: { filesPerSecond: filesPerSecond(byProject.cold.ms), ms: round(byProject.cold.ms) }, referenceMs: byProject.referenceMs, rssSamples: samples },
     perFormat,
     cli: { ...cli, filesPerSecond: Math.round(cli.files / (cli.ms / 1000)) },
     target: { filesPerSecond: TARGET, wholeWarm: warmWhole.filesPerSecond >= TARGET, projectWarm: warmProject.filesPerSecond >= TARGET },
@@ -252,6 +275,7 @@ function main(): void {
     ['RSS while streaming', samples.map((sample) => `${sample.files}: ${sample.rssMb}`).join(', ') + ' MiB'],
     ...perFormat.map((row) => [`parse ${row.format} (warm)`, `${row.usPerFile} µs/file (${row.filesPerSecond} files/s)`]),
     ['CLI on the checkout on disk (cold process, median of 3)', `${cli.ms} ms (range ${cli.minMs}–${cli.maxMs}; ${result.cli.filesPerSecond} files/s, ${cli.findings} findings), peak RSS ${cli.peakRssMb} MiB`],
+    ['reference workload beside the warm passes (not our code)', `${whole.referenceMs} ms in the whole-repository child, ${byProject.referenceMs} ms in the project child (higher: the machine ran slower)`],
     ['target >= 20,000 files/s, one core', `project by project (warm): ${verdict(result.target.projectWarm)}; whole repo (warm): ${verdict(result.target.wholeWarm)}`],
   ];
   const width = Math.max(...rows.map((row) => row[0]!.length));
