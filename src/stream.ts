@@ -1,4 +1,4 @@
-import { includeCandidates, type Link } from './analysis/links.js';
+import { includeCandidates, resolveLinks } from './analysis/links.js';
 import { dirname } from './analysis/paths.js';
 import { groupBy, UnionFind } from './collections.js';
 import type { FileKind, ParsedFile } from './facts.js';
@@ -118,18 +118,13 @@ export function gateRepository(paths: readonly string[], reader: RepositoryReade
   const waiting = new Map<string, number[]>();
   /** How many of a held file's includes lead to files not read (yet). */
   const unread = new Map<number, number>();
-  const checked: boolean[] = [];
   /** What each check found, in the order checked. */
   const parts: PartialReport[] = [];
-  const check = (files: readonly ParsedFile[], links?: ReadonlyMap<ParsedFile, readonly Link[]>): void => {
-    parts.push(checker.checkFiles(files, links));
-    for (const file of files) checked[indexOf.get(file.path)!] = true;
-  };
   /** Link file i to the file at index `to`, which has been read. */
   const link = (i: number, to: number): void => {
     if (to === i) return;
-    // A file checked already is joined by a later one: its group's findings are not final.
-    if (checked[to]) groups.spoil(to);
+    // A file read and no longer held has been checked: joined by a later one, its group's findings are not final.
+    if (!held.has(to)) groups.spoil(to);
     groups.join(i, to);
   };
 
@@ -169,18 +164,10 @@ export function gateRepository(paths: readonly string[], reader: RepositoryReade
     if (ready.length === 0) continue;
     // Their links are the ones followed while reading: every file they lead to was read and is held with them.
     // (gate() would find the same ones: a candidate before the one followed was neither read nor a file.)
-    const linksOf = new Map<ParsedFile, Link[]>();
-    for (const at of ready) {
-      const file = held.get(at)!;
-      const list: Link[] = [];
-      file.links.forEach((path, k) => {
-        const to = path === undefined ? undefined : indexOf.get(path);
-        if (to !== undefined && to !== at) list.push({ from: file.parsed, include: file.parsed.includes[k]!, to: held.get(to)!.parsed });
-      });
-      linksOf.set(file.parsed, list);
-    }
+    const followed = new Map(ready.map((at) => [held.get(at)!.parsed, held.get(at)!.links]));
     for (const at of ready) held.delete(at);
-    check([...linksOf.keys()], linksOf);
+    const files = [...followed.keys()];
+    parts.push(checker.checkFiles(files, resolveLinks(files, (file, k) => followed.get(file)![k])));
   }
 
   // Includes whose file was never read: gate() links them to their first candidate among the files read.

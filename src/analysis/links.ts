@@ -76,17 +76,21 @@ export interface Link {
   readonly to: ParsedFile;
 }
 
-/** Resolve every include of every file against the set of files we have. */
-export function resolveLinks(files: readonly ParsedFile[]): Map<ParsedFile, Link[]> {
+/**
+ * Resolve every include of every file against the set of files we have: an include leads to its first candidate
+ * among them, or to the path `leadsTo` names for it (the k-th include of a file) when the caller has followed it
+ * already. A file never links to itself.
+ */
+export function resolveLinks(files: readonly ParsedFile[], leadsTo?: (file: ParsedFile, k: number) => string | undefined): Map<ParsedFile, Link[]> {
   const byPath = new Map(files.map((file) => [file.path, file]));
   const links = new Map<ParsedFile, Link[]>();
   for (const file of files) {
     const list: Link[] = [];
-    for (const include of file.includes) {
-      const path = includeCandidates(file, include).find((candidate) => byPath.has(candidate));
-      const to = path ? byPath.get(path) : undefined;
+    file.includes.forEach((include, k) => {
+      const path = leadsTo ? leadsTo(file, k) : includeCandidates(file, include).find((candidate) => byPath.has(candidate));
+      const to = path === undefined ? undefined : byPath.get(path);
       if (to && to !== file) list.push({ from: file, include, to });
-    }
+    });
     links.set(file, list);
   }
   return links;

@@ -2,6 +2,7 @@
  * The knowledge base: sourced CUDA, driver, PyTorch, GPU and image facts behind typed queries. Data lives in
  * ./data/*.json and is validated by ./schema.ts when this module loads; nothing else reads those files.
  */
+import { Answers } from '../memo.js';
 import { compareDotted, cudaFromTag, minorOf, parseCuda, publicVersion, tagFromCuda } from '../versions.js';
 import companionsData from './data/companions.json' with { type: 'json' };
 import condaData from './data/conda.json' with { type: 'json' };
@@ -74,9 +75,6 @@ export interface PytorchImageTag {
   readonly cudaRange: readonly [number, number];
 }
 
-/** Entries the knowledge base's query cache holds before it starts again (a repository asks a few hundred questions). */
-const MEMO_LIMIT = 16_384;
-
 export class KnowledgeBase {
   readonly data: KnowledgeData;
   /** The newest `retrieved` date of any record: how fresh the knowledge is. */
@@ -85,16 +83,16 @@ export class KnowledgeBase {
   private readonly torchByVersion: ReadonlyMap<string, TorchRelease>;
   /**
    * Query results are pure functions of the data: cache them (rules ask the same questions per unit), one table
-   * per question keyed by its argument, so asking builds no key. Arguments come from user files (tags,
-   * versions), so the tables are emptied once they hold MEMO_LIMIT answers rather than growing for the life of
-   * an App process.
+   * per question keyed by its argument, so asking builds no key. Each table is bounded (see Answers): arguments
+   * come from user files, and an App process lives long.
    */
-  private readonly answers = new Map<string, Map<string, unknown>>();
-  private answerCount = 0;
+  private readonly answers = new Map<string, Answers<unknown>>();
 
-  /** Answers held by the query cache (at most MEMO_LIMIT). */
+  /** Answers held by the query cache, over all questions. */
   get cachedAnswers(): number {
-    return this.answerCount;
+    let count = 0;
+    for (const table of this.answers.values()) count += table.size;
+    return count;
   }
 
   /** Memoise a pure query over this knowledge base (for helpers outside the class): `key` names question and arguments. */
@@ -105,17 +103,8 @@ export class KnowledgeBase {
   /** The answer to `question` about `arg`; `compute` is called with this knowledge base as `this`. */
   private cached<T>(question: string, arg: string, compute: (this: KnowledgeBase, arg: string) => T): T {
     let table = this.answers.get(question);
-    if (table === undefined) this.answers.set(question, (table = new Map()));
-    const known = table.get(arg);
-    if (known !== undefined || table.has(arg)) return known as T;
-    if (this.answerCount >= MEMO_LIMIT) {
-      for (const full of this.answers.values()) full.clear();
-      this.answerCount = 0;
-    }
-    const value = compute.call(this, arg);
-    table.set(arg, value);
-    this.answerCount++;
-    return value;
+    if (table === undefined) this.answers.set(question, (table = new Answers()));
+    return (table as Answers<T>).of(arg, compute, this);
   }
 
   constructor(data: KnowledgeData = loadData()) {
