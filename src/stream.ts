@@ -1,88 +1,25 @@
+/** Checking a whole repository as it is read, a window of files at a time (the CLI's `check`). */
 import { includeCandidates, resolveLinks } from './analysis/links.js';
 import { dirname } from './analysis/paths.js';
 import { groupBy, UnionFind } from './collections.js';
-import type { FileKind, ParsedFile } from './facts.js';
+import type { ParsedFile } from './facts.js';
 import type { Report } from './finding.js';
 import { Checker, type GateOptions, type PartialReport } from './gate.js';
 import type { Baseline } from './baseline/schema.js';
 import type { KnowledgeBase } from './knowledge/index.js';
 import { parseFile } from './parsers/index.js';
-
-/** A file to check: its repository path, the parser for it and its text. */
-export interface SourceFile {
-  readonly path: string;
-  readonly kind: FileKind;
-  readonly text: string;
-}
-
-/** Where a repository's files come from: a checkout on disk (the CLI), or texts in memory. */
-export interface RepositoryReader {
-  /** The file at a repository path, or undefined when it cannot be checked (the reader keeps the reason). */
-  read(path: string): SourceFile | undefined;
-  /** Whether a repository path names a file: an include is followed to its first candidate that does. */
-  isFile(path: string): boolean;
-}
-
-/** A file as read, parsed once, with the path each of its includes leads to. */
-export interface ReadFile {
-  readonly source: SourceFile;
-  readonly parsed: ParsedFile;
-  /**
-   * For each of `parsed.includes`, its first candidate path that is a file of the repository (read already, or
-   * queued to be read), if any. When that file is read, it is the file gate() links the include to.
-   */
-  readonly links: readonly (string | undefined)[];
-}
-
-/**
- * Read and parse `paths` in order, then the files their includes lead to (`-r` lines, COPY sources), each once.
- * An include is followed to its first candidate path that is a file; with `follow` off, nothing beyond `paths`
- * is read and an include leads to its first candidate among `paths`.
- */
-export function* readRepository(paths: readonly string[], reader: RepositoryReader, follow = true): Generator<ReadFile> {
-  const queue = [...paths];
-  /** Every path queued: true once it has been taken from the queue (read, or found unreadable). */
-  const taken = new Map<string, boolean>();
-  for (const path of queue) taken.set(path, false);
-  for (let next = 0; next < queue.length; next++) {
-    const path = queue[next]!;
-    if (taken.get(path)) continue;
-    taken.set(path, true);
-    const source = reader.read(path);
-    if (!source) continue;
-    const parsed = parseFile(source.path, source.text, source.kind);
-    const links = parsed.includes.map((include) => {
-      const link = includeCandidates(parsed, include).find((candidate) => taken.get(candidate) === true || (follow ? reader.isFile(candidate) : taken.has(candidate)));
-      if (link !== undefined && !taken.has(link)) {
-        taken.set(link, false);
-        queue.push(link);
-      }
-      return link;
-    });
-    yield { source, parsed, links };
-  }
-}
-
-/** A reader over texts in memory (tests, benchmarks, callers that fetched the files themselves). */
-export function sourceReader(sources: readonly SourceFile[]): RepositoryReader {
-  const byPath = new Map<string, SourceFile>();
-  for (const source of sources) {
-    if (byPath.has(source.path)) throw new Error(`sourceReader: two files have the path ${source.path}`);
-    byPath.set(source.path, source);
-  }
-  return { read: (path) => byPath.get(path), isFile: (path) => byPath.has(path) };
-}
+import { readRepository, type Listed, type ReadFile, type RepositoryReader, type SourceFile } from './reader.js';
 
 export interface RepositoryOptions extends GateOptions {
   /** Files read between two checks of the groups that are complete (default 16: measured fastest of 4–256). */
   readonly windowFiles?: number;
-  /** Read the files that includes lead to, as well as the paths given (default true). */
+  /** Read the files that includes lead to, as well as the files given (default true). */
   readonly follow?: boolean;
 }
 
 export interface RepositoryCheck {
   readonly report: Report;
-  /** Every file read, in the order read: `paths` first, then the files includes led to. */
+  /** Every file read, in the order read: the files given first, then the files includes led to. */
   readonly sources: readonly SourceFile[];
   /** Files parsed a second time because a file read later joined their group after it was checked. */
   readonly parsedAgain: number;
@@ -107,7 +44,7 @@ export interface RepositoryCheck {
  * read. So the report is exactly gate()'s (test/stream.test.ts compares them); the order of the files only
  * decides how much is parsed twice.
  */
-export function gateRepository(paths: readonly string[], reader: RepositoryReader, baseline: Baseline, kb: KnowledgeBase, options: RepositoryOptions = {}): RepositoryCheck {
+export function gateRepository(files: readonly Listed[], reader: RepositoryReader, baseline: Baseline, kb: KnowledgeBase, options: RepositoryOptions = {}): RepositoryCheck {
   const checker = new Checker(baseline, kb, options);
   const sources: SourceFile[] = [];
   const indexOf = new Map<string, number>();
@@ -129,7 +66,7 @@ export function gateRepository(paths: readonly string[], reader: RepositoryReade
   };
 
   const window = Math.max(1, options.windowFiles ?? 16);
-  for (const { source, parsed, links } of readRepository(paths, reader, options.follow ?? true)) {
+  for (const { source, parsed, links } of readRepository(files, reader, options.follow ?? true)) {
     const i = groups.add();
     sources.push(source);
     indexOf.set(source.path, i);

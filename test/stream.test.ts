@@ -13,7 +13,8 @@ import type { FileKind } from '../src/facts.js';
 import { gate } from '../src/gate.js';
 import { defaultKnowledgeBase } from '../src/knowledge/index.js';
 import { classifyPath, parseFile } from '../src/parsers/index.js';
-import { gateRepository, readRepository, sourceReader, type RepositoryReader, type SourceFile } from '../src/stream.js';
+import { listed, readRepository, sourceReader, type Listed, type RepositoryReader, type SourceFile } from '../src/reader.js';
+import { gateRepository } from '../src/stream.js';
 import { RULE_IDS } from '../rules/index.js';
 import { project } from './bench/synthetic.js';
 import { ROOT } from './harness.js';
@@ -27,7 +28,7 @@ const options = { policy, repository: 'octo/mono', today: '2026-11-30' };
 
 const whole = (sources: readonly SourceFile[]) => gate(sources.map((source) => parseFile(source.path, source.text, source.kind)), policy.baseline, kb, options);
 /** gateRepository over texts in memory, all of them given as the paths to check. */
-const inParts = (sources: readonly SourceFile[], windowFiles?: number) => gateRepository(sources.map((source) => source.path), sourceReader(sources), policy.baseline, kb, { ...options, ...(windowFiles ? { windowFiles } : {}) }).report;
+const inParts = (sources: readonly SourceFile[], windowFiles?: number) => gateRepository(sources.map((source) => ({ path: source.path, kind: source.kind })), sourceReader(sources), policy.baseline, kb, { ...options, ...(windowFiles ? { windowFiles } : {}) }).report;
 
 function synthetic(projects: number): SourceFile[] {
   const sources = Array.from({ length: projects }, (_, i) =>
@@ -66,7 +67,7 @@ describe('gateRepository', () => {
     const sources = Array.from({ length: 40 }, (_, i) => Object.entries(project(i)).map(([name, text]): SourceFile => ({ path: `p${i}/${name}`, kind: classifyPath(name)!, text }))).flat();
     const expected = whole(sources);
     for (const windowFiles of [3, 7, 16]) {
-      const checked = gateRepository(sources.map((source) => source.path), sourceReader(sources), policy.baseline, kb, { ...options, windowFiles });
+      const checked = gateRepository(sources.map((source) => ({ path: source.path, kind: source.kind })), sourceReader(sources), policy.baseline, kb, { ...options, windowFiles });
       expect(checked.report).toEqual(expected);
       expect(checked.parsedAgain).toBe(0);
     }
@@ -138,9 +139,9 @@ describe('gateRepository', () => {
           read: (path) => (files.has(path) && !unreadable.includes(path) ? { path, kind: path.endsWith('Dockerfile') ? 'dockerfile' : path.endsWith('.yml') ? 'conda' : 'requirements', text: files.get(path)! } : undefined),
           isFile: (path) => files.has(path),
         };
-        const read = [...readRepository(start, reader, follow)].map((file) => file.source);
+        const read = [...readRepository(kinded(start), reader, follow)].map((file) => file.source);
         expect(read.map((source) => source.path)).toEqual(readTheOldWay(start, reader, follow));
-        const checked = gateRepository(start, reader, policy.baseline, kb, { ...options, follow, windowFiles });
+        const checked = gateRepository(kinded(start), reader, policy.baseline, kb, { ...options, follow, windowFiles });
         expect(checked.sources).toEqual(read);
         expect(checked.report).toEqual(whole(read));
       }),
@@ -157,7 +158,7 @@ describe('gateRepository', () => {
       { path: 'b/Dockerfile', kind: 'dockerfile', text: 'FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\nCOPY requirements.txt /deps/r.txt\nRUN pip install -r /deps/r.txt\n' },
     ];
     const reader: RepositoryReader = { ...sourceReader(files), isFile: (path) => path === 'b/requirements.txt' || files.some((file) => file.path === path) };
-    const checked = gateRepository(['requirements.txt', 'b/Dockerfile'], reader, policy.baseline, kb, { ...options, windowFiles: 1 });
+    const checked = gateRepository(listed(['requirements.txt', 'b/Dockerfile']), reader, policy.baseline, kb, { ...options, windowFiles: 1 });
     expect(checked.sources).toEqual(files);
     expect(checked.report.findings.some((finding) => finding.ruleId === 'cuda-mismatch' && finding.location.path === 'requirements.txt')).toBe(true);
     expect(checked.report).toEqual(whole(files));
@@ -169,6 +170,11 @@ describe('gateRepository', () => {
   });
 });
 
+/** Paths with the kind the property's reader gives them. */
+function kinded(paths: readonly string[]): Listed[] {
+  return paths.map((path) => ({ path, kind: path.endsWith('Dockerfile') ? 'dockerfile' : path.endsWith('.yml') ? 'conda' : 'requirements' }));
+}
+
 /** The paths the CLI read before readRepository, by its own loop: follow an include to its first candidate that was seen or is a file. */
 function readTheOldWay(paths: readonly string[], reader: RepositoryReader, follow: boolean): string[] {
   const read: string[] = [];
@@ -178,7 +184,7 @@ function readTheOldWay(paths: readonly string[], reader: RepositoryReader, follo
     const path = queue[next]!;
     if (seen.has(path)) continue;
     seen.add(path);
-    const source = reader.read(path);
+    const source = reader.read(path, kinded([path])[0]!.kind);
     if (!source) continue;
     read.push(path);
     if (!follow) continue;

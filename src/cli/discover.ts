@@ -2,7 +2,7 @@ import { closeSync, fstatSync, lstatSync, openSync, readdirSync, readSync, realp
 import { join, relative, resolve, sep } from 'node:path';
 import type { ParsedFile } from '../facts.js';
 import { classifyPath } from '../parsers/index.js';
-import { readRepository, type RepositoryReader } from '../stream.js';
+import { listed, readRepository, type RepositoryReader } from '../reader.js';
 
 export const MAX_FILE_BYTES = 1024 * 1024;
 const SKIP_DIRS = new Set(['.git', 'node_modules', '.hg', '.svn', '.venv', 'venv', '__pycache__', '.tox', '.mypy_cache', 'dist', 'build', 'site-packages']);
@@ -101,12 +101,7 @@ export function diskReader(root: string, skipped: Skipped[], walked?: Pick<Walke
   const files = new Set(walked?.paths);
   const plain = walked?.plain ?? new Set<string>();
   return {
-    read(path) {
-      const kind = classifyPath(path) ?? guessKind(path);
-      if (!kind) {
-        skipped.push({ path, reason: 'not a Dockerfile, requirements or conda environment file' });
-        return undefined;
-      }
+    read(path, kind) {
       const text = readInside(realRoot, root, path, plain.has(path), skipped);
       return text === undefined ? undefined : { path, kind, text };
     },
@@ -120,14 +115,8 @@ export function diskReader(root: string, skipped: Skipped[], walked?: Pick<Walke
  */
 export function loadFiles(root: string, paths: readonly string[], followLinks = true, walked?: Pick<Walked, 'paths' | 'plain'>): Loaded {
   const skipped: Skipped[] = [];
-  const files = [...readRepository(paths, diskReader(root, skipped, walked), followLinks)].map((file) => file.parsed);
+  const files = [...readRepository(listed(paths), diskReader(root, skipped, walked), followLinks)].map((file) => file.parsed);
   return { files, skipped };
-}
-
-function guessKind(path: string): 'requirements' | 'conda' | undefined {
-  if (/\.(txt|in)$/i.test(path)) return 'requirements';
-  if (/\.ya?ml$/i.test(path)) return 'conda';
-  return undefined;
 }
 
 function isFile(root: string, path: string): boolean {

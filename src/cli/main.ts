@@ -12,7 +12,9 @@ import { renderJson } from '../render/json.js';
 import { renderSarif } from '../render/sarif.js';
 import { renderText } from '../render/text.js';
 import { SourceText } from '../source.js';
-import { gateRepository, type SourceFile } from '../stream.js';
+import { classifyPath } from '../parsers/index.js';
+import type { Listed, SourceFile } from '../reader.js';
+import { gateRepository } from '../stream.js';
 import { RULE_IDS, RULES } from '../../rules/index.js';
 import { diskReader, loadFiles, walk, type Loaded, type Skipped, type Walked } from './discover.js';
 import { changedSince, GitError } from './git.js';
@@ -132,15 +134,22 @@ function check(args: readonly string[], io: Io): number {
   if (selected.missing.length > 0) throw new UsageError(`no such file or directory inside ${io.cwd}: ${selected.missing.join(', ')}`);
   // Waivers name repositories: --repository, else GitHub Actions' GITHUB_REPOSITORY, else the folder's name.
   const gateOptions = { ...(policy ? { policy } : {}), repository: values.repository ?? process.env.GITHUB_REPOSITORY ?? basename(io.cwd), today: new Date().toISOString().slice(0, 10) };
+  // The walk finds files by name; a file named on the command line is read by its extension when its name says nothing.
+  const files: Listed[] = [];
   let skipped: Skipped[] = [];
-  let checked = gateRepository(selected.paths, diskReader(io.cwd, skipped, selected), baseline, kb, gateOptions);
+  for (const path of selected.paths) {
+    const kind = classifyPath(path) ?? (/\.ya?ml$/i.test(path) ? 'conda' : /\.(txt|in)$/i.test(path) ? 'requirements' : undefined);
+    if (kind) files.push({ path, kind });
+    else skipped.push({ path, reason: 'not a Dockerfile, requirements or conda environment file' });
+  }
+  let checked = gateRepository(files, diskReader(io.cwd, skipped, selected), baseline, kb, gateOptions);
 
   if (values.fix) {
     const fixed = applySafeFixes(io.cwd, checked.sources, checked.report);
     if (fixed > 0) {
       io.err(`cuda-gatekeeper: applied ${fixed} safe fix${fixed === 1 ? '' : 'es'}\n`);
       skipped = [];
-      checked = gateRepository(checked.sources.map((source) => source.path), diskReader(io.cwd, skipped, selected), baseline, kb, gateOptions);
+      checked = gateRepository(checked.sources.map((source) => ({ path: source.path, kind: source.kind })), diskReader(io.cwd, skipped, selected), baseline, kb, gateOptions);
     }
   }
   const { report, sources } = checked;

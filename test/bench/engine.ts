@@ -26,7 +26,8 @@ import type { Baseline } from '../../src/baseline/schema.js';
 import { gate } from '../../src/gate.js';
 import { defaultKnowledgeBase, type KnowledgeBase } from '../../src/knowledge/index.js';
 import { classifyPath, parseFile } from '../../src/parsers/index.js';
-import { gateRepository, sourceReader, type RepositoryReader, type SourceFile } from '../../src/stream.js';
+import { sourceReader, type Listed, type RepositoryReader, type SourceFile } from '../../src/reader.js';
+import { gateRepository } from '../../src/stream.js';
 import { RULE_IDS } from '../../rules/index.js';
 import { packageRoot } from '../../src/cli/package-root.js';
 import { parseProject, project } from './synthetic.js';
@@ -83,20 +84,20 @@ function pass(mode: Mode, projects: readonly Project[], baseline: Baseline, kb: 
 }
 
 const decoder = new TextDecoder();
-const sourceCache = new WeakMap<readonly Project[], { paths: string[]; reader: RepositoryReader }>();
+const sourceCache = new WeakMap<readonly Project[], { paths: Listed[]; reader: RepositoryReader }>();
 
 /**
  * The repository as the CLI finds it: the walked paths, and a reader over texts decoded from bytes (flat
  * strings, as readFileSync gives, rather than the template strings the generator builds). Built once per
  * repository, outside the timing, as the disk would be.
  */
-function sourcesOf(projects: readonly Project[]): { paths: string[]; reader: RepositoryReader } {
+function sourcesOf(projects: readonly Project[]): { paths: Listed[]; reader: RepositoryReader } {
   let cached = sourceCache.get(projects);
   if (!cached) {
     const sources = projects.flatMap((files, i) =>
       Object.entries(files).map(([name, text]): SourceFile => ({ path: decoder.decode(Buffer.from(`p${i}/${name}`)), kind: classifyPath(name)!, text: decoder.decode(Buffer.from(text)) })),
     );
-    cached = { paths: sources.map((source) => source.path), reader: sourceReader(sources) };
+    cached = { paths: sources.map((source) => ({ path: source.path, kind: source.kind })), reader: sourceReader(sources) };
     sourceCache.set(projects, cached);
   }
   return cached;

@@ -1,0 +1,122 @@
+/**
+ * Reading a repository: the files asked for, then the files their includes lead to (`-r` lines, the files a
+ * Dockerfile copies and installs), each read and parsed once. The CLI (a checkout on disk), the App (blobs read
+ * from GitHub) and tests (texts in memory) all read through here, so an include leads to the same file, with the
+ * same kind, whoever reads.
+ */
+import { includeCandidates, resolveLinks } from './analysis/links.js';
+import { groupBy, positions, UnionFind } from './collections.js';
+import type { FileKind, ParsedFile } from './facts.js';
+import { classifyPath, parseFile } from './parsers/index.js';
+
+/** A file to check: its repository path, the parser for it and its text. */
+export interface SourceFile {
+  readonly path: string;
+  readonly kind: FileKind;
+  readonly text: string;
+}
+
+/** A path to read and the parser to read it with. */
+export interface Listed {
+  readonly path: string;
+  readonly kind: FileKind;
+}
+
+/** Where a repository's files come from: a checkout on disk (the CLI), blobs from GitHub (the App), or texts in memory. */
+export interface RepositoryReader {
+  /** The file at a repository path, read as `kind`; undefined when it cannot be checked (the reader keeps the reason). */
+  read(path: string, kind: FileKind): SourceFile | undefined;
+  /** Whether a repository path names a file: an include is followed to its first candidate that does. */
+  isFile(path: string): boolean;
+}
+
+/** A file as read, parsed once, with the path each of its includes leads to. */
+export interface ReadFile {
+  readonly source: SourceFile;
+  readonly parsed: ParsedFile;
+  /**
+   * For each of `parsed.includes`, its first candidate path that is a file of the repository (read already, or
+   * queued to be read), if any. When that file is read, it is the file gate() links the include to.
+   */
+  readonly links: readonly (string | undefined)[];
+}
+
+/**
+ * The kind of a file an include leads to. `pip install -r` and `conda install --file` read any name as a
+ * requirements list, and `conda env create -f` reads YAML: so a name we do not recognise is a requirements file
+ * unless it ends in .yml/.yaml. A Dockerfile is never included.
+ */
+export function includedKind(path: string): FileKind {
+  const kind = classifyPath(path);
+  if (kind && kind !== 'dockerfile') return kind;
+  return /\.ya?ml$/i.test(path) ? 'conda' : 'requirements';
+}
+
+/** The paths given as files to read with the parser their names call for; paths no parser reads are left out. */
+export function listed(paths: readonly string[]): Listed[] {
+  const out: Listed[] = [];
+  for (const path of paths) {
+    const kind = classifyPath(path);
+    if (kind) out.push({ path, kind });
+  }
+  return out;
+}
+
+/**
+ * Read and parse `files` in order, then the files their includes lead to, each once. An include is followed to
+ * its first candidate path that is a file; with `follow` off, nothing beyond `files` is read and an include leads
+ * to its first candidate among `files`.
+ */
+export function* readRepository(files: readonly Listed[], reader: RepositoryReader, follow = true): Generator<ReadFile> {
+  const queue: Listed[] = [...files];
+  /** Every path queued: true once it has been taken from the queue (read, or found unreadable). */
+  const taken = new Map<string, boolean>();
+  for (const file of queue) taken.set(file.path, false);
+  for (let next = 0; next < queue.length; next++) {
+    const { path, kind } = queue[next]!;
+    if (taken.get(path)) continue;
+    taken.set(path, true);
+    const source = reader.read(path, kind);
+    if (!source) continue;
+    const parsed = parseFile(source.path, source.text, source.kind);
+    const links = parsed.includes.map((include) => {
+      const link = includeCandidates(parsed, include).find((candidate) => taken.get(candidate) === true || (follow ? reader.isFile(candidate) : taken.has(candidate)));
+      if (link !== undefined && !taken.has(link)) {
+        taken.set(link, false);
+        queue.push({ path: link, kind: includedKind(link) });
+      }
+      return link;
+    });
+    yield { source, parsed, links };
+  }
+}
+
+/** A reader over texts in memory (tests, benchmarks, callers that fetched the files themselves). */
+export function sourceReader(sources: readonly SourceFile[]): RepositoryReader {
+  const byPath = new Map<string, SourceFile>();
+  for (const source of sources) {
+    if (byPath.has(source.path)) throw new Error(`sourceReader: two files have the path ${source.path}`);
+    byPath.set(source.path, source);
+  }
+  return { read: (path) => byPath.get(path), isFile: (path) => byPath.has(path) };
+}
+
+/**
+ * The files that belong with a change: every file joined by includes (either way) to a changed file, or to a file
+ * that includes a deleted one. A requirements file changed on its own is checked with the Dockerfile that
+ * installs it, as a check of the whole repository would check it.
+ */
+export function affectedFiles(files: readonly ParsedFile[], changed: ReadonlySet<string>, removed: ReadonlySet<string> = new Set()): ParsedFile[] {
+  const links = resolveLinks(files);
+  const indexOf = new Map(files.map((file, i) => [file, i]));
+  const sets = new UnionFind(files.length);
+  files.forEach((file, i) => {
+    for (const link of links.get(file) ?? []) sets.join(i, indexOf.get(link.to)!);
+  });
+  const seeds = new Set<number>();
+  files.forEach((file, i) => {
+    if (changed.has(file.path) || (removed.size > 0 && file.includes.some((include) => includeCandidates(file, include).some((path) => removed.has(path))))) seeds.add(sets.find(i));
+  });
+  const components = groupBy(positions(files.length), (i) => (seeds.has(sets.find(i)) ? sets.find(i) : undefined));
+  return [...components.values()].flat().sort((a, b) => a - b).map((i) => files[i]!);
+}
