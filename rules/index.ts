@@ -11,6 +11,7 @@ import imageMissing from './image-missing/rule.js';
 import imagePin from './image-pin/rule.js';
 import indexUrl from './index-url/rule.js';
 import invalidSuppression from './invalid-suppression/rule.js';
+import missingInclude from './missing-include/rule.js';
 import packageNotAllowed from './package-not-allowed/rule.js';
 import parseError from './parse-error/rule.js';
 import policyError from './policy-error/rule.js';
@@ -24,6 +25,7 @@ export const RULES: readonly AnyRule[] = [
   companionMismatch,
   gpuArch,
   imageMissing,
+  missingInclude,
   cpuWheel,
   indexUrl,
   exactPin,

@@ -18,6 +18,8 @@ export interface GateOptions {
   readonly repository?: string;
   /** Today's date (YYYY-MM-DD) for waiver expiry; the gate never reads the clock itself. */
   readonly today?: string;
+  /** Paths the change deletes (a pull request, `--changed-since`): an include that leads to one of them is a finding. */
+  readonly removed?: readonly string[];
   /** Override the rule set (tests). */
   readonly rules?: readonly AnyRule[];
   /** Files per batch of linked files the rules run over (default 256; tests compare other sizes). */
@@ -52,6 +54,7 @@ export class Checker {
   private readonly rules: readonly AnyRule[];
   private readonly ruleIds: ReadonlySet<string>;
   private readonly active: readonly AnyRule[];
+  private readonly removed: ReadonlySet<string>;
   /**
    * One copy of each message and help text for the whole report. Findings repeat them (a monorepo's projects
    * share their problems), and each copy built by a rule is a tree of cons strings that would otherwise be kept
@@ -73,6 +76,7 @@ export class Checker {
     this.rules = options.rules ?? RULES;
     this.ruleIds = new Set(this.rules.map((rule) => rule.id));
     this.active = this.rules.filter((rule) => baseline.rules[rule.id] !== 'off');
+    this.removed = new Set(options.removed ?? []);
   }
 
   /** The baseline's own problems (one pass with no repository files) and notes on expired waivers. */
@@ -125,7 +129,7 @@ export class Checker {
       };
     });
     visit((group, units, policy) => {
-      this.active.forEach((rule, i) => rule.check({ files: group, units, kb: this.kb, baseline: this.baseline, ruleIds: this.ruleIds, policy: policy.policy, policyProblems: policy.policyProblems, report: reporters[i]! }));
+      this.active.forEach((rule, i) => rule.check({ files: group, units, kb: this.kb, baseline: this.baseline, ruleIds: this.ruleIds, removed: this.removed, policy: policy.policy, policyProblems: policy.policyProblems, report: reporters[i]! }));
     });
     return findings;
   }

@@ -51,6 +51,8 @@ export interface RuleContext<M extends string = string> {
   readonly policyProblems?: readonly { readonly file: TextFile; readonly span: Span; readonly message: string }[];
   /** Ids of every rule in this run (to validate suppressions and baseline rule keys). */
   readonly ruleIds: ReadonlySet<string>;
+  /** Paths the change being checked deletes (empty when it is not known). */
+  readonly removed: ReadonlySet<string>;
   report(draft: Draft<M>): void;
 }
 

@@ -13,7 +13,8 @@ import { RULE_IDS } from '../rules/index.js';
 export const ROOT = join(import.meta.dirname, '..');
 export const CORPUS = join(ROOT, 'fixtures', 'corpus');
 
-const NOT_INPUT = /^(expected\.out|baseline\.yaml|README\.md)$|\.fixed$/;
+/** Not inputs: goldens, the baseline, and `removed.txt` (paths the change deletes, one per line). */
+const NOT_INPUT = /^(expected\.out|baseline\.yaml|README\.md|removed\.txt)$|\.fixed$/;
 
 export interface Case {
   readonly dir: string;
@@ -39,7 +40,9 @@ export function runCase(dir: string, files?: ParsedFile[]): Case {
   const parsed = files ?? loadFiles(dir, inputPaths(dir), false).files;
   const baselinePath = join(dir, 'baseline.yaml');
   const policy = existsSync(baselinePath) ? loadBaseline('baseline.yaml', readFileSync(baselinePath, 'utf8'), RULE_IDS) : undefined;
-  const report = gate(parsed, policy?.baseline ?? EMPTY_BASELINE, defaultKnowledgeBase(), policy ? { policy } : {});
+  const removedPath = join(dir, 'removed.txt');
+  const removed = existsSync(removedPath) ? readFileSync(removedPath, 'utf8').split('\n').filter(Boolean) : [];
+  const report = gate(parsed, policy?.baseline ?? EMPTY_BASELINE, defaultKnowledgeBase(), { ...(policy ? { policy } : {}), removed });
   return { dir, files: parsed, ...(policy ? { policy } : {}), report };
 }
 
