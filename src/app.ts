@@ -1,51 +1,65 @@
-/** Probot entry: wires GitHub events to handlers. Logic lives in src/github and the engine. */
-import type { ApplicationFunctionOptions, Probot } from 'probot';
+/** Probot entry: wires GitHub events to the handlers in src/github. No decision is made here. */
+import type { ApplicationFunctionOptions, Context, Probot } from 'probot';
 import { webhooksHandled } from './metrics.js';
 import { webHandler } from './web/handler.js';
-import { checkPull, createDeps, firstDelivery, onComment, onPush, onRequestedAction, targetFromPull, targetsFromCheckPayload, type AppDeps } from './github/handlers.js';
+import { onComment, onRequestedAction } from './github/comments.js';
+import { createDeps, type AppDeps } from './github/deps.js';
 import { DurableFanout } from './github/durable.js';
-import { enqueue, runJob } from './github/jobs.js';
-import { isConfigRepo } from './github/org.js';
+import { baselinePushed } from './github/org.js';
+import { checkPull, type CheckOutcome } from './github/pull-check.js';
+import { JobQueue } from './github/queue.js';
+import { runJob } from './github/runners.js';
 import { scheduleSweeps } from './github/sweep.js';
-import { ORG_CONFIG_PATH } from './github/read.js';
+import { targetFromPull, targetsOfCheck } from './github/targets.js';
 import type { GitHub, PullTarget } from './github/types.js';
+import type { Trigger } from './github/check.js';
 
 export function cudaGatekeeper(deps: AppDeps) {
-  /** Exact redeliveries (same delivery id) are dropped: the first one already did the work. */
-  const once = <C extends { id: string; name: string }>(handler: (context: C) => Promise<void> | void) => async (context: C): Promise<void> => {
-    webhooksHandled.inc({ event: context.name });
-    if (firstDelivery(deps, context.id)) await handler(context);
-  };
-
   return function app(probot: Probot, options?: Partial<ApplicationFunctionOptions>): void {
+    deps.fanout ??= new JobQueue(
+      (github, job) => runJob(github, job, deps, probot.log),
+      (key, job, error) => probot.log.error({ job: key, err: { message: (error as Error).message } }, `${job.kind} job failed`),
+    );
 
-    probot.on(['pull_request.opened', 'pull_request.synchronize', 'pull_request.reopened', 'pull_request.ready_for_review'], once(async (context) => {
-      const target = targetFromPull(context, context.payload.pull_request);
-      const github = context.octokit as GitHub;
-      if (isConfigRepo(target.repo) && (await touchesOrgConfig(github, target))) {
-        // A new organisation baseline: validate and preview its blast radius (queued; it reads many repositories).
-        await enqueue(deps, `preview:${target.installationId}:${target.owner}/${target.repo}@${target.headSha}`, { kind: 'preview', installationId: target.installationId, target, deliveryId: context.id }, github, context.log);
-        return;
+    /**
+     * A delivery is handled once: a redelivery with the same id is dropped while the first is running, and after
+     * it succeeded. A failed one is forgotten, so a manual redelivery runs it again.
+     */
+    const once = <C extends { id: string; name: string }>(handler: (context: C) => Promise<readonly (CheckOutcome | undefined | void)[] | CheckOutcome | undefined | void>) => async (context: C): Promise<void> => {
+      webhooksHandled.inc({ event: context.name });
+      if (!deps.deliveries.begin(context.id)) return;
+      let succeeded = false;
+      try {
+        const outcome = await handler(context);
+        succeeded = !(Array.isArray(outcome) ? outcome : [outcome]).includes('failed');
+      } finally {
+        deps.deliveries.end(context.id, succeeded);
       }
-      await checkPull(github, target, deps, context.log, context.id);
-    }));
+    };
+    const check = (context: Context, targets: readonly PullTarget[], trigger: Trigger) => Promise.all(targets.map((target) => checkPull(context.octokit as GitHub, deps, context.log, { target, trigger, deliveryId: context.id })));
 
-    probot.on(['check_suite.requested', 'check_suite.rerequested'], once(async (context) => {
+    probot.on(['pull_request.opened', 'pull_request.synchronize', 'pull_request.reopened', 'pull_request.ready_for_review'], once((context) => check(context, [targetFromPull(context.payload, context.payload.pull_request)], 'event')));
+
+    // Every push also sends pull_request.synchronize, which names the pull request even for forks (whose suites list
+    // none): a suite with no pull request listed is left to it. The two events for one commit give one run (check.ts).
+    probot.on('check_suite.requested', once(async (context) => {
       const suite = context.payload.check_suite;
-      for (const target of targetsFromCheckPayload(context, suite.pull_requests, suite.head_sha)) await checkPull(context.octokit as GitHub, target, deps, context.log, context.id);
+      if (suite.pull_requests.length === 0) return [];
+      return check(context, await targetsOfCheck(context.octokit as GitHub, context.payload, suite.pull_requests, suite.head_sha, { suite }), 'event');
     }));
-
-    probot.on('check_run.rerequested', once(async (context) => {
-      const run = context.payload.check_run;
-      for (const target of targetsFromCheckPayload(context, run.pull_requests, run.head_sha)) await checkPull(context.octokit as GitHub, target, deps, context.log, context.id);
-    }));
-
+    probot.on('check_suite.rerequested', once(async (context) => check(context, await targetsOfCheck(context.octokit as GitHub, context.payload, context.payload.check_suite.pull_requests, context.payload.check_suite.head_sha, { suite: context.payload.check_suite }), 'request')));
+    probot.on('check_run.rerequested', once(async (context) => check(context, await targetsOfCheck(context.octokit as GitHub, context.payload, context.payload.check_run.pull_requests, context.payload.check_run.head_sha, { run: context.payload.check_run }), 'request')));
     probot.on('check_run.requested_action', once((context) => onRequestedAction(context, deps)));
     probot.on('issue_comment.created', once((context) => onComment(context, deps)));
-    probot.on('push', (context) => onPush(context, deps));
+    probot.on('push', async (context) => {
+      const job = baselinePushed(context.payload, context.id);
+      if (!job) return;
+      deps.orgCache.invalidate(job.installationId, job.owner);
+      await deps.fanout!.add(`recheck-org:${job.installationId}:${job.owner}@${context.payload.after}`, job, context.octokit as GitHub).catch((error: Error) => context.log.error({ deliveryId: context.id, owner: job.owner, err: { message: error.message } }, 'could not queue the organisation re-check'));
+    });
 
     // With REDIS_URL, this replica also works on the shared, durable fan-out queue.
-    deps.fanout?.startWorker(probot, (github, job) => runJob(github, job, deps, probot.log, { durable: true }), probot.log);
+    if (deps.fanout instanceof DurableFanout) deps.fanout.startWorker(probot, (github, job) => runJob(github, job, deps, probot.log, { durable: true }), probot.log);
 
     // The drift sweep over every installation's default branches (SWEEP_INTERVAL_HOURS; 0 turns it off).
     if (deps.sweepIntervalMs) {
@@ -70,11 +84,6 @@ export function cudaGatekeeper(deps: AppDeps) {
       probot.log.debug('no HTTP server: the self-service page is not mounted');
     }
   };
-}
-
-async function touchesOrgConfig(github: GitHub, target: PullTarget): Promise<boolean> {
-  const files = await github.paginate(github.rest.pulls.listFiles, { owner: target.owner, repo: target.repo, pull_number: target.number, per_page: 100 });
-  return files.some((file) => file.filename === ORG_CONFIG_PATH || file.previous_filename === ORG_CONFIG_PATH);
 }
 
 /**

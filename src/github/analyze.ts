@@ -1,32 +1,58 @@
-/** The read → parse → gate pipeline for one pull request (I/O at the edges, the engine in the middle). */
-import { includeCandidates } from '../analysis/links.js';
+/**
+ * The read → parse → gate pipeline for one pull request (I/O at the edges, the engine in the middle).
+ *
+ * Reads: the changed files, the files they include, and the files that include them (a requirements file changed on
+ * its own is checked with the Dockerfile that installs it). The first GraphQL read also lists the directories
+ * around changed requirements files and reads, on speculation, the files most likely to be needed next (the
+ * requirements file beside a changed Dockerfile, the Dockerfile beside a changed requirements file), so the common
+ * pull request needs one read. What the listing shows beyond that is read in one more request.
+ */
 import { dirname, joinRepo } from '../analysis/paths.js';
 import type { ParsedFile } from '../facts.js';
 import type { Report } from '../finding.js';
 import { gate } from '../gate.js';
 import { defaultKnowledgeBase } from '../knowledge/index.js';
-import { classifyPath, parseFile } from '../parsers/index.js';
+import { classifyPath } from '../parsers/index.js';
+import { affectedFiles, type Listed } from '../reader.js';
 import { resolveBaseline, type OrgConfigCache, type ResolvedBaseline } from './config.js';
-import { firstRead, MAX_BLOB_BYTES, readBlobs, type Blob, type FirstRead } from './read.js';
+import { readCommit, type Skipped } from './files.js';
+import { firstRead, READ_CHUNK, type FirstRead, type OrgLayer } from './read.js';
 import { addedLines } from './suggestions.js';
 import type { GitHub, PullTarget } from './types.js';
 
 export const MAX_CHANGED_FILES = 3000;
-/** Files read per GraphQL request; larger sets are read in several requests. */
-const READ_CHUNK = 100;
-/** How deep `-r` chains are followed beyond the changed files. */
-const LINK_ROUNDS = 3;
-const SIBLINGS = ['requirements.txt', 'requirements-gpu.txt', 'requirements-cuda.txt', 'environment.yml', 'environment.yaml'];
+/** Beside a changed Dockerfile: the files it most likely installs. */
+const BESIDE_DOCKERFILE = ['requirements.txt', 'requirements-gpu.txt', 'requirements-cuda.txt', 'environment.yml', 'environment.yaml'];
+/** Beside a changed requirements or conda file, and in each directory above it: the files most likely to install it. */
+const BESIDE_REQUIREMENTS = ['Dockerfile'];
+/** Directories listed to find the files that include a changed one (the nearest first). */
+const MAX_DIRECTORIES = 20;
+
+/** A file as `pulls.listFiles` gives it. */
+export interface ChangedFile {
+  readonly filename: string;
+  readonly status: string;
+  readonly previous_filename?: string;
+  readonly patch?: string;
+}
 
 export interface Analysis {
   readonly report: Report;
+  /** The files checked: the changed ones and every file joined to them by includes. */
   readonly files: readonly ParsedFile[];
   readonly texts: ReadonlyMap<string, string>;
+  /** CUDA-relevant paths the pull request adds or changes. */
   readonly relevant: readonly string[];
-  readonly skipped: readonly { readonly path: string; readonly reason: string }[];
+  /** CUDA-relevant paths it deletes (or renames away). */
+  readonly removed: readonly string[];
+  readonly skipped: readonly Skipped[];
   readonly baseline: ResolvedBaseline;
-  readonly read: FirstRead;
+  readonly read?: FirstRead;
   readonly added: ReadonlyMap<string, ReadonlySet<number>>;
+  /** Why the check cannot be trusted to run (the organisation baseline could not be read): it fails closed. */
+  readonly unavailable?: string;
+  /** GitHub requests made. */
+  readonly requests: number;
 }
 
 export interface AnalyzeDeps {
@@ -34,70 +60,86 @@ export interface AnalyzeDeps {
   readonly orgCache: OrgConfigCache;
 }
 
-export async function analyzePull(github: GitHub, target: PullTarget, deps: AnalyzeDeps): Promise<Analysis> {
-  const repo = { owner: target.owner, repo: target.repo };
-  const changed = await github.paginate(github.rest.pulls.listFiles, { ...repo, pull_number: target.number, per_page: 100 });
-  const relevantChanges = changed.slice(0, MAX_CHANGED_FILES).filter((file) => file.status !== 'removed' && classifyPath(file.filename) !== undefined);
-  const relevant = relevantChanges.map((file) => file.filename);
-  const added = new Map(relevantChanges.map((file) => [file.filename, addedLines(file.patch)]));
-
-  const cachedOrg = deps.orgCache.get(target.installationId, target.owner);
-  // Dockerfiles usually install a requirements or environment file next to them: read those speculatively
-  // in the same request, so the common case needs no second read (missing files just come back empty).
-  const speculative = [...new Set(relevant.filter((path) => classifyPath(path) === 'dockerfile').flatMap((path) => SIBLINGS.map((name) => joinRepo(dirname(path), name) ?? name)))].filter((path) => !relevant.includes(path));
-  const chunks = chunk([...relevant, ...speculative].slice(0, Math.max(READ_CHUNK, relevant.length)), READ_CHUNK);
-  const read = await firstRead(github, repo, { paths: chunks[0] ?? [], headSha: target.headSha, number: target.number, appId: deps.appId, withOrg: cachedOrg === undefined });
-  if (read.orgConfig !== undefined) deps.orgCache.set(target.installationId, target.owner, read.orgConfig);
-  const blobs = new Map(read.files);
-  for (const rest of chunks.slice(1)) for (const [path, blob] of await readBlobs(github, repo, rest, target.headSha)) blobs.set(path, blob);
-
-  const skipped: { path: string; reason: string }[] = [];
-  const files: ParsedFile[] = [];
-  const texts = new Map<string, string>();
-  const accept = (path: string, blob: Blob | null): void => {
-    const kind = classifyPath(path) ?? (/\.ya?ml$/.test(path) ? 'conda' : 'requirements');
-    if (!blob) return;
-    if (blob.byteSize > MAX_BLOB_BYTES) return void skipped.push({ path, reason: `larger than 1 MiB (${blob.byteSize} bytes)` });
-    if (blob.isBinary || blob.text === null) return void skipped.push({ path, reason: 'binary file' });
-    texts.set(path, blob.text);
-    files.push(parseFile(path, blob.text, kind));
-  };
-  const accepted = new Set<string>();
-  const acceptOnce = (path: string, blob: Blob | null): void => {
-    if (accepted.has(path)) return;
-    accepted.add(path);
-    accept(path, blob);
-  };
-  const speculativeSet = new Set(speculative);
-  for (const [path, blob] of blobs) if (!speculativeSet.has(path)) acceptOnce(path, blob);
-
-  // Files the changed files pull in (`-r`, a Dockerfile's COPY + pip install -r), read at the head commit;
-  // speculative reads are used only when something really pulls them in.
-  const tried = new Set(blobs.keys());
-  for (let round = 0; round < LINK_ROUNDS; round++) {
-    // Per include, candidates are in order of preference: stop at the first that exists.
-    const open = files.flatMap((file) => file.includes.map((include) => includeCandidates(file, include))).filter((candidates) => !candidates.some((path) => accepted.has(path)));
-    const known = [...new Set(open.flatMap((candidates) => candidates.find((path) => blobs.get(path)) ?? []))];
-    const toRead = [...new Set(open.filter((candidates) => !candidates.some((path) => blobs.get(path))).flatMap((candidates) => candidates.filter((path) => !tried.has(path))))];
-    for (const path of known) acceptOnce(path, blobs.get(path)!);
-    if (toRead.length === 0) {
-      if (known.length === 0) break;
-      continue;
-    }
-    for (const path of toRead) tried.add(path);
-    for (const part of chunk(toRead, READ_CHUNK)) for (const [path, blob] of await readBlobs(github, repo, part, target.headSha)) {
-      blobs.set(path, blob);
-      acceptOnce(path, blob);
+/** The CUDA-relevant part of a pull request's file list: what it adds or changes, and what it deletes. */
+export function relevantChanges(changed: readonly ChangedFile[]): { relevant: Listed[]; removed: string[]; added: Map<string, Set<number>> } {
+  const relevant: Listed[] = [];
+  const removed: string[] = [];
+  const added = new Map<string, Set<number>>();
+  for (const file of changed.slice(0, MAX_CHANGED_FILES)) {
+    if (file.previous_filename && file.status === 'renamed' && classifyPath(file.previous_filename)) removed.push(file.previous_filename);
+    const kind = classifyPath(file.filename);
+    if (!kind) continue;
+    if (file.status === 'removed') removed.push(file.filename);
+    else {
+      relevant.push({ path: file.filename, kind });
+      added.set(file.filename, addedLines(file.patch));
     }
   }
-
-  const baseline = resolveBaseline(target.owner, target.repo, read.repoConfig, read.orgConfig === undefined ? cachedOrg : read.orgConfig);
-  const report = gate(files, baseline.baseline, defaultKnowledgeBase(), { ...(baseline.repoFile ? { policy: baseline.repoFile } : {}), policyProblems: baseline.problems, repository: `${target.owner}/${target.repo}`, today: new Date().toISOString().slice(0, 10) });
-  return { report, files, texts, relevant, skipped, baseline, read, added };
+  return { relevant, removed, added };
 }
 
-function chunk<T>(items: readonly T[], size: number): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
-  return out;
+/** `dir` and every directory above it, the nearest first ('' is the root). */
+function ancestors(path: string): string[] {
+  const out: string[] = [];
+  for (let dir = dirname(path); ; dir = dirname(dir)) {
+    out.push(dir);
+    if (dir === '') return out;
+  }
+}
+
+function unique<T>(items: readonly T[]): T[] {
+  return [...new Set(items)];
+}
+
+function organisationConfig(layer: OrgLayer | undefined, cached: ReturnType<OrgConfigCache['get']>) {
+  if (!layer) return { config: cached };
+  if (layer.state === 'unavailable') return { config: undefined, unavailable: layer.reason };
+  return { config: layer.state === 'found' ? layer.config : null };
+}
+
+export async function analyzePull(github: GitHub, target: PullTarget, deps: AnalyzeDeps, changed: readonly ChangedFile[]): Promise<Analysis> {
+  const repo = { owner: target.owner, repo: target.repo };
+  const { relevant, removed, added } = relevantChanges(changed);
+  const cachedOrg = deps.orgCache.get(target.installationId, target.owner);
+  if (relevant.length === 0 && removed.length === 0) {
+    // Nothing CUDA-relevant changed: no file is read (the baseline only matters for files).
+    const baseline = resolveBaseline(target.owner, target.repo, undefined, cachedOrg ?? null);
+    return { report: gate([], baseline.baseline, defaultKnowledgeBase()), files: [], texts: new Map(), relevant: [], removed: [], skipped: [], baseline, added, requests: 0 };
+  }
+
+  const paths = relevant.map((file) => file.path);
+  const requirementsLike = [...paths.filter((path) => classifyPath(path) !== 'dockerfile'), ...removed];
+  const directories = unique(requirementsLike.flatMap(ancestors)).slice(0, MAX_DIRECTORIES);
+  const speculative = unique([
+    ...paths.filter((path) => classifyPath(path) === 'dockerfile').flatMap((path) => BESIDE_DOCKERFILE.map((name) => joinRepo(dirname(path), name) ?? name)),
+    ...directories.flatMap((dir) => BESIDE_REQUIREMENTS.map((name) => joinRepo(dir, name) ?? name)),
+  ]).filter((path) => !paths.includes(path));
+  const firstPaths = [...paths, ...speculative].slice(0, Math.max(READ_CHUNK, paths.length));
+  const read = await firstRead(github, repo, { paths: firstPaths, directories, headSha: target.headSha, number: target.number, appId: deps.appId, withOrg: cachedOrg === undefined });
+  const org = organisationConfig(read.org, cachedOrg);
+  if (read.org && read.org.state !== 'unavailable') deps.orgCache.set(target.installationId, target.owner, org.config ?? null);
+  const baseline = resolveBaseline(target.owner, target.repo, read.repoConfig, org.config);
+
+  // Files that may include a changed or deleted one: what the listing shows, and the speculative reads that exist.
+  const given = new Set(paths);
+  const includers = unique([...read.listedPaths, ...speculative.filter((path) => read.blobs.get(path))])
+    .filter((path) => !given.has(path) && classifyPath(path) !== undefined)
+    .slice(0, READ_CHUNK)
+    .map((path) => ({ path, kind: classifyPath(path)! }));
+  const commit = await readCommit(github, repo, target.headSha, [...relevant, ...includers], read.blobs);
+  const parsed = commit.files.map((file) => file.parsed);
+  const files = affectedFiles(parsed, given, new Set(removed));
+  const checked = new Set(files.map((file) => file.path));
+  // What could not be checked and matters: a changed file, or a file a checked file includes.
+  const followed = new Set(commit.files.filter((file) => checked.has(file.source.path)).flatMap((file) => file.links.filter((link) => link !== undefined)));
+  const skipped = commit.skipped.filter((entry) => given.has(entry.path) || followed.has(entry.path));
+  const texts = new Map(commit.files.filter((file) => checked.has(file.source.path)).map((file) => [file.source.path, file.source.text]));
+  const report = gate(files, baseline.baseline, defaultKnowledgeBase(), {
+    ...(baseline.repoFile ? { policy: baseline.repoFile } : {}),
+    policyProblems: baseline.problems,
+    repository: `${target.owner}/${target.repo}`,
+    today: new Date().toISOString().slice(0, 10),
+    removed,
+  });
+  return { report, files, texts, relevant: paths, removed, skipped, baseline, read, added, ...(org.unavailable ? { unavailable: org.unavailable } : {}), requests: 1 + commit.requests };
 }

@@ -1,56 +1,82 @@
-/** Sending the check run: one create (or update, on a re-run) with the first 50 annotations, then 50 per update. */
-import type { Analysis } from './analyze.js';
-import { batches, CHECK_NAME, renderCheckRun, type CheckOutput } from '../render/check-run.js';
-import { defaultKnowledgeBase } from '../knowledge/index.js';
+/**
+ * Sending check runs, by one model (README, "Check runs"):
+ *
+ * - A run is created `completed`, never `queued` or `in_progress`, so no run is ever left in progress when a
+ *   process dies. Its first 50 annotations go with the create; the rest follow in updates of 50, each annotation
+ *   sent once (GitHub appends the annotations of every update to the run: docs.github.com/en/rest/checks/runs,
+ *   "Update a check run", `output.annotations`).
+ * - A run's `external_id` names its pull request and a digest of its verdict. A check caused by an event
+ *   (`pull_request`, `check_suite.requested`, a baseline merge) whose verdict equals the newest run's on the
+ *   commit writes nothing: `synchronize` and `check_suite.requested` for one push give one run. A different
+ *   verdict gets a new run, because annotations already on a run cannot be taken back.
+ * - A check a person asked for (Re-run, Re-run all checks, `/cuda-check`) always gets a new run, as GitHub's
+ *   Checks API tutorial does on `rerequested` (docs.github.com/en/apps/creating-github-apps/writing-code-for-a-
+ *   github-app/building-ci-checks-with-a-github-app). GitHub shows the newest run of a name on the commit.
+ */
+import { createHash } from 'node:crypto';
+import { batches, CHECK_NAME, type CheckOutput } from '../render/check-run.js';
+import type { ExistingRun } from './read.js';
 import type { GitHub, PullTarget } from './types.js';
 
 export const APPLY_FIXES = 'apply_fixes';
 
-export function checkOutput(analysis: Analysis): CheckOutput {
-  return renderCheckRun(analysis.report, {
-    baselineOrigin: analysis.baseline.origin,
-    knowledgeRetrieved: defaultKnowledgeBase().retrieved,
-    texts: analysis.texts,
-    skipped: analysis.skipped,
-    relevantFiles: analysis.relevant.length,
-  });
+/** Why a check runs: an event GitHub sent on its own, or a person asking for it. */
+export type Trigger = 'event' | 'request';
+
+const EXTERNAL_ID = /^cuda-gatekeeper:pr=(\d+):verdict=([0-9a-f]{16})$/;
+
+/** The external_id of a run: its pull request (check_run payloads of forks list none) and its verdict digest. */
+export function externalId(pull: number, verdict: string): string {
+  return `cuda-gatekeeper:pr=${pull}:verdict=${verdict}`;
 }
 
-/** Create or update the check run as completed; returns its id. */
-export async function sendCheck(github: GitHub, target: PullTarget, output: CheckOutput, existingId: number | undefined, hasSafeFixes: boolean): Promise<number> {
+export function parseExternalId(text: string | null | undefined): { readonly pull?: number; readonly verdict?: string } {
+  const match = EXTERNAL_ID.exec(text ?? '');
+  return match ? { pull: Number(match[1]), verdict: match[2]! } : {};
+}
+
+/** What a run says, without the footer (baseline commit, knowledge date): equal digests, equal runs. */
+export function verdictOf(output: CheckOutput, actions: boolean): string {
+  const summary = output.summary.replace(/<sub>Baseline: [\s\S]*?<\/sub>/, '');
+  const stable = JSON.stringify([output.conclusion, output.title, summary, output.text ?? '', output.annotations, actions]);
+  return createHash('sha256').update(stable).digest('hex').slice(0, 16);
+}
+
+export interface Sent {
+  /** The run that shows the verdict: the new one, or the newest one when nothing was written. */
+  readonly id: number;
+  readonly externalId: string | null;
+  readonly posted: boolean;
+}
+
+export interface SendOptions {
+  readonly existing?: ExistingRun;
+  readonly trigger: Trigger;
+  /** Offer the Apply fixes button (safe fixes exist and the branch can receive a commit). */
+  readonly applyFixes: boolean;
+}
+
+/** Post the verdict for a pull request's head commit, following the model above. */
+export async function sendCheck(github: GitHub, target: PullTarget, output: CheckOutput, options: SendOptions): Promise<Sent> {
+  const verdict = verdictOf(output, options.applyFixes);
+  if (options.trigger === 'event' && options.existing && parseExternalId(options.existing.externalId).verdict === verdict) return { ...options.existing, posted: false };
+  const identity = externalId(target.number, verdict);
   const [first = [], ...rest] = batches(output.annotations);
-  const body = {
+  const created = await github.rest.checks.create({
     owner: target.owner,
     repo: target.repo,
     name: CHECK_NAME,
     head_sha: target.headSha,
-    status: 'completed' as const,
+    external_id: identity,
+    status: 'completed',
     conclusion: output.conclusion,
     completed_at: new Date().toISOString(),
     output: { title: output.title, summary: output.summary, ...(output.text ? { text: output.text } : {}), annotations: first },
-    ...(hasSafeFixes ? { actions: [{ label: 'Apply fixes', identifier: APPLY_FIXES, description: 'Commit the safe fixes to this branch' }] } : {}),
-  };
-  let id: number;
-  if (existingId !== undefined) {
-    const { head_sha: _head, ...update } = body;
-    await github.rest.checks.update({ ...update, check_run_id: existingId, ...(hasSafeFixes ? {} : { actions: [] }) });
-    id = existingId;
-  } else {
-    id = (await github.rest.checks.create(body)).data.id;
-  }
+    ...(options.applyFixes ? { actions: [{ label: 'Apply fixes', identifier: APPLY_FIXES, description: 'Commit the safe fixes to this branch' }] } : {}),
+  });
+  const id = created.data.id;
   for (const annotations of rest) {
     await github.rest.checks.update({ owner: target.owner, repo: target.repo, check_run_id: id, output: { title: output.title, summary: output.summary, annotations } });
   }
-  return id;
-}
-
-/** The check could not run: complete it with the reason instead of leaving nothing (or something in progress). */
-export async function sendFailure(github: GitHub, target: PullTarget, reason: string, existingId: number | undefined): Promise<void> {
-  const output = {
-    title: 'cuda-gatekeeper could not check this pull request',
-    summary: `${reason}\n\nNothing was checked, so the check fails closed. Re-run it with the **Re-run** button or a \`/cuda-check\` comment once the cause is gone.`,
-  };
-  const common = { owner: target.owner, repo: target.repo, status: 'completed' as const, conclusion: 'failure' as const, completed_at: new Date().toISOString(), output };
-  if (existingId !== undefined) await github.rest.checks.update({ ...common, check_run_id: existingId });
-  else await github.rest.checks.create({ ...common, name: CHECK_NAME, head_sha: target.headSha });
+  return { id, externalId: identity, posted: true };
 }

@@ -8,7 +8,7 @@
 import { Queue, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Probot } from 'probot';
-import type { FanoutJob } from './jobs.js';
+import type { Fanout, FanoutJob } from './jobs.js';
 import type { GitHub, Logger } from './types.js';
 
 export const QUEUE_NAME = 'cuda-gatekeeper';
@@ -36,7 +36,7 @@ export function rateLimitWaitMs(error: unknown, now = Date.now()): number | unde
   return undefined;
 }
 
-export class DurableFanout {
+export class DurableFanout implements Fanout {
   readonly queue: Queue<FanoutJob>;
   private worker?: Worker<FanoutJob>;
 
@@ -45,12 +45,21 @@ export class DurableFanout {
   }
 
   /** Queue a job; a job with the same key that is still waiting or running is not added twice. */
-  async add(key: string, job: FanoutJob): Promise<boolean> {
+  async add(key: string, job: FanoutJob, _github?: GitHub): Promise<boolean> {
     const jobId = key.replace(/:/g, '_');
     const existing = await this.queue.getJob(jobId);
     if (existing && !(await existing.isCompleted()) && !(await existing.isFailed())) return false;
     await this.queue.add(job.kind, job, { jobId, attempts: 5, backoff: { type: 'exponential', delay: 2000 }, removeOnComplete: { age: 3600, count: 10_000 }, removeOnFail: { age: 24 * 3600 } });
     return true;
+  }
+
+  /** Resolves when no job is waiting, delayed or running. */
+  async idle(): Promise<void> {
+    for (;;) {
+      const counts = await this.queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized');
+      if (Object.values(counts).every((count) => count === 0)) return;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
   }
 
   /** Run jobs in this process (every replica both produces and works). */

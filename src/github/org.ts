@@ -1,202 +1,187 @@
 /**
- * The organisation baseline's lifecycle: a pull request to `<org>/.github` that changes `cuda-gatekeeper.yml`
- * is validated and previewed (which repositories and open pull requests would newly fail or pass), and a
- * push of a new baseline to the default branch re-checks every open pull request.
+ * The organisation baseline's lifecycle. A pull request to `<org>/.github` that changes `cuda-gatekeeper.yml` is
+ * validated and previewed: which repositories and open pull requests would newly fail or pass. The preview is
+ * that pull request's verdict on every path that checks it (opened, synchronize, Re-run, `/cuda-check`, the
+ * re-checks after another baseline lands). A push of a new baseline to the default branch re-checks every open
+ * pull request of the organisation, and queues migrations where the organisation baseline asks for them.
  */
-import { createHash } from 'node:crypto';
 import { loadBaseline } from '../baseline/load.js';
+import type { Finding } from '../finding.js';
 import { gate } from '../gate.js';
 import { defaultKnowledgeBase } from '../knowledge/index.js';
-import { classifyPath, parseFile } from '../parsers/index.js';
-import { CHECK_NAME, MAX_OUTPUT } from '../render/check-run.js';
+import type { ParsedFile } from '../facts.js';
+import { invalidBaselineOutput, previewOutput, removedBaselineOutput, type PreviewOutcome } from '../render/preview.js';
+import type { CheckOutput } from '../render/check-run.js';
 import { RULE_IDS } from '../../rules/index.js';
+import { counted } from './calls.js';
+import { sendCheck, type Trigger } from './check.js';
 import { resolveBaseline } from './config.js';
-import type { AppDeps } from './handlers.js';
-import { enqueue } from './jobs.js';
+import { rememberRun, type AppDeps } from './deps.js';
+import { partialQuery, problemsAt } from './graphql.js';
+import { readBranch, readPullAgainst, repositoryInfo, type RepositoryInfo } from './repository.js';
+import { newestRun, ORG_CONFIG_PATH, ORG_CONFIG_REPO, orgLayer, readOrgLayer, RUNS_FIELD, type Blob, type ConfigBlob, type ExistingRun } from './read.js';
 import { migrate } from './migrate.js';
-import { CONFIG_PATH, MAX_BLOB_BYTES, ORG_CONFIG_PATH, ORG_CONFIG_REPO, readBlobs, type ConfigBlob } from './read.js';
+import { describeError, runKey, sendFailure, serialized } from './pull-check.js';
+import type { FanoutJob } from './jobs.js';
 import type { GitHub, Logger, PullTarget } from './types.js';
 
-/** Pull requests previewed per repository (the newest first). */
-const MAX_PULLS_PER_REPO = 20;
+const errorsOf = (findings: readonly Finding[]) => findings.filter((finding) => finding.severity === 'error').length;
+const keysOf = (findings: readonly Finding[]) => findings.map((finding) => `${finding.ruleId}@${finding.location.path}:${finding.location.start.line}:${finding.message}`).sort().join('\n');
 
-export function isConfigRepo(repo: string): boolean {
-  return repo === ORG_CONFIG_REPO;
-}
-
-interface Outcome {
-  readonly name: string;
-  readonly url: string;
-  readonly before: number;
-  readonly after: number;
-  readonly changed: boolean;
-  readonly calls: number;
-}
-
-function verdict(outcome: Outcome): 'newly fails' | 'newly passes' | 'findings change' | 'unchanged' {
-  if (outcome.before === 0 && outcome.after > 0) return 'newly fails';
-  if (outcome.before > 0 && outcome.after === 0) return 'newly passes';
-  return outcome.changed ? 'findings change' : 'unchanged';
-}
-
-const errorsOf = (findings: readonly { severity: string }[]) => findings.filter((finding) => finding.severity === 'error').length;
-const keysOf = (findings: readonly { ruleId: string; location: { path: string; start: { line: number } }; message: string }[]) => findings.map((finding) => `${finding.ruleId}@${finding.location.path}:${finding.location.start.line}:${finding.message}`).sort().join('\n');
-
-/** Evaluate files under the old and the new organisation baseline. */
-function compare(files: { path: string; text: string }[], owner: string, repo: string, repoConfig: ConfigBlob | undefined, oldOrg: ConfigBlob | null, newOrg: ConfigBlob, today: string) {
-  const parsed = files.map((file) => parseFile(file.path, file.text, classifyPath(file.path) ?? 'requirements'));
+/** Files evaluated under the old and the new organisation baseline. */
+function compare(files: readonly ParsedFile[], owner: string, repo: string, repoConfig: ConfigBlob | undefined, oldOrg: ConfigBlob | null, newOrg: ConfigBlob, today: string, removed: readonly string[] = []) {
   const run = (org: ConfigBlob | null) => {
     const resolved = resolveBaseline(owner, repo, repoConfig, org);
-    return gate(parsed, resolved.baseline, defaultKnowledgeBase(), { ...(resolved.repoFile ? { policy: resolved.repoFile } : {}), policyProblems: resolved.problems, repository: `${owner}/${repo}`, today }).findings;
+    return gate(files, resolved.baseline, defaultKnowledgeBase(), { ...(resolved.repoFile ? { policy: resolved.repoFile } : {}), policyProblems: resolved.problems, repository: `${owner}/${repo}`, today, removed }).findings;
   };
   const before = run(oldOrg);
   const after = run(newOrg);
   return { before: errorsOf(before), after: errorsOf(after), changed: keysOf(before) !== keysOf(after) };
 }
 
-async function readFiles(github: GitHub, owner: string, repo: string, paths: readonly string[], revision: string): Promise<{ path: string; text: string }[]> {
-  const out: { path: string; text: string }[] = [];
-  for (let i = 0; i < paths.length; i += 100) {
-    for (const [path, blob] of await readBlobs(github, { owner, repo }, paths.slice(i, i + 100), revision)) {
-      if (blob?.text != null && blob.byteSize <= MAX_BLOB_BYTES && !blob.isBinary) out.push({ path, text: blob.text });
-    }
+/** The proposed baseline (head of the pull request), the current one (default branch) and our newest run on the head. */
+async function previewInputs(github: GitHub, target: PullTarget, appId: number): Promise<{ proposed: string | null; current: ConfigBlob | null; existing?: ExistingRun }> {
+  const query = `query CudaGatekeeperPreview($owner: String!, $name: String!, $head: GitObjectID!, $appId: Int!) {
+  org: repository(owner: $owner, name: $name) {
+    proposed: object(expression: ${JSON.stringify(`${target.headSha}:${ORG_CONFIG_PATH}`)}) { ... on Blob { text byteSize isBinary } }
+    config: object(expression: ${JSON.stringify(`HEAD:${ORG_CONFIG_PATH}`)}) { ... on Blob { text byteSize isBinary } }
+    defaultBranchRef { target { oid } }
+    head: object(oid: $head) { ... on Commit { ${RUNS_FIELD} } }
   }
-  return out;
+}`;
+  type Answer = { org: ({ proposed: Blob | null; config: Blob | null; defaultBranchRef: { target: { oid: string } | null } | null; head: Parameters<typeof newestRun>[0] }) | null };
+  const { data, problems } = await partialQuery<Answer>(github, query, { owner: target.owner, name: target.repo, head: target.headSha, appId });
+  const layer = orgLayer(data.org, problemsAt(problems, 'org', 'config'));
+  const existing = newestRun(data.org?.head ?? null);
+  return { proposed: data.org?.proposed?.text ?? null, current: layer.state === 'found' ? layer.config : null, ...(existing ? { existing } : {}) };
 }
 
-export async function previewConfigPull(github: GitHub, target: PullTarget, deps: AppDeps, log: Logger): Promise<void> {
-  const owner = target.owner;
+/** Every repository of the installation under `owner` (archived ones and the config repository left out). */
+async function organisationRepositories(github: GitHub, owner: string) {
+  const repos = await github.paginate(github.rest.apps.listReposAccessibleToInstallation, { per_page: 100 });
+  return repos.filter((repo) => !repo.archived && repo.name !== ORG_CONFIG_REPO && repo.owner.login.toLowerCase() === owner.toLowerCase());
+}
+
+/** Evaluate one repository's default branch and open pull requests under both baselines. */
+async function previewRepository(github: GitHub, owner: string, repo: { name: string; html_url: string }, info: RepositoryInfo, oldOrg: ConfigBlob | null, newOrg: ConfigBlob, today: string): Promise<PreviewOutcome[]> {
+  const ref = { owner, repo: repo.name };
+  const branch = await readBranch(github, ref, info.headSha);
+  const gaps = [...(branch.truncated ? ['GitHub cut the file tree short'] : []), ...branch.skipped.map((entry) => `\`${entry.path}\` ${entry.reason}`)];
+  const outcomes: PreviewOutcome[] = [{ name: repo.name, url: repo.html_url, ...compare(branch.files, owner, repo.name, info.repoConfig, oldOrg, newOrg, today), ...(gaps.length ? { incomplete: gaps.join('; ') } : {}) }];
+  for (const pull of info.pulls) {
+    if (pull.changed.length === 0 && pull.removed.length === 0) continue;
+    const read = await readPullAgainst(github, ref, pull, branch);
+    const skipped = read.skipped.map((entry) => `\`${entry.path}\` ${entry.reason}`);
+    outcomes.push({ name: `${repo.name}#${pull.number}`, url: pull.url, ...compare(read.files, owner, repo.name, info.repoConfig, oldOrg, newOrg, today, pull.removed), ...(skipped.length ? { incomplete: skipped.join('; ') } : {}) });
+  }
+  return outcomes;
+}
+
+/** The preview's verdict for the config pull request's head commit. */
+async function previewVerdict(github: GitHub, target: PullTarget, proposed: string | null, current: ConfigBlob | null, log: Logger): Promise<CheckOutput> {
+  if (proposed === null) return removedBaselineOutput(ORG_CONFIG_PATH);
+  const loaded = loadBaseline(ORG_CONFIG_PATH, proposed, RULE_IDS);
+  if (loaded.problems.length > 0) return invalidBaselineOutput(ORG_CONFIG_PATH, loaded.source, loaded.problems);
+  const newOrg: ConfigBlob = { text: proposed, commit: target.headSha };
   const today = new Date().toISOString().slice(0, 10);
-  const [newText, oldText] = await Promise.all([
-    readBlobs(github, { owner, repo: target.repo }, [ORG_CONFIG_PATH], target.headSha),
-    readBlobs(github, { owner, repo: target.repo }, [ORG_CONFIG_PATH], 'HEAD'),
-  ]);
-  const next = newText.get(ORG_CONFIG_PATH);
-  const previous = oldText.get(ORG_CONFIG_PATH);
-  const created = await github.rest.checks.create({ owner, repo: target.repo, name: CHECK_NAME, head_sha: target.headSha, status: 'in_progress', output: { title: 'Validating the organisation baseline', summary: 'Reading the new baseline…' } });
-  const id = created.data.id;
-  try {
-    if (!next?.text) {
-      await github.rest.checks.update({ owner, repo: target.repo, check_run_id: id, status: 'completed', conclusion: 'neutral', output: { title: 'The organisation baseline is removed', summary: `This pull request deletes \`${ORG_CONFIG_PATH}\`; repositories fall back to their own files or the bundled baseline.` } });
-      return;
+  const repos = await organisationRepositories(github, target.owner);
+  const outcomes: PreviewOutcome[] = [];
+  const unreadable: { name: string; reason: string }[] = [];
+  for (const repo of repos) {
+    try {
+      const info = await repositoryInfo(github, { owner: target.owner, repo: repo.name });
+      if (info) outcomes.push(...(await previewRepository(github, target.owner, repo, info, current, newOrg, today)));
+    } catch (error) {
+      // One repository GitHub will not show does not sink the preview: it is listed as not evaluated.
+      unreadable.push({ name: repo.name, reason: describeError(error) });
+      log.warn({ repo: `${target.owner}/${repo.name}`, err: { message: (error as Error).message } }, 'preview could not read a repository');
     }
-    const loaded = loadBaseline(ORG_CONFIG_PATH, next.text, RULE_IDS);
-    if (loaded.problems.length > 0) {
-      await github.rest.checks.update({
-        owner,
-        repo: target.repo,
-        check_run_id: id,
-        status: 'completed',
-        conclusion: 'failure',
-        output: {
-          title: `The new baseline is invalid (${loaded.problems.length} problem${loaded.problems.length === 1 ? '' : 's'})`,
-          summary: 'Nothing was previewed: fix the baseline first.',
-          annotations: loaded.problems.slice(0, 50).map((problem) => {
-            const start = loaded.source.position(problem.span.start);
-            const end = loaded.source.position(problem.span.end);
-            return { path: ORG_CONFIG_PATH, start_line: start.line, end_line: Math.max(end.line, start.line), annotation_level: 'failure' as const, message: problem.message, title: 'policy-error' };
-          }),
-        },
-      });
-      return;
-    }
-    const newOrg: ConfigBlob = { text: next.text, commit: target.headSha };
-    const oldOrg: ConfigBlob | null = previous?.text ? { text: previous.text, commit: 'HEAD' } : null;
-    const repos = (await github.paginate(github.rest.apps.listReposAccessibleToInstallation, { per_page: 100 })).filter((repo) => !repo.archived && repo.name !== ORG_CONFIG_REPO && repo.owner.login.toLowerCase() === owner.toLowerCase());
-    const outcomes: Outcome[] = [];
-    let done = 0;
-    const progressEvery = Math.max(1, Math.ceil(repos.length / 10));
-    for (const repo of repos) {
-      let calls = 0;
-      const counted = async <T>(call: () => Promise<T>): Promise<T> => {
-        calls++;
-        return call();
-      };
-      const tree = await counted(() => github.rest.git.getTree({ owner, repo: repo.name, tree_sha: repo.default_branch, recursive: 'true' }));
-      const paths = tree.data.tree.filter((entry) => entry.type === 'blob' && entry.path && classifyPath(entry.path)).map((entry) => entry.path!);
-      const configBlob = (await counted(() => readBlobs(github, { owner, repo: repo.name }, [CONFIG_PATH], 'HEAD'))).get(CONFIG_PATH);
-      const repoConfig = configBlob?.text ? { text: configBlob.text, commit: 'HEAD' } : undefined;
-      calls += Math.ceil(paths.length / 100);
-      const files = await readFiles(github, owner, repo.name, paths, 'HEAD');
-      const branch = compare(files, owner, repo.name, repoConfig, oldOrg, newOrg, today);
-      const pulls = await counted(() => github.rest.pulls.list({ owner, repo: repo.name, state: 'open', per_page: MAX_PULLS_PER_REPO, sort: 'updated', direction: 'desc' }));
-      const pullOutcomes: Outcome[] = [];
-      for (const pull of pulls.data) {
-        const changed = await counted(() => github.paginate(github.rest.pulls.listFiles, { owner, repo: repo.name, pull_number: pull.number, per_page: 100 }));
-        const relevant = changed.filter((file) => file.status !== 'removed' && classifyPath(file.filename)).map((file) => file.filename);
-        if (relevant.length === 0) continue;
-        calls += Math.ceil(relevant.length / 100);
-        const pullFiles = await readFiles(github, owner, repo.name, relevant, pull.head.sha);
-        pullOutcomes.push({ name: `${repo.name}#${pull.number}`, url: pull.html_url, ...compare(pullFiles, owner, repo.name, repoConfig, oldOrg, newOrg, today), calls: 0 });
-      }
-      outcomes.push({ name: repo.name, url: repo.html_url, ...branch, calls }, ...pullOutcomes);
-      done++;
-      if (done % progressEvery === 0 && done < repos.length) {
-        await github.rest.checks.update({ owner, repo: target.repo, check_run_id: id, output: { title: `Previewing: ${done} of ${repos.length} repositories`, summary: `Evaluating every repository's default branch and open pull requests under the old and the new baseline: ${done} of ${repos.length} repositories done.` } });
-      }
-    }
-    const breaking = outcomes.filter((outcome) => verdict(outcome) === 'newly fails');
-    const fixed = outcomes.filter((outcome) => verdict(outcome) === 'newly passes');
-    const changed = outcomes.filter((outcome) => verdict(outcome) === 'findings change');
-    const title = breaking.length ? `Would newly fail ${breaking.length} repositor${breaking.length === 1 ? 'y or pull request' : 'ies and pull requests'}` : `Breaks nothing (${fixed.length} newly pass, ${changed.length} change findings)`;
-    const row = (outcome: Outcome) => `| [${outcome.name}](${outcome.url}) | ${verdict(outcome)} | ${outcome.before} | ${outcome.after} | ${outcome.calls || ''} |`;
-    const interesting = [...breaking, ...fixed, ...changed];
-    const table = (rows: readonly Outcome[]) => ['| repository / pull request | result | errors before | errors after | API calls |', '|---|---|---:|---:|---:|', ...rows.map(row)].join('\n');
-    const summaryRows = interesting.slice(0, 50);
-    const summary = [`Evaluated ${repos.length} repositories (default branches) and their open pull requests under the current and the proposed baseline.`, '', `**${breaking.length}** newly fail, **${fixed.length}** newly pass, **${changed.length}** change findings, ${outcomes.length - interesting.length} unchanged.`, '', interesting.length ? table(summaryRows) : '', interesting.length > summaryRows.length ? `\n… and ${interesting.length - summaryRows.length} more in the details below.` : ''].join('\n');
-    const text = table(outcomes).slice(0, MAX_OUTPUT);
-    await github.rest.checks.update({ owner, repo: target.repo, check_run_id: id, status: 'completed', conclusion: breaking.length ? 'failure' : 'neutral', output: { title, summary: summary.slice(0, MAX_OUTPUT), text } });
-    log.info({ repo: `${owner}/${target.repo}`, pr: target.number, repositories: repos.length, newlyFailing: breaking.length }, 'baseline preview completed');
-  } catch (error) {
-    await github.rest.checks.update({ owner, repo: target.repo, check_run_id: id, status: 'completed', conclusion: 'failure', output: { title: 'cuda-gatekeeper could not preview this baseline', summary: `${(error as Error).message}. Re-run the check to try again.` } });
-    throw error;
   }
-  void deps;
+  return previewOutput(outcomes, repos.length, unreadable);
 }
 
-/** Evaluate a repository's default branch under the organisation baseline (and its own file). */
-export async function evaluateDefaultBranch(github: GitHub, owner: string, repo: string, defaultBranch: string, orgConfig: ConfigBlob | null) {
-  const configBlob = (await readBlobs(github, { owner, repo }, [CONFIG_PATH], 'HEAD')).get(CONFIG_PATH);
-  const repoConfig = configBlob?.text ? { text: configBlob.text, commit: 'HEAD' } : undefined;
-  const resolved = resolveBaseline(owner, repo, repoConfig, orgConfig);
-  const branch = await github.rest.repos.getBranch({ owner, repo, branch: defaultBranch });
-  const headSha = branch.data.commit.sha;
-  const tree = await github.rest.git.getTree({ owner, repo, tree_sha: headSha, recursive: 'true' });
-  const paths = tree.data.tree.filter((entry) => entry.type === 'blob' && entry.path && classifyPath(entry.path)).map((entry) => entry.path!);
-  const files = await readFiles(github, owner, repo, paths, headSha);
-  const parsed = files.map((file) => parseFile(file.path, file.text, classifyPath(file.path) ?? 'requirements'));
-  const report = gate(parsed, resolved.baseline, defaultKnowledgeBase(), { ...(resolved.repoFile ? { policy: resolved.repoFile } : {}), policyProblems: resolved.problems, repository: `${owner}/${repo}`, today: new Date().toISOString().slice(0, 10) });
-  return { resolved, headSha, report, texts: new Map(files.map((file) => [file.path, file.text])), files: files.length };
+/** Validate and preview a config pull request, and post the verdict as its check run (see check.ts for the run model). */
+export async function previewConfigPull(github: GitHub, target: PullTarget, deps: AppDeps, log: Logger, trigger: Trigger, deliveryId: string): Promise<void> {
+  const key = runKey(target);
+  const where = { deliveryId, repo: `${target.owner}/${target.repo}`, pr: target.number };
+  await serialized(deps, key, trigger, (effective) =>
+    counted(github, async (calls) => {
+      try {
+        const inputs = await previewInputs(github, target, deps.appId);
+        const output = await previewVerdict(github, target, inputs.proposed, inputs.current, log);
+        const known = deps.runs.get(key);
+        const existing = known && (!inputs.existing || known.id >= inputs.existing.id) ? known : inputs.existing;
+        const sent = await sendCheck(github, target, output, { ...(existing ? { existing } : {}), trigger: effective, applyFixes: false });
+        if (sent.posted) rememberRun(deps, key, { id: sent.id, externalId: sent.externalId });
+        log.info({ ...where, conclusion: output.conclusion, posted: sent.posted, apiCalls: calls() }, 'baseline preview completed');
+        return sent.posted ? 'posted' : 'unchanged';
+      } catch (error) {
+        log.error({ ...where, apiCalls: calls(), err: { message: (error as Error).message } }, 'baseline preview failed');
+        await sendFailure(github, deps, target, `The baseline preview failed: ${describeError(error)}`, log, where);
+        return 'failed';
+      }
+    }),
+  );
 }
 
-/** Open or update the repository's migration pull request when the baseline asks for them. */
+/**
+ * After a new organisation baseline lands: re-check every open pull request of the installation's repositories
+ * under `owner` (config pull requests are previewed again), and queue migrations when the organisation baseline
+ * asks for them. Jobs are keyed by the baseline's commit, so each new commit re-checks again.
+ */
+export async function recheckOrganisation(github: GitHub, owner: string, installationId: number, deps: AppDeps, log: Logger, deliveryId: string): Promise<number> {
+  deps.orgCache.invalidate(installationId, owner);
+  const layer = await readOrgLayer(github, owner);
+  if (layer.state === 'unavailable') {
+    log.warn({ deliveryId, owner, reason: layer.reason }, 'the organisation baseline could not be read; open pull requests are not re-checked');
+    return 0;
+  }
+  const orgConfig = layer.state === 'found' ? layer.config : null;
+  const commit = orgConfig?.commit || 'none';
+  const migrations = resolveBaseline(owner, ORG_CONFIG_REPO, undefined, orgConfig).baseline.migration.pullRequests;
+  const repos = await github.paginate(github.rest.apps.listReposAccessibleToInstallation, { per_page: 100 });
+  let queued = 0;
+  for (const repo of repos.filter((candidate) => !candidate.archived && candidate.owner.login.toLowerCase() === owner.toLowerCase())) {
+    if (migrations && repo.name !== ORG_CONFIG_REPO) {
+      await deps.fanout!.add(`migrate:${installationId}:${owner}/${repo.name}:${commit}`, { kind: 'migrate', installationId, owner, repo: repo.name, defaultBranch: repo.default_branch, deliveryId }, github);
+    }
+    const pulls = await github.paginate(github.rest.pulls.list, { owner, repo: repo.name, state: 'open', per_page: 100 });
+    for (const pull of pulls) {
+      const target: PullTarget = { owner, repo: repo.name, number: pull.number, headSha: pull.head.sha, headRef: pull.head.ref, headRepo: pull.head.repo?.full_name ?? '(deleted fork)', installationId };
+      const key = `recheck:${installationId}:${owner}/${repo.name}@${pull.head.sha}:${commit}`;
+      if (await deps.fanout!.add(key, { kind: 'check-pull', installationId, target, deliveryId, trigger: 'event' }, github)) queued++;
+    }
+  }
+  log.info({ deliveryId, owner, repositories: repos.length, queued, migrations }, 'organisation re-check queued');
+  return queued;
+}
+
+/** A repository's default branch checked under the organisation baseline and its own file (sweeps, migrations). */
+export async function evaluateDefaultBranch(github: GitHub, owner: string, repo: string, orgConfig: ConfigBlob | null) {
+  const info = await repositoryInfo(github, { owner, repo }, 1);
+  const resolved = resolveBaseline(owner, repo, info?.repoConfig, orgConfig);
+  if (!info) return { resolved, headSha: '', report: gate([], resolved.baseline, defaultKnowledgeBase()), texts: new Map<string, string>(), files: 0 };
+  const branch = await readBranch(github, { owner, repo }, info.headSha);
+  const report = gate(branch.files, resolved.baseline, defaultKnowledgeBase(), { ...(resolved.repoFile ? { policy: resolved.repoFile } : {}), policyProblems: resolved.problems, repository: `${owner}/${repo}`, today: new Date().toISOString().slice(0, 10) });
+  return { resolved, headSha: info.headSha, report, texts: branch.texts, files: branch.files.length };
+}
+
+/** Open or update the repository's migration pull request when the organisation baseline asks for them. */
 export async function migrateIfEnabled(github: GitHub, owner: string, repo: string, defaultBranch: string, log: Logger): Promise<void> {
-  const orgBlob = (await readBlobs(github, { owner, repo: ORG_CONFIG_REPO }, [ORG_CONFIG_PATH], 'HEAD')).get(ORG_CONFIG_PATH);
-  const orgConfig: ConfigBlob | null = orgBlob?.text ? { text: orgBlob.text, commit: 'HEAD' } : null;
-  const evaluated = await evaluateDefaultBranch(github, owner, repo, defaultBranch, orgConfig);
-  if (!evaluated.resolved.baseline.migration.pullRequests || evaluated.report.counts.error === 0) return;
+  const layer = await readOrgLayer(github, owner);
+  if (layer.state !== 'found') return;
+  if (!resolveBaseline(owner, ORG_CONFIG_REPO, undefined, layer.config).baseline.migration.pullRequests) return;
+  const evaluated = await evaluateDefaultBranch(github, owner, repo, layer.config);
+  if (evaluated.report.counts.error === 0) return;
   const result = await migrate(github, owner, repo, defaultBranch, evaluated.headSha, evaluated.report, evaluated.texts, evaluated.resolved.origin);
   log.info({ repo: `${owner}/${repo}`, ...result }, 'migration pull request');
 }
 
-/** After a new organisation baseline lands: re-check every open pull request of the installation's repositories. */
-export async function recheckOrganisation(github: GitHub, owner: string, installationId: number, deps: AppDeps, log: Logger, deliveryId: string): Promise<number> {
-  deps.orgCache.invalidate(installationId, owner);
-  const repos = (await github.paginate(github.rest.apps.listReposAccessibleToInstallation, { per_page: 100 })).filter((repo) => !repo.archived && repo.owner.login.toLowerCase() === owner.toLowerCase());
-  let queued = 0;
-  const orgBlob = (await readBlobs(github, { owner, repo: ORG_CONFIG_REPO }, [ORG_CONFIG_PATH], 'HEAD')).get(ORG_CONFIG_PATH);
-  const orgConfig: ConfigBlob | null = orgBlob?.text ? { text: orgBlob.text, commit: createHash('sha1').update(orgBlob.text).digest('hex').slice(0, 12) } : null;
-  for (const repo of repos) {
-    if (repo.name !== ORG_CONFIG_REPO) {
-      await enqueue(deps, `migrate:${installationId}:${owner}/${repo.name}:${orgConfig?.commit ?? 'none'}`, { kind: 'migrate', installationId, owner, repo: repo.name, defaultBranch: repo.default_branch, deliveryId }, github, log);
-    }
-    const pulls = await github.paginate(github.rest.pulls.list, { owner, repo: repo.name, state: 'open', per_page: 100 });
-    for (const pull of pulls) {
-      const target: PullTarget = { owner, repo: repo.name, number: pull.number, headSha: pull.head.sha, headRef: pull.head.ref, headRepo: pull.head.repo?.full_name ?? `${owner}/${repo.name}`, installationId };
-      const key = `recheck:${installationId}:${owner}/${repo.name}@${pull.head.sha}:${orgConfig?.commit ?? 'none'}`;
-      if (await enqueue(deps, key, { kind: 'check-pull', installationId, target, deliveryId, skipUnchanged: true }, github, log)) queued++;
-    }
-  }
-  log.info({ deliveryId, owner, repositories: repos.length, queued }, 'organisation re-check queued');
-  return queued;
+/** The organisation re-check a push asks for: a push to the config repository's default branch that touches the baseline. */
+export function baselinePushed(payload: { repository: { name: string; default_branch?: string; owner?: { login: string } | null }; ref: string; installation?: { id: number }; commits: readonly { added?: string[]; modified?: string[]; removed?: string[] }[] }, deliveryId: string): Extract<FanoutJob, { kind: 'recheck-org' }> | undefined {
+  const { repository, ref, installation, commits } = payload;
+  if (repository.name !== ORG_CONFIG_REPO || ref !== `refs/heads/${repository.default_branch}` || !installation || !repository.owner) return undefined;
+  // A push GitHub lists no commits for (a force push, more than 2,048 commits) may have touched it: re-check.
+  const touched = commits.length === 0 || commits.some((commit) => [...(commit.added ?? []), ...(commit.modified ?? []), ...(commit.removed ?? [])].includes(ORG_CONFIG_PATH));
+  return touched ? { kind: 'recheck-org', installationId: installation.id, owner: repository.owner.login, deliveryId } : undefined;
 }

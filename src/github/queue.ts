@@ -1,24 +1,26 @@
 /**
- * In-process job queue for fan-out work (config previews, organisation re-checks): bounded concurrency, and
- * jobs keyed by what they do (installation, repository, head commit, baseline commit) so duplicates collapse
- * while one is queued or running. Webhook handlers enqueue and return; `idle()` lets tests wait.
+ * The in-process fan-out queue: bounded concurrency, and jobs keyed by what they do so duplicates collapse while
+ * one is queued or running. Webhook handlers enqueue and return; `idle()` lets tests wait.
  */
-export class JobQueue {
-  private readonly pending: { key: string; run: () => Promise<void> }[] = [];
+import type { Fanout, FanoutJob, JobRunner } from './jobs.js';
+import type { GitHub } from './types.js';
+
+export class JobQueue implements Fanout {
+  private readonly pending: { key: string; job: FanoutJob; github: GitHub }[] = [];
   private readonly keys = new Set<string>();
   private running = 0;
   private readonly waiters: (() => void)[] = [];
 
   constructor(
+    private readonly runner: JobRunner,
+    private readonly onError: (key: string, job: FanoutJob, error: unknown) => void,
     private readonly concurrency = 4,
-    private readonly onError: (key: string, error: unknown) => void = () => undefined,
   ) {}
 
-  /** Queue a job; returns false when an identical job is already queued or running. */
-  add(key: string, run: () => Promise<void>): boolean {
+  async add(key: string, job: FanoutJob, github: GitHub): Promise<boolean> {
     if (this.keys.has(key)) return false;
     this.keys.add(key);
-    this.pending.push({ key, run });
+    this.pending.push({ key, job, github });
     this.pump();
     return true;
   }
@@ -33,14 +35,13 @@ export class JobQueue {
 
   private pump(): void {
     while (this.running < this.concurrency && this.pending.length > 0) {
-      const job = this.pending.shift()!;
+      const { key, job, github } = this.pending.shift()!;
       this.running++;
-      job
-        .run()
-        .catch((error: unknown) => this.onError(job.key, error))
+      this.runner(github, job)
+        .catch((error: unknown) => this.onError(key, job, error))
         .finally(() => {
           this.running--;
-          this.keys.delete(job.key);
+          this.keys.delete(key);
           this.pump();
           if (this.size === 0) for (const resolve of this.waiters.splice(0)) resolve();
         });

@@ -1,15 +1,21 @@
 /**
- * Reading from GitHub in as few requests as possible: one GraphQL query returns the changed files at the head
- * commit, the repository's and the organisation's baseline files on their default branches, the check run
- * already on the head commit, and the bot's earlier review suggestions and comment.
+ * Reading from GitHub in as few requests as possible. One GraphQL query (the first read) returns the changed files
+ * at the head commit, the directories around changed requirements files (to find the Dockerfiles that install
+ * them), the repository's and the organisation's baseline files on their default branches, the newest check run
+ * of ours on the head commit, and the review suggestions already posted. Later reads fetch more blobs in one
+ * request each. Every answer is read by path, partial errors included (see graphql.ts): a missing organisation
+ * config repository is "no organisation layer", not a failure.
  */
 import { CHECK_NAME } from '../render/check-run.js';
+import { GitHubReadError, partialQuery, problemsAt, type GraphqlProblem } from './graphql.js';
 import type { GitHub, RepoRef } from './types.js';
 
 export const CONFIG_PATH = '.github/cuda-gatekeeper.yml';
 export const ORG_CONFIG_REPO = '.github';
 export const ORG_CONFIG_PATH = 'cuda-gatekeeper.yml';
 export const MAX_BLOB_BYTES = 1024 * 1024;
+/** Files read per GraphQL request; larger sets are read in several requests. */
+export const READ_CHUNK = 100;
 
 export interface Blob {
   readonly text: string | null;
@@ -17,20 +23,35 @@ export interface Blob {
   readonly isBinary: boolean | null;
 }
 
+/** What a read of one path gave: the blob, null when no file is there, or why it could not be read. */
+export type BlobAnswer = Blob | null | { readonly unreadable: string };
+
 export interface ConfigBlob {
   readonly text: string;
   readonly commit: string;
 }
 
+/**
+ * The organisation layer: `none` when there is no `<owner>/.github` repository the installation can see, or no
+ * baseline file in it (both mean "no organisation layer"); `unavailable` when GitHub refused to show it.
+ */
+export type OrgLayer = { readonly state: 'none' } | { readonly state: 'found'; readonly config: ConfigBlob } | { readonly state: 'unavailable'; readonly reason: string };
+
+/** Our newest check run on a commit, and what it says about itself (external_id, see check.ts). */
+export interface ExistingRun {
+  readonly id: number;
+  readonly externalId: string | null;
+}
+
 export interface FirstRead {
-  readonly files: ReadonlyMap<string, Blob | null>;
+  readonly blobs: ReadonlyMap<string, BlobAnswer>;
+  /** Paths of the files in the directories listed (each directory and its subdirectories one level down). */
+  readonly listedPaths: readonly string[];
   readonly repoConfig?: ConfigBlob;
-  readonly orgConfig?: ConfigBlob | null;
-  readonly existingCheckRunId?: number;
-  /** What the existing check run says, to skip updates that would change nothing. */
-  readonly existingCheck?: { readonly conclusion: string | null; readonly title: string | null; readonly summary: string | null };
+  /** Absent when the organisation layer was not asked for (it was cached). */
+  readonly org?: OrgLayer;
+  readonly latestRun?: ExistingRun;
   readonly postedSuggestions: ReadonlySet<string>;
-  readonly botCommentId?: number;
 }
 
 const BLOB = 'fragment blob on Blob { text byteSize isBinary }';
@@ -40,88 +61,179 @@ function literal(value: string): string {
   return JSON.stringify(value);
 }
 
-export function firstReadQuery(paths: readonly string[], headSha: string, withOrg: boolean, withPull: boolean): string {
-  const files = paths.map((path, i) => `f${i}: object(expression: ${literal(`${headSha}:${path}`)}) { ...blob }`).join('\n    ');
-  const pull = withPull
-    ? `pullRequest(number: $number) {
-      reviews(last: 50) { nodes { comments(first: 100) { nodes { body } } } }
-      comments(last: 100) { nodes { databaseId body } }
-    }`
-    : '';
+/** `object(expression:)` for each path, as aliases f0, f1, … */
+function blobFields(paths: readonly string[], revision: string): string {
+  return paths.map((path, i) => `f${i}: object(expression: ${literal(`${revision}:${path}`)}) { ...blob }`).join('\n    ');
+}
+
+/** The newest of our check runs on a commit: the last page of runs by our name in our app's suites. */
+export const RUNS_FIELD = `checkSuites(first: 10, filterBy: { appId: $appId }) { nodes { checkRuns(last: 10, filterBy: { checkName: ${literal(CHECK_NAME)} }) { nodes { databaseId externalId } } } }`;
+
+export function firstReadQuery(paths: readonly string[], directories: readonly string[], headSha: string, withOrg: boolean): string {
+  const trees = directories
+    .map((dir, i) => `t${i}: object(expression: ${literal(`${headSha}:${dir}`)}) { ... on Tree { entries { path type object { ... on Tree { entries { path type } } } } } }`)
+    .join('\n    ');
   const org = withOrg ? `org: repository(owner: $owner, name: ${literal(ORG_CONFIG_REPO)}) { config: object(expression: ${literal(`HEAD:${ORG_CONFIG_PATH}`)}) { ...blob } defaultBranchRef { target { oid } } }` : '';
-  return `query CudaGatekeeperRead($owner: String!, $name: String!,${withPull ? ' $number: Int!,' : ''} $head: GitObjectID!, $appId: Int!) {
+  return `query CudaGatekeeperRead($owner: String!, $name: String!, $number: Int!, $head: GitObjectID!, $appId: Int!) {
   repository(owner: $owner, name: $name) {
-    ${files}
+    ${blobFields(paths, headSha)}
+    ${trees}
     config: object(expression: ${literal(`HEAD:${CONFIG_PATH}`)}) { ...blob }
     defaultBranchRef { target { oid } }
-    head: object(oid: $head) { ... on Commit { checkSuites(first: 10, filterBy: { appId: $appId }) { nodes { checkRuns(first: 5, filterBy: { checkName: ${literal(CHECK_NAME)} }) { nodes { databaseId conclusion title summary } } } } } }
-    ${pull}
+    head: object(oid: $head) { ... on Commit { ${RUNS_FIELD} } }
+    pullRequest(number: $number) { reviews(last: 100) { nodes { comments(first: 100) { nodes { body } } } } }
   }
   ${org}
 }
 ${BLOB}`;
 }
 
-interface FirstReadResponse {
-  repository: Record<string, unknown> & {
-    config: Blob | null;
-    defaultBranchRef: { target: { oid: string } } | null;
-    head: { checkSuites?: { nodes: { checkRuns: { nodes: { databaseId: number; conclusion: string | null; title: string | null; summary: string | null }[] } }[] } } | null;
-    pullRequest?: { reviews: { nodes: { comments: { nodes: { body: string }[] } }[] }; comments: { nodes: { databaseId: number; body: string }[] } } | null;
-  };
-  org?: { config: Blob | null; defaultBranchRef: { target: { oid: string } } | null } | null;
+interface TreeEntry {
+  readonly path: string | null;
+  readonly type: string;
+  readonly object?: { readonly entries?: readonly TreeEntry[] } | null;
 }
 
-export const COMMENT_MARKER = '<!-- cuda-gatekeeper:comment -->';
+type RunsAnswer = { checkSuites?: { nodes: ({ checkRuns: { nodes: ({ databaseId: number | null; externalId: string | null } | null)[] } | null } | null)[] } } | null;
 
-export async function firstRead(github: GitHub, repo: RepoRef, options: { paths: readonly string[]; headSha: string; number: number; appId: number; withOrg: boolean }): Promise<FirstRead> {
-  const query = firstReadQuery(options.paths, options.headSha, options.withOrg, options.number > 0);
-  const data = await github.graphql<FirstReadResponse>(query, { owner: repo.owner, name: repo.repo, ...(options.number > 0 ? { number: options.number } : {}), head: options.headSha, appId: options.appId });
-  const files = new Map<string, Blob | null>();
-  options.paths.forEach((path, i) => files.set(path, (data.repository[`f${i}`] as Blob | null) ?? null));
-  const config = data.repository.config;
-  const repoCommit = data.repository.defaultBranchRef?.target.oid ?? '';
-  const existingRun = data.repository.head?.checkSuites?.nodes.flatMap((suite) => suite.checkRuns.nodes)[0];
-  const existing = existingRun?.databaseId;
+interface FirstReadResponse {
+  repository:
+    | (Record<string, unknown> & {
+        config: Blob | null;
+        defaultBranchRef: { target: { oid: string } | null } | null;
+        head: RunsAnswer;
+        pullRequest: { reviews: { nodes: ({ comments: { nodes: ({ body: string } | null)[] } } | null)[] } } | null;
+      })
+    | null;
+  org?: { config: Blob | null; defaultBranchRef: { target: { oid: string } | null } | null } | null;
+}
+
+const SUGGESTION_KEY = /<!-- cuda-gatekeeper:suggestion:([0-9a-f]{16}) -->/;
+
+/** Why GitHub would not show a field, for the check's summary. */
+function reasonOf(problems: readonly GraphqlProblem[]): string {
+  return problems.map((problem) => `${problem.message}${problem.type ? ` (${problem.type})` : ''}`).join('; ');
+}
+
+/** The answer for one blob field, with the problems GitHub gave for it. */
+function blobAnswer(value: unknown, problems: readonly GraphqlProblem[]): BlobAnswer {
+  if (problems.length > 0 && (value === null || value === undefined)) return { unreadable: `GitHub would not show it: ${reasonOf(problems)}` };
+  return (value as Blob | null | undefined) ?? null;
+}
+
+/** Our newest run among the check runs GitHub listed (the highest id is the newest). */
+export function newestRun(answer: RunsAnswer): ExistingRun | undefined {
+  let newest: ExistingRun | undefined;
+  for (const suite of answer?.checkSuites?.nodes ?? []) {
+    for (const run of suite?.checkRuns?.nodes ?? []) {
+      if (run?.databaseId && (!newest || run.databaseId > newest.id)) newest = { id: run.databaseId, externalId: run.externalId };
+    }
+  }
+  return newest;
+}
+
+/** The organisation layer from the `org` field of a query. */
+export function orgLayer(answer: FirstReadResponse['org'], problems: readonly GraphqlProblem[]): OrgLayer {
+  const forbidden = problems.filter((problem) => problem.type !== 'NOT_FOUND');
+  if (forbidden.length > 0) return { state: 'unavailable', reason: reasonOf(forbidden) };
+  const text = answer?.config?.text;
+  if (!answer || text === null || text === undefined) return { state: 'none' };
+  return { state: 'found', config: { text, commit: answer.defaultBranchRef?.target?.oid ?? '' } };
+}
+
+export interface FirstReadOptions {
+  readonly paths: readonly string[];
+  readonly directories: readonly string[];
+  readonly headSha: string;
+  readonly number: number;
+  readonly appId: number;
+  readonly withOrg: boolean;
+}
+
+export async function firstRead(github: GitHub, repo: RepoRef, options: FirstReadOptions): Promise<FirstRead> {
+  const query = firstReadQuery(options.paths, options.directories, options.headSha, options.withOrg);
+  const { data, problems } = await partialQuery<FirstReadResponse>(github, query, { owner: repo.owner, name: repo.repo, number: options.number, head: options.headSha, appId: options.appId });
+  const repository = data.repository;
+  if (!repository) throw new GitHubReadError(`GitHub would not show ${repo.owner}/${repo.repo}`, problemsAt(problems, 'repository'));
+  const blobs = new Map<string, BlobAnswer>();
+  options.paths.forEach((path, i) => blobs.set(path, blobAnswer(repository[`f${i}`], problemsAt(problems, 'repository', `f${i}`))));
+  const listedPaths: string[] = [];
+  const visit = (entries: readonly TreeEntry[] | undefined): void => {
+    for (const entry of entries ?? []) {
+      if (entry.type === 'blob' && entry.path) listedPaths.push(entry.path);
+      else if (entry.type === 'tree') visit(entry.object?.entries);
+    }
+  };
+  options.directories.forEach((_, i) => visit((repository[`t${i}`] as { entries?: TreeEntry[] } | null)?.entries));
+  const config = repository.config;
+  const repoCommit = repository.defaultBranchRef?.target?.oid ?? '';
   const posted = new Set<string>();
-  for (const review of data.repository.pullRequest?.reviews.nodes ?? []) {
-    for (const comment of review.comments.nodes) {
-      const key = /<!-- cuda-gatekeeper:suggestion:([0-9a-f]{16}) -->/.exec(comment.body)?.[1];
+  for (const review of repository.pullRequest?.reviews.nodes ?? []) {
+    for (const comment of review?.comments.nodes ?? []) {
+      const key = comment ? SUGGESTION_KEY.exec(comment.body)?.[1] : undefined;
       if (key) posted.add(key);
     }
   }
-  const bot = data.repository.pullRequest?.comments.nodes.find((comment) => comment.body.includes(COMMENT_MARKER));
-  const org = data.org;
+  const latestRun = newestRun(repository.head);
   return {
-    files,
+    blobs,
+    listedPaths,
     ...(config?.text != null ? { repoConfig: { text: config.text, commit: repoCommit } } : {}),
-    ...(options.withOrg ? { orgConfig: org?.config?.text != null ? { text: org.config.text, commit: org.defaultBranchRef?.target.oid ?? '' } : null } : {}),
-    ...(existing ? { existingCheckRunId: existing, existingCheck: { conclusion: existingRun!.conclusion, title: existingRun!.title, summary: existingRun!.summary } } : {}),
+    ...(options.withOrg ? { org: orgLayer(data.org, problemsAt(problems, 'org')) } : {}),
+    ...(latestRun ? { latestRun } : {}),
     postedSuggestions: posted,
-    ...(bot ? { botCommentId: bot.databaseId } : {}),
   };
 }
 
 export function blobsQuery(paths: readonly string[], revision: string): string {
-  const files = paths.map((path, i) => `f${i}: object(expression: ${literal(`${revision}:${path}`)}) { ...blob }`).join('\n    ');
   return `query CudaGatekeeperBlobs($owner: String!, $name: String!) {
   repository(owner: $owner, name: $name) {
-    ${files}
+    ${blobFields(paths, revision)}
   }
 }
 ${BLOB}`;
 }
 
-/** Read more files at a revision in one request (files that changed files pull in). */
-export async function readBlobs(github: GitHub, repo: RepoRef, paths: readonly string[], revision: string): Promise<Map<string, Blob | null>> {
-  const data = await github.graphql<{ repository: Record<string, Blob | null> }>(blobsQuery(paths, revision), { owner: repo.owner, name: repo.repo });
-  return new Map(paths.map((path, i) => [path, data.repository[`f${i}`] ?? null]));
+/** Read more files at a revision, one request per READ_CHUNK paths. */
+export async function readBlobs(github: GitHub, repo: RepoRef, paths: readonly string[], revision: string): Promise<Map<string, BlobAnswer>> {
+  const out = new Map<string, BlobAnswer>();
+  for (let at = 0; at < paths.length; at += READ_CHUNK) {
+    const part = paths.slice(at, at + READ_CHUNK);
+    const { data, problems } = await partialQuery<{ repository: Record<string, Blob | null> | null }>(github, blobsQuery(part, revision), { owner: repo.owner, name: repo.repo });
+    if (!data.repository) throw new GitHubReadError(`GitHub would not show ${repo.owner}/${repo.repo}`, problemsAt(problems, 'repository'));
+    part.forEach((path, i) => out.set(path, blobAnswer(data.repository![`f${i}`], problemsAt(problems, 'repository', `f${i}`))));
+  }
+  return out;
 }
 
-/** Read the organisation's baseline on its own (for the cache, after it was invalidated). */
-export function orgConfigQuery(): string {
-  return `query CudaGatekeeperOrgConfig($owner: String!) {
+const ORG_QUERY = `query CudaGatekeeperOrgBaseline($owner: String!) {
   org: repository(owner: $owner, name: ${literal(ORG_CONFIG_REPO)}) { config: object(expression: ${literal(`HEAD:${ORG_CONFIG_PATH}`)}) { ...blob } defaultBranchRef { target { oid } } }
 }
 ${BLOB}`;
+
+/** The organisation's baseline on its own (fan-out jobs, `/cuda-check baseline` after the cache expired). */
+export async function readOrgLayer(github: GitHub, owner: string): Promise<OrgLayer> {
+  const { data, problems } = await partialQuery<Pick<FirstReadResponse, 'org'>>(github, ORG_QUERY, { owner });
+  return orgLayer(data.org, problemsAt(problems, 'org'));
+}
+
+const BASELINES_QUERY = (withOrg: boolean) => `query CudaGatekeeperBaselines($owner: String!, $name: String!) {
+  repository(owner: $owner, name: $name) {
+    config: object(expression: ${literal(`HEAD:${CONFIG_PATH}`)}) { ...blob }
+    defaultBranchRef { target { oid } }
+  }
+  ${withOrg ? `org: repository(owner: $owner, name: ${literal(ORG_CONFIG_REPO)}) { config: object(expression: ${literal(`HEAD:${ORG_CONFIG_PATH}`)}) { ...blob } defaultBranchRef { target { oid } } }` : ''}
+}
+${BLOB}`;
+
+/** The repository's baseline file and (unless cached) the organisation layer, from default branches. */
+export async function readBaselineFiles(github: GitHub, repo: RepoRef, withOrg: boolean): Promise<{ readonly repoConfig?: ConfigBlob; readonly org?: OrgLayer }> {
+  type Answer = { repository: { config: Blob | null; defaultBranchRef: { target: { oid: string } | null } | null } | null; org?: FirstReadResponse['org'] };
+  const { data, problems } = await partialQuery<Answer>(github, BASELINES_QUERY(withOrg), { owner: repo.owner, name: repo.repo });
+  if (!data.repository) throw new GitHubReadError(`GitHub would not show ${repo.owner}/${repo.repo}`, problemsAt(problems, 'repository'));
+  const text = data.repository.config?.text;
+  return {
+    ...(text != null ? { repoConfig: { text, commit: data.repository.defaultBranchRef?.target?.oid ?? '' } } : {}),
+    ...(withOrg ? { org: orgLayer(data.org, problemsAt(problems, 'org')) } : {}),
+  };
 }

@@ -1,9 +1,12 @@
 /**
- * Safe single-line fixes on lines the pull request touches become GitHub review suggestions. Pure: the
- * caller supplies the file texts and the diff's added lines, and the suggestions already posted.
+ * Safe fixes on lines the pull request touches become GitHub review suggestions: one suggestion per line, with
+ * every safe edit of that line in it. GitHub applies "only one suggestion per line … in a batch" (its pull request
+ * page), so two suggestions on one line would each fix half of it. A fix whose edits span lines, or touch a line
+ * the pull request did not change, is left to the check run's diff and Apply fixes. Pure: the caller supplies the
+ * file texts, the diff's added lines and the suggestions already posted.
  */
 import { createHash } from 'node:crypto';
-import type { Finding, Report } from '../finding.js';
+import type { Finding, Report, TextEdit } from '../finding.js';
 
 export const SUGGESTION_MARKER = 'cuda-gatekeeper:suggestion';
 
@@ -36,38 +39,61 @@ export function suggestionKey(path: string, line: number, replacement: string): 
   return createHash('sha256').update(`${path}\0${line}\0${replacement}`).digest('hex').slice(0, 16);
 }
 
-export function reviewSuggestions(report: Report, texts: ReadonlyMap<string, string>, added: ReadonlyMap<string, ReadonlySet<number>>, alreadyPosted: ReadonlySet<string>): ReviewComment[] {
-  const comments: ReviewComment[] = [];
-  const seen = new Set<string>();
-  for (const finding of report.findings) {
-    const comment = suggestionFor(finding, texts, added);
-    if (!comment) continue;
-    const key = /<!-- cuda-gatekeeper:suggestion:([0-9a-f]{16}) -->/.exec(comment.body)![1]!;
-    if (alreadyPosted.has(key) || seen.has(key)) continue;
-    seen.add(key);
-    comments.push(comment);
-  }
-  return comments;
+interface LineFix {
+  readonly path: string;
+  readonly line: number;
+  /** Offsets of the line in its file (without the newline). */
+  readonly start: number;
+  readonly end: number;
+  readonly edits: TextEdit[];
+  readonly findings: Finding[];
 }
 
-function suggestionFor(finding: Finding, texts: ReadonlyMap<string, string>, added: ReadonlyMap<string, ReadonlySet<number>>): ReviewComment | undefined {
-  const fix = finding.fix;
-  if (fix?.safety !== 'safe' || fix.edits.length === 0) return undefined;
-  const path = fix.edits[0]!.path;
-  if (fix.edits.some((edit) => edit.path !== path)) return undefined;
-  const text = texts.get(path);
-  if (text === undefined) return undefined;
-  const start = text.lastIndexOf('\n', Math.min(...fix.edits.map((edit) => edit.range[0])) - 1) + 1;
-  const endIndex = text.indexOf('\n', Math.max(...fix.edits.map((edit) => edit.range[1])));
-  const end = endIndex < 0 ? text.length : endIndex;
-  const original = text.slice(start, end);
-  if (original.includes('\n')) return undefined; // one line only: a suggestion replaces whole lines
-  const line = text.slice(0, start).split('\n').length;
-  if (!added.get(path)?.has(line)) return undefined;
-  let replacement = original;
-  for (const edit of [...fix.edits].sort((a, b) => b.range[0] - a.range[0])) replacement = replacement.slice(0, edit.range[0] - start) + edit.text + replacement.slice(edit.range[1] - start);
-  if (replacement.includes('\n') || replacement === original) return undefined;
-  const key = suggestionKey(path, line, replacement);
-  const body = `**${finding.message}** ([${finding.ruleId}](${finding.docsUrl}))\n\n${fix.title}:\n\n\`\`\`suggestion\n${replacement.replace(/\r$/, '')}\n\`\`\`\n<!-- ${SUGGESTION_MARKER}:${key} -->`;
-  return { path, line, side: 'RIGHT', body };
+/** The line of `text` holding the offsets [from, to], or undefined when they span lines. */
+function lineAt(text: string, from: number, to: number): { start: number; end: number; line: number } | undefined {
+  const start = text.lastIndexOf('\n', from - 1) + 1;
+  const newline = text.indexOf('\n', to);
+  const end = newline < 0 ? text.length : newline;
+  if (text.slice(start, end).includes('\n')) return undefined;
+  let line = 1;
+  for (let at = text.indexOf('\n'); at >= 0 && at < start; at = text.indexOf('\n', at + 1)) line++;
+  return { start, end, line };
+}
+
+const overlaps = (a: TextEdit, b: TextEdit) => a.range[0] < b.range[1] && b.range[0] < a.range[1];
+const same = (a: TextEdit, b: TextEdit) => a.range[0] === b.range[0] && a.range[1] === b.range[1] && a.text === b.text;
+
+export function reviewSuggestions(report: Report, texts: ReadonlyMap<string, string>, added: ReadonlyMap<string, ReadonlySet<number>>, alreadyPosted: ReadonlySet<string>): ReviewComment[] {
+  const lines = new Map<string, LineFix>();
+  for (const finding of report.findings) {
+    const fix = finding.fix;
+    if (fix?.safety !== 'safe' || fix.edits.length === 0) continue;
+    const path = fix.edits[0]!.path;
+    const text = texts.get(path);
+    if (text === undefined || fix.edits.some((edit) => edit.path !== path)) continue;
+    const at = lineAt(text, Math.min(...fix.edits.map((edit) => edit.range[0])), Math.max(...fix.edits.map((edit) => edit.range[1])));
+    if (!at || !added.get(path)?.has(at.line)) continue;
+    const key = `${path}\0${at.line}`;
+    const entry = lines.get(key) ?? { path, ...at, edits: [], findings: [] };
+    // Edits of different fixes that clash on the line cannot go in one suggestion: the first fix keeps the line.
+    const fresh = fix.edits.filter((edit) => !entry.edits.some((other) => same(edit, other)));
+    if (fresh.some((edit) => entry.edits.some((other) => overlaps(edit, other)))) continue;
+    entry.edits.push(...fresh);
+    entry.findings.push(finding);
+    lines.set(key, entry);
+  }
+  const comments: ReviewComment[] = [];
+  for (const entry of lines.values()) {
+    const text = texts.get(entry.path)!;
+    const original = text.slice(entry.start, entry.end);
+    let replacement = original;
+    for (const edit of [...entry.edits].sort((a, b) => b.range[0] - a.range[0])) replacement = replacement.slice(0, edit.range[0] - entry.start) + edit.text + replacement.slice(edit.range[1] - entry.start);
+    if (replacement.includes('\n') || replacement === original) continue;
+    const key = suggestionKey(entry.path, entry.line, replacement);
+    if (alreadyPosted.has(key)) continue;
+    const reasons = entry.findings.map((finding) => `**${finding.message}** ([${finding.ruleId}](${finding.docsUrl}))\n\n${finding.fix!.title}.`).join('\n\n');
+    const body = `${reasons}\n\n\`\`\`suggestion\n${replacement.replace(/\r$/, '')}\n\`\`\`\n<!-- ${SUGGESTION_MARKER}:${key} -->`;
+    comments.push({ path: entry.path, line: entry.line, side: 'RIGHT', body });
+  }
+  return comments;
 }

@@ -5,10 +5,9 @@
  * dashboard issue in the config repository, up to date; compliant repositories get their issue closed.
  */
 import type { Report } from '../finding.js';
-import type { AppDeps } from './handlers.js';
-import { enqueue } from './jobs.js';
+import type { AppDeps } from './deps.js';
 import { evaluateDefaultBranch } from './org.js';
-import { ORG_CONFIG_PATH, ORG_CONFIG_REPO, readBlobs, type ConfigBlob } from './read.js';
+import { ORG_CONFIG_REPO, readOrgLayer } from './read.js';
 import type { GitHub, Logger } from './types.js';
 
 export const COMPLIANCE_TITLE = 'CUDA compliance';
@@ -28,9 +27,17 @@ function findingsList(report: Report): string {
   return lines.join('\n') + more;
 }
 
+/** Our compliance issue among the open issues, page by page until found. */
+async function findIssue(github: GitHub, owner: string, repo: string) {
+  for await (const page of github.paginate.iterator(github.rest.issues.listForRepo, { owner, repo, state: 'open', per_page: 100 })) {
+    const found = page.data.find((issue) => !issue.pull_request && issue.body?.includes(COMPLIANCE_MARKER));
+    if (found) return found;
+  }
+  return undefined;
+}
+
 async function upsertIssue(github: GitHub, owner: string, repo: string, body: string, open: boolean): Promise<'created' | 'updated' | 'closed' | 'none'> {
-  const issues = await github.rest.issues.listForRepo({ owner, repo, state: 'open', per_page: 100 });
-  const existing = issues.data.find((issue) => !issue.pull_request && issue.body?.includes(COMPLIANCE_MARKER));
+  const existing = await findIssue(github, owner, repo);
   const text = `${COMPLIANCE_MARKER}\n${body}`;
   if (existing) {
     if (existing.body === text && open) return 'none';
@@ -43,13 +50,17 @@ async function upsertIssue(github: GitHub, owner: string, repo: string, body: st
 }
 
 export async function sweepInstallation(github: GitHub, owner: string, log: Logger, today = new Date().toISOString().slice(0, 10)): Promise<SweepRow[]> {
-  const orgBlob = (await readBlobs(github, { owner, repo: ORG_CONFIG_REPO }, [ORG_CONFIG_PATH], 'HEAD')).get(ORG_CONFIG_PATH);
-  const orgConfig: ConfigBlob | null = orgBlob?.text ? { text: orgBlob.text, commit: 'HEAD' } : null;
+  const layer = await readOrgLayer(github, owner);
+  if (layer.state === 'unavailable') {
+    log.warn({ owner, reason: layer.reason }, 'the organisation baseline could not be read; no sweep');
+    return [];
+  }
+  const orgConfig = layer.state === 'found' ? layer.config : null;
   const repos = (await github.paginate(github.rest.apps.listReposAccessibleToInstallation, { per_page: 100 })).filter((repo) => !repo.archived && repo.name !== ORG_CONFIG_REPO && repo.owner.login.toLowerCase() === owner.toLowerCase());
   const rows: SweepRow[] = [];
   let mode: 'none' | 'repository' | 'dashboard' = 'none';
   for (const repo of repos) {
-    const evaluated = await evaluateDefaultBranch(github, owner, repo.name, repo.default_branch, orgConfig);
+    const evaluated = await evaluateDefaultBranch(github, owner, repo.name, orgConfig);
     mode = evaluated.resolved.baseline.sweep.issues;
     const row = { repo: repo.name, url: repo.html_url, errors: evaluated.report.counts.error, warnings: evaluated.report.counts.warning, report: evaluated.report };
     rows.push(row);
@@ -72,7 +83,7 @@ export function scheduleSweeps(listInstallations: () => Promise<{ id: number; ow
   const tick = async (): Promise<void> => {
     const period = Math.floor(Date.now() / intervalMs);
     for (const installation of await listInstallations()) {
-      await enqueue(deps, `sweep:${installation.id}:${period}`, { kind: 'sweep', installationId: installation.id, owner: installation.owner }, await auth(installation.id), log);
+      await deps.fanout!.add(`sweep:${installation.id}:${period}`, { kind: 'sweep', installationId: installation.id, owner: installation.owner }, await auth(installation.id));
     }
   };
   const timer = setInterval(() => void tick().catch((error: Error) => log.error({ err: { message: error.message } }, 'could not list installations for the sweep')), intervalMs);

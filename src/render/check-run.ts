@@ -13,9 +13,11 @@ export interface CheckContext {
   readonly knowledgeRetrieved: string;
   /** Current text of files, to show fixes as diffs. */
   readonly texts: ReadonlyMap<string, string>;
-  /** Files skipped (too large, binary) with the reason. */
+  /** CUDA-relevant files that could not be checked (too large, binary, unreadable) with the reason. */
   readonly skipped: readonly { readonly path: string; readonly reason: string }[];
   readonly relevantFiles: number;
+  /** The head repository, when the pull request comes from a fork (no commit can be pushed to it). */
+  readonly fork?: string;
 }
 
 export interface Annotation {
@@ -47,18 +49,34 @@ export function countsTitle(report: Report): string {
   return parts.join(', ');
 }
 
+/**
+ * The check run for a report. Errors fail it. A check never claims what it did not do: when a CUDA-relevant file
+ * could not be checked, the conclusion is `neutral` (not `success`) and the summary says which and why.
+ */
 export function renderCheckRun(report: Report, context: CheckContext): CheckOutput {
-  if (context.relevantFiles === 0 && report.findings.length === 0) {
+  if (context.relevantFiles === 0 && report.findings.length === 0 && context.skipped.length === 0) {
     return { conclusion: 'success', title: 'No CUDA-relevant files changed', summary: `This pull request changes no Dockerfile, requirements or conda environment file.\n\n${footer(context)}`, annotations: [] };
   }
   const summary = truncate([summaryTable(report), fixesSection(report, context), skippedSection(context), footer(context)].filter(Boolean).join('\n\n'));
   const text = report.findings.length > 0 ? truncate(report.findings.map(detail).join('\n\n')) : undefined;
+  const unchecked = context.skipped.length;
+  const title = unchecked === 0 ? countsTitle(report) : `${report.findings.length === 0 ? 'No CUDA problems found' : countsTitle(report)}; ${unchecked} file${unchecked === 1 ? '' : 's'} not checked`;
   return {
-    conclusion: report.counts.error > 0 ? 'failure' : 'success',
-    title: countsTitle(report),
+    conclusion: report.counts.error > 0 ? 'failure' : unchecked > 0 ? 'neutral' : 'success',
+    title,
     summary,
     ...(text ? { text } : {}),
     annotations: report.findings.map(annotation),
+  };
+}
+
+/** The check could not run: a failing run with every cause, so nothing unchecked passes. */
+export function renderFailure(reason: string): CheckOutput {
+  return {
+    conclusion: 'failure',
+    title: 'cuda-gatekeeper could not check this pull request',
+    summary: `${reason}\n\nNothing was checked, so the check fails closed. Re-run it with the **Re-run** button or a \`/cuda-check\` comment once the cause is gone.`,
+    annotations: [],
   };
 }
 
@@ -79,7 +97,10 @@ function fixesSection(report: Report, context: CheckContext): string {
   const fixes = report.findings.filter((finding) => finding.fix?.safety === 'safe');
   if (fixes.length === 0) return '';
   const blocks = fixes.map((finding) => `**${finding.fix!.title}** (${finding.ruleId}, \`${finding.location.path}:${finding.location.start.line}\`)\n\n\`\`\`diff\n${diff(finding.fix!.edits, context.texts)}\n\`\`\``);
-  return `### Safe fixes\n\nApply them with the **Apply fixes** button, the review suggestions, \`/cuda-check fix\`, or \`cuda-gatekeeper check --fix\` locally.\n\n${blocks.join('\n\n')}`;
+  const how = context.fork
+    ? `This pull request comes from the fork \`${context.fork}\`. The app can commit only to repositories it is installed on, so there is no **Apply fixes** button: apply the review suggestions (**Commit suggestion**), or run \`cuda-gatekeeper check --fix\` locally and push.`
+    : 'Apply them with the **Apply fixes** button, the review suggestions, `/cuda-check fix`, or `cuda-gatekeeper check --fix` locally.';
+  return `### Safe fixes\n\n${how}\n\n${blocks.join('\n\n')}`;
 }
 
 /** Changed lines as a small unified diff: `- old` / `+ new` per touched line. */
@@ -106,7 +127,7 @@ export function diff(edits: readonly TextEdit[], texts: ReadonlyMap<string, stri
 
 function skippedSection(context: CheckContext): string {
   if (context.skipped.length === 0) return '';
-  return `### Not checked\n\n${context.skipped.map((entry) => `- \`${entry.path}\`: ${entry.reason}`).join('\n')}`;
+  return `### Not checked\n\nThese CUDA-relevant files could not be checked, so the check is neutral rather than a pass:\n\n${context.skipped.map((entry) => `- \`${entry.path}\`: ${entry.reason}`).join('\n')}`;
 }
 
 function footer(context: CheckContext): string {

@@ -3,8 +3,8 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FakeGitHub } from '../support/fake-github.js';
-import { example, setup, teardown, type LogLine } from '../support/probot.js';
-import { FULL, OWNER, pullScenario, REPO } from './scenario.js';
+import { setup, teardown, type LogLine } from '../support/probot.js';
+import { checkRunPayload, checkSuitePayload, FULL, pullScenario } from './scenario.js';
 import type { Probot } from 'probot';
 
 const DOCKERFILE = 'FROM nvidia/cuda:12.1.1-cudnn8-runtime-ubuntu22.04\nCOPY requirements.txt .\nRUN pip install -r requirements.txt\n';
@@ -61,10 +61,11 @@ describe('pull request checks', () => {
     expect(pull.reviews).toHaveLength(1);
     expect(pull.reviews[0]!.comments).toEqual([{ path: 'requirements.txt', line: 3, side: 'RIGHT', body: expect.stringContaining('```suggestion\ntorchvision==0.18.0+cu121\n```') }]);
 
+    // The same commit again (a redelivery under a new id): the verdict is unchanged, so nothing is written.
     await probot.receive({ id: 'd2', name: 'pull_request', payload: { ...scenario.payload, action: 'synchronize' } } as never);
     expect(pull.reviews).toHaveLength(1);
     expect(fake.checkRuns).toHaveLength(1);
-    expect(fake.checkRuns[0]!.updates).toBe(1);
+    expect(fake.checkRuns[0]!.updates).toBe(0);
   });
 
   it('completes successfully in one check-run call when no CUDA-relevant file changed', async () => {
@@ -143,16 +144,14 @@ describe('pull request checks', () => {
     expect(run.annotations).toEqual(expect.arrayContaining([expect.objectContaining({ path: 'octo-org/.github/cuda-gatekeeper.yml', title: 'policy-error', annotation_level: 'notice', message: expect.stringContaining('the waiver of cuda-not-allowed for * expired on 2020-01-31 (owner ml-platform)') })]));
   });
 
-  it('re-checks on check_suite and check_run rerequests, updating the same check run', async () => {
+  it('re-runs on "Re-run all checks" and "Re-run" with a new run each, every annotation once per run', async () => {
     const scenario = pullScenario(fake, { head: { 'requirements.txt': REQUIREMENTS }, changed: ['requirements.txt'] });
     await probot.receive({ id: 'd1', name: 'pull_request', payload: scenario.payload } as never);
-    const suite = example('check_suite', 'rerequested');
-    Object.assign(suite.repository as object, { name: REPO, full_name: FULL });
-    Object.assign((suite.repository as { owner: object }).owner, { login: OWNER });
-    Object.assign(suite.check_suite as object, { head_sha: scenario.headSha, pull_requests: [{ number: 7, head: { ref: 'cuda-upgrade', sha: scenario.headSha, repo: { id: 1, url: `https://api.github.com/repos/${FULL}`, name: REPO } }, base: { ref: 'main', sha: 'x', repo: { id: 1, url: `https://api.github.com/repos/${FULL}`, name: REPO } }, url: '', id: 1 }] });
-    await probot.receive({ id: 'd2', name: 'check_suite', payload: suite } as never);
-    expect(fake.checkRuns).toHaveLength(1);
-    expect(fake.checkRuns[0]!.updates).toBeGreaterThan(0);
+    await probot.receive({ id: 'd2', name: 'check_suite', payload: checkSuitePayload(fake, scenario, 'rerequested') } as never);
+    await probot.receive({ id: 'd3', name: 'check_run', payload: checkRunPayload(fake, scenario, fake.checkRuns.at(-1)!, 'rerequested') } as never);
+    expect(fake.checkRuns).toHaveLength(3);
+    for (const run of fake.checkRuns) expect(run.annotations).toEqual(fake.checkRuns[0]!.annotations);
+    expect(fake.checkRuns.every((run) => run.status === 'completed' && run.updates === 0)).toBe(true);
   });
 
   it('does not create a second check run for a redelivered webhook of the same head commit', async () => {

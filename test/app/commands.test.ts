@@ -2,8 +2,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Probot } from 'probot';
 import { FakeGitHub } from '../support/fake-github.js';
-import { example, setup, teardown } from '../support/probot.js';
-import { FULL, OWNER, pullScenario, REPO, type Scenario } from './scenario.js';
+import { setup, teardown } from '../support/probot.js';
+import { checkRunPayload, commentPayload, FULL, pullScenario, type Scenario } from './scenario.js';
 
 const REQUIREMENTS = '--extra-index-url https://download.pytorch.org/whl/cu121\ntorch==2.3.0+cu121\ntorchvision==0.17.0+cu121\n';
 
@@ -20,17 +20,8 @@ afterEach(() => {
   teardown();
 });
 
-/** @octokit/webhooks-examples has no comment on a pull request: derive one by adding issue.pull_request. */
 function comment(scenario: Scenario, body: string, user = { login: 'octocat', type: 'User' }): Record<string, unknown> {
-  const payload = example('issue_comment', 'created');
-  Object.assign(payload.repository as object, { name: REPO, full_name: FULL });
-  Object.assign((payload.repository as { owner: object }).owner, { login: OWNER });
-  const issue = payload.issue as Record<string, unknown>;
-  Object.assign(issue, { number: scenario.number, pull_request: { url: `https://api.github.com/repos/${FULL}/pulls/${scenario.number}`, html_url: '', diff_url: '', patch_url: '' } });
-  Object.assign(payload.comment as object, { id: 555, body, user: { ...((payload.comment as { user: object }).user), ...user } });
-  Object.assign(payload.sender as object, user);
-  Object.assign(payload.installation as object, { id: 42 });
-  return payload;
+  return commentPayload(fake, scenario, body, user);
 }
 
 const botComments = () => fake.pull(FULL, 7)!.comments;
@@ -102,26 +93,24 @@ describe('/cuda-check commands', () => {
 });
 
 describe('the Apply fixes button', () => {
-  function requestedAction(scenario: Scenario, headRepoUrl = `https://api.github.com/repos/${FULL}`): Record<string, unknown> {
-    const payload = example('check_run', 'requested_action');
-    Object.assign(payload.repository as object, { name: REPO, full_name: FULL });
-    Object.assign((payload.repository as { owner: object }).owner, { login: OWNER });
-    Object.assign(payload.check_run as object, { head_sha: scenario.headSha, pull_requests: [{ number: 7, url: '', id: 1, head: { ref: 'cuda-upgrade', sha: scenario.headSha, repo: { id: 2, url: headRepoUrl, name: REPO } }, base: { ref: 'main', sha: 'x', repo: { id: 1, url: `https://api.github.com/repos/${FULL}`, name: REPO } } }] });
-    Object.assign(payload, { requested_action: { identifier: 'apply_fixes' } });
-    Object.assign(payload.installation as object, { id: 42 });
-    return payload;
+  /** The button on our run: pull_requests lists the pull request, except for a fork (GitHub lists none). */
+  async function requestedAction(scenario: Scenario): Promise<Record<string, unknown>> {
+    await probot.receive({ id: 'opened', name: 'pull_request', payload: scenario.payload } as never);
+    return checkRunPayload(fake, scenario, fake.checkRuns.at(-1)!, 'requested_action');
   }
 
   it('commits the safe fixes when the branch is in the repository', async () => {
     const scenario = pullScenario(fake, { head: { 'requirements.txt': REQUIREMENTS }, changed: ['requirements.txt'] });
-    await probot.receive({ id: 'a', name: 'check_run', payload: requestedAction(scenario) } as never);
+    await probot.receive({ id: 'a', name: 'check_run', payload: await requestedAction(scenario) } as never);
     expect(fake.commits).toHaveLength(1);
     expect(fake.commits[0]!.files[0]!.contents).toContain('torchvision==0.18.0+cu121');
   });
 
   it('explains how to apply the suggestions for a fork', async () => {
     const scenario = pullScenario(fake, { head: { 'requirements.txt': REQUIREMENTS }, changed: ['requirements.txt'], fork: 'someone/trainer' });
-    await probot.receive({ id: 'a', name: 'check_run', payload: requestedAction(scenario, 'https://api.github.com/repos/someone/trainer') } as never);
+    // A fork's run offers no button (nothing can be pushed there); an old run's button still gets an answer.
+    expect(fake.checkRuns.at(-1)?.actions).toBeUndefined();
+    await probot.receive({ id: 'a', name: 'check_run', payload: await requestedAction(scenario) } as never);
     expect(fake.commits).toEqual([]);
     expect(botComments()[0]!.body).toContain('comes from the fork someone/trainer');
   });

@@ -56,7 +56,7 @@ describe('durable fan-out on Redis', () => {
     const producer = new DurableFanout({ redisUrl });
     for (const scenario of pulls) {
       const target = { owner: 'octo-org', repo: 'trainer', number: scenario.number, headSha: scenario.headSha, headRef: 'cuda-upgrade', headRepo: 'octo-org/trainer', installationId: 42 };
-      const job = { kind: 'check-pull' as const, installationId: 42, target, deliveryId: 'crash-test', skipUnchanged: true };
+      const job = { kind: 'check-pull' as const, installationId: 42, target, deliveryId: 'crash-test', trigger: 'event' as const };
       expect(await producer.add(`recheck:42:octo-org/trainer@${scenario.headSha}:b1`, job)).toBe(true);
       // The same job again (a duplicate delivery): it collapses.
       expect(await producer.add(`recheck:42:octo-org/trainer@${scenario.headSha}:b1`, job)).toBe(false);

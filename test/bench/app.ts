@@ -10,7 +10,7 @@ import { pino } from 'pino';
 import { Probot, ProbotOctokit } from 'probot';
 import { cudaGatekeeper } from '../../src/app.js';
 import { packageRoot } from '../../src/cli/package-root.js';
-import { createDeps } from '../../src/github/handlers.js';
+import { createDeps } from '../../src/github/deps.js';
 import { FakeGitHub } from '../support/fake-github.js';
 import { privateKey } from '../support/probot.js';
 import { addedPatch, pullScenario } from '../app/scenario.js';

@@ -1,18 +1,44 @@
 /**
- * A small in-memory GitHub for App tests. It answers the REST routes the App uses and any GraphQL query
- * (executed against GitHub's real schema), validates every request against GitHub's published API
- * description, records requests and violations, and can inject faults. Used through nock (in-process) and
- * through an HTTP server on 127.0.0.1 (end-to-end).
+ * An in-memory GitHub for App tests that answers as GitHub documents, failure modes included. It answers the
+ * REST routes the App uses and any GraphQL query (executed against GitHub's real schema), validates every request
+ * against GitHub's published API description, records requests and violations, and can inject faults. Used
+ * through nock (in-process) and through an HTTP server on 127.0.0.1 (end-to-end).
+ *
+ * What it copies from GitHub, with the source of each behaviour:
+ * - GraphQL partial errors: a repository that does not exist or that the installation cannot see answers its
+ *   field with null and `{ type: "NOT_FOUND", path: [alias], locations, message: "Could not resolve to a Repository
+ *   with the name 'owner/name'." }`, with HTTP 200 and the rest of `data` filled; a repository behind SAML SSO or an
+ *   IP allow list answers `type: "FORBIDDEN"` (docs.github.com/en/graphql/guides/forming-calls-with-graphql; shapes
+ *   as real responses show them: fwouts/prmonitor#1042, jasperapp/jasper#187). `errors` is left out when empty
+ *   (@octokit/graphql throws whenever the key is present).
+ * - `object(expression:)` answers null for a path with no file (the schema's nullable GitObject) and a Tree for a
+ *   directory; connections need `first` or `last` within 1–100, else the whole query fails with
+ *   EXCESSIVE_PAGINATION (docs.github.com/en/graphql/overview/rate-limits-and-query-limits-for-the-graphql-api).
+ * - REST errors: `{ message: "Not Found", documentation_url, status: "404" }` (the `basic-error` schema of the
+ *   OpenAPI description); a repository the token cannot see is a 404, not a 403 (docs.github.com/en/rest/
+ *   authentication/authenticating-to-the-rest-api). Lists are pages of at most 100 with `link` headers.
+ * - Checks: annotations of every update are appended to the run's ("Update a check run", output.annotations), at
+ *   most 50 per request (422 "No more than 50 items are allowed; 51 were supplied."); `external_id` is kept; runs
+ *   belong to one check suite per repository and head commit.
+ * - Forks: `GET /repos/{o}/{r}/commits/{sha}/pulls` answers `[]` in the base repository for a commit only a fork's
+ *   branch has (observed: TooTallNate/nx.js#410, learningequality/kolibri#14719).
  */
 import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { executeGraphql, validateGraphql, validateRest } from './openapi.js';
+import { executeGraphql, GitHubGraphqlError, validateGraphql, validateRest } from './openapi.js';
 
 export interface FakeFile {
   readonly filename: string;
   readonly status: 'added' | 'modified' | 'removed' | 'renamed';
   readonly patch?: string;
+  readonly previous_filename?: string;
+}
+
+export interface FakeComment {
+  readonly id: number;
+  body: string;
+  readonly login: string;
 }
 
 export interface FakePull {
@@ -22,16 +48,19 @@ export interface FakePull {
   readonly headRepo: string;
   readonly files: FakeFile[];
   readonly reviews: { body: string; comments: { path: string; line: number; body: string }[] }[];
-  readonly comments: { id: number; body: string; login: string }[];
+  readonly comments: FakeComment[];
+  state: 'open' | 'closed';
 }
 
 export interface CheckRun {
   readonly id: number;
   readonly repo: string;
   readonly head_sha: string;
+  readonly suiteId: number;
   name: string;
   status: string;
   conclusion?: string;
+  external_id?: string;
   output?: { title?: string; summary?: string; text?: string; annotations?: unknown[] };
   annotations: unknown[];
   actions?: unknown[];
@@ -61,8 +90,11 @@ export interface Response {
   readonly headers?: Record<string, string>;
 }
 
+/** The login of the app's bot user: comments written with the installation token have it. */
+export const BOT_LOGIN = 'cuda-gatekeeper[bot]';
+
 export class FakeGitHub {
-  readonly repos = new Map<string, { defaultBranch: string; head: string; id: number }>();
+  readonly repos = new Map<string, { defaultBranch: string; head: string; id: number; ownerType: 'Organization' | 'User' }>();
   /** commit sha → path → text */
   readonly trees = new Map<string, Map<string, string>>();
   readonly pulls = new Map<string, FakePull>();
@@ -77,16 +109,24 @@ export class FakeGitHub {
   readonly requests: Recorded[] = [];
   readonly violations: string[] = [];
   readonly faults: Fault[] = [];
+  /**
+   * The repositories the installation can see (an installation on selected repositories); every other one answers
+   * as if it did not exist. Unset: all of them.
+   */
+  selected?: Set<string>;
+  /** Repositories GitHub refuses to show (SAML SSO enforcement, an IP allow list), with the message it gives. */
+  readonly forbidden = new Map<string, string>();
   private nextId = 1000;
+  private readonly suites = new Map<string, number>();
   /** Validate requests against GitHub's API description (the benchmark turns it off to measure the App alone). */
   constructor(readonly validateRequests = true) {}
 
   /** Where clients reach this fake (used in pagination links). */
   baseUrl = 'https://api.github.com';
 
-  addRepo(fullName: string, files: Record<string, string>, defaultBranch = 'main'): string {
+  addRepo(fullName: string, files: Record<string, string>, defaultBranch = 'main', ownerType: 'Organization' | 'User' = 'Organization'): string {
     const sha = this.commit(files);
-    this.repos.set(fullName.toLowerCase(), { defaultBranch, head: sha, id: this.nextId++ });
+    this.repos.set(fullName.toLowerCase(), { defaultBranch, head: sha, id: this.nextId++, ownerType });
     return sha;
   }
 
@@ -97,14 +137,29 @@ export class FakeGitHub {
     return sha;
   }
 
-  addPull(repo: string, pull: Omit<FakePull, 'reviews' | 'comments'> & Partial<Pick<FakePull, 'comments'>>): FakePull {
-    const full: FakePull = { reviews: [], comments: [], ...pull };
+  addPull(repo: string, pull: Omit<FakePull, 'reviews' | 'comments' | 'state'> & Partial<Pick<FakePull, 'comments' | 'state'>>): FakePull {
+    const full: FakePull = { reviews: [], comments: [], state: 'open', ...pull };
     this.pulls.set(`${repo.toLowerCase()}#${pull.number}`, full);
     return full;
   }
 
   fail(fault: Omit<Fault, 'times'> & { times?: number }): void {
     this.faults.push({ times: 1, ...fault });
+  }
+
+  /** The check suite of a repository's head commit (one per commit for our app). */
+  suiteId(repo: string, headSha: string): number {
+    const key = `${repo.toLowerCase()}@${headSha}`;
+    let id = this.suites.get(key);
+    if (id === undefined) this.suites.set(key, (id = this.nextId++));
+    return id;
+  }
+
+  /** A repository as the installation sees it: undefined when it does not exist or is not selected. */
+  visible(fullName: string): ReturnType<FakeGitHub['repos']['get']> {
+    const key = fullName.toLowerCase();
+    if (this.selected && !this.selected.has(key)) return undefined;
+    return this.repos.get(key);
   }
 
   // ------------------------------------------------------------------------------------------ dispatch
@@ -134,36 +189,54 @@ export class FakeGitHub {
     const fault = this.faults.find((candidate) => candidate.times > 0 && (!candidate.method || candidate.method === method) && candidate.path.test(path));
     if (fault) {
       fault.times--;
-      return { status: fault.status, body: fault.body ?? { message: `injected ${fault.status}` }, ...(fault.headers ? { headers: fault.headers } : {}) };
+      return { status: fault.status, body: fault.body ?? { message: `injected ${fault.status}`, documentation_url: 'https://docs.github.com/rest', status: String(fault.status) }, ...(fault.headers ? { headers: fault.headers } : {}) };
     }
     if (path === '/graphql') return this.graphql(body as { query: string; variables?: Record<string, unknown> });
+    const repoPath = /^\/repos\/([^/]+\/[^/]+)(\/|$)/.exec(path)?.[1];
+    if (repoPath && !this.visible(repoPath)) return notFound('https://docs.github.com/rest/repos/repos#get-a-repository');
     return this.rest(method, path, query, body);
+  }
+
+  /** One page of a REST list, with GitHub's `link` header (per_page at most 100, default 30). */
+  private page<T>(items: readonly T[], query: URLSearchParams, path: string): Response {
+    const perPage = Math.min(100, Math.max(1, Number(query.get('per_page') ?? 30)));
+    const page = Math.max(1, Number(query.get('page') ?? 1));
+    const last = Math.max(1, Math.ceil(items.length / perPage));
+    const headers: Record<string, string> = {};
+    const params = new URLSearchParams(query);
+    const link = (n: number) => {
+      params.set('per_page', String(perPage));
+      params.set('page', String(n));
+      return `<${this.baseUrl}${path}?${params}>`;
+    };
+    if (page < last) headers.link = `${link(page + 1)}; rel="next", ${link(last)}; rel="last"`;
+    return { status: 200, body: items.slice((page - 1) * perPage, page * perPage), headers };
   }
 
   private rest(method: string, path: string, query: URLSearchParams, body: unknown): Response {
     let match: RegExpExecArray | null;
     if (method === 'POST' && (match = /^\/app\/installations\/(\d+)\/access_tokens$/.exec(path))) {
-      return { status: 201, body: { token: `ghs_fake${match[1]}`, expires_at: new Date(Date.now() + 3600_000).toISOString(), permissions: { checks: 'write' }, repository_selection: 'all' } };
+      return { status: 201, body: { token: `ghs_fake${match[1]}`, expires_at: new Date(Date.now() + 3600_000).toISOString(), permissions: { checks: 'write' }, repository_selection: this.selected ? 'selected' : 'all' } };
     }
     if (method === 'GET' && path === '/installation/repositories') {
-      const repositories = [...this.repos].map(([full, repo]) => {
+      const repositories = [...this.repos].filter(([full]) => this.visible(full)).map(([full, repo]) => {
         const [owner, name] = full.split('/');
-        return { id: repo.id, node_id: 'R', name, full_name: full, private: false, archived: false, default_branch: repo.defaultBranch, html_url: `https://github.test/${full}`, owner: { login: owner, id: 1, type: 'Organization' } };
+        return { id: repo.id, node_id: 'R', name, full_name: full, private: false, archived: false, default_branch: repo.defaultBranch, html_url: `https://github.test/${full}`, owner: { login: owner, id: 1, type: repo.ownerType } };
       });
-      return { status: 200, body: { total_count: repositories.length, repositories } };
+      const page = this.page(repositories, query, path);
+      return { ...page, body: { total_count: repositories.length, repositories: page.body } };
     }
     if (method === 'GET' && (match = /^\/repos\/([^/]+\/[^/]+)\/git\/trees\/([^/]+)$/.exec(path))) {
-      const repo = this.repos.get(match[1]!.toLowerCase());
-      if (!repo) return notFound();
+      const repo = this.repos.get(match[1]!.toLowerCase())!;
       const sha = match[2] === repo.defaultBranch ? repo.head : match[2]!;
       const tree = this.trees.get(sha);
-      if (!tree) return notFound();
+      if (!tree) return notFound('https://docs.github.com/rest/git/trees#get-a-tree');
       return { status: 200, body: { sha, url: '', truncated: false, tree: [...tree.keys()].map((entryPath) => ({ path: entryPath, mode: '100644', type: 'blob', sha: '0'.repeat(40), size: tree.get(entryPath)!.length, url: '' })) } };
     }
     if (method === 'GET' && (match = /^\/repos\/([^/]+\/[^/]+)\/issues$/.exec(path))) {
       const repo = match[1]!.toLowerCase();
       const state = query.get('state') ?? 'open';
-      return { status: 200, body: this.issues.filter((issue) => issue.repo === repo && (state === 'all' || issue.state === state)).map((issue) => this.issueBody(issue)) };
+      return this.page(this.issues.filter((issue) => issue.repo === repo && (state === 'all' || issue.state === state)).map((issue) => this.issueBody(issue)), query, path);
     }
     if (method === 'POST' && (match = /^\/repos\/([^/]+\/[^/]+)\/issues$/.exec(path))) {
       const input = body as { title: string; body?: string };
@@ -173,27 +246,26 @@ export class FakeGitHub {
     }
     if (method === 'PATCH' && (match = /^\/repos\/([^/]+\/[^/]+)\/issues\/(\d+)$/.exec(path))) {
       const issue = this.issues.find((candidate) => candidate.number === Number(match![2]));
-      if (!issue) return notFound();
+      if (!issue) return notFound('https://docs.github.com/rest/issues/issues#update-an-issue');
       const input = body as { body?: string; state?: 'open' | 'closed' };
       if (input.body !== undefined) issue.body = input.body;
       if (input.state) issue.state = input.state;
       return { status: 200, body: this.issueBody(issue) };
     }
     if (method === 'GET' && (match = /^\/repos\/([^/]+\/[^/]+)\/branches\/([^/]+)$/.exec(path))) {
-      const repo = this.repos.get(match[1]!.toLowerCase());
-      if (!repo) return notFound();
+      const repo = this.repos.get(match[1]!.toLowerCase())!;
       return { status: 200, body: { name: decodeURIComponent(match[2]!), commit: { sha: repo.head, url: '' }, protected: false, _links: { html: '', self: '' } } };
     }
     if (method === 'POST' && (match = /^\/repos\/([^/]+\/[^/]+)\/git\/refs$/.exec(path))) {
       const input = body as { ref: string; sha: string };
       const key = `${match[1]!.toLowerCase()}#${input.ref.replace(/^refs\/heads\//, '')}`;
-      if (this.branches.has(key)) return { status: 422, body: { message: 'Reference already exists' } };
+      if (this.branches.has(key)) return { status: 422, body: { message: 'Reference already exists', documentation_url: 'https://docs.github.com/rest/git/refs#create-a-reference', status: '422' } };
       this.branches.set(key, input.sha);
       return { status: 201, body: { ref: input.ref, node_id: 'REF', url: '', object: { type: 'commit', sha: input.sha, url: '' } } };
     }
     if (method === 'PATCH' && (match = /^\/repos\/([^/]+\/[^/]+)\/git\/refs\/(.+)$/.exec(path))) {
       const key = `${match[1]!.toLowerCase()}#${decodeURIComponent(match[2]!).replace(/^heads\//, '')}`;
-      if (!this.branches.has(key)) return { status: 422, body: { message: 'Reference does not exist' } };
+      if (!this.branches.has(key)) return { status: 422, body: { message: 'Reference does not exist', documentation_url: 'https://docs.github.com/rest/git/refs#update-a-reference', status: '422' } };
       this.branches.set(key, (body as { sha: string }).sha);
       return { status: 200, body: { ref: `refs/heads/${key.split('#')[1]}`, node_id: 'REF', url: '', object: { type: 'commit', sha: (body as { sha: string }).sha, url: '' } } };
     }
@@ -205,7 +277,7 @@ export class FakeGitHub {
     }
     if (method === 'PATCH' && (match = /^\/repos\/([^/]+\/[^/]+)\/pulls\/(\d+)$/.exec(path))) {
       const pull = this.createdPulls.find((candidate) => candidate.number === Number(match![2]));
-      if (!pull) return notFound();
+      if (!pull) return notFound('https://docs.github.com/rest/pulls/pulls#update-a-pull-request');
       pull.body = (body as { body: string }).body;
       return { status: 200, body: { id: pull.number, number: pull.number, state: 'open', html_url: '' } };
     }
@@ -214,46 +286,74 @@ export class FakeGitHub {
       const head = query.get('head');
       if (head) {
         const branch = head.split(':')[1];
-        return { status: 200, body: this.createdPulls.filter((pull) => pull.repo === repo && pull.head === branch).map((pull) => ({ id: pull.number, number: pull.number, state: 'open', html_url: '', head: { ref: pull.head, sha: '', repo: { full_name: repo } }, base: { ref: pull.base } })) };
+        return this.page(this.createdPulls.filter((pull) => pull.repo === repo && pull.head === branch).map((pull) => ({ id: pull.number, number: pull.number, state: 'open', html_url: '', head: { ref: pull.head, sha: '', repo: { full_name: repo } }, base: { ref: pull.base } })), query, path);
       }
-      const pulls = [...this.pulls].filter(([key]) => key.startsWith(`${repo}#`)).map(([, pull]) => ({ id: pull.number, number: pull.number, state: 'open', html_url: `https://github.test/${repo}/pull/${pull.number}`, head: { sha: pull.headSha, ref: pull.headRef, repo: { full_name: pull.headRepo } }, base: { ref: 'main' } }));
-      return { status: 200, body: pulls };
+      const pulls = [...this.pulls].filter(([key, pull]) => key.startsWith(`${repo}#`) && pull.state === 'open').map(([, pull]) => this.pullBody(repo, pull));
+      return this.page(pulls, query, path);
+    }
+    if (method === 'GET' && (match = /^\/repos\/([^/]+\/[^/]+)\/commits\/([^/]+)\/pulls$/.exec(path))) {
+      const repo = match[1]!.toLowerCase();
+      // The base repository answers [] for a commit only a fork's branch has (observed; see the header).
+      const pulls = [...this.pulls].filter(([key, pull]) => key.startsWith(`${repo}#`) && pull.headSha === match![2] && pull.headRepo.toLowerCase() === repo).map(([, pull]) => this.pullBody(repo, pull));
+      return this.page(pulls, query, path);
     }
     if (method === 'GET' && (match = /^\/repos\/([^/]+\/[^/]+)\/pulls\/(\d+)\/files$/.exec(path))) {
       const pull = this.pull(match[1]!, Number(match[2]));
-      if (!pull) return notFound();
-      const perPage = Number(query.get('per_page') ?? 30);
-      const page = Number(query.get('page') ?? 1);
-      const items = pull.files.slice((page - 1) * perPage, page * perPage).map((file, i) => ({ sha: `${i}`.padStart(40, '0'), filename: file.filename, status: file.status, additions: 1, deletions: 0, changes: 1, blob_url: '', raw_url: '', contents_url: '', ...(file.patch ? { patch: file.patch } : {}) }));
-      const last = Math.max(1, Math.ceil(pull.files.length / perPage));
-      const headers: Record<string, string> = {};
-      const link = (n: number) => `<${this.baseUrl}/repos/${match![1]}/pulls/${pull.number}/files?per_page=${perPage}&page=${n}>`;
-      if (page < last) headers.link = `${link(page + 1)}; rel="next", ${link(last)}; rel="last"`;
-      return { status: 200, body: items, headers };
+      if (!pull) return notFound('https://docs.github.com/rest/pulls/pulls#list-pull-requests-files');
+      const items = pull.files.map((file, i) => ({ sha: `${i}`.padStart(40, '0'), filename: file.filename, status: file.status, additions: 1, deletions: 0, changes: 1, blob_url: '', raw_url: '', contents_url: '', ...(file.patch ? { patch: file.patch } : {}), ...(file.previous_filename ? { previous_filename: file.previous_filename } : {}) }));
+      return this.page(items, query, path);
     }
     if (method === 'POST' && (match = /^\/repos\/([^/]+\/[^/]+)\/check-runs$/.exec(path))) {
-      const input = body as { name: string; head_sha: string; status?: string; conclusion?: string; output?: CheckRun['output']; actions?: unknown[] };
-      const run: CheckRun = { id: this.nextId++, repo: match[1]!.toLowerCase(), head_sha: input.head_sha, name: input.name, status: input.status ?? 'queued', ...(input.conclusion ? { conclusion: input.conclusion } : {}), ...(input.output ? { output: input.output } : {}), annotations: [...(input.output?.annotations ?? [])], ...(input.actions ? { actions: input.actions } : {}), updates: 0 };
+      const input = body as { name: string; head_sha: string; status?: string; conclusion?: string; external_id?: string; output?: CheckRun['output']; actions?: unknown[] };
+      if ((input.output?.annotations?.length ?? 0) > 50) return tooMany(input.output!.annotations!.length);
+      const repo = match[1]!.toLowerCase();
+      const run: CheckRun = {
+        id: this.nextId++,
+        repo,
+        head_sha: input.head_sha,
+        suiteId: this.suiteId(repo, input.head_sha),
+        name: input.name,
+        // "Providing conclusion will automatically set the status parameter to completed."
+        status: input.conclusion ? 'completed' : (input.status ?? 'queued'),
+        ...(input.conclusion ? { conclusion: input.conclusion } : {}),
+        ...(input.external_id ? { external_id: input.external_id } : {}),
+        ...(input.output ? { output: input.output } : {}),
+        annotations: [...(input.output?.annotations ?? [])],
+        ...(input.actions ? { actions: input.actions } : {}),
+        updates: 0,
+      };
       this.checkRuns.push(run);
       return { status: 201, body: this.checkRunBody(run) };
     }
     if (method === 'PATCH' && (match = /^\/repos\/([^/]+\/[^/]+)\/check-runs\/(\d+)$/.exec(path))) {
       const run = this.checkRuns.find((candidate) => candidate.id === Number(match![2]));
-      if (!run) return notFound();
+      if (!run) return notFound('https://docs.github.com/rest/checks/runs#update-a-check-run');
       const input = body as Partial<CheckRun> & { output?: CheckRun['output'] };
+      if ((input.output?.annotations?.length ?? 0) > 50) return tooMany(input.output!.annotations!.length);
       if (input.status) run.status = input.status;
-      if (input.conclusion) run.conclusion = input.conclusion;
+      if (input.conclusion) {
+        run.conclusion = input.conclusion;
+        run.status = 'completed';
+      }
+      if (input.external_id !== undefined) run.external_id = input.external_id;
       if (input.output) {
-        run.output = { ...run.output, ...input.output };
+        // The output is replaced as a whole (a PATCH without `text` clears it); annotations are appended.
+        run.output = { ...input.output };
         run.annotations.push(...(input.output.annotations ?? []));
       }
       if (input.actions) run.actions = input.actions;
       run.updates++;
       return { status: 200, body: this.checkRunBody(run) };
     }
+    if (method === 'GET' && (match = /^\/repos\/([^/]+\/[^/]+)\/check-suites\/(\d+)\/check-runs$/.exec(path))) {
+      const name = query.get('check_name');
+      const runs = this.checkRuns.filter((run) => run.suiteId === Number(match![2]) && (!name || run.name === name)).map((run) => this.checkRunBody(run));
+      const page = this.page(runs, query, path);
+      return { ...page, body: { total_count: runs.length, check_runs: page.body } };
+    }
     if (method === 'POST' && (match = /^\/repos\/([^/]+\/[^/]+)\/pulls\/(\d+)\/reviews$/.exec(path))) {
       const pull = this.pull(match[1]!, Number(match[2]));
-      if (!pull) return notFound();
+      if (!pull) return notFound('https://docs.github.com/rest/pulls/reviews#create-a-review-for-a-pull-request');
       const input = body as { body?: string; comments?: { path: string; line: number; body: string }[] };
       pull.reviews.push({ body: input.body ?? '', comments: input.comments ?? [] });
       return { status: 200, body: { id: this.nextId++, node_id: 'R', user: null, body: input.body ?? '', state: 'COMMENTED', html_url: '', pull_request_url: '', _links: { html: { href: '' }, pull_request: { href: '' } }, commit_id: null, author_association: 'NONE' } };
@@ -264,8 +364,8 @@ export class FakeGitHub {
     }
     if (method === 'POST' && (match = /^\/repos\/([^/]+\/[^/]+)\/issues\/(\d+)\/comments$/.exec(path))) {
       const pull = this.pull(match[1]!, Number(match[2]));
-      if (!pull) return notFound();
-      const comment = { id: this.nextId++, body: (body as { body: string }).body, login: 'cuda-gatekeeper[bot]' };
+      if (!pull) return notFound('https://docs.github.com/rest/issues/comments#create-an-issue-comment');
+      const comment = { id: this.nextId++, body: (body as { body: string }).body, login: BOT_LOGIN };
       pull.comments.push(comment);
       return { status: 201, body: this.commentBody(comment) };
     }
@@ -277,41 +377,50 @@ export class FakeGitHub {
           return { status: 200, body: this.commentBody(comment) };
         }
       }
-      return notFound();
+      return notFound('https://docs.github.com/rest/issues/comments#update-an-issue-comment');
     }
     if (method === 'GET' && (match = /^\/repos\/([^/]+\/[^/]+)\/collaborators\/([^/]+)\/permission$/.exec(path))) {
       const permission = this.permissions.get(match[2]!) ?? 'read';
       return { status: 200, body: { permission, role_name: permission, user: { login: match[2], id: 1 } } };
     }
-    return { status: 404, body: { message: `fake GitHub has no route for ${method} ${path}` } };
+    return { status: 404, body: { message: `Not Found (the fake GitHub has no route for ${method} ${path})`, documentation_url: 'https://docs.github.com/rest', status: '404' } };
+  }
+
+  private pullBody(repo: string, pull: FakePull): unknown {
+    return { id: pull.number, number: pull.number, state: pull.state, html_url: `https://github.test/${repo}/pull/${pull.number}`, head: { sha: pull.headSha, ref: pull.headRef, repo: { full_name: pull.headRepo } }, base: { ref: 'main', repo: { full_name: repo } } };
   }
 
   private checkRunBody(run: CheckRun): unknown {
-    return { id: run.id, head_sha: run.head_sha, node_id: 'CR', external_id: null, url: '', html_url: '', details_url: null, status: run.status, conclusion: run.conclusion ?? null, started_at: null, completed_at: null, output: { title: run.output?.title ?? null, summary: run.output?.summary ?? null, text: null, annotations_count: run.annotations.length, annotations_url: '' }, name: run.name, check_suite: null, app: null, pull_requests: [] };
+    return { id: run.id, head_sha: run.head_sha, node_id: 'CR', external_id: run.external_id ?? null, url: '', html_url: '', details_url: null, status: run.status, conclusion: run.conclusion ?? null, started_at: null, completed_at: null, output: { title: run.output?.title ?? null, summary: run.output?.summary ?? null, text: run.output?.text ?? null, annotations_count: run.annotations.length, annotations_url: '' }, name: run.name, check_suite: { id: run.suiteId }, app: null, pull_requests: [] };
   }
 
   private issueBody(issue: { repo: string; number: number; title: string; body: string; state: string }): unknown {
-    return { id: issue.number, node_id: 'I', number: issue.number, title: issue.title, body: issue.body, state: issue.state, url: '', html_url: `https://github.test/${issue.repo}/issues/${issue.number}`, repository_url: '', labels_url: '', comments_url: '', events_url: '', labels: [], assignee: null, assignees: [], milestone: null, locked: false, comments: 0, created_at: new Date().toISOString(), updated_at: new Date().toISOString(), closed_at: null, author_association: 'NONE', user: { login: 'cuda-gatekeeper[bot]', id: 1 } };
+    return { id: issue.number, node_id: 'I', number: issue.number, title: issue.title, body: issue.body, state: issue.state, url: '', html_url: `https://github.test/${issue.repo}/issues/${issue.number}`, repository_url: '', labels_url: '', comments_url: '', events_url: '', labels: [], assignee: null, assignees: [], milestone: null, locked: false, comments: 0, created_at: new Date().toISOString(), updated_at: new Date().toISOString(), closed_at: null, author_association: 'NONE', user: { login: BOT_LOGIN, id: 1 } };
   }
 
-  private commentBody(comment: { id: number; body: string; login: string }): unknown {
-    return { id: comment.id, node_id: 'IC', url: '', html_url: '', body: comment.body, user: { login: comment.login, id: 1, type: 'Bot' }, created_at: new Date().toISOString(), updated_at: new Date().toISOString(), issue_url: '', author_association: 'NONE' };
+  private commentBody(comment: FakeComment): unknown {
+    return { id: comment.id, node_id: 'IC', url: '', html_url: '', body: comment.body, user: { login: comment.login, id: 1, type: comment.login.endsWith('[bot]') ? 'Bot' : 'User' }, created_at: new Date().toISOString(), updated_at: new Date().toISOString(), issue_url: '', author_association: 'NONE' };
   }
 
   pull(repo: string, number: number): FakePull | undefined {
     return this.pulls.get(`${repo.toLowerCase()}#${number}`);
   }
 
+  /** The check runs on a commit, oldest first. */
+  runsOn(headSha: string): CheckRun[] {
+    return this.checkRuns.filter((run) => run.head_sha === headSha);
+  }
+
   // ------------------------------------------------------------------------------------------ GraphQL
 
   private async graphql(request: { query: string; variables?: Record<string, unknown> }): Promise<Response> {
-    const result = await executeGraphql(request.query, request.variables ?? {}, this.root());
-    if (result.errors?.length) this.violations.push(...result.errors.map((error) => `GraphQL execution: ${error.message}`));
+    const excessive = excessivePagination(request.query, request.variables ?? {});
+    if (excessive) return { status: 200, body: { errors: [excessive] } };
+    const result = await executeGraphql(request.query, request.variables ?? {}, rootResolvers(this));
+    // Errors GitHub gives (NOT_FOUND, FORBIDDEN) are answers; any other error is a bug in the query or the fake.
+    const unexpected = (result.errors ?? []).filter((error) => !error.type);
+    if (unexpected.length) this.violations.push(...unexpected.map((error) => `GraphQL execution: ${error.message}`));
     return { status: 200, body: result };
-  }
-
-  private root(): unknown {
-    return rootResolvers(this);
   }
 
   // ------------------------------------------------------------------------------------------ HTTP
@@ -342,39 +451,90 @@ export class FakeGitHub {
   }
 }
 
-function notFound(): Response {
-  return { status: 404, body: { message: 'Not Found' } };
+function notFound(documentation: string): Response {
+  return { status: 404, body: { message: 'Not Found', documentation_url: documentation, status: '404' } };
+}
+
+function tooMany(count: number): Response {
+  return { status: 422, body: { message: `Invalid request.\n\nNo more than 50 items are allowed; ${count} were supplied.`, documentation_url: 'https://docs.github.com/rest/checks/runs', status: '422' } };
+}
+
+/** GitHub's whole-query error for `first`/`last` outside 1–100 (literal or from a variable). */
+function excessivePagination(query: string, variables: Record<string, unknown>): { type: string; message: string } | undefined {
+  for (const match of query.matchAll(/\b(first|last):\s*(\$?\w+)/g)) {
+    const raw = match[2]!;
+    const value = raw.startsWith('$') ? Number(variables[raw.slice(1)]) : Number(raw);
+    if (Number.isFinite(value) && (value < 1 || value > 100)) return { type: value > 100 ? 'EXCESSIVE_PAGINATION' : 'MISSING_PAGINATION_BOUNDARIES', message: `Requesting ${value} records on the connection exceeds the \`${match[1]}\` limit of 100 records.` };
+  }
+  return undefined;
+}
+
+/** A GraphQL connection over items: `first`/`after` or `last`/`before`, with cursors that are positions. */
+function connection<T>(items: readonly T[], args: { first?: number; last?: number; after?: string | null; before?: string | null }): { nodes: T[]; pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; endCursor: string | null; startCursor: string | null } } {
+  let from = args.after ? Number(args.after) + 1 : 0;
+  let to = args.before ? Number(args.before) : items.length;
+  if (args.first !== undefined) to = Math.min(to, from + args.first);
+  if (args.last !== undefined) from = Math.max(from, to - args.last);
+  const nodes = items.slice(from, to);
+  return { nodes, pageInfo: { hasNextPage: to < items.length, hasPreviousPage: from > 0, endCursor: nodes.length ? String(to - 1) : null, startCursor: nodes.length ? String(from) : null } };
 }
 
 /** GraphQL root resolvers over the fake's state (graphql-js calls nested functions with their arguments). */
 function rootResolvers(fake: FakeGitHub): unknown {
   const blob = (text: string | undefined) => (text === undefined ? null : { __typename: 'Blob', text: text.includes('\0') ? null : text, byteSize: Buffer.byteLength(text), isBinary: text.includes('\0') });
+  interface TreeNode {
+    readonly __typename: 'Tree';
+    readonly entries: readonly { name: string; path: string; type: string; mode: number; object: unknown }[];
+  }
+  const tree = (files: Map<string, string>, dir: string): TreeNode | null => {
+    const prefix = dir === '' ? '' : `${dir}/`;
+    const names = new Map<string, 'blob' | 'tree'>();
+    for (const path of files.keys()) {
+      if (!path.startsWith(prefix)) continue;
+      const rest = path.slice(prefix.length);
+      const slash = rest.indexOf('/');
+      names.set(slash < 0 ? rest : rest.slice(0, slash), slash < 0 ? 'blob' : 'tree');
+    }
+    if (names.size === 0) return null;
+    const entries = [...names].sort(([a], [b]) => a.localeCompare(b)).map(([name, type]): TreeNode['entries'][number] => {
+      const path = `${prefix}${name}`;
+      return { name, path, type, mode: type === 'blob' ? 33188 : 16384, object: type === 'blob' ? blob(files.get(path)) : tree(files, path) };
+    });
+    return { __typename: 'Tree', entries };
+  };
   return {
     repository: ({ owner, name }: { owner: string; name: string }) => {
       const full = `${owner}/${name}`.toLowerCase();
-      const repo = fake.repos.get(full);
-      if (!repo) return null;
+      const refusal = fake.forbidden.get(full);
+      if (refusal) throw new GitHubGraphqlError('FORBIDDEN', refusal);
+      const repo = fake.visible(full);
+      if (!repo) throw new GitHubGraphqlError('NOT_FOUND', `Could not resolve to a Repository with the name '${owner}/${name}'.`);
       return {
         defaultBranchRef: { name: repo.defaultBranch, target: { __typename: 'Commit', oid: repo.head } },
         object: ({ expression, oid }: { expression?: string; oid?: string }) => {
           if (oid) {
             const runs = fake.checkRuns.filter((run) => run.repo === full && run.head_sha === oid);
-            return { __typename: 'Commit', oid, checkSuites: () => ({ nodes: runs.length ? [{ checkRuns: ({ filterBy }: { filterBy?: { checkName?: string } }) => ({ nodes: runs.filter((run) => !filterBy?.checkName || run.name === filterBy.checkName).map((run) => ({ databaseId: run.id, conclusion: run.conclusion ? run.conclusion.toUpperCase() : null, title: run.output?.title ?? null, summary: run.output?.summary ?? null })) }) }] : [] }) };
+            const suites = [...new Set(runs.map((run) => run.suiteId))].map((suiteId) => ({
+              checkRuns: (args: { first?: number; last?: number; filterBy?: { checkName?: string } }) =>
+                connection(runs.filter((run) => run.suiteId === suiteId && (!args.filterBy?.checkName || run.name === args.filterBy.checkName)).map((run) => ({ databaseId: run.id, externalId: run.external_id ?? null, conclusion: run.conclusion ? run.conclusion.toUpperCase() : null, status: run.status.toUpperCase() })), args),
+            }));
+            return { __typename: 'Commit', oid, checkSuites: (args: { first?: number; last?: number }) => connection(suites, args) };
           }
           const [revision, ...rest] = (expression ?? '').split(':');
           const sha = revision === 'HEAD' ? repo.head : revision!;
-          return blob(fake.trees.get(sha)?.get(rest.join(':')));
+          const files = fake.trees.get(sha);
+          if (!files) return null;
+          const path = rest.join(':').replace(/\/$/, '');
+          return files.has(path) ? blob(files.get(path)) : tree(files, path);
+        },
+        pullRequests: (args: { states?: string[]; first?: number; last?: number }) => {
+          const pulls = [...fake.pulls].filter(([key, pull]) => key.startsWith(`${full}#`) && (!args.states || args.states.includes(pull.state.toUpperCase()))).map(([, pull]) => pullNode(full, pull));
+          return connection(pulls, args);
         },
         pullRequest: ({ number }: { number: number }) => {
           const pull = fake.pull(full, number);
-          if (!pull) return null;
-          return {
-            headRefOid: pull.headSha,
-            headRefName: pull.headRef,
-            headRepository: { nameWithOwner: pull.headRepo },
-            reviews: () => ({ nodes: pull.reviews.map((review) => ({ comments: () => ({ nodes: review.comments.map((comment) => ({ body: comment.body })) }) })) }),
-            comments: () => ({ nodes: pull.comments.map((comment) => ({ databaseId: comment.id, body: comment.body })) }),
-          };
+          if (!pull) throw new GitHubGraphqlError('NOT_FOUND', `Could not resolve to a PullRequest with the number of ${number}.`);
+          return pullNode(full, pull);
         },
       };
     },
@@ -382,7 +542,7 @@ function rootResolvers(fake: FakeGitHub): unknown {
       const branchKey = `${input.branch.repositoryNameWithOwner.toLowerCase()}#${input.branch.branchName}`;
       const pull = [...fake.pulls.values()].find((candidate) => candidate.headRepo.toLowerCase() === input.branch.repositoryNameWithOwner.toLowerCase() && candidate.headRef === input.branch.branchName);
       const current = fake.branches.get(branchKey) ?? pull?.headSha;
-      if (!current || current !== input.expectedHeadOid) throw new Error('Expected branch to point to the expected head oid');
+      if (!current || current !== input.expectedHeadOid) throw new GitHubGraphqlError('STALE_DATA', `Expected branch to point to "${input.expectedHeadOid}" but it did not. Pull and try again.`);
       const files = Object.fromEntries(fake.trees.get(current) ?? []);
       const additions = (input.fileChanges.additions ?? []).map((file) => ({ path: file.path, contents: Buffer.from(file.contents, 'base64').toString('utf8') }));
       for (const file of additions) files[file.path] = file.contents;
@@ -393,4 +553,20 @@ function rootResolvers(fake: FakeGitHub): unknown {
       return { commit: { oid, url: `https://github.test/commit/${oid}` } };
     },
   };
+
+  function pullNode(full: string, pull: FakePull) {
+    const CHANGE: Record<FakeFile['status'], string> = { added: 'ADDED', modified: 'MODIFIED', removed: 'DELETED', renamed: 'RENAMED' };
+    return {
+      number: pull.number,
+      state: pull.state.toUpperCase(),
+      url: `https://github.test/${full}/pull/${pull.number}`,
+      headRefOid: pull.headSha,
+      headRefName: pull.headRef,
+      headRepository: { nameWithOwner: pull.headRepo },
+      isCrossRepository: pull.headRepo.toLowerCase() !== full,
+      files: (args: { first?: number; last?: number; after?: string }) => connection(pull.files.map((file) => ({ path: file.filename, changeType: CHANGE[file.status], additions: 1, deletions: 0 })), args),
+      reviews: (args: { first?: number; last?: number }) => connection(pull.reviews.map((review) => ({ comments: (inner: { first?: number; last?: number }) => connection(review.comments.map((comment) => ({ body: comment.body })), inner) })), args),
+      comments: (args: { first?: number; last?: number; after?: string; before?: string }) => connection(pull.comments.map((comment) => ({ databaseId: comment.id, body: comment.body, viewerDidAuthor: comment.login === BOT_LOGIN })), args),
+    };
+  }
 }

@@ -91,7 +91,32 @@ export function validateGraphql(query: string): string[] {
   }
 }
 
-export async function executeGraphql(query: string, variables: Record<string, unknown>, rootValue: unknown): Promise<{ data?: unknown; errors?: readonly { message: string }[] }> {
+/** An error GitHub itself answers with (NOT_FOUND, FORBIDDEN, …): resolvers of the fake throw it. */
+export class GitHubGraphqlError extends Error {
+  constructor(
+    readonly type: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface GraphqlErrorBody {
+  readonly type?: string;
+  readonly path?: readonly (string | number)[];
+  readonly locations?: readonly { line: number; column: number }[];
+  readonly message: string;
+}
+
+/**
+ * Execute a query against GitHub's schema. Errors come out as GitHub writes them: `type`, `path`, `locations`,
+ * `message`, in that order, and no `errors` key at all when there are none.
+ */
+export async function executeGraphql(query: string, variables: Record<string, unknown>, rootValue: unknown): Promise<{ data?: unknown; errors?: readonly GraphqlErrorBody[] }> {
   const result = await graphql({ schema: githubGraphqlSchema(), source: query, variableValues: variables, rootValue });
-  return { ...(result.data ? { data: result.data } : {}), ...(result.errors ? { errors: result.errors.map((error) => ({ message: error.message })) } : {}) };
+  const errors = result.errors?.map((error): GraphqlErrorBody => {
+    const type = error.originalError instanceof GitHubGraphqlError ? error.originalError.type : undefined;
+    return { ...(type ? { type } : {}), ...(error.path ? { path: error.path } : {}), ...(error.locations ? { locations: error.locations } : {}), message: error.message };
+  });
+  return { ...(result.data ? { data: result.data } : {}), ...(errors?.length ? { errors } : {}) };
 }

@@ -7,7 +7,7 @@ import { pino } from 'pino';
 import { Probot, ProbotOctokit } from 'probot';
 import { cudaGatekeeper } from '../../src/app.js';
 import { packageRoot } from '../../src/cli/package-root.js';
-import { createDeps, type AppDeps } from '../../src/github/handlers.js';
+import { createDeps, type AppDeps } from '../../src/github/deps.js';
 import type { FakeGitHub } from './fake-github.js';
 
 const EXAMPLES = JSON.parse(readFileSync(join(packageRoot(), 'node_modules', '@octokit', 'webhooks-examples', 'api.github.com', 'index.json'), 'utf8')) as { name: string; examples: Record<string, unknown>[] }[];

@@ -2,8 +2,8 @@
 import { pino } from 'pino';
 import { Probot, ProbotOctokit } from 'probot';
 import { DurableFanout } from '../../src/github/durable.js';
-import { createDeps } from '../../src/github/handlers.js';
-import { runJob } from '../../src/github/jobs.js';
+import { createDeps } from '../../src/github/deps.js';
+import { runJob } from '../../src/github/runners.js';
 import { privateKey } from './probot.js';
 
 const probot = new Probot({
@@ -14,6 +14,7 @@ const probot = new Probot({
   Octokit: ProbotOctokit.defaults((options: Record<string, unknown>) => ({ ...options, retry: { enabled: false }, throttle: { ...(options.throttle as object), enabled: false } })),
 });
 const deps = createDeps(1);
-deps.fanout = new DurableFanout({ redisUrl: process.env.REDIS_URL!, concurrency: 2, lockDurationMs: 1500, stalledIntervalMs: 500 });
-deps.fanout.startWorker(probot, (github, job) => runJob(github, job, deps, probot.log, { durable: true }), probot.log);
+const fanout = new DurableFanout({ redisUrl: process.env.REDIS_URL!, concurrency: 2, lockDurationMs: 1500, stalledIntervalMs: 500 });
+deps.fanout = fanout;
+fanout.startWorker(probot, (github, job) => runJob(github, job, deps, probot.log, { durable: true }), probot.log);
 process.stdout.write('worker ready\n');

@@ -1,0 +1,58 @@
+/**
+ * What the App's handlers share: the App id, caches, the per-commit locks, the deliveries seen, and where fan-out
+ * work goes. Created once per process (app.ts); tests create their own.
+ */
+import { OrgConfigCache } from './config.js';
+import type { Trigger } from './check.js';
+import type { Fanout } from './jobs.js';
+import type { ExistingRun } from './read.js';
+
+export interface AppDeps {
+  readonly appId: number;
+  readonly orgCache: OrgConfigCache;
+  /** Our newest run per `owner/repo@sha`, created by this process (GitHub's reads can lag behind a create). */
+  readonly runs: Map<string, ExistingRun>;
+  /** Per repository and head commit: the check in flight, and the one waiting after it (with how it was asked for). */
+  readonly locks: Map<string, { running: Promise<unknown>; next?: { trigger: Trigger } }>;
+  readonly deliveries: Deliveries;
+  /** Fan-out work (previews, organisation re-checks); app.ts sets the in-process queue when none is given. */
+  fanout?: Fanout;
+  /** How often the drift sweep runs; unset: no sweep (tests). */
+  sweepIntervalMs?: number;
+}
+
+export function createDeps(appId: number): AppDeps {
+  return { appId, orgCache: new OrgConfigCache(), runs: new Map(), locks: new Map(), deliveries: new Deliveries() };
+}
+
+/** Remember at most this many runs and deliveries (the oldest are forgotten first). */
+const REMEMBERED = 10_000;
+
+export function rememberRun(deps: AppDeps, key: string, run: ExistingRun): void {
+  deps.runs.delete(key);
+  deps.runs.set(key, run);
+  while (deps.runs.size > REMEMBERED) deps.runs.delete(deps.runs.keys().next().value!);
+}
+
+/**
+ * Delivery ids (GitHub redelivers with the same id). A delivery is dropped while the same id is being handled,
+ * or after it was handled successfully; after a failure it is forgotten, so a manual redelivery runs again.
+ */
+export class Deliveries {
+  private readonly inFlight = new Set<string>();
+  private readonly done = new Set<string>();
+
+  /** True when this delivery should be handled now. */
+  begin(id: string): boolean {
+    if (this.inFlight.has(id) || this.done.has(id)) return false;
+    this.inFlight.add(id);
+    return true;
+  }
+
+  end(id: string, succeeded: boolean): void {
+    this.inFlight.delete(id);
+    if (!succeeded) return;
+    this.done.add(id);
+    if (this.done.size > REMEMBERED) this.done.delete(this.done.values().next().value!);
+  }
+}

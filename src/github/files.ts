@@ -1,0 +1,95 @@
+/**
+ * The files of one commit on GitHub, read through the shared reader (src/reader.ts) exactly as the CLI reads a
+ * checkout. GitHub is read in rounds: the reader runs over the blobs known so far, notes every path it needed
+ * and did not have, and those are fetched in one request before it runs again. The last round has seen every
+ * path it asked about, so an include leads to the same file it would lead to on disk.
+ */
+import { readRepository, type Listed, type ReadFile, type RepositoryReader, type SourceFile } from '../reader.js';
+import type { FileKind } from '../facts.js';
+import { MAX_BLOB_BYTES, READ_CHUNK, readBlobs, type BlobAnswer } from './read.js';
+import type { GitHub, RepoRef } from './types.js';
+
+/** Rounds of reads after the first: how long an include chain is followed beyond the files given. */
+export const INCLUDE_ROUNDS = 4;
+
+export interface Skipped {
+  readonly path: string;
+  readonly reason: string;
+}
+
+/** A RepositoryReader over blobs read from GitHub, remembering what it was asked and did not know. */
+export class CommitFiles implements RepositoryReader {
+  readonly blobs: Map<string, BlobAnswer>;
+  readonly skipped = new Map<string, string>();
+  private readonly wanted = new Set<string>();
+
+  constructor(known: ReadonlyMap<string, BlobAnswer> = new Map()) {
+    this.blobs = new Map(known);
+  }
+
+  read(path: string, kind: FileKind): SourceFile | undefined {
+    const blob = this.blobs.get(path);
+    if (blob === undefined) {
+      this.wanted.add(path);
+      return undefined;
+    }
+    if (blob === null) return undefined;
+    const reason = unreadable(blob);
+    if (reason) {
+      this.skipped.set(path, reason);
+      return undefined;
+    }
+    return { path, kind, text: (blob as { text: string }).text };
+  }
+
+  isFile(path: string): boolean {
+    const blob = this.blobs.get(path);
+    if (blob === undefined) this.wanted.add(path);
+    return blob !== undefined && blob !== null;
+  }
+
+  /** The paths asked about and not known, and forget them (they are about to be read). */
+  takeWanted(): string[] {
+    const paths = [...this.wanted].filter((path) => !this.blobs.has(path));
+    this.wanted.clear();
+    return paths;
+  }
+}
+
+/** Why a blob cannot be checked, or undefined when it can. */
+function unreadable(blob: Exclude<BlobAnswer, null>): string | undefined {
+  if ('unreadable' in blob) return blob.unreadable;
+  if (blob.byteSize > MAX_BLOB_BYTES) return `larger than 1 MiB (${blob.byteSize} bytes)`;
+  if (blob.isBinary || blob.text === null) return 'binary file';
+  return undefined;
+}
+
+export interface CommitRead {
+  readonly files: readonly ReadFile[];
+  /** Files that were asked for (given, or an include leads to them) and could not be checked, with the reason. */
+  readonly skipped: readonly Skipped[];
+  /** Every blob known at the end, by path (null: no file there). */
+  readonly blobs: ReadonlyMap<string, BlobAnswer>;
+  /** Requests made after the blobs given. */
+  readonly requests: number;
+}
+
+/**
+ * Read `listed` at `revision` and every file their includes lead to, starting from blobs already known (the first
+ * read). One request per round; after INCLUDE_ROUNDS the paths still unknown are reported as not followed.
+ */
+export async function readCommit(github: GitHub, repo: RepoRef, revision: string, listed: readonly Listed[], known?: ReadonlyMap<string, BlobAnswer>): Promise<CommitRead> {
+  const source = new CommitFiles(known);
+  let requests = 0;
+  for (let round = 0; ; round++) {
+    const files = [...readRepository(listed, source)];
+    const wanted = source.takeWanted();
+    if (wanted.length === 0 || round >= INCLUDE_ROUNDS) {
+      const skipped = [...source.skipped].map(([path, reason]) => ({ path, reason }));
+      for (const path of wanted) skipped.push({ path, reason: `not read: the chain of included files is longer than ${INCLUDE_ROUNDS + 1} files` });
+      return { files, skipped, blobs: source.blobs, requests };
+    }
+    requests += Math.ceil(wanted.length / READ_CHUNK);
+    for (const [path, blob] of await readBlobs(github, repo, wanted, revision)) source.blobs.set(path, blob);
+  }
+}

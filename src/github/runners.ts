@@ -1,0 +1,25 @@
+/** The runner of each kind of fan-out job; app.ts hands `runJob` to the queue. */
+import type { AppDeps } from './deps.js';
+import type { FanoutJob } from './jobs.js';
+import { migrateIfEnabled, previewConfigPull, recheckOrganisation } from './org.js';
+import { checkPull } from './pull-check.js';
+import { sweepInstallation } from './sweep.js';
+import type { GitHub, Logger } from './types.js';
+
+export async function runJob(github: GitHub, job: FanoutJob, deps: AppDeps, log: Logger, options: { readonly durable?: boolean } = {}): Promise<void> {
+  switch (job.kind) {
+    case 'check-pull':
+      await checkPull(github, deps, log, { target: job.target, trigger: job.trigger, deliveryId: job.deliveryId }, { throwOnFailure: options.durable === true });
+      return;
+    case 'preview':
+      return previewConfigPull(github, job.target, deps, log, job.trigger, job.deliveryId);
+    case 'recheck-org':
+      await recheckOrganisation(github, job.owner, job.installationId, deps, log, job.deliveryId);
+      return;
+    case 'migrate':
+      return migrateIfEnabled(github, job.owner, job.repo, job.defaultBranch, log);
+    case 'sweep':
+      await sweepInstallation(github, job.owner, log);
+      return;
+  }
+}
