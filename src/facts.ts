@@ -31,6 +31,11 @@ export interface InstallContext extends Spanned {
   readonly includes: readonly IncludeFact[];
   /** conda channels in effect (`-c` flags or the environment's `channels:`). */
   readonly channels: readonly string[];
+  /**
+   * Why pip may read indexes this file does not show (a pip.conf copied into the image, PIP_CONFIG_FILE): then
+   * nothing is said about which index serves what.
+   */
+  readonly hiddenIndexes?: string;
 }
 
 export type IndexKind = 'index-url' | 'extra-index-url' | 'find-links' | 'no-index' | 'conda-channel';

@@ -7,7 +7,7 @@
 import { includeCandidates, resolveLinks } from './analysis/links.js';
 import { groupBy, positions, UnionFind } from './collections.js';
 import type { FileKind, ParsedFile } from './facts.js';
-import { classifyPath, parseFile } from './parsers/index.js';
+import { classifyPath, parseFile, sniffKind } from './parsers/index.js';
 
 /** A file to check: its repository path, the parser for it and its text. */
 export interface SourceFile {
@@ -16,16 +16,19 @@ export interface SourceFile {
   readonly text: string;
 }
 
-/** A path to read and the parser to read it with. */
+/** A path to read and the parser to read it with; without a kind, the file's content decides (sniffKind). */
 export interface Listed {
   readonly path: string;
-  readonly kind: FileKind;
+  readonly kind?: FileKind;
 }
 
 /** Where a repository's files come from: a checkout on disk (the CLI), blobs from GitHub (the App), or texts in memory. */
 export interface RepositoryReader {
-  /** The file at a repository path, read as `kind`; undefined when it cannot be checked (the reader keeps the reason). */
-  read(path: string, kind: FileKind): SourceFile | undefined;
+  /**
+   * The file at a repository path, read as `kind` (or as its content says, see `sourceOf`); undefined when it
+   * cannot be checked (the reader keeps the reason).
+   */
+  read(path: string, kind: FileKind | undefined): SourceFile | undefined;
   /** Whether a repository path names a file: an include is followed to its first candidate that does. */
   isFile(path: string): boolean;
 }
@@ -50,6 +53,15 @@ export function includedKind(path: string): FileKind {
   const kind = classifyPath(path);
   if (kind && kind !== 'dockerfile') return kind;
   return /\.ya?ml$/i.test(path) ? 'conda' : 'requirements';
+}
+
+/** Why a file whose name does not say what it is, and whose content does not either, is not checked. */
+export const UNKNOWN_KIND = 'cannot tell whether this is a Dockerfile, a requirements file or a conda environment (its name does not say, and neither does its content); name the kind with --type';
+
+/** A file read as `kind`, or as its content says when no kind is given; a string is the reason it cannot be read. */
+export function sourceOf(path: string, text: string, kind: FileKind | undefined): SourceFile | string {
+  const known = kind ?? sniffKind(text);
+  return known ? { path, kind: known, text } : UNKNOWN_KIND;
 }
 
 /** The paths given as files to read with the parser their names call for; paths no parser reads are left out. */

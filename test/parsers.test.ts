@@ -6,7 +6,7 @@ import { classifyPath, parseFile } from '../src/parsers/index.js';
 import { parseCondaEnvironment } from '../src/parsers/conda/parse.js';
 import { parseDockerfile } from '../src/parsers/dockerfile/parse.js';
 import { parseRequirements } from '../src/parsers/requirements/parse.js';
-import { endsInWheel } from '../src/parsers/python-requirement.js';
+import { endsInWheel, isLocalProject } from '../src/parsers/python-requirement.js';
 
 const at = (file: ParsedFile, offset: number): string => {
   const position = file.source.position(offset);
@@ -26,7 +26,7 @@ describe('classifyPath', () => {
     ['requirements/dev.in', 'requirements'],
     ['environment.yml', 'conda'],
     ['environment-cuda.yaml', 'conda'],
-    ['conda/env.yml', 'conda'],
+    ['conda/env.yml', undefined], // by content: condaByContent
     ['README.md', undefined],
     ['src/main.py', undefined],
     ['docker-compose.yml', undefined],
@@ -345,6 +345,7 @@ describe('PEP 508 names and operators, read without regular expressions', () => 
       fc.property(fc.array(namePiece, { minLength: 1, maxLength: 8 }).map((parts) => parts.join('')), rest, (name, tail) => {
         const line = `${name}${tail}`;
         if (line.trim().startsWith('-')) return; // an option line
+        if (isLocalProject(line.trim().split(/\s+-/)[0]!)) return; // `.`, `.[x]`: a local project, not a name
         const file = parseRequirements('requirements.txt', `${line}\n`);
         const expected = NAME.exec(line.trim())?.[0];
         if (file.packages[0]) expect(file.packages[0].rawName).toBe(expected);

@@ -1,13 +1,14 @@
 import { projectName } from '../../src/analysis/packages.js';
-import type { UnitPackage } from '../../src/analysis/units.js';
+import type { Unit, UnitPackage } from '../../src/analysis/units.js';
+import type { IndexFact } from '../../src/facts.js';
 import type { Fix } from '../../src/finding.js';
 import { cite, isUnverified } from '../../src/knowledge/index.js';
 import { defineRule } from '../../src/rule.js';
-import { publicVersion } from '../../src/versions.js';
+import { minorOf, publicVersion } from '../../src/versions.js';
 
 export default defineRule({
   id: 'companion-mismatch',
-  description: 'torch, torchvision, torchaudio, xformers and triton versions belong together',
+  description: 'torch and its companions (torchvision, torchaudio, torchtext, torchdata, xformers, triton, PyG and mmcv builds) belong together',
   defaultSeverity: 'error',
   fix: 'safe',
   messages: {
@@ -15,6 +16,8 @@ export default defineRule({
     noCompanion: '{{name}} {{version}} is installed with torch {{torch}}, for which PyTorch published no {{name}} release',
     pinnedTorch: '{{name}} {{version}} is built against torch {{expected}}, but torch {{torch}} is pinned',
     triton: 'triton {{version}} is installed with torch {{torch}}, whose Linux wheel requires triton {{expected}}',
+    extensionBuild: '{{subject}} is built for torch {{built}}, but torch {{torch}} is pinned',
+    torchPage: '{{url}} serves builds for torch {{built}}, but torch {{torch}} is pinned',
   },
   check({ units, kb, report }) {
     for (const unit of units) {
@@ -23,6 +26,7 @@ export default defineRule({
       const torchVersion = publicVersion(torch.pkg.exact!);
       const release = kb.torchRelease(torchVersion);
       const related = [{ file: torch.file, span: torch.pkg.span, message: `torch ${torchVersion} is pinned here` }];
+      checkTorchPages(unit, torch, torchVersion, report);
       for (const entry of unit.packages) {
         const { file, pkg } = entry;
         const name = projectName(pkg);
@@ -47,10 +51,16 @@ export default defineRule({
             help: `Each torch release has one matching ${name} release, built against its C++ ABI; mixing them fails at import ("undefined symbol") or pulls another torch. torch ${torchVersion} pairs with ${name} ${allowed.join(' or ')}. Source: ${cite(release)}`,
             ...(fix ? { fix } : {}),
           });
-        } else if (name === 'xformers') {
-          const pin = kb.companionPins('xformers').find((row) => row.version === version);
+        } else if (EXACT_PINS.has(name)) {
+          const pin = kb.companionPins(name).find((row) => row.version === version);
           if (!pin || pin.torch === torchVersion) continue;
-          report({ messageId: 'pinnedTorch', data: { name, version, expected: pin.torch, torch: torchVersion }, file, span: pkg.span, related, unverified: isUnverified(pin), help: `xformers wheels are compiled against one exact torch and require it; pip would replace torch ${torchVersion} or the import fails. ${pin.note ?? ''} Source: ${cite(pin)}` });
+          report({ messageId: 'pinnedTorch', data: { name, version, expected: pin.torch, torch: torchVersion }, file, span: pkg.span, related, unverified: isUnverified(pin), help: `${name} ${version} is built against torch ${pin.torch} and its wheel requires exactly that torch; pip would replace torch ${torchVersion} or the import fails ("undefined symbol"). ${pin.note ?? ''} Source: ${cite(pin)}` });
+        } else if (pkg.localLabel && /^pt\d+(cu\d+|cpu)$/.test(pkg.localLabel)) {
+          // PyG's extension wheels (torch-scatter==2.1.2+pt21cu121) are built against one torch minor.
+          const digits = /^pt(\d)(\d+)/.exec(pkg.localLabel)!;
+          const built = `${digits[1]}.${digits[2]}`;
+          if (built === minorOf(torchVersion)) continue;
+          report({ messageId: 'extensionBuild', data: { subject: `${pkg.rawName}==${pkg.exact}`, built, torch: torchVersion }, file, span: pkg.span, related, help: `PyG's extension wheels are compiled against one torch minor; with another the import fails with "undefined symbol". Source: ${PYG_DOCS}` });
         } else if (name === 'triton' && pkg.ecosystem === 'pip') {
           const pin = kb.companionPins('triton').find((row) => row.torch === torchVersion);
           if (!pin || pin.version === version) continue;
@@ -60,6 +70,37 @@ export default defineRule({
     }
   },
 });
+
+/** Packages whose release wheels require one exact torch (companions.json). */
+const EXACT_PINS: ReadonlySet<string> = new Set(['xformers', 'torchtext', 'torchdata']);
+
+const PYG_DOCS = 'https://github.com/pyg-team/pytorch_geometric/blob/5c6461b2305ad068a6d61165b3c55852a11aaa41/docs/source/install/installation.rst';
+
+/** Find-links pages of extension builds for one torch minor: PyG, mmcv, detectron2 (with each one's docs). */
+const TORCH_PAGES: readonly { readonly pattern: RegExp; readonly source: string }[] = [
+  { pattern: /^https?:\/\/(?:data\.pyg\.org|pytorch-geometric\.com)\/whl\/torch-(\d+\.\d+)\.\d+(?:%2B|\+)(?:cu\d+|cpu)\.html$/i, source: PYG_DOCS },
+  { pattern: /^https?:\/\/download\.openmmlab\.com\/mmcv\/dist\/(?:cu\d+|cpu)\/torch(\d+\.\d+)(?:\.\d+)?\/index\.html$/i, source: 'https://github.com/open-mmlab/mmcv/blob/a8073c74bf83d62ec36a103f835faa4837fb6585/docs/en/get_started/installation.md' },
+  { pattern: /^https?:\/\/dl\.fbaipublicfiles\.com\/detectron2\/wheels\/(?:cu\d+|cpu)\/torch(\d+\.\d+)\/index\.html$/i, source: 'https://github.com/facebookresearch/detectron2/blob/640e061f^/INSTALL.md' },
+];
+
+/** A find-links page that serves builds for another torch minor than the pinned torch. */
+function checkTorchPages(unit: Unit, torch: UnitPackage, torchVersion: string, report: Report): void {
+  const seen = new Set<IndexFact>();
+  for (const invocation of unit.invocations) {
+    for (const index of invocation.indexes) {
+      if (seen.has(index) || index.kind !== 'find-links') continue;
+      seen.add(index);
+      for (const page of TORCH_PAGES) {
+        const built = page.pattern.exec(index.url)?.[1];
+        if (!built || built === minorOf(torchVersion)) continue;
+        const file = invocation.members.find((member) => member.context.indexes.includes(index))?.file ?? unit.root;
+        report({ messageId: 'torchPage', data: { url: index.url, built, torch: torchVersion }, file, span: index.span, related: [{ file: torch.file, span: torch.pkg.span, message: `torch ${torchVersion} is pinned here` }], help: `The wheels on this page are compiled against torch ${built}; with torch ${minorOf(torchVersion)} their import fails ("undefined symbol"), or pip finds none. Use the page for torch ${minorOf(torchVersion)}. Source: ${page.source}` });
+      }
+    }
+  }
+}
+
+type Report = Parameters<Parameters<typeof defineRule>[0]['check']>[0]['report'];
 
 function companionFix({ file, pkg }: UnitPackage, version: string): Fix | undefined {
   const clause = pkg.clauses[0];

@@ -1,9 +1,12 @@
-import { claimCuda } from '../../src/analysis/claims.js';
+import { claimCuda, type ClaimKind } from '../../src/analysis/claims.js';
 import { isCpuUrl } from '../../src/analysis/cuda-labels.js';
 import { replaceWithin } from '../../src/analysis/edits.js';
 import type { Fix } from '../../src/finding.js';
 import { defineRule } from '../../src/rule.js';
 import { tagFromCuda } from '../../src/versions.js';
+
+/** Claims of GPU stacks other than PyTorch (and NVIDIA's libraries alone). */
+const OTHER_STACKS: ReadonlySet<ClaimKind> = new Set(['nvidia-wheel', 'cupy', 'jax', 'tensorflow', 'library']);
 
 export default defineRule({
   id: 'cpu-wheel',
@@ -21,10 +24,14 @@ export default defineRule({
       if (!target) continue;
       const cuda = claimCuda(target);
       const related = [{ file: target.file, span: target.span, message: `CUDA ${cuda} is set here` }];
-      const help = 'A +cpu wheel has no CUDA kernels: torch.cuda.is_available() is False and every GPU job falls back to the CPU or fails.';
+      // A CPU torch chosen on purpose beside another GPU stack (jax[cuda12], CuPy, onnxruntime-gpu) is how those files
+      // keep torch small; when that stack is all that says CUDA, or sits beside the image, the choice is deliberate.
+      const otherStack = unit.claims.find((claim) => OTHER_STACKS.has(claim.kind));
+      const severity = OTHER_STACKS.has(target.kind) || otherStack ? ('notice' as const) : undefined;
+      const help = `A +cpu wheel has no CUDA kernels: torch.cuda.is_available() is False and every GPU job falls back to the CPU or fails.${severity ? ` ${otherStack?.subject ?? target.subject} uses CUDA here, so a CPU torch may be deliberate.` : ''}`;
       for (const { file, pkg, build } of unit.packages) {
         if (pkg.ecosystem === 'conda' && (pkg.name === 'cpuonly' || (pkg.name === 'pytorch-mutex' && /cpu/.test(pkg.build ?? pkg.specifier)))) {
-          report({ messageId: 'cpuConda', data: { subject: pkg.rawName, target: target.subject, cuda }, file, span: pkg.span, related, help });
+          report({ messageId: 'cpuConda', data: { subject: pkg.rawName, target: target.subject, cuda }, file, span: pkg.span, related, help, ...(severity ? { severity } : {}) });
           continue;
         }
         if (!build?.cpu || build.source === 'index-url' || build.source === 'extra-index-url' || build.source === 'find-links') continue;
@@ -36,7 +43,7 @@ export default defineRule({
           const edit = replaceWithin(file, clause.versionSpan, clause.version, plus + 1, clause.version.length, tag);
           if (edit) fix = { title: `Use the ${tag} build`, safety: 'safe', edits: [edit] };
         }
-        report({ messageId: 'cpuBuild', data: { subject: `${pkg.rawName} ${pkg.exact ?? ''}`.trim(), target: target.subject, cuda }, file, span: pkg.span, related, help, ...(fix ? { fix } : {}) });
+        report({ messageId: 'cpuBuild', data: { subject: `${pkg.rawName} ${pkg.exact ?? ''}`.trim(), target: target.subject, cuda }, file, span: pkg.span, related, help, ...(severity ? { severity } : {}), ...(fix && !severity ? { fix } : {}) });
       }
       for (const claimFile of unit.files) {
         for (const index of claimFile.indexes) {
@@ -48,7 +55,7 @@ export default defineRule({
             const edit = replaceWithin(claimFile, index.urlSpan, index.url, at, at + 3, tagFromCuda(cuda));
             if (edit) fix = { title: `Use the ${tagFromCuda(cuda)} index`, safety: 'safe', edits: [edit] };
           }
-          report({ messageId: 'cpuIndex', data: { subject: `--${index.kind} ${index.url}`, target: target.subject, cuda }, file: claimFile, span: index.span, related, help, ...(fix ? { fix } : {}) });
+          report({ messageId: 'cpuIndex', data: { subject: `--${index.kind} ${index.url}`, target: target.subject, cuda }, file: claimFile, span: index.span, related, help, ...(severity ? { severity } : {}), ...(fix && !severity ? { fix } : {}) });
         }
       }
     }

@@ -36,7 +36,10 @@ type Report = Parameters<Parameters<typeof defineRule>[0]['check']>[0]['report']
 function reportMismatch(unit: Unit, claim: CudaClaim, target: CudaClaim, relation: 'minor' | 'major', report: Report): void {
   const expected = claimCuda(target);
   const found = claimCuda(claim);
-  const edits = target.precision === 'minor' ? claim.rewrite?.(expected) : undefined;
+  // A build installed in another stage and copied into this one (COPY --from=build /opt/conda …) is right for its
+  // own stage's image: rewriting it would move the mismatch there. A person picks which side changes.
+  const copied = unit.stage !== undefined && claim.file === unit.root && claim.context !== undefined && claim.file.contexts[claim.context]?.stage !== unit.stage;
+  const edits = target.precision === 'minor' && !copied ? claim.rewrite?.(expected) : undefined;
   const fix: Fix | undefined = edits ? { title: `Build for CUDA ${expected}`, safety: 'safe', edits } : undefined;
   const why =
     relation === 'major'
@@ -52,7 +55,7 @@ function reportMismatch(unit: Unit, claim: CudaClaim, target: CudaClaim, relatio
     span: claim.span,
     severity: relation === 'major' ? 'error' : 'warning',
     unverified: isUnverified(claim.record) || isUnverified(target.record),
-    help: `${why}${evidence}${implied ? ' Pin the build you want with a local version label (e.g. ==X.Y.Z+cu121) and an index that serves it.' : ''}`,
+    help: `${why}${evidence}${implied ? ' Pin the build you want with a local version label (e.g. ==X.Y.Z+cu121) and an index that serves it.' : ''}${copied ? ` This build is installed in another stage and copied into ${unit.label}: change the build or this stage's image.` : ''}`,
     related: [{ file: target.file, span: target.span, message: `CUDA ${expected} is set here (${unit.label})` }],
     ...(fix ? { fix } : {}),
   });

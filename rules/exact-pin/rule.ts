@@ -51,7 +51,8 @@ function extraNames(baseline: { readonly packages: Readonly<Record<string, reado
 }
 
 function isPinned(pkg: PackageFact): boolean {
-  if (pkg.url) return true;
+  // A VCS install is pinned by its ref (git+https://…/xformers.git@v0.0.28); without one it takes the default branch.
+  if (pkg.url) return !/^(?:git|hg|svn|bzr)\+/i.test(pkg.url) || /@[^/@#?]+(?:[#?].*)?$/.test(pkg.url.replace(/^[a-z+]+:\/\/[^/]*@/i, ''));
   if (!pkg.exact) return false;
   if (pkg.ecosystem !== 'conda') return true;
   if (CONDA_MINOR_PINS.has(pkg.name)) return true;

@@ -21,7 +21,8 @@ export default defineRule({
   check({ files, kb, report }) {
     for (const file of files) {
       for (const image of file.images) {
-        if (!image.tag || image.unresolved || image.digest || !kb.isNvidiaCuda(image.registry, image.repository)) continue;
+        // Only a fully resolved tag can be judged: anything still holding a variable is known only at build time.
+        if (!image.tag || image.unresolved || image.digest || /[$`{}]/.test(image.tag) || !kb.isNvidiaCuda(image.registry, image.repository)) continue;
         checkTag(file, image, kb, report);
       }
     }

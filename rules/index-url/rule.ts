@@ -1,20 +1,19 @@
 import { cudaFromLabel, cudaFromUrl, isPytorchIndex } from '../../src/analysis/cuda-labels.js';
-import { groupBy, positions } from '../../src/collections.js';
-import { PYTORCH_INDEX_PACKAGES } from '../../src/analysis/torch-build.js';
+import { PYTORCH_INDEX_PACKAGES, pypiWins, servedVariant } from '../../src/analysis/torch-build.js';
 import type { Invocation, Unit } from '../../src/analysis/units.js';
-import type { IndexFact, InstallContext, PackageFact, ParsedFile } from '../../src/facts.js';
-import type { Fix, TextEdit } from '../../src/finding.js';
-import type { KnowledgeBase } from '../../src/knowledge/index.js';
+import type { IndexFact, InstallContext, ParsedFile } from '../../src/facts.js';
+import type { Fix } from '../../src/finding.js';
+import { cite, isUnverified, type KnowledgeBase } from '../../src/knowledge/index.js';
 import { defineRule } from '../../src/rule.js';
-import { cudaMajorMinor, publicVersion, tagFromCuda } from '../../src/versions.js';
+import { publicVersion, tagFromCuda } from '../../src/versions.js';
 
 export default defineRule({
   id: 'index-url',
   description: 'CUDA wheels come from an index that serves them, and index options are where pip reads them',
-  defaultSeverity: 'warning',
+  defaultSeverity: 'error',
   fix: 'safe',
   messages: {
-    extraIndex: '{{url}} is an extra index: pip compares it with PyPI and may install PyPI\'s {{packages}} instead of the {{tag}} build',
+    extraIndex: '{{subject}} installs PyPI\'s {{name}} {{newest}}, not a {{tag}} build: {{url}} is an extra index, and pip takes the newest version any index has ({{onIndex}})',
     noIndex: '{{name}}=={{version}} is a {{tag}} build, but no index of this install serves {{tag}} builds, so pip cannot find it',
     ignored: '{{option}} is written on a requirement line, where pip ignores it',
   },
@@ -39,60 +38,45 @@ export default defineRule({
 
 type Report = Parameters<Parameters<typeof defineRule>[0]['check']>[0]['report'];
 
+/**
+ * An extra PyTorch index beside PyPI decides nothing when PyPI has a newer release than the index: pip takes the
+ * newest allowed version from any index, so an unpinned `torch` gets PyPI's newest build. A pin the index has
+ * (`torch==2.3.0` with `/whl/cu118`) is fine: `2.3.0+cu118` sorts above PyPI's `2.3.0`, so pip takes it.
+ */
 function checkExtraIndexes(unit: Unit, kb: KnowledgeBase, report: Report): void {
-  // The unit's unlabelled PyTorch-index packages by `path#context`, built once for all invocations (filtering
-  // the unit's packages per invocation was quadratic in a stage with many pip commands).
-  let candidates: Map<string, number[]> | undefined;
   for (const invocation of unit.invocations) {
-    const extras = invocation.indexes.filter((index) => index.kind === 'extra-index-url' && isPytorchIndex(index.url) && cudaFromUrl(index.url)?.precision === 'minor');
-    if (extras.length === 0) continue;
-    candidates ??= groupBy(positions(unit.packages.length), (i) => {
-      const { file, pkg } = unit.packages[i]!;
-      return pkg.ecosystem === 'pip' && PYTORCH_INDEX_PACKAGES.has(pkg.name) && !pkg.localLabel && !pkg.url ? `${file.path}#${pkg.context}` : undefined;
-    });
-    const memberKeys = new Set(invocation.members.map((member) => `${member.file.path}#${member.context.id}`));
-    const picked = [...memberKeys].flatMap((key) => candidates!.get(key) ?? []).sort((a, b) => a - b);
-    const torchPackages = picked.map((i) => unit.packages[i]!);
-    if (torchPackages.length === 0) continue;
-    for (const index of extras) {
-      const cuda = cudaFromUrl(index.url)!.cuda;
-      const tag = tagFromCuda(cuda);
-      const edits: TextEdit[] = [];
-      let complete = true;
-      for (const { file, pkg } of torchPackages) {
-        const edit = pkg.exact ? addLabel(file, pkg, tag, kb) : undefined;
-        if (edit) edits.push(edit);
-        else complete = false;
+    if (invocation.members.some((member) => member.context.hiddenIndexes)) continue;
+    const extras = invocation.indexes.filter((index) => (index.kind === 'extra-index-url' || index.kind === 'find-links') && isPytorchIndex(index.url));
+    if (extras.length === 0 || extras.some((index) => servedVariant(index.url) === 'all')) continue;
+    const contexts = new Set(invocation.members.map((member) => member.context));
+    for (const { file, pkg } of unit.packages) {
+      if (pkg.exact || !PYTORCH_INDEX_PACKAGES.has(pkg.name) || !contexts.has(file.contexts[pkg.context]!)) continue;
+      for (const index of extras) {
+        const variant = servedVariant(index.url);
+        if (!variant || variant === 'all') continue;
+        const wins = pypiWins(pkg, variant.tag, kb);
+        if (!wins) continue;
+        const owner = invocation.members.find((member) => member.context.indexes.includes(index))?.file ?? unit.root;
+        const onIndex = wins.newestOnIndex ? `the newest ${pkg.rawName} it has as ${variant.tag} is ${wins.newestOnIndex}` : `it has no ${pkg.rawName} that ${pkg.specifier || 'the requirement'} allows`;
+        report({
+          messageId: 'extraIndex',
+          data: { subject: `${pkg.rawName}${pkg.specifier}`, name: pkg.rawName, newest: wins.newest, tag: variant.tag, url: index.url, onIndex },
+          file,
+          span: pkg.span,
+          severity: 'warning',
+          unverified: isUnverified(wins.release),
+          help: `pip takes the best matching version from every index, and a build with a +${variant.tag} label wins only over the same version. PyPI's ${pkg.rawName} ${wins.newest} is ${wins.release.pypiDefault ? `the ${wins.release.pypiDefault} build` : 'its default build'}. Pin the build (==${wins.newestOnIndex ?? 'X.Y.Z'}+${variant.tag}), or use --index-url for this install. Sources: https://pip.pypa.io/en/stable/cli/pip_install/#finding-packages; ${cite(wins.release)}`,
+          related: [{ file: owner, span: index.span, message: `the extra index serves ${variant.tag} builds` }],
+        });
       }
-      // When the index itself disagrees with the unit's CUDA target, cuda-mismatch rewrites it first; pinning
-      // its labels now would fight that fix.
-      const target = unit.target && unit.target.precision === 'minor' ? cudaMajorMinor(unit.target.cuda) : undefined;
-      const agrees = target === undefined || target === cuda;
-      const fix: Fix | undefined = complete && agrees && edits.length > 0 ? { title: `Pin the ${tag} builds explicitly`, safety: 'safe', edits } : undefined;
-      const owner = invocation.members.find((member) => member.context.indexes.includes(index))?.file ?? unit.root;
-      report({
-        messageId: 'extraIndex',
-        data: { url: index.url, packages: [...new Set(torchPackages.map(({ pkg }) => pkg.rawName))].join(', '), tag },
-        file: owner,
-        span: index.span,
-        help: `pip takes the best matching version from every index: an unpinned requirement gets PyPI's newest build, and a package name on PyPI can shadow the one you meant (dependency confusion). Pin the builds with a local label (torch==X.Y.Z+${tag}), which PyPI never serves, or use --index-url for a dedicated install step. Source: https://pip.pypa.io/en/stable/cli/pip_install/#finding-packages`,
-        related: torchPackages.map(({ file, pkg }) => ({ file, span: pkg.span, message: pkg.exact ? `${pkg.rawName}==${pkg.exact} has no +${tag} label` : `${pkg.rawName}${pkg.specifier} is not pinned to a build` })),
-        ...(fix ? { fix } : {}),
-      });
     }
   }
 }
 
-function addLabel(file: ParsedFile, pkg: PackageFact, tag: string, kb: KnowledgeBase): TextEdit | undefined {
-  const clause = pkg.clauses[0];
-  if (!clause || file.source.text.slice(clause.versionSpan.start, clause.versionSpan.end) !== clause.version) return undefined;
-  const version = publicVersion(clause.version);
-  const release = pkg.name === 'torch' ? kb.torchRelease(version) : kb.torchForCompanion(pkg.name as 'torchvision' | 'torchaudio', version)[0];
-  if (!release || !release.variants.includes(tag)) return undefined;
-  return { path: file.path, range: [clause.versionSpan.end, clause.versionSpan.end], text: `+${tag}` };
-}
-
 function serves(index: IndexFact, tag: string): boolean {
+  const variant = servedVariant(index.url);
+  if (variant === 'all') return true; // torch_stable.html lists every variant
+  if (variant) return variant.tag === tag;
   const found = cudaFromUrl(index.url);
   if (found) return found.precision === 'minor' && tagFromCuda(found.cuda) === tag;
   // A private mirror or a flat find-links page may serve anything: do not claim it does not.
@@ -107,7 +91,7 @@ function checkUnservedLabels(unit: Unit, invocationsOf: ReadonlyMap<InstallConte
     const tag = tagFromCuda(cuda.cuda);
     const context = file.contexts[pkg.context];
     const invocations = (context && invocationsOf.get(context)) ?? [];
-    if (invocations.some((invocation) => invocation.indexes.some((index) => serves(index, tag)))) continue;
+    if (invocations.some((invocation) => invocation.members.some((member) => member.context.hiddenIndexes) || invocation.indexes.some((index) => serves(index, tag)))) continue;
     const url = `https://download.pytorch.org/whl/${tag}`;
     const insertAt = file.source.text.charCodeAt(0) === 0xfeff ? 1 : 0;
     const fix: Fix | undefined = file.kind === 'requirements' ? { title: `Add ${url} as an index`, safety: 'safe', edits: [{ path: file.path, range: [insertAt, insertAt], text: `--extra-index-url ${url}\n` }] } : undefined;
@@ -141,6 +125,7 @@ function checkIgnoredOptions(file: ParsedFile, report: Report): void {
     };
     report({
       messageId: 'ignored',
+      severity: 'warning',
       data: { option: optionText },
       file,
       span: index.span,

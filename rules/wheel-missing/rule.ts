@@ -21,6 +21,8 @@ export default defineRule({
     noPytorchCuda: 'pytorch-cuda={{version}} does not exist (published: {{published}})',
     condaCombination: 'pytorch {{version}} was not published for {{what}} {{cuda}} (published: {{published}})',
     channelEnded: 'pytorch {{version}} is not on the pytorch conda channel: its last release there was {{last}}',
+    condaLabel: '{{subject}} names a pip build: conda packages carry no +{{label}} label, so no such version exists',
+    toolkitIgnored: 'cudatoolkit does not select the CUDA build of pytorch {{version}}: from 1.13 the pytorch channel selects it with pytorch-cuda',
   },
   check({ units, kb, report }) {
     for (const unit of units) {
@@ -137,6 +139,11 @@ function checkConda(unit: Unit, kb: KnowledgeBase, report: Report): void {
     }
   }
   if (!pytorch) return;
+  if (pytorch.pkg.exact!.includes('+')) {
+    const label = pytorch.pkg.exact!.slice(pytorch.pkg.exact!.indexOf('+') + 1);
+    report({ messageId: 'condaLabel', data: { subject: describePackage(pytorch.pkg), label }, file: pytorch.file, span: pytorch.pkg.span, help: `+${label} is how PyPI-style wheels name a CUDA build; conda names it in the build string or with pytorch-cuda. Write pytorch=${publicVersion(pytorch.pkg.exact!)} with ${cudaFromLabel(label) ? `pytorch-cuda=${cudaFromLabel(label)!.cuda}` : 'the CUDA package of your channel'}. Source: ${source}` });
+    return;
+  }
   const version = pytorch.pkg.exact!;
   const release = kb.torchRelease(version);
   const channel = pytorch.pkg.channel ?? (pytorch.file.contexts[pytorch.pkg.context]?.channels.includes('conda-forge') ? undefined : pytorch.file.contexts[pytorch.pkg.context]?.channels.includes('pytorch') ? 'pytorch' : undefined);
@@ -147,6 +154,17 @@ function checkConda(unit: Unit, kb: KnowledgeBase, report: Report): void {
   }
   if (!release || channel === 'conda-forge' || pytorch.pkg.channel === 'conda-forge') return;
   const lenient = isUnverified(release);
+  if (channel === 'pytorch' && cudatoolkit && !pytorchCuda && release.condaPytorchCuda?.length && !release.condaCudatoolkit?.length) {
+    report({
+      messageId: 'toolkitIgnored',
+      data: { version },
+      file: cudatoolkit.file,
+      span: cudatoolkit.pkg.span,
+      unverified: lenient,
+      help: `The pytorch channel's builds of ${version} depend on pytorch-cuda (${release.condaPytorchCuda.join(', ')}), not on cudatoolkit, so the solver may pick a CPU build or another CUDA. Replace cudatoolkit with pytorch-cuda=X.Y from the nvidia channel. Source: ${cite(release)}`,
+      related: [{ file: pytorch.file, span: pytorch.pkg.span, message: `pytorch ${version} is pinned here` }],
+    });
+  }
   const buildCuda = pytorch.pkg.localLabel ? cudaFromLabel(pytorch.pkg.localLabel)?.cuda : undefined;
   const checks: { what: string; cuda: string | undefined; list: readonly string[] | undefined; at: { file: ParsedFile; pkg: PackageFact } }[] = [
     { what: 'pytorch-cuda', cuda: pytorchCuda ? cudaMajorMinor(pytorchCuda.pkg.exact!.split('.').slice(0, 2).join('.')) : undefined, list: release.condaPytorchCuda, at: pytorchCuda ?? pytorch },

@@ -21,7 +21,8 @@ export type ClaimKind =
   | 'nvidia-wheel'
   | 'cupy'
   | 'jax'
-  | 'tensorflow';
+  | 'tensorflow'
+  | 'library';
 
 export const CLAIM_PRECEDENCE: Readonly<Record<ClaimKind, number>> = {
   image: 0,
@@ -39,6 +40,7 @@ export const CLAIM_PRECEDENCE: Readonly<Record<ClaimKind, number>> = {
   cupy: 10,
   jax: 10,
   tensorflow: 10,
+  library: 10,
 };
 
 export interface CudaClaim {
@@ -189,7 +191,7 @@ const CONDA_CUDA_PACKAGES = new Set(['pytorch-cuda', 'cudatoolkit', 'cuda-versio
 const NVIDIA_VERSIONED = /^nvidia-cuda-(runtime|nvrtc|cupti|nvcc)(-cu\d{2})?$/;
 
 /** Cheap test that a package can declare a CUDA version at all (most lines of a requirements file cannot). */
-const MAY_CLAIM = /^(nvidia-|cupy-|cuda|jax|tensorflow|pytorch-cuda|cudatoolkit)|-cu1\d$/;
+const MAY_CLAIM = /^(nvidia-|cupy-|cuda|jax|tensorflow|pytorch-cuda|cudatoolkit|onnxruntime-gpu|paddlepaddle-gpu|mxnet-|dgl-|bitsandbytes-cuda)|-cu1\d$/;
 
 /** Appends the claims `pkg` makes to `claims`. */
 function packageClaims(file: ParsedFile, pkg: PackageFact, kb: KnowledgeBase, claims: CudaClaim[]): CudaClaim[] {
@@ -278,17 +280,30 @@ function packageClaims(file: ParsedFile, pkg: PackageFact, kb: KnowledgeBase, cl
     const minor = cudaMajorMinor(publicVersion(pkg.exact).split('.').slice(0, 2).join('.'));
     if (minor) claims.push(claimOf('nvidia-wheel', minor, 'minor'));
   }
-  if ((pkg.name === 'jax' || pkg.name === 'jaxlib') && pkg.extras.some((extra) => /^cuda1\d/.test(extra))) {
-    const extra = pkg.extras.find((item) => /^cuda1\d/.test(item))!;
-    claims.push(claimOf('jax', extra.slice(4, 6), 'major'));
-  }
+  // `jax[cuda12]`, `jax[cuda12_pip]`, `jax[cuda11_cudnn82]`: the CUDA major the extra installs or expects. The
+  // `*_local` / `*-local` extras use the image's CUDA and bring none of their own: they claim nothing.
+  const jaxExtra = pkg.name === 'jax' || pkg.name === 'jaxlib' ? pkg.extras.find((item) => /^cuda1\d/.test(item) && !/[-_]local$/.test(item)) : undefined;
+  if (jaxExtra) claims.push(claimOf('jax', jaxExtra.slice(4, 6), 'major'));
   if (pkg.name === 'jaxlib' && pkg.localLabel) {
     const found = /^cuda(\d{2})/.exec(pkg.localLabel);
     if (found) claims.push(claimOf('jax', found[1]!, 'major'));
   }
-  if ((pkg.name === 'tensorflow' || pkg.name === 'tensorflow-gpu') && pkg.exact) {
-    const row = kb.tensorflow(pkg.exact);
-    if (row) claims.push(claimOf('tensorflow', row.cuda.split('.')[0]!, 'major', { subject: `${subject} (tested with CUDA ${row.cuda})`, record: row }));
+  // Builds whose CUDA comes with the version (onnxruntime-gpu, paddlepaddle-gpu) or with an extra
+  // (tensorflow[and-cuda], jax[cuda]). A plain `tensorflow` pin is a GPU-capable build that uses the CUDA of the
+  // machine: it sets no target of its own.
+  if (pkg.exact && !byName) {
+    const paddlePost = pkg.name === 'paddlepaddle-gpu' ? /\.post(\d+)(\d)$/.exec(publicVersion(pkg.exact)) : undefined;
+    if (paddlePost) claims.push(claimOf('library', `${paddlePost[1]}.${paddlePost[2]}`, 'minor'));
+    else {
+      const row = kb.gpuStackBuild(pkg.name, pkg.exact, pkg.extras);
+      if (row) claims.push(claimOf(pkg.name === 'tensorflow' ? 'tensorflow' : pkg.name === 'jax' ? 'jax' : 'library', String(row.cudaMajor), 'major', { subject, record: row }));
+    }
+  }
+  // PyG's extension wheels: `torch-scatter==2.1.2+pt21cu121` is built for torch 2.1 and CUDA 12.1.
+  const pyg = pkg.localLabel ? /^pt\d+cu(\d{2,3})$/.exec(pkg.localLabel) : undefined;
+  if (pyg) {
+    const digits = pyg[1]!;
+    claims.push(claimOf('wheel-tag', `${digits.slice(0, -1)}.${digits.slice(-1)}`, 'minor'));
   }
   return claims;
 }

@@ -61,16 +61,32 @@ export function cudaFromAptName(name: string): LabelCuda | undefined {
   return { cuda: `${match[1]}.${match[2]}`, precision: 'minor', range: [start, name.length] };
 }
 
-/** `nvidia-cudnn-cu12` → CUDA 12 (major); `cupy-cuda12x` → 12 (major); `cupy-cuda113` → 11.3. */
+/**
+ * CUDA in a Python package name: `nvidia-cudnn-cu12`, `cudf-cu12`, `tensorrt-cu12` → 12 (major); `cupy-cuda12x` →
+ * 12 (major); `cupy-cuda113`, `mxnet-cu112`, `dgl-cu113`, `bitsandbytes-cuda117` → 11.x (minor);
+ * `jax-cuda12-plugin`, `nvidia-dali-cuda120` → 12 (major). `nvidia-*-cu110 … -cu116` are empty placeholder
+ * packages (their install fails), not builds: they claim nothing.
+ */
 export function cudaFromPythonName(name: string): (LabelCuda & { readonly family: 'nvidia' | 'cupy' | 'other' }) | undefined {
   const nvidia = /^nvidia-[a-z0-9-]+-cu(\d{2})$/.exec(name);
   if (nvidia) return { cuda: nvidia[1]!, precision: 'major', range: [name.length - 2, name.length], family: 'nvidia' };
+  const dali = /^nvidia-dali(?:-nightly)?(?:-tf-plugin)?-cuda(1\d)0$/.exec(name);
+  if (dali) return { cuda: dali[1]!, precision: 'major', range: [name.length - 3, name.length - 1], family: 'nvidia' };
+  if (/^nvidia-/.test(name)) return undefined;
   const cupyMajor = /^cupy-cuda(\d{2})x$/.exec(name);
   if (cupyMajor) return { cuda: cupyMajor[1]!, precision: 'major', range: [name.length - 3, name.length - 1], family: 'cupy' };
   const cupy = /^cupy-cuda(\d{2,3})$/.exec(name);
   if (cupy) {
     const digits = cupy[1]!;
     return { cuda: `${digits.slice(0, -1)}.${digits.slice(-1)}`, precision: 'minor', range: [name.length - digits.length, name.length], family: 'cupy' };
+  }
+  const jax = /^jax-cuda(1\d)-(?:plugin|pjrt)$/.exec(name);
+  if (jax) return { cuda: jax[1]!, precision: 'major', range: [8, 10], family: 'other' };
+  const packed = /^(?:mxnet(?:-tensorrt)?-cu|dgl-cu|bitsandbytes-cuda)(\d{2,3})(?:mkl)?$/.exec(name);
+  if (packed) {
+    const digits = packed[1]!;
+    const start = name.indexOf(digits, name.indexOf('cu'));
+    return { cuda: `${digits.slice(0, -1)}.${digits.slice(-1)}`, precision: 'minor', range: [start, start + digits.length], family: 'other' };
   }
   const suffixed = /-cu(1[0-3])$/.exec(name);
   if (suffixed) return { cuda: suffixed[1]!, precision: 'major', range: [name.length - 2, name.length], family: 'other' };

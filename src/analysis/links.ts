@@ -11,7 +11,8 @@ import { StageTree } from './stages.js';
  */
 export function includeCandidates(file: ParsedFile, include: IncludeFact): string[] {
   const base = dirname(file.path);
-  const target = include.target;
+  // `-r file:requirements.txt` (a conda pip: list, a requirements file) names a local path.
+  const target = include.target.replace(/^file:(?!\/\/)/i, '');
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(target)) return [];
   if (file.kind !== 'dockerfile') return unique([joinRepo(base, target)]);
 

@@ -13,6 +13,7 @@ const CUDA_RELEVANT = new Set([
   'torch', 'torchvision', 'torchaudio', 'triton', 'pytorch-triton', 'xformers', 'flash-attn', 'tensorflow', 'tensorflow-gpu',
   'jaxlib', 'pytorch-cuda', 'cudatoolkit', 'cuda-version', 'cuda-toolkit', 'cudnn', 'nccl', 'cuda-python', 'tensorrt', 'onnxruntime-gpu',
   'paddlepaddle-gpu', 'bitsandbytes', 'torchao', 'vllm', 'deepspeed', 'apex', 'mmcv', 'mmcv-full', 'torch-scatter', 'torch-sparse', 'torch-geometric',
+  'torch-cluster', 'torch-spline-conv', 'pyg-lib', 'torchtext', 'torchdata', 'detectron2', 'dgl', 'cupy', 'spconv', 'onnxruntime-training',
 ]);
 
 /** Packages whose build or version decides CUDA compatibility (plus whatever the baseline lists). */
@@ -34,7 +35,8 @@ function computeRelevance(pkg: PackageFact, extra: ReadonlySet<string>): boolean
   const name = projectName(pkg);
   if (CUDA_RELEVANT.has(name) || extra.has(name) || extra.has(pkg.name)) return true;
   if (/^nvidia-/.test(name) && name !== 'nvidia-pyindex') return true;
-  if (/^cupy-cuda/.test(name)) return true;
+  // Builds named for a CUDA: cupy-cuda12x, dgl-cu113, mxnet-cu112, RAPIDS' cudf-cu12 (and every other -cuNN package).
+  if (/^(?:cupy-cuda|dgl-cu|mxnet-cu|spconv-cu|jax-cuda\d+-)/.test(name) || /-cu1\d{1,2}$/.test(name)) return true;
   return false;
 }
 

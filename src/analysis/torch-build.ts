@@ -1,6 +1,7 @@
 import type { IndexFact, PackageFact } from '../facts.js';
 import type { KnowledgeBase, TorchRelease } from '../knowledge/index.js';
-import { cudaFromTag, publicVersion, tagFromCuda } from '../versions.js';
+import { satisfies } from '@renovatebot/pep440';
+import { compareDotted, cudaFromTag, publicVersion, tagFromCuda } from '../versions.js';
 import { cudaFromLabel, cudaFromUrl, isCpuUrl, isPytorchIndex } from './cuda-labels.js';
 
 /** Packages PyTorch publishes as `+cuXYZ` builds on its own index. */
@@ -81,6 +82,10 @@ export function resolveTorchBuild(pkg: PackageFact, indexes: readonly IndexFact[
     return { tag: tagFromCuda(found.cuda), cuda: found.cuda, cpu: false };
   };
 
+  // A find-links page of every variant (torch_stable.html) offers all builds of the version; pip takes the one whose
+  // local label sorts highest, which this check does not model: the build is not known.
+  const everything = extras.find((index) => servedVariant(index.url) === 'all');
+  if (everything) return result({ cpu: false, source: 'find-links', index: everything });
   // Extra indexes (and find-links) that have a build of this version win over PyPI.
   for (const index of extras) {
     const build = served(index);
@@ -108,4 +113,51 @@ export function resolveTorchBuild(pkg: PackageFact, indexes: readonly IndexFact[
     fellBackFrom: fellBack ? unserved : undefined,
     missing: fellBack ? { cuda: fellBack.cuda!, tag: fellBack.tag, via: 'extra-index-url', index: unserved } : undefined,
   });
+}
+
+/** What a PyTorch index URL serves: one CUDA variant (`/whl/cu121`), CPU builds, or every variant (`torch_stable.html`). */
+export function servedVariant(url: string): { readonly tag: string; readonly cuda?: string } | 'all' | undefined {
+  if (/\/whl\/torch_stable\.html$/i.test(url)) return 'all';
+  if (isCpuUrl(url)) return { tag: 'cpu' };
+  const found = cudaFromUrl(url);
+  if (!found || found.precision !== 'minor') return undefined;
+  return { tag: tagFromCuda(found.cuda), cuda: found.cuda };
+}
+
+/**
+ * Which torch (torchvision, torchaudio) release pip takes for a requirement that names no build, when an extra
+ * index serves `tag` builds beside PyPI. pip gives no index priority: it takes the highest version any index has
+ * that the requirement allows ("There is no priority in the locations that are searched",
+ * pip.pypa.io/en/stable/cli/pip_install/#finding-packages), and a `+cu121` build sorts above the same version on
+ * PyPI (PEP 440: local versions sort after the public version). So the extra index wins only when it has the
+ * newest allowed release. Returns the newest allowed release when PyPI's build of it is what pip installs, and
+ * undefined when the index's build wins or the knowledge cannot say.
+ */
+export function pypiWins(pkg: PackageFact, tag: string, kb: KnowledgeBase): { readonly newest: string; readonly release: TorchRelease; readonly newestOnIndex?: string } | undefined {
+  if (pkg.ecosystem !== 'pip' || pkg.localLabel || pkg.url || !PYTORCH_INDEX_PACKAGES.has(pkg.name)) return undefined;
+  const versionOf = (release: TorchRelease): string | undefined => (pkg.name === 'torch' ? release.version : pkg.name === 'torchvision' ? release.torchvision[0] : release.torchaudio[0]);
+  const allowed = kb
+    .torchReleases()
+    .filter((release) => {
+      const version = versionOf(release);
+      return version !== undefined && (pkg.specifier === '' || satisfiesSpec(version, pkg.specifier)) && !/[a-z]/i.test(version);
+    })
+    .sort((a, b) => compareVersions(versionOf(b)!, versionOf(a)!));
+  if (allowed.length === 0 || kb.torchBuilds(allowed[0]!).has(tag)) return undefined;
+  // Name the newest release the knowledge base has verified: that one is certainly on PyPI.
+  const newest = allowed.find((release) => release.confidence !== 'unverified') ?? allowed[0]!;
+  const onIndex = allowed.find((release) => kb.torchBuilds(release).has(tag));
+  return { newest: versionOf(newest)!, release: newest, ...(onIndex ? { newestOnIndex: versionOf(onIndex)! } : {}) };
+}
+
+function satisfiesSpec(version: string, specifier: string): boolean {
+  try {
+    return satisfies(version, specifier.replace(/\s+/g, ''));
+  } catch {
+    return false;
+  }
+}
+
+function compareVersions(a: string, b: string): number {
+  return compareDotted(a, b);
 }

@@ -38,12 +38,15 @@ export interface Unit {
 
 const NO_INDEXES: readonly IndexFact[] = [];
 
+/** Paths that hold an installed Python environment: a conda prefix, a virtualenv, site-packages, a pip --prefix. */
+const ENVIRONMENT = /(?:conda|mamba|venv|virtualenv|site-packages|dist-packages|\/\.local\b|^\/install\b|^\/usr\/local\/?(?:lib\/?)?$|\/python\d(?:\.\d+)?\b)/i;
+
 /** Which claims may set the target, strongest tier first; index URLs only ever get compared. */
 const TIERS: readonly (readonly ClaimKind[])[] = [
   ['image', 'env'],
   ['conda', 'conda-build', 'conda-channel', 'apt'],
   ['wheel-tag', 'wheel-url', 'implied'],
-  ['nvidia-wheel', 'cupy', 'jax', 'tensorflow'],
+  ['nvidia-wheel', 'cupy', 'jax', 'tensorflow', 'library'],
 ];
 
 /** Units of `files`, which must include every file linked to or from one of them. */
@@ -210,6 +213,36 @@ class DockerfileIndex {
     return picked.sort((a, b) => a - b).map((i) => this.claims[i]!);
   }
 
+  /**
+   * The install contexts whose results a stage copies in: `COPY --from=build /opt/conda /opt/conda` (an environment:
+   * a conda prefix, a virtualenv, site-packages, a pip --prefix or --user directory) brings everything `build` and
+   * the stages it builds on installed, and what they copied in themselves.
+   */
+  copiedContexts(stage: number): InstallContext[] {
+    const out: InstallContext[] = [];
+    const visited = new Set<number>([stage]);
+    const visit = (at: number): void => {
+      for (const copy of this.file.copies) {
+        if (copy.stage !== at || copy.fromStage === undefined || !copy.sources.some((source) => ENVIRONMENT.test(source.path))) continue;
+        const from = this.stageNamed(copy.fromStage);
+        if (from === undefined || from >= at) continue;
+        for (let chain: number | undefined = from; chain !== undefined && !visited.has(chain); chain = this.tree.parent(chain)) {
+          visited.add(chain);
+          out.push(...(this.contextsByStage.get(chain) ?? []));
+          visit(chain);
+        }
+      }
+    };
+    visit(stage);
+    return out;
+  }
+
+  private stageNamed(name: string): number | undefined {
+    if (/^\d+$/.test(name)) return Number(name);
+    const lower = name.toLowerCase();
+    return this.file.stages.find((stage) => stage.name?.toLowerCase() === lower)?.index;
+  }
+
   /** Packages installed by these contexts, in file order. */
   packagesOf(contexts: readonly InstallContext[]): PackageFact[] {
     const picked: number[] = [];
@@ -222,7 +255,7 @@ function dockerStageUnit(index: DockerfileIndex, stage: number, links: ReadonlyM
   const file = index.file;
   const name = file.stages[stage]?.name;
   const label = `${file.path} stage ${name ? `"${name}"` : stage + 1}`;
-  const contexts = index.contextsByStage.get(stage) ?? [];
+  const contexts = [...(index.contextsByStage.get(stage) ?? []), ...index.copiedContexts(stage)];
   const invocations: Invocation[] = [];
   const seen = new Set([file]);
   const linkedFiles: ParsedFile[] = [];

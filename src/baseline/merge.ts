@@ -76,6 +76,7 @@ export function mergeBaselines(layers: readonly Layer[]): MergedBaseline {
     if (next.waivers.length) result = { ...result, waivers: [...result.waivers, ...next.waivers.map((waiver) => ({ ...waiver, file: layer.loaded.source.path }))] };
     if (file.migration?.pullRequests !== undefined) result = { ...result, migration: { pullRequests: next.migration.pullRequests } };
     if (file.sweep?.issues !== undefined) result = { ...result, sweep: { issues: next.sweep.issues } };
+    if (file.files) result = { ...result, files: { include: [...new Set([...result.files.include, ...next.files.include])], exclude: [...new Set([...result.files.exclude, ...next.files.exclude])] } };
     locked = new Set([...locked, ...next.locked]);
     if (next.locked.length) result = { ...result, locked: [...locked] };
   }

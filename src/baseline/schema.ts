@@ -43,6 +43,12 @@ export const BaselineFile = z.strictObject({
       pullRequests: z.boolean().optional().describe('Open one migration pull request per repository whose default branch no longer conforms (off by default)'),
     })
     .optional(),
+  files: z
+    .strictObject({
+      include: z.array(z.string().min(1)).optional().describe('More files to check, as gitignore-style patterns from the repository root; their kind is read from their content'),
+      exclude: z.array(z.string().min(1)).optional().describe('Files not to check, as gitignore-style patterns from the repository root (added to .gitignore)'),
+    })
+    .optional(),
   sweep: z
     .strictObject({
       issues: z.enum(['none', 'repository', 'dashboard']).optional().describe('Keep a "CUDA compliance" issue per repository, one dashboard issue in the config repository, or none (default)'),
@@ -66,6 +72,8 @@ export interface Baseline {
   readonly waivers: readonly Waiver[];
   readonly migration: { readonly pullRequests: boolean };
   readonly sweep: { readonly issues: 'none' | 'repository' | 'dashboard' };
+  /** gitignore-style patterns: files to check beyond the names we know, and files not to check. */
+  readonly files: { readonly include: readonly string[]; readonly exclude: readonly string[] };
 }
 
 export interface Waiver {
@@ -94,6 +102,7 @@ export const EMPTY_BASELINE: Baseline = {
   waivers: [],
   migration: { pullRequests: false },
   sweep: { issues: 'none' },
+  files: { include: [], exclude: [] },
 };
 
 export function resolveBaseline(file: BaselineFile): Baseline {
@@ -120,5 +129,6 @@ export function resolveBaseline(file: BaselineFile): Baseline {
     waivers: (file.waivers ?? []).map((waiver, index) => ({ ...waiver, index })),
     migration: { pullRequests: file.migration?.pullRequests ?? false },
     sweep: { issues: file.sweep?.issues ?? 'none' },
+    files: { include: file.files?.include ?? [], exclude: file.files?.exclude ?? [] },
   };
 }

@@ -1,8 +1,9 @@
-import { closeSync, fstatSync, lstatSync, openSync, readdirSync, readSync, realpathSync, statSync, type Dirent } from 'node:fs';
+import { closeSync, fstatSync, lstatSync, openSync, readdirSync, readFileSync, readSync, realpathSync, statSync, type Dirent } from 'node:fs';
+import ignore, { type Ignore } from 'ignore';
 import { join, relative, resolve, sep } from 'node:path';
-import type { ParsedFile } from '../facts.js';
-import { classifyPath } from '../parsers/index.js';
-import { listed, readRepository, type RepositoryReader } from '../reader.js';
+import type { FileKind, ParsedFile } from '../facts.js';
+import { classifyPath, condaByContent, looksLikeConda } from '../parsers/index.js';
+import { listed, readRepository, sourceOf, type RepositoryReader } from '../reader.js';
 
 export const MAX_FILE_BYTES = 1024 * 1024;
 const SKIP_DIRS = new Set(['.git', 'node_modules', '.hg', '.svn', '.venv', 'venv', '__pycache__', '.tox', '.mypy_cache', 'dist', 'build', 'site-packages']);
@@ -27,40 +28,103 @@ export function toRepoPath(root: string, absolute: string): string | undefined {
 export interface Walked {
   /** Checkable files, in walk order (directories sorted by name). */
   readonly paths: readonly string[];
+  /** The kind of each path, by name or (for YAML files in environment folders) by content; none: read the content. */
+  readonly kinds: ReadonlyMap<string, FileKind>;
   /** Inputs that do not exist inside the root. */
   readonly missing: string[];
   /** Paths reached without passing a symbolic link: their real path is the root's real path joined with them. */
   readonly plain: ReadonlySet<string>;
 }
 
-/** Walk files and directories (skipping VCS, dependency and build folders), returning checkable paths. */
-export function walk(root: string, inputs: readonly string[]): Walked {
+/** What the walk leaves out and adds, beside its file names: `.gitignore` files and the baseline's `files`. */
+export interface WalkFilters {
+  /** gitignore-style patterns of more files to check (their kind is read from their content). */
+  readonly include?: readonly string[];
+  /** gitignore-style patterns of files not to check. */
+  readonly exclude?: readonly string[];
+  /** Respect the `.gitignore` files of the checkout (default true). */
+  readonly gitignore?: boolean;
+}
+
+/** The `.gitignore` rules in force in a directory: each file's rules, with the directory they are relative to. */
+type IgnoreLevels = readonly { readonly base: string; readonly rules: Ignore }[];
+
+function ignoredBy(levels: IgnoreLevels, repoPath: string, directory: boolean): boolean {
+  for (const level of levels) {
+    if (level.base !== '' && !repoPath.startsWith(`${level.base}/`)) continue;
+    const relative = level.base === '' ? repoPath : repoPath.slice(level.base.length + 1);
+    if (level.rules.ignores(directory ? `${relative}/` : relative)) return true;
+  }
+  return false;
+}
+
+/** The rules of `<directory>/.gitignore` added to `levels` (when there is one). */
+function withGitignore(levels: IgnoreLevels, absoluteDirectory: string, repoDirectory: string): IgnoreLevels {
+  let text: string;
+  try {
+    text = readFileSync(join(absoluteDirectory, '.gitignore'), 'utf8');
+  } catch {
+    return levels;
+  }
+  return [...levels, { base: repoDirectory, rules: ignore().add(text) }];
+}
+
+/**
+ * Walk files and directories, returning checkable paths: files named as Dockerfiles, requirements or conda files
+ * (YAML files in environment folders by content) and files the baseline's `files.include` names. Skipped: VCS,
+ * dependency and build folders, what `.gitignore` files ignore, and `files.exclude`. A file named on the command
+ * line is always checked.
+ */
+export function walk(root: string, inputs: readonly string[], filters: WalkFilters = {}): Walked {
   const paths = new Set<string>();
   const plain = new Set<string>();
+  const kinds = new Map<string, FileKind>();
   const missing: string[] = [];
   const realRoot = realpathSync.native(root);
-  const add = (repoPath: string, viaLink: boolean): void => {
+  const gitignore = filters.gitignore ?? true;
+  const excluded = filters.exclude?.length ? ignore().add([...filters.exclude]) : undefined;
+  const included = filters.include?.length ? ignore().add([...filters.include]) : undefined;
+  const add = (repoPath: string, viaLink: boolean, kind: FileKind | undefined): void => {
     paths.add(repoPath);
+    if (kind) kinds.set(repoPath, kind);
     if (!viaLink) plain.add(repoPath);
   };
+  /** A file's kind by name, or for a YAML file that may be an environment, by its first 64 KiB. */
+  const kindOf = (absolute: string, repoPath: string): FileKind | undefined => classifyPath(repoPath) ?? (condaByContent(repoPath) && condaInside(absolute) ? 'conda' : undefined);
+  const skipped = (levels: IgnoreLevels, repoPath: string, directory: boolean): boolean => (excluded?.ignores(directory ? `${repoPath}/` : repoPath) ?? false) || (gitignore && ignoredBy(levels, repoPath, directory));
+  /** A file found while walking: by its name, or because files.include names it (then its content decides). */
+  const found = (absolute: string, repoPath: string, viaLink: boolean, levels: IgnoreLevels): void => {
+    if (skipped(levels, repoPath, false)) return;
+    const kind = kindOf(absolute, repoPath);
+    if (kind || included?.ignores(repoPath)) add(repoPath, viaLink, kind);
+  };
   /** An entry found while walking: its type comes with the directory listing, so most need no lstat. */
-  const visitEntry = (directory: string, repoDirectory: string, entry: Dirent, viaLink: boolean): void => {
+  const visitEntry = (directory: string, repoDirectory: string, entry: Dirent, viaLink: boolean, levels: IgnoreLevels): void => {
     const absolute = join(directory, entry.name);
     const repoPath = repoDirectory === '' ? entry.name : `${repoDirectory}/${entry.name}`;
     if (entry.isSymbolicLink()) return; // never follow links found while walking
     if (entry.isDirectory()) {
-      if (!SKIP_DIRS.has(entry.name)) visitDirectory(absolute, repoPath, viaLink);
+      if (!SKIP_DIRS.has(entry.name) && !skipped(levels, repoPath, true)) visitDirectory(absolute, repoPath, viaLink, levels);
     } else if (entry.isFile()) {
-      if (classifyPath(repoPath)) add(repoPath, viaLink);
+      found(absolute, repoPath, viaLink, levels);
     } else if (!entry.isBlockDevice() && !entry.isCharacterDevice() && !entry.isFIFO() && !entry.isSocket()) {
-      visit(absolute, false, viaLink); // a file system that does not report types
+      visit(absolute, false, viaLink, levels); // a file system that does not report types
     }
   };
-  const visitDirectory = (absolute: string, repoPath: string, viaLink: boolean): void => {
+  const visitDirectory = (absolute: string, repoPath: string, viaLink: boolean, outer: IgnoreLevels): void => {
     const entries = readdirSync(absolute, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    for (const entry of entries) visitEntry(absolute, repoPath, entry, viaLink);
+    const levels = gitignore && entries.some((entry) => entry.name === '.gitignore') ? withGitignore(outer, absolute, repoPath) : outer;
+    for (const entry of entries) visitEntry(absolute, repoPath, entry, viaLink, levels);
   };
-  const visit = (absolute: string, explicit: boolean, viaLink: boolean): void => {
+  /** The .gitignore rules of the directories from the root down to (not including) `repoPath`'s own. */
+  const levelsAbove = (repoPath: string): IgnoreLevels => {
+    if (!gitignore) return [];
+    let levels: IgnoreLevels = withGitignore([], root, '');
+    const parts = repoPath.split('/').slice(0, -1);
+    for (let i = 1; i <= parts.length; i++) levels = withGitignore(levels, join(root, ...parts.slice(0, i)), parts.slice(0, i).join('/'));
+    return levels;
+  };
+  const visit = (absolute: string, explicit: boolean, viaLink: boolean, levels?: IgnoreLevels): void => {
     let stats;
     try {
       stats = lstatSync(absolute);
@@ -80,13 +144,16 @@ export function walk(root: string, inputs: readonly string[]): Walked {
     if (stats.isDirectory()) {
       const name = absolute.split(sep).pop() ?? '';
       if (!explicit && SKIP_DIRS.has(name)) return;
-      visitDirectory(absolute, repoPath, linked);
+      visitDirectory(absolute, repoPath, linked, levels ?? (repoPath === '' ? [] : levelsAbove(`${repoPath}/x`).filter((level) => level.base !== repoPath)));
       return;
     }
-    if (stats.isFile() && (explicit || classifyPath(repoPath))) add(repoPath, linked);
+    if (!stats.isFile()) return;
+    // A file named on the command line is always checked: by its name, or else by its content.
+    if (explicit) add(repoPath, linked, kindOf(absolute, repoPath));
+    else found(absolute, repoPath, linked, levels ?? []);
   };
   for (const input of inputs) visit(resolve(root, input), true, false);
-  return { paths: [...paths], missing, plain };
+  return { paths: [...paths], kinds, missing, plain };
 }
 
 /**
@@ -103,7 +170,11 @@ export function diskReader(root: string, skipped: Skipped[], walked?: Pick<Walke
   return {
     read(path, kind) {
       const text = readInside(realRoot, root, path, plain.has(path), skipped);
-      return text === undefined ? undefined : { path, kind, text };
+      if (text === undefined) return undefined;
+      const source = sourceOf(path, text, kind);
+      if (typeof source !== 'string') return source;
+      skipped.push({ path, reason: source });
+      return undefined;
     },
     isFile: (path) => files.has(path) || isFile(root, path),
   };
@@ -117,6 +188,21 @@ export function loadFiles(root: string, paths: readonly string[], followLinks = 
   const skipped: Skipped[] = [];
   const files = [...readRepository(listed(paths), diskReader(root, skipped, walked), followLinks)].map((file) => file.parsed);
   return { files, skipped };
+}
+
+/** Whether the first 64 KiB of a file read as a conda environment (a YAML file in an environment folder, say). */
+function condaInside(absolute: string): boolean {
+  let fd: number | undefined;
+  try {
+    fd = openSync(absolute, 'r');
+    const buffer = Buffer.allocUnsafe(64 * 1024);
+    const read = readSync(fd, buffer, 0, buffer.length, 0);
+    return looksLikeConda(decoder.decode(buffer.subarray(0, read)));
+  } catch {
+    return false;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
 }
 
 function isFile(root: string, path: string): boolean {

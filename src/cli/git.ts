@@ -2,8 +2,15 @@ import { execFileSync } from 'node:child_process';
 
 export class GitError extends Error {}
 
-/** Files changed since REF (committed, staged, unstaged and untracked), relative to `cwd`. */
-export function changedSince(cwd: string, ref: string): string[] {
+export interface Changes {
+  /** Files added or changed since REF (committed, staged, unstaged and untracked), relative to `cwd`. */
+  readonly changed: readonly string[];
+  /** Files deleted since REF (a rename counts as a deletion and an addition). */
+  readonly removed: readonly string[];
+}
+
+/** What changed since REF in the working tree. */
+export function changedSince(cwd: string, ref: string): Changes {
   const run = (args: string[]): string => {
     try {
       return execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 * 1024 * 1024 });
@@ -13,7 +20,8 @@ export function changedSince(cwd: string, ref: string): string[] {
     }
   };
   run(['rev-parse', '--verify', '--quiet', `${ref}^{commit}`]);
-  const changed = run(['diff', '--name-only', '--relative', '--diff-filter=ACMRT', '-z', ref, '--']).split('\0');
+  const changed = run(['diff', '--name-only', '--relative', '--no-renames', '--diff-filter=ACMT', '-z', ref, '--']).split('\0');
+  const removed = run(['diff', '--name-only', '--relative', '--no-renames', '--diff-filter=D', '-z', ref, '--']).split('\0');
   const untracked = run(['ls-files', '--others', '--exclude-standard', '-z']).split('\0');
-  return [...new Set([...changed, ...untracked].filter(Boolean))];
+  return { changed: [...new Set([...changed, ...untracked].filter(Boolean))], removed: removed.filter(Boolean) };
 }

@@ -12,18 +12,21 @@ import { renderJson } from '../render/json.js';
 import { renderSarif } from '../render/sarif.js';
 import { renderText } from '../render/text.js';
 import { SourceText } from '../source.js';
-import { classifyPath } from '../parsers/index.js';
-import type { Listed, SourceFile } from '../reader.js';
-import { gateRepository } from '../stream.js';
+import { affectedFiles, readRepository, UNKNOWN_KIND, type Listed, type RepositoryReader, type SourceFile } from '../reader.js';
+import type { FileKind } from '../facts.js';
+import { gateRepository, type RepositoryCheck } from '../stream.js';
+import { gate, type GateOptions } from '../gate.js';
+import type { Baseline } from '../baseline/schema.js';
+import type { KnowledgeBase } from '../knowledge/index.js';
 import { RULE_IDS, RULES } from '../../rules/index.js';
-import { diskReader, loadFiles, walk, type Loaded, type Skipped, type Walked } from './discover.js';
-import { changedSince, GitError } from './git.js';
+import { diskReader, loadFiles, toRepoPath, walk, type Loaded, type Skipped, type Walked } from './discover.js';
+import { changedSince, GitError, type Changes } from './git.js';
 import { bundledBaselinePath, packageVersion } from './package-root.js';
 
 export class UsageError extends Error {}
 
 const USAGE = `Usage:
-  cuda-gatekeeper check [PATH...] [--baseline FILE|none] [--format text|json|sarif|github] [--changed-since REF] [--fix] [--verbose] [--repository OWNER/NAME]
+  cuda-gatekeeper check [PATH...] [--baseline FILE|none] [--format text|json|sarif|github] [--changed-since REF] [--fix] [--verbose] [--repository OWNER/NAME] [--type dockerfile|requirements|conda]
   cuda-gatekeeper plan --cuda X.Y [PATH...] [--baseline FILE|none] [--format text|json] [--write]
   cuda-gatekeeper rules
   cuda-gatekeeper --version
@@ -96,18 +99,26 @@ function policyFailure(policy: LoadedBaseline, io: Io): number {
   return 2;
 }
 
-/** The files to check: the inputs walked (default: the whole checkout), or those of them changed since a commit. */
-function select(io: Io, paths: readonly string[], changed: string | undefined): Walked {
-  const inputs = paths.length > 0 ? paths : ['.'];
-  const walked = walk(io.cwd, inputs);
-  if (changed === undefined) return walked;
-  const inScope = new Set(walked.paths);
-  return { ...walked, paths: changedSince(io.cwd, changed).filter((path) => inScope.has(path)) };
+/** The files to check: the inputs walked (default: the whole checkout), with the baseline's `files` patterns. */
+function select(io: Io, paths: readonly string[], baseline: Baseline): Walked {
+  return walk(io.cwd, paths.length > 0 ? paths : ['.'], baseline.files);
 }
 
-function collect(io: Io, paths: readonly string[], changed: string | undefined): Loaded & { missing: string[] } {
-  const selected = select(io, paths, changed);
+function collect(io: Io, paths: readonly string[], baseline: Baseline): Loaded & { missing: string[] } {
+  const selected = select(io, paths, baseline);
   return { ...loadFiles(io.cwd, selected.paths, true, selected), missing: selected.missing };
+}
+
+/**
+ * `--changed-since`: every file is read, and the files joined by includes (either way) to a changed or deleted one
+ * are checked, so a changed requirements file is checked with the Dockerfile that installs it, exactly as a check
+ * of the whole checkout would check that unit.
+ */
+function checkChanges(files: readonly Listed[], reader: RepositoryReader, changes: Changes, baseline: Baseline, kb: KnowledgeBase, options: GateOptions): RepositoryCheck {
+  const read = [...readRepository(files, reader)];
+  const affected = affectedFiles(read.map((file) => file.parsed), new Set(changes.changed), new Set(changes.removed));
+  const kept = new Set(affected.map((file) => file.path));
+  return { report: gate(affected, baseline, kb, { ...options, removed: changes.removed }), sources: read.map((file) => file.source).filter((source) => kept.has(source.path)), parsedAgain: 0 };
 }
 
 function check(args: readonly string[], io: Io): number {
@@ -121,42 +132,55 @@ function check(args: readonly string[], io: Io): number {
       fix: { type: 'boolean', default: false },
       verbose: { type: 'boolean', default: false },
       repository: { type: 'string' },
+      type: { type: 'string' },
     },
   });
   const format = values.format ?? 'text';
   if (!['text', 'json', 'sarif', 'github'].includes(format)) throw new UsageError(`unknown format "${format}" (use text, json, sarif or github)`);
+  const type = fileType(values.type);
   const policy = readBaseline(values.baseline, io);
   if (policy && policy.problems.length > 0) return policyFailure(policy, io);
   const baseline = policy?.baseline ?? EMPTY_BASELINE;
   const kb = defaultKnowledgeBase();
 
-  const selected = select(io, positionals, values['changed-since']);
+  const selected = select(io, positionals, baseline);
+  const changes = values['changed-since'] === undefined ? undefined : changedSince(io.cwd, values['changed-since']);
   if (selected.missing.length > 0) throw new UsageError(`no such file or directory inside ${io.cwd}: ${selected.missing.join(', ')}`);
   // Waivers name repositories: --repository, else GitHub Actions' GITHUB_REPOSITORY, else the folder's name.
   const gateOptions = { ...(policy ? { policy } : {}), repository: values.repository ?? process.env.GITHUB_REPOSITORY ?? basename(io.cwd), today: new Date().toISOString().slice(0, 10) };
-  // The walk finds files by name; a file named on the command line is read by its extension when its name says nothing.
-  const files: Listed[] = [];
+  // The walk knows each file's kind by name (or a YAML file's by content); a file named on the command line whose
+  // name says nothing is read as --type says, or as its content says.
+  const named = new Set(positionals.map((path) => toRepoPath(io.cwd, resolve(io.cwd, path))));
+  const files: Listed[] = selected.paths.map((path) => ({ path, kind: (type && named.has(path) ? type : undefined) ?? selected.kinds.get(path) }));
   let skipped: Skipped[] = [];
-  for (const path of selected.paths) {
-    const kind = classifyPath(path) ?? (/\.ya?ml$/i.test(path) ? 'conda' : /\.(txt|in)$/i.test(path) ? 'requirements' : undefined);
-    if (kind) files.push({ path, kind });
-    else skipped.push({ path, reason: 'not a Dockerfile, requirements or conda environment file' });
-  }
-  let checked = gateRepository(files, diskReader(io.cwd, skipped, selected), baseline, kb, gateOptions);
+  const run = (list: readonly Listed[]): RepositoryCheck => {
+    const reader = diskReader(io.cwd, skipped, selected);
+    return changes ? checkChanges(list, reader, changes, baseline, kb, gateOptions) : gateRepository(list, reader, baseline, kb, gateOptions);
+  };
+  let checked = run(files);
 
   if (values.fix) {
     const fixed = applySafeFixes(io.cwd, checked.sources, checked.report);
     if (fixed > 0) {
       io.err(`cuda-gatekeeper: applied ${fixed} safe fix${fixed === 1 ? '' : 'es'}\n`);
       skipped = [];
-      checked = gateRepository(checked.sources.map((source) => ({ path: source.path, kind: source.kind })), diskReader(io.cwd, skipped, selected), baseline, kb, gateOptions);
+      checked = run(changes ? files : checked.sources.map((source) => ({ path: source.path, kind: source.kind })));
     }
   }
   const { report, sources } = checked;
 
   for (const skip of skipped) io.err(`${skip.path}: skipped: ${skip.reason}\n`);
   io.out(render(report, format, sources, values.verbose ?? false, io.color ?? false));
+  // A file named on the command line that could not be read as any kind was not checked: that is a usage error.
+  if (skipped.some((skip) => skip.reason === UNKNOWN_KIND && named.has(skip.path))) return 2;
   return report.counts.error > 0 ? 1 : 0;
+}
+
+/** `--type dockerfile|requirements|conda`: the kind of the files named on the command line. */
+function fileType(value: string | undefined): FileKind | undefined {
+  if (value === undefined) return undefined;
+  if (value === 'dockerfile' || value === 'requirements' || value === 'conda') return value;
+  throw new UsageError(`unknown --type "${value}" (use dockerfile, requirements or conda)`);
 }
 
 function render(report: Report, format: string, sources: readonly SourceFile[], verbose: boolean, color: boolean): string {
@@ -204,7 +228,7 @@ function planCommand(args: readonly string[], io: Io): number {
   if (!['text', 'json'].includes(format)) throw new UsageError(`unknown format "${format}" for plan (use text or json)`);
   const policy = readBaseline(values.baseline, io);
   if (policy && policy.problems.length > 0) return policyFailure(policy, io);
-  const loaded = collect(io, positionals, undefined);
+  const loaded = collect(io, positionals, policy?.baseline ?? EMPTY_BASELINE);
   if (loaded.missing.length > 0) throw new UsageError(`no such file or directory inside ${io.cwd}: ${loaded.missing.join(', ')}`);
   const result = plan(loaded.files, values.cuda, defaultKnowledgeBase(), policy?.baseline ?? EMPTY_BASELINE);
   io.out(format === 'json' ? `${JSON.stringify(result, null, 2)}\n` : renderPlanText(result));

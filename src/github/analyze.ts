@@ -12,7 +12,8 @@ import type { ParsedFile } from '../facts.js';
 import type { Report } from '../finding.js';
 import { gate } from '../gate.js';
 import { defaultKnowledgeBase } from '../knowledge/index.js';
-import { classifyPath } from '../parsers/index.js';
+import ignore from 'ignore';
+import { classifyPath, condaByContent, looksLikeConda } from '../parsers/index.js';
 import { affectedFiles, type Listed } from '../reader.js';
 import { resolveBaseline, type OrgConfigCache, type ResolvedBaseline } from './config.js';
 import { readCommit, type Skipped } from './files.js';
@@ -61,21 +62,25 @@ export interface AnalyzeDeps {
 }
 
 /** The CUDA-relevant part of a pull request's file list: what it adds or changes, and what it deletes. */
-export function relevantChanges(changed: readonly ChangedFile[]): { relevant: Listed[]; removed: string[]; added: Map<string, Set<number>> } {
+export function relevantChanges(changed: readonly ChangedFile[]): { relevant: Listed[]; removed: string[]; added: Map<string, Set<number>>; others: ChangedFile[] } {
   const relevant: Listed[] = [];
   const removed: string[] = [];
+  const others: ChangedFile[] = [];
   const added = new Map<string, Set<number>>();
   for (const file of changed.slice(0, MAX_CHANGED_FILES)) {
     if (file.previous_filename && file.status === 'renamed' && classifyPath(file.previous_filename)) removed.push(file.previous_filename);
     const kind = classifyPath(file.filename);
-    if (!kind) continue;
+    if (!kind) {
+      if (file.status !== 'removed') others.push(file);
+      continue;
+    }
     if (file.status === 'removed') removed.push(file.filename);
     else {
       relevant.push({ path: file.filename, kind });
       added.set(file.filename, addedLines(file.patch));
     }
   }
-  return { relevant, removed, added };
+  return { relevant, removed, added, others };
 }
 
 /** `dir` and every directory above it, the nearest first ('' is the root). */
@@ -99,15 +104,17 @@ function organisationConfig(layer: OrgLayer | undefined, cached: ReturnType<OrgC
 
 export async function analyzePull(github: GitHub, target: PullTarget, deps: AnalyzeDeps, changed: readonly ChangedFile[]): Promise<Analysis> {
   const repo = { owner: target.owner, repo: target.repo };
-  const { relevant, removed, added } = relevantChanges(changed);
+  const { relevant, removed, added, others } = relevantChanges(changed);
   const cachedOrg = deps.orgCache.get(target.installationId, target.owner);
-  if (relevant.length === 0 && removed.length === 0) {
+  // YAML files whose name only hints at an environment (env.gpu.yml, conda/environments/…): read, kept if conda.
+  const maybeConda = others.filter((file) => condaByContent(file.filename)).map((file) => file.filename);
+  if (relevant.length === 0 && removed.length === 0 && maybeConda.length === 0) {
     // Nothing CUDA-relevant changed: no file is read (the baseline only matters for files).
     const baseline = resolveBaseline(target.owner, target.repo, undefined, cachedOrg ?? null);
     return { report: gate([], baseline.baseline, defaultKnowledgeBase()), files: [], texts: new Map(), relevant: [], removed: [], skipped: [], baseline, added, requests: 0 };
   }
 
-  const paths = relevant.map((file) => file.path);
+  const paths = [...relevant.map((file) => file.path), ...maybeConda];
   const requirementsLike = [...paths.filter((path) => classifyPath(path) !== 'dockerfile'), ...removed];
   const directories = unique(requirementsLike.flatMap(ancestors)).slice(0, MAX_DIRECTORIES);
   const speculative = unique([
@@ -119,14 +126,32 @@ export async function analyzePull(github: GitHub, target: PullTarget, deps: Anal
   const org = organisationConfig(read.org, cachedOrg);
   if (read.org && read.org.state !== 'unavailable') deps.orgCache.set(target.installationId, target.owner, org.config ?? null);
   const baseline = resolveBaseline(target.owner, target.repo, read.repoConfig, org.config);
+  for (const path of maybeConda) {
+    const blob = read.blobs.get(path);
+    if (blob && 'text' in blob && blob.text !== null && looksLikeConda(blob.text)) {
+      relevant.push({ path, kind: 'conda' });
+      added.set(path, addedLines(others.find((file) => file.filename === path)?.patch));
+    }
+  }
+  // The baseline's `files` patterns: more changed files to check (their content decides the kind), and files not to.
+  const { include, exclude } = baseline.baseline.files;
+  const excluded = exclude.length ? ignore().add([...exclude]) : undefined;
+  const included = include.length ? ignore().add([...include]) : undefined;
+  for (const file of others) {
+    if (!included?.ignores(file.filename) || relevant.some((entry) => entry.path === file.filename)) continue;
+    relevant.push({ path: file.filename });
+    added.set(file.filename, addedLines(file.patch));
+  }
+  const kept = (path: string) => !excluded?.ignores(path);
 
   // Files that may include a changed or deleted one: what the listing shows, and the speculative reads that exist.
-  const given = new Set(paths);
+  const checkedRelevant = relevant.filter((file) => kept(file.path));
+  const given = new Set(checkedRelevant.map((file) => file.path));
   const includers = unique([...read.listedPaths, ...speculative.filter((path) => read.blobs.get(path))])
-    .filter((path) => !given.has(path) && classifyPath(path) !== undefined)
+    .filter((path) => !given.has(path) && classifyPath(path) !== undefined && kept(path))
     .slice(0, READ_CHUNK)
     .map((path) => ({ path, kind: classifyPath(path)! }));
-  const commit = await readCommit(github, repo, target.headSha, [...relevant, ...includers], read.blobs);
+  const commit = await readCommit(github, repo, target.headSha, [...checkedRelevant, ...includers], read.blobs);
   const parsed = commit.files.map((file) => file.parsed);
   const files = affectedFiles(parsed, given, new Set(removed));
   const checked = new Set(files.map((file) => file.path));
@@ -141,5 +166,5 @@ export async function analyzePull(github: GitHub, target: PullTarget, deps: Anal
     today: new Date().toISOString().slice(0, 10),
     removed,
   });
-  return { report, files, texts, relevant: paths, removed, skipped, baseline, read, added, ...(org.unavailable ? { unavailable: org.unavailable } : {}), requests: 1 + commit.requests };
+  return { report, files, texts, relevant: [...given], removed, skipped, baseline, read, added, ...(org.unavailable ? { unavailable: org.unavailable } : {}), requests: 1 + commit.requests };
 }

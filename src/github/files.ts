@@ -4,7 +4,7 @@
  * and did not have, and those are fetched in one request before it runs again. The last round has seen every
  * path it asked about, so an include leads to the same file it would lead to on disk.
  */
-import { readRepository, type Listed, type ReadFile, type RepositoryReader, type SourceFile } from '../reader.js';
+import { readRepository, sourceOf, type Listed, type ReadFile, type RepositoryReader, type SourceFile } from '../reader.js';
 import type { FileKind } from '../facts.js';
 import { MAX_BLOB_BYTES, READ_CHUNK, readBlobs, type BlobAnswer } from './read.js';
 import type { GitHub, RepoRef } from './types.js';
@@ -27,7 +27,7 @@ export class CommitFiles implements RepositoryReader {
     this.blobs = new Map(known);
   }
 
-  read(path: string, kind: FileKind): SourceFile | undefined {
+  read(path: string, kind: FileKind | undefined): SourceFile | undefined {
     const blob = this.blobs.get(path);
     if (blob === undefined) {
       this.wanted.add(path);
@@ -39,7 +39,12 @@ export class CommitFiles implements RepositoryReader {
       this.skipped.set(path, reason);
       return undefined;
     }
-    return { path, kind, text: (blob as { text: string }).text };
+    const source = sourceOf(path, (blob as { text: string }).text, kind);
+    if (typeof source === 'string') {
+      this.skipped.set(path, source);
+      return undefined;
+    }
+    return source;
   }
 
   isFile(path: string): boolean {

@@ -14,11 +14,12 @@ import nvidiaWheelsData from './data/nvidia-wheels.json' with { type: 'json' };
 import archsData from './data/pytorch-archs.json' with { type: 'json' };
 import pytorchData from './data/pytorch.json' with { type: 'json' };
 import tensorflowData from './data/tensorflow.json' with { type: 'json' };
+import gpuStacksData from './data/gpu-stacks.json' with { type: 'json' };
 import * as schema from './schema.js';
-import type { ArchBuild, CompanionPin, ComputeCapability, CudaRelease, DriverFloor, Gpu, NgcPytorch, Sourced, TensorflowRelease, TorchRelease } from './schema.js';
+import type { ArchBuild, CompanionPin, ComputeCapability, CudaRelease, DriverFloor, Gpu, GpuStackBuild, NgcPytorch, Sourced, TensorflowRelease, TorchRelease } from './schema.js';
 import { satisfies } from '@renovatebot/pep440';
 
-export type { ArchBuild, CompanionPin, ComputeCapability, CudaRelease, DriverFloor, Gpu, NgcPytorch, Sourced, TensorflowRelease, TorchRelease };
+export type { ArchBuild, CompanionPin, ComputeCapability, CudaRelease, DriverFloor, Gpu, GpuStackBuild, NgcPytorch, Sourced, TensorflowRelease, TorchRelease };
 
 /** Validate every data file; throws (at load, and in tests) when a file does not match its schema. */
 export function loadData() {
@@ -33,6 +34,7 @@ export function loadData() {
     tensorflow: schema.Tensorflow.parse(tensorflowData),
     cudnn: schema.Cudnn.parse(cudnnData),
     nvidiaWheels: schema.NvidiaWheels.parse(nvidiaWheelsData),
+    gpuStacks: schema.GpuStacks.parse(gpuStacksData),
   };
 }
 
@@ -319,6 +321,21 @@ export class KnowledgeBase {
 
   ngcPytorch(tag: string): NgcPytorch | undefined {
     return this.data.images.ngcPytorch.find((row) => row.tag === tag);
+  }
+
+  // ------------------------------------------------------------------ other GPU stacks
+
+  /**
+   * The CUDA major of a package's build that its name does not say: the row for this exact version (and, for rows
+   * about an extra, one of the package's extras). Undefined when no row covers it.
+   */
+  gpuStackBuild(name: string, version: string, extras: readonly string[]): GpuStackBuild | undefined {
+    return this.data.gpuStacks.builds.find((row) => row.package === name && (row.extra === undefined ? true : extras.includes(row.extra)) && safeSatisfies(publicVersion(version), row.versions));
+  }
+
+  /** Whether a package has rows that depend on an extra (so a row without the extra must not apply). */
+  gpuStackNeedsExtra(name: string): boolean {
+    return this.data.gpuStacks.builds.some((row) => row.package === name && row.extra !== undefined);
   }
 
   // ------------------------------------------------------------------ TensorFlow

@@ -56,6 +56,18 @@ export const ArchBuild = z.strictObject({
 export type ArchBuild = z.infer<typeof ArchBuild>;
 export const PyTorchArchs = z.strictObject({ description: z.string(), builds: z.array(ArchBuild) });
 
+export const GpuStackBuild = z.strictObject({
+  package: z.string(),
+  /** The extra that brings the CUDA build (`tensorflow[and-cuda]`), when it is the extra that decides. */
+  extra: z.string().optional(),
+  /** PEP 440 specifier of the versions the row covers. */
+  versions: z.string(),
+  cudaMajor: z.number().int(),
+  ...sourced,
+});
+export type GpuStackBuild = z.infer<typeof GpuStackBuild>;
+export const GpuStacks = z.strictObject({ description: z.string(), builds: z.array(GpuStackBuild) });
+
 export const CompanionPin = z.strictObject({ package: z.string(), version: z.string(), torch: z.string(), ...sourced });
 export type CompanionPin = z.infer<typeof CompanionPin>;
 export const Companions = z.strictObject({ description: z.string(), pins: z.array(CompanionPin) });

@@ -5,15 +5,56 @@ import { parseCondaEnvironment } from './conda/parse.js';
 import { parseDockerfile } from './dockerfile/parse.js';
 import { parseRequirements } from './requirements/parse.js';
 
-/** Which parser reads a path, or undefined when the file is not one we check. */
+/** Extensions that make a `Dockerfile…` name something else: documentation, scripts, data, templates. */
+const NOT_A_DOCKERFILE = /\.(?:md|rst|txt|sh|bash|ps1|py|json|ya?ml|toml|cfg|ini|lock|j2|jinja2?|tmpl|tpl|template|erb|mustache|hbs|bak|orig|swp|patch|diff)$/;
+
+/**
+ * Which parser reads a path, by its name (as Renovate and hadolint match them), or undefined when the name does
+ * not say. Dockerfiles: `Dockerfile`, `Dockerfile.gpu`, `Dockerfile-cuda`, `Dockerfile_dev`, `cuda.Dockerfile`,
+ * `backend.dockerfile`, and the same with `Containerfile`. Requirements: `requirements*.txt`/`.in`,
+ * `*-requirements.txt`, `requirements/*.txt`, `constraints*.txt`. Conda: `environment*.yml`, `conda*.yml`,
+ * `*-environment.yml`, `*.conda.yml` (and `.yaml`). Names that only hint at an environment (`env.gpu.yml`,
+ * `pytorch-env.yml`) and YAML files in environment folders are conda environments when their content says so
+ * (condaByContent); a file named on the command line is read by content (sniffKind).
+ */
 export function classifyPath(path: string): FileKind | undefined {
   const name = path.slice(path.lastIndexOf('/') + 1);
   const lower = name.toLowerCase();
-  if (/^(dockerfile|containerfile)(\..+)?$/.test(lower) || /\.(dockerfile|containerfile)$/.test(lower)) return 'dockerfile';
-  if (/^(environment|env|conda)([._-][^/]*)?\.ya?ml$/.test(lower) || /(^|[._-])(conda|environment)([._-][^/]*)?\.ya?ml$/.test(lower)) return 'conda';
-  if (/\.txt$/.test(lower) && (/requirements/.test(lower) || /(^|\/)requirements\//.test(path.toLowerCase()) || /^constraints/.test(lower))) return 'requirements';
-  if (/\.in$/.test(lower) && /requirements|constraints/.test(path.toLowerCase())) return 'requirements';
+  if ((/^(?:dockerfile|containerfile)(?:[._-].+)?$/.test(lower) && !NOT_A_DOCKERFILE.test(lower)) || /\.(?:dockerfile|containerfile)$/.test(lower)) return 'dockerfile';
+  if (/\.ya?ml$/.test(lower) && /(?:^|[._-])(?:conda|environment)(?:[._-][^/]*)?\.ya?ml$/.test(lower)) return 'conda';
+  if (/\.(?:txt|in)$/.test(lower) && (/requirements?/.test(lower) || /(^|\/)requirements\//.test(path.toLowerCase()) || /^constraints/.test(lower))) return 'requirements';
   return undefined;
+}
+
+/** Folders whose YAML files are conda environments when their content says so (RAPIDS' `conda/environments/`). */
+const CONDA_FOLDERS = /(?:^|\/)(?:\.?conda|envs?|environments?|conda-envs?)\//i;
+
+/** Names that hint at an environment without saying so: `env.yml`, `env.gpu.yml`, `pytorch-env.yaml`. */
+const ENV_NAME = /(?:^|[._-])envs?(?:[._-][^/]*)?\.ya?ml$/i;
+
+/** A YAML path that may be a conda environment: read it and ask `looksLikeConda`. */
+export function condaByContent(path: string): boolean {
+  if (!/\.ya?ml$/i.test(path) || classifyPath(path)) return false;
+  return CONDA_FOLDERS.test(path) || ENV_NAME.test(path.slice(path.lastIndexOf('/') + 1));
+}
+
+/** A conda environment file: a top-level `dependencies:` list, with `name:` or `channels:` beside it. */
+export function looksLikeConda(text: string): boolean {
+  return /^dependencies\s*:/m.test(text) && /^(?:name|channels|prefix)\s*:/m.test(text);
+}
+
+/**
+ * The kind of a file from its content, for files named on the command line whose name does not say: a
+ * Dockerfile starts (after comments and parser directives) with FROM or ARG; a conda environment has a top-level
+ * `dependencies:`; a requirements file holds only requirements, options and comments.
+ */
+export function sniffKind(text: string): FileKind | undefined {
+  const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/, 500).map((line) => line.trim()).filter((line) => line !== '' && !line.startsWith('#'));
+  if (lines.length === 0) return undefined;
+  if (/^(?:FROM|ARG)\s+\S/i.test(lines[0]!)) return 'dockerfile';
+  if (looksLikeConda(text) || /^dependencies\s*:/m.test(text)) return 'conda';
+  const requirement = /^(?:-[-a-zA-Z]|[A-Za-z0-9][A-Za-z0-9._-]*\s*(?:\[[^\]]*\])?\s*(?:[<>=!~]=?|===|;|@|$)|(?:git|hg|svn|bzr)\+|https?:\/\/|\.{1,2}\/)/;
+  return lines.every((line) => requirement.test(line)) ? 'requirements' : undefined;
 }
 
 const PARSERS: Readonly<Record<FileKind, (path: string, text: string) => ParsedFile>> = {

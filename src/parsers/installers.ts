@@ -1,7 +1,7 @@
 import { inContext, packageFact, type FactSink, type IndexKind, type InstallContext } from '../facts.js';
 import { cudaLabelFromBuild, parseMatchSpec } from './conda/match-spec.js';
 import { optionSpec, splitOption } from './pip-options.js';
-import { parsePythonRequirement } from './python-requirement.js';
+import { isLocalProject, parsePythonRequirement } from './python-requirement.js';
 import { addRequirementsContext } from './requirements/parse.js';
 import type { Command, Word } from './shell.js';
 
@@ -12,16 +12,33 @@ import type { Command, Word } from './shell.js';
 export function recordInstallCommand(sink: FactSink, command: Command, stage: number): boolean {
   const words = stripPrefixes(command);
   const program = basename(words[0]?.text ?? '');
-  if (/^pip(\d+(\.\d+)?)?$/.test(program)) return recordPip(sink, words.slice(1), stage, 'pip');
-  if (/^python(\d+(\.\d+)?)?$/.test(program)) {
-    const m = words.findIndex((word) => word.text === '-m');
-    if (m > 0 && /^pip(\d+(\.\d+)?)?$/.test(words[m + 1]?.text ?? '')) return recordPip(sink, words.slice(m + 2), stage, 'pip');
-    return false;
-  }
+  if (PIP.test(program)) return recordPip(sink, words.slice(1), stage, 'pip');
   if (program === 'uv' && words[1]?.text === 'pip') return recordPip(sink, words.slice(2), stage, 'uv');
-  if (/^(conda|mamba|micromamba)$/.test(program)) return recordConda(sink, words.slice(1), stage);
+  if (/^(conda|mamba|micromamba)$/.test(program)) {
+    // `conda run -n env pip install …` runs the rest as a command of its own.
+    if (words[1]?.text === 'run') return recordInstallCommand(sink, skipRunOptions(words.slice(2)), stage);
+    return recordConda(sink, words.slice(1), stage);
+  }
   if (/^(apt-get|apt|aptitude)$/.test(program)) return recordApt(sink, words.slice(1), stage);
+  // `<interpreter> -m pip install …`: the interpreter may be any path or variable (`${PYTHON}`, `$(which python)`,
+  // `/opt/conda/bin/python3.11`); `-m uv pip install` too.
+  const m = words.findIndex((word, i) => i > 0 && word.text === '-m');
+  if (m > 0 && words.slice(1, m).every((word) => word.text.startsWith('-'))) {
+    const module = words[m + 1]?.text ?? '';
+    if (PIP.test(module)) return recordPip(sink, words.slice(m + 2), stage, 'pip');
+    if (module === 'uv' && words[m + 2]?.text === 'pip') return recordPip(sink, words.slice(m + 3), stage, 'uv');
+  }
   return false;
+}
+
+/** `pip`, `pip3`, `pip3.11`. */
+const PIP = /^pip(\d+(\.\d+)?)?$/;
+
+/** The command after `conda run`'s own options (`-n env`, `--no-capture-output`, `-p prefix`). */
+function skipRunOptions(words: readonly Word[]): Word[] {
+  let i = 0;
+  while (i < words.length && words[i]!.text.startsWith('-')) i += /^(-n|--name|-p|--prefix|--cwd)$/.test(words[i]!.text) ? 2 : 1;
+  return words.slice(i);
 }
 
 const PREFIXES = new Set(['sudo', 'env', 'time', 'exec', 'nohup', 'command']);
@@ -84,7 +101,11 @@ function recordPip(sink: FactSink, args: readonly Word[], stage: number, tool: '
       const indexKind = INDEX_KIND[spec.role];
       if (spec.role === 'pre' && (name === '--pre' || /allow/.test(valueText))) sink.options.push({ name, span, context: context.id });
       if (indexKind) {
-        const fact = { kind: indexKind, url: valueText, urlSpan: valueSpan, span, context: context.id };
+        // uv names an index: `--index pytorch=https://download.pytorch.org/whl/cu124`.
+        const named = value && tool === 'uv' ? /^[A-Za-z0-9_.-]+=(?=[a-z][a-z0-9+.-]*:\/\/)/i.exec(valueText)?.[0].length ?? 0 : 0;
+        const url = valueText.slice(named);
+        const urlSpan = named && value ? (value.mapped.origin(valueFrom + named, value.text.length) ?? valueSpan) : valueSpan;
+        const fact = { kind: indexKind, url, urlSpan, span, context: context.id };
         sink.indexes.push(fact);
         (context.indexes as typeof fact[]).push(fact);
       } else if ((spec.role === 'requirement' || spec.role === 'constraint') && value) {
@@ -107,7 +128,7 @@ function recordPip(sink: FactSink, args: readonly Word[], stage: number, tool: '
 }
 
 function recordPipRequirement(sink: FactSink, word: Word, context: InstallContext): void {
-  if (/^(?:\.{1,2}(?:\/|$)|\/)/.test(word.text) && !/\.whl$/i.test(word.text)) return; // a local project directory
+  if (isLocalProject(word.text)) return; // a local project: its own metadata says what it installs
   if (word.unresolved) {
     sink.unresolved.push({ span: word.span, text: word.text, reason: word.unresolved });
     return;

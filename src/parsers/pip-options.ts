@@ -44,7 +44,11 @@ export const PIP_OPTIONS: ReadonlyMap<string, OptionSpec> = new Map([
     '--abi', '--only-binary', '--no-binary', '--progress-bar', '--cache-dir', '--src', '--log', '--proxy', '--retries',
     '--timeout', '--trusted-host', '--cert', '--client-cert', '--exists-action', '--global-option', '--config-settings',
     '-C', '--report', '--root-user-action', '--python', '-p', '--hash', '--use-feature', '--keyring-provider',
-    '--index-strategy', '--resolution', '--extra', '--link-mode', '--compile-bytecode', '--group', '-b', '--build',
+    '--index-strategy', '--resolution', '--extra', '--link-mode', '--group', '-b', '--build',
+    // uv pip's options that take a value (`--compile-bytecode`, `--system`, `--no-deps` are flags).
+    '--upgrade-package', '-P', '--reinstall-package', '--no-build-isolation-package', '--refresh-package', '--exclude-newer',
+    '--python-platform', '--override', '--overrides', '--build-constraint', '--build-constraints', '--config-file', '--cache-dir',
+    '--prerelease-mode', '--fork-strategy', '--only-group', '--no-group', '--dependency-metadata',
   ].map((name): [string, OptionSpec] => [name, spec('other', true)]),
 ]);
 

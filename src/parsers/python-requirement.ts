@@ -79,6 +79,21 @@ export function endsInWheel(text: string): boolean {
   return wheel.test(text);
 }
 
+/** Archives whose file name carries the version: a local file of one is a requirement, not a project. */
+const ARCHIVE = /\.(?:whl|tar\.gz|tgz|tar\.bz2|tar\.xz|zip)$/i;
+
+/**
+ * A requirement that names a local project or directory, which pip installs with whatever its own metadata asks
+ * for: `.`, `.[api]`, `./pkg`, `../lib[gpu]`, `/src/app`, `~/src`, `src/pkg`, `C:\pkg`, `file:///src/app`.
+ * A path to a wheel or an archive is not one (its name carries the version).
+ */
+export function isLocalProject(text: string): boolean {
+  const head = text.split(';')[0]!.trim().replace(/\[[^\]]*\]$/, '');
+  if (head === '' || ARCHIVE.test(head.split(/[#?]/)[0]!)) return false;
+  if (/^(?:\.{1,2}|~)(?:[/\\]|$)/.test(head) || head.startsWith('/') || /^[A-Za-z]:[\\/]/.test(head) || /^file:/i.test(head)) return true;
+  return /[/\\]/.test(head) && !/[<>=!~@:]/.test(head);
+}
+
 /**
  * Parse one PEP 508 requirement (`torch[extra]==2.3.0+cu121 ; python_version < "3.12"`), a `name @ url`
  * requirement, or a bare URL/path to a wheel. `m` holds the requirement only (options and comments removed).
@@ -216,10 +231,13 @@ function parseBareUrl(m: Mapped): RequirementResult {
   const fileName = path.slice(path.lastIndexOf('/') + 1);
   const wheel = parseWheelFileName(fileName);
   const egg = /[#&]egg=([A-Za-z0-9._-]+)/.exec(urlText)?.[1];
-  const rawName = wheel?.name ?? egg ?? fileName;
+  // A VCS URL without #egg= names the project by its repository: git+https://github.com/org/xformers.git@v0.0.23.
+  const vcs = /^(?:git|hg|svn|bzr)\+/i.test(urlText) ? /\/([A-Za-z0-9._-]+?)(?:\.git)?(?:@[^/#?]*)?(?:[#?].*)?$/.exec(urlText)?.[1] : undefined;
+  const sdist = /^([A-Za-z0-9_.]+?)-(\d[^-]*)\.(?:tar\.gz|tgz|tar\.bz2|tar\.xz|zip)$/i.exec(safeDecode(fileName));
+  const rawName = wheel?.name ?? egg ?? vcs ?? sdist?.[1] ?? fileName;
   const span = m.site(0, text.length);
   const urlSpan = m.origin(0, urlEnd) ?? m.site(0, urlEnd);
-  const version = wheel?.version;
+  const version = wheel?.version ?? sdist?.[2];
   const localLabel = version?.includes('+') ? version.slice(version.indexOf('+') + 1).toLowerCase() : undefined;
   const via = m.via(0, text.length);
   return {

@@ -61,6 +61,11 @@ export function splitCommands(script: Mapped, resolve: Resolver): Command[] {
       i++;
       continue;
     }
+    if (code === 92 && (text.charCodeAt(i + 1) === 10 || (text.charCodeAt(i + 1) === 13 && text.charCodeAt(i + 2) === 10))) {
+      // A backslash before a line break joins the lines (heredoc scripts keep them): it separates nothing.
+      i += text.charCodeAt(i + 1) === 13 ? 3 : 2;
+      continue;
+    }
     if (isOperator(code)) {
       endCommand();
       i++;
@@ -78,22 +83,24 @@ export function splitCommands(script: Mapped, resolve: Resolver): Command[] {
       skipNextWord = true;
       continue;
     }
-    const { word, next } = readWord(script, i, resolve, braces);
+    const { word, next, split } = readWord(script, i, resolve, braces);
     i = next;
     if (skipNextWord) {
       skipNextWord = false;
       continue;
     }
-    if (word) current.push(word);
+    if (word) current.push(...(split ? fieldSplit(word, split) : [word]));
   }
   endCommand();
   return commands;
 }
 
-function readWord(script: Mapped, startIndex: number, resolve: Resolver, braces: ClosingBraces): { word?: Word; next: number } {
+function readWord(script: Mapped, startIndex: number, resolve: Resolver, braces: ClosingBraces): { word?: Word; next: number; split?: [number, number][] } {
   const text = script.text;
   // Built only for words with quotes, escapes or expansions; a plain word is a slice of the script.
   let out: MappedBuilder | undefined;
+  /** Where unquoted expansions landed in the word: the shell splits their values at blanks (`pip install $PKGS`). */
+  let split: [number, number][] | undefined;
   let i = startIndex;
   let quote = 0; // the char code of the open quote, 0 outside quotes
   let unresolved: string | undefined;
@@ -116,8 +123,21 @@ function readWord(script: Mapped, startIndex: number, resolve: Resolver, braces:
       }
       if (code === 92 && i + 1 < text.length) {
         flush(i);
-        runStart = i + 1;
-        i += 2;
+        const joined = lineBreakAfter(text, i);
+        // `\` + line break is removed (a continued line); `\x` is x.
+        runStart = joined > 0 ? i + joined : i + 1;
+        i += joined > 0 ? joined : 2;
+        continue;
+      }
+      if (code === 96) {
+        // `…` command substitution: the word's value is only known when the build runs.
+        const close = text.indexOf('`', i + 1);
+        const end = close < 0 ? text.length : close + 1;
+        flush(i);
+        unresolved ??= `\`${text.slice(i + 1, close < 0 ? end : close)}\` is the output of a command, only known when the build runs`;
+        push(script.slice(i, end));
+        i = end;
+        runStart = i;
         continue;
       }
     } else if (code === quote) {
@@ -125,10 +145,11 @@ function readWord(script: Mapped, startIndex: number, resolve: Resolver, braces:
       quote = 0;
       runStart = ++i;
       continue;
-    } else if (quote === 34 && code === 92 && i + 1 < text.length && escapableInDoubleQuotes(text.charCodeAt(i + 1))) {
+    } else if (quote === 34 && code === 92 && i + 1 < text.length && (escapableInDoubleQuotes(text.charCodeAt(i + 1)) || lineBreakAfter(text, i) > 0)) {
       flush(i);
-      runStart = i + 1;
-      i += 2;
+      const joined = lineBreakAfter(text, i);
+      runStart = joined > 0 ? i + joined : i + 1;
+      i += joined > 0 ? joined : 2;
       continue;
     }
     if (code === 36 && quote !== 39) {
@@ -139,7 +160,9 @@ function readWord(script: Mapped, startIndex: number, resolve: Resolver, braces:
           unresolved ??= expansion.unresolved;
           push(script.slice(i, expansion.next));
         } else {
+          const at = out?.length ?? 0;
           push(expansion.value);
+          if (quote === 0 && /[ \t\n]/.test(expansion.value.text)) (split ??= []).push([at, at + expansion.value.length]);
         }
         i = expansion.next;
         runStart = i;
@@ -158,7 +181,24 @@ function readWord(script: Mapped, startIndex: number, resolve: Resolver, braces:
     span: script.site(startIndex, i),
     ...(unresolved ? { unresolved } : {}),
   };
-  return { word, next: i };
+  return { word, next: i, ...(split ? { split } : {}) };
+}
+
+/** A word cut at the blanks its unquoted expansions brought in (`$PKGS` = "torch==2.3.0 torchvision" is two words). */
+function fieldSplit(word: Word, ranges: readonly (readonly [number, number])[]): Word[] {
+  const text = word.text;
+  const cuts: number[] = [];
+  for (const [from, to] of ranges) for (let i = from; i < to; i++) if (text[i] === ' ' || text[i] === '\t' || text[i] === '\n') cuts.push(i);
+  const words: Word[] = [];
+  let start = 0;
+  for (const cut of [...cuts, text.length]) {
+    if (cut > start) {
+      const mapped = word.mapped.slice(start, cut);
+      words.push({ text: mapped.text, mapped, span: mapped.site(0, mapped.length), ...(word.unresolved ? { unresolved: word.unresolved } : {}) });
+    }
+    start = cut + 1;
+  }
+  return words;
 }
 
 type Expansion = { value: Mapped; next: number } | { unresolved: string; next: number };
@@ -183,32 +223,264 @@ class ClosingBraces {
   }
 }
 
+/** 2 or 3 when a backslash at `at` is followed by a line break (`\n` or `\r\n`), else 0. */
+function lineBreakAfter(text: string, at: number): number {
+  const next = text.charCodeAt(at + 1);
+  if (next === 10) return 2;
+  if (next === 13 && text.charCodeAt(at + 2) === 10) return 3;
+  return 0;
+}
+
+/** The `)` that closes the `(` at `open` (quotes and nesting followed), or -1. */
+function closingParen(text: string, open: number): number {
+  let depth = 0;
+  let quote = 0;
+  for (let i = open; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (quote !== 0) {
+      if (code === quote) quote = 0;
+      else if (code === 92 && quote === 34) i++;
+      continue;
+    }
+    if (code === 39 || code === 34) quote = code;
+    else if (code === 92) i++;
+    else if (code === 40) depth++;
+    else if (code === 41 && --depth === 0) return i;
+  }
+  return -1;
+}
+
+/** The `}` closing a `${` whose body starts at `from`, with `${…}` nested in it; -1 when there is none. */
+function closingBrace(text: string, from: number, braces: ClosingBraces): number {
+  let close = braces.after(from);
+  // A nested `${…}` (a default such as `${A:-${B}}`) closes first: take the next `}` for each one opened inside.
+  for (let open = text.indexOf('${', from); close >= 0 && open >= 0 && open < close; open = text.indexOf('${', open + 2)) close = text.indexOf('}', close + 1);
+  return close;
+}
+
+const PARAMETER = /^([A-Za-z_][A-Za-z0-9_]*)([\s\S]*)$/;
+
+/**
+ * `$NAME`, `${NAME}` and the bash parameter expansions people put in build files: defaults (`${A:-x}`, `${A-x}`,
+ * `${A:=x}`), alternatives (`${A:+x}`), prefix and suffix removal (`${A#p}`, `${A##p}`, `${A%p}`, `${A%%p}`),
+ * substitution (`${A/p/r}`, `${A//p/r}`, `${A/#p/r}`, `${A/%p/r}`), substrings (`${A:1:3}`), case (`${A^^}`) and
+ * length (`${#A}`). Each is evaluated when the value is known; otherwise the word is unresolved, with the reason,
+ * and nothing is made up from the unexpanded text. `$(…)` is a command's output: always unresolved.
+ */
 function readExpansion(script: Mapped, at: number, resolve: Resolver, braces: ClosingBraces): Expansion | undefined {
   const text = script.text;
-  let name: string;
-  let next: number;
-  let fallback: Mapped | undefined;
-  if (text[at + 1] === '{') {
-    const close = braces.after(at + 2);
-    if (close < 0) return undefined;
-    const body = text.slice(at + 2, close);
-    const match = /^([A-Za-z_][A-Za-z0-9_]*)(?::?-(.*))?$/s.exec(body);
-    if (!match) return { unresolved: `\${${body}} uses shell features that are only evaluated at build time`, next: close + 1 };
-    name = match[1]!;
-    if (match[2] !== undefined) fallback = script.slice(at + 2 + body.indexOf('-') + 1, close);
-    next = close + 1;
-  } else {
+  if (text[at + 1] === '(') {
+    const close = closingParen(text, at + 1);
+    const next = close < 0 ? text.length : close + 1;
+    const inner = text.slice(at + 2, close < 0 ? next : close).replace(/^\(|\)$/g, '');
+    return { unresolved: `$(${inner}) is the output of a command, only known when the build runs`, next };
+  }
+  if (text[at + 1] !== '{') {
     const match = /^[A-Za-z_][A-Za-z0-9_]*/.exec(text.slice(at + 1, at + 65));
     if (!match) return undefined;
-    name = match[0];
-    next = at + 1 + name.length;
+    const name = match[0];
+    const next = at + 1 + name.length;
+    const value = known(resolve, name);
+    if ('value' in value) return { value: viaArg(value.value, { name, reference: script.site(at, next) }), next };
+    return { unresolved: value.unresolved, next };
   }
+  const close = closingBrace(text, at + 2, braces);
+  if (close < 0) return undefined;
+  const next = close + 1;
+  const body = text.slice(at + 2, close);
   const reference = script.site(at, next);
+  const length = /^#([A-Za-z_][A-Za-z0-9_]*)$/.exec(body);
+  if (length) {
+    const value = known(resolve, length[1]!);
+    return 'value' in value ? { value: synthetic(String(value.value.length), reference, length[1]!), next } : { unresolved: value.unresolved, next };
+  }
+  const match = PARAMETER.exec(body);
+  if (!match) return { unresolved: `\${${body}} uses shell features that are only evaluated at build time`, next };
+  const name = match[1]!;
+  const rest = match[2]!;
+  const bodyStart = at + 2 + name.length;
+  const value = known(resolve, name);
+  const origin = { name, reference };
+  const fromValue = (mapped: Mapped): Expansion => ({ value: viaArg(mapped, origin), next });
+  if (rest === '') return 'value' in value ? fromValue(value.value) : { unresolved: value.unresolved, next };
+
+  const operator = /^(:?[-=+?])/.exec(rest)?.[1];
+  if (operator) {
+    const word = expandWord(script.slice(bodyStart + operator.length, close), resolve);
+    const colon = operator.startsWith(':');
+    const set = 'value' in value && (!colon || value.value.length > 0);
+    const kind = operator.slice(-1);
+    if (kind === '+') {
+      if (set) return 'unresolved' in word ? { unresolved: word.unresolved, next } : { value: word.value, next };
+      return 'value' in value ? { value: script.slice(close, close), next } : { unresolved: value.unresolved, next };
+    }
+    if (set) return fromValue((value as { value: Mapped }).value);
+    if (kind === '?') return { unresolved: `\${${body}} stops the build when ${name} is not set`, next };
+    // A default applies when the value is unset (or empty, with a colon), and documents what the build means when
+    // an ARG has no default (`--build-arg` not given).
+    return 'unresolved' in word ? { unresolved: word.unresolved, next } : { value: word.value, next };
+  }
+  if (!('value' in value)) return { unresolved: value.unresolved, next };
+  const current = value.value;
+  if (current.length > MAX_EVALUATED) return { unresolved: `\${${body}} is not evaluated on a value this long`, next };
+  const removal = /^(##?|%%?)([\s\S]*)$/.exec(rest);
+  if (removal) {
+    const pattern = globRegex(removal[2]!);
+    if (!pattern) return { unresolved: `\${${body}} uses a pattern that is only evaluated at build time`, next };
+    const [from, to] = removeMatch(current.text, pattern, removal[1]!);
+    return fromValue(current.slice(from, to));
+  }
+  const substitution = /^\/(\/|#|%)?((?:\\.|[^/])*)(?:\/([\s\S]*))?$/.exec(rest);
+  if (substitution) {
+    const pattern = globRegex(substitution[2]!);
+    const replacement = substitution[3] ?? '';
+    if (!pattern || replacement.includes('$')) return { unresolved: `\${${body}} uses a pattern that is only evaluated at build time`, next };
+    return { value: synthetic(substitute(current.text, pattern, replacement.replace(/\\(.)/g, '$1'), substitution[1]), reference, name), next };
+  }
+  const substring = /^:\s*(-?\d+)(?::\s*(-?\d+))?$/.exec(rest);
+  if (substring) {
+    const size = current.length;
+    const offset = Number(substring[1]);
+    const from = offset < 0 ? Math.max(0, size + offset) : Math.min(size, offset);
+    const count = substring[2] === undefined ? size - from : Number(substring[2]);
+    const to = count < 0 ? Math.max(from, size + count) : Math.min(size, from + count);
+    return fromValue(current.slice(from, to));
+  }
+  const casing = /^(\^\^?|,,?)$/.exec(rest);
+  if (casing) {
+    const op = casing[1]!;
+    const upper = op.startsWith('^');
+    const all = op.length === 2;
+    const changed = all ? (upper ? current.text.toUpperCase() : current.text.toLowerCase()) : (upper ? current.text.charAt(0).toUpperCase() : current.text.charAt(0).toLowerCase()) + current.text.slice(1);
+    return { value: synthetic(changed, reference, name), next };
+  }
+  return { unresolved: `\${${body}} uses shell features that are only evaluated at build time`, next };
+}
+
+/** Longer values are not pattern-matched (the patterns are tried at every position). */
+const MAX_EVALUATED = 4096;
+
+type Known = { readonly value: Mapped } | { readonly unresolved: string };
+
+/** What a name expands to, or why it is not known (a shell variable of the script, an ARG without default). */
+function known(resolve: Resolver, name: string): Known {
   const found = resolve(name);
-  if (found && 'value' in found && found.value.length > 0) return { value: viaArg(found.value, { name, reference }), next };
-  if (fallback) return { value: fallback, next };
-  if (found && 'unresolved' in found) return { unresolved: found.unresolved, next };
-  return { unresolved: `$${name} is not defined by an ARG or ENV in this build stage`, next };
+  if (found && 'value' in found) return { value: found.value };
+  if (found && 'unresolved' in found) return { unresolved: found.unresolved };
+  return { unresolved: `$${name} is not defined by an ARG or ENV in this build stage` };
+}
+
+/** The expansions in a word of a `${…}` (a default or alternative), without quote removal or splitting. */
+function expandWord(word: Mapped, resolve: Resolver): { value: Mapped } | { unresolved: string } {
+  const text = word.text;
+  if (!text.includes('$')) return { value: word };
+  const builder = new MappedBuilder();
+  const braces = new ClosingBraces(text);
+  let runStart = 0;
+  for (let i = 0; i < text.length; i++) {
+    if (text.charCodeAt(i) !== 36) continue;
+    const expansion = readExpansion(word, i, resolve, braces);
+    if (!expansion) continue;
+    if ('unresolved' in expansion) return { unresolved: expansion.unresolved };
+    if (i > runStart) builder.pushMapped(word.slice(runStart, i));
+    builder.pushMapped(expansion.value);
+    runStart = expansion.next;
+    i = expansion.next - 1;
+  }
+  if (runStart < text.length) builder.pushMapped(word.slice(runStart));
+  return { value: builder.build() };
+}
+
+/**
+ * Expand the `$NAME` / `${…}` references in an ARG or ENV value (Docker substitutes them, using the ARGs and ENVs
+ * defined before): `ARG BASE=nvidia/cuda:${CUDA}-devel-ubuntu${UBUNTU}`. No quote removal, no splitting.
+ */
+export function expandValue(value: Mapped, resolve: Resolver): { value: Mapped } | { unresolved: string } {
+  return expandWord(value, resolve);
+}
+
+/** Text an expansion computed (a substitution, a case change): not editable, seen at the reference. */
+function synthetic(text: string, reference: Span, name: string): Mapped {
+  const builder = new MappedBuilder();
+  if (text.length === 0) return builder.build();
+  builder.pushSegment(text, -1, reference, { name, reference });
+  return builder.build();
+}
+
+/** A shell glob (`*`, `?`, `[…]`, `\x`) as a regular expression source; undefined when it has expansions. */
+export function globRegex(pattern: string): string | undefined {
+  if (pattern.includes('$') || pattern.includes('`')) return undefined;
+  let out = '';
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i]!;
+    if (c === '\\' && i + 1 < pattern.length) out += escapeRegex(pattern[++i]!);
+    else if (c === '*') out += '[\\s\\S]*';
+    else if (c === '?') out += '[\\s\\S]';
+    else if (c === '[') {
+      const end = pattern.indexOf(']', i + 2);
+      if (end < 0) out += '\\[';
+      else {
+        const inner = pattern.slice(i + 1, end).replace(/^!/, '^').replace(/\\/g, '\\\\');
+        out += `[${inner}]`;
+        i = end;
+      }
+    } else out += escapeRegex(c);
+  }
+  return out;
+}
+
+function escapeRegex(c: string): string {
+  return /[.*+?^${}()|[\]\\/]/.test(c) ? `\\${c}` : c;
+}
+
+/** The range of `value` left after removing the shortest/longest prefix (#, ##) or suffix (%, %%) matching. */
+function removeMatch(value: string, pattern: string, op: string): [number, number] {
+  const whole = new RegExp(`^(?:${pattern})$`);
+  const size = value.length;
+  if (op === '#') {
+    for (let end = 0; end <= size; end++) if (whole.test(value.slice(0, end))) return [end, size];
+  } else if (op === '##') {
+    for (let end = size; end >= 0; end--) if (whole.test(value.slice(0, end))) return [end, size];
+  } else if (op === '%') {
+    for (let start = size; start >= 0; start--) if (whole.test(value.slice(start))) return [0, start];
+  } else {
+    for (let start = 0; start <= size; start++) if (whole.test(value.slice(start))) return [0, start];
+  }
+  return [0, size];
+}
+
+/** `${A/p/r}` (first, longest match), `${A//p/r}` (every match), `${A/#p/r}` (prefix), `${A/%p/r}` (suffix). */
+function substitute(value: string, pattern: string, replacement: string, mode: string | undefined): string {
+  if (pattern === '') return value;
+  const whole = new RegExp(`^(?:${pattern})$`);
+  const size = value.length;
+  if (mode === '#') {
+    for (let end = size; end >= 0; end--) if (whole.test(value.slice(0, end))) return replacement + value.slice(end);
+    return value;
+  }
+  if (mode === '%') {
+    for (let start = 0; start <= size; start++) if (whole.test(value.slice(start))) return value.slice(0, start) + replacement;
+    return value;
+  }
+  let out = '';
+  let i = 0;
+  let replaced = false;
+  while (i < size) {
+    let matched = -1;
+    if (!replaced || mode === '/') for (let end = size; end > i; end--) if (whole.test(value.slice(i, end))) {
+      matched = end;
+      break;
+    }
+    if (matched < 0) {
+      out += value[i];
+      i++;
+      continue;
+    }
+    out += replacement;
+    i = matched;
+    replaced = true;
+  }
+  return out;
 }
 
 function viaArg(value: Mapped, origin: ArgOrigin): Mapped {

@@ -285,3 +285,17 @@ describe('suggestions, messages, comments, fan-out', () => {
     expect(fake.checkRuns).toHaveLength(runs);
   });
 });
+
+describe('the files people name', () => {
+  it('a changed YAML file that is a conda environment by content is checked; the baseline’s files.exclude is honoured', async () => {
+    const env = 'name: gpu\nchannels:\n  - pytorch\n  - nvidia\ndependencies:\n  - pytorch=2.1.2\n  - pytorch-cuda=12.6\n';
+    const scenario = pullScenario(fake, {
+      main: { '.github/cuda-gatekeeper.yml': 'files:\n  exclude: ["vendor/"]\n' },
+      head: { 'packages/env.gpu.yml': env, 'deploy/values.yaml': 'replicas: 2\n', 'vendor/requirements.txt': 'torch==2.3.0+cu999\n' },
+      changed: ['packages/env.gpu.yml', 'deploy/values.yaml', 'vendor/requirements.txt'],
+    });
+    await receive('pull_request', scenario.payload);
+    const paths = new Set((latest(scenario).annotations as { path: string }[]).map((annotation) => annotation.path));
+    expect([...paths]).toEqual(['packages/env.gpu.yml']);
+  });
+});

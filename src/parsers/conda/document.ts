@@ -1,4 +1,4 @@
-import { isMap, isScalar, isSeq, parseDocument, type Node, type Pair } from 'yaml';
+import { isAlias, isMap, isScalar, isSeq, parseDocument, type Document, type Node, type Pair } from 'yaml';
 import type { SourceText, Span } from '../../source.js';
 import { Mapped } from '../mapped.js';
 import { scalarText } from '../yaml-text.js';
@@ -32,7 +32,10 @@ export function readCondaDocument(text: string, source: SourceText): CondaDocume
   return scanPlainConda(text) ?? readWithYaml(text, source);
 }
 
-/** The yaml-package reading: the reference for every file. */
+/** Aliases resolved per file at most this many times (YAML's "billion laughs" bound). */
+const MAX_ALIASES = 200;
+
+/** The yaml-package reading: the reference for every file. Aliases (`- *cuda`) are resolved to their anchors. */
 export function readWithYaml(text: string, source: SourceText): CondaDocument {
   const doc = parseDocument(text, { uniqueKeys: false, prettyErrors: false, strict: false, keepSourceTokens: false });
   const errors = doc.errors.map((error) => {
@@ -40,27 +43,42 @@ export function readWithYaml(text: string, source: SourceText): CondaDocument {
     const end = Math.min(Math.max(error.pos[1], start), text.length);
     return { span: { start, end }, message: `YAML: ${firstLine(error.message)}` };
   });
-  const root = doc.contents;
+  let aliases = 0;
+  /** A node, or the node its alias names; an alias that names nothing (or one too many) is a positioned error. */
+  const resolved = (node: Node | null | undefined): Node | undefined => {
+    if (!node || !isAlias(node)) return node ?? undefined;
+    const [start, end] = node.range ?? [0, 0];
+    if (++aliases > MAX_ALIASES) {
+      if (aliases === MAX_ALIASES + 1) errors.push({ span: { start, end }, message: `YAML: more than ${MAX_ALIASES} aliases; the rest are not read` });
+      return undefined;
+    }
+    const target = node.resolve(doc as Document) as Node | undefined;
+    if (!target) errors.push({ span: { start, end }, message: `YAML: the alias *${node.source} names no anchor` });
+    return target;
+  };
+  /** A scalar, through an alias: the anchor's value (findings and edits point at the anchor). */
+  const scalar = (node: Node | null | undefined): Mapped | undefined => scalarText(resolved(node), source);
+  const root = resolved(doc.contents as Node | null);
   if (!root) return { errors, root: 'empty', channels: undefined, dependencies: undefined };
   if (!isMap(root)) {
     const [start, end] = root.range ?? [0, 0];
     return { errors, root: { notMap: { start, end } }, channels: undefined, dependencies: undefined };
   }
-  const channelsNode = valueOf(root.items, 'channels');
-  const channels = channelsNode && isSeq(channelsNode) ? channelsNode.items.map((item) => scalarText(item as Node, source)) : undefined;
-  const dependenciesNode = valueOf(root.items, 'dependencies');
+  const channelsNode = resolved(valueOf(root.items, 'channels'));
+  const channels = channelsNode && isSeq(channelsNode) ? channelsNode.items.map((item) => scalar(item as Node)) : undefined;
+  const dependenciesNode = resolved(valueOf(root.items, 'dependencies'));
   let dependencies: CondaDocument['dependencies'];
   if (dependenciesNode && !isSeq(dependenciesNode)) {
     const [start, end] = dependenciesNode.range ?? [0, 0];
     dependencies = { notList: { start, end } };
   } else if (dependenciesNode) {
     dependencies = dependenciesNode.items.map((item): CondaItem => {
-      const node = item as Node;
-      if (!isMap(node)) return { kind: 'scalar', value: scalarText(node, source) };
-      const pip = valueOf(node.items, 'pip');
+      const node = resolved(item as Node);
+      if (!node || !isMap(node)) return { kind: 'scalar', value: scalar(item as Node) };
+      const pip = resolved(valueOf(node.items, 'pip'));
       if (!pip || !isSeq(pip)) return { kind: 'other' };
       const [start, end] = node.range ?? [0, 0];
-      return { kind: 'pip', span: { start, end }, entries: pip.items.map((entry) => scalarText(entry as Node, source)) };
+      return { kind: 'pip', span: { start, end }, entries: pip.items.map((entry) => scalar(entry as Node)) };
     });
   }
   return { errors, root: 'map', channels, dependencies };

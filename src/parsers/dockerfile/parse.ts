@@ -2,8 +2,9 @@ import { FactSink, type ParsedFile } from '../../facts.js';
 import { SourceText, type Span } from '../../source.js';
 import { parseImageRef } from '../image-ref.js';
 import { recordInstallCommand } from '../installers.js';
+import { PipEnv } from './pip-env.js';
 import { Mapped, MappedBuilder } from '../mapped.js';
-import { splitCommands, type Resolver, type Variable, type Word } from '../shell.js';
+import { expandValue, splitCommands, type Resolver, type Variable, type Word } from '../shell.js';
 import { findSuppressions } from '../suppressions.js';
 import { readDockerfile, type InstructionProperty, type InstructionView } from './instructions.js';
 
@@ -22,6 +23,8 @@ export function parseDockerfile(path: string, text: string): ParsedFile {
   const instructionLines: { from: number; to: number }[] = [];
   /** The ENV each stage's image carries, by stage index. */
   const stageEnvs: StageEnv[] = [];
+  /** The index settings pip and uv read from the image (ENV PIP_*, UV_*, pip config), by stage index. */
+  const pipEnvs: PipEnv[] = [];
 
   for (const instruction of instructions) {
     const span = instruction.span;
@@ -30,12 +33,15 @@ export function parseDockerfile(path: string, text: string): ParsedFile {
     try {
       switch (keyword) {
         case 'ARG':
-          recordProperties(sink, source, instruction, stage < 0 ? globalScope : stageScope, Math.max(stage, 0), 'ARG', stage < 0 ? undefined : globalScope);
+          recordProperties(sink, source, instruction, stage < 0 ? globalScope : stageScope, Math.max(stage, 0), 'ARG', stage < 0 ? undefined : globalScope, stage < 0 ? resolverFor(globalScope, globalScope, undefined) : resolverFor(stageScope, globalScope, stageEnvs[stage]?.parent));
           break;
         case 'ENV': {
           const before = sink.env.length;
-          recordProperties(sink, source, instruction, stageScope, Math.max(stage, 0), 'ENV', undefined);
-          for (const fact of sink.env.slice(before)) stageEnvs[stage]?.define(fact.key, { value: Mapped.of(fact.value, fact.valueSpan.start), defined: fact.valueSpan });
+          recordProperties(sink, source, instruction, stageScope, Math.max(stage, 0), 'ENV', undefined, resolverFor(stageScope, globalScope, stageEnvs[stage]?.parent));
+          for (const fact of sink.env.slice(before)) {
+            stageEnvs[stage]?.define(fact.key, { value: Mapped.of(fact.value, fact.valueSpan.start), defined: fact.valueSpan });
+            pipEnvs[stage]?.setFromEnv(fact.key, fact.value, fact.valueSpan, fact.span);
+          }
           break;
         }
         case 'FROM': {
@@ -46,15 +52,17 @@ export function parseDockerfile(path: string, text: string): ParsedFile {
           if (name) stageNames.set(name.toLowerCase(), stage);
           const parent = sink.images.at(-1)?.fromStage;
           stageEnvs[stage] = new StageEnv(parent === undefined ? undefined : stageEnvs[parent]);
+          pipEnvs[stage] = new PipEnv(parent === undefined ? undefined : pipEnvs[parent]);
           sink.stages.push({ index: stage, span, ...(name ? { name } : {}) });
           break;
         }
         case 'RUN':
-          recordRun(sink, source, span, Math.max(stage, 0), resolverFor(stageScope, globalScope, stageEnvs[stage]?.parent), escape);
+          recordRun(sink, source, span, Math.max(stage, 0), resolverFor(stageScope, globalScope, stageEnvs[stage]?.parent), escape, pipEnvs[stage]);
           break;
         case 'COPY':
         case 'ADD':
           recordCopy(sink, instruction, span, Math.max(stage, 0));
+          pipEnvs[stage]?.noteCopy(sink.copies.at(-1));
           break;
         default:
           break;
@@ -150,6 +158,7 @@ function recordProperties(
   stage: number,
   kind: 'ARG' | 'ENV',
   globals: Scope | undefined,
+  resolve: Resolver,
 ): void {
   for (const property of instruction.properties()) {
     const key = property.name;
@@ -160,13 +169,20 @@ function recordProperties(
       scope.set(key, global ?? { unresolved: `ARG ${key} has no default value, so it is only known at build time (--build-arg ${key}=…)` });
       continue;
     }
-    scope.set(key, { value: found.value, defined: found.span });
+    // Docker substitutes the ARGs and ENVs defined before in a value: `ARG BASE=nvidia/cuda:${CUDA}-devel`.
+    const expanded = found.value.text.includes('$') ? expandValue(found.value, resolve) : { value: found.value };
+    if ('unresolved' in expanded) {
+      scope.set(key, { unresolved: `${kind} ${key} is built from a value only known at build time: ${expanded.unresolved}` });
+      continue;
+    }
+    const value = expanded.value;
+    scope.set(key, { value, defined: found.span });
     sink.env.push({
       span: { start: property.nameSpan.start, end: found.span.end },
       stage,
       key,
-      value: found.value.text,
-      valueSpan: found.value.origin(0, found.value.length) ?? found.span,
+      value: value.text,
+      valueSpan: value.origin(0, value.length) ?? found.span,
       instruction: kind,
     });
   }
@@ -247,7 +263,7 @@ function joinContinuations(source: SourceText, start: number, end: number, escap
 
 const SCRIPT_RUNNERS = new Set(['bash', 'sh', '/bin/bash', '/bin/sh', '/usr/bin/env']);
 
-function recordRun(sink: FactSink, source: SourceText, span: Span, stage: number, resolve: Resolver, escape: string): void {
+function recordRun(sink: FactSink, source: SourceText, span: Span, stage: number, resolve: Resolver, escape: string, pip: PipEnv | undefined): void {
   const text = source.text;
   const firstLineEnd = Math.min(span.end, (text.indexOf('\n', span.start) + 1 || text.length + 1) - 1);
   const firstLine = text.slice(span.start, firstLineEnd);
@@ -273,7 +289,10 @@ function recordRun(sink: FactSink, source: SourceText, span: Span, stage: number
     for (const command of commands) {
       // RUN flags (--mount=…, --network=…) precede the command.
       const words = command[0]?.text.startsWith('--') && command === commands[0] && script === scripts[0] && !heredoc ? dropRunFlags(command) : command;
+      const before = sink.contexts.length;
+      if (pip?.configure(words)) continue;
       recordInstallCommand(sink, words, stage);
+      for (const context of sink.contexts.slice(before)) pip?.apply(sink, context, words);
     }
   }
 }

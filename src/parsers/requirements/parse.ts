@@ -2,7 +2,7 @@ import { FactSink, inContext, type IndexKind, type InstallContext, type ParsedFi
 import { SourceText, type Span } from '../../source.js';
 import { Mapped, MappedBuilder } from '../mapped.js';
 import { optionSpec, splitOption } from '../pip-options.js';
-import { parsePythonRequirement, truncate } from '../python-requirement.js';
+import { isLocalProject, parsePythonRequirement, truncate } from '../python-requirement.js';
 import { findSuppressions } from '../suppressions.js';
 
 /** Options that affect the whole pip run even when written in a requirements file. */
@@ -49,6 +49,13 @@ export function parseRequirementLine(sink: FactSink, line: Mapped, context: Inst
   const optionIndex = tokens ? tokens.findIndex((token) => token.text.startsWith('-') && token.from > 0 && /\s/.test(text[token.from - 1] ?? '')) : -1;
   const requirementEnd = optionIndex < 0 ? line.length : tokens![optionIndex]!.from;
   const requirement = line.slice(0, requirementEnd).trim();
+  // A local project (`.`, `./pkg[extra]`, `../lib`): pip installs what its own metadata asks for.
+  if (isLocalProject(requirement.text)) return;
+  if (requirement.text.includes('${')) {
+    // pip substitutes ${NAME} from the environment of the install (requirements-file-format, "Using environment variables").
+    sink.unresolved.push({ span: requirement.site(0, requirement.length), text: requirement.text, reason: `${/\$\{[^}]*\}/.exec(requirement.text)?.[0] ?? '${…}'} comes from the environment pip runs in` });
+    return;
+  }
   const result = parsePythonRequirement(requirement);
   if (!result.ok) {
     sink.problems.push({ span: result.span, message: result.message });
@@ -107,7 +114,7 @@ function parseOptions(sink: FactSink, line: Mapped, tokens: readonly Token[], co
     }
     if (spec.role === 'editable' && value) {
       const target = line.slice(value.from, value.to);
-      if (/^(?:\.|\/|[A-Za-z]:\\)/.test(value.text) && !/\.whl$/i.test(value.text)) continue; // a local project
+      if (isLocalProject(value.text)) continue; // a local project
       const result = parsePythonRequirement(target);
       if (result.ok) sink.packages.push(inContext(result.fact, context.id, 0));
     }

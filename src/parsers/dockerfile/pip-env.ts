@@ -1,0 +1,111 @@
+/**
+ * Where pip and uv look for packages besides their command line, as a Dockerfile sets it up: `ENV
+ * PIP_INDEX_URL=…` (pip reads every option from `PIP_<OPTION>`: pip.pypa.io/en/stable/topics/configuration/
+ * #environment-variables), `pip config set global.extra-index-url …` (written to the image's pip.conf), uv's
+ * `UV_INDEX_URL`, `UV_DEFAULT_INDEX`, `UV_EXTRA_INDEX_URL`, `UV_INDEX`, `UV_FIND_LINKS` and `UV_TORCH_BACKEND`
+ * (docs.astral.sh/uv/reference/environment/), and `VAR=value pip install …` for one command. An option given on
+ * the command line replaces the environment's value of that option. A pip configuration the file does not show
+ * (a copied pip.conf, PIP_CONFIG_FILE) makes the indexes unknown.
+ */
+import type { CopyFact, FactSink, IndexFact, IndexKind, InstallContext } from '../../facts.js';
+import type { Span } from '../../source.js';
+import type { Word } from '../shell.js';
+
+interface Setting {
+  readonly kind: IndexKind;
+  readonly url: string;
+  readonly urlSpan: Span;
+  readonly span: Span;
+}
+
+type Tool = 'pip' | 'uv';
+
+const PIP_VARIABLES: Readonly<Record<string, IndexKind>> = { PIP_INDEX_URL: 'index-url', PIP_EXTRA_INDEX_URL: 'extra-index-url', PIP_FIND_LINKS: 'find-links' };
+const UV_VARIABLES: Readonly<Record<string, IndexKind>> = { UV_INDEX_URL: 'index-url', UV_DEFAULT_INDEX: 'index-url', UV_EXTRA_INDEX_URL: 'extra-index-url', UV_INDEX: 'extra-index-url', UV_FIND_LINKS: 'find-links' };
+const PIP_CONFIG_KEYS: Readonly<Record<string, IndexKind>> = { 'index-url': 'index-url', 'extra-index-url': 'extra-index-url', 'find-links': 'find-links' };
+
+/** The URLs of a space-separated list, each with its span in the file. */
+function urls(value: string, valueSpan: Span, span: Span, kind: IndexKind): Setting[] {
+  const out: Setting[] = [];
+  const re = /\S+/g;
+  const offset = valueSpan.end - valueSpan.start === value.length ? valueSpan.start : -1;
+  for (let match = re.exec(value); match; match = re.exec(value)) {
+    const url = match[0].replace(/^[A-Za-z0-9_.-]+=(?=[a-z][a-z0-9+.-]*:\/\/)/i, ''); // uv: name=url
+    const start = offset >= 0 ? offset + match.index + (match[0].length - url.length) : valueSpan.start;
+    out.push({ kind, url, urlSpan: offset >= 0 ? { start, end: start + url.length } : valueSpan, span });
+  }
+  return out;
+}
+
+export class PipEnv {
+  private readonly settings: Record<Tool, Map<IndexKind, Setting[]>> = { pip: new Map(), uv: new Map() };
+  private hidden: string | undefined;
+
+  constructor(parent: PipEnv | undefined) {
+    if (!parent) return;
+    for (const tool of ['pip', 'uv'] as const) for (const [kind, list] of parent.settings[tool]) this.settings[tool].set(kind, list);
+    this.hidden = parent.hidden;
+  }
+
+  /** An ENV instruction's variable. */
+  setFromEnv(key: string, value: string, valueSpan: Span, span: Span): void {
+    if (key === 'PIP_CONFIG_FILE') this.hidden = `ENV PIP_CONFIG_FILE points pip at a configuration file (${value}) this check cannot read`;
+    const pip = PIP_VARIABLES[key];
+    if (pip) this.settings.pip.set(pip, urls(value, valueSpan, span, pip));
+    const uv = UV_VARIABLES[key];
+    if (uv) this.settings.uv.set(uv, urls(value, valueSpan, span, uv));
+    if (key === 'UV_TORCH_BACKEND' && /^(cu\d+|cpu)$/.test(value)) this.settings.uv.set('index-url', [{ kind: 'index-url', url: `https://download.pytorch.org/whl/${value}`, urlSpan: valueSpan, span }]);
+  }
+
+  /** A COPY of a pip configuration file into the image. */
+  noteCopy(copy: CopyFact | undefined): void {
+    if (!copy) return;
+    const target = copy.destination;
+    if (copy.sources.some((source) => /(^|\/)pip\.(conf|ini)$/.test(source.path)) || /(^|\/)pip\.(conf|ini)$|\/\.config\/pip\/?$|^\/etc\/pip/.test(target)) this.hidden = `a pip configuration file is copied into the image (${target}), which this check cannot read`;
+  }
+
+  /** `pip config set global.extra-index-url URL` (and `pip config --global set …`): true when the command was one. */
+  configure(command: readonly Word[]): boolean {
+    const texts = command.map((word) => word.text);
+    const pip = texts.findIndex((text) => /(^|\/)pip(\d+(\.\d+)?)?$/.test(text));
+    if (pip < 0 || texts[pip + 1] !== 'config') return false;
+    const set = texts.indexOf('set', pip + 2);
+    if (set < 0) return true;
+    const key = texts[set + 1]?.replace(/^[a-z]+\./, '');
+    const value = command[set + 2];
+    const kind = key ? PIP_CONFIG_KEYS[key] : undefined;
+    if (kind && value) {
+      const span = { start: command[0]!.span.start, end: value.span.end };
+      this.settings.pip.set(kind, urls(value.text, value.mapped.origin(0, value.text.length) ?? value.span, span, kind));
+    }
+    return true;
+  }
+
+  /**
+   * Add the environment's indexes to a context just recorded (an option on the command line replaces the
+   * environment's value of that option); `VAR=value` before the command counts for that command only.
+   */
+  apply(sink: FactSink, context: InstallContext, command: readonly Word[]): void {
+    if (context.tool !== 'pip' && context.tool !== 'uv') return;
+    const tool: Tool = context.tool;
+    const own = new Map(this.settings[tool]);
+    const variables = tool === 'pip' ? PIP_VARIABLES : UV_VARIABLES;
+    for (const word of command) {
+      const eq = word.text.indexOf('=');
+      if (eq <= 0 || !/^[A-Z_][A-Z0-9_]*$/.test(word.text.slice(0, eq))) break;
+      const kind = variables[word.text.slice(0, eq)];
+      const value = word.mapped.slice(eq + 1);
+      if (kind) own.set(kind, urls(value.text, value.origin(0, value.length) ?? word.span, word.span, kind));
+    }
+    const given = new Set(context.indexes.map((index) => index.kind));
+    for (const [kind, settings] of own) {
+      if (given.has(kind)) continue;
+      for (const setting of settings) {
+        const fact: IndexFact = { kind: setting.kind, url: setting.url, urlSpan: setting.urlSpan, span: setting.span, context: context.id };
+        sink.indexes.push(fact);
+        (context.indexes as IndexFact[]).push(fact);
+      }
+    }
+    if (this.hidden) (context as { hiddenIndexes?: string }).hiddenIndexes = this.hidden;
+  }
+}
