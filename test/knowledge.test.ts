@@ -21,14 +21,20 @@ describe('data files', () => {
     }
   });
 
-  it('marks what the research sheet calls unverified', () => {
+  it('marks what is still unverified, and no longer what the audit verified (kb-audit-2026-12 §2)', () => {
     const data = loadData();
-    const unverified = (version: string) => data.drivers.releases.find((row) => row.version === version)?.confidence;
-    expect(['13.3.0', '13.3.1', '13.4.0', '13.4.1', '13.4.2', '13.5.0'].map(unverified)).toEqual(Array(6).fill('unverified'));
+    const confidence = (version: string) => data.drivers.releases.find((row) => row.version === version)?.confidence;
+    expect(['13.4.0', '13.4.1', '13.4.2', '13.5.0', '12.8.2', '13.0.3'].map(confidence)).toEqual(Array(6).fill('unverified'));
+    // 13.3.x: installer names and NVIDIA's Triton matrix agree on 610.43.02.
+    expect(['13.3.0', '13.3.1'].map(confidence)).toEqual([undefined, undefined]);
     expect(kb.torchRelease('2.15.0')?.confidence).toBe('unverified');
-    expect(kb.gpu('B300')?.record.confidence).toBe('unverified');
-    expect(kb.gpu('GB10')?.record.confidence).toBe('unverified');
-    expect(kb.ngcPytorch('25.06-py3')?.confidence).toBe('unverified');
+    expect(kb.torchRelease('2.14.1')?.confidence).toBe('unverified');
+    // CUDA 12.9 features archive: "adds compiler target support for SM architecture 10.3 … and 12.1".
+    expect(kb.gpu('B300')?.record.confidence).toBeUndefined();
+    expect(kb.gpu('GB10')?.record.confidence).toBeUndefined();
+    // NGC 25.06: CUDA 12.9.1, torch 2.8.0a0+5228986c39 (NVIDIA's Triton matrix and runtime logs).
+    expect(kb.ngcPytorch('25.06-py3')).toMatchObject({ cuda: '12.9.1', torch: '2.8.0a0+5228986c39' });
+    expect(kb.ngcPytorch('25.06-py3')?.confidence).toBeUndefined();
   });
 });
 
@@ -133,8 +139,14 @@ describe('PyTorch wheel variants on download.pytorch.org and the PyPI build', ()
     ['2.6.0', ['0.21.0'], ['2.6.0']],
     ['2.9.1', ['0.24.1'], ['2.9.1']],
     ['2.11.0', ['0.26.0'], ['2.11.0']],
-    ['2.12.1', ['0.27.1'], []],
+    // torchaudio 2.11.0 requires torch>=2.11 and is ABI-stable (pytorch/audio#4212, #4225): the one for 2.12-2.14.
+    ['2.12.1', ['0.27.1'], ['2.11.0']],
+    ['2.14.1', ['0.29.1'], ['2.11.0']],
     ['1.10.0', ['0.11.0', '0.11.1'], ['0.10.0']],
+    // torch 1.7.0 was announced with torchvision 0.8.1 (googlecolab/colabtools#1676); 0.8.0 pairs too.
+    ['1.7.0', ['0.8.1', '0.8.0'], ['0.7.0']],
+    // The 1.8.2 LTS release (previous-versions.md, "v1.8.2 with LTS support").
+    ['1.8.2', ['0.9.2'], ['0.8.2']],
   ])('companions(%s): torchvision %j, torchaudio %j', (torch, vision, audio) => {
     expect(kb.companions(torch)).toEqual({ torchvision: vision, torchaudio: audio });
   });
@@ -142,7 +154,11 @@ describe('PyTorch wheel variants on download.pytorch.org and the PyPI build', ()
   it('holds the conda pytorch-cuda and cudatoolkit builds per release', () => {
     expect(kb.condaPytorchCudaVersions()).toEqual(['11.6', '11.7', '11.8', '12.1', '12.4']);
     expect(kb.torchRelease('2.4.1')?.condaPytorchCuda).toEqual(['11.8', '12.1', '12.4']);
-    expect(kb.torchRelease('1.11.0')?.condaCudatoolkit).toEqual(['10.2', '11.3']);
+    // Measured builds of the pytorch channel (moi90/pytorch_compute_capabilities table.md @2431f17; audit §1 row 3).
+    expect(kb.torchRelease('1.11.0')?.condaCudatoolkit).toEqual(['10.2', '11.1', '11.3', '11.5']);
+    expect(kb.torchRelease('1.10.1')?.condaCudatoolkit).toEqual(['10.2', '11.1', '11.3']);
+    expect(kb.torchRelease('1.9.0')?.condaCudatoolkit).toEqual(['10.2', '11.1']);
+    expect(kb.torchRelease('1.8.0')?.condaCudatoolkit).toEqual(['10.1', '10.2', '11.1']);
     expect(kb.data.conda.pytorchChannel.lastVersion).toBe('2.5.1');
   });
 });
@@ -256,6 +272,6 @@ describe('companion pins', () => {
 describe('citations', () => {
   it('names the source, date and confidence', () => {
     expect(cite(kb.minDriver('12.4.1')!.row)).toMatch(/^https:\/\/docs\.nvidia\.com\/.+\(retrieved 2026-\d\d-\d\d\)$/);
-    expect(cite(kb.minDriver('13.3.0')!.row)).toContain('unverified');
+    expect(cite(kb.minDriver('13.4.1')!.row)).toContain('unverified');
   });
 });

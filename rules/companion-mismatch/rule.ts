@@ -1,10 +1,11 @@
 import { projectName } from '../../src/analysis/packages.js';
+import { PYG_DOCS, torchPage } from '../../src/analysis/torch-pages.js';
 import type { Unit, UnitPackage } from '../../src/analysis/units.js';
 import type { IndexFact } from '../../src/facts.js';
 import type { Fix } from '../../src/finding.js';
 import { cite, isUnverified } from '../../src/knowledge/index.js';
 import { defineRule } from '../../src/rule.js';
-import { minorOf, publicVersion } from '../../src/versions.js';
+import { compareDotted, minorOf, publicVersion } from '../../src/versions.js';
 
 export default defineRule({
   id: 'companion-mismatch',
@@ -15,7 +16,7 @@ export default defineRule({
     companion: '{{name}} {{version}} does not belong to torch {{torch}} (it belongs to {{expected}})',
     noCompanion: '{{name}} {{version}} is installed with torch {{torch}}, for which PyTorch published no {{name}} release',
     pinnedTorch: '{{name}} {{version}} is built against torch {{expected}}, but torch {{torch}} is pinned',
-    triton: 'triton {{version}} is installed with torch {{torch}}, whose Linux wheel requires triton {{expected}}',
+    triton: 'triton {{version}} is installed with torch {{torch}}, whose Linux wheel requires triton {{expected}}{{condition}}',
     extensionBuild: '{{subject}} is built for torch {{built}}, but torch {{torch}} is pinned',
     torchPage: '{{url}} serves builds for torch {{built}}, but torch {{torch}} is pinned',
   },
@@ -40,7 +41,7 @@ export default defineRule({
             continue;
           }
           const owner = kb.torchForCompanion(name, version)[0];
-          const fix = companionFix(entry, allowed[0]!);
+          const fix = companionFix(entry, allowed[0]!, torch.pkg.localLabel);
           report({
             messageId: 'companion',
             data: { name, version, torch: torchVersion, expected: owner ? `torch ${owner.version}` : 'no torch release in the knowledge base' },
@@ -64,7 +65,22 @@ export default defineRule({
         } else if (name === 'triton' && pkg.ecosystem === 'pip') {
           const pin = kb.companionPins('triton').find((row) => row.torch === torchVersion);
           if (!pin || pin.version === version) continue;
-          report({ messageId: 'triton', data: { version, torch: torchVersion, expected: pin.version }, file, span: pkg.span, related, unverified: isUnverified(pin), help: `The torch wheel pins triton exactly (Requires-Dist), so pip either refuses the combination or replaces one of them. Source: ${cite(pin)}` });
+          // torch 2.2–2.5 pin triton only below a Python version (Requires-Dist marker): on a newer Python, or a
+          // Python we cannot see, the pin may not apply.
+          const below = pin.marker ? /python_version\s*<\s*"(\d+\.\d+)"/.exec(pin.marker)?.[1] : undefined;
+          const python = below ? unitPython(unit) : undefined;
+          if (below && python && compareDotted(python, below) >= 0) continue;
+          const condition = below && !python ? ` on Python < ${below}` : '';
+          report({
+            messageId: 'triton',
+            data: { version, torch: torchVersion, expected: pin.version, condition },
+            file,
+            span: pkg.span,
+            related,
+            unverified: isUnverified(pin),
+            ...(condition ? { severity: 'warning' as const } : {}),
+            help: `The torch wheel pins triton exactly (Requires-Dist: triton==${pin.version}; ${pin.marker ?? 'platform_system == "Linux"'}), so pip either refuses the combination or replaces one of them.${condition ? ` The pin holds only on Python < ${below}, and this unit does not say which Python it runs.` : ''} Source: ${cite(pin)}`,
+          });
         }
       }
     }
@@ -74,15 +90,6 @@ export default defineRule({
 /** Packages whose release wheels require one exact torch (companions.json). */
 const EXACT_PINS: ReadonlySet<string> = new Set(['xformers', 'torchtext', 'torchdata']);
 
-const PYG_DOCS = 'https://github.com/pyg-team/pytorch_geometric/blob/5c6461b2305ad068a6d61165b3c55852a11aaa41/docs/source/install/installation.rst';
-
-/** Find-links pages of extension builds for one torch minor: PyG, mmcv, detectron2 (with each one's docs). */
-const TORCH_PAGES: readonly { readonly pattern: RegExp; readonly source: string }[] = [
-  { pattern: /^https?:\/\/(?:data\.pyg\.org|pytorch-geometric\.com)\/whl\/torch-(\d+\.\d+)\.\d+(?:%2B|\+)(?:cu\d+|cpu)\.html$/i, source: PYG_DOCS },
-  { pattern: /^https?:\/\/download\.openmmlab\.com\/mmcv\/dist\/(?:cu\d+|cpu)\/torch(\d+\.\d+)(?:\.\d+)?\/index\.html$/i, source: 'https://github.com/open-mmlab/mmcv/blob/a8073c74bf83d62ec36a103f835faa4837fb6585/docs/en/get_started/installation.md' },
-  { pattern: /^https?:\/\/dl\.fbaipublicfiles\.com\/detectron2\/wheels\/(?:cu\d+|cpu)\/torch(\d+\.\d+)\/index\.html$/i, source: 'https://github.com/facebookresearch/detectron2/blob/640e061f^/INSTALL.md' },
-];
-
 /** A find-links page that serves builds for another torch minor than the pinned torch. */
 function checkTorchPages(unit: Unit, torch: UnitPackage, torchVersion: string, report: Report): void {
   const seen = new Set<IndexFact>();
@@ -90,9 +97,9 @@ function checkTorchPages(unit: Unit, torch: UnitPackage, torchVersion: string, r
     for (const index of invocation.indexes) {
       if (seen.has(index) || index.kind !== 'find-links') continue;
       seen.add(index);
-      for (const page of TORCH_PAGES) {
-        const built = page.pattern.exec(index.url)?.[1];
-        if (!built || built === minorOf(torchVersion)) continue;
+      const page = torchPage(index.url);
+      const built = page?.torch;
+      if (page && built && built !== minorOf(torchVersion)) {
         const file = invocation.members.find((member) => member.context.indexes.includes(index))?.file ?? unit.root;
         report({ messageId: 'torchPage', data: { url: index.url, built, torch: torchVersion }, file, span: index.span, related: [{ file: torch.file, span: torch.pkg.span, message: `torch ${torchVersion} is pinned here` }], help: `The wheels on this page are compiled against torch ${built}; with torch ${minorOf(torchVersion)} their import fails ("undefined symbol"), or pip finds none. Use the page for torch ${minorOf(torchVersion)}. Source: ${page.source}` });
       }
@@ -102,9 +109,37 @@ function checkTorchPages(unit: Unit, torch: UnitPackage, torchVersion: string, r
 
 type Report = Parameters<Parameters<typeof defineRule>[0]['check']>[0]['report'];
 
-function companionFix({ file, pkg }: UnitPackage, version: string): Fix | undefined {
+/**
+ * The companion's version for the pinned torch. A labelled companion takes torch's label too (torchvision 0.17.0+cu118
+ * beside torch 2.5.1+cu124 becomes 0.20.1+cu124): the pair is one build.
+ */
+function companionFix({ file, pkg }: UnitPackage, version: string, torchLabel: string | undefined): Fix | undefined {
   const clause = pkg.clauses[0];
   if (!clause || file.source.text.slice(clause.versionSpan.start, clause.versionSpan.end) !== clause.version) return undefined;
   const current = publicVersion(clause.version);
-  return { title: `Use ${pkg.rawName} ${version}`, safety: 'safe', edits: [{ path: file.path, range: [clause.versionSpan.start, clause.versionSpan.start + current.length], text: version }] };
+  const relabel = pkg.localLabel && torchLabel && pkg.localLabel !== torchLabel;
+  const text = relabel ? `${version}+${torchLabel}` : version;
+  const end = relabel ? clause.versionSpan.end : clause.versionSpan.start + current.length;
+  return { title: `Use ${pkg.rawName} ${text}`, safety: 'safe', edits: [{ path: file.path, range: [clause.versionSpan.start, end], text }] };
+}
+
+/**
+ * The Python a unit runs, where it says so: a conda `python=3.12` pin, or a `python:3.12-slim` base image.
+ * Returns major.minor, or undefined when the unit does not say.
+ */
+function unitPython(unit: Unit): string | undefined {
+  for (const { pkg } of unit.packages) {
+    if (pkg.ecosystem !== 'conda' || pkg.name !== 'python') continue;
+    const version = pkg.exact ?? /^\s*(?:==?|>=)?\s*(\d+\.\d+)/.exec(pkg.specifier)?.[1];
+    const minor = version ? minorOf(version) : undefined;
+    if (minor) return minor;
+  }
+  for (const file of unit.files) {
+    for (const image of file.images) {
+      if ((file === unit.root && unit.stage !== undefined && image.stage !== unit.stage) || image.unresolved || !image.tag || !/^(?:docker\.io\/)?(?:library\/)?python$/.test(`${image.registry ? `${image.registry}/` : ''}${image.repository}`)) continue;
+      const minor = /^(\d+\.\d+)/.exec(image.tag)?.[1];
+      if (minor) return minor;
+    }
+  }
+  return undefined;
 }

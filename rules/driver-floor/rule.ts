@@ -1,5 +1,6 @@
 import { claimCuda, type CudaClaim } from '../../src/analysis/claims.js';
 import type { ParsedFile } from '../../src/facts.js';
+import type { Unit } from '../../src/analysis/units.js';
 import { cite, isUnverified, type KnowledgeBase } from '../../src/knowledge/index.js';
 import { defineRule } from '../../src/rule.js';
 import { compareDotted, cudaMajor } from '../../src/versions.js';
@@ -11,8 +12,10 @@ export default defineRule({
   fix: 'none',
   messages: {
     major: '{{subject}} needs CUDA {{major}}.x, which needs NVIDIA driver >= {{floor}}; the fleet runs {{fleet}}',
+    forwardCompat: '{{subject}} needs CUDA {{cuda}}; on the fleet\'s {{fleet}} it runs only through forward compatibility ({{package}} in the image, data-center GPUs only)',
     minor: '{{subject}} targets CUDA {{cuda}}, whose full feature set needs driver >= {{needed}}; the fleet runs {{fleet}}, so it runs only under minor-version compatibility',
-    requireCuda: 'NVIDIA_REQUIRE_CUDA asks for CUDA >= {{cuda}}, which needs driver >= {{needed}}; the container runtime will refuse to start on the fleet\'s {{fleet}}',
+    requireCuda: 'NVIDIA_REQUIRE_CUDA ({{value}}) accepts no driver the fleet runs ({{fleet}}): the container runtime will refuse to start',
+    requireCudaBrand: 'NVIDIA_REQUIRE_CUDA ({{value}}) accepts the fleet\'s {{fleet}} only on {{brands}} GPUs',
     driverInImage: '{{name}} installs NVIDIA driver {{branch}} libraries into the image; they must match the host kernel driver{{fleetNote}}',
   },
   check({ units, files, kb, baseline, report }) {
@@ -21,11 +24,12 @@ export default defineRule({
     if (!fleet) return;
     const done = new Set<string>();
     for (const unit of units) {
+      const compat = compatImage(unit, kb);
       for (const claim of unit.claims) {
         if (claim.kind === 'implied' && claim.index) continue;
         const key = `${claim.file.path}#${claimCuda(claim)}`;
         if (done.has(key)) continue;
-        if (checkClaim(claim, fleet, kb, report)) done.add(key);
+        if (checkClaim(claim, fleet, compat, baseline.driver.forwardCompat, kb, report)) done.add(key);
       }
     }
     for (const file of files) checkRequireCuda(file, fleet, kb, report);
@@ -34,54 +38,117 @@ export default defineRule({
 
 type Report = Parameters<Parameters<typeof defineRule>[0]['check']>[0]['report'];
 const MVC = 'https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html';
+const FORWARD = 'https://docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html';
+const REQUIRE = 'https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/docker-specialized.html';
 
-/** Reports at most one finding for the claim; returns whether it did. */
-function checkClaim(claim: CudaClaim, fleet: string, kb: KnowledgeBase, report: Report): boolean {
+/** Whether the unit runs on an image of NVIDIA's that ships cuda-compat (nvidia/cuda, NGC): forward compatibility is possible there. */
+function compatImage(unit: Unit, kb: KnowledgeBase): boolean {
+  return unit.claims.some((claim) => claim.kind === 'image' && claim.image !== undefined && (kb.isNvidiaCuda(claim.image.registry, claim.image.repository) || (claim.image.registry === 'nvcr.io' && claim.image.repository.startsWith('nvidia/'))));
+}
+
+/**
+ * NVIDIA's three tiers (CUDA Compatibility guide): a driver at or above the claimed release's own Table 3 row runs
+ * it fully; below that but at or above the major's minor-version-compatibility floor it runs with a limited feature
+ * set (a warning); below both it does not run, unless an NVIDIA image's cuda-compat package covers the driver's
+ * branch on a data-center GPU (forward compatibility). Reports at most one finding; returns whether it did.
+ */
+function checkClaim(claim: CudaClaim, fleet: string, compat: boolean, forwardCompat: boolean | undefined, kb: KnowledgeBase, report: Report): boolean {
   const major = cudaMajor(claim.cuda);
   const floor = kb.driverFloor(major);
   if (!floor) return false;
   const cuda = claimCuda(claim);
+  const need = claim.precision === 'minor' ? kb.minDriver(claim.cuda) : undefined;
+  if (need && compareDotted(fleet, need.linux) >= 0) return false; // its own row: full support (CUDA 11.0.3 on 450.51.06)
+  const unverified = isUnverified(floor) || isUnverified(claim.record) || isUnverified(need?.row);
+  if (claim.precision !== 'minor' && compareDotted(fleet, floor.linux) >= 0) return false;
   if (compareDotted(fleet, floor.linux) < 0) {
+    // A major-only claim (cupy-cuda11x) may be the oldest minor of the major: below that one's own row it cannot run.
+    const lowest = kb.lowestDriver(major);
+    if (claim.precision !== 'minor' && lowest?.linux && compareDotted(fleet, lowest.linux) >= 0) return false;
+    const pkg = kb.forwardCompat(cuda);
+    const branch = branchOf(fleet);
+    if (compat && forwardCompat !== false && pkg && pkg.compatibleBranches.includes(branch)) {
+      report({
+        messageId: 'forwardCompat',
+        data: { subject: claim.subject, cuda, fleet, package: pkg.package },
+        file: claim.file,
+        span: claim.span,
+        severity: forwardCompat ? 'notice' : 'warning',
+        unverified: unverified || isUnverified(pkg),
+        help: `NVIDIA supports ${pkg.package} on R${pkg.compatibleBranches.filter((b) => b < branchOf(floor.linux)).join(', R')} drivers, and NVIDIA's images ship it, but only on data-center GPUs on Linux ("Forward Compatibility is applicable only for systems with: NVIDIA Data Center GPUs. Select NGC Server Ready SKUs of RTX cards. Jetson boards"). On other GPUs the container fails with CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE.${forwardCompat ? '' : ' Say which fleet this is with driver.forwardCompat: true (data-center) or false in the baseline.'} Sources: ${cite(pkg)}; ${FORWARD}`,
+      });
+      return true;
+    }
     report({
       messageId: 'major',
       data: { subject: claim.subject, major, floor: floor.linux, fleet },
       file: claim.file,
       span: claim.span,
-      unverified: isUnverified(floor) || isUnverified(claim.record),
-      help: `A driver older than ${floor.linux} cannot run any CUDA ${major}.x code: CUDA initialisation fails with "driver version is insufficient for CUDA runtime version". Upgrade the fleet driver or stay on CUDA ${major - 1}.x. Source: ${cite(floor)}`,
+      unverified,
+      help: `A driver older than ${floor.linux} runs no CUDA ${major}.x code newer than its own release: CUDA initialisation fails with "driver version is insufficient for CUDA runtime version".${compat ? ` Forward compatibility (cuda-compat) does not cover R${branch}${forwardCompat === false ? ' on this fleet' : ''}.` : ''} Upgrade the fleet driver or stay on CUDA ${major - 1}.x. Sources: ${cite(floor)}; ${MVC}`,
     });
     return true;
   }
-  if (claim.precision !== 'minor') return false;
-  const need = kb.minDriver(claim.cuda);
-  if (!need || compareDotted(fleet, need.linux) >= 0) return false;
+  if (!need) return false;
   report({
     messageId: 'minor',
     data: { subject: claim.subject, cuda, needed: need.linux, fleet },
     file: claim.file,
     span: claim.span,
     severity: 'warning',
-    unverified: isUnverified(need.row) || isUnverified(claim.record),
+    unverified,
     help: `Driver ${fleet} is a CUDA ${major}.x driver, so CUDA ${cuda} code runs under minor-version compatibility: PTX that is newer than the driver cannot be JIT-compiled, and APIs added after the driver's CUDA version fail with cudaErrorCallRequiresNewerDriver. Needed for everything: >= ${need.linux} (CUDA ${need.row.label}${need.exactRow ? '' : ', nearest published row'}). Sources: ${cite(need.row)}; ${MVC}`,
   });
   return true;
 }
 
+/** The branch of a driver version: 570 for 570.124.06. */
+function branchOf(driver: string): number {
+  return Number.parseInt(driver, 10);
+}
+
+type Verdict = 'yes' | 'no' | { readonly brands: readonly string[] };
+
+/** One comma-separated term of NVIDIA_REQUIRE_CUDA against a fleet driver: all its constraints must hold. */
+function evaluateTerm(term: string, fleet: string, kb: KnowledgeBase): Verdict {
+  const brands: string[] = [];
+  for (const constraint of term.split(',')) {
+    const match = /^(cuda|driver|brand|arch)\s*(>=|<=|==|=|<|>)\s*(\S+)$/.exec(constraint.trim());
+    if (!match) continue; // a constraint we do not model cannot make the term fail
+    const [, key, op, value] = match as unknown as [string, string, string, string];
+    if (key === 'brand') {
+      brands.push(value);
+      continue;
+    }
+    if (key === 'arch') continue;
+    // cuda: the CUDA version the host driver supports, i.e. the driver must reach that release's own row.
+    const driver = key === 'cuda' ? kb.minDriver(value)?.linux : value;
+    if (!driver) continue;
+    const order = compareDotted(fleet, driver);
+    const holds = key === 'cuda' ? (op === '>=' ? order >= 0 : op === '>' ? order > 0 : true) : op === '>=' ? order >= 0 : op === '>' ? order > 0 : op === '<' ? compareDotted(fleet, value) < 0 : op === '<=' ? compareDotted(fleet, value) <= 0 : compareDotted(fleet, value) === 0;
+    if (!holds) return 'no';
+  }
+  return brands.length ? { brands } : 'yes';
+}
+
+/**
+ * NVIDIA_REQUIRE_CUDA as the container toolkit reads it: "space-separated constraints are ORed, comma-separated
+ * constraints are ANDed" (docker-specialized.html). `cuda>=12.8 brand=tesla,driver>=535,driver<536` starts on any
+ * driver of CUDA 12.8 or newer, or on a Tesla GPU with an R535 driver.
+ */
 function checkRequireCuda(file: ParsedFile, fleet: string, kb: KnowledgeBase, report: Report): void {
+  if (file.env.some((env) => env.key === 'NVIDIA_DISABLE_REQUIRE' && /^(1|true)$/i.test(env.value))) return;
   for (const env of file.env) {
-    if (env.key !== 'NVIDIA_REQUIRE_CUDA') continue;
-    const cuda = /cuda>=(\d+\.\d+)/.exec(env.value)?.[1];
-    if (!cuda) continue;
-    const need = kb.minDriver(cuda);
-    if (!need || compareDotted(fleet, need.linux) >= 0) continue;
-    report({
-      messageId: 'requireCuda',
-      data: { cuda, needed: need.linux, fleet },
-      file,
-      span: env.span,
-      unverified: isUnverified(need.row),
-      help: `The NVIDIA container runtime compares NVIDIA_REQUIRE_CUDA with the CUDA version the host driver supports and refuses to start the container when it is older. Lower the requirement or upgrade the fleet. Source: ${cite(need.row)}; https://github.com/NVIDIA/nvidia-container-toolkit`,
-    });
+    if (env.key !== 'NVIDIA_REQUIRE_CUDA' || env.value.trim() === '') continue;
+    const verdicts = env.value.trim().split(/\s+/).map((term) => evaluateTerm(term, fleet, kb));
+    if (verdicts.includes('yes')) continue;
+    const branded = verdicts.filter((verdict): verdict is { brands: readonly string[] } => typeof verdict === 'object');
+    const value = env.value.trim().length > 80 ? `${env.value.trim().slice(0, 77)}…` : env.value.trim();
+    if (branded.length) {
+      report({ messageId: 'requireCudaBrand', data: { value, fleet, brands: [...new Set(branded.flatMap((verdict) => verdict.brands))].join(', ') }, file, span: env.span, severity: 'warning', help: `The container starts when any space-separated term holds; on the fleet's driver only terms that name a GPU brand do. Source: ${REQUIRE}` });
+      continue;
+    }
+    report({ messageId: 'requireCuda', data: { value, fleet }, file, span: env.span, help: `The NVIDIA container runtime starts a container only when one space-separated term of NVIDIA_REQUIRE_CUDA holds for the host; none does for ${fleet}. Lower the requirement or upgrade the fleet. Source: ${REQUIRE}` });
   }
 }
 

@@ -1,6 +1,6 @@
 import type { ImageFact, ParsedFile } from '../../src/facts.js';
 import type { Fix } from '../../src/finding.js';
-import { cite, latestCudaPatch, type KnowledgeBase, type NvidiaCudaTag } from '../../src/knowledge/index.js';
+import { cite, latestCudaPatch, latestImagePatch, type KnowledgeBase, type NvidiaCudaTag } from '../../src/knowledge/index.js';
 import { defineRule } from '../../src/rule.js';
 import { compareDotted, cudaMajorMinor } from '../../src/versions.js';
 
@@ -11,7 +11,8 @@ export default defineRule({
   fix: 'safe',
   messages: {
     grammar: 'nvidia/cuda has no tag "{{tag}}": tags are <major>.<minor>.<patch>-[cudnn-]<base|runtime|devel>-<os><version>',
-    shortVersion: 'nvidia/cuda has no tag "{{tag}}": since CUDA 11 every tag names the full version ({{full}})',
+    shortVersion: 'nvidia/cuda has no tag "{{tag}}": from CUDA 11.1 on every tag names the full version ({{full}})',
+    gone: 'nvidia/cuda:{{tag}} no longer exists: NVIDIA deleted the end-of-life CUDA {{version}} tags from Docker Hub',
     noRelease: 'nvidia/cuda:{{tag}} names CUDA {{cuda}}, which NVIDIA never released',
     unknownPatch: 'nvidia/cuda:{{tag}} names CUDA {{cuda}}, which is not a known release (newest {{minor}} release: {{latest}})',
     cudnnSpelling: 'nvidia/cuda tags for CUDA {{cuda}} spell cuDNN as "-{{expected}}-", not "-{{found}}-"',
@@ -47,8 +48,17 @@ function checkTag(file: ParsedFile, image: ImageFact, kb: KnowledgeBase, report:
     return;
   }
   const parts = parsed.version.split('.');
+  const deleted = kb.nvidiaCudaTagDeleted(parsed.version);
+  if (deleted && deleted.confidence !== 'unverified') {
+    // Two-part tags were the spelling up to 11.0 (10.2-cudnn7-devel-ubuntu18.04, 11.0-base): those are gone with
+    // the rest of their CUDA's tags, and the message says so rather than blaming the spelling.
+    const latest = minor ? latestImagePatch(kb, minor) : undefined;
+    const fix = latest && !kb.nvidiaCudaTagDeleted(latest) ? versionFix(file, image, parsed, latest, kb) : undefined;
+    report({ messageId: 'gone', data: { tag, version: parsed.version }, file, span: image.span, help: `${policy.text}${fix ? ` ${latest} is the last update of CUDA ${minor} and its tags remain.` : ' Move to a supported CUDA.'} Sources: ${cite(deleted)}; ${POLICY}`, ...(fix ? { fix } : {}) });
+    return;
+  }
   if (parts.length === 2 && minor) {
-    const full = latestCudaPatch(kb, minor);
+    const full = latestImagePatch(kb, minor);
     const fix = full ? versionFix(file, image, parsed, full, kb) : undefined;
     report({ messageId: 'shortVersion', data: { tag, full: full ? `e.g. ${tag.replace(parsed.version, full)}` : 'X.Y.Z' }, file, span: image.span, help: `Source: ${cite(policy)}`, ...(fix ? { fix } : {}) });
     return;
@@ -67,20 +77,16 @@ function checkTag(file: ParsedFile, image: ImageFact, kb: KnowledgeBase, report:
       report({ messageId: 'cudnnSpelling', data: { cuda: parsed.version, expected: expected.spelling, found: parsed.cudnn }, file, span: image.span, help: `cuDNN tags are -cudnn8- up to 12.2.2, -cudnn9- for 12.3.2 and version-less -cudnn- (cuDNN 9) from 12.4.1. Source: ${cite(expected.record)}`, ...(fix ? { fix } : {}) });
     }
   }
-  const deleted = kb.nvidiaCudaTagDeleted(parsed.version);
   if (deleted) {
     const latest = minor ? latestCudaPatch(kb, minor) : undefined;
     report({ messageId: 'deleted', data: { tag }, file, span: image.span, severity: 'warning', unverified: deleted.confidence === 'unverified', help: `${policy.text}${latest && latest !== parsed.version ? ` Use ${latest} or a newer, supported CUDA.` : ''} Sources: ${cite(deleted)}; ${POLICY}` });
   }
-  const os = kb.data.images.nvidiaCuda.osSuffixes.find((row) => row.os === parsed.os);
-  if (os && parsed.osVersion) {
-    const tooEarly = os.from && compareDotted(parsed.version, os.from) < 0;
-    const tooLate = os.through && compareDotted(parsed.version, os.through) > 0;
-    const ubuntu2404 = parsed.os === 'ubuntu' && parsed.osVersion === '24.04' && compareDotted(parsed.version, '12.5.1') < 0;
-    if (tooEarly || tooLate || ubuntu2404) {
-      const rule = ubuntu2404 ? 'ubuntu24.04 from 12.5.1' : tooEarly ? `${parsed.os} from ${os.from}` : `${parsed.os} up to ${os.through}`;
-      report({ messageId: 'os', data: { cuda: parsed.version, os: parsed.os, osVersion: parsed.osVersion, rule }, file, span: image.span, severity: 'warning', unverified: os.confidence === 'unverified', help: `Source: ${cite(os)}` });
-    }
+  // The row for this OS and version (NVIDIA publishes each OS version for a range of CUDA releases).
+  const os = parsed.os && parsed.osVersion ? kb.nvidiaCudaOs(parsed.os, parsed.osVersion, parsed.version) : undefined;
+  if (os && !os.published) {
+    const { row } = os;
+    const rule = row.from && compareDotted(parsed.version, row.from) < 0 ? `${parsed.os}${parsed.osVersion} from ${row.from}` : `${parsed.os}${parsed.osVersion} up to ${row.through}`;
+    report({ messageId: 'os', data: { cuda: parsed.version, os: parsed.os!, osVersion: parsed.osVersion!, rule }, file, span: image.span, severity: 'warning', unverified: row.confidence === 'unverified', help: `${row.note ? `${row.note}. ` : ''}Source: ${cite(row)}` });
   }
 }
 

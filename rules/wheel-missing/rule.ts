@@ -160,6 +160,8 @@ function checkConda(unit: Unit, kb: KnowledgeBase, report: Report): void {
       data: { version },
       file: cudatoolkit.file,
       span: cudatoolkit.pkg.span,
+      // The solver may still take a CUDA build of the same version: what it takes is not certain, so a warning.
+      severity: 'warning',
       unverified: lenient,
       help: `The pytorch channel's builds of ${version} depend on pytorch-cuda (${release.condaPytorchCuda.join(', ')}), not on cudatoolkit, so the solver may pick a CPU build or another CUDA. Replace cudatoolkit with pytorch-cuda=X.Y from the nvidia channel. Source: ${cite(release)}`,
       related: [{ file: pytorch.file, span: pytorch.pkg.span, message: `pytorch ${version} is pinned here` }],

@@ -27,7 +27,8 @@ export interface TorchBuild {
 
 const NO_BUILDS: ReadonlySet<string> = new Set();
 
-function releaseFor(kb: KnowledgeBase, pkg: PackageFact, version: string): TorchRelease | undefined {
+/** The torch release a torch, torchvision or torchaudio version belongs to. */
+export function releaseFor(kb: KnowledgeBase, pkg: PackageFact, version: string): TorchRelease | undefined {
   if (pkg.name === 'torch') return kb.torchRelease(version);
   const owners = kb.torchForCompanion(pkg.name as 'torchvision' | 'torchaudio', version);
   return owners[0];
@@ -43,6 +44,9 @@ export function resolveTorchBuild(pkg: PackageFact, indexes: readonly IndexFact[
   if (pkg.ecosystem !== 'pip' || !pkg.exact || !PYTORCH_INDEX_PACKAGES.has(pkg.name)) return undefined;
   const version = publicVersion(pkg.exact);
   const release = releaseFor(kb, pkg, version);
+  // torchaudio before 0.10 has one build for every CUDA ("Starting 0.10, torchaudio has CPU-only and CUDA-enabled
+  // binary distributions", pytorch/audio installation.rst): it claims no CUDA and no index can serve a wrong one.
+  if (!pkg.localLabel && !pkg.url && release?.torchaudioCuda === false && pkg.name === 'torchaudio') return undefined;
   // Every build has every field, in one order (one hidden class; see packageFact in facts.ts).
   const result = (f: Pick<TorchBuild, 'cpu' | 'source'> & Partial<Pick<TorchBuild, 'cuda' | 'index' | 'missing' | 'fellBackFrom'>>): TorchBuild => ({
     pkg,
@@ -144,6 +148,7 @@ export function pypiWins(pkg: PackageFact, tag: string, kb: KnowledgeBase): { re
     })
     .sort((a, b) => compareVersions(versionOf(b)!, versionOf(a)!));
   if (allowed.length === 0 || kb.torchBuilds(allowed[0]!).has(tag)) return undefined;
+  if (pkg.name === 'torchaudio' && allowed[0]!.torchaudioCuda === false) return undefined; // one build for every CUDA
   // Name the newest release the knowledge base has verified: that one is certainly on PyPI.
   const newest = allowed.find((release) => release.confidence !== 'unverified') ?? allowed[0]!;
   const onIndex = allowed.find((release) => kb.torchBuilds(release).has(tag));

@@ -53,7 +53,8 @@ export function mergeBaselines(layers: readonly Layer[]): MergedBaseline {
       provenance[key] = layer.origin;
     };
     if (file.cuda?.allowed) set('cuda.allowed', () => (result = { ...result, cuda: { allowed: next.cuda.allowed! } }), () => subsetProblem(next.cuda.allowed!, result.cuda.allowed, 'CUDA versions'));
-    if (file.driver?.minimum) set('driver.minimum', () => (result = { ...result, driver: { minimum: next.driver.minimum! } }), () => (result.driver.minimum && compareDotted(next.driver.minimum!, result.driver.minimum) > 0 ? `a newer fleet driver (${next.driver.minimum}) than ${result.driver.minimum} hides driver problems` : undefined));
+    if (file.driver?.forwardCompat !== undefined) set('driver.forwardCompat', () => (result = { ...result, driver: { ...result.driver, forwardCompat: next.driver.forwardCompat! } }), () => (result.driver.forwardCompat === false && next.driver.forwardCompat ? 'forward compatibility cannot be assumed for a fleet the organisation says is not data-center' : undefined));
+    if (file.driver?.minimum) set('driver.minimum', () => (result = { ...result, driver: { ...result.driver, minimum: next.driver.minimum! } }), () => (result.driver.minimum && compareDotted(next.driver.minimum!, result.driver.minimum) > 0 ? `a newer fleet driver (${next.driver.minimum}) than ${result.driver.minimum} hides driver problems` : undefined));
     if (file.gpus) set('gpus', () => (result = { ...result, gpus: next.gpus }), () => {
       const missing = result.gpus.filter((gpu) => !next.gpus.includes(gpu));
       return missing.length ? `it drops ${missing.join(', ')} from the fleet` : undefined;

@@ -13,7 +13,12 @@ const RuleSetting = z.union([RuleSeverity, z.strictObject({ severity: RuleSeveri
 export const BaselineFile = z.strictObject({
   _extends: z.string().min(1).optional().describe('The organisation config repository this file builds on (".github"); implied when it exists'),
   cuda: z.strictObject({ allowed: z.array(cudaMinor).optional().describe('CUDA versions (major.minor, e.g. "12.4") an image or wheel may target') }).optional(),
-  driver: z.strictObject({ minimum: driverVersion.optional().describe('Oldest NVIDIA Linux driver in the GPU fleet, e.g. "550.54.14"') }).optional(),
+  driver: z
+    .strictObject({
+      minimum: driverVersion.optional().describe('Oldest NVIDIA Linux driver in the GPU fleet, e.g. "550.54.14"'),
+      forwardCompat: z.boolean().optional().describe('true: the fleet is data-center GPUs on Linux, where an image\'s cuda-compat package runs newer CUDA on an older driver branch (forward compatibility); false: it is not'),
+    })
+    .optional(),
   gpus: z.array(z.union([z.string().min(1), z.number()]).transform(String)).optional().describe('GPU models ("A100", "H100") or compute capabilities ("8.0") in the fleet'),
   packages: z.record(z.string().min(1), z.array(z.union([z.string(), z.number()]).transform(String))).optional().describe('Allowed versions (PEP 440 versions or specifiers) per package'),
   pinning: z
@@ -62,7 +67,7 @@ export type BaselineFile = z.infer<typeof BaselineFile>;
 /** The effective policy the gate runs with: every key resolved to a value. */
 export interface Baseline {
   readonly cuda: { readonly allowed?: readonly string[] };
-  readonly driver: { readonly minimum?: string };
+  readonly driver: { readonly minimum?: string; readonly forwardCompat?: boolean };
   readonly gpus: readonly string[];
   readonly packages: Readonly<Record<string, readonly string[]>>;
   readonly pinning: { readonly python: 'exact' | 'none'; readonly images: 'tag' | 'digest' | 'none'; readonly packages: readonly string[] };
@@ -115,7 +120,7 @@ export function resolveBaseline(file: BaselineFile): Baseline {
   for (const [name, versions] of Object.entries(file.packages ?? {})) packages[name.toLowerCase().replace(/[-_.]+/g, '-')] = versions;
   return {
     cuda: file.cuda?.allowed ? { allowed: file.cuda.allowed } : {},
-    driver: file.driver?.minimum ? { minimum: file.driver.minimum } : {},
+    driver: { ...(file.driver?.minimum ? { minimum: file.driver.minimum } : {}), ...(file.driver?.forwardCompat !== undefined ? { forwardCompat: file.driver.forwardCompat } : {}) },
     gpus: file.gpus ?? [],
     packages,
     pinning: {

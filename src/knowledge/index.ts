@@ -16,10 +16,10 @@ import pytorchData from './data/pytorch.json' with { type: 'json' };
 import tensorflowData from './data/tensorflow.json' with { type: 'json' };
 import gpuStacksData from './data/gpu-stacks.json' with { type: 'json' };
 import * as schema from './schema.js';
-import type { ArchBuild, CompanionPin, ComputeCapability, CudaRelease, DriverFloor, Gpu, GpuStackBuild, NgcPytorch, Sourced, TensorflowRelease, TorchRelease } from './schema.js';
+import type { ArchBuild, CompanionPin, CompatPackage, ComputeCapability, CudaRelease, DriverFloor, Gpu, GpuStackBuild, NgcPytorch, OsSuffix, Sourced, TensorflowRelease, TorchRelease } from './schema.js';
 import { satisfies } from '@renovatebot/pep440';
 
-export type { ArchBuild, CompanionPin, ComputeCapability, CudaRelease, DriverFloor, Gpu, GpuStackBuild, NgcPytorch, Sourced, TensorflowRelease, TorchRelease };
+export type { ArchBuild, CompanionPin, CompatPackage, ComputeCapability, CudaRelease, DriverFloor, Gpu, GpuStackBuild, NgcPytorch, Sourced, TensorflowRelease, TorchRelease };
 
 /** Validate every data file; throws (at load, and in tests) when a file does not match its schema. */
 export function loadData() {
@@ -131,6 +131,13 @@ export class KnowledgeBase {
   private computeMinDriver(cuda: string): DriverNeed | undefined {
     const parsed = parseCuda(cuda);
     if (!parsed) return undefined;
+    if (parsed.patch === undefined) {
+      // `12.4`, `11.0` (a +cu110 wheel, cudatoolkit=11.0) mean the release's GA row: NVIDIA names 11.0.2 "11.0 GA"
+      // and 13.4.1 "13.4 GA"; without a GA row, the minor's first release that is not an RC or a preview.
+      const rows = this.data.drivers.releases.filter((row) => row.linux && row.version.startsWith(`${parsed.major}.${parsed.minor}.`));
+      const ga = rows.find((row) => /\bGA\b/.test(row.label)) ?? rows.find((row) => !/\b(?:RC|Preview)\b/i.test(row.label)) ?? rows[0];
+      if (ga?.linux) return { cuda, row: ga, linux: ga.linux, exactRow: true };
+    }
     const wanted = `${parsed.major}.${parsed.minor}.${parsed.patch ?? 0}`;
     const exact = this.releasesByVersion.get(wanted);
     if (exact?.linux) return { cuda, row: exact, linux: exact.linux, exactRow: true };
@@ -138,6 +145,20 @@ export class KnowledgeBase {
       .filter((row) => row.linux && row.version.startsWith(`${parsed.major}.${parsed.minor}.`) && compareDotted(row.version, wanted) <= 0)
       .at(-1);
     return sameMinor?.linux ? { cuda, row: sameMinor, linux: sameMinor.linux, exactRow: false } : undefined;
+  }
+
+  /** The oldest driver any release of a CUDA major runs on natively (11.x: 450.36.06, 11.0.1 RC). */
+  lowestDriver(major: number): CudaRelease | undefined {
+    return this.data.drivers.releases.filter((row) => row.linux && cudaMajorOf(row.version) === major).sort((a, b) => compareDotted(a.linux!, b.linux!))[0];
+  }
+
+  /**
+   * The forward-compatibility package for a CUDA major.minor (`cuda-compat-13-0`) and the driver branches NVIDIA
+   * supports it on (forward-compatibility.html, "Use the Right CUDA Forward Compatibility Package").
+   */
+  forwardCompat(cuda: string): CompatPackage | undefined {
+    const minor = parseCuda(cuda);
+    return minor ? this.data.drivers.forwardCompat.packages.find((row) => row.cuda === `${minor.major}.${minor.minor}`) : undefined;
   }
 
   /** 'no' for versions NVIDIA never released (12.7), 'yes' for known releases, else 'unknown'. */
@@ -305,6 +326,17 @@ export class KnowledgeBase {
   }
 
   /** NVIDIA deleted this nvidia/cuda version's tags under its end-of-life policy. */
+  /**
+   * The OS row of nvidia/cuda for `os` + `osVersion` (ubuntu, 22.04), and whether CUDA `version` (X.Y.Z) is
+   * inside the range NVIDIA published that OS for; undefined when no row names the OS.
+   */
+  nvidiaCudaOs(os: string, osVersion: string, version: string): { readonly row: OsSuffix; readonly published: boolean } | undefined {
+    const row = this.data.images.nvidiaCuda.osSuffixes.find((candidate) => candidate.os === os && (candidate.versions.length === 0 || candidate.versions.includes(osVersion)));
+    if (!row) return undefined;
+    const published = !(row.from && compareDotted(version, row.from) < 0) && !(row.through && compareDotted(version, row.through) > 0);
+    return { row, published };
+  }
+
   nvidiaCudaTagDeleted(version: string): Sourced | undefined {
     const deleted = this.data.images.nvidiaCuda.deletedTags;
     const major = Number.parseInt(version, 10);
@@ -352,6 +384,10 @@ export class KnowledgeBase {
   }
 }
 
+function cudaMajorOf(version: string): number {
+  return Number.parseInt(version, 10);
+}
+
 function safeSatisfies(version: string, range: string): boolean {
   try {
     return satisfies(version, range);
@@ -396,6 +432,20 @@ export function defaultKnowledgeBase(): KnowledgeBase {
 }
 
 /** The newest release row of a CUDA major.minor (`12.4` → 12.4.1), verified rows preferred. */
+/**
+ * The newest update of a CUDA minor that has nvidia/cuda tags: NVIDIA does not publish images for every toolkit
+ * update (11.4.4 has none; 11.4.3 is the last), so the tags seen on Docker Hub come first, then the release table.
+ */
+export function latestImagePatch(kb: KnowledgeBase, minor: string): string | undefined {
+  return kb.memoized(`latestImagePatch:${minor}`, () => {
+    const seen = Object.values(kb.data.images.nvidiaCuda.cudnnDevelTagsSeen.versions)
+      .flat()
+      .filter((version) => minorOf(version) === minor)
+      .sort(compareDotted);
+    return seen.at(-1) ?? latestCudaPatch(kb, minor);
+  });
+}
+
 export function latestCudaPatch(kb: KnowledgeBase, minor: string): string | undefined {
   return kb.memoized(`latestPatch:${minor}`, () => computeLatestCudaPatch(kb, minor));
 }

@@ -16,11 +16,16 @@ export type DriverFloor = z.infer<typeof DriverFloor>;
 export const CudaRelease = z.strictObject({ version: dotted, label: z.string(), linux: dotted.optional(), windows: dotted.optional(), ...sourced });
 export type CudaRelease = z.infer<typeof CudaRelease>;
 
+/** A cuda-compat-X-Y package and the driver branches NVIDIA supports it on (forward compatibility). */
+export const CompatPackage = z.strictObject({ package: z.string(), cuda: dotted, builtFromBranch: z.number().int(), compatibleBranches: z.array(z.number().int()), ...sourced });
+export type CompatPackage = z.infer<typeof CompatPackage>;
+
 export const CudaDrivers = z.strictObject({
   description: z.string(),
   noRelease: z.array(z.strictObject({ version: dotted, ...sourced })),
   floors: z.array(DriverFloor),
   releases: z.array(CudaRelease),
+  forwardCompat: z.strictObject({ gpus: z.string(), packages: z.array(CompatPackage) }),
 });
 export type CudaDrivers = z.infer<typeof CudaDrivers>;
 
@@ -36,6 +41,8 @@ export const TorchRelease = z.strictObject({
   cudnn: z.record(cudaTag, z.string()).optional(),
   nccl: z.record(cudaTag, z.string()).optional(),
   variantsComplete: z.boolean().optional(),
+  /** false: this release's torchaudio has no CUDA builds (before 0.10 it was one build for every CUDA). */
+  torchaudioCuda: z.boolean().optional(),
   ...sourced,
 });
 export type TorchRelease = z.infer<typeof TorchRelease>;
@@ -68,7 +75,14 @@ export const GpuStackBuild = z.strictObject({
 export type GpuStackBuild = z.infer<typeof GpuStackBuild>;
 export const GpuStacks = z.strictObject({ description: z.string(), builds: z.array(GpuStackBuild) });
 
-export const CompanionPin = z.strictObject({ package: z.string(), version: z.string(), torch: z.string(), ...sourced });
+export const CompanionPin = z.strictObject({
+  package: z.string(),
+  version: z.string(),
+  torch: z.string(),
+  /** The environment marker of torch's Requires-Dist on this pin (triton): outside it, torch requires nothing. */
+  marker: z.string().optional(),
+  ...sourced,
+});
 export type CompanionPin = z.infer<typeof CompanionPin>;
 export const Companions = z.strictObject({ description: z.string(), pins: z.array(CompanionPin) });
 
@@ -79,7 +93,8 @@ export type ComputeCapability = z.infer<typeof ComputeCapability>;
 export const Gpus = z.strictObject({ description: z.string(), gpus: z.array(Gpu), computeCapabilities: z.array(ComputeCapability) });
 
 const CudnnSpelling = z.strictObject({ spelling: z.string(), from: dotted, through: dotted.optional(), ...sourced });
-const OsSuffix = z.strictObject({ os: z.string(), versions: z.array(z.string()), from: dotted.optional(), through: dotted.optional(), ...sourced });
+export const OsSuffix = z.strictObject({ os: z.string(), versions: z.array(z.string()), from: dotted.optional(), through: dotted.optional(), ...sourced });
+export type OsSuffix = z.infer<typeof OsSuffix>;
 export const NgcPytorch = z.strictObject({ tag: z.string(), cuda: dotted.optional(), cudaMajor: z.number().int().optional(), torch: z.string().optional(), cudnn: z.string().optional(), nccl: z.string().optional(), ...sourced });
 export type NgcPytorch = z.infer<typeof NgcPytorch>;
 export const Images = z.strictObject({
@@ -106,6 +121,8 @@ export const Conda = z.strictObject({
   pytorchChannel: z.strictObject({ lastVersion: z.string(), ...sourced }),
   buildString: z.strictObject({ grammar: z.string(), examples: z.array(z.string()), ...sourced }),
   condaForge: z.strictObject({ cudaVersionMetapackage: z.string(), cuda118Dropped: z.boolean(), ...sourced }),
+  /** The last CUDA major the `cudatoolkit` package exists for; CUDA 12 on conda is the split cuda-* packages. */
+  cudatoolkit: z.strictObject({ lastMajor: z.number().int(), ...sourced }),
 });
 export type Conda = z.infer<typeof Conda>;
 

@@ -1,0 +1,28 @@
+/**
+ * Wheel pages built per torch minor and CUDA: PyG's extension wheels, mmcv's and detectron2's. The wheels on such
+ * a page are compiled against one torch minor; which (torch, CUDA) pages exist is not in the knowledge base.
+ */
+export const PYG_DOCS = 'https://github.com/pyg-team/pytorch_geometric/blob/5c6461b2305ad068a6d61165b3c55852a11aaa41/docs/source/install/installation.rst';
+
+export interface TorchPage {
+  /** The page's project. */
+  readonly project: 'PyG' | 'mmcv' | 'detectron2';
+  /** The torch minor the page's wheels are built for. */
+  readonly torch: string;
+  readonly source: string;
+}
+
+const TORCH_PAGES: readonly { readonly project: TorchPage['project']; readonly pattern: RegExp; readonly source: string }[] = [
+  { project: 'PyG', pattern: /^https?:\/\/(?:data\.pyg\.org|pytorch-geometric\.com)\/whl\/torch-(\d+\.\d+)\.\d+(?:%2B|\+)(?:cu\d+|cpu)\.html$/i, source: PYG_DOCS },
+  { project: 'mmcv', pattern: /^https?:\/\/download\.openmmlab\.com\/mmcv\/dist\/(?:cu\d+|cpu)\/torch(\d+\.\d+)(?:\.\d+)?\/index\.html$/i, source: 'https://github.com/open-mmlab/mmcv/blob/a8073c74bf83d62ec36a103f835faa4837fb6585/docs/en/get_started/installation.md' },
+  { project: 'detectron2', pattern: /^https?:\/\/dl\.fbaipublicfiles\.com\/detectron2\/wheels\/(?:cu\d+|cpu)\/torch(\d+\.\d+)\/index\.html$/i, source: 'https://github.com/facebookresearch/detectron2/blob/640e061f^/INSTALL.md' },
+];
+
+/** The torch-minor wheel page a find-links URL names, if it is one. */
+export function torchPage(url: string): TorchPage | undefined {
+  for (const page of TORCH_PAGES) {
+    const torch = page.pattern.exec(url)?.[1];
+    if (torch) return { project: page.project, torch, source: page.source };
+  }
+  return undefined;
+}
