@@ -32,6 +32,8 @@ export interface Fix {
   readonly title: string;
   readonly safety: FixSafety;
   readonly edits: readonly TextEdit[];
+  /** Why a fix a rule offered as safe is not: what applying it gives (set by verifyFixes). */
+  readonly verification?: string;
 }
 
 export interface Finding {

@@ -116,7 +116,7 @@ describe('cuda-gatekeeper plan', () => {
     expect(out).toContain('torch 2.4.1+cu124, torchvision 0.19.1, torchaudio 2.4.1');
     expect(out).toContain('Dockerfile:3: base image: nvidia/cuda:${CUDA_VERSION}-cudnn8-devel-ubuntu22.04 -> nvidia/cuda:${CUDA_VERSION}-cudnn-devel-ubuntu22.04 (and 12.1.1 → 12.4.1 at line 2)');
     expect(out).toContain('requirements.txt:2: torch: torch==2.3.0+cu121 -> torch==2.4.1+cu124');
-    expect(out).toContain('driver: >= 550.54.14');
+    expect(out).toContain('driver: >= 550.54.15 for CUDA 12.4.1 images');
   });
 
   it('applies the plan with --write, after which the files agree on the new CUDA', () => {
@@ -134,6 +134,10 @@ describe('cuda-gatekeeper plan', () => {
     const dir = demoCopy();
     const json = JSON.parse(cli(dir, 'plan', '--cuda', '12.8', '--format', 'json', '--baseline', 'none').out);
     expect(json.torch).toMatchObject({ variant: 'cu128' });
+    // The driver of the image the plan writes (12.8.1's own Table 3 row), not 12.8 GA's 570.26.
+    expect(json.driver).toMatchObject({ cuda: '12.8.1', minimum: '570.124.06' });
+    // pytorch-cuda has no 12.8 build: the conda environment stays as it is, and the plan says why.
+    expect(json.held).toEqual([expect.objectContaining({ unit: 'environment.yml', reasons: expect.arrayContaining([expect.stringContaining('pytorch-cuda has no 12.8 build')]) })]);
     expect(json.steps.length).toBeGreaterThan(0);
     expect(cli(dir, 'plan', '--cuda', '12.7')).toMatchObject({ code: 2, err: expect.stringContaining('never released') });
     expect(cli(dir, 'plan')).toMatchObject({ code: 2, err: expect.stringContaining('--cuda') });

@@ -1,7 +1,11 @@
 import { claimCuda, compareClaims, type CudaClaim } from '../../src/analysis/claims.js';
 import type { Unit } from '../../src/analysis/units.js';
-import type { Fix } from '../../src/finding.js';
-import { cite, isUnverified } from '../../src/knowledge/index.js';
+import { nearestCudaBuild, nearestReleaseWithCuda } from '../../src/analysis/nearest.js';
+import { PYTORCH_INDEX_PACKAGES, releaseFor } from '../../src/analysis/torch-build.js';
+import type { PackageFact, ParsedFile } from '../../src/facts.js';
+import type { Fix, TextEdit } from '../../src/finding.js';
+import { cite, isUnverified, type KnowledgeBase, type TorchRelease } from '../../src/knowledge/index.js';
+import { cudaFromTag, publicVersion, tagFromCuda } from '../../src/versions.js';
 import { defineRule } from '../../src/rule.js';
 
 const MVC = 'https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html';
@@ -17,30 +21,61 @@ export default defineRule({
     implied: '{{subject}} installs the CUDA {{found}} build {{how}}, but {{target}} sets CUDA {{expected}}',
     index: '{{subject}} serves CUDA {{found}} builds, but {{target}} sets CUDA {{expected}}',
   },
-  check({ units, report }) {
+  check({ units, kb, report }) {
     for (const unit of units) {
       const target = unit.target;
       if (!target) continue;
-      for (const claim of unit.claims) {
-        if (claim === target || (claim.kind === 'implied' && claim.index)) continue;
+      const mismatches = unit.claims.flatMap((claim) => {
+        if (claim === target || (claim.kind === 'implied' && claim.index)) return [];
         const relation = compareClaims(claim, target);
-        if (relation === 'same') continue;
-        reportMismatch(unit, claim, target, relation, report);
-      }
+        return relation === 'same' ? [] : [{ claim, relation }];
+      });
+      // One fix moves every mismatching build of the unit at once (torch labels and their index together): a
+      // label moved without its index, or the other way round, gives a build no index serves.
+      const edits = unitEdits(unit, mismatches.map(({ claim }) => claim), target);
+      for (const { claim, relation } of mismatches) reportMismatch(unit, claim, target, relation, edits, kb, report);
     }
   },
 });
 
 type Report = Parameters<Parameters<typeof defineRule>[0]['check']>[0]['report'];
 
-function reportMismatch(unit: Unit, claim: CudaClaim, target: CudaClaim, relation: 'minor' | 'major', report: Report): void {
+/**
+ * The edits that move every mismatching claim of a unit that can move to the target's CUDA, or undefined when a
+ * torch build cannot (no build for that CUDA) or a claim is installed in another stage.
+ */
+function unitEdits(unit: Unit, claims: readonly CudaClaim[], target: CudaClaim): TextEdit[] | undefined {
+  if (target.precision !== 'minor' || claims.length === 0) return undefined;
+  const expected = claimCuda(target);
+  const edits: TextEdit[] = [];
+  for (const claim of claims) {
+    if (claim.kind === 'implied') continue; // a plain pin follows its index
+    if (copiedIn(unit, claim)) return undefined;
+    const own = claim.rewrite?.(expected);
+    // A torch build that cannot move blocks the move of its index; another project's wheel (nvidia-cudnn-cu11)
+    // stays as it is, with its own finding.
+    if (!own && claim.package && PYTORCH_INDEX_PACKAGES.has(claim.package.name)) return undefined;
+    if (own) edits.push(...own);
+  }
+  return edits.length ? edits : undefined;
+}
+
+/** A build installed in another stage and copied into this one (COPY --from=build /opt/conda …). */
+function copiedIn(unit: Unit, claim: CudaClaim): boolean {
+  return unit.stage !== undefined && claim.file === unit.root && claim.context !== undefined && claim.file.contexts[claim.context]?.stage !== unit.stage;
+}
+
+function reportMismatch(unit: Unit, claim: CudaClaim, target: CudaClaim, relation: 'minor' | 'major', unitFix: readonly TextEdit[] | undefined, kb: KnowledgeBase, report: Report): void {
   const expected = claimCuda(target);
   const found = claimCuda(claim);
   // A build installed in another stage and copied into this one (COPY --from=build /opt/conda …) is right for its
   // own stage's image: rewriting it would move the mismatch there. A person picks which side changes.
-  const copied = unit.stage !== undefined && claim.file === unit.root && claim.context !== undefined && claim.file.contexts[claim.context]?.stage !== unit.stage;
-  const edits = target.precision === 'minor' && !copied ? claim.rewrite?.(expected) : undefined;
-  const fix: Fix | undefined = edits ? { title: `Build for CUDA ${expected}`, safety: 'safe', edits } : undefined;
+  const copied = copiedIn(unit, claim);
+  const edits = !copied && claim.kind !== 'implied' ? unitFix : undefined;
+  const fix: Fix | undefined = edits ? { title: `Build for CUDA ${expected}${edits.length > 1 ? ` (${edits.length} edits in ${unit.label})` : ''}`, safety: 'safe', edits } : undefined;
+  // torch 2.6.0+cu124 under a CUDA 12.8 image: 2.6.0 has no cu128 build, so the options are another build of the
+  // same version or the nearest release that has one, moved with its companions.
+  const options = !edits && !copied && target.precision === 'minor' ? torchOptions(unit, claim, expected, kb) : [];
   const why =
     relation === 'major'
       ? `Libraries built for different CUDA majors need different runtime libraries (libcudart.so.${found.split('.')[0]} vs .so.${expected.split('.')[0]}) and cannot share one process reliably.`
@@ -58,5 +93,64 @@ function reportMismatch(unit: Unit, claim: CudaClaim, target: CudaClaim, relatio
     help: `${why}${evidence}${implied ? ' Pin the build you want with a local version label (e.g. ==X.Y.Z+cu121) and an index that serves it.' : ''}${copied ? ` This build is installed in another stage and copied into ${unit.label}: change the build or this stage's image.` : ''}`,
     related: [{ file: target.file, span: target.span, message: `CUDA ${expected} is set here (${unit.label})` }],
     ...(fix ? { fix } : {}),
+    ...(options.length ? { suggestions: options } : {}),
   });
+}
+
+/** Builds of the torch family that exist, for a torch-family pin that has no build for `cuda`. */
+function torchOptions(unit: Unit, claim: CudaClaim, cuda: string, kb: KnowledgeBase): Fix[] {
+  const pkg = claim.package;
+  if (!pkg || pkg.ecosystem !== 'pip' || !pkg.exact || !PYTORCH_INDEX_PACKAGES.has(pkg.name) || claim.kind !== 'wheel-tag') return [];
+  const release = releaseFor(kb, pkg, publicVersion(pkg.exact));
+  if (!release) return [];
+  const options: Fix[] = [];
+  const found = claimCuda(claim);
+  const option = (why: string, family: TextEdit[], tag: string): Fix => {
+    const indexes = unit.claims.filter((other) => other.kind === 'index' && claimCuda(other) === found).flatMap((other) => other.rewrite?.(cudaFromTag(tag)!) ?? []);
+    const moved = family.map((edit) => `${unit.packages.find(({ file, pkg }) => file.path === edit.path && pkg.clauses[0]?.versionSpan.start === edit.range[0])?.pkg.rawName ?? 'torch'}==${edit.text}`);
+    return { title: `${moved.join(', ')}${indexes.length ? ` and the ${tag} index` : ''} (${why})`, safety: 'unsafe', edits: [...family, ...indexes] };
+  };
+  const same = nearestCudaBuild(release, cuda);
+  if (same && same !== pkg.localLabel) options.push(option(`same release, CUDA ${cudaFromTag(same)} build, the nearest to ${cuda}`, relabel(unit, release, same, kb), same));
+  const other = nearestReleaseWithCuda(kb, release.version, cuda);
+  if (other && other !== release) options.push(option(`torch ${other.version} is the nearest release with a CUDA ${cuda} build`, moveTorch(unit, release, other, tagFromCuda(cuda), kb), tagFromCuda(cuda)));
+  return options;
+}
+
+interface FamilyPin {
+  readonly file: ParsedFile;
+  readonly pkg: PackageFact;
+  readonly range: readonly [number, number];
+}
+
+/** The exact torch, torchvision and torchaudio pins of a unit that belong to `release`, where the version text is editable. */
+function familyPins(unit: Unit, release: TorchRelease, kb: KnowledgeBase): FamilyPin[] {
+  const out: FamilyPin[] = [];
+  for (const { file, pkg } of unit.packages) {
+    if (pkg.ecosystem !== 'pip' || !pkg.exact || !PYTORCH_INDEX_PACKAGES.has(pkg.name)) continue;
+    const clause = pkg.clauses[0];
+    if (!clause || file.source.text.slice(clause.versionSpan.start, clause.versionSpan.end) !== clause.version) continue;
+    if (releaseFor(kb, pkg, publicVersion(pkg.exact)) !== release) continue;
+    out.push({ file, pkg, range: [clause.versionSpan.start, clause.versionSpan.end] });
+  }
+  return out;
+}
+
+/** Every labelled pin of the release's family to another build of the same versions. */
+function relabel(unit: Unit, release: TorchRelease, tag: string, kb: KnowledgeBase): TextEdit[] {
+  return familyPins(unit, release, kb)
+    .filter(({ pkg }) => pkg.localLabel !== undefined && !(pkg.name === 'torchaudio' && release.torchaudioCuda === false))
+    .map(({ file, pkg, range }) => ({ path: file.path, range, text: `${publicVersion(pkg.exact!)}+${tag}` }));
+}
+
+/** The release's family, moved as a whole to `other` (labelled pins keep a label, now `tag`). */
+function moveTorch(unit: Unit, release: TorchRelease, other: TorchRelease, tag: string, kb: KnowledgeBase): TextEdit[] {
+  const edits: TextEdit[] = [];
+  for (const { file, pkg, range } of familyPins(unit, release, kb)) {
+    const version = pkg.name === 'torch' ? other.version : other[pkg.name as 'torchvision' | 'torchaudio'][0];
+    if (!version) continue;
+    const labelled = pkg.localLabel !== undefined && !(pkg.name === 'torchaudio' && other.torchaudioCuda === false);
+    edits.push({ path: file.path, range, text: labelled ? `${version}+${tag}` : version });
+  }
+  return edits;
 }

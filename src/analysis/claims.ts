@@ -1,10 +1,11 @@
 import type { ImageFact, IndexFact, PackageFact, ParsedFile } from '../facts.js';
 import type { TextEdit } from '../finding.js';
-import { cite, latestCudaPatch, type KnowledgeBase, type Sourced } from '../knowledge/index.js';
+import { cite, latestImagePatch, type KnowledgeBase, type Sourced } from '../knowledge/index.js';
 import type { Span } from '../source.js';
-import { cudaMajorMinor, parseCuda, publicVersion } from '../versions.js';
+import { cudaMajorMinor, parseCuda, publicVersion, tagFromCuda } from '../versions.js';
 import { cudaFromAptName, cudaFromLabel, cudaFromPythonName, cudaFromUrl, isPytorchIndex } from './cuda-labels.js';
 import { replaceExact, replaceWithin } from './edits.js';
+import { PYTORCH_INDEX_PACKAGES, releaseFor } from './torch-build.js';
 
 /** Where a CUDA version was declared; the order is the precedence for choosing a target. */
 export type ClaimKind =
@@ -161,7 +162,7 @@ function rewriteNvidiaCudaTag(file: ParsedFile, image: ImageFact, version: strin
   if (!map) return undefined;
   const minor = cudaMajorMinor(target);
   if (!minor) return undefined;
-  const full = parseCuda(target)?.patch !== undefined ? target : latestCudaPatch(kb, minor);
+  const full = parseCuda(target)?.patch !== undefined ? target : latestImagePatch(kb, minor);
   if (!full) return undefined;
   const spelling = cudnn ? kb.cudnnSpelling(full)?.spelling : undefined;
   if (cudnn && !spelling) return undefined;
@@ -173,6 +174,13 @@ function rewriteNvidiaCudaTag(file: ParsedFile, image: ImageFact, version: strin
   const cudnnSpan = map.origin(version.length + 1, version.length + 1 + cudnn.length);
   const cudnnEdit = cudnnSpan ? replaceExact(file, cudnnSpan, cudnn, spelling!) : undefined;
   return cudnnEdit ? [versionEdit, cudnnEdit] : undefined;
+}
+
+/** Whether a torch, torchvision or torchaudio pin has a build for CUDA `target` (other packages: not known here, so yes). */
+function hasBuild(kb: KnowledgeBase, pkg: PackageFact, target: string): boolean {
+  if (!PYTORCH_INDEX_PACKAGES.has(pkg.name)) return true;
+  const release = releaseFor(kb, pkg, publicVersion(pkg.exact!));
+  return release !== undefined && kb.torchBuilds(release).has(tagFromCuda(target));
 }
 
 function one(edit: TextEdit | undefined): TextEdit[] | undefined {
@@ -256,7 +264,8 @@ function packageClaims(file: ParsedFile, pkg: PackageFact, kb: KnowledgeBase, cl
       claims.push(
         claimOf('wheel-tag', found.cuda, found.precision, {
           subject,
-          rewrite: clause ? (target: string) => one(rewriteLabel(file, clause.versionSpan, clause.version, found.range, pkg.localLabel!, target)) : undefined,
+          // Only to a build that exists: torch 2.6.0 has no +cu128, so no rewrite is offered there.
+          rewrite: clause ? (target: string) => (hasBuild(kb, pkg, target) ? one(rewriteLabel(file, clause.versionSpan, clause.version, found.range, pkg.localLabel!, target)) : undefined) : undefined,
         }),
       );
     } else if (found) {

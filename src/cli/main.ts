@@ -16,6 +16,8 @@ import { affectedFiles, readRepository, UNKNOWN_KIND, type Listed, type Reposito
 import type { FileKind } from '../facts.js';
 import { gateRepository, type RepositoryCheck } from '../stream.js';
 import { gate, type GateOptions } from '../gate.js';
+import { verifyFixes } from '../verify.js';
+import { parseFile } from '../parsers/index.js';
 import type { Baseline } from '../baseline/schema.js';
 import type { KnowledgeBase } from '../knowledge/index.js';
 import { RULE_IDS, RULES } from '../../rules/index.js';
@@ -155,7 +157,8 @@ function check(args: readonly string[], io: Io): number {
   let skipped: Skipped[] = [];
   const run = (list: readonly Listed[]): RepositoryCheck => {
     const reader = diskReader(io.cwd, skipped, selected);
-    return changes ? checkChanges(list, reader, changes, baseline, kb, gateOptions) : gateRepository(list, reader, baseline, kb, gateOptions);
+    const checked = changes ? checkChanges(list, reader, changes, baseline, kb, gateOptions) : gateRepository(list, reader, baseline, kb, gateOptions);
+    return withVerifiedFixes(checked, baseline, kb, changes ? { ...gateOptions, removed: changes.removed } : gateOptions);
   };
   let checked = run(files);
 
@@ -174,6 +177,13 @@ function check(args: readonly string[], io: Io): number {
   // A file named on the command line that could not be read as any kind was not checked: that is a usage error.
   if (skipped.some((skip) => skip.reason === UNKNOWN_KIND && named.has(skip.path))) return 2;
   return report.counts.error > 0 ? 1 : 0;
+}
+
+/** The check with every safe fix verified (see verify.ts): the files are parsed again only when there is a safe fix. */
+function withVerifiedFixes(checked: RepositoryCheck, baseline: Baseline, kb: KnowledgeBase, options: GateOptions): RepositoryCheck {
+  if (!checked.report.findings.some((finding) => finding.fix?.safety === 'safe')) return checked;
+  const files = checked.sources.map((source) => parseFile(source.path, source.text, source.kind));
+  return { ...checked, report: verifyFixes(checked.report, files, (subset) => gate(subset, baseline, kb, options)) };
 }
 
 /** `--type dockerfile|requirements|conda`: the kind of the files named on the command line. */

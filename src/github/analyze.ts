@@ -11,6 +11,7 @@ import { dirname, joinRepo } from '../analysis/paths.js';
 import type { ParsedFile } from '../facts.js';
 import type { Report } from '../finding.js';
 import { gate } from '../gate.js';
+import { verifyFixes } from '../verify.js';
 import { defaultKnowledgeBase } from '../knowledge/index.js';
 import ignore from 'ignore';
 import { classifyPath, condaByContent, looksLikeConda } from '../parsers/index.js';
@@ -159,12 +160,15 @@ export async function analyzePull(github: GitHub, target: PullTarget, deps: Anal
   const followed = new Set(commit.files.filter((file) => checked.has(file.source.path)).flatMap((file) => file.links.filter((link) => link !== undefined)));
   const skipped = commit.skipped.filter((entry) => given.has(entry.path) || followed.has(entry.path));
   const texts = new Map(commit.files.filter((file) => checked.has(file.source.path)).map((file) => [file.source.path, file.source.text]));
-  const report = gate(files, baseline.baseline, defaultKnowledgeBase(), {
+  const options = {
     ...(baseline.repoFile ? { policy: baseline.repoFile } : {}),
     policyProblems: baseline.problems,
     repository: `${target.owner}/${target.repo}`,
     today: new Date().toISOString().slice(0, 10),
     removed,
-  });
+  };
+  const kb = defaultKnowledgeBase();
+  // Apply fixes, review suggestions and /cuda-check fix offer only fixes the gate accepts once applied.
+  const report = verifyFixes(gate(files, baseline.baseline, kb, options), files, (subset) => gate(subset, baseline.baseline, kb, options));
   return { report, files, texts, relevant: [...given], removed, skipped, baseline, read, added, ...(org.unavailable ? { unavailable: org.unavailable } : {}), requests: 1 + commit.requests };
 }

@@ -146,7 +146,7 @@ function detail(finding: Finding): string {
 export function annotation(finding: Finding): Annotation {
   const { location } = finding;
   const sameLine = location.start.line === location.end.line;
-  const details = [finding.help, ...finding.related.map((related) => `${related.location.path}:${related.location.start.line}: ${related.message}`), finding.fix ? `Fix (${finding.fix.safety}): ${finding.fix.title}` : undefined].filter(Boolean).join('\n');
+  const details = [finding.help, ...finding.related.map((related) => `${related.location.path}:${related.location.start.line}: ${related.message}`), finding.fix ? `Fix (${finding.fix.safety}): ${finding.fix.title}${finding.fix.verification ? ` (${finding.fix.verification})` : ''}` : undefined].filter(Boolean).join('\n');
   return {
     path: location.path,
     start_line: location.start.line,

@@ -8,7 +8,7 @@ export function renderText(report: Report, options: { readonly color?: boolean; 
     if (options.verbose) {
       if (finding.help) lines.push(`    why: ${finding.help}`);
       for (const related of finding.related) lines.push(`    see: ${related.location.path}:${related.location.start.line}:${related.location.start.column}: ${related.message}`);
-      if (finding.fix) lines.push(`    fix (${finding.fix.safety}): ${finding.fix.title}`);
+      if (finding.fix) lines.push(`    fix (${finding.fix.safety}): ${finding.fix.title}${finding.fix.verification ? ` (${finding.fix.verification})` : ''}`);
       for (const suggestion of finding.suggestions ?? []) lines.push(`    option: ${suggestion.title}`);
     }
   }

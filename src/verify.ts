@@ -1,0 +1,154 @@
+/**
+ * Fixes verified before they are offered. A fix is safe only if applying it, alone and together with every other
+ * safe fix of the report, gives files on which the gate finds nothing it did not find before (of any level, with
+ * the same knowledge base and baseline). Every safe fix of a report is checked here, whoever offers it: the CLI's
+ * `--fix` and its output, the App's Apply fixes button, review suggestions and `/cuda-check fix`, and the files
+ * `plan --write` writes. A fix that fails keeps its edits as an unsafe suggestion and says what applying it gives.
+ *
+ * Only the files a fix touches, and the files joined to them by includes, are checked again: the rest of the
+ * repository cannot change its findings.
+ */
+import type { ParsedFile } from './facts.js';
+import type { Finding, Fix, Report, TextEdit } from './finding.js';
+import { applyEdits } from './analysis/edits.js';
+import { parseFile } from './parsers/index.js';
+import { affectedFiles } from './reader.js';
+
+/** Checks a set of files as the report being verified was checked (same baseline, knowledge base and options). */
+export type Regate = (files: readonly ParsedFile[]) => Report;
+
+/** The report with every safe fix verified: those that add a finding become unsafe, with the reason. */
+export function verifyFixes(report: Report, files: readonly ParsedFile[], regate: Regate): Report {
+  const safe = report.findings.filter((finding) => finding.fix?.safety === 'safe');
+  if (safe.length === 0) return report;
+  const byPath = new Map(files.map((file) => [file.path, file]));
+  const verdicts = new Map<Finding, string>();
+
+  // Fixes whose files are joined by includes are judged together: group them by the files they make up.
+  const groups = new Map<string, { files: ParsedFile[]; fixes: Finding[] }>();
+  for (const finding of safe) {
+    const paths = new Set(finding.fix!.edits.map((edit) => edit.path));
+    if ([...paths].some((path) => !byPath.has(path))) {
+      verdicts.set(finding, 'it edits a file that was not checked');
+      continue;
+    }
+    const members = affectedFiles(files, paths);
+    const key = members.map((file) => file.path).join('\n');
+    const group = groups.get(key) ?? { files: members, fixes: [] };
+    group.fixes.push(finding);
+    groups.set(key, group);
+  }
+  // Groups whose files overlap (a fix that edits two groups) are merged, so each file is in one group.
+  for (const group of mergeOverlapping([...groups.values()])) {
+    const before = countFindings(regate(group.files).findings);
+    const added = (fixes: readonly Finding[]): Finding | undefined => {
+      const edits = merged(fixes.flatMap((finding) => finding.fix!.edits));
+      if (!edits) return undefined;
+      const after = regate(group.files.map((file) => edited(file, edits)));
+      return newFinding(before, after.findings);
+    };
+    const accepted: Finding[] = [];
+    for (const finding of group.fixes) {
+      if (!merged(finding.fix!.edits)) {
+        verdicts.set(finding, 'its edits overlap');
+        continue;
+      }
+      const gives = added([finding]);
+      if (gives) verdicts.set(finding, describe(gives));
+      else accepted.push(finding);
+    }
+    if (accepted.length < 2) continue;
+    // Together: where two fixes that are each safe conflict, keep the earlier ones and judge each later one with them.
+    if (merged(accepted.flatMap((finding) => finding.fix!.edits)) && !added(accepted)) continue;
+    const kept: Finding[] = [];
+    for (const finding of accepted) {
+      const together = [...kept, finding];
+      if (!merged(together.flatMap((fix) => fix.fix!.edits))) {
+        verdicts.set(finding, 'its edits overlap those of another safe fix');
+        continue;
+      }
+      const gives = added(together);
+      if (gives) verdicts.set(finding, `${describe(gives)} together with the other safe fixes`);
+      else kept.push(finding);
+    }
+  }
+  if (verdicts.size === 0) return report;
+  return { ...report, findings: report.findings.map((finding) => (verdicts.has(finding) ? downgrade(finding, verdicts.get(finding)!) : finding)) };
+}
+
+/** A fix that failed verification: its edits stay on offer as an unsafe suggestion, with what applying them gives. */
+function downgrade(finding: Finding, reason: string): Finding {
+  const fix: Fix = { ...finding.fix!, safety: 'unsafe', verification: `Not safe: applying it ${reason}.` };
+  return { ...finding, fix };
+}
+
+function describe(finding: Finding): string {
+  return `gives ${finding.severity} ${finding.ruleId} "${finding.message}" in ${finding.location.path}`;
+}
+
+/** The file with the edits that fall in it applied (and parsed again), or the file itself. */
+function edited(file: ParsedFile, edits: readonly TextEdit[]): ParsedFile {
+  const own = edits.filter((edit) => edit.path === file.path);
+  if (own.length === 0) return file;
+  return parseFile(file.path, applyEdits(file.source.text, own), file.kind);
+}
+
+/** The edits with duplicates dropped (two findings may propose the same edit), or undefined when two overlap. */
+export function merged(edits: readonly TextEdit[]): TextEdit[] | undefined {
+  const unique: TextEdit[] = [];
+  for (const edit of edits) {
+    if (unique.some((other) => other.path === edit.path && other.range[0] === edit.range[0] && other.range[1] === edit.range[1] && other.text === edit.text)) continue;
+    unique.push(edit);
+  }
+  const sorted = [...unique].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.range[0] - b.range[0] || a.range[1] - b.range[1]));
+  for (let i = 1; i < sorted.length; i++) {
+    const previous = sorted[i - 1]!;
+    const edit = sorted[i]!;
+    if (previous.path !== edit.path) continue;
+    // Two insertions at one point, or ranges that share characters, cannot both be applied as written.
+    if (edit.range[0] < previous.range[1] || (edit.range[0] === previous.range[0] && edit.range[0] === previous.range[1])) return undefined;
+  }
+  return unique;
+}
+
+/** What a finding says, where, at which level: its position is left out, as edits move lines. */
+function keyOf(finding: Finding): string {
+  return `${finding.ruleId}\u0000${finding.severity}\u0000${finding.location.path}\u0000${finding.message}`;
+}
+
+function countFindings(findings: readonly Finding[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const finding of findings) counts.set(keyOf(finding), (counts.get(keyOf(finding)) ?? 0) + 1);
+  return counts;
+}
+
+/** A finding of `after` that `before` did not have (as many times), if any. */
+function newFinding(before: ReadonlyMap<string, number>, after: readonly Finding[]): Finding | undefined {
+  const left = new Map(before);
+  for (const finding of after) {
+    const key = keyOf(finding);
+    const count = left.get(key) ?? 0;
+    if (count === 0) return finding;
+    left.set(key, count - 1);
+  }
+  return undefined;
+}
+
+function mergeOverlapping(groups: { files: ParsedFile[]; fixes: Finding[] }[]): { files: ParsedFile[]; fixes: Finding[] }[] {
+  const out: { files: ParsedFile[]; fixes: Finding[] }[] = [];
+  for (const group of groups) {
+    const paths = new Set(group.files.map((file) => file.path));
+    const overlapping = out.filter((other) => other.files.some((file) => paths.has(file.path)));
+    if (overlapping.length === 0) {
+      out.push({ files: [...group.files], fixes: [...group.fixes] });
+      continue;
+    }
+    const target = overlapping[0]!;
+    for (const other of [group, ...overlapping.slice(1)]) {
+      for (const file of other.files) if (!target.files.some((known) => known.path === file.path)) target.files.push(file);
+      target.fixes.push(...other.fixes);
+      if (other !== group) out.splice(out.indexOf(other), 1);
+    }
+  }
+  return out;
+}
