@@ -4,8 +4,9 @@
  * the knowledge base's sources. Pure; the web page and its JSON API render it.
  */
 import { satisfies } from '@renovatebot/pep440';
+import type { Baseline } from './baseline/schema.js';
 import { runsOn } from '../rules/gpu-arch/rule.js';
-import { cite, latestCudaPatch, torchBuildTags, type GpuInfo, type KnowledgeBase, type TorchRelease } from './knowledge/index.js';
+import { cite, latestImagePatch, torchBuildTags, type GpuInfo, type KnowledgeBase, type TorchRelease } from './knowledge/index.js';
 import { compareDotted, cudaFromTag, cudaMajor, minorOf } from './versions.js';
 
 export interface RecommendInput {
@@ -31,6 +32,8 @@ export interface Install {
   readonly cuda: string;
   readonly image: string;
   readonly pip: string;
+  /** The same install as a requirements file (`pip install -r requirements.txt`). */
+  readonly requirements: string;
   readonly conda?: string;
   readonly condaNote?: string;
   readonly dockerfile: string;
@@ -52,8 +55,26 @@ export interface Recommendation {
 export const OS_CHOICES = ['ubuntu22.04', 'ubuntu24.04', 'ubuntu20.04', 'rockylinux9', 'ubi9'] as const;
 export const PYTHON_CHOICES = ['3.9', '3.10', '3.11', '3.12', '3.13', '3.14'] as const;
 
-export function recommend(kb: KnowledgeBase, input: RecommendInput): Recommendation {
-  return input.framework === 'tensorflow' ? recommendTensorflow(kb, input) : recommendPytorch(kb, input);
+/**
+ * What to install. With a baseline, the answer keeps to it: only the CUDA versions and torch releases it allows,
+ * and its fleet driver where the input names none, so the Dockerfile and requirements it gives pass `check` with it.
+ */
+export function recommend(kb: KnowledgeBase, input: RecommendInput, baseline?: Baseline): Recommendation {
+  const policy = baseline ? { ...input, ...(input.driver === undefined && baseline.driver.minimum ? { driver: baseline.driver.minimum } : {}) } : input;
+  return input.framework === 'tensorflow' ? recommendTensorflow(kb, policy, baseline) : recommendPytorch(kb, policy, baseline);
+}
+
+/** Whether the baseline allows a version of a package (no list: any version). */
+function allowedBy(baseline: Baseline | undefined, name: string, version: string): boolean {
+  const allowed = baseline?.packages[name];
+  return !allowed || allowed.some((spec) => spec === version || safeSatisfies(version, spec));
+}
+
+/** Marks options whose CUDA the baseline does not allow as not working, with the reason. */
+function keepToBaseline(options: CudaOption[], baseline: Baseline | undefined): CudaOption[] {
+  const allowed = baseline?.cuda.allowed;
+  if (!allowed) return options;
+  return options.map((option) => (allowed.includes(option.cuda) ? option : { ...option, works: false, reasons: [...option.reasons, `the baseline does not allow CUDA ${option.cuda} (allowed: ${allowed.join(', ')})`] }));
 }
 
 function gpuInfo(kb: KnowledgeBase, input: RecommendInput, problems: string[], sources: Set<string>) {
@@ -82,20 +103,74 @@ function driverChecks(kb: KnowledgeBase, cuda: string, driver: string | undefine
   return { ...(need ? { full: need.linux } : {}), ...(floor ? { floor: floor.linux } : {}), blocks };
 }
 
-function image(kb: KnowledgeBase, cuda: string, os: string, flavour: 'runtime' | 'cudnn-runtime', notes: string[]): string {
-  const full = latestCudaPatch(kb, cuda) ?? `${cuda}.0`;
+/**
+ * An nvidia/cuda image for the CUDA minor: its newest update that has tags, on the OS asked for when NVIDIA
+ * published that OS for it, else on the nearest OS of the same family that it did (with a note).
+ */
+function image(kb: KnowledgeBase, cuda: string, os: string, flavour: 'runtime' | 'cudnn-runtime', notes: string[]): { reference: string; os: string } {
+  const full = latestImagePatch(kb, cuda) ?? `${cuda}.0`;
   const spelling = flavour === 'cudnn-runtime' ? kb.cudnnSpelling(full)?.spelling ?? 'cudnn' : undefined;
-  if (os === 'ubuntu24.04' && compareDotted(full, '12.5.1') < 0) notes.push(`nvidia/cuda publishes ubuntu24.04 images from CUDA 12.5.1; use ubuntu22.04 with CUDA ${cuda}.`);
-  return `nvidia/cuda:${full}-${spelling ? `${spelling}-` : ''}runtime-${os}`;
+  const published = (candidate: string): boolean => {
+    const [, name = '', version = ''] = /^([a-z]+)(\d[\d.]*)$/.exec(candidate) ?? [];
+    return kb.nvidiaCudaOs(name, version, full)?.published !== false;
+  };
+  let chosen = os;
+  if (!published(os)) {
+    const family = os.replace(/[\d.]+$/, '');
+    const other = OS_CHOICES.filter((candidate) => candidate.startsWith(family) && published(candidate)).sort((a, b) => compareDotted(b.replace(/^\D+/, ''), a.replace(/^\D+/, '')))[0] ?? OS_CHOICES.find(published);
+    if (other) {
+      notes.push(`nvidia/cuda publishes no CUDA ${full} images for ${os}; the image below uses ${other}.`);
+      chosen = other;
+    }
+  }
+  return { reference: `nvidia/cuda:${full}-${spelling ? `${spelling}-` : ''}runtime-${chosen}`, os: chosen };
 }
 
-function recommendPytorch(kb: KnowledgeBase, input: RecommendInput): Recommendation {
+/** The Python each base OS ships (Ubuntu release notes; RHEL 9 application streams). */
+const SYSTEM_PYTHON: Readonly<Record<string, string>> = { 'ubuntu20.04': '3.8', 'ubuntu22.04': '3.10', 'ubuntu24.04': '3.12', rockylinux9: '3.9', ubi9: '3.9' };
+/** Other Pythons RHEL 9 packages as application streams (python3.11 from 9.2, python3.12 from 9.4). */
+const RHEL9_STREAMS = new Set(['3.11', '3.12']);
+const DEADSNAKES = 'https://launchpad.net/~deadsnakes/+archive/ubuntu/ppa';
+
+/**
+ * The Dockerfile lines that install the Python asked for (the OS's own, else deadsnakes on Ubuntu or an
+ * application stream on RHEL 9) into a virtual environment at /opt/venv, which PATH then puts first. A virtual
+ * environment also keeps pip off the system Python, which Ubuntu 24.04 marks externally managed (PEP 668).
+ */
+function pythonLines(os: string, python: string | undefined, notes: string[], problems: string[]): string[] {
+  const system = SYSTEM_PYTHON[os];
+  const wanted = python ?? system;
+  const venv = ['RUN python3 -m venv /opt/venv', 'ENV PATH="/opt/venv/bin:$PATH"'];
+  if (os.startsWith('ubuntu')) {
+    if (!wanted || wanted === system) return [`RUN apt-get update && apt-get install -y --no-install-recommends python3 python3-venv && rm -rf /var/lib/apt/lists/*`, ...venv];
+    notes.push(`Python ${wanted} on ${os} comes from the deadsnakes PPA (${DEADSNAKES}); the OS's own Python is ${system}.`);
+    return [
+      `RUN apt-get update && apt-get install -y --no-install-recommends software-properties-common && add-apt-repository -y ppa:deadsnakes/ppa && apt-get update && apt-get install -y --no-install-recommends python${wanted} python${wanted}-venv && rm -rf /var/lib/apt/lists/*`,
+      `RUN python${wanted} -m venv /opt/venv`,
+      'ENV PATH="/opt/venv/bin:$PATH"',
+    ];
+  }
+  if (!wanted || wanted === system) return ['RUN dnf install -y python3 python3-pip && dnf clean all', ...venv];
+  if (!RHEL9_STREAMS.has(wanted)) {
+    problems.push(`${os} packages Python ${system}, 3.11 and 3.12, not ${wanted}: choose one of those or an Ubuntu image.`);
+    return ['RUN dnf install -y python3 python3-pip && dnf clean all', ...venv];
+  }
+  return [`RUN dnf install -y python${wanted} && dnf clean all`, `RUN python${wanted} -m venv /opt/venv`, 'ENV PATH="/opt/venv/bin:$PATH"'];
+}
+
+/** A Dockerfile for the install: the image, the Python asked for in a virtual environment, then the packages. */
+function dockerfileFor(base: string, os: string, python: string | undefined, pip: string, notes: string[], problems: string[]): string {
+  return [`FROM ${base}`, ...pythonLines(os, python, notes, problems), `RUN ${pip.replace(/^pip install/, 'python -m pip install --no-cache-dir')}`].join('\n');
+}
+
+function recommendPytorch(kb: KnowledgeBase, input: RecommendInput, baseline?: Baseline): Recommendation {
   const problems: string[] = [];
   const notes: string[] = [];
   const sources = new Set<string>();
   const gpu = gpuInfo(kb, input, problems, sources);
-  const stable = kb.torchReleases().filter((row) => row.confidence !== 'unverified');
+  const stable = kb.torchReleases().filter((row) => row.confidence !== 'unverified' && allowedBy(baseline, 'torch', row.version));
   let release: TorchRelease | undefined = input.version ? kb.torchRelease(input.version) : stable.at(-1);
+  if (release && !allowedBy(baseline, 'torch', release.version)) problems.push(`The baseline does not allow torch ${release.version} (allowed: ${baseline!.packages.torch!.join(', ')}).`);
   if (input.version && !release) {
     const near = stable.filter((row) => minorOf(row.version) === minorOf(input.version!)).at(-1) ?? stable.at(-1)!;
     problems.push(`torch ${input.version} is not a known release; nearest: ${near.version}.`);
@@ -106,7 +181,7 @@ function recommendPytorch(kb: KnowledgeBase, input: RecommendInput): Recommendat
   if (release.confidence === 'unverified') notes.push(`The data for torch ${release.version} is unverified: ${release.note ?? ''}`);
   if (input.python && release.python && !safeSatisfies(input.python, release.python)) problems.push(`torch ${release.version} supports Python ${release.python}, not ${input.python}.`);
 
-  const options = torchOptions(kb, release, gpu, input.driver, sources);
+  const options = keepToBaseline(torchOptions(kb, release, gpu, input.driver, sources), baseline);
 
   const working = options.filter((option) => option.works);
   if (working.length === 0) {
@@ -117,8 +192,7 @@ function recommendPytorch(kb: KnowledgeBase, input: RecommendInput): Recommendat
   const fullSupport = working.filter((option) => !input.driver || !option.reasons.length);
   const pick = fullSupport.find((option) => option.pypi) ?? fullSupport[0] ?? working[0]!;
   const tag = pick.tag!;
-  const os = input.os ?? 'ubuntu22.04';
-  const base = image(kb, pick.cuda, os, 'runtime', notes);
+  const { reference: base, os } = image(kb, pick.cuda, input.os ?? 'ubuntu22.04', 'runtime', notes);
   const vision = release.torchvision[0];
   const audio = release.torchaudio[0];
   const pins = pick.pypi
@@ -131,11 +205,7 @@ function recommendPytorch(kb: KnowledgeBase, input: RecommendInput): Recommendat
   const conda = condaOk ? `conda install pytorch==${release.version}${vision ? ` torchvision==${vision}` : ''}${audio ? ` torchaudio==${audio}` : ''} pytorch-cuda=${pick.cuda} -c pytorch -c nvidia` : undefined;
   const condaNote = condaOk ? undefined : `The pytorch conda channel has no torch ${release.version} with pytorch-cuda ${pick.cuda} (it ended with 2.5.1); install with pip inside the conda environment.`;
   if (!condaOk) sources.add(cite(kb.data.conda.pytorchChannel));
-  const dockerfile = [
-    `FROM ${base}`,
-    'RUN apt-get update && apt-get install -y --no-install-recommends python3 python3-pip && rm -rf /var/lib/apt/lists/*',
-    `RUN ${pip.replace('pip install', 'pip3 install --no-cache-dir')}`,
-  ].join('\n');
+  const dockerfile = dockerfileFor(base, os, input.python, pip, notes, problems);
   return {
     input,
     problems,
@@ -143,7 +213,7 @@ function recommendPytorch(kb: KnowledgeBase, input: RecommendInput): Recommendat
     ...(gpu ? { gpu: { name: gpu.name, cc: gpu.cc, minCuda: gpu.minCuda } } : {}),
     version: release.version,
     options,
-    install: { cuda: pick.cuda, image: base, pip, ...(conda ? { conda } : {}), ...(condaNote ? { condaNote } : {}), dockerfile, driverFull: pick.driverFull ?? '', driverFloor: pick.driverFloor ?? '' },
+    install: { cuda: pick.cuda, image: base, pip, requirements: `${pick.pypi ? '' : `--index-url https://download.pytorch.org/whl/${tag}\n`}${pins.join('\n')}\n`, ...(conda ? { conda } : {}), ...(condaNote ? { condaNote } : {}), dockerfile, driverFull: pick.driverFull ?? '', driverFloor: pick.driverFloor ?? '' },
     sources: [...sources],
   };
 }
@@ -193,7 +263,7 @@ function nearestWorkingRelease(kb: KnowledgeBase, version: string, gpu: GpuInfo 
   return nearest && releases.filter((row) => minorOf(row.version) === minorOf(nearest.version) && works(row)).at(-1);
 }
 
-function recommendTensorflow(kb: KnowledgeBase, input: RecommendInput): Recommendation {
+function recommendTensorflow(kb: KnowledgeBase, input: RecommendInput, baseline?: Baseline): Recommendation {
   const problems: string[] = [];
   const notes: string[] = [];
   const sources = new Set<string>();
@@ -215,18 +285,18 @@ function recommendTensorflow(kb: KnowledgeBase, input: RecommendInput): Recommen
   }
   const driver = driverChecks(kb, row.cuda, input.driver, reasons, sources);
   if (driver.blocks) works = false;
-  const options: CudaOption[] = [{ cuda: row.cuda, works, reasons, ...(driver.full ? { driverFull: driver.full } : {}), ...(driver.floor ? { driverFloor: driver.floor } : {}) }];
+  const options = keepToBaseline([{ cuda: row.cuda, works, reasons, ...(driver.full ? { driverFull: driver.full } : {}), ...(driver.floor ? { driverFloor: driver.floor } : {}) }], baseline);
+  works = options[0]!.works;
   if (!works) {
     problems.push(`TensorFlow ${row.version} (CUDA ${row.cuda}) does not work here: ${reasons.join('; ')}.`);
     return { input, problems, notes, ...(gpu ? { gpu: { name: gpu.name, cc: gpu.cc, minCuda: gpu.minCuda } } : {}), version: row.version, options, sources: [...sources] };
   }
-  const os = input.os ?? 'ubuntu22.04';
-  const base = image(kb, row.cuda, os, 'cudnn-runtime', notes);
+  const { reference: base, os } = image(kb, row.cuda, input.os ?? 'ubuntu22.04', 'cudnn-runtime', notes);
   const andCuda = compareDotted(row.version, '2.14.0') >= 0;
-  const pip = andCuda ? `pip install tensorflow[and-cuda]==${row.version}` : `pip install tensorflow==${row.version}`;
+  const pip = andCuda ? `pip install "tensorflow[and-cuda]==${row.version}"` : `pip install tensorflow==${row.version}`;
   notes.push(`TensorFlow ${row.version} is tested with CUDA ${row.cuda} and cuDNN ${row.cudnn}.${andCuda ? ' The [and-cuda] extra installs matching NVIDIA libraries from PyPI.' : ' It uses the CUDA and cuDNN of the image.'}`);
-  const dockerfile = [`FROM ${base}`, 'RUN apt-get update && apt-get install -y --no-install-recommends python3 python3-pip && rm -rf /var/lib/apt/lists/*', `RUN ${pip.replace('pip install', 'pip3 install --no-cache-dir')}`].join('\n');
-  return { input, problems, notes, ...(gpu ? { gpu: { name: gpu.name, cc: gpu.cc, minCuda: gpu.minCuda } } : {}), version: row.version, options, install: { cuda: row.cuda, image: base, pip, dockerfile, driverFull: driver.full ?? '', driverFloor: driver.floor ?? '' }, sources: [...sources] };
+  const dockerfile = dockerfileFor(base, os, input.python, pip, notes, problems);
+  return { input, problems, notes, ...(gpu ? { gpu: { name: gpu.name, cc: gpu.cc, minCuda: gpu.minCuda } } : {}), version: row.version, options, install: { cuda: row.cuda, image: base, pip, requirements: `${andCuda ? `tensorflow[and-cuda]==${row.version}` : `tensorflow==${row.version}`}\n`, dockerfile, driverFull: driver.full ?? '', driverFloor: driver.floor ?? '' }, sources: [...sources] };
 }
 
 function safeSatisfies(version: string, range: string): boolean {

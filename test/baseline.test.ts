@@ -12,12 +12,18 @@ const where = (loaded: ReturnType<typeof loadBaseline>) => loaded.problems.map((
 });
 
 describe('baseline loading', () => {
-  it('accepts the documented default baseline.yaml', () => {
+  it('accepts the documented default baseline.yaml, which is neutral: no CUDA, driver, GPU or version policy', () => {
     const loaded = loadBaseline('baseline.yaml', readFileSync(join(ROOT, 'baseline.yaml'), 'utf8'), RULE_IDS);
+    expect(loaded.problems).toEqual([]);
+    expect(loaded.baseline).toMatchObject({ cuda: {}, driver: {}, gpus: [], packages: {}, pinning: { python: 'exact', images: 'tag' }, rules: { 'exact-pin': 'warning', 'image-pin': 'warning' } });
+  });
+
+  it('accepts the example policy examples/platform-team.yaml', () => {
+    const loaded = loadBaseline('examples/platform-team.yaml', readFileSync(join(ROOT, 'examples', 'platform-team.yaml'), 'utf8'), RULE_IDS);
     expect(loaded.problems).toEqual([]);
     expect(loaded.baseline).toMatchObject({
       cuda: { allowed: ['12.4', '12.6', '12.8'] },
-      driver: { minimum: '550.54.14' },
+      driver: { minimum: '550.54.14', forwardCompat: true },
       gpus: ['A100', 'H100'],
       packages: { torch: ['2.6.0', '2.7.1'] },
       pinning: { python: 'exact', images: 'tag' },

@@ -21,7 +21,7 @@ import { ROOT } from './harness.js';
 import { RUNS } from './support/fuzz-inputs.js';
 
 const kb = defaultKnowledgeBase();
-const repoBaseline = readFileSync(join(ROOT, 'baseline.yaml'), 'utf8');
+const repoBaseline = readFileSync(join(ROOT, 'examples', 'platform-team.yaml'), 'utf8');
 const waivers = `waivers:\n  - rule: cuda-not-allowed\n    repo: octo/mono\n    path: p1/\n    reason: the fleet runs an older driver here\n    owner: ml-platform\n    expires: 2026-12-31\n  - rule: companion-mismatch\n    repo: mono\n    reason: rebuilt in-house\n    owner: ml-platform\n    expires: 2026-01-01\n`;
 const policy = loadBaseline('baseline.yaml', `${repoBaseline}\n${waivers}`, RULE_IDS);
 const options = { policy, repository: 'octo/mono', today: '2026-11-30' };

@@ -1,12 +1,17 @@
 /** The self-service page and its JSON API over HTTP (no browser): answers, errors, escaping, dogfooding. */
+import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EMPTY_BASELINE } from '../src/baseline/schema.js';
+import { loadBaseline } from '../src/baseline/load.js';
 import { gate } from '../src/gate.js';
 import { defaultKnowledgeBase } from '../src/knowledge/index.js';
 import { parseFile } from '../src/parsers/index.js';
-import { recommend, type Recommendation } from '../src/recommend.js';
+import { OS_CHOICES, PYTHON_CHOICES, recommend, type Recommendation, type RecommendInput } from '../src/recommend.js';
+import { compareDotted } from '../src/versions.js';
+import { RULE_IDS } from '../rules/index.js';
+import { ROOT } from './harness.js';
 import { webHandler } from '../src/web/handler.js';
 
 let server: Server;
@@ -47,19 +52,62 @@ describe('recommendations', () => {
 
   it('TensorFlow: tested CUDA, base image with the right cuDNN spelling, and-cuda extra', () => {
     const result = recommend(kb, { framework: 'tensorflow', version: '2.15.0', gpu: 'A100' });
-    expect(result.install).toMatchObject({ cuda: '12.2', image: 'nvidia/cuda:12.2.2-cudnn8-runtime-ubuntu22.04', pip: 'pip install tensorflow[and-cuda]==2.15.0' });
+    expect(result.install).toMatchObject({ cuda: '12.2', image: 'nvidia/cuda:12.2.2-cudnn8-runtime-ubuntu22.04', pip: 'pip install "tensorflow[and-cuda]==2.15.0"' });
   });
 
-  it.each([
-    { framework: 'pytorch' as const, version: '2.7.1', gpu: 'H100' },
-    { framework: 'pytorch' as const, version: '2.5.1', gpu: 'A100' },
-    { framework: 'pytorch' as const, version: '2.11.0', gpu: 'L4', os: 'ubuntu24.04' },
-    { framework: 'tensorflow' as const, version: '2.18.0', gpu: 'A100' },
-  ])('its own Dockerfile passes the gate without errors: %o', (input) => {
-    const result: Recommendation = recommend(kb, input);
-    const file = parseFile('Dockerfile', `${result.install!.dockerfile}\n`, 'dockerfile');
-    const errors = gate([file], { ...EMPTY_BASELINE, gpus: [input.gpu], pinning: { python: 'exact', images: 'tag', packages: [] } }, kb).findings.filter((finding) => finding.severity !== 'notice');
-    expect(errors).toEqual([]);
+});
+
+/**
+ * Every answer, gated: the Dockerfile and the requirements file of each recommendation must pass `check` (no
+ * error) with the bundled default baseline, and answers given under the example policy must pass that policy.
+ */
+describe('every recommendation passes the gate', () => {
+  const load = (path: string) => {
+    const loaded = loadBaseline(path, readFileSync(join(ROOT, path), 'utf8'), RULE_IDS);
+    expect(loaded.problems).toEqual([]);
+    return loaded;
+  };
+  const errors = (result: Recommendation, policy: ReturnType<typeof load>): string[] => {
+    const files = [parseFile('Dockerfile', `${result.install!.dockerfile}\n`, 'dockerfile'), parseFile('requirements.txt', result.install!.requirements, 'requirements')];
+    return gate(files, policy.baseline, kb, { policy }).findings.filter((finding) => finding.severity === 'error').map((finding) => `${finding.location.path}: ${finding.message} [${finding.ruleId}]`);
+  };
+  const torchVersions = kb.torchReleases().filter((row) => compareDotted(row.version, '2.0.0') >= 0 && row.confidence !== 'unverified').map((row) => row.version);
+  const inputs: RecommendInput[] = [
+    { framework: 'pytorch' },
+    ...torchVersions.flatMap((version) => ['H100', 'A100', 'L4', 'RTX 5090', 'T4'].map((gpu) => ({ framework: 'pytorch' as const, version, gpu }))),
+    ...PYTHON_CHOICES.flatMap((python) => OS_CHOICES.map((os) => ({ framework: 'pytorch' as const, version: '2.7.1', python, os }))),
+    ...kb.data.tensorflow.releases.map((row) => ({ framework: 'tensorflow' as const, version: row.version, gpu: 'A100' })),
+  ];
+
+  it('with the bundled default baseline', () => {
+    const policy = load('baseline.yaml');
+    const failures = inputs.flatMap((input) => {
+      const result = recommend(kb, input);
+      return result.install ? errors(result, policy).map((error) => `${JSON.stringify(input)}: ${error}`) : [];
+    });
+    expect(failures).toEqual([]);
+  });
+
+  it('with the example policy (examples/platform-team.yaml), for the torch releases and GPUs it allows', () => {
+    const policy = load('examples/platform-team.yaml');
+    const answered = inputs.filter((input) => input.framework === 'pytorch').map((input) => recommend(kb, { ...input, gpu: input.gpu === 'A100' ? 'A100' : 'H100' }, policy.baseline));
+    // torch 2.6.0 and 2.7.1 on A100 and H100: the answers the policy allows.
+    expect(answered.filter((result) => result.install && result.problems.length === 0).length).toBeGreaterThanOrEqual(4);
+    expect(answered.flatMap((result) => (result.install && result.problems.length === 0 ? errors(result, policy) : []))).toEqual([]);
+  });
+
+  it('installs the Python the user chose', () => {
+    for (const os of OS_CHOICES) {
+      const result = recommend(kb, { framework: 'pytorch', version: '2.7.1', python: '3.11', os });
+      expect(result.install!.dockerfile, os).toMatch(/python3\.11 -m venv \/opt\/venv/);
+    }
+    expect(recommend(kb, { framework: 'pytorch', version: '2.7.1', python: '3.10', os: 'ubuntu22.04' }).install!.dockerfile).toContain('python3 -m venv /opt/venv');
+  });
+
+  it('defaults to the newest verified torch release', () => {
+    const newest = kb.torchReleases().filter((row) => row.confidence !== 'unverified').at(-1)!.version;
+    expect(recommend(kb, { framework: 'pytorch' }).version).toBe(newest);
+    expect(kb.torchReleases().at(-1)!.confidence).toBe('unverified'); // the newest known is not the default
   });
 });
 

@@ -15,6 +15,8 @@ function commandBlock(id: string, label: string, text: string): string {
 
 export function recommendPage(kb: KnowledgeBase, input: RecommendInput | undefined, result: Recommendation | undefined): string {
   const torchVersions = [...kb.torchReleases()].reverse().map((row) => ({ value: row.version, label: `${row.version}${row.confidence === 'unverified' ? ' (unverified)' : ''}` }));
+  // The default choice is the newest release the knowledge base has verified, not one marked unverified.
+  const newestVerified = kb.torchReleases().filter((row) => row.confidence !== 'unverified').at(-1)?.version;
   const tfVersions = kb.data.tensorflow.releases.map((row) => ({ value: row.version, label: row.version }));
   const framework = input?.framework ?? 'pytorch';
   const form = `<h1>What do I install?</h1>
@@ -22,7 +24,7 @@ export function recommendPage(kb: KnowledgeBase, input: RecommendInput | undefin
 <form class="grid" method="get" action="/cuda-gatekeeper/">
 <label>GPU model<select name="gpu" id="gpu"><option value="">(any)</option>${options(gpuChoices(kb), input?.gpu)}</select></label>
 <label>Framework<select name="framework" id="framework">${options([{ value: 'pytorch', label: 'PyTorch' }, { value: 'tensorflow', label: 'TensorFlow' }], framework)}</select></label>
-<label>PyTorch version<select name="torch" id="torch">${options(torchVersions, framework === 'pytorch' ? input?.version : undefined)}</select></label>
+<label>PyTorch version<select name="torch" id="torch">${options(torchVersions, (framework === 'pytorch' ? input?.version : undefined) ?? newestVerified)}</select></label>
 <label>TensorFlow version<select name="tf" id="tf">${options(tfVersions, framework === 'tensorflow' ? input?.version : undefined)}</select></label>
 <label>Python<select name="python" id="python"><option value="">(any)</option>${options(PYTHON_CHOICES.map((value) => ({ value, label: value })), input?.python)}</select></label>
 <label>Base image OS<select name="os" id="os">${options(OS_CHOICES.map((value) => ({ value, label: value })), input?.os ?? 'ubuntu22.04')}</select></label>
@@ -50,6 +52,7 @@ function resultSection(result: Recommendation): string {
     parts.push(`<h3>Recommended: CUDA ${esc(install.cuda)}, driver ≥ ${esc(install.driverFull)} (≥ ${esc(install.driverFloor)} under minor-version compatibility)</h3>`);
     parts.push(commandBlock('image', 'Base image', install.image));
     parts.push(commandBlock('pip', 'pip', install.pip));
+    parts.push(commandBlock('requirements', 'requirements.txt', install.requirements));
     if (install.conda) parts.push(commandBlock('conda', 'conda', install.conda));
     else if (install.condaNote) parts.push(`<p class="note">${esc(install.condaNote)}</p>`);
     parts.push(commandBlock('dockerfile', 'Dockerfile', install.dockerfile));
@@ -105,7 +108,7 @@ ${report ? `<section aria-labelledby="results"><h2 id="results">Findings</h2>${p
 export const API_DOC = `cuda-gatekeeper JSON API
 
 GET  /cuda-gatekeeper/api/recommend?framework=pytorch|tensorflow&version=2.7.1&gpu=H100&python=3.11&os=ubuntu22.04&driver=550.54.14
-     → { input, problems[], notes[], gpu?, version, options[{ cuda, tag, works, reasons[], driverFull, driverFloor, pypi }], install?{ cuda, image, pip, conda?, condaNote?, dockerfile, driverFull, driverFloor }, sources[] }
+     → { input, problems[], notes[], gpu?, version, options[{ cuda, tag, works, reasons[], driverFull, driverFloor, pypi }], install?{ cuda, image, pip, requirements, conda?, condaNote?, dockerfile, driverFull, driverFloor }, sources[] }
 GET  /cuda-gatekeeper/api/matrix
      → { torch: { columns[], rows[{ version, unverified, cells[] }] }, drivers[{ cuda, ga, latest, floor, unverified }], retrieved }
 POST /cuda-gatekeeper/api/check   (application/json) { "kind": "dockerfile|requirements|conda", "text": "...", "baseline": "bundled|none|<YAML>" }

@@ -41,7 +41,7 @@ describe.each(STEPS)('faults at %s', (_step, method, path) => {
   it.each([500, 502, 503])('%i is retried (at most twice) and then succeeds', async (status) => {
     fake.fail({ method, path, status, times: 2 });
     await run();
-    expect(fake.checkRuns).toEqual([expect.objectContaining({ status: 'completed', conclusion: 'failure', output: expect.objectContaining({ title: '3 errors' }) })]);
+    expect(fake.checkRuns).toEqual([expect.objectContaining({ status: 'completed', conclusion: 'failure', output: expect.objectContaining({ title: '1 error' }) })]);
   });
 
   it('a persistent 503 fails after bounded retries and the check explains it', async () => {
@@ -59,7 +59,7 @@ describe.each(STEPS)('faults at %s', (_step, method, path) => {
   it('a connection reset is retried', async () => {
     fake.fail({ method, path, status: 0, times: 1 });
     await run();
-    expect(fake.checkRuns).toEqual([expect.objectContaining({ status: 'completed', output: expect.objectContaining({ title: '3 errors' }) })]);
+    expect(fake.checkRuns).toEqual([expect.objectContaining({ status: 'completed', output: expect.objectContaining({ title: '1 error' }) })]);
   });
 });
 
@@ -69,7 +69,7 @@ describe('rate limits', () => {
     const started = Date.now();
     await run();
     expect(Date.now() - started).toBeGreaterThanOrEqual(900);
-    expect(fake.checkRuns).toEqual([expect.objectContaining({ output: expect.objectContaining({ title: '3 errors' }) })]);
+    expect(fake.checkRuns).toEqual([expect.objectContaining({ output: expect.objectContaining({ title: '1 error' }) })]);
     expect(warnings().some((message) => /rate limited on GET .*retrying in 1 s/.test(message))).toBe(true);
   }, 20_000);
 
