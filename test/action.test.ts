@@ -16,10 +16,10 @@ describe('GitHub Action', () => {
   }, 120_000);
 
   it('declares its inputs and passes every one to the check step', () => {
-    expect(Object.keys(action.inputs).sort()).toEqual(['baseline', 'changed-since', 'paths', 'sarif']);
+    expect(Object.keys(action.inputs).sort()).toEqual(['baseline', 'baseline-ref', 'changed-since', 'paths', 'sarif']);
     expect(action.runs.using).toBe('composite');
     const check = action.runs.steps.find((step) => step.run?.includes('action/run.sh'))!;
-    expect(Object.keys(check.env!).sort()).toEqual(['INPUT_BASELINE', 'INPUT_CHANGED_SINCE', 'INPUT_PATHS', 'INPUT_SARIF']);
+    expect(Object.keys(check.env!).sort()).toEqual(['INPUT_BASELINE', 'INPUT_BASELINE_REF', 'INPUT_CHANGED_SINCE', 'INPUT_PATHS', 'INPUT_SARIF']);
   });
 
   it('writes annotations and a SARIF file, and fails on error-level findings', () => {

@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, lstatSync, openSync, readdirSync, readFileSync, readSync, realpathSync, statSync, type Dirent } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readFileSync, readSync, realpathSync, statSync, type Dirent } from 'node:fs';
 import ignore, { type Ignore } from 'ignore';
 import { join, relative, resolve, sep } from 'node:path';
 import type { FileKind, ParsedFile } from '../facts.js';
@@ -28,6 +28,8 @@ export function toRepoPath(root: string, absolute: string): string | undefined {
 export interface Walked {
   /** Checkable files, in walk order (directories sorted by name). */
   readonly paths: readonly string[];
+  /** Paths the walk could not read (an unreadable directory, a looping or dangling link named on the command line). */
+  readonly unreadable: readonly { readonly path: string; readonly reason: string; readonly named: boolean }[];
   /** The kind of each path, by name or (for YAML files in environment folders) by content; none: read the content. */
   readonly kinds: ReadonlyMap<string, FileKind>;
   /** Inputs that do not exist inside the root. */
@@ -80,6 +82,7 @@ export function walk(root: string, inputs: readonly string[], filters: WalkFilte
   const plain = new Set<string>();
   const kinds = new Map<string, FileKind>();
   const missing: string[] = [];
+  const unreadable: { path: string; reason: string; named: boolean }[] = [];
   const realRoot = realpathSync.native(root);
   const gitignore = filters.gitignore ?? true;
   const excluded = filters.exclude?.length ? ignore().add([...filters.exclude]) : undefined;
@@ -111,8 +114,15 @@ export function walk(root: string, inputs: readonly string[], filters: WalkFilte
       visit(absolute, false, viaLink, levels); // a file system that does not report types
     }
   };
-  const visitDirectory = (absolute: string, repoPath: string, viaLink: boolean, outer: IgnoreLevels): void => {
-    const entries = readdirSync(absolute, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const visitDirectory = (absolute: string, repoPath: string, viaLink: boolean, outer: IgnoreLevels, named = false): void => {
+    let listing: Dirent[];
+    try {
+      listing = readdirSync(absolute, { withFileTypes: true });
+    } catch {
+      unreadable.push({ path: absolute, reason: 'is a directory that cannot be read', named });
+      return;
+    }
+    const entries = listing.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     const levels = gitignore && entries.some((entry) => entry.name === '.gitignore') ? withGitignore(outer, absolute, repoPath) : outer;
     for (const entry of entries) visitEntry(absolute, repoPath, entry, viaLink, levels);
   };
@@ -133,18 +143,33 @@ export function walk(root: string, inputs: readonly string[], filters: WalkFilte
       return;
     }
     if (stats.isSymbolicLink() && !explicit) return; // never follow links found while walking
-    if (stats.isSymbolicLink()) stats = statSync(absolute);
+    if (stats.isSymbolicLink()) {
+      try {
+        stats = statSync(absolute);
+      } catch (error) {
+        // A dangling link, or one that loops (ELOOP): named on the command line, it is a usage error.
+        unreadable.push({ path: absolute, reason: (error as NodeJS.ErrnoException).code === 'ELOOP' ? 'is a symbolic link that loops' : 'is a symbolic link to nothing', named: explicit });
+        return;
+      }
+    }
     const repoPath = toRepoPath(root, absolute);
     if (repoPath === undefined) {
       if (explicit) missing.push(absolute);
       return;
     }
     // An input may name a link, or a path through one; what the walk finds below it never does.
-    const linked = viaLink || (explicit && realpathSync.native(absolute) !== (repoPath === '' ? realRoot : join(realRoot, repoPath)));
+    let real: string;
+    try {
+      real = realpathSync.native(absolute);
+    } catch {
+      unreadable.push({ path: absolute, reason: 'cannot be read', named: explicit });
+      return;
+    }
+    const linked = viaLink || (explicit && real !== (repoPath === '' ? realRoot : join(realRoot, repoPath)));
     if (stats.isDirectory()) {
       const name = absolute.split(sep).pop() ?? '';
       if (!explicit && SKIP_DIRS.has(name)) return;
-      visitDirectory(absolute, repoPath, linked, levels ?? (repoPath === '' ? [] : levelsAbove(`${repoPath}/x`).filter((level) => level.base !== repoPath)));
+      visitDirectory(absolute, repoPath, linked, levels ?? (repoPath === '' ? [] : levelsAbove(`${repoPath}/x`).filter((level) => level.base !== repoPath)), explicit);
       return;
     }
     if (!stats.isFile()) return;
@@ -153,7 +178,7 @@ export function walk(root: string, inputs: readonly string[], filters: WalkFilte
     else found(absolute, repoPath, linked, levels ?? []);
   };
   for (const input of inputs) visit(resolve(root, input), true, false);
-  return { paths: [...paths], kinds, missing, plain };
+  return { paths: [...paths], kinds, missing, unreadable, plain };
 }
 
 /**
@@ -167,8 +192,23 @@ export function diskReader(root: string, skipped: Skipped[], walked?: Pick<Walke
   const realRoot = realpathSync.native(root);
   const files = new Set(walked?.paths);
   const plain = walked?.plain ?? new Set<string>();
+  /** Real path → the repository path it was read as: a file reached again through a link is read once. */
+  const seen = new Map<string, string>();
   return {
     read(path, kind) {
+      let real: string;
+      try {
+        real = plain.has(path) ? join(realRoot, path) : realpathSync.native(join(root, path));
+      } catch {
+        skipped.push({ path, reason: 'cannot be read' });
+        return undefined;
+      }
+      const first = seen.get(real);
+      if (first !== undefined && first !== path) {
+        skipped.push({ path, reason: `is ${first} again, reached through a link` });
+        return undefined;
+      }
+      seen.set(real, path);
       const text = readInside(realRoot, root, path, plain.has(path), skipped);
       if (text === undefined) return undefined;
       const source = sourceOf(path, text, kind);
@@ -214,51 +254,56 @@ function isFile(root: string, path: string): boolean {
 }
 
 function readInside(realRoot: string, root: string, path: string, plain: boolean, skipped: Skipped[]): string | undefined {
+  const read = readRegularInside(realRoot, root, path, MAX_FILE_BYTES, plain);
+  if (typeof read === 'string') return read;
+  skipped.push({ path, reason: read.reason });
+  return undefined;
+}
+
+/**
+ * A regular file inside the root, as text: never a link that leaves the root, a FIFO or device (opened without
+ * blocking, then refused), a file over `maxBytes`, or a binary file. The reason otherwise.
+ */
+export function readRegularInside(realRoot: string, root: string, path: string, maxBytes: number, plain = false): string | { readonly reason: string } {
   let real: string;
   try {
     real = plain ? join(realRoot, path) : realpathSync.native(join(root, path));
-  } catch {
-    skipped.push({ path, reason: 'cannot be read' });
-    return undefined;
+  } catch (error) {
+    return { reason: (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'does not exist' : 'cannot be read' };
   }
-  if (real !== realRoot && !real.startsWith(realRoot + sep)) {
-    skipped.push({ path, reason: 'is a link to a file outside the repository' });
-    return undefined;
-  }
+  if (real !== realRoot && !real.startsWith(realRoot + sep)) return { reason: 'is a link to a file outside the repository' };
   let buffer: Buffer;
   let fd: number | undefined;
   try {
-    fd = openSync(real, 'r');
-    const size = fstatSync(fd).size;
-    if (size > MAX_FILE_BYTES) {
-      skipped.push({ path, reason: `is larger than ${MAX_FILE_BYTES / 1024 / 1024} MiB` });
-      return undefined;
-    }
-    buffer = readAll(fd, size);
+    // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer for ever.
+    fd = openSync(real, constants.O_RDONLY | constants.O_NONBLOCK);
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) return { reason: 'is not a regular file' };
+    if (stat.size > maxBytes) return { reason: maxBytes >= 1024 * 1024 ? `is larger than ${maxBytes / 1024 / 1024} MiB` : `is larger than ${maxBytes / 1024} KiB` };
+    buffer = readAll(fd, stat.size, maxBytes);
   } catch {
-    skipped.push({ path, reason: 'cannot be read' });
-    return undefined;
+    return { reason: 'cannot be read' };
   } finally {
     if (fd !== undefined) closeSync(fd);
   }
-  if (buffer.includes(0)) {
-    skipped.push({ path, reason: 'is binary' });
-    return undefined;
-  }
+  if (buffer.includes(0)) return { reason: 'is binary' };
   return decoder.decode(buffer);
 }
 
 const decoder = new TextDecoder('utf-8', { fatal: false });
 
 /** The whole file, read into a buffer of the size fstat gave (a file that grew meanwhile is read to its end). */
-function readAll(fd: number, size: number): Buffer {
+function readAll(fd: number, size: number, maxBytes = Number.POSITIVE_INFINITY): Buffer {
   const chunks: Buffer[] = [];
   let chunk = Buffer.allocUnsafe(Math.max(size, 1));
   let filled = 0;
+  let total = 0;
   for (;;) {
     const read = readSync(fd, chunk, filled, chunk.length - filled, null);
     if (read === 0) break;
     filled += read;
+    total += read;
+    if (total > maxBytes) throw new Error('the file grew past the size limit while it was read');
     if (filled === chunk.length) {
       chunks.push(chunk);
       chunk = Buffer.allocUnsafe(64 * 1024);

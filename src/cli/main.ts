@@ -1,5 +1,5 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { basename, resolve } from 'node:path';
+import { existsSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { basename, dirname, resolve, sep } from 'node:path';
 import { parseArgs } from 'node:util';
 import { applyEdits } from '../analysis/edits.js';
 import { loadBaseline, type LoadedBaseline } from '../baseline/load.js';
@@ -10,7 +10,7 @@ import { plan, PlanError, renderPlanText } from '../plan.js';
 import { renderGithubAnnotations } from '../render/github.js';
 import { renderJson } from '../render/json.js';
 import { renderSarif } from '../render/sarif.js';
-import { renderText } from '../render/text.js';
+import { escapeControl, renderText } from '../render/text.js';
 import { SourceText } from '../source.js';
 import { affectedFiles, readRepository, UNKNOWN_KIND, type Listed, type RepositoryReader, type SourceFile } from '../reader.js';
 import type { FileKind } from '../facts.js';
@@ -21,15 +21,15 @@ import { parseFile } from '../parsers/index.js';
 import type { Baseline } from '../baseline/schema.js';
 import type { KnowledgeBase } from '../knowledge/index.js';
 import { RULE_IDS, RULES } from '../../rules/index.js';
-import { diskReader, loadFiles, toRepoPath, walk, type Loaded, type Skipped, type Walked } from './discover.js';
-import { changedSince, GitError, type Changes } from './git.js';
+import { diskReader, loadFiles, readRegularInside, toRepoPath, walk, type Loaded, type Skipped, type Walked } from './discover.js';
+import { changedSince, fileAtRef, GitError, type Changes } from './git.js';
 import { bundledBaselinePath, packageVersion } from './package-root.js';
 
 export class UsageError extends Error {}
 
 const USAGE = `Usage:
-  cuda-gatekeeper check [PATH...] [--baseline FILE|none] [--format text|json|sarif|github] [--changed-since REF] [--fix] [--verbose] [--repository OWNER/NAME] [--type dockerfile|requirements|conda]
-  cuda-gatekeeper plan --cuda X.Y [PATH...] [--baseline FILE|none] [--format text|json] [--write]
+  cuda-gatekeeper check [PATH...] [--baseline FILE|none] [--baseline-ref REF] [--format text|json|sarif|github] [--changed-since REF] [--fix] [--verbose] [--repository OWNER/NAME] [--type dockerfile|requirements|conda]
+  cuda-gatekeeper plan --cuda X.Y [PATH...] [--baseline FILE|none] [--baseline-ref REF] [--format text|json] [--write]
   cuda-gatekeeper rules
   cuda-gatekeeper --version
 
@@ -51,11 +51,15 @@ export function run(argv: readonly string[], io: Io): number {
       io.err(`cuda-gatekeeper: ${error.message}\n`);
       return 2;
     }
-    if (error instanceof TypeError && /Unknown option|unexpected argument|argument missing|requires a value/i.test(error.message)) {
+    if (error instanceof TypeError && (String((error as NodeJS.ErrnoException).code ?? '').startsWith('ERR_PARSE_ARGS') || /Unknown option|unexpected argument|argument missing|requires a value/i.test(error.message))) {
       io.err(`cuda-gatekeeper: ${error.message.split('\n')[0]}\n${USAGE}\n`);
       return 2;
     }
-    throw error;
+    // Anything else is our bug: one line, exit 2 (never 1, which means "findings"); the stack with CUDA_GATEKEEPER_DEBUG=1.
+    const message = error instanceof Error ? error.message : String(error);
+    io.err(`cuda-gatekeeper: internal error: ${escapeControl(message.split('\n')[0] ?? '')} (please report it; CUDA_GATEKEEPER_DEBUG=1 shows where)\n`);
+    if (process.env.CUDA_GATEKEEPER_DEBUG === '1' && error instanceof Error && error.stack) io.err(`${error.stack}\n`);
+    return 2;
   }
 }
 
@@ -78,18 +82,45 @@ function dispatch(argv: readonly string[], io: Io): number {
   throw new UsageError(`unknown command "${command}"\n${USAGE}`);
 }
 
-function readBaseline(option: string | undefined, io: Io): LoadedBaseline | undefined {
+/**
+ * The baseline: `--baseline FILE`, else `.github/cuda-gatekeeper.yml`, else the bundled default. With `--baseline-ref
+ * REF` the file is read as it is at that git ref (the pull request's base branch in CI), so a change cannot switch
+ * rules off for itself; a ref without the repository file falls back to the bundled default and says so. The file
+ * is read like every other file: a regular file inside the working directory, at most 256 KiB.
+ */
+function readBaseline(option: string | undefined, io: Io, ref?: string): LoadedBaseline | undefined {
   if (option === 'none') return undefined;
-  const repoConfig = resolve(io.cwd, '.github/cuda-gatekeeper.yml');
-  const path = option ? resolve(io.cwd, option) : existsSync(repoConfig) ? repoConfig : bundledBaselinePath();
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch {
-    throw new UsageError(`cannot read baseline ${option ?? path}`);
+  const repoConfig = '.github/cuda-gatekeeper.yml';
+  if (ref !== undefined) {
+    const path = option ?? repoConfig;
+    const text = fileAtRef(io.cwd, ref, path);
+    if (text === undefined) {
+      if (option) throw new UsageError(`cannot read baseline ${option} at ${ref}`);
+      io.err(`cuda-gatekeeper: no ${repoConfig} at ${ref}; using the bundled baseline.yaml\n`);
+      return loadBaseline('baseline.yaml (bundled default)', readFileSync(bundledBaselinePath(), 'utf8'), RULE_IDS);
+    }
+    return loadBaseline(`${path}@${ref}`, text, RULE_IDS);
   }
-  const shown = option ?? (path === repoConfig ? '.github/cuda-gatekeeper.yml' : 'baseline.yaml (bundled default)');
-  return loadBaseline(shown, text, RULE_IDS);
+  if (option) return loadBaseline(option, readBaselineFile(io.cwd, option), RULE_IDS);
+  if (existsSync(resolve(io.cwd, repoConfig))) return loadBaseline(repoConfig, readBaselineFile(io.cwd, repoConfig), RULE_IDS);
+  return loadBaseline('baseline.yaml (bundled default)', readFileSync(bundledBaselinePath(), 'utf8'), RULE_IDS);
+}
+
+/**
+ * The baseline file: a regular file (never a FIFO or device), at most 256 KiB. Found in the working directory or
+ * named by a path inside it, it must stay inside it (no link out); a path outside it the user named is read as named.
+ */
+function readBaselineFile(cwd: string, path: string): string {
+  const absolute = resolve(cwd, path);
+  const inside = absolute === cwd || absolute.startsWith(cwd.endsWith(sep) ? cwd : cwd + sep);
+  let read: string | { readonly reason: string };
+  try {
+    read = inside ? readRegularInside(realpathSync.native(cwd), cwd, toRepoPath(cwd, absolute) ?? path, 256 * 1024) : readRegularInside(realpathSync.native(dirname(absolute)), dirname(absolute), basename(absolute), 256 * 1024);
+  } catch {
+    read = { reason: 'cannot be read' };
+  }
+  if (typeof read !== 'string') throw new UsageError(`cannot read baseline ${escapeControl(path)}: it ${read.reason}`);
+  return read;
 }
 
 function policyFailure(policy: LoadedBaseline, io: Io): number {
@@ -129,6 +160,7 @@ function check(args: readonly string[], io: Io): number {
     allowPositionals: true,
     options: {
       baseline: { type: 'string' },
+      'baseline-ref': { type: 'string' },
       format: { type: 'string', default: 'text' },
       'changed-since': { type: 'string' },
       fix: { type: 'boolean', default: false },
@@ -140,20 +172,23 @@ function check(args: readonly string[], io: Io): number {
   const format = values.format ?? 'text';
   if (!['text', 'json', 'sarif', 'github'].includes(format)) throw new UsageError(`unknown format "${format}" (use text, json, sarif or github)`);
   const type = fileType(values.type);
-  const policy = readBaseline(values.baseline, io);
+  const policy = readBaseline(values.baseline, io, values['baseline-ref']);
   if (policy && policy.problems.length > 0) return policyFailure(policy, io);
   const baseline = policy?.baseline ?? EMPTY_BASELINE;
   const kb = defaultKnowledgeBase();
 
   const selected = select(io, positionals, baseline);
   const changes = values['changed-since'] === undefined ? undefined : changedSince(io.cwd, values['changed-since']);
-  if (selected.missing.length > 0) throw new UsageError(`no such file or directory inside ${io.cwd}: ${selected.missing.join(', ')}`);
+  if (selected.missing.length > 0) throw new UsageError(`no such file or directory inside ${io.cwd}: ${selected.missing.map(escapeControl).join(', ')}`);
+  const named = selected.unreadable.filter((entry) => entry.named);
+  if (named.length > 0) throw new UsageError(named.map((entry) => `${escapeControl(entry.path)} ${entry.reason}`).join('; '));
+  for (const entry of selected.unreadable) io.err(`${escapeControl(toRepoPath(io.cwd, entry.path) ?? entry.path)}: skipped: ${entry.reason}\n`);
   // Waivers name repositories: --repository, else GitHub Actions' GITHUB_REPOSITORY, else the folder's name.
   const gateOptions = { ...(policy ? { policy } : {}), repository: values.repository ?? process.env.GITHUB_REPOSITORY ?? basename(io.cwd), today: new Date().toISOString().slice(0, 10) };
   // The walk knows each file's kind by name (or a YAML file's by content); a file named on the command line whose
   // name says nothing is read as --type says, or as its content says.
-  const named = new Set(positionals.map((path) => toRepoPath(io.cwd, resolve(io.cwd, path))));
-  const files: Listed[] = selected.paths.map((path) => ({ path, kind: (type && named.has(path) ? type : undefined) ?? selected.kinds.get(path) }));
+  const namedPaths = new Set(positionals.map((path) => toRepoPath(io.cwd, resolve(io.cwd, path))));
+  const files: Listed[] = selected.paths.map((path) => ({ path, kind: (type && namedPaths.has(path) ? type : undefined) ?? selected.kinds.get(path) }));
   let skipped: Skipped[] = [];
   const run = (list: readonly Listed[]): RepositoryCheck => {
     const reader = diskReader(io.cwd, skipped, selected);
@@ -172,10 +207,10 @@ function check(args: readonly string[], io: Io): number {
   }
   const { report, sources } = checked;
 
-  for (const skip of skipped) io.err(`${skip.path}: skipped: ${skip.reason}\n`);
+  for (const skip of skipped) io.err(`${escapeControl(skip.path)}: skipped: ${skip.reason}\n`);
   io.out(render(report, format, sources, values.verbose ?? false, io.color ?? false));
   // A file named on the command line that could not be read as any kind was not checked: that is a usage error.
-  if (skipped.some((skip) => skip.reason === UNKNOWN_KIND && named.has(skip.path))) return 2;
+  if (skipped.some((skip) => skip.reason === UNKNOWN_KIND && namedPaths.has(skip.path))) return 2;
   return report.counts.error > 0 ? 1 : 0;
 }
 
@@ -231,12 +266,12 @@ function planCommand(args: readonly string[], io: Io): number {
   const { values, positionals } = parseArgs({
     args: [...args],
     allowPositionals: true,
-    options: { cuda: { type: 'string' }, baseline: { type: 'string' }, format: { type: 'string', default: 'text' }, write: { type: 'boolean', default: false } },
+    options: { cuda: { type: 'string' }, baseline: { type: 'string' }, 'baseline-ref': { type: 'string' }, format: { type: 'string', default: 'text' }, write: { type: 'boolean', default: false } },
   });
   if (!values.cuda) throw new UsageError('plan needs --cuda X.Y, e.g. --cuda 12.8');
   const format = values.format ?? 'text';
   if (!['text', 'json'].includes(format)) throw new UsageError(`unknown format "${format}" for plan (use text or json)`);
-  const policy = readBaseline(values.baseline, io);
+  const policy = readBaseline(values.baseline, io, values['baseline-ref']);
   if (policy && policy.problems.length > 0) return policyFailure(policy, io);
   const loaded = collect(io, positionals, policy?.baseline ?? EMPTY_BASELINE);
   if (loaded.missing.length > 0) throw new UsageError(`no such file or directory inside ${io.cwd}: ${loaded.missing.join(', ')}`);

@@ -11,7 +11,7 @@ import { mergeBaselines, type Layer, type MergedBaseline } from '../baseline/mer
 import { bundledBaselinePath, packageVersion } from '../cli/package-root.js';
 import type { Span } from '../source.js';
 import { CONFIG_PATH, ORG_CONFIG_PATH, ORG_CONFIG_REPO, type ConfigBlob } from './read.js';
-import { RULE_IDS } from '../../rules/index.js';
+import { RULE_DEFAULTS, RULE_IDS } from '../../rules/index.js';
 
 export const ORG_CACHE_TTL_MS = 5 * 60 * 1000;
 
@@ -46,10 +46,10 @@ export function resolveBaseline(owner: string, repo: string, repoConfig: ConfigB
   if (layers.length === 0) {
     layers.push({ origin: `bundled baseline.yaml (cuda-gatekeeper ${packageVersion()})`, loaded: loadBaseline('baseline.yaml', readFileSync(bundledBaselinePath(), 'utf8'), RULE_IDS) });
   }
-  const merged = mergeBaselines(layers);
+  const merged = mergeBaselines(layers, RULE_DEFAULTS);
   for (const weakening of merged.weakenings) {
     const loaded = weakening.layer.loaded;
-    problems.push({ file: { path: loaded.source.path, source: loaded.source }, span: loaded.locate(weakening.key.split('.')), message: weakening.message });
+    problems.push({ file: { path: loaded.source.path, source: loaded.source }, span: loaded.locate(weakening.at ?? weakening.key.split('.')), message: weakening.message });
   }
   return { ...merged, ...(repoFile ? { repoFile } : {}), problems, origin: layers.map((layer) => layer.origin).join(' + '), layers };
 }

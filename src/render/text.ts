@@ -6,10 +6,10 @@ export function renderText(report: Report, options: { readonly color?: boolean; 
   for (const finding of report.findings) {
     lines.push(formatLine(finding, options.color ?? false));
     if (options.verbose) {
-      if (finding.help) lines.push(`    why: ${finding.help}`);
-      for (const related of finding.related) lines.push(`    see: ${related.location.path}:${related.location.start.line}:${related.location.start.column}: ${related.message}`);
-      if (finding.fix) lines.push(`    fix (${finding.fix.safety}): ${finding.fix.title}${finding.fix.verification ? ` (${finding.fix.verification})` : ''}`);
-      for (const suggestion of finding.suggestions ?? []) lines.push(`    option: ${suggestion.title}`);
+      if (finding.help) lines.push(`    why: ${escapeControl(finding.help)}`);
+      for (const related of finding.related) lines.push(`    see: ${escapeControl(related.location.path)}:${related.location.start.line}:${related.location.start.column}: ${escapeControl(related.message)}`);
+      if (finding.fix) lines.push(`    fix (${finding.fix.safety}): ${escapeControl(finding.fix.title)}${finding.fix.verification ? ` (${escapeControl(finding.fix.verification)})` : ''}`);
+      for (const suggestion of finding.suggestions ?? []) lines.push(`    option: ${escapeControl(suggestion.title)}`);
     }
   }
   lines.push(summaryLine(report));
@@ -21,7 +21,7 @@ const COLORS = { error: '\x1b[31m', warning: '\x1b[33m', notice: '\x1b[36m' } as
 function formatLine(finding: Finding, color: boolean): string {
   const { path, start } = finding.location;
   const severity = color ? `${COLORS[finding.severity]}${finding.severity}\x1b[0m` : finding.severity;
-  return `${path}:${start.line}:${start.column}: ${severity}: ${finding.message} [${finding.ruleId}]`;
+  return `${escapeControl(path)}:${start.line}:${start.column}: ${severity}: ${escapeControl(finding.message)} [${finding.ruleId}]`;
 }
 
 export function summaryLine(report: Report): string {
@@ -33,4 +33,13 @@ export function summaryLine(report: Report): string {
 /** The golden-file form used by rule fixtures: `path:line:col: message [rule-id]`. */
 export function renderGolden(findings: readonly Finding[]): string {
   return findings.map((finding) => `${finding.location.path}:${finding.location.start.line}:${finding.location.start.column}: ${finding.message} [${finding.ruleId}]`).join('\n') + (findings.length ? '\n' : '');
+}
+
+/**
+ * Text with its control characters shown as escapes (`\x1b`, `\n`), so a crafted file name or content cannot
+ * print terminal sequences or start a line that a CI runner reads as a workflow command (`::error …`).
+ */
+export function escapeControl(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/.test(text) ? text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (char) => (char === '\n' ? '\\n' : char === '\r' ? '\\r' : char === '\t' ? '\\t' : `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`)) : text;
 }
