@@ -11,15 +11,20 @@ COPY test/bench test/bench
 COPY test/support test/support
 COPY test/app/scenario.ts test/app/scenario.ts
 COPY baseline.yaml ./
+COPY examples examples
 RUN npm run build && npm prune --omit=dev
 
 FROM node:20.20-bookworm-slim
+# tini as PID 1: signals reach node (which drains on SIGTERM, see src/github/server.ts) and children are reaped.
+RUN apt-get update && apt-get install -y --no-install-recommends tini && rm -rf /var/lib/apt/lists/*
 ENV NODE_ENV=production PORT=3000
 WORKDIR /app
 COPY --from=build /app/node_modules node_modules
 COPY --from=build /app/dist dist
 COPY package.json baseline.yaml app.yml ./
+COPY examples examples
 COPY rules rules
 USER node
 EXPOSE 3000
+ENTRYPOINT ["/usr/bin/tini", "--"]
 CMD ["node", "dist/src/main.js"]

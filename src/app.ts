@@ -8,14 +8,18 @@ import { DurableFanout } from './github/durable.js';
 import { baselinePushed } from './github/org.js';
 import { checkPull, type CheckOutcome } from './github/pull-check.js';
 import { JobQueue } from './github/queue.js';
+import { GatePool } from './sandbox/gate-pool.js';
 import { runJob } from './github/runners.js';
 import { scheduleSweeps } from './github/sweep.js';
 import { targetFromPull, targetsOfCheck } from './github/targets.js';
 import type { GitHub, PullTarget } from './github/types.js';
 import type { Trigger } from './github/check.js';
 
-export function cudaGatekeeper(deps: AppDeps) {
-  return function app(probot: Probot, options?: Partial<ApplicationFunctionOptions>): void {
+/** The Probot app function, and how to finish its background work when the server drains. */
+export type GatekeeperApp = ((probot: Probot, options?: Partial<ApplicationFunctionOptions>) => void) & { readonly idle: () => Promise<void> };
+
+export function cudaGatekeeper(deps: AppDeps): GatekeeperApp {
+  const app = function app(probot: Probot, options?: Partial<ApplicationFunctionOptions>): void {
     deps.fanout ??= new JobQueue(
       (github, job) => runJob(github, job, deps, probot.log),
       (key, job, error) => probot.log.error({ job: key, err: { message: (error as Error).message } }, `${job.kind} job failed`),
@@ -84,6 +88,15 @@ export function cudaGatekeeper(deps: AppDeps) {
       probot.log.debug('no HTTP server: the self-service page is not mounted');
     }
   };
+  // Draining: the in-process queue finishes its jobs; a durable worker stops taking jobs and finishes the ones it
+  // holds (what it has not taken stays in Redis for the other replicas).
+  const idle = async (): Promise<void> => {
+    const fanout = deps.fanout;
+    if (fanout instanceof DurableFanout) await fanout.close();
+    else if (fanout instanceof JobQueue) await fanout.idle();
+    await deps.gatePool?.close();
+  };
+  return Object.assign(app, { idle });
 }
 
 /**
@@ -93,6 +106,8 @@ export function cudaGatekeeper(deps: AppDeps) {
 function defaultDeps(): AppDeps {
   const deps = createDeps(Number(process.env.APP_ID ?? 0));
   if (process.env.REDIS_URL) deps.fanout = new DurableFanout({ redisUrl: process.env.REDIS_URL });
+  // Gates on worker threads, each within GATE_TIMEOUT_MS (default 30 s), GATE_THREADS at a time (default 2).
+  deps.gatePool = new GatePool(Number(process.env.GATE_THREADS ?? 2), Number(process.env.GATE_TIMEOUT_MS ?? 30_000));
   const hours = Number(process.env.SWEEP_INTERVAL_HOURS ?? 24);
   if (Number.isFinite(hours) && hours > 0) deps.sweepIntervalMs = hours * 3600 * 1000;
   return deps;

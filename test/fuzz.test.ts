@@ -138,11 +138,14 @@ describe('hostile inputs stay linear and bounded', () => {
     ['many unpinned requirements', (n: number) => [['requirements.txt', lines(n, (i) => `torch>=1.${i}\ntorchvision\n`)]]],
     ['many suppressed findings', (n: number) => [['requirements.txt', lines(n, (i) => `torch>=1.${i} # cuda-gatekeeper: ignore[package-not-allowed] reason\n`)]]],
     ['a chain of includes', (n: number) => Array.from({ length: n }, (_, i) => [`r/r${i}.txt`, `-r r${i + 1}.txt\ntorch==2.6.0\n`])],
-  ])('gate, %s: sixteen times the input takes roughly sixteen times as long', async (_, make) => {
+  ])('gate, %s: sixteen times the input takes roughly sixteen times as long', async (name, make) => {
     const check = (n: number): void => {
       gate(make(n).map(([path, text]) => parseFile(path, text, path.endsWith('.txt') ? 'requirements' : 'dockerfile')), policy, kb);
     };
-    expect(await growth(check, 250, 4000)).toBeLessThan(64);
+    // Each stage of a chain installs on top of all the stages before it, so its unit really holds O(n) packages and
+    // the units together O(n²) (a cheap part: 16× the input measured 40-75× on a loaded machine). A quadratic or
+    // cubic walk on top of that (the COPY --from walk was cubic) gives ≥ 256×.
+    expect(await growth(check, 250, 4000)).toBeLessThan(name === 'a chain of stages' ? 128 : 64);
   });
 
   it('deeply nested YAML is an error, not a stack overflow', () => {

@@ -12,7 +12,7 @@ import { OS_CHOICES, PYTHON_CHOICES, recommend, type Recommendation, type Recomm
 import { compareDotted } from '../src/versions.js';
 import { RULE_IDS } from '../rules/index.js';
 import { ROOT } from './harness.js';
-import { webHandler } from '../src/web/handler.js';
+import { RateLimiter, webHandler } from '../src/web/handler.js';
 
 let server: Server;
 let base: string;
@@ -150,5 +150,30 @@ describe('HTTP', () => {
     expect(await (await fetch(`${base}/healthz`)).json()).toEqual({ status: 'ok' });
     const metrics = await (await fetch(`${base}/metrics`)).text();
     for (const name of ['cuda_gatekeeper_webhooks_total', 'cuda_gatekeeper_check_runs_total', 'cuda_gatekeeper_github_api_calls_total', 'cuda_gatekeeper_github_rate_limit_remaining', 'cuda_gatekeeper_queue_depth', 'cuda_gatekeeper_check_seconds_bucket']) expect(metrics).toContain(name);
+  });
+});
+
+describe('the public snippet API has limits', () => {
+  it('a file over 64 KiB is refused with a clear reason', async () => {
+    const response = await fetch(`${base}/cuda-gatekeeper/api/check`, { method: 'POST', body: JSON.stringify({ kind: 'requirements', text: 'numpy==1.26.4\n'.repeat(6000) }) });
+    expect(response.status).toBe(400);
+    expect((await response.json()).error).toContain('larger than 64 KiB');
+  });
+
+  it('a token bucket per address: a burst, then 429 with Retry-After until it refills', () => {
+    let now = 0;
+    const limiter = new RateLimiter(30, 3, () => now);
+    expect([1, 2, 3, 4].map(() => limiter.take('a'))).toEqual([true, true, true, false]);
+    expect(limiter.take('b')).toBe(true);
+    now += 2000; // 30 a minute: one token per 2 s
+    expect([limiter.take('a'), limiter.take('a')]).toEqual([true, false]);
+  });
+
+  it('over HTTP, the eleventh quick check from one address gets 429', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 14; i++) statuses.push((await fetch(`${base}/cuda-gatekeeper/api/check`, { method: 'POST', body: JSON.stringify({ kind: 'requirements', text: 'numpy==1.26.4\n' }) })).status);
+    expect(statuses).toContain(429);
+    const limited = await fetch(`${base}/cuda-gatekeeper/api/check`, { method: 'POST', body: '{}' });
+    expect(limited.headers.get('retry-after')).toBe('10');
   });
 });

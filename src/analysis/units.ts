@@ -186,6 +186,11 @@ class DockerfileIndex {
   private readonly imageClaims: Map<number, number[]>;
   private readonly contextClaims: Map<number, number[]>;
   private readonly tree: StageTree;
+  private readonly copiesByStage: Map<number, ParsedFile['copies'][number][]>;
+  private readonly stagesByName = new Map<string, number>();
+  /** By stage, in file order as far as computed: contexts a stage copies in, and what copying out of it brings. */
+  private readonly copied: InstallContext[][] = [];
+  private readonly reached: (readonly InstallContext[])[] = [];
 
   constructor(
     readonly file: ParsedFile,
@@ -194,6 +199,9 @@ class DockerfileIndex {
   ) {
     this.tree = StageTree.of(file);
     this.contextsByStage = groupBy(file.contexts, (context) => context.stage);
+    this.copiesByStage = groupBy(file.copies, (copy) => copy.stage);
+    // The first stage of a name wins, as in the old linear search.
+    for (const stage of file.stages) if (stage.name && !this.stagesByName.has(stage.name.toLowerCase())) this.stagesByName.set(stage.name.toLowerCase(), stage.index);
     this.linksByContext = groupBy(links, (link) => link.include.context);
     this.packagesByContext = groupBy(positions(file.packages.length), (i) => file.packages[i]!.context);
     const all = positions(claims.length);
@@ -219,28 +227,34 @@ class DockerfileIndex {
    * the stages it builds on installed, and what they copied in themselves.
    */
   copiedContexts(stage: number): InstallContext[] {
-    const out: InstallContext[] = [];
-    const visited = new Set<number>([stage]);
-    const visit = (at: number): void => {
-      for (const copy of this.file.copies) {
-        if (copy.stage !== at || copy.fromStage === undefined || !copy.sources.some((source) => ENVIRONMENT.test(source.path))) continue;
+    this.computeUpTo(stage);
+    return this.copied[stage] ?? [];
+  }
+
+  /**
+   * Works out, stage by stage in file order, what each stage copies in and what an environment copied out of it
+   * holds (its installs, what it copied in, and its base stage's). A stage copies only from earlier stages, so each
+   * is computed once from results already there: a file that chains thousands of COPY --from stages was cubic when
+   * every stage walked every copy again, and no recursion can run out of stack.
+   */
+  private computeUpTo(stage: number): void {
+    for (let at = this.copied.length; at <= stage; at++) {
+      const copied = new Set<InstallContext>();
+      for (const copy of this.copiesByStage.get(at) ?? []) {
+        if (copy.fromStage === undefined || !copy.sources.some((source) => ENVIRONMENT.test(source.path))) continue;
         const from = this.stageNamed(copy.fromStage);
         if (from === undefined || from >= at) continue;
-        for (let chain: number | undefined = from; chain !== undefined && !visited.has(chain); chain = this.tree.parent(chain)) {
-          visited.add(chain);
-          out.push(...(this.contextsByStage.get(chain) ?? []));
-          visit(chain);
-        }
+        for (const context of this.reached[from]!) copied.add(context);
       }
-    };
-    visit(stage);
-    return out;
+      this.copied.push([...copied]);
+      const parent = this.tree.parent(at);
+      this.reached.push([...new Set([...(this.contextsByStage.get(at) ?? []), ...copied, ...(parent !== undefined && parent < at ? this.reached[parent]! : [])])]);
+    }
   }
 
   private stageNamed(name: string): number | undefined {
     if (/^\d+$/.test(name)) return Number(name);
-    const lower = name.toLowerCase();
-    return this.file.stages.find((stage) => stage.name?.toLowerCase() === lower)?.index;
+    return this.stagesByName.get(name.toLowerCase());
   }
 
   /** Packages installed by these contexts, in file order. */

@@ -12,6 +12,8 @@ import type { ParsedFile } from '../facts.js';
 import type { Report } from '../finding.js';
 import { gate } from '../gate.js';
 import { verifyFixes } from '../verify.js';
+import type { GateJob } from '../sandbox/gate-job.js';
+import { GateBudgetError, type GatePool } from '../sandbox/gate-pool.js';
 import { defaultKnowledgeBase } from '../knowledge/index.js';
 import ignore from 'ignore';
 import { classifyPath, condaByContent, looksLikeConda } from '../parsers/index.js';
@@ -60,6 +62,8 @@ export interface Analysis {
 export interface AnalyzeDeps {
   readonly appId: number;
   readonly orgCache: OrgConfigCache;
+  /** Worker threads for the gate (the server); without it the gate runs inline (tests, tools). */
+  readonly gatePool?: GatePool;
 }
 
 /** The CUDA-relevant part of a pull request's file list: what it adds or changes, and what it deletes. */
@@ -168,7 +172,21 @@ export async function analyzePull(github: GitHub, target: PullTarget, deps: Anal
     removed,
   };
   const kb = defaultKnowledgeBase();
+  const result = { files, texts, relevant: [...given], removed, baseline, read, added, ...(org.unavailable ? { unavailable: org.unavailable } : {}), requests: 1 + commit.requests };
+  if (deps.gatePool) {
+    // On a worker thread, within the time and size budget (see src/sandbox/gate-pool.ts).
+    const sources = commit.files.filter((file) => checked.has(file.source.path)).map((file) => file.source);
+    const job: GateJob = { owner: target.owner, repo: target.repo, ...(read.repoConfig ? { repoConfig: read.repoConfig } : {}), orgConfig: org.config, sources, options: { repository: options.repository, today: options.today, removed } };
+    try {
+      return { ...result, report: await deps.gatePool.run(job), skipped };
+    } catch (error) {
+      if (!(error instanceof GateBudgetError)) throw error;
+      // Over budget: nothing is judged; the check is neutral and says why for every file it could not check.
+      const unchecked = files.map((file) => ({ path: file.path, reason: `could not be checked: ${error.message} (the files are too large or too complex)` }));
+      return { ...result, report: gate([], baseline.baseline, kb, { ...options, removed: [] }), skipped: [...skipped, ...unchecked] };
+    }
+  }
   // Apply fixes, review suggestions and /cuda-check fix offer only fixes the gate accepts once applied.
   const report = verifyFixes(gate(files, baseline.baseline, kb, options), files, (subset) => gate(subset, baseline.baseline, kb, options));
-  return { report, files, texts, relevant: [...given], removed, skipped, baseline, read, added, ...(org.unavailable ? { unavailable: org.unavailable } : {}), requests: 1 + commit.requests };
+  return { ...result, report, skipped };
 }

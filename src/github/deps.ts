@@ -6,6 +6,7 @@ import { OrgConfigCache } from './config.js';
 import type { Trigger } from './check.js';
 import type { Fanout } from './jobs.js';
 import type { ExistingRun } from './read.js';
+import type { GatePool } from '../sandbox/gate-pool.js';
 
 export interface AppDeps {
   readonly appId: number;
@@ -19,6 +20,8 @@ export interface AppDeps {
   fanout?: Fanout;
   /** How often the drift sweep runs; unset: no sweep (tests). */
   sweepIntervalMs?: number;
+  /** Worker threads that run the gates (the server sets them; tests without them gate inline). */
+  gatePool?: GatePool;
 }
 
 export function createDeps(appId: number): AppDeps {

@@ -44,13 +44,24 @@ export class DurableFanout implements Fanout {
     this.queue = new Queue<FanoutJob>(QUEUE_NAME, { connection: connection(options.redisUrl) });
   }
 
-  /** Queue a job; a job with the same key that is still waiting or running is not added twice. */
+  /**
+   * Queue a job; a job with the same key that is still waiting, delayed or running is not added twice (false). A
+   * finished job with the key (BullMQ keeps completed jobs an hour and failed ones a day, and silently ignores an
+   * add with a stored id) is removed first: the same work asked for again is done again, and the answer is true.
+   * So a baseline that goes A → B → A (a force-push back to A's commit) re-checks under A a second time.
+   */
   async add(key: string, job: FanoutJob, _github?: GitHub): Promise<boolean> {
     const jobId = key.replace(/:/g, '_');
     const existing = await this.queue.getJob(jobId);
-    if (existing && !(await existing.isCompleted()) && !(await existing.isFailed())) return false;
-    await this.queue.add(job.kind, job, { jobId, attempts: 5, backoff: { type: 'exponential', delay: 2000 }, removeOnComplete: { age: 3600, count: 10_000 }, removeOnFail: { age: 24 * 3600 } });
-    return true;
+    if (existing) {
+      const state = await existing.getState();
+      if (state !== 'completed' && state !== 'failed' && state !== 'unknown') return false;
+      await existing.remove().catch(() => undefined);
+    }
+    const added = await this.queue.add(job.kind, job, { jobId, attempts: 5, backoff: { type: 'exponential', delay: 2000 }, removeOnComplete: { age: 3600, count: 10_000 }, removeOnFail: { age: 24 * 3600 } });
+    // Only when the job stored under the id is the one just added was it queued (another producer may have won).
+    const stored = await this.queue.getJob(jobId);
+    return added.id === jobId && stored !== undefined && stored.timestamp === added.timestamp;
   }
 
   /** Resolves when no job is waiting, delayed or running. */

@@ -18,7 +18,9 @@ import { SCRIPT, STYLE } from './html.js';
 import { API_DOC, checkPage, matrixPage, recommendPage } from './pages.js';
 
 const PREFIX = '/cuda-gatekeeper';
-const MAX_BODY = 256 * 1024;
+/** A snippet is one file: 64 KiB of text (and the form or JSON around it) is plenty. */
+const MAX_SNIPPET = 64 * 1024;
+const MAX_BODY = MAX_SNIPPET * 3 + 4096;
 const FILE_NAMES: Readonly<Record<FileKind, string>> = { dockerfile: 'Dockerfile', requirements: 'requirements.txt', conda: 'environment.yml' };
 
 function send(res: ServerResponse, status: number, type: string, body: string): true {
@@ -54,12 +56,47 @@ function recommendInput(params: URLSearchParams): RecommendInput | undefined {
 /** Check one pasted file; returns the report or a user-facing error. */
 export function checkSnippet(kind: string, text: string, baselineChoice: string | undefined) {
   if (!(kind in FILE_NAMES)) return { error: `kind must be dockerfile, requirements or conda, not "${kind}"` } as const;
+  if (Buffer.byteLength(text) > MAX_SNIPPET) return { error: `the file is larger than ${MAX_SNIPPET / 1024} KiB; check larger files with the command line` } as const;
   let policy;
   if (!baselineChoice || baselineChoice === 'bundled') policy = loadBaseline('baseline.yaml', readFileSync(bundledBaselinePath(), 'utf8'), RULE_IDS);
   else if (baselineChoice !== 'none') policy = loadBaseline('baseline.yaml', baselineChoice, RULE_IDS);
   const file = parseFile(FILE_NAMES[kind as FileKind], text, kind as FileKind);
   const report = gate([file], policy?.baseline ?? EMPTY_BASELINE, defaultKnowledgeBase(), policy ? { policy } : {});
   return { report, policyProblems: policy?.problems.map((problem) => `${policy!.source.position(problem.span.start).line}:${policy!.source.position(problem.span.start).column} ${problem.message}`) ?? [] } as const;
+}
+
+/**
+ * A token bucket per client address for the snippet checks (the public endpoints that cost CPU): `burst` at once,
+ * refilled at `perMinute`. Addresses are forgotten when their bucket is full again, and at most 10,000 are kept.
+ */
+export class RateLimiter {
+  private readonly buckets = new Map<string, { tokens: number; at: number }>();
+  constructor(
+    private readonly perMinute = 30,
+    private readonly burst = 10,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  take(client: string): boolean {
+    const time = this.now();
+    const bucket = this.buckets.get(client) ?? { tokens: this.burst, at: time };
+    bucket.tokens = Math.min(this.burst, bucket.tokens + ((time - bucket.at) / 60_000) * this.perMinute);
+    bucket.at = time;
+    if (bucket.tokens < 1) return false;
+    bucket.tokens -= 1;
+    this.buckets.delete(client);
+    if (this.buckets.size >= 10_000) this.buckets.delete(this.buckets.keys().next().value!);
+    this.buckets.set(client, bucket);
+    return true;
+  }
+}
+
+const snippetLimit = new RateLimiter(Number(process.env.SNIPPET_RATE_PER_MINUTE ?? 30), Number(process.env.SNIPPET_BURST ?? 10));
+
+/** The address a snippet request comes from (behind a proxy, X-Forwarded-For's first hop when TRUST_PROXY=1). */
+function clientOf(req: IncomingMessage): string {
+  const forwarded = process.env.TRUST_PROXY === '1' ? String(req.headers['x-forwarded-for'] ?? '').split(',')[0]?.trim() : '';
+  return forwarded || req.socket.remoteAddress || 'unknown';
 }
 
 export async function webHandler(req: IncomingMessage, res: ServerResponse): Promise<boolean> {
@@ -76,6 +113,10 @@ export async function webHandler(req: IncomingMessage, res: ServerResponse): Pro
       return send(res, 200, 'text/html', recommendPage(kb, input, input ? recommend(kb, input) : undefined));
     }
     if (req.method === 'GET' && route === '/matrix') return send(res, 200, 'text/html', matrixPage(kb));
+    if (req.method === 'POST' && (route === '/check' || route === '/api/check') && !snippetLimit.take(clientOf(req))) {
+      res.setHeader('retry-after', '10');
+      return json(res, 429, { error: 'too many checks from this address; try again in a few seconds' });
+    }
     if (route === '/check') {
       if (req.method === 'GET') return send(res, 200, 'text/html', checkPage({}, undefined, []));
       if (req.method === 'POST') {
@@ -110,7 +151,12 @@ export async function webHandler(req: IncomingMessage, res: ServerResponse): Pro
     if (req.method === 'GET' && route === '/static/app.js') return send(res, 200, 'text/javascript', SCRIPT);
     return send(res, 404, 'text/plain', 'Not found\n');
   } catch (error) {
-    if (error instanceof RangeError) return json(res, 413, { error: error.message });
+    if (error instanceof RangeError) {
+      // The rest of the body is not read: close the connection once the answer is out.
+      res.setHeader('connection', 'close');
+      res.on('finish', () => req.destroy());
+      return json(res, 413, { error: error.message });
+    }
     throw error;
   }
 }

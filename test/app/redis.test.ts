@@ -8,7 +8,10 @@ import { existsSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Probot } from 'probot';
 import { DurableFanout } from '../../src/github/durable.js';
+import type { Fanout, FanoutJob } from '../../src/github/jobs.js';
+import { JobQueue } from '../../src/github/queue.js';
 import { FakeGitHub } from '../support/fake-github.js';
 import { privateKey } from '../support/probot.js';
 import { waitFor } from '../support/server.js';
@@ -75,4 +78,48 @@ describe('durable fan-out on Redis', () => {
     expect(counts).toMatchObject({ completed: 30, failed: 0, waiting: 0, active: 0, delayed: 0 });
     await producer.close();
   }, 180_000);
+});
+
+/**
+ * A baseline that goes A → B → A (a force-push back to A's commit) within the hour BullMQ keeps completed jobs: the
+ * re-check under A must run again, and `add` must say it was queued. Against real Redis and in-process alike.
+ */
+describe('a job asked for again after it finished runs again', () => {
+  const job = (delivery: string): FanoutJob => ({ kind: 'recheck-org', installationId: 42, owner: 'octo-org', deliveryId: delivery });
+  const github = {} as never;
+  const delivery = (queued: FanoutJob): string => ('deliveryId' in queued ? queued.deliveryId : '');
+  const flip = async (fanout: Fanout & { idle(): Promise<void> }, runs: string[]) => {
+    expect(await fanout.add('recheck-org:42:octo-org@commitA', job('a1'), github)).toBe(true);
+    await fanout.idle();
+    expect(await fanout.add('recheck-org:42:octo-org@commitB', job('b'), github)).toBe(true);
+    await fanout.idle();
+    expect(await fanout.add('recheck-org:42:octo-org@commitA', job('a2'), github)).toBe(true);
+    await fanout.idle();
+    expect(runs).toEqual(['a1', 'b', 'a2']);
+  };
+
+  it('with REDIS_URL', async () => {
+    // The crash test's workers would take these jobs too: stop them, and start from an empty queue.
+    for (const worker of workers.splice(0)) worker.kill('SIGKILL');
+    const fanout = new DurableFanout({ redisUrl, concurrency: 1 });
+    await fanout.queue.obliterate({ force: true });
+    const runs: string[] = [];
+    const probot = { auth: async () => ({}) } as unknown as Probot;
+    const log = { warn: () => undefined, info: () => undefined, error: () => undefined, debug: () => undefined } as never;
+    fanout.startWorker(probot, async (_github, queued) => void runs.push(delivery(queued)), log);
+    await flip(fanout, runs);
+    // While a job with the key is still waiting, the same work is not queued twice.
+    await fanout.queue.pause();
+    expect(await fanout.add('recheck-org:42:octo-org@commitC', job('c1'), github)).toBe(true);
+    expect(await fanout.add('recheck-org:42:octo-org@commitC', job('c2'), github)).toBe(false);
+    await fanout.queue.resume();
+    await fanout.idle();
+    await fanout.close();
+  }, 30_000);
+
+  it('in-process', async () => {
+    const runs: string[] = [];
+    const queue = new JobQueue(async (_github, queued) => void runs.push(delivery(queued)), () => undefined);
+    await flip(queue, runs);
+  });
 });

@@ -20,7 +20,7 @@ export interface RunningApp {
   stop(): void;
 }
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };
@@ -38,12 +38,12 @@ export async function waitFor<T>(probe: () => T | undefined, ms = 20_000, descri
   }
 }
 
-export async function startApp(githubPort: number): Promise<RunningApp> {
+export async function startApp(githubPort: number, extraEnv: Record<string, string> = {}): Promise<RunningApp> {
   const port = await freePort();
   let output = '';
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH, APP_ID: '1', PRIVATE_KEY: privateKey(), WEBHOOK_SECRET: SECRET, PORT: String(port), HOST: '127.0.0.1', GHE_HOST: `127.0.0.1:${githubPort}`, GHE_PROTOCOL: 'http', NODE_ENV: 'production', LOG_LEVEL: 'info' },
+    env: { PATH: process.env.PATH, APP_ID: '1', PRIVATE_KEY: privateKey(), WEBHOOK_SECRET: SECRET, PORT: String(port), HOST: '127.0.0.1', GHE_HOST: `127.0.0.1:${githubPort}`, GHE_PROTOCOL: 'http', NODE_ENV: 'production', LOG_LEVEL: 'info', ...extraEnv },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -70,13 +70,13 @@ export interface AppServer {
 }
 
 /** For a test file: a fake GitHub on loopback and the real App server against it, started once and stopped after. */
-export function useAppServer(): AppServer {
+export function useAppServer(extraEnv: Record<string, string> = {}): AppServer {
   const context = {} as { fake: FakeGitHub; app: RunningApp; github?: Server };
   beforeAll(async () => {
     context.fake = new FakeGitHub();
     const listening = await context.fake.listen();
     context.github = listening.server;
-    context.app = await startApp(listening.port);
+    context.app = await startApp(listening.port, extraEnv);
   }, 40_000);
   afterAll(async () => {
     context.app?.stop();

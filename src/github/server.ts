@@ -1,0 +1,210 @@
+/**
+ * The App's HTTP server (`npm start`), in front of Probot's webhook handling so that no stranger can hurt it:
+ *
+ * - production (NODE_ENV=production) refuses to start without APP_ID, a private key and a WEBHOOK_SECRET of its
+ *   own (Probot's documented default secret is "development", which anyone can sign with);
+ * - a webhook body is capped before it is buffered (WEBHOOK_MAX_BYTES, default 10 MiB; GitHub caps payloads at
+ *   25 MB, and the events the App handles are far smaller), must arrive within WEBHOOK_BODY_TIMEOUT_MS (10 s), and
+ *   its X-Hub-Signature-256 is verified over the raw bytes before it is parsed; a rejected body is never logged;
+ * - a verified delivery is answered 202 at once and handled after the answer (GitHub waits 10 s at most); a signed
+ *   payload without the fields its event needs gets 400 with a plain reason, never an internal error;
+ * - /metrics answers only with METRICS_TOKEN as a bearer token, or on its own METRICS_PORT; outside production it is
+ *   open. /healthz stays cheap;
+ * - SIGTERM (and SIGINT) drain: the server stops taking connections, answers new deliveries 503, waits for the
+ *   deliveries in hand and the in-process job queue up to DRAIN_TIMEOUT_MS (20 s), then exits.
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Probot } from 'probot';
+import { metrics } from '../metrics.js';
+
+export const DEFAULT_MAX_BYTES = 10 * 1024 * 1024;
+const PROBOT_DEFAULT_SECRET = 'development';
+
+/** What is wrong with the environment for production, one line each (empty: fine). */
+export function productionProblems(env: NodeJS.ProcessEnv): string[] {
+  if (env.NODE_ENV !== 'production') return [];
+  const problems: string[] = [];
+  if (!env.APP_ID) problems.push('APP_ID is not set');
+  if (!env.PRIVATE_KEY && !env.PRIVATE_KEY_PATH) problems.push('neither PRIVATE_KEY nor PRIVATE_KEY_PATH is set');
+  if (!env.WEBHOOK_SECRET) problems.push('WEBHOOK_SECRET is not set (without it anyone can send webhooks signed with Probot\'s public default)');
+  else if (env.WEBHOOK_SECRET === PROBOT_DEFAULT_SECRET) problems.push('WEBHOOK_SECRET is Probot\'s public default "development"');
+  return problems;
+}
+
+/** Top-level fields each handled event needs; other events are accepted and ignored by the App. */
+const REQUIRED: Readonly<Record<string, readonly string[]>> = {
+  pull_request: ['action', 'pull_request', 'repository', 'installation'],
+  check_suite: ['action', 'check_suite', 'repository', 'installation'],
+  check_run: ['action', 'check_run', 'repository', 'installation'],
+  issue_comment: ['action', 'issue', 'comment', 'repository', 'installation'],
+  push: ['ref', 'after', 'repository', 'installation'],
+};
+
+export interface ServerOptions {
+  readonly probot: Probot;
+  /** Handlers for everything that is not a webhook (the self-service page, /healthz, /metrics). */
+  readonly handlers: readonly ((req: IncomingMessage, res: ServerResponse) => Promise<boolean> | boolean)[];
+  readonly secret: string;
+  readonly webhookPath?: string;
+  readonly maxBytes?: number;
+  readonly bodyTimeoutMs?: number;
+  readonly metricsToken?: string;
+  /** Serve /metrics on the main port without a token (outside production). */
+  readonly openMetrics?: boolean;
+  /** Waits for queued jobs when draining. */
+  readonly idle?: () => Promise<void>;
+}
+
+export interface AppServer {
+  readonly server: Server;
+  /** Stop taking work, finish what is in hand (at most `timeoutMs`), close. Resolves true when all finished. */
+  drain(timeoutMs: number): Promise<boolean>;
+}
+
+export function createAppServer(options: ServerOptions): AppServer {
+  const path = options.webhookPath ?? '/api/github/webhooks';
+  const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+  const bodyTimeoutMs = options.bodyTimeoutMs ?? 10_000;
+  const log = options.probot.log;
+  const inFlight = new Set<Promise<unknown>>();
+  let draining = false;
+
+  const reply = (res: ServerResponse, status: number, body: Record<string, unknown>, close = false): void => {
+    if (res.headersSent) return;
+    res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...(close ? { connection: 'close' } : {}) });
+    res.end(`${JSON.stringify(body)}\n`);
+  };
+
+  const receive = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const id = header(req, 'x-github-delivery');
+    const name = header(req, 'x-github-event');
+    const signature = header(req, 'x-hub-signature-256');
+    const refuse = (status: number, error: string): void => {
+      reply(res, status, { error }, true);
+      // Do not read (or keep) what is left of a body we refuse.
+      req.destroy();
+    };
+    if (draining) return refuse(503, 'shutting down; GitHub can redeliver this delivery');
+    if (!id || !name) return refuse(400, 'X-GitHub-Delivery and X-GitHub-Event headers are required');
+    if (!signature || !/^sha256=[0-9a-f]{64}$/.test(signature)) return refuse(401, 'X-Hub-Signature-256 is missing or malformed');
+    const declared = Number(req.headers['content-length'] ?? Number.NaN);
+    if (Number.isFinite(declared) && declared > maxBytes) return refuse(413, `the body is larger than ${maxBytes} bytes`);
+    const body = await readCapped(req, maxBytes, bodyTimeoutMs);
+    if (body === 'too-large') return refuse(413, `the body is larger than ${maxBytes} bytes`);
+    if (body === 'timeout') return refuse(408, `the body did not arrive within ${bodyTimeoutMs / 1000} s`);
+    if (body === 'aborted') return;
+    const expected = Buffer.from(`sha256=${createHmac('sha256', options.secret).update(body).digest('hex')}`);
+    if (expected.length !== signature.length || !timingSafeEqual(expected, Buffer.from(signature))) {
+      log.warn({ deliveryId: id.slice(0, 64), event: name.slice(0, 64) }, 'webhook rejected: the signature does not match');
+      return refuse(401, 'the signature does not match');
+    }
+    let payload: Record<string, unknown>;
+    try {
+      payload = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
+      if (!payload || typeof payload !== 'object' || Array.isArray(payload)) throw new Error('not an object');
+    } catch {
+      return refuse(400, 'the body is not a JSON object');
+    }
+    const missing = (REQUIRED[name] ?? []).filter((field) => payload[field] === undefined || payload[field] === null);
+    if (missing.length > 0) return refuse(400, `a ${name} event needs ${missing.join(', ')}`);
+    reply(res, 202, { accepted: id });
+    const work = options.probot.webhooks
+      .receive({ id, name, payload } as never)
+      .catch((error: unknown) => log.error({ deliveryId: id, event: name, err: { message: error instanceof Error ? error.message : String(error) } }, 'webhook handler failed'))
+      .finally(() => inFlight.delete(work));
+    inFlight.add(work);
+  };
+
+  const server = createServer((req, res) => {
+    const url = (req.url ?? '/').split('?')[0];
+    if (url === path && req.method === 'POST') {
+      void receive(req, res).catch((error: Error) => {
+        log.error({ err: { message: error.message } }, 'webhook receiver failed');
+        reply(res, 500, { error: 'internal error' }, true);
+      });
+      return;
+    }
+    if (url === '/metrics' && !options.openMetrics) {
+      const auth = req.headers.authorization ?? '';
+      const token = options.metricsToken;
+      if (!token || auth.length !== token.length + 7 || !timingSafeEqual(Buffer.from(auth), Buffer.from(`Bearer ${token}`))) {
+        reply(res, token ? 401 : 404, { error: token ? 'a bearer token is required' : 'not found' });
+        return;
+      }
+    }
+    void (async () => {
+      for (const handler of options.handlers) if (await handler(req, res)) return;
+      reply(res, 404, { error: 'not found' });
+    })().catch((error: Error) => {
+      log.error({ err: { message: error.message }, path: url }, 'request failed');
+      reply(res, 500, { error: 'internal error' });
+    });
+  });
+  // Slow clients: headers within 10 s, the whole request within 30 s.
+  server.headersTimeout = 10_000;
+  server.requestTimeout = 30_000;
+
+  return {
+    server,
+    async drain(timeoutMs: number): Promise<boolean> {
+      draining = true;
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const work = (async () => {
+        while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+        await options.idle?.();
+      })();
+      let timer: NodeJS.Timeout | undefined;
+      const finished = await Promise.race([work.then(() => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)))]);
+      clearTimeout(timer);
+      server.closeAllConnections();
+      await closed;
+      return finished;
+    },
+  };
+}
+
+/** A server for /metrics alone (METRICS_PORT): scraped from inside the cluster, not exposed with the App. */
+export function createMetricsServer(): Server {
+  return createServer((req, res) => {
+    if ((req.url ?? '').split('?')[0] !== '/metrics') {
+      res.writeHead(404).end();
+      return;
+    }
+    void metrics.metrics().then((text) => {
+      res.writeHead(200, { 'content-type': metrics.contentType });
+      res.end(text);
+    });
+  });
+}
+
+function header(req: IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name];
+  return typeof value === 'string' && value.length > 0 && value.length <= 256 ? value : undefined;
+}
+
+/** The body, read up to `maxBytes` and within `timeoutMs`; what went wrong otherwise. */
+function readCapped(req: IncomingMessage, maxBytes: number, timeoutMs: number): Promise<Buffer | 'too-large' | 'timeout' | 'aborted'> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    const finish = (value: Buffer | 'too-large' | 'timeout' | 'aborted'): void => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      req.removeAllListeners('data');
+      resolve(value);
+    };
+    const timer = setTimeout(() => finish('timeout'), timeoutMs);
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > maxBytes) finish('too-large');
+      else chunks.push(chunk);
+    });
+    req.on('end', () => finish(Buffer.concat(chunks)));
+    req.on('error', () => finish('aborted'));
+    req.on('close', () => finish(size > maxBytes ? 'too-large' : 'aborted'));
+  });
+}

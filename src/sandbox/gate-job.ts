@@ -1,0 +1,29 @@
+/**
+ * One pull request's gate as plain data in and out, so it can run on a worker thread: the files as texts, the
+ * baseline as the blobs it is layered from, the options; the verified report back. Pure.
+ */
+import type { Report } from '../finding.js';
+import { gate, type GateOptions } from '../gate.js';
+import { resolveBaseline } from '../github/config.js';
+import type { ConfigBlob } from '../github/read.js';
+import { defaultKnowledgeBase } from '../knowledge/index.js';
+import { parseFile } from '../parsers/index.js';
+import type { SourceFile } from '../reader.js';
+import { verifyFixes } from '../verify.js';
+
+export interface GateJob {
+  readonly owner: string;
+  readonly repo: string;
+  readonly repoConfig?: ConfigBlob;
+  readonly orgConfig: ConfigBlob | null | undefined;
+  readonly sources: readonly SourceFile[];
+  readonly options: Pick<GateOptions, 'repository' | 'today' | 'removed'>;
+}
+
+export function runGateJob(job: GateJob): Report {
+  const baseline = resolveBaseline(job.owner, job.repo, job.repoConfig, job.orgConfig);
+  const files = job.sources.map((source) => parseFile(source.path, source.text, source.kind));
+  const options: GateOptions = { ...(baseline.repoFile ? { policy: baseline.repoFile } : {}), policyProblems: baseline.problems, ...job.options };
+  const kb = defaultKnowledgeBase();
+  return verifyFixes(gate(files, baseline.baseline, kb, options), files, (subset) => gate(subset, baseline.baseline, kb, options));
+}
