@@ -29,6 +29,33 @@ export default tseslint.config(
       'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
       'import-x/extensions': ['.ts', '.js'],
     },
-    rules: { 'import-x/no-cycle': ['error', { ignoreExternal: true }] },
+    rules: {
+      'import-x/no-cycle': ['error', { ignoreExternal: true }],
+      // The pipeline's boundaries (ARCHITECTURE.md): the engine never reaches a host; only the CLI imports src/cli;
+      // rules reach the knowledge base through its queries (src/knowledge/index.ts), never its data or schema.
+      'import-x/no-restricted-paths': [
+        'error',
+        {
+          zones: [
+            {
+              target: ['./src/parsers', './src/knowledge', './src/analysis', './src/baseline', './src/render', './src/plan', './src/util', './rules', './src/gate.ts', './src/rule.ts', './src/finding.ts', './src/verify.ts', './src/reader.ts', './src/stream.ts'],
+              from: ['./src/github', './src/cli', './src/web', './src/sandbox', './src/app.ts', './src/main.ts'],
+              message: 'The engine (parsers, knowledge, analysis, rules, renderers, gate) never imports a host (src/github, src/cli, src/web, src/sandbox).',
+            },
+            {
+              target: ['./src/parsers', './src/knowledge', './src/analysis', './src/baseline', './src/render', './src/plan', './src/util', './src/github', './src/web', './src/sandbox', './rules', './src/app.ts', './src/main.ts', './src/gate.ts', './src/rule.ts', './src/finding.ts', './src/verify.ts', './src/reader.ts', './src/stream.ts'],
+              from: './src/cli',
+              message: 'Nothing imports src/cli but the CLI itself (bin/cuda-gatekeeper.js).',
+            },
+            { target: './rules', from: ['./src/knowledge/data', './src/knowledge/schema.ts', './src/knowledge/refresh'], message: 'Rules read knowledge through its queries (src/knowledge/index.ts).' },
+            { target: ['./src/parsers'], from: ['./src/analysis', './rules', './src/baseline', './src/render', './src/gate.ts', './src/rule.ts'], message: 'Parsers come first in the pipeline: they read files into facts and import nothing after them.' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['rules/**/*.ts'],
+    rules: { 'no-restricted-syntax': ['error', { selector: "MemberExpression[property.name='data'][object.name='kb']", message: 'Rules read knowledge through its queries, not kb.data.' }] },
   },
 );

@@ -1,6 +1,6 @@
 /** Probot entry: wires GitHub events to the handlers in src/github. No decision is made here. */
 import type { ApplicationFunctionOptions, Context, Probot } from 'probot';
-import { webhooksHandled } from './metrics.js';
+import { webhooksHandled } from './util/metrics.js';
 import { webHandler } from './web/handler.js';
 import { onComment, onRequestedAction } from './github/comments.js';
 import { createDeps, type AppDeps } from './github/deps.js';

@@ -1,9 +1,9 @@
 import { resolveLinks, type Link } from './analysis/links.js';
-import { groupBy, positions, UnionFind } from './collections.js';
+import { groupBy, positions, UnionFind } from './util/collections.js';
 import { buildUnits, type Unit } from './analysis/units.js';
 import type { LoadedBaseline } from './baseline/load.js';
 import type { Baseline } from './baseline/schema.js';
-import type { ParsedFile, Suppression } from './facts.js';
+import type { ParsedFile, Suppression } from './parsers/facts.js';
 import { severityRank, type Finding, type Report, type Severity } from './finding.js';
 import type { KnowledgeBase } from './knowledge/index.js';
 import { docsUrl, formatMessage, type AnyRule, type Draft, type RuleContext } from './rule.js';

@@ -5,8 +5,8 @@
  * same kind, whoever reads.
  */
 import { includeCandidates, resolveLinks } from './analysis/links.js';
-import { groupBy, positions, UnionFind } from './collections.js';
-import type { FileKind, ParsedFile } from './facts.js';
+import { groupBy, positions, UnionFind } from './util/collections.js';
+import type { FileKind, ParsedFile } from './parsers/facts.js';
 import { classifyPath, parseFile, sniffKind } from './parsers/index.js';
 
 /** A file to check: its repository path, the parser for it and its text. */

@@ -1,9 +1,9 @@
 import type { Unit } from './analysis/units.js';
 import type { Baseline } from './baseline/schema.js';
-import type { ParsedFile } from './facts.js';
+import type { ParsedFile } from './parsers/facts.js';
 import type { Fix, Severity } from './finding.js';
 import type { KnowledgeBase } from './knowledge/index.js';
-import type { SourceText, Span } from './source.js';
+import type { SourceText, Span } from './parsers/source.js';
 import type { LoadedBaseline } from './baseline/load.js';
 
 export const DOCS_BASE = 'https://github.com/cuda-gatekeeper/cuda-gatekeeper/blob/main/rules';
@@ -66,6 +66,12 @@ export interface RuleDefinition<M extends string = string> {
 }
 
 export type AnyRule = RuleDefinition<string>;
+
+/**
+ * A rule's report function, for the helpers a rule splits its check into. Declared as a method so that a rule's
+ * own `report` (which takes only its message ids) can be passed where any message id is written.
+ */
+export type Reporter = { report(draft: Draft): void }['report'];
 
 /**
  * Declare a rule. Message ids are checked against `messages` inside the rule; the registry holds rules

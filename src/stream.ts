@@ -1,8 +1,8 @@
 /** Checking a whole repository as it is read, a window of files at a time (the CLI's `check`). */
 import { includeCandidates, resolveLinks } from './analysis/links.js';
 import { dirname } from './analysis/paths.js';
-import { groupBy, UnionFind } from './collections.js';
-import type { ParsedFile } from './facts.js';
+import { groupBy, UnionFind } from './util/collections.js';
+import type { ParsedFile } from './parsers/facts.js';
 import type { Report } from './finding.js';
 import { Checker, type GateOptions, type PartialReport } from './gate.js';
 import type { Baseline } from './baseline/schema.js';

@@ -8,7 +8,7 @@
  * Only the files a fix touches, and the files joined to them by includes, are checked again: the rest of the
  * repository cannot change its findings.
  */
-import type { ParsedFile } from './facts.js';
+import type { ParsedFile } from './parsers/facts.js';
 import type { Finding, Fix, Report, TextEdit } from './finding.js';
 import { applyEdits } from './analysis/edits.js';
 import { parseFile } from './parsers/index.js';

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { readWithYaml, scanPlainConda, type CondaDocument } from '../src/parsers/conda/document.js';
 import type { Mapped } from '../src/parsers/mapped.js';
 import { parseCondaEnvironment } from '../src/parsers/conda/parse.js';
-import { SourceText } from '../src/source.js';
+import { SourceText } from '../src/parsers/source.js';
 import { fastPathProperties } from './support/fast-path.js';
 
 

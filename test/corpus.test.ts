@@ -6,7 +6,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EMPTY_BASELINE, type Baseline } from '../src/baseline/schema.js';
-import type { FileKind, ParsedFile } from '../src/facts.js';
+import type { FileKind, ParsedFile } from '../src/parsers/facts.js';
 import type { Finding } from '../src/finding.js';
 import { gate } from '../src/gate.js';
 import { defaultKnowledgeBase } from '../src/knowledge/index.js';

@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { readWithDockerfileAst, scanPlainDockerfile, type InstructionView } from '../src/parsers/dockerfile/instructions.js';
 import { parseDockerfile } from '../src/parsers/dockerfile/parse.js';
-import { SourceText } from '../src/source.js';
+import { SourceText } from '../src/parsers/source.js';
 import { fastPathProperties } from './support/fast-path.js';
 
 const READ = new Set(['FROM', 'COPY', 'ADD', 'ARG', 'ENV']);

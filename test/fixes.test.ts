@@ -6,7 +6,7 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { applyEdits } from '../src/analysis/edits.js';
-import type { ParsedFile } from '../src/facts.js';
+import type { ParsedFile } from '../src/parsers/facts.js';
 import { parseFile } from '../src/parsers/index.js';
 import { ROOT, runCase } from './harness.js';
 

@@ -10,7 +10,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { loadBaseline } from '../src/baseline/load.js';
 import { EMPTY_BASELINE } from '../src/baseline/schema.js';
-import type { ParsedFile } from '../src/facts.js';
+import type { ParsedFile } from '../src/parsers/facts.js';
 import { gate } from '../src/gate.js';
 import { defaultKnowledgeBase } from '../src/knowledge/index.js';
 import { parseFile } from '../src/parsers/index.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { loadBaseline, type LoadedBaseline } from '../src/baseline/load.js';
 import { EMPTY_BASELINE } from '../src/baseline/schema.js';
 import { loadFiles } from '../src/cli/discover.js';
-import type { ParsedFile } from '../src/facts.js';
+import type { ParsedFile } from '../src/parsers/facts.js';
 import type { Report } from '../src/finding.js';
 import { gate } from '../src/gate.js';
 import { defaultKnowledgeBase } from '../src/knowledge/index.js';

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { ArgOrigin } from '../src/facts.js';
+import type { ArgOrigin } from '../src/parsers/facts.js';
 import { Mapped, MappedBuilder, type Segment } from '../src/parsers/mapped.js';
 import { RUNS } from './support/fuzz-inputs.js';
 

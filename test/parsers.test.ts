@@ -1,7 +1,7 @@
 /** Parsers on small inline inputs: facts, exact positions, and no throwing on odd input. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { ParsedFile } from '../src/facts.js';
+import type { ParsedFile } from '../src/parsers/facts.js';
 import { classifyPath, parseFile } from '../src/parsers/index.js';
 import { parseCondaEnvironment } from '../src/parsers/conda/parse.js';
 import { parseDockerfile } from '../src/parsers/dockerfile/parse.js';

@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { includeCandidates } from '../src/analysis/links.js';
 import { loadBaseline } from '../src/baseline/load.js';
-import type { FileKind } from '../src/facts.js';
+import type { FileKind } from '../src/parsers/facts.js';
 import { gate } from '../src/gate.js';
 import { defaultKnowledgeBase } from '../src/knowledge/index.js';
 import { classifyPath, parseFile } from '../src/parsers/index.js';

@@ -1,11 +1,11 @@
 import { projectName } from '../../src/analysis/packages.js';
 import { PYG_DOCS, torchPage } from '../../src/analysis/torch-pages.js';
 import type { Unit, UnitPackage } from '../../src/analysis/units.js';
-import type { IndexFact } from '../../src/facts.js';
+import type { IndexFact } from '../../src/parsers/facts.js';
 import type { Fix } from '../../src/finding.js';
 import { cite, isUnverified } from '../../src/knowledge/index.js';
-import { defineRule } from '../../src/rule.js';
-import { compareDotted, minorOf, publicVersion } from '../../src/versions.js';
+import { defineRule, type Reporter } from '../../src/rule.js';
+import { compareDotted, minorOf, publicVersion } from '../../src/knowledge/versions.js';
 
 export default defineRule({
   id: 'companion-mismatch',
@@ -91,7 +91,7 @@ export default defineRule({
 const EXACT_PINS: ReadonlySet<string> = new Set(['xformers', 'torchtext', 'torchdata']);
 
 /** A find-links page that serves builds for another torch minor than the pinned torch. */
-function checkTorchPages(unit: Unit, torch: UnitPackage, torchVersion: string, report: Report): void {
+function checkTorchPages(unit: Unit, torch: UnitPackage, torchVersion: string, report: Reporter): void {
   const seen = new Set<IndexFact>();
   for (const invocation of unit.invocations) {
     for (const index of invocation.indexes) {
@@ -107,7 +107,6 @@ function checkTorchPages(unit: Unit, torch: UnitPackage, torchVersion: string, r
   }
 }
 
-type Report = Parameters<Parameters<typeof defineRule>[0]['check']>[0]['report'];
 
 /**
  * The companion's version for the pinned torch. A labelled companion takes torch's label too (torchvision 0.17.0+cu118

@@ -3,7 +3,7 @@ import { isCpuUrl } from '../../src/analysis/cuda-labels.js';
 import { replaceWithin } from '../../src/analysis/edits.js';
 import type { Fix } from '../../src/finding.js';
 import { defineRule } from '../../src/rule.js';
-import { tagFromCuda } from '../../src/versions.js';
+import { tagFromCuda } from '../../src/knowledge/versions.js';
 
 /** Claims of GPU stacks other than PyTorch (and NVIDIA's libraries alone). */
 const OTHER_STACKS: ReadonlySet<ClaimKind> = new Set(['nvidia-wheel', 'cupy', 'jax', 'tensorflow', 'library']);

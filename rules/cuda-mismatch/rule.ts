@@ -2,11 +2,11 @@ import { claimCuda, compareClaims, type CudaClaim } from '../../src/analysis/cla
 import type { Unit } from '../../src/analysis/units.js';
 import { nearestCudaBuild, nearestReleaseWithCuda } from '../../src/analysis/nearest.js';
 import { PYTORCH_INDEX_PACKAGES, releaseFor } from '../../src/analysis/torch-build.js';
-import type { PackageFact, ParsedFile } from '../../src/facts.js';
+import type { PackageFact, ParsedFile } from '../../src/parsers/facts.js';
 import type { Fix, TextEdit } from '../../src/finding.js';
 import { cite, isUnverified, type KnowledgeBase, type TorchRelease } from '../../src/knowledge/index.js';
-import { cudaFromTag, publicVersion, tagFromCuda } from '../../src/versions.js';
-import { defineRule } from '../../src/rule.js';
+import { cudaFromTag, publicVersion, tagFromCuda } from '../../src/knowledge/versions.js';
+import { defineRule, type Reporter } from '../../src/rule.js';
 
 const MVC = 'https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html';
 
@@ -38,7 +38,6 @@ export default defineRule({
   },
 });
 
-type Report = Parameters<Parameters<typeof defineRule>[0]['check']>[0]['report'];
 
 /**
  * The edits that move every mismatching claim of a unit that can move to the target's CUDA, or undefined when a
@@ -65,7 +64,7 @@ function copiedIn(unit: Unit, claim: CudaClaim): boolean {
   return unit.stage !== undefined && claim.file === unit.root && claim.context !== undefined && claim.file.contexts[claim.context]?.stage !== unit.stage;
 }
 
-function reportMismatch(unit: Unit, claim: CudaClaim, target: CudaClaim, relation: 'minor' | 'major', unitFix: readonly TextEdit[] | undefined, kb: KnowledgeBase, report: Report): void {
+function reportMismatch(unit: Unit, claim: CudaClaim, target: CudaClaim, relation: 'minor' | 'major', unitFix: readonly TextEdit[] | undefined, kb: KnowledgeBase, report: Reporter): void {
   const expected = claimCuda(target);
   const found = claimCuda(claim);
   // A build installed in another stage and copied into this one (COPY --from=build /opt/conda …) is right for its

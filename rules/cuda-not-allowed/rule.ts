@@ -2,7 +2,7 @@ import { claimCuda, type CudaClaim } from '../../src/analysis/claims.js';
 import type { Fix } from '../../src/finding.js';
 import { cite, isUnverified } from '../../src/knowledge/index.js';
 import { defineRule } from '../../src/rule.js';
-import { cudaMajor } from '../../src/versions.js';
+import { cudaMajor } from '../../src/knowledge/versions.js';
 
 export default defineRule({
   id: 'cuda-not-allowed',

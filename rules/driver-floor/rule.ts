@@ -1,9 +1,9 @@
 import { claimCuda, type CudaClaim } from '../../src/analysis/claims.js';
-import type { ParsedFile } from '../../src/facts.js';
+import type { ParsedFile } from '../../src/parsers/facts.js';
 import type { Unit } from '../../src/analysis/units.js';
 import { cite, isUnverified, type KnowledgeBase } from '../../src/knowledge/index.js';
-import { defineRule } from '../../src/rule.js';
-import { compareDotted, cudaMajor } from '../../src/versions.js';
+import { defineRule, type Reporter } from '../../src/rule.js';
+import { compareDotted, cudaMajor } from '../../src/knowledge/versions.js';
 
 export default defineRule({
   id: 'driver-floor',
@@ -36,7 +36,6 @@ export default defineRule({
   },
 });
 
-type Report = Parameters<Parameters<typeof defineRule>[0]['check']>[0]['report'];
 const MVC = 'https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html';
 const FORWARD = 'https://docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html';
 const REQUIRE = 'https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/docker-specialized.html';
@@ -52,7 +51,7 @@ function compatImage(unit: Unit, kb: KnowledgeBase): boolean {
  * set (a warning); below both it does not run, unless an NVIDIA image's cuda-compat package covers the driver's
  * branch on a data-center GPU (forward compatibility). Reports at most one finding; returns whether it did.
  */
-function checkClaim(claim: CudaClaim, fleet: string, compat: boolean, forwardCompat: boolean | undefined, kb: KnowledgeBase, report: Report): boolean {
+function checkClaim(claim: CudaClaim, fleet: string, compat: boolean, forwardCompat: boolean | undefined, kb: KnowledgeBase, report: Reporter): boolean {
   const major = cudaMajor(claim.cuda);
   const floor = kb.driverFloor(major);
   if (!floor) return false;
@@ -136,7 +135,7 @@ function evaluateTerm(term: string, fleet: string, kb: KnowledgeBase): Verdict {
  * constraints are ANDed" (docker-specialized.html). `cuda>=12.8 brand=tesla,driver>=535,driver<536` starts on any
  * driver of CUDA 12.8 or newer, or on a Tesla GPU with an R535 driver.
  */
-function checkRequireCuda(file: ParsedFile, fleet: string, kb: KnowledgeBase, report: Report): void {
+function checkRequireCuda(file: ParsedFile, fleet: string, kb: KnowledgeBase, report: Reporter): void {
   if (file.env.some((env) => env.key === 'NVIDIA_DISABLE_REQUIRE' && /^(1|true)$/i.test(env.value))) return;
   for (const env of file.env) {
     if (env.key !== 'NVIDIA_REQUIRE_CUDA' || env.value.trim() === '') continue;
@@ -152,7 +151,7 @@ function checkRequireCuda(file: ParsedFile, fleet: string, kb: KnowledgeBase, re
   }
 }
 
-function checkDriverPackages(file: ParsedFile, fleet: string | undefined, report: Report): void {
+function checkDriverPackages(file: ParsedFile, fleet: string | undefined, report: Reporter): void {
   if (file.kind !== 'dockerfile') return;
   for (const pkg of file.packages) {
     const branch = pkg.ecosystem === 'apt' ? /^(?:nvidia-(?:driver|dkms|utils|compute-utils)|libnvidia-compute)-(\d{3})(?:-server|-open)?$/.exec(pkg.name)?.[1] : undefined;

@@ -1,11 +1,11 @@
 import { compactSpec } from '../../src/analysis/claims.js';
 import { CONDA_MINOR_PINS, isCudaRelevant, projectName } from '../../src/analysis/packages.js';
 import type { Unit } from '../../src/analysis/units.js';
-import type { PackageFact, ParsedFile } from '../../src/facts.js';
+import type { PackageFact, ParsedFile } from '../../src/parsers/facts.js';
 import type { Fix } from '../../src/finding.js';
 import type { KnowledgeBase } from '../../src/knowledge/index.js';
 import { defineRule } from '../../src/rule.js';
-import { cudaMajorMinor, publicVersion } from '../../src/versions.js';
+import { cudaMajorMinor, publicVersion } from '../../src/knowledge/versions.js';
 
 export default defineRule({
   id: 'exact-pin',

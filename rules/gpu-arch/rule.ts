@@ -1,10 +1,10 @@
 import { claimCuda } from '../../src/analysis/claims.js';
 import type { TorchBuild } from '../../src/analysis/torch-build.js';
-import type { EnvFact, ParsedFile } from '../../src/facts.js';
+import type { EnvFact, ParsedFile } from '../../src/parsers/facts.js';
 import type { Fix } from '../../src/finding.js';
-import { cite, isUnverified, type GpuInfo, type KnowledgeBase } from '../../src/knowledge/index.js';
-import { defineRule } from '../../src/rule.js';
-import { compareDotted, cudaMajor, tagFromCuda } from '../../src/versions.js';
+import { cite, isUnverified, runsOn, type GpuInfo, type KnowledgeBase } from '../../src/knowledge/index.js';
+import { defineRule, type Reporter } from '../../src/rule.js';
+import { compareDotted, cudaMajor, tagFromCuda } from '../../src/knowledge/versions.js';
 
 interface FleetGpu {
   readonly label: string;
@@ -60,20 +60,8 @@ export default defineRule({
   },
 });
 
-type Report = Parameters<Parameters<typeof defineRule>[0]['check']>[0]['report'];
 
-/** Can code compiled for these SASS/PTX targets run on compute capability `cc`? */
-export function runsOn(cc: string, sass: readonly string[], ptx: readonly string[]): boolean {
-  const [major, minor] = cc.split('.').map(Number) as [number, number];
-  const sassOk = sass.some((arch) => {
-    const [m, n] = arch.replace(/a$/, '').split('.').map(Number) as [number, number];
-    return m === major && n <= minor && !arch.endsWith('a');
-  });
-  const ptxOk = ptx.some((arch) => compareDotted(arch, cc) <= 0);
-  return sassOk || ptxOk || sass.includes(cc);
-}
-
-function checkTorchBuild(file: ParsedFile, span: { start: number; end: number }, subject: string, build: TorchBuild, gpu: FleetGpu, kb: KnowledgeBase, report: Report): void {
+function checkTorchBuild(file: ParsedFile, span: { start: number; end: number }, subject: string, build: TorchBuild, gpu: FleetGpu, kb: KnowledgeBase, report: Reporter): void {
   const cuda = build.cuda!;
   const archs = kb.compiledArchs(build.version, tagFromCuda(cuda));
   const data = { subject, cuda, gpu: gpu.label, cc: gpu.cc, minCuda: gpu.minCuda, sm: gpu.cc.replace('.', '') };
@@ -96,7 +84,7 @@ function checkTorchBuild(file: ParsedFile, span: { start: number; end: number },
   }
 }
 
-function checkArchList(file: ParsedFile, env: EnvFact, fleet: readonly FleetGpu[], report: Report): void {
+function checkArchList(file: ParsedFile, env: EnvFact, fleet: readonly FleetGpu[], report: Reporter): void {
   const entries = env.value.split(/[;\s]+/).filter(Boolean);
   const sass: string[] = [];
   const ptx: string[] = [];

@@ -1,8 +1,8 @@
-import type { ImageFact, ParsedFile } from '../../src/facts.js';
+import type { ImageFact, ParsedFile } from '../../src/parsers/facts.js';
 import type { Fix } from '../../src/finding.js';
 import { cite, latestCudaPatch, latestImagePatch, type KnowledgeBase, type NvidiaCudaTag } from '../../src/knowledge/index.js';
-import { defineRule } from '../../src/rule.js';
-import { compareDotted, cudaMajorMinor } from '../../src/versions.js';
+import { defineRule, type Reporter } from '../../src/rule.js';
+import { compareDotted, cudaMajorMinor } from '../../src/knowledge/versions.js';
 
 export default defineRule({
   id: 'image-missing',
@@ -30,13 +30,12 @@ export default defineRule({
   },
 });
 
-type Report = Parameters<Parameters<typeof defineRule>[0]['check']>[0]['report'];
 const POLICY = 'https://gitlab.com/nvidia/container-images/cuda/-/issues/177';
 
-function checkTag(file: ParsedFile, image: ImageFact, kb: KnowledgeBase, report: Report): void {
+function checkTag(file: ParsedFile, image: ImageFact, kb: KnowledgeBase, report: Reporter): void {
   const tag = image.tag!;
   const parsed = kb.nvidiaCudaTag(tag);
-  const policy = kb.data.images.nvidiaCuda.supportPolicy;
+  const policy = kb.nvidiaCudaSupportPolicy();
   if (!parsed || !parsed.flavour || !parsed.os) {
     report({ messageId: 'grammar', data: { tag }, file, span: image.span, help: `Flavours: base, runtime, devel; e.g. nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04. Source: ${cite(policy)}` });
     return;

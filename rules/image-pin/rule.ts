@@ -1,4 +1,4 @@
-import type { ImageFact } from '../../src/facts.js';
+import type { ImageFact } from '../../src/parsers/facts.js';
 import { defineRule } from '../../src/rule.js';
 
 export default defineRule({

@@ -1,11 +1,11 @@
 import { cudaFromLabel, cudaFromUrl, isPytorchIndex } from '../../src/analysis/cuda-labels.js';
 import { PYTORCH_INDEX_PACKAGES, pypiWins, servedVariant } from '../../src/analysis/torch-build.js';
 import type { Invocation, Unit } from '../../src/analysis/units.js';
-import type { IndexFact, InstallContext, ParsedFile } from '../../src/facts.js';
+import type { IndexFact, InstallContext, ParsedFile } from '../../src/parsers/facts.js';
 import type { Fix } from '../../src/finding.js';
 import { cite, isUnverified, type KnowledgeBase } from '../../src/knowledge/index.js';
-import { defineRule } from '../../src/rule.js';
-import { publicVersion, tagFromCuda } from '../../src/versions.js';
+import { defineRule, type Reporter } from '../../src/rule.js';
+import { publicVersion, tagFromCuda } from '../../src/knowledge/versions.js';
 
 export default defineRule({
   id: 'index-url',
@@ -36,14 +36,13 @@ export default defineRule({
   },
 });
 
-type Report = Parameters<Parameters<typeof defineRule>[0]['check']>[0]['report'];
 
 /**
  * An extra PyTorch index beside PyPI decides nothing when PyPI has a newer release than the index: pip takes the
  * newest allowed version from any index, so an unpinned `torch` gets PyPI's newest build. A pin the index has
  * (`torch==2.3.0` with `/whl/cu118`) is fine: `2.3.0+cu118` sorts above PyPI's `2.3.0`, so pip takes it.
  */
-function checkExtraIndexes(unit: Unit, kb: KnowledgeBase, report: Report): void {
+function checkExtraIndexes(unit: Unit, kb: KnowledgeBase, report: Reporter): void {
   for (const invocation of unit.invocations) {
     if (invocation.members.some((member) => member.context.hiddenIndexes)) continue;
     const extras = invocation.indexes.filter((index) => (index.kind === 'extra-index-url' || index.kind === 'find-links') && isPytorchIndex(index.url));
@@ -83,7 +82,7 @@ function serves(index: IndexFact, tag: string): boolean {
   return !isPytorchIndex(index.url) && index.kind !== 'conda-channel';
 }
 
-function checkUnservedLabels(unit: Unit, invocationsOf: ReadonlyMap<InstallContext, Invocation[]>, report: Report): void {
+function checkUnservedLabels(unit: Unit, invocationsOf: ReadonlyMap<InstallContext, Invocation[]>, report: Reporter): void {
   for (const { file, pkg } of unit.packages) {
     if (pkg.ecosystem !== 'pip' || pkg.url || !pkg.localLabel || !pkg.exact || !PYTORCH_INDEX_PACKAGES.has(pkg.name)) continue;
     const cuda = cudaFromLabel(pkg.localLabel);
@@ -107,7 +106,7 @@ function checkUnservedLabels(unit: Unit, invocationsOf: ReadonlyMap<InstallConte
   }
 }
 
-function checkIgnoredOptions(file: ParsedFile, report: Report): void {
+function checkIgnoredOptions(file: ParsedFile, report: Reporter): void {
   for (const index of file.indexes) {
     if (!index.ignoredReason) continue;
     const optionText = file.source.text.slice(index.span.start, index.span.end);

@@ -1,9 +1,9 @@
 import { eq, satisfies } from '@renovatebot/pep440';
 import { projectName } from '../../src/analysis/packages.js';
-import type { PackageFact, ParsedFile } from '../../src/facts.js';
+import type { PackageFact, ParsedFile } from '../../src/parsers/facts.js';
 import type { Fix } from '../../src/finding.js';
 import { defineRule } from '../../src/rule.js';
-import { publicVersion } from '../../src/versions.js';
+import { publicVersion } from '../../src/knowledge/versions.js';
 
 export default defineRule({
   id: 'package-not-allowed',

@@ -1,8 +1,8 @@
 import { parse } from '@renovatebot/pep440';
 import { isPytorchIndex, pytorchIndexChannel } from '../../src/analysis/cuda-labels.js';
 import { defineRule } from '../../src/rule.js';
-import { memoize } from '../../src/memo.js';
-import { publicVersion } from '../../src/versions.js';
+import { memoize } from '../../src/util/memo.js';
+import { publicVersion } from '../../src/knowledge/versions.js';
 
 export default defineRule({
   id: 'prerelease',

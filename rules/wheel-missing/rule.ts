@@ -2,11 +2,11 @@ import { describePackage } from '../../src/analysis/claims.js';
 import { nearestCudaBuild, nearestReleaseWithCuda } from '../../src/analysis/nearest.js';
 import type { TorchBuild } from '../../src/analysis/torch-build.js';
 import type { Unit } from '../../src/analysis/units.js';
-import type { PackageFact, ParsedFile } from '../../src/facts.js';
+import type { PackageFact, ParsedFile } from '../../src/parsers/facts.js';
 import type { Fix } from '../../src/finding.js';
 import { cite, isUnverified, type KnowledgeBase, type TorchRelease } from '../../src/knowledge/index.js';
-import { defineRule } from '../../src/rule.js';
-import { compareDotted, cudaFromTag, cudaMajorMinor, minorOf, publicVersion, tagFromCuda } from '../../src/versions.js';
+import { defineRule, type Reporter } from '../../src/rule.js';
+import { compareDotted, cudaFromTag, cudaMajorMinor, minorOf, publicVersion, tagFromCuda } from '../../src/knowledge/versions.js';
 import { cudaFromLabel } from '../../src/analysis/cuda-labels.js';
 
 export default defineRule({
@@ -35,9 +35,8 @@ export default defineRule({
   },
 });
 
-type Report = Parameters<Parameters<typeof defineRule>[0]['check']>[0]['report'];
 
-function checkBuild(unit: Unit, file: ParsedFile, pkg: PackageFact, build: TorchBuild, kb: KnowledgeBase, report: Report): void {
+function checkBuild(unit: Unit, file: ParsedFile, pkg: PackageFact, build: TorchBuild, kb: KnowledgeBase, report: Reporter): void {
   if (!build.release) {
     checkUnknown(file, pkg, kb, report);
     return;
@@ -104,7 +103,7 @@ function suggestionText(fixes: readonly Fix[]): string {
   return fixes.length === 0 ? '' : ` Builds that exist: ${fixes.map((fix) => fix.title).join('; ')}.`;
 }
 
-function checkUnknown(file: ParsedFile, pkg: PackageFact, kb: KnowledgeBase, report: Report): void {
+function checkUnknown(file: ParsedFile, pkg: PackageFact, kb: KnowledgeBase, report: Reporter): void {
   const version = publicVersion(pkg.exact ?? '');
   const releases = kb.torchReleases();
   const known = pkg.name === 'torch' ? releases.some((release) => release.version === version) : kb.torchForCompanion(pkg.name as 'torchvision' | 'torchaudio', version).length > 0;
@@ -125,13 +124,13 @@ function checkUnknown(file: ParsedFile, pkg: PackageFact, kb: KnowledgeBase, rep
   });
 }
 
-function checkConda(unit: Unit, kb: KnowledgeBase, report: Report): void {
+function checkConda(unit: Unit, kb: KnowledgeBase, report: Reporter): void {
   const conda = unit.packages.filter(({ pkg }) => pkg.ecosystem === 'conda');
   const pytorch = conda.find(({ pkg }) => pkg.name === 'pytorch' && pkg.exact);
   const pytorchCuda = conda.find(({ pkg }) => pkg.name === 'pytorch-cuda' && pkg.exact);
   const cudatoolkit = conda.find(({ pkg }) => pkg.name === 'cudatoolkit' && pkg.exact);
   const published = kb.condaPytorchCudaVersions();
-  const source = cite(kb.data.conda.pytorchCuda);
+  const source = cite(kb.condaPytorchCuda());
   if (pytorchCuda) {
     const version = cudaMajorMinor(pytorchCuda.pkg.exact!.split('.').slice(0, 2).join('.')) ?? pytorchCuda.pkg.exact!;
     if (!published.includes(version)) {
@@ -147,9 +146,9 @@ function checkConda(unit: Unit, kb: KnowledgeBase, report: Report): void {
   const version = pytorch.pkg.exact!;
   const release = kb.torchRelease(version);
   const channel = pytorch.pkg.channel ?? (pytorch.file.contexts[pytorch.pkg.context]?.channels.includes('conda-forge') ? undefined : pytorch.file.contexts[pytorch.pkg.context]?.channels.includes('pytorch') ? 'pytorch' : undefined);
-  const last = kb.data.conda.pytorchChannel.lastVersion;
+  const last = kb.pytorchChannel().lastVersion;
   if (channel === 'pytorch' && compareDotted(version, last) > 0) {
-    report({ messageId: 'channelEnded', data: { version, last }, file: pytorch.file, span: pytorch.pkg.span, help: `The pytorch channel is deprecated; install torch ${version} with pip, or take pytorch from conda-forge. Source: ${cite(kb.data.conda.pytorchChannel)}` });
+    report({ messageId: 'channelEnded', data: { version, last }, file: pytorch.file, span: pytorch.pkg.span, help: `The pytorch channel is deprecated; install torch ${version} with pip, or take pytorch from conda-forge. Source: ${cite(kb.pytorchChannel())}` });
     return;
   }
   if (!release || channel === 'conda-forge' || pytorch.pkg.channel === 'conda-forge') return;

@@ -1,9 +1,9 @@
-import type { ImageFact, IndexFact, PackageFact, ParsedFile } from '../facts.js';
+import type { ImageFact, IndexFact, PackageFact, ParsedFile } from '../parsers/facts.js';
 import type { TextEdit } from '../finding.js';
-import { cite, latestImagePatch, type KnowledgeBase, type Sourced } from '../knowledge/index.js';
-import type { Span } from '../source.js';
-import { cudaMajorMinor, parseCuda, publicVersion, tagFromCuda } from '../versions.js';
-import { cudaFromAptName, cudaFromLabel, cudaFromPythonName, cudaFromUrl, isPytorchIndex } from './cuda-labels.js';
+import { latestImagePatch, type KnowledgeBase, type Sourced } from '../knowledge/index.js';
+import type { Span } from '../parsers/source.js';
+import { cudaMajorMinor, parseCuda, publicVersion, tagFromCuda } from '../knowledge/versions.js';
+import { cudaFromAptName, cudaFromLabel, cudaFromPythonName, cudaFromUrl } from './cuda-labels.js';
 import { replaceExact, replaceWithin } from './edits.js';
 import { PYTORCH_INDEX_PACKAGES, releaseFor } from './torch-build.js';
 
@@ -329,11 +329,6 @@ export function describePackage(pkg: PackageFact): string {
   return `${pkg.rawName}${pkg.extras.length ? `[${pkg.extras.join(',')}]` : ''}${pkg.specifier}`;
 }
 
-export function claimSource(claim: CudaClaim): string | undefined {
-  return claim.record ? cite(claim.record) : undefined;
-}
-
-export { isPytorchIndex };
 
 /** How two claims relate: same CUDA, same major only, or different majors. Major-only claims compare majors. */
 export function compareClaims(a: CudaClaim, b: CudaClaim): 'same' | 'minor' | 'major' {

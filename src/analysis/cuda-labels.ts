@@ -1,5 +1,5 @@
 /** Reading CUDA versions out of the many places they hide: local labels, URLs, build strings, names. */
-import { memoize } from '../memo.js';
+import { memoize } from '../util/memo.js';
 
 
 export interface LabelCuda {

@@ -1,6 +1,6 @@
 import type { TextEdit } from '../finding.js';
-import type { ParsedFile } from '../facts.js';
-import type { Span } from '../source.js';
+import type { ParsedFile } from '../parsers/facts.js';
+import type { Span } from '../parsers/source.js';
 
 /** An edit of `span`, but only if the file really holds `expected` there (so a fix never corrupts text). */
 export function replaceExact(file: ParsedFile, span: Span, expected: string, text: string): TextEdit | undefined {

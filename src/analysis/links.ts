@@ -1,6 +1,6 @@
-import type { CopyFact, IncludeFact, ParsedFile } from '../facts.js';
+import type { CopyFact, IncludeFact, ParsedFile } from '../parsers/facts.js';
 import { dirname, joinRepo } from './paths.js';
-import { groupBy } from '../collections.js';
+import { groupBy } from '../util/collections.js';
 import { StageTree } from './stages.js';
 
 /**

@@ -1,5 +1,5 @@
 import { torchBuildTags, type KnowledgeBase, type TorchRelease } from '../knowledge/index.js';
-import { compareDotted, cudaFromTag, cudaMajor, minorOf, publicVersion, tagFromCuda } from '../versions.js';
+import { compareDotted, cudaFromTag, cudaMajor, minorOf, publicVersion, tagFromCuda } from '../knowledge/versions.js';
 
 /** The CUDA build of a release closest to the one wanted (same major preferred). */
 export function nearestCudaBuild(release: TorchRelease, wantedCuda: string): string | undefined {

@@ -1,4 +1,4 @@
-import type { PackageFact } from '../facts.js';
+import type { PackageFact } from '../parsers/facts.js';
 
 /** conda package names that are the same project as a pip name. */
 const CONDA_TO_PIP: Readonly<Record<string, string>> = { pytorch: 'torch', 'pytorch-gpu': 'torch', torchtriton: 'triton', 'pytorch-triton': 'triton' };

@@ -1,4 +1,4 @@
-import type { ParsedFile } from '../facts.js';
+import type { ParsedFile } from '../parsers/facts.js';
 
 /**
  * What a Dockerfile stage inherits from the stages it is built FROM, worked out once per file.

@@ -1,9 +1,9 @@
-import type { IndexFact, InstallContext, PackageFact, ParsedFile } from '../facts.js';
+import type { IndexFact, InstallContext, PackageFact, ParsedFile } from '../parsers/facts.js';
 import type { KnowledgeBase } from '../knowledge/index.js';
-import { cudaMajor, cudaMajorMinor } from '../versions.js';
+import { cudaMajor, cudaMajorMinor } from '../knowledge/versions.js';
 import { CLAIM_PRECEDENCE, cudaClaim, fileClaims, type ClaimKind, type CudaClaim } from './claims.js';
 import type { Link } from './links.js';
-import { groupBy, positions } from '../collections.js';
+import { groupBy, positions } from '../util/collections.js';
 import { StageTree } from './stages.js';
 import { resolveTorchBuild, type TorchBuild } from './torch-build.js';
 

@@ -1,6 +1,6 @@
 import { isNode, parseDocument, type Document } from 'yaml';
-import type { Span } from '../source.js';
-import { SourceText } from '../source.js';
+import type { Span } from '../parsers/source.js';
+import { SourceText } from '../parsers/source.js';
 import { BaselineFile, EMPTY_BASELINE, resolveBaseline, type Baseline } from './schema.js';
 
 export interface PolicyProblem {

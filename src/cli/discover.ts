@@ -1,7 +1,7 @@
 import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readFileSync, readSync, realpathSync, statSync, type Dirent } from 'node:fs';
 import ignore, { type Ignore } from 'ignore';
 import { join, relative, resolve, sep } from 'node:path';
-import type { FileKind, ParsedFile } from '../facts.js';
+import type { FileKind, ParsedFile } from '../parsers/facts.js';
 import { classifyPath, condaByContent, looksLikeConda } from '../parsers/index.js';
 import { listed, readRepository, sourceOf, type RepositoryReader } from '../reader.js';
 

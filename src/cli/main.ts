@@ -6,14 +6,14 @@ import { loadBaseline, type LoadedBaseline } from '../baseline/load.js';
 import { EMPTY_BASELINE } from '../baseline/schema.js';
 import type { Report } from '../finding.js';
 import { defaultKnowledgeBase } from '../knowledge/index.js';
-import { plan, PlanError, renderPlanText } from '../plan.js';
+import { plan, PlanError, renderPlanText } from '../plan/plan.js';
 import { renderGithubAnnotations } from '../render/github.js';
 import { renderJson } from '../render/json.js';
 import { renderSarif } from '../render/sarif.js';
 import { escapeControl, renderText } from '../render/text.js';
-import { SourceText } from '../source.js';
+import { SourceText } from '../parsers/source.js';
 import { affectedFiles, readRepository, UNKNOWN_KIND, type Listed, type RepositoryReader, type SourceFile } from '../reader.js';
-import type { FileKind } from '../facts.js';
+import type { FileKind } from '../parsers/facts.js';
 import { gateRepository, type RepositoryCheck } from '../stream.js';
 import { gate, type GateOptions } from '../gate.js';
 import { verifyFixes } from '../verify.js';
@@ -23,7 +23,7 @@ import type { KnowledgeBase } from '../knowledge/index.js';
 import { RULE_IDS, RULES } from '../../rules/index.js';
 import { diskReader, loadFiles, readRegularInside, toRepoPath, walk, type Loaded, type Skipped, type Walked } from './discover.js';
 import { changedSince, fileAtRef, GitError, type Changes } from './git.js';
-import { bundledBaselinePath, packageVersion } from './package-root.js';
+import { bundledBaselinePath, packageVersion } from '../util/package-root.js';
 
 export class UsageError extends Error {}
 

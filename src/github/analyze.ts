@@ -8,7 +8,7 @@
  * pull request needs one read. What the listing shows beyond that is read in one more request.
  */
 import { dirname, joinRepo } from '../analysis/paths.js';
-import type { ParsedFile } from '../facts.js';
+import type { ParsedFile } from '../parsers/facts.js';
 import type { Report } from '../finding.js';
 import { gate } from '../gate.js';
 import { verifyFixes } from '../verify.js';

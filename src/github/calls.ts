@@ -4,7 +4,7 @@
  * makes the request, so jobs sharing one Octokit (the in-process fan-out) each count only their own requests.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { apiCalls, rateLimitRemaining } from '../metrics.js';
+import { apiCalls, rateLimitRemaining } from '../util/metrics.js';
 import type { GitHub } from './types.js';
 
 const counter = new AsyncLocalStorage<{ calls: number }>();

@@ -5,11 +5,11 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Context } from 'probot';
-import { HELP, parseCommand } from '../commands.js';
+import { HELP, parseCommand } from './commands.js';
 import { defaultKnowledgeBase } from '../knowledge/index.js';
-import { plan } from '../plan.js';
+import { plan } from '../plan/plan.js';
 import { baselineMarkdown, planMarkdown } from '../render/markdown.js';
-import { packageRoot } from '../cli/package-root.js';
+import { packageRoot } from '../util/package-root.js';
 import { RULE_IDS } from '../../rules/index.js';
 import { analyzePull } from './analyze.js';
 import { APPLY_FIXES } from './check.js';

@@ -8,8 +8,8 @@
 import { readFileSync } from 'node:fs';
 import { loadBaseline, type LoadedBaseline } from '../baseline/load.js';
 import { mergeBaselines, type Layer, type MergedBaseline } from '../baseline/merge.js';
-import { bundledBaselinePath, packageVersion } from '../cli/package-root.js';
-import type { Span } from '../source.js';
+import { bundledBaselinePath, packageVersion } from '../util/package-root.js';
+import type { Span } from '../parsers/source.js';
 import { CONFIG_PATH, ORG_CONFIG_PATH, ORG_CONFIG_REPO, type ConfigBlob } from './read.js';
 import { RULE_DEFAULTS, RULE_IDS } from '../../rules/index.js';
 

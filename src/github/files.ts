@@ -5,7 +5,7 @@
  * path it asked about, so an include leads to the same file it would lead to on disk.
  */
 import { readRepository, sourceOf, type Listed, type ReadFile, type RepositoryReader, type SourceFile } from '../reader.js';
-import type { FileKind } from '../facts.js';
+import type { FileKind } from '../parsers/facts.js';
 import { MAX_BLOB_BYTES, READ_CHUNK, readBlobs, type BlobAnswer } from './read.js';
 import type { GitHub, RepoRef } from './types.js';
 

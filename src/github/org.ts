@@ -9,7 +9,7 @@ import { loadBaseline } from '../baseline/load.js';
 import type { Finding } from '../finding.js';
 import { gate } from '../gate.js';
 import { defaultKnowledgeBase } from '../knowledge/index.js';
-import type { ParsedFile } from '../facts.js';
+import type { ParsedFile } from '../parsers/facts.js';
 import { invalidBaselineOutput, previewOutput, removedBaselineOutput, type PreviewOutcome } from '../render/preview.js';
 import type { CheckOutput } from '../render/check-run.js';
 import { RULE_IDS } from '../../rules/index.js';

@@ -7,7 +7,7 @@
  */
 import type { Context } from 'probot';
 import { defaultKnowledgeBase } from '../knowledge/index.js';
-import { checkRuns, latency, queueDepth } from '../metrics.js';
+import { checkRuns, latency, queueDepth } from '../util/metrics.js';
 import { renderCheckRun, renderFailure, type CheckOutput } from '../render/check-run.js';
 import { analyzePull, type Analysis, type ChangedFile } from './analyze.js';
 import { counted } from './calls.js';

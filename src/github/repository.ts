@@ -4,7 +4,7 @@
  * pull requests with their changed files, one request for the tree, and the CUDA-relevant files through the
  * shared reader (files.ts).
  */
-import type { ParsedFile } from '../facts.js';
+import type { ParsedFile } from '../parsers/facts.js';
 import { classifyPath } from '../parsers/index.js';
 import { affectedFiles, listed, type Listed } from '../reader.js';
 import { readCommit, type CommitRead, type Skipped } from './files.js';

@@ -16,7 +16,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Probot } from 'probot';
-import { metrics } from '../metrics.js';
+import { metrics } from '../util/metrics.js';
 
 export const DEFAULT_MAX_BYTES = 10 * 1024 * 1024;
 const PROBOT_DEFAULT_SECRET = 'development';

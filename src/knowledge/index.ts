@@ -2,8 +2,8 @@
  * The knowledge base: sourced CUDA, driver, PyTorch, GPU and image facts behind typed queries. Data lives in
  * ./data/*.json and is validated by ./schema.ts when this module loads; nothing else reads those files.
  */
-import { Answers } from '../memo.js';
-import { compareDotted, cudaFromTag, minorOf, parseCuda, publicVersion, tagFromCuda } from '../versions.js';
+import { Answers } from '../util/memo.js';
+import { compareDotted, cudaFromTag, minorOf, parseCuda, publicVersion, tagFromCuda } from './versions.js';
 import companionsData from './data/companions.json' with { type: 'json' };
 import condaData from './data/conda.json' with { type: 'json' };
 import cudaDriversData from './data/cuda-drivers.json' with { type: 'json' };
@@ -16,7 +16,7 @@ import pytorchData from './data/pytorch.json' with { type: 'json' };
 import tensorflowData from './data/tensorflow.json' with { type: 'json' };
 import gpuStacksData from './data/gpu-stacks.json' with { type: 'json' };
 import * as schema from './schema.js';
-import type { ArchBuild, CompanionPin, CompatPackage, ComputeCapability, CudaRelease, DriverFloor, Gpu, GpuStackBuild, NgcPytorch, OsSuffix, Sourced, TensorflowRelease, TorchRelease } from './schema.js';
+import type { ArchBuild, CompanionPin, CompatPackage, ComputeCapability, Conda, CudaRelease, DriverFloor, Gpu, GpuStackBuild, Images, NgcPytorch, OsSuffix, Sourced, TensorflowRelease, TorchRelease } from './schema.js';
 import { satisfies } from '@renovatebot/pep440';
 
 export type { ArchBuild, CompanionPin, CompatPackage, ComputeCapability, CudaRelease, DriverFloor, Gpu, GpuStackBuild, NgcPytorch, Sourced, TensorflowRelease, TorchRelease };
@@ -253,6 +253,26 @@ export class KnowledgeBase {
     return this.data.conda.pytorchCuda.versions;
   }
 
+  /** The pytorch-cuda metapackage's record (its versions and source). */
+  condaPytorchCuda(): Conda['pytorchCuda'] {
+    return this.data.conda.pytorchCuda;
+  }
+
+  /** The pytorch conda channel: its last release and the source that says it ended. */
+  pytorchChannel(): Conda['pytorchChannel'] {
+    return this.data.conda.pytorchChannel;
+  }
+
+  /** The last CUDA major the conda `cudatoolkit` package exists for. */
+  condaCudatoolkit(): Conda['cudatoolkit'] {
+    return this.data.conda.cudatoolkit;
+  }
+
+  /** NVIDIA's support policy for nvidia/cuda images (end of life, deletion). */
+  nvidiaCudaSupportPolicy(): Images['nvidiaCuda']['supportPolicy'] {
+    return this.data.images.nvidiaCuda.supportPolicy;
+  }
+
   // ------------------------------------------------------------------ GPUs
 
   /** Look up a GPU by model name (`H100`, `NVIDIA A100-SXM4-80GB`) or compute capability (`8.0`). */
@@ -459,4 +479,18 @@ function computeLatestCudaPatch(kb: KnowledgeBase, minor: string): string | unde
 /** The wheel tags a torch release ships: its download.pytorch.org variants, then the PyPI build if that is another one. */
 export function torchBuildTags(release: TorchRelease): string[] {
   return [...new Set([...release.variants, ...(release.pypiDefault ? [release.pypiDefault] : [])])];
+}
+
+/**
+ * Can code compiled for these SASS/PTX targets run on compute capability `cc`? SASS runs on the same major at an
+ * equal or higher minor (not the `a` variants, which run only on their own), PTX on any equal or newer GPU.
+ */
+export function runsOn(cc: string, sass: readonly string[], ptx: readonly string[]): boolean {
+  const [major, minor] = cc.split('.').map(Number) as [number, number];
+  const sassOk = sass.some((arch) => {
+    const [m, n] = arch.replace(/a$/, '').split('.').map(Number) as [number, number];
+    return m === major && n <= minor && !arch.endsWith('a');
+  });
+  const ptxOk = ptx.some((arch) => compareDotted(arch, cc) <= 0);
+  return sassOk || ptxOk || sass.includes(cc);
 }

@@ -1,6 +1,6 @@
-import type { FileKind, ParsedFile } from '../facts.js';
-import { FactSink } from '../facts.js';
-import { SourceText } from '../source.js';
+import type { FileKind, ParsedFile } from './facts.js';
+import { FactSink } from './facts.js';
+import { SourceText } from './source.js';
 import { parseCondaEnvironment } from './conda/parse.js';
 import { parseDockerfile } from './dockerfile/parse.js';
 import { parseRequirements } from './requirements/parse.js';

@@ -1,5 +1,5 @@
-import { inContext, packageFact, type FactSink, type IndexKind, type InstallContext } from '../facts.js';
-import { cudaLabelFromBuild, parseMatchSpec } from './conda/match-spec.js';
+import { inContext, packageFact, type FactSink, type IndexKind, type InstallContext } from './facts.js';
+import { parseMatchSpec } from './conda/match-spec.js';
 import { optionSpec, splitOption } from './pip-options.js';
 import { isLocalProject, parsePythonRequirement } from './python-requirement.js';
 import { addRequirementsContext } from './requirements/parse.js';
@@ -229,4 +229,3 @@ function recordApt(sink: FactSink, args: readonly Word[], stage: number): boolea
   return true;
 }
 
-export { cudaLabelFromBuild };

@@ -1,5 +1,5 @@
-import type { ArgOrigin } from '../facts.js';
-import type { Span } from '../source.js';
+import type { ArgOrigin } from './facts.js';
+import type { Span } from './source.js';
 
 /**
  * A string assembled from pieces of a file (line continuations removed, quotes stripped, ARG values

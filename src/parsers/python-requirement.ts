@@ -1,5 +1,5 @@
-import { packageFact, type PackageFact, type VersionClause } from '../facts.js';
-import type { Span } from '../source.js';
+import { packageFact, type PackageFact, type VersionClause } from './facts.js';
+import type { Span } from './source.js';
 import type { Mapped } from './mapped.js';
 
 /** PEP 503 normalisation: `Torch_Vision` and `torch.vision` both become `torch-vision`. */

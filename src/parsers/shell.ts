@@ -1,5 +1,5 @@
-import type { ArgOrigin } from '../facts.js';
-import type { Span } from '../source.js';
+import type { ArgOrigin } from './facts.js';
+import type { Span } from './source.js';
 import { MappedBuilder, type Mapped } from './mapped.js';
 
 /** A shell word after quote removal and parameter expansion, still mapped to the file. */

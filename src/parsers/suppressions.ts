@@ -1,5 +1,5 @@
-import type { Suppression } from '../facts.js';
-import type { SourceText } from '../source.js';
+import type { Suppression } from './facts.js';
+import type { SourceText } from './source.js';
 
 const DIRECTIVE = /#\s*cuda-gatekeeper:\s*ignore(?:\[([^\]]*)\])?[ \t]*(.*)$/;
 

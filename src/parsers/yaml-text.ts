@@ -1,5 +1,5 @@
 import { isScalar, type Node } from 'yaml';
-import type { SourceText } from '../source.js';
+import type { SourceText } from './source.js';
 import { Mapped, MappedBuilder } from './mapped.js';
 
 /**

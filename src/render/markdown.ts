@@ -1,6 +1,6 @@
 /** Markdown for the bot's pull-request comment (pure). */
 import type { Baseline } from '../baseline/schema.js';
-import type { Plan } from '../plan.js';
+import type { Plan } from '../plan/plan.js';
 
 export function baselineMarkdown(baseline: Baseline, provenance: Readonly<Record<string, string>>, origin: string, problems: readonly string[]): string {
   const row = (key: string, value: unknown): string => `| \`${key}\` | ${format(value)} | ${provenance[key] ?? (key.startsWith('rules.') ? provenance[key] : undefined) ?? 'default'} |`;

@@ -3,7 +3,7 @@
  * which repositories and open pull requests newly fail or pass under the proposed baseline.
  */
 import type { PolicyProblem } from '../baseline/load.js';
-import type { SourceText } from '../source.js';
+import type { SourceText } from '../parsers/source.js';
 import { MAX_OUTPUT, type CheckOutput } from './check-run.js';
 
 export interface PreviewOutcome {

@@ -1,7 +1,7 @@
 import type { Finding, Report } from '../finding.js';
 import type { AnyRule } from '../rule.js';
 import { docsUrl } from '../rule.js';
-import type { SourceText } from '../source.js';
+import type { SourceText } from '../parsers/source.js';
 
 const LEVEL = { error: 'error', warning: 'warning', notice: 'note' } as const;
 

@@ -1,8 +1,8 @@
 /** The self-service pages (server-rendered; forms work without JavaScript). */
 import type { Report } from '../finding.js';
 import type { KnowledgeBase } from '../knowledge/index.js';
-import { matrices, OS_CHOICES, PYTHON_CHOICES, type Recommendation, type RecommendInput } from '../recommend.js';
-import { compareDotted } from '../versions.js';
+import { matrices, OS_CHOICES, PYTHON_CHOICES, type Recommendation, type RecommendInput } from './recommend.js';
+import { compareDotted } from '../knowledge/versions.js';
 import { esc, layout, options } from './html.js';
 
 function gpuChoices(kb: KnowledgeBase): { value: string; label: string }[] {

@@ -9,7 +9,7 @@ import { performance } from 'node:perf_hooks';
 import { pino } from 'pino';
 import { Probot, ProbotOctokit } from 'probot';
 import { cudaGatekeeper } from '../../src/app.js';
-import { packageRoot } from '../../src/cli/package-root.js';
+import { packageRoot } from '../../src/util/package-root.js';
 import { createDeps } from '../../src/github/deps.js';
 import { FakeGitHub } from '../support/fake-github.js';
 import { privateKey } from '../support/probot.js';

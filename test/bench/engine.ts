@@ -29,7 +29,7 @@ import { classifyPath, parseFile } from '../../src/parsers/index.js';
 import { sourceReader, type Listed, type RepositoryReader, type SourceFile } from '../../src/reader.js';
 import { gateRepository } from '../../src/stream.js';
 import { RULE_IDS } from '../../rules/index.js';
-import { packageRoot } from '../../src/cli/package-root.js';
+import { packageRoot } from '../../src/util/package-root.js';
 import { parseProject, project } from './synthetic.js';
 
 const PROJECTS = 2000;

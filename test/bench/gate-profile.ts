@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { loadBaseline } from '../../src/baseline/load.js';
 import { gate } from '../../src/gate.js';
 import { defaultKnowledgeBase } from '../../src/knowledge/index.js';
-import { packageRoot } from '../../src/cli/package-root.js';
+import { packageRoot } from '../../src/util/package-root.js';
 import { parseProject, project } from './synthetic.js';
 
 const kb = defaultKnowledgeBase();

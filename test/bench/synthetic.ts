@@ -1,5 +1,5 @@
 /** Synthetic projects for the benchmarks: five files each, one project in seven inconsistent. */
-import type { ParsedFile } from '../../src/facts.js';
+import type { ParsedFile } from '../../src/parsers/facts.js';
 import { classifyPath, parseFile } from '../../src/parsers/index.js';
 
 const CUDA = ['11.8', '12.1', '12.4', '12.6', '12.8'];

@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { packageRoot } from '../../src/cli/package-root.js';
+import { packageRoot } from '../../src/util/package-root.js';
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { buildSchema, graphql, parse, validate, type GraphQLSchema } from 'graphql';

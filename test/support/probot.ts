@@ -6,7 +6,7 @@ import nock from 'nock';
 import { pino } from 'pino';
 import { Probot, ProbotOctokit } from 'probot';
 import { cudaGatekeeper } from '../../src/app.js';
-import { packageRoot } from '../../src/cli/package-root.js';
+import { packageRoot } from '../../src/util/package-root.js';
 import { createDeps, type AppDeps } from '../../src/github/deps.js';
 import type { FakeGitHub } from './fake-github.js';
 

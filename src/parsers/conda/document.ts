@@ -1,5 +1,5 @@
 import { isAlias, isMap, isScalar, isSeq, parseDocument, type Document, type Node, type Pair } from 'yaml';
-import type { SourceText, Span } from '../../source.js';
+import type { SourceText, Span } from '../source.js';
 import { Mapped } from '../mapped.js';
 import { scalarText } from '../yaml-text.js';
 

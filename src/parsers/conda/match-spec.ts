@@ -1,5 +1,5 @@
-import { packageFact, type PackageFact, type VersionClause } from '../../facts.js';
-import type { Span } from '../../source.js';
+import { packageFact, type PackageFact, type VersionClause } from '../facts.js';
+import type { Span } from '../source.js';
 import type { Mapped } from '../mapped.js';
 import { truncate } from '../python-requirement.js';
 

@@ -1,5 +1,5 @@
-import { FactSink, inContext, type ParsedFile } from '../../facts.js';
-import { SourceText } from '../../source.js';
+import { FactSink, inContext, type ParsedFile } from '../facts.js';
+import { SourceText } from '../source.js';
 import { addRequirementsContext, parseRequirementLine } from '../requirements/parse.js';
 import { findSuppressions } from '../suppressions.js';
 import { readCondaDocument } from './document.js';

@@ -1,5 +1,5 @@
 import { DockerfileParser, type Instruction, type Property } from 'dockerfile-ast';
-import type { SourceText, Span } from '../../source.js';
+import type { SourceText, Span } from '../source.js';
 
 /** A word of an instruction with its file offsets. */
 export interface InstructionArg {

@@ -1,5 +1,5 @@
-import { FactSink, type ParsedFile } from '../../facts.js';
-import { SourceText, type Span } from '../../source.js';
+import { FactSink, type ParsedFile } from '../facts.js';
+import { SourceText, type Span } from '../source.js';
 import { parseImageRef } from '../image-ref.js';
 import { recordInstallCommand } from '../installers.js';
 import { PipEnv } from './pip-env.js';

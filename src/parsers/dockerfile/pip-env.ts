@@ -7,8 +7,8 @@
  * the command line replaces the environment's value of that option. A pip configuration the file does not show
  * (a copied pip.conf, PIP_CONFIG_FILE) makes the indexes unknown.
  */
-import type { CopyFact, FactSink, IndexFact, IndexKind, InstallContext } from '../../facts.js';
-import type { Span } from '../../source.js';
+import type { CopyFact, FactSink, IndexFact, IndexKind, InstallContext } from '../facts.js';
+import type { Span } from '../source.js';
 import type { Word } from '../shell.js';
 
 interface Setting {

@@ -1,5 +1,5 @@
-import { FactSink, inContext, type IndexKind, type InstallContext, type ParsedFile } from '../../facts.js';
-import { SourceText, type Span } from '../../source.js';
+import { FactSink, inContext, type IndexKind, type InstallContext, type ParsedFile } from '../facts.js';
+import { SourceText, type Span } from '../source.js';
 import { Mapped, MappedBuilder } from '../mapped.js';
 import { optionSpec, splitOption } from '../pip-options.js';
 import { isLocalProject, parsePythonRequirement, truncate } from '../python-requirement.js';
@@ -182,4 +182,3 @@ function continuationEnds(source: SourceText): (line: number) => number {
   };
 }
 
-export { Mapped };

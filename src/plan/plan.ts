@@ -8,23 +8,23 @@
  * torch from PyPI whose PyPI build is another CUDA) is left as it is, and the plan says why. Every move is checked
  * by running the gate on the unit's files with the edits applied: a move that adds an error is not made.
  */
-import { claimCuda, type CudaClaim } from './analysis/claims.js';
-import { applyEdits } from './analysis/edits.js';
-import { resolveLinks } from './analysis/links.js';
-import { nearestReleaseWithCuda } from './analysis/nearest.js';
-import { projectName } from './analysis/packages.js';
-import { PYTORCH_INDEX_PACKAGES } from './analysis/torch-build.js';
-import { torchPage } from './analysis/torch-pages.js';
-import { buildUnits, type Unit, type UnitPackage } from './analysis/units.js';
-import type { Baseline } from './baseline/schema.js';
-import type { PackageFact, ParsedFile } from './facts.js';
-import type { Finding, Location, TextEdit } from './finding.js';
-import { gate } from './gate.js';
-import { cite, latestImagePatch, type KnowledgeBase, type TorchRelease } from './knowledge/index.js';
-import { parseFile } from './parsers/index.js';
-import { affectedFiles } from './reader.js';
-import { compareDotted, cudaMajor, cudaMajorMinor, minorOf, publicVersion, tagFromCuda } from './versions.js';
-import { merged } from './verify.js';
+import { claimCuda, type CudaClaim } from '../analysis/claims.js';
+import { applyEdits } from '../analysis/edits.js';
+import { resolveLinks } from '../analysis/links.js';
+import { nearestReleaseWithCuda } from '../analysis/nearest.js';
+import { projectName } from '../analysis/packages.js';
+import { PYTORCH_INDEX_PACKAGES } from '../analysis/torch-build.js';
+import { torchPage } from '../analysis/torch-pages.js';
+import { buildUnits, type Unit, type UnitPackage } from '../analysis/units.js';
+import type { Baseline } from '../baseline/schema.js';
+import type { PackageFact, ParsedFile } from '../parsers/facts.js';
+import type { Finding, Location, TextEdit } from '../finding.js';
+import { gate } from '../gate.js';
+import { cite, latestImagePatch, type KnowledgeBase, type TorchRelease } from '../knowledge/index.js';
+import { parseFile } from '../parsers/index.js';
+import { affectedFiles } from '../reader.js';
+import { compareDotted, cudaMajor, cudaMajorMinor, minorOf, publicVersion, tagFromCuda } from '../knowledge/versions.js';
+import { merged } from '../verify.js';
 
 export interface PlanStep {
   readonly location: Location;
@@ -195,7 +195,7 @@ function planUnit(unit: Unit, cuda: string, kb: KnowledgeBase): UnitMove {
 function claimHold(claim: CudaClaim, cuda: string, kb: KnowledgeBase): string | undefined {
   const name = claim.package?.name;
   if (claim.kind === 'conda' && name === 'pytorch-cuda' && !kb.condaPytorchCudaVersions().includes(cuda)) return `pytorch-cuda has no ${cuda} build (published: ${kb.condaPytorchCudaVersions().join(', ')}); install torch from pip instead`;
-  if (claim.kind === 'conda' && name === 'cudatoolkit' && Number(cudaMajor(cuda)) > kb.data.conda.cudatoolkit.lastMajor) return `cudatoolkit has no CUDA ${cudaMajor(cuda)} packages (${cite(kb.data.conda.cudatoolkit)}); use cuda-version=${cuda}`;
+  if (claim.kind === 'conda' && name === 'cudatoolkit' && Number(cudaMajor(cuda)) > kb.condaCudatoolkit().lastMajor) return `cudatoolkit has no CUDA ${cudaMajor(cuda)} packages (${cite(kb.condaCudatoolkit())}); use cuda-version=${cuda}`;
   if (claim.kind === 'image' && !claim.rewrite) return `${claim.subject} is not an nvidia/cuda image; pick its CUDA ${cuda} tag by hand`;
   if (!['image', 'index', 'conda', 'wheel-tag'].includes(claim.kind)) return `${claim.subject} is built for CUDA ${claimCuda(claim)}; move it by hand`;
   return undefined;
@@ -212,7 +212,7 @@ function pipRelease(torch: UnitPackage, current: TorchRelease, cuda: string, kb:
 /** The release a conda pytorch moves to: one the pytorch channel built for the target CUDA, as the unit pins it. */
 function condaRelease(unit: Unit, current: TorchRelease, cuda: string, kb: KnowledgeBase): TorchRelease | undefined {
   const names = new Set(unit.packages.filter(({ pkg }) => pkg.ecosystem === 'conda').map(({ pkg }) => pkg.name));
-  const last = kb.data.conda.pytorchChannel.lastVersion;
+  const last = kb.pytorchChannel().lastVersion;
   const candidates = kb.torchReleases().filter((release) => compareDotted(release.version, last) <= 0 && release.confidence !== 'unverified' && (names.has('cudatoolkit') ? release.condaCudatoolkit?.includes(cuda) : release.condaPytorchCuda?.includes(cuda)));
   return nearest(candidates, current.version);
 }
@@ -278,4 +278,3 @@ export function renderPlanText(result: Plan): string {
   return `${lines.join('\n')}\n`;
 }
 
-export { publicVersion };

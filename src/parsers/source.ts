@@ -1,4 +1,4 @@
-import type { Location, Position } from './finding.js';
+import type { Location, Position } from '../finding.js';
 
 /** A text file with a line index, so offsets convert to positions in O(log n). */
 export class SourceText {

@@ -4,10 +4,10 @@
  * the knowledge base's sources. Pure; the web page and its JSON API render it.
  */
 import { satisfies } from '@renovatebot/pep440';
-import type { Baseline } from './baseline/schema.js';
-import { runsOn } from '../rules/gpu-arch/rule.js';
-import { cite, latestImagePatch, torchBuildTags, type GpuInfo, type KnowledgeBase, type TorchRelease } from './knowledge/index.js';
-import { compareDotted, cudaFromTag, cudaMajor, minorOf } from './versions.js';
+import type { Baseline } from '../baseline/schema.js';
+
+import { cite, latestImagePatch, runsOn, torchBuildTags, type GpuInfo, type KnowledgeBase, type TorchRelease } from '../knowledge/index.js';
+import { compareDotted, cudaFromTag, cudaMajor, minorOf } from '../knowledge/versions.js';
 
 export interface RecommendInput {
   readonly gpu?: string;

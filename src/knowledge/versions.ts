@@ -1,5 +1,5 @@
 /** Small, dependency-free helpers for the dotted version numbers of CUDA, drivers and cuDNN. */
-import { memoize } from './memo.js';
+import { memoize } from '../util/memo.js';
 
 
 /** Compare dotted numeric versions (`550.54.14`, `12.4`); missing parts count as 0. Non-numeric parts compare as 0. */
