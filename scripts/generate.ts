@@ -22,13 +22,31 @@ export function examplesSection(ruleId: string): string {
   const parts: string[] = [START, ''];
   for (const name of cases) {
     const caseDir = join(dir, name);
-    const files = readdirSync(caseDir).filter((file) => file !== 'expected.out' && file !== 'removed.txt' && !file.endsWith('.fixed')).sort((a, b) => (a === 'baseline.yaml' ? -1 : b === 'baseline.yaml' ? 1 : a.localeCompare(b)));
+    const files = readdirSync(caseDir)
+      .filter((file) => file !== 'expected.out' && file !== 'removed.txt' && !file.endsWith('.fixed'))
+      .sort((a, b) => (a === 'baseline.yaml' ? -1 : b === 'baseline.yaml' ? 1 : a.localeCompare(b)));
     const expected = existsSync(join(caseDir, 'expected.out')) ? readFileSync(join(caseDir, 'expected.out'), 'utf8').trimEnd() : '';
     parts.push(`### ${name}${expected ? '' : ' (no finding)'}`, '');
-    if (existsSync(join(caseDir, 'removed.txt'))) parts.push(`Deleted by the change: ${readFileSync(join(caseDir, 'removed.txt'), 'utf8').split('\n').filter(Boolean).map((path) => `\`${path}\``).join(', ')}`, '');
+    if (existsSync(join(caseDir, 'removed.txt')))
+      parts.push(
+        `Deleted by the change: ${readFileSync(join(caseDir, 'removed.txt'), 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((path) => `\`${path}\``)
+          .join(', ')}`,
+        '',
+      );
     for (const file of files) {
       parts.push(`\`${file}\``, '', `\`\`\`${LANG[file] ?? 'text'}`, readFileSync(join(caseDir, file), 'utf8').trimEnd(), '```', '');
-      if (existsSync(join(caseDir, `${file}.fixed`))) parts.push(`\`${file}\` after \`cuda-gatekeeper check --fix\``, '', `\`\`\`${LANG[file] ?? 'text'}`, readFileSync(join(caseDir, `${file}.fixed`), 'utf8').trimEnd(), '```', '');
+      if (existsSync(join(caseDir, `${file}.fixed`)))
+        parts.push(
+          `\`${file}\` after \`cuda-gatekeeper check --fix\``,
+          '',
+          `\`\`\`${LANG[file] ?? 'text'}`,
+          readFileSync(join(caseDir, `${file}.fixed`), 'utf8').trimEnd(),
+          '```',
+          '',
+        );
     }
     parts.push(expected ? `Findings:\n\n\`\`\`text\n${expected}\n\`\`\`` : 'No finding.', '');
   }
@@ -48,7 +66,10 @@ const TABLE_START = '<!-- rules:start -->';
 const TABLE_END = '<!-- rules:end -->';
 
 export function rulesTable(): string {
-  const rows = RULES.map((rule) => `| [${rule.id}](rules/${rule.id}/README.md) | ${rule.defaultSeverity} | ${rule.fix === 'none' ? '–' : rule.fix} | ${rule.description.replace(/\|/g, '\\|')} |`);
+  const rows = RULES.map(
+    (rule) =>
+      `| [${rule.id}](rules/${rule.id}/README.md) | ${rule.defaultSeverity} | ${rule.fix === 'none' ? '–' : rule.fix} | ${rule.description.replace(/\|/g, '\\|')} |`,
+  );
   return [TABLE_START, '| rule | default | fix | what it checks |', '|---|---|---|---|', ...rows, TABLE_END].join('\n');
 }
 

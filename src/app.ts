@@ -29,41 +29,85 @@ export function cudaGatekeeper(deps: AppDeps): GatekeeperApp {
      * A delivery is handled once: a redelivery with the same id is dropped while the first is running, and after
      * it succeeded. A failed one is forgotten, so a manual redelivery runs it again.
      */
-    const once = <C extends { id: string; name: string }>(handler: (context: C) => Promise<readonly (CheckOutcome | undefined | void)[] | CheckOutcome | undefined | void>) => async (context: C): Promise<void> => {
-      webhooksHandled.inc({ event: context.name });
-      if (!deps.deliveries.begin(context.id)) return;
-      let succeeded = false;
-      try {
-        const outcome = await handler(context);
-        succeeded = !(Array.isArray(outcome) ? outcome : [outcome]).includes('failed');
-      } finally {
-        deps.deliveries.end(context.id, succeeded);
-      }
-    };
-    const check = (context: Context, targets: readonly PullTarget[], trigger: Trigger) => Promise.all(targets.map((target) => checkPull(context.octokit as GitHub, deps, context.log, { target, trigger, deliveryId: context.id })));
+    const once =
+      <C extends { id: string; name: string }>(
+        handler: (context: C) => Promise<readonly (CheckOutcome | undefined | void)[] | CheckOutcome | undefined | void>,
+      ) =>
+      async (context: C): Promise<void> => {
+        webhooksHandled.inc({ event: context.name });
+        if (!deps.deliveries.begin(context.id)) return;
+        let succeeded = false;
+        try {
+          const outcome = await handler(context);
+          succeeded = !(Array.isArray(outcome) ? outcome : [outcome]).includes('failed');
+        } finally {
+          deps.deliveries.end(context.id, succeeded);
+        }
+      };
+    const check = (context: Context, targets: readonly PullTarget[], trigger: Trigger) =>
+      Promise.all(targets.map((target) => checkPull(context.octokit as GitHub, deps, context.log, { target, trigger, deliveryId: context.id })));
 
-    probot.on(['pull_request.opened', 'pull_request.synchronize', 'pull_request.reopened', 'pull_request.ready_for_review'], once((context) => check(context, [targetFromPull(context.payload, context.payload.pull_request)], 'event')));
+    probot.on(
+      ['pull_request.opened', 'pull_request.synchronize', 'pull_request.reopened', 'pull_request.ready_for_review'],
+      once((context) => check(context, [targetFromPull(context.payload, context.payload.pull_request)], 'event')),
+    );
 
     // Every push also sends pull_request.synchronize, which names the pull request even for forks (whose suites list
     // none): a suite with no pull request listed is left to it. The two events for one commit give one run (check.ts).
-    probot.on('check_suite.requested', once(async (context) => {
-      const suite = context.payload.check_suite;
-      if (suite.pull_requests.length === 0) return [];
-      return check(context, await targetsOfCheck(context.octokit as GitHub, context.payload, suite.pull_requests, suite.head_sha, { suite }), 'event');
-    }));
-    probot.on('check_suite.rerequested', once(async (context) => check(context, await targetsOfCheck(context.octokit as GitHub, context.payload, context.payload.check_suite.pull_requests, context.payload.check_suite.head_sha, { suite: context.payload.check_suite }), 'request')));
-    probot.on('check_run.rerequested', once(async (context) => check(context, await targetsOfCheck(context.octokit as GitHub, context.payload, context.payload.check_run.pull_requests, context.payload.check_run.head_sha, { run: context.payload.check_run }), 'request')));
-    probot.on('check_run.requested_action', once((context) => onRequestedAction(context, deps)));
-    probot.on('issue_comment.created', once((context) => onComment(context, deps)));
+    probot.on(
+      'check_suite.requested',
+      once(async (context) => {
+        const suite = context.payload.check_suite;
+        if (suite.pull_requests.length === 0) return [];
+        return check(context, await targetsOfCheck(context.octokit as GitHub, context.payload, suite.pull_requests, suite.head_sha, { suite }), 'event');
+      }),
+    );
+    probot.on(
+      'check_suite.rerequested',
+      once(async (context) =>
+        check(
+          context,
+          await targetsOfCheck(context.octokit as GitHub, context.payload, context.payload.check_suite.pull_requests, context.payload.check_suite.head_sha, {
+            suite: context.payload.check_suite,
+          }),
+          'request',
+        ),
+      ),
+    );
+    probot.on(
+      'check_run.rerequested',
+      once(async (context) =>
+        check(
+          context,
+          await targetsOfCheck(context.octokit as GitHub, context.payload, context.payload.check_run.pull_requests, context.payload.check_run.head_sha, {
+            run: context.payload.check_run,
+          }),
+          'request',
+        ),
+      ),
+    );
+    probot.on(
+      'check_run.requested_action',
+      once((context) => onRequestedAction(context, deps)),
+    );
+    probot.on(
+      'issue_comment.created',
+      once((context) => onComment(context, deps)),
+    );
     probot.on('push', async (context) => {
       const job = baselinePushed(context.payload, context.id);
       if (!job) return;
       deps.orgCache.invalidate(job.installationId, job.owner);
-      await deps.fanout!.add(`recheck-org:${job.installationId}:${job.owner}@${context.payload.after}`, job, context.octokit as GitHub).catch((error: Error) => context.log.error({ deliveryId: context.id, owner: job.owner, err: { message: error.message } }, 'could not queue the organisation re-check'));
+      await deps
+        .fanout!.add(`recheck-org:${job.installationId}:${job.owner}@${context.payload.after}`, job, context.octokit as GitHub)
+        .catch((error: Error) =>
+          context.log.error({ deliveryId: context.id, owner: job.owner, err: { message: error.message } }, 'could not queue the organisation re-check'),
+        );
     });
 
     // With REDIS_URL, this replica also works on the shared, durable fan-out queue.
-    if (deps.fanout instanceof DurableFanout) deps.fanout.startWorker(probot, (github, job) => runJob(github, job, deps, probot.log, { durable: true }), probot.log);
+    if (deps.fanout instanceof DurableFanout)
+      deps.fanout.startWorker(probot, (github, job) => runJob(github, job, deps, probot.log, { durable: true }), probot.log);
 
     // The drift sweep over every installation's default branches (SWEEP_INTERVAL_HOURS; 0 turns it off).
     if (deps.sweepIntervalMs) {
@@ -71,7 +115,9 @@ export function cudaGatekeeper(deps: AppDeps): GatekeeperApp {
         async () => {
           const appOctokit = await probot.auth();
           const installations = await appOctokit.paginate(appOctokit.rest.apps.listInstallations, { per_page: 100 });
-          return installations.map((installation) => ({ id: installation.id, owner: installation.account && 'login' in installation.account ? installation.account.login : '' })).filter((installation) => installation.owner);
+          return installations
+            .map((installation) => ({ id: installation.id, owner: installation.account && 'login' in installation.account ? installation.account.login : '' }))
+            .filter((installation) => installation.owner);
         },
         async (id) => (await probot.auth(id)) as GitHub,
         deps,

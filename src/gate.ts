@@ -113,7 +113,9 @@ export class Checker {
   }
 
   /** Run the active rules over what `visit` hands them; findings de-duplicated. */
-  private run(visit: (run: (group: readonly ParsedFile[], units: readonly Unit[], policy: Pick<RuleContext, 'policy' | 'policyProblems'>) => void) => void): Finding[] {
+  private run(
+    visit: (run: (group: readonly ParsedFile[], units: readonly Unit[], policy: Pick<RuleContext, 'policy' | 'policyProblems'>) => void) => void,
+  ): Finding[] {
     const findings: Finding[] = [];
     const seen = new Set<string>();
     const reporters = this.active.map((rule) => {
@@ -129,7 +131,19 @@ export class Checker {
       };
     });
     visit((group, units, policy) => {
-      this.active.forEach((rule, i) => rule.check({ files: group, units, kb: this.kb, baseline: this.baseline, ruleIds: this.ruleIds, removed: this.removed, policy: policy.policy, policyProblems: policy.policyProblems, report: reporters[i]! }));
+      this.active.forEach((rule, i) =>
+        rule.check({
+          files: group,
+          units,
+          kb: this.kb,
+          baseline: this.baseline,
+          ruleIds: this.ruleIds,
+          removed: this.removed,
+          policy: policy.policy,
+          policyProblems: policy.policyProblems,
+          report: reporters[i]!,
+        }),
+      );
     });
     return findings;
   }
@@ -168,7 +182,11 @@ function applyWaivers(findings: readonly Finding[], baseline: Baseline, options:
   if (active.length === 0) return { kept: [...findings], waived: [] };
   const waived: Finding[] = [];
   const kept = findings.filter((finding) => {
-    const waiver = active.find((candidate) => candidate.rule === finding.ruleId && (!candidate.path || finding.location.path === candidate.path || (candidate.path.endsWith('/') && finding.location.path.startsWith(candidate.path))));
+    const waiver = active.find(
+      (candidate) =>
+        candidate.rule === finding.ruleId &&
+        (!candidate.path || finding.location.path === candidate.path || (candidate.path.endsWith('/') && finding.location.path.startsWith(candidate.path))),
+    );
     if (waiver) waived.push(finding);
     return !waiver;
   });
@@ -191,10 +209,23 @@ function repositoryWaivers(baseline: Baseline, options: GateOptions): { active: 
 function expiredWaiverNotes(baseline: Baseline, options: GateOptions): Finding[] {
   return repositoryWaivers(baseline, options).expired.map((waiver): Finding => {
     const inPolicy = options.policy && (!waiver.file || waiver.file === options.policy.source.path);
-    const location = { path: waiver.file ?? options.policy?.source.path ?? 'baseline.yaml', start: { line: 1, column: 1, offset: 0 }, end: { line: 1, column: 1, offset: 0 } };
+    const location = {
+      path: waiver.file ?? options.policy?.source.path ?? 'baseline.yaml',
+      start: { line: 1, column: 1, offset: 0 },
+      end: { line: 1, column: 1, offset: 0 },
+    };
     const at = inPolicy ? options.policy!.locate(['waivers', waiver.index]) : undefined;
     const where = at ? options.policy!.source.location(at.start, at.end) : location;
-    return { ruleId: 'policy-error', severity: 'notice', messageId: 'waiverExpired', message: `the waiver of ${waiver.rule} for ${waiver.repo}${waiver.path ? `:${waiver.path}` : ''} expired on ${waiver.expires} (owner ${waiver.owner}); its findings are reported again`, help: `Renew it with a new expiry date and reason, or fix the findings. Reason given: ${waiver.reason}`, location: where, related: [], docsUrl: docsUrl('policy-error') };
+    return {
+      ruleId: 'policy-error',
+      severity: 'notice',
+      messageId: 'waiverExpired',
+      message: `the waiver of ${waiver.rule} for ${waiver.repo}${waiver.path ? `:${waiver.path}` : ''} expired on ${waiver.expires} (owner ${waiver.owner}); its findings are reported again`,
+      help: `Renew it with a new expiry date and reason, or fix the findings. Reason given: ${waiver.reason}`,
+      location: where,
+      related: [],
+      docsUrl: docsUrl('policy-error'),
+    };
   });
 }
 
@@ -209,7 +240,10 @@ function toFinding(rule: AnyRule, draft: Draft, ceiling: Severity, url: string, 
     message: share(formatMessage(template, draft.data)),
     ...(draft.help ? { help: share(draft.help) } : {}),
     location: draft.file.source.location(draft.span.start, draft.span.end),
-    related: (draft.related ?? []).map((related) => ({ location: related.file.source.location(related.span.start, related.span.end), message: share(related.message) })),
+    related: (draft.related ?? []).map((related) => ({
+      location: related.file.source.location(related.span.start, related.span.end),
+      message: share(related.message),
+    })),
     ...(draft.fix && draft.fix.edits.length > 0 ? { fix: draft.fix } : {}),
     ...(draft.suggestions && draft.suggestions.length > 0 ? { suggestions: draft.suggestions } : {}),
     docsUrl: url,

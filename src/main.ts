@@ -23,7 +23,10 @@ if (!env.APP_ID || (!env.PRIVATE_KEY && !env.PRIVATE_KEY_PATH)) {
 
 const probot = createProbot({ overrides: { Octokit: GatekeeperOctokit } });
 const handlers: ((req: IncomingMessage, res: ServerResponse) => Promise<boolean> | boolean)[] = [];
-await probot.load(app, { cwd: process.cwd(), addHandler: (handler: (req: IncomingMessage, res: ServerResponse) => Promise<boolean> | boolean) => void handlers.push(handler) } as never);
+await probot.load(app, {
+  cwd: process.cwd(),
+  addHandler: (handler: (req: IncomingMessage, res: ServerResponse) => Promise<boolean> | boolean) => void handlers.push(handler),
+} as never);
 
 const production = env.NODE_ENV === 'production';
 const metricsPort = env.METRICS_PORT ? Number(env.METRICS_PORT) : undefined;
@@ -42,7 +45,10 @@ const { server, drain } = createAppServer({
 const host = env.HOST ?? (production ? '0.0.0.0' : '127.0.0.1');
 const port = Number(env.PORT ?? 3000);
 server.listen(port, host, () => probot.log.info(`Listening on http://${host}:${port}`));
-if (metricsPort !== undefined) createMetricsServer().listen(metricsPort, env.METRICS_HOST ?? host, () => probot.log.info(`Metrics on http://${env.METRICS_HOST ?? host}:${metricsPort}/metrics`));
+if (metricsPort !== undefined)
+  createMetricsServer().listen(metricsPort, env.METRICS_HOST ?? host, () =>
+    probot.log.info(`Metrics on http://${env.METRICS_HOST ?? host}:${metricsPort}/metrics`),
+  );
 
 // SIGTERM (docker stop, Kubernetes) and SIGINT drain: stop taking work, finish what is in hand, exit within the bound.
 let stopping = false;

@@ -56,7 +56,8 @@ export function includedKind(path: string): FileKind {
 }
 
 /** Why a file whose name does not say what it is, and whose content does not either, is not checked. */
-export const UNKNOWN_KIND = 'cannot tell whether this is a Dockerfile, a requirements file or a conda environment (its name does not say, and neither does its content); name the kind with --type';
+export const UNKNOWN_KIND =
+  'cannot tell whether this is a Dockerfile, a requirements file or a conda environment (its name does not say, and neither does its content); name the kind with --type';
 
 /** A file read as `kind`, or as its content says when no kind is given; a string is the reason it cannot be read. */
 export function sourceOf(path: string, text: string, kind: FileKind | undefined): SourceFile | string {
@@ -92,7 +93,9 @@ export function* readRepository(files: readonly Listed[], reader: RepositoryRead
     if (!source) continue;
     const parsed = parseFile(source.path, source.text, source.kind);
     const links = parsed.includes.map((include) => {
-      const link = includeCandidates(parsed, include).find((candidate) => taken.get(candidate) === true || (follow ? reader.isFile(candidate) : taken.has(candidate)));
+      const link = includeCandidates(parsed, include).find(
+        (candidate) => taken.get(candidate) === true || (follow ? reader.isFile(candidate) : taken.has(candidate)),
+      );
       if (link !== undefined && !taken.has(link)) {
         taken.set(link, false);
         queue.push({ path: link, kind: includedKind(link) });
@@ -127,8 +130,12 @@ export function affectedFiles(files: readonly ParsedFile[], changed: ReadonlySet
   });
   const seeds = new Set<number>();
   files.forEach((file, i) => {
-    if (changed.has(file.path) || (removed.size > 0 && file.includes.some((include) => includeCandidates(file, include).some((path) => removed.has(path))))) seeds.add(sets.find(i));
+    if (changed.has(file.path) || (removed.size > 0 && file.includes.some((include) => includeCandidates(file, include).some((path) => removed.has(path)))))
+      seeds.add(sets.find(i));
   });
   const components = groupBy(positions(files.length), (i) => (seeds.has(sets.find(i)) ? sets.find(i) : undefined));
-  return [...components.values()].flat().sort((a, b) => a - b).map((i) => files[i]!);
+  return [...components.values()]
+    .flat()
+    .sort((a, b) => a - b)
+    .map((i) => files[i]!);
 }

@@ -44,7 +44,13 @@ export interface RepositoryCheck {
  * read. So the report is exactly gate()'s (test/stream.test.ts compares them); the order of the files only
  * decides how much is parsed twice.
  */
-export function gateRepository(files: readonly Listed[], reader: RepositoryReader, baseline: Baseline, kb: KnowledgeBase, options: RepositoryOptions = {}): RepositoryCheck {
+export function gateRepository(
+  files: readonly Listed[],
+  reader: RepositoryReader,
+  baseline: Baseline,
+  kb: KnowledgeBase,
+  options: RepositoryOptions = {},
+): RepositoryCheck {
   const checker = new Checker(baseline, kb, options);
   const sources: SourceFile[] = [];
   const indexOf = new Map<string, number>();
@@ -104,7 +110,12 @@ export function gateRepository(files: readonly Listed[], reader: RepositoryReade
     const followed = new Map(ready.map((at) => [held.get(at)!.parsed, held.get(at)!.links]));
     for (const at of ready) held.delete(at);
     const files = [...followed.keys()];
-    parts.push(checker.checkFiles(files, resolveLinks(files, (file, k) => followed.get(file)![k])));
+    parts.push(
+      checker.checkFiles(
+        files,
+        resolveLinks(files, (file, k) => followed.get(file)![k]),
+      ),
+    );
   }
 
   // Includes whose file was never read: gate() links them to their first candidate among the files read.
@@ -129,7 +140,13 @@ export function gateRepository(files: readonly Listed[], reader: RepositoryReade
   }
   // Every finding is about a file of its own check, so the earlier findings of the files checked again are
   // those with their paths.
-  const final = again.size === 0 ? parts : parts.map((part) => ({ findings: part.findings.filter((finding) => !again.has(finding.location.path)), waived: part.waived.filter((finding) => !again.has(finding.location.path)) }));
+  const final =
+    again.size === 0
+      ? parts
+      : parts.map((part) => ({
+          findings: part.findings.filter((finding) => !again.has(finding.location.path)),
+          waived: part.waived.filter((finding) => !again.has(finding.location.path)),
+        }));
   if (rest.length > 0) final.push(checker.checkFiles(rest));
   return { report: checker.report(sources.length, [checker.checkPolicy(), ...final]), sources, parsedAgain: again.size };
 }

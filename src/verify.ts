@@ -97,7 +97,8 @@ function edited(file: ParsedFile, edits: readonly TextEdit[]): ParsedFile {
 export function merged(edits: readonly TextEdit[]): TextEdit[] | undefined {
   const unique: TextEdit[] = [];
   for (const edit of edits) {
-    if (unique.some((other) => other.path === edit.path && other.range[0] === edit.range[0] && other.range[1] === edit.range[1] && other.text === edit.text)) continue;
+    if (unique.some((other) => other.path === edit.path && other.range[0] === edit.range[0] && other.range[1] === edit.range[1] && other.text === edit.text))
+      continue;
     unique.push(edit);
   }
   const sorted = [...unique].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.range[0] - b.range[0] || a.range[1] - b.range[1]));

@@ -9,7 +9,10 @@ import { classifyPath } from '../src/parsers/index.js';
 import { ROOT } from './harness.js';
 
 describe('GitHub Action', () => {
-  const action = parse(readFileSync(join(ROOT, 'action.yml'), 'utf8')) as { inputs: Record<string, unknown>; runs: { using: string; steps: { run?: string; env?: Record<string, string> }[] } };
+  const action = parse(readFileSync(join(ROOT, 'action.yml'), 'utf8')) as {
+    inputs: Record<string, unknown>;
+    runs: { using: string; steps: { run?: string; env?: Record<string, string> }[] };
+  };
 
   beforeAll(() => {
     if (!existsSync(join(ROOT, 'dist', 'src', 'cli', 'main.js'))) execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT });
@@ -26,7 +29,19 @@ describe('GitHub Action', () => {
     const workspace = mkdtempSync(join(tmpdir(), 'cgk-action-'));
     cpSync(join(ROOT, 'fixtures', 'repos', 'demo'), workspace, { recursive: true });
     const output = join(workspace, 'github-output.txt');
-    const result = spawnSync('bash', [join(ROOT, 'action', 'run.sh')], { cwd: workspace, encoding: 'utf8', env: { ...process.env, GITHUB_ACTION_PATH: ROOT, GITHUB_OUTPUT: output, INPUT_PATHS: '.', INPUT_BASELINE: 'baseline.yaml', INPUT_CHANGED_SINCE: '', INPUT_SARIF: 'out.sarif' } });
+    const result = spawnSync('bash', [join(ROOT, 'action', 'run.sh')], {
+      cwd: workspace,
+      encoding: 'utf8',
+      env: {
+        ...process.env,
+        GITHUB_ACTION_PATH: ROOT,
+        GITHUB_OUTPUT: output,
+        INPUT_PATHS: '.',
+        INPUT_BASELINE: 'baseline.yaml',
+        INPUT_CHANGED_SINCE: '',
+        INPUT_SARIF: 'out.sarif',
+      },
+    });
     expect(result.status).toBe(1);
     expect(result.stdout).toMatch(/^::error file=requirements\.txt,line=3,col=1,.*title=companion-mismatch::/m);
     const sarif = JSON.parse(readFileSync(join(workspace, 'out.sarif'), 'utf8')) as { version: string; runs: { results: unknown[] }[] };
@@ -35,9 +50,13 @@ describe('GitHub Action', () => {
     expect(readFileSync(output, 'utf8')).toBe('sarif=out.sarif\n');
   });
 
-  it('stops with the CLI\'s message on an invalid baseline', () => {
+  it("stops with the CLI's message on an invalid baseline", () => {
     const workspace = mkdtempSync(join(tmpdir(), 'cgk-action-'));
-    const result = spawnSync('bash', [join(ROOT, 'action', 'run.sh')], { cwd: workspace, encoding: 'utf8', env: { ...process.env, GITHUB_ACTION_PATH: ROOT, INPUT_BASELINE: 'missing.yml' } });
+    const result = spawnSync('bash', [join(ROOT, 'action', 'run.sh')], {
+      cwd: workspace,
+      encoding: 'utf8',
+      env: { ...process.env, GITHUB_ACTION_PATH: ROOT, INPUT_BASELINE: 'missing.yml' },
+    });
     expect(result.status).toBe(2);
     expect(result.stderr).toContain('cannot read baseline missing.yml');
   });
@@ -50,7 +69,20 @@ describe('pre-commit hook', () => {
     const hook = hooks.find((candidate) => candidate.id === 'cuda-gatekeeper')!;
     expect(hook).toMatchObject({ entry: 'cuda-gatekeeper check', language: 'node' });
     const files = new RegExp(hook.files);
-    for (const path of ['Dockerfile', 'docker/Dockerfile.gpu', 'train.Dockerfile', 'requirements.txt', 'requirements-dev.in', 'requirements/base.txt', 'environment.yml', 'conda-env.yaml', 'src/main.py', 'README.md', 'docker-compose.yml', 'notes.txt']) {
+    for (const path of [
+      'Dockerfile',
+      'docker/Dockerfile.gpu',
+      'train.Dockerfile',
+      'requirements.txt',
+      'requirements-dev.in',
+      'requirements/base.txt',
+      'environment.yml',
+      'conda-env.yaml',
+      'src/main.py',
+      'README.md',
+      'docker-compose.yml',
+      'notes.txt',
+    ]) {
       expect(files.test(path), path).toBe(classifyPath(path) !== undefined);
     }
   });

@@ -6,16 +6,24 @@ import { EMPTY_BASELINE } from '../src/baseline/schema.js';
 import { RULE_IDS } from '../rules/index.js';
 import { ROOT } from './harness.js';
 
-const where = (loaded: ReturnType<typeof loadBaseline>) => loaded.problems.map((problem) => {
-  const position = loaded.source.position(problem.span.start);
-  return `${position.line}:${position.column} ${problem.message}`;
-});
+const where = (loaded: ReturnType<typeof loadBaseline>) =>
+  loaded.problems.map((problem) => {
+    const position = loaded.source.position(problem.span.start);
+    return `${position.line}:${position.column} ${problem.message}`;
+  });
 
 describe('baseline loading', () => {
   it('accepts the documented default baseline.yaml, which is neutral: no CUDA, driver, GPU or version policy', () => {
     const loaded = loadBaseline('baseline.yaml', readFileSync(join(ROOT, 'baseline.yaml'), 'utf8'), RULE_IDS);
     expect(loaded.problems).toEqual([]);
-    expect(loaded.baseline).toMatchObject({ cuda: {}, driver: {}, gpus: [], packages: {}, pinning: { python: 'exact', images: 'tag' }, rules: { 'exact-pin': 'warning', 'image-pin': 'warning' } });
+    expect(loaded.baseline).toMatchObject({
+      cuda: {},
+      driver: {},
+      gpus: [],
+      packages: {},
+      pinning: { python: 'exact', images: 'tag' },
+      rules: { 'exact-pin': 'warning', 'image-pin': 'warning' },
+    });
   });
 
   it('accepts the example policy examples/platform-team.yaml', () => {
@@ -59,7 +67,11 @@ describe('baseline loading', () => {
   });
 
   it('refuses alias bombs instead of expanding them', () => {
-    const bomb = ['a: &a [x, x, x, x, x, x, x, x, x, x]', ...'bcdefgh'.split('').map((key, i) => `${key}: &${key} [${Array(10).fill(`*${'abcdefgh'[i]}`).join(', ')}]`), 'gpus: *h'].join('\n');
+    const bomb = [
+      'a: &a [x, x, x, x, x, x, x, x, x, x]',
+      ...'bcdefgh'.split('').map((key, i) => `${key}: &${key} [${Array(10).fill(`*${'abcdefgh'[i]}`).join(', ')}]`),
+      'gpus: *h',
+    ].join('\n');
     const loaded = loadBaseline('b.yaml', bomb);
     expect(loaded.problems[0]!.message).toMatch(/YAML: .*(alias|Excessive)/i);
   });

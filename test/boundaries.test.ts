@@ -18,13 +18,25 @@ describe('import boundaries', () => {
     ['rules/cuda-mismatch/probe.ts', "import type { GitHub } from '../../src/github/types.js';\nexport type X = GitHub;\n", 'never imports a host'],
     ['src/parsers/probe.ts', "import { run } from '../cli/main.js';\nexport const x = run;\n", 'Nothing imports src/cli'],
     ['src/github/probe.ts', "import { run } from '../cli/main.js';\nexport const x = run;\n", 'Nothing imports src/cli'],
-    ['rules/cuda-mismatch/probe.ts', "import pytorch from '../../src/knowledge/data/pytorch.json' with { type: 'json' };\nexport const x = pytorch;\n", 'through its queries'],
-    ['rules/cuda-mismatch/probe.ts', "import type { KnowledgeBase } from '../../src/knowledge/index.js';\nexport const f = (kb: KnowledgeBase) => kb.data.pytorch;\n", 'not kb.data'],
+    [
+      'rules/cuda-mismatch/probe.ts',
+      "import pytorch from '../../src/knowledge/data/pytorch.json' with { type: 'json' };\nexport const x = pytorch;\n",
+      'through its queries',
+    ],
+    [
+      'rules/cuda-mismatch/probe.ts',
+      "import type { KnowledgeBase } from '../../src/knowledge/index.js';\nexport const f = (kb: KnowledgeBase) => kb.data.pytorch;\n",
+      'not kb.data',
+    ],
     ['src/parsers/probe.ts', "import { gate } from '../gate.js';\nexport const x = gate;\n", 'Parsers come first'],
     ['src/render/probe.ts', "import { webHandler } from '../web/handler.js';\nexport const x = webHandler;\n", 'never imports a host'],
-  ])('%s: %s is refused', async (path, code, message) => {
-    expect((await problems(path, code)).join('\n')).toContain(message);
-  }, 30_000);
+  ])(
+    '%s: %s is refused',
+    async (path, code, message) => {
+      expect((await problems(path, code)).join('\n')).toContain(message);
+    },
+    30_000,
+  );
 
   it('the same kinds of import where they are allowed pass', async () => {
     expect(await problems('src/github/probe.ts', "import { gate } from '../gate.js';\nexport const x = gate;\n")).toEqual([]);

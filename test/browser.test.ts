@@ -38,7 +38,16 @@ beforeAll(async () => {
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 }, 60_000);
 
@@ -58,7 +67,9 @@ describe('self-service page in Chromium', () => {
     await page.getByLabel('Fleet driver (optional)').fill('570.124.06');
     await page.getByLabel('Fleet driver (optional)').press('Enter'); // submit from the keyboard
     await page.waitForSelector('#answer');
-    await expect(page.locator('#pip').textContent()).resolves.toBe('pip install torch==2.7.1+cu128 torchvision==0.22.1+cu128 torchaudio==2.7.1+cu128 --index-url https://download.pytorch.org/whl/cu128');
+    await expect(page.locator('#pip').textContent()).resolves.toBe(
+      'pip install torch==2.7.1+cu128 torchvision==0.22.1+cu128 torchaudio==2.7.1+cu128 --index-url https://download.pytorch.org/whl/cu128',
+    );
     await page.getByRole('button', { name: 'Copy pip' }).click();
     await expect(page.evaluate(() => navigator.clipboard.readText())).resolves.toContain('torch==2.7.1+cu128');
     await expect(page.locator('#copy-status').textContent()).resolves.toBe('Copied: pip');
@@ -81,10 +92,14 @@ describe('self-service page in Chromium', () => {
     await page.goto(`${base}/cuda-gatekeeper/check`);
     await page.getByLabel('File type').selectOption('dockerfile');
     await page.locator('select#baseline').selectOption('none');
-    await page.getByLabel('File content').fill('FROM nvidia/cuda:12.1.1-cudnn8-runtime-ubuntu22.04\nRUN pip install torch==2.4.1+cu124 --index-url https://download.pytorch.org/whl/cu124\n');
+    await page
+      .getByLabel('File content')
+      .fill('FROM nvidia/cuda:12.1.1-cudnn8-runtime-ubuntu22.04\nRUN pip install torch==2.4.1+cu124 --index-url https://download.pytorch.org/whl/cu124\n');
     await page.getByRole('button', { name: 'Check' }).click();
     await page.waitForSelector('#results');
-    await expect(page.locator('section[aria-labelledby="results"]').textContent()).resolves.toContain('torch==2.4.1+cu124 is built for CUDA 12.4, but nvidia/cuda:12.1.1-cudnn8-runtime-ubuntu22.04 sets CUDA 12.1');
+    await expect(page.locator('section[aria-labelledby="results"]').textContent()).resolves.toContain(
+      'torch==2.4.1+cu124 is built for CUDA 12.4, but nvidia/cuda:12.1.1-cudnn8-runtime-ubuntu22.04 sets CUDA 12.1',
+    );
     await shot(page, 'check-snippet');
     await page.goto(`${base}/cuda-gatekeeper/matrix`);
     await expect(page.getByRole('heading', { name: 'PyTorch × CUDA' }).isVisible()).resolves.toBe(true);
@@ -97,9 +112,17 @@ describe('self-service page in Chromium', () => {
     const { files } = loadFiles(root, ['Dockerfile', 'requirements.txt', 'environment.yml']);
     const policy = loadBaseline('.github/cuda-gatekeeper.yml', readFileSync(join(root, 'baseline.yaml'), 'utf8'));
     const report = gate(files, policy.baseline, defaultKnowledgeBase(), { policy });
-    const output = renderCheckRun(report, { baselineOrigin: 'octo-org/demo:.github/cuda-gatekeeper.yml@4f2c1a9', knowledgeRetrieved: defaultKnowledgeBase().retrieved, texts: new Map(files.map((file) => [file.path, file.source.text])), skipped: [], relevantFiles: 3 });
+    const output = renderCheckRun(report, {
+      baselineOrigin: 'octo-org/demo:.github/cuda-gatekeeper.yml@4f2c1a9',
+      knowledgeRetrieved: defaultKnowledgeBase().retrieved,
+      texts: new Map(files.map((file) => [file.path, file.source.text])),
+      skipped: [],
+      relevantFiles: 3,
+    });
     const page = await browser.newPage({ viewport: { width: 900, height: 700 } });
-    await page.setContent(`<!doctype html><html><body style="font-family:system-ui,sans-serif;max-width:860px;margin:1rem auto;color:#1f2328"><div style="border:1px solid #d0d7de;border-radius:6px;padding:1rem"><h2 style="margin-top:0">✗ CUDA gatekeeper — ${output.title}</h2>${markdown(output.summary)}</div></body></html>`);
+    await page.setContent(
+      `<!doctype html><html><body style="font-family:system-ui,sans-serif;max-width:860px;margin:1rem auto;color:#1f2328"><div style="border:1px solid #d0d7de;border-radius:6px;padding:1rem"><h2 style="margin-top:0">✗ CUDA gatekeeper — ${output.title}</h2>${markdown(output.summary)}</div></body></html>`,
+    );
     await shot(page, 'check-run-summary');
     await expect(page.locator('table').first().textContent()).resolves.toContain('requirements.txt');
     await page.close();
@@ -109,7 +132,11 @@ describe('self-service page in Chromium', () => {
 /** Just enough Markdown for a check-run summary (headings, tables, fenced code, bold, code spans). */
 function markdown(text: string): string {
   const escape = (value: string) => value.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-  const inline = (value: string) => escape(value).replace(/\*\*(.+?)\*\*/g, '<strong>$1</strong>').replace(/`([^`]+)`/g, '<code>$1</code>').replace(/&lt;sub&gt;(.*)&lt;\/sub&gt;/, '<sub>$1</sub>');
+  const inline = (value: string) =>
+    escape(value)
+      .replace(/\*\*(.+?)\*\*/g, '<strong>$1</strong>')
+      .replace(/`([^`]+)`/g, '<code>$1</code>')
+      .replace(/&lt;sub&gt;(.*)&lt;\/sub&gt;/, '<sub>$1</sub>');
   const out: string[] = [];
   const lines = text.split('\n');
   for (let i = 0; i < lines.length; i++) {
@@ -117,12 +144,25 @@ function markdown(text: string): string {
     if (line.startsWith('```')) {
       const code: string[] = [];
       while (++i < lines.length && !lines[i]!.startsWith('```')) code.push(lines[i]!);
-      out.push(`<pre style="background:#f6f8fa;padding:.5rem;border-radius:6px">${code.map((row) => `<span style="color:${row.startsWith('+') ? '#1a7f37' : row.startsWith('-') ? '#cf222e' : 'inherit'}">${escape(row)}</span>`).join('\n')}</pre>`);
+      out.push(
+        `<pre style="background:#f6f8fa;padding:.5rem;border-radius:6px">${code.map((row) => `<span style="color:${row.startsWith('+') ? '#1a7f37' : row.startsWith('-') ? '#cf222e' : 'inherit'}">${escape(row)}</span>`).join('\n')}</pre>`,
+      );
     } else if (line.startsWith('|')) {
       const rows: string[] = [];
       for (; i < lines.length && lines[i]!.startsWith('|'); i++) if (!/^\|[-:|]+\|$/.test(lines[i]!)) rows.push(lines[i]!);
       i--;
-      out.push(`<table style="border-collapse:collapse">${rows.map((row, index) => `<tr>${row.slice(1, -1).split('|').map((cell) => `<${index ? 'td' : 'th'} style="border:1px solid #d0d7de;padding:.25rem .5rem">${inline(cell.trim())}</${index ? 'td' : 'th'}>`).join('')}</tr>`).join('')}</table>`);
+      out.push(
+        `<table style="border-collapse:collapse">${rows
+          .map(
+            (row, index) =>
+              `<tr>${row
+                .slice(1, -1)
+                .split('|')
+                .map((cell) => `<${index ? 'td' : 'th'} style="border:1px solid #d0d7de;padding:.25rem .5rem">${inline(cell.trim())}</${index ? 'td' : 'th'}>`)
+                .join('')}</tr>`,
+          )
+          .join('')}</table>`,
+      );
     } else if (line.startsWith('### ')) out.push(`<h3>${inline(line.slice(4))}</h3>`);
     else if (line.trim()) out.push(`<p>${inline(line)}</p>`);
   }

@@ -24,7 +24,9 @@ describe('cuda-gatekeeper check', () => {
   it('prints path:line:col: severity: message [rule] lines and a summary, exit 1 on errors', () => {
     const { code, out } = cli(demoCopy(), 'check', '.', '--baseline', 'baseline.yaml');
     expect(code).toBe(1);
-    expect(out).toMatch(/^Dockerfile:9:20: error: --extra-index-url https:\/\/download\.pytorch\.org\/whl\/cu118 serves CUDA 11\.8 builds, but nvidia\/cuda:12\.1\.1-cudnn8-devel-ubuntu22\.04 sets CUDA 12\.1 \[cuda-mismatch\]$/m);
+    expect(out).toMatch(
+      /^Dockerfile:9:20: error: --extra-index-url https:\/\/download\.pytorch\.org\/whl\/cu118 serves CUDA 11\.8 builds, but nvidia\/cuda:12\.1\.1-cudnn8-devel-ubuntu22\.04 sets CUDA 12\.1 \[cuda-mismatch\]$/m,
+    );
     expect(out).toMatch(/^requirements\.txt:3:1: error: torchvision 0\.17\.0 does not belong to torch 2\.3\.0 .*\[companion-mismatch\]$/m);
     expect(out.trimEnd().split('\n').at(-1)).toMatch(/^3 files checked: \d+ errors, \d+ warnings, \d+ notices/);
   });
@@ -34,12 +36,16 @@ describe('cuda-gatekeeper check', () => {
     writeFileSync(join(dir, 'requirements.txt'), '--extra-index-url https://download.pytorch.org/whl/cu117\ntorch>=2.0\n');
     const { code, out } = cli(dir, 'check', '--baseline', 'none');
     expect(code).toBe(0);
-    expect(out).toContain("[index-url]");
+    expect(out).toContain('[index-url]');
   });
 
   it('writes findings as JSON data', () => {
     const { out } = cli(demoCopy(), 'check', '--format', 'json', '--baseline', 'baseline.yaml');
-    const data = JSON.parse(out) as { version: number; findings: { ruleId: string; location: { start: { line: number } }; docsUrl: string }[]; counts: Record<string, number> };
+    const data = JSON.parse(out) as {
+      version: number;
+      findings: { ruleId: string; location: { start: { line: number } }; docsUrl: string }[];
+      counts: Record<string, number>;
+    };
     expect(data.version).toBe(1);
     expect(data.counts.error).toBeGreaterThan(0);
     expect(data.findings[0]).toMatchObject({ ruleId: expect.any(String), docsUrl: expect.stringContaining('/rules/') });
@@ -52,7 +58,10 @@ describe('cuda-gatekeeper check', () => {
     const run0 = sarif.runs[0];
     expect(run0.tool.driver.rules.map((rule: { id: string }) => rule.id)).toContain('cuda-mismatch');
     const result = run0.results.find((entry: { ruleId: string }) => entry.ruleId === 'companion-mismatch');
-    expect(result).toMatchObject({ level: 'error', locations: [{ physicalLocation: { artifactLocation: { uri: 'requirements.txt' }, region: { startLine: 3, startColumn: 1 } } }] });
+    expect(result).toMatchObject({
+      level: 'error',
+      locations: [{ physicalLocation: { artifactLocation: { uri: 'requirements.txt' }, region: { startLine: 3, startColumn: 1 } } }],
+    });
     expect(result.fixes[0].artifactChanges[0].replacements[0]).toMatchObject({ deletedRegion: { startLine: 3 }, insertedContent: { text: '0.18.0' } });
     expect(run0.results.some((entry: { level: string }) => entry.level === 'warning')).toBe(true);
   });
@@ -73,7 +82,12 @@ describe('cuda-gatekeeper check', () => {
 
   it('checks only files changed since a git ref, plus the files they pull in', () => {
     const dir = demoCopy();
-    const git = (...args: string[]) => execFileSync('git', args, { cwd: dir, stdio: 'pipe', env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' } });
+    const git = (...args: string[]) =>
+      execFileSync('git', args, {
+        cwd: dir,
+        stdio: 'pipe',
+        env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' },
+      });
     git('init', '-q');
     git('add', '.');
     git('commit', '-qm', 'base');
@@ -88,7 +102,10 @@ describe('cuda-gatekeeper check', () => {
   it('rejects bad usage and unreadable or invalid baselines with exit 2 and one clear line', () => {
     const dir = demoCopy();
     expect(cli(dir, 'check', '--format', 'xml')).toMatchObject({ code: 2, err: expect.stringContaining('unknown format "xml"') });
-    expect(cli(dir, 'check', '--baseline', 'missing.yaml')).toMatchObject({ code: 2, err: 'cuda-gatekeeper: cannot read baseline missing.yaml: it does not exist\n' });
+    expect(cli(dir, 'check', '--baseline', 'missing.yaml')).toMatchObject({
+      code: 2,
+      err: 'cuda-gatekeeper: cannot read baseline missing.yaml: it does not exist\n',
+    });
     expect(cli(dir, 'check', 'no/such/path', '--baseline', 'none')).toMatchObject({ code: 2 });
     expect(cli(dir, 'check', '--bogus')).toMatchObject({ code: 2, err: expect.stringContaining("Unknown option '--bogus'") });
     expect(cli(dir, 'frobnicate')).toMatchObject({ code: 2, err: expect.stringContaining('unknown command') });
@@ -96,7 +113,10 @@ describe('cuda-gatekeeper check', () => {
     const bad = cli(dir, 'check', '--baseline', 'bad.yaml');
     expect(bad.code).toBe(2);
     expect(bad.err).toContain('bad.yaml:2:13: error: cuda.allowed.0: expected a CUDA version');
-    expect(cli(dir, 'check', '--changed-since', 'nope', '--baseline', 'none')).toMatchObject({ code: 2, err: expect.stringContaining('unknown git ref "nope"') });
+    expect(cli(dir, 'check', '--changed-since', 'nope', '--baseline', 'none')).toMatchObject({
+      code: 2,
+      err: expect.stringContaining('unknown git ref "nope"'),
+    });
   });
 
   it('uses .github/cuda-gatekeeper.yml when present, else the bundled baseline.yaml', () => {
@@ -114,7 +134,9 @@ describe('cuda-gatekeeper plan', () => {
     expect(code).toBe(0);
     expect(out).toContain('Plan: move to CUDA 12.4');
     expect(out).toContain('torch 2.4.1+cu124, torchvision 0.19.1, torchaudio 2.4.1');
-    expect(out).toContain('Dockerfile:3: base image: nvidia/cuda:${CUDA_VERSION}-cudnn8-devel-ubuntu22.04 -> nvidia/cuda:${CUDA_VERSION}-cudnn-devel-ubuntu22.04 (and 12.1.1 → 12.4.1 at line 2)');
+    expect(out).toContain(
+      'Dockerfile:3: base image: nvidia/cuda:${CUDA_VERSION}-cudnn8-devel-ubuntu22.04 -> nvidia/cuda:${CUDA_VERSION}-cudnn-devel-ubuntu22.04 (and 12.1.1 → 12.4.1 at line 2)',
+    );
     expect(out).toContain('requirements.txt:2: torch: torch==2.3.0+cu121 -> torch==2.4.1+cu124');
     expect(out).toContain('driver: >= 550.54.15 for CUDA 12.4.1 images');
   });
@@ -137,7 +159,9 @@ describe('cuda-gatekeeper plan', () => {
     // The driver of the image the plan writes (12.8.1's own Table 3 row), not 12.8 GA's 570.26.
     expect(json.driver).toMatchObject({ cuda: '12.8.1', minimum: '570.124.06' });
     // pytorch-cuda has no 12.8 build: the conda environment stays as it is, and the plan says why.
-    expect(json.held).toEqual([expect.objectContaining({ unit: 'environment.yml', reasons: expect.arrayContaining([expect.stringContaining('pytorch-cuda has no 12.8 build')]) })]);
+    expect(json.held).toEqual([
+      expect.objectContaining({ unit: 'environment.yml', reasons: expect.arrayContaining([expect.stringContaining('pytorch-cuda has no 12.8 build')]) }),
+    ]);
     expect(json.steps.length).toBeGreaterThan(0);
     expect(cli(dir, 'plan', '--cuda', '12.7')).toMatchObject({ code: 2, err: expect.stringContaining('never released') });
     expect(cli(dir, 'plan')).toMatchObject({ code: 2, err: expect.stringContaining('--cuda') });
@@ -159,7 +183,9 @@ describe('never reading outside the repository', () => {
     expect(data.findings.every((finding) => !finding.location.path.includes('..') && !finding.location.path.startsWith('/'))).toBe(true);
     expect(out).not.toContain('1.0.0');
     expect(data.filesChecked).toBe(2);
-    expect(cli(dir, 'check', 'requirements-linked.txt', '--baseline', 'none').err).toContain('requirements-linked.txt: skipped: is a link to a file outside the repository');
+    expect(cli(dir, 'check', 'requirements-linked.txt', '--baseline', 'none').err).toContain(
+      'requirements-linked.txt: skipped: is a link to a file outside the repository',
+    );
     void err;
   });
 

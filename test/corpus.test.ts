@@ -13,7 +13,6 @@ import { defaultKnowledgeBase } from '../src/knowledge/index.js';
 import { classifyPath, parseFile, sniffKind } from '../src/parsers/index.js';
 import { CORPUS } from './harness.js';
 
-
 const kb = defaultKnowledgeBase();
 
 /** A corpus file's kind: by the name it has in its repository (the part after owner__repo__), else by content. */
@@ -52,7 +51,10 @@ describe('real-world corpus', () => {
 
   it('22 nvImageCodec cu13: a cu124 index in a CUDA 13 file, unpinned torch', () => {
     const file = load('22');
-    expect(file.indexes.map((index) => [index.kind, file.source.position(index.span.start).line])).toEqual([['extra-index-url', 1], ['extra-index-url', 28]]);
+    expect(file.indexes.map((index) => [index.kind, file.source.position(index.span.start).line])).toEqual([
+      ['extra-index-url', 1],
+      ['extra-index-url', 28],
+    ]);
     expect(lineOf(file, 'torch')).toBe(8);
     expect(file.packages.find((pkg) => pkg.name === 'torch')?.markers).toContain('python_version');
     const mismatch = findings(file, EMPTY_BASELINE, 'cuda-mismatch');
@@ -122,7 +124,9 @@ describe('real-world corpus', () => {
     const mismatch = findings(file, EMPTY_BASELINE, 'cuda-mismatch');
     expect(lines(mismatch)).toEqual([50, 51, 52, 53]);
     expect(mismatch.every((finding) => finding.severity === 'warning')).toBe(true);
-    expect(findings(file, exact, 'exact-pin').map((finding) => finding.message)).toEqual(expect.arrayContaining([expect.stringContaining('bitsandbytes==0.49.*'), expect.stringContaining('torchao==0.15.*')]));
+    expect(findings(file, exact, 'exact-pin').map((finding) => finding.message)).toEqual(
+      expect.arrayContaining([expect.stringContaining('bitsandbytes==0.49.*'), expect.stringContaining('torchao==0.15.*')]),
+    );
   });
 
   it('56 detectron2 docs: CPU wheels by URL, no CUDA, nothing to report', () => {

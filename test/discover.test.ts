@@ -17,7 +17,16 @@ vi.mock('node:fs', async (importOriginal) => {
     if (!listing.untyped || !options?.withFileTypes) return entries;
     // What a file system without d_type gives: names, and no type at all.
     const no = (): boolean => false;
-    return (entries as { name: string }[]).map((entry) => ({ name: entry.name, isFile: no, isDirectory: no, isSymbolicLink: no, isBlockDevice: no, isCharacterDevice: no, isFIFO: no, isSocket: no }));
+    return (entries as { name: string }[]).map((entry) => ({
+      name: entry.name,
+      isFile: no,
+      isDirectory: no,
+      isSymbolicLink: no,
+      isBlockDevice: no,
+      isCharacterDevice: no,
+      isFIFO: no,
+      isSocket: no,
+    }));
   }) as typeof fs.readdirSync;
   return { ...fs, default: { ...fs, readdirSync }, readdirSync };
 });

@@ -38,19 +38,88 @@ function agrees(text: string): boolean {
   return true;
 }
 
-const WORDS = ['nvidia/cuda:12.4.1-cudnn-devel-ubuntu22.04', 'python:3.11-slim', 'AS', 'as', 'build', '--platform=linux/amd64', '--platform=$BUILDPLATFORM', '--from=build', '--chown=1000:1000', '--link', '--mount=type=cache,target=/root/.cache', 'pip', 'install', '-r', 'requirements.txt', 'torch==2.3.1+cu121', '--extra-index-url', 'https://download.pytorch.org/whl/cu121', '&&', 'A=1', 'CUDA=12.1', 'PATH=/usr/local/cuda/bin:$PATH', '${CUDA}', '$CUDA', 'X', 'a', '.', './', '/app/', '#', 'x=', '=y', '--', 'a--b', '--x--', 'é', '[', '"a"', 'LIST="8.0;8.6;9.0"', "V='12.1'", 'Q=""', 'R="a b"', 'S="a"b', "T='a\"'", '"'];
+const WORDS = [
+  'nvidia/cuda:12.4.1-cudnn-devel-ubuntu22.04',
+  'python:3.11-slim',
+  'AS',
+  'as',
+  'build',
+  '--platform=linux/amd64',
+  '--platform=$BUILDPLATFORM',
+  '--from=build',
+  '--chown=1000:1000',
+  '--link',
+  '--mount=type=cache,target=/root/.cache',
+  'pip',
+  'install',
+  '-r',
+  'requirements.txt',
+  'torch==2.3.1+cu121',
+  '--extra-index-url',
+  'https://download.pytorch.org/whl/cu121',
+  '&&',
+  'A=1',
+  'CUDA=12.1',
+  'PATH=/usr/local/cuda/bin:$PATH',
+  '${CUDA}',
+  '$CUDA',
+  'X',
+  'a',
+  '.',
+  './',
+  '/app/',
+  '#',
+  'x=',
+  '=y',
+  '--',
+  'a--b',
+  '--x--',
+  'é',
+  '[',
+  '"a"',
+  'LIST="8.0;8.6;9.0"',
+  "V='12.1'",
+  'Q=""',
+  'R="a b"',
+  'S="a"b',
+  "T='a\"'",
+  '"',
+];
 const KEYWORDS = ['FROM', 'RUN', 'ARG', 'ENV', 'COPY', 'ADD', 'CMD', 'WORKDIR', 'LABEL', 'run', 'From', 'ONBUILD', 'EXPOSE', 'HEALTHCHECK'];
 const blank = fc.constantFrom(' ', '  ', '\t', ' \t');
-const line = fc.tuple(fc.constantFrom('', ' ', '\t'), fc.constantFrom(...KEYWORDS), fc.array(fc.tuple(blank, fc.constantFrom(...WORDS)), { maxLength: 6 }), fc.constantFrom('', ' ', '  ')).map(([indent, keyword, words, trailing]) => `${indent}${keyword}${words.map(([space, word]) => `${space}${word}`).join('')}${trailing}`);
+const line = fc
+  .tuple(
+    fc.constantFrom('', ' ', '\t'),
+    fc.constantFrom(...KEYWORDS),
+    fc.array(fc.tuple(blank, fc.constantFrom(...WORDS)), { maxLength: 6 }),
+    fc.constantFrom('', ' ', '  '),
+  )
+  .map(([indent, keyword, words, trailing]) => `${indent}${keyword}${words.map(([space, word]) => `${space}${word}`).join('')}${trailing}`);
 const continuation = fc.constantFrom(' \\\n', '\\\n', ' \\  \n', ' \\\n# a comment\n', ' \\\n\n', ' \\\n   # indented comment\n');
-const instruction = fc.tuple(line, fc.array(fc.tuple(continuation, fc.array(fc.tuple(blank, fc.constantFrom(...WORDS)), { minLength: 1, maxLength: 4 })), { maxLength: 3 })).map(([first, rest]) => first + rest.map(([cont, words]) => cont + words.map(([space, word]) => `${space}${word}`).join('')).join(''));
-const dockerfile = fc.array(fc.oneof(instruction, fc.constantFrom('# comment', '', '   ', '# syntax=docker/dockerfile:1')), { minLength: 1, maxLength: 12 }).map((lines) => `${lines.join('\n')}\n`);
+const instruction = fc
+  .tuple(line, fc.array(fc.tuple(continuation, fc.array(fc.tuple(blank, fc.constantFrom(...WORDS)), { minLength: 1, maxLength: 4 })), { maxLength: 3 }))
+  .map(([first, rest]) => first + rest.map(([cont, words]) => cont + words.map(([space, word]) => `${space}${word}`).join('')).join(''));
+const dockerfile = fc
+  .array(fc.oneof(instruction, fc.constantFrom('# comment', '', '   ', '# syntax=docker/dockerfile:1')), { minLength: 1, maxLength: 12 })
+  .map((lines) => `${lines.join('\n')}\n`);
 
 describe('the plain-Dockerfile scan', () => {
   fastPathProperties('dockerfile', 'dockerfile-ast', dockerfile, agrees, { generated: 1 / 10 });
 
   it('declines what it does not handle, and the parser then uses dockerfile-ast', () => {
-    for (const text of ['# escape=`\nFROM a\n', 'FROM a\r\nRUN b\r\n', 'RUN <<EOF\necho\nEOF\n', 'ENV A="b c"\n', 'ENV A b "c"\n', 'FROM "a"\n', 'COPY a--b -- c\n', 'COPY ["a", "b"]\n', 'ENV A=1 \\\n  B=2\n', 'RUN a \\\n', '\ufeffFROM a\n']) {
+    for (const text of [
+      '# escape=`\nFROM a\n',
+      'FROM a\r\nRUN b\r\n',
+      'RUN <<EOF\necho\nEOF\n',
+      'ENV A="b c"\n',
+      'ENV A b "c"\n',
+      'FROM "a"\n',
+      'COPY a--b -- c\n',
+      'COPY ["a", "b"]\n',
+      'ENV A=1 \\\n  B=2\n',
+      'RUN a \\\n',
+      '\ufeffFROM a\n',
+    ]) {
       expect(scanPlainDockerfile(text), text).toBeUndefined();
     }
     const quoted = parseDockerfile('Dockerfile', 'ARG CUDA="12.1.1"\nFROM nvidia/cuda:${CUDA}-devel-ubuntu22.04\n');

@@ -120,10 +120,14 @@ describe('the "safe" fixes the audit caught writing builds that do not exist', (
     const parsed = Object.entries(files).map(([path, text]) => parse(path, text));
     return verified({ name: 'probe', files: parsed, baseline: EMPTY_BASELINE, options: {} });
   };
-  const safeTexts = (findings: readonly Finding[]): string[] => findings.flatMap((finding) => (finding.fix?.safety === 'safe' ? finding.fix.edits.map((edit) => edit.text) : []));
+  const safeTexts = (findings: readonly Finding[]): string[] =>
+    findings.flatMap((finding) => (finding.fix?.safety === 'safe' ? finding.fix.edits.map((edit) => edit.text) : []));
 
   it('torch 2.6.0 under a CUDA 12.8 image is not relabelled +cu128 (2.6.0 has no cu128 build)', () => {
-    const findings = check({ Dockerfile: 'FROM nvidia/cuda:12.8.1-runtime-ubuntu24.04\nRUN pip install torch==2.6.0+cu124 torchvision==0.21.0+cu124 --index-url https://download.pytorch.org/whl/cu124\n' });
+    const findings = check({
+      Dockerfile:
+        'FROM nvidia/cuda:12.8.1-runtime-ubuntu24.04\nRUN pip install torch==2.6.0+cu124 torchvision==0.21.0+cu124 --index-url https://download.pytorch.org/whl/cu124\n',
+    });
     expect(safeTexts(findings)).toEqual([]);
     const torch = findings.find((finding) => finding.ruleId === 'cuda-mismatch' && finding.message.startsWith('torch=='));
     expect(torch?.suggestions?.map((option) => option.edits.map((edit) => edit.text))).toEqual([
@@ -134,16 +138,24 @@ describe('the "safe" fixes the audit caught writing builds that do not exist', (
     expect(findings.find((finding) => finding.message.startsWith('--index-url'))?.fix).toBeUndefined();
   });
 
-  it('a rule\'s safe fix that adds a finding is offered as unsafe, with what applying it gives', () => {
+  it("a rule's safe fix that adds a finding is offered as unsafe, with what applying it gives", () => {
     // index-url would add the cu128 index that torchaudio's label asks for; cuda-mismatch moves torchaudio to cu126.
-    const findings = check({ 'requirements.txt': '--index-url https://download.pytorch.org/whl/cu126\ntorch==2.7.1+cu126\ntorchvision==0.22.1+cu126\ntorchaudio==2.7.1+cu128\n' });
+    const findings = check({
+      'requirements.txt': '--index-url https://download.pytorch.org/whl/cu126\ntorch==2.7.1+cu126\ntorchvision==0.22.1+cu126\ntorchaudio==2.7.1+cu128\n',
+    });
     const index = findings.find((finding) => finding.ruleId === 'index-url');
     expect(index?.fix).toMatchObject({ safety: 'unsafe', verification: expect.stringContaining('gives warning cuda-mismatch') });
-    expect(findings.find((finding) => finding.ruleId === 'cuda-mismatch')?.fix).toMatchObject({ safety: 'safe', edits: [expect.objectContaining({ text: '126' })] });
+    expect(findings.find((finding) => finding.ruleId === 'cuda-mismatch')?.fix).toMatchObject({
+      safety: 'safe',
+      edits: [expect.objectContaining({ text: '126' })],
+    });
   });
 
   it('torch==1.10.1+cu113 under a CUDA 11.6 image is not relabelled +cu116 (1.10.1 has no cu116 build)', () => {
-    const findings = check({ Dockerfile: 'FROM nvidia/cuda:11.6.2-cudnn8-runtime-ubuntu20.04\nRUN pip install torch==1.10.1+cu113 -f https://download.pytorch.org/whl/cu113/torch_stable.html\n' });
+    const findings = check({
+      Dockerfile:
+        'FROM nvidia/cuda:11.6.2-cudnn8-runtime-ubuntu20.04\nRUN pip install torch==1.10.1+cu113 -f https://download.pytorch.org/whl/cu113/torch_stable.html\n',
+    });
     expect(safeTexts(findings).filter((text) => text.includes('116'))).toEqual([]);
   });
 });

@@ -12,7 +12,9 @@ import { ROOT, runCase } from './harness.js';
 
 const cases = [
   join(ROOT, 'fixtures', 'repos', 'demo'),
-  ...readdirSync(join(ROOT, 'fixtures', 'rules')).flatMap((rule) => readdirSync(join(ROOT, 'fixtures', 'rules', rule)).map((name) => join(ROOT, 'fixtures', 'rules', rule, name))),
+  ...readdirSync(join(ROOT, 'fixtures', 'rules')).flatMap((rule) =>
+    readdirSync(join(ROOT, 'fixtures', 'rules', rule)).map((name) => join(ROOT, 'fixtures', 'rules', rule, name)),
+  ),
 ];
 
 function applySafe(files: ParsedFile[], dir: string): { files: ParsedFile[]; applied: number } {

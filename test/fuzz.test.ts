@@ -38,26 +38,37 @@ function checkFile(file: ParsedFile, text: string): void {
   const lines = file.source.lineCount;
   for (const finding of report.findings) {
     const { start, end } = finding.location;
-    if (start.line < 1 || start.column < 1 || end.line > lines || start.offset > end.offset || end.offset > text.length) throw new Error(`bad position in ${finding.ruleId}: ${JSON.stringify(finding.location)}`);
-    for (const edit of finding.fix?.edits ?? []) if (edit.range[0] < 0 || edit.range[0] > edit.range[1] || edit.range[1] > text.length) throw new Error(`bad edit range in ${finding.ruleId}`);
+    if (start.line < 1 || start.column < 1 || end.line > lines || start.offset > end.offset || end.offset > text.length)
+      throw new Error(`bad position in ${finding.ruleId}: ${JSON.stringify(finding.location)}`);
+    for (const edit of finding.fix?.edits ?? [])
+      if (edit.range[0] < 0 || edit.range[0] > edit.range[1] || edit.range[1] > text.length) throw new Error(`bad edit range in ${finding.ruleId}`);
   }
 }
 
 describe.each(['dockerfile', 'requirements', 'conda'] as const)('%s parser and gate', (kind) => {
   const name = kind === 'dockerfile' ? 'Dockerfile' : kind === 'conda' ? 'environment.yml' : 'requirements.txt';
   it('never throw and keep every position valid on random text', () => {
-    fc.assert(fc.property(syntaxText, (text) => checkFile(parseFile(name, text, kind), text)), { numRuns: RUNS });
+    fc.assert(
+      fc.property(syntaxText, (text) => checkFile(parseFile(name, text, kind), text)),
+      { numRuns: RUNS },
+    );
   });
 
   it('never throw and keep every position valid on mutated real files', () => {
-    fc.assert(fc.property(mutated(kind), (text) => checkFile(parseFile(name, text, kind), text)), { numRuns: RUNS });
+    fc.assert(
+      fc.property(mutated(kind), (text) => checkFile(parseFile(name, text, kind), text)),
+      { numRuns: RUNS },
+    );
   });
 });
 
 describe('baseline loader', () => {
   it('never throws on random or mutated YAML and positions problems inside the file', () => {
     const base = readFileSync(join(ROOT, 'baseline.yaml'), 'utf8');
-    const input = fc.oneof(syntaxText, fc.tuple(fc.nat(), syntaxText).map(([at, insert]) => base.slice(0, at % base.length) + insert + base.slice(at % base.length)));
+    const input = fc.oneof(
+      syntaxText,
+      fc.tuple(fc.nat(), syntaxText).map(([at, insert]) => base.slice(0, at % base.length) + insert + base.slice(at % base.length)),
+    );
     fc.assert(
       fc.property(input, (text) => {
         const loaded = loadBaseline('b.yaml', text, RULE_IDS);
@@ -134,13 +145,23 @@ describe('hostile inputs stay linear and bounded', () => {
   it.each<[string, (n: number) => [string, string][]]>([
     ['a chain of stages', (n: number) => [['Dockerfile', `${image} AS s0\n${lines(n, (i) => `FROM s${i} AS s${i + 1}\nRUN pip install torch==2.6.0\n`)}`]]],
     ['many stages', (n: number) => [['Dockerfile', lines(n, (i) => `${image} AS s${i}\nRUN pip install torch==2.6.0\n`)]]],
-    ['many pip commands in a stage', (n: number) => [['Dockerfile', `${image}\n${'RUN pip install --extra-index-url https://download.pytorch.org/whl/cu124 torch==2.6.0\n'.repeat(n)}`]]],
+    [
+      'many pip commands in a stage',
+      (n: number) => [['Dockerfile', `${image}\n${'RUN pip install --extra-index-url https://download.pytorch.org/whl/cu124 torch==2.6.0\n'.repeat(n)}`]],
+    ],
     ['many unpinned requirements', (n: number) => [['requirements.txt', lines(n, (i) => `torch>=1.${i}\ntorchvision\n`)]]],
-    ['many suppressed findings', (n: number) => [['requirements.txt', lines(n, (i) => `torch>=1.${i} # cuda-gatekeeper: ignore[package-not-allowed] reason\n`)]]],
+    [
+      'many suppressed findings',
+      (n: number) => [['requirements.txt', lines(n, (i) => `torch>=1.${i} # cuda-gatekeeper: ignore[package-not-allowed] reason\n`)]],
+    ],
     ['a chain of includes', (n: number) => Array.from({ length: n }, (_, i) => [`r/r${i}.txt`, `-r r${i + 1}.txt\ntorch==2.6.0\n`])],
   ])('gate, %s: sixteen times the input takes roughly sixteen times as long', async (name, make) => {
     const check = (n: number): void => {
-      gate(make(n).map(([path, text]) => parseFile(path, text, path.endsWith('.txt') ? 'requirements' : 'dockerfile')), policy, kb);
+      gate(
+        make(n).map(([path, text]) => parseFile(path, text, path.endsWith('.txt') ? 'requirements' : 'dockerfile')),
+        policy,
+        kb,
+      );
     };
     // Each stage of a chain installs on top of all the stages before it, so its unit really holds O(n) packages and
     // the units together O(n²) (a cheap part: 16× the input measured 40-75× on a loaded machine). A quadratic or

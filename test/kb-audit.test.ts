@@ -52,7 +52,7 @@ describe('row 2: torch 1.7.0 was released with torchvision 0.8.1 (googlecolab/co
   });
 });
 
-describe('row 3: the pytorch conda channel\'s measured cudatoolkit builds (moi90/pytorch_compute_capabilities table.md)', () => {
+describe("row 3: the pytorch conda channel's measured cudatoolkit builds (moi90/pytorch_compute_capabilities table.md)", () => {
   const env = (pytorch: string, toolkit: string) => `name: x\nchannels:\n  - pytorch\ndependencies:\n  - pytorch=${pytorch}\n  - cudatoolkit=${toolkit}\n`;
   it.each([
     ['1.11.0', '11.1'],
@@ -68,7 +68,7 @@ describe('row 3: the pytorch conda channel\'s measured cudatoolkit builds (moi90
 });
 
 describe('row 4: torchaudio before 0.10 had no CUDA variants (pytorch/audio installation.rst: "Starting 0.10, torchaudio has CPU-only and CUDA-enabled binary distributions")', () => {
-  it('PyTorch\'s own 1.9.0 command (-f torch_stable.html) passes', () => {
+  it("PyTorch's own 1.9.0 command (-f torch_stable.html) passes", () => {
     const text = '-f https://download.pytorch.org/whl/torch_stable.html\ntorch==1.9.0+cu111\ntorchvision==0.10.0+cu111\ntorchaudio==0.9.0\n';
     expect(said(check({ 'requirements.txt': text }))).toEqual([]);
   });
@@ -76,7 +76,7 @@ describe('row 4: torchaudio before 0.10 had no CUDA variants (pytorch/audio inst
     const text = 'torch @ https://download.pytorch.org/whl/cu111/torch-1.9.0%2Bcu111-cp38-cp38-linux_x86_64.whl\ntorchaudio==0.9.0\n';
     expect(levels(check({ 'requirements.txt': text }), 'cuda-mismatch')).toEqual([]);
   });
-  it('PyTorch\'s 1.7.1 command with --extra-index-url …/cu110 gets no warning about torchaudio', () => {
+  it("PyTorch's 1.7.1 command with --extra-index-url …/cu110 gets no warning about torchaudio", () => {
     const text = '--extra-index-url https://download.pytorch.org/whl/cu110\ntorch==1.7.1+cu110\ntorchvision==0.8.2+cu110\ntorchaudio==0.7.2\n';
     expect(said(check({ 'requirements.txt': text }))).toEqual([]);
   });
@@ -99,7 +99,15 @@ describe('row 5: forward compatibility on data-center GPUs (docs.nvidia.com/depl
     expect(levels(check(file, 'driver:\n  minimum: "550.54.14"\n'), 'driver-floor')).toEqual(['error']);
   });
   it('pip wheels on a bare image cannot use forward compatibility: error', () => {
-    expect(levels(check({ Dockerfile: 'FROM ubuntu:24.04\nRUN pip install torch==2.9.1+cu130 --index-url https://download.pytorch.org/whl/cu130\n' }, 'driver:\n  minimum: "570.172.08"\n'), 'driver-floor')).toEqual(['error']);
+    expect(
+      levels(
+        check(
+          { Dockerfile: 'FROM ubuntu:24.04\nRUN pip install torch==2.9.1+cu130 --index-url https://download.pytorch.org/whl/cu130\n' },
+          'driver:\n  minimum: "570.172.08"\n',
+        ),
+        'driver-floor',
+      ),
+    ).toEqual(['error']);
   });
 });
 
@@ -126,9 +134,11 @@ describe('rows 7 and 8: torch 2.14.1 / torchvision 0.29.1, and the 1.8.2 LTS lin
   });
 });
 
-describe('row 9: Table 3 has no row for 12.8 Update 2 or 13.0 Update 3; the installer\'s bundled driver is not the minimum', () => {
+describe("row 9: Table 3 has no row for 12.8 Update 2 or 13.0 Update 3; the installer's bundled driver is not the minimum", () => {
   it('nvidia/cuda:12.8.2 on 570.172.08 asks for no newer driver', () => {
-    expect(levels(check({ Dockerfile: 'FROM nvidia/cuda:12.8.2-cudnn-runtime-ubuntu24.04\n' }, 'driver:\n  minimum: "570.172.08"\n'), 'driver-floor')).toEqual([]);
+    expect(levels(check({ Dockerfile: 'FROM nvidia/cuda:12.8.2-cudnn-runtime-ubuntu24.04\n' }, 'driver:\n  minimum: "570.172.08"\n'), 'driver-floor')).toEqual(
+      [],
+    );
     expect(kb.minDriver('12.8.2')?.linux).toBe('570.124.06');
     expect(kb.minDriver('13.0.3')?.linux).toBe('580.95.05');
   });
@@ -137,7 +147,9 @@ describe('row 9: Table 3 has no row for 12.8 Update 2 or 13.0 Update 3; the inst
 describe('row 10: two-part tags existed up to 11.0 and are deleted (NVIDIA/libnvidia-container#181: "they end-of-lifed this image … use nvidia/cuda:11.0.3-base")', () => {
   it('10.2-cudnn7-devel-ubuntu18.04 is gone, not misspelt', () => {
     const findings = check({ Dockerfile: 'FROM nvidia/cuda:10.2-cudnn7-devel-ubuntu18.04\n' });
-    expect(said(findings)).toEqual(['image-missing error: nvidia/cuda:10.2-cudnn7-devel-ubuntu18.04 no longer exists: NVIDIA deleted the end-of-life CUDA 10.2 tags from Docker Hub']);
+    expect(said(findings)).toEqual([
+      'image-missing error: nvidia/cuda:10.2-cudnn7-devel-ubuntu18.04 no longer exists: NVIDIA deleted the end-of-life CUDA 10.2 tags from Docker Hub',
+    ]);
   });
   it('11.0-devel-ubuntu20.04 is gone, and 11.0.3 is offered', () => {
     const [finding] = check({ Dockerfile: 'FROM nvidia/cuda:11.0-devel-ubuntu20.04\n' });
@@ -151,7 +163,7 @@ describe('row 11: NVIDIA\'s unsupported-tags list says the 11.6.1 tags "still ex
   });
 });
 
-describe('row 12 and §3: OS versions by the CUDA releases NVIDIA published them for (the dist/<version>/<os> directories of NVIDIA\'s image repository)', () => {
+describe("row 12 and §3: OS versions by the CUDA releases NVIDIA published them for (the dist/<version>/<os> directories of NVIDIA's image repository)", () => {
   it('no CUDA 13 image for ubuntu20.04 (a false pass before)', () => {
     expect(levels(check({ Dockerfile: 'FROM nvidia/cuda:13.0.0-devel-ubuntu20.04\n' }), 'image-missing')).toEqual(['warning']);
   });
@@ -168,9 +180,19 @@ describe('row 13: "11.0" is CUDA 11.0 GA, >= 450.51.05 (Table 3)', () => {
 
 describe('row 15: triton pins carry the wheel\'s markers (triton-lang/triton#3359: "torch 2.2.1 requires triton==2.2.0; … python_version < "3.12"")', () => {
   it('torch 2.2.1 on Python 3.12 does not pin triton', () => {
-    expect(levels(check({ 'environment.yml': 'name: x\ndependencies:\n  - python=3.12\n  - pip\n  - pip:\n    - torch==2.2.1\n    - triton==2.3.0\n' }), 'companion-mismatch')).toEqual([]);
+    expect(
+      levels(
+        check({ 'environment.yml': 'name: x\ndependencies:\n  - python=3.12\n  - pip\n  - pip:\n    - torch==2.2.1\n    - triton==2.3.0\n' }),
+        'companion-mismatch',
+      ),
+    ).toEqual([]);
   });
   it('torch 2.2.1 on Python 3.11 does', () => {
-    expect(levels(check({ 'environment.yml': 'name: x\ndependencies:\n  - python=3.11\n  - pip\n  - pip:\n    - torch==2.2.1\n    - triton==2.3.0\n' }), 'companion-mismatch')).toEqual(['error']);
+    expect(
+      levels(
+        check({ 'environment.yml': 'name: x\ndependencies:\n  - python=3.11\n  - pip\n  - pip:\n    - torch==2.2.1\n    - triton==2.3.0\n' }),
+        'companion-mismatch',
+      ),
+    ).toEqual(['error']);
   });
 });

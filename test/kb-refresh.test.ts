@@ -11,7 +11,10 @@ const excerpt = (name: string) => readFileSync(join(ROOT, 'fixtures', 'kb', name
 describe('kb:refresh parsers on saved excerpts', () => {
   it('reads Linux x86_64 CUDA wheels from the PyTorch simple index', () => {
     const index = parseWheelIndex(excerpt('torch-index.html'));
-    expect(Object.fromEntries([...index].map(([version, tags]) => [version, [...tags].sort()]))).toEqual({ '2.3.0': ['cu118', 'cu121'], '2.6.0': ['cu118', 'cu124', 'cu126'] });
+    expect(Object.fromEntries([...index].map(([version, tags]) => [version, [...tags].sort()]))).toEqual({
+      '2.3.0': ['cu118', 'cu121'],
+      '2.6.0': ['cu118', 'cu124', 'cu126'],
+    });
   });
 
   it('reads NVIDIA Table 3 rows', () => {
@@ -26,7 +29,11 @@ describe('kb:refresh parsers on saved excerpts', () => {
   });
 
   it('reads Docker Hub tag names', () => {
-    expect(parseDockerHubTags(excerpt('dockerhub-tags.json'))).toEqual(['12.4.1-cudnn-devel-ubuntu22.04', '12.8.1-runtime-ubuntu24.04', '13.0.2-base-ubuntu24.04']);
+    expect(parseDockerHubTags(excerpt('dockerhub-tags.json'))).toEqual([
+      '12.4.1-cudnn-devel-ubuntu22.04',
+      '12.8.1-runtime-ubuntu24.04',
+      '13.0.2-base-ubuntu24.04',
+    ]);
   });
 });
 
@@ -35,17 +42,30 @@ describe('kb:refresh merge', () => {
     const dir = mkdtempSync(join(tmpdir(), 'cgk-kb-'));
     cpSync(join(ROOT, 'src', 'knowledge', 'data'), dir, { recursive: true });
     const pages: Record<string, string> = {
-      [SOURCES.torchIndex]: excerpt('torch-index.html').replace('</body>', '<a href="/whl/cu130/torch-2.16.0%2Bcu130-cp312-cp312-manylinux_2_28_x86_64.whl">torch-2.16.0+cu130-cp312-cp312-manylinux_2_28_x86_64.whl</a></body>'),
+      [SOURCES.torchIndex]: excerpt('torch-index.html').replace(
+        '</body>',
+        '<a href="/whl/cu130/torch-2.16.0%2Bcu130-cp312-cp312-manylinux_2_28_x86_64.whl">torch-2.16.0+cu130-cp312-cp312-manylinux_2_28_x86_64.whl</a></body>',
+      ),
       [SOURCES.releaseNotes]: excerpt('cuda-release-notes.html'),
       [SOURCES.dockerHub]: excerpt('dockerhub-tags.json'),
     };
     const result = await refresh(dir, async (url) => pages[url]!, '2026-12-01');
     expect(result.changes).toEqual(['pytorch: new release 2.16.0 (cu130)']);
-    const added = (result.files['pytorch.json'] as { releases: { version: string; confidence?: string }[] }).releases.find((release) => release.version === '2.16.0');
+    const added = (result.files['pytorch.json'] as { releases: { version: string; confidence?: string }[] }).releases.find(
+      (release) => release.version === '2.16.0',
+    );
     expect(added).toMatchObject({ confidence: 'unverified' });
   });
 
   it('fails with a clear message when offline', async () => {
-    await expect(refresh(join(ROOT, 'src', 'knowledge', 'data'), async (url) => { throw new OfflineError(`cannot read ${url}`); }, '2026-12-01')).rejects.toThrow(/cannot read https:\/\/download\.pytorch\.org/);
+    await expect(
+      refresh(
+        join(ROOT, 'src', 'knowledge', 'data'),
+        async (url) => {
+          throw new OfflineError(`cannot read ${url}`);
+        },
+        '2026-12-01',
+      ),
+    ).rejects.toThrow(/cannot read https:\/\/download\.pytorch\.org/);
   });
 });

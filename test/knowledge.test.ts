@@ -12,8 +12,17 @@ describe('data files', () => {
   it('carry a source and a retrieval date on every record', () => {
     const data = loadData();
     const records = [
-      ...data.drivers.floors, ...data.drivers.releases, ...data.drivers.noRelease, ...data.pytorch.releases, ...data.archs.builds,
-      ...data.companions.pins, ...data.gpus.gpus, ...data.gpus.computeCapabilities, ...data.images.ngcPytorch, ...data.tensorflow.releases, ...data.cudnn.releases,
+      ...data.drivers.floors,
+      ...data.drivers.releases,
+      ...data.drivers.noRelease,
+      ...data.pytorch.releases,
+      ...data.archs.builds,
+      ...data.companions.pins,
+      ...data.gpus.gpus,
+      ...data.gpus.computeCapabilities,
+      ...data.images.ngcPytorch,
+      ...data.tensorflow.releases,
+      ...data.cudnn.releases,
     ];
     for (const record of records) {
       expect(record.source.length).toBeGreaterThan(0);
@@ -74,8 +83,36 @@ describe('minimum driver per CUDA release (NVIDIA Table 3, Linux x86_64)', () =>
 
   it('covers every release and update from 11.0 to 13.5', () => {
     const versions = loadData().drivers.releases.map((row) => row.version);
-    for (const minor of ['11.0', '11.1', '11.2', '11.3', '11.4', '11.5', '11.6', '11.7', '11.8', '12.0', '12.1', '12.2', '12.3', '12.4', '12.5', '12.6', '12.8', '12.9', '13.0', '13.1', '13.2', '13.3', '13.4', '13.5']) {
-      expect(versions.some((version) => version.startsWith(`${minor}.`)), minor).toBe(true);
+    for (const minor of [
+      '11.0',
+      '11.1',
+      '11.2',
+      '11.3',
+      '11.4',
+      '11.5',
+      '11.6',
+      '11.7',
+      '11.8',
+      '12.0',
+      '12.1',
+      '12.2',
+      '12.3',
+      '12.4',
+      '12.5',
+      '12.6',
+      '12.8',
+      '12.9',
+      '13.0',
+      '13.1',
+      '13.2',
+      '13.3',
+      '13.4',
+      '13.5',
+    ]) {
+      expect(
+        versions.some((version) => version.startsWith(`${minor}.`)),
+        minor,
+      ).toBe(true);
     }
   });
 

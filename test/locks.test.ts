@@ -19,20 +19,75 @@ interface Sample {
 }
 
 const SAMPLES: Readonly<Record<string, Sample>> = {
-  'cuda.allowed': { org: 'cuda: { allowed: ["12.4", "12.6"] }', loose: ['cuda: { allowed: ["12.4", "12.8"] }'], tight: 'cuda: { allowed: ["12.4"] }', get: (b) => b.cuda.allowed },
-  'driver.minimum': { org: 'driver: { minimum: "550.54.14" }', loose: ['driver: { minimum: "570.86.10" }'], tight: 'driver: { minimum: "535.104.05" }', get: (b) => b.driver.minimum },
-  'driver.forwardCompat': { org: 'driver: { forwardCompat: false }', loose: ['driver: { forwardCompat: true }'], tight: 'driver: { forwardCompat: false }', get: (b) => b.driver.forwardCompat },
+  'cuda.allowed': {
+    org: 'cuda: { allowed: ["12.4", "12.6"] }',
+    loose: ['cuda: { allowed: ["12.4", "12.8"] }'],
+    tight: 'cuda: { allowed: ["12.4"] }',
+    get: (b) => b.cuda.allowed,
+  },
+  'driver.minimum': {
+    org: 'driver: { minimum: "550.54.14" }',
+    loose: ['driver: { minimum: "570.86.10" }'],
+    tight: 'driver: { minimum: "535.104.05" }',
+    get: (b) => b.driver.minimum,
+  },
+  'driver.forwardCompat': {
+    org: 'driver: { forwardCompat: false }',
+    loose: ['driver: { forwardCompat: true }'],
+    tight: 'driver: { forwardCompat: false }',
+    get: (b) => b.driver.forwardCompat,
+  },
   gpus: { org: 'gpus: [A100, H100]', loose: ['gpus: [A100]', 'gpus: []'], tight: 'gpus: [A100, H100, L4]', get: (b) => b.gpus },
-  'pinning.python': { org: 'pinning: { python: exact }', loose: ['pinning: { python: none }'], tight: 'pinning: { python: exact }', get: (b) => b.pinning.python },
-  'pinning.images': { org: 'pinning: { images: digest }', loose: ['pinning: { images: tag }', 'pinning: { images: none }'], tight: 'pinning: { images: digest }', get: (b) => b.pinning.images },
-  'pinning.packages': { org: 'pinning: { packages: [xformers] }', loose: [], tight: 'pinning: { packages: [triton] }', get: (b) => b.pinning.packages.includes('triton') },
+  'pinning.python': {
+    org: 'pinning: { python: exact }',
+    loose: ['pinning: { python: none }'],
+    tight: 'pinning: { python: exact }',
+    get: (b) => b.pinning.python,
+  },
+  'pinning.images': {
+    org: 'pinning: { images: digest }',
+    loose: ['pinning: { images: tag }', 'pinning: { images: none }'],
+    tight: 'pinning: { images: digest }',
+    get: (b) => b.pinning.images,
+  },
+  'pinning.packages': {
+    org: 'pinning: { packages: [xformers] }',
+    loose: [],
+    tight: 'pinning: { packages: [triton] }',
+    get: (b) => b.pinning.packages.includes('triton'),
+  },
   prerelease: { org: 'prerelease: forbid', loose: ['prerelease: allow'], tight: 'prerelease: forbid', get: (b) => b.prerelease },
-  'files.include': { org: 'files: { include: ["ci/*.yml"] }', loose: [], tight: 'files: { include: ["env/*.yml"] }', get: (b) => b.files.include.includes('env/*.yml') },
-  'files.exclude': { org: 'files: { exclude: [] }', loose: ['files: { exclude: ["docker/**"] }'], tight: 'files: { exclude: [] }', get: (b) => b.files.exclude },
-  'packages.torch': { org: 'packages: { torch: ["2.6.0", "2.7.1"] }', loose: ['packages: { torch: ["2.5.1"] }', 'packages: { torch: ["2.7.1", ">=2.0"] }'], tight: 'packages: { torch: ["2.7.1"] }', get: (b) => b.packages.torch },
+  'files.include': {
+    org: 'files: { include: ["ci/*.yml"] }',
+    loose: [],
+    tight: 'files: { include: ["env/*.yml"] }',
+    get: (b) => b.files.include.includes('env/*.yml'),
+  },
+  'files.exclude': {
+    org: 'files: { exclude: [] }',
+    loose: ['files: { exclude: ["docker/**"] }'],
+    tight: 'files: { exclude: [] }',
+    get: (b) => b.files.exclude,
+  },
+  'packages.torch': {
+    org: 'packages: { torch: ["2.6.0", "2.7.1"] }',
+    loose: ['packages: { torch: ["2.5.1"] }', 'packages: { torch: ["2.7.1", ">=2.0"] }'],
+    tight: 'packages: { torch: ["2.7.1"] }',
+    get: (b) => b.packages.torch,
+  },
   // The organisation names no rule: a locked rule may not go below its own default severity.
-  'rules.cuda-not-allowed': { org: 'rules: {}', loose: ['rules: { cuda-not-allowed: warning }', 'rules: { cuda-not-allowed: off }'], tight: 'rules: { cuda-not-allowed: error }', get: (b) => b.rules['cuda-not-allowed'] },
-  'rules.index-url': { org: 'rules: { index-url: warning }', loose: ['rules: { index-url: notice }'], tight: 'rules: { index-url: error }', get: (b) => b.rules['index-url'] },
+  'rules.cuda-not-allowed': {
+    org: 'rules: {}',
+    loose: ['rules: { cuda-not-allowed: warning }', 'rules: { cuda-not-allowed: off }'],
+    tight: 'rules: { cuda-not-allowed: error }',
+    get: (b) => b.rules['cuda-not-allowed'],
+  },
+  'rules.index-url': {
+    org: 'rules: { index-url: warning }',
+    loose: ['rules: { index-url: notice }'],
+    tight: 'rules: { index-url: error }',
+    get: (b) => b.rules['index-url'],
+  },
 };
 
 /** The lock paths that cover a key: the key and every section above it. */
@@ -104,7 +159,9 @@ describe('waivers cannot get round a lock', () => {
     ['rules.wheel-missing', 'wheel-missing'],
   ])('a repository waiver of a rule behind "%s" (%s) is reported and dropped', (lock, rule) => {
     const merged = merge(`locked: ["${lock}"]\n`, waiver(rule));
-    expect(merged.weakenings).toEqual([expect.objectContaining({ at: ['waivers', 0], message: expect.stringContaining('such waivers belong in the organisation baseline') })]);
+    expect(merged.weakenings).toEqual([
+      expect.objectContaining({ at: ['waivers', 0], message: expect.stringContaining('such waivers belong in the organisation baseline') }),
+    ]);
     expect(merged.baseline.waivers).toEqual([]);
   });
 
@@ -117,7 +174,9 @@ describe('waivers cannot get round a lock', () => {
 describe('lock names', () => {
   it('an unknown lock path is reported at its position', () => {
     const merged = merge('locked: [cuda.allowd]\n', '{}');
-    expect(merged.weakenings).toEqual([expect.objectContaining({ at: ['locked', 0], message: expect.stringContaining('"cuda.allowd" is not a key that can be locked') })]);
+    expect(merged.weakenings).toEqual([
+      expect.objectContaining({ at: ['locked', 0], message: expect.stringContaining('"cuda.allowd" is not a key that can be locked') }),
+    ]);
   });
   it('a section covers its keys', () => {
     expect(isLocked(new Set(['pinning']), 'pinning.images')).toBe(true);

@@ -7,7 +7,9 @@ import { baselineJsonSchema, withExamples, withRulesTable } from '../scripts/gen
 import { ROOT } from './harness.js';
 
 const RULES_DIR = join(ROOT, 'rules');
-const folders = readdirSync(RULES_DIR).filter((entry) => statSync(join(RULES_DIR, entry)).isDirectory()).sort();
+const folders = readdirSync(RULES_DIR)
+  .filter((entry) => statSync(join(RULES_DIR, entry)).isDirectory())
+  .sort();
 const HEADINGS = ['## What it checks', '## Why', '## How to fix', '## Options', '## Examples'];
 
 describe('rule registry', () => {

@@ -112,7 +112,10 @@ describe('the baseline file is read like every other file', () => {
 
   it('a baseline over 256 KiB is refused', () => {
     const dir = repo({ 'big.yaml': `# ${'x'.repeat(300 * 1024)}\n` });
-    expect(cli(dir, 'check', '--baseline', 'big.yaml')).toMatchObject({ code: 2, err: 'cuda-gatekeeper: cannot read baseline big.yaml: it is larger than 256 KiB\n' });
+    expect(cli(dir, 'check', '--baseline', 'big.yaml')).toMatchObject({
+      code: 2,
+      err: 'cuda-gatekeeper: cannot read baseline big.yaml: it is larger than 256 KiB\n',
+    });
   });
 });
 
@@ -129,8 +132,11 @@ describe('text output escapes control characters', () => {
 });
 
 describe('--baseline-ref: the policy of the base branch, not of the change', () => {
-  it('a change that switches a rule off for itself is still checked with the base branch\'s rules', () => {
-    const dir = repo({ '.github/cuda-gatekeeper.yml': 'cuda: { allowed: ["12.4"] }\n', 'requirements.txt': 'torch==2.5.1+cu124\n--extra-index-url https://download.pytorch.org/whl/cu124\n' });
+  it("a change that switches a rule off for itself is still checked with the base branch's rules", () => {
+    const dir = repo({
+      '.github/cuda-gatekeeper.yml': 'cuda: { allowed: ["12.4"] }\n',
+      'requirements.txt': 'torch==2.5.1+cu124\n--extra-index-url https://download.pytorch.org/whl/cu124\n',
+    });
     const git = (...args: string[]) => execFileSync('git', args, { cwd: dir, stdio: 'pipe' });
     git('init', '-q', '-b', 'main');
     git('-c', 'user.name=t', '-c', 'user.email=t@t', 'add', '.');
@@ -142,7 +148,10 @@ describe('--baseline-ref: the policy of the base branch, not of the change', () 
     expect(fromBase.code).toBe(1);
     expect(fromBase.out).toContain('cuda-not-allowed');
     // A ref without the file uses the bundled default and says so; an unknown ref is a usage error.
-    const empty = execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', 'commit-tree', '4b825dc642cb6eb9a060e54bf8d69288fbee4904', '-m', 'empty'], { cwd: dir, encoding: 'utf8' }).trim();
+    const empty = execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', 'commit-tree', '4b825dc642cb6eb9a060e54bf8d69288fbee4904', '-m', 'empty'], {
+      cwd: dir,
+      encoding: 'utf8',
+    }).trim();
     expect(cli(dir, 'check', '--baseline-ref', empty).err).toContain(`no .github/cuda-gatekeeper.yml at ${empty}; using the bundled baseline.yaml`);
     expect(cli(dir, 'check', '--baseline-ref', 'nope')).toMatchObject({ code: 2, err: 'cuda-gatekeeper: unknown git ref "nope"\n' });
   });

@@ -47,7 +47,10 @@ describe('requirements parser', () => {
   });
 
   it('normalises names as PEP 503 does', () => {
-    expect(parseRequirements('r.txt', 'Torch_Vision==1\nnvidia.cudnn-cu12==9\n').packages.map((pkg) => pkg.name)).toEqual(['torch-vision', 'nvidia-cudnn-cu12']);
+    expect(parseRequirements('r.txt', 'Torch_Vision==1\nnvidia.cudnn-cu12==9\n').packages.map((pkg) => pkg.name)).toEqual([
+      'torch-vision',
+      'nvidia-cudnn-cu12',
+    ]);
   });
 
   it('joins continuation lines, drops comments, counts hashes', () => {
@@ -58,7 +61,10 @@ describe('requirements parser', () => {
   });
 
   it('reads index options in both forms, and marks those on requirement lines as ignored by pip', () => {
-    const file = parseRequirements('r.txt', '--index-url=https://a/simple\n-i https://b/simple\n--extra-index-url https://c\n-f https://d\ntorch==2.1.0 --extra-index-url https://e\n');
+    const file = parseRequirements(
+      'r.txt',
+      '--index-url=https://a/simple\n-i https://b/simple\n--extra-index-url https://c\n-f https://d\ntorch==2.1.0 --extra-index-url https://e\n',
+    );
     expect(file.indexes.map((index) => [index.kind, index.url, index.ignoredReason !== undefined])).toEqual([
       ['index-url', 'https://a/simple', false],
       ['index-url', 'https://b/simple', false],
@@ -78,7 +84,10 @@ describe('requirements parser', () => {
   });
 
   it('reads direct wheel URLs (with %2B) and name @ url requirements', () => {
-    const file = parseRequirements('r.txt', 'https://download.pytorch.org/whl/cu118/torch-2.0.1%2Bcu118-cp310-cp310-linux_x86_64.whl\nflash-attn @ https://x/flash_attn-2.8.3+cu12torch2.6cxx11abiFALSE-cp311-cp311-linux_x86_64.whl\n');
+    const file = parseRequirements(
+      'r.txt',
+      'https://download.pytorch.org/whl/cu118/torch-2.0.1%2Bcu118-cp310-cp310-linux_x86_64.whl\nflash-attn @ https://x/flash_attn-2.8.3+cu12torch2.6cxx11abiFALSE-cp311-cp311-linux_x86_64.whl\n',
+    );
     expect(file.packages[0]).toMatchObject({ name: 'torch', exact: '2.0.1+cu118', localLabel: 'cu118' });
     expect(file.packages[1]).toMatchObject({ name: 'flash-attn', url: expect.stringContaining('flash_attn') });
   });
@@ -95,11 +104,17 @@ describe('requirements parser', () => {
 
   it('handles a BOM and CRLF line ends', () => {
     const file = parseRequirements('r.txt', '\ufefftorch==2.1.0\r\ntorchvision==0.16.0\r\n');
-    expect(file.packages.map((pkg) => [pkg.name, at(file, pkg.span.start)])).toEqual([['torch', '1:2'], ['torchvision', '2:1']]);
+    expect(file.packages.map((pkg) => [pkg.name, at(file, pkg.span.start)])).toEqual([
+      ['torch', '1:2'],
+      ['torchvision', '2:1'],
+    ]);
   });
 
   it('finds suppressions for the next statement or the same line', () => {
-    const file = parseRequirements('r.txt', '# cuda-gatekeeper: ignore[exact-pin] pinned by the lock file\n\ntorch>=2\nnumpy # cuda-gatekeeper: ignore[exact-pin, index-url] fine\n');
+    const file = parseRequirements(
+      'r.txt',
+      '# cuda-gatekeeper: ignore[exact-pin] pinned by the lock file\n\ntorch>=2\nnumpy # cuda-gatekeeper: ignore[exact-pin, index-url] fine\n',
+    );
     expect(file.suppressions.map((s) => [s.fromLine, s.toLine, s.rules, s.reason])).toEqual([
       [3, 3, ['exact-pin'], 'pinned by the lock file'],
       [4, 4, ['exact-pin', 'index-url'], 'fine'],
@@ -109,19 +124,22 @@ describe('requirements parser', () => {
 
 describe('conda parser', () => {
   it('reads channels, channel::pkg specs, build strings, spaced specs and the pip list', () => {
-    const file = parseCondaEnvironment('environment.yml', [
-      'name: x',
-      'channels: [pytorch, nvidia]',
-      'dependencies:',
-      '  - pytorch::pytorch=2.1.0=py3.10_cuda12.1_cudnn8.9.2_0',
-      '  - pytorch-cuda = 12.1',
-      '  - "cudatoolkit==11.8.0"',
-      '  - cuda-version >=12.0,<13',
-      '  - pip:',
-      '      - --extra-index-url https://download.pytorch.org/whl/cu121',
-      '      - xformers==0.0.23',
-      '',
-    ].join('\n'));
+    const file = parseCondaEnvironment(
+      'environment.yml',
+      [
+        'name: x',
+        'channels: [pytorch, nvidia]',
+        'dependencies:',
+        '  - pytorch::pytorch=2.1.0=py3.10_cuda12.1_cudnn8.9.2_0',
+        '  - pytorch-cuda = 12.1',
+        '  - "cudatoolkit==11.8.0"',
+        '  - cuda-version >=12.0,<13',
+        '  - pip:',
+        '      - --extra-index-url https://download.pytorch.org/whl/cu121',
+        '      - xformers==0.0.23',
+        '',
+      ].join('\n'),
+    );
     expect(file.contexts.map((context) => context.tool)).toEqual(['conda-env', 'conda-env-pip']);
     expect(file.contexts[0]!.channels).toEqual(['pytorch', 'nvidia']);
     const byName = Object.fromEntries(file.packages.map((pkg) => [pkg.name, pkg]));
@@ -145,7 +163,13 @@ describe('conda parser', () => {
   });
 
   it('does not expand alias bombs', () => {
-    const bomb = ['a: &a ["x","x","x","x","x","x","x","x","x"]', 'b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]', 'c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]', 'd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]', 'dependencies: [*d]'].join('\n');
+    const bomb = [
+      'a: &a ["x","x","x","x","x","x","x","x","x"]',
+      'b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]',
+      'c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]',
+      'd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]',
+      'dependencies: [*d]',
+    ].join('\n');
     const started = Date.now();
     parseCondaEnvironment('environment.yml', bomb);
     expect(Date.now() - started).toBeLessThan(2000);
@@ -154,29 +178,50 @@ describe('conda parser', () => {
 
 describe('Dockerfile parser', () => {
   it('reads stages: --platform, AS name, FROM <stage> chains, registries and digests', () => {
-    const file = parseDockerfile('Dockerfile', [
-      'FROM --platform=linux/amd64 nvcr.io/nvidia/pytorch:24.05-py3 AS base',
-      'FROM base AS build',
-      'FROM docker.io/library/python:3.11@sha256:abc',
-      '',
-    ].join('\n'));
-    expect(file.images.map((image) => ({ registry: image.registry, repository: image.repository, tag: image.tag, digest: image.digest, platform: image.platform, stageName: image.stageName, fromStage: image.fromStage }))).toEqual([
-      { registry: 'nvcr.io', repository: 'nvidia/pytorch', tag: '24.05-py3', digest: undefined, platform: 'linux/amd64', stageName: 'base', fromStage: undefined },
+    const file = parseDockerfile(
+      'Dockerfile',
+      ['FROM --platform=linux/amd64 nvcr.io/nvidia/pytorch:24.05-py3 AS base', 'FROM base AS build', 'FROM docker.io/library/python:3.11@sha256:abc', ''].join(
+        '\n',
+      ),
+    );
+    expect(
+      file.images.map((image) => ({
+        registry: image.registry,
+        repository: image.repository,
+        tag: image.tag,
+        digest: image.digest,
+        platform: image.platform,
+        stageName: image.stageName,
+        fromStage: image.fromStage,
+      })),
+    ).toEqual([
+      {
+        registry: 'nvcr.io',
+        repository: 'nvidia/pytorch',
+        tag: '24.05-py3',
+        digest: undefined,
+        platform: 'linux/amd64',
+        stageName: 'base',
+        fromStage: undefined,
+      },
       { registry: undefined, repository: 'base', tag: undefined, digest: undefined, platform: undefined, stageName: 'build', fromStage: 0 },
       { registry: undefined, repository: 'python', tag: '3.11', digest: 'sha256:abc', platform: undefined, stageName: undefined, fromStage: undefined },
     ]);
   });
 
   it('resolves global and stage ARGs into FROM and RUN, and maps edits to the ARG default', () => {
-    const file = parseDockerfile('Dockerfile', [
-      'ARG CUDA=12.4.1',
-      'ARG TORCH',
-      'FROM nvidia/cuda:${CUDA}-cudnn-devel-ubuntu22.04',
-      'ARG CUDA',
-      'ARG TV=0.19.1',
-      'RUN pip install "torchvision==${TV}" torch==$TORCH',
-      '',
-    ].join('\n'));
+    const file = parseDockerfile(
+      'Dockerfile',
+      [
+        'ARG CUDA=12.4.1',
+        'ARG TORCH',
+        'FROM nvidia/cuda:${CUDA}-cudnn-devel-ubuntu22.04',
+        'ARG CUDA',
+        'ARG TV=0.19.1',
+        'RUN pip install "torchvision==${TV}" torch==$TORCH',
+        '',
+      ].join('\n'),
+    );
     const image = file.images[0]!;
     expect(image.tag).toBe('12.4.1-cudnn-devel-ubuntu22.04');
     expect(image.via?.name).toBe('CUDA');
@@ -190,16 +235,19 @@ describe('Dockerfile parser', () => {
   });
 
   it('reads pip, pip3, python -m pip and uv pip commands across continuations and comments', () => {
-    const file = parseDockerfile('Dockerfile', [
-      'FROM ubuntu:22.04',
-      'RUN pip3 install --no-cache-dir \\',
-      '      --extra-index-url=https://download.pytorch.org/whl/cu121 \\',
-      '    # a comment inside the continuation',
-      '      torch==2.3.0+cu121 \\',
-      '    && python3 -m pip install -r /app/requirements.txt -c constraints.txt \\',
-      '    && uv pip install --system --index-url https://download.pytorch.org/whl/cu124 torchaudio==2.4.1',
-      '',
-    ].join('\n'));
+    const file = parseDockerfile(
+      'Dockerfile',
+      [
+        'FROM ubuntu:22.04',
+        'RUN pip3 install --no-cache-dir \\',
+        '      --extra-index-url=https://download.pytorch.org/whl/cu121 \\',
+        '    # a comment inside the continuation',
+        '      torch==2.3.0+cu121 \\',
+        '    && python3 -m pip install -r /app/requirements.txt -c constraints.txt \\',
+        '    && uv pip install --system --index-url https://download.pytorch.org/whl/cu124 torchaudio==2.4.1',
+        '',
+      ].join('\n'),
+    );
     expect(file.contexts.map((context) => context.tool)).toEqual(['pip', 'pip', 'uv']);
     expect(file.packages.map((pkg) => [pkg.name, pkg.exact, at(file, pkg.span.start)])).toEqual([
       ['torch', '2.3.0+cu121', '5:7'],
@@ -216,28 +264,34 @@ describe('Dockerfile parser', () => {
   });
 
   it('reads heredoc scripts but not heredoc data', () => {
-    const file = parseDockerfile('Dockerfile', [
-      'FROM ubuntu:22.04',
-      'RUN <<EOF',
-      'set -e',
-      'pip install torch==2.5.1',
-      'EOF',
-      'RUN cat <<EOF > /tmp/requirements.txt',
-      'pip install numpy==1.0',
-      'EOF',
-      '',
-    ].join('\n'));
+    const file = parseDockerfile(
+      'Dockerfile',
+      [
+        'FROM ubuntu:22.04',
+        'RUN <<EOF',
+        'set -e',
+        'pip install torch==2.5.1',
+        'EOF',
+        'RUN cat <<EOF > /tmp/requirements.txt',
+        'pip install numpy==1.0',
+        'EOF',
+        '',
+      ].join('\n'),
+    );
     expect(file.packages.map((pkg) => [pkg.name, at(file, pkg.span.start)])).toEqual([['torch', '4:13']]);
   });
 
   it('reads conda, mamba and apt-get installs', () => {
-    const file = parseDockerfile('Dockerfile', [
-      'FROM ubuntu:22.04',
-      'RUN conda install -y -c pytorch -c nvidia pytorch=2.1.0 "pytorch-cuda=12.1" && conda clean -a',
-      'RUN micromamba install -n base cuda-version=12.4',
-      'RUN apt-get update && apt-get install -y --no-install-recommends cuda-toolkit-12-4 libcudnn8=8.9.2.26-1+cuda12.2',
-      '',
-    ].join('\n'));
+    const file = parseDockerfile(
+      'Dockerfile',
+      [
+        'FROM ubuntu:22.04',
+        'RUN conda install -y -c pytorch -c nvidia pytorch=2.1.0 "pytorch-cuda=12.1" && conda clean -a',
+        'RUN micromamba install -n base cuda-version=12.4',
+        'RUN apt-get update && apt-get install -y --no-install-recommends cuda-toolkit-12-4 libcudnn8=8.9.2.26-1+cuda12.2',
+        '',
+      ].join('\n'),
+    );
     expect(file.packages.map((pkg) => [pkg.ecosystem, pkg.name, pkg.exact ?? '', pkg.localLabel ?? ''])).toEqual([
       ['conda', 'pytorch', '2.1.0', ''],
       ['conda', 'pytorch-cuda', '12.1', ''],
@@ -249,15 +303,22 @@ describe('Dockerfile parser', () => {
   });
 
   it('reads ENV (both forms) and COPY sources', () => {
-    const file = parseDockerfile('Dockerfile', [
-      'FROM nvidia/cuda:12.4.1-base-ubuntu22.04',
-      'ENV TORCH_CUDA_ARCH_LIST="8.0;9.0+PTX" CUDA_HOME=/usr/local/cuda',
-      'ENV NVIDIA_REQUIRE_CUDA cuda>=12.4',
-      'COPY --chown=app requirements.txt requirements-gpu.txt /app/',
-      'COPY ["env/environment.yml", "/env.yml"]',
-      '',
-    ].join('\n'));
-    expect(file.env.map((env) => [env.key, env.value])).toEqual([['TORCH_CUDA_ARCH_LIST', '8.0;9.0+PTX'], ['CUDA_HOME', '/usr/local/cuda'], ['NVIDIA_REQUIRE_CUDA', 'cuda>=12.4']]);
+    const file = parseDockerfile(
+      'Dockerfile',
+      [
+        'FROM nvidia/cuda:12.4.1-base-ubuntu22.04',
+        'ENV TORCH_CUDA_ARCH_LIST="8.0;9.0+PTX" CUDA_HOME=/usr/local/cuda',
+        'ENV NVIDIA_REQUIRE_CUDA cuda>=12.4',
+        'COPY --chown=app requirements.txt requirements-gpu.txt /app/',
+        'COPY ["env/environment.yml", "/env.yml"]',
+        '',
+      ].join('\n'),
+    );
+    expect(file.env.map((env) => [env.key, env.value])).toEqual([
+      ['TORCH_CUDA_ARCH_LIST', '8.0;9.0+PTX'],
+      ['CUDA_HOME', '/usr/local/cuda'],
+      ['NVIDIA_REQUIRE_CUDA', 'cuda>=12.4'],
+    ]);
     expect(text(file, file.env[0]!.valueSpan)).toBe('8.0;9.0+PTX');
     expect(file.copies.map((copy) => [copy.sources.map((source) => source.path), copy.destination])).toEqual([
       [['requirements.txt', 'requirements-gpu.txt'], '/app/'],
@@ -266,16 +327,19 @@ describe('Dockerfile parser', () => {
   });
 
   it('a stage inherits ENV from every stage it builds on, nearest first, and ARG from none', () => {
-    const file = parseDockerfile('Dockerfile', [
-      'FROM ubuntu:22.04 AS base',
-      'ENV TORCH_INDEX=https://download.pytorch.org/whl/cu118 EXTRA=https://download.pytorch.org/whl/cu121',
-      'ARG LOCAL=https://example.com/simple',
-      'FROM base AS deps',
-      'ENV TORCH_INDEX=https://download.pytorch.org/whl/cu124',
-      'FROM deps AS app',
-      'RUN pip install --index-url ${TORCH_INDEX} --extra-index-url $EXTRA --extra-index-url $LOCAL torch==2.5.1',
-      '',
-    ].join('\n'));
+    const file = parseDockerfile(
+      'Dockerfile',
+      [
+        'FROM ubuntu:22.04 AS base',
+        'ENV TORCH_INDEX=https://download.pytorch.org/whl/cu118 EXTRA=https://download.pytorch.org/whl/cu121',
+        'ARG LOCAL=https://example.com/simple',
+        'FROM base AS deps',
+        'ENV TORCH_INDEX=https://download.pytorch.org/whl/cu124',
+        'FROM deps AS app',
+        'RUN pip install --index-url ${TORCH_INDEX} --extra-index-url $EXTRA --extra-index-url $LOCAL torch==2.5.1',
+        '',
+      ].join('\n'),
+    );
     expect(file.indexes.map((index) => index.url)).toEqual(['https://download.pytorch.org/whl/cu124', 'https://download.pytorch.org/whl/cu121']);
     expect(file.unresolved.map((u) => u.reason)).toEqual([expect.stringContaining('$LOCAL is not defined')]);
     // An edit to the inherited URL goes to its definition two stages up.
@@ -294,11 +358,35 @@ describe('Dockerfile parser', () => {
 });
 
 describe('robustness', () => {
-  const odd = ['', '\0\0\0', '\ufeff', 'FROM', 'RUN \\', '- - -', ':::', '[[[', '{{{', 'a'.repeat(10_000), '\r\r\r', '${', '"unterminated', "RUN pip install 'torch==", '<<EOF', 'ARG =', 'FROM ${', '-r', '--index-url'];
+  const odd = [
+    '',
+    '\0\0\0',
+    '\ufeff',
+    'FROM',
+    'RUN \\',
+    '- - -',
+    ':::',
+    '[[[',
+    '{{{',
+    'a'.repeat(10_000),
+    '\r\r\r',
+    '${',
+    '"unterminated',
+    "RUN pip install 'torch==",
+    '<<EOF',
+    'ARG =',
+    'FROM ${',
+    '-r',
+    '--index-url',
+  ];
   it.each(['dockerfile', 'requirements', 'conda'] as const)('%s parser never throws and keeps spans in range', (kind) => {
     for (const input of odd) {
       const file = parseFile('f', input, kind);
-      for (const span of [...file.packages.map((pkg) => pkg.span), ...file.problems.map((problem) => problem.span), ...file.indexes.map((index) => index.span)]) {
+      for (const span of [
+        ...file.packages.map((pkg) => pkg.span),
+        ...file.problems.map((problem) => problem.span),
+        ...file.indexes.map((index) => index.span),
+      ]) {
         expect(span.start).toBeGreaterThanOrEqual(0);
         expect(span.end).toBeLessThanOrEqual(input.length);
         expect(span.start).toBeLessThanOrEqual(span.end);
@@ -312,14 +400,19 @@ describe('regressions found by fuzzing', () => {
     const { gate } = await import('../src/gate.js');
     const { EMPTY_BASELINE } = await import('../src/baseline/schema.js');
     const { defaultKnowledgeBase } = await import('../src/knowledge/index.js');
-    const file = parseFile('Dockerfile', 'FROM nvidia/cuda:12.1.1-cudnn8-runtime-ubuntu22.04\nWORKDIR /app\nCOPY [requirements.txt .\nRUN pip install -r requirements.txt\n', 'dockerfile');
+    const file = parseFile(
+      'Dockerfile',
+      'FROM nvidia/cuda:12.1.1-cudnn8-runtime-ubuntu22.04\nWORKDIR /app\nCOPY [requirements.txt .\nRUN pip install -r requirements.txt\n',
+      'dockerfile',
+    );
     expect(() => gate([file], EMPTY_BASELINE, defaultKnowledgeBase())).not.toThrow();
   });
 
   it('YAML error recovery never yields positions past the end of the file', () => {
     const text = 'channels: [     !';
     const file = parseFile('environment.yml', text, 'conda');
-    for (const span of [...file.indexes.flatMap((index) => [index.span, index.urlSpan]), ...file.problems.map((problem) => problem.span)]) expect(span.end).toBeLessThanOrEqual(text.length);
+    for (const span of [...file.indexes.flatMap((index) => [index.span, index.urlSpan]), ...file.problems.map((problem) => problem.span)])
+      expect(span.end).toBeLessThanOrEqual(text.length);
   });
 });
 
@@ -327,9 +420,12 @@ describe('endsInWheel', () => {
   it('answers as /\\.whl(?:[#?].*)?$/i does, on text built from its own pieces', () => {
     const piece = fc.constantFrom('.whl', '.WHL', '.wh', 'l', '#', '?', 'a', '\n', '\r', '\u2028', '\u2029', ' ', 'İ');
     fc.assert(
-      fc.property(fc.array(piece, { maxLength: 12 }).map((parts) => parts.join('')), (text) => {
-        expect(endsInWheel(text)).toBe(/\.whl(?:[#?].*)?$/i.test(text));
-      }),
+      fc.property(
+        fc.array(piece, { maxLength: 12 }).map((parts) => parts.join('')),
+        (text) => {
+          expect(endsInWheel(text)).toBe(/\.whl(?:[#?].*)?$/i.test(text));
+        },
+      ),
       { numRuns: 5000 },
     );
   });
@@ -342,17 +438,22 @@ describe('PEP 508 names and operators, read without regular expressions', () => 
     const namePiece = fc.constantFrom('a', 'Z', '7', '.', '_', '-', 'é', ' ');
     const rest = fc.constantFrom('', '==1.0', ' >=2', '[x]', ' ; python_version < "3"', '@', ']');
     fc.assert(
-      fc.property(fc.array(namePiece, { minLength: 1, maxLength: 8 }).map((parts) => parts.join('')), rest, (name, tail) => {
-        const line = `${name}${tail}`;
-        if (line.trim().startsWith('-')) return; // an option line
-        if (isLocalProject(line.trim().split(/\s+-/)[0]!)) return; // `.`, `.[x]`: a local project, not a name
-        const file = parseRequirements('requirements.txt', `${line}\n`);
-        const expected = NAME.exec(line.trim())?.[0];
-        if (file.packages[0]) expect(file.packages[0].rawName).toBe(expected);
-        // A name the expression reads whole, followed by a valid rest, is a package.
-        if (name.trim() !== '' && expected === name.trim() && !['@', ']'].includes(tail) && !(name.endsWith(' ') && tail === '[x]')) expect(file.packages[0]?.rawName).toBe(name.trim());
-        if (expected === undefined && line.trim() !== '') expect(file.problems[0]?.message).toMatch(/^expected a package name/);
-      }),
+      fc.property(
+        fc.array(namePiece, { minLength: 1, maxLength: 8 }).map((parts) => parts.join('')),
+        rest,
+        (name, tail) => {
+          const line = `${name}${tail}`;
+          if (line.trim().startsWith('-')) return; // an option line
+          if (isLocalProject(line.trim().split(/\s+-/)[0]!)) return; // `.`, `.[x]`: a local project, not a name
+          const file = parseRequirements('requirements.txt', `${line}\n`);
+          const expected = NAME.exec(line.trim())?.[0];
+          if (file.packages[0]) expect(file.packages[0].rawName).toBe(expected);
+          // A name the expression reads whole, followed by a valid rest, is a package.
+          if (name.trim() !== '' && expected === name.trim() && !['@', ']'].includes(tail) && !(name.endsWith(' ') && tail === '[x]'))
+            expect(file.packages[0]?.rawName).toBe(name.trim());
+          if (expected === undefined && line.trim() !== '') expect(file.problems[0]?.message).toMatch(/^expected a package name/);
+        },
+      ),
       { numRuns: 5000 },
     );
   });
@@ -360,7 +461,9 @@ describe('PEP 508 names and operators, read without regular expressions', () => 
   it('takes the longest operator at each clause, as /(===|==|!=|~=|<=|>=|<|>)/y does', () => {
     const operator = fc.constantFrom('===', '==', '!=', '~=', '<=', '>=', '<', '>');
     const space = fc.constantFrom('', ' ', '\t');
-    const clause = fc.tuple(operator, space, fc.stringMatching(/^[0-9][0-9.]{0,5}$/)).map(([op, sp, version]) => ({ op, text: `${op}${sp}${version}`, version }));
+    const clause = fc
+      .tuple(operator, space, fc.stringMatching(/^[0-9][0-9.]{0,5}$/))
+      .map(([op, sp, version]) => ({ op, text: `${op}${sp}${version}`, version }));
     fc.assert(
       fc.property(fc.array(clause, { minLength: 1, maxLength: 3 }), space, (clauses, sp) => {
         const file = parseRequirements('requirements.txt', `pkg${sp}${clauses.map((c) => c.text).join(',')}\n`);

@@ -32,12 +32,15 @@ interface SarifResult {
 }
 
 const expectations = JSON.parse(readFileSync(join(CORPUS, 'expect.json'), 'utf8')) as Record<string, Entry>;
-const list = <T>(value: T | readonly T[] | undefined): readonly T[] | undefined => (value === undefined ? undefined : Array.isArray(value) ? value : [value as T]);
+const list = <T>(value: T | readonly T[] | undefined): readonly T[] | undefined =>
+  value === undefined ? undefined : Array.isArray(value) ? value : [value as T];
 
 function matches(result: SarifResult, item: Item, anywhere: boolean): boolean {
   if (!list(item.rule)!.includes(result.ruleId)) return false;
   if (item.level && !list(item.level)!.includes(result.level ?? 'warning')) return false;
-  const lines = [...(result.locations ?? []), ...(anywhere ? (result.relatedLocations ?? []) : [])].map((location) => location.physicalLocation?.region?.startLine);
+  const lines = [...(result.locations ?? []), ...(anywhere ? (result.relatedLocations ?? []) : [])].map(
+    (location) => location.physicalLocation?.region?.startLine,
+  );
   return !item.lines || lines.some((line) => line !== undefined && item.lines!.includes(line));
 }
 
@@ -51,11 +54,23 @@ describe.each(Object.entries(expectations))('real file %s', (name, entry) => {
     writeFileSync(join(work, 'empty-baseline.yaml'), '{}\n');
     let out = '';
     let err = '';
-    const code = run(['check', entry.path, '--baseline', 'empty-baseline.yaml', '--format', 'sarif'], { cwd: work, out: (text) => (out += text), err: (text) => (err += text) });
+    const code = run(['check', entry.path, '--baseline', 'empty-baseline.yaml', '--format', 'sarif'], {
+      cwd: work,
+      out: (text) => (out += text),
+      err: (text) => (err += text),
+    });
     expect(list(entry.exit) ?? [0, 1]).toContain(code);
     expect(err, 'every file is checked').not.toMatch(/skipped/);
     const results = (JSON.parse(out) as { runs: { results?: SarifResult[] }[] }).runs.flatMap((sarif) => sarif.results ?? []);
-    for (const item of entry.must ?? []) expect(results.some((result) => matches(result, item, true)), `missing ${JSON.stringify(item)}`).toBe(true);
-    for (const item of entry.mustNot ?? []) expect(results.filter((result) => matches(result, item, false)).map((result) => `${result.ruleId}/${result.level}`), `contradicted ${JSON.stringify(item)}`).toEqual([]);
+    for (const item of entry.must ?? [])
+      expect(
+        results.some((result) => matches(result, item, true)),
+        `missing ${JSON.stringify(item)}`,
+      ).toBe(true);
+    for (const item of entry.mustNot ?? [])
+      expect(
+        results.filter((result) => matches(result, item, false)).map((result) => `${result.ruleId}/${result.level}`),
+        `contradicted ${JSON.stringify(item)}`,
+      ).toEqual([]);
   });
 });

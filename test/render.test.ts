@@ -9,7 +9,11 @@ import { renderSarif } from '../src/render/sarif.js';
 import { renderText } from '../src/render/text.js';
 import { RULES } from '../rules/index.js';
 
-const file = parseFile('requirements.txt', '--extra-index-url https://download.pytorch.org/whl/cu121\ntorch==2.3.0+cu121\ntorchvision==0.17.0+cu121\n', 'requirements');
+const file = parseFile(
+  'requirements.txt',
+  '--extra-index-url https://download.pytorch.org/whl/cu121\ntorch==2.3.0+cu121\ntorchvision==0.17.0+cu121\n',
+  'requirements',
+);
 const report = gate([file], EMPTY_BASELINE, defaultKnowledgeBase());
 
 describe('renderers', () => {
@@ -22,7 +26,9 @@ describe('renderers', () => {
   });
 
   it('GitHub annotations escape newlines, commas and colons', () => {
-    expect(renderGithubAnnotations(report).split('%0A')[0]).toBe('::error file=requirements.txt,line=3,col=1,endLine=3,endColumn=26,title=companion-mismatch::torchvision 0.17.0 does not belong to torch 2.3.0 (it belongs to torch 2.2.0)');
+    expect(renderGithubAnnotations(report).split('%0A')[0]).toBe(
+      '::error file=requirements.txt,line=3,col=1,endLine=3,endColumn=26,title=companion-mismatch::torchvision 0.17.0 does not belong to torch 2.3.0 (it belongs to torch 2.2.0)',
+    );
   });
 
   it('SARIF results carry ids, levels, regions and replacements', () => {
@@ -31,8 +37,20 @@ describe('renderers', () => {
       expect.objectContaining({
         ruleId: 'companion-mismatch',
         level: 'error',
-        locations: [{ physicalLocation: { artifactLocation: { uri: 'requirements.txt' }, region: { startLine: 3, startColumn: 1, endLine: 3, endColumn: 26 } } }],
-        fixes: [{ description: { text: 'Use torchvision 0.18.0' }, artifactChanges: [{ artifactLocation: { uri: 'requirements.txt' }, replacements: [{ deletedRegion: { startLine: 3, startColumn: 14, endLine: 3, endColumn: 20 }, insertedContent: { text: '0.18.0' } }] }] }],
+        locations: [
+          { physicalLocation: { artifactLocation: { uri: 'requirements.txt' }, region: { startLine: 3, startColumn: 1, endLine: 3, endColumn: 26 } } },
+        ],
+        fixes: [
+          {
+            description: { text: 'Use torchvision 0.18.0' },
+            artifactChanges: [
+              {
+                artifactLocation: { uri: 'requirements.txt' },
+                replacements: [{ deletedRegion: { startLine: 3, startColumn: 14, endLine: 3, endColumn: 20 }, insertedContent: { text: '0.18.0' } }],
+              },
+            ],
+          },
+        ],
       }),
     ]);
     expect(sarif.runs[0].tool.driver.rules).toHaveLength(RULES.length);

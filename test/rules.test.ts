@@ -39,7 +39,10 @@ for (const ruleId of readdirSync(FIXTURES).sort()) {
         const after = result.files.map((file) => {
           const fixedPath = join(dir, `${file.path}.fixed`);
           if (!existsSync(fixedPath)) return file;
-          const text = applyEdits(file.source.text, edits.filter((edit) => edit.path === file.path));
+          const text = applyEdits(
+            file.source.text,
+            edits.filter((edit) => edit.path === file.path),
+          );
           expect(text, `${file.path} after safe fixes`).toBe(readFileSync(fixedPath, 'utf8'));
           return parseFile(file.path, text, file.kind ?? classifyPath(file.path)!);
         });

@@ -26,15 +26,29 @@ const waivers = `waivers:\n  - rule: cuda-not-allowed\n    repo: octo/mono\n    
 const policy = loadBaseline('baseline.yaml', `${repoBaseline}\n${waivers}`, RULE_IDS);
 const options = { policy, repository: 'octo/mono', today: '2026-11-30' };
 
-const whole = (sources: readonly SourceFile[]) => gate(sources.map((source) => parseFile(source.path, source.text, source.kind)), policy.baseline, kb, options);
+const whole = (sources: readonly SourceFile[]) =>
+  gate(
+    sources.map((source) => parseFile(source.path, source.text, source.kind)),
+    policy.baseline,
+    kb,
+    options,
+  );
 /** gateRepository over texts in memory, all of them given as the paths to check. */
-const inParts = (sources: readonly SourceFile[], windowFiles?: number) => gateRepository(sources.map((source) => ({ path: source.path, kind: source.kind })), sourceReader(sources), policy.baseline, kb, { ...options, ...(windowFiles ? { windowFiles } : {}) }).report;
+const inParts = (sources: readonly SourceFile[], windowFiles?: number) =>
+  gateRepository(
+    sources.map((source) => ({ path: source.path, kind: source.kind })),
+    sourceReader(sources),
+    policy.baseline,
+    kb,
+    { ...options, ...(windowFiles ? { windowFiles } : {}) },
+  ).report;
 
 function synthetic(projects: number): SourceFile[] {
   const sources = Array.from({ length: projects }, (_, i) =>
     Object.entries(project(i)).map(([name, text]): SourceFile => {
       // Every seventh project installs a shared file that sits at the end of the list, every eleventh one at the start.
-      const shared = name === 'requirements.txt' && i % 7 === 0 ? '-r ../zz/shared.txt\n' : name === 'requirements.txt' && i % 11 === 3 ? '-r ../aa/first.txt\n' : '';
+      const shared =
+        name === 'requirements.txt' && i % 7 === 0 ? '-r ../zz/shared.txt\n' : name === 'requirements.txt' && i % 11 === 3 ? '-r ../aa/first.txt\n' : '';
       return { path: `p${i}/${name}`, kind: classifyPath(name)!, text: shared + text };
     }),
   ).flat();
@@ -46,7 +60,7 @@ function synthetic(projects: number): SourceFile[] {
 }
 
 describe('gateRepository', () => {
-  it('gives gate()\'s report for a monorepo in its own order, reversed and in small windows', () => {
+  it("gives gate()'s report for a monorepo in its own order, reversed and in small windows", () => {
     const sources = synthetic(60);
     const expected = whole(sources);
     expect(expected.findings.length).toBeGreaterThan(100);
@@ -64,10 +78,18 @@ describe('gateRepository', () => {
   it('parses nothing twice when each project sits in a directory of its own, wherever the windows fall', () => {
     // Five files a project: windows of 16 files end inside projects, often just before environment.yml, which
     // installs requirements-base.txt. Checking the rest of the project at that point would be undone by it.
-    const sources = Array.from({ length: 40 }, (_, i) => Object.entries(project(i)).map(([name, text]): SourceFile => ({ path: `p${i}/${name}`, kind: classifyPath(name)!, text }))).flat();
+    const sources = Array.from({ length: 40 }, (_, i) =>
+      Object.entries(project(i)).map(([name, text]): SourceFile => ({ path: `p${i}/${name}`, kind: classifyPath(name)!, text })),
+    ).flat();
     const expected = whole(sources);
     for (const windowFiles of [3, 7, 16]) {
-      const checked = gateRepository(sources.map((source) => ({ path: source.path, kind: source.kind })), sourceReader(sources), policy.baseline, kb, { ...options, windowFiles });
+      const checked = gateRepository(
+        sources.map((source) => ({ path: source.path, kind: source.kind })),
+        sourceReader(sources),
+        policy.baseline,
+        kb,
+        { ...options, windowFiles },
+      );
       expect(checked.report).toEqual(expected);
       expect(checked.parsedAgain).toBe(0);
     }
@@ -77,7 +99,11 @@ describe('gateRepository', () => {
     const sources: SourceFile[] = [
       { path: 'requirements.txt', kind: 'requirements', text: 'torch==2.3.1+cu118\ntorchvision==0.18.1\n' },
       { path: 'requirements-dev.txt', kind: 'requirements', text: 'pytest==8.2.2\n' },
-      { path: 'services/api/Dockerfile', kind: 'dockerfile', text: 'FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nCOPY requirements.txt /app/\nRUN pip install -r /app/requirements.txt\n' },
+      {
+        path: 'services/api/Dockerfile',
+        kind: 'dockerfile',
+        text: 'FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nCOPY requirements.txt /app/\nRUN pip install -r /app/requirements.txt\n',
+      },
     ];
     // On its own the requirements file is its own unit; installed by the Dockerfile it is part of the stage's, and
     // its findings differ. With a window of one file, requirements.txt is complete (it includes nothing) and is
@@ -89,20 +115,41 @@ describe('gateRepository', () => {
     expect(inParts(sources, 1)).toEqual(expected);
   });
 
-  it('gives gate()\'s report for random repositories with includes in every direction, in any order and window', () => {
+  it("gives gate()'s report for random repositories with includes in every direction, in any order and window", () => {
     const names = ['a/requirements.txt', 'a/base.txt', 'b/requirements.txt', 'b/Dockerfile', 'environment.yml', 'c/constraints.txt', 'requirements.txt'];
     const kindOf = (path: string): FileKind => classifyPath(path.split('/').pop()!) ?? 'requirements';
-    const requirement = fc.constantFrom('torch==2.3.1+cu121', 'torch==2.6.0', 'torchvision', 'torchvision==0.18.1', 'nvidia-cudnn-cu12==9.1.0.70', 'numpy>=1 # cuda-gatekeeper: ignore[exact-pin] ok', '--extra-index-url https://download.pytorch.org/whl/cu124');
+    const requirement = fc.constantFrom(
+      'torch==2.3.1+cu121',
+      'torch==2.6.0',
+      'torchvision',
+      'torchvision==0.18.1',
+      'nvidia-cudnn-cu12==9.1.0.70',
+      'numpy>=1 # cuda-gatekeeper: ignore[exact-pin] ok',
+      '--extra-index-url https://download.pytorch.org/whl/cu124',
+    );
     const file = (path: string) =>
-      fc.tuple(fc.array(fc.constantFrom(...names), { maxLength: 2 }), fc.array(requirement, { maxLength: 4 }), fc.constantFrom('12.1.1', '12.4.1', '11.8.0')).map(([targets, lines, cuda]): SourceFile => {
-        const relative = (target: string) => (path.includes('/') ? `../${target}` : target);
-        if (path.endsWith('Dockerfile')) {
-          const copies = targets.map((target) => `COPY ${relative(target)} /deps/${target.replace(/\//g, '_')}\nRUN pip install -r /deps/${target.replace(/\//g, '_')}\n`).join('');
-          return { path, kind: 'dockerfile', text: `FROM nvidia/cuda:${cuda}-devel-ubuntu22.04\n${copies}RUN pip install ${lines.filter((line) => !line.startsWith('-') && !line.includes('#')).join(' ') || 'numpy==1.26.4'}\n` };
-        }
-        if (path.endsWith('.yml')) return { path, kind: 'conda', text: `dependencies:\n  - cuda-version=${cuda.slice(0, 4)}\n  - pip:\n${targets.map((target) => `      - -r ${target}\n`).join('')}` };
-        return { path, kind: kindOf(path), text: `${targets.map((target) => `-r ${relative(target)}\n`).join('')}${lines.join('\n')}\n` };
-      });
+      fc
+        .tuple(fc.array(fc.constantFrom(...names), { maxLength: 2 }), fc.array(requirement, { maxLength: 4 }), fc.constantFrom('12.1.1', '12.4.1', '11.8.0'))
+        .map(([targets, lines, cuda]): SourceFile => {
+          const relative = (target: string) => (path.includes('/') ? `../${target}` : target);
+          if (path.endsWith('Dockerfile')) {
+            const copies = targets
+              .map((target) => `COPY ${relative(target)} /deps/${target.replace(/\//g, '_')}\nRUN pip install -r /deps/${target.replace(/\//g, '_')}\n`)
+              .join('');
+            return {
+              path,
+              kind: 'dockerfile',
+              text: `FROM nvidia/cuda:${cuda}-devel-ubuntu22.04\n${copies}RUN pip install ${lines.filter((line) => !line.startsWith('-') && !line.includes('#')).join(' ') || 'numpy==1.26.4'}\n`,
+            };
+          }
+          if (path.endsWith('.yml'))
+            return {
+              path,
+              kind: 'conda',
+              text: `dependencies:\n  - cuda-version=${cuda.slice(0, 4)}\n  - pip:\n${targets.map((target) => `      - -r ${target}\n`).join('')}`,
+            };
+          return { path, kind: kindOf(path), text: `${targets.map((target) => `-r ${relative(target)}\n`).join('')}${lines.join('\n')}\n` };
+        });
     const repository = fc.tuple(...names.map(file)).chain((files) => fc.tuple(fc.shuffledSubarray(files, { minLength: 1 }), fc.integer({ min: 1, max: 8 })));
     fc.assert(
       fc.property(repository, ([sources, windowFiles]) => {
@@ -112,15 +159,22 @@ describe('gateRepository', () => {
     );
   });
 
-  it('reads the files includes lead to, once each and in the order the CLI always read them, and gives gate()\'s report over them', () => {
+  it("reads the files includes lead to, once each and in the order the CLI always read them, and gives gate()'s report over them", () => {
     // A repository on "disk": every file exists, some cannot be read (binary, too large, a link out), and the
     // check starts from some of them. b/Dockerfile's COPY requirements.txt may be b/requirements.txt or the
     // top-level requirements.txt: when the first cannot be read, gate() links the include to the second.
     const names = ['requirements.txt', 'b/requirements.txt', 'b/Dockerfile', 'b/base.txt', 'c/constraints.txt', 'environment.yml'];
-    const requirement = fc.constantFrom('torch==2.3.1+cu121', 'torch==2.6.0', 'torchvision', 'torchvision==0.18.1', 'numpy>=1 # cuda-gatekeeper: ignore[exact-pin] ok');
+    const requirement = fc.constantFrom(
+      'torch==2.3.1+cu121',
+      'torch==2.6.0',
+      'torchvision',
+      'torchvision==0.18.1',
+      'numpy>=1 # cuda-gatekeeper: ignore[exact-pin] ok',
+    );
     const text = (path: string) =>
       fc.tuple(fc.subarray(['requirements.txt', 'b/base.txt', 'c/constraints.txt']), fc.array(requirement, { maxLength: 3 })).map(([targets, lines]) => {
-        if (path === 'b/Dockerfile') return `FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\nCOPY requirements.txt /deps/r.txt\nRUN pip install -r /deps/r.txt\n${targets.map((target) => `COPY ../${target} /deps/${target.replace(/\//g, '_')}\nRUN pip install -r /deps/${target.replace(/\//g, '_')}\n`).join('')}`;
+        if (path === 'b/Dockerfile')
+          return `FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\nCOPY requirements.txt /deps/r.txt\nRUN pip install -r /deps/r.txt\n${targets.map((target) => `COPY ../${target} /deps/${target.replace(/\//g, '_')}\nRUN pip install -r /deps/${target.replace(/\//g, '_')}\n`).join('')}`;
         if (path.endsWith('.yml')) return `dependencies:\n  - cuda-version=12.4\n  - pip:\n${targets.map((target) => `      - -r ${target}\n`).join('')}`;
         const up = path.includes('/') ? '../' : '';
         return `${targets.map((target) => `-r ${up}${target}\n`).join('')}${lines.join('\n')}\n`;
@@ -136,7 +190,10 @@ describe('gateRepository', () => {
       fc.property(repository, ({ texts, unreadable, start, follow, windowFiles }) => {
         const files = new Map(names.map((path, i) => [path, texts[i]!]));
         const reader: RepositoryReader = {
-          read: (path) => (files.has(path) && !unreadable.includes(path) ? { path, kind: path.endsWith('Dockerfile') ? 'dockerfile' : path.endsWith('.yml') ? 'conda' : 'requirements', text: files.get(path)! } : undefined),
+          read: (path) =>
+            files.has(path) && !unreadable.includes(path)
+              ? { path, kind: path.endsWith('Dockerfile') ? 'dockerfile' : path.endsWith('.yml') ? 'conda' : 'requirements', text: files.get(path)! }
+              : undefined,
           isFile: (path) => files.has(path),
         };
         const read = [...readRepository(kinded(start), reader, follow)].map((file) => file.source);
@@ -155,7 +212,11 @@ describe('gateRepository', () => {
     // linked to it once it is known that b/requirements.txt will never be read, and that spoils the check.
     const files: SourceFile[] = [
       { path: 'requirements.txt', kind: 'requirements', text: 'torch==2.3.1+cu121\n' },
-      { path: 'b/Dockerfile', kind: 'dockerfile', text: 'FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\nCOPY requirements.txt /deps/r.txt\nRUN pip install -r /deps/r.txt\n' },
+      {
+        path: 'b/Dockerfile',
+        kind: 'dockerfile',
+        text: 'FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\nCOPY requirements.txt /deps/r.txt\nRUN pip install -r /deps/r.txt\n',
+      },
     ];
     const reader: RepositoryReader = { ...sourceReader(files), isFile: (path) => path === 'b/requirements.txt' || files.some((file) => file.path === path) };
     const checked = gateRepository(listed(['requirements.txt', 'b/Dockerfile']), reader, policy.baseline, kb, { ...options, windowFiles: 1 });

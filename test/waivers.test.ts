@@ -6,7 +6,11 @@ import { defaultKnowledgeBase } from '../src/knowledge/index.js';
 import { parseFile } from '../src/parsers/index.js';
 import { RULE_IDS } from '../rules/index.js';
 
-const file = parseFile('services/train/requirements.txt', 'torch==2.3.0+cu121\ntorchvision==0.17.0+cu121\n--extra-index-url https://download.pytorch.org/whl/cu121\n', 'requirements');
+const file = parseFile(
+  'services/train/requirements.txt',
+  'torch==2.3.0+cu121\ntorchvision==0.17.0+cu121\n--extra-index-url https://download.pytorch.org/whl/cu121\n',
+  'requirements',
+);
 const kb = defaultKnowledgeBase();
 
 function run(yaml: string, repository = 'octo-org/trainer', today = '2026-11-30') {
@@ -15,7 +19,8 @@ function run(yaml: string, repository = 'octo-org/trainer', today = '2026-11-30'
 }
 
 describe('waivers', () => {
-  const waiver = (extra: string) => `waivers:\n  - rule: companion-mismatch\n    repo: trainer\n    reason: torchvision is rebuilt in-house against 2.3.0\n    owner: ml-platform\n${extra}`;
+  const waiver = (extra: string) =>
+    `waivers:\n  - rule: companion-mismatch\n    repo: trainer\n    reason: torchvision is rebuilt in-house against 2.3.0\n    owner: ml-platform\n${extra}`;
 
   it('silence the named rule in the named repository until the expiry date', () => {
     const { report } = run(waiver('    expires: 2026-12-31\n'));
@@ -33,7 +38,9 @@ describe('waivers', () => {
 
   it('apply only to their repository and path', () => {
     expect(run(waiver('    expires: 2026-12-31\n'), 'octo-org/other').report.findings.map((finding) => finding.ruleId)).toContain('companion-mismatch');
-    expect(run(waiver('    path: services/serve/\n    expires: 2026-12-31\n')).report.findings.map((finding) => finding.ruleId)).toContain('companion-mismatch');
+    expect(run(waiver('    path: services/serve/\n    expires: 2026-12-31\n')).report.findings.map((finding) => finding.ruleId)).toContain(
+      'companion-mismatch',
+    );
     expect(run(waiver('    path: services/train/\n    expires: 2026-12-31\n')).report.waived).toBe(1);
   });
 

@@ -29,8 +29,17 @@ const kb = defaultKnowledgeBase();
 describe('recommendations', () => {
   it('RTX 5090 with torch 2.7.1: only the cu128 build has Blackwell kernels', () => {
     const result = recommend(kb, { framework: 'pytorch', version: '2.7.1', gpu: 'RTX 5090' });
-    expect(result.options.map((option) => [option.tag, option.works])).toEqual([['cu128', true], ['cu126', false], ['cu118', false]]);
-    expect(result.install).toMatchObject({ cuda: '12.8', image: 'nvidia/cuda:12.8.1-runtime-ubuntu22.04', pip: 'pip install torch==2.7.1+cu128 torchvision==0.22.1+cu128 torchaudio==2.7.1+cu128 --index-url https://download.pytorch.org/whl/cu128', driverFull: '570.26' });
+    expect(result.options.map((option) => [option.tag, option.works])).toEqual([
+      ['cu128', true],
+      ['cu126', false],
+      ['cu118', false],
+    ]);
+    expect(result.install).toMatchObject({
+      cuda: '12.8',
+      image: 'nvidia/cuda:12.8.1-runtime-ubuntu22.04',
+      pip: 'pip install torch==2.7.1+cu128 torchvision==0.22.1+cu128 torchaudio==2.7.1+cu128 --index-url https://download.pytorch.org/whl/cu128',
+      driverFull: '570.26',
+    });
     expect(result.sources.some((source) => source.includes('developer.nvidia.com/cuda-gpus'))).toBe(true);
   });
 
@@ -47,14 +56,20 @@ describe('recommendations', () => {
     expect(result.install?.pip).toBe('pip install torch==2.5.1 torchvision==0.20.1 torchaudio==2.5.1');
     expect(result.install?.conda).toBe('conda install pytorch==2.5.1 torchvision==0.20.1 torchaudio==2.5.1 pytorch-cuda=12.4 -c pytorch -c nvidia');
     const old = recommend(kb, { framework: 'pytorch', version: '2.11.0', driver: '550.54.14' });
-    expect(old.options.find((option) => option.tag === 'cu130')).toMatchObject({ works: false, reasons: ['driver 550.54.14 cannot run CUDA 13.x (needs >= 580)'] });
+    expect(old.options.find((option) => option.tag === 'cu130')).toMatchObject({
+      works: false,
+      reasons: ['driver 550.54.14 cannot run CUDA 13.x (needs >= 580)'],
+    });
   });
 
   it('TensorFlow: tested CUDA, base image with the right cuDNN spelling, and-cuda extra', () => {
     const result = recommend(kb, { framework: 'tensorflow', version: '2.15.0', gpu: 'A100' });
-    expect(result.install).toMatchObject({ cuda: '12.2', image: 'nvidia/cuda:12.2.2-cudnn8-runtime-ubuntu22.04', pip: 'pip install "tensorflow[and-cuda]==2.15.0"' });
+    expect(result.install).toMatchObject({
+      cuda: '12.2',
+      image: 'nvidia/cuda:12.2.2-cudnn8-runtime-ubuntu22.04',
+      pip: 'pip install "tensorflow[and-cuda]==2.15.0"',
+    });
   });
-
 });
 
 /**
@@ -68,10 +83,18 @@ describe('every recommendation passes the gate', () => {
     return loaded;
   };
   const errors = (result: Recommendation, policy: ReturnType<typeof load>): string[] => {
-    const files = [parseFile('Dockerfile', `${result.install!.dockerfile}\n`, 'dockerfile'), parseFile('requirements.txt', result.install!.requirements, 'requirements')];
-    return gate(files, policy.baseline, kb, { policy }).findings.filter((finding) => finding.severity === 'error').map((finding) => `${finding.location.path}: ${finding.message} [${finding.ruleId}]`);
+    const files = [
+      parseFile('Dockerfile', `${result.install!.dockerfile}\n`, 'dockerfile'),
+      parseFile('requirements.txt', result.install!.requirements, 'requirements'),
+    ];
+    return gate(files, policy.baseline, kb, { policy })
+      .findings.filter((finding) => finding.severity === 'error')
+      .map((finding) => `${finding.location.path}: ${finding.message} [${finding.ruleId}]`);
   };
-  const torchVersions = kb.torchReleases().filter((row) => compareDotted(row.version, '2.0.0') >= 0 && row.confidence !== 'unverified').map((row) => row.version);
+  const torchVersions = kb
+    .torchReleases()
+    .filter((row) => compareDotted(row.version, '2.0.0') >= 0 && row.confidence !== 'unverified')
+    .map((row) => row.version);
   const inputs: RecommendInput[] = [
     { framework: 'pytorch' },
     ...torchVersions.flatMap((version) => ['H100', 'A100', 'L4', 'RTX 5090', 'T4'].map((gpu) => ({ framework: 'pytorch' as const, version, gpu }))),
@@ -90,7 +113,9 @@ describe('every recommendation passes the gate', () => {
 
   it('with the example policy (examples/platform-team.yaml), for the torch releases and GPUs it allows', () => {
     const policy = load('examples/platform-team.yaml');
-    const answered = inputs.filter((input) => input.framework === 'pytorch').map((input) => recommend(kb, { ...input, gpu: input.gpu === 'A100' ? 'A100' : 'H100' }, policy.baseline));
+    const answered = inputs
+      .filter((input) => input.framework === 'pytorch')
+      .map((input) => recommend(kb, { ...input, gpu: input.gpu === 'A100' ? 'A100' : 'H100' }, policy.baseline));
     // torch 2.6.0 and 2.7.1 on A100 and H100: the answers the policy allows.
     expect(answered.filter((result) => result.install && result.problems.length === 0).length).toBeGreaterThanOrEqual(4);
     expect(answered.flatMap((result) => (result.install && result.problems.length === 0 ? errors(result, policy) : []))).toEqual([]);
@@ -101,11 +126,16 @@ describe('every recommendation passes the gate', () => {
       const result = recommend(kb, { framework: 'pytorch', version: '2.7.1', python: '3.11', os });
       expect(result.install!.dockerfile, os).toMatch(/python3\.11 -m venv \/opt\/venv/);
     }
-    expect(recommend(kb, { framework: 'pytorch', version: '2.7.1', python: '3.10', os: 'ubuntu22.04' }).install!.dockerfile).toContain('python3 -m venv /opt/venv');
+    expect(recommend(kb, { framework: 'pytorch', version: '2.7.1', python: '3.10', os: 'ubuntu22.04' }).install!.dockerfile).toContain(
+      'python3 -m venv /opt/venv',
+    );
   });
 
   it('defaults to the newest verified torch release', () => {
-    const newest = kb.torchReleases().filter((row) => row.confidence !== 'unverified').at(-1)!.version;
+    const newest = kb
+      .torchReleases()
+      .filter((row) => row.confidence !== 'unverified')
+      .at(-1)!.version;
     expect(recommend(kb, { framework: 'pytorch' }).version).toBe(newest);
     expect(kb.torchReleases().at(-1)!.confidence).toBe('unverified'); // the newest known is not the default
   });
@@ -126,10 +156,18 @@ describe('HTTP', () => {
   });
 
   it('checks a snippet as a form post and through the JSON API', async () => {
-    const form = new URLSearchParams({ kind: 'requirements', baseline: 'none', text: 'torch==2.3.0+cu121\ntorchvision==0.17.0+cu121\n--extra-index-url https://download.pytorch.org/whl/cu121\n' });
+    const form = new URLSearchParams({
+      kind: 'requirements',
+      baseline: 'none',
+      text: 'torch==2.3.0+cu121\ntorchvision==0.17.0+cu121\n--extra-index-url https://download.pytorch.org/whl/cu121\n',
+    });
     const html = await (await fetch(`${base}/cuda-gatekeeper/check`, { method: 'POST', body: form })).text();
     expect(html).toContain('torchvision 0.17.0 does not belong to torch 2.3.0');
-    const api = await fetch(`${base}/cuda-gatekeeper/api/check`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ kind: 'dockerfile', text: 'FROM nvidia/cuda:12.7.0-devel-ubuntu22.04\n' }) });
+    const api = await fetch(`${base}/cuda-gatekeeper/api/check`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ kind: 'dockerfile', text: 'FROM nvidia/cuda:12.7.0-devel-ubuntu22.04\n' }),
+    });
     const data = (await api.json()) as { findings: { ruleId: string }[] };
     expect(data.findings.map((finding) => finding.ruleId)).toContain('image-missing');
   });
@@ -142,20 +180,34 @@ describe('HTTP', () => {
   });
 
   it('serves the matrix, the API description, /healthz and /metrics', async () => {
-    const matrix = (await (await fetch(`${base}/cuda-gatekeeper/api/matrix`)).json()) as { torch: { columns: string[] }; drivers: { cuda: string; floor: string }[] };
+    const matrix = (await (await fetch(`${base}/cuda-gatekeeper/api/matrix`)).json()) as {
+      torch: { columns: string[] };
+      drivers: { cuda: string; floor: string }[];
+    };
     expect(matrix.torch.columns).toContain('cu128');
     expect(matrix.drivers.find((row) => row.cuda === '12.4')).toMatchObject({ floor: '525.60.13' });
     expect(await (await fetch(`${base}/cuda-gatekeeper/matrix`)).text()).toContain('PyTorch × CUDA');
     expect(await (await fetch(`${base}/cuda-gatekeeper/api`)).text()).toContain('GET  /cuda-gatekeeper/api/recommend');
     expect(await (await fetch(`${base}/healthz`)).json()).toEqual({ status: 'ok' });
     const metrics = await (await fetch(`${base}/metrics`)).text();
-    for (const name of ['cuda_gatekeeper_webhooks_total', 'cuda_gatekeeper_check_runs_total', 'cuda_gatekeeper_github_api_calls_total', 'cuda_gatekeeper_github_rate_limit_remaining', 'cuda_gatekeeper_queue_depth', 'cuda_gatekeeper_check_seconds_bucket']) expect(metrics).toContain(name);
+    for (const name of [
+      'cuda_gatekeeper_webhooks_total',
+      'cuda_gatekeeper_check_runs_total',
+      'cuda_gatekeeper_github_api_calls_total',
+      'cuda_gatekeeper_github_rate_limit_remaining',
+      'cuda_gatekeeper_queue_depth',
+      'cuda_gatekeeper_check_seconds_bucket',
+    ])
+      expect(metrics).toContain(name);
   });
 });
 
 describe('the public snippet API has limits', () => {
   it('a file over 64 KiB is refused with a clear reason', async () => {
-    const response = await fetch(`${base}/cuda-gatekeeper/api/check`, { method: 'POST', body: JSON.stringify({ kind: 'requirements', text: 'numpy==1.26.4\n'.repeat(6000) }) });
+    const response = await fetch(`${base}/cuda-gatekeeper/api/check`, {
+      method: 'POST',
+      body: JSON.stringify({ kind: 'requirements', text: 'numpy==1.26.4\n'.repeat(6000) }),
+    });
     expect(response.status).toBe(400);
     expect((await response.json()).error).toContain('larger than 64 KiB');
   });
@@ -171,7 +223,10 @@ describe('the public snippet API has limits', () => {
 
   it('over HTTP, the eleventh quick check from one address gets 429', async () => {
     const statuses: number[] = [];
-    for (let i = 0; i < 14; i++) statuses.push((await fetch(`${base}/cuda-gatekeeper/api/check`, { method: 'POST', body: JSON.stringify({ kind: 'requirements', text: 'numpy==1.26.4\n' }) })).status);
+    for (let i = 0; i < 14; i++)
+      statuses.push(
+        (await fetch(`${base}/cuda-gatekeeper/api/check`, { method: 'POST', body: JSON.stringify({ kind: 'requirements', text: 'numpy==1.26.4\n' }) })).status,
+      );
     expect(statuses).toContain(429);
     const limited = await fetch(`${base}/cuda-gatekeeper/api/check`, { method: 'POST', body: '{}' });
     expect(limited.headers.get('retry-after')).toBe('10');

@@ -89,7 +89,14 @@ describe('file names, as Renovate and hadolint match them', () => {
       'requirements_lnx_cu13.txt': BAD,
     });
     const { out } = cli(dir, 'check', '--baseline', 'none', '--format', 'json');
-    expect(pathsOf(out)).toEqual(['Containerfile.gpu', 'Dockerfile-cuda', 'conda/environments/all_cuda-129.yaml', 'docker/train.Dockerfile', 'packages/env.gpu.yml', 'requirements_lnx_cu13.txt']);
+    expect(pathsOf(out)).toEqual([
+      'Containerfile.gpu',
+      'Dockerfile-cuda',
+      'conda/environments/all_cuda-129.yaml',
+      'docker/train.Dockerfile',
+      'packages/env.gpu.yml',
+      'requirements_lnx_cu13.txt',
+    ]);
   });
 });
 
@@ -152,10 +159,19 @@ describe('YAML aliases in conda files', () => {
 });
 
 describe('--changed-since keeps the cross-file check', () => {
-  const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, stdio: 'pipe', env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' } });
+  const git = (cwd: string, ...args: string[]) =>
+    execFileSync('git', args, {
+      cwd,
+      stdio: 'pipe',
+      env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' },
+    });
 
   it('a changed requirements file is checked with the Dockerfile that installs it, as a full check would', () => {
-    const dir = tree({ 'Dockerfile': 'FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nCOPY requirements.txt .\nRUN pip install -r requirements.txt\n', 'requirements.txt': 'torch==2.5.1\n', 'other/requirements.txt': 'numpy==1.26.4\n' });
+    const dir = tree({
+      Dockerfile: 'FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nCOPY requirements.txt .\nRUN pip install -r requirements.txt\n',
+      'requirements.txt': 'torch==2.5.1\n',
+      'other/requirements.txt': 'numpy==1.26.4\n',
+    });
     git(dir, 'init', '-q');
     git(dir, 'add', '.');
     git(dir, 'commit', '-qm', 'init');
@@ -166,37 +182,70 @@ describe('--changed-since keeps the cross-file check', () => {
     expect(changed.findings).toEqual(full.findings.filter((finding) => finding.location.path !== 'other/requirements.txt'));
     rmSync(join(dir, 'requirements.txt'));
     const deleted = JSON.parse(cli(dir, 'check', '--changed-since', 'HEAD', '--baseline', 'none', '--format', 'json').out) as { findings: Finding[] };
-    expect(deleted.findings.map((finding) => `${finding.ruleId}@${finding.location.path}:${finding.location.start.line}`)).toEqual(['missing-include@Dockerfile:3']);
+    expect(deleted.findings.map((finding) => `${finding.ruleId}@${finding.location.path}:${finding.location.start.line}`)).toEqual([
+      'missing-include@Dockerfile:3',
+    ]);
   });
 });
 
 describe('say error only when it is certain', () => {
   const kb = defaultKnowledgeBase();
-  const findings = (path: string, text: string, kind: 'dockerfile' | 'requirements' | 'conda') => gate([parseFile(path, text, kind)], EMPTY_BASELINE, kb).findings.map((finding) => `${finding.ruleId}:${finding.severity}@${finding.location.start.line}`);
+  const findings = (path: string, text: string, kind: 'dockerfile' | 'requirements' | 'conda') =>
+    gate([parseFile(path, text, kind)], EMPTY_BASELINE, kb).findings.map((finding) => `${finding.ruleId}:${finding.severity}@${finding.location.start.line}`);
 
   it('a CPU torch beside jax[cuda12] is deliberate: notices, no error', () => {
-    expect(findings('requirements.txt', '--extra-index-url https://download.pytorch.org/whl/cpu\ntorch==2.3.0+cpu\njax[cuda12]==0.4.30\n', 'requirements')).toEqual(['cpu-wheel:notice@1', 'cpu-wheel:notice@2']);
+    expect(
+      findings('requirements.txt', '--extra-index-url https://download.pytorch.org/whl/cpu\ntorch==2.3.0+cpu\njax[cuda12]==0.4.30\n', 'requirements'),
+    ).toEqual(['cpu-wheel:notice@1', 'cpu-wheel:notice@2']);
   });
 
   it('a CPU torch on an nvidia/cuda image is an error', () => {
-    expect(findings('Dockerfile', 'FROM nvidia/cuda:12.1.1-runtime-ubuntu22.04\nRUN pip install torch==2.3.0+cpu --index-url https://download.pytorch.org/whl/cpu\n', 'dockerfile')).toContain('cpu-wheel:error@2');
+    expect(
+      findings(
+        'Dockerfile',
+        'FROM nvidia/cuda:12.1.1-runtime-ubuntu22.04\nRUN pip install torch==2.3.0+cpu --index-url https://download.pytorch.org/whl/cpu\n',
+        'dockerfile',
+      ),
+    ).toContain('cpu-wheel:error@2');
   });
 
   it('a plain tensorflow pin does not make an environment target CUDA', () => {
-    expect(findings('requirements.txt', 'tensorflow==2.15.0\ntorch==2.3.0+cpu\n--extra-index-url https://download.pytorch.org/whl/cpu\n', 'requirements')).toEqual([]);
+    expect(
+      findings('requirements.txt', 'tensorflow==2.15.0\ntorch==2.3.0+cpu\n--extra-index-url https://download.pytorch.org/whl/cpu\n', 'requirements'),
+    ).toEqual([]);
   });
 
   it('a +cu117 pin no index serves cannot be installed: an error; with torch_stable.html or an index in the environment: nothing', () => {
     expect(findings('requirements.txt', 'torch==1.13.1+cu117\n', 'requirements')).toContain('index-url:error@1');
     expect(findings('requirements.txt', '-f https://download.pytorch.org/whl/torch_stable.html\ntorch==1.13.1+cu117\n', 'requirements')).toEqual([]);
-    expect(findings('Dockerfile', 'FROM nvidia/cuda:11.7.1-runtime-ubuntu22.04\nENV PIP_EXTRA_INDEX_URL="https://download.pytorch.org/whl/cu117"\nRUN pip install torch==1.13.1+cu117\n', 'dockerfile')).toEqual([]);
-    expect(findings('Dockerfile', 'FROM nvidia/cuda:11.7.1-runtime-ubuntu22.04\nRUN pip config set global.extra-index-url https://download.pytorch.org/whl/cu117 && pip install torch==1.13.1+cu117\n', 'dockerfile')).toEqual([]);
-    expect(findings('Dockerfile', 'FROM nvidia/cuda:11.7.1-runtime-ubuntu22.04\nRUN PIP_EXTRA_INDEX_URL=https://download.pytorch.org/whl/cu117 pip install torch==1.13.1+cu117\n', 'dockerfile')).toEqual([]);
+    expect(
+      findings(
+        'Dockerfile',
+        'FROM nvidia/cuda:11.7.1-runtime-ubuntu22.04\nENV PIP_EXTRA_INDEX_URL="https://download.pytorch.org/whl/cu117"\nRUN pip install torch==1.13.1+cu117\n',
+        'dockerfile',
+      ),
+    ).toEqual([]);
+    expect(
+      findings(
+        'Dockerfile',
+        'FROM nvidia/cuda:11.7.1-runtime-ubuntu22.04\nRUN pip config set global.extra-index-url https://download.pytorch.org/whl/cu117 && pip install torch==1.13.1+cu117\n',
+        'dockerfile',
+      ),
+    ).toEqual([]);
+    expect(
+      findings(
+        'Dockerfile',
+        'FROM nvidia/cuda:11.7.1-runtime-ubuntu22.04\nRUN PIP_EXTRA_INDEX_URL=https://download.pytorch.org/whl/cu117 pip install torch==1.13.1+cu117\n',
+        'dockerfile',
+      ),
+    ).toEqual([]);
   });
 
   it('an extra index beside an exact pin it has is what pip installs; beside a range, PyPI wins (a warning)', () => {
     expect(findings('requirements.txt', '--extra-index-url https://download.pytorch.org/whl/cu118\ntorch==2.3.0\n', 'requirements')).toEqual([]);
-    expect(findings('requirements.txt', '--extra-index-url https://download.pytorch.org/whl/cu118\ntorch>=2.0\n', 'requirements')).toContain('index-url:warning@2');
+    expect(findings('requirements.txt', '--extra-index-url https://download.pytorch.org/whl/cu118\ntorch>=2.0\n', 'requirements')).toContain(
+      'index-url:warning@2',
+    );
   });
 
   it('an image tag built from an ARG with no default is not judged', () => {

@@ -37,7 +37,15 @@ export default defineRule({
           const allowed = release[name];
           if (allowed.includes(version)) continue;
           if (allowed.length === 0) {
-            report({ messageId: 'noCompanion', data: { name, version, torch: torchVersion }, file, span: pkg.span, related, severity: 'notice', help: `${release.note ?? ''} Source: ${cite(release)}` });
+            report({
+              messageId: 'noCompanion',
+              data: { name, version, torch: torchVersion },
+              file,
+              span: pkg.span,
+              related,
+              severity: 'notice',
+              help: `${release.note ?? ''} Source: ${cite(release)}`,
+            });
             continue;
           }
           const owner = kb.torchForCompanion(name, version)[0];
@@ -55,13 +63,28 @@ export default defineRule({
         } else if (EXACT_PINS.has(name)) {
           const pin = kb.companionPins(name).find((row) => row.version === version);
           if (!pin || pin.torch === torchVersion) continue;
-          report({ messageId: 'pinnedTorch', data: { name, version, expected: pin.torch, torch: torchVersion }, file, span: pkg.span, related, unverified: isUnverified(pin), help: `${name} ${version} is built against torch ${pin.torch} and its wheel requires exactly that torch; pip would replace torch ${torchVersion} or the import fails ("undefined symbol"). ${pin.note ?? ''} Source: ${cite(pin)}` });
+          report({
+            messageId: 'pinnedTorch',
+            data: { name, version, expected: pin.torch, torch: torchVersion },
+            file,
+            span: pkg.span,
+            related,
+            unverified: isUnverified(pin),
+            help: `${name} ${version} is built against torch ${pin.torch} and its wheel requires exactly that torch; pip would replace torch ${torchVersion} or the import fails ("undefined symbol"). ${pin.note ?? ''} Source: ${cite(pin)}`,
+          });
         } else if (pkg.localLabel && /^pt\d+(cu\d+|cpu)$/.test(pkg.localLabel)) {
           // PyG's extension wheels (torch-scatter==2.1.2+pt21cu121) are built against one torch minor.
           const digits = /^pt(\d)(\d+)/.exec(pkg.localLabel)!;
           const built = `${digits[1]}.${digits[2]}`;
           if (built === minorOf(torchVersion)) continue;
-          report({ messageId: 'extensionBuild', data: { subject: `${pkg.rawName}==${pkg.exact}`, built, torch: torchVersion }, file, span: pkg.span, related, help: `PyG's extension wheels are compiled against one torch minor; with another the import fails with "undefined symbol". Source: ${PYG_DOCS}` });
+          report({
+            messageId: 'extensionBuild',
+            data: { subject: `${pkg.rawName}==${pkg.exact}`, built, torch: torchVersion },
+            file,
+            span: pkg.span,
+            related,
+            help: `PyG's extension wheels are compiled against one torch minor; with another the import fails with "undefined symbol". Source: ${PYG_DOCS}`,
+          });
         } else if (name === 'triton' && pkg.ecosystem === 'pip') {
           const pin = kb.companionPins('triton').find((row) => row.torch === torchVersion);
           if (!pin || pin.version === version) continue;
@@ -101,12 +124,18 @@ function checkTorchPages(unit: Unit, torch: UnitPackage, torchVersion: string, r
       const built = page?.torch;
       if (page && built && built !== minorOf(torchVersion)) {
         const file = invocation.members.find((member) => member.context.indexes.includes(index))?.file ?? unit.root;
-        report({ messageId: 'torchPage', data: { url: index.url, built, torch: torchVersion }, file, span: index.span, related: [{ file: torch.file, span: torch.pkg.span, message: `torch ${torchVersion} is pinned here` }], help: `The wheels on this page are compiled against torch ${built}; with torch ${minorOf(torchVersion)} their import fails ("undefined symbol"), or pip finds none. Use the page for torch ${minorOf(torchVersion)}. Source: ${page.source}` });
+        report({
+          messageId: 'torchPage',
+          data: { url: index.url, built, torch: torchVersion },
+          file,
+          span: index.span,
+          related: [{ file: torch.file, span: torch.pkg.span, message: `torch ${torchVersion} is pinned here` }],
+          help: `The wheels on this page are compiled against torch ${built}; with torch ${minorOf(torchVersion)} their import fails ("undefined symbol"), or pip finds none. Use the page for torch ${minorOf(torchVersion)}. Source: ${page.source}`,
+        });
       }
     }
   }
 }
-
 
 /**
  * The companion's version for the pinned torch. A labelled companion takes torch's label too (torchvision 0.17.0+cu118
@@ -135,7 +164,13 @@ function unitPython(unit: Unit): string | undefined {
   }
   for (const file of unit.files) {
     for (const image of file.images) {
-      if ((file === unit.root && unit.stage !== undefined && image.stage !== unit.stage) || image.unresolved || !image.tag || !/^(?:docker\.io\/)?(?:library\/)?python$/.test(`${image.registry ? `${image.registry}/` : ''}${image.repository}`)) continue;
+      if (
+        (file === unit.root && unit.stage !== undefined && image.stage !== unit.stage) ||
+        image.unresolved ||
+        !image.tag ||
+        !/^(?:docker\.io\/)?(?:library\/)?python$/.test(`${image.registry ? `${image.registry}/` : ''}${image.repository}`)
+      )
+        continue;
       const minor = /^(\d+\.\d+)/.exec(image.tag)?.[1];
       if (minor) return minor;
     }

@@ -31,7 +31,15 @@ export default defineRule({
       const help = `A +cpu wheel has no CUDA kernels: torch.cuda.is_available() is False and every GPU job falls back to the CPU or fails.${severity ? ` ${otherStack?.subject ?? target.subject} uses CUDA here, so a CPU torch may be deliberate.` : ''}`;
       for (const { file, pkg, build } of unit.packages) {
         if (pkg.ecosystem === 'conda' && (pkg.name === 'cpuonly' || (pkg.name === 'pytorch-mutex' && /cpu/.test(pkg.build ?? pkg.specifier)))) {
-          report({ messageId: 'cpuConda', data: { subject: pkg.rawName, target: target.subject, cuda }, file, span: pkg.span, related, help, ...(severity ? { severity } : {}) });
+          report({
+            messageId: 'cpuConda',
+            data: { subject: pkg.rawName, target: target.subject, cuda },
+            file,
+            span: pkg.span,
+            related,
+            help,
+            ...(severity ? { severity } : {}),
+          });
           continue;
         }
         if (!build?.cpu || build.source === 'index-url' || build.source === 'extra-index-url' || build.source === 'find-links') continue;
@@ -43,7 +51,16 @@ export default defineRule({
           const edit = replaceWithin(file, clause.versionSpan, clause.version, plus + 1, clause.version.length, tag);
           if (edit) fix = { title: `Use the ${tag} build`, safety: 'safe', edits: [edit] };
         }
-        report({ messageId: 'cpuBuild', data: { subject: `${pkg.rawName} ${pkg.exact ?? ''}`.trim(), target: target.subject, cuda }, file, span: pkg.span, related, help, ...(severity ? { severity } : {}), ...(fix && !severity ? { fix } : {}) });
+        report({
+          messageId: 'cpuBuild',
+          data: { subject: `${pkg.rawName} ${pkg.exact ?? ''}`.trim(), target: target.subject, cuda },
+          file,
+          span: pkg.span,
+          related,
+          help,
+          ...(severity ? { severity } : {}),
+          ...(fix && !severity ? { fix } : {}),
+        });
       }
       for (const claimFile of unit.files) {
         for (const index of claimFile.indexes) {
@@ -55,7 +72,16 @@ export default defineRule({
             const edit = replaceWithin(claimFile, index.urlSpan, index.url, at, at + 3, tagFromCuda(cuda));
             if (edit) fix = { title: `Use the ${tagFromCuda(cuda)} index`, safety: 'safe', edits: [edit] };
           }
-          report({ messageId: 'cpuIndex', data: { subject: `--${index.kind} ${index.url}`, target: target.subject, cuda }, file: claimFile, span: index.span, related, help, ...(severity ? { severity } : {}), ...(fix && !severity ? { fix } : {}) });
+          report({
+            messageId: 'cpuIndex',
+            data: { subject: `--${index.kind} ${index.url}`, target: target.subject, cuda },
+            file: claimFile,
+            span: index.span,
+            related,
+            help,
+            ...(severity ? { severity } : {}),
+            ...(fix && !severity ? { fix } : {}),
+          });
         }
       }
     }

@@ -32,12 +32,15 @@ export default defineRule({
       });
       // One fix moves every mismatching build of the unit at once (torch labels and their index together): a
       // label moved without its index, or the other way round, gives a build no index serves.
-      const edits = unitEdits(unit, mismatches.map(({ claim }) => claim), target);
+      const edits = unitEdits(
+        unit,
+        mismatches.map(({ claim }) => claim),
+        target,
+      );
       for (const { claim, relation } of mismatches) reportMismatch(unit, claim, target, relation, edits, kb, report);
     }
   },
 });
-
 
 /**
  * The edits that move every mismatching claim of a unit that can move to the target's CUDA, or undefined when a
@@ -64,14 +67,24 @@ function copiedIn(unit: Unit, claim: CudaClaim): boolean {
   return unit.stage !== undefined && claim.file === unit.root && claim.context !== undefined && claim.file.contexts[claim.context]?.stage !== unit.stage;
 }
 
-function reportMismatch(unit: Unit, claim: CudaClaim, target: CudaClaim, relation: 'minor' | 'major', unitFix: readonly TextEdit[] | undefined, kb: KnowledgeBase, report: Reporter): void {
+function reportMismatch(
+  unit: Unit,
+  claim: CudaClaim,
+  target: CudaClaim,
+  relation: 'minor' | 'major',
+  unitFix: readonly TextEdit[] | undefined,
+  kb: KnowledgeBase,
+  report: Reporter,
+): void {
   const expected = claimCuda(target);
   const found = claimCuda(claim);
   // A build installed in another stage and copied into this one (COPY --from=build /opt/conda …) is right for its
   // own stage's image: rewriting it would move the mismatch there. A person picks which side changes.
   const copied = copiedIn(unit, claim);
   const edits = !copied && claim.kind !== 'implied' ? unitFix : undefined;
-  const fix: Fix | undefined = edits ? { title: `Build for CUDA ${expected}${edits.length > 1 ? ` (${edits.length} edits in ${unit.label})` : ''}`, safety: 'safe', edits } : undefined;
+  const fix: Fix | undefined = edits
+    ? { title: `Build for CUDA ${expected}${edits.length > 1 ? ` (${edits.length} edits in ${unit.label})` : ''}`, safety: 'safe', edits }
+    : undefined;
   // torch 2.6.0+cu124 under a CUDA 12.8 image: 2.6.0 has no cu128 build, so the options are another build of the
   // same version or the nearest release that has one, moved with its companions.
   const options = !edits && !copied && target.precision === 'minor' ? torchOptions(unit, claim, expected, kb) : [];
@@ -105,14 +118,27 @@ function torchOptions(unit: Unit, claim: CudaClaim, cuda: string, kb: KnowledgeB
   const options: Fix[] = [];
   const found = claimCuda(claim);
   const option = (why: string, family: TextEdit[], tag: string): Fix => {
-    const indexes = unit.claims.filter((other) => other.kind === 'index' && claimCuda(other) === found).flatMap((other) => other.rewrite?.(cudaFromTag(tag)!) ?? []);
-    const moved = family.map((edit) => `${unit.packages.find(({ file, pkg }) => file.path === edit.path && pkg.clauses[0]?.versionSpan.start === edit.range[0])?.pkg.rawName ?? 'torch'}==${edit.text}`);
+    const indexes = unit.claims
+      .filter((other) => other.kind === 'index' && claimCuda(other) === found)
+      .flatMap((other) => other.rewrite?.(cudaFromTag(tag)!) ?? []);
+    const moved = family.map(
+      (edit) =>
+        `${unit.packages.find(({ file, pkg }) => file.path === edit.path && pkg.clauses[0]?.versionSpan.start === edit.range[0])?.pkg.rawName ?? 'torch'}==${edit.text}`,
+    );
     return { title: `${moved.join(', ')}${indexes.length ? ` and the ${tag} index` : ''} (${why})`, safety: 'unsafe', edits: [...family, ...indexes] };
   };
   const same = nearestCudaBuild(release, cuda);
-  if (same && same !== pkg.localLabel) options.push(option(`same release, CUDA ${cudaFromTag(same)} build, the nearest to ${cuda}`, relabel(unit, release, same, kb), same));
+  if (same && same !== pkg.localLabel)
+    options.push(option(`same release, CUDA ${cudaFromTag(same)} build, the nearest to ${cuda}`, relabel(unit, release, same, kb), same));
   const other = nearestReleaseWithCuda(kb, release.version, cuda);
-  if (other && other !== release) options.push(option(`torch ${other.version} is the nearest release with a CUDA ${cuda} build`, moveTorch(unit, release, other, tagFromCuda(cuda), kb), tagFromCuda(cuda)));
+  if (other && other !== release)
+    options.push(
+      option(
+        `torch ${other.version} is the nearest release with a CUDA ${cuda} build`,
+        moveTorch(unit, release, other, tagFromCuda(cuda), kb),
+        tagFromCuda(cuda),
+      ),
+    );
   return options;
 }
 

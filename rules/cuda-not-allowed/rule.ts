@@ -11,7 +11,8 @@ export default defineRule({
   fix: 'unsafe',
   messages: {
     notAllowed: '{{subject}} targets CUDA {{cuda}}, which the baseline does not allow (allowed: {{allowed}})',
-    notAllowedMany: '{{subject}} and {{more}} more declaration{{plural}} in this file target CUDA {{cuda}}, which the baseline does not allow (allowed: {{allowed}})',
+    notAllowedMany:
+      '{{subject}} and {{more}} more declaration{{plural}} in this file target CUDA {{cuda}}, which the baseline does not allow (allowed: {{allowed}})',
   },
   check({ units, baseline, report }) {
     const allowed = baseline.cuda.allowed;
@@ -41,7 +42,10 @@ export default defineRule({
       // Prefer the CUDA the rest of the unit already targets, then the newest allowed one of the same major.
       const proposal = preferred.get(key) ?? sameMajor.at(-1) ?? allowed.at(-1)!;
       const edits = first.precision === 'minor' ? sorted.flatMap((claim) => claim.rewrite?.(proposal) ?? []) : [];
-      const suggestion: Fix | undefined = edits.length > 0 ? { title: `Move to CUDA ${proposal} (${edits.length} edit${edits.length === 1 ? '' : 's'}; check the builds exist)`, safety: 'unsafe', edits } : undefined;
+      const suggestion: Fix | undefined =
+        edits.length > 0
+          ? { title: `Move to CUDA ${proposal} (${edits.length} edit${edits.length === 1 ? '' : 's'}; check the builds exist)`, safety: 'unsafe', edits }
+          : undefined;
       const more = sorted.length - 1;
       report({
         messageId: more > 0 ? 'notAllowedMany' : 'notAllowed',

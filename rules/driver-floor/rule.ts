@@ -12,10 +12,12 @@ export default defineRule({
   fix: 'none',
   messages: {
     major: '{{subject}} needs CUDA {{major}}.x, which needs NVIDIA driver >= {{floor}}; the fleet runs {{fleet}}',
-    forwardCompat: '{{subject}} needs CUDA {{cuda}}; on the fleet\'s {{fleet}} it runs only through forward compatibility ({{package}} in the image, data-center GPUs only)',
-    minor: '{{subject}} targets CUDA {{cuda}}, whose full feature set needs driver >= {{needed}}; the fleet runs {{fleet}}, so it runs only under minor-version compatibility',
+    forwardCompat:
+      "{{subject}} needs CUDA {{cuda}}; on the fleet's {{fleet}} it runs only through forward compatibility ({{package}} in the image, data-center GPUs only)",
+    minor:
+      '{{subject}} targets CUDA {{cuda}}, whose full feature set needs driver >= {{needed}}; the fleet runs {{fleet}}, so it runs only under minor-version compatibility',
     requireCuda: 'NVIDIA_REQUIRE_CUDA ({{value}}) accepts no driver the fleet runs ({{fleet}}): the container runtime will refuse to start',
-    requireCudaBrand: 'NVIDIA_REQUIRE_CUDA ({{value}}) accepts the fleet\'s {{fleet}} only on {{brands}} GPUs',
+    requireCudaBrand: "NVIDIA_REQUIRE_CUDA ({{value}}) accepts the fleet's {{fleet}} only on {{brands}} GPUs",
     driverInImage: '{{name}} installs NVIDIA driver {{branch}} libraries into the image; they must match the host kernel driver{{fleetNote}}',
   },
   check({ units, files, kb, baseline, report }) {
@@ -42,7 +44,12 @@ const REQUIRE = 'https://docs.nvidia.com/datacenter/cloud-native/container-toolk
 
 /** Whether the unit runs on an image of NVIDIA's that ships cuda-compat (nvidia/cuda, NGC): forward compatibility is possible there. */
 function compatImage(unit: Unit, kb: KnowledgeBase): boolean {
-  return unit.claims.some((claim) => claim.kind === 'image' && claim.image !== undefined && (kb.isNvidiaCuda(claim.image.registry, claim.image.repository) || (claim.image.registry === 'nvcr.io' && claim.image.repository.startsWith('nvidia/'))));
+  return unit.claims.some(
+    (claim) =>
+      claim.kind === 'image' &&
+      claim.image !== undefined &&
+      (kb.isNvidiaCuda(claim.image.registry, claim.image.repository) || (claim.image.registry === 'nvcr.io' && claim.image.repository.startsWith('nvidia/'))),
+  );
 }
 
 /**
@@ -124,7 +131,22 @@ function evaluateTerm(term: string, fleet: string, kb: KnowledgeBase): Verdict {
     const driver = key === 'cuda' ? kb.minDriver(value)?.linux : value;
     if (!driver) continue;
     const order = compareDotted(fleet, driver);
-    const holds = key === 'cuda' ? (op === '>=' ? order >= 0 : op === '>' ? order > 0 : true) : op === '>=' ? order >= 0 : op === '>' ? order > 0 : op === '<' ? compareDotted(fleet, value) < 0 : op === '<=' ? compareDotted(fleet, value) <= 0 : compareDotted(fleet, value) === 0;
+    const holds =
+      key === 'cuda'
+        ? op === '>='
+          ? order >= 0
+          : op === '>'
+            ? order > 0
+            : true
+        : op === '>='
+          ? order >= 0
+          : op === '>'
+            ? order > 0
+            : op === '<'
+              ? compareDotted(fleet, value) < 0
+              : op === '<='
+                ? compareDotted(fleet, value) <= 0
+                : compareDotted(fleet, value) === 0;
     if (!holds) return 'no';
   }
   return brands.length ? { brands } : 'yes';
@@ -139,22 +161,39 @@ function checkRequireCuda(file: ParsedFile, fleet: string, kb: KnowledgeBase, re
   if (file.env.some((env) => env.key === 'NVIDIA_DISABLE_REQUIRE' && /^(1|true)$/i.test(env.value))) return;
   for (const env of file.env) {
     if (env.key !== 'NVIDIA_REQUIRE_CUDA' || env.value.trim() === '') continue;
-    const verdicts = env.value.trim().split(/\s+/).map((term) => evaluateTerm(term, fleet, kb));
+    const verdicts = env.value
+      .trim()
+      .split(/\s+/)
+      .map((term) => evaluateTerm(term, fleet, kb));
     if (verdicts.includes('yes')) continue;
     const branded = verdicts.filter((verdict): verdict is { brands: readonly string[] } => typeof verdict === 'object');
     const value = env.value.trim().length > 80 ? `${env.value.trim().slice(0, 77)}…` : env.value.trim();
     if (branded.length) {
-      report({ messageId: 'requireCudaBrand', data: { value, fleet, brands: [...new Set(branded.flatMap((verdict) => verdict.brands))].join(', ') }, file, span: env.span, severity: 'warning', help: `The container starts when any space-separated term holds; on the fleet's driver only terms that name a GPU brand do. Source: ${REQUIRE}` });
+      report({
+        messageId: 'requireCudaBrand',
+        data: { value, fleet, brands: [...new Set(branded.flatMap((verdict) => verdict.brands))].join(', ') },
+        file,
+        span: env.span,
+        severity: 'warning',
+        help: `The container starts when any space-separated term holds; on the fleet's driver only terms that name a GPU brand do. Source: ${REQUIRE}`,
+      });
       continue;
     }
-    report({ messageId: 'requireCuda', data: { value, fleet }, file, span: env.span, help: `The NVIDIA container runtime starts a container only when one space-separated term of NVIDIA_REQUIRE_CUDA holds for the host; none does for ${fleet}. Lower the requirement or upgrade the fleet. Source: ${REQUIRE}` });
+    report({
+      messageId: 'requireCuda',
+      data: { value, fleet },
+      file,
+      span: env.span,
+      help: `The NVIDIA container runtime starts a container only when one space-separated term of NVIDIA_REQUIRE_CUDA holds for the host; none does for ${fleet}. Lower the requirement or upgrade the fleet. Source: ${REQUIRE}`,
+    });
   }
 }
 
 function checkDriverPackages(file: ParsedFile, fleet: string | undefined, report: Reporter): void {
   if (file.kind !== 'dockerfile') return;
   for (const pkg of file.packages) {
-    const branch = pkg.ecosystem === 'apt' ? /^(?:nvidia-(?:driver|dkms|utils|compute-utils)|libnvidia-compute)-(\d{3})(?:-server|-open)?$/.exec(pkg.name)?.[1] : undefined;
+    const branch =
+      pkg.ecosystem === 'apt' ? /^(?:nvidia-(?:driver|dkms|utils|compute-utils)|libnvidia-compute)-(\d{3})(?:-server|-open)?$/.exec(pkg.name)?.[1] : undefined;
     if (!branch) continue;
     const fleetBranch = fleet?.split('.')[0];
     const mismatch = fleetBranch !== undefined && fleetBranch !== branch;

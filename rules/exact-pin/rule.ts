@@ -26,7 +26,10 @@ export default defineRule({
         if (!isCudaRelevant(pkg, extra) || isPinned(pkg)) continue;
         const implied = impliedVersion(unit, pkg, kb);
         const fix = implied ? pinFix(file, pkg, implied.version, implied.why) : undefined;
-        const prefix = pkg.ecosystem === 'conda' && pkg.clauses.length === 1 && pkg.clauses[0]!.operator === '=' && !/\*/.test(pkg.specifier) ? pkg.clauses[0]!.version : undefined;
+        const prefix =
+          pkg.ecosystem === 'conda' && pkg.clauses.length === 1 && pkg.clauses[0]!.operator === '=' && !/\*/.test(pkg.specifier)
+            ? pkg.clauses[0]!.version
+            : undefined;
         const messageId = pkg.specifier.trim() === '' ? 'unpinned' : prefix ? 'prefix' : /\*/.test(pkg.specifier) ? 'wildcard' : 'range';
         report({
           messageId,
@@ -44,7 +47,10 @@ export default defineRule({
 const extraByBaseline = new WeakMap<object, ReadonlySet<string>>();
 
 /** Names the baseline adds to the CUDA-relevant list (one set per baseline, so answers can be cached). */
-function extraNames(baseline: { readonly packages: Readonly<Record<string, readonly string[]>>; readonly pinning: { readonly packages: readonly string[] } }): ReadonlySet<string> {
+function extraNames(baseline: {
+  readonly packages: Readonly<Record<string, readonly string[]>>;
+  readonly pinning: { readonly packages: readonly string[] };
+}): ReadonlySet<string> {
   let names = extraByBaseline.get(baseline);
   if (!names) extraByBaseline.set(baseline, (names = new Set([...Object.keys(baseline.packages), ...baseline.pinning.packages])));
   return names;
@@ -79,7 +85,8 @@ function impliedVersion(unit: Unit, pkg: PackageFact, kb: KnowledgeBase): { vers
   const target = unit.target;
   if (target && target.precision === 'minor' && (pkg.name === 'pytorch-cuda' || pkg.name === 'cuda-version')) {
     const minor = cudaMajorMinor(target.cuda);
-    if (minor && (pkg.name !== 'pytorch-cuda' || kb.condaPytorchCudaVersions().includes(minor))) return { version: minor, why: `the target CUDA is ${minor} (${target.subject})` };
+    if (minor && (pkg.name !== 'pytorch-cuda' || kb.condaPytorchCudaVersions().includes(minor)))
+      return { version: minor, why: `the target CUDA is ${minor} (${target.subject})` };
   }
   return undefined;
 }

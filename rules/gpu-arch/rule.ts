@@ -16,7 +16,7 @@ interface FleetGpu {
 
 export default defineRule({
   id: 'gpu-arch',
-  description: 'The fleet\'s GPUs are supported by the CUDA version and by the compiled architectures of the torch build',
+  description: "The fleet's GPUs are supported by the CUDA version and by the compiled architectures of the torch build",
   defaultSeverity: 'error',
   fix: 'safe',
   messages: {
@@ -24,17 +24,33 @@ export default defineRule({
     dropped: '{{subject}} uses CUDA {{cuda}}, which no longer supports {{gpu}} (compute capability {{cc}}); the last CUDA for it is {{last}}.x',
     noKernels: '{{subject}} has no kernels for {{gpu}} (sm_{{sm}}): it is compiled for {{archs}}',
     archList: 'TORCH_CUDA_ARCH_LIST "{{value}}" does not cover {{gpu}} (compute capability {{cc}})',
-    gpuDriver: '{{gpu}} needs NVIDIA driver >= {{needed}}, but the baseline\'s fleet driver is {{fleet}}',
+    gpuDriver: "{{gpu}} needs NVIDIA driver >= {{needed}}, but the baseline's fleet driver is {{fleet}}",
   },
   check({ units, files, kb, baseline, policy, report }) {
-    const fleet = baseline.gpus.map((name) => ({ name, info: kb.gpu(name) })).filter((gpu): gpu is { name: string; info: GpuInfo } => gpu.info !== undefined).map<FleetGpu>(({ name, info }) => ({ label: name, cc: info.cc, minCuda: info.minCuda, ...(info.lastCudaMajor ? { lastCudaMajor: info.lastCudaMajor } : {}), record: info.record }));
+    const fleet = baseline.gpus
+      .map((name) => ({ name, info: kb.gpu(name) }))
+      .filter((gpu): gpu is { name: string; info: GpuInfo } => gpu.info !== undefined)
+      .map<FleetGpu>(({ name, info }) => ({
+        label: name,
+        cc: info.cc,
+        minCuda: info.minCuda,
+        ...(info.lastCudaMajor ? { lastCudaMajor: info.lastCudaMajor } : {}),
+        record: info.record,
+      }));
     if (fleet.length === 0) return;
     const fleetDriver = baseline.driver.minimum;
     if (fleetDriver && policy) {
       baseline.gpus.forEach((name, index) => {
         const info = kb.gpu(name);
         if (info?.minDriver && compareDotted(fleetDriver, info.minDriver) < 0) {
-          report({ messageId: 'gpuDriver', data: { gpu: name, needed: info.minDriver, fleet: fleetDriver }, file: { path: policy.source.path, source: policy.source }, span: policy.locate(['gpus', index]), unverified: isUnverified(info.record), help: `Older drivers do not recognise this GPU at all. Source: ${cite(info.record)}` });
+          report({
+            messageId: 'gpuDriver',
+            data: { gpu: name, needed: info.minDriver, fleet: fleetDriver },
+            file: { path: policy.source.path, source: policy.source },
+            span: policy.locate(['gpus', index]),
+            unverified: isUnverified(info.record),
+            help: `Older drivers do not recognise this GPU at all. Source: ${cite(info.record)}`,
+          });
         }
       });
     }
@@ -45,23 +61,45 @@ export default defineRule({
         for (const gpu of fleet) {
           const data = { subject: claim.subject, cuda, gpu: gpu.label, cc: gpu.cc, minCuda: gpu.minCuda };
           if (claim.precision === 'minor' && compareDotted(cuda, gpu.minCuda) < 0) {
-            report({ messageId: 'tooOld', data, file: claim.file, span: claim.span, unverified: isUnverified(gpu.record), help: `CUDA ${cuda} cannot generate code for compute capability ${gpu.cc}. Source: ${cite(gpu.record)}` });
+            report({
+              messageId: 'tooOld',
+              data,
+              file: claim.file,
+              span: claim.span,
+              unverified: isUnverified(gpu.record),
+              help: `CUDA ${cuda} cannot generate code for compute capability ${gpu.cc}. Source: ${cite(gpu.record)}`,
+            });
           } else if (gpu.lastCudaMajor !== undefined && cudaMajor(cuda) > gpu.lastCudaMajor) {
-            report({ messageId: 'dropped', data: { ...data, last: gpu.lastCudaMajor }, file: claim.file, span: claim.span, unverified: isUnverified(gpu.record), help: `CUDA ${gpu.lastCudaMajor + 1}.0 removed offline compilation and library support for this architecture. Source: ${cite(gpu.record)}` });
+            report({
+              messageId: 'dropped',
+              data: { ...data, last: gpu.lastCudaMajor },
+              file: claim.file,
+              span: claim.span,
+              unverified: isUnverified(gpu.record),
+              help: `CUDA ${gpu.lastCudaMajor + 1}.0 removed offline compilation and library support for this architecture. Source: ${cite(gpu.record)}`,
+            });
           }
         }
       }
       for (const { file, pkg, build } of unit.packages) {
         if (!build || pkg.name !== 'torch' || build.cpu || !build.cuda || build.missing) continue;
-        for (const gpu of fleet) checkTorchBuild(file, pkg.span, `torch ${pkg.exact}${pkg.localLabel ? '' : ` (${tagFromCuda(build.cuda)} build)`}`, build, gpu, kb, report);
+        for (const gpu of fleet)
+          checkTorchBuild(file, pkg.span, `torch ${pkg.exact}${pkg.localLabel ? '' : ` (${tagFromCuda(build.cuda)} build)`}`, build, gpu, kb, report);
       }
     }
     for (const file of files) for (const env of file.env) if (env.key === 'TORCH_CUDA_ARCH_LIST') checkArchList(file, env, fleet, report);
   },
 });
 
-
-function checkTorchBuild(file: ParsedFile, span: { start: number; end: number }, subject: string, build: TorchBuild, gpu: FleetGpu, kb: KnowledgeBase, report: Reporter): void {
+function checkTorchBuild(
+  file: ParsedFile,
+  span: { start: number; end: number },
+  subject: string,
+  build: TorchBuild,
+  gpu: FleetGpu,
+  kb: KnowledgeBase,
+  report: Reporter,
+): void {
   const cuda = build.cuda!;
   const archs = kb.compiledArchs(build.version, tagFromCuda(cuda));
   const data = { subject, cuda, gpu: gpu.label, cc: gpu.cc, minCuda: gpu.minCuda, sm: gpu.cc.replace('.', '') };
@@ -69,7 +107,10 @@ function checkTorchBuild(file: ParsedFile, span: { start: number; end: number },
     if (runsOn(gpu.cc, archs.sass, archs.ptx ?? [])) return;
     report({
       messageId: 'noKernels',
-      data: { ...data, archs: archs.sass.map((arch) => `sm_${arch.replace('.', '')}`).join(', ') + (archs.ptx?.length ? ` (+PTX ${archs.ptx.join(', ')})` : '') },
+      data: {
+        ...data,
+        archs: archs.sass.map((arch) => `sm_${arch.replace('.', '')}`).join(', ') + (archs.ptx?.length ? ` (+PTX ${archs.ptx.join(', ')})` : ''),
+      },
       file,
       span,
       unverified: isUnverified(archs) || isUnverified(gpu.record),
@@ -78,9 +119,23 @@ function checkTorchBuild(file: ParsedFile, span: { start: number; end: number },
     return;
   }
   if (compareDotted(cuda, gpu.minCuda) < 0) {
-    report({ messageId: 'tooOld', data, file, span, unverified: isUnverified(gpu.record), help: `A CUDA ${cuda} build cannot contain code for compute capability ${gpu.cc}. Source: ${cite(gpu.record)}` });
+    report({
+      messageId: 'tooOld',
+      data,
+      file,
+      span,
+      unverified: isUnverified(gpu.record),
+      help: `A CUDA ${cuda} build cannot contain code for compute capability ${gpu.cc}. Source: ${cite(gpu.record)}`,
+    });
   } else if (gpu.lastCudaMajor !== undefined && cudaMajor(cuda) > gpu.lastCudaMajor) {
-    report({ messageId: 'dropped', data: { ...data, last: gpu.lastCudaMajor }, file, span, unverified: isUnverified(gpu.record), help: `CUDA ${gpu.lastCudaMajor + 1} wheels drop pre-Turing GPUs. Source: ${cite(gpu.record)}` });
+    report({
+      messageId: 'dropped',
+      data: { ...data, last: gpu.lastCudaMajor },
+      file,
+      span,
+      unverified: isUnverified(gpu.record),
+      help: `CUDA ${gpu.lastCudaMajor + 1} wheels drop pre-Turing GPUs. Source: ${cite(gpu.record)}`,
+    });
   }
 }
 
@@ -99,7 +154,13 @@ function checkArchList(file: ParsedFile, env: EnvFact, fleet: readonly FleetGpu[
     if (runsOn(gpu.cc, sass, ptx)) continue;
     const separator = env.value.includes(';') ? ';' : ' ';
     const editable = file.source.text.slice(env.valueSpan.start, env.valueSpan.end) === env.value;
-    const fix: Fix | undefined = editable ? { title: `Add ${gpu.cc} to TORCH_CUDA_ARCH_LIST`, safety: 'safe', edits: [{ path: file.path, range: [env.valueSpan.end, env.valueSpan.end], text: `${separator}${gpu.cc}` }] } : undefined;
+    const fix: Fix | undefined = editable
+      ? {
+          title: `Add ${gpu.cc} to TORCH_CUDA_ARCH_LIST`,
+          safety: 'safe',
+          edits: [{ path: file.path, range: [env.valueSpan.end, env.valueSpan.end], text: `${separator}${gpu.cc}` }],
+        }
+      : undefined;
     report({
       messageId: 'archList',
       data: { value: env.value, gpu: gpu.label, cc: gpu.cc },

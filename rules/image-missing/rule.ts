@@ -6,7 +6,7 @@ import { compareDotted, cudaMajorMinor } from '../../src/knowledge/versions.js';
 
 export default defineRule({
   id: 'image-missing',
-  description: 'nvidia/cuda base image tags follow NVIDIA\'s tag grammar and name a CUDA release that exists',
+  description: "nvidia/cuda base image tags follow NVIDIA's tag grammar and name a CUDA release that exists",
   defaultSeverity: 'error',
   fix: 'safe',
   messages: {
@@ -37,7 +37,13 @@ function checkTag(file: ParsedFile, image: ImageFact, kb: KnowledgeBase, report:
   const parsed = kb.nvidiaCudaTag(tag);
   const policy = kb.nvidiaCudaSupportPolicy();
   if (!parsed || !parsed.flavour || !parsed.os) {
-    report({ messageId: 'grammar', data: { tag }, file, span: image.span, help: `Flavours: base, runtime, devel; e.g. nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04. Source: ${cite(policy)}` });
+    report({
+      messageId: 'grammar',
+      data: { tag },
+      file,
+      span: image.span,
+      help: `Flavours: base, runtime, devel; e.g. nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04. Source: ${cite(policy)}`,
+    });
     return;
   }
   const minor = cudaMajorMinor(parsed.version);
@@ -53,39 +59,86 @@ function checkTag(file: ParsedFile, image: ImageFact, kb: KnowledgeBase, report:
     // the rest of their CUDA's tags, and the message says so rather than blaming the spelling.
     const latest = minor ? latestImagePatch(kb, minor) : undefined;
     const fix = latest && !kb.nvidiaCudaTagDeleted(latest) ? versionFix(file, image, parsed, latest, kb) : undefined;
-    report({ messageId: 'gone', data: { tag, version: parsed.version }, file, span: image.span, help: `${policy.text}${fix ? ` ${latest} is the last update of CUDA ${minor} and its tags remain.` : ' Move to a supported CUDA.'} Sources: ${cite(deleted)}; ${POLICY}`, ...(fix ? { fix } : {}) });
+    report({
+      messageId: 'gone',
+      data: { tag, version: parsed.version },
+      file,
+      span: image.span,
+      help: `${policy.text}${fix ? ` ${latest} is the last update of CUDA ${minor} and its tags remain.` : ' Move to a supported CUDA.'} Sources: ${cite(deleted)}; ${POLICY}`,
+      ...(fix ? { fix } : {}),
+    });
     return;
   }
   if (parts.length === 2 && minor) {
     const full = latestImagePatch(kb, minor);
     const fix = full ? versionFix(file, image, parsed, full, kb) : undefined;
-    report({ messageId: 'shortVersion', data: { tag, full: full ? `e.g. ${tag.replace(parsed.version, full)}` : 'X.Y.Z' }, file, span: image.span, help: `Source: ${cite(policy)}`, ...(fix ? { fix } : {}) });
+    report({
+      messageId: 'shortVersion',
+      data: { tag, full: full ? `e.g. ${tag.replace(parsed.version, full)}` : 'X.Y.Z' },
+      file,
+      span: image.span,
+      help: `Source: ${cite(policy)}`,
+      ...(fix ? { fix } : {}),
+    });
     return;
   }
   if (minor && kb.cudaExists(parsed.version) === 'unknown') {
     const latest = latestCudaPatch(kb, minor);
     if (latest && compareDotted(parsed.version, latest) > 0) {
       const row = kb.minDriver(latest)!.row;
-      report({ messageId: 'unknownPatch', data: { tag, cuda: parsed.version, minor, latest }, file, span: image.span, severity: 'warning', help: `NVIDIA's release table (retrieved ${row.retrieved}) has no CUDA ${parsed.version}. Source: ${cite(row)}` });
+      report({
+        messageId: 'unknownPatch',
+        data: { tag, cuda: parsed.version, minor, latest },
+        file,
+        span: image.span,
+        severity: 'warning',
+        help: `NVIDIA's release table (retrieved ${row.retrieved}) has no CUDA ${parsed.version}. Source: ${cite(row)}`,
+      });
     }
   }
   if (parsed.cudnn) {
     const expected = kb.cudnnSpelling(parsed.version);
     if (expected && expected.spelling !== parsed.cudnn) {
       const fix = spellingFix(file, image, parsed, expected.spelling);
-      report({ messageId: 'cudnnSpelling', data: { cuda: parsed.version, expected: expected.spelling, found: parsed.cudnn }, file, span: image.span, help: `cuDNN tags are -cudnn8- up to 12.2.2, -cudnn9- for 12.3.2 and version-less -cudnn- (cuDNN 9) from 12.4.1. Source: ${cite(expected.record)}`, ...(fix ? { fix } : {}) });
+      report({
+        messageId: 'cudnnSpelling',
+        data: { cuda: parsed.version, expected: expected.spelling, found: parsed.cudnn },
+        file,
+        span: image.span,
+        help: `cuDNN tags are -cudnn8- up to 12.2.2, -cudnn9- for 12.3.2 and version-less -cudnn- (cuDNN 9) from 12.4.1. Source: ${cite(expected.record)}`,
+        ...(fix ? { fix } : {}),
+      });
     }
   }
   if (deleted) {
     const latest = minor ? latestCudaPatch(kb, minor) : undefined;
-    report({ messageId: 'deleted', data: { tag }, file, span: image.span, severity: 'warning', unverified: deleted.confidence === 'unverified', help: `${policy.text}${latest && latest !== parsed.version ? ` Use ${latest} or a newer, supported CUDA.` : ''} Sources: ${cite(deleted)}; ${POLICY}` });
+    report({
+      messageId: 'deleted',
+      data: { tag },
+      file,
+      span: image.span,
+      severity: 'warning',
+      unverified: deleted.confidence === 'unverified',
+      help: `${policy.text}${latest && latest !== parsed.version ? ` Use ${latest} or a newer, supported CUDA.` : ''} Sources: ${cite(deleted)}; ${POLICY}`,
+    });
   }
   // The row for this OS and version (NVIDIA publishes each OS version for a range of CUDA releases).
   const os = parsed.os && parsed.osVersion ? kb.nvidiaCudaOs(parsed.os, parsed.osVersion, parsed.version) : undefined;
   if (os && !os.published) {
     const { row } = os;
-    const rule = row.from && compareDotted(parsed.version, row.from) < 0 ? `${parsed.os}${parsed.osVersion} from ${row.from}` : `${parsed.os}${parsed.osVersion} up to ${row.through}`;
-    report({ messageId: 'os', data: { cuda: parsed.version, os: parsed.os!, osVersion: parsed.osVersion!, rule }, file, span: image.span, severity: 'warning', unverified: row.confidence === 'unverified', help: `${row.note ? `${row.note}. ` : ''}Source: ${cite(row)}` });
+    const rule =
+      row.from && compareDotted(parsed.version, row.from) < 0
+        ? `${parsed.os}${parsed.osVersion} from ${row.from}`
+        : `${parsed.os}${parsed.osVersion} up to ${row.through}`;
+    report({
+      messageId: 'os',
+      data: { cuda: parsed.version, os: parsed.os!, osVersion: parsed.osVersion!, rule },
+      file,
+      span: image.span,
+      severity: 'warning',
+      unverified: row.confidence === 'unverified',
+      help: `${row.note ? `${row.note}. ` : ''}Source: ${cite(row)}`,
+    });
   }
 }
 

@@ -20,16 +20,37 @@ export default defineRule({
         if (image.fromStage !== undefined || image.repository === 'scratch') continue;
         const data = { image: image.reference };
         if (image.unresolved) {
-          report({ messageId: 'unresolved', data: { reason: image.unresolved }, file, span: image.span, severity: 'notice', help: 'Give the ARG a default value that names an exact tag, so the file documents what it builds from.' });
+          report({
+            messageId: 'unresolved',
+            data: { reason: image.unresolved },
+            file,
+            span: image.span,
+            severity: 'notice',
+            help: 'Give the ARG a default value that names an exact tag, so the file documents what it builds from.',
+          });
           continue;
         }
         if (baseline.pinning.images === 'digest') {
-          if (!image.digest) report({ messageId: 'noDigest', data, file, span: image.span, help: 'Append @sha256:<digest> (from `docker buildx imagetools inspect IMAGE:TAG`) so the build cannot change when the tag is re-pushed.' });
+          if (!image.digest)
+            report({
+              messageId: 'noDigest',
+              data,
+              file,
+              span: image.span,
+              help: 'Append @sha256:<digest> (from `docker buildx imagetools inspect IMAGE:TAG`) so the build cannot change when the tag is re-pushed.',
+            });
           continue;
         }
         if (image.digest) continue;
         const problem = tagProblem(image);
-        if (problem) report({ messageId: problem, data: { ...data, tag: image.tag ?? '' }, file, span: image.span, help: 'Tags such as "latest", "12" or "12.4" move to new releases; a CUDA base image that moves changes the CUDA, cuDNN and driver requirements of every build. Name the full version, e.g. nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04.' });
+        if (problem)
+          report({
+            messageId: problem,
+            data: { ...data, tag: image.tag ?? '' },
+            file,
+            span: image.span,
+            help: 'Tags such as "latest", "12" or "12.4" move to new releases; a CUDA base image that moves changes the CUDA, cuDNN and driver requirements of every build. Name the full version, e.g. nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04.',
+          });
       }
     }
   },

@@ -13,7 +13,8 @@ export default defineRule({
   defaultSeverity: 'error',
   fix: 'safe',
   messages: {
-    extraIndex: '{{subject}} installs PyPI\'s {{name}} {{newest}}, not a {{tag}} build: {{url}} is an extra index, and pip takes the newest version any index has ({{onIndex}})',
+    extraIndex:
+      "{{subject}} installs PyPI's {{name}} {{newest}}, not a {{tag}} build: {{url}} is an extra index, and pip takes the newest version any index has ({{onIndex}})",
     noIndex: '{{name}}=={{version}} is a {{tag}} build, but no index of this install serves {{tag}} builds, so pip cannot find it',
     ignored: '{{option}} is written on a requirement line, where pip ignores it',
   },
@@ -36,7 +37,6 @@ export default defineRule({
   },
 });
 
-
 /**
  * An extra PyTorch index beside PyPI decides nothing when PyPI has a newer release than the index: pip takes the
  * newest allowed version from any index, so an unpinned `torch` gets PyPI's newest build. A pin the index has
@@ -56,7 +56,9 @@ function checkExtraIndexes(unit: Unit, kb: KnowledgeBase, report: Reporter): voi
         const wins = pypiWins(pkg, variant.tag, kb);
         if (!wins) continue;
         const owner = invocation.members.find((member) => member.context.indexes.includes(index))?.file ?? unit.root;
-        const onIndex = wins.newestOnIndex ? `the newest ${pkg.rawName} it has as ${variant.tag} is ${wins.newestOnIndex}` : `it has no ${pkg.rawName} that ${pkg.specifier || 'the requirement'} allows`;
+        const onIndex = wins.newestOnIndex
+          ? `the newest ${pkg.rawName} it has as ${variant.tag} is ${wins.newestOnIndex}`
+          : `it has no ${pkg.rawName} that ${pkg.specifier || 'the requirement'} allows`;
         report({
           messageId: 'extraIndex',
           data: { subject: `${pkg.rawName}${pkg.specifier}`, name: pkg.rawName, newest: wins.newest, tag: variant.tag, url: index.url, onIndex },
@@ -90,10 +92,18 @@ function checkUnservedLabels(unit: Unit, invocationsOf: ReadonlyMap<InstallConte
     const tag = tagFromCuda(cuda.cuda);
     const context = file.contexts[pkg.context];
     const invocations = (context && invocationsOf.get(context)) ?? [];
-    if (invocations.some((invocation) => invocation.members.some((member) => member.context.hiddenIndexes) || invocation.indexes.some((index) => serves(index, tag)))) continue;
+    if (
+      invocations.some(
+        (invocation) => invocation.members.some((member) => member.context.hiddenIndexes) || invocation.indexes.some((index) => serves(index, tag)),
+      )
+    )
+      continue;
     const url = `https://download.pytorch.org/whl/${tag}`;
     const insertAt = file.source.text.charCodeAt(0) === 0xfeff ? 1 : 0;
-    const fix: Fix | undefined = file.kind === 'requirements' ? { title: `Add ${url} as an index`, safety: 'safe', edits: [{ path: file.path, range: [insertAt, insertAt], text: `--extra-index-url ${url}\n` }] } : undefined;
+    const fix: Fix | undefined =
+      file.kind === 'requirements'
+        ? { title: `Add ${url} as an index`, safety: 'safe', edits: [{ path: file.path, range: [insertAt, insertAt], text: `--extra-index-url ${url}\n` }] }
+        : undefined;
     report({
       messageId: 'noIndex',
       data: { name: pkg.rawName, version: publicVersion(pkg.exact), tag },

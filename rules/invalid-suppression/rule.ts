@@ -16,13 +16,16 @@ export default defineRule({
     unused: 'suppression of {{rules}} matches no finding on the statement it precedes',
   },
   check({ files, ruleIds, report }) {
-    const help = 'Write `# cuda-gatekeeper: ignore[rule-id] reason` on the line before the statement (or at its end): name the rule and say why the finding does not apply.';
+    const help =
+      'Write `# cuda-gatekeeper: ignore[rule-id] reason` on the line before the statement (or at its end): name the rule and say why the finding does not apply.';
     for (const file of files) {
       for (const suppression of file.suppressions) {
         const unknown = suppression.rules.filter((id) => !ruleIds.has(id));
         if (suppression.rules.length === 0) report({ messageId: 'noRule', file, span: suppression.span, help });
-        else if (unknown.length > 0) report({ messageId: 'unknownRule', data: { rules: unknown.map((id) => `"${id}"`).join(', ') }, file, span: suppression.span, help });
-        else if (suppression.reason === '') report({ messageId: 'noReason', data: { rules: suppression.rules.join(', ') }, file, span: suppression.span, help });
+        else if (unknown.length > 0)
+          report({ messageId: 'unknownRule', data: { rules: unknown.map((id) => `"${id}"`).join(', ') }, file, span: suppression.span, help });
+        else if (suppression.reason === '')
+          report({ messageId: 'noReason', data: { rules: suppression.rules.join(', ') }, file, span: suppression.span, help });
       }
     }
   },

@@ -24,7 +24,10 @@ export default defineRule({
         if (candidates.some((path) => present.has(path))) continue;
         const gone = candidates.find((path) => removed.has(path));
         if (!gone) continue;
-        const how = file.kind === 'dockerfile' ? 'docker build stops at the COPY (or pip at `-r`) with "file not found"' : 'pip stops with "Could not open requirements file"';
+        const how =
+          file.kind === 'dockerfile'
+            ? 'docker build stops at the COPY (or pip at `-r`) with "file not found"'
+            : 'pip stops with "Could not open requirements file"';
         report({
           messageId: 'deleted',
           data: { target: gone },

@@ -13,17 +13,36 @@ export default defineRule({
   },
   check({ policy, policyProblems, kb, report }) {
     for (const problem of policyProblems ?? []) {
-      report({ messageId: 'invalid', data: { message: problem.message }, file: problem.file, span: problem.span, help: 'The organisation baseline locks this key; the organisation value stays in effect. Change it in the organisation config repository instead.' });
+      report({
+        messageId: 'invalid',
+        data: { message: problem.message },
+        file: problem.file,
+        span: problem.span,
+        help: 'The organisation baseline locks this key; the organisation value stays in effect. Change it in the organisation config repository instead.',
+      });
     }
     if (!policy) return;
     const file = { path: policy.source.path, source: policy.source };
     for (const problem of policy.problems) {
-      report({ messageId: 'invalid', data: { message: problem.message }, file, span: problem.span, help: 'The baseline was not applied; only the built-in consistency rules ran. See baseline.yaml in cuda-gatekeeper for the documented format.' });
+      report({
+        messageId: 'invalid',
+        data: { message: problem.message },
+        file,
+        span: problem.span,
+        help: 'The baseline was not applied; only the built-in consistency rules ran. See baseline.yaml in cuda-gatekeeper for the documented format.',
+      });
     }
     if (policy.problems.length > 0) return;
     (policy.baseline.cuda.allowed ?? []).forEach((cuda, index) => {
       const missing = kb.noReleaseRecord(cuda);
-      if (kb.cudaExists(cuda) === 'no' && missing) report({ messageId: 'noSuchCuda', data: { cuda }, file, span: policy.locate(['cuda', 'allowed', index]), help: `${missing.note ?? ''} Source: ${cite(missing)}` });
+      if (kb.cudaExists(cuda) === 'no' && missing)
+        report({
+          messageId: 'noSuchCuda',
+          data: { cuda },
+          file,
+          span: policy.locate(['cuda', 'allowed', index]),
+          help: `${missing.note ?? ''} Source: ${cite(missing)}`,
+        });
     });
     policy.baseline.gpus.forEach((gpu, index) => {
       if (!kb.gpu(gpu)) report({ messageId: 'unknownGpu', data: { gpu }, file, span: policy.locate(['gpus', index]) });

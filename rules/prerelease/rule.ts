@@ -17,12 +17,14 @@ export default defineRule({
   },
   check({ files, baseline, report }) {
     if (baseline.prerelease !== 'forbid') return;
-    const help = 'The baseline sets prerelease: forbid. Pre-release builds (rc, dev, nightly, /whl/test) change without notice and are not supported; use a released version.';
+    const help =
+      'The baseline sets prerelease: forbid. Pre-release builds (rc, dev, nightly, /whl/test) change without notice and are not supported; use a released version.';
     for (const file of files) {
       for (const pkg of file.packages) {
         if (pkg.ecosystem !== 'pip' || !pkg.exact) continue;
         const parsed = safeParse(publicVersion(pkg.exact));
-        if (parsed && (parsed.pre || parsed.dev !== null)) report({ messageId: 'version', data: { name: pkg.rawName, version: pkg.exact }, file, span: pkg.span, help });
+        if (parsed && (parsed.pre || parsed.dev !== null))
+          report({ messageId: 'version', data: { name: pkg.rawName, version: pkg.exact }, file, span: pkg.span, help });
       }
       for (const index of file.indexes) {
         if (index.ignoredReason) continue;
@@ -32,10 +34,18 @@ export default defineRule({
         }
         if (!isPytorchIndex(index.url)) continue;
         const channel = pytorchIndexChannel(index.url);
-        if (channel !== 'stable') report({ messageId: 'index', data: { url: index.url, channel: channel === 'test' ? 'release-candidate (test)' : 'nightly' }, file, span: index.span, help });
+        if (channel !== 'stable')
+          report({
+            messageId: 'index',
+            data: { url: index.url, channel: channel === 'test' ? 'release-candidate (test)' : 'nightly' },
+            file,
+            span: index.span,
+            help,
+          });
       }
       for (const pkg of file.packages) {
-        if (pkg.ecosystem === 'conda' && pkg.channel && /nightly/.test(pkg.channel)) report({ messageId: 'channel', data: { channel: pkg.channel }, file, span: pkg.span, help });
+        if (pkg.ecosystem === 'conda' && pkg.channel && /nightly/.test(pkg.channel))
+          report({ messageId: 'channel', data: { channel: pkg.channel }, file, span: pkg.span, help });
       }
       for (const option of file.options) report({ messageId: 'flag', data: { flag: option.name }, file, span: option.span, help });
     }
@@ -50,4 +60,3 @@ const safeParse = memoize((version: string): ReturnType<typeof parse> => {
     return null;
   }
 }, 10_000);
-

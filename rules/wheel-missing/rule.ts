@@ -16,7 +16,7 @@ export default defineRule({
   fix: 'unsafe',
   messages: {
     noVariant: '{{name}} {{version}} has no {{tag}} build{{via}}',
-    fallback: '{{name}} {{version}} has no {{tag}} build, so pip ignores {{url}} and installs PyPI\'s {{pypi}} build',
+    fallback: "{{name}} {{version}} has no {{tag}} build, so pip ignores {{url}} and installs PyPI's {{pypi}} build",
     unknownVersion: '{{name}} {{version}} is not a known release',
     noPytorchCuda: 'pytorch-cuda={{version}} does not exist (published: {{published}})',
     condaCombination: 'pytorch {{version}} was not published for {{what}} {{cuda}} (published: {{published}})',
@@ -34,7 +34,6 @@ export default defineRule({
     }
   },
 });
-
 
 function checkBuild(unit: Unit, file: ParsedFile, pkg: PackageFact, build: TorchBuild, kb: KnowledgeBase, report: Reporter): void {
   if (!build.release) {
@@ -57,14 +56,23 @@ function checkBuild(unit: Unit, file: ParsedFile, pkg: PackageFact, build: Torch
       unverified: lenient,
       severity: lenient ? 'notice' : 'error',
       help,
-      related: indexOwner(unit, missing.index).map((owner) => ({ file: owner, span: missing.index!.span, message: `this index has no ${pkg.rawName} ${build.version}` })),
+      related: indexOwner(unit, missing.index).map((owner) => ({
+        file: owner,
+        span: missing.index!.span,
+        message: `this index has no ${pkg.rawName} ${build.version}`,
+      })),
       suggestions,
     });
     return;
   }
   report({
     messageId: 'noVariant',
-    data: { name: pkg.rawName, version: build.version, tag: missing.tag, via: missing.via === 'index-url' ? ` on ${missing.index?.url}, so pip finds no matching distribution` : '' },
+    data: {
+      name: pkg.rawName,
+      version: build.version,
+      tag: missing.tag,
+      via: missing.via === 'index-url' ? ` on ${missing.index?.url}, so pip finds no matching distribution` : '',
+    },
     file,
     span: pkg.span,
     unverified: lenient,
@@ -85,7 +93,11 @@ function alternatives(file: ParsedFile, pkg: PackageFact, version: string, relea
   const nearestTag = wantedCuda ? nearestCudaBuild(release, wantedCuda) : undefined;
   if (nearestTag) {
     const text = pkg.localLabel && editable ? `${publicVersion(clause!.version)}+${nearestTag}` : undefined;
-    fixes.push({ title: `${pkg.rawName} ${version}+${nearestTag} (same version, CUDA ${cudaFromTag(nearestTag)})`, safety: 'unsafe', edits: text ? [{ path: file.path, range: [clause!.versionSpan.start, clause!.versionSpan.end], text }] : [] });
+    fixes.push({
+      title: `${pkg.rawName} ${version}+${nearestTag} (same version, CUDA ${cudaFromTag(nearestTag)})`,
+      safety: 'unsafe',
+      edits: text ? [{ path: file.path, range: [clause!.versionSpan.start, clause!.versionSpan.end], text }] : [],
+    });
   }
   const torchVersion = pkg.name === 'torch' ? version : release.version;
   const other = wantedCuda ? nearestReleaseWithCuda(kb, torchVersion, wantedCuda) : undefined;
@@ -93,7 +105,11 @@ function alternatives(file: ParsedFile, pkg: PackageFact, version: string, relea
     const wanted = pkg.name === 'torch' ? other.version : pkg.name === 'torchvision' ? other.torchvision[0] : other.torchaudio[0];
     if (wanted) {
       const label = pkg.localLabel ? `+${pkg.localLabel}` : '';
-      fixes.push({ title: `${pkg.rawName} ${wanted}${label} (nearest release with a ${tagFromCuda(wantedCuda)} build)`, safety: 'unsafe', edits: editable ? [{ path: file.path, range: [clause!.versionSpan.start, clause!.versionSpan.end], text: `${wanted}${label}` }] : [] });
+      fixes.push({
+        title: `${pkg.rawName} ${wanted}${label} (nearest release with a ${tagFromCuda(wantedCuda)} build)`,
+        safety: 'unsafe',
+        edits: editable ? [{ path: file.path, range: [clause!.versionSpan.start, clause!.versionSpan.end], text: `${wanted}${label}` }] : [],
+      });
     }
   }
   return fixes;
@@ -106,13 +122,24 @@ function suggestionText(fixes: readonly Fix[]): string {
 function checkUnknown(file: ParsedFile, pkg: PackageFact, kb: KnowledgeBase, report: Reporter): void {
   const version = publicVersion(pkg.exact ?? '');
   const releases = kb.torchReleases();
-  const known = pkg.name === 'torch' ? releases.some((release) => release.version === version) : kb.torchForCompanion(pkg.name as 'torchvision' | 'torchaudio', version).length > 0;
+  const known =
+    pkg.name === 'torch'
+      ? releases.some((release) => release.version === version)
+      : kb.torchForCompanion(pkg.name as 'torchvision' | 'torchaudio', version).length > 0;
   if (known || !/^\d+\.\d+\.\d+$/.test(version)) return;
   const newest = releases.filter((release) => release.confidence !== 'unverified').at(-1)!;
-  const ownMinors = pkg.name === 'torch' ? releases.map((release) => release.version) : releases.flatMap((release) => release[pkg.name as 'torchvision' | 'torchaudio']);
+  const ownMinors =
+    pkg.name === 'torch' ? releases.map((release) => release.version) : releases.flatMap((release) => release[pkg.name as 'torchvision' | 'torchaudio']);
   const minorKnown = ownMinors.some((known) => minorOf(known) === minorOf(version));
-  const newestOfMinor = ownMinors.filter((known) => minorOf(known) === minorOf(version)).sort(compareDotted).at(-1);
-  const staleMinor = minorKnown && newestOfMinor !== undefined && compareDotted(version, newestOfMinor) > 0 && ownMinors.some((known) => compareDotted(minorOf(known), minorOf(version)) > 0);
+  const newestOfMinor = ownMinors
+    .filter((known) => minorOf(known) === minorOf(version))
+    .sort(compareDotted)
+    .at(-1);
+  const staleMinor =
+    minorKnown &&
+    newestOfMinor !== undefined &&
+    compareDotted(version, newestOfMinor) > 0 &&
+    ownMinors.some((known) => compareDotted(minorOf(known), minorOf(version)) > 0);
   if (!minorKnown && compareDotted(version, ownMinors.sort(compareDotted).at(-1) ?? '0') > 0) return; // newer than our data: nothing to say
   report({
     messageId: 'unknownVersion',
@@ -134,21 +161,45 @@ function checkConda(unit: Unit, kb: KnowledgeBase, report: Reporter): void {
   if (pytorchCuda) {
     const version = cudaMajorMinor(pytorchCuda.pkg.exact!.split('.').slice(0, 2).join('.')) ?? pytorchCuda.pkg.exact!;
     if (!published.includes(version)) {
-      report({ messageId: 'noPytorchCuda', data: { version: pytorchCuda.pkg.exact!, published: published.join(', ') }, file: pytorchCuda.file, span: pytorchCuda.pkg.span, help: `The pytorch-cuda metapackage exists only for ${published.join(', ')}; from torch 2.6 PyTorch publishes no conda packages (use pip wheels). Source: ${source}` });
+      report({
+        messageId: 'noPytorchCuda',
+        data: { version: pytorchCuda.pkg.exact!, published: published.join(', ') },
+        file: pytorchCuda.file,
+        span: pytorchCuda.pkg.span,
+        help: `The pytorch-cuda metapackage exists only for ${published.join(', ')}; from torch 2.6 PyTorch publishes no conda packages (use pip wheels). Source: ${source}`,
+      });
     }
   }
   if (!pytorch) return;
   if (pytorch.pkg.exact!.includes('+')) {
     const label = pytorch.pkg.exact!.slice(pytorch.pkg.exact!.indexOf('+') + 1);
-    report({ messageId: 'condaLabel', data: { subject: describePackage(pytorch.pkg), label }, file: pytorch.file, span: pytorch.pkg.span, help: `+${label} is how PyPI-style wheels name a CUDA build; conda names it in the build string or with pytorch-cuda. Write pytorch=${publicVersion(pytorch.pkg.exact!)} with ${cudaFromLabel(label) ? `pytorch-cuda=${cudaFromLabel(label)!.cuda}` : 'the CUDA package of your channel'}. Source: ${source}` });
+    report({
+      messageId: 'condaLabel',
+      data: { subject: describePackage(pytorch.pkg), label },
+      file: pytorch.file,
+      span: pytorch.pkg.span,
+      help: `+${label} is how PyPI-style wheels name a CUDA build; conda names it in the build string or with pytorch-cuda. Write pytorch=${publicVersion(pytorch.pkg.exact!)} with ${cudaFromLabel(label) ? `pytorch-cuda=${cudaFromLabel(label)!.cuda}` : 'the CUDA package of your channel'}. Source: ${source}`,
+    });
     return;
   }
   const version = pytorch.pkg.exact!;
   const release = kb.torchRelease(version);
-  const channel = pytorch.pkg.channel ?? (pytorch.file.contexts[pytorch.pkg.context]?.channels.includes('conda-forge') ? undefined : pytorch.file.contexts[pytorch.pkg.context]?.channels.includes('pytorch') ? 'pytorch' : undefined);
+  const channel =
+    pytorch.pkg.channel ??
+    (pytorch.file.contexts[pytorch.pkg.context]?.channels.includes('conda-forge')
+      ? undefined
+      : pytorch.file.contexts[pytorch.pkg.context]?.channels.includes('pytorch')
+        ? 'pytorch'
+        : undefined);
   const last = kb.pytorchChannel().lastVersion;
   if (channel === 'pytorch' && compareDotted(version, last) > 0) {
-    report({ messageId: 'channelEnded', data: { version, last }, file: pytorch.file, span: pytorch.pkg.span, help: `The pytorch channel is deprecated; install torch ${version} with pip, or take pytorch from conda-forge. Source: ${cite(kb.pytorchChannel())}` });
+    report({
+      messageId: 'channelEnded',
+      data: { version, last },
+      file: pytorch.file,
+      span: pytorch.pkg.span,
+      help: `The pytorch channel is deprecated; install torch ${version} with pip, or take pytorch from conda-forge. Source: ${cite(kb.pytorchChannel())}`,
+    });
     return;
   }
   if (!release || channel === 'conda-forge' || pytorch.pkg.channel === 'conda-forge') return;
@@ -168,9 +219,24 @@ function checkConda(unit: Unit, kb: KnowledgeBase, report: Reporter): void {
   }
   const buildCuda = pytorch.pkg.localLabel ? cudaFromLabel(pytorch.pkg.localLabel)?.cuda : undefined;
   const checks: { what: string; cuda: string | undefined; list: readonly string[] | undefined; at: { file: ParsedFile; pkg: PackageFact } }[] = [
-    { what: 'pytorch-cuda', cuda: pytorchCuda ? cudaMajorMinor(pytorchCuda.pkg.exact!.split('.').slice(0, 2).join('.')) : undefined, list: release.condaPytorchCuda, at: pytorchCuda ?? pytorch },
-    { what: 'cudatoolkit', cuda: cudatoolkit ? cudaMajorMinor(cudatoolkit.pkg.exact!.split('.').slice(0, 2).join('.')) : undefined, list: release.condaCudatoolkit, at: cudatoolkit ?? pytorch },
-    { what: 'CUDA (build string)', cuda: buildCuda && buildCuda.includes('.') ? buildCuda : undefined, list: release.condaPytorchCuda?.length ? release.condaPytorchCuda : release.condaCudatoolkit, at: pytorch },
+    {
+      what: 'pytorch-cuda',
+      cuda: pytorchCuda ? cudaMajorMinor(pytorchCuda.pkg.exact!.split('.').slice(0, 2).join('.')) : undefined,
+      list: release.condaPytorchCuda,
+      at: pytorchCuda ?? pytorch,
+    },
+    {
+      what: 'cudatoolkit',
+      cuda: cudatoolkit ? cudaMajorMinor(cudatoolkit.pkg.exact!.split('.').slice(0, 2).join('.')) : undefined,
+      list: release.condaCudatoolkit,
+      at: cudatoolkit ?? pytorch,
+    },
+    {
+      what: 'CUDA (build string)',
+      cuda: buildCuda && buildCuda.includes('.') ? buildCuda : undefined,
+      list: release.condaPytorchCuda?.length ? release.condaPytorchCuda : release.condaCudatoolkit,
+      at: pytorch,
+    },
   ];
   for (const check of checks) {
     if (!check.cuda || !check.list || check.list.length === 0 || check.list.includes(check.cuda)) continue;

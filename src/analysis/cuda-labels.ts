@@ -1,7 +1,6 @@
 /** Reading CUDA versions out of the many places they hide: local labels, URLs, build strings, names. */
 import { memoize } from '../util/memo.js';
 
-
 export interface LabelCuda {
   readonly cuda: string;
   readonly precision: 'minor' | 'major';

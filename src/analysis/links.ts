@@ -35,7 +35,10 @@ const visibleCopies = new WeakMap<ParsedFile, (stage: number) => readonly CopyFa
 function copiesVisibleFrom(file: ParsedFile, stage: number): readonly CopyFact[] {
   let visible = visibleCopies.get(file);
   if (!visible) {
-    const own = groupBy(file.copies.filter((copy) => !copy.fromStage), (copy) => copy.stage);
+    const own = groupBy(
+      file.copies.filter((copy) => !copy.fromStage),
+      (copy) => copy.stage,
+    );
     visibleCopies.set(file, (visible = StageTree.of(file).inherited((at) => own.get(at) ?? [])));
   }
   return visible(stage);
@@ -63,7 +66,12 @@ function pathInsideCopy(copy: CopyFact, source: string, target: string): string 
 
 function globMatch(pattern: string, name: string): boolean {
   // Only * and ? are wildcards here; every other character (brackets included) is literal.
-  const regex = new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`);
+  const regex = new RegExp(
+    `^${pattern
+      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+      .replace(/\*/g, '.*')
+      .replace(/\?/g, '.')}$`,
+  );
   return regex.test(name);
 }
 

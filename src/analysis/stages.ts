@@ -14,7 +14,10 @@ export class StageTree {
   /** The stage at the end of each stage's chain: the one whose FROM names an image. */
   private readonly roots: number[] = [];
 
-  private constructor(readonly stageCount: number, file: ParsedFile) {
+  private constructor(
+    readonly stageCount: number,
+    file: ParsedFile,
+  ) {
     for (const image of file.images) {
       if (this.parents[image.stage] !== undefined || image.stage >= stageCount) continue;
       // The parser only links to earlier stages; anything else is treated as a base image.

@@ -95,7 +95,8 @@ export function resolveTorchBuild(pkg: PackageFact, indexes: readonly IndexFact[
     const build = served(index);
     if (!build) continue;
     if (build.cpu) return result({ cpu: true, source: index.kind === 'find-links' ? 'find-links' : 'extra-index-url', index });
-    if (!release || available.has(build.tag)) return result({ cuda: build.cuda!, cpu: false, source: index.kind === 'find-links' ? 'find-links' : 'extra-index-url', index });
+    if (!release || available.has(build.tag))
+      return result({ cuda: build.cuda!, cpu: false, source: index.kind === 'find-links' ? 'find-links' : 'extra-index-url', index });
   }
 
   if (primary) {
@@ -103,7 +104,8 @@ export function resolveTorchBuild(pkg: PackageFact, indexes: readonly IndexFact[
     const build = served(primary);
     if (!build) return result({ cpu: false, source: 'index-url', index: primary });
     if (build.cpu) return result({ cpu: true, source: 'index-url', index: primary });
-    if (release && !available.has(build.tag)) return result({ cpu: false, source: 'index-url', index: primary, missing: { cuda: build.cuda!, tag: build.tag, via: 'index-url', index: primary } });
+    if (release && !available.has(build.tag))
+      return result({ cpu: false, source: 'index-url', index: primary, missing: { cuda: build.cuda!, tag: build.tag, via: 'index-url', index: primary } });
     return result({ cuda: build.cuda!, cpu: false, source: 'index-url', index: primary });
   }
 
@@ -137,9 +139,14 @@ export function servedVariant(url: string): { readonly tag: string; readonly cud
  * newest allowed release. Returns the newest allowed release when PyPI's build of it is what pip installs, and
  * undefined when the index's build wins or the knowledge cannot say.
  */
-export function pypiWins(pkg: PackageFact, tag: string, kb: KnowledgeBase): { readonly newest: string; readonly release: TorchRelease; readonly newestOnIndex?: string } | undefined {
+export function pypiWins(
+  pkg: PackageFact,
+  tag: string,
+  kb: KnowledgeBase,
+): { readonly newest: string; readonly release: TorchRelease; readonly newestOnIndex?: string } | undefined {
   if (pkg.ecosystem !== 'pip' || pkg.localLabel || pkg.url || !PYTORCH_INDEX_PACKAGES.has(pkg.name)) return undefined;
-  const versionOf = (release: TorchRelease): string | undefined => (pkg.name === 'torch' ? release.version : pkg.name === 'torchvision' ? release.torchvision[0] : release.torchaudio[0]);
+  const versionOf = (release: TorchRelease): string | undefined =>
+    pkg.name === 'torch' ? release.version : pkg.name === 'torchvision' ? release.torchvision[0] : release.torchaudio[0];
   const allowed = kb
     .torchReleases()
     .filter((release) => {

@@ -13,9 +13,21 @@ export interface TorchPage {
 }
 
 const TORCH_PAGES: readonly { readonly project: TorchPage['project']; readonly pattern: RegExp; readonly source: string }[] = [
-  { project: 'PyG', pattern: /^https?:\/\/(?:data\.pyg\.org|pytorch-geometric\.com)\/whl\/torch-(\d+\.\d+)\.\d+(?:%2B|\+)(?:cu\d+|cpu)\.html$/i, source: PYG_DOCS },
-  { project: 'mmcv', pattern: /^https?:\/\/download\.openmmlab\.com\/mmcv\/dist\/(?:cu\d+|cpu)\/torch(\d+\.\d+)(?:\.\d+)?\/index\.html$/i, source: 'https://github.com/open-mmlab/mmcv/blob/a8073c74bf83d62ec36a103f835faa4837fb6585/docs/en/get_started/installation.md' },
-  { project: 'detectron2', pattern: /^https?:\/\/dl\.fbaipublicfiles\.com\/detectron2\/wheels\/(?:cu\d+|cpu)\/torch(\d+\.\d+)\/index\.html$/i, source: 'https://github.com/facebookresearch/detectron2/blob/640e061f^/INSTALL.md' },
+  {
+    project: 'PyG',
+    pattern: /^https?:\/\/(?:data\.pyg\.org|pytorch-geometric\.com)\/whl\/torch-(\d+\.\d+)\.\d+(?:%2B|\+)(?:cu\d+|cpu)\.html$/i,
+    source: PYG_DOCS,
+  },
+  {
+    project: 'mmcv',
+    pattern: /^https?:\/\/download\.openmmlab\.com\/mmcv\/dist\/(?:cu\d+|cpu)\/torch(\d+\.\d+)(?:\.\d+)?\/index\.html$/i,
+    source: 'https://github.com/open-mmlab/mmcv/blob/a8073c74bf83d62ec36a103f835faa4837fb6585/docs/en/get_started/installation.md',
+  },
+  {
+    project: 'detectron2',
+    pattern: /^https?:\/\/dl\.fbaipublicfiles\.com\/detectron2\/wheels\/(?:cu\d+|cpu)\/torch(\d+\.\d+)\/index\.html$/i,
+    source: 'https://github.com/facebookresearch/detectron2/blob/640e061f^/INSTALL.md',
+  },
 ];
 
 /** The torch-minor wheel page a find-links URL names, if it is one. */

@@ -201,7 +201,8 @@ class DockerfileIndex {
     this.contextsByStage = groupBy(file.contexts, (context) => context.stage);
     this.copiesByStage = groupBy(file.copies, (copy) => copy.stage);
     // The first stage of a name wins, as in the old linear search.
-    for (const stage of file.stages) if (stage.name && !this.stagesByName.has(stage.name.toLowerCase())) this.stagesByName.set(stage.name.toLowerCase(), stage.index);
+    for (const stage of file.stages)
+      if (stage.name && !this.stagesByName.has(stage.name.toLowerCase())) this.stagesByName.set(stage.name.toLowerCase(), stage.index);
     this.linksByContext = groupBy(links, (link) => link.include.context);
     this.packagesByContext = groupBy(positions(file.packages.length), (i) => file.packages[i]!.context);
     const all = positions(claims.length);
@@ -248,7 +249,9 @@ class DockerfileIndex {
       }
       this.copied.push([...copied]);
       const parent = this.tree.parent(at);
-      this.reached.push([...new Set([...(this.contextsByStage.get(at) ?? []), ...copied, ...(parent !== undefined && parent < at ? this.reached[parent]! : [])])]);
+      this.reached.push([
+        ...new Set([...(this.contextsByStage.get(at) ?? []), ...copied, ...(parent !== undefined && parent < at ? this.reached[parent]! : [])]),
+      ]);
     }
   }
 
@@ -281,7 +284,8 @@ function dockerStageUnit(index: DockerfileIndex, stage: number, links: ReadonlyM
       seen.add(member);
       linkedFiles.push(member);
     }
-    if (context.tool !== 'apt') invocations.push(makeInvocation([{ file, context }, ...linked.flatMap((member) => member.contexts.map((c) => ({ file: member, context: c })))]));
+    if (context.tool !== 'apt')
+      invocations.push(makeInvocation([{ file, context }, ...linked.flatMap((member) => member.contexts.map((c) => ({ file: member, context: c })))]));
   }
   const claims = [...index.claimsOf(stage, contexts), ...linkedFiles.flatMap((member) => claimsOf(member))];
   return finishUnit(label, file, stage, [file, ...linkedFiles], claims, invocations, kb, index.packagesOf(contexts));
@@ -343,7 +347,7 @@ export function chooseTarget(claims: readonly CudaClaim[]): CudaClaim | undefine
     if (inTier.length === 0) continue;
     const precise = inTier.filter((claim) => claim.precision === 'minor');
     const pool = precise.length > 0 ? precise : inTier;
-    const key = (claim: CudaClaim): string => (claim.precision === 'minor' ? cudaMajorMinor(claim.cuda) ?? claim.cuda : String(cudaMajor(claim.cuda)));
+    const key = (claim: CudaClaim): string => (claim.precision === 'minor' ? (cudaMajorMinor(claim.cuda) ?? claim.cuda) : String(cudaMajor(claim.cuda)));
     const counts = new Map<string, number>();
     for (const claim of pool) counts.set(key(claim), (counts.get(key(claim)) ?? 0) + 1);
     const best = Math.max(...counts.values());

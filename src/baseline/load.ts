@@ -27,11 +27,23 @@ const MAX_BASELINE_BYTES = 256 * 1024;
 export function loadBaseline(path: string, text: string, ruleIds?: ReadonlySet<string>): LoadedBaseline {
   const source = new SourceText(path, text);
   const nowhere = (): Span => ({ start: 0, end: 0 });
-  if (text.length > MAX_BASELINE_BYTES) return { baseline: EMPTY_BASELINE, source, locate: nowhere, problems: [{ message: `the baseline is larger than ${MAX_BASELINE_BYTES / 1024} KiB`, span: nowhere() }] };
+  if (text.length > MAX_BASELINE_BYTES)
+    return {
+      baseline: EMPTY_BASELINE,
+      source,
+      locate: nowhere,
+      problems: [{ message: `the baseline is larger than ${MAX_BASELINE_BYTES / 1024} KiB`, span: nowhere() }],
+    };
   const doc = parseDocument(text, { prettyErrors: false, uniqueKeys: true, strict: true });
   const locate = (path: readonly (string | number)[]): Span => spanOf(doc, path);
   const fail = (problems: PolicyProblem[]): LoadedBaseline => ({ baseline: EMPTY_BASELINE, source, problems, locate });
-  if (doc.errors.length > 0) return fail(doc.errors.map((error) => ({ message: `YAML: ${error.message.split('\n')[0]}`, span: { start: Math.min(error.pos[0], text.length), end: Math.min(error.pos[1], text.length) } })));
+  if (doc.errors.length > 0)
+    return fail(
+      doc.errors.map((error) => ({
+        message: `YAML: ${error.message.split('\n')[0]}`,
+        span: { start: Math.min(error.pos[0], text.length), end: Math.min(error.pos[1], text.length) },
+      })),
+    );
   let value: unknown;
   try {
     value = doc.toJS({ maxAliasCount: 50 }) ?? {};
@@ -40,12 +52,18 @@ export function loadBaseline(path: string, text: string, ruleIds?: ReadonlySet<s
   }
   const parsed = BaselineFile.safeParse(value);
   if (!parsed.success) {
-    return fail(parsed.error.issues.map((issue) => ({ message: describeIssue(issue, valueAt(value, issue.path as (string | number)[]) === undefined && issue.code !== 'unrecognized_keys'), span: spanOf(doc, issue.path as (string | number)[], issue.code === 'unrecognized_keys' ? (issue as { keys?: string[] }).keys?.[0] : undefined) })));
+    return fail(
+      parsed.error.issues.map((issue) => ({
+        message: describeIssue(issue, valueAt(value, issue.path as (string | number)[]) === undefined && issue.code !== 'unrecognized_keys'),
+        span: spanOf(doc, issue.path as (string | number)[], issue.code === 'unrecognized_keys' ? (issue as { keys?: string[] }).keys?.[0] : undefined),
+      })),
+    );
   }
   const problems: PolicyProblem[] = [];
   if (ruleIds) {
     for (const id of Object.keys(parsed.data.rules ?? {})) {
-      if (!ruleIds.has(id)) problems.push({ message: `unknown rule "${id}" in rules (known: ${[...ruleIds].sort().join(', ')})`, span: spanOf(doc, ['rules'], id) });
+      if (!ruleIds.has(id))
+        problems.push({ message: `unknown rule "${id}" in rules (known: ${[...ruleIds].sort().join(', ')})`, span: spanOf(doc, ['rules'], id) });
     }
   }
   return { baseline: resolveBaseline(parsed.data), file: parsed.data, source, problems, locate };
@@ -63,7 +81,8 @@ function valueAt(root: unknown, path: readonly (string | number)[]): unknown {
 function describeIssue(issue: { path: PropertyKey[]; message: string; code: string; keys?: string[] }, missing = false): string {
   const where = issue.path.length > 0 ? issue.path.map(String).join('.') : 'the baseline';
   if (missing && issue.path.length > 0) return `${where} is required`;
-  if (issue.code === 'unrecognized_keys') return `unknown key${issue.keys && issue.keys.length > 1 ? 's' : ''} ${issue.keys?.map((key) => `"${key}"`).join(', ')} in ${where}`;
+  if (issue.code === 'unrecognized_keys')
+    return `unknown key${issue.keys && issue.keys.length > 1 ? 's' : ''} ${issue.keys?.map((key) => `"${key}"`).join(', ')} in ${where}`;
   return `${where}: ${issue.message}`;
 }
 

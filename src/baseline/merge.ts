@@ -62,13 +62,18 @@ export const POLICY_KEYS: readonly KeySpec[] = [
     present: (file) => file.driver?.minimum !== undefined,
     apply: (result, next) => ({ ...result, driver: { ...result.driver, minimum: next.driver.minimum! } }),
     loosens: (current, next) =>
-      current.driver.minimum && compareDotted(next.driver.minimum!, current.driver.minimum) > 0 ? `a newer fleet driver (${next.driver.minimum}) than ${current.driver.minimum} hides driver problems` : undefined,
+      current.driver.minimum && compareDotted(next.driver.minimum!, current.driver.minimum) > 0
+        ? `a newer fleet driver (${next.driver.minimum}) than ${current.driver.minimum} hides driver problems`
+        : undefined,
   },
   {
     path: 'driver.forwardCompat',
     present: (file) => file.driver?.forwardCompat !== undefined,
     apply: (result, next) => ({ ...result, driver: { ...result.driver, forwardCompat: next.driver.forwardCompat! } }),
-    loosens: (current, next) => (next.driver.forwardCompat && current.driver.forwardCompat !== true ? 'assuming forward compatibility (data-center GPUs) lowers driver findings' : undefined),
+    loosens: (current, next) =>
+      next.driver.forwardCompat && current.driver.forwardCompat !== true
+        ? 'assuming forward compatibility (data-center GPUs) lowers driver findings'
+        : undefined,
   },
   {
     path: 'gpus',
@@ -89,7 +94,10 @@ export const POLICY_KEYS: readonly KeySpec[] = [
     path: 'pinning.images',
     present: (file) => file.pinning?.images !== undefined,
     apply: (result, next) => ({ ...result, pinning: { ...result.pinning, images: next.pinning.images } }),
-    loosens: (current, next) => (IMAGES_RANK[next.pinning.images] < IMAGES_RANK[current.pinning.images] ? `"${next.pinning.images}" is weaker than "${current.pinning.images}"` : undefined),
+    loosens: (current, next) =>
+      IMAGES_RANK[next.pinning.images] < IMAGES_RANK[current.pinning.images]
+        ? `"${next.pinning.images}" is weaker than "${current.pinning.images}"`
+        : undefined,
   },
   {
     // A later layer adds packages that must be pinned; it cannot take any away.
@@ -172,23 +180,44 @@ export function mergeBaselines(layers: readonly Layer[], ruleDefaults: ReadonlyM
       provenance[path] = layer.origin;
     };
     for (const spec of POLICY_KEYS) {
-      if (spec.present(file)) set(spec.path, () => spec.apply(result, next), () => spec.loosens(result, next));
+      if (spec.present(file))
+        set(
+          spec.path,
+          () => spec.apply(result, next),
+          () => spec.loosens(result, next),
+        );
     }
     for (const [name, versions] of Object.entries(next.packages)) {
-      set(`packages.${name}`, () => ({ ...result, packages: { ...result.packages, [name]: versions } }), () => addedTo(versions, result.packages[name], `${name} versions`));
+      set(
+        `packages.${name}`,
+        () => ({ ...result, packages: { ...result.packages, [name]: versions } }),
+        () => addedTo(versions, result.packages[name], `${name} versions`),
+      );
     }
     for (const [id, severity] of Object.entries(next.rules)) {
-      set(`rules.${id}`, () => ({ ...result, rules: { ...result.rules, [id]: severity } }), () => {
-        const current = result.rules[id] ?? ruleDefaults.get(id);
-        if (current !== undefined) return SEVERITY_RANK[severity] < SEVERITY_RANK[current] ? `severity ${severity} is lower than ${current}${result.rules[id] === undefined ? ' (its default)' : ''}` : undefined;
-        return severity === 'off' || severity === 'notice' ? `rule ${id} cannot be lowered to ${severity}` : undefined;
-      });
+      set(
+        `rules.${id}`,
+        () => ({ ...result, rules: { ...result.rules, [id]: severity } }),
+        () => {
+          const current = result.rules[id] ?? ruleDefaults.get(id);
+          if (current !== undefined)
+            return SEVERITY_RANK[severity] < SEVERITY_RANK[current]
+              ? `severity ${severity} is lower than ${current}${result.rules[id] === undefined ? ' (its default)' : ''}`
+              : undefined;
+          return severity === 'off' || severity === 'notice' ? `rule ${id} cannot be lowered to ${severity}` : undefined;
+        },
+      );
     }
     const waivers = next.waivers.filter((waiver) => {
       const key = RULE_KEYS[waiver.rule];
       const path = (key && isLocked(locked, key) ? key : undefined) ?? (isLocked(locked, `rules.${waiver.rule}`) ? `rules.${waiver.rule}` : undefined);
       if (!path) return true;
-      weakenings.push({ key: path, message: `a waiver of ${waiver.rule} gets round ${path}, which is locked by ${lockedBy(path)}: such waivers belong in the organisation baseline`, layer, at: ['waivers', waiver.index] });
+      weakenings.push({
+        key: path,
+        message: `a waiver of ${waiver.rule} gets round ${path}, which is locked by ${lockedBy(path)}: such waivers belong in the organisation baseline`,
+        layer,
+        at: ['waivers', waiver.index],
+      });
       return false;
     });
     if (waivers.length) result = { ...result, waivers: [...result.waivers, ...waivers.map((waiver) => ({ ...waiver, file: layer.loaded.source.path }))] };
@@ -196,7 +225,12 @@ export function mergeBaselines(layers: readonly Layer[], ruleDefaults: ReadonlyM
     if (file.sweep?.issues !== undefined) result = { ...result, sweep: { issues: next.sweep.issues } };
     next.locked.forEach((path, index) => {
       if (!LOCKABLE.includes(path) && !/^(packages|rules)\.[^.]+$/.test(path)) {
-        weakenings.push({ key: 'locked', message: `"${path}" is not a key that can be locked (use ${LOCKABLE.join(', ')}, packages.<name> or rules.<id>)`, layer, at: ['locked', index] });
+        weakenings.push({
+          key: 'locked',
+          message: `"${path}" is not a key that can be locked (use ${LOCKABLE.join(', ')}, packages.<name> or rules.<id>)`,
+          layer,
+          at: ['locked', index],
+        });
         return;
       }
       if (!locked.has(path)) provenance[`locked:${path}`] = layer.origin;

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 
-const cudaMinor = z.union([z.string(), z.number().transform(String)]).pipe(z.string().regex(/^\d{1,2}\.\d{1,2}$/, 'expected a CUDA version as major.minor, e.g. "12.4"'));
+const cudaMinor = z
+  .union([z.string(), z.number().transform(String)])
+  .pipe(z.string().regex(/^\d{1,2}\.\d{1,2}$/, 'expected a CUDA version as major.minor, e.g. "12.4"'));
 const driverVersion = z
   .union([z.string(), z.number().transform(String)])
   .pipe(z.string().regex(/^\d{3}(\.\d{1,3}){0,2}$/, 'expected an NVIDIA driver version, e.g. "550.54.14"'));
@@ -16,11 +18,22 @@ export const BaselineFile = z.strictObject({
   driver: z
     .strictObject({
       minimum: driverVersion.optional().describe('Oldest NVIDIA Linux driver in the GPU fleet, e.g. "550.54.14"'),
-      forwardCompat: z.boolean().optional().describe('true: the fleet is data-center GPUs on Linux, where an image\'s cuda-compat package runs newer CUDA on an older driver branch (forward compatibility); false: it is not'),
+      forwardCompat: z
+        .boolean()
+        .optional()
+        .describe(
+          "true: the fleet is data-center GPUs on Linux, where an image's cuda-compat package runs newer CUDA on an older driver branch (forward compatibility); false: it is not",
+        ),
     })
     .optional(),
-  gpus: z.array(z.union([z.string().min(1), z.number()]).transform(String)).optional().describe('GPU models ("A100", "H100") or compute capabilities ("8.0") in the fleet'),
-  packages: z.record(z.string().min(1), z.array(z.union([z.string(), z.number()]).transform(String))).optional().describe('Allowed versions (PEP 440 versions or specifiers) per package'),
+  gpus: z
+    .array(z.union([z.string().min(1), z.number()]).transform(String))
+    .optional()
+    .describe('GPU models ("A100", "H100") or compute capabilities ("8.0") in the fleet'),
+  packages: z
+    .record(z.string().min(1), z.array(z.union([z.string(), z.number()]).transform(String)))
+    .optional()
+    .describe('Allowed versions (PEP 440 versions or specifiers) per package'),
   pinning: z
     .strictObject({
       python: z.enum(['exact', 'none']).optional().describe('exact: CUDA-relevant Python/conda packages must be pinned to one version'),
@@ -38,7 +51,10 @@ export const BaselineFile = z.strictObject({
         path: z.string().min(1).optional().describe('File path or prefix ending in "/" (default: every file)'),
         reason: z.string().min(1).describe('Why the finding is accepted'),
         owner: z.string().min(1).describe('Who owns the exception'),
-        expires: z.union([z.string(), z.date().transform((date) => date.toISOString().slice(0, 10))]).pipe(z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'expected a date, YYYY-MM-DD')).describe('Last day the waiver applies (YYYY-MM-DD)'),
+        expires: z
+          .union([z.string(), z.date().transform((date) => date.toISOString().slice(0, 10))])
+          .pipe(z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'expected a date, YYYY-MM-DD'))
+          .describe('Last day the waiver applies (YYYY-MM-DD)'),
       }),
     )
     .optional()
@@ -50,13 +66,19 @@ export const BaselineFile = z.strictObject({
     .optional(),
   files: z
     .strictObject({
-      include: z.array(z.string().min(1)).optional().describe('More files to check, as gitignore-style patterns from the repository root; their kind is read from their content'),
+      include: z
+        .array(z.string().min(1))
+        .optional()
+        .describe('More files to check, as gitignore-style patterns from the repository root; their kind is read from their content'),
       exclude: z.array(z.string().min(1)).optional().describe('Files not to check, as gitignore-style patterns from the repository root (added to .gitignore)'),
     })
     .optional(),
   sweep: z
     .strictObject({
-      issues: z.enum(['none', 'repository', 'dashboard']).optional().describe('Keep a "CUDA compliance" issue per repository, one dashboard issue in the config repository, or none (default)'),
+      issues: z
+        .enum(['none', 'repository', 'dashboard'])
+        .optional()
+        .describe('Keep a "CUDA compliance" issue per repository, one dashboard issue in the config repository, or none (default)'),
     })
     .optional(),
   /** Dotted key paths a repository may not weaken (organisation baselines). */
@@ -120,7 +142,10 @@ export function resolveBaseline(file: BaselineFile): Baseline {
   for (const [name, versions] of Object.entries(file.packages ?? {})) packages[name.toLowerCase().replace(/[-_.]+/g, '-')] = versions;
   return {
     cuda: file.cuda?.allowed ? { allowed: file.cuda.allowed } : {},
-    driver: { ...(file.driver?.minimum ? { minimum: file.driver.minimum } : {}), ...(file.driver?.forwardCompat !== undefined ? { forwardCompat: file.driver.forwardCompat } : {}) },
+    driver: {
+      ...(file.driver?.minimum ? { minimum: file.driver.minimum } : {}),
+      ...(file.driver?.forwardCompat !== undefined ? { forwardCompat: file.driver.forwardCompat } : {}),
+    },
     gpus: file.gpus ?? [],
     packages,
     pinning: {

@@ -93,8 +93,10 @@ export function walk(root: string, inputs: readonly string[], filters: WalkFilte
     if (!viaLink) plain.add(repoPath);
   };
   /** A file's kind by name, or for a YAML file that may be an environment, by its first 64 KiB. */
-  const kindOf = (absolute: string, repoPath: string): FileKind | undefined => classifyPath(repoPath) ?? (condaByContent(repoPath) && condaInside(absolute) ? 'conda' : undefined);
-  const skipped = (levels: IgnoreLevels, repoPath: string, directory: boolean): boolean => (excluded?.ignores(directory ? `${repoPath}/` : repoPath) ?? false) || (gitignore && ignoredBy(levels, repoPath, directory));
+  const kindOf = (absolute: string, repoPath: string): FileKind | undefined =>
+    classifyPath(repoPath) ?? (condaByContent(repoPath) && condaInside(absolute) ? 'conda' : undefined);
+  const skipped = (levels: IgnoreLevels, repoPath: string, directory: boolean): boolean =>
+    (excluded?.ignores(directory ? `${repoPath}/` : repoPath) ?? false) || (gitignore && ignoredBy(levels, repoPath, directory));
   /** A file found while walking: by its name, or because files.include names it (then its content decides). */
   const found = (absolute: string, repoPath: string, viaLink: boolean, levels: IgnoreLevels): void => {
     if (skipped(levels, repoPath, false)) return;
@@ -148,7 +150,11 @@ export function walk(root: string, inputs: readonly string[], filters: WalkFilte
         stats = statSync(absolute);
       } catch (error) {
         // A dangling link, or one that loops (ELOOP): named on the command line, it is a usage error.
-        unreadable.push({ path: absolute, reason: (error as NodeJS.ErrnoException).code === 'ELOOP' ? 'is a symbolic link that loops' : 'is a symbolic link to nothing', named: explicit });
+        unreadable.push({
+          path: absolute,
+          reason: (error as NodeJS.ErrnoException).code === 'ELOOP' ? 'is a symbolic link that loops' : 'is a symbolic link to nothing',
+          named: explicit,
+        });
         return;
       }
     }
@@ -169,7 +175,13 @@ export function walk(root: string, inputs: readonly string[], filters: WalkFilte
     if (stats.isDirectory()) {
       const name = absolute.split(sep).pop() ?? '';
       if (!explicit && SKIP_DIRS.has(name)) return;
-      visitDirectory(absolute, repoPath, linked, levels ?? (repoPath === '' ? [] : levelsAbove(`${repoPath}/x`).filter((level) => level.base !== repoPath)), explicit);
+      visitDirectory(
+        absolute,
+        repoPath,
+        linked,
+        levels ?? (repoPath === '' ? [] : levelsAbove(`${repoPath}/x`).filter((level) => level.base !== repoPath)),
+        explicit,
+      );
       return;
     }
     if (!stats.isFile()) return;
@@ -279,7 +291,8 @@ export function readRegularInside(realRoot: string, root: string, path: string, 
     fd = openSync(real, constants.O_RDONLY | constants.O_NONBLOCK);
     const stat = fstatSync(fd);
     if (!stat.isFile()) return { reason: 'is not a regular file' };
-    if (stat.size > maxBytes) return { reason: maxBytes >= 1024 * 1024 ? `is larger than ${maxBytes / 1024 / 1024} MiB` : `is larger than ${maxBytes / 1024} KiB` };
+    if (stat.size > maxBytes)
+      return { reason: maxBytes >= 1024 * 1024 ? `is larger than ${maxBytes / 1024 / 1024} MiB` : `is larger than ${maxBytes / 1024} KiB` };
     buffer = readAll(fd, stat.size, maxBytes);
   } catch {
     return { reason: 'cannot be read' };

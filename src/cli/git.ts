@@ -13,7 +13,9 @@ function git(cwd: string, args: readonly string[], maxBuffer = 64 * 1024 * 1024)
   try {
     return execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer });
   } catch (error) {
-    const stderr = String((error as { stderr?: unknown }).stderr ?? '').trim().split('\n')[0];
+    const stderr = String((error as { stderr?: unknown }).stderr ?? '')
+      .trim()
+      .split('\n')[0];
     throw new GitError(`git ${args[0]} failed${stderr ? `: ${stderr}` : ''}`);
   }
 }

@@ -51,7 +51,11 @@ export function run(argv: readonly string[], io: Io): number {
       io.err(`cuda-gatekeeper: ${error.message}\n`);
       return 2;
     }
-    if (error instanceof TypeError && (String((error as NodeJS.ErrnoException).code ?? '').startsWith('ERR_PARSE_ARGS') || /Unknown option|unexpected argument|argument missing|requires a value/i.test(error.message))) {
+    if (
+      error instanceof TypeError &&
+      (String((error as NodeJS.ErrnoException).code ?? '').startsWith('ERR_PARSE_ARGS') ||
+        /Unknown option|unexpected argument|argument missing|requires a value/i.test(error.message))
+    ) {
       io.err(`cuda-gatekeeper: ${error.message.split('\n')[0]}\n${USAGE}\n`);
       return 2;
     }
@@ -115,7 +119,9 @@ function readBaselineFile(cwd: string, path: string): string {
   const inside = absolute === cwd || absolute.startsWith(cwd.endsWith(sep) ? cwd : cwd + sep);
   let read: string | { readonly reason: string };
   try {
-    read = inside ? readRegularInside(realpathSync.native(cwd), cwd, toRepoPath(cwd, absolute) ?? path, 256 * 1024) : readRegularInside(realpathSync.native(dirname(absolute)), dirname(absolute), basename(absolute), 256 * 1024);
+    read = inside
+      ? readRegularInside(realpathSync.native(cwd), cwd, toRepoPath(cwd, absolute) ?? path, 256 * 1024)
+      : readRegularInside(realpathSync.native(dirname(absolute)), dirname(absolute), basename(absolute), 256 * 1024);
   } catch {
     read = { reason: 'cannot be read' };
   }
@@ -147,11 +153,26 @@ function collect(io: Io, paths: readonly string[], baseline: Baseline): Loaded &
  * are checked, so a changed requirements file is checked with the Dockerfile that installs it, exactly as a check
  * of the whole checkout would check that unit.
  */
-function checkChanges(files: readonly Listed[], reader: RepositoryReader, changes: Changes, baseline: Baseline, kb: KnowledgeBase, options: GateOptions): RepositoryCheck {
+function checkChanges(
+  files: readonly Listed[],
+  reader: RepositoryReader,
+  changes: Changes,
+  baseline: Baseline,
+  kb: KnowledgeBase,
+  options: GateOptions,
+): RepositoryCheck {
   const read = [...readRepository(files, reader)];
-  const affected = affectedFiles(read.map((file) => file.parsed), new Set(changes.changed), new Set(changes.removed));
+  const affected = affectedFiles(
+    read.map((file) => file.parsed),
+    new Set(changes.changed),
+    new Set(changes.removed),
+  );
   const kept = new Set(affected.map((file) => file.path));
-  return { report: gate(affected, baseline, kb, { ...options, removed: changes.removed }), sources: read.map((file) => file.source).filter((source) => kept.has(source.path)), parsedAgain: 0 };
+  return {
+    report: gate(affected, baseline, kb, { ...options, removed: changes.removed }),
+    sources: read.map((file) => file.source).filter((source) => kept.has(source.path)),
+    parsedAgain: 0,
+  };
 }
 
 function check(args: readonly string[], io: Io): number {
@@ -184,7 +205,11 @@ function check(args: readonly string[], io: Io): number {
   if (named.length > 0) throw new UsageError(named.map((entry) => `${escapeControl(entry.path)} ${entry.reason}`).join('; '));
   for (const entry of selected.unreadable) io.err(`${escapeControl(toRepoPath(io.cwd, entry.path) ?? entry.path)}: skipped: ${entry.reason}\n`);
   // Waivers name repositories: --repository, else GitHub Actions' GITHUB_REPOSITORY, else the folder's name.
-  const gateOptions = { ...(policy ? { policy } : {}), repository: values.repository ?? process.env.GITHUB_REPOSITORY ?? basename(io.cwd), today: new Date().toISOString().slice(0, 10) };
+  const gateOptions = {
+    ...(policy ? { policy } : {}),
+    repository: values.repository ?? process.env.GITHUB_REPOSITORY ?? basename(io.cwd),
+    today: new Date().toISOString().slice(0, 10),
+  };
   // The walk knows each file's kind by name (or a YAML file's by content); a file named on the command line whose
   // name says nothing is read as --type says, or as its content says.
   const namedPaths = new Set(positionals.map((path) => toRepoPath(io.cwd, resolve(io.cwd, path))));
@@ -233,7 +258,11 @@ function render(report: Report, format: string, sources: readonly SourceFile[], 
     case 'json':
       return renderJson(report, { tool: 'cuda-gatekeeper', toolVersion: packageVersion(), knowledgeRetrieved: defaultKnowledgeBase().retrieved });
     case 'sarif':
-      return renderSarif(report, { rules: RULES, version: packageVersion(), sources: new Map(sources.map((source) => [source.path, new SourceText(source.path, source.text)])) });
+      return renderSarif(report, {
+        rules: RULES,
+        version: packageVersion(),
+        sources: new Map(sources.map((source) => [source.path, new SourceText(source.path, source.text)])),
+      });
     case 'github':
       return renderGithubAnnotations(report);
     default:
@@ -250,7 +279,8 @@ function applySafeFixes(cwd: string, sources: readonly SourceFile[], report: Rep
     count++;
     for (const edit of finding.fix.edits) {
       const entry = byPath.get(edit.path) ?? { edits: [] };
-      if (!entry.edits.some((other) => other.range[0] === edit.range[0] && other.range[1] === edit.range[1] && other.text === edit.text)) entry.edits.push(edit);
+      if (!entry.edits.some((other) => other.range[0] === edit.range[0] && other.range[1] === edit.range[1] && other.text === edit.text))
+        entry.edits.push(edit);
       byPath.set(edit.path, entry);
     }
   }
@@ -266,7 +296,13 @@ function planCommand(args: readonly string[], io: Io): number {
   const { values, positionals } = parseArgs({
     args: [...args],
     allowPositionals: true,
-    options: { cuda: { type: 'string' }, baseline: { type: 'string' }, 'baseline-ref': { type: 'string' }, format: { type: 'string', default: 'text' }, write: { type: 'boolean', default: false } },
+    options: {
+      cuda: { type: 'string' },
+      baseline: { type: 'string' },
+      'baseline-ref': { type: 'string' },
+      format: { type: 'string', default: 'text' },
+      write: { type: 'boolean', default: false },
+    },
   });
   if (!values.cuda) throw new UsageError('plan needs --cuda X.Y, e.g. --cuda 12.8');
   const format = values.format ?? 'text';

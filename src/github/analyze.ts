@@ -67,7 +67,12 @@ export interface AnalyzeDeps {
 }
 
 /** The CUDA-relevant part of a pull request's file list: what it adds or changes, and what it deletes. */
-export function relevantChanges(changed: readonly ChangedFile[]): { relevant: Listed[]; removed: string[]; added: Map<string, Set<number>>; others: ChangedFile[] } {
+export function relevantChanges(changed: readonly ChangedFile[]): {
+  relevant: Listed[];
+  removed: string[];
+  added: Map<string, Set<number>>;
+  others: ChangedFile[];
+} {
   const relevant: Listed[] = [];
   const removed: string[] = [];
   const others: ChangedFile[] = [];
@@ -116,7 +121,17 @@ export async function analyzePull(github: GitHub, target: PullTarget, deps: Anal
   if (relevant.length === 0 && removed.length === 0 && maybeConda.length === 0) {
     // Nothing CUDA-relevant changed: no file is read (the baseline only matters for files).
     const baseline = resolveBaseline(target.owner, target.repo, undefined, cachedOrg ?? null);
-    return { report: gate([], baseline.baseline, defaultKnowledgeBase()), files: [], texts: new Map(), relevant: [], removed: [], skipped: [], baseline, added, requests: 0 };
+    return {
+      report: gate([], baseline.baseline, defaultKnowledgeBase()),
+      files: [],
+      texts: new Map(),
+      relevant: [],
+      removed: [],
+      skipped: [],
+      baseline,
+      added,
+      requests: 0,
+    };
   }
 
   const paths = [...relevant.map((file) => file.path), ...maybeConda];
@@ -127,7 +142,14 @@ export async function analyzePull(github: GitHub, target: PullTarget, deps: Anal
     ...directories.flatMap((dir) => BESIDE_REQUIREMENTS.map((name) => joinRepo(dir, name) ?? name)),
   ]).filter((path) => !paths.includes(path));
   const firstPaths = [...paths, ...speculative].slice(0, Math.max(READ_CHUNK, paths.length));
-  const read = await firstRead(github, repo, { paths: firstPaths, directories, headSha: target.headSha, number: target.number, appId: deps.appId, withOrg: cachedOrg === undefined });
+  const read = await firstRead(github, repo, {
+    paths: firstPaths,
+    directories,
+    headSha: target.headSha,
+    number: target.number,
+    appId: deps.appId,
+    withOrg: cachedOrg === undefined,
+  });
   const org = organisationConfig(read.org, cachedOrg);
   if (read.org && read.org.state !== 'unavailable') deps.orgCache.set(target.installationId, target.owner, org.config ?? null);
   const baseline = resolveBaseline(target.owner, target.repo, read.repoConfig, org.config);
@@ -172,11 +194,28 @@ export async function analyzePull(github: GitHub, target: PullTarget, deps: Anal
     removed,
   };
   const kb = defaultKnowledgeBase();
-  const result = { files, texts, relevant: [...given], removed, baseline, read, added, ...(org.unavailable ? { unavailable: org.unavailable } : {}), requests: 1 + commit.requests };
+  const result = {
+    files,
+    texts,
+    relevant: [...given],
+    removed,
+    baseline,
+    read,
+    added,
+    ...(org.unavailable ? { unavailable: org.unavailable } : {}),
+    requests: 1 + commit.requests,
+  };
   if (deps.gatePool) {
     // On a worker thread, within the time and size budget (see src/sandbox/gate-pool.ts).
     const sources = commit.files.filter((file) => checked.has(file.source.path)).map((file) => file.source);
-    const job: GateJob = { owner: target.owner, repo: target.repo, ...(read.repoConfig ? { repoConfig: read.repoConfig } : {}), orgConfig: org.config, sources, options: { repository: options.repository, today: options.today, removed } };
+    const job: GateJob = {
+      owner: target.owner,
+      repo: target.repo,
+      ...(read.repoConfig ? { repoConfig: read.repoConfig } : {}),
+      orgConfig: org.config,
+      sources,
+      options: { repository: options.repository, today: options.today, removed },
+    };
     try {
       return { ...result, report: await deps.gatePool.run(job), skipped };
     } catch (error) {

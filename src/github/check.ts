@@ -59,7 +59,8 @@ export interface SendOptions {
 /** Post the verdict for a pull request's head commit, following the model above. */
 export async function sendCheck(github: GitHub, target: PullTarget, output: CheckOutput, options: SendOptions): Promise<Sent> {
   const verdict = verdictOf(output, options.applyFixes);
-  if (options.trigger === 'event' && options.existing && parseExternalId(options.existing.externalId).verdict === verdict) return { ...options.existing, posted: false };
+  if (options.trigger === 'event' && options.existing && parseExternalId(options.existing.externalId).verdict === verdict)
+    return { ...options.existing, posted: false };
   const identity = externalId(target.number, verdict);
   const [first = [], ...rest] = batches(output.annotations);
   const created = await github.rest.checks.create({
@@ -76,7 +77,12 @@ export async function sendCheck(github: GitHub, target: PullTarget, output: Chec
   });
   const id = created.data.id;
   for (const annotations of rest) {
-    await github.rest.checks.update({ owner: target.owner, repo: target.repo, check_run_id: id, output: { title: output.title, summary: output.summary, annotations } });
+    await github.rest.checks.update({
+      owner: target.owner,
+      repo: target.repo,
+      check_run_id: id,
+      output: { title: output.title, summary: output.summary, annotations },
+    });
   }
   return { id, externalId: identity, posted: true };
 }

@@ -33,15 +33,28 @@ const COMMENTS_QUERY = `query CudaGatekeeperComments($owner: String!, $name: Str
 }`;
 
 interface CommentsAnswer {
-  repository: { pullRequest: { comments: { pageInfo: { hasNextPage: boolean; endCursor: string | null }; nodes: ({ databaseId: number | null; body: string; viewerDidAuthor: boolean } | null)[] } } | null } | null;
+  repository: {
+    pullRequest: {
+      comments: {
+        pageInfo: { hasNextPage: boolean; endCursor: string | null };
+        nodes: ({ databaseId: number | null; body: string; viewerDidAuthor: boolean } | null)[];
+      };
+    } | null;
+  } | null;
 }
 
 /** The bot's own comment on a pull request: the first comment it wrote with the marker, found page by page. */
 export async function findBotComment(github: GitHub, target: PullTarget): Promise<number | undefined> {
   let after: string | null = null;
   for (let page = 0; page < MAX_COMMENT_PAGES; page++) {
-    const answer: { data: CommentsAnswer } = await partialQuery<CommentsAnswer>(github, COMMENTS_QUERY, { owner: target.owner, name: target.repo, number: target.number, after });
-    const comments: NonNullable<NonNullable<CommentsAnswer['repository']>['pullRequest']>['comments'] | undefined = answer.data.repository?.pullRequest?.comments;
+    const answer: { data: CommentsAnswer } = await partialQuery<CommentsAnswer>(github, COMMENTS_QUERY, {
+      owner: target.owner,
+      name: target.repo,
+      number: target.number,
+      after,
+    });
+    const comments: NonNullable<NonNullable<CommentsAnswer['repository']>['pullRequest']>['comments'] | undefined =
+      answer.data.repository?.pullRequest?.comments;
     const found = comments?.nodes.find((node) => node?.viewerDidAuthor && node.body.includes(COMMENT_MARKER));
     if (found?.databaseId) return found.databaseId;
     if (!comments?.pageInfo.hasNextPage) return undefined;
@@ -81,7 +94,12 @@ export async function onComment(context: Context<'issue_comment.created'>, deps:
       return undefined;
     case 'explain': {
       if (!RULE_IDS.has(command.ruleId)) {
-        await reply(`There is no rule \`${command.ruleId}\`. Rules: ${[...RULE_IDS].sort().map((id) => `\`${id}\``).join(', ')}.`);
+        await reply(
+          `There is no rule \`${command.ruleId}\`. Rules: ${[...RULE_IDS]
+            .sort()
+            .map((id) => `\`${id}\``)
+            .join(', ')}.`,
+        );
         return undefined;
       }
       const readme = readFileSync(join(packageRoot(), 'rules', command.ruleId, 'README.md'), 'utf8');
@@ -106,7 +124,9 @@ export async function onComment(context: Context<'issue_comment.created'>, deps:
     case 'fix': {
       const permission = await github.rest.repos.getCollaboratorPermissionLevel({ ...repo, username: sender.login });
       if (!['admin', 'maintain', 'write'].includes(permission.data.permission) && permission.data.role_name !== 'maintain') {
-        await reply(`Sorry @${sender.login}, only people with write access to ${repo.owner}/${repo.repo} can ask me to commit fixes. The review suggestions can still be applied by the author.`);
+        await reply(
+          `Sorry @${sender.login}, only people with write access to ${repo.owner}/${repo.repo} can ask me to commit fixes. The review suggestions can still be applied by the author.`,
+        );
         return undefined;
       }
       await applyFixes(github, target, deps, reply);
@@ -123,7 +143,9 @@ export async function onComment(context: Context<'issue_comment.created'>, deps:
 
 async function applyFixes(github: GitHub, target: PullTarget, deps: AppDeps, reply: (body: string) => Promise<void>): Promise<void> {
   if (isFork(target)) {
-    await reply(`This pull request comes from the fork ${target.headRepo}. The app can commit only to repositories it is installed on, so it cannot push the fixes there. Apply the review suggestions with **Commit suggestion**, or run \`cuda-gatekeeper check --fix\` locally and push.`);
+    await reply(
+      `This pull request comes from the fork ${target.headRepo}. The app can commit only to repositories it is installed on, so it cannot push the fixes there. Apply the review suggestions with **Commit suggestion**, or run \`cuda-gatekeeper check --fix\` locally and push.`,
+    );
     return;
   }
   const changed = await github.paginate(github.rest.pulls.listFiles, { owner: target.owner, repo: target.repo, pull_number: target.number, per_page: 100 });
@@ -135,9 +157,13 @@ async function applyFixes(github: GitHub, target: PullTarget, deps: AppDeps, rep
   }
   try {
     const oid = await commitFixes(github, target, commit);
-    await reply(`Committed ${commit.titles.length} safe fix${commit.titles.length === 1 ? '' : 'es'} to \`${target.headRef}\` (${oid.slice(0, 7)}):\n\n${commit.titles.map((title) => `- ${title}`).join('\n')}`);
+    await reply(
+      `Committed ${commit.titles.length} safe fix${commit.titles.length === 1 ? '' : 'es'} to \`${target.headRef}\` (${oid.slice(0, 7)}):\n\n${commit.titles.map((title) => `- ${title}`).join('\n')}`,
+    );
   } catch (error) {
-    await reply(`I could not commit the fixes: ${describeError(error)} If the branch moved, run the check again first; if the app lacks write access to contents, apply the suggestions instead.`);
+    await reply(
+      `I could not commit the fixes: ${describeError(error)} If the branch moved, run the check again first; if the app lacks write access to contents, apply the suggestions instead.`,
+    );
   }
 }
 
@@ -146,5 +172,6 @@ export async function onRequestedAction(context: Context<'check_run.requested_ac
   if (context.payload.requested_action?.identifier !== APPLY_FIXES) return;
   const github = context.octokit as GitHub;
   const run = context.payload.check_run;
-  for (const target of await targetsOfCheck(github, context.payload, run.pull_requests, run.head_sha, { run })) await applyFixes(github, target, deps, replier(github, target));
+  for (const target of await targetsOfCheck(github, context.payload, run.pull_requests, run.head_sha, { run }))
+    await applyFixes(github, target, deps, replier(github, target));
 }

@@ -19,7 +19,11 @@ export interface ResolvedBaseline extends MergedBaseline {
   /** The repository's own file, for positioned policy errors. */
   readonly repoFile?: LoadedBaseline;
   /** Problems to report as policy-error: weakened locks and invalid organisation files. */
-  readonly problems: readonly { readonly file: { readonly path: string; readonly source: LoadedBaseline['source'] }; readonly span: Span; readonly message: string }[];
+  readonly problems: readonly {
+    readonly file: { readonly path: string; readonly source: LoadedBaseline['source'] };
+    readonly span: Span;
+    readonly message: string;
+  }[];
   /** One line for humans: which files, at which commits. */
   readonly origin: string;
   readonly layers: readonly Layer[];
@@ -32,24 +36,36 @@ export function resolveBaseline(owner: string, repo: string, repoConfig: ConfigB
     const origin = `${owner}/${ORG_CONFIG_REPO}:${ORG_CONFIG_PATH}@${orgConfig.commit.slice(0, 7)}`;
     const loaded = loadBaseline(`${owner}/${ORG_CONFIG_REPO}/${ORG_CONFIG_PATH}`, orgConfig.text, RULE_IDS);
     layers.push({ origin, loaded });
-    for (const problem of loaded.problems) problems.push({ file: { path: loaded.source.path, source: loaded.source }, span: problem.span, message: `organisation baseline: ${problem.message}` });
+    for (const problem of loaded.problems)
+      problems.push({ file: { path: loaded.source.path, source: loaded.source }, span: problem.span, message: `organisation baseline: ${problem.message}` });
   }
   let repoFile: LoadedBaseline | undefined;
   if (repoConfig) {
     repoFile = loadBaseline(CONFIG_PATH, repoConfig.text, RULE_IDS);
     const extendsValue = repoFile.file?._extends;
     if (extendsValue !== undefined && !isOrgConfigRepo(extendsValue, owner)) {
-      problems.push({ file: { path: CONFIG_PATH, source: repoFile.source }, span: repoFile.locate(['_extends']), message: `_extends can only name the organisation's config repository (".github" or "${owner}/.github"), not "${extendsValue}"` });
+      problems.push({
+        file: { path: CONFIG_PATH, source: repoFile.source },
+        span: repoFile.locate(['_extends']),
+        message: `_extends can only name the organisation's config repository (".github" or "${owner}/.github"), not "${extendsValue}"`,
+      });
     }
     if (repo !== ORG_CONFIG_REPO) layers.push({ origin: `${owner}/${repo}:${CONFIG_PATH}@${repoConfig.commit.slice(0, 7)}`, loaded: repoFile });
   }
   if (layers.length === 0) {
-    layers.push({ origin: `bundled baseline.yaml (cuda-gatekeeper ${packageVersion()})`, loaded: loadBaseline('baseline.yaml', readFileSync(bundledBaselinePath(), 'utf8'), RULE_IDS) });
+    layers.push({
+      origin: `bundled baseline.yaml (cuda-gatekeeper ${packageVersion()})`,
+      loaded: loadBaseline('baseline.yaml', readFileSync(bundledBaselinePath(), 'utf8'), RULE_IDS),
+    });
   }
   const merged = mergeBaselines(layers, RULE_DEFAULTS);
   for (const weakening of merged.weakenings) {
     const loaded = weakening.layer.loaded;
-    problems.push({ file: { path: loaded.source.path, source: loaded.source }, span: loaded.locate(weakening.at ?? weakening.key.split('.')), message: weakening.message });
+    problems.push({
+      file: { path: loaded.source.path, source: loaded.source },
+      span: loaded.locate(weakening.at ?? weakening.key.split('.')),
+      message: weakening.message,
+    });
   }
   return { ...merged, ...(repoFile ? { repoFile } : {}), problems, origin: layers.map((layer) => layer.origin).join(' + '), layers };
 }

@@ -58,7 +58,13 @@ export class DurableFanout implements Fanout {
       if (state !== 'completed' && state !== 'failed' && state !== 'unknown') return false;
       await existing.remove().catch(() => undefined);
     }
-    const added = await this.queue.add(job.kind, job, { jobId, attempts: 5, backoff: { type: 'exponential', delay: 2000 }, removeOnComplete: { age: 3600, count: 10_000 }, removeOnFail: { age: 24 * 3600 } });
+    const added = await this.queue.add(job.kind, job, {
+      jobId,
+      attempts: 5,
+      backoff: { type: 'exponential', delay: 2000 },
+      removeOnComplete: { age: 3600, count: 10_000 },
+      removeOnFail: { age: 24 * 3600 },
+    });
     // Only when the job stored under the id is the one just added was it queued (another producer may have won).
     const stored = await this.queue.getJob(jobId);
     return added.id === jobId && stored !== undefined && stored.timestamp === added.timestamp;

@@ -83,7 +83,13 @@ export interface CommitRead {
  * Read `listed` at `revision` and every file their includes lead to, starting from blobs already known (the first
  * read). One request per round; after INCLUDE_ROUNDS the paths still unknown are reported as not followed.
  */
-export async function readCommit(github: GitHub, repo: RepoRef, revision: string, listed: readonly Listed[], known?: ReadonlyMap<string, BlobAnswer>): Promise<CommitRead> {
+export async function readCommit(
+  github: GitHub,
+  repo: RepoRef,
+  revision: string,
+  listed: readonly Listed[],
+  known?: ReadonlyMap<string, BlobAnswer>,
+): Promise<CommitRead> {
   const source = new CommitFiles(known);
   let requests = 0;
   for (let round = 0; ; round++) {

@@ -30,7 +30,9 @@ interface ResponseError {
 }
 
 function isResponseError(error: unknown): error is ResponseError {
-  return typeof error === 'object' && error !== null && (error as ResponseError).name === 'GraphqlResponseError' && Array.isArray((error as ResponseError).errors);
+  return (
+    typeof error === 'object' && error !== null && (error as ResponseError).name === 'GraphqlResponseError' && Array.isArray((error as ResponseError).errors)
+  );
 }
 
 /**
@@ -42,7 +44,11 @@ export async function partialQuery<T>(github: GitHub, query: string, variables: 
     return { data: await github.graphql<T>(query, variables), problems: [] };
   } catch (error) {
     if (!isResponseError(error) || error.data === null || error.data === undefined) throw error;
-    const problems = (error.errors ?? []).map((problem) => ({ ...(problem.type ? { type: problem.type } : {}), path: problem.path ?? [], message: problem.message }));
+    const problems = (error.errors ?? []).map((problem) => ({
+      ...(problem.type ? { type: problem.type } : {}),
+      path: problem.path ?? [],
+      message: problem.message,
+    }));
     return { data: error.data as T, problems };
   }
 }

@@ -10,7 +10,14 @@ export type FanoutJob =
   | { readonly kind: 'check-pull'; readonly installationId: number; readonly target: PullTarget; readonly deliveryId: string; readonly trigger: Trigger }
   | { readonly kind: 'preview'; readonly installationId: number; readonly target: PullTarget; readonly deliveryId: string; readonly trigger: Trigger }
   | { readonly kind: 'recheck-org'; readonly installationId: number; readonly owner: string; readonly deliveryId: string }
-  | { readonly kind: 'migrate'; readonly installationId: number; readonly owner: string; readonly repo: string; readonly defaultBranch: string; readonly deliveryId: string }
+  | {
+      readonly kind: 'migrate';
+      readonly installationId: number;
+      readonly owner: string;
+      readonly repo: string;
+      readonly defaultBranch: string;
+      readonly deliveryId: string;
+    }
   | { readonly kind: 'sweep'; readonly installationId: number; readonly owner: string };
 
 /** Where fan-out work goes: the in-process queue, or the durable queue on Redis (REDIS_URL). */

@@ -12,7 +12,9 @@ export const MIGRATION_BRANCH = 'cuda-gatekeeper/baseline-migration';
 export const MIGRATION_MARKER = '<!-- cuda-gatekeeper:migration -->';
 
 export function migrationBody(report: Report, titles: readonly string[], baselineOrigin: string): string {
-  const reasons = report.findings.filter((finding: Finding) => finding.severity === 'error').map((finding) => `- \`${finding.location.path}:${finding.location.start.line}\` ${finding.message} (${finding.ruleId})`);
+  const reasons = report.findings
+    .filter((finding: Finding) => finding.severity === 'error')
+    .map((finding) => `- \`${finding.location.path}:${finding.location.start.line}\` ${finding.message} (${finding.ruleId})`);
   return `${MIGRATION_MARKER}
 The organisation's CUDA baseline changed (${baselineOrigin}) and this repository's default branch no longer conforms.
 
@@ -30,7 +32,16 @@ export interface MigrationResult {
   readonly number?: number;
 }
 
-export async function migrate(github: GitHub, owner: string, repo: string, defaultBranch: string, headSha: string, report: Report, texts: ReadonlyMap<string, string>, baselineOrigin: string): Promise<MigrationResult> {
+export async function migrate(
+  github: GitHub,
+  owner: string,
+  repo: string,
+  defaultBranch: string,
+  headSha: string,
+  report: Report,
+  texts: ReadonlyMap<string, string>,
+  baselineOrigin: string,
+): Promise<MigrationResult> {
   const commit = safeFixContents(report, texts);
   if (commit.files.length === 0) return { action: 'nothing to fix' };
   // Our branch starts from the current default branch each time (force-moved: it is the app's own branch).
@@ -55,6 +66,13 @@ export async function migrate(github: GitHub, owner: string, repo: string, defau
     await github.rest.pulls.update({ owner, repo, pull_number: existing.number, body });
     return { action: 'updated', number: existing.number };
   }
-  const created = await github.rest.pulls.create({ owner, repo, head: MIGRATION_BRANCH, base: defaultBranch, title: 'Follow the organisation CUDA baseline', body });
+  const created = await github.rest.pulls.create({
+    owner,
+    repo,
+    head: MIGRATION_BRANCH,
+    base: defaultBranch,
+    title: 'Follow the organisation CUDA baseline',
+    body,
+  });
   return { action: 'opened', number: created.data.number };
 }

@@ -14,7 +14,9 @@ type Log = { warn(message: string): void };
 export function shouldRetry(retryAfter: number, options: { method?: string; url?: string; request?: { retryCount?: number } }, octokit: { log: Log }): boolean {
   const attempt = options.request?.retryCount ?? 0;
   const retry = attempt < MAX_RATE_LIMIT_RETRIES && retryAfter <= MAX_RETRY_AFTER_SECONDS;
-  octokit.log.warn(`rate limited on ${options.method} ${options.url}: ${retry ? `retrying in ${retryAfter} s (attempt ${attempt + 1})` : `giving up (asked to wait ${retryAfter} s, ${attempt} retries so far)`}`);
+  octokit.log.warn(
+    `rate limited on ${options.method} ${options.url}: ${retry ? `retrying in ${retryAfter} s (attempt ${attempt + 1})` : `giving up (asked to wait ${retryAfter} s, ${attempt} retries so far)`}`,
+  );
   return retry;
 }
 
@@ -22,7 +24,17 @@ export function shouldRetry(retryAfter: number, options: { method?: string; url?
 export const REQUEST_TIMEOUT_MS = Number(process.env.GITHUB_REQUEST_TIMEOUT_MS ?? 20_000);
 
 /** Octokit plugin: a fresh timeout signal per request, unless the caller passed its own. */
-export function requestTimeout(octokit: { hook: { wrap(name: 'request', wrapper: (request: (options: Record<string, unknown>) => Promise<unknown>, options: Record<string, unknown>) => Promise<unknown>): void } }, options: { requestTimeoutMs?: number }): void {
+export function requestTimeout(
+  octokit: {
+    hook: {
+      wrap(
+        name: 'request',
+        wrapper: (request: (options: Record<string, unknown>) => Promise<unknown>, options: Record<string, unknown>) => Promise<unknown>,
+      ): void;
+    };
+  },
+  options: { requestTimeoutMs?: number },
+): void {
   const ms = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
   octokit.hook.wrap('request', (request, requestOptions) => {
     const inner = (requestOptions.request ?? {}) as { signal?: AbortSignal };

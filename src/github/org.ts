@@ -26,13 +26,32 @@ import type { FanoutJob } from './jobs.js';
 import type { GitHub, Logger, PullTarget } from './types.js';
 
 const errorsOf = (findings: readonly Finding[]) => findings.filter((finding) => finding.severity === 'error').length;
-const keysOf = (findings: readonly Finding[]) => findings.map((finding) => `${finding.ruleId}@${finding.location.path}:${finding.location.start.line}:${finding.message}`).sort().join('\n');
+const keysOf = (findings: readonly Finding[]) =>
+  findings
+    .map((finding) => `${finding.ruleId}@${finding.location.path}:${finding.location.start.line}:${finding.message}`)
+    .sort()
+    .join('\n');
 
 /** Files evaluated under the old and the new organisation baseline. */
-function compare(files: readonly ParsedFile[], owner: string, repo: string, repoConfig: ConfigBlob | undefined, oldOrg: ConfigBlob | null, newOrg: ConfigBlob, today: string, removed: readonly string[] = []) {
+function compare(
+  files: readonly ParsedFile[],
+  owner: string,
+  repo: string,
+  repoConfig: ConfigBlob | undefined,
+  oldOrg: ConfigBlob | null,
+  newOrg: ConfigBlob,
+  today: string,
+  removed: readonly string[] = [],
+) {
   const run = (org: ConfigBlob | null) => {
     const resolved = resolveBaseline(owner, repo, repoConfig, org);
-    return gate(files, resolved.baseline, defaultKnowledgeBase(), { ...(resolved.repoFile ? { policy: resolved.repoFile } : {}), policyProblems: resolved.problems, repository: `${owner}/${repo}`, today, removed }).findings;
+    return gate(files, resolved.baseline, defaultKnowledgeBase(), {
+      ...(resolved.repoFile ? { policy: resolved.repoFile } : {}),
+      policyProblems: resolved.problems,
+      repository: `${owner}/${repo}`,
+      today,
+      removed,
+    }).findings;
   };
   const before = run(oldOrg);
   const after = run(newOrg);
@@ -40,7 +59,11 @@ function compare(files: readonly ParsedFile[], owner: string, repo: string, repo
 }
 
 /** The proposed baseline (head of the pull request), the current one (default branch) and our newest run on the head. */
-async function previewInputs(github: GitHub, target: PullTarget, appId: number): Promise<{ proposed: string | null; current: ConfigBlob | null; existing?: ExistingRun }> {
+async function previewInputs(
+  github: GitHub,
+  target: PullTarget,
+  appId: number,
+): Promise<{ proposed: string | null; current: ConfigBlob | null; existing?: ExistingRun }> {
   const query = `query CudaGatekeeperPreview($owner: String!, $name: String!, $head: GitObjectID!, $appId: Int!) {
   org: repository(owner: $owner, name: $name) {
     proposed: object(expression: ${JSON.stringify(`${target.headSha}:${ORG_CONFIG_PATH}`)}) { ... on Blob { text byteSize isBinary } }
@@ -49,7 +72,14 @@ async function previewInputs(github: GitHub, target: PullTarget, appId: number):
     head: object(oid: $head) { ... on Commit { ${RUNS_FIELD} } }
   }
 }`;
-  type Answer = { org: ({ proposed: Blob | null; config: Blob | null; defaultBranchRef: { target: { oid: string } | null } | null; head: Parameters<typeof newestRun>[0] }) | null };
+  type Answer = {
+    org: {
+      proposed: Blob | null;
+      config: Blob | null;
+      defaultBranchRef: { target: { oid: string } | null } | null;
+      head: Parameters<typeof newestRun>[0];
+    } | null;
+  };
   const { data, problems } = await partialQuery<Answer>(github, query, { owner: target.owner, name: target.repo, head: target.headSha, appId });
   const layer = orgLayer(data.org, problemsAt(problems, 'org', 'config'));
   const existing = newestRun(data.org?.head ?? null);
@@ -63,16 +93,36 @@ async function organisationRepositories(github: GitHub, owner: string) {
 }
 
 /** Evaluate one repository's default branch and open pull requests under both baselines. */
-async function previewRepository(github: GitHub, owner: string, repo: { name: string; html_url: string }, info: RepositoryInfo, oldOrg: ConfigBlob | null, newOrg: ConfigBlob, today: string): Promise<PreviewOutcome[]> {
+async function previewRepository(
+  github: GitHub,
+  owner: string,
+  repo: { name: string; html_url: string },
+  info: RepositoryInfo,
+  oldOrg: ConfigBlob | null,
+  newOrg: ConfigBlob,
+  today: string,
+): Promise<PreviewOutcome[]> {
   const ref = { owner, repo: repo.name };
   const branch = await readBranch(github, ref, info.headSha);
   const gaps = [...(branch.truncated ? ['GitHub cut the file tree short'] : []), ...branch.skipped.map((entry) => `\`${entry.path}\` ${entry.reason}`)];
-  const outcomes: PreviewOutcome[] = [{ name: repo.name, url: repo.html_url, ...compare(branch.files, owner, repo.name, info.repoConfig, oldOrg, newOrg, today), ...(gaps.length ? { incomplete: gaps.join('; ') } : {}) }];
+  const outcomes: PreviewOutcome[] = [
+    {
+      name: repo.name,
+      url: repo.html_url,
+      ...compare(branch.files, owner, repo.name, info.repoConfig, oldOrg, newOrg, today),
+      ...(gaps.length ? { incomplete: gaps.join('; ') } : {}),
+    },
+  ];
   for (const pull of info.pulls) {
     if (pull.changed.length === 0 && pull.removed.length === 0) continue;
     const read = await readPullAgainst(github, ref, pull, branch);
     const skipped = read.skipped.map((entry) => `\`${entry.path}\` ${entry.reason}`);
-    outcomes.push({ name: `${repo.name}#${pull.number}`, url: pull.url, ...compare(read.files, owner, repo.name, info.repoConfig, oldOrg, newOrg, today, pull.removed), ...(skipped.length ? { incomplete: skipped.join('; ') } : {}) });
+    outcomes.push({
+      name: `${repo.name}#${pull.number}`,
+      url: pull.url,
+      ...compare(read.files, owner, repo.name, info.repoConfig, oldOrg, newOrg, today, pull.removed),
+      ...(skipped.length ? { incomplete: skipped.join('; ') } : {}),
+    });
   }
   return outcomes;
 }
@@ -129,7 +179,14 @@ export async function previewConfigPull(github: GitHub, target: PullTarget, deps
  * under `owner` (config pull requests are previewed again), and queue migrations when the organisation baseline
  * asks for them. Jobs are keyed by the baseline's commit, so each new commit re-checks again.
  */
-export async function recheckOrganisation(github: GitHub, owner: string, installationId: number, deps: AppDeps, log: Logger, deliveryId: string): Promise<number> {
+export async function recheckOrganisation(
+  github: GitHub,
+  owner: string,
+  installationId: number,
+  deps: AppDeps,
+  log: Logger,
+  deliveryId: string,
+): Promise<number> {
   deps.orgCache.invalidate(installationId, owner);
   const layer = await readOrgLayer(github, owner);
   if (layer.state === 'unavailable') {
@@ -143,11 +200,23 @@ export async function recheckOrganisation(github: GitHub, owner: string, install
   let queued = 0;
   for (const repo of repos.filter((candidate) => !candidate.archived && candidate.owner.login.toLowerCase() === owner.toLowerCase())) {
     if (migrations && repo.name !== ORG_CONFIG_REPO) {
-      await deps.fanout!.add(`migrate:${installationId}:${owner}/${repo.name}:${commit}`, { kind: 'migrate', installationId, owner, repo: repo.name, defaultBranch: repo.default_branch, deliveryId }, github);
+      await deps.fanout!.add(
+        `migrate:${installationId}:${owner}/${repo.name}:${commit}`,
+        { kind: 'migrate', installationId, owner, repo: repo.name, defaultBranch: repo.default_branch, deliveryId },
+        github,
+      );
     }
     const pulls = await github.paginate(github.rest.pulls.list, { owner, repo: repo.name, state: 'open', per_page: 100 });
     for (const pull of pulls) {
-      const target: PullTarget = { owner, repo: repo.name, number: pull.number, headSha: pull.head.sha, headRef: pull.head.ref, headRepo: pull.head.repo?.full_name ?? '(deleted fork)', installationId };
+      const target: PullTarget = {
+        owner,
+        repo: repo.name,
+        number: pull.number,
+        headSha: pull.head.sha,
+        headRef: pull.head.ref,
+        headRepo: pull.head.repo?.full_name ?? '(deleted fork)',
+        installationId,
+      };
       const key = `recheck:${installationId}:${owner}/${repo.name}@${pull.head.sha}:${commit}`;
       if (await deps.fanout!.add(key, { kind: 'check-pull', installationId, target, deliveryId, trigger: 'event' }, github)) queued++;
     }
@@ -162,7 +231,12 @@ export async function evaluateDefaultBranch(github: GitHub, owner: string, repo:
   const resolved = resolveBaseline(owner, repo, info?.repoConfig, orgConfig);
   if (!info) return { resolved, headSha: '', report: gate([], resolved.baseline, defaultKnowledgeBase()), texts: new Map<string, string>(), files: 0 };
   const branch = await readBranch(github, { owner, repo }, info.headSha);
-  const report = gate(branch.files, resolved.baseline, defaultKnowledgeBase(), { ...(resolved.repoFile ? { policy: resolved.repoFile } : {}), policyProblems: resolved.problems, repository: `${owner}/${repo}`, today: new Date().toISOString().slice(0, 10) });
+  const report = gate(branch.files, resolved.baseline, defaultKnowledgeBase(), {
+    ...(resolved.repoFile ? { policy: resolved.repoFile } : {}),
+    policyProblems: resolved.problems,
+    repository: `${owner}/${repo}`,
+    today: new Date().toISOString().slice(0, 10),
+  });
   return { resolved, headSha: info.headSha, report, texts: branch.texts, files: branch.files.length };
 }
 
@@ -178,10 +252,20 @@ export async function migrateIfEnabled(github: GitHub, owner: string, repo: stri
 }
 
 /** The organisation re-check a push asks for: a push to the config repository's default branch that touches the baseline. */
-export function baselinePushed(payload: { repository: { name: string; default_branch?: string; owner?: { login: string } | null }; ref: string; installation?: { id: number }; commits: readonly { added?: string[]; modified?: string[]; removed?: string[] }[] }, deliveryId: string): Extract<FanoutJob, { kind: 'recheck-org' }> | undefined {
+export function baselinePushed(
+  payload: {
+    repository: { name: string; default_branch?: string; owner?: { login: string } | null };
+    ref: string;
+    installation?: { id: number };
+    commits: readonly { added?: string[]; modified?: string[]; removed?: string[] }[];
+  },
+  deliveryId: string,
+): Extract<FanoutJob, { kind: 'recheck-org' }> | undefined {
   const { repository, ref, installation, commits } = payload;
   if (repository.name !== ORG_CONFIG_REPO || ref !== `refs/heads/${repository.default_branch}` || !installation || !repository.owner) return undefined;
   // A push GitHub lists no commits for (a force push, more than 2,048 commits) may have touched it: re-check.
-  const touched = commits.length === 0 || commits.some((commit) => [...(commit.added ?? []), ...(commit.modified ?? []), ...(commit.removed ?? [])].includes(ORG_CONFIG_PATH));
+  const touched =
+    commits.length === 0 ||
+    commits.some((commit) => [...(commit.added ?? []), ...(commit.modified ?? []), ...(commit.removed ?? [])].includes(ORG_CONFIG_PATH));
   return touched ? { kind: 'recheck-org', installationId: installation.id, owner: repository.owner.login, deliveryId } : undefined;
 }

@@ -40,7 +40,11 @@ export function isConfigPull(target: PullTarget, changed: readonly ChangedFile[]
 /** An error as the person reading the check needs it: every message GitHub gave, and what it probably means. */
 export function describeError(error: unknown): string {
   const status = (error as { status?: number }).status;
-  const message = ((error as Error).message ?? String(error)).split('\n').map((line) => line.trim()).filter(Boolean).join(' ');
+  const message = ((error as Error).message ?? String(error))
+    .split('\n')
+    .map((line) => line.trim())
+    .filter(Boolean)
+    .join(' ');
   if (status === 404) return `GitHub answered 404 (${message}): the branch or commit may have been deleted while the check ran.`;
   if (status === 403 || status === 429) return `GitHub refused the request (${status}: ${message}), probably a rate limit.`;
   if (status && status >= 500) return `GitHub answered ${status} (${message}).`;
@@ -100,7 +104,13 @@ export function checkOutput(analysis: Analysis, target: PullTarget): CheckOutput
 }
 
 /** Check a pull request's head commit and send the verdict; never throws unless `throwOnFailure` (durable jobs retry). */
-export async function checkPull(github: GitHub, deps: AppDeps, log: Log, request: CheckRequest, options: { readonly throwOnFailure?: boolean } = {}): Promise<CheckOutcome> {
+export async function checkPull(
+  github: GitHub,
+  deps: AppDeps,
+  log: Log,
+  request: CheckRequest,
+  options: { readonly throwOnFailure?: boolean } = {},
+): Promise<CheckOutcome> {
   const { target, deliveryId } = request;
   const key = runKey(target);
   const where = { deliveryId, repo: `${target.owner}/${target.repo}`, pr: target.number };
@@ -108,10 +118,19 @@ export async function checkPull(github: GitHub, deps: AppDeps, log: Log, request
     counted(github, async (calls) => {
       const started = Date.now();
       try {
-        const changed = await github.paginate(github.rest.pulls.listFiles, { owner: target.owner, repo: target.repo, pull_number: target.number, per_page: 100 });
+        const changed = await github.paginate(github.rest.pulls.listFiles, {
+          owner: target.owner,
+          repo: target.repo,
+          pull_number: target.number,
+          per_page: 100,
+        });
         if (isConfigPull(target, changed)) {
           // A new organisation baseline: validated and previewed by a fan-out job (it reads many repositories).
-          await deps.fanout!.add(`preview:${target.installationId}:${key}:${deliveryId}`, { kind: 'preview', installationId: target.installationId, target, deliveryId, trigger }, github);
+          await deps.fanout!.add(
+            `preview:${target.installationId}:${key}:${deliveryId}`,
+            { kind: 'preview', installationId: target.installationId, target, deliveryId, trigger },
+            github,
+          );
           return 'queued';
         }
         const analysis = await analyzePull(github, target, deps, changed);
@@ -125,7 +144,18 @@ export async function checkPull(github: GitHub, deps: AppDeps, log: Log, request
           suggestions = await postSuggestions(github, target, analysis, log, where);
         }
         latency.observe((Date.now() - started) / 1000);
-        log.info({ ...where, conclusion: output.conclusion, posted: sent.posted, findings: analysis.report.findings.length, suggestions, apiCalls: calls(), ms: Date.now() - started }, sent.posted ? 'check completed' : 'check unchanged; nothing posted');
+        log.info(
+          {
+            ...where,
+            conclusion: output.conclusion,
+            posted: sent.posted,
+            findings: analysis.report.findings.length,
+            suggestions,
+            apiCalls: calls(),
+            ms: Date.now() - started,
+          },
+          sent.posted ? 'check completed' : 'check unchanged; nothing posted',
+        );
         return sent.posted ? 'posted' : 'unchanged';
       } catch (error) {
         log.error({ ...where, apiCalls: calls(), err: { message: (error as Error).message, status: (error as { status?: number }).status } }, 'check failed');
@@ -157,7 +187,15 @@ async function postSuggestions(github: GitHub, target: PullTarget, analysis: Ana
   const suggestions = reviewSuggestions(analysis.report, analysis.texts, analysis.added, analysis.read?.postedSuggestions ?? new Set());
   if (suggestions.length === 0) return 0;
   try {
-    await github.rest.pulls.createReview({ owner: target.owner, repo: target.repo, pull_number: target.number, commit_id: target.headSha, event: 'COMMENT', body: `cuda-gatekeeper has ${suggestions.length} one-click fix${suggestions.length === 1 ? '' : 'es'} for this change.`, comments: suggestions.map((s) => ({ ...s })) });
+    await github.rest.pulls.createReview({
+      owner: target.owner,
+      repo: target.repo,
+      pull_number: target.number,
+      commit_id: target.headSha,
+      event: 'COMMENT',
+      body: `cuda-gatekeeper has ${suggestions.length} one-click fix${suggestions.length === 1 ? '' : 'es'} for this change.`,
+      comments: suggestions.map((s) => ({ ...s })),
+    });
     return suggestions.length;
   } catch (error) {
     log.warn({ ...where, err: { message: (error as Error).message, status: (error as { status?: number }).status } }, 'could not post review suggestions');

@@ -35,7 +35,10 @@ export interface ConfigBlob {
  * The organisation layer: `none` when there is no `<owner>/.github` repository the installation can see, or no
  * baseline file in it (both mean "no organisation layer"); `unavailable` when GitHub refused to show it.
  */
-export type OrgLayer = { readonly state: 'none' } | { readonly state: 'found'; readonly config: ConfigBlob } | { readonly state: 'unavailable'; readonly reason: string };
+export type OrgLayer =
+  | { readonly state: 'none' }
+  | { readonly state: 'found'; readonly config: ConfigBlob }
+  | { readonly state: 'unavailable'; readonly reason: string };
 
 /** Our newest check run on a commit, and what it says about itself (external_id, see check.ts). */
 export interface ExistingRun {
@@ -71,9 +74,14 @@ export const RUNS_FIELD = `checkSuites(first: 10, filterBy: { appId: $appId }) {
 
 export function firstReadQuery(paths: readonly string[], directories: readonly string[], headSha: string, withOrg: boolean): string {
   const trees = directories
-    .map((dir, i) => `t${i}: object(expression: ${literal(`${headSha}:${dir}`)}) { ... on Tree { entries { path type object { ... on Tree { entries { path type } } } } } }`)
+    .map(
+      (dir, i) =>
+        `t${i}: object(expression: ${literal(`${headSha}:${dir}`)}) { ... on Tree { entries { path type object { ... on Tree { entries { path type } } } } } }`,
+    )
     .join('\n    ');
-  const org = withOrg ? `org: repository(owner: $owner, name: ${literal(ORG_CONFIG_REPO)}) { config: object(expression: ${literal(`HEAD:${ORG_CONFIG_PATH}`)}) { ...blob } defaultBranchRef { target { oid } } }` : '';
+  const org = withOrg
+    ? `org: repository(owner: $owner, name: ${literal(ORG_CONFIG_REPO)}) { config: object(expression: ${literal(`HEAD:${ORG_CONFIG_PATH}`)}) { ...blob } defaultBranchRef { target { oid } } }`
+    : '';
   return `query CudaGatekeeperRead($owner: String!, $name: String!, $number: Int!, $head: GitObjectID!, $appId: Int!) {
   repository(owner: $owner, name: $name) {
     ${blobFields(paths, headSha)}
@@ -94,7 +102,9 @@ interface TreeEntry {
   readonly object?: { readonly entries?: readonly TreeEntry[] } | null;
 }
 
-type RunsAnswer = { checkSuites?: { nodes: ({ checkRuns: { nodes: ({ databaseId: number | null; externalId: string | null } | null)[] } | null } | null)[] } } | null;
+type RunsAnswer = {
+  checkSuites?: { nodes: ({ checkRuns: { nodes: ({ databaseId: number | null; externalId: string | null } | null)[] } | null } | null)[] };
+} | null;
 
 interface FirstReadResponse {
   repository:
@@ -152,7 +162,13 @@ export interface FirstReadOptions {
 
 export async function firstRead(github: GitHub, repo: RepoRef, options: FirstReadOptions): Promise<FirstRead> {
   const query = firstReadQuery(options.paths, options.directories, options.headSha, options.withOrg);
-  const { data, problems } = await partialQuery<FirstReadResponse>(github, query, { owner: repo.owner, name: repo.repo, number: options.number, head: options.headSha, appId: options.appId });
+  const { data, problems } = await partialQuery<FirstReadResponse>(github, query, {
+    owner: repo.owner,
+    name: repo.repo,
+    number: options.number,
+    head: options.headSha,
+    appId: options.appId,
+  });
   const repository = data.repository;
   if (!repository) throw new GitHubReadError(`GitHub would not show ${repo.owner}/${repo.repo}`, problemsAt(problems, 'repository'));
   const blobs = new Map<string, BlobAnswer>();
@@ -199,7 +215,10 @@ export async function readBlobs(github: GitHub, repo: RepoRef, paths: readonly s
   const out = new Map<string, BlobAnswer>();
   for (let at = 0; at < paths.length; at += READ_CHUNK) {
     const part = paths.slice(at, at + READ_CHUNK);
-    const { data, problems } = await partialQuery<{ repository: Record<string, Blob | null> | null }>(github, blobsQuery(part, revision), { owner: repo.owner, name: repo.repo });
+    const { data, problems } = await partialQuery<{ repository: Record<string, Blob | null> | null }>(github, blobsQuery(part, revision), {
+      owner: repo.owner,
+      name: repo.repo,
+    });
     if (!data.repository) throw new GitHubReadError(`GitHub would not show ${repo.owner}/${repo.repo}`, problemsAt(problems, 'repository'));
     part.forEach((path, i) => out.set(path, blobAnswer(data.repository![`f${i}`], problemsAt(problems, 'repository', `f${i}`))));
   }
@@ -227,7 +246,11 @@ const BASELINES_QUERY = (withOrg: boolean) => `query CudaGatekeeperBaselines($ow
 ${BLOB}`;
 
 /** The repository's baseline file and (unless cached) the organisation layer, from default branches. */
-export async function readBaselineFiles(github: GitHub, repo: RepoRef, withOrg: boolean): Promise<{ readonly repoConfig?: ConfigBlob; readonly org?: OrgLayer }> {
+export async function readBaselineFiles(
+  github: GitHub,
+  repo: RepoRef,
+  withOrg: boolean,
+): Promise<{ readonly repoConfig?: ConfigBlob; readonly org?: OrgLayer }> {
   type Answer = { repository: { config: Blob | null; defaultBranchRef: { target: { oid: string } | null } | null } | null; org?: FirstReadResponse['org'] };
   const { data, problems } = await partialQuery<Answer>(github, BASELINES_QUERY(withOrg), { owner: repo.owner, name: repo.repo });
   if (!data.repository) throw new GitHubReadError(`GitHub would not show ${repo.owner}/${repo.repo}`, problemsAt(problems, 'repository'));

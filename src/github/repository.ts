@@ -43,13 +43,19 @@ interface InfoAnswer {
   repository: {
     defaultBranchRef: { target: { oid: string } | null } | null;
     config: Blob | null;
-    pullRequests: { nodes: ({ number: number; url: string; headRefOid: string; files: { nodes: ({ path: string; changeType: string } | null)[] } | null } | null)[] };
+    pullRequests: {
+      nodes: ({ number: number; url: string; headRefOid: string; files: { nodes: ({ path: string; changeType: string } | null)[] } | null } | null)[];
+    };
   } | null;
 }
 
 /** The default branch's head, the repository's baseline file and its open pull requests (one request). */
 export async function repositoryInfo(github: GitHub, repo: RepoRef, pulls = MAX_PULLS_PER_REPO): Promise<RepositoryInfo | undefined> {
-  const { data, problems } = await partialQuery<InfoAnswer>(github, INFO_QUERY, { owner: repo.owner, name: repo.repo, pulls: Math.max(1, Math.min(pulls, 100)) });
+  const { data, problems } = await partialQuery<InfoAnswer>(github, INFO_QUERY, {
+    owner: repo.owner,
+    name: repo.repo,
+    pulls: Math.max(1, Math.min(pulls, 100)),
+  });
   if (!data.repository) throw new GitHubReadError(`GitHub would not show ${repo.owner}/${repo.repo}`, problemsAt(problems, 'repository'));
   const headSha = data.repository.defaultBranchRef?.target?.oid;
   if (!headSha) return undefined; // an empty repository
@@ -59,8 +65,19 @@ export async function repositoryInfo(github: GitHub, repo: RepoRef, pulls = MAX_
     ...(config != null ? { repoConfig: { text: config, commit: headSha } } : {}),
     pulls: data.repository.pullRequests.nodes.flatMap((pull) => {
       if (!pull) return [];
-      const files = (pull.files?.nodes ?? []).filter((file) => file !== null && classifyPath(file.path) !== undefined) as { path: string; changeType: string }[];
-      return [{ number: pull.number, url: pull.url, headSha: pull.headRefOid, changed: files.filter((file) => file.changeType !== 'DELETED').map((file) => file.path), removed: files.filter((file) => file.changeType === 'DELETED').map((file) => file.path) }];
+      const files = (pull.files?.nodes ?? []).filter((file) => file !== null && classifyPath(file.path) !== undefined) as {
+        path: string;
+        changeType: string;
+      }[];
+      return [
+        {
+          number: pull.number,
+          url: pull.url,
+          headSha: pull.headRefOid,
+          changed: files.filter((file) => file.changeType !== 'DELETED').map((file) => file.path),
+          removed: files.filter((file) => file.changeType === 'DELETED').map((file) => file.path),
+        },
+      ];
     }),
   };
 }
@@ -88,7 +105,12 @@ export async function readBranch(github: GitHub, repo: RepoRef, sha: string): Pr
  * The files an open pull request would be checked with: its changed files and every file joined to them, read at
  * its head. The default branch's blobs are reused for the files the pull request does not change.
  */
-export async function readPullAgainst(github: GitHub, repo: RepoRef, pull: OpenPull, branch: BranchFiles): Promise<Pick<BranchFiles, 'files' | 'texts' | 'skipped'>> {
+export async function readPullAgainst(
+  github: GitHub,
+  repo: RepoRef,
+  pull: OpenPull,
+  branch: BranchFiles,
+): Promise<Pick<BranchFiles, 'files' | 'texts' | 'skipped'>> {
   const changed = new Set(pull.changed);
   const known = new Map([...branch.blobs].filter(([path]) => !changed.has(path) && !pull.removed.includes(path)));
   const inputs = [...listed(pull.changed), ...branch.paths.filter((file) => !changed.has(file.path) && !pull.removed.includes(file.path))];
@@ -100,5 +122,9 @@ export async function readPullAgainst(github: GitHub, repo: RepoRef, pull: OpenP
 }
 
 function fromRead(read: CommitRead): Pick<BranchFiles, 'files' | 'texts' | 'skipped'> {
-  return { files: read.files.map((file) => file.parsed), texts: new Map(read.files.map((file) => [file.source.path, file.source.text])), skipped: read.skipped };
+  return {
+    files: read.files.map((file) => file.parsed),
+    texts: new Map(read.files.map((file) => [file.source.path, file.source.text])),
+    skipped: read.skipped,
+  };
 }

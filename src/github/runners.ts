@@ -9,7 +9,13 @@ import type { GitHub, Logger } from './types.js';
 export async function runJob(github: GitHub, job: FanoutJob, deps: AppDeps, log: Logger, options: { readonly durable?: boolean } = {}): Promise<void> {
   switch (job.kind) {
     case 'check-pull':
-      await checkPull(github, deps, log, { target: job.target, trigger: job.trigger, deliveryId: job.deliveryId }, { throwOnFailure: options.durable === true });
+      await checkPull(
+        github,
+        deps,
+        log,
+        { target: job.target, trigger: job.trigger, deliveryId: job.deliveryId },
+        { throwOnFailure: options.durable === true },
+      );
       return;
     case 'preview':
       return previewConfigPull(github, job.target, deps, log, job.trigger, job.deliveryId);

@@ -27,7 +27,7 @@ export function productionProblems(env: NodeJS.ProcessEnv): string[] {
   const problems: string[] = [];
   if (!env.APP_ID) problems.push('APP_ID is not set');
   if (!env.PRIVATE_KEY && !env.PRIVATE_KEY_PATH) problems.push('neither PRIVATE_KEY nor PRIVATE_KEY_PATH is set');
-  if (!env.WEBHOOK_SECRET) problems.push('WEBHOOK_SECRET is not set (without it anyone can send webhooks signed with Probot\'s public default)');
+  if (!env.WEBHOOK_SECRET) problems.push("WEBHOOK_SECRET is not set (without it anyone can send webhooks signed with Probot's public default)");
   else if (env.WEBHOOK_SECRET === PROBOT_DEFAULT_SECRET) problems.push('WEBHOOK_SECRET is Probot\'s public default "development"');
   return problems;
 }
@@ -111,7 +111,9 @@ export function createAppServer(options: ServerOptions): AppServer {
     reply(res, 202, { accepted: id });
     const work = options.probot.webhooks
       .receive({ id, name, payload } as never)
-      .catch((error: unknown) => log.error({ deliveryId: id, event: name, err: { message: error instanceof Error ? error.message : String(error) } }, 'webhook handler failed'))
+      .catch((error: unknown) =>
+        log.error({ deliveryId: id, event: name, err: { message: error instanceof Error ? error.message : String(error) } }, 'webhook handler failed'),
+      )
       .finally(() => inFlight.delete(work));
     inFlight.add(work);
   };

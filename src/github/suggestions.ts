@@ -63,7 +63,12 @@ function lineAt(text: string, from: number, to: number): { start: number; end: n
 const overlaps = (a: TextEdit, b: TextEdit) => a.range[0] < b.range[1] && b.range[0] < a.range[1];
 const same = (a: TextEdit, b: TextEdit) => a.range[0] === b.range[0] && a.range[1] === b.range[1] && a.text === b.text;
 
-export function reviewSuggestions(report: Report, texts: ReadonlyMap<string, string>, added: ReadonlyMap<string, ReadonlySet<number>>, alreadyPosted: ReadonlySet<string>): ReviewComment[] {
+export function reviewSuggestions(
+  report: Report,
+  texts: ReadonlyMap<string, string>,
+  added: ReadonlyMap<string, ReadonlySet<number>>,
+  alreadyPosted: ReadonlySet<string>,
+): ReviewComment[] {
   const lines = new Map<string, LineFix>();
   for (const finding of report.findings) {
     const fix = finding.fix;
@@ -87,7 +92,8 @@ export function reviewSuggestions(report: Report, texts: ReadonlyMap<string, str
     const text = texts.get(entry.path)!;
     const original = text.slice(entry.start, entry.end);
     let replacement = original;
-    for (const edit of [...entry.edits].sort((a, b) => b.range[0] - a.range[0])) replacement = replacement.slice(0, edit.range[0] - entry.start) + edit.text + replacement.slice(edit.range[1] - entry.start);
+    for (const edit of [...entry.edits].sort((a, b) => b.range[0] - a.range[0]))
+      replacement = replacement.slice(0, edit.range[0] - entry.start) + edit.text + replacement.slice(edit.range[1] - entry.start);
     if (replacement.includes('\n') || replacement === original) continue;
     const key = suggestionKey(entry.path, entry.line, replacement);
     if (alreadyPosted.has(key)) continue;

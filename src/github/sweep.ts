@@ -22,7 +22,10 @@ export interface SweepRow {
 }
 
 function findingsList(report: Report): string {
-  const lines = report.findings.filter((finding) => finding.severity !== 'notice').slice(0, 30).map((finding) => `- **${finding.severity}** \`${finding.location.path}:${finding.location.start.line}\` ${finding.message} (${finding.ruleId})`);
+  const lines = report.findings
+    .filter((finding) => finding.severity !== 'notice')
+    .slice(0, 30)
+    .map((finding) => `- **${finding.severity}** \`${finding.location.path}:${finding.location.start.line}\` ${finding.message} (${finding.ruleId})`);
   const more = report.findings.length > lines.length ? `\n- … ${report.findings.length - lines.length} more` : '';
   return lines.join('\n') + more;
 }
@@ -56,21 +59,36 @@ export async function sweepInstallation(github: GitHub, owner: string, log: Logg
     return [];
   }
   const orgConfig = layer.state === 'found' ? layer.config : null;
-  const repos = (await github.paginate(github.rest.apps.listReposAccessibleToInstallation, { per_page: 100 })).filter((repo) => !repo.archived && repo.name !== ORG_CONFIG_REPO && repo.owner.login.toLowerCase() === owner.toLowerCase());
+  const repos = (await github.paginate(github.rest.apps.listReposAccessibleToInstallation, { per_page: 100 })).filter(
+    (repo) => !repo.archived && repo.name !== ORG_CONFIG_REPO && repo.owner.login.toLowerCase() === owner.toLowerCase(),
+  );
   const rows: SweepRow[] = [];
   let mode: 'none' | 'repository' | 'dashboard' = 'none';
   for (const repo of repos) {
     const evaluated = await evaluateDefaultBranch(github, owner, repo.name, orgConfig);
     mode = evaluated.resolved.baseline.sweep.issues;
-    const row = { repo: repo.name, url: repo.html_url, errors: evaluated.report.counts.error, warnings: evaluated.report.counts.warning, report: evaluated.report };
+    const row = {
+      repo: repo.name,
+      url: repo.html_url,
+      errors: evaluated.report.counts.error,
+      warnings: evaluated.report.counts.warning,
+      report: evaluated.report,
+    };
     rows.push(row);
     if (mode === 'repository') {
-      const body = row.errors + row.warnings === 0 ? `The default branch conforms to the organisation's CUDA baseline (checked ${today}).` : `The default branch does not conform to the organisation's CUDA baseline (checked ${today}): ${row.errors} errors, ${row.warnings} warnings.\n\n${findingsList(row.report)}`;
+      const body =
+        row.errors + row.warnings === 0
+          ? `The default branch conforms to the organisation's CUDA baseline (checked ${today}).`
+          : `The default branch does not conform to the organisation's CUDA baseline (checked ${today}): ${row.errors} errors, ${row.warnings} warnings.\n\n${findingsList(row.report)}`;
       await upsertIssue(github, owner, repo.name, body, row.errors + row.warnings > 0);
     }
   }
   if (mode === 'dashboard') {
-    const table = ['| repository | errors | warnings |', '|---|---:|---:|', ...rows.map((row) => `| [${row.repo}](${row.url}) | ${row.errors} | ${row.warnings} |`)].join('\n');
+    const table = [
+      '| repository | errors | warnings |',
+      '|---|---:|---:|',
+      ...rows.map((row) => `| [${row.repo}](${row.url}) | ${row.errors} | ${row.warnings} |`),
+    ].join('\n');
     const failing = rows.filter((row) => row.errors > 0).length;
     await upsertIssue(github, owner, ORG_CONFIG_REPO, `CUDA compliance of ${rows.length} repositories on ${today}: ${failing} with errors.\n\n${table}`, true);
   }
@@ -79,14 +97,27 @@ export async function sweepInstallation(github: GitHub, owner: string, log: Logg
 }
 
 /** Start the periodic sweep over every installation (queued, keyed per installation and period). */
-export function scheduleSweeps(listInstallations: () => Promise<{ id: number; owner: string }[]>, auth: (id: number) => Promise<GitHub>, deps: AppDeps, log: Logger, intervalMs: number): NodeJS.Timeout {
+export function scheduleSweeps(
+  listInstallations: () => Promise<{ id: number; owner: string }[]>,
+  auth: (id: number) => Promise<GitHub>,
+  deps: AppDeps,
+  log: Logger,
+  intervalMs: number,
+): NodeJS.Timeout {
   const tick = async (): Promise<void> => {
     const period = Math.floor(Date.now() / intervalMs);
     for (const installation of await listInstallations()) {
-      await deps.fanout!.add(`sweep:${installation.id}:${period}`, { kind: 'sweep', installationId: installation.id, owner: installation.owner }, await auth(installation.id));
+      await deps.fanout!.add(
+        `sweep:${installation.id}:${period}`,
+        { kind: 'sweep', installationId: installation.id, owner: installation.owner },
+        await auth(installation.id),
+      );
     }
   };
-  const timer = setInterval(() => void tick().catch((error: Error) => log.error({ err: { message: error.message } }, 'could not list installations for the sweep')), intervalMs);
+  const timer = setInterval(
+    () => void tick().catch((error: Error) => log.error({ err: { message: error.message } }, 'could not list installations for the sweep')),
+    intervalMs,
+  );
   timer.unref();
   return timer;
 }

@@ -24,7 +24,15 @@ export function targetFromPull(payload: RepositoryPayload, pull: PullPayload): P
   const owner = payload.repository.owner.login;
   const repo = payload.repository.name;
   // A pull request whose fork was deleted has head.repo null: it is still not this repository.
-  return { owner, repo, number: pull.number, headSha: pull.head.sha, headRef: pull.head.ref, headRepo: pull.head.repo?.full_name ?? '(deleted fork)', installationId: payload.installation?.id ?? 0 };
+  return {
+    owner,
+    repo,
+    number: pull.number,
+    headSha: pull.head.sha,
+    headRef: pull.head.ref,
+    headRepo: pull.head.repo?.full_name ?? '(deleted fork)',
+    installationId: payload.installation?.id ?? 0,
+  };
 }
 
 /** A pull request as check_suite and check_run payloads list it: repositories only as ids and API URLs. */
@@ -50,7 +58,9 @@ const PULL_QUERY = `query CudaGatekeeperPull($owner: String!, $name: String!, $n
 }`;
 
 interface PullAnswer {
-  repository: { pullRequest: { number: number; state: string; headRefOid: string; headRefName: string; headRepository: { nameWithOwner: string } | null } | null } | null;
+  repository: {
+    pullRequest: { number: number; state: string; headRefOid: string; headRefName: string; headRepository: { nameWithOwner: string } | null } | null;
+  } | null;
 }
 
 /** A pull request by number (comments, fork re-runs); undefined when it does not exist. */
@@ -59,7 +69,14 @@ export async function pullTarget(github: GitHub, repo: RepoRef, number: number, 
   if (!data.repository) throw new GitHubReadError(`GitHub would not show ${repo.owner}/${repo.repo}`, problemsAt(problems, 'repository'));
   const pull = data.repository.pullRequest;
   if (!pull) return undefined;
-  return { ...repo, number: pull.number, headSha: headSha ?? pull.headRefOid, headRef: pull.headRefName, headRepo: pull.headRepository?.nameWithOwner ?? '(deleted fork)', installationId };
+  return {
+    ...repo,
+    number: pull.number,
+    headSha: headSha ?? pull.headRefOid,
+    headRef: pull.headRefName,
+    headRepo: pull.headRepository?.nameWithOwner ?? '(deleted fork)',
+    installationId,
+  };
 }
 
 /** Where to look when a check payload lists no pull request: our run (check_run) or the suite of our runs (check_suite). */
@@ -71,7 +88,13 @@ export type CheckOrigin = { readonly run: { readonly external_id: string | null 
  * external_id names the pull request (at most one request to find the suite's runs, one for the pull request),
  * and failing that the commit's associated pull requests are asked for.
  */
-export async function targetsOfCheck(github: GitHub, payload: RepositoryPayload, listed: readonly ListedPull[], headSha: string, origin: CheckOrigin): Promise<PullTarget[]> {
+export async function targetsOfCheck(
+  github: GitHub,
+  payload: RepositoryPayload,
+  listed: readonly ListedPull[],
+  headSha: string,
+  origin: CheckOrigin,
+): Promise<PullTarget[]> {
   const own = payload.repository.id;
   const mine = listed.filter((pull) => own === undefined || pull.base.repo.id === own);
   if (mine.length > 0) return mine.map((pull) => fromListed(payload, pull, headSha));
@@ -90,6 +113,18 @@ export async function targetsOfCheck(github: GitHub, payload: RepositoryPayload,
   }
   const associated = await github.rest.repos.listPullRequestsAssociatedWithCommit({ ...repo, commit_sha: headSha, per_page: 100 });
   return associated.data
-    .filter((candidate) => candidate.state === 'open' && candidate.head.sha === headSha && candidate.base.repo.full_name.toLowerCase() === `${repo.owner}/${repo.repo}`.toLowerCase())
-    .map((candidate) => ({ ...repo, number: candidate.number, headSha, headRef: candidate.head.ref, headRepo: candidate.head.repo?.full_name ?? '(deleted fork)', installationId }));
+    .filter(
+      (candidate) =>
+        candidate.state === 'open' &&
+        candidate.head.sha === headSha &&
+        candidate.base.repo.full_name.toLowerCase() === `${repo.owner}/${repo.repo}`.toLowerCase(),
+    )
+    .map((candidate) => ({
+      ...repo,
+      number: candidate.number,
+      headSha,
+      headRef: candidate.head.ref,
+      headRepo: candidate.head.repo?.full_name ?? '(deleted fork)',
+      installationId,
+    }));
 }

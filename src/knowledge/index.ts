@@ -16,10 +16,39 @@ import pytorchData from './data/pytorch.json' with { type: 'json' };
 import tensorflowData from './data/tensorflow.json' with { type: 'json' };
 import gpuStacksData from './data/gpu-stacks.json' with { type: 'json' };
 import * as schema from './schema.js';
-import type { ArchBuild, CompanionPin, CompatPackage, ComputeCapability, Conda, CudaRelease, DriverFloor, Gpu, GpuStackBuild, Images, NgcPytorch, OsSuffix, Sourced, TensorflowRelease, TorchRelease } from './schema.js';
+import type {
+  ArchBuild,
+  CompanionPin,
+  CompatPackage,
+  ComputeCapability,
+  Conda,
+  CudaRelease,
+  DriverFloor,
+  Gpu,
+  GpuStackBuild,
+  Images,
+  NgcPytorch,
+  OsSuffix,
+  Sourced,
+  TensorflowRelease,
+  TorchRelease,
+} from './schema.js';
 import { satisfies } from '@renovatebot/pep440';
 
-export type { ArchBuild, CompanionPin, CompatPackage, ComputeCapability, CudaRelease, DriverFloor, Gpu, GpuStackBuild, NgcPytorch, Sourced, TensorflowRelease, TorchRelease };
+export type {
+  ArchBuild,
+  CompanionPin,
+  CompatPackage,
+  ComputeCapability,
+  CudaRelease,
+  DriverFloor,
+  Gpu,
+  GpuStackBuild,
+  NgcPytorch,
+  Sourced,
+  TensorflowRelease,
+  TorchRelease,
+};
 
 /** Validate every data file; throws (at load, and in tests) when a file does not match its schema. */
 export function loadData() {
@@ -113,7 +142,11 @@ export class KnowledgeBase {
     this.data = data;
     this.releasesByVersion = new Map(data.drivers.releases.map((row) => [row.version, row]));
     this.torchByVersion = new Map(data.pytorch.releases.map((row) => [row.version, row]));
-    this.retrieved = [...data.drivers.releases, ...data.pytorch.releases, ...data.gpus.gpus].map((row) => row.retrieved).sort().at(-1) ?? 'unknown';
+    this.retrieved =
+      [...data.drivers.releases, ...data.pytorch.releases, ...data.gpus.gpus]
+        .map((row) => row.retrieved)
+        .sort()
+        .at(-1) ?? 'unknown';
   }
 
   // ------------------------------------------------------------------ CUDA and drivers
@@ -206,7 +239,9 @@ export class KnowledgeBase {
   torchCudaBuilds(version: string): readonly string[] {
     const release = this.torchRelease(version);
     if (!release) return [];
-    return torchBuildTags(release).map((tag) => cudaFromTag(tag)!).sort(compareDotted);
+    return torchBuildTags(release)
+      .map((tag) => cudaFromTag(tag)!)
+      .sort(compareDotted);
   }
 
   /** The wheel tags a release ships (`cu121`, `cpu`, …), its PyPI build included, as a set (asked per package). */
@@ -229,7 +264,9 @@ export class KnowledgeBase {
   /** The torch releases a torchvision or torchaudio version belongs to. */
   torchForCompanion(pkg: 'torchvision' | 'torchaudio', version: string): readonly TorchRelease[] {
     const wanted = publicVersion(version);
-    return this.cached(pkg === 'torchvision' ? 'torchForTorchvision' : 'torchForTorchaudio', wanted, () => this.data.pytorch.releases.filter((release) => release[pkg].includes(wanted)));
+    return this.cached(pkg === 'torchvision' ? 'torchForTorchvision' : 'torchForTorchaudio', wanted, () =>
+      this.data.pytorch.releases.filter((release) => release[pkg].includes(wanted)),
+    );
   }
 
   /** Exact torch a package release was built against (xformers), or the triton a torch release pins. */
@@ -246,7 +283,9 @@ export class KnowledgeBase {
   /** Compiled GPU architectures of a torch build, where published. */
   compiledArchs(version: string, variant: string): ArchBuild | undefined {
     const release = publicVersion(version);
-    return this.cached('compiledArchs', `${release} ${variant}`, () => this.data.archs.builds.find((build) => build.variants.includes(variant) && safeSatisfies(release, build.torch)));
+    return this.cached('compiledArchs', `${release} ${variant}`, () =>
+      this.data.archs.builds.find((build) => build.variants.includes(variant) && safeSatisfies(release, build.torch)),
+    );
   }
 
   condaPytorchCudaVersions(): readonly string[] {
@@ -284,7 +323,15 @@ export class KnowledgeBase {
     const trimmed = nameOrCc.trim();
     if (/^\d+\.\d+$/.test(trimmed)) {
       const record = this.data.gpus.computeCapabilities.find((row) => row.cc === trimmed);
-      return record ? { name: `compute capability ${trimmed}`, cc: trimmed, minCuda: record.minCuda, ...(record.lastCudaMajor ? { lastCudaMajor: record.lastCudaMajor } : {}), record } : undefined;
+      return record
+        ? {
+            name: `compute capability ${trimmed}`,
+            cc: trimmed,
+            minCuda: record.minCuda,
+            ...(record.lastCudaMajor ? { lastCudaMajor: record.lastCudaMajor } : {}),
+            record,
+          }
+        : undefined;
     }
     const wanted = normalizeGpuName(trimmed);
     let best: { gpu: Gpu; name: string; length: number } | undefined;
@@ -296,7 +343,14 @@ export class KnowledgeBase {
     }
     if (!best) return undefined;
     const { gpu } = best;
-    return { name: best.name, cc: gpu.cc, minCuda: gpu.minCuda, ...(gpu.minDriver ? { minDriver: gpu.minDriver } : {}), ...(gpu.lastCudaMajor ? { lastCudaMajor: gpu.lastCudaMajor } : {}), record: gpu };
+    return {
+      name: best.name,
+      cc: gpu.cc,
+      minCuda: gpu.minCuda,
+      ...(gpu.minDriver ? { minDriver: gpu.minDriver } : {}),
+      ...(gpu.lastCudaMajor ? { lastCudaMajor: gpu.lastCudaMajor } : {}),
+      record: gpu,
+    };
   }
 
   minCudaForGpu(nameOrCc: string): string | undefined {
@@ -351,7 +405,9 @@ export class KnowledgeBase {
    * inside the range NVIDIA published that OS for; undefined when no row names the OS.
    */
   nvidiaCudaOs(os: string, osVersion: string, version: string): { readonly row: OsSuffix; readonly published: boolean } | undefined {
-    const row = this.data.images.nvidiaCuda.osSuffixes.find((candidate) => candidate.os === os && (candidate.versions.length === 0 || candidate.versions.includes(osVersion)));
+    const row = this.data.images.nvidiaCuda.osSuffixes.find(
+      (candidate) => candidate.os === os && (candidate.versions.length === 0 || candidate.versions.includes(osVersion)),
+    );
     if (!row) return undefined;
     const published = !(row.from && compareDotted(version, row.from) < 0) && !(row.through && compareDotted(version, row.through) > 0);
     return { row, published };
@@ -382,7 +438,9 @@ export class KnowledgeBase {
    * about an extra, one of the package's extras). Undefined when no row covers it.
    */
   gpuStackBuild(name: string, version: string, extras: readonly string[]): GpuStackBuild | undefined {
-    return this.data.gpuStacks.builds.find((row) => row.package === name && (row.extra === undefined ? true : extras.includes(row.extra)) && safeSatisfies(publicVersion(version), row.versions));
+    return this.data.gpuStacks.builds.find(
+      (row) => row.package === name && (row.extra === undefined ? true : extras.includes(row.extra)) && safeSatisfies(publicVersion(version), row.versions),
+    );
   }
 
   /** Whether a package has rows that depend on an extra (so a row without the extra must not apply). */

@@ -17,7 +17,13 @@ export const CudaRelease = z.strictObject({ version: dotted, label: z.string(), 
 export type CudaRelease = z.infer<typeof CudaRelease>;
 
 /** A cuda-compat-X-Y package and the driver branches NVIDIA supports it on (forward compatibility). */
-export const CompatPackage = z.strictObject({ package: z.string(), cuda: dotted, builtFromBranch: z.number().int(), compatibleBranches: z.array(z.number().int()), ...sourced });
+export const CompatPackage = z.strictObject({
+  package: z.string(),
+  cuda: dotted,
+  builtFromBranch: z.number().int(),
+  compatibleBranches: z.array(z.number().int()),
+  ...sourced,
+});
 export type CompatPackage = z.infer<typeof CompatPackage>;
 
 export const CudaDrivers = z.strictObject({
@@ -86,7 +92,14 @@ export const CompanionPin = z.strictObject({
 export type CompanionPin = z.infer<typeof CompanionPin>;
 export const Companions = z.strictObject({ description: z.string(), pins: z.array(CompanionPin) });
 
-export const Gpu = z.strictObject({ names: z.array(z.string()).min(1), cc: z.string(), minCuda: dotted, minDriver: dotted.optional(), lastCudaMajor: z.number().int().optional(), ...sourced });
+export const Gpu = z.strictObject({
+  names: z.array(z.string()).min(1),
+  cc: z.string(),
+  minCuda: dotted,
+  minDriver: dotted.optional(),
+  lastCudaMajor: z.number().int().optional(),
+  ...sourced,
+});
 export type Gpu = z.infer<typeof Gpu>;
 export const ComputeCapability = z.strictObject({ cc: z.string(), minCuda: dotted, lastCudaMajor: z.number().int().optional(), ...sourced });
 export type ComputeCapability = z.infer<typeof ComputeCapability>;
@@ -95,7 +108,15 @@ export const Gpus = z.strictObject({ description: z.string(), gpus: z.array(Gpu)
 const CudnnSpelling = z.strictObject({ spelling: z.string(), from: dotted, through: dotted.optional(), ...sourced });
 export const OsSuffix = z.strictObject({ os: z.string(), versions: z.array(z.string()), from: dotted.optional(), through: dotted.optional(), ...sourced });
 export type OsSuffix = z.infer<typeof OsSuffix>;
-export const NgcPytorch = z.strictObject({ tag: z.string(), cuda: dotted.optional(), cudaMajor: z.number().int().optional(), torch: z.string().optional(), cudnn: z.string().optional(), nccl: z.string().optional(), ...sourced });
+export const NgcPytorch = z.strictObject({
+  tag: z.string(),
+  cuda: dotted.optional(),
+  cudaMajor: z.number().int().optional(),
+  torch: z.string().optional(),
+  cudnn: z.string().optional(),
+  nccl: z.string().optional(),
+  ...sourced,
+});
 export type NgcPytorch = z.infer<typeof NgcPytorch>;
 export const Images = z.strictObject({
   description: z.string(),
@@ -128,7 +149,11 @@ export type Conda = z.infer<typeof Conda>;
 
 export const TensorflowRelease = z.strictObject({ version: z.string(), python: z.string(), cudnn: dotted, cuda: dotted, ...sourced });
 export type TensorflowRelease = z.infer<typeof TensorflowRelease>;
-export const Tensorflow = z.strictObject({ description: z.string(), releases: z.array(TensorflowRelease), notes: z.array(z.strictObject({ text: z.string(), ...sourced })) });
+export const Tensorflow = z.strictObject({
+  description: z.string(),
+  releases: z.array(TensorflowRelease),
+  notes: z.array(z.strictObject({ text: z.string(), ...sourced })),
+});
 
 export const Cudnn = z.strictObject({ description: z.string(), releases: z.array(z.strictObject({ version: dotted, cuda: z.array(z.string()), ...sourced })) });
 export const NvidiaWheels = z.strictObject({

@@ -1,7 +1,6 @@
 /** Small, dependency-free helpers for the dotted version numbers of CUDA, drivers and cuDNN. */
 import { memoize } from '../util/memo.js';
 
-
 /** Compare dotted numeric versions (`550.54.14`, `12.4`); missing parts count as 0. Non-numeric parts compare as 0. */
 export function compareDotted(a: string, b: string): number {
   if (a === b) return 0;

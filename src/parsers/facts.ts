@@ -272,5 +272,4 @@ export class FactSink {
       suppressions: exactList(this.suppressions),
     };
   }
-
 }

@@ -20,9 +20,11 @@ const NOT_A_DOCKERFILE = /\.(?:md|rst|txt|sh|bash|ps1|py|json|ya?ml|toml|cfg|ini
 export function classifyPath(path: string): FileKind | undefined {
   const name = path.slice(path.lastIndexOf('/') + 1);
   const lower = name.toLowerCase();
-  if ((/^(?:dockerfile|containerfile)(?:[._-].+)?$/.test(lower) && !NOT_A_DOCKERFILE.test(lower)) || /\.(?:dockerfile|containerfile)$/.test(lower)) return 'dockerfile';
+  if ((/^(?:dockerfile|containerfile)(?:[._-].+)?$/.test(lower) && !NOT_A_DOCKERFILE.test(lower)) || /\.(?:dockerfile|containerfile)$/.test(lower))
+    return 'dockerfile';
   if (/\.ya?ml$/.test(lower) && /(?:^|[._-])(?:conda|environment)(?:[._-][^/]*)?\.ya?ml$/.test(lower)) return 'conda';
-  if (/\.(?:txt|in)$/.test(lower) && (/requirements?/.test(lower) || /(^|\/)requirements\//.test(path.toLowerCase()) || /^constraints/.test(lower))) return 'requirements';
+  if (/\.(?:txt|in)$/.test(lower) && (/requirements?/.test(lower) || /(^|\/)requirements\//.test(path.toLowerCase()) || /^constraints/.test(lower)))
+    return 'requirements';
   return undefined;
 }
 
@@ -49,7 +51,11 @@ export function looksLikeConda(text: string): boolean {
  * `dependencies:`; a requirements file holds only requirements, options and comments.
  */
 export function sniffKind(text: string): FileKind | undefined {
-  const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/, 500).map((line) => line.trim()).filter((line) => line !== '' && !line.startsWith('#'));
+  const lines = text
+    .replace(/^\uFEFF/, '')
+    .split(/\r?\n/, 500)
+    .map((line) => line.trim())
+    .filter((line) => line !== '' && !line.startsWith('#'));
   if (lines.length === 0) return undefined;
   if (/^(?:FROM|ARG)\s+\S/i.test(lines[0]!)) return 'dockerfile';
   if (looksLikeConda(text) || /^dependencies\s*:/m.test(text)) return 'conda';

@@ -102,23 +102,23 @@ function recordPip(sink: FactSink, args: readonly Word[], stage: number, tool: '
       if (spec.role === 'pre' && (name === '--pre' || /allow/.test(valueText))) sink.options.push({ name, span, context: context.id });
       if (indexKind) {
         // uv names an index: `--index pytorch=https://download.pytorch.org/whl/cu124`.
-        const named = value && tool === 'uv' ? /^[A-Za-z0-9_.-]+=(?=[a-z][a-z0-9+.-]*:\/\/)/i.exec(valueText)?.[0].length ?? 0 : 0;
+        const named = value && tool === 'uv' ? (/^[A-Za-z0-9_.-]+=(?=[a-z][a-z0-9+.-]*:\/\/)/i.exec(valueText)?.[0].length ?? 0) : 0;
         const url = valueText.slice(named);
         const urlSpan = named && value ? (value.mapped.origin(valueFrom + named, value.text.length) ?? valueSpan) : valueSpan;
         const fact = { kind: indexKind, url, urlSpan, span, context: context.id };
         sink.indexes.push(fact);
-        (context.indexes as typeof fact[]).push(fact);
+        (context.indexes as (typeof fact)[]).push(fact);
       } else if ((spec.role === 'requirement' || spec.role === 'constraint') && value) {
         const fact = { kind: spec.role, target: valueText, targetSpan: valueSpan, span, context: context.id };
         sink.includes.push(fact);
-        (context.includes as typeof fact[]).push(fact);
+        (context.includes as (typeof fact)[]).push(fact);
       } else if (spec.role === 'editable' && value) {
         recordPipRequirement(sink, value, context);
       } else if (spec.role === 'torch-backend' && value) {
         const url = /^cu\d+$|^cpu$/.test(valueText) ? `https://download.pytorch.org/whl/${valueText}` : valueText;
         const fact = { kind: 'index-url' as const, url, urlSpan: valueSpan, span, context: context.id };
         sink.indexes.push(fact);
-        (context.indexes as typeof fact[]).push(fact);
+        (context.indexes as (typeof fact)[]).push(fact);
       }
       continue;
     }
@@ -138,7 +138,20 @@ function recordPipRequirement(sink: FactSink, word: Word, context: InstallContex
   else sink.problems.push({ span: result.span, message: result.message });
 }
 
-const CONDA_VALUE_OPTIONS = new Set(['-n', '--name', '-p', '--prefix', '--file', '-f', '--solver', '--repodata-fn', '--subdir', '--platform', '-r', '--root-prefix']);
+const CONDA_VALUE_OPTIONS = new Set([
+  '-n',
+  '--name',
+  '-p',
+  '--prefix',
+  '--file',
+  '-f',
+  '--solver',
+  '--repodata-fn',
+  '--subdir',
+  '--platform',
+  '-r',
+  '--root-prefix',
+]);
 
 function recordConda(sink: FactSink, args: readonly Word[], stage: number): boolean {
   let i = 0;
@@ -164,14 +177,20 @@ function recordConda(sink: FactSink, args: readonly Word[], stage: number): bool
         const urlSpan = valueWord.mapped.origin(valueFrom, valueWord.text.length) ?? valueWord.span;
         const fact = { kind: 'conda-channel' as const, url, urlSpan, span: { start: word.span.start, end: valueWord.span.end }, context: context.id };
         sink.indexes.push(fact);
-        (context.indexes as typeof fact[]).push(fact);
+        (context.indexes as (typeof fact)[]).push(fact);
       } else if (name === '--file' || name === '-f') {
         if (eq < 0) j++;
         if (!valueWord) continue;
         const target = valueWord.text.slice(valueFrom);
-        const fact = { kind: 'requirement' as const, target, targetSpan: valueWord.mapped.origin(valueFrom, valueWord.text.length) ?? valueWord.span, span: { start: word.span.start, end: valueWord.span.end }, context: context.id };
+        const fact = {
+          kind: 'requirement' as const,
+          target,
+          targetSpan: valueWord.mapped.origin(valueFrom, valueWord.text.length) ?? valueWord.span,
+          span: { start: word.span.start, end: valueWord.span.end },
+          context: context.id,
+        };
         sink.includes.push(fact);
-        (context.includes as typeof fact[]).push(fact);
+        (context.includes as (typeof fact)[]).push(fact);
       } else if (CONDA_VALUE_OPTIONS.has(name) && eq < 0) {
         j++;
       }
@@ -210,22 +229,23 @@ function recordApt(sink: FactSink, args: readonly Word[], stage: number): boolea
     const version = eq < 0 ? '' : word.text.slice(eq + 1);
     const cuda = /\+cuda(\d+\.\d+)/.exec(version)?.[1];
     const versionSpan = word.mapped.origin(eq + 1, word.text.length) ?? word.span;
-    sink.packages.push(packageFact({
-      ecosystem: 'apt',
-      name: rawName.toLowerCase(),
-      rawName,
-      nameSpan: word.mapped.site(0, rawName.length),
-      span: word.span,
-      extras: [],
-      specifier: version,
-      specifierSpan: eq < 0 ? (word.mapped.origin(word.text.length, word.text.length) ?? { start: word.span.end, end: word.span.end }) : versionSpan,
-      clauses: version ? [{ operator: '=', version, versionSpan }] : [],
-      exact: version || undefined,
-      localLabel: cuda ? `cuda${cuda}` : undefined,
-      context: context.id,
-      via: word.mapped.via(0, word.text.length),
-    }));
+    sink.packages.push(
+      packageFact({
+        ecosystem: 'apt',
+        name: rawName.toLowerCase(),
+        rawName,
+        nameSpan: word.mapped.site(0, rawName.length),
+        span: word.span,
+        extras: [],
+        specifier: version,
+        specifierSpan: eq < 0 ? (word.mapped.origin(word.text.length, word.text.length) ?? { start: word.span.end, end: word.span.end }) : versionSpan,
+        clauses: version ? [{ operator: '=', version, versionSpan }] : [],
+        exact: version || undefined,
+        localLabel: cuda ? `cuda${cuda}` : undefined,
+        context: context.id,
+        via: word.mapped.via(0, word.text.length),
+      }),
+    );
   }
   return true;
 }
-

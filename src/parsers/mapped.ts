@@ -116,7 +116,10 @@ export class Mapped {
     if (this.plainOrigin >= 0) {
       // One piece covering [0, length): an empty range needs a character at or just before it; others need both ends inside.
       const length = this.text.length;
-      if (to === from) return (from >= 0 && from < length) || (from - 1 >= 0 && from - 1 < length) ? { start: this.plainOrigin + from, end: this.plainOrigin + from } : undefined;
+      if (to === from)
+        return (from >= 0 && from < length) || (from - 1 >= 0 && from - 1 < length)
+          ? { start: this.plainOrigin + from, end: this.plainOrigin + from }
+          : undefined;
       return from >= 0 && to <= length ? { start: this.plainOrigin + from, end: this.plainOrigin + to } : undefined;
     }
     if (to === from) {
@@ -207,7 +210,13 @@ export class MappedBuilder {
     const prev = this.segments.at(-1);
     if (prev && !via && !prev.via && !site && origin >= 0 && prev.origin >= 0 && prev.origin + (prev.to - prev.from) === origin) {
       // Every segment has the same fields in the same order (see packageFact in facts.ts).
-      this.segments[this.segments.length - 1] = { from: prev.from, to: from + text.length, origin: prev.origin, site: { start: prev.site.start, end: ownSite.end }, via: undefined };
+      this.segments[this.segments.length - 1] = {
+        from: prev.from,
+        to: from + text.length,
+        origin: prev.origin,
+        site: { start: prev.site.start, end: ownSite.end },
+        via: undefined,
+      };
     } else {
       this.segments.push({ from, to: from + text.length, origin, site: ownSite, via });
     }

@@ -10,9 +10,7 @@ export function normalizePythonName(name: string): string {
 
 const NORMALISED = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 
-export type RequirementResult =
-  | { readonly ok: true; readonly fact: PackageFact }
-  | { readonly ok: false; readonly message: string; readonly span: Span };
+export type RequirementResult = { readonly ok: true; readonly fact: PackageFact } | { readonly ok: false; readonly message: string; readonly span: Span };
 
 /**
  * The length of the name at the start of `text` (`/^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?/`, without
@@ -61,7 +59,17 @@ function spacesEnd(text: string, i: number): number {
 
 /** `[A-Za-z0-9._*+!-]`: the characters of a version in a clause. */
 function isVersionChar(code: number): boolean {
-  return (code >= 48 && code <= 57) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122) || code === 46 || code === 95 || code === 42 || code === 43 || code === 33 || code === 45;
+  return (
+    (code >= 48 && code <= 57) ||
+    (code >= 65 && code <= 90) ||
+    (code >= 97 && code <= 122) ||
+    code === 46 ||
+    code === 95 ||
+    code === 42 ||
+    code === 43 ||
+    code === 33 ||
+    code === 45
+  );
 }
 const WHEEL = /\.whl/i;
 const URL_SCHEME = /^(?:[a-z][a-z0-9+.-]*:\/\/|git\+|hg\+|svn\+|bzr\+|file:)/i;
@@ -88,7 +96,10 @@ const ARCHIVE = /\.(?:whl|tar\.gz|tgz|tar\.bz2|tar\.xz|zip)$/i;
  * A path to a wheel or an archive is not one (its name carries the version).
  */
 export function isLocalProject(text: string): boolean {
-  const head = text.split(';')[0]!.trim().replace(/\[[^\]]*\]$/, '');
+  const head = text
+    .split(';')[0]!
+    .trim()
+    .replace(/\[[^\]]*\]$/, '');
   if (head === '' || ARCHIVE.test(head.split(/[#?]/)[0]!)) return false;
   if (/^(?:\.{1,2}|~)(?:[/\\]|$)/.test(head) || head.startsWith('/') || /^[A-Za-z]:[\\/]/.test(head) || /^file:/i.test(head)) return true;
   return /[/\\]/.test(head) && !/[<>=!~@:]/.test(head);
@@ -102,7 +113,8 @@ export function parsePythonRequirement(m: Mapped): RequirementResult {
   const text = m.text;
   const whole = m.site(0, text.length);
   // Every URL scheme form has a ":" or a "+", and a wheel a ".": most requirements need neither test.
-  if (((text.includes(':') || text.includes('+')) && URL_SCHEME.test(text)) || (WHEEL.test(text) && endsInWheel(text.split(';')[0]!.trim()))) return parseBareUrl(m);
+  if (((text.includes(':') || text.includes('+')) && URL_SCHEME.test(text)) || (WHEEL.test(text) && endsInWheel(text.split(';')[0]!.trim())))
+    return parseBareUrl(m);
 
   const nameLength = nameAt(text);
   if (nameLength === 0) return { ok: false, message: `expected a package name, found "${truncate(text)}"`, span: whole };

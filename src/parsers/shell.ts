@@ -351,7 +351,11 @@ function readExpansion(script: Mapped, at: number, resolve: Resolver, braces: Cl
     const op = casing[1]!;
     const upper = op.startsWith('^');
     const all = op.length === 2;
-    const changed = all ? (upper ? current.text.toUpperCase() : current.text.toLowerCase()) : (upper ? current.text.charAt(0).toUpperCase() : current.text.charAt(0).toLowerCase()) + current.text.slice(1);
+    const changed = all
+      ? upper
+        ? current.text.toUpperCase()
+        : current.text.toLowerCase()
+      : (upper ? current.text.charAt(0).toUpperCase() : current.text.charAt(0).toLowerCase()) + current.text.slice(1);
     return { value: synthetic(changed, reference, name), next };
   }
   return { unresolved: `\${${body}} uses shell features that are only evaluated at build time`, next };
@@ -420,7 +424,10 @@ export function globRegex(pattern: string): string | undefined {
       const end = pattern.indexOf(']', i + 2);
       if (end < 0) out += '\\[';
       else {
-        const inner = pattern.slice(i + 1, end).replace(/^!/, '^').replace(/\\/g, '\\\\');
+        const inner = pattern
+          .slice(i + 1, end)
+          .replace(/^!/, '^')
+          .replace(/\\/g, '\\\\');
         out += `[${inner}]`;
         i = end;
       }
@@ -467,10 +474,12 @@ function substitute(value: string, pattern: string, replacement: string, mode: s
   let replaced = false;
   while (i < size) {
     let matched = -1;
-    if (!replaced || mode === '/') for (let end = size; end > i; end--) if (whole.test(value.slice(i, end))) {
-      matched = end;
-      break;
-    }
+    if (!replaced || mode === '/')
+      for (let end = size; end > i; end--)
+        if (whole.test(value.slice(i, end))) {
+          matched = end;
+          break;
+        }
     if (matched < 0) {
       out += value[i];
       i++;

@@ -28,7 +28,10 @@ export function findSuppressions(source: SourceText, statementEnd: (line: number
       while (target <= source.lineCount && isBlankOrComment(text.slice(source.lineStart(target), source.lineEnd(target)))) target++;
       lastTarget = target;
     }
-    const rules = (match[1] ?? '').split(',').map((rule) => rule.trim()).filter(Boolean);
+    const rules = (match[1] ?? '')
+      .split(',')
+      .map((rule) => rule.trim())
+      .filter(Boolean);
     found.push({
       span: { start: hashAt, end },
       fromLine: target,

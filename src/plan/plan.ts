@@ -47,7 +47,14 @@ export interface Plan {
   /** The torch release the moved units take (the newest one, where units take different releases). */
   readonly torch?: { readonly version: string; readonly torchvision?: string; readonly torchaudio?: string; readonly variant: string; readonly source: string };
   /** What the driver must be for the images the plan writes (their CUDA update's own row of Table 3). */
-  readonly driver?: { readonly cuda: string; readonly minimum: string; readonly floor: string; readonly fleet?: string; readonly fleetOk?: boolean; readonly source: string };
+  readonly driver?: {
+    readonly cuda: string;
+    readonly minimum: string;
+    readonly floor: string;
+    readonly fleet?: string;
+    readonly fleetOk?: boolean;
+    readonly source: string;
+  };
   readonly steps: readonly PlanStep[];
   readonly held: readonly PlanHold[];
   readonly notes: readonly string[];
@@ -69,7 +76,8 @@ export function plan(files: readonly ParsedFile[], targetCuda: string, kb: Knowl
   const taken: TorchRelease[] = [];
   /** Every edit of the units moved so far: a later unit that shares a file must agree with them. */
   let accepted: TextEdit[] = [];
-  const errorsOf = (subset: readonly ParsedFile[]): Finding[] => gate(subset, baseline, kb).findings.filter((finding) => finding.severity === 'error' && !TARGET_POLICY.has(finding.ruleId));
+  const errorsOf = (subset: readonly ParsedFile[]): Finding[] =>
+    gate(subset, baseline, kb).findings.filter((finding) => finding.severity === 'error' && !TARGET_POLICY.has(finding.ruleId));
 
   for (const unit of units) {
     const move = planUnit(unit, cuda, kb);
@@ -83,7 +91,9 @@ export function plan(files: readonly ParsedFile[], targetCuda: string, kb: Knowl
       const subset = affectedFiles(files, new Set(edits.map((edit) => edit.path)));
       const before = errorsOf(subset.map((file) => withEdits(file, accepted)));
       const after = errorsOf(subset.map((file) => withEdits(file, together)));
-      const added = after.find((finding) => !before.some((old) => old.ruleId === finding.ruleId && old.location.path === finding.location.path && old.message === finding.message));
+      const added = after.find(
+        (finding) => !before.some((old) => old.ruleId === finding.ruleId && old.location.path === finding.location.path && old.message === finding.message),
+      );
       if (added) reasons.push(`moving it gives ${added.ruleId} "${added.message}" (${added.location.path})`);
     }
     if (reasons.length > 0) {
@@ -91,11 +101,22 @@ export function plan(files: readonly ParsedFile[], targetCuda: string, kb: Knowl
       continue;
     }
     accepted = together!;
-    steps.push(...move.moves.filter((step) => !steps.some((other) => other.location.path === step.location.path && other.location.start.offset === step.location.start.offset)));
+    steps.push(
+      ...move.moves.filter(
+        (step) => !steps.some((other) => other.location.path === step.location.path && other.location.start.offset === step.location.start.offset),
+      ),
+    );
     if (move.release) taken.push(move.release);
   }
 
-  const release = taken.sort((a, b) => compareDotted(b.version, a.version))[0] ?? (units.length === 0 || !units.some((unit) => unit.packages.some(({ pkg }) => projectName(pkg) === 'torch')) ? kb.torchReleasesWithCuda(cuda).filter((row) => row.confidence !== 'unverified').at(-1) : undefined);
+  const release =
+    taken.sort((a, b) => compareDotted(b.version, a.version))[0] ??
+    (units.length === 0 || !units.some((unit) => unit.packages.some(({ pkg }) => projectName(pkg) === 'torch'))
+      ? kb
+          .torchReleasesWithCuda(cuda)
+          .filter((row) => row.confidence !== 'unverified')
+          .at(-1)
+      : undefined);
   if (!release && kb.torchReleasesWithCuda(cuda).length === 0) notes.push(`No PyTorch release in the knowledge base ships a ${tagFromCuda(cuda)} build.`);
 
   // The driver the new images need: their CUDA update's own row (12.8.1 needs 570.124.06, not 12.8 GA's 570.26).
@@ -103,15 +124,36 @@ export function plan(files: readonly ParsedFile[], targetCuda: string, kb: Knowl
   const minimum = kb.minDriver(image);
   const floor = kb.driverFloor(cudaMajor(cuda));
   const fleet = baseline.driver.minimum;
-  const driver = minimum && floor ? { cuda: image, minimum: minimum.linux, floor: floor.linux, ...(fleet ? { fleet, fleetOk: compareDotted(fleet, floor.linux) >= 0 } : {}), source: cite(minimum.row) } : undefined;
+  const driver =
+    minimum && floor
+      ? {
+          cuda: image,
+          minimum: minimum.linux,
+          floor: floor.linux,
+          ...(fleet ? { fleet, fleetOk: compareDotted(fleet, floor.linux) >= 0 } : {}),
+          source: cite(minimum.row),
+        }
+      : undefined;
   if (driver?.fleetOk === false) notes.push(`The fleet driver ${fleet} cannot run CUDA ${cudaMajor(cuda)}.x at all; it needs >= ${driver.floor} first.`);
-  else if (driver && fleet && compareDotted(fleet, driver.minimum) < 0) notes.push(`The fleet driver ${fleet} runs CUDA ${image} only under minor-version compatibility; >= ${driver.minimum} gives the full feature set.`);
-  if (baseline.cuda.allowed && !baseline.cuda.allowed.includes(cuda)) notes.push(`The baseline does not allow CUDA ${cuda} yet (allowed: ${baseline.cuda.allowed.join(', ')}).`);
+  else if (driver && fleet && compareDotted(fleet, driver.minimum) < 0)
+    notes.push(`The fleet driver ${fleet} runs CUDA ${image} only under minor-version compatibility; >= ${driver.minimum} gives the full feature set.`);
+  if (baseline.cuda.allowed && !baseline.cuda.allowed.includes(cuda))
+    notes.push(`The baseline does not allow CUDA ${cuda} yet (allowed: ${baseline.cuda.allowed.join(', ')}).`);
 
   const tag = tagFromCuda(cuda);
   return {
     cuda,
-    ...(release ? { torch: { version: release.version, ...(release.torchvision[0] ? { torchvision: release.torchvision[0] } : {}), ...(release.torchaudio[0] ? { torchaudio: release.torchaudio[0] } : {}), variant: tag, source: cite(release) } } : {}),
+    ...(release
+      ? {
+          torch: {
+            version: release.version,
+            ...(release.torchvision[0] ? { torchvision: release.torchvision[0] } : {}),
+            ...(release.torchaudio[0] ? { torchaudio: release.torchaudio[0] } : {}),
+            variant: tag,
+            source: cite(release),
+          },
+        }
+      : {}),
     ...(driver ? { driver } : {}),
     steps: steps.sort((a, b) => a.location.path.localeCompare(b.location.path) || a.location.start.offset - b.location.start.offset),
     held,
@@ -131,7 +173,13 @@ function planUnit(unit: Unit, cuda: string, kb: KnowledgeBase): UnitMove {
   const reasons: string[] = [];
   const tag = tagFromCuda(cuda);
   const step = (file: ParsedFile, span: { start: number; end: number }, what: string, edits: readonly TextEdit[]): void => {
-    moves.push({ location: file.source.location(span.start, span.end), what, from: file.source.text.slice(span.start, span.end), to: preview(file, span, edits), edits });
+    moves.push({
+      location: file.source.location(span.start, span.end),
+      what,
+      from: file.source.text.slice(span.start, span.end),
+      to: preview(file, span, edits),
+      edits,
+    });
   };
 
   // The torch family first: which release the unit moves to decides the rest.
@@ -141,7 +189,14 @@ function planUnit(unit: Unit, cuda: string, kb: KnowledgeBase): UnitMove {
   if (torch && !current) reasons.push(`torch ${torch.pkg.exact} is not in the knowledge base`);
   else if (torch && current) {
     release = torch.pkg.ecosystem === 'conda' ? condaRelease(unit, current, cuda, kb) : pipRelease(torch, current, cuda, kb);
-    if (!release) reasons.push(torch.pkg.ecosystem === 'conda' ? `no pytorch conda package near ${current.version} is built for CUDA ${cuda}` : torch.build?.source === 'pypi' ? `torch comes from PyPI, and no release near ${current.version} has a PyPI build for CUDA ${cuda}; install it from https://download.pytorch.org/whl/${tag} first` : `no torch release near ${current.version} has a ${tag} build`);
+    if (!release)
+      reasons.push(
+        torch.pkg.ecosystem === 'conda'
+          ? `no pytorch conda package near ${current.version} is built for CUDA ${cuda}`
+          : torch.build?.source === 'pypi'
+            ? `torch comes from PyPI, and no release near ${current.version} has a PyPI build for CUDA ${cuda}; install it from https://download.pytorch.org/whl/${tag} first`
+            : `no torch release near ${current.version} has a ${tag} build`,
+      );
   }
 
   for (const claim of unit.claims) {
@@ -181,11 +236,15 @@ function planUnit(unit: Unit, cuda: string, kb: KnowledgeBase): UnitMove {
     for (const invocation of unit.invocations) {
       for (const index of invocation.indexes) {
         const page = index.kind === 'find-links' ? torchPage(index.url) : undefined;
-        if (page && (page.torch !== minorOf(release.version) || !index.url.includes(tag))) reasons.push(`${index.url} is a ${page.project} wheel page for one torch and CUDA; whether a page exists for torch ${release.version} and ${tag} is not known here (${page.source})`);
+        if (page && (page.torch !== minorOf(release.version) || !index.url.includes(tag)))
+          reasons.push(
+            `${index.url} is a ${page.project} wheel page for one torch and CUDA; whether a page exists for torch ${release.version} and ${tag} is not known here (${page.source})`,
+          );
       }
     }
     for (const { pkg } of unit.packages) {
-      if (pkg.localLabel && /^pt\d+(cu\d+|cpu)$/.test(pkg.localLabel)) reasons.push(`${pkg.rawName}==${pkg.exact} is a PyG wheel built for one torch and CUDA; move it with the PyG page for torch ${release.version}`);
+      if (pkg.localLabel && /^pt\d+(cu\d+|cpu)$/.test(pkg.localLabel))
+        reasons.push(`${pkg.rawName}==${pkg.exact} is a PyG wheel built for one torch and CUDA; move it with the PyG page for torch ${release.version}`);
     }
   }
   return { moves: reasons.length ? [] : moves, reasons: [...new Set(reasons)], ...(release ? { release } : {}) };
@@ -194,8 +253,10 @@ function planUnit(unit: Unit, cuda: string, kb: KnowledgeBase): UnitMove {
 /** Why a claim cannot move to `cuda` with the knowledge at hand, if it cannot. */
 function claimHold(claim: CudaClaim, cuda: string, kb: KnowledgeBase): string | undefined {
   const name = claim.package?.name;
-  if (claim.kind === 'conda' && name === 'pytorch-cuda' && !kb.condaPytorchCudaVersions().includes(cuda)) return `pytorch-cuda has no ${cuda} build (published: ${kb.condaPytorchCudaVersions().join(', ')}); install torch from pip instead`;
-  if (claim.kind === 'conda' && name === 'cudatoolkit' && Number(cudaMajor(cuda)) > kb.condaCudatoolkit().lastMajor) return `cudatoolkit has no CUDA ${cudaMajor(cuda)} packages (${cite(kb.condaCudatoolkit())}); use cuda-version=${cuda}`;
+  if (claim.kind === 'conda' && name === 'pytorch-cuda' && !kb.condaPytorchCudaVersions().includes(cuda))
+    return `pytorch-cuda has no ${cuda} build (published: ${kb.condaPytorchCudaVersions().join(', ')}); install torch from pip instead`;
+  if (claim.kind === 'conda' && name === 'cudatoolkit' && Number(cudaMajor(cuda)) > kb.condaCudatoolkit().lastMajor)
+    return `cudatoolkit has no CUDA ${cudaMajor(cuda)} packages (${cite(kb.condaCudatoolkit())}); use cuda-version=${cuda}`;
   if (claim.kind === 'image' && !claim.rewrite) return `${claim.subject} is not an nvidia/cuda image; pick its CUDA ${cuda} tag by hand`;
   if (!['image', 'index', 'conda', 'wheel-tag'].includes(claim.kind)) return `${claim.subject} is built for CUDA ${claimCuda(claim)}; move it by hand`;
   return undefined;
@@ -206,14 +267,24 @@ function pipRelease(torch: UnitPackage, current: TorchRelease, cuda: string, kb:
   const tag = tagFromCuda(cuda);
   if (torch.build?.source !== 'pypi') return nearestReleaseWithCuda(kb, current.version, cuda);
   // From PyPI the build is the release's PyPI default: only a release whose PyPI build is the target CUDA will do.
-  return nearest(kb.torchReleases().filter((release) => release.pypiDefault === tag && release.confidence !== 'unverified'), current.version);
+  return nearest(
+    kb.torchReleases().filter((release) => release.pypiDefault === tag && release.confidence !== 'unverified'),
+    current.version,
+  );
 }
 
 /** The release a conda pytorch moves to: one the pytorch channel built for the target CUDA, as the unit pins it. */
 function condaRelease(unit: Unit, current: TorchRelease, cuda: string, kb: KnowledgeBase): TorchRelease | undefined {
   const names = new Set(unit.packages.filter(({ pkg }) => pkg.ecosystem === 'conda').map(({ pkg }) => pkg.name));
   const last = kb.pytorchChannel().lastVersion;
-  const candidates = kb.torchReleases().filter((release) => compareDotted(release.version, last) <= 0 && release.confidence !== 'unverified' && (names.has('cudatoolkit') ? release.condaCudatoolkit?.includes(cuda) : release.condaPytorchCuda?.includes(cuda)));
+  const candidates = kb
+    .torchReleases()
+    .filter(
+      (release) =>
+        compareDotted(release.version, last) <= 0 &&
+        release.confidence !== 'unverified' &&
+        (names.has('cudatoolkit') ? release.condaCudatoolkit?.includes(cuda) : release.condaPytorchCuda?.includes(cuda)),
+    );
   return nearest(candidates, current.version);
 }
 
@@ -234,7 +305,14 @@ function score(version: string): number {
  * The version text a pin of the unit takes when torch moves from `current` to `release`: undefined when the pin
  * does not move with torch, null when it must and the knowledge base has no release for the new torch.
  */
-function familyVersion(name: string, pkg: PackageFact, release: TorchRelease, current: TorchRelease, tag: string, kb: KnowledgeBase): string | null | undefined {
+function familyVersion(
+  name: string,
+  pkg: PackageFact,
+  release: TorchRelease,
+  current: TorchRelease,
+  tag: string,
+  kb: KnowledgeBase,
+): string | null | undefined {
   const labelled = (version: string, cudaBuilds = true): string => (pkg.localLabel && cudaBuilds ? `${version}+${tag}` : version);
   if (name === 'torch') return pkg.ecosystem === 'conda' ? release.version : labelled(release.version);
   if (name === 'torchvision' || name === 'torchaudio') {
@@ -247,7 +325,11 @@ function familyVersion(name: string, pkg: PackageFact, release: TorchRelease, cu
   if (pkg.ecosystem !== 'pip') return undefined;
   const pins = kb.companionPins(name);
   if (!pins.some((row) => row.version === publicVersion(pkg.exact!) && row.torch === current.version)) return undefined;
-  const next = pins.filter((row) => row.torch === release.version && row.confidence !== 'unverified').map((row) => row.version).sort(compareDotted).at(-1);
+  const next = pins
+    .filter((row) => row.torch === release.version && row.confidence !== 'unverified')
+    .map((row) => row.version)
+    .sort(compareDotted)
+    .at(-1);
   return next ?? null;
 }
 
@@ -262,19 +344,27 @@ function preview(file: ParsedFile, span: { start: number; end: number }, edits: 
   const inside = edits.filter((edit) => edit.range[0] >= span.start && edit.range[1] <= span.end).sort((a, b) => b.range[0] - a.range[0]);
   let text = file.source.text.slice(span.start, span.end);
   for (const edit of inside) text = text.slice(0, edit.range[0] - span.start) + edit.text + text.slice(edit.range[1] - span.start);
-  const outside = edits.filter((edit) => !inside.includes(edit)).map((edit) => `${file.source.text.slice(edit.range[0], edit.range[1])} → ${edit.text} at line ${file.source.position(edit.range[0]).line}`);
+  const outside = edits
+    .filter((edit) => !inside.includes(edit))
+    .map((edit) => `${file.source.text.slice(edit.range[0], edit.range[1])} → ${edit.text} at line ${file.source.position(edit.range[0]).line}`);
   return outside.length > 0 ? `${text} (and ${outside.join(', ')})` : text;
 }
 
 export function renderPlanText(result: Plan): string {
   const lines = [`Plan: move to CUDA ${result.cuda}`];
-  if (result.torch) lines.push(`  torch ${result.torch.version}+${result.torch.variant}${result.torch.torchvision ? `, torchvision ${result.torch.torchvision}` : ''}${result.torch.torchaudio ? `, torchaudio ${result.torch.torchaudio}` : ''}  (${result.torch.source})`);
-  if (result.driver) lines.push(`  driver: >= ${result.driver.minimum} for CUDA ${result.driver.cuda} images, >= ${result.driver.floor} for any CUDA ${cudaMajor(result.cuda)}.x${result.driver.fleet ? `; fleet ${result.driver.fleet}` : ''}  (${result.driver.source})`);
+  if (result.torch)
+    lines.push(
+      `  torch ${result.torch.version}+${result.torch.variant}${result.torch.torchvision ? `, torchvision ${result.torch.torchvision}` : ''}${result.torch.torchaudio ? `, torchaudio ${result.torch.torchaudio}` : ''}  (${result.torch.source})`,
+    );
+  if (result.driver)
+    lines.push(
+      `  driver: >= ${result.driver.minimum} for CUDA ${result.driver.cuda} images, >= ${result.driver.floor} for any CUDA ${cudaMajor(result.cuda)}.x${result.driver.fleet ? `; fleet ${result.driver.fleet}` : ''}  (${result.driver.source})`,
+    );
   lines.push('');
-  for (const step of result.steps) lines.push(`${step.location.path}:${step.location.start.line}: ${step.what}: ${step.from} -> ${step.to}${step.note ? `  (${step.note})` : ''}`);
+  for (const step of result.steps)
+    lines.push(`${step.location.path}:${step.location.start.line}: ${step.what}: ${step.from} -> ${step.to}${step.note ? `  (${step.note})` : ''}`);
   if (result.steps.length === 0 && result.held.length === 0) lines.push('No file declares a CUDA version to change.');
   for (const hold of result.held) lines.push(`${hold.location.path}: not moved (${hold.unit}): ${hold.reasons.join('; ')}`);
   for (const note of result.notes) lines.push(`note: ${note}`);
   return `${lines.join('\n')}\n`;
 }
-

@@ -45,7 +45,13 @@ const LEVEL: Readonly<Record<Severity, Annotation['annotation_level']>> = { erro
 export function countsTitle(report: Report): string {
   const { error, warning, notice } = report.counts;
   if (error + warning + notice === 0) return 'No CUDA problems found';
-  const parts = [[error, 'error'], [warning, 'warning'], [notice, 'notice']].filter(([count]) => (count as number) > 0).map(([count, word]) => `${count} ${word}${count === 1 ? '' : 's'}`);
+  const parts = [
+    [error, 'error'],
+    [warning, 'warning'],
+    [notice, 'notice'],
+  ]
+    .filter(([count]) => (count as number) > 0)
+    .map(([count, word]) => `${count} ${word}${count === 1 ? '' : 's'}`);
   return parts.join(', ');
 }
 
@@ -55,12 +61,20 @@ export function countsTitle(report: Report): string {
  */
 export function renderCheckRun(report: Report, context: CheckContext): CheckOutput {
   if (context.relevantFiles === 0 && report.findings.length === 0 && context.skipped.length === 0) {
-    return { conclusion: 'success', title: 'No CUDA-relevant files changed', summary: `This pull request changes no Dockerfile, requirements or conda environment file.\n\n${footer(context)}`, annotations: [] };
+    return {
+      conclusion: 'success',
+      title: 'No CUDA-relevant files changed',
+      summary: `This pull request changes no Dockerfile, requirements or conda environment file.\n\n${footer(context)}`,
+      annotations: [],
+    };
   }
   const summary = truncate([summaryTable(report), fixesSection(report, context), skippedSection(context), footer(context)].filter(Boolean).join('\n\n'));
   const text = report.findings.length > 0 ? truncate(report.findings.map(detail).join('\n\n')) : undefined;
   const unchecked = context.skipped.length;
-  const title = unchecked === 0 ? countsTitle(report) : `${report.findings.length === 0 ? 'No CUDA problems found' : countsTitle(report)}; ${unchecked} file${unchecked === 1 ? '' : 's'} not checked`;
+  const title =
+    unchecked === 0
+      ? countsTitle(report)
+      : `${report.findings.length === 0 ? 'No CUDA problems found' : countsTitle(report)}; ${unchecked} file${unchecked === 1 ? '' : 's'} not checked`;
   return {
     conclusion: report.counts.error > 0 ? 'failure' : unchecked > 0 ? 'neutral' : 'success',
     title,
@@ -96,7 +110,10 @@ function summaryTable(report: Report): string {
 function fixesSection(report: Report, context: CheckContext): string {
   const fixes = report.findings.filter((finding) => finding.fix?.safety === 'safe');
   if (fixes.length === 0) return '';
-  const blocks = fixes.map((finding) => `**${finding.fix!.title}** (${finding.ruleId}, \`${finding.location.path}:${finding.location.start.line}\`)\n\n\`\`\`diff\n${diff(finding.fix!.edits, context.texts)}\n\`\`\``);
+  const blocks = fixes.map(
+    (finding) =>
+      `**${finding.fix!.title}** (${finding.ruleId}, \`${finding.location.path}:${finding.location.start.line}\`)\n\n\`\`\`diff\n${diff(finding.fix!.edits, context.texts)}\n\`\`\``,
+  );
   const how = context.fork
     ? `This pull request comes from the fork \`${context.fork}\`. The app can commit only to repositories it is installed on, so there is no **Apply fixes** button: apply the review suggestions (**Commit suggestion**), or run \`cuda-gatekeeper check --fix\` locally and push.`
     : 'Apply them with the **Apply fixes** button, the review suggestions, `/cuda-check fix`, or `cuda-gatekeeper check --fix` locally.';
@@ -119,8 +136,16 @@ export function diff(edits: readonly TextEdit[], texts: ReadonlyMap<string, stri
     const start = Math.min(...list.map((edit) => lineStart(edit.range[0])));
     const end = Math.max(...list.map((edit) => lineEnd(edit.range[1])));
     let after = text.slice(start, end);
-    for (const edit of [...list].sort((a, b) => b.range[0] - a.range[0])) after = after.slice(0, edit.range[0] - start) + edit.text + after.slice(edit.range[1] - start);
-    out.push(`--- ${path}`, ...text.slice(start, end).split('\n').map((line) => `- ${line}`), ...after.split('\n').map((line) => `+ ${line}`));
+    for (const edit of [...list].sort((a, b) => b.range[0] - a.range[0]))
+      after = after.slice(0, edit.range[0] - start) + edit.text + after.slice(edit.range[1] - start);
+    out.push(
+      `--- ${path}`,
+      ...text
+        .slice(start, end)
+        .split('\n')
+        .map((line) => `- ${line}`),
+      ...after.split('\n').map((line) => `+ ${line}`),
+    );
   }
   return out.join('\n');
 }
@@ -146,7 +171,13 @@ function detail(finding: Finding): string {
 export function annotation(finding: Finding): Annotation {
   const { location } = finding;
   const sameLine = location.start.line === location.end.line;
-  const details = [finding.help, ...finding.related.map((related) => `${related.location.path}:${related.location.start.line}: ${related.message}`), finding.fix ? `Fix (${finding.fix.safety}): ${finding.fix.title}${finding.fix.verification ? ` (${finding.fix.verification})` : ''}` : undefined].filter(Boolean).join('\n');
+  const details = [
+    finding.help,
+    ...finding.related.map((related) => `${related.location.path}:${related.location.start.line}: ${related.message}`),
+    finding.fix ? `Fix (${finding.fix.safety}): ${finding.fix.title}${finding.fix.verification ? ` (${finding.fix.verification})` : ''}` : undefined,
+  ]
+    .filter(Boolean)
+    .join('\n');
   return {
     path: location.path,
     start_line: location.start.line,

@@ -9,7 +9,14 @@ export function renderGithubAnnotations(report: Report): string {
 
 function annotation(finding: Finding): string {
   const { path, start, end } = finding.location;
-  const properties = [`file=${escapeProperty(path)}`, `line=${start.line}`, `col=${start.column}`, `endLine=${end.line}`, ...(end.line === start.line ? [`endColumn=${Math.max(end.column, start.column)}`] : []), `title=${escapeProperty(finding.ruleId)}`];
+  const properties = [
+    `file=${escapeProperty(path)}`,
+    `line=${start.line}`,
+    `col=${start.column}`,
+    `endLine=${end.line}`,
+    ...(end.line === start.line ? [`endColumn=${Math.max(end.column, start.column)}`] : []),
+    `title=${escapeProperty(finding.ruleId)}`,
+  ];
   const body = finding.help ? `${finding.message}\n${finding.help}` : finding.message;
   return `::${LEVEL[finding.severity]} ${properties.join(',')}::${escapeData(body)}`;
 }

@@ -3,7 +3,8 @@ import type { Baseline } from '../baseline/schema.js';
 import type { Plan } from '../plan/plan.js';
 
 export function baselineMarkdown(baseline: Baseline, provenance: Readonly<Record<string, string>>, origin: string, problems: readonly string[]): string {
-  const row = (key: string, value: unknown): string => `| \`${key}\` | ${format(value)} | ${provenance[key] ?? (key.startsWith('rules.') ? provenance[key] : undefined) ?? 'default'} |`;
+  const row = (key: string, value: unknown): string =>
+    `| \`${key}\` | ${format(value)} | ${provenance[key] ?? (key.startsWith('rules.') ? provenance[key] : undefined) ?? 'default'} |`;
   const rows = [
     row('cuda.allowed', baseline.cuda.allowed),
     row('driver.minimum', baseline.driver.minimum),
@@ -27,13 +28,33 @@ function format(value: unknown): string {
 
 export function planMarkdown(result: Plan): string {
   const head = [`### Plan: move to CUDA ${result.cuda}`, ''];
-  if (result.torch) head.push(`- torch **${result.torch.version}+${result.torch.variant}**${result.torch.torchvision ? `, torchvision ${result.torch.torchvision}` : ''}${result.torch.torchaudio ? `, torchaudio ${result.torch.torchaudio}` : ''} ([source](${firstUrl(result.torch.source)}))`);
-  if (result.driver) head.push(`- driver: >= ${result.driver.minimum} for the full feature set, >= ${result.driver.floor} for any CUDA ${result.cuda.split('.')[0]}.x${result.driver.fleet ? ` (fleet: ${result.driver.fleet})` : ''}`);
+  if (result.torch)
+    head.push(
+      `- torch **${result.torch.version}+${result.torch.variant}**${result.torch.torchvision ? `, torchvision ${result.torch.torchvision}` : ''}${result.torch.torchaudio ? `, torchaudio ${result.torch.torchaudio}` : ''} ([source](${firstUrl(result.torch.source)}))`,
+    );
+  if (result.driver)
+    head.push(
+      `- driver: >= ${result.driver.minimum} for the full feature set, >= ${result.driver.floor} for any CUDA ${result.cuda.split('.')[0]}.x${result.driver.fleet ? ` (fleet: ${result.driver.fleet})` : ''}`,
+    );
   const steps = result.steps.length
-    ? ['', '| file | what | from | to |', '|---|---|---|---|', ...result.steps.map((step) => `| \`${step.location.path}:${step.location.start.line}\` | ${step.what} | \`${step.from}\` | \`${step.to}\`${step.note ? ` (${step.note})` : ''} |`)]
+    ? [
+        '',
+        '| file | what | from | to |',
+        '|---|---|---|---|',
+        ...result.steps.map(
+          (step) =>
+            `| \`${step.location.path}:${step.location.start.line}\` | ${step.what} | \`${step.from}\` | \`${step.to}\`${step.note ? ` (${step.note})` : ''} |`,
+        ),
+      ]
     : ['', 'No file in this pull request declares a CUDA version to change.'];
   const notes = result.notes.map((note) => `> ${note}`);
-  return [...head, ...steps, ...(notes.length ? ['', ...notes] : []), '', 'Run `cuda-gatekeeper plan --cuda ' + result.cuda + ' --write` locally to apply these edits.'].join('\n');
+  return [
+    ...head,
+    ...steps,
+    ...(notes.length ? ['', ...notes] : []),
+    '',
+    'Run `cuda-gatekeeper plan --cuda ' + result.cuda + ' --write` locally to apply these edits.',
+  ].join('\n');
 }
 
 function firstUrl(source: string): string {

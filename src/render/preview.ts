@@ -26,7 +26,11 @@ export function verdict(outcome: PreviewOutcome): Verdict {
   return outcome.changed ? 'findings change' : 'unchanged';
 }
 
-export function previewOutput(outcomes: readonly PreviewOutcome[], repositories: number, unreadable: readonly { readonly name: string; readonly reason: string }[]): CheckOutput {
+export function previewOutput(
+  outcomes: readonly PreviewOutcome[],
+  repositories: number,
+  unreadable: readonly { readonly name: string; readonly reason: string }[],
+): CheckOutput {
   const of = (wanted: Verdict) => outcomes.filter((outcome) => verdict(outcome) === wanted);
   const breaking = of('newly fails');
   const fixed = of('newly passes');
@@ -35,8 +39,10 @@ export function previewOutput(outcomes: readonly PreviewOutcome[], repositories:
   const title = breaking.length
     ? `Would newly fail ${breaking.length} repositor${breaking.length === 1 ? 'y or pull request' : 'ies and pull requests'}`
     : `Breaks nothing (${fixed.length} newly pass, ${changed.length} change findings)`;
-  const row = (outcome: PreviewOutcome) => `| [${outcome.name}](${outcome.url}) | ${verdict(outcome)} | ${outcome.before} | ${outcome.after} |${outcome.incomplete ? ` ${outcome.incomplete}` : ''} |`;
-  const table = (rows: readonly PreviewOutcome[]) => ['| repository / pull request | result | errors before | errors after | not evaluated |', '|---|---|---:|---:|---|', ...rows.map(row)].join('\n');
+  const row = (outcome: PreviewOutcome) =>
+    `| [${outcome.name}](${outcome.url}) | ${verdict(outcome)} | ${outcome.before} | ${outcome.after} |${outcome.incomplete ? ` ${outcome.incomplete}` : ''} |`;
+  const table = (rows: readonly PreviewOutcome[]) =>
+    ['| repository / pull request | result | errors before | errors after | not evaluated |', '|---|---|---:|---:|---|', ...rows.map(row)].join('\n');
   const interesting = [...breaking, ...fixed, ...changed];
   const shown = interesting.slice(0, 50);
   const gaps = [
@@ -69,7 +75,14 @@ export function invalidBaselineOutput(path: string, source: SourceText, problems
     annotations: problems.map((problem) => {
       const start = source.position(problem.span.start);
       const end = source.position(problem.span.end);
-      return { path, start_line: start.line, end_line: Math.max(end.line, start.line), annotation_level: 'failure' as const, message: problem.message, title: 'policy-error' };
+      return {
+        path,
+        start_line: start.line,
+        end_line: Math.max(end.line, start.line),
+        annotation_level: 'failure' as const,
+        message: problem.message,
+        title: 'policy-error',
+      };
     }),
   };
 }

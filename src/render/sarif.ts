@@ -45,7 +45,12 @@ export function renderSarif(report: Report, options: SarifOptions): string {
 }
 
 function region(location: Finding['location']) {
-  return { startLine: location.start.line, startColumn: location.start.column, endLine: location.end.line, endColumn: Math.max(location.end.column, location.start.line === location.end.line ? location.start.column : 1) };
+  return {
+    startLine: location.start.line,
+    startColumn: location.start.column,
+    endLine: location.end.line,
+    endColumn: Math.max(location.end.column, location.start.line === location.end.line ? location.start.column : 1),
+  };
 }
 
 function result(finding: Finding, uri: (path: string) => string, ruleIndex: ReadonlyMap<string, number>, sources?: ReadonlyMap<string, SourceText>) {
@@ -56,13 +61,21 @@ function result(finding: Finding, uri: (path: string) => string, ruleIndex: Read
     level: LEVEL[finding.severity],
     message: { text: finding.help ? `${finding.message}. ${finding.help}` : finding.message },
     locations: [{ physicalLocation: { artifactLocation: { uri: uri(finding.location.path) }, region: region(finding.location) } }],
-    ...(finding.related.length ? { relatedLocations: finding.related.map((related, id) => ({ id, message: { text: related.message }, physicalLocation: { artifactLocation: { uri: uri(related.location.path) }, region: region(related.location) } })) } : {}),
+    ...(finding.related.length
+      ? {
+          relatedLocations: finding.related.map((related, id) => ({
+            id,
+            message: { text: related.message },
+            physicalLocation: { artifactLocation: { uri: uri(related.location.path) }, region: region(related.location) },
+          })),
+        }
+      : {}),
     ...(fixes.length ? { fixes } : {}),
   };
 }
 
 function sarifFix(fix: NonNullable<Finding['fix']>, uri: (path: string) => string, sources: ReadonlyMap<string, SourceText>) {
-  const byPath = new Map<string, typeof fix.edits[number][]>();
+  const byPath = new Map<string, (typeof fix.edits)[number][]>();
   for (const edit of fix.edits) byPath.set(edit.path, [...(byPath.get(edit.path) ?? []), edit]);
   const changes = [];
   for (const [path, edits] of byPath) {
@@ -73,7 +86,10 @@ function sarifFix(fix: NonNullable<Finding['fix']>, uri: (path: string) => strin
       replacements: edits.map((edit) => {
         const start = source.position(edit.range[0]);
         const end = source.position(edit.range[1]);
-        return { deletedRegion: { startLine: start.line, startColumn: start.column, endLine: end.line, endColumn: end.column }, insertedContent: { text: edit.text } };
+        return {
+          deletedRegion: { startLine: start.line, startColumn: start.column, endLine: end.line, endColumn: end.column },
+          insertedContent: { text: edit.text },
+        };
       }),
     });
   }

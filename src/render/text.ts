@@ -7,8 +7,14 @@ export function renderText(report: Report, options: { readonly color?: boolean; 
     lines.push(formatLine(finding, options.color ?? false));
     if (options.verbose) {
       if (finding.help) lines.push(`    why: ${escapeControl(finding.help)}`);
-      for (const related of finding.related) lines.push(`    see: ${escapeControl(related.location.path)}:${related.location.start.line}:${related.location.start.column}: ${escapeControl(related.message)}`);
-      if (finding.fix) lines.push(`    fix (${finding.fix.safety}): ${escapeControl(finding.fix.title)}${finding.fix.verification ? ` (${escapeControl(finding.fix.verification)})` : ''}`);
+      for (const related of finding.related)
+        lines.push(
+          `    see: ${escapeControl(related.location.path)}:${related.location.start.line}:${related.location.start.column}: ${escapeControl(related.message)}`,
+        );
+      if (finding.fix)
+        lines.push(
+          `    fix (${finding.fix.safety}): ${escapeControl(finding.fix.title)}${finding.fix.verification ? ` (${escapeControl(finding.fix.verification)})` : ''}`,
+        );
       for (const suggestion of finding.suggestions ?? []) lines.push(`    option: ${escapeControl(suggestion.title)}`);
     }
   }
@@ -32,14 +38,24 @@ export function summaryLine(report: Report): string {
 
 /** The golden-file form used by rule fixtures: `path:line:col: message [rule-id]`. */
 export function renderGolden(findings: readonly Finding[]): string {
-  return findings.map((finding) => `${finding.location.path}:${finding.location.start.line}:${finding.location.start.column}: ${finding.message} [${finding.ruleId}]`).join('\n') + (findings.length ? '\n' : '');
+  return (
+    findings
+      .map((finding) => `${finding.location.path}:${finding.location.start.line}:${finding.location.start.column}: ${finding.message} [${finding.ruleId}]`)
+      .join('\n') + (findings.length ? '\n' : '')
+  );
 }
+
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
 
 /**
  * Text with its control characters shown as escapes (`\x1b`, `\n`), so a crafted file name or content cannot
  * print terminal sequences or start a line that a CI runner reads as a workflow command (`::error …`).
  */
 export function escapeControl(text: string): string {
-  // eslint-disable-next-line no-control-regex
-  return /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/.test(text) ? text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (char) => (char === '\n' ? '\\n' : char === '\r' ? '\\r' : char === '\t' ? '\\t' : `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`)) : text;
+  CONTROL.lastIndex = 0;
+  if (!CONTROL.test(text)) return text;
+  return text.replace(CONTROL, (char) =>
+    char === '\n' ? '\\n' : char === '\r' ? '\\r' : char === '\t' ? '\\t' : `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }

@@ -37,7 +37,12 @@ export class GatePool {
 
   run(job: GateJob): Promise<Report> {
     const bytes = job.sources.reduce((sum, source) => sum + Buffer.byteLength(source.text), 0);
-    if (bytes > MAX_GATE_BYTES) return Promise.reject(new GateBudgetError(`the files to check are ${Math.round(bytes / 1024 / 1024)} MiB together, more than the ${MAX_GATE_BYTES / 1024 / 1024} MiB a check reads`));
+    if (bytes > MAX_GATE_BYTES)
+      return Promise.reject(
+        new GateBudgetError(
+          `the files to check are ${Math.round(bytes / 1024 / 1024)} MiB together, more than the ${MAX_GATE_BYTES / 1024 / 1024} MiB a check reads`,
+        ),
+      );
     if (this.closed) return Promise.reject(new Error('the gate pool is closed'));
     return new Promise((resolve, reject) => {
       this.queue.push({ job, resolve, reject });
@@ -76,7 +81,11 @@ export class GatePool {
     // worker thread has to register for itself.
     const script = new URL(`./gate-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
     const worker = script.pathname.endsWith('.ts')
-      ? new Worker(new URL(`data:text/javascript,${encodeURIComponent(`import { register } from ${JSON.stringify(import.meta.resolve('tsx/esm/api'))}; register(); await import(${JSON.stringify(script.href)});`)}`))
+      ? new Worker(
+          new URL(
+            `data:text/javascript,${encodeURIComponent(`import { register } from ${JSON.stringify(import.meta.resolve('tsx/esm/api'))}; register(); await import(${JSON.stringify(script.href)});`)}`,
+          ),
+        )
       : new Worker(script);
     const slot: Slot = { worker };
     worker.on('message', (message: { id: number; report?: Report; error?: string }) => {

@@ -50,19 +50,33 @@ function recommendInput(params: URLSearchParams): RecommendInput | undefined {
   const version = params.get('version') ?? (framework === 'tensorflow' ? params.get('tf') : params.get('torch')) ?? undefined;
   const pick = (name: string) => params.get(name)?.trim() || undefined;
   const driver = pick('driver');
-  return { framework, ...(version ? { version } : {}), ...(pick('gpu') ? { gpu: pick('gpu')! } : {}), ...(pick('python') ? { python: pick('python')! } : {}), ...(pick('os') ? { os: pick('os')! } : {}), ...(driver && /^\d{3}(\.\d{1,3}){0,2}$/.test(driver) ? { driver } : {}) };
+  return {
+    framework,
+    ...(version ? { version } : {}),
+    ...(pick('gpu') ? { gpu: pick('gpu')! } : {}),
+    ...(pick('python') ? { python: pick('python')! } : {}),
+    ...(pick('os') ? { os: pick('os')! } : {}),
+    ...(driver && /^\d{3}(\.\d{1,3}){0,2}$/.test(driver) ? { driver } : {}),
+  };
 }
 
 /** Check one pasted file; returns the report or a user-facing error. */
 export function checkSnippet(kind: string, text: string, baselineChoice: string | undefined) {
   if (!(kind in FILE_NAMES)) return { error: `kind must be dockerfile, requirements or conda, not "${kind}"` } as const;
-  if (Buffer.byteLength(text) > MAX_SNIPPET) return { error: `the file is larger than ${MAX_SNIPPET / 1024} KiB; check larger files with the command line` } as const;
+  if (Buffer.byteLength(text) > MAX_SNIPPET)
+    return { error: `the file is larger than ${MAX_SNIPPET / 1024} KiB; check larger files with the command line` } as const;
   let policy;
   if (!baselineChoice || baselineChoice === 'bundled') policy = loadBaseline('baseline.yaml', readFileSync(bundledBaselinePath(), 'utf8'), RULE_IDS);
   else if (baselineChoice !== 'none') policy = loadBaseline('baseline.yaml', baselineChoice, RULE_IDS);
   const file = parseFile(FILE_NAMES[kind as FileKind], text, kind as FileKind);
   const report = gate([file], policy?.baseline ?? EMPTY_BASELINE, defaultKnowledgeBase(), policy ? { policy } : {});
-  return { report, policyProblems: policy?.problems.map((problem) => `${policy!.source.position(problem.span.start).line}:${policy!.source.position(problem.span.start).column} ${problem.message}`) ?? [] } as const;
+  return {
+    report,
+    policyProblems:
+      policy?.problems.map(
+        (problem) => `${policy!.source.position(problem.span.start).line}:${policy!.source.position(problem.span.start).column} ${problem.message}`,
+      ) ?? [],
+  } as const;
 }
 
 /**
@@ -95,7 +109,12 @@ const snippetLimit = new RateLimiter(Number(process.env.SNIPPET_RATE_PER_MINUTE 
 
 /** The address a snippet request comes from (behind a proxy, X-Forwarded-For's first hop when TRUST_PROXY=1). */
 function clientOf(req: IncomingMessage): string {
-  const forwarded = process.env.TRUST_PROXY === '1' ? String(req.headers['x-forwarded-for'] ?? '').split(',')[0]?.trim() : '';
+  const forwarded =
+    process.env.TRUST_PROXY === '1'
+      ? String(req.headers['x-forwarded-for'] ?? '')
+          .split(',')[0]
+          ?.trim()
+      : '';
   return forwarded || req.socket.remoteAddress || 'unknown';
 }
 
@@ -123,9 +142,15 @@ export async function webHandler(req: IncomingMessage, res: ServerResponse): Pro
         const form = new URLSearchParams(await readBody(req));
         const kind = form.get('kind') ?? 'requirements';
         const choice = form.get('baseline') ?? 'bundled';
-        const result = checkSnippet(kind, form.get('text') ?? '', choice === 'custom' ? form.get('custom') ?? '' : choice);
-        if ('error' in result) return send(res, 400, 'text/html', checkPage({ kind, text: form.get('text') ?? '', baseline: choice }, undefined, [result.error!]));
-        return send(res, 200, 'text/html', checkPage({ kind, text: form.get('text') ?? '', baseline: choice, custom: form.get('custom') ?? '' }, result.report, result.policyProblems));
+        const result = checkSnippet(kind, form.get('text') ?? '', choice === 'custom' ? (form.get('custom') ?? '') : choice);
+        if ('error' in result)
+          return send(res, 400, 'text/html', checkPage({ kind, text: form.get('text') ?? '', baseline: choice }, undefined, [result.error!]));
+        return send(
+          res,
+          200,
+          'text/html',
+          checkPage({ kind, text: form.get('text') ?? '', baseline: choice, custom: form.get('custom') ?? '' }, result.report, result.policyProblems),
+        );
       }
     }
     if (req.method === 'GET' && route === '/api') return send(res, 200, 'text/plain', API_DOC);

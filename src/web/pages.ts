@@ -14,20 +14,37 @@ function commandBlock(id: string, label: string, text: string): string {
 }
 
 export function recommendPage(kb: KnowledgeBase, input: RecommendInput | undefined, result: Recommendation | undefined): string {
-  const torchVersions = [...kb.torchReleases()].reverse().map((row) => ({ value: row.version, label: `${row.version}${row.confidence === 'unverified' ? ' (unverified)' : ''}` }));
+  const torchVersions = [...kb.torchReleases()]
+    .reverse()
+    .map((row) => ({ value: row.version, label: `${row.version}${row.confidence === 'unverified' ? ' (unverified)' : ''}` }));
   // The default choice is the newest release the knowledge base has verified, not one marked unverified.
-  const newestVerified = kb.torchReleases().filter((row) => row.confidence !== 'unverified').at(-1)?.version;
+  const newestVerified = kb
+    .torchReleases()
+    .filter((row) => row.confidence !== 'unverified')
+    .at(-1)?.version;
   const tfVersions = kb.data.tensorflow.releases.map((row) => ({ value: row.version, label: row.version }));
   const framework = input?.framework ?? 'pytorch';
   const form = `<h1>What do I install?</h1>
 <p>Pick your GPU and framework; the answer lists the CUDA builds that work, the driver they need, a base image and exact install commands, with sources.</p>
 <form class="grid" method="get" action="/cuda-gatekeeper/">
 <label>GPU model<select name="gpu" id="gpu"><option value="">(any)</option>${options(gpuChoices(kb), input?.gpu)}</select></label>
-<label>Framework<select name="framework" id="framework">${options([{ value: 'pytorch', label: 'PyTorch' }, { value: 'tensorflow', label: 'TensorFlow' }], framework)}</select></label>
+<label>Framework<select name="framework" id="framework">${options(
+    [
+      { value: 'pytorch', label: 'PyTorch' },
+      { value: 'tensorflow', label: 'TensorFlow' },
+    ],
+    framework,
+  )}</select></label>
 <label>PyTorch version<select name="torch" id="torch">${options(torchVersions, (framework === 'pytorch' ? input?.version : undefined) ?? newestVerified)}</select></label>
 <label>TensorFlow version<select name="tf" id="tf">${options(tfVersions, framework === 'tensorflow' ? input?.version : undefined)}</select></label>
-<label>Python<select name="python" id="python"><option value="">(any)</option>${options(PYTHON_CHOICES.map((value) => ({ value, label: value })), input?.python)}</select></label>
-<label>Base image OS<select name="os" id="os">${options(OS_CHOICES.map((value) => ({ value, label: value })), input?.os ?? 'ubuntu22.04')}</select></label>
+<label>Python<select name="python" id="python"><option value="">(any)</option>${options(
+    PYTHON_CHOICES.map((value) => ({ value, label: value })),
+    input?.python,
+  )}</select></label>
+<label>Base image OS<select name="os" id="os">${options(
+    OS_CHOICES.map((value) => ({ value, label: value })),
+    input?.os ?? 'ubuntu22.04',
+  )}</select></label>
 <label>Fleet driver (optional)<input name="driver" id="driver" inputmode="decimal" placeholder="e.g. 550.54.14" value="${esc(input?.driver ?? '')}" pattern="\\d{3}(\\.\\d{1,3}){0,2}"></label>
 <button type="submit">Show what to install</button>
 </form>
@@ -41,15 +58,21 @@ function resultSection(result: Recommendation): string {
   for (const note of result.notes) parts.push(`<p class="note">${esc(note)}</p>`);
   if (result.gpu) parts.push(`<p>${esc(result.gpu.name)}: compute capability ${esc(result.gpu.cc)}, needs CUDA ≥ ${esc(result.gpu.minCuda)}.</p>`);
   if (result.options.length) {
-    parts.push(`<h3>CUDA builds of ${esc(result.input.framework === 'tensorflow' ? 'TensorFlow' : 'torch')} ${esc(result.version ?? '')}</h3><div class="scroll"><table><thead><tr><th scope="col">CUDA</th><th scope="col">Works</th><th scope="col">Driver (full support)</th><th scope="col">Driver floor (minor-version compatibility)</th><th scope="col">Notes</th></tr></thead><tbody>`);
+    parts.push(
+      `<h3>CUDA builds of ${esc(result.input.framework === 'tensorflow' ? 'TensorFlow' : 'torch')} ${esc(result.version ?? '')}</h3><div class="scroll"><table><thead><tr><th scope="col">CUDA</th><th scope="col">Works</th><th scope="col">Driver (full support)</th><th scope="col">Driver floor (minor-version compatibility)</th><th scope="col">Notes</th></tr></thead><tbody>`,
+    );
     for (const option of result.options) {
-      parts.push(`<tr><td>${esc(option.cuda)}${option.tag ? ` (${esc(option.tag)}${option.pypi ? ', PyPI' : ''})` : ''}</td><td class="${option.works ? 'ok' : 'bad'}">${option.works ? 'yes' : 'no'}</td><td>≥ ${esc(option.driverFull ?? '?')}</td><td>≥ ${esc(option.driverFloor ?? '?')}</td><td>${esc(option.reasons.join('; '))}</td></tr>`);
+      parts.push(
+        `<tr><td>${esc(option.cuda)}${option.tag ? ` (${esc(option.tag)}${option.pypi ? ', PyPI' : ''})` : ''}</td><td class="${option.works ? 'ok' : 'bad'}">${option.works ? 'yes' : 'no'}</td><td>≥ ${esc(option.driverFull ?? '?')}</td><td>≥ ${esc(option.driverFloor ?? '?')}</td><td>${esc(option.reasons.join('; '))}</td></tr>`,
+      );
     }
     parts.push('</tbody></table></div>');
   }
   if (result.install) {
     const install = result.install;
-    parts.push(`<h3>Recommended: CUDA ${esc(install.cuda)}, driver ≥ ${esc(install.driverFull)} (≥ ${esc(install.driverFloor)} under minor-version compatibility)</h3>`);
+    parts.push(
+      `<h3>Recommended: CUDA ${esc(install.cuda)}, driver ≥ ${esc(install.driverFull)} (≥ ${esc(install.driverFloor)} under minor-version compatibility)</h3>`,
+    );
     parts.push(commandBlock('image', 'Base image', install.image));
     parts.push(commandBlock('pip', 'pip', install.pip));
     parts.push(commandBlock('requirements', 'requirements.txt', install.requirements));
@@ -66,14 +89,26 @@ export function matrixPage(kb: KnowledgeBase): string {
   const torchRows = data.torch.rows
     .slice()
     .sort((a, b) => compareDotted(b.version, a.version))
-    .map((row) => `<tr><th scope="row">${esc(row.version)}${row.unverified ? ' *' : ''}</th>${row.cells.map((cell) => `<td>${cell === 'pypi' ? '● PyPI' : cell === 'index' ? '●' : ''}</td>`).join('')}</tr>`)
+    .map(
+      (row) =>
+        `<tr><th scope="row">${esc(row.version)}${row.unverified ? ' *' : ''}</th>${row.cells.map((cell) => `<td>${cell === 'pypi' ? '● PyPI' : cell === 'index' ? '●' : ''}</td>`).join('')}</tr>`,
+    )
     .join('');
-  const driverRows = data.drivers.map((row) => `<tr><th scope="row">${esc(row.cuda)}${row.unverified ? ' *' : ''}</th><td>${esc(row.ga || '—')}</td><td>${esc(row.latest || '—')}</td><td>${esc(row.floor)}</td></tr>`).join('');
-  return layout('Compatibility matrix', `<h1>Compatibility matrix</h1>
+  const driverRows = data.drivers
+    .map(
+      (row) =>
+        `<tr><th scope="row">${esc(row.cuda)}${row.unverified ? ' *' : ''}</th><td>${esc(row.ga || '—')}</td><td>${esc(row.latest || '—')}</td><td>${esc(row.floor)}</td></tr>`,
+    )
+    .join('');
+  return layout(
+    'Compatibility matrix',
+    `<h1>Compatibility matrix</h1>
 <p>Data retrieved ${esc(data.retrieved)}. ● a CUDA wheel on download.pytorch.org; PyTorch's plain PyPI wheel for Linux x86_64 is marked PyPI. * unverified.</p>
 <h2>PyTorch × CUDA</h2><div class="scroll"><table><thead><tr><th scope="col">torch</th>${data.torch.columns.map((tag) => `<th scope="col">${esc(tag)}</th>`).join('')}</tr></thead><tbody>${torchRows}</tbody></table></div>
 <h2>CUDA × NVIDIA driver (Linux)</h2><div class="scroll"><table><thead><tr><th scope="col">CUDA</th><th scope="col">GA driver</th><th scope="col">newest update's driver</th><th scope="col">minor-version-compatibility floor</th></tr></thead><tbody>${driverRows}</tbody></table></div>
-<p class="sources">Sources: NVIDIA CUDA Toolkit Release Notes (Table 3); pytorch.org published_versions.json and previous-versions; PyTorch RELEASE.md.</p>`, 'matrix');
+<p class="sources">Sources: NVIDIA CUDA Toolkit Release Notes (Table 3); pytorch.org published_versions.json and previous-versions; PyTorch RELEASE.md.</p>`,
+    'matrix',
+  );
 }
 
 export const KINDS = [
@@ -82,27 +117,48 @@ export const KINDS = [
   { value: 'conda', label: 'environment.yml' },
 ] as const;
 
-export function checkPage(input: { kind?: string; text?: string; baseline?: string; custom?: string }, report: Report | undefined, policyProblems: readonly string[]): string {
+export function checkPage(
+  input: { kind?: string; text?: string; baseline?: string; custom?: string },
+  report: Report | undefined,
+  policyProblems: readonly string[],
+): string {
   const findings = report
     ? report.findings.length === 0
       ? '<p class="ok">No problems found.</p>'
       : `<ol>${report.findings
-          .map((finding) => `<li><strong class="${finding.severity === 'error' ? 'bad' : finding.severity === 'warning' ? 'warn' : ''}">${esc(finding.severity)}</strong> line ${finding.location.start.line}: ${esc(finding.message)} <code>${esc(finding.ruleId)}</code>${finding.help ? `<br><span class="sources">${esc(finding.help)}</span>` : ''}${finding.fix ? `<br>Fix (${esc(finding.fix.safety)}): ${esc(finding.fix.title)}` : ''}</li>`)
+          .map(
+            (finding) =>
+              `<li><strong class="${finding.severity === 'error' ? 'bad' : finding.severity === 'warning' ? 'warn' : ''}">${esc(finding.severity)}</strong> line ${finding.location.start.line}: ${esc(finding.message)} <code>${esc(finding.ruleId)}</code>${finding.help ? `<br><span class="sources">${esc(finding.help)}</span>` : ''}${finding.fix ? `<br>Fix (${esc(finding.fix.safety)}): ${esc(finding.fix.title)}` : ''}</li>`,
+          )
           .join('')}</ol>`
     : '';
   const problems = policyProblems.map((problem) => `<p class="problem">Baseline: ${esc(problem)}</p>`).join('');
-  return layout('Check a snippet', `<h1>Check a snippet</h1>
+  return layout(
+    'Check a snippet',
+    `<h1>Check a snippet</h1>
 <p>Paste a Dockerfile, requirements file or conda environment: you get the same findings and fixes as on a pull request.</p>
 <form method="post" action="/cuda-gatekeeper/check">
 <div class="grid" style="display:grid;grid-template-columns:repeat(auto-fit,minmax(12rem,1fr));gap:.75rem 1rem">
-<label>File type<select name="kind" id="kind">${options(KINDS.map((kind) => ({ ...kind })), input.kind ?? 'requirements')}</select></label>
-<label>Baseline<select name="baseline" id="baseline">${options([{ value: 'bundled', label: 'cuda-gatekeeper default' }, { value: 'none', label: 'none (consistency rules only)' }, { value: 'custom', label: 'my own (below)' }], input.baseline ?? 'bundled')}</select></label>
+<label>File type<select name="kind" id="kind">${options(
+      KINDS.map((kind) => ({ ...kind })),
+      input.kind ?? 'requirements',
+    )}</select></label>
+<label>Baseline<select name="baseline" id="baseline">${options(
+      [
+        { value: 'bundled', label: 'cuda-gatekeeper default' },
+        { value: 'none', label: 'none (consistency rules only)' },
+        { value: 'custom', label: 'my own (below)' },
+      ],
+      input.baseline ?? 'bundled',
+    )}</select></label>
 </div>
 <label>File content<textarea name="text" id="text" spellcheck="false" required>${esc(input.text ?? '')}</textarea></label>
 <label>Your baseline (YAML, used when "my own" is selected)<textarea name="custom" id="custom" spellcheck="false" style="min-height:6rem">${esc(input.custom ?? '')}</textarea></label>
 <p><button type="submit">Check</button></p>
 </form>
-${report ? `<section aria-labelledby="results"><h2 id="results">Findings</h2>${problems}${findings}</section>` : ''}`, 'check');
+${report ? `<section aria-labelledby="results"><h2 id="results">Findings</h2>${problems}${findings}</section>` : ''}`,
+    'check',
+  );
 }
 
 export const API_DOC = `cuda-gatekeeper JSON API

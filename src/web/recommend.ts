@@ -74,7 +74,11 @@ function allowedBy(baseline: Baseline | undefined, name: string, version: string
 function keepToBaseline(options: CudaOption[], baseline: Baseline | undefined): CudaOption[] {
   const allowed = baseline?.cuda.allowed;
   if (!allowed) return options;
-  return options.map((option) => (allowed.includes(option.cuda) ? option : { ...option, works: false, reasons: [...option.reasons, `the baseline does not allow CUDA ${option.cuda} (allowed: ${allowed.join(', ')})`] }));
+  return options.map((option) =>
+    allowed.includes(option.cuda)
+      ? option
+      : { ...option, works: false, reasons: [...option.reasons, `the baseline does not allow CUDA ${option.cuda} (allowed: ${allowed.join(', ')})`] },
+  );
 }
 
 function gpuInfo(kb: KnowledgeBase, input: RecommendInput, problems: string[], sources: Set<string>) {
@@ -88,7 +92,13 @@ function gpuInfo(kb: KnowledgeBase, input: RecommendInput, problems: string[], s
   return gpu;
 }
 
-function driverChecks(kb: KnowledgeBase, cuda: string, driver: string | undefined, reasons: string[], sources: Set<string>): { full?: string; floor?: string; blocks: boolean } {
+function driverChecks(
+  kb: KnowledgeBase,
+  cuda: string,
+  driver: string | undefined,
+  reasons: string[],
+  sources: Set<string>,
+): { full?: string; floor?: string; blocks: boolean } {
   const need = kb.minDriver(cuda);
   const floor = kb.driverFloor(cudaMajor(cuda));
   if (need) sources.add(cite(need.row));
@@ -109,7 +119,7 @@ function driverChecks(kb: KnowledgeBase, cuda: string, driver: string | undefine
  */
 function image(kb: KnowledgeBase, cuda: string, os: string, flavour: 'runtime' | 'cudnn-runtime', notes: string[]): { reference: string; os: string } {
   const full = latestImagePatch(kb, cuda) ?? `${cuda}.0`;
-  const spelling = flavour === 'cudnn-runtime' ? kb.cudnnSpelling(full)?.spelling ?? 'cudnn' : undefined;
+  const spelling = flavour === 'cudnn-runtime' ? (kb.cudnnSpelling(full)?.spelling ?? 'cudnn') : undefined;
   const published = (candidate: string): boolean => {
     const [, name = '', version = ''] = /^([a-z]+)(\d[\d.]*)$/.exec(candidate) ?? [];
     return kb.nvidiaCudaOs(name, version, full)?.published !== false;
@@ -117,7 +127,10 @@ function image(kb: KnowledgeBase, cuda: string, os: string, flavour: 'runtime' |
   let chosen = os;
   if (!published(os)) {
     const family = os.replace(/[\d.]+$/, '');
-    const other = OS_CHOICES.filter((candidate) => candidate.startsWith(family) && published(candidate)).sort((a, b) => compareDotted(b.replace(/^\D+/, ''), a.replace(/^\D+/, '')))[0] ?? OS_CHOICES.find(published);
+    const other =
+      OS_CHOICES.filter((candidate) => candidate.startsWith(family) && published(candidate)).sort((a, b) =>
+        compareDotted(b.replace(/^\D+/, ''), a.replace(/^\D+/, '')),
+      )[0] ?? OS_CHOICES.find(published);
     if (other) {
       notes.push(`nvidia/cuda publishes no CUDA ${full} images for ${os}; the image below uses ${other}.`);
       chosen = other;
@@ -142,7 +155,8 @@ function pythonLines(os: string, python: string | undefined, notes: string[], pr
   const wanted = python ?? system;
   const venv = ['RUN python3 -m venv /opt/venv', 'ENV PATH="/opt/venv/bin:$PATH"'];
   if (os.startsWith('ubuntu')) {
-    if (!wanted || wanted === system) return [`RUN apt-get update && apt-get install -y --no-install-recommends python3 python3-venv && rm -rf /var/lib/apt/lists/*`, ...venv];
+    if (!wanted || wanted === system)
+      return [`RUN apt-get update && apt-get install -y --no-install-recommends python3 python3-venv && rm -rf /var/lib/apt/lists/*`, ...venv];
     notes.push(`Python ${wanted} on ${os} comes from the deadsnakes PPA (${DEADSNAKES}); the OS's own Python is ${system}.`);
     return [
       `RUN apt-get update && apt-get install -y --no-install-recommends software-properties-common && add-apt-repository -y ppa:deadsnakes/ppa && apt-get update && apt-get install -y --no-install-recommends python${wanted} python${wanted}-venv && rm -rf /var/lib/apt/lists/*`,
@@ -170,7 +184,8 @@ function recommendPytorch(kb: KnowledgeBase, input: RecommendInput, baseline?: B
   const gpu = gpuInfo(kb, input, problems, sources);
   const stable = kb.torchReleases().filter((row) => row.confidence !== 'unverified' && allowedBy(baseline, 'torch', row.version));
   let release: TorchRelease | undefined = input.version ? kb.torchRelease(input.version) : stable.at(-1);
-  if (release && !allowedBy(baseline, 'torch', release.version)) problems.push(`The baseline does not allow torch ${release.version} (allowed: ${baseline!.packages.torch!.join(', ')}).`);
+  if (release && !allowedBy(baseline, 'torch', release.version))
+    problems.push(`The baseline does not allow torch ${release.version} (allowed: ${baseline!.packages.torch!.join(', ')}).`);
   if (input.version && !release) {
     const near = stable.filter((row) => minorOf(row.version) === minorOf(input.version!)).at(-1) ?? stable.at(-1)!;
     problems.push(`torch ${input.version} is not a known release; nearest: ${near.version}.`);
@@ -179,15 +194,26 @@ function recommendPytorch(kb: KnowledgeBase, input: RecommendInput, baseline?: B
   if (!release) return { input, problems, notes, options: [], sources: [...sources] };
   sources.add(cite(release));
   if (release.confidence === 'unverified') notes.push(`The data for torch ${release.version} is unverified: ${release.note ?? ''}`);
-  if (input.python && release.python && !safeSatisfies(input.python, release.python)) problems.push(`torch ${release.version} supports Python ${release.python}, not ${input.python}.`);
+  if (input.python && release.python && !safeSatisfies(input.python, release.python))
+    problems.push(`torch ${release.version} supports Python ${release.python}, not ${input.python}.`);
 
   const options = keepToBaseline(torchOptions(kb, release, gpu, input.driver, sources), baseline);
 
   const working = options.filter((option) => option.works);
   if (working.length === 0) {
     const alternative = nearestWorkingRelease(kb, release.version, gpu, input.driver);
-    problems.push(`No CUDA build of torch ${release.version} works here${gpu ? ` for ${gpu.name}` : ''}${input.driver ? ` on driver ${input.driver}` : ''}.${alternative ? ` Nearest release that does: torch ${alternative.version}.` : ''}`);
-    return { input, problems, notes, ...(gpu ? { gpu: { name: gpu.name, cc: gpu.cc, minCuda: gpu.minCuda } } : {}), version: release.version, options, sources: [...sources] };
+    problems.push(
+      `No CUDA build of torch ${release.version} works here${gpu ? ` for ${gpu.name}` : ''}${input.driver ? ` on driver ${input.driver}` : ''}.${alternative ? ` Nearest release that does: torch ${alternative.version}.` : ''}`,
+    );
+    return {
+      input,
+      problems,
+      notes,
+      ...(gpu ? { gpu: { name: gpu.name, cc: gpu.cc, minCuda: gpu.minCuda } } : {}),
+      version: release.version,
+      options,
+      sources: [...sources],
+    };
   }
   const fullSupport = working.filter((option) => !input.driver || !option.reasons.length);
   const pick = fullSupport.find((option) => option.pypi) ?? fullSupport[0] ?? working[0]!;
@@ -200,10 +226,17 @@ function recommendPytorch(kb: KnowledgeBase, input: RecommendInput, baseline?: B
     : [`torch==${release.version}+${tag}`, ...(vision ? [`torchvision==${vision}+${tag}`] : []), ...(audio ? [`torchaudio==${audio}+${tag}`] : [])];
   const index = pick.pypi ? '' : ` --index-url https://download.pytorch.org/whl/${tag}`;
   const pip = `pip install ${pins.join(' ')}${index}`;
-  if (pick.pypi) notes.push(`PyPI's torch ${release.version} is the ${tag} build on Linux x86_64, so no index URL is needed there (on Windows PyPI serves CPU builds; add --index-url https://download.pytorch.org/whl/${tag}).`);
+  if (pick.pypi)
+    notes.push(
+      `PyPI's torch ${release.version} is the ${tag} build on Linux x86_64, so no index URL is needed there (on Windows PyPI serves CPU builds; add --index-url https://download.pytorch.org/whl/${tag}).`,
+    );
   const condaOk = release.condaPytorchCuda?.includes(pick.cuda);
-  const conda = condaOk ? `conda install pytorch==${release.version}${vision ? ` torchvision==${vision}` : ''}${audio ? ` torchaudio==${audio}` : ''} pytorch-cuda=${pick.cuda} -c pytorch -c nvidia` : undefined;
-  const condaNote = condaOk ? undefined : `The pytorch conda channel has no torch ${release.version} with pytorch-cuda ${pick.cuda} (it ended with 2.5.1); install with pip inside the conda environment.`;
+  const conda = condaOk
+    ? `conda install pytorch==${release.version}${vision ? ` torchvision==${vision}` : ''}${audio ? ` torchaudio==${audio}` : ''} pytorch-cuda=${pick.cuda} -c pytorch -c nvidia`
+    : undefined;
+  const condaNote = condaOk
+    ? undefined
+    : `The pytorch conda channel has no torch ${release.version} with pytorch-cuda ${pick.cuda} (it ended with 2.5.1); install with pip inside the conda environment.`;
   if (!condaOk) sources.add(cite(kb.data.conda.pytorchChannel));
   const dockerfile = dockerfileFor(base, os, input.python, pip, notes, problems);
   return {
@@ -213,12 +246,28 @@ function recommendPytorch(kb: KnowledgeBase, input: RecommendInput, baseline?: B
     ...(gpu ? { gpu: { name: gpu.name, cc: gpu.cc, minCuda: gpu.minCuda } } : {}),
     version: release.version,
     options,
-    install: { cuda: pick.cuda, image: base, pip, requirements: `${pick.pypi ? '' : `--index-url https://download.pytorch.org/whl/${tag}\n`}${pins.join('\n')}\n`, ...(conda ? { conda } : {}), ...(condaNote ? { condaNote } : {}), dockerfile, driverFull: pick.driverFull ?? '', driverFloor: pick.driverFloor ?? '' },
+    install: {
+      cuda: pick.cuda,
+      image: base,
+      pip,
+      requirements: `${pick.pypi ? '' : `--index-url https://download.pytorch.org/whl/${tag}\n`}${pins.join('\n')}\n`,
+      ...(conda ? { conda } : {}),
+      ...(condaNote ? { condaNote } : {}),
+      dockerfile,
+      driverFull: pick.driverFull ?? '',
+      driverFloor: pick.driverFloor ?? '',
+    },
     sources: [...sources],
   };
 }
 
-function torchOptions(kb: KnowledgeBase, release: TorchRelease, gpu: GpuInfo | undefined, driverVersion: string | undefined, sources: Set<string>): CudaOption[] {
+function torchOptions(
+  kb: KnowledgeBase,
+  release: TorchRelease,
+  gpu: GpuInfo | undefined,
+  driverVersion: string | undefined,
+  sources: Set<string>,
+): CudaOption[] {
   const tags = torchBuildTags(release).sort((a, b) => compareDotted(cudaFromTag(b)!, cudaFromTag(a)!));
   return tags.map((tag) => {
     const cuda = cudaFromTag(tag)!;
@@ -246,9 +295,16 @@ function torchOptions(kb: KnowledgeBase, release: TorchRelease, gpu: GpuInfo | u
       works = false;
       reasons.push(`${gpu.name} needs driver >= ${gpu.minDriver}`);
     }
-    return { cuda, tag, works, reasons, ...(driver.full ? { driverFull: driver.full } : {}), ...(driver.floor ? { driverFloor: driver.floor } : {}), pypi: tag === release.pypiDefault };
+    return {
+      cuda,
+      tag,
+      works,
+      reasons,
+      ...(driver.full ? { driverFull: driver.full } : {}),
+      ...(driver.floor ? { driverFloor: driver.floor } : {}),
+      pypi: tag === release.pypiDefault,
+    };
   });
-
 }
 
 /** The release nearest to `version` (then the newer one) with at least one CUDA build that works here. */
@@ -256,7 +312,9 @@ function nearestWorkingRelease(kb: KnowledgeBase, version: string, gpu: GpuInfo 
   const releases = kb.torchReleases().filter((row) => row.confidence !== 'unverified');
   const index = releases.findIndex((row) => compareDotted(row.version, version) >= 0);
   const origin = index < 0 ? releases.length : index;
-  const ordered = releases.map((row, i) => ({ row, distance: Math.abs(i - origin), newer: i >= origin })).sort((a, b) => a.distance - b.distance || Number(b.newer) - Number(a.newer));
+  const ordered = releases
+    .map((row, i) => ({ row, distance: Math.abs(i - origin), newer: i >= origin }))
+    .sort((a, b) => a.distance - b.distance || Number(b.newer) - Number(a.newer));
   const works = (row: TorchRelease): boolean => torchOptions(kb, row, gpu, driverVersion, new Set()).some((option) => option.works);
   const nearest = ordered.find(({ row }) => row.version !== version && works(row))?.row;
   // Same minor, newest patch: same features, more fixes.
@@ -276,7 +334,8 @@ function recommendTensorflow(kb: KnowledgeBase, input: RecommendInput, baseline?
   }
   sources.add(cite(row));
   const [low, high] = row.python.split('-');
-  if (input.python && low && high && (compareDotted(input.python, low) < 0 || compareDotted(input.python, high) > 0)) problems.push(`TensorFlow ${row.version} supports Python ${row.python}, not ${input.python}.`);
+  if (input.python && low && high && (compareDotted(input.python, low) < 0 || compareDotted(input.python, high) > 0))
+    problems.push(`TensorFlow ${row.version} supports Python ${row.python}, not ${input.python}.`);
   const reasons: string[] = [];
   let works = true;
   if (gpu && compareDotted(row.cuda, gpu.minCuda) < 0) {
@@ -285,18 +344,48 @@ function recommendTensorflow(kb: KnowledgeBase, input: RecommendInput, baseline?
   }
   const driver = driverChecks(kb, row.cuda, input.driver, reasons, sources);
   if (driver.blocks) works = false;
-  const options = keepToBaseline([{ cuda: row.cuda, works, reasons, ...(driver.full ? { driverFull: driver.full } : {}), ...(driver.floor ? { driverFloor: driver.floor } : {}) }], baseline);
+  const options = keepToBaseline(
+    [{ cuda: row.cuda, works, reasons, ...(driver.full ? { driverFull: driver.full } : {}), ...(driver.floor ? { driverFloor: driver.floor } : {}) }],
+    baseline,
+  );
   works = options[0]!.works;
   if (!works) {
     problems.push(`TensorFlow ${row.version} (CUDA ${row.cuda}) does not work here: ${reasons.join('; ')}.`);
-    return { input, problems, notes, ...(gpu ? { gpu: { name: gpu.name, cc: gpu.cc, minCuda: gpu.minCuda } } : {}), version: row.version, options, sources: [...sources] };
+    return {
+      input,
+      problems,
+      notes,
+      ...(gpu ? { gpu: { name: gpu.name, cc: gpu.cc, minCuda: gpu.minCuda } } : {}),
+      version: row.version,
+      options,
+      sources: [...sources],
+    };
   }
   const { reference: base, os } = image(kb, row.cuda, input.os ?? 'ubuntu22.04', 'cudnn-runtime', notes);
   const andCuda = compareDotted(row.version, '2.14.0') >= 0;
   const pip = andCuda ? `pip install "tensorflow[and-cuda]==${row.version}"` : `pip install tensorflow==${row.version}`;
-  notes.push(`TensorFlow ${row.version} is tested with CUDA ${row.cuda} and cuDNN ${row.cudnn}.${andCuda ? ' The [and-cuda] extra installs matching NVIDIA libraries from PyPI.' : ' It uses the CUDA and cuDNN of the image.'}`);
+  notes.push(
+    `TensorFlow ${row.version} is tested with CUDA ${row.cuda} and cuDNN ${row.cudnn}.${andCuda ? ' The [and-cuda] extra installs matching NVIDIA libraries from PyPI.' : ' It uses the CUDA and cuDNN of the image.'}`,
+  );
   const dockerfile = dockerfileFor(base, os, input.python, pip, notes, problems);
-  return { input, problems, notes, ...(gpu ? { gpu: { name: gpu.name, cc: gpu.cc, minCuda: gpu.minCuda } } : {}), version: row.version, options, install: { cuda: row.cuda, image: base, pip, requirements: `${andCuda ? `tensorflow[and-cuda]==${row.version}` : `tensorflow==${row.version}`}\n`, dockerfile, driverFull: driver.full ?? '', driverFloor: driver.floor ?? '' }, sources: [...sources] };
+  return {
+    input,
+    problems,
+    notes,
+    ...(gpu ? { gpu: { name: gpu.name, cc: gpu.cc, minCuda: gpu.minCuda } } : {}),
+    version: row.version,
+    options,
+    install: {
+      cuda: row.cuda,
+      image: base,
+      pip,
+      requirements: `${andCuda ? `tensorflow[and-cuda]==${row.version}` : `tensorflow==${row.version}`}\n`,
+      dockerfile,
+      driverFull: driver.full ?? '',
+      driverFloor: driver.floor ?? '',
+    },
+    sources: [...sources],
+  };
 }
 
 function safeSatisfies(version: string, range: string): boolean {
@@ -311,13 +400,26 @@ function safeSatisfies(version: string, range: string): boolean {
 export function matrices(kb: KnowledgeBase) {
   const releases = kb.torchReleases().filter((row) => compareDotted(row.version, '2.0.0') >= 0);
   const tags = [...new Set(releases.flatMap(torchBuildTags))].sort((a, b) => compareDotted(cudaFromTag(a)!, cudaFromTag(b)!));
-  const torch = { columns: tags, rows: releases.map((row) => ({ version: row.version, unverified: row.confidence === 'unverified', cells: tags.map((tag) => (row.pypiDefault === tag ? 'pypi' : row.variants.includes(tag) ? 'index' : '')) })) };
+  const torch = {
+    columns: tags,
+    rows: releases.map((row) => ({
+      version: row.version,
+      unverified: row.confidence === 'unverified',
+      cells: tags.map((tag) => (row.pypiDefault === tag ? 'pypi' : row.variants.includes(tag) ? 'index' : '')),
+    })),
+  };
   const minors = [...new Set(kb.data.drivers.releases.map((row) => minorOf(row.version)))];
   const drivers = minors.map((minor) => {
     const rows = kb.data.drivers.releases.filter((row) => minorOf(row.version) === minor);
     const ga = rows.find((row) => row.linux);
     const floor = kb.driverFloor(cudaMajor(minor));
-    return { cuda: minor, ga: ga?.linux ?? '', latest: rows.filter((row) => row.linux).at(-1)?.linux ?? '', floor: floor?.linux ?? '', unverified: rows.every((row) => row.confidence === 'unverified') };
+    return {
+      cuda: minor,
+      ga: ga?.linux ?? '',
+      latest: rows.filter((row) => row.linux).at(-1)?.linux ?? '',
+      floor: floor?.linux ?? '',
+      unverified: rows.every((row) => row.confidence === 'unverified'),
+    };
   });
   return { torch, drivers, retrieved: kb.retrieved };
 }

@@ -21,7 +21,7 @@ beforeEach(() => {
 });
 
 afterEach(() => {
-  expect(fake.violations, 'every request matches GitHub\'s API description').toEqual([]);
+  expect(fake.violations, "every request matches GitHub's API description").toEqual([]);
   teardown();
 });
 
@@ -29,7 +29,11 @@ const calls = () => fake.requests.map((request) => `${request.method} ${request.
 
 describe('pull request checks', () => {
   it('creates one completed check run with counts, a summary, annotations and an Apply fixes button, in 4 API calls', async () => {
-    const scenario = pullScenario(fake, { main: { '.github/cuda-gatekeeper.yml': CONFIG }, head: { Dockerfile: DOCKERFILE, 'requirements.txt': REQUIREMENTS }, changed: ['Dockerfile', 'requirements.txt'] });
+    const scenario = pullScenario(fake, {
+      main: { '.github/cuda-gatekeeper.yml': CONFIG },
+      head: { Dockerfile: DOCKERFILE, 'requirements.txt': REQUIREMENTS },
+      changed: ['Dockerfile', 'requirements.txt'],
+    });
     await probot.receive({ id: 'delivery-1', name: 'pull_request', payload: scenario.payload } as never);
 
     expect(fake.checkRuns).toHaveLength(1);
@@ -40,7 +44,16 @@ describe('pull request checks', () => {
     expect(run.output?.summary).toMatch(/Baseline: octo-org\/trainer:\.github\/cuda-gatekeeper\.yml@[0-9a-f]{7}/);
     expect(run.output?.summary).toMatch(/Knowledge base: data retrieved \d{4}-\d{2}-\d{2}/);
     expect(run.output?.summary).toContain('```diff\n--- requirements.txt\n- torchvision==0.17.0+cu121\n+ torchvision==0.18.0+cu121');
-    expect(run.annotations).toEqual([expect.objectContaining({ path: 'requirements.txt', start_line: 3, end_line: 3, start_column: 1, annotation_level: 'failure', title: 'companion-mismatch' })]);
+    expect(run.annotations).toEqual([
+      expect.objectContaining({
+        path: 'requirements.txt',
+        start_line: 3,
+        end_line: 3,
+        start_column: 1,
+        annotation_level: 'failure',
+        title: 'companion-mismatch',
+      }),
+    ]);
     expect(run.actions).toEqual([expect.objectContaining({ identifier: 'apply_fixes', label: 'Apply fixes' })]);
     expect(calls().filter((call) => !call.includes('/reviews'))).toEqual([
       'POST /app/installations/42/access_tokens',
@@ -59,7 +72,9 @@ describe('pull request checks', () => {
     await probot.receive({ id: 'd1', name: 'pull_request', payload: scenario.payload } as never);
     const pull = fake.pull(FULL, 7)!;
     expect(pull.reviews).toHaveLength(1);
-    expect(pull.reviews[0]!.comments).toEqual([{ path: 'requirements.txt', line: 3, side: 'RIGHT', body: expect.stringContaining('```suggestion\ntorchvision==0.18.0+cu121\n```') }]);
+    expect(pull.reviews[0]!.comments).toEqual([
+      { path: 'requirements.txt', line: 3, side: 'RIGHT', body: expect.stringContaining('```suggestion\ntorchvision==0.18.0+cu121\n```') },
+    ]);
 
     // The same commit again (a redelivery under a new id): the verdict is unchanged, so nothing is written.
     await probot.receive({ id: 'd2', name: 'pull_request', payload: { ...scenario.payload, action: 'synchronize' } } as never);
@@ -71,21 +86,33 @@ describe('pull request checks', () => {
   it('completes successfully in one check-run call when no CUDA-relevant file changed', async () => {
     const scenario = pullScenario(fake, { head: { 'README.md': '# hi\n', 'src/app.py': 'print(1)\n' }, changed: ['README.md', 'src/app.py'] });
     await probot.receive({ id: 'd', name: 'pull_request', payload: scenario.payload } as never);
-    expect(fake.checkRuns).toEqual([expect.objectContaining({ conclusion: 'success', output: expect.objectContaining({ title: 'No CUDA-relevant files changed' }) })]);
+    expect(fake.checkRuns).toEqual([
+      expect.objectContaining({ conclusion: 'success', output: expect.objectContaining({ title: 'No CUDA-relevant files changed' }) }),
+    ]);
     expect(calls().filter((call) => call.includes('check-runs'))).toHaveLength(1);
   });
 
   it('reads files the change pulls in (an unchanged requirements file installed by the Dockerfile)', async () => {
-    const scenario = pullScenario(fake, { main: { 'requirements.txt': 'torch==2.1.0+cu118\n--extra-index-url https://download.pytorch.org/whl/cu118\n' }, head: { Dockerfile: DOCKERFILE }, changed: ['Dockerfile'] });
+    const scenario = pullScenario(fake, {
+      main: { 'requirements.txt': 'torch==2.1.0+cu118\n--extra-index-url https://download.pytorch.org/whl/cu118\n' },
+      head: { Dockerfile: DOCKERFILE },
+      changed: ['Dockerfile'],
+    });
     await probot.receive({ id: 'd', name: 'pull_request', payload: scenario.payload } as never);
-    expect(fake.checkRuns[0]!.annotations).toEqual(expect.arrayContaining([expect.objectContaining({ path: 'requirements.txt', title: 'cuda-mismatch', annotation_level: 'failure' })]));
+    expect(fake.checkRuns[0]!.annotations).toEqual(
+      expect.arrayContaining([expect.objectContaining({ path: 'requirements.txt', title: 'cuda-mismatch', annotation_level: 'failure' })]),
+    );
     // requirements.txt next to a changed Dockerfile is read speculatively in the same request.
     expect(calls().filter((call) => call === 'POST /graphql')).toHaveLength(1);
   });
 
   it('follows less usual links with one more read', async () => {
     const dockerfile = 'FROM nvidia/cuda:12.1.1-cudnn8-runtime-ubuntu22.04\nCOPY deps/gpu.txt /tmp/gpu.txt\nRUN pip install -r /tmp/gpu.txt\n';
-    const scenario = pullScenario(fake, { main: { 'docker/deps/gpu.txt': 'torch==2.1.0+cu118\n--extra-index-url https://download.pytorch.org/whl/cu118\n' }, head: { 'docker/Dockerfile': dockerfile }, changed: ['docker/Dockerfile'] });
+    const scenario = pullScenario(fake, {
+      main: { 'docker/deps/gpu.txt': 'torch==2.1.0+cu118\n--extra-index-url https://download.pytorch.org/whl/cu118\n' },
+      head: { 'docker/Dockerfile': dockerfile },
+      changed: ['docker/Dockerfile'],
+    });
     await probot.receive({ id: 'd', name: 'pull_request', payload: scenario.payload } as never);
     expect(fake.checkRuns[0]!.annotations).toEqual(expect.arrayContaining([expect.objectContaining({ path: 'docker/deps/gpu.txt', title: 'cuda-mismatch' })]));
     expect(calls().filter((call) => call === 'POST /graphql')).toHaveLength(2);
@@ -93,18 +120,28 @@ describe('pull request checks', () => {
 
   it('sends annotations in batches of 50 (120 library findings under the bundled default)', async () => {
     const lines = Array.from({ length: 120 }, (_, i) => `nvidia-lib${i}-cu11==1.0.${i}`);
-    const scenario = pullScenario(fake, { head: { 'requirements.txt': `torch==2.1.0+cu121\n--extra-index-url https://download.pytorch.org/whl/cu121\n${lines.join('\n')}\n` }, changed: ['requirements.txt'] });
+    const scenario = pullScenario(fake, {
+      head: { 'requirements.txt': `torch==2.1.0+cu121\n--extra-index-url https://download.pytorch.org/whl/cu121\n${lines.join('\n')}\n` },
+      changed: ['requirements.txt'],
+    });
     await probot.receive({ id: 'd', name: 'pull_request', payload: scenario.payload } as never);
     const run = fake.checkRuns[0]!;
     expect(run.annotations).toHaveLength(120);
     expect(run.updates).toBe(2);
-    expect(fake.requests.filter((request) => request.path.includes('check-runs')).map((request) => ((request.body as { output?: { annotations?: unknown[] } }).output?.annotations ?? []).length)).toEqual([50, 50, 20]);
+    expect(
+      fake.requests
+        .filter((request) => request.path.includes('check-runs'))
+        .map((request) => ((request.body as { output?: { annotations?: unknown[] } }).output?.annotations ?? []).length),
+    ).toEqual([50, 50, 20]);
   });
 
   it('reads the baseline from the default branch, never from the pull request', async () => {
     const scenario = pullScenario(fake, {
       main: { '.github/cuda-gatekeeper.yml': 'cuda:\n  allowed: ["12.4"]\n' },
-      head: { '.github/cuda-gatekeeper.yml': 'cuda:\n  allowed: ["12.1"]\n', 'requirements.txt': '--index-url https://download.pytorch.org/whl/cu121\ntorch==2.3.0+cu121\n' },
+      head: {
+        '.github/cuda-gatekeeper.yml': 'cuda:\n  allowed: ["12.1"]\n',
+        'requirements.txt': '--index-url https://download.pytorch.org/whl/cu121\ntorch==2.3.0+cu121\n',
+      },
       changed: ['.github/cuda-gatekeeper.yml', 'requirements.txt'],
     });
     await probot.receive({ id: 'd', name: 'pull_request', payload: scenario.payload } as never);
@@ -112,10 +149,16 @@ describe('pull request checks', () => {
   });
 
   it('reports an invalid repository baseline as policy-error with its position, without crashing', async () => {
-    const scenario = pullScenario(fake, { main: { '.github/cuda-gatekeeper.yml': 'cuda:\n  allowd: ["12.4"]\n' }, head: { 'requirements.txt': 'torch==2.3.0\n' }, changed: ['requirements.txt'] });
+    const scenario = pullScenario(fake, {
+      main: { '.github/cuda-gatekeeper.yml': 'cuda:\n  allowd: ["12.4"]\n' },
+      head: { 'requirements.txt': 'torch==2.3.0\n' },
+      changed: ['requirements.txt'],
+    });
     await probot.receive({ id: 'd', name: 'pull_request', payload: scenario.payload } as never);
     expect(fake.checkRuns[0]).toMatchObject({ conclusion: 'failure' });
-    expect(fake.checkRuns[0]!.annotations).toEqual([expect.objectContaining({ path: '.github/cuda-gatekeeper.yml', start_line: 2, title: 'policy-error', message: 'unknown key "allowd" in cuda' })]);
+    expect(fake.checkRuns[0]!.annotations).toEqual([
+      expect.objectContaining({ path: '.github/cuda-gatekeeper.yml', start_line: 2, title: 'policy-error', message: 'unknown key "allowd" in cuda' }),
+    ]);
   });
 
   it('layers the organisation baseline and rejects weakening a locked key', async () => {
@@ -127,13 +170,22 @@ describe('pull request checks', () => {
     });
     await probot.receive({ id: 'd', name: 'pull_request', payload: scenario.payload } as never);
     const titles = (fake.checkRuns[0]!.annotations as { title: string; message: string }[]).map((annotation) => `${annotation.title}: ${annotation.message}`);
-    expect(titles).toEqual(expect.arrayContaining([expect.stringMatching(/^policy-error: cuda\.allowed is locked by octo-org\/\.github:cuda-gatekeeper\.yml@[0-9a-f]{7}: it adds CUDA versions 12\.1$/), expect.stringMatching(/^cuda-not-allowed: /)]));
-    expect(fake.checkRuns[0]!.output?.summary).toMatch(/Baseline: octo-org\/\.github:cuda-gatekeeper\.yml@\w{7} \+ octo-org\/trainer:\.github\/cuda-gatekeeper\.yml@\w{7}/);
+    expect(titles).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^policy-error: cuda\.allowed is locked by octo-org\/\.github:cuda-gatekeeper\.yml@[0-9a-f]{7}: it adds CUDA versions 12\.1$/),
+        expect.stringMatching(/^cuda-not-allowed: /),
+      ]),
+    );
+    expect(fake.checkRuns[0]!.output?.summary).toMatch(
+      /Baseline: octo-org\/\.github:cuda-gatekeeper\.yml@\w{7} \+ octo-org\/trainer:\.github\/cuda-gatekeeper\.yml@\w{7}/,
+    );
   });
 
   it('applies waivers from the organisation baseline, and reports expired ones', async () => {
     const scenario = pullScenario(fake, {
-      org: { 'cuda-gatekeeper.yml': `waivers:\n  - rule: companion-mismatch\n    repo: trainer\n    reason: torchvision is rebuilt in-house\n    owner: ml-platform\n    expires: 2999-12-31\n  - rule: cuda-not-allowed\n    repo: "*"\n    reason: old exception\n    owner: ml-platform\n    expires: 2020-01-31\n` },
+      org: {
+        'cuda-gatekeeper.yml': `waivers:\n  - rule: companion-mismatch\n    repo: trainer\n    reason: torchvision is rebuilt in-house\n    owner: ml-platform\n    expires: 2999-12-31\n  - rule: cuda-not-allowed\n    repo: "*"\n    reason: old exception\n    owner: ml-platform\n    expires: 2020-01-31\n`,
+      },
       head: { 'requirements.txt': REQUIREMENTS },
       changed: ['requirements.txt'],
     });
@@ -141,7 +193,16 @@ describe('pull request checks', () => {
     const run = fake.checkRuns[0]!;
     expect((run.annotations as { title: string }[]).map((annotation) => annotation.title)).not.toContain('companion-mismatch');
     expect(run.output?.summary).toContain('1 finding is waived by the baseline.');
-    expect(run.annotations).toEqual(expect.arrayContaining([expect.objectContaining({ path: 'octo-org/.github/cuda-gatekeeper.yml', title: 'policy-error', annotation_level: 'notice', message: expect.stringContaining('the waiver of cuda-not-allowed for * expired on 2020-01-31 (owner ml-platform)') })]));
+    expect(run.annotations).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          path: 'octo-org/.github/cuda-gatekeeper.yml',
+          title: 'policy-error',
+          annotation_level: 'notice',
+          message: expect.stringContaining('the waiver of cuda-not-allowed for * expired on 2020-01-31 (owner ml-platform)'),
+        }),
+      ]),
+    );
   });
 
   it('re-runs on "Re-run all checks" and "Re-run" with a new run each, every annotation once per run', async () => {
@@ -165,7 +226,10 @@ describe('pull request checks', () => {
 
   it('skips files over 1 MiB and binary files with a notice in the summary', async () => {
     const big = `torch==2.3.0\n${'# padding\n'.repeat(110_000)}`;
-    const scenario = pullScenario(fake, { head: { 'requirements.txt': big, 'requirements-bin.txt': 'torch\0\0' }, changed: ['requirements.txt', 'requirements-bin.txt'] });
+    const scenario = pullScenario(fake, {
+      head: { 'requirements.txt': big, 'requirements-bin.txt': 'torch\0\0' },
+      changed: ['requirements.txt', 'requirements-bin.txt'],
+    });
     await probot.receive({ id: 'd', name: 'pull_request', payload: scenario.payload } as never);
     expect(fake.checkRuns[0]!.output?.summary).toContain('### Not checked');
     expect(fake.checkRuns[0]!.output?.summary).toContain('`requirements.txt`: larger than 1 MiB');
@@ -181,9 +245,20 @@ describe('faults: the check always ends completed with an explanation', () => {
     [404, /404.*deleted/],
   ])('GitHub answering %i to the file list', async (status, explanation) => {
     const scenario = pullScenario(fake, { head: { 'requirements.txt': REQUIREMENTS }, changed: ['requirements.txt'] });
-    fake.fail({ method: 'GET', path: /\/pulls\/7\/files$/, status, ...(status === 403 ? { headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(Math.floor(Date.now() / 1000) + 60) } } : {}) });
+    fake.fail({
+      method: 'GET',
+      path: /\/pulls\/7\/files$/,
+      status,
+      ...(status === 403 ? { headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(Math.floor(Date.now() / 1000) + 60) } } : {}),
+    });
     await probot.receive({ id: 'd', name: 'pull_request', payload: scenario.payload } as never);
-    expect(fake.checkRuns).toEqual([expect.objectContaining({ status: 'completed', conclusion: 'failure', output: expect.objectContaining({ title: 'cuda-gatekeeper could not check this pull request', summary: expect.stringMatching(explanation) }) })]);
+    expect(fake.checkRuns).toEqual([
+      expect.objectContaining({
+        status: 'completed',
+        conclusion: 'failure',
+        output: expect.objectContaining({ title: 'cuda-gatekeeper could not check this pull request', summary: expect.stringMatching(explanation) }),
+      }),
+    ]);
     expect(logs.some((line) => line.msg === 'check failed')).toBe(true);
   });
 

@@ -46,7 +46,12 @@ describe('/cuda-check commands', () => {
   });
 
   it('baseline shows the effective values and where each comes from', async () => {
-    const scenario = pullScenario(fake, { org: { 'cuda-gatekeeper.yml': 'driver:\n  minimum: "550.54.14"\nlocked: ["driver.minimum"]\n' }, main: { '.github/cuda-gatekeeper.yml': 'cuda:\n  allowed: ["12.4"]\n' }, head: { 'requirements.txt': REQUIREMENTS }, changed: ['requirements.txt'] });
+    const scenario = pullScenario(fake, {
+      org: { 'cuda-gatekeeper.yml': 'driver:\n  minimum: "550.54.14"\nlocked: ["driver.minimum"]\n' },
+      main: { '.github/cuda-gatekeeper.yml': 'cuda:\n  allowed: ["12.4"]\n' },
+      head: { 'requirements.txt': REQUIREMENTS },
+      changed: ['requirements.txt'],
+    });
     await probot.receive({ id: 'c', name: 'issue_comment', payload: comment(scenario, '/cuda-check baseline') } as never);
     const body = botComments()[0]!.body;
     expect(body).toMatch(/\| `cuda\.allowed` \| `12\.4` \| octo-org\/trainer:\.github\/cuda-gatekeeper\.yml@\w{7} \|/);
@@ -70,7 +75,11 @@ describe('/cuda-check commands', () => {
 
   it('ignores bots, including itself, and comments without a command', async () => {
     const scenario = pullScenario(fake, { head: { 'requirements.txt': REQUIREMENTS }, changed: ['requirements.txt'] });
-    await probot.receive({ id: 'c1', name: 'issue_comment', payload: comment(scenario, '/cuda-check', { login: 'cuda-gatekeeper[bot]', type: 'Bot' }) } as never);
+    await probot.receive({
+      id: 'c1',
+      name: 'issue_comment',
+      payload: comment(scenario, '/cuda-check', { login: 'cuda-gatekeeper[bot]', type: 'Bot' }),
+    } as never);
     await probot.receive({ id: 'c2', name: 'issue_comment', payload: comment(scenario, 'looks good to me') } as never);
     expect(fake.requests).toEqual([]);
   });
@@ -87,7 +96,13 @@ describe('/cuda-check commands', () => {
     const scenario = pullScenario(fake, { head: { 'requirements.txt': REQUIREMENTS }, changed: ['requirements.txt'] });
     fake.permissions.set('octocat', 'write');
     await probot.receive({ id: 'c', name: 'issue_comment', payload: comment(scenario, '/cuda-check fix') } as never);
-    expect(fake.commits).toEqual([expect.objectContaining({ branch: 'cuda-upgrade', repo: FULL, files: [{ path: 'requirements.txt', contents: REQUIREMENTS.replace('torchvision==0.17.0', 'torchvision==0.18.0') }] })]);
+    expect(fake.commits).toEqual([
+      expect.objectContaining({
+        branch: 'cuda-upgrade',
+        repo: FULL,
+        files: [{ path: 'requirements.txt', contents: REQUIREMENTS.replace('torchvision==0.17.0', 'torchvision==0.18.0') }],
+      }),
+    ]);
     expect(botComments()[0]!.body).toMatch(/Committed 1 safe fix to `cuda-upgrade`/);
   });
 });

@@ -11,7 +11,10 @@ const server = useAppServer();
 describe('the App server', () => {
   it('checks a pull request from a signed webhook: check run, annotations, review suggestion', async () => {
     const { fake, app } = server;
-    const scenario = pullScenario(fake, { head: { 'requirements.txt': '--extra-index-url https://download.pytorch.org/whl/cu121\ntorch==2.3.0+cu121\ntorchvision==0.17.0+cu121\n' }, changed: ['requirements.txt'] });
+    const scenario = pullScenario(fake, {
+      head: { 'requirements.txt': '--extra-index-url https://download.pytorch.org/whl/cu121\ntorch==2.3.0+cu121\ntorchvision==0.17.0+cu121\n' },
+      changed: ['requirements.txt'],
+    });
     const response = await sendWebhook(app.port, 'pull_request', scenario.payload, 'e2e-1');
     expect(response.status).toBeLessThan(300);
     const run = await waitFor(() => fake.checkRuns.find((candidate) => candidate.head_sha === scenario.headSha), 20_000, app.output);
@@ -40,19 +43,35 @@ describe('the App server on real GitHub answers', () => {
   const FIVE = '--index-url https://download.pytorch.org/whl/cu124\ntorch==2.5.1+cu124\ntorchvision==0.17.0+cu118\ntorchaudio==2.1.0\n';
   let delivery = 0;
   const send = (name: string, payload: unknown) => sendWebhook(server.app.port, name, payload, `story-${++delivery}`);
-  const runs = (scenario: Scenario, count: number) => waitFor(() => { const found = server.fake.runsOn(scenario.headSha); return found.length >= count ? found : undefined; }, 20_000, server.app.output);
+  const runs = (scenario: Scenario, count: number) =>
+    waitFor(
+      () => {
+        const found = server.fake.runsOn(scenario.headSha);
+        return found.length >= count ? found : undefined;
+      },
+      20_000,
+      server.app.output,
+    );
 
   it('an organisation without a .github repository: the normal check, annotated on the right lines', async () => {
     const scenario = pullScenario(server.fake, { head: { 'requirements.txt': FIVE }, changed: ['requirements.txt'], number: 21 });
     expect((await send('pull_request', scenario.payload)).status).toBeLessThan(300);
     const [run] = await runs(scenario, 1);
     expect(run).toMatchObject({ status: 'completed', conclusion: 'failure' });
-    expect(run!.annotations).toEqual(expect.arrayContaining([expect.objectContaining({ path: 'requirements.txt', start_line: 3, title: 'companion-mismatch' })]));
+    expect(run!.annotations).toEqual(
+      expect.arrayContaining([expect.objectContaining({ path: 'requirements.txt', start_line: 3, title: 'companion-mismatch' })]),
+    );
     expect(server.fake.violations).toEqual([]);
   }, 30_000);
 
   it('a repository owned by a user account', async () => {
-    const scenario = pullScenario(server.fake, { repo: 'octocat/trainer', user: true, head: { 'requirements.txt': FIVE }, changed: ['requirements.txt'], number: 22 });
+    const scenario = pullScenario(server.fake, {
+      repo: 'octocat/trainer',
+      user: true,
+      head: { 'requirements.txt': FIVE },
+      changed: ['requirements.txt'],
+      number: 22,
+    });
     await send('pull_request', scenario.payload);
     const [run] = await runs(scenario, 1);
     expect(run!.conclusion).toBe('failure');
@@ -84,7 +103,12 @@ describe('the App server on real GitHub answers', () => {
   it('a config pull request: the preview, and the preview again on Re-run', async () => {
     server.fake.addRepo(`${OWNER}/.github`, { 'cuda-gatekeeper.yml': 'cuda:\n  allowed: ["12.1", "12.4"]\n' });
     server.fake.addRepo(`${OWNER}/legacy`, { 'requirements.txt': '--index-url https://download.pytorch.org/whl/cu121\ntorch==2.3.0+cu121\n' });
-    const scenario = pullScenario(server.fake, { repo: `${OWNER}/.github`, head: { 'cuda-gatekeeper.yml': 'cuda:\n  allowed: ["12.4"]\n' }, changed: ['cuda-gatekeeper.yml'], number: 25 });
+    const scenario = pullScenario(server.fake, {
+      repo: `${OWNER}/.github`,
+      head: { 'cuda-gatekeeper.yml': 'cuda:\n  allowed: ["12.4"]\n' },
+      changed: ['cuda-gatekeeper.yml'],
+      number: 25,
+    });
     await send('pull_request', scenario.payload);
     const [preview] = await runs(scenario, 1);
     expect(preview!.output?.title).toMatch(/^Would newly fail/);
@@ -94,4 +118,3 @@ describe('the App server on real GitHub answers', () => {
     expect(server.fake.checkRuns.every((run) => run.status === 'completed')).toBe(true);
   }, 60_000);
 });
-

@@ -41,7 +41,9 @@ describe.each(STEPS)('faults at %s', (_step, method, path) => {
   it.each([500, 502, 503])('%i is retried (at most twice) and then succeeds', async (status) => {
     fake.fail({ method, path, status, times: 2 });
     await run();
-    expect(fake.checkRuns).toEqual([expect.objectContaining({ status: 'completed', conclusion: 'failure', output: expect.objectContaining({ title: '1 error' }) })]);
+    expect(fake.checkRuns).toEqual([
+      expect.objectContaining({ status: 'completed', conclusion: 'failure', output: expect.objectContaining({ title: '1 error' }) }),
+    ]);
   });
 
   it('a persistent 503 fails after bounded retries and the check explains it', async () => {
@@ -52,7 +54,12 @@ describe.each(STEPS)('faults at %s', (_step, method, path) => {
     if (String(path).includes('check-runs')) {
       expect(fake.checkRuns.length).toBeLessThanOrEqual(1);
     } else {
-      expect(fake.checkRuns).toEqual([expect.objectContaining({ conclusion: 'failure', output: expect.objectContaining({ title: 'cuda-gatekeeper could not check this pull request', summary: expect.stringContaining('503') }) })]);
+      expect(fake.checkRuns).toEqual([
+        expect.objectContaining({
+          conclusion: 'failure',
+          output: expect.objectContaining({ title: 'cuda-gatekeeper could not check this pull request', summary: expect.stringContaining('503') }),
+        }),
+      ]);
     }
   });
 
@@ -65,7 +72,13 @@ describe.each(STEPS)('faults at %s', (_step, method, path) => {
 
 describe('rate limits', () => {
   it('a secondary rate limit with Retry-After: 1 is retried after waiting, and the check completes', async () => {
-    fake.fail({ method: 'GET', path: /\/pulls\/7\/files$/, status: 403, body: { message: 'You have exceeded a secondary rate limit' }, headers: { 'retry-after': '1' } });
+    fake.fail({
+      method: 'GET',
+      path: /\/pulls\/7\/files$/,
+      status: 403,
+      body: { message: 'You have exceeded a secondary rate limit' },
+      headers: { 'retry-after': '1' },
+    });
     const started = Date.now();
     await run();
     expect(Date.now() - started).toBeGreaterThanOrEqual(900);
@@ -74,9 +87,17 @@ describe('rate limits', () => {
   }, 20_000);
 
   it('a primary rate limit that resets in an hour is not waited for: the check completes with the reason', async () => {
-    fake.fail({ method: 'GET', path: /\/pulls\/7\/files$/, status: 403, body: { message: 'API rate limit exceeded' }, headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(Math.floor(Date.now() / 1000) + 3600) } });
+    fake.fail({
+      method: 'GET',
+      path: /\/pulls\/7\/files$/,
+      status: 403,
+      body: { message: 'API rate limit exceeded' },
+      headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(Math.floor(Date.now() / 1000) + 3600) },
+    });
     await run();
-    expect(fake.checkRuns).toEqual([expect.objectContaining({ conclusion: 'failure', output: expect.objectContaining({ summary: expect.stringMatching(/rate limit/) }) })]);
+    expect(fake.checkRuns).toEqual([
+      expect.objectContaining({ conclusion: 'failure', output: expect.objectContaining({ summary: expect.stringMatching(/rate limit/) }) }),
+    ]);
     expect(warnings().some((message) => /giving up \(asked to wait 3\d{3} s/.test(message))).toBe(true);
   }, 20_000);
 

@@ -13,15 +13,39 @@ import { SECRET, sendWebhook, useAppServer, waitFor } from '../support/server.js
 import { pullScenario } from './scenario.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
-const server = useAppServer({ METRICS_TOKEN: 'metrics-token-for-tests', WEBHOOK_MAX_BYTES: String(1024 * 1024), WEBHOOK_BODY_TIMEOUT_MS: '1500', DRAIN_TIMEOUT_MS: '15000', GATE_TIMEOUT_MS: '3000' });
+const server = useAppServer({
+  METRICS_TOKEN: 'metrics-token-for-tests',
+  WEBHOOK_MAX_BYTES: String(1024 * 1024),
+  WEBHOOK_BODY_TIMEOUT_MS: '1500',
+  DRAIN_TIMEOUT_MS: '15000',
+  GATE_TIMEOUT_MS: '3000',
+});
 
-function post(port: number, headers: Record<string, string>, body: Buffer | string, options: { chunked?: boolean } = {}): Promise<{ status: number; text: string }> {
+function post(
+  port: number,
+  headers: Record<string, string>,
+  body: Buffer | string,
+  options: { chunked?: boolean } = {},
+): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, method: 'POST', path: '/api/github/webhooks', headers: { 'content-type': 'application/json', ...headers, ...(options.chunked ? { 'transfer-encoding': 'chunked' } : { 'content-length': String(Buffer.byteLength(body)) }) } }, (res) => {
-      let text = '';
-      res.on('data', (chunk: Buffer) => (text += chunk.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-    });
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        method: 'POST',
+        path: '/api/github/webhooks',
+        headers: {
+          'content-type': 'application/json',
+          ...headers,
+          ...(options.chunked ? { 'transfer-encoding': 'chunked' } : { 'content-length': String(Buffer.byteLength(body)) }),
+        },
+      },
+      (res) => {
+        let text = '';
+        res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      },
+    );
     req.on('error', (error: NodeJS.ErrnoException) => (error.code === 'EPIPE' || error.code === 'ECONNRESET' ? undefined : reject(error)));
     req.end(body);
   });
@@ -30,14 +54,22 @@ function post(port: number, headers: Record<string, string>, body: Buffer | stri
 const sign = (body: string | Buffer, secret = SECRET) => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 
 describe('production refuses to start without its secrets', () => {
-  const start = (env: Record<string, string>) => spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: ROOT, env: { PATH: process.env.PATH, NODE_ENV: 'production', PORT: '0', ...env }, encoding: 'utf8', timeout: 30_000 });
+  const start = (env: Record<string, string>) =>
+    spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH, NODE_ENV: 'production', PORT: '0', ...env },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
   it('without WEBHOOK_SECRET', () => {
     const result = start({ APP_ID: '1', PRIVATE_KEY: privateKey() });
     expect(result.status).toBe(1);
     expect(result.stderr).toContain('refusing to start in production: WEBHOOK_SECRET is not set');
   });
-  it('with Probot\'s public default secret, or without APP_ID and a key', () => {
-    expect(start({ APP_ID: '1', PRIVATE_KEY: privateKey(), WEBHOOK_SECRET: 'development' }).stderr).toContain('WEBHOOK_SECRET is Probot\'s public default "development"');
+  it("with Probot's public default secret, or without APP_ID and a key", () => {
+    expect(start({ APP_ID: '1', PRIVATE_KEY: privateKey(), WEBHOOK_SECRET: 'development' }).stderr).toContain(
+      'WEBHOOK_SECRET is Probot\'s public default "development"',
+    );
     const bare = start({ WEBHOOK_SECRET: 's3cret' });
     expect(bare.status).toBe(1);
     expect(bare.stderr).toContain('APP_ID is not set; neither PRIVATE_KEY nor PRIVATE_KEY_PATH is set');
@@ -52,7 +84,11 @@ describe('webhook bodies', () => {
     const logBefore = app.output().length;
     const big = Buffer.alloc(25 * 1024 * 1024, 0x7b);
     const started = Date.now();
-    const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => post(app.port, { 'x-github-event': 'pull_request', 'x-github-delivery': `big-${i}`, 'x-hub-signature-256': sign('other') }, big)));
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        post(app.port, { 'x-github-event': 'pull_request', 'x-github-delivery': `big-${i}`, 'x-hub-signature-256': sign('other') }, big),
+      ),
+    );
     expect(answers.map((answer) => answer.status)).toEqual(Array(8).fill(413));
     expect(Date.now() - started).toBeLessThan(5000);
     expect(app.rssMb() - rss).toBeLessThan(100);
@@ -60,7 +96,12 @@ describe('webhook bodies', () => {
   }, 30_000);
 
   it('a chunked body past the cap is cut off with 413', async () => {
-    const answer = await post(server.app.port, { 'x-github-event': 'pull_request', 'x-github-delivery': 'chunked', 'x-hub-signature-256': sign('x') }, Buffer.alloc(2 * 1024 * 1024, 0x20), { chunked: true });
+    const answer = await post(
+      server.app.port,
+      { 'x-github-event': 'pull_request', 'x-github-delivery': 'chunked', 'x-hub-signature-256': sign('x') },
+      Buffer.alloc(2 * 1024 * 1024, 0x20),
+      { chunked: true },
+    );
     expect(answer.status).toBe(413);
   });
 
@@ -68,7 +109,9 @@ describe('webhook bodies', () => {
     const { app } = server;
     const body = JSON.stringify({ action: 'opened', secret_marker: 'BODY-MARKER-42' });
     expect((await post(app.port, { 'x-github-event': 'pull_request', 'x-github-delivery': 'u1' }, body)).status).toBe(401);
-    expect((await post(app.port, { 'x-github-event': 'pull_request', 'x-github-delivery': 'u2', 'x-hub-signature-256': sign(body, 'wrong') }, body)).status).toBe(401);
+    expect(
+      (await post(app.port, { 'x-github-event': 'pull_request', 'x-github-delivery': 'u2', 'x-hub-signature-256': sign(body, 'wrong') }, body)).status,
+    ).toBe(401);
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(app.output()).not.toContain('BODY-MARKER-42');
   });
@@ -76,7 +119,9 @@ describe('webhook bodies', () => {
   it('a body that trickles in too slowly gets 408, not 202', async () => {
     const status = await new Promise<number>((resolve) => {
       const socket = connect(server.app.port, '127.0.0.1', () => {
-        socket.write(`POST /api/github/webhooks HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\nX-GitHub-Event: push\r\nX-GitHub-Delivery: slow\r\nX-Hub-Signature-256: ${sign('x')}\r\n\r\n{`);
+        socket.write(
+          `POST /api/github/webhooks HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\nX-GitHub-Event: push\r\nX-GitHub-Delivery: slow\r\nX-Hub-Signature-256: ${sign('x')}\r\n\r\n{`,
+        );
       });
       socket.on('data', (chunk: Buffer) => resolve(Number(/HTTP\/1\.1 (\d{3})/.exec(chunk.toString())?.[1] ?? 0)));
     });
@@ -89,7 +134,9 @@ describe('webhook bodies', () => {
     expect(answer.status).toBe(400);
     expect(JSON.parse(answer.text)).toEqual({ error: 'a pull_request event needs pull_request, installation' });
     const notJson = '{"action": ';
-    expect((await post(server.app.port, { 'x-github-event': 'push', 'x-github-delivery': 'm2', 'x-hub-signature-256': sign(notJson) }, notJson)).status).toBe(400);
+    expect((await post(server.app.port, { 'x-github-event': 'push', 'x-github-delivery': 'm2', 'x-hub-signature-256': sign(notJson) }, notJson)).status).toBe(
+      400,
+    );
   });
 
   it('a good delivery is answered 202 at once and checked after', async () => {

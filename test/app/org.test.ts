@@ -19,7 +19,13 @@ beforeEach(() => {
   fake.addRepo(`${OWNER}/trainer`, { 'requirements.txt': '--index-url https://download.pytorch.org/whl/cu121\ntorch==2.3.0+cu121\n' });
   fake.addRepo(`${OWNER}/serving`, { Dockerfile: 'FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\n' });
   const head = fake.commit({ 'requirements.txt': '--index-url https://download.pytorch.org/whl/cu124\ntorch==2.5.1+cu124\n' });
-  fake.addPull(`${OWNER}/trainer`, { number: 3, headSha: head, headRef: 'upgrade', headRepo: `${OWNER}/trainer`, files: [{ filename: 'requirements.txt', status: 'modified', patch: addedPatch('torch==2.5.1+cu124') }] });
+  fake.addPull(`${OWNER}/trainer`, {
+    number: 3,
+    headSha: head,
+    headRef: 'upgrade',
+    headRepo: `${OWNER}/trainer`,
+    files: [{ filename: 'requirements.txt', status: 'modified', patch: addedPatch('torch==2.5.1+cu124') }],
+  });
 });
 
 afterEach(() => {
@@ -29,7 +35,13 @@ afterEach(() => {
 
 function configPull(text: string): Record<string, unknown> {
   const headSha = fake.commit({ 'cuda-gatekeeper.yml': text });
-  fake.addPull(`${OWNER}/.github`, { number: 9, headSha, headRef: 'policy', headRepo: `${OWNER}/.github`, files: [{ filename: 'cuda-gatekeeper.yml', status: 'modified', patch: addedPatch(text) }] });
+  fake.addPull(`${OWNER}/.github`, {
+    number: 9,
+    headSha,
+    headRef: 'policy',
+    headRepo: `${OWNER}/.github`,
+    files: [{ filename: 'cuda-gatekeeper.yml', status: 'modified', patch: addedPatch(text) }],
+  });
   const payload = example('pull_request', 'opened');
   Object.assign(payload.repository as object, { name: '.github', full_name: `${OWNER}/.github`, default_branch: 'main' });
   Object.assign((payload.repository as { owner: object }).owner, { login: OWNER });
@@ -58,14 +70,24 @@ describe('a pull request to the organisation baseline', () => {
   it('is neutral when the change breaks nothing', async () => {
     await probot.receive({ id: 'p2', name: 'pull_request', payload: configPull('cuda:\n  allowed: ["12.1", "12.4", "12.6"]\n') } as never);
     await deps.fanout!.idle();
-    expect(previewRun()).toMatchObject({ conclusion: 'neutral', output: expect.objectContaining({ title: 'Breaks nothing (0 newly pass, 0 change findings)' }) });
+    expect(previewRun()).toMatchObject({
+      conclusion: 'neutral',
+      output: expect.objectContaining({ title: 'Breaks nothing (0 newly pass, 0 change findings)' }),
+    });
   });
 
   it('fails with positioned annotations when the new baseline is invalid', async () => {
-    await probot.receive({ id: 'p3', name: 'pull_request', payload: configPull('cuda:\n  allowed: ["12.4"]\nwaivers:\n  - rule: exact-pin\n    repo: trainer\n    reason: legacy\n') } as never);
+    await probot.receive({
+      id: 'p3',
+      name: 'pull_request',
+      payload: configPull('cuda:\n  allowed: ["12.4"]\nwaivers:\n  - rule: exact-pin\n    repo: trainer\n    reason: legacy\n'),
+    } as never);
     await deps.fanout!.idle();
     expect(previewRun()).toMatchObject({ conclusion: 'failure' });
-    expect(previewRun().annotations).toEqual([expect.objectContaining({ path: 'cuda-gatekeeper.yml', start_line: 4, title: 'policy-error', message: 'waivers.0.owner is required' }), expect.objectContaining({ message: 'waivers.0.expires is required' })]);
+    expect(previewRun().annotations).toEqual([
+      expect.objectContaining({ path: 'cuda-gatekeeper.yml', start_line: 4, title: 'policy-error', message: 'waivers.0.owner is required' }),
+      expect.objectContaining({ message: 'waivers.0.expires is required' }),
+    ]);
   });
 });
 
@@ -87,8 +109,17 @@ describe('after the baseline is merged', () => {
     const merge = (text: string) => {
       fake.addRepo(`${OWNER}/.github`, {});
       fake.repos.get(`${OWNER}/.github`)!.head = fake.commit({ 'cuda-gatekeeper.yml': text });
-      Object.assign(push, { ref: 'refs/heads/main', after: fake.repos.get(`${OWNER}/.github`)!.head, commits: [{ id: 'c', added: [], removed: [], modified: ['cuda-gatekeeper.yml'] }] });
-      Object.assign(push.repository as object, { name: '.github', full_name: `${OWNER}/.github`, default_branch: 'main', owner: { login: OWNER, name: OWNER } });
+      Object.assign(push, {
+        ref: 'refs/heads/main',
+        after: fake.repos.get(`${OWNER}/.github`)!.head,
+        commits: [{ id: 'c', added: [], removed: [], modified: ['cuda-gatekeeper.yml'] }],
+      });
+      Object.assign(push.repository as object, {
+        name: '.github',
+        full_name: `${OWNER}/.github`,
+        default_branch: 'main',
+        owner: { login: OWNER, name: OWNER },
+      });
       Object.assign(push.installation as object, { id: 42 });
     };
 
@@ -114,8 +145,17 @@ describe('migration pull requests (migration.pullRequests: true)', () => {
     const push = example('push');
     const merge = (text: string, id: string) => {
       fake.repos.get(`${OWNER}/.github`)!.head = fake.commit({ 'cuda-gatekeeper.yml': text });
-      Object.assign(push, { ref: 'refs/heads/main', after: `${fake.repos.get(`${OWNER}/.github`)!.head}${id}`, commits: [{ id: 'c', added: [], removed: [], modified: ['cuda-gatekeeper.yml'] }] });
-      Object.assign(push.repository as object, { name: '.github', full_name: `${OWNER}/.github`, default_branch: 'main', owner: { login: OWNER, name: OWNER } });
+      Object.assign(push, {
+        ref: 'refs/heads/main',
+        after: `${fake.repos.get(`${OWNER}/.github`)!.head}${id}`,
+        commits: [{ id: 'c', added: [], removed: [], modified: ['cuda-gatekeeper.yml'] }],
+      });
+      Object.assign(push.repository as object, {
+        name: '.github',
+        full_name: `${OWNER}/.github`,
+        default_branch: 'main',
+        owner: { login: OWNER, name: OWNER },
+      });
       Object.assign(push.installation as object, { id: 42 });
     };
     merge('pinning:\n  python: exact\nmigration:\n  pullRequests: true\n', 'a');
@@ -123,7 +163,11 @@ describe('migration pull requests (migration.pullRequests: true)', () => {
     await deps.fanout!.idle();
     expect(fake.createdPulls.map((pull) => [pull.repo, pull.head, pull.base])).toEqual([[`${OWNER}/vision`, 'cuda-gatekeeper/baseline-migration', 'main']]);
     expect(fake.createdPulls[0]!.body).toContain('- Pin torchvision to 0.18.0');
-    expect(fake.commits.at(-1)).toMatchObject({ repo: `${OWNER}/vision`, branch: 'cuda-gatekeeper/baseline-migration', files: [{ path: 'requirements.txt', contents: '--index-url https://download.pytorch.org/whl/cu121\ntorch==2.3.0+cu121\ntorchvision==0.18.0\n' }] });
+    expect(fake.commits.at(-1)).toMatchObject({
+      repo: `${OWNER}/vision`,
+      branch: 'cuda-gatekeeper/baseline-migration',
+      files: [{ path: 'requirements.txt', contents: '--index-url https://download.pytorch.org/whl/cu121\ntorch==2.3.0+cu121\ntorchvision==0.18.0\n' }],
+    });
     expect(fake.branches.get(`${OWNER}/vision#main`)).toBeUndefined(); // the default branch is never pushed to
 
     merge('pinning:\n  python: exact\nmigration:\n  pullRequests: true\nprerelease: forbid\n', 'b');
@@ -151,8 +195,13 @@ describe('the drift sweep', () => {
     fake.repos.get(`${OWNER}/.github`)!.head = fake.commit({ 'cuda-gatekeeper.yml': 'cuda:\n  allowed: ["12.4"]\nsweep:\n  issues: repository\n' });
     const github = (await probot.auth(42)) as never;
     const rows = await sweepInstallation(github, OWNER, { info: () => undefined, warn: () => undefined, error: () => undefined }, '2026-11-30');
-    expect(rows.map((row) => [row.repo, row.errors > 0])).toEqual([['trainer', true], ['serving', false]]);
-    expect(fake.issues).toEqual([expect.objectContaining({ repo: `${OWNER}/trainer`, title: 'CUDA compliance', state: 'open', body: expect.stringContaining('cuda-not-allowed') })]);
+    expect(rows.map((row) => [row.repo, row.errors > 0])).toEqual([
+      ['trainer', true],
+      ['serving', false],
+    ]);
+    expect(fake.issues).toEqual([
+      expect.objectContaining({ repo: `${OWNER}/trainer`, title: 'CUDA compliance', state: 'open', body: expect.stringContaining('cuda-not-allowed') }),
+    ]);
     // The repository is fixed; the next sweep closes its issue.
     fake.repos.get(`${OWNER}/trainer`)!.head = fake.commit({ 'requirements.txt': '--index-url https://download.pytorch.org/whl/cu124\ntorch==2.5.1+cu124\n' });
     await sweepInstallation(github, OWNER, { info: () => undefined, warn: () => undefined, error: () => undefined }, '2026-12-01');
@@ -164,6 +213,12 @@ describe('the drift sweep', () => {
     const { sweepInstallation } = await import('../../src/github/sweep.js');
     fake.repos.get(`${OWNER}/.github`)!.head = fake.commit({ 'cuda-gatekeeper.yml': 'cuda:\n  allowed: ["12.4"]\nsweep:\n  issues: dashboard\n' });
     await sweepInstallation((await probot.auth(42)) as never, OWNER, { info: () => undefined, warn: () => undefined, error: () => undefined }, '2026-11-30');
-    expect(fake.issues).toEqual([expect.objectContaining({ repo: `${OWNER}/.github`, state: 'open', body: expect.stringContaining('| [trainer](https://github.test/octo-org/trainer) | 1 | 0 |') })]);
+    expect(fake.issues).toEqual([
+      expect.objectContaining({
+        repo: `${OWNER}/.github`,
+        state: 'open',
+        body: expect.stringContaining('| [trainer](https://github.test/octo-org/trainer) | 1 | 0 |'),
+      }),
+    ]);
   });
 });

@@ -32,7 +32,8 @@ afterEach(() => {
 const receive = (name: string, payload: Record<string, unknown>, id = `${name}-${Math.random()}`) => probot.receive({ id, name, payload } as never);
 const calls = () => fake.requests.map((request) => `${request.method} ${request.path}`);
 const latest = (scenario: Scenario) => fake.runsOn(scenario.headSha).at(-1)!;
-const titles = (annotations: unknown[]) => (annotations as { title: string; start_line: number }[]).map((annotation) => `${annotation.title}@${annotation.start_line}`);
+const titles = (annotations: unknown[]) =>
+  (annotations as { title: string; start_line: number }[]).map((annotation) => `${annotation.title}@${annotation.start_line}`);
 
 describe('no organisation layer is not an error', () => {
   it('a PR in an organisation without a .github repository gets the normal check in 3 calls plus the token', async () => {
@@ -45,7 +46,12 @@ describe('no organisation layer is not an error', () => {
     // GitHub really answered NOT_FOUND for octo-org/.github, and the check went on.
     const graphql = fake.requests.find((request) => request.path === '/graphql')!;
     expect((graphql.body as { query: string }).query).toContain('org: repository(owner: $owner, name: ".github")');
-    expect(calls().filter((call) => !call.endsWith('/reviews'))).toEqual(['POST /app/installations/42/access_tokens', `GET /repos/${FULL}/pulls/7/files`, 'POST /graphql', `POST /repos/${FULL}/check-runs`]);
+    expect(calls().filter((call) => !call.endsWith('/reviews'))).toEqual([
+      'POST /app/installations/42/access_tokens',
+      `GET /repos/${FULL}/pulls/7/files`,
+      'POST /graphql',
+      `POST /repos/${FULL}/check-runs`,
+    ]);
   });
 
   it('a repository owned by a user account (no .github repository) is checked the same way', async () => {
@@ -55,7 +61,11 @@ describe('no organisation layer is not an error', () => {
   });
 
   it('an installation on selected repositories that leaves out .github runs without the organisation layer', async () => {
-    const scenario = pullScenario(fake, { org: { 'cuda-gatekeeper.yml': 'cuda:\n  allowed: ["11.8"]\n' }, head: { 'requirements.txt': FIVE }, changed: ['requirements.txt'] });
+    const scenario = pullScenario(fake, {
+      org: { 'cuda-gatekeeper.yml': 'cuda:\n  allowed: ["11.8"]\n' },
+      head: { 'requirements.txt': FIVE },
+      changed: ['requirements.txt'],
+    });
     fake.selected = new Set([FULL]);
     await receive('pull_request', scenario.payload);
     const run = latest(scenario);
@@ -70,12 +80,21 @@ describe('no organisation layer is not an error', () => {
   });
 
   it('a baseline GitHub refuses to show (SAML SSO) fails the check closed, with every cause', async () => {
-    const scenario = pullScenario(fake, { org: { 'cuda-gatekeeper.yml': 'cuda:\n  allowed: ["12.4"]\n' }, head: { 'requirements.txt': FIVE }, changed: ['requirements.txt'] });
-    fake.forbidden.set(`${OWNER}/.github`, 'Resource protected by organization SAML enforcement. You must grant your Personal Access token access to this organization.');
+    const scenario = pullScenario(fake, {
+      org: { 'cuda-gatekeeper.yml': 'cuda:\n  allowed: ["12.4"]\n' },
+      head: { 'requirements.txt': FIVE },
+      changed: ['requirements.txt'],
+    });
+    fake.forbidden.set(
+      `${OWNER}/.github`,
+      'Resource protected by organization SAML enforcement. You must grant your Personal Access token access to this organization.',
+    );
     await receive('pull_request', scenario.payload);
     const run = latest(scenario);
     expect(run).toMatchObject({ conclusion: 'failure', output: expect.objectContaining({ title: 'cuda-gatekeeper could not check this pull request' }) });
-    expect(run.output?.summary).toContain('Resource protected by organization SAML enforcement. You must grant your Personal Access token access to this organization. (FORBIDDEN)');
+    expect(run.output?.summary).toContain(
+      'Resource protected by organization SAML enforcement. You must grant your Personal Access token access to this organization. (FORBIDDEN)',
+    );
     expect(run.actions).toBeUndefined();
   });
 
@@ -133,7 +152,11 @@ describe('re-checks never duplicate an annotation', () => {
   });
 
   it('three re-runs of five findings: every run shows exactly the five', async () => {
-    const scenario = pullScenario(fake, { org: { 'cuda-gatekeeper.yml': 'driver:\n  minimum: "550.54.15"\n' }, head: { 'requirements.txt': FIVE }, changed: ['requirements.txt'] });
+    const scenario = pullScenario(fake, {
+      org: { 'cuda-gatekeeper.yml': 'driver:\n  minimum: "550.54.15"\n' },
+      head: { 'requirements.txt': FIVE },
+      changed: ['requirements.txt'],
+    });
     await receive('pull_request', scenario.payload);
     const first = latest(scenario).annotations.length;
     await receive('check_run', checkRunPayload(fake, scenario, latest(scenario), 'rerequested'));
@@ -168,7 +191,11 @@ describe('the baseline preview is the config pull request’s verdict', () => {
     const scenario = configPull('cuda:\n  allowed: ["12.4"]\n');
     await receive('pull_request', scenario.payload);
     const opened = await preview(scenario);
-    expect(opened).toMatchObject({ status: 'completed', conclusion: 'failure', output: expect.objectContaining({ title: 'Would newly fail 1 repository or pull request' }) });
+    expect(opened).toMatchObject({
+      status: 'completed',
+      conclusion: 'failure',
+      output: expect.objectContaining({ title: 'Would newly fail 1 repository or pull request' }),
+    });
     await receive('pull_request', { ...scenario.payload, action: 'reopened' });
     await preview(scenario);
     expect(fake.runsOn(scenario.headSha)).toHaveLength(1);
@@ -205,17 +232,38 @@ describe('a check never claims what it did not do', () => {
   });
 
   it('a requirements file deleted while the Dockerfile still installs it is an error on the Dockerfile', async () => {
-    const scenario = pullScenario(fake, { main: { Dockerfile: DOCKERFILE, 'requirements.txt': 'torch==2.5.1\n' }, head: {}, changed: [], removed: ['requirements.txt'] });
+    const scenario = pullScenario(fake, {
+      main: { Dockerfile: DOCKERFILE, 'requirements.txt': 'torch==2.5.1\n' },
+      head: {},
+      changed: [],
+      removed: ['requirements.txt'],
+    });
     await receive('pull_request', scenario.payload);
     expect(latest(scenario)).toMatchObject({ conclusion: 'failure' });
-    expect(latest(scenario).annotations).toEqual(expect.arrayContaining([expect.objectContaining({ path: 'Dockerfile', start_line: 3, title: 'missing-include', annotation_level: 'failure', message: 'requirements.txt is deleted by this change, but this line still installs it' })]));
+    expect(latest(scenario).annotations).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          path: 'Dockerfile',
+          start_line: 3,
+          title: 'missing-include',
+          annotation_level: 'failure',
+          message: 'requirements.txt is deleted by this change, but this line still installs it',
+        }),
+      ]),
+    );
   });
 
   it('a requirements file changed alone is checked with the Dockerfile that installs it', async () => {
-    const scenario = pullScenario(fake, { main: { 'docker/Dockerfile': 'FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nCOPY requirements.txt .\nRUN pip install -r requirements.txt\n' }, head: { 'requirements.txt': '--index-url https://download.pytorch.org/whl/cu118\ntorch==2.3.0+cu118\n' }, changed: ['requirements.txt'] });
+    const scenario = pullScenario(fake, {
+      main: { 'docker/Dockerfile': 'FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nCOPY requirements.txt .\nRUN pip install -r requirements.txt\n' },
+      head: { 'requirements.txt': '--index-url https://download.pytorch.org/whl/cu118\ntorch==2.3.0+cu118\n' },
+      changed: ['requirements.txt'],
+    });
     await receive('pull_request', scenario.payload);
     expect(titles(latest(scenario).annotations)).toContain('cuda-mismatch@2');
-    expect(latest(scenario).annotations).toEqual(expect.arrayContaining([expect.objectContaining({ path: 'requirements.txt', title: 'cuda-mismatch', annotation_level: 'failure' })]));
+    expect(latest(scenario).annotations).toEqual(
+      expect.arrayContaining([expect.objectContaining({ path: 'requirements.txt', title: 'cuda-mismatch', annotation_level: 'failure' })]),
+    );
   });
 });
 
@@ -232,7 +280,17 @@ describe('suggestions, messages, comments, fan-out', () => {
 
   it('a failure shows every error GitHub gave, not the first line', async () => {
     const scenario = pullScenario(fake, { head: { 'requirements.txt': FIVE }, changed: ['requirements.txt'] });
-    fake.fail({ method: 'POST', path: /^\/graphql$/, status: 200, body: { errors: [{ type: 'INTERNAL', message: 'Something went wrong while executing your query.' }, { type: 'TIMEOUT', message: 'The query took too long.' }] } });
+    fake.fail({
+      method: 'POST',
+      path: /^\/graphql$/,
+      status: 200,
+      body: {
+        errors: [
+          { type: 'INTERNAL', message: 'Something went wrong while executing your query.' },
+          { type: 'TIMEOUT', message: 'The query took too long.' },
+        ],
+      },
+    });
     await receive('pull_request', scenario.payload);
     const summary = latest(scenario).output?.summary ?? '';
     expect(summary).toContain('Something went wrong while executing your query.');
@@ -263,7 +321,15 @@ describe('suggestions, messages, comments, fan-out', () => {
     const { checkPull } = await import('../../src/github/pull-check.js');
     const log = { info: (o: object, msg?: string) => logs.push({ level: 30, msg: msg ?? '', ...o }), warn: () => undefined, error: () => undefined };
     for (const scenario of [a, b]) {
-      const target = { owner: OWNER, repo: 'trainer', number: scenario.number, headSha: scenario.headSha, headRef: 'cuda-upgrade', headRepo: FULL, installationId: 42 };
+      const target = {
+        owner: OWNER,
+        repo: 'trainer',
+        number: scenario.number,
+        headSha: scenario.headSha,
+        headRef: 'cuda-upgrade',
+        headRepo: FULL,
+        installationId: 42,
+      };
       await checkPull(github, deps, log, { target, trigger: 'event', deliveryId: `job-${scenario.number}` });
     }
     const counts = logs.filter((line) => line.msg === 'check completed').map((line) => line.apiCalls);

@@ -45,7 +45,11 @@ afterAll(async () => {
 });
 
 function startWorker(): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/worker.ts'], { cwd: ROOT, env: { PATH: process.env.PATH, REDIS_URL: redisUrl, GITHUB_BASE_URL: `http://127.0.0.1:${githubPort}/api/v3`, PRIVATE_KEY: privateKey() }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/worker.ts'], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, REDIS_URL: redisUrl, GITHUB_BASE_URL: `http://127.0.0.1:${githubPort}/api/v3`, PRIVATE_KEY: privateKey() },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   workers.push(child);
   return new Promise((resolve, reject) => {
     child.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('worker ready') && resolve(child));
@@ -55,10 +59,20 @@ function startWorker(): Promise<ChildProcess> {
 
 describe('durable fan-out on Redis', () => {
   it('a killed worker loses nothing: a restarted worker finishes every pull request exactly once', async () => {
-    const pulls: Scenario[] = Array.from({ length: 30 }, (_, i) => pullScenario(fake, { head: { [`svc${i}/requirements.txt`]: `numpy==1.26.${i}\n` }, changed: [`svc${i}/requirements.txt`], number: 200 + i }));
+    const pulls: Scenario[] = Array.from({ length: 30 }, (_, i) =>
+      pullScenario(fake, { head: { [`svc${i}/requirements.txt`]: `numpy==1.26.${i}\n` }, changed: [`svc${i}/requirements.txt`], number: 200 + i }),
+    );
     const producer = new DurableFanout({ redisUrl });
     for (const scenario of pulls) {
-      const target = { owner: 'octo-org', repo: 'trainer', number: scenario.number, headSha: scenario.headSha, headRef: 'cuda-upgrade', headRepo: 'octo-org/trainer', installationId: 42 };
+      const target = {
+        owner: 'octo-org',
+        repo: 'trainer',
+        number: scenario.number,
+        headSha: scenario.headSha,
+        headRef: 'cuda-upgrade',
+        headRepo: 'octo-org/trainer',
+        installationId: 42,
+      };
       const job = { kind: 'check-pull' as const, installationId: 42, target, deliveryId: 'crash-test', trigger: 'event' as const };
       expect(await producer.add(`recheck:42:octo-org/trainer@${scenario.headSha}:b1`, job)).toBe(true);
       // The same job again (a duplicate delivery): it collapses.
@@ -71,7 +85,11 @@ describe('durable fan-out on Redis', () => {
     expect(doneAtKill).toBeLessThan(30);
     await startWorker();
     const completed = (scenario: Scenario) => fake.checkRuns.filter((run) => run.head_sha === scenario.headSha && run.status === 'completed');
-    await waitFor(() => (pulls.every((scenario) => completed(scenario).length > 0) ? true : undefined), 90_000, () => `${fake.checkRuns.length} check runs`);
+    await waitFor(
+      () => (pulls.every((scenario) => completed(scenario).length > 0) ? true : undefined),
+      90_000,
+      () => `${fake.checkRuns.length} check runs`,
+    );
     await new Promise((resolve) => setTimeout(resolve, 1500));
     for (const scenario of pulls) expect(fake.checkRuns.filter((run) => run.head_sha === scenario.headSha)).toHaveLength(1);
     const counts = await producer.queue.getJobCounts('completed', 'failed', 'waiting', 'active', 'delayed');
@@ -119,7 +137,10 @@ describe('a job asked for again after it finished runs again', () => {
 
   it('in-process', async () => {
     const runs: string[] = [];
-    const queue = new JobQueue(async (_github, queued) => void runs.push(delivery(queued)), () => undefined);
+    const queue = new JobQueue(
+      async (_github, queued) => void runs.push(delivery(queued)),
+      () => undefined,
+    );
     await flip(queue, runs);
   });
 });

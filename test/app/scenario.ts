@@ -31,7 +31,13 @@ export function addedPatch(text: string): string {
 function repositoryOf(fake: FakeGitHub, full: string): Record<string, unknown> {
   const [owner, name] = full.split('/') as [string, string];
   const repo = fake.repos.get(full.toLowerCase());
-  return { id: repo?.id ?? 1, name, full_name: full, default_branch: repo?.defaultBranch ?? 'main', owner: { login: owner, type: repo?.ownerType ?? 'Organization' } };
+  return {
+    id: repo?.id ?? 1,
+    name,
+    full_name: full,
+    default_branch: repo?.defaultBranch ?? 'main',
+    owner: { login: owner, type: repo?.ownerType ?? 'Organization' },
+  };
 }
 
 function withRepository(payload: Record<string, unknown>, fake: FakeGitHub, full: string): Record<string, unknown> {
@@ -69,7 +75,11 @@ export function pullScenario(fake: FakeGitHub, options: PullOptions): Scenario {
   const headSha = fake.commit(tree);
   const number = options.number ?? 7;
   const files: FakeFile[] = [
-    ...options.changed.map((filename) => ({ filename, status: filename in main ? ('modified' as const) : ('added' as const), patch: addedPatch(options.head[filename] ?? '') })),
+    ...options.changed.map((filename) => ({
+      filename,
+      status: filename in main ? ('modified' as const) : ('added' as const),
+      patch: addedPatch(options.head[filename] ?? ''),
+    })),
     ...[...removed].map((filename) => ({ filename, status: 'removed' as const })),
   ];
   const headRepo = options.fork ?? full;
@@ -78,7 +88,11 @@ export function pullScenario(fake: FakeGitHub, options: PullOptions): Scenario {
   const pr = payload.pull_request as Record<string, unknown>;
   Object.assign(pr, { number });
   const headRepository = options.fork ? { ...repositoryOf(fake, options.fork), id: 999_999, fork: true } : repositoryOf(fake, full);
-  Object.assign(pr.head as object, { sha: headSha, ref: 'cuda-upgrade', repo: { ...(((pr.head as Record<string, unknown>).repo as object) ?? {}), ...headRepository } });
+  Object.assign(pr.head as object, {
+    sha: headSha,
+    ref: 'cuda-upgrade',
+    repo: { ...(((pr.head as Record<string, unknown>).repo as object) ?? {}), ...headRepository },
+  });
   Object.assign(pr.base as object, { repo: { ...(((pr.base as Record<string, unknown>).repo as object) ?? {}), ...repositoryOf(fake, full) } });
   Object.assign(payload, { number, action: options.action ?? 'opened' });
   return { repo: full, headSha, number, headRepo, payload };
@@ -89,21 +103,48 @@ function listedPulls(fake: FakeGitHub, scenario: Scenario): unknown[] {
   if (scenario.headRepo.toLowerCase() !== scenario.repo.toLowerCase()) return [];
   const repo = repositoryOf(fake, scenario.repo) as { id: number; name: string };
   const ref = { id: repo.id, url: `https://api.github.com/repos/${scenario.repo}`, name: repo.name };
-  return [{ url: `https://api.github.com/repos/${scenario.repo}/pulls/${scenario.number}`, id: scenario.number, number: scenario.number, head: { ref: 'cuda-upgrade', sha: scenario.headSha, repo: ref }, base: { ref: 'main', sha: '0'.repeat(40), repo: ref } }];
+  return [
+    {
+      url: `https://api.github.com/repos/${scenario.repo}/pulls/${scenario.number}`,
+      id: scenario.number,
+      number: scenario.number,
+      head: { ref: 'cuda-upgrade', sha: scenario.headSha, repo: ref },
+      base: { ref: 'main', sha: '0'.repeat(40), repo: ref },
+    },
+  ];
 }
 
 /** check_suite.requested (every push) or .rerequested ("Re-run all checks"). */
 export function checkSuitePayload(fake: FakeGitHub, scenario: Scenario, action: 'requested' | 'rerequested'): Record<string, unknown> {
   const payload = withRepository(example('check_suite', action), fake, scenario.repo);
   const fork = scenario.headRepo.toLowerCase() !== scenario.repo.toLowerCase();
-  Object.assign(payload.check_suite as object, { id: fake.suiteId(scenario.repo, scenario.headSha), head_sha: scenario.headSha, after: scenario.headSha, head_branch: fork ? null : 'cuda-upgrade', pull_requests: listedPulls(fake, scenario) });
+  Object.assign(payload.check_suite as object, {
+    id: fake.suiteId(scenario.repo, scenario.headSha),
+    head_sha: scenario.headSha,
+    after: scenario.headSha,
+    head_branch: fork ? null : 'cuda-upgrade',
+    pull_requests: listedPulls(fake, scenario),
+  });
   return payload;
 }
 
 /** check_run.rerequested ("Re-run") or .requested_action (a button) for one of our runs. */
-export function checkRunPayload(fake: FakeGitHub, scenario: Scenario, run: CheckRun, action: 'rerequested' | 'requested_action', identifier = 'apply_fixes'): Record<string, unknown> {
+export function checkRunPayload(
+  fake: FakeGitHub,
+  scenario: Scenario,
+  run: CheckRun,
+  action: 'rerequested' | 'requested_action',
+  identifier = 'apply_fixes',
+): Record<string, unknown> {
   const payload = withRepository(example('check_run', action), fake, scenario.repo);
-  Object.assign(payload.check_run as object, { id: run.id, name: run.name, head_sha: run.head_sha, external_id: run.external_id ?? '', check_suite: { ...((payload.check_run as { check_suite: object }).check_suite), id: run.suiteId, head_sha: run.head_sha }, pull_requests: listedPulls(fake, scenario) });
+  Object.assign(payload.check_run as object, {
+    id: run.id,
+    name: run.name,
+    head_sha: run.head_sha,
+    external_id: run.external_id ?? '',
+    check_suite: { ...(payload.check_run as { check_suite: object }).check_suite, id: run.suiteId, head_sha: run.head_sha },
+    pull_requests: listedPulls(fake, scenario),
+  });
   if (action === 'requested_action') Object.assign(payload, { requested_action: { identifier } });
   return payload;
 }
@@ -112,8 +153,11 @@ export function checkRunPayload(fake: FakeGitHub, scenario: Scenario, run: Check
 export function commentPayload(fake: FakeGitHub, scenario: Scenario, body: string, user = { login: 'octocat', type: 'User' }): Record<string, unknown> {
   const payload = withRepository(example('issue_comment', 'created'), fake, scenario.repo);
   const issue = payload.issue as Record<string, unknown>;
-  Object.assign(issue, { number: scenario.number, pull_request: { url: `https://api.github.com/repos/${scenario.repo}/pulls/${scenario.number}`, html_url: '', diff_url: '', patch_url: '' } });
-  Object.assign(payload.comment as object, { id: 555, body, user: { ...((payload.comment as { user: object }).user), ...user } });
+  Object.assign(issue, {
+    number: scenario.number,
+    pull_request: { url: `https://api.github.com/repos/${scenario.repo}/pulls/${scenario.number}`, html_url: '', diff_url: '', patch_url: '' },
+  });
+  Object.assign(payload.comment as object, { id: 555, body, user: { ...(payload.comment as { user: object }).user, ...user } });
   Object.assign(payload.sender as object, user);
   return payload;
 }

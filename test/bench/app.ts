@@ -47,7 +47,11 @@ async function main(): Promise<void> {
       privateKey: privateKey(),
       baseUrl: `http://127.0.0.1:${port}/api/v3`,
       log: pino({ level: 'silent' }),
-      Octokit: ProbotOctokit.defaults((options: Record<string, unknown>) => ({ ...options, retry: { enabled: false }, throttle: { ...(options.throttle as object), enabled: false } })),
+      Octokit: ProbotOctokit.defaults((options: Record<string, unknown>) => ({
+        ...options,
+        retry: { enabled: false },
+        throttle: { ...(options.throttle as object), enabled: false },
+      })),
     });
     await probot.load(cudaGatekeeper(createDeps(1)));
     let number = 1;
@@ -66,14 +70,27 @@ async function main(): Promise<void> {
       const first = await run(1); // includes the installation token request
       for (const n of [1, 20, 300, 3000]) {
         const measured = await run(n);
-        perSize.push({ files: n, relevant: changeSet(n).changed.filter((path) => !path.endsWith('.py')).length, calls: measured.calls, callsFirst: n === 1 ? first.calls : measured.calls, ms: Math.round(measured.ms), rssMb: Math.round(process.memoryUsage().rss / 2 ** 20) });
+        perSize.push({
+          files: n,
+          relevant: changeSet(n).changed.filter((path) => !path.endsWith('.py')).length,
+          calls: measured.calls,
+          callsFirst: n === 1 ? first.calls : measured.calls,
+          ms: Math.round(measured.ms),
+          rssMb: Math.round(process.memoryUsage().rss / 2 ** 20),
+        });
       }
     }
     const latencies: number[] = [];
     const rounds = latency === 0 ? 100 : 30;
     const started = performance.now();
     for (let i = 0; i < rounds; i++) latencies.push((await run(20)).ms);
-    results[`latency${latency}ms`] = { pullRequests: rounds, files: 20, p50: percentile(latencies, 50), p99: percentile(latencies, 99), perSecond: Math.round((rounds / (performance.now() - started)) * 1000 * 10) / 10 };
+    results[`latency${latency}ms`] = {
+      pullRequests: rounds,
+      files: 20,
+      p50: percentile(latencies, 50),
+      p99: percentile(latencies, 99),
+      perSecond: Math.round((rounds / (performance.now() - started)) * 1000 * 10) / 10,
+    };
     if (fake.violations.length) throw new Error(`fake GitHub saw invalid requests: ${fake.violations.slice(0, 3).join('; ')}`);
     await new Promise((resolve) => server.close(resolve));
   }
@@ -84,14 +101,25 @@ async function main(): Promise<void> {
 
   const rows = [
     ['changed files', 'relevant', 'API calls', 'wall ms'],
-    ...perSize.map((row) => [String(row.files), String(row.relevant), `${row.calls}${row.files === 1 ? ` (${row.callsFirst} with the token request)` : ''}`, String(row.ms)]),
+    ...perSize.map((row) => [
+      String(row.files),
+      String(row.relevant),
+      `${row.calls}${row.files === 1 ? ` (${row.callsFirst} with the token request)` : ''}`,
+      String(row.ms),
+    ]),
   ];
-  process.stdout.write(`\nApp: API calls and time per pull request (loopback fake GitHub)\n${rows.map((row) => row.map((cell, i) => cell.padEnd(i === 2 ? 34 : 14)).join('')).join('\n')}\n`);
+  process.stdout.write(
+    `\nApp: API calls and time per pull request (loopback fake GitHub)\n${rows.map((row) => row.map((cell, i) => cell.padEnd(i === 2 ? 34 : 14)).join('')).join('\n')}\n`,
+  );
   for (const key of ['latency0ms', 'latency50ms']) {
     const value = results[key] as { p50: number; p99: number; perSecond: number };
-    process.stdout.write(`webhook → completed check, 20 files, ${key === 'latency0ms' ? '0 ms' : '50 ms'} API latency: p50 ${value.p50} ms, p99 ${value.p99} ms, ${value.perSecond} PR/s\n`);
+    process.stdout.write(
+      `webhook → completed check, 20 files, ${key === 'latency0ms' ? '0 ms' : '50 ms'} API latency: p50 ${value.p50} ms, p99 ${value.p99} ms, ${value.perSecond} PR/s\n`,
+    );
   }
-  process.stdout.write(`RSS right after the 3,000-file pull request: ${String(results.rssAfter3000Mb)} MiB; highest RSS sampled after any pull request: ${String(results.maxRssMb)} MiB (App and fake GitHub in one process)\n`);
+  process.stdout.write(
+    `RSS right after the 3,000-file pull request: ${String(results.rssAfter3000Mb)} MiB; highest RSS sampled after any pull request: ${String(results.maxRssMb)} MiB (App and fake GitHub in one process)\n`,
+  );
   mkdirSync(join(packageRoot(), 'bench-results'), { recursive: true });
   writeFileSync(join(packageRoot(), 'bench-results', 'app.json'), `${JSON.stringify(results, null, 2)}\n`);
 }

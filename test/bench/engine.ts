@@ -95,7 +95,13 @@ function sourcesOf(projects: readonly Project[]): { paths: Listed[]; reader: Rep
   let cached = sourceCache.get(projects);
   if (!cached) {
     const sources = projects.flatMap((files, i) =>
-      Object.entries(files).map(([name, text]): SourceFile => ({ path: decoder.decode(Buffer.from(`p${i}/${name}`)), kind: classifyPath(name)!, text: decoder.decode(Buffer.from(text)) })),
+      Object.entries(files).map(
+        ([name, text]): SourceFile => ({
+          path: decoder.decode(Buffer.from(`p${i}/${name}`)),
+          kind: classifyPath(name)!,
+          text: decoder.decode(Buffer.from(text)),
+        }),
+      ),
     );
     cached = { paths: sources.map((source) => ({ path: source.path, kind: source.kind })), reader: sourceReader(sources) };
     sourceCache.set(projects, cached);
@@ -145,11 +151,19 @@ function measureMode(mode: Mode): void {
   const before = [referenceMs(), referenceMs(), referenceMs()];
   const warm = Array.from({ length: PASSES }, () => pass(mode, measured, baseline, kb));
   const around = [...before, referenceMs(), referenceMs(), referenceMs()].sort((a, b) => a - b);
-  const result: ModeResult = { cold, warm, referenceMs: round(around[3]!), rssBeforeMb, ...(mode === 'project' ? { samples: streamingMemory(measured, baseline, kb), perFormat: parseCosts(measured) } : {}) };
+  const result: ModeResult = {
+    cold,
+    warm,
+    referenceMs: round(around[3]!),
+    rssBeforeMb,
+    ...(mode === 'project' ? { samples: streamingMemory(measured, baseline, kb), perFormat: parseCosts(measured) } : {}),
+  };
   process.stdout.write(JSON.stringify(result));
 }
 
-const REFERENCE_INPUT = JSON.stringify(Array.from({ length: 3000 }, (_, i) => ({ id: i, name: `item-${i}`, tags: ['a', 'b', String(i % 7)], nested: { x: i * 1.5, y: `v${i}` } })));
+const REFERENCE_INPUT = JSON.stringify(
+  Array.from({ length: 3000 }, (_, i) => ({ id: i, name: `item-${i}`, tags: ['a', 'b', String(i % 7)], nested: { x: i * 1.5, y: `v${i}` } })),
+);
 
 /**
  * A fixed workload that shares no code with cuda-gatekeeper (JSON.parse, string building and a sort of the
@@ -197,14 +211,23 @@ function parseCosts(projects: readonly Project[]): { format: string; files: numb
 
 function inChild(mode: Mode): ModeResult {
   // --single-threaded: no V8 helper threads for garbage collection or compilation, so the figures are one core's.
-  const out = execFileSync(process.execPath, ['--expose-gc', '--single-threaded', fileURLToPath(import.meta.url), '--mode', mode], { encoding: 'utf8', maxBuffer: 16 * 2 ** 20 });
+  const out = execFileSync(process.execPath, ['--expose-gc', '--single-threaded', fileURLToPath(import.meta.url), '--mode', mode], {
+    encoding: 'utf8',
+    maxBuffer: 16 * 2 ** 20,
+  });
   return JSON.parse(out) as ModeResult;
 }
 
 function summary(passes: readonly Pass[]): { filesPerSecond: number; min: number; max: number; ms: number; parseMs: number } {
   const sorted = [...passes].sort((a, b) => a.ms - b.ms);
   const median = sorted[Math.floor(sorted.length / 2)]!;
-  return { filesPerSecond: filesPerSecond(median.ms), min: filesPerSecond(sorted.at(-1)!.ms), max: filesPerSecond(sorted[0]!.ms), ms: round(median.ms), parseMs: round(median.parseMs) };
+  return {
+    filesPerSecond: filesPerSecond(median.ms),
+    min: filesPerSecond(sorted.at(-1)!.ms),
+    max: filesPerSecond(sorted[0]!.ms),
+    ms: round(median.ms),
+    parseMs: round(median.parseMs),
+  };
 }
 
 /** Runs of the CLI on the checkout on disk; the median is reported. */
@@ -225,7 +248,11 @@ function cliOnDisk(): { files: number; findings: number; ms: number; minMs: numb
     const preload = `data:text/javascript,process.on('exit',()=>process.stderr.write('\\nmaxrss '+process.resourceUsage().maxRSS+'\\n'))`;
     const runs = Array.from({ length: CLI_RUNS }, () => {
       const started = performance.now();
-      const child = spawnSync(process.execPath, ['--import', preload, join(ROOT, 'bin', 'cuda-gatekeeper.js'), 'check', '--format', 'json', '--baseline', join(ROOT, 'baseline.yaml')], { cwd: dir, encoding: 'utf8', maxBuffer: 256 * 2 ** 20 });
+      const child = spawnSync(
+        process.execPath,
+        ['--import', preload, join(ROOT, 'bin', 'cuda-gatekeeper.js'), 'check', '--format', 'json', '--baseline', join(ROOT, 'baseline.yaml')],
+        { cwd: dir, encoding: 'utf8', maxBuffer: 256 * 2 ** 20 },
+      );
       const ms = performance.now() - started;
       const rss = /maxrss (\d+)/.exec(child.stderr)?.[1];
       if (child.status !== 1 || !rss) throw new Error(`the CLI exited with ${child.status}: ${child.stderr.slice(0, 500)}`);
@@ -233,7 +260,14 @@ function cliOnDisk(): { files: number; findings: number; ms: number; minMs: numb
       return { ms, files: report.filesChecked, findings: report.findings.length, rssMb: Number(rss) / 1024 };
     }).sort((a, b) => a.ms - b.ms);
     const median = runs[Math.floor(runs.length / 2)]!;
-    return { files: median.files, findings: median.findings, ms: round(median.ms), minMs: round(runs[0]!.ms), maxMs: round(runs.at(-1)!.ms), peakRssMb: round(Math.max(...runs.map((run) => run.rssMb))) };
+    return {
+      files: median.files,
+      findings: median.findings,
+      ms: round(median.ms),
+      minMs: round(runs[0]!.ms),
+      maxMs: round(runs.at(-1)!.ms),
+      peakRssMb: round(Math.max(...runs.map((run) => run.rssMb))),
+    };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -257,8 +291,20 @@ function main(): void {
     files,
     megabytes,
     findings: whole.cold.findings,
-    whole: { warm: warmWhole, cold: { filesPerSecond: filesPerSecond(whole.cold.ms), ms: round(whole.cold.ms) }, referenceMs: whole.referenceMs, rssBeforeMb: whole.rssBeforeMb, rssPeakMb: whole.cold.peakRssMb, parsedAgain: whole.cold.parsedAgain },
-    project: { warm: warmProject, cold: { filesPerSecond: filesPerSecond(byProject.cold.ms), ms: round(byProject.cold.ms) }, referenceMs: byProject.referenceMs, rssSamples: samples },
+    whole: {
+      warm: warmWhole,
+      cold: { filesPerSecond: filesPerSecond(whole.cold.ms), ms: round(whole.cold.ms) },
+      referenceMs: whole.referenceMs,
+      rssBeforeMb: whole.rssBeforeMb,
+      rssPeakMb: whole.cold.peakRssMb,
+      parsedAgain: whole.cold.parsedAgain,
+    },
+    project: {
+      warm: warmProject,
+      cold: { filesPerSecond: filesPerSecond(byProject.cold.ms), ms: round(byProject.cold.ms) },
+      referenceMs: byProject.referenceMs,
+      rssSamples: samples,
+    },
     perFormat,
     cli: { ...cli, filesPerSecond: Math.round(cli.files / (cli.ms / 1000)) },
     target: { filesPerSecond: TARGET, wholeWarm: warmWhole.filesPerSecond >= TARGET, projectWarm: warmProject.filesPerSecond >= TARGET },
@@ -268,16 +314,31 @@ function main(): void {
   const rows = [
     ['measure', 'value'],
     ['files (projects × 5)', `${files} (${megabytes} MiB, ${result.findings} findings)`],
-    ['whole repo, warm (median of 7)', `${warmWhole.filesPerSecond} files/s (range ${warmWhole.min}–${warmWhole.max}; ${warmWhole.ms} ms; files parsed twice: ${whole.cold.parsedAgain})`],
+    [
+      'whole repo, warm (median of 7)',
+      `${warmWhole.filesPerSecond} files/s (range ${warmWhole.min}–${warmWhole.max}; ${warmWhole.ms} ms; files parsed twice: ${whole.cold.parsedAgain})`,
+    ],
     ['whole repo, cold (first pass)', `${result.whole.cold.filesPerSecond} files/s (${result.whole.cold.ms} ms)`],
     ['peak RSS, whole repo (first pass, as a CLI run)', `${result.whole.rssPeakMb} MiB`],
-    ['project by project, warm (median of 7)', `${warmProject.filesPerSecond} files/s (range ${warmProject.min}–${warmProject.max}; ${warmProject.ms} ms, parse ${warmProject.parseMs} ms)`],
+    [
+      'project by project, warm (median of 7)',
+      `${warmProject.filesPerSecond} files/s (range ${warmProject.min}–${warmProject.max}; ${warmProject.ms} ms, parse ${warmProject.parseMs} ms)`,
+    ],
     ['project by project, cold (first pass)', `${result.project.cold.filesPerSecond} files/s (${result.project.cold.ms} ms)`],
     ['RSS while streaming', samples.map((sample) => `${sample.files}: ${sample.rssMb}`).join(', ') + ' MiB'],
     ...perFormat.map((row) => [`parse ${row.format} (warm)`, `${row.usPerFile} µs/file (${row.filesPerSecond} files/s)`]),
-    ['CLI on the checkout on disk (cold process, median of 3)', `${cli.ms} ms (range ${cli.minMs}–${cli.maxMs}; ${result.cli.filesPerSecond} files/s, ${cli.findings} findings), peak RSS ${cli.peakRssMb} MiB`],
-    ['reference workload beside the warm passes (not our code)', `${whole.referenceMs} ms in the whole-repository child, ${byProject.referenceMs} ms in the project child (higher: the machine ran slower)`],
-    ['target >= 20,000 files/s, one core', `project by project (warm): ${verdict(result.target.projectWarm)}; whole repo (warm): ${verdict(result.target.wholeWarm)}`],
+    [
+      'CLI on the checkout on disk (cold process, median of 3)',
+      `${cli.ms} ms (range ${cli.minMs}–${cli.maxMs}; ${result.cli.filesPerSecond} files/s, ${cli.findings} findings), peak RSS ${cli.peakRssMb} MiB`,
+    ],
+    [
+      'reference workload beside the warm passes (not our code)',
+      `${whole.referenceMs} ms in the whole-repository child, ${byProject.referenceMs} ms in the project child (higher: the machine ran slower)`,
+    ],
+    [
+      'target >= 20,000 files/s, one core',
+      `project by project (warm): ${verdict(result.target.projectWarm)}; whole repo (warm): ${verdict(result.target.wholeWarm)}`,
+    ],
   ];
   const width = Math.max(...rows.map((row) => row[0]!.length));
   process.stdout.write(`${rows.map((row) => `${row[0]!.padEnd(width)}  ${row[1]}`).join('\n')}\n`);

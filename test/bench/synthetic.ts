@@ -3,9 +3,37 @@ import type { ParsedFile } from '../../src/parsers/facts.js';
 import { classifyPath, parseFile } from '../../src/parsers/index.js';
 
 const CUDA = ['11.8', '12.1', '12.4', '12.6', '12.8'];
-const TORCH: Record<string, [string, string, string]> = { '11.8': ['2.3.1', '0.18.1', '2.3.1'], '12.1': ['2.3.1', '0.18.1', '2.3.1'], '12.4': ['2.5.1', '0.20.1', '2.5.1'], '12.6': ['2.7.1', '0.22.1', '2.7.1'], '12.8': ['2.7.1', '0.22.1', '2.7.1'] };
-const IMAGE: Record<string, string> = { '11.8': '11.8.0-cudnn8', '12.1': '12.1.1-cudnn8', '12.4': '12.4.1-cudnn', '12.6': '12.6.3-cudnn', '12.8': '12.8.1-cudnn' };
-const FILLER = ['numpy==1.26.4', 'pandas==2.2.2', 'scipy==1.13.1', 'requests==2.32.3', 'pydantic==2.7.4', 'fastapi==0.111.0', 'uvicorn==0.30.1', 'tqdm==4.66.4', 'pyyaml==6.0.1', 'einops==0.8.0', 'safetensors==0.4.3', 'transformers==4.41.2', 'accelerate==0.31.0', 'datasets==2.20.0', 'sentencepiece==0.2.0'];
+const TORCH: Record<string, [string, string, string]> = {
+  '11.8': ['2.3.1', '0.18.1', '2.3.1'],
+  '12.1': ['2.3.1', '0.18.1', '2.3.1'],
+  '12.4': ['2.5.1', '0.20.1', '2.5.1'],
+  '12.6': ['2.7.1', '0.22.1', '2.7.1'],
+  '12.8': ['2.7.1', '0.22.1', '2.7.1'],
+};
+const IMAGE: Record<string, string> = {
+  '11.8': '11.8.0-cudnn8',
+  '12.1': '12.1.1-cudnn8',
+  '12.4': '12.4.1-cudnn',
+  '12.6': '12.6.3-cudnn',
+  '12.8': '12.8.1-cudnn',
+};
+const FILLER = [
+  'numpy==1.26.4',
+  'pandas==2.2.2',
+  'scipy==1.13.1',
+  'requests==2.32.3',
+  'pydantic==2.7.4',
+  'fastapi==0.111.0',
+  'uvicorn==0.30.1',
+  'tqdm==4.66.4',
+  'pyyaml==6.0.1',
+  'einops==0.8.0',
+  'safetensors==0.4.3',
+  'transformers==4.41.2',
+  'accelerate==0.31.0',
+  'datasets==2.20.0',
+  'sentencepiece==0.2.0',
+];
 
 export function project(i: number): Record<string, string> {
   const cuda = CUDA[i % CUDA.length]!;
@@ -21,7 +49,6 @@ export function project(i: number): Record<string, string> {
     'environment.yml': `name: project-${i}\nchannels:\n  - conda-forge\ndependencies:\n  - python=3.11\n  - cuda-version=${cuda}\n  - numpy=1.26.4\n  - pip\n  - pip:\n      - -r requirements-base.txt\n`,
   };
 }
-
 
 /** Parse a project's files under `prefix/`, each with the parser the CLI would choose for its name. */
 export function parseProject(prefix: string, files: Record<string, string>): ParsedFile[] {

@@ -132,7 +132,9 @@ export class FakeGitHub {
 
   /** Store a tree and return its (fake) commit sha. */
   commit(files: Record<string, string>): string {
-    const sha = createHash('sha1').update(JSON.stringify(files) + this.nextId++).digest('hex');
+    const sha = createHash('sha1')
+      .update(JSON.stringify(files) + this.nextId++)
+      .digest('hex');
     this.trees.set(sha, new Map(Object.entries(files)));
     return sha;
   }
@@ -189,7 +191,11 @@ export class FakeGitHub {
     const fault = this.faults.find((candidate) => candidate.times > 0 && (!candidate.method || candidate.method === method) && candidate.path.test(path));
     if (fault) {
       fault.times--;
-      return { status: fault.status, body: fault.body ?? { message: `injected ${fault.status}`, documentation_url: 'https://docs.github.com/rest', status: String(fault.status) }, ...(fault.headers ? { headers: fault.headers } : {}) };
+      return {
+        status: fault.status,
+        body: fault.body ?? { message: `injected ${fault.status}`, documentation_url: 'https://docs.github.com/rest', status: String(fault.status) },
+        ...(fault.headers ? { headers: fault.headers } : {}),
+      };
     }
     if (path === '/graphql') return this.graphql(body as { query: string; variables?: Record<string, unknown> });
     const repoPath = /^\/repos\/([^/]+\/[^/]+)(\/|$)/.exec(path)?.[1];
@@ -216,13 +222,33 @@ export class FakeGitHub {
   private rest(method: string, path: string, query: URLSearchParams, body: unknown): Response {
     let match: RegExpExecArray | null;
     if (method === 'POST' && (match = /^\/app\/installations\/(\d+)\/access_tokens$/.exec(path))) {
-      return { status: 201, body: { token: `ghs_fake${match[1]}`, expires_at: new Date(Date.now() + 3600_000).toISOString(), permissions: { checks: 'write' }, repository_selection: this.selected ? 'selected' : 'all' } };
+      return {
+        status: 201,
+        body: {
+          token: `ghs_fake${match[1]}`,
+          expires_at: new Date(Date.now() + 3600_000).toISOString(),
+          permissions: { checks: 'write' },
+          repository_selection: this.selected ? 'selected' : 'all',
+        },
+      };
     }
     if (method === 'GET' && path === '/installation/repositories') {
-      const repositories = [...this.repos].filter(([full]) => this.visible(full)).map(([full, repo]) => {
-        const [owner, name] = full.split('/');
-        return { id: repo.id, node_id: 'R', name, full_name: full, private: false, archived: false, default_branch: repo.defaultBranch, html_url: `https://github.test/${full}`, owner: { login: owner, id: 1, type: repo.ownerType } };
-      });
+      const repositories = [...this.repos]
+        .filter(([full]) => this.visible(full))
+        .map(([full, repo]) => {
+          const [owner, name] = full.split('/');
+          return {
+            id: repo.id,
+            node_id: 'R',
+            name,
+            full_name: full,
+            private: false,
+            archived: false,
+            default_branch: repo.defaultBranch,
+            html_url: `https://github.test/${full}`,
+            owner: { login: owner, id: 1, type: repo.ownerType },
+          };
+        });
       const page = this.page(repositories, query, path);
       return { ...page, body: { total_count: repositories.length, repositories: page.body } };
     }
@@ -231,12 +257,31 @@ export class FakeGitHub {
       const sha = match[2] === repo.defaultBranch ? repo.head : match[2]!;
       const tree = this.trees.get(sha);
       if (!tree) return notFound('https://docs.github.com/rest/git/trees#get-a-tree');
-      return { status: 200, body: { sha, url: '', truncated: false, tree: [...tree.keys()].map((entryPath) => ({ path: entryPath, mode: '100644', type: 'blob', sha: '0'.repeat(40), size: tree.get(entryPath)!.length, url: '' })) } };
+      return {
+        status: 200,
+        body: {
+          sha,
+          url: '',
+          truncated: false,
+          tree: [...tree.keys()].map((entryPath) => ({
+            path: entryPath,
+            mode: '100644',
+            type: 'blob',
+            sha: '0'.repeat(40),
+            size: tree.get(entryPath)!.length,
+            url: '',
+          })),
+        },
+      };
     }
     if (method === 'GET' && (match = /^\/repos\/([^/]+\/[^/]+)\/issues$/.exec(path))) {
       const repo = match[1]!.toLowerCase();
       const state = query.get('state') ?? 'open';
-      return this.page(this.issues.filter((issue) => issue.repo === repo && (state === 'all' || issue.state === state)).map((issue) => this.issueBody(issue)), query, path);
+      return this.page(
+        this.issues.filter((issue) => issue.repo === repo && (state === 'all' || issue.state === state)).map((issue) => this.issueBody(issue)),
+        query,
+        path,
+      );
     }
     if (method === 'POST' && (match = /^\/repos\/([^/]+\/[^/]+)\/issues$/.exec(path))) {
       const input = body as { title: string; body?: string };
@@ -254,20 +299,34 @@ export class FakeGitHub {
     }
     if (method === 'GET' && (match = /^\/repos\/([^/]+\/[^/]+)\/branches\/([^/]+)$/.exec(path))) {
       const repo = this.repos.get(match[1]!.toLowerCase())!;
-      return { status: 200, body: { name: decodeURIComponent(match[2]!), commit: { sha: repo.head, url: '' }, protected: false, _links: { html: '', self: '' } } };
+      return {
+        status: 200,
+        body: { name: decodeURIComponent(match[2]!), commit: { sha: repo.head, url: '' }, protected: false, _links: { html: '', self: '' } },
+      };
     }
     if (method === 'POST' && (match = /^\/repos\/([^/]+\/[^/]+)\/git\/refs$/.exec(path))) {
       const input = body as { ref: string; sha: string };
       const key = `${match[1]!.toLowerCase()}#${input.ref.replace(/^refs\/heads\//, '')}`;
-      if (this.branches.has(key)) return { status: 422, body: { message: 'Reference already exists', documentation_url: 'https://docs.github.com/rest/git/refs#create-a-reference', status: '422' } };
+      if (this.branches.has(key))
+        return {
+          status: 422,
+          body: { message: 'Reference already exists', documentation_url: 'https://docs.github.com/rest/git/refs#create-a-reference', status: '422' },
+        };
       this.branches.set(key, input.sha);
       return { status: 201, body: { ref: input.ref, node_id: 'REF', url: '', object: { type: 'commit', sha: input.sha, url: '' } } };
     }
     if (method === 'PATCH' && (match = /^\/repos\/([^/]+\/[^/]+)\/git\/refs\/(.+)$/.exec(path))) {
       const key = `${match[1]!.toLowerCase()}#${decodeURIComponent(match[2]!).replace(/^heads\//, '')}`;
-      if (!this.branches.has(key)) return { status: 422, body: { message: 'Reference does not exist', documentation_url: 'https://docs.github.com/rest/git/refs#update-a-reference', status: '422' } };
+      if (!this.branches.has(key))
+        return {
+          status: 422,
+          body: { message: 'Reference does not exist', documentation_url: 'https://docs.github.com/rest/git/refs#update-a-reference', status: '422' },
+        };
       this.branches.set(key, (body as { sha: string }).sha);
-      return { status: 200, body: { ref: `refs/heads/${key.split('#')[1]}`, node_id: 'REF', url: '', object: { type: 'commit', sha: (body as { sha: string }).sha, url: '' } } };
+      return {
+        status: 200,
+        body: { ref: `refs/heads/${key.split('#')[1]}`, node_id: 'REF', url: '', object: { type: 'commit', sha: (body as { sha: string }).sha, url: '' } },
+      };
     }
     if (method === 'POST' && (match = /^\/repos\/([^/]+\/[^/]+)\/pulls$/.exec(path))) {
       const input = body as { head: string; base: string; title: string; body: string };
@@ -286,7 +345,20 @@ export class FakeGitHub {
       const head = query.get('head');
       if (head) {
         const branch = head.split(':')[1];
-        return this.page(this.createdPulls.filter((pull) => pull.repo === repo && pull.head === branch).map((pull) => ({ id: pull.number, number: pull.number, state: 'open', html_url: '', head: { ref: pull.head, sha: '', repo: { full_name: repo } }, base: { ref: pull.base } })), query, path);
+        return this.page(
+          this.createdPulls
+            .filter((pull) => pull.repo === repo && pull.head === branch)
+            .map((pull) => ({
+              id: pull.number,
+              number: pull.number,
+              state: 'open',
+              html_url: '',
+              head: { ref: pull.head, sha: '', repo: { full_name: repo } },
+              base: { ref: pull.base },
+            })),
+          query,
+          path,
+        );
       }
       const pulls = [...this.pulls].filter(([key, pull]) => key.startsWith(`${repo}#`) && pull.state === 'open').map(([, pull]) => this.pullBody(repo, pull));
       return this.page(pulls, query, path);
@@ -294,17 +366,39 @@ export class FakeGitHub {
     if (method === 'GET' && (match = /^\/repos\/([^/]+\/[^/]+)\/commits\/([^/]+)\/pulls$/.exec(path))) {
       const repo = match[1]!.toLowerCase();
       // The base repository answers [] for a commit only a fork's branch has (observed; see the header).
-      const pulls = [...this.pulls].filter(([key, pull]) => key.startsWith(`${repo}#`) && pull.headSha === match![2] && pull.headRepo.toLowerCase() === repo).map(([, pull]) => this.pullBody(repo, pull));
+      const pulls = [...this.pulls]
+        .filter(([key, pull]) => key.startsWith(`${repo}#`) && pull.headSha === match![2] && pull.headRepo.toLowerCase() === repo)
+        .map(([, pull]) => this.pullBody(repo, pull));
       return this.page(pulls, query, path);
     }
     if (method === 'GET' && (match = /^\/repos\/([^/]+\/[^/]+)\/pulls\/(\d+)\/files$/.exec(path))) {
       const pull = this.pull(match[1]!, Number(match[2]));
       if (!pull) return notFound('https://docs.github.com/rest/pulls/pulls#list-pull-requests-files');
-      const items = pull.files.map((file, i) => ({ sha: `${i}`.padStart(40, '0'), filename: file.filename, status: file.status, additions: 1, deletions: 0, changes: 1, blob_url: '', raw_url: '', contents_url: '', ...(file.patch ? { patch: file.patch } : {}), ...(file.previous_filename ? { previous_filename: file.previous_filename } : {}) }));
+      const items = pull.files.map((file, i) => ({
+        sha: `${i}`.padStart(40, '0'),
+        filename: file.filename,
+        status: file.status,
+        additions: 1,
+        deletions: 0,
+        changes: 1,
+        blob_url: '',
+        raw_url: '',
+        contents_url: '',
+        ...(file.patch ? { patch: file.patch } : {}),
+        ...(file.previous_filename ? { previous_filename: file.previous_filename } : {}),
+      }));
       return this.page(items, query, path);
     }
     if (method === 'POST' && (match = /^\/repos\/([^/]+\/[^/]+)\/check-runs$/.exec(path))) {
-      const input = body as { name: string; head_sha: string; status?: string; conclusion?: string; external_id?: string; output?: CheckRun['output']; actions?: unknown[] };
+      const input = body as {
+        name: string;
+        head_sha: string;
+        status?: string;
+        conclusion?: string;
+        external_id?: string;
+        output?: CheckRun['output'];
+        actions?: unknown[];
+      };
       if ((input.output?.annotations?.length ?? 0) > 50) return tooMany(input.output!.annotations!.length);
       const repo = match[1]!.toLowerCase();
       const run: CheckRun = {
@@ -356,11 +450,28 @@ export class FakeGitHub {
       if (!pull) return notFound('https://docs.github.com/rest/pulls/reviews#create-a-review-for-a-pull-request');
       const input = body as { body?: string; comments?: { path: string; line: number; body: string }[] };
       pull.reviews.push({ body: input.body ?? '', comments: input.comments ?? [] });
-      return { status: 200, body: { id: this.nextId++, node_id: 'R', user: null, body: input.body ?? '', state: 'COMMENTED', html_url: '', pull_request_url: '', _links: { html: { href: '' }, pull_request: { href: '' } }, commit_id: null, author_association: 'NONE' } };
+      return {
+        status: 200,
+        body: {
+          id: this.nextId++,
+          node_id: 'R',
+          user: null,
+          body: input.body ?? '',
+          state: 'COMMENTED',
+          html_url: '',
+          pull_request_url: '',
+          _links: { html: { href: '' }, pull_request: { href: '' } },
+          commit_id: null,
+          author_association: 'NONE',
+        },
+      };
     }
     if (method === 'POST' && (match = /^\/repos\/([^/]+\/[^/]+)\/issues\/comments\/(\d+)\/reactions$/.exec(path))) {
       this.reactions.push({ commentId: Number(match[2]), content: (body as { content: string }).content });
-      return { status: 201, body: { id: this.nextId++, node_id: 'X', user: null, content: (body as { content: string }).content, created_at: new Date().toISOString() } };
+      return {
+        status: 201,
+        body: { id: this.nextId++, node_id: 'X', user: null, content: (body as { content: string }).content, created_at: new Date().toISOString() },
+      };
     }
     if (method === 'POST' && (match = /^\/repos\/([^/]+\/[^/]+)\/issues\/(\d+)\/comments$/.exec(path))) {
       const pull = this.pull(match[1]!, Number(match[2]));
@@ -383,23 +494,91 @@ export class FakeGitHub {
       const permission = this.permissions.get(match[2]!) ?? 'read';
       return { status: 200, body: { permission, role_name: permission, user: { login: match[2], id: 1 } } };
     }
-    return { status: 404, body: { message: `Not Found (the fake GitHub has no route for ${method} ${path})`, documentation_url: 'https://docs.github.com/rest', status: '404' } };
+    return {
+      status: 404,
+      body: { message: `Not Found (the fake GitHub has no route for ${method} ${path})`, documentation_url: 'https://docs.github.com/rest', status: '404' },
+    };
   }
 
   private pullBody(repo: string, pull: FakePull): unknown {
-    return { id: pull.number, number: pull.number, state: pull.state, html_url: `https://github.test/${repo}/pull/${pull.number}`, head: { sha: pull.headSha, ref: pull.headRef, repo: { full_name: pull.headRepo } }, base: { ref: 'main', repo: { full_name: repo } } };
+    return {
+      id: pull.number,
+      number: pull.number,
+      state: pull.state,
+      html_url: `https://github.test/${repo}/pull/${pull.number}`,
+      head: { sha: pull.headSha, ref: pull.headRef, repo: { full_name: pull.headRepo } },
+      base: { ref: 'main', repo: { full_name: repo } },
+    };
   }
 
   private checkRunBody(run: CheckRun): unknown {
-    return { id: run.id, head_sha: run.head_sha, node_id: 'CR', external_id: run.external_id ?? null, url: '', html_url: '', details_url: null, status: run.status, conclusion: run.conclusion ?? null, started_at: null, completed_at: null, output: { title: run.output?.title ?? null, summary: run.output?.summary ?? null, text: run.output?.text ?? null, annotations_count: run.annotations.length, annotations_url: '' }, name: run.name, check_suite: { id: run.suiteId }, app: null, pull_requests: [] };
+    return {
+      id: run.id,
+      head_sha: run.head_sha,
+      node_id: 'CR',
+      external_id: run.external_id ?? null,
+      url: '',
+      html_url: '',
+      details_url: null,
+      status: run.status,
+      conclusion: run.conclusion ?? null,
+      started_at: null,
+      completed_at: null,
+      output: {
+        title: run.output?.title ?? null,
+        summary: run.output?.summary ?? null,
+        text: run.output?.text ?? null,
+        annotations_count: run.annotations.length,
+        annotations_url: '',
+      },
+      name: run.name,
+      check_suite: { id: run.suiteId },
+      app: null,
+      pull_requests: [],
+    };
   }
 
   private issueBody(issue: { repo: string; number: number; title: string; body: string; state: string }): unknown {
-    return { id: issue.number, node_id: 'I', number: issue.number, title: issue.title, body: issue.body, state: issue.state, url: '', html_url: `https://github.test/${issue.repo}/issues/${issue.number}`, repository_url: '', labels_url: '', comments_url: '', events_url: '', labels: [], assignee: null, assignees: [], milestone: null, locked: false, comments: 0, created_at: new Date().toISOString(), updated_at: new Date().toISOString(), closed_at: null, author_association: 'NONE', user: { login: BOT_LOGIN, id: 1 } };
+    return {
+      id: issue.number,
+      node_id: 'I',
+      number: issue.number,
+      title: issue.title,
+      body: issue.body,
+      state: issue.state,
+      url: '',
+      html_url: `https://github.test/${issue.repo}/issues/${issue.number}`,
+      repository_url: '',
+      labels_url: '',
+      comments_url: '',
+      events_url: '',
+      labels: [],
+      assignee: null,
+      assignees: [],
+      milestone: null,
+      locked: false,
+      comments: 0,
+      created_at: new Date().toISOString(),
+      updated_at: new Date().toISOString(),
+      closed_at: null,
+      author_association: 'NONE',
+      user: { login: BOT_LOGIN, id: 1 },
+    };
   }
 
   private commentBody(comment: FakeComment): unknown {
-    return { id: comment.id, node_id: 'IC', url: '', html_url: '', body: comment.body, user: { login: comment.login, id: 1, type: comment.login.endsWith('[bot]') ? 'Bot' : 'User' }, created_at: new Date().toISOString(), updated_at: new Date().toISOString(), issue_url: '', author_association: 'NONE' };
+    return {
+      id: comment.id,
+      node_id: 'IC',
+      url: '',
+      html_url: '',
+      body: comment.body,
+      user: { login: comment.login, id: 1, type: comment.login.endsWith('[bot]') ? 'Bot' : 'User' },
+      created_at: new Date().toISOString(),
+      updated_at: new Date().toISOString(),
+      issue_url: '',
+      author_association: 'NONE',
+    };
   }
 
   pull(repo: string, number: number): FakePull | undefined {
@@ -456,7 +635,14 @@ function notFound(documentation: string): Response {
 }
 
 function tooMany(count: number): Response {
-  return { status: 422, body: { message: `Invalid request.\n\nNo more than 50 items are allowed; ${count} were supplied.`, documentation_url: 'https://docs.github.com/rest/checks/runs', status: '422' } };
+  return {
+    status: 422,
+    body: {
+      message: `Invalid request.\n\nNo more than 50 items are allowed; ${count} were supplied.`,
+      documentation_url: 'https://docs.github.com/rest/checks/runs',
+      status: '422',
+    },
+  };
 }
 
 /** GitHub's whole-query error for `first`/`last` outside 1–100 (literal or from a variable). */
@@ -464,24 +650,42 @@ function excessivePagination(query: string, variables: Record<string, unknown>):
   for (const match of query.matchAll(/\b(first|last):\s*(\$?\w+)/g)) {
     const raw = match[2]!;
     const value = raw.startsWith('$') ? Number(variables[raw.slice(1)]) : Number(raw);
-    if (Number.isFinite(value) && (value < 1 || value > 100)) return { type: value > 100 ? 'EXCESSIVE_PAGINATION' : 'MISSING_PAGINATION_BOUNDARIES', message: `Requesting ${value} records on the connection exceeds the \`${match[1]}\` limit of 100 records.` };
+    if (Number.isFinite(value) && (value < 1 || value > 100))
+      return {
+        type: value > 100 ? 'EXCESSIVE_PAGINATION' : 'MISSING_PAGINATION_BOUNDARIES',
+        message: `Requesting ${value} records on the connection exceeds the \`${match[1]}\` limit of 100 records.`,
+      };
   }
   return undefined;
 }
 
 /** A GraphQL connection over items: `first`/`after` or `last`/`before`, with cursors that are positions. */
-function connection<T>(items: readonly T[], args: { first?: number; last?: number; after?: string | null; before?: string | null }): { nodes: T[]; pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; endCursor: string | null; startCursor: string | null } } {
+function connection<T>(
+  items: readonly T[],
+  args: { first?: number; last?: number; after?: string | null; before?: string | null },
+): { nodes: T[]; pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; endCursor: string | null; startCursor: string | null } } {
   let from = args.after ? Number(args.after) + 1 : 0;
   let to = args.before ? Number(args.before) : items.length;
   if (args.first !== undefined) to = Math.min(to, from + args.first);
   if (args.last !== undefined) from = Math.max(from, to - args.last);
   const nodes = items.slice(from, to);
-  return { nodes, pageInfo: { hasNextPage: to < items.length, hasPreviousPage: from > 0, endCursor: nodes.length ? String(to - 1) : null, startCursor: nodes.length ? String(from) : null } };
+  return {
+    nodes,
+    pageInfo: {
+      hasNextPage: to < items.length,
+      hasPreviousPage: from > 0,
+      endCursor: nodes.length ? String(to - 1) : null,
+      startCursor: nodes.length ? String(from) : null,
+    },
+  };
 }
 
 /** GraphQL root resolvers over the fake's state (graphql-js calls nested functions with their arguments). */
 function rootResolvers(fake: FakeGitHub): unknown {
-  const blob = (text: string | undefined) => (text === undefined ? null : { __typename: 'Blob', text: text.includes('\0') ? null : text, byteSize: Buffer.byteLength(text), isBinary: text.includes('\0') });
+  const blob = (text: string | undefined) =>
+    text === undefined
+      ? null
+      : { __typename: 'Blob', text: text.includes('\0') ? null : text, byteSize: Buffer.byteLength(text), isBinary: text.includes('\0') };
   interface TreeNode {
     readonly __typename: 'Tree';
     readonly entries: readonly { name: string; path: string; type: string; mode: number; object: unknown }[];
@@ -496,10 +700,12 @@ function rootResolvers(fake: FakeGitHub): unknown {
       names.set(slash < 0 ? rest : rest.slice(0, slash), slash < 0 ? 'blob' : 'tree');
     }
     if (names.size === 0) return null;
-    const entries = [...names].sort(([a], [b]) => a.localeCompare(b)).map(([name, type]): TreeNode['entries'][number] => {
-      const path = `${prefix}${name}`;
-      return { name, path, type, mode: type === 'blob' ? 33188 : 16384, object: type === 'blob' ? blob(files.get(path)) : tree(files, path) };
-    });
+    const entries = [...names]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([name, type]): TreeNode['entries'][number] => {
+        const path = `${prefix}${name}`;
+        return { name, path, type, mode: type === 'blob' ? 33188 : 16384, object: type === 'blob' ? blob(files.get(path)) : tree(files, path) };
+      });
     return { __typename: 'Tree', entries };
   };
   return {
@@ -516,7 +722,17 @@ function rootResolvers(fake: FakeGitHub): unknown {
             const runs = fake.checkRuns.filter((run) => run.repo === full && run.head_sha === oid);
             const suites = [...new Set(runs.map((run) => run.suiteId))].map((suiteId) => ({
               checkRuns: (args: { first?: number; last?: number; filterBy?: { checkName?: string } }) =>
-                connection(runs.filter((run) => run.suiteId === suiteId && (!args.filterBy?.checkName || run.name === args.filterBy.checkName)).map((run) => ({ databaseId: run.id, externalId: run.external_id ?? null, conclusion: run.conclusion ? run.conclusion.toUpperCase() : null, status: run.status.toUpperCase() })), args),
+                connection(
+                  runs
+                    .filter((run) => run.suiteId === suiteId && (!args.filterBy?.checkName || run.name === args.filterBy.checkName))
+                    .map((run) => ({
+                      databaseId: run.id,
+                      externalId: run.external_id ?? null,
+                      conclusion: run.conclusion ? run.conclusion.toUpperCase() : null,
+                      status: run.status.toUpperCase(),
+                    })),
+                  args,
+                ),
             }));
             return { __typename: 'Commit', oid, checkSuites: (args: { first?: number; last?: number }) => connection(suites, args) };
           }
@@ -528,7 +744,9 @@ function rootResolvers(fake: FakeGitHub): unknown {
           return files.has(path) ? blob(files.get(path)) : tree(files, path);
         },
         pullRequests: (args: { states?: string[]; first?: number; last?: number }) => {
-          const pulls = [...fake.pulls].filter(([key, pull]) => key.startsWith(`${full}#`) && (!args.states || args.states.includes(pull.state.toUpperCase()))).map(([, pull]) => pullNode(full, pull));
+          const pulls = [...fake.pulls]
+            .filter(([key, pull]) => key.startsWith(`${full}#`) && (!args.states || args.states.includes(pull.state.toUpperCase())))
+            .map(([, pull]) => pullNode(full, pull));
           return connection(pulls, args);
         },
         pullRequest: ({ number }: { number: number }) => {
@@ -538,13 +756,28 @@ function rootResolvers(fake: FakeGitHub): unknown {
         },
       };
     },
-    createCommitOnBranch: ({ input }: { input: { branch: { repositoryNameWithOwner: string; branchName: string }; expectedHeadOid: string; message: unknown; fileChanges: { additions?: { path: string; contents: string }[] } } }) => {
+    createCommitOnBranch: ({
+      input,
+    }: {
+      input: {
+        branch: { repositoryNameWithOwner: string; branchName: string };
+        expectedHeadOid: string;
+        message: unknown;
+        fileChanges: { additions?: { path: string; contents: string }[] };
+      };
+    }) => {
       const branchKey = `${input.branch.repositoryNameWithOwner.toLowerCase()}#${input.branch.branchName}`;
-      const pull = [...fake.pulls.values()].find((candidate) => candidate.headRepo.toLowerCase() === input.branch.repositoryNameWithOwner.toLowerCase() && candidate.headRef === input.branch.branchName);
+      const pull = [...fake.pulls.values()].find(
+        (candidate) => candidate.headRepo.toLowerCase() === input.branch.repositoryNameWithOwner.toLowerCase() && candidate.headRef === input.branch.branchName,
+      );
       const current = fake.branches.get(branchKey) ?? pull?.headSha;
-      if (!current || current !== input.expectedHeadOid) throw new GitHubGraphqlError('STALE_DATA', `Expected branch to point to "${input.expectedHeadOid}" but it did not. Pull and try again.`);
+      if (!current || current !== input.expectedHeadOid)
+        throw new GitHubGraphqlError('STALE_DATA', `Expected branch to point to "${input.expectedHeadOid}" but it did not. Pull and try again.`);
       const files = Object.fromEntries(fake.trees.get(current) ?? []);
-      const additions = (input.fileChanges.additions ?? []).map((file) => ({ path: file.path, contents: Buffer.from(file.contents, 'base64').toString('utf8') }));
+      const additions = (input.fileChanges.additions ?? []).map((file) => ({
+        path: file.path,
+        contents: Buffer.from(file.contents, 'base64').toString('utf8'),
+      }));
       for (const file of additions) files[file.path] = file.contents;
       const oid = fake.commit(files);
       fake.commits.push({ branch: input.branch.branchName, repo: input.branch.repositoryNameWithOwner, oid, files: additions, message: input.message });
@@ -564,9 +797,27 @@ function rootResolvers(fake: FakeGitHub): unknown {
       headRefName: pull.headRef,
       headRepository: { nameWithOwner: pull.headRepo },
       isCrossRepository: pull.headRepo.toLowerCase() !== full,
-      files: (args: { first?: number; last?: number; after?: string }) => connection(pull.files.map((file) => ({ path: file.filename, changeType: CHANGE[file.status], additions: 1, deletions: 0 })), args),
-      reviews: (args: { first?: number; last?: number }) => connection(pull.reviews.map((review) => ({ comments: (inner: { first?: number; last?: number }) => connection(review.comments.map((comment) => ({ body: comment.body })), inner) })), args),
-      comments: (args: { first?: number; last?: number; after?: string; before?: string }) => connection(pull.comments.map((comment) => ({ databaseId: comment.id, body: comment.body, viewerDidAuthor: comment.login === BOT_LOGIN })), args),
+      files: (args: { first?: number; last?: number; after?: string }) =>
+        connection(
+          pull.files.map((file) => ({ path: file.filename, changeType: CHANGE[file.status], additions: 1, deletions: 0 })),
+          args,
+        ),
+      reviews: (args: { first?: number; last?: number }) =>
+        connection(
+          pull.reviews.map((review) => ({
+            comments: (inner: { first?: number; last?: number }) =>
+              connection(
+                review.comments.map((comment) => ({ body: comment.body })),
+                inner,
+              ),
+          })),
+          args,
+        ),
+      comments: (args: { first?: number; last?: number; after?: string; before?: string }) =>
+        connection(
+          pull.comments.map((comment) => ({ databaseId: comment.id, body: comment.body, viewerDidAuthor: comment.login === BOT_LOGIN })),
+          args,
+        ),
     };
   }
 }

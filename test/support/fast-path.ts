@@ -7,7 +7,13 @@ import fc from 'fast-check';
 import { expect, it } from 'vitest';
 import { mutated, RUNS, seeds, type Kind } from './fuzz-inputs.js';
 
-export function fastPathProperties(kind: Kind, reference: string, generated: fc.Arbitrary<string>, agrees: (text: string) => boolean, share: { readonly generated: number }): void {
+export function fastPathProperties(
+  kind: Kind,
+  reference: string,
+  generated: fc.Arbitrary<string>,
+  agrees: (text: string) => boolean,
+  share: { readonly generated: number },
+): void {
   it(`reads every fixture and corpus file it accepts exactly as ${reference} does, and accepts most of them`, () => {
     const files = seeds(kind);
     expect(files.filter((text) => agrees(text)).length).toBeGreaterThan(files.length / 2);
@@ -15,13 +21,19 @@ export function fastPathProperties(kind: Kind, reference: string, generated: fc.
 
   it(`agrees with ${reference} on generated files`, () => {
     let accepted = 0;
-    fc.assert(fc.property(generated, (text) => void (agrees(text) && accepted++)), { numRuns: RUNS });
+    fc.assert(
+      fc.property(generated, (text) => void (agrees(text) && accepted++)),
+      { numRuns: RUNS },
+    );
     expect(accepted).toBeGreaterThan(RUNS * share.generated);
   });
 
   it(`agrees with ${reference} on mutated real files`, () => {
     let accepted = 0;
-    fc.assert(fc.property(mutated(kind), (text) => void (agrees(text) && accepted++)), { numRuns: RUNS });
+    fc.assert(
+      fc.property(mutated(kind), (text) => void (agrees(text) && accepted++)),
+      { numRuns: RUNS },
+    );
     expect(accepted).toBeGreaterThan(RUNS / 20);
   });
 }

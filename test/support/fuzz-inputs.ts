@@ -27,21 +27,76 @@ export function seeds(kind: Kind): string[] {
   return out;
 }
 
-const SYNTAX = ['\n', '\r\n', ' ', '\t', '\\', '#', '=', '==', '>=', '+cu121', ':', '::', '-', '- ', '[', ']', '{', '}', '"', "'", '$', '${', '}', '@', ';', '&&', '|', '<<EOF\n', 'EOF\n', '--index-url ', '-r ', 'FROM ', 'RUN pip install ', 'ARG X=', 'ENV ', 'COPY ', 'torch', '2.3.0', 'nvidia/cuda:', 'dependencies:\n', 'pip:\n', '*', '&a ', '*a', '!!', '%', '\u00a0', '\ufeff', '\0', 'é', '𝄞'];
+const SYNTAX = [
+  '\n',
+  '\r\n',
+  ' ',
+  '\t',
+  '\\',
+  '#',
+  '=',
+  '==',
+  '>=',
+  '+cu121',
+  ':',
+  '::',
+  '-',
+  '- ',
+  '[',
+  ']',
+  '{',
+  '}',
+  '"',
+  "'",
+  '$',
+  '${',
+  '}',
+  '@',
+  ';',
+  '&&',
+  '|',
+  '<<EOF\n',
+  'EOF\n',
+  '--index-url ',
+  '-r ',
+  'FROM ',
+  'RUN pip install ',
+  'ARG X=',
+  'ENV ',
+  'COPY ',
+  'torch',
+  '2.3.0',
+  'nvidia/cuda:',
+  'dependencies:\n',
+  'pip:\n',
+  '*',
+  '&a ',
+  '*a',
+  '!!',
+  '%',
+  '\u00a0',
+  '\ufeff',
+  '\0',
+  'é',
+  '𝄞',
+];
 
 /** Random text with a bias towards the syntax of all three formats. */
-export const syntaxText = fc.array(fc.oneof(fc.constantFrom(...SYNTAX), fc.string({ maxLength: 8 }), fc.string({ unit: 'grapheme', maxLength: 4 })), { maxLength: 60 }).map((parts) => parts.join(''));
+export const syntaxText = fc
+  .array(fc.oneof(fc.constantFrom(...SYNTAX), fc.string({ maxLength: 8 }), fc.string({ unit: 'grapheme', maxLength: 4 })), { maxLength: 60 })
+  .map((parts) => parts.join(''));
 
 /** A seed file with random edits: insertions, deletions, duplications and truncation. */
 export function mutated(kind: Kind): fc.Arbitrary<string> {
   const base = seeds(kind);
-  return fc.tuple(fc.constantFrom(...base), fc.array(fc.tuple(fc.nat(), fc.nat({ max: 20 }), syntaxText), { maxLength: 6 }), fc.option(fc.nat())).map(([text, edits, cut]) => {
-    let out = text;
-    for (const [at, remove, insert] of edits) {
-      const position = out.length ? at % out.length : 0;
-      out = out.slice(0, position) + insert + out.slice(position + remove);
-    }
-    return cut === null ? out : out.slice(0, cut % (out.length + 1));
-  });
+  return fc
+    .tuple(fc.constantFrom(...base), fc.array(fc.tuple(fc.nat(), fc.nat({ max: 20 }), syntaxText), { maxLength: 6 }), fc.option(fc.nat()))
+    .map(([text, edits, cut]) => {
+      let out = text;
+      for (const [at, remove, insert] of edits) {
+        const position = out.length ? at % out.length : 0;
+        out = out.slice(0, position) + insert + out.slice(position + remove);
+      }
+      return cut === null ? out : out.slice(0, cut % (out.length + 1));
+    });
 }
-

@@ -28,7 +28,17 @@ function load(): Operation[] {
   // Ajv rejects OpenAPI's `nullable` without `type`; requests never need it, so it is dropped.
   const text = readFileSync(join(MODULES, '@octokit', 'openapi', 'generated', 'api.github.com.json'), 'utf8').replace(/"nullable":\s*(true|false),?/g, '');
   const spec = JSON.parse(text.replace(/,(\s*[}\]])/g, '$1')) as {
-    paths: Record<string, Record<string, { operationId: string; parameters?: { $ref?: string; name?: string; in?: string; required?: boolean }[]; requestBody?: { required?: boolean; content?: Record<string, { schema?: unknown }> } }>>;
+    paths: Record<
+      string,
+      Record<
+        string,
+        {
+          operationId: string;
+          parameters?: { $ref?: string; name?: string; in?: string; required?: boolean }[];
+          requestBody?: { required?: boolean; content?: Record<string, { schema?: unknown }> };
+        }
+      >
+    >;
     components: { parameters: Record<string, { name: string; in: string; required?: boolean }>; schemas: Record<string, unknown> };
   };
   const ajv = new Ajv({ strict: false, allErrors: true });
@@ -40,11 +50,23 @@ function load(): Operation[] {
     const regex = new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`);
     for (const [method, op] of Object.entries(methods)) {
       if (!op || typeof op !== 'object' || !('operationId' in op)) continue;
-      const params = (op.parameters ?? []).map((param) => (param.$ref ? spec.components.parameters[param.$ref.split('/').pop()!]! : param)) as { name: string; in: string; required?: boolean }[];
+      const params = (op.parameters ?? []).map((param) => (param.$ref ? spec.components.parameters[param.$ref.split('/').pop()!]! : param)) as {
+        name: string;
+        in: string;
+        required?: boolean;
+      }[];
       const schema = op.requestBody?.content?.['application/json']?.schema;
       let compiled: ValidateFunction | undefined;
       const body = schema ? () => (compiled ??= ajv.compile(rewrite(schema) as object)) : undefined;
-      operations.push({ method: method.toUpperCase(), template, regex, params, operationId: op.operationId, bodyRequired: op.requestBody?.required === true, ...(body ? { body } : {}) });
+      operations.push({
+        method: method.toUpperCase(),
+        template,
+        regex,
+        params,
+        operationId: op.operationId,
+        bodyRequired: op.requestBody?.required === true,
+        ...(body ? { body } : {}),
+      });
     }
   }
   // Literal segments beat parameters: /repos/{o}/{r}/pulls/{n}/files before /repos/{o}/{r}/contents/{path}.
@@ -112,11 +134,20 @@ export interface GraphqlErrorBody {
  * Execute a query against GitHub's schema. Errors come out as GitHub writes them: `type`, `path`, `locations`,
  * `message`, in that order, and no `errors` key at all when there are none.
  */
-export async function executeGraphql(query: string, variables: Record<string, unknown>, rootValue: unknown): Promise<{ data?: unknown; errors?: readonly GraphqlErrorBody[] }> {
+export async function executeGraphql(
+  query: string,
+  variables: Record<string, unknown>,
+  rootValue: unknown,
+): Promise<{ data?: unknown; errors?: readonly GraphqlErrorBody[] }> {
   const result = await graphql({ schema: githubGraphqlSchema(), source: query, variableValues: variables, rootValue });
   const errors = result.errors?.map((error): GraphqlErrorBody => {
     const type = error.originalError instanceof GitHubGraphqlError ? error.originalError.type : undefined;
-    return { ...(type ? { type } : {}), ...(error.path ? { path: error.path } : {}), ...(error.locations ? { locations: error.locations } : {}), message: error.message };
+    return {
+      ...(type ? { type } : {}),
+      ...(error.path ? { path: error.path } : {}),
+      ...(error.locations ? { locations: error.locations } : {}),
+      message: error.message,
+    };
   });
   return { ...(result.data ? { data: result.data } : {}), ...(errors?.length ? { errors } : {}) };
 }

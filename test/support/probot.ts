@@ -10,18 +10,27 @@ import { packageRoot } from '../../src/util/package-root.js';
 import { createDeps, type AppDeps } from '../../src/github/deps.js';
 import type { FakeGitHub } from './fake-github.js';
 
-const EXAMPLES = JSON.parse(readFileSync(join(packageRoot(), 'node_modules', '@octokit', 'webhooks-examples', 'api.github.com', 'index.json'), 'utf8')) as { name: string; examples: Record<string, unknown>[] }[];
+const EXAMPLES = JSON.parse(readFileSync(join(packageRoot(), 'node_modules', '@octokit', 'webhooks-examples', 'api.github.com', 'index.json'), 'utf8')) as {
+  name: string;
+  examples: Record<string, unknown>[];
+}[];
 
 /** A real example payload of an event/action that carries an installation. */
 export function example(name: string, action?: string): Record<string, unknown> {
-  const found = EXAMPLES.find((entry) => entry.name === name)?.examples.find((payload) => (action === undefined || payload.action === action) && payload.installation);
+  const found = EXAMPLES.find((entry) => entry.name === name)?.examples.find(
+    (payload) => (action === undefined || payload.action === action) && payload.installation,
+  );
   if (!found) throw new Error(`no example for ${name}.${action}`);
   return structuredClone(found);
 }
 
 let key: string | undefined;
 export function privateKey(): string {
-  key ??= generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs8', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } }).privateKey;
+  key ??= generateKeyPairSync('rsa', {
+    modulusLength: 2048,
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+  }).privateKey;
   return key;
 }
 
@@ -45,7 +54,13 @@ export function setup(fake: FakeGitHub, options: SetupOptions = {}): { probot: P
   for (const method of ['get', 'post', 'patch', 'put', 'delete'] as const) {
     const scope = nock('https://api.github.com').persist();
     scope[method](/.*/).reply(async function reply(uri, body) {
-      const reset = fake.faults.find((fault) => fault.times > 0 && fault.status === 0 && fault.path.test(new URL(uri, 'https://x').pathname) && (!fault.method || fault.method === method.toUpperCase()));
+      const reset = fake.faults.find(
+        (fault) =>
+          fault.times > 0 &&
+          fault.status === 0 &&
+          fault.path.test(new URL(uri, 'https://x').pathname) &&
+          (!fault.method || fault.method === method.toUpperCase()),
+      );
       if (reset) {
         reset.times--;
         throw Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
@@ -60,7 +75,13 @@ export function setup(fake: FakeGitHub, options: SetupOptions = {}): { probot: P
     appId: 1,
     privateKey: privateKey(),
     log,
-    Octokit: options.Octokit ?? ProbotOctokit.defaults((defaults: Record<string, unknown>) => ({ ...defaults, retry: { enabled: false }, throttle: { ...(defaults.throttle as object), enabled: false } })),
+    Octokit:
+      options.Octokit ??
+      ProbotOctokit.defaults((defaults: Record<string, unknown>) => ({
+        ...defaults,
+        retry: { enabled: false },
+        throttle: { ...(defaults.throttle as object), enabled: false },
+      })),
   });
   const deps = createDeps(1);
   void probot.load(cudaGatekeeper(deps));

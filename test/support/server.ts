@@ -43,12 +43,28 @@ export async function startApp(githubPort: number, extraEnv: Record<string, stri
   let output = '';
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH, APP_ID: '1', PRIVATE_KEY: privateKey(), WEBHOOK_SECRET: SECRET, PORT: String(port), HOST: '127.0.0.1', GHE_HOST: `127.0.0.1:${githubPort}`, GHE_PROTOCOL: 'http', NODE_ENV: 'production', LOG_LEVEL: 'info', ...extraEnv },
+    env: {
+      PATH: process.env.PATH,
+      APP_ID: '1',
+      PRIVATE_KEY: privateKey(),
+      WEBHOOK_SECRET: SECRET,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      GHE_HOST: `127.0.0.1:${githubPort}`,
+      GHE_PROTOCOL: 'http',
+      NODE_ENV: 'production',
+      LOG_LEVEL: 'info',
+      ...extraEnv,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  await waitFor(() => (/listening/i.test(output) ? true : undefined), 30_000, () => output);
+  await waitFor(
+    () => (/listening/i.test(output) ? true : undefined),
+    30_000,
+    () => output,
+  );
   return {
     process: child,
     port,
@@ -61,7 +77,11 @@ export async function startApp(githubPort: number, extraEnv: Record<string, stri
 export function sendWebhook(port: number, name: string, payload: unknown, delivery: string, secret = SECRET): Promise<Response> {
   const body = JSON.stringify(payload);
   const signature = `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
-  return fetch(`http://127.0.0.1:${port}/api/github/webhooks`, { method: 'POST', body, headers: { 'content-type': 'application/json', 'x-github-event': name, 'x-github-delivery': delivery, 'x-hub-signature-256': signature } });
+  return fetch(`http://127.0.0.1:${port}/api/github/webhooks`, {
+    method: 'POST',
+    body,
+    headers: { 'content-type': 'application/json', 'x-github-event': name, 'x-github-delivery': delivery, 'x-hub-signature-256': signature },
+  });
 }
 
 export interface AppServer {

@@ -11,7 +11,11 @@ const probot = new Probot({
   privateKey: process.env.PRIVATE_KEY ?? privateKey(),
   baseUrl: process.env.GITHUB_BASE_URL,
   log: pino({ level: 'warn' }),
-  Octokit: ProbotOctokit.defaults((options: Record<string, unknown>) => ({ ...options, retry: { enabled: false }, throttle: { ...(options.throttle as object), enabled: false } })),
+  Octokit: ProbotOctokit.defaults((options: Record<string, unknown>) => ({
+    ...options,
+    retry: { enabled: false },
+    throttle: { ...(options.throttle as object), enabled: false },
+  })),
 });
 const deps = createDeps(1);
 const fanout = new DurableFanout({ redisUrl: process.env.REDIS_URL!, concurrency: 2, lockDurationMs: 1500, stalledIntervalMs: 500 });

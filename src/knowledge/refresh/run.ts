@@ -47,7 +47,18 @@ export async function refresh(dataDir: string, fetchSource: Fetch, today: string
     const variants = [...tags].sort((a, b) => compareDotted(a.slice(2), b.slice(2)));
     const existing = pytorch.releases.find((release) => release.version === version);
     if (!existing) {
-      pytorch.releases.push({ version, variants, pypiDefault: null, torchvision: [], torchaudio: [], variantsComplete: true, source: [SOURCES.torchIndex], retrieved: today, confidence: 'unverified', note: 'added by kb:refresh from the wheel index; companions and PyPI build not yet recorded' });
+      pytorch.releases.push({
+        version,
+        variants,
+        pypiDefault: null,
+        torchvision: [],
+        torchaudio: [],
+        variantsComplete: true,
+        source: [SOURCES.torchIndex],
+        retrieved: today,
+        confidence: 'unverified',
+        note: 'added by kb:refresh from the wheel index; companions and PyPI build not yet recorded',
+      });
       changes.push(`pytorch: new release ${version} (${variants.join(', ')})`);
     } else if (existing.variants.join() !== variants.join()) {
       changes.push(`pytorch: ${version} variants ${existing.variants.join(', ')} -> ${variants.join(', ')}`);
@@ -60,11 +71,25 @@ export async function refresh(dataDir: string, fetchSource: Fetch, today: string
   for (const row of rows) {
     const existing = drivers.releases.find((release) => release.version === row.version);
     if (!existing) {
-      drivers.releases.push({ version: row.version, label: row.label, ...(row.linux ? { linux: row.linux } : {}), ...(row.windows ? { windows: row.windows } : {}), source: [SOURCES.releaseNotes], retrieved: today });
+      drivers.releases.push({
+        version: row.version,
+        label: row.label,
+        ...(row.linux ? { linux: row.linux } : {}),
+        ...(row.windows ? { windows: row.windows } : {}),
+        source: [SOURCES.releaseNotes],
+        retrieved: today,
+      });
       changes.push(`drivers: new row CUDA ${row.label} (Linux ${row.linux ?? 'n/a'})`);
     } else if (existing.linux !== row.linux || (row.windows && existing.windows !== row.windows)) {
-      changes.push(`drivers: CUDA ${row.label} Linux ${existing.linux ?? 'n/a'} -> ${row.linux ?? 'n/a'}${row.windows ? `, Windows ${existing.windows ?? 'n/a'} -> ${row.windows}` : ''}`);
-      Object.assign(existing, { ...(row.linux ? { linux: row.linux } : {}), ...(row.windows ? { windows: row.windows } : {}), retrieved: today, source: [SOURCES.releaseNotes, ...existing.source.filter((s) => s !== SOURCES.releaseNotes)] });
+      changes.push(
+        `drivers: CUDA ${row.label} Linux ${existing.linux ?? 'n/a'} -> ${row.linux ?? 'n/a'}${row.windows ? `, Windows ${existing.windows ?? 'n/a'} -> ${row.windows}` : ''}`,
+      );
+      Object.assign(existing, {
+        ...(row.linux ? { linux: row.linux } : {}),
+        ...(row.windows ? { windows: row.windows } : {}),
+        retrieved: today,
+        source: [SOURCES.releaseNotes, ...existing.source.filter((s) => s !== SOURCES.releaseNotes)],
+      });
       delete (existing as { confidence?: string }).confidence;
     }
   }
@@ -82,7 +107,8 @@ export async function refresh(dataDir: string, fetchSource: Fetch, today: string
       changes.push(`images: nvidia/cuda ${version}-${spelling}-devel seen on Docker Hub`);
     }
   }
-  if (changes.some((change) => change.startsWith('images:'))) Object.assign(seen, { retrieved: today, source: [...new Set([...seen.source, SOURCES.dockerHub])] });
+  if (changes.some((change) => change.startsWith('images:')))
+    Object.assign(seen, { retrieved: today, source: [...new Set([...seen.source, SOURCES.dockerHub])] });
 
   return { changes, files: { 'pytorch.json': pytorch, 'cuda-drivers.json': drivers, 'images.json': images } };
 }

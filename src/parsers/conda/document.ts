@@ -160,7 +160,11 @@ export function scanPlainConda(text: string): CondaDocument | undefined {
       continue;
     }
     const block: Line[] = [];
-    while (i < lines.length && (lines[i]!.at > lines[i]!.start || text.startsWith('- ', lines[i]!.at) || text.charCodeAt(lines[i]!.at) === 45 && lines[i]!.end === lines[i]!.at + 1)) block.push(lines[i++]!);
+    while (
+      i < lines.length &&
+      (lines[i]!.at > lines[i]!.start || text.startsWith('- ', lines[i]!.at) || (text.charCodeAt(lines[i]!.at) === 45 && lines[i]!.end === lines[i]!.at + 1))
+    )
+      block.push(lines[i++]!);
     if (block.length === 0) return undefined;
     if (key[1] === 'channels' || key[1] === 'dependencies') {
       const items = listItems(text, block, key[1] === 'dependencies');

@@ -3,9 +3,7 @@ import type { Span } from '../source.js';
 import type { Mapped } from '../mapped.js';
 import { truncate } from '../python-requirement.js';
 
-export type MatchSpecResult =
-  | { readonly ok: true; readonly fact: PackageFact }
-  | { readonly ok: false; readonly message: string; readonly span: Span };
+export type MatchSpecResult = { readonly ok: true; readonly fact: PackageFact } | { readonly ok: false; readonly message: string; readonly span: Span };
 
 const NAME = /^[A-Za-z0-9_][A-Za-z0-9_.+-]*/;
 const OPERATOR = /^(==|>=|<=|!=|~=|=|>|<)/;
@@ -122,7 +120,12 @@ function splitVersion(m: Mapped, versionText: string, offset: number, firstOpera
     const operator = op ? op[0] : firstOperator;
     const versionOffset = position + (op ? op[0].length : 0);
     const version = part.slice(op ? op[0].length : 0);
-    if (version) clauses.push({ operator: operator || '=', version, versionSpan: m.origin(versionOffset, versionOffset + version.length) ?? m.site(versionOffset, versionOffset + version.length) });
+    if (version)
+      clauses.push({
+        operator: operator || '=',
+        version,
+        versionSpan: m.origin(versionOffset, versionOffset + version.length) ?? m.site(versionOffset, versionOffset + version.length),
+      });
     position += part.length + 1;
     firstOperator = '';
   }

@@ -27,7 +27,7 @@ export function parseCondaEnvironment(path: string, text: string): ParsedFile {
     const span = value.site(0, value.length);
     const fact = { kind: 'conda-channel' as const, url: value.text, urlSpan: value.origin(0, value.length) ?? span, span, context: context.id };
     sink.indexes.push(fact);
-    (context.indexes as typeof fact[]).push(fact);
+    (context.indexes as (typeof fact)[]).push(fact);
   }
 
   const dependencies = doc.dependencies;

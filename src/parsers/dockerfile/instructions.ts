@@ -57,7 +57,10 @@ export function readDockerfile(text: string, source: SourceText): ReadDockerfile
 export function readWithDockerfileAst(text: string, source: SourceText): ReadDockerfile {
   const dockerfile = DockerfileParser.parse(text);
   const offsetOf = (position: { line: number; character: number }): number => source.lineStart(position.line + 1) + position.character;
-  const spanOf = (range: { start: { line: number; character: number }; end: { line: number; character: number } }): Span => ({ start: offsetOf(range.start), end: offsetOf(range.end) });
+  const spanOf = (range: { start: { line: number; character: number }; end: { line: number; character: number } }): Span => ({
+    start: offsetOf(range.start),
+    end: offsetOf(range.end),
+  });
   const instructions = dockerfile.getInstructions().map((instruction): InstructionView => {
     const range = instruction.getRange();
     return {
@@ -74,13 +77,20 @@ export function readWithDockerfileAst(text: string, source: SourceText): ReadDoc
       properties: () =>
         ((instruction as unknown as { getProperties?(): Property[] }).getProperties?.() ?? []).map((property) => {
           const valueRange = property.getValueRange();
-          return { name: property.getName(), nameSpan: spanOf(property.getNameRange()), value: property.getValue(), valueSpan: valueRange ? spanOf(valueRange) : null };
+          return {
+            name: property.getName(),
+            nameSpan: spanOf(property.getNameRange()),
+            value: property.getValue(),
+            valueSpan: valueRange ? spanOf(valueRange) : null,
+          };
         }),
       jsonStrings: () =>
-        ((instruction as Instruction & { getJSONStrings?(): { getValue(): string; getRange(): Parameters<typeof spanOf>[0] }[] }).getJSONStrings?.() ?? []).map((json) => ({
-          value: json.getValue(),
-          ...spanOf(json.getRange()),
-        })),
+        ((instruction as Instruction & { getJSONStrings?(): { getValue(): string; getRange(): Parameters<typeof spanOf>[0] }[] }).getJSONStrings?.() ?? []).map(
+          (json) => ({
+            value: json.getValue(),
+            ...spanOf(json.getRange()),
+          }),
+        ),
     };
   });
   return { escape: dockerfile.getEscapeCharacter() || '\\', instructions };
@@ -178,7 +188,12 @@ function plainArguments(text: string, upper: string, keyword: string, span: Span
   let properties: InstructionProperty[] = [];
   if (upper === 'ARG' || upper === 'ENV') {
     if (flagCount > 0) return undefined;
-    const read = upper === 'ARG' && (args.length === 1 || args.every((arg) => arg.value.includes('='))) ? argProperties(args) : upper === 'ENV' ? envProperties(text, args) : undefined;
+    const read =
+      upper === 'ARG' && (args.length === 1 || args.every((arg) => arg.value.includes('=')))
+        ? argProperties(args)
+        : upper === 'ENV'
+          ? envProperties(text, args)
+          : undefined;
     if (!read) return undefined;
     properties = read;
   }
@@ -226,7 +241,14 @@ function envProperties(text: string, args: readonly InstructionArg[]): Instructi
   }
   if (args.length < 2 || args.some((arg) => /["']/.test(arg.value))) return undefined;
   const last = args.at(-1)!;
-  return [{ name: first.value, nameSpan: { start: first.start, end: first.end }, value: text.slice(args[1]!.start, last.end), valueSpan: { start: args[1]!.start, end: last.end } }];
+  return [
+    {
+      name: first.value,
+      nameSpan: { start: first.start, end: first.end },
+      value: text.slice(args[1]!.start, last.end),
+      valueSpan: { start: args[1]!.start, end: last.end },
+    },
+  ];
 }
 
 function isBlank(code: number): boolean {

@@ -33,11 +33,29 @@ export function parseDockerfile(path: string, text: string): ParsedFile {
     try {
       switch (keyword) {
         case 'ARG':
-          recordProperties(sink, source, instruction, stage < 0 ? globalScope : stageScope, Math.max(stage, 0), 'ARG', stage < 0 ? undefined : globalScope, stage < 0 ? resolverFor(globalScope, globalScope, undefined) : resolverFor(stageScope, globalScope, stageEnvs[stage]?.parent));
+          recordProperties(
+            sink,
+            source,
+            instruction,
+            stage < 0 ? globalScope : stageScope,
+            Math.max(stage, 0),
+            'ARG',
+            stage < 0 ? undefined : globalScope,
+            stage < 0 ? resolverFor(globalScope, globalScope, undefined) : resolverFor(stageScope, globalScope, stageEnvs[stage]?.parent),
+          );
           break;
         case 'ENV': {
           const before = sink.env.length;
-          recordProperties(sink, source, instruction, stageScope, Math.max(stage, 0), 'ENV', undefined, resolverFor(stageScope, globalScope, stageEnvs[stage]?.parent));
+          recordProperties(
+            sink,
+            source,
+            instruction,
+            stageScope,
+            Math.max(stage, 0),
+            'ENV',
+            undefined,
+            resolverFor(stageScope, globalScope, stageEnvs[stage]?.parent),
+          );
           for (const fact of sink.env.slice(before)) {
             stageEnvs[stage]?.define(fact.key, { value: Mapped.of(fact.value, fact.valueSpan.start), defined: fact.valueSpan });
             pipEnvs[stage]?.setFromEnv(fact.key, fact.value, fact.valueSpan, fact.span);
@@ -71,7 +89,8 @@ export function parseDockerfile(path: string, text: string): ParsedFile {
       sink.problems.push({ span, message: `could not read this ${keyword} instruction (${(error as Error).message}); it was skipped` });
     }
   }
-  if (stage < 0 && instructions.length > 0) sink.problems.push({ span: { start: 0, end: 0 }, message: 'no FROM instruction: this does not look like a Dockerfile' });
+  if (stage < 0 && instructions.length > 0)
+    sink.problems.push({ span: { start: 0, end: 0 }, message: 'no FROM instruction: this does not look like a Dockerfile' });
 
   // The last line of the instruction a line belongs to; the first instruction holding it wins. Built on the first
   // suppression comment, in one pass over the instructions.
@@ -144,7 +163,8 @@ function propertyValue(source: SourceText, property: InstructionProperty): { val
   const { start, end } = range;
   const raw = source.text.slice(start, end);
   if (raw === value) return { value: Mapped.of(value, start), span: { start, end } };
-  if (raw.length >= 2 && /^["']/.test(raw) && raw.slice(1, -1) === value) return { value: Mapped.of(value, start + 1), span: { start: start + 1, end: end - 1 } };
+  if (raw.length >= 2 && /^["']/.test(raw) && raw.slice(1, -1) === value)
+    return { value: Mapped.of(value, start + 1), span: { start: start + 1, end: end - 1 } };
   const builder = new MappedBuilder();
   builder.pushSegment(value, -1, { start, end });
   return { value: builder.build(), span: { start, end } };
@@ -230,9 +250,13 @@ function recordFrom(
 function recordCopy(sink: FactSink, instruction: InstructionView, span: Span, stage: number): void {
   const fromStage = instruction.keyword.toUpperCase() === 'COPY' ? (instruction.flag('from') ?? undefined) : undefined;
   const jsonStrings = instruction.jsonStrings();
-  const items = jsonStrings.length > 0
-    ? jsonStrings.map((s) => ({ path: s.value.slice(1, -1), span: { start: s.start + 1, end: s.end - 1 } }))
-    : instruction.args().filter((arg) => !arg.value.startsWith('<<')).map((arg) => ({ path: arg.value, span: { start: arg.start, end: arg.end } }));
+  const items =
+    jsonStrings.length > 0
+      ? jsonStrings.map((s) => ({ path: s.value.slice(1, -1), span: { start: s.start + 1, end: s.end - 1 } }))
+      : instruction
+          .args()
+          .filter((arg) => !arg.value.startsWith('<<'))
+          .map((arg) => ({ path: arg.value, span: { start: arg.start, end: arg.end } }));
   if (items.length < 2) return;
   sink.copies.push({ span, stage, sources: items.slice(0, -1), destination: items.at(-1)!.path, ...(fromStage ? { fromStage } : {}) });
 }
@@ -271,7 +295,11 @@ function recordRun(sink: FactSink, source: SourceText, span: Span, stage: number
   const heredoc = /<<(-?)\s*(["']?)([A-Za-z_][A-Za-z0-9_]*)\2/.exec(firstLine);
   let scripts: Mapped[];
   if (heredoc) {
-    const beforeHeredoc = firstLine.slice(keywordEnd - span.start, heredoc.index).trim().split(/\s+/).filter((word) => word && !word.startsWith('--'));
+    const beforeHeredoc = firstLine
+      .slice(keywordEnd - span.start, heredoc.index)
+      .trim()
+      .split(/\s+/)
+      .filter((word) => word && !word.startsWith('--'));
     const isScript = beforeHeredoc.length === 0 || (beforeHeredoc.length === 1 && SCRIPT_RUNNERS.has(beforeHeredoc[0]!));
     const bodyStart = firstLineEnd + 1;
     const terminator = new RegExp(`^${heredoc[1] ? '\\t*' : ''}${heredoc[3]}\\r?$`, 'm');

@@ -21,7 +21,13 @@ interface Setting {
 type Tool = 'pip' | 'uv';
 
 const PIP_VARIABLES: Readonly<Record<string, IndexKind>> = { PIP_INDEX_URL: 'index-url', PIP_EXTRA_INDEX_URL: 'extra-index-url', PIP_FIND_LINKS: 'find-links' };
-const UV_VARIABLES: Readonly<Record<string, IndexKind>> = { UV_INDEX_URL: 'index-url', UV_DEFAULT_INDEX: 'index-url', UV_EXTRA_INDEX_URL: 'extra-index-url', UV_INDEX: 'extra-index-url', UV_FIND_LINKS: 'find-links' };
+const UV_VARIABLES: Readonly<Record<string, IndexKind>> = {
+  UV_INDEX_URL: 'index-url',
+  UV_DEFAULT_INDEX: 'index-url',
+  UV_EXTRA_INDEX_URL: 'extra-index-url',
+  UV_INDEX: 'extra-index-url',
+  UV_FIND_LINKS: 'find-links',
+};
 const PIP_CONFIG_KEYS: Readonly<Record<string, IndexKind>> = { 'index-url': 'index-url', 'extra-index-url': 'extra-index-url', 'find-links': 'find-links' };
 
 /** The URLs of a space-separated list, each with its span in the file. */
@@ -54,14 +60,16 @@ export class PipEnv {
     if (pip) this.settings.pip.set(pip, urls(value, valueSpan, span, pip));
     const uv = UV_VARIABLES[key];
     if (uv) this.settings.uv.set(uv, urls(value, valueSpan, span, uv));
-    if (key === 'UV_TORCH_BACKEND' && /^(cu\d+|cpu)$/.test(value)) this.settings.uv.set('index-url', [{ kind: 'index-url', url: `https://download.pytorch.org/whl/${value}`, urlSpan: valueSpan, span }]);
+    if (key === 'UV_TORCH_BACKEND' && /^(cu\d+|cpu)$/.test(value))
+      this.settings.uv.set('index-url', [{ kind: 'index-url', url: `https://download.pytorch.org/whl/${value}`, urlSpan: valueSpan, span }]);
   }
 
   /** A COPY of a pip configuration file into the image. */
   noteCopy(copy: CopyFact | undefined): void {
     if (!copy) return;
     const target = copy.destination;
-    if (copy.sources.some((source) => /(^|\/)pip\.(conf|ini)$/.test(source.path)) || /(^|\/)pip\.(conf|ini)$|\/\.config\/pip\/?$|^\/etc\/pip/.test(target)) this.hidden = `a pip configuration file is copied into the image (${target}), which this check cannot read`;
+    if (copy.sources.some((source) => /(^|\/)pip\.(conf|ini)$/.test(source.path)) || /(^|\/)pip\.(conf|ini)$|\/\.config\/pip\/?$|^\/etc\/pip/.test(target))
+      this.hidden = `a pip configuration file is copied into the image (${target}), which this check cannot read`;
   }
 
   /** `pip config set global.extra-index-url URL` (and `pip config --global set …`): true when the command was one. */

@@ -53,7 +53,11 @@ export function parseRequirementLine(sink: FactSink, line: Mapped, context: Inst
   if (isLocalProject(requirement.text)) return;
   if (requirement.text.includes('${')) {
     // pip substitutes ${NAME} from the environment of the install (requirements-file-format, "Using environment variables").
-    sink.unresolved.push({ span: requirement.site(0, requirement.length), text: requirement.text, reason: `${/\$\{[^}]*\}/.exec(requirement.text)?.[0] ?? '${…}'} comes from the environment pip runs in` });
+    sink.unresolved.push({
+      span: requirement.site(0, requirement.length),
+      text: requirement.text,
+      reason: `${/\$\{[^}]*\}/.exec(requirement.text)?.[0] ?? '${…}'} comes from the environment pip runs in`,
+    });
     return;
   }
   const result = parsePythonRequirement(requirement);
@@ -62,7 +66,14 @@ export function parseRequirementLine(sink: FactSink, line: Mapped, context: Inst
     return;
   }
   let hashes = 0;
-  if (optionIndex >= 0) hashes = parseOptions(sink, line, tokens!.slice(optionIndex), context, `pip ignores index options written on a requirement line (here after ${truncate(requirement.text, 30)}); put them on a line of their own`);
+  if (optionIndex >= 0)
+    hashes = parseOptions(
+      sink,
+      line,
+      tokens!.slice(optionIndex),
+      context,
+      `pip ignores index options written on a requirement line (here after ${truncate(requirement.text, 30)}); put them on a line of their own`,
+    );
   sink.packages.push(inContext(result.fact, context.id, hashes));
 }
 
@@ -97,7 +108,7 @@ function parseOptions(sink: FactSink, line: Mapped, tokens: readonly Token[], co
       const urlSpan = value ? (line.origin(value.from, value.to) ?? line.site(value.from, value.to)) : span;
       const fact = { kind: indexKind, url, urlSpan, span, context: context.id, ...(ignoredReason ? { ignoredReason } : {}) };
       sink.indexes.push(fact);
-      if (!ignoredReason) (context.indexes as typeof fact[]).push(fact);
+      if (!ignoredReason) (context.indexes as (typeof fact)[]).push(fact);
       continue;
     }
     if ((spec.role === 'requirement' || spec.role === 'constraint') && value) {
@@ -109,7 +120,7 @@ function parseOptions(sink: FactSink, line: Mapped, tokens: readonly Token[], co
         context: context.id,
       };
       sink.includes.push(fact);
-      (context.includes as typeof fact[]).push(fact);
+      (context.includes as (typeof fact)[]).push(fact);
       continue;
     }
     if (spec.role === 'editable' && value) {
@@ -176,9 +187,9 @@ function continuationEnds(source: SourceText): (line: number) => number {
     if (!ends) {
       ends = new Int32Array(source.lineCount + 2);
       ends[source.lineCount] = source.lineCount;
-      for (let at = source.lineCount - 1; at >= 1; at--) ends[at] = /\\\s*$/.test(source.text.slice(source.lineStart(at), source.lineEnd(at))) ? ends[at + 1]! : at;
+      for (let at = source.lineCount - 1; at >= 1; at--)
+        ends[at] = /\\\s*$/.test(source.text.slice(source.lineStart(at), source.lineEnd(at))) ? ends[at + 1]! : at;
     }
     return line >= 1 && line <= source.lineCount ? ends[line]! : line;
   };
 }
-
