@@ -95,28 +95,42 @@ export function fileClaims(file: ParsedFile, kb: KnowledgeBase): CudaClaim[] {
     if (env.instruction !== 'ENV' || env.key !== 'CUDA_VERSION') continue;
     const minor = cudaMajorMinor(env.value);
     if (!minor) continue;
-    claims.push(cudaClaim({ kind: 'env', file, stage: env.stage, cuda: env.value, precision: 'minor', span: env.span, subject: `ENV CUDA_VERSION=${env.value}` }));
+    claims.push(
+      cudaClaim({ kind: 'env', file, stage: env.stage, cuda: env.value, precision: 'minor', span: env.span, subject: `ENV CUDA_VERSION=${env.value}` }),
+    );
   }
   for (const index of file.indexes) {
     if (index.ignoredReason) continue;
     if (index.kind === 'conda-channel') {
       const label = /\/label\/cuda-(\d+\.\d+)(?:\.\d+)?$/.exec(index.url);
-      if (label) claims.push(cudaClaim({ kind: 'conda-channel', file, context: index.context, cuda: label[1]!, precision: 'minor', span: index.span, subject: `channel ${index.url}`, index }));
+      if (label)
+        claims.push(
+          cudaClaim({
+            kind: 'conda-channel',
+            file,
+            context: index.context,
+            cuda: label[1]!,
+            precision: 'minor',
+            span: index.span,
+            subject: `channel ${index.url}`,
+            index,
+          }),
+        );
       continue;
     }
     const found = cudaFromUrl(index.url);
     if (!found) continue;
     claims.push(
       cudaClaim({
-      kind: 'index',
-      file,
-      context: index.context,
-      cuda: found.cuda,
-      precision: found.precision,
-      span: index.span,
-      subject: `${index.kind === 'find-links' ? '--find-links' : `--${index.kind}`} ${index.url}`,
-      index,
-      rewrite: (target) => one(rewriteLabel(file, index.urlSpan, index.url, found.range, found.label, target)),
+        kind: 'index',
+        file,
+        context: index.context,
+        cuda: found.cuda,
+        precision: found.precision,
+        span: index.span,
+        subject: `${index.kind === 'find-links' ? '--find-links' : `--${index.kind}`} ${index.url}`,
+        index,
+        rewrite: (target) => one(rewriteLabel(file, index.urlSpan, index.url, found.range, found.label, target)),
       }),
     );
   }
@@ -157,7 +171,14 @@ function imageClaim(file: ParsedFile, image: ImageFact, kb: KnowledgeBase): Cuda
   return undefined;
 }
 
-function rewriteNvidiaCudaTag(file: ParsedFile, image: ImageFact, version: string, cudnn: string | undefined, target: string, kb: KnowledgeBase): TextEdit[] | undefined {
+function rewriteNvidiaCudaTag(
+  file: ParsedFile,
+  image: ImageFact,
+  version: string,
+  cudnn: string | undefined,
+  target: string,
+  kb: KnowledgeBase,
+): TextEdit[] | undefined {
   const map = image.tagMap;
   if (!map) return undefined;
   const minor = cudaMajorMinor(target);
@@ -195,65 +216,95 @@ function rewriteLabel(file: ParsedFile, span: Span, value: string, range: readon
   return replaceWithin(file, span, value, range[0], range[1], digits);
 }
 
-const CONDA_CUDA_PACKAGES = new Set(['pytorch-cuda', 'cudatoolkit', 'cuda-version', 'cuda-toolkit', 'cuda-runtime', 'cuda-cudart', 'cuda-nvcc', 'cuda-libraries', 'cuda-libraries-dev']);
+const CONDA_CUDA_PACKAGES = new Set([
+  'pytorch-cuda',
+  'cudatoolkit',
+  'cuda-version',
+  'cuda-toolkit',
+  'cuda-runtime',
+  'cuda-cudart',
+  'cuda-nvcc',
+  'cuda-libraries',
+  'cuda-libraries-dev',
+]);
 const NVIDIA_VERSIONED = /^nvidia-cuda-(runtime|nvrtc|cupti|nvcc)(-cu\d{2})?$/;
 
 /** Cheap test that a package can declare a CUDA version at all (most lines of a requirements file cannot). */
 const MAY_CLAIM = /^(nvidia-|cupy-|cuda|jax|tensorflow|pytorch-cuda|cudatoolkit|onnxruntime-gpu|paddlepaddle-gpu|mxnet-|dgl-|bitsandbytes-cuda)|-cu1\d$/;
+
+/** Makes the claims of one package: kind, CUDA and precision, with the package's file, span and subject. */
+type ClaimOf = (kind: ClaimKind, cuda: string, precision: 'minor' | 'major', more?: Pick<CudaClaim, 'rewrite' | 'record' | 'subject'>) => CudaClaim;
 
 /** Appends the claims `pkg` makes to `claims`. */
 function packageClaims(file: ParsedFile, pkg: PackageFact, kb: KnowledgeBase, claims: CudaClaim[]): CudaClaim[] {
   if (pkg.ecosystem === 'pip' && !pkg.localLabel && !pkg.url && !MAY_CLAIM.test(pkg.name)) return claims;
   if (pkg.ecosystem === 'conda' && !pkg.build && !pkg.channel && !CONDA_CUDA_PACKAGES.has(pkg.name)) return claims;
   const subject = describePackage(pkg);
-  const claimOf = (kind: ClaimKind, cuda: string, precision: 'minor' | 'major', more?: Pick<CudaClaim, 'rewrite' | 'record' | 'subject'>): CudaClaim =>
-    cudaClaim({ kind, file, context: pkg.context, package: pkg, span: pkg.span, cuda, precision, subject: more?.subject ?? subject, rewrite: more?.rewrite, record: more?.record });
+  const claimOf: ClaimOf = (kind, cuda, precision, more) =>
+    cudaClaim({
+      kind,
+      file,
+      context: pkg.context,
+      package: pkg,
+      span: pkg.span,
+      cuda,
+      precision,
+      subject: more?.subject ?? subject,
+      rewrite: more?.rewrite,
+      record: more?.record,
+    });
+  if (pkg.ecosystem === 'conda') condaClaims(file, pkg, subject, claimOf, claims);
+  else if (pkg.ecosystem === 'apt') aptClaims(pkg, claimOf, claims);
+  else pipClaims(file, pkg, subject, kb, claimOf, claims);
+  return claims;
+}
 
-  if (pkg.ecosystem === 'conda') {
-    const version = pkg.exact ?? (pkg.clauses.length === 1 && pkg.clauses[0]!.operator === '=' ? pkg.clauses[0]!.version.replace(/\.\*$/, '') : undefined);
-    if (CONDA_CUDA_PACKAGES.has(pkg.name) && version) {
-      const minor = cudaMajorMinor(version.split('.').slice(0, 2).join('.'));
-      const clause = pkg.clauses[0];
-      if (minor && clause) {
-        claims.push(
-          claimOf('conda', minor, 'minor', {
-            subject,
-            rewrite: (target) => {
-              const t = cudaMajorMinor(target);
-              if (!t) return undefined;
-              const replacement = pkg.name === 'pytorch-cuda' || pkg.name === 'cuda-version' ? t : version.split('.').length > 2 ? `${t}.0` : t;
-              return one(replaceExact(file, clause.versionSpan, clause.version, replacement));
-            },
-          }),
-        );
-      }
+/** A conda pin of a CUDA package (`cudatoolkit=11.8`, `pytorch-cuda=12.1`), a CUDA build string, a `label/cuda-X.Y` channel. */
+function condaClaims(file: ParsedFile, pkg: PackageFact, subject: string, claimOf: ClaimOf, claims: CudaClaim[]): void {
+  const version = pkg.exact ?? (pkg.clauses.length === 1 && pkg.clauses[0]!.operator === '=' ? pkg.clauses[0]!.version.replace(/\.\*$/, '') : undefined);
+  if (CONDA_CUDA_PACKAGES.has(pkg.name) && version) {
+    const minor = cudaMajorMinor(version.split('.').slice(0, 2).join('.'));
+    const clause = pkg.clauses[0];
+    if (minor && clause) {
+      claims.push(
+        claimOf('conda', minor, 'minor', {
+          subject,
+          rewrite: (target) => {
+            const t = cudaMajorMinor(target);
+            if (!t) return undefined;
+            const replacement = pkg.name === 'pytorch-cuda' || pkg.name === 'cuda-version' ? t : version.split('.').length > 2 ? `${t}.0` : t;
+            return one(replaceExact(file, clause.versionSpan, clause.version, replacement));
+          },
+        }),
+      );
     }
-    if (pkg.localLabel && pkg.build) {
-      const offset = pkg.build.toLowerCase().indexOf(pkg.localLabel);
-      const found = cudaFromLabel(pkg.localLabel, Math.max(0, offset));
-      if (found) claims.push(claimOf('conda-build', found.cuda, found.precision));
-    }
-    if (pkg.channel) {
-      const label = /\/label\/cuda-(\d+\.\d+)/.exec(pkg.channel);
-      if (label) claims.push(claimOf('conda-channel', label[1]!, 'minor'));
-    }
-    return claims;
   }
-
-  if (pkg.ecosystem === 'apt') {
-    const byName = cudaFromAptName(pkg.name);
-    if (byName) claims.push(claimOf('apt', byName.cuda, 'minor'));
-    const suffix = pkg.localLabel ? cudaFromLabel(pkg.localLabel) : undefined;
-    if (suffix) claims.push(claimOf('apt', suffix.cuda, suffix.precision));
-    return claims;
+  if (pkg.localLabel && pkg.build) {
+    const offset = pkg.build.toLowerCase().indexOf(pkg.localLabel);
+    const found = cudaFromLabel(pkg.localLabel, Math.max(0, offset));
+    if (found) claims.push(claimOf('conda-build', found.cuda, found.precision));
   }
+  if (pkg.channel) {
+    const label = /\/label\/cuda-(\d+\.\d+)/.exec(pkg.channel);
+    if (label) claims.push(claimOf('conda-channel', label[1]!, 'minor'));
+  }
+}
 
-  // pip
+/** An apt package named for a CUDA version (`cuda-toolkit-12-4`) or with a `+cudaX.Y` version suffix. */
+function aptClaims(pkg: PackageFact, claimOf: ClaimOf, claims: CudaClaim[]): void {
+  const byName = cudaFromAptName(pkg.name);
+  if (byName) claims.push(claimOf('apt', byName.cuda, 'minor'));
+  const suffix = pkg.localLabel ? cudaFromLabel(pkg.localLabel) : undefined;
+  if (suffix) claims.push(claimOf('apt', suffix.cuda, suffix.precision));
+}
+
+/** A pip requirement: a wheel URL or `+cuXYZ` label, a CUDA-named wheel, an extra, or a build whose version says its CUDA. */
+function pipClaims(file: ParsedFile, pkg: PackageFact, subject: string, kb: KnowledgeBase, claimOf: ClaimOf, claims: CudaClaim[]): void {
   if (pkg.url) {
     const fromUrl = cudaFromUrl(pkg.url);
     if (fromUrl) {
       claims.push(claimOf('wheel-url', fromUrl.cuda, fromUrl.precision));
-      return claims;
+      return;
     }
   }
   if (pkg.localLabel && pkg.exact) {
@@ -265,7 +316,10 @@ function packageClaims(file: ParsedFile, pkg: PackageFact, kb: KnowledgeBase, cl
         claimOf('wheel-tag', found.cuda, found.precision, {
           subject,
           // Only to a build that exists: torch 2.6.0 has no +cu128, so no rewrite is offered there.
-          rewrite: clause ? (target: string) => (hasBuild(kb, pkg, target) ? one(rewriteLabel(file, clause.versionSpan, clause.version, found.range, pkg.localLabel!, target)) : undefined) : undefined,
+          rewrite: clause
+            ? (target: string) =>
+                hasBuild(kb, pkg, target) ? one(rewriteLabel(file, clause.versionSpan, clause.version, found.range, pkg.localLabel!, target)) : undefined
+            : undefined,
         }),
       );
     } else if (found) {
@@ -305,7 +359,10 @@ function packageClaims(file: ParsedFile, pkg: PackageFact, kb: KnowledgeBase, cl
     if (paddlePost) claims.push(claimOf('library', `${paddlePost[1]}.${paddlePost[2]}`, 'minor'));
     else {
       const row = kb.gpuStackBuild(pkg.name, pkg.exact, pkg.extras);
-      if (row) claims.push(claimOf(pkg.name === 'tensorflow' ? 'tensorflow' : pkg.name === 'jax' ? 'jax' : 'library', String(row.cudaMajor), 'major', { subject, record: row }));
+      if (row)
+        claims.push(
+          claimOf(pkg.name === 'tensorflow' ? 'tensorflow' : pkg.name === 'jax' ? 'jax' : 'library', String(row.cudaMajor), 'major', { subject, record: row }),
+        );
     }
   }
   // PyG's extension wheels: `torch-scatter==2.1.2+pt21cu121` is built for torch 2.1 and CUDA 12.1.
@@ -314,7 +371,6 @@ function packageClaims(file: ParsedFile, pkg: PackageFact, kb: KnowledgeBase, cl
     const digits = pyg[1]!;
     claims.push(claimOf('wheel-tag', `${digits.slice(0, -1)}.${digits.slice(-1)}`, 'minor'));
   }
-  return claims;
 }
 
 /** A version constraint as people write it: no blanks around operators (`>= 2.0` → `>=2.0`). */
@@ -324,11 +380,11 @@ export function compactSpec(spec: string): string {
 
 export function describePackage(pkg: PackageFact): string {
   if (pkg.url && !pkg.specifier) return pkg.exact ? `${pkg.rawName} ${pkg.exact}` : pkg.rawName;
-  if (pkg.ecosystem === 'conda') return `${pkg.channel ? `${pkg.channel}::` : ''}${pkg.rawName}${compactSpec(pkg.specifier)}${pkg.build ? `=${pkg.build}` : ''}`;
+  if (pkg.ecosystem === 'conda')
+    return `${pkg.channel ? `${pkg.channel}::` : ''}${pkg.rawName}${compactSpec(pkg.specifier)}${pkg.build ? `=${pkg.build}` : ''}`;
   if (pkg.ecosystem === 'apt') return pkg.specifier ? `${pkg.rawName}=${pkg.specifier}` : pkg.rawName;
   return `${pkg.rawName}${pkg.extras.length ? `[${pkg.extras.join(',')}]` : ''}${pkg.specifier}`;
 }
-
 
 /** How two claims relate: same CUDA, same major only, or different majors. Major-only claims compare majors. */
 export function compareClaims(a: CudaClaim, b: CudaClaim): 'same' | 'minor' | 'major' {
