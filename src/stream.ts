@@ -9,6 +9,7 @@ import type { Baseline } from './baseline/schema.js';
 import type { KnowledgeBase } from './knowledge/index.js';
 import { parseFile } from './parsers/index.js';
 import { readRepository, type Listed, type ReadFile, type RepositoryReader, type SourceFile } from './reader.js';
+import type { LinkedFiles } from './verify.js';
 
 export interface RepositoryOptions extends GateOptions {
   /** Files read between two checks of the groups that are complete (default 16: measured fastest of 4–256). */
@@ -23,6 +24,8 @@ export interface RepositoryCheck {
   readonly sources: readonly SourceFile[];
   /** Files parsed a second time because a file read later joined their group after it was checked. */
   readonly parsedAgain: number;
+  /** The files joined by includes to some paths, parsed again on demand (to verify fixes; see verify.ts). */
+  readonly linked?: LinkedFiles;
 }
 
 /**
@@ -148,7 +151,41 @@ export function gateRepository(
           waived: part.waived.filter((finding) => !again.has(finding.location.path)),
         }));
   if (rest.length > 0) final.push(checker.checkFiles(rest));
-  return { report: checker.report(sources.length, [checker.checkPolicy(), ...final]), sources, parsedAgain: again.size };
+  return {
+    report: checker.report(sources.length, [checker.checkPolicy(), ...final]),
+    sources,
+    parsedAgain: again.size,
+    linked: linkedSources(sources, indexOf, groups),
+  };
+}
+
+/** LinkedFiles over the groups of a repository read: each group's files parsed once, when a fix first needs them. */
+function linkedSources(sources: readonly SourceFile[], indexOf: ReadonlyMap<string, number>, groups: UnionFind): LinkedFiles {
+  let members: Map<number, number[]> | undefined;
+  const parsed = new Map<number, ParsedFile>();
+  return (paths) => {
+    members ??= groupBy(
+      sources.map((_, i) => i),
+      (i) => groups.find(i),
+    );
+    const roots = new Set<number>();
+    for (const path of paths) {
+      const at = indexOf.get(path);
+      if (at === undefined) return undefined;
+      roots.add(groups.find(at));
+    }
+    return [...roots].flatMap((root) =>
+      members!.get(root)!.map((i) => {
+        let file = parsed.get(i);
+        if (!file) {
+          const source = sources[i]!;
+          file = parseFile(source.path, source.text, source.kind);
+          parsed.set(i, file);
+        }
+        return file;
+      }),
+    );
+  };
 }
 
 /** Groups of linked files, with a "spoiled" mark that follows every merge. */

@@ -11,41 +11,88 @@
 import type { ParsedFile } from './parsers/facts.js';
 import type { Finding, Fix, Report, TextEdit } from './finding.js';
 import { applyEdits } from './analysis/edits.js';
+import { resolveLinks } from './analysis/links.js';
 import { parseFile } from './parsers/index.js';
-import { affectedFiles } from './reader.js';
+import { UnionFind } from './util/collections.js';
 
 /** Checks a set of files as the report being verified was checked (same baseline, knowledge base and options). */
 export type Regate = (files: readonly ParsedFile[]) => Report;
 
+/**
+ * The files joined by includes (either way) to any of `paths`, parsed: what a fix to those paths can change the
+ * findings of. Undefined for a path that was not checked.
+ */
+export type LinkedFiles = (paths: ReadonlySet<string>) => readonly ParsedFile[] | undefined;
+
+/** LinkedFiles over a list of parsed files: the components of their include links, worked out once. */
+export function linkedWithin(files: readonly ParsedFile[]): LinkedFiles {
+  let components: { readonly of: Map<string, number>; readonly members: Map<number, ParsedFile[]> } | undefined;
+  const build = () => {
+    const sets = new UnionFind(files.length);
+    const indexOf = new Map(files.map((file, i) => [file, i]));
+    for (const [from, links] of resolveLinks(files)) for (const link of links) sets.join(indexOf.get(from)!, indexOf.get(link.to)!);
+    const of = new Map<string, number>();
+    const members = new Map<number, ParsedFile[]>();
+    files.forEach((file, i) => {
+      const root = sets.find(i);
+      of.set(file.path, root);
+      const list = members.get(root);
+      if (list) list.push(file);
+      else members.set(root, [file]);
+    });
+    return { of, members };
+  };
+  return (paths) => {
+    components ??= build();
+    const roots = new Set<number>();
+    for (const path of paths) {
+      const root = components.of.get(path);
+      if (root === undefined) return undefined;
+      roots.add(root);
+    }
+    return [...roots].flatMap((root) => components!.members.get(root)!);
+  };
+}
+
 /** The report with every safe fix verified: those that add a finding become unsafe, with the reason. */
-export function verifyFixes(report: Report, files: readonly ParsedFile[], regate: Regate): Report {
+export function verifyFixes(report: Report, files: readonly ParsedFile[] | LinkedFiles, regate: Regate): Report {
   const safe = report.findings.filter((finding) => finding.fix?.safety === 'safe');
   if (safe.length === 0) return report;
-  const byPath = new Map(files.map((file) => [file.path, file]));
+  const linked = typeof files === 'function' ? files : linkedWithin(files);
   const verdicts = new Map<Finding, string>();
 
   // Fixes whose files are joined by includes are judged together: group them by the files they make up.
   const groups = new Map<string, { files: ParsedFile[]; fixes: Finding[] }>();
   for (const finding of safe) {
     const paths = new Set(finding.fix!.edits.map((edit) => edit.path));
-    if ([...paths].some((path) => !byPath.has(path))) {
-      verdicts.set(finding, 'it edits a file that was not checked');
+    const members = linked(paths);
+    if (!members) {
+      verdicts.set(finding, 'edits a file that was not checked');
       continue;
     }
-    const members = affectedFiles(files, paths);
     const key = members.map((file) => file.path).join('\n');
-    const group = groups.get(key) ?? { files: members, fixes: [] };
+    const group = groups.get(key) ?? { files: [...members], fixes: [] };
     group.fixes.push(finding);
     groups.set(key, group);
   }
+  const byPath = new Map<string, Finding[]>();
+  for (const finding of report.findings) {
+    const list = byPath.get(finding.location.path);
+    if (list) list.push(finding);
+    else byPath.set(finding.location.path, [finding]);
+  }
   // Groups whose files overlap (a fix that edits two groups) are merged, so each file is in one group.
   for (const group of mergeOverlapping([...groups.values()])) {
-    const before = countFindings(regate(group.files).findings);
+    // The report already holds the group's findings: a group is a whole component of linked files, which the
+    // gate checks on its own, so gating it again would give the same ones (other files' and the baseline's aside).
+    const paths = new Set(group.files.map((file) => file.path));
+    const ours = (findings: readonly Finding[]): Finding[] => findings.filter((finding) => paths.has(finding.location.path));
+    const before = countFindings([...paths].flatMap((path) => byPath.get(path) ?? []));
     const added = (fixes: readonly Finding[]): Finding | undefined => {
       const edits = merged(fixes.flatMap((finding) => finding.fix!.edits));
       if (!edits) return undefined;
       const after = regate(group.files.map((file) => edited(file, edits)));
-      return newFinding(before, after.findings);
+      return newFinding(before, ours(after.findings));
     };
     const accepted: Finding[] = [];
     for (const finding of group.fixes) {

@@ -145,6 +145,12 @@ export function pypiWins(
   kb: KnowledgeBase,
 ): { readonly newest: string; readonly release: TorchRelease; readonly newestOnIndex?: string } | undefined {
   if (pkg.ecosystem !== 'pip' || pkg.localLabel || pkg.url || !PYTORCH_INDEX_PACKAGES.has(pkg.name)) return undefined;
+  // A question about the knowledge base alone (name, specifier, tag), asked for every unpinned torch of a repository.
+  return kb.memoized(`pypiWins:${pkg.name}:${pkg.specifier}:${tag}`, () => computePypiWins(pkg.name, pkg.specifier, tag, kb));
+}
+
+function computePypiWins(name: string, specifier: string, tag: string, kb: KnowledgeBase): ReturnType<typeof pypiWins> {
+  const pkg = { name, specifier };
   const versionOf = (release: TorchRelease): string | undefined =>
     pkg.name === 'torch' ? release.version : pkg.name === 'torchvision' ? release.torchvision[0] : release.torchaudio[0];
   const allowed = kb

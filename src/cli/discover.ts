@@ -307,22 +307,25 @@ const decoder = new TextDecoder('utf-8', { fatal: false });
 
 /** The whole file, read into a buffer of the size fstat gave (a file that grew meanwhile is read to its end). */
 function readAll(fd: number, size: number, maxBytes = Number.POSITIVE_INFINITY): Buffer {
-  const chunks: Buffer[] = [];
-  let chunk = Buffer.allocUnsafe(Math.max(size, 1));
+  const first = Buffer.allocUnsafe(Math.max(size, 1));
   let filled = 0;
-  let total = 0;
-  for (;;) {
-    const read = readSync(fd, chunk, filled, chunk.length - filled, null);
-    if (read === 0) break;
+  while (filled < first.length) {
+    const read = readSync(fd, first, filled, first.length - filled, null);
+    if (read === 0) return first.subarray(0, filled);
     filled += read;
+  }
+  // The size fstat gave has been read: a file that grew meanwhile is read on to its end (or the limit).
+  const chunks: Buffer[] = [first];
+  let total = filled;
+  for (;;) {
+    const read = readSync(fd, PROBE, 0, PROBE.length, null);
+    if (read === 0) break;
     total += read;
     if (total > maxBytes) throw new Error('the file grew past the size limit while it was read');
-    if (filled === chunk.length) {
-      chunks.push(chunk);
-      chunk = Buffer.allocUnsafe(64 * 1024);
-      filled = 0;
-    }
+    chunks.push(Buffer.from(PROBE.subarray(0, read)));
   }
-  chunks.push(chunk.subarray(0, filled));
-  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+  return chunks.length === 1 ? first : Buffer.concat(chunks);
 }
+
+/** One buffer for the end-of-file probe of every read (most files end where fstat said). */
+const PROBE = Buffer.allocUnsafe(64 * 1024);

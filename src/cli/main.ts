@@ -16,7 +16,7 @@ import { affectedFiles, readRepository, UNKNOWN_KIND, type Listed, type Reposito
 import type { FileKind } from '../parsers/facts.js';
 import { gateRepository, type RepositoryCheck } from '../stream.js';
 import { gate, type GateOptions } from '../gate.js';
-import { verifyFixes } from '../verify.js';
+import { linkedWithin, verifyFixes } from '../verify.js';
 import { parseFile } from '../parsers/index.js';
 import type { Baseline } from '../baseline/schema.js';
 import type { KnowledgeBase } from '../knowledge/index.js';
@@ -242,8 +242,9 @@ function check(args: readonly string[], io: Io): number {
 /** The check with every safe fix verified (see verify.ts): the files are parsed again only when there is a safe fix. */
 function withVerifiedFixes(checked: RepositoryCheck, baseline: Baseline, kb: KnowledgeBase, options: GateOptions): RepositoryCheck {
   if (!checked.report.findings.some((finding) => finding.fix?.safety === 'safe')) return checked;
-  const files = checked.sources.map((source) => parseFile(source.path, source.text, source.kind));
-  return { ...checked, report: verifyFixes(checked.report, files, (subset) => gate(subset, baseline, kb, options)) };
+  // Only the groups of linked files that a fix touches are parsed again.
+  const linked = checked.linked ?? linkedWithin(checked.sources.map((source) => parseFile(source.path, source.text, source.kind)));
+  return { ...checked, report: verifyFixes(checked.report, linked, (subset) => gate(subset, baseline, kb, options)) };
 }
 
 /** `--type dockerfile|requirements|conda`: the kind of the files named on the command line. */

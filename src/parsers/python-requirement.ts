@@ -96,6 +96,8 @@ const ARCHIVE = /\.(?:whl|tar\.gz|tgz|tar\.bz2|tar\.xz|zip)$/i;
  * A path to a wheel or an archive is not one (its name carries the version).
  */
 export function isLocalProject(text: string): boolean {
+  // Most lines are `name==1.2.3`: a local project starts with `.` or names a path or a `file:` URL.
+  if (!LOCAL_HINT.test(text)) return false;
   const head = text
     .split(';')[0]!
     .trim()
@@ -104,6 +106,9 @@ export function isLocalProject(text: string): boolean {
   if (/^(?:\.{1,2}|~)(?:[/\\]|$)/.test(head) || head.startsWith('/') || /^[A-Za-z]:[\\/]/.test(head) || /^file:/i.test(head)) return true;
   return /[/\\]/.test(head) && !/[<>=!~@:]/.test(head);
 }
+
+/** Characters without which a requirement cannot be a local path (a leading `.` is checked by the pattern too). */
+const LOCAL_HINT = /^\s*[.~]|[/\\:]/;
 
 /**
  * Parse one PEP 508 requirement (`torch[extra]==2.3.0+cu121 ; python_version < "3.12"`), a `name @ url`

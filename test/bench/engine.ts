@@ -30,6 +30,8 @@ import { sourceReader, type Listed, type RepositoryReader, type SourceFile } fro
 import { gateRepository } from '../../src/stream.js';
 import { RULE_IDS } from '../../rules/index.js';
 import { packageRoot } from '../../src/util/package-root.js';
+import { scanPlainDockerfile } from '../../src/parsers/dockerfile/instructions.js';
+import { realProjects, realSources } from './real.js';
 import { parseProject, project } from './synthetic.js';
 
 const PROJECTS = 2000;
@@ -55,7 +57,18 @@ interface Pass {
   readonly peakRssMb: number;
 }
 
+type Workload = 'real' | 'synthetic';
+const workloadFlag = process.argv.indexOf('--workload');
+/** Which files the child measures: the real corpus files (the headline figures) or the synthetic projects. */
+const WORKLOAD: Workload = workloadFlag >= 0 && process.argv[workloadFlag + 1] === 'synthetic' ? 'synthetic' : 'real';
+/** 10,000 files either way: 2,000 synthetic projects of five files, or real files three to a service directory. */
+const FILES = PROJECTS * 5;
+
 function repository(offset: number): Project[] {
+  if (WORKLOAD === 'real') {
+    // The real files are few (fixtures/corpus): the warm-up repository has the same texts in other directories.
+    return realProjects(realSources(join(ROOT, 'fixtures', 'corpus')), FILES).map((service) => service.files);
+  }
   return Array.from({ length: PROJECTS }, (_, i) => project(offset + i));
 }
 
@@ -110,7 +123,7 @@ function sourcesOf(projects: readonly Project[]): { paths: Listed[]; reader: Rep
 }
 
 function filesPerSecond(ms: number): number {
-  return Math.round((PROJECTS * 5) / (ms / 1000));
+  return Math.round(FILES / (ms / 1000));
 }
 
 function setup(): { baseline: Baseline; kb: KnowledgeBase } {
@@ -125,7 +138,7 @@ interface ModeResult {
   readonly referenceMs: number;
   readonly rssBeforeMb: number;
   readonly samples?: readonly { files: number; rssMb: number }[];
-  readonly perFormat?: readonly { format: string; files: number; usPerFile: number; filesPerSecond: number }[];
+  readonly perFormat?: readonly { format: string; files: number; usPerFile: number; usPerKb: number; filesPerSecond: number }[];
 }
 
 /**
@@ -184,20 +197,25 @@ function referenceMs(): number {
 /** RSS after every 2,000 files while streaming: it must stay flat. */
 function streamingMemory(projects: readonly Project[], baseline: Baseline, kb: KnowledgeBase): { files: number; rssMb: number }[] {
   const samples: { files: number; rssMb: number }[] = [];
-  projects.forEach((files, i) => {
-    gate(parseProject(`s${i}`, files), baseline, kb);
-    if ((i + 1) % 400 === 0) {
+  let files = 0;
+  let next = 2000;
+  projects.forEach((project, i) => {
+    gate(parseProject(`s${i}`, project), baseline, kb);
+    files += Object.keys(project).length;
+    if (files >= next) {
       global.gc?.();
-      samples.push({ files: (i + 1) * 5, rssMb: round(process.memoryUsage().rss / 2 ** 20) });
+      samples.push({ files, rssMb: round(process.memoryUsage().rss / 2 ** 20) });
+      next += 2000;
     }
   });
   return samples;
 }
 
-function parseCosts(projects: readonly Project[]): { format: string; files: number; usPerFile: number; filesPerSecond: number }[] {
+function parseCosts(projects: readonly Project[]): { format: string; files: number; usPerFile: number; usPerKb: number; filesPerSecond: number }[] {
   return (['dockerfile', 'requirements', 'conda'] as const).map((kind) => {
     const name = kind === 'dockerfile' ? 'Dockerfile' : kind === 'requirements' ? 'requirements.txt' : 'environment.yml';
-    const texts = projects.map((files) => files[name]!);
+    const texts = projects.flatMap((files) => (files[name] === undefined ? [] : [files[name]!]));
+    const kilobytes = texts.reduce((sum, text) => sum + Buffer.byteLength(text), 0) / 1024;
     // Median of five rounds: the first rounds also warm up code paths this format alone exercises.
     const rounds = Array.from({ length: 5 }, () => {
       const t0 = performance.now();
@@ -205,13 +223,19 @@ function parseCosts(projects: readonly Project[]): { format: string; files: numb
       return performance.now() - t0;
     }).sort((a, b) => a - b);
     const ms = rounds[2]!;
-    return { format: kind, files: texts.length, usPerFile: round((ms * 1000) / texts.length), filesPerSecond: Math.round(texts.length / (ms / 1000)) };
+    return {
+      format: kind,
+      files: texts.length,
+      usPerFile: round((ms * 1000) / texts.length),
+      usPerKb: round((ms * 1000) / kilobytes),
+      filesPerSecond: Math.round(texts.length / (ms / 1000)),
+    };
   });
 }
 
-function inChild(mode: Mode): ModeResult {
+function inChild(mode: Mode, workload: Workload): ModeResult {
   // --single-threaded: no V8 helper threads for garbage collection or compilation, so the figures are one core's.
-  const out = execFileSync(process.execPath, ['--expose-gc', '--single-threaded', fileURLToPath(import.meta.url), '--mode', mode], {
+  const out = execFileSync(process.execPath, ['--expose-gc', '--single-threaded', fileURLToPath(import.meta.url), '--mode', mode, '--workload', workload], {
     encoding: 'utf8',
     maxBuffer: 16 * 2 ** 20,
   });
@@ -237,13 +261,17 @@ const CLI_RUNS = 3;
  * `cuda-gatekeeper check` on the measured repository written to disk: one cold process per run, as a user or a CI
  * job runs it (startup, walking the checkout, reading, checking and printing the JSON report included).
  */
-function cliOnDisk(): { files: number; findings: number; ms: number; minMs: number; maxMs: number; peakRssMb: number } {
+function cliOnDisk(workload: Workload): { files: number; findings: number; ms: number; minMs: number; maxMs: number; peakRssMb: number } {
   const dir = mkdtempSync(join(tmpdir(), 'cgk-bench-'));
   try {
-    repository(0).forEach((files, i) => {
-      mkdirSync(join(dir, `p${i}`));
-      for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, `p${i}`, name), text);
-    });
+    const trees =
+      workload === 'real'
+        ? realProjects(realSources(join(ROOT, 'fixtures', 'corpus')), FILES)
+        : Array.from({ length: PROJECTS }, (_, i) => ({ dir: `p${i}`, files: project(i) }));
+    for (const tree of trees) {
+      mkdirSync(join(dir, tree.dir), { recursive: true });
+      for (const [name, text] of Object.entries(tree.files)) writeFileSync(join(dir, tree.dir, name), text);
+    }
     // The child reports its own peak RSS (getrusage) on exit, on stderr.
     const preload = `data:text/javascript,process.on('exit',()=>process.stderr.write('\\nmaxrss '+process.resourceUsage().maxRSS+'\\n'))`;
     const runs = Array.from({ length: CLI_RUNS }, () => {
@@ -273,20 +301,24 @@ function cliOnDisk(): { files: number; findings: number; ms: number; minMs: numb
   }
 }
 
-function main(): void {
-  const whole = inChild('whole');
-  const byProject = inChild('project');
-  const cli = cliOnDisk();
+function measureWorkload(workload: Workload): { result: Record<string, unknown>; rows: string[][] } {
+  const whole = inChild('whole', workload);
+  const byProject = inChild('project', workload);
+  const cli = cliOnDisk(workload);
   const all = [whole.cold, ...whole.warm, byProject.cold, ...byProject.warm];
   if (new Set(all.map((run) => run.findings)).size !== 1) throw new Error('passes disagree on the findings');
-  const measured = repository(0);
-  const files = PROJECTS * 5;
+  const measured =
+    workload === 'real'
+      ? realProjects(realSources(join(ROOT, 'fixtures', 'corpus')), FILES).map((service) => service.files)
+      : Array.from({ length: PROJECTS }, (_, i) => project(i));
+  const files = FILES;
   const megabytes = round(measured.reduce((sum, project) => sum + Object.values(project).reduce((s, text) => s + text.length, 0), 0) / 2 ** 20);
   const warmWhole = summary(whole.warm);
   const warmProject = summary(byProject.warm);
   const samples = byProject.samples ?? [];
   const perFormat = byProject.perFormat ?? [];
   const result = {
+    workload,
     machine: { cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length, node: process.version },
     files,
     megabytes,
@@ -313,7 +345,10 @@ function main(): void {
   const verdict = (ok: boolean): string => (ok ? 'met' : 'NOT met');
   const rows = [
     ['measure', 'value'],
-    ['files (projects × 5)', `${files} (${megabytes} MiB, ${result.findings} findings)`],
+    [
+      workload === 'real' ? 'files (real: fixtures/corpus, byte for byte)' : 'files (SYNTHETIC projects × 5)',
+      `${files} (${megabytes} MiB, ${result.findings} findings)`,
+    ],
     [
       'whole repo, warm (median of 7)',
       `${warmWhole.filesPerSecond} files/s (range ${warmWhole.min}–${warmWhole.max}; ${warmWhole.ms} ms; files parsed twice: ${whole.cold.parsedAgain})`,
@@ -326,7 +361,7 @@ function main(): void {
     ],
     ['project by project, cold (first pass)', `${result.project.cold.filesPerSecond} files/s (${result.project.cold.ms} ms)`],
     ['RSS while streaming', samples.map((sample) => `${sample.files}: ${sample.rssMb}`).join(', ') + ' MiB'],
-    ...perFormat.map((row) => [`parse ${row.format} (warm)`, `${row.usPerFile} µs/file (${row.filesPerSecond} files/s)`]),
+    ...perFormat.map((row) => [`parse ${row.format} (warm)`, `${row.usPerFile} µs/file, ${row.usPerKb} µs/KB (${row.filesPerSecond} files/s)`]),
     [
       'CLI on the checkout on disk (cold process, median of 3)',
       `${cli.ms} ms (range ${cli.minMs}–${cli.maxMs}; ${result.cli.filesPerSecond} files/s, ${cli.findings} findings), peak RSS ${cli.peakRssMb} MiB`,
@@ -340,10 +375,25 @@ function main(): void {
       `project by project (warm): ${verdict(result.target.projectWarm)}; whole repo (warm): ${verdict(result.target.wholeWarm)}`,
     ],
   ];
+  return { result, rows };
+}
+
+function main(): void {
+  const real = measureWorkload('real');
+  // The Dockerfile scanner's share: real Dockerfiles it reads itself, and those left to dockerfile-ast as a whole.
+  const dockerfiles = realSources(join(ROOT, 'fixtures', 'corpus')).filter((source) => source.kind === 'dockerfile');
+  const fallback = dockerfiles.filter((source) => !scanPlainDockerfile(source.text)).map((source) => source.name);
+  real.rows.push([
+    'Dockerfiles left to dockerfile-ast whole (real files)',
+    `${fallback.length} of ${dockerfiles.length}${fallback.length ? ` (${fallback.join(', ')})` : ''}`,
+  ]);
+  real.result.dockerfileFallback = { files: dockerfiles.length, fallback };
+  const synthetic = measureWorkload('synthetic');
+  const rows = [...real.rows, ['', ''], ...synthetic.rows.map(([name, value]) => [`${name} [synthetic]`, value!])];
   const width = Math.max(...rows.map((row) => row[0]!.length));
   process.stdout.write(`${rows.map((row) => `${row[0]!.padEnd(width)}  ${row[1]}`).join('\n')}\n`);
   mkdirSync(join(ROOT, 'bench-results'), { recursive: true });
-  writeFileSync(join(ROOT, 'bench-results', 'engine.json'), `${JSON.stringify(result, null, 2)}\n`);
+  writeFileSync(join(ROOT, 'bench-results', 'engine.json'), `${JSON.stringify({ real: real.result, synthetic: synthetic.result }, null, 2)}\n`);
 }
 
 function round(value: number): number {

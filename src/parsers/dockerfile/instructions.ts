@@ -56,7 +56,21 @@ export function readDockerfile(text: string, source: SourceText): ReadDockerfile
 /** The dockerfile-ast reading: the reference for every file. */
 export function readWithDockerfileAst(text: string, source: SourceText): ReadDockerfile {
   const dockerfile = DockerfileParser.parse(text);
-  const offsetOf = (position: { line: number; character: number }): number => source.lineStart(position.line + 1) + position.character;
+  return {
+    escape: dockerfile.getEscapeCharacter() || '\\',
+    instructions: viewsOf(dockerfile, (position) => source.lineStart(position.line + 1) + position.character),
+  };
+}
+
+/** dockerfile-ast's instructions of `text`, with positions made file offsets by `offsetOf`. */
+function readInstructions(text: string, offsetOf: (position: { line: number; character: number }) => number): InstructionView[] {
+  return viewsOf(DockerfileParser.parse(text), offsetOf);
+}
+
+function viewsOf(
+  dockerfile: ReturnType<typeof DockerfileParser.parse>,
+  offsetOf: (position: { line: number; character: number }) => number,
+): InstructionView[] {
   const spanOf = (range: { start: { line: number; character: number }; end: { line: number; character: number } }): Span => ({
     start: offsetOf(range.start),
     end: offsetOf(range.end),
@@ -93,7 +107,7 @@ export function readWithDockerfileAst(text: string, source: SourceText): ReadDoc
         ),
     };
   });
-  return { escape: dockerfile.getEscapeCharacter() || '\\', instructions };
+  return instructions;
 }
 
 /** Whitespace other than blanks and line feeds, and BOMs: what counts as a separator there is dockerfile-ast's call. */
@@ -149,10 +163,11 @@ export function scanPlainDockerfile(text: string): InstructionView[] | undefined
     const span = { start: indent, end: lineEnd };
     if (READ_ARGUMENTS.has(upper)) {
       const quotes = upper === 'ARG' || upper === 'ENV' ? /\\/ : /["'\\]/; // ARG/ENV values may be quoted; see argProperties
-      if (lines > 1 || quotes.test(text.slice(keywordEnd, contentEnd))) return undefined;
-      const view = plainArguments(text, upper, keyword, span, fromLine, keywordEnd, contentEnd);
-      if (!view) return undefined;
-      instructions.push(view);
+      const plain =
+        lines > 1 || quotes.test(text.slice(keywordEnd, contentEnd)) ? undefined : plainArguments(text, upper, keyword, span, fromLine, keywordEnd, contentEnd);
+      // Quotes, backslashes and continuation lines in these instructions are dockerfile-ast's call: it reads this
+      // one instruction, and the scan goes on (the file as a whole would cost a full syntax tree).
+      instructions.push(plain ?? astInstruction(text, span, fromLine));
     } else {
       instructions.push(unreadInstruction(keyword, span, fromLine, line));
     }
@@ -160,6 +175,19 @@ export function scanPlainDockerfile(text: string): InstructionView[] | undefined
     line++;
   }
   return instructions;
+}
+
+/**
+ * One instruction read by dockerfile-ast on its own: the text from its keyword to the end of its last line,
+ * parsed, its positions moved back into the file. Instructions do not depend on each other in the plain subset
+ * (no escape directive, no heredoc), so this is what the whole-file parse gives for it.
+ */
+function astInstruction(text: string, span: Span, fromLine: number): InstructionView {
+  const snippet = text.slice(span.start, span.end);
+  const lineStarts = [0];
+  for (let i = snippet.indexOf('\n'); i >= 0; i = snippet.indexOf('\n', i + 1)) lineStarts.push(i + 1);
+  const view = readInstructions(snippet, (position) => span.start + lineStarts[position.line]! + position.character)[0]!;
+  return { ...view, fromLine, toLine: fromLine + (view.toLine - view.fromLine) };
 }
 
 function unreadInstruction(keyword: string, span: Span, fromLine: number, toLine: number): InstructionView {
