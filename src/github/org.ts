@@ -18,7 +18,7 @@ import { sendCheck, type Trigger } from './check.js';
 import { resolveBaseline } from './config.js';
 import { rememberRun, type AppDeps } from './deps.js';
 import { partialQuery, problemsAt } from './graphql.js';
-import { readBranch, readPullAgainst, repositoryInfo, type RepositoryInfo } from './repository.js';
+import { readBranch, readPullAgainst, repositoriesInfo, repositoryInfo, type OpenPull, type RepositoryInfo } from './repository.js';
 import { newestRun, ORG_CONFIG_PATH, ORG_CONFIG_REPO, orgLayer, readOrgLayer, RUNS_FIELD, type Blob, type ConfigBlob, type ExistingRun } from './read.js';
 import { migrate } from './migrate.js';
 import { describeError, runKey, sendFailure, serialized } from './pull-check.js';
@@ -137,9 +137,16 @@ async function previewVerdict(github: GitHub, target: PullTarget, proposed: stri
   const repos = await organisationRepositories(github, target.owner);
   const outcomes: PreviewOutcome[] = [];
   const unreadable: { name: string; reason: string }[] = [];
+  // One GraphQL request per 25 repositories for their heads, baseline files and open pull requests.
+  const infos = await repositoriesInfo(
+    github,
+    target.owner,
+    repos.map((repo) => repo.name),
+  );
   for (const repo of repos) {
     try {
-      const info = await repositoryInfo(github, { owner: target.owner, repo: repo.name });
+      const info = infos.get(repo.name);
+      if (info instanceof Error) throw info;
       if (info) outcomes.push(...(await previewRepository(github, target.owner, repo, info, current, newOrg, today)));
     } catch (error) {
       // One repository GitHub will not show does not sink the preview: it is listed as not evaluated.
@@ -196,9 +203,19 @@ export async function recheckOrganisation(
   const orgConfig = layer.state === 'found' ? layer.config : null;
   const commit = orgConfig?.commit || 'none';
   const migrations = resolveBaseline(owner, ORG_CONFIG_REPO, undefined, orgConfig).baseline.migration.pullRequests;
-  const repos = await github.paginate(github.rest.apps.listReposAccessibleToInstallation, { per_page: 100 });
+  const repos = (await github.paginate(github.rest.apps.listReposAccessibleToInstallation, { per_page: 100 })).filter(
+    (candidate) => !candidate.archived && candidate.owner.login.toLowerCase() === owner.toLowerCase(),
+  );
   let queued = 0;
-  for (const repo of repos.filter((candidate) => !candidate.archived && candidate.owner.login.toLowerCase() === owner.toLowerCase())) {
+  // Open pull requests of 25 repositories per GraphQL request (heads only); a repository with more than 100 open
+  // pull requests is listed in full through REST.
+  const infos = await repositoriesInfo(
+    github,
+    owner,
+    repos.map((repo) => repo.name),
+    { pulls: 100, files: false },
+  );
+  for (const repo of repos) {
     if (migrations && repo.name !== ORG_CONFIG_REPO) {
       await deps.fanout!.add(
         `migrate:${installationId}:${owner}/${repo.name}:${commit}`,
@@ -206,18 +223,30 @@ export async function recheckOrganisation(
         github,
       );
     }
-    const pulls = await github.paginate(github.rest.pulls.list, { owner, repo: repo.name, state: 'open', per_page: 100 });
+    const info = infos.get(repo.name);
+    if (info instanceof Error) {
+      log.warn({ deliveryId, repo: `${owner}/${repo.name}`, err: { message: info.message } }, 'open pull requests could not be listed; not re-checked');
+      continue;
+    }
+    const pulls: readonly Pick<OpenPull, 'number' | 'headSha' | 'headRef' | 'headRepo'>[] = info?.morePulls
+      ? (await github.paginate(github.rest.pulls.list, { owner, repo: repo.name, state: 'open', per_page: 100 })).map((pull) => ({
+          number: pull.number,
+          headSha: pull.head.sha,
+          headRef: pull.head.ref,
+          headRepo: pull.head.repo?.full_name ?? '(deleted fork)',
+        }))
+      : (info?.pulls ?? []);
     for (const pull of pulls) {
       const target: PullTarget = {
         owner,
         repo: repo.name,
         number: pull.number,
-        headSha: pull.head.sha,
-        headRef: pull.head.ref,
-        headRepo: pull.head.repo?.full_name ?? '(deleted fork)',
+        headSha: pull.headSha,
+        headRef: pull.headRef,
+        headRepo: pull.headRepo,
         installationId,
       };
-      const key = `recheck:${installationId}:${owner}/${repo.name}@${pull.head.sha}:${commit}`;
+      const key = `recheck:${installationId}:${owner}/${repo.name}@${pull.headSha}:${commit}`;
       if (await deps.fanout!.add(key, { kind: 'check-pull', installationId, target, deliveryId, trigger: 'event' }, github)) queued++;
     }
   }

@@ -19,6 +19,9 @@ export interface OpenPull {
   readonly number: number;
   readonly url: string;
   readonly headSha: string;
+  readonly headRef: string;
+  /** `owner/name` of the head repository; "(deleted fork)" when GitHub no longer has it. */
+  readonly headRepo: string;
   readonly changed: readonly string[];
   readonly removed: readonly string[];
 }
@@ -27,43 +30,86 @@ export interface RepositoryInfo {
   readonly headSha: string;
   readonly repoConfig?: ConfigBlob;
   readonly pulls: readonly OpenPull[];
+  /** More open pull requests than were asked for. */
+  readonly morePulls: boolean;
 }
 
-const INFO_QUERY = `query CudaGatekeeperRepository($owner: String!, $name: String!, $pulls: Int!) {
-  repository(owner: $owner, name: $name) {
-    defaultBranchRef { target { oid } }
+/** Repositories per batched query: GraphQL aliases, one request for many repositories (see `repositoriesInfo`). */
+export const REPOSITORIES_PER_QUERY = 25;
+
+const repositoryFields = (files: boolean) => `defaultBranchRef { target { oid } }
     config: object(expression: ${JSON.stringify(`HEAD:${CONFIG_PATH}`)}) { ... on Blob { text byteSize isBinary } }
     pullRequests(states: OPEN, first: $pulls, orderBy: { field: UPDATED_AT, direction: DESC }) {
-      nodes { number url headRefOid files(first: 100) { nodes { path changeType } } }
-    }
-  }
-}`;
+      nodes { number url headRefOid headRefName headRepository { nameWithOwner }${files ? ' files(first: 100) { nodes { path changeType } }' : ''} }
+      pageInfo { hasNextPage }
+    }`;
 
-interface InfoAnswer {
-  repository: {
-    defaultBranchRef: { target: { oid: string } | null } | null;
-    config: Blob | null;
-    pullRequests: {
-      nodes: ({ number: number; url: string; headRefOid: string; files: { nodes: ({ path: string; changeType: string } | null)[] } | null } | null)[];
-    };
-  } | null;
+interface RepositoryAnswer {
+  defaultBranchRef: { target: { oid: string } | null } | null;
+  config: Blob | null;
+  pullRequests: {
+    nodes: ({
+      number: number;
+      url: string;
+      headRefOid: string;
+      headRefName: string;
+      headRepository: { nameWithOwner: string } | null;
+      files?: { nodes: ({ path: string; changeType: string } | null)[] } | null;
+    } | null)[];
+    pageInfo: { hasNextPage: boolean };
+  };
 }
 
-/** The default branch's head, the repository's baseline file and its open pull requests (one request). */
+/**
+ * Many repositories of one owner in one GraphQL request, each under its own alias (`r0`, `r1`, …): the default
+ * branch's head, the repository's baseline file and its open pull requests (with their changed files when
+ * `files`). GitHub answers a repository it will not show with `null` and a NOT_FOUND or FORBIDDEN error at that
+ * alias while the others are answered (docs.github.com/en/graphql/guides/forming-calls-with-graphql, "Errors"), so
+ * each repository gets its own answer: its information, `undefined` for an empty repository, or the error. The
+ * node count stays far below GitHub's 500,000 limit (docs.github.com/en/graphql/overview/rate-limits-and-query-
+ * limits-for-the-graphql-api): 25 repositories × 20 pull requests × 100 files = 50,000.
+ */
+export async function repositoriesInfo(
+  github: GitHub,
+  owner: string,
+  names: readonly string[],
+  options: { readonly pulls?: number; readonly files?: boolean } = {},
+): Promise<Map<string, RepositoryInfo | undefined | GitHubReadError>> {
+  const answers = new Map<string, RepositoryInfo | undefined | GitHubReadError>();
+  const files = options.files ?? true;
+  const pulls = Math.max(1, Math.min(options.pulls ?? MAX_PULLS_PER_REPO, 100));
+  for (let from = 0; from < names.length; from += REPOSITORIES_PER_QUERY) {
+    const batch = names.slice(from, from + REPOSITORIES_PER_QUERY);
+    const query = `query CudaGatekeeperRepositories($owner: String!, $pulls: Int!${batch.map((_, i) => `, $n${i}: String!`).join('')}) {
+${batch.map((_, i) => `  r${i}: repository(owner: $owner, name: $n${i}) {\n    ${repositoryFields(files)}\n  }`).join('\n')}
+}`;
+    const variables: Record<string, unknown> = { owner, pulls };
+    batch.forEach((name, i) => (variables[`n${i}`] = name));
+    const { data, problems } = await partialQuery<Record<string, RepositoryAnswer | null>>(github, query, variables);
+    batch.forEach((name, i) => {
+      const answer = data[`r${i}`];
+      answers.set(name, answer ? infoOf(answer) : new GitHubReadError(`GitHub would not show ${owner}/${name}`, problemsAt(problems, `r${i}`)));
+    });
+  }
+  return answers;
+}
+
+/** One repository's information (one request); throws when GitHub will not show it. */
 export async function repositoryInfo(github: GitHub, repo: RepoRef, pulls = MAX_PULLS_PER_REPO): Promise<RepositoryInfo | undefined> {
-  const { data, problems } = await partialQuery<InfoAnswer>(github, INFO_QUERY, {
-    owner: repo.owner,
-    name: repo.repo,
-    pulls: Math.max(1, Math.min(pulls, 100)),
-  });
-  if (!data.repository) throw new GitHubReadError(`GitHub would not show ${repo.owner}/${repo.repo}`, problemsAt(problems, 'repository'));
-  const headSha = data.repository.defaultBranchRef?.target?.oid;
+  const answer = (await repositoriesInfo(github, repo.owner, [repo.repo], { pulls })).get(repo.repo);
+  if (answer instanceof Error) throw answer;
+  return answer;
+}
+
+function infoOf(repository: RepositoryAnswer): RepositoryInfo | undefined {
+  const headSha = repository.defaultBranchRef?.target?.oid;
   if (!headSha) return undefined; // an empty repository
-  const config = data.repository.config?.text;
+  const config = repository.config?.text;
   return {
     headSha,
     ...(config != null ? { repoConfig: { text: config, commit: headSha } } : {}),
-    pulls: data.repository.pullRequests.nodes.flatMap((pull) => {
+    morePulls: repository.pullRequests.pageInfo.hasNextPage,
+    pulls: repository.pullRequests.nodes.flatMap((pull) => {
       if (!pull) return [];
       const files = (pull.files?.nodes ?? []).filter((file) => file !== null && classifyPath(file.path) !== undefined) as {
         path: string;
@@ -74,6 +120,8 @@ export async function repositoryInfo(github: GitHub, repo: RepoRef, pulls = MAX_
           number: pull.number,
           url: pull.url,
           headSha: pull.headRefOid,
+          headRef: pull.headRefName,
+          headRepo: pull.headRepository?.nameWithOwner ?? '(deleted fork)',
           changed: files.filter((file) => file.changeType !== 'DELETED').map((file) => file.path),
           removed: files.filter((file) => file.changeType === 'DELETED').map((file) => file.path),
         },

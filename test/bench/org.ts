@@ -1,0 +1,131 @@
+/**
+ * Organisation-scale benchmark: the baseline preview of a config pull request and the re-check after a baseline
+ * lands, over 1,000 and 10,000 repositories in the fake GitHub (REST validated against GitHub's OpenAPI
+ * description, GraphQL executed against GitHub's schema). Reports API calls (total and per repository) and wall
+ * time. One repository in five holds real files from fixtures/corpus (a Dockerfile and a requirements file),
+ * the others none, as in an organisation where some teams train models; one in ten has an open pull request.
+ * Part of `npm run bench`; writes bench-results/org.json.
+ */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { pino } from 'pino';
+import { Probot, ProbotOctokit } from 'probot';
+import { createDeps } from '../../src/github/deps.js';
+import type { FanoutJob } from '../../src/github/jobs.js';
+import { recheckOrganisation } from '../../src/github/org.js';
+import { cudaGatekeeper } from '../../src/app.js';
+import { packageRoot } from '../../src/util/package-root.js';
+import { FakeGitHub } from '../support/fake-github.js';
+import { privateKey } from '../support/probot.js';
+import { addedPatch } from '../app/scenario.js';
+
+const OWNER = 'octo-org';
+const corpus = join(packageRoot(), 'fixtures', 'corpus');
+const DOCKERFILE = readFileSync(join(corpus, 'b13__facebookresearch__sam2__backend.Dockerfile'), 'utf8');
+const REQUIREMENTS = readFileSync(join(corpus, 'b26__KwaiVGI__LivePortrait__requirements.txt'), 'utf8');
+const OLD = 'cuda:\n  allowed: ["12.1", "12.4", "12.6"]\n';
+const NEW = 'cuda:\n  allowed: ["12.4", "12.6"]\n';
+
+function organisation(fake: FakeGitHub, repositories: number): void {
+  fake.addRepo(`${OWNER}/.github`, { 'cuda-gatekeeper.yml': OLD });
+  for (let i = 0; i < repositories; i++) {
+    const full = `${OWNER}/repo-${i}`;
+    const ml = i % 5 === 0;
+    fake.addRepo(
+      full,
+      ml ? { Dockerfile: DOCKERFILE, 'requirements.txt': REQUIREMENTS, 'README.md': '# model\n' } : { 'README.md': '# service\n', 'src/main.py': 'print(1)\n' },
+    );
+    if (i % 10 === 0) {
+      const changed = ml ? 'requirements.txt' : 'README.md';
+      const text = ml ? `${REQUIREMENTS}numpy==1.26.4\n` : '# service, edited\n';
+      const headSha = fake.commit(ml ? { Dockerfile: DOCKERFILE, 'requirements.txt': text } : { 'README.md': text, 'src/main.py': 'print(1)\n' });
+      fake.addPull(full, { number: 1, headSha, headRef: 'work', headRepo: full, files: [{ filename: changed, status: 'modified', patch: addedPatch(text) }] });
+    }
+  }
+}
+
+async function main(): Promise<void> {
+  const rows: { repositories: number; job: string; calls: number; perRepository: number; seconds: number; detail: string }[] = [];
+  for (const repositories of [1000, 10000]) {
+    const fake = new FakeGitHub();
+    organisation(fake, repositories);
+    const { server, port } = await fake.listen(0);
+    const Octokit = ProbotOctokit.defaults((options: Record<string, unknown>) => ({
+      ...options,
+      retry: { enabled: false },
+      throttle: { ...(options.throttle as object), enabled: false },
+    }));
+    const probot = new Probot({ appId: 1, privateKey: privateKey(), baseUrl: `http://127.0.0.1:${port}/api/v3`, log: pino({ level: 'silent' }), Octokit });
+    const deps = createDeps(1);
+    await probot.load(cudaGatekeeper(deps));
+    const github = await probot.auth(42);
+
+    // The re-check after a baseline lands: listing the repositories and their open pull requests, and queuing one
+    // job per pull request (each job is then one pull request's check: ≤ 4 calls, see the App bench).
+    const queued: FanoutJob[] = [];
+    const counting = {
+      ...deps,
+      fanout: { add: async (_key: string, job: FanoutJob) => (queued.push(job), true), idle: async () => {} },
+    } as unknown as typeof deps;
+    let before = fake.requests.length;
+    let started = performance.now();
+    await recheckOrganisation(github as never, OWNER, 42, counting, pino({ level: 'silent' }) as never, 'bench');
+    let calls = fake.requests.length - before;
+    rows.push({
+      repositories,
+      job: 're-check: list and queue',
+      calls,
+      perRepository: calls / repositories,
+      seconds: (performance.now() - started) / 1000,
+      detail: `${queued.length} pull requests queued`,
+    });
+
+    // The preview of a config pull request: every repository's default branch and open pull requests under both baselines.
+    const headSha = fake.commit({ 'cuda-gatekeeper.yml': NEW });
+    fake.addPull(`${OWNER}/.github`, {
+      number: 9,
+      headSha,
+      headRef: 'policy',
+      headRepo: `${OWNER}/.github`,
+      files: [{ filename: 'cuda-gatekeeper.yml', status: 'modified', patch: addedPatch(NEW) }],
+    });
+    const payload = {
+      action: 'opened',
+      number: 9,
+      installation: { id: 42 },
+      repository: { id: 1, name: '.github', full_name: `${OWNER}/.github`, default_branch: 'main', owner: { login: OWNER, id: 1, type: 'Organization' } },
+      pull_request: {
+        number: 9,
+        state: 'open',
+        head: { sha: headSha, ref: 'policy', repo: { full_name: `${OWNER}/.github` } },
+        base: { ref: 'main', sha: fake.repos.get(`${OWNER}/.github`)!.head },
+      },
+    };
+    before = fake.requests.length;
+    started = performance.now();
+    await probot.receive({ id: 'bench-preview', name: 'pull_request', payload } as never);
+    await deps.fanout!.idle();
+    calls = fake.requests.length - before;
+    const run = fake.checkRuns.find((candidate) => candidate.repo === `${OWNER}/.github`);
+    rows.push({
+      repositories,
+      job: 'preview of a config pull request',
+      calls,
+      perRepository: calls / repositories,
+      seconds: (performance.now() - started) / 1000,
+      detail: `${run?.conclusion ?? 'no check run'}: ${run?.output?.title ?? ''}`,
+    });
+    if (fake.violations.length) throw new Error(`fake GitHub saw invalid requests: ${fake.violations.slice(0, 3).join('; ')}`);
+    await new Promise((resolve) => server.close(resolve));
+  }
+  process.stdout.write('\nOrganisation scale (fake GitHub on loopback, zero latency)\n');
+  for (const row of rows)
+    process.stdout.write(
+      `${String(row.repositories).padStart(6)} repositories  ${row.job.padEnd(34)} ${String(row.calls).padStart(6)} calls  ${row.perRepository.toFixed(3)}/repository  ${row.seconds.toFixed(1)} s  ${row.detail}\n`,
+    );
+  mkdirSync(join(packageRoot(), 'bench-results'), { recursive: true });
+  writeFileSync(join(packageRoot(), 'bench-results', 'org.json'), `${JSON.stringify(rows, null, 2)}\n`);
+}
+
+await main();
