@@ -1,3 +1,4 @@
+import { valid, validRange } from '@renovatebot/pep440';
 import { z } from 'zod';
 
 const cudaMinor = z
@@ -31,7 +32,17 @@ export const BaselineFile = z.strictObject({
     .optional()
     .describe('GPU models ("A100", "H100") or compute capabilities ("8.0") in the fleet'),
   packages: z
-    .record(z.string().min(1), z.array(z.union([z.string(), z.number()]).transform(String)))
+    .record(
+      z.string().min(1),
+      z.array(
+        z
+          .union([z.string(), z.number()])
+          .transform(String)
+          .refine((version) => valid(version) !== null || validRange(version), {
+            error: (issue) => `${JSON.stringify(issue.input)} is neither a PEP 440 version ("2.6.0") nor a specifier (">=2.6,<2.8")`,
+          }),
+      ),
+    )
     .optional()
     .describe('Allowed versions (PEP 440 versions or specifiers) per package'),
   pinning: z

@@ -1,10 +1,10 @@
-import { existsSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, resolve, sep } from 'node:path';
 import { parseArgs } from 'node:util';
 import { applyEdits } from '../analysis/edits.js';
 import { loadBaseline, type LoadedBaseline } from '../baseline/load.js';
 import { EMPTY_BASELINE } from '../baseline/schema.js';
-import type { Report } from '../finding.js';
+import { severityRank, type Report, type Severity } from '../finding.js';
 import { defaultKnowledgeBase } from '../knowledge/index.js';
 import { plan, PlanError, renderPlanText } from '../plan/plan.js';
 import { renderGithubAnnotations } from '../render/github.js';
@@ -12,12 +12,12 @@ import { renderJson } from '../render/json.js';
 import { renderSarif } from '../render/sarif.js';
 import { escapeControl, renderText } from '../render/text.js';
 import { SourceText } from '../parsers/source.js';
-import { affectedFiles, readRepository, UNKNOWN_KIND, type Listed, type RepositoryReader, type SourceFile } from '../reader.js';
+import { affectedFiles, readRepository, sourceOf, UNKNOWN_KIND, type Listed, type RepositoryReader, type SourceFile } from '../reader.js';
 import type { FileKind } from '../parsers/facts.js';
 import { gateRepository, type RepositoryCheck } from '../stream.js';
 import { gate, type GateOptions } from '../gate.js';
 import { linkedWithin, verifyFixes } from '../verify.js';
-import { parseFile } from '../parsers/index.js';
+import { classifyPath, parseFile } from '../parsers/index.js';
 import type { Baseline } from '../baseline/schema.js';
 import type { KnowledgeBase } from '../knowledge/index.js';
 import { RULE_IDS, RULES } from '../../rules/index.js';
@@ -28,18 +28,69 @@ import { bundledBaselinePath, packageVersion } from '../util/package-root.js';
 export class UsageError extends Error {}
 
 const USAGE = `Usage:
-  cuda-gatekeeper check [PATH...] [--baseline FILE|none] [--baseline-ref REF] [--format text|json|sarif|github] [--changed-since REF] [--fix] [--verbose] [--repository OWNER/NAME] [--type dockerfile|requirements|conda]
-  cuda-gatekeeper plan --cuda X.Y [PATH...] [--baseline FILE|none] [--baseline-ref REF] [--format text|json] [--write]
-  cuda-gatekeeper rules
+  cuda-gatekeeper check [PATH...] [options]     check Dockerfiles, requirements and conda files
+  cuda-gatekeeper plan --cuda X.Y [PATH...]     the edits that move a checkout to another CUDA
+  cuda-gatekeeper rules                         the rules, their default severity and what they check
   cuda-gatekeeper --version
 
-Exit status: 0 no error-level findings, 1 error-level findings, 2 bad usage or unreadable baseline.`;
+cuda-gatekeeper COMMAND --help describes a command and its options.
+
+Exit status: 0 no error-level findings, 1 error-level findings, 2 bad usage or an invalid baseline.`;
+
+const CHECK_HELP = `Usage: cuda-gatekeeper check [PATH...] [options]
+
+Checks the Dockerfiles, requirements and conda environment files under PATH (default: the whole working
+directory) and the files they pull in. "-" reads one file from standard input (give --type or --stdin-filename).
+
+Options:
+  --baseline FILE|none     the baseline (default: .github/cuda-gatekeeper.yml, else the bundled baseline.yaml;
+                           none: only the built-in consistency rules)
+  --baseline-ref REF       read the baseline as it is at git ref REF (in CI: the pull request's base branch)
+  --changed-since REF      check only the files changed since REF, with the files joined to them
+  --format FORMAT          text (default), json, sarif or github (workflow annotations)
+  --output FILE            write the report to FILE instead of standard output
+  --quiet                  report error-level findings only
+  --fail-on LEVEL          exit 1 on findings at or above LEVEL: error (default), warning, or never
+  --max-warnings N         also exit 1 when there are more than N warnings
+  --fix                    apply the safe fixes (each verified by checking the result again)
+  --verbose                show each finding's explanation, sources and fix
+  --repository OWNER/NAME  the repository waivers are matched against (default: $GITHUB_REPOSITORY, else the
+                           folder's name)
+  --type KIND              read the named files (or standard input) as dockerfile, requirements or conda
+  --stdin-filename PATH    the repository path standard input stands for (its includes are read relative to it)
+  -h, --help               this text
+
+Colour: on when standard output is a terminal and NO_COLOR is not set.
+Exit status: 0 no finding at the --fail-on level (and at most --max-warnings warnings), 1 otherwise, 2 bad
+usage or an invalid baseline (nothing is checked then).`;
+
+const PLAN_HELP = `Usage: cuda-gatekeeper plan --cuda X.Y [PATH...] [options]
+
+Plans the move of the checkout to CUDA X.Y: base images, wheel indexes and pins, conda packages, each edit
+checked by the gate before it is proposed.
+
+Options:
+  --cuda X.Y               the CUDA release to move to (required)
+  --baseline FILE|none     the baseline (as for check)
+  --baseline-ref REF       read the baseline as it is at git ref REF
+  --format text|json       the plan's format (default: text)
+  --write                  apply the plan's edits to the files
+  -h, --help               this text
+
+Exit status: 0 planned, 2 bad usage, an invalid baseline or a CUDA release that does not exist.`;
+
+const RULES_HELP = `Usage: cuda-gatekeeper rules
+
+Lists every rule: its id, default severity and what it checks. Each rule's README (rules/<id>/README.md) says
+why and how to fix.`;
 
 export interface Io {
   readonly cwd: string;
   readonly out: (text: string) => void;
   readonly err: (text: string) => void;
   readonly color?: boolean;
+  /** Standard input's text, for `check -` (default: file descriptor 0). */
+  readonly stdin?: () => string;
 }
 
 /** Run the CLI; returns the exit status. Never throws for user mistakes. */
@@ -77,13 +128,20 @@ function dispatch(argv: readonly string[], io: Io): number {
     io.out(`${USAGE}\n`);
     return command === undefined ? 2 : 0;
   }
-  if (command === 'check') return check(rest, io);
-  if (command === 'plan') return planCommand(rest, io);
+  const help = rest.includes('--help') || rest.includes('-h');
+  if (command === 'check') return help ? helpText(CHECK_HELP, io) : check(rest, io);
+  if (command === 'plan') return help ? helpText(PLAN_HELP, io) : planCommand(rest, io);
   if (command === 'rules') {
+    if (help) return helpText(RULES_HELP, io);
     for (const rule of RULES) io.out(`${rule.id.padEnd(22)} ${rule.defaultSeverity.padEnd(8)} ${rule.description}\n`);
     return 0;
   }
   throw new UsageError(`unknown command "${command}"\n${USAGE}`);
+}
+
+function helpText(text: string, io: Io): number {
+  io.out(`${text}\n`);
+  return 0;
 }
 
 /**
@@ -129,10 +187,28 @@ function readBaselineFile(cwd: string, path: string): string {
   return read;
 }
 
-function policyFailure(policy: LoadedBaseline, io: Io): number {
-  for (const problem of policy.problems) {
-    const at = policy.source.position(problem.span.start);
-    io.err(`${policy.source.path}:${at.line}:${at.column}: error: ${problem.message} [policy-error]\n`);
+/**
+ * A baseline the CLI will not apply: one that does not read (unknown keys, wrong types), or one that names things
+ * that do not exist (CUDA 12.7, an unknown GPU) — the policy-error rule's findings on the baseline file. Each
+ * problem is printed with its position; nothing is checked, exit 2.
+ */
+function policyFailure(policy: LoadedBaseline, kb: KnowledgeBase, io: Io): number | undefined {
+  const problems: { start: number; message: string }[] = policy.problems.map((problem) => ({ start: problem.span.start, message: problem.message }));
+  if (problems.length === 0) {
+    const semantic = gate([], policy.baseline, kb, { policy }).findings.filter(
+      (finding) => finding.ruleId === 'policy-error' && finding.location.path === policy.source.path,
+    );
+    if (semantic.length === 0) return undefined;
+    for (const finding of semantic) {
+      io.err(
+        `${policy.source.path}:${finding.location.start.line}:${finding.location.start.column}: error: ${escapeControl(finding.message)} [policy-error]\n`,
+      );
+    }
+  } else {
+    for (const problem of problems) {
+      const at = policy.source.position(problem.start);
+      io.err(`${policy.source.path}:${at.line}:${at.column}: error: ${escapeControl(problem.message)} [policy-error]\n`);
+    }
   }
   io.err('cuda-gatekeeper: the baseline is invalid; nothing was checked\n');
   return 2;
@@ -175,6 +251,28 @@ function checkChanges(
   };
 }
 
+/** `--fail-on`, `--max-warnings`: when findings make the exit status 1. */
+interface Threshold {
+  readonly failOn: Severity | 'never';
+  readonly maxWarnings?: number;
+}
+
+function threshold(failOn: string | undefined, maxWarnings: string | undefined): Threshold {
+  const level = failOn ?? 'error';
+  if (level !== 'error' && level !== 'warning' && level !== 'notice' && level !== 'never')
+    throw new UsageError(`unknown --fail-on "${level}" (use error, warning, notice or never)`);
+  if (maxWarnings !== undefined && !/^\d{1,9}$/.test(maxWarnings)) throw new UsageError(`--max-warnings needs a whole number, not "${maxWarnings}"`);
+  return { failOn: level, ...(maxWarnings !== undefined ? { maxWarnings: Number(maxWarnings) } : {}) };
+}
+
+/** Whether the report fails under the threshold. */
+export function fails(report: Report, limit: Threshold): boolean {
+  if (limit.maxWarnings !== undefined && report.counts.warning > limit.maxWarnings) return true;
+  if (limit.failOn === 'never') return false;
+  const floor = severityRank[limit.failOn];
+  return (['error', 'warning', 'notice'] as const).some((severity) => severityRank[severity] >= floor && report.counts[severity] > 0);
+}
+
 function check(args: readonly string[], io: Io): number {
   const { values, positionals } = parseArgs({
     args: [...args],
@@ -183,20 +281,50 @@ function check(args: readonly string[], io: Io): number {
       baseline: { type: 'string' },
       'baseline-ref': { type: 'string' },
       format: { type: 'string', default: 'text' },
+      output: { type: 'string' },
+      quiet: { type: 'boolean', default: false },
+      'fail-on': { type: 'string' },
+      'max-warnings': { type: 'string' },
       'changed-since': { type: 'string' },
       fix: { type: 'boolean', default: false },
       verbose: { type: 'boolean', default: false },
       repository: { type: 'string' },
       type: { type: 'string' },
+      'stdin-filename': { type: 'string' },
     },
   });
   const format = values.format ?? 'text';
   if (!['text', 'json', 'sarif', 'github'].includes(format)) throw new UsageError(`unknown format "${format}" (use text, json, sarif or github)`);
+  const limit = threshold(values['fail-on'], values['max-warnings']);
   const type = fileType(values.type);
-  const policy = readBaseline(values.baseline, io, values['baseline-ref']);
-  if (policy && policy.problems.length > 0) return policyFailure(policy, io);
-  const baseline = policy?.baseline ?? EMPTY_BASELINE;
+  const stdin = positionals.includes('-');
+  if (stdin && positionals.length > 1) throw new UsageError('"-" (standard input) is checked alone; name no other paths with it');
+  if (stdin && (values.fix || values['changed-since'] !== undefined)) throw new UsageError('--fix and --changed-since need files, not standard input');
+  if (values['stdin-filename'] !== undefined && !stdin) throw new UsageError('--stdin-filename goes with "-" (standard input)');
   const kb = defaultKnowledgeBase();
+  const policy = readBaseline(values.baseline, io, values['baseline-ref']);
+  const refused = policy && policyFailure(policy, kb, io);
+  if (refused !== undefined) return refused;
+  const baseline = policy?.baseline ?? EMPTY_BASELINE;
+  // Waivers name repositories: --repository, else GitHub Actions' GITHUB_REPOSITORY, else the folder's name.
+  const gateOptions = {
+    ...(policy ? { policy } : {}),
+    repository: values.repository ?? process.env.GITHUB_REPOSITORY ?? basename(io.cwd),
+    today: new Date().toISOString().slice(0, 10),
+  };
+  const output = (report: Report, sources: readonly SourceFile[]): void => {
+    const shown = values.quiet ? { ...report, findings: report.findings.filter((finding) => finding.severity === 'error') } : report;
+    const text = render(shown, format, sources, values.verbose ?? false, (io.color ?? false) && values.output === undefined);
+    if (values.output === undefined) io.out(text);
+    else writeOutput(io.cwd, values.output, text);
+  };
+
+  if (stdin) {
+    const checked = checkStdin(io, values['stdin-filename'], type, baseline, kb, gateOptions);
+    if (typeof checked === 'string') throw new UsageError(checked);
+    output(checked.report, checked.sources);
+    return fails(checked.report, limit) ? 1 : 0;
+  }
 
   const selected = select(io, positionals, baseline);
   const changes = values['changed-since'] === undefined ? undefined : changedSince(io.cwd, values['changed-since']);
@@ -204,12 +332,6 @@ function check(args: readonly string[], io: Io): number {
   const named = selected.unreadable.filter((entry) => entry.named);
   if (named.length > 0) throw new UsageError(named.map((entry) => `${escapeControl(entry.path)} ${entry.reason}`).join('; '));
   for (const entry of selected.unreadable) io.err(`${escapeControl(toRepoPath(io.cwd, entry.path) ?? entry.path)}: skipped: ${entry.reason}\n`);
-  // Waivers name repositories: --repository, else GitHub Actions' GITHUB_REPOSITORY, else the folder's name.
-  const gateOptions = {
-    ...(policy ? { policy } : {}),
-    repository: values.repository ?? process.env.GITHUB_REPOSITORY ?? basename(io.cwd),
-    today: new Date().toISOString().slice(0, 10),
-  };
   // The walk knows each file's kind by name (or a YAML file's by content); a file named on the command line whose
   // name says nothing is read as --type says, or as its content says.
   const namedPaths = new Set(positionals.map((path) => toRepoPath(io.cwd, resolve(io.cwd, path))));
@@ -233,10 +355,60 @@ function check(args: readonly string[], io: Io): number {
   const { report, sources } = checked;
 
   for (const skip of skipped) io.err(`${escapeControl(skip.path)}: skipped: ${skip.reason}\n`);
-  io.out(render(report, format, sources, values.verbose ?? false, io.color ?? false));
+  output(report, sources);
   // A file named on the command line that could not be read as any kind was not checked: that is a usage error.
   if (skipped.some((skip) => skip.reason === UNKNOWN_KIND && namedPaths.has(skip.path))) return 2;
-  return report.counts.error > 0 ? 1 : 0;
+  return fails(report, limit) ? 1 : 0;
+}
+
+/**
+ * `check -`: one file from standard input, at the repository path `--stdin-filename` names (default `<stdin>` at
+ * the top of the working directory); the files it includes are read from the disk as usual.
+ */
+function checkStdin(
+  io: Io,
+  name: string | undefined,
+  type: FileKind | undefined,
+  baseline: Baseline,
+  kb: KnowledgeBase,
+  options: GateOptions,
+): RepositoryCheck | string {
+  const path = name === undefined ? '<stdin>' : toRepoPath(io.cwd, resolve(io.cwd, name));
+  if (path === undefined) return `--stdin-filename ${escapeControl(name ?? '')} is outside ${io.cwd}`;
+  const kind = type ?? (name === undefined ? undefined : classifyPath(path));
+  if (!kind) return 'standard input needs --type dockerfile|requirements|conda (or a --stdin-filename that says its kind)';
+  let text: string;
+  try {
+    text = (io.stdin ?? (() => readFileSync(0, 'utf8')))();
+  } catch {
+    return 'standard input cannot be read';
+  }
+  const skipped: Skipped[] = [];
+  const disk = diskReader(io.cwd, skipped);
+  const reader: RepositoryReader = {
+    read: (at, atKind) => {
+      if (at !== path) return disk.read(at, atKind);
+      const source = sourceOf(path, text, kind);
+      return typeof source === 'string' ? undefined : source;
+    },
+    isFile: (at) => at === path || disk.isFile(at),
+  };
+  const checked = gateRepository([{ path, kind }], reader, baseline, kb, options);
+  for (const skip of skipped) io.err(`${escapeControl(skip.path)}: skipped: ${skip.reason}\n`);
+  return withVerifiedFixes(checked, baseline, kb, options);
+}
+
+/** `--output FILE`: the report written whole (through a temporary file, so a reader never sees half of it). */
+function writeOutput(cwd: string, file: string, text: string): void {
+  const target = resolve(cwd, file);
+  const temporary = `${target}.${process.pid}.tmp`;
+  try {
+    writeFileSync(temporary, text);
+    renameSync(temporary, target);
+  } catch (error) {
+    rmSync(temporary, { force: true });
+    throw new UsageError(`cannot write ${escapeControl(file)}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`);
+  }
 }
 
 /** The check with every safe fix verified (see verify.ts): the files are parsed again only when there is a safe fix. */
@@ -309,7 +481,8 @@ function planCommand(args: readonly string[], io: Io): number {
   const format = values.format ?? 'text';
   if (!['text', 'json'].includes(format)) throw new UsageError(`unknown format "${format}" for plan (use text or json)`);
   const policy = readBaseline(values.baseline, io, values['baseline-ref']);
-  if (policy && policy.problems.length > 0) return policyFailure(policy, io);
+  const refused = policy && policyFailure(policy, defaultKnowledgeBase(), io);
+  if (refused !== undefined) return refused;
   const loaded = collect(io, positionals, policy?.baseline ?? EMPTY_BASELINE);
   if (loaded.missing.length > 0) throw new UsageError(`no such file or directory inside ${io.cwd}: ${loaded.missing.join(', ')}`);
   const result = plan(loaded.files, values.cuda, defaultKnowledgeBase(), policy?.baseline ?? EMPTY_BASELINE);

@@ -1,0 +1,225 @@
+/**
+ * The CLI as its users expect from ESLint, ruff and hadolint: help per command, --quiet, --fail-on,
+ * --max-warnings, standard input, --output, colour only on a terminal, and a baseline that names things that do
+ * not exist refused with exit 2. The bin is run as a process where the terminal or standard input matter.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { run } from '../src/cli/main.js';
+import { ROOT } from './harness.js';
+
+function repo(files: Record<string, string>): string {
+  const dir = mkdtempSync(join(tmpdir(), 'cgk-flags-'));
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(join(dir, path, '..'), { recursive: true });
+    writeFileSync(join(dir, path), text);
+  }
+  return dir;
+}
+
+function cli(cwd: string, argv: string[], stdin?: string): { code: number; out: string; err: string } {
+  let out = '';
+  let err = '';
+  const code = run(argv, { cwd, out: (text) => (out += text), err: (text) => (err += text), ...(stdin !== undefined ? { stdin: () => stdin } : {}) });
+  return { code, out, err };
+}
+
+const WARNING_ONLY = { 'requirements.txt': 'torch>=2.0\n' };
+const MISMATCH = 'FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nRUN pip install torch==2.3.0+cu118 --index-url https://download.pytorch.org/whl/cu118\n';
+
+describe('help', () => {
+  it.each([
+    ['check', '--format FORMAT'],
+    ['plan', '--cuda X.Y'],
+    ['rules', 'default severity'],
+  ])('%s --help describes the command and exits 0', (command, text) => {
+    for (const flag of ['--help', '-h']) {
+      const result = cli(ROOT, [command, flag]);
+      expect(result.code).toBe(0);
+      expect(result.out).toContain(`Usage: cuda-gatekeeper ${command}`);
+      expect(result.out).toContain(text);
+    }
+  });
+
+  it('every option check accepts is in its help', () => {
+    const help = cli(ROOT, ['check', '--help']).out;
+    const source = readFileSync(join(ROOT, 'src', 'cli', 'main.ts'), 'utf8');
+    const block = source.slice(source.indexOf('function check('), source.indexOf('const format', source.indexOf('function check(')));
+    const options = [...block.matchAll(/^\s+'?([a-z-]+)'?: \{ type:/gm)].map((match) => match[1]!);
+    expect(options.length).toBeGreaterThan(10);
+    for (const option of options) expect(help).toContain(`--${option}`);
+  });
+});
+
+describe('exit status thresholds', () => {
+  it('--fail-on: error (default) passes warnings, warning fails on them, never always passes', () => {
+    const dir = repo(WARNING_ONLY);
+    expect(cli(dir, ['check', '.']).code).toBe(0);
+    expect(cli(dir, ['check', '.', '--fail-on', 'warning']).code).toBe(1);
+    expect(cli(dir, ['check', '.', '--fail-on', 'notice']).code).toBe(1);
+    const errors = repo({ Dockerfile: MISMATCH });
+    expect(cli(errors, ['check', '.']).code).toBe(1);
+    expect(cli(errors, ['check', '.', '--fail-on', 'never']).code).toBe(0);
+  });
+
+  it('--max-warnings N fails when there are more than N warnings (ESLint semantics)', () => {
+    const dir = repo(WARNING_ONLY);
+    expect(cli(dir, ['check', '.', '--max-warnings', '0']).code).toBe(1);
+    expect(cli(dir, ['check', '.', '--max-warnings', '1']).code).toBe(0);
+    expect(cli(dir, ['check', '.', '--max-warnings', '1', '--fail-on', 'never']).code).toBe(0);
+  });
+
+  it.each([
+    [['--fail-on', 'warnings'], 'unknown --fail-on "warnings"'],
+    [['--max-warnings=-1'], '--max-warnings needs a whole number'],
+    [['--max-warnings', 'ten'], '--max-warnings needs a whole number'],
+  ])('bad values are usage errors: %j', (flags, message) => {
+    const result = cli(repo(WARNING_ONLY), ['check', '.', ...flags]);
+    expect(result.code).toBe(2);
+    expect(result.err).toContain(message);
+  });
+});
+
+describe('--quiet', () => {
+  it('shows error-level findings only, in every format; the summary still counts everything', () => {
+    const dir = repo({ Dockerfile: MISMATCH, 'requirements.txt': 'torch>=2.0\n' });
+    const loud = cli(dir, ['check', '.']);
+    const quiet = cli(dir, ['check', '.', '--quiet']);
+    expect(loud.out).toContain('warning:');
+    expect(quiet.out).not.toContain('warning:');
+    expect(quiet.out).toContain('error:');
+    expect(quiet.out).toContain('1 warning');
+    const json = JSON.parse(cli(dir, ['check', '.', '--quiet', '--format', 'json']).out) as { findings: { severity: string }[] };
+    expect(json.findings.length).toBeGreaterThan(0);
+    expect(json.findings.every((finding) => finding.severity === 'error')).toBe(true);
+    expect(quiet.code).toBe(1);
+  });
+});
+
+describe('standard input', () => {
+  it('check - --type reads one file from standard input', () => {
+    const result = cli(repo({}), ['check', '-', '--type', 'dockerfile'], MISMATCH);
+    expect(result.code).toBe(1);
+    expect(result.out).toMatch(/^<stdin>:2:\d+: error: .*\[cuda-mismatch\]$/m);
+  });
+
+  it('--stdin-filename gives the kind and the path; includes are read from the disk relative to it', () => {
+    const dir = repo({ 'svc/base.txt': '--index-url https://download.pytorch.org/whl/cu118\n' });
+    const result = cli(dir, ['check', '-', '--stdin-filename', 'svc/requirements.txt'], '-r base.txt\ntorch==2.3.0+cu121\n');
+    expect(result.out).toContain('svc/requirements.txt:2:1');
+    expect(result.out).toContain('[cuda-mismatch]');
+    expect(result.code).toBe(1);
+  });
+
+  it.each([
+    [['-'], 'standard input needs --type'],
+    [['-', 'Dockerfile'], 'checked alone'],
+    [['-', '--type', 'requirements', '--fix'], '--fix and --changed-since need files'],
+    [['.', '--stdin-filename', 'x.txt'], '--stdin-filename goes with "-"'],
+    [['-', '--stdin-filename', '../outside/requirements.txt'], 'is outside'],
+  ])('mistakes are one line and exit 2: %j', (args, message) => {
+    const result = cli(repo({}), ['check', ...args], 'torch==2.6.0\n');
+    expect(result.code).toBe(2);
+    expect(result.err).toContain(message);
+  });
+
+  it('the bin reads file descriptor 0', () => {
+    const result = spawnSync(process.execPath, [join(ROOT, 'bin', 'cuda-gatekeeper.js'), 'check', '-', '--type', 'dockerfile'], {
+      cwd: repo({}),
+      input: MISMATCH,
+      encoding: 'utf8',
+    });
+    expect(result.status).toBe(1);
+    expect(result.stdout).toContain('[cuda-mismatch]');
+  });
+});
+
+describe('--output', () => {
+  it('writes the report to the file and nothing to standard output', () => {
+    const dir = repo({ Dockerfile: MISMATCH });
+    const result = cli(dir, ['check', '.', '--format', 'sarif', '--output', 'report.sarif']);
+    expect(result.code).toBe(1);
+    expect(result.out).toBe('');
+    expect((JSON.parse(readFileSync(join(dir, 'report.sarif'), 'utf8')) as { version: string }).version).toBe('2.1.0');
+  });
+
+  it('writes nothing when the baseline is invalid (no 0-byte SARIF for the upload step)', () => {
+    const dir = repo({ Dockerfile: MISMATCH, 'b.yaml': 'cuda:\n  allowed: ["12.7"]\n' });
+    const result = cli(dir, ['check', '.', '--baseline', 'b.yaml', '--format', 'sarif', '--output', 'report.sarif']);
+    expect(result.code).toBe(2);
+    expect(existsSync(join(dir, 'report.sarif'))).toBe(false);
+  });
+
+  it('a file it cannot write is one line and exit 2', () => {
+    const result = cli(repo({ Dockerfile: MISMATCH }), ['check', '.', '--output', 'no/such/dir/report.txt']);
+    expect(result.code).toBe(2);
+    expect(result.err).toMatch(/^cuda-gatekeeper: cannot write no\/such\/dir\/report.txt: ENOENT\n$/);
+  });
+});
+
+describe('colour', () => {
+  const bin = join(ROOT, 'bin', 'cuda-gatekeeper.js');
+  it('is off when standard output is not a terminal, and off with NO_COLOR on one', () => {
+    const dir = repo({ Dockerfile: MISMATCH });
+    const piped = spawnSync(process.execPath, [bin, 'check', '.'], { cwd: dir, encoding: 'utf8' });
+    expect(piped.stdout).toContain('error:');
+    expect(piped.stdout).not.toContain('\x1b[');
+    // A terminal, through script(1) when the machine has it.
+    let hasScript = true;
+    try {
+      execFileSync('script', ['--version'], { stdio: 'ignore' });
+    } catch {
+      hasScript = false;
+    }
+    if (!hasScript) return;
+    const withoutNoColor = { ...process.env } as Record<string, string>;
+    delete withoutNoColor.NO_COLOR;
+    let coloured = '';
+    try {
+      execFileSync('script', ['-qec', `${process.execPath} ${bin} check .`, '/dev/null'], { cwd: dir, encoding: 'utf8', env: withoutNoColor });
+    } catch (error) {
+      coloured = String((error as { stdout: string }).stdout);
+    }
+    expect(coloured).toContain('\x1b[');
+    let plain = '';
+    try {
+      execFileSync('script', ['-qec', `${process.execPath} ${bin} check .`, '/dev/null'], {
+        cwd: dir,
+        encoding: 'utf8',
+        env: { ...withoutNoColor, NO_COLOR: '1' },
+      });
+    } catch (error) {
+      plain = String((error as { stdout: string }).stdout);
+    }
+    expect(plain).toContain('error:');
+    expect(plain).not.toContain('\x1b[');
+  });
+});
+
+describe('a baseline that names what does not exist', () => {
+  it.each([
+    ['cuda:\n  allowed: ["12.4", "12.7"]\n', 'b.yaml:2:21: error: cuda.allowed lists CUDA 12.7, which NVIDIA never released [policy-error]'],
+    ['gpus: ["A100", "H900"]\n', 'b.yaml:1:16: error: gpus lists "H900"'],
+    ['packages:\n  torch: ["2.6.0", "not a version"]\n', 'b.yaml:2:20: error: packages.torch.1: "not a version" is neither a PEP 440 version'],
+  ])('is refused with its position and exit 2, for check and plan: %j', (text, message) => {
+    const dir = repo({ Dockerfile: MISMATCH, 'b.yaml': text });
+    for (const argv of [
+      ['check', '.', '--baseline', 'b.yaml'],
+      ['plan', '--cuda', '12.8', '--baseline', 'b.yaml'],
+    ]) {
+      const result = cli(dir, argv);
+      expect(result.code).toBe(2);
+      expect(result.out).toBe('');
+      expect(result.err).toContain(message);
+      expect(result.err).toContain('the baseline is invalid; nothing was checked');
+    }
+  });
+
+  it('PEP 440 specifiers in packages are accepted', () => {
+    const dir = repo({ 'requirements.txt': 'torch==2.6.0\n', 'b.yaml': 'packages:\n  torch: [">=2.6,<2.8", "2.5.1", 2.4]\n' });
+    expect(cli(dir, ['check', '.', '--baseline', 'b.yaml']).code).toBe(0);
+  });
+});
