@@ -1,5 +1,5 @@
 import { existsSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { basename, dirname, resolve, sep } from 'node:path';
+import { basename, dirname, join, resolve, sep } from 'node:path';
 import { parseArgs } from 'node:util';
 import { applyEdits } from '../analysis/edits.js';
 import { loadBaseline, type LoadedBaseline } from '../baseline/load.js';
@@ -23,7 +23,7 @@ import type { KnowledgeBase } from '../knowledge/index.js';
 import { RULE_IDS, RULES } from '../../rules/index.js';
 import { diskReader, loadFiles, readRegularInside, toRepoPath, walk, type Loaded, type Skipped, type Walked } from './discover.js';
 import { changedSince, fileAtRef, GitError, type Changes } from './git.js';
-import { bundledBaselinePath, packageVersion } from '../util/package-root.js';
+import { bundledBaselinePath, packageRoot, packageVersion } from '../util/package-root.js';
 
 export class UsageError extends Error {}
 
@@ -435,12 +435,26 @@ function render(report: Report, format: string, sources: readonly SourceFile[], 
         rules: RULES,
         version: packageVersion(),
         sources: new Map(sources.map((source) => [source.path, new SourceText(source.path, source.text)])),
+        docs: ruleDocs(),
       });
     case 'github':
       return renderGithubAnnotations(report);
     default:
       return renderText(report, { verbose, color });
   }
+}
+
+/** Each rule's README (rules/<id>/README.md, shipped with the package), for SARIF's rule help. */
+function ruleDocs(): Map<string, string> {
+  const docs = new Map<string, string>();
+  for (const rule of RULES) {
+    try {
+      docs.set(rule.id, readFileSync(join(packageRoot(), 'rules', rule.id, 'README.md'), 'utf8'));
+    } catch {
+      // An install without the READMEs: the help falls back to the description and the link.
+    }
+  }
+  return docs;
 }
 
 /** Apply every safe fix once (non-overlapping per file); returns how many fixes were applied. */

@@ -1,4 +1,5 @@
-import type { Finding, Report } from '../finding.js';
+import { createHash } from 'node:crypto';
+import { severityRank, type Finding, type Report } from '../finding.js';
 import type { AnyRule } from '../rule.js';
 import { docsUrl } from '../rule.js';
 import type { SourceText } from '../parsers/source.js';
@@ -10,14 +11,73 @@ export interface SarifOptions {
   readonly version: string;
   /** Map a finding path to the URI relative to the working directory. */
   readonly uri?: (path: string) => string;
-  /** Source texts, to express fixes as SARIF replacements with line/column regions. */
+  /** Source texts, to express fixes as SARIF replacements with line/column regions, and for fingerprints. */
   readonly sources?: ReadonlyMap<string, SourceText>;
+  /** Each rule's README (its documentation), for `fullDescription` and `help`. */
+  readonly docs?: ReadonlyMap<string, string>;
+  /** Results per run at most (GitHub code scanning accepts 25,000; see MAX_RESULTS). */
+  readonly maxResults?: number;
 }
 
-/** SARIF 2.1.0 for code scanning: one run, the rule catalogue, results with regions and fixes. */
+/**
+ * GitHub code scanning's limits for an uploaded SARIF file: at most 25,000 results per run (only the first 5,000
+ * are shown), 1,000 rules, 1,000 locations per result (docs.github.com/en/code-security/code-scanning/
+ * integrating-with-code-scanning/sarif-support-for-code-scanning, "Specifying the results").
+ */
+export const MAX_RESULTS = 25_000;
+
+/** Tags GitHub shows and filters by (`properties.tags`); every rule has its own entry (test/sarif.test.ts). */
+export const RULE_TAGS: Readonly<Record<string, readonly string[]>> = {
+  'companion-mismatch': ['cuda', 'pytorch', 'dependencies', 'correctness'],
+  'cpu-wheel': ['cuda', 'pytorch', 'dependencies', 'correctness'],
+  'cuda-mismatch': ['cuda', 'pytorch', 'docker', 'dependencies', 'correctness'],
+  'cuda-not-allowed': ['cuda', 'policy'],
+  'driver-floor': ['cuda', 'driver', 'policy', 'correctness'],
+  'exact-pin': ['dependencies', 'reproducibility'],
+  'gpu-arch': ['cuda', 'gpu', 'policy', 'correctness'],
+  'image-missing': ['docker', 'cuda', 'correctness'],
+  'image-pin': ['docker', 'reproducibility'],
+  'index-url': ['pytorch', 'dependencies', 'correctness'],
+  'invalid-suppression': ['configuration'],
+  'missing-include': ['dependencies', 'configuration'],
+  'package-not-allowed': ['dependencies', 'policy'],
+  'parse-error': ['configuration'],
+  'policy-error': ['configuration', 'policy'],
+  prerelease: ['dependencies', 'reproducibility'],
+  'wheel-missing': ['cuda', 'pytorch', 'dependencies', 'correctness'],
+};
+
+/** A repository path as a SARIF URI reference (RFC 3986): each segment percent-encoded, `/` kept. */
+export function pathUri(path: string): string {
+  return path
+    .split('/')
+    .map((segment) => encodeURIComponent(segment).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`))
+    .join('/');
+}
+
+/** The README's "What it checks" section as plain text: the rule's `fullDescription`. */
+function whatItChecks(readme: string): string | undefined {
+  const section = /^## What it checks\n([\s\S]*?)(?=^## )/m.exec(readme)?.[1]?.trim();
+  return section
+    ?.replace(/`([^`]*)`/g, '$1')
+    .replace(/\*\*([^*]*)\*\*/g, '$1')
+    .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
+    .replace(/\s*\n\s*/g, ' ');
+}
+
+/**
+ * SARIF 2.1.0 for code scanning: one run, the rule catalogue with descriptions, help and tags, results with
+ * regions, fixes and fingerprints that stay put when lines move. Past `maxResults`, the most severe results are
+ * kept and a tool notification says how many were left out.
+ */
 export function renderSarif(report: Report, options: SarifOptions): string {
-  const uri = options.uri ?? ((path: string) => path);
+  const uri = options.uri ?? pathUri;
   const ruleIndex = new Map(options.rules.map((rule, index) => [rule.id, index]));
+  const limit = options.maxResults ?? MAX_RESULTS;
+  const ordered =
+    report.findings.length > limit ? [...report.findings].sort((a, b) => severityRank[b.severity] - severityRank[a.severity]).slice(0, limit) : report.findings;
+  const fingerprints = fingerprinter(options.sources);
+  const left = report.findings.length - ordered.length;
   const sarif = {
     $schema: 'https://json.schemastore.org/sarif-2.1.0.json',
     version: '2.1.0',
@@ -27,21 +87,68 @@ export function renderSarif(report: Report, options: SarifOptions): string {
           driver: {
             name: 'cuda-gatekeeper',
             version: options.version,
+            semanticVersion: options.version,
             informationUri: 'https://github.com/cuda-gatekeeper/cuda-gatekeeper',
-            rules: options.rules.map((rule) => ({
-              id: rule.id,
-              name: rule.id.replace(/(^|-)([a-z])/g, (_m, _d: string, c: string) => c.toUpperCase()),
-              shortDescription: { text: rule.description },
-              helpUri: docsUrl(rule.id),
-              defaultConfiguration: { level: LEVEL[rule.defaultSeverity] },
-            })),
+            rules: options.rules.map((rule) => {
+              const readme = options.docs?.get(rule.id);
+              const full = readme ? whatItChecks(readme) : undefined;
+              return {
+                id: rule.id,
+                name: rule.id.replace(/(^|-)([a-z])/g, (_m, _d: string, c: string) => c.toUpperCase()),
+                shortDescription: { text: rule.description },
+                fullDescription: { text: full ?? rule.description },
+                helpUri: docsUrl(rule.id),
+                help: {
+                  text: `${full ?? rule.description} Documentation: ${docsUrl(rule.id)}`,
+                  markdown: readme ?? `${rule.description}\n\n[Documentation](${docsUrl(rule.id)})`,
+                },
+                defaultConfiguration: { level: LEVEL[rule.defaultSeverity] },
+                properties: { tags: [...(RULE_TAGS[rule.id] ?? ['cuda'])], precision: 'very-high', 'problem.severity': PROBLEM_SEVERITY[rule.defaultSeverity] },
+              };
+            }),
           },
         },
-        results: report.findings.map((finding) => result(finding, uri, ruleIndex, options.sources)),
+        invocations: [
+          {
+            executionSuccessful: true,
+            ...(left > 0
+              ? {
+                  toolExecutionNotifications: [
+                    {
+                      level: 'warning',
+                      message: {
+                        text: `${left} of ${report.findings.length} results were left out: GitHub code scanning accepts at most ${limit} per run. The most severe are kept; run cuda-gatekeeper check for all of them.`,
+                      },
+                    },
+                  ],
+                }
+              : {}),
+          },
+        ],
+        results: ordered.map((finding) => result(finding, uri, ruleIndex, fingerprints, options.sources)),
       },
     ],
   };
   return `${JSON.stringify(sarif, null, 2)}\n`;
+}
+
+const PROBLEM_SEVERITY = { error: 'error', warning: 'warning', notice: 'recommendation' } as const;
+
+/**
+ * `partialFingerprints` that survive lines moving: the rule, the file, the text of the finding's first line
+ * (whitespace collapsed) and the message, hashed; a second finding with the same key gets its ordinal.
+ */
+function fingerprinter(sources: ReadonlyMap<string, SourceText> | undefined): (finding: Finding) => string {
+  const seen = new Map<string, number>();
+  return (finding) => {
+    const source = sources?.get(finding.location.path);
+    const at = finding.location.start.line;
+    const line = source && at >= 1 && at <= source.lineCount ? source.slice(source.lineStart(at), source.lineEnd(at)).replace(/\s+/g, ' ').trim() : '';
+    const key = createHash('sha256').update(`${finding.ruleId}\0${finding.location.path}\0${line}\0${finding.message}`).digest('hex').slice(0, 32);
+    const count = (seen.get(key) ?? 0) + 1;
+    seen.set(key, count);
+    return `${key}:${count}`;
+  };
 }
 
 function region(location: Finding['location']) {
@@ -53,7 +160,13 @@ function region(location: Finding['location']) {
   };
 }
 
-function result(finding: Finding, uri: (path: string) => string, ruleIndex: ReadonlyMap<string, number>, sources?: ReadonlyMap<string, SourceText>) {
+function result(
+  finding: Finding,
+  uri: (path: string) => string,
+  ruleIndex: ReadonlyMap<string, number>,
+  fingerprint: (finding: Finding) => string,
+  sources?: ReadonlyMap<string, SourceText>,
+) {
   const fixes = finding.fix && sources ? [sarifFix(finding.fix, uri, sources)].filter((fix) => fix !== undefined) : [];
   return {
     ruleId: finding.ruleId,
@@ -70,6 +183,7 @@ function result(finding: Finding, uri: (path: string) => string, ruleIndex: Read
           })),
         }
       : {}),
+    partialFingerprints: { 'cudaGatekeeperFinding/v1': fingerprint(finding) },
     ...(fixes.length ? { fixes } : {}),
   };
 }
