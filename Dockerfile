@@ -12,7 +12,7 @@ COPY test/support test/support
 COPY test/app/scenario.ts test/app/scenario.ts
 COPY baseline.yaml ./
 COPY examples examples
-RUN npm run build && npm prune --omit=dev
+RUN npm run build:ts && npm prune --omit=dev
 
 FROM node:20.20-bookworm-slim
 # tini as PID 1: signals reach node (which drains on SIGTERM, see src/github/server.ts) and children are reaped.

@@ -9,7 +9,8 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'nod
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Ajv from 'ajv-draft-04';
+import type { ValidateFunction } from 'ajv';
+import AjvDraft04 from 'ajv-draft-04';
 import { describe, expect, it } from 'vitest';
 import { run } from '../src/cli/main.js';
 import type { Finding, Report } from '../src/finding.js';
@@ -19,6 +20,8 @@ import { ROOT } from './harness.js';
 
 const require = createRequire(import.meta.url);
 const schema = JSON.parse(readFileSync(require.resolve('@microsoft/jest-sarif/lib/schemas/sarif-2.1.0-rtm.5.json'), 'utf8')) as object;
+// A CommonJS module with `exports.default`: under NodeNext its default import is the module object.
+const Ajv = (AjvDraft04 as unknown as { default: new (options: object) => { compile(schema: object): ValidateFunction } }).default;
 const validate = new Ajv({ allErrors: true, strict: false, unicodeRegExp: false }).compile(schema);
 
 interface Sarif {

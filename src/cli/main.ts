@@ -58,6 +58,7 @@ Options:
                            folder's name)
   --type KIND              read the named files (or standard input) as dockerfile, requirements or conda
   --stdin-filename PATH    the repository path standard input stands for (its includes are read relative to it)
+  --ignore-unknown         named files whose kind cannot be told are passed over, not an error (pre-commit)
   -h, --help               this text
 
 Colour: on when standard output is a terminal and NO_COLOR is not set.
@@ -91,6 +92,16 @@ export interface Io {
   readonly color?: boolean;
   /** Standard input's text, for `check -` (default: file descriptor 0). */
   readonly stdin?: () => string;
+  /** Called with the finished check (the GitHub Action renders its check run, summary and SARIF from it). */
+  readonly onReport?: (checked: Checked) => void;
+}
+
+/** A finished `check`: the report, the files it read, and where the baseline came from. */
+export interface Checked {
+  readonly report: Report;
+  readonly sources: readonly SourceFile[];
+  readonly baselineOrigin: string;
+  readonly failed: boolean;
 }
 
 /** Run the CLI; returns the exit status. Never throws for user mistakes. */
@@ -291,6 +302,7 @@ function check(args: readonly string[], io: Io): number {
       repository: { type: 'string' },
       type: { type: 'string' },
       'stdin-filename': { type: 'string' },
+      'ignore-unknown': { type: 'boolean', default: false },
     },
   });
   const format = values.format ?? 'text';
@@ -312,7 +324,9 @@ function check(args: readonly string[], io: Io): number {
     repository: values.repository ?? process.env.GITHUB_REPOSITORY ?? basename(io.cwd),
     today: new Date().toISOString().slice(0, 10),
   };
+  const baselineOrigin = policy ? policy.source.path : 'none (built-in consistency rules only)';
   const output = (report: Report, sources: readonly SourceFile[]): void => {
+    io.onReport?.({ report, sources, baselineOrigin, failed: fails(report, limit) });
     const shown = values.quiet ? { ...report, findings: report.findings.filter((finding) => finding.severity === 'error') } : report;
     const text = render(shown, format, sources, values.verbose ?? false, (io.color ?? false) && values.output === undefined);
     if (values.output === undefined) io.out(text);
@@ -354,10 +368,15 @@ function check(args: readonly string[], io: Io): number {
   }
   const { report, sources } = checked;
 
-  for (const skip of skipped) io.err(`${escapeControl(skip.path)}: skipped: ${skip.reason}\n`);
+  for (const skip of skipped) {
+    if (values['ignore-unknown'] && skip.reason === UNKNOWN_KIND && namedPaths.has(skip.path)) continue;
+    io.err(`${escapeControl(skip.path)}: skipped: ${skip.reason}\n`);
+  }
   output(report, sources);
-  // A file named on the command line that could not be read as any kind was not checked: that is a usage error.
-  if (skipped.some((skip) => skip.reason === UNKNOWN_KIND && namedPaths.has(skip.path))) return 2;
+  // A file named on the command line that could not be read as any kind was not checked: that is a usage error,
+  // unless --ignore-unknown says the names are candidates (the pre-commit hook passes every YAML file that may be
+  // a conda environment).
+  if (!values['ignore-unknown'] && skipped.some((skip) => skip.reason === UNKNOWN_KIND && namedPaths.has(skip.path))) return 2;
   return fails(report, limit) ? 1 : 0;
 }
 
@@ -445,7 +464,7 @@ function render(report: Report, format: string, sources: readonly SourceFile[], 
 }
 
 /** Each rule's README (rules/<id>/README.md, shipped with the package), for SARIF's rule help. */
-function ruleDocs(): Map<string, string> {
+export function ruleDocs(): Map<string, string> {
   const docs = new Map<string, string>();
   for (const rule of RULES) {
     try {

@@ -40,6 +40,26 @@ export function condaByContent(path: string): boolean {
   return CONDA_FOLDERS.test(path) || ENV_NAME.test(path.slice(path.lastIndexOf('/') + 1));
 }
 
+/**
+ * Every path the CLI checks by name or may check by content (classifyPath, condaByContent), as one
+ * case-insensitive regular expression in the syntax pre-commit's `files` uses (Python's `re`, searched in the
+ * path from the repository root). .pre-commit-hooks.yaml is generated from it (`npm run docs`);
+ * test/pre-commit.test.ts checks with Python that it selects exactly the paths these functions select.
+ */
+export const HOOK_FILES = [
+  '(?i)',
+  // Dockerfiles: Dockerfile, Dockerfile.gpu, Dockerfile-cuda (not Dockerfile.md, …), cuda.Dockerfile.
+  `(?:^|/)(?:(?![^/]*${NOT_A_DOCKERFILE.source})(?:dockerfile|containerfile)(?:[._-][^/]+)?|[^/]*\\.(?:dockerfile|containerfile))$`,
+  // conda environments by name: environment*.yml, conda*.yml, *-environment.yml, *.conda.yml.
+  '|(?:^|/)(?:[^/]*[._-])?(?:conda|environment)(?:[._-][^/]*)?\\.ya?ml$',
+  // requirements by name: *requirement*.txt|.in, constraints*.txt|.in, and any .txt|.in below a requirements/ folder.
+  '|(?:^|/)(?:[^/]*requirement[^/]*|constraints[^/]*)\\.(?:txt|in)$',
+  '|(?:^|/)requirements/(?:[^/]+/)*[^/]*\\.(?:txt|in)$',
+  // conda environments by content: YAML named like an environment (env.gpu.yml) or kept in an environment folder.
+  '|(?:^|/)(?:[^/]*[._-])?envs?(?:[._-][^/]*)?\\.ya?ml$',
+  `|${CONDA_FOLDERS.source.replace('(?:^|\\/)', '(?:^|/)').replace(/\\\//g, '/')}(?:[^/]+/)*[^/]*\\.ya?ml$`,
+].join('');
+
 /** A conda environment file: a top-level `dependencies:` list, with `name:` or `channels:` beside it. */
 export function looksLikeConda(text: string): boolean {
   return /^dependencies\s*:/m.test(text) && /^(?:name|channels|prefix)\s*:/m.test(text);
