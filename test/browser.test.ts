@@ -83,6 +83,17 @@ describe('self-service page in Chromium', () => {
     await page.goto(`${base}/cuda-gatekeeper/?gpu=H100&framework=pytorch&torch=2.6.0&os=ubuntu22.04`);
     const width = await page.evaluate(() => document.documentElement.scrollWidth);
     expect(width).toBeLessThanOrEqual(390);
+    // The first install command is within one screen of the answer's heading.
+    const answerTop = await page.locator('#answer').evaluate((element) => element.getBoundingClientRect().top + window.scrollY);
+    const commandBottom = await page.locator('#image').evaluate((element) => element.getBoundingClientRect().bottom + window.scrollY);
+    expect(commandBottom - answerTop).toBeLessThanOrEqual(844);
+    // Words are not broken mid-word, and the sources are links.
+    const breakAll = await page.evaluate(
+      () => [...document.querySelectorAll('*')].filter((element) => getComputedStyle(element).wordBreak === 'break-all').length,
+    );
+    expect(breakAll).toBe(0);
+    const links = await page.locator('ul.sources a[href^="https://"]').count();
+    expect(links).toBeGreaterThan(0);
     await shot(page, 'self-service-mobile');
     await context.close();
   }, 60_000);
@@ -100,6 +111,10 @@ describe('self-service page in Chromium', () => {
     await expect(page.locator('section[aria-labelledby="results"]').textContent()).resolves.toContain(
       'torch==2.4.1+cu124 is built for CUDA 12.4, but nvidia/cuda:12.1.1-cudnn8-runtime-ubuntu22.04 sets CUDA 12.1',
     );
+    // Each fix is shown as a diff of the pasted file.
+    const diffs = page.locator('section[aria-labelledby="results"] pre.diff');
+    expect(await diffs.count()).toBeGreaterThan(0);
+    await expect(diffs.first().locator('.add').first().textContent()).resolves.toMatch(/^\+ /);
     await shot(page, 'check-snippet');
     await page.goto(`${base}/cuda-gatekeeper/matrix`);
     await expect(page.getByRole('heading', { name: 'PyTorch × CUDA' }).isVisible()).resolves.toBe(true);

@@ -4,10 +4,11 @@
  */
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { loadBaseline } from '../baseline/load.js';
+import { loadBaseline, type LoadedBaseline } from '../baseline/load.js';
 import { EMPTY_BASELINE } from '../baseline/schema.js';
 import { bundledBaselinePath } from '../util/package-root.js';
-import type { FileKind } from '../parsers/facts.js';
+import type { FileKind, ParsedFile } from '../parsers/facts.js';
+import { verifyFixes } from '../verify.js';
 import { gate } from '../gate.js';
 import { defaultKnowledgeBase } from '../knowledge/index.js';
 import { metrics } from '../util/metrics.js';
@@ -65,11 +66,13 @@ export function checkSnippet(kind: string, text: string, baselineChoice: string 
   if (!(kind in FILE_NAMES)) return { error: `kind must be dockerfile, requirements or conda, not "${kind}"` } as const;
   if (Buffer.byteLength(text) > MAX_SNIPPET)
     return { error: `the file is larger than ${MAX_SNIPPET / 1024} KiB; check larger files with the command line` } as const;
-  let policy;
+  let policy: LoadedBaseline | undefined;
   if (!baselineChoice || baselineChoice === 'bundled') policy = loadBaseline('baseline.yaml', readFileSync(bundledBaselinePath(), 'utf8'), RULE_IDS);
   else if (baselineChoice !== 'none') policy = loadBaseline('baseline.yaml', baselineChoice, RULE_IDS);
   const file = parseFile(FILE_NAMES[kind as FileKind], text, kind as FileKind);
-  const report = gate([file], policy?.baseline ?? EMPTY_BASELINE, defaultKnowledgeBase(), policy ? { policy } : {});
+  const check = (files: readonly ParsedFile[]) => gate(files, policy?.baseline ?? EMPTY_BASELINE, defaultKnowledgeBase(), policy ? { policy } : {});
+  // Each safe fix is checked by gating its result, as on a pull request (verify.ts).
+  const report = verifyFixes(check([file]), [file], check);
   return {
     report,
     policyProblems:

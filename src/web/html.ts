@@ -61,7 +61,10 @@ th, td { border: 1px solid var(--line); padding: .3rem .5rem; text-align: left; 
 .ok { color: var(--ok); } .bad { color: var(--bad); } .warn { color: var(--warn); }
 .problem { border-left: 4px solid var(--bad); padding: .25rem .75rem; background: #ffebe9; }
 .note { border-left: 4px solid var(--accent); padding: .25rem .75rem; background: #ddf4ff; }
-.sources { font-size: .85rem; color: var(--muted); word-break: break-all; }
+.sources { font-size: .85rem; color: var(--muted); overflow-wrap: anywhere; }
+.sources a { color: var(--accent); }
+.fix pre.diff { margin-top: .25rem; font-size: .85rem; }
+.diff .add { color: var(--ok); } .diff .del { color: var(--bad); } .diff .file { color: var(--muted); }
 @media (max-width: 40rem) { .command { grid-template-columns: 1fr; } }
 `;
 

@@ -1,5 +1,6 @@
 /** The self-service pages (server-rendered; forms work without JavaScript). */
-import type { Report } from '../finding.js';
+import type { Finding, Report } from '../finding.js';
+import { diff } from '../render/check-run.js';
 import type { KnowledgeBase } from '../knowledge/index.js';
 import { matrices, OS_CHOICES, PYTHON_CHOICES, type Recommendation, type RecommendInput } from './recommend.js';
 import { compareDotted } from '../knowledge/versions.js';
@@ -26,7 +27,7 @@ export function recommendPage(kb: KnowledgeBase, input: RecommendInput | undefin
   const framework = input?.framework ?? 'pytorch';
   const form = `<h1>What do I install?</h1>
 <p>Pick your GPU and framework; the answer lists the CUDA builds that work, the driver they need, a base image and exact install commands, with sources.</p>
-<form class="grid" method="get" action="/cuda-gatekeeper/">
+<form class="grid" method="get" action="/cuda-gatekeeper/#answer">
 <label>GPU model<select name="gpu" id="gpu"><option value="">(any)</option>${options(gpuChoices(kb), input?.gpu)}</select></label>
 <label>Framework<select name="framework" id="framework">${options(
     [
@@ -57,17 +58,7 @@ function resultSection(result: Recommendation): string {
   for (const problem of result.problems) parts.push(`<p class="problem">${esc(problem)}</p>`);
   for (const note of result.notes) parts.push(`<p class="note">${esc(note)}</p>`);
   if (result.gpu) parts.push(`<p>${esc(result.gpu.name)}: compute capability ${esc(result.gpu.cc)}, needs CUDA ≥ ${esc(result.gpu.minCuda)}.</p>`);
-  if (result.options.length) {
-    parts.push(
-      `<h3>CUDA builds of ${esc(result.input.framework === 'tensorflow' ? 'TensorFlow' : 'torch')} ${esc(result.version ?? '')}</h3><div class="scroll"><table><thead><tr><th scope="col">CUDA</th><th scope="col">Works</th><th scope="col">Driver (full support)</th><th scope="col">Driver floor (minor-version compatibility)</th><th scope="col">Notes</th></tr></thead><tbody>`,
-    );
-    for (const option of result.options) {
-      parts.push(
-        `<tr><td>${esc(option.cuda)}${option.tag ? ` (${esc(option.tag)}${option.pypi ? ', PyPI' : ''})` : ''}</td><td class="${option.works ? 'ok' : 'bad'}">${option.works ? 'yes' : 'no'}</td><td>≥ ${esc(option.driverFull ?? '?')}</td><td>≥ ${esc(option.driverFloor ?? '?')}</td><td>${esc(option.reasons.join('; '))}</td></tr>`,
-      );
-    }
-    parts.push('</tbody></table></div>');
-  }
+  // The commands first: on a phone the first one is on the screen with the answer; the table of every build follows.
   if (result.install) {
     const install = result.install;
     parts.push(
@@ -80,7 +71,18 @@ function resultSection(result: Recommendation): string {
     else if (install.condaNote) parts.push(`<p class="note">${esc(install.condaNote)}</p>`);
     parts.push(commandBlock('dockerfile', 'Dockerfile', install.dockerfile));
   }
-  parts.push(`<h3>Sources</h3><ul class="sources">${result.sources.map((source) => `<li>${esc(source)}</li>`).join('')}</ul></section>`);
+  if (result.options.length) {
+    parts.push(
+      `<h3>CUDA builds of ${esc(result.input.framework === 'tensorflow' ? 'TensorFlow' : 'torch')} ${esc(result.version ?? '')}</h3><div class="scroll"><table><thead><tr><th scope="col">CUDA</th><th scope="col">Works</th><th scope="col">Driver (full support)</th><th scope="col">Driver floor (minor-version compatibility)</th><th scope="col">Notes</th></tr></thead><tbody>`,
+    );
+    for (const option of result.options) {
+      parts.push(
+        `<tr><td>${esc(option.cuda)}${option.tag ? ` (${esc(option.tag)}${option.pypi ? ', PyPI' : ''})` : ''}</td><td class="${option.works ? 'ok' : 'bad'}">${option.works ? 'yes' : 'no'}</td><td>≥ ${esc(option.driverFull ?? '?')}</td><td>≥ ${esc(option.driverFloor ?? '?')}</td><td>${esc(option.reasons.join('; '))}</td></tr>`,
+      );
+    }
+    parts.push('</tbody></table></div>');
+  }
+  parts.push(`<h3>Sources</h3><ul class="sources">${result.sources.map((source) => `<li>${linkedSource(source)}</li>`).join('')}</ul></section>`);
   return parts.join('\n');
 }
 
@@ -111,6 +113,27 @@ export function matrixPage(kb: KnowledgeBase): string {
   );
 }
 
+/** A fix as the pull request shows it: its title and safety, and the edit as a diff of the pasted file. */
+function fixBlock(fix: NonNullable<Finding['fix']>, text: string): string {
+  const shown = diff(fix.edits, new Map(fix.edits.map((edit) => [edit.path, text])));
+  return `<div class="fix"><span>Fix (${esc(fix.safety)}): ${esc(fix.title)}</span>${
+    shown
+      ? `<pre class="diff" aria-label="The fix as a diff">${shown
+          .split('\n')
+          .map((line) => `<span class="${line.startsWith('+ ') ? 'add' : line.startsWith('- ') ? 'del' : 'file'}">${esc(line)}</span>`)
+          .join('\n')}</pre>`
+      : ''
+  }</div>`;
+}
+
+/** A source as text with its web addresses as links (the knowledge base cites pages by URL). */
+export function linkedSource(source: string): string {
+  return source
+    .split(/(https?:\/\/[^\s<>"')\]]+[^\s<>"')\].,;:])/)
+    .map((part, i) => (i % 2 === 1 ? `<a href="${esc(part)}" rel="noopener noreferrer">${esc(part)}</a>` : esc(part)))
+    .join('');
+}
+
 export const KINDS = [
   { value: 'dockerfile', label: 'Dockerfile' },
   { value: 'requirements', label: 'requirements.txt' },
@@ -128,7 +151,7 @@ export function checkPage(
       : `<ol>${report.findings
           .map(
             (finding) =>
-              `<li><strong class="${finding.severity === 'error' ? 'bad' : finding.severity === 'warning' ? 'warn' : ''}">${esc(finding.severity)}</strong> line ${finding.location.start.line}: ${esc(finding.message)} <code>${esc(finding.ruleId)}</code>${finding.help ? `<br><span class="sources">${esc(finding.help)}</span>` : ''}${finding.fix ? `<br>Fix (${esc(finding.fix.safety)}): ${esc(finding.fix.title)}` : ''}</li>`,
+              `<li><strong class="${finding.severity === 'error' ? 'bad' : finding.severity === 'warning' ? 'warn' : ''}">${esc(finding.severity)}</strong> line ${finding.location.start.line}: ${esc(finding.message)} <code>${esc(finding.ruleId)}</code>${finding.help ? `<br><span class="sources">${linkedSource(finding.help)}</span>` : ''}${finding.fix ? fixBlock(finding.fix, input.text ?? '') : ''}</li>`,
           )
           .join('')}</ol>`
     : '';
