@@ -18,7 +18,7 @@ import { defaultKnowledgeBase } from '../knowledge/index.js';
 import ignore from 'ignore';
 import { classifyPath, condaByContent, looksLikeConda } from '../parsers/index.js';
 import { affectedFiles, type Listed } from '../reader.js';
-import { resolveBaseline, type OrgConfigCache, type ResolvedBaseline } from './config.js';
+import { gateOptionsFor, resolveBaseline, type OrgConfigCache, type ResolvedBaseline } from './config.js';
 import { readCommit, type Skipped } from './files.js';
 import { firstRead, READ_CHUNK, type FirstRead, type OrgLayer } from './read.js';
 import { addedLines } from './suggestions.js';
@@ -186,13 +186,7 @@ export async function analyzePull(github: GitHub, target: PullTarget, deps: Anal
   const followed = new Set(commit.files.filter((file) => checked.has(file.source.path)).flatMap((file) => file.links.filter((link) => link !== undefined)));
   const skipped = commit.skipped.filter((entry) => given.has(entry.path) || followed.has(entry.path));
   const texts = new Map(commit.files.filter((file) => checked.has(file.source.path)).map((file) => [file.source.path, file.source.text]));
-  const options = {
-    ...(baseline.repoFile ? { policy: baseline.repoFile } : {}),
-    policyProblems: baseline.problems,
-    repository: `${target.owner}/${target.repo}`,
-    today: new Date().toISOString().slice(0, 10),
-    removed,
-  };
+  const options = gateOptionsFor(baseline, target.owner, target.repo, { removed });
   const kb = defaultKnowledgeBase();
   const result = {
     files,

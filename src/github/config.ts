@@ -10,6 +10,7 @@ import { loadBaseline, type LoadedBaseline } from '../baseline/load.js';
 import { mergeBaselines, type Layer, type MergedBaseline } from '../baseline/merge.js';
 import { bundledBaselinePath, packageVersion } from '../util/package-root.js';
 import type { Span } from '../parsers/source.js';
+import type { GateOptions } from '../gate.js';
 import { CONFIG_PATH, ORG_CONFIG_PATH, ORG_CONFIG_REPO, type ConfigBlob } from './read.js';
 import { RULE_DEFAULTS, RULE_IDS } from '../../rules/index.js';
 
@@ -101,4 +102,20 @@ export class OrgConfigCache {
   invalidate(installationId: number, owner: string): void {
     this.entries.delete(this.key(installationId, owner));
   }
+}
+
+/** The gate's options for a repository checked under a resolved baseline: its file, the layer problems, its name. */
+export function gateOptionsFor(
+  resolved: ResolvedBaseline,
+  owner: string,
+  repo: string,
+  extra: { readonly today?: string; readonly removed?: readonly string[] } = {},
+): GateOptions {
+  return {
+    ...(resolved.repoFile ? { policy: resolved.repoFile } : {}),
+    policyProblems: resolved.problems,
+    repository: `${owner}/${repo}`,
+    today: extra.today ?? new Date().toISOString().slice(0, 10),
+    ...(extra.removed ? { removed: extra.removed } : {}),
+  };
 }

@@ -5,7 +5,8 @@
  * branches are never pushed to.
  */
 import type { Finding, Report } from '../finding.js';
-import { COMMIT_MUTATION, safeFixContents } from './fixes.js';
+import { safeFixContents } from '../analysis/safe-fixes.js';
+import { COMMIT_MUTATION } from './fixes.js';
 import type { GitHub } from './types.js';
 
 export const MIGRATION_BRANCH = 'cuda-gatekeeper/baseline-migration';

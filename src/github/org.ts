@@ -15,7 +15,7 @@ import type { CheckOutput } from '../render/check-run.js';
 import { RULE_IDS } from '../../rules/index.js';
 import { counted } from './calls.js';
 import { sendCheck, type Trigger } from './check.js';
-import { resolveBaseline } from './config.js';
+import { gateOptionsFor, resolveBaseline } from './config.js';
 import { rememberRun, type AppDeps } from './deps.js';
 import { partialQuery, problemsAt } from './graphql.js';
 import { readBranch, readPullAgainst, repositoriesInfo, repositoryInfo, type OpenPull, type RepositoryInfo } from './repository.js';
@@ -45,13 +45,7 @@ function compare(
 ) {
   const run = (org: ConfigBlob | null) => {
     const resolved = resolveBaseline(owner, repo, repoConfig, org);
-    return gate(files, resolved.baseline, defaultKnowledgeBase(), {
-      ...(resolved.repoFile ? { policy: resolved.repoFile } : {}),
-      policyProblems: resolved.problems,
-      repository: `${owner}/${repo}`,
-      today,
-      removed,
-    }).findings;
+    return gate(files, resolved.baseline, defaultKnowledgeBase(), gateOptionsFor(resolved, owner, repo, { today, removed })).findings;
   };
   const before = run(oldOrg);
   const after = run(newOrg);
@@ -260,12 +254,7 @@ export async function evaluateDefaultBranch(github: GitHub, owner: string, repo:
   const resolved = resolveBaseline(owner, repo, info?.repoConfig, orgConfig);
   if (!info) return { resolved, headSha: '', report: gate([], resolved.baseline, defaultKnowledgeBase()), texts: new Map<string, string>(), files: 0 };
   const branch = await readBranch(github, { owner, repo }, info.headSha);
-  const report = gate(branch.files, resolved.baseline, defaultKnowledgeBase(), {
-    ...(resolved.repoFile ? { policy: resolved.repoFile } : {}),
-    policyProblems: resolved.problems,
-    repository: `${owner}/${repo}`,
-    today: new Date().toISOString().slice(0, 10),
-  });
+  const report = gate(branch.files, resolved.baseline, defaultKnowledgeBase(), gateOptionsFor(resolved, owner, repo));
   return { resolved, headSha: info.headSha, report, texts: branch.texts, files: branch.files.length };
 }
 
