@@ -3686,18 +3686,18 @@ var require_set = __commonJS({
       }
       static from(schema, iterable, ctx) {
         const { replacer } = ctx;
-        const set3 = new this(schema);
+        const set4 = new this(schema);
         if (iterable && Symbol.iterator in Object(iterable))
           for (let value of iterable) {
             if (typeof replacer === "function")
               value = replacer.call(iterable, value, value);
-            set3.items.push(Pair.createPair(value, null, ctx));
+            set4.items.push(Pair.createPair(value, null, ctx));
           }
-        return set3;
+        return set4;
       }
     };
     YAMLSet.tag = "tag:yaml.org,2002:set";
-    var set2 = {
+    var set3 = {
       collection: "map",
       identify: (value) => value instanceof Set,
       nodeClass: YAMLSet,
@@ -3716,7 +3716,7 @@ var require_set = __commonJS({
       }
     };
     exports.YAMLSet = YAMLSet;
-    exports.set = set2;
+    exports.set = set3;
   }
 });
 
@@ -3823,7 +3823,7 @@ var require_schema3 = __commonJS({
     var merge3 = require_merge();
     var omap = require_omap();
     var pairs = require_pairs();
-    var set2 = require_set();
+    var set3 = require_set();
     var timestamp = require_timestamp();
     var schema = [
       map2.map,
@@ -3843,7 +3843,7 @@ var require_schema3 = __commonJS({
       merge3.merge,
       omap.omap,
       pairs.pairs,
-      set2.set,
+      set3.set,
       timestamp.intTime,
       timestamp.floatTime,
       timestamp.timestamp
@@ -3870,7 +3870,7 @@ var require_tags = __commonJS({
     var omap = require_omap();
     var pairs = require_pairs();
     var schema$2 = require_schema3();
-    var set2 = require_set();
+    var set3 = require_set();
     var timestamp = require_timestamp();
     var schemas = /* @__PURE__ */ new Map([
       ["core", schema.schema],
@@ -3896,7 +3896,7 @@ var require_tags = __commonJS({
       omap: omap.omap,
       pairs: pairs.pairs,
       seq: seq.seq,
-      set: set2.set,
+      set: set3.set,
       timestamp: timestamp.timestamp
     };
     var coreKnownTags = {
@@ -3904,7 +3904,7 @@ var require_tags = __commonJS({
       "tag:yaml.org,2002:merge": merge3.merge,
       "tag:yaml.org,2002:omap": omap.omap,
       "tag:yaml.org,2002:pairs": pairs.pairs,
-      "tag:yaml.org,2002:set": set2.set,
+      "tag:yaml.org,2002:set": set3.set,
       "tag:yaml.org,2002:timestamp": timestamp.timestamp
     };
     function getTags(customTags, schemaName, addMergeTag) {
@@ -4542,8 +4542,8 @@ var require_resolve_props = __commonJS({
             hasSpace = false;
         }
       }
-      const last = tokens[tokens.length - 1];
-      const end = last ? last.offset + last.source.length : offset;
+      const last2 = tokens[tokens.length - 1];
+      const end = last2 ? last2.offset + last2.source.length : offset;
       if (reqSpace && next && next.type !== "space" && next.type !== "newline" && next.type !== "comma" && (next.type !== "scalar" || next.source !== "")) {
         onError(next.offset, "MISSING_CHAR", "Tags and anchors must be separated from the next token by white space");
       }
@@ -5391,9 +5391,9 @@ var require_resolve_flow_scalar = __commonJS({
         }
         pos = line.lastIndex;
       }
-      const last = /[ \t]*(.*)/sy;
-      last.lastIndex = pos;
-      match = last.exec(source);
+      const last2 = /[ \t]*(.*)/sy;
+      last2.lastIndex = pos;
+      match = last2.exec(source);
       return res + sep4 + (match?.[1] ?? "");
     }
     function doubleQuotedValue(source, onError) {
@@ -7300,12 +7300,12 @@ var require_parser = __commonJS({
               yield* this.pop(token);
           }
           if ((top.type === "document" || top.type === "block-map" || top.type === "block-seq") && (token.type === "block-map" || token.type === "block-seq")) {
-            const last = token.items[token.items.length - 1];
-            if (last && !last.sep && !last.value && last.start.length > 0 && findNonEmptyIndex(last.start) === -1 && (token.indent === 0 || last.start.every((st) => st.type !== "comment" || st.indent < token.indent))) {
+            const last2 = token.items[token.items.length - 1];
+            if (last2 && !last2.sep && !last2.value && last2.start.length > 0 && findNonEmptyIndex(last2.start) === -1 && (token.indent === 0 || last2.start.every((st) => st.type !== "comment" || st.indent < token.indent))) {
               if (top.type === "document")
-                top.end = last.start;
+                top.end = last2.start;
               else
-                top.items.push({ start: last.start });
+                top.items.push({ start: last2.start });
               token.items.splice(-1, 1);
             }
           }
@@ -7429,8 +7429,8 @@ var require_parser = __commonJS({
             this.onKeyLine = false;
             if (it.value) {
               const end = "end" in it.value ? it.value.end : void 0;
-              const last = Array.isArray(end) ? end[end.length - 1] : void 0;
-              if (last?.type === "comment")
+              const last2 = Array.isArray(end) ? end[end.length - 1] : void 0;
+              if (last2?.type === "comment")
                 end?.push(this.sourceToken);
               else
                 map2.items.push({ start: [this.sourceToken] });
@@ -7622,8 +7622,8 @@ var require_parser = __commonJS({
           case "newline":
             if (it.value) {
               const end = "end" in it.value ? it.value.end : void 0;
-              const last = Array.isArray(end) ? end[end.length - 1] : void 0;
-              if (last?.type === "comment")
+              const last2 = Array.isArray(end) ? end[end.length - 1] : void 0;
+              if (last2?.type === "comment")
                 end?.push(this.sourceToken);
               else
                 seq.items.push({ start: [this.sourceToken] });
@@ -8434,10 +8434,10 @@ var init_main = __esm({
         return { range, newText };
       }
       TextEdit2.replace = replace;
-      function insert(position, newText) {
+      function insert2(position, newText) {
         return { range: { start: position, end: position }, newText };
       }
-      TextEdit2.insert = insert;
+      TextEdit2.insert = insert2;
       function del(range) {
         return { range, newText: "" };
       }
@@ -8478,10 +8478,10 @@ var init_main = __esm({
         return { range, newText, annotationId: annotation3 };
       }
       AnnotatedTextEdit2.replace = replace;
-      function insert(position, newText, annotation3) {
+      function insert2(position, newText, annotation3) {
         return { range: { start: position, end: position }, newText, annotationId: annotation3 };
       }
-      AnnotatedTextEdit2.insert = insert;
+      AnnotatedTextEdit2.insert = insert2;
       function del(range, annotation3) {
         return { range, newText: "", annotationId: annotation3 };
       }
@@ -9013,8 +9013,8 @@ var init_main = __esm({
       CompletionItemTag2.Deprecated = 1;
     })(CompletionItemTag || (CompletionItemTag = {}));
     (function(InsertReplaceEdit2) {
-      function create(newText, insert, replace) {
-        return { newText, insert, replace };
+      function create(newText, insert2, replace) {
+        return { newText, insert: insert2, replace };
       }
       InsertReplaceEdit2.create = create;
       function is(value) {
@@ -10219,7 +10219,7 @@ var require_variable = __commonJS({
     Object.defineProperty(exports, "__esModule", { value: true });
     exports.Variable = void 0;
     var Variable = class {
-      constructor(name, nameRange, range, modifier, modifierRange, substitutionParameter, substitutionRange, defined, buildVariable, stringValue) {
+      constructor(name, nameRange, range, modifier, modifierRange, substitutionParameter, substitutionRange, defined, buildVariable, stringValue2) {
         this.name = name;
         this.nameRange = nameRange;
         this.range = range;
@@ -10229,7 +10229,7 @@ var require_variable = __commonJS({
         this.substitutionRange = substitutionRange;
         this.defined = defined;
         this.buildVariable = buildVariable;
-        this.stringValue = stringValue;
+        this.stringValue = stringValue2;
       }
       toString() {
         return this.stringValue;
@@ -11414,16 +11414,16 @@ var require_jsonInstruction = __commonJS({
         }
         const argsOffset = document.offsetAt(this.getArgumentsRange().start);
         let start = -1;
-        let last = "";
+        let last2 = "";
         let quoted = false;
         let escapedArg = "";
         argsCheck: for (let i = 0; i < argsContent.length; i++) {
           let char = argsContent.charAt(i);
           switch (char) {
             case "[":
-              if (last === "") {
+              if (last2 === "") {
                 this.openingBracket = new argument_1.Argument("[", vscode_languageserver_types_1.Range.create(document.positionAt(argsOffset + i), document.positionAt(argsOffset + i + 1)));
-                last = "[";
+                last2 = "[";
               } else if (quoted) {
                 escapedArg = escapedArg + char;
               } else {
@@ -11431,13 +11431,13 @@ var require_jsonInstruction = __commonJS({
               }
               break;
             case '"':
-              if (last === "[" || last === ",") {
+              if (last2 === "[" || last2 === ",") {
                 start = i;
                 quoted = true;
-                last = '"';
+                last2 = '"';
                 escapedArg = escapedArg + char;
                 continue;
-              } else if (last === '"') {
+              } else if (last2 === '"') {
                 if (quoted) {
                   escapedArg = escapedArg + char;
                   quoted = false;
@@ -11454,8 +11454,8 @@ var require_jsonInstruction = __commonJS({
               if (quoted) {
                 escapedArg = escapedArg + char;
               } else {
-                if (last === '"') {
-                  last = ",";
+                if (last2 === '"') {
+                  last2 = ",";
                 } else {
                   break argsCheck;
                 }
@@ -11464,7 +11464,7 @@ var require_jsonInstruction = __commonJS({
             case "]":
               if (quoted) {
                 escapedArg = escapedArg + char;
-              } else if (last !== "") {
+              } else if (last2 !== "") {
                 this.closingBracket = new argument_1.Argument("]", vscode_languageserver_types_1.Range.create(document.positionAt(argsOffset + i), document.positionAt(argsOffset + i + 1)));
                 break argsCheck;
               }
@@ -11733,9 +11733,9 @@ var require_property = __commonJS({
         }
         value = value.substring(skip);
         let first = value.charAt(0);
-        let last = value.charAt(value.length - 1);
+        let last2 = value.charAt(value.length - 1);
         let literal2 = first === "'" || first === '"';
-        let inSingle = first === "'" && last === "'";
+        let inSingle = first === "'" && last2 === "'";
         let inDouble = false;
         if (first === '"') {
           for (let i = 1; i < value.length; i++) {
@@ -14199,11 +14199,11 @@ var require_ignore = __commonJS({
         // 'js/' will not match 'a.js'
         // 'js' will match 'a.js' and 'a.js/'
         (source) => {
-          const last = source[source.length - 1];
-          if (!last || last === TRAILING_WILDCARD || last === TRAILING_DOUBLESTAR) {
+          const last2 = source[source.length - 1];
+          if (!last2 || last2 === TRAILING_WILDCARD || last2 === TRAILING_DOUBLESTAR) {
             return source;
           }
-          return last === SLASH ? `${source}$` : `${source}(?=$|\\/$)`;
+          return last2 === SLASH ? `${source}$` : `${source}(?=$|\\/$)`;
         }
       ]
     ];
@@ -14339,8 +14339,8 @@ var require_ignore = __commonJS({
         prefix = makeRegexPrefix(body.slice(0, -1));
       }
       const head = prefix.slice(0, -1);
-      const last = prefix[prefix.length - 1];
-      return last === TRAILING_WILDCARD ? `${head}$` : last === TRAILING_DOUBLESTAR ? head : NEVER_MATCH;
+      const last2 = prefix[prefix.length - 1];
+      return last2 === TRAILING_WILDCARD ? `${head}$` : last2 === TRAILING_DOUBLESTAR ? head : NEVER_MATCH;
     };
     var matchesBasename = (body) => {
       const index = body.indexOf(SLASH);
@@ -14367,8 +14367,8 @@ var require_ignore = __commonJS({
       );
       return cut < 0 ? EMPTY2 : path.slice(0, cut + 1);
     };
-    var isString = (subject) => typeof subject === "string";
-    var checkPattern = (pattern) => pattern && isString(pattern);
+    var isString2 = (subject) => typeof subject === "string";
+    var checkPattern = (pattern) => pattern && isString2(pattern);
     var splitPattern = (pattern) => (pattern[pattern.length - 1] === "\r" ? pattern.slice(0, -1) : pattern).split(REGEX_SPLITALL_CRLF).filter(Boolean);
     var IgnoreRule = class {
       constructor(pattern, mark, body, ignoreCase, negative, prefix) {
@@ -14451,8 +14451,8 @@ var require_ignore = __commonJS({
         negative = true;
         body = body.slice(1);
       }
-      const last = body[body.length - 1];
-      if (last === SPACE || stripLineEnd && (last === "\r" || last === "\n")) {
+      const last2 = body[body.length - 1];
+      if (last2 === SPACE || stripLineEnd && (last2 === "\r" || last2 === "\n")) {
         body = trimEnd2(body, stripLineEnd);
       }
       if (!body || hasTrailingBackslash(body)) {
@@ -14482,7 +14482,7 @@ var require_ignore = __commonJS({
           this._added = true;
           return;
         }
-        const isStr = isString(pattern);
+        const isStr = isString2(pattern);
         const raw = isStr ? pattern : pattern.pattern;
         const rule = checkPattern(raw) && createRule(
           raw,
@@ -14502,7 +14502,7 @@ var require_ignore = __commonJS({
       // @param {Array<string> | string | Ignore} pattern
       add(pattern) {
         this._added = false;
-        this._split = isString(pattern);
+        this._split = isString2(pattern);
         this._stripBOM = !this._split || pattern[0] === BOM;
         makeArray(
           this._split ? splitPattern(pattern) : pattern
@@ -14575,7 +14575,7 @@ var require_ignore = __commonJS({
       throw new Ctor(message);
     };
     var checkPath = (path, originalPath, doThrow) => {
-      if (!isString(path)) {
+      if (!isString2(path)) {
         return doThrow(
           `path must be a string, but got \`${originalPath}\``,
           TypeError
@@ -14615,7 +14615,7 @@ var require_ignore = __commonJS({
     };
     checkPath.isNotRelative = isNotRelative;
     checkPath.convert = (p) => p;
-    var convertPath = (target) => isString(target) && checkPath.convert(target);
+    var convertPath = (target) => isString2(target) && checkPath.convert(target);
     var Ignore = class {
       constructor({
         ignorecase = true,
@@ -15572,9 +15572,9 @@ var convertMarkedBigIntsReviver = (key, value, context, userReviver) => {
 };
 var JSONParseV2 = (text, reviver) => {
   return JSON.parse(text, (key, value, context) => {
-    const isNumber = typeof value === "number";
+    const isNumber2 = typeof value === "number";
     const isOutOfBounds = value > Number.MAX_SAFE_INTEGER || value < Number.MIN_SAFE_INTEGER;
-    const isBigNumber = isNumber && isOutOfBounds;
+    const isBigNumber = isNumber2 && isOutOfBounds;
     const isInt = context && intRegex.test(context.source);
     const isBigInt = isBigNumber && isInt;
     if (isBigInt) return BigInt(context.source);
@@ -15633,12 +15633,12 @@ var serializeBigInts = (text) => {
   return text.replace(
     stringsOrLargeNumbers,
     (match, digits, fractional, exponential) => {
-      const isString = match[0] === '"';
-      const isNoise = isString && noiseValueWithQuotes.test(match);
+      const isString2 = match[0] === '"';
+      const isNoise = isString2 && noiseValueWithQuotes.test(match);
       if (isNoise) return match.substring(0, match.length - 1) + 'n"';
       const hasFractionalOrExponential = fractional || exponential;
       const isLessThanMaxSafeInt = digits && (digits.length < MAX_DIGITS || digits.length === MAX_DIGITS && digits <= MAX_INT);
-      const isStandardValue = isString || hasFractionalOrExponential || isLessThanMaxSafeInt;
+      const isStandardValue = isString2 || hasFractionalOrExponential || isLessThanMaxSafeInt;
       if (isStandardValue) return match;
       return '"' + match + 'n"';
     }
@@ -18784,7 +18784,7 @@ function renderCheckRun(report, context) {
     return {
       conclusion: "success",
       title: "No CUDA-relevant files changed",
-      summary: `This pull request changes no Dockerfile, requirements or conda environment file.
+      summary: `This pull request changes no Dockerfile, requirements, conda environment or pyproject.toml file.
 
 ${footer(context)}`,
       annotations: []
@@ -25896,9 +25896,9 @@ var Class = class {
   constructor(..._args) {
   }
 };
-function members(proto, table) {
-  for (const key in table) {
-    const desc = Object.getOwnPropertyDescriptor(table, key);
+function members(proto, table2) {
+  for (const key in table2) {
+    const desc = Object.getOwnPropertyDescriptor(table2, key);
     if (desc.get)
       Object.defineProperty(proto, key, { ...desc, enumerable: false });
     else
@@ -25913,10 +25913,10 @@ function hide(inst, key, value) {
   return own(inst, key, value, false);
 }
 // @__NO_SIDE_EFFECTS__
-function derived(computes, table) {
+function derived(computes, table2) {
   for (const key in computes) {
     const compute = computes[key];
-    Object.defineProperty(table, key, {
+    Object.defineProperty(table2, key, {
       configurable: true,
       enumerable: true,
       get() {
@@ -25927,7 +25927,7 @@ function derived(computes, table) {
       }
     });
   }
-  return table;
+  return table2;
 }
 function defineBound(proto, key, fn) {
   Object.defineProperty(proto, key, {
@@ -27920,8 +27920,8 @@ var $ZodDate = /* @__PURE__ */ $constructor("$ZodDate", (inst, def) => {
     }
     const input3 = payload.value;
     const isDate = input3 instanceof Date;
-    const isValidDate = isDate && !Number.isNaN(input3.getTime());
-    if (isValidDate)
+    const isValidDate2 = isDate && !Number.isNaN(input3.getTime());
+    if (isValidDate2)
       return payload;
     payload.issues.push({
       expected: "date",
@@ -33929,11 +33929,11 @@ var capitalizeFirstCharacter = (text) => {
 };
 function getUnitTypeFromNumber(number4) {
   const abs = Math.abs(number4);
-  const last = abs % 10;
-  const last2 = abs % 100;
-  if (last2 >= 11 && last2 <= 19 || last === 0)
+  const last2 = abs % 10;
+  const last22 = abs % 100;
+  if (last22 >= 11 && last22 <= 19 || last2 === 0)
     return "many";
-  if (last === 1)
+  if (last2 === 1)
     return "one";
   return "few";
 }
@@ -44456,7 +44456,7 @@ var KnowledgeBase = class {
   /** Answers held by the query cache, over all questions. */
   get cachedAnswers() {
     let count = 0;
-    for (const table of this.answers.values()) count += table.size;
+    for (const table2 of this.answers.values()) count += table2.size;
     return count;
   }
   /** Memoise a pure query over this knowledge base (for helpers outside the class): `key` names question and arguments. */
@@ -44465,9 +44465,9 @@ var KnowledgeBase = class {
   }
   /** The answer to `question` about `arg`; `compute` is called with this knowledge base as `this`. */
   cached(question, arg, compute) {
-    let table = this.answers.get(question);
-    if (table === void 0) this.answers.set(question, table = new Answers());
-    return table.of(arg, compute, this);
+    let table2 = this.answers.get(question);
+    if (table2 === void 0) this.answers.set(question, table2 = new Answers());
+    return table2.of(arg, compute, this);
   }
   constructor(data = loadData()) {
     this.data = data;
@@ -45276,6 +45276,10 @@ var CLAIM_PRECEDENCE = {
   tensorflow: 10,
   library: 10
 };
+function indexSubject(file2, index) {
+  if (file2.kind === "pyproject") return `the index ${index.url}`;
+  return `${index.kind === "find-links" ? "--find-links" : `--${index.kind}`} ${index.url}`;
+}
 function cudaClaim(f) {
   return {
     kind: f.kind,
@@ -45336,9 +45340,11 @@ function fileClaims(file2, kb) {
         cuda: found.cuda,
         precision: found.precision,
         span: index.span,
-        subject: `${index.kind === "find-links" ? "--find-links" : `--${index.kind}`} ${index.url}`,
+        subject: indexSubject(file2, index),
         index,
-        rewrite: (target) => one(rewriteLabel(file2, index.urlSpan, index.url, found.range, found.label, target))
+        // A pyproject.toml's index is named for its CUDA and chosen per extra: what to change there is the
+        // selection (`uv sync --extra …`) or the routing, which no single text edit decides.
+        rewrite: file2.kind === "pyproject" ? void 0 : (target) => one(rewriteLabel(file2, index.urlSpan, index.url, found.range, found.label, target))
       })
     );
   }
@@ -45562,6 +45568,418 @@ function claimCuda(claim2) {
   return claim2.precision === "major" ? claim2.cuda : cudaMajorMinor(claim2.cuda) ?? claim2.cuda;
 }
 
+// src/util/collections.ts
+function groupBy(items, key) {
+  const groups = /* @__PURE__ */ new Map();
+  for (const item of items) {
+    const at = key(item);
+    if (at === void 0) continue;
+    const group = groups.get(at);
+    if (group) group.push(item);
+    else groups.set(at, [item]);
+  }
+  return groups;
+}
+function positions(length) {
+  return Array.from({ length }, (_, i) => i);
+}
+var UnionFind = class {
+  parent;
+  constructor(count = 0) {
+    this.parent = positions(count);
+  }
+  /** A new item in a set of its own; returns its number (the count so far). */
+  add() {
+    return this.parent.push(this.parent.length) - 1;
+  }
+  /** The representative of i's set. */
+  find(i) {
+    let root = i;
+    while (this.parent[root] !== root) root = this.parent[root];
+    while (this.parent[i] !== root) {
+      const next = this.parent[i];
+      this.parent[i] = root;
+      i = next;
+    }
+    return root;
+  }
+  /** Joins the sets of a and b; returns the representative of the joined set. */
+  join(a, b) {
+    const ra = this.find(a);
+    const rb = this.find(b);
+    if (ra !== rb) this.parent[rb] = ra;
+    return ra;
+  }
+};
+
+// src/analysis/stages.ts
+var StageTree = class _StageTree {
+  constructor(stageCount, file2) {
+    this.stageCount = stageCount;
+    for (const image of file2.images) {
+      if (this.parents[image.stage] !== void 0 || image.stage >= stageCount) continue;
+      if (image.fromStage !== void 0 && image.fromStage < image.stage) this.parents[image.stage] = image.fromStage;
+    }
+    for (let stage = 0; stage < stageCount; stage++) {
+      const parent = this.parents[stage];
+      this.roots[stage] = parent === void 0 ? stage : this.roots[parent];
+    }
+  }
+  stageCount;
+  /** Parent stage of each stage (undefined for a stage built on an image). */
+  parents = [];
+  /** The stage at the end of each stage's chain: the one whose FROM names an image. */
+  roots = [];
+  static cache = /* @__PURE__ */ new WeakMap();
+  static of(file2) {
+    let tree = _StageTree.cache.get(file2);
+    if (!tree) {
+      let count = file2.stages.length;
+      for (const image of file2.images) count = Math.max(count, image.stage + 1);
+      _StageTree.cache.set(file2, tree = new _StageTree(count, file2));
+    }
+    return tree;
+  }
+  parent(stage) {
+    return this.parents[stage];
+  }
+  /** The base stage of this stage's chain (itself when it is built on an image). */
+  root(stage) {
+    return this.roots[stage] ?? stage;
+  }
+  /**
+   * For every stage, its own items after those of the stages it builds on (items in stage order, so in file
+   * order when `own` lists them in file order). A stage that adds nothing shares its parent's list.
+   */
+  inherited(own2) {
+    const lists = [];
+    for (let stage = 0; stage < this.stageCount; stage++) {
+      const parent = this.parents[stage];
+      const above = parent === void 0 ? [] : lists[parent];
+      const mine = own2(stage);
+      lists[stage] = mine.length === 0 ? above : above.length === 0 ? mine : [...above, ...mine];
+    }
+    return (stage) => lists[stage] ?? own2(stage);
+  }
+};
+
+// src/analysis/units.ts
+var NO_INDEXES = [];
+var ENVIRONMENT = /(?:conda|mamba|venv|virtualenv|site-packages|dist-packages|\/\.local\b|^\/install\b|^\/usr\/local\/?(?:lib\/?)?$|\/python\d(?:\.\d+)?\b)/i;
+var TIERS = [
+  ["image", "env"],
+  ["conda", "conda-build", "conda-channel", "apt"],
+  ["wheel-tag", "wheel-url", "implied"],
+  ["nvidia-wheel", "cupy", "jax", "tensorflow", "library"]
+];
+function buildUnits(files, links, kb) {
+  const claimCache = /* @__PURE__ */ new Map();
+  const claimsOf = (file2) => {
+    let claims = claimCache.get(file2);
+    if (!claims) claimCache.set(file2, claims = fileClaims(file2, kb));
+    return claims;
+  };
+  const units = [];
+  let component;
+  const includers = /* @__PURE__ */ new Map();
+  for (const from of files) {
+    for (const link of links.get(from) ?? []) {
+      const list = includers.get(link.to);
+      if (list) list.push(from);
+      else includers.set(link.to, [from]);
+    }
+  }
+  for (const file2 of files) {
+    if (file2.kind === "dockerfile") {
+      const stages = new DockerfileIndex(file2, links.get(file2) ?? [], claimsOf(file2));
+      for (const stage of file2.stages) units.push(dockerStageUnit(stages, stage.index, links, claimsOf, kb));
+    } else if (file2.kind === "pyproject") {
+      const via = (includers.get(file2) ?? []).flatMap((includer) => (links.get(includer) ?? []).filter((link) => link.to === file2));
+      const covered = new Set(selectedContexts(file2, via).map((context) => context.variant));
+      units.push(...pyprojectUnits(file2, claimsOf, kb, via.length ? covered : /* @__PURE__ */ new Set()));
+    } else if (!includedElsewhere(file2, includers.get(file2) ?? [], component ??= components(files, links))) {
+      units.push(fileUnit(file2, links, claimsOf, kb));
+    }
+  }
+  return units;
+}
+function includedElsewhere(file2, includers, component) {
+  return includers.some((includer) => includer !== file2 && (includer.kind === "dockerfile" || component.get(includer) !== component.get(file2)));
+}
+function components(files, links) {
+  const index = /* @__PURE__ */ new Map();
+  const low = /* @__PURE__ */ new Map();
+  const onStack = /* @__PURE__ */ new Set();
+  const stack = [];
+  const component = /* @__PURE__ */ new Map();
+  let counter = 0;
+  let count = 0;
+  for (const start of files) {
+    if (index.has(start)) continue;
+    const frames = [{ file: start, next: 0 }];
+    index.set(start, counter);
+    low.set(start, counter++);
+    stack.push(start);
+    onStack.add(start);
+    while (frames.length > 0) {
+      const frame = frames.at(-1);
+      const out = links.get(frame.file) ?? [];
+      if (frame.next < out.length) {
+        const to = out[frame.next++].to;
+        if (!index.has(to)) {
+          index.set(to, counter);
+          low.set(to, counter++);
+          stack.push(to);
+          onStack.add(to);
+          frames.push({ file: to, next: 0 });
+        } else if (onStack.has(to)) {
+          low.set(frame.file, Math.min(low.get(frame.file), index.get(to)));
+        }
+        continue;
+      }
+      frames.pop();
+      const parent = frames.at(-1);
+      if (parent) low.set(parent.file, Math.min(low.get(parent.file), low.get(frame.file)));
+      if (low.get(frame.file) === index.get(frame.file)) {
+        let member;
+        do {
+          member = stack.pop();
+          onStack.delete(member);
+          component.set(member, count);
+        } while (member !== frame.file);
+        count++;
+      }
+    }
+  }
+  return component;
+}
+function reachable(start, links, seen) {
+  const out = [];
+  const queue = [...start];
+  for (let next = 0; next < queue.length; next++) {
+    const link = queue[next];
+    if (seen.has(link.to)) continue;
+    seen.add(link.to);
+    out.push(link.to);
+    queue.push(...links.get(link.to) ?? []);
+  }
+  return out;
+}
+function fileUnit(file2, links, claimsOf, kb) {
+  const seen = /* @__PURE__ */ new Set([file2]);
+  const included = reachable(links.get(file2) ?? [], links, seen);
+  const files = [file2, ...included];
+  const invocations = [];
+  const pipContexts = file2.contexts.filter((context) => context.tool !== "conda-env");
+  for (const context of pipContexts) {
+    const contextLinks = (links.get(file2) ?? []).filter((link) => link.include.context === context.id);
+    const linked = reachable(contextLinks, links, /* @__PURE__ */ new Set([file2]));
+    invocations.push(makeInvocation([{ file: file2, context }, ...linked.flatMap((member) => member.contexts.map((c) => ({ file: member, context: c })))]));
+  }
+  const claims = files.flatMap((member) => claimsOf(member));
+  return finishUnit(file2.path, file2, void 0, files, claims, invocations, kb);
+}
+function unitVariant(unit) {
+  return unit.invocations[0]?.members[0]?.context.variant;
+}
+function pyprojectUnits(file2, claimsOf, kb, covered) {
+  const claims = claimsOf(file2);
+  const units = [];
+  for (const [variant, contexts] of groupBy(file2.contexts, (context) => context.variant)) {
+    if (covered.has(variant)) continue;
+    const ids = new Set(contexts.map((context) => context.id));
+    const own2 = (context) => context === void 0 || ids.has(context);
+    units.push(
+      finishUnit(
+        `${file2.path} (${variant})`,
+        file2,
+        void 0,
+        [file2],
+        claims.filter((claim2) => own2(claim2.context)),
+        contexts.map((context) => makeInvocation([{ file: file2, context }])),
+        kb,
+        file2.packages.filter((pkg) => ids.has(pkg.context))
+      )
+    );
+  }
+  return units;
+}
+var DockerfileIndex = class {
+  constructor(file2, links, claims) {
+    this.file = file2;
+    this.claims = claims;
+    this.tree = StageTree.of(file2);
+    this.contextsByStage = groupBy(file2.contexts, (context) => context.stage);
+    this.copiesByStage = groupBy(file2.copies, (copy) => copy.stage);
+    for (const stage of file2.stages)
+      if (stage.name && !this.stagesByName.has(stage.name.toLowerCase())) this.stagesByName.set(stage.name.toLowerCase(), stage.index);
+    this.linksByContext = groupBy(links, (link) => link.include.context);
+    this.packagesByContext = groupBy(positions(file2.packages.length), (i) => file2.packages[i].context);
+    const all = positions(claims.length);
+    const stageClaims = groupBy(all, (i) => claims[i].stage !== void 0 && claims[i].kind !== "image" ? claims[i].stage : void 0);
+    this.chainClaims = this.tree.inherited((stage) => stageClaims.get(stage) ?? []);
+    this.imageClaims = groupBy(all, (i) => claims[i].kind === "image" ? claims[i].stage : void 0);
+    this.contextClaims = groupBy(all, (i) => claims[i].stage === void 0 ? claims[i].context : void 0);
+  }
+  file;
+  claims;
+  contextsByStage;
+  linksByContext;
+  packagesByContext;
+  /** Claims by position in `claims`: those of a stage (not images) with its ancestors', images by stage, and by context. */
+  chainClaims;
+  imageClaims;
+  contextClaims;
+  tree;
+  copiesByStage;
+  stagesByName = /* @__PURE__ */ new Map();
+  /** By stage, in file order as far as computed: contexts a stage copies in, and what copying out of it brings. */
+  copied = [];
+  reached = [];
+  /**
+   * The file's own claims that bear on a stage, in the file's claim order: claims of the stage and the stages it
+   * builds on (the image only of the base stage, which is what the stage runs on), and those of its contexts.
+   */
+  claimsOf(stage, contexts) {
+    const picked = [...this.chainClaims(stage), ...this.imageClaims.get(this.tree.root(stage)) ?? []];
+    for (const context of contexts) picked.push(...this.contextClaims.get(context.id) ?? []);
+    return picked.sort((a, b) => a - b).map((i) => this.claims[i]);
+  }
+  /**
+   * The install contexts whose results a stage copies in: `COPY --from=build /opt/conda /opt/conda` (an environment:
+   * a conda prefix, a virtualenv, site-packages, a pip --prefix or --user directory) brings everything `build` and
+   * the stages it builds on installed, and what they copied in themselves.
+   */
+  copiedContexts(stage) {
+    this.computeUpTo(stage);
+    return this.copied[stage] ?? [];
+  }
+  /**
+   * Works out, stage by stage in file order, what each stage copies in and what an environment copied out of it
+   * holds (its installs, what it copied in, and its base stage's). A stage copies only from earlier stages, so each
+   * is computed once from results already there: a file that chains thousands of COPY --from stages was cubic when
+   * every stage walked every copy again, and no recursion can run out of stack.
+   */
+  computeUpTo(stage) {
+    for (let at = this.copied.length; at <= stage; at++) {
+      const copied = /* @__PURE__ */ new Set();
+      for (const copy of this.copiesByStage.get(at) ?? []) {
+        if (copy.fromStage === void 0 || !copy.sources.some((source) => ENVIRONMENT.test(source.path))) continue;
+        const from = this.stageNamed(copy.fromStage);
+        if (from === void 0 || from >= at) continue;
+        for (const context of this.reached[from]) copied.add(context);
+      }
+      this.copied.push([...copied]);
+      const parent = this.tree.parent(at);
+      this.reached.push([
+        .../* @__PURE__ */ new Set([...this.contextsByStage.get(at) ?? [], ...copied, ...parent !== void 0 && parent < at ? this.reached[parent] : []])
+      ]);
+    }
+  }
+  stageNamed(name) {
+    if (/^\d+$/.test(name)) return Number(name);
+    return this.stagesByName.get(name.toLowerCase());
+  }
+  /** Packages installed by these contexts, in file order. */
+  packagesOf(contexts) {
+    const picked = [];
+    for (const context of contexts) picked.push(...this.packagesByContext.get(context.id) ?? []);
+    return picked.sort((a, b) => a - b).map((i) => this.file.packages[i]);
+  }
+};
+function dockerStageUnit(index, stage, links, claimsOf, kb) {
+  const file2 = index.file;
+  const name = file2.stages[stage]?.name;
+  const label = `${file2.path} stage ${name ? `"${name}"` : stage + 1}`;
+  const contexts = [...index.contextsByStage.get(stage) ?? [], ...index.copiedContexts(stage)];
+  const invocations = [];
+  const seen = /* @__PURE__ */ new Set([file2]);
+  const linkedFiles = [];
+  const selected = /* @__PURE__ */ new Map();
+  for (const context of contexts) {
+    const contextLinks = index.linksByContext.get(context.id) ?? [];
+    const linked = reachable(contextLinks, links, /* @__PURE__ */ new Set([file2]));
+    for (const member of linked) {
+      if (seen.has(member)) continue;
+      seen.add(member);
+      linkedFiles.push(member);
+    }
+    const members2 = linked.flatMap((member) => {
+      const chosen = selectedContexts(member, contextLinks);
+      if (member.kind === "pyproject") {
+        const set3 = selected.get(member) ?? /* @__PURE__ */ new Set();
+        for (const c of chosen) set3.add(c);
+        selected.set(member, set3);
+      }
+      return chosen.map((c) => ({ file: member, context: c }));
+    });
+    if (context.tool !== "apt") invocations.push(makeInvocation([{ file: file2, context }, ...members2]));
+  }
+  const inStage = (member, context) => member.kind !== "pyproject" || context === void 0 || [...selected.get(member) ?? []].some((c) => c.id === context);
+  const claims = [...index.claimsOf(stage, contexts), ...linkedFiles.flatMap((member) => claimsOf(member).filter((claim2) => inStage(member, claim2.context)))];
+  const memberPackages = new Map(
+    linkedFiles.filter((member) => member.kind === "pyproject").map((member) => [member, member.packages.filter((pkg) => inStage(member, pkg.context))])
+  );
+  return finishUnit(label, file2, stage, [file2, ...linkedFiles], claims, invocations, kb, index.packagesOf(contexts), memberPackages);
+}
+function selectedContexts(member, via) {
+  if (member.kind !== "pyproject") return member.contexts;
+  const selects = new Set(via.filter((link) => link.to === member).flatMap((link) => link.include.selects ?? ["the project"]));
+  return member.contexts.filter((context) => selects.has(context.variant ?? "") || selects.has("*extras") && context.variant?.startsWith("extra "));
+}
+function makeInvocation(members2) {
+  const indexes = members2.flatMap((member) => member.context.indexes.filter((index) => !index.ignoredReason));
+  return { members: members2, indexes };
+}
+function finishUnit(label, root, stage, files, staticClaims, invocations, kb, rootPackages, memberPackages) {
+  const invocationOf = /* @__PURE__ */ new Map();
+  for (const invocation of invocations) for (const member of invocation.members) invocationOf.set(member.context, invocation);
+  const packages = [];
+  const implied = [];
+  for (const file2 of files) {
+    for (const pkg of file2 === root && rootPackages ? rootPackages : memberPackages?.get(file2) ?? file2.packages) {
+      const context = file2.contexts[pkg.context];
+      const invocation = context ? invocationOf.get(context) : void 0;
+      const build = resolveTorchBuild(pkg, invocation?.indexes ?? NO_INDEXES, kb);
+      packages.push({ file: file2, pkg, invocation, build });
+      if (build?.cuda && !pkg.localLabel && !pkg.url) {
+        implied.push(
+          cudaClaim({
+            kind: "implied",
+            file: file2,
+            context: pkg.context,
+            cuda: build.cuda,
+            precision: "minor",
+            span: pkg.span,
+            subject: `${pkg.rawName}${pkg.specifier}`,
+            package: pkg,
+            record: build.release,
+            index: build.index
+          })
+        );
+      }
+    }
+  }
+  const claims = [...staticClaims, ...implied];
+  const target = chooseTarget(claims);
+  return { label, root, stage, files, claims, target, packages, invocations };
+}
+function chooseTarget(claims) {
+  for (const tier of TIERS) {
+    const inTier = claims.filter((claim2) => tier.includes(claim2.kind));
+    if (inTier.length === 0) continue;
+    const precise = inTier.filter((claim2) => claim2.precision === "minor");
+    const pool = precise.length > 0 ? precise : inTier;
+    const key = (claim2) => claim2.precision === "minor" ? cudaMajorMinor(claim2.cuda) ?? claim2.cuda : String(cudaMajor(claim2.cuda));
+    const counts = /* @__PURE__ */ new Map();
+    for (const claim2 of pool) counts.set(key(claim2), (counts.get(key(claim2)) ?? 0) + 1);
+    const best = Math.max(...counts.values());
+    const sorted = [...pool].sort((a, b) => CLAIM_PRECEDENCE[a.kind] - CLAIM_PRECEDENCE[b.kind] || a.span.start - b.span.start);
+    return sorted.find((claim2) => counts.get(key(claim2)) === best);
+  }
+  return void 0;
+}
+
 // rules/cpu-wheel/rule.ts
 var OTHER_STACKS = /* @__PURE__ */ new Set(["nvidia-wheel", "cupy", "jax", "tensorflow", "library"]);
 var rule_default2 = defineRule({
@@ -45620,15 +46038,16 @@ var rule_default2 = defineRule({
         for (const index of claimFile.indexes) {
           if (index.ignoredReason || index.kind === "conda-channel" || !isCpuUrl(index.url)) continue;
           if (claimFile === unit.root && unit.stage !== void 0 && claimFile.contexts[index.context]?.stage !== unit.stage) continue;
+          if (claimFile === unit.root && claimFile.kind === "pyproject" && claimFile.contexts[index.context]?.variant !== unitVariant(unit)) continue;
           let fix;
           const at = index.url.search(/cpu(?=\/|$)/);
-          if (at >= 0 && target.precision === "minor") {
+          if (at >= 0 && target.precision === "minor" && claimFile.kind !== "pyproject") {
             const edit = replaceWithin(claimFile, index.urlSpan, index.url, at, at + 3, tagFromCuda(cuda));
             if (edit) fix = { title: `Use the ${tagFromCuda(cuda)} index`, safety: "safe", edits: [edit] };
           }
           report({
             messageId: "cpuIndex",
-            data: { subject: `--${index.kind} ${index.url}`, target: target.subject, cuda },
+            data: { subject: indexSubject(claimFile, index), target: target.subject, cuda },
             file: claimFile,
             span: index.span,
             related,
@@ -46523,7 +46942,7 @@ function checkUnservedLabels(unit, invocationsOf, report) {
       file: file2,
       span: pkg.span,
       severity: "error",
-      help: `PyPI never serves local versions such as +${tag}; they live on the PyTorch index. Add ${file2.kind === "requirements" ? `--extra-index-url ${url2} to this file` : `--index-url ${url2} (or --extra-index-url) to the install command`}.`,
+      help: `PyPI never serves local versions such as +${tag}; they live on the PyTorch index. ${file2.kind === "requirements" ? `Add --extra-index-url ${url2} to this file.` : file2.kind === "pyproject" ? `Add a [[tool.uv.index]] with url = "${url2}" and explicit = true, and route ${pkg.rawName} to it in [tool.uv.sources] (uv's PyTorch guide: https://docs.astral.sh/uv/guides/integration/pytorch/).` : `Add --index-url ${url2} (or --extra-index-url) to the install command.`}`,
       ...fix ? { fix } : {}
     });
   }
@@ -46606,101 +47025,6 @@ var NORMAL = /^(?!\.\.?(?:\/|$))[^/\\]+(?:\/(?!\.\.?(?:\/|$))[^/\\]+)*$/;
 function isNormal(path) {
   return NORMAL.test(path);
 }
-
-// src/util/collections.ts
-function groupBy(items, key) {
-  const groups = /* @__PURE__ */ new Map();
-  for (const item of items) {
-    const at = key(item);
-    if (at === void 0) continue;
-    const group = groups.get(at);
-    if (group) group.push(item);
-    else groups.set(at, [item]);
-  }
-  return groups;
-}
-function positions(length) {
-  return Array.from({ length }, (_, i) => i);
-}
-var UnionFind = class {
-  parent;
-  constructor(count = 0) {
-    this.parent = positions(count);
-  }
-  /** A new item in a set of its own; returns its number (the count so far). */
-  add() {
-    return this.parent.push(this.parent.length) - 1;
-  }
-  /** The representative of i's set. */
-  find(i) {
-    let root = i;
-    while (this.parent[root] !== root) root = this.parent[root];
-    while (this.parent[i] !== root) {
-      const next = this.parent[i];
-      this.parent[i] = root;
-      i = next;
-    }
-    return root;
-  }
-  /** Joins the sets of a and b; returns the representative of the joined set. */
-  join(a, b) {
-    const ra = this.find(a);
-    const rb = this.find(b);
-    if (ra !== rb) this.parent[rb] = ra;
-    return ra;
-  }
-};
-
-// src/analysis/stages.ts
-var StageTree = class _StageTree {
-  constructor(stageCount, file2) {
-    this.stageCount = stageCount;
-    for (const image of file2.images) {
-      if (this.parents[image.stage] !== void 0 || image.stage >= stageCount) continue;
-      if (image.fromStage !== void 0 && image.fromStage < image.stage) this.parents[image.stage] = image.fromStage;
-    }
-    for (let stage = 0; stage < stageCount; stage++) {
-      const parent = this.parents[stage];
-      this.roots[stage] = parent === void 0 ? stage : this.roots[parent];
-    }
-  }
-  stageCount;
-  /** Parent stage of each stage (undefined for a stage built on an image). */
-  parents = [];
-  /** The stage at the end of each stage's chain: the one whose FROM names an image. */
-  roots = [];
-  static cache = /* @__PURE__ */ new WeakMap();
-  static of(file2) {
-    let tree = _StageTree.cache.get(file2);
-    if (!tree) {
-      let count = file2.stages.length;
-      for (const image of file2.images) count = Math.max(count, image.stage + 1);
-      _StageTree.cache.set(file2, tree = new _StageTree(count, file2));
-    }
-    return tree;
-  }
-  parent(stage) {
-    return this.parents[stage];
-  }
-  /** The base stage of this stage's chain (itself when it is built on an image). */
-  root(stage) {
-    return this.roots[stage] ?? stage;
-  }
-  /**
-   * For every stage, its own items after those of the stages it builds on (items in stage order, so in file
-   * order when `own` lists them in file order). A stage that adds nothing shares its parent's list.
-   */
-  inherited(own2) {
-    const lists = [];
-    for (let stage = 0; stage < this.stageCount; stage++) {
-      const parent = this.parents[stage];
-      const above = parent === void 0 ? [] : lists[parent];
-      const mine = own2(stage);
-      lists[stage] = mine.length === 0 ? above : above.length === 0 ? mine : [...above, ...mine];
-    }
-    return (stage) => lists[stage] ?? own2(stage);
-  }
-};
 
 // src/analysis/links.ts
 function includeCandidates(file2, include) {
@@ -47147,11 +47471,11 @@ function checkConda(unit, kb, report) {
   const version2 = pytorch.pkg.exact;
   const release = kb.torchRelease(version2);
   const channel = pytorch.pkg.channel ?? (pytorch.file.contexts[pytorch.pkg.context]?.channels.includes("conda-forge") ? void 0 : pytorch.file.contexts[pytorch.pkg.context]?.channels.includes("pytorch") ? "pytorch" : void 0);
-  const last = kb.pytorchChannel().lastVersion;
-  if (channel === "pytorch" && compareDotted(version2, last) > 0) {
+  const last2 = kb.pytorchChannel().lastVersion;
+  if (channel === "pytorch" && compareDotted(version2, last2) > 0) {
     report({
       messageId: "channelEnded",
-      data: { version: version2, last },
+      data: { version: version2, last: last2 },
       file: pytorch.file,
       span: pytorch.pkg.span,
       help: `The pytorch channel is deprecated; install torch ${version2} with pip, or take pytorch from conda-forge. Source: ${cite(kb.pytorchChannel())}`
@@ -47236,6 +47560,33 @@ var RULE_DEFAULTS = new Map(RULES.map((rule) => [rule.id, rule.defaultSeverity])
 import { existsSync as existsSync2, readFileSync as readFileSync3, realpathSync as realpathSync2, renameSync, rmSync, writeFileSync } from "node:fs";
 import { basename as basename2, dirname as dirname3, join as join3, resolve as resolve2, sep as sep3 } from "node:path";
 import { parseArgs } from "node:util";
+
+// src/analysis/safe-fixes.ts
+function safeFixContents(report, texts) {
+  const byPath = /* @__PURE__ */ new Map();
+  const titles = [];
+  for (const finding of report.findings) {
+    if (finding.fix?.safety !== "safe") continue;
+    titles.push(`${finding.fix.title} (${finding.ruleId}, ${finding.location.path}:${finding.location.start.line})`);
+    for (const edit of finding.fix.edits) byPath.set(edit.path, [...byPath.get(edit.path) ?? [], edit]);
+  }
+  const files = [...byPath].flatMap(([path, edits]) => {
+    const text = texts.get(path);
+    if (text === void 0) return [];
+    const contents = applyEdits(text, dedupe(edits));
+    return contents === text ? [] : [{ path, contents }];
+  });
+  return { files, titles };
+}
+function dedupe(edits) {
+  const seen = /* @__PURE__ */ new Set();
+  return edits.filter((edit) => {
+    const key = `${edit.range[0]}:${edit.range[1]}:${edit.text}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
 
 // src/baseline/load.ts
 var import_yaml = __toESM(require_dist(), 1);
@@ -47411,276 +47762,6 @@ function spanOf(doc, path, key) {
     if (node2.range) return { start: node2.range[0], end: node2.range[1] };
   }
   return { start: 0, end: 0 };
-}
-
-// src/analysis/units.ts
-var NO_INDEXES = [];
-var ENVIRONMENT = /(?:conda|mamba|venv|virtualenv|site-packages|dist-packages|\/\.local\b|^\/install\b|^\/usr\/local\/?(?:lib\/?)?$|\/python\d(?:\.\d+)?\b)/i;
-var TIERS = [
-  ["image", "env"],
-  ["conda", "conda-build", "conda-channel", "apt"],
-  ["wheel-tag", "wheel-url", "implied"],
-  ["nvidia-wheel", "cupy", "jax", "tensorflow", "library"]
-];
-function buildUnits(files, links, kb) {
-  const claimCache = /* @__PURE__ */ new Map();
-  const claimsOf = (file2) => {
-    let claims = claimCache.get(file2);
-    if (!claims) claimCache.set(file2, claims = fileClaims(file2, kb));
-    return claims;
-  };
-  const units = [];
-  let component;
-  const includers = /* @__PURE__ */ new Map();
-  for (const from of files) {
-    for (const link of links.get(from) ?? []) {
-      const list = includers.get(link.to);
-      if (list) list.push(from);
-      else includers.set(link.to, [from]);
-    }
-  }
-  for (const file2 of files) {
-    if (file2.kind === "dockerfile") {
-      const stages = new DockerfileIndex(file2, links.get(file2) ?? [], claimsOf(file2));
-      for (const stage of file2.stages) units.push(dockerStageUnit(stages, stage.index, links, claimsOf, kb));
-    } else if (!includedElsewhere(file2, includers.get(file2) ?? [], component ??= components(files, links))) {
-      units.push(fileUnit(file2, links, claimsOf, kb));
-    }
-  }
-  return units;
-}
-function includedElsewhere(file2, includers, component) {
-  return includers.some((includer) => includer !== file2 && (includer.kind === "dockerfile" || component.get(includer) !== component.get(file2)));
-}
-function components(files, links) {
-  const index = /* @__PURE__ */ new Map();
-  const low = /* @__PURE__ */ new Map();
-  const onStack = /* @__PURE__ */ new Set();
-  const stack = [];
-  const component = /* @__PURE__ */ new Map();
-  let counter = 0;
-  let count = 0;
-  for (const start of files) {
-    if (index.has(start)) continue;
-    const frames = [{ file: start, next: 0 }];
-    index.set(start, counter);
-    low.set(start, counter++);
-    stack.push(start);
-    onStack.add(start);
-    while (frames.length > 0) {
-      const frame = frames.at(-1);
-      const out = links.get(frame.file) ?? [];
-      if (frame.next < out.length) {
-        const to = out[frame.next++].to;
-        if (!index.has(to)) {
-          index.set(to, counter);
-          low.set(to, counter++);
-          stack.push(to);
-          onStack.add(to);
-          frames.push({ file: to, next: 0 });
-        } else if (onStack.has(to)) {
-          low.set(frame.file, Math.min(low.get(frame.file), index.get(to)));
-        }
-        continue;
-      }
-      frames.pop();
-      const parent = frames.at(-1);
-      if (parent) low.set(parent.file, Math.min(low.get(parent.file), low.get(frame.file)));
-      if (low.get(frame.file) === index.get(frame.file)) {
-        let member;
-        do {
-          member = stack.pop();
-          onStack.delete(member);
-          component.set(member, count);
-        } while (member !== frame.file);
-        count++;
-      }
-    }
-  }
-  return component;
-}
-function reachable(start, links, seen) {
-  const out = [];
-  const queue = [...start];
-  for (let next = 0; next < queue.length; next++) {
-    const link = queue[next];
-    if (seen.has(link.to)) continue;
-    seen.add(link.to);
-    out.push(link.to);
-    queue.push(...links.get(link.to) ?? []);
-  }
-  return out;
-}
-function fileUnit(file2, links, claimsOf, kb) {
-  const seen = /* @__PURE__ */ new Set([file2]);
-  const included = reachable(links.get(file2) ?? [], links, seen);
-  const files = [file2, ...included];
-  const invocations = [];
-  const pipContexts = file2.contexts.filter((context) => context.tool !== "conda-env");
-  for (const context of pipContexts) {
-    const contextLinks = (links.get(file2) ?? []).filter((link) => link.include.context === context.id);
-    const linked = reachable(contextLinks, links, /* @__PURE__ */ new Set([file2]));
-    invocations.push(makeInvocation([{ file: file2, context }, ...linked.flatMap((member) => member.contexts.map((c) => ({ file: member, context: c })))]));
-  }
-  const claims = files.flatMap((member) => claimsOf(member));
-  return finishUnit(file2.path, file2, void 0, files, claims, invocations, kb);
-}
-var DockerfileIndex = class {
-  constructor(file2, links, claims) {
-    this.file = file2;
-    this.claims = claims;
-    this.tree = StageTree.of(file2);
-    this.contextsByStage = groupBy(file2.contexts, (context) => context.stage);
-    this.copiesByStage = groupBy(file2.copies, (copy) => copy.stage);
-    for (const stage of file2.stages)
-      if (stage.name && !this.stagesByName.has(stage.name.toLowerCase())) this.stagesByName.set(stage.name.toLowerCase(), stage.index);
-    this.linksByContext = groupBy(links, (link) => link.include.context);
-    this.packagesByContext = groupBy(positions(file2.packages.length), (i) => file2.packages[i].context);
-    const all = positions(claims.length);
-    const stageClaims = groupBy(all, (i) => claims[i].stage !== void 0 && claims[i].kind !== "image" ? claims[i].stage : void 0);
-    this.chainClaims = this.tree.inherited((stage) => stageClaims.get(stage) ?? []);
-    this.imageClaims = groupBy(all, (i) => claims[i].kind === "image" ? claims[i].stage : void 0);
-    this.contextClaims = groupBy(all, (i) => claims[i].stage === void 0 ? claims[i].context : void 0);
-  }
-  file;
-  claims;
-  contextsByStage;
-  linksByContext;
-  packagesByContext;
-  /** Claims by position in `claims`: those of a stage (not images) with its ancestors', images by stage, and by context. */
-  chainClaims;
-  imageClaims;
-  contextClaims;
-  tree;
-  copiesByStage;
-  stagesByName = /* @__PURE__ */ new Map();
-  /** By stage, in file order as far as computed: contexts a stage copies in, and what copying out of it brings. */
-  copied = [];
-  reached = [];
-  /**
-   * The file's own claims that bear on a stage, in the file's claim order: claims of the stage and the stages it
-   * builds on (the image only of the base stage, which is what the stage runs on), and those of its contexts.
-   */
-  claimsOf(stage, contexts) {
-    const picked = [...this.chainClaims(stage), ...this.imageClaims.get(this.tree.root(stage)) ?? []];
-    for (const context of contexts) picked.push(...this.contextClaims.get(context.id) ?? []);
-    return picked.sort((a, b) => a - b).map((i) => this.claims[i]);
-  }
-  /**
-   * The install contexts whose results a stage copies in: `COPY --from=build /opt/conda /opt/conda` (an environment:
-   * a conda prefix, a virtualenv, site-packages, a pip --prefix or --user directory) brings everything `build` and
-   * the stages it builds on installed, and what they copied in themselves.
-   */
-  copiedContexts(stage) {
-    this.computeUpTo(stage);
-    return this.copied[stage] ?? [];
-  }
-  /**
-   * Works out, stage by stage in file order, what each stage copies in and what an environment copied out of it
-   * holds (its installs, what it copied in, and its base stage's). A stage copies only from earlier stages, so each
-   * is computed once from results already there: a file that chains thousands of COPY --from stages was cubic when
-   * every stage walked every copy again, and no recursion can run out of stack.
-   */
-  computeUpTo(stage) {
-    for (let at = this.copied.length; at <= stage; at++) {
-      const copied = /* @__PURE__ */ new Set();
-      for (const copy of this.copiesByStage.get(at) ?? []) {
-        if (copy.fromStage === void 0 || !copy.sources.some((source) => ENVIRONMENT.test(source.path))) continue;
-        const from = this.stageNamed(copy.fromStage);
-        if (from === void 0 || from >= at) continue;
-        for (const context of this.reached[from]) copied.add(context);
-      }
-      this.copied.push([...copied]);
-      const parent = this.tree.parent(at);
-      this.reached.push([
-        .../* @__PURE__ */ new Set([...this.contextsByStage.get(at) ?? [], ...copied, ...parent !== void 0 && parent < at ? this.reached[parent] : []])
-      ]);
-    }
-  }
-  stageNamed(name) {
-    if (/^\d+$/.test(name)) return Number(name);
-    return this.stagesByName.get(name.toLowerCase());
-  }
-  /** Packages installed by these contexts, in file order. */
-  packagesOf(contexts) {
-    const picked = [];
-    for (const context of contexts) picked.push(...this.packagesByContext.get(context.id) ?? []);
-    return picked.sort((a, b) => a - b).map((i) => this.file.packages[i]);
-  }
-};
-function dockerStageUnit(index, stage, links, claimsOf, kb) {
-  const file2 = index.file;
-  const name = file2.stages[stage]?.name;
-  const label = `${file2.path} stage ${name ? `"${name}"` : stage + 1}`;
-  const contexts = [...index.contextsByStage.get(stage) ?? [], ...index.copiedContexts(stage)];
-  const invocations = [];
-  const seen = /* @__PURE__ */ new Set([file2]);
-  const linkedFiles = [];
-  for (const context of contexts) {
-    const contextLinks = index.linksByContext.get(context.id) ?? [];
-    const linked = reachable(contextLinks, links, /* @__PURE__ */ new Set([file2]));
-    for (const member of linked) {
-      if (seen.has(member)) continue;
-      seen.add(member);
-      linkedFiles.push(member);
-    }
-    if (context.tool !== "apt")
-      invocations.push(makeInvocation([{ file: file2, context }, ...linked.flatMap((member) => member.contexts.map((c) => ({ file: member, context: c })))]));
-  }
-  const claims = [...index.claimsOf(stage, contexts), ...linkedFiles.flatMap((member) => claimsOf(member))];
-  return finishUnit(label, file2, stage, [file2, ...linkedFiles], claims, invocations, kb, index.packagesOf(contexts));
-}
-function makeInvocation(members2) {
-  const indexes = members2.flatMap((member) => member.context.indexes.filter((index) => !index.ignoredReason));
-  return { members: members2, indexes };
-}
-function finishUnit(label, root, stage, files, staticClaims, invocations, kb, rootPackages) {
-  const invocationOf = /* @__PURE__ */ new Map();
-  for (const invocation of invocations) for (const member of invocation.members) invocationOf.set(member.context, invocation);
-  const packages = [];
-  const implied = [];
-  for (const file2 of files) {
-    for (const pkg of file2 === root && rootPackages ? rootPackages : file2.packages) {
-      const context = file2.contexts[pkg.context];
-      const invocation = context ? invocationOf.get(context) : void 0;
-      const build = resolveTorchBuild(pkg, invocation?.indexes ?? NO_INDEXES, kb);
-      packages.push({ file: file2, pkg, invocation, build });
-      if (build?.cuda && !pkg.localLabel && !pkg.url) {
-        implied.push(
-          cudaClaim({
-            kind: "implied",
-            file: file2,
-            context: pkg.context,
-            cuda: build.cuda,
-            precision: "minor",
-            span: pkg.span,
-            subject: `${pkg.rawName}${pkg.specifier}`,
-            package: pkg,
-            record: build.release,
-            index: build.index
-          })
-        );
-      }
-    }
-  }
-  const claims = [...staticClaims, ...implied];
-  const target = chooseTarget(claims);
-  return { label, root, stage, files, claims, target, packages, invocations };
-}
-function chooseTarget(claims) {
-  for (const tier of TIERS) {
-    const inTier = claims.filter((claim2) => tier.includes(claim2.kind));
-    if (inTier.length === 0) continue;
-    const precise = inTier.filter((claim2) => claim2.precision === "minor");
-    const pool = precise.length > 0 ? precise : inTier;
-    const key = (claim2) => claim2.precision === "minor" ? cudaMajorMinor(claim2.cuda) ?? claim2.cuda : String(cudaMajor(claim2.cuda));
-    const counts = /* @__PURE__ */ new Map();
-    for (const claim2 of pool) counts.set(key(claim2), (counts.get(key(claim2)) ?? 0) + 1);
-    const best = Math.max(...counts.values());
-    const sorted = [...pool].sort((a, b) => CLAIM_PRECEDENCE[a.kind] - CLAIM_PRECEDENCE[b.kind] || a.span.start - b.span.start);
-    return sorted.find((claim2) => counts.get(key(claim2)) === best);
-  }
-  return void 0;
 }
 
 // src/gate.ts
@@ -48073,14 +48154,14 @@ var Mapped = class _Mapped {
   /** site() for a plain piece: each character is where it is in the file. */
   plainSite(from, to) {
     const at = this.plainOrigin;
-    const last = this.text.length - 1;
-    if (last < 0) return { start: at, end: at };
+    const last2 = this.text.length - 1;
+    if (last2 < 0) return { start: at, end: at };
     if (to <= from) {
-      const point = from <= last ? at + Math.max(0, from) : at + Math.max(0, Math.min(from - 1, last)) + 1;
+      const point = from <= last2 ? at + Math.max(0, from) : at + Math.max(0, Math.min(from - 1, last2)) + 1;
       return { start: point, end: point };
     }
-    const start = at + Math.max(0, Math.min(from, last));
-    return { start, end: Math.max(start, at + Math.max(0, Math.min(to - 1, last)) + 1) };
+    const start = at + Math.max(0, Math.min(from, last2));
+    return { start, end: Math.max(start, at + Math.max(0, Math.min(to - 1, last2)) + 1) };
   }
   /** The file range holding exactly text[from, to), if it is one contiguous piece of the file. */
   origin(from, to) {
@@ -48098,15 +48179,15 @@ var Mapped = class _Mapped {
       return { start: at, end: at };
     }
     const first = this.segmentAt(from);
-    const last = this.segmentAt(to - 1);
-    if (!first || !last || first.origin < 0 || last.origin < 0) return void 0;
+    const last2 = this.segmentAt(to - 1);
+    if (!first || !last2 || first.origin < 0 || last2.origin < 0) return void 0;
     const start = first.origin + (from - first.from);
-    const end = last.origin + (to - last.from);
-    if (first !== last) {
+    const end = last2.origin + (to - last2.from);
+    if (first !== last2) {
       let expected = first.origin + (first.to - first.from);
       for (let i = this.firstEndingAfter(first.to); i < this.segments.length; i++) {
         const seg = this.segments[i];
-        if (seg.from > last.from) break;
+        if (seg.from > last2.from) break;
         if (seg.origin !== expected) return void 0;
         expected = seg.origin + (seg.to - seg.from);
       }
@@ -49170,6 +49251,7 @@ function recordInstallCommand(sink, command, stage) {
   const program = basename(words[0]?.text ?? "");
   if (PIP.test(program)) return recordPip(sink, words.slice(1), stage, "pip");
   if (program === "uv" && words[1]?.text === "pip") return recordPip(sink, words.slice(2), stage, "uv");
+  if (program === "uv" && words[1]?.text === "sync") return recordUvSync(sink, words.slice(2), words, stage);
   if (/^(conda|mamba|micromamba)$/.test(program)) {
     if (words[1]?.text === "run") return recordInstallCommand(sink, skipRunOptions(words.slice(2)), stage);
     return recordConda(sink, words.slice(1), stage);
@@ -49182,6 +49264,40 @@ function recordInstallCommand(sink, command, stage) {
     if (module === "uv" && words[m + 2]?.text === "pip") return recordPip(sink, words.slice(m + 3), stage, "uv");
   }
   return false;
+}
+function recordUvSync(sink, args, all, stage) {
+  const context = addRequirementsContext(sink, "uv", commandSpan(all), { stage });
+  let directory = ".";
+  const selects = [];
+  for (let i = 0; i < args.length; i++) {
+    const word = args[i];
+    const [name, inline] = word.text.includes("=") ? [word.text.slice(0, word.text.indexOf("=")), word.text.slice(word.text.indexOf("=") + 1)] : [word.text, void 0];
+    const value = () => inline ?? args[++i]?.text;
+    if (name === "--project" || name === "--directory") directory = value() ?? directory;
+    else if (name === "--extra") {
+      const extra = value();
+      if (extra) selects.push(`extra ${extra}`);
+    } else if (name === "--all-extras") selects.push("*extras");
+    else if (name === "--group" || name === "--only-group") {
+      const group = value();
+      if (group) selects.push(`group ${group}`);
+    } else if (/^--(?:python|index|default-index|extra-index-url|index-url|find-links|package|no-install-package|resolution|prerelease|index-strategy|python-platform|config-file|cache-dir|exclude-newer|link-mode|compile-bytecode-timeout)$/.test(
+      name
+    ) && inline === void 0)
+      i++;
+  }
+  const target = `${directory.replace(/\/+$/, "") || "."}/pyproject.toml`.replace(/^\.\//, "");
+  const fact = {
+    kind: "requirement",
+    target,
+    targetSpan: context.span,
+    span: context.span,
+    context: context.id,
+    selects: selects.length ? selects : ["the project"]
+  };
+  sink.includes.push(fact);
+  context.includes.push(fact);
+  return true;
 }
 var PIP = /^pip(\d+(\.\d+)?)?$/;
 function skipRunOptions(words) {
@@ -49204,8 +49320,8 @@ function basename(path) {
 }
 function commandSpan(words) {
   const first = words[0]?.span;
-  const last = words.at(-1)?.span;
-  return { start: first?.start ?? 0, end: last?.end ?? first?.end ?? 0 };
+  const last2 = words.at(-1)?.span;
+  return { start: first?.start ?? 0, end: last2?.end ?? first?.end ?? 0 };
 }
 var INDEX_KIND = {
   "index-url": "index-url",
@@ -49438,10 +49554,10 @@ var PipEnv = class {
     const texts = command.map((word) => word.text);
     const pip = texts.findIndex((text) => /(^|\/)pip(\d+(\.\d+)?)?$/.test(text));
     if (pip < 0 || texts[pip + 1] !== "config") return false;
-    const set2 = texts.indexOf("set", pip + 2);
-    if (set2 < 0) return true;
-    const key = texts[set2 + 1]?.replace(/^[a-z]+\./, "");
-    const value = command[set2 + 2];
+    const set3 = texts.indexOf("set", pip + 2);
+    if (set3 < 0) return true;
+    const key = texts[set3 + 1]?.replace(/^[a-z]+\./, "");
+    const value = command[set3 + 2];
     const kind = key ? PIP_CONFIG_KEYS[key] : void 0;
     if (kind && value) {
       const span = { start: command[0].span.start, end: value.span.end };
@@ -49716,13 +49832,13 @@ function readExpansion(script, at, resolve4, braces) {
   if (operator) {
     const word = expandWord(script.slice(bodyStart + operator.length, close), resolve4);
     const colon = operator.startsWith(":");
-    const set2 = "value" in value && (!colon || value.value.length > 0);
+    const set3 = "value" in value && (!colon || value.value.length > 0);
     const kind = operator.slice(-1);
     if (kind === "+") {
-      if (set2) return "unresolved" in word ? { unresolved: word.unresolved, next } : { value: word.value, next };
+      if (set3) return "unresolved" in word ? { unresolved: word.unresolved, next } : { value: word.value, next };
       return "value" in value ? { value: script.slice(close, close), next } : { unresolved: value.unresolved, next };
     }
-    if (set2) return fromValue(value.value);
+    if (set3) return fromValue(value.value);
     if (kind === "?") return { unresolved: `\${${body}} stops the build when ${name} is not set`, next };
     return "unresolved" in word ? { unresolved: word.unresolved, next } : { value: word.value, next };
   }
@@ -50060,13 +50176,13 @@ function envProperties(text, args) {
     return pairs && pairs.every((pair) => pair.value !== null) ? pairs : void 0;
   }
   if (args.length < 2 || args.some((arg) => /["']/.test(arg.value))) return void 0;
-  const last = args.at(-1);
+  const last2 = args.at(-1);
   return [
     {
       name: first.value,
       nameSpan: { start: first.start, end: first.end },
-      value: text.slice(args[1].start, last.end),
-      valueSpan: { start: args[1].start, end: last.end }
+      value: text.slice(args[1].start, last2.end),
+      valueSpan: { start: args[1].start, end: last2.end }
     }
   ];
 }
@@ -50354,6 +50470,2340 @@ function trailingEscape(content, escape) {
   return escape !== "" && content.endsWith(escape, end) ? end - escape.length : -1;
 }
 
+// node_modules/eslint-visitor-keys/lib/visitor-keys.js
+var KEYS = {
+  ArrayExpression: ["elements"],
+  ArrayPattern: ["elements"],
+  ArrowFunctionExpression: ["params", "body"],
+  AssignmentExpression: ["left", "right"],
+  AssignmentPattern: ["left", "right"],
+  AwaitExpression: ["argument"],
+  BinaryExpression: ["left", "right"],
+  BlockStatement: ["body"],
+  BreakStatement: ["label"],
+  CallExpression: ["callee", "arguments"],
+  CatchClause: ["param", "body"],
+  ChainExpression: ["expression"],
+  ClassBody: ["body"],
+  ClassDeclaration: ["id", "superClass", "body"],
+  ClassExpression: ["id", "superClass", "body"],
+  ConditionalExpression: ["test", "consequent", "alternate"],
+  ContinueStatement: ["label"],
+  DebuggerStatement: [],
+  DoWhileStatement: ["body", "test"],
+  EmptyStatement: [],
+  ExperimentalRestProperty: ["argument"],
+  ExperimentalSpreadProperty: ["argument"],
+  ExportAllDeclaration: ["exported", "source", "attributes"],
+  ExportDefaultDeclaration: ["declaration"],
+  ExportNamedDeclaration: [
+    "declaration",
+    "specifiers",
+    "source",
+    "attributes"
+  ],
+  ExportSpecifier: ["local", "exported"],
+  ExpressionStatement: ["expression"],
+  ForInStatement: ["left", "right", "body"],
+  ForOfStatement: ["left", "right", "body"],
+  ForStatement: ["init", "test", "update", "body"],
+  FunctionDeclaration: ["id", "params", "body"],
+  FunctionExpression: ["id", "params", "body"],
+  Identifier: [],
+  IfStatement: ["test", "consequent", "alternate"],
+  ImportAttribute: ["key", "value"],
+  ImportDeclaration: ["specifiers", "source", "attributes"],
+  ImportDefaultSpecifier: ["local"],
+  ImportExpression: ["source", "options"],
+  ImportNamespaceSpecifier: ["local"],
+  ImportSpecifier: ["imported", "local"],
+  JSXAttribute: ["name", "value"],
+  JSXClosingElement: ["name"],
+  JSXClosingFragment: [],
+  JSXElement: ["openingElement", "children", "closingElement"],
+  JSXEmptyExpression: [],
+  JSXExpressionContainer: ["expression"],
+  JSXFragment: ["openingFragment", "children", "closingFragment"],
+  JSXIdentifier: [],
+  JSXMemberExpression: ["object", "property"],
+  JSXNamespacedName: ["namespace", "name"],
+  JSXOpeningElement: ["name", "attributes"],
+  JSXOpeningFragment: [],
+  JSXSpreadAttribute: ["argument"],
+  JSXSpreadChild: ["expression"],
+  JSXText: [],
+  LabeledStatement: ["label", "body"],
+  Literal: [],
+  LogicalExpression: ["left", "right"],
+  MemberExpression: ["object", "property"],
+  MetaProperty: ["meta", "property"],
+  MethodDefinition: ["key", "value"],
+  NewExpression: ["callee", "arguments"],
+  ObjectExpression: ["properties"],
+  ObjectPattern: ["properties"],
+  PrivateIdentifier: [],
+  Program: ["body"],
+  Property: ["key", "value"],
+  PropertyDefinition: ["key", "value"],
+  RestElement: ["argument"],
+  ReturnStatement: ["argument"],
+  SequenceExpression: ["expressions"],
+  SpreadElement: ["argument"],
+  StaticBlock: ["body"],
+  Super: [],
+  SwitchCase: ["test", "consequent"],
+  SwitchStatement: ["discriminant", "cases"],
+  TaggedTemplateExpression: ["tag", "quasi"],
+  TemplateElement: [],
+  TemplateLiteral: ["quasis", "expressions"],
+  ThisExpression: [],
+  ThrowStatement: ["argument"],
+  TryStatement: ["block", "handler", "finalizer"],
+  UnaryExpression: ["argument"],
+  UpdateExpression: ["argument"],
+  VariableDeclaration: ["declarations"],
+  VariableDeclarator: ["id", "init"],
+  WhileStatement: ["test", "body"],
+  WithStatement: ["object", "body"],
+  YieldExpression: ["argument"]
+};
+var NODE_TYPES = Object.keys(KEYS);
+for (const type of NODE_TYPES) {
+  Object.freeze(KEYS[type]);
+}
+Object.freeze(KEYS);
+var visitor_keys_default = KEYS;
+
+// node_modules/eslint-visitor-keys/lib/index.js
+function unionWith(additionalKeys) {
+  const retv = (
+    /** @type {{ [type: string]: ReadonlyArray<string> }} */
+    Object.assign({}, visitor_keys_default)
+  );
+  for (const type of Object.keys(additionalKeys)) {
+    if (Object.hasOwn(retv, type)) {
+      const keys = new Set(additionalKeys[type]);
+      for (const key of retv[type]) {
+        keys.add(key);
+      }
+      retv[type] = Object.freeze(Array.from(keys));
+    } else {
+      retv[type] = Object.freeze(Array.from(additionalKeys[type]));
+    }
+  }
+  return Object.freeze(retv);
+}
+
+// node_modules/toml-eslint-parser/lib/index.mjs
+function last(arr) {
+  return arr[arr.length - 1] ?? null;
+}
+function toKeyName(node2) {
+  return node2.type === "TOMLBare" ? node2.name : node2.value;
+}
+var TOMLVerImpl = class {
+  constructor(major, minor) {
+    this.major = major;
+    this.minor = minor;
+  }
+  lt(major, minor) {
+    return this.major < major || this.major === major && this.minor < minor;
+  }
+  gte(major, minor) {
+    return this.major > major || this.major === major && this.minor >= minor;
+  }
+};
+var TOML_VERSION_1_0 = new TOMLVerImpl(1, 0);
+var TOML_VERSION_1_1 = new TOMLVerImpl(1, 1);
+var DEFAULT_TOML_VERSION = TOML_VERSION_1_1;
+var SUPPORTED_TOML_VERSIONS = {
+  "1.0": TOML_VERSION_1_0,
+  "1.0.0": TOML_VERSION_1_0,
+  "1.1": TOML_VERSION_1_1,
+  "1.1.0": TOML_VERSION_1_1,
+  latest: TOML_VERSION_1_1,
+  next: TOML_VERSION_1_1
+};
+function getTOMLVer(v) {
+  return v && SUPPORTED_TOML_VERSIONS[v] || DEFAULT_TOML_VERSION;
+}
+var MESSAGES = {
+  "unterminated-string": "Unterminated string constant",
+  "unterminated-table-key": "Unterminated table-key",
+  "unterminated-array": "Unterminated array",
+  "unterminated-inline-table": "Unterminated inline table",
+  "missing-key": "Empty bare keys are not allowed",
+  "missing-newline": "Must be a newline",
+  "missing-equals-sign": "Expected equal (=) token",
+  "missing-value": "Unspecified values are invalid",
+  "missing-comma": "Expected comma (,) token",
+  "dupe-keys": "Defining a key multiple times is invalid",
+  "unexpected-char": "Unexpected character",
+  "unexpected-token": "Unexpected token",
+  "invalid-control-character": "Control characters (codes < 0x1f and 0x7f) are not allowed",
+  "invalid-comment-character": "Invalid code point {{cp}} within comments",
+  "invalid-key-value-newline": "The key, equals sign, and value must be on the same line",
+  "invalid-inline-table-newline": "No newlines are allowed between the curly braces unless they are valid within a value",
+  "invalid-underscore": "Underscores are allowed between digits",
+  "invalid-space": "Unexpected spaces",
+  "invalid-three-quotes": "Three or more quotes are not permitted",
+  "invalid-date": "Unexpected invalid date",
+  "invalid-time": "Unexpected invalid time",
+  "invalid-leading-zero": "Leading zeros are not allowed",
+  "invalid-trailing-comma-in-inline-table": "Trailing comma is not permitted in an inline table",
+  "invalid-char-in-escape-sequence": "Invalid character in escape sequence",
+  "invalid-consecutive-dots-in-key": "Consecutive dots are not permitted in keys",
+  "invalid-code-point": "Invalid code point {{cp}}",
+  "invalid-trailing-dot-in-key": "Keys cannot end with a dot",
+  "invalid-leading-dot-in-key": "Keys cannot start with a dot"
+};
+function getMessage(code, data) {
+  if (data) return MESSAGES[code].replace(/\{\{(.*?)\}\}/gu, (_, name$2) => {
+    if (name$2 in data) return data[name$2];
+    return `{{${name$2}}}`;
+  });
+  return MESSAGES[code];
+}
+var ParseError = class extends SyntaxError {
+  /**
+  * Initialize this ParseError instance.
+  *
+  */
+  constructor(code, offset, line, column, data) {
+    super(getMessage(code, data));
+    this.index = offset;
+    this.lineNumber = line;
+    this.column = column;
+  }
+};
+var CodePoint = {
+  EOF: -1,
+  NULL: 0,
+  SOH: 1,
+  BACKSPACE: 8,
+  TABULATION: 9,
+  LINE_FEED: 10,
+  FORM_FEED: 12,
+  CARRIAGE_RETURN: 13,
+  ESCAPE: 27,
+  SO: 14,
+  US: 31,
+  SPACE: 32,
+  QUOTATION_MARK: 34,
+  HASH: 35,
+  SINGLE_QUOTE: 39,
+  PLUS_SIGN: 43,
+  COMMA: 44,
+  DASH: 45,
+  DOT: 46,
+  DIGIT_0: 48,
+  DIGIT_1: 49,
+  DIGIT_2: 50,
+  DIGIT_3: 51,
+  DIGIT_7: 55,
+  DIGIT_9: 57,
+  COLON: 58,
+  EQUALS_SIGN: 61,
+  LATIN_CAPITAL_A: 65,
+  LATIN_CAPITAL_E: 69,
+  LATIN_CAPITAL_F: 70,
+  LATIN_CAPITAL_T: 84,
+  LATIN_CAPITAL_U: 85,
+  LATIN_CAPITAL_Z: 90,
+  LEFT_BRACKET: 91,
+  BACKSLASH: 92,
+  RIGHT_BRACKET: 93,
+  UNDERSCORE: 95,
+  LATIN_SMALL_A: 97,
+  LATIN_SMALL_B: 98,
+  LATIN_SMALL_E: 101,
+  LATIN_SMALL_F: 102,
+  LATIN_SMALL_I: 105,
+  LATIN_SMALL_L: 108,
+  LATIN_SMALL_N: 110,
+  LATIN_SMALL_O: 111,
+  LATIN_SMALL_R: 114,
+  LATIN_SMALL_S: 115,
+  LATIN_SMALL_T: 116,
+  LATIN_SMALL_U: 117,
+  LATIN_SMALL_X: 120,
+  LATIN_SMALL_Z: 122,
+  LEFT_BRACE: 123,
+  RIGHT_BRACE: 125,
+  TILDE: 126,
+  DELETE: 127,
+  PAD: 128,
+  SUPERSCRIPT_TWO: 178,
+  SUPERSCRIPT_THREE: 179,
+  SUPERSCRIPT_ONE: 185,
+  VULGAR_FRACTION_ONE_QUARTER: 188,
+  VULGAR_FRACTION_THREE_QUARTERS: 190,
+  LATIN_CAPITAL_LETTER_A_WITH_GRAVE: 192,
+  LATIN_CAPITAL_LETTER_O_WITH_DIAERESIS: 214,
+  LATIN_CAPITAL_LETTER_O_WITH_STROKE: 216,
+  LATIN_SMALL_LETTER_O_WITH_DIAERESIS: 246,
+  LATIN_SMALL_LETTER_O_WITH_STROKE: 248,
+  GREEK_SMALL_REVERSED_DOTTED_LUNATE_SIGMA_SYMBOL: 891,
+  GREEK_CAPITAL_LETTER_YOT: 895,
+  CP_1FFF: 8191,
+  ZERO_WIDTH_NON_JOINER: 8204,
+  ZERO_WIDTH_JOINER: 8205,
+  UNDERTIE: 8255,
+  CHARACTER_TIE: 8256,
+  SUPERSCRIPT_ZERO: 8304,
+  CP_218F: 8591,
+  CIRCLED_DIGIT_ONE: 9312,
+  NEGATIVE_CIRCLED_DIGIT_ZERO: 9471,
+  GLAGOLITIC_CAPITAL_LETTER_AZU: 11264,
+  CP_2FEF: 12271,
+  IDEOGRAPHIC_COMMA: 12289,
+  CP_D7FF: 55295,
+  CP_E000: 57344,
+  CJK_COMPATIBILITY_IDEOGRAPH_F900: 63744,
+  ARABIC_LIGATURE_SALAAMUHU_ALAYNAA: 64975,
+  ARABIC_LIGATURE_SALLA_USED_AS_KORANIC_STOP_SIGN_ISOLATED_FORM: 65008,
+  REPLACEMENT_CHARACTER: 65533,
+  LINEAR_B_SYLLABLE_B008_A: 65536,
+  CP_EFFFF: 983039,
+  CP_10FFFF: 1114111
+};
+function isControl(cp) {
+  return cp >= CodePoint.NULL && cp <= CodePoint.US;
+}
+function isWhitespace(cp) {
+  return cp === CodePoint.TABULATION || cp === CodePoint.SPACE;
+}
+function isEOL2(cp) {
+  return cp === CodePoint.LINE_FEED || cp === CodePoint.CARRIAGE_RETURN;
+}
+function isUpperLetter(cp) {
+  return cp >= CodePoint.LATIN_CAPITAL_A && cp <= CodePoint.LATIN_CAPITAL_Z;
+}
+function isLowerLetter(cp) {
+  return cp >= CodePoint.LATIN_SMALL_A && cp <= CodePoint.LATIN_SMALL_Z;
+}
+function isLetter(cp) {
+  return isLowerLetter(cp) || isUpperLetter(cp);
+}
+function isDigit2(cp) {
+  return cp >= CodePoint.DIGIT_0 && cp <= CodePoint.DIGIT_9;
+}
+function isHexDig(cp) {
+  return isDigit2(cp) || cp >= CodePoint.LATIN_SMALL_A && cp <= CodePoint.LATIN_SMALL_F || cp >= CodePoint.LATIN_CAPITAL_A && cp <= CodePoint.LATIN_CAPITAL_F;
+}
+function isOctalDig(cp) {
+  return cp >= CodePoint.DIGIT_0 && cp <= CodePoint.DIGIT_7;
+}
+function isUnicodeScalarValue(cp) {
+  return cp >= 0 && cp <= 55295 || cp >= 57344 && cp <= 1114111;
+}
+function sortedLastIndex(array2, value) {
+  let low = 0;
+  let high = array2.length;
+  while (low < high) {
+    const mid = low + high >>> 1;
+    const val = array2[mid];
+    if (val === value) return mid + 1;
+    if (val < value) low = mid + 1;
+    else high = mid;
+  }
+  return low;
+}
+var Locations = class {
+  constructor() {
+    this.offsets = [];
+  }
+  addOffset(offset) {
+    for (let i = this.offsets.length - 1; i >= 0; i--) {
+      const element = this.offsets[i];
+      if (element === offset) return;
+      if (element < offset) break;
+    }
+    this.offsets.push(offset);
+  }
+  /**
+  * Calculate the location of the given index.
+  * @param index The index to calculate their location.
+  * @returns The location of the index.
+  */
+  getLocFromIndex(offset) {
+    const line = sortedLastIndex(this.offsets, offset) + 1;
+    return {
+      line,
+      column: offset - (line === 1 ? 0 : this.offsets[line - 2])
+    };
+  }
+};
+var CodePointIterator = class {
+  /**
+  * Initialize this char iterator.
+  */
+  constructor(text) {
+    this.locs = new Locations();
+    this.lastCodePoint = CodePoint.NULL;
+    this.start = -1;
+    this.end = 0;
+    this.text = text;
+  }
+  next() {
+    if (this.lastCodePoint === CodePoint.EOF) return CodePoint.EOF;
+    return this.lastCodePoint = this.moveAt(this.end);
+  }
+  getLocFromIndex(index) {
+    return this.locs.getLocFromIndex(index);
+  }
+  eat(cp) {
+    if (this.text.codePointAt(this.end) === cp) {
+      this.next();
+      return true;
+    }
+    return false;
+  }
+  moveAt(offset) {
+    this.start = this.end = offset;
+    const cp = this.text.codePointAt(this.start) ?? CodePoint.EOF;
+    if (cp === CodePoint.EOF) {
+      this.end = this.start;
+      return cp;
+    }
+    this.end += cp >= 65536 ? 2 : 1;
+    if (cp === CodePoint.LINE_FEED) this.locs.addOffset(this.end);
+    else if (cp === CodePoint.CARRIAGE_RETURN) {
+      if (this.text.codePointAt(this.end) === CodePoint.LINE_FEED) {
+        this.end++;
+        this.locs.addOffset(this.end);
+      }
+      return CodePoint.LINE_FEED;
+    }
+    return cp;
+  }
+};
+var HAS_BIGINT = typeof BigInt !== "undefined";
+var RADIX_PREFIXES = {
+  16: "0x",
+  10: "",
+  8: "0o",
+  2: "0b"
+};
+var ESCAPES_1_0 = {
+  [CodePoint.QUOTATION_MARK]: CodePoint.QUOTATION_MARK,
+  [CodePoint.BACKSLASH]: CodePoint.BACKSLASH,
+  [CodePoint.LATIN_SMALL_B]: CodePoint.BACKSPACE,
+  [CodePoint.LATIN_SMALL_F]: CodePoint.FORM_FEED,
+  [CodePoint.LATIN_SMALL_N]: CodePoint.LINE_FEED,
+  [CodePoint.LATIN_SMALL_R]: CodePoint.CARRIAGE_RETURN,
+  [CodePoint.LATIN_SMALL_T]: CodePoint.TABULATION
+};
+var ESCAPES_LATEST = {
+  ...ESCAPES_1_0,
+  [CodePoint.LATIN_SMALL_E]: CodePoint.ESCAPE
+};
+var Tokenizer = class {
+  /**
+  * Initialize this tokenizer.
+  */
+  constructor(text, parserOptions) {
+    this.backCode = false;
+    this.lastCodePoint = CodePoint.NULL;
+    this.state = "DATA";
+    this.token = null;
+    this.tokenStart = -1;
+    this.valuesEnabled = false;
+    this.text = text;
+    this.parserOptions = parserOptions || {};
+    this.codePointIterator = new CodePointIterator(text);
+    this.tomlVersion = getTOMLVer(this.parserOptions.tomlVersion);
+    this.ESCAPES = this.tomlVersion.gte(1, 1) ? ESCAPES_LATEST : ESCAPES_1_0;
+  }
+  get start() {
+    return this.codePointIterator.start;
+  }
+  get end() {
+    return this.codePointIterator.end;
+  }
+  getLocFromIndex(index) {
+    return this.codePointIterator.getLocFromIndex(index);
+  }
+  /**
+  * Report an invalid character error.
+  */
+  reportParseError(code, data) {
+    const offset = this.codePointIterator.start;
+    const loc = this.codePointIterator.getLocFromIndex(offset);
+    throw new ParseError(code, offset, loc.line, loc.column, data);
+  }
+  /**
+  * Get the next token.
+  */
+  nextToken() {
+    let token = this.token;
+    if (token != null) {
+      this.token = null;
+      return token;
+    }
+    let cp = this.lastCodePoint;
+    while (cp !== CodePoint.EOF && !this.token) {
+      cp = this.nextCode();
+      const nextState = this[this.state](cp);
+      if (!nextState) throw new Error(`Unknown error: pre state=${this.state}`);
+      this.state = nextState;
+    }
+    token = this.token;
+    this.token = null;
+    return token;
+  }
+  /**
+  * Get the next code point.
+  */
+  nextCode() {
+    if (this.lastCodePoint === CodePoint.EOF) return CodePoint.EOF;
+    if (this.backCode) {
+      this.backCode = false;
+      return this.lastCodePoint;
+    }
+    return this.lastCodePoint = this.codePointIterator.next();
+  }
+  /**
+  * Eat the next code point.
+  */
+  eatCode(cp) {
+    if (this.lastCodePoint === CodePoint.EOF) return false;
+    if (this.backCode) {
+      if (this.lastCodePoint === cp) {
+        this.backCode = false;
+        return true;
+      }
+      return false;
+    }
+    return this.codePointIterator.eat(cp);
+  }
+  /**
+  * Moves the character position to the given position.
+  */
+  moveAt(loc) {
+    if (this.backCode) this.backCode = false;
+    this.lastCodePoint = this.codePointIterator.moveAt(loc);
+  }
+  /**
+  * Back the current code point as the given state.
+  */
+  back(state) {
+    this.backCode = true;
+    return state;
+  }
+  punctuatorToken() {
+    this.startToken();
+    this.endToken("Punctuator", "end");
+  }
+  startToken() {
+    this.tokenStart = this.codePointIterator.start;
+  }
+  /**
+  * Commit the current token.
+  */
+  endToken(type, pos, option1, option2) {
+    const { tokenStart } = this;
+    const end = this.codePointIterator[pos];
+    const range = [tokenStart, end];
+    const loc = {
+      start: this.codePointIterator.getLocFromIndex(tokenStart),
+      end: this.codePointIterator.getLocFromIndex(end)
+    };
+    if (type === "Block") this.token = {
+      type,
+      value: this.text.slice(tokenStart + 1, end),
+      range,
+      loc
+    };
+    else {
+      let token;
+      const value = this.text.slice(tokenStart, end);
+      if (type === "BasicString" || type === "LiteralString" || type === "MultiLineBasicString" || type === "MultiLineLiteralString") token = {
+        type,
+        value,
+        string: option1,
+        range,
+        loc
+      };
+      else if (type === "Integer") {
+        const text = option1;
+        token = {
+          type,
+          value,
+          number: parseInt(text, option2),
+          bigint: HAS_BIGINT ? BigInt(RADIX_PREFIXES[option2] + text) : null,
+          range,
+          loc
+        };
+      } else if (type === "Float") token = {
+        type,
+        value,
+        number: option1,
+        range,
+        loc
+      };
+      else if (type === "Boolean") token = {
+        type,
+        value,
+        boolean: option1,
+        range,
+        loc
+      };
+      else if (type === "LocalDate" || type === "LocalTime" || type === "LocalDateTime" || type === "OffsetDateTime") token = {
+        type,
+        value,
+        date: option1,
+        range,
+        loc
+      };
+      else token = {
+        type,
+        value,
+        range,
+        loc
+      };
+      this.token = token;
+    }
+  }
+  DATA(cp) {
+    while (isWhitespace(cp) || isEOL2(cp)) cp = this.nextCode();
+    if (cp === CodePoint.HASH) {
+      this.startToken();
+      return "COMMENT";
+    }
+    if (cp === CodePoint.QUOTATION_MARK) {
+      this.startToken();
+      return "BASIC_STRING";
+    }
+    if (cp === CodePoint.SINGLE_QUOTE) {
+      this.startToken();
+      return "LITERAL_STRING";
+    }
+    if (cp === CodePoint.DOT || cp === CodePoint.EQUALS_SIGN || cp === CodePoint.LEFT_BRACKET || cp === CodePoint.RIGHT_BRACKET || cp === CodePoint.LEFT_BRACE || cp === CodePoint.RIGHT_BRACE || cp === CodePoint.COMMA) {
+      this.punctuatorToken();
+      return "DATA";
+    }
+    if (this.valuesEnabled) {
+      if (cp === CodePoint.DASH || cp === CodePoint.PLUS_SIGN) {
+        this.startToken();
+        return "SIGN";
+      }
+      if (cp === CodePoint.LATIN_SMALL_N || cp === CodePoint.LATIN_SMALL_I) {
+        this.startToken();
+        return this.back("NAN_OR_INF");
+      }
+      if (isDigit2(cp)) {
+        this.startToken();
+        return this.back("NUMBER");
+      }
+      if (cp === CodePoint.LATIN_SMALL_T || cp === CodePoint.LATIN_SMALL_F) {
+        this.startToken();
+        return this.back("BOOLEAN");
+      }
+    } else if (isUnquotedKeyChar(cp, this.tomlVersion)) {
+      this.startToken();
+      return "BARE";
+    }
+    if (cp === CodePoint.EOF) return "DATA";
+    return this.reportParseError("unexpected-char");
+  }
+  COMMENT(cp) {
+    const processCommentChar = this.tomlVersion.gte(1, 1) ? (c) => {
+      if (!isNonEOL(c)) this.reportParseError("invalid-comment-character", { cp: JSON.stringify(String.fromCodePoint(c)).slice(1, -1) });
+    } : (c) => {
+      if (isControlOtherThanTab(c)) this.reportParseErrorControlChar();
+    };
+    while (!isEOL2(cp) && cp !== CodePoint.EOF) {
+      processCommentChar(cp);
+      cp = this.nextCode();
+    }
+    this.endToken("Block", "start");
+    return "DATA";
+  }
+  BARE(cp) {
+    while (isUnquotedKeyChar(cp, this.tomlVersion)) cp = this.nextCode();
+    this.endToken("Bare", "start");
+    return this.back("DATA");
+  }
+  BASIC_STRING(cp) {
+    if (cp === CodePoint.QUOTATION_MARK) {
+      cp = this.nextCode();
+      if (cp === CodePoint.QUOTATION_MARK) return "MULTI_LINE_BASIC_STRING";
+      this.endToken("BasicString", "start", "");
+      return this.back("DATA");
+    }
+    const out = [];
+    while (cp !== CodePoint.QUOTATION_MARK && cp !== CodePoint.EOF && cp !== CodePoint.LINE_FEED) {
+      if (isControlOtherThanTab(cp)) return this.reportParseErrorControlChar();
+      if (cp === CodePoint.BACKSLASH) {
+        cp = this.nextCode();
+        const ecp = this.ESCAPES[cp];
+        if (ecp) {
+          out.push(ecp);
+          cp = this.nextCode();
+          continue;
+        } else if (cp === CodePoint.LATIN_SMALL_U) {
+          const code = this.parseUnicode(4);
+          out.push(code);
+          cp = this.nextCode();
+          continue;
+        } else if (cp === CodePoint.LATIN_CAPITAL_U) {
+          const code = this.parseUnicode(8);
+          out.push(code);
+          cp = this.nextCode();
+          continue;
+        } else if (cp === CodePoint.LATIN_SMALL_X && this.tomlVersion.gte(1, 1)) {
+          const code = this.parseUnicode(2);
+          out.push(code);
+          cp = this.nextCode();
+          continue;
+        }
+        return this.reportParseError("invalid-char-in-escape-sequence");
+      }
+      out.push(cp);
+      cp = this.nextCode();
+    }
+    if (cp !== CodePoint.QUOTATION_MARK) return this.reportParseError("unterminated-string");
+    this.endToken("BasicString", "end", String.fromCodePoint(...out));
+    return "DATA";
+  }
+  MULTI_LINE_BASIC_STRING(cp) {
+    const out = [];
+    if (cp === CodePoint.LINE_FEED) cp = this.nextCode();
+    while (cp !== CodePoint.EOF) {
+      if (cp !== CodePoint.LINE_FEED && isControlOtherThanTab(cp)) return this.reportParseErrorControlChar();
+      if (cp === CodePoint.QUOTATION_MARK) {
+        const startPos = this.codePointIterator.start;
+        if (this.eatCode(CodePoint.QUOTATION_MARK) && this.eatCode(CodePoint.QUOTATION_MARK)) {
+          if (this.eatCode(CodePoint.QUOTATION_MARK)) {
+            out.push(CodePoint.QUOTATION_MARK);
+            if (this.eatCode(CodePoint.QUOTATION_MARK)) {
+              out.push(CodePoint.QUOTATION_MARK);
+              if (this.eatCode(CodePoint.QUOTATION_MARK)) {
+                this.moveAt(startPos);
+                return this.reportParseError("invalid-three-quotes");
+              }
+            }
+          }
+          this.endToken("MultiLineBasicString", "end", String.fromCodePoint(...out));
+          return "DATA";
+        }
+        this.moveAt(startPos);
+      }
+      if (cp === CodePoint.BACKSLASH) {
+        cp = this.nextCode();
+        const ecp = this.ESCAPES[cp];
+        if (ecp) {
+          out.push(ecp);
+          cp = this.nextCode();
+          continue;
+        } else if (cp === CodePoint.LATIN_SMALL_U) {
+          const code = this.parseUnicode(4);
+          out.push(code);
+          cp = this.nextCode();
+          continue;
+        } else if (cp === CodePoint.LATIN_CAPITAL_U) {
+          const code = this.parseUnicode(8);
+          out.push(code);
+          cp = this.nextCode();
+          continue;
+        } else if (cp === CodePoint.LATIN_SMALL_X && this.tomlVersion.gte(1, 1)) {
+          const code = this.parseUnicode(2);
+          out.push(code);
+          cp = this.nextCode();
+          continue;
+        } else if (cp === CodePoint.LINE_FEED) {
+          cp = this.nextCode();
+          while (isWhitespace(cp) || cp === CodePoint.LINE_FEED) cp = this.nextCode();
+          continue;
+        } else if (isWhitespace(cp)) {
+          let valid2 = true;
+          const startPos = this.codePointIterator.start;
+          let nextCp;
+          while ((nextCp = this.nextCode()) !== CodePoint.EOF) {
+            if (nextCp === CodePoint.LINE_FEED) break;
+            if (!isWhitespace(nextCp)) {
+              this.moveAt(startPos);
+              valid2 = false;
+              break;
+            }
+          }
+          if (valid2) {
+            cp = this.nextCode();
+            while (isWhitespace(cp) || cp === CodePoint.LINE_FEED) cp = this.nextCode();
+            continue;
+          }
+        }
+        return this.reportParseError("invalid-char-in-escape-sequence");
+      }
+      out.push(cp);
+      cp = this.nextCode();
+    }
+    return this.reportParseError("unterminated-string");
+  }
+  LITERAL_STRING(cp) {
+    if (cp === CodePoint.SINGLE_QUOTE) {
+      cp = this.nextCode();
+      if (cp === CodePoint.SINGLE_QUOTE) return "MULTI_LINE_LITERAL_STRING";
+      this.endToken("LiteralString", "start", "");
+      return this.back("DATA");
+    }
+    const out = [];
+    while (cp !== CodePoint.SINGLE_QUOTE && cp !== CodePoint.EOF && cp !== CodePoint.LINE_FEED) {
+      if (isControlOtherThanTab(cp)) return this.reportParseErrorControlChar();
+      out.push(cp);
+      cp = this.nextCode();
+    }
+    if (cp !== CodePoint.SINGLE_QUOTE) return this.reportParseError("unterminated-string");
+    this.endToken("LiteralString", "end", String.fromCodePoint(...out));
+    return "DATA";
+  }
+  MULTI_LINE_LITERAL_STRING(cp) {
+    const out = [];
+    if (cp === CodePoint.LINE_FEED) cp = this.nextCode();
+    while (cp !== CodePoint.EOF) {
+      if (cp !== CodePoint.LINE_FEED && isControlOtherThanTab(cp)) return this.reportParseErrorControlChar();
+      if (cp === CodePoint.SINGLE_QUOTE) {
+        const startPos = this.codePointIterator.start;
+        if (this.eatCode(CodePoint.SINGLE_QUOTE) && this.eatCode(CodePoint.SINGLE_QUOTE)) {
+          if (this.eatCode(CodePoint.SINGLE_QUOTE)) {
+            out.push(CodePoint.SINGLE_QUOTE);
+            if (this.eatCode(CodePoint.SINGLE_QUOTE)) {
+              out.push(CodePoint.SINGLE_QUOTE);
+              if (this.eatCode(CodePoint.SINGLE_QUOTE)) {
+                this.moveAt(startPos);
+                return this.reportParseError("invalid-three-quotes");
+              }
+            }
+          }
+          this.endToken("MultiLineLiteralString", "end", String.fromCodePoint(...out));
+          return "DATA";
+        }
+        this.moveAt(startPos);
+      }
+      out.push(cp);
+      cp = this.nextCode();
+    }
+    return this.reportParseError("unterminated-string");
+  }
+  SIGN(cp) {
+    if (cp === CodePoint.LATIN_SMALL_N || cp === CodePoint.LATIN_SMALL_I) return this.back("NAN_OR_INF");
+    if (isDigit2(cp)) return this.back("NUMBER");
+    return this.reportParseError("unexpected-char");
+  }
+  NAN_OR_INF(cp) {
+    if (cp === CodePoint.LATIN_SMALL_N) {
+      const startPos = this.codePointIterator.start;
+      if (this.eatCode(CodePoint.LATIN_SMALL_A) && this.eatCode(CodePoint.LATIN_SMALL_N)) {
+        this.endToken("Float", "end", NaN);
+        return "DATA";
+      }
+      this.moveAt(startPos);
+    } else if (cp === CodePoint.LATIN_SMALL_I) {
+      const startPos = this.codePointIterator.start;
+      if (this.eatCode(CodePoint.LATIN_SMALL_N) && this.eatCode(CodePoint.LATIN_SMALL_F)) {
+        this.endToken("Float", "end", this.text[this.tokenStart] === "-" ? -Infinity : Infinity);
+        return "DATA";
+      }
+      this.moveAt(startPos);
+    }
+    return this.reportParseError("unexpected-char");
+  }
+  NUMBER(cp) {
+    const start = this.text[this.tokenStart];
+    const sign = start === "+" ? CodePoint.PLUS_SIGN : start === "-" ? CodePoint.DASH : CodePoint.NULL;
+    if (cp === CodePoint.DIGIT_0) {
+      if (sign === CodePoint.NULL) {
+        const startPos = this.codePointIterator.start;
+        const nextCp$1 = this.nextCode();
+        if (isDigit2(nextCp$1)) {
+          const nextNextCp = this.nextCode();
+          if (nextNextCp === CodePoint.COLON) {
+            this.data = {
+              hasDate: false,
+              year: 0,
+              month: 0,
+              day: 0,
+              hour: Number(String.fromCodePoint(CodePoint.DIGIT_0, nextCp$1)),
+              minute: 0,
+              second: 0
+            };
+            return "TIME_MINUTE";
+          }
+          if (isDigit2(nextNextCp)) {
+            const nextNextNextCp = this.nextCode();
+            if (isDigit2(nextNextNextCp) && this.eatCode(CodePoint.DASH)) {
+              this.data = {
+                hasDate: true,
+                year: Number(String.fromCodePoint(CodePoint.DIGIT_0, nextCp$1, nextNextCp, nextNextNextCp)),
+                month: 0,
+                day: 0,
+                hour: 0,
+                minute: 0,
+                second: 0
+              };
+              return "DATE_MONTH";
+            }
+          }
+          this.moveAt(startPos);
+          return this.reportParseError("invalid-leading-zero");
+        }
+        this.moveAt(startPos);
+      }
+      cp = this.nextCode();
+      if (cp === CodePoint.LATIN_SMALL_X || cp === CodePoint.LATIN_SMALL_O || cp === CodePoint.LATIN_SMALL_B) {
+        if (sign !== CodePoint.NULL) return this.reportParseError("unexpected-char");
+        return cp === CodePoint.LATIN_SMALL_X ? "HEX" : cp === CodePoint.LATIN_SMALL_O ? "OCTAL" : "BINARY";
+      }
+      if (cp === CodePoint.LATIN_SMALL_E || cp === CodePoint.LATIN_CAPITAL_E) {
+        this.data = {
+          minus: sign === CodePoint.DASH,
+          left: [CodePoint.DIGIT_0]
+        };
+        return "EXPONENT_RIGHT";
+      }
+      if (cp === CodePoint.DOT) {
+        this.data = {
+          minus: sign === CodePoint.DASH,
+          absInt: [CodePoint.DIGIT_0]
+        };
+        return "FRACTIONAL_RIGHT";
+      }
+      this.endToken("Integer", "start", "0", 10);
+      return this.back("DATA");
+    }
+    const { out, nextCp, hasUnderscore } = this.parseDigits(cp, isDigit2);
+    if (nextCp === CodePoint.DASH && sign === CodePoint.NULL && !hasUnderscore && out.length === 4) {
+      this.data = {
+        hasDate: true,
+        year: Number(String.fromCodePoint(...out)),
+        month: 0,
+        day: 0,
+        hour: 0,
+        minute: 0,
+        second: 0
+      };
+      return "DATE_MONTH";
+    }
+    if (nextCp === CodePoint.COLON && sign === CodePoint.NULL && !hasUnderscore && out.length === 2) {
+      this.data = {
+        hasDate: false,
+        year: 0,
+        month: 0,
+        day: 0,
+        hour: Number(String.fromCodePoint(...out)),
+        minute: 0,
+        second: 0
+      };
+      return "TIME_MINUTE";
+    }
+    if (nextCp === CodePoint.LATIN_SMALL_E || nextCp === CodePoint.LATIN_CAPITAL_E) {
+      this.data = {
+        minus: sign === CodePoint.DASH,
+        left: out
+      };
+      return "EXPONENT_RIGHT";
+    }
+    if (nextCp === CodePoint.DOT) {
+      this.data = {
+        minus: sign === CodePoint.DASH,
+        absInt: out
+      };
+      return "FRACTIONAL_RIGHT";
+    }
+    this.endToken("Integer", "start", sign === CodePoint.DASH ? String.fromCodePoint(CodePoint.DASH, ...out) : String.fromCodePoint(...out), 10);
+    return this.back("DATA");
+  }
+  HEX(cp) {
+    const { out } = this.parseDigits(cp, isHexDig);
+    this.endToken("Integer", "start", String.fromCodePoint(...out), 16);
+    return this.back("DATA");
+  }
+  OCTAL(cp) {
+    const { out } = this.parseDigits(cp, isOctalDig);
+    this.endToken("Integer", "start", String.fromCodePoint(...out), 8);
+    return this.back("DATA");
+  }
+  BINARY(cp) {
+    const { out } = this.parseDigits(cp, (c) => c === CodePoint.DIGIT_0 || c === CodePoint.DIGIT_1);
+    this.endToken("Integer", "start", String.fromCodePoint(...out), 2);
+    return this.back("DATA");
+  }
+  FRACTIONAL_RIGHT(cp) {
+    const { minus, absInt } = this.data;
+    const { out, nextCp } = this.parseDigits(cp, isDigit2);
+    const absNum = [
+      ...absInt,
+      CodePoint.DOT,
+      ...out
+    ];
+    if (nextCp === CodePoint.LATIN_SMALL_E || nextCp === CodePoint.LATIN_CAPITAL_E) {
+      this.data = {
+        minus,
+        left: absNum
+      };
+      return "EXPONENT_RIGHT";
+    }
+    const value = Number(minus ? String.fromCodePoint(CodePoint.DASH, ...absNum) : String.fromCodePoint(...absNum));
+    this.endToken("Float", "start", value);
+    return this.back("DATA");
+  }
+  EXPONENT_RIGHT(cp) {
+    const { left, minus: leftMinus } = this.data;
+    let minus = false;
+    if (cp === CodePoint.DASH || cp === CodePoint.PLUS_SIGN) {
+      minus = cp === CodePoint.DASH;
+      cp = this.nextCode();
+    }
+    const { out } = this.parseDigits(cp, isDigit2);
+    const right = out;
+    if (minus) right.unshift(CodePoint.DASH);
+    const value = Number(leftMinus ? String.fromCodePoint(CodePoint.DASH, ...left, CodePoint.LATIN_SMALL_E, ...right) : String.fromCodePoint(...left, CodePoint.LATIN_SMALL_E, ...right));
+    this.endToken("Float", "start", value);
+    return this.back("DATA");
+  }
+  BOOLEAN(cp) {
+    if (cp === CodePoint.LATIN_SMALL_T) {
+      const startPos = this.codePointIterator.start;
+      if (this.eatCode(CodePoint.LATIN_SMALL_R) && this.eatCode(CodePoint.LATIN_SMALL_U) && this.eatCode(CodePoint.LATIN_SMALL_E)) {
+        this.endToken("Boolean", "end", true);
+        return "DATA";
+      }
+      this.moveAt(startPos);
+    } else if (cp === CodePoint.LATIN_SMALL_F) {
+      const startPos = this.codePointIterator.start;
+      if (this.eatCode(CodePoint.LATIN_SMALL_A) && this.eatCode(CodePoint.LATIN_SMALL_L) && this.eatCode(CodePoint.LATIN_SMALL_S) && this.eatCode(CodePoint.LATIN_SMALL_E)) {
+        this.endToken("Boolean", "end", false);
+        return "DATA";
+      }
+      this.moveAt(startPos);
+    }
+    return this.reportParseError("unexpected-char");
+  }
+  DATE_MONTH(cp) {
+    const start = this.codePointIterator.start;
+    if (!isDigit2(cp)) return this.reportParseError("unexpected-char");
+    cp = this.nextCode();
+    if (!isDigit2(cp)) return this.reportParseError("unexpected-char");
+    cp = this.nextCode();
+    if (cp !== CodePoint.DASH) return this.reportParseError("unexpected-char");
+    const end = this.codePointIterator.start;
+    const data = this.data;
+    data.month = Number(this.text.slice(start, end));
+    return "DATE_DAY";
+  }
+  DATE_DAY(cp) {
+    const start = this.codePointIterator.start;
+    if (!isDigit2(cp)) return this.reportParseError("unexpected-char");
+    cp = this.nextCode();
+    if (!isDigit2(cp)) return this.reportParseError("unexpected-char");
+    const end = this.codePointIterator.end;
+    const data = this.data;
+    data.day = Number(this.text.slice(start, end));
+    if (!isValidDate(data.year, data.month, data.day)) return this.reportParseError("invalid-date");
+    cp = this.nextCode();
+    if (cp === CodePoint.LATIN_CAPITAL_T || cp === CodePoint.LATIN_SMALL_T) return "TIME_HOUR";
+    if (cp === CodePoint.SPACE) {
+      const startPos = this.codePointIterator.start;
+      if (isDigit2(this.nextCode()) && isDigit2(this.nextCode())) {
+        this.moveAt(startPos);
+        return "TIME_HOUR";
+      }
+      this.moveAt(startPos);
+    }
+    const dateValue = getDateFromDateTimeData(data, "");
+    this.endToken("LocalDate", "start", dateValue);
+    return this.back("DATA");
+  }
+  TIME_HOUR(cp) {
+    const start = this.codePointIterator.start;
+    if (!isDigit2(cp)) return this.reportParseError("unexpected-char");
+    cp = this.nextCode();
+    if (!isDigit2(cp)) return this.reportParseError("unexpected-char");
+    cp = this.nextCode();
+    if (cp !== CodePoint.COLON) return this.reportParseError("unexpected-char");
+    const end = this.codePointIterator.start;
+    const data = this.data;
+    data.hour = Number(this.text.slice(start, end));
+    return "TIME_MINUTE";
+  }
+  TIME_MINUTE(cp) {
+    const start = this.codePointIterator.start;
+    if (!isDigit2(cp)) return this.reportParseError("unexpected-char");
+    cp = this.nextCode();
+    if (!isDigit2(cp)) return this.reportParseError("unexpected-char");
+    const end = this.codePointIterator.end;
+    const data = this.data;
+    data.minute = Number(this.text.slice(start, end));
+    cp = this.nextCode();
+    if (cp === CodePoint.COLON) return "TIME_SECOND";
+    if (this.tomlVersion.lt(1, 1)) return this.reportParseError("unexpected-char");
+    if (!isValidTime(data.hour, data.minute, data.second)) return this.reportParseError("invalid-time");
+    return this.processTimeEnd(cp, data);
+  }
+  TIME_SECOND(cp) {
+    const start = this.codePointIterator.start;
+    if (!isDigit2(cp)) return this.reportParseError("unexpected-char");
+    cp = this.nextCode();
+    if (!isDigit2(cp)) return this.reportParseError("unexpected-char");
+    const end = this.codePointIterator.end;
+    const data = this.data;
+    data.second = Number(this.text.slice(start, end));
+    if (!isValidTime(data.hour, data.minute, data.second)) return this.reportParseError("invalid-time");
+    cp = this.nextCode();
+    if (cp === CodePoint.DOT) return "TIME_SEC_FRAC";
+    return this.processTimeEnd(cp, data);
+  }
+  TIME_SEC_FRAC(cp) {
+    if (!isDigit2(cp)) return this.reportParseError("unexpected-char");
+    const start = this.codePointIterator.start;
+    while (isDigit2(cp)) cp = this.nextCode();
+    const end = this.codePointIterator.start;
+    const data = this.data;
+    data.frac = this.text.slice(start, end);
+    return this.processTimeEnd(cp, data);
+  }
+  processTimeEnd(cp, data) {
+    if (data.hasDate) {
+      if (cp === CodePoint.DASH || cp === CodePoint.PLUS_SIGN) {
+        data.offsetSign = cp;
+        return "TIME_OFFSET";
+      }
+      if (cp === CodePoint.LATIN_CAPITAL_Z || cp === CodePoint.LATIN_SMALL_Z) {
+        const dateValue$2 = getDateFromDateTimeData(data, "Z");
+        this.endToken("OffsetDateTime", "end", dateValue$2);
+        return "DATA";
+      }
+      const dateValue$1 = getDateFromDateTimeData(data, "");
+      this.endToken("LocalDateTime", "start", dateValue$1);
+      return this.back("DATA");
+    }
+    const dateValue = getDateFromDateTimeData(data, "");
+    this.endToken("LocalTime", "start", dateValue);
+    return this.back("DATA");
+  }
+  TIME_OFFSET(cp) {
+    if (!isDigit2(cp)) return this.reportParseError("unexpected-char");
+    const hourStart = this.codePointIterator.start;
+    cp = this.nextCode();
+    if (!isDigit2(cp)) return this.reportParseError("unexpected-char");
+    cp = this.nextCode();
+    if (cp !== CodePoint.COLON) return this.reportParseError("unexpected-char");
+    const hourEnd = this.codePointIterator.start;
+    cp = this.nextCode();
+    const minuteStart = this.codePointIterator.start;
+    if (!isDigit2(cp)) return this.reportParseError("unexpected-char");
+    cp = this.nextCode();
+    if (!isDigit2(cp)) return this.reportParseError("unexpected-char");
+    const minuteEnd = this.codePointIterator.end;
+    const hour = Number(this.text.slice(hourStart, hourEnd));
+    const minute = Number(this.text.slice(minuteStart, minuteEnd));
+    if (!isValidTime(hour, minute, 0)) return this.reportParseError("invalid-time");
+    const data = this.data;
+    const dateValue = getDateFromDateTimeData(data, `${String.fromCodePoint(data.offsetSign)}${padStart(hour, 2)}:${padStart(minute, 2)}`);
+    this.endToken("OffsetDateTime", "end", dateValue);
+    return "DATA";
+  }
+  parseDigits(cp, checkDigit) {
+    if (cp === CodePoint.UNDERSCORE) return this.reportParseError("invalid-underscore");
+    if (!checkDigit(cp)) return this.reportParseError("unexpected-char");
+    const out = [];
+    let before = CodePoint.NULL;
+    let hasUnderscore = false;
+    while (checkDigit(cp) || cp === CodePoint.UNDERSCORE) {
+      if (cp === CodePoint.UNDERSCORE) {
+        hasUnderscore = true;
+        if (before === CodePoint.UNDERSCORE) return this.reportParseError("invalid-underscore");
+      } else out.push(cp);
+      before = cp;
+      cp = this.nextCode();
+    }
+    if (before === CodePoint.UNDERSCORE) return this.reportParseError("invalid-underscore");
+    return {
+      out,
+      nextCp: cp,
+      hasUnderscore
+    };
+  }
+  parseUnicode(count) {
+    const startLoc = this.codePointIterator.start;
+    const start = this.codePointIterator.end;
+    let charCount = 0;
+    let cp;
+    while ((cp = this.nextCode()) !== CodePoint.EOF) {
+      if (!isHexDig(cp)) {
+        this.moveAt(startLoc);
+        return this.reportParseError("invalid-char-in-escape-sequence");
+      }
+      charCount++;
+      if (charCount >= count) break;
+    }
+    const end = this.codePointIterator.end;
+    const code = this.text.slice(start, end);
+    const codePoint = parseInt(code, 16);
+    if (!isUnicodeScalarValue(codePoint)) return this.reportParseError("invalid-code-point", { cp: code });
+    return codePoint;
+  }
+  reportParseErrorControlChar() {
+    return this.reportParseError("invalid-control-character");
+  }
+};
+function isUnquotedKeyChar(cp, tomlVersion) {
+  if (isLetter(cp) || isDigit2(cp) || cp === CodePoint.UNDERSCORE || cp === CodePoint.DASH) return true;
+  if (tomlVersion.lt(1, 1)) return false;
+  return false;
+}
+function isControlOtherThanTab(cp) {
+  return isControl(cp) && cp !== CodePoint.TABULATION || cp === CodePoint.DELETE;
+}
+function isNonEOL(cp) {
+  return cp === CodePoint.TABULATION || CodePoint.SPACE <= cp && cp <= CodePoint.TILDE || isNonAscii(cp);
+}
+function isNonAscii(cp) {
+  return CodePoint.PAD <= cp && cp <= CodePoint.CP_D7FF || CodePoint.CP_E000 <= cp && cp <= CodePoint.CP_10FFFF;
+}
+function isValidDate(y, m, d) {
+  if (y >= 0 && m <= 12 && m >= 1 && d >= 1) return d <= (m === 2 ? y & 3 || !(y % 25) && y & 15 ? 28 : 29 : 30 + (m + (m >> 3) & 1));
+  return false;
+}
+function isValidTime(h, m, s) {
+  if (h >= 24 || h < 0 || m > 59 || m < 0 || s > 60 || s < 0) return false;
+  return true;
+}
+function getDateFromDateTimeData(data, timeZone) {
+  const year = padStart(data.year, 4);
+  const month = data.month ? padStart(data.month, 2) : "01";
+  const day = data.day ? padStart(data.day, 2) : "01";
+  const hour = padStart(data.hour, 2);
+  const minute = padStart(data.minute, 2);
+  const second = padStart(data.second, 2);
+  const textDate = `${year}-${month}-${day}`;
+  const frac = data.frac ? `.${data.frac}` : "";
+  const dateValue = /* @__PURE__ */ new Date(`${textDate}T${hour}:${minute}:${second}${frac}${timeZone}`);
+  if (!isNaN(dateValue.getTime()) || data.second !== 60) return dateValue;
+  return /* @__PURE__ */ new Date(`${textDate}T${hour}:${minute}:59${frac}${timeZone}`);
+}
+function padStart(num, maxLength) {
+  return String(num).padStart(maxLength, "0");
+}
+var VALUE_KIND_VALUE = /* @__PURE__ */ Symbol("VALUE_KIND_VALUE");
+var VALUE_KIND_INTERMEDIATE = /* @__PURE__ */ Symbol("VALUE_KIND_INTERMEDIATE");
+var KeysResolver = class {
+  constructor(ctx) {
+    this.rootKeys = /* @__PURE__ */ new Map();
+    this.tables = [];
+    this.ctx = ctx;
+  }
+  applyResolveKeyForTable(node2) {
+    let keys = this.rootKeys;
+    const peekKeyIndex = node2.key.keys.length - 1;
+    for (let index = 0; index < peekKeyIndex; index++) {
+      const keyNode = node2.key.keys[index];
+      const keyName2 = toKeyName(keyNode);
+      node2.resolvedKey.push(keyName2);
+      let keyStore = keys.get(keyName2);
+      if (!keyStore) {
+        keyStore = {
+          node: keyNode,
+          keys: /* @__PURE__ */ new Map()
+        };
+        keys.set(keyName2, keyStore);
+      } else if (keyStore.table === "array") {
+        const peekIndex = keyStore.peekIndex;
+        node2.resolvedKey.push(peekIndex);
+        keyStore = keyStore.keys.get(peekIndex);
+      }
+      keys = keyStore.keys;
+    }
+    const lastKeyNode = node2.key.keys[peekKeyIndex];
+    const lastKeyName = toKeyName(lastKeyNode);
+    node2.resolvedKey.push(lastKeyName);
+    const lastKeyStore = keys.get(lastKeyName);
+    if (!lastKeyStore) if (node2.kind === "array") {
+      node2.resolvedKey.push(0);
+      const newKeyStore = {
+        node: lastKeyNode,
+        keys: /* @__PURE__ */ new Map()
+      };
+      keys.set(lastKeyName, {
+        table: node2.kind,
+        node: lastKeyNode,
+        keys: /* @__PURE__ */ new Map([[0, newKeyStore]]),
+        peekIndex: 0
+      });
+      this.tables.push({
+        node: node2,
+        keys: newKeyStore.keys
+      });
+    } else {
+      const newKeyStore = {
+        table: node2.kind,
+        node: lastKeyNode,
+        keys: /* @__PURE__ */ new Map()
+      };
+      keys.set(lastKeyName, newKeyStore);
+      this.tables.push({
+        node: node2,
+        keys: newKeyStore.keys
+      });
+    }
+    else if (!lastKeyStore.table) if (node2.kind === "array") this.ctx.reportParseError("dupe-keys", lastKeyNode);
+    else {
+      const transformKey = {
+        table: node2.kind,
+        node: lastKeyNode,
+        keys: lastKeyStore.keys
+      };
+      keys.set(lastKeyName, transformKey);
+      this.tables.push({
+        node: node2,
+        keys: transformKey.keys
+      });
+    }
+    else if (lastKeyStore.table === "array") if (node2.kind === "array") {
+      const newKeyStore = {
+        node: lastKeyNode,
+        keys: /* @__PURE__ */ new Map()
+      };
+      const newIndex = lastKeyStore.peekIndex + 1;
+      node2.resolvedKey.push(newIndex);
+      lastKeyStore.keys.set(newIndex, newKeyStore);
+      lastKeyStore.peekIndex = newIndex;
+      this.tables.push({
+        node: node2,
+        keys: newKeyStore.keys
+      });
+    } else this.ctx.reportParseError("dupe-keys", lastKeyNode);
+    else this.ctx.reportParseError("dupe-keys", lastKeyNode);
+  }
+  verifyDuplicateKeys(node2) {
+    for (const body of node2.body) if (body.type === "TOMLKeyValue") verifyDuplicateKeysForKeyValue(this.ctx, this.rootKeys, body);
+    for (const { node: tableNode, keys } of this.tables) for (const body of tableNode.body) verifyDuplicateKeysForKeyValue(this.ctx, keys, body);
+  }
+};
+function verifyDuplicateKeysForKeyValue(ctx, defineKeys, node2) {
+  let keys = defineKeys;
+  const lastKey = last(node2.key.keys);
+  for (const keyNode of node2.key.keys) {
+    const key = toKeyName(keyNode);
+    let defineKey = keys.get(key);
+    if (defineKey) {
+      if (defineKey.value === VALUE_KIND_VALUE) ctx.reportParseError("dupe-keys", getAfterNode(keyNode, defineKey.node));
+      else if (lastKey === keyNode) ctx.reportParseError("dupe-keys", getAfterNode(keyNode, defineKey.node));
+      else if (defineKey.table) ctx.reportParseError("dupe-keys", getAfterNode(keyNode, defineKey.node));
+      defineKey.value = VALUE_KIND_INTERMEDIATE;
+    } else {
+      if (lastKey === keyNode) defineKey = {
+        value: VALUE_KIND_VALUE,
+        node: keyNode,
+        keys: /* @__PURE__ */ new Map()
+      };
+      else defineKey = {
+        value: VALUE_KIND_INTERMEDIATE,
+        node: keyNode,
+        keys: /* @__PURE__ */ new Map()
+      };
+      keys.set(key, defineKey);
+    }
+    keys = defineKey.keys;
+  }
+  if (node2.value.type === "TOMLInlineTable") verifyDuplicateKeysForInlineTable(ctx, keys, node2.value);
+  else if (node2.value.type === "TOMLArray") verifyDuplicateKeysForArray(ctx, keys, node2.value);
+}
+function verifyDuplicateKeysForInlineTable(ctx, defineKeys, node2) {
+  for (const body of node2.body) verifyDuplicateKeysForKeyValue(ctx, defineKeys, body);
+}
+function verifyDuplicateKeysForArray(ctx, defineKeys, node2) {
+  const keys = defineKeys;
+  for (let index = 0; index < node2.elements.length; index++) {
+    const element = node2.elements[index];
+    let defineKey = keys.get(index);
+    if (defineKey) ctx.reportParseError("dupe-keys", getAfterNode(element, defineKey.node));
+    else {
+      defineKey = {
+        value: VALUE_KIND_VALUE,
+        node: element,
+        keys: /* @__PURE__ */ new Map()
+      };
+      defineKeys.set(index, defineKey);
+      if (element.type === "TOMLInlineTable") verifyDuplicateKeysForInlineTable(ctx, defineKey.keys, element);
+      else if (element.type === "TOMLArray") verifyDuplicateKeysForArray(ctx, defineKey.keys, element);
+    }
+  }
+}
+function getAfterNode(a, b) {
+  return a.range[0] <= b.range[0] ? b : a;
+}
+var Context = class {
+  constructor(data) {
+    this.tokens = [];
+    this.comments = [];
+    this.back = null;
+    this.stateStack = [];
+    this.needNewLine = false;
+    this.needSameLine = false;
+    this.currToken = null;
+    this.prevToken = null;
+    this.valueContainerStack = [];
+    this.tokenizer = new Tokenizer(data.text, data.parserOptions);
+    this.topLevelTable = data.topLevelTable;
+    this.table = data.topLevelTable;
+    this.keysResolver = new KeysResolver(this);
+  }
+  /**
+  * Get the next token.
+  */
+  nextToken(option) {
+    this.prevToken = this.currToken;
+    if (this.back) {
+      this.currToken = this.back;
+      this.back = null;
+    } else this.currToken = this._nextTokenFromTokenizer(option);
+    if ((this.needNewLine || this.needSameLine || option?.needSameLine) && this.prevToken && this.currToken) if (this.prevToken.loc.end.line === this.currToken.loc.start.line) {
+      if (this.needNewLine) return this.reportParseError("missing-newline", this.currToken);
+    } else {
+      const needSameLine = this.needSameLine || option?.needSameLine;
+      if (needSameLine) return this.reportParseError(needSameLine, this.currToken);
+    }
+    this.needNewLine = false;
+    this.needSameLine = false;
+    return this.currToken;
+  }
+  _nextTokenFromTokenizer(option) {
+    const valuesEnabled = this.tokenizer.valuesEnabled;
+    if (option?.valuesEnabled) this.tokenizer.valuesEnabled = option.valuesEnabled;
+    let token = this.tokenizer.nextToken();
+    while (token && token.type === "Block") {
+      this.comments.push(token);
+      token = this.tokenizer.nextToken();
+    }
+    if (token) this.tokens.push(token);
+    this.tokenizer.valuesEnabled = valuesEnabled;
+    return token;
+  }
+  backToken() {
+    if (this.back) throw new Error("Illegal state");
+    this.back = this.currToken;
+    this.currToken = this.prevToken;
+  }
+  addValueContainer(valueContainer) {
+    this.valueContainerStack.push(valueContainer);
+    this.tokenizer.valuesEnabled = true;
+  }
+  consumeValueContainer() {
+    const valueContainer = this.valueContainerStack.pop();
+    this.tokenizer.valuesEnabled = this.valueContainerStack.length > 0;
+    return valueContainer;
+  }
+  applyResolveKeyForTable(node2) {
+    this.keysResolver.applyResolveKeyForTable(node2);
+  }
+  verifyDuplicateKeys() {
+    this.keysResolver.verifyDuplicateKeys(this.topLevelTable);
+  }
+  /**
+  * Report an invalid token error.
+  */
+  reportParseError(code, token) {
+    let offset, line, column;
+    if (token) {
+      offset = token.range[0];
+      line = token.loc.start.line;
+      column = token.loc.start.column;
+    } else {
+      offset = this.tokenizer.start;
+      const startPos = this.tokenizer.getLocFromIndex(offset);
+      line = startPos.line;
+      column = startPos.column;
+    }
+    throw new ParseError(code, offset, line, column);
+  }
+};
+var STATE_FOR_ERROR = { VALUE: "missing-value" };
+var STRING_VALUE_STYLE_MAP = {
+  BasicString: "basic",
+  MultiLineBasicString: "basic",
+  LiteralString: "literal",
+  MultiLineLiteralString: "literal"
+};
+var STRING_KEY_STYLE_MAP = {
+  BasicString: "basic",
+  LiteralString: "literal"
+};
+var DATETIME_VALUE_KIND_MAP = {
+  OffsetDateTime: "offset-date-time",
+  LocalDateTime: "local-date-time",
+  LocalDate: "local-date",
+  LocalTime: "local-time"
+};
+var TOMLParser = class {
+  /**
+  * Initialize this parser.
+  */
+  constructor(text, parserOptions) {
+    this.text = text;
+    this.parserOptions = parserOptions || {};
+    this.tomlVersion = getTOMLVer(this.parserOptions.tomlVersion);
+  }
+  /**
+  * Parse TOML
+  */
+  parse() {
+    const ast = {
+      type: "Program",
+      body: [],
+      sourceType: "module",
+      tokens: [],
+      comments: [],
+      parent: null,
+      range: [0, 0],
+      loc: {
+        start: {
+          line: 1,
+          column: 0
+        },
+        end: {
+          line: 1,
+          column: 0
+        }
+      }
+    };
+    const node2 = {
+      type: "TOMLTopLevelTable",
+      body: [],
+      parent: ast,
+      range: cloneRange(ast.range),
+      loc: cloneLoc(ast.loc)
+    };
+    ast.body = [node2];
+    const ctx = new Context({
+      text: this.text,
+      parserOptions: this.parserOptions,
+      topLevelTable: node2
+    });
+    let token = ctx.nextToken();
+    if (token) {
+      node2.range[0] = token.range[0];
+      node2.loc.start = clonePos(token.loc.start);
+      while (token) {
+        const state$1 = ctx.stateStack.pop() || "TABLE";
+        ctx.stateStack.push(...this[state$1](token, ctx));
+        token = ctx.nextToken();
+      }
+      const state = ctx.stateStack.pop() || "TABLE";
+      if (state in STATE_FOR_ERROR) return ctx.reportParseError(STATE_FOR_ERROR[state], null);
+      if (ctx.table.type === "TOMLTable") applyEndLoc(ctx.table, last(ctx.table.body));
+      applyEndLoc(node2, last(node2.body));
+    }
+    ctx.verifyDuplicateKeys();
+    ast.tokens = ctx.tokens;
+    ast.comments = ctx.comments;
+    const endOffset = ctx.tokenizer.end;
+    const endPos = ctx.tokenizer.getLocFromIndex(endOffset);
+    ast.range[1] = endOffset;
+    ast.loc.end = {
+      line: endPos.line,
+      column: endPos.column
+    };
+    return ast;
+  }
+  TABLE(token, ctx) {
+    if (isBare(token) || isString(token)) return this.processKeyValue(token, ctx.table, ctx);
+    if (isLeftBracket(token)) return this.processTable(token, ctx.topLevelTable, ctx);
+    return ctx.reportParseError("unexpected-token", token);
+  }
+  VALUE(token, ctx) {
+    if (isString(token) || isMultiLineString(token)) return this.processStringValue(token, ctx);
+    if (isNumber(token)) return this.processNumberValue(token, ctx);
+    if (isBoolean(token)) return this.processBooleanValue(token, ctx);
+    if (isDateTime(token)) return this.processDateTimeValue(token, ctx);
+    if (isLeftBracket(token)) return this.processArray(token, ctx);
+    if (isLeftBrace(token)) return this.processInlineTable(token, ctx);
+    return ctx.reportParseError("unexpected-token", token);
+  }
+  processTable(token, topLevelTableNode, ctx) {
+    const tableNode = {
+      type: "TOMLTable",
+      kind: "standard",
+      key: null,
+      resolvedKey: [],
+      body: [],
+      parent: topLevelTableNode,
+      range: cloneRange(token.range),
+      loc: cloneLoc(token.loc)
+    };
+    if (ctx.table.type === "TOMLTable") applyEndLoc(ctx.table, last(ctx.table.body));
+    topLevelTableNode.body.push(tableNode);
+    ctx.table = tableNode;
+    let targetToken = ctx.nextToken({ needSameLine: "invalid-key-value-newline" });
+    if (isLeftBracket(targetToken)) {
+      if (token.range[1] < targetToken.range[0]) return ctx.reportParseError("invalid-space", targetToken);
+      tableNode.kind = "array";
+      targetToken = ctx.nextToken({ needSameLine: "invalid-key-value-newline" });
+    }
+    if (isRightBracket(targetToken)) return ctx.reportParseError("missing-key", targetToken);
+    if (!targetToken) return ctx.reportParseError("unterminated-table-key", null);
+    targetToken = this.processKeyNode(targetToken, tableNode, ctx).nextToken;
+    if (!isRightBracket(targetToken)) return ctx.reportParseError("unterminated-table-key", targetToken);
+    if (tableNode.kind === "array") {
+      const rightBracket = targetToken;
+      targetToken = ctx.nextToken({ needSameLine: "invalid-key-value-newline" });
+      if (!isRightBracket(targetToken)) return ctx.reportParseError("unterminated-table-key", targetToken);
+      if (rightBracket.range[1] < targetToken.range[0]) return ctx.reportParseError("invalid-space", targetToken);
+    }
+    applyEndLoc(tableNode, targetToken);
+    ctx.applyResolveKeyForTable(tableNode);
+    ctx.needNewLine = true;
+    return [];
+  }
+  processKeyValue(token, tableNode, ctx) {
+    const keyValueNode = {
+      type: "TOMLKeyValue",
+      key: null,
+      value: null,
+      parent: tableNode,
+      range: cloneRange(token.range),
+      loc: cloneLoc(token.loc)
+    };
+    tableNode.body.push(keyValueNode);
+    const { nextToken: targetToken } = this.processKeyNode(token, keyValueNode, ctx);
+    if (!isEq(targetToken)) return ctx.reportParseError("missing-equals-sign", targetToken);
+    ctx.addValueContainer({
+      parent: keyValueNode,
+      set: (valNode) => {
+        keyValueNode.value = valNode;
+        applyEndLoc(keyValueNode, valNode);
+        ctx.needNewLine = true;
+        return [];
+      }
+    });
+    ctx.needSameLine = "invalid-key-value-newline";
+    return ["VALUE"];
+  }
+  processKeyNode(token, parent, ctx) {
+    if (isDot(token)) ctx.reportParseError("invalid-leading-dot-in-key", token);
+    const keyNode = {
+      type: "TOMLKey",
+      keys: [],
+      parent,
+      range: cloneRange(token.range),
+      loc: cloneLoc(token.loc)
+    };
+    parent.key = keyNode;
+    let targetToken = token;
+    let dotToken = null;
+    do {
+      if (isBare(targetToken)) this.processBareKey(targetToken, keyNode);
+      else if (isString(targetToken)) this.processStringKey(targetToken, keyNode);
+      else break;
+      dotToken = null;
+      targetToken = ctx.nextToken({ needSameLine: "invalid-key-value-newline" });
+      if (!isDot(targetToken)) break;
+      dotToken = targetToken;
+      targetToken = ctx.nextToken({ needSameLine: "invalid-key-value-newline" });
+    } while (targetToken);
+    if (dotToken) ctx.reportParseError(isDot(targetToken) ? "invalid-consecutive-dots-in-key" : "invalid-trailing-dot-in-key", dotToken);
+    applyEndLoc(keyNode, last(keyNode.keys));
+    return {
+      keyNode,
+      nextToken: targetToken
+    };
+  }
+  processBareKey(token, keyNode) {
+    const node2 = {
+      type: "TOMLBare",
+      name: token.value,
+      parent: keyNode,
+      range: cloneRange(token.range),
+      loc: cloneLoc(token.loc)
+    };
+    keyNode.keys.push(node2);
+  }
+  processStringKey(token, keyNode) {
+    const node2 = {
+      type: "TOMLQuoted",
+      kind: "string",
+      value: token.string,
+      style: STRING_KEY_STYLE_MAP[token.type],
+      multiline: false,
+      parent: keyNode,
+      range: cloneRange(token.range),
+      loc: cloneLoc(token.loc)
+    };
+    keyNode.keys.push(node2);
+  }
+  processStringValue(token, ctx) {
+    const valueContainer = ctx.consumeValueContainer();
+    const node2 = {
+      type: "TOMLValue",
+      kind: "string",
+      value: token.string,
+      style: STRING_VALUE_STYLE_MAP[token.type],
+      multiline: isMultiLineString(token),
+      parent: valueContainer.parent,
+      range: cloneRange(token.range),
+      loc: cloneLoc(token.loc)
+    };
+    return valueContainer.set(node2);
+  }
+  processNumberValue(token, ctx) {
+    const valueContainer = ctx.consumeValueContainer();
+    const text = this.text;
+    const [startRange, endRange] = token.range;
+    let numberString = null;
+    const getNumberText = () => {
+      return numberString ?? (numberString = text.slice(startRange, endRange).replace(/_/g, ""));
+    };
+    let node2;
+    if (token.type === "Integer") node2 = {
+      type: "TOMLValue",
+      kind: "integer",
+      value: token.number,
+      bigint: token.bigint,
+      get number() {
+        return getNumberText();
+      },
+      parent: valueContainer.parent,
+      range: cloneRange(token.range),
+      loc: cloneLoc(token.loc)
+    };
+    else node2 = {
+      type: "TOMLValue",
+      kind: "float",
+      value: token.number,
+      get number() {
+        return getNumberText();
+      },
+      parent: valueContainer.parent,
+      range: cloneRange(token.range),
+      loc: cloneLoc(token.loc)
+    };
+    return valueContainer.set(node2);
+  }
+  processBooleanValue(token, ctx) {
+    const valueContainer = ctx.consumeValueContainer();
+    const node2 = {
+      type: "TOMLValue",
+      kind: "boolean",
+      value: token.boolean,
+      parent: valueContainer.parent,
+      range: cloneRange(token.range),
+      loc: cloneLoc(token.loc)
+    };
+    return valueContainer.set(node2);
+  }
+  processDateTimeValue(token, ctx) {
+    const valueContainer = ctx.consumeValueContainer();
+    const node2 = {
+      type: "TOMLValue",
+      kind: DATETIME_VALUE_KIND_MAP[token.type],
+      value: token.date,
+      datetime: token.value,
+      parent: valueContainer.parent,
+      range: cloneRange(token.range),
+      loc: cloneLoc(token.loc)
+    };
+    return valueContainer.set(node2);
+  }
+  processArray(token, ctx) {
+    const valueContainer = ctx.consumeValueContainer();
+    const node2 = {
+      type: "TOMLArray",
+      elements: [],
+      parent: valueContainer.parent,
+      range: cloneRange(token.range),
+      loc: cloneLoc(token.loc)
+    };
+    const nextToken = ctx.nextToken({ valuesEnabled: true });
+    if (isRightBracket(nextToken)) {
+      applyEndLoc(node2, nextToken);
+      return valueContainer.set(node2);
+    }
+    ctx.backToken();
+    return this.processArrayValue(node2, valueContainer, ctx);
+  }
+  processArrayValue(node2, valueContainer, ctx) {
+    ctx.addValueContainer({
+      parent: node2,
+      set: (valNode) => {
+        node2.elements.push(valNode);
+        let nextToken = ctx.nextToken({ valuesEnabled: true });
+        const hasComma = isComma(nextToken);
+        if (hasComma) nextToken = ctx.nextToken({ valuesEnabled: true });
+        if (isRightBracket(nextToken)) {
+          applyEndLoc(node2, nextToken);
+          return valueContainer.set(node2);
+        }
+        if (hasComma) {
+          ctx.backToken();
+          return this.processArrayValue(node2, valueContainer, ctx);
+        }
+        return ctx.reportParseError(nextToken ? "missing-comma" : "unterminated-array", nextToken);
+      }
+    });
+    return ["VALUE"];
+  }
+  processInlineTable(token, ctx) {
+    const valueContainer = ctx.consumeValueContainer();
+    const node2 = {
+      type: "TOMLInlineTable",
+      body: [],
+      parent: valueContainer.parent,
+      range: cloneRange(token.range),
+      loc: cloneLoc(token.loc)
+    };
+    const needSameLine = this.tomlVersion.gte(1, 1) ? void 0 : "invalid-inline-table-newline";
+    const nextToken = ctx.nextToken({ needSameLine });
+    if (nextToken) {
+      if (isBare(nextToken) || isString(nextToken)) return this.processInlineTableKeyValue(nextToken, node2, valueContainer, ctx);
+      if (isRightBrace(nextToken)) {
+        applyEndLoc(node2, nextToken);
+        return valueContainer.set(node2);
+      }
+    }
+    return ctx.reportParseError("unexpected-token", nextToken);
+  }
+  processInlineTableKeyValue(token, inlineTableNode, valueContainer, ctx) {
+    const keyValueNode = {
+      type: "TOMLKeyValue",
+      key: null,
+      value: null,
+      parent: inlineTableNode,
+      range: cloneRange(token.range),
+      loc: cloneLoc(token.loc)
+    };
+    inlineTableNode.body.push(keyValueNode);
+    const { nextToken: targetToken } = this.processKeyNode(token, keyValueNode, ctx);
+    if (!isEq(targetToken)) return ctx.reportParseError("missing-equals-sign", targetToken);
+    const needSameLine = this.tomlVersion.gte(1, 1) ? void 0 : "invalid-inline-table-newline";
+    ctx.addValueContainer({
+      parent: keyValueNode,
+      set: (valNode) => {
+        keyValueNode.value = valNode;
+        applyEndLoc(keyValueNode, valNode);
+        let nextToken = ctx.nextToken({ needSameLine });
+        if (isComma(nextToken)) {
+          nextToken = ctx.nextToken({ needSameLine });
+          if (nextToken && (isBare(nextToken) || isString(nextToken))) return this.processInlineTableKeyValue(nextToken, inlineTableNode, valueContainer, ctx);
+          if (isRightBrace(nextToken)) {
+            if (this.tomlVersion.lt(1, 1)) return ctx.reportParseError("invalid-trailing-comma-in-inline-table", nextToken);
+          } else return ctx.reportParseError(nextToken ? "unexpected-token" : "unterminated-inline-table", nextToken);
+        }
+        if (isRightBrace(nextToken)) {
+          applyEndLoc(inlineTableNode, nextToken);
+          return valueContainer.set(inlineTableNode);
+        }
+        return ctx.reportParseError(nextToken ? "missing-comma" : "unterminated-inline-table", nextToken);
+      }
+    });
+    ctx.needSameLine = "invalid-key-value-newline";
+    return ["VALUE"];
+  }
+};
+function isDot(token) {
+  return isPunctuator(token) && token.value === ".";
+}
+function isEq(token) {
+  return isPunctuator(token) && token.value === "=";
+}
+function isLeftBracket(token) {
+  return isPunctuator(token) && token.value === "[";
+}
+function isRightBracket(token) {
+  return isPunctuator(token) && token.value === "]";
+}
+function isLeftBrace(token) {
+  return isPunctuator(token) && token.value === "{";
+}
+function isRightBrace(token) {
+  return isPunctuator(token) && token.value === "}";
+}
+function isComma(token) {
+  return isPunctuator(token) && token.value === ",";
+}
+function isPunctuator(token) {
+  return Boolean(token && token.type === "Punctuator");
+}
+function isBare(token) {
+  return token.type === "Bare";
+}
+function isString(token) {
+  return token.type === "BasicString" || token.type === "LiteralString";
+}
+function isMultiLineString(token) {
+  return token.type === "MultiLineBasicString" || token.type === "MultiLineLiteralString";
+}
+function isNumber(token) {
+  return token.type === "Integer" || token.type === "Float";
+}
+function isBoolean(token) {
+  return token.type === "Boolean";
+}
+function isDateTime(token) {
+  return token.type === "OffsetDateTime" || token.type === "LocalDateTime" || token.type === "LocalDate" || token.type === "LocalTime";
+}
+function applyEndLoc(node2, child) {
+  if (child) {
+    node2.range[1] = child.range[1];
+    node2.loc.end = clonePos(child.loc.end);
+  }
+}
+function cloneRange(range) {
+  return [range[0], range[1]];
+}
+function cloneLoc(loc) {
+  return {
+    start: clonePos(loc.start),
+    end: clonePos(loc.end)
+  };
+}
+function clonePos(pos) {
+  return {
+    line: pos.line,
+    column: pos.column
+  };
+}
+var tomlKeys = {
+  Program: ["body"],
+  TOMLTopLevelTable: ["body"],
+  TOMLTable: ["key", "body"],
+  TOMLKeyValue: ["key", "value"],
+  TOMLKey: ["keys"],
+  TOMLArray: ["elements"],
+  TOMLInlineTable: ["body"],
+  TOMLBare: [],
+  TOMLQuoted: [],
+  TOMLValue: []
+};
+var KEYS2 = unionWith(tomlKeys);
+function parseForESLint(code, options) {
+  return {
+    ast: new TOMLParser(code, options).parse(),
+    visitorKeys: KEYS2,
+    services: { isTOML: true }
+  };
+}
+var getStaticTOMLValue = generateConvertTOMLValue((node2) => node2.value);
+function generateConvertTOMLValue(convertValue) {
+  function resolveValue(node2, baseTable) {
+    return resolver[node2.type](node2, baseTable);
+  }
+  const resolver = {
+    Program(node2, baseTable = {}) {
+      return resolveValue(node2.body[0], baseTable);
+    },
+    TOMLTopLevelTable(node2, baseTable = {}) {
+      for (const body of node2.body) resolveValue(body, baseTable);
+      return baseTable;
+    },
+    TOMLKeyValue(node2, baseTable = {}) {
+      const value = resolveValue(node2.value);
+      set2(baseTable, resolveValue(node2.key), value);
+      return baseTable;
+    },
+    TOMLTable(node2, baseTable = {}) {
+      const table2 = getTable(baseTable, resolveValue(node2.key), node2.kind === "array");
+      for (const body of node2.body) resolveValue(body, table2);
+      return baseTable;
+    },
+    TOMLArray(node2) {
+      return node2.elements.map((e) => resolveValue(e));
+    },
+    TOMLInlineTable(node2) {
+      const table2 = {};
+      for (const body of node2.body) resolveValue(body, table2);
+      return table2;
+    },
+    TOMLKey(node2) {
+      return node2.keys.map((key) => resolveValue(key));
+    },
+    TOMLBare(node2) {
+      return node2.name;
+    },
+    TOMLQuoted(node2) {
+      return node2.value;
+    },
+    TOMLValue(node2) {
+      return convertValue(node2);
+    }
+  };
+  return (node2) => resolveValue(node2);
+}
+function getTable(baseTable, keys, array2) {
+  let target = baseTable;
+  for (let index = 0; index < keys.length - 1; index++) {
+    const key = keys[index];
+    target = getNextTargetFromKey(target, key);
+  }
+  const lastKey = last(keys);
+  const lastTarget = target[lastKey];
+  if (lastTarget == null) {
+    const tableValue$1 = {};
+    target[lastKey] = array2 ? [tableValue$1] : tableValue$1;
+    return tableValue$1;
+  }
+  if (isValue(lastTarget)) {
+    const tableValue$1 = {};
+    target[lastKey] = array2 ? [tableValue$1] : tableValue$1;
+    return tableValue$1;
+  }
+  if (!array2) {
+    if (Array.isArray(lastTarget)) {
+      const tableValue$1 = {};
+      target[lastKey] = tableValue$1;
+      return tableValue$1;
+    }
+    return lastTarget;
+  }
+  if (Array.isArray(lastTarget)) {
+    const tableValue$1 = {};
+    lastTarget.push(tableValue$1);
+    return tableValue$1;
+  }
+  const tableValue = {};
+  target[lastKey] = [tableValue];
+  return tableValue;
+  function getNextTargetFromKey(currTarget, key) {
+    const nextTarget = currTarget[key];
+    if (nextTarget == null) {
+      const val = {};
+      currTarget[key] = val;
+      return val;
+    }
+    if (isValue(nextTarget)) {
+      const val = {};
+      currTarget[key] = val;
+      return val;
+    }
+    let resultTarget = nextTarget;
+    while (Array.isArray(resultTarget)) {
+      const lastIndex = resultTarget.length - 1;
+      const nextElement = resultTarget[lastIndex];
+      if (isValue(nextElement)) {
+        const val = {};
+        resultTarget[lastIndex] = val;
+        return val;
+      }
+      resultTarget = nextElement;
+    }
+    return resultTarget;
+  }
+}
+function set2(baseTable, keys, value) {
+  let target = baseTable;
+  for (let index = 0; index < keys.length - 1; index++) {
+    const key = keys[index];
+    const nextTarget = target[key];
+    if (nextTarget == null) {
+      const val = {};
+      target[key] = val;
+      target = val;
+    } else if (isValue(nextTarget) || Array.isArray(nextTarget)) {
+      const val = {};
+      target[key] = val;
+      target = val;
+    } else target = nextTarget;
+  }
+  target[last(keys)] = value;
+}
+function isValue(value) {
+  return typeof value !== "object" || value instanceof Date;
+}
+function parseTOML(code, options) {
+  return parseForESLint(code, options).ast;
+}
+
+// src/parsers/toml.ts
+function table(span) {
+  return { kind: "table", span, entries: /* @__PURE__ */ new Map(), keySpans: /* @__PURE__ */ new Map() };
+}
+var keyName = (key) => key.type === "TOMLBare" ? key.name : key.value;
+function stringValue(node2, text) {
+  const [start, end] = node2.range;
+  const quote = node2.multiline ? 3 : 1;
+  const raw = text.slice(start + quote, end - quote);
+  if (!node2.multiline && raw === node2.value) return Mapped.of(node2.value, start + quote);
+  const builder = new MappedBuilder();
+  builder.pushSegment(node2.value, -1, { start, end });
+  return builder.build();
+}
+function convert(node2, text) {
+  const span = { start: node2.range[0], end: node2.range[1] };
+  if (node2.type === "TOMLArray") return { kind: "array", span, items: node2.elements.map((element) => convert(element, text)) };
+  if (node2.type === "TOMLInlineTable") {
+    const inline = table(span);
+    for (const pair of node2.body) insert(inline, pair, text);
+    return inline;
+  }
+  if (node2.type === "TOMLValue" && node2.kind === "string") return { kind: "string", span, value: node2.value, mapped: stringValue(node2, text) };
+  if (node2.type === "TOMLValue" && node2.kind === "boolean") return { kind: "boolean", span, value: node2.value };
+  return { kind: "other", span };
+}
+function tableAt(from, path, span) {
+  let current = from;
+  for (const part of path) {
+    if (typeof part === "number") {
+      continue;
+    }
+    let next = current.entries.get(part);
+    if (!next || next.kind !== "table") {
+      if (next?.kind === "array") {
+        const last2 = next.items.at(-1);
+        if (last2?.kind === "table") {
+          current = last2;
+          continue;
+        }
+      }
+      next = table(span);
+      current.entries.set(part, next);
+      current.keySpans.set(part, span);
+    }
+    current = next;
+  }
+  return current;
+}
+function insert(into, pair, text) {
+  const names = pair.key.keys.map(keyName);
+  const owner = tableAt(into, names.slice(0, -1), { start: pair.range[0], end: pair.range[1] });
+  const last2 = names.at(-1);
+  owner.entries.set(last2, convert(pair.value, text));
+  owner.keySpans.set(last2, { start: pair.key.range[0], end: pair.key.range[1] });
+}
+function readToml(text) {
+  let program;
+  try {
+    program = parseTOML(text);
+  } catch (error62) {
+    const index = typeof error62.index === "number" ? error62.index : 0;
+    return { ok: false, message: `not valid TOML: ${error62.message}`, span: { start: index, end: Math.min(text.length, index + 1) } };
+  }
+  const root = table({ start: 0, end: text.length });
+  for (const node2 of program.body[0]?.body ?? []) {
+    if (node2.type === "TOMLKeyValue") {
+      insert(root, node2, text);
+      continue;
+    }
+    const span = { start: node2.range[0], end: node2.range[1] };
+    const path = node2.resolvedKey;
+    let target;
+    if (node2.kind === "array") {
+      const parent = tableAt(root, path.slice(0, -2), span);
+      const name = String(path.at(-2));
+      let list = parent.entries.get(name);
+      if (!list || list.kind !== "array") {
+        list = { kind: "array", span, items: [] };
+        parent.entries.set(name, list);
+        parent.keySpans.set(name, span);
+      }
+      target = table(span);
+      list.items.push(target);
+    } else {
+      target = tableAt(root, path, span);
+    }
+    for (const pair of node2.body) insert(target, pair, text);
+  }
+  return { ok: true, root };
+}
+function lookup(from, ...path) {
+  let current = from;
+  for (const part of path) {
+    if (current?.kind !== "table") return void 0;
+    current = current.entries.get(part);
+  }
+  return current;
+}
+
+// src/parsers/pyproject/parse.ts
+var MAX_FACTS = 5e4;
+var TORCH_FAMILY = /* @__PURE__ */ new Set(["torch", "torchvision", "torchaudio"]);
+function holdsOnLinux(marker) {
+  if (!marker) return true;
+  const alternatives2 = marker.split(/\s+or\s+/);
+  return alternatives2.some((part) => {
+    const platform = /\b(sys_platform|platform_system)\s*(==|!=)\s*['"]([^'"]+)['"]/.exec(part);
+    if (!platform) return true;
+    const linux = platform[3].toLowerCase() === "linux";
+    return platform[2] === "==" ? linux : !linux;
+  });
+}
+function parsePyproject(path, text) {
+  const source = new SourceText(path, text);
+  const sink = new FactSink();
+  const document = readToml(text);
+  if (!document.ok) {
+    sink.problems.push({ span: document.span, message: document.message });
+    return sink.finish(path, "pyproject", source);
+  }
+  const root = document.root;
+  const indexes = readIndexes(root, sink);
+  const routes = readSources(root, sink);
+  const base = requirements(lookup(root, "project", "dependencies"), sink, "[project] dependencies");
+  const variants = [{ name: "the project", declared: base }];
+  let budget = MAX_FACTS;
+  const add = (variant, span) => {
+    budget -= variant.declared.length;
+    if (budget >= 0) variants.push(variant);
+    else if (budget + variant.declared.length >= 0)
+      sink.problems.push({ span, message: `too many extras and groups to check each one; ${variant.name} and those after it were not checked` });
+  };
+  const optional2 = lookup(root, "project", "optional-dependencies");
+  if (optional2?.kind === "table")
+    for (const [extra, list] of optional2.entries)
+      add({ name: `extra ${extra}`, extra, declared: [...base, ...requirements(list, sink, `extra ${extra}`)] }, list.span);
+  const groups = lookup(root, "dependency-groups");
+  if (groups?.kind === "table")
+    for (const [group, list] of groups.entries)
+      add({ name: `group ${group}`, group, declared: [...base, ...groupRequirements(groups, group, sink, /* @__PURE__ */ new Set())] }, list.span);
+  const implicit = [...indexes.values()].filter((index) => !index.explicit && !index.isDefault);
+  const fallback = [...indexes.values()].find((index) => index.isDefault);
+  const strategy = lookup(root, "tool", "uv", "index-strategy");
+  const bestMatch = strategy?.kind === "string" && strategy.value === "unsafe-best-match";
+  const firstPytorch = implicit.find((index) => /^https?:\/\/download\.pytorch\.org\//.test(index.url));
+  for (const variant of variants) {
+    const groups2 = /* @__PURE__ */ new Map();
+    const place = (key, served, primary, fact) => {
+      const group = groups2.get(key) ?? { served, primary, packages: [] };
+      group.packages.push(fact);
+      groups2.set(key, group);
+    };
+    for (const { fact } of variant.declared) {
+      const route = (routes.get(fact.name) ?? []).find(
+        (candidate) => (candidate.extra === void 0 || candidate.extra === variant.extra) && (candidate.group === void 0 || candidate.group === variant.group)
+      );
+      const routed = route && indexes.get(route.index);
+      if (route && !routed)
+        sink.problems.push({ span: route.span, message: `[tool.uv.sources] ${fact.rawName}: no [[tool.uv.index]] is named "${route.index}"` });
+      if (routed) place(`route:${routed.name}`, [routed], true, fact);
+      else if (!bestMatch && firstPytorch && TORCH_FAMILY.has(fact.name)) place(`first:${firstPytorch.name}`, [firstPytorch], true, fact);
+      else place("all", [...implicit, ...fallback ? [fallback] : []], false, fact);
+    }
+    for (const group of groups2.values()) {
+      const id = sink.contexts.length;
+      const facts = group.served.map((index) => ({
+        kind: group.primary || index.isDefault ? "index-url" : "extra-index-url",
+        url: index.url,
+        urlSpan: index.urlSpan,
+        span: index.span,
+        context: id
+      }));
+      sink.indexes.push(...facts);
+      const context = { id, tool: "uv", span: { start: 0, end: 0 }, indexes: facts, includes: [], channels: [], variant: variant.name };
+      sink.contexts.push(context);
+      for (const fact of group.packages) sink.packages.push(packageFact({ ...fact, context: context.id }));
+    }
+  }
+  sink.suppressions.push(...findSuppressions(source));
+  return sink.finish(path, "pyproject", source);
+}
+function readIndexes(root, sink) {
+  const indexes = /* @__PURE__ */ new Map();
+  const urlSpan = (url2) => url2.mapped.plainOffset >= 0 ? { start: url2.mapped.plainOffset, end: url2.mapped.plainOffset + url2.value.length } : url2.span;
+  const list = lookup(root, "tool", "uv", "index");
+  if (list?.kind === "array") {
+    for (const entry of list.items) {
+      if (entry.kind !== "table") continue;
+      const name = entry.entries.get("name");
+      const url2 = entry.entries.get("url");
+      if (name?.kind !== "string" || url2?.kind !== "string") {
+        sink.problems.push({ span: entry.span, message: "a [[tool.uv.index]] entry needs a name and a url" });
+        continue;
+      }
+      const flag = (key) => {
+        const value = entry.entries.get(key);
+        return value?.kind === "boolean" && value.value;
+      };
+      indexes.set(name.value, {
+        name: name.value,
+        url: url2.value,
+        urlSpan: urlSpan(url2),
+        span: url2.span,
+        explicit: flag("explicit"),
+        isDefault: flag("default")
+      });
+    }
+  }
+  const extra = lookup(root, "tool", "uv", "extra-index-url");
+  const legacy = [...extra?.kind === "array" ? extra.items : extra ? [extra] : []];
+  legacy.forEach((url2, i) => {
+    if (url2.kind === "string")
+      indexes.set(`extra-index-url ${i}`, {
+        name: `extra-index-url ${i}`,
+        url: url2.value,
+        urlSpan: urlSpan(url2),
+        span: url2.span,
+        explicit: false,
+        isDefault: false
+      });
+  });
+  const main = lookup(root, "tool", "uv", "index-url");
+  if (main?.kind === "string" && ![...indexes.values()].some((index) => index.isDefault))
+    indexes.set("index-url", { name: "index-url", url: main.value, urlSpan: urlSpan(main), span: main.span, explicit: false, isDefault: true });
+  return indexes;
+}
+function readSources(root, sink) {
+  const routes = /* @__PURE__ */ new Map();
+  const sources = lookup(root, "tool", "uv", "sources");
+  if (sources?.kind !== "table") return routes;
+  for (const [name, value] of sources.entries) {
+    const entries = value.kind === "array" ? value.items : [value];
+    const list = [];
+    for (const entry of entries) {
+      if (entry.kind !== "table") {
+        sink.problems.push({ span: entry.span, message: `[tool.uv.sources] ${name}: expected a table such as { index = "pytorch-cu124" }` });
+        continue;
+      }
+      const index = entry.entries.get("index");
+      if (index?.kind !== "string") continue;
+      const marker = entry.entries.get("marker");
+      if (!holdsOnLinux(marker?.kind === "string" ? marker.value : void 0)) continue;
+      const extra = entry.entries.get("extra");
+      const group = entry.entries.get("group");
+      list.push({
+        index: index.value,
+        span: index.span,
+        ...extra?.kind === "string" ? { extra: extra.value } : {},
+        ...group?.kind === "string" ? { group: group.value } : {}
+      });
+    }
+    routes.set(normalizePythonName(name), list);
+  }
+  return routes;
+}
+function requirements(list, sink, where) {
+  if (!list) return [];
+  if (list.kind !== "array") {
+    sink.problems.push({ span: list.span, message: `${where}: expected a list of requirements` });
+    return [];
+  }
+  const declared = [];
+  for (const item of list.items) {
+    if (item.kind !== "string") continue;
+    const mapped = item.mapped.trim();
+    if (mapped.length === 0) continue;
+    const result2 = parsePythonRequirement(mapped);
+    if (!result2.ok) {
+      sink.problems.push({ span: result2.span, message: result2.message });
+      continue;
+    }
+    declared.push({ fact: result2.fact });
+  }
+  return declared;
+}
+function groupRequirements(groups, name, sink, seen) {
+  if (seen.has(name)) return [];
+  seen.add(name);
+  const list = groups.entries.get(name);
+  if (list?.kind !== "array") return requirements(list, sink, `group ${name}`);
+  const declared = [];
+  for (const item of list.items) {
+    if (item.kind === "table") {
+      const include = item.entries.get("include-group");
+      if (include?.kind === "string") declared.push(...groupRequirements(groups, include.value, sink, seen));
+    } else declared.push(...requirements({ kind: "array", span: item.span, items: [item] }, sink, `group ${name}`));
+  }
+  return declared;
+}
+
 // src/parsers/index.ts
 var NOT_A_DOCKERFILE = /\.(?:md|rst|txt|sh|bash|ps1|py|json|ya?ml|toml|cfg|ini|lock|j2|jinja2?|tmpl|tpl|template|erb|mustache|hbs|bak|orig|swp|patch|diff)$/;
 function classifyPath(path) {
@@ -50362,6 +52812,7 @@ function classifyPath(path) {
   if (/^(?:dockerfile|containerfile)(?:[._-].+)?$/.test(lower) && !NOT_A_DOCKERFILE.test(lower) || /\.(?:dockerfile|containerfile)$/.test(lower))
     return "dockerfile";
   if (/\.ya?ml$/.test(lower) && /(?:^|[._-])(?:conda|environment)(?:[._-][^/]*)?\.ya?ml$/.test(lower)) return "conda";
+  if (lower === "pyproject.toml") return "pyproject";
   if (/\.(?:txt|in)$/.test(lower) && (/requirements?/.test(lower) || /(^|\/)requirements\//.test(path.toLowerCase()) || /^constraints/.test(lower)))
     return "requirements";
   return void 0;
@@ -50378,6 +52829,8 @@ var HOOK_FILES = [
   `(?:^|/)(?:(?![^/]*${NOT_A_DOCKERFILE.source})(?:dockerfile|containerfile)(?:[._-][^/]+)?|[^/]*\\.(?:dockerfile|containerfile))$`,
   // conda environments by name: environment*.yml, conda*.yml, *-environment.yml, *.conda.yml.
   "|(?:^|/)(?:[^/]*[._-])?(?:conda|environment)(?:[._-][^/]*)?\\.ya?ml$",
+  // pyproject.toml
+  "|(?:^|/)pyproject\\.toml$",
   // requirements by name: *requirement*.txt|.in, constraints*.txt|.in, and any .txt|.in below a requirements/ folder.
   "|(?:^|/)(?:[^/]*requirement[^/]*|constraints[^/]*)\\.(?:txt|in)$",
   "|(?:^|/)requirements/(?:[^/]+/)*[^/]*\\.(?:txt|in)$",
@@ -50399,7 +52852,8 @@ function sniffKind(text) {
 var PARSERS = {
   dockerfile: parseDockerfile,
   requirements: parseRequirements,
-  conda: parseCondaEnvironment
+  conda: parseCondaEnvironment,
+  pyproject: parsePyproject
 };
 function parseFile(path, text, kind) {
   try {
@@ -50797,9 +53251,9 @@ function pipRelease(torch, current, cuda, kb) {
 }
 function condaRelease(unit, current, cuda, kb) {
   const names = new Set(unit.packages.filter(({ pkg }) => pkg.ecosystem === "conda").map(({ pkg }) => pkg.name));
-  const last = kb.pytorchChannel().lastVersion;
+  const last2 = kb.pytorchChannel().lastVersion;
   const candidates = kb.torchReleases().filter(
-    (release) => compareDotted(release.version, last) <= 0 && release.confidence !== "unverified" && (names.has("cudatoolkit") ? release.condaCudatoolkit?.includes(cuda) : release.condaPytorchCuda?.includes(cuda))
+    (release) => compareDotted(release.version, last2) <= 0 && release.confidence !== "unverified" && (names.has("cudatoolkit") ? release.condaCudatoolkit?.includes(cuda) : release.condaPytorchCuda?.includes(cuda))
   );
   return nearest2(candidates, current.version);
 }
@@ -51349,7 +53803,7 @@ Options:
   --verbose                show each finding's explanation, sources and fix
   --repository OWNER/NAME  the repository waivers are matched against (default: $GITHUB_REPOSITORY, else the
                            folder's name)
-  --type KIND              read the named files (or standard input) as dockerfile, requirements or conda
+  --type KIND              read the named files (or standard input) as dockerfile, requirements, conda or pyproject
   --stdin-filename PATH    the repository path standard input stands for (its includes are read relative to it)
   --ignore-unknown         named files whose kind cannot be told are passed over, not an error (pre-commit)
   -h, --help               this text
@@ -51606,7 +54060,7 @@ function checkStdin(io, name, type, baseline, kb, options) {
   const path = name === void 0 ? "<stdin>" : toRepoPath(io.cwd, resolve2(io.cwd, name));
   if (path === void 0) return `--stdin-filename ${escapeControl(name ?? "")} is outside ${io.cwd}`;
   const kind = type ?? (name === void 0 ? void 0 : classifyPath(path));
-  if (!kind) return "standard input needs --type dockerfile|requirements|conda (or a --stdin-filename that says its kind)";
+  if (!kind) return "standard input needs --type dockerfile|requirements|conda|pyproject (or a --stdin-filename that says its kind)";
   let text;
   try {
     text = (io.stdin ?? (() => readFileSync3(0, "utf8")))();
@@ -51646,8 +54100,8 @@ function withVerifiedFixes(checked, baseline, kb, options) {
 }
 function fileType(value) {
   if (value === void 0) return void 0;
-  if (value === "dockerfile" || value === "requirements" || value === "conda") return value;
-  throw new UsageError(`unknown --type "${value}" (use dockerfile, requirements or conda)`);
+  if (value === "dockerfile" || value === "requirements" || value === "conda" || value === "pyproject") return value;
+  throw new UsageError(`unknown --type "${value}" (use dockerfile, requirements, conda or pyproject)`);
 }
 function render(report, format, sources, verbose, color) {
   switch (format) {
@@ -51677,24 +54131,9 @@ function ruleDocs() {
   return docs;
 }
 function applySafeFixes(cwd, sources, report) {
-  const byPath = /* @__PURE__ */ new Map();
-  let count = 0;
-  for (const finding of report.findings) {
-    if (finding.fix?.safety !== "safe") continue;
-    count++;
-    for (const edit of finding.fix.edits) {
-      const entry = byPath.get(edit.path) ?? { edits: [] };
-      if (!entry.edits.some((other) => other.range[0] === edit.range[0] && other.range[1] === edit.range[1] && other.text === edit.text))
-        entry.edits.push(edit);
-      byPath.set(edit.path, entry);
-    }
-  }
-  for (const [path, { edits }] of byPath) {
-    const source = sources.find((candidate) => candidate.path === path);
-    if (!source) continue;
-    writeFileSync(resolve2(cwd, path), applyEdits(source.text, edits));
-  }
-  return count;
+  const commit = safeFixContents(report, new Map(sources.map((source) => [source.path, source.text])));
+  for (const file2 of commit.files) writeFileSync(resolve2(cwd, file2.path), file2.contents);
+  return commit.titles.length;
 }
 function planCommand(args, io) {
   const { values, positionals } = parseArgs({

@@ -45,8 +45,8 @@ function checkFile(file: ParsedFile, text: string): void {
   }
 }
 
-describe.each(['dockerfile', 'requirements', 'conda'] as const)('%s parser and gate', (kind) => {
-  const name = kind === 'dockerfile' ? 'Dockerfile' : kind === 'conda' ? 'environment.yml' : 'requirements.txt';
+describe.each(['dockerfile', 'requirements', 'conda', 'pyproject'] as const)('%s parser and gate', (kind) => {
+  const name = { dockerfile: 'Dockerfile', conda: 'environment.yml', requirements: 'requirements.txt', pyproject: 'pyproject.toml' }[kind];
   it('never throw and keep every position valid on random text', () => {
     fc.assert(
       fc.property(syntaxText, (text) => checkFile(parseFile(name, text, kind), text)),
@@ -136,6 +136,19 @@ describe('hostile inputs stay linear and bounded', () => {
     ['conda', 'environment.yml', (n: number) => `dependencies:\n${'  - numpy=1.26.4\n'.repeat(n)}`],
     ['conda', 'environment.yml', (n: number) => `channels: [${'conda-forge, '.repeat(n)}nvidia]\ndependencies:\n${'  - numpy=1.26.4  # pinned\n'.repeat(n)}`],
     ['conda', 'environment.yml', (n: number) => `dependencies:\n  - pip:\n    - "${'a.whl#'.repeat(n)}\\nx"\n`],
+    ['pyproject', 'pyproject.toml', (n: number) => `[project]\ndependencies = [\n${'  "numpy==1.26.4", # pinned\n'.repeat(n)}]\n`],
+    [
+      'pyproject',
+      'pyproject.toml',
+      (n: number) =>
+        `[project]\ndependencies = [${lines(n / 4, (i) => `"p${i}==1",`)}]\n[project.optional-dependencies]\n${lines(n / 4, (i) => `e${i} = ["torch==2.6.0"]\n`)}`,
+    ],
+    [
+      'pyproject',
+      'pyproject.toml',
+      (n: number) =>
+        `${lines(n / 4, (i) => `[[tool.uv.index]]\nname = "i${i}"\nurl = "https://download.pytorch.org/whl/cu124"\n`)}[project]\ndependencies = ["torch==2.6.0"]\n`,
+    ],
   ] as const)('parse %s: sixteen times the input takes roughly sixteen times as long', async (kind, name, make) => {
     expect(await growth((n) => parseFile(name, make(n), kind), 2000, 32000)).toBeLessThan(64);
   });

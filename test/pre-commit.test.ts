@@ -68,6 +68,9 @@ function paths(): string[] {
     'main.py',
     'README.md',
     'notes.txt',
+    'pyproject.toml',
+    'pyproject.toml.bak',
+    'my-pyproject.toml',
   ];
   const folders = [
     '',

@@ -1,5 +1,6 @@
-import { claimCuda, type ClaimKind } from '../../src/analysis/claims.js';
+import { claimCuda, indexSubject, type ClaimKind } from '../../src/analysis/claims.js';
 import { isCpuUrl } from '../../src/analysis/cuda-labels.js';
+import { unitVariant } from '../../src/analysis/units.js';
 import { replaceWithin } from '../../src/analysis/edits.js';
 import type { Fix } from '../../src/finding.js';
 import { defineRule } from '../../src/rule.js';
@@ -66,15 +67,18 @@ export default defineRule({
         for (const index of claimFile.indexes) {
           if (index.ignoredReason || index.kind === 'conda-channel' || !isCpuUrl(index.url)) continue;
           if (claimFile === unit.root && unit.stage !== undefined && claimFile.contexts[index.context]?.stage !== unit.stage) continue;
+          // A pyproject.toml's unit is one selection (an extra, a group): its own contexts only.
+          if (claimFile === unit.root && claimFile.kind === 'pyproject' && claimFile.contexts[index.context]?.variant !== unitVariant(unit)) continue;
           let fix: Fix | undefined;
           const at = index.url.search(/cpu(?=\/|$)/);
-          if (at >= 0 && target.precision === 'minor') {
+          // A pyproject.toml's CPU index is what its cpu extra is for: the package beside it is what to change.
+          if (at >= 0 && target.precision === 'minor' && claimFile.kind !== 'pyproject') {
             const edit = replaceWithin(claimFile, index.urlSpan, index.url, at, at + 3, tagFromCuda(cuda));
             if (edit) fix = { title: `Use the ${tagFromCuda(cuda)} index`, safety: 'safe', edits: [edit] };
           }
           report({
             messageId: 'cpuIndex',
-            data: { subject: `--${index.kind} ${index.url}`, target: target.subject, cuda },
+            data: { subject: indexSubject(claimFile, index), target: target.subject, cuda },
             file: claimFile,
             span: index.span,
             related,

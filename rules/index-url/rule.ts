@@ -110,7 +110,13 @@ function checkUnservedLabels(unit: Unit, invocationsOf: ReadonlyMap<InstallConte
       file,
       span: pkg.span,
       severity: 'error',
-      help: `PyPI never serves local versions such as +${tag}; they live on the PyTorch index. Add ${file.kind === 'requirements' ? `--extra-index-url ${url} to this file` : `--index-url ${url} (or --extra-index-url) to the install command`}.`,
+      help: `PyPI never serves local versions such as +${tag}; they live on the PyTorch index. ${
+        file.kind === 'requirements'
+          ? `Add --extra-index-url ${url} to this file.`
+          : file.kind === 'pyproject'
+            ? `Add a [[tool.uv.index]] with url = "${url}" and explicit = true, and route ${pkg.rawName} to it in [tool.uv.sources] (uv's PyTorch guide: https://docs.astral.sh/uv/guides/integration/pytorch/).`
+            : `Add --index-url ${url} (or --extra-index-url) to the install command.`
+      }`,
       ...(fix ? { fix } : {}),
     });
   }

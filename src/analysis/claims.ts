@@ -65,6 +65,12 @@ export interface CudaClaim {
   readonly index?: IndexFact;
 }
 
+/** How an index is named in messages: the option as written, or a pyproject.toml's index URL. */
+export function indexSubject(file: ParsedFile, index: IndexFact): string {
+  if (file.kind === 'pyproject') return `the index ${index.url}`;
+  return `${index.kind === 'find-links' ? '--find-links' : `--${index.kind}`} ${index.url}`;
+}
+
 /** A claim with every field present, in one order: one hidden class for all claims (see `packageFact` in facts.ts). */
 export function cudaClaim(f: CudaClaim): CudaClaim {
   return {
@@ -128,9 +134,11 @@ export function fileClaims(file: ParsedFile, kb: KnowledgeBase): CudaClaim[] {
         cuda: found.cuda,
         precision: found.precision,
         span: index.span,
-        subject: `${index.kind === 'find-links' ? '--find-links' : `--${index.kind}`} ${index.url}`,
+        subject: indexSubject(file, index),
         index,
-        rewrite: (target) => one(rewriteLabel(file, index.urlSpan, index.url, found.range, found.label, target)),
+        // A pyproject.toml's index is named for its CUDA and chosen per extra: what to change there is the
+        // selection (`uv sync --extra …`) or the routing, which no single text edit decides.
+        rewrite: file.kind === 'pyproject' ? undefined : (target) => one(rewriteLabel(file, index.urlSpan, index.url, found.range, found.label, target)),
       }),
     );
   }

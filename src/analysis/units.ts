@@ -72,6 +72,11 @@ export function buildUnits(files: readonly ParsedFile[], links: ReadonlyMap<Pars
     if (file.kind === 'dockerfile') {
       const stages = new DockerfileIndex(file, links.get(file) ?? [], claimsOf(file));
       for (const stage of file.stages) units.push(dockerStageUnit(stages, stage.index, links, claimsOf, kb));
+    } else if (file.kind === 'pyproject') {
+      // The selections a Dockerfile's `uv sync` installs are checked with its stage; the others on their own.
+      const via = (includers.get(file) ?? []).flatMap((includer) => (links.get(includer) ?? []).filter((link) => link.to === file));
+      const covered = new Set(selectedContexts(file, via).map((context) => context.variant));
+      units.push(...pyprojectUnits(file, claimsOf, kb, via.length ? covered : new Set()));
     } else if (!includedElsewhere(file, includers.get(file) ?? [], (component ??= components(files, links)))) {
       units.push(fileUnit(file, links, claimsOf, kb));
     }
@@ -171,6 +176,39 @@ function fileUnit(file: ParsedFile, links: ReadonlyMap<ParsedFile, readonly Link
   }
   const claims = files.flatMap((member) => claimsOf(member));
   return finishUnit(file.path, file, undefined, files, claims, invocations, kb);
+}
+
+/** The pyproject.toml selection a unit checks (undefined for other units). */
+export function unitVariant(unit: Unit): string | undefined {
+  return unit.invocations[0]?.members[0]?.context.variant;
+}
+
+/**
+ * A pyproject.toml: one unit per selection uv can install (the project alone, with one extra, with one group;
+ * see parsers/pyproject/parse.ts), so that extras meant to exclude each other (`cpu`, `cu124`) are never
+ * compared, while everything one selection installs is.
+ */
+function pyprojectUnits(file: ParsedFile, claimsOf: ClaimsOf, kb: KnowledgeBase, covered: ReadonlySet<string | undefined>): Unit[] {
+  const claims = claimsOf(file);
+  const units: Unit[] = [];
+  for (const [variant, contexts] of groupBy(file.contexts, (context) => context.variant)) {
+    if (covered.has(variant)) continue;
+    const ids = new Set(contexts.map((context) => context.id));
+    const own = (context: number | undefined): boolean => context === undefined || ids.has(context);
+    units.push(
+      finishUnit(
+        `${file.path} (${variant})`,
+        file,
+        undefined,
+        [file],
+        claims.filter((claim) => own(claim.context)),
+        contexts.map((context) => makeInvocation([{ file, context }])),
+        kb,
+        file.packages.filter((pkg) => ids.has(pkg.context)),
+      ),
+    );
+  }
+  return units;
 }
 
 /**
@@ -276,6 +314,8 @@ function dockerStageUnit(index: DockerfileIndex, stage: number, links: ReadonlyM
   const invocations: Invocation[] = [];
   const seen = new Set([file]);
   const linkedFiles: ParsedFile[] = [];
+  // A pyproject.toml's contexts that this stage's `uv sync` selections install (see selectedContexts).
+  const selected = new Map<ParsedFile, Set<InstallContext>>();
   for (const context of contexts) {
     const contextLinks = index.linksByContext.get(context.id) ?? [];
     const linked = reachable(contextLinks, links, new Set([file]));
@@ -284,11 +324,34 @@ function dockerStageUnit(index: DockerfileIndex, stage: number, links: ReadonlyM
       seen.add(member);
       linkedFiles.push(member);
     }
-    if (context.tool !== 'apt')
-      invocations.push(makeInvocation([{ file, context }, ...linked.flatMap((member) => member.contexts.map((c) => ({ file: member, context: c })))]));
+    const members = linked.flatMap((member) => {
+      const chosen = selectedContexts(member, contextLinks);
+      if (member.kind === 'pyproject') {
+        const set = selected.get(member) ?? new Set();
+        for (const c of chosen) set.add(c);
+        selected.set(member, set);
+      }
+      return chosen.map((c) => ({ file: member, context: c }));
+    });
+    if (context.tool !== 'apt') invocations.push(makeInvocation([{ file, context }, ...members]));
   }
-  const claims = [...index.claimsOf(stage, contexts), ...linkedFiles.flatMap((member) => claimsOf(member))];
-  return finishUnit(label, file, stage, [file, ...linkedFiles], claims, invocations, kb, index.packagesOf(contexts));
+  const inStage = (member: ParsedFile, context: number | undefined): boolean =>
+    member.kind !== 'pyproject' || context === undefined || [...(selected.get(member) ?? [])].some((c) => c.id === context);
+  const claims = [...index.claimsOf(stage, contexts), ...linkedFiles.flatMap((member) => claimsOf(member).filter((claim) => inStage(member, claim.context)))];
+  const memberPackages = new Map(
+    linkedFiles.filter((member) => member.kind === 'pyproject').map((member) => [member, member.packages.filter((pkg) => inStage(member, pkg.context))]),
+  );
+  return finishUnit(label, file, stage, [file, ...linkedFiles], claims, invocations, kb, index.packagesOf(contexts), memberPackages);
+}
+
+/**
+ * The contexts of a file a stage pulls in: all of them, but of a pyproject.toml only the selections its
+ * `uv sync` names (`--extra cu124` → the "extra cu124" contexts; none named → "the project"; `--all-extras`).
+ */
+export function selectedContexts(member: ParsedFile, via: readonly Link[]): readonly InstallContext[] {
+  if (member.kind !== 'pyproject') return member.contexts;
+  const selects = new Set(via.filter((link) => link.to === member).flatMap((link) => link.include.selects ?? ['the project']));
+  return member.contexts.filter((context) => selects.has(context.variant ?? '') || (selects.has('*extras') && context.variant?.startsWith('extra ')));
 }
 
 function makeInvocation(members: { file: ParsedFile; context: InstallContext }[]): Invocation {
@@ -306,13 +369,15 @@ function finishUnit(
   kb: KnowledgeBase,
   /** The root's packages that belong to the unit, when not all of them do (a Dockerfile stage's). */
   rootPackages?: readonly PackageFact[],
+  /** Other files' packages that belong to the unit, when not all of them do (a pyproject.toml's selection). */
+  memberPackages?: ReadonlyMap<ParsedFile, readonly PackageFact[]>,
 ): Unit {
   const invocationOf = new Map<InstallContext, Invocation>();
   for (const invocation of invocations) for (const member of invocation.members) invocationOf.set(member.context, invocation);
   const packages: UnitPackage[] = [];
   const implied: CudaClaim[] = [];
   for (const file of files) {
-    for (const pkg of file === root && rootPackages ? rootPackages : file.packages) {
+    for (const pkg of file === root && rootPackages ? rootPackages : (memberPackages?.get(file) ?? file.packages)) {
       const context = file.contexts[pkg.context];
       const invocation = context ? invocationOf.get(context) : undefined;
       const build = resolveTorchBuild(pkg, invocation?.indexes ?? NO_INDEXES, kb);

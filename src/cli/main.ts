@@ -2,6 +2,7 @@ import { existsSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSy
 import { basename, dirname, join, resolve, sep } from 'node:path';
 import { parseArgs } from 'node:util';
 import { applyEdits } from '../analysis/edits.js';
+import { safeFixContents } from '../analysis/safe-fixes.js';
 import { loadBaseline, type LoadedBaseline } from '../baseline/load.js';
 import { EMPTY_BASELINE } from '../baseline/schema.js';
 import { severityRank, type Report, type Severity } from '../finding.js';
@@ -56,7 +57,7 @@ Options:
   --verbose                show each finding's explanation, sources and fix
   --repository OWNER/NAME  the repository waivers are matched against (default: $GITHUB_REPOSITORY, else the
                            folder's name)
-  --type KIND              read the named files (or standard input) as dockerfile, requirements or conda
+  --type KIND              read the named files (or standard input) as dockerfile, requirements, conda or pyproject
   --stdin-filename PATH    the repository path standard input stands for (its includes are read relative to it)
   --ignore-unknown         named files whose kind cannot be told are passed over, not an error (pre-commit)
   -h, --help               this text
@@ -395,7 +396,7 @@ function checkStdin(
   const path = name === undefined ? '<stdin>' : toRepoPath(io.cwd, resolve(io.cwd, name));
   if (path === undefined) return `--stdin-filename ${escapeControl(name ?? '')} is outside ${io.cwd}`;
   const kind = type ?? (name === undefined ? undefined : classifyPath(path));
-  if (!kind) return 'standard input needs --type dockerfile|requirements|conda (or a --stdin-filename that says its kind)';
+  if (!kind) return 'standard input needs --type dockerfile|requirements|conda|pyproject (or a --stdin-filename that says its kind)';
   let text: string;
   try {
     text = (io.stdin ?? (() => readFileSync(0, 'utf8')))();
@@ -438,11 +439,11 @@ function withVerifiedFixes(checked: RepositoryCheck, baseline: Baseline, kb: Kno
   return { ...checked, report: verifyFixes(checked.report, linked, (subset) => gate(subset, baseline, kb, options)) };
 }
 
-/** `--type dockerfile|requirements|conda`: the kind of the files named on the command line. */
+/** `--type dockerfile|requirements|conda|pyproject`: the kind of the files named on the command line. */
 function fileType(value: string | undefined): FileKind | undefined {
   if (value === undefined) return undefined;
-  if (value === 'dockerfile' || value === 'requirements' || value === 'conda') return value;
-  throw new UsageError(`unknown --type "${value}" (use dockerfile, requirements or conda)`);
+  if (value === 'dockerfile' || value === 'requirements' || value === 'conda' || value === 'pyproject') return value;
+  throw new UsageError(`unknown --type "${value}" (use dockerfile, requirements, conda or pyproject)`);
 }
 
 function render(report: Report, format: string, sources: readonly SourceFile[], verbose: boolean, color: boolean): string {
@@ -476,26 +477,11 @@ export function ruleDocs(): Map<string, string> {
   return docs;
 }
 
-/** Apply every safe fix once (non-overlapping per file); returns how many fixes were applied. */
+/** Apply every safe fix once (the same contents the App would commit); returns how many fixes were applied. */
 function applySafeFixes(cwd: string, sources: readonly SourceFile[], report: Report): number {
-  const byPath = new Map<string, { edits: { range: readonly [number, number]; text: string; path: string }[] }>();
-  let count = 0;
-  for (const finding of report.findings) {
-    if (finding.fix?.safety !== 'safe') continue;
-    count++;
-    for (const edit of finding.fix.edits) {
-      const entry = byPath.get(edit.path) ?? { edits: [] };
-      if (!entry.edits.some((other) => other.range[0] === edit.range[0] && other.range[1] === edit.range[1] && other.text === edit.text))
-        entry.edits.push(edit);
-      byPath.set(edit.path, entry);
-    }
-  }
-  for (const [path, { edits }] of byPath) {
-    const source = sources.find((candidate) => candidate.path === path);
-    if (!source) continue;
-    writeFileSync(resolve(cwd, path), applyEdits(source.text, edits));
-  }
-  return count;
+  const commit = safeFixContents(report, new Map(sources.map((source) => [source.path, source.text])));
+  for (const file of commit.files) writeFileSync(resolve(cwd, file.path), file.contents);
+  return commit.titles.length;
 }
 
 function planCommand(args: readonly string[], io: Io): number {

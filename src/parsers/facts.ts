@@ -4,7 +4,7 @@
  */
 import type { SourceText, Span } from './source.js';
 
-export type FileKind = 'dockerfile' | 'requirements' | 'conda';
+export type FileKind = 'dockerfile' | 'requirements' | 'conda' | 'pyproject';
 export type Ecosystem = 'pip' | 'conda' | 'apt';
 
 /** Where a substituted value came from: `FROM nvidia/cuda:${CUDA}` edits the ARG default, not the FROM line. */
@@ -36,6 +36,8 @@ export interface InstallContext extends Spanned {
    * nothing is said about which index serves what.
    */
   readonly hiddenIndexes?: string;
+  /** pyproject.toml: the selection this context belongs to ("the project", "extra cu124", "group dev"). */
+  readonly variant?: string;
 }
 
 export type IndexKind = 'index-url' | 'extra-index-url' | 'find-links' | 'no-index' | 'conda-channel';
@@ -56,6 +58,8 @@ export interface IncludeFact extends Spanned {
   readonly target: string;
   readonly targetSpan: Span;
   readonly context: number;
+  /** A pyproject.toml's selections the include installs (`uv sync --extra cu124` → "extra cu124"; "*extras": all). */
+  readonly selects?: readonly string[];
 }
 
 export interface VersionClause {

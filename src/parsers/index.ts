@@ -4,6 +4,7 @@ import { SourceText } from './source.js';
 import { parseCondaEnvironment } from './conda/parse.js';
 import { parseDockerfile } from './dockerfile/parse.js';
 import { parseRequirements } from './requirements/parse.js';
+import { parsePyproject } from './pyproject/parse.js';
 
 /** Extensions that make a `Dockerfile…` name something else: documentation, scripts, data, templates. */
 const NOT_A_DOCKERFILE = /\.(?:md|rst|txt|sh|bash|ps1|py|json|ya?ml|toml|cfg|ini|lock|j2|jinja2?|tmpl|tpl|template|erb|mustache|hbs|bak|orig|swp|patch|diff)$/;
@@ -23,6 +24,7 @@ export function classifyPath(path: string): FileKind | undefined {
   if ((/^(?:dockerfile|containerfile)(?:[._-].+)?$/.test(lower) && !NOT_A_DOCKERFILE.test(lower)) || /\.(?:dockerfile|containerfile)$/.test(lower))
     return 'dockerfile';
   if (/\.ya?ml$/.test(lower) && /(?:^|[._-])(?:conda|environment)(?:[._-][^/]*)?\.ya?ml$/.test(lower)) return 'conda';
+  if (lower === 'pyproject.toml') return 'pyproject';
   if (/\.(?:txt|in)$/.test(lower) && (/requirements?/.test(lower) || /(^|\/)requirements\//.test(path.toLowerCase()) || /^constraints/.test(lower)))
     return 'requirements';
   return undefined;
@@ -52,6 +54,8 @@ export const HOOK_FILES = [
   `(?:^|/)(?:(?![^/]*${NOT_A_DOCKERFILE.source})(?:dockerfile|containerfile)(?:[._-][^/]+)?|[^/]*\\.(?:dockerfile|containerfile))$`,
   // conda environments by name: environment*.yml, conda*.yml, *-environment.yml, *.conda.yml.
   '|(?:^|/)(?:[^/]*[._-])?(?:conda|environment)(?:[._-][^/]*)?\\.ya?ml$',
+  // pyproject.toml
+  '|(?:^|/)pyproject\\.toml$',
   // requirements by name: *requirement*.txt|.in, constraints*.txt|.in, and any .txt|.in below a requirements/ folder.
   '|(?:^|/)(?:[^/]*requirement[^/]*|constraints[^/]*)\\.(?:txt|in)$',
   '|(?:^|/)requirements/(?:[^/]+/)*[^/]*\\.(?:txt|in)$',
@@ -87,6 +91,7 @@ const PARSERS: Readonly<Record<FileKind, (path: string, text: string) => ParsedF
   dockerfile: parseDockerfile,
   requirements: parseRequirements,
   conda: parseCondaEnvironment,
+  pyproject: parsePyproject,
 };
 
 /**

@@ -14,6 +14,7 @@ export function recordInstallCommand(sink: FactSink, command: Command, stage: nu
   const program = basename(words[0]?.text ?? '');
   if (PIP.test(program)) return recordPip(sink, words.slice(1), stage, 'pip');
   if (program === 'uv' && words[1]?.text === 'pip') return recordPip(sink, words.slice(2), stage, 'uv');
+  if (program === 'uv' && words[1]?.text === 'sync') return recordUvSync(sink, words.slice(2), words, stage);
   if (/^(conda|mamba|micromamba)$/.test(program)) {
     // `conda run -n env pip install …` runs the rest as a command of its own.
     if (words[1]?.text === 'run') return recordInstallCommand(sink, skipRunOptions(words.slice(2)), stage);
@@ -29,6 +30,52 @@ export function recordInstallCommand(sink: FactSink, command: Command, stage: nu
     if (module === 'uv' && words[m + 2]?.text === 'pip') return recordPip(sink, words.slice(m + 3), stage, 'uv');
   }
   return false;
+}
+
+/**
+ * `uv sync`: installs the project in the working directory (or `--project`/`--directory DIR`) from its
+ * pyproject.toml, with the extras and groups the options select (docs.astral.sh/uv/reference/cli/#uv-sync):
+ * an include of that pyproject.toml that names the selection, so the Dockerfile's stage is checked with what it
+ * installs. `--all-extras` selects every extra; with `--extra X` the selection is X.
+ */
+function recordUvSync(sink: FactSink, args: readonly Word[], all: readonly Word[], stage: number): boolean {
+  const context = addRequirementsContext(sink, 'uv', commandSpan(all), { stage });
+  let directory = '.';
+  const selects: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const word = args[i]!;
+    const [name, inline] = word.text.includes('=')
+      ? [word.text.slice(0, word.text.indexOf('=')), word.text.slice(word.text.indexOf('=') + 1)]
+      : [word.text, undefined];
+    const value = (): string | undefined => inline ?? args[++i]?.text;
+    if (name === '--project' || name === '--directory') directory = value() ?? directory;
+    else if (name === '--extra') {
+      const extra = value();
+      if (extra) selects.push(`extra ${extra}`);
+    } else if (name === '--all-extras') selects.push('*extras');
+    else if (name === '--group' || name === '--only-group') {
+      const group = value();
+      if (group) selects.push(`group ${group}`);
+    } else if (
+      /^--(?:python|index|default-index|extra-index-url|index-url|find-links|package|no-install-package|resolution|prerelease|index-strategy|python-platform|config-file|cache-dir|exclude-newer|link-mode|compile-bytecode-timeout)$/.test(
+        name,
+      ) &&
+      inline === undefined
+    )
+      i++;
+  }
+  const target = `${directory.replace(/\/+$/, '') || '.'}/pyproject.toml`.replace(/^\.\//, '');
+  const fact = {
+    kind: 'requirement' as const,
+    target,
+    targetSpan: context.span,
+    span: context.span,
+    context: context.id,
+    selects: selects.length ? selects : ['the project'],
+  };
+  sink.includes.push(fact);
+  (context.includes as (typeof fact)[]).push(fact);
+  return true;
 }
 
 /** `pip`, `pip3`, `pip3.11`. */

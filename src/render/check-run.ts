@@ -64,7 +64,7 @@ export function renderCheckRun(report: Report, context: CheckContext): CheckOutp
     return {
       conclusion: 'success',
       title: 'No CUDA-relevant files changed',
-      summary: `This pull request changes no Dockerfile, requirements or conda environment file.\n\n${footer(context)}`,
+      summary: `This pull request changes no Dockerfile, requirements, conda environment or pyproject.toml file.\n\n${footer(context)}`,
       annotations: [],
     };
   }

@@ -22,7 +22,12 @@ const PREFIX = '/cuda-gatekeeper';
 /** A snippet is one file: 64 KiB of text (and the form or JSON around it) is plenty. */
 const MAX_SNIPPET = 64 * 1024;
 const MAX_BODY = MAX_SNIPPET * 3 + 4096;
-const FILE_NAMES: Readonly<Record<FileKind, string>> = { dockerfile: 'Dockerfile', requirements: 'requirements.txt', conda: 'environment.yml' };
+const FILE_NAMES: Readonly<Record<FileKind, string>> = {
+  dockerfile: 'Dockerfile',
+  requirements: 'requirements.txt',
+  conda: 'environment.yml',
+  pyproject: 'pyproject.toml',
+};
 
 function send(res: ServerResponse, status: number, type: string, body: string): true {
   res.writeHead(status, { 'content-type': `${type}; charset=utf-8`, 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' });
@@ -63,7 +68,7 @@ function recommendInput(params: URLSearchParams): RecommendInput | undefined {
 
 /** Check one pasted file; returns the report or a user-facing error. */
 export function checkSnippet(kind: string, text: string, baselineChoice: string | undefined) {
-  if (!(kind in FILE_NAMES)) return { error: `kind must be dockerfile, requirements or conda, not "${kind}"` } as const;
+  if (!(kind in FILE_NAMES)) return { error: `kind must be dockerfile, requirements, conda or pyproject, not "${kind}"` } as const;
   if (Buffer.byteLength(text) > MAX_SNIPPET)
     return { error: `the file is larger than ${MAX_SNIPPET / 1024} KiB; check larger files with the command line` } as const;
   let policy: LoadedBaseline | undefined;

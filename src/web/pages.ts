@@ -138,6 +138,7 @@ export const KINDS = [
   { value: 'dockerfile', label: 'Dockerfile' },
   { value: 'requirements', label: 'requirements.txt' },
   { value: 'conda', label: 'environment.yml' },
+  { value: 'pyproject', label: 'pyproject.toml' },
 ] as const;
 
 export function checkPage(

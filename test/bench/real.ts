@@ -8,7 +8,12 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FileKind } from '../../src/parsers/facts.js';
 
-const TARGET_NAME: Readonly<Record<FileKind, string>> = { dockerfile: 'Dockerfile', requirements: 'requirements.txt', conda: 'environment.yml' };
+const TARGET_NAME: Readonly<Record<FileKind, string>> = {
+  dockerfile: 'Dockerfile',
+  requirements: 'requirements.txt',
+  conda: 'environment.yml',
+  pyproject: 'pyproject.toml',
+};
 
 /** The kind of a corpus file from its flattened name (as make-corpus.mjs reads it). */
 function kindOf(name: string): FileKind | undefined {

@@ -7,7 +7,7 @@ import { CORPUS, inputPaths, ROOT } from '../harness.js';
 /** Cases per property: FUZZ_RUNS (`npm run fuzz` sets 100,000), else a sample of 1,500 for every test run. */
 export const RUNS = Number(process.env.FUZZ_RUNS ?? 1500);
 
-export type Kind = 'dockerfile' | 'requirements' | 'conda';
+export type Kind = 'dockerfile' | 'requirements' | 'conda' | 'pyproject';
 
 /** Seeds: every fixture input and corpus file, by kind. */
 export function seeds(kind: Kind): string[] {
@@ -16,7 +16,13 @@ export function seeds(kind: Kind): string[] {
   for (const rule of readdirSync(rules)) {
     for (const name of readdirSync(join(rules, rule))) {
       for (const path of inputPaths(join(rules, rule, name))) {
-        const fileKind: Kind = /Dockerfile/.test(path) ? 'dockerfile' : /\.ya?ml$/.test(path) ? 'conda' : 'requirements';
+        const fileKind: Kind = /Dockerfile/.test(path)
+          ? 'dockerfile'
+          : /\.ya?ml$/.test(path)
+            ? 'conda'
+            : /pyproject\.toml$/.test(path)
+              ? 'pyproject'
+              : 'requirements';
         if (fileKind === kind) out.push(readFileSync(join(rules, rule, name, path), 'utf8'));
       }
     }
@@ -24,10 +30,20 @@ export function seeds(kind: Kind): string[] {
   for (const name of readdirSync(CORPUS).filter((file) => file !== 'README.md')) {
     if ((name.endsWith('.txt') ? 'requirements' : 'conda') === kind) out.push(readFileSync(join(CORPUS, name), 'utf8'));
   }
+  // Real pyproject.toml files (fixtures/corpus-packaging).
+  const packaging = join(ROOT, 'fixtures', 'corpus-packaging');
+  if (kind === 'pyproject')
+    for (const name of readdirSync(packaging).filter((file) => file.endsWith('pyproject.toml'))) out.push(readFileSync(join(packaging, name), 'utf8'));
   return out;
 }
 
 const SYNTAX = [
+  '[[tool.uv.index]]\n',
+  '[tool.uv.sources]\n',
+  '"""',
+  "'''",
+  ' = ',
+  '{ index = "x" }',
   '\n',
   '\r\n',
   ' ',

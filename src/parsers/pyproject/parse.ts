@@ -1,0 +1,273 @@
+/**
+ * pyproject.toml: what `uv sync` / `pip install .` install, as pip facts the rules already read.
+ *
+ * - PEP 621 `[project] dependencies` (always installed) and `[project.optional-dependencies]` (one extra each);
+ *   PEP 735 `[dependency-groups]` (one group each, `{ include-group = "…" }` followed).
+ * - uv's `[[tool.uv.index]]` (name, url, explicit) and `[tool.uv.sources]` (a package routed to an index, for
+ *   an extra, a group or a marker; docs.astral.sh/uv/concepts/indexes and uv's PyTorch guide): a package routed
+ *   to an index is installed from that index alone; an `explicit = true` index serves only the packages routed to
+ *   it, and PyPI serves the rest.
+ *
+ * Every selection (the project alone, the project with one extra, the project with one group) is a variant of its
+ * own: the parser writes one install context per variant and index, each holding every package that variant
+ * installs from that index, with the index as that context's `--index-url`. The units (analysis/units.ts) make
+ * each variant a unit, so a `cpu` extra and a `cu124` extra are never compared with each other, and a torchaudio
+ * that no source routes next to a torch routed to the cu128 index is compared with it, as uv installs them.
+ *
+ * Source entries whose marker cannot hold on Linux (`sys_platform == 'darwin'`) are left out: the CUDA
+ * checks are about Linux, where the images run. Poetry and pixi tables are not read yet.
+ */
+import { FactSink, packageFact, type IndexFact, type InstallContext, type PackageFact, type ParsedFile } from '../facts.js';
+import { SourceText, type Span } from '../source.js';
+import { findSuppressions } from '../suppressions.js';
+import { lookup, readToml, type TomlTable, type TomlValue } from '../toml.js';
+import { normalizePythonName, parsePythonRequirement } from '../python-requirement.js';
+
+interface Index {
+  readonly name: string;
+  readonly url: string;
+  readonly urlSpan: Span;
+  readonly span: Span;
+  readonly explicit: boolean;
+  /** Replaces PyPI (`default = true`, or [tool.uv] index-url). */
+  readonly isDefault: boolean;
+}
+
+/** Package facts one file may make across its selections (see parsePyproject). */
+const MAX_FACTS = 50_000;
+
+/** The packages the PyTorch index serves as CUDA builds. */
+const TORCH_FAMILY: ReadonlySet<string> = new Set(['torch', 'torchvision', 'torchaudio']);
+
+interface Route {
+  readonly index: string;
+  readonly span: Span;
+  /** The extra or group the route holds for (undefined: always). */
+  readonly extra?: string;
+  readonly group?: string;
+}
+
+interface Declared {
+  readonly fact: PackageFact;
+}
+
+/** A variant: what one `uv sync` selection installs. */
+interface Variant {
+  readonly name: string;
+  readonly extra?: string;
+  readonly group?: string;
+  readonly declared: readonly Declared[];
+}
+
+/** Whether a PEP 508 marker can hold on Linux (x86_64 or aarch64): only platform comparisons are judged. */
+export function holdsOnLinux(marker: string | undefined): boolean {
+  if (!marker) return true;
+  const alternatives = marker.split(/\s+or\s+/);
+  return alternatives.some((part) => {
+    const platform = /\b(sys_platform|platform_system)\s*(==|!=)\s*['"]([^'"]+)['"]/.exec(part);
+    if (!platform) return true;
+    const linux = platform[3]!.toLowerCase() === 'linux';
+    return platform[2] === '==' ? linux : !linux;
+  });
+}
+
+export function parsePyproject(path: string, text: string): ParsedFile {
+  const source = new SourceText(path, text);
+  const sink = new FactSink();
+  const document = readToml(text);
+  if (!document.ok) {
+    sink.problems.push({ span: document.span, message: document.message });
+    return sink.finish(path, 'pyproject', source);
+  }
+  const root = document.root;
+  const indexes = readIndexes(root, sink);
+  const routes = readSources(root, sink);
+
+  const base = requirements(lookup(root, 'project', 'dependencies'), sink, '[project] dependencies');
+  const variants: Variant[] = [{ name: 'the project', declared: base }];
+  // Each selection holds the project's own dependencies again: past a budget of facts (a hostile file of
+  // thousands of extras over thousands of dependencies), the remaining selections are not checked, and the file says so.
+  let budget = MAX_FACTS;
+  const add = (variant: Variant, span: Span): void => {
+    budget -= variant.declared.length;
+    if (budget >= 0) variants.push(variant);
+    else if (budget + variant.declared.length >= 0)
+      sink.problems.push({ span, message: `too many extras and groups to check each one; ${variant.name} and those after it were not checked` });
+  };
+  const optional = lookup(root, 'project', 'optional-dependencies');
+  if (optional?.kind === 'table')
+    for (const [extra, list] of optional.entries)
+      add({ name: `extra ${extra}`, extra, declared: [...base, ...requirements(list, sink, `extra ${extra}`)] }, list.span);
+  const groups = lookup(root, 'dependency-groups');
+  if (groups?.kind === 'table')
+    for (const [group, list] of groups.entries)
+      add({ name: `group ${group}`, group, declared: [...base, ...groupRequirements(groups, group, sink, new Set())] }, list.span);
+
+  // Indexes every package may come from: non-explicit [[tool.uv.index]] entries, then [tool.uv] extra-index-url,
+  // then the default index (an entry with default = true, or [tool.uv] index-url; else PyPI).
+  const implicit = [...indexes.values()].filter((index) => !index.explicit && !index.isDefault);
+  const fallback = [...indexes.values()].find((index) => index.isDefault);
+  // uv's default strategy, first-index, takes a package from the first index that has it; unsafe-best-match
+  // compares versions across all of them as pip does (docs.astral.sh/uv/concepts/indexes, "Searching across
+  // multiple indexes"). The PyTorch index has every torch, torchvision and torchaudio release it lists.
+  const strategy = lookup(root, 'tool', 'uv', 'index-strategy');
+  const bestMatch = strategy?.kind === 'string' && strategy.value === 'unsafe-best-match';
+  const firstPytorch = implicit.find((index) => /^https?:\/\/download\.pytorch\.org\//.test(index.url));
+
+  for (const variant of variants) {
+    const groups = new Map<string, { served: readonly Index[]; primary: boolean; packages: PackageFact[] }>();
+    const place = (key: string, served: readonly Index[], primary: boolean, fact: PackageFact): void => {
+      const group = groups.get(key) ?? { served, primary, packages: [] };
+      group.packages.push(fact);
+      groups.set(key, group);
+    };
+    for (const { fact } of variant.declared) {
+      const route = (routes.get(fact.name) ?? []).find(
+        (candidate) =>
+          (candidate.extra === undefined || candidate.extra === variant.extra) && (candidate.group === undefined || candidate.group === variant.group),
+      );
+      const routed = route && indexes.get(route.index);
+      if (route && !routed)
+        sink.problems.push({ span: route.span, message: `[tool.uv.sources] ${fact.rawName}: no [[tool.uv.index]] is named "${route.index}"` });
+      if (routed) place(`route:${routed.name}`, [routed], true, fact);
+      else if (!bestMatch && firstPytorch && TORCH_FAMILY.has(fact.name)) place(`first:${firstPytorch.name}`, [firstPytorch], true, fact);
+      else place('all', [...implicit, ...(fallback ? [fallback] : [])], false, fact);
+    }
+    for (const group of groups.values()) {
+      const id = sink.contexts.length;
+      // A package from one index alone reads that index as pip reads --index-url; the others as extra indexes
+      // beside the default (PyPI, or the default index as --index-url).
+      const facts: IndexFact[] = group.served.map((index) => ({
+        kind: group.primary || index.isDefault ? 'index-url' : 'extra-index-url',
+        url: index.url,
+        urlSpan: index.urlSpan,
+        span: index.span,
+        context: id,
+      }));
+      sink.indexes.push(...facts);
+      const context: InstallContext = { id, tool: 'uv', span: { start: 0, end: 0 }, indexes: facts, includes: [], channels: [], variant: variant.name };
+      sink.contexts.push(context);
+      // One fact per selection: a dependency of the project is installed by each of them.
+      for (const fact of group.packages) sink.packages.push(packageFact({ ...fact, context: context.id }));
+    }
+  }
+  sink.suppressions.push(...findSuppressions(source));
+  return sink.finish(path, 'pyproject', source);
+}
+
+/** `[[tool.uv.index]]` by name, then [tool.uv]'s older `extra-index-url` list and `index-url`. */
+function readIndexes(root: TomlTable, sink: FactSink): Map<string, Index> {
+  const indexes = new Map<string, Index>();
+  const urlSpan = (url: Extract<TomlValue, { kind: 'string' }>): Span =>
+    url.mapped.plainOffset >= 0 ? { start: url.mapped.plainOffset, end: url.mapped.plainOffset + url.value.length } : url.span;
+  const list = lookup(root, 'tool', 'uv', 'index');
+  if (list?.kind === 'array') {
+    for (const entry of list.items) {
+      if (entry.kind !== 'table') continue;
+      const name = entry.entries.get('name');
+      const url = entry.entries.get('url');
+      if (name?.kind !== 'string' || url?.kind !== 'string') {
+        sink.problems.push({ span: entry.span, message: 'a [[tool.uv.index]] entry needs a name and a url' });
+        continue;
+      }
+      const flag = (key: string): boolean => {
+        const value = entry.entries.get(key);
+        return value?.kind === 'boolean' && value.value;
+      };
+      indexes.set(name.value, {
+        name: name.value,
+        url: url.value,
+        urlSpan: urlSpan(url),
+        span: url.span,
+        explicit: flag('explicit'),
+        isDefault: flag('default'),
+      });
+    }
+  }
+  const extra = lookup(root, 'tool', 'uv', 'extra-index-url');
+  const legacy = [...(extra?.kind === 'array' ? extra.items : extra ? [extra] : [])];
+  legacy.forEach((url, i) => {
+    if (url.kind === 'string')
+      indexes.set(`extra-index-url ${i}`, {
+        name: `extra-index-url ${i}`,
+        url: url.value,
+        urlSpan: urlSpan(url),
+        span: url.span,
+        explicit: false,
+        isDefault: false,
+      });
+  });
+  const main = lookup(root, 'tool', 'uv', 'index-url');
+  if (main?.kind === 'string' && ![...indexes.values()].some((index) => index.isDefault))
+    indexes.set('index-url', { name: 'index-url', url: main.value, urlSpan: urlSpan(main), span: main.span, explicit: false, isDefault: true });
+  return indexes;
+}
+
+/** `[tool.uv.sources]`: package → the index routes that can hold on Linux (git, url and path sources are not indexes). */
+function readSources(root: TomlTable, sink: FactSink): Map<string, Route[]> {
+  const routes = new Map<string, Route[]>();
+  const sources = lookup(root, 'tool', 'uv', 'sources');
+  if (sources?.kind !== 'table') return routes;
+  for (const [name, value] of sources.entries) {
+    const entries = value.kind === 'array' ? value.items : [value];
+    const list: Route[] = [];
+    for (const entry of entries) {
+      if (entry.kind !== 'table') {
+        sink.problems.push({ span: entry.span, message: `[tool.uv.sources] ${name}: expected a table such as { index = "pytorch-cu124" }` });
+        continue;
+      }
+      const index = entry.entries.get('index');
+      if (index?.kind !== 'string') continue;
+      const marker = entry.entries.get('marker');
+      if (!holdsOnLinux(marker?.kind === 'string' ? marker.value : undefined)) continue;
+      const extra = entry.entries.get('extra');
+      const group = entry.entries.get('group');
+      list.push({
+        index: index.value,
+        span: index.span,
+        ...(extra?.kind === 'string' ? { extra: extra.value } : {}),
+        ...(group?.kind === 'string' ? { group: group.value } : {}),
+      });
+    }
+    routes.set(normalizePythonName(name), list);
+  }
+  return routes;
+}
+
+/** A list of PEP 508 strings. */
+function requirements(list: TomlValue | undefined, sink: FactSink, where: string): Declared[] {
+  if (!list) return [];
+  if (list.kind !== 'array') {
+    sink.problems.push({ span: list.span, message: `${where}: expected a list of requirements` });
+    return [];
+  }
+  const declared: Declared[] = [];
+  for (const item of list.items) {
+    if (item.kind !== 'string') continue;
+    const mapped = item.mapped.trim();
+    if (mapped.length === 0) continue;
+    const result = parsePythonRequirement(mapped);
+    if (!result.ok) {
+      sink.problems.push({ span: result.span, message: result.message });
+      continue;
+    }
+    declared.push({ fact: result.fact });
+  }
+  return declared;
+}
+
+/** A dependency group's requirements, with the groups it includes (PEP 735 `{ include-group = "name" }`). */
+function groupRequirements(groups: TomlTable, name: string, sink: FactSink, seen: Set<string>): Declared[] {
+  if (seen.has(name)) return [];
+  seen.add(name);
+  const list = groups.entries.get(name);
+  if (list?.kind !== 'array') return requirements(list, sink, `group ${name}`);
+  const declared: Declared[] = [];
+  for (const item of list.items) {
+    if (item.kind === 'table') {
+      const include = item.entries.get('include-group');
+      if (include?.kind === 'string') declared.push(...groupRequirements(groups, include.value, sink, seen));
+    } else declared.push(...requirements({ kind: 'array', span: item.span, items: [item] }, sink, `group ${name}`));
+  }
+  return declared;
+}

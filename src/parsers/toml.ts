@@ -1,0 +1,131 @@
+/**
+ * TOML read with toml-eslint-parser (an AST with the range of every key and value) into a small tree of tables,
+ * arrays and strings that keeps each value's node, so facts can point at the exact characters. Dotted keys, [table]
+ * and [[array of tables]] headers and inline tables all land in the same tree, as TOML defines
+ * (toml.io/en/v1.0.0). A document that is not TOML is one positioned problem; nothing here throws.
+ */
+import { parseTOML, type AST } from 'toml-eslint-parser';
+import { Mapped, MappedBuilder } from './mapped.js';
+import type { Span } from './source.js';
+
+export type TomlValue =
+  | { readonly kind: 'table'; readonly span: Span; readonly entries: Map<string, TomlValue>; readonly keySpans: Map<string, Span> }
+  | { readonly kind: 'array'; readonly span: Span; readonly items: TomlValue[] }
+  | { readonly kind: 'string'; readonly span: Span; readonly value: string; readonly mapped: Mapped }
+  | { readonly kind: 'boolean'; readonly span: Span; readonly value: boolean }
+  | { readonly kind: 'other'; readonly span: Span };
+
+export type TomlTable = Extract<TomlValue, { kind: 'table' }>;
+
+export type TomlDocument = { readonly ok: true; readonly root: TomlTable } | { readonly ok: false; readonly message: string; readonly span: Span };
+
+function table(span: Span): TomlTable {
+  return { kind: 'table', span, entries: new Map(), keySpans: new Map() };
+}
+
+const keyName = (key: AST.TOMLBare | AST.TOMLQuoted): string => (key.type === 'TOMLBare' ? key.name : key.value);
+
+/** A string's text, mapped to the file: exact for strings written without escapes, else pointing at the whole string. */
+function stringValue(node: AST.TOMLStringValue, text: string): Mapped {
+  const [start, end] = node.range;
+  const quote = node.multiline ? 3 : 1;
+  const raw = text.slice(start + quote, end - quote);
+  if (!node.multiline && raw === node.value) return Mapped.of(node.value, start + quote);
+  const builder = new MappedBuilder();
+  builder.pushSegment(node.value, -1, { start, end });
+  return builder.build();
+}
+
+function convert(node: AST.TOMLContentNode, text: string): TomlValue {
+  const span = { start: node.range[0], end: node.range[1] };
+  if (node.type === 'TOMLArray') return { kind: 'array', span, items: node.elements.map((element) => convert(element, text)) };
+  if (node.type === 'TOMLInlineTable') {
+    const inline = table(span);
+    for (const pair of node.body) insert(inline, pair, text);
+    return inline;
+  }
+  if (node.type === 'TOMLValue' && node.kind === 'string') return { kind: 'string', span, value: node.value, mapped: stringValue(node, text) };
+  if (node.type === 'TOMLValue' && node.kind === 'boolean') return { kind: 'boolean', span, value: node.value };
+  return { kind: 'other', span };
+}
+
+/** The table at `path` below `from`, made where missing (a later header may reopen a dotted key's table). */
+function tableAt(from: TomlTable, path: readonly (string | number)[], span: Span): TomlTable {
+  let current = from;
+  for (const part of path) {
+    if (typeof part === 'number') {
+      // [[x]] appends a table to the array at x: the path's number is its index.
+      continue;
+    }
+    let next = current.entries.get(part);
+    if (!next || next.kind !== 'table') {
+      if (next?.kind === 'array') {
+        const last = next.items.at(-1);
+        if (last?.kind === 'table') {
+          current = last;
+          continue;
+        }
+      }
+      next = table(span);
+      current.entries.set(part, next);
+      current.keySpans.set(part, span);
+    }
+    current = next;
+  }
+  return current;
+}
+
+function insert(into: TomlTable, pair: AST.TOMLKeyValue, text: string): void {
+  const names = pair.key.keys.map(keyName);
+  const owner = tableAt(into, names.slice(0, -1), { start: pair.range[0], end: pair.range[1] });
+  const last = names.at(-1)!;
+  owner.entries.set(last, convert(pair.value, text));
+  owner.keySpans.set(last, { start: pair.key.range[0], end: pair.key.range[1] });
+}
+
+/** Parse a TOML document into the tree. */
+export function readToml(text: string): TomlDocument {
+  let program: AST.TOMLProgram;
+  try {
+    program = parseTOML(text);
+  } catch (error) {
+    const index = typeof (error as { index?: unknown }).index === 'number' ? (error as { index: number }).index : 0;
+    return { ok: false, message: `not valid TOML: ${(error as Error).message}`, span: { start: index, end: Math.min(text.length, index + 1) } };
+  }
+  const root = table({ start: 0, end: text.length });
+  for (const node of program.body[0]?.body ?? []) {
+    if (node.type === 'TOMLKeyValue') {
+      insert(root, node, text);
+      continue;
+    }
+    const span = { start: node.range[0], end: node.range[1] };
+    const path = node.resolvedKey;
+    let target: TomlTable;
+    if (node.kind === 'array') {
+      const parent = tableAt(root, path.slice(0, -2), span);
+      const name = String(path.at(-2));
+      let list = parent.entries.get(name);
+      if (!list || list.kind !== 'array') {
+        list = { kind: 'array', span, items: [] };
+        parent.entries.set(name, list);
+        parent.keySpans.set(name, span);
+      }
+      target = table(span);
+      list.items.push(target);
+    } else {
+      target = tableAt(root, path, span);
+    }
+    for (const pair of node.body) insert(target, pair, text);
+  }
+  return { ok: true, root };
+}
+
+/** The value at a path of keys, if every step is a table. */
+export function lookup(from: TomlValue | undefined, ...path: readonly string[]): TomlValue | undefined {
+  let current = from;
+  for (const part of path) {
+    if (current?.kind !== 'table') return undefined;
+    current = current.entries.get(part);
+  }
+  return current;
+}

@@ -1,0 +1,233 @@
+/**
+ * pyproject.toml read as uv installs it (docs.astral.sh/uv/concepts/indexes, uv's PyTorch guide), on written
+ * cases and on the real files of fixtures/corpus-packaging with the reviewer's reading in its README.
+ */
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { run } from '../src/cli/main.js';
+import { EMPTY_BASELINE } from '../src/baseline/schema.js';
+import { gate } from '../src/gate.js';
+import { defaultKnowledgeBase } from '../src/knowledge/index.js';
+import { classifyPath, parseFile } from '../src/parsers/index.js';
+import { holdsOnLinux } from '../src/parsers/pyproject/parse.js';
+import { ROOT } from './harness.js';
+
+const parse = (text: string) => parseFile('pyproject.toml', text, 'pyproject');
+const at = (text: string, needle: string) => ({ start: text.indexOf(needle), end: text.indexOf(needle) + needle.length });
+
+/** Each context's variant, its indexes and its packages. */
+function selections(text: string): Record<string, { index: string; packages: string[] }[]> {
+  const file = parse(text);
+  const out: Record<string, { index: string; packages: string[] }[]> = {};
+  for (const context of file.contexts) {
+    (out[context.variant!] ??= []).push({
+      index: context.indexes.map((index) => `${index.kind} ${index.url}`).join(', ') || 'PyPI',
+      packages: file.packages.filter((pkg) => pkg.context === context.id).map((pkg) => `${pkg.name}${pkg.specifier}`),
+    });
+  }
+  return out;
+}
+
+const GUIDE = `[project]
+name = "project"
+version = "0.1.0"
+dependencies = ["numpy==1.26.4"]
+
+[project.optional-dependencies]
+cpu = ["torch==2.6.0", "torchvision==0.21.0"]
+cu124 = ["torch==2.6.0", "torchvision==0.21.0", "torchaudio==2.6.0"]
+
+[tool.uv]
+conflicts = [[{ extra = "cpu" }, { extra = "cu124" }]]
+
+[tool.uv.sources]
+torch = [
+  { index = "pytorch-cpu", extra = "cpu" },
+  { index = "pytorch-cu124", extra = "cu124" },
+  { index = "pytorch-mac", marker = "sys_platform == 'darwin'" },
+]
+torchvision = [{ index = "pytorch-cpu", extra = "cpu" }, { index = "pytorch-cu124", extra = "cu124" }]
+
+[[tool.uv.index]]
+name = "pytorch-cpu"
+url = "https://download.pytorch.org/whl/cpu"
+explicit = true
+
+[[tool.uv.index]]
+name = "pytorch-cu124"
+url = "https://download.pytorch.org/whl/cu124"
+explicit = true
+`;
+
+describe('pyproject.toml', () => {
+  it('is classified by name, by the CLI and the App alike', () => {
+    expect(classifyPath('pyproject.toml')).toBe('pyproject');
+    expect(classifyPath('services/api/pyproject.toml')).toBe('pyproject');
+    expect(classifyPath('pyproject.toml.bak')).toBeUndefined();
+  });
+
+  it('one selection per extra and group, each package from the index its source routes it to', () => {
+    expect(selections(GUIDE)).toEqual({
+      'the project': [{ index: 'PyPI', packages: ['numpy==1.26.4'] }],
+      'extra cpu': [
+        { index: 'PyPI', packages: ['numpy==1.26.4'] },
+        { index: 'index-url https://download.pytorch.org/whl/cpu', packages: ['torch==2.6.0', 'torchvision==0.21.0'] },
+      ],
+      'extra cu124': [
+        { index: 'PyPI', packages: ['numpy==1.26.4', 'torchaudio==2.6.0'] },
+        { index: 'index-url https://download.pytorch.org/whl/cu124', packages: ['torch==2.6.0', 'torchvision==0.21.0'] },
+      ],
+    });
+  });
+
+  it('keeps exact positions: each requirement and each index URL where it is written', () => {
+    const file = parse(GUIDE);
+    const torch = file.packages.find((pkg) => pkg.name === 'torchaudio')!;
+    expect(torch.span).toEqual(at(GUIDE, 'torchaudio==2.6.0'));
+    expect(GUIDE.slice(torch.clauses[0]!.versionSpan.start, torch.clauses[0]!.versionSpan.end)).toBe('2.6.0');
+    const index = file.indexes.find((candidate) => candidate.url.endsWith('cu124'))!;
+    expect(index.urlSpan).toEqual(at(GUIDE, 'https://download.pytorch.org/whl/cu124'));
+    expect(file.problems).toEqual([]);
+  });
+
+  it('reads dotted keys, inline tables, groups with include-group, and [tool.uv] index-url / extra-index-url', () => {
+    const text = `project.dependencies = ["torch==2.3.1+cu121"]
+[dependency-groups]
+test = ["pytest==8.3.2"]
+dev = [{ include-group = "test" }, "ruff==0.6.0"]
+[tool.uv]
+extra-index-url = ["https://download.pytorch.org/whl/cu121"]
+index-url = "https://pypi.example.org/simple"
+index-strategy = "unsafe-best-match"
+`;
+    expect(selections(text)).toEqual({
+      'the project': [
+        { index: 'extra-index-url https://download.pytorch.org/whl/cu121, index-url https://pypi.example.org/simple', packages: ['torch==2.3.1+cu121'] },
+      ],
+      'group test': [
+        {
+          index: 'extra-index-url https://download.pytorch.org/whl/cu121, index-url https://pypi.example.org/simple',
+          packages: ['torch==2.3.1+cu121', 'pytest==8.3.2'],
+        },
+      ],
+      'group dev': [
+        {
+          index: 'extra-index-url https://download.pytorch.org/whl/cu121, index-url https://pypi.example.org/simple',
+          packages: ['torch==2.3.1+cu121', 'pytest==8.3.2', 'ruff==0.6.0'],
+        },
+      ],
+    });
+  });
+
+  it("uv's default first-index strategy takes torch from a non-explicit PyTorch index, other packages from PyPI", () => {
+    const text = `[project]\ndependencies = ["torch==2.6.0", "numpy==1.26.4"]\n[[tool.uv.index]]\nname = "pytorch"\nurl = "https://download.pytorch.org/whl/cu126"\n`;
+    expect(selections(text)['the project']).toEqual([
+      { index: 'index-url https://download.pytorch.org/whl/cu126', packages: ['torch==2.6.0'] },
+      { index: 'extra-index-url https://download.pytorch.org/whl/cu126', packages: ['numpy==1.26.4'] },
+    ]);
+  });
+
+  it('judges only platform markers: a source for macOS or Windows alone does not hold on Linux', () => {
+    expect(holdsOnLinux(undefined)).toBe(true);
+    expect(holdsOnLinux("sys_platform == 'linux'")).toBe(true);
+    expect(holdsOnLinux("sys_platform == 'linux' or sys_platform == 'win32'")).toBe(true);
+    expect(holdsOnLinux("sys_platform != 'darwin'")).toBe(true);
+    expect(holdsOnLinux("sys_platform == 'darwin'")).toBe(false);
+    expect(holdsOnLinux("platform_system == 'Windows'")).toBe(false);
+    expect(holdsOnLinux("python_version >= '3.10'")).toBe(true);
+  });
+
+  it('a string written with escapes is pointed at whole and never edited', () => {
+    const text = '[project]\ndependencies = ["torch==2.3.0\\u002bcu118"]\n';
+    const file = parse(text);
+    expect(file.packages[0]).toMatchObject({ name: 'torch', exact: '2.3.0+cu118' });
+    expect(file.packages[0]!.span).toEqual(at(text, '"torch==2.3.0\\u002bcu118"'));
+  });
+
+  it('a file that is not TOML is one positioned parse-error, never a crash', () => {
+    const text = '[project]\ndependencies = ["torch==2.6.0"\nname = "x"\n';
+    const file = parse(text);
+    expect(file.packages).toEqual([]);
+    expect(file.problems).toHaveLength(1);
+    expect(file.problems[0]!.message).toMatch(/^not valid TOML: /);
+    const report = gate([file], EMPTY_BASELINE, defaultKnowledgeBase());
+    expect(report.findings.map((finding) => [finding.ruleId, finding.location.start.line])).toEqual([['parse-error', 3]]);
+  });
+
+  it('names a source routed to an index that does not exist', () => {
+    const text = '[project]\ndependencies = ["torch==2.6.0"]\n[tool.uv.sources]\ntorch = { index = "pytorch-cu124" }\n';
+    expect(parse(text).problems.map((problem) => problem.message)).toEqual(['[tool.uv.sources] torch: no [[tool.uv.index]] is named "pytorch-cu124"']);
+  });
+});
+
+describe('a Dockerfile that runs uv sync', () => {
+  it("includes the project's pyproject.toml with the selection its options name", () => {
+    const text = 'FROM ubuntu:22.04\nWORKDIR /app\nCOPY svc/ svc/\nRUN uv sync --frozen --project svc --extra cu124 --group=dev && uv sync --all-extras\n';
+    const file = parseFile('Dockerfile', text, 'dockerfile');
+    expect(file.includes.map((include) => [include.target, include.selects])).toEqual([
+      ['svc/pyproject.toml', ['extra cu124', 'group dev']],
+      ['pyproject.toml', ['*extras']],
+    ]);
+  });
+
+  it('checks the selected extra with the image, and the other extras on their own', () => {
+    const work = mkdtempSync(join(tmpdir(), 'cgk-uv-sync-'));
+    const fixture = join(ROOT, 'fixtures', 'rules', 'cuda-mismatch', 'pyproject-uv-sync-extra');
+    for (const name of ['Dockerfile', 'pyproject.toml']) writeFileSync(join(work, name), readFileSync(join(fixture, name)));
+    const out = (args: string[]) => {
+      let text = '';
+      run(args, { cwd: work, out: (chunk) => (text += chunk), err: () => {} });
+      return text;
+    };
+    expect(out(['check', '.', '--baseline', 'none'])).toContain('but nvidia/cuda:12.4.1-runtime-ubuntu22.04 sets CUDA 12.4 [cuda-mismatch]');
+    // Selecting the extra that matches the image leaves nothing to say.
+    writeFileSync(join(work, 'Dockerfile'), readFileSync(join(fixture, 'Dockerfile'), 'utf8').replace('--extra cu118', '--extra cu124'));
+    expect(out(['check', '.', '--baseline', 'none'])).toMatch(/^2 files checked: 0 errors, 0 warnings, 0 notices$/m);
+  });
+});
+
+describe('the real pyproject.toml files (fixtures/corpus-packaging)', () => {
+  const dir = join(ROOT, 'fixtures', 'corpus-packaging');
+  const files = readdirSync(dir).filter((name) => name.endsWith('pyproject.toml'));
+
+  function check(name: string): string[] {
+    const work = mkdtempSync(join(tmpdir(), 'cgk-pyproject-'));
+    writeFileSync(join(work, 'pyproject.toml'), readFileSync(join(dir, name)));
+    let out = '';
+    run(['check', '.', '--baseline', 'none'], { cwd: work, out: (text) => (out += text), err: () => {} });
+    return out.split('\n').filter((line) => line.startsWith('pyproject.toml:'));
+  }
+
+  it('every one reads without a problem', () => {
+    expect(files.length).toBeGreaterThanOrEqual(18);
+    for (const name of files) expect(parse(readFileSync(join(dir, name), 'utf8')).problems, name).toEqual([]);
+  });
+
+  it("04 nanochat: torch in the base and in the cpu/gpu extras, routed per extra; the reviewer's CONSISTENT", () => {
+    const file = parse(readFileSync(join(dir, '04__karpathy__nanochat__pyproject.toml'), 'utf8'));
+    const gpu = file.contexts.filter((context) => context.variant === 'extra gpu');
+    const routed = gpu.find((context) => context.indexes.some((index) => index.url.endsWith('/cu128')))!;
+    expect(file.packages.filter((pkg) => pkg.context === routed.id).map((pkg) => pkg.name)).toEqual(['torch', 'torch']);
+    expect(check('04__karpathy__nanochat__pyproject.toml')).toEqual([]);
+  });
+
+  it("34 ML-Dev-Kit: torchaudio is never routed, so every extra mixes builds (the reviewer's INCONSISTENT)", () => {
+    expect(check('34__tonnetonne814__ML-Dev-Kit__pyproject.toml')).toEqual([
+      'pyproject.toml:31:4: warning: torchaudio==2.7.0 installs the CUDA 12.6 build that plain PyPI gives on Linux x86_64, but torch==2.7.0 sets CUDA 12.8 [cuda-mismatch]',
+      'pyproject.toml:36:4: warning: torchaudio==2.6.0 installs the CUDA 12.4 build that plain PyPI gives on Linux x86_64, but torch==2.6.0 sets CUDA 12.6 [cuda-mismatch]',
+      'pyproject.toml:41:4: error: torchaudio==2.5.1 installs the CUDA 12.4 build that plain PyPI gives on Linux x86_64, but torch==2.5.1 sets CUDA 11.8 [cuda-mismatch]',
+      'pyproject.toml:73:7: error: the index https://download.pytorch.org/whl/cpu serves CPU-only builds, but torchaudio==2.7.0 targets CUDA 12.6 [cpu-wheel]',
+    ]);
+  });
+
+  it('no error on the files the reviewer reads as consistent or unpinned', () => {
+    for (const name of files.filter((file) => !file.startsWith('34__'))) {
+      expect(
+        check(name).filter((line) => line.includes(': error: ')),
+        name,
+      ).toEqual([]);
+    }
+  });
+});
