@@ -40830,7 +40830,8 @@ var CLAIM_PRECEDENCE = {
   cupy: 10,
   jax: 10,
   tensorflow: 10,
-  library: 10
+  library: 10,
+  name: 11
 };
 function indexSubject(file2, index) {
   if (file2.kind === "pyproject") return `the index ${index.url}`;
@@ -40905,7 +40906,38 @@ function fileClaims(file2, kb) {
     );
   }
   for (const pkg of file2.packages) packageClaims(file2, pkg, kb, claims);
+  if (file2.kind === "pyproject") nameClaims(file2, claims);
   return claims;
+}
+function nameClaims(file2, claims) {
+  for (const context of file2.contexts) {
+    if (!context.variantSpan || !context.variant) continue;
+    const name = context.variant.slice(context.variant.indexOf(" ") + 1).toLowerCase();
+    const cuda = cudaOfName(name);
+    if (!cuda) continue;
+    claims.push(
+      cudaClaim({
+        kind: "name",
+        file: file2,
+        context: context.id,
+        cuda: cuda.cuda,
+        precision: cuda.precision,
+        span: context.variantSpan,
+        subject: `the ${context.variant.startsWith("group ") ? "group" : "extra"} "${context.variant.slice(context.variant.indexOf(" ") + 1)}"`
+      })
+    );
+  }
+}
+function cudaOfName(name) {
+  const tag = /(?:^|[^a-z0-9])cu(\d{2,3})(?![0-9])/.exec(name);
+  if (tag) {
+    const digits = tag[1];
+    if (/^1[0-3]$/.test(digits)) return { cuda: digits, precision: "major" };
+    return { cuda: `${digits.slice(0, -1)}.${digits.slice(-1)}`, precision: "minor" };
+  }
+  const spelled = /(?:^|[^a-z0-9])cuda[-_]?(\d{2})(?:[._-]?(\d))?(?![0-9])/.exec(name);
+  if (spelled) return spelled[2] ? { cuda: `${spelled[1]}.${spelled[2]}`, precision: "minor" } : { cuda: spelled[1], precision: "major" };
+  return void 0;
 }
 function imageClaim(file2, image, kb) {
   if (!image.tag || image.unresolved) return void 0;
@@ -42011,7 +42043,8 @@ var rule_default3 = defineRule({
     major: "{{subject}} is built for CUDA {{found}}, but {{target}} sets CUDA {{expected}}",
     minor: "{{subject}} is built for CUDA {{found}}, but {{target}} sets CUDA {{expected}} (same major, different minor)",
     implied: "{{subject}} installs the CUDA {{found}} build {{how}}, but {{target}} sets CUDA {{expected}}",
-    index: "{{subject}} serves CUDA {{found}} builds, but {{target}} sets CUDA {{expected}}"
+    index: "{{subject}} serves CUDA {{found}} builds, but {{target}} sets CUDA {{expected}}",
+    name: "{{subject}} is named for CUDA {{found}}, but {{target}} sets CUDA {{expected}}"
   },
   check({ units, kb, report }) {
     for (const unit of units) {
@@ -42059,13 +42092,13 @@ function reportMismatch(unit, claim2, target, relation, unitFix, kb, report) {
   const how = implied ? claim2.package && !claim2.index ? "that plain PyPI gives on Linux x86_64" : "from its index" : "";
   const evidence = claim2.record ? ` Fact: ${cite(claim2.record)}.` : "";
   report({
-    messageId: implied ? "implied" : claim2.kind === "index" || claim2.kind === "conda-channel" ? "index" : relation,
+    messageId: implied ? "implied" : claim2.kind === "index" || claim2.kind === "conda-channel" ? "index" : claim2.kind === "name" ? "name" : relation,
     data: { subject: claim2.subject, found, target: target.subject, expected, how },
     file: claim2.file,
     span: claim2.span,
     severity: relation === "major" ? "error" : "warning",
     unverified: isUnverified(claim2.record) || isUnverified(target.record),
-    help: `${why}${evidence}${implied ? " Pin the build you want with a local version label (e.g. ==X.Y.Z+cu121) and an index that serves it." : ""}${copied ? ` This build is installed in another stage and copied into ${unit.label}: change the build or this stage's image.` : ""}`,
+    help: `${claim2.kind === "name" ? `Whoever installs ${claim2.subject.replace(/^the /, "")} expects CUDA ${found} builds and gets CUDA ${expected} ones. Route it to the index of the CUDA it names, or rename it.` : why}${evidence}${implied ? " Pin the build you want with a local version label (e.g. ==X.Y.Z+cu121) and an index that serves it." : ""}${copied ? ` This build is installed in another stage and copied into ${unit.label}: change the build or this stage's image.` : ""}`,
     related: [{ file: target.file, span: target.span, message: `CUDA ${expected} is set here (${unit.label})` }],
     ...fix ? { fix } : {},
     ...options.length ? { suggestions: options } : {}
@@ -48254,11 +48287,14 @@ function parsePyproject(path, text) {
   const optional2 = lookup(root, "project", "optional-dependencies");
   if (optional2?.kind === "table")
     for (const [extra, list] of optional2.entries)
-      add({ name: `extra ${extra}`, extra, declared: [...base, ...requirements(list, sink, `extra ${extra}`)] }, list.span);
+      add({ name: `extra ${extra}`, span: optional2.keySpans.get(extra), extra, declared: [...base, ...requirements(list, sink, `extra ${extra}`)] }, list.span);
   const groups = lookup(root, "dependency-groups");
   if (groups?.kind === "table")
     for (const [group, list] of groups.entries)
-      add({ name: `group ${group}`, group, declared: [...base, ...groupRequirements(groups, group, sink, /* @__PURE__ */ new Set())] }, list.span);
+      add(
+        { name: `group ${group}`, span: groups.keySpans.get(group), group, declared: [...base, ...groupRequirements(groups, group, sink, /* @__PURE__ */ new Set())] },
+        list.span
+      );
   const implicit = [...indexes.values()].filter((index) => !index.explicit && !index.isDefault);
   const fallback = [...indexes.values()].find((index) => index.isDefault);
   const strategy = lookup(root, "tool", "uv", "index-strategy");
@@ -48292,7 +48328,16 @@ function parsePyproject(path, text) {
         context: id
       }));
       sink.indexes.push(...facts);
-      const context = { id, tool: "uv", span: { start: 0, end: 0 }, indexes: facts, includes: [], channels: [], variant: variant.name };
+      const context = {
+        id,
+        tool: "uv",
+        span: { start: 0, end: 0 },
+        indexes: facts,
+        includes: [],
+        channels: [],
+        variant: variant.name,
+        ...variant.span ? { variantSpan: variant.span } : {}
+      };
       sink.contexts.push(context);
       for (const fact of group.packages) sink.packages.push(packageFact({ ...fact, context: context.id }));
     }

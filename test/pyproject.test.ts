@@ -129,6 +129,41 @@ index-strategy = "unsafe-best-match"
     ]);
   });
 
+  it('reads the CUDA an extra or group is named for', async () => {
+    const { cudaOfName } = await import('../src/analysis/claims.js');
+    expect(
+      [
+        'cu124',
+        'cu118only',
+        'cu126-torch280',
+        'cu124onlytorch250',
+        'cu12',
+        'cuda12',
+        'cuda-12.4',
+        'gpu-cu130',
+        'cu92',
+        'cpu',
+        'cuda',
+        'accu128x',
+        'cu1240',
+      ].map((name) => cudaOfName(name)),
+    ).toEqual([
+      { cuda: '12.4', precision: 'minor' },
+      { cuda: '11.8', precision: 'minor' },
+      { cuda: '12.6', precision: 'minor' },
+      { cuda: '12.4', precision: 'minor' },
+      { cuda: '12', precision: 'major' },
+      { cuda: '12', precision: 'major' },
+      { cuda: '12.4', precision: 'minor' },
+      { cuda: '13.0', precision: 'minor' },
+      { cuda: '9.2', precision: 'minor' },
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+    ]);
+  });
+
   it('judges only platform markers: a source for macOS or Windows alone does not hold on Linux', () => {
     expect(holdsOnLinux(undefined)).toBe(true);
     expect(holdsOnLinux("sys_platform == 'linux'")).toBe(true);
@@ -222,8 +257,16 @@ describe('the real pyproject.toml files (fixtures/corpus-packaging)', () => {
     ]);
   });
 
+  it("33 unsloth: the torch 2.8.0 extras are named one CUDA step below their wheels (the reviewer's INCONSISTENT)", () => {
+    expect(check('33__unslothai__unsloth__pyproject.toml')).toEqual([
+      'pyproject.toml:257:1: error: the extra "cu118onlytorch280" is named for CUDA 11.8, but xformers 0.0.32.post2 sets CUDA 12.6 [cuda-mismatch]',
+      'pyproject.toml:261:1: warning: the extra "cu126onlytorch280" is named for CUDA 12.6, but xformers 0.0.32.post2 sets CUDA 12.8 [cuda-mismatch]',
+      'pyproject.toml:265:1: warning: the extra "cu128onlytorch280" is named for CUDA 12.8, but xformers 0.0.32.post2 sets CUDA 12.9 [cuda-mismatch]',
+    ]);
+  });
+
   it('no error on the files the reviewer reads as consistent or unpinned', () => {
-    for (const name of files.filter((file) => !file.startsWith('34__'))) {
+    for (const name of files.filter((file) => !file.startsWith('34__') && !file.startsWith('33__'))) {
       expect(
         check(name).filter((line) => line.includes(': error: ')),
         name,

@@ -20,6 +20,7 @@ export default defineRule({
     minor: '{{subject}} is built for CUDA {{found}}, but {{target}} sets CUDA {{expected}} (same major, different minor)',
     implied: '{{subject}} installs the CUDA {{found}} build {{how}}, but {{target}} sets CUDA {{expected}}',
     index: '{{subject}} serves CUDA {{found}} builds, but {{target}} sets CUDA {{expected}}',
+    name: '{{subject}} is named for CUDA {{found}}, but {{target}} sets CUDA {{expected}}',
   },
   check({ units, kb, report }) {
     for (const unit of units) {
@@ -96,13 +97,17 @@ function reportMismatch(
   const how = implied ? (claim.package && !claim.index ? 'that plain PyPI gives on Linux x86_64' : 'from its index') : '';
   const evidence = claim.record ? ` Fact: ${cite(claim.record)}.` : '';
   report({
-    messageId: implied ? 'implied' : claim.kind === 'index' || claim.kind === 'conda-channel' ? 'index' : relation,
+    messageId: implied ? 'implied' : claim.kind === 'index' || claim.kind === 'conda-channel' ? 'index' : claim.kind === 'name' ? 'name' : relation,
     data: { subject: claim.subject, found, target: target.subject, expected, how },
     file: claim.file,
     span: claim.span,
     severity: relation === 'major' ? 'error' : 'warning',
     unverified: isUnverified(claim.record) || isUnverified(target.record),
-    help: `${why}${evidence}${implied ? ' Pin the build you want with a local version label (e.g. ==X.Y.Z+cu121) and an index that serves it.' : ''}${copied ? ` This build is installed in another stage and copied into ${unit.label}: change the build or this stage's image.` : ''}`,
+    help: `${
+      claim.kind === 'name'
+        ? `Whoever installs ${claim.subject.replace(/^the /, '')} expects CUDA ${found} builds and gets CUDA ${expected} ones. Route it to the index of the CUDA it names, or rename it.`
+        : why
+    }${evidence}${implied ? ' Pin the build you want with a local version label (e.g. ==X.Y.Z+cu121) and an index that serves it.' : ''}${copied ? ` This build is installed in another stage and copied into ${unit.label}: change the build or this stage's image.` : ''}`,
     related: [{ file: target.file, span: target.span, message: `CUDA ${expected} is set here (${unit.label})` }],
     ...(fix ? { fix } : {}),
     ...(options.length ? { suggestions: options } : {}),

@@ -23,7 +23,9 @@ export type ClaimKind =
   | 'cupy'
   | 'jax'
   | 'tensorflow'
-  | 'library';
+  | 'library'
+  // A pyproject.toml extra or group named for a CUDA (`cu124`, `cu126-torch280`): compared, never the target.
+  | 'name';
 
 export const CLAIM_PRECEDENCE: Readonly<Record<ClaimKind, number>> = {
   image: 0,
@@ -42,6 +44,7 @@ export const CLAIM_PRECEDENCE: Readonly<Record<ClaimKind, number>> = {
   jax: 10,
   tensorflow: 10,
   library: 10,
+  name: 11,
 };
 
 export interface CudaClaim {
@@ -143,7 +146,45 @@ export function fileClaims(file: ParsedFile, kb: KnowledgeBase): CudaClaim[] {
     );
   }
   for (const pkg of file.packages) packageClaims(file, pkg, kb, claims);
+  if (file.kind === 'pyproject') nameClaims(file, claims);
   return claims;
+}
+
+/**
+ * The CUDA a pyproject.toml extra or group names: `cu124` (12.4), `cu118only`, `cu126-torch280`,
+ * `cu12` (the major 12; two-digit tags below 10 are CUDA 8.0–9.2, as `cu92`), `cuda12`, `cuda-12.4`. One claim
+ * per context of the selection, so each unit of that selection compares it with what it installs.
+ */
+function nameClaims(file: ParsedFile, claims: CudaClaim[]): void {
+  for (const context of file.contexts) {
+    if (!context.variantSpan || !context.variant) continue;
+    const name = context.variant.slice(context.variant.indexOf(' ') + 1).toLowerCase();
+    const cuda = cudaOfName(name);
+    if (!cuda) continue;
+    claims.push(
+      cudaClaim({
+        kind: 'name',
+        file,
+        context: context.id,
+        cuda: cuda.cuda,
+        precision: cuda.precision,
+        span: context.variantSpan,
+        subject: `the ${context.variant.startsWith('group ') ? 'group' : 'extra'} "${context.variant.slice(context.variant.indexOf(' ') + 1)}"`,
+      }),
+    );
+  }
+}
+
+export function cudaOfName(name: string): { cuda: string; precision: 'minor' | 'major' } | undefined {
+  const tag = /(?:^|[^a-z0-9])cu(\d{2,3})(?![0-9])/.exec(name);
+  if (tag) {
+    const digits = tag[1]!;
+    if (/^1[0-3]$/.test(digits)) return { cuda: digits, precision: 'major' };
+    return { cuda: `${digits.slice(0, -1)}.${digits.slice(-1)}`, precision: 'minor' };
+  }
+  const spelled = /(?:^|[^a-z0-9])cuda[-_]?(\d{2})(?:[._-]?(\d))?(?![0-9])/.exec(name);
+  if (spelled) return spelled[2] ? { cuda: `${spelled[1]}.${spelled[2]}`, precision: 'minor' } : { cuda: spelled[1]!, precision: 'major' };
+  return undefined;
 }
 
 function imageClaim(file: ParsedFile, image: ImageFact, kb: KnowledgeBase): CudaClaim | undefined {

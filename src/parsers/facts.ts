@@ -38,6 +38,8 @@ export interface InstallContext extends Spanned {
   readonly hiddenIndexes?: string;
   /** pyproject.toml: the selection this context belongs to ("the project", "extra cu124", "group dev"). */
   readonly variant?: string;
+  /** pyproject.toml: where the selection's extra or group is named (its key), for claims its name makes. */
+  readonly variantSpan?: Span;
 }
 
 export type IndexKind = 'index-url' | 'extra-index-url' | 'find-links' | 'no-index' | 'conda-channel';

@@ -54,6 +54,8 @@ interface Declared {
 /** A variant: what one `uv sync` selection installs. */
 interface Variant {
   readonly name: string;
+  /** The extra's or group's key. */
+  readonly span?: Span;
   readonly extra?: string;
   readonly group?: string;
   readonly declared: readonly Declared[];
@@ -97,11 +99,14 @@ export function parsePyproject(path: string, text: string): ParsedFile {
   const optional = lookup(root, 'project', 'optional-dependencies');
   if (optional?.kind === 'table')
     for (const [extra, list] of optional.entries)
-      add({ name: `extra ${extra}`, extra, declared: [...base, ...requirements(list, sink, `extra ${extra}`)] }, list.span);
+      add({ name: `extra ${extra}`, span: optional.keySpans.get(extra), extra, declared: [...base, ...requirements(list, sink, `extra ${extra}`)] }, list.span);
   const groups = lookup(root, 'dependency-groups');
   if (groups?.kind === 'table')
     for (const [group, list] of groups.entries)
-      add({ name: `group ${group}`, group, declared: [...base, ...groupRequirements(groups, group, sink, new Set())] }, list.span);
+      add(
+        { name: `group ${group}`, span: groups.keySpans.get(group), group, declared: [...base, ...groupRequirements(groups, group, sink, new Set())] },
+        list.span,
+      );
 
   // Indexes every package may come from: non-explicit [[tool.uv.index]] entries, then [tool.uv] extra-index-url,
   // then the default index (an entry with default = true, or [tool.uv] index-url; else PyPI).
@@ -145,7 +150,16 @@ export function parsePyproject(path: string, text: string): ParsedFile {
         context: id,
       }));
       sink.indexes.push(...facts);
-      const context: InstallContext = { id, tool: 'uv', span: { start: 0, end: 0 }, indexes: facts, includes: [], channels: [], variant: variant.name };
+      const context: InstallContext = {
+        id,
+        tool: 'uv',
+        span: { start: 0, end: 0 },
+        indexes: facts,
+        includes: [],
+        channels: [],
+        variant: variant.name,
+        ...(variant.span ? { variantSpan: variant.span } : {}),
+      };
       sink.contexts.push(context);
       // One fact per selection: a dependency of the project is installed by each of them.
       for (const fact of group.packages) sink.packages.push(packageFact({ ...fact, context: context.id }));
