@@ -42804,7 +42804,8 @@ var rule_default10 = defineRule({
   messages: {
     extraIndex: "{{subject}} installs PyPI's {{name}} {{newest}}, not a {{tag}} build: {{url}} is an extra index, and pip takes the newest version any index has ({{onIndex}})",
     noIndex: "{{name}}=={{version}} is a {{tag}} build, but no index of this install serves {{tag}} builds, so pip cannot find it",
-    ignored: "{{option}} is written on a requirement line, where pip ignores it"
+    ignored: "{{option}} is written on a requirement line, where pip ignores it",
+    notExplicit: 'the index "{{name}}" ({{url}}) is not explicit, so uv takes every package it has from it, not only torch'
   },
   check({ units, kb, report }) {
     const invocationsOf = /* @__PURE__ */ new Map();
@@ -42821,7 +42822,10 @@ var rule_default10 = defineRule({
       checkExtraIndexes(unit, kb, report);
       checkUnservedLabels(unit, invocationsOf, report);
     }
-    for (const file2 of new Set(units.flatMap((unit) => unit.files))) checkIgnoredOptions(file2, report);
+    for (const file2 of new Set(units.flatMap((unit) => unit.files))) {
+      checkIgnoredOptions(file2, report);
+      if (file2.kind === "pyproject") checkExplicit(file2, report);
+    }
   }
 });
 function checkExtraIndexes(unit, kb, report) {
@@ -42885,6 +42889,21 @@ function checkUnservedLabels(unit, invocationsOf, report) {
       severity: "error",
       help: `PyPI never serves local versions such as +${tag}; they live on the PyTorch index. ${file2.kind === "requirements" ? `Add --extra-index-url ${url2} to this file.` : file2.kind === "pyproject" ? `Add a [[tool.uv.index]] with url = "${url2}" and explicit = true, and route ${pkg.rawName} to it in [tool.uv.sources] (uv's PyTorch guide: https://docs.astral.sh/uv/guides/integration/pytorch/).` : `Add --index-url ${url2} (or --extra-index-url) to the install command.`}`,
       ...fix ? { fix } : {}
+    });
+  }
+}
+function checkExplicit(file2, report) {
+  const seen = /* @__PURE__ */ new Set();
+  for (const index of file2.indexes) {
+    if (!index.uvIndex || index.uvIndex.explicit || index.kind !== "extra-index-url" || !isPytorchIndex(index.url) || seen.has(index.span.start)) continue;
+    seen.add(index.span.start);
+    report({
+      messageId: "notExplicit",
+      data: { name: index.uvIndex.name, url: index.url },
+      file: file2,
+      span: index.span,
+      severity: "warning",
+      help: "Add explicit = true to this [[tool.uv.index]] entry and route torch, torchvision and torchaudio to it in [tool.uv.sources], as uv's PyTorch guide does: https://docs.astral.sh/uv/guides/integration/pytorch/"
     });
   }
 }
@@ -48325,7 +48344,8 @@ function parsePyproject(path, text) {
         url: index.url,
         urlSpan: index.urlSpan,
         span: index.span,
-        context: id
+        context: id,
+        ...index.table ? { uvIndex: { name: index.name, explicit: index.explicit } } : {}
       }));
       sink.indexes.push(...facts);
       const context = {
@@ -48368,7 +48388,8 @@ function readIndexes(root, sink) {
         urlSpan: urlSpan(url2),
         span: url2.span,
         explicit: flag("explicit"),
-        isDefault: flag("default")
+        isDefault: flag("default"),
+        table: true
       });
     }
   }
@@ -48382,12 +48403,13 @@ function readIndexes(root, sink) {
         urlSpan: urlSpan(url2),
         span: url2.span,
         explicit: false,
-        isDefault: false
+        isDefault: false,
+        table: false
       });
   });
   const main = lookup(root, "tool", "uv", "index-url");
   if (main?.kind === "string" && ![...indexes.values()].some((index) => index.isDefault))
-    indexes.set("index-url", { name: "index-url", url: main.value, urlSpan: urlSpan(main), span: main.span, explicit: false, isDefault: true });
+    indexes.set("index-url", { name: "index-url", url: main.value, urlSpan: urlSpan(main), span: main.span, explicit: false, isDefault: true, table: false });
   return indexes;
 }
 function readSources(root, sink) {

@@ -17,6 +17,7 @@ export default defineRule({
       "{{subject}} installs PyPI's {{name}} {{newest}}, not a {{tag}} build: {{url}} is an extra index, and pip takes the newest version any index has ({{onIndex}})",
     noIndex: '{{name}}=={{version}} is a {{tag}} build, but no index of this install serves {{tag}} builds, so pip cannot find it',
     ignored: '{{option}} is written on a requirement line, where pip ignores it',
+    notExplicit: 'the index "{{name}}" ({{url}}) is not explicit, so uv takes every package it has from it, not only torch',
   },
   check({ units, kb, report }) {
     const invocationsOf = new Map<InstallContext, Invocation[]>();
@@ -33,7 +34,10 @@ export default defineRule({
       checkExtraIndexes(unit, kb, report);
       checkUnservedLabels(unit, invocationsOf, report);
     }
-    for (const file of new Set(units.flatMap((unit) => unit.files))) checkIgnoredOptions(file, report);
+    for (const file of new Set(units.flatMap((unit) => unit.files))) {
+      checkIgnoredOptions(file, report);
+      if (file.kind === 'pyproject') checkExplicit(file, report);
+    }
   },
 });
 
@@ -118,6 +122,29 @@ function checkUnservedLabels(unit: Unit, invocationsOf: ReadonlyMap<InstallConte
             : `Add --index-url ${url} (or --extra-index-url) to the install command.`
       }`,
       ...(fix ? { fix } : {}),
+    });
+  }
+}
+
+/**
+ * A PyTorch index in [[tool.uv.index]] without `explicit = true`: uv's default strategy takes each package from the
+ * first index that has it, and the PyTorch index also hosts numpy, pillow, jinja2 and more, often older releases
+ * (docs.astral.sh/uv/guides/integration/pytorch: "explicit = true ... ensures that the index is only used for
+ * torch, torchvision, or other PyTorch-related packages"). No edit: once explicit, torch comes from the index only
+ * when [tool.uv.sources] routes it there, which the fix cannot decide alone.
+ */
+function checkExplicit(file: ParsedFile, report: Reporter): void {
+  const seen = new Set<number>();
+  for (const index of file.indexes) {
+    if (!index.uvIndex || index.uvIndex.explicit || index.kind !== 'extra-index-url' || !isPytorchIndex(index.url) || seen.has(index.span.start)) continue;
+    seen.add(index.span.start);
+    report({
+      messageId: 'notExplicit',
+      data: { name: index.uvIndex.name, url: index.url },
+      file,
+      span: index.span,
+      severity: 'warning',
+      help: "Add explicit = true to this [[tool.uv.index]] entry and route torch, torchvision and torchaudio to it in [tool.uv.sources], as uv's PyTorch guide does: https://docs.astral.sh/uv/guides/integration/pytorch/",
     });
   }
 }

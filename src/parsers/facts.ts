@@ -52,6 +52,8 @@ export interface IndexFact extends Spanned {
   readonly context: number;
   /** Why pip will not use this option, e.g. it was written on a requirement line. */
   readonly ignoredReason?: string;
+  /** A pyproject.toml `[[tool.uv.index]]` entry: its name and whether it is `explicit`. */
+  readonly uvIndex?: { readonly name: string; readonly explicit: boolean };
 }
 
 export interface IncludeFact extends Spanned {

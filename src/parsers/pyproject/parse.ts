@@ -31,6 +31,8 @@ interface Index {
   readonly explicit: boolean;
   /** Replaces PyPI (`default = true`, or [tool.uv] index-url). */
   readonly isDefault: boolean;
+  /** Declared as a [[tool.uv.index]] entry (not [tool.uv]'s older index-url / extra-index-url). */
+  readonly table: boolean;
 }
 
 /** Package facts one file may make across its selections (see parsePyproject). */
@@ -148,6 +150,7 @@ export function parsePyproject(path: string, text: string): ParsedFile {
         urlSpan: index.urlSpan,
         span: index.span,
         context: id,
+        ...(index.table ? { uvIndex: { name: index.name, explicit: index.explicit } } : {}),
       }));
       sink.indexes.push(...facts);
       const context: InstallContext = {
@@ -195,6 +198,7 @@ function readIndexes(root: TomlTable, sink: FactSink): Map<string, Index> {
         span: url.span,
         explicit: flag('explicit'),
         isDefault: flag('default'),
+        table: true,
       });
     }
   }
@@ -209,11 +213,12 @@ function readIndexes(root: TomlTable, sink: FactSink): Map<string, Index> {
         span: url.span,
         explicit: false,
         isDefault: false,
+        table: false,
       });
   });
   const main = lookup(root, 'tool', 'uv', 'index-url');
   if (main?.kind === 'string' && ![...indexes.values()].some((index) => index.isDefault))
-    indexes.set('index-url', { name: 'index-url', url: main.value, urlSpan: urlSpan(main), span: main.span, explicit: false, isDefault: true });
+    indexes.set('index-url', { name: 'index-url', url: main.value, urlSpan: urlSpan(main), span: main.span, explicit: false, isDefault: true, table: false });
   return indexes;
 }
 
