@@ -997,13 +997,13 @@ var require_Collection = __commonJS({
 var require_stringifyComment = __commonJS({
   "node_modules/yaml/dist/stringify/stringifyComment.js"(exports) {
     "use strict";
-    var stringifyComment = (str) => str.replace(/^(?!$)(?: $)?/gm, "#");
+    var stringifyComment = (str2) => str2.replace(/^(?!$)(?: $)?/gm, "#");
     function indentComment(comment, indent) {
       if (/^\n+$/.test(comment))
         return comment.substring(1);
       return indent ? comment.replace(/^(?! *$)/gm, indent) : comment;
     }
-    var lineComment = (str, indent, comment) => str.endsWith("\n") ? indentComment(comment, indent) : comment.includes("\n") ? "\n" + indentComment(comment, indent) : (str.endsWith(" ") ? "" : " ") + comment;
+    var lineComment = (str2, indent, comment) => str2.endsWith("\n") ? indentComment(comment, indent) : comment.includes("\n") ? "\n" + indentComment(comment, indent) : (str2.endsWith(" ") ? "" : " ") + comment;
     exports.indentComment = indentComment;
     exports.lineComment = lineComment;
     exports.stringifyComment = stringifyComment;
@@ -1157,16 +1157,16 @@ var require_stringifyString = __commonJS({
       lineWidth: ctx.options.lineWidth,
       minContentWidth: ctx.options.minContentWidth
     });
-    var containsDocumentMarker = (str) => /^(%|---|\.\.\.)/m.test(str);
-    function lineLengthOverLimit(str, lineWidth, indentLength) {
+    var containsDocumentMarker = (str2) => /^(%|---|\.\.\.)/m.test(str2);
+    function lineLengthOverLimit(str2, lineWidth, indentLength) {
       if (!lineWidth || lineWidth < 0)
         return false;
       const limit = lineWidth - indentLength;
-      const strLen = str.length;
+      const strLen = str2.length;
       if (strLen <= limit)
         return false;
       for (let i = 0, start = 0; i < strLen; ++i) {
-        if (str[i] === "\n") {
+        if (str2[i] === "\n") {
           if (i - start > limit)
             return true;
           start = i + 1;
@@ -1183,11 +1183,11 @@ var require_stringifyString = __commonJS({
       const { implicitKey } = ctx;
       const minMultiLineLength = ctx.options.doubleQuotedMinMultiLineLength;
       const indent = ctx.indent || (containsDocumentMarker(value) ? "  " : "");
-      let str = "";
+      let str2 = "";
       let start = 0;
       for (let i = 0, ch = json2[i]; ch; ch = json2[++i]) {
         if (ch === " " && json2[i + 1] === "\\" && json2[i + 2] === "n") {
-          str += json2.slice(start, i) + "\\ ";
+          str2 += json2.slice(start, i) + "\\ ";
           i += 1;
           start = i;
           ch = "\\";
@@ -1196,38 +1196,38 @@ var require_stringifyString = __commonJS({
           switch (json2[i + 1]) {
             case "u":
               {
-                str += json2.slice(start, i);
+                str2 += json2.slice(start, i);
                 const code = json2.substr(i + 2, 4);
                 switch (code) {
                   case "0000":
-                    str += "\\0";
+                    str2 += "\\0";
                     break;
                   case "0007":
-                    str += "\\a";
+                    str2 += "\\a";
                     break;
                   case "000b":
-                    str += "\\v";
+                    str2 += "\\v";
                     break;
                   case "001b":
-                    str += "\\e";
+                    str2 += "\\e";
                     break;
                   case "0085":
-                    str += "\\N";
+                    str2 += "\\N";
                     break;
                   case "00a0":
-                    str += "\\_";
+                    str2 += "\\_";
                     break;
                   case "2028":
-                    str += "\\L";
+                    str2 += "\\L";
                     break;
                   case "2029":
-                    str += "\\P";
+                    str2 += "\\P";
                     break;
                   default:
                     if (code.substr(0, 2) === "00")
-                      str += "\\x" + code.substr(2);
+                      str2 += "\\x" + code.substr(2);
                     else
-                      str += json2.substr(i, 6);
+                      str2 += json2.substr(i, 6);
                 }
                 i += 5;
                 start = i + 1;
@@ -1237,14 +1237,14 @@ var require_stringifyString = __commonJS({
               if (implicitKey || json2[i + 2] === '"' || json2.length < minMultiLineLength) {
                 i += 1;
               } else {
-                str += json2.slice(start, i) + "\n\n";
+                str2 += json2.slice(start, i) + "\n\n";
                 while (json2[i + 2] === "\\" && json2[i + 3] === "n" && json2[i + 4] !== '"') {
-                  str += "\n";
+                  str2 += "\n";
                   i += 2;
                 }
-                str += indent;
+                str2 += indent;
                 if (json2[i + 2] === " ")
-                  str += "\\";
+                  str2 += "\\";
                 i += 1;
                 start = i + 1;
               }
@@ -1253,8 +1253,8 @@ var require_stringifyString = __commonJS({
               i += 1;
           }
       }
-      str = start ? str + json2.slice(start) : json2;
-      return implicitKey ? str : foldFlowLines.foldFlowLines(str, indent, foldFlowLines.FOLD_QUOTED, getFoldOptions(ctx, false));
+      str2 = start ? str2 + json2.slice(start) : json2;
+      return implicitKey ? str2 : foldFlowLines.foldFlowLines(str2, indent, foldFlowLines.FOLD_QUOTED, getFoldOptions(ctx, false));
     }
     function singleQuotedString(value, ctx) {
       if (ctx.options.singleQuote === false || ctx.implicitKey && value.includes("\n") || /[ \t]\n|\n[ \t]/.test(value))
@@ -1382,15 +1382,15 @@ ${indent}${start}${value}${end}`;
           return quotedString(value, ctx);
         }
       }
-      const str = value.replace(/\n+/g, `$&
+      const str2 = value.replace(/\n+/g, `$&
 ${indent}`);
       if (actualString) {
-        const test = (tag) => tag.default && tag.tag !== "tag:yaml.org,2002:str" && tag.test?.test(str);
+        const test = (tag) => tag.default && tag.tag !== "tag:yaml.org,2002:str" && tag.test?.test(str2);
         const { compat, tags } = ctx.doc.schema;
         if (tags.some(test) || compat?.some(test))
           return quotedString(value, ctx);
       }
-      return implicitKey ? str : foldFlowLines.foldFlowLines(str, indent, foldFlowLines.FOLD_FLOW, getFoldOptions(ctx, false));
+      return implicitKey ? str2 : foldFlowLines.foldFlowLines(str2, indent, foldFlowLines.FOLD_FLOW, getFoldOptions(ctx, false));
     }
     function stringifyString(item, ctx, onComment, onChompKeep) {
       const { implicitKey, inFlow } = ctx;
@@ -1542,11 +1542,11 @@ var require_stringify = __commonJS({
       const props = stringifyProps(node2, tagObj, ctx);
       if (props.length > 0)
         ctx.indentAtStart = (ctx.indentAtStart ?? 0) + props.length + 1;
-      const str = typeof tagObj.stringify === "function" ? tagObj.stringify(node2, ctx, onComment, onChompKeep) : identity.isScalar(node2) ? stringifyString.stringifyString(node2, ctx, onComment, onChompKeep) : node2.toString(ctx, onComment, onChompKeep);
+      const str2 = typeof tagObj.stringify === "function" ? tagObj.stringify(node2, ctx, onComment, onChompKeep) : identity.isScalar(node2) ? stringifyString.stringifyString(node2, ctx, onComment, onChompKeep) : node2.toString(ctx, onComment, onChompKeep);
       if (!props)
-        return str;
-      return identity.isScalar(node2) || str[0] === "{" || str[0] === "[" ? `${props} ${str}` : `${props}
-${ctx.indent}${str}`;
+        return str2;
+      return identity.isScalar(node2) || str2[0] === "{" || str2[0] === "[" ? `${props} ${str2}` : `${props}
+${ctx.indent}${str2}`;
     }
     exports.createStringifyContext = createStringifyContext;
     exports.stringify = stringify;
@@ -1581,8 +1581,8 @@ var require_stringifyPair = __commonJS({
       });
       let keyCommentDone = false;
       let chompKeep = false;
-      let str = stringify.stringify(key, ctx, () => keyCommentDone = true, () => chompKeep = true);
-      if (!explicitKey && !ctx.inFlow && str.length > 1024) {
+      let str2 = stringify.stringify(key, ctx, () => keyCommentDone = true, () => chompKeep = true);
+      if (!explicitKey && !ctx.inFlow && str2.length > 1024) {
         if (simpleKeys)
           throw new Error("With simple keys, single line scalar must not span more than 1024 characters");
         explicitKey = true;
@@ -1591,27 +1591,27 @@ var require_stringifyPair = __commonJS({
         if (allNullValues || value == null) {
           if (keyCommentDone && onComment)
             onComment();
-          return str === "" ? "?" : explicitKey ? `? ${str}` : str;
+          return str2 === "" ? "?" : explicitKey ? `? ${str2}` : str2;
         }
       } else if (allNullValues && !simpleKeys || value == null && explicitKey) {
-        str = `? ${str}`;
+        str2 = `? ${str2}`;
         if (keyComment && !keyCommentDone) {
-          str += stringifyComment.lineComment(str, ctx.indent, commentString(keyComment));
+          str2 += stringifyComment.lineComment(str2, ctx.indent, commentString(keyComment));
         } else if (chompKeep && onChompKeep)
           onChompKeep();
-        return str;
+        return str2;
       }
       if (keyCommentDone)
         keyComment = null;
       if (explicitKey) {
         if (keyComment)
-          str += stringifyComment.lineComment(str, ctx.indent, commentString(keyComment));
-        str = `? ${str}
+          str2 += stringifyComment.lineComment(str2, ctx.indent, commentString(keyComment));
+        str2 = `? ${str2}
 ${indent}:`;
       } else {
-        str = `${str}:`;
+        str2 = `${str2}:`;
         if (keyComment)
-          str += stringifyComment.lineComment(str, ctx.indent, commentString(keyComment));
+          str2 += stringifyComment.lineComment(str2, ctx.indent, commentString(keyComment));
       }
       let vsb, vcb, valueComment;
       if (identity.isNode(value)) {
@@ -1627,7 +1627,7 @@ ${indent}:`;
       }
       ctx.implicitKey = false;
       if (!explicitKey && !keyComment && identity.isScalar(value))
-        ctx.indentAtStart = str.length + 1;
+        ctx.indentAtStart = str2.length + 1;
       chompKeep = false;
       if (!indentSeq && indentStep.length >= 2 && !ctx.inFlow && !explicitKey && identity.isSeq(value) && !value.flow && !value.tag && !value.anchor) {
         ctx.indent = ctx.indent.substring(2);
@@ -1671,16 +1671,16 @@ ${ctx.indent}`;
       } else if (valueStr === "" || valueStr[0] === "\n") {
         ws = "";
       }
-      str += ws + valueStr;
+      str2 += ws + valueStr;
       if (ctx.inFlow) {
         if (valueCommentDone && onComment)
           onComment();
       } else if (valueComment && !valueCommentDone) {
-        str += stringifyComment.lineComment(str, ctx.indent, commentString(valueComment));
+        str2 += stringifyComment.lineComment(str2, ctx.indent, commentString(valueComment));
       } else if (chompKeep && onChompKeep) {
         onChompKeep();
       }
-      return str;
+      return str2;
     }
     exports.stringifyPair = stringifyPair;
   }
@@ -1907,31 +1907,31 @@ var require_stringifyCollection = __commonJS({
           }
         }
         chompKeep = false;
-        let str2 = stringify.stringify(item, itemCtx, () => comment2 = null, () => chompKeep = true);
+        let str3 = stringify.stringify(item, itemCtx, () => comment2 = null, () => chompKeep = true);
         if (comment2)
-          str2 += stringifyComment.lineComment(str2, itemIndent, commentString(comment2));
+          str3 += stringifyComment.lineComment(str3, itemIndent, commentString(comment2));
         if (chompKeep && comment2)
           chompKeep = false;
-        lines.push(blockItemPrefix + str2);
+        lines.push(blockItemPrefix + str3);
       }
-      let str;
+      let str2;
       if (lines.length === 0) {
-        str = flowChars.start + flowChars.end;
+        str2 = flowChars.start + flowChars.end;
       } else {
-        str = lines[0];
+        str2 = lines[0];
         for (let i = 1; i < lines.length; ++i) {
           const line = lines[i];
-          str += line ? `
+          str2 += line ? `
 ${indent}${line}` : "\n";
         }
       }
       if (comment) {
-        str += "\n" + stringifyComment.indentComment(commentString(comment), indent);
+        str2 += "\n" + stringifyComment.indentComment(commentString(comment), indent);
         if (onComment)
           onComment();
       } else if (chompKeep && onChompKeep)
         onChompKeep();
-      return str;
+      return str2;
     }
     function stringifyFlowCollection({ items }, ctx, { flowChars, itemIndent }) {
       const { indent, indentStep, flowCollectionPadding: fcPadding, options: { commentString } } = ctx;
@@ -1974,21 +1974,21 @@ ${indent}${line}` : "\n";
         }
         if (comment)
           reqNewline = true;
-        let str = stringify.stringify(item, itemCtx, () => comment = null);
-        reqNewline || (reqNewline = lines.length > linesAtValue || str.includes("\n"));
+        let str2 = stringify.stringify(item, itemCtx, () => comment = null);
+        reqNewline || (reqNewline = lines.length > linesAtValue || str2.includes("\n"));
         if (i < items.length - 1) {
-          str += ",";
+          str2 += ",";
         } else if (ctx.options.trailingComma) {
           if (ctx.options.lineWidth > 0) {
-            reqNewline || (reqNewline = lines.reduce((sum, line) => sum + line.length + 2, 2) + (str.length + 2) > ctx.options.lineWidth);
+            reqNewline || (reqNewline = lines.reduce((sum, line) => sum + line.length + 2, 2) + (str2.length + 2) > ctx.options.lineWidth);
           }
           if (reqNewline) {
-            str += ",";
+            str2 += ",";
           }
         }
         if (comment)
-          str += stringifyComment.lineComment(str, itemIndent, commentString(comment));
-        lines.push(str);
+          str2 += stringifyComment.lineComment(str2, itemIndent, commentString(comment));
+        lines.push(str2);
         linesAtValue = lines.length;
       }
       const { start, end } = flowChars;
@@ -2000,11 +2000,11 @@ ${indent}${line}` : "\n";
           reqNewline = ctx.options.lineWidth > 0 && len > ctx.options.lineWidth;
         }
         if (reqNewline) {
-          let str = start;
+          let str2 = start;
           for (const line of lines)
-            str += line ? `
+            str2 += line ? `
 ${indentStep}${indent}${line}` : "\n";
-          return `${str}
+          return `${str2}
 ${indent}${end}`;
         } else {
           return `${start}${fcPadding}${lines.join(" ")}${fcPadding}${end}`;
@@ -2336,7 +2336,7 @@ var require_string = __commonJS({
       identify: (value) => typeof value === "string",
       default: true,
       tag: "tag:yaml.org,2002:str",
-      resolve: (str) => str,
+      resolve: (str2) => str2,
       stringify(item, ctx, onComment, onChompKeep) {
         ctx = Object.assign({ actualString: true }, ctx);
         return stringifyString.stringifyString(item, ctx, onComment, onChompKeep);
@@ -2374,7 +2374,7 @@ var require_bool = __commonJS({
       default: true,
       tag: "tag:yaml.org,2002:bool",
       test: /^(?:[Tt]rue|TRUE|[Ff]alse|FALSE)$/,
-      resolve: (str) => new Scalar.Scalar(str[0] === "t" || str[0] === "T"),
+      resolve: (str2) => new Scalar.Scalar(str2[0] === "t" || str2[0] === "T"),
       stringify({ source, value }, ctx) {
         if (source && boolTag.test.test(source)) {
           const sv = source[0] === "t" || source[0] === "T";
@@ -2426,7 +2426,7 @@ var require_float = __commonJS({
       default: true,
       tag: "tag:yaml.org,2002:float",
       test: /^(?:[-+]?\.(?:inf|Inf|INF)|\.nan|\.NaN|\.NAN)$/,
-      resolve: (str) => str.slice(-3).toLowerCase() === "nan" ? NaN : str[0] === "-" ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY,
+      resolve: (str2) => str2.slice(-3).toLowerCase() === "nan" ? NaN : str2[0] === "-" ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY,
       stringify: stringifyNumber.stringifyNumber
     };
     var floatExp = {
@@ -2435,7 +2435,7 @@ var require_float = __commonJS({
       tag: "tag:yaml.org,2002:float",
       format: "EXP",
       test: /^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+$/,
-      resolve: (str) => parseFloat(str),
+      resolve: (str2) => parseFloat(str2),
       stringify(node2) {
         const num = Number(node2.value);
         return isFinite(num) ? num.toExponential() : stringifyNumber.stringifyNumber(node2);
@@ -2446,11 +2446,11 @@ var require_float = __commonJS({
       default: true,
       tag: "tag:yaml.org,2002:float",
       test: /^[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*)$/,
-      resolve(str) {
-        const node2 = new Scalar.Scalar(parseFloat(str));
-        const dot = str.indexOf(".");
-        if (dot !== -1 && str[str.length - 1] === "0")
-          node2.minFractionDigits = str.length - dot - 1;
+      resolve(str2) {
+        const node2 = new Scalar.Scalar(parseFloat(str2));
+        const dot = str2.indexOf(".");
+        if (dot !== -1 && str2[str2.length - 1] === "0")
+          node2.minFractionDigits = str2.length - dot - 1;
         return node2;
       },
       stringify: stringifyNumber.stringifyNumber
@@ -2467,7 +2467,7 @@ var require_int = __commonJS({
     "use strict";
     var stringifyNumber = require_stringifyNumber();
     var intIdentify = (value) => typeof value === "bigint" || Number.isInteger(value);
-    var intResolve = (str, offset, radix, { intAsBigInt }) => intAsBigInt ? BigInt(str) : parseInt(str.substring(offset), radix);
+    var intResolve = (str2, offset, radix, { intAsBigInt }) => intAsBigInt ? BigInt(str2) : parseInt(str2.substring(offset), radix);
     function intStringify(node2, radix, prefix) {
       const { value } = node2;
       if (intIdentify(value) && value >= 0)
@@ -2480,7 +2480,7 @@ var require_int = __commonJS({
       tag: "tag:yaml.org,2002:int",
       format: "OCT",
       test: /^0o[0-7]+$/,
-      resolve: (str, _onError, opt) => intResolve(str, 2, 8, opt),
+      resolve: (str2, _onError, opt) => intResolve(str2, 2, 8, opt),
       stringify: (node2) => intStringify(node2, 8, "0o")
     };
     var int2 = {
@@ -2488,7 +2488,7 @@ var require_int = __commonJS({
       default: true,
       tag: "tag:yaml.org,2002:int",
       test: /^[-+]?[0-9]+$/,
-      resolve: (str, _onError, opt) => intResolve(str, 0, 10, opt),
+      resolve: (str2, _onError, opt) => intResolve(str2, 0, 10, opt),
       stringify: stringifyNumber.stringifyNumber
     };
     var intHex = {
@@ -2497,7 +2497,7 @@ var require_int = __commonJS({
       tag: "tag:yaml.org,2002:int",
       format: "HEX",
       test: /^0x[0-9a-fA-F]+$/,
-      resolve: (str, _onError, opt) => intResolve(str, 2, 16, opt),
+      resolve: (str2, _onError, opt) => intResolve(str2, 2, 16, opt),
       stringify: (node2) => intStringify(node2, 16, "0x")
     };
     exports.int = int2;
@@ -2550,7 +2550,7 @@ var require_schema2 = __commonJS({
         identify: (value) => typeof value === "string",
         default: true,
         tag: "tag:yaml.org,2002:str",
-        resolve: (str) => str,
+        resolve: (str2) => str2,
         stringify: stringifyJSON
       },
       {
@@ -2567,7 +2567,7 @@ var require_schema2 = __commonJS({
         default: true,
         tag: "tag:yaml.org,2002:bool",
         test: /^true$|^false$/,
-        resolve: (str) => str === "true",
+        resolve: (str2) => str2 === "true",
         stringify: stringifyJSON
       },
       {
@@ -2575,7 +2575,7 @@ var require_schema2 = __commonJS({
         default: true,
         tag: "tag:yaml.org,2002:int",
         test: /^-?(?:0|[1-9][0-9]*)$/,
-        resolve: (str, _onError, { intAsBigInt }) => intAsBigInt ? BigInt(str) : parseInt(str, 10),
+        resolve: (str2, _onError, { intAsBigInt }) => intAsBigInt ? BigInt(str2) : parseInt(str2, 10),
         stringify: ({ value }) => intIdentify(value) ? value.toString() : JSON.stringify(value)
       },
       {
@@ -2583,7 +2583,7 @@ var require_schema2 = __commonJS({
         default: true,
         tag: "tag:yaml.org,2002:float",
         test: /^-?(?:0|[1-9][0-9]*)(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?$/,
-        resolve: (str) => parseFloat(str),
+        resolve: (str2) => parseFloat(str2),
         stringify: stringifyJSON
       }
     ];
@@ -2591,9 +2591,9 @@ var require_schema2 = __commonJS({
       default: true,
       tag: "",
       test: /^/,
-      resolve(str, onError) {
-        onError(`Unresolved plain scalar ${JSON.stringify(str)}`);
-        return str;
+      resolve(str2, onError) {
+        onError(`Unresolved plain scalar ${JSON.stringify(str2)}`);
+        return str2;
       }
     };
     var schema = [map2.map, seq.seq].concat(jsonScalars, jsonError);
@@ -2625,10 +2625,10 @@ var require_binary = __commonJS({
         if (typeof node_buffer.Buffer === "function") {
           return node_buffer.Buffer.from(src, "base64");
         } else if (typeof atob === "function") {
-          const str = atob(src.replace(/[\n\r]/g, ""));
-          const buffer = new Uint8Array(str.length);
-          for (let i = 0; i < str.length; ++i)
-            buffer[i] = str.charCodeAt(i);
+          const str2 = atob(src.replace(/[\n\r]/g, ""));
+          const buffer = new Uint8Array(str2.length);
+          for (let i = 0; i < str2.length; ++i)
+            buffer[i] = str2.charCodeAt(i);
           return buffer;
         } else {
           onError("This environment does not support reading binary tags; either Buffer or atob is required");
@@ -2639,28 +2639,28 @@ var require_binary = __commonJS({
         if (!value)
           return "";
         const buf = value;
-        let str;
+        let str2;
         if (typeof node_buffer.Buffer === "function") {
-          str = buf instanceof node_buffer.Buffer ? buf.toString("base64") : node_buffer.Buffer.from(buf.buffer).toString("base64");
+          str2 = buf instanceof node_buffer.Buffer ? buf.toString("base64") : node_buffer.Buffer.from(buf.buffer).toString("base64");
         } else if (typeof btoa === "function") {
           let s = "";
           for (let i = 0; i < buf.length; ++i)
             s += String.fromCharCode(buf[i]);
-          str = btoa(s);
+          str2 = btoa(s);
         } else {
           throw new Error("This environment does not support writing binary tags; either Buffer or btoa is required");
         }
         type ?? (type = Scalar.Scalar.BLOCK_LITERAL);
         if (type !== Scalar.Scalar.QUOTE_DOUBLE) {
           const lineWidth = Math.max(ctx.options.lineWidth - ctx.indent.length, ctx.options.minContentWidth);
-          const n = Math.ceil(str.length / lineWidth);
+          const n = Math.ceil(str2.length / lineWidth);
           const lines = new Array(n);
           for (let i = 0, o = 0; i < n; ++i, o += lineWidth) {
-            lines[i] = str.substr(o, lineWidth);
+            lines[i] = str2.substr(o, lineWidth);
           }
-          str = lines.join(type === Scalar.Scalar.BLOCK_LITERAL ? "\n" : " ");
+          str2 = lines.join(type === Scalar.Scalar.BLOCK_LITERAL ? "\n" : " ");
         }
-        return stringifyString.stringifyString({ comment, type, value: str }, ctx, onComment, onChompKeep);
+        return stringifyString.stringifyString({ comment, type, value: str2 }, ctx, onComment, onChompKeep);
       }
     };
     exports.binary = binary;
@@ -2866,7 +2866,7 @@ var require_float2 = __commonJS({
       default: true,
       tag: "tag:yaml.org,2002:float",
       test: /^(?:[-+]?\.(?:inf|Inf|INF)|\.nan|\.NaN|\.NAN)$/,
-      resolve: (str) => str.slice(-3).toLowerCase() === "nan" ? NaN : str[0] === "-" ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY,
+      resolve: (str2) => str2.slice(-3).toLowerCase() === "nan" ? NaN : str2[0] === "-" ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY,
       stringify: stringifyNumber.stringifyNumber
     };
     var floatExp = {
@@ -2875,7 +2875,7 @@ var require_float2 = __commonJS({
       tag: "tag:yaml.org,2002:float",
       format: "EXP",
       test: /^[-+]?(?:[0-9][0-9_]*)?(?:\.[0-9_]*)?[eE][-+]?[0-9]+$/,
-      resolve: (str) => parseFloat(str.replace(/_/g, "")),
+      resolve: (str2) => parseFloat(str2.replace(/_/g, "")),
       stringify(node2) {
         const num = Number(node2.value);
         return isFinite(num) ? num.toExponential() : stringifyNumber.stringifyNumber(node2);
@@ -2886,11 +2886,11 @@ var require_float2 = __commonJS({
       default: true,
       tag: "tag:yaml.org,2002:float",
       test: /^[-+]?(?:[0-9][0-9_]*)?\.[0-9_]*$/,
-      resolve(str) {
-        const node2 = new Scalar.Scalar(parseFloat(str.replace(/_/g, "")));
-        const dot = str.indexOf(".");
+      resolve(str2) {
+        const node2 = new Scalar.Scalar(parseFloat(str2.replace(/_/g, "")));
+        const dot = str2.indexOf(".");
         if (dot !== -1) {
-          const f = str.substring(dot + 1).replace(/_/g, "");
+          const f = str2.substring(dot + 1).replace(/_/g, "");
           if (f[f.length - 1] === "0")
             node2.minFractionDigits = f.length;
         }
@@ -2910,34 +2910,34 @@ var require_int2 = __commonJS({
     "use strict";
     var stringifyNumber = require_stringifyNumber();
     var intIdentify = (value) => typeof value === "bigint" || Number.isInteger(value);
-    function intResolve(str, offset, radix, { intAsBigInt }) {
-      const sign = str[0];
+    function intResolve(str2, offset, radix, { intAsBigInt }) {
+      const sign = str2[0];
       if (sign === "-" || sign === "+")
         offset += 1;
-      str = str.substring(offset).replace(/_/g, "");
+      str2 = str2.substring(offset).replace(/_/g, "");
       if (intAsBigInt) {
         switch (radix) {
           case 2:
-            str = `0b${str}`;
+            str2 = `0b${str2}`;
             break;
           case 8:
-            str = `0o${str}`;
+            str2 = `0o${str2}`;
             break;
           case 16:
-            str = `0x${str}`;
+            str2 = `0x${str2}`;
             break;
         }
-        const n2 = BigInt(str);
+        const n2 = BigInt(str2);
         return sign === "-" ? BigInt(-1) * n2 : n2;
       }
-      const n = parseInt(str, radix);
+      const n = parseInt(str2, radix);
       return sign === "-" ? -1 * n : n;
     }
     function intStringify(node2, radix, prefix) {
       const { value } = node2;
       if (intIdentify(value)) {
-        const str = value.toString(radix);
-        return value < 0 ? "-" + prefix + str.substr(1) : prefix + str;
+        const str2 = value.toString(radix);
+        return value < 0 ? "-" + prefix + str2.substr(1) : prefix + str2;
       }
       return stringifyNumber.stringifyNumber(node2);
     }
@@ -2947,7 +2947,7 @@ var require_int2 = __commonJS({
       tag: "tag:yaml.org,2002:int",
       format: "BIN",
       test: /^[-+]?0b[0-1_]+$/,
-      resolve: (str, _onError, opt) => intResolve(str, 2, 2, opt),
+      resolve: (str2, _onError, opt) => intResolve(str2, 2, 2, opt),
       stringify: (node2) => intStringify(node2, 2, "0b")
     };
     var intOct = {
@@ -2956,7 +2956,7 @@ var require_int2 = __commonJS({
       tag: "tag:yaml.org,2002:int",
       format: "OCT",
       test: /^[-+]?0[0-7_]+$/,
-      resolve: (str, _onError, opt) => intResolve(str, 1, 8, opt),
+      resolve: (str2, _onError, opt) => intResolve(str2, 1, 8, opt),
       stringify: (node2) => intStringify(node2, 8, "0")
     };
     var int2 = {
@@ -2964,7 +2964,7 @@ var require_int2 = __commonJS({
       default: true,
       tag: "tag:yaml.org,2002:int",
       test: /^[-+]?[0-9][0-9_]*$/,
-      resolve: (str, _onError, opt) => intResolve(str, 0, 10, opt),
+      resolve: (str2, _onError, opt) => intResolve(str2, 0, 10, opt),
       stringify: stringifyNumber.stringifyNumber
     };
     var intHex = {
@@ -2973,7 +2973,7 @@ var require_int2 = __commonJS({
       tag: "tag:yaml.org,2002:int",
       format: "HEX",
       test: /^[-+]?0x[0-9a-fA-F_]+$/,
-      resolve: (str, _onError, opt) => intResolve(str, 2, 16, opt),
+      resolve: (str2, _onError, opt) => intResolve(str2, 2, 16, opt),
       stringify: (node2) => intStringify(node2, 16, "0x")
     };
     exports.int = int2;
@@ -3077,9 +3077,9 @@ var require_timestamp = __commonJS({
   "node_modules/yaml/dist/schema/yaml-1.1/timestamp.js"(exports) {
     "use strict";
     var stringifyNumber = require_stringifyNumber();
-    function parseSexagesimal(str, asBigInt) {
-      const sign = str[0];
-      const parts = sign === "-" || sign === "+" ? str.substring(1) : str;
+    function parseSexagesimal(str2, asBigInt) {
+      const sign = str2[0];
+      const parts = sign === "-" || sign === "+" ? str2.substring(1) : str2;
       const num = (n) => asBigInt ? BigInt(n) : Number(n);
       const res = parts.replace(/_/g, "").split(":").reduce((res2, p) => res2 * num(60) + num(p), num(0));
       return sign === "-" ? num(-1) * res : res;
@@ -3116,7 +3116,7 @@ var require_timestamp = __commonJS({
       tag: "tag:yaml.org,2002:int",
       format: "TIME",
       test: /^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+$/,
-      resolve: (str, _onError, { intAsBigInt }) => parseSexagesimal(str, intAsBigInt),
+      resolve: (str2, _onError, { intAsBigInt }) => parseSexagesimal(str2, intAsBigInt),
       stringify: stringifySexagesimal
     };
     var floatTime = {
@@ -3125,7 +3125,7 @@ var require_timestamp = __commonJS({
       tag: "tag:yaml.org,2002:float",
       format: "TIME",
       test: /^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*$/,
-      resolve: (str) => parseSexagesimal(str, false),
+      resolve: (str2) => parseSexagesimal(str2, false),
       stringify: stringifySexagesimal
     };
     var timestamp = {
@@ -3136,8 +3136,8 @@ var require_timestamp = __commonJS({
       // may be omitted altogether, resulting in a date format. In such a case, the time part is
       // assumed to be 00:00:00Z (start of day, UTC).
       test: RegExp("^([0-9]{4})-([0-9]{1,2})-([0-9]{1,2})(?:(?:t|T|[ \\t]+)([0-9]{1,2}):([0-9]{1,2}):([0-9]{1,2}(\\.[0-9]+)?)(?:[ \\t]*(Z|[-+][012]?[0-9](?::[0-9]{2})?))?)?$"),
-      resolve(str) {
-        const match = str.match(timestamp.test);
+      resolve(str2) {
+        const match = str2.match(timestamp.test);
         if (!match)
           throw new Error("!!timestamp expects a date, starting with yyyy-mm-dd");
         const [, year, month, day, hour, minute, second] = match.map(Number);
@@ -14123,7 +14123,7 @@ var require_ignore = __commonJS({
         // Zero, one or several directories
         // should not use '*', or it will be replaced by the next replacer
         // Check if it is not the last `'/**'`
-        (_, index, str) => index + 6 < str.length ? str.slice(index + 6) === "\\/" ? "(?:\\/[^\\/]+)+" : "(?:\\/[^\\/]+)*" : `\\/${TRAILING_DOUBLESTAR}`,
+        (_, index, str2) => index + 6 < str2.length ? str2.slice(index + 6) === "\\/" ? "(?:\\/[^\\/]+)+" : "(?:\\/[^\\/]+)*" : `\\/${TRAILING_DOUBLESTAR}`,
         "*"
       ],
       // normal intermediate wildcards
@@ -14402,16 +14402,16 @@ var require_ignore = __commonJS({
         return this._make(MODE_CHECK_IGNORE, key);
       }
       _make(mode, key) {
-        const str = pinWildcards(
+        const str2 = pinWildcards(
           mode === MODE_IGNORE ? this.regexPrefix.replace(REGEX_REPLACE_TRAILING_WILDCARD, replaceTrailingWildcard).replace(REGEX_REPLACE_TRAILING_DOUBLESTAR, replaceTrailingDoublestar) : checkSourceOf(this.body, this.regexPrefix)
         );
-        const regex = this.ignoreCase ? new RegExp(str, "i") : new RegExp(str);
+        const regex = this.ignoreCase ? new RegExp(str2, "i") : new RegExp(str2);
         return define(this, key, regex);
       }
     };
-    var hasTrailingBackslash = (str) => {
+    var hasTrailingBackslash = (str2) => {
       let count = 0;
-      while (str[str.length - count - 1] === ESCAPE) {
+      while (str2[str2.length - count - 1] === ESCAPE) {
         count++;
       }
       return count % 2 === 1;
@@ -14691,7 +14691,7 @@ var require_ignore = __commonJS({
     var factory = (options) => new Ignore(options);
     var isPathValid = (path) => checkPath(convertPath(path), path, RETURN_FALSE);
     var setupWindows = () => {
-      const makePosix = (str) => /^\\\\\?\\/.test(str) || /["<>|\u0000-\u001F]+/u.test(str) ? str : str.replace(/\\/g, "/");
+      const makePosix = (str2) => /^\\\\\?\\/.test(str2) || /["<>|\u0000-\u001F]+/u.test(str2) ? str2 : str2.replace(/\\/g, "/");
       checkPath.convert = makePosix;
       const REGEX_TEST_WINDOWS_PATH_ABSOLUTE = /^[a-z]:\//i;
       checkPath.isNotRelative = (path) => REGEX_TEST_WINDOWS_PATH_ABSOLUTE.test(path) || isNotRelative(path);
@@ -14711,7 +14711,7 @@ var require_ignore = __commonJS({
 
 // src/cli/main.ts
 import { existsSync as existsSync2, readFileSync as readFileSync3, realpathSync as realpathSync2, renameSync, rmSync, writeFileSync } from "node:fs";
-import { basename as basename2, dirname as dirname3, join as join3, resolve as resolve2, sep as sep2 } from "node:path";
+import { basename as basename2, dirname as dirname3, join as join3, resolve as resolve3, sep as sep2 } from "node:path";
 import { parseArgs } from "node:util";
 
 // src/analysis/edits.ts
@@ -15656,14 +15656,14 @@ function promiseAllObject(promisesObj) {
 }
 function randomString(length = 10) {
   const chars = "abcdefghijklmnopqrstuvwxyz";
-  let str = "";
+  let str2 = "";
   for (let i = 0; i < length; i++) {
-    str += chars[Math.floor(Math.random() * chars.length)];
+    str2 += chars[Math.floor(Math.random() * chars.length)];
   }
-  return str;
+  return str2;
 }
-function esc(str) {
-  return JSON.stringify(str);
+function esc(str2) {
+  return JSON.stringify(str2);
 }
 function slugify(input2) {
   return input2.toLowerCase().trim().replace(/[^\w\s-]/g, "").replace(/[\s_-]+/g, "-").replace(/^-+|-+$/g, "");
@@ -15777,8 +15777,8 @@ var primitiveTypes = /* @__PURE__ */ new Set([
   "symbol",
   "undefined"
 ]);
-function escapeRegex(str) {
-  return str.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+function escapeRegex(str2) {
+  return str2.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 function clone(inst, def, params) {
   const cl = new inst._zod.constr(def ?? inst._zod.def);
@@ -16044,13 +16044,13 @@ function getSizableOrigin(input2) {
   return "unknown";
 }
 var highSurrogate = /[\uD800-\uDBFF]/;
-function codePointLength(str) {
-  const units = str.length;
-  if (!highSurrogate.test(str))
+function codePointLength(str2) {
+  const units = str2.length;
+  if (!highSurrogate.test(str2))
     return units;
   let count = units;
   for (let i = 0; i < units - 1; i++) {
-    if ((str.charCodeAt(i) & 64512) === 55296 && (str.charCodeAt(i + 1) & 64512) === 56320) {
+    if ((str2.charCodeAt(i) & 64512) === 55296 && (str2.charCodeAt(i + 1) & 64512) === 56320) {
       count--;
       i++;
     }
@@ -19888,7 +19888,7 @@ var recursive = /* @__PURE__ */ new WeakMap();
 var NONE = 0;
 var ASSUMED = 1;
 var PROVEN = 2;
-function isRecursive(inst, stack, resolve3) {
+function isRecursive(inst, stack, resolve4) {
   const cached2 = recursive.get(inst);
   if (cached2 !== void 0)
     return cached2 ? PROVEN : NONE;
@@ -19898,7 +19898,7 @@ function isRecursive(inst, stack, resolve3) {
   let result2 = NONE;
   const check3 = (child) => {
     if (result2 !== PROVEN && child?._zod) {
-      const answer = isRecursive(child, stack, resolve3);
+      const answer = isRecursive(child, stack, resolve4);
       if (answer > result2)
         result2 = answer;
     }
@@ -19909,7 +19909,7 @@ function isRecursive(inst, stack, resolve3) {
       const desc = Object.getOwnPropertyDescriptor(sh, key);
       if (spread && !desc.enumerable)
         continue;
-      const child = desc.get ? ASSUMED : desc.value?._zod ? isRecursive(desc.value, stack, resolve3) : NONE;
+      const child = desc.get ? ASSUMED : desc.value?._zod ? isRecursive(desc.value, stack, resolve4) : NONE;
       if (child > answer)
         answer = child;
     }
@@ -19973,7 +19973,7 @@ function isRecursive(inst, stack, resolve3) {
       break;
     // `$ZodLazy` caches its inner on the def, so a resolved edge is followed exactly
     case "lazy": {
-      const inner = def._cachedInner ?? (resolve3 ? inst._zod.innerType : void 0);
+      const inner = def._cachedInner ?? (resolve4 ? inst._zod.innerType : void 0);
       merge2(inner ? isRecursive(inner, stack, false) : ASSUMED);
       break;
     }
@@ -40835,6 +40835,7 @@ var CLAIM_PRECEDENCE = {
 };
 function indexSubject(file2, index) {
   if (file2.kind === "pyproject") return `the index ${index.url}`;
+  if (file2.kind === "uv-lock") return `the registry ${index.url}`;
   return `${index.kind === "find-links" ? "--find-links" : `--${index.kind}`} ${index.url}`;
 }
 function cudaClaim(f) {
@@ -40901,7 +40902,7 @@ function fileClaims(file2, kb) {
         index,
         // A pyproject.toml's index is named for its CUDA and chosen per extra: what to change there is the
         // selection (`uv sync --extra …`) or the routing, which no single text edit decides.
-        rewrite: file2.kind === "pyproject" ? void 0 : (target) => one(rewriteLabel(file2, index.urlSpan, index.url, found.range, found.label, target))
+        rewrite: file2.kind === "pyproject" || file2.kind === "uv-lock" ? void 0 : (target) => one(rewriteLabel(file2, index.urlSpan, index.url, found.range, found.label, target))
       })
     );
   }
@@ -41502,7 +41503,7 @@ function buildUnits(files, links, kb) {
     if (file2.kind === "dockerfile") {
       const stages = new DockerfileIndex(file2, links.get(file2) ?? [], claimsOf(file2));
       for (const stage of file2.stages) units.push(dockerStageUnit(stages, stage.index, links, claimsOf, kb));
-    } else if (file2.kind === "pyproject") {
+    } else if (file2.kind === "pyproject" || file2.kind === "uv-lock") {
       const via = (includers.get(file2) ?? []).flatMap((includer) => (links.get(includer) ?? []).filter((link) => link.to === file2));
       const covered = new Set(selectedContexts(file2, via).map((context) => context.variant));
       units.push(...pyprojectUnits(file2, claimsOf, kb, via.length ? covered : /* @__PURE__ */ new Set()));
@@ -41587,9 +41588,6 @@ function fileUnit(file2, links, claimsOf, kb) {
   }
   const claims = files.flatMap((member) => claimsOf(member));
   return finishUnit(file2.path, file2, void 0, files, claims, invocations, kb);
-}
-function unitVariant(unit) {
-  return unit.invocations[0]?.members[0]?.context.variant;
 }
 function pyprojectUnits(file2, claimsOf, kb, covered) {
   const claims = claimsOf(file2);
@@ -41715,7 +41713,7 @@ function dockerStageUnit(index, stage, links, claimsOf, kb) {
     }
     const members2 = linked.flatMap((member) => {
       const chosen = selectedContexts(member, contextLinks);
-      if (member.kind === "pyproject") {
+      if (member.kind === "pyproject" || member.kind === "uv-lock") {
         const set3 = selected.get(member) ?? /* @__PURE__ */ new Set();
         for (const c of chosen) set3.add(c);
         selected.set(member, set3);
@@ -41724,15 +41722,15 @@ function dockerStageUnit(index, stage, links, claimsOf, kb) {
     });
     if (context.tool !== "apt") invocations.push(makeInvocation([{ file: file2, context }, ...members2]));
   }
-  const inStage = (member, context) => member.kind !== "pyproject" || context === void 0 || [...selected.get(member) ?? []].some((c) => c.id === context);
+  const inStage = (member, context) => member.kind !== "pyproject" && member.kind !== "uv-lock" || context === void 0 || [...selected.get(member) ?? []].some((c) => c.id === context);
   const claims = [...index.claimsOf(stage, contexts), ...linkedFiles.flatMap((member) => claimsOf(member).filter((claim2) => inStage(member, claim2.context)))];
   const memberPackages = new Map(
-    linkedFiles.filter((member) => member.kind === "pyproject").map((member) => [member, member.packages.filter((pkg) => inStage(member, pkg.context))])
+    linkedFiles.filter((member) => member.kind === "pyproject" || member.kind === "uv-lock").map((member) => [member, member.packages.filter((pkg) => inStage(member, pkg.context))])
   );
   return finishUnit(label, file2, stage, [file2, ...linkedFiles], claims, invocations, kb, index.packagesOf(contexts), memberPackages);
 }
 function selectedContexts(member, via) {
-  if (member.kind !== "pyproject") return member.contexts;
+  if (member.kind !== "pyproject" && member.kind !== "uv-lock") return member.contexts;
   const selects = new Set(via.filter((link) => link.to === member).flatMap((link) => link.include.selects ?? ["the project"]));
   return member.contexts.filter((context) => selects.has(context.variant ?? "") || selects.has("*extras") && context.variant?.startsWith("extra "));
 }
@@ -42005,14 +42003,15 @@ var rule_default2 = defineRule({
           ...fix && !severity ? { fix } : {}
         });
       }
+      const unitContexts = new Set(unit.invocations.flatMap((invocation) => invocation.members.map((member) => member.context)));
       for (const claimFile of unit.files) {
         for (const index of claimFile.indexes) {
           if (index.ignoredReason || index.kind === "conda-channel" || !isCpuUrl(index.url)) continue;
           if (claimFile === unit.root && unit.stage !== void 0 && claimFile.contexts[index.context]?.stage !== unit.stage) continue;
-          if (claimFile === unit.root && claimFile.kind === "pyproject" && claimFile.contexts[index.context]?.variant !== unitVariant(unit)) continue;
+          if ((claimFile.kind === "pyproject" || claimFile.kind === "uv-lock") && !unitContexts.has(claimFile.contexts[index.context])) continue;
           let fix;
           const at = index.url.search(/cpu(?=\/|$)/);
-          if (at >= 0 && target.precision === "minor" && claimFile.kind !== "pyproject") {
+          if (at >= 0 && target.precision === "minor" && claimFile.kind !== "pyproject" && claimFile.kind !== "uv-lock") {
             const edit = replaceWithin(claimFile, index.urlSpan, index.url, at, at + 3, tagFromCuda(cuda));
             if (edit) fix = { title: `Use the ${tagFromCuda(cuda)} index`, safety: "safe", edits: [edit] };
           }
@@ -43490,7 +43489,7 @@ var Checker = class {
       const ceiling = configured && configured !== "off" ? configured : rule.defaultSeverity;
       const url2 = docsUrl(rule.id);
       return (draft) => {
-        const finding = toFinding(rule, draft, ceiling, url2, this.share);
+        const finding = withoutLockEdits(toFinding(rule, draft, ceiling, url2, this.share));
         const key = `${finding.ruleId}\0${finding.location.path}\0${finding.location.start.offset}\0${finding.location.end.offset}\0${finding.message}`;
         if (seen.has(key)) return;
         seen.add(key);
@@ -43658,6 +43657,22 @@ function matchSuppressions(byPath, findings, ruleIds) {
 }
 function compareFindings(a, b) {
   return a.location.path.localeCompare(b.location.path) || a.location.start.offset - b.location.start.offset || a.ruleId.localeCompare(b.ruleId) || a.message.localeCompare(b.message);
+}
+var LOCK_FILE = /(?:^|\/)uv\.lock$/;
+function withoutLockEdits(finding) {
+  const touches = (edits) => edits.some((edit) => LOCK_FILE.test(edit.path));
+  const fix = finding.fix && touches(finding.fix.edits);
+  const suggestions = finding.suggestions?.some((suggestion) => touches(suggestion.edits));
+  if (!fix && !suggestions && !LOCK_FILE.test(finding.location.path)) return finding;
+  const how = "uv.lock is written by uv, not by hand: change pyproject.toml (the version, the extra or the index it routes to), then run uv lock (or uv lock --upgrade-package NAME).";
+  const { fix: _fix, suggestions: _suggestions, ...rest } = finding;
+  const kept = finding.suggestions?.filter((suggestion) => !touches(suggestion.edits)) ?? [];
+  return {
+    ...rest,
+    ...finding.fix && !fix ? { fix: finding.fix } : {},
+    ...kept.length ? { suggestions: kept } : {},
+    help: finding.help ? `${finding.help} ${how}` : how
+  };
 }
 
 // src/parsers/facts.ts
@@ -44943,17 +44958,19 @@ function recordUvSync(sink, args, all, stage) {
     ) && inline === void 0)
       i++;
   }
-  const target = `${directory.replace(/\/+$/, "") || "."}/pyproject.toml`.replace(/^\.\//, "");
-  const fact = {
-    kind: "requirement",
-    target,
-    targetSpan: context.span,
-    span: context.span,
-    context: context.id,
-    selects: selects.length ? selects : ["the project"]
-  };
-  sink.includes.push(fact);
-  context.includes.push(fact);
+  for (const name of ["pyproject.toml", "uv.lock"]) {
+    const target = `${directory.replace(/\/+$/, "") || "."}/${name}`.replace(/^\.\//, "");
+    const fact = {
+      kind: "requirement",
+      target,
+      targetSpan: context.span,
+      span: context.span,
+      context: context.id,
+      selects: selects.length ? selects : ["the project"]
+    };
+    sink.includes.push(fact);
+    context.includes.push(fact);
+  }
   return true;
 }
 var PIP = /^pip(\d+(\.\d+)?)?$/;
@@ -45261,7 +45278,7 @@ function endsWord(code) {
 function isDigit(code) {
   return code >= 48 && code <= 57;
 }
-function splitCommands(script, resolve3) {
+function splitCommands(script, resolve4) {
   const text = script.text;
   const commands = [];
   let current = [];
@@ -45297,7 +45314,7 @@ function splitCommands(script, resolve3) {
       skipNextWord = true;
       continue;
     }
-    const { word, next, split } = readWord(script, i, resolve3, braces);
+    const { word, next, split } = readWord(script, i, resolve4, braces);
     i = next;
     if (skipNextWord) {
       skipNextWord = false;
@@ -45308,7 +45325,7 @@ function splitCommands(script, resolve3) {
   endCommand();
   return commands;
 }
-function readWord(script, startIndex, resolve3, braces) {
+function readWord(script, startIndex, resolve4, braces) {
   const text = script.text;
   let out;
   let split;
@@ -45360,7 +45377,7 @@ function readWord(script, startIndex, resolve3, braces) {
       continue;
     }
     if (code === 36 && quote !== 39) {
-      const expansion = readExpansion(script, i, resolve3, braces);
+      const expansion = readExpansion(script, i, resolve4, braces);
       if (expansion) {
         flush(i);
         if ("unresolved" in expansion) {
@@ -45449,7 +45466,7 @@ function closingBrace(text, from, braces) {
   return close;
 }
 var PARAMETER = /^([A-Za-z_][A-Za-z0-9_]*)([\s\S]*)$/;
-function readExpansion(script, at, resolve3, braces) {
+function readExpansion(script, at, resolve4, braces) {
   const text = script.text;
   if (text[at + 1] === "(") {
     const close2 = closingParen(text, at + 1);
@@ -45462,7 +45479,7 @@ function readExpansion(script, at, resolve3, braces) {
     if (!match2) return void 0;
     const name2 = match2[0];
     const next2 = at + 1 + name2.length;
-    const value2 = known(resolve3, name2);
+    const value2 = known(resolve4, name2);
     if ("value" in value2) return { value: viaArg(value2.value, { name: name2, reference: script.site(at, next2) }), next: next2 };
     return { unresolved: value2.unresolved, next: next2 };
   }
@@ -45473,7 +45490,7 @@ function readExpansion(script, at, resolve3, braces) {
   const reference = script.site(at, next);
   const length = /^#([A-Za-z_][A-Za-z0-9_]*)$/.exec(body);
   if (length) {
-    const value2 = known(resolve3, length[1]);
+    const value2 = known(resolve4, length[1]);
     return "value" in value2 ? { value: synthetic(String(value2.value.length), reference, length[1]), next } : { unresolved: value2.unresolved, next };
   }
   const match = PARAMETER.exec(body);
@@ -45481,13 +45498,13 @@ function readExpansion(script, at, resolve3, braces) {
   const name = match[1];
   const rest = match[2];
   const bodyStart = at + 2 + name.length;
-  const value = known(resolve3, name);
+  const value = known(resolve4, name);
   const origin = { name, reference };
   const fromValue = (mapped) => ({ value: viaArg(mapped, origin), next });
   if (rest === "") return "value" in value ? fromValue(value.value) : { unresolved: value.unresolved, next };
   const operator = /^(:?[-=+?])/.exec(rest)?.[1];
   if (operator) {
-    const word = expandWord(script.slice(bodyStart + operator.length, close), resolve3);
+    const word = expandWord(script.slice(bodyStart + operator.length, close), resolve4);
     const colon = operator.startsWith(":");
     const set3 = "value" in value && (!colon || value.value.length > 0);
     const kind = operator.slice(-1);
@@ -45536,13 +45553,13 @@ function readExpansion(script, at, resolve3, braces) {
   return { unresolved: `\${${body}} uses shell features that are only evaluated at build time`, next };
 }
 var MAX_EVALUATED = 4096;
-function known(resolve3, name) {
-  const found = resolve3(name);
+function known(resolve4, name) {
+  const found = resolve4(name);
   if (found && "value" in found) return { value: found.value };
   if (found && "unresolved" in found) return { unresolved: found.unresolved };
   return { unresolved: `$${name} is not defined by an ARG or ENV in this build stage` };
 }
-function expandWord(word, resolve3) {
+function expandWord(word, resolve4) {
   const text = word.text;
   if (!text.includes("$")) return { value: word };
   const builder = new MappedBuilder();
@@ -45550,7 +45567,7 @@ function expandWord(word, resolve3) {
   let runStart = 0;
   for (let i = 0; i < text.length; i++) {
     if (text.charCodeAt(i) !== 36) continue;
-    const expansion = readExpansion(word, i, resolve3, braces);
+    const expansion = readExpansion(word, i, resolve4, braces);
     if (!expansion) continue;
     if ("unresolved" in expansion) return { unresolved: expansion.unresolved };
     if (i > runStart) builder.pushMapped(word.slice(runStart, i));
@@ -45561,8 +45578,8 @@ function expandWord(word, resolve3) {
   if (runStart < text.length) builder.pushMapped(word.slice(runStart));
   return { value: builder.build() };
 }
-function expandValue(value, resolve3) {
-  return expandWord(value, resolve3);
+function expandValue(value, resolve4) {
+  return expandWord(value, resolve4);
 }
 function synthetic(text, reference, name) {
   const builder = new MappedBuilder();
@@ -45673,7 +45690,7 @@ function readInstructions(text, offsetOf) {
   return viewsOf(import_dockerfile_ast.DockerfileParser.parse(text), offsetOf);
 }
 function viewsOf(dockerfile, offsetOf) {
-  const spanOf2 = (range) => ({
+  const spanOf3 = (range) => ({
     start: offsetOf(range.start),
     end: offsetOf(range.end)
   });
@@ -45681,10 +45698,10 @@ function viewsOf(dockerfile, offsetOf) {
     const range = instruction.getRange();
     return {
       keyword: instruction.getKeyword(),
-      span: spanOf2(range),
+      span: spanOf3(range),
       fromLine: range.start.line + 1,
       toLine: range.end.line + 1,
-      args: () => instruction.getArguments().map((arg) => ({ value: arg.getValue(), ...spanOf2(arg.getRange()) })),
+      args: () => instruction.getArguments().map((arg) => ({ value: arg.getValue(), ...spanOf3(arg.getRange()) })),
       flag: (name) => {
         const flags = instruction.getFlags?.() ?? [];
         const found = flags.find((flag) => flag.getName() === name);
@@ -45694,15 +45711,15 @@ function viewsOf(dockerfile, offsetOf) {
         const valueRange = property.getValueRange();
         return {
           name: property.getName(),
-          nameSpan: spanOf2(property.getNameRange()),
+          nameSpan: spanOf3(property.getNameRange()),
           value: property.getValue(),
-          valueSpan: valueRange ? spanOf2(valueRange) : null
+          valueSpan: valueRange ? spanOf3(valueRange) : null
         };
       }),
       jsonStrings: () => (instruction.getJSONStrings?.() ?? []).map(
         (json2) => ({
           value: json2.getValue(),
-          ...spanOf2(json2.getRange())
+          ...spanOf3(json2.getRange())
         })
       )
     };
@@ -45999,7 +46016,7 @@ function propertyValue(source, property) {
   builder.pushSegment(value, -1, { start, end });
   return { value: builder.build(), span: { start, end } };
 }
-function recordProperties(sink, source, instruction, scope, stage, kind, globals, resolve3) {
+function recordProperties(sink, source, instruction, scope, stage, kind, globals, resolve4) {
   for (const property of instruction.properties()) {
     const key = property.name;
     const found = propertyValue(source, property);
@@ -46008,7 +46025,7 @@ function recordProperties(sink, source, instruction, scope, stage, kind, globals
       scope.set(key, global ?? { unresolved: `ARG ${key} has no default value, so it is only known at build time (--build-arg ${key}=\u2026)` });
       continue;
     }
-    const expanded = found.value.text.includes("$") ? expandValue(found.value, resolve3) : { value: found.value };
+    const expanded = found.value.text.includes("$") ? expandValue(found.value, resolve4) : { value: found.value };
     if ("unresolved" in expanded) {
       scope.set(key, { unresolved: `${kind} ${key} is built from a value only known at build time: ${expanded.unresolved}` });
       continue;
@@ -46084,7 +46101,7 @@ function joinContinuations(source, start, end, escape) {
   return builder.build();
 }
 var SCRIPT_RUNNERS = /* @__PURE__ */ new Set(["bash", "sh", "/bin/bash", "/bin/sh", "/usr/bin/env"]);
-function recordRun(sink, source, span, stage, resolve3, escape, pip) {
+function recordRun(sink, source, span, stage, resolve4, escape, pip) {
   const text = source.text;
   const firstLineEnd = Math.min(span.end, (text.indexOf("\n", span.start) + 1 || text.length + 1) - 1);
   const firstLine2 = text.slice(span.start, firstLineEnd);
@@ -46106,7 +46123,7 @@ function recordRun(sink, source, span, stage, resolve3, escape, pip) {
     scripts = [joinContinuations(source, keywordEnd, span.end, escape)];
   }
   for (const script of scripts) {
-    const commands = splitCommands(script, resolve3);
+    const commands = splitCommands(script, resolve4);
     for (const command of commands) {
       const words = command[0]?.text.startsWith("--") && command === commands[0] && script === scripts[0] && !heredoc ? dropRunFlags(command) : command;
       const before = sink.contexts.length;
@@ -48476,6 +48493,103 @@ function groupRequirements(groups, name, sink, seen) {
   return declared;
 }
 
+// src/parsers/uv-lock/parse.ts
+var PYPI = /^https:\/\/pypi\.org\/simple\/?$/;
+var spanOf2 = (value) => value.mapped.plainOffset >= 0 ? { start: value.mapped.plainOffset, end: value.mapped.plainOffset + value.value.length } : value.span;
+function str(table2, key) {
+  const value = table2.entries.get(key);
+  return value?.kind === "string" ? value : void 0;
+}
+function parseUvLock(path, text) {
+  const source = new SourceText(path, text);
+  const sink = new FactSink();
+  const document = readToml(text);
+  if (!document.ok) {
+    sink.problems.push({ span: document.span, message: document.message });
+    return sink.finish(path, "uv-lock", source);
+  }
+  const list = lookup(document.root, "package");
+  const tables = list?.kind === "array" ? list.items.filter((item) => item.kind === "table") : [];
+  const byName = /* @__PURE__ */ new Map();
+  const roots = [];
+  for (const table2 of tables) {
+    const name = str(table2, "name");
+    const version2 = str(table2, "version");
+    const origin = table2.entries.get("source");
+    if (!name) continue;
+    if (origin?.kind === "table" && (origin.entries.has("virtual") || origin.entries.has("editable"))) roots.push(table2);
+    if (!version2) continue;
+    const registry2 = origin?.kind === "table" ? str(origin, "registry") : void 0;
+    const locked = { name: normalizePythonName(name.value), rawName: name.value, nameSpan: spanOf2(name), version: version2, ...registry2 ? { registry: registry2 } : {} };
+    const same = byName.get(locked.name) ?? [];
+    same.push(locked);
+    byName.set(locked.name, same);
+  }
+  for (const root of roots) {
+    const base = refs(root.entries.get("dependencies"));
+    const selections = [{ name: "the project", refs: base }];
+    const extras = root.entries.get("optional-dependencies");
+    if (extras?.kind === "table") for (const [extra, value] of extras.entries) selections.push({ name: `extra ${extra}`, refs: [...base, ...refs(value)] });
+    const groups = root.entries.get("dev-dependencies");
+    if (groups?.kind === "table") for (const [group, value] of groups.entries) selections.push({ name: `group ${group}`, refs: [...base, ...refs(value)] });
+    for (const selection of selections) {
+      const byRegistry = /* @__PURE__ */ new Map();
+      for (const ref of selection.refs) {
+        const locked = resolve(ref, byName);
+        if (!locked) continue;
+        const key = locked.registry && !PYPI.test(locked.registry.value) ? locked.registry.value : "";
+        const group = byRegistry.get(key) ?? [];
+        if (!group.includes(locked)) group.push(locked);
+        byRegistry.set(key, group);
+      }
+      for (const [registry2, group] of byRegistry) {
+        const id = sink.contexts.length;
+        const first = group.find((locked) => locked.registry?.value === registry2)?.registry;
+        const indexes = registry2 && first ? [{ kind: "index-url", url: registry2, urlSpan: spanOf2(first), span: spanOf2(first), context: id }] : [];
+        sink.indexes.push(...indexes);
+        const context = { id, tool: "uv", span: { start: 0, end: 0 }, indexes, includes: [], channels: [], variant: selection.name };
+        sink.contexts.push(context);
+        for (const locked of group) sink.packages.push(lockedFact(locked, id));
+      }
+    }
+  }
+  return sink.finish(path, "uv-lock", source);
+}
+function refs(value) {
+  if (value?.kind !== "array") return [];
+  return value.items.filter((item) => item.kind === "table" && holdsOnLinux(str(item, "marker")?.value));
+}
+function resolve(ref, byName) {
+  const name = str(ref, "name");
+  if (!name) return void 0;
+  let candidates = byName.get(normalizePythonName(name.value)) ?? [];
+  const version2 = str(ref, "version")?.value;
+  if (version2) candidates = candidates.filter((locked) => locked.version.value === version2);
+  const origin = ref.entries.get("source");
+  const registry2 = origin?.kind === "table" ? str(origin, "registry")?.value : void 0;
+  if (registry2) candidates = candidates.filter((locked) => locked.registry?.value === registry2);
+  return candidates.length === 1 ? candidates[0] : void 0;
+}
+function lockedFact(locked, context) {
+  const version2 = locked.version.value;
+  const versionSpan = spanOf2(locked.version);
+  const plus = version2.indexOf("+");
+  return packageFact({
+    ecosystem: "pip",
+    name: locked.name,
+    rawName: locked.rawName,
+    nameSpan: locked.nameSpan,
+    span: versionSpan,
+    extras: [],
+    specifier: `==${version2}`,
+    specifierSpan: versionSpan,
+    clauses: [{ operator: "==", version: version2, versionSpan }],
+    exact: version2,
+    ...plus >= 0 ? { localLabel: version2.slice(plus + 1) } : {},
+    context
+  });
+}
+
 // src/parsers/index.ts
 var NOT_A_DOCKERFILE = /\.(?:md|rst|txt|sh|bash|ps1|py|json|ya?ml|toml|cfg|ini|lock|j2|jinja2?|tmpl|tpl|template|erb|mustache|hbs|bak|orig|swp|patch|diff)$/;
 function classifyPath(path) {
@@ -48485,6 +48599,7 @@ function classifyPath(path) {
     return "dockerfile";
   if (/\.ya?ml$/.test(lower) && /(?:^|[._-])(?:conda|environment)(?:[._-][^/]*)?\.ya?ml$/.test(lower)) return "conda";
   if (lower === "pyproject.toml") return "pyproject";
+  if (lower === "uv.lock") return "uv-lock";
   if (/\.(?:txt|in)$/.test(lower) && (/requirements?/.test(lower) || /(^|\/)requirements\//.test(path.toLowerCase()) || /^constraints/.test(lower)))
     return "requirements";
   return void 0;
@@ -48502,7 +48617,7 @@ var HOOK_FILES = [
   // conda environments by name: environment*.yml, conda*.yml, *-environment.yml, *.conda.yml.
   "|(?:^|/)(?:[^/]*[._-])?(?:conda|environment)(?:[._-][^/]*)?\\.ya?ml$",
   // pyproject.toml
-  "|(?:^|/)pyproject\\.toml$",
+  "|(?:^|/)(?:pyproject\\.toml|uv\\.lock)$",
   // requirements by name: *requirement*.txt|.in, constraints*.txt|.in, and any .txt|.in below a requirements/ folder.
   "|(?:^|/)(?:[^/]*requirement[^/]*|constraints[^/]*)\\.(?:txt|in)$",
   "|(?:^|/)requirements/(?:[^/]+/)*[^/]*\\.(?:txt|in)$",
@@ -48525,7 +48640,8 @@ var PARSERS = {
   dockerfile: parseDockerfile,
   requirements: parseRequirements,
   conda: parseCondaEnvironment,
-  pyproject: parsePyproject
+  pyproject: parsePyproject,
+  "uv-lock": parseUvLock
 };
 function parseFile(path, text, kind) {
   try {
@@ -49347,12 +49463,12 @@ var Groups = class extends UnionFind {
 // src/cli/discover.ts
 var import_ignore = __toESM(require_ignore(), 1);
 import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readFileSync, readSync, realpathSync, statSync } from "node:fs";
-import { join, relative, resolve, sep } from "node:path";
+import { join, relative, resolve as resolve2, sep } from "node:path";
 var MAX_FILE_BYTES = 1024 * 1024;
 var SKIP_DIRS = /* @__PURE__ */ new Set([".git", "node_modules", ".hg", ".svn", ".venv", "venv", "__pycache__", ".tox", ".mypy_cache", "dist", "build", "site-packages"]);
 function toRepoPath(root, absolute) {
   const rel = relative(root, absolute);
-  if (rel === "" || rel.startsWith("..") || rel.split(sep)[0] === ".." || resolve(root, rel) !== absolute) return rel === "" ? "" : void 0;
+  if (rel === "" || rel.startsWith("..") || rel.split(sep)[0] === ".." || resolve2(root, rel) !== absolute) return rel === "" ? "" : void 0;
   return rel.split(sep).join("/");
 }
 function ignoredBy(levels, repoPath, directory) {
@@ -49475,7 +49591,7 @@ function walk(root, inputs, filters = {}) {
     if (explicit) add(repoPath, linked, kindOf(absolute, repoPath));
     else found(absolute, repoPath, linked, levels ?? []);
   };
-  for (const input2 of inputs) visit2(resolve(root, input2), true, false);
+  for (const input2 of inputs) visit2(resolve2(root, input2), true, false);
   return { paths: [...paths], kinds, missing, unreadable, plain };
 }
 function diskReader(root, skipped, walked) {
@@ -49674,7 +49790,7 @@ Options:
   --verbose                show each finding's explanation, sources and fix
   --repository OWNER/NAME  the repository waivers are matched against (default: $GITHUB_REPOSITORY, else the
                            folder's name)
-  --type KIND              read the named files (or standard input) as dockerfile, requirements, conda or pyproject
+  --type KIND              read the named files (or standard input) as dockerfile, requirements, conda, pyproject or uv-lock
   --stdin-filename PATH    the repository path standard input stands for (its includes are read relative to it)
   --ignore-unknown         named files whose kind cannot be told are passed over, not an error (pre-commit)
   -h, --help               this text
@@ -49767,11 +49883,11 @@ function readBaseline(option, io, ref) {
     return loadBaseline(`${path}@${ref}`, text, RULE_IDS);
   }
   if (option) return loadBaseline(option, readBaselineFile(io.cwd, option), RULE_IDS);
-  if (existsSync2(resolve2(io.cwd, repoConfig))) return loadBaseline(repoConfig, readBaselineFile(io.cwd, repoConfig), RULE_IDS);
+  if (existsSync2(resolve3(io.cwd, repoConfig))) return loadBaseline(repoConfig, readBaselineFile(io.cwd, repoConfig), RULE_IDS);
   return loadBaseline("baseline.yaml (bundled default)", readFileSync3(bundledBaselinePath(), "utf8"), RULE_IDS);
 }
 function readBaselineFile(cwd, path) {
-  const absolute = resolve2(cwd, path);
+  const absolute = resolve3(cwd, path);
   const inside = absolute === cwd || absolute.startsWith(cwd.endsWith(sep2) ? cwd : cwd + sep2);
   let read;
   try {
@@ -49899,7 +50015,7 @@ function check2(args, io) {
   if (named.length > 0) throw new UsageError(named.map((entry) => `${escapeControl(entry.path)} ${entry.reason}`).join("; "));
   for (const entry of selected.unreadable) io.err(`${escapeControl(toRepoPath(io.cwd, entry.path) ?? entry.path)}: skipped: ${entry.reason}
 `);
-  const namedPaths = new Set(positionals.map((path) => toRepoPath(io.cwd, resolve2(io.cwd, path))));
+  const namedPaths = new Set(positionals.map((path) => toRepoPath(io.cwd, resolve3(io.cwd, path))));
   const files = selected.paths.map((path) => ({ path, kind: (type && namedPaths.has(path) ? type : void 0) ?? selected.kinds.get(path) }));
   let skipped = [];
   const run2 = (list) => {
@@ -49928,10 +50044,10 @@ function check2(args, io) {
   return fails(report, limit) ? 1 : 0;
 }
 function checkStdin(io, name, type, baseline, kb, options) {
-  const path = name === void 0 ? "<stdin>" : toRepoPath(io.cwd, resolve2(io.cwd, name));
+  const path = name === void 0 ? "<stdin>" : toRepoPath(io.cwd, resolve3(io.cwd, name));
   if (path === void 0) return `--stdin-filename ${escapeControl(name ?? "")} is outside ${io.cwd}`;
   const kind = type ?? (name === void 0 ? void 0 : classifyPath(path));
-  if (!kind) return "standard input needs --type dockerfile|requirements|conda|pyproject (or a --stdin-filename that says its kind)";
+  if (!kind) return "standard input needs --type dockerfile|requirements|conda|pyproject|uv-lock (or a --stdin-filename that says its kind)";
   let text;
   try {
     text = (io.stdin ?? (() => readFileSync3(0, "utf8")))();
@@ -49954,7 +50070,7 @@ function checkStdin(io, name, type, baseline, kb, options) {
   return withVerifiedFixes(checked, baseline, kb, options);
 }
 function writeOutput(cwd, file2, text) {
-  const target = resolve2(cwd, file2);
+  const target = resolve3(cwd, file2);
   const temporary = `${target}.${process.pid}.tmp`;
   try {
     writeFileSync(temporary, text);
@@ -49971,8 +50087,8 @@ function withVerifiedFixes(checked, baseline, kb, options) {
 }
 function fileType(value) {
   if (value === void 0) return void 0;
-  if (value === "dockerfile" || value === "requirements" || value === "conda" || value === "pyproject") return value;
-  throw new UsageError(`unknown --type "${value}" (use dockerfile, requirements, conda or pyproject)`);
+  if (value === "dockerfile" || value === "requirements" || value === "conda" || value === "pyproject" || value === "uv-lock") return value;
+  throw new UsageError(`unknown --type "${value}" (use dockerfile, requirements, conda, pyproject or uv-lock)`);
 }
 function render(report, format, sources, verbose, color) {
   switch (format) {
@@ -50003,7 +50119,7 @@ function ruleDocs() {
 }
 function applySafeFixes(cwd, sources, report) {
   const commit = safeFixContents(report, new Map(sources.map((source) => [source.path, source.text])));
-  for (const file2 of commit.files) writeFileSync(resolve2(cwd, file2.path), file2.contents);
+  for (const file2 of commit.files) writeFileSync(resolve3(cwd, file2.path), file2.contents);
   return commit.titles.length;
 }
 function planCommand(args, io) {
@@ -50033,7 +50149,7 @@ function planCommand(args, io) {
     const edits = result2.steps.flatMap((step) => step.edits ?? []);
     for (const file2 of loaded.files) {
       const own2 = edits.filter((edit) => edit.path === file2.path);
-      if (own2.length > 0) writeFileSync(resolve2(io.cwd, file2.path), applyEdits(file2.source.text, own2));
+      if (own2.length > 0) writeFileSync(resolve3(io.cwd, file2.path), applyEdits(file2.source.text, own2));
     }
     io.err(`cuda-gatekeeper: applied ${edits.length} edits
 `);

@@ -123,7 +123,7 @@ export class Checker {
       const ceiling: Severity = configured && configured !== 'off' ? configured : rule.defaultSeverity;
       const url = docsUrl(rule.id); // one string per rule, not one per finding: a large run keeps thousands
       return (draft: Draft): void => {
-        const finding = toFinding(rule, draft, ceiling, url, this.share);
+        const finding = withoutLockEdits(toFinding(rule, draft, ceiling, url, this.share));
         const key = `${finding.ruleId}\0${finding.location.path}\0${finding.location.start.offset}\0${finding.location.end.offset}\0${finding.message}`;
         if (seen.has(key)) return;
         seen.add(key);
@@ -327,3 +327,27 @@ export function compareFindings(a: Finding, b: Finding): number {
 }
 
 export type { Baseline };
+
+/** Lock files are written by their tool, never by hand (uv.lock by `uv lock`). */
+const LOCK_FILE = /(?:^|\/)uv\.lock$/;
+
+/**
+ * A finding whose fix or options would edit a lock file keeps its message and loses those edits; its help says
+ * how the lock is changed instead.
+ */
+function withoutLockEdits(finding: Finding): Finding {
+  const touches = (edits: readonly { readonly path: string }[]) => edits.some((edit) => LOCK_FILE.test(edit.path));
+  const fix = finding.fix && touches(finding.fix.edits);
+  const suggestions = finding.suggestions?.some((suggestion) => touches(suggestion.edits));
+  if (!fix && !suggestions && !LOCK_FILE.test(finding.location.path)) return finding;
+  const how =
+    'uv.lock is written by uv, not by hand: change pyproject.toml (the version, the extra or the index it routes to), then run uv lock (or uv lock --upgrade-package NAME).';
+  const { fix: _fix, suggestions: _suggestions, ...rest } = finding;
+  const kept = finding.suggestions?.filter((suggestion) => !touches(suggestion.edits)) ?? [];
+  return {
+    ...rest,
+    ...(finding.fix && !fix ? { fix: finding.fix } : {}),
+    ...(kept.length ? { suggestions: kept } : {}),
+    help: finding.help ? `${finding.help} ${how}` : how,
+  };
+}

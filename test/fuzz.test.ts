@@ -45,8 +45,10 @@ function checkFile(file: ParsedFile, text: string): void {
   }
 }
 
-describe.each(['dockerfile', 'requirements', 'conda', 'pyproject'] as const)('%s parser and gate', (kind) => {
-  const name = { dockerfile: 'Dockerfile', conda: 'environment.yml', requirements: 'requirements.txt', pyproject: 'pyproject.toml' }[kind];
+describe.each(['dockerfile', 'requirements', 'conda', 'pyproject', 'uv-lock'] as const)('%s parser and gate', (kind) => {
+  const name = { dockerfile: 'Dockerfile', conda: 'environment.yml', requirements: 'requirements.txt', pyproject: 'pyproject.toml', 'uv-lock': 'uv.lock' }[
+    kind
+  ];
   it('never throw and keep every position valid on random text', () => {
     fc.assert(
       fc.property(syntaxText, (text) => checkFile(parseFile(name, text, kind), text)),

@@ -71,6 +71,9 @@ function paths(): string[] {
     'pyproject.toml',
     'pyproject.toml.bak',
     'my-pyproject.toml',
+    'uv.lock',
+    'uv.lock.bak',
+    'poetry.lock',
   ];
   const folders = [
     '',

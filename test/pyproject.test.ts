@@ -203,7 +203,9 @@ describe('a Dockerfile that runs uv sync', () => {
     const file = parseFile('Dockerfile', text, 'dockerfile');
     expect(file.includes.map((include) => [include.target, include.selects])).toEqual([
       ['svc/pyproject.toml', ['extra cu124', 'group dev']],
+      ['svc/uv.lock', ['extra cu124', 'group dev']],
       ['pyproject.toml', ['*extras']],
+      ['uv.lock', ['*extras']],
     ]);
   });
 
@@ -220,6 +222,90 @@ describe('a Dockerfile that runs uv sync', () => {
     // Selecting the extra that matches the image leaves nothing to say.
     writeFileSync(join(work, 'Dockerfile'), readFileSync(join(fixture, 'Dockerfile'), 'utf8').replace('--extra cu118', '--extra cu124'));
     expect(out(['check', '.', '--baseline', 'none'])).toMatch(/^2 files checked: 0 errors, 0 warnings, 0 notices$/m);
+  });
+});
+
+describe('uv.lock', () => {
+  const lock = (text: string) => parseFile('uv.lock', text, 'uv-lock');
+
+  it("the real lock of yyhhenry/uv-torch-env: the project's direct dependencies as locked, each from its registry", () => {
+    const text = readFileSync(join(ROOT, 'fixtures', 'corpus-packaging', '18__yyhhenry__uv-torch-env__uv.lock'), 'utf8');
+    const file = lock(text);
+    expect(file.problems).toEqual([]);
+    expect(classifyPath('uv.lock')).toBe('uv-lock');
+    const byContext = file.contexts.map((context) => ({
+      variant: context.variant,
+      index: context.indexes.map((index) => index.url).join(', ') || 'PyPI',
+      packages: file.packages.filter((pkg) => pkg.context === context.id).map((pkg) => `${pkg.name}==${pkg.exact}`),
+    }));
+    expect(byContext).toEqual([
+      {
+        variant: 'the project',
+        index: 'https://download.pytorch.org/whl/cu121',
+        packages: ['numpy==1.26.3', 'torch==2.3.1+cu121', 'torchaudio==2.3.1+cu121', 'torchvision==0.18.1+cu121'],
+      },
+      { variant: 'the project', index: 'PyPI', packages: ['setuptools==69.5.1'] },
+    ]);
+    const torch = file.packages.find((pkg) => pkg.name === 'torch')!;
+    expect(text.slice(torch.span.start, torch.span.end)).toBe('2.3.1+cu121');
+  });
+
+  it('several builds of torch (one per extra): each extra gets its own, a reference without a version is left out', () => {
+    const text = `version = 1
+[[package]]
+name = "torch"
+version = "2.6.0+cpu"
+source = { registry = "https://download.pytorch.org/whl/cpu" }
+[[package]]
+name = "torch"
+version = "2.6.0+cu124"
+source = { registry = "https://download.pytorch.org/whl/cu124" }
+[[package]]
+name = "app"
+version = "0.1.0"
+source = { editable = "." }
+dependencies = [{ name = "torch" }]
+[package.optional-dependencies]
+cpu = [{ name = "torch", version = "2.6.0+cpu", source = { registry = "https://download.pytorch.org/whl/cpu" } }]
+cu124 = [{ name = "torch", version = "2.6.0+cu124", source = { registry = "https://download.pytorch.org/whl/cu124" }, marker = "sys_platform == 'linux'" }]
+mac = [{ name = "torch", version = "2.6.0+cpu", source = { registry = "https://download.pytorch.org/whl/cpu" }, marker = "sys_platform == 'darwin'" }]
+`;
+    const file = lock(text);
+    const of = (variant: string) => file.packages.filter((pkg) => file.contexts[pkg.context]!.variant === variant).map((pkg) => `${pkg.name}==${pkg.exact}`);
+    expect(of('the project')).toEqual([]);
+    expect(of('extra cpu')).toEqual(['torch==2.6.0+cpu']);
+    expect(of('extra cu124')).toEqual(['torch==2.6.0+cu124']);
+    expect(of('extra mac')).toEqual([]);
+    // The extras are checked apart: a cpu build and a cu124 build of one lock never disagree.
+    expect(gate([file], EMPTY_BASELINE, defaultKnowledgeBase()).findings).toEqual([]);
+  });
+
+  it('is never edited: a finding on it carries no fix, and says which uv command changes it', () => {
+    const dir = join(ROOT, 'fixtures', 'rules', 'cuda-mismatch', 'uv-lock-under-image');
+    const files = ['Dockerfile', 'pyproject.toml', 'uv.lock'].map((name) => parseFile(name, readFileSync(join(dir, name), 'utf8'), classifyPath(name)!));
+    const findings = gate(files, EMPTY_BASELINE, defaultKnowledgeBase()).findings;
+    const onLock = findings.filter((finding) => finding.location.path === 'uv.lock');
+    expect(onLock.length).toBeGreaterThan(0);
+    for (const finding of findings) {
+      for (const edit of [...(finding.fix?.edits ?? []), ...(finding.suggestions ?? []).flatMap((suggestion) => suggestion.edits)])
+        expect(edit.path).not.toBe('uv.lock');
+    }
+    for (const finding of onLock) expect(finding.help).toContain('run uv lock');
+  });
+});
+
+describe('the uv demo (fixtures/repos/demo-uv)', () => {
+  it('shows the selected extra as locked under the image, and the mistakes of the files alone', () => {
+    let out = '';
+    const code = run(['check', 'fixtures/repos/demo-uv', '--baseline', 'none'], { cwd: ROOT, out: (text) => (out += text), err: () => {} });
+    expect(code).toBe(1);
+    expect(out.split('\n').filter(Boolean)).toEqual([
+      'fixtures/repos/demo-uv/pyproject.toml:32:7: error: the index https://download.pytorch.org/whl/cu118 serves CUDA 11.8 builds, but nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04 sets CUDA 12.4 [cuda-mismatch]',
+      'fixtures/repos/demo-uv/uv.lock:24:12: error: torch==2.5.1+cu118 is built for CUDA 11.8, but nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04 sets CUDA 12.4 [cuda-mismatch]',
+      'fixtures/repos/demo-uv/uv.lock:25:24: error: the registry https://download.pytorch.org/whl/cu118 serves CUDA 11.8 builds, but nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04 sets CUDA 12.4 [cuda-mismatch]',
+      'fixtures/repos/demo-uv/uv.lock:42:12: error: torchvision==0.20.1+cu118 is built for CUDA 11.8, but nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04 sets CUDA 12.4 [cuda-mismatch]',
+      '3 files checked: 4 errors, 0 warnings, 0 notices',
+    ]);
   });
 });
 

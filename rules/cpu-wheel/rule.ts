@@ -1,6 +1,5 @@
 import { claimCuda, indexSubject, type ClaimKind } from '../../src/analysis/claims.js';
 import { isCpuUrl } from '../../src/analysis/cuda-labels.js';
-import { unitVariant } from '../../src/analysis/units.js';
 import { replaceWithin } from '../../src/analysis/edits.js';
 import type { Fix } from '../../src/finding.js';
 import { defineRule } from '../../src/rule.js';
@@ -63,16 +62,17 @@ export default defineRule({
           ...(fix && !severity ? { fix } : {}),
         });
       }
+      const unitContexts = new Set(unit.invocations.flatMap((invocation) => invocation.members.map((member) => member.context)));
       for (const claimFile of unit.files) {
         for (const index of claimFile.indexes) {
           if (index.ignoredReason || index.kind === 'conda-channel' || !isCpuUrl(index.url)) continue;
           if (claimFile === unit.root && unit.stage !== undefined && claimFile.contexts[index.context]?.stage !== unit.stage) continue;
-          // A pyproject.toml's unit is one selection (an extra, a group): its own contexts only.
-          if (claimFile === unit.root && claimFile.kind === 'pyproject' && claimFile.contexts[index.context]?.variant !== unitVariant(unit)) continue;
+          // A pyproject.toml's or uv.lock's unit is one selection (an extra, a group): its own contexts only.
+          if ((claimFile.kind === 'pyproject' || claimFile.kind === 'uv-lock') && !unitContexts.has(claimFile.contexts[index.context]!)) continue;
           let fix: Fix | undefined;
           const at = index.url.search(/cpu(?=\/|$)/);
           // A pyproject.toml's CPU index is what its cpu extra is for: the package beside it is what to change.
-          if (at >= 0 && target.precision === 'minor' && claimFile.kind !== 'pyproject') {
+          if (at >= 0 && target.precision === 'minor' && claimFile.kind !== 'pyproject' && claimFile.kind !== 'uv-lock') {
             const edit = replaceWithin(claimFile, index.urlSpan, index.url, at, at + 3, tagFromCuda(cuda));
             if (edit) fix = { title: `Use the ${tagFromCuda(cuda)} index`, safety: 'safe', edits: [edit] };
           }

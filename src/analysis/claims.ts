@@ -71,6 +71,7 @@ export interface CudaClaim {
 /** How an index is named in messages: the option as written, or a pyproject.toml's index URL. */
 export function indexSubject(file: ParsedFile, index: IndexFact): string {
   if (file.kind === 'pyproject') return `the index ${index.url}`;
+  if (file.kind === 'uv-lock') return `the registry ${index.url}`;
   return `${index.kind === 'find-links' ? '--find-links' : `--${index.kind}`} ${index.url}`;
 }
 
@@ -141,7 +142,10 @@ export function fileClaims(file: ParsedFile, kb: KnowledgeBase): CudaClaim[] {
         index,
         // A pyproject.toml's index is named for its CUDA and chosen per extra: what to change there is the
         // selection (`uv sync --extra …`) or the routing, which no single text edit decides.
-        rewrite: file.kind === 'pyproject' ? undefined : (target) => one(rewriteLabel(file, index.urlSpan, index.url, found.range, found.label, target)),
+        rewrite:
+          file.kind === 'pyproject' || file.kind === 'uv-lock'
+            ? undefined
+            : (target) => one(rewriteLabel(file, index.urlSpan, index.url, found.range, found.label, target)),
       }),
     );
   }

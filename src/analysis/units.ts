@@ -72,7 +72,7 @@ export function buildUnits(files: readonly ParsedFile[], links: ReadonlyMap<Pars
     if (file.kind === 'dockerfile') {
       const stages = new DockerfileIndex(file, links.get(file) ?? [], claimsOf(file));
       for (const stage of file.stages) units.push(dockerStageUnit(stages, stage.index, links, claimsOf, kb));
-    } else if (file.kind === 'pyproject') {
+    } else if (file.kind === 'pyproject' || file.kind === 'uv-lock') {
       // The selections a Dockerfile's `uv sync` installs are checked with its stage; the others on their own.
       const via = (includers.get(file) ?? []).flatMap((includer) => (links.get(includer) ?? []).filter((link) => link.to === file));
       const covered = new Set(selectedContexts(file, via).map((context) => context.variant));
@@ -176,11 +176,6 @@ function fileUnit(file: ParsedFile, links: ReadonlyMap<ParsedFile, readonly Link
   }
   const claims = files.flatMap((member) => claimsOf(member));
   return finishUnit(file.path, file, undefined, files, claims, invocations, kb);
-}
-
-/** The pyproject.toml selection a unit checks (undefined for other units). */
-export function unitVariant(unit: Unit): string | undefined {
-  return unit.invocations[0]?.members[0]?.context.variant;
 }
 
 /**
@@ -326,7 +321,7 @@ function dockerStageUnit(index: DockerfileIndex, stage: number, links: ReadonlyM
     }
     const members = linked.flatMap((member) => {
       const chosen = selectedContexts(member, contextLinks);
-      if (member.kind === 'pyproject') {
+      if (member.kind === 'pyproject' || member.kind === 'uv-lock') {
         const set = selected.get(member) ?? new Set();
         for (const c of chosen) set.add(c);
         selected.set(member, set);
@@ -336,10 +331,12 @@ function dockerStageUnit(index: DockerfileIndex, stage: number, links: ReadonlyM
     if (context.tool !== 'apt') invocations.push(makeInvocation([{ file, context }, ...members]));
   }
   const inStage = (member: ParsedFile, context: number | undefined): boolean =>
-    member.kind !== 'pyproject' || context === undefined || [...(selected.get(member) ?? [])].some((c) => c.id === context);
+    (member.kind !== 'pyproject' && member.kind !== 'uv-lock') || context === undefined || [...(selected.get(member) ?? [])].some((c) => c.id === context);
   const claims = [...index.claimsOf(stage, contexts), ...linkedFiles.flatMap((member) => claimsOf(member).filter((claim) => inStage(member, claim.context)))];
   const memberPackages = new Map(
-    linkedFiles.filter((member) => member.kind === 'pyproject').map((member) => [member, member.packages.filter((pkg) => inStage(member, pkg.context))]),
+    linkedFiles
+      .filter((member) => member.kind === 'pyproject' || member.kind === 'uv-lock')
+      .map((member) => [member, member.packages.filter((pkg) => inStage(member, pkg.context))]),
   );
   return finishUnit(label, file, stage, [file, ...linkedFiles], claims, invocations, kb, index.packagesOf(contexts), memberPackages);
 }
@@ -349,7 +346,7 @@ function dockerStageUnit(index: DockerfileIndex, stage: number, links: ReadonlyM
  * `uv sync` names (`--extra cu124` → the "extra cu124" contexts; none named → "the project"; `--all-extras`).
  */
 export function selectedContexts(member: ParsedFile, via: readonly Link[]): readonly InstallContext[] {
-  if (member.kind !== 'pyproject') return member.contexts;
+  if (member.kind !== 'pyproject' && member.kind !== 'uv-lock') return member.contexts;
   const selects = new Set(via.filter((link) => link.to === member).flatMap((link) => link.include.selects ?? ['the project']));
   return member.contexts.filter((context) => selects.has(context.variant ?? '') || (selects.has('*extras') && context.variant?.startsWith('extra ')));
 }

@@ -57,7 +57,7 @@ Options:
   --verbose                show each finding's explanation, sources and fix
   --repository OWNER/NAME  the repository waivers are matched against (default: $GITHUB_REPOSITORY, else the
                            folder's name)
-  --type KIND              read the named files (or standard input) as dockerfile, requirements, conda or pyproject
+  --type KIND              read the named files (or standard input) as dockerfile, requirements, conda, pyproject or uv-lock
   --stdin-filename PATH    the repository path standard input stands for (its includes are read relative to it)
   --ignore-unknown         named files whose kind cannot be told are passed over, not an error (pre-commit)
   -h, --help               this text
@@ -396,7 +396,7 @@ function checkStdin(
   const path = name === undefined ? '<stdin>' : toRepoPath(io.cwd, resolve(io.cwd, name));
   if (path === undefined) return `--stdin-filename ${escapeControl(name ?? '')} is outside ${io.cwd}`;
   const kind = type ?? (name === undefined ? undefined : classifyPath(path));
-  if (!kind) return 'standard input needs --type dockerfile|requirements|conda|pyproject (or a --stdin-filename that says its kind)';
+  if (!kind) return 'standard input needs --type dockerfile|requirements|conda|pyproject|uv-lock (or a --stdin-filename that says its kind)';
   let text: string;
   try {
     text = (io.stdin ?? (() => readFileSync(0, 'utf8')))();
@@ -439,11 +439,11 @@ function withVerifiedFixes(checked: RepositoryCheck, baseline: Baseline, kb: Kno
   return { ...checked, report: verifyFixes(checked.report, linked, (subset) => gate(subset, baseline, kb, options)) };
 }
 
-/** `--type dockerfile|requirements|conda|pyproject`: the kind of the files named on the command line. */
+/** `--type dockerfile|requirements|conda|pyproject|uv-lock`: the kind of the files named on the command line. */
 function fileType(value: string | undefined): FileKind | undefined {
   if (value === undefined) return undefined;
-  if (value === 'dockerfile' || value === 'requirements' || value === 'conda' || value === 'pyproject') return value;
-  throw new UsageError(`unknown --type "${value}" (use dockerfile, requirements, conda or pyproject)`);
+  if (value === 'dockerfile' || value === 'requirements' || value === 'conda' || value === 'pyproject' || value === 'uv-lock') return value;
+  throw new UsageError(`unknown --type "${value}" (use dockerfile, requirements, conda, pyproject or uv-lock)`);
 }
 
 function render(report: Report, format: string, sources: readonly SourceFile[], verbose: boolean, color: boolean): string {

@@ -4,7 +4,7 @@
  */
 import type { SourceText, Span } from './source.js';
 
-export type FileKind = 'dockerfile' | 'requirements' | 'conda' | 'pyproject';
+export type FileKind = 'dockerfile' | 'requirements' | 'conda' | 'pyproject' | 'uv-lock';
 export type Ecosystem = 'pip' | 'conda' | 'apt';
 
 /** Where a substituted value came from: `FROM nvidia/cuda:${CUDA}` edits the ARG default, not the FROM line. */

@@ -5,6 +5,7 @@ import { parseCondaEnvironment } from './conda/parse.js';
 import { parseDockerfile } from './dockerfile/parse.js';
 import { parseRequirements } from './requirements/parse.js';
 import { parsePyproject } from './pyproject/parse.js';
+import { parseUvLock } from './uv-lock/parse.js';
 
 /** Extensions that make a `Dockerfile…` name something else: documentation, scripts, data, templates. */
 const NOT_A_DOCKERFILE = /\.(?:md|rst|txt|sh|bash|ps1|py|json|ya?ml|toml|cfg|ini|lock|j2|jinja2?|tmpl|tpl|template|erb|mustache|hbs|bak|orig|swp|patch|diff)$/;
@@ -25,6 +26,7 @@ export function classifyPath(path: string): FileKind | undefined {
     return 'dockerfile';
   if (/\.ya?ml$/.test(lower) && /(?:^|[._-])(?:conda|environment)(?:[._-][^/]*)?\.ya?ml$/.test(lower)) return 'conda';
   if (lower === 'pyproject.toml') return 'pyproject';
+  if (lower === 'uv.lock') return 'uv-lock';
   if (/\.(?:txt|in)$/.test(lower) && (/requirements?/.test(lower) || /(^|\/)requirements\//.test(path.toLowerCase()) || /^constraints/.test(lower)))
     return 'requirements';
   return undefined;
@@ -55,7 +57,7 @@ export const HOOK_FILES = [
   // conda environments by name: environment*.yml, conda*.yml, *-environment.yml, *.conda.yml.
   '|(?:^|/)(?:[^/]*[._-])?(?:conda|environment)(?:[._-][^/]*)?\\.ya?ml$',
   // pyproject.toml
-  '|(?:^|/)pyproject\\.toml$',
+  '|(?:^|/)(?:pyproject\\.toml|uv\\.lock)$',
   // requirements by name: *requirement*.txt|.in, constraints*.txt|.in, and any .txt|.in below a requirements/ folder.
   '|(?:^|/)(?:[^/]*requirement[^/]*|constraints[^/]*)\\.(?:txt|in)$',
   '|(?:^|/)requirements/(?:[^/]+/)*[^/]*\\.(?:txt|in)$',
@@ -92,6 +94,7 @@ const PARSERS: Readonly<Record<FileKind, (path: string, text: string) => ParsedF
   requirements: parseRequirements,
   conda: parseCondaEnvironment,
   pyproject: parsePyproject,
+  'uv-lock': parseUvLock,
 };
 
 /**

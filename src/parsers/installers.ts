@@ -64,17 +64,21 @@ function recordUvSync(sink: FactSink, args: readonly Word[], all: readonly Word[
     )
       i++;
   }
-  const target = `${directory.replace(/\/+$/, '') || '.'}/pyproject.toml`.replace(/^\.\//, '');
-  const fact = {
-    kind: 'requirement' as const,
-    target,
-    targetSpan: context.span,
-    span: context.span,
-    context: context.id,
-    selects: selects.length ? selects : ['the project'],
-  };
-  sink.includes.push(fact);
-  (context.includes as (typeof fact)[]).push(fact);
+  // The project's pyproject.toml and its uv.lock, which is what uv installs (with --frozen as it is; otherwise
+  // after bringing it up to date with pyproject.toml).
+  for (const name of ['pyproject.toml', 'uv.lock']) {
+    const target = `${directory.replace(/\/+$/, '') || '.'}/${name}`.replace(/^\.\//, '');
+    const fact = {
+      kind: 'requirement' as const,
+      target,
+      targetSpan: context.span,
+      span: context.span,
+      context: context.id,
+      selects: selects.length ? selects : ['the project'],
+    };
+    sink.includes.push(fact);
+    (context.includes as (typeof fact)[]).push(fact);
+  }
   return true;
 }
 

@@ -27,6 +27,7 @@ const FILE_NAMES: Readonly<Record<FileKind, string>> = {
   requirements: 'requirements.txt',
   conda: 'environment.yml',
   pyproject: 'pyproject.toml',
+  'uv-lock': 'uv.lock',
 };
 
 function send(res: ServerResponse, status: number, type: string, body: string): true {
@@ -68,7 +69,7 @@ function recommendInput(params: URLSearchParams): RecommendInput | undefined {
 
 /** Check one pasted file; returns the report or a user-facing error. */
 export function checkSnippet(kind: string, text: string, baselineChoice: string | undefined) {
-  if (!(kind in FILE_NAMES)) return { error: `kind must be dockerfile, requirements, conda or pyproject, not "${kind}"` } as const;
+  if (!(kind in FILE_NAMES)) return { error: `kind must be dockerfile, requirements, conda, pyproject or uv-lock, not "${kind}"` } as const;
   if (Buffer.byteLength(text) > MAX_SNIPPET)
     return { error: `the file is larger than ${MAX_SNIPPET / 1024} KiB; check larger files with the command line` } as const;
   let policy: LoadedBaseline | undefined;

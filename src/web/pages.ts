@@ -139,6 +139,7 @@ export const KINDS = [
   { value: 'requirements', label: 'requirements.txt' },
   { value: 'conda', label: 'environment.yml' },
   { value: 'pyproject', label: 'pyproject.toml' },
+  { value: 'uv-lock', label: 'uv.lock' },
 ] as const;
 
 export function checkPage(

@@ -13,6 +13,7 @@ const TARGET_NAME: Readonly<Record<FileKind, string>> = {
   requirements: 'requirements.txt',
   conda: 'environment.yml',
   pyproject: 'pyproject.toml',
+  'uv-lock': 'uv.lock',
 };
 
 /** The kind of a corpus file from its flattened name (as make-corpus.mjs reads it). */

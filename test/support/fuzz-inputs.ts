@@ -7,7 +7,7 @@ import { CORPUS, inputPaths, ROOT } from '../harness.js';
 /** Cases per property: FUZZ_RUNS (`npm run fuzz` sets 100,000), else a sample of 1,500 for every test run. */
 export const RUNS = Number(process.env.FUZZ_RUNS ?? 1500);
 
-export type Kind = 'dockerfile' | 'requirements' | 'conda' | 'pyproject';
+export type Kind = 'dockerfile' | 'requirements' | 'conda' | 'pyproject' | 'uv-lock';
 
 /** Seeds: every fixture input and corpus file, by kind. */
 export function seeds(kind: Kind): string[] {
@@ -22,7 +22,9 @@ export function seeds(kind: Kind): string[] {
             ? 'conda'
             : /pyproject\.toml$/.test(path)
               ? 'pyproject'
-              : 'requirements';
+              : /uv\.lock$/.test(path)
+                ? 'uv-lock'
+                : 'requirements';
         if (fileKind === kind) out.push(readFileSync(join(rules, rule, name, path), 'utf8'));
       }
     }
@@ -32,8 +34,8 @@ export function seeds(kind: Kind): string[] {
   }
   // Real pyproject.toml files (fixtures/corpus-packaging).
   const packaging = join(ROOT, 'fixtures', 'corpus-packaging');
-  if (kind === 'pyproject')
-    for (const name of readdirSync(packaging).filter((file) => file.endsWith('pyproject.toml'))) out.push(readFileSync(join(packaging, name), 'utf8'));
+  const suffix = kind === 'pyproject' ? 'pyproject.toml' : kind === 'uv-lock' ? 'uv.lock' : undefined;
+  if (suffix) for (const name of readdirSync(packaging).filter((file) => file.endsWith(suffix))) out.push(readFileSync(join(packaging, name), 'utf8'));
   return out;
 }
 

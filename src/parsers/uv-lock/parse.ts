@@ -1,0 +1,136 @@
+/**
+ * uv.lock: exactly what `uv sync --frozen` installs, as pip facts at the lock's own lines.
+ *
+ * The lock lists every resolved package (`[[package]]`: name, version, `source = { registry = "…" }`) and, for the
+ * project itself (`source = { virtual = "." }` or `{ editable = "." }`), its direct dependencies for the project
+ * alone, per extra (`[package.optional-dependencies]`) and per dependency group (`[package.dev-dependencies]`),
+ * each a reference `{ name, version?, source?, marker? }` (docs.astral.sh/uv/concepts/projects/layout/#the-lockfile).
+ * Each selection is a variant with the same names as pyproject.toml's ("the project", "extra cu124", "group dev"),
+ * holding the project's direct dependencies as locked; a reference that names no version and matches several
+ * locked entries (one per platform or extra) is left out rather than guessed, and references whose marker cannot
+ * hold on Linux are dropped. A package's index is its registry, written as that context's --index-url.
+ *
+ * The lock is never edited: the checks that would rewrite a version say which `uv lock` to run instead (gate.ts).
+ */
+import { FactSink, packageFact, type IndexFact, type InstallContext, type PackageFact, type ParsedFile } from '../facts.js';
+import { holdsOnLinux } from '../pyproject/parse.js';
+import { normalizePythonName } from '../python-requirement.js';
+import { SourceText, type Span } from '../source.js';
+import { lookup, readToml, type TomlTable, type TomlValue } from '../toml.js';
+
+type TomlString = Extract<TomlValue, { kind: 'string' }>;
+
+interface Locked {
+  readonly name: string;
+  readonly rawName: string;
+  readonly nameSpan: Span;
+  readonly version: TomlString;
+  readonly registry?: TomlString;
+}
+
+const PYPI = /^https:\/\/pypi\.org\/simple\/?$/;
+
+const spanOf = (value: TomlString): Span =>
+  value.mapped.plainOffset >= 0 ? { start: value.mapped.plainOffset, end: value.mapped.plainOffset + value.value.length } : value.span;
+
+function str(table: TomlTable, key: string): TomlString | undefined {
+  const value = table.entries.get(key);
+  return value?.kind === 'string' ? value : undefined;
+}
+
+export function parseUvLock(path: string, text: string): ParsedFile {
+  const source = new SourceText(path, text);
+  const sink = new FactSink();
+  const document = readToml(text);
+  if (!document.ok) {
+    sink.problems.push({ span: document.span, message: document.message });
+    return sink.finish(path, 'uv-lock', source);
+  }
+  const list = lookup(document.root, 'package');
+  const tables = list?.kind === 'array' ? list.items.filter((item): item is TomlTable => item.kind === 'table') : [];
+  const byName = new Map<string, Locked[]>();
+  const roots: TomlTable[] = [];
+  for (const table of tables) {
+    const name = str(table, 'name');
+    const version = str(table, 'version');
+    const origin = table.entries.get('source');
+    if (!name) continue;
+    if (origin?.kind === 'table' && (origin.entries.has('virtual') || origin.entries.has('editable'))) roots.push(table);
+    if (!version) continue;
+    const registry = origin?.kind === 'table' ? str(origin, 'registry') : undefined;
+    const locked: Locked = { name: normalizePythonName(name.value), rawName: name.value, nameSpan: spanOf(name), version, ...(registry ? { registry } : {}) };
+    const same = byName.get(locked.name) ?? [];
+    same.push(locked);
+    byName.set(locked.name, same);
+  }
+
+  for (const root of roots) {
+    const base = refs(root.entries.get('dependencies'));
+    const selections: { name: string; refs: TomlTable[] }[] = [{ name: 'the project', refs: base }];
+    const extras = root.entries.get('optional-dependencies');
+    if (extras?.kind === 'table') for (const [extra, value] of extras.entries) selections.push({ name: `extra ${extra}`, refs: [...base, ...refs(value)] });
+    const groups = root.entries.get('dev-dependencies');
+    if (groups?.kind === 'table') for (const [group, value] of groups.entries) selections.push({ name: `group ${group}`, refs: [...base, ...refs(value)] });
+
+    for (const selection of selections) {
+      const byRegistry = new Map<string, Locked[]>();
+      for (const ref of selection.refs) {
+        const locked = resolve(ref, byName);
+        if (!locked) continue;
+        const key = locked.registry && !PYPI.test(locked.registry.value) ? locked.registry.value : '';
+        const group = byRegistry.get(key) ?? [];
+        if (!group.includes(locked)) group.push(locked);
+        byRegistry.set(key, group);
+      }
+      for (const [registry, group] of byRegistry) {
+        const id = sink.contexts.length;
+        const first = group.find((locked) => locked.registry?.value === registry)?.registry;
+        const indexes: IndexFact[] = registry && first ? [{ kind: 'index-url', url: registry, urlSpan: spanOf(first), span: spanOf(first), context: id }] : [];
+        sink.indexes.push(...indexes);
+        const context: InstallContext = { id, tool: 'uv', span: { start: 0, end: 0 }, indexes, includes: [], channels: [], variant: selection.name };
+        sink.contexts.push(context);
+        for (const locked of group) sink.packages.push(lockedFact(locked, id));
+      }
+    }
+  }
+  return sink.finish(path, 'uv-lock', source);
+}
+
+/** The references in a list of `{ name, version?, source?, marker? }` whose marker can hold on Linux. */
+function refs(value: TomlValue | undefined): TomlTable[] {
+  if (value?.kind !== 'array') return [];
+  return value.items.filter((item): item is TomlTable => item.kind === 'table' && holdsOnLinux(str(item, 'marker')?.value));
+}
+
+/** The locked entry a reference names: by name and, where given, version and registry; ambiguous → none. */
+function resolve(ref: TomlTable, byName: ReadonlyMap<string, readonly Locked[]>): Locked | undefined {
+  const name = str(ref, 'name');
+  if (!name) return undefined;
+  let candidates = byName.get(normalizePythonName(name.value)) ?? [];
+  const version = str(ref, 'version')?.value;
+  if (version) candidates = candidates.filter((locked) => locked.version.value === version);
+  const origin = ref.entries.get('source');
+  const registry = origin?.kind === 'table' ? str(origin, 'registry')?.value : undefined;
+  if (registry) candidates = candidates.filter((locked) => locked.registry?.value === registry);
+  return candidates.length === 1 ? candidates[0] : undefined;
+}
+
+function lockedFact(locked: Locked, context: number): PackageFact {
+  const version = locked.version.value;
+  const versionSpan = spanOf(locked.version);
+  const plus = version.indexOf('+');
+  return packageFact({
+    ecosystem: 'pip',
+    name: locked.name,
+    rawName: locked.rawName,
+    nameSpan: locked.nameSpan,
+    span: versionSpan,
+    extras: [],
+    specifier: `==${version}`,
+    specifierSpan: versionSpan,
+    clauses: [{ operator: '==', version, versionSpan }],
+    exact: version,
+    ...(plus >= 0 ? { localLabel: version.slice(plus + 1) } : {}),
+    context,
+  });
+}
