@@ -48933,12 +48933,12 @@ function readWithYaml(text, source) {
   const channelsNode = resolved(valueOf(root.items, "channels"));
   const channels = channelsNode && (0, import_yaml3.isSeq)(channelsNode) ? channelsNode.items.map((item) => scalar(item)) : void 0;
   const dependenciesNode = resolved(valueOf(root.items, "dependencies"));
-  let dependencies;
+  let dependencies2;
   if (dependenciesNode && !(0, import_yaml3.isSeq)(dependenciesNode)) {
     const [start, end] = dependenciesNode.range ?? [0, 0];
-    dependencies = { notList: { start, end } };
+    dependencies2 = { notList: { start, end } };
   } else if (dependenciesNode) {
-    dependencies = dependenciesNode.items.map((item) => {
+    dependencies2 = dependenciesNode.items.map((item) => {
       const node2 = resolved(item);
       if (!node2 || !(0, import_yaml3.isMap)(node2)) return { kind: "scalar", value: scalar(item) };
       const pip = resolved(valueOf(node2.items, "pip"));
@@ -48947,7 +48947,7 @@ function readWithYaml(text, source) {
       return { kind: "pip", span: { start, end }, entries: pip.items.map((entry) => scalar(entry)) };
     });
   }
-  return { errors, root: "map", channels, dependencies };
+  return { errors, root: "map", channels, dependencies: dependencies2 };
 }
 function valueOf(items, key) {
   for (const pair of items) {
@@ -48980,7 +48980,7 @@ function scanPlainConda(text) {
   if (lines.length === 0) return void 0;
   const seen = /* @__PURE__ */ new Set();
   let channels;
-  let dependencies;
+  let dependencies2;
   let i = 0;
   while (i < lines.length) {
     const line = lines[i];
@@ -48996,7 +48996,7 @@ function scanPlainConda(text) {
         const items = flowItems(text, valueStart, line.end);
         if (!items) return void 0;
         if (key[1] === "channels") channels = items;
-        else dependencies = items.map((value) => ({ kind: "scalar", value }));
+        else dependencies2 = items.map((value) => ({ kind: "scalar", value }));
       } else if (plainScalar(text, valueStart, line.end) === void 0) {
         return void 0;
       }
@@ -49013,13 +49013,13 @@ function scanPlainConda(text) {
         if (items.some((item) => item.kind !== "scalar")) return void 0;
         channels = items.map((item) => item.value);
       } else {
-        dependencies = items;
+        dependencies2 = items;
       }
     } else if (!plainBlock(text, block)) {
       return void 0;
     }
   }
-  return { errors: [], root: "map", channels, dependencies };
+  return { errors: [], root: "map", channels, dependencies: dependencies2 };
 }
 function listItems(text, block, allowPip) {
   const indent = block[0].at - block[0].start;
@@ -49252,12 +49252,12 @@ function parseCondaEnvironment(path, text) {
     sink.indexes.push(fact);
     context.indexes.push(fact);
   }
-  const dependencies = doc.dependencies;
-  if (dependencies && "notList" in dependencies) {
-    sink.problems.push({ span: dependencies.notList, message: '"dependencies" must be a list' });
+  const dependencies2 = doc.dependencies;
+  if (dependencies2 && "notList" in dependencies2) {
+    sink.problems.push({ span: dependencies2.notList, message: '"dependencies" must be a list' });
     return sink.finish(path, "conda", source);
   }
-  for (const item of dependencies ?? []) {
+  for (const item of dependencies2 ?? []) {
     if (item.kind === "pip") {
       const pipContext = addRequirementsContext(sink, "conda-env-pip", item.span);
       for (const value of item.entries) if (value) parseRequirementLine(sink, stripComment(value), pipContext);
@@ -52682,6 +52682,127 @@ function lookup(from, ...path) {
   return current;
 }
 
+// src/parsers/pyproject/poetry.ts
+var plainSpan = (value) => value.mapped.plainOffset >= 0 ? { start: value.mapped.plainOffset, end: value.mapped.plainOffset + value.value.length } : value.span;
+function markerOf(markers, holdsOnLinux2) {
+  if (!markers) return { holds: true, extras: [] };
+  const extras = [...markers.matchAll(/\bextra\s*==\s*['"]([^'"]+)['"]/g)].map((match) => match[1]);
+  return { holds: holdsOnLinux2(markers.replace(/\bextra\s*[!=]=\s*['"][^'"]+['"]/g, "True")), extras };
+}
+function dependencyFact(name, nameSpan, version2, span) {
+  const text = version2?.value.trim() ?? "";
+  const exact = /^(?:==\s*)?(\d[\w.!+-]*)$/.exec(text)?.[1];
+  const at = version2 ? plainSpan(version2) : span;
+  const offset = version2 && version2.mapped.plainOffset >= 0 && exact ? at.start + version2.value.indexOf(exact) : at.start;
+  const versionSpan = exact && version2 && version2.mapped.plainOffset >= 0 ? { start: offset, end: offset + exact.length } : at;
+  const clauses = exact ? [{ operator: "==", version: exact, versionSpan }] : [];
+  const plus = exact?.indexOf("+") ?? -1;
+  return packageFact({
+    ecosystem: "pip",
+    name: normalizePythonName(name),
+    rawName: name,
+    nameSpan,
+    span: version2 ? at : span,
+    extras: [],
+    specifier: exact ? `==${exact}` : text === "*" ? "" : text,
+    specifierSpan: at,
+    clauses,
+    ...exact ? { exact } : {},
+    ...exact && plus >= 0 ? { localLabel: exact.slice(plus + 1) } : {}
+  });
+}
+function dependencies(table2, holdsOnLinux2, extrasOf) {
+  if (table2?.kind !== "table") return [];
+  const out = [];
+  for (const [name, value] of table2.entries) {
+    if (name === "python") continue;
+    const nameSpan = table2.keySpans.get(name) ?? value.span;
+    const choices = value.kind === "array" ? value.items : [value];
+    for (const choice of choices) {
+      if (choice.kind === "string") {
+        out.push({ fact: dependencyFact(name, nameSpan, choice, choice.span) });
+        break;
+      }
+      if (choice.kind !== "table") continue;
+      const str2 = (key) => {
+        const entry = choice.entries.get(key);
+        return entry?.kind === "string" ? entry : void 0;
+      };
+      if (choice.entries.has("git") || choice.entries.has("path") || choice.entries.has("url")) continue;
+      const platform = str2("platform")?.value;
+      if (platform && platform.toLowerCase() !== "linux") continue;
+      const marker = markerOf(str2("markers")?.value, holdsOnLinux2);
+      if (!marker.holds) continue;
+      const optional2 = choice.entries.get("optional");
+      const extras = [...marker.extras, ...optional2?.kind === "boolean" && optional2.value ? extrasOf.get(normalizePythonName(name)) ?? [] : []];
+      const source = str2("source")?.value;
+      out.push({
+        fact: dependencyFact(name, nameSpan, str2("version"), choice.span),
+        ...source ? { source } : {},
+        ...extras.length || optional2?.kind === "boolean" && optional2.value ? { extras } : {}
+      });
+    }
+  }
+  return out;
+}
+function readPoetry(root, holdsOnLinux2) {
+  const poetry = lookup(root, "tool", "poetry");
+  if (poetry?.kind !== "table") return void 0;
+  const extrasTable = poetry.entries.get("extras");
+  const extras = /* @__PURE__ */ new Map();
+  const extrasOf = /* @__PURE__ */ new Map();
+  if (extrasTable?.kind === "table") {
+    for (const [extra, list2] of extrasTable.entries) {
+      extras.set(extra, extrasTable.keySpans.get(extra) ?? list2.span);
+      if (list2.kind !== "array") continue;
+      for (const item of list2.items) {
+        if (item.kind !== "string") continue;
+        const key = normalizePythonName(item.value);
+        extrasOf.set(key, [...extrasOf.get(key) ?? [], extra]);
+      }
+    }
+  }
+  const base = dependencies(poetry.entries.get("dependencies"), holdsOnLinux2, extrasOf);
+  const groups = /* @__PURE__ */ new Map();
+  const groupTable = poetry.entries.get("group");
+  if (groupTable?.kind === "table")
+    for (const [name, group] of groupTable.entries)
+      groups.set(name, {
+        span: groupTable.keySpans.get(name) ?? group.span,
+        dependencies: dependencies(lookup(group, "dependencies"), holdsOnLinux2, extrasOf)
+      });
+  const dev = poetry.entries.get("dev-dependencies");
+  if (dev && !groups.has("dev"))
+    groups.set("dev", { span: poetry.keySpans.get("dev-dependencies") ?? dev.span, dependencies: dependencies(dev, holdsOnLinux2, extrasOf) });
+  if (base.length === 0 && groups.size === 0) return void 0;
+  const sources = [];
+  const list = poetry.entries.get("source");
+  if (list?.kind === "array") {
+    for (const entry of list.items) {
+      if (entry.kind !== "table") continue;
+      const name = entry.entries.get("name");
+      const url2 = entry.entries.get("url");
+      if (name?.kind !== "string" || url2?.kind !== "string") continue;
+      const priority = entry.entries.get("priority");
+      const flag = (key) => {
+        const value = entry.entries.get(key);
+        return value?.kind === "boolean" && value.value;
+      };
+      const level = priority?.kind === "string" ? priority.value : flag("default") ? "primary" : flag("secondary") ? "supplemental" : "primary";
+      sources.push({
+        name: name.value,
+        url: url2.value,
+        urlSpan: plainSpan(url2),
+        span: url2.span,
+        explicit: level === "explicit",
+        isDefault: level === "primary" || level === "default",
+        table: true
+      });
+    }
+  }
+  return { base, groups, extras, sources };
+}
+
 // src/parsers/pyproject/parse.ts
 var MAX_FACTS = 5e4;
 var TORCH_FAMILY = /* @__PURE__ */ new Set(["torch", "torchvision", "torchaudio"]);
@@ -52731,6 +52852,7 @@ function parsePyproject(path, text) {
   const strategy = lookup(root, "tool", "uv", "index-strategy");
   const bestMatch = strategy?.kind === "string" && strategy.value === "unsafe-best-match";
   const firstPytorch = implicit.find((index) => /^https?:\/\/download\.pytorch\.org\//.test(index.url));
+  readPoetryVariants(root, base, variants, indexes, add);
   for (const variant of variants) {
     const groups2 = /* @__PURE__ */ new Map();
     const place = (key, served, primary, fact) => {
@@ -52738,13 +52860,16 @@ function parsePyproject(path, text) {
       group.packages.push(fact);
       groups2.set(key, group);
     };
-    for (const { fact } of variant.declared) {
-      const route = (routes.get(fact.name) ?? []).find(
+    for (const { fact, index: own2 } of variant.declared) {
+      const route = own2 ? { index: own2, span: fact.span } : (routes.get(fact.name) ?? []).find(
         (candidate) => (candidate.extra === void 0 || candidate.extra === variant.extra) && (candidate.group === void 0 || candidate.group === variant.group)
       );
       const routed = route && indexes.get(route.index);
       if (route && !routed)
-        sink.problems.push({ span: route.span, message: `[tool.uv.sources] ${fact.rawName}: no [[tool.uv.index]] is named "${route.index}"` });
+        sink.problems.push({
+          span: route.span,
+          message: own2 ? `${fact.rawName}: no [[tool.poetry.source]] is named "${route.index}"` : `[tool.uv.sources] ${fact.rawName}: no [[tool.uv.index]] is named "${route.index}"`
+        });
       if (routed) place(`route:${routed.name}`, [routed], true, fact);
       else if (!bestMatch && firstPytorch && TORCH_FAMILY.has(fact.name)) place(`first:${firstPytorch.name}`, [firstPytorch], true, fact);
       else place("all", [...implicit, ...fallback ? [fallback] : []], false, fact);
@@ -52776,6 +52901,21 @@ function parsePyproject(path, text) {
   }
   sink.suppressions.push(...findSuppressions(source));
   return sink.finish(path, "pyproject", source);
+}
+function readPoetryVariants(root, base, variants, indexes, add) {
+  const poetry = readPoetry(root, holdsOnLinux);
+  if (!poetry) return;
+  for (const source of poetry.sources) if (source.explicit || source.isDefault) indexes.set(source.name, source);
+  const declared = (dependency) => ({ fact: dependency.fact, ...dependency.source ? { index: dependency.source } : {} });
+  const main = poetry.base.filter((dependency) => !dependency.extras).map(declared);
+  base.push(...main);
+  for (const [extra, span] of poetry.extras)
+    add(
+      { name: `extra ${extra}`, span, extra, declared: [...base, ...poetry.base.filter((dependency) => dependency.extras?.includes(extra)).map(declared)] },
+      span
+    );
+  for (const [group, { span, dependencies: dependencies2 }] of poetry.groups)
+    add({ name: `group ${group}`, span, group, declared: [...base, ...dependencies2.map(declared)] }, span);
 }
 function readIndexes(root, sink) {
   const indexes = /* @__PURE__ */ new Map();

@@ -225,6 +225,54 @@ describe('a Dockerfile that runs uv sync', () => {
   });
 });
 
+describe("Poetry's tables", () => {
+  it('main dependencies, groups and extras as selections; a dependency names its source; explicit sources serve only those', () => {
+    const text = `[tool.poetry.dependencies]
+python = "^3.12"
+numpy = "^1.26.4"
+torch = { version = "^2.2", source = "pytorch-cpu", markers = "extra=='cpu' and extra!='cuda'" }
+mac = { version = "1.0", platform = "darwin" }
+[tool.poetry.group.cuda.dependencies]
+torch = [{ version = "2.3.0", source = "pytorch-cuda", markers = "sys_platform == 'linux'" }, { version = "2.3.0", markers = "sys_platform == 'darwin'" }]
+[tool.poetry.extras]
+cpu = ["torch"]
+[[tool.poetry.source]]
+name = "pytorch-cuda"
+priority = "explicit"
+url = "https://download.pytorch.org/whl/cu121"
+[[tool.poetry.source]]
+name = "pytorch-cpu"
+priority = "explicit"
+url = "https://download.pytorch.org/whl/cpu"
+`;
+    expect(selections(text)).toEqual({
+      'the project': [{ index: 'PyPI', packages: ['numpy^1.26.4'] }],
+      'extra cpu': [
+        { index: 'PyPI', packages: ['numpy^1.26.4'] },
+        { index: 'index-url https://download.pytorch.org/whl/cpu', packages: ['torch^2.2'] },
+      ],
+      'group cuda': [
+        { index: 'PyPI', packages: ['numpy^1.26.4'] },
+        { index: 'index-url https://download.pytorch.org/whl/cu121', packages: ['torch==2.3.0'] },
+      ],
+    });
+    const file = parse(text);
+    const torch = file.packages.find((pkg) => pkg.exact === '2.3.0')!;
+    expect(text.slice(torch.clauses[0]!.versionSpan.start, torch.clauses[0]!.versionSpan.end)).toBe('2.3.0');
+    expect(file.problems).toEqual([]);
+  });
+
+  it("12 and 30, the corpus's Poetry files: routed as the reviewer reads them, and consistent", () => {
+    const twelve = parse(readFileSync(join(ROOT, 'fixtures', 'corpus-packaging', '12__thawro__pulse-from-face-pytorch__pyproject.toml'), 'utf8'));
+    const routed = twelve.contexts.find((context) => context.variant === 'the project' && context.indexes.some((index) => index.url.endsWith('/cu118')))!;
+    expect(twelve.packages.filter((pkg) => pkg.context === routed.id).map((pkg) => `${pkg.name}==${pkg.exact}`)).toEqual([
+      'torch==2.0.1+cu118',
+      'torchvision==0.15.2',
+    ]);
+    expect(gate([twelve], EMPTY_BASELINE, defaultKnowledgeBase()).findings.filter((finding) => finding.severity === 'error')).toEqual([]);
+  });
+});
+
 describe('uv.lock', () => {
   const lock = (text: string) => parseFile('uv.lock', text, 'uv-lock');
 

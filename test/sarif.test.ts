@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ValidateFunction } from 'ajv';
 import AjvDraft04 from 'ajv-draft-04';
+import addFormats from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
 import { run } from '../src/cli/main.js';
 import type { Finding, Report } from '../src/finding.js';
@@ -21,8 +22,11 @@ import { ROOT } from './harness.js';
 const require = createRequire(import.meta.url);
 const schema = JSON.parse(readFileSync(require.resolve('@microsoft/jest-sarif/lib/schemas/sarif-2.1.0-rtm.5.json'), 'utf8')) as object;
 // A CommonJS module with `exports.default`: under NodeNext its default import is the module object.
-const Ajv = (AjvDraft04 as unknown as { default: new (options: object) => { compile(schema: object): ValidateFunction } }).default;
-const validate = new Ajv({ allErrors: true, strict: false, unicodeRegExp: false }).compile(schema);
+const Ajv = (AjvDraft04 as unknown as { default: new (options: object) => { compile(schema: object): ValidateFunction; addFormat: unknown } }).default;
+const ajv = new Ajv({ allErrors: true, strict: false, unicodeRegExp: false });
+// The schema's `uri` and `date-time` formats are checked too (ajv-formats), not ignored with a warning.
+(addFormats as unknown as (instance: unknown) => void)(ajv);
+const validate = ajv.compile(schema);
 
 interface Sarif {
   runs: {

@@ -21,19 +21,11 @@ import { FactSink, packageFact, type IndexFact, type InstallContext, type Packag
 import { SourceText, type Span } from '../source.js';
 import { findSuppressions } from '../suppressions.js';
 import { lookup, readToml, type TomlTable, type TomlValue } from '../toml.js';
+import { readPoetry, type PackageIndex, type PoetryDependency } from './poetry.js';
 import { normalizePythonName, parsePythonRequirement } from '../python-requirement.js';
 
-interface Index {
-  readonly name: string;
-  readonly url: string;
-  readonly urlSpan: Span;
-  readonly span: Span;
-  readonly explicit: boolean;
-  /** Replaces PyPI (`default = true`, or [tool.uv] index-url). */
-  readonly isDefault: boolean;
-  /** Declared as a [[tool.uv.index]] entry (not [tool.uv]'s older index-url / extra-index-url). */
-  readonly table: boolean;
-}
+/** An index (uv's [[tool.uv.index]], [tool.uv] options, Poetry's [[tool.poetry.source]]). */
+type Index = PackageIndex;
 
 /** Package facts one file may make across its selections (see parsePyproject). */
 const MAX_FACTS = 50_000;
@@ -51,6 +43,8 @@ interface Route {
 
 interface Declared {
   readonly fact: PackageFact;
+  /** The index this declaration names itself (Poetry's `source = "…"`), over [tool.uv.sources]. */
+  readonly index?: string;
 }
 
 /** A variant: what one `uv sync` selection installs. */
@@ -121,6 +115,8 @@ export function parsePyproject(path: string, text: string): ParsedFile {
   const bestMatch = strategy?.kind === 'string' && strategy.value === 'unsafe-best-match';
   const firstPytorch = implicit.find((index) => /^https?:\/\/download\.pytorch\.org\//.test(index.url));
 
+  readPoetryVariants(root, base, variants, indexes, add);
+
   for (const variant of variants) {
     const groups = new Map<string, { served: readonly Index[]; primary: boolean; packages: PackageFact[] }>();
     const place = (key: string, served: readonly Index[], primary: boolean, fact: PackageFact): void => {
@@ -128,14 +124,21 @@ export function parsePyproject(path: string, text: string): ParsedFile {
       group.packages.push(fact);
       groups.set(key, group);
     };
-    for (const { fact } of variant.declared) {
-      const route = (routes.get(fact.name) ?? []).find(
-        (candidate) =>
-          (candidate.extra === undefined || candidate.extra === variant.extra) && (candidate.group === undefined || candidate.group === variant.group),
-      );
+    for (const { fact, index: own } of variant.declared) {
+      const route = own
+        ? { index: own, span: fact.span }
+        : (routes.get(fact.name) ?? []).find(
+            (candidate) =>
+              (candidate.extra === undefined || candidate.extra === variant.extra) && (candidate.group === undefined || candidate.group === variant.group),
+          );
       const routed = route && indexes.get(route.index);
       if (route && !routed)
-        sink.problems.push({ span: route.span, message: `[tool.uv.sources] ${fact.rawName}: no [[tool.uv.index]] is named "${route.index}"` });
+        sink.problems.push({
+          span: route.span,
+          message: own
+            ? `${fact.rawName}: no [[tool.poetry.source]] is named "${route.index}"`
+            : `[tool.uv.sources] ${fact.rawName}: no [[tool.uv.index]] is named "${route.index}"`,
+        });
       if (routed) place(`route:${routed.name}`, [routed], true, fact);
       else if (!bestMatch && firstPytorch && TORCH_FAMILY.has(fact.name)) place(`first:${firstPytorch.name}`, [firstPytorch], true, fact);
       else place('all', [...implicit, ...(fallback ? [fallback] : [])], false, fact);
@@ -170,6 +173,34 @@ export function parsePyproject(path: string, text: string): ParsedFile {
   }
   sink.suppressions.push(...findSuppressions(source));
   return sink.finish(path, 'pyproject', source);
+}
+
+/**
+ * Poetry's dependencies as selections beside PEP 621's (see poetry.ts): its main dependencies join the project's;
+ * each Poetry extra and group is a selection of its own. Poetry's supplemental sources are searched only for what
+ * PyPI and the primary sources lack, so they serve no torch here.
+ */
+function readPoetryVariants(
+  root: TomlTable,
+  base: Declared[],
+  variants: Variant[],
+  indexes: Map<string, Index>,
+  add: (variant: Variant, span: Span) => void,
+): void {
+  const poetry = readPoetry(root, holdsOnLinux);
+  if (!poetry) return;
+  for (const source of poetry.sources) if (source.explicit || source.isDefault) indexes.set(source.name, source);
+  const declared = (dependency: PoetryDependency): Declared => ({ fact: dependency.fact, ...(dependency.source ? { index: dependency.source } : {}) });
+  const main = poetry.base.filter((dependency) => !dependency.extras).map(declared);
+  // The project's selection holds `base` itself: Poetry's main dependencies join it there.
+  base.push(...main);
+  for (const [extra, span] of poetry.extras)
+    add(
+      { name: `extra ${extra}`, span, extra, declared: [...base, ...poetry.base.filter((dependency) => dependency.extras?.includes(extra)).map(declared)] },
+      span,
+    );
+  for (const [group, { span, dependencies }] of poetry.groups)
+    add({ name: `group ${group}`, span, group, declared: [...base, ...dependencies.map(declared)] }, span);
 }
 
 /** `[[tool.uv.index]]` by name, then [tool.uv]'s older `extra-index-url` list and `index-url`. */

@@ -1,0 +1,177 @@
+/**
+ * Poetry's tables in pyproject.toml (python-poetry.org/docs/pyproject, /dependency-specification, /repositories):
+ * `[tool.poetry.dependencies]` (`name = "2.0.1"` or `{ version, source, markers, optional }`, or a list of such
+ * tables for several platforms), `[tool.poetry.group.<name>.dependencies]` (and the older `dev-dependencies`),
+ * `[tool.poetry.extras]` (extra → names of optional dependencies) and `[[tool.poetry.source]]` (name, url,
+ * priority: `explicit` serves only the dependencies that name it; `primary` or the older `default = true` replaces
+ * PyPI; `supplemental` or the older `secondary = true` is searched after it).
+ */
+import { packageFact, type PackageFact, type VersionClause } from '../facts.js';
+import { normalizePythonName } from '../python-requirement.js';
+import type { Span } from '../source.js';
+import { lookup, type TomlTable, type TomlValue } from '../toml.js';
+
+type TomlString = Extract<TomlValue, { kind: 'string' }>;
+
+/** A package index a pyproject.toml names, in any tool's table. */
+export interface PackageIndex {
+  readonly name: string;
+  readonly url: string;
+  readonly urlSpan: Span;
+  readonly span: Span;
+  readonly explicit: boolean;
+  /** Replaces PyPI (uv `default = true` or [tool.uv] index-url; Poetry `primary`). */
+  readonly isDefault: boolean;
+  /** Declared as a table entry ([[tool.uv.index]], [[tool.poetry.source]]), not [tool.uv]'s older options. */
+  readonly table: boolean;
+}
+
+export interface PoetryDependency {
+  readonly fact: PackageFact;
+  /** The source (index) it names. */
+  readonly source?: string;
+  /** Installed only with this extra (`optional = true` and listed in [tool.poetry.extras], or a marker `extra == 'x'`). */
+  readonly extras?: readonly string[];
+}
+
+export interface PoetryProject {
+  readonly base: readonly PoetryDependency[];
+  readonly groups: ReadonlyMap<string, { readonly span: Span; readonly dependencies: readonly PoetryDependency[] }>;
+  /** Extra → its key span. */
+  readonly extras: ReadonlyMap<string, Span>;
+  readonly sources: readonly PackageIndex[];
+}
+
+const plainSpan = (value: TomlString): Span =>
+  value.mapped.plainOffset >= 0 ? { start: value.mapped.plainOffset, end: value.mapped.plainOffset + value.value.length } : value.span;
+
+/** Whether a Poetry marker can hold on Linux, and the extras it requires (`extra == 'cpu'`). */
+function markerOf(markers: string | undefined, holdsOnLinux: (marker: string | undefined) => boolean): { holds: boolean; extras: string[] } {
+  if (!markers) return { holds: true, extras: [] };
+  const extras = [...markers.matchAll(/\bextra\s*==\s*['"]([^'"]+)['"]/g)].map((match) => match[1]!);
+  return { holds: holdsOnLinux(markers.replace(/\bextra\s*[!=]=\s*['"][^'"]+['"]/g, 'True')), extras };
+}
+
+/** A Poetry version constraint: an exact version (`2.0.1`, `==2.0.1`) is a pin; `^`, `~`, `*` and ranges are not. */
+function dependencyFact(name: string, nameSpan: Span, version: TomlString | undefined, span: Span): PackageFact {
+  const text = version?.value.trim() ?? '';
+  const exact = /^(?:==\s*)?(\d[\w.!+-]*)$/.exec(text)?.[1];
+  const at = version ? plainSpan(version) : span;
+  const offset = version && version.mapped.plainOffset >= 0 && exact ? at.start + version.value.indexOf(exact) : at.start;
+  const versionSpan = exact && version && version.mapped.plainOffset >= 0 ? { start: offset, end: offset + exact.length } : at;
+  const clauses: VersionClause[] = exact ? [{ operator: '==', version: exact, versionSpan }] : [];
+  const plus = exact?.indexOf('+') ?? -1;
+  return packageFact({
+    ecosystem: 'pip',
+    name: normalizePythonName(name),
+    rawName: name,
+    nameSpan,
+    span: version ? at : span,
+    extras: [],
+    specifier: exact ? `==${exact}` : text === '*' ? '' : text,
+    specifierSpan: at,
+    clauses,
+    ...(exact ? { exact } : {}),
+    ...(exact && plus >= 0 ? { localLabel: exact.slice(plus + 1) } : {}),
+  });
+}
+
+function dependencies(
+  table: TomlValue | undefined,
+  holdsOnLinux: (marker: string | undefined) => boolean,
+  extrasOf: ReadonlyMap<string, string[]>,
+): PoetryDependency[] {
+  if (table?.kind !== 'table') return [];
+  const out: PoetryDependency[] = [];
+  for (const [name, value] of table.entries) {
+    if (name === 'python') continue;
+    const nameSpan = table.keySpans.get(name) ?? value.span;
+    const choices = value.kind === 'array' ? value.items : [value];
+    for (const choice of choices) {
+      if (choice.kind === 'string') {
+        out.push({ fact: dependencyFact(name, nameSpan, choice, choice.span) });
+        break;
+      }
+      if (choice.kind !== 'table') continue;
+      const str = (key: string) => {
+        const entry = choice.entries.get(key);
+        return entry?.kind === 'string' ? entry : undefined;
+      };
+      // git, path and url dependencies name no index version.
+      if (choice.entries.has('git') || choice.entries.has('path') || choice.entries.has('url')) continue;
+      const platform = str('platform')?.value;
+      if (platform && platform.toLowerCase() !== 'linux') continue;
+      const marker = markerOf(str('markers')?.value, holdsOnLinux);
+      if (!marker.holds) continue;
+      const optional = choice.entries.get('optional');
+      const extras = [...marker.extras, ...(optional?.kind === 'boolean' && optional.value ? (extrasOf.get(normalizePythonName(name)) ?? []) : [])];
+      const source = str('source')?.value;
+      out.push({
+        fact: dependencyFact(name, nameSpan, str('version'), choice.span),
+        ...(source ? { source } : {}),
+        ...(extras.length || (optional?.kind === 'boolean' && optional.value) ? { extras } : {}),
+      });
+    }
+  }
+  return out;
+}
+
+/** Poetry's project, or undefined when the file has no [tool.poetry] dependencies. */
+export function readPoetry(root: TomlTable, holdsOnLinux: (marker: string | undefined) => boolean): PoetryProject | undefined {
+  const poetry = lookup(root, 'tool', 'poetry');
+  if (poetry?.kind !== 'table') return undefined;
+  const extrasTable = poetry.entries.get('extras');
+  const extras = new Map<string, Span>();
+  const extrasOf = new Map<string, string[]>();
+  if (extrasTable?.kind === 'table') {
+    for (const [extra, list] of extrasTable.entries) {
+      extras.set(extra, extrasTable.keySpans.get(extra) ?? list.span);
+      if (list.kind !== 'array') continue;
+      for (const item of list.items) {
+        if (item.kind !== 'string') continue;
+        const key = normalizePythonName(item.value);
+        extrasOf.set(key, [...(extrasOf.get(key) ?? []), extra]);
+      }
+    }
+  }
+  const base = dependencies(poetry.entries.get('dependencies'), holdsOnLinux, extrasOf);
+  const groups = new Map<string, { span: Span; dependencies: PoetryDependency[] }>();
+  const groupTable = poetry.entries.get('group');
+  if (groupTable?.kind === 'table')
+    for (const [name, group] of groupTable.entries)
+      groups.set(name, {
+        span: groupTable.keySpans.get(name) ?? group.span,
+        dependencies: dependencies(lookup(group, 'dependencies'), holdsOnLinux, extrasOf),
+      });
+  const dev = poetry.entries.get('dev-dependencies');
+  if (dev && !groups.has('dev'))
+    groups.set('dev', { span: poetry.keySpans.get('dev-dependencies') ?? dev.span, dependencies: dependencies(dev, holdsOnLinux, extrasOf) });
+  if (base.length === 0 && groups.size === 0) return undefined;
+
+  const sources: PackageIndex[] = [];
+  const list = poetry.entries.get('source');
+  if (list?.kind === 'array') {
+    for (const entry of list.items) {
+      if (entry.kind !== 'table') continue;
+      const name = entry.entries.get('name');
+      const url = entry.entries.get('url');
+      if (name?.kind !== 'string' || url?.kind !== 'string') continue;
+      const priority = entry.entries.get('priority');
+      const flag = (key: string) => {
+        const value = entry.entries.get(key);
+        return value?.kind === 'boolean' && value.value;
+      };
+      const level = priority?.kind === 'string' ? priority.value : flag('default') ? 'primary' : flag('secondary') ? 'supplemental' : 'primary';
+      sources.push({
+        name: name.value,
+        url: url.value,
+        urlSpan: plainSpan(url),
+        span: url.span,
+        explicit: level === 'explicit',
+        isDefault: level === 'primary' || level === 'default',
+        table: true,
+      });
+    }
+  }
+  return { base, groups, extras, sources };
+}
