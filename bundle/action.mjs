@@ -46063,6 +46063,7 @@ var rule_default6 = defineRule({
     const extra = extraNames(baseline);
     for (const unit of units) {
       for (const { file: file2, pkg } of unit.packages) {
+        if (file2.kind === "pyproject") continue;
         if (!isCudaRelevant(pkg, extra) || isPinned(pkg)) continue;
         const implied = impliedVersion(unit, pkg, kb);
         const fix = implied ? pinFix(file2, pkg, implied.version, implied.why) : void 0;
