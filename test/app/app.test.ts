@@ -1,7 +1,10 @@
 /**
  * The GitHub App with Probot, real webhook payloads and a spec-validating fake GitHub (through nock).
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { packageRoot } from '../../src/util/package-root.js';
 import { FakeGitHub } from '../support/fake-github.js';
 import { setup, teardown, type LogLine } from '../support/probot.js';
 import { checkRunPayload, checkSuitePayload, FULL, pullScenario } from './scenario.js';
@@ -90,6 +93,22 @@ describe('pull request checks', () => {
       expect.objectContaining({ conclusion: 'success', output: expect.objectContaining({ title: 'No CUDA-relevant files changed' }) }),
     ]);
     expect(calls().filter((call) => call.includes('check-runs'))).toHaveLength(1);
+  });
+
+  it('checks a changed uv.lock with the Dockerfile that runs uv sync and the pyproject.toml beside it', async () => {
+    const demo = (name: string) => readFileSync(join(packageRoot(), 'fixtures', 'repos', 'demo-uv', name), 'utf8');
+    const main = { Dockerfile: demo('Dockerfile'), 'pyproject.toml': demo('pyproject.toml') };
+    const scenario = pullScenario(fake, { main, head: { ...main, 'uv.lock': demo('uv.lock') }, changed: ['uv.lock'] });
+    await probot.receive({ id: 'uv', name: 'pull_request', payload: scenario.payload } as never);
+    const run = fake.checkRuns[0]!;
+    expect(run).toMatchObject({ status: 'completed', conclusion: 'failure' });
+    expect(
+      (run.annotations as { path: string; start_line: number; title: string }[])
+        .map((annotation) => `${annotation.path}:${annotation.start_line} ${annotation.title}`)
+        .sort(),
+    ).toEqual(['pyproject.toml:32 cuda-mismatch', 'uv.lock:24 cuda-mismatch', 'uv.lock:25 cuda-mismatch', 'uv.lock:42 cuda-mismatch']);
+    // The lock is never edited by the App: no Apply fixes for it.
+    expect(JSON.stringify(run.actions ?? [])).not.toContain('Apply');
   });
 
   it('reads files the change pulls in (an unchanged requirements file installed by the Dockerfile)', async () => {

@@ -388,6 +388,27 @@ function main(): void {
     `${fallback.length} of ${dockerfiles.length}${fallback.length ? ` (${fallback.join(', ')})` : ''}`,
   ]);
   real.result.dockerfileFallback = { files: dockerfiles.length, fallback };
+  // Lock files can be large: parse cost per MB of a uv.lock made of the real lock's entries, renamed, to 1 and 4 MiB.
+  const lock = readFileSync(join(ROOT, 'fixtures', 'corpus-packaging', '18__yyhhenry__uv-torch-env__uv.lock'), 'utf8');
+  const entries = lock.split('\n[[package]]').slice(1);
+  const lockOf = (bytes: number): string => {
+    let text = 'version = 1\n';
+    for (let i = 0; text.length < bytes; i++)
+      text += `\n[[package]]${entries[i % entries.length]!.replace(/^name = "([^"]+)"/m, (_m, name: string) => `name = "${name}-${i}"`)}`;
+    return text;
+  };
+  for (const mib of [1, 4]) {
+    const text = lockOf(mib * 1024 * 1024);
+    parseFile('uv.lock', text, 'uv-lock');
+    const times: number[] = [];
+    for (let run = 0; run < 5; run++) {
+      const started = performance.now();
+      parseFile('uv.lock', text, 'uv-lock');
+      times.push(performance.now() - started);
+    }
+    const ms = times.sort((a, b) => a - b)[2]!;
+    real.rows.push([`parse uv.lock, ${mib} MiB (real entries repeated; median of 5)`, `${round(ms)} ms (${round((ms * 1000) / (text.length / 1024))} µs/KB)`]);
+  }
   const synthetic = measureWorkload('synthetic');
   const rows = [...real.rows, ['', ''], ...synthetic.rows.map(([name, value]) => [`${name} [synthetic]`, value!])];
   const width = Math.max(...rows.map((row) => row[0]!.length));
