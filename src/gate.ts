@@ -8,6 +8,7 @@ import { severityRank, type Finding, type Report, type Severity } from './findin
 import type { KnowledgeBase } from './knowledge/index.js';
 import { docsUrl, formatMessage, type AnyRule, type Draft, type RuleContext } from './rule.js';
 import { RULES } from '../rules/index.js';
+import { classifyPath } from './parsers/index.js';
 
 export interface GateOptions {
   /** The loaded baseline file, so its own problems become policy-error findings. */
@@ -329,17 +330,17 @@ export function compareFindings(a: Finding, b: Finding): number {
 export type { Baseline };
 
 /** Lock files are written by their tool, never by hand (uv.lock by `uv lock`). */
-const LOCK_FILE = /(?:^|\/)uv\.lock$/;
+const isLockFile = (path: string): boolean => classifyPath(path) === 'uv-lock';
 
 /**
  * A finding whose fix or options would edit a lock file keeps its message and loses those edits; its help says
  * how the lock is changed instead.
  */
 function withoutLockEdits(finding: Finding): Finding {
-  const touches = (edits: readonly { readonly path: string }[]) => edits.some((edit) => LOCK_FILE.test(edit.path));
+  const touches = (edits: readonly { readonly path: string }[]) => edits.some((edit) => isLockFile(edit.path));
   const fix = finding.fix && touches(finding.fix.edits);
   const suggestions = finding.suggestions?.some((suggestion) => touches(suggestion.edits));
-  if (!fix && !suggestions && !LOCK_FILE.test(finding.location.path)) return finding;
+  if (!fix && !suggestions && !isLockFile(finding.location.path)) return finding;
   const how =
     'uv.lock is written by uv, not by hand: change pyproject.toml (the version, the extra or the index it routes to), then run uv lock (or uv lock --upgrade-package NAME).';
   const { fix: _fix, suggestions: _suggestions, ...rest } = finding;

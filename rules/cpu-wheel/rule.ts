@@ -2,6 +2,7 @@ import { claimCuda, indexSubject, type ClaimKind } from '../../src/analysis/clai
 import { isCpuUrl } from '../../src/analysis/cuda-labels.js';
 import { replaceWithin } from '../../src/analysis/edits.js';
 import type { Fix } from '../../src/finding.js';
+import type { IndexFact } from '../../src/parsers/facts.js';
 import { defineRule } from '../../src/rule.js';
 import { tagFromCuda } from '../../src/knowledge/versions.js';
 
@@ -62,17 +63,18 @@ export default defineRule({
           ...(fix && !severity ? { fix } : {}),
         });
       }
-      const unitContexts = new Set(unit.invocations.flatMap((invocation) => invocation.members.map((member) => member.context)));
-      for (const claimFile of unit.files) {
-        for (const index of claimFile.indexes) {
-          if (index.ignoredReason || index.kind === 'conda-channel' || !isCpuUrl(index.url)) continue;
-          if (claimFile === unit.root && unit.stage !== undefined && claimFile.contexts[index.context]?.stage !== unit.stage) continue;
-          // A pyproject.toml's or uv.lock's unit is one selection (an extra, a group): its own contexts only.
-          if ((claimFile.kind === 'pyproject' || claimFile.kind === 'uv-lock') && !unitContexts.has(claimFile.contexts[index.context]!)) continue;
+      // The indexes the unit installs with: a Dockerfile stage's own runs and what they pull in, one selection of a
+      // pyproject.toml or uv.lock.
+      const seenIndexes = new Set<IndexFact>();
+      for (const invocation of unit.invocations) {
+        for (const index of invocation.indexes) {
+          if (seenIndexes.has(index) || index.kind === 'conda-channel' || !isCpuUrl(index.url)) continue;
+          seenIndexes.add(index);
+          const claimFile = invocation.members.find((member) => member.context.indexes.includes(index))?.file ?? unit.root;
           let fix: Fix | undefined;
           const at = index.url.search(/cpu(?=\/|$)/);
           // A pyproject.toml's CPU index is what its cpu extra is for: the package beside it is what to change.
-          if (at >= 0 && target.precision === 'minor' && claimFile.kind !== 'pyproject' && claimFile.kind !== 'uv-lock') {
+          if (at >= 0 && target.precision === 'minor' && claimFile.kind !== 'pyproject') {
             const edit = replaceWithin(claimFile, index.urlSpan, index.url, at, at + 3, tagFromCuda(cuda));
             if (edit) fix = { title: `Use the ${tagFromCuda(cuda)} index`, safety: 'safe', edits: [edit] };
           }

@@ -142,10 +142,7 @@ export function fileClaims(file: ParsedFile, kb: KnowledgeBase): CudaClaim[] {
         index,
         // A pyproject.toml's index is named for its CUDA and chosen per extra: what to change there is the
         // selection (`uv sync --extra …`) or the routing, which no single text edit decides.
-        rewrite:
-          file.kind === 'pyproject' || file.kind === 'uv-lock'
-            ? undefined
-            : (target) => one(rewriteLabel(file, index.urlSpan, index.url, found.range, found.label, target)),
+        rewrite: file.kind === 'pyproject' ? undefined : (target) => one(rewriteLabel(file, index.urlSpan, index.url, found.range, found.label, target)),
       }),
     );
   }

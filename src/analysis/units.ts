@@ -1,4 +1,4 @@
-import type { IndexFact, InstallContext, PackageFact, ParsedFile } from '../parsers/facts.js';
+import { hasSelections, type IndexFact, type InstallContext, type PackageFact, type ParsedFile } from '../parsers/facts.js';
 import type { KnowledgeBase } from '../knowledge/index.js';
 import { cudaMajor, cudaMajorMinor } from '../knowledge/versions.js';
 import { CLAIM_PRECEDENCE, cudaClaim, fileClaims, type ClaimKind, type CudaClaim } from './claims.js';
@@ -72,7 +72,7 @@ export function buildUnits(files: readonly ParsedFile[], links: ReadonlyMap<Pars
     if (file.kind === 'dockerfile') {
       const stages = new DockerfileIndex(file, links.get(file) ?? [], claimsOf(file));
       for (const stage of file.stages) units.push(dockerStageUnit(stages, stage.index, links, claimsOf, kb));
-    } else if (file.kind === 'pyproject' || file.kind === 'uv-lock') {
+    } else if (hasSelections(file.kind)) {
       // The selections a Dockerfile's `uv sync` installs are checked with its stage; the others on their own.
       const via = (includers.get(file) ?? []).flatMap((includer) => (links.get(includer) ?? []).filter((link) => link.to === file));
       const covered = new Set(selectedContexts(file, via).map((context) => context.variant));
@@ -309,8 +309,8 @@ function dockerStageUnit(index: DockerfileIndex, stage: number, links: ReadonlyM
   const invocations: Invocation[] = [];
   const seen = new Set([file]);
   const linkedFiles: ParsedFile[] = [];
-  // A pyproject.toml's contexts that this stage's `uv sync` selections install (see selectedContexts).
-  const selected = new Map<ParsedFile, Set<InstallContext>>();
+  // The context ids of each pyproject.toml or uv.lock that this stage's `uv sync` selections install.
+  const selected = new Map<ParsedFile, Set<number>>();
   for (const context of contexts) {
     const contextLinks = index.linksByContext.get(context.id) ?? [];
     const linked = reachable(contextLinks, links, new Set([file]));
@@ -321,23 +321,18 @@ function dockerStageUnit(index: DockerfileIndex, stage: number, links: ReadonlyM
     }
     const members = linked.flatMap((member) => {
       const chosen = selectedContexts(member, contextLinks);
-      if (member.kind === 'pyproject' || member.kind === 'uv-lock') {
-        const set = selected.get(member) ?? new Set();
-        for (const c of chosen) set.add(c);
-        selected.set(member, set);
+      if (hasSelections(member.kind)) {
+        const ids = selected.get(member) ?? new Set();
+        for (const c of chosen) ids.add(c.id);
+        selected.set(member, ids);
       }
       return chosen.map((c) => ({ file: member, context: c }));
     });
     if (context.tool !== 'apt') invocations.push(makeInvocation([{ file, context }, ...members]));
   }
-  const inStage = (member: ParsedFile, context: number | undefined): boolean =>
-    (member.kind !== 'pyproject' && member.kind !== 'uv-lock') || context === undefined || [...(selected.get(member) ?? [])].some((c) => c.id === context);
+  const inStage = (member: ParsedFile, context: number | undefined): boolean => context === undefined || (selected.get(member)?.has(context) ?? true);
   const claims = [...index.claimsOf(stage, contexts), ...linkedFiles.flatMap((member) => claimsOf(member).filter((claim) => inStage(member, claim.context)))];
-  const memberPackages = new Map(
-    linkedFiles
-      .filter((member) => member.kind === 'pyproject' || member.kind === 'uv-lock')
-      .map((member) => [member, member.packages.filter((pkg) => inStage(member, pkg.context))]),
-  );
+  const memberPackages = new Map([...selected.keys()].map((member) => [member, member.packages.filter((pkg) => inStage(member, pkg.context))]));
   return finishUnit(label, file, stage, [file, ...linkedFiles], claims, invocations, kb, index.packagesOf(contexts), memberPackages);
 }
 
@@ -346,7 +341,7 @@ function dockerStageUnit(index: DockerfileIndex, stage: number, links: ReadonlyM
  * `uv sync` names (`--extra cu124` → the "extra cu124" contexts; none named → "the project"; `--all-extras`).
  */
 export function selectedContexts(member: ParsedFile, via: readonly Link[]): readonly InstallContext[] {
-  if (member.kind !== 'pyproject' && member.kind !== 'uv-lock') return member.contexts;
+  if (!hasSelections(member.kind)) return member.contexts;
   const selects = new Set(via.filter((link) => link.to === member).flatMap((link) => link.include.selects ?? ['the project']));
   return member.contexts.filter((context) => selects.has(context.variant ?? '') || (selects.has('*extras') && context.variant?.startsWith('extra ')));
 }

@@ -80,10 +80,10 @@ async function previewInputs(
   return { proposed: data.org?.proposed?.text ?? null, current: layer.state === 'found' ? layer.config : null, ...(existing ? { existing } : {}) };
 }
 
-/** Every repository of the installation under `owner` (archived ones and the config repository left out). */
-async function organisationRepositories(github: GitHub, owner: string) {
+/** Every repository of the installation under `owner` but the config repository (archived ones left out). */
+export async function organisationRepositories(github: GitHub, owner: string, withConfig = false) {
   const repos = await github.paginate(github.rest.apps.listReposAccessibleToInstallation, { per_page: 100 });
-  return repos.filter((repo) => !repo.archived && repo.name !== ORG_CONFIG_REPO && repo.owner.login.toLowerCase() === owner.toLowerCase());
+  return repos.filter((repo) => !repo.archived && (withConfig || repo.name !== ORG_CONFIG_REPO) && repo.owner.login.toLowerCase() === owner.toLowerCase());
 }
 
 /** Evaluate one repository's default branch and open pull requests under both baselines. */
@@ -197,9 +197,8 @@ export async function recheckOrganisation(
   const orgConfig = layer.state === 'found' ? layer.config : null;
   const commit = orgConfig?.commit || 'none';
   const migrations = resolveBaseline(owner, ORG_CONFIG_REPO, undefined, orgConfig).baseline.migration.pullRequests;
-  const repos = (await github.paginate(github.rest.apps.listReposAccessibleToInstallation, { per_page: 100 })).filter(
-    (candidate) => !candidate.archived && candidate.owner.login.toLowerCase() === owner.toLowerCase(),
-  );
+  // Config pull requests are re-checked too: their preview compares with the new baseline.
+  const repos = await organisationRepositories(github, owner, true);
   let queued = 0;
   // Open pull requests of 25 repositories per GraphQL request (heads only); a repository with more than 100 open
   // pull requests is listed in full through REST.

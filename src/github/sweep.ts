@@ -6,7 +6,7 @@
  */
 import type { Report } from '../finding.js';
 import type { AppDeps } from './deps.js';
-import { evaluateDefaultBranch } from './org.js';
+import { evaluateDefaultBranch, organisationRepositories } from './org.js';
 import { ORG_CONFIG_REPO, readOrgLayer } from './read.js';
 import type { GitHub, Logger } from './types.js';
 
@@ -59,9 +59,7 @@ export async function sweepInstallation(github: GitHub, owner: string, log: Logg
     return [];
   }
   const orgConfig = layer.state === 'found' ? layer.config : null;
-  const repos = (await github.paginate(github.rest.apps.listReposAccessibleToInstallation, { per_page: 100 })).filter(
-    (repo) => !repo.archived && repo.name !== ORG_CONFIG_REPO && repo.owner.login.toLowerCase() === owner.toLowerCase(),
-  );
+  const repos = await organisationRepositories(github, owner);
   const rows: SweepRow[] = [];
   let mode: 'none' | 'repository' | 'dashboard' = 'none';
   for (const repo of repos) {

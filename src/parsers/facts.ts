@@ -5,6 +5,11 @@
 import type { SourceText, Span } from './source.js';
 
 export type FileKind = 'dockerfile' | 'requirements' | 'conda' | 'pyproject' | 'uv-lock';
+
+/** Kinds whose contexts are selections (`variant`: the project, an extra, a group), one unit each. */
+export function hasSelections(kind: FileKind): boolean {
+  return kind === 'pyproject' || kind === 'uv-lock';
+}
 export type Ecosystem = 'pip' | 'conda' | 'apt';
 
 /** Where a substituted value came from: `FROM nvidia/cuda:${CUDA}` edits the ARG default, not the FROM line. */

@@ -16,6 +16,7 @@ export type TomlValue =
   | { readonly kind: 'other'; readonly span: Span };
 
 export type TomlTable = Extract<TomlValue, { kind: 'table' }>;
+export type TomlString = Extract<TomlValue, { kind: 'string' }>;
 
 export type TomlDocument = { readonly ok: true; readonly root: TomlTable } | { readonly ok: false; readonly message: string; readonly span: Span };
 
@@ -128,4 +129,22 @@ export function lookup(from: TomlValue | undefined, ...path: readonly string[]):
     current = current.entries.get(part);
   }
   return current;
+}
+
+/** A table's string value at `key`. */
+export function stringAt(table: TomlTable, key: string): TomlString | undefined {
+  const value = table.entries.get(key);
+  return value?.kind === 'string' ? value : undefined;
+}
+
+/** Whether a table's `key` is the boolean `true`. */
+export function isTrue(table: TomlTable, key: string): boolean {
+  const value = table.entries.get(key);
+  return value?.kind === 'boolean' && value.value;
+}
+
+/** The span of a string's text without its quotes (the whole string where it is written with escapes). */
+export function textSpan(value: TomlString): Span {
+  const offset = value.mapped.plainOffset;
+  return offset >= 0 ? { start: offset, end: offset + value.value.length } : value.span;
 }

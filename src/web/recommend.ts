@@ -177,6 +177,15 @@ function dockerfileFor(base: string, os: string, python: string | undefined, pip
   return [`FROM ${base}`, ...pythonLines(os, python, notes, problems), `RUN ${pip.replace(/^pip install/, 'python -m pip install --no-cache-dir')}`].join('\n');
 }
 
+/** An answer: what was worked out for every answer, and the version, options and install when there are some. */
+function answer(
+  work: { input: RecommendInput; problems: string[]; notes: string[]; sources: ReadonlySet<string>; gpu: ReturnType<typeof gpuInfo> },
+  rest: Pick<Recommendation, 'version' | 'options' | 'install'>,
+): Recommendation {
+  const { input, problems, notes, sources, gpu } = work;
+  return { input, problems, notes, ...(gpu ? { gpu: { name: gpu.name, cc: gpu.cc, minCuda: gpu.minCuda } } : {}), ...rest, sources: [...sources] };
+}
+
 function recommendPytorch(kb: KnowledgeBase, input: RecommendInput, baseline?: Baseline): Recommendation {
   const problems: string[] = [];
   const notes: string[] = [];
@@ -205,15 +214,13 @@ function recommendPytorch(kb: KnowledgeBase, input: RecommendInput, baseline?: B
     problems.push(
       `No CUDA build of torch ${release.version} works here${gpu ? ` for ${gpu.name}` : ''}${input.driver ? ` on driver ${input.driver}` : ''}.${alternative ? ` Nearest release that does: torch ${alternative.version}.` : ''}`,
     );
-    return {
-      input,
-      problems,
-      notes,
-      ...(gpu ? { gpu: { name: gpu.name, cc: gpu.cc, minCuda: gpu.minCuda } } : {}),
-      version: release.version,
-      options,
-      sources: [...sources],
-    };
+    return answer(
+      { input, problems, notes, sources, gpu },
+      {
+        version: release.version,
+        options,
+      },
+    );
   }
   const fullSupport = working.filter((option) => !input.driver || !option.reasons.length);
   const pick = fullSupport.find((option) => option.pypi) ?? fullSupport[0] ?? working[0]!;
@@ -239,26 +246,24 @@ function recommendPytorch(kb: KnowledgeBase, input: RecommendInput, baseline?: B
     : `The pytorch conda channel has no torch ${release.version} with pytorch-cuda ${pick.cuda} (it ended with 2.5.1); install with pip inside the conda environment.`;
   if (!condaOk) sources.add(cite(kb.data.conda.pytorchChannel));
   const dockerfile = dockerfileFor(base, os, input.python, pip, notes, problems);
-  return {
-    input,
-    problems,
-    notes,
-    ...(gpu ? { gpu: { name: gpu.name, cc: gpu.cc, minCuda: gpu.minCuda } } : {}),
-    version: release.version,
-    options,
-    install: {
-      cuda: pick.cuda,
-      image: base,
-      pip,
-      requirements: `${pick.pypi ? '' : `--index-url https://download.pytorch.org/whl/${tag}\n`}${pins.join('\n')}\n`,
-      ...(conda ? { conda } : {}),
-      ...(condaNote ? { condaNote } : {}),
-      dockerfile,
-      driverFull: pick.driverFull ?? '',
-      driverFloor: pick.driverFloor ?? '',
+  return answer(
+    { input, problems, notes, sources, gpu },
+    {
+      version: release.version,
+      options,
+      install: {
+        cuda: pick.cuda,
+        image: base,
+        pip,
+        requirements: `${pick.pypi ? '' : `--index-url https://download.pytorch.org/whl/${tag}\n`}${pins.join('\n')}\n`,
+        ...(conda ? { conda } : {}),
+        ...(condaNote ? { condaNote } : {}),
+        dockerfile,
+        driverFull: pick.driverFull ?? '',
+        driverFloor: pick.driverFloor ?? '',
+      },
     },
-    sources: [...sources],
-  };
+  );
 }
 
 function torchOptions(
@@ -351,15 +356,13 @@ function recommendTensorflow(kb: KnowledgeBase, input: RecommendInput, baseline?
   works = options[0]!.works;
   if (!works) {
     problems.push(`TensorFlow ${row.version} (CUDA ${row.cuda}) does not work here: ${reasons.join('; ')}.`);
-    return {
-      input,
-      problems,
-      notes,
-      ...(gpu ? { gpu: { name: gpu.name, cc: gpu.cc, minCuda: gpu.minCuda } } : {}),
-      version: row.version,
-      options,
-      sources: [...sources],
-    };
+    return answer(
+      { input, problems, notes, sources, gpu },
+      {
+        version: row.version,
+        options,
+      },
+    );
   }
   const { reference: base, os } = image(kb, row.cuda, input.os ?? 'ubuntu22.04', 'cudnn-runtime', notes);
   const andCuda = compareDotted(row.version, '2.14.0') >= 0;
@@ -368,24 +371,22 @@ function recommendTensorflow(kb: KnowledgeBase, input: RecommendInput, baseline?
     `TensorFlow ${row.version} is tested with CUDA ${row.cuda} and cuDNN ${row.cudnn}.${andCuda ? ' The [and-cuda] extra installs matching NVIDIA libraries from PyPI.' : ' It uses the CUDA and cuDNN of the image.'}`,
   );
   const dockerfile = dockerfileFor(base, os, input.python, pip, notes, problems);
-  return {
-    input,
-    problems,
-    notes,
-    ...(gpu ? { gpu: { name: gpu.name, cc: gpu.cc, minCuda: gpu.minCuda } } : {}),
-    version: row.version,
-    options,
-    install: {
-      cuda: row.cuda,
-      image: base,
-      pip,
-      requirements: `${andCuda ? `tensorflow[and-cuda]==${row.version}` : `tensorflow==${row.version}`}\n`,
-      dockerfile,
-      driverFull: driver.full ?? '',
-      driverFloor: driver.floor ?? '',
+  return answer(
+    { input, problems, notes, sources, gpu },
+    {
+      version: row.version,
+      options,
+      install: {
+        cuda: row.cuda,
+        image: base,
+        pip,
+        requirements: `${andCuda ? `tensorflow[and-cuda]==${row.version}` : `tensorflow==${row.version}`}\n`,
+        dockerfile,
+        driverFull: driver.full ?? '',
+        driverFloor: driver.floor ?? '',
+      },
     },
-    sources: [...sources],
-  };
+  );
 }
 
 function safeSatisfies(version: string, range: string): boolean {

@@ -20,8 +20,8 @@
 import { FactSink, packageFact, type IndexFact, type InstallContext, type PackageFact, type ParsedFile } from '../facts.js';
 import { SourceText, type Span } from '../source.js';
 import { findSuppressions } from '../suppressions.js';
-import { lookup, readToml, type TomlTable, type TomlValue } from '../toml.js';
-import { readPoetry, type PackageIndex, type PoetryDependency } from './poetry.js';
+import { isTrue, lookup, readToml, textSpan, type TomlTable, type TomlValue } from '../toml.js';
+import { readPoetry, type PackageIndex, type PoetryDependency, type PoetryProject } from './poetry.js';
 import { normalizePythonName, parsePythonRequirement } from '../python-requirement.js';
 
 /** An index (uv's [[tool.uv.index]], [tool.uv] options, Poetry's [[tool.poetry.source]]). */
@@ -81,28 +81,34 @@ export function parsePyproject(path: string, text: string): ParsedFile {
   const indexes = readIndexes(root, sink);
   const routes = readSources(root, sink);
 
-  const base = requirements(lookup(root, 'project', 'dependencies'), sink, '[project] dependencies');
+  // Poetry's main dependencies are the project's as much as PEP 621's; its sources are indexes like uv's.
+  const poetry = readPoetry(root, holdsOnLinux);
+  for (const source of poetry?.sources ?? []) if (source.explicit || source.isDefault) indexes.set(source.name, source);
+  const base = [
+    ...requirements(lookup(root, 'project', 'dependencies'), sink, '[project] dependencies'),
+    ...(poetry?.base.filter((dependency) => !dependency.extras).map(poetryDeclared) ?? []),
+  ];
   const variants: Variant[] = [{ name: 'the project', declared: base }];
   // Each selection holds the project's own dependencies again: past a budget of facts (a hostile file of
   // thousands of extras over thousands of dependencies), the remaining selections are not checked, and the file says so.
   let budget = MAX_FACTS;
-  const add = (variant: Variant, span: Span): void => {
+  const add = (variant: Variant): void => {
     budget -= variant.declared.length;
     if (budget >= 0) variants.push(variant);
     else if (budget + variant.declared.length >= 0)
-      sink.problems.push({ span, message: `too many extras and groups to check each one; ${variant.name} and those after it were not checked` });
+      sink.problems.push({
+        span: variant.span ?? { start: 0, end: 0 },
+        message: `too many extras and groups to check each one; ${variant.name} and those after it were not checked`,
+      });
   };
   const optional = lookup(root, 'project', 'optional-dependencies');
   if (optional?.kind === 'table')
     for (const [extra, list] of optional.entries)
-      add({ name: `extra ${extra}`, span: optional.keySpans.get(extra), extra, declared: [...base, ...requirements(list, sink, `extra ${extra}`)] }, list.span);
+      add({ name: `extra ${extra}`, span: optional.keySpans.get(extra), extra, declared: [...base, ...requirements(list, sink, `extra ${extra}`)] });
   const groups = lookup(root, 'dependency-groups');
   if (groups?.kind === 'table')
-    for (const [group, list] of groups.entries)
-      add(
-        { name: `group ${group}`, span: groups.keySpans.get(group), group, declared: [...base, ...groupRequirements(groups, group, sink, new Set())] },
-        list.span,
-      );
+    for (const group of groups.entries.keys())
+      add({ name: `group ${group}`, span: groups.keySpans.get(group), group, declared: [...base, ...groupRequirements(groups, group, sink, new Set())] });
 
   // Indexes every package may come from: non-explicit [[tool.uv.index]] entries, then [tool.uv] extra-index-url,
   // then the default index (an entry with default = true, or [tool.uv] index-url; else PyPI).
@@ -115,7 +121,7 @@ export function parsePyproject(path: string, text: string): ParsedFile {
   const bestMatch = strategy?.kind === 'string' && strategy.value === 'unsafe-best-match';
   const firstPytorch = implicit.find((index) => /^https?:\/\/download\.pytorch\.org\//.test(index.url));
 
-  readPoetryVariants(root, base, variants, indexes, add);
+  for (const variant of poetry ? poetryVariants(poetry, base) : []) add(variant);
 
   for (const variant of variants) {
     const groups = new Map<string, { served: readonly Index[]; primary: boolean; packages: PackageFact[] }>();
@@ -175,39 +181,32 @@ export function parsePyproject(path: string, text: string): ParsedFile {
   return sink.finish(path, 'pyproject', source);
 }
 
+const poetryDeclared = (dependency: PoetryDependency): Declared => ({ fact: dependency.fact, ...(dependency.source ? { index: dependency.source } : {}) });
+
 /**
- * Poetry's dependencies as selections beside PEP 621's (see poetry.ts): its main dependencies join the project's;
- * each Poetry extra and group is a selection of its own. Poetry's supplemental sources are searched only for what
- * PyPI and the primary sources lack, so they serve no torch here.
+ * Poetry's extras and groups as selections beside PEP 621's (see poetry.ts). Poetry's supplemental sources are
+ * searched only for what PyPI and the primary sources lack, so they serve no torch and are not indexes here.
  */
-function readPoetryVariants(
-  root: TomlTable,
-  base: Declared[],
-  variants: Variant[],
-  indexes: Map<string, Index>,
-  add: (variant: Variant, span: Span) => void,
-): void {
-  const poetry = readPoetry(root, holdsOnLinux);
-  if (!poetry) return;
-  for (const source of poetry.sources) if (source.explicit || source.isDefault) indexes.set(source.name, source);
-  const declared = (dependency: PoetryDependency): Declared => ({ fact: dependency.fact, ...(dependency.source ? { index: dependency.source } : {}) });
-  const main = poetry.base.filter((dependency) => !dependency.extras).map(declared);
-  // The project's selection holds `base` itself: Poetry's main dependencies join it there.
-  base.push(...main);
-  for (const [extra, span] of poetry.extras)
-    add(
-      { name: `extra ${extra}`, span, extra, declared: [...base, ...poetry.base.filter((dependency) => dependency.extras?.includes(extra)).map(declared)] },
+function poetryVariants(poetry: PoetryProject, base: readonly Declared[]): Variant[] {
+  return [
+    ...[...poetry.extras].map(([extra, span]) => ({
+      name: `extra ${extra}`,
       span,
-    );
-  for (const [group, { span, dependencies }] of poetry.groups)
-    add({ name: `group ${group}`, span, group, declared: [...base, ...dependencies.map(declared)] }, span);
+      extra,
+      declared: [...base, ...poetry.base.filter((dependency) => dependency.extras?.includes(extra)).map(poetryDeclared)],
+    })),
+    ...[...poetry.groups].map(([group, { span, dependencies }]) => ({
+      name: `group ${group}`,
+      span,
+      group,
+      declared: [...base, ...dependencies.map(poetryDeclared)],
+    })),
+  ];
 }
 
 /** `[[tool.uv.index]]` by name, then [tool.uv]'s older `extra-index-url` list and `index-url`. */
 function readIndexes(root: TomlTable, sink: FactSink): Map<string, Index> {
   const indexes = new Map<string, Index>();
-  const urlSpan = (url: Extract<TomlValue, { kind: 'string' }>): Span =>
-    url.mapped.plainOffset >= 0 ? { start: url.mapped.plainOffset, end: url.mapped.plainOffset + url.value.length } : url.span;
   const list = lookup(root, 'tool', 'uv', 'index');
   if (list?.kind === 'array') {
     for (const entry of list.items) {
@@ -218,17 +217,13 @@ function readIndexes(root: TomlTable, sink: FactSink): Map<string, Index> {
         sink.problems.push({ span: entry.span, message: 'a [[tool.uv.index]] entry needs a name and a url' });
         continue;
       }
-      const flag = (key: string): boolean => {
-        const value = entry.entries.get(key);
-        return value?.kind === 'boolean' && value.value;
-      };
       indexes.set(name.value, {
         name: name.value,
         url: url.value,
-        urlSpan: urlSpan(url),
+        urlSpan: textSpan(url),
         span: url.span,
-        explicit: flag('explicit'),
-        isDefault: flag('default'),
+        explicit: isTrue(entry, 'explicit'),
+        isDefault: isTrue(entry, 'default'),
         table: true,
       });
     }
@@ -240,7 +235,7 @@ function readIndexes(root: TomlTable, sink: FactSink): Map<string, Index> {
       indexes.set(`extra-index-url ${i}`, {
         name: `extra-index-url ${i}`,
         url: url.value,
-        urlSpan: urlSpan(url),
+        urlSpan: textSpan(url),
         span: url.span,
         explicit: false,
         isDefault: false,
@@ -249,7 +244,7 @@ function readIndexes(root: TomlTable, sink: FactSink): Map<string, Index> {
   });
   const main = lookup(root, 'tool', 'uv', 'index-url');
   if (main?.kind === 'string' && ![...indexes.values()].some((index) => index.isDefault))
-    indexes.set('index-url', { name: 'index-url', url: main.value, urlSpan: urlSpan(main), span: main.span, explicit: false, isDefault: true, table: false });
+    indexes.set('index-url', { name: 'index-url', url: main.value, urlSpan: textSpan(main), span: main.span, explicit: false, isDefault: true, table: false });
   return indexes;
 }
 

@@ -9,9 +9,7 @@
 import { packageFact, type PackageFact, type VersionClause } from '../facts.js';
 import { normalizePythonName } from '../python-requirement.js';
 import type { Span } from '../source.js';
-import { lookup, type TomlTable, type TomlValue } from '../toml.js';
-
-type TomlString = Extract<TomlValue, { kind: 'string' }>;
+import { isTrue, lookup, stringAt, textSpan, type TomlString, type TomlTable, type TomlValue } from '../toml.js';
 
 /** A package index a pyproject.toml names, in any tool's table. */
 export interface PackageIndex {
@@ -42,9 +40,6 @@ export interface PoetryProject {
   readonly sources: readonly PackageIndex[];
 }
 
-const plainSpan = (value: TomlString): Span =>
-  value.mapped.plainOffset >= 0 ? { start: value.mapped.plainOffset, end: value.mapped.plainOffset + value.value.length } : value.span;
-
 /** Whether a Poetry marker can hold on Linux, and the extras it requires (`extra == 'cpu'`). */
 function markerOf(markers: string | undefined, holdsOnLinux: (marker: string | undefined) => boolean): { holds: boolean; extras: string[] } {
   if (!markers) return { holds: true, extras: [] };
@@ -56,7 +51,7 @@ function markerOf(markers: string | undefined, holdsOnLinux: (marker: string | u
 function dependencyFact(name: string, nameSpan: Span, version: TomlString | undefined, span: Span): PackageFact {
   const text = version?.value.trim() ?? '';
   const exact = /^(?:==\s*)?(\d[\w.!+-]*)$/.exec(text)?.[1];
-  const at = version ? plainSpan(version) : span;
+  const at = version ? textSpan(version) : span;
   const offset = version && version.mapped.plainOffset >= 0 && exact ? at.start + version.value.indexOf(exact) : at.start;
   const versionSpan = exact && version && version.mapped.plainOffset >= 0 ? { start: offset, end: offset + exact.length } : at;
   const clauses: VersionClause[] = exact ? [{ operator: '==', version: exact, versionSpan }] : [];
@@ -93,23 +88,20 @@ function dependencies(
         break;
       }
       if (choice.kind !== 'table') continue;
-      const str = (key: string) => {
-        const entry = choice.entries.get(key);
-        return entry?.kind === 'string' ? entry : undefined;
-      };
+      const str = (key: string) => stringAt(choice, key);
       // git, path and url dependencies name no index version.
       if (choice.entries.has('git') || choice.entries.has('path') || choice.entries.has('url')) continue;
       const platform = str('platform')?.value;
       if (platform && platform.toLowerCase() !== 'linux') continue;
       const marker = markerOf(str('markers')?.value, holdsOnLinux);
       if (!marker.holds) continue;
-      const optional = choice.entries.get('optional');
-      const extras = [...marker.extras, ...(optional?.kind === 'boolean' && optional.value ? (extrasOf.get(normalizePythonName(name)) ?? []) : [])];
+      const optional = isTrue(choice, 'optional');
+      const extras = [...marker.extras, ...(optional ? (extrasOf.get(normalizePythonName(name)) ?? []) : [])];
       const source = str('source')?.value;
       out.push({
         fact: dependencyFact(name, nameSpan, str('version'), choice.span),
         ...(source ? { source } : {}),
-        ...(extras.length || (optional?.kind === 'boolean' && optional.value) ? { extras } : {}),
+        ...(extras.length || optional ? { extras } : {}),
       });
     }
   }
@@ -157,15 +149,12 @@ export function readPoetry(root: TomlTable, holdsOnLinux: (marker: string | unde
       const url = entry.entries.get('url');
       if (name?.kind !== 'string' || url?.kind !== 'string') continue;
       const priority = entry.entries.get('priority');
-      const flag = (key: string) => {
-        const value = entry.entries.get(key);
-        return value?.kind === 'boolean' && value.value;
-      };
-      const level = priority?.kind === 'string' ? priority.value : flag('default') ? 'primary' : flag('secondary') ? 'supplemental' : 'primary';
+      const level =
+        priority?.kind === 'string' ? priority.value : isTrue(entry, 'default') ? 'primary' : isTrue(entry, 'secondary') ? 'supplemental' : 'primary';
       sources.push({
         name: name.value,
         url: url.value,
-        urlSpan: plainSpan(url),
+        urlSpan: textSpan(url),
         span: url.span,
         explicit: level === 'explicit',
         isDefault: level === 'primary' || level === 'default',

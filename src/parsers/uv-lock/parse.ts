@@ -16,9 +16,7 @@ import { FactSink, packageFact, type IndexFact, type InstallContext, type Packag
 import { holdsOnLinux } from '../pyproject/parse.js';
 import { normalizePythonName } from '../python-requirement.js';
 import { SourceText, type Span } from '../source.js';
-import { lookup, readToml, type TomlTable, type TomlValue } from '../toml.js';
-
-type TomlString = Extract<TomlValue, { kind: 'string' }>;
+import { lookup, readToml, stringAt, textSpan, type TomlString, type TomlTable, type TomlValue } from '../toml.js';
 
 interface Locked {
   readonly name: string;
@@ -29,14 +27,6 @@ interface Locked {
 }
 
 const PYPI = /^https:\/\/pypi\.org\/simple\/?$/;
-
-const spanOf = (value: TomlString): Span =>
-  value.mapped.plainOffset >= 0 ? { start: value.mapped.plainOffset, end: value.mapped.plainOffset + value.value.length } : value.span;
-
-function str(table: TomlTable, key: string): TomlString | undefined {
-  const value = table.entries.get(key);
-  return value?.kind === 'string' ? value : undefined;
-}
 
 export function parseUvLock(path: string, text: string): ParsedFile {
   const source = new SourceText(path, text);
@@ -51,14 +41,14 @@ export function parseUvLock(path: string, text: string): ParsedFile {
   const byName = new Map<string, Locked[]>();
   const roots: TomlTable[] = [];
   for (const table of tables) {
-    const name = str(table, 'name');
-    const version = str(table, 'version');
+    const name = stringAt(table, 'name');
+    const version = stringAt(table, 'version');
     const origin = table.entries.get('source');
     if (!name) continue;
     if (origin?.kind === 'table' && (origin.entries.has('virtual') || origin.entries.has('editable'))) roots.push(table);
     if (!version) continue;
-    const registry = origin?.kind === 'table' ? str(origin, 'registry') : undefined;
-    const locked: Locked = { name: normalizePythonName(name.value), rawName: name.value, nameSpan: spanOf(name), version, ...(registry ? { registry } : {}) };
+    const registry = origin?.kind === 'table' ? stringAt(origin, 'registry') : undefined;
+    const locked: Locked = { name: normalizePythonName(name.value), rawName: name.value, nameSpan: textSpan(name), version, ...(registry ? { registry } : {}) };
     const same = byName.get(locked.name) ?? [];
     same.push(locked);
     byName.set(locked.name, same);
@@ -85,7 +75,8 @@ export function parseUvLock(path: string, text: string): ParsedFile {
       for (const [registry, group] of byRegistry) {
         const id = sink.contexts.length;
         const first = group.find((locked) => locked.registry?.value === registry)?.registry;
-        const indexes: IndexFact[] = registry && first ? [{ kind: 'index-url', url: registry, urlSpan: spanOf(first), span: spanOf(first), context: id }] : [];
+        const indexes: IndexFact[] =
+          registry && first ? [{ kind: 'index-url', url: registry, urlSpan: textSpan(first), span: textSpan(first), context: id }] : [];
         sink.indexes.push(...indexes);
         const context: InstallContext = { id, tool: 'uv', span: { start: 0, end: 0 }, indexes, includes: [], channels: [], variant: selection.name };
         sink.contexts.push(context);
@@ -99,25 +90,25 @@ export function parseUvLock(path: string, text: string): ParsedFile {
 /** The references in a list of `{ name, version?, source?, marker? }` whose marker can hold on Linux. */
 function refs(value: TomlValue | undefined): TomlTable[] {
   if (value?.kind !== 'array') return [];
-  return value.items.filter((item): item is TomlTable => item.kind === 'table' && holdsOnLinux(str(item, 'marker')?.value));
+  return value.items.filter((item): item is TomlTable => item.kind === 'table' && holdsOnLinux(stringAt(item, 'marker')?.value));
 }
 
 /** The locked entry a reference names: by name and, where given, version and registry; ambiguous → none. */
 function resolve(ref: TomlTable, byName: ReadonlyMap<string, readonly Locked[]>): Locked | undefined {
-  const name = str(ref, 'name');
+  const name = stringAt(ref, 'name');
   if (!name) return undefined;
   let candidates = byName.get(normalizePythonName(name.value)) ?? [];
-  const version = str(ref, 'version')?.value;
+  const version = stringAt(ref, 'version')?.value;
   if (version) candidates = candidates.filter((locked) => locked.version.value === version);
   const origin = ref.entries.get('source');
-  const registry = origin?.kind === 'table' ? str(origin, 'registry')?.value : undefined;
+  const registry = origin?.kind === 'table' ? stringAt(origin, 'registry')?.value : undefined;
   if (registry) candidates = candidates.filter((locked) => locked.registry?.value === registry);
   return candidates.length === 1 ? candidates[0] : undefined;
 }
 
 function lockedFact(locked: Locked, context: number): PackageFact {
   const version = locked.version.value;
-  const versionSpan = spanOf(locked.version);
+  const versionSpan = textSpan(locked.version);
   const plus = version.indexOf('+');
   return packageFact({
     ecosystem: 'pip',
