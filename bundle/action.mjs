@@ -711,10 +711,10 @@ var require_identity = __commonJS({
     var NODE_TYPE = /* @__PURE__ */ Symbol.for("yaml.node.type");
     var isAlias2 = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === ALIAS;
     var isDocument = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === DOC;
-    var isMap2 = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === MAP;
+    var isMap3 = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === MAP;
     var isPair = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === PAIR;
     var isScalar3 = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === SCALAR;
-    var isSeq2 = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === SEQ;
+    var isSeq3 = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === SEQ;
     function isCollection(node2) {
       if (node2 && typeof node2 === "object")
         switch (node2[NODE_TYPE]) {
@@ -747,11 +747,11 @@ var require_identity = __commonJS({
     exports.isAlias = isAlias2;
     exports.isCollection = isCollection;
     exports.isDocument = isDocument;
-    exports.isMap = isMap2;
+    exports.isMap = isMap3;
     exports.isNode = isNode2;
     exports.isPair = isPair;
     exports.isScalar = isScalar3;
-    exports.isSeq = isSeq2;
+    exports.isSeq = isSeq3;
   }
 });
 
@@ -1665,14 +1665,14 @@ var require_foldFlowLines = __commonJS({
     var FOLD_FLOW = "flow";
     var FOLD_BLOCK = "block";
     var FOLD_QUOTED = "quoted";
-    function foldFlowLines(text, indent, mode = "flow", { indentAtStart, lineWidth = 80, minContentWidth = 20, onFold, onOverflow } = {}) {
+    function foldFlowLines(text2, indent, mode = "flow", { indentAtStart, lineWidth = 80, minContentWidth = 20, onFold, onOverflow } = {}) {
       if (!lineWidth || lineWidth < 0)
-        return text;
+        return text2;
       if (lineWidth < minContentWidth)
         minContentWidth = 0;
       const endStep = Math.max(1 + minContentWidth, 1 + lineWidth - indent.length);
-      if (text.length <= endStep)
-        return text;
+      if (text2.length <= endStep)
+        return text2;
       const folds = [];
       const escapedFolds = {};
       let end = lineWidth - indent.length;
@@ -1689,14 +1689,14 @@ var require_foldFlowLines = __commonJS({
       let escStart = -1;
       let escEnd = -1;
       if (mode === FOLD_BLOCK) {
-        i = consumeMoreIndentedLines(text, i, indent.length);
+        i = consumeMoreIndentedLines(text2, i, indent.length);
         if (i !== -1)
           end = i + endStep;
       }
-      for (let ch; ch = text[i += 1]; ) {
+      for (let ch; ch = text2[i += 1]; ) {
         if (mode === FOLD_QUOTED && ch === "\\") {
           escStart = i;
-          switch (text[i + 1]) {
+          switch (text2[i + 1]) {
             case "x":
               i += 3;
               break;
@@ -1713,12 +1713,12 @@ var require_foldFlowLines = __commonJS({
         }
         if (ch === "\n") {
           if (mode === FOLD_BLOCK)
-            i = consumeMoreIndentedLines(text, i, indent.length);
+            i = consumeMoreIndentedLines(text2, i, indent.length);
           end = i + indent.length + endStep;
           split = void 0;
         } else {
           if (ch === " " && prev && prev !== " " && prev !== "\n" && prev !== "	") {
-            const next = text[i + 1];
+            const next = text2[i + 1];
             if (next && next !== " " && next !== "\n" && next !== "	")
               split = i;
           }
@@ -1730,12 +1730,12 @@ var require_foldFlowLines = __commonJS({
             } else if (mode === FOLD_QUOTED) {
               while (prev === " " || prev === "	") {
                 prev = ch;
-                ch = text[i += 1];
+                ch = text2[i += 1];
                 overflow = true;
               }
               const j = i > escEnd + 1 ? i - 2 : escStart - 1;
               if (escapedFolds[j])
-                return text;
+                return text2;
               folds.push(j);
               escapedFolds[j] = true;
               end = j + endStep;
@@ -1750,39 +1750,39 @@ var require_foldFlowLines = __commonJS({
       if (overflow && onOverflow)
         onOverflow();
       if (folds.length === 0)
-        return text;
+        return text2;
       if (onFold)
         onFold();
-      let res = text.slice(0, folds[0]);
+      let res = text2.slice(0, folds[0]);
       for (let i2 = 0; i2 < folds.length; ++i2) {
         const fold = folds[i2];
-        const end2 = folds[i2 + 1] || text.length;
+        const end2 = folds[i2 + 1] || text2.length;
         if (fold === 0)
           res = `
-${indent}${text.slice(0, end2)}`;
+${indent}${text2.slice(0, end2)}`;
         else {
           if (mode === FOLD_QUOTED && escapedFolds[fold])
-            res += `${text[fold]}\\`;
+            res += `${text2[fold]}\\`;
           res += `
-${indent}${text.slice(fold + 1, end2)}`;
+${indent}${text2.slice(fold + 1, end2)}`;
         }
       }
       return res;
     }
-    function consumeMoreIndentedLines(text, i, indent) {
+    function consumeMoreIndentedLines(text2, i, indent) {
       let end = i;
       let start = i + 1;
-      let ch = text[start];
+      let ch = text2[start];
       while (ch === " " || ch === "	") {
         if (i < start + indent) {
-          ch = text[++i];
+          ch = text2[++i];
         } else {
           do {
-            ch = text[++i];
+            ch = text2[++i];
           } while (ch && ch !== "\n");
           end = i;
           start = i + 1;
-          ch = text[start];
+          ch = text2[start];
         }
       }
       return end;
@@ -2532,13 +2532,13 @@ var require_stringifyCollection = __commonJS({
       const stringify2 = flow ? stringifyFlowCollection : stringifyBlockCollection;
       return stringify2(collection, ctx, options);
     }
-    function stringifyBlockCollection({ comment, items }, ctx, { blockItemPrefix, flowChars, itemIndent, onChompKeep, onComment }) {
+    function stringifyBlockCollection({ comment, items: items2 }, ctx, { blockItemPrefix, flowChars, itemIndent, onChompKeep, onComment }) {
       const { indent, options: { commentString } } = ctx;
       const itemCtx = Object.assign({}, ctx, { indent: itemIndent, type: null });
       let chompKeep = false;
       const lines = [];
-      for (let i = 0; i < items.length; ++i) {
-        const item = items[i];
+      for (let i = 0; i < items2.length; ++i) {
+        const item = items2[i];
         let comment2 = null;
         if (identity.isNode(item)) {
           if (!chompKeep && item.spaceBefore)
@@ -2581,7 +2581,7 @@ ${indent}${line}` : "\n";
         onChompKeep();
       return str;
     }
-    function stringifyFlowCollection({ items }, ctx, { flowChars, itemIndent }) {
+    function stringifyFlowCollection({ items: items2 }, ctx, { flowChars, itemIndent }) {
       const { indent, indentStep, flowCollectionPadding: fcPadding, options: { commentString } } = ctx;
       itemIndent += indentStep;
       const itemCtx = Object.assign({}, ctx, {
@@ -2592,8 +2592,8 @@ ${indent}${line}` : "\n";
       let reqNewline = false;
       let linesAtValue = 0;
       const lines = [];
-      for (let i = 0; i < items.length; ++i) {
-        const item = items[i];
+      for (let i = 0; i < items2.length; ++i) {
+        const item = items2[i];
         let comment = null;
         if (identity.isNode(item)) {
           if (item.spaceBefore)
@@ -2624,7 +2624,7 @@ ${indent}${line}` : "\n";
           reqNewline = true;
         let str = stringify.stringify(item, itemCtx, () => comment = null);
         reqNewline || (reqNewline = lines.length > linesAtValue || str.includes("\n"));
-        if (i < items.length - 1) {
+        if (i < items2.length - 1) {
           str += ",";
         } else if (ctx.options.trailingComma) {
           if (ctx.options.lineWidth > 0) {
@@ -2681,9 +2681,9 @@ var require_YAMLMap = __commonJS({
     var identity = require_identity();
     var Pair = require_Pair();
     var Scalar = require_Scalar();
-    function findPair(items, key) {
+    function findPair(items2, key) {
       const k = identity.isScalar(key) ? key.value : key;
-      for (const it of items) {
+      for (const it of items2) {
         if (identity.isPair(it)) {
           if (it.key === key || it.key === k)
             return it;
@@ -4631,12 +4631,12 @@ var require_util_map_includes = __commonJS({
   "node_modules/yaml/dist/compose/util-map-includes.js"(exports) {
     "use strict";
     var identity = require_identity();
-    function mapIncludes(ctx, items, search) {
+    function mapIncludes(ctx, items2, search) {
       const { uniqueKeys } = ctx.options;
       if (uniqueKeys === false)
         return false;
       const isEqual = typeof uniqueKeys === "function" ? uniqueKeys : (a, b) => a === b || identity.isScalar(a) && identity.isScalar(b) && a.value === b.value;
-      return items.some((pair) => isEqual(pair.key, search));
+      return items2.some((pair) => isEqual(pair.key, search));
     }
     exports.mapIncludes = mapIncludes;
   }
@@ -4859,9 +4859,9 @@ var require_resolve_flow_collection = __commonJS({
     var blockMsg = "Block collections are not allowed within flow collections";
     var isBlock = (token) => token && (token.type === "block-map" || token.type === "block-seq");
     function resolveFlowCollection({ composeNode, composeEmptyNode }, ctx, fc, onError, tag) {
-      const isMap2 = fc.start.source === "{";
-      const fcName = isMap2 ? "flow map" : "flow sequence";
-      const NodeClass = tag?.nodeClass ?? (isMap2 ? YAMLMap.YAMLMap : YAMLSeq.YAMLSeq);
+      const isMap3 = fc.start.source === "{";
+      const fcName = isMap3 ? "flow map" : "flow sequence";
+      const NodeClass = tag?.nodeClass ?? (isMap3 ? YAMLMap.YAMLMap : YAMLSeq.YAMLSeq);
       const coll = new NodeClass(ctx.schema);
       coll.flow = true;
       const atRoot = ctx.atRoot;
@@ -4897,7 +4897,7 @@ var require_resolve_flow_collection = __commonJS({
             offset = props.end;
             continue;
           }
-          if (!isMap2 && ctx.options.strict && utilContainsNewline.containsNewline(key))
+          if (!isMap3 && ctx.options.strict && utilContainsNewline.containsNewline(key))
             onError(
               key,
               // checked by containsNewline()
@@ -4937,7 +4937,7 @@ var require_resolve_flow_collection = __commonJS({
             }
           }
         }
-        if (!isMap2 && !sep4 && !props.found) {
+        if (!isMap3 && !sep4 && !props.found) {
           const valueNode = value ? composeNode(ctx, value, props, onError) : composeEmptyNode(ctx, props.end, sep4, null, props, onError);
           coll.items.push(valueNode);
           offset = valueNode.range[2];
@@ -4960,7 +4960,7 @@ var require_resolve_flow_collection = __commonJS({
             startOnNewline: false
           });
           if (valueProps.found) {
-            if (!isMap2 && !props.found && ctx.options.strict) {
+            if (!isMap3 && !props.found && ctx.options.strict) {
               if (sep4)
                 for (const st of sep4) {
                   if (st === valueProps.found)
@@ -4992,7 +4992,7 @@ var require_resolve_flow_collection = __commonJS({
           const pair = new Pair.Pair(keyNode, valueNode);
           if (ctx.options.keepSourceTokens)
             pair.srcToken = collItem;
-          if (isMap2) {
+          if (isMap3) {
             const map2 = coll;
             if (utilMapIncludes.mapIncludes(ctx, map2.items, keyNode))
               onError(keyStart, "DUPLICATE_KEY", "Map keys must be unique");
@@ -5008,7 +5008,7 @@ var require_resolve_flow_collection = __commonJS({
           offset = valueNode ? valueNode.range[2] : valueProps.end;
         }
       }
-      const expectedEnd = isMap2 ? "}" : "]";
+      const expectedEnd = isMap3 ? "}" : "]";
       const [ce, ...ee] = fc.end;
       let cePos = offset;
       if (ce?.source === expectedEnd)
@@ -7909,7 +7909,7 @@ var require_public_api = __commonJS({
         return docs;
       return Object.assign([], { empty: true }, composer$1.streamInfo());
     }
-    function parseDocument3(source, options = {}) {
+    function parseDocument4(source, options = {}) {
       const { lineCounter: lineCounter2, prettyErrors } = parseOptions2(options);
       const parser$1 = new parser.Parser(lineCounter2?.addNewLine);
       const composer$1 = new composer.Composer(options);
@@ -7935,7 +7935,7 @@ var require_public_api = __commonJS({
       } else if (options === void 0 && reviver && typeof reviver === "object") {
         options = reviver;
       }
-      const doc = parseDocument3(src, options);
+      const doc = parseDocument4(src, options);
       if (!doc)
         return null;
       doc.warnings.forEach((warning) => log.warn(doc.options.logLevel, warning));
@@ -7971,7 +7971,7 @@ var require_public_api = __commonJS({
     }
     exports.parse = parse6;
     exports.parseAllDocuments = parseAllDocuments;
-    exports.parseDocument = parseDocument3;
+    exports.parseDocument = parseDocument4;
     exports.stringify = stringify;
   }
 });
@@ -8952,8 +8952,8 @@ var init_main = __esm({
       LanguageKind2.YAML = "yaml";
     })(LanguageKind || (LanguageKind = {}));
     (function(TextDocumentItem2) {
-      function create(uri, languageId, version2, text) {
-        return { uri, languageId, version: version2, text };
+      function create(uri, languageId, version2, text2) {
+        return { uri, languageId, version: version2, text: text2 };
       }
       TextDocumentItem2.create = create;
       function is(value) {
@@ -9045,8 +9045,8 @@ var init_main = __esm({
       CompletionItem2.create = create;
     })(CompletionItem || (CompletionItem = {}));
     (function(CompletionList2) {
-      function create(items, isIncomplete) {
-        return { items: items ? items : [], isIncomplete: !!isIncomplete };
+      function create(items2, isIncomplete) {
+        return { items: items2 ? items2 : [], isIncomplete: !!isIncomplete };
       }
       CompletionList2.create = create;
     })(CompletionList || (CompletionList = {}));
@@ -9336,8 +9336,8 @@ var init_main = __esm({
       SemanticTokens2.is = is;
     })(SemanticTokens || (SemanticTokens = {}));
     (function(InlineValueText2) {
-      function create(range, text) {
-        return { range, text };
+      function create(range, text2) {
+        return { range, text: text2 };
       }
       InlineValueText2.create = create;
       function is(value) {
@@ -9431,8 +9431,8 @@ var init_main = __esm({
       InlineCompletionItem2.create = create;
     })(InlineCompletionItem || (InlineCompletionItem = {}));
     (function(InlineCompletionList2) {
-      function create(items) {
-        return { items };
+      function create(items2) {
+        return { items: items2 };
       }
       InlineCompletionList2.create = create;
     })(InlineCompletionList || (InlineCompletionList = {}));
@@ -9441,8 +9441,8 @@ var init_main = __esm({
       InlineCompletionTriggerKind2.Automatic = 2;
     })(InlineCompletionTriggerKind || (InlineCompletionTriggerKind = {}));
     (function(SelectedCompletionInfo2) {
-      function create(range, text) {
-        return { range, text };
+      function create(range, text2) {
+        return { range, text: text2 };
       }
       SelectedCompletionInfo2.create = create;
     })(SelectedCompletionInfo || (SelectedCompletionInfo = {}));
@@ -9471,7 +9471,7 @@ var init_main = __esm({
       }
       TextDocument3.is = is;
       function applyEdits2(document, edits) {
-        let text = document.getText();
+        let text2 = document.getText();
         const sortedEdits = mergeSort2(edits, (a, b) => {
           const diff2 = a.range.start.line - b.range.start.line;
           if (diff2 === 0) {
@@ -9479,19 +9479,19 @@ var init_main = __esm({
           }
           return diff2;
         });
-        let lastModifiedOffset = text.length;
+        let lastModifiedOffset = text2.length;
         for (let i = sortedEdits.length - 1; i >= 0; i--) {
           const e = sortedEdits[i];
           const startOffset = document.offsetAt(e.range.start);
           const endOffset = document.offsetAt(e.range.end);
           if (endOffset <= lastModifiedOffset) {
-            text = text.substring(0, startOffset) + e.newText + text.substring(endOffset, text.length);
+            text2 = text2.substring(0, startOffset) + e.newText + text2.substring(endOffset, text2.length);
           } else {
             throw new Error("Overlapping edit");
           }
           lastModifiedOffset = startOffset;
         }
-        return text;
+        return text2;
       }
       TextDocument3.applyEdits = applyEdits2;
       function mergeSort2(data, compare) {
@@ -9556,21 +9556,21 @@ var init_main = __esm({
       getLineOffsets() {
         if (this._lineOffsets === void 0) {
           const lineOffsets = [];
-          const text = this._content;
+          const text2 = this._content;
           let isLineStart = true;
-          for (let i = 0; i < text.length; i++) {
+          for (let i = 0; i < text2.length; i++) {
             if (isLineStart) {
               lineOffsets.push(i);
               isLineStart = false;
             }
-            const ch = text.charAt(i);
+            const ch = text2.charAt(i);
             isLineStart = ch === "\r" || ch === "\n";
-            if (ch === "\r" && i + 1 < text.length && text.charAt(i + 1) === "\n") {
+            if (ch === "\r" && i + 1 < text2.length && text2.charAt(i + 1) === "\n") {
               i++;
             }
           }
-          if (isLineStart && text.length > 0) {
-            lineOffsets.push(text.length);
+          if (isLineStart && text2.length > 0) {
+            lineOffsets.push(text2.length);
           }
           this._lineOffsets = lineOffsets;
         }
@@ -9875,12 +9875,12 @@ function mergeSort(data, compare) {
   }
   return data;
 }
-function computeLineOffsets(text, isAtLineStart, textOffset = 0) {
+function computeLineOffsets(text2, isAtLineStart, textOffset = 0) {
   const result2 = isAtLineStart ? [textOffset] : [];
-  for (let i = 0; i < text.length; i++) {
-    const ch = text.charCodeAt(i);
+  for (let i = 0; i < text2.length; i++) {
+    const ch = text2.charCodeAt(i);
     if (isEOL(ch)) {
-      if (ch === 13 && i + 1 < text.length && text.charCodeAt(i + 1) === 10) {
+      if (ch === 13 && i + 1 < text2.length && text2.charCodeAt(i + 1) === 10) {
         i++;
       }
       result2.push(textOffset + i + 1);
@@ -10076,7 +10076,7 @@ var init_main2 = __esm({
       }
       TextDocument3.update = update;
       function applyEdits2(document, edits) {
-        const text = document.getText();
+        const text2 = document.getText();
         const sortedEdits = mergeSort(edits.map(getWellformedEdit), (a, b) => {
           const diff2 = a.range.start.line - b.range.start.line;
           if (diff2 === 0) {
@@ -10091,14 +10091,14 @@ var init_main2 = __esm({
           if (startOffset < lastModifiedOffset) {
             throw new Error("Overlapping edit");
           } else if (startOffset > lastModifiedOffset) {
-            spans.push(text.substring(lastModifiedOffset, startOffset));
+            spans.push(text2.substring(lastModifiedOffset, startOffset));
           }
           if (e.newText.length) {
             spans.push(e.newText);
           }
           lastModifiedOffset = document.offsetAt(e.range.end);
         }
-        spans.push(text.substr(lastModifiedOffset));
+        spans.push(text2.substr(lastModifiedOffset));
         return spans.join("");
       }
       TextDocument3.applyEdits = applyEdits2;
@@ -11113,18 +11113,18 @@ var require_instruction = __commonJS({
         return heredocs;
       }
       getDelimiterRange(startArg, name, candidateRange) {
-        const text = this.document.getText(candidateRange);
+        const text2 = this.document.getText(candidateRange);
         if (startArg.getValue().startsWith("<<-")) {
           let index = 0;
-          while (text.charAt(index) === "	") {
+          while (text2.charAt(index) === "	") {
             index++;
           }
-          if (text.substring(index) === name) {
+          if (text2.substring(index) === name) {
             return vscode_languageserver_types_1.Range.create(vscode_languageserver_types_1.Position.create(candidateRange.start.line, index), candidateRange.end);
           }
           return null;
         }
-        return text === name ? candidateRange : null;
+        return text2 === name ? candidateRange : null;
       }
     };
     exports.Instruction = Instruction;
@@ -11910,11 +11910,11 @@ var require_propertyInstruction = __commonJS({
               ];
             }
           } else if (args[0].getValue().indexOf("=") === -1) {
-            let text = this.document.getText();
+            let text2 = this.document.getText();
             let start = args[1].getRange().start;
             let end = args[args.length - 1].getRange().end;
-            text = text.substring(this.document.offsetAt(start), this.document.offsetAt(end));
-            this.properties = [new property_1.Property(this.document, this.escapeChar, args[0], new argument_1.Argument(text, vscode_languageserver_types_1.Range.create(args[1].getRange().start, args[args.length - 1].getRange().end)))];
+            text2 = text2.substring(this.document.offsetAt(start), this.document.offsetAt(end));
+            this.properties = [new property_1.Property(this.document, this.escapeChar, args[0], new argument_1.Argument(text2, vscode_languageserver_types_1.Range.create(args[1].getRange().start, args[args.length - 1].getRange().end)))];
           } else {
             this.properties = [];
             for (let i = 0; i < args.length; i++) {
@@ -15570,8 +15570,8 @@ var convertMarkedBigIntsReviver = (key, value, context, userReviver) => {
   if (!hasUserReviver) return value;
   return userReviver(key, value, context);
 };
-var JSONParseV2 = (text, reviver) => {
-  return JSON.parse(text, (key, value, context) => {
+var JSONParseV2 = (text2, reviver) => {
+  return JSON.parse(text2, (key, value, context) => {
     const isNumber2 = typeof value === "number";
     const isOutOfBounds = value > Number.MAX_SAFE_INTEGER || value < Number.MIN_SAFE_INTEGER;
     const isBigNumber = isNumber2 && isOutOfBounds;
@@ -15629,8 +15629,8 @@ var applyReviverIteratively = (parsed, userReviver) => {
   }
   return rootHolder[""];
 };
-var serializeBigInts = (text) => {
-  return text.replace(
+var serializeBigInts = (text2) => {
+  return text2.replace(
     stringsOrLargeNumbers,
     (match, digits, fractional, exponential) => {
       const isString2 = match[0] === '"';
@@ -15644,18 +15644,18 @@ var serializeBigInts = (text) => {
     }
   );
 };
-var JSONParse = (text, reviver) => {
-  if (!text) return originalParse(text, reviver);
+var JSONParse = (text2, reviver) => {
+  if (!text2) return originalParse(text2, reviver);
   try {
-    if (isContextSourceSupported()) return JSONParseV2(text, reviver);
-    const serializedData = serializeBigInts(text);
+    if (isContextSourceSupported()) return JSONParseV2(text2, reviver);
+    const serializedData = serializeBigInts(text2);
     return originalParse(
       serializedData,
       (key, value, context) => convertMarkedBigIntsReviver(key, value, context, reviver)
     );
   } catch (error62) {
     if (error62 instanceof RangeError) {
-      const serializedData = serializeBigInts(text);
+      const serializedData = serializeBigInts(text2);
       const parsed = originalParse(serializedData);
       return applyReviverIteratively(parsed, reviver);
     }
@@ -15823,12 +15823,12 @@ async function getResponseData(response) {
   }
   const mimetype = parse2(contentType);
   if (isJSONResponse(mimetype)) {
-    let text = "";
+    let text2 = "";
     try {
-      text = await response.text();
-      return JSONParse(text);
+      text2 = await response.text();
+      return JSONParse(text2);
     } catch (err) {
-      return text;
+      return text2;
     }
   } else if (mimetype.type.startsWith("text/") || // `application/octet-stream` is the canonical "arbitrary binary" type
   // (RFC 2046) and must never be decoded as text, even when the response
@@ -18791,14 +18791,14 @@ ${footer(context)}`,
     };
   }
   const summary = truncate([summaryTable(report), fixesSection(report, context), skippedSection(context), footer(context)].filter(Boolean).join("\n\n"));
-  const text = report.findings.length > 0 ? truncate(report.findings.map(detail).join("\n\n")) : void 0;
+  const text2 = report.findings.length > 0 ? truncate(report.findings.map(detail).join("\n\n")) : void 0;
   const unchecked = context.skipped.length;
   const title = unchecked === 0 ? countsTitle(report) : `${report.findings.length === 0 ? "No CUDA problems found" : countsTitle(report)}; ${unchecked} file${unchecked === 1 ? "" : "s"} not checked`;
   return {
     conclusion: report.counts.error > 0 ? "failure" : unchecked > 0 ? "neutral" : "success",
     title,
     summary,
-    ...text ? { text } : {},
+    ...text2 ? { text: text2 } : {},
     annotations: report.findings.map(annotation)
   };
 }
@@ -18836,21 +18836,21 @@ function diff(edits, texts) {
   const byPath = /* @__PURE__ */ new Map();
   for (const edit of edits) byPath.set(edit.path, [...byPath.get(edit.path) ?? [], edit]);
   for (const [path, list] of byPath) {
-    const text = texts.get(path);
-    if (text === void 0) continue;
-    const lineStart = (offset) => text.lastIndexOf("\n", offset - 1) + 1;
+    const text2 = texts.get(path);
+    if (text2 === void 0) continue;
+    const lineStart = (offset) => text2.lastIndexOf("\n", offset - 1) + 1;
     const lineEnd = (offset) => {
-      const end2 = text.indexOf("\n", offset);
-      return end2 < 0 ? text.length : end2;
+      const end2 = text2.indexOf("\n", offset);
+      return end2 < 0 ? text2.length : end2;
     };
     const start = Math.min(...list.map((edit) => lineStart(edit.range[0])));
     const end = Math.max(...list.map((edit) => lineEnd(edit.range[1])));
-    let after = text.slice(start, end);
+    let after = text2.slice(start, end);
     for (const edit of [...list].sort((a, b) => b.range[0] - a.range[0]))
       after = after.slice(0, edit.range[0] - start) + edit.text + after.slice(edit.range[1] - start);
     out.push(
       `--- ${path}`,
-      ...text.slice(start, end).split("\n").map((line) => `- ${line}`),
+      ...text2.slice(start, end).split("\n").map((line) => `- ${line}`),
       ...after.split("\n").map((line) => `+ ${line}`)
     );
   }
@@ -18894,14 +18894,14 @@ function annotation(finding) {
     ...details ? { raw_details: details.slice(0, 64e3) } : {}
   };
 }
-function truncate(text) {
-  if (text.length <= MAX_OUTPUT) return text;
+function truncate(text2) {
+  if (text2.length <= MAX_OUTPUT) return text2;
   const note = "\n\n\u2026 (truncated: GitHub limits this field to 65,535 characters; every finding is still annotated)";
-  return text.slice(0, MAX_OUTPUT - note.length) + note;
+  return text2.slice(0, MAX_OUTPUT - note.length) + note;
 }
-function batches(items, size = ANNOTATION_BATCH) {
+function batches(items2, size = ANNOTATION_BATCH) {
   const out = [];
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  for (let i = 0; i < items2.length; i += size) out.push(items2.slice(i, i + size));
   return out;
 }
 
@@ -18924,11 +18924,11 @@ function annotation2(finding) {
 ${finding.help}` : finding.message;
   return `::${LEVEL2[finding.severity]} ${properties.join(",")}::${escapeData(body)}`;
 }
-function escapeData(text) {
-  return text.replace(/%/g, "%25").replace(/\r/g, "%0D").replace(/\n/g, "%0A");
+function escapeData(text2) {
+  return text2.replace(/%/g, "%25").replace(/\r/g, "%0D").replace(/\n/g, "%0A");
 }
-function escapeProperty(text) {
-  return escapeData(text).replace(/:/g, "%3A").replace(/,/g, "%2C");
+function escapeProperty(text2) {
+  return escapeData(text2).replace(/:/g, "%3A").replace(/,/g, "%2C");
 }
 
 // src/render/sarif.ts
@@ -19106,10 +19106,10 @@ var SourceText = class {
   path;
   text;
   lineStarts;
-  constructor(path, text) {
+  constructor(path, text2) {
     this.path = path;
-    this.text = text;
-    this.lineStarts = computeLineStarts(text).slice();
+    this.text = text2;
+    this.lineStarts = computeLineStarts(text2).slice();
   }
   get lineCount() {
     return this.lineStarts.length;
@@ -19144,12 +19144,12 @@ var SourceText = class {
     return this.text.slice(start, end);
   }
 };
-function computeLineStarts(text) {
+function computeLineStarts(text2) {
   const starts = [0];
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i);
+  for (let i = 0; i < text2.length; i++) {
+    const code = text2.charCodeAt(i);
     if (code === 10) starts.push(i + 1);
-    else if (code === 13 && text.charCodeAt(i + 1) !== 10) starts.push(i + 1);
+    else if (code === 13 && text2.charCodeAt(i + 1) !== 10) starts.push(i + 1);
   }
   return starts;
 }
@@ -19218,14 +19218,14 @@ function compareDigitsAndDots(a, b) {
   }
   return 0;
 }
-var parseCuda = memoize((text) => computeParseCuda(text));
-function computeParseCuda(text) {
-  const match = /^(\d{1,2})\.(\d{1,2})(?:\.(\d{1,3}))?$/.exec(text.trim());
+var parseCuda = memoize((text2) => computeParseCuda(text2));
+function computeParseCuda(text2) {
+  const match = /^(\d{1,2})\.(\d{1,2})(?:\.(\d{1,3}))?$/.exec(text2.trim());
   if (!match) return void 0;
   return { major: Number(match[1]), minor: Number(match[2]), ...match[3] !== void 0 ? { patch: Number(match[3]) } : {} };
 }
-function cudaMajorMinor(text) {
-  const parsed = parseCuda(text);
+function cudaMajorMinor(text2) {
+  const parsed = parseCuda(text2);
   return parsed ? `${parsed.major}.${parsed.minor}` : void 0;
 }
 function cudaFromTag(tag) {
@@ -25250,9 +25250,9 @@ function assertNever(_x) {
 }
 function assert(_) {
 }
-function getEnumValues(entries) {
-  const numericValues = Object.values(entries).filter((v) => typeof v === "number");
-  const values = Object.entries(entries).filter(([k, _]) => numericValues.indexOf(+k) === -1).map(([_, v]) => v);
+function getEnumValues(entries2) {
+  const numericValues = Object.values(entries2).filter((v) => typeof v === "number");
+  const values = Object.entries(entries2).filter(([k, _]) => numericValues.indexOf(+k) === -1).map(([_, v]) => v);
   return values;
 }
 function joinValues(array2, separator = "|") {
@@ -27087,16 +27087,16 @@ var $ZodCheckProperties = /* @__PURE__ */ $constructor("$ZodCheckProperties", (i
   hide(inst, Symbol.iterator, function* () {
     yield inst;
   });
-  let entries;
+  let entries2;
   inst._zod.check = (payload) => {
     if (payload.value == null) {
       payload.issues.push({ expected: "object", code: "invalid_type", input: payload.value, inst });
       return void 0;
     }
-    entries ?? (entries = Reflect.ownKeys(def.shape).map((key) => [key, def.shape[key]]));
+    entries2 ?? (entries2 = Reflect.ownKeys(def.shape).map((key) => [key, def.shape[key]]));
     const input3 = payload.value;
     let proms;
-    for (const [key, schema] of entries) {
+    for (const [key, schema] of entries2) {
       const result2 = schema._zod.run({ value: input3[key], issues: [] }, {});
       if (result2 instanceof Promise) {
         proms ?? (proms = []);
@@ -28109,14 +28109,14 @@ var $ZodObject = /* @__PURE__ */ $constructor("$ZodObject", (inst, def) => {
   const desc = Object.getOwnPropertyDescriptor(def, "shape");
   const sh = desc?.get ? desc.get.raw : def.shape ?? {};
   if (sh) {
-    const get = () => {
+    const get2 = () => {
       const newSh = { ...sh };
       Object.defineProperty(def, "shape", { value: newSh });
-      get.raw = newSh;
+      get2.raw = newSh;
       return newSh;
     };
-    get.raw = sh;
-    Object.defineProperty(def, "shape", { get });
+    get2.raw = sh;
+    Object.defineProperty(def, "shape", { get: get2 });
   }
   const _normalized = cached(() => normalizeDef(def));
   defineLazyInternal(inst, "propValues", (zod) => {
@@ -28643,7 +28643,7 @@ function handleIntersectionResults(result2, left, right) {
 }
 var $ZodTuple = /* @__PURE__ */ $constructor("$ZodTuple", (inst, def) => {
   $ZodType.init(inst, def);
-  const items = def.items;
+  const items2 = def.items;
   const memo2 = globalConfig.memoizer;
   memo2?.attach(inst);
   inst._zod.parse = (payload, ctx) => {
@@ -28659,8 +28659,8 @@ var $ZodTuple = /* @__PURE__ */ $constructor("$ZodTuple", (inst, def) => {
     }
     payload.value = memo2 ? memo2.alloc(inst, payload, [], ctx) : [];
     const proms = [];
-    const optinStart = getTupleOptStart(items, "optin");
-    const optoutStart = getTupleOptStart(items, "optout");
+    const optinStart = getTupleOptStart(items2, "optin");
+    const optoutStart = getTupleOptStart(items2, "optout");
     if (!def.rest) {
       if (input3.length < optinStart) {
         payload.issues.push({
@@ -28673,10 +28673,10 @@ var $ZodTuple = /* @__PURE__ */ $constructor("$ZodTuple", (inst, def) => {
         });
         return payload;
       }
-      if (input3.length > items.length) {
+      if (input3.length > items2.length) {
         payload.issues.push({
           code: "too_big",
-          maximum: items.length,
+          maximum: items2.length,
           inclusive: true,
           input: input3,
           inst,
@@ -28684,11 +28684,11 @@ var $ZodTuple = /* @__PURE__ */ $constructor("$ZodTuple", (inst, def) => {
         });
       }
     }
-    const itemResults = new Array(items.length);
+    const itemResults = new Array(items2.length);
     const abortEarly = def.rest ? ctx?.abortEarly : void 0;
     let itemAborted = false;
-    for (let i = 0; i < items.length; i++) {
-      const r = items[i]._zod.run({ value: input3[i], issues: [] }, ctx);
+    for (let i = 0; i < items2.length; i++) {
+      const r = items2[i]._zod.run({ value: input3[i], issues: [] }, ctx);
       if (r instanceof Promise) {
         proms.push(r.then((rr) => {
           itemResults[i] = rr;
@@ -28700,8 +28700,8 @@ var $ZodTuple = /* @__PURE__ */ $constructor("$ZodTuple", (inst, def) => {
       }
     }
     if (def.rest && !itemAborted) {
-      let i = items.length - 1;
-      const rest = input3.slice(items.length);
+      let i = items2.length - 1;
+      const rest = input3.slice(items2.length);
       let seen = payload.issues.length;
       for (const el of rest) {
         if (abortEarly && payload.issues.length !== seen) {
@@ -28719,14 +28719,14 @@ var $ZodTuple = /* @__PURE__ */ $constructor("$ZodTuple", (inst, def) => {
       }
     }
     if (proms.length) {
-      return Promise.all(proms).then(() => handleTupleResults(itemResults, payload, items, input3, optoutStart));
+      return Promise.all(proms).then(() => handleTupleResults(itemResults, payload, items2, input3, optoutStart));
     }
-    return handleTupleResults(itemResults, payload, items, input3, optoutStart);
+    return handleTupleResults(itemResults, payload, items2, input3, optoutStart);
   };
 });
-function getTupleOptStart(items, key) {
-  for (let i = items.length - 1; i >= 0; i--) {
-    const omittable = key === "optin" ? items[i]._zod.optin !== void 0 : items[i]._zod.optout === "optional";
+function getTupleOptStart(items2, key) {
+  for (let i = items2.length - 1; i >= 0; i--) {
+    const omittable = key === "optin" ? items2[i]._zod.optin !== void 0 : items2[i]._zod.optout === "optional";
     if (!omittable)
       return i + 1;
   }
@@ -28738,11 +28738,11 @@ function handleTupleResult(result2, final, index) {
   }
   final.value[index] = result2.value;
 }
-function handleTupleResults(itemResults, final, items, input3, optoutStart) {
-  for (let i = 0; i < items.length; i++) {
+function handleTupleResults(itemResults, final, items2, input3, optoutStart) {
+  for (let i = 0; i < items2.length; i++) {
     const r = itemResults[i];
     const isPresent = i < input3.length;
-    if (!isPresent && i >= optoutStart && items[i]._zod.optin === "optional") {
+    if (!isPresent && i >= optoutStart && items2[i]._zod.optin === "optional") {
       final.value.length = i;
       break;
     }
@@ -28756,7 +28756,7 @@ function handleTupleResults(itemResults, final, items, input3, optoutStart) {
     final.value[i] = r.value;
   }
   for (let i = final.value.length - 1; i >= input3.length; i--) {
-    if (items[i]._zod.optout === "optional" && final.value[i] === void 0) {
+    if (items2[i]._zod.optout === "optional" && final.value[i] === void 0) {
       final.value.length = i;
     } else {
       break;
@@ -33924,8 +33924,8 @@ function ko_default() {
 }
 
 // node_modules/zod/v4/locales/lt.js
-var capitalizeFirstCharacter = (text) => {
-  return text.charAt(0).toUpperCase() + text.slice(1);
+var capitalizeFirstCharacter = (text2) => {
+  return text2.charAt(0).toUpperCase() + text2.slice(1);
 };
 function getUnitTypeFromNumber(number4) {
   const abs = Math.abs(number4);
@@ -38672,20 +38672,20 @@ function generateNonOptionalCheck(doc, ctx, schema, accessor) {
 }
 function generateTupleCheck(doc, ctx, schema, accessor) {
   const def = schema._zod.def;
-  const items = def.items;
+  const items2 = def.items;
   const rest = def.rest;
   doc.write(`if (!Array.isArray(${accessor})) return INVALID;`);
-  const optinStart = getTupleOptStart2(items, "optin");
-  const optoutStart = getTupleOptStart2(items, "optout");
+  const optinStart = getTupleOptStart2(items2, "optin");
+  const optoutStart = getTupleOptStart2(items2, "optout");
   if (rest) {
     doc.write(`if (${accessor}.length < ${optinStart}) return INVALID;`);
   } else {
-    doc.write(`if (${accessor}.length < ${optinStart} || ${accessor}.length > ${items.length}) return INVALID;`);
+    doc.write(`if (${accessor}.length < ${optinStart} || ${accessor}.length > ${items2.length}) return INVALID;`);
   }
   const outputVar = newVar(ctx);
   doc.write(`const ${outputVar} = [];`);
-  for (let i = 0; i < items.length; i++) {
-    const itemSchema = items[i];
+  for (let i = 0; i < items2.length; i++) {
+    const itemSchema = items2[i];
     if (i >= optoutStart) {
       doc.write(`if (${outputVar}.length === ${i}) {`);
       doc.indented((d) => {
@@ -38727,7 +38727,7 @@ function generateTupleCheck(doc, ctx, schema, accessor) {
   if (rest) {
     const iVar = newVar(ctx);
     const elemVar = newVar(ctx);
-    doc.write(`for (let ${iVar} = ${items.length}; ${iVar} < ${accessor}.length; ${iVar}++) {`);
+    doc.write(`for (let ${iVar} = ${items2.length}; ${iVar} < ${accessor}.length; ${iVar}++) {`);
     doc.indented((d) => {
       d.write(`const ${elemVar} = ${accessor}[${iVar}];`);
       const elemOutput = compileChild(d, ctx, rest, elemVar);
@@ -38737,9 +38737,9 @@ function generateTupleCheck(doc, ctx, schema, accessor) {
   }
   return outputVar;
 }
-function getTupleOptStart2(items, key) {
-  for (let i = items.length - 1; i >= 0; i--) {
-    const omittable = key === "optin" ? items[i]._zod.optin !== void 0 : items[i]._zod.optout === "optional";
+function getTupleOptStart2(items2, key) {
+  for (let i = items2.length - 1; i >= 0; i--) {
+    const omittable = key === "optin" ? items2[i]._zod.optin !== void 0 : items2[i]._zod.optout === "optional";
     if (!omittable)
       return i + 1;
   }
@@ -39875,13 +39875,13 @@ function _intersection(Class2, left, right) {
   });
 }
 // @__NO_SIDE_EFFECTS__
-function _tuple(Class2, items, _paramsOrRest, _params) {
+function _tuple(Class2, items2, _paramsOrRest, _params) {
   const hasRest = _paramsOrRest instanceof $ZodType;
   const params = hasRest ? _params : _paramsOrRest;
   const rest = hasRest ? _paramsOrRest : null;
   return new Class2({
     type: "tuple",
-    items,
+    items: items2,
     rest,
     ...normalizeParams(params)
   });
@@ -39914,18 +39914,18 @@ function _set(Class2, valueType, params) {
 }
 // @__NO_SIDE_EFFECTS__
 function _enum(Class2, values, params) {
-  const entries = Array.isArray(values) ? Object.fromEntries(values.map((v) => [v, v])) : values;
+  const entries2 = Array.isArray(values) ? Object.fromEntries(values.map((v) => [v, v])) : values;
   return new Class2({
     type: "enum",
-    entries,
+    entries: entries2,
     ...normalizeParams(params)
   });
 }
 // @__NO_SIDE_EFFECTS__
-function _nativeEnum(Class2, entries, params) {
+function _nativeEnum(Class2, entries2, params) {
   return new Class2({
     type: "enum",
-    entries,
+    entries: entries2,
     ...normalizeParams(params)
   });
 }
@@ -42779,13 +42779,13 @@ var ZodTuple = /* @__PURE__ */ $constructor("ZodTuple", (inst, def) => {
     });
   }
 });
-function tuple(items, _paramsOrRest, _params) {
+function tuple(items2, _paramsOrRest, _params) {
   const hasRest = _paramsOrRest instanceof $ZodType;
   const params = hasRest ? _params : _paramsOrRest;
   const rest = hasRest ? _paramsOrRest : null;
   return new ZodTuple({
     type: "tuple",
-    items,
+    items: items2,
     rest,
     ...util_exports.normalizeParams(params)
   });
@@ -42908,17 +42908,17 @@ var ZodEnum = /* @__PURE__ */ $constructor("ZodEnum", (inst, def) => {
   };
 });
 function _enum2(values, params) {
-  const entries = Array.isArray(values) ? Object.fromEntries(values.map((v) => [v, v])) : values;
+  const entries2 = Array.isArray(values) ? Object.fromEntries(values.map((v) => [v, v])) : values;
   return new ZodEnum({
     type: "enum",
-    entries,
+    entries: entries2,
     ...util_exports.normalizeParams(params)
   });
 }
-function nativeEnum(entries, params) {
+function nativeEnum(entries2, params) {
   return new ZodEnum({
     type: "enum",
-    entries,
+    entries: entries2,
     ...util_exports.normalizeParams(params)
   });
 }
@@ -43426,8 +43426,8 @@ function detectVersion(schema, defaultTarget) {
   }
   return defaultTarget ?? "draft-2020-12";
 }
-function applyMinItems(items, minItems) {
-  return items.map((item, index) => index < minItems ? item : item.optional());
+function applyMinItems(items2, minItems) {
+  return items2.map((item, index) => index < minItems ? item : item.optional());
 }
 function decodeJSONPointerSegment(segment) {
   return segment.replace(/~1/g, "/").replace(/~0/g, "~");
@@ -43581,13 +43581,13 @@ function plural(n) {
 }
 function checkArrayGuards(arraySchema, guards) {
   const guard = z.transform((value) => value).check((payload) => {
-    const items = payload.value;
-    if (!Array.isArray(items))
+    const items2 = payload.value;
+    if (!Array.isArray(items2))
       return;
     if (guards.uniqueItems === true) {
       const firstSeen = /* @__PURE__ */ new Map();
-      for (let i = 0; i < items.length; i++) {
-        const key = canonicalKey(items[i], /* @__PURE__ */ new Set());
+      for (let i = 0; i < items2.length; i++) {
+        const key = canonicalKey(items2[i], /* @__PURE__ */ new Set());
         if (key === null)
           continue;
         const first = firstSeen.get(key);
@@ -43598,7 +43598,7 @@ function checkArrayGuards(arraySchema, guards) {
         payload.issues.push({
           code: "custom",
           message: `Array items must be unique: element at index ${i} duplicates the one at index ${first}`,
-          input: items,
+          input: items2,
           path: [i],
           continue: true
         });
@@ -43608,7 +43608,7 @@ function checkArrayGuards(arraySchema, guards) {
       const minContains = guards.minContains ?? 1;
       const ceiling = guards.maxContains !== void 0 ? guards.maxContains + 1 : Number.POSITIVE_INFINITY;
       let matches2 = 0;
-      for (const item of items) {
+      for (const item of items2) {
         if (guards.containsSchema.safeParse(item).success && ++matches2 >= ceiling)
           break;
       }
@@ -43616,7 +43616,7 @@ function checkArrayGuards(arraySchema, guards) {
         payload.issues.push({
           code: "custom",
           message: `Array must contain at least ${minContains} matching ${plural(minContains)}; found ${matches2}`,
-          input: items,
+          input: items2,
           continue: true
         });
       }
@@ -43624,7 +43624,7 @@ function checkArrayGuards(arraySchema, guards) {
         payload.issues.push({
           code: "custom",
           message: `Array must contain at most ${guards.maxContains} matching ${plural(guards.maxContains)}`,
-          input: items,
+          input: items2,
           continue: true
         });
       }
@@ -43910,12 +43910,12 @@ function convertBaseSchema(schema, ctx) {
     }
     case "array": {
       const prefixItems = schema.prefixItems;
-      const items = schema.items;
+      const items2 = schema.items;
       if (prefixItems && Array.isArray(prefixItems)) {
         const minItems = typeof schema.minItems === "number" ? schema.minItems : 0;
         const tupleItems = prefixItems.map((item) => convertSchema(item, ctx));
         const positionalItems = applyMinItems(tupleItems, minItems);
-        const rest = !Array.isArray(items) ? getTupleRest(items, ctx) : void 0;
+        const rest = !Array.isArray(items2) ? getTupleRest(items2, ctx) : void 0;
         const tupleSchema = z.tuple(positionalItems);
         zodSchema = rest ? tupleSchema.rest(rest) : tupleSchema;
         if (typeof schema.minItems === "number") {
@@ -43924,9 +43924,9 @@ function convertBaseSchema(schema, ctx) {
         if (typeof schema.maxItems === "number") {
           zodSchema = zodSchema.check(z.maxLength(schema.maxItems));
         }
-      } else if (Array.isArray(items)) {
+      } else if (Array.isArray(items2)) {
         const minItems = typeof schema.minItems === "number" ? schema.minItems : 0;
-        const tupleItems = items.map((item) => convertSchema(item, ctx));
+        const tupleItems = items2.map((item) => convertSchema(item, ctx));
         const positionalItems = applyMinItems(tupleItems, minItems);
         const rest = getTupleRest(schema.additionalItems, ctx);
         const tupleSchema = z.tuple(positionalItems);
@@ -43937,8 +43937,8 @@ function convertBaseSchema(schema, ctx) {
         if (typeof schema.maxItems === "number") {
           zodSchema = zodSchema.check(z.maxLength(schema.maxItems));
         }
-      } else if (items !== void 0) {
-        const element = convertSchema(items, ctx);
+      } else if (items2 !== void 0) {
+        const element = convertSchema(items2, ctx);
         let arraySchema = z.array(element);
         if (typeof schema.minItems === "number") {
           arraySchema = arraySchema.min(schema.minItems);
@@ -45038,9 +45038,9 @@ function companionFix({ file: file2, pkg }, version2, torchLabel) {
   if (!clause || file2.source.text.slice(clause.versionSpan.start, clause.versionSpan.end) !== clause.version) return void 0;
   const current = publicVersion(clause.version);
   const relabel2 = pkg.localLabel && torchLabel && pkg.localLabel !== torchLabel;
-  const text = relabel2 ? `${version2}+${torchLabel}` : version2;
+  const text2 = relabel2 ? `${version2}+${torchLabel}` : version2;
   const end = relabel2 ? clause.versionSpan.end : clause.versionSpan.start + current.length;
-  return { title: `Use ${pkg.rawName} ${text}`, safety: "safe", edits: [{ path: file2.path, range: [clause.versionSpan.start, end], text }] };
+  return { title: `Use ${pkg.rawName} ${text2}`, safety: "safe", edits: [{ path: file2.path, range: [clause.versionSpan.start, end], text: text2 }] };
 }
 function unitPython(unit) {
   for (const { pkg } of unit.packages) {
@@ -45059,6 +45059,102 @@ function unitPython(unit) {
   }
   return void 0;
 }
+
+// src/parsers/facts.ts
+var FILE_KINDS = {
+  dockerfile: "Dockerfile",
+  requirements: "requirements.txt",
+  conda: "environment.yml",
+  pyproject: "pyproject.toml",
+  "uv-lock": "uv.lock",
+  pixi: "pixi.toml",
+  "pixi-lock": "pixi.lock",
+  "poetry-lock": "poetry.lock",
+  "conda-lock": "conda-lock.yml"
+};
+var FILE_KIND_NAMES = Object.keys(FILE_KINDS);
+function isFileKind(value) {
+  return Object.hasOwn(FILE_KINDS, value);
+}
+function isLockKind(kind) {
+  return kind === "uv-lock" || kind === "pixi-lock" || kind === "poetry-lock" || kind === "conda-lock";
+}
+function hasSelections(kind) {
+  return kind === "pyproject" || kind === "pixi" || isLockKind(kind);
+}
+function packageFact(f) {
+  return {
+    ecosystem: f.ecosystem,
+    name: f.name,
+    rawName: f.rawName,
+    nameSpan: f.nameSpan,
+    span: f.span,
+    via: f.via,
+    extras: exactList(f.extras),
+    specifier: f.specifier,
+    specifierSpan: f.specifierSpan,
+    clauses: exactList(f.clauses),
+    exact: f.exact,
+    localLabel: f.localLabel,
+    url: f.url,
+    urlSpan: f.urlSpan,
+    markers: f.markers,
+    channel: f.channel,
+    build: f.build,
+    buildSpan: f.buildSpan,
+    context: f.context ?? 0,
+    hashes: f.hashes ?? 0
+  };
+}
+var EMPTY = Object.freeze([]);
+function exactList(list) {
+  return list.length === 0 ? EMPTY : list.slice();
+}
+function inContext(fact, context, hashes = fact.hashes) {
+  const mutable = fact;
+  mutable.context = context;
+  mutable.hashes = hashes;
+  return fact;
+}
+var FactSink = class {
+  stages = [];
+  contexts = [];
+  packages = [];
+  indexes = [];
+  includes = [];
+  images = [];
+  env = [];
+  copies = [];
+  options = [];
+  unresolved = [];
+  problems = [];
+  suppressions = [];
+  finish(path, kind, source) {
+    for (const context of this.contexts) {
+      const lists = context;
+      lists.indexes = exactList(context.indexes);
+      lists.includes = exactList(context.includes);
+      lists.channels = exactList(context.channels);
+    }
+    return {
+      path,
+      kind,
+      source,
+      stages: exactList(this.stages),
+      contexts: exactList(this.contexts),
+      packages: exactList(this.packages),
+      indexes: exactList(this.indexes),
+      includes: exactList(this.includes),
+      images: exactList(this.images),
+      env: exactList(this.env),
+      copies: exactList(this.copies),
+      options: exactList(this.options),
+      unresolved: exactList(this.unresolved),
+      problems: exactList(this.problems),
+      suppressions: exactList(this.suppressions)
+    };
+  }
+};
 
 // src/analysis/cuda-labels.ts
 function cudaFromLabel(label, offset = 0) {
@@ -45125,17 +45221,17 @@ function cudaFromPythonName(name) {
 }
 
 // src/analysis/edits.ts
-function replaceExact(file2, span, expected, text) {
+function replaceExact(file2, span, expected, text2) {
   if (span.end < span.start || file2.source.text.slice(span.start, span.end) !== expected) return void 0;
-  return { path: file2.path, range: [span.start, span.end], text };
+  return { path: file2.path, range: [span.start, span.end], text: text2 };
 }
-function replaceWithin(file2, span, value, from, to, text) {
+function replaceWithin(file2, span, value, from, to, text2) {
   if (file2.source.text.slice(span.start, span.end) !== value) return void 0;
-  return { path: file2.path, range: [span.start + from, span.start + to], text };
+  return { path: file2.path, range: [span.start + from, span.start + to], text: text2 };
 }
-function applyEdits(text, edits) {
+function applyEdits(text2, edits) {
   const sorted = [...edits].sort((a, b) => b.range[0] - a.range[0]);
-  let result2 = text;
+  let result2 = text2;
   let lastStart = Number.POSITIVE_INFINITY;
   for (const edit of sorted) {
     if (edit.range[1] > lastStart) continue;
@@ -45275,11 +45371,12 @@ var CLAIM_PRECEDENCE = {
   jax: 10,
   tensorflow: 10,
   library: 10,
-  name: 11
+  name: 11,
+  system: 12
 };
 function indexSubject(file2, index) {
-  if (file2.kind === "pyproject") return `the index ${index.url}`;
-  if (file2.kind === "uv-lock") return `the registry ${index.url}`;
+  if (file2.kind === "pyproject" || file2.kind === "pixi") return `the index ${index.url}`;
+  if (isLockKind(file2.kind)) return `the registry ${index.url}`;
   return `${index.kind === "find-links" ? "--find-links" : `--${index.kind}`} ${index.url}`;
 }
 function cudaClaim(f) {
@@ -45346,18 +45443,46 @@ function fileClaims(file2, kb) {
         index,
         // A pyproject.toml's index is named for its CUDA and chosen per extra: what to change there is the
         // selection (`uv sync --extra …`) or the routing, which no single text edit decides.
-        rewrite: file2.kind === "pyproject" ? void 0 : (target) => one(rewriteLabel(file2, index.urlSpan, index.url, found.range, found.label, target))
+        rewrite: file2.kind === "pyproject" || file2.kind === "pixi" ? void 0 : (target) => one(rewriteLabel(file2, index.urlSpan, index.url, found.range, found.label, target))
       })
     );
   }
   for (const pkg of file2.packages) packageClaims(file2, pkg, kb, claims);
-  if (file2.kind === "pyproject") nameClaims(file2, claims);
+  nameClaims(file2, claims);
+  systemClaims(file2, claims);
   return claims;
+}
+function systemClaims(file2, claims) {
+  for (const context of file2.contexts) {
+    const required2 = context.systemCuda;
+    const major = required2 ? /^(\d+)(?:\.(\d+))?/.exec(required2.value) : null;
+    if (!required2 || !major) continue;
+    const original = required2.value;
+    claims.push(
+      cudaClaim({
+        kind: "system",
+        file: file2,
+        context: context.id,
+        cuda: major[2] !== void 0 ? `${major[1]}.${major[2]}` : major[1],
+        precision: major[2] !== void 0 ? "minor" : "major",
+        span: required2.span,
+        subject: `system-requirements cuda = "${original}" (${context.variant ?? "this environment"})`,
+        // Raising the floor keeps its spelling: "12" → "13", "12.0" → "13.0".
+        rewrite: (target) => {
+          const to = parseCuda(target);
+          if (!to) return void 0;
+          return one(replaceWithin(file2, required2.span, `"${original}"`, 1, 1 + original.length, major[2] !== void 0 ? `${to.major}.0` : `${to.major}`));
+        }
+      })
+    );
+  }
 }
 function nameClaims(file2, claims) {
   for (const context of file2.contexts) {
     if (!context.variantSpan || !context.variant) continue;
-    const name = context.variant.slice(context.variant.indexOf(" ") + 1).toLowerCase();
+    const kind = context.variant.slice(0, context.variant.indexOf(" "));
+    const written = context.variant.slice(kind.length + 1).split(" on ")[0];
+    const name = written.toLowerCase();
     const cuda = cudaOfName(name);
     if (!cuda) continue;
     claims.push(
@@ -45368,7 +45493,7 @@ function nameClaims(file2, claims) {
         cuda: cuda.cuda,
         precision: cuda.precision,
         span: context.variantSpan,
-        subject: `the ${context.variant.startsWith("group ") ? "group" : "extra"} "${context.variant.slice(context.variant.indexOf(" ") + 1)}"`
+        subject: `the ${kind} "${written}"`
       })
     );
   }
@@ -45504,7 +45629,9 @@ function condaClaims(file2, pkg, subject, claimOf, claims) {
   if (pkg.localLabel && pkg.build) {
     const offset = pkg.build.toLowerCase().indexOf(pkg.localLabel);
     const found = cudaFromLabel(pkg.localLabel, Math.max(0, offset));
-    if (found) claims.push(claimOf("conda-build", found.cuda, found.precision));
+    const forge = pkg.channel === "conda-forge" && found && Number.parseInt(found.cuda, 10) >= 12;
+    if (found)
+      claims.push(forge ? claimOf("conda-build", String(Number.parseInt(found.cuda, 10)), "major") : claimOf("conda-build", found.cuda, found.precision));
   }
   if (pkg.channel) {
     const label = /\/label\/cuda-(\d+\.\d+)/.exec(pkg.channel);
@@ -45663,7 +45790,7 @@ var rule_default2 = defineRule({
           const claimFile = invocation.members.find((member) => member.context.indexes.includes(index))?.file ?? unit.root;
           let fix;
           const at = index.url.search(/cpu(?=\/|$)/);
-          if (at >= 0 && target.precision === "minor" && claimFile.kind !== "pyproject") {
+          if (at >= 0 && target.precision === "minor" && claimFile.kind !== "pyproject" && claimFile.kind !== "pixi") {
             const edit = replaceWithin(claimFile, index.urlSpan, index.url, at, at + 3, tagFromCuda(cuda));
             if (edit) fix = { title: `Use the ${tagFromCuda(cuda)} index`, safety: "safe", edits: [edit] };
           }
@@ -45726,7 +45853,8 @@ var rule_default3 = defineRule({
     minor: "{{subject}} is built for CUDA {{found}}, but {{target}} sets CUDA {{expected}} (same major, different minor)",
     implied: "{{subject}} installs the CUDA {{found}} build {{how}}, but {{target}} sets CUDA {{expected}}",
     index: "{{subject}} serves CUDA {{found}} builds, but {{target}} sets CUDA {{expected}}",
-    name: "{{subject}} is named for CUDA {{found}}, but {{target}} sets CUDA {{expected}}"
+    name: "{{subject}} is named for CUDA {{found}}, but {{target}} sets CUDA {{expected}}",
+    system: "{{target}} is built for CUDA {{expected}}, but {{subject}} says the machines support only CUDA {{found}}: pixi cannot solve it"
   },
   check({ units, kb, report }) {
     for (const unit of units) {
@@ -45734,6 +45862,7 @@ var rule_default3 = defineRule({
       if (!target) continue;
       const mismatches = unit.claims.flatMap((claim2) => {
         if (claim2 === target || claim2.kind === "implied" && claim2.index) return [];
+        if (claim2.kind === "system") return [];
         const relation = compareClaims(claim2, target);
         return relation === "same" ? [] : [{ claim: claim2, relation }];
       });
@@ -45744,6 +45873,7 @@ var rule_default3 = defineRule({
       );
       for (const { claim: claim2, relation } of mismatches) reportMismatch(unit, claim2, target, relation, edits, kb, report);
     }
+    for (const unit of units) checkFloors(unit, report);
   }
 });
 function unitEdits(unit, claims, target) {
@@ -45784,6 +45914,30 @@ function reportMismatch(unit, claim2, target, relation, unitFix, kb, report) {
     related: [{ file: target.file, span: target.span, message: `CUDA ${expected} is set here (${unit.label})` }],
     ...fix ? { fix } : {},
     ...options.length ? { suggestions: options } : {}
+  });
+}
+function checkFloors(unit, report) {
+  const floors = unit.claims.filter((claim2) => claim2.kind === "system");
+  if (floors.length === 0) return;
+  let newest;
+  for (const claim2 of unit.claims)
+    if ((claim2.kind === "conda" || claim2.kind === "conda-build") && claim2.package?.ecosystem === "conda" && (!newest || Number.parseInt(claim2.cuda, 10) > Number.parseInt(newest.cuda, 10)))
+      newest = claim2;
+  if (!newest) return;
+  for (const floor of floors) if (Number.parseInt(newest.cuda, 10) > Number.parseInt(floor.cuda, 10)) reportFloor(unit, floor, newest, report);
+}
+function reportFloor(unit, claim2, target, report) {
+  const expected = claimCuda(target);
+  const edits = claim2.rewrite?.(expected);
+  report({
+    messageId: "system",
+    data: { subject: claim2.subject, found: claim2.cuda, target: target.subject, expected, how: "" },
+    file: claim2.file,
+    span: claim2.span,
+    severity: "error",
+    help: `pixi solves each environment for the virtual package __cuda that system-requirements declares, and CUDA ${expected.split(".")[0]} builds need __cuda >= ${expected.split(".")[0]}. Either pin builds for CUDA ${claim2.cuda.split(".")[0]} (cuda-version = "${claim2.cuda.split(".")[0]}.*"), or raise the requirement if every machine's driver supports CUDA ${expected}. Source: https://pixi.sh/latest/workspace/system_requirements/`,
+    related: [{ file: target.file, span: target.span, message: `CUDA ${expected} is set here (${unit.label})` }],
+    ...edits ? { suggestions: [{ title: `Require CUDA ${expected.split(".")[0]} on the machines`, safety: "unsafe", edits }] } : {}
   });
 }
 function torchOptions(unit, claim2, cuda, kb) {
@@ -45858,7 +46012,7 @@ var rule_default4 = defineRule({
     for (const unit of units) {
       const target = unit.target && unit.target.precision === "minor" ? claimCuda(unit.target) : void 0;
       for (const claim2 of unit.claims) {
-        if (seen.has(claim2) || claim2.kind === "implied" && claim2.index) continue;
+        if (seen.has(claim2) || claim2.kind === "implied" && claim2.index || claim2.kind === "system") continue;
         seen.add(claim2);
         const cuda = claimCuda(claim2);
         const ok = claim2.precision === "major" ? allowed.some((version2) => cudaMajor(version2) === cudaMajor(cuda)) : allowed.includes(cuda);
@@ -46063,7 +46217,7 @@ var rule_default6 = defineRule({
     const extra = extraNames(baseline);
     for (const unit of units) {
       for (const { file: file2, pkg } of unit.packages) {
-        if (file2.kind === "pyproject") continue;
+        if (file2.kind === "pyproject" || file2.kind === "pixi") continue;
         if (!isCudaRelevant(pkg, extra) || isPinned(pkg)) continue;
         const implied = impliedVersion(unit, pkg, kb);
         const fix = implied ? pinFix(file2, pkg, implied.version, implied.why) : void 0;
@@ -46120,8 +46274,8 @@ function pinFix(file2, pkg, version2, why) {
   const current = file2.source.text.slice(span.start, span.end);
   if (current !== pkg.specifier) return void 0;
   const label = pkg.ecosystem === "pip" && pkg.localLabel ? `+${pkg.localLabel}` : "";
-  const text = pkg.ecosystem === "conda" ? `=${version2}` : `==${version2}${label}`;
-  return { title: `Pin ${pkg.rawName} to ${version2} (${why})`, safety: "safe", edits: [{ path: file2.path, range: [span.start, span.end], text }] };
+  const text2 = pkg.ecosystem === "conda" ? `=${version2}` : `==${version2}${label}`;
+  return { title: `Pin ${pkg.rawName} to ${version2} (${why})`, safety: "safe", edits: [{ path: file2.path, range: [span.start, span.end], text: text2 }] };
 }
 
 // rules/gpu-arch/rule.ts
@@ -46238,10 +46392,10 @@ function checkTorchBuild(file2, span, subject, build, gpu, kb, report) {
   }
 }
 function checkArchList(file2, env, fleet, report) {
-  const entries = env.value.split(/[;\s]+/).filter(Boolean);
+  const entries2 = env.value.split(/[;\s]+/).filter(Boolean);
   const sass = [];
   const ptx = [];
-  for (const entry of entries) {
+  for (const entry of entries2) {
     const match = /^(\d+\.\d+a?)(\+PTX)?$/i.exec(entry);
     if (!match) continue;
     sass.push(match[1]);
@@ -46488,6 +46642,7 @@ var rule_default10 = defineRule({
     extraIndex: "{{subject}} installs PyPI's {{name}} {{newest}}, not a {{tag}} build: {{url}} is an extra index, and pip takes the newest version any index has ({{onIndex}})",
     noIndex: "{{name}}=={{version}} is a {{tag}} build, but no index of this install serves {{tag}} builds, so pip cannot find it",
     ignored: "{{option}} is written on a requirement line, where pip ignores it",
+    autoBackend: "{{setting}} picks the PyTorch index from the NVIDIA driver of the machine that runs it; docker build runs without a GPU, so uv falls back to the CPU-only builds",
     notExplicit: 'the index "{{name}}" ({{url}}) is not explicit, so uv takes every package it has from it, not only torch'
   },
   check({ units, kb, report }) {
@@ -46507,13 +46662,35 @@ var rule_default10 = defineRule({
     }
     for (const file2 of new Set(units.flatMap((unit) => unit.files))) {
       checkIgnoredOptions(file2, report);
+      if (file2.kind === "dockerfile") checkAutoBackend(file2, report);
       if (file2.kind === "pyproject") checkExplicit(file2, report);
     }
   }
 });
+function checkAutoBackend(file2, report) {
+  const seen = /* @__PURE__ */ new Set();
+  for (const option of file2.options) {
+    if (option.name !== "torch-backend-auto" || seen.has(option.span.start)) continue;
+    seen.add(option.span.start);
+    report({
+      messageId: "autoBackend",
+      data: {
+        setting: file2.source.text.slice(option.span.start, option.span.end).includes("UV_TORCH_BACKEND") ? "UV_TORCH_BACKEND=auto" : "--torch-backend=auto"
+      },
+      file: file2,
+      span: option.span,
+      severity: "warning",
+      help: "Name the backend the image is for, e.g. --torch-backend=cu126 (or ENV UV_TORCH_BACKEND=cu126), matching the CUDA of the base image. Source: https://docs.astral.sh/uv/guides/integration/pytorch/#automatic-backend-selection"
+    });
+  }
+}
 function checkExtraIndexes(unit, kb, report) {
   for (const invocation of unit.invocations) {
     if (invocation.members.some((member) => member.context.hiddenIndexes)) continue;
+    if (invocation.members.every(
+      ({ file: file2, context }) => context.tool === "uv" && !file2.options.some((option) => option.context === context.id && option.name === "unsafe-best-match")
+    ))
+      continue;
     const extras = invocation.indexes.filter((index) => (index.kind === "extra-index-url" || index.kind === "find-links") && isPytorchIndex(index.url));
     if (extras.length === 0 || extras.some((index) => servedVariant(index.url) === "all")) continue;
     const contexts = new Set(invocation.members.map((member) => member.context));
@@ -46570,7 +46747,7 @@ function checkUnservedLabels(unit, invocationsOf, report) {
       file: file2,
       span: pkg.span,
       severity: "error",
-      help: `PyPI never serves local versions such as +${tag}; they live on the PyTorch index. ${file2.kind === "requirements" ? `Add --extra-index-url ${url2} to this file.` : file2.kind === "pyproject" ? `Add a [[tool.uv.index]] with url = "${url2}" and explicit = true, and route ${pkg.rawName} to it in [tool.uv.sources] (uv's PyTorch guide: https://docs.astral.sh/uv/guides/integration/pytorch/).` : `Add --index-url ${url2} (or --extra-index-url) to the install command.`}`,
+      help: `PyPI never serves local versions such as +${tag}; they live on the PyTorch index. ${file2.kind === "requirements" ? `Add --extra-index-url ${url2} to this file.` : file2.kind === "pixi" ? `Give ${pkg.rawName} its index in [pypi-dependencies]: ${pkg.rawName} = { version = "==${pkg.exact}", index = "${url2}" } (pixi's PyTorch guide: https://pixi.sh/latest/python/pytorch/).` : file2.kind === "pyproject" ? `Add a [[tool.uv.index]] with url = "${url2}" and explicit = true, and route ${pkg.rawName} to it in [tool.uv.sources] (uv's PyTorch guide: https://docs.astral.sh/uv/guides/integration/pytorch/).` : `Add --index-url ${url2} (or --extra-index-url) to the install command.`}`,
       ...fix ? { fix } : {}
     });
   }
@@ -46670,9 +46847,9 @@ function isNormal(path) {
 }
 
 // src/util/collections.ts
-function groupBy(items, key) {
+function groupBy(items2, key) {
   const groups = /* @__PURE__ */ new Map();
-  for (const item of items) {
+  for (const item of items2) {
     const at = key(item);
     if (at === void 0) continue;
     const group = groups.get(at);
@@ -46850,6 +47027,7 @@ var rule_default12 = defineRule({
     const present = new Set(files.map((file2) => file2.path));
     for (const file2 of files) {
       for (const include of file2.includes) {
+        if (include.optional) continue;
         const candidates = includeCandidates(file2, include);
         if (candidates.some((path) => present.has(path))) continue;
         const gone = candidates.find((path) => removed.has(path));
@@ -47130,11 +47308,11 @@ function alternatives(file2, pkg, version2, release, wantedCuda, kb) {
   const editable = clause && file2.source.text.slice(clause.versionSpan.start, clause.versionSpan.end) === clause.version;
   const nearestTag = wantedCuda ? nearestCudaBuild(release, wantedCuda) : void 0;
   if (nearestTag) {
-    const text = pkg.localLabel && editable ? `${publicVersion(clause.version)}+${nearestTag}` : void 0;
+    const text2 = pkg.localLabel && editable ? `${publicVersion(clause.version)}+${nearestTag}` : void 0;
     fixes.push({
       title: `${pkg.rawName} ${version2}+${nearestTag} (same version, CUDA ${cudaFromTag(nearestTag)})`,
       safety: "unsafe",
-      edits: text ? [{ path: file2.path, range: [clause.versionSpan.start, clause.versionSpan.end], text }] : []
+      edits: text2 ? [{ path: file2.path, range: [clause.versionSpan.start, clause.versionSpan.end], text: text2 }] : []
     });
   }
   const torchVersion = pkg.name === "torch" ? version2 : release.version;
@@ -47309,10 +47487,10 @@ function safeFixContents(report, texts) {
     for (const edit of finding.fix.edits) byPath.set(edit.path, [...byPath.get(edit.path) ?? [], edit]);
   }
   const files = [...byPath].flatMap(([path, edits]) => {
-    const text = texts.get(path);
-    if (text === void 0) return [];
-    const contents = applyEdits(text, dedupe(edits));
-    return contents === text ? [] : [{ path, contents }];
+    const text2 = texts.get(path);
+    if (text2 === void 0) return [];
+    const contents = applyEdits(text2, dedupe(edits));
+    return contents === text2 ? [] : [{ path, contents }];
   });
   return { files, titles };
 }
@@ -47430,24 +47608,24 @@ function resolveBaseline(file2) {
 
 // src/baseline/load.ts
 var MAX_BASELINE_BYTES = 256 * 1024;
-function loadBaseline(path, text, ruleIds) {
-  const source = new SourceText(path, text);
+function loadBaseline(path, text2, ruleIds) {
+  const source = new SourceText(path, text2);
   const nowhere = () => ({ start: 0, end: 0 });
-  if (text.length > MAX_BASELINE_BYTES)
+  if (text2.length > MAX_BASELINE_BYTES)
     return {
       baseline: EMPTY_BASELINE,
       source,
       locate: nowhere,
       problems: [{ message: `the baseline is larger than ${MAX_BASELINE_BYTES / 1024} KiB`, span: nowhere() }]
     };
-  const doc = (0, import_yaml.parseDocument)(text, { prettyErrors: false, uniqueKeys: true, strict: true });
+  const doc = (0, import_yaml.parseDocument)(text2, { prettyErrors: false, uniqueKeys: true, strict: true });
   const locate = (path2) => spanOf(doc, path2);
   const fail = (problems2) => ({ baseline: EMPTY_BASELINE, source, problems: problems2, locate });
   if (doc.errors.length > 0)
     return fail(
       doc.errors.map((error62) => ({
         message: `YAML: ${error62.message.split("\n")[0]}`,
-        span: { start: Math.min(error62.pos[0], text.length), end: Math.min(error62.pos[1], text.length) }
+        span: { start: Math.min(error62.pos[0], text2.length), end: Math.min(error62.pos[1], text2.length) }
       }))
     );
   let value;
@@ -47501,84 +47679,6 @@ function spanOf(doc, path, key) {
   }
   return { start: 0, end: 0 };
 }
-
-// src/parsers/facts.ts
-function hasSelections(kind) {
-  return kind === "pyproject" || kind === "uv-lock";
-}
-function packageFact(f) {
-  return {
-    ecosystem: f.ecosystem,
-    name: f.name,
-    rawName: f.rawName,
-    nameSpan: f.nameSpan,
-    span: f.span,
-    via: f.via,
-    extras: exactList(f.extras),
-    specifier: f.specifier,
-    specifierSpan: f.specifierSpan,
-    clauses: exactList(f.clauses),
-    exact: f.exact,
-    localLabel: f.localLabel,
-    url: f.url,
-    urlSpan: f.urlSpan,
-    markers: f.markers,
-    channel: f.channel,
-    build: f.build,
-    buildSpan: f.buildSpan,
-    context: f.context ?? 0,
-    hashes: f.hashes ?? 0
-  };
-}
-var EMPTY = Object.freeze([]);
-function exactList(list) {
-  return list.length === 0 ? EMPTY : list.slice();
-}
-function inContext(fact, context, hashes = fact.hashes) {
-  const mutable = fact;
-  mutable.context = context;
-  mutable.hashes = hashes;
-  return fact;
-}
-var FactSink = class {
-  stages = [];
-  contexts = [];
-  packages = [];
-  indexes = [];
-  includes = [];
-  images = [];
-  env = [];
-  copies = [];
-  options = [];
-  unresolved = [];
-  problems = [];
-  suppressions = [];
-  finish(path, kind, source) {
-    for (const context of this.contexts) {
-      const lists = context;
-      lists.indexes = exactList(context.indexes);
-      lists.includes = exactList(context.includes);
-      lists.channels = exactList(context.channels);
-    }
-    return {
-      path,
-      kind,
-      source,
-      stages: exactList(this.stages),
-      contexts: exactList(this.contexts),
-      packages: exactList(this.packages),
-      indexes: exactList(this.indexes),
-      includes: exactList(this.includes),
-      images: exactList(this.images),
-      env: exactList(this.env),
-      copies: exactList(this.copies),
-      options: exactList(this.options),
-      unresolved: exactList(this.unresolved),
-      problems: exactList(this.problems),
-      suppressions: exactList(this.suppressions)
-    };
-  }
-};
 
 // src/analysis/units.ts
 var NO_INDEXES = [];
@@ -47834,10 +47934,19 @@ function dockerStageUnit(index, stage, links, claimsOf, kb) {
   const memberPackages = new Map([...selected.keys()].map((member) => [member, member.packages.filter((pkg) => inStage(member, pkg.context))]));
   return finishUnit(label, file2, stage, [file2, ...linkedFiles], claims, invocations, kb, index.packagesOf(contexts), memberPackages);
 }
+function defaultSelection(kind) {
+  if (kind === "pixi" || kind === "pixi-lock") return ["environment default"];
+  if (kind === "conda-lock") return ["*"];
+  return ["the project"];
+}
 function selectedContexts(member, via) {
   if (!hasSelections(member.kind)) return member.contexts;
-  const selects = new Set(via.filter((link) => link.to === member).flatMap((link) => link.include.selects ?? ["the project"]));
-  return member.contexts.filter((context) => selects.has(context.variant ?? "") || selects.has("*extras") && context.variant?.startsWith("extra "));
+  const selects = new Set(via.filter((link) => link.to === member).flatMap((link) => link.include.selects ?? defaultSelection(member.kind)));
+  return member.contexts.filter((context) => {
+    const variant = context.variant ?? "";
+    const on = variant.indexOf(" on ");
+    return selects.has("*") || selects.has(variant) || variant.startsWith("environment ") && on > 0 && selects.has(variant.slice(0, on)) || selects.has("*extras") && variant.startsWith("extra ") || selects.has("*environments") && variant.startsWith("environment ");
+  });
 }
 function makeInvocation(members2) {
   const indexes = members2.flatMap((member) => member.context.indexes.filter((index) => !index.ignoredReason));
@@ -47899,8 +48008,8 @@ var Mapped = class _Mapped {
    * common case of text copied from the file at that offset, kept without segment objects: most requirement
    * lines and shell words are one such piece, and a repository has hundreds of thousands of them.
    */
-  constructor(text, segments, plainOrigin = -1) {
-    this.text = text;
+  constructor(text2, segments, plainOrigin = -1) {
+    this.text = text2;
     this.plainOrigin = plainOrigin;
     this.pieceList = segments;
   }
@@ -47918,8 +48027,8 @@ var Mapped = class _Mapped {
   get plainOffset() {
     return this.plainOrigin;
   }
-  static of(text, fileOffset) {
-    return fileOffset >= 0 ? new _Mapped(text, void 0, fileOffset) : new _Mapped(text, [plainSegment(text, fileOffset)]);
+  static of(text2, fileOffset) {
+    return fileOffset >= 0 ? new _Mapped(text2, void 0, fileOffset) : new _Mapped(text2, [plainSegment(text2, fileOffset)]);
   }
   get length() {
     return this.text.length;
@@ -48059,24 +48168,24 @@ var MappedBuilder = class {
     return this.size;
   }
   /** Characters that are in the file at `origin` (or not editable when origin is -1). */
-  pushSegment(text, origin, site, via) {
-    if (text.length === 0) return;
+  pushSegment(text2, origin, site, via) {
+    if (text2.length === 0) return;
     const from = this.size;
-    const ownSite = site ?? { start: origin, end: origin + text.length };
+    const ownSite = site ?? { start: origin, end: origin + text2.length };
     const prev = this.segments.at(-1);
     if (prev && !via && !prev.via && !site && origin >= 0 && prev.origin >= 0 && prev.origin + (prev.to - prev.from) === origin) {
       this.segments[this.segments.length - 1] = {
         from: prev.from,
-        to: from + text.length,
+        to: from + text2.length,
         origin: prev.origin,
         site: { start: prev.site.start, end: ownSite.end },
         via: void 0
       };
     } else {
-      this.segments.push({ from, to: from + text.length, origin, site: ownSite, via });
+      this.segments.push({ from, to: from + text2.length, origin, site: ownSite, via });
     }
-    this.parts.push(text);
-    this.size += text.length;
+    this.parts.push(text2);
+    this.size += text2.length;
   }
   pushMapped(mapped) {
     if (mapped.plainOffset >= 0) {
@@ -48084,17 +48193,17 @@ var MappedBuilder = class {
       return;
     }
     for (const seg of mapped.pieces()) {
-      const text = mapped.text.slice(seg.from, seg.to);
+      const text2 = mapped.text.slice(seg.from, seg.to);
       const plain = seg.origin >= 0 && !seg.via;
-      this.pushSegment(text, seg.origin, plain ? void 0 : seg.site, seg.via);
+      this.pushSegment(text2, seg.origin, plain ? void 0 : seg.site, seg.via);
     }
   }
   build() {
     return new Mapped(this.parts.join(""), [...this.segments]);
   }
 };
-function plainSegment(text, origin) {
-  return { from: 0, to: text.length, origin, site: { start: origin, end: origin + text.length }, via: void 0 };
+function plainSegment(text2, origin) {
+  return { from: 0, to: text2.length, origin, site: { start: origin, end: origin + text2.length }, via: void 0 };
 }
 
 // src/parsers/pip-options.ts
@@ -48204,11 +48313,11 @@ function normalizePythonName(name) {
   return NORMALISED.test(name) ? name : name.toLowerCase().replace(/[-_.]+/g, "-");
 }
 var NORMALISED = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
-function nameAt(text) {
-  if (!isAlphanumeric(text.charCodeAt(0))) return 0;
+function nameAt(text2) {
+  if (!isAlphanumeric(text2.charCodeAt(0))) return 0;
   let length = 1;
-  for (let i = 1; i < text.length; i++) {
-    const code = text.charCodeAt(i);
+  for (let i = 1; i < text2.length; i++) {
+    const code = text2.charCodeAt(i);
     if (isAlphanumeric(code)) length = i + 1;
     else if (code !== 46 && code !== 95 && code !== 45) break;
   }
@@ -48217,12 +48326,12 @@ function nameAt(text) {
 function isAlphanumeric(code) {
   return code >= 48 && code <= 57 || code >= 65 && code <= 90 || code >= 97 && code <= 122;
 }
-function operatorAt(text, i) {
-  const first = text[i];
-  const equals = text[i + 1] === "=";
+function operatorAt(text2, i) {
+  const first = text2[i];
+  const equals = text2[i + 1] === "=";
   switch (first) {
     case "=":
-      return equals ? text[i + 2] === "=" ? "===" : "==" : void 0;
+      return equals ? text2[i + 2] === "=" ? "===" : "==" : void 0;
     case "!":
       return equals ? "!=" : void 0;
     case "~":
@@ -48235,8 +48344,8 @@ function operatorAt(text, i) {
       return void 0;
   }
 }
-function spacesEnd(text, i) {
-  while (i < text.length && (text[i] === " " || text[i] === "	")) i++;
+function spacesEnd(text2, i) {
+  while (i < text2.length && (text2[i] === " " || text2[i] === "	")) i++;
   return i;
 }
 function isVersionChar(code) {
@@ -48244,40 +48353,40 @@ function isVersionChar(code) {
 }
 var WHEEL = /\.whl/i;
 var URL_SCHEME = /^(?:[a-z][a-z0-9+.-]*:\/\/|git\+|hg\+|svn\+|bzr\+|file:)/i;
-function endsInWheel(text) {
-  if (/\.whl$/i.test(text)) return true;
-  const lastBreak = Math.max(text.lastIndexOf("\n"), text.lastIndexOf("\r"), text.lastIndexOf("\u2028"), text.lastIndexOf("\u2029"));
+function endsInWheel(text2) {
+  if (/\.whl$/i.test(text2)) return true;
+  const lastBreak = Math.max(text2.lastIndexOf("\n"), text2.lastIndexOf("\r"), text2.lastIndexOf("\u2028"), text2.lastIndexOf("\u2029"));
   const wheel = /\.whl[#?]/gi;
   wheel.lastIndex = lastBreak + 1;
-  return wheel.test(text);
+  return wheel.test(text2);
 }
 var ARCHIVE = /\.(?:whl|tar\.gz|tgz|tar\.bz2|tar\.xz|zip)$/i;
-function isLocalProject(text) {
-  if (!LOCAL_HINT.test(text)) return false;
-  const head = text.split(";")[0].trim().replace(/\[[^\]]*\]$/, "");
+function isLocalProject(text2) {
+  if (!LOCAL_HINT.test(text2)) return false;
+  const head = text2.split(";")[0].trim().replace(/\[[^\]]*\]$/, "");
   if (head === "" || ARCHIVE.test(head.split(/[#?]/)[0])) return false;
   if (/^(?:\.{1,2}|~)(?:[/\\]|$)/.test(head) || head.startsWith("/") || /^[A-Za-z]:[\\/]/.test(head) || /^file:/i.test(head)) return true;
   return /[/\\]/.test(head) && !/[<>=!~@:]/.test(head);
 }
 var LOCAL_HINT = /^\s*[.~]|[/\\:]/;
 function parsePythonRequirement(m) {
-  const text = m.text;
-  const whole = m.site(0, text.length);
-  if ((text.includes(":") || text.includes("+")) && URL_SCHEME.test(text) || WHEEL.test(text) && endsInWheel(text.split(";")[0].trim()))
+  const text2 = m.text;
+  const whole = m.site(0, text2.length);
+  if ((text2.includes(":") || text2.includes("+")) && URL_SCHEME.test(text2) || WHEEL.test(text2) && endsInWheel(text2.split(";")[0].trim()))
     return parseBareUrl(m);
-  const nameLength = nameAt(text);
-  if (nameLength === 0) return { ok: false, message: `expected a package name, found "${truncate2(text)}"`, span: whole };
-  const rawName = text.slice(0, nameLength);
+  const nameLength = nameAt(text2);
+  if (nameLength === 0) return { ok: false, message: `expected a package name, found "${truncate2(text2)}"`, span: whole };
+  const rawName = text2.slice(0, nameLength);
   let i = nameLength;
   const skipSpace = () => {
-    i = spacesEnd(text, i);
+    i = spacesEnd(text2, i);
   };
   skipSpace();
   const extras = [];
-  if (text[i] === "[") {
-    const close = text.indexOf("]", i);
-    if (close < 0) return { ok: false, message: 'unclosed "[" in extras', span: m.site(i, text.length) };
-    for (const extra of text.slice(i + 1, close).split(",")) if (extra.trim()) extras.push(extra.trim());
+  if (text2[i] === "[") {
+    const close = text2.indexOf("]", i);
+    if (close < 0) return { ok: false, message: 'unclosed "[" in extras', span: m.site(i, text2.length) };
+    for (const extra of text2.slice(i + 1, close).split(",")) if (extra.trim()) extras.push(extra.trim());
     i = close + 1;
     skipSpace();
   }
@@ -48287,32 +48396,32 @@ function parsePythonRequirement(m) {
   const clauses = [];
   let specStart;
   let specEnd = i;
-  if (text[i] === "@") {
+  if (text2[i] === "@") {
     i++;
     skipSpace();
     const start = i;
-    while (i < text.length && !/\s/.test(text[i])) i++;
-    url2 = text.slice(start, i);
+    while (i < text2.length && !/\s/.test(text2[i])) i++;
+    url2 = text2.slice(start, i);
     urlSpan = m.origin(start, i) ?? m.site(start, i);
     skipSpace();
     specStart = specEnd = afterName;
   } else {
-    const paren = text[i] === "(";
+    const paren = text2[i] === "(";
     if (paren) i++;
     specStart = i;
-    while (i < text.length) {
+    while (i < text2.length) {
       skipSpace();
-      const op = operatorAt(text, i);
+      const op = operatorAt(text2, i);
       if (!op) break;
       i += op.length;
       skipSpace();
       const vStart = i;
-      while (i < text.length && isVersionChar(text.charCodeAt(i))) i++;
+      while (i < text2.length && isVersionChar(text2.charCodeAt(i))) i++;
       if (i === vStart) return { ok: false, message: `expected a version after "${op}"`, span: m.site(vStart - op.length, Math.max(i, vStart)) };
-      clauses.push({ operator: op, version: text.slice(vStart, i), versionSpan: m.origin(vStart, i) ?? m.site(vStart, i) });
+      clauses.push({ operator: op, version: text2.slice(vStart, i), versionSpan: m.origin(vStart, i) ?? m.site(vStart, i) });
       specEnd = i;
       skipSpace();
-      if (text[i] === ",") {
+      if (text2[i] === ",") {
         i++;
         continue;
       }
@@ -48320,24 +48429,24 @@ function parsePythonRequirement(m) {
     }
     if (paren) {
       skipSpace();
-      if (text[i] === ")") i++;
+      if (text2[i] === ")") i++;
     }
     if (clauses.length === 0) specStart = specEnd = afterName;
     skipSpace();
   }
   let markers;
-  if (text[i] === ";") {
-    markers = text.slice(i + 1).trim();
-    i = text.length;
+  if (text2[i] === ";") {
+    markers = text2.slice(i + 1).trim();
+    i = text2.length;
   }
   skipSpace();
-  if (i < text.length) {
-    return { ok: false, message: `unexpected "${truncate2(text.slice(i))}" after the requirement`, span: m.site(i, text.length) };
+  if (i < text2.length) {
+    return { ok: false, message: `unexpected "${truncate2(text2.slice(i))}" after the requirement`, span: m.site(i, text2.length) };
   }
   const exact = exactVersion(clauses);
   const localLabel = exact?.includes("+") ? exact.slice(exact.indexOf("+") + 1).toLowerCase() : void 0;
   const specifierSpan = m.origin(specStart, specEnd) ?? m.site(specStart, specEnd);
-  const via = m.via(0, text.length);
+  const via = m.via(0, text2.length);
   return {
     ok: true,
     fact: packageFact({
@@ -48348,7 +48457,7 @@ function parsePythonRequirement(m) {
       span: whole,
       via,
       extras,
-      specifier: text.slice(specStart, specEnd),
+      specifier: text2.slice(specStart, specEnd),
       specifierSpan,
       clauses,
       exact,
@@ -48374,11 +48483,11 @@ function parseWheelFileName(fileName) {
   return { name: match[1], version: match[2] };
 }
 function parseBareUrl(m) {
-  const text = m.text;
-  const semi = text.indexOf(";");
-  const urlText = (semi >= 0 ? text.slice(0, semi) : text).trim();
-  const markers = semi >= 0 ? text.slice(semi + 1).trim() : void 0;
-  const urlEnd = text.indexOf(urlText) + urlText.length;
+  const text2 = m.text;
+  const semi = text2.indexOf(";");
+  const urlText = (semi >= 0 ? text2.slice(0, semi) : text2).trim();
+  const markers = semi >= 0 ? text2.slice(semi + 1).trim() : void 0;
+  const urlEnd = text2.indexOf(urlText) + urlText.length;
   const path = urlText.split(/[#?]/)[0];
   const fileName = path.slice(path.lastIndexOf("/") + 1);
   const wheel = parseWheelFileName(fileName);
@@ -48386,11 +48495,11 @@ function parseBareUrl(m) {
   const vcs = /^(?:git|hg|svn|bzr)\+/i.test(urlText) ? /\/([A-Za-z0-9._-]+?)(?:\.git)?(?:@[^/#?]*)?(?:[#?].*)?$/.exec(urlText)?.[1] : void 0;
   const sdist = /^([A-Za-z0-9_.]+?)-(\d[^-]*)\.(?:tar\.gz|tgz|tar\.bz2|tar\.xz|zip)$/i.exec(safeDecode3(fileName));
   const rawName = wheel?.name ?? egg ?? vcs ?? sdist?.[1] ?? fileName;
-  const span = m.site(0, text.length);
+  const span = m.site(0, text2.length);
   const urlSpan = m.origin(0, urlEnd) ?? m.site(0, urlEnd);
   const version2 = wheel?.version ?? sdist?.[2];
   const localLabel = version2?.includes("+") ? version2.slice(version2.indexOf("+") + 1).toLowerCase() : void 0;
-  const via = m.via(0, text.length);
+  const via = m.via(0, text2.length);
   return {
     ok: true,
     fact: packageFact({
@@ -48412,15 +48521,15 @@ function parseBareUrl(m) {
     })
   };
 }
-function safeDecode3(text) {
+function safeDecode3(text2) {
   try {
-    return decodeURIComponent(text);
+    return decodeURIComponent(text2);
   } catch {
-    return text;
+    return text2;
   }
 }
-function truncate2(text, max = 40) {
-  const oneLine = text.replace(/\s+/g, " ");
+function truncate2(text2, max = 40) {
+  const oneLine = text2.replace(/\s+/g, " ");
   return oneLine.length > max ? `${oneLine.slice(0, max - 1)}\u2026` : oneLine;
 }
 
@@ -48428,13 +48537,13 @@ function truncate2(text, max = 40) {
 var DIRECTIVE = /#\s*cuda-gatekeeper:\s*ignore(?:\[([^\]]*)\])?[ \t]*(.*)$/;
 function findSuppressions(source, statementEnd = (line) => line) {
   const found = [];
-  const text = source.text;
-  if (!text.includes("cuda-gatekeeper:")) return found;
+  const text2 = source.text;
+  if (!text2.includes("cuda-gatekeeper:")) return found;
   let lastTarget = 0;
   for (let line = 1; line <= source.lineCount; line++) {
     const start = source.lineStart(line);
     const end = source.lineEnd(line);
-    const lineText = text.slice(start, end);
+    const lineText = text2.slice(start, end);
     const match = DIRECTIVE.exec(lineText);
     if (!match) continue;
     const hashAt = start + match.index;
@@ -48442,7 +48551,7 @@ function findSuppressions(source, statementEnd = (line) => line) {
     let target = line;
     if (ownLine) {
       target = Math.max(line + 1, lastTarget);
-      while (target <= source.lineCount && isBlankOrComment(text.slice(source.lineStart(target), source.lineEnd(target)))) target++;
+      while (target <= source.lineCount && isBlankOrComment(text2.slice(source.lineStart(target), source.lineEnd(target)))) target++;
       lastTarget = target;
     }
     const rules = (match[1] ?? "").split(",").map((rule) => rule.trim()).filter(Boolean);
@@ -48468,10 +48577,10 @@ var INDEX_ROLES = {
   "find-links": "find-links",
   "no-index": "no-index"
 };
-function parseRequirements(path, text) {
-  const source = new SourceText(path, text);
+function parseRequirements(path, text2) {
+  const source = new SourceText(path, text2);
   const sink = new FactSink();
-  const context = addRequirementsContext(sink, "requirements", { start: 0, end: text.length });
+  const context = addRequirementsContext(sink, "requirements", { start: 0, end: text2.length });
   for (const line of logicalLines(source)) parseRequirementLine(sink, line, context);
   sink.suppressions.push(...findSuppressions(source, continuationEnds(source)));
   return sink.finish(path, "requirements", source);
@@ -48482,15 +48591,15 @@ function addRequirementsContext(sink, tool, span, extra = {}) {
   return context;
 }
 function parseRequirementLine(sink, line, context) {
-  const text = line.text;
-  const start = text.search(/\S/);
+  const text2 = line.text;
+  const start = text2.search(/\S/);
   if (start < 0) return;
-  const tokens = text[start] === "-" || /\s-/.test(text) ? tokenize(text) : void 0;
+  const tokens = text2[start] === "-" || /\s-/.test(text2) ? tokenize(text2) : void 0;
   if (tokens?.[0].text.startsWith("-")) {
     parseOptions(sink, line, tokens, context, void 0);
     return;
   }
-  const optionIndex = tokens ? tokens.findIndex((token) => token.text.startsWith("-") && token.from > 0 && /\s/.test(text[token.from - 1] ?? "")) : -1;
+  const optionIndex = tokens ? tokens.findIndex((token) => token.text.startsWith("-") && token.from > 0 && /\s/.test(text2[token.from - 1] ?? "")) : -1;
   const requirementEnd = optionIndex < 0 ? line.length : tokens[optionIndex].from;
   const requirement = line.slice(0, requirementEnd).trim();
   if (isLocalProject(requirement.text)) return;
@@ -48572,20 +48681,20 @@ function parseOptions(sink, line, tokens, context, ignoredReason) {
   }
   return hashes;
 }
-function tokenize(text) {
+function tokenize(text2) {
   const tokens = [];
   const re = /\S+/g;
-  for (let match = re.exec(text); match; match = re.exec(text)) tokens.push({ text: match[0], from: match.index, to: match.index + match[0].length });
+  for (let match = re.exec(text2); match; match = re.exec(text2)) tokens.push({ text: match[0], from: match.index, to: match.index + match[0].length });
   return tokens;
 }
 function* logicalLines(source, firstLine2 = 1, lastLine = source.lineCount) {
-  const text = source.text;
+  const text2 = source.text;
   let builder = new MappedBuilder();
   let open2 = false;
   for (let line = firstLine2; line <= lastLine; line++) {
     const start = source.lineStart(line);
     const end = source.lineEnd(line);
-    let content = text.slice(start, end);
+    let content = text2.slice(start, end);
     if (line === 1 && content.charCodeAt(0) === 65279) content = content.slice(1);
     const offset = end - content.length;
     const comment = content.includes("#") ? /(^|\s)#/.exec(content) : null;
@@ -48638,24 +48747,24 @@ function scalarText(node2, source) {
   const [start, end] = node2.range;
   if (start > source.text.length || end > source.text.length) return void 0;
   const raw = source.text.slice(start, end);
-  const text = String(node2.source ?? value);
-  if (node2.type === "PLAIN" && raw === text) return Mapped.of(text, start);
-  if ((node2.type === "QUOTE_SINGLE" || node2.type === "QUOTE_DOUBLE") && raw.length >= 2 && raw.slice(1, -1) === text) return Mapped.of(text, start + 1);
+  const text2 = String(node2.source ?? value);
+  if (node2.type === "PLAIN" && raw === text2) return Mapped.of(text2, start);
+  if ((node2.type === "QUOTE_SINGLE" || node2.type === "QUOTE_DOUBLE") && raw.length >= 2 && raw.slice(1, -1) === text2) return Mapped.of(text2, start + 1);
   const builder = new MappedBuilder();
   builder.pushSegment(String(value), -1, { start, end });
   return builder.build();
 }
 
 // src/parsers/conda/document.ts
-function readCondaDocument(text, source) {
-  return scanPlainConda(text) ?? readWithYaml(text, source);
+function readCondaDocument(text2, source) {
+  return scanPlainConda(text2) ?? readWithYaml(text2, source);
 }
 var MAX_ALIASES = 200;
-function readWithYaml(text, source) {
-  const doc = (0, import_yaml3.parseDocument)(text, { uniqueKeys: false, prettyErrors: false, strict: false, keepSourceTokens: false });
+function readWithYaml(text2, source) {
+  const doc = (0, import_yaml3.parseDocument)(text2, { uniqueKeys: false, prettyErrors: false, strict: false, keepSourceTokens: false });
   const errors = doc.errors.map((error62) => {
-    const start = Math.min(error62.pos[0], text.length);
-    const end = Math.min(Math.max(error62.pos[1], start), text.length);
+    const start = Math.min(error62.pos[0], text2.length);
+    const end = Math.min(Math.max(error62.pos[1], start), text2.length);
     return { span: { start, end }, message: `YAML: ${firstLine(error62.message)}` };
   });
   let aliases = 0;
@@ -48696,8 +48805,8 @@ function readWithYaml(text, source) {
   }
   return { errors, root: "map", channels, dependencies: dependencies2 };
 }
-function valueOf(items, key) {
-  for (const pair of items) {
+function valueOf(items2, key) {
+  for (const pair of items2) {
     const k = pair.key;
     if ((0, import_yaml3.isScalar)(k) && k.value === key || k === key) return pair.value ?? void 0;
   }
@@ -48708,18 +48817,18 @@ function firstLine(message) {
 }
 var KEY = /^([A-Za-z_][A-Za-z0-9_.-]*):(?=$| )/;
 var NOT_A_STRING = /^(?:~|null|Null|NULL|true|True|TRUE|false|False|FALSE|[-+]?\.?[0-9].*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$/;
-function scanPlainConda(text) {
-  if (/[\r\t\ufeff]/.test(text)) return void 0;
+function scanPlainConda(text2) {
+  if (/[\r\t\ufeff]/.test(text2)) return void 0;
   const lines = [];
-  for (let start = 0; start < text.length; ) {
-    let next = text.indexOf("\n", start);
-    next = next < 0 ? text.length : next + 1;
-    const lineEnd = text.charCodeAt(next - 1) === 10 ? next - 1 : next;
+  for (let start = 0; start < text2.length; ) {
+    let next = text2.indexOf("\n", start);
+    next = next < 0 ? text2.length : next + 1;
+    const lineEnd = text2.charCodeAt(next - 1) === 10 ? next - 1 : next;
     let at = start;
-    while (at < lineEnd && text.charCodeAt(at) === 32) at++;
-    if (at < lineEnd && text.charCodeAt(at) !== 35) {
-      let end = commentStart(text, at, lineEnd);
-      while (end > at && text.charCodeAt(end - 1) === 32) end--;
+    while (at < lineEnd && text2.charCodeAt(at) === 32) at++;
+    if (at < lineEnd && text2.charCodeAt(at) !== 35) {
+      let end = commentStart(text2, at, lineEnd);
+      while (end > at && text2.charCodeAt(end - 1) === 32) end--;
       lines.push({ start, at, end, next });
     }
     start = next;
@@ -48732,7 +48841,7 @@ function scanPlainConda(text) {
   while (i < lines.length) {
     const line = lines[i];
     if (line.at !== line.start) return void 0;
-    const content = text.slice(line.at, line.end);
+    const content = text2.slice(line.at, line.end);
     const key = KEY.exec(content);
     if (!key || seen.has(key[1])) return void 0;
     seen.add(key[1]);
@@ -48740,71 +48849,71 @@ function scanPlainConda(text) {
     if (content.length > key[0].length) {
       const valueStart = line.at + key[0].length + 1;
       if (key[1] === "channels" || key[1] === "dependencies") {
-        const items = flowItems(text, valueStart, line.end);
-        if (!items) return void 0;
-        if (key[1] === "channels") channels = items;
-        else dependencies2 = items.map((value) => ({ kind: "scalar", value }));
-      } else if (plainScalar(text, valueStart, line.end) === void 0) {
+        const items2 = flowItems(text2, valueStart, line.end);
+        if (!items2) return void 0;
+        if (key[1] === "channels") channels = items2;
+        else dependencies2 = items2.map((value) => ({ kind: "scalar", value }));
+      } else if (plainScalar(text2, valueStart, line.end) === void 0) {
         return void 0;
       }
       continue;
     }
     const block = [];
-    while (i < lines.length && (lines[i].at > lines[i].start || text.startsWith("- ", lines[i].at) || text.charCodeAt(lines[i].at) === 45 && lines[i].end === lines[i].at + 1))
+    while (i < lines.length && (lines[i].at > lines[i].start || text2.startsWith("- ", lines[i].at) || text2.charCodeAt(lines[i].at) === 45 && lines[i].end === lines[i].at + 1))
       block.push(lines[i++]);
     if (block.length === 0) return void 0;
     if (key[1] === "channels" || key[1] === "dependencies") {
-      const items = listItems(text, block, key[1] === "dependencies");
-      if (!items) return void 0;
+      const items2 = listItems(text2, block, key[1] === "dependencies");
+      if (!items2) return void 0;
       if (key[1] === "channels") {
-        if (items.some((item) => item.kind !== "scalar")) return void 0;
-        channels = items.map((item) => item.value);
+        if (items2.some((item) => item.kind !== "scalar")) return void 0;
+        channels = items2.map((item) => item.value);
       } else {
-        dependencies2 = items;
+        dependencies2 = items2;
       }
-    } else if (!plainBlock(text, block)) {
+    } else if (!plainBlock(text2, block)) {
       return void 0;
     }
   }
   return { errors: [], root: "map", channels, dependencies: dependencies2 };
 }
-function listItems(text, block, allowPip) {
+function listItems(text2, block, allowPip) {
   const indent = block[0].at - block[0].start;
-  const items = [];
+  const items2 = [];
   for (let j = 0; j < block.length; ) {
     const line = block[j];
-    if (line.at - line.start !== indent || !text.startsWith("- ", line.at)) return void 0;
+    if (line.at - line.start !== indent || !text2.startsWith("- ", line.at)) return void 0;
     const valueStart = line.at + 2;
-    if (allowPip && text.startsWith("pip:", valueStart) && line.end === valueStart + 4) {
+    if (allowPip && text2.startsWith("pip:", valueStart) && line.end === valueStart + 4) {
       const nested = [];
       j++;
       while (j < block.length && block[j].at - block[j].start >= indent + 2) nested.push(block[j++]);
       if (nested.length === 0) return void 0;
-      const entries = listItems(text, nested, false);
-      if (!entries || entries.some((entry) => entry.kind !== "scalar")) return void 0;
+      const entries2 = listItems(text2, nested, false);
+      if (!entries2 || entries2.some((entry) => entry.kind !== "scalar")) return void 0;
       const end = nested.at(-1).next;
-      if (indentedCommentFollows(text, end, indent + 2)) return void 0;
-      items.push({ kind: "pip", span: { start: valueStart, end }, entries: entries.map((entry) => entry.value) });
+      if (indentedCommentFollows(text2, end, indent + 2)) return void 0;
+      items2.push({ kind: "pip", span: { start: valueStart, end }, entries: entries2.map((entry) => entry.value) });
       continue;
     }
-    const value = plainScalar(text, valueStart, line.end);
+    const value = plainScalar(text2, valueStart, line.end);
     if (value === void 0) return void 0;
-    items.push({ kind: "scalar", value: Mapped.of(value, valueStart) });
+    items2.push({ kind: "scalar", value: Mapped.of(value, valueStart) });
     j++;
   }
-  return items;
+  return items2;
 }
-function commentStart(text, from, to) {
-  for (let i = from; i < to - 1; i++) if (text.charCodeAt(i) === 32 && text.charCodeAt(i + 1) === 35) return i;
+function commentStart(text2, from, to) {
+  for (let i = from; i < to - 1; i++) if (text2.charCodeAt(i) === 32 && text2.charCodeAt(i + 1) === 35) return i;
   return to;
 }
-function indentedCommentFollows(text, from, column) {
-  for (let start = from; start < text.length; ) {
-    let next = text.indexOf("\n", start);
-    next = next < 0 ? text.length : next + 1;
+function indentedCommentFollows(text2, from, column) {
+  for (let start = from; start < text2.length; ) {
+    let next = text2.indexOf("\n", start);
+    next = next < 0 ? text2.length : next + 1;
     let at = start;
-    while (at < next && text.charCodeAt(at) === 32) at++;
-    const code = text.charCodeAt(at);
+    while (at < next && text2.charCodeAt(at) === 32) at++;
+    const code = text2.charCodeAt(at);
     if (code === 35) {
       if (at - start >= column) return true;
     } else if (at < next && code !== 10) {
@@ -48814,37 +48923,37 @@ function indentedCommentFollows(text, from, column) {
   }
   return false;
 }
-function flowItems(text, start, end) {
-  if (text.charCodeAt(start) !== 91 || text.charCodeAt(end - 1) !== 93) return void 0;
-  const items = [];
+function flowItems(text2, start, end) {
+  if (text2.charCodeAt(start) !== 91 || text2.charCodeAt(end - 1) !== 93) return void 0;
+  const items2 = [];
   let from = start + 1;
   const close = end - 1;
-  if (/^ *$/.test(text.slice(from, close))) return items;
+  if (/^ *$/.test(text2.slice(from, close))) return items2;
   while (from <= close) {
-    let comma = text.indexOf(",", from);
+    let comma = text2.indexOf(",", from);
     if (comma < 0 || comma > close) comma = close;
     let a = from;
     let b = comma;
-    while (a < b && text.charCodeAt(a) === 32) a++;
-    while (b > a && text.charCodeAt(b - 1) === 32) b--;
-    const value = plainScalar(text, a, b);
+    while (a < b && text2.charCodeAt(a) === 32) a++;
+    while (b > a && text2.charCodeAt(b - 1) === 32) b--;
+    const value = plainScalar(text2, a, b);
     if (value === void 0 || /[[\]{},#]/.test(value)) return void 0;
-    items.push(Mapped.of(value, a));
+    items2.push(Mapped.of(value, a));
     from = comma + 1;
   }
-  return items;
+  return items2;
 }
-function plainBlock(text, block) {
+function plainBlock(text2, block) {
   const indent = block[0].at - block[0].start;
   return block.every((line) => {
     if (line.at - line.start !== indent) return false;
-    const key = KEY.exec(text.slice(line.at, line.end));
-    return key !== null && line.end > line.at + key[0].length && plainScalar(text, line.at + key[0].length + 1, line.end) !== void 0;
+    const key = KEY.exec(text2.slice(line.at, line.end));
+    return key !== null && line.end > line.at + key[0].length && plainScalar(text2, line.at + key[0].length + 1, line.end) !== void 0;
   });
 }
-function plainScalar(text, start, end) {
-  if (start >= end || text.charCodeAt(start) === 32) return void 0;
-  const value = text.slice(start, end);
+function plainScalar(text2, start, end) {
+  if (start >= end || text2.charCodeAt(start) === 32) return void 0;
+  const value = text2.slice(start, end);
   if (/^[?:,[\]{}#&*!|>'"%@`]/.test(value) || /^-(?:$| )/.test(value) || /: |:$/.test(value) || NOT_A_STRING.test(value)) return void 0;
   return value;
 }
@@ -48853,23 +48962,23 @@ function plainScalar(text, start, end) {
 var NAME = /^[A-Za-z0-9_][A-Za-z0-9_.+-]*/;
 var OPERATOR = /^(==|>=|<=|!=|~=|=|>|<)/;
 function parseMatchSpec(m) {
-  const text = m.text;
-  const whole = m.site(0, text.length);
+  const text2 = m.text;
+  const whole = m.site(0, text2.length);
   let i = 0;
   let channel;
-  const sep4 = text.indexOf("::");
-  if (sep4 > 0 && !/\s/.test(text.slice(0, sep4))) {
-    channel = text.slice(0, sep4);
+  const sep4 = text2.indexOf("::");
+  if (sep4 > 0 && !/\s/.test(text2.slice(0, sep4))) {
+    channel = text2.slice(0, sep4);
     i = sep4 + 2;
   }
-  const nameMatch = NAME.exec(text.slice(i));
-  if (!nameMatch) return { ok: false, message: `expected a conda package name, found "${truncate2(text)}"`, span: whole };
+  const nameMatch = NAME.exec(text2.slice(i));
+  if (!nameMatch) return { ok: false, message: `expected a conda package name, found "${truncate2(text2)}"`, span: whole };
   const rawName = nameMatch[0];
   const nameStart = i;
   i += rawName.length;
   const afterName = i;
   const skip = () => {
-    while (i < text.length && /[ \t]/.test(text[i])) i++;
+    while (i < text2.length && /[ \t]/.test(text2[i])) i++;
   };
   skip();
   const clauses = [];
@@ -48878,28 +48987,28 @@ function parseMatchSpec(m) {
   let build;
   let buildSpan;
   let fuzzy = false;
-  if (text[i] === "[") {
-    const close = text.lastIndexOf("]");
-    const body = text.slice(i + 1, close < 0 ? text.length : close);
+  if (text2[i] === "[") {
+    const close = text2.lastIndexOf("]");
+    const body = text2.slice(i + 1, close < 0 ? text2.length : close);
     const version2 = /version\s*=\s*['"]?([^'",\]]+)/.exec(body)?.[1];
     const buildValue = /build\s*=\s*['"]?([^'",\]]+)/.exec(body)?.[1];
     if (version2) clauses.push(...splitVersion(m, version2, i + 1 + body.indexOf(version2)));
     if (buildValue) build = buildValue;
-    i = close < 0 ? text.length : close + 1;
-  } else if (i < text.length) {
+    i = close < 0 ? text2.length : close + 1;
+  } else if (i < text2.length) {
     specStart = i;
-    const op = OPERATOR.exec(text.slice(i));
+    const op = OPERATOR.exec(text2.slice(i));
     let operator = op?.[0] ?? "";
     if (op) {
       i += operator.length;
       skip();
     }
     const versionStart = i;
-    while (i < text.length && !/\s/.test(text[i])) {
-      if (text[i] === "=" && i > versionStart && /[A-Za-z0-9*.]/.test(text[i - 1]) && text[i + 1] !== "=") break;
+    while (i < text2.length && !/\s/.test(text2[i])) {
+      if (text2[i] === "=" && i > versionStart && /[A-Za-z0-9*.]/.test(text2[i - 1]) && text2[i + 1] !== "=") break;
       i++;
     }
-    const versionText = text.slice(versionStart, i);
+    const versionText = text2.slice(versionStart, i);
     specEnd = i;
     if (operator === "=") {
       fuzzy = true;
@@ -48907,23 +49016,23 @@ function parseMatchSpec(m) {
     }
     if (versionText) clauses.push(...splitVersion(m, versionText, versionStart, operator));
     skip();
-    if (text[i] === "=") {
+    if (text2[i] === "=") {
       i++;
       skip();
     }
     const buildStart = i;
-    while (i < text.length && !/\s/.test(text[i])) i++;
+    while (i < text2.length && !/\s/.test(text2[i])) i++;
     if (i > buildStart) {
-      build = text.slice(buildStart, i);
+      build = text2.slice(buildStart, i);
       buildSpan = m.origin(buildStart, i) ?? m.site(buildStart, i);
     }
     skip();
-    if (i < text.length) return { ok: false, message: `unexpected "${truncate2(text.slice(i))}" in conda spec`, span: m.site(i, text.length) };
+    if (i < text2.length) return { ok: false, message: `unexpected "${truncate2(text2.slice(i))}" in conda spec`, span: m.site(i, text2.length) };
     if (!versionText) specStart = specEnd = afterName;
   }
   const exact = exactVersion2(clauses, fuzzy);
   const label = build ? cudaLabelFromBuild(build) : void 0;
-  const via = m.via(0, text.length);
+  const via = m.via(0, text2.length);
   return {
     ok: true,
     fact: packageFact({
@@ -48934,7 +49043,7 @@ function parseMatchSpec(m) {
       span: whole,
       via,
       extras: [],
-      specifier: text.slice(specStart, specEnd),
+      specifier: text2.slice(specStart, specEnd),
       specifierSpan: m.origin(specStart, specEnd) ?? m.site(specStart, specEnd),
       clauses,
       exact: exact || void 0,
@@ -48978,11 +49087,11 @@ function cudaLabelFromBuild(build) {
 }
 
 // src/parsers/conda/parse.ts
-function parseCondaEnvironment(path, text) {
-  const source = new SourceText(path, text);
+function parseCondaEnvironment(path, text2) {
+  const source = new SourceText(path, text2);
   const sink = new FactSink();
   sink.suppressions.push(...findSuppressions(source));
-  const doc = readCondaDocument(text, source);
+  const doc = readCondaDocument(text2, source);
   for (const error62 of doc.errors) sink.problems.push(error62);
   if (doc.root === "empty") return sink.finish(path, "conda", source);
   if (doc.root !== "map") {
@@ -48990,7 +49099,7 @@ function parseCondaEnvironment(path, text) {
     return sink.finish(path, "conda", source);
   }
   const channels = [];
-  const context = addRequirementsContext(sink, "conda-env", { start: 0, end: text.length }, { channels });
+  const context = addRequirementsContext(sink, "conda-env", { start: 0, end: text2.length }, { channels });
   for (const value of doc.channels ?? []) {
     if (!value || value.text.trim() === "") continue;
     channels.push(value.text);
@@ -49066,6 +49175,9 @@ function recordInstallCommand(sink, command, stage) {
   if (PIP.test(program)) return recordPip(sink, words.slice(1), stage, "pip");
   if (program === "uv" && words[1]?.text === "pip") return recordPip(sink, words.slice(2), stage, "uv");
   if (program === "uv" && words[1]?.text === "sync") return recordUvSync(sink, words.slice(2), words, stage);
+  if (program === "pixi" && (words[1]?.text === "install" || words[1]?.text === "shell-hook")) return recordPixiInstall(sink, words.slice(2), words, stage);
+  if (program === "poetry" && (words[1]?.text === "install" || words[1]?.text === "sync")) return recordPoetryInstall(sink, words.slice(2), words, stage);
+  if (program === "conda-lock" && words[1]?.text === "install") return recordCondaLockInstall(sink, words.slice(2), words, stage);
   if (/^(conda|mamba|micromamba)$/.test(program)) {
     if (words[1]?.text === "run") return recordInstallCommand(sink, skipRunOptions(words.slice(2)), stage);
     return recordConda(sink, words.slice(1), stage);
@@ -49100,7 +49212,20 @@ function recordUvSync(sink, args, all, stage) {
     ) && inline === void 0)
       i++;
   }
-  for (const name of ["pyproject.toml", "uv.lock"]) {
+  projectIncludes(
+    sink,
+    context,
+    directory,
+    [
+      ["pyproject.toml", false],
+      ["uv.lock", true]
+    ],
+    selects.length ? selects : ["the project"]
+  );
+  return true;
+}
+function projectIncludes(sink, context, directory, names, selects) {
+  for (const [name, optional2] of names) {
     const target = `${directory.replace(/\/+$/, "") || "."}/${name}`.replace(/^\.\//, "");
     const fact = {
       kind: "requirement",
@@ -49108,11 +49233,111 @@ function recordUvSync(sink, args, all, stage) {
       targetSpan: context.span,
       span: context.span,
       context: context.id,
-      selects: selects.length ? selects : ["the project"]
+      selects,
+      ...optional2 ? { optional: optional2 } : {}
     };
     sink.includes.push(fact);
     context.includes.push(fact);
   }
+}
+function optionReader(args) {
+  return (i) => {
+    const text2 = args[i].text;
+    const eq2 = text2.startsWith("--") ? text2.indexOf("=") : -1;
+    let at = i;
+    return {
+      name: eq2 > 0 ? text2.slice(0, eq2) : text2,
+      value: () => eq2 > 0 ? text2.slice(eq2 + 1) : args[++at]?.text,
+      next: () => at
+    };
+  };
+}
+function recordPixiInstall(sink, args, all, stage) {
+  const context = addRequirementsContext(sink, "conda-env", commandSpan(all), { stage });
+  const read = optionReader(args);
+  let manifest;
+  const selects = [];
+  for (let i = 0; i < args.length; i++) {
+    const option = read(i);
+    if (option.name === "-e" || option.name === "--environment") {
+      const environment = option.value();
+      if (environment) selects.push(`environment ${environment}`);
+    } else if (option.name === "-a" || option.name === "--all") selects.push("*environments");
+    else if (option.name === "--manifest-path") manifest = option.value();
+    i = option.next();
+  }
+  const chosen = selects.length ? selects : ["environment default"];
+  if (manifest && /\.toml$/.test(manifest)) {
+    const slash = manifest.lastIndexOf("/");
+    const directory = slash >= 0 ? manifest.slice(0, slash) : ".";
+    projectIncludes(
+      sink,
+      context,
+      directory,
+      [
+        [manifest.slice(slash + 1), false],
+        ["pixi.lock", true]
+      ],
+      chosen
+    );
+  } else {
+    projectIncludes(
+      sink,
+      context,
+      manifest ?? ".",
+      [
+        ["pixi.toml", true],
+        ["pyproject.toml", true],
+        ["pixi.lock", true]
+      ],
+      chosen
+    );
+  }
+  return true;
+}
+function recordPoetryInstall(sink, args, all, stage) {
+  const context = addRequirementsContext(sink, "pip", commandSpan(all), { stage });
+  const read = optionReader(args);
+  let directory = ".";
+  let main = true;
+  const selects = [];
+  for (let i = 0; i < args.length; i++) {
+    const option = read(i);
+    const list = () => (option.value() ?? "").split(/[\s,]+/).filter(Boolean);
+    if (option.name === "--with") selects.push(...list().map((group) => `group ${group}`));
+    else if (option.name === "--only") {
+      const groups = list();
+      main = groups.includes("main");
+      selects.push(...groups.filter((group) => group !== "main").map((group) => `group ${group}`));
+    } else if (option.name === "-E" || option.name === "--extras") selects.push(...list().map((extra) => `extra ${extra}`));
+    else if (option.name === "--all-extras") selects.push("*extras");
+    else if (option.name === "-C" || option.name === "--directory" || option.name === "-P" || option.name === "--project")
+      directory = option.value() ?? directory;
+    else if (option.name === "--without") option.value();
+    i = option.next();
+  }
+  projectIncludes(
+    sink,
+    context,
+    directory,
+    [
+      ["pyproject.toml", false],
+      ["poetry.lock", true]
+    ],
+    [...main ? ["the project"] : [], ...selects]
+  );
+  return true;
+}
+function recordCondaLockInstall(sink, args, all, stage) {
+  const context = addRequirementsContext(sink, "conda", commandSpan(all), { stage });
+  let lock = "conda-lock.yml";
+  for (let i = 0; i < args.length; i++) {
+    const text2 = args[i].text;
+    if (/^(?:-n|--name|-p|--prefix|--conda|--log-level)$/.test(text2)) i++;
+    else if (!text2.startsWith("-")) lock = text2;
+  }
+  const slash = lock.lastIndexOf("/");
+  projectIncludes(sink, context, slash >= 0 ? lock.slice(0, slash) : ".", [[lock.slice(slash + 1), false]], ["*"]);
   return true;
 }
 var PIP = /^pip(\d+(\.\d+)?)?$/;
@@ -49125,8 +49350,8 @@ var PREFIXES = /* @__PURE__ */ new Set(["sudo", "env", "time", "exec", "nohup", 
 function stripPrefixes(command) {
   let i = 0;
   while (i < command.length) {
-    const text = command[i].text;
-    if (PREFIXES.has(text) || /^[A-Za-z_][A-Za-z0-9_]*=/.test(text) || i > 0 && command[i - 1].text === "sudo" && text.startsWith("-")) i++;
+    const text2 = command[i].text;
+    if (PREFIXES.has(text2) || /^[A-Za-z_][A-Za-z0-9_]*=/.test(text2) || i > 0 && command[i - 1].text === "sudo" && text2.startsWith("-")) i++;
     else break;
   }
   return command.slice(i);
@@ -49175,6 +49400,8 @@ function recordPip(sink, args, stage, tool) {
       }
       const indexKind = INDEX_KIND[spec2.role];
       if (spec2.role === "pre" && (name === "--pre" || /allow/.test(valueText))) sink.options.push({ name, span, context: context.id });
+      if (tool === "uv" && name === "--index-strategy" && valueText === "unsafe-best-match")
+        sink.options.push({ name: "unsafe-best-match", span, context: context.id });
       if (indexKind) {
         const named = value && tool === "uv" ? /^[A-Za-z0-9_.-]+=(?=[a-z][a-z0-9+.-]*:\/\/)/i.exec(valueText)?.[0].length ?? 0 : 0;
         const url2 = valueText.slice(named);
@@ -49188,6 +49415,8 @@ function recordPip(sink, args, stage, tool) {
         context.includes.push(fact);
       } else if (spec2.role === "editable" && value) {
         recordPipRequirement(sink, value, context);
+      } else if (spec2.role === "torch-backend" && valueText === "auto") {
+        sink.options.push({ name: "torch-backend-auto", span, context: context.id });
       } else if (spec2.role === "torch-backend" && value) {
         const url2 = /^cu\d+$|^cpu$/.test(valueText) ? `https://download.pytorch.org/whl/${valueText}` : valueText;
         const fact = { kind: "index-url", url: url2, urlSpan: valueSpan, span, context: context.id };
@@ -49343,10 +49572,13 @@ function urls(value, valueSpan, span, kind) {
 var PipEnv = class {
   settings = { pip: /* @__PURE__ */ new Map(), uv: /* @__PURE__ */ new Map() };
   hidden;
+  /** Where `ENV UV_TORCH_BACKEND=auto` is set: uv pip then picks the PyTorch index from the build machine's driver. */
+  autoBackend;
   constructor(parent) {
     if (!parent) return;
     for (const tool of ["pip", "uv"]) for (const [kind, list] of parent.settings[tool]) this.settings[tool].set(kind, list);
     this.hidden = parent.hidden;
+    this.autoBackend = parent.autoBackend;
   }
   /** An ENV instruction's variable. */
   setFromEnv(key, value, valueSpan, span) {
@@ -49355,6 +49587,7 @@ var PipEnv = class {
     if (pip) this.settings.pip.set(pip, urls(value, valueSpan, span, pip));
     const uv = UV_VARIABLES[key];
     if (uv) this.settings.uv.set(uv, urls(value, valueSpan, span, uv));
+    if (key === "UV_TORCH_BACKEND") this.autoBackend = value === "auto" ? span : void 0;
     if (key === "UV_TORCH_BACKEND" && /^(cu\d+|cpu)$/.test(value))
       this.settings.uv.set("index-url", [{ kind: "index-url", url: `https://download.pytorch.org/whl/${value}`, urlSpan: valueSpan, span }]);
   }
@@ -49368,7 +49601,7 @@ var PipEnv = class {
   /** `pip config set global.extra-index-url URL` (and `pip config --global set …`): true when the command was one. */
   configure(command) {
     const texts = command.map((word) => word.text);
-    const pip = texts.findIndex((text) => /(^|\/)pip(\d+(\.\d+)?)?$/.test(text));
+    const pip = texts.findIndex((text2) => /(^|\/)pip(\d+(\.\d+)?)?$/.test(text2));
     if (pip < 0 || texts[pip + 1] !== "config") return false;
     const set3 = texts.indexOf("set", pip + 2);
     if (set3 < 0) return true;
@@ -49407,6 +49640,8 @@ var PipEnv = class {
       }
     }
     if (this.hidden) context.hiddenIndexes = this.hidden;
+    if (tool === "uv" && this.autoBackend && !context.includes.some((include) => include.selects) && !sink.options.some((option) => option.context === context.id && option.name === "torch-backend-auto"))
+      sink.options.push({ name: "torch-backend-auto", span: this.autoBackend, context: context.id });
   }
 };
 
@@ -49421,24 +49656,24 @@ function isDigit(code) {
   return code >= 48 && code <= 57;
 }
 function splitCommands(script, resolve5) {
-  const text = script.text;
+  const text2 = script.text;
   const commands = [];
   let current = [];
   let i = 0;
   let skipNextWord = false;
-  const braces = new ClosingBraces(text);
+  const braces = new ClosingBraces(text2);
   const endCommand = () => {
     if (current.length > 0) commands.push(current);
     current = [];
   };
-  while (i < text.length) {
-    const code = text.charCodeAt(i);
+  while (i < text2.length) {
+    const code = text2.charCodeAt(i);
     if (code === 32 || code === 9 || code === 13) {
       i++;
       continue;
     }
-    if (code === 92 && (text.charCodeAt(i + 1) === 10 || text.charCodeAt(i + 1) === 13 && text.charCodeAt(i + 2) === 10)) {
-      i += text.charCodeAt(i + 1) === 13 ? 3 : 2;
+    if (code === 92 && (text2.charCodeAt(i + 1) === 10 || text2.charCodeAt(i + 1) === 13 && text2.charCodeAt(i + 2) === 10)) {
+      i += text2.charCodeAt(i + 1) === 13 ? 3 : 2;
       continue;
     }
     if (isOperator(code)) {
@@ -49447,12 +49682,12 @@ function splitCommands(script, resolve5) {
       continue;
     }
     if (code === 35) {
-      while (i < text.length && text.charCodeAt(i) !== 10) i++;
+      while (i < text2.length && text2.charCodeAt(i) !== 10) i++;
       continue;
     }
-    const following = text.charCodeAt(i + 1);
+    const following = text2.charCodeAt(i + 1);
     if (code === 62 || code === 60 || isDigit(code) && (following === 62 || following === 60)) {
-      while (i < text.length && isRedirectionChar(text.charCodeAt(i))) i++;
+      while (i < text2.length && isRedirectionChar(text2.charCodeAt(i))) i++;
       skipNextWord = true;
       continue;
     }
@@ -49468,7 +49703,7 @@ function splitCommands(script, resolve5) {
   return commands;
 }
 function readWord(script, startIndex, resolve5, braces) {
-  const text = script.text;
+  const text2 = script.text;
   let out;
   let split;
   let i = startIndex;
@@ -49479,8 +49714,8 @@ function readWord(script, startIndex, resolve5, braces) {
   const flush = (to) => {
     if (to > runStart) push(script.slice(runStart, to));
   };
-  while (i < text.length) {
-    const code = text.charCodeAt(i);
+  while (i < text2.length) {
+    const code = text2.charCodeAt(i);
     if (quote === 0) {
       if (endsWord(code)) break;
       if (code === 34 || code === 39) {
@@ -49489,18 +49724,18 @@ function readWord(script, startIndex, resolve5, braces) {
         runStart = ++i;
         continue;
       }
-      if (code === 92 && i + 1 < text.length) {
+      if (code === 92 && i + 1 < text2.length) {
         flush(i);
-        const joined = lineBreakAfter(text, i);
+        const joined = lineBreakAfter(text2, i);
         runStart = joined > 0 ? i + joined : i + 1;
         i += joined > 0 ? joined : 2;
         continue;
       }
       if (code === 96) {
-        const close = text.indexOf("`", i + 1);
-        const end = close < 0 ? text.length : close + 1;
+        const close = text2.indexOf("`", i + 1);
+        const end = close < 0 ? text2.length : close + 1;
         flush(i);
-        unresolved ??= `\`${text.slice(i + 1, close < 0 ? end : close)}\` is the output of a command, only known when the build runs`;
+        unresolved ??= `\`${text2.slice(i + 1, close < 0 ? end : close)}\` is the output of a command, only known when the build runs`;
         push(script.slice(i, end));
         i = end;
         runStart = i;
@@ -49511,9 +49746,9 @@ function readWord(script, startIndex, resolve5, braces) {
       quote = 0;
       runStart = ++i;
       continue;
-    } else if (quote === 34 && code === 92 && i + 1 < text.length && (escapableInDoubleQuotes(text.charCodeAt(i + 1)) || lineBreakAfter(text, i) > 0)) {
+    } else if (quote === 34 && code === 92 && i + 1 < text2.length && (escapableInDoubleQuotes(text2.charCodeAt(i + 1)) || lineBreakAfter(text2, i) > 0)) {
       flush(i);
-      const joined = lineBreakAfter(text, i);
+      const joined = lineBreakAfter(text2, i);
       runStart = joined > 0 ? i + joined : i + 1;
       i += joined > 0 ? joined : 2;
       continue;
@@ -49550,12 +49785,12 @@ function readWord(script, startIndex, resolve5, braces) {
   return { word, next: i, ...split ? { split } : {} };
 }
 function fieldSplit(word, ranges) {
-  const text = word.text;
+  const text2 = word.text;
   const cuts = [];
-  for (const [from, to] of ranges) for (let i = from; i < to; i++) if (text[i] === " " || text[i] === "	" || text[i] === "\n") cuts.push(i);
+  for (const [from, to] of ranges) for (let i = from; i < to; i++) if (text2[i] === " " || text2[i] === "	" || text2[i] === "\n") cuts.push(i);
   const words = [];
   let start = 0;
-  for (const cut of [...cuts, text.length]) {
+  for (const cut of [...cuts, text2.length]) {
     if (cut > start) {
       const mapped = word.mapped.slice(start, cut);
       words.push({ text: mapped.text, mapped, span: mapped.site(0, mapped.length), ...word.unresolved ? { unresolved: word.unresolved } : {} });
@@ -49565,8 +49800,8 @@ function fieldSplit(word, ranges) {
   return words;
 }
 var ClosingBraces = class {
-  constructor(text) {
-    this.text = text;
+  constructor(text2) {
+    this.text = text2;
   }
   text;
   from = -1;
@@ -49579,17 +49814,17 @@ var ClosingBraces = class {
     return this.close;
   }
 };
-function lineBreakAfter(text, at) {
-  const next = text.charCodeAt(at + 1);
+function lineBreakAfter(text2, at) {
+  const next = text2.charCodeAt(at + 1);
   if (next === 10) return 2;
-  if (next === 13 && text.charCodeAt(at + 2) === 10) return 3;
+  if (next === 13 && text2.charCodeAt(at + 2) === 10) return 3;
   return 0;
 }
-function closingParen(text, open2) {
+function closingParen(text2, open2) {
   let depth = 0;
   let quote = 0;
-  for (let i = open2; i < text.length; i++) {
-    const code = text.charCodeAt(i);
+  for (let i = open2; i < text2.length; i++) {
+    const code = text2.charCodeAt(i);
     if (quote !== 0) {
       if (code === quote) quote = 0;
       else if (code === 92 && quote === 34) i++;
@@ -49602,22 +49837,22 @@ function closingParen(text, open2) {
   }
   return -1;
 }
-function closingBrace(text, from, braces) {
+function closingBrace(text2, from, braces) {
   let close = braces.after(from);
-  for (let open2 = text.indexOf("${", from); close >= 0 && open2 >= 0 && open2 < close; open2 = text.indexOf("${", open2 + 2)) close = text.indexOf("}", close + 1);
+  for (let open2 = text2.indexOf("${", from); close >= 0 && open2 >= 0 && open2 < close; open2 = text2.indexOf("${", open2 + 2)) close = text2.indexOf("}", close + 1);
   return close;
 }
 var PARAMETER = /^([A-Za-z_][A-Za-z0-9_]*)([\s\S]*)$/;
 function readExpansion(script, at, resolve5, braces) {
-  const text = script.text;
-  if (text[at + 1] === "(") {
-    const close2 = closingParen(text, at + 1);
-    const next2 = close2 < 0 ? text.length : close2 + 1;
-    const inner = text.slice(at + 2, close2 < 0 ? next2 : close2).replace(/^\(|\)$/g, "");
+  const text2 = script.text;
+  if (text2[at + 1] === "(") {
+    const close2 = closingParen(text2, at + 1);
+    const next2 = close2 < 0 ? text2.length : close2 + 1;
+    const inner = text2.slice(at + 2, close2 < 0 ? next2 : close2).replace(/^\(|\)$/g, "");
     return { unresolved: `$(${inner}) is the output of a command, only known when the build runs`, next: next2 };
   }
-  if (text[at + 1] !== "{") {
-    const match2 = /^[A-Za-z_][A-Za-z0-9_]*/.exec(text.slice(at + 1, at + 65));
+  if (text2[at + 1] !== "{") {
+    const match2 = /^[A-Za-z_][A-Za-z0-9_]*/.exec(text2.slice(at + 1, at + 65));
     if (!match2) return void 0;
     const name2 = match2[0];
     const next2 = at + 1 + name2.length;
@@ -49625,10 +49860,10 @@ function readExpansion(script, at, resolve5, braces) {
     if ("value" in value2) return { value: viaArg(value2.value, { name: name2, reference: script.site(at, next2) }), next: next2 };
     return { unresolved: value2.unresolved, next: next2 };
   }
-  const close = closingBrace(text, at + 2, braces);
+  const close = closingBrace(text2, at + 2, braces);
   if (close < 0) return void 0;
   const next = close + 1;
-  const body = text.slice(at + 2, close);
+  const body = text2.slice(at + 2, close);
   const reference = script.site(at, next);
   const length = /^#([A-Za-z_][A-Za-z0-9_]*)$/.exec(body);
   if (length) {
@@ -49702,13 +49937,13 @@ function known(resolve5, name) {
   return { unresolved: `$${name} is not defined by an ARG or ENV in this build stage` };
 }
 function expandWord(word, resolve5) {
-  const text = word.text;
-  if (!text.includes("$")) return { value: word };
+  const text2 = word.text;
+  if (!text2.includes("$")) return { value: word };
   const builder = new MappedBuilder();
-  const braces = new ClosingBraces(text);
+  const braces = new ClosingBraces(text2);
   let runStart = 0;
-  for (let i = 0; i < text.length; i++) {
-    if (text.charCodeAt(i) !== 36) continue;
+  for (let i = 0; i < text2.length; i++) {
+    if (text2.charCodeAt(i) !== 36) continue;
     const expansion = readExpansion(word, i, resolve5, braces);
     if (!expansion) continue;
     if ("unresolved" in expansion) return { unresolved: expansion.unresolved };
@@ -49717,16 +49952,16 @@ function expandWord(word, resolve5) {
     runStart = expansion.next;
     i = expansion.next - 1;
   }
-  if (runStart < text.length) builder.pushMapped(word.slice(runStart));
+  if (runStart < text2.length) builder.pushMapped(word.slice(runStart));
   return { value: builder.build() };
 }
 function expandValue(value, resolve5) {
   return expandWord(value, resolve5);
 }
-function synthetic(text, reference, name) {
+function synthetic(text2, reference, name) {
   const builder = new MappedBuilder();
-  if (text.length === 0) return builder.build();
-  builder.pushSegment(text, -1, reference, { name, reference });
+  if (text2.length === 0) return builder.build();
+  builder.pushSegment(text2, -1, reference, { name, reference });
   return builder.build();
 }
 function globRegex(pattern) {
@@ -49817,19 +50052,19 @@ function escapableInDoubleQuotes(code) {
 
 // src/parsers/dockerfile/instructions.ts
 var import_dockerfile_ast = __toESM(require_main(), 1);
-function readDockerfile(text, source) {
-  const scanned = scanPlainDockerfile(text);
-  return scanned ? { escape: "\\", instructions: scanned } : readWithDockerfileAst(text, source);
+function readDockerfile(text2, source) {
+  const scanned = scanPlainDockerfile(text2);
+  return scanned ? { escape: "\\", instructions: scanned } : readWithDockerfileAst(text2, source);
 }
-function readWithDockerfileAst(text, source) {
-  const dockerfile = import_dockerfile_ast.DockerfileParser.parse(text);
+function readWithDockerfileAst(text2, source) {
+  const dockerfile = import_dockerfile_ast.DockerfileParser.parse(text2);
   return {
     escape: dockerfile.getEscapeCharacter() || "\\",
     instructions: viewsOf(dockerfile, (position) => source.lineStart(position.line + 1) + position.character)
   };
 }
-function readInstructions(text, offsetOf) {
-  return viewsOf(import_dockerfile_ast.DockerfileParser.parse(text), offsetOf);
+function readInstructions(text2, offsetOf) {
+  return viewsOf(import_dockerfile_ast.DockerfileParser.parse(text2), offsetOf);
 }
 function viewsOf(dockerfile, offsetOf) {
   const spanOf2 = (range) => ({
@@ -49870,48 +50105,48 @@ function viewsOf(dockerfile, offsetOf) {
 }
 var UNUSUAL_SPACE = /[\f\v\u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]/;
 var READ_ARGUMENTS = /* @__PURE__ */ new Set(["FROM", "COPY", "ADD", "ARG", "ENV"]);
-function scanPlainDockerfile(text) {
-  if (text.includes("\r") || text.includes("<<") || UNUSUAL_SPACE.test(text) || /^[ \t]*#[ \t]*escape[ \t]*=/im.test(text)) return void 0;
+function scanPlainDockerfile(text2) {
+  if (text2.includes("\r") || text2.includes("<<") || UNUSUAL_SPACE.test(text2) || /^[ \t]*#[ \t]*escape[ \t]*=/im.test(text2)) return void 0;
   const instructions = [];
-  const length = text.length;
+  const length = text2.length;
   let pos = 0;
   let line = 1;
   while (pos < length) {
-    let lineEnd = text.indexOf("\n", pos);
+    let lineEnd = text2.indexOf("\n", pos);
     if (lineEnd < 0) lineEnd = length;
-    const indent = skipBlanks(text, pos, lineEnd);
-    if (indent === lineEnd || text.charCodeAt(indent) === 35) {
+    const indent = skipBlanks(text2, pos, lineEnd);
+    if (indent === lineEnd || text2.charCodeAt(indent) === 35) {
       pos = lineEnd + 1;
       line++;
       continue;
     }
     let keywordEnd = indent;
-    while (keywordEnd < lineEnd && !isBlank(text.charCodeAt(keywordEnd))) keywordEnd++;
-    const keyword = text.slice(indent, keywordEnd);
-    if (!/^[A-Za-z]+$/.test(keyword) || skipBlanks(text, keywordEnd, lineEnd) === lineEnd) return void 0;
+    while (keywordEnd < lineEnd && !isBlank(text2.charCodeAt(keywordEnd))) keywordEnd++;
+    const keyword = text2.slice(indent, keywordEnd);
+    if (!/^[A-Za-z]+$/.test(keyword) || skipBlanks(text2, keywordEnd, lineEnd) === lineEnd) return void 0;
     const fromLine = line;
-    let contentEnd = trimEnd(text, pos, lineEnd);
-    let continued = text.charCodeAt(contentEnd - 1) === 92;
+    let contentEnd = trimEnd(text2, pos, lineEnd);
+    let continued = text2.charCodeAt(contentEnd - 1) === 92;
     let lines = 1;
     while (continued) {
-      if (text.charCodeAt(contentEnd - 2) === 92) return void 0;
+      if (text2.charCodeAt(contentEnd - 2) === 92) return void 0;
       pos = lineEnd + 1;
       line++;
       if (pos >= length) return void 0;
-      lineEnd = text.indexOf("\n", pos);
+      lineEnd = text2.indexOf("\n", pos);
       if (lineEnd < 0) lineEnd = length;
-      const start = skipBlanks(text, pos, lineEnd);
-      if (start === lineEnd || text.charCodeAt(start) === 35) continue;
-      contentEnd = trimEnd(text, pos, lineEnd);
-      continued = text.charCodeAt(contentEnd - 1) === 92;
+      const start = skipBlanks(text2, pos, lineEnd);
+      if (start === lineEnd || text2.charCodeAt(start) === 35) continue;
+      contentEnd = trimEnd(text2, pos, lineEnd);
+      continued = text2.charCodeAt(contentEnd - 1) === 92;
       lines++;
     }
     const upper = keyword.toUpperCase();
     const span = { start: indent, end: lineEnd };
     if (READ_ARGUMENTS.has(upper)) {
       const quotes = upper === "ARG" || upper === "ENV" ? /\\/ : /["'\\]/;
-      const plain = lines > 1 || quotes.test(text.slice(keywordEnd, contentEnd)) ? void 0 : plainArguments(text, upper, keyword, span, fromLine, keywordEnd, contentEnd);
-      instructions.push(plain ?? astInstruction(text, span, fromLine));
+      const plain = lines > 1 || quotes.test(text2.slice(keywordEnd, contentEnd)) ? void 0 : plainArguments(text2, upper, keyword, span, fromLine, keywordEnd, contentEnd);
+      instructions.push(plain ?? astInstruction(text2, span, fromLine));
     } else {
       instructions.push(unreadInstruction(keyword, span, fromLine, line));
     }
@@ -49920,8 +50155,8 @@ function scanPlainDockerfile(text) {
   }
   return instructions;
 }
-function astInstruction(text, span, fromLine) {
-  const snippet = text.slice(span.start, span.end);
+function astInstruction(text2, span, fromLine) {
+  const snippet = text2.slice(span.start, span.end);
   const lineStarts = [0];
   for (let i = snippet.indexOf("\n"); i >= 0; i = snippet.indexOf("\n", i + 1)) lineStarts.push(i + 1);
   const view = readInstructions(snippet, (position) => span.start + lineStarts[position.line] + position.character)[0];
@@ -49930,15 +50165,15 @@ function astInstruction(text, span, fromLine) {
 function unreadInstruction(keyword, span, fromLine, toLine) {
   return { keyword, span, fromLine, toLine, args: () => [], flag: () => void 0, properties: () => [], jsonStrings: () => [] };
 }
-function plainArguments(text, upper, keyword, span, line, from, to) {
+function plainArguments(text2, upper, keyword, span, line, from, to) {
   const words = [];
   let i = from;
   while (i < to) {
-    i = skipBlanks(text, i, to);
+    i = skipBlanks(text2, i, to);
     if (i >= to) break;
     const start = i;
-    while (i < to && !isBlank(text.charCodeAt(i))) i++;
-    words.push({ value: text.slice(start, i), start, end: i });
+    while (i < to && !isBlank(text2.charCodeAt(i))) i++;
+    words.push({ value: text2.slice(start, i), start, end: i });
   }
   let flagCount = 0;
   while (flagCount < words.length && words[flagCount].value.startsWith("--")) flagCount++;
@@ -49950,7 +50185,7 @@ function plainArguments(text, upper, keyword, span, line, from, to) {
   let properties = [];
   if (upper === "ARG" || upper === "ENV") {
     if (flagCount > 0) return void 0;
-    const read = upper === "ARG" && (args.length === 1 || args.every((arg) => arg.value.includes("="))) ? argProperties(args) : upper === "ENV" ? envProperties(text, args) : void 0;
+    const read = upper === "ARG" && (args.length === 1 || args.every((arg) => arg.value.includes("="))) ? argProperties(args) : upper === "ENV" ? envProperties(text2, args) : void 0;
     if (!read) return void 0;
     properties = read;
   }
@@ -49985,7 +50220,7 @@ function argProperties(args) {
   }
   return properties;
 }
-function envProperties(text, args) {
+function envProperties(text2, args) {
   const first = args[0];
   if (first.value.includes("=")) {
     const pairs = argProperties(args);
@@ -49997,7 +50232,7 @@ function envProperties(text, args) {
     {
       name: first.value,
       nameSpan: { start: first.start, end: first.end },
-      value: text.slice(args[1].start, last2.end),
+      value: text2.slice(args[1].start, last2.end),
       valueSpan: { start: args[1].start, end: last2.end }
     }
   ];
@@ -50005,22 +50240,22 @@ function envProperties(text, args) {
 function isBlank(code) {
   return code === 32 || code === 9;
 }
-function skipBlanks(text, from, to) {
+function skipBlanks(text2, from, to) {
   let i = from;
-  while (i < to && isBlank(text.charCodeAt(i))) i++;
+  while (i < to && isBlank(text2.charCodeAt(i))) i++;
   return i;
 }
-function trimEnd(text, from, to) {
+function trimEnd(text2, from, to) {
   let end = to;
-  while (end > from && isBlank(text.charCodeAt(end - 1))) end--;
+  while (end > from && isBlank(text2.charCodeAt(end - 1))) end--;
   return end;
 }
 
 // src/parsers/dockerfile/parse.ts
-function parseDockerfile(path, text) {
-  const source = new SourceText(path, text);
+function parseDockerfile(path, text2) {
+  const source = new SourceText(path, text2);
   const sink = new FactSink();
-  const { escape, instructions } = readDockerfile(text, source);
+  const { escape, instructions } = readDockerfile(text2, source);
   const globalScope = /* @__PURE__ */ new Map();
   let stageScope = globalScope;
   let stage = -1;
@@ -50216,19 +50451,19 @@ function recordFrom(sink, source, instruction, span, stage, globals, stageNames,
 function recordCopy(sink, instruction, span, stage) {
   const fromStage = instruction.keyword.toUpperCase() === "COPY" ? instruction.flag("from") ?? void 0 : void 0;
   const jsonStrings = instruction.jsonStrings();
-  const items = jsonStrings.length > 0 ? jsonStrings.map((s) => ({ path: s.value.slice(1, -1), span: { start: s.start + 1, end: s.end - 1 } })) : instruction.args().filter((arg) => !arg.value.startsWith("<<")).map((arg) => ({ path: arg.value, span: { start: arg.start, end: arg.end } }));
-  if (items.length < 2) return;
-  sink.copies.push({ span, stage, sources: items.slice(0, -1), destination: items.at(-1).path, ...fromStage ? { fromStage } : {} });
+  const items2 = jsonStrings.length > 0 ? jsonStrings.map((s) => ({ path: s.value.slice(1, -1), span: { start: s.start + 1, end: s.end - 1 } })) : instruction.args().filter((arg) => !arg.value.startsWith("<<")).map((arg) => ({ path: arg.value, span: { start: arg.start, end: arg.end } }));
+  if (items2.length < 2) return;
+  sink.copies.push({ span, stage, sources: items2.slice(0, -1), destination: items2.at(-1).path, ...fromStage ? { fromStage } : {} });
 }
 function joinContinuations(source, start, end, escape) {
   const builder = new MappedBuilder();
-  const text = source.text;
+  const text2 = source.text;
   let lineStart = start;
   let first = true;
   while (lineStart < end) {
-    let lineEnd = text.indexOf("\n", lineStart);
+    let lineEnd = text2.indexOf("\n", lineStart);
     if (lineEnd < 0 || lineEnd > end) lineEnd = end;
-    let content = text.slice(lineStart, lineEnd);
+    let content = text2.slice(lineStart, lineEnd);
     if (content.endsWith("\r")) content = content.slice(0, -1);
     const trimmed = content.trimStart();
     const skip = !first && (trimmed === "" || trimmed.startsWith("#"));
@@ -50244,9 +50479,9 @@ function joinContinuations(source, start, end, escape) {
 }
 var SCRIPT_RUNNERS = /* @__PURE__ */ new Set(["bash", "sh", "/bin/bash", "/bin/sh", "/usr/bin/env"]);
 function recordRun(sink, source, span, stage, resolve5, escape, pip) {
-  const text = source.text;
-  const firstLineEnd = Math.min(span.end, (text.indexOf("\n", span.start) + 1 || text.length + 1) - 1);
-  const firstLine2 = text.slice(span.start, firstLineEnd);
+  const text2 = source.text;
+  const firstLineEnd = Math.min(span.end, (text2.indexOf("\n", span.start) + 1 || text2.length + 1) - 1);
+  const firstLine2 = text2.slice(span.start, firstLineEnd);
   const keywordEnd = span.start + (/^\s*\S+/.exec(firstLine2)?.[0].length ?? 3);
   const heredoc = /<<(-?)\s*(["']?)([A-Za-z_][A-Za-z0-9_]*)\2/.exec(firstLine2);
   let scripts;
@@ -50255,12 +50490,12 @@ function recordRun(sink, source, span, stage, resolve5, escape, pip) {
     const isScript = beforeHeredoc.length === 0 || beforeHeredoc.length === 1 && SCRIPT_RUNNERS.has(beforeHeredoc[0]);
     const bodyStart = firstLineEnd + 1;
     const terminator = new RegExp(`^${heredoc[1] ? "\\t*" : ""}${heredoc[3]}\\r?$`, "m");
-    const bodyText = text.slice(bodyStart, span.end);
+    const bodyText = text2.slice(bodyStart, span.end);
     const match = terminator.exec(bodyText);
     const bodyEnd = match ? bodyStart + match.index : span.end;
     const rest = joinContinuations(source, span.start + heredoc.index + heredoc[0].length, firstLineEnd, escape);
     scripts = [rest];
-    if (isScript) scripts.push(Mapped.of(text.slice(bodyStart, bodyEnd), bodyStart));
+    if (isScript) scripts.push(Mapped.of(text2.slice(bodyStart, bodyEnd), bodyStart));
   } else {
     scripts = [joinContinuations(source, keywordEnd, span.end, escape)];
   }
@@ -50654,12 +50889,12 @@ var CodePointIterator = class {
   /**
   * Initialize this char iterator.
   */
-  constructor(text) {
+  constructor(text2) {
     this.locs = new Locations();
     this.lastCodePoint = CodePoint.NULL;
     this.start = -1;
     this.end = 0;
-    this.text = text;
+    this.text = text2;
   }
   next() {
     if (this.lastCodePoint === CodePoint.EOF) return CodePoint.EOF;
@@ -50718,16 +50953,16 @@ var Tokenizer = class {
   /**
   * Initialize this tokenizer.
   */
-  constructor(text, parserOptions) {
+  constructor(text2, parserOptions) {
     this.backCode = false;
     this.lastCodePoint = CodePoint.NULL;
     this.state = "DATA";
     this.token = null;
     this.tokenStart = -1;
     this.valuesEnabled = false;
-    this.text = text;
+    this.text = text2;
     this.parserOptions = parserOptions || {};
-    this.codePointIterator = new CodePointIterator(text);
+    this.codePointIterator = new CodePointIterator(text2);
     this.tomlVersion = getTOMLVer(this.parserOptions.tomlVersion);
     this.ESCAPES = this.tomlVersion.gte(1, 1) ? ESCAPES_LATEST : ESCAPES_1_0;
   }
@@ -50842,12 +51077,12 @@ var Tokenizer = class {
         loc
       };
       else if (type === "Integer") {
-        const text = option1;
+        const text2 = option1;
         token = {
           type,
           value,
-          number: parseInt(text, option2),
-          bigint: HAS_BIGINT ? BigInt(RADIX_PREFIXES[option2] + text) : null,
+          number: parseInt(text2, option2),
+          bigint: HAS_BIGINT ? BigInt(RADIX_PREFIXES[option2] + text2) : null,
           range,
           loc
         };
@@ -51756,8 +51991,8 @@ var TOMLParser = class {
   /**
   * Initialize this parser.
   */
-  constructor(text, parserOptions) {
-    this.text = text;
+  constructor(text2, parserOptions) {
+    this.text = text2;
     this.parserOptions = parserOptions || {};
     this.tomlVersion = getTOMLVer(this.parserOptions.tomlVersion);
   }
@@ -51964,11 +52199,11 @@ var TOMLParser = class {
   }
   processNumberValue(token, ctx) {
     const valueContainer = ctx.consumeValueContainer();
-    const text = this.text;
+    const text2 = this.text;
     const [startRange, endRange] = token.range;
     let numberString = null;
     const getNumberText = () => {
-      return numberString ?? (numberString = text.slice(startRange, endRange).replace(/_/g, ""));
+      return numberString ?? (numberString = text2.slice(startRange, endRange).replace(/_/g, ""));
     };
     let node2;
     if (token.type === "Integer") node2 = {
@@ -52334,24 +52569,24 @@ function table(span) {
   return { kind: "table", span, entries: /* @__PURE__ */ new Map(), keySpans: /* @__PURE__ */ new Map() };
 }
 var keyName = (key) => key.type === "TOMLBare" ? key.name : key.value;
-function stringValue(node2, text) {
+function stringValue(node2, text2) {
   const [start, end] = node2.range;
   const quote = node2.multiline ? 3 : 1;
-  const raw = text.slice(start + quote, end - quote);
+  const raw = text2.slice(start + quote, end - quote);
   if (!node2.multiline && raw === node2.value) return Mapped.of(node2.value, start + quote);
   const builder = new MappedBuilder();
   builder.pushSegment(node2.value, -1, { start, end });
   return builder.build();
 }
-function convert(node2, text) {
+function convert(node2, text2) {
   const span = { start: node2.range[0], end: node2.range[1] };
-  if (node2.type === "TOMLArray") return { kind: "array", span, items: node2.elements.map((element) => convert(element, text)) };
+  if (node2.type === "TOMLArray") return { kind: "array", span, items: node2.elements.map((element) => convert(element, text2)) };
   if (node2.type === "TOMLInlineTable") {
     const inline = table(span);
-    for (const pair of node2.body) insert(inline, pair, text);
+    for (const pair of node2.body) insert(inline, pair, text2);
     return inline;
   }
-  if (node2.type === "TOMLValue" && node2.kind === "string") return { kind: "string", span, value: node2.value, mapped: stringValue(node2, text) };
+  if (node2.type === "TOMLValue" && node2.kind === "string") return { kind: "string", span, value: node2.value, mapped: stringValue(node2, text2) };
   if (node2.type === "TOMLValue" && node2.kind === "boolean") return { kind: "boolean", span, value: node2.value };
   return { kind: "other", span };
 }
@@ -52378,25 +52613,25 @@ function tableAt(from, path, span) {
   }
   return current;
 }
-function insert(into, pair, text) {
+function insert(into, pair, text2) {
   const names = pair.key.keys.map(keyName);
   const owner = tableAt(into, names.slice(0, -1), { start: pair.range[0], end: pair.range[1] });
   const last2 = names.at(-1);
-  owner.entries.set(last2, convert(pair.value, text));
+  owner.entries.set(last2, convert(pair.value, text2));
   owner.keySpans.set(last2, { start: pair.key.range[0], end: pair.key.range[1] });
 }
-function readToml(text) {
+function readToml(text2) {
   let program;
   try {
-    program = parseTOML(text);
+    program = parseTOML(text2);
   } catch (error62) {
     const index = typeof error62.index === "number" ? error62.index : 0;
-    return { ok: false, message: `not valid TOML: ${error62.message}`, span: { start: index, end: Math.min(text.length, index + 1) } };
+    return { ok: false, message: `not valid TOML: ${error62.message}`, span: { start: index, end: Math.min(text2.length, index + 1) } };
   }
-  const root = table({ start: 0, end: text.length });
+  const root = table({ start: 0, end: text2.length });
   for (const node2 of program.body[0]?.body ?? []) {
     if (node2.type === "TOMLKeyValue") {
-      insert(root, node2, text);
+      insert(root, node2, text2);
       continue;
     }
     const span = { start: node2.range[0], end: node2.range[1] };
@@ -52416,7 +52651,7 @@ function readToml(text) {
     } else {
       target = tableAt(root, path, span);
     }
-    for (const pair of node2.body) insert(target, pair, text);
+    for (const pair of node2.body) insert(target, pair, text2);
   }
   return { ok: true, root };
 }
@@ -52441,6 +52676,240 @@ function textSpan(value) {
   return offset >= 0 ? { start: offset, end: offset + value.value.length } : value.span;
 }
 
+// src/parsers/pixi/parse.ts
+var PYPI = "https://pypi.org/simple";
+function pypiOptions(table2) {
+  const options = lookup(table2, "pypi-options");
+  if (options?.kind !== "table") return { extra: [] };
+  const indexUrl = stringAt(options, "index-url");
+  const extra = options.entries.get("extra-index-urls");
+  return { ...indexUrl ? { indexUrl } : {}, extra: extra?.kind === "array" ? extra.items.filter((item) => item.kind === "string") : [] };
+}
+function parsePixiManifest(path, text2) {
+  const source = new SourceText(path, text2);
+  const sink = new FactSink();
+  const document = readToml(text2);
+  if (!document.ok) {
+    sink.problems.push({ span: document.span, message: document.message });
+    return sink.finish(path, "pixi", source);
+  }
+  readPixi(document.root, sink, []);
+  sink.suppressions.push(...findSuppressions(source));
+  return sink.finish(path, "pixi", source);
+}
+function readPixi(root, sink, projectPypi) {
+  const workspace = [lookup(root, "workspace"), lookup(root, "project")].find((value) => value?.kind === "table");
+  const platforms = readPlatforms(workspace?.entries.get("platforms"));
+  const features = /* @__PURE__ */ new Map();
+  const defaultFeature = { name: "default", table: root, channels: channelList(workspace?.entries.get("channels")) };
+  const featureTable = root.entries.get("feature");
+  if (featureTable?.kind === "table") {
+    for (const [name, value] of featureTable.entries)
+      if (value.kind === "table") {
+        const list = value.entries.get("platforms");
+        features.set(name, {
+          name,
+          table: value,
+          channels: channelList(value.entries.get("channels")),
+          ...list?.kind === "array" ? { platforms: list.items.flatMap((item) => item.kind === "string" ? [item.value] : []) } : {}
+        });
+      }
+  }
+  const environments = [];
+  const table2 = root.entries.get("environments");
+  if (table2?.kind === "table") {
+    for (const [name, value] of table2.entries) {
+      const list = value.kind === "table" ? value.entries.get("features") : value;
+      const noDefault = value.kind === "table" && value.entries.get("no-default-feature")?.kind === "boolean" && value.entries.get("no-default-feature").value;
+      const chosen = noDefault ? [] : [defaultFeature];
+      for (const item of list?.kind === "array" ? list.items : []) {
+        if (item.kind !== "string") continue;
+        const feature = features.get(item.value);
+        if (feature) chosen.push(feature);
+        else sink.problems.push({ span: item.span, message: `environment ${name}: no [feature.${item.value}] in this manifest` });
+      }
+      environments.push({ name, span: table2.keySpans.get(name) ?? value.span, features: chosen });
+    }
+  }
+  if (!environments.some((environment) => environment.name === "default")) environments.unshift({ name: "default", features: [defaultFeature] });
+  const options = pypiOptions(root);
+  for (const environment of environments) {
+    const channels = [...new Set(environment.features.flatMap((feature) => feature.channels))];
+    const restricted = environment.features.find((feature) => feature.platforms)?.platforms;
+    const linux = platforms.filter((platform) => platform.platform.startsWith("linux") && (!restricted || restricted.includes(platform.name)));
+    const onLinux = linux.length > 0 ? linux : platforms.length === 0 ? [{ name: "linux-64", platform: "linux-64" }] : [];
+    const selections = /* @__PURE__ */ new Map();
+    for (const platform of onLinux) {
+      const selection = select(environment.features, platform, sink);
+      const key = selectionKey(selection);
+      const same = selections.get(key);
+      if (same) same.platforms.push(platform.name);
+      else selections.set(key, { platforms: [platform.name], selection });
+    }
+    for (const { platforms: names, selection } of selections.values()) {
+      const variant = `environment ${environment.name}${selections.size > 1 ? ` on ${names.join(", ")}` : ""}`;
+      writeSelection(sink, variant, environment.span, channels, selection, projectPypi, options);
+    }
+  }
+}
+function readPlatforms(value) {
+  if (value?.kind !== "array") return [];
+  return value.items.flatMap((item) => {
+    if (item.kind === "string") return [{ name: item.value, platform: item.value }];
+    if (item.kind !== "table") return [];
+    const name = stringAt(item, "name")?.value;
+    const platform = stringAt(item, "platform")?.value ?? name;
+    const cuda = stringAt(item, "cuda");
+    return name && platform ? [{ name, platform, ...cuda ? { cuda } : {} }] : [];
+  });
+}
+function channelList(value) {
+  if (value?.kind !== "array") return [];
+  return value.items.flatMap(
+    (item) => item.kind === "string" ? [item] : item.kind === "table" && stringAt(item, "channel") ? [stringAt(item, "channel")] : []
+  );
+}
+function targets(selector, platform) {
+  if (selector === platform.name || selector === platform.platform || selector === "linux" || selector === "unix") return true;
+  if (!selector.includes("*")) return false;
+  const pattern = new RegExp(`^${selector.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*")}$`);
+  return pattern.test(platform.name) || pattern.test(platform.platform);
+}
+function select(features, platform, sink) {
+  const conda = /* @__PURE__ */ new Map();
+  const pypi = /* @__PURE__ */ new Map();
+  let cuda = platform.cuda;
+  for (const feature of features) {
+    const tables = [feature.table];
+    const target = feature.table.entries.get("target");
+    if (target?.kind === "table") {
+      for (const [selector, value] of target.entries) if (value.kind === "table" && targets(selector, platform)) tables.push(value);
+    }
+    for (const table2 of tables) {
+      for (const declared of condaDependencies(table2.entries.get("dependencies"), sink)) conda.set(declared.key, declared);
+      for (const declared of pypiDependencies(table2.entries.get("pypi-dependencies"), sink)) pypi.set(declared.key, declared);
+      const required2 = lookup(table2, "system-requirements", "cuda");
+      if (required2?.kind === "string" && (!cuda || compareVersions2(required2.value, cuda.value) > 0)) cuda = required2;
+    }
+  }
+  return { conda: [...conda.values()], pypi: [...pypi.values()], ...cuda ? { cuda } : {} };
+}
+function compareVersions2(a, b) {
+  const x = a.split(".").map(Number);
+  const y = b.split(".").map(Number);
+  for (let i = 0; i < Math.max(x.length, y.length); i++) if ((x[i] ?? 0) !== (y[i] ?? 0)) return (x[i] ?? 0) - (y[i] ?? 0);
+  return 0;
+}
+function selectionKey(selection) {
+  const part = (declared) => `${declared.key}@${declared.fact.span.start}`;
+  return [selection.conda.map(part).join(","), selection.pypi.map(part).join(","), selection.cuda?.span.start ?? ""].join("|");
+}
+function assemble(pieces, site) {
+  const builder = new MappedBuilder();
+  for (const piece of pieces) {
+    if (typeof piece === "string") builder.pushSegment(piece, -1, site);
+    else builder.pushMapped(piece);
+  }
+  return builder.build();
+}
+var BARE_VERSION = /^\d/;
+function condaDependencies(value, sink) {
+  if (value?.kind !== "table") return [];
+  const out = [];
+  for (const [name, spec2] of value.entries) {
+    const keySpan = value.keySpans.get(name) ?? spec2.span;
+    const nameText = Mapped.of(name, value.keySpans.has(name) && keySpan.end - keySpan.start === name.length ? keySpan.start : -1);
+    const pieces = [];
+    let channel;
+    if (spec2.kind === "string") pieces.push(nameText, " ", ...BARE_VERSION.test(spec2.value) ? ["="] : [], spec2.mapped);
+    else if (spec2.kind === "table") {
+      channel = stringAt(spec2, "channel");
+      const version2 = stringAt(spec2, "version");
+      const build = stringAt(spec2, "build");
+      if (channel) pieces.push(channel.mapped, "::");
+      pieces.push(nameText);
+      if (version2) pieces.push(" ", ...BARE_VERSION.test(version2.value) ? ["="] : [], version2.mapped);
+      if (build) pieces.push(version2 ? " " : " * ", build.mapped);
+    } else {
+      sink.problems.push({ span: spec2.span, message: `${name}: expected a conda version such as "12.6.*" or a table { version = "\u2026" }` });
+      continue;
+    }
+    const result2 = parseMatchSpec(assemble(pieces, spec2.span));
+    if (!result2.ok) {
+      sink.problems.push({ span: spec2.span, message: `${name}: ${result2.message}` });
+      continue;
+    }
+    if (name.startsWith("__")) continue;
+    out.push({ key: name.toLowerCase(), fact: result2.fact });
+  }
+  return out;
+}
+function pypiDependencies(value, sink) {
+  if (value?.kind !== "table") return [];
+  const out = [];
+  for (const [name, spec2] of value.entries) {
+    const keySpan = value.keySpans.get(name) ?? spec2.span;
+    const nameText = Mapped.of(name, keySpan.end - keySpan.start === name.length ? keySpan.start : -1);
+    let version2;
+    let index;
+    const extras = [];
+    if (spec2.kind === "string") version2 = spec2;
+    else if (spec2.kind === "table") {
+      if (spec2.entries.has("git") || spec2.entries.has("path") || spec2.entries.has("url")) continue;
+      version2 = stringAt(spec2, "version");
+      index = stringAt(spec2, "index");
+      const list = spec2.entries.get("extras");
+      if (list?.kind === "array") {
+        for (const item of list.items) if (item.kind === "string") extras.push(item.value);
+      }
+    } else {
+      sink.problems.push({ span: spec2.span, message: `${name}: expected a version such as ">=2.5" or a table { version = "\u2026" }` });
+      continue;
+    }
+    const text2 = version2?.value.trim() ?? "*";
+    const pieces = [nameText, ...extras.length ? [`[${extras.join(",")}]`] : []];
+    if (version2 && text2 !== "*" && text2 !== "") pieces.push(...BARE_VERSION.test(text2) ? ["=="] : [], version2.mapped);
+    const result2 = parsePythonRequirement(assemble(pieces, spec2.span));
+    if (!result2.ok) {
+      sink.problems.push({ span: result2.span, message: result2.message });
+      continue;
+    }
+    out.push({ key: result2.fact.name, fact: result2.fact, ...index ? { index } : {} });
+  }
+  return out;
+}
+function writeSelection(sink, variant, variantSpan, channels, selection, projectPypi, options) {
+  const systemCuda = selection.cuda ? { value: selection.cuda.value, span: selection.cuda.span } : void 0;
+  const common = { span: { start: 0, end: 0 }, includes: [], variant, ...variantSpan ? { variantSpan } : {}, ...systemCuda ? { systemCuda } : {} };
+  const condaId = sink.contexts.length;
+  const conda = { id: condaId, tool: "conda-env", indexes: [], channels: channels.map((channel) => channel.value), ...common };
+  sink.contexts.push(conda);
+  for (const { fact } of selection.conda) sink.packages.push(packageFact({ ...fact, context: condaId }));
+  const byIndex = /* @__PURE__ */ new Map();
+  for (const fact of projectPypi) byIndex.set("", { facts: [...byIndex.get("")?.facts ?? [], fact] });
+  for (const { fact, index } of selection.pypi) {
+    const key = index?.value ?? "";
+    const group = byIndex.get(key) ?? { ...index ? { index } : {}, facts: [] };
+    group.facts.push(fact);
+    byIndex.set(key, group);
+  }
+  for (const [url2, group] of byIndex) {
+    const id = sink.contexts.length;
+    const fact = (kind, value) => ({
+      kind,
+      url: value.value,
+      urlSpan: textSpan(value),
+      span: value.span,
+      context: id
+    });
+    const own2 = url2 && group.index ? group.index : void 0;
+    const indexes = own2 ? own2.value.replace(/\/+$/, "") === PYPI ? [] : [fact("index-url", own2)] : [...options.indexUrl ? [fact("index-url", options.indexUrl)] : [], ...options.extra.map((extra) => fact("extra-index-url", extra))];
+    sink.indexes.push(...indexes);
+    sink.contexts.push({ id, tool: "uv", indexes, channels: [], ...common });
+    for (const declared of group.facts) sink.packages.push(packageFact({ ...declared, context: id }));
+  }
+}
+
 // src/parsers/pyproject/poetry.ts
 function markerOf(markers, holdsOnLinux2) {
   if (!markers) return { holds: true, extras: [] };
@@ -52448,8 +52917,8 @@ function markerOf(markers, holdsOnLinux2) {
   return { holds: holdsOnLinux2(markers.replace(/\bextra\s*[!=]=\s*['"][^'"]+['"]/g, "True")), extras };
 }
 function dependencyFact(name, nameSpan, version2, span) {
-  const text = version2?.value.trim() ?? "";
-  const exact = /^(?:==\s*)?(\d[\w.!+-]*)$/.exec(text)?.[1];
+  const text2 = version2?.value.trim() ?? "";
+  const exact = /^(?:==\s*)?(\d[\w.!+-]*)$/.exec(text2)?.[1];
   const at = version2 ? textSpan(version2) : span;
   const offset = version2 && version2.mapped.plainOffset >= 0 && exact ? at.start + version2.value.indexOf(exact) : at.start;
   const versionSpan = exact && version2 && version2.mapped.plainOffset >= 0 ? { start: offset, end: offset + exact.length } : at;
@@ -52462,7 +52931,7 @@ function dependencyFact(name, nameSpan, version2, span) {
     nameSpan,
     span: version2 ? at : span,
     extras: [],
-    specifier: exact ? `==${exact}` : text === "*" ? "" : text,
+    specifier: exact ? `==${exact}` : text2 === "*" ? "" : text2,
     specifierSpan: at,
     clauses,
     ...exact ? { exact } : {},
@@ -52567,10 +53036,10 @@ function holdsOnLinux(marker) {
     return platform[2] === "==" ? linux : !linux;
   });
 }
-function parsePyproject(path, text) {
-  const source = new SourceText(path, text);
+function parsePyproject(path, text2) {
+  const source = new SourceText(path, text2);
   const sink = new FactSink();
-  const document = readToml(text);
+  const document = readToml(text2);
   if (!document.ok) {
     sink.problems.push({ span: document.span, message: document.message });
     return sink.finish(path, "pyproject", source);
@@ -52652,9 +53121,17 @@ function parsePyproject(path, text) {
         ...variant.span ? { variantSpan: variant.span } : {}
       };
       sink.contexts.push(context);
+      if (bestMatch) sink.options.push({ name: "unsafe-best-match", span: strategy.span, context: id });
       for (const fact of group.packages) sink.packages.push(packageFact({ ...fact, context: context.id }));
     }
   }
+  const pixi = lookup(root, "tool", "pixi");
+  if (pixi?.kind === "table")
+    readPixi(
+      pixi,
+      sink,
+      base.map((declared) => declared.fact)
+    );
   sink.suppressions.push(...findSuppressions(source));
   return sink.finish(path, "pyproject", source);
 }
@@ -52722,9 +53199,9 @@ function readSources(root, sink) {
   const sources = lookup(root, "tool", "uv", "sources");
   if (sources?.kind !== "table") return routes;
   for (const [name, value] of sources.entries) {
-    const entries = value.kind === "array" ? value.items : [value];
+    const entries2 = value.kind === "array" ? value.items : [value];
     const list = [];
-    for (const entry of entries) {
+    for (const entry of entries2) {
       if (entry.kind !== "table") {
         sink.problems.push({ span: entry.span, message: `[tool.uv.sources] ${name}: expected a table such as { index = "pytorch-cu124" }` });
         continue;
@@ -52782,11 +53259,11 @@ function groupRequirements(groups, name, sink, seen) {
 }
 
 // src/parsers/uv-lock/parse.ts
-var PYPI = /^https:\/\/pypi\.org\/simple\/?$/;
-function parseUvLock(path, text) {
-  const source = new SourceText(path, text);
+var PYPI2 = /^https:\/\/pypi\.org\/simple\/?$/;
+function parseUvLock(path, text2) {
+  const source = new SourceText(path, text2);
   const sink = new FactSink();
-  const document = readToml(text);
+  const document = readToml(text2);
   if (!document.ok) {
     sink.problems.push({ span: document.span, message: document.message });
     return sink.finish(path, "uv-lock", source);
@@ -52820,7 +53297,7 @@ function parseUvLock(path, text) {
       for (const ref of selection.refs) {
         const locked = resolve(ref, byName);
         if (!locked) continue;
-        const key = locked.registry && !PYPI.test(locked.registry.value) ? locked.registry.value : "";
+        const key = locked.registry && !PYPI2.test(locked.registry.value) ? locked.registry.value : "";
         const group = byRegistry.get(key) ?? [];
         if (!group.includes(locked)) group.push(locked);
         byRegistry.set(key, group);
@@ -52873,6 +53350,265 @@ function lockedFact(locked, context) {
   });
 }
 
+// src/parsers/locks.ts
+var import_yaml4 = __toESM(require_dist(), 1);
+function readLockYaml(text2, what) {
+  const doc = (0, import_yaml4.parseDocument)(text2, { uniqueKeys: false, prettyErrors: false, strict: false, keepSourceTokens: false });
+  const problems = doc.errors.map((error62) => {
+    const start = Math.min(error62.pos[0], text2.length);
+    return { span: { start, end: Math.min(Math.max(error62.pos[1], start), text2.length) }, message: `YAML: ${error62.message.split("\n")[0]}` };
+  });
+  const root = doc.contents;
+  if (root === null || !(0, import_yaml4.isMap)(root) && problems.length > 0) return { root: void 0, problems };
+  if (!(0, import_yaml4.isMap)(root)) {
+    const [start, end] = root.range ?? [0, 0];
+    return { root: void 0, problems: [...problems, { span: { start, end }, message: `${what} must be a mapping` }] };
+  }
+  return { root, problems };
+}
+function get(node2, key) {
+  if (!(0, import_yaml4.isMap)(node2)) return void 0;
+  return node2.get(key, true) ?? void 0;
+}
+function items(node2) {
+  return (0, import_yaml4.isSeq)(node2) ? node2.items : [];
+}
+function entries(node2) {
+  if (!(0, import_yaml4.isMap)(node2)) return [];
+  const out = [];
+  for (const pair of node2.items) {
+    const key = pair.key;
+    if (key && typeof key.value === "string" && pair.value) out.push([key.value, key, pair.value]);
+  }
+  return out;
+}
+function text(node2, source) {
+  return scalarText(node2, source);
+}
+var SUBDIR = /^(?:noarch|linux-64|linux-aarch64|linux-ppc64le|linux-s390x|linux-armv7l|osx-64|osx-arm64|win-64|win-arm64|linux-32|win-32)$/;
+function condaPackageFromUrl(url2) {
+  const value = url2.text;
+  const path = value.split(/[?#]/)[0];
+  const slash = path.lastIndexOf("/");
+  const file2 = path.slice(slash + 1);
+  const match = /^(.+)-([^-]+)-([^-]+)\.(?:conda|tar\.bz2)$/.exec(file2);
+  if (!match) return void 0;
+  const [, name, version2, build] = match;
+  const parts = path.slice(0, slash).replace(/^[a-z]+:\/\/[^/]+\//i, "").split("/");
+  const subdirAt = parts.findIndex((part) => SUBDIR.test(part));
+  const channel = subdirAt > 0 ? parts.slice(0, subdirAt).join("/") : void 0;
+  const at = slash + 1;
+  const versionAt = at + name.length + 1;
+  const buildAt = versionAt + version2.length + 1;
+  const versionSpan = url2.origin(versionAt, versionAt + version2.length) ?? url2.site(versionAt, versionAt + version2.length);
+  const label = cudaLabelFromBuild(build);
+  return packageFact({
+    ecosystem: "conda",
+    name: name.toLowerCase(),
+    rawName: name,
+    nameSpan: url2.site(at, at + name.length),
+    span: url2.site(0, value.length),
+    extras: [],
+    specifier: `=${version2}`,
+    specifierSpan: versionSpan,
+    clauses: [{ operator: "==", version: version2, versionSpan }],
+    exact: version2,
+    ...label ? { localLabel: label } : {},
+    ...channel ? { channel } : {},
+    build,
+    buildSpan: url2.origin(buildAt, buildAt + build.length) ?? url2.site(buildAt, buildAt + build.length)
+  });
+}
+
+// src/parsers/pixi-lock/parse.ts
+function parsePixiLock(path, fileText) {
+  const source = new SourceText(path, fileText);
+  const sink = new FactSink();
+  const { root, problems } = readLockYaml(fileText, "a pixi.lock");
+  sink.problems.push(...problems);
+  if (!root) return sink.finish(path, "pixi-lock", source);
+  for (const [name, , environment] of entries(get(root, "environments"))) {
+    const channels = items(get(environment, "channels")).flatMap((channel) => {
+      const url2 = text(get(channel, "url"), source)?.text ?? text(channel, source)?.text;
+      return url2 ? [url2] : [];
+    });
+    const linux = entries(get(environment, "packages")).filter(([platform]) => platform.startsWith("linux"));
+    for (const [platform, , list] of linux) {
+      const variant = `environment ${name}${linux.length > 1 ? ` on ${platform}` : ""}`;
+      const context = (tool) => {
+        const made = { id: sink.contexts.length, tool, span: { start: 0, end: 0 }, indexes: [], includes: [], channels, variant };
+        sink.contexts.push(made);
+        return made;
+      };
+      const conda = context("conda-env");
+      let pypi;
+      for (const entry of items(list)) {
+        const condaUrl = text(get(entry, "conda"), source);
+        if (condaUrl) {
+          const fact = condaPackageFromUrl(condaUrl);
+          if (fact) sink.packages.push(packageFact({ ...fact, context: conda.id }));
+          continue;
+        }
+        const pypiUrl = text(get(entry, "pypi"), source);
+        if (!pypiUrl || !/^[a-z+]+:\/\//i.test(pypiUrl.text)) continue;
+        const result2 = parsePythonRequirement(pypiUrl);
+        if (!result2.ok || !result2.fact.exact) continue;
+        pypi ??= context("uv");
+        sink.packages.push(packageFact({ ...result2.fact, context: pypi.id }));
+      }
+    }
+  }
+  return sink.finish(path, "pixi-lock", source);
+}
+
+// src/parsers/poetry-lock/parse.ts
+var PYPI3 = /^https:\/\/pypi\.org\/(?:simple|pypi)\/?$/;
+function parsePoetryLock(path, text2) {
+  const source = new SourceText(path, text2);
+  const sink = new FactSink();
+  const document = readToml(text2);
+  if (!document.ok) {
+    sink.problems.push({ span: document.span, message: document.message });
+    return sink.finish(path, "poetry-lock", source);
+  }
+  const extrasOf = /* @__PURE__ */ new Map();
+  const extrasTable = lookup(document.root, "extras");
+  if (extrasTable?.kind === "table") {
+    for (const [extra, names] of extrasTable.entries)
+      for (const item of names.kind === "array" ? names.items : [])
+        if (item.kind === "string") {
+          const key = normalizePythonName(item.value.split(/[\s[(<>=!~;]/)[0]);
+          extrasOf.set(key, [...extrasOf.get(key) ?? [], extra]);
+        }
+  }
+  const list = lookup(document.root, "package");
+  const locked = [];
+  for (const table2 of list?.kind === "array" ? list.items : []) {
+    if (table2.kind !== "table") continue;
+    const entry = readEntry(table2, extrasOf);
+    if (entry) locked.push(entry);
+  }
+  const groups = new Set(locked.flatMap((entry) => entry.groups).filter((group) => group !== "main"));
+  const extras = new Set(locked.flatMap((entry) => entry.extras));
+  const selections = [
+    { name: "the project", holds: (entry) => entry.groups.includes("main") && entry.extras.length === 0 },
+    ...[...groups].map((group) => ({
+      name: `group ${group}`,
+      holds: (entry) => (entry.groups.includes("main") || entry.groups.includes(group)) && entry.extras.length === 0
+    })),
+    ...[...extras].map((extra) => ({
+      name: `extra ${extra}`,
+      holds: (entry) => entry.groups.includes("main") && (entry.extras.length === 0 || entry.extras.includes(extra))
+    }))
+  ];
+  for (const selection of selections) {
+    const chosen = locked.filter(selection.holds);
+    const count = /* @__PURE__ */ new Map();
+    for (const entry of chosen) count.set(entry.fact.name, (count.get(entry.fact.name) ?? 0) + 1);
+    const bySource = /* @__PURE__ */ new Map();
+    for (const entry of chosen) {
+      if (count.get(entry.fact.name) > 1) continue;
+      const key = entry.source && !PYPI3.test(entry.source.value) ? entry.source.value : "";
+      bySource.set(key, [...bySource.get(key) ?? [], entry]);
+    }
+    for (const [url2, group] of bySource) {
+      const id = sink.contexts.length;
+      const first = group.find((entry) => entry.source?.value === url2)?.source;
+      const indexes = url2 && first ? [{ kind: "index-url", url: url2, urlSpan: textSpan(first), span: first.span, context: id }] : [];
+      sink.indexes.push(...indexes);
+      const context = { id, tool: "pip", span: { start: 0, end: 0 }, indexes, includes: [], channels: [], variant: selection.name };
+      sink.contexts.push(context);
+      for (const entry of group) sink.packages.push(packageFact({ ...entry.fact, context: id }));
+    }
+  }
+  return sink.finish(path, "poetry-lock", source);
+}
+function readEntry(table2, extrasOf) {
+  const name = stringAt(table2, "name");
+  const version2 = stringAt(table2, "version");
+  if (!name || !version2) return void 0;
+  const markers = stringAt(table2, "markers")?.value;
+  const optional2 = table2.entries.get("optional");
+  const extras = [
+    ...markers ? [...markers.matchAll(/\bextra\s*==\s*['"]([^'"]+)['"]/g)].map((match) => match[1]) : [],
+    ...optional2?.kind === "boolean" && optional2.value ? extrasOf.get(normalizePythonName(name.value)) ?? [] : []
+  ];
+  if (markers && !holdsOnLinux(markers.replace(/\bextra\s*[!=]=\s*['"][^'"]+['"]/g, "True"))) return void 0;
+  const groupList = table2.entries.get("groups");
+  const category = stringAt(table2, "category")?.value;
+  const groups = groupList?.kind === "array" ? groupList.items.flatMap((item) => item.kind === "string" ? [item.value] : []) : [category === "dev" ? "dev" : "main"];
+  const origin = table2.entries.get("source");
+  const type = origin?.kind === "table" ? stringAt(origin, "type")?.value : void 0;
+  if (type && type !== "legacy") return void 0;
+  const url2 = origin?.kind === "table" ? stringAt(origin, "url") : void 0;
+  const value = version2.value;
+  const versionSpan = textSpan(version2);
+  const plus = value.indexOf("+");
+  return {
+    fact: packageFact({
+      ecosystem: "pip",
+      name: normalizePythonName(name.value),
+      rawName: name.value,
+      nameSpan: textSpan(name),
+      span: versionSpan,
+      extras: [],
+      specifier: `==${value}`,
+      specifierSpan: versionSpan,
+      clauses: [{ operator: "==", version: value, versionSpan }],
+      exact: value,
+      ...plus >= 0 ? { localLabel: value.slice(plus + 1).toLowerCase() } : {}
+    }),
+    groups,
+    extras,
+    ...url2 ? { source: url2 } : {}
+  };
+}
+
+// src/parsers/conda-lock/parse.ts
+function parseCondaLock(path, fileText) {
+  const source = new SourceText(path, fileText);
+  const sink = new FactSink();
+  const { root, problems } = readLockYaml(fileText, "a conda-lock.yml");
+  sink.problems.push(...problems);
+  if (!root) return sink.finish(path, "conda-lock", source);
+  const channels = items(get(get(root, "metadata"), "channels")).flatMap((channel) => {
+    const url2 = text(get(channel, "url"), source)?.text;
+    return url2 ? [url2] : [];
+  });
+  const contexts = /* @__PURE__ */ new Map();
+  const contextOf = (platform, tool) => {
+    const key = `${platform} ${tool}`;
+    let context = contexts.get(key);
+    if (!context) {
+      context = { id: sink.contexts.length, tool, span: { start: 0, end: 0 }, indexes: [], includes: [], channels, variant: `platform ${platform}` };
+      sink.contexts.push(context);
+      contexts.set(key, context);
+    }
+    return context;
+  };
+  for (const entry of items(get(root, "package"))) {
+    const platform = text(get(entry, "platform"), source)?.text;
+    if (!platform?.startsWith("linux")) continue;
+    if (text(get(entry, "optional"), source)?.text === "true") continue;
+    const manager = text(get(entry, "manager"), source)?.text;
+    const name = text(get(entry, "name"), source);
+    const version2 = text(get(entry, "version"), source);
+    const url2 = text(get(entry, "url"), source);
+    if (manager === "conda") {
+      const fact = url2 ? condaPackageFromUrl(url2) : void 0;
+      if (fact) sink.packages.push(packageFact({ ...fact, context: contextOf(platform, "conda-env").id }));
+    } else if (manager === "pip" && name && version2) {
+      const pin = new MappedBuilder();
+      pin.pushMapped(name);
+      pin.pushSegment("==", -1, version2.site(0, 0));
+      pin.pushMapped(version2);
+      const result2 = parsePythonRequirement(url2 && /\.whl$/.test(url2.text.split(/[?#]/)[0]) ? url2 : pin.build());
+      if (result2.ok) sink.packages.push(packageFact({ ...result2.fact, context: contextOf(platform, "uv").id }));
+    }
+  }
+  return sink.finish(path, "conda-lock", source);
+}
+
 // src/parsers/index.ts
 var NOT_A_DOCKERFILE = /\.(?:md|rst|txt|sh|bash|ps1|py|json|ya?ml|toml|cfg|ini|lock|j2|jinja2?|tmpl|tpl|template|erb|mustache|hbs|bak|orig|swp|patch|diff)$/;
 function classifyPath(path) {
@@ -52880,9 +53616,13 @@ function classifyPath(path) {
   const lower = name.toLowerCase();
   if (/^(?:dockerfile|containerfile)(?:[._-].+)?$/.test(lower) && !NOT_A_DOCKERFILE.test(lower) || /\.(?:dockerfile|containerfile)$/.test(lower))
     return "dockerfile";
+  if (/(?:^|[._-])conda-lock\.ya?ml$/.test(lower)) return "conda-lock";
   if (/\.ya?ml$/.test(lower) && /(?:^|[._-])(?:conda|environment)(?:[._-][^/]*)?\.ya?ml$/.test(lower)) return "conda";
   if (lower === "pyproject.toml") return "pyproject";
   if (lower === "uv.lock") return "uv-lock";
+  if (lower === "pixi.toml") return "pixi";
+  if (lower === "pixi.lock") return "pixi-lock";
+  if (lower === "poetry.lock") return "poetry-lock";
   if (/\.(?:txt|in)$/.test(lower) && (/requirements?/.test(lower) || /(^|\/)requirements\//.test(path.toLowerCase()) || /^constraints/.test(lower)))
     return "requirements";
   return void 0;
@@ -52899,8 +53639,8 @@ var HOOK_FILES = [
   `(?:^|/)(?:(?![^/]*${NOT_A_DOCKERFILE.source})(?:dockerfile|containerfile)(?:[._-][^/]+)?|[^/]*\\.(?:dockerfile|containerfile))$`,
   // conda environments by name: environment*.yml, conda*.yml, *-environment.yml, *.conda.yml.
   "|(?:^|/)(?:[^/]*[._-])?(?:conda|environment)(?:[._-][^/]*)?\\.ya?ml$",
-  // pyproject.toml
-  "|(?:^|/)(?:pyproject\\.toml|uv\\.lock)$",
+  // pyproject.toml, pixi.toml and the lock files (conda-lock.yml before conda environments: it is its own kind).
+  "|(?:^|/)(?:pyproject\\.toml|pixi\\.toml|uv\\.lock|pixi\\.lock|poetry\\.lock|(?:[^/]*[._-])?conda-lock\\.ya?ml)$",
   // requirements by name: *requirement*.txt|.in, constraints*.txt|.in, and any .txt|.in below a requirements/ folder.
   "|(?:^|/)(?:[^/]*requirement[^/]*|constraints[^/]*)\\.(?:txt|in)$",
   "|(?:^|/)requirements/(?:[^/]+/)*[^/]*\\.(?:txt|in)$",
@@ -52908,14 +53648,14 @@ var HOOK_FILES = [
   "|(?:^|/)(?:[^/]*[._-])?envs?(?:[._-][^/]*)?\\.ya?ml$",
   `|${CONDA_FOLDERS.source.replace("(?:^|\\/)", "(?:^|/)").replace(/\\\//g, "/")}(?:[^/]+/)*[^/]*\\.ya?ml$`
 ].join("");
-function looksLikeConda(text) {
-  return /^dependencies\s*:/m.test(text) && /^(?:name|channels|prefix)\s*:/m.test(text);
+function looksLikeConda(text2) {
+  return /^dependencies\s*:/m.test(text2) && /^(?:name|channels|prefix)\s*:/m.test(text2);
 }
-function sniffKind(text) {
-  const lines = text.replace(/^\uFEFF/, "").split(/\r?\n/, 500).map((line) => line.trim()).filter((line) => line !== "" && !line.startsWith("#"));
+function sniffKind(text2) {
+  const lines = text2.replace(/^\uFEFF/, "").split(/\r?\n/, 500).map((line) => line.trim()).filter((line) => line !== "" && !line.startsWith("#"));
   if (lines.length === 0) return void 0;
   if (/^(?:FROM|ARG)\s+\S/i.test(lines[0])) return "dockerfile";
-  if (looksLikeConda(text) || /^dependencies\s*:/m.test(text)) return "conda";
+  if (looksLikeConda(text2) || /^dependencies\s*:/m.test(text2)) return "conda";
   const requirement = /^(?:-[-a-zA-Z]|[A-Za-z0-9][A-Za-z0-9._-]*\s*(?:\[[^\]]*\])?\s*(?:[<>=!~]=?|===|;|@|$)|(?:git|hg|svn|bzr)\+|https?:\/\/|\.{1,2}\/)/;
   return lines.every((line) => requirement.test(line)) ? "requirements" : void 0;
 }
@@ -52924,15 +53664,19 @@ var PARSERS = {
   requirements: parseRequirements,
   conda: parseCondaEnvironment,
   pyproject: parsePyproject,
-  "uv-lock": parseUvLock
+  "uv-lock": parseUvLock,
+  pixi: parsePixiManifest,
+  "pixi-lock": parsePixiLock,
+  "poetry-lock": parsePoetryLock,
+  "conda-lock": parseCondaLock
 };
-function parseFile(path, text, kind) {
+function parseFile(path, text2, kind) {
   try {
-    return PARSERS[kind](path, text);
+    return PARSERS[kind](path, text2);
   } catch (error62) {
     const sink = new FactSink();
     sink.problems.push({ span: { start: 0, end: 0 }, message: `internal error while reading this file: ${error62.message}` });
-    return sink.finish(path, kind, new SourceText(path, text));
+    return sink.finish(path, kind, new SourceText(path, text2));
   }
 }
 
@@ -52965,11 +53709,11 @@ var Checker = class {
    * with its finding (`npm run bench`: the CLI's peak RSS on 10,000 files fell by about 30 MiB).
    */
   texts = /* @__PURE__ */ new Map();
-  share = (text) => {
-    const shared2 = this.texts.get(text);
+  share = (text2) => {
+    const shared2 = this.texts.get(text2);
     if (shared2 !== void 0) return shared2;
-    this.texts.set(text, text);
-    return text;
+    this.texts.set(text2, text2);
+    return text2;
   };
   /** The baseline's own problems (one pass with no repository files) and notes on expired waivers. */
   checkPolicy() {
@@ -53174,13 +53918,24 @@ function matchSuppressions(byPath, findings, ruleIds) {
 function compareFindings(a, b) {
   return a.location.path.localeCompare(b.location.path) || a.location.start.offset - b.location.start.offset || a.ruleId.localeCompare(b.ruleId) || a.message.localeCompare(b.message);
 }
-var isLockFile = (path) => classifyPath(path) === "uv-lock";
+var isLockFile = (path) => isLockKind(classifyPath(path));
+var RELOCK = {
+  "uv-lock": "uv.lock is written by uv, not by hand: change pyproject.toml (the version, the extra or the index it routes to), then run uv lock (or uv lock --upgrade-package NAME).",
+  "pixi-lock": "pixi.lock is written by pixi, not by hand: change the manifest (pixi.toml or [tool.pixi]: the version, cuda-version, the index or system-requirements), then run pixi lock (pixi install updates it too).",
+  "poetry-lock": "poetry.lock is written by Poetry, not by hand: change pyproject.toml (the version or the source), then run poetry lock (Poetry 1.x: poetry lock --no-update).",
+  "conda-lock": "conda-lock.yml is written by conda-lock, not by hand: change the environment file it was made from, then run conda-lock lock (conda-lock -f environment.yml)."
+};
 function withoutLockEdits(finding) {
   const touches = (edits) => edits.some((edit) => isLockFile(edit.path));
   const fix = finding.fix && touches(finding.fix.edits);
   const suggestions = finding.suggestions?.some((suggestion) => touches(suggestion.edits));
   if (!fix && !suggestions && !isLockFile(finding.location.path)) return finding;
-  const how = "uv.lock is written by uv, not by hand: change pyproject.toml (the version, the extra or the index it routes to), then run uv lock (or uv lock --upgrade-package NAME).";
+  const locks = [
+    finding.location.path,
+    ...(finding.fix?.edits ?? []).map((edit) => edit.path),
+    ...(finding.suggestions ?? []).flatMap((s) => s.edits.map((edit) => edit.path))
+  ].map((path) => classifyPath(path)).filter((kind) => isLockKind(kind));
+  const how = [...new Set(locks)].map((kind) => RELOCK[kind]).join(" ");
   const { fix: _fix, suggestions: _suggestions, ...rest } = finding;
   const kept = finding.suggestions?.filter((suggestion) => !touches(suggestion.edits)) ?? [];
   return {
@@ -53198,9 +53953,9 @@ function includedKind(path) {
   return /\.ya?ml$/i.test(path) ? "conda" : "requirements";
 }
 var UNKNOWN_KIND = "cannot tell whether this is a Dockerfile, a requirements file or a conda environment (its name does not say, and neither does its content); name the kind with --type";
-function sourceOf(path, text, kind) {
-  const known2 = kind ?? sniffKind(text);
-  return known2 ? { path, kind: known2, text } : UNKNOWN_KIND;
+function sourceOf(path, text2, kind) {
+  const known2 = kind ?? sniffKind(text2);
+  return known2 ? { path, kind: known2, text: text2 } : UNKNOWN_KIND;
 }
 function listed(paths) {
   const out = [];
@@ -53613,10 +54368,10 @@ function withEdits(file2, edits) {
 }
 function preview(file2, span, edits) {
   const inside = edits.filter((edit) => edit.range[0] >= span.start && edit.range[1] <= span.end).sort((a, b) => b.range[0] - a.range[0]);
-  let text = file2.source.text.slice(span.start, span.end);
-  for (const edit of inside) text = text.slice(0, edit.range[0] - span.start) + edit.text + text.slice(edit.range[1] - span.start);
+  let text2 = file2.source.text.slice(span.start, span.end);
+  for (const edit of inside) text2 = text2.slice(0, edit.range[0] - span.start) + edit.text + text2.slice(edit.range[1] - span.start);
   const outside = edits.filter((edit) => !inside.includes(edit)).map((edit) => `${file2.source.text.slice(edit.range[0], edit.range[1])} \u2192 ${edit.text} at line ${file2.source.position(edit.range[0]).line}`);
-  return outside.length > 0 ? `${text} (and ${outside.join(", ")})` : text;
+  return outside.length > 0 ? `${text2} (and ${outside.join(", ")})` : text2;
 }
 function renderPlanText(result2) {
   const lines = [`Plan: move to CUDA ${result2.cuda}`];
@@ -53678,10 +54433,10 @@ function summaryLine(report) {
   return `${report.filesChecked} file${report.filesChecked === 1 ? "" : "s"} checked: ${error62} error${error62 === 1 ? "" : "s"}, ${warning} warning${warning === 1 ? "" : "s"}, ${notice} notice${notice === 1 ? "" : "s"}${fixable ? ` (${fixable} fixable with --fix)` : ""}`;
 }
 var CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
-function escapeControl(text) {
+function escapeControl(text2) {
   CONTROL.lastIndex = 0;
-  if (!CONTROL.test(text)) return text;
-  return text.replace(
+  if (!CONTROL.test(text2)) return text2;
+  return text2.replace(
     CONTROL,
     (char) => char === "\n" ? "\\n" : char === "\r" ? "\\r" : char === "	" ? "\\t" : `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`
   );
@@ -53839,13 +54594,13 @@ function ignoredBy(levels, repoPath, directory) {
   return false;
 }
 function withGitignore(levels, absoluteDirectory, repoDirectory) {
-  let text;
+  let text2;
   try {
-    text = readFileSync2(join2(absoluteDirectory, ".gitignore"), "utf8");
+    text2 = readFileSync2(join2(absoluteDirectory, ".gitignore"), "utf8");
   } catch {
     return levels;
   }
-  return [...levels, { base: repoDirectory, rules: (0, import_ignore.default)().add(text) }];
+  return [...levels, { base: repoDirectory, rules: (0, import_ignore.default)().add(text2) }];
 }
 function walk(root, inputs, filters = {}) {
   const paths = /* @__PURE__ */ new Set();
@@ -53889,9 +54644,9 @@ function walk(root, inputs, filters = {}) {
       unreadable.push({ path: absolute, reason: "is a directory that cannot be read", named });
       return;
     }
-    const entries = listing.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
-    const levels = gitignore && entries.some((entry) => entry.name === ".gitignore") ? withGitignore(outer, absolute, repoPath) : outer;
-    for (const entry of entries) visitEntry(absolute, repoPath, entry, viaLink, levels);
+    const entries2 = listing.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+    const levels = gitignore && entries2.some((entry) => entry.name === ".gitignore") ? withGitignore(outer, absolute, repoPath) : outer;
+    for (const entry of entries2) visitEntry(absolute, repoPath, entry, viaLink, levels);
   };
   const levelsAbove = (repoPath) => {
     if (!gitignore) return [];
@@ -53973,9 +54728,9 @@ function diskReader(root, skipped, walked) {
         return void 0;
       }
       seen.set(real, path);
-      const text = readInside(realRoot, root, path, plain.has(path), skipped);
-      if (text === void 0) return void 0;
-      const source = sourceOf(path, text, kind);
+      const text2 = readInside(realRoot, root, path, plain.has(path), skipped);
+      if (text2 === void 0) return void 0;
+      const source = sourceOf(path, text2, kind);
       if (typeof source !== "string") return source;
       skipped.push({ path, reason: source });
       return void 0;
@@ -54129,7 +54884,7 @@ Options:
   --verbose                show each finding's explanation, sources and fix
   --repository OWNER/NAME  the repository waivers are matched against (default: $GITHUB_REPOSITORY, else the
                            folder's name)
-  --type KIND              read the named files (or standard input) as dockerfile, requirements, conda, pyproject or uv-lock
+  --type KIND              read the named files (or standard input) as one of ${FILE_KIND_NAMES.join(", ")}
   --stdin-filename PATH    the repository path standard input stands for (its includes are read relative to it)
   --ignore-unknown         named files whose kind cannot be told are passed over, not an error (pre-commit)
   -h, --help               this text
@@ -54202,8 +54957,8 @@ function dispatch(argv, io) {
   throw new UsageError(`unknown command "${command}"
 ${USAGE}`);
 }
-function helpText(text, io) {
-  io.out(`${text}
+function helpText(text2, io) {
+  io.out(`${text2}
 `);
   return 0;
 }
@@ -54212,14 +54967,14 @@ function readBaseline(option, io, ref) {
   const repoConfig = ".github/cuda-gatekeeper.yml";
   if (ref !== void 0) {
     const path = option ?? repoConfig;
-    const text = fileAtRef(io.cwd, ref, path);
-    if (text === void 0) {
+    const text2 = fileAtRef(io.cwd, ref, path);
+    if (text2 === void 0) {
       if (option) throw new UsageError(`cannot read baseline ${option} at ${ref}`);
       io.err(`cuda-gatekeeper: no ${repoConfig} at ${ref}; using the bundled baseline.yaml
 `);
       return loadBaseline("baseline.yaml (bundled default)", readFileSync3(bundledBaselinePath(), "utf8"), RULE_IDS);
     }
-    return loadBaseline(`${path}@${ref}`, text, RULE_IDS);
+    return loadBaseline(`${path}@${ref}`, text2, RULE_IDS);
   }
   if (option) return loadBaseline(option, readBaselineFile(io.cwd, option), RULE_IDS);
   if (existsSync2(resolve3(io.cwd, repoConfig))) return loadBaseline(repoConfig, readBaselineFile(io.cwd, repoConfig), RULE_IDS);
@@ -54260,11 +55015,11 @@ function policyFailure(policy, kb, io) {
   io.err("cuda-gatekeeper: the baseline is invalid; nothing was checked\n");
   return 2;
 }
-function select(io, paths, baseline) {
+function select2(io, paths, baseline) {
   return walk(io.cwd, paths.length > 0 ? paths : ["."], baseline.files);
 }
 function collect(io, paths, baseline) {
-  const selected = select(io, paths, baseline);
+  const selected = select2(io, paths, baseline);
   return { ...loadFiles(io.cwd, selected.paths, true, selected), missing: selected.missing };
 }
 function checkChanges(files, reader, changes, baseline, kb, options) {
@@ -54337,9 +55092,9 @@ function check2(args, io) {
   const output2 = (report2, sources2) => {
     io.onReport?.({ report: report2, sources: sources2, baselineOrigin, failed: fails(report2, limit) });
     const shown = values.quiet ? { ...report2, findings: report2.findings.filter((finding) => finding.severity === "error") } : report2;
-    const text = render(shown, format, sources2, values.verbose ?? false, (io.color ?? false) && values.output === void 0);
-    if (values.output === void 0) io.out(text);
-    else writeOutput(io.cwd, values.output, text);
+    const text2 = render(shown, format, sources2, values.verbose ?? false, (io.color ?? false) && values.output === void 0);
+    if (values.output === void 0) io.out(text2);
+    else writeOutput(io.cwd, values.output, text2);
   };
   if (stdin) {
     const checked2 = checkStdin(io, values["stdin-filename"], type, baseline, kb, gateOptions);
@@ -54347,7 +55102,7 @@ function check2(args, io) {
     output2(checked2.report, checked2.sources);
     return fails(checked2.report, limit) ? 1 : 0;
   }
-  const selected = select(io, positionals, baseline);
+  const selected = select2(io, positionals, baseline);
   const changes = values["changed-since"] === void 0 ? void 0 : changedSince(io.cwd, values["changed-since"]);
   if (selected.missing.length > 0) throw new UsageError(`no such file or directory inside ${io.cwd}: ${selected.missing.map(escapeControl).join(", ")}`);
   const named = selected.unreadable.filter((entry) => entry.named);
@@ -54386,10 +55141,10 @@ function checkStdin(io, name, type, baseline, kb, options) {
   const path = name === void 0 ? "<stdin>" : toRepoPath(io.cwd, resolve3(io.cwd, name));
   if (path === void 0) return `--stdin-filename ${escapeControl(name ?? "")} is outside ${io.cwd}`;
   const kind = type ?? (name === void 0 ? void 0 : classifyPath(path));
-  if (!kind) return "standard input needs --type dockerfile|requirements|conda|pyproject|uv-lock (or a --stdin-filename that says its kind)";
-  let text;
+  if (!kind) return `standard input needs --type ${FILE_KIND_NAMES.join("|")} (or a --stdin-filename that says its kind)`;
+  let text2;
   try {
-    text = (io.stdin ?? (() => readFileSync3(0, "utf8")))();
+    text2 = (io.stdin ?? (() => readFileSync3(0, "utf8")))();
   } catch {
     return "standard input cannot be read";
   }
@@ -54398,7 +55153,7 @@ function checkStdin(io, name, type, baseline, kb, options) {
   const reader = {
     read: (at, atKind) => {
       if (at !== path) return disk.read(at, atKind);
-      const source = sourceOf(path, text, kind);
+      const source = sourceOf(path, text2, kind);
       return typeof source === "string" ? void 0 : source;
     },
     isFile: (at) => at === path || disk.isFile(at)
@@ -54408,11 +55163,11 @@ function checkStdin(io, name, type, baseline, kb, options) {
 `);
   return withVerifiedFixes(checked, baseline, kb, options);
 }
-function writeOutput(cwd, file2, text) {
+function writeOutput(cwd, file2, text2) {
   const target = resolve3(cwd, file2);
   const temporary = `${target}.${process.pid}.tmp`;
   try {
-    writeFileSync(temporary, text);
+    writeFileSync(temporary, text2);
     renameSync(temporary, target);
   } catch (error62) {
     rmSync(temporary, { force: true });
@@ -54426,8 +55181,8 @@ function withVerifiedFixes(checked, baseline, kb, options) {
 }
 function fileType(value) {
   if (value === void 0) return void 0;
-  if (value === "dockerfile" || value === "requirements" || value === "conda" || value === "pyproject" || value === "uv-lock") return value;
-  throw new UsageError(`unknown --type "${value}" (use dockerfile, requirements, conda, pyproject or uv-lock)`);
+  if (isFileKind(value)) return value;
+  throw new UsageError(`unknown --type "${value}" (use ${FILE_KIND_NAMES.join(", ")})`);
 }
 function render(report, format, sources, verbose, color) {
   switch (format) {
@@ -54501,8 +55256,8 @@ var SUMMARY_LIMIT = 1024 * 1024;
 function input2(io, name) {
   return (io.env[`INPUT_${name.replace(/ /g, "_").toUpperCase()}`] ?? "").trim();
 }
-function escapeData2(text) {
-  return text.replace(/%/g, "%25").replace(/\r/g, "%0D").replace(/\n/g, "%0A");
+function escapeData2(text2) {
+  return text2.replace(/%/g, "%25").replace(/\r/g, "%0D").replace(/\n/g, "%0A");
 }
 function baselineRef(io) {
   const named = input2(io, "baseline-ref");
@@ -54630,10 +55385,10 @@ async function postCheckRun(io, output2) {
     return void 0;
   }
 }
-function writeWhole(path, text) {
+function writeWhole(path, text2) {
   const temporary = `${path}.${process.pid}.tmp`;
   try {
-    writeFileSync2(temporary, text);
+    writeFileSync2(temporary, text2);
     renameSync2(temporary, path);
   } finally {
     rmSync2(temporary, { force: true });
@@ -54644,8 +55399,8 @@ function writeWhole(path, text) {
 action({
   env: process.env,
   cwd: process.env.GITHUB_WORKSPACE || process.cwd(),
-  out: (text) => process.stdout.write(text),
-  err: (text) => process.stderr.write(text)
+  out: (text2) => process.stdout.write(text2),
+  err: (text2) => process.stderr.write(text2)
 }).then(
   (status) => process.exitCode = status,
   (error62) => {

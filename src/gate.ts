@@ -3,7 +3,7 @@ import { groupBy, positions, UnionFind } from './util/collections.js';
 import { buildUnits, type Unit } from './analysis/units.js';
 import type { LoadedBaseline } from './baseline/load.js';
 import type { Baseline } from './baseline/schema.js';
-import type { ParsedFile, Suppression } from './parsers/facts.js';
+import { isLockKind, type ParsedFile, type Suppression } from './parsers/facts.js';
 import { severityRank, type Finding, type Report, type Severity } from './finding.js';
 import type { KnowledgeBase } from './knowledge/index.js';
 import { docsUrl, formatMessage, type AnyRule, type Draft, type RuleContext } from './rule.js';
@@ -329,8 +329,20 @@ export function compareFindings(a: Finding, b: Finding): number {
 
 export type { Baseline };
 
-/** Lock files are written by their tool, never by hand (uv.lock by `uv lock`). */
-const isLockFile = (path: string): boolean => classifyPath(path) === 'uv-lock';
+/** Lock files are written by their tool, never by hand (uv.lock by `uv lock`, pixi.lock by pixi, …). */
+const isLockFile = (path: string): boolean => isLockKind(classifyPath(path));
+
+/** How each lock file is brought in line: by changing what it was made from and running its tool. */
+const RELOCK: Readonly<Record<string, string>> = {
+  'uv-lock':
+    'uv.lock is written by uv, not by hand: change pyproject.toml (the version, the extra or the index it routes to), then run uv lock (or uv lock --upgrade-package NAME).',
+  'pixi-lock':
+    'pixi.lock is written by pixi, not by hand: change the manifest (pixi.toml or [tool.pixi]: the version, cuda-version, the index or system-requirements), then run pixi lock (pixi install updates it too).',
+  'poetry-lock':
+    'poetry.lock is written by Poetry, not by hand: change pyproject.toml (the version or the source), then run poetry lock (Poetry 1.x: poetry lock --no-update).',
+  'conda-lock':
+    'conda-lock.yml is written by conda-lock, not by hand: change the environment file it was made from, then run conda-lock lock (conda-lock -f environment.yml).',
+};
 
 /**
  * A finding whose fix or options would edit a lock file keeps its message and loses those edits; its help says
@@ -341,8 +353,14 @@ function withoutLockEdits(finding: Finding): Finding {
   const fix = finding.fix && touches(finding.fix.edits);
   const suggestions = finding.suggestions?.some((suggestion) => touches(suggestion.edits));
   if (!fix && !suggestions && !isLockFile(finding.location.path)) return finding;
-  const how =
-    'uv.lock is written by uv, not by hand: change pyproject.toml (the version, the extra or the index it routes to), then run uv lock (or uv lock --upgrade-package NAME).';
+  const locks = [
+    finding.location.path,
+    ...(finding.fix?.edits ?? []).map((edit) => edit.path),
+    ...(finding.suggestions ?? []).flatMap((s) => s.edits.map((edit) => edit.path)),
+  ]
+    .map((path) => classifyPath(path))
+    .filter((kind) => isLockKind(kind));
+  const how = [...new Set(locks)].map((kind) => RELOCK[kind!]).join(' ');
   const { fix: _fix, suggestions: _suggestions, ...rest } = finding;
   const kept = finding.suggestions?.filter((suggestion) => !touches(suggestion.edits)) ?? [];
   return {

@@ -10,7 +10,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { loadBaseline } from '../src/baseline/load.js';
 import { EMPTY_BASELINE } from '../src/baseline/schema.js';
-import type { ParsedFile } from '../src/parsers/facts.js';
+import { FILE_KIND_NAMES, FILE_KINDS, type ParsedFile } from '../src/parsers/facts.js';
 import { gate } from '../src/gate.js';
 import { defaultKnowledgeBase } from '../src/knowledge/index.js';
 import { parseFile } from '../src/parsers/index.js';
@@ -45,10 +45,8 @@ function checkFile(file: ParsedFile, text: string): void {
   }
 }
 
-describe.each(['dockerfile', 'requirements', 'conda', 'pyproject', 'uv-lock'] as const)('%s parser and gate', (kind) => {
-  const name = { dockerfile: 'Dockerfile', conda: 'environment.yml', requirements: 'requirements.txt', pyproject: 'pyproject.toml', 'uv-lock': 'uv.lock' }[
-    kind
-  ];
+describe.each(FILE_KIND_NAMES)('%s parser and gate', (kind) => {
+  const name = FILE_KINDS[kind];
   it('never throw and keep every position valid on random text', () => {
     fc.assert(
       fc.property(syntaxText, (text) => checkFile(parseFile(name, text, kind), text)),

@@ -73,6 +73,17 @@ function paths(): string[] {
     'my-pyproject.toml',
     'uv.lock',
     'uv.lock.bak',
+    'pixi.toml',
+    'envs/gpu/pixi.toml',
+    'pixi.toml.orig',
+    'pixi.lock',
+    'poetry.lock',
+    'services/api/poetry.lock',
+    'conda-lock.yml',
+    'ci/linux.conda-lock.yml',
+    'conda-linux-64.lock.yml',
+    'conda-lock.yaml',
+    'my-conda-lock.yml.bak',
     'poetry.lock',
   ];
   const folders = [

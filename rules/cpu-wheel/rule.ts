@@ -74,7 +74,7 @@ export default defineRule({
           let fix: Fix | undefined;
           const at = index.url.search(/cpu(?=\/|$)/);
           // A pyproject.toml's CPU index is what its cpu extra is for: the package beside it is what to change.
-          if (at >= 0 && target.precision === 'minor' && claimFile.kind !== 'pyproject') {
+          if (at >= 0 && target.precision === 'minor' && claimFile.kind !== 'pyproject' && claimFile.kind !== 'pixi') {
             const edit = replaceWithin(claimFile, index.urlSpan, index.url, at, at + 3, tagFromCuda(cuda));
             if (edit) fix = { title: `Use the ${tagFromCuda(cuda)} index`, safety: 'safe', edits: [edit] };
           }

@@ -21,13 +21,16 @@ export default defineRule({
     implied: '{{subject}} installs the CUDA {{found}} build {{how}}, but {{target}} sets CUDA {{expected}}',
     index: '{{subject}} serves CUDA {{found}} builds, but {{target}} sets CUDA {{expected}}',
     name: '{{subject}} is named for CUDA {{found}}, but {{target}} sets CUDA {{expected}}',
+    system: '{{target}} is built for CUDA {{expected}}, but {{subject}} says the machines support only CUDA {{found}}: pixi cannot solve it',
   },
   check({ units, kb, report }) {
     for (const unit of units) {
       const target = unit.target;
       if (!target) continue;
+      // pixi's system requirement is a floor, compared with the builds alone (checkFloors).
       const mismatches = unit.claims.flatMap((claim) => {
         if (claim === target || (claim.kind === 'implied' && claim.index)) return [];
+        if (claim.kind === 'system') return [];
         const relation = compareClaims(claim, target);
         return relation === 'same' ? [] : [{ claim, relation }];
       });
@@ -40,6 +43,7 @@ export default defineRule({
       );
       for (const { claim, relation } of mismatches) reportMismatch(unit, claim, target, relation, edits, kb, report);
     }
+    for (const unit of units) checkFloors(unit, report);
   },
 });
 
@@ -111,6 +115,44 @@ function reportMismatch(
     related: [{ file: target.file, span: target.span, message: `CUDA ${expected} is set here (${unit.label})` }],
     ...(fix ? { fix } : {}),
     ...(options.length ? { suggestions: options } : {}),
+  });
+}
+
+/**
+ * A build for a newer CUDA major than pixi's `system-requirements.cuda`: conda-forge's CUDA builds need `__cuda`
+ * of their major (cuda-version X.Y constrains `__cuda >=X`), so pixi finds no solution for the machines the
+ * manifest describes (pixi.sh/latest/workspace/system_requirements). Raising the requirement is a choice about
+ * those machines, never a safe fix.
+ */
+function checkFloors(unit: Unit, report: Reporter): void {
+  const floors = unit.claims.filter((claim) => claim.kind === 'system');
+  if (floors.length === 0) return;
+  // The conda builds the environment installs, which the solver matches with __cuda: not the image (pixi does
+  // not look at it), not PyPI wheels (their resolution ignores __cuda), not names.
+  let newest: CudaClaim | undefined;
+  for (const claim of unit.claims)
+    if (
+      (claim.kind === 'conda' || claim.kind === 'conda-build') &&
+      claim.package?.ecosystem === 'conda' &&
+      (!newest || Number.parseInt(claim.cuda, 10) > Number.parseInt(newest.cuda, 10))
+    )
+      newest = claim;
+  if (!newest) return;
+  for (const floor of floors) if (Number.parseInt(newest.cuda, 10) > Number.parseInt(floor.cuda, 10)) reportFloor(unit, floor, newest, report);
+}
+
+function reportFloor(unit: Unit, claim: CudaClaim, target: CudaClaim, report: Reporter): void {
+  const expected = claimCuda(target);
+  const edits = claim.rewrite?.(expected);
+  report({
+    messageId: 'system',
+    data: { subject: claim.subject, found: claim.cuda, target: target.subject, expected, how: '' },
+    file: claim.file,
+    span: claim.span,
+    severity: 'error',
+    help: `pixi solves each environment for the virtual package __cuda that system-requirements declares, and CUDA ${expected.split('.')[0]} builds need __cuda >= ${expected.split('.')[0]}. Either pin builds for CUDA ${claim.cuda.split('.')[0]} (cuda-version = "${claim.cuda.split('.')[0]}.*"), or raise the requirement if every machine's driver supports CUDA ${expected}. Source: https://pixi.sh/latest/workspace/system_requirements/`,
+    related: [{ file: target.file, span: target.span, message: `CUDA ${expected} is set here (${unit.label})` }],
+    ...(edits ? { suggestions: [{ title: `Require CUDA ${expected.split('.')[0]} on the machines`, safety: 'unsafe', edits }] } : {}),
   });
 }
 

@@ -24,7 +24,8 @@ export default defineRule({
     for (const unit of units) {
       const target = unit.target && unit.target.precision === 'minor' ? claimCuda(unit.target) : undefined;
       for (const claim of unit.claims) {
-        if (seen.has(claim) || (claim.kind === 'implied' && claim.index)) continue;
+        // pixi's system requirement is the driver's floor, not a build.
+        if (seen.has(claim) || (claim.kind === 'implied' && claim.index) || claim.kind === 'system') continue;
         seen.add(claim);
         const cuda = claimCuda(claim);
         const ok = claim.precision === 'major' ? allowed.some((version) => cudaMajor(version) === cudaMajor(cuda)) : allowed.includes(cuda);

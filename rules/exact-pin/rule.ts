@@ -23,8 +23,9 @@ export default defineRule({
     const extra = extraNames(baseline);
     for (const unit of units) {
       for (const { file, pkg } of unit.packages) {
-        // pyproject.toml declares ranges by design: its lock file (uv.lock, read as exact versions) is the pin.
-        if (file.kind === 'pyproject') continue;
+        // pyproject.toml and pixi.toml declare ranges by design: their lock files (uv.lock, poetry.lock, pixi.lock,
+        // read as exact versions) are the pin.
+        if (file.kind === 'pyproject' || file.kind === 'pixi') continue;
         if (!isCudaRelevant(pkg, extra) || isPinned(pkg)) continue;
         const implied = impliedVersion(unit, pkg, kb);
         const fix = implied ? pinFix(file, pkg, implied.version, implied.why) : undefined;

@@ -17,6 +17,8 @@ export default defineRule({
       "{{subject}} installs PyPI's {{name}} {{newest}}, not a {{tag}} build: {{url}} is an extra index, and pip takes the newest version any index has ({{onIndex}})",
     noIndex: '{{name}}=={{version}} is a {{tag}} build, but no index of this install serves {{tag}} builds, so pip cannot find it',
     ignored: '{{option}} is written on a requirement line, where pip ignores it',
+    autoBackend:
+      '{{setting}} picks the PyTorch index from the NVIDIA driver of the machine that runs it; docker build runs without a GPU, so uv falls back to the CPU-only builds',
     notExplicit: 'the index "{{name}}" ({{url}}) is not explicit, so uv takes every package it has from it, not only torch',
   },
   check({ units, kb, report }) {
@@ -36,10 +38,35 @@ export default defineRule({
     }
     for (const file of new Set(units.flatMap((unit) => unit.files))) {
       checkIgnoredOptions(file, report);
+      if (file.kind === 'dockerfile') checkAutoBackend(file, report);
       if (file.kind === 'pyproject') checkExplicit(file, report);
     }
   },
 });
+
+/**
+ * `uv pip install --torch-backend=auto` (or `ENV UV_TORCH_BACKEND=auto`) in a Dockerfile: uv "will query for the
+ * installed CUDA driver version … If no such CUDA driver is found, uv will fall back to the CPU-only index"
+ * (docs.astral.sh/uv/guides/integration/pytorch/#automatic-backend-selection), and a `docker build` RUN sees no
+ * GPU unless the builder is given one. One finding per place it is set.
+ */
+function checkAutoBackend(file: ParsedFile, report: Reporter): void {
+  const seen = new Set<number>();
+  for (const option of file.options) {
+    if (option.name !== 'torch-backend-auto' || seen.has(option.span.start)) continue;
+    seen.add(option.span.start);
+    report({
+      messageId: 'autoBackend',
+      data: {
+        setting: file.source.text.slice(option.span.start, option.span.end).includes('UV_TORCH_BACKEND') ? 'UV_TORCH_BACKEND=auto' : '--torch-backend=auto',
+      },
+      file,
+      span: option.span,
+      severity: 'warning',
+      help: 'Name the backend the image is for, e.g. --torch-backend=cu126 (or ENV UV_TORCH_BACKEND=cu126), matching the CUDA of the base image. Source: https://docs.astral.sh/uv/guides/integration/pytorch/#automatic-backend-selection',
+    });
+  }
+}
 
 /**
  * An extra PyTorch index beside PyPI decides nothing when PyPI has a newer release than the index: pip takes the
@@ -49,6 +76,15 @@ export default defineRule({
 function checkExtraIndexes(unit: Unit, kb: KnowledgeBase, report: Reporter): void {
   for (const invocation of unit.invocations) {
     if (invocation.members.some((member) => member.context.hiddenIndexes)) continue;
+    // uv's default strategy (first-index) takes a package from the first index that has it, and extra indexes come
+    // before the default one: the PyTorch index wins for everything it hosts. Only unsafe-best-match is pip's rule
+    // (docs.astral.sh/uv/concepts/indexes/#searching-across-multiple-indexes).
+    if (
+      invocation.members.every(
+        ({ file, context }) => context.tool === 'uv' && !file.options.some((option) => option.context === context.id && option.name === 'unsafe-best-match'),
+      )
+    )
+      continue;
     const extras = invocation.indexes.filter((index) => (index.kind === 'extra-index-url' || index.kind === 'find-links') && isPytorchIndex(index.url));
     if (extras.length === 0 || extras.some((index) => servedVariant(index.url) === 'all')) continue;
     const contexts = new Set(invocation.members.map((member) => member.context));
@@ -117,9 +153,11 @@ function checkUnservedLabels(unit: Unit, invocationsOf: ReadonlyMap<InstallConte
       help: `PyPI never serves local versions such as +${tag}; they live on the PyTorch index. ${
         file.kind === 'requirements'
           ? `Add --extra-index-url ${url} to this file.`
-          : file.kind === 'pyproject'
-            ? `Add a [[tool.uv.index]] with url = "${url}" and explicit = true, and route ${pkg.rawName} to it in [tool.uv.sources] (uv's PyTorch guide: https://docs.astral.sh/uv/guides/integration/pytorch/).`
-            : `Add --index-url ${url} (or --extra-index-url) to the install command.`
+          : file.kind === 'pixi'
+            ? `Give ${pkg.rawName} its index in [pypi-dependencies]: ${pkg.rawName} = { version = "==${pkg.exact}", index = "${url}" } (pixi's PyTorch guide: https://pixi.sh/latest/python/pytorch/).`
+            : file.kind === 'pyproject'
+              ? `Add a [[tool.uv.index]] with url = "${url}" and explicit = true, and route ${pkg.rawName} to it in [tool.uv.sources] (uv's PyTorch guide: https://docs.astral.sh/uv/guides/integration/pytorch/).`
+              : `Add --index-url ${url} (or --extra-index-url) to the install command.`
       }`,
       ...(fix ? { fix } : {}),
     });

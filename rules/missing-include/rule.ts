@@ -19,6 +19,7 @@ export default defineRule({
     const present = new Set(files.map((file) => file.path));
     for (const file of files) {
       for (const include of file.includes) {
+        if (include.optional) continue;
         const candidates = includeCandidates(file, include);
         // Another candidate that is still there (a file beside the Dockerfile, say) is what the line installs.
         if (candidates.some((path) => present.has(path))) continue;

@@ -1,4 +1,4 @@
-import type { ImageFact, IndexFact, PackageFact, ParsedFile } from '../parsers/facts.js';
+import { isLockKind, type ImageFact, type IndexFact, type PackageFact, type ParsedFile } from '../parsers/facts.js';
 import type { TextEdit } from '../finding.js';
 import { latestImagePatch, type KnowledgeBase, type Sourced } from '../knowledge/index.js';
 import type { Span } from '../parsers/source.js';
@@ -25,7 +25,9 @@ export type ClaimKind =
   | 'tensorflow'
   | 'library'
   // A pyproject.toml extra or group named for a CUDA (`cu124`, `cu126-torch280`): compared, never the target.
-  | 'name';
+  | 'name'
+  // pixi's `system-requirements.cuda`: the CUDA the machines' driver supports, a floor the builds must not pass.
+  | 'system';
 
 export const CLAIM_PRECEDENCE: Readonly<Record<ClaimKind, number>> = {
   image: 0,
@@ -45,6 +47,7 @@ export const CLAIM_PRECEDENCE: Readonly<Record<ClaimKind, number>> = {
   tensorflow: 10,
   library: 10,
   name: 11,
+  system: 12,
 };
 
 export interface CudaClaim {
@@ -70,8 +73,8 @@ export interface CudaClaim {
 
 /** How an index is named in messages: the option as written, or a pyproject.toml's index URL. */
 export function indexSubject(file: ParsedFile, index: IndexFact): string {
-  if (file.kind === 'pyproject') return `the index ${index.url}`;
-  if (file.kind === 'uv-lock') return `the registry ${index.url}`;
+  if (file.kind === 'pyproject' || file.kind === 'pixi') return `the index ${index.url}`;
+  if (isLockKind(file.kind)) return `the registry ${index.url}`;
   return `${index.kind === 'find-links' ? '--find-links' : `--${index.kind}`} ${index.url}`;
 }
 
@@ -142,13 +145,48 @@ export function fileClaims(file: ParsedFile, kb: KnowledgeBase): CudaClaim[] {
         index,
         // A pyproject.toml's index is named for its CUDA and chosen per extra: what to change there is the
         // selection (`uv sync --extra …`) or the routing, which no single text edit decides.
-        rewrite: file.kind === 'pyproject' ? undefined : (target) => one(rewriteLabel(file, index.urlSpan, index.url, found.range, found.label, target)),
+        rewrite:
+          file.kind === 'pyproject' || file.kind === 'pixi'
+            ? undefined
+            : (target) => one(rewriteLabel(file, index.urlSpan, index.url, found.range, found.label, target)),
       }),
     );
   }
   for (const pkg of file.packages) packageClaims(file, pkg, kb, claims);
-  if (file.kind === 'pyproject') nameClaims(file, claims);
+  nameClaims(file, claims);
+  systemClaims(file, claims);
   return claims;
+}
+
+/**
+ * pixi's `system-requirements.cuda = "12.0"`: pixi solves the selection as if the driver supported CUDA 12.0
+ * (the `__cuda` virtual package; pixi.sh/latest/workspace/system_requirements). One claim per context of the
+ * selection; cuda-mismatch compares it as a floor (a build for a newer CUDA major cannot be solved for it).
+ */
+function systemClaims(file: ParsedFile, claims: CudaClaim[]): void {
+  for (const context of file.contexts) {
+    const required = context.systemCuda;
+    const major = required ? /^(\d+)(?:\.(\d+))?/.exec(required.value) : null;
+    if (!required || !major) continue;
+    const original = required.value;
+    claims.push(
+      cudaClaim({
+        kind: 'system',
+        file,
+        context: context.id,
+        cuda: major[2] !== undefined ? `${major[1]}.${major[2]}` : major[1]!,
+        precision: major[2] !== undefined ? 'minor' : 'major',
+        span: required.span,
+        subject: `system-requirements cuda = "${original}" (${context.variant ?? 'this environment'})`,
+        // Raising the floor keeps its spelling: "12" → "13", "12.0" → "13.0".
+        rewrite: (target) => {
+          const to = parseCuda(target);
+          if (!to) return undefined;
+          return one(replaceWithin(file, required.span, `"${original}"`, 1, 1 + original.length, major[2] !== undefined ? `${to.major}.0` : `${to.major}`));
+        },
+      }),
+    );
+  }
 }
 
 /**
@@ -159,7 +197,10 @@ export function fileClaims(file: ParsedFile, kb: KnowledgeBase): CudaClaim[] {
 function nameClaims(file: ParsedFile, claims: CudaClaim[]): void {
   for (const context of file.contexts) {
     if (!context.variantSpan || !context.variant) continue;
-    const name = context.variant.slice(context.variant.indexOf(' ') + 1).toLowerCase();
+    const kind = context.variant.slice(0, context.variant.indexOf(' '));
+    // "environment cuda on linux-64-cuda": the environment's name is the part before its platforms.
+    const written = context.variant.slice(kind.length + 1).split(' on ')[0]!;
+    const name = written.toLowerCase();
     const cuda = cudaOfName(name);
     if (!cuda) continue;
     claims.push(
@@ -170,7 +211,7 @@ function nameClaims(file: ParsedFile, claims: CudaClaim[]): void {
         cuda: cuda.cuda,
         precision: cuda.precision,
         span: context.variantSpan,
-        subject: `the ${context.variant.startsWith('group ') ? 'group' : 'extra'} "${context.variant.slice(context.variant.indexOf(' ') + 1)}"`,
+        subject: `the ${kind} "${written}"`,
       }),
     );
   }
@@ -332,7 +373,11 @@ function condaClaims(file: ParsedFile, pkg: PackageFact, subject: string, claimO
   if (pkg.localLabel && pkg.build) {
     const offset = pkg.build.toLowerCase().indexOf(pkg.localLabel);
     const found = cudaFromLabel(pkg.localLabel, Math.max(0, offset));
-    if (found) claims.push(claimOf('conda-build', found.cuda, found.precision));
+    // conda-forge's CUDA 12+ builds run with any cuda-version of their major from the one they were built with
+    // (`jaxlib …cuda120…` depends on `cuda-version >=12.0,<13`): their build string says the major.
+    const forge = pkg.channel === 'conda-forge' && found && Number.parseInt(found.cuda, 10) >= 12;
+    if (found)
+      claims.push(forge ? claimOf('conda-build', String(Number.parseInt(found.cuda, 10)), 'major') : claimOf('conda-build', found.cuda, found.precision));
   }
   if (pkg.channel) {
     const label = /\/label\/cuda-(\d+\.\d+)/.exec(pkg.channel);

@@ -336,14 +336,32 @@ function dockerStageUnit(index: DockerfileIndex, stage: number, links: ReadonlyM
   return finishUnit(label, file, stage, [file, ...linkedFiles], claims, invocations, kb, index.packagesOf(contexts), memberPackages);
 }
 
+/** What installing a file selects when the command names no selection: its project, pixi's default environment, a lock's every platform. */
+function defaultSelection(kind: ParsedFile['kind']): readonly string[] {
+  if (kind === 'pixi' || kind === 'pixi-lock') return ['environment default'];
+  if (kind === 'conda-lock') return ['*'];
+  return ['the project'];
+}
+
 /**
  * The contexts of a file a stage pulls in: all of them, but of a pyproject.toml only the selections its
  * `uv sync` names (`--extra cu124` → the "extra cu124" contexts; none named → "the project"; `--all-extras`).
  */
 export function selectedContexts(member: ParsedFile, via: readonly Link[]): readonly InstallContext[] {
   if (!hasSelections(member.kind)) return member.contexts;
-  const selects = new Set(via.filter((link) => link.to === member).flatMap((link) => link.include.selects ?? ['the project']));
-  return member.contexts.filter((context) => selects.has(context.variant ?? '') || (selects.has('*extras') && context.variant?.startsWith('extra ')));
+  const selects = new Set(via.filter((link) => link.to === member).flatMap((link) => link.include.selects ?? defaultSelection(member.kind)));
+  return member.contexts.filter((context) => {
+    const variant = context.variant ?? '';
+    // A pixi environment that installs differently per platform is one selection per platform ("… on linux-64").
+    const on = variant.indexOf(' on ');
+    return (
+      selects.has('*') ||
+      selects.has(variant) ||
+      (variant.startsWith('environment ') && on > 0 && selects.has(variant.slice(0, on))) ||
+      (selects.has('*extras') && variant.startsWith('extra ')) ||
+      (selects.has('*environments') && variant.startsWith('environment '))
+    );
+  });
 }
 
 function makeInvocation(members: { file: ParsedFile; context: InstallContext }[]): Invocation {

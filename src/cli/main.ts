@@ -14,7 +14,7 @@ import { renderSarif } from '../render/sarif.js';
 import { escapeControl, renderText } from '../render/text.js';
 import { SourceText } from '../parsers/source.js';
 import { affectedFiles, readRepository, sourceOf, UNKNOWN_KIND, type Listed, type RepositoryReader, type SourceFile } from '../reader.js';
-import type { FileKind } from '../parsers/facts.js';
+import { FILE_KIND_NAMES, isFileKind, type FileKind } from '../parsers/facts.js';
 import { gateRepository, type RepositoryCheck } from '../stream.js';
 import { gate, type GateOptions } from '../gate.js';
 import { linkedWithin, verifyFixes } from '../verify.js';
@@ -57,7 +57,7 @@ Options:
   --verbose                show each finding's explanation, sources and fix
   --repository OWNER/NAME  the repository waivers are matched against (default: $GITHUB_REPOSITORY, else the
                            folder's name)
-  --type KIND              read the named files (or standard input) as dockerfile, requirements, conda, pyproject or uv-lock
+  --type KIND              read the named files (or standard input) as one of ${FILE_KIND_NAMES.join(', ')}
   --stdin-filename PATH    the repository path standard input stands for (its includes are read relative to it)
   --ignore-unknown         named files whose kind cannot be told are passed over, not an error (pre-commit)
   -h, --help               this text
@@ -396,7 +396,7 @@ function checkStdin(
   const path = name === undefined ? '<stdin>' : toRepoPath(io.cwd, resolve(io.cwd, name));
   if (path === undefined) return `--stdin-filename ${escapeControl(name ?? '')} is outside ${io.cwd}`;
   const kind = type ?? (name === undefined ? undefined : classifyPath(path));
-  if (!kind) return 'standard input needs --type dockerfile|requirements|conda|pyproject|uv-lock (or a --stdin-filename that says its kind)';
+  if (!kind) return `standard input needs --type ${FILE_KIND_NAMES.join('|')} (or a --stdin-filename that says its kind)`;
   let text: string;
   try {
     text = (io.stdin ?? (() => readFileSync(0, 'utf8')))();
@@ -439,11 +439,11 @@ function withVerifiedFixes(checked: RepositoryCheck, baseline: Baseline, kb: Kno
   return { ...checked, report: verifyFixes(checked.report, linked, (subset) => gate(subset, baseline, kb, options)) };
 }
 
-/** `--type dockerfile|requirements|conda|pyproject|uv-lock`: the kind of the files named on the command line. */
+/** `--type KIND` (FILE_KINDS): the kind of the files named on the command line. */
 function fileType(value: string | undefined): FileKind | undefined {
   if (value === undefined) return undefined;
-  if (value === 'dockerfile' || value === 'requirements' || value === 'conda' || value === 'pyproject' || value === 'uv-lock') return value;
-  throw new UsageError(`unknown --type "${value}" (use dockerfile, requirements, conda, pyproject or uv-lock)`);
+  if (isFileKind(value)) return value;
+  throw new UsageError(`unknown --type "${value}" (use ${FILE_KIND_NAMES.join(', ')})`);
 }
 
 function render(report: Report, format: string, sources: readonly SourceFile[], verbose: boolean, color: boolean): string {

@@ -4,11 +4,38 @@
  */
 import type { SourceText, Span } from './source.js';
 
-export type FileKind = 'dockerfile' | 'requirements' | 'conda' | 'pyproject' | 'uv-lock';
+/** Every kind of file the checker reads, with the file name that is its usual spelling (`--type`, the web page). */
+export const FILE_KINDS = {
+  dockerfile: 'Dockerfile',
+  requirements: 'requirements.txt',
+  conda: 'environment.yml',
+  pyproject: 'pyproject.toml',
+  'uv-lock': 'uv.lock',
+  pixi: 'pixi.toml',
+  'pixi-lock': 'pixi.lock',
+  'poetry-lock': 'poetry.lock',
+  'conda-lock': 'conda-lock.yml',
+} as const;
 
-/** Kinds whose contexts are selections (`variant`: the project, an extra, a group), one unit each. */
+export type FileKind = keyof typeof FILE_KINDS;
+
+export const FILE_KIND_NAMES = Object.keys(FILE_KINDS) as FileKind[];
+
+export function isFileKind(value: string): value is FileKind {
+  return Object.hasOwn(FILE_KINDS, value);
+}
+
+/** Lock files: written by their tool (uv lock, pixi lock, poetry lock, conda-lock), never edited by hand. */
+export function isLockKind(kind: FileKind | undefined): boolean {
+  return kind === 'uv-lock' || kind === 'pixi-lock' || kind === 'poetry-lock' || kind === 'conda-lock';
+}
+
+/**
+ * Kinds whose contexts are selections (`variant`: the project, an extra, a group, a pixi environment, a lock's
+ * platform), one unit each.
+ */
 export function hasSelections(kind: FileKind): boolean {
-  return kind === 'pyproject' || kind === 'uv-lock';
+  return kind === 'pyproject' || kind === 'pixi' || isLockKind(kind);
 }
 export type Ecosystem = 'pip' | 'conda' | 'apt';
 
@@ -41,10 +68,18 @@ export interface InstallContext extends Spanned {
    * nothing is said about which index serves what.
    */
   readonly hiddenIndexes?: string;
-  /** pyproject.toml: the selection this context belongs to ("the project", "extra cu124", "group dev"). */
+  /**
+   * The selection this context belongs to, in files with selections ("the project", "extra cu124", "group dev",
+   * "environment cuda", "platform linux-64").
+   */
   readonly variant?: string;
-  /** pyproject.toml: where the selection's extra or group is named (its key), for claims its name makes. */
+  /** Where the selection's extra, group or environment is named (its key), for claims its name makes. */
   readonly variantSpan?: Span;
+  /**
+   * pixi's `system-requirements.cuda` for this selection: the CUDA version the machines' driver supports, which
+   * pixi solves against (the `__cuda` virtual package).
+   */
+  readonly systemCuda?: { readonly value: string; readonly span: Span };
 }
 
 export type IndexKind = 'index-url' | 'extra-index-url' | 'find-links' | 'no-index' | 'conda-channel';
@@ -67,8 +102,13 @@ export interface IncludeFact extends Spanned {
   readonly target: string;
   readonly targetSpan: Span;
   readonly context: number;
-  /** A pyproject.toml's selections the include installs (`uv sync --extra cu124` → "extra cu124"; "*extras": all). */
+  /**
+   * The selections the include installs (`uv sync --extra cu124` → "extra cu124", `pixi install -e cuda` →
+   * "environment cuda"; "*extras", "*environments", "*": all of them).
+   */
   readonly selects?: readonly string[];
+  /** Read where it exists, and no problem where it does not (pixi.toml or pyproject.toml; a lock the tool writes). */
+  readonly optional?: boolean;
 }
 
 export interface VersionClause {

@@ -6,6 +6,10 @@ import { parseDockerfile } from './dockerfile/parse.js';
 import { parseRequirements } from './requirements/parse.js';
 import { parsePyproject } from './pyproject/parse.js';
 import { parseUvLock } from './uv-lock/parse.js';
+import { parsePixiManifest } from './pixi/parse.js';
+import { parsePixiLock } from './pixi-lock/parse.js';
+import { parsePoetryLock } from './poetry-lock/parse.js';
+import { parseCondaLock } from './conda-lock/parse.js';
 
 /** Extensions that make a `Dockerfile…` name something else: documentation, scripts, data, templates. */
 const NOT_A_DOCKERFILE = /\.(?:md|rst|txt|sh|bash|ps1|py|json|ya?ml|toml|cfg|ini|lock|j2|jinja2?|tmpl|tpl|template|erb|mustache|hbs|bak|orig|swp|patch|diff)$/;
@@ -24,9 +28,15 @@ export function classifyPath(path: string): FileKind | undefined {
   const lower = name.toLowerCase();
   if ((/^(?:dockerfile|containerfile)(?:[._-].+)?$/.test(lower) && !NOT_A_DOCKERFILE.test(lower)) || /\.(?:dockerfile|containerfile)$/.test(lower))
     return 'dockerfile';
+  // conda-lock's unified lock (`conda-lock.yml`, or named with --lockfile `*.conda-lock.yml`); its rendered
+  // per-platform files (`conda-linux-64.lock.yml`) are environment files.
+  if (/(?:^|[._-])conda-lock\.ya?ml$/.test(lower)) return 'conda-lock';
   if (/\.ya?ml$/.test(lower) && /(?:^|[._-])(?:conda|environment)(?:[._-][^/]*)?\.ya?ml$/.test(lower)) return 'conda';
   if (lower === 'pyproject.toml') return 'pyproject';
   if (lower === 'uv.lock') return 'uv-lock';
+  if (lower === 'pixi.toml') return 'pixi';
+  if (lower === 'pixi.lock') return 'pixi-lock';
+  if (lower === 'poetry.lock') return 'poetry-lock';
   if (/\.(?:txt|in)$/.test(lower) && (/requirements?/.test(lower) || /(^|\/)requirements\//.test(path.toLowerCase()) || /^constraints/.test(lower)))
     return 'requirements';
   return undefined;
@@ -56,8 +66,8 @@ export const HOOK_FILES = [
   `(?:^|/)(?:(?![^/]*${NOT_A_DOCKERFILE.source})(?:dockerfile|containerfile)(?:[._-][^/]+)?|[^/]*\\.(?:dockerfile|containerfile))$`,
   // conda environments by name: environment*.yml, conda*.yml, *-environment.yml, *.conda.yml.
   '|(?:^|/)(?:[^/]*[._-])?(?:conda|environment)(?:[._-][^/]*)?\\.ya?ml$',
-  // pyproject.toml
-  '|(?:^|/)(?:pyproject\\.toml|uv\\.lock)$',
+  // pyproject.toml, pixi.toml and the lock files (conda-lock.yml before conda environments: it is its own kind).
+  '|(?:^|/)(?:pyproject\\.toml|pixi\\.toml|uv\\.lock|pixi\\.lock|poetry\\.lock|(?:[^/]*[._-])?conda-lock\\.ya?ml)$',
   // requirements by name: *requirement*.txt|.in, constraints*.txt|.in, and any .txt|.in below a requirements/ folder.
   '|(?:^|/)(?:[^/]*requirement[^/]*|constraints[^/]*)\\.(?:txt|in)$',
   '|(?:^|/)requirements/(?:[^/]+/)*[^/]*\\.(?:txt|in)$',
@@ -95,6 +105,10 @@ const PARSERS: Readonly<Record<FileKind, (path: string, text: string) => ParsedF
   conda: parseCondaEnvironment,
   pyproject: parsePyproject,
   'uv-lock': parseUvLock,
+  pixi: parsePixiManifest,
+  'pixi-lock': parsePixiLock,
+  'poetry-lock': parsePoetryLock,
+  'conda-lock': parseCondaLock,
 };
 
 /**

@@ -15,6 +15,9 @@ export function recordInstallCommand(sink: FactSink, command: Command, stage: nu
   if (PIP.test(program)) return recordPip(sink, words.slice(1), stage, 'pip');
   if (program === 'uv' && words[1]?.text === 'pip') return recordPip(sink, words.slice(2), stage, 'uv');
   if (program === 'uv' && words[1]?.text === 'sync') return recordUvSync(sink, words.slice(2), words, stage);
+  if (program === 'pixi' && (words[1]?.text === 'install' || words[1]?.text === 'shell-hook')) return recordPixiInstall(sink, words.slice(2), words, stage);
+  if (program === 'poetry' && (words[1]?.text === 'install' || words[1]?.text === 'sync')) return recordPoetryInstall(sink, words.slice(2), words, stage);
+  if (program === 'conda-lock' && words[1]?.text === 'install') return recordCondaLockInstall(sink, words.slice(2), words, stage);
   if (/^(conda|mamba|micromamba)$/.test(program)) {
     // `conda run -n env pip install …` runs the rest as a command of its own.
     if (words[1]?.text === 'run') return recordInstallCommand(sink, skipRunOptions(words.slice(2)), stage);
@@ -65,8 +68,29 @@ function recordUvSync(sink: FactSink, args: readonly Word[], all: readonly Word[
       i++;
   }
   // The project's pyproject.toml and its uv.lock, which is what uv installs (with --frozen as it is; otherwise
-  // after bringing it up to date with pyproject.toml).
-  for (const name of ['pyproject.toml', 'uv.lock']) {
+  // after bringing it up to date with pyproject.toml, and writing it where there is none).
+  projectIncludes(
+    sink,
+    context,
+    directory,
+    [
+      ['pyproject.toml', false],
+      ['uv.lock', true],
+    ],
+    selects.length ? selects : ['the project'],
+  );
+  return true;
+}
+
+/** Includes of a project's files in `directory`, each with the selection the command installs. */
+function projectIncludes(
+  sink: FactSink,
+  context: InstallContext,
+  directory: string,
+  names: readonly (readonly [name: string, optional: boolean])[],
+  selects: readonly string[],
+): void {
+  for (const [name, optional] of names) {
     const target = `${directory.replace(/\/+$/, '') || '.'}/${name}`.replace(/^\.\//, '');
     const fact = {
       kind: 'requirement' as const,
@@ -74,11 +98,127 @@ function recordUvSync(sink: FactSink, args: readonly Word[], all: readonly Word[
       targetSpan: context.span,
       span: context.span,
       context: context.id,
-      selects: selects.length ? selects : ['the project'],
+      selects,
+      ...(optional ? { optional } : {}),
     };
     sink.includes.push(fact);
     (context.includes as (typeof fact)[]).push(fact);
   }
+}
+
+/** An option's name and value (`--opt=value` or `--opt value`), moving `i` past a separate value. */
+function optionReader(args: readonly Word[]) {
+  return (i: number): { name: string; value: () => string | undefined; next: () => number } => {
+    const text = args[i]!.text;
+    const eq = text.startsWith('--') ? text.indexOf('=') : -1;
+    let at = i;
+    return {
+      name: eq > 0 ? text.slice(0, eq) : text,
+      value: () => (eq > 0 ? text.slice(eq + 1) : args[++at]?.text),
+      next: () => at,
+    };
+  };
+}
+
+/**
+ * `pixi install [-e ENV]… [--all] [--manifest-path PATH]` (and `pixi shell-hook`, which installs the environment
+ * it activates; pixi.sh/latest/reference/cli/pixi/install): the manifest (pixi.toml, else a pyproject.toml with
+ * [tool.pixi]) and pixi.lock beside it, with the environments it installs ("environment default" unless named).
+ */
+function recordPixiInstall(sink: FactSink, args: readonly Word[], all: readonly Word[], stage: number): boolean {
+  const context = addRequirementsContext(sink, 'conda-env', commandSpan(all), { stage });
+  const read = optionReader(args);
+  let manifest: string | undefined;
+  const selects: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const option = read(i);
+    if (option.name === '-e' || option.name === '--environment') {
+      const environment = option.value();
+      if (environment) selects.push(`environment ${environment}`);
+    } else if (option.name === '-a' || option.name === '--all') selects.push('*environments');
+    else if (option.name === '--manifest-path') manifest = option.value();
+    i = option.next();
+  }
+  const chosen = selects.length ? selects : ['environment default'];
+  if (manifest && /\.toml$/.test(manifest)) {
+    const slash = manifest.lastIndexOf('/');
+    const directory = slash >= 0 ? manifest.slice(0, slash) : '.';
+    projectIncludes(
+      sink,
+      context,
+      directory,
+      [
+        [manifest.slice(slash + 1), false],
+        ['pixi.lock', true],
+      ],
+      chosen,
+    );
+  } else {
+    // pixi reads pixi.toml where there is one, else pyproject.toml: whichever the repository has.
+    projectIncludes(
+      sink,
+      context,
+      manifest ?? '.',
+      [
+        ['pixi.toml', true],
+        ['pyproject.toml', true],
+        ['pixi.lock', true],
+      ],
+      chosen,
+    );
+  }
+  return true;
+}
+
+/**
+ * `poetry install [--with G,…] [--only G] [-E X…|--extras "X Y"] [--all-extras] [-C DIR]` (python-poetry.org/docs/cli/#install):
+ * pyproject.toml and poetry.lock, with the main group, the groups and the extras it names.
+ */
+function recordPoetryInstall(sink: FactSink, args: readonly Word[], all: readonly Word[], stage: number): boolean {
+  const context = addRequirementsContext(sink, 'pip', commandSpan(all), { stage });
+  const read = optionReader(args);
+  let directory = '.';
+  let main = true;
+  const selects: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const option = read(i);
+    const list = (): string[] => (option.value() ?? '').split(/[\s,]+/).filter(Boolean);
+    if (option.name === '--with') selects.push(...list().map((group) => `group ${group}`));
+    else if (option.name === '--only') {
+      const groups = list();
+      main = groups.includes('main');
+      selects.push(...groups.filter((group) => group !== 'main').map((group) => `group ${group}`));
+    } else if (option.name === '-E' || option.name === '--extras') selects.push(...list().map((extra) => `extra ${extra}`));
+    else if (option.name === '--all-extras') selects.push('*extras');
+    else if (option.name === '-C' || option.name === '--directory' || option.name === '-P' || option.name === '--project')
+      directory = option.value() ?? directory;
+    else if (option.name === '--without') option.value();
+    i = option.next();
+  }
+  projectIncludes(
+    sink,
+    context,
+    directory,
+    [
+      ['pyproject.toml', false],
+      ['poetry.lock', true],
+    ],
+    [...(main ? ['the project'] : []), ...selects],
+  );
+  return true;
+}
+
+/** `conda-lock install [-n NAME|-p PREFIX] [LOCKFILE]` (default conda-lock.yml): every platform it locks. */
+function recordCondaLockInstall(sink: FactSink, args: readonly Word[], all: readonly Word[], stage: number): boolean {
+  const context = addRequirementsContext(sink, 'conda', commandSpan(all), { stage });
+  let lock = 'conda-lock.yml';
+  for (let i = 0; i < args.length; i++) {
+    const text = args[i]!.text;
+    if (/^(?:-n|--name|-p|--prefix|--conda|--log-level)$/.test(text)) i++;
+    else if (!text.startsWith('-')) lock = text;
+  }
+  const slash = lock.lastIndexOf('/');
+  projectIncludes(sink, context, slash >= 0 ? lock.slice(0, slash) : '.', [[lock.slice(slash + 1), false]], ['*']);
   return true;
 }
 
@@ -151,6 +291,9 @@ function recordPip(sink: FactSink, args: readonly Word[], stage: number, tool: '
       }
       const indexKind = INDEX_KIND[spec.role];
       if (spec.role === 'pre' && (name === '--pre' || /allow/.test(valueText))) sink.options.push({ name, span, context: context.id });
+      // uv compares versions across indexes as pip does only with this strategy (docs.astral.sh/uv/concepts/indexes).
+      if (tool === 'uv' && name === '--index-strategy' && valueText === 'unsafe-best-match')
+        sink.options.push({ name: 'unsafe-best-match', span, context: context.id });
       if (indexKind) {
         // uv names an index: `--index pytorch=https://download.pytorch.org/whl/cu124`.
         const named = value && tool === 'uv' ? (/^[A-Za-z0-9_.-]+=(?=[a-z][a-z0-9+.-]*:\/\/)/i.exec(valueText)?.[0].length ?? 0) : 0;
@@ -165,6 +308,8 @@ function recordPip(sink: FactSink, args: readonly Word[], stage: number, tool: '
         (context.includes as (typeof fact)[]).push(fact);
       } else if (spec.role === 'editable' && value) {
         recordPipRequirement(sink, value, context);
+      } else if (spec.role === 'torch-backend' && valueText === 'auto') {
+        sink.options.push({ name: 'torch-backend-auto', span, context: context.id });
       } else if (spec.role === 'torch-backend' && value) {
         const url = /^cu\d+$|^cpu$/.test(valueText) ? `https://download.pytorch.org/whl/${valueText}` : valueText;
         const fact = { kind: 'index-url' as const, url, urlSpan: valueSpan, span, context: context.id };

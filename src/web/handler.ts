@@ -7,7 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { loadBaseline, type LoadedBaseline } from '../baseline/load.js';
 import { EMPTY_BASELINE } from '../baseline/schema.js';
 import { bundledBaselinePath } from '../util/package-root.js';
-import type { FileKind, ParsedFile } from '../parsers/facts.js';
+import { FILE_KIND_NAMES, FILE_KINDS, type FileKind, type ParsedFile } from '../parsers/facts.js';
 import { verifyFixes } from '../verify.js';
 import { gate } from '../gate.js';
 import { defaultKnowledgeBase } from '../knowledge/index.js';
@@ -22,13 +22,7 @@ const PREFIX = '/cuda-gatekeeper';
 /** A snippet is one file: 64 KiB of text (and the form or JSON around it) is plenty. */
 const MAX_SNIPPET = 64 * 1024;
 const MAX_BODY = MAX_SNIPPET * 3 + 4096;
-const FILE_NAMES: Readonly<Record<FileKind, string>> = {
-  dockerfile: 'Dockerfile',
-  requirements: 'requirements.txt',
-  conda: 'environment.yml',
-  pyproject: 'pyproject.toml',
-  'uv-lock': 'uv.lock',
-};
+const FILE_NAMES: Readonly<Record<FileKind, string>> = FILE_KINDS;
 
 function send(res: ServerResponse, status: number, type: string, body: string): true {
   res.writeHead(status, { 'content-type': `${type}; charset=utf-8`, 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' });
@@ -69,7 +63,7 @@ function recommendInput(params: URLSearchParams): RecommendInput | undefined {
 
 /** Check one pasted file; returns the report or a user-facing error. */
 export function checkSnippet(kind: string, text: string, baselineChoice: string | undefined) {
-  if (!(kind in FILE_NAMES)) return { error: `kind must be dockerfile, requirements, conda, pyproject or uv-lock, not "${kind}"` } as const;
+  if (!(kind in FILE_NAMES)) return { error: `kind must be one of ${FILE_KIND_NAMES.join(', ')}, not "${kind}"` } as const;
   if (Buffer.byteLength(text) > MAX_SNIPPET)
     return { error: `the file is larger than ${MAX_SNIPPET / 1024} KiB; check larger files with the command line` } as const;
   let policy: LoadedBaseline | undefined;

@@ -1,4 +1,5 @@
 /** The self-service pages (server-rendered; forms work without JavaScript). */
+import { FILE_KIND_NAMES, FILE_KINDS } from '../parsers/facts.js';
 import type { Finding, Report } from '../finding.js';
 import { diff } from '../render/check-run.js';
 import type { KnowledgeBase } from '../knowledge/index.js';
@@ -134,13 +135,7 @@ export function linkedSource(source: string): string {
     .join('');
 }
 
-export const KINDS = [
-  { value: 'dockerfile', label: 'Dockerfile' },
-  { value: 'requirements', label: 'requirements.txt' },
-  { value: 'conda', label: 'environment.yml' },
-  { value: 'pyproject', label: 'pyproject.toml' },
-  { value: 'uv-lock', label: 'uv.lock' },
-] as const;
+export const KINDS = FILE_KIND_NAMES.map((value) => ({ value, label: FILE_KINDS[value] }));
 
 export function checkPage(
   input: { kind?: string; text?: string; baseline?: string; custom?: string },

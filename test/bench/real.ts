@@ -6,15 +6,9 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { FileKind } from '../../src/parsers/facts.js';
+import { FILE_KINDS, type FileKind } from '../../src/parsers/facts.js';
 
-const TARGET_NAME: Readonly<Record<FileKind, string>> = {
-  dockerfile: 'Dockerfile',
-  requirements: 'requirements.txt',
-  conda: 'environment.yml',
-  pyproject: 'pyproject.toml',
-  'uv-lock': 'uv.lock',
-};
+const TARGET_NAME: Readonly<Record<FileKind, string>> = FILE_KINDS;
 
 /** The kind of a corpus file from its flattened name (as make-corpus.mjs reads it). */
 function kindOf(name: string): FileKind | undefined {

@@ -3,11 +3,13 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { CORPUS, inputPaths, ROOT } from '../harness.js';
+import type { FileKind } from '../../src/parsers/facts.js';
+import { classifyPath } from '../../src/parsers/index.js';
 
 /** Cases per property: FUZZ_RUNS (`npm run fuzz` sets 100,000), else a sample of 1,500 for every test run. */
 export const RUNS = Number(process.env.FUZZ_RUNS ?? 1500);
 
-export type Kind = 'dockerfile' | 'requirements' | 'conda' | 'pyproject' | 'uv-lock';
+export type Kind = FileKind;
 
 /** Seeds: every fixture input and corpus file, by kind. */
 export function seeds(kind: Kind): string[] {
@@ -16,15 +18,7 @@ export function seeds(kind: Kind): string[] {
   for (const rule of readdirSync(rules)) {
     for (const name of readdirSync(join(rules, rule))) {
       for (const path of inputPaths(join(rules, rule, name))) {
-        const fileKind: Kind = /Dockerfile/.test(path)
-          ? 'dockerfile'
-          : /\.ya?ml$/.test(path)
-            ? 'conda'
-            : /pyproject\.toml$/.test(path)
-              ? 'pyproject'
-              : /uv\.lock$/.test(path)
-                ? 'uv-lock'
-                : 'requirements';
+        const fileKind: Kind = classifyPath(path) ?? (/\.ya?ml$/.test(path) ? 'conda' : 'requirements');
         if (fileKind === kind) out.push(readFileSync(join(rules, rule, name, path), 'utf8'));
       }
     }
@@ -34,8 +28,9 @@ export function seeds(kind: Kind): string[] {
   }
   // Real pyproject.toml files (fixtures/corpus-packaging).
   const packaging = join(ROOT, 'fixtures', 'corpus-packaging');
-  const suffix = kind === 'pyproject' ? 'pyproject.toml' : kind === 'uv-lock' ? 'uv.lock' : undefined;
-  if (suffix) for (const name of readdirSync(packaging).filter((file) => file.endsWith(suffix))) out.push(readFileSync(join(packaging, name), 'utf8'));
+  const suffix: Partial<Record<Kind, string>> = { pyproject: 'pyproject.toml', 'uv-lock': 'uv.lock', pixi: 'pixi.toml', 'pixi-lock': 'pixi.lock' };
+  const ending = suffix[kind];
+  if (ending) for (const name of readdirSync(packaging).filter((file) => file.endsWith(ending))) out.push(readFileSync(join(packaging, name), 'utf8'));
   return out;
 }
 

@@ -46,11 +46,14 @@ function urls(value: string, valueSpan: Span, span: Span, kind: IndexKind): Sett
 export class PipEnv {
   private readonly settings: Record<Tool, Map<IndexKind, Setting[]>> = { pip: new Map(), uv: new Map() };
   private hidden: string | undefined;
+  /** Where `ENV UV_TORCH_BACKEND=auto` is set: uv pip then picks the PyTorch index from the build machine's driver. */
+  private autoBackend: Span | undefined;
 
   constructor(parent: PipEnv | undefined) {
     if (!parent) return;
     for (const tool of ['pip', 'uv'] as const) for (const [kind, list] of parent.settings[tool]) this.settings[tool].set(kind, list);
     this.hidden = parent.hidden;
+    this.autoBackend = parent.autoBackend;
   }
 
   /** An ENV instruction's variable. */
@@ -60,6 +63,7 @@ export class PipEnv {
     if (pip) this.settings.pip.set(pip, urls(value, valueSpan, span, pip));
     const uv = UV_VARIABLES[key];
     if (uv) this.settings.uv.set(uv, urls(value, valueSpan, span, uv));
+    if (key === 'UV_TORCH_BACKEND') this.autoBackend = value === 'auto' ? span : undefined;
     if (key === 'UV_TORCH_BACKEND' && /^(cu\d+|cpu)$/.test(value))
       this.settings.uv.set('index-url', [{ kind: 'index-url', url: `https://download.pytorch.org/whl/${value}`, urlSpan: valueSpan, span }]);
   }
@@ -115,5 +119,13 @@ export class PipEnv {
       }
     }
     if (this.hidden) (context as { hiddenIndexes?: string }).hiddenIndexes = this.hidden;
+    // `uv pip` reads UV_TORCH_BACKEND (docs.astral.sh/uv/guides/integration/pytorch/#automatic-backend-selection).
+    if (
+      tool === 'uv' &&
+      this.autoBackend &&
+      !context.includes.some((include) => include.selects) &&
+      !sink.options.some((option) => option.context === context.id && option.name === 'torch-backend-auto')
+    )
+      sink.options.push({ name: 'torch-backend-auto', span: this.autoBackend, context: context.id });
   }
 }

@@ -15,12 +15,14 @@
  * that no source routes next to a torch routed to the cu128 index is compared with it, as uv installs them.
  *
  * Source entries whose marker cannot hold on Linux (`sys_platform == 'darwin'`) are left out: the CUDA
- * checks are about Linux, where the images run. Poetry and pixi tables are not read yet.
+ * checks are about Linux, where the images run. Poetry's tables are read by poetry.ts, pixi's (`[tool.pixi]`,
+ * each environment a selection) by pixi/parse.ts.
  */
 import { FactSink, packageFact, type IndexFact, type InstallContext, type PackageFact, type ParsedFile } from '../facts.js';
 import { SourceText, type Span } from '../source.js';
 import { findSuppressions } from '../suppressions.js';
 import { isTrue, lookup, readToml, textSpan, type TomlTable, type TomlValue } from '../toml.js';
+import { readPixi } from '../pixi/parse.js';
 import { readPoetry, type PackageIndex, type PoetryDependency, type PoetryProject } from './poetry.js';
 import { normalizePythonName, parsePythonRequirement } from '../python-requirement.js';
 
@@ -173,10 +175,19 @@ export function parsePyproject(path: string, text: string): ParsedFile {
         ...(variant.span ? { variantSpan: variant.span } : {}),
       };
       sink.contexts.push(context);
+      if (bestMatch) sink.options.push({ name: 'unsafe-best-match', span: strategy.span, context: id });
       // One fact per selection: a dependency of the project is installed by each of them.
       for (const fact of group.packages) sink.packages.push(packageFact({ ...fact, context: context.id }));
     }
   }
+  // pixi's tables: its environments install the project's dependencies from PyPI beside their own packages.
+  const pixi = lookup(root, 'tool', 'pixi');
+  if (pixi?.kind === 'table')
+    readPixi(
+      pixi,
+      sink,
+      base.map((declared) => declared.fact),
+    );
   sink.suppressions.push(...findSuppressions(source));
   return sink.finish(path, 'pyproject', source);
 }

@@ -1,0 +1,62 @@
+/**
+ * pixi.lock: exactly what `pixi install [-e ENV]` installs (pixi.sh/latest/workspace/lockfile). Every version
+ * (4, 5 and 6) lists, per environment and platform, the package files it installs:
+ *
+ *   environments:
+ *     cuda:
+ *       channels: [{ url: https://conda.anaconda.org/conda-forge/ }]
+ *       packages:
+ *         linux-64:
+ *         - conda: https://conda.anaconda.org/conda-forge/linux-64/cuda-version-12.1-h1d6eff3_3.conda
+ *         - pypi: https://download.pytorch.org/whl/cu124/torch-2.5.1%2Bcu124-cp312-cp312-linux_x86_64.whl
+ *
+ * Each environment on each Linux platform is a selection ("environment cuda", or "environment cuda on linux-64"
+ * where it has several), the same names as the manifest's. Its conda packages are facts at their URLs (name,
+ * version and build from the file name), its PyPI packages at theirs (a wheel's file name gives the version and
+ * its `+cu124`; the URL gives the index). The lock is never edited: the checks say which `pixi` command to run (gate.ts).
+ */
+import { FactSink, packageFact, type InstallContext, type ParsedFile } from '../facts.js';
+import { condaPackageFromUrl, entries, get, items, readLockYaml, text } from '../locks.js';
+import { parsePythonRequirement } from '../python-requirement.js';
+import { SourceText } from '../source.js';
+
+export function parsePixiLock(path: string, fileText: string): ParsedFile {
+  const source = new SourceText(path, fileText);
+  const sink = new FactSink();
+  const { root, problems } = readLockYaml(fileText, 'a pixi.lock');
+  sink.problems.push(...problems);
+  if (!root) return sink.finish(path, 'pixi-lock', source);
+  for (const [name, , environment] of entries(get(root, 'environments'))) {
+    const channels = items(get(environment, 'channels')).flatMap((channel) => {
+      const url = text(get(channel, 'url'), source)?.text ?? text(channel, source)?.text;
+      return url ? [url] : [];
+    });
+    const linux = entries(get(environment, 'packages')).filter(([platform]) => platform.startsWith('linux'));
+    for (const [platform, , list] of linux) {
+      const variant = `environment ${name}${linux.length > 1 ? ` on ${platform}` : ''}`;
+      const context = (tool: InstallContext['tool']): InstallContext => {
+        const made: InstallContext = { id: sink.contexts.length, tool, span: { start: 0, end: 0 }, indexes: [], includes: [], channels, variant };
+        sink.contexts.push(made);
+        return made;
+      };
+      const conda = context('conda-env');
+      let pypi: InstallContext | undefined;
+      for (const entry of items(list)) {
+        const condaUrl = text(get(entry, 'conda'), source);
+        if (condaUrl) {
+          const fact = condaPackageFromUrl(condaUrl);
+          if (fact) sink.packages.push(packageFact({ ...fact, context: conda.id }));
+          continue;
+        }
+        const pypiUrl = text(get(entry, 'pypi'), source);
+        // `pypi: .` and other local paths are the project itself or a path dependency.
+        if (!pypiUrl || !/^[a-z+]+:\/\//i.test(pypiUrl.text)) continue;
+        const result = parsePythonRequirement(pypiUrl);
+        if (!result.ok || !result.fact.exact) continue;
+        pypi ??= context('uv');
+        sink.packages.push(packageFact({ ...result.fact, context: pypi.id }));
+      }
+    }
+  }
+  return sink.finish(path, 'pixi-lock', source);
+}

@@ -1,0 +1,343 @@
+/**
+ * pixi manifests: `pixi.toml`, or the `[tool.pixi]` tables of a pyproject.toml (pixi.sh/latest/reference/pixi_manifest).
+ *
+ * - The default feature is the manifest's top level: `[dependencies]` (conda match specs, `name = "spec"` or
+ *   `{ version, build, channel }`), `[pypi-dependencies]` (`name = "spec"` or `{ version, index, extras }`; git,
+ *   path and url sources name no index build), `[system-requirements]` (`cuda = "12"`: the CUDA version the
+ *   machines' driver supports, the `__cuda` virtual package pixi solves against), `[target.<platform>.…]`.
+ * - `[feature.<name>.…]` holds the same tables, with its own `channels`, `platforms` and `system-requirements`.
+ * - `[environments]`: `name = ["feature", …]` or `{ features = […], no-default-feature = true }`; each
+ *   environment is the default feature plus its features, and `default` is the default feature alone unless the
+ *   table redefines it.
+ * - Platforms: `[workspace] platforms` (older `[project]`), strings (`linux-64`) or, in newer pixi, tables
+ *   `{ name = "linux-64-cuda", platform = "linux-64", cuda = "12.0" }` with targets selected by name or glob
+ *   (`[target."*-cuda".pypi-dependencies]`).
+ *
+ * Every environment is a selection ("environment cuda") with one install context for its conda packages and
+ * one per PyPI index; an environment whose Linux platforms install different packages (a `*-cuda` and a `*-cpu`
+ * platform) is one selection per platform ("environment default on linux-64-cuda"). Only Linux platforms are
+ * read: the CUDA checks are about Linux, where the images run. Where features set the same package, the later
+ * one (and a target over the feature's own table) is what this reads.
+ */
+import { FactSink, packageFact, type IndexFact, type InstallContext, type PackageFact, type ParsedFile } from '../facts.js';
+import { parseMatchSpec } from '../conda/match-spec.js';
+import { Mapped, MappedBuilder } from '../mapped.js';
+import { parsePythonRequirement } from '../python-requirement.js';
+import { SourceText, type Span } from '../source.js';
+import { findSuppressions } from '../suppressions.js';
+import { lookup, readToml, stringAt, textSpan, type TomlString, type TomlTable, type TomlValue } from '../toml.js';
+
+const PYPI = 'https://pypi.org/simple';
+
+/** A package as one feature declares it, before it is placed in an environment's contexts. */
+interface Declared {
+  readonly key: string;
+  readonly fact: PackageFact;
+  /** A PyPI package's own index (`{ index = "…" }`). */
+  readonly index?: TomlString;
+}
+
+interface Feature {
+  readonly name: string;
+  readonly table: TomlTable;
+  readonly channels: readonly TomlString[];
+  readonly platforms?: readonly string[];
+}
+
+interface Platform {
+  readonly name: string;
+  readonly platform: string;
+  readonly cuda?: TomlString;
+}
+
+/** What one environment installs on one Linux platform. */
+interface Selection {
+  readonly conda: readonly Declared[];
+  readonly pypi: readonly Declared[];
+  readonly cuda?: TomlString;
+}
+
+/** `[pypi-options]`: the index every PyPI package without its own comes from, and the extra ones searched too. */
+interface PypiOptions {
+  readonly indexUrl?: TomlString;
+  readonly extra: readonly TomlString[];
+}
+
+function pypiOptions(table: TomlTable): PypiOptions {
+  const options = lookup(table, 'pypi-options');
+  if (options?.kind !== 'table') return { extra: [] };
+  const indexUrl = stringAt(options, 'index-url');
+  const extra = options.entries.get('extra-index-urls');
+  return { ...(indexUrl ? { indexUrl } : {}), extra: extra?.kind === 'array' ? extra.items.filter((item): item is TomlString => item.kind === 'string') : [] };
+}
+
+export function parsePixiManifest(path: string, text: string): ParsedFile {
+  const source = new SourceText(path, text);
+  const sink = new FactSink();
+  const document = readToml(text);
+  if (!document.ok) {
+    sink.problems.push({ span: document.span, message: document.message });
+    return sink.finish(path, 'pixi', source);
+  }
+  readPixi(document.root, sink, []);
+  sink.suppressions.push(...findSuppressions(source));
+  return sink.finish(path, 'pixi', source);
+}
+
+/**
+ * The environments of a pixi manifest rooted at `root` (a pixi.toml, or a pyproject's `[tool.pixi]`) into `sink`.
+ * `projectPypi` are the PyPI requirements every environment installs besides (a pyproject's `[project]
+ * dependencies`, which pixi installs into each environment).
+ */
+export function readPixi(root: TomlTable, sink: FactSink, projectPypi: readonly PackageFact[]): void {
+  const workspace = [lookup(root, 'workspace'), lookup(root, 'project')].find((value): value is TomlTable => value?.kind === 'table');
+  const platforms = readPlatforms(workspace?.entries.get('platforms'));
+  const features = new Map<string, Feature>();
+  const defaultFeature: Feature = { name: 'default', table: root, channels: channelList(workspace?.entries.get('channels')) };
+  const featureTable = root.entries.get('feature');
+  if (featureTable?.kind === 'table')
+    for (const [name, value] of featureTable.entries)
+      if (value.kind === 'table') {
+        const list = value.entries.get('platforms');
+        features.set(name, {
+          name,
+          table: value,
+          channels: channelList(value.entries.get('channels')),
+          ...(list?.kind === 'array' ? { platforms: list.items.flatMap((item) => (item.kind === 'string' ? [item.value] : [])) } : {}),
+        });
+      }
+
+  // Environments: name → its features, default feature first unless it is left out.
+  const environments: { name: string; span?: Span; features: Feature[] }[] = [];
+  const table = root.entries.get('environments');
+  if (table?.kind === 'table') {
+    for (const [name, value] of table.entries) {
+      const list = value.kind === 'table' ? value.entries.get('features') : value;
+      const noDefault =
+        value.kind === 'table' &&
+        value.entries.get('no-default-feature')?.kind === 'boolean' &&
+        (value.entries.get('no-default-feature') as { value: boolean }).value;
+      const chosen: Feature[] = noDefault ? [] : [defaultFeature];
+      for (const item of list?.kind === 'array' ? list.items : []) {
+        if (item.kind !== 'string') continue;
+        const feature = features.get(item.value);
+        if (feature) chosen.push(feature);
+        else sink.problems.push({ span: item.span, message: `environment ${name}: no [feature.${item.value}] in this manifest` });
+      }
+      environments.push({ name, span: table.keySpans.get(name) ?? value.span, features: chosen });
+    }
+  }
+  if (!environments.some((environment) => environment.name === 'default')) environments.unshift({ name: 'default', features: [defaultFeature] });
+
+  const options = pypiOptions(root);
+  for (const environment of environments) {
+    const channels = [...new Set(environment.features.flatMap((feature) => feature.channels))];
+    // The environment's platforms: the narrowest list a feature gives, else the workspace's.
+    const restricted = environment.features.find((feature) => feature.platforms)?.platforms;
+    const linux = platforms.filter((platform) => platform.platform.startsWith('linux') && (!restricted || restricted.includes(platform.name)));
+    const onLinux = linux.length > 0 ? linux : platforms.length === 0 ? [{ name: 'linux-64', platform: 'linux-64' }] : [];
+    const selections = new Map<string, { platforms: string[]; selection: Selection }>();
+    for (const platform of onLinux) {
+      const selection = select(environment.features, platform, sink);
+      const key = selectionKey(selection);
+      const same = selections.get(key);
+      if (same) same.platforms.push(platform.name);
+      else selections.set(key, { platforms: [platform.name], selection });
+    }
+    for (const { platforms: names, selection } of selections.values()) {
+      const variant = `environment ${environment.name}${selections.size > 1 ? ` on ${names.join(', ')}` : ''}`;
+      writeSelection(sink, variant, environment.span, channels, selection, projectPypi, options);
+    }
+  }
+}
+
+/** `platforms = ["linux-64", …]` or `[{ name, platform, cuda }, …]`. */
+function readPlatforms(value: TomlValue | undefined): Platform[] {
+  if (value?.kind !== 'array') return [];
+  return value.items.flatMap((item): Platform[] => {
+    if (item.kind === 'string') return [{ name: item.value, platform: item.value }];
+    if (item.kind !== 'table') return [];
+    const name = stringAt(item, 'name')?.value;
+    const platform = stringAt(item, 'platform')?.value ?? name;
+    const cuda = stringAt(item, 'cuda');
+    return name && platform ? [{ name, platform, ...(cuda ? { cuda } : {}) }] : [];
+  });
+}
+
+function channelList(value: TomlValue | undefined): TomlString[] {
+  if (value?.kind !== 'array') return [];
+  return value.items.flatMap((item) =>
+    item.kind === 'string' ? [item] : item.kind === 'table' && stringAt(item, 'channel') ? [stringAt(item, 'channel')!] : [],
+  );
+}
+
+/** Whether a `[target.<selector>]` applies to a platform: its name, its base platform, `linux`/`unix`, or a glob. */
+function targets(selector: string, platform: Platform): boolean {
+  if (selector === platform.name || selector === platform.platform || selector === 'linux' || selector === 'unix') return true;
+  if (!selector.includes('*')) return false;
+  const pattern = new RegExp(`^${selector.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`);
+  return pattern.test(platform.name) || pattern.test(platform.platform);
+}
+
+/** The packages and CUDA requirement of an environment's features on one platform (later declarations win). */
+function select(features: readonly Feature[], platform: Platform, sink: FactSink): Selection {
+  const conda = new Map<string, Declared>();
+  const pypi = new Map<string, Declared>();
+  let cuda = platform.cuda;
+  for (const feature of features) {
+    const tables = [feature.table];
+    const target = feature.table.entries.get('target');
+    if (target?.kind === 'table') for (const [selector, value] of target.entries) if (value.kind === 'table' && targets(selector, platform)) tables.push(value);
+    for (const table of tables) {
+      for (const declared of condaDependencies(table.entries.get('dependencies'), sink)) conda.set(declared.key, declared);
+      for (const declared of pypiDependencies(table.entries.get('pypi-dependencies'), sink)) pypi.set(declared.key, declared);
+      const required = lookup(table, 'system-requirements', 'cuda');
+      // pixi keeps the highest requirement its features set.
+      if (required?.kind === 'string' && (!cuda || compareVersions(required.value, cuda.value) > 0)) cuda = required;
+    }
+  }
+  return { conda: [...conda.values()], pypi: [...pypi.values()], ...(cuda ? { cuda } : {}) };
+}
+
+function compareVersions(a: string, b: string): number {
+  const x = a.split('.').map(Number);
+  const y = b.split('.').map(Number);
+  for (let i = 0; i < Math.max(x.length, y.length); i++) if ((x[i] ?? 0) !== (y[i] ?? 0)) return (x[i] ?? 0) - (y[i] ?? 0);
+  return 0;
+}
+
+function selectionKey(selection: Selection): string {
+  const part = (declared: Declared) => `${declared.key}@${declared.fact.span.start}`;
+  return [selection.conda.map(part).join(','), selection.pypi.map(part).join(','), selection.cuda?.span.start ?? ''].join('|');
+}
+
+/** A mapped string made of pieces of the file and synthetic text (spaces, operators) between them. */
+function assemble(pieces: readonly (Mapped | string)[], site: Span): Mapped {
+  const builder = new MappedBuilder();
+  for (const piece of pieces) {
+    if (typeof piece === 'string') builder.pushSegment(piece, -1, site);
+    else builder.pushMapped(piece);
+  }
+  return builder.build();
+}
+
+const BARE_VERSION = /^\d/;
+
+/** `[dependencies]`: conda match specs, as a string or a `{ version, build, channel }` table. */
+function condaDependencies(value: TomlValue | undefined, sink: FactSink): Declared[] {
+  if (value?.kind !== 'table') return [];
+  const out: Declared[] = [];
+  for (const [name, spec] of value.entries) {
+    const keySpan = value.keySpans.get(name) ?? spec.span;
+    const nameText = Mapped.of(name, value.keySpans.has(name) && keySpan.end - keySpan.start === name.length ? keySpan.start : -1);
+    const pieces: (Mapped | string)[] = [];
+    let channel: TomlString | undefined;
+    if (spec.kind === 'string') pieces.push(nameText, ' ', ...(BARE_VERSION.test(spec.value) ? ['='] : []), spec.mapped);
+    else if (spec.kind === 'table') {
+      channel = stringAt(spec, 'channel');
+      const version = stringAt(spec, 'version');
+      const build = stringAt(spec, 'build');
+      if (channel) pieces.push(channel.mapped, '::');
+      pieces.push(nameText);
+      if (version) pieces.push(' ', ...(BARE_VERSION.test(version.value) ? ['='] : []), version.mapped);
+      if (build) pieces.push(version ? ' ' : ' * ', build.mapped);
+    } else {
+      sink.problems.push({ span: spec.span, message: `${name}: expected a conda version such as "12.6.*" or a table { version = "…" }` });
+      continue;
+    }
+    const result = parseMatchSpec(assemble(pieces, spec.span));
+    if (!result.ok) {
+      sink.problems.push({ span: spec.span, message: `${name}: ${result.message}` });
+      continue;
+    }
+    // `__cuda = "*"` asks for the virtual package: a requirement on the machine, not a package.
+    if (name.startsWith('__')) continue;
+    out.push({ key: name.toLowerCase(), fact: result.fact });
+  }
+  return out;
+}
+
+/** `[pypi-dependencies]`: PEP 440 specifiers, as a string or a `{ version, index, extras }` table. */
+function pypiDependencies(value: TomlValue | undefined, sink: FactSink): Declared[] {
+  if (value?.kind !== 'table') return [];
+  const out: Declared[] = [];
+  for (const [name, spec] of value.entries) {
+    const keySpan = value.keySpans.get(name) ?? spec.span;
+    const nameText = Mapped.of(name, keySpan.end - keySpan.start === name.length ? keySpan.start : -1);
+    let version: TomlString | undefined;
+    let index: TomlString | undefined;
+    const extras: string[] = [];
+    if (spec.kind === 'string') version = spec;
+    else if (spec.kind === 'table') {
+      // git, path and url sources are not index builds.
+      if (spec.entries.has('git') || spec.entries.has('path') || spec.entries.has('url')) continue;
+      version = stringAt(spec, 'version');
+      index = stringAt(spec, 'index');
+      const list = spec.entries.get('extras');
+      if (list?.kind === 'array') for (const item of list.items) if (item.kind === 'string') extras.push(item.value);
+    } else {
+      sink.problems.push({ span: spec.span, message: `${name}: expected a version such as ">=2.5" or a table { version = "…" }` });
+      continue;
+    }
+    const text = version?.value.trim() ?? '*';
+    const pieces: (Mapped | string)[] = [nameText, ...(extras.length ? [`[${extras.join(',')}]`] : [])];
+    if (version && text !== '*' && text !== '') pieces.push(...(BARE_VERSION.test(text) ? ['=='] : []), version.mapped);
+    const result = parsePythonRequirement(assemble(pieces, spec.span));
+    if (!result.ok) {
+      sink.problems.push({ span: result.span, message: result.message });
+      continue;
+    }
+    out.push({ key: result.fact.name, fact: result.fact, ...(index ? { index } : {}) });
+  }
+  return out;
+}
+
+/** One selection's contexts: its conda packages (with the channels and its CUDA requirement), then its PyPI ones by index. */
+function writeSelection(
+  sink: FactSink,
+  variant: string,
+  variantSpan: Span | undefined,
+  channels: readonly TomlString[],
+  selection: Selection,
+  projectPypi: readonly PackageFact[],
+  options: PypiOptions,
+): void {
+  const systemCuda = selection.cuda ? { value: selection.cuda.value, span: selection.cuda.span } : undefined;
+  const common = { span: { start: 0, end: 0 }, includes: [], variant, ...(variantSpan ? { variantSpan } : {}), ...(systemCuda ? { systemCuda } : {}) };
+  // The channels are kept as the context's, not as index facts: pixi takes each package from the first channel
+  // that has it (strict priority), so a `nvidia/label/cuda-12.1.0` late in the list serves only what no earlier
+  // channel has, or what names it (`{ channel = "…" }`, a claim of that package's own).
+  const condaId = sink.contexts.length;
+  const conda: InstallContext = { id: condaId, tool: 'conda-env', indexes: [], channels: channels.map((channel) => channel.value), ...common };
+  sink.contexts.push(conda);
+  for (const { fact } of selection.conda) sink.packages.push(packageFact({ ...fact, context: condaId }));
+
+  const byIndex = new Map<string, { index?: TomlString; facts: PackageFact[] }>();
+  for (const fact of projectPypi) byIndex.set('', { facts: [...(byIndex.get('')?.facts ?? []), fact] });
+  for (const { fact, index } of selection.pypi) {
+    const key = index?.value ?? '';
+    const group = byIndex.get(key) ?? { ...(index ? { index } : {}), facts: [] };
+    group.facts.push(fact);
+    byIndex.set(key, group);
+  }
+  for (const [url, group] of byIndex) {
+    const id = sink.contexts.length;
+    const fact = (kind: 'index-url' | 'extra-index-url', value: TomlString): IndexFact => ({
+      kind,
+      url: value.value,
+      urlSpan: textSpan(value),
+      span: value.span,
+      context: id,
+    });
+    // A package's own index is the only one it comes from; the others use [pypi-options].
+    const own = url && group.index ? group.index : undefined;
+    const indexes: IndexFact[] = own
+      ? own.value.replace(/\/+$/, '') === PYPI
+        ? []
+        : [fact('index-url', own)]
+      : [...(options.indexUrl ? [fact('index-url', options.indexUrl)] : []), ...options.extra.map((extra) => fact('extra-index-url', extra))];
+    sink.indexes.push(...indexes);
+    sink.contexts.push({ id, tool: 'uv', indexes, channels: [], ...common });
+    for (const declared of group.facts) sink.packages.push(packageFact({ ...declared, context: id }));
+  }
+}

@@ -1,0 +1,136 @@
+/**
+ * poetry.lock: every package `poetry install` installs, resolved (python-poetry.org/docs/basic-usage/#installing-with-poetrylock):
+ *
+ *   [[package]]
+ *   name = "torch"
+ *   version = "2.0.1+cu118"
+ *   groups = ["main"]                 # Poetry 2; older locks say category = "main"
+ *   markers = "extra == \"cuda\""     # Poetry 2, where the package is not always installed
+ *   [package.source]
+ *   type = "legacy"
+ *   url = "https://download.pytorch.org/whl/cu118"
+ *   reference = "torchcu118"
+ *
+ * Selections, named as the pyproject's: "the project" (the main group), "group G" (main and G), "extra X"
+ * (main and the packages whose marker asks for X). Packages whose marker cannot hold on Linux are left out, and
+ * a name locked twice in one selection (a CPU and a CUDA torch, told apart by markers this does not judge) is left
+ * out of it rather than guessed. A package's source URL is its index. The lock is never edited (gate.ts).
+ */
+import { FactSink, packageFact, type IndexFact, type InstallContext, type PackageFact, type ParsedFile } from '../facts.js';
+import { holdsOnLinux } from '../pyproject/parse.js';
+import { normalizePythonName } from '../python-requirement.js';
+import { SourceText } from '../source.js';
+import { lookup, readToml, stringAt, textSpan, type TomlString, type TomlTable } from '../toml.js';
+
+interface Locked {
+  readonly fact: PackageFact;
+  readonly groups: readonly string[];
+  readonly extras: readonly string[];
+  readonly source?: TomlString;
+}
+
+const PYPI = /^https:\/\/pypi\.org\/(?:simple|pypi)\/?$/;
+
+export function parsePoetryLock(path: string, text: string): ParsedFile {
+  const source = new SourceText(path, text);
+  const sink = new FactSink();
+  const document = readToml(text);
+  if (!document.ok) {
+    sink.problems.push({ span: document.span, message: document.message });
+    return sink.finish(path, 'poetry-lock', source);
+  }
+  // Older locks list the extras at the end (`[extras] cuda = ["torch"]`) and mark their packages optional.
+  const extrasOf = new Map<string, string[]>();
+  const extrasTable = lookup(document.root, 'extras');
+  if (extrasTable?.kind === 'table')
+    for (const [extra, names] of extrasTable.entries)
+      for (const item of names.kind === 'array' ? names.items : [])
+        if (item.kind === 'string') {
+          const key = normalizePythonName(item.value.split(/[\s[(<>=!~;]/)[0]!);
+          extrasOf.set(key, [...(extrasOf.get(key) ?? []), extra]);
+        }
+  const list = lookup(document.root, 'package');
+  const locked: Locked[] = [];
+  for (const table of list?.kind === 'array' ? list.items : []) {
+    if (table.kind !== 'table') continue;
+    const entry = readEntry(table, extrasOf);
+    if (entry) locked.push(entry);
+  }
+  const groups = new Set(locked.flatMap((entry) => entry.groups).filter((group) => group !== 'main'));
+  const extras = new Set(locked.flatMap((entry) => entry.extras));
+  const selections: { name: string; holds: (entry: Locked) => boolean }[] = [
+    { name: 'the project', holds: (entry) => entry.groups.includes('main') && entry.extras.length === 0 },
+    ...[...groups].map((group) => ({
+      name: `group ${group}`,
+      holds: (entry: Locked) => (entry.groups.includes('main') || entry.groups.includes(group)) && entry.extras.length === 0,
+    })),
+    ...[...extras].map((extra) => ({
+      name: `extra ${extra}`,
+      holds: (entry: Locked) => entry.groups.includes('main') && (entry.extras.length === 0 || entry.extras.includes(extra)),
+    })),
+  ];
+  for (const selection of selections) {
+    const chosen = locked.filter(selection.holds);
+    const count = new Map<string, number>();
+    for (const entry of chosen) count.set(entry.fact.name, (count.get(entry.fact.name) ?? 0) + 1);
+    const bySource = new Map<string, Locked[]>();
+    for (const entry of chosen) {
+      if (count.get(entry.fact.name)! > 1) continue;
+      const key = entry.source && !PYPI.test(entry.source.value) ? entry.source.value : '';
+      bySource.set(key, [...(bySource.get(key) ?? []), entry]);
+    }
+    for (const [url, group] of bySource) {
+      const id = sink.contexts.length;
+      const first = group.find((entry) => entry.source?.value === url)?.source;
+      const indexes: IndexFact[] = url && first ? [{ kind: 'index-url', url, urlSpan: textSpan(first), span: first.span, context: id }] : [];
+      sink.indexes.push(...indexes);
+      const context: InstallContext = { id, tool: 'pip', span: { start: 0, end: 0 }, indexes, includes: [], channels: [], variant: selection.name };
+      sink.contexts.push(context);
+      for (const entry of group) sink.packages.push(packageFact({ ...entry.fact, context: id }));
+    }
+  }
+  return sink.finish(path, 'poetry-lock', source);
+}
+
+function readEntry(table: TomlTable, extrasOf: ReadonlyMap<string, readonly string[]>): Locked | undefined {
+  const name = stringAt(table, 'name');
+  const version = stringAt(table, 'version');
+  if (!name || !version) return undefined;
+  const markers = stringAt(table, 'markers')?.value;
+  const optional = table.entries.get('optional');
+  const extras = [
+    ...(markers ? [...markers.matchAll(/\bextra\s*==\s*['"]([^'"]+)['"]/g)].map((match) => match[1]!) : []),
+    ...(optional?.kind === 'boolean' && optional.value ? (extrasOf.get(normalizePythonName(name.value)) ?? []) : []),
+  ];
+  if (markers && !holdsOnLinux(markers.replace(/\bextra\s*[!=]=\s*['"][^'"]+['"]/g, 'True'))) return undefined;
+  const groupList = table.entries.get('groups');
+  const category = stringAt(table, 'category')?.value;
+  const groups =
+    groupList?.kind === 'array' ? groupList.items.flatMap((item) => (item.kind === 'string' ? [item.value] : [])) : [category === 'dev' ? 'dev' : 'main'];
+  const origin = table.entries.get('source');
+  // git, directory and file sources are not index builds.
+  const type = origin?.kind === 'table' ? stringAt(origin, 'type')?.value : undefined;
+  if (type && type !== 'legacy') return undefined;
+  const url = origin?.kind === 'table' ? stringAt(origin, 'url') : undefined;
+  const value = version.value;
+  const versionSpan = textSpan(version);
+  const plus = value.indexOf('+');
+  return {
+    fact: packageFact({
+      ecosystem: 'pip',
+      name: normalizePythonName(name.value),
+      rawName: name.value,
+      nameSpan: textSpan(name),
+      span: versionSpan,
+      extras: [],
+      specifier: `==${value}`,
+      specifierSpan: versionSpan,
+      clauses: [{ operator: '==', version: value, versionSpan }],
+      exact: value,
+      ...(plus >= 0 ? { localLabel: value.slice(plus + 1).toLowerCase() } : {}),
+    }),
+    groups,
+    extras,
+    ...(url ? { source: url } : {}),
+  };
+}

@@ -1,0 +1,296 @@
+/**
+ * pixi manifests (pixi.toml, [tool.pixi]), pixi.lock, poetry.lock and conda-lock.yml, read as their tools install
+ * them, on written cases and on the real files of fixtures/corpus-packaging with the reviewer's reading in its
+ * README; and the Dockerfile commands that install them (`pixi install -e`, `poetry install --with/-E`,
+ * `conda-lock install`).
+ */
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { run } from '../src/cli/main.js';
+import type { FileKind, ParsedFile } from '../src/parsers/facts.js';
+import { classifyPath, parseFile } from '../src/parsers/index.js';
+import { ROOT } from './harness.js';
+
+const CORPUS = join(ROOT, 'fixtures', 'corpus-packaging');
+const real = (name: string) => readFileSync(join(CORPUS, name), 'utf8');
+
+/** Each selection: its contexts' tools, channels or indexes, packages (name, spec, build) and CUDA requirement. */
+function selections(file: ParsedFile): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const context of file.contexts) {
+    const packages = file.packages
+      .filter((pkg) => pkg.context === context.id)
+      .map((pkg) => `${pkg.name}${pkg.specifier}${pkg.build ? ` [${pkg.build}]` : ''}${pkg.channel ? ` @${pkg.channel}` : ''}`);
+    const where = context.indexes.map((index) => index.url).join(' ') || (context.tool === 'conda-env' ? 'conda' : 'PyPI');
+    (out[context.variant!] ??= []).push(`${where}: ${packages.join(', ')}${context.systemCuda ? ` (cuda ${context.systemCuda.value})` : ''}`);
+  }
+  return out;
+}
+
+const parse = (path: string, text: string, kind: FileKind) => parseFile(path, text, kind);
+
+/** Runs the CLI on a directory laid out from `files` (name → text) and returns its finding lines. */
+function check(files: Record<string, string>): string[] {
+  const work = mkdtempSync(join(tmpdir(), 'cgk-pixi-'));
+  for (const [name, text] of Object.entries(files)) {
+    mkdirSync(join(work, name, '..'), { recursive: true });
+    writeFileSync(join(work, name), text);
+  }
+  let out = '';
+  run(['check', '.', '--baseline', 'none'], { cwd: work, out: (text) => (out += text), err: () => {} });
+  return out.split('\n').filter((line) => /^\S+:\d+:\d+: /.test(line));
+}
+
+describe('file names', () => {
+  it('pixi.toml, pixi.lock, poetry.lock and conda-lock.yml are kinds of their own; rendered conda-lock files are environments', () => {
+    expect(classifyPath('pixi.toml')).toBe('pixi');
+    expect(classifyPath('envs/gpu/pixi.toml')).toBe('pixi');
+    expect(classifyPath('pixi.lock')).toBe('pixi-lock');
+    expect(classifyPath('poetry.lock')).toBe('poetry-lock');
+    expect(classifyPath('conda-lock.yml')).toBe('conda-lock');
+    expect(classifyPath('ci/linux.conda-lock.yaml')).toBe('conda-lock');
+    expect(classifyPath('tests/test-cuda/conda-linux-64.lock.yml')).toBe('conda');
+    expect(classifyPath('pixi.toml.orig')).toBeUndefined();
+  });
+});
+
+describe('pixi manifests', () => {
+  it('01: the default environment with its CUDA requirement and a conda-forge pytorch range', () => {
+    const file = parse('pixi.toml', real('01__matthewfeickert__pytorch-gpu-pixi-example__pixi.toml'), 'pixi');
+    expect(file.problems).toEqual([]);
+    expect(selections(file)).toEqual({ 'environment default': ['conda: pytorch>=2.8.0,<3, curl>=8.17.0,<9 (cuda 12.0)'] });
+  });
+
+  it('07: a gpu default environment and a cpu one, each its own selection', () => {
+    const file = parse('pixi.toml', real('07__prefix-dev__pixi__docs_source_files_pixi_tomls_pytorch-conda-forge-envs.toml'), 'pixi');
+    expect(selections(file)).toEqual({
+      'environment cpu': ['conda: pytorch-cpu*'],
+      'environment default': ['conda: cuda-version=12.6.*, pytorch-gpu* (cuda 12.0)'],
+    });
+  });
+
+  it('08: PyPI packages with their own index, per feature', () => {
+    const file = parse('pixi.toml', real('08__prefix-dev__pixi__docs_source_files_pixi_tomls_pytorch-pypi-envs.toml'), 'pixi');
+    const gpu = selections(file)['environment gpu']!;
+    expect(gpu).toContain('https://download.pytorch.org/whl/cu124: torch>=2.5.1, torchvision>=0.20.1 (cuda 12.0)');
+  });
+
+  it('09 ([tool.pixi] in pyproject.toml): named platforms with a cuda each, and targets chosen by glob', () => {
+    const file = parse('pyproject.toml', real('09__prefix-dev__pixi__docs_source_files_pyproject_tomls_pytorch-pypi-envs.toml'), 'pyproject');
+    const all = selections(file);
+    expect(all['environment default on linux-64-cuda']).toContain('https://download.pytorch.org/whl/cu124: torch>=2.5.1, torchvision>=0.20.1 (cuda 12.0)');
+    expect(all['environment default on linux-64-cpu']).toContain('https://download.pytorch.org/whl/cpu: torch>=2.5.1, torchvision>=0.20.1');
+  });
+
+  it('03: one selection per environment, features in order, dependency tables with channel and version', () => {
+    const file = parse('pixi.toml', real('03__intMinsu__pixi-sample__pixi.toml'), 'pixi');
+    expect(file.problems).toEqual([]);
+    const all = selections(file);
+    expect(Object.keys(all)).toHaveLength(13); // the default environment and the 12 named ones
+    const cu121 = all['environment py310cu121']!.join(' ');
+    expect(cu121).toContain('pytorch=2.3.0 @pytorch');
+    expect(cu121).toContain('pytorch-cuda=12.1 @pytorch');
+    expect(cu121).toContain('cuda* @nvidia/label/cuda-12.1.0');
+    expect(cu121).toContain('python=3.10.*');
+  });
+
+  it('23: [tool.pixi] with a cuda feature: a version with a build glob, and __cuda left out as the virtual package it is', () => {
+    const file = parse('pyproject.toml', real('23__ericmjl__pixi-cuda-environment__pyproject.toml'), 'pyproject');
+    const cuda = selections(file)['environment cuda']!.join(' ');
+    expect(cuda).toContain('cuda-version==12.1');
+    expect(cuda).toContain('jaxlib* [*cuda*]');
+    expect(cuda).not.toContain('__cuda');
+    expect(cuda).toContain('(cuda 12)');
+  });
+
+  it('31: features written as one table with inline dependencies and system-requirements', () => {
+    const file = parse('pixi.toml', real('31__prefix-dev__pixi__examples_pytorch_pixi.toml'), 'pixi');
+    const all = selections(file);
+    expect(all['environment nvidia-channel']!.join(' ')).toContain('(cuda 11)');
+    expect(all['environment cf-channel']!.join(' ')).toContain('pytorch* (cuda 12.1)');
+  });
+
+  it('the pixi files of the corpus: no error, as the reviewer reads them (consistent, or unpinned)', () => {
+    for (const [name, as] of [
+      ['01__matthewfeickert__pytorch-gpu-pixi-example__pixi.toml', 'pixi.toml'],
+      ['03__intMinsu__pixi-sample__pixi.toml', 'pixi.toml'],
+      ['06__prefix-dev__pixi__docs_source_files_pixi_tomls_pytorch-conda-forge.toml', 'pixi.toml'],
+      ['07__prefix-dev__pixi__docs_source_files_pixi_tomls_pytorch-conda-forge-envs.toml', 'pixi.toml'],
+      ['08__prefix-dev__pixi__docs_source_files_pixi_tomls_pytorch-pypi-envs.toml', 'pixi.toml'],
+      ['09__prefix-dev__pixi__docs_source_files_pyproject_tomls_pytorch-pypi-envs.toml', 'pyproject.toml'],
+      ['23__ericmjl__pixi-cuda-environment__pyproject.toml', 'pyproject.toml'],
+      ['27__lhakso__QAT_pipeline__pixi.toml', 'pixi.toml'],
+      ['31__prefix-dev__pixi__examples_pytorch_pixi.toml', 'pixi.toml'],
+      ['32__prefix-dev__pixi__examples_detectron2_pyproject.toml', 'pyproject.toml'],
+      ['36__ericmjl__pixi-cuda-environment__pixi.lock', 'pixi.lock'],
+    ] as const)
+      expect(check({ [as]: real(name) }), name).toEqual([]);
+  });
+
+  it('a manifest that is not TOML is one positioned problem, and an unknown feature is named', () => {
+    const broken = parse('pixi.toml', '[workspace\nchannels = []\n', 'pixi');
+    expect(broken.problems).toHaveLength(1);
+    const text = '[workspace]\nplatforms = ["linux-64"]\n[environments]\ngpu = ["cuda"]\n';
+    const unknown = parse('pixi.toml', text, 'pixi');
+    expect(unknown.problems.map((problem) => [problem.message, text.slice(problem.span.start, problem.span.end)])).toEqual([
+      ['environment gpu: no [feature.cuda] in this manifest', '"cuda"'],
+    ]);
+  });
+});
+
+describe('pixi.lock', () => {
+  it("36: each environment's Linux packages from their URLs, conda builds with their channel, PyPI wheels pinned", () => {
+    const file = parse('pixi.lock', real('36__ericmjl__pixi-cuda-environment__pixi.lock'), 'pixi-lock');
+    expect(file.problems).toEqual([]);
+    const all = selections(file);
+    expect(Object.keys(all)).toEqual(['environment cuda', 'environment default']);
+    const cuda = all['environment cuda']!.join(' ');
+    expect(cuda).toContain('cuda-version=12.1 [h1d6eff3_3] @conda-forge');
+    expect(cuda).toContain('jaxlib=0.4.28 [cuda120py312h4008524_200] @conda-forge');
+    expect(all['environment default']!.join(' ')).toContain('jaxlib=0.4.28 [cpu_py312h17e8b90_0] @conda-forge');
+    const pandas = file.packages.find((pkg) => pkg.name === 'pandas')!;
+    expect(pandas.exact).toBe('2.2.2');
+  });
+
+  it('is YAML or one positioned problem, never a throw', () => {
+    expect(parse('pixi.lock', 'version: 6\nenvironments: [\n', 'pixi-lock').problems.length).toBeGreaterThan(0);
+    expect(parse('pixi.lock', '- a list\n', 'pixi-lock').problems.map((problem) => problem.message)).toEqual(['a pixi.lock must be a mapping']);
+  });
+});
+
+describe('poetry.lock and conda-lock.yml', () => {
+  const POETRY = `[[package]]
+name = "torch"
+version = "2.3.1+cpu"
+optional = true
+python-versions = ">=3.8"
+groups = ["main"]
+markers = "extra == \\"cpu\\""
+files = []
+
+[package.source]
+type = "legacy"
+url = "https://download.pytorch.org/whl/cpu"
+reference = "pytorch-cpu"
+
+[[package]]
+name = "torch"
+version = "2.3.1+cu121"
+optional = true
+python-versions = ">=3.8"
+groups = ["main"]
+markers = "extra == \\"cuda\\""
+files = []
+
+[package.source]
+type = "legacy"
+url = "https://download.pytorch.org/whl/cu121"
+reference = "pytorch-cuda"
+
+[[package]]
+name = "pytest"
+version = "8.2.0"
+optional = false
+python-versions = ">=3.8"
+groups = ["dev"]
+files = []
+`;
+
+  it('poetry.lock: the main group, each group and each extra as selections; a source URL is the index', () => {
+    const all = selections(parse('poetry.lock', POETRY, 'poetry-lock'));
+    expect(all).toEqual({
+      'group dev': ['PyPI: pytest==8.2.0'],
+      'extra cpu': ['https://download.pytorch.org/whl/cpu: torch==2.3.1+cpu'],
+      'extra cuda': ['https://download.pytorch.org/whl/cu121: torch==2.3.1+cu121'],
+    });
+  });
+
+  it('conda-lock.yml: the Linux platforms, conda packages from their URLs, optional ones left out', () => {
+    const text = `version: 1
+metadata:
+  channels:
+  - url: conda-forge
+  platforms: [linux-64, osx-arm64]
+package:
+- name: cudatoolkit
+  version: 11.8.0
+  manager: conda
+  platform: linux-64
+  url: https://conda.anaconda.org/conda-forge/linux-64/cudatoolkit-11.8.0-h4ba93d1_13.conda
+  optional: false
+- name: cudatoolkit
+  version: 11.8.0
+  manager: conda
+  platform: osx-arm64
+  url: https://conda.anaconda.org/conda-forge/osx-arm64/cudatoolkit-11.8.0-h0000000_13.conda
+  optional: false
+- name: torch
+  version: 2.3.1
+  manager: pip
+  platform: linux-64
+  url: https://files.pythonhosted.org/packages/00/00/torch-2.3.1-cp311-cp311-manylinux1_x86_64.whl
+  optional: false
+- name: pytest
+  version: 8.2.0
+  manager: conda
+  platform: linux-64
+  url: https://conda.anaconda.org/conda-forge/noarch/pytest-8.2.0-pyhd8ed1ab_0.conda
+  optional: true
+`;
+    expect(selections(parse('conda-lock.yml', text, 'conda-lock'))).toEqual({
+      'platform linux-64': ['conda: cudatoolkit=11.8.0 [h4ba93d1_13] @conda-forge', 'PyPI: torch'],
+    });
+  });
+});
+
+describe('Dockerfiles that install them', () => {
+  const includes = (text: string) =>
+    parseFile('Dockerfile', text, 'dockerfile').includes.map(
+      (include) => `${include.target} ${JSON.stringify(include.selects)}${include.optional ? ' optional' : ''}`,
+    );
+
+  it('pixi install: the manifest and the lock, with the environments named', () => {
+    expect(includes('FROM ubuntu:24.04\nRUN pixi install --manifest-path pyproject.toml --environment cuda\n')).toEqual([
+      'pyproject.toml ["environment cuda"]',
+      'pixi.lock ["environment cuda"] optional',
+    ]);
+    expect(includes('FROM ubuntu:24.04\nRUN pixi install --frozen -e gpu -e cpu\n')).toEqual([
+      'pixi.toml ["environment gpu","environment cpu"] optional',
+      'pyproject.toml ["environment gpu","environment cpu"] optional',
+      'pixi.lock ["environment gpu","environment cpu"] optional',
+    ]);
+  });
+
+  it("poetry install: the main group, --with groups and -E extras (37's command)", () => {
+    expect(includes('FROM ubuntu:24.04\nRUN poetry install -E vllm -E reranker --extras "awq gptq" --with cuda,docs --no-root\n')).toEqual([
+      'pyproject.toml ["the project","extra vllm","extra reranker","extra awq","extra gptq","group cuda","group docs"]',
+      'poetry.lock ["the project","extra vllm","extra reranker","extra awq","extra gptq","group cuda","group docs"] optional',
+    ]);
+  });
+
+  it('conda-lock install: the lock named, every platform', () => {
+    expect(includes('FROM ubuntu:24.04\nRUN conda-lock install -n app locks/conda-lock.yml\n')).toEqual(['locks/conda-lock.yml ["*"]']);
+  });
+
+  it('24 + 23 + 36: pixi install --environment cuda is checked with that environment of the manifest and the lock', () => {
+    const files = {
+      Dockerfile: real('24__ericmjl__pixi-cuda-environment__Dockerfile'),
+      'pyproject.toml': real('23__ericmjl__pixi-cuda-environment__pyproject.toml'),
+      'pixi.lock': real('36__ericmjl__pixi-cuda-environment__pixi.lock'),
+    };
+    // The reviewer's CONSISTENT (12.1); the pixi image names no CUDA.
+    expect(check(files).filter((line) => !line.includes('[image-pin]'))).toEqual([]);
+    // On a CUDA 11.8 image the locked CUDA 12.1 libraries are a different major: the lock's lines say so.
+    const under = check({ ...files, Dockerfile: files.Dockerfile.replace('FROM ghcr.io/prefix-dev/pixi:latest', 'FROM nvidia/cuda:11.8.0-base-ubuntu22.04') });
+    expect(under.some((line) => /^pixi\.lock:\d+:\d+: error: conda-forge::cuda-version=12\.1=h1d6eff3_3 is built for CUDA 12\.1/.test(line))).toBe(true);
+    expect(under.every((line) => !line.startsWith('pixi.lock:') || !line.includes('cpu_py312'))).toBe(true);
+  });
+
+  it('a deleted pixi.toml is no missing include while pyproject.toml can be the manifest', () => {
+    const work = mkdtempSync(join(tmpdir(), 'cgk-pixi-removed-'));
+    cpSync(join(ROOT, 'fixtures', 'rules', 'cuda-mismatch', 'ok-pixi-lock-conda-forge'), work, { recursive: true });
+    expect(parseFile('Dockerfile', readFileSync(join(work, 'Dockerfile'), 'utf8'), 'dockerfile').includes.every((include) => include.optional)).toBe(true);
+  });
+});
