@@ -46200,1807 +46200,6 @@ function checkDriverPackages(file2, fleet, report) {
   }
 }
 
-// rules/exact-pin/rule.ts
-var rule_default6 = defineRule({
-  id: "exact-pin",
-  description: "CUDA-relevant Python and conda packages are pinned to one exact version",
-  defaultSeverity: "error",
-  fix: "safe",
-  messages: {
-    unpinned: "{{name}} is not pinned: any version may be installed",
-    range: "{{name}}{{spec}} is a range, not an exact pin",
-    wildcard: "{{name}}{{spec}} is a wildcard, not an exact pin",
-    prefix: "{{name}}{{spec}} matches any {{version}}.* release, not one exact version"
-  },
-  check({ units, baseline, kb, report }) {
-    if (baseline.pinning.python !== "exact") return;
-    const extra = extraNames(baseline);
-    for (const unit of units) {
-      for (const { file: file2, pkg } of unit.packages) {
-        if (file2.kind === "pyproject" || file2.kind === "pixi") continue;
-        if (!isCudaRelevant(pkg, extra) || isPinned(pkg)) continue;
-        const implied = impliedVersion(unit, pkg, kb);
-        const fix = implied ? pinFix(file2, pkg, implied.version, implied.why) : void 0;
-        const prefix = pkg.ecosystem === "conda" && pkg.clauses.length === 1 && pkg.clauses[0].operator === "=" && !/\*/.test(pkg.specifier) ? pkg.clauses[0].version : void 0;
-        const messageId = pkg.specifier.trim() === "" ? "unpinned" : prefix ? "prefix" : /\*/.test(pkg.specifier) ? "wildcard" : "range";
-        report({
-          messageId,
-          data: { name: pkg.rawName, spec: compactSpec(pkg.specifier), version: prefix ?? "" },
-          file: file2,
-          span: pkg.span,
-          help: `The CUDA build of ${pkg.rawName} changes with its version, so an unpinned install can silently pull a build for another CUDA. Pin it (${pkg.ecosystem === "conda" ? `${pkg.rawName}=X.Y.Z` : `${pkg.rawName}==X.Y.Z`})${implied ? `; ${implied.why}` : ""}.`,
-          ...fix ? { fix } : {}
-        });
-      }
-    }
-  }
-});
-var extraByBaseline = /* @__PURE__ */ new WeakMap();
-function extraNames(baseline) {
-  let names = extraByBaseline.get(baseline);
-  if (!names) extraByBaseline.set(baseline, names = /* @__PURE__ */ new Set([...Object.keys(baseline.packages), ...baseline.pinning.packages]));
-  return names;
-}
-function isPinned(pkg) {
-  if (pkg.url) return !/^(?:git|hg|svn|bzr)\+/i.test(pkg.url) || /@[^/@#?]+(?:[#?].*)?$/.test(pkg.url.replace(/^[a-z+]+:\/\/[^/]*@/i, ""));
-  if (!pkg.exact) return false;
-  if (pkg.ecosystem !== "conda") return true;
-  if (CONDA_MINOR_PINS.has(pkg.name)) return true;
-  return pkg.exact.split(".").length >= 3 || pkg.build !== void 0;
-}
-var pinnedTorch = /* @__PURE__ */ new WeakMap();
-function pinnedTorchOf(unit) {
-  let torch = pinnedTorch.get(unit);
-  if (torch === void 0) pinnedTorch.set(unit, torch = unit.packages.find((other) => projectName(other.pkg) === "torch" && other.pkg.exact)?.pkg ?? null);
-  return torch ?? void 0;
-}
-function impliedVersion(unit, pkg, kb) {
-  const name = projectName(pkg);
-  const torch = name === "torchvision" || name === "torchaudio" ? pinnedTorchOf(unit) : void 0;
-  if (torch && (name === "torchvision" || name === "torchaudio")) {
-    const version2 = kb.companions(torch.exact)?.[name][0];
-    if (version2) return { version: version2, why: `${name} ${version2} is the release that belongs to torch ${publicVersion(torch.exact)}` };
-  }
-  const target = unit.target;
-  if (target && target.precision === "minor" && (pkg.name === "pytorch-cuda" || pkg.name === "cuda-version")) {
-    const minor = cudaMajorMinor(target.cuda);
-    if (minor && (pkg.name !== "pytorch-cuda" || kb.condaPytorchCudaVersions().includes(minor)))
-      return { version: minor, why: `the target CUDA is ${minor} (${target.subject})` };
-  }
-  return void 0;
-}
-function pinFix(file2, pkg, version2, why) {
-  const span = pkg.specifierSpan;
-  const current = file2.source.text.slice(span.start, span.end);
-  if (current !== pkg.specifier) return void 0;
-  const label = pkg.ecosystem === "pip" && pkg.localLabel ? `+${pkg.localLabel}` : "";
-  const text2 = pkg.ecosystem === "conda" ? `=${version2}` : `==${version2}${label}`;
-  return { title: `Pin ${pkg.rawName} to ${version2} (${why})`, safety: "safe", edits: [{ path: file2.path, range: [span.start, span.end], text: text2 }] };
-}
-
-// rules/gpu-arch/rule.ts
-var rule_default7 = defineRule({
-  id: "gpu-arch",
-  description: "The fleet's GPUs are supported by the CUDA version and by the compiled architectures of the torch build",
-  defaultSeverity: "error",
-  fix: "safe",
-  messages: {
-    tooOld: "{{subject}} uses CUDA {{cuda}}, but {{gpu}} (compute capability {{cc}}) needs CUDA >= {{minCuda}}",
-    dropped: "{{subject}} uses CUDA {{cuda}}, which no longer supports {{gpu}} (compute capability {{cc}}); the last CUDA for it is {{last}}.x",
-    noKernels: "{{subject}} has no kernels for {{gpu}} (sm_{{sm}}): it is compiled for {{archs}}",
-    archList: 'TORCH_CUDA_ARCH_LIST "{{value}}" does not cover {{gpu}} (compute capability {{cc}})',
-    gpuDriver: "{{gpu}} needs NVIDIA driver >= {{needed}}, but the baseline's fleet driver is {{fleet}}"
-  },
-  check({ units, files, kb, baseline, policy, report }) {
-    const fleet = baseline.gpus.map((name) => ({ name, info: kb.gpu(name) })).filter((gpu) => gpu.info !== void 0).map(({ name, info }) => ({
-      label: name,
-      cc: info.cc,
-      minCuda: info.minCuda,
-      ...info.lastCudaMajor ? { lastCudaMajor: info.lastCudaMajor } : {},
-      record: info.record
-    }));
-    if (fleet.length === 0) return;
-    const fleetDriver = baseline.driver.minimum;
-    if (fleetDriver && policy) {
-      baseline.gpus.forEach((name, index) => {
-        const info = kb.gpu(name);
-        if (info?.minDriver && compareDotted(fleetDriver, info.minDriver) < 0) {
-          report({
-            messageId: "gpuDriver",
-            data: { gpu: name, needed: info.minDriver, fleet: fleetDriver },
-            file: { path: policy.source.path, source: policy.source },
-            span: policy.locate(["gpus", index]),
-            unverified: isUnverified(info.record),
-            help: `Older drivers do not recognise this GPU at all. Source: ${cite(info.record)}`
-          });
-        }
-      });
-    }
-    for (const unit of units) {
-      for (const claim2 of unit.claims) {
-        if (claim2.kind !== "image" && claim2.kind !== "conda" && claim2.kind !== "apt") continue;
-        const cuda = claimCuda(claim2);
-        for (const gpu of fleet) {
-          const data = { subject: claim2.subject, cuda, gpu: gpu.label, cc: gpu.cc, minCuda: gpu.minCuda };
-          if (claim2.precision === "minor" && compareDotted(cuda, gpu.minCuda) < 0) {
-            report({
-              messageId: "tooOld",
-              data,
-              file: claim2.file,
-              span: claim2.span,
-              unverified: isUnverified(gpu.record),
-              help: `CUDA ${cuda} cannot generate code for compute capability ${gpu.cc}. Source: ${cite(gpu.record)}`
-            });
-          } else if (gpu.lastCudaMajor !== void 0 && cudaMajor(cuda) > gpu.lastCudaMajor) {
-            report({
-              messageId: "dropped",
-              data: { ...data, last: gpu.lastCudaMajor },
-              file: claim2.file,
-              span: claim2.span,
-              unverified: isUnverified(gpu.record),
-              help: `CUDA ${gpu.lastCudaMajor + 1}.0 removed offline compilation and library support for this architecture. Source: ${cite(gpu.record)}`
-            });
-          }
-        }
-      }
-      for (const { file: file2, pkg, build } of unit.packages) {
-        if (!build || pkg.name !== "torch" || build.cpu || !build.cuda || build.missing) continue;
-        for (const gpu of fleet)
-          checkTorchBuild(file2, pkg.span, `torch ${pkg.exact}${pkg.localLabel ? "" : ` (${tagFromCuda(build.cuda)} build)`}`, build, gpu, kb, report);
-      }
-    }
-    for (const file2 of files) for (const env of file2.env) if (env.key === "TORCH_CUDA_ARCH_LIST") checkArchList(file2, env, fleet, report);
-  }
-});
-function checkTorchBuild(file2, span, subject, build, gpu, kb, report) {
-  const cuda = build.cuda;
-  const archs = kb.compiledArchs(build.version, tagFromCuda(cuda));
-  const data = { subject, cuda, gpu: gpu.label, cc: gpu.cc, minCuda: gpu.minCuda, sm: gpu.cc.replace(".", "") };
-  if (archs) {
-    if (runsOn(gpu.cc, archs.sass, archs.ptx ?? [])) return;
-    report({
-      messageId: "noKernels",
-      data: {
-        ...data,
-        archs: archs.sass.map((arch) => `sm_${arch.replace(".", "")}`).join(", ") + (archs.ptx?.length ? ` (+PTX ${archs.ptx.join(", ")})` : "")
-      },
-      file: file2,
-      span,
-      unverified: isUnverified(archs) || isUnverified(gpu.record),
-      help: `torch raises "no kernel image is available for execution on the device" on this GPU. Use a build that includes sm_${data.sm} (compute capability ${gpu.cc} needs CUDA >= ${gpu.minCuda}). Sources: ${cite(archs)}; ${cite(gpu.record)}`
-    });
-    return;
-  }
-  if (compareDotted(cuda, gpu.minCuda) < 0) {
-    report({
-      messageId: "tooOld",
-      data,
-      file: file2,
-      span,
-      unverified: isUnverified(gpu.record),
-      help: `A CUDA ${cuda} build cannot contain code for compute capability ${gpu.cc}. Source: ${cite(gpu.record)}`
-    });
-  } else if (gpu.lastCudaMajor !== void 0 && cudaMajor(cuda) > gpu.lastCudaMajor) {
-    report({
-      messageId: "dropped",
-      data: { ...data, last: gpu.lastCudaMajor },
-      file: file2,
-      span,
-      unverified: isUnverified(gpu.record),
-      help: `CUDA ${gpu.lastCudaMajor + 1} wheels drop pre-Turing GPUs. Source: ${cite(gpu.record)}`
-    });
-  }
-}
-function checkArchList(file2, env, fleet, report) {
-  const entries2 = env.value.split(/[;\s]+/).filter(Boolean);
-  const sass = [];
-  const ptx = [];
-  for (const entry of entries2) {
-    const match = /^(\d+\.\d+a?)(\+PTX)?$/i.exec(entry);
-    if (!match) continue;
-    sass.push(match[1]);
-    if (match[2]) ptx.push(match[1]);
-  }
-  if (sass.length === 0) return;
-  for (const gpu of fleet) {
-    if (runsOn(gpu.cc, sass, ptx)) continue;
-    const separator = env.value.includes(";") ? ";" : " ";
-    const editable = file2.source.text.slice(env.valueSpan.start, env.valueSpan.end) === env.value;
-    const fix = editable ? {
-      title: `Add ${gpu.cc} to TORCH_CUDA_ARCH_LIST`,
-      safety: "safe",
-      edits: [{ path: file2.path, range: [env.valueSpan.end, env.valueSpan.end], text: `${separator}${gpu.cc}` }]
-    } : void 0;
-    report({
-      messageId: "archList",
-      data: { value: env.value, gpu: gpu.label, cc: gpu.cc },
-      file: file2,
-      span: env.span,
-      severity: "warning",
-      unverified: isUnverified(gpu.record),
-      help: `Extensions built with this list carry no kernels for compute capability ${gpu.cc} and fail with "no kernel image is available". Source: ${cite(gpu.record)}`,
-      ...fix ? { fix } : {}
-    });
-  }
-}
-
-// rules/image-missing/rule.ts
-var rule_default8 = defineRule({
-  id: "image-missing",
-  description: "nvidia/cuda base image tags follow NVIDIA's tag grammar and name a CUDA release that exists",
-  defaultSeverity: "error",
-  fix: "safe",
-  messages: {
-    grammar: 'nvidia/cuda has no tag "{{tag}}": tags are <major>.<minor>.<patch>-[cudnn-]<base|runtime|devel>-<os><version>',
-    shortVersion: 'nvidia/cuda has no tag "{{tag}}": from CUDA 11.1 on every tag names the full version ({{full}})',
-    gone: "nvidia/cuda:{{tag}} no longer exists: NVIDIA deleted the end-of-life CUDA {{version}} tags from Docker Hub",
-    noRelease: "nvidia/cuda:{{tag}} names CUDA {{cuda}}, which NVIDIA never released",
-    unknownPatch: "nvidia/cuda:{{tag}} names CUDA {{cuda}}, which is not a known release (newest {{minor}} release: {{latest}})",
-    cudnnSpelling: 'nvidia/cuda tags for CUDA {{cuda}} spell cuDNN as "-{{expected}}-", not "-{{found}}-"',
-    deleted: "nvidia/cuda:{{tag}} is end-of-life; NVIDIA deletes such tags six months after end of life",
-    os: "nvidia/cuda {{cuda}} images are not published for {{os}}{{osVersion}} ({{rule}})"
-  },
-  check({ files, kb, report }) {
-    for (const file2 of files) {
-      for (const image of file2.images) {
-        if (!image.tag || image.unresolved || image.digest || /[$`{}]/.test(image.tag) || !kb.isNvidiaCuda(image.registry, image.repository)) continue;
-        checkTag(file2, image, kb, report);
-      }
-    }
-  }
-});
-var POLICY = "https://gitlab.com/nvidia/container-images/cuda/-/issues/177";
-function checkTag(file2, image, kb, report) {
-  const tag = image.tag;
-  const parsed = kb.nvidiaCudaTag(tag);
-  const policy = kb.nvidiaCudaSupportPolicy();
-  if (!parsed || !parsed.flavour || !parsed.os) {
-    report({
-      messageId: "grammar",
-      data: { tag },
-      file: file2,
-      span: image.span,
-      help: `Flavours: base, runtime, devel; e.g. nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04. Source: ${cite(policy)}`
-    });
-    return;
-  }
-  const minor = cudaMajorMinor(parsed.version);
-  if (minor && kb.cudaExists(parsed.version) === "no") {
-    const record2 = kb.noReleaseRecord(parsed.version);
-    report({ messageId: "noRelease", data: { tag, cuda: minor }, file: file2, span: image.span, help: `${record2.note ?? ""}. Source: ${cite(record2)}` });
-    return;
-  }
-  const parts = parsed.version.split(".");
-  const deleted = kb.nvidiaCudaTagDeleted(parsed.version);
-  if (deleted && deleted.confidence !== "unverified") {
-    const latest = minor ? latestImagePatch(kb, minor) : void 0;
-    const fix = latest && !kb.nvidiaCudaTagDeleted(latest) ? versionFix(file2, image, parsed, latest, kb) : void 0;
-    report({
-      messageId: "gone",
-      data: { tag, version: parsed.version },
-      file: file2,
-      span: image.span,
-      help: `${policy.text}${fix ? ` ${latest} is the last update of CUDA ${minor} and its tags remain.` : " Move to a supported CUDA."} Sources: ${cite(deleted)}; ${POLICY}`,
-      ...fix ? { fix } : {}
-    });
-    return;
-  }
-  if (parts.length === 2 && minor) {
-    const full = latestImagePatch(kb, minor);
-    const fix = full ? versionFix(file2, image, parsed, full, kb) : void 0;
-    report({
-      messageId: "shortVersion",
-      data: { tag, full: full ? `e.g. ${tag.replace(parsed.version, full)}` : "X.Y.Z" },
-      file: file2,
-      span: image.span,
-      help: `Source: ${cite(policy)}`,
-      ...fix ? { fix } : {}
-    });
-    return;
-  }
-  if (minor && kb.cudaExists(parsed.version) === "unknown") {
-    const latest = latestCudaPatch(kb, minor);
-    if (latest && compareDotted(parsed.version, latest) > 0) {
-      const row = kb.minDriver(latest).row;
-      report({
-        messageId: "unknownPatch",
-        data: { tag, cuda: parsed.version, minor, latest },
-        file: file2,
-        span: image.span,
-        severity: "warning",
-        help: `NVIDIA's release table (retrieved ${row.retrieved}) has no CUDA ${parsed.version}. Source: ${cite(row)}`
-      });
-    }
-  }
-  if (parsed.cudnn) {
-    const expected = kb.cudnnSpelling(parsed.version);
-    if (expected && expected.spelling !== parsed.cudnn) {
-      const fix = spellingFix(file2, image, parsed, expected.spelling);
-      report({
-        messageId: "cudnnSpelling",
-        data: { cuda: parsed.version, expected: expected.spelling, found: parsed.cudnn },
-        file: file2,
-        span: image.span,
-        help: `cuDNN tags are -cudnn8- up to 12.2.2, -cudnn9- for 12.3.2 and version-less -cudnn- (cuDNN 9) from 12.4.1. Source: ${cite(expected.record)}`,
-        ...fix ? { fix } : {}
-      });
-    }
-  }
-  if (deleted) {
-    const latest = minor ? latestCudaPatch(kb, minor) : void 0;
-    report({
-      messageId: "deleted",
-      data: { tag },
-      file: file2,
-      span: image.span,
-      severity: "warning",
-      unverified: deleted.confidence === "unverified",
-      help: `${policy.text}${latest && latest !== parsed.version ? ` Use ${latest} or a newer, supported CUDA.` : ""} Sources: ${cite(deleted)}; ${POLICY}`
-    });
-  }
-  const os = parsed.os && parsed.osVersion ? kb.nvidiaCudaOs(parsed.os, parsed.osVersion, parsed.version) : void 0;
-  if (os && !os.published) {
-    const { row } = os;
-    const rule = row.from && compareDotted(parsed.version, row.from) < 0 ? `${parsed.os}${parsed.osVersion} from ${row.from}` : `${parsed.os}${parsed.osVersion} up to ${row.through}`;
-    report({
-      messageId: "os",
-      data: { cuda: parsed.version, os: parsed.os, osVersion: parsed.osVersion, rule },
-      file: file2,
-      span: image.span,
-      severity: "warning",
-      unverified: row.confidence === "unverified",
-      help: `${row.note ? `${row.note}. ` : ""}Source: ${cite(row)}`
-    });
-  }
-}
-function versionFix(file2, image, parsed, full, kb) {
-  const span = image.tagMap?.origin(0, parsed.version.length);
-  if (!span || file2.source.text.slice(span.start, span.end) !== parsed.version) return void 0;
-  if (parsed.cudnn && kb.cudnnSpelling(full)?.spelling !== parsed.cudnn) return void 0;
-  return { title: `Use ${full}`, safety: "safe", edits: [{ path: file2.path, range: [span.start, span.end], text: full }] };
-}
-function spellingFix(file2, image, parsed, spelling) {
-  const from = parsed.version.length + 1;
-  const span = image.tagMap?.origin(from, from + parsed.cudnn.length);
-  if (!span || file2.source.text.slice(span.start, span.end) !== parsed.cudnn) return void 0;
-  return { title: `Spell it -${spelling}-`, safety: "safe", edits: [{ path: file2.path, range: [span.start, span.end], text: spelling }] };
-}
-
-// rules/image-pin/rule.ts
-var rule_default9 = defineRule({
-  id: "image-pin",
-  description: "Base images are pinned to an exact tag (or digest, if the baseline asks for it)",
-  defaultSeverity: "error",
-  fix: "none",
-  messages: {
-    noTag: '{{image}} has no tag, so Docker pulls "latest", which changes under you',
-    latest: '{{image}} uses the floating "latest" tag',
-    floating: '{{image}} uses the floating tag "{{tag}}"; pin the full version',
-    noDigest: "{{image}} is not pinned by digest, as the baseline requires",
-    unresolved: "the base image cannot be checked: {{reason}}"
-  },
-  check({ files, baseline, report }) {
-    if (baseline.pinning.images === "none") return;
-    for (const file2 of files) {
-      for (const image of file2.images) {
-        if (image.fromStage !== void 0 || image.repository === "scratch") continue;
-        const data = { image: image.reference };
-        if (image.unresolved) {
-          report({
-            messageId: "unresolved",
-            data: { reason: image.unresolved },
-            file: file2,
-            span: image.span,
-            severity: "notice",
-            help: "Give the ARG a default value that names an exact tag, so the file documents what it builds from."
-          });
-          continue;
-        }
-        if (baseline.pinning.images === "digest") {
-          if (!image.digest)
-            report({
-              messageId: "noDigest",
-              data,
-              file: file2,
-              span: image.span,
-              help: "Append @sha256:<digest> (from `docker buildx imagetools inspect IMAGE:TAG`) so the build cannot change when the tag is re-pushed."
-            });
-          continue;
-        }
-        if (image.digest) continue;
-        const problem = tagProblem(image);
-        if (problem)
-          report({
-            messageId: problem,
-            data: { ...data, tag: image.tag ?? "" },
-            file: file2,
-            span: image.span,
-            help: 'Tags such as "latest", "12" or "12.4" move to new releases; a CUDA base image that moves changes the CUDA, cuDNN and driver requirements of every build. Name the full version, e.g. nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04.'
-          });
-      }
-    }
-  }
-});
-function tagProblem(image) {
-  if (image.tag === void 0) return "noTag";
-  if (image.tag === "latest") return "latest";
-  const version2 = /^v?(\d+(?:\.\d+)*)/.exec(image.tag)?.[1];
-  if (version2 !== void 0 && version2.split(".").length < 3 && /^(nvidia\/cuda|pytorch\/pytorch|nvidia\/pytorch)$/.test(image.repository)) {
-    if (!(image.registry === "nvcr.io" && /^\d{2}\.\d{2}-/.test(image.tag))) return "floating";
-  }
-  if (/^\d+(\.\d+)?$/.test(image.tag)) return "floating";
-  return void 0;
-}
-
-// rules/index-url/rule.ts
-var rule_default10 = defineRule({
-  id: "index-url",
-  description: "CUDA wheels come from an index that serves them, and index options are where pip reads them",
-  defaultSeverity: "error",
-  fix: "safe",
-  messages: {
-    extraIndex: "{{subject}} installs PyPI's {{name}} {{newest}}, not a {{tag}} build: {{url}} is an extra index, and pip takes the newest version any index has ({{onIndex}})",
-    noIndex: "{{name}}=={{version}} is a {{tag}} build, but no index of this install serves {{tag}} builds, so pip cannot find it",
-    ignored: "{{option}} is written on a requirement line, where pip ignores it",
-    autoBackend: "{{setting}} picks the PyTorch index from the NVIDIA driver of the machine that runs it; docker build runs without a GPU, so uv falls back to the CPU-only builds",
-    notExplicit: 'the index "{{name}}" ({{url}}) is not explicit, so uv takes every package it has from it, not only torch'
-  },
-  check({ units, kb, report }) {
-    const invocationsOf = /* @__PURE__ */ new Map();
-    for (const unit of units) {
-      for (const invocation of unit.invocations) {
-        for (const member of invocation.members) {
-          const list = invocationsOf.get(member.context);
-          if (list) list.push(invocation);
-          else invocationsOf.set(member.context, [invocation]);
-        }
-      }
-    }
-    for (const unit of units) {
-      checkExtraIndexes(unit, kb, report);
-      checkUnservedLabels(unit, invocationsOf, report);
-    }
-    for (const file2 of new Set(units.flatMap((unit) => unit.files))) {
-      checkIgnoredOptions(file2, report);
-      if (file2.kind === "dockerfile") checkAutoBackend(file2, report);
-      if (file2.kind === "pyproject") checkExplicit(file2, report);
-    }
-  }
-});
-function checkAutoBackend(file2, report) {
-  const seen = /* @__PURE__ */ new Set();
-  for (const option of file2.options) {
-    if (option.name !== "torch-backend-auto" || seen.has(option.span.start)) continue;
-    seen.add(option.span.start);
-    report({
-      messageId: "autoBackend",
-      data: {
-        setting: file2.source.text.slice(option.span.start, option.span.end).includes("UV_TORCH_BACKEND") ? "UV_TORCH_BACKEND=auto" : "--torch-backend=auto"
-      },
-      file: file2,
-      span: option.span,
-      severity: "warning",
-      help: "Name the backend the image is for, e.g. --torch-backend=cu126 (or ENV UV_TORCH_BACKEND=cu126), matching the CUDA of the base image. Source: https://docs.astral.sh/uv/guides/integration/pytorch/#automatic-backend-selection"
-    });
-  }
-}
-function checkExtraIndexes(unit, kb, report) {
-  for (const invocation of unit.invocations) {
-    if (invocation.members.some((member) => member.context.hiddenIndexes)) continue;
-    if (invocation.members.every(
-      ({ file: file2, context }) => context.tool === "uv" && !file2.options.some((option) => option.context === context.id && option.name === "unsafe-best-match")
-    ))
-      continue;
-    const extras = invocation.indexes.filter((index) => (index.kind === "extra-index-url" || index.kind === "find-links") && isPytorchIndex(index.url));
-    if (extras.length === 0 || extras.some((index) => servedVariant(index.url) === "all")) continue;
-    const contexts = new Set(invocation.members.map((member) => member.context));
-    for (const { file: file2, pkg } of unit.packages) {
-      if (pkg.exact || !PYTORCH_INDEX_PACKAGES.has(pkg.name) || !contexts.has(file2.contexts[pkg.context])) continue;
-      for (const index of extras) {
-        const variant = servedVariant(index.url);
-        if (!variant || variant === "all") continue;
-        const wins = pypiWins(pkg, variant.tag, kb);
-        if (!wins) continue;
-        const owner = invocation.members.find((member) => member.context.indexes.includes(index))?.file ?? unit.root;
-        const onIndex = wins.newestOnIndex ? `the newest ${pkg.rawName} it has as ${variant.tag} is ${wins.newestOnIndex}` : `it has no ${pkg.rawName} that ${pkg.specifier || "the requirement"} allows`;
-        report({
-          messageId: "extraIndex",
-          data: { subject: `${pkg.rawName}${pkg.specifier}`, name: pkg.rawName, newest: wins.newest, tag: variant.tag, url: index.url, onIndex },
-          file: file2,
-          span: pkg.span,
-          severity: "warning",
-          unverified: isUnverified(wins.release),
-          help: `pip takes the best matching version from every index, and a build with a +${variant.tag} label wins only over the same version. PyPI's ${pkg.rawName} ${wins.newest} is ${wins.release.pypiDefault ? `the ${wins.release.pypiDefault} build` : "its default build"}. Pin the build (==${wins.newestOnIndex ?? "X.Y.Z"}+${variant.tag}), or use --index-url for this install. Sources: https://pip.pypa.io/en/stable/cli/pip_install/#finding-packages; ${cite(wins.release)}`,
-          related: [{ file: owner, span: index.span, message: `the extra index serves ${variant.tag} builds` }]
-        });
-      }
-    }
-  }
-}
-function serves(index, tag) {
-  const variant = servedVariant(index.url);
-  if (variant === "all") return true;
-  if (variant) return variant.tag === tag;
-  const found = cudaFromUrl(index.url);
-  if (found) return found.precision === "minor" && tagFromCuda(found.cuda) === tag;
-  return !isPytorchIndex(index.url) && index.kind !== "conda-channel";
-}
-function checkUnservedLabels(unit, invocationsOf, report) {
-  for (const { file: file2, pkg } of unit.packages) {
-    if (pkg.ecosystem !== "pip" || pkg.url || !pkg.localLabel || !pkg.exact || !PYTORCH_INDEX_PACKAGES.has(pkg.name)) continue;
-    const cuda = cudaFromLabel(pkg.localLabel);
-    if (!cuda || cuda.precision !== "minor") continue;
-    const tag = tagFromCuda(cuda.cuda);
-    const context = file2.contexts[pkg.context];
-    const invocations = (context && invocationsOf.get(context)) ?? [];
-    if (invocations.some(
-      (invocation) => invocation.members.some((member) => member.context.hiddenIndexes) || invocation.indexes.some((index) => serves(index, tag))
-    ))
-      continue;
-    const url2 = `https://download.pytorch.org/whl/${tag}`;
-    const insertAt = file2.source.text.charCodeAt(0) === 65279 ? 1 : 0;
-    const fix = file2.kind === "requirements" ? { title: `Add ${url2} as an index`, safety: "safe", edits: [{ path: file2.path, range: [insertAt, insertAt], text: `--extra-index-url ${url2}
-` }] } : void 0;
-    report({
-      messageId: "noIndex",
-      data: { name: pkg.rawName, version: publicVersion(pkg.exact), tag },
-      file: file2,
-      span: pkg.span,
-      severity: "error",
-      help: `PyPI never serves local versions such as +${tag}; they live on the PyTorch index. ${file2.kind === "requirements" ? `Add --extra-index-url ${url2} to this file.` : file2.kind === "pixi" ? `Give ${pkg.rawName} its index in [pypi-dependencies]: ${pkg.rawName} = { version = "==${pkg.exact}", index = "${url2}" } (pixi's PyTorch guide: https://pixi.sh/latest/python/pytorch/).` : file2.kind === "pyproject" ? `Add a [[tool.uv.index]] with url = "${url2}" and explicit = true, and route ${pkg.rawName} to it in [tool.uv.sources] (uv's PyTorch guide: https://docs.astral.sh/uv/guides/integration/pytorch/).` : `Add --index-url ${url2} (or --extra-index-url) to the install command.`}`,
-      ...fix ? { fix } : {}
-    });
-  }
-}
-function checkExplicit(file2, report) {
-  const seen = /* @__PURE__ */ new Set();
-  for (const index of file2.indexes) {
-    if (!index.uvIndex || index.uvIndex.explicit || index.kind !== "extra-index-url" || !isPytorchIndex(index.url) || seen.has(index.span.start)) continue;
-    seen.add(index.span.start);
-    report({
-      messageId: "notExplicit",
-      data: { name: index.uvIndex.name, url: index.url },
-      file: file2,
-      span: index.span,
-      severity: "warning",
-      help: "Add explicit = true to this [[tool.uv.index]] entry and route torch, torchvision and torchaudio to it in [tool.uv.sources], as uv's PyTorch guide does: https://docs.astral.sh/uv/guides/integration/pytorch/"
-    });
-  }
-}
-function checkIgnoredOptions(file2, report) {
-  for (const index of file2.indexes) {
-    if (!index.ignoredReason) continue;
-    const optionText = file2.source.text.slice(index.span.start, index.span.end);
-    const position = file2.source.position(index.span.start);
-    const lineStart = file2.source.lineStart(position.line);
-    let removeFrom = index.span.start;
-    while (removeFrom > lineStart && /[ \t]/.test(file2.source.text[removeFrom - 1])) removeFrom--;
-    const fix = {
-      title: `Move ${optionText} to a line of its own`,
-      safety: "safe",
-      edits: [
-        { path: file2.path, range: [lineStart, lineStart], text: `${optionText}
-` },
-        { path: file2.path, range: [removeFrom, index.span.end], text: "" }
-      ]
-    };
-    report({
-      messageId: "ignored",
-      severity: "warning",
-      data: { option: optionText },
-      file: file2,
-      span: index.span,
-      help: `${index.ignoredReason}. Source: https://pip.pypa.io/en/stable/reference/requirements-file-format/#per-requirement-options`,
-      fix
-    });
-  }
-}
-
-// rules/invalid-suppression/rule.ts
-var rule_default11 = defineRule({
-  id: "invalid-suppression",
-  description: "A `# cuda-gatekeeper: ignore[...]` comment is malformed, unjustified or unused",
-  defaultSeverity: "error",
-  fix: "none",
-  messages: {
-    noRule: "suppression names no rule: write ignore[rule-id] with the rule it silences",
-    unknownRule: "suppression names unknown rule {{rules}}",
-    noReason: "suppression of {{rules}} gives no reason; a reason is required, so nothing is suppressed",
-    unused: "suppression of {{rules}} matches no finding on the statement it precedes"
-  },
-  check({ files, ruleIds, report }) {
-    const help = "Write `# cuda-gatekeeper: ignore[rule-id] reason` on the line before the statement (or at its end): name the rule and say why the finding does not apply.";
-    for (const file2 of files) {
-      for (const suppression of file2.suppressions) {
-        const unknown2 = suppression.rules.filter((id) => !ruleIds.has(id));
-        if (suppression.rules.length === 0) report({ messageId: "noRule", file: file2, span: suppression.span, help });
-        else if (unknown2.length > 0)
-          report({ messageId: "unknownRule", data: { rules: unknown2.map((id) => `"${id}"`).join(", ") }, file: file2, span: suppression.span, help });
-        else if (suppression.reason === "")
-          report({ messageId: "noReason", data: { rules: suppression.rules.join(", ") }, file: file2, span: suppression.span, help });
-      }
-    }
-  }
-});
-
-// src/analysis/paths.ts
-import { posix } from "node:path";
-function normalizeRepoPath(path) {
-  if (isNormal(path)) return path;
-  const normalized = posix.normalize(path.replace(/\\/g, "/"));
-  if (normalized.startsWith("../") || normalized === ".." || posix.isAbsolute(normalized)) return void 0;
-  return normalized === "." ? "" : normalized.replace(/^\.\//, "");
-}
-function dirname2(path) {
-  const index = path.lastIndexOf("/");
-  return index < 0 ? "" : path.slice(0, index);
-}
-function joinRepo(...parts) {
-  const present = parts.filter((part) => part !== "");
-  const joined = present.join("/");
-  if (isNormal(joined)) return joined;
-  return normalizeRepoPath(posix.join(...present) || ".");
-}
-var NORMAL = /^(?!\.\.?(?:\/|$))[^/\\]+(?:\/(?!\.\.?(?:\/|$))[^/\\]+)*$/;
-function isNormal(path) {
-  return NORMAL.test(path);
-}
-
-// src/util/collections.ts
-function groupBy(items2, key) {
-  const groups = /* @__PURE__ */ new Map();
-  for (const item of items2) {
-    const at = key(item);
-    if (at === void 0) continue;
-    const group = groups.get(at);
-    if (group) group.push(item);
-    else groups.set(at, [item]);
-  }
-  return groups;
-}
-function positions(length) {
-  return Array.from({ length }, (_, i) => i);
-}
-var UnionFind = class {
-  parent;
-  constructor(count = 0) {
-    this.parent = positions(count);
-  }
-  /** A new item in a set of its own; returns its number (the count so far). */
-  add() {
-    return this.parent.push(this.parent.length) - 1;
-  }
-  /** The representative of i's set. */
-  find(i) {
-    let root = i;
-    while (this.parent[root] !== root) root = this.parent[root];
-    while (this.parent[i] !== root) {
-      const next = this.parent[i];
-      this.parent[i] = root;
-      i = next;
-    }
-    return root;
-  }
-  /** Joins the sets of a and b; returns the representative of the joined set. */
-  join(a, b) {
-    const ra = this.find(a);
-    const rb = this.find(b);
-    if (ra !== rb) this.parent[rb] = ra;
-    return ra;
-  }
-};
-
-// src/analysis/stages.ts
-var StageTree = class _StageTree {
-  constructor(stageCount, file2) {
-    this.stageCount = stageCount;
-    for (const image of file2.images) {
-      if (this.parents[image.stage] !== void 0 || image.stage >= stageCount) continue;
-      if (image.fromStage !== void 0 && image.fromStage < image.stage) this.parents[image.stage] = image.fromStage;
-    }
-    for (let stage = 0; stage < stageCount; stage++) {
-      const parent = this.parents[stage];
-      this.roots[stage] = parent === void 0 ? stage : this.roots[parent];
-    }
-  }
-  stageCount;
-  /** Parent stage of each stage (undefined for a stage built on an image). */
-  parents = [];
-  /** The stage at the end of each stage's chain: the one whose FROM names an image. */
-  roots = [];
-  static cache = /* @__PURE__ */ new WeakMap();
-  static of(file2) {
-    let tree = _StageTree.cache.get(file2);
-    if (!tree) {
-      let count = file2.stages.length;
-      for (const image of file2.images) count = Math.max(count, image.stage + 1);
-      _StageTree.cache.set(file2, tree = new _StageTree(count, file2));
-    }
-    return tree;
-  }
-  parent(stage) {
-    return this.parents[stage];
-  }
-  /** The base stage of this stage's chain (itself when it is built on an image). */
-  root(stage) {
-    return this.roots[stage] ?? stage;
-  }
-  /**
-   * For every stage, its own items after those of the stages it builds on (items in stage order, so in file
-   * order when `own` lists them in file order). A stage that adds nothing shares its parent's list.
-   */
-  inherited(own2) {
-    const lists = [];
-    for (let stage = 0; stage < this.stageCount; stage++) {
-      const parent = this.parents[stage];
-      const above = parent === void 0 ? [] : lists[parent];
-      const mine = own2(stage);
-      lists[stage] = mine.length === 0 ? above : above.length === 0 ? mine : [...above, ...mine];
-    }
-    return (stage) => lists[stage] ?? own2(stage);
-  }
-};
-
-// src/analysis/links.ts
-function includeCandidates(file2, include) {
-  const base = dirname2(file2.path);
-  const target = include.target.replace(/^file:(?!\/\/)/i, "");
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(target)) return [];
-  if (file2.kind !== "dockerfile") return unique([joinRepo(base, target)]);
-  const stage = file2.contexts[include.context]?.stage ?? 0;
-  const candidates = [];
-  for (const copy of copiesVisibleFrom(file2, stage)) {
-    for (const source of copy.sources) {
-      const relative2 = pathInsideCopy(copy, source.path, target);
-      if (relative2 === void 0) continue;
-      candidates.push(joinRepo(base, relative2), joinRepo(relative2));
-    }
-  }
-  if (!target.startsWith("/")) candidates.push(joinRepo(base, target), joinRepo(target));
-  return unique(candidates);
-}
-var visibleCopies = /* @__PURE__ */ new WeakMap();
-function copiesVisibleFrom(file2, stage) {
-  let visible = visibleCopies.get(file2);
-  if (!visible) {
-    const own2 = groupBy(
-      file2.copies.filter((copy) => !copy.fromStage),
-      (copy) => copy.stage
-    );
-    visibleCopies.set(file2, visible = StageTree.of(file2).inherited((at) => own2.get(at) ?? []));
-  }
-  return visible(stage);
-}
-function pathInsideCopy(copy, source, target) {
-  const destination = copy.destination;
-  const sourceBase = source.replace(/\/+$/, "").split("/").pop() ?? source;
-  const targetBase = target.split("/").pop() ?? target;
-  const sourceIsDir = source === "." || source.endsWith("/") || !/\.[A-Za-z0-9]+$/.test(sourceBase);
-  if (!sourceIsDir) {
-    if (targetBase === sourceBase || target === destination || destination.endsWith("/") && target === `${destination}${sourceBase}`) return source;
-    if (/[*?[]/.test(source) && globMatch(source.split("/").pop() ?? source, targetBase)) return `${dirname2(source)}/${targetBase}`.replace(/^\//, "");
-    return void 0;
-  }
-  const dest = destination.replace(/\/+$/, "");
-  let relative2 = target;
-  if (target.startsWith("/")) {
-    if (!target.startsWith(`${dest}/`)) return void 0;
-    relative2 = target.slice(dest.length + 1);
-  }
-  return `${source.replace(/\/+$/, "")}/${relative2}`;
-}
-function globMatch(pattern, name) {
-  const regex = new RegExp(
-    `^${pattern.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*").replace(/\?/g, ".")}$`
-  );
-  return regex.test(name);
-}
-function unique(paths) {
-  return [...new Set(paths.filter((path) => path !== void 0 && path !== ""))];
-}
-function resolveLinks(files, leadsTo) {
-  const byPath = new Map(files.map((file2) => [file2.path, file2]));
-  const links = /* @__PURE__ */ new Map();
-  for (const file2 of files) {
-    const list = [];
-    file2.includes.forEach((include, k) => {
-      const path = leadsTo ? leadsTo(file2, k) : includeCandidates(file2, include).find((candidate) => byPath.has(candidate));
-      const to = path === void 0 ? void 0 : byPath.get(path);
-      if (to && to !== file2) list.push({ from: file2, include, to });
-    });
-    links.set(file2, list);
-  }
-  return links;
-}
-
-// rules/missing-include/rule.ts
-var rule_default12 = defineRule({
-  id: "missing-include",
-  description: "No file installs or includes a file that the change deletes",
-  defaultSeverity: "error",
-  fix: "none",
-  messages: {
-    deleted: "{{target}} is deleted by this change, but this line still installs it"
-  },
-  check({ files, removed, report }) {
-    if (removed.size === 0) return;
-    const present = new Set(files.map((file2) => file2.path));
-    for (const file2 of files) {
-      for (const include of file2.includes) {
-        if (include.optional) continue;
-        const candidates = includeCandidates(file2, include);
-        if (candidates.some((path) => present.has(path))) continue;
-        const gone = candidates.find((path) => removed.has(path));
-        if (!gone) continue;
-        const how = file2.kind === "dockerfile" ? 'docker build stops at the COPY (or pip at `-r`) with "file not found"' : 'pip stops with "Could not open requirements file"';
-        report({
-          messageId: "deleted",
-          data: { target: gone },
-          file: file2,
-          span: include.span,
-          help: `${how}. Restore ${gone}, or change this line to install the file that replaces it.`
-        });
-      }
-    }
-  }
-});
-
-// rules/package-not-allowed/rule.ts
-var import_pep4403 = __toESM(require_pep440(), 1);
-var rule_default13 = defineRule({
-  id: "package-not-allowed",
-  description: "Pinned package versions are on the baseline allow-list",
-  defaultSeverity: "error",
-  fix: "unsafe",
-  messages: {
-    notAllowed: "{{name}} {{version}} is not allowed by the baseline (allowed: {{allowed}})"
-  },
-  check({ files, baseline, report }) {
-    const lists = baseline.packages;
-    if (Object.keys(lists).length === 0) return;
-    for (const file2 of files) {
-      for (const pkg of file2.packages) {
-        const allowed = lists[projectName(pkg)] ?? lists[pkg.name];
-        if (!allowed || !pkg.exact) continue;
-        const version2 = publicVersion(pkg.exact);
-        if (allowed.some((entry) => matches(version2, entry))) continue;
-        const proposal = nearest(version2, allowed);
-        const suggestion = proposal ? replaceVersion(file2, pkg, version2, proposal) : void 0;
-        report({
-          messageId: "notAllowed",
-          data: { name: pkg.rawName, version: version2, allowed: allowed.join(", ") },
-          file: file2,
-          span: pkg.span,
-          help: `The baseline's packages.${projectName(pkg)} lists the versions the organisation has validated. Use one of them${proposal ? ` (closest: ${proposal})` : ""}, or extend the baseline.`,
-          ...suggestion ? { suggestions: [suggestion] } : {}
-        });
-      }
-    }
-  }
-});
-function matches(version2, entry) {
-  try {
-    if (/[<>=!~*,]/.test(entry)) return (0, import_pep4403.satisfies)(version2, entry.includes("*") && !/[<>=!~]/.test(entry) ? `==${entry}` : entry);
-    return (0, import_pep4403.eq)(version2, entry);
-  } catch {
-    return version2 === entry;
-  }
-}
-function nearest(version2, allowed) {
-  const exact = allowed.filter((entry) => /^[0-9][0-9A-Za-z.+-]*$/.test(entry));
-  const minor = version2.split(".").slice(0, 2).join(".");
-  return exact.find((entry) => entry.startsWith(`${minor}.`)) ?? exact.at(-1);
-}
-function replaceVersion(file2, pkg, version2, proposal) {
-  const clause = pkg.clauses[0];
-  if (!clause || file2.source.text.slice(clause.versionSpan.start, clause.versionSpan.end) !== clause.version) return void 0;
-  const start = clause.versionSpan.start + clause.version.indexOf(version2);
-  if (start < clause.versionSpan.start) return void 0;
-  return { title: `Use ${pkg.rawName} ${proposal}`, safety: "unsafe", edits: [{ path: file2.path, range: [start, start + version2.length], text: proposal }] };
-}
-
-// rules/parse-error/rule.ts
-var rule_default14 = defineRule({
-  id: "parse-error",
-  description: "A file could not be read completely",
-  defaultSeverity: "error",
-  fix: "none",
-  messages: { problem: "{{message}}" },
-  check({ files, report }) {
-    for (const file2 of files) {
-      for (const problem of file2.problems) {
-        report({
-          messageId: "problem",
-          data: { message: problem.message },
-          file: file2,
-          span: problem.span,
-          help: "The rest of the file was still checked; whatever could not be read here was skipped, so fix it to get a complete check."
-        });
-      }
-    }
-  }
-});
-
-// rules/policy-error/rule.ts
-var rule_default15 = defineRule({
-  id: "policy-error",
-  description: "The baseline (CUDA policy) is invalid or names things that do not exist",
-  defaultSeverity: "error",
-  fix: "none",
-  messages: {
-    invalid: "{{message}}",
-    noSuchCuda: "cuda.allowed lists CUDA {{cuda}}, which NVIDIA never released",
-    unknownGpu: 'gpus lists "{{gpu}}", which the knowledge base does not know; use a compute capability such as "8.0" or a known model name'
-  },
-  check({ policy, policyProblems, kb, report }) {
-    for (const problem of policyProblems ?? []) {
-      report({
-        messageId: "invalid",
-        data: { message: problem.message },
-        file: problem.file,
-        span: problem.span,
-        help: "The organisation baseline locks this key; the organisation value stays in effect. Change it in the organisation config repository instead."
-      });
-    }
-    if (!policy) return;
-    const file2 = { path: policy.source.path, source: policy.source };
-    for (const problem of policy.problems) {
-      report({
-        messageId: "invalid",
-        data: { message: problem.message },
-        file: file2,
-        span: problem.span,
-        help: "The baseline was not applied; only the built-in consistency rules ran. See baseline.yaml in cuda-gatekeeper for the documented format."
-      });
-    }
-    if (policy.problems.length > 0) return;
-    (policy.baseline.cuda.allowed ?? []).forEach((cuda, index) => {
-      const missing = kb.noReleaseRecord(cuda);
-      if (kb.cudaExists(cuda) === "no" && missing)
-        report({
-          messageId: "noSuchCuda",
-          data: { cuda },
-          file: file2,
-          span: policy.locate(["cuda", "allowed", index]),
-          help: `${missing.note ?? ""} Source: ${cite(missing)}`
-        });
-    });
-    policy.baseline.gpus.forEach((gpu, index) => {
-      if (!kb.gpu(gpu)) report({ messageId: "unknownGpu", data: { gpu }, file: file2, span: policy.locate(["gpus", index]) });
-    });
-  }
-});
-
-// rules/prerelease/rule.ts
-var import_pep4404 = __toESM(require_pep440(), 1);
-var rule_default16 = defineRule({
-  id: "prerelease",
-  description: "No nightly, dev, release-candidate or test builds where the baseline forbids pre-releases",
-  defaultSeverity: "error",
-  fix: "none",
-  messages: {
-    version: "{{name}} {{version}} is a pre-release",
-    index: "{{url}} serves {{channel}} builds",
-    flag: "{{flag}} lets pip install pre-releases",
-    channel: 'conda channel "{{channel}}" publishes nightly builds'
-  },
-  check({ files, baseline, report }) {
-    if (baseline.prerelease !== "forbid") return;
-    const help = "The baseline sets prerelease: forbid. Pre-release builds (rc, dev, nightly, /whl/test) change without notice and are not supported; use a released version.";
-    for (const file2 of files) {
-      for (const pkg of file2.packages) {
-        if (pkg.ecosystem !== "pip" || !pkg.exact) continue;
-        const parsed = safeParse3(publicVersion(pkg.exact));
-        if (parsed && (parsed.pre || parsed.dev !== null))
-          report({ messageId: "version", data: { name: pkg.rawName, version: pkg.exact }, file: file2, span: pkg.span, help });
-      }
-      for (const index of file2.indexes) {
-        if (index.ignoredReason) continue;
-        if (index.kind === "conda-channel") {
-          if (/nightly/.test(index.url)) report({ messageId: "channel", data: { channel: index.url }, file: file2, span: index.span, help });
-          continue;
-        }
-        if (!isPytorchIndex(index.url)) continue;
-        const channel = pytorchIndexChannel(index.url);
-        if (channel !== "stable")
-          report({
-            messageId: "index",
-            data: { url: index.url, channel: channel === "test" ? "release-candidate (test)" : "nightly" },
-            file: file2,
-            span: index.span,
-            help
-          });
-      }
-      for (const pkg of file2.packages) {
-        if (pkg.ecosystem === "conda" && pkg.channel && /nightly/.test(pkg.channel))
-          report({ messageId: "channel", data: { channel: pkg.channel }, file: file2, span: pkg.span, help });
-      }
-      for (const option of file2.options) report({ messageId: "flag", data: { flag: option.name }, file: file2, span: option.span, help });
-    }
-  }
-});
-var safeParse3 = memoize((version2) => {
-  try {
-    return (0, import_pep4404.parse)(version2);
-  } catch {
-    return null;
-  }
-}, 1e4);
-
-// rules/wheel-missing/rule.ts
-var rule_default17 = defineRule({
-  id: "wheel-missing",
-  description: "The requested build exists (torch/torchvision/torchaudio CUDA variants, conda pytorch-cuda/cudatoolkit builds)",
-  defaultSeverity: "error",
-  fix: "unsafe",
-  messages: {
-    noVariant: "{{name}} {{version}} has no {{tag}} build{{via}}",
-    fallback: "{{name}} {{version}} has no {{tag}} build, so pip ignores {{url}} and installs PyPI's {{pypi}} build",
-    unknownVersion: "{{name}} {{version}} is not a known release",
-    noPytorchCuda: "pytorch-cuda={{version}} does not exist (published: {{published}})",
-    condaCombination: "pytorch {{version}} was not published for {{what}} {{cuda}} (published: {{published}})",
-    channelEnded: "pytorch {{version}} is not on the pytorch conda channel: its last release there was {{last}}",
-    condaLabel: "{{subject}} names a pip build: conda packages carry no +{{label}} label, so no such version exists",
-    toolkitIgnored: "cudatoolkit does not select the CUDA build of pytorch {{version}}: from 1.13 the pytorch channel selects it with pytorch-cuda"
-  },
-  check({ units, kb, report }) {
-    for (const unit of units) {
-      for (const { file: file2, pkg, build } of unit.packages) {
-        if (build) checkBuild(unit, file2, pkg, build, kb, report);
-        else if (pkg.ecosystem === "pip" && pkg.exact && ["torch", "torchvision", "torchaudio"].includes(pkg.name)) checkUnknown(file2, pkg, kb, report);
-      }
-      checkConda(unit, kb, report);
-    }
-  }
-});
-function checkBuild(unit, file2, pkg, build, kb, report) {
-  if (!build.release) {
-    checkUnknown(file2, pkg, kb, report);
-    return;
-  }
-  const missing = build.missing;
-  if (!missing) return;
-  const release = build.release;
-  const lenient = release.variantsComplete === false || isUnverified(release);
-  const suggestions = alternatives(file2, pkg, build.version, release, missing.cuda ?? "", kb);
-  const published = release.variants.join(", ");
-  const help = `${pkg.rawName === "torch" ? "torch" : `${pkg.rawName} (torch ${release.version})`} ${release.version} is published for ${published}${release.pypiDefault ? ` (PyPI: ${release.pypiDefault})` : ""}.${suggestionText(suggestions)} Source: ${cite(release)}`;
-  if (missing.via === "extra-index-url" && missing.index) {
-    report({
-      messageId: "fallback",
-      data: { name: pkg.rawName, version: build.version, tag: missing.tag, url: missing.index.url, pypi: build.release.pypiDefault ?? "default" },
-      file: file2,
-      span: pkg.span,
-      unverified: lenient,
-      severity: lenient ? "notice" : "error",
-      help,
-      related: indexOwner(unit, missing.index).map((owner) => ({
-        file: owner,
-        span: missing.index.span,
-        message: `this index has no ${pkg.rawName} ${build.version}`
-      })),
-      suggestions
-    });
-    return;
-  }
-  report({
-    messageId: "noVariant",
-    data: {
-      name: pkg.rawName,
-      version: build.version,
-      tag: missing.tag,
-      via: missing.via === "index-url" ? ` on ${missing.index?.url}, so pip finds no matching distribution` : ""
-    },
-    file: file2,
-    span: pkg.span,
-    unverified: lenient,
-    help,
-    suggestions
-  });
-}
-function indexOwner(unit, index) {
-  const owner = unit.invocations.flatMap((invocation) => invocation.members).find((member) => member.context.indexes.includes(index));
-  return owner ? [owner.file] : [];
-}
-function alternatives(file2, pkg, version2, release, wantedCuda, kb) {
-  const fixes = [];
-  const clause = pkg.clauses[0];
-  const editable = clause && file2.source.text.slice(clause.versionSpan.start, clause.versionSpan.end) === clause.version;
-  const nearestTag = wantedCuda ? nearestCudaBuild(release, wantedCuda) : void 0;
-  if (nearestTag) {
-    const text2 = pkg.localLabel && editable ? `${publicVersion(clause.version)}+${nearestTag}` : void 0;
-    fixes.push({
-      title: `${pkg.rawName} ${version2}+${nearestTag} (same version, CUDA ${cudaFromTag(nearestTag)})`,
-      safety: "unsafe",
-      edits: text2 ? [{ path: file2.path, range: [clause.versionSpan.start, clause.versionSpan.end], text: text2 }] : []
-    });
-  }
-  const torchVersion = pkg.name === "torch" ? version2 : release.version;
-  const other = wantedCuda ? nearestReleaseWithCuda(kb, torchVersion, wantedCuda) : void 0;
-  if (other) {
-    const wanted = pkg.name === "torch" ? other.version : pkg.name === "torchvision" ? other.torchvision[0] : other.torchaudio[0];
-    if (wanted) {
-      const label = pkg.localLabel ? `+${pkg.localLabel}` : "";
-      fixes.push({
-        title: `${pkg.rawName} ${wanted}${label} (nearest release with a ${tagFromCuda(wantedCuda)} build)`,
-        safety: "unsafe",
-        edits: editable ? [{ path: file2.path, range: [clause.versionSpan.start, clause.versionSpan.end], text: `${wanted}${label}` }] : []
-      });
-    }
-  }
-  return fixes;
-}
-function suggestionText(fixes) {
-  return fixes.length === 0 ? "" : ` Builds that exist: ${fixes.map((fix) => fix.title).join("; ")}.`;
-}
-function checkUnknown(file2, pkg, kb, report) {
-  const version2 = publicVersion(pkg.exact ?? "");
-  const releases = kb.torchReleases();
-  const known2 = pkg.name === "torch" ? releases.some((release) => release.version === version2) : kb.torchForCompanion(pkg.name, version2).length > 0;
-  if (known2 || !/^\d+\.\d+\.\d+$/.test(version2)) return;
-  const newest = releases.filter((release) => release.confidence !== "unverified").at(-1);
-  const ownMinors = pkg.name === "torch" ? releases.map((release) => release.version) : releases.flatMap((release) => release[pkg.name]);
-  const minorKnown = ownMinors.some((known3) => minorOf(known3) === minorOf(version2));
-  const newestOfMinor = ownMinors.filter((known3) => minorOf(known3) === minorOf(version2)).sort(compareDotted).at(-1);
-  const staleMinor = minorKnown && newestOfMinor !== void 0 && compareDotted(version2, newestOfMinor) > 0 && ownMinors.some((known3) => compareDotted(minorOf(known3), minorOf(version2)) > 0);
-  if (!minorKnown && compareDotted(version2, ownMinors.sort(compareDotted).at(-1) ?? "0") > 0) return;
-  report({
-    messageId: "unknownVersion",
-    data: { name: pkg.rawName, version: version2 },
-    file: file2,
-    span: pkg.span,
-    severity: staleMinor ? "warning" : "notice",
-    help: `The knowledge base (PyTorch data retrieved ${newest.retrieved}) lists ${minorKnown ? `${pkg.rawName} ${minorOf(version2)} releases up to ${newestOfMinor}` : `no ${pkg.rawName} ${minorOf(version2)} release`}; check the version. Source: ${cite(newest)}`
-  });
-}
-function checkConda(unit, kb, report) {
-  const conda = unit.packages.filter(({ pkg }) => pkg.ecosystem === "conda");
-  const pytorch = conda.find(({ pkg }) => pkg.name === "pytorch" && pkg.exact);
-  const pytorchCuda = conda.find(({ pkg }) => pkg.name === "pytorch-cuda" && pkg.exact);
-  const cudatoolkit = conda.find(({ pkg }) => pkg.name === "cudatoolkit" && pkg.exact);
-  const published = kb.condaPytorchCudaVersions();
-  const source = cite(kb.condaPytorchCuda());
-  if (pytorchCuda) {
-    const version3 = cudaMajorMinor(pytorchCuda.pkg.exact.split(".").slice(0, 2).join(".")) ?? pytorchCuda.pkg.exact;
-    if (!published.includes(version3)) {
-      report({
-        messageId: "noPytorchCuda",
-        data: { version: pytorchCuda.pkg.exact, published: published.join(", ") },
-        file: pytorchCuda.file,
-        span: pytorchCuda.pkg.span,
-        help: `The pytorch-cuda metapackage exists only for ${published.join(", ")}; from torch 2.6 PyTorch publishes no conda packages (use pip wheels). Source: ${source}`
-      });
-    }
-  }
-  if (!pytorch) return;
-  if (pytorch.pkg.exact.includes("+")) {
-    const label = pytorch.pkg.exact.slice(pytorch.pkg.exact.indexOf("+") + 1);
-    report({
-      messageId: "condaLabel",
-      data: { subject: describePackage(pytorch.pkg), label },
-      file: pytorch.file,
-      span: pytorch.pkg.span,
-      help: `+${label} is how PyPI-style wheels name a CUDA build; conda names it in the build string or with pytorch-cuda. Write pytorch=${publicVersion(pytorch.pkg.exact)} with ${cudaFromLabel(label) ? `pytorch-cuda=${cudaFromLabel(label).cuda}` : "the CUDA package of your channel"}. Source: ${source}`
-    });
-    return;
-  }
-  const version2 = pytorch.pkg.exact;
-  const release = kb.torchRelease(version2);
-  const channel = pytorch.pkg.channel ?? (pytorch.file.contexts[pytorch.pkg.context]?.channels.includes("conda-forge") ? void 0 : pytorch.file.contexts[pytorch.pkg.context]?.channels.includes("pytorch") ? "pytorch" : void 0);
-  const last2 = kb.pytorchChannel().lastVersion;
-  if (channel === "pytorch" && compareDotted(version2, last2) > 0) {
-    report({
-      messageId: "channelEnded",
-      data: { version: version2, last: last2 },
-      file: pytorch.file,
-      span: pytorch.pkg.span,
-      help: `The pytorch channel is deprecated; install torch ${version2} with pip, or take pytorch from conda-forge. Source: ${cite(kb.pytorchChannel())}`
-    });
-    return;
-  }
-  if (!release || channel === "conda-forge" || pytorch.pkg.channel === "conda-forge") return;
-  const lenient = isUnverified(release);
-  if (channel === "pytorch" && cudatoolkit && !pytorchCuda && release.condaPytorchCuda?.length && !release.condaCudatoolkit?.length) {
-    report({
-      messageId: "toolkitIgnored",
-      data: { version: version2 },
-      file: cudatoolkit.file,
-      span: cudatoolkit.pkg.span,
-      // The solver may still take a CUDA build of the same version: what it takes is not certain, so a warning.
-      severity: "warning",
-      unverified: lenient,
-      help: `The pytorch channel's builds of ${version2} depend on pytorch-cuda (${release.condaPytorchCuda.join(", ")}), not on cudatoolkit, so the solver may pick a CPU build or another CUDA. Replace cudatoolkit with pytorch-cuda=X.Y from the nvidia channel. Source: ${cite(release)}`,
-      related: [{ file: pytorch.file, span: pytorch.pkg.span, message: `pytorch ${version2} is pinned here` }]
-    });
-  }
-  const buildCuda = pytorch.pkg.localLabel ? cudaFromLabel(pytorch.pkg.localLabel)?.cuda : void 0;
-  const checks = [
-    {
-      what: "pytorch-cuda",
-      cuda: pytorchCuda ? cudaMajorMinor(pytorchCuda.pkg.exact.split(".").slice(0, 2).join(".")) : void 0,
-      list: release.condaPytorchCuda,
-      at: pytorchCuda ?? pytorch
-    },
-    {
-      what: "cudatoolkit",
-      cuda: cudatoolkit ? cudaMajorMinor(cudatoolkit.pkg.exact.split(".").slice(0, 2).join(".")) : void 0,
-      list: release.condaCudatoolkit,
-      at: cudatoolkit ?? pytorch
-    },
-    {
-      what: "CUDA (build string)",
-      cuda: buildCuda && buildCuda.includes(".") ? buildCuda : void 0,
-      list: release.condaPytorchCuda?.length ? release.condaPytorchCuda : release.condaCudatoolkit,
-      at: pytorch
-    }
-  ];
-  for (const check3 of checks) {
-    if (!check3.cuda || !check3.list || check3.list.length === 0 || check3.list.includes(check3.cuda)) continue;
-    if (check3.what === "pytorch-cuda" && !published.includes(check3.cuda)) continue;
-    report({
-      messageId: "condaCombination",
-      data: { version: version2, what: check3.what, cuda: check3.cuda, published: check3.list.join(", ") },
-      file: check3.at.file,
-      span: check3.at.pkg.span,
-      unverified: lenient,
-      help: `conda cannot solve ${describePackage(pytorch.pkg)} with ${check3.what} ${check3.cuda}: the pytorch channel has builds for ${check3.list.join(", ")} only. Source: ${cite(release)}`,
-      related: check3.at.pkg === pytorch.pkg ? [] : [{ file: pytorch.file, span: pytorch.pkg.span, message: `pytorch ${version2} is pinned here` }]
-    });
-  }
-}
-
-// rules/index.ts
-var RULES = [
-  rule_default3,
-  rule_default5,
-  rule_default17,
-  rule_default,
-  rule_default7,
-  rule_default8,
-  rule_default12,
-  rule_default2,
-  rule_default10,
-  rule_default6,
-  rule_default9,
-  rule_default4,
-  rule_default13,
-  rule_default16,
-  rule_default14,
-  rule_default15,
-  rule_default11
-];
-var RULE_IDS = new Set(RULES.map((rule) => rule.id));
-var RULE_DEFAULTS = new Map(RULES.map((rule) => [rule.id, rule.defaultSeverity]));
-
-// src/cli/main.ts
-import { existsSync as existsSync2, readFileSync as readFileSync3, realpathSync as realpathSync2, renameSync, rmSync, writeFileSync } from "node:fs";
-import { basename as basename2, dirname as dirname3, join as join3, resolve as resolve3, sep as sep3 } from "node:path";
-import { parseArgs } from "node:util";
-
-// src/analysis/safe-fixes.ts
-function safeFixContents(report, texts) {
-  const byPath = /* @__PURE__ */ new Map();
-  const titles = [];
-  for (const finding of report.findings) {
-    if (finding.fix?.safety !== "safe") continue;
-    titles.push(`${finding.fix.title} (${finding.ruleId}, ${finding.location.path}:${finding.location.start.line})`);
-    for (const edit of finding.fix.edits) byPath.set(edit.path, [...byPath.get(edit.path) ?? [], edit]);
-  }
-  const files = [...byPath].flatMap(([path, edits]) => {
-    const text2 = texts.get(path);
-    if (text2 === void 0) return [];
-    const contents = applyEdits(text2, dedupe(edits));
-    return contents === text2 ? [] : [{ path, contents }];
-  });
-  return { files, titles };
-}
-function dedupe(edits) {
-  const seen = /* @__PURE__ */ new Set();
-  return edits.filter((edit) => {
-    const key = `${edit.range[0]}:${edit.range[1]}:${edit.text}`;
-    if (seen.has(key)) return false;
-    seen.add(key);
-    return true;
-  });
-}
-
-// src/baseline/load.ts
-var import_yaml = __toESM(require_dist(), 1);
-
-// src/baseline/schema.ts
-var import_pep4405 = __toESM(require_pep440(), 1);
-var cudaMinor = external_exports.union([external_exports.string(), external_exports.number().transform(String)]).pipe(external_exports.string().regex(/^\d{1,2}\.\d{1,2}$/, 'expected a CUDA version as major.minor, e.g. "12.4"'));
-var driverVersion = external_exports.union([external_exports.string(), external_exports.number().transform(String)]).pipe(external_exports.string().regex(/^\d{3}(\.\d{1,3}){0,2}$/, 'expected an NVIDIA driver version, e.g. "550.54.14"'));
-var RuleSeverity = external_exports.enum(["error", "warning", "notice", "off"]);
-var RuleSetting = external_exports.union([RuleSeverity, external_exports.strictObject({ severity: RuleSeverity.optional() })]);
-var BaselineFile = external_exports.strictObject({
-  _extends: external_exports.string().min(1).optional().describe('The organisation config repository this file builds on (".github"); implied when it exists'),
-  cuda: external_exports.strictObject({ allowed: external_exports.array(cudaMinor).optional().describe('CUDA versions (major.minor, e.g. "12.4") an image or wheel may target') }).optional(),
-  driver: external_exports.strictObject({
-    minimum: driverVersion.optional().describe('Oldest NVIDIA Linux driver in the GPU fleet, e.g. "550.54.14"'),
-    forwardCompat: external_exports.boolean().optional().describe(
-      "true: the fleet is data-center GPUs on Linux, where an image's cuda-compat package runs newer CUDA on an older driver branch (forward compatibility); false: it is not"
-    )
-  }).optional(),
-  gpus: external_exports.array(external_exports.union([external_exports.string().min(1), external_exports.number()]).transform(String)).optional().describe('GPU models ("A100", "H100") or compute capabilities ("8.0") in the fleet'),
-  packages: external_exports.record(
-    external_exports.string().min(1),
-    external_exports.array(
-      external_exports.union([external_exports.string(), external_exports.number()]).transform(String).refine((version2) => (0, import_pep4405.valid)(version2) !== null || (0, import_pep4405.validRange)(version2), {
-        error: (issue2) => `${JSON.stringify(issue2.input)} is neither a PEP 440 version ("2.6.0") nor a specifier (">=2.6,<2.8")`
-      })
-    )
-  ).optional().describe("Allowed versions (PEP 440 versions or specifiers) per package"),
-  pinning: external_exports.strictObject({
-    python: external_exports.enum(["exact", "none"]).optional().describe("exact: CUDA-relevant Python/conda packages must be pinned to one version"),
-    images: external_exports.enum(["tag", "digest", "none"]).optional().describe("How base images must be pinned"),
-    packages: external_exports.array(external_exports.string()).optional().describe("More packages that must be pinned exactly")
-  }).optional(),
-  prerelease: external_exports.enum(["forbid", "allow"]).optional().describe("forbid: no nightly, rc, dev or /whl/test builds"),
-  rules: external_exports.record(external_exports.string(), RuleSetting).optional().describe("Per rule: error | warning | notice | off (or { severity })"),
-  waivers: external_exports.array(
-    external_exports.strictObject({
-      rule: external_exports.string().min(1).describe("Rule id the waiver silences"),
-      repo: external_exports.string().min(1).describe('Repository ("name" or "owner/name"; "*" for all)'),
-      path: external_exports.string().min(1).optional().describe('File path or prefix ending in "/" (default: every file)'),
-      reason: external_exports.string().min(1).describe("Why the finding is accepted"),
-      owner: external_exports.string().min(1).describe("Who owns the exception"),
-      expires: external_exports.union([external_exports.string(), external_exports.date().transform((date5) => date5.toISOString().slice(0, 10))]).pipe(external_exports.string().regex(/^\d{4}-\d{2}-\d{2}$/, "expected a date, YYYY-MM-DD")).describe("Last day the waiver applies (YYYY-MM-DD)")
-    })
-  ).optional().describe("Time-limited exceptions; each needs an owner and an expiry date"),
-  migration: external_exports.strictObject({
-    pullRequests: external_exports.boolean().optional().describe("Open one migration pull request per repository whose default branch no longer conforms (off by default)")
-  }).optional(),
-  files: external_exports.strictObject({
-    include: external_exports.array(external_exports.string().min(1)).optional().describe("More files to check, as gitignore-style patterns from the repository root; their kind is read from their content"),
-    exclude: external_exports.array(external_exports.string().min(1)).optional().describe("Files not to check, as gitignore-style patterns from the repository root (added to .gitignore)")
-  }).optional(),
-  sweep: external_exports.strictObject({
-    issues: external_exports.enum(["none", "repository", "dashboard"]).optional().describe('Keep a "CUDA compliance" issue per repository, one dashboard issue in the config repository, or none (default)')
-  }).optional(),
-  /** Dotted key paths a repository may not weaken (organisation baselines). */
-  locked: external_exports.array(external_exports.string()).optional().describe('Keys a repository may not weaken, e.g. ["cuda.allowed", "driver.minimum", "rules"]')
-});
-var EMPTY_BASELINE = {
-  cuda: {},
-  driver: {},
-  gpus: [],
-  packages: {},
-  pinning: { python: "none", images: "none", packages: [] },
-  prerelease: "allow",
-  rules: {},
-  locked: [],
-  waivers: [],
-  migration: { pullRequests: false },
-  sweep: { issues: "none" },
-  files: { include: [], exclude: [] }
-};
-function resolveBaseline(file2) {
-  const rules = {};
-  for (const [id, setting] of Object.entries(file2.rules ?? {})) {
-    const severity = typeof setting === "string" ? setting : setting.severity;
-    if (severity) rules[id] = severity;
-  }
-  const packages = {};
-  for (const [name, versions] of Object.entries(file2.packages ?? {})) packages[name.toLowerCase().replace(/[-_.]+/g, "-")] = versions;
-  return {
-    cuda: file2.cuda?.allowed ? { allowed: file2.cuda.allowed } : {},
-    driver: {
-      ...file2.driver?.minimum ? { minimum: file2.driver.minimum } : {},
-      ...file2.driver?.forwardCompat !== void 0 ? { forwardCompat: file2.driver.forwardCompat } : {}
-    },
-    gpus: file2.gpus ?? [],
-    packages,
-    pinning: {
-      python: file2.pinning?.python ?? "none",
-      images: file2.pinning?.images ?? "none",
-      packages: (file2.pinning?.packages ?? []).map((name) => name.toLowerCase().replace(/[-_.]+/g, "-"))
-    },
-    prerelease: file2.prerelease ?? "allow",
-    rules,
-    locked: file2.locked ?? [],
-    waivers: (file2.waivers ?? []).map((waiver, index) => ({ ...waiver, index })),
-    migration: { pullRequests: file2.migration?.pullRequests ?? false },
-    sweep: { issues: file2.sweep?.issues ?? "none" },
-    files: { include: file2.files?.include ?? [], exclude: file2.files?.exclude ?? [] }
-  };
-}
-
-// src/baseline/load.ts
-var MAX_BASELINE_BYTES = 256 * 1024;
-function loadBaseline(path, text2, ruleIds) {
-  const source = new SourceText(path, text2);
-  const nowhere = () => ({ start: 0, end: 0 });
-  if (text2.length > MAX_BASELINE_BYTES)
-    return {
-      baseline: EMPTY_BASELINE,
-      source,
-      locate: nowhere,
-      problems: [{ message: `the baseline is larger than ${MAX_BASELINE_BYTES / 1024} KiB`, span: nowhere() }]
-    };
-  const doc = (0, import_yaml.parseDocument)(text2, { prettyErrors: false, uniqueKeys: true, strict: true });
-  const locate = (path2) => spanOf(doc, path2);
-  const fail = (problems2) => ({ baseline: EMPTY_BASELINE, source, problems: problems2, locate });
-  if (doc.errors.length > 0)
-    return fail(
-      doc.errors.map((error62) => ({
-        message: `YAML: ${error62.message.split("\n")[0]}`,
-        span: { start: Math.min(error62.pos[0], text2.length), end: Math.min(error62.pos[1], text2.length) }
-      }))
-    );
-  let value;
-  try {
-    value = doc.toJS({ maxAliasCount: 50 }) ?? {};
-  } catch (error62) {
-    return fail([{ message: `YAML: ${error62.message}`, span: { start: 0, end: 0 } }]);
-  }
-  const parsed = BaselineFile.safeParse(value);
-  if (!parsed.success) {
-    return fail(
-      parsed.error.issues.map((issue2) => ({
-        message: describeIssue(issue2, valueAt(value, issue2.path) === void 0 && issue2.code !== "unrecognized_keys"),
-        span: spanOf(doc, issue2.path, issue2.code === "unrecognized_keys" ? issue2.keys?.[0] : void 0)
-      }))
-    );
-  }
-  const problems = [];
-  if (ruleIds) {
-    for (const id of Object.keys(parsed.data.rules ?? {})) {
-      if (!ruleIds.has(id))
-        problems.push({ message: `unknown rule "${id}" in rules (known: ${[...ruleIds].sort().join(", ")})`, span: spanOf(doc, ["rules"], id) });
-    }
-  }
-  return { baseline: resolveBaseline(parsed.data), file: parsed.data, source, problems, locate };
-}
-function valueAt(root, path) {
-  let current = root;
-  for (const key of path) {
-    if (current === null || typeof current !== "object") return void 0;
-    current = current[key];
-  }
-  return current;
-}
-function describeIssue(issue2, missing = false) {
-  const where = issue2.path.length > 0 ? issue2.path.map(String).join(".") : "the baseline";
-  if (missing && issue2.path.length > 0) return `${where} is required`;
-  if (issue2.code === "unrecognized_keys")
-    return `unknown key${issue2.keys && issue2.keys.length > 1 ? "s" : ""} ${issue2.keys?.map((key) => `"${key}"`).join(", ")} in ${where}`;
-  return `${where}: ${issue2.message}`;
-}
-function spanOf(doc, path, key) {
-  for (let length = path.length; length >= 0; length--) {
-    const node2 = length === 0 ? doc.contents : doc.getIn(path.slice(0, length), true);
-    if (!(0, import_yaml.isNode)(node2)) continue;
-    if (key !== void 0 && length === path.length && "items" in node2) {
-      const pair = node2.items.find((item) => (0, import_yaml.isNode)(item.key) && item.key.value === key);
-      if (pair && (0, import_yaml.isNode)(pair.key) && pair.key.range) return { start: pair.key.range[0], end: pair.key.range[1] };
-    }
-    if (node2.range) return { start: node2.range[0], end: node2.range[1] };
-  }
-  return { start: 0, end: 0 };
-}
-
-// src/analysis/units.ts
-var NO_INDEXES = [];
-var ENVIRONMENT = /(?:conda|mamba|venv|virtualenv|site-packages|dist-packages|\/\.local\b|^\/install\b|^\/usr\/local\/?(?:lib\/?)?$|\/python\d(?:\.\d+)?\b)/i;
-var TIERS = [
-  ["image", "env"],
-  ["conda", "conda-build", "conda-channel", "apt"],
-  ["wheel-tag", "wheel-url", "implied"],
-  ["nvidia-wheel", "cupy", "jax", "tensorflow", "library"]
-];
-function buildUnits(files, links, kb) {
-  const claimCache = /* @__PURE__ */ new Map();
-  const claimsOf = (file2) => {
-    let claims = claimCache.get(file2);
-    if (!claims) claimCache.set(file2, claims = fileClaims(file2, kb));
-    return claims;
-  };
-  const units = [];
-  let component;
-  const includers = /* @__PURE__ */ new Map();
-  for (const from of files) {
-    for (const link of links.get(from) ?? []) {
-      const list = includers.get(link.to);
-      if (list) list.push(from);
-      else includers.set(link.to, [from]);
-    }
-  }
-  for (const file2 of files) {
-    if (file2.kind === "dockerfile") {
-      const stages = new DockerfileIndex(file2, links.get(file2) ?? [], claimsOf(file2));
-      for (const stage of file2.stages) units.push(dockerStageUnit(stages, stage.index, links, claimsOf, kb));
-    } else if (hasSelections(file2.kind)) {
-      const via = (includers.get(file2) ?? []).flatMap((includer) => (links.get(includer) ?? []).filter((link) => link.to === file2));
-      const covered = new Set(selectedContexts(file2, via).map((context) => context.variant));
-      units.push(...pyprojectUnits(file2, claimsOf, kb, via.length ? covered : /* @__PURE__ */ new Set()));
-    } else if (!includedElsewhere(file2, includers.get(file2) ?? [], component ??= components(files, links))) {
-      units.push(fileUnit(file2, links, claimsOf, kb));
-    }
-  }
-  return units;
-}
-function includedElsewhere(file2, includers, component) {
-  return includers.some((includer) => includer !== file2 && (includer.kind === "dockerfile" || component.get(includer) !== component.get(file2)));
-}
-function components(files, links) {
-  const index = /* @__PURE__ */ new Map();
-  const low = /* @__PURE__ */ new Map();
-  const onStack = /* @__PURE__ */ new Set();
-  const stack = [];
-  const component = /* @__PURE__ */ new Map();
-  let counter = 0;
-  let count = 0;
-  for (const start of files) {
-    if (index.has(start)) continue;
-    const frames = [{ file: start, next: 0 }];
-    index.set(start, counter);
-    low.set(start, counter++);
-    stack.push(start);
-    onStack.add(start);
-    while (frames.length > 0) {
-      const frame = frames.at(-1);
-      const out = links.get(frame.file) ?? [];
-      if (frame.next < out.length) {
-        const to = out[frame.next++].to;
-        if (!index.has(to)) {
-          index.set(to, counter);
-          low.set(to, counter++);
-          stack.push(to);
-          onStack.add(to);
-          frames.push({ file: to, next: 0 });
-        } else if (onStack.has(to)) {
-          low.set(frame.file, Math.min(low.get(frame.file), index.get(to)));
-        }
-        continue;
-      }
-      frames.pop();
-      const parent = frames.at(-1);
-      if (parent) low.set(parent.file, Math.min(low.get(parent.file), low.get(frame.file)));
-      if (low.get(frame.file) === index.get(frame.file)) {
-        let member;
-        do {
-          member = stack.pop();
-          onStack.delete(member);
-          component.set(member, count);
-        } while (member !== frame.file);
-        count++;
-      }
-    }
-  }
-  return component;
-}
-function reachable(start, links, seen) {
-  const out = [];
-  const queue = [...start];
-  for (let next = 0; next < queue.length; next++) {
-    const link = queue[next];
-    if (seen.has(link.to)) continue;
-    seen.add(link.to);
-    out.push(link.to);
-    queue.push(...links.get(link.to) ?? []);
-  }
-  return out;
-}
-function fileUnit(file2, links, claimsOf, kb) {
-  const seen = /* @__PURE__ */ new Set([file2]);
-  const included = reachable(links.get(file2) ?? [], links, seen);
-  const files = [file2, ...included];
-  const invocations = [];
-  const pipContexts = file2.contexts.filter((context) => context.tool !== "conda-env");
-  for (const context of pipContexts) {
-    const contextLinks = (links.get(file2) ?? []).filter((link) => link.include.context === context.id);
-    const linked = reachable(contextLinks, links, /* @__PURE__ */ new Set([file2]));
-    invocations.push(makeInvocation([{ file: file2, context }, ...linked.flatMap((member) => member.contexts.map((c) => ({ file: member, context: c })))]));
-  }
-  const claims = files.flatMap((member) => claimsOf(member));
-  return finishUnit(file2.path, file2, void 0, files, claims, invocations, kb);
-}
-function pyprojectUnits(file2, claimsOf, kb, covered) {
-  const claims = claimsOf(file2);
-  const units = [];
-  for (const [variant, contexts] of groupBy(file2.contexts, (context) => context.variant)) {
-    if (covered.has(variant)) continue;
-    const ids = new Set(contexts.map((context) => context.id));
-    const own2 = (context) => context === void 0 || ids.has(context);
-    units.push(
-      finishUnit(
-        `${file2.path} (${variant})`,
-        file2,
-        void 0,
-        [file2],
-        claims.filter((claim2) => own2(claim2.context)),
-        contexts.map((context) => makeInvocation([{ file: file2, context }])),
-        kb,
-        file2.packages.filter((pkg) => ids.has(pkg.context))
-      )
-    );
-  }
-  return units;
-}
-var DockerfileIndex = class {
-  constructor(file2, links, claims) {
-    this.file = file2;
-    this.claims = claims;
-    this.tree = StageTree.of(file2);
-    this.contextsByStage = groupBy(file2.contexts, (context) => context.stage);
-    this.copiesByStage = groupBy(file2.copies, (copy) => copy.stage);
-    for (const stage of file2.stages)
-      if (stage.name && !this.stagesByName.has(stage.name.toLowerCase())) this.stagesByName.set(stage.name.toLowerCase(), stage.index);
-    this.linksByContext = groupBy(links, (link) => link.include.context);
-    this.packagesByContext = groupBy(positions(file2.packages.length), (i) => file2.packages[i].context);
-    const all = positions(claims.length);
-    const stageClaims = groupBy(all, (i) => claims[i].stage !== void 0 && claims[i].kind !== "image" ? claims[i].stage : void 0);
-    this.chainClaims = this.tree.inherited((stage) => stageClaims.get(stage) ?? []);
-    this.imageClaims = groupBy(all, (i) => claims[i].kind === "image" ? claims[i].stage : void 0);
-    this.contextClaims = groupBy(all, (i) => claims[i].stage === void 0 ? claims[i].context : void 0);
-  }
-  file;
-  claims;
-  contextsByStage;
-  linksByContext;
-  packagesByContext;
-  /** Claims by position in `claims`: those of a stage (not images) with its ancestors', images by stage, and by context. */
-  chainClaims;
-  imageClaims;
-  contextClaims;
-  tree;
-  copiesByStage;
-  stagesByName = /* @__PURE__ */ new Map();
-  /** By stage, in file order as far as computed: contexts a stage copies in, and what copying out of it brings. */
-  copied = [];
-  reached = [];
-  /**
-   * The file's own claims that bear on a stage, in the file's claim order: claims of the stage and the stages it
-   * builds on (the image only of the base stage, which is what the stage runs on), and those of its contexts.
-   */
-  claimsOf(stage, contexts) {
-    const picked = [...this.chainClaims(stage), ...this.imageClaims.get(this.tree.root(stage)) ?? []];
-    for (const context of contexts) picked.push(...this.contextClaims.get(context.id) ?? []);
-    return picked.sort((a, b) => a - b).map((i) => this.claims[i]);
-  }
-  /**
-   * The install contexts whose results a stage copies in: `COPY --from=build /opt/conda /opt/conda` (an environment:
-   * a conda prefix, a virtualenv, site-packages, a pip --prefix or --user directory) brings everything `build` and
-   * the stages it builds on installed, and what they copied in themselves.
-   */
-  copiedContexts(stage) {
-    this.computeUpTo(stage);
-    return this.copied[stage] ?? [];
-  }
-  /**
-   * Works out, stage by stage in file order, what each stage copies in and what an environment copied out of it
-   * holds (its installs, what it copied in, and its base stage's). A stage copies only from earlier stages, so each
-   * is computed once from results already there: a file that chains thousands of COPY --from stages was cubic when
-   * every stage walked every copy again, and no recursion can run out of stack.
-   */
-  computeUpTo(stage) {
-    for (let at = this.copied.length; at <= stage; at++) {
-      const copied = /* @__PURE__ */ new Set();
-      for (const copy of this.copiesByStage.get(at) ?? []) {
-        if (copy.fromStage === void 0 || !copy.sources.some((source) => ENVIRONMENT.test(source.path))) continue;
-        const from = this.stageNamed(copy.fromStage);
-        if (from === void 0 || from >= at) continue;
-        for (const context of this.reached[from]) copied.add(context);
-      }
-      this.copied.push([...copied]);
-      const parent = this.tree.parent(at);
-      this.reached.push([
-        .../* @__PURE__ */ new Set([...this.contextsByStage.get(at) ?? [], ...copied, ...parent !== void 0 && parent < at ? this.reached[parent] : []])
-      ]);
-    }
-  }
-  stageNamed(name) {
-    if (/^\d+$/.test(name)) return Number(name);
-    return this.stagesByName.get(name.toLowerCase());
-  }
-  /** Packages installed by these contexts, in file order. */
-  packagesOf(contexts) {
-    const picked = [];
-    for (const context of contexts) picked.push(...this.packagesByContext.get(context.id) ?? []);
-    return picked.sort((a, b) => a - b).map((i) => this.file.packages[i]);
-  }
-};
-function dockerStageUnit(index, stage, links, claimsOf, kb) {
-  const file2 = index.file;
-  const name = file2.stages[stage]?.name;
-  const label = `${file2.path} stage ${name ? `"${name}"` : stage + 1}`;
-  const contexts = [...index.contextsByStage.get(stage) ?? [], ...index.copiedContexts(stage)];
-  const invocations = [];
-  const seen = /* @__PURE__ */ new Set([file2]);
-  const linkedFiles = [];
-  const selected = /* @__PURE__ */ new Map();
-  for (const context of contexts) {
-    const contextLinks = index.linksByContext.get(context.id) ?? [];
-    const linked = reachable(contextLinks, links, /* @__PURE__ */ new Set([file2]));
-    for (const member of linked) {
-      if (seen.has(member)) continue;
-      seen.add(member);
-      linkedFiles.push(member);
-    }
-    const members2 = linked.flatMap((member) => {
-      const chosen = selectedContexts(member, contextLinks);
-      if (hasSelections(member.kind)) {
-        const ids = selected.get(member) ?? /* @__PURE__ */ new Set();
-        for (const c of chosen) ids.add(c.id);
-        selected.set(member, ids);
-      }
-      return chosen.map((c) => ({ file: member, context: c }));
-    });
-    if (context.tool !== "apt") invocations.push(makeInvocation([{ file: file2, context }, ...members2]));
-  }
-  const inStage = (member, context) => context === void 0 || (selected.get(member)?.has(context) ?? true);
-  const claims = [...index.claimsOf(stage, contexts), ...linkedFiles.flatMap((member) => claimsOf(member).filter((claim2) => inStage(member, claim2.context)))];
-  const memberPackages = new Map([...selected.keys()].map((member) => [member, member.packages.filter((pkg) => inStage(member, pkg.context))]));
-  return finishUnit(label, file2, stage, [file2, ...linkedFiles], claims, invocations, kb, index.packagesOf(contexts), memberPackages);
-}
-function defaultSelection(kind) {
-  if (kind === "pixi" || kind === "pixi-lock") return ["environment default"];
-  if (kind === "conda-lock") return ["*"];
-  return ["the project"];
-}
-function selectedContexts(member, via) {
-  if (!hasSelections(member.kind)) return member.contexts;
-  const selects = new Set(via.filter((link) => link.to === member).flatMap((link) => link.include.selects ?? defaultSelection(member.kind)));
-  return member.contexts.filter((context) => {
-    const variant = context.variant ?? "";
-    const on = variant.indexOf(" on ");
-    return selects.has("*") || selects.has(variant) || variant.startsWith("environment ") && on > 0 && selects.has(variant.slice(0, on)) || selects.has("*extras") && variant.startsWith("extra ") || selects.has("*environments") && variant.startsWith("environment ");
-  });
-}
-function makeInvocation(members2) {
-  const indexes = members2.flatMap((member) => member.context.indexes.filter((index) => !index.ignoredReason));
-  return { members: members2, indexes };
-}
-function finishUnit(label, root, stage, files, staticClaims, invocations, kb, rootPackages, memberPackages) {
-  const invocationOf = /* @__PURE__ */ new Map();
-  for (const invocation of invocations) for (const member of invocation.members) invocationOf.set(member.context, invocation);
-  const packages = [];
-  const implied = [];
-  for (const file2 of files) {
-    for (const pkg of file2 === root && rootPackages ? rootPackages : memberPackages?.get(file2) ?? file2.packages) {
-      const context = file2.contexts[pkg.context];
-      const invocation = context ? invocationOf.get(context) : void 0;
-      const build = resolveTorchBuild(pkg, invocation?.indexes ?? NO_INDEXES, kb);
-      packages.push({ file: file2, pkg, invocation, build });
-      if (build?.cuda && !pkg.localLabel && !pkg.url) {
-        implied.push(
-          cudaClaim({
-            kind: "implied",
-            file: file2,
-            context: pkg.context,
-            cuda: build.cuda,
-            precision: "minor",
-            span: pkg.span,
-            subject: `${pkg.rawName}${pkg.specifier}`,
-            package: pkg,
-            record: build.release,
-            index: build.index
-          })
-        );
-      }
-    }
-  }
-  const claims = [...staticClaims, ...implied];
-  const target = chooseTarget(claims);
-  return { label, root, stage, files, claims, target, packages, invocations };
-}
-function chooseTarget(claims) {
-  for (const tier of TIERS) {
-    const inTier = claims.filter((claim2) => tier.includes(claim2.kind));
-    if (inTier.length === 0) continue;
-    const precise = inTier.filter((claim2) => claim2.precision === "minor");
-    const pool = precise.length > 0 ? precise : inTier;
-    const key = (claim2) => claim2.precision === "minor" ? cudaMajorMinor(claim2.cuda) ?? claim2.cuda : String(cudaMajor(claim2.cuda));
-    const counts = /* @__PURE__ */ new Map();
-    for (const claim2 of pool) counts.set(key(claim2), (counts.get(key(claim2)) ?? 0) + 1);
-    const best = Math.max(...counts.values());
-    const sorted = [...pool].sort((a, b) => CLAIM_PRECEDENCE[a.kind] - CLAIM_PRECEDENCE[b.kind] || a.span.start - b.span.start);
-    return sorted.find((claim2) => counts.get(key(claim2)) === best);
-  }
-  return void 0;
-}
-
 // src/parsers/mapped.ts
 var Mapped = class _Mapped {
   /**
@@ -48736,12 +46935,12 @@ function continuationEnds(source) {
 }
 
 // src/parsers/conda/document.ts
-var import_yaml3 = __toESM(require_dist(), 1);
+var import_yaml2 = __toESM(require_dist(), 1);
 
 // src/parsers/yaml-text.ts
-var import_yaml2 = __toESM(require_dist(), 1);
+var import_yaml = __toESM(require_dist(), 1);
 function scalarText(node2, source) {
-  if (!node2 || !(0, import_yaml2.isScalar)(node2) || !node2.range) return void 0;
+  if (!node2 || !(0, import_yaml.isScalar)(node2) || !node2.range) return void 0;
   const value = node2.value;
   if (typeof value !== "string" && typeof value !== "number" && typeof value !== "boolean") return void 0;
   const [start, end] = node2.range;
@@ -48761,7 +46960,7 @@ function readCondaDocument(text2, source) {
 }
 var MAX_ALIASES = 200;
 function readWithYaml(text2, source) {
-  const doc = (0, import_yaml3.parseDocument)(text2, { uniqueKeys: false, prettyErrors: false, strict: false, keepSourceTokens: false });
+  const doc = (0, import_yaml2.parseDocument)(text2, { uniqueKeys: false, prettyErrors: false, strict: false, keepSourceTokens: false });
   const errors = doc.errors.map((error62) => {
     const start = Math.min(error62.pos[0], text2.length);
     const end = Math.min(Math.max(error62.pos[1], start), text2.length);
@@ -48769,7 +46968,7 @@ function readWithYaml(text2, source) {
   });
   let aliases = 0;
   const resolved = (node2) => {
-    if (!node2 || !(0, import_yaml3.isAlias)(node2)) return node2 ?? void 0;
+    if (!node2 || !(0, import_yaml2.isAlias)(node2)) return node2 ?? void 0;
     const [start, end] = node2.range ?? [0, 0];
     if (++aliases > MAX_ALIASES) {
       if (aliases === MAX_ALIASES + 1) errors.push({ span: { start, end }, message: `YAML: more than ${MAX_ALIASES} aliases; the rest are not read` });
@@ -48782,23 +46981,23 @@ function readWithYaml(text2, source) {
   const scalar = (node2) => scalarText(resolved(node2), source);
   const root = resolved(doc.contents);
   if (!root) return { errors, root: "empty", channels: void 0, dependencies: void 0 };
-  if (!(0, import_yaml3.isMap)(root)) {
+  if (!(0, import_yaml2.isMap)(root)) {
     const [start, end] = root.range ?? [0, 0];
     return { errors, root: { notMap: { start, end } }, channels: void 0, dependencies: void 0 };
   }
   const channelsNode = resolved(valueOf(root.items, "channels"));
-  const channels = channelsNode && (0, import_yaml3.isSeq)(channelsNode) ? channelsNode.items.map((item) => scalar(item)) : void 0;
+  const channels = channelsNode && (0, import_yaml2.isSeq)(channelsNode) ? channelsNode.items.map((item) => scalar(item)) : void 0;
   const dependenciesNode = resolved(valueOf(root.items, "dependencies"));
   let dependencies2;
-  if (dependenciesNode && !(0, import_yaml3.isSeq)(dependenciesNode)) {
+  if (dependenciesNode && !(0, import_yaml2.isSeq)(dependenciesNode)) {
     const [start, end] = dependenciesNode.range ?? [0, 0];
     dependencies2 = { notList: { start, end } };
   } else if (dependenciesNode) {
     dependencies2 = dependenciesNode.items.map((item) => {
       const node2 = resolved(item);
-      if (!node2 || !(0, import_yaml3.isMap)(node2)) return { kind: "scalar", value: scalar(item) };
+      if (!node2 || !(0, import_yaml2.isMap)(node2)) return { kind: "scalar", value: scalar(item) };
       const pip = resolved(valueOf(node2.items, "pip"));
-      if (!pip || !(0, import_yaml3.isSeq)(pip)) return { kind: "other" };
+      if (!pip || !(0, import_yaml2.isSeq)(pip)) return { kind: "other" };
       const [start, end] = node2.range ?? [0, 0];
       return { kind: "pip", span: { start, end }, entries: pip.items.map((entry) => scalar(entry)) };
     });
@@ -48808,7 +47007,7 @@ function readWithYaml(text2, source) {
 function valueOf(items2, key) {
   for (const pair of items2) {
     const k = pair.key;
-    if ((0, import_yaml3.isScalar)(k) && k.value === key || k === key) return pair.value ?? void 0;
+    if ((0, import_yaml2.isScalar)(k) && k.value === key || k === key) return pair.value ?? void 0;
   }
   return void 0;
 }
@@ -53351,30 +51550,30 @@ function lockedFact(locked, context) {
 }
 
 // src/parsers/locks.ts
-var import_yaml4 = __toESM(require_dist(), 1);
+var import_yaml3 = __toESM(require_dist(), 1);
 function readLockYaml(text2, what) {
-  const doc = (0, import_yaml4.parseDocument)(text2, { uniqueKeys: false, prettyErrors: false, strict: false, keepSourceTokens: false });
+  const doc = (0, import_yaml3.parseDocument)(text2, { uniqueKeys: false, prettyErrors: false, strict: false, keepSourceTokens: false });
   const problems = doc.errors.map((error62) => {
     const start = Math.min(error62.pos[0], text2.length);
     return { span: { start, end: Math.min(Math.max(error62.pos[1], start), text2.length) }, message: `YAML: ${error62.message.split("\n")[0]}` };
   });
   const root = doc.contents;
-  if (root === null || !(0, import_yaml4.isMap)(root) && problems.length > 0) return { root: void 0, problems };
-  if (!(0, import_yaml4.isMap)(root)) {
+  if (root === null || !(0, import_yaml3.isMap)(root) && problems.length > 0) return { root: void 0, problems };
+  if (!(0, import_yaml3.isMap)(root)) {
     const [start, end] = root.range ?? [0, 0];
     return { root: void 0, problems: [...problems, { span: { start, end }, message: `${what} must be a mapping` }] };
   }
   return { root, problems };
 }
 function get(node2, key) {
-  if (!(0, import_yaml4.isMap)(node2)) return void 0;
+  if (!(0, import_yaml3.isMap)(node2)) return void 0;
   return node2.get(key, true) ?? void 0;
 }
 function items(node2) {
-  return (0, import_yaml4.isSeq)(node2) ? node2.items : [];
+  return (0, import_yaml3.isSeq)(node2) ? node2.items : [];
 }
 function entries(node2) {
-  if (!(0, import_yaml4.isMap)(node2)) return [];
+  if (!(0, import_yaml3.isMap)(node2)) return [];
   const out = [];
   for (const pair of node2.items) {
     const key = pair.key;
@@ -53627,6 +51826,11 @@ function classifyPath(path) {
     return "requirements";
   return void 0;
 }
+function lockCompanions(path, kind) {
+  const names = kind === "pyproject" ? ["uv.lock", "poetry.lock", "pixi.lock"] : kind === "pixi" ? ["pixi.lock"] : [];
+  const directory = path.includes("/") ? path.slice(0, path.lastIndexOf("/") + 1) : "";
+  return names.map((name) => `${directory}${name}`);
+}
 var CONDA_FOLDERS = /(?:^|\/)(?:\.?conda|envs?|environments?|conda-envs?)\//i;
 var ENV_NAME = /(?:^|[._-])envs?(?:[._-][^/]*)?\.ya?ml$/i;
 function condaByContent(path) {
@@ -53678,6 +51882,1810 @@ function parseFile(path, text2, kind) {
     sink.problems.push({ span: { start: 0, end: 0 }, message: `internal error while reading this file: ${error62.message}` });
     return sink.finish(path, kind, new SourceText(path, text2));
   }
+}
+
+// rules/exact-pin/rule.ts
+var rule_default6 = defineRule({
+  id: "exact-pin",
+  description: "CUDA-relevant Python and conda packages are pinned to one exact version",
+  defaultSeverity: "error",
+  fix: "safe",
+  messages: {
+    unpinned: "{{name}} is not pinned: any version may be installed",
+    range: "{{name}}{{spec}} is a range, not an exact pin",
+    wildcard: "{{name}}{{spec}} is a wildcard, not an exact pin",
+    prefix: "{{name}}{{spec}} matches any {{version}}.* release, not one exact version"
+  },
+  check({ units, files, baseline, kb, report }) {
+    if (baseline.pinning.python !== "exact") return;
+    const extra = extraNames(baseline);
+    const paths = new Set(files.map((file2) => file2.path));
+    const locked = (file2) => lockCompanions(file2.path, file2.kind).some((lock) => paths.has(lock));
+    for (const unit of units) {
+      for (const { file: file2, pkg } of unit.packages) {
+        const manifest = file2.kind === "pyproject" || file2.kind === "pixi";
+        if (manifest && locked(file2)) continue;
+        if (!isCudaRelevant(pkg, extra) || isPinned(pkg)) continue;
+        const implied = impliedVersion(unit, pkg, kb);
+        const fix = implied ? pinFix(file2, pkg, implied.version, implied.why) : void 0;
+        const prefix = pkg.ecosystem === "conda" && pkg.clauses.length === 1 && pkg.clauses[0].operator === "=" && !/\*/.test(pkg.specifier) ? pkg.clauses[0].version : void 0;
+        const messageId = pkg.specifier.trim() === "" ? "unpinned" : prefix ? "prefix" : /\*/.test(pkg.specifier) ? "wildcard" : "range";
+        report({
+          messageId,
+          data: { name: pkg.rawName, spec: compactSpec(pkg.specifier), version: prefix ?? "" },
+          file: file2,
+          span: pkg.span,
+          help: `The CUDA build of ${pkg.rawName} changes with its version, so an unpinned install can silently pull a build for another CUDA. ${manifest ? `No lock file beside ${file2.path} pins it: commit the lock (${file2.kind === "pixi" ? "pixi lock" : "uv lock, poetry lock or pixi lock"}) and install from it, or pin it here` : "Pin it"} (${pkg.ecosystem === "conda" ? `${pkg.rawName}=X.Y.Z` : `${pkg.rawName}==X.Y.Z`})${implied ? `; ${implied.why}` : ""}.`,
+          ...fix ? { fix } : {}
+        });
+      }
+    }
+  }
+});
+var extraByBaseline = /* @__PURE__ */ new WeakMap();
+function extraNames(baseline) {
+  let names = extraByBaseline.get(baseline);
+  if (!names) extraByBaseline.set(baseline, names = /* @__PURE__ */ new Set([...Object.keys(baseline.packages), ...baseline.pinning.packages]));
+  return names;
+}
+function isPinned(pkg) {
+  if (pkg.url) return !/^(?:git|hg|svn|bzr)\+/i.test(pkg.url) || /@[^/@#?]+(?:[#?].*)?$/.test(pkg.url.replace(/^[a-z+]+:\/\/[^/]*@/i, ""));
+  if (!pkg.exact) return false;
+  if (pkg.ecosystem !== "conda") return true;
+  if (CONDA_MINOR_PINS.has(pkg.name)) return true;
+  return pkg.exact.split(".").length >= 3 || pkg.build !== void 0;
+}
+var pinnedTorch = /* @__PURE__ */ new WeakMap();
+function pinnedTorchOf(unit) {
+  let torch = pinnedTorch.get(unit);
+  if (torch === void 0) pinnedTorch.set(unit, torch = unit.packages.find((other) => projectName(other.pkg) === "torch" && other.pkg.exact)?.pkg ?? null);
+  return torch ?? void 0;
+}
+function impliedVersion(unit, pkg, kb) {
+  const name = projectName(pkg);
+  const torch = name === "torchvision" || name === "torchaudio" ? pinnedTorchOf(unit) : void 0;
+  if (torch && (name === "torchvision" || name === "torchaudio")) {
+    const version2 = kb.companions(torch.exact)?.[name][0];
+    if (version2) return { version: version2, why: `${name} ${version2} is the release that belongs to torch ${publicVersion(torch.exact)}` };
+  }
+  const target = unit.target;
+  if (target && target.precision === "minor" && (pkg.name === "pytorch-cuda" || pkg.name === "cuda-version")) {
+    const minor = cudaMajorMinor(target.cuda);
+    if (minor && (pkg.name !== "pytorch-cuda" || kb.condaPytorchCudaVersions().includes(minor)))
+      return { version: minor, why: `the target CUDA is ${minor} (${target.subject})` };
+  }
+  return void 0;
+}
+function pinFix(file2, pkg, version2, why) {
+  const span = pkg.specifierSpan;
+  const current = file2.source.text.slice(span.start, span.end);
+  if (current !== pkg.specifier) return void 0;
+  const label = pkg.ecosystem === "pip" && pkg.localLabel ? `+${pkg.localLabel}` : "";
+  const text2 = pkg.ecosystem === "conda" ? `=${version2}` : `==${version2}${label}`;
+  return { title: `Pin ${pkg.rawName} to ${version2} (${why})`, safety: "safe", edits: [{ path: file2.path, range: [span.start, span.end], text: text2 }] };
+}
+
+// rules/gpu-arch/rule.ts
+var rule_default7 = defineRule({
+  id: "gpu-arch",
+  description: "The fleet's GPUs are supported by the CUDA version and by the compiled architectures of the torch build",
+  defaultSeverity: "error",
+  fix: "safe",
+  messages: {
+    tooOld: "{{subject}} uses CUDA {{cuda}}, but {{gpu}} (compute capability {{cc}}) needs CUDA >= {{minCuda}}",
+    dropped: "{{subject}} uses CUDA {{cuda}}, which no longer supports {{gpu}} (compute capability {{cc}}); the last CUDA for it is {{last}}.x",
+    noKernels: "{{subject}} has no kernels for {{gpu}} (sm_{{sm}}): it is compiled for {{archs}}",
+    archList: 'TORCH_CUDA_ARCH_LIST "{{value}}" does not cover {{gpu}} (compute capability {{cc}})',
+    gpuDriver: "{{gpu}} needs NVIDIA driver >= {{needed}}, but the baseline's fleet driver is {{fleet}}"
+  },
+  check({ units, files, kb, baseline, policy, report }) {
+    const fleet = baseline.gpus.map((name) => ({ name, info: kb.gpu(name) })).filter((gpu) => gpu.info !== void 0).map(({ name, info }) => ({
+      label: name,
+      cc: info.cc,
+      minCuda: info.minCuda,
+      ...info.lastCudaMajor ? { lastCudaMajor: info.lastCudaMajor } : {},
+      record: info.record
+    }));
+    if (fleet.length === 0) return;
+    const fleetDriver = baseline.driver.minimum;
+    if (fleetDriver && policy) {
+      baseline.gpus.forEach((name, index) => {
+        const info = kb.gpu(name);
+        if (info?.minDriver && compareDotted(fleetDriver, info.minDriver) < 0) {
+          report({
+            messageId: "gpuDriver",
+            data: { gpu: name, needed: info.minDriver, fleet: fleetDriver },
+            file: { path: policy.source.path, source: policy.source },
+            span: policy.locate(["gpus", index]),
+            unverified: isUnverified(info.record),
+            help: `Older drivers do not recognise this GPU at all. Source: ${cite(info.record)}`
+          });
+        }
+      });
+    }
+    for (const unit of units) {
+      for (const claim2 of unit.claims) {
+        if (claim2.kind !== "image" && claim2.kind !== "conda" && claim2.kind !== "apt") continue;
+        const cuda = claimCuda(claim2);
+        for (const gpu of fleet) {
+          const data = { subject: claim2.subject, cuda, gpu: gpu.label, cc: gpu.cc, minCuda: gpu.minCuda };
+          if (claim2.precision === "minor" && compareDotted(cuda, gpu.minCuda) < 0) {
+            report({
+              messageId: "tooOld",
+              data,
+              file: claim2.file,
+              span: claim2.span,
+              unverified: isUnverified(gpu.record),
+              help: `CUDA ${cuda} cannot generate code for compute capability ${gpu.cc}. Source: ${cite(gpu.record)}`
+            });
+          } else if (gpu.lastCudaMajor !== void 0 && cudaMajor(cuda) > gpu.lastCudaMajor) {
+            report({
+              messageId: "dropped",
+              data: { ...data, last: gpu.lastCudaMajor },
+              file: claim2.file,
+              span: claim2.span,
+              unverified: isUnverified(gpu.record),
+              help: `CUDA ${gpu.lastCudaMajor + 1}.0 removed offline compilation and library support for this architecture. Source: ${cite(gpu.record)}`
+            });
+          }
+        }
+      }
+      for (const { file: file2, pkg, build } of unit.packages) {
+        if (!build || pkg.name !== "torch" || build.cpu || !build.cuda || build.missing) continue;
+        for (const gpu of fleet)
+          checkTorchBuild(file2, pkg.span, `torch ${pkg.exact}${pkg.localLabel ? "" : ` (${tagFromCuda(build.cuda)} build)`}`, build, gpu, kb, report);
+      }
+    }
+    for (const file2 of files) for (const env of file2.env) if (env.key === "TORCH_CUDA_ARCH_LIST") checkArchList(file2, env, fleet, report);
+  }
+});
+function checkTorchBuild(file2, span, subject, build, gpu, kb, report) {
+  const cuda = build.cuda;
+  const archs = kb.compiledArchs(build.version, tagFromCuda(cuda));
+  const data = { subject, cuda, gpu: gpu.label, cc: gpu.cc, minCuda: gpu.minCuda, sm: gpu.cc.replace(".", "") };
+  if (archs) {
+    if (runsOn(gpu.cc, archs.sass, archs.ptx ?? [])) return;
+    report({
+      messageId: "noKernels",
+      data: {
+        ...data,
+        archs: archs.sass.map((arch) => `sm_${arch.replace(".", "")}`).join(", ") + (archs.ptx?.length ? ` (+PTX ${archs.ptx.join(", ")})` : "")
+      },
+      file: file2,
+      span,
+      unverified: isUnverified(archs) || isUnverified(gpu.record),
+      help: `torch raises "no kernel image is available for execution on the device" on this GPU. Use a build that includes sm_${data.sm} (compute capability ${gpu.cc} needs CUDA >= ${gpu.minCuda}). Sources: ${cite(archs)}; ${cite(gpu.record)}`
+    });
+    return;
+  }
+  if (compareDotted(cuda, gpu.minCuda) < 0) {
+    report({
+      messageId: "tooOld",
+      data,
+      file: file2,
+      span,
+      unverified: isUnverified(gpu.record),
+      help: `A CUDA ${cuda} build cannot contain code for compute capability ${gpu.cc}. Source: ${cite(gpu.record)}`
+    });
+  } else if (gpu.lastCudaMajor !== void 0 && cudaMajor(cuda) > gpu.lastCudaMajor) {
+    report({
+      messageId: "dropped",
+      data: { ...data, last: gpu.lastCudaMajor },
+      file: file2,
+      span,
+      unverified: isUnverified(gpu.record),
+      help: `CUDA ${gpu.lastCudaMajor + 1} wheels drop pre-Turing GPUs. Source: ${cite(gpu.record)}`
+    });
+  }
+}
+function checkArchList(file2, env, fleet, report) {
+  const entries2 = env.value.split(/[;\s]+/).filter(Boolean);
+  const sass = [];
+  const ptx = [];
+  for (const entry of entries2) {
+    const match = /^(\d+\.\d+a?)(\+PTX)?$/i.exec(entry);
+    if (!match) continue;
+    sass.push(match[1]);
+    if (match[2]) ptx.push(match[1]);
+  }
+  if (sass.length === 0) return;
+  for (const gpu of fleet) {
+    if (runsOn(gpu.cc, sass, ptx)) continue;
+    const separator = env.value.includes(";") ? ";" : " ";
+    const editable = file2.source.text.slice(env.valueSpan.start, env.valueSpan.end) === env.value;
+    const fix = editable ? {
+      title: `Add ${gpu.cc} to TORCH_CUDA_ARCH_LIST`,
+      safety: "safe",
+      edits: [{ path: file2.path, range: [env.valueSpan.end, env.valueSpan.end], text: `${separator}${gpu.cc}` }]
+    } : void 0;
+    report({
+      messageId: "archList",
+      data: { value: env.value, gpu: gpu.label, cc: gpu.cc },
+      file: file2,
+      span: env.span,
+      severity: "warning",
+      unverified: isUnverified(gpu.record),
+      help: `Extensions built with this list carry no kernels for compute capability ${gpu.cc} and fail with "no kernel image is available". Source: ${cite(gpu.record)}`,
+      ...fix ? { fix } : {}
+    });
+  }
+}
+
+// rules/image-missing/rule.ts
+var rule_default8 = defineRule({
+  id: "image-missing",
+  description: "nvidia/cuda base image tags follow NVIDIA's tag grammar and name a CUDA release that exists",
+  defaultSeverity: "error",
+  fix: "safe",
+  messages: {
+    grammar: 'nvidia/cuda has no tag "{{tag}}": tags are <major>.<minor>.<patch>-[cudnn-]<base|runtime|devel>-<os><version>',
+    shortVersion: 'nvidia/cuda has no tag "{{tag}}": from CUDA 11.1 on every tag names the full version ({{full}})',
+    gone: "nvidia/cuda:{{tag}} no longer exists: NVIDIA deleted the end-of-life CUDA {{version}} tags from Docker Hub",
+    noRelease: "nvidia/cuda:{{tag}} names CUDA {{cuda}}, which NVIDIA never released",
+    unknownPatch: "nvidia/cuda:{{tag}} names CUDA {{cuda}}, which is not a known release (newest {{minor}} release: {{latest}})",
+    cudnnSpelling: 'nvidia/cuda tags for CUDA {{cuda}} spell cuDNN as "-{{expected}}-", not "-{{found}}-"',
+    deleted: "nvidia/cuda:{{tag}} is end-of-life; NVIDIA deletes such tags six months after end of life",
+    os: "nvidia/cuda {{cuda}} images are not published for {{os}}{{osVersion}} ({{rule}})"
+  },
+  check({ files, kb, report }) {
+    for (const file2 of files) {
+      for (const image of file2.images) {
+        if (!image.tag || image.unresolved || image.digest || /[$`{}]/.test(image.tag) || !kb.isNvidiaCuda(image.registry, image.repository)) continue;
+        checkTag(file2, image, kb, report);
+      }
+    }
+  }
+});
+var POLICY = "https://gitlab.com/nvidia/container-images/cuda/-/issues/177";
+function checkTag(file2, image, kb, report) {
+  const tag = image.tag;
+  const parsed = kb.nvidiaCudaTag(tag);
+  const policy = kb.nvidiaCudaSupportPolicy();
+  if (!parsed || !parsed.flavour || !parsed.os) {
+    report({
+      messageId: "grammar",
+      data: { tag },
+      file: file2,
+      span: image.span,
+      help: `Flavours: base, runtime, devel; e.g. nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04. Source: ${cite(policy)}`
+    });
+    return;
+  }
+  const minor = cudaMajorMinor(parsed.version);
+  if (minor && kb.cudaExists(parsed.version) === "no") {
+    const record2 = kb.noReleaseRecord(parsed.version);
+    report({ messageId: "noRelease", data: { tag, cuda: minor }, file: file2, span: image.span, help: `${record2.note ?? ""}. Source: ${cite(record2)}` });
+    return;
+  }
+  const parts = parsed.version.split(".");
+  const deleted = kb.nvidiaCudaTagDeleted(parsed.version);
+  if (deleted && deleted.confidence !== "unverified") {
+    const latest = minor ? latestImagePatch(kb, minor) : void 0;
+    const fix = latest && !kb.nvidiaCudaTagDeleted(latest) ? versionFix(file2, image, parsed, latest, kb) : void 0;
+    report({
+      messageId: "gone",
+      data: { tag, version: parsed.version },
+      file: file2,
+      span: image.span,
+      help: `${policy.text}${fix ? ` ${latest} is the last update of CUDA ${minor} and its tags remain.` : " Move to a supported CUDA."} Sources: ${cite(deleted)}; ${POLICY}`,
+      ...fix ? { fix } : {}
+    });
+    return;
+  }
+  if (parts.length === 2 && minor) {
+    const full = latestImagePatch(kb, minor);
+    const fix = full ? versionFix(file2, image, parsed, full, kb) : void 0;
+    report({
+      messageId: "shortVersion",
+      data: { tag, full: full ? `e.g. ${tag.replace(parsed.version, full)}` : "X.Y.Z" },
+      file: file2,
+      span: image.span,
+      help: `Source: ${cite(policy)}`,
+      ...fix ? { fix } : {}
+    });
+    return;
+  }
+  if (minor && kb.cudaExists(parsed.version) === "unknown") {
+    const latest = latestCudaPatch(kb, minor);
+    if (latest && compareDotted(parsed.version, latest) > 0) {
+      const row = kb.minDriver(latest).row;
+      report({
+        messageId: "unknownPatch",
+        data: { tag, cuda: parsed.version, minor, latest },
+        file: file2,
+        span: image.span,
+        severity: "warning",
+        help: `NVIDIA's release table (retrieved ${row.retrieved}) has no CUDA ${parsed.version}. Source: ${cite(row)}`
+      });
+    }
+  }
+  if (parsed.cudnn) {
+    const expected = kb.cudnnSpelling(parsed.version);
+    if (expected && expected.spelling !== parsed.cudnn) {
+      const fix = spellingFix(file2, image, parsed, expected.spelling);
+      report({
+        messageId: "cudnnSpelling",
+        data: { cuda: parsed.version, expected: expected.spelling, found: parsed.cudnn },
+        file: file2,
+        span: image.span,
+        help: `cuDNN tags are -cudnn8- up to 12.2.2, -cudnn9- for 12.3.2 and version-less -cudnn- (cuDNN 9) from 12.4.1. Source: ${cite(expected.record)}`,
+        ...fix ? { fix } : {}
+      });
+    }
+  }
+  if (deleted) {
+    const latest = minor ? latestCudaPatch(kb, minor) : void 0;
+    report({
+      messageId: "deleted",
+      data: { tag },
+      file: file2,
+      span: image.span,
+      severity: "warning",
+      unverified: deleted.confidence === "unverified",
+      help: `${policy.text}${latest && latest !== parsed.version ? ` Use ${latest} or a newer, supported CUDA.` : ""} Sources: ${cite(deleted)}; ${POLICY}`
+    });
+  }
+  const os = parsed.os && parsed.osVersion ? kb.nvidiaCudaOs(parsed.os, parsed.osVersion, parsed.version) : void 0;
+  if (os && !os.published) {
+    const { row } = os;
+    const rule = row.from && compareDotted(parsed.version, row.from) < 0 ? `${parsed.os}${parsed.osVersion} from ${row.from}` : `${parsed.os}${parsed.osVersion} up to ${row.through}`;
+    report({
+      messageId: "os",
+      data: { cuda: parsed.version, os: parsed.os, osVersion: parsed.osVersion, rule },
+      file: file2,
+      span: image.span,
+      severity: "warning",
+      unverified: row.confidence === "unverified",
+      help: `${row.note ? `${row.note}. ` : ""}Source: ${cite(row)}`
+    });
+  }
+}
+function versionFix(file2, image, parsed, full, kb) {
+  const span = image.tagMap?.origin(0, parsed.version.length);
+  if (!span || file2.source.text.slice(span.start, span.end) !== parsed.version) return void 0;
+  if (parsed.cudnn && kb.cudnnSpelling(full)?.spelling !== parsed.cudnn) return void 0;
+  return { title: `Use ${full}`, safety: "safe", edits: [{ path: file2.path, range: [span.start, span.end], text: full }] };
+}
+function spellingFix(file2, image, parsed, spelling) {
+  const from = parsed.version.length + 1;
+  const span = image.tagMap?.origin(from, from + parsed.cudnn.length);
+  if (!span || file2.source.text.slice(span.start, span.end) !== parsed.cudnn) return void 0;
+  return { title: `Spell it -${spelling}-`, safety: "safe", edits: [{ path: file2.path, range: [span.start, span.end], text: spelling }] };
+}
+
+// rules/image-pin/rule.ts
+var rule_default9 = defineRule({
+  id: "image-pin",
+  description: "Base images are pinned to an exact tag (or digest, if the baseline asks for it)",
+  defaultSeverity: "error",
+  fix: "none",
+  messages: {
+    noTag: '{{image}} has no tag, so Docker pulls "latest", which changes under you',
+    latest: '{{image}} uses the floating "latest" tag',
+    floating: '{{image}} uses the floating tag "{{tag}}"; pin the full version',
+    noDigest: "{{image}} is not pinned by digest, as the baseline requires",
+    unresolved: "the base image cannot be checked: {{reason}}"
+  },
+  check({ files, baseline, report }) {
+    if (baseline.pinning.images === "none") return;
+    for (const file2 of files) {
+      for (const image of file2.images) {
+        if (image.fromStage !== void 0 || image.repository === "scratch") continue;
+        const data = { image: image.reference };
+        if (image.unresolved) {
+          report({
+            messageId: "unresolved",
+            data: { reason: image.unresolved },
+            file: file2,
+            span: image.span,
+            severity: "notice",
+            help: "Give the ARG a default value that names an exact tag, so the file documents what it builds from."
+          });
+          continue;
+        }
+        if (baseline.pinning.images === "digest") {
+          if (!image.digest)
+            report({
+              messageId: "noDigest",
+              data,
+              file: file2,
+              span: image.span,
+              help: "Append @sha256:<digest> (from `docker buildx imagetools inspect IMAGE:TAG`) so the build cannot change when the tag is re-pushed."
+            });
+          continue;
+        }
+        if (image.digest) continue;
+        const problem = tagProblem(image);
+        if (problem)
+          report({
+            messageId: problem,
+            data: { ...data, tag: image.tag ?? "" },
+            file: file2,
+            span: image.span,
+            help: 'Tags such as "latest", "12" or "12.4" move to new releases; a CUDA base image that moves changes the CUDA, cuDNN and driver requirements of every build. Name the full version, e.g. nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04.'
+          });
+      }
+    }
+  }
+});
+function tagProblem(image) {
+  if (image.tag === void 0) return "noTag";
+  if (image.tag === "latest") return "latest";
+  const version2 = /^v?(\d+(?:\.\d+)*)/.exec(image.tag)?.[1];
+  if (version2 !== void 0 && version2.split(".").length < 3 && /^(nvidia\/cuda|pytorch\/pytorch|nvidia\/pytorch)$/.test(image.repository)) {
+    if (!(image.registry === "nvcr.io" && /^\d{2}\.\d{2}-/.test(image.tag))) return "floating";
+  }
+  if (/^\d+(\.\d+)?$/.test(image.tag)) return "floating";
+  return void 0;
+}
+
+// rules/index-url/rule.ts
+var rule_default10 = defineRule({
+  id: "index-url",
+  description: "CUDA wheels come from an index that serves them, and index options are where pip reads them",
+  defaultSeverity: "error",
+  fix: "safe",
+  messages: {
+    extraIndex: "{{subject}} installs PyPI's {{name}} {{newest}}, not a {{tag}} build: {{url}} is an extra index, and pip takes the newest version any index has ({{onIndex}})",
+    noIndex: "{{name}}=={{version}} is a {{tag}} build, but no index of this install serves {{tag}} builds, so pip cannot find it",
+    ignored: "{{option}} is written on a requirement line, where pip ignores it",
+    autoBackend: "{{setting}} picks the PyTorch index from the NVIDIA driver of the machine that runs it; docker build runs without a GPU, so uv falls back to the CPU-only builds",
+    notExplicit: 'the index "{{name}}" ({{url}}) is not explicit, so uv takes every package it has from it, not only torch'
+  },
+  check({ units, kb, report }) {
+    const invocationsOf = /* @__PURE__ */ new Map();
+    for (const unit of units) {
+      for (const invocation of unit.invocations) {
+        for (const member of invocation.members) {
+          const list = invocationsOf.get(member.context);
+          if (list) list.push(invocation);
+          else invocationsOf.set(member.context, [invocation]);
+        }
+      }
+    }
+    for (const unit of units) {
+      checkExtraIndexes(unit, kb, report);
+      checkUnservedLabels(unit, invocationsOf, report);
+    }
+    for (const file2 of new Set(units.flatMap((unit) => unit.files))) {
+      checkIgnoredOptions(file2, report);
+      if (file2.kind === "dockerfile") checkAutoBackend(file2, report);
+      if (file2.kind === "pyproject") checkExplicit(file2, report);
+    }
+  }
+});
+function checkAutoBackend(file2, report) {
+  const seen = /* @__PURE__ */ new Set();
+  for (const option of file2.options) {
+    if (option.name !== "torch-backend-auto" || seen.has(option.span.start)) continue;
+    seen.add(option.span.start);
+    report({
+      messageId: "autoBackend",
+      data: {
+        setting: file2.source.text.slice(option.span.start, option.span.end).includes("UV_TORCH_BACKEND") ? "UV_TORCH_BACKEND=auto" : "--torch-backend=auto"
+      },
+      file: file2,
+      span: option.span,
+      severity: "warning",
+      help: "Name the backend the image is for, e.g. --torch-backend=cu126 (or ENV UV_TORCH_BACKEND=cu126), matching the CUDA of the base image. Source: https://docs.astral.sh/uv/guides/integration/pytorch/#automatic-backend-selection"
+    });
+  }
+}
+function checkExtraIndexes(unit, kb, report) {
+  for (const invocation of unit.invocations) {
+    if (invocation.members.some((member) => member.context.hiddenIndexes)) continue;
+    if (invocation.members.every(
+      ({ file: file2, context }) => context.tool === "uv" && !file2.options.some((option) => option.context === context.id && option.name === "unsafe-best-match")
+    ))
+      continue;
+    const extras = invocation.indexes.filter((index) => (index.kind === "extra-index-url" || index.kind === "find-links") && isPytorchIndex(index.url));
+    if (extras.length === 0 || extras.some((index) => servedVariant(index.url) === "all")) continue;
+    const contexts = new Set(invocation.members.map((member) => member.context));
+    for (const { file: file2, pkg } of unit.packages) {
+      if (pkg.exact || !PYTORCH_INDEX_PACKAGES.has(pkg.name) || !contexts.has(file2.contexts[pkg.context])) continue;
+      for (const index of extras) {
+        const variant = servedVariant(index.url);
+        if (!variant || variant === "all") continue;
+        const wins = pypiWins(pkg, variant.tag, kb);
+        if (!wins) continue;
+        const owner = invocation.members.find((member) => member.context.indexes.includes(index))?.file ?? unit.root;
+        const onIndex = wins.newestOnIndex ? `the newest ${pkg.rawName} it has as ${variant.tag} is ${wins.newestOnIndex}` : `it has no ${pkg.rawName} that ${pkg.specifier || "the requirement"} allows`;
+        report({
+          messageId: "extraIndex",
+          data: { subject: `${pkg.rawName}${pkg.specifier}`, name: pkg.rawName, newest: wins.newest, tag: variant.tag, url: index.url, onIndex },
+          file: file2,
+          span: pkg.span,
+          severity: "warning",
+          unverified: isUnverified(wins.release),
+          help: `pip takes the best matching version from every index, and a build with a +${variant.tag} label wins only over the same version. PyPI's ${pkg.rawName} ${wins.newest} is ${wins.release.pypiDefault ? `the ${wins.release.pypiDefault} build` : "its default build"}. Pin the build (==${wins.newestOnIndex ?? "X.Y.Z"}+${variant.tag}), or use --index-url for this install. Sources: https://pip.pypa.io/en/stable/cli/pip_install/#finding-packages; ${cite(wins.release)}`,
+          related: [{ file: owner, span: index.span, message: `the extra index serves ${variant.tag} builds` }]
+        });
+      }
+    }
+  }
+}
+function serves(index, tag) {
+  const variant = servedVariant(index.url);
+  if (variant === "all") return true;
+  if (variant) return variant.tag === tag;
+  const found = cudaFromUrl(index.url);
+  if (found) return found.precision === "minor" && tagFromCuda(found.cuda) === tag;
+  return !isPytorchIndex(index.url) && index.kind !== "conda-channel";
+}
+function checkUnservedLabels(unit, invocationsOf, report) {
+  for (const { file: file2, pkg } of unit.packages) {
+    if (pkg.ecosystem !== "pip" || pkg.url || !pkg.localLabel || !pkg.exact || !PYTORCH_INDEX_PACKAGES.has(pkg.name)) continue;
+    const cuda = cudaFromLabel(pkg.localLabel);
+    if (!cuda || cuda.precision !== "minor") continue;
+    const tag = tagFromCuda(cuda.cuda);
+    const context = file2.contexts[pkg.context];
+    const invocations = (context && invocationsOf.get(context)) ?? [];
+    if (invocations.some(
+      (invocation) => invocation.members.some((member) => member.context.hiddenIndexes) || invocation.indexes.some((index) => serves(index, tag))
+    ))
+      continue;
+    const url2 = `https://download.pytorch.org/whl/${tag}`;
+    const insertAt = file2.source.text.charCodeAt(0) === 65279 ? 1 : 0;
+    const fix = file2.kind === "requirements" ? { title: `Add ${url2} as an index`, safety: "safe", edits: [{ path: file2.path, range: [insertAt, insertAt], text: `--extra-index-url ${url2}
+` }] } : void 0;
+    report({
+      messageId: "noIndex",
+      data: { name: pkg.rawName, version: publicVersion(pkg.exact), tag },
+      file: file2,
+      span: pkg.span,
+      severity: "error",
+      help: `PyPI never serves local versions such as +${tag}; they live on the PyTorch index. ${file2.kind === "requirements" ? `Add --extra-index-url ${url2} to this file.` : file2.kind === "pixi" ? `Give ${pkg.rawName} its index in [pypi-dependencies]: ${pkg.rawName} = { version = "==${pkg.exact}", index = "${url2}" } (pixi's PyTorch guide: https://pixi.sh/latest/python/pytorch/).` : file2.kind === "pyproject" ? `Add a [[tool.uv.index]] with url = "${url2}" and explicit = true, and route ${pkg.rawName} to it in [tool.uv.sources] (uv's PyTorch guide: https://docs.astral.sh/uv/guides/integration/pytorch/).` : `Add --index-url ${url2} (or --extra-index-url) to the install command.`}`,
+      ...fix ? { fix } : {}
+    });
+  }
+}
+function checkExplicit(file2, report) {
+  const seen = /* @__PURE__ */ new Set();
+  for (const index of file2.indexes) {
+    if (!index.uvIndex || index.uvIndex.explicit || index.kind !== "extra-index-url" || !isPytorchIndex(index.url) || seen.has(index.span.start)) continue;
+    seen.add(index.span.start);
+    report({
+      messageId: "notExplicit",
+      data: { name: index.uvIndex.name, url: index.url },
+      file: file2,
+      span: index.span,
+      severity: "warning",
+      help: "Add explicit = true to this [[tool.uv.index]] entry and route torch, torchvision and torchaudio to it in [tool.uv.sources], as uv's PyTorch guide does: https://docs.astral.sh/uv/guides/integration/pytorch/"
+    });
+  }
+}
+function checkIgnoredOptions(file2, report) {
+  for (const index of file2.indexes) {
+    if (!index.ignoredReason) continue;
+    const optionText = file2.source.text.slice(index.span.start, index.span.end);
+    const position = file2.source.position(index.span.start);
+    const lineStart = file2.source.lineStart(position.line);
+    let removeFrom = index.span.start;
+    while (removeFrom > lineStart && /[ \t]/.test(file2.source.text[removeFrom - 1])) removeFrom--;
+    const fix = {
+      title: `Move ${optionText} to a line of its own`,
+      safety: "safe",
+      edits: [
+        { path: file2.path, range: [lineStart, lineStart], text: `${optionText}
+` },
+        { path: file2.path, range: [removeFrom, index.span.end], text: "" }
+      ]
+    };
+    report({
+      messageId: "ignored",
+      severity: "warning",
+      data: { option: optionText },
+      file: file2,
+      span: index.span,
+      help: `${index.ignoredReason}. Source: https://pip.pypa.io/en/stable/reference/requirements-file-format/#per-requirement-options`,
+      fix
+    });
+  }
+}
+
+// rules/invalid-suppression/rule.ts
+var rule_default11 = defineRule({
+  id: "invalid-suppression",
+  description: "A `# cuda-gatekeeper: ignore[...]` comment is malformed, unjustified or unused",
+  defaultSeverity: "error",
+  fix: "none",
+  messages: {
+    noRule: "suppression names no rule: write ignore[rule-id] with the rule it silences",
+    unknownRule: "suppression names unknown rule {{rules}}",
+    noReason: "suppression of {{rules}} gives no reason; a reason is required, so nothing is suppressed",
+    unused: "suppression of {{rules}} matches no finding on the statement it precedes"
+  },
+  check({ files, ruleIds, report }) {
+    const help = "Write `# cuda-gatekeeper: ignore[rule-id] reason` on the line before the statement (or at its end): name the rule and say why the finding does not apply.";
+    for (const file2 of files) {
+      for (const suppression of file2.suppressions) {
+        const unknown2 = suppression.rules.filter((id) => !ruleIds.has(id));
+        if (suppression.rules.length === 0) report({ messageId: "noRule", file: file2, span: suppression.span, help });
+        else if (unknown2.length > 0)
+          report({ messageId: "unknownRule", data: { rules: unknown2.map((id) => `"${id}"`).join(", ") }, file: file2, span: suppression.span, help });
+        else if (suppression.reason === "")
+          report({ messageId: "noReason", data: { rules: suppression.rules.join(", ") }, file: file2, span: suppression.span, help });
+      }
+    }
+  }
+});
+
+// src/analysis/paths.ts
+import { posix } from "node:path";
+function normalizeRepoPath(path) {
+  if (isNormal(path)) return path;
+  const normalized = posix.normalize(path.replace(/\\/g, "/"));
+  if (normalized.startsWith("../") || normalized === ".." || posix.isAbsolute(normalized)) return void 0;
+  return normalized === "." ? "" : normalized.replace(/^\.\//, "");
+}
+function dirname2(path) {
+  const index = path.lastIndexOf("/");
+  return index < 0 ? "" : path.slice(0, index);
+}
+function joinRepo(...parts) {
+  const present = parts.filter((part) => part !== "");
+  const joined = present.join("/");
+  if (isNormal(joined)) return joined;
+  return normalizeRepoPath(posix.join(...present) || ".");
+}
+var NORMAL = /^(?!\.\.?(?:\/|$))[^/\\]+(?:\/(?!\.\.?(?:\/|$))[^/\\]+)*$/;
+function isNormal(path) {
+  return NORMAL.test(path);
+}
+
+// src/util/collections.ts
+function groupBy(items2, key) {
+  const groups = /* @__PURE__ */ new Map();
+  for (const item of items2) {
+    const at = key(item);
+    if (at === void 0) continue;
+    const group = groups.get(at);
+    if (group) group.push(item);
+    else groups.set(at, [item]);
+  }
+  return groups;
+}
+function positions(length) {
+  return Array.from({ length }, (_, i) => i);
+}
+var UnionFind = class {
+  parent;
+  constructor(count = 0) {
+    this.parent = positions(count);
+  }
+  /** A new item in a set of its own; returns its number (the count so far). */
+  add() {
+    return this.parent.push(this.parent.length) - 1;
+  }
+  /** The representative of i's set. */
+  find(i) {
+    let root = i;
+    while (this.parent[root] !== root) root = this.parent[root];
+    while (this.parent[i] !== root) {
+      const next = this.parent[i];
+      this.parent[i] = root;
+      i = next;
+    }
+    return root;
+  }
+  /** Joins the sets of a and b; returns the representative of the joined set. */
+  join(a, b) {
+    const ra = this.find(a);
+    const rb = this.find(b);
+    if (ra !== rb) this.parent[rb] = ra;
+    return ra;
+  }
+};
+
+// src/analysis/stages.ts
+var StageTree = class _StageTree {
+  constructor(stageCount, file2) {
+    this.stageCount = stageCount;
+    for (const image of file2.images) {
+      if (this.parents[image.stage] !== void 0 || image.stage >= stageCount) continue;
+      if (image.fromStage !== void 0 && image.fromStage < image.stage) this.parents[image.stage] = image.fromStage;
+    }
+    for (let stage = 0; stage < stageCount; stage++) {
+      const parent = this.parents[stage];
+      this.roots[stage] = parent === void 0 ? stage : this.roots[parent];
+    }
+  }
+  stageCount;
+  /** Parent stage of each stage (undefined for a stage built on an image). */
+  parents = [];
+  /** The stage at the end of each stage's chain: the one whose FROM names an image. */
+  roots = [];
+  static cache = /* @__PURE__ */ new WeakMap();
+  static of(file2) {
+    let tree = _StageTree.cache.get(file2);
+    if (!tree) {
+      let count = file2.stages.length;
+      for (const image of file2.images) count = Math.max(count, image.stage + 1);
+      _StageTree.cache.set(file2, tree = new _StageTree(count, file2));
+    }
+    return tree;
+  }
+  parent(stage) {
+    return this.parents[stage];
+  }
+  /** The base stage of this stage's chain (itself when it is built on an image). */
+  root(stage) {
+    return this.roots[stage] ?? stage;
+  }
+  /**
+   * For every stage, its own items after those of the stages it builds on (items in stage order, so in file
+   * order when `own` lists them in file order). A stage that adds nothing shares its parent's list.
+   */
+  inherited(own2) {
+    const lists = [];
+    for (let stage = 0; stage < this.stageCount; stage++) {
+      const parent = this.parents[stage];
+      const above = parent === void 0 ? [] : lists[parent];
+      const mine = own2(stage);
+      lists[stage] = mine.length === 0 ? above : above.length === 0 ? mine : [...above, ...mine];
+    }
+    return (stage) => lists[stage] ?? own2(stage);
+  }
+};
+
+// src/analysis/links.ts
+function includeCandidates(file2, include) {
+  const base = dirname2(file2.path);
+  const target = include.target.replace(/^file:(?!\/\/)/i, "");
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(target)) return [];
+  if (file2.kind !== "dockerfile") return unique([joinRepo(base, target)]);
+  const stage = file2.contexts[include.context]?.stage ?? 0;
+  const candidates = [];
+  for (const copy of copiesVisibleFrom(file2, stage)) {
+    for (const source of copy.sources) {
+      const relative2 = pathInsideCopy(copy, source.path, target);
+      if (relative2 === void 0) continue;
+      candidates.push(joinRepo(base, relative2), joinRepo(relative2));
+    }
+  }
+  if (!target.startsWith("/")) candidates.push(joinRepo(base, target), joinRepo(target));
+  return unique(candidates);
+}
+var visibleCopies = /* @__PURE__ */ new WeakMap();
+function copiesVisibleFrom(file2, stage) {
+  let visible = visibleCopies.get(file2);
+  if (!visible) {
+    const own2 = groupBy(
+      file2.copies.filter((copy) => !copy.fromStage),
+      (copy) => copy.stage
+    );
+    visibleCopies.set(file2, visible = StageTree.of(file2).inherited((at) => own2.get(at) ?? []));
+  }
+  return visible(stage);
+}
+function pathInsideCopy(copy, source, target) {
+  const destination = copy.destination;
+  const sourceBase = source.replace(/\/+$/, "").split("/").pop() ?? source;
+  const targetBase = target.split("/").pop() ?? target;
+  const sourceIsDir = source === "." || source.endsWith("/") || !/\.[A-Za-z0-9]+$/.test(sourceBase);
+  if (!sourceIsDir) {
+    if (targetBase === sourceBase || target === destination || destination.endsWith("/") && target === `${destination}${sourceBase}`) return source;
+    if (/[*?[]/.test(source) && globMatch(source.split("/").pop() ?? source, targetBase)) return `${dirname2(source)}/${targetBase}`.replace(/^\//, "");
+    return void 0;
+  }
+  const dest = destination.replace(/\/+$/, "");
+  let relative2 = target;
+  if (target.startsWith("/")) {
+    if (!target.startsWith(`${dest}/`)) return void 0;
+    relative2 = target.slice(dest.length + 1);
+  }
+  return `${source.replace(/\/+$/, "")}/${relative2}`;
+}
+function globMatch(pattern, name) {
+  const regex = new RegExp(
+    `^${pattern.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*").replace(/\?/g, ".")}$`
+  );
+  return regex.test(name);
+}
+function unique(paths) {
+  return [...new Set(paths.filter((path) => path !== void 0 && path !== ""))];
+}
+function resolveLinks(files, leadsTo) {
+  const byPath = new Map(files.map((file2) => [file2.path, file2]));
+  const links = /* @__PURE__ */ new Map();
+  for (const file2 of files) {
+    const list = [];
+    file2.includes.forEach((include, k) => {
+      const path = leadsTo ? leadsTo(file2, k) : includeCandidates(file2, include).find((candidate) => byPath.has(candidate));
+      const to = path === void 0 ? void 0 : byPath.get(path);
+      if (to && to !== file2) list.push({ from: file2, include, to });
+    });
+    links.set(file2, list);
+  }
+  return links;
+}
+
+// rules/missing-include/rule.ts
+var rule_default12 = defineRule({
+  id: "missing-include",
+  description: "No file installs or includes a file that the change deletes",
+  defaultSeverity: "error",
+  fix: "none",
+  messages: {
+    deleted: "{{target}} is deleted by this change, but this line still installs it"
+  },
+  check({ files, removed, report }) {
+    if (removed.size === 0) return;
+    const present = new Set(files.map((file2) => file2.path));
+    for (const file2 of files) {
+      for (const include of file2.includes) {
+        if (include.optional) continue;
+        const candidates = includeCandidates(file2, include);
+        if (candidates.some((path) => present.has(path))) continue;
+        const gone = candidates.find((path) => removed.has(path));
+        if (!gone) continue;
+        const how = file2.kind === "dockerfile" ? 'docker build stops at the COPY (or pip at `-r`) with "file not found"' : 'pip stops with "Could not open requirements file"';
+        report({
+          messageId: "deleted",
+          data: { target: gone },
+          file: file2,
+          span: include.span,
+          help: `${how}. Restore ${gone}, or change this line to install the file that replaces it.`
+        });
+      }
+    }
+  }
+});
+
+// rules/package-not-allowed/rule.ts
+var import_pep4403 = __toESM(require_pep440(), 1);
+var rule_default13 = defineRule({
+  id: "package-not-allowed",
+  description: "Pinned package versions are on the baseline allow-list",
+  defaultSeverity: "error",
+  fix: "unsafe",
+  messages: {
+    notAllowed: "{{name}} {{version}} is not allowed by the baseline (allowed: {{allowed}})"
+  },
+  check({ files, baseline, report }) {
+    const lists = baseline.packages;
+    if (Object.keys(lists).length === 0) return;
+    for (const file2 of files) {
+      for (const pkg of file2.packages) {
+        const allowed = lists[projectName(pkg)] ?? lists[pkg.name];
+        if (!allowed || !pkg.exact) continue;
+        const version2 = publicVersion(pkg.exact);
+        if (allowed.some((entry) => matches(version2, entry))) continue;
+        const proposal = nearest(version2, allowed);
+        const suggestion = proposal ? replaceVersion(file2, pkg, version2, proposal) : void 0;
+        report({
+          messageId: "notAllowed",
+          data: { name: pkg.rawName, version: version2, allowed: allowed.join(", ") },
+          file: file2,
+          span: pkg.span,
+          help: `The baseline's packages.${projectName(pkg)} lists the versions the organisation has validated. Use one of them${proposal ? ` (closest: ${proposal})` : ""}, or extend the baseline.`,
+          ...suggestion ? { suggestions: [suggestion] } : {}
+        });
+      }
+    }
+  }
+});
+function matches(version2, entry) {
+  try {
+    if (/[<>=!~*,]/.test(entry)) return (0, import_pep4403.satisfies)(version2, entry.includes("*") && !/[<>=!~]/.test(entry) ? `==${entry}` : entry);
+    return (0, import_pep4403.eq)(version2, entry);
+  } catch {
+    return version2 === entry;
+  }
+}
+function nearest(version2, allowed) {
+  const exact = allowed.filter((entry) => /^[0-9][0-9A-Za-z.+-]*$/.test(entry));
+  const minor = version2.split(".").slice(0, 2).join(".");
+  return exact.find((entry) => entry.startsWith(`${minor}.`)) ?? exact.at(-1);
+}
+function replaceVersion(file2, pkg, version2, proposal) {
+  const clause = pkg.clauses[0];
+  if (!clause || file2.source.text.slice(clause.versionSpan.start, clause.versionSpan.end) !== clause.version) return void 0;
+  const start = clause.versionSpan.start + clause.version.indexOf(version2);
+  if (start < clause.versionSpan.start) return void 0;
+  return { title: `Use ${pkg.rawName} ${proposal}`, safety: "unsafe", edits: [{ path: file2.path, range: [start, start + version2.length], text: proposal }] };
+}
+
+// rules/parse-error/rule.ts
+var rule_default14 = defineRule({
+  id: "parse-error",
+  description: "A file could not be read completely",
+  defaultSeverity: "error",
+  fix: "none",
+  messages: { problem: "{{message}}" },
+  check({ files, report }) {
+    for (const file2 of files) {
+      for (const problem of file2.problems) {
+        report({
+          messageId: "problem",
+          data: { message: problem.message },
+          file: file2,
+          span: problem.span,
+          help: "The rest of the file was still checked; whatever could not be read here was skipped, so fix it to get a complete check."
+        });
+      }
+    }
+  }
+});
+
+// rules/policy-error/rule.ts
+var rule_default15 = defineRule({
+  id: "policy-error",
+  description: "The baseline (CUDA policy) is invalid or names things that do not exist",
+  defaultSeverity: "error",
+  fix: "none",
+  messages: {
+    invalid: "{{message}}",
+    noSuchCuda: "cuda.allowed lists CUDA {{cuda}}, which NVIDIA never released",
+    unknownGpu: 'gpus lists "{{gpu}}", which the knowledge base does not know; use a compute capability such as "8.0" or a known model name'
+  },
+  check({ policy, policyProblems, kb, report }) {
+    for (const problem of policyProblems ?? []) {
+      report({
+        messageId: "invalid",
+        data: { message: problem.message },
+        file: problem.file,
+        span: problem.span,
+        help: "The organisation baseline locks this key; the organisation value stays in effect. Change it in the organisation config repository instead."
+      });
+    }
+    if (!policy) return;
+    const file2 = { path: policy.source.path, source: policy.source };
+    for (const problem of policy.problems) {
+      report({
+        messageId: "invalid",
+        data: { message: problem.message },
+        file: file2,
+        span: problem.span,
+        help: "The baseline was not applied; only the built-in consistency rules ran. See baseline.yaml in cuda-gatekeeper for the documented format."
+      });
+    }
+    if (policy.problems.length > 0) return;
+    (policy.baseline.cuda.allowed ?? []).forEach((cuda, index) => {
+      const missing = kb.noReleaseRecord(cuda);
+      if (kb.cudaExists(cuda) === "no" && missing)
+        report({
+          messageId: "noSuchCuda",
+          data: { cuda },
+          file: file2,
+          span: policy.locate(["cuda", "allowed", index]),
+          help: `${missing.note ?? ""} Source: ${cite(missing)}`
+        });
+    });
+    policy.baseline.gpus.forEach((gpu, index) => {
+      if (!kb.gpu(gpu)) report({ messageId: "unknownGpu", data: { gpu }, file: file2, span: policy.locate(["gpus", index]) });
+    });
+  }
+});
+
+// rules/prerelease/rule.ts
+var import_pep4404 = __toESM(require_pep440(), 1);
+var rule_default16 = defineRule({
+  id: "prerelease",
+  description: "No nightly, dev, release-candidate or test builds where the baseline forbids pre-releases",
+  defaultSeverity: "error",
+  fix: "none",
+  messages: {
+    version: "{{name}} {{version}} is a pre-release",
+    index: "{{url}} serves {{channel}} builds",
+    flag: "{{flag}} lets pip install pre-releases",
+    channel: 'conda channel "{{channel}}" publishes nightly builds'
+  },
+  check({ files, baseline, report }) {
+    if (baseline.prerelease !== "forbid") return;
+    const help = "The baseline sets prerelease: forbid. Pre-release builds (rc, dev, nightly, /whl/test) change without notice and are not supported; use a released version.";
+    for (const file2 of files) {
+      for (const pkg of file2.packages) {
+        if (pkg.ecosystem !== "pip" || !pkg.exact) continue;
+        const parsed = safeParse3(publicVersion(pkg.exact));
+        if (parsed && (parsed.pre || parsed.dev !== null))
+          report({ messageId: "version", data: { name: pkg.rawName, version: pkg.exact }, file: file2, span: pkg.span, help });
+      }
+      for (const index of file2.indexes) {
+        if (index.ignoredReason) continue;
+        if (index.kind === "conda-channel") {
+          if (/nightly/.test(index.url)) report({ messageId: "channel", data: { channel: index.url }, file: file2, span: index.span, help });
+          continue;
+        }
+        if (!isPytorchIndex(index.url)) continue;
+        const channel = pytorchIndexChannel(index.url);
+        if (channel !== "stable")
+          report({
+            messageId: "index",
+            data: { url: index.url, channel: channel === "test" ? "release-candidate (test)" : "nightly" },
+            file: file2,
+            span: index.span,
+            help
+          });
+      }
+      for (const pkg of file2.packages) {
+        if (pkg.ecosystem === "conda" && pkg.channel && /nightly/.test(pkg.channel))
+          report({ messageId: "channel", data: { channel: pkg.channel }, file: file2, span: pkg.span, help });
+      }
+      for (const option of file2.options) report({ messageId: "flag", data: { flag: option.name }, file: file2, span: option.span, help });
+    }
+  }
+});
+var safeParse3 = memoize((version2) => {
+  try {
+    return (0, import_pep4404.parse)(version2);
+  } catch {
+    return null;
+  }
+}, 1e4);
+
+// rules/wheel-missing/rule.ts
+var rule_default17 = defineRule({
+  id: "wheel-missing",
+  description: "The requested build exists (torch/torchvision/torchaudio CUDA variants, conda pytorch-cuda/cudatoolkit builds)",
+  defaultSeverity: "error",
+  fix: "unsafe",
+  messages: {
+    noVariant: "{{name}} {{version}} has no {{tag}} build{{via}}",
+    fallback: "{{name}} {{version}} has no {{tag}} build, so pip ignores {{url}} and installs PyPI's {{pypi}} build",
+    unknownVersion: "{{name}} {{version}} is not a known release",
+    noPytorchCuda: "pytorch-cuda={{version}} does not exist (published: {{published}})",
+    condaCombination: "pytorch {{version}} was not published for {{what}} {{cuda}} (published: {{published}})",
+    channelEnded: "pytorch {{version}} is not on the pytorch conda channel: its last release there was {{last}}",
+    condaLabel: "{{subject}} names a pip build: conda packages carry no +{{label}} label, so no such version exists",
+    toolkitIgnored: "cudatoolkit does not select the CUDA build of pytorch {{version}}: from 1.13 the pytorch channel selects it with pytorch-cuda"
+  },
+  check({ units, kb, report }) {
+    for (const unit of units) {
+      for (const { file: file2, pkg, build } of unit.packages) {
+        if (build) checkBuild(unit, file2, pkg, build, kb, report);
+        else if (pkg.ecosystem === "pip" && pkg.exact && ["torch", "torchvision", "torchaudio"].includes(pkg.name)) checkUnknown(file2, pkg, kb, report);
+      }
+      checkConda(unit, kb, report);
+    }
+  }
+});
+function checkBuild(unit, file2, pkg, build, kb, report) {
+  if (!build.release) {
+    checkUnknown(file2, pkg, kb, report);
+    return;
+  }
+  const missing = build.missing;
+  if (!missing) return;
+  const release = build.release;
+  const lenient = release.variantsComplete === false || isUnverified(release);
+  const suggestions = alternatives(file2, pkg, build.version, release, missing.cuda ?? "", kb);
+  const published = release.variants.join(", ");
+  const help = `${pkg.rawName === "torch" ? "torch" : `${pkg.rawName} (torch ${release.version})`} ${release.version} is published for ${published}${release.pypiDefault ? ` (PyPI: ${release.pypiDefault})` : ""}.${suggestionText(suggestions)} Source: ${cite(release)}`;
+  if (missing.via === "extra-index-url" && missing.index) {
+    report({
+      messageId: "fallback",
+      data: { name: pkg.rawName, version: build.version, tag: missing.tag, url: missing.index.url, pypi: build.release.pypiDefault ?? "default" },
+      file: file2,
+      span: pkg.span,
+      unverified: lenient,
+      severity: lenient ? "notice" : "error",
+      help,
+      related: indexOwner(unit, missing.index).map((owner) => ({
+        file: owner,
+        span: missing.index.span,
+        message: `this index has no ${pkg.rawName} ${build.version}`
+      })),
+      suggestions
+    });
+    return;
+  }
+  report({
+    messageId: "noVariant",
+    data: {
+      name: pkg.rawName,
+      version: build.version,
+      tag: missing.tag,
+      via: missing.via === "index-url" ? ` on ${missing.index?.url}, so pip finds no matching distribution` : ""
+    },
+    file: file2,
+    span: pkg.span,
+    unverified: lenient,
+    help,
+    suggestions
+  });
+}
+function indexOwner(unit, index) {
+  const owner = unit.invocations.flatMap((invocation) => invocation.members).find((member) => member.context.indexes.includes(index));
+  return owner ? [owner.file] : [];
+}
+function alternatives(file2, pkg, version2, release, wantedCuda, kb) {
+  const fixes = [];
+  const clause = pkg.clauses[0];
+  const editable = clause && file2.source.text.slice(clause.versionSpan.start, clause.versionSpan.end) === clause.version;
+  const nearestTag = wantedCuda ? nearestCudaBuild(release, wantedCuda) : void 0;
+  if (nearestTag) {
+    const text2 = pkg.localLabel && editable ? `${publicVersion(clause.version)}+${nearestTag}` : void 0;
+    fixes.push({
+      title: `${pkg.rawName} ${version2}+${nearestTag} (same version, CUDA ${cudaFromTag(nearestTag)})`,
+      safety: "unsafe",
+      edits: text2 ? [{ path: file2.path, range: [clause.versionSpan.start, clause.versionSpan.end], text: text2 }] : []
+    });
+  }
+  const torchVersion = pkg.name === "torch" ? version2 : release.version;
+  const other = wantedCuda ? nearestReleaseWithCuda(kb, torchVersion, wantedCuda) : void 0;
+  if (other) {
+    const wanted = pkg.name === "torch" ? other.version : pkg.name === "torchvision" ? other.torchvision[0] : other.torchaudio[0];
+    if (wanted) {
+      const label = pkg.localLabel ? `+${pkg.localLabel}` : "";
+      fixes.push({
+        title: `${pkg.rawName} ${wanted}${label} (nearest release with a ${tagFromCuda(wantedCuda)} build)`,
+        safety: "unsafe",
+        edits: editable ? [{ path: file2.path, range: [clause.versionSpan.start, clause.versionSpan.end], text: `${wanted}${label}` }] : []
+      });
+    }
+  }
+  return fixes;
+}
+function suggestionText(fixes) {
+  return fixes.length === 0 ? "" : ` Builds that exist: ${fixes.map((fix) => fix.title).join("; ")}.`;
+}
+function checkUnknown(file2, pkg, kb, report) {
+  const version2 = publicVersion(pkg.exact ?? "");
+  const releases = kb.torchReleases();
+  const known2 = pkg.name === "torch" ? releases.some((release) => release.version === version2) : kb.torchForCompanion(pkg.name, version2).length > 0;
+  if (known2 || !/^\d+\.\d+\.\d+$/.test(version2)) return;
+  const newest = releases.filter((release) => release.confidence !== "unverified").at(-1);
+  const ownMinors = pkg.name === "torch" ? releases.map((release) => release.version) : releases.flatMap((release) => release[pkg.name]);
+  const minorKnown = ownMinors.some((known3) => minorOf(known3) === minorOf(version2));
+  const newestOfMinor = ownMinors.filter((known3) => minorOf(known3) === minorOf(version2)).sort(compareDotted).at(-1);
+  const staleMinor = minorKnown && newestOfMinor !== void 0 && compareDotted(version2, newestOfMinor) > 0 && ownMinors.some((known3) => compareDotted(minorOf(known3), minorOf(version2)) > 0);
+  if (!minorKnown && compareDotted(version2, ownMinors.sort(compareDotted).at(-1) ?? "0") > 0) return;
+  report({
+    messageId: "unknownVersion",
+    data: { name: pkg.rawName, version: version2 },
+    file: file2,
+    span: pkg.span,
+    severity: staleMinor ? "warning" : "notice",
+    help: `The knowledge base (PyTorch data retrieved ${newest.retrieved}) lists ${minorKnown ? `${pkg.rawName} ${minorOf(version2)} releases up to ${newestOfMinor}` : `no ${pkg.rawName} ${minorOf(version2)} release`}; check the version. Source: ${cite(newest)}`
+  });
+}
+function checkConda(unit, kb, report) {
+  const conda = unit.packages.filter(({ pkg }) => pkg.ecosystem === "conda");
+  const pytorch = conda.find(({ pkg }) => pkg.name === "pytorch" && pkg.exact);
+  const pytorchCuda = conda.find(({ pkg }) => pkg.name === "pytorch-cuda" && pkg.exact);
+  const cudatoolkit = conda.find(({ pkg }) => pkg.name === "cudatoolkit" && pkg.exact);
+  const published = kb.condaPytorchCudaVersions();
+  const source = cite(kb.condaPytorchCuda());
+  if (pytorchCuda) {
+    const version3 = cudaMajorMinor(pytorchCuda.pkg.exact.split(".").slice(0, 2).join(".")) ?? pytorchCuda.pkg.exact;
+    if (!published.includes(version3)) {
+      report({
+        messageId: "noPytorchCuda",
+        data: { version: pytorchCuda.pkg.exact, published: published.join(", ") },
+        file: pytorchCuda.file,
+        span: pytorchCuda.pkg.span,
+        help: `The pytorch-cuda metapackage exists only for ${published.join(", ")}; from torch 2.6 PyTorch publishes no conda packages (use pip wheels). Source: ${source}`
+      });
+    }
+  }
+  if (!pytorch) return;
+  if (pytorch.pkg.exact.includes("+")) {
+    const label = pytorch.pkg.exact.slice(pytorch.pkg.exact.indexOf("+") + 1);
+    report({
+      messageId: "condaLabel",
+      data: { subject: describePackage(pytorch.pkg), label },
+      file: pytorch.file,
+      span: pytorch.pkg.span,
+      help: `+${label} is how PyPI-style wheels name a CUDA build; conda names it in the build string or with pytorch-cuda. Write pytorch=${publicVersion(pytorch.pkg.exact)} with ${cudaFromLabel(label) ? `pytorch-cuda=${cudaFromLabel(label).cuda}` : "the CUDA package of your channel"}. Source: ${source}`
+    });
+    return;
+  }
+  const version2 = pytorch.pkg.exact;
+  const release = kb.torchRelease(version2);
+  const channel = pytorch.pkg.channel ?? (pytorch.file.contexts[pytorch.pkg.context]?.channels.includes("conda-forge") ? void 0 : pytorch.file.contexts[pytorch.pkg.context]?.channels.includes("pytorch") ? "pytorch" : void 0);
+  const last2 = kb.pytorchChannel().lastVersion;
+  if (channel === "pytorch" && compareDotted(version2, last2) > 0) {
+    report({
+      messageId: "channelEnded",
+      data: { version: version2, last: last2 },
+      file: pytorch.file,
+      span: pytorch.pkg.span,
+      help: `The pytorch channel is deprecated; install torch ${version2} with pip, or take pytorch from conda-forge. Source: ${cite(kb.pytorchChannel())}`
+    });
+    return;
+  }
+  if (!release || channel === "conda-forge" || pytorch.pkg.channel === "conda-forge") return;
+  const lenient = isUnverified(release);
+  if (channel === "pytorch" && cudatoolkit && !pytorchCuda && release.condaPytorchCuda?.length && !release.condaCudatoolkit?.length) {
+    report({
+      messageId: "toolkitIgnored",
+      data: { version: version2 },
+      file: cudatoolkit.file,
+      span: cudatoolkit.pkg.span,
+      // The solver may still take a CUDA build of the same version: what it takes is not certain, so a warning.
+      severity: "warning",
+      unverified: lenient,
+      help: `The pytorch channel's builds of ${version2} depend on pytorch-cuda (${release.condaPytorchCuda.join(", ")}), not on cudatoolkit, so the solver may pick a CPU build or another CUDA. Replace cudatoolkit with pytorch-cuda=X.Y from the nvidia channel. Source: ${cite(release)}`,
+      related: [{ file: pytorch.file, span: pytorch.pkg.span, message: `pytorch ${version2} is pinned here` }]
+    });
+  }
+  const buildCuda = pytorch.pkg.localLabel ? cudaFromLabel(pytorch.pkg.localLabel)?.cuda : void 0;
+  const checks = [
+    {
+      what: "pytorch-cuda",
+      cuda: pytorchCuda ? cudaMajorMinor(pytorchCuda.pkg.exact.split(".").slice(0, 2).join(".")) : void 0,
+      list: release.condaPytorchCuda,
+      at: pytorchCuda ?? pytorch
+    },
+    {
+      what: "cudatoolkit",
+      cuda: cudatoolkit ? cudaMajorMinor(cudatoolkit.pkg.exact.split(".").slice(0, 2).join(".")) : void 0,
+      list: release.condaCudatoolkit,
+      at: cudatoolkit ?? pytorch
+    },
+    {
+      what: "CUDA (build string)",
+      cuda: buildCuda && buildCuda.includes(".") ? buildCuda : void 0,
+      list: release.condaPytorchCuda?.length ? release.condaPytorchCuda : release.condaCudatoolkit,
+      at: pytorch
+    }
+  ];
+  for (const check3 of checks) {
+    if (!check3.cuda || !check3.list || check3.list.length === 0 || check3.list.includes(check3.cuda)) continue;
+    if (check3.what === "pytorch-cuda" && !published.includes(check3.cuda)) continue;
+    report({
+      messageId: "condaCombination",
+      data: { version: version2, what: check3.what, cuda: check3.cuda, published: check3.list.join(", ") },
+      file: check3.at.file,
+      span: check3.at.pkg.span,
+      unverified: lenient,
+      help: `conda cannot solve ${describePackage(pytorch.pkg)} with ${check3.what} ${check3.cuda}: the pytorch channel has builds for ${check3.list.join(", ")} only. Source: ${cite(release)}`,
+      related: check3.at.pkg === pytorch.pkg ? [] : [{ file: pytorch.file, span: pytorch.pkg.span, message: `pytorch ${version2} is pinned here` }]
+    });
+  }
+}
+
+// rules/index.ts
+var RULES = [
+  rule_default3,
+  rule_default5,
+  rule_default17,
+  rule_default,
+  rule_default7,
+  rule_default8,
+  rule_default12,
+  rule_default2,
+  rule_default10,
+  rule_default6,
+  rule_default9,
+  rule_default4,
+  rule_default13,
+  rule_default16,
+  rule_default14,
+  rule_default15,
+  rule_default11
+];
+var RULE_IDS = new Set(RULES.map((rule) => rule.id));
+var RULE_DEFAULTS = new Map(RULES.map((rule) => [rule.id, rule.defaultSeverity]));
+
+// src/cli/main.ts
+import { existsSync as existsSync2, readFileSync as readFileSync3, realpathSync as realpathSync2, renameSync, rmSync, writeFileSync } from "node:fs";
+import { basename as basename2, dirname as dirname3, join as join3, resolve as resolve3, sep as sep3 } from "node:path";
+import { parseArgs } from "node:util";
+
+// src/analysis/safe-fixes.ts
+function safeFixContents(report, texts) {
+  const byPath = /* @__PURE__ */ new Map();
+  const titles = [];
+  for (const finding of report.findings) {
+    if (finding.fix?.safety !== "safe") continue;
+    titles.push(`${finding.fix.title} (${finding.ruleId}, ${finding.location.path}:${finding.location.start.line})`);
+    for (const edit of finding.fix.edits) byPath.set(edit.path, [...byPath.get(edit.path) ?? [], edit]);
+  }
+  const files = [...byPath].flatMap(([path, edits]) => {
+    const text2 = texts.get(path);
+    if (text2 === void 0) return [];
+    const contents = applyEdits(text2, dedupe(edits));
+    return contents === text2 ? [] : [{ path, contents }];
+  });
+  return { files, titles };
+}
+function dedupe(edits) {
+  const seen = /* @__PURE__ */ new Set();
+  return edits.filter((edit) => {
+    const key = `${edit.range[0]}:${edit.range[1]}:${edit.text}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+// src/baseline/load.ts
+var import_yaml4 = __toESM(require_dist(), 1);
+
+// src/baseline/schema.ts
+var import_pep4405 = __toESM(require_pep440(), 1);
+var cudaMinor = external_exports.union([external_exports.string(), external_exports.number().transform(String)]).pipe(external_exports.string().regex(/^\d{1,2}\.\d{1,2}$/, 'expected a CUDA version as major.minor, e.g. "12.4"'));
+var driverVersion = external_exports.union([external_exports.string(), external_exports.number().transform(String)]).pipe(external_exports.string().regex(/^\d{3}(\.\d{1,3}){0,2}$/, 'expected an NVIDIA driver version, e.g. "550.54.14"'));
+var RuleSeverity = external_exports.enum(["error", "warning", "notice", "off"]);
+var RuleSetting = external_exports.union([RuleSeverity, external_exports.strictObject({ severity: RuleSeverity.optional() })]);
+var BaselineFile = external_exports.strictObject({
+  _extends: external_exports.string().min(1).optional().describe('The organisation config repository this file builds on (".github"); implied when it exists'),
+  cuda: external_exports.strictObject({ allowed: external_exports.array(cudaMinor).optional().describe('CUDA versions (major.minor, e.g. "12.4") an image or wheel may target') }).optional(),
+  driver: external_exports.strictObject({
+    minimum: driverVersion.optional().describe('Oldest NVIDIA Linux driver in the GPU fleet, e.g. "550.54.14"'),
+    forwardCompat: external_exports.boolean().optional().describe(
+      "true: the fleet is data-center GPUs on Linux, where an image's cuda-compat package runs newer CUDA on an older driver branch (forward compatibility); false: it is not"
+    )
+  }).optional(),
+  gpus: external_exports.array(external_exports.union([external_exports.string().min(1), external_exports.number()]).transform(String)).optional().describe('GPU models ("A100", "H100") or compute capabilities ("8.0") in the fleet'),
+  packages: external_exports.record(
+    external_exports.string().min(1),
+    external_exports.array(
+      external_exports.union([external_exports.string(), external_exports.number()]).transform(String).refine((version2) => (0, import_pep4405.valid)(version2) !== null || (0, import_pep4405.validRange)(version2), {
+        error: (issue2) => `${JSON.stringify(issue2.input)} is neither a PEP 440 version ("2.6.0") nor a specifier (">=2.6,<2.8")`
+      })
+    )
+  ).optional().describe("Allowed versions (PEP 440 versions or specifiers) per package"),
+  pinning: external_exports.strictObject({
+    python: external_exports.enum(["exact", "none"]).optional().describe("exact: CUDA-relevant Python/conda packages must be pinned to one version"),
+    images: external_exports.enum(["tag", "digest", "none"]).optional().describe("How base images must be pinned"),
+    packages: external_exports.array(external_exports.string()).optional().describe("More packages that must be pinned exactly")
+  }).optional(),
+  prerelease: external_exports.enum(["forbid", "allow"]).optional().describe("forbid: no nightly, rc, dev or /whl/test builds"),
+  rules: external_exports.record(external_exports.string(), RuleSetting).optional().describe("Per rule: error | warning | notice | off (or { severity })"),
+  waivers: external_exports.array(
+    external_exports.strictObject({
+      rule: external_exports.string().min(1).describe("Rule id the waiver silences"),
+      repo: external_exports.string().min(1).describe('Repository ("name" or "owner/name"; "*" for all)'),
+      path: external_exports.string().min(1).optional().describe('File path or prefix ending in "/" (default: every file)'),
+      reason: external_exports.string().min(1).describe("Why the finding is accepted"),
+      owner: external_exports.string().min(1).describe("Who owns the exception"),
+      expires: external_exports.union([external_exports.string(), external_exports.date().transform((date5) => date5.toISOString().slice(0, 10))]).pipe(external_exports.string().regex(/^\d{4}-\d{2}-\d{2}$/, "expected a date, YYYY-MM-DD")).describe("Last day the waiver applies (YYYY-MM-DD)")
+    })
+  ).optional().describe("Time-limited exceptions; each needs an owner and an expiry date"),
+  migration: external_exports.strictObject({
+    pullRequests: external_exports.boolean().optional().describe("Open one migration pull request per repository whose default branch no longer conforms (off by default)")
+  }).optional(),
+  files: external_exports.strictObject({
+    include: external_exports.array(external_exports.string().min(1)).optional().describe("More files to check, as gitignore-style patterns from the repository root; their kind is read from their content"),
+    exclude: external_exports.array(external_exports.string().min(1)).optional().describe("Files not to check, as gitignore-style patterns from the repository root (added to .gitignore)")
+  }).optional(),
+  sweep: external_exports.strictObject({
+    issues: external_exports.enum(["none", "repository", "dashboard"]).optional().describe('Keep a "CUDA compliance" issue per repository, one dashboard issue in the config repository, or none (default)')
+  }).optional(),
+  /** Dotted key paths a repository may not weaken (organisation baselines). */
+  locked: external_exports.array(external_exports.string()).optional().describe('Keys a repository may not weaken, e.g. ["cuda.allowed", "driver.minimum", "rules"]')
+});
+var EMPTY_BASELINE = {
+  cuda: {},
+  driver: {},
+  gpus: [],
+  packages: {},
+  pinning: { python: "none", images: "none", packages: [] },
+  prerelease: "allow",
+  rules: {},
+  locked: [],
+  waivers: [],
+  migration: { pullRequests: false },
+  sweep: { issues: "none" },
+  files: { include: [], exclude: [] }
+};
+function resolveBaseline(file2) {
+  const rules = {};
+  for (const [id, setting] of Object.entries(file2.rules ?? {})) {
+    const severity = typeof setting === "string" ? setting : setting.severity;
+    if (severity) rules[id] = severity;
+  }
+  const packages = {};
+  for (const [name, versions] of Object.entries(file2.packages ?? {})) packages[name.toLowerCase().replace(/[-_.]+/g, "-")] = versions;
+  return {
+    cuda: file2.cuda?.allowed ? { allowed: file2.cuda.allowed } : {},
+    driver: {
+      ...file2.driver?.minimum ? { minimum: file2.driver.minimum } : {},
+      ...file2.driver?.forwardCompat !== void 0 ? { forwardCompat: file2.driver.forwardCompat } : {}
+    },
+    gpus: file2.gpus ?? [],
+    packages,
+    pinning: {
+      python: file2.pinning?.python ?? "none",
+      images: file2.pinning?.images ?? "none",
+      packages: (file2.pinning?.packages ?? []).map((name) => name.toLowerCase().replace(/[-_.]+/g, "-"))
+    },
+    prerelease: file2.prerelease ?? "allow",
+    rules,
+    locked: file2.locked ?? [],
+    waivers: (file2.waivers ?? []).map((waiver, index) => ({ ...waiver, index })),
+    migration: { pullRequests: file2.migration?.pullRequests ?? false },
+    sweep: { issues: file2.sweep?.issues ?? "none" },
+    files: { include: file2.files?.include ?? [], exclude: file2.files?.exclude ?? [] }
+  };
+}
+
+// src/baseline/load.ts
+var MAX_BASELINE_BYTES = 256 * 1024;
+function loadBaseline(path, text2, ruleIds) {
+  const source = new SourceText(path, text2);
+  const nowhere = () => ({ start: 0, end: 0 });
+  if (text2.length > MAX_BASELINE_BYTES)
+    return {
+      baseline: EMPTY_BASELINE,
+      source,
+      locate: nowhere,
+      problems: [{ message: `the baseline is larger than ${MAX_BASELINE_BYTES / 1024} KiB`, span: nowhere() }]
+    };
+  const doc = (0, import_yaml4.parseDocument)(text2, { prettyErrors: false, uniqueKeys: true, strict: true });
+  const locate = (path2) => spanOf(doc, path2);
+  const fail = (problems2) => ({ baseline: EMPTY_BASELINE, source, problems: problems2, locate });
+  if (doc.errors.length > 0)
+    return fail(
+      doc.errors.map((error62) => ({
+        message: `YAML: ${error62.message.split("\n")[0]}`,
+        span: { start: Math.min(error62.pos[0], text2.length), end: Math.min(error62.pos[1], text2.length) }
+      }))
+    );
+  let value;
+  try {
+    value = doc.toJS({ maxAliasCount: 50 }) ?? {};
+  } catch (error62) {
+    return fail([{ message: `YAML: ${error62.message}`, span: { start: 0, end: 0 } }]);
+  }
+  const parsed = BaselineFile.safeParse(value);
+  if (!parsed.success) {
+    return fail(
+      parsed.error.issues.map((issue2) => ({
+        message: describeIssue(issue2, valueAt(value, issue2.path) === void 0 && issue2.code !== "unrecognized_keys"),
+        span: spanOf(doc, issue2.path, issue2.code === "unrecognized_keys" ? issue2.keys?.[0] : void 0)
+      }))
+    );
+  }
+  const problems = [];
+  if (ruleIds) {
+    for (const id of Object.keys(parsed.data.rules ?? {})) {
+      if (!ruleIds.has(id))
+        problems.push({ message: `unknown rule "${id}" in rules (known: ${[...ruleIds].sort().join(", ")})`, span: spanOf(doc, ["rules"], id) });
+    }
+  }
+  return { baseline: resolveBaseline(parsed.data), file: parsed.data, source, problems, locate };
+}
+function valueAt(root, path) {
+  let current = root;
+  for (const key of path) {
+    if (current === null || typeof current !== "object") return void 0;
+    current = current[key];
+  }
+  return current;
+}
+function describeIssue(issue2, missing = false) {
+  const where = issue2.path.length > 0 ? issue2.path.map(String).join(".") : "the baseline";
+  if (missing && issue2.path.length > 0) return `${where} is required`;
+  if (issue2.code === "unrecognized_keys")
+    return `unknown key${issue2.keys && issue2.keys.length > 1 ? "s" : ""} ${issue2.keys?.map((key) => `"${key}"`).join(", ")} in ${where}`;
+  return `${where}: ${issue2.message}`;
+}
+function spanOf(doc, path, key) {
+  for (let length = path.length; length >= 0; length--) {
+    const node2 = length === 0 ? doc.contents : doc.getIn(path.slice(0, length), true);
+    if (!(0, import_yaml4.isNode)(node2)) continue;
+    if (key !== void 0 && length === path.length && "items" in node2) {
+      const pair = node2.items.find((item) => (0, import_yaml4.isNode)(item.key) && item.key.value === key);
+      if (pair && (0, import_yaml4.isNode)(pair.key) && pair.key.range) return { start: pair.key.range[0], end: pair.key.range[1] };
+    }
+    if (node2.range) return { start: node2.range[0], end: node2.range[1] };
+  }
+  return { start: 0, end: 0 };
+}
+
+// src/analysis/units.ts
+var NO_INDEXES = [];
+var ENVIRONMENT = /(?:conda|mamba|venv|virtualenv|site-packages|dist-packages|\/\.local\b|^\/install\b|^\/usr\/local\/?(?:lib\/?)?$|\/python\d(?:\.\d+)?\b)/i;
+var TIERS = [
+  ["image", "env"],
+  ["conda", "conda-build", "conda-channel", "apt"],
+  ["wheel-tag", "wheel-url", "implied"],
+  ["nvidia-wheel", "cupy", "jax", "tensorflow", "library"]
+];
+function buildUnits(files, links, kb) {
+  const claimCache = /* @__PURE__ */ new Map();
+  const claimsOf = (file2) => {
+    let claims = claimCache.get(file2);
+    if (!claims) claimCache.set(file2, claims = fileClaims(file2, kb));
+    return claims;
+  };
+  const units = [];
+  let component;
+  const includers = /* @__PURE__ */ new Map();
+  for (const from of files) {
+    for (const link of links.get(from) ?? []) {
+      const list = includers.get(link.to);
+      if (list) list.push(from);
+      else includers.set(link.to, [from]);
+    }
+  }
+  for (const file2 of files) {
+    if (file2.kind === "dockerfile") {
+      const stages = new DockerfileIndex(file2, links.get(file2) ?? [], claimsOf(file2));
+      for (const stage of file2.stages) units.push(dockerStageUnit(stages, stage.index, links, claimsOf, kb));
+    } else if (hasSelections(file2.kind)) {
+      const via = (includers.get(file2) ?? []).flatMap((includer) => (links.get(includer) ?? []).filter((link) => link.to === file2));
+      const covered = new Set(selectedContexts(file2, via).map((context) => context.variant));
+      units.push(...pyprojectUnits(file2, claimsOf, kb, via.length ? covered : /* @__PURE__ */ new Set()));
+    } else if (!includedElsewhere(file2, includers.get(file2) ?? [], component ??= components(files, links))) {
+      units.push(fileUnit(file2, links, claimsOf, kb));
+    }
+  }
+  return units;
+}
+function includedElsewhere(file2, includers, component) {
+  return includers.some((includer) => includer !== file2 && (includer.kind === "dockerfile" || component.get(includer) !== component.get(file2)));
+}
+function components(files, links) {
+  const index = /* @__PURE__ */ new Map();
+  const low = /* @__PURE__ */ new Map();
+  const onStack = /* @__PURE__ */ new Set();
+  const stack = [];
+  const component = /* @__PURE__ */ new Map();
+  let counter = 0;
+  let count = 0;
+  for (const start of files) {
+    if (index.has(start)) continue;
+    const frames = [{ file: start, next: 0 }];
+    index.set(start, counter);
+    low.set(start, counter++);
+    stack.push(start);
+    onStack.add(start);
+    while (frames.length > 0) {
+      const frame = frames.at(-1);
+      const out = links.get(frame.file) ?? [];
+      if (frame.next < out.length) {
+        const to = out[frame.next++].to;
+        if (!index.has(to)) {
+          index.set(to, counter);
+          low.set(to, counter++);
+          stack.push(to);
+          onStack.add(to);
+          frames.push({ file: to, next: 0 });
+        } else if (onStack.has(to)) {
+          low.set(frame.file, Math.min(low.get(frame.file), index.get(to)));
+        }
+        continue;
+      }
+      frames.pop();
+      const parent = frames.at(-1);
+      if (parent) low.set(parent.file, Math.min(low.get(parent.file), low.get(frame.file)));
+      if (low.get(frame.file) === index.get(frame.file)) {
+        let member;
+        do {
+          member = stack.pop();
+          onStack.delete(member);
+          component.set(member, count);
+        } while (member !== frame.file);
+        count++;
+      }
+    }
+  }
+  return component;
+}
+function reachable(start, links, seen) {
+  const out = [];
+  const queue = [...start];
+  for (let next = 0; next < queue.length; next++) {
+    const link = queue[next];
+    if (seen.has(link.to)) continue;
+    seen.add(link.to);
+    out.push(link.to);
+    queue.push(...links.get(link.to) ?? []);
+  }
+  return out;
+}
+function fileUnit(file2, links, claimsOf, kb) {
+  const seen = /* @__PURE__ */ new Set([file2]);
+  const included = reachable(links.get(file2) ?? [], links, seen);
+  const files = [file2, ...included];
+  const invocations = [];
+  const pipContexts = file2.contexts.filter((context) => context.tool !== "conda-env");
+  for (const context of pipContexts) {
+    const contextLinks = (links.get(file2) ?? []).filter((link) => link.include.context === context.id);
+    const linked = reachable(contextLinks, links, /* @__PURE__ */ new Set([file2]));
+    invocations.push(makeInvocation([{ file: file2, context }, ...linked.flatMap((member) => member.contexts.map((c) => ({ file: member, context: c })))]));
+  }
+  const claims = files.flatMap((member) => claimsOf(member));
+  return finishUnit(file2.path, file2, void 0, files, claims, invocations, kb);
+}
+function pyprojectUnits(file2, claimsOf, kb, covered) {
+  const claims = claimsOf(file2);
+  const units = [];
+  for (const [variant, contexts] of groupBy(file2.contexts, (context) => context.variant)) {
+    if (covered.has(variant)) continue;
+    const ids = new Set(contexts.map((context) => context.id));
+    const own2 = (context) => context === void 0 || ids.has(context);
+    units.push(
+      finishUnit(
+        `${file2.path} (${variant})`,
+        file2,
+        void 0,
+        [file2],
+        claims.filter((claim2) => own2(claim2.context)),
+        contexts.map((context) => makeInvocation([{ file: file2, context }])),
+        kb,
+        file2.packages.filter((pkg) => ids.has(pkg.context))
+      )
+    );
+  }
+  return units;
+}
+var DockerfileIndex = class {
+  constructor(file2, links, claims) {
+    this.file = file2;
+    this.claims = claims;
+    this.tree = StageTree.of(file2);
+    this.contextsByStage = groupBy(file2.contexts, (context) => context.stage);
+    this.copiesByStage = groupBy(file2.copies, (copy) => copy.stage);
+    for (const stage of file2.stages)
+      if (stage.name && !this.stagesByName.has(stage.name.toLowerCase())) this.stagesByName.set(stage.name.toLowerCase(), stage.index);
+    this.linksByContext = groupBy(links, (link) => link.include.context);
+    this.packagesByContext = groupBy(positions(file2.packages.length), (i) => file2.packages[i].context);
+    const all = positions(claims.length);
+    const stageClaims = groupBy(all, (i) => claims[i].stage !== void 0 && claims[i].kind !== "image" ? claims[i].stage : void 0);
+    this.chainClaims = this.tree.inherited((stage) => stageClaims.get(stage) ?? []);
+    this.imageClaims = groupBy(all, (i) => claims[i].kind === "image" ? claims[i].stage : void 0);
+    this.contextClaims = groupBy(all, (i) => claims[i].stage === void 0 ? claims[i].context : void 0);
+  }
+  file;
+  claims;
+  contextsByStage;
+  linksByContext;
+  packagesByContext;
+  /** Claims by position in `claims`: those of a stage (not images) with its ancestors', images by stage, and by context. */
+  chainClaims;
+  imageClaims;
+  contextClaims;
+  tree;
+  copiesByStage;
+  stagesByName = /* @__PURE__ */ new Map();
+  /** By stage, in file order as far as computed: contexts a stage copies in, and what copying out of it brings. */
+  copied = [];
+  reached = [];
+  /**
+   * The file's own claims that bear on a stage, in the file's claim order: claims of the stage and the stages it
+   * builds on (the image only of the base stage, which is what the stage runs on), and those of its contexts.
+   */
+  claimsOf(stage, contexts) {
+    const picked = [...this.chainClaims(stage), ...this.imageClaims.get(this.tree.root(stage)) ?? []];
+    for (const context of contexts) picked.push(...this.contextClaims.get(context.id) ?? []);
+    return picked.sort((a, b) => a - b).map((i) => this.claims[i]);
+  }
+  /**
+   * The install contexts whose results a stage copies in: `COPY --from=build /opt/conda /opt/conda` (an environment:
+   * a conda prefix, a virtualenv, site-packages, a pip --prefix or --user directory) brings everything `build` and
+   * the stages it builds on installed, and what they copied in themselves.
+   */
+  copiedContexts(stage) {
+    this.computeUpTo(stage);
+    return this.copied[stage] ?? [];
+  }
+  /**
+   * Works out, stage by stage in file order, what each stage copies in and what an environment copied out of it
+   * holds (its installs, what it copied in, and its base stage's). A stage copies only from earlier stages, so each
+   * is computed once from results already there: a file that chains thousands of COPY --from stages was cubic when
+   * every stage walked every copy again, and no recursion can run out of stack.
+   */
+  computeUpTo(stage) {
+    for (let at = this.copied.length; at <= stage; at++) {
+      const copied = /* @__PURE__ */ new Set();
+      for (const copy of this.copiesByStage.get(at) ?? []) {
+        if (copy.fromStage === void 0 || !copy.sources.some((source) => ENVIRONMENT.test(source.path))) continue;
+        const from = this.stageNamed(copy.fromStage);
+        if (from === void 0 || from >= at) continue;
+        for (const context of this.reached[from]) copied.add(context);
+      }
+      this.copied.push([...copied]);
+      const parent = this.tree.parent(at);
+      this.reached.push([
+        .../* @__PURE__ */ new Set([...this.contextsByStage.get(at) ?? [], ...copied, ...parent !== void 0 && parent < at ? this.reached[parent] : []])
+      ]);
+    }
+  }
+  stageNamed(name) {
+    if (/^\d+$/.test(name)) return Number(name);
+    return this.stagesByName.get(name.toLowerCase());
+  }
+  /** Packages installed by these contexts, in file order. */
+  packagesOf(contexts) {
+    const picked = [];
+    for (const context of contexts) picked.push(...this.packagesByContext.get(context.id) ?? []);
+    return picked.sort((a, b) => a - b).map((i) => this.file.packages[i]);
+  }
+};
+function dockerStageUnit(index, stage, links, claimsOf, kb) {
+  const file2 = index.file;
+  const name = file2.stages[stage]?.name;
+  const label = `${file2.path} stage ${name ? `"${name}"` : stage + 1}`;
+  const contexts = [...index.contextsByStage.get(stage) ?? [], ...index.copiedContexts(stage)];
+  const invocations = [];
+  const seen = /* @__PURE__ */ new Set([file2]);
+  const linkedFiles = [];
+  const selected = /* @__PURE__ */ new Map();
+  for (const context of contexts) {
+    const contextLinks = index.linksByContext.get(context.id) ?? [];
+    const linked = reachable(contextLinks, links, /* @__PURE__ */ new Set([file2]));
+    for (const member of linked) {
+      if (seen.has(member)) continue;
+      seen.add(member);
+      linkedFiles.push(member);
+    }
+    const members2 = linked.flatMap((member) => {
+      const chosen = selectedContexts(member, contextLinks);
+      if (hasSelections(member.kind)) {
+        const ids = selected.get(member) ?? /* @__PURE__ */ new Set();
+        for (const c of chosen) ids.add(c.id);
+        selected.set(member, ids);
+      }
+      return chosen.map((c) => ({ file: member, context: c }));
+    });
+    if (context.tool !== "apt") invocations.push(makeInvocation([{ file: file2, context }, ...members2]));
+  }
+  const inStage = (member, context) => context === void 0 || (selected.get(member)?.has(context) ?? true);
+  const claims = [...index.claimsOf(stage, contexts), ...linkedFiles.flatMap((member) => claimsOf(member).filter((claim2) => inStage(member, claim2.context)))];
+  const memberPackages = new Map([...selected.keys()].map((member) => [member, member.packages.filter((pkg) => inStage(member, pkg.context))]));
+  return finishUnit(label, file2, stage, [file2, ...linkedFiles], claims, invocations, kb, index.packagesOf(contexts), memberPackages);
+}
+function defaultSelection(kind) {
+  if (kind === "pixi" || kind === "pixi-lock") return ["environment default"];
+  if (kind === "conda-lock") return ["*"];
+  return ["the project"];
+}
+function selectedContexts(member, via) {
+  if (!hasSelections(member.kind)) return member.contexts;
+  const selects = new Set(via.filter((link) => link.to === member).flatMap((link) => link.include.selects ?? defaultSelection(member.kind)));
+  return member.contexts.filter((context) => {
+    const variant = context.variant ?? "";
+    const on = variant.indexOf(" on ");
+    return selects.has("*") || selects.has(variant) || variant.startsWith("environment ") && on > 0 && selects.has(variant.slice(0, on)) || selects.has("*extras") && variant.startsWith("extra ") || selects.has("*environments") && variant.startsWith("environment ");
+  });
+}
+function makeInvocation(members2) {
+  const indexes = members2.flatMap((member) => member.context.indexes.filter((index) => !index.ignoredReason));
+  return { members: members2, indexes };
+}
+function finishUnit(label, root, stage, files, staticClaims, invocations, kb, rootPackages, memberPackages) {
+  const invocationOf = /* @__PURE__ */ new Map();
+  for (const invocation of invocations) for (const member of invocation.members) invocationOf.set(member.context, invocation);
+  const packages = [];
+  const implied = [];
+  for (const file2 of files) {
+    for (const pkg of file2 === root && rootPackages ? rootPackages : memberPackages?.get(file2) ?? file2.packages) {
+      const context = file2.contexts[pkg.context];
+      const invocation = context ? invocationOf.get(context) : void 0;
+      const build = resolveTorchBuild(pkg, invocation?.indexes ?? NO_INDEXES, kb);
+      packages.push({ file: file2, pkg, invocation, build });
+      if (build?.cuda && !pkg.localLabel && !pkg.url) {
+        implied.push(
+          cudaClaim({
+            kind: "implied",
+            file: file2,
+            context: pkg.context,
+            cuda: build.cuda,
+            precision: "minor",
+            span: pkg.span,
+            subject: `${pkg.rawName}${pkg.specifier}`,
+            package: pkg,
+            record: build.release,
+            index: build.index
+          })
+        );
+      }
+    }
+  }
+  const claims = [...staticClaims, ...implied];
+  const target = chooseTarget(claims);
+  return { label, root, stage, files, claims, target, packages, invocations };
+}
+function chooseTarget(claims) {
+  for (const tier of TIERS) {
+    const inTier = claims.filter((claim2) => tier.includes(claim2.kind));
+    if (inTier.length === 0) continue;
+    const precise = inTier.filter((claim2) => claim2.precision === "minor");
+    const pool = precise.length > 0 ? precise : inTier;
+    const key = (claim2) => claim2.precision === "minor" ? cudaMajorMinor(claim2.cuda) ?? claim2.cuda : String(cudaMajor(claim2.cuda));
+    const counts = /* @__PURE__ */ new Map();
+    for (const claim2 of pool) counts.set(key(claim2), (counts.get(key(claim2)) ?? 0) + 1);
+    const best = Math.max(...counts.values());
+    const sorted = [...pool].sort((a, b) => CLAIM_PRECEDENCE[a.kind] - CLAIM_PRECEDENCE[b.kind] || a.span.start - b.span.start);
+    return sorted.find((claim2) => counts.get(key(claim2)) === best);
+  }
+  return void 0;
 }
 
 // src/gate.ts
@@ -53986,6 +53994,11 @@ function* readRepository(files, reader, follow = true) {
       }
       return link;
     });
+    for (const lock of lockCompanions(path, source.kind)) {
+      if (taken.has(lock) || !(follow ? reader.isFile(lock) : false)) continue;
+      taken.set(lock, false);
+      queue.push({ path: lock, kind: includedKind(lock) });
+    }
     yield { source, parsed, links };
   }
 }
@@ -53993,8 +54006,13 @@ function affectedFiles(files, changed, removed = /* @__PURE__ */ new Set()) {
   const links = resolveLinks(files);
   const indexOf = new Map(files.map((file2, i) => [file2, i]));
   const sets = new UnionFind(files.length);
+  const byPath = new Map(files.map((file2, i) => [file2.path, i]));
   files.forEach((file2, i) => {
     for (const link of links.get(file2) ?? []) sets.join(i, indexOf.get(link.to));
+    for (const lock of lockCompanions(file2.path, file2.kind)) {
+      const at = byPath.get(lock);
+      if (at !== void 0) sets.join(i, at);
+    }
   });
   const seeds = /* @__PURE__ */ new Set();
   files.forEach((file2, i) => {

@@ -7,7 +7,7 @@
 import { includeCandidates, resolveLinks } from './analysis/links.js';
 import { groupBy, positions, UnionFind } from './util/collections.js';
 import type { FileKind, ParsedFile } from './parsers/facts.js';
-import { classifyPath, parseFile, sniffKind } from './parsers/index.js';
+import { classifyPath, lockCompanions, parseFile, sniffKind } from './parsers/index.js';
 
 /** A file to check: its repository path, the parser for it and its text. */
 export interface SourceFile {
@@ -102,6 +102,12 @@ export function* readRepository(files: readonly Listed[], reader: RepositoryRead
       }
       return link;
     });
+    // A manifest's lock files beside it: read with it, so exact-pin can see that they pin it (lockCompanions).
+    for (const lock of lockCompanions(path, source.kind)) {
+      if (taken.has(lock) || !(follow ? reader.isFile(lock) : false)) continue;
+      taken.set(lock, false);
+      queue.push({ path: lock, kind: includedKind(lock) });
+    }
     yield { source, parsed, links };
   }
 }
@@ -117,7 +123,8 @@ export function sourceReader(sources: readonly SourceFile[]): RepositoryReader {
 }
 
 /**
- * The files that belong with a change: every file joined by includes (either way) to a changed file, or to a file
+ * The files that belong with a change: every file joined by includes (either way, and a manifest with its lock
+ * files) to a changed file, or to a file
  * that includes a deleted one. A requirements file changed on its own is checked with the Dockerfile that
  * installs it, as a check of the whole repository would check it.
  */
@@ -125,8 +132,14 @@ export function affectedFiles(files: readonly ParsedFile[], changed: ReadonlySet
   const links = resolveLinks(files);
   const indexOf = new Map(files.map((file, i) => [file, i]));
   const sets = new UnionFind(files.length);
+  const byPath = new Map(files.map((file, i) => [file.path, i]));
   files.forEach((file, i) => {
     for (const link of links.get(file) ?? []) sets.join(i, indexOf.get(link.to)!);
+    // A manifest and its lock go together: a change to either is checked with both.
+    for (const lock of lockCompanions(file.path, file.kind)) {
+      const at = byPath.get(lock);
+      if (at !== undefined) sets.join(i, at);
+    }
   });
   const seeds = new Set<number>();
   files.forEach((file, i) => {

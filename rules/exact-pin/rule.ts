@@ -4,6 +4,7 @@ import type { Unit } from '../../src/analysis/units.js';
 import type { PackageFact, ParsedFile } from '../../src/parsers/facts.js';
 import type { Fix } from '../../src/finding.js';
 import type { KnowledgeBase } from '../../src/knowledge/index.js';
+import { lockCompanions } from '../../src/parsers/index.js';
 import { defineRule } from '../../src/rule.js';
 import { cudaMajorMinor, publicVersion } from '../../src/knowledge/versions.js';
 
@@ -18,14 +19,17 @@ export default defineRule({
     wildcard: '{{name}}{{spec}} is a wildcard, not an exact pin',
     prefix: '{{name}}{{spec}} matches any {{version}}.* release, not one exact version',
   },
-  check({ units, baseline, kb, report }) {
+  check({ units, files, baseline, kb, report }) {
     if (baseline.pinning.python !== 'exact') return;
     const extra = extraNames(baseline);
+    // pyproject.toml and pixi.toml declare ranges by design: a lock file beside them (uv.lock, poetry.lock,
+    // pixi.lock, read as exact versions) is the pin. Without one, their ranges are what is installed.
+    const paths = new Set(files.map((file) => file.path));
+    const locked = (file: ParsedFile): boolean => lockCompanions(file.path, file.kind).some((lock) => paths.has(lock));
     for (const unit of units) {
       for (const { file, pkg } of unit.packages) {
-        // pyproject.toml and pixi.toml declare ranges by design: their lock files (uv.lock, poetry.lock, pixi.lock,
-        // read as exact versions) are the pin.
-        if (file.kind === 'pyproject' || file.kind === 'pixi') continue;
+        const manifest = file.kind === 'pyproject' || file.kind === 'pixi';
+        if (manifest && locked(file)) continue;
         if (!isCudaRelevant(pkg, extra) || isPinned(pkg)) continue;
         const implied = impliedVersion(unit, pkg, kb);
         const fix = implied ? pinFix(file, pkg, implied.version, implied.why) : undefined;
@@ -39,7 +43,11 @@ export default defineRule({
           data: { name: pkg.rawName, spec: compactSpec(pkg.specifier), version: prefix ?? '' },
           file,
           span: pkg.span,
-          help: `The CUDA build of ${pkg.rawName} changes with its version, so an unpinned install can silently pull a build for another CUDA. Pin it (${pkg.ecosystem === 'conda' ? `${pkg.rawName}=X.Y.Z` : `${pkg.rawName}==X.Y.Z`})${implied ? `; ${implied.why}` : ''}.`,
+          help: `The CUDA build of ${pkg.rawName} changes with its version, so an unpinned install can silently pull a build for another CUDA. ${
+            manifest
+              ? `No lock file beside ${file.path} pins it: commit the lock (${file.kind === 'pixi' ? 'pixi lock' : 'uv lock, poetry lock or pixi lock'}) and install from it, or pin it here`
+              : 'Pin it'
+          } (${pkg.ecosystem === 'conda' ? `${pkg.rawName}=X.Y.Z` : `${pkg.rawName}==X.Y.Z`})${implied ? `; ${implied.why}` : ''}.`,
           ...(fix ? { fix } : {}),
         });
       }

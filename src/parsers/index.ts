@@ -42,6 +42,13 @@ export function classifyPath(path: string): FileKind | undefined {
   return undefined;
 }
 
+/** The lock files that pin a manifest, beside it: uv.lock, poetry.lock, pixi.lock for a pyproject.toml; pixi.lock for a pixi.toml. */
+export function lockCompanions(path: string, kind: FileKind): string[] {
+  const names = kind === 'pyproject' ? ['uv.lock', 'poetry.lock', 'pixi.lock'] : kind === 'pixi' ? ['pixi.lock'] : [];
+  const directory = path.includes('/') ? path.slice(0, path.lastIndexOf('/') + 1) : '';
+  return names.map((name) => `${directory}${name}`);
+}
+
 /** Folders whose YAML files are conda environments when their content says so (RAPIDS' `conda/environments/`). */
 const CONDA_FOLDERS = /(?:^|\/)(?:\.?conda|envs?|environments?|conda-envs?)\//i;
 

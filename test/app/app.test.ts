@@ -111,6 +111,44 @@ describe('pull request checks', () => {
     expect(JSON.stringify(run.actions ?? [])).not.toContain('Apply');
   });
 
+  it('checks a changed pixi.lock with the Dockerfile that runs pixi install -e and the manifest beside it', async () => {
+    const fixture = (name: string) => readFileSync(join(packageRoot(), 'fixtures', 'rules', 'cuda-mismatch', 'pixi-lock-under-image', name), 'utf8');
+    const main = { Dockerfile: fixture('Dockerfile'), 'pixi.toml': fixture('pixi.toml') };
+    const scenario = pullScenario(fake, { main, head: { ...main, 'pixi.lock': fixture('pixi.lock') }, changed: ['pixi.lock'] });
+    await probot.receive({ id: 'pixi', name: 'pull_request', payload: scenario.payload } as never);
+    const run = fake.checkRuns[0]!;
+    expect(run).toMatchObject({ status: 'completed', conclusion: 'failure' });
+    const annotations = run.annotations as { path: string; start_line: number; title: string; raw_details?: string }[];
+    expect(annotations.map((annotation) => `${annotation.path}:${annotation.start_line} ${annotation.title}`).sort()).toEqual([
+      'pixi.lock:10 cuda-mismatch',
+      'pixi.lock:12 cuda-mismatch',
+      'pixi.lock:9 cuda-mismatch',
+      'pixi.toml:13 cuda-mismatch',
+    ]);
+    // The lock's annotations say how a pixi.lock is changed; the App offers no edit of it.
+    expect(annotations.find((annotation) => annotation.path === 'pixi.lock')!.raw_details).toContain('then run pixi lock');
+    expect(JSON.stringify(run.actions ?? [])).not.toContain('Apply');
+  });
+
+  it('reads the lock beside a changed pyproject.toml, so its ranges are not taken for unpinned', async () => {
+    const fixture = (name: string) => readFileSync(join(packageRoot(), 'fixtures', 'rules', 'exact-pin', 'ok-pyproject-ranges', name), 'utf8');
+    const main = { 'uv.lock': fixture('uv.lock'), '.github/cuda-gatekeeper.yml': fixture('baseline.yaml') };
+    const scenario = pullScenario(fake, { main, head: { ...main, 'pyproject.toml': fixture('pyproject.toml') }, changed: ['pyproject.toml'] });
+    await probot.receive({ id: 'ranges', name: 'pull_request', payload: scenario.payload } as never);
+    const run = fake.checkRuns[0]!;
+    expect(run).toMatchObject({ status: 'completed' });
+    expect(JSON.stringify(run.annotations ?? [])).not.toContain('exact-pin');
+    // The same change in a repository without the lock: the ranges are what gets installed.
+    const unlocked = pullScenario(fake, {
+      main: { '.github/cuda-gatekeeper.yml': fixture('baseline.yaml') },
+      head: { '.github/cuda-gatekeeper.yml': fixture('baseline.yaml'), 'pyproject.toml': fixture('pyproject.toml') },
+      changed: ['pyproject.toml'],
+      number: 8,
+    });
+    await probot.receive({ id: 'ranges-unlocked', name: 'pull_request', payload: unlocked.payload } as never);
+    expect(JSON.stringify(fake.checkRuns.at(-1)!.annotations ?? [])).toContain('exact-pin');
+  });
+
   it('reads files the change pulls in (an unchanged requirements file installed by the Dockerfile)', async () => {
     const scenario = pullScenario(fake, {
       main: { 'requirements.txt': 'torch==2.1.0+cu118\n--extra-index-url https://download.pytorch.org/whl/cu118\n' },
