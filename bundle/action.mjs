@@ -47839,6 +47839,12 @@ var PipEnv = class {
       }
     }
     if (this.hidden) context.hiddenIndexes = this.hidden;
+    if (tool === "uv") {
+      for (const settings of this.settings.pip.values())
+        for (const setting of settings)
+          if (!sink.options.some((option) => option.context === context.id && option.name === "pip-env-for-uv" && option.span.start === setting.span.start))
+            sink.options.push({ name: "pip-env-for-uv", span: setting.span, context: context.id });
+    }
     if (tool === "uv" && this.autoBackend && !context.includes.some((include) => include.selects) && !sink.options.some((option) => option.context === context.id && option.name === "torch-backend-auto"))
       sink.options.push({ name: "torch-backend-auto", span: this.autoBackend, context: context.id });
   }
@@ -52330,6 +52336,7 @@ var rule_default10 = defineRule({
     noIndex: "{{name}}=={{version}} is a {{tag}} build, but no index of this install serves {{tag}} builds, so pip cannot find it",
     ignored: "{{option}} is written on a requirement line, where pip ignores it",
     autoBackend: "{{setting}} picks the PyTorch index from the NVIDIA driver of the machine that runs it; docker build runs without a GPU, so uv falls back to the CPU-only builds",
+    pipEnvForUv: "{{setting}} is read by pip, not by uv: the uv command in this stage does not use it",
     notExplicit: 'the index "{{name}}" ({{url}}) is not explicit, so uv takes every package it has from it, not only torch'
   },
   check({ units, kb, report }) {
@@ -52350,6 +52357,7 @@ var rule_default10 = defineRule({
     for (const file2 of new Set(units.flatMap((unit) => unit.files))) {
       checkIgnoredOptions(file2, report);
       if (file2.kind === "dockerfile") checkAutoBackend(file2, report);
+      if (file2.kind === "dockerfile") checkPipEnvForUv(file2, report);
       if (file2.kind === "pyproject") checkExplicit(file2, report);
     }
   }
@@ -52368,6 +52376,25 @@ function checkAutoBackend(file2, report) {
       span: option.span,
       severity: "warning",
       help: "Name the backend the image is for, e.g. --torch-backend=cu126 (or ENV UV_TORCH_BACKEND=cu126), matching the CUDA of the base image. Source: https://docs.astral.sh/uv/guides/integration/pytorch/#automatic-backend-selection"
+    });
+  }
+}
+function checkPipEnvForUv(file2, report) {
+  const usedByPip = new Set(file2.indexes.filter((index) => file2.contexts[index.context]?.tool === "pip").map((index) => index.span.start));
+  const seen = /* @__PURE__ */ new Set();
+  for (const option of file2.options) {
+    if (option.name !== "pip-env-for-uv" || seen.has(option.span.start) || usedByPip.has(option.span.start)) continue;
+    seen.add(option.span.start);
+    const text2 = file2.source.text.slice(option.span.start, option.span.end);
+    const variable = /\b(PIP_[A-Z_]+)/.exec(text2)?.[1] ?? "this pip setting";
+    const uv = variable === "PIP_EXTRA_INDEX_URL" ? "UV_INDEX" : variable === "PIP_FIND_LINKS" ? "UV_FIND_LINKS" : "UV_DEFAULT_INDEX";
+    report({
+      messageId: "pipEnvForUv",
+      data: { setting: variable },
+      file: file2,
+      span: option.span,
+      severity: "warning",
+      help: `uv takes its indexes from its own settings: set ${uv} for uv pip, or declare the index in pyproject.toml ([[tool.uv.index]] with [tool.uv.sources]) for uv sync and uv lock, whose uv.lock then records it. Source: https://docs.astral.sh/uv/reference/environment/`
     });
   }
 }

@@ -19,6 +19,7 @@ export default defineRule({
     ignored: '{{option}} is written on a requirement line, where pip ignores it',
     autoBackend:
       '{{setting}} picks the PyTorch index from the NVIDIA driver of the machine that runs it; docker build runs without a GPU, so uv falls back to the CPU-only builds',
+    pipEnvForUv: '{{setting}} is read by pip, not by uv: the uv command in this stage does not use it',
     notExplicit: 'the index "{{name}}" ({{url}}) is not explicit, so uv takes every package it has from it, not only torch',
   },
   check({ units, kb, report }) {
@@ -39,6 +40,7 @@ export default defineRule({
     for (const file of new Set(units.flatMap((unit) => unit.files))) {
       checkIgnoredOptions(file, report);
       if (file.kind === 'dockerfile') checkAutoBackend(file, report);
+      if (file.kind === 'dockerfile') checkPipEnvForUv(file, report);
       if (file.kind === 'pyproject') checkExplicit(file, report);
     }
   },
@@ -64,6 +66,31 @@ function checkAutoBackend(file: ParsedFile, report: Reporter): void {
       span: option.span,
       severity: 'warning',
       help: 'Name the backend the image is for, e.g. --torch-backend=cu126 (or ENV UV_TORCH_BACKEND=cu126), matching the CUDA of the base image. Source: https://docs.astral.sh/uv/guides/integration/pytorch/#automatic-backend-selection',
+    });
+  }
+}
+
+/**
+ * `ENV PIP_INDEX_URL=…/whl/cu124` in a stage that installs with uv (lhakso/QAT_pipeline, fixtures/corpus-packaging/25):
+ * uv has its own variables (UV_DEFAULT_INDEX, UV_INDEX, UV_INDEX_URL, UV_EXTRA_INDEX_URL) and reads no PIP_*
+ * one, so the index does nothing there. Not reported when a pip command of the file uses the setting too.
+ */
+function checkPipEnvForUv(file: ParsedFile, report: Reporter): void {
+  const usedByPip = new Set(file.indexes.filter((index) => file.contexts[index.context]?.tool === 'pip').map((index) => index.span.start));
+  const seen = new Set<number>();
+  for (const option of file.options) {
+    if (option.name !== 'pip-env-for-uv' || seen.has(option.span.start) || usedByPip.has(option.span.start)) continue;
+    seen.add(option.span.start);
+    const text = file.source.text.slice(option.span.start, option.span.end);
+    const variable = /\b(PIP_[A-Z_]+)/.exec(text)?.[1] ?? 'this pip setting';
+    const uv = variable === 'PIP_EXTRA_INDEX_URL' ? 'UV_INDEX' : variable === 'PIP_FIND_LINKS' ? 'UV_FIND_LINKS' : 'UV_DEFAULT_INDEX';
+    report({
+      messageId: 'pipEnvForUv',
+      data: { setting: variable },
+      file,
+      span: option.span,
+      severity: 'warning',
+      help: `uv takes its indexes from its own settings: set ${uv} for uv pip, or declare the index in pyproject.toml ([[tool.uv.index]] with [tool.uv.sources]) for uv sync and uv lock, whose uv.lock then records it. Source: https://docs.astral.sh/uv/reference/environment/`,
     });
   }
 }

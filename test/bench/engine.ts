@@ -26,6 +26,7 @@ import type { Baseline } from '../../src/baseline/schema.js';
 import { gate } from '../../src/gate.js';
 import { defaultKnowledgeBase, type KnowledgeBase } from '../../src/knowledge/index.js';
 import { classifyPath, parseFile } from '../../src/parsers/index.js';
+import type { FileKind } from '../../src/parsers/facts.js';
 import { sourceReader, type Listed, type RepositoryReader, type SourceFile } from '../../src/reader.js';
 import { gateRepository } from '../../src/stream.js';
 import { RULE_IDS } from '../../rules/index.js';
@@ -397,18 +398,28 @@ function main(): void {
       text += `\n[[package]]${entries[i % entries.length]!.replace(/^name = "([^"]+)"/m, (_m, name: string) => `name = "${name}-${i}"`)}`;
     return text;
   };
-  for (const mib of [1, 4]) {
-    const text = lockOf(mib * 1024 * 1024);
-    parseFile('uv.lock', text, 'uv-lock');
+  const time = (label: string, path: string, kind: FileKind, text: string): void => {
+    parseFile(path, text, kind);
     const times: number[] = [];
     for (let run = 0; run < 5; run++) {
       const started = performance.now();
-      parseFile('uv.lock', text, 'uv-lock');
+      parseFile(path, text, kind);
       times.push(performance.now() - started);
     }
     const ms = times.sort((a, b) => a - b)[2]!;
-    real.rows.push([`parse uv.lock, ${mib} MiB (real entries repeated; median of 5)`, `${round(ms)} ms (${round((ms * 1000) / (text.length / 1024))} µs/KB)`]);
-  }
+    real.rows.push([`parse ${label} (real entries repeated; median of 5)`, `${round(ms)} ms (${round((ms * 1000) / (text.length / 1024))} µs/KB)`]);
+  };
+  for (const mib of [1, 4]) time(`uv.lock, ${mib} MiB`, 'uv.lock', 'uv-lock', lockOf(mib * 1024 * 1024));
+  // pixi.lock: the real lock's environments (each a list of package URLs), repeated under new names, then its records.
+  const pixi = readFileSync(join(ROOT, 'fixtures', 'corpus-packaging', '36__ericmjl__pixi-cuda-environment__pixi.lock'), 'utf8');
+  const [head, records] = [pixi.slice(0, pixi.indexOf('\npackages:\n')), pixi.slice(pixi.indexOf('\npackages:\n'))];
+  const environments = `${head.slice(head.indexOf('environments:\n') + 'environments:\n'.length)}\n`;
+  const pixiOf = (bytes: number): string => {
+    let text = 'version: 5\nenvironments:\n';
+    for (let i = 0; text.length + records.length < bytes; i++) text += environments.replace(/^ {2}(\S+):$/gm, (_m, name: string) => `  ${name}-${i}:`);
+    return `${text}${records.slice(1)}`;
+  };
+  for (const mib of [1, 4]) time(`pixi.lock, ${mib} MiB`, 'pixi.lock', 'pixi-lock', pixiOf(mib * 1024 * 1024));
   const synthetic = measureWorkload('synthetic');
   const rows = [...real.rows, ['', ''], ...synthetic.rows.map(([name, value]) => [`${name} [synthetic]`, value!])];
   const width = Math.max(...rows.map((row) => row[0]!.length));

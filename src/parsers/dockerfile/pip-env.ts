@@ -119,6 +119,13 @@ export class PipEnv {
       }
     }
     if (this.hidden) (context as { hiddenIndexes?: string }).hiddenIndexes = this.hidden;
+    // uv reads none of pip's variables (docs.astral.sh/uv/reference/environment/): a PIP_INDEX_URL set for a
+    // uv command is dead configuration. Noted on the uv context; index-url reports it unless pip uses it too.
+    if (tool === 'uv')
+      for (const settings of this.settings.pip.values())
+        for (const setting of settings)
+          if (!sink.options.some((option) => option.context === context.id && option.name === 'pip-env-for-uv' && option.span.start === setting.span.start))
+            sink.options.push({ name: 'pip-env-for-uv', span: setting.span, context: context.id });
     // `uv pip` reads UV_TORCH_BACKEND (docs.astral.sh/uv/guides/integration/pytorch/#automatic-backend-selection).
     if (
       tool === 'uv' &&
