@@ -47342,6 +47342,19 @@ function assemble(pieces, site) {
   return builder.build();
 }
 var BARE_VERSION = /^\d/;
+function compact(value) {
+  const spaces = /\s+(?=[,|])|(?<=[,|<>=!~])\s+/g;
+  if (!spaces.test(value.text)) return value;
+  spaces.lastIndex = 0;
+  const builder = new MappedBuilder();
+  let at = 0;
+  for (let match = spaces.exec(value.text); match; match = spaces.exec(value.text)) {
+    if (match.index > at) builder.pushMapped(value.slice(at, match.index));
+    at = match.index + match[0].length;
+  }
+  if (at < value.length) builder.pushMapped(value.slice(at));
+  return builder.build();
+}
 function condaDependencies(value, sink) {
   if (value?.kind !== "table") return [];
   const out = [];
@@ -47350,14 +47363,14 @@ function condaDependencies(value, sink) {
     const nameText = Mapped.of(name, value.keySpans.has(name) && keySpan.end - keySpan.start === name.length ? keySpan.start : -1);
     const pieces = [];
     let channel;
-    if (spec2.kind === "string") pieces.push(nameText, " ", ...BARE_VERSION.test(spec2.value) ? ["="] : [], spec2.mapped);
+    if (spec2.kind === "string") pieces.push(nameText, " ", ...BARE_VERSION.test(spec2.value) ? ["="] : [], compact(spec2.mapped.trim()));
     else if (spec2.kind === "table") {
       channel = stringAt(spec2, "channel");
       const version2 = stringAt(spec2, "version");
       const build = stringAt(spec2, "build");
       if (channel) pieces.push(channel.mapped, "::");
       pieces.push(nameText);
-      if (version2) pieces.push(" ", ...BARE_VERSION.test(version2.value) ? ["="] : [], version2.mapped);
+      if (version2) pieces.push(" ", ...BARE_VERSION.test(version2.value) ? ["="] : [], compact(version2.mapped.trim()));
       if (build) pieces.push(version2 ? " " : " * ", build.mapped);
     } else {
       sink.problems.push({ span: spec2.span, message: `${name}: expected a conda version such as "12.6.*" or a table { version = "\u2026" }` });

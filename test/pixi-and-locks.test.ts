@@ -112,6 +112,15 @@ describe('pixi manifests', () => {
     expect(all['environment cf-channel']!.join(' ')).toContain('pytorch* (cuda 12.1)');
   });
 
+  it('32: a version spec with spaces after its commas is one version, not a version and a build', () => {
+    const text = real('32__prefix-dev__pixi__examples_detectron2_pyproject.toml');
+    const file = parse('pyproject.toml', text, 'pyproject');
+    const pytorch = file.packages.find((pkg) => pkg.name === 'pytorch')!;
+    expect([pytorch.specifier, pytorch.build]).toEqual(['>=2.4.0,<=3.0.0', undefined]);
+    // Each bound still points at its characters in the file.
+    expect(pytorch.clauses.map((clause) => text.slice(clause.versionSpan.start, clause.versionSpan.end))).toEqual(['2.4.0', '3.0.0']);
+  });
+
   it('the pixi files of the corpus: no error, as the reviewer reads them (consistent, or unpinned)', () => {
     for (const [name, as] of [
       ['01__matthewfeickert__pytorch-gpu-pixi-example__pixi.toml', 'pixi.toml'],

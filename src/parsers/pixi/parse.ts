@@ -223,6 +223,25 @@ function assemble(pieces: readonly (Mapped | string)[], site: Span): Mapped {
 
 const BARE_VERSION = /^\d/;
 
+/**
+ * A pixi version spec without the spaces it may have around `,`, `|` and operators (`">=2.4.0, <=3.0.0"`,
+ * `">= 2.0"`), which a match spec would read as a version and a build. The space between a version and a build
+ * (`"* *cuda*"`) stays.
+ */
+function compact(value: Mapped): Mapped {
+  const spaces = /\s+(?=[,|])|(?<=[,|<>=!~])\s+/g;
+  if (!spaces.test(value.text)) return value;
+  spaces.lastIndex = 0;
+  const builder = new MappedBuilder();
+  let at = 0;
+  for (let match = spaces.exec(value.text); match; match = spaces.exec(value.text)) {
+    if (match.index > at) builder.pushMapped(value.slice(at, match.index));
+    at = match.index + match[0].length;
+  }
+  if (at < value.length) builder.pushMapped(value.slice(at));
+  return builder.build();
+}
+
 /** `[dependencies]`: conda match specs, as a string or a `{ version, build, channel }` table. */
 function condaDependencies(value: TomlValue | undefined, sink: FactSink): Declared[] {
   if (value?.kind !== 'table') return [];
@@ -232,14 +251,14 @@ function condaDependencies(value: TomlValue | undefined, sink: FactSink): Declar
     const nameText = Mapped.of(name, value.keySpans.has(name) && keySpan.end - keySpan.start === name.length ? keySpan.start : -1);
     const pieces: (Mapped | string)[] = [];
     let channel: TomlString | undefined;
-    if (spec.kind === 'string') pieces.push(nameText, ' ', ...(BARE_VERSION.test(spec.value) ? ['='] : []), spec.mapped);
+    if (spec.kind === 'string') pieces.push(nameText, ' ', ...(BARE_VERSION.test(spec.value) ? ['='] : []), compact(spec.mapped.trim()));
     else if (spec.kind === 'table') {
       channel = stringAt(spec, 'channel');
       const version = stringAt(spec, 'version');
       const build = stringAt(spec, 'build');
       if (channel) pieces.push(channel.mapped, '::');
       pieces.push(nameText);
-      if (version) pieces.push(' ', ...(BARE_VERSION.test(version.value) ? ['='] : []), version.mapped);
+      if (version) pieces.push(' ', ...(BARE_VERSION.test(version.value) ? ['='] : []), compact(version.mapped.trim()));
       if (build) pieces.push(version ? ' ' : ' * ', build.mapped);
     } else {
       sink.problems.push({ span: spec.span, message: `${name}: expected a conda version such as "12.6.*" or a table { version = "…" }` });
