@@ -240,7 +240,7 @@ var require_operator = __commonJS({
   "node_modules/@renovatebot/pep440/lib/operator.js"(exports, module) {
     var { parse: parse6 } = require_version();
     module.exports = {
-      compare,
+      compare: compare2,
       rcompare,
       lt,
       le,
@@ -257,27 +257,27 @@ var require_operator = __commonJS({
       "===": arbitrary
     };
     function lt(version2, other) {
-      return compare(version2, other) < 0;
+      return compare2(version2, other) < 0;
     }
     function le(version2, other) {
-      return compare(version2, other) <= 0;
+      return compare2(version2, other) <= 0;
     }
     function eq2(version2, other) {
-      return compare(version2, other) === 0;
+      return compare2(version2, other) === 0;
     }
     function ne(version2, other) {
-      return compare(version2, other) !== 0;
+      return compare2(version2, other) !== 0;
     }
     function ge(version2, other) {
-      return compare(version2, other) >= 0;
+      return compare2(version2, other) >= 0;
     }
     function gt(version2, other) {
-      return compare(version2, other) > 0;
+      return compare2(version2, other) > 0;
     }
     function arbitrary(version2, other) {
       return version2.toLowerCase() === other.toLowerCase();
     }
-    function compare(version2, other) {
+    function compare2(version2, other) {
       const parsedVersion = parse6(version2);
       const parsedOther = parse6(other);
       const keyVersion = calculateKey(parsedVersion);
@@ -285,7 +285,7 @@ var require_operator = __commonJS({
       return pyCompare(keyVersion, keyOther);
     }
     function rcompare(version2, other) {
-      return -compare(version2, other);
+      return -compare2(version2, other);
     }
     function pyCompare(elemIn, otherIn) {
       let elem = elemIn;
@@ -654,7 +654,7 @@ var require_semantic = __commonJS({
 var require_pep440 = __commonJS({
   "node_modules/@renovatebot/pep440/index.js"(exports, module) {
     var { valid: valid2, clean, explain, parse: parse6 } = require_version();
-    var { lt, le, eq: eq2, ne, ge, gt, compare, rcompare } = require_operator();
+    var { lt, le, eq: eq2, ne, ge, gt, compare: compare2, rcompare } = require_operator();
     var {
       filter,
       maxSatisfying,
@@ -680,7 +680,7 @@ var require_pep440 = __commonJS({
       ge,
       gte: ge,
       gt,
-      compare,
+      compare: compare2,
       rcompare,
       // range
       filter,
@@ -9494,20 +9494,20 @@ var init_main = __esm({
         return text2;
       }
       TextDocument3.applyEdits = applyEdits2;
-      function mergeSort2(data, compare) {
+      function mergeSort2(data, compare2) {
         if (data.length <= 1) {
           return data;
         }
         const p = data.length / 2 | 0;
         const left = data.slice(0, p);
         const right = data.slice(p);
-        mergeSort2(left, compare);
-        mergeSort2(right, compare);
+        mergeSort2(left, compare2);
+        mergeSort2(right, compare2);
         let leftIdx = 0;
         let rightIdx = 0;
         let i = 0;
         while (leftIdx < left.length && rightIdx < right.length) {
-          const ret = compare(left[leftIdx], right[rightIdx]);
+          const ret = compare2(left[leftIdx], right[rightIdx]);
           if (ret <= 0) {
             data[i++] = left[leftIdx++];
           } else {
@@ -9847,20 +9847,20 @@ var main_exports2 = {};
 __export(main_exports2, {
   TextDocument: () => TextDocument2
 });
-function mergeSort(data, compare) {
+function mergeSort(data, compare2) {
   if (data.length <= 1) {
     return data;
   }
   const p = data.length / 2 | 0;
   const left = data.slice(0, p);
   const right = data.slice(p);
-  mergeSort(left, compare);
-  mergeSort(right, compare);
+  mergeSort(left, compare2);
+  mergeSort(right, compare2);
   let leftIdx = 0;
   let rightIdx = 0;
   let i = 0;
   while (leftIdx < left.length && rightIdx < right.length) {
-    const ret = compare(left[leftIdx], right[rightIdx]);
+    const ret = compare2(left[leftIdx], right[rightIdx]);
     if (ret <= 0) {
       data[i++] = left[leftIdx++];
     } else {
@@ -45181,7 +45181,7 @@ function isCpuUrl(url2) {
   return /\/whl\/(?:nightly\/|test\/)?cpu(?:\/|$)|(?:%2B|\+)cpu[-.]/i.test(url2);
 }
 function isPytorchIndex(url2) {
-  return /^https?:\/\/download\.pytorch\.org\/whl\b/i.test(url2);
+  return /^https?:\/\/download(?:-r2)?\.pytorch\.org\/whl\b/i.test(url2);
 }
 function pytorchIndexChannel(url2) {
   if (/\/whl\/nightly\b/i.test(url2)) return "nightly";
@@ -50881,6 +50881,107 @@ function textSpan(value) {
   return offset >= 0 ? { start: offset, end: offset + value.value.length } : value.span;
 }
 
+// src/parsers/markers.ts
+var LINUX = {
+  sys_platform: "linux",
+  platform_system: "Linux",
+  os_name: "posix",
+  implementation_name: "cpython",
+  platform_python_implementation: "CPython"
+};
+function tokenize2(marker) {
+  const tokens = [];
+  const re = /\s*(?:(['"])(.*?)\1|(\(|\))|(===|==|!=|<=|>=|~=|<|>)|(not\s+in\b|in\b|and\b|or\b|not\b)|([A-Za-z_][A-Za-z0-9_.]*))/y;
+  let at = 0;
+  while (at < marker.length) {
+    if (/^\s*$/.test(marker.slice(at))) break;
+    re.lastIndex = at;
+    const match = re.exec(marker);
+    if (!match) return void 0;
+    at = re.lastIndex;
+    if (match[1] !== void 0) tokens.push({ kind: "string", text: match[2] });
+    else if (match[3]) tokens.push({ kind: match[3], text: match[3] });
+    else if (match[4]) tokens.push({ kind: "op", text: match[4] });
+    else if (match[5]) tokens.push({ kind: /^(?:and|or)$/.test(match[5]) ? "name" : "op", text: match[5].replace(/\s+/, " ") });
+    else tokens.push({ kind: "name", text: match[6] });
+  }
+  return tokens;
+}
+function evaluateMarker(marker, environment = {}) {
+  if (!marker || marker.trim() === "") return true;
+  const tokens = tokenize2(marker);
+  if (!tokens) return void 0;
+  let i = 0;
+  const peek = () => tokens[i];
+  const or = () => {
+    let result3 = and();
+    while (peek()?.kind === "name" && peek().text === "or") {
+      i++;
+      const right = and();
+      result3 = result3 === true || right === true ? true : result3 === false && right === false ? false : void 0;
+    }
+    return result3;
+  };
+  const and = () => {
+    let result3 = atom();
+    while (peek()?.kind === "name" && peek().text === "and") {
+      i++;
+      const right = atom();
+      result3 = result3 === false || right === false ? false : result3 === true && right === true ? true : void 0;
+    }
+    return result3;
+  };
+  const operand = () => {
+    const token = tokens[i++];
+    if (token?.kind === "string") return { text: token.text };
+    if (token?.kind === "name") return { variable: token.text };
+    return void 0;
+  };
+  const atom = () => {
+    if (peek()?.kind === "(") {
+      i++;
+      const inner = or();
+      if (peek()?.kind === ")") i++;
+      return inner;
+    }
+    const left = operand();
+    const op = tokens[i++];
+    const right = operand();
+    if (!left || !right || op?.kind !== "op") return void 0;
+    return compare(left, op.text, right, environment);
+  };
+  const result2 = or();
+  return i === tokens.length ? result2 : void 0;
+}
+function compare(left, op, right, environment) {
+  const extraSide = left.variable === "extra" ? right.text : right.variable === "extra" ? left.text : void 0;
+  if (extraSide !== void 0 && (op === "==" || op === "!=")) {
+    if (!environment.extras) return void 0;
+    const has = environment.extras.has(normalizeExtra(extraSide));
+    return op === "==" ? has : !has;
+  }
+  const value = (side) => side.text ?? (side.variable ? LINUX[side.variable] : void 0);
+  const a = value(left);
+  const b = value(right);
+  if (a === void 0 || b === void 0) return void 0;
+  if (op === "==" || op === "===") return a === b;
+  if (op === "!=") return a !== b;
+  if (op === "in") return b.includes(a);
+  if (op === "not in") return !b.includes(a);
+  return void 0;
+}
+function normalizeExtra(extra) {
+  return extra.toLowerCase().replace(/[-_.]+/g, "-");
+}
+function activeExtras(project, extras, groups = []) {
+  const name = normalizeExtra(project);
+  return /* @__PURE__ */ new Set([
+    ...extras.map(normalizeExtra),
+    ...extras.map((extra) => `extra-${name.length}-${name}-${normalizeExtra(extra)}`),
+    ...groups.map((group) => `group-${name.length}-${name}-${normalizeExtra(group)}`)
+  ]);
+}
+
 // src/parsers/pixi/parse.ts
 var PYPI = "https://pypi.org/simple";
 function pypiOptions(table2) {
@@ -51245,14 +51346,7 @@ function readPoetry(root, holdsOnLinux2) {
 var MAX_FACTS = 5e4;
 var TORCH_FAMILY = /* @__PURE__ */ new Set(["torch", "torchvision", "torchaudio"]);
 function holdsOnLinux(marker) {
-  if (!marker) return true;
-  const alternatives2 = marker.split(/\s+or\s+/);
-  return alternatives2.some((part) => {
-    const platform = /\b(sys_platform|platform_system)\s*(==|!=)\s*['"]([^'"]+)['"]/.exec(part);
-    if (!platform) return true;
-    const linux = platform[3].toLowerCase() === "linux";
-    return platform[2] === "==" ? linux : !linux;
-  });
+  return evaluateMarker(marker) !== false;
 }
 function parsePyproject(path, text2) {
   const source = new SourceText(path, text2);
@@ -51266,7 +51360,11 @@ function parsePyproject(path, text2) {
   const indexes = readIndexes(root, sink);
   const routes = readSources(root, sink);
   const poetry = readPoetry(root, holdsOnLinux);
-  for (const source2 of poetry?.sources ?? []) if (source2.explicit || source2.isDefault) indexes.set(source2.name, source2);
+  const named = /* @__PURE__ */ new Map();
+  for (const source2 of poetry?.sources ?? []) {
+    named.set(source2.name, source2);
+    if (source2.explicit || source2.isDefault) indexes.set(source2.name, source2);
+  }
   const base = [
     ...requirements(lookup(root, "project", "dependencies"), sink, "[project] dependencies"),
     ...poetry?.base.filter((dependency) => !dependency.extras).map(poetryDeclared) ?? []
@@ -51307,7 +51405,7 @@ function parsePyproject(path, text2) {
       const route = own2 ? { index: own2, span: fact.span } : (routes.get(fact.name) ?? []).find(
         (candidate) => (candidate.extra === void 0 || candidate.extra === variant.extra) && (candidate.group === void 0 || candidate.group === variant.group)
       );
-      const routed = route && indexes.get(route.index);
+      const routed = route && (indexes.get(route.index) ?? (own2 ? named.get(route.index) : void 0));
       if (route && !routed)
         sink.problems.push({
           span: route.span,
@@ -51477,6 +51575,7 @@ function groupRequirements(groups, name, sink, seen) {
 }
 
 // src/parsers/uv-lock/parse.ts
+var MAX_FACTS2 = 5e4;
 var PYPI2 = /^https:\/\/pypi\.org\/simple\/?$/;
 function parseUvLock(path, text2) {
   const source = new SourceText(path, text2);
@@ -51498,23 +51597,50 @@ function parseUvLock(path, text2) {
     if (origin?.kind === "table" && (origin.entries.has("virtual") || origin.entries.has("editable"))) roots.push(table2);
     if (!version2) continue;
     const registry2 = origin?.kind === "table" ? stringAt(origin, "registry") : void 0;
-    const locked = { name: normalizePythonName(name.value), rawName: name.value, nameSpan: textSpan(name), version: version2, ...registry2 ? { registry: registry2 } : {} };
+    const locked = {
+      name: normalizePythonName(name.value),
+      rawName: name.value,
+      nameSpan: textSpan(name),
+      version: version2,
+      table: table2,
+      ...registry2 ? { registry: registry2 } : {}
+    };
     const same = byName.get(locked.name) ?? [];
     same.push(locked);
     byName.set(locked.name, same);
   }
+  let budget = MAX_FACTS2;
   for (const root of roots) {
-    const base = refs(root.entries.get("dependencies"));
-    const selections = [{ name: "the project", refs: base }];
+    const project = stringAt(root, "name")?.value ?? "";
+    const selections = [];
+    const base = (extras2) => refs(root.entries.get("dependencies"), extras2);
+    const none = activeExtras(project, []);
+    selections.push({ name: "the project", extras: none, refs: base(none) });
     const extras = root.entries.get("optional-dependencies");
-    if (extras?.kind === "table") for (const [extra, value] of extras.entries) selections.push({ name: `extra ${extra}`, refs: [...base, ...refs(value)] });
+    if (extras?.kind === "table")
+      for (const [extra, value] of extras.entries) {
+        const active = activeExtras(project, [extra]);
+        selections.push({ name: `extra ${extra}`, extras: active, refs: [...base(active), ...refs(value, active)] });
+      }
     const groups = root.entries.get("dev-dependencies");
-    if (groups?.kind === "table") for (const [group, value] of groups.entries) selections.push({ name: `group ${group}`, refs: [...base, ...refs(value)] });
+    if (groups?.kind === "table")
+      for (const [group, value] of groups.entries) {
+        const active = activeExtras(project, [], [group]);
+        selections.push({ name: `group ${group}`, extras: active, refs: [...base(active), ...refs(value, active)] });
+      }
     for (const selection of selections) {
+      const installed = closure(selection.refs, byName, selection.extras);
+      budget -= installed.length;
+      if (budget < 0) {
+        if (budget + installed.length >= 0)
+          sink.problems.push({
+            span: root.span,
+            message: `too many selections and packages to check each one; ${selection.name} and those after it were not checked`
+          });
+        break;
+      }
       const byRegistry = /* @__PURE__ */ new Map();
-      for (const ref of selection.refs) {
-        const locked = resolve(ref, byName);
-        if (!locked) continue;
+      for (const locked of installed) {
         const key = locked.registry && !PYPI2.test(locked.registry.value) ? locked.registry.value : "";
         const group = byRegistry.get(key) ?? [];
         if (!group.includes(locked)) group.push(locked);
@@ -51533,9 +51659,34 @@ function parseUvLock(path, text2) {
   }
   return sink.finish(path, "uv-lock", source);
 }
-function refs(value) {
+function closure(direct, byName, extras) {
+  const seen = /* @__PURE__ */ new Set();
+  const extrasSeen = /* @__PURE__ */ new Map();
+  const order = [];
+  const queue = [...direct];
+  for (let i = 0; i < queue.length; i++) {
+    const ref = queue[i];
+    const locked = resolve(ref, byName);
+    if (!locked) continue;
+    if (!seen.has(locked)) {
+      seen.add(locked);
+      order.push(locked);
+      queue.push(...refs(locked.table.entries.get("dependencies"), extras));
+    }
+    const wanted = ref.entries.get("extra");
+    const optional2 = locked.table.entries.get("optional-dependencies");
+    if (wanted?.kind === "array" && optional2?.kind === "table")
+      for (const extra of wanted.items) {
+        if (extra.kind !== "string" || extrasSeen.get(locked)?.has(extra.value)) continue;
+        extrasSeen.set(locked, /* @__PURE__ */ new Set([...extrasSeen.get(locked) ?? [], extra.value]));
+        queue.push(...refs(optional2.entries.get(extra.value), extras));
+      }
+  }
+  return order;
+}
+function refs(value, extras) {
   if (value?.kind !== "array") return [];
-  return value.items.filter((item) => item.kind === "table" && holdsOnLinux(stringAt(item, "marker")?.value));
+  return value.items.filter((item) => item.kind === "table" && evaluateMarker(stringAt(item, "marker")?.value, { extras }) !== false);
 }
 function resolve(ref, byName) {
   const name = stringAt(ref, "name");

@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { run } from '../src/cli/main.js';
 import type { FileKind, ParsedFile } from '../src/parsers/facts.js';
 import { classifyPath, parseFile } from '../src/parsers/index.js';
+import { activeExtras, evaluateMarker } from '../src/parsers/markers.js';
 import { ROOT } from './harness.js';
 
 const CORPUS = join(ROOT, 'fixtures', 'corpus-packaging');
@@ -301,5 +302,115 @@ describe('Dockerfiles that install them', () => {
     const work = mkdtempSync(join(tmpdir(), 'cgk-pixi-removed-'));
     cpSync(join(ROOT, 'fixtures', 'rules', 'cuda-mismatch', 'ok-pixi-lock-conda-forge'), work, { recursive: true });
     expect(parseFile('Dockerfile', readFileSync(join(work, 'Dockerfile'), 'utf8'), 'dockerfile').includes.every((include) => include.optional)).toBe(true);
+  });
+});
+
+describe('the real lock files of the corpus (fixtures/corpus-packaging 39–49), as the reviewer reads them', () => {
+  const lines = (files: Record<string, string>) => check(files).filter((line) => !line.includes('[image-pin]'));
+
+  it('every one parses without a problem', () => {
+    for (const [name, kind, as] of [
+      ['39__hironow__gpu-using-with-poetry__poetry.lock', 'poetry-lock', 'poetry.lock'],
+      ['41__thawro__pulse-from-face-pytorch__poetry.lock', 'poetry-lock', 'poetry.lock'],
+      ['42__matthewfeickert__pytorch-gpu-pixi-example__pixi.lock', 'pixi-lock', 'pixi.lock'],
+      ['44__intMinsu__pixi-sample__pixi.lock', 'pixi-lock', 'pixi.lock'],
+      ['45__FSadrieh__BERTchen__conda-lock.yml', 'conda-lock', 'conda-lock.yml'],
+      ['47__METHODS-Group__DRDMannTurb__conda_env_files_conda-lock.yml', 'conda-lock', 'conda-lock.yml'],
+      ['48__karpathy__nanochat__uv.lock', 'uv-lock', 'uv.lock'],
+    ] as const)
+      expect(parse(as, real(name), kind).problems, name).toEqual([]);
+  });
+
+  it('39–40 and 41 + 12: Poetry 1.x locks with torch from the cu118 source, a secondary source named by the dependency; CONSISTENT', () => {
+    const hironow = parse('poetry.lock', real('39__hironow__gpu-using-with-poetry__poetry.lock'), 'poetry-lock');
+    expect(selections(hironow)['the project']).toContain('https://download.pytorch.org/whl/cu118: torch==2.0.1+cu118');
+    expect(
+      lines({
+        'poetry.lock': real('39__hironow__gpu-using-with-poetry__poetry.lock'),
+        'pyproject.toml': real('40__hironow__gpu-using-with-poetry__pyproject.toml'),
+      }),
+    ).toEqual([]);
+    const thawro = {
+      'poetry.lock': real('41__thawro__pulse-from-face-pytorch__poetry.lock'),
+      'pyproject.toml': real('12__thawro__pulse-from-face-pytorch__pyproject.toml'),
+    };
+    expect(lines(thawro)).toEqual([]);
+    // Under a CUDA 12.4 image installed with poetry install, the lock's cu118 builds are the lock's lines.
+    const under = lines({
+      ...thawro,
+      Dockerfile:
+        'FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nCOPY pyproject.toml poetry.lock ./\nRUN pip install poetry==1.8.5 && poetry install --no-root\n',
+    });
+    expect(under).toContain(
+      'poetry.lock:4174:12: error: torch==2.0.1+cu118 is built for CUDA 11.8, but nvidia/cuda:12.4.1-runtime-ubuntu22.04 sets CUDA 12.4 [cuda-mismatch]',
+    );
+  });
+
+  it('42–43: a pixi.lock v6 (file names only) with CUDA 12.9 builds on Linux; CONSISTENT', () => {
+    const file = parse('pixi.lock', real('42__matthewfeickert__pytorch-gpu-pixi-example__pixi.lock'), 'pixi-lock');
+    const linux = selections(file)['environment default']!.join(' ');
+    expect(linux).toContain('pytorch=2.8.0 [cuda129_mkl_py313_h7947483_302] @conda-forge');
+    expect(linux).toContain('cuda-version=12.9 [h4f385c5_3] @conda-forge');
+    expect(
+      lines({
+        'pixi.lock': real('42__matthewfeickert__pytorch-gpu-pixi-example__pixi.lock'),
+        'pixi.toml': real('43__matthewfeickert__pytorch-gpu-pixi-example__pixi.toml'),
+      }),
+    ).toEqual([]);
+  });
+
+  it('44 + 03: the cu121 environments lock CUDA 12.6 toolkit packages beside the 12.1 runtime (INCONSISTENT, minor); the others are consistent', () => {
+    const found = lines({ 'pixi.lock': real('44__intMinsu__pixi-sample__pixi.lock'), 'pixi.toml': real('03__intMinsu__pixi-sample__pixi.toml') });
+    expect(found.every((line) => / warning: .*\[cuda-mismatch\]$/.test(line))).toBe(true);
+    expect(found.map((line) => Number(/^pixi\.lock:(\d+):/.exec(line)?.[1]))).toEqual([613, 616, 640, 1670, 1673, 1697, 2547, 2550, 2574]);
+    expect(found.filter((line) => line.includes('cuda-version=12.6'))).toHaveLength(3);
+  });
+
+  it('45–46: cuda-version 12.5 from conda-forge in a pytorch-cuda 11.8 environment (INCONSISTENT)', () => {
+    expect(
+      lines({ 'conda-lock.yml': real('45__FSadrieh__BERTchen__conda-lock.yml'), 'environment.yml': real('46__FSadrieh__BERTchen__environment.yml') }),
+    ).toEqual([
+      'conda-lock.yml:2026:8: error: conda-forge::cuda-version=12.5=hd4f0392_3 is built for CUDA 12.5, but nvidia::cuda-cudart=11.8.89=0 sets CUDA 11.8 [cuda-mismatch]',
+    ]);
+  });
+
+  it('47: conda-forge pytorch cuda118 with cuda-version 11.8 and cudatoolkit 11.8.0 on Linux; CONSISTENT', () => {
+    const file = parse('conda-lock.yml', real('47__METHODS-Group__DRDMannTurb__conda_env_files_conda-lock.yml'), 'conda-lock');
+    expect(Object.keys(selections(file))).toEqual(['platform linux-64']);
+    expect(lines({ 'conda-lock.yml': real('47__METHODS-Group__DRDMannTurb__conda_env_files_conda-lock.yml') })).toEqual([]);
+  });
+
+  it("48–49: uv's conflict markers pick one torch per extra (PyPI's without an extra, +cpu, +cu128); CONSISTENT", () => {
+    const file = parse('uv.lock', real('48__karpathy__nanochat__uv.lock'), 'uv-lock');
+    const torch = (variant: string) =>
+      file.packages.filter((pkg) => pkg.name === 'torch' && file.contexts[pkg.context]!.variant === variant).map((pkg) => pkg.exact);
+    expect(torch('the project')).toEqual(['2.9.1']);
+    expect(torch('extra cpu')).toEqual(['2.9.1+cpu']);
+    expect(torch('extra gpu')).toEqual(['2.9.1+cu128']);
+    expect(lines({ 'uv.lock': real('48__karpathy__nanochat__uv.lock'), 'pyproject.toml': real('49__karpathy__nanochat__pyproject.toml') })).toEqual([]);
+  });
+});
+
+describe('PEP 508 markers, judged for Linux with the extras a selection installs', () => {
+  it('is true, false, or unknown (undefined) when it depends on what is not known', () => {
+    const nanochat = (extras: string[]) => ({ extras: activeExtras('nanochat', extras) });
+    const cases: [string, Parameters<typeof evaluateMarker>[1], boolean | undefined][] = [
+      ["sys_platform == 'linux' or sys_platform == 'win32'", {}, true],
+      ["sys_platform == 'darwin'", {}, false],
+      ["platform_machine == 'x86_64' and platform_system == 'Linux'", {}, undefined],
+      ["python_version=='3.10' and ('linux' in sys_platform)", {}, undefined],
+      ["python_version=='3.10' and ('win' in sys_platform)", {}, false],
+      ["extra == 'extra-8-nanochat-gpu'", nanochat(['gpu']), true],
+      ["extra == 'extra-8-nanochat-gpu'", nanochat([]), false],
+      [
+        "(extra == 'extra-8-nanochat-cpu' and extra == 'extra-8-nanochat-gpu') or (extra != 'extra-8-nanochat-cpu' and extra != 'extra-8-nanochat-gpu')",
+        nanochat([]),
+        true,
+      ],
+      ["extra=='cpu' and extra!='cuda'", {}, undefined],
+      ["extra=='cpu' and extra!='cuda'", { extras: new Set(['cuda']) }, false],
+      ['not a marker ((', {}, undefined],
+    ];
+    for (const [marker, environment, expected] of cases) expect(evaluateMarker(marker, environment), marker).toBe(expected);
   });
 });

@@ -276,7 +276,7 @@ url = "https://download.pytorch.org/whl/cpu"
 describe('uv.lock', () => {
   const lock = (text: string) => parseFile('uv.lock', text, 'uv-lock');
 
-  it("the real lock of yyhhenry/uv-torch-env: the project's direct dependencies as locked, each from its registry", () => {
+  it('the real lock of yyhhenry/uv-torch-env: what the project installs as locked, each from its registry', () => {
     const text = readFileSync(join(ROOT, 'fixtures', 'corpus-packaging', '18__yyhhenry__uv-torch-env__uv.lock'), 'utf8');
     const file = lock(text);
     expect(file.problems).toEqual([]);
@@ -286,14 +286,24 @@ describe('uv.lock', () => {
       index: context.indexes.map((index) => index.url).join(', ') || 'PyPI',
       packages: file.packages.filter((pkg) => pkg.context === context.id).map((pkg) => `${pkg.name}==${pkg.exact}`),
     }));
-    expect(byContext).toEqual([
-      {
-        variant: 'the project',
-        index: 'https://download.pytorch.org/whl/cu121',
-        packages: ['numpy==1.26.3', 'torch==2.3.1+cu121', 'torchaudio==2.3.1+cu121', 'torchvision==0.18.1+cu121'],
-      },
-      { variant: 'the project', index: 'PyPI', packages: ['setuptools==69.5.1'] },
+    expect(byContext.map((context) => [context.variant, context.index])).toEqual([
+      ['the project', 'https://download.pytorch.org/whl/cu121'],
+      ['the project', 'PyPI'],
     ]);
+    // The direct dependencies first, then what they pull in: the reviewer's nvidia-* wheels at 12.1.x, cuDNN 8.9.2.26.
+    expect(byContext[0]!.packages.slice(0, 4)).toEqual(['numpy==1.26.3', 'torch==2.3.1+cu121', 'torchaudio==2.3.1+cu121', 'torchvision==0.18.1+cu121']);
+    expect(byContext[0]!.packages).toEqual(
+      expect.arrayContaining([
+        'nvidia-cublas-cu12==12.1.3.1',
+        'nvidia-cuda-runtime-cu12==12.1.105',
+        'nvidia-cudnn-cu12==8.9.2.26',
+        'nvidia-nccl-cu12==2.20.5',
+        'nvidia-nvjitlink-cu12==12.1.105',
+        'triton==2.3.1',
+      ]),
+    );
+    expect(byContext[0]!.packages).toHaveLength(26);
+    expect(byContext[1]!.packages).toEqual(['setuptools==69.5.1']);
     const torch = file.packages.find((pkg) => pkg.name === 'torch')!;
     expect(text.slice(torch.span.start, torch.span.end)).toBe('2.3.1+cu121');
   });

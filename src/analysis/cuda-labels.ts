@@ -40,9 +40,9 @@ export function isCpuUrl(url: string): boolean {
   return /\/whl\/(?:nightly\/|test\/)?cpu(?:\/|$)|(?:%2B|\+)cpu[-.]/i.test(url);
 }
 
-/** Is this a PyTorch wheel index (`https://download.pytorch.org/whl/...`)? */
+/** Is this a PyTorch wheel index (`https://download.pytorch.org/whl/...`, or `download-r2.pytorch.org`, where uv.lock finds its wheels)? */
 export function isPytorchIndex(url: string): boolean {
-  return /^https?:\/\/download\.pytorch\.org\/whl\b/i.test(url);
+  return /^https?:\/\/download(?:-r2)?\.pytorch\.org\/whl\b/i.test(url);
 }
 
 /** `https://download.pytorch.org/whl/nightly/cu121` → nightly; `/whl/test/` → test. */

@@ -28,9 +28,21 @@ export function seeds(kind: Kind): string[] {
   }
   // Real pyproject.toml files (fixtures/corpus-packaging).
   const packaging = join(ROOT, 'fixtures', 'corpus-packaging');
-  const suffix: Partial<Record<Kind, string>> = { pyproject: 'pyproject.toml', 'uv-lock': 'uv.lock', pixi: 'pixi.toml', 'pixi-lock': 'pixi.lock' };
+  const suffix: Partial<Record<Kind, string>> = {
+    pyproject: 'pyproject.toml',
+    'uv-lock': 'uv.lock',
+    pixi: 'pixi.toml',
+    'pixi-lock': 'pixi.lock',
+    'poetry-lock': 'poetry.lock',
+    'conda-lock': 'conda-lock.yml',
+  };
   const ending = suffix[kind];
-  if (ending) for (const name of readdirSync(packaging).filter((file) => file.endsWith(ending))) out.push(readFileSync(join(packaging, name), 'utf8'));
+  // Files up to 64 KiB: a mutated seed is parsed once per case, and the large real locks are for their own tests.
+  if (ending)
+    for (const name of readdirSync(packaging).filter((file) => file.endsWith(ending))) {
+      const text = readFileSync(join(packaging, name), 'utf8');
+      if (text.length <= 64 * 1024) out.push(text);
+    }
   return out;
 }
 

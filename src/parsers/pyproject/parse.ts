@@ -22,6 +22,7 @@ import { FactSink, packageFact, type IndexFact, type InstallContext, type Packag
 import { SourceText, type Span } from '../source.js';
 import { findSuppressions } from '../suppressions.js';
 import { isTrue, lookup, readToml, textSpan, type TomlTable, type TomlValue } from '../toml.js';
+import { evaluateMarker } from '../markers.js';
 import { readPixi } from '../pixi/parse.js';
 import { readPoetry, type PackageIndex, type PoetryDependency, type PoetryProject } from './poetry.js';
 import { normalizePythonName, parsePythonRequirement } from '../python-requirement.js';
@@ -59,16 +60,9 @@ interface Variant {
   readonly declared: readonly Declared[];
 }
 
-/** Whether a PEP 508 marker can hold on Linux (x86_64 or aarch64): only platform comparisons are judged. */
+/** Whether a PEP 508 marker can hold on Linux (x86_64 or aarch64, any Python, any extras): see markers.ts. */
 export function holdsOnLinux(marker: string | undefined): boolean {
-  if (!marker) return true;
-  const alternatives = marker.split(/\s+or\s+/);
-  return alternatives.some((part) => {
-    const platform = /\b(sys_platform|platform_system)\s*(==|!=)\s*['"]([^'"]+)['"]/.exec(part);
-    if (!platform) return true;
-    const linux = platform[3]!.toLowerCase() === 'linux';
-    return platform[2] === '==' ? linux : !linux;
-  });
+  return evaluateMarker(marker) !== false;
 }
 
 export function parsePyproject(path: string, text: string): ParsedFile {
@@ -85,7 +79,13 @@ export function parsePyproject(path: string, text: string): ParsedFile {
 
   // Poetry's main dependencies are the project's as much as PEP 621's; its sources are indexes like uv's.
   const poetry = readPoetry(root, holdsOnLinux);
-  for (const source of poetry?.sources ?? []) if (source.explicit || source.isDefault) indexes.set(source.name, source);
+  // A dependency that names a source (`source = "pytorch"`) comes from it whatever its priority; supplemental
+  // (or `secondary = true`) sources serve nothing else here, as PyPI has every torch before them.
+  const named = new Map<string, Index>();
+  for (const source of poetry?.sources ?? []) {
+    named.set(source.name, source);
+    if (source.explicit || source.isDefault) indexes.set(source.name, source);
+  }
   const base = [
     ...requirements(lookup(root, 'project', 'dependencies'), sink, '[project] dependencies'),
     ...(poetry?.base.filter((dependency) => !dependency.extras).map(poetryDeclared) ?? []),
@@ -139,7 +139,7 @@ export function parsePyproject(path: string, text: string): ParsedFile {
             (candidate) =>
               (candidate.extra === undefined || candidate.extra === variant.extra) && (candidate.group === undefined || candidate.group === variant.group),
           );
-      const routed = route && indexes.get(route.index);
+      const routed = route && (indexes.get(route.index) ?? (own ? named.get(route.index) : undefined));
       if (route && !routed)
         sink.problems.push({
           span: route.span,

@@ -13,7 +13,7 @@
  * The lock is never edited: the checks that would rewrite a version say which `uv lock` to run instead (gate.ts).
  */
 import { FactSink, packageFact, type IndexFact, type InstallContext, type PackageFact, type ParsedFile } from '../facts.js';
-import { holdsOnLinux } from '../pyproject/parse.js';
+import { activeExtras, evaluateMarker } from '../markers.js';
 import { normalizePythonName } from '../python-requirement.js';
 import { SourceText, type Span } from '../source.js';
 import { lookup, readToml, stringAt, textSpan, type TomlString, type TomlTable, type TomlValue } from '../toml.js';
@@ -24,7 +24,11 @@ interface Locked {
   readonly nameSpan: Span;
   readonly version: TomlString;
   readonly registry?: TomlString;
+  readonly table: TomlTable;
 }
+
+/** Package facts one lock may make across its selections (each selection holds what it installs, transitively). */
+const MAX_FACTS = 50_000;
 
 const PYPI = /^https:\/\/pypi\.org\/simple\/?$/;
 
@@ -48,25 +52,54 @@ export function parseUvLock(path: string, text: string): ParsedFile {
     if (origin?.kind === 'table' && (origin.entries.has('virtual') || origin.entries.has('editable'))) roots.push(table);
     if (!version) continue;
     const registry = origin?.kind === 'table' ? stringAt(origin, 'registry') : undefined;
-    const locked: Locked = { name: normalizePythonName(name.value), rawName: name.value, nameSpan: textSpan(name), version, ...(registry ? { registry } : {}) };
+    const locked: Locked = {
+      name: normalizePythonName(name.value),
+      rawName: name.value,
+      nameSpan: textSpan(name),
+      version,
+      table,
+      ...(registry ? { registry } : {}),
+    };
     const same = byName.get(locked.name) ?? [];
     same.push(locked);
     byName.set(locked.name, same);
   }
 
+  let budget = MAX_FACTS;
   for (const root of roots) {
-    const base = refs(root.entries.get('dependencies'));
-    const selections: { name: string; refs: TomlTable[] }[] = [{ name: 'the project', refs: base }];
+    // Markers are judged with the selection's extras: uv's lock writes which of several conflicting builds each
+    // extra installs as `extra == 'extra-8-nanochat-cpu'` (see markers.ts).
+    const project = stringAt(root, 'name')?.value ?? '';
+    const selections: { name: string; extras: Set<string>; refs: TomlTable[] }[] = [];
+    const base = (extras: Set<string>) => refs(root.entries.get('dependencies'), extras);
+    const none = activeExtras(project, []);
+    selections.push({ name: 'the project', extras: none, refs: base(none) });
     const extras = root.entries.get('optional-dependencies');
-    if (extras?.kind === 'table') for (const [extra, value] of extras.entries) selections.push({ name: `extra ${extra}`, refs: [...base, ...refs(value)] });
+    if (extras?.kind === 'table')
+      for (const [extra, value] of extras.entries) {
+        const active = activeExtras(project, [extra]);
+        selections.push({ name: `extra ${extra}`, extras: active, refs: [...base(active), ...refs(value, active)] });
+      }
     const groups = root.entries.get('dev-dependencies');
-    if (groups?.kind === 'table') for (const [group, value] of groups.entries) selections.push({ name: `group ${group}`, refs: [...base, ...refs(value)] });
+    if (groups?.kind === 'table')
+      for (const [group, value] of groups.entries) {
+        const active = activeExtras(project, [], [group]);
+        selections.push({ name: `group ${group}`, extras: active, refs: [...base(active), ...refs(value, active)] });
+      }
 
     for (const selection of selections) {
+      const installed = closure(selection.refs, byName, selection.extras);
+      budget -= installed.length;
+      if (budget < 0) {
+        if (budget + installed.length >= 0)
+          sink.problems.push({
+            span: root.span,
+            message: `too many selections and packages to check each one; ${selection.name} and those after it were not checked`,
+          });
+        break;
+      }
       const byRegistry = new Map<string, Locked[]>();
-      for (const ref of selection.refs) {
-        const locked = resolve(ref, byName);
-        if (!locked) continue;
+      for (const locked of installed) {
         const key = locked.registry && !PYPI.test(locked.registry.value) ? locked.registry.value : '';
         const group = byRegistry.get(key) ?? [];
         if (!group.includes(locked)) group.push(locked);
@@ -87,10 +120,40 @@ export function parseUvLock(path: string, text: string): ParsedFile {
   return sink.finish(path, 'uv-lock', source);
 }
 
-/** The references in a list of `{ name, version?, source?, marker? }` whose marker can hold on Linux. */
-function refs(value: TomlValue | undefined): TomlTable[] {
+/**
+ * What a selection installs: its direct references' entries, then what each entry depends on (`dependencies`,
+ * and `optional-dependencies.X` for a reference with `extra = ["X"]`), each once, in that order.
+ */
+function closure(direct: readonly TomlTable[], byName: ReadonlyMap<string, readonly Locked[]>, extras: ReadonlySet<string>): Locked[] {
+  const seen = new Set<Locked>();
+  const extrasSeen = new Map<Locked, Set<string>>();
+  const order: Locked[] = [];
+  const queue = [...direct];
+  for (let i = 0; i < queue.length; i++) {
+    const ref = queue[i]!;
+    const locked = resolve(ref, byName);
+    if (!locked) continue;
+    if (!seen.has(locked)) {
+      seen.add(locked);
+      order.push(locked);
+      queue.push(...refs(locked.table.entries.get('dependencies'), extras));
+    }
+    const wanted = ref.entries.get('extra');
+    const optional = locked.table.entries.get('optional-dependencies');
+    if (wanted?.kind === 'array' && optional?.kind === 'table')
+      for (const extra of wanted.items) {
+        if (extra.kind !== 'string' || extrasSeen.get(locked)?.has(extra.value)) continue;
+        extrasSeen.set(locked, new Set([...(extrasSeen.get(locked) ?? []), extra.value]));
+        queue.push(...refs(optional.entries.get(extra.value), extras));
+      }
+  }
+  return order;
+}
+
+/** The references in a list of `{ name, version?, source?, marker? }` whose marker can hold on Linux with these extras. */
+function refs(value: TomlValue | undefined, extras: ReadonlySet<string>): TomlTable[] {
   if (value?.kind !== 'array') return [];
-  return value.items.filter((item): item is TomlTable => item.kind === 'table' && holdsOnLinux(stringAt(item, 'marker')?.value));
+  return value.items.filter((item): item is TomlTable => item.kind === 'table' && evaluateMarker(stringAt(item, 'marker')?.value, { extras }) !== false);
 }
 
 /** The locked entry a reference names: by name and, where given, version and registry; ambiguous → none. */
