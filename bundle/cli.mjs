@@ -41720,7 +41720,7 @@ function pyprojectUnits(file2, claimsOf, kb, covered) {
   const claims = claimsOf(file2);
   const units = [];
   for (const [variant, contexts] of groupBy(file2.contexts, (context) => context.variant)) {
-    if (covered.has(variant)) continue;
+    if (covered.has(variant) || variant?.startsWith("pip: ")) continue;
     const ids = new Set(contexts.map((context) => context.id));
     const own2 = (context) => context === void 0 || ids.has(context);
     units.push(
@@ -43863,6 +43863,19 @@ function recordCondaLockInstall(sink, args, all, stage) {
   projectIncludes(sink, context, slash >= 0 ? lock.slice(0, slash) : ".", [[lock.slice(slash + 1), false]], ["*"]);
   return true;
 }
+function localProjectInclude(sink, word, context) {
+  const head = word.text.split(";")[0].trim();
+  const extras = /\[([^\]]*)\]$/.exec(head)?.[1];
+  const path = head.replace(/\[[^\]]*\]$/, "").replace(/^file:(?:\/\/)?/i, "").replace(/[/\\]+$/, "");
+  const target = `${path === "" || path === "." ? "" : `${path}/`}pyproject.toml`.replace(/^\.\//, "");
+  const selects = [
+    "pip: the project",
+    ...(extras ?? "").split(",").map((extra) => extra.trim()).filter(Boolean).map((extra) => `pip: extra ${extra}`)
+  ];
+  const fact = { kind: "requirement", target, targetSpan: word.span, span: word.span, context: context.id, selects, optional: true };
+  sink.includes.push(fact);
+  context.includes.push(fact);
+}
 var PIP = /^pip(\d+(\.\d+)?)?$/;
 function skipRunOptions(words) {
   let i = 0;
@@ -43953,7 +43966,10 @@ function recordPip(sink, args, stage, tool) {
   return true;
 }
 function recordPipRequirement(sink, word, context) {
-  if (isLocalProject(word.text)) return;
+  if (isLocalProject(word.text)) {
+    if (context.tool === "pip" && context.stage !== void 0 && !word.unresolved) localProjectInclude(sink, word, context);
+    return;
+  }
   if (word.unresolved) {
     sink.unresolved.push({ span: word.span, text: word.text, reason: word.unresolved });
     return;
@@ -47718,6 +47734,10 @@ function parsePyproject(path, text2) {
   const bestMatch = strategy?.kind === "string" && strategy.value === "unsafe-best-match";
   const firstPytorch = implicit.find((index) => /^https?:\/\/download\.pytorch\.org\//.test(index.url));
   for (const variant of poetry ? poetryVariants(poetry, base) : []) add(variant);
+  const asPip = [
+    { name: "pip: the project", declared: base.map(({ fact }) => ({ fact })) },
+    ...variants.filter((variant) => variant.extra !== void 0).map((variant) => ({ name: `pip: extra ${variant.extra}`, declared: variant.declared.map(({ fact }) => ({ fact })) }))
+  ];
   for (const variant of variants) {
     const groups2 = /* @__PURE__ */ new Map();
     const place = (key, served, primary, fact) => {
@@ -47764,6 +47784,13 @@ function parsePyproject(path, text2) {
       if (bestMatch) sink.options.push({ name: "unsafe-best-match", span: strategy.span, context: id });
       for (const fact of group.packages) sink.packages.push(packageFact({ ...fact, context: context.id }));
     }
+  }
+  for (const variant of asPip) {
+    budget -= variant.declared.length;
+    if (budget < 0) break;
+    const id = sink.contexts.length;
+    sink.contexts.push({ id, tool: "requirements", span: { start: 0, end: 0 }, indexes: [], includes: [], channels: [], variant: variant.name });
+    for (const { fact } of variant.declared) sink.packages.push(packageFact({ ...fact, context: id }));
   }
   const pixi = lookup(root, "tool", "pixi");
   if (pixi?.kind === "table")

@@ -280,6 +280,34 @@ describe('Dockerfiles that install them', () => {
     ]);
   });
 
+  it('pip install of a local project: its pyproject.toml as pip reads it, with the extras named (uv pip and setup.py projects: nothing)', () => {
+    expect(includes('FROM python:3.12\nWORKDIR /app\nCOPY . .\nRUN pip install ".[cu124,dev]" && pip install -e ./svc\n')).toEqual([
+      'pyproject.toml ["pip: the project","pip: extra cu124","pip: extra dev"] optional',
+      'svc/pyproject.toml ["pip: the project"] optional',
+    ]);
+    expect(includes('FROM python:3.12\nRUN uv pip install --system .\n')).toEqual([]);
+  });
+
+  it("what pip reads of a pyproject.toml: the requirements without uv's routing, to be installed from the pip command's indexes", () => {
+    const text = `[project]
+name = "app"
+version = "0.1.0"
+dependencies = ["numpy==1.26.4"]
+[project.optional-dependencies]
+cu124 = ["torch==2.6.0"]
+[tool.uv.sources]
+torch = [{ index = "pytorch-cu124", extra = "cu124" }]
+[[tool.uv.index]]
+name = "pytorch-cu124"
+url = "https://download.pytorch.org/whl/cu124"
+explicit = true
+`;
+    const all = selections(parse('pyproject.toml', text, 'pyproject'));
+    expect(all['extra cu124']).toContain('https://download.pytorch.org/whl/cu124: torch==2.6.0');
+    expect(all['pip: extra cu124']).toEqual(['PyPI: numpy==1.26.4, torch==2.6.0']);
+    expect(all['pip: the project']).toEqual(['PyPI: numpy==1.26.4']);
+  });
+
   it('conda-lock install: the lock named, every platform', () => {
     expect(includes('FROM ubuntu:24.04\nRUN conda-lock install -n app locks/conda-lock.yml\n')).toEqual(['locks/conda-lock.yml ["*"]']);
   });

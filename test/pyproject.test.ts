@@ -22,6 +22,8 @@ function selections(text: string): Record<string, { index: string; packages: str
   const file = parse(text);
   const out: Record<string, { index: string; packages: string[] }[]> = {};
   for (const context of file.contexts) {
+    // What `pip install .` reads is tested on its own (test/pixi-and-locks.test.ts).
+    if (context.variant!.startsWith('pip: ')) continue;
     (out[context.variant!] ??= []).push({
       index: context.indexes.map((index) => `${index.kind} ${index.url}`).join(', ') || 'PyPI',
       packages: file.packages.filter((pkg) => pkg.context === context.id).map((pkg) => `${pkg.name}${pkg.specifier}`),

@@ -187,7 +187,8 @@ function pyprojectUnits(file: ParsedFile, claimsOf: ClaimsOf, kb: KnowledgeBase,
   const claims = claimsOf(file);
   const units: Unit[] = [];
   for (const [variant, contexts] of groupBy(file.contexts, (context) => context.variant)) {
-    if (covered.has(variant)) continue;
+    // What `pip install .` reads of a pyproject.toml is checked only with the pip command that installs it.
+    if (covered.has(variant) || variant?.startsWith('pip: ')) continue;
     const ids = new Set(contexts.map((context) => context.id));
     const own = (context: number | undefined): boolean => context === undefined || ids.has(context);
     units.push(

@@ -222,6 +222,28 @@ function recordCondaLockInstall(sink: FactSink, args: readonly Word[], all: read
   return true;
 }
 
+/** `pip install ./svc[cu124,dev]`: an include of svc/pyproject.toml with the selections "pip: the project", "pip: extra cu124", … */
+function localProjectInclude(sink: FactSink, word: Word, context: InstallContext): void {
+  const head = word.text.split(';')[0]!.trim();
+  const extras = /\[([^\]]*)\]$/.exec(head)?.[1];
+  const path = head
+    .replace(/\[[^\]]*\]$/, '')
+    .replace(/^file:(?:\/\/)?/i, '')
+    .replace(/[/\\]+$/, '');
+  const target = `${path === '' || path === '.' ? '' : `${path}/`}pyproject.toml`.replace(/^\.\//, '');
+  const selects = [
+    'pip: the project',
+    ...(extras ?? '')
+      .split(',')
+      .map((extra) => extra.trim())
+      .filter(Boolean)
+      .map((extra) => `pip: extra ${extra}`),
+  ];
+  const fact = { kind: 'requirement' as const, target, targetSpan: word.span, span: word.span, context: context.id, selects, optional: true };
+  sink.includes.push(fact);
+  (context.includes as (typeof fact)[]).push(fact);
+}
+
 /** `pip`, `pip3`, `pip3.11`. */
 const PIP = /^pip(\d+(\.\d+)?)?$/;
 
@@ -324,7 +346,13 @@ function recordPip(sink: FactSink, args: readonly Word[], stage: number, tool: '
 }
 
 function recordPipRequirement(sink: FactSink, word: Word, context: InstallContext): void {
-  if (isLocalProject(word.text)) return; // a local project: its own metadata says what it installs
+  if (isLocalProject(word.text)) {
+    // A local project: its metadata says what it installs. A Dockerfile's `pip install .[cu124]` installs the
+    // pyproject.toml there, as pip reads it: [project] dependencies and the extras named, from this command's
+    // indexes (pip knows nothing of [tool.uv.sources] or Poetry's sources). A setup.py project has none.
+    if (context.tool === 'pip' && context.stage !== undefined && !word.unresolved) localProjectInclude(sink, word, context);
+    return;
+  }
   if (word.unresolved) {
     sink.unresolved.push({ span: word.span, text: word.text, reason: word.unresolved });
     return;

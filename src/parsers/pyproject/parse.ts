@@ -124,6 +124,14 @@ export function parsePyproject(path: string, text: string): ParsedFile {
   const firstPytorch = implicit.find((index) => /^https?:\/\/download\.pytorch\.org\//.test(index.url));
 
   for (const variant of poetry ? poetryVariants(poetry, base) : []) add(variant);
+  // What `pip install .[extra]` installs (a Dockerfile's, see installers.ts): the same requirements without uv's
+  // or Poetry's routing, from the indexes of the pip command. Checked only with that command, never on their own.
+  const asPip: Variant[] = [
+    { name: 'pip: the project', declared: base.map(({ fact }) => ({ fact })) },
+    ...variants
+      .filter((variant) => variant.extra !== undefined)
+      .map((variant) => ({ name: `pip: extra ${variant.extra}`, declared: variant.declared.map(({ fact }) => ({ fact })) })),
+  ];
 
   for (const variant of variants) {
     const groups = new Map<string, { served: readonly Index[]; primary: boolean; packages: PackageFact[] }>();
@@ -180,6 +188,14 @@ export function parsePyproject(path: string, text: string): ParsedFile {
       for (const fact of group.packages) sink.packages.push(packageFact({ ...fact, context: context.id }));
     }
   }
+  for (const variant of asPip) {
+    budget -= variant.declared.length;
+    if (budget < 0) break;
+    const id = sink.contexts.length;
+    sink.contexts.push({ id, tool: 'requirements', span: { start: 0, end: 0 }, indexes: [], includes: [], channels: [], variant: variant.name });
+    for (const { fact } of variant.declared) sink.packages.push(packageFact({ ...fact, context: id }));
+  }
+
   // pixi's tables: its environments install the project's dependencies from PyPI beside their own packages.
   const pixi = lookup(root, 'tool', 'pixi');
   if (pixi?.kind === 'table')
