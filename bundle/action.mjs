@@ -50876,6 +50876,12 @@ function readToml(text2) {
   }
   return { ok: true, root };
 }
+function readTomlRoot(text2, problems) {
+  const document = readToml(text2);
+  if (document.ok) return document.root;
+  problems.push({ span: document.span, message: document.message });
+  return void 0;
+}
 function lookup(from, ...path) {
   let current = from;
   for (const part of path) {
@@ -51010,12 +51016,9 @@ function pypiOptions(table2) {
 function parsePixiManifest(path, text2) {
   const source = new SourceText(path, text2);
   const sink = new FactSink();
-  const document = readToml(text2);
-  if (!document.ok) {
-    sink.problems.push({ span: document.span, message: document.message });
-    return sink.finish(path, "pixi", source);
-  }
-  readPixi(document.root, sink, []);
+  const root = readTomlRoot(text2, sink.problems);
+  if (!root) return sink.finish(path, "pixi", source);
+  readPixi(root, sink, []);
   sink.suppressions.push(...findSuppressions(source));
   return sink.finish(path, "pixi", source);
 }
@@ -51367,12 +51370,8 @@ function holdsOnLinux(marker) {
 function parsePyproject(path, text2) {
   const source = new SourceText(path, text2);
   const sink = new FactSink();
-  const document = readToml(text2);
-  if (!document.ok) {
-    sink.problems.push({ span: document.span, message: document.message });
-    return sink.finish(path, "pyproject", source);
-  }
-  const root = document.root;
+  const root = readTomlRoot(text2, sink.problems);
+  if (!root) return sink.finish(path, "pyproject", source);
   const indexes = readIndexes(root, sink);
   const routes = readSources(root, sink);
   const poetry = readPoetry(root, holdsOnLinux);
@@ -51607,12 +51606,9 @@ var PYPI2 = /^https:\/\/pypi\.org\/simple\/?$/;
 function parseUvLock(path, text2) {
   const source = new SourceText(path, text2);
   const sink = new FactSink();
-  const document = readToml(text2);
-  if (!document.ok) {
-    sink.problems.push({ span: document.span, message: document.message });
-    return sink.finish(path, "uv-lock", source);
-  }
-  const list = lookup(document.root, "package");
+  const root = readTomlRoot(text2, sink.problems);
+  if (!root) return sink.finish(path, "uv-lock", source);
+  const list = lookup(root, "package");
   const tables = list?.kind === "array" ? list.items.filter((item) => item.kind === "table") : [];
   const byName = /* @__PURE__ */ new Map();
   const roots = [];
@@ -51637,19 +51633,19 @@ function parseUvLock(path, text2) {
     byName.set(locked.name, same);
   }
   let budget = MAX_FACTS2;
-  for (const root of roots) {
-    const project = stringAt(root, "name")?.value ?? "";
+  for (const root2 of roots) {
+    const project = stringAt(root2, "name")?.value ?? "";
     const selections = [];
-    const base = (extras2) => refs(root.entries.get("dependencies"), extras2);
+    const base = (extras2) => refs(root2.entries.get("dependencies"), extras2);
     const none = activeExtras(project, []);
     selections.push({ name: "the project", extras: none, refs: base(none) });
-    const extras = root.entries.get("optional-dependencies");
+    const extras = root2.entries.get("optional-dependencies");
     if (extras?.kind === "table")
       for (const [extra, value] of extras.entries) {
         const active = activeExtras(project, [extra]);
         selections.push({ name: `extra ${extra}`, extras: active, refs: [...base(active), ...refs(value, active)] });
       }
-    const groups = root.entries.get("dev-dependencies");
+    const groups = root2.entries.get("dev-dependencies");
     if (groups?.kind === "table")
       for (const [group, value] of groups.entries) {
         const active = activeExtras(project, [], [group]);
@@ -51661,7 +51657,7 @@ function parseUvLock(path, text2) {
       if (budget < 0) {
         if (budget + installed.length >= 0)
           sink.problems.push({
-            span: root.span,
+            span: root2.span,
             message: `too many selections and packages to check each one; ${selection.name} and those after it were not checked`
           });
         break;
@@ -51748,19 +51744,19 @@ function lockedFact(locked, context) {
 
 // src/parsers/locks.ts
 var import_yaml3 = __toESM(require_dist(), 1);
-function readLockYaml(text2, what) {
+function readLockYaml(text2, what, problems) {
   const doc = (0, import_yaml3.parseDocument)(text2, { uniqueKeys: false, prettyErrors: false, strict: false, keepSourceTokens: false });
-  const problems = doc.errors.map((error62) => {
+  for (const error62 of doc.errors) {
     const start = Math.min(error62.pos[0], text2.length);
-    return { span: { start, end: Math.min(Math.max(error62.pos[1], start), text2.length) }, message: `YAML: ${error62.message.split("\n")[0]}` };
-  });
-  const root = doc.contents;
-  if (root === null || !(0, import_yaml3.isMap)(root) && problems.length > 0) return { root: void 0, problems };
-  if (!(0, import_yaml3.isMap)(root)) {
-    const [start, end] = root.range ?? [0, 0];
-    return { root: void 0, problems: [...problems, { span: { start, end }, message: `${what} must be a mapping` }] };
+    problems.push({ span: { start, end: Math.min(Math.max(error62.pos[1], start), text2.length) }, message: `YAML: ${error62.message.split("\n")[0]}` });
   }
-  return { root, problems };
+  const root = doc.contents;
+  if ((0, import_yaml3.isMap)(root)) return root;
+  if (root !== null && doc.errors.length === 0) {
+    const [start, end] = root.range ?? [0, 0];
+    problems.push({ span: { start, end }, message: `${what} must be a mapping` });
+  }
+  return void 0;
 }
 function get(node2, key) {
   if (!(0, import_yaml3.isMap)(node2)) return void 0;
@@ -51820,8 +51816,7 @@ function condaPackageFromUrl(url2) {
 function parsePixiLock(path, fileText) {
   const source = new SourceText(path, fileText);
   const sink = new FactSink();
-  const { root, problems } = readLockYaml(fileText, "a pixi.lock");
-  sink.problems.push(...problems);
+  const root = readLockYaml(fileText, "a pixi.lock", sink.problems);
   if (!root) return sink.finish(path, "pixi-lock", source);
   for (const [name, , environment] of entries(get(root, "environments"))) {
     const channels = items(get(environment, "channels")).flatMap((channel) => {
@@ -51862,13 +51857,10 @@ var PYPI3 = /^https:\/\/pypi\.org\/(?:simple|pypi)\/?$/;
 function parsePoetryLock(path, text2) {
   const source = new SourceText(path, text2);
   const sink = new FactSink();
-  const document = readToml(text2);
-  if (!document.ok) {
-    sink.problems.push({ span: document.span, message: document.message });
-    return sink.finish(path, "poetry-lock", source);
-  }
+  const root = readTomlRoot(text2, sink.problems);
+  if (!root) return sink.finish(path, "poetry-lock", source);
   const extrasOf = /* @__PURE__ */ new Map();
-  const extrasTable = lookup(document.root, "extras");
+  const extrasTable = lookup(root, "extras");
   if (extrasTable?.kind === "table") {
     for (const [extra, names] of extrasTable.entries)
       for (const item of names.kind === "array" ? names.items : [])
@@ -51877,7 +51869,7 @@ function parsePoetryLock(path, text2) {
           extrasOf.set(key, [...extrasOf.get(key) ?? [], extra]);
         }
   }
-  const list = lookup(document.root, "package");
+  const list = lookup(root, "package");
   const locked = [];
   for (const table2 of list?.kind === "array" ? list.items : []) {
     if (table2.kind !== "table") continue;
@@ -51964,8 +51956,7 @@ function readEntry(table2, extrasOf) {
 function parseCondaLock(path, fileText) {
   const source = new SourceText(path, fileText);
   const sink = new FactSink();
-  const { root, problems } = readLockYaml(fileText, "a conda-lock.yml");
-  sink.problems.push(...problems);
+  const root = readLockYaml(fileText, "a conda-lock.yml", sink.problems);
   if (!root) return sink.finish(path, "conda-lock", source);
   const channels = items(get(get(root, "metadata"), "channels")).flatMap((channel) => {
     const url2 = text(get(channel, "url"), source)?.text;

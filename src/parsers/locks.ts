@@ -12,25 +12,20 @@ import { cudaLabelFromBuild } from './conda/match-spec.js';
 import type { SourceText } from './source.js';
 import { scalarText } from './yaml-text.js';
 
-export interface LockYaml {
-  readonly root: YAMLMap | undefined;
-  readonly problems: readonly ParseProblem[];
-}
-
-/** A lock file's YAML: its top-level mapping, or the problems that say why there is none. Never throws. */
-export function readLockYaml(text: string, what: string): LockYaml {
+/** A lock file's top-level mapping, with the positioned problems of its YAML; undefined when there is none. Never throws. */
+export function readLockYaml(text: string, what: string, problems: ParseProblem[]): YAMLMap | undefined {
   const doc = parseDocument(text, { uniqueKeys: false, prettyErrors: false, strict: false, keepSourceTokens: false });
-  const problems: ParseProblem[] = doc.errors.map((error) => {
+  for (const error of doc.errors) {
     const start = Math.min(error.pos[0], text.length);
-    return { span: { start, end: Math.min(Math.max(error.pos[1], start), text.length) }, message: `YAML: ${error.message.split('\n')[0]}` };
-  });
-  const root = doc.contents;
-  if (root === null || (!isMap(root) && problems.length > 0)) return { root: undefined, problems };
-  if (!isMap(root)) {
-    const [start, end] = (root as Node).range ?? [0, 0];
-    return { root: undefined, problems: [...problems, { span: { start, end }, message: `${what} must be a mapping` }] };
+    problems.push({ span: { start, end: Math.min(Math.max(error.pos[1], start), text.length) }, message: `YAML: ${error.message.split('\n')[0]}` });
   }
-  return { root, problems };
+  const root = doc.contents;
+  if (isMap(root)) return root;
+  if (root !== null && doc.errors.length === 0) {
+    const [start, end] = (root as Node).range ?? [0, 0];
+    problems.push({ span: { start, end }, message: `${what} must be a mapping` });
+  }
+  return undefined;
 }
 
 /** The value at `key` of a mapping node. */

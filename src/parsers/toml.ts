@@ -6,6 +6,7 @@
  */
 import { parseTOML, type AST } from 'toml-eslint-parser';
 import { Mapped, MappedBuilder } from './mapped.js';
+import type { ParseProblem } from './facts.js';
 import type { Span } from './source.js';
 
 export type TomlValue =
@@ -119,6 +120,14 @@ export function readToml(text: string): TomlDocument {
     for (const pair of node.body) insert(target, pair, text);
   }
   return { ok: true, root };
+}
+
+/** A document's root table, or undefined when it is not TOML, with the one positioned problem that says why. */
+export function readTomlRoot(text: string, problems: ParseProblem[]): TomlTable | undefined {
+  const document = readToml(text);
+  if (document.ok) return document.root;
+  problems.push({ span: document.span, message: document.message });
+  return undefined;
 }
 
 /** The value at a path of keys, if every step is a table. */

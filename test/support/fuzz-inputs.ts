@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { CORPUS, inputPaths, ROOT } from '../harness.js';
-import type { FileKind } from '../../src/parsers/facts.js';
+import { FILE_KINDS, type FileKind } from '../../src/parsers/facts.js';
 import { classifyPath } from '../../src/parsers/index.js';
 
 /** Cases per property: FUZZ_RUNS (`npm run fuzz` sets 100,000), else a sample of 1,500 for every test run. */
@@ -28,15 +28,7 @@ export function seeds(kind: Kind): string[] {
   }
   // Real pyproject.toml files (fixtures/corpus-packaging).
   const packaging = join(ROOT, 'fixtures', 'corpus-packaging');
-  const suffix: Partial<Record<Kind, string>> = {
-    pyproject: 'pyproject.toml',
-    'uv-lock': 'uv.lock',
-    pixi: 'pixi.toml',
-    'pixi-lock': 'pixi.lock',
-    'poetry-lock': 'poetry.lock',
-    'conda-lock': 'conda-lock.yml',
-  };
-  const ending = suffix[kind];
+  const ending = kind === 'dockerfile' || kind === 'requirements' || kind === 'conda' ? undefined : FILE_KINDS[kind];
   // Files up to 64 KiB: a mutated seed is parsed once per case, and the large real locks are for their own tests.
   if (ending)
     for (const name of readdirSync(packaging).filter((file) => file.endsWith(ending))) {

@@ -23,8 +23,7 @@ import { SourceText } from '../source.js';
 export function parseCondaLock(path: string, fileText: string): ParsedFile {
   const source = new SourceText(path, fileText);
   const sink = new FactSink();
-  const { root, problems } = readLockYaml(fileText, 'a conda-lock.yml');
-  sink.problems.push(...problems);
+  const root = readLockYaml(fileText, 'a conda-lock.yml', sink.problems);
   if (!root) return sink.finish(path, 'conda-lock', source);
   const channels = items(get(get(root, 'metadata'), 'channels')).flatMap((channel) => {
     const url = text(get(channel, 'url'), source)?.text;

@@ -23,8 +23,7 @@ import { SourceText } from '../source.js';
 export function parsePixiLock(path: string, fileText: string): ParsedFile {
   const source = new SourceText(path, fileText);
   const sink = new FactSink();
-  const { root, problems } = readLockYaml(fileText, 'a pixi.lock');
-  sink.problems.push(...problems);
+  const root = readLockYaml(fileText, 'a pixi.lock', sink.problems);
   if (!root) return sink.finish(path, 'pixi-lock', source);
   for (const [name, , environment] of entries(get(root, 'environments'))) {
     const channels = items(get(environment, 'channels')).flatMap((channel) => {

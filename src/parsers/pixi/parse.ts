@@ -25,7 +25,7 @@ import { Mapped, MappedBuilder } from '../mapped.js';
 import { parsePythonRequirement } from '../python-requirement.js';
 import { SourceText, type Span } from '../source.js';
 import { findSuppressions } from '../suppressions.js';
-import { lookup, readToml, stringAt, textSpan, type TomlString, type TomlTable, type TomlValue } from '../toml.js';
+import { lookup, readTomlRoot, stringAt, textSpan, type TomlString, type TomlTable, type TomlValue } from '../toml.js';
 
 const PYPI = 'https://pypi.org/simple';
 
@@ -74,12 +74,9 @@ function pypiOptions(table: TomlTable): PypiOptions {
 export function parsePixiManifest(path: string, text: string): ParsedFile {
   const source = new SourceText(path, text);
   const sink = new FactSink();
-  const document = readToml(text);
-  if (!document.ok) {
-    sink.problems.push({ span: document.span, message: document.message });
-    return sink.finish(path, 'pixi', source);
-  }
-  readPixi(document.root, sink, []);
+  const root = readTomlRoot(text, sink.problems);
+  if (!root) return sink.finish(path, 'pixi', source);
+  readPixi(root, sink, []);
   sink.suppressions.push(...findSuppressions(source));
   return sink.finish(path, 'pixi', source);
 }

@@ -20,7 +20,7 @@ import { FactSink, packageFact, type IndexFact, type InstallContext, type Packag
 import { holdsOnLinux } from '../pyproject/parse.js';
 import { normalizePythonName } from '../python-requirement.js';
 import { SourceText } from '../source.js';
-import { lookup, readToml, stringAt, textSpan, type TomlString, type TomlTable } from '../toml.js';
+import { lookup, readTomlRoot, stringAt, textSpan, type TomlString, type TomlTable } from '../toml.js';
 
 interface Locked {
   readonly fact: PackageFact;
@@ -34,14 +34,11 @@ const PYPI = /^https:\/\/pypi\.org\/(?:simple|pypi)\/?$/;
 export function parsePoetryLock(path: string, text: string): ParsedFile {
   const source = new SourceText(path, text);
   const sink = new FactSink();
-  const document = readToml(text);
-  if (!document.ok) {
-    sink.problems.push({ span: document.span, message: document.message });
-    return sink.finish(path, 'poetry-lock', source);
-  }
+  const root = readTomlRoot(text, sink.problems);
+  if (!root) return sink.finish(path, 'poetry-lock', source);
   // Older locks list the extras at the end (`[extras] cuda = ["torch"]`) and mark their packages optional.
   const extrasOf = new Map<string, string[]>();
-  const extrasTable = lookup(document.root, 'extras');
+  const extrasTable = lookup(root, 'extras');
   if (extrasTable?.kind === 'table')
     for (const [extra, names] of extrasTable.entries)
       for (const item of names.kind === 'array' ? names.items : [])
@@ -49,7 +46,7 @@ export function parsePoetryLock(path: string, text: string): ParsedFile {
           const key = normalizePythonName(item.value.split(/[\s[(<>=!~;]/)[0]!);
           extrasOf.set(key, [...(extrasOf.get(key) ?? []), extra]);
         }
-  const list = lookup(document.root, 'package');
+  const list = lookup(root, 'package');
   const locked: Locked[] = [];
   for (const table of list?.kind === 'array' ? list.items : []) {
     if (table.kind !== 'table') continue;

@@ -21,7 +21,7 @@
 import { FactSink, packageFact, type IndexFact, type InstallContext, type PackageFact, type ParsedFile } from '../facts.js';
 import { SourceText, type Span } from '../source.js';
 import { findSuppressions } from '../suppressions.js';
-import { isTrue, lookup, readToml, textSpan, type TomlTable, type TomlValue } from '../toml.js';
+import { isTrue, lookup, readTomlRoot, textSpan, type TomlTable, type TomlValue } from '../toml.js';
 import { evaluateMarker } from '../markers.js';
 import { readPixi } from '../pixi/parse.js';
 import { readPoetry, type PackageIndex, type PoetryDependency, type PoetryProject } from './poetry.js';
@@ -68,12 +68,8 @@ export function holdsOnLinux(marker: string | undefined): boolean {
 export function parsePyproject(path: string, text: string): ParsedFile {
   const source = new SourceText(path, text);
   const sink = new FactSink();
-  const document = readToml(text);
-  if (!document.ok) {
-    sink.problems.push({ span: document.span, message: document.message });
-    return sink.finish(path, 'pyproject', source);
-  }
-  const root = document.root;
+  const root = readTomlRoot(text, sink.problems);
+  if (!root) return sink.finish(path, 'pyproject', source);
   const indexes = readIndexes(root, sink);
   const routes = readSources(root, sink);
 

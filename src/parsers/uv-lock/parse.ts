@@ -16,7 +16,7 @@ import { FactSink, packageFact, type IndexFact, type InstallContext, type Packag
 import { activeExtras, evaluateMarker } from '../markers.js';
 import { normalizePythonName } from '../python-requirement.js';
 import { SourceText, type Span } from '../source.js';
-import { lookup, readToml, stringAt, textSpan, type TomlString, type TomlTable, type TomlValue } from '../toml.js';
+import { lookup, readTomlRoot, stringAt, textSpan, type TomlString, type TomlTable, type TomlValue } from '../toml.js';
 
 interface Locked {
   readonly name: string;
@@ -35,12 +35,9 @@ const PYPI = /^https:\/\/pypi\.org\/simple\/?$/;
 export function parseUvLock(path: string, text: string): ParsedFile {
   const source = new SourceText(path, text);
   const sink = new FactSink();
-  const document = readToml(text);
-  if (!document.ok) {
-    sink.problems.push({ span: document.span, message: document.message });
-    return sink.finish(path, 'uv-lock', source);
-  }
-  const list = lookup(document.root, 'package');
+  const root = readTomlRoot(text, sink.problems);
+  if (!root) return sink.finish(path, 'uv-lock', source);
+  const list = lookup(root, 'package');
   const tables = list?.kind === 'array' ? list.items.filter((item): item is TomlTable => item.kind === 'table') : [];
   const byName = new Map<string, Locked[]>();
   const roots: TomlTable[] = [];
