@@ -47548,7 +47548,16 @@ function localProjectInclude(sink, word, context) {
     "pip: the project",
     ...(extras ?? "").split(",").map((extra) => extra.trim()).filter(Boolean).map((extra) => `pip: extra ${extra}`)
   ];
-  const fact = { kind: "requirement", target, targetSpan: word.span, span: word.span, context: context.id, selects, optional: true };
+  const fact = {
+    kind: "requirement",
+    target,
+    targetSpan: word.span,
+    span: word.span,
+    context: context.id,
+    selects,
+    optional: true,
+    copiedOnly: true
+  };
   sink.includes.push(fact);
   context.includes.push(fact);
 }
@@ -52852,7 +52861,7 @@ function includeCandidates(file2, include) {
       candidates.push(joinRepo(base, relative2), joinRepo(relative2));
     }
   }
-  if (!target.startsWith("/")) candidates.push(joinRepo(base, target), joinRepo(target));
+  if (!target.startsWith("/") && !include.copiedOnly) candidates.push(joinRepo(base, target), joinRepo(target));
   return unique(candidates);
 }
 var visibleCopies = /* @__PURE__ */ new WeakMap();

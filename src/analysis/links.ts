@@ -25,7 +25,7 @@ export function includeCandidates(file: ParsedFile, include: IncludeFact): strin
       candidates.push(joinRepo(base, relative), joinRepo(relative));
     }
   }
-  if (!target.startsWith('/')) candidates.push(joinRepo(base, target), joinRepo(target));
+  if (!target.startsWith('/') && !include.copiedOnly) candidates.push(joinRepo(base, target), joinRepo(target));
   return unique(candidates);
 }
 

@@ -26,7 +26,19 @@ import type { GitHub, PullTarget } from './types.js';
 
 export const MAX_CHANGED_FILES = 3000;
 /** Beside a changed Dockerfile: the files it most likely installs. */
-const BESIDE_DOCKERFILE = ['requirements.txt', 'requirements-gpu.txt', 'requirements-cuda.txt', 'environment.yml', 'environment.yaml'];
+const BESIDE_DOCKERFILE = [
+  'requirements.txt',
+  'requirements-gpu.txt',
+  'requirements-cuda.txt',
+  'environment.yml',
+  'environment.yaml',
+  // What `uv sync`, `pip install .`, `pixi install` and `poetry install` read.
+  'pyproject.toml',
+  'uv.lock',
+  'pixi.toml',
+  'pixi.lock',
+  'poetry.lock',
+];
 /** Beside a changed requirements or conda file, and in each directory above it: the files most likely to install it. */
 const BESIDE_REQUIREMENTS = ['Dockerfile'];
 /** Directories listed to find the files that include a changed one (the nearest first). */

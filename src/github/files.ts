@@ -23,11 +23,16 @@ export class CommitFiles implements RepositoryReader {
   readonly skipped = new Map<string, string>();
   private readonly wanted = new Set<string>();
 
-  constructor(known: ReadonlyMap<string, BlobAnswer> = new Map()) {
+  /** `tree`: every file path of the commit, when its whole tree is known; a path outside it is no file, without a read. */
+  constructor(
+    known: ReadonlyMap<string, BlobAnswer> = new Map(),
+    private readonly tree?: ReadonlySet<string>,
+  ) {
     this.blobs = new Map(known);
   }
 
   read(path: string, kind: FileKind | undefined): SourceFile | undefined {
+    if (this.tree && !this.tree.has(path)) return undefined;
     const blob = this.blobs.get(path);
     if (blob === undefined) {
       this.wanted.add(path);
@@ -48,6 +53,7 @@ export class CommitFiles implements RepositoryReader {
   }
 
   isFile(path: string): boolean {
+    if (this.tree && !this.tree.has(path)) return false;
     const blob = this.blobs.get(path);
     if (blob === undefined) this.wanted.add(path);
     return blob !== undefined && blob !== null;
@@ -89,8 +95,9 @@ export async function readCommit(
   revision: string,
   listed: readonly Listed[],
   known?: ReadonlyMap<string, BlobAnswer>,
+  tree?: ReadonlySet<string>,
 ): Promise<CommitRead> {
-  const source = new CommitFiles(known);
+  const source = new CommitFiles(known, tree);
   let requests = 0;
   for (let round = 0; ; round++) {
     const files = [...readRepository(listed, source)];

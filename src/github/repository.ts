@@ -144,8 +144,10 @@ export interface BranchFiles {
 /** Every CUDA-relevant file of a commit, from its tree (one request) and the shared reader. */
 export async function readBranch(github: GitHub, repo: RepoRef, sha: string): Promise<BranchFiles> {
   const tree = await github.rest.git.getTree({ ...repo, tree_sha: sha, recursive: 'true' });
-  const paths = listed(tree.data.tree.filter((entry) => entry.type === 'blob' && entry.path).map((entry) => entry.path!));
-  const read = await readCommit(github, repo, sha, paths);
+  const all = tree.data.tree.filter((entry) => entry.type === 'blob' && entry.path).map((entry) => entry.path!);
+  const paths = listed(all);
+  // The whole tree says which paths are files: an include to a path outside it needs no read to find out.
+  const read = await readCommit(github, repo, sha, paths, undefined, tree.data.truncated ? undefined : new Set(all));
   return { ...fromRead(read), blobs: read.blobs, paths, truncated: tree.data.truncated };
 }
 

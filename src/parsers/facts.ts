@@ -109,6 +109,11 @@ export interface IncludeFact extends Spanned {
   readonly selects?: readonly string[];
   /** Read where it exists, and no problem where it does not (pixi.toml or pyproject.toml; a lock the tool writes). */
   readonly optional?: boolean;
+  /**
+   * A Dockerfile's include that is only followed where one of the stage's COPY instructions brings the file (a
+   * local project's pyproject.toml: a setup.py project copies none, and the build context's is not in the image).
+   */
+  readonly copiedOnly?: boolean;
 }
 
 export interface VersionClause {

@@ -239,7 +239,16 @@ function localProjectInclude(sink: FactSink, word: Word, context: InstallContext
       .filter(Boolean)
       .map((extra) => `pip: extra ${extra}`),
   ];
-  const fact = { kind: 'requirement' as const, target, targetSpan: word.span, span: word.span, context: context.id, selects, optional: true };
+  const fact = {
+    kind: 'requirement' as const,
+    target,
+    targetSpan: word.span,
+    span: word.span,
+    context: context.id,
+    selects,
+    optional: true,
+    copiedOnly: true,
+  };
   sink.includes.push(fact);
   (context.includes as (typeof fact)[]).push(fact);
 }
