@@ -47279,9 +47279,9 @@ function exactVersion2(clauses, _fuzzy) {
   return void 0;
 }
 function cudaLabelFromBuild(build) {
-  const cuda = /(?:^|_)(cuda\d+(?:\.\d+)?|cu\d{2,3})(?:_|$|[a-z])/i.exec(build);
+  const cuda = /(?:^|[_*])(cuda\d+(?:\.\d+)?|cu\d{2,3})(?:[_*]|$|[a-z])/i.exec(build);
   if (cuda) return cuda[1].toLowerCase();
-  if (/(?:^|_)cpu(?:_|$)/i.test(build)) return "cpu";
+  if (/(?:^|[_*])cpu(?:[_*]|$)/i.test(build)) return "cpu";
   return void 0;
 }
 
@@ -51231,7 +51231,8 @@ function writeSelection(sink, variant, variantSpan, channels, selection, project
   const condaId = sink.contexts.length;
   const conda = { id: condaId, tool: "conda-env", indexes: [], channels: channels.map((channel) => channel.value), ...common };
   sink.contexts.push(conda);
-  for (const { fact } of selection.conda) sink.packages.push(packageFact({ ...fact, context: condaId }));
+  const forge = channels.length === 1 && /(?:^|\/)conda-forge\/?$/.test(channels[0].value) ? "conda-forge" : void 0;
+  for (const { fact } of selection.conda) sink.packages.push(packageFact({ ...fact, channel: fact.channel ?? forge, context: condaId }));
   const byIndex = /* @__PURE__ */ new Map();
   for (const fact of projectPypi) byIndex.set("", { facts: [...byIndex.get("")?.facts ?? [], fact] });
   for (const { fact, index } of selection.pypi) {

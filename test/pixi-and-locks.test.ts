@@ -58,17 +58,17 @@ describe('file names', () => {
 });
 
 describe('pixi manifests', () => {
-  it('01: the default environment with its CUDA requirement and a conda-forge pytorch range', () => {
+  it('01: the default environment with its CUDA requirement and a conda-forge pytorch range (conda-forge the only channel)', () => {
     const file = parse('pixi.toml', real('01__matthewfeickert__pytorch-gpu-pixi-example__pixi.toml'), 'pixi');
     expect(file.problems).toEqual([]);
-    expect(selections(file)).toEqual({ 'environment default': ['conda: pytorch>=2.8.0,<3, curl>=8.17.0,<9 (cuda 12.0)'] });
+    expect(selections(file)).toEqual({ 'environment default': ['conda: pytorch>=2.8.0,<3 @conda-forge, curl>=8.17.0,<9 @conda-forge (cuda 12.0)'] });
   });
 
   it('07: a gpu default environment and a cpu one, each its own selection', () => {
     const file = parse('pixi.toml', real('07__prefix-dev__pixi__docs_source_files_pixi_tomls_pytorch-conda-forge-envs.toml'), 'pixi');
     expect(selections(file)).toEqual({
-      'environment cpu': ['conda: pytorch-cpu*'],
-      'environment default': ['conda: cuda-version=12.6.*, pytorch-gpu* (cuda 12.0)'],
+      'environment cpu': ['conda: pytorch-cpu* @conda-forge'],
+      'environment default': ['conda: cuda-version=12.6.* @conda-forge, pytorch-gpu* @conda-forge (cuda 12.0)'],
     });
   });
 
@@ -110,7 +110,7 @@ describe('pixi manifests', () => {
     const file = parse('pixi.toml', real('31__prefix-dev__pixi__examples_pytorch_pixi.toml'), 'pixi');
     const all = selections(file);
     expect(all['environment nvidia-channel']!.join(' ')).toContain('(cuda 11)');
-    expect(all['environment cf-channel']!.join(' ')).toContain('pytorch* (cuda 12.1)');
+    expect(all['environment cf-channel']!.join(' ')).toContain('pytorch* @conda-forge (cuda 12.1)');
   });
 
   it('32: a version spec with spaces after its commas is one version, not a version and a build', () => {
@@ -120,6 +120,18 @@ describe('pixi manifests', () => {
     expect([pytorch.specifier, pytorch.build]).toEqual(['>=2.4.0,<=3.0.0', undefined]);
     // Each bound still points at its characters in the file.
     expect(pytorch.clauses.map((clause) => text.slice(clause.versionSpan.start, clause.versionSpan.end))).toEqual(['2.4.0', '3.0.0']);
+  });
+
+  it('a build glob names its CUDA (`{ build = "cuda124*" }`, conda\'s `=*cuda118*`): a cuda118 pytorch build in a CUDA 12.4 environment is a mismatch', () => {
+    const text =
+      '[workspace]\nchannels = ["conda-forge"]\nplatforms = ["linux-64"]\n[dependencies]\ncuda-version = "12.4.*"\npytorch = { version = "2.5.*", build = "cuda118*" }\n';
+    const pytorch = parse('pixi.toml', text, 'pixi').packages.find((pkg) => pkg.name === 'pytorch')!;
+    expect([pytorch.build, pytorch.localLabel]).toEqual(['cuda118*', 'cuda118']);
+    expect(check({ 'pixi.toml': text })).toEqual([
+      'pixi.toml:6:1: error: conda-forge::pytorch=2.5.*=cuda118* is built for CUDA 11.8, but conda-forge::cuda-version=12.4.* sets CUDA 12.4 [cuda-mismatch]',
+    ]);
+    const conda = parseFile('environment.yml', 'channels: [conda-forge]\ndependencies:\n  - pytorch=2.1.0=*cuda118*\n', 'conda');
+    expect(conda.packages[0]!.localLabel).toBe('cuda118');
   });
 
   it('the pixi files of the corpus: no error, as the reviewer reads them (consistent, or unpinned)', () => {

@@ -139,10 +139,13 @@ function exactVersion(clauses: readonly VersionClause[], _fuzzy: boolean): strin
   return undefined;
 }
 
-/** `py3.10_cuda12.1_cudnn8.9.2_0` → `cuda12.1`; `py39_cu118` → `cu118`; `cuda120_py312h…` → `cuda120`; `cpu_…` → `cpu`. */
+/**
+ * `py3.10_cuda12.1_cudnn8.9.2_0` → `cuda12.1`; `py39_cu118` → `cu118`; `cuda120_py312h…` → `cuda120`; `cpu_…` →
+ * `cpu`; and in build globs (`*cuda118*`, `cuda124*`, pixi's `{ build = "cuda126*" }`) the same.
+ */
 export function cudaLabelFromBuild(build: string): string | undefined {
-  const cuda = /(?:^|_)(cuda\d+(?:\.\d+)?|cu\d{2,3})(?:_|$|[a-z])/i.exec(build);
+  const cuda = /(?:^|[_*])(cuda\d+(?:\.\d+)?|cu\d{2,3})(?:[_*]|$|[a-z])/i.exec(build);
   if (cuda) return cuda[1]!.toLowerCase();
-  if (/(?:^|_)cpu(?:_|$)/i.test(build)) return 'cpu';
+  if (/(?:^|[_*])cpu(?:[_*]|$)/i.test(build)) return 'cpu';
   return undefined;
 }

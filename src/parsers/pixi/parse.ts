@@ -326,7 +326,10 @@ function writeSelection(
   const condaId = sink.contexts.length;
   const conda: InstallContext = { id: condaId, tool: 'conda-env', indexes: [], channels: channels.map((channel) => channel.value), ...common };
   sink.contexts.push(conda);
-  for (const { fact } of selection.conda) sink.packages.push(packageFact({ ...fact, context: condaId }));
+  // With conda-forge the only channel, every package without a channel of its own comes from it (conda-forge's
+  // CUDA builds then say their major only; claims.ts).
+  const forge = channels.length === 1 && /(?:^|\/)conda-forge\/?$/.test(channels[0]!.value) ? 'conda-forge' : undefined;
+  for (const { fact } of selection.conda) sink.packages.push(packageFact({ ...fact, channel: fact.channel ?? forge, context: condaId }));
 
   const byIndex = new Map<string, { index?: TomlString; facts: PackageFact[] }>();
   for (const fact of projectPypi) byIndex.set('', { facts: [...(byIndex.get('')?.facts ?? []), fact] });
