@@ -52586,7 +52586,7 @@ function checkPipEnvForUv(file2, report) {
       file: file2,
       span: option.span,
       severity: "warning",
-      help: `uv takes its indexes from its own settings: set ${uv} for uv pip, or declare the index in pyproject.toml ([[tool.uv.index]] with [tool.uv.sources]) for uv sync and uv lock, whose uv.lock then records it. Source: https://docs.astral.sh/uv/reference/environment/`
+      help: `uv takes its indexes from its own settings ("uv does not read configuration files or environment variables that are specific to pip, like pip.conf or PIP_INDEX_URL"): set ${uv} for uv pip, or declare the index in pyproject.toml ([[tool.uv.index]] with [tool.uv.sources]) for uv sync and uv lock, whose uv.lock then records it. Sources: https://docs.astral.sh/uv/pip/compatibility/#configuration-files-and-environment-variables; https://docs.astral.sh/uv/reference/environment/`
     });
   }
 }
