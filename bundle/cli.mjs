@@ -40637,6 +40637,133 @@ function runsOn(cc, sass, ptx) {
   return sassOk || ptxOk || sass.includes(cc);
 }
 
+// src/parsers/markers.ts
+var LINUX = {
+  sys_platform: "linux",
+  platform_system: "Linux",
+  os_name: "posix",
+  implementation_name: "cpython",
+  platform_python_implementation: "CPython"
+};
+function tokenize(marker) {
+  const tokens = [];
+  const re = /\s*(?:(['"])(.*?)\1|(\(|\))|(===|==|!=|<=|>=|~=|<|>)|(not\s+in\b|in\b|and\b|or\b|not\b)|([A-Za-z_][A-Za-z0-9_.]*))/y;
+  let at = 0;
+  while (at < marker.length) {
+    if (/^\s*$/.test(marker.slice(at))) break;
+    re.lastIndex = at;
+    const match = re.exec(marker);
+    if (!match) return void 0;
+    at = re.lastIndex;
+    if (match[1] !== void 0) tokens.push({ kind: "string", text: match[2] });
+    else if (match[3]) tokens.push({ kind: match[3], text: match[3] });
+    else if (match[4]) tokens.push({ kind: "op", text: match[4] });
+    else if (match[5]) tokens.push({ kind: /^(?:and|or)$/.test(match[5]) ? "name" : "op", text: match[5].replace(/\s+/, " ") });
+    else tokens.push({ kind: "name", text: match[6] });
+  }
+  return tokens;
+}
+function evaluateMarker(marker, environment = {}) {
+  if (!marker || marker.trim() === "") return true;
+  const tokens = tokenize(marker);
+  if (!tokens) return void 0;
+  let i = 0;
+  const peek = () => tokens[i];
+  const or = () => {
+    let result3 = and();
+    while (peek()?.kind === "name" && peek().text === "or") {
+      i++;
+      const right = and();
+      result3 = result3 === true || right === true ? true : result3 === false && right === false ? false : void 0;
+    }
+    return result3;
+  };
+  const and = () => {
+    let result3 = atom();
+    while (peek()?.kind === "name" && peek().text === "and") {
+      i++;
+      const right = atom();
+      result3 = result3 === false || right === false ? false : result3 === true && right === true ? true : void 0;
+    }
+    return result3;
+  };
+  const operand = () => {
+    const token = tokens[i++];
+    if (token?.kind === "string") return { text: token.text };
+    if (token?.kind === "name") return { variable: token.text };
+    return void 0;
+  };
+  const atom = () => {
+    if (peek()?.kind === "(") {
+      i++;
+      const inner = or();
+      if (peek()?.kind === ")") i++;
+      return inner;
+    }
+    const left = operand();
+    const op = tokens[i++];
+    const right = operand();
+    if (!left || !right || op?.kind !== "op") return void 0;
+    return compare(left, op.text, right, environment);
+  };
+  const result2 = or();
+  return i === tokens.length ? result2 : void 0;
+}
+function compare(left, op, right, environment) {
+  const extraSide = left.variable === "extra" ? right.text : right.variable === "extra" ? left.text : void 0;
+  if (extraSide !== void 0 && (op === "==" || op === "!=")) {
+    if (!environment.extras) return void 0;
+    const has = environment.extras.has(normalizeExtra(extraSide));
+    return op === "==" ? has : !has;
+  }
+  const value = (side) => side.text ?? (side.variable ? environment.values?.[side.variable] ?? LINUX[side.variable] : void 0);
+  const a = value(left);
+  const b = value(right);
+  if (a === void 0 || b === void 0) return void 0;
+  const versions = VERSION.test(a) && VERSION.test(b);
+  if (op === "==" || op === "===") return versions && op === "==" ? compareVersions(a, b) === 0 : a === b;
+  if (op === "!=") return versions ? compareVersions(a, b) !== 0 : a !== b;
+  if (op === "in") return b.includes(a);
+  if (op === "not in") return !b.includes(a);
+  if (!versions) return void 0;
+  const order = compareVersions(a, b);
+  if (op === "<") return order < 0;
+  if (op === "<=") return order <= 0;
+  if (op === ">") return order > 0;
+  if (op === ">=") return order >= 0;
+  if (op === "~=")
+    return order >= 0 && compareVersions(
+      a.split(".").slice(0, b.split(".").length - 1).join("."),
+      b.split(".").slice(0, -1).join(".")
+    ) === 0;
+  return void 0;
+}
+var VERSION = /^\d+(?:\.\d+)*$/;
+function compareVersions(a, b) {
+  const x = a.split(".").map(Number);
+  const y = b.split(".").map(Number);
+  for (let i = 0; i < Math.max(x.length, y.length); i++) if ((x[i] ?? 0) !== (y[i] ?? 0)) return (x[i] ?? 0) - (y[i] ?? 0);
+  return 0;
+}
+var SAMPLES = ["3.7", "3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "3.14"].flatMap(
+  (python) => ["x86_64", "aarch64"].map((machine) => ({ python_version: python, python_full_version: `${python}.0`, platform_machine: machine }))
+);
+function mayHoldTogether(a, b) {
+  if (!a || !b || a === b) return true;
+  return SAMPLES.some((values) => evaluateMarker(a, { values }) !== false && evaluateMarker(b, { values }) !== false);
+}
+function normalizeExtra(extra) {
+  return extra.toLowerCase().replace(/[-_.]+/g, "-");
+}
+function activeExtras(project, extras, groups = []) {
+  const name = normalizeExtra(project);
+  return /* @__PURE__ */ new Set([
+    ...extras.map(normalizeExtra),
+    ...extras.map((extra) => `extra-${name.length}-${name}-${normalizeExtra(extra)}`),
+    ...groups.map((group) => `group-${name.length}-${name}-${normalizeExtra(group)}`)
+  ]);
+}
+
 // src/parsers/facts.ts
 var FILE_KINDS = {
   dockerfile: "Dockerfile",
@@ -40693,6 +40820,9 @@ function inContext(fact, context, hashes = fact.hashes) {
   mutable.hashes = hashes;
   return fact;
 }
+function installsOnLinux(pkg) {
+  return !pkg.markers || evaluateMarker(pkg.markers) !== false;
+}
 var FactSink = class {
   stages = [];
   contexts = [];
@@ -40719,7 +40849,7 @@ var FactSink = class {
       source,
       stages: exactList(this.stages),
       contexts: exactList(this.contexts),
-      packages: exactList(this.packages),
+      packages: exactList(this.packages.some((pkg) => pkg.markers) ? this.packages.filter(installsOnLinux) : this.packages),
       indexes: exactList(this.indexes),
       includes: exactList(this.includes),
       images: exactList(this.images),
@@ -40891,7 +41021,7 @@ function computePypiWins(name, specifier, tag, kb) {
   const allowed = kb.torchReleases().filter((release) => {
     const version2 = versionOf(release);
     return version2 !== void 0 && (pkg.specifier === "" || satisfiesSpec(version2, pkg.specifier)) && !/[a-z]/i.test(version2);
-  }).sort((a, b) => compareVersions(versionOf(b), versionOf(a)));
+  }).sort((a, b) => compareVersions2(versionOf(b), versionOf(a)));
   if (allowed.length === 0 || kb.torchBuilds(allowed[0]).has(tag)) return void 0;
   if (pkg.name === "torchaudio" && allowed[0].torchaudioCuda === false) return void 0;
   const newest = allowed.find((release) => release.confidence !== "unverified") ?? allowed[0];
@@ -40905,7 +41035,7 @@ function satisfiesSpec(version2, specifier) {
     return false;
   }
 }
-function compareVersions(a, b) {
+function compareVersions2(a, b) {
   return compareDotted(a, b);
 }
 
@@ -41949,16 +42079,18 @@ var rule_default = defineRule({
   },
   check({ units, kb, report }) {
     for (const unit of units) {
-      const torch = unit.packages.find(({ pkg }) => projectName(pkg) === "torch" && pkg.exact);
-      if (!torch) continue;
-      const torchVersion = publicVersion(torch.pkg.exact);
-      const release = kb.torchRelease(torchVersion);
-      const related = [{ file: torch.file, span: torch.pkg.span, message: `torch ${torchVersion} is pinned here` }];
-      checkTorchPages(unit, torch, torchVersion, report);
+      const torches = unit.packages.filter(({ pkg }) => projectName(pkg) === "torch" && pkg.exact);
+      if (torches.length === 0) continue;
+      checkTorchPages(unit, torches[0], publicVersion(torches[0].pkg.exact), report);
       for (const entry of unit.packages) {
         const { file: file2, pkg } = entry;
         const name = projectName(pkg);
-        if (!pkg.exact || entry === torch) continue;
+        if (!pkg.exact || torches.includes(entry)) continue;
+        const torch = torches.find((candidate) => mayHoldTogether(candidate.pkg.markers, pkg.markers));
+        if (!torch) continue;
+        const torchVersion = publicVersion(torch.pkg.exact);
+        const release = kb.torchRelease(torchVersion);
+        const related = [{ file: torch.file, span: torch.pkg.span, message: `torch ${torchVersion} is pinned here` }];
         const version2 = publicVersion(pkg.exact);
         if ((name === "torchvision" || name === "torchaudio") && release) {
           const allowed = release[name];
@@ -42138,7 +42270,17 @@ var rule_default2 = defineRule({
         });
       }
       const seenIndexes = /* @__PURE__ */ new Set();
+      const familyOf = /* @__PURE__ */ new Map();
+      for (const { file: file2, pkg } of unit.packages) {
+        if (!PYTORCH_INDEX_PACKAGES.has(pkg.name)) continue;
+        const context = file2.contexts[pkg.context];
+        const list = familyOf.get(context);
+        if (list) list.push(pkg);
+        else familyOf.set(context, [pkg]);
+      }
       for (const invocation of unit.invocations) {
+        const family = invocation.members.flatMap((member) => familyOf.get(member.context) ?? []);
+        if (family.length > 0 && family.every((pkg) => pkg.url || pkg.localLabel && pkg.localLabel !== "cpu")) continue;
         for (const index of invocation.indexes) {
           if (seenIndexes.has(index) || index.kind === "conda-channel" || !isCpuUrl(index.url)) continue;
           seenIndexes.add(index);
@@ -42187,6 +42329,7 @@ var rule_default3 = defineRule({
       const mismatches = unit.claims.flatMap((claim2) => {
         if (claim2 === target || claim2.kind === "implied" && claim2.index) return [];
         if (claim2.kind === "system") return [];
+        if (!mayHoldTogether(claim2.package?.markers, target.package?.markers)) return [];
         const relation = compareClaims(claim2, target);
         return relation === "same" ? [] : [{ claim: claim2, relation }];
       });
@@ -43117,7 +43260,7 @@ function parseRequirementLine(sink, line, context) {
   const text2 = line.text;
   const start = text2.search(/\S/);
   if (start < 0) return;
-  const tokens = text2[start] === "-" || /\s-/.test(text2) ? tokenize(text2) : void 0;
+  const tokens = text2[start] === "-" || /\s-/.test(text2) ? tokenize2(text2) : void 0;
   if (tokens?.[0].text.startsWith("-")) {
     parseOptions(sink, line, tokens, context, void 0);
     return;
@@ -43204,7 +43347,7 @@ function parseOptions(sink, line, tokens, context, ignoredReason) {
   }
   return hashes;
 }
-function tokenize(text2) {
+function tokenize2(text2) {
   const tokens = [];
   const re = /\S+/g;
   for (let match = re.exec(text2); match; match = re.exec(text2)) tokens.push({ text: match[0], from: match.index, to: match.index + match[0].length });
@@ -47236,107 +47379,6 @@ function textSpan(value) {
   return offset >= 0 ? { start: offset, end: offset + value.value.length } : value.span;
 }
 
-// src/parsers/markers.ts
-var LINUX = {
-  sys_platform: "linux",
-  platform_system: "Linux",
-  os_name: "posix",
-  implementation_name: "cpython",
-  platform_python_implementation: "CPython"
-};
-function tokenize2(marker) {
-  const tokens = [];
-  const re = /\s*(?:(['"])(.*?)\1|(\(|\))|(===|==|!=|<=|>=|~=|<|>)|(not\s+in\b|in\b|and\b|or\b|not\b)|([A-Za-z_][A-Za-z0-9_.]*))/y;
-  let at = 0;
-  while (at < marker.length) {
-    if (/^\s*$/.test(marker.slice(at))) break;
-    re.lastIndex = at;
-    const match = re.exec(marker);
-    if (!match) return void 0;
-    at = re.lastIndex;
-    if (match[1] !== void 0) tokens.push({ kind: "string", text: match[2] });
-    else if (match[3]) tokens.push({ kind: match[3], text: match[3] });
-    else if (match[4]) tokens.push({ kind: "op", text: match[4] });
-    else if (match[5]) tokens.push({ kind: /^(?:and|or)$/.test(match[5]) ? "name" : "op", text: match[5].replace(/\s+/, " ") });
-    else tokens.push({ kind: "name", text: match[6] });
-  }
-  return tokens;
-}
-function evaluateMarker(marker, environment = {}) {
-  if (!marker || marker.trim() === "") return true;
-  const tokens = tokenize2(marker);
-  if (!tokens) return void 0;
-  let i = 0;
-  const peek = () => tokens[i];
-  const or = () => {
-    let result3 = and();
-    while (peek()?.kind === "name" && peek().text === "or") {
-      i++;
-      const right = and();
-      result3 = result3 === true || right === true ? true : result3 === false && right === false ? false : void 0;
-    }
-    return result3;
-  };
-  const and = () => {
-    let result3 = atom();
-    while (peek()?.kind === "name" && peek().text === "and") {
-      i++;
-      const right = atom();
-      result3 = result3 === false || right === false ? false : result3 === true && right === true ? true : void 0;
-    }
-    return result3;
-  };
-  const operand = () => {
-    const token = tokens[i++];
-    if (token?.kind === "string") return { text: token.text };
-    if (token?.kind === "name") return { variable: token.text };
-    return void 0;
-  };
-  const atom = () => {
-    if (peek()?.kind === "(") {
-      i++;
-      const inner = or();
-      if (peek()?.kind === ")") i++;
-      return inner;
-    }
-    const left = operand();
-    const op = tokens[i++];
-    const right = operand();
-    if (!left || !right || op?.kind !== "op") return void 0;
-    return compare(left, op.text, right, environment);
-  };
-  const result2 = or();
-  return i === tokens.length ? result2 : void 0;
-}
-function compare(left, op, right, environment) {
-  const extraSide = left.variable === "extra" ? right.text : right.variable === "extra" ? left.text : void 0;
-  if (extraSide !== void 0 && (op === "==" || op === "!=")) {
-    if (!environment.extras) return void 0;
-    const has = environment.extras.has(normalizeExtra(extraSide));
-    return op === "==" ? has : !has;
-  }
-  const value = (side) => side.text ?? (side.variable ? LINUX[side.variable] : void 0);
-  const a = value(left);
-  const b = value(right);
-  if (a === void 0 || b === void 0) return void 0;
-  if (op === "==" || op === "===") return a === b;
-  if (op === "!=") return a !== b;
-  if (op === "in") return b.includes(a);
-  if (op === "not in") return !b.includes(a);
-  return void 0;
-}
-function normalizeExtra(extra) {
-  return extra.toLowerCase().replace(/[-_.]+/g, "-");
-}
-function activeExtras(project, extras, groups = []) {
-  const name = normalizeExtra(project);
-  return /* @__PURE__ */ new Set([
-    ...extras.map(normalizeExtra),
-    ...extras.map((extra) => `extra-${name.length}-${name}-${normalizeExtra(extra)}`),
-    ...groups.map((group) => `group-${name.length}-${name}-${normalizeExtra(group)}`)
-  ]);
-}
-
 // src/parsers/pixi/parse.ts
 var PYPI = "https://pypi.org/simple";
 function pypiOptions(table2) {
@@ -47447,12 +47489,12 @@ function select(features, platform, sink) {
       for (const declared of condaDependencies(table2.entries.get("dependencies"), sink)) conda.set(declared.key, declared);
       for (const declared of pypiDependencies(table2.entries.get("pypi-dependencies"), sink)) pypi.set(declared.key, declared);
       const required2 = lookup(table2, "system-requirements", "cuda");
-      if (required2?.kind === "string" && (!cuda || compareVersions2(required2.value, cuda.value) > 0)) cuda = required2;
+      if (required2?.kind === "string" && (!cuda || compareVersions3(required2.value, cuda.value) > 0)) cuda = required2;
     }
   }
   return { conda: [...conda.values()], pypi: [...pypi.values()], ...cuda ? { cuda } : {} };
 }
-function compareVersions2(a, b) {
+function compareVersions3(a, b) {
   const x = a.split(".").map(Number);
   const y = b.split(".").map(Number);
   for (let i = 0; i < Math.max(x.length, y.length); i++) if ((x[i] ?? 0) !== (y[i] ?? 0)) return (x[i] ?? 0) - (y[i] ?? 0);

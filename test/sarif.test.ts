@@ -76,7 +76,7 @@ describe('SARIF for code scanning', () => {
     cpSync(join(ROOT, 'fixtures', 'repos', 'demo'), demo, { recursive: true });
     expect(cli(demo, 'check', '--format', 'sarif', '--baseline', 'baseline.yaml').runs[0]!.results.length).toBeGreaterThan(3);
     const corpus = cli(join(ROOT, 'fixtures'), 'check', 'corpus', '--format', 'sarif', '--baseline', 'none');
-    expect(corpus.runs[0]!.results.length).toBeGreaterThan(10);
+    expect(corpus.runs[0]!.results.length).toBeGreaterThan(5);
   });
 
   it('describes every rule with its README: fullDescription, help text and markdown, tags', () => {

@@ -3,6 +3,7 @@ import { PYG_DOCS, torchPage } from '../../src/analysis/torch-pages.js';
 import type { Unit, UnitPackage } from '../../src/analysis/units.js';
 import type { IndexFact } from '../../src/parsers/facts.js';
 import type { Fix } from '../../src/finding.js';
+import { mayHoldTogether } from '../../src/parsers/markers.js';
 import { cite, isUnverified } from '../../src/knowledge/index.js';
 import { defineRule, type Reporter } from '../../src/rule.js';
 import { compareDotted, minorOf, publicVersion } from '../../src/knowledge/versions.js';
@@ -22,16 +23,19 @@ export default defineRule({
   },
   check({ units, kb, report }) {
     for (const unit of units) {
-      const torch = unit.packages.find(({ pkg }) => projectName(pkg) === 'torch' && pkg.exact);
-      if (!torch) continue;
-      const torchVersion = publicVersion(torch.pkg.exact!);
-      const release = kb.torchRelease(torchVersion);
-      const related = [{ file: torch.file, span: torch.pkg.span, message: `torch ${torchVersion} is pinned here` }];
-      checkTorchPages(unit, torch, torchVersion, report);
+      const torches = unit.packages.filter(({ pkg }) => projectName(pkg) === 'torch' && pkg.exact);
+      if (torches.length === 0) continue;
+      checkTorchPages(unit, torches[0]!, publicVersion(torches[0]!.pkg.exact!), report);
       for (const entry of unit.packages) {
         const { file, pkg } = entry;
         const name = projectName(pkg);
-        if (!pkg.exact || entry === torch) continue;
+        if (!pkg.exact || torches.includes(entry)) continue;
+        // The torch installed with it: alternatives by marker (one torch per Python version) are not compared.
+        const torch = torches.find((candidate) => mayHoldTogether(candidate.pkg.markers, pkg.markers));
+        if (!torch) continue;
+        const torchVersion = publicVersion(torch.pkg.exact!);
+        const release = kb.torchRelease(torchVersion);
+        const related = [{ file: torch.file, span: torch.pkg.span, message: `torch ${torchVersion} is pinned here` }];
         const version = publicVersion(pkg.exact);
         if ((name === 'torchvision' || name === 'torchaudio') && release) {
           const allowed = release[name];

@@ -1,8 +1,9 @@
 import { claimCuda, indexSubject, type ClaimKind } from '../../src/analysis/claims.js';
 import { isCpuUrl } from '../../src/analysis/cuda-labels.js';
 import { replaceWithin } from '../../src/analysis/edits.js';
+import { PYTORCH_INDEX_PACKAGES } from '../../src/analysis/torch-build.js';
 import type { Fix } from '../../src/finding.js';
-import type { IndexFact } from '../../src/parsers/facts.js';
+import type { IndexFact, InstallContext, PackageFact } from '../../src/parsers/facts.js';
 import { defineRule } from '../../src/rule.js';
 import { tagFromCuda } from '../../src/knowledge/versions.js';
 
@@ -66,7 +67,20 @@ export default defineRule({
       // The indexes the unit installs with: a Dockerfile stage's own runs and what they pull in, one selection of a
       // pyproject.toml or uv.lock.
       const seenIndexes = new Set<IndexFact>();
+      // The unit's torch, torchvision and torchaudio by the context that installs them (read once per unit).
+      const familyOf = new Map<InstallContext, PackageFact[]>();
+      for (const { file, pkg } of unit.packages) {
+        if (!PYTORCH_INDEX_PACKAGES.has(pkg.name)) continue;
+        const context = file.contexts[pkg.context]!;
+        const list = familyOf.get(context);
+        if (list) list.push(pkg);
+        else familyOf.set(context, [pkg]);
+      }
       for (const invocation of unit.invocations) {
+        // A CPU index serves nothing to a run whose every torch, torchvision and torchaudio is pinned to a CUDA
+        // build (`==2.5.1+cu124`) or a wheel URL: it is there for another platform (`+cpu ; sys_platform == "darwin"`).
+        const family = invocation.members.flatMap((member) => familyOf.get(member.context) ?? []);
+        if (family.length > 0 && family.every((pkg) => pkg.url || (pkg.localLabel && pkg.localLabel !== 'cpu'))) continue;
         for (const index of invocation.indexes) {
           if (seenIndexes.has(index) || index.kind === 'conda-channel' || !isCpuUrl(index.url)) continue;
           seenIndexes.add(index);

@@ -3,6 +3,7 @@ import type { Unit } from '../../src/analysis/units.js';
 import { nearestCudaBuild, nearestReleaseWithCuda } from '../../src/analysis/nearest.js';
 import { PYTORCH_INDEX_PACKAGES, releaseFor } from '../../src/analysis/torch-build.js';
 import type { PackageFact, ParsedFile } from '../../src/parsers/facts.js';
+import { mayHoldTogether } from '../../src/parsers/markers.js';
 import type { Fix, TextEdit } from '../../src/finding.js';
 import { cite, isUnverified, type KnowledgeBase, type TorchRelease } from '../../src/knowledge/index.js';
 import { cudaFromTag, publicVersion, tagFromCuda } from '../../src/knowledge/versions.js';
@@ -31,6 +32,9 @@ export default defineRule({
       const mismatches = unit.claims.flatMap((claim) => {
         if (claim === target || (claim.kind === 'implied' && claim.index)) return [];
         if (claim.kind === 'system') return [];
+        // Alternatives by marker (`torch==2.0.1 ; python_version < "3.9"` beside `torch==2.5.1 ; python_version >= "3.9"`)
+        // are never installed together.
+        if (!mayHoldTogether(claim.package?.markers, target.package?.markers)) return [];
         const relation = compareClaims(claim, target);
         return relation === 'same' ? [] : [{ claim, relation }];
       });

@@ -2,6 +2,7 @@
  * Facts are what parsers read from a file, each with the exact span it came from. Rules only ever see facts,
  * never raw text, so every finding can point at (and edit) the characters it is about.
  */
+import { evaluateMarker } from './markers.js';
 import type { SourceText, Span } from './source.js';
 
 /** Every kind of file the checker reads, with the file name that is its usual spelling (`--type`, the web page). */
@@ -290,6 +291,14 @@ export interface ParsedFile {
   readonly suppressions: readonly Suppression[];
 }
 
+/**
+ * Whether a requirement can be installed on Linux: `torch==2.5.1+cpu ; sys_platform == 'darwin'` beside the
+ * `+cu124` pin for Linux never is, and the CUDA checks are about Linux, where the images run (markers.ts).
+ */
+function installsOnLinux(pkg: PackageFact): boolean {
+  return !pkg.markers || evaluateMarker(pkg.markers) !== false;
+}
+
 /** A mutable builder the parsers fill in; frozen into a ParsedFile at the end. */
 export class FactSink {
   readonly stages: StageFact[] = [];
@@ -318,7 +327,7 @@ export class FactSink {
       source,
       stages: exactList(this.stages),
       contexts: exactList(this.contexts),
-      packages: exactList(this.packages),
+      packages: exactList(this.packages.some((pkg) => pkg.markers) ? this.packages.filter(installsOnLinux) : this.packages),
       indexes: exactList(this.indexes),
       includes: exactList(this.includes),
       images: exactList(this.images),

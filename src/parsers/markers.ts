@@ -9,9 +9,11 @@
  * name>-<name>-<extra>`): `activeExtras` gives both spellings.
  */
 
-/** What is known of the environment: the extras installed (undefined: any may be). */
+/** What is known of the environment: the extras installed (undefined: any may be), and values of other variables. */
 export interface MarkerEnvironment {
   readonly extras?: ReadonlySet<string>;
+  /** `python_version`, `python_full_version`, `platform_machine`, … where a caller fixes them. */
+  readonly values?: Readonly<Record<string, string>>;
 }
 
 type Value = boolean | undefined;
@@ -102,15 +104,58 @@ function compare(left: { variable?: string; text?: string }, op: string, right: 
     const has = environment.extras.has(normalizeExtra(extraSide));
     return op === '==' ? has : !has;
   }
-  const value = (side: { variable?: string; text?: string }): string | undefined => side.text ?? (side.variable ? LINUX[side.variable] : undefined);
+  const value = (side: { variable?: string; text?: string }): string | undefined =>
+    side.text ?? (side.variable ? (environment.values?.[side.variable] ?? LINUX[side.variable]) : undefined);
   const a = value(left);
   const b = value(right);
   if (a === undefined || b === undefined) return undefined;
-  if (op === '==' || op === '===') return a === b;
-  if (op === '!=') return a !== b;
+  const versions = VERSION.test(a) && VERSION.test(b);
+  if (op === '==' || op === '===') return versions && op === '==' ? compareVersions(a, b) === 0 : a === b;
+  if (op === '!=') return versions ? compareVersions(a, b) !== 0 : a !== b;
   if (op === 'in') return b.includes(a);
   if (op === 'not in') return !b.includes(a);
+  if (!versions) return undefined;
+  const order = compareVersions(a, b);
+  if (op === '<') return order < 0;
+  if (op === '<=') return order <= 0;
+  if (op === '>') return order > 0;
+  if (op === '>=') return order >= 0;
+  // ~=X.Y: >= X.Y and == X.*
+  if (op === '~=')
+    return (
+      order >= 0 &&
+      compareVersions(
+        a
+          .split('.')
+          .slice(0, b.split('.').length - 1)
+          .join('.'),
+        b.split('.').slice(0, -1).join('.'),
+      ) === 0
+    );
   return undefined;
+}
+
+const VERSION = /^\d+(?:\.\d+)*$/;
+
+function compareVersions(a: string, b: string): number {
+  const x = a.split('.').map(Number);
+  const y = b.split('.').map(Number);
+  for (let i = 0; i < Math.max(x.length, y.length); i++) if ((x[i] ?? 0) !== (y[i] ?? 0)) return (x[i] ?? 0) - (y[i] ?? 0);
+  return 0;
+}
+
+/** Pythons and machines a Linux image may have: the environments two markers are tried in together. */
+const SAMPLES: readonly Readonly<Record<string, string>>[] = ['3.7', '3.8', '3.9', '3.10', '3.11', '3.12', '3.13', '3.14'].flatMap((python) =>
+  ['x86_64', 'aarch64'].map((machine) => ({ python_version: python, python_full_version: `${python}.0`, platform_machine: machine })),
+);
+
+/**
+ * Whether two requirements can be installed together on Linux: false only when their markers never hold in the
+ * same environment (`python_version < "3.9"` beside `python_version >= "3.9"`: alternatives, never compared).
+ */
+export function mayHoldTogether(a: string | undefined, b: string | undefined): boolean {
+  if (!a || !b || a === b) return true;
+  return SAMPLES.some((values) => evaluateMarker(a, { values }) !== false && evaluateMarker(b, { values }) !== false);
 }
 
 /** PEP 685: extras compare normalised, as PEP 503 names. */
