@@ -47420,7 +47420,7 @@ function readPixi(root, sink, projectPypi) {
   if (table2?.kind === "table") {
     for (const [name, value] of table2.entries) {
       const list = value.kind === "table" ? value.entries.get("features") : value;
-      const noDefault = value.kind === "table" && value.entries.get("no-default-feature")?.kind === "boolean" && value.entries.get("no-default-feature").value;
+      const noDefault = value.kind === "table" && isTrue(value, "no-default-feature");
       const chosen = noDefault ? [] : [defaultFeature];
       for (const item of list?.kind === "array" ? list.items : []) {
         if (item.kind !== "string") continue;
@@ -47434,7 +47434,8 @@ function readPixi(root, sink, projectPypi) {
   if (!environments.some((environment) => environment.name === "default")) environments.unshift({ name: "default", features: [defaultFeature] });
   const options = pypiOptions(root);
   for (const environment of environments) {
-    const channels = [...new Set(environment.features.flatMap((feature) => feature.channels))];
+    const ordered = [...environment.features.filter((feature) => feature !== defaultFeature), defaultFeature].flatMap((feature) => feature.channels);
+    const channels = [...new Map(ordered.map((channel) => [channel.value, channel])).values()];
     const restricted = environment.features.find((feature) => feature.platforms)?.platforms;
     const linux = platforms.filter((platform) => platform.platform.startsWith("linux") && (!restricted || restricted.includes(platform.name)));
     const onLinux = linux.length > 0 ? linux : platforms.length === 0 ? [{ name: "linux-64", platform: "linux-64" }] : [];

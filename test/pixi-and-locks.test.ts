@@ -151,6 +151,23 @@ describe('pixi manifests', () => {
       expect(check({ [as]: real(name) }), name).toEqual([]);
   });
 
+  it('an environment with no-default-feature leaves the top-level dependencies out', () => {
+    const text = `[workspace]
+channels = ["conda-forge"]
+platforms = ["linux-64"]
+[dependencies]
+python = "3.12.*"
+[feature.lean.dependencies]
+cuda-version = "12.6.*"
+[environments]
+lean = { features = ["lean"], no-default-feature = true }
+full = ["lean"]
+`;
+    const all = selections(parse('pixi.toml', text, 'pixi'));
+    expect(all['environment lean']).toEqual(['conda: cuda-version=12.6.* @conda-forge']);
+    expect(all['environment full']).toEqual(['conda: python=3.12.* @conda-forge, cuda-version=12.6.* @conda-forge']);
+  });
+
   it('a manifest that is not TOML is one positioned problem, and an unknown feature is named', () => {
     const broken = parse('pixi.toml', '[workspace\nchannels = []\n', 'pixi');
     expect(broken.problems).toHaveLength(1);

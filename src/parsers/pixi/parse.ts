@@ -25,7 +25,7 @@ import { Mapped, MappedBuilder } from '../mapped.js';
 import { parsePythonRequirement } from '../python-requirement.js';
 import { SourceText, type Span } from '../source.js';
 import { findSuppressions } from '../suppressions.js';
-import { lookup, readTomlRoot, stringAt, textSpan, type TomlString, type TomlTable, type TomlValue } from '../toml.js';
+import { isTrue, lookup, readTomlRoot, stringAt, textSpan, type TomlString, type TomlTable, type TomlValue } from '../toml.js';
 
 const PYPI = 'https://pypi.org/simple';
 
@@ -110,10 +110,7 @@ export function readPixi(root: TomlTable, sink: FactSink, projectPypi: readonly 
   if (table?.kind === 'table') {
     for (const [name, value] of table.entries) {
       const list = value.kind === 'table' ? value.entries.get('features') : value;
-      const noDefault =
-        value.kind === 'table' &&
-        value.entries.get('no-default-feature')?.kind === 'boolean' &&
-        (value.entries.get('no-default-feature') as { value: boolean }).value;
+      const noDefault = value.kind === 'table' && isTrue(value, 'no-default-feature');
       const chosen: Feature[] = noDefault ? [] : [defaultFeature];
       for (const item of list?.kind === 'array' ? list.items : []) {
         if (item.kind !== 'string') continue;
@@ -128,7 +125,9 @@ export function readPixi(root: TomlTable, sink: FactSink, projectPypi: readonly 
 
   const options = pypiOptions(root);
   for (const environment of environments) {
-    const channels = [...new Set(environment.features.flatMap((feature) => feature.channels))];
+    // Feature channels first, then the workspace's, which every environment can use.
+    const ordered = [...environment.features.filter((feature) => feature !== defaultFeature), defaultFeature].flatMap((feature) => feature.channels);
+    const channels = [...new Map(ordered.map((channel) => [channel.value, channel])).values()];
     // The environment's platforms: the narrowest list a feature gives, else the workspace's.
     const restricted = environment.features.find((feature) => feature.platforms)?.platforms;
     const linux = platforms.filter((platform) => platform.platform.startsWith('linux') && (!restricted || restricted.includes(platform.name)));
