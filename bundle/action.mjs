@@ -44994,36 +44994,36 @@ function compare(left, op, right, environment) {
   const b = value(right);
   if (a === void 0 || b === void 0) return void 0;
   const versions = VERSION9.test(a) && VERSION9.test(b);
-  if (op === "==" || op === "===") return versions && op === "==" ? compareVersions(a, b) === 0 : a === b;
-  if (op === "!=") return versions ? compareVersions(a, b) !== 0 : a !== b;
+  if (op === "==" || op === "===") return versions && op === "==" ? compareDotted(a, b) === 0 : a === b;
+  if (op === "!=") return versions ? compareDotted(a, b) !== 0 : a !== b;
   if (op === "in") return b.includes(a);
   if (op === "not in") return !b.includes(a);
   if (!versions) return void 0;
-  const order = compareVersions(a, b);
+  const order = compareDotted(a, b);
   if (op === "<") return order < 0;
   if (op === "<=") return order <= 0;
   if (op === ">") return order > 0;
   if (op === ">=") return order >= 0;
   if (op === "~=")
-    return order >= 0 && compareVersions(
+    return order >= 0 && compareDotted(
       a.split(".").slice(0, b.split(".").length - 1).join("."),
       b.split(".").slice(0, -1).join(".")
     ) === 0;
   return void 0;
 }
 var VERSION9 = /^\d+(?:\.\d+)*$/;
-function compareVersions(a, b) {
-  const x = a.split(".").map(Number);
-  const y = b.split(".").map(Number);
-  for (let i = 0; i < Math.max(x.length, y.length); i++) if ((x[i] ?? 0) !== (y[i] ?? 0)) return (x[i] ?? 0) - (y[i] ?? 0);
-  return 0;
-}
 var SAMPLES = ["3.7", "3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "3.14"].flatMap(
   (python) => ["x86_64", "aarch64"].map((machine) => ({ python_version: python, python_full_version: `${python}.0`, platform_machine: machine }))
 );
 function mayHoldTogether(a, b) {
   if (!a || !b || a === b) return true;
   return SAMPLES.some((values) => evaluateMarker(a, { values }) !== false && evaluateMarker(b, { values }) !== false);
+}
+function holdsOnLinux(marker) {
+  return evaluateMarker(marker) !== false;
+}
+function markerExtras(marker) {
+  return marker ? [...marker.matchAll(/\bextra\s*==\s*['"]([^'"]+)['"]/g)].map((match) => match[1]) : [];
 }
 function normalizeExtra(extra) {
   return extra.toLowerCase().replace(/[-_.]+/g, "-");
@@ -45261,6 +45261,16 @@ var FactSink = class {
   unresolved = [];
   problems = [];
   suppressions = [];
+  /** Record an index option of `context`: in the file's list and in the context's. */
+  addIndex(context, fact) {
+    this.indexes.push(fact);
+    context.indexes.push(fact);
+  }
+  /** Record an include of `context`: in the file's list and in the context's. */
+  addInclude(context, fact) {
+    this.includes.push(fact);
+    context.includes.push(fact);
+  }
   finish(path, kind, source) {
     for (const context of this.contexts) {
       const lists = context;
@@ -45467,7 +45477,7 @@ function computePypiWins(name, specifier, tag, kb) {
   const allowed = kb.torchReleases().filter((release) => {
     const version2 = versionOf(release);
     return version2 !== void 0 && (pkg.specifier === "" || satisfiesSpec(version2, pkg.specifier)) && !/[a-z]/i.test(version2);
-  }).sort((a, b) => compareVersions2(versionOf(b), versionOf(a)));
+  }).sort((a, b) => compareVersions(versionOf(b), versionOf(a)));
   if (allowed.length === 0 || kb.torchBuilds(allowed[0]).has(tag)) return void 0;
   if (pkg.name === "torchaudio" && allowed[0].torchaudioCuda === false) return void 0;
   const newest = allowed.find((release) => release.confidence !== "unverified") ?? allowed[0];
@@ -45481,7 +45491,7 @@ function satisfiesSpec(version2, specifier) {
     return false;
   }
 }
-function compareVersions2(a, b) {
+function compareVersions(a, b) {
   return compareDotted(a, b);
 }
 
@@ -47010,8 +47020,7 @@ function parseOptions(sink, line, tokens, context, ignoredReason) {
         span,
         context: context.id
       };
-      sink.includes.push(fact);
-      context.includes.push(fact);
+      sink.addInclude(context, fact);
       continue;
     }
     if (spec2.role === "editable" && value) {
@@ -47447,8 +47456,7 @@ function parseCondaEnvironment(path, text2) {
     channels.push(value.text);
     const span = value.site(0, value.length);
     const fact = { kind: "conda-channel", url: value.text, urlSpan: value.origin(0, value.length) ?? span, span, context: context.id };
-    sink.indexes.push(fact);
-    context.indexes.push(fact);
+    sink.addIndex(context, fact);
   }
   const dependencies2 = doc.dependencies;
   if (dependencies2 && "notList" in dependencies2) {
@@ -47535,24 +47543,21 @@ function recordInstallCommand(sink, command, stage) {
 }
 function recordUvSync(sink, args, all, stage) {
   const context = addRequirementsContext(sink, "uv", commandSpan(all), { stage });
+  const read = optionReader(args);
   let directory = ".";
   const selects = [];
   for (let i = 0; i < args.length; i++) {
-    const word = args[i];
-    const [name, inline] = word.text.includes("=") ? [word.text.slice(0, word.text.indexOf("=")), word.text.slice(word.text.indexOf("=") + 1)] : [word.text, void 0];
-    const value = () => inline ?? args[++i]?.text;
-    if (name === "--project" || name === "--directory") directory = value() ?? directory;
-    else if (name === "--extra") {
-      const extra = value();
+    const option = read(i);
+    if (option.name === "--project" || option.name === "--directory") directory = option.value() ?? directory;
+    else if (option.name === "--extra") {
+      const extra = option.value();
       if (extra) selects.push(`extra ${extra}`);
-    } else if (name === "--all-extras") selects.push("*extras");
-    else if (name === "--group" || name === "--only-group") {
-      const group = value();
+    } else if (option.name === "--all-extras") selects.push("*extras");
+    else if (option.name === "--group" || option.name === "--only-group") {
+      const group = option.value();
       if (group) selects.push(`group ${group}`);
-    } else if (/^--(?:python|index|default-index|extra-index-url|index-url|find-links|package|no-install-package|resolution|prerelease|index-strategy|python-platform|config-file|cache-dir|exclude-newer|link-mode|compile-bytecode-timeout)$/.test(
-      name
-    ) && inline === void 0)
-      i++;
+    } else if (UV_SYNC_VALUES.test(option.name)) option.value();
+    i = option.next();
   }
   projectIncludes(
     sink,
@@ -47566,6 +47571,7 @@ function recordUvSync(sink, args, all, stage) {
   );
   return true;
 }
+var UV_SYNC_VALUES = /^--(?:python|index|default-index|extra-index-url|index-url|find-links|package|no-install-package|resolution|prerelease|index-strategy|python-platform|config-file|cache-dir|exclude-newer|link-mode|compile-bytecode-timeout)$/;
 function projectIncludes(sink, context, directory, names, selects) {
   for (const [name, optional2] of names) {
     const target = `${directory.replace(/\/+$/, "") || "."}/${name}`.replace(/^\.\//, "");
@@ -47578,8 +47584,7 @@ function projectIncludes(sink, context, directory, names, selects) {
       selects,
       ...optional2 ? { optional: optional2 } : {}
     };
-    sink.includes.push(fact);
-    context.includes.push(fact);
+    sink.addInclude(context, fact);
   }
 }
 function optionReader(args) {
@@ -47701,8 +47706,7 @@ function localProjectInclude(sink, word, context) {
     optional: true,
     copiedOnly: true
   };
-  sink.includes.push(fact);
-  context.includes.push(fact);
+  sink.addInclude(context, fact);
 }
 var PIP = /^pip(\d+(\.\d+)?)?$/;
 function skipRunOptions(words) {
@@ -47771,12 +47775,10 @@ function recordPip(sink, args, stage, tool) {
         const url2 = valueText.slice(named);
         const urlSpan = named && value ? value.mapped.origin(valueFrom + named, value.text.length) ?? valueSpan : valueSpan;
         const fact = { kind: indexKind, url: url2, urlSpan, span, context: context.id };
-        sink.indexes.push(fact);
-        context.indexes.push(fact);
+        sink.addIndex(context, fact);
       } else if ((spec2.role === "requirement" || spec2.role === "constraint") && value) {
         const fact = { kind: spec2.role, target: valueText, targetSpan: valueSpan, span, context: context.id };
-        sink.includes.push(fact);
-        context.includes.push(fact);
+        sink.addInclude(context, fact);
       } else if (spec2.role === "editable" && value) {
         recordPipRequirement(sink, value, context);
       } else if (spec2.role === "torch-backend" && valueText === "auto") {
@@ -47784,8 +47786,7 @@ function recordPip(sink, args, stage, tool) {
       } else if (spec2.role === "torch-backend" && value) {
         const url2 = /^cu\d+$|^cpu$/.test(valueText) ? `https://download.pytorch.org/whl/${valueText}` : valueText;
         const fact = { kind: "index-url", url: url2, urlSpan: valueSpan, span, context: context.id };
-        sink.indexes.push(fact);
-        context.indexes.push(fact);
+        sink.addIndex(context, fact);
       }
       continue;
     }
@@ -47843,8 +47844,7 @@ function recordConda(sink, args, stage) {
         channels.push(url2);
         const urlSpan = valueWord.mapped.origin(valueFrom, valueWord.text.length) ?? valueWord.span;
         const fact = { kind: "conda-channel", url: url2, urlSpan, span: { start: word.span.start, end: valueWord.span.end }, context: context.id };
-        sink.indexes.push(fact);
-        context.indexes.push(fact);
+        sink.addIndex(context, fact);
       } else if (name === "--file" || name === "-f") {
         if (eq2 < 0) j++;
         if (!valueWord) continue;
@@ -47856,8 +47856,7 @@ function recordConda(sink, args, stage) {
           span: { start: word.span.start, end: valueWord.span.end },
           context: context.id
         };
-        sink.includes.push(fact);
-        context.includes.push(fact);
+        sink.addInclude(context, fact);
       } else if (CONDA_VALUE_OPTIONS.has(name) && eq2 < 0) {
         j++;
       }
@@ -47925,6 +47924,10 @@ var UV_VARIABLES = {
   UV_FIND_LINKS: "find-links"
 };
 var PIP_CONFIG_KEYS = { "index-url": "index-url", "extra-index-url": "extra-index-url", "find-links": "find-links" };
+function hasOption(sink, context, name) {
+  for (let i = sink.options.length - 1; i >= 0 && sink.options[i].context === context.id; i--) if (sink.options[i].name === name) return true;
+  return false;
+}
 function urls(value, valueSpan, span, kind) {
   const out = [];
   const re = /\S+/g;
@@ -48002,18 +48005,19 @@ var PipEnv = class {
       if (given.has(kind)) continue;
       for (const setting of settings) {
         const fact = { kind: setting.kind, url: setting.url, urlSpan: setting.urlSpan, span: setting.span, context: context.id };
-        sink.indexes.push(fact);
-        context.indexes.push(fact);
+        sink.addIndex(context, fact);
       }
     }
     if (this.hidden) context.hiddenIndexes = this.hidden;
-    if (tool === "uv") {
-      for (const settings of this.settings.pip.values())
-        for (const setting of settings)
-          if (!sink.options.some((option) => option.context === context.id && option.name === "pip-env-for-uv" && option.span.start === setting.span.start))
-            sink.options.push({ name: "pip-env-for-uv", span: setting.span, context: context.id });
-    }
-    if (tool === "uv" && this.autoBackend && !context.includes.some((include) => include.selects) && !sink.options.some((option) => option.context === context.id && option.name === "torch-backend-auto"))
+    if (tool !== "uv") return;
+    const noted = /* @__PURE__ */ new Set();
+    for (const settings of this.settings.pip.values())
+      for (const setting of settings)
+        if (!noted.has(setting.span.start)) {
+          noted.add(setting.span.start);
+          sink.options.push({ name: "pip-env-for-uv", span: setting.span, context: context.id });
+        }
+    if (this.autoBackend && !context.includes.some((include) => include.selects) && !hasOption(sink, context, "torch-backend-auto"))
       sink.options.push({ name: "torch-backend-auto", span: this.autoBackend, context: context.id });
   }
 };
@@ -51077,14 +51081,13 @@ function readPixi(root, sink, projectPypi) {
   const workspace = [lookup(root, "workspace"), lookup(root, "project")].find((value) => value?.kind === "table");
   const platforms = readPlatforms(workspace?.entries.get("platforms"));
   const features = /* @__PURE__ */ new Map();
-  const defaultFeature = { name: "default", table: root, channels: channelList(workspace?.entries.get("channels")) };
+  const defaultFeature = { table: root, channels: channelList(workspace?.entries.get("channels")) };
   const featureTable = root.entries.get("feature");
   if (featureTable?.kind === "table") {
     for (const [name, value] of featureTable.entries)
       if (value.kind === "table") {
         const list = value.entries.get("platforms");
         features.set(name, {
-          name,
           table: value,
           channels: channelList(value.entries.get("channels")),
           ...list?.kind === "array" ? { platforms: list.items.flatMap((item) => item.kind === "string" ? [item.value] : []) } : {}
@@ -51166,16 +51169,10 @@ function select(features, platform, sink) {
       for (const declared of condaDependencies(table2.entries.get("dependencies"), sink)) conda.set(declared.key, declared);
       for (const declared of pypiDependencies(table2.entries.get("pypi-dependencies"), sink)) pypi.set(declared.key, declared);
       const required2 = lookup(table2, "system-requirements", "cuda");
-      if (required2?.kind === "string" && (!cuda || compareVersions3(required2.value, cuda.value) > 0)) cuda = required2;
+      if (required2?.kind === "string" && (!cuda || compareDotted(required2.value, cuda.value) > 0)) cuda = required2;
     }
   }
   return { conda: [...conda.values()], pypi: [...pypi.values()], ...cuda ? { cuda } : {} };
-}
-function compareVersions3(a, b) {
-  const x = a.split(".").map(Number);
-  const y = b.split(".").map(Number);
-  for (let i = 0; i < Math.max(x.length, y.length); i++) if ((x[i] ?? 0) !== (y[i] ?? 0)) return (x[i] ?? 0) - (y[i] ?? 0);
-  return 0;
 }
 function selectionKey(selection) {
   const part = (declared) => `${declared.key}@${declared.fact.span.start}`;
@@ -51302,11 +51299,6 @@ function writeSelection(sink, variant, variantSpan, channels, selection, project
 }
 
 // src/parsers/pyproject/poetry.ts
-function markerOf(markers, holdsOnLinux2) {
-  if (!markers) return { holds: true, extras: [] };
-  const extras = [...markers.matchAll(/\bextra\s*==\s*['"]([^'"]+)['"]/g)].map((match) => match[1]);
-  return { holds: holdsOnLinux2(markers.replace(/\bextra\s*[!=]=\s*['"][^'"]+['"]/g, "True")), extras };
-}
 function dependencyFact(name, nameSpan, version2, span) {
   const text2 = version2?.value.trim() ?? "";
   const exact = /^(?:==\s*)?(\d[\w.!+-]*)$/.exec(text2)?.[1];
@@ -51329,7 +51321,7 @@ function dependencyFact(name, nameSpan, version2, span) {
     ...exact && plus >= 0 ? { localLabel: exact.slice(plus + 1) } : {}
   });
 }
-function dependencies(table2, holdsOnLinux2, extrasOf) {
+function dependencies(table2, extrasOf) {
   if (table2?.kind !== "table") return [];
   const out = [];
   for (const [name, value] of table2.entries) {
@@ -51346,10 +51338,10 @@ function dependencies(table2, holdsOnLinux2, extrasOf) {
       if (choice.entries.has("git") || choice.entries.has("path") || choice.entries.has("url")) continue;
       const platform = str("platform")?.value;
       if (platform && platform.toLowerCase() !== "linux") continue;
-      const marker = markerOf(str("markers")?.value, holdsOnLinux2);
-      if (!marker.holds) continue;
+      const markers = str("markers")?.value;
+      if (!holdsOnLinux(markers)) continue;
       const optional2 = isTrue(choice, "optional");
-      const extras = [...marker.extras, ...optional2 ? extrasOf.get(normalizePythonName(name)) ?? [] : []];
+      const extras = [...markerExtras(markers), ...optional2 ? extrasOf.get(normalizePythonName(name)) ?? [] : []];
       const source = str("source")?.value;
       out.push({
         fact: dependencyFact(name, nameSpan, str("version"), choice.span),
@@ -51360,7 +51352,7 @@ function dependencies(table2, holdsOnLinux2, extrasOf) {
   }
   return out;
 }
-function readPoetry(root, holdsOnLinux2) {
+function readPoetry(root) {
   const poetry = lookup(root, "tool", "poetry");
   if (poetry?.kind !== "table") return void 0;
   const extrasTable = poetry.entries.get("extras");
@@ -51377,18 +51369,17 @@ function readPoetry(root, holdsOnLinux2) {
       }
     }
   }
-  const base = dependencies(poetry.entries.get("dependencies"), holdsOnLinux2, extrasOf);
+  const base = dependencies(poetry.entries.get("dependencies"), extrasOf);
   const groups = /* @__PURE__ */ new Map();
   const groupTable = poetry.entries.get("group");
   if (groupTable?.kind === "table")
     for (const [name, group] of groupTable.entries)
       groups.set(name, {
         span: groupTable.keySpans.get(name) ?? group.span,
-        dependencies: dependencies(lookup(group, "dependencies"), holdsOnLinux2, extrasOf)
+        dependencies: dependencies(lookup(group, "dependencies"), extrasOf)
       });
   const dev = poetry.entries.get("dev-dependencies");
-  if (dev && !groups.has("dev"))
-    groups.set("dev", { span: poetry.keySpans.get("dev-dependencies") ?? dev.span, dependencies: dependencies(dev, holdsOnLinux2, extrasOf) });
+  if (dev && !groups.has("dev")) groups.set("dev", { span: poetry.keySpans.get("dev-dependencies") ?? dev.span, dependencies: dependencies(dev, extrasOf) });
   if (base.length === 0 && groups.size === 0) return void 0;
   const sources = [];
   const list = poetry.entries.get("source");
@@ -51417,9 +51408,6 @@ function readPoetry(root, holdsOnLinux2) {
 // src/parsers/pyproject/parse.ts
 var MAX_FACTS = 5e4;
 var TORCH_FAMILY = /* @__PURE__ */ new Set(["torch", "torchvision", "torchaudio"]);
-function holdsOnLinux(marker) {
-  return evaluateMarker(marker) !== false;
-}
 function parsePyproject(path, text2) {
   const source = new SourceText(path, text2);
   const sink = new FactSink();
@@ -51427,7 +51415,7 @@ function parsePyproject(path, text2) {
   if (!root) return sink.finish(path, "pyproject", source);
   const indexes = readIndexes(root, sink);
   const routes = readSources(root, sink);
-  const poetry = readPoetry(root, holdsOnLinux);
+  const poetry = readPoetry(root);
   const named = /* @__PURE__ */ new Map();
   for (const source2 of poetry?.sources ?? []) {
     named.set(source2.name, source2);
@@ -51970,11 +51958,8 @@ function readEntry(table2, extrasOf) {
   if (!name || !version2) return void 0;
   const markers = stringAt(table2, "markers")?.value;
   const optional2 = table2.entries.get("optional");
-  const extras = [
-    ...markers ? [...markers.matchAll(/\bextra\s*==\s*['"]([^'"]+)['"]/g)].map((match) => match[1]) : [],
-    ...optional2?.kind === "boolean" && optional2.value ? extrasOf.get(normalizePythonName(name.value)) ?? [] : []
-  ];
-  if (markers && !holdsOnLinux(markers.replace(/\bextra\s*[!=]=\s*['"][^'"]+['"]/g, "True"))) return void 0;
+  const extras = [...markerExtras(markers), ...optional2?.kind === "boolean" && optional2.value ? extrasOf.get(normalizePythonName(name.value)) ?? [] : []];
+  if (!holdsOnLinux(markers)) return void 0;
   const groupList = table2.entries.get("groups");
   const category = stringAt(table2, "category")?.value;
   const groups = groupList?.kind === "array" ? groupList.items.flatMap((item) => item.kind === "string" ? [item.value] : []) : [category === "dev" ? "dev" : "main"];
@@ -52574,7 +52559,10 @@ var rule_default10 = defineRule({
     pipEnvForUv: "{{setting}} is read by pip, not by uv: the uv command in this stage does not use it",
     notExplicit: 'the index "{{name}}" ({{url}}) is not explicit, so uv takes every package it has from it, not only torch'
   },
-  check({ units, kb, report }) {
+  check({ units, files, kb, report }) {
+    const bestMatch = new Set(
+      files.flatMap((file2) => file2.options.filter((option) => option.name === "unsafe-best-match").map((option) => file2.contexts[option.context]))
+    );
     const invocationsOf = /* @__PURE__ */ new Map();
     for (const unit of units) {
       for (const invocation of unit.invocations) {
@@ -52586,13 +52574,15 @@ var rule_default10 = defineRule({
       }
     }
     for (const unit of units) {
-      checkExtraIndexes(unit, kb, report);
+      checkExtraIndexes(unit, bestMatch, kb, report);
       checkUnservedLabels(unit, invocationsOf, report);
     }
     for (const file2 of new Set(units.flatMap((unit) => unit.files))) {
       checkIgnoredOptions(file2, report);
-      if (file2.kind === "dockerfile") checkAutoBackend(file2, report);
-      if (file2.kind === "dockerfile") checkPipEnvForUv(file2, report);
+      if (file2.kind === "dockerfile") {
+        checkAutoBackend(file2, report);
+        checkPipEnvForUv(file2, report);
+      }
       if (file2.kind === "pyproject") checkExplicit(file2, report);
     }
   }
@@ -52633,13 +52623,10 @@ function checkPipEnvForUv(file2, report) {
     });
   }
 }
-function checkExtraIndexes(unit, kb, report) {
+function checkExtraIndexes(unit, bestMatch, kb, report) {
   for (const invocation of unit.invocations) {
     if (invocation.members.some((member) => member.context.hiddenIndexes)) continue;
-    if (invocation.members.every(
-      ({ file: file2, context }) => context.tool === "uv" && !file2.options.some((option) => option.context === context.id && option.name === "unsafe-best-match")
-    ))
-      continue;
+    if (invocation.members.every(({ context }) => context.tool === "uv" && !bestMatch.has(context))) continue;
     const extras = invocation.indexes.filter((index) => (index.kind === "extra-index-url" || index.kind === "find-links") && isPytorchIndex(index.url));
     if (extras.length === 0 || extras.some((index) => servedVariant(index.url) === "all")) continue;
     const contexts = new Set(invocation.members.map((member) => member.context));
@@ -53662,7 +53649,7 @@ function buildUnits(files, links, kb) {
     } else if (hasSelections(file2.kind)) {
       const via = (includers.get(file2) ?? []).flatMap((includer) => (links.get(includer) ?? []).filter((link) => link.to === file2));
       const covered = new Set(selectedContexts(file2, via).map((context) => context.variant));
-      units.push(...pyprojectUnits(file2, claimsOf, kb, via.length ? covered : /* @__PURE__ */ new Set()));
+      units.push(...selectionUnits(file2, claimsOf, kb, via.length ? covered : /* @__PURE__ */ new Set()));
     } else if (!includedElsewhere(file2, includers.get(file2) ?? [], component ??= components(files, links))) {
       units.push(fileUnit(file2, links, claimsOf, kb));
     }
@@ -53745,7 +53732,7 @@ function fileUnit(file2, links, claimsOf, kb) {
   const claims = files.flatMap((member) => claimsOf(member));
   return finishUnit(file2.path, file2, void 0, files, claims, invocations, kb);
 }
-function pyprojectUnits(file2, claimsOf, kb, covered) {
+function selectionUnits(file2, claimsOf, kb, covered) {
   const claims = claimsOf(file2);
   const units = [];
   for (const [variant, contexts] of groupBy(file2.contexts, (context) => context.variant)) {
@@ -54014,12 +54001,13 @@ var Checker = class {
   run(visit2) {
     const findings = [];
     const seen = /* @__PURE__ */ new Set();
+    const locks = /* @__PURE__ */ new Map();
     const reporters = this.active.map((rule) => {
       const configured = this.baseline.rules[rule.id];
       const ceiling = configured && configured !== "off" ? configured : rule.defaultSeverity;
       const url2 = docsUrl(rule.id);
       return (draft) => {
-        const finding = withoutLockEdits(toFinding(rule, draft, ceiling, url2, this.share));
+        const finding = withoutLockEdits(toFinding(rule, draft, ceiling, url2, this.share), locks);
         const key = `${finding.ruleId}\0${finding.location.path}\0${finding.location.start.offset}\0${finding.location.end.offset}\0${finding.message}`;
         if (seen.has(key)) return;
         seen.add(key);
@@ -54027,6 +54015,7 @@ var Checker = class {
       };
     });
     visit2((group, units, policy) => {
+      for (const file2 of group) if (isLockKind(file2.kind)) locks.set(file2.path, file2.kind);
       this.active.forEach(
         (rule, i) => rule.check({
           files: group,
@@ -54188,29 +54177,27 @@ function matchSuppressions(byPath, findings, ruleIds) {
 function compareFindings(a, b) {
   return a.location.path.localeCompare(b.location.path) || a.location.start.offset - b.location.start.offset || a.ruleId.localeCompare(b.ruleId) || a.message.localeCompare(b.message);
 }
-var isLockFile = (path) => isLockKind(classifyPath(path));
 var RELOCK = {
   "uv-lock": "uv.lock is written by uv, not by hand: change pyproject.toml (the version, the extra or the index it routes to), then run uv lock (or uv lock --upgrade-package NAME).",
   "pixi-lock": "pixi.lock is written by pixi, not by hand: change the manifest (pixi.toml or [tool.pixi]: the version, cuda-version, the index or system-requirements), then run pixi lock (pixi install updates it too).",
   "poetry-lock": "poetry.lock is written by Poetry, not by hand: change pyproject.toml (the version or the source), then run poetry lock (Poetry 1.x: poetry lock --no-update).",
   "conda-lock": "conda-lock.yml is written by conda-lock, not by hand: change the environment file it was made from, then run conda-lock lock (conda-lock -f environment.yml)."
 };
-function withoutLockEdits(finding) {
-  const touches = (edits) => edits.some((edit) => isLockFile(edit.path));
-  const fix = finding.fix && touches(finding.fix.edits);
-  const suggestions = finding.suggestions?.some((suggestion) => touches(suggestion.edits));
-  if (!fix && !suggestions && !isLockFile(finding.location.path)) return finding;
-  const locks = [
-    finding.location.path,
-    ...(finding.fix?.edits ?? []).map((edit) => edit.path),
-    ...(finding.suggestions ?? []).flatMap((s) => s.edits.map((edit) => edit.path))
-  ].map((path) => classifyPath(path)).filter((kind) => isLockKind(kind));
-  const how = [...new Set(locks)].map((kind) => RELOCK[kind]).join(" ");
-  const { fix: _fix, suggestions: _suggestions, ...rest } = finding;
-  const kept = finding.suggestions?.filter((suggestion) => !touches(suggestion.edits)) ?? [];
+function withoutLockEdits(finding, locks) {
+  if (locks.size === 0) return finding;
+  const touched = (edits) => edits.filter((edit) => locks.has(edit.path)).map((edit) => edit.path);
+  const paths = [
+    ...locks.has(finding.location.path) ? [finding.location.path] : [],
+    ...touched(finding.fix?.edits ?? []),
+    ...(finding.suggestions ?? []).flatMap((suggestion) => touched(suggestion.edits))
+  ];
+  if (paths.length === 0) return finding;
+  const how = [...new Set(paths.map((path) => locks.get(path)))].map((kind) => RELOCK[kind]).join(" ");
+  const { fix, suggestions, ...rest } = finding;
+  const kept = suggestions?.filter((suggestion) => touched(suggestion.edits).length === 0) ?? [];
   return {
     ...rest,
-    ...finding.fix && !fix ? { fix: finding.fix } : {},
+    ...fix && touched(fix.edits).length === 0 ? { fix } : {},
     ...kept.length ? { suggestions: kept } : {},
     help: finding.help ? `${finding.help} ${how}` : how
   };
@@ -54257,7 +54244,7 @@ function* readRepository(files, reader, follow = true) {
       return link;
     });
     for (const lock of lockCompanions(path, source.kind)) {
-      if (taken.has(lock) || !(follow ? reader.isFile(lock) : false)) continue;
+      if (!follow || taken.has(lock) || !reader.isFile(lock)) continue;
       taken.set(lock, false);
       queue.push({ path: lock, kind: includedKind(lock) });
     }

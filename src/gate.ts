@@ -3,12 +3,11 @@ import { groupBy, positions, UnionFind } from './util/collections.js';
 import { buildUnits, type Unit } from './analysis/units.js';
 import type { LoadedBaseline } from './baseline/load.js';
 import type { Baseline } from './baseline/schema.js';
-import { isLockKind, type ParsedFile, type Suppression } from './parsers/facts.js';
+import { isLockKind, type FileKind, type ParsedFile, type Suppression } from './parsers/facts.js';
 import { severityRank, type Finding, type Report, type Severity } from './finding.js';
 import type { KnowledgeBase } from './knowledge/index.js';
 import { docsUrl, formatMessage, type AnyRule, type Draft, type RuleContext } from './rule.js';
 import { RULES } from '../rules/index.js';
-import { classifyPath } from './parsers/index.js';
 
 export interface GateOptions {
   /** The loaded baseline file, so its own problems become policy-error findings. */
@@ -119,12 +118,14 @@ export class Checker {
   ): Finding[] {
     const findings: Finding[] = [];
     const seen = new Set<string>();
+    // The lock files of the groups checked so far, by path: a finding that would edit one loses that edit.
+    const locks = new Map<string, FileKind>();
     const reporters = this.active.map((rule) => {
       const configured = this.baseline.rules[rule.id];
       const ceiling: Severity = configured && configured !== 'off' ? configured : rule.defaultSeverity;
       const url = docsUrl(rule.id); // one string per rule, not one per finding: a large run keeps thousands
       return (draft: Draft): void => {
-        const finding = withoutLockEdits(toFinding(rule, draft, ceiling, url, this.share));
+        const finding = withoutLockEdits(toFinding(rule, draft, ceiling, url, this.share), locks);
         const key = `${finding.ruleId}\0${finding.location.path}\0${finding.location.start.offset}\0${finding.location.end.offset}\0${finding.message}`;
         if (seen.has(key)) return;
         seen.add(key);
@@ -132,6 +133,7 @@ export class Checker {
       };
     });
     visit((group, units, policy) => {
+      for (const file of group) if (isLockKind(file.kind)) locks.set(file.path, file.kind);
       this.active.forEach((rule, i) =>
         rule.check({
           files: group,
@@ -329,11 +331,8 @@ export function compareFindings(a: Finding, b: Finding): number {
 
 export type { Baseline };
 
-/** Lock files are written by their tool, never by hand (uv.lock by `uv lock`, pixi.lock by pixi, …). */
-const isLockFile = (path: string): boolean => isLockKind(classifyPath(path));
-
 /** How each lock file is brought in line: by changing what it was made from and running its tool. */
-const RELOCK: Readonly<Record<string, string>> = {
+const RELOCK: Readonly<Partial<Record<FileKind, string>>> = {
   'uv-lock':
     'uv.lock is written by uv, not by hand: change pyproject.toml (the version, the extra or the index it routes to), then run uv lock (or uv lock --upgrade-package NAME).',
   'pixi-lock':
@@ -345,27 +344,25 @@ const RELOCK: Readonly<Record<string, string>> = {
 };
 
 /**
- * A finding whose fix or options would edit a lock file keeps its message and loses those edits; its help says
- * how the lock is changed instead.
+ * Lock files are written by their tool, never by hand (uv.lock by `uv lock`, pixi.lock by pixi, …): a finding
+ * whose fix or options would edit one (`locks`: path → kind) keeps its message and loses those edits, and a
+ * finding on a lock or with such an edit says how the lock is changed instead.
  */
-function withoutLockEdits(finding: Finding): Finding {
-  const touches = (edits: readonly { readonly path: string }[]) => edits.some((edit) => isLockFile(edit.path));
-  const fix = finding.fix && touches(finding.fix.edits);
-  const suggestions = finding.suggestions?.some((suggestion) => touches(suggestion.edits));
-  if (!fix && !suggestions && !isLockFile(finding.location.path)) return finding;
-  const locks = [
-    finding.location.path,
-    ...(finding.fix?.edits ?? []).map((edit) => edit.path),
-    ...(finding.suggestions ?? []).flatMap((s) => s.edits.map((edit) => edit.path)),
-  ]
-    .map((path) => classifyPath(path))
-    .filter((kind) => isLockKind(kind));
-  const how = [...new Set(locks)].map((kind) => RELOCK[kind!]).join(' ');
-  const { fix: _fix, suggestions: _suggestions, ...rest } = finding;
-  const kept = finding.suggestions?.filter((suggestion) => !touches(suggestion.edits)) ?? [];
+function withoutLockEdits(finding: Finding, locks: ReadonlyMap<string, FileKind>): Finding {
+  if (locks.size === 0) return finding;
+  const touched = (edits: readonly { readonly path: string }[]) => edits.filter((edit) => locks.has(edit.path)).map((edit) => edit.path);
+  const paths = [
+    ...(locks.has(finding.location.path) ? [finding.location.path] : []),
+    ...touched(finding.fix?.edits ?? []),
+    ...(finding.suggestions ?? []).flatMap((suggestion) => touched(suggestion.edits)),
+  ];
+  if (paths.length === 0) return finding;
+  const how = [...new Set(paths.map((path) => locks.get(path)!))].map((kind) => RELOCK[kind]).join(' ');
+  const { fix, suggestions, ...rest } = finding;
+  const kept = suggestions?.filter((suggestion) => touched(suggestion.edits).length === 0) ?? [];
   return {
     ...rest,
-    ...(finding.fix && !fix ? { fix: finding.fix } : {}),
+    ...(fix && touched(fix.edits).length === 0 ? { fix } : {}),
     ...(kept.length ? { suggestions: kept } : {}),
     help: finding.help ? `${finding.help} ${how}` : how,
   };

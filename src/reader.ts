@@ -104,7 +104,7 @@ export function* readRepository(files: readonly Listed[], reader: RepositoryRead
     });
     // A manifest's lock files beside it: read with it, so exact-pin can see that they pin it (lockCompanions).
     for (const lock of lockCompanions(path, source.kind)) {
-      if (taken.has(lock) || !(follow ? reader.isFile(lock) : false)) continue;
+      if (!follow || taken.has(lock) || !reader.isFile(lock)) continue;
       taken.set(lock, false);
       queue.push({ path: lock, kind: includedKind(lock) });
     }
@@ -123,10 +123,9 @@ export function sourceReader(sources: readonly SourceFile[]): RepositoryReader {
 }
 
 /**
- * The files that belong with a change: every file joined by includes (either way, and a manifest with its lock
- * files) to a changed file, or to a file
- * that includes a deleted one. A requirements file changed on its own is checked with the Dockerfile that
- * installs it, as a check of the whole repository would check it.
+ * The files that belong with a change: every file joined by includes (either way), or as a manifest and its lock
+ * files, to a changed file or to a file that includes a deleted one. A requirements file changed on its own is
+ * checked with the Dockerfile that installs it, as a check of the whole repository would check it.
  */
 export function affectedFiles(files: readonly ParsedFile[], changed: ReadonlySet<string>, removed: ReadonlySet<string> = new Set()): ParsedFile[] {
   const links = resolveLinks(files);

@@ -4,11 +4,14 @@
  * README; and the Dockerfile commands that install them (`pixi install -e`, `poetry install --with/-E`,
  * `conda-lock install`).
  */
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { run } from '../src/cli/main.js';
+import { EMPTY_BASELINE } from '../src/baseline/schema.js';
+import { gate } from '../src/gate.js';
+import { defaultKnowledgeBase } from '../src/knowledge/index.js';
 import type { FileKind, ParsedFile } from '../src/parsers/facts.js';
 import { classifyPath, parseFile } from '../src/parsers/index.js';
 import { activeExtras, evaluateMarker } from '../src/parsers/markers.js';
@@ -355,10 +358,20 @@ explicit = true
     expect(under.every((line) => !line.startsWith('pixi.lock:') || !line.includes('cpu_py312'))).toBe(true);
   });
 
-  it('a deleted pixi.toml is no missing include while pyproject.toml can be the manifest', () => {
-    const work = mkdtempSync(join(tmpdir(), 'cgk-pixi-removed-'));
-    cpSync(join(ROOT, 'fixtures', 'rules', 'cuda-mismatch', 'ok-pixi-lock-conda-forge'), work, { recursive: true });
-    expect(parseFile('Dockerfile', readFileSync(join(work, 'Dockerfile'), 'utf8'), 'dockerfile').includes.every((include) => include.optional)).toBe(true);
+  it('a deleted pixi.toml is no missing include while pyproject.toml can be the manifest; a deleted requirements file is', () => {
+    const dockerfile = 'FROM ubuntu:24.04\nWORKDIR /app\nCOPY . .\nRUN pixi install -e cuda && pip install -r requirements.txt\n';
+    const files = [
+      parseFile('Dockerfile', dockerfile, 'dockerfile'),
+      parseFile(
+        'pyproject.toml',
+        '[project]\nname = "app"\nversion = "0.1.0"\n[tool.pixi.workspace]\nchannels = ["conda-forge"]\nplatforms = ["linux-64"]\n',
+        'pyproject',
+      ),
+    ];
+    const missing = gate(files, EMPTY_BASELINE, defaultKnowledgeBase(), { removed: ['pixi.toml', 'requirements.txt'] }).findings.filter(
+      (finding) => finding.ruleId === 'missing-include',
+    );
+    expect(missing.map((finding) => finding.message)).toEqual(['requirements.txt is deleted by this change, but this line still installs it']);
   });
 });
 

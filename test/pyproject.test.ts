@@ -11,7 +11,7 @@ import { EMPTY_BASELINE } from '../src/baseline/schema.js';
 import { gate } from '../src/gate.js';
 import { defaultKnowledgeBase } from '../src/knowledge/index.js';
 import { classifyPath, parseFile } from '../src/parsers/index.js';
-import { holdsOnLinux } from '../src/parsers/pyproject/parse.js';
+import { holdsOnLinux } from '../src/parsers/markers.js';
 import { ROOT } from './harness.js';
 
 const parse = (text: string) => parseFile('pyproject.toml', text, 'pyproject');

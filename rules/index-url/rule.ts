@@ -22,7 +22,11 @@ export default defineRule({
     pipEnvForUv: '{{setting}} is read by pip, not by uv: the uv command in this stage does not use it',
     notExplicit: 'the index "{{name}}" ({{url}}) is not explicit, so uv takes every package it has from it, not only torch',
   },
-  check({ units, kb, report }) {
+  check({ units, files, kb, report }) {
+    // The installs that compare versions across indexes as pip does (uv's `--index-strategy unsafe-best-match`).
+    const bestMatch = new Set(
+      files.flatMap((file) => file.options.filter((option) => option.name === 'unsafe-best-match').map((option) => file.contexts[option.context])),
+    );
     const invocationsOf = new Map<InstallContext, Invocation[]>();
     for (const unit of units) {
       for (const invocation of unit.invocations) {
@@ -34,13 +38,15 @@ export default defineRule({
       }
     }
     for (const unit of units) {
-      checkExtraIndexes(unit, kb, report);
+      checkExtraIndexes(unit, bestMatch, kb, report);
       checkUnservedLabels(unit, invocationsOf, report);
     }
     for (const file of new Set(units.flatMap((unit) => unit.files))) {
       checkIgnoredOptions(file, report);
-      if (file.kind === 'dockerfile') checkAutoBackend(file, report);
-      if (file.kind === 'dockerfile') checkPipEnvForUv(file, report);
+      if (file.kind === 'dockerfile') {
+        checkAutoBackend(file, report);
+        checkPipEnvForUv(file, report);
+      }
       if (file.kind === 'pyproject') checkExplicit(file, report);
     }
   },
@@ -100,18 +106,13 @@ function checkPipEnvForUv(file: ParsedFile, report: Reporter): void {
  * newest allowed version from any index, so an unpinned `torch` gets PyPI's newest build. A pin the index has
  * (`torch==2.3.0` with `/whl/cu118`) is fine: `2.3.0+cu118` sorts above PyPI's `2.3.0`, so pip takes it.
  */
-function checkExtraIndexes(unit: Unit, kb: KnowledgeBase, report: Reporter): void {
+function checkExtraIndexes(unit: Unit, bestMatch: ReadonlySet<InstallContext | undefined>, kb: KnowledgeBase, report: Reporter): void {
   for (const invocation of unit.invocations) {
     if (invocation.members.some((member) => member.context.hiddenIndexes)) continue;
     // uv's default strategy (first-index) takes a package from the first index that has it, and extra indexes come
     // before the default one: the PyTorch index wins for everything it hosts. Only unsafe-best-match is pip's rule
     // (docs.astral.sh/uv/concepts/indexes/#searching-across-multiple-indexes).
-    if (
-      invocation.members.every(
-        ({ file, context }) => context.tool === 'uv' && !file.options.some((option) => option.context === context.id && option.name === 'unsafe-best-match'),
-      )
-    )
-      continue;
+    if (invocation.members.every(({ context }) => context.tool === 'uv' && !bestMatch.has(context))) continue;
     const extras = invocation.indexes.filter((index) => (index.kind === 'extra-index-url' || index.kind === 'find-links') && isPytorchIndex(index.url));
     if (extras.length === 0 || extras.some((index) => servedVariant(index.url) === 'all')) continue;
     const contexts = new Set(invocation.members.map((member) => member.context));

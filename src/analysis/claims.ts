@@ -24,7 +24,7 @@ export type ClaimKind =
   | 'jax'
   | 'tensorflow'
   | 'library'
-  // A pyproject.toml extra or group named for a CUDA (`cu124`, `cu126-torch280`): compared, never the target.
+  // An extra, group or pixi environment named for a CUDA (`cu124`, `cu126-torch280`): compared, never the target.
   | 'name'
   // pixi's `system-requirements.cuda`: the CUDA the machines' driver supports, a floor the builds must not pass.
   | 'system';
@@ -190,7 +190,7 @@ function systemClaims(file: ParsedFile, claims: CudaClaim[]): void {
 }
 
 /**
- * The CUDA a pyproject.toml extra or group names: `cu124` (12.4), `cu118only`, `cu126-torch280`,
+ * The CUDA an extra, a group or a pixi environment names: `cu124` (12.4), `cu118only`, `cu126-torch280`,
  * `cu12` (the major 12; two-digit tags below 10 are CUDA 8.0–9.2, as `cu92`), `cuda12`, `cuda-12.4`. One claim
  * per context of the selection, so each unit of that selection compares it with what it installs.
  */

@@ -73,10 +73,11 @@ export function buildUnits(files: readonly ParsedFile[], links: ReadonlyMap<Pars
       const stages = new DockerfileIndex(file, links.get(file) ?? [], claimsOf(file));
       for (const stage of file.stages) units.push(dockerStageUnit(stages, stage.index, links, claimsOf, kb));
     } else if (hasSelections(file.kind)) {
-      // The selections a Dockerfile's `uv sync` installs are checked with its stage; the others on their own.
+      // The selections a Dockerfile installs (`uv sync --extra X`, `pixi install -e E`) are checked with its stage;
+      // the others on their own.
       const via = (includers.get(file) ?? []).flatMap((includer) => (links.get(includer) ?? []).filter((link) => link.to === file));
       const covered = new Set(selectedContexts(file, via).map((context) => context.variant));
-      units.push(...pyprojectUnits(file, claimsOf, kb, via.length ? covered : new Set()));
+      units.push(...selectionUnits(file, claimsOf, kb, via.length ? covered : new Set()));
     } else if (!includedElsewhere(file, includers.get(file) ?? [], (component ??= components(files, links)))) {
       units.push(fileUnit(file, links, claimsOf, kb));
     }
@@ -179,11 +180,11 @@ function fileUnit(file: ParsedFile, links: ReadonlyMap<ParsedFile, readonly Link
 }
 
 /**
- * A pyproject.toml: one unit per selection uv can install (the project alone, with one extra, with one group;
- * see parsers/pyproject/parse.ts), so that extras meant to exclude each other (`cpu`, `cu124`) are never
- * compared, while everything one selection installs is.
+ * A file with selections (hasSelections): one unit per selection (a pyproject.toml's project alone, with one extra,
+ * with one group; a pixi environment; a lock's selection), so that extras meant to exclude each other (`cpu`,
+ * `cu124`) are never compared, while everything one selection installs is.
  */
-function pyprojectUnits(file: ParsedFile, claimsOf: ClaimsOf, kb: KnowledgeBase, covered: ReadonlySet<string | undefined>): Unit[] {
+function selectionUnits(file: ParsedFile, claimsOf: ClaimsOf, kb: KnowledgeBase, covered: ReadonlySet<string | undefined>): Unit[] {
   const claims = claimsOf(file);
   const units: Unit[] = [];
   for (const [variant, contexts] of groupBy(file.contexts, (context) => context.variant)) {
@@ -310,7 +311,7 @@ function dockerStageUnit(index: DockerfileIndex, stage: number, links: ReadonlyM
   const invocations: Invocation[] = [];
   const seen = new Set([file]);
   const linkedFiles: ParsedFile[] = [];
-  // The context ids of each pyproject.toml or uv.lock that this stage's `uv sync` selections install.
+  // The context ids of each file with selections (a pyproject.toml, a lock) that this stage installs.
   const selected = new Map<ParsedFile, Set<number>>();
   for (const context of contexts) {
     const contextLinks = index.linksByContext.get(context.id) ?? [];
@@ -345,8 +346,9 @@ function defaultSelection(kind: ParsedFile['kind']): readonly string[] {
 }
 
 /**
- * The contexts of a file a stage pulls in: all of them, but of a pyproject.toml only the selections its
- * `uv sync` names (`--extra cu124` → the "extra cu124" contexts; none named → "the project"; `--all-extras`).
+ * The contexts of a file a stage pulls in: all of them, but of a file with selections only those the command
+ * names (`uv sync --extra cu124` → "extra cu124"; `pixi install -e cuda` → "environment cuda", on every
+ * platform; none named → defaultSelection; `--all-extras` → "*extras").
  */
 export function selectedContexts(member: ParsedFile, via: readonly Link[]): readonly InstallContext[] {
   if (!hasSelections(member.kind)) return member.contexts;

@@ -314,6 +314,18 @@ export class FactSink {
   readonly problems: ParseProblem[] = [];
   readonly suppressions: Suppression[] = [];
 
+  /** Record an index option of `context`: in the file's list and in the context's. */
+  addIndex(context: InstallContext, fact: IndexFact): void {
+    this.indexes.push(fact);
+    (context.indexes as IndexFact[]).push(fact);
+  }
+
+  /** Record an include of `context`: in the file's list and in the context's. */
+  addInclude(context: InstallContext, fact: IncludeFact): void {
+    this.includes.push(fact);
+    (context.includes as IncludeFact[]).push(fact);
+  }
+
   finish(path: string, kind: FileKind, source: SourceText): ParsedFile {
     for (const context of this.contexts) {
       const lists = context as { indexes: readonly IndexFact[]; includes: readonly IncludeFact[]; channels: readonly string[] };

@@ -43,29 +43,21 @@ export function recordInstallCommand(sink: FactSink, command: Command, stage: nu
  */
 function recordUvSync(sink: FactSink, args: readonly Word[], all: readonly Word[], stage: number): boolean {
   const context = addRequirementsContext(sink, 'uv', commandSpan(all), { stage });
+  const read = optionReader(args);
   let directory = '.';
   const selects: string[] = [];
   for (let i = 0; i < args.length; i++) {
-    const word = args[i]!;
-    const [name, inline] = word.text.includes('=')
-      ? [word.text.slice(0, word.text.indexOf('=')), word.text.slice(word.text.indexOf('=') + 1)]
-      : [word.text, undefined];
-    const value = (): string | undefined => inline ?? args[++i]?.text;
-    if (name === '--project' || name === '--directory') directory = value() ?? directory;
-    else if (name === '--extra') {
-      const extra = value();
+    const option = read(i);
+    if (option.name === '--project' || option.name === '--directory') directory = option.value() ?? directory;
+    else if (option.name === '--extra') {
+      const extra = option.value();
       if (extra) selects.push(`extra ${extra}`);
-    } else if (name === '--all-extras') selects.push('*extras');
-    else if (name === '--group' || name === '--only-group') {
-      const group = value();
+    } else if (option.name === '--all-extras') selects.push('*extras');
+    else if (option.name === '--group' || option.name === '--only-group') {
+      const group = option.value();
       if (group) selects.push(`group ${group}`);
-    } else if (
-      /^--(?:python|index|default-index|extra-index-url|index-url|find-links|package|no-install-package|resolution|prerelease|index-strategy|python-platform|config-file|cache-dir|exclude-newer|link-mode|compile-bytecode-timeout)$/.test(
-        name,
-      ) &&
-      inline === undefined
-    )
-      i++;
+    } else if (UV_SYNC_VALUES.test(option.name)) option.value(); // its value is no option
+    i = option.next();
   }
   // The project's pyproject.toml and its uv.lock, which is what uv installs (with --frozen as it is; otherwise
   // after bringing it up to date with pyproject.toml, and writing it where there is none).
@@ -81,6 +73,10 @@ function recordUvSync(sink: FactSink, args: readonly Word[], all: readonly Word[
   );
   return true;
 }
+
+/** `uv sync` options that take a value. */
+const UV_SYNC_VALUES =
+  /^--(?:python|index|default-index|extra-index-url|index-url|find-links|package|no-install-package|resolution|prerelease|index-strategy|python-platform|config-file|cache-dir|exclude-newer|link-mode|compile-bytecode-timeout)$/;
 
 /** Includes of a project's files in `directory`, each with the selection the command installs. */
 function projectIncludes(
@@ -101,8 +97,7 @@ function projectIncludes(
       selects,
       ...(optional ? { optional } : {}),
     };
-    sink.includes.push(fact);
-    (context.includes as (typeof fact)[]).push(fact);
+    sink.addInclude(context, fact);
   }
 }
 
@@ -249,8 +244,7 @@ function localProjectInclude(sink: FactSink, word: Word, context: InstallContext
     optional: true,
     copiedOnly: true,
   };
-  sink.includes.push(fact);
-  (context.includes as (typeof fact)[]).push(fact);
+  sink.addInclude(context, fact);
 }
 
 /** `pip`, `pip3`, `pip3.11`. */
@@ -331,12 +325,10 @@ function recordPip(sink: FactSink, args: readonly Word[], stage: number, tool: '
         const url = valueText.slice(named);
         const urlSpan = named && value ? (value.mapped.origin(valueFrom + named, value.text.length) ?? valueSpan) : valueSpan;
         const fact = { kind: indexKind, url, urlSpan, span, context: context.id };
-        sink.indexes.push(fact);
-        (context.indexes as (typeof fact)[]).push(fact);
+        sink.addIndex(context, fact);
       } else if ((spec.role === 'requirement' || spec.role === 'constraint') && value) {
         const fact = { kind: spec.role, target: valueText, targetSpan: valueSpan, span, context: context.id };
-        sink.includes.push(fact);
-        (context.includes as (typeof fact)[]).push(fact);
+        sink.addInclude(context, fact);
       } else if (spec.role === 'editable' && value) {
         recordPipRequirement(sink, value, context);
       } else if (spec.role === 'torch-backend' && valueText === 'auto') {
@@ -344,8 +336,7 @@ function recordPip(sink: FactSink, args: readonly Word[], stage: number, tool: '
       } else if (spec.role === 'torch-backend' && value) {
         const url = /^cu\d+$|^cpu$/.test(valueText) ? `https://download.pytorch.org/whl/${valueText}` : valueText;
         const fact = { kind: 'index-url' as const, url, urlSpan: valueSpan, span, context: context.id };
-        sink.indexes.push(fact);
-        (context.indexes as (typeof fact)[]).push(fact);
+        sink.addIndex(context, fact);
       }
       continue;
     }
@@ -409,8 +400,7 @@ function recordConda(sink: FactSink, args: readonly Word[], stage: number): bool
         channels.push(url);
         const urlSpan = valueWord.mapped.origin(valueFrom, valueWord.text.length) ?? valueWord.span;
         const fact = { kind: 'conda-channel' as const, url, urlSpan, span: { start: word.span.start, end: valueWord.span.end }, context: context.id };
-        sink.indexes.push(fact);
-        (context.indexes as (typeof fact)[]).push(fact);
+        sink.addIndex(context, fact);
       } else if (name === '--file' || name === '-f') {
         if (eq < 0) j++;
         if (!valueWord) continue;
@@ -422,8 +412,7 @@ function recordConda(sink: FactSink, args: readonly Word[], stage: number): bool
           span: { start: word.span.start, end: valueWord.span.end },
           context: context.id,
         };
-        sink.includes.push(fact);
-        (context.includes as (typeof fact)[]).push(fact);
+        sink.addInclude(context, fact);
       } else if (CONDA_VALUE_OPTIONS.has(name) && eq < 0) {
         j++;
       }

@@ -8,6 +8,7 @@
  * `extra == 'extra-8-nanochat-cpu'` and `extra == 'group-8-nanochat-dev'` (`extra-<length of the project's
  * name>-<name>-<extra>`): `activeExtras` gives both spellings.
  */
+import { compareDotted } from '../knowledge/versions.js';
 
 /** What is known of the environment: the extras installed (undefined: any may be), and values of other variables. */
 export interface MarkerEnvironment {
@@ -110,12 +111,12 @@ function compare(left: { variable?: string; text?: string }, op: string, right: 
   const b = value(right);
   if (a === undefined || b === undefined) return undefined;
   const versions = VERSION.test(a) && VERSION.test(b);
-  if (op === '==' || op === '===') return versions && op === '==' ? compareVersions(a, b) === 0 : a === b;
-  if (op === '!=') return versions ? compareVersions(a, b) !== 0 : a !== b;
+  if (op === '==' || op === '===') return versions && op === '==' ? compareDotted(a, b) === 0 : a === b;
+  if (op === '!=') return versions ? compareDotted(a, b) !== 0 : a !== b;
   if (op === 'in') return b.includes(a);
   if (op === 'not in') return !b.includes(a);
   if (!versions) return undefined;
-  const order = compareVersions(a, b);
+  const order = compareDotted(a, b);
   if (op === '<') return order < 0;
   if (op === '<=') return order <= 0;
   if (op === '>') return order > 0;
@@ -124,7 +125,7 @@ function compare(left: { variable?: string; text?: string }, op: string, right: 
   if (op === '~=')
     return (
       order >= 0 &&
-      compareVersions(
+      compareDotted(
         a
           .split('.')
           .slice(0, b.split('.').length - 1)
@@ -136,13 +137,6 @@ function compare(left: { variable?: string; text?: string }, op: string, right: 
 }
 
 const VERSION = /^\d+(?:\.\d+)*$/;
-
-function compareVersions(a: string, b: string): number {
-  const x = a.split('.').map(Number);
-  const y = b.split('.').map(Number);
-  for (let i = 0; i < Math.max(x.length, y.length); i++) if ((x[i] ?? 0) !== (y[i] ?? 0)) return (x[i] ?? 0) - (y[i] ?? 0);
-  return 0;
-}
 
 /** Pythons and machines a Linux image may have: the environments two markers are tried in together. */
 const SAMPLES: readonly Readonly<Record<string, string>>[] = ['3.7', '3.8', '3.9', '3.10', '3.11', '3.12', '3.13', '3.14'].flatMap((python) =>
@@ -156,6 +150,16 @@ const SAMPLES: readonly Readonly<Record<string, string>>[] = ['3.7', '3.8', '3.9
 export function mayHoldTogether(a: string | undefined, b: string | undefined): boolean {
   if (!a || !b || a === b) return true;
   return SAMPLES.some((values) => evaluateMarker(a, { values }) !== false && evaluateMarker(b, { values }) !== false);
+}
+
+/** Whether a marker can hold on Linux (x86_64 or aarch64, any Python, any extras). */
+export function holdsOnLinux(marker: string | undefined): boolean {
+  return evaluateMarker(marker) !== false;
+}
+
+/** The extras a marker asks for (`extra == 'cuda'`), as written. */
+export function markerExtras(marker: string | undefined): string[] {
+  return marker ? [...marker.matchAll(/\bextra\s*==\s*['"]([^'"]+)['"]/g)].map((match) => match[1]!) : [];
 }
 
 /** PEP 685: extras compare normalised, as PEP 503 names. */

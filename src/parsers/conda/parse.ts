@@ -26,8 +26,7 @@ export function parseCondaEnvironment(path: string, text: string): ParsedFile {
     channels.push(value.text);
     const span = value.site(0, value.length);
     const fact = { kind: 'conda-channel' as const, url: value.text, urlSpan: value.origin(0, value.length) ?? span, span, context: context.id };
-    sink.indexes.push(fact);
-    (context.indexes as (typeof fact)[]).push(fact);
+    sink.addIndex(context, fact);
   }
 
   const dependencies = doc.dependencies;

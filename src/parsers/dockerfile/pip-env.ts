@@ -30,6 +30,12 @@ const UV_VARIABLES: Readonly<Record<string, IndexKind>> = {
 };
 const PIP_CONFIG_KEYS: Readonly<Record<string, IndexKind>> = { 'index-url': 'index-url', 'extra-index-url': 'extra-index-url', 'find-links': 'find-links' };
 
+/** Whether the command just recorded as `context` has the option: its options are the last ones of the sink. */
+function hasOption(sink: FactSink, context: InstallContext, name: string): boolean {
+  for (let i = sink.options.length - 1; i >= 0 && sink.options[i]!.context === context.id; i--) if (sink.options[i]!.name === name) return true;
+  return false;
+}
+
 /** The URLs of a space-separated list, each with its span in the file. */
 function urls(value: string, valueSpan: Span, span: Span, kind: IndexKind): Setting[] {
   const out: Setting[] = [];
@@ -114,25 +120,23 @@ export class PipEnv {
       if (given.has(kind)) continue;
       for (const setting of settings) {
         const fact: IndexFact = { kind: setting.kind, url: setting.url, urlSpan: setting.urlSpan, span: setting.span, context: context.id };
-        sink.indexes.push(fact);
-        (context.indexes as IndexFact[]).push(fact);
+        sink.addIndex(context, fact);
       }
     }
     if (this.hidden) (context as { hiddenIndexes?: string }).hiddenIndexes = this.hidden;
     // uv reads none of pip's variables (docs.astral.sh/uv/reference/environment/): a PIP_INDEX_URL set for a
     // uv command is dead configuration. Noted on the uv context; index-url reports it unless pip uses it too.
-    if (tool === 'uv')
-      for (const settings of this.settings.pip.values())
-        for (const setting of settings)
-          if (!sink.options.some((option) => option.context === context.id && option.name === 'pip-env-for-uv' && option.span.start === setting.span.start))
-            sink.options.push({ name: 'pip-env-for-uv', span: setting.span, context: context.id });
-    // `uv pip` reads UV_TORCH_BACKEND (docs.astral.sh/uv/guides/integration/pytorch/#automatic-backend-selection).
-    if (
-      tool === 'uv' &&
-      this.autoBackend &&
-      !context.includes.some((include) => include.selects) &&
-      !sink.options.some((option) => option.context === context.id && option.name === 'torch-backend-auto')
-    )
+    if (tool !== 'uv') return;
+    const noted = new Set<number>(); // one ENV of several URLs is one setting
+    for (const settings of this.settings.pip.values())
+      for (const setting of settings)
+        if (!noted.has(setting.span.start)) {
+          noted.add(setting.span.start);
+          sink.options.push({ name: 'pip-env-for-uv', span: setting.span, context: context.id });
+        }
+    // `uv pip` reads UV_TORCH_BACKEND (docs.astral.sh/uv/guides/integration/pytorch/#automatic-backend-selection);
+    // `uv sync` does not, and `--torch-backend` on the command line has said it already.
+    if (this.autoBackend && !context.includes.some((include) => include.selects) && !hasOption(sink, context, 'torch-backend-auto'))
       sink.options.push({ name: 'torch-backend-auto', span: this.autoBackend, context: context.id });
   }
 }

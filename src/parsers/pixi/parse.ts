@@ -20,6 +20,7 @@
  * one (and a target over the feature's own table) is what this reads.
  */
 import { FactSink, packageFact, type IndexFact, type InstallContext, type PackageFact, type ParsedFile } from '../facts.js';
+import { compareDotted } from '../../knowledge/versions.js';
 import { parseMatchSpec } from '../conda/match-spec.js';
 import { Mapped, MappedBuilder } from '../mapped.js';
 import { parsePythonRequirement } from '../python-requirement.js';
@@ -38,7 +39,6 @@ interface Declared {
 }
 
 interface Feature {
-  readonly name: string;
   readonly table: TomlTable;
   readonly channels: readonly TomlString[];
   readonly platforms?: readonly string[];
@@ -90,14 +90,13 @@ export function readPixi(root: TomlTable, sink: FactSink, projectPypi: readonly 
   const workspace = [lookup(root, 'workspace'), lookup(root, 'project')].find((value): value is TomlTable => value?.kind === 'table');
   const platforms = readPlatforms(workspace?.entries.get('platforms'));
   const features = new Map<string, Feature>();
-  const defaultFeature: Feature = { name: 'default', table: root, channels: channelList(workspace?.entries.get('channels')) };
+  const defaultFeature: Feature = { table: root, channels: channelList(workspace?.entries.get('channels')) };
   const featureTable = root.entries.get('feature');
   if (featureTable?.kind === 'table')
     for (const [name, value] of featureTable.entries)
       if (value.kind === 'table') {
         const list = value.entries.get('platforms');
         features.set(name, {
-          name,
           table: value,
           channels: channelList(value.entries.get('channels')),
           ...(list?.kind === 'array' ? { platforms: list.items.flatMap((item) => (item.kind === 'string' ? [item.value] : [])) } : {}),
@@ -189,17 +188,10 @@ function select(features: readonly Feature[], platform: Platform, sink: FactSink
       for (const declared of pypiDependencies(table.entries.get('pypi-dependencies'), sink)) pypi.set(declared.key, declared);
       const required = lookup(table, 'system-requirements', 'cuda');
       // pixi keeps the highest requirement its features set.
-      if (required?.kind === 'string' && (!cuda || compareVersions(required.value, cuda.value) > 0)) cuda = required;
+      if (required?.kind === 'string' && (!cuda || compareDotted(required.value, cuda.value) > 0)) cuda = required;
     }
   }
   return { conda: [...conda.values()], pypi: [...pypi.values()], ...(cuda ? { cuda } : {}) };
-}
-
-function compareVersions(a: string, b: string): number {
-  const x = a.split('.').map(Number);
-  const y = b.split('.').map(Number);
-  for (let i = 0; i < Math.max(x.length, y.length); i++) if ((x[i] ?? 0) !== (y[i] ?? 0)) return (x[i] ?? 0) - (y[i] ?? 0);
-  return 0;
 }
 
 function selectionKey(selection: Selection): string {

@@ -17,7 +17,7 @@
  * out of it rather than guessed. A package's source URL is its index. The lock is never edited (gate.ts).
  */
 import { FactSink, packageFact, type IndexFact, type InstallContext, type PackageFact, type ParsedFile } from '../facts.js';
-import { holdsOnLinux } from '../pyproject/parse.js';
+import { holdsOnLinux, markerExtras } from '../markers.js';
 import { normalizePythonName } from '../python-requirement.js';
 import { SourceText } from '../source.js';
 import { lookup, readTomlRoot, stringAt, textSpan, type TomlString, type TomlTable } from '../toml.js';
@@ -95,11 +95,8 @@ function readEntry(table: TomlTable, extrasOf: ReadonlyMap<string, readonly stri
   if (!name || !version) return undefined;
   const markers = stringAt(table, 'markers')?.value;
   const optional = table.entries.get('optional');
-  const extras = [
-    ...(markers ? [...markers.matchAll(/\bextra\s*==\s*['"]([^'"]+)['"]/g)].map((match) => match[1]!) : []),
-    ...(optional?.kind === 'boolean' && optional.value ? (extrasOf.get(normalizePythonName(name.value)) ?? []) : []),
-  ];
-  if (markers && !holdsOnLinux(markers.replace(/\bextra\s*[!=]=\s*['"][^'"]+['"]/g, 'True'))) return undefined;
+  const extras = [...markerExtras(markers), ...(optional?.kind === 'boolean' && optional.value ? (extrasOf.get(normalizePythonName(name.value)) ?? []) : [])];
+  if (!holdsOnLinux(markers)) return undefined;
   const groupList = table.entries.get('groups');
   const category = stringAt(table, 'category')?.value;
   const groups =

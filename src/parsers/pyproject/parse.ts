@@ -22,7 +22,7 @@ import { FactSink, packageFact, type IndexFact, type InstallContext, type Packag
 import { SourceText, type Span } from '../source.js';
 import { findSuppressions } from '../suppressions.js';
 import { isTrue, lookup, readTomlRoot, textSpan, type TomlTable, type TomlValue } from '../toml.js';
-import { evaluateMarker } from '../markers.js';
+import { holdsOnLinux } from '../markers.js';
 import { readPixi } from '../pixi/parse.js';
 import { readPoetry, type PackageIndex, type PoetryDependency, type PoetryProject } from './poetry.js';
 import { normalizePythonName, parsePythonRequirement } from '../python-requirement.js';
@@ -60,11 +60,6 @@ interface Variant {
   readonly declared: readonly Declared[];
 }
 
-/** Whether a PEP 508 marker can hold on Linux (x86_64 or aarch64, any Python, any extras): see markers.ts. */
-export function holdsOnLinux(marker: string | undefined): boolean {
-  return evaluateMarker(marker) !== false;
-}
-
 export function parsePyproject(path: string, text: string): ParsedFile {
   const source = new SourceText(path, text);
   const sink = new FactSink();
@@ -74,7 +69,7 @@ export function parsePyproject(path: string, text: string): ParsedFile {
   const routes = readSources(root, sink);
 
   // Poetry's main dependencies are the project's as much as PEP 621's; its sources are indexes like uv's.
-  const poetry = readPoetry(root, holdsOnLinux);
+  const poetry = readPoetry(root);
   // A dependency that names a source (`source = "pytorch"`) comes from it whatever its priority; supplemental
   // (or `secondary = true`) sources serve nothing else here, as PyPI has every torch before them.
   const named = new Map<string, Index>();

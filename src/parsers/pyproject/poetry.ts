@@ -7,6 +7,7 @@
  * PyPI; `supplemental` or the older `secondary = true` is searched after it).
  */
 import { packageFact, type PackageFact, type VersionClause } from '../facts.js';
+import { holdsOnLinux, markerExtras } from '../markers.js';
 import { normalizePythonName } from '../python-requirement.js';
 import type { Span } from '../source.js';
 import { isTrue, lookup, stringAt, textSpan, type TomlString, type TomlTable, type TomlValue } from '../toml.js';
@@ -40,13 +41,6 @@ export interface PoetryProject {
   readonly sources: readonly PackageIndex[];
 }
 
-/** Whether a Poetry marker can hold on Linux, and the extras it requires (`extra == 'cpu'`). */
-function markerOf(markers: string | undefined, holdsOnLinux: (marker: string | undefined) => boolean): { holds: boolean; extras: string[] } {
-  if (!markers) return { holds: true, extras: [] };
-  const extras = [...markers.matchAll(/\bextra\s*==\s*['"]([^'"]+)['"]/g)].map((match) => match[1]!);
-  return { holds: holdsOnLinux(markers.replace(/\bextra\s*[!=]=\s*['"][^'"]+['"]/g, 'True')), extras };
-}
-
 /** A Poetry version constraint: an exact version (`2.0.1`, `==2.0.1`) is a pin; `^`, `~`, `*` and ranges are not. */
 function dependencyFact(name: string, nameSpan: Span, version: TomlString | undefined, span: Span): PackageFact {
   const text = version?.value.trim() ?? '';
@@ -71,11 +65,7 @@ function dependencyFact(name: string, nameSpan: Span, version: TomlString | unde
   });
 }
 
-function dependencies(
-  table: TomlValue | undefined,
-  holdsOnLinux: (marker: string | undefined) => boolean,
-  extrasOf: ReadonlyMap<string, string[]>,
-): PoetryDependency[] {
+function dependencies(table: TomlValue | undefined, extrasOf: ReadonlyMap<string, string[]>): PoetryDependency[] {
   if (table?.kind !== 'table') return [];
   const out: PoetryDependency[] = [];
   for (const [name, value] of table.entries) {
@@ -93,10 +83,10 @@ function dependencies(
       if (choice.entries.has('git') || choice.entries.has('path') || choice.entries.has('url')) continue;
       const platform = str('platform')?.value;
       if (platform && platform.toLowerCase() !== 'linux') continue;
-      const marker = markerOf(str('markers')?.value, holdsOnLinux);
-      if (!marker.holds) continue;
+      const markers = str('markers')?.value;
+      if (!holdsOnLinux(markers)) continue;
       const optional = isTrue(choice, 'optional');
-      const extras = [...marker.extras, ...(optional ? (extrasOf.get(normalizePythonName(name)) ?? []) : [])];
+      const extras = [...markerExtras(markers), ...(optional ? (extrasOf.get(normalizePythonName(name)) ?? []) : [])];
       const source = str('source')?.value;
       out.push({
         fact: dependencyFact(name, nameSpan, str('version'), choice.span),
@@ -109,7 +99,7 @@ function dependencies(
 }
 
 /** Poetry's project, or undefined when the file has no [tool.poetry] dependencies. */
-export function readPoetry(root: TomlTable, holdsOnLinux: (marker: string | undefined) => boolean): PoetryProject | undefined {
+export function readPoetry(root: TomlTable): PoetryProject | undefined {
   const poetry = lookup(root, 'tool', 'poetry');
   if (poetry?.kind !== 'table') return undefined;
   const extrasTable = poetry.entries.get('extras');
@@ -126,18 +116,17 @@ export function readPoetry(root: TomlTable, holdsOnLinux: (marker: string | unde
       }
     }
   }
-  const base = dependencies(poetry.entries.get('dependencies'), holdsOnLinux, extrasOf);
+  const base = dependencies(poetry.entries.get('dependencies'), extrasOf);
   const groups = new Map<string, { span: Span; dependencies: PoetryDependency[] }>();
   const groupTable = poetry.entries.get('group');
   if (groupTable?.kind === 'table')
     for (const [name, group] of groupTable.entries)
       groups.set(name, {
         span: groupTable.keySpans.get(name) ?? group.span,
-        dependencies: dependencies(lookup(group, 'dependencies'), holdsOnLinux, extrasOf),
+        dependencies: dependencies(lookup(group, 'dependencies'), extrasOf),
       });
   const dev = poetry.entries.get('dev-dependencies');
-  if (dev && !groups.has('dev'))
-    groups.set('dev', { span: poetry.keySpans.get('dev-dependencies') ?? dev.span, dependencies: dependencies(dev, holdsOnLinux, extrasOf) });
+  if (dev && !groups.has('dev')) groups.set('dev', { span: poetry.keySpans.get('dev-dependencies') ?? dev.span, dependencies: dependencies(dev, extrasOf) });
   if (base.length === 0 && groups.size === 0) return undefined;
 
   const sources: PackageIndex[] = [];

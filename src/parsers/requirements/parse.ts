@@ -119,8 +119,7 @@ function parseOptions(sink: FactSink, line: Mapped, tokens: readonly Token[], co
         span,
         context: context.id,
       };
-      sink.includes.push(fact);
-      (context.includes as (typeof fact)[]).push(fact);
+      sink.addInclude(context, fact);
       continue;
     }
     if (spec.role === 'editable' && value) {
