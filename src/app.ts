@@ -5,7 +5,7 @@ import { webHandler } from './web/handler.js';
 import { onComment, onRequestedAction } from './github/comments.js';
 import { createDeps, type AppDeps } from './github/deps.js';
 import { DurableFanout } from './github/durable.js';
-import { baselinePushed } from './github/org.js';
+import { baselinePushed, installationChanged } from './github/org.js';
 import { checkPull, type CheckOutcome } from './github/pull-check.js';
 import { JobQueue } from './github/queue.js';
 import { GatePool } from './sandbox/gate-pool.js';
@@ -94,16 +94,23 @@ export function cudaGatekeeper(deps: AppDeps): GatekeeperApp {
       'issue_comment.created',
       once((context) => onComment(context, deps)),
     );
-    probot.on('push', async (context) => {
-      const job = baselinePushed(context.payload, context.id);
+    const recheckOrg = async (context: Context, job: ReturnType<typeof baselinePushed>, key: string): Promise<void> => {
       if (!job) return;
       deps.orgCache.invalidate(job.installationId, job.owner);
       await deps
-        .fanout!.add(`recheck-org:${job.installationId}:${job.owner}@${context.payload.after}`, job, context.octokit as GitHub)
+        .fanout!.add(`recheck-org:${job.installationId}:${job.owner}@${key}`, job, context.octokit as GitHub)
         .catch((error: Error) =>
           context.log.error({ deliveryId: context.id, owner: job.owner, err: { message: error.message } }, 'could not queue the organisation re-check'),
         );
-    });
+    };
+    probot.on('push', (context) => recheckOrg(context, baselinePushed(context.payload, context.id), context.payload.after));
+    // Adding the organisation's .github to an installation (or a new installation) changes its baseline at once.
+    probot.on(['installation_repositories.added', 'installation_repositories.removed'], (context) =>
+      recheckOrg(context, installationChanged(context.payload, 'installation_repositories', context.id), `repositories:${context.id}`),
+    );
+    probot.on(['installation.created', 'installation.new_permissions_accepted', 'installation.unsuspend'], (context) =>
+      recheckOrg(context, installationChanged(context.payload, 'installation', context.id), `installation:${context.id}`),
+    );
 
     // With REDIS_URL, this replica also works on the shared, durable fan-out queue.
     if (deps.fanout instanceof DurableFanout)
@@ -151,6 +158,8 @@ export function cudaGatekeeper(deps: AppDeps): GatekeeperApp {
  */
 function defaultDeps(): AppDeps {
   const deps = createDeps(Number(process.env.APP_ID ?? 0));
+  // Links in check runs point at GitHub's web pages (the GitHub Enterprise host when GHE_HOST is set).
+  deps.webUrl = process.env.GHE_HOST ? `${process.env.GHE_PROTOCOL ?? 'https'}://${process.env.GHE_HOST}` : 'https://github.com';
   if (process.env.REDIS_URL) deps.fanout = new DurableFanout({ redisUrl: process.env.REDIS_URL });
   // Gates on worker threads, each within GATE_TIMEOUT_MS (default 30 s), GATE_THREADS at a time (default 2).
   deps.gatePool = new GatePool(Number(process.env.GATE_THREADS ?? 2), Number(process.env.GATE_TIMEOUT_MS ?? 30_000));

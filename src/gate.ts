@@ -14,6 +14,8 @@ export interface GateOptions {
   readonly policy?: LoadedBaseline;
   /** Problems found while layering baselines, reported as policy-error. */
   readonly policyProblems?: RuleContext['policyProblems'];
+  /** Every baseline file layered into the baseline (the organisation's too), to position what is said about them. */
+  readonly policyFiles?: readonly LoadedBaseline[];
   /** The repository being checked (`owner/name`), for baseline waivers. */
   readonly repository?: string;
   /** Today's date (YYYY-MM-DD) for waiver expiry; the gate never reads the clock itself. */
@@ -212,13 +214,14 @@ function repositoryWaivers(baseline: Baseline, options: GateOptions): { active: 
 function expiredWaiverNotes(baseline: Baseline, options: GateOptions): Finding[] {
   return repositoryWaivers(baseline, options).expired.map((waiver): Finding => {
     const inPolicy = options.policy && (!waiver.file || waiver.file === options.policy.source.path);
+    const file = inPolicy ? options.policy : options.policyFiles?.find((candidate) => candidate.source.path === waiver.file);
     const location = {
       path: waiver.file ?? options.policy?.source.path ?? 'baseline.yaml',
       start: { line: 1, column: 1, offset: 0 },
       end: { line: 1, column: 1, offset: 0 },
     };
-    const at = inPolicy ? options.policy!.locate(['waivers', waiver.index]) : undefined;
-    const where = at ? options.policy!.source.location(at.start, at.end) : location;
+    const at = file?.locate(['waivers', waiver.index]);
+    const where = at ? file!.source.location(at.start, at.end) : location;
     return {
       ruleId: 'policy-error',
       severity: 'notice',

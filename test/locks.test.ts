@@ -57,6 +57,7 @@ const SAMPLES: Readonly<Record<string, Sample>> = {
     get: (b) => b.pinning.packages.includes('triton'),
   },
   prerelease: { org: 'prerelease: forbid', loose: ['prerelease: allow'], tight: 'prerelease: forbid', get: (b) => b.prerelease },
+  unchecked: { org: 'unchecked: fail', loose: ['unchecked: neutral'], tight: 'unchecked: fail', get: (b) => b.unchecked },
   'files.include': {
     org: 'files: { include: ["ci/*.yml"] }',
     loose: [],

@@ -13,6 +13,10 @@ export function dirname(path: string): string {
   return index < 0 ? '' : path.slice(0, index);
 }
 
+export function basename(path: string): string {
+  return path.slice(path.lastIndexOf('/') + 1);
+}
+
 export function joinRepo(...parts: string[]): string | undefined {
   const present = parts.filter((part) => part !== '');
   // Most joins are of clean paths (`services/api` and `requirements.txt`): nothing to normalise.

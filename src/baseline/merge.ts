@@ -19,6 +19,8 @@ export interface Layer {
   /** Where the file lives, for provenance: `octo-org/.github:cuda-gatekeeper.yml@1a2b3c4`. */
   readonly origin: string;
   readonly loaded: LoadedBaseline;
+  /** The commit the file was read at (GitHub), for links to it. */
+  readonly commit?: string;
 }
 
 export interface Weakening {
@@ -111,6 +113,13 @@ export const POLICY_KEYS: readonly KeySpec[] = [
     present: (file) => file.prerelease !== undefined,
     apply: (result, next) => ({ ...result, prerelease: next.prerelease }),
     loosens: (current, next) => (current.prerelease === 'forbid' && next.prerelease === 'allow' ? 'pre-releases cannot be allowed' : undefined),
+  },
+  {
+    path: 'unchecked',
+    present: (file) => file.unchecked !== undefined,
+    apply: (result, next) => ({ ...result, unchecked: next.unchecked }),
+    loosens: (current, next) =>
+      current.unchecked === 'fail' && next.unchecked === 'neutral' ? 'a file that could not be checked cannot be let through as neutral' : undefined,
   },
   {
     path: 'files.include',

@@ -53,6 +53,12 @@ export const BaselineFile = z.strictObject({
     })
     .optional(),
   prerelease: z.enum(['forbid', 'allow']).optional().describe('forbid: no nightly, rc, dev or /whl/test builds'),
+  unchecked: z
+    .enum(['fail', 'neutral'])
+    .optional()
+    .describe(
+      'A CUDA-relevant file that could not be checked (too large, over the time budget, not listed by GitHub): fail (default) or neutral (fail-open: branch protection lets neutral through)',
+    ),
   rules: z.record(z.string(), RuleSetting).optional().describe('Per rule: error | warning | notice | off (or { severity })'),
   waivers: z
     .array(
@@ -105,6 +111,8 @@ export interface Baseline {
   readonly packages: Readonly<Record<string, readonly string[]>>;
   readonly pinning: { readonly python: 'exact' | 'none'; readonly images: 'tag' | 'digest' | 'none'; readonly packages: readonly string[] };
   readonly prerelease: 'forbid' | 'allow';
+  /** What a CUDA-relevant file that could not be checked makes the verdict. */
+  readonly unchecked: 'fail' | 'neutral';
   readonly rules: Readonly<Record<string, RuleSeverity>>;
   readonly locked: readonly string[];
   readonly waivers: readonly Waiver[];
@@ -135,6 +143,7 @@ export const EMPTY_BASELINE: Baseline = {
   packages: {},
   pinning: { python: 'none', images: 'none', packages: [] },
   prerelease: 'allow',
+  unchecked: 'fail',
   rules: {},
   locked: [],
   waivers: [],
@@ -165,6 +174,7 @@ export function resolveBaseline(file: BaselineFile): Baseline {
       packages: (file.pinning?.packages ?? []).map((name) => name.toLowerCase().replace(/[-_.]+/g, '-')),
     },
     prerelease: file.prerelease ?? 'allow',
+    unchecked: file.unchecked ?? 'fail',
     rules,
     locked: file.locked ?? [],
     waivers: (file.waivers ?? []).map((waiver, index) => ({ ...waiver, index })),

@@ -7,7 +7,7 @@
  * requirements file beside a changed Dockerfile, the Dockerfile beside a changed requirements file), so the common
  * pull request needs one read. What the listing shows beyond that is read in one more request.
  */
-import { dirname, joinRepo } from '../analysis/paths.js';
+import { basename, dirname, joinRepo } from '../analysis/paths.js';
 import type { ParsedFile } from '../parsers/facts.js';
 import type { Report } from '../finding.js';
 import { gate } from '../gate.js';
@@ -19,12 +19,12 @@ import ignore from 'ignore';
 import { classifyPath, condaByContent, looksLikeConda } from '../parsers/index.js';
 import { affectedFiles, type Listed } from '../reader.js';
 import { gateOptionsFor, resolveBaseline, type OrgConfigCache, type ResolvedBaseline } from './config.js';
+import type { PullChanges } from './changes.js';
 import { readCommit, type Skipped } from './files.js';
 import { firstRead, READ_CHUNK, type FirstRead, type OrgLayer } from './read.js';
 import { addedLines } from './suggestions.js';
 import type { GitHub, PullTarget } from './types.js';
 
-export const MAX_CHANGED_FILES = 3000;
 /** Beside a changed Dockerfile: the files it most likely installs. */
 const BESIDE_DOCKERFILE = [
   'requirements.txt',
@@ -41,6 +41,14 @@ const BESIDE_DOCKERFILE = [
 ];
 /** Beside a changed requirements or conda file, and in each directory above it: the files most likely to install it. */
 const BESIDE_REQUIREMENTS = ['Dockerfile'];
+/** Beside a changed manifest or lock: the files read with it (a manifest and its lock are one selection). */
+const BESIDE_PACKAGING: Readonly<Partial<Record<string, readonly string[]>>> = {
+  'uv.lock': ['pyproject.toml'],
+  'poetry.lock': ['pyproject.toml'],
+  'pixi.lock': ['pixi.toml', 'pyproject.toml'],
+  'pixi.toml': ['pixi.lock'],
+  'pyproject.toml': ['uv.lock', 'poetry.lock', 'pixi.lock'],
+};
 /** Directories listed to find the files that include a changed one (the nearest first). */
 const MAX_DIRECTORIES = 20;
 
@@ -67,6 +75,10 @@ export interface Analysis {
   readonly added: ReadonlyMap<string, ReadonlySet<number>>;
   /** Why the check cannot be trusted to run (the organisation baseline could not be read): it fails closed. */
   readonly unavailable?: string;
+  /** Why some changed paths may not have been seen (GitHub's listing limits): the run counts them as unchecked. */
+  readonly unseen?: string;
+  /** The organisation's baseline was found (false: none, or this installation cannot see `<owner>/.github`). */
+  readonly orgFound: boolean;
   /** GitHub requests made. */
   readonly requests: number;
 }
@@ -89,7 +101,7 @@ export function relevantChanges(changed: readonly ChangedFile[]): {
   const removed: string[] = [];
   const others: ChangedFile[] = [];
   const added = new Map<string, Set<number>>();
-  for (const file of changed.slice(0, MAX_CHANGED_FILES)) {
+  for (const file of changed) {
     if (file.previous_filename && file.status === 'renamed' && classifyPath(file.previous_filename)) removed.push(file.previous_filename);
     const kind = classifyPath(file.filename);
     if (!kind) {
@@ -124,9 +136,10 @@ function organisationConfig(layer: OrgLayer | undefined, cached: ReturnType<OrgC
   return { config: layer.state === 'found' ? layer.config : null };
 }
 
-export async function analyzePull(github: GitHub, target: PullTarget, deps: AnalyzeDeps, changed: readonly ChangedFile[]): Promise<Analysis> {
+export async function analyzePull(github: GitHub, target: PullTarget, deps: AnalyzeDeps, changes: PullChanges): Promise<Analysis> {
   const repo = { owner: target.owner, repo: target.repo };
-  const { relevant, removed, added, others } = relevantChanges(changed);
+  const { relevant, removed, added, others } = relevantChanges(changes.files);
+  const unseen = changes.incomplete ? { unseen: changes.incomplete } : {};
   const cachedOrg = deps.orgCache.get(target.installationId, target.owner);
   // YAML files whose name only hints at an environment (env.gpu.yml, conda/environments/…): read, kept if conda.
   const maybeConda = others.filter((file) => condaByContent(file.filename)).map((file) => file.filename);
@@ -143,6 +156,8 @@ export async function analyzePull(github: GitHub, target: PullTarget, deps: Anal
       baseline,
       added,
       requests: 0,
+      orgFound: Boolean(cachedOrg),
+      ...unseen,
     };
   }
 
@@ -151,6 +166,7 @@ export async function analyzePull(github: GitHub, target: PullTarget, deps: Anal
   const directories = unique(requirementsLike.flatMap(ancestors)).slice(0, MAX_DIRECTORIES);
   const speculative = unique([
     ...paths.filter((path) => classifyPath(path) === 'dockerfile').flatMap((path) => BESIDE_DOCKERFILE.map((name) => joinRepo(dirname(path), name) ?? name)),
+    ...paths.flatMap((path) => (BESIDE_PACKAGING[basename(path)] ?? []).map((name) => joinRepo(dirname(path), name) ?? name)),
     ...directories.flatMap((dir) => BESIDE_REQUIREMENTS.map((name) => joinRepo(dir, name) ?? name)),
   ]).filter((path) => !paths.includes(path));
   const firstPaths = [...paths, ...speculative].slice(0, Math.max(READ_CHUNK, paths.length));
@@ -190,7 +206,8 @@ export async function analyzePull(github: GitHub, target: PullTarget, deps: Anal
     .filter((path) => !given.has(path) && classifyPath(path) !== undefined && kept(path))
     .slice(0, READ_CHUNK)
     .map((path) => ({ path, kind: classifyPath(path)! }));
-  const commit = await readCommit(github, repo, target.headSha, [...checkedRelevant, ...includers], read.blobs);
+  const listing = { directories: read.listedDirectories, files: new Set(read.listedPaths) };
+  const commit = await readCommit(github, repo, target.headSha, [...checkedRelevant, ...includers], read.blobs, undefined, listing);
   const parsed = commit.files.map((file) => file.parsed);
   const files = affectedFiles(parsed, given, new Set(removed));
   const checked = new Set(files.map((file) => file.path));
@@ -209,6 +226,8 @@ export async function analyzePull(github: GitHub, target: PullTarget, deps: Anal
     read,
     added,
     ...(org.unavailable ? { unavailable: org.unavailable } : {}),
+    ...unseen,
+    orgFound: Boolean(org.config),
     requests: 1 + commit.requests,
   };
   if (deps.gatePool) {
@@ -226,7 +245,7 @@ export async function analyzePull(github: GitHub, target: PullTarget, deps: Anal
       return { ...result, report: await deps.gatePool.run(job), skipped };
     } catch (error) {
       if (!(error instanceof GateBudgetError)) throw error;
-      // Over budget: nothing is judged; the check is neutral and says why for every file it could not check.
+      // Over budget: nothing is judged; every file counts as not checked (the run fails unless `unchecked: neutral`).
       const unchecked = files.map((file) => ({ path: file.path, reason: `could not be checked: ${error.message} (the files are too large or too complex)` }));
       return { ...result, report: gate([], baseline.baseline, kb, { ...options, removed: [] }), skipped: [...skipped, ...unchecked] };
     }

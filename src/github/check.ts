@@ -23,16 +23,25 @@ export const APPLY_FIXES = 'apply_fixes';
 /** Why a check runs: an event GitHub sent on its own, or a person asking for it. */
 export type Trigger = 'event' | 'request';
 
-const EXTERNAL_ID = /^cuda-gatekeeper:pr=(\d+):verdict=([0-9a-f]{16})$/;
+const EXTERNAL_ID = /^cuda-gatekeeper:pr=(\d+):(verdict|failed)=([0-9a-f]{16})$/;
 
-/** The external_id of a run: its pull request (check_run payloads of forks list none) and its verdict digest. */
-export function externalId(pull: number, verdict: string): string {
-  return `cuda-gatekeeper:pr=${pull}:verdict=${verdict}`;
+/**
+ * The external_id of a run: its pull request (check_run payloads of forks list none) and its digest, as a
+ * `verdict` (the files were judged) or `failed` (the check could not run: it must never replace a verdict).
+ */
+export function externalId(pull: number, verdict: string, kind: 'verdict' | 'failed' = 'verdict'): string {
+  return `cuda-gatekeeper:pr=${pull}:${kind}=${verdict}`;
 }
 
-export function parseExternalId(text: string | null | undefined): { readonly pull?: number; readonly verdict?: string } {
+export function parseExternalId(text: string | null | undefined): { readonly pull?: number; readonly verdict?: string; readonly failed?: boolean } {
   const match = EXTERNAL_ID.exec(text ?? '');
-  return match ? { pull: Number(match[1]), verdict: match[2]! } : {};
+  return match ? { pull: Number(match[1]), verdict: match[3]!, failed: match[2] === 'failed' } : {};
+}
+
+/** Whether a run of ours holds a verdict (it judged the files), not a "could not check". */
+export function holdsVerdict(run: ExistingRun | undefined): boolean {
+  const parsed = parseExternalId(run?.externalId);
+  return parsed.verdict !== undefined && !parsed.failed;
 }
 
 /** What a run says, without the footer (baseline commit, knowledge date): equal digests, equal runs. */
@@ -54,6 +63,8 @@ export interface SendOptions {
   readonly trigger: Trigger;
   /** Offer the Apply fixes button (safe fixes exist and the branch can receive a commit). */
   readonly applyFixes: boolean;
+  /** The run says the check could not run (never posted over a verdict: see pull-check.ts). */
+  readonly failed?: boolean;
 }
 
 /** Post the verdict for a pull request's head commit, following the model above. */
@@ -61,7 +72,7 @@ export async function sendCheck(github: GitHub, target: PullTarget, output: Chec
   const verdict = verdictOf(output, options.applyFixes);
   if (options.trigger === 'event' && options.existing && parseExternalId(options.existing.externalId).verdict === verdict)
     return { ...options.existing, posted: false };
-  const identity = externalId(target.number, verdict);
+  const identity = externalId(target.number, verdict, options.failed ? 'failed' : 'verdict');
   const [first = [], ...rest] = batches(output.annotations);
   const created = await github.rest.checks.create({
     owner: target.owner,

@@ -11,15 +11,17 @@ import { plan } from '../plan/plan.js';
 import { baselineMarkdown, planMarkdown } from '../render/markdown.js';
 import { packageRoot } from '../util/package-root.js';
 import { RULE_IDS } from '../../rules/index.js';
+import { installationGrants, WriteAccess } from './access.js';
 import { analyzePull } from './analyze.js';
+import { readChanges } from './changes.js';
 import { APPLY_FIXES } from './check.js';
 import { resolveBaseline } from './config.js';
 import type { AppDeps } from './deps.js';
 import { safeFixContents } from '../analysis/safe-fixes.js';
 import { commitFixes, isFork } from './fixes.js';
 import { partialQuery } from './graphql.js';
-import { checkPull, describeError, type CheckOutcome } from './pull-check.js';
-import { readBaselineFiles } from './read.js';
+import { checkPull, describeError, orgHiddenNote, type CheckOutcome } from './pull-check.js';
+import { ORG_CONFIG_REPO, readBaselineFiles } from './read.js';
 import { pullTarget, targetsOfCheck } from './targets.js';
 import type { GitHub, PullTarget } from './types.js';
 
@@ -75,82 +77,135 @@ function replier(github: GitHub, target: PullTarget): (body: string) => Promise<
   };
 }
 
+/** What a command handler gets: the pull request, the reply channel, the person who asked, the delivery's caches. */
+interface CommandContext {
+  readonly github: GitHub;
+  readonly deps: AppDeps;
+  readonly target: PullTarget & { readonly state: string };
+  readonly reply: (body: string) => Promise<void>;
+  readonly sender: string;
+  readonly access: WriteAccess;
+  readonly log: Context['log'];
+  readonly deliveryId: string;
+}
+
 export async function onComment(context: Context<'issue_comment.created'>, deps: AppDeps): Promise<CheckOutcome | undefined> {
   const { comment, issue, repository, sender } = context.payload;
+  // 1. Only people's comments on pull requests, with a command.
   if (!issue.pull_request || sender.type === 'Bot' || comment.user?.type === 'Bot' || comment.body.includes(COMMENT_MARKER)) return undefined;
   const command = parseCommand(comment.body);
   if (!command) return undefined;
+  // 2. Acknowledge, and find the pull request as it is now.
   const github = context.octokit as GitHub;
   const repo = { owner: repository.owner.login, repo: repository.name };
   await github.rest.reactions.createForIssueComment({ ...repo, comment_id: comment.id, content: 'eyes' });
   const target = await pullTarget(github, repo, issue.number, context.payload.installation?.id ?? 0);
   if (!target) return undefined;
-  const reply = replier(github, target);
-
+  // 3. The command.
+  const run: CommandContext = {
+    github,
+    deps,
+    target,
+    reply: replier(github, target),
+    sender: sender.login,
+    access: new WriteAccess(github),
+    log: context.log,
+    deliveryId: context.id,
+  };
   switch (command.kind) {
     case 'rerun':
       return checkPull(github, deps, context.log, { target, trigger: 'request', deliveryId: context.id });
     case 'help':
-      await reply(`${command.problem ? `${command.problem}.\n\n` : ''}${HELP}`);
-      return undefined;
-    case 'explain': {
-      if (!RULE_IDS.has(command.ruleId)) {
-        await reply(
-          `There is no rule \`${command.ruleId}\`. Rules: ${[...RULE_IDS]
-            .sort()
-            .map((id) => `\`${id}\``)
-            .join(', ')}.`,
-        );
-        return undefined;
-      }
-      const readme = readFileSync(join(packageRoot(), 'rules', command.ruleId, 'README.md'), 'utf8');
-      const withoutExamples = readme.split('\n## Examples')[0]!.trim();
-      await reply(`${withoutExamples.replace(/^# /, '### ')}\n\nExamples: \`rules/${command.ruleId}/README.md\` in cuda-gatekeeper.`);
-      return undefined;
-    }
-    case 'baseline': {
-      const cached = deps.orgCache.get(target.installationId, repo.owner);
-      const read = await readBaselineFiles(github, repo, cached === undefined);
-      if (read.org?.state === 'unavailable') {
-        await reply(`The organisation baseline could not be read: ${read.org.reason}.`);
-        return undefined;
-      }
-      const org = read.org ? (read.org.state === 'found' ? read.org.config : null) : cached;
-      if (read.org) deps.orgCache.set(target.installationId, repo.owner, org ?? null);
-      const resolved = resolveBaseline(repo.owner, repo.repo, read.repoConfig, org);
-      const problems = [...(resolved.repoFile?.problems.map((problem) => problem.message) ?? []), ...resolved.problems.map((problem) => problem.message)];
-      await reply(baselineMarkdown(resolved.baseline, resolved.provenance, resolved.origin, problems));
-      return undefined;
-    }
-    case 'fix': {
-      const permission = await github.rest.repos.getCollaboratorPermissionLevel({ ...repo, username: sender.login });
-      if (!['admin', 'maintain', 'write'].includes(permission.data.permission) && permission.data.role_name !== 'maintain') {
-        await reply(
-          `Sorry @${sender.login}, only people with write access to ${repo.owner}/${repo.repo} can ask me to commit fixes. The review suggestions can still be applied by the author.`,
-        );
-        return undefined;
-      }
-      await applyFixes(github, target, deps, reply);
-      return undefined;
-    }
-    case 'plan': {
-      const changed = await github.paginate(github.rest.pulls.listFiles, { ...repo, pull_number: target.number, per_page: 100 });
-      const analysis = await analyzePull(github, target, deps, changed);
-      await reply(planMarkdown(plan(analysis.files, command.cuda, defaultKnowledgeBase(), analysis.baseline.baseline)));
-      return undefined;
-    }
+      return run.reply(`${command.problem ? `${command.problem}.\n\n` : ''}${HELP}`).then(() => undefined);
+    case 'explain':
+      return explain(run, command.ruleId);
+    case 'baseline':
+      return showBaseline(run);
+    case 'fix':
+      return fixFor(run);
+    case 'plan':
+      return showPlan(run, command.cuda);
   }
 }
 
-async function applyFixes(github: GitHub, target: PullTarget, deps: AppDeps, reply: (body: string) => Promise<void>): Promise<void> {
+async function explain(run: CommandContext, ruleId: string): Promise<undefined> {
+  if (!RULE_IDS.has(ruleId)) {
+    await run.reply(
+      `There is no rule \`${ruleId}\`. Rules: ${[...RULE_IDS]
+        .sort()
+        .map((id) => `\`${id}\``)
+        .join(', ')}.`,
+    );
+    return undefined;
+  }
+  const readme = readFileSync(join(packageRoot(), 'rules', ruleId, 'README.md'), 'utf8');
+  const withoutExamples = readme.split('\n## Examples')[0]!.trim();
+  await run.reply(`${withoutExamples.replace(/^# /, '### ')}\n\nExamples: \`rules/${ruleId}/README.md\` in cuda-gatekeeper.`);
+  return undefined;
+}
+
+async function showBaseline(run: CommandContext): Promise<undefined> {
+  const { github, deps, target } = run;
+  const repo = { owner: target.owner, repo: target.repo };
+  const cached = deps.orgCache.get(target.installationId, repo.owner);
+  const read = await readBaselineFiles(github, repo, cached === undefined);
+  if (read.org?.state === 'unavailable') {
+    await run.reply(`The organisation baseline could not be read: ${read.org.reason}.`);
+    return undefined;
+  }
+  const org = read.org ? (read.org.state === 'found' ? read.org.config : null) : cached;
+  if (read.org) deps.orgCache.set(target.installationId, repo.owner, org ?? null);
+  const resolved = resolveBaseline(repo.owner, repo.repo, read.repoConfig, org);
+  const problems = [...(resolved.repoFile?.problems.map((problem) => problem.message) ?? []), ...resolved.problems.map((problem) => problem.message)];
+  const grants = await installationGrants(github);
+  const notes = !org && grants.selection === 'selected' && repo.repo !== ORG_CONFIG_REPO ? [orgHiddenNote(repo.owner)] : [];
+  await run.reply(baselineMarkdown(resolved.baseline, resolved.provenance, resolved.origin, problems, notes));
+  return undefined;
+}
+
+async function showPlan(run: CommandContext, cuda: string): Promise<undefined> {
+  const analysis = await analyzePull(run.github, run.target, run.deps, await readChanges(run.github, run.target));
+  await run.reply(planMarkdown(plan(analysis.files, cuda, defaultKnowledgeBase(), analysis.baseline.baseline)));
+  return undefined;
+}
+
+/** `/cuda-check fix`: the safe fixes committed for a person with write access, on an open pull request. */
+async function fixFor(run: CommandContext): Promise<undefined> {
+  await applyFixes(run);
+  return undefined;
+}
+
+/**
+ * Commit the safe fixes to the pull request's branch for `run.sender`. One rule for every path that writes for a
+ * person (the button and `/cuda-check fix`): write access or more (access.ts), an open pull request, a branch in
+ * this repository, an installation allowed to write contents.
+ */
+async function applyFixes(run: CommandContext): Promise<void> {
+  const { github, deps, target, reply } = run;
+  const repo = { owner: target.owner, repo: target.repo };
+  if (!(await run.access.allows(repo, run.sender))) {
+    await reply(
+      `Sorry @${run.sender}, only people with write access to ${repo.owner}/${repo.repo} can ask me to commit fixes. The review suggestions can still be applied by the author.`,
+    );
+    return;
+  }
+  if (target.state !== 'OPEN') {
+    await reply(`This pull request is ${target.state.toLowerCase()}, so there is no branch to commit the fixes to. Open a new pull request with them instead.`);
+    return;
+  }
   if (isFork(target)) {
     await reply(
       `This pull request comes from the fork ${target.headRepo}. The app can commit only to repositories it is installed on, so it cannot push the fixes there. Apply the review suggestions with **Commit suggestion**, or run \`cuda-gatekeeper check --fix\` locally and push.`,
     );
     return;
   }
-  const changed = await github.paginate(github.rest.pulls.listFiles, { owner: target.owner, repo: target.repo, pull_number: target.number, per_page: 100 });
-  const analysis = await analyzePull(github, target, deps, changed);
+  if (!(await installationGrants(github)).contentsWrite) {
+    await reply(
+      'This installation may read contents but not write them, so I cannot commit the fixes. Apply the review suggestions with **Commit suggestion**, or give the App the **Contents: Read and write** repository permission (its settings, Permissions & events) and accept it on the installation.',
+    );
+    return;
+  }
+  const analysis = await analyzePull(github, target, deps, await readChanges(github, target));
   const commit = safeFixContents(analysis.report, analysis.texts);
   if (commit.files.length === 0) {
     await reply('There are no safe fixes to apply on this pull request.');
@@ -162,17 +217,29 @@ async function applyFixes(github: GitHub, target: PullTarget, deps: AppDeps, rep
       `Committed ${commit.titles.length} safe fix${commit.titles.length === 1 ? '' : 'es'} to \`${target.headRef}\` (${oid.slice(0, 7)}):\n\n${commit.titles.map((title) => `- ${title}`).join('\n')}`,
     );
   } catch (error) {
-    await reply(
-      `I could not commit the fixes: ${describeError(error)} If the branch moved, run the check again first; if the app lacks write access to contents, apply the suggestions instead.`,
-    );
+    await reply(`I could not commit the fixes: ${describeError(error)} If the branch moved, run the check again first.`);
   }
 }
 
-/** The Apply fixes button of a check run (offered only where the branch can receive a commit). */
+/** The Apply fixes button of a check run: the same rule as `/cuda-check fix`, for the person who clicked. */
 export async function onRequestedAction(context: Context<'check_run.requested_action'>, deps: AppDeps): Promise<void> {
   if (context.payload.requested_action?.identifier !== APPLY_FIXES) return;
   const github = context.octokit as GitHub;
-  const run = context.payload.check_run;
-  for (const target of await targetsOfCheck(github, context.payload, run.pull_requests, run.head_sha, { run }))
-    await applyFixes(github, target, deps, replier(github, target));
+  const checkRun = context.payload.check_run;
+  const access = new WriteAccess(github);
+  for (const listed of await targetsOfCheck(github, context.payload, checkRun.pull_requests, checkRun.head_sha, { run: checkRun })) {
+    // The pull request as it is now (its state; the button may be clicked long after the run was posted).
+    const target = await pullTarget(github, listed, listed.number, listed.installationId, listed.headSha);
+    if (!target) continue;
+    await applyFixes({
+      github,
+      deps,
+      target,
+      reply: replier(github, target),
+      sender: context.payload.sender.login,
+      access,
+      log: context.log,
+      deliveryId: context.id,
+    });
+  }
 }

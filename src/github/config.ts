@@ -36,7 +36,7 @@ export function resolveBaseline(owner: string, repo: string, repoConfig: ConfigB
   if (orgConfig) {
     const origin = `${owner}/${ORG_CONFIG_REPO}:${ORG_CONFIG_PATH}@${orgConfig.commit.slice(0, 7)}`;
     const loaded = loadBaseline(`${owner}/${ORG_CONFIG_REPO}/${ORG_CONFIG_PATH}`, orgConfig.text, RULE_IDS);
-    layers.push({ origin, loaded });
+    layers.push({ origin, loaded, ...(orgConfig.commit ? { commit: orgConfig.commit } : {}) });
     for (const problem of loaded.problems)
       problems.push({ file: { path: loaded.source.path, source: loaded.source }, span: problem.span, message: `organisation baseline: ${problem.message}` });
   }
@@ -51,7 +51,12 @@ export function resolveBaseline(owner: string, repo: string, repoConfig: ConfigB
         message: `_extends can only name the organisation's config repository (".github" or "${owner}/.github"), not "${extendsValue}"`,
       });
     }
-    if (repo !== ORG_CONFIG_REPO) layers.push({ origin: `${owner}/${repo}:${CONFIG_PATH}@${repoConfig.commit.slice(0, 7)}`, loaded: repoFile });
+    if (repo !== ORG_CONFIG_REPO)
+      layers.push({
+        origin: `${owner}/${repo}:${CONFIG_PATH}@${repoConfig.commit.slice(0, 7)}`,
+        loaded: repoFile,
+        ...(repoConfig.commit ? { commit: repoConfig.commit } : {}),
+      });
   }
   if (layers.length === 0) {
     layers.push({
@@ -114,6 +119,7 @@ export function gateOptionsFor(
   return {
     ...(resolved.repoFile ? { policy: resolved.repoFile } : {}),
     policyProblems: resolved.problems,
+    policyFiles: resolved.layers.map((layer) => layer.loaded),
     repository: `${owner}/${repo}`,
     today: extra.today ?? new Date().toISOString().slice(0, 10),
     ...(extra.removed ? { removed: extra.removed } : {}),

@@ -22,6 +22,8 @@ export interface AppDeps {
   sweepIntervalMs?: number;
   /** Worker threads that run the gates (the server sets them; tests without them gate inline). */
   gatePool?: GatePool;
+  /** GitHub's web address, for links in check runs (https://github.com, or a GitHub Enterprise host). */
+  webUrl?: string;
 }
 
 export function createDeps(appId: number): AppDeps {

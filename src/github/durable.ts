@@ -8,7 +8,7 @@
 import { Queue, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Probot } from 'probot';
-import type { Fanout, FanoutJob } from './jobs.js';
+import type { AddOptions, Fanout, FanoutJob } from './jobs.js';
 import type { GitHub, Logger } from './types.js';
 
 export const QUEUE_NAME = 'cuda-gatekeeper';
@@ -26,13 +26,21 @@ function connection(url: string): Redis {
   return new Redis(url, { maxRetriesPerRequest: null });
 }
 
-/** How long GitHub asks us to wait, from a rate-limited response (Retry-After or X-RateLimit-Reset). */
+/**
+ * How long GitHub asks us to wait after a rate-limited response, or undefined when the error is no rate limit.
+ * GitHub's rule ("Rate limits for the REST API", Exceeding the rate limit): a 403 or 429 with `retry-after`: that
+ * many seconds; with `x-ratelimit-remaining: 0`: until `x-ratelimit-reset` (UTC epoch seconds); a message that
+ * says "secondary rate limit" with neither header: at least one minute.
+ */
 export function rateLimitWaitMs(error: unknown, now = Date.now()): number | undefined {
   const status = (error as { status?: number }).status;
   const headers = ((error as { response?: { headers?: Record<string, string | undefined> } }).response?.headers ?? {}) as Record<string, string | undefined>;
   if (status !== 403 && status !== 429) return undefined;
-  if (headers['retry-after']) return Number(headers['retry-after']) * 1000;
+  const retryAfter = Number(headers['retry-after']);
+  if (headers['retry-after'] && Number.isFinite(retryAfter)) return Math.max(0, retryAfter) * 1000;
   if (headers['x-ratelimit-remaining'] === '0' && headers['x-ratelimit-reset']) return Math.max(0, Number(headers['x-ratelimit-reset']) * 1000 - now);
+  const message = String((error as Error).message ?? '');
+  if (/secondary rate limit|rate limit exceeded/i.test(message) || status === 429) return 60_000;
   return undefined;
 }
 
@@ -50,7 +58,7 @@ export class DurableFanout implements Fanout {
    * add with a stored id) is removed first: the same work asked for again is done again, and the answer is true.
    * So a baseline that goes A → B → A (a force-push back to A's commit) re-checks under A a second time.
    */
-  async add(key: string, job: FanoutJob, _github?: GitHub): Promise<boolean> {
+  async add(key: string, job: FanoutJob, _github?: GitHub, options: AddOptions = {}): Promise<boolean> {
     const jobId = key.replace(/:/g, '_');
     const existing = await this.queue.getJob(jobId);
     if (existing) {
@@ -60,6 +68,7 @@ export class DurableFanout implements Fanout {
     }
     const added = await this.queue.add(job.kind, job, {
       jobId,
+      ...(options.delayMs && options.delayMs > 0 ? { delay: Math.ceil(options.delayMs) } : {}),
       attempts: 5,
       backoff: { type: 'exponential', delay: 2000 },
       removeOnComplete: { age: 3600, count: 10_000 },

@@ -4,10 +4,12 @@
  * and did not have, and those are fetched in one request before it runs again. The last round has seen every
  * path it asked about, so an include leads to the same file it would lead to on disk.
  */
+import { dirname } from '../analysis/paths.js';
 import { readRepository, sourceOf, type Listed, type ReadFile, type RepositoryReader, type SourceFile } from '../reader.js';
 import type { FileKind } from '../parsers/facts.js';
 import { MAX_BLOB_BYTES, READ_CHUNK, readBlobs, type BlobAnswer } from './read.js';
 import type { GitHub, RepoRef } from './types.js';
+import { overLimit } from '../util/bytes.js';
 
 /** Rounds of reads after the first: how long an include chain is followed beyond the files given. */
 export const INCLUDE_ROUNDS = 4;
@@ -23,16 +25,26 @@ export class CommitFiles implements RepositoryReader {
   readonly skipped = new Map<string, string>();
   private readonly wanted = new Set<string>();
 
-  /** `tree`: every file path of the commit, when its whole tree is known; a path outside it is no file, without a read. */
+  /**
+   * `tree`: every file path of the commit, when its whole tree is known; a path outside it is no file, without a
+   * read. `listing`: directories whose files are all known (the first read lists some); the same holds in them.
+   */
   constructor(
     known: ReadonlyMap<string, BlobAnswer> = new Map(),
     private readonly tree?: ReadonlySet<string>,
+    private readonly listing?: Listing,
   ) {
     this.blobs = new Map(known);
   }
 
+  /** Known to be no file without a read: outside the whole tree, or unlisted in a directory listed in full. */
+  private absent(path: string): boolean {
+    if (this.tree) return !this.tree.has(path);
+    return this.listing !== undefined && !this.blobs.has(path) && this.listing.directories.has(dirname(path)) && !this.listing.files.has(path);
+  }
+
   read(path: string, kind: FileKind | undefined): SourceFile | undefined {
-    if (this.tree && !this.tree.has(path)) return undefined;
+    if (this.absent(path)) return undefined;
     const blob = this.blobs.get(path);
     if (blob === undefined) {
       this.wanted.add(path);
@@ -53,7 +65,7 @@ export class CommitFiles implements RepositoryReader {
   }
 
   isFile(path: string): boolean {
-    if (this.tree && !this.tree.has(path)) return false;
+    if (this.absent(path)) return false;
     const blob = this.blobs.get(path);
     if (blob === undefined) this.wanted.add(path);
     return blob !== undefined && blob !== null;
@@ -70,9 +82,15 @@ export class CommitFiles implements RepositoryReader {
 /** Why a blob cannot be checked, or undefined when it can. */
 function unreadable(blob: Exclude<BlobAnswer, null>): string | undefined {
   if ('unreadable' in blob) return blob.unreadable;
-  if (blob.byteSize > MAX_BLOB_BYTES) return `larger than 1 MiB (${blob.byteSize} bytes)`;
+  if (blob.byteSize > MAX_BLOB_BYTES) return overLimit(blob.byteSize, MAX_BLOB_BYTES);
   if (blob.isBinary || blob.text === null) return 'binary file';
   return undefined;
+}
+
+/** Directories whose every file is known, and those files. */
+export interface Listing {
+  readonly directories: ReadonlySet<string>;
+  readonly files: ReadonlySet<string>;
 }
 
 export interface CommitRead {
@@ -96,8 +114,9 @@ export async function readCommit(
   listed: readonly Listed[],
   known?: ReadonlyMap<string, BlobAnswer>,
   tree?: ReadonlySet<string>,
+  listing?: Listing,
 ): Promise<CommitRead> {
-  const source = new CommitFiles(known, tree);
+  const source = new CommitFiles(known, tree, listing);
   let requests = 0;
   for (let round = 0; ; round++) {
     const files = [...readRepository(listed, source)];

@@ -7,7 +7,17 @@ import type { Trigger } from './check.js';
 import type { GitHub, PullTarget } from './types.js';
 
 export type FanoutJob =
-  | { readonly kind: 'check-pull'; readonly installationId: number; readonly target: PullTarget; readonly deliveryId: string; readonly trigger: Trigger }
+  | {
+      readonly kind: 'check-pull';
+      readonly installationId: number;
+      readonly target: PullTarget;
+      readonly deliveryId: string;
+      readonly trigger: Trigger;
+      /** Set on a check that waited for GitHub's rate limit: when it was asked for (ISO time), so the run can say so. */
+      readonly deferredSince?: string;
+      /** Retries already made after GitHub failed this check. */
+      readonly attempt?: number;
+    }
   | { readonly kind: 'preview'; readonly installationId: number; readonly target: PullTarget; readonly deliveryId: string; readonly trigger: Trigger }
   | { readonly kind: 'recheck-org'; readonly installationId: number; readonly owner: string; readonly deliveryId: string }
   | {
@@ -21,9 +31,14 @@ export type FanoutJob =
   | { readonly kind: 'sweep'; readonly installationId: number; readonly owner: string };
 
 /** Where fan-out work goes: the in-process queue, or the durable queue on Redis (REDIS_URL). */
+export interface AddOptions {
+  /** Run the job no sooner than this (GitHub asked us to wait); the key stays taken meanwhile. */
+  readonly delayMs?: number;
+}
+
 export interface Fanout {
-  /** Queue a job; false when a job with the same key is already waiting or running. */
-  add(key: string, job: FanoutJob, github: GitHub): Promise<boolean>;
+  /** Queue a job; false when a job with the same key is already waiting, delayed or running. */
+  add(key: string, job: FanoutJob, github: GitHub, options?: AddOptions): Promise<boolean>;
   /** Resolves when no job is waiting or running (tests and shutdown). */
   idle(): Promise<void>;
 }

@@ -221,12 +221,13 @@ export async function recheckOrganisation(
       log.warn({ deliveryId, repo: `${owner}/${repo.name}`, err: { message: info.message } }, 'open pull requests could not be listed; not re-checked');
       continue;
     }
-    const pulls: readonly Pick<OpenPull, 'number' | 'headSha' | 'headRef' | 'headRepo'>[] = info?.morePulls
+    const pulls: readonly Pick<OpenPull, 'number' | 'headSha' | 'headRef' | 'headRepo' | 'baseSha'>[] = info?.morePulls
       ? (await github.paginate(github.rest.pulls.list, { owner, repo: repo.name, state: 'open', per_page: 100 })).map((pull) => ({
           number: pull.number,
           headSha: pull.head.sha,
           headRef: pull.head.ref,
           headRepo: pull.head.repo?.full_name ?? '(deleted fork)',
+          baseSha: pull.base.sha,
         }))
       : (info?.pulls ?? []);
     for (const pull of pulls) {
@@ -238,6 +239,7 @@ export async function recheckOrganisation(
         headRef: pull.headRef,
         headRepo: pull.headRepo,
         installationId,
+        baseSha: pull.baseSha,
       };
       const key = `recheck:${installationId}:${owner}/${repo.name}@${pull.headSha}:${commit}`;
       if (await deps.fanout!.add(key, { kind: 'check-pull', installationId, target, deliveryId, trigger: 'event' }, github)) queued++;
@@ -285,4 +287,33 @@ export function baselinePushed(
     commits.length === 0 ||
     commits.some((commit) => [...(commit.added ?? []), ...(commit.modified ?? []), ...(commit.removed ?? [])].includes(ORG_CONFIG_PATH));
   return touched ? { kind: 'recheck-org', installationId: installation.id, owner: repository.owner.login, deliveryId } : undefined;
+}
+
+/**
+ * An installation's repositories changed (`installation_repositories`) or the installation itself did
+ * (`installation`: created, new permissions accepted, unsuspended). When the organisation's `.github` joins or
+ * leaves what the installation can see, the organisation layer changes at once: the cached "no organisation
+ * layer" is dropped and open pull requests are checked again, as after a baseline merge.
+ */
+export function installationChanged(
+  payload: {
+    readonly action?: string;
+    readonly installation?: { readonly id: number; readonly account?: object | null };
+    readonly repositories_added?: readonly { readonly name?: string }[];
+    readonly repositories_removed?: readonly { readonly name?: string }[];
+  },
+  event: 'installation' | 'installation_repositories',
+  deliveryId: string,
+): Extract<FanoutJob, { kind: 'recheck-org' }> | undefined {
+  const installation = payload.installation;
+  const account = installation?.account as { readonly login?: string; readonly slug?: string } | null | undefined;
+  // An enterprise installation's account has a slug, not a login: it owns no .github repository of an organisation.
+  const owner = account?.login;
+  if (!installation || !owner) return undefined;
+  const names = [...(payload.repositories_added ?? []), ...(payload.repositories_removed ?? [])].map((repo) => repo.name);
+  const affects =
+    event === 'installation_repositories'
+      ? names.includes(ORG_CONFIG_REPO)
+      : ['created', 'new_permissions_accepted', 'unsuspend'].includes(payload.action ?? '');
+  return affects ? { kind: 'recheck-org', installationId: installation.id, owner, deliveryId } : undefined;
 }

@@ -1,32 +1,55 @@
 /**
- * Checking one pull request's head commit: list its files, decide what the check is (the baseline preview for a
- * pull request that changes the organisation baseline, else the file check), run the engine and send the verdict
- * (check.ts has the run model). Every path that checks a pull request — its events, Re-run, Re-run all checks,
- * `/cuda-check`, the re-checks after a baseline merge — comes through `checkPull`, so a config pull request always
- * shows its preview and any failure completes a run with its full cause.
+ * Checking one pull request's head commit, in numbered steps: what this exact commit changes, the preview for a
+ * pull request that changes the organisation baseline, the files read and judged, what the installation may do,
+ * the run (check.ts has the run model), the review suggestions. Every path that checks a pull request — its
+ * events, Re-run, Re-run all checks, `/cuda-check`, the re-checks after a baseline merge, a retry after GitHub's
+ * rate limit — comes through `checkPull`, so a config pull request always shows its preview and a failure never
+ * passes silently.
+ *
+ * When the check cannot run, two promises hold: a verdict already on the commit is never replaced by "could not
+ * check" (it stays, and the check is retried), and a commit with no verdict gets a failing run with the cause.
+ * GitHub's rate limits are waited out as GitHub asks ("Rate limits for the REST API", Exceeding the rate limit):
+ * the check is queued again after `retry-after` (or the reset time, or a minute).
  */
 import type { Context } from 'probot';
 import { defaultKnowledgeBase } from '../knowledge/index.js';
 import { checkRuns, latency, queueDepth } from '../util/metrics.js';
-import { renderCheckRun, renderFailure, type CheckOutput } from '../render/check-run.js';
+import { CHECK_NAME, renderCheckRun, renderFailure, type CheckOutput, type FixesOffer } from '../render/check-run.js';
+import { installationGrants, type Grants } from './access.js';
 import { analyzePull, type Analysis, type ChangedFile } from './analyze.js';
 import { counted } from './calls.js';
-import { sendCheck, type Trigger } from './check.js';
+import { readChanges } from './changes.js';
+import { holdsVerdict, sendCheck, type Trigger } from './check.js';
 import { rememberRun, type AppDeps } from './deps.js';
+import { rateLimitWaitMs } from './durable.js';
 import { isFork } from './fixes.js';
-import { ORG_CONFIG_PATH, ORG_CONFIG_REPO, type ExistingRun } from './read.js';
+import { CONFIG_PATH, ORG_CONFIG_PATH, ORG_CONFIG_REPO, type ExistingRun } from './read.js';
 import { reviewSuggestions } from './suggestions.js';
 import type { GitHub, Logger, PullTarget } from './types.js';
 
-export type CheckOutcome = 'posted' | 'unchanged' | 'queued' | 'coalesced' | 'failed';
+export type CheckOutcome = 'posted' | 'unchanged' | 'queued' | 'coalesced' | 'deferred' | 'failed';
 
 export interface CheckRequest {
   readonly target: PullTarget;
   readonly trigger: Trigger;
   readonly deliveryId: string;
+  /** When a check that waited for GitHub's rate limit was first asked for (ISO time). */
+  readonly deferredSince?: string;
+  /** Retries already made after GitHub failed this check (outages are retried a few times, with backoff). */
+  readonly attempt?: number;
+}
+
+export interface CheckOptions {
+  /** Throw instead of reporting a failure (a durable job that its queue will retry). */
+  readonly throwOnFailure?: boolean;
 }
 
 type Log = Context['log'] | Logger;
+
+/** A rate-limit wait longer than this is said on the pull request (the verdict in place stays). */
+export const QUIET_WAIT_MS = 15 * 60 * 1000;
+/** Retries of a check that GitHub failed (5xx, a dropped connection) while a verdict is on the commit. */
+export const OUTAGE_RETRIES = 3;
 
 export function runKey(target: Pick<PullTarget, 'owner' | 'repo' | 'headSha'>): string {
   return `${target.owner}/${target.repo}@${target.headSha}`.toLowerCase();
@@ -46,8 +69,12 @@ export function describeError(error: unknown): string {
     .filter(Boolean)
     .join(' ');
   if (status === 404) return `GitHub answered 404 (${message}): the branch or commit may have been deleted while the check ran.`;
+  if (status === 403 && /not accessible by integration/i.test(message))
+    return `GitHub refused the request (403: ${message}): the App's installation lacks a permission this needs.`;
   if (status === 403 || status === 429) return `GitHub refused the request (${status}: ${message}), probably a rate limit.`;
   if (status && status >= 500) return `GitHub answered ${status} (${message}).`;
+  const code = (error as { code?: string }).code;
+  if (code && /^E[A-Z]+$/.test(code)) return `GitHub could not be reached (${code}: ${message}).`;
   return `An error occurred: ${message}`;
 }
 
@@ -87,30 +114,77 @@ function newer(a: ExistingRun | undefined, b: ExistingRun | undefined): Existing
   return a.id >= b.id ? a : b;
 }
 
-export function checkOutput(analysis: Analysis, target: PullTarget): CheckOutput {
+/** How the safe fixes of this run can be applied: the button only where a commit can land and is allowed. */
+export function fixesOffer(target: PullTarget, analysis: Pick<Analysis, 'read'>, grants: Grants): FixesOffer {
+  if (isFork(target)) return { kind: 'fork', repo: target.headRepo };
+  const state = analysis.read?.pullState;
+  if (state && state !== 'OPEN') return { kind: 'closed', state: state.toLowerCase() };
+  if (!grants.contentsWrite) return { kind: 'read-only' };
+  return { kind: 'button' };
+}
+
+/** What the summary says about the organisation layer, when the installation cannot see it. */
+function orgNotes(target: PullTarget, analysis: Pick<Analysis, 'orgFound'>, grants: Grants): string[] {
+  if (analysis.orgFound || grants.selection !== 'selected' || target.repo === ORG_CONFIG_REPO) return [];
+  return [orgHiddenNote(target.owner)];
+}
+
+/** The installation covers selected repositories and `<owner>/.github` is not among them (or does not exist). */
+export function orgHiddenNote(owner: string): string {
+  return `**The organisation baseline cannot be seen.** This installation covers selected repositories, and \`${owner}/${ORG_CONFIG_REPO}\` is not one of them (or does not exist), so the bundled baseline applies. If \`${owner}/${ORG_CONFIG_REPO}\` holds \`${ORG_CONFIG_PATH}\`, add that repository to the installation (the organisation's Settings → GitHub Apps → cuda-gatekeeper → Repository access): it takes effect at once, and open pull requests are checked again.`;
+}
+
+/** Where the baseline files a finding may be about can be seen on GitHub (they live on default branches). */
+function baselineLinks(target: PullTarget, analysis: Pick<Analysis, 'baseline'>, webUrl: string): Map<string, string> {
+  const links = new Map<string, string>();
+  for (const layer of analysis.baseline.layers) {
+    const path = layer.loaded.source.path;
+    const commit = layer.commit;
+    if (!commit) continue;
+    if (path === `${target.owner}/${ORG_CONFIG_REPO}/${ORG_CONFIG_PATH}`)
+      links.set(path, `${webUrl}/${target.owner}/${ORG_CONFIG_REPO}/blob/${commit}/${ORG_CONFIG_PATH}`);
+    else if (path === CONFIG_PATH) links.set(path, `${webUrl}/${target.owner}/${target.repo}/blob/${commit}/${CONFIG_PATH}`);
+  }
+  return links;
+}
+
+export interface OutputContext {
+  readonly grants: Grants;
+  readonly webUrl?: string;
+  readonly deferredSince?: string;
+}
+
+export function checkOutput(analysis: Analysis, target: PullTarget, context: OutputContext): CheckOutput {
   if (analysis.unavailable) {
     return renderFailure(
       `The organisation baseline (\`${target.owner}/${ORG_CONFIG_REPO}:${ORG_CONFIG_PATH}\`) could not be read: ${analysis.unavailable}. The organisation's policy may forbid what this pull request changes, so nothing is judged without it. If the organisation restricts access (SAML single sign-on, an IP allow list), allow the app there.`,
     );
   }
+  const notes = orgNotes(target, analysis, context.grants);
+  if (context.deferredSince)
+    notes.push(
+      `GitHub's rate limit held this check back: it was asked for at ${context.deferredSince.replace('T', ' ').slice(0, 16)} UTC and ran as soon as GitHub allowed.`,
+    );
+  // The repository's baseline comes from the default branch: its problems are annotated only where the head commit
+  // has the same file (else they are listed in the summary with a link).
+  const config = analysis.read?.repoConfig?.text;
+  const texts = config !== undefined && config === analysis.read?.headConfigText ? new Map([...analysis.texts, [CONFIG_PATH, config]]) : analysis.texts;
   return renderCheckRun(analysis.report, {
     baselineOrigin: analysis.baseline.origin,
     knowledgeRetrieved: defaultKnowledgeBase().retrieved,
-    texts: analysis.texts,
+    texts,
     skipped: analysis.skipped,
+    ...(analysis.unseen ? { unseen: analysis.unseen } : {}),
+    unchecked: analysis.baseline.baseline.unchecked,
     relevantFiles: analysis.relevant.length + analysis.removed.length,
-    ...(isFork(target) ? { fork: target.headRepo } : {}),
+    fixes: fixesOffer(target, analysis, context.grants),
+    links: baselineLinks(target, analysis, context.webUrl ?? 'https://github.com'),
+    notes,
   });
 }
 
 /** Check a pull request's head commit and send the verdict; never throws unless `throwOnFailure` (durable jobs retry). */
-export async function checkPull(
-  github: GitHub,
-  deps: AppDeps,
-  log: Log,
-  request: CheckRequest,
-  options: { readonly throwOnFailure?: boolean } = {},
-): Promise<CheckOutcome> {
+export async function checkPull(github: GitHub, deps: AppDeps, log: Log, request: CheckRequest, options: CheckOptions = {}): Promise<CheckOutcome> {
   const { target, deliveryId } = request;
   const key = runKey(target);
   const where = { deliveryId, repo: `${target.owner}/${target.repo}`, pr: target.number };
@@ -118,14 +192,11 @@ export async function checkPull(
     counted(github, async (calls) => {
       const started = Date.now();
       try {
-        const changed = await github.paginate(github.rest.pulls.listFiles, {
-          owner: target.owner,
-          repo: target.repo,
-          pull_number: target.number,
-          per_page: 100,
-        });
-        if (isConfigPull(target, changed)) {
-          // A new organisation baseline: validated and previewed by a fan-out job (it reads many repositories).
+        // 1. What this exact commit changes (never the file list of a newer push).
+        const changes = await readChanges(github, target);
+
+        // 2. A new organisation baseline: validated and previewed by a fan-out job (it reads many repositories).
+        if (isConfigPull(target, changes.files)) {
           await deps.fanout!.add(
             `preview:${target.installationId}:${key}:${deliveryId}`,
             { kind: 'preview', installationId: target.installationId, target, deliveryId, trigger },
@@ -133,14 +204,25 @@ export async function checkPull(
           );
           return 'queued';
         }
-        const analysis = await analyzePull(github, target, deps, changed);
-        const output = checkOutput(analysis, target);
-        const applyFixes = !isFork(target) && !analysis.unavailable && analysis.report.findings.some((finding) => finding.fix?.safety === 'safe');
+
+        // 3. The files, read at this commit, and the verdict.
+        const analysis = await analyzePull(github, target, deps, changes);
+
+        // 4. What the installation may do here (from its cached token: no request).
+        const grants = await installationGrants(github);
+        const output = checkOutput(analysis, target, { grants, ...(deps.webUrl ? { webUrl: deps.webUrl } : {}), ...deferred(request) });
+        const applyFixes =
+          !analysis.unavailable &&
+          fixesOffer(target, analysis, grants).kind === 'button' &&
+          analysis.report.findings.some((finding) => finding.fix?.safety === 'safe');
+
+        // 5. The run (nothing is written when an event finds the same verdict already posted).
         const sent = await sendCheck(github, target, output, { existing: newer(deps.runs.get(key), analysis.read?.latestRun), trigger, applyFixes });
         let suggestions = 0;
         if (sent.posted) {
           rememberRun(deps, key, { id: sent.id, externalId: sent.externalId });
           checkRuns.inc({ conclusion: output.conclusion });
+          // 6. The one-click fixes, as review suggestions on the lines the pull request adds.
           suggestions = await postSuggestions(github, target, analysis, log, where);
         }
         latency.observe((Date.now() - started) / 1000);
@@ -151,6 +233,7 @@ export async function checkPull(
             posted: sent.posted,
             findings: analysis.report.findings.length,
             suggestions,
+            changes: changes.source,
             apiCalls: calls(),
             ms: Date.now() - started,
           },
@@ -159,10 +242,7 @@ export async function checkPull(
         return sent.posted ? 'posted' : 'unchanged';
       } catch (error) {
         log.error({ ...where, apiCalls: calls(), err: { message: (error as Error).message, status: (error as { status?: number }).status } }, 'check failed');
-        // A durable job is retried by its queue: leave the runs alone until the retries are used up.
-        if (options.throwOnFailure) throw error;
-        await sendFailure(github, deps, target, describeError(error), log, where);
-        return 'failed';
+        return checkFailed(github, deps, log, request, error, options, where);
       }
     }),
   );
@@ -170,15 +250,122 @@ export async function checkPull(
   return outcome;
 }
 
-/** The check could not run: a failing run with the cause (never nothing, never a run in progress). */
-export async function sendFailure(github: GitHub, deps: AppDeps, target: PullTarget, reason: string, log: Log, where: object): Promise<void> {
+function deferred(request: CheckRequest): { deferredSince?: string } {
+  return request.deferredSince ? { deferredSince: request.deferredSince } : {};
+}
+
+/**
+ * The check could not run. A rate limit is waited out (the check is queued again); an outage is retried a few
+ * times where a verdict is already on the commit; otherwise the commit gets a failing run with the cause.
+ */
+async function checkFailed(
+  github: GitHub,
+  deps: AppDeps,
+  log: Log,
+  request: CheckRequest,
+  error: unknown,
+  options: CheckOptions,
+  where: object,
+): Promise<CheckOutcome> {
+  const { target } = request;
+  const wait = rateLimitWaitMs(error);
+  const since = request.deferredSince ?? new Date().toISOString();
+  const again = (delayMs: number, attempt = request.attempt ?? 0) =>
+    deps.fanout!.add(
+      `retry:${runKey(target)}:${request.trigger}`,
+      {
+        kind: 'check-pull',
+        installationId: target.installationId,
+        target,
+        deliveryId: request.deliveryId,
+        trigger: request.trigger,
+        deferredSince: since,
+        attempt,
+      },
+      github,
+      { delayMs },
+    );
+  if (wait !== undefined) {
+    // A second past GitHub's time, and a little jitter so that many checks do not return at once.
+    const delayMs = wait + 1000 + Math.floor(Math.random() * 2000);
+    await again(delayMs);
+    const at = new Date(Date.now() + delayMs).toISOString().slice(11, 16);
+    log.warn({ ...where, waitMs: delayMs }, 'GitHub rate limit: the check runs again when GitHub allows');
+    // A verdict already on the commit stays while the check waits a short while; with none, or for a long wait,
+    // the newest run says why and when (sendFailure never replaces a verdict).
+    if (delayMs <= QUIET_WAIT_MS && holdsVerdict(deps.runs.get(runKey(target)))) return 'deferred';
+    await sendFailure(
+      github,
+      deps,
+      target,
+      `GitHub's rate limit stops this check until ${at} UTC; it runs again then by itself. ${describeError(error)}`,
+      log,
+      where,
+    );
+    return 'deferred';
+  }
+  if (options.throwOnFailure) throw error;
+  const attempt = request.attempt ?? 0;
+  const sent = await sendFailure(github, deps, target, describeError(error), log, where);
+  if (sent === 'kept' && attempt < OUTAGE_RETRIES) {
+    // The verdict stays; the check is tried again in 1, 2, 4 minutes.
+    await again(60_000 * 2 ** attempt, attempt + 1).catch(() => undefined);
+    return 'deferred';
+  }
+  return 'failed';
+}
+
+/**
+ * The check could not run: a failing run with the cause (never nothing, never a run in progress) — unless a run
+ * of ours with a verdict is already the newest on the commit, which stays ('kept').
+ */
+export async function sendFailure(
+  github: GitHub,
+  deps: AppDeps,
+  target: PullTarget,
+  reason: string,
+  log: Log,
+  where: object,
+): Promise<'posted' | 'kept' | 'lost'> {
+  const key = runKey(target);
+  const existing = deps.runs.get(key) ?? (await newestRunOnCommit(github, deps, target));
+  if (holdsVerdict(existing)) {
+    log.warn({ ...where, run: existing!.id }, 'the check failed; the verdict already on this commit stays');
+    return 'kept';
+  }
   try {
     // The same failure again (an event redelivered while GitHub is down) is not posted twice.
-    const sent = await sendCheck(github, target, renderFailure(reason), { existing: deps.runs.get(runKey(target)), trigger: 'event', applyFixes: false });
-    rememberRun(deps, runKey(target), { id: sent.id, externalId: sent.externalId });
+    const sent = await sendCheck(github, target, renderFailure(reason), {
+      ...(existing ? { existing } : {}),
+      trigger: 'event',
+      applyFixes: false,
+      failed: true,
+    });
+    rememberRun(deps, key, { id: sent.id, externalId: sent.externalId });
     checkRuns.inc({ conclusion: 'failure' });
+    return 'posted';
   } catch (sendError) {
     log.error({ ...where, err: { message: (sendError as Error).message } }, 'could not report the failure on a check run');
+    return 'lost';
+  }
+}
+
+/** Our newest run on the commit, as GitHub lists it (one request; undefined when GitHub cannot answer either). */
+async function newestRunOnCommit(github: GitHub, deps: AppDeps, target: PullTarget): Promise<ExistingRun | undefined> {
+  try {
+    const runs = await github.rest.checks.listForRef({
+      owner: target.owner,
+      repo: target.repo,
+      ref: target.headSha,
+      check_name: CHECK_NAME,
+      filter: 'latest',
+      ...(deps.appId ? { app_id: deps.appId } : {}),
+      per_page: 1,
+    });
+    const run = runs.data.check_runs[0];
+    return run ? { id: run.id, externalId: run.external_id } : undefined;
+  } catch {
+    return undefined;
   }
 }
 

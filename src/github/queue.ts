@@ -2,13 +2,15 @@
  * The in-process fan-out queue: bounded concurrency, and jobs keyed by what they do so duplicates collapse while
  * one is queued or running. Webhook handlers enqueue and return; `idle()` lets tests wait.
  */
-import type { Fanout, FanoutJob, JobRunner } from './jobs.js';
+import type { AddOptions, Fanout, FanoutJob, JobRunner } from './jobs.js';
 import type { GitHub } from './types.js';
 
 export class JobQueue implements Fanout {
   private readonly pending: { key: string; job: FanoutJob; github: GitHub }[] = [];
   private readonly keys = new Set<string>();
   private running = 0;
+  /** Jobs waiting for their delay (GitHub's rate limit) before they are queued. */
+  private readonly delayed = new Map<string, NodeJS.Timeout>();
   private readonly waiters: (() => void)[] = [];
 
   constructor(
@@ -17,16 +19,33 @@ export class JobQueue implements Fanout {
     private readonly concurrency = 4,
   ) {}
 
-  async add(key: string, job: FanoutJob, github: GitHub): Promise<boolean> {
+  async add(key: string, job: FanoutJob, github: GitHub, options: AddOptions = {}): Promise<boolean> {
     if (this.keys.has(key)) return false;
     this.keys.add(key);
+    if (options.delayMs && options.delayMs > 0) {
+      const timer = setTimeout(() => {
+        this.delayed.delete(key);
+        this.pending.push({ key, job, github });
+        this.pump();
+      }, options.delayMs);
+      // A delayed job does not keep the process alive; a drain reports it (`delayedCount`).
+      timer.unref();
+      this.delayed.set(key, timer);
+      return true;
+    }
     this.pending.push({ key, job, github });
     this.pump();
     return true;
   }
 
+  /** Jobs queued or running (delayed ones are not: they are GitHub's wait, not work in hand). */
   get size(): number {
     return this.pending.length + this.running;
+  }
+
+  /** Jobs waiting out a delay. */
+  get delayedCount(): number {
+    return this.delayed.size;
   }
 
   idle(): Promise<void> {

@@ -50,11 +50,17 @@ export interface FirstRead {
   readonly blobs: ReadonlyMap<string, BlobAnswer>;
   /** Paths of the files in the directories listed (each directory and its subdirectories one level down). */
   readonly listedPaths: readonly string[];
+  /** The directories whose every file is in `listedPaths`: a path in one of them that is not listed is no file. */
+  readonly listedDirectories: ReadonlySet<string>;
   readonly repoConfig?: ConfigBlob;
+  /** The repository's baseline file as the head commit has it (its problems are annotated only where it is the same). */
+  readonly headConfigText?: string;
   /** Absent when the organisation layer was not asked for (it was cached). */
   readonly org?: OrgLayer;
   readonly latestRun?: ExistingRun;
   readonly postedSuggestions: ReadonlySet<string>;
+  /** The pull request's state: OPEN, CLOSED or MERGED. */
+  readonly pullState?: string;
 }
 
 const BLOB = 'fragment blob on Blob { text byteSize isBinary }';
@@ -87,9 +93,10 @@ export function firstReadQuery(paths: readonly string[], directories: readonly s
     ${blobFields(paths, headSha)}
     ${trees}
     config: object(expression: ${literal(`HEAD:${CONFIG_PATH}`)}) { ...blob }
+    headConfig: object(expression: ${literal(`${headSha}:${CONFIG_PATH}`)}) { ...blob }
     defaultBranchRef { target { oid } }
     head: object(oid: $head) { ... on Commit { ${RUNS_FIELD} } }
-    pullRequest(number: $number) { reviews(last: 100) { nodes { comments(first: 100) { nodes { body } } } } }
+    pullRequest(number: $number) { state reviews(last: 100) { nodes { comments(first: 100) { nodes { body } } } } }
   }
   ${org}
 }
@@ -110,9 +117,10 @@ interface FirstReadResponse {
   repository:
     | (Record<string, unknown> & {
         config: Blob | null;
+        headConfig: Blob | null;
         defaultBranchRef: { target: { oid: string } | null } | null;
         head: RunsAnswer;
-        pullRequest: { reviews: { nodes: ({ comments: { nodes: ({ body: string } | null)[] } } | null)[] } } | null;
+        pullRequest: { state: string; reviews: { nodes: ({ comments: { nodes: ({ body: string } | null)[] } } | null)[] } } | null;
       })
     | null;
   org?: { config: Blob | null; defaultBranchRef: { target: { oid: string } | null } | null } | null;
@@ -174,13 +182,21 @@ export async function firstRead(github: GitHub, repo: RepoRef, options: FirstRea
   const blobs = new Map<string, BlobAnswer>();
   options.paths.forEach((path, i) => blobs.set(path, blobAnswer(repository[`f${i}`], problemsAt(problems, 'repository', `f${i}`))));
   const listedPaths: string[] = [];
+  const listedDirectories = new Set<string>();
   const visit = (entries: readonly TreeEntry[] | undefined): void => {
     for (const entry of entries ?? []) {
       if (entry.type === 'blob' && entry.path) listedPaths.push(entry.path);
-      else if (entry.type === 'tree') visit(entry.object?.entries);
+      else if (entry.type === 'tree') {
+        if (entry.path && entry.object?.entries) listedDirectories.add(entry.path);
+        visit(entry.object?.entries);
+      }
     }
   };
-  options.directories.forEach((_, i) => visit((repository[`t${i}`] as { entries?: TreeEntry[] } | null)?.entries));
+  options.directories.forEach((dir, i) => {
+    const tree = repository[`t${i}`] as { entries?: TreeEntry[] } | null;
+    if (tree?.entries) listedDirectories.add(dir);
+    visit(tree?.entries);
+  });
   const config = repository.config;
   const repoCommit = repository.defaultBranchRef?.target?.oid ?? '';
   const posted = new Set<string>();
@@ -194,10 +210,13 @@ export async function firstRead(github: GitHub, repo: RepoRef, options: FirstRea
   return {
     blobs,
     listedPaths,
+    listedDirectories,
     ...(config?.text != null ? { repoConfig: { text: config.text, commit: repoCommit } } : {}),
+    ...(repository.headConfig?.text != null ? { headConfigText: repository.headConfig.text } : {}),
     ...(options.withOrg ? { org: orgLayer(data.org, problemsAt(problems, 'org')) } : {}),
     ...(latestRun ? { latestRun } : {}),
     postedSuggestions: posted,
+    ...(repository.pullRequest?.state ? { pullState: repository.pullRequest.state } : {}),
   };
 }
 

@@ -22,6 +22,7 @@ export interface OpenPull {
   readonly headRef: string;
   /** `owner/name` of the head repository; "(deleted fork)" when GitHub no longer has it. */
   readonly headRepo: string;
+  readonly baseSha: string;
   readonly changed: readonly string[];
   readonly removed: readonly string[];
 }
@@ -40,7 +41,7 @@ export const REPOSITORIES_PER_QUERY = 25;
 const repositoryFields = (files: boolean) => `defaultBranchRef { target { oid } }
     config: object(expression: ${JSON.stringify(`HEAD:${CONFIG_PATH}`)}) { ... on Blob { text byteSize isBinary } }
     pullRequests(states: OPEN, first: $pulls, orderBy: { field: UPDATED_AT, direction: DESC }) {
-      nodes { number url headRefOid headRefName headRepository { nameWithOwner }${files ? ' files(first: 100) { nodes { path changeType } }' : ''} }
+      nodes { number url headRefOid headRefName baseRefOid headRepository { nameWithOwner }${files ? ' files(first: 100) { nodes { path changeType } }' : ''} }
       pageInfo { hasNextPage }
     }`;
 
@@ -53,6 +54,7 @@ interface RepositoryAnswer {
       url: string;
       headRefOid: string;
       headRefName: string;
+      baseRefOid: string;
       headRepository: { nameWithOwner: string } | null;
       files?: { nodes: ({ path: string; changeType: string } | null)[] } | null;
     } | null)[];
@@ -122,6 +124,7 @@ function infoOf(repository: RepositoryAnswer): RepositoryInfo | undefined {
           headSha: pull.headRefOid,
           headRef: pull.headRefName,
           headRepo: pull.headRepository?.nameWithOwner ?? '(deleted fork)',
+          baseSha: pull.baseRefOid,
           changed: files.filter((file) => file.changeType !== 'DELETED').map((file) => file.path),
           removed: files.filter((file) => file.changeType === 'DELETED').map((file) => file.path),
         },

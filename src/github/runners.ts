@@ -13,7 +13,13 @@ export async function runJob(github: GitHub, job: FanoutJob, deps: AppDeps, log:
         github,
         deps,
         log,
-        { target: job.target, trigger: job.trigger, deliveryId: job.deliveryId },
+        {
+          target: job.target,
+          trigger: job.trigger,
+          deliveryId: job.deliveryId,
+          ...(job.deferredSince ? { deferredSince: job.deferredSince } : {}),
+          ...(job.attempt ? { attempt: job.attempt } : {}),
+        },
         { throwOnFailure: options.durable === true },
       );
       return;

@@ -39,6 +39,8 @@ const REQUIRED: Readonly<Record<string, readonly string[]>> = {
   check_run: ['action', 'check_run', 'repository', 'installation'],
   issue_comment: ['action', 'issue', 'comment', 'repository', 'installation'],
   push: ['ref', 'after', 'repository', 'installation'],
+  installation: ['action', 'installation'],
+  installation_repositories: ['action', 'installation'],
 };
 
 export interface ServerOptions {

@@ -18,7 +18,12 @@ interface RepositoryPayload {
   readonly installation?: { readonly id: number };
 }
 
-type PullPayload = { number: number; head: { sha: string; ref: string; repo: { full_name: string } | null } };
+type PullPayload = {
+  number: number;
+  head: { sha: string; ref: string; repo: { full_name: string } | null };
+  base?: { sha?: string };
+  changed_files?: number;
+};
 
 export function targetFromPull(payload: RepositoryPayload, pull: PullPayload): PullTarget {
   const owner = payload.repository.owner.login;
@@ -32,6 +37,8 @@ export function targetFromPull(payload: RepositoryPayload, pull: PullPayload): P
     headRef: pull.head.ref,
     headRepo: pull.head.repo?.full_name ?? '(deleted fork)',
     installationId: payload.installation?.id ?? 0,
+    ...(pull.base?.sha ? { baseSha: pull.base.sha } : {}),
+    ...(typeof pull.changed_files === 'number' ? { changedFiles: pull.changed_files } : {}),
   };
 }
 
@@ -39,7 +46,7 @@ export function targetFromPull(payload: RepositoryPayload, pull: PullPayload): P
 export interface ListedPull {
   readonly number: number;
   readonly head: { readonly ref: string; readonly sha: string; readonly repo: { readonly id: number; readonly url: string } };
-  readonly base: { readonly repo: { readonly id: number; readonly url: string } };
+  readonly base: { readonly sha?: string; readonly repo: { readonly id: number; readonly url: string } };
 }
 
 const REPO_URL = /\/repos\/([^/]+\/[^/]+)$/;
@@ -48,23 +55,46 @@ function fromListed(payload: RepositoryPayload, pull: ListedPull, headSha: strin
   const owner = payload.repository.owner.login;
   const repo = payload.repository.name;
   const headRepo = pull.head.repo.id === pull.base.repo.id ? `${owner}/${repo}` : (REPO_URL.exec(pull.head.repo.url)?.[1] ?? '(fork)');
-  return { owner, repo, number: pull.number, headSha, headRef: pull.head.ref, headRepo, installationId: payload.installation?.id ?? 0 };
+  return {
+    owner,
+    repo,
+    number: pull.number,
+    headSha,
+    headRef: pull.head.ref,
+    headRepo,
+    installationId: payload.installation?.id ?? 0,
+    ...(pull.base.sha ? { baseSha: pull.base.sha } : {}),
+  };
 }
 
 const PULL_QUERY = `query CudaGatekeeperPull($owner: String!, $name: String!, $number: Int!) {
   repository(owner: $owner, name: $name) {
-    pullRequest(number: $number) { number state headRefOid headRefName headRepository { nameWithOwner } }
+    pullRequest(number: $number) { number state headRefOid headRefName baseRefOid changedFiles headRepository { nameWithOwner } }
   }
 }`;
 
 interface PullAnswer {
   repository: {
-    pullRequest: { number: number; state: string; headRefOid: string; headRefName: string; headRepository: { nameWithOwner: string } | null } | null;
+    pullRequest: {
+      number: number;
+      state: string;
+      headRefOid: string;
+      headRefName: string;
+      baseRefOid: string;
+      changedFiles: number;
+      headRepository: { nameWithOwner: string } | null;
+    } | null;
   } | null;
 }
 
-/** A pull request by number (comments, fork re-runs); undefined when it does not exist. */
-export async function pullTarget(github: GitHub, repo: RepoRef, number: number, installationId: number, headSha?: string): Promise<PullTarget | undefined> {
+/** A pull request by number (comments, fork re-runs), with its state (OPEN, CLOSED, MERGED); undefined when it does not exist. */
+export async function pullTarget(
+  github: GitHub,
+  repo: RepoRef,
+  number: number,
+  installationId: number,
+  headSha?: string,
+): Promise<(PullTarget & { readonly state: string }) | undefined> {
   const { data, problems } = await partialQuery<PullAnswer>(github, PULL_QUERY, { owner: repo.owner, name: repo.repo, number });
   if (!data.repository) throw new GitHubReadError(`GitHub would not show ${repo.owner}/${repo.repo}`, problemsAt(problems, 'repository'));
   const pull = data.repository.pullRequest;
@@ -76,6 +106,10 @@ export async function pullTarget(github: GitHub, repo: RepoRef, number: number, 
     headRef: pull.headRefName,
     headRepo: pull.headRepository?.nameWithOwner ?? '(deleted fork)',
     installationId,
+    baseSha: pull.baseRefOid,
+    // The count is of the current head; for an older commit it is not known.
+    ...(headSha === undefined || headSha === pull.headRefOid ? { changedFiles: pull.changedFiles } : {}),
+    state: pull.state,
   };
 }
 
@@ -126,5 +160,6 @@ export async function targetsOfCheck(
       headRef: candidate.head.ref,
       headRepo: candidate.head.repo?.full_name ?? '(deleted fork)',
       installationId,
+      baseSha: candidate.base.sha,
     }));
 }

@@ -16,6 +16,10 @@ export interface PullTarget extends RepoRef {
   /** owner/name of the repository the head branch lives in (differs for forks). */
   readonly headRepo: string;
   readonly installationId: number;
+  /** The base branch's commit the pull request is against (its diff starts at their merge base). */
+  readonly baseSha?: string;
+  /** How many files the pull request changes at `headSha`, when the payload says (`pull_request.changed_files`). */
+  readonly changedFiles?: number;
 }
 
 export interface Logger {

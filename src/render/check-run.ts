@@ -8,16 +8,39 @@ export const CHECK_NAME = 'CUDA gatekeeper';
 export const MAX_OUTPUT = 65_535;
 export const ANNOTATION_BATCH = 50;
 
+/** How the safe fixes of a run can be applied, which decides what its summary offers. */
+export type FixesOffer =
+  | { readonly kind: 'button' }
+  /** The head branch lives in a fork: the App cannot push there. */
+  | { readonly kind: 'fork'; readonly repo: string }
+  /** The installation was granted `contents: read` only: no commit is possible. */
+  | { readonly kind: 'read-only' }
+  /** The pull request is closed or merged: nothing to commit to. */
+  | { readonly kind: 'closed'; readonly state: string }
+  /** No App around (the Action): the command line and the suggestions only. */
+  | { readonly kind: 'local' };
+
 export interface CheckContext {
   readonly baselineOrigin: string;
   readonly knowledgeRetrieved: string;
-  /** Current text of files, to show fixes as diffs. */
+  /**
+   * Current text of the files of the commit the run is on: fixes are shown as diffs against them, and only they
+   * get annotations (a finding about another file, such as the organisation's baseline, is listed in the summary).
+   */
   readonly texts: ReadonlyMap<string, string>;
   /** CUDA-relevant files that could not be checked (too large, binary, unreadable) with the reason. */
   readonly skipped: readonly { readonly path: string; readonly reason: string }[];
+  /** Why some changed files may not have been seen at all (GitHub's listing limits), when so. */
+  readonly unseen?: string;
+  /** What a file not checked makes the run (the baseline's `unchecked`): failure (default) or neutral. */
+  readonly unchecked?: 'fail' | 'neutral';
   readonly relevantFiles: number;
-  /** The head repository, when the pull request comes from a fork (no commit can be pushed to it). */
-  readonly fork?: string;
+  /** How the safe fixes can be applied (default: the Apply fixes button). */
+  readonly fixes?: FixesOffer;
+  /** Where a finding about a file outside the commit can be seen (the baseline files on default branches). */
+  readonly links?: ReadonlyMap<string, string>;
+  /** Sentences for the summary, above the footer (e.g. the organisation baseline this installation cannot see). */
+  readonly notes?: readonly string[];
 }
 
 export interface Annotation {
@@ -57,31 +80,77 @@ export function countsTitle(report: Report): string {
 
 /**
  * The check run for a report. Errors fail it. A check never claims what it did not do: when a CUDA-relevant file
- * could not be checked, the conclusion is `neutral` (not `success`) and the summary says which and why.
+ * could not be checked, or GitHub could not list every changed file, the run fails (or, where the baseline says
+ * `unchecked: neutral`, is neutral), and its title says what was not checked and why.
  */
 export function renderCheckRun(report: Report, context: CheckContext): CheckOutput {
-  if (context.relevantFiles === 0 && report.findings.length === 0 && context.skipped.length === 0) {
+  const unchecked = context.skipped.length + (context.unseen ? 1 : 0);
+  if (context.relevantFiles === 0 && report.findings.length === 0 && unchecked === 0) {
     return {
       conclusion: 'success',
       title: 'No CUDA-relevant files changed',
-      summary: `This pull request changes no Dockerfile, requirements, conda environment or pyproject.toml file.\n\n${footer(context)}`,
+      summary: [
+        'This pull request changes no Dockerfile, requirements, conda environment, pyproject.toml, pixi or lock file.',
+        ...(context.notes ?? []),
+        footer(context),
+      ].join('\n\n'),
       annotations: [],
     };
   }
-  const summary = truncate([summaryTable(report), fixesSection(report, context), skippedSection(context), footer(context)].filter(Boolean).join('\n\n'));
+  const [here, elsewhere] = partition(report.findings, (finding) => context.texts.has(finding.location.path));
+  const summary = truncate(
+    [
+      summaryTable(report),
+      elsewhereSection(elsewhere, context),
+      fixesSection(report, context),
+      uncheckedSection(context),
+      ...(context.notes ?? []),
+      footer(context),
+    ]
+      .filter(Boolean)
+      .join('\n\n'),
+  );
   const text = report.findings.length > 0 ? truncate(report.findings.map(detail).join('\n\n')) : undefined;
-  const unchecked = context.skipped.length;
-  const title =
-    unchecked === 0
-      ? countsTitle(report)
-      : `${report.findings.length === 0 ? 'No CUDA problems found' : countsTitle(report)}; ${unchecked} file${unchecked === 1 ? '' : 's'} not checked`;
+  const counts = report.findings.length === 0 ? '' : countsTitle(report);
+  const title = unchecked === 0 ? countsTitle(report) : [counts, uncheckedTitle(context)].filter(Boolean).join('; ');
   return {
-    conclusion: report.counts.error > 0 ? 'failure' : unchecked > 0 ? 'neutral' : 'success',
+    conclusion: report.counts.error > 0 ? 'failure' : unchecked > 0 ? (context.unchecked === 'neutral' ? 'neutral' : 'failure') : 'success',
     title,
     summary,
     ...(text ? { text } : {}),
-    annotations: report.findings.map(annotation),
+    annotations: here.map((finding) => annotation(finding, context.texts.get(finding.location.path))),
   };
+}
+
+/** "1 file not checked (uv.lock: 1.3 MB, over the 1 MiB size limit)", or what GitHub did not list. */
+function uncheckedTitle(context: CheckContext): string {
+  const parts: string[] = [];
+  const [first, ...rest] = context.skipped;
+  if (first) {
+    const count = context.skipped.length;
+    parts.push(`${count} file${count === 1 ? '' : 's'} not checked (${first.path}: ${first.reason}${rest.length ? `; and ${rest.length} more` : ''})`);
+  }
+  if (context.unseen) parts.push(`not every changed file was seen (${context.unseen})`);
+  return parts.join('; ');
+}
+
+function partition<T>(items: readonly T[], test: (item: T) => boolean): [T[], T[]] {
+  const yes: T[] = [];
+  const no: T[] = [];
+  for (const item of items) (test(item) ? yes : no).push(item);
+  return [yes, no];
+}
+
+/** Findings about files that are not in the commit (baseline files read from default branches), with links. */
+function elsewhereSection(findings: readonly Finding[], context: CheckContext): string {
+  if (findings.length === 0) return '';
+  const lines = findings.map((finding) => {
+    const { path, start } = finding.location;
+    const link = context.links?.get(path);
+    const where = link ? `[\`${path}:${start.line}\`](${link}#L${start.line})` : `\`${path}:${start.line}\``;
+    return `- **${finding.severity}** ${where}: ${finding.message} (${finding.ruleId})`;
+  });
+  return `### Baseline problems\n\nThese are in baseline files on default branches, not in this pull request:\n\n${lines.join('\n')}`;
 }
 
 /** The check could not run: a failing run with every cause, so nothing unchecked passes. */
@@ -114,10 +183,22 @@ function fixesSection(report: Report, context: CheckContext): string {
     (finding) =>
       `**${finding.fix!.title}** (${finding.ruleId}, \`${finding.location.path}:${finding.location.start.line}\`)\n\n\`\`\`diff\n${diff(finding.fix!.edits, context.texts)}\n\`\`\``,
   );
-  const how = context.fork
-    ? `This pull request comes from the fork \`${context.fork}\`. The app can commit only to repositories it is installed on, so there is no **Apply fixes** button: apply the review suggestions (**Commit suggestion**), or run \`cuda-gatekeeper check --fix\` locally and push.`
-    : 'Apply them with the **Apply fixes** button, the review suggestions, `/cuda-check fix`, or `cuda-gatekeeper check --fix` locally.';
-  return `### Safe fixes\n\n${how}\n\n${blocks.join('\n\n')}`;
+  return `### Safe fixes\n\n${howToApply(context.fixes ?? { kind: 'button' })}\n\n${blocks.join('\n\n')}`;
+}
+
+function howToApply(offer: FixesOffer): string {
+  switch (offer.kind) {
+    case 'button':
+      return 'Apply them with the **Apply fixes** button, the review suggestions, `/cuda-check fix`, or `cuda-gatekeeper check --fix` locally.';
+    case 'fork':
+      return `This pull request comes from the fork \`${offer.repo}\`. The app can commit only to repositories it is installed on, so there is no **Apply fixes** button: apply the review suggestions (**Commit suggestion**), or run \`cuda-gatekeeper check --fix\` locally and push.`;
+    case 'read-only':
+      return 'This installation may read contents but not write them, so there is no **Apply fixes** button: apply the review suggestions (**Commit suggestion**), or run `cuda-gatekeeper check --fix` locally and push. To commit fixes from here, give the App the **Contents: Read and write** repository permission (its settings, Permissions & events) and accept the new permission on the installation.';
+    case 'closed':
+      return `This pull request is ${offer.state}, so nothing is committed to it: the fixes below are for a new pull request.`;
+    case 'local':
+      return 'Apply them with `cuda-gatekeeper check --fix` locally, or the review suggestions where the GitHub App posts them.';
+  }
 }
 
 /** Changed lines as a small unified diff: `- old` / `+ new` per touched line. */
@@ -150,9 +231,17 @@ export function diff(edits: readonly TextEdit[], texts: ReadonlyMap<string, stri
   return out.join('\n');
 }
 
-function skippedSection(context: CheckContext): string {
-  if (context.skipped.length === 0) return '';
-  return `### Not checked\n\nThese CUDA-relevant files could not be checked, so the check is neutral rather than a pass:\n\n${context.skipped.map((entry) => `- \`${entry.path}\`: ${entry.reason}`).join('\n')}`;
+function uncheckedSection(context: CheckContext): string {
+  if (context.skipped.length === 0 && !context.unseen) return '';
+  const effect =
+    context.unchecked === 'neutral'
+      ? 'The baseline says `unchecked: neutral`, so the run is neutral rather than a pass (branch protection lets neutral through).'
+      : 'A file that was not checked is not a pass, so the run fails. Re-run it with the **Re-run** button or a `/cuda-check` comment once the cause is gone; a baseline with `unchecked: neutral` makes such runs neutral instead.';
+  const lines = [
+    ...(context.unseen ? [`- Not every changed file was seen: ${context.unseen}.`] : []),
+    ...context.skipped.map((entry) => `- \`${entry.path}\`: ${entry.reason}`),
+  ];
+  return `### Not checked\n\n${lines.join('\n')}\n\n${effect}`;
 }
 
 function footer(context: CheckContext): string {
@@ -168,8 +257,9 @@ function detail(finding: Finding): string {
   return lines.join('\n');
 }
 
-export function annotation(finding: Finding): Annotation {
-  const { location } = finding;
+/** The annotation of a finding, its lines kept inside the file when its text is known. */
+export function annotation(finding: Finding, text?: string): Annotation {
+  const location = text === undefined ? finding.location : insideFile(finding.location, text);
   const sameLine = location.start.line === location.end.line;
   const details = [
     finding.help,
@@ -188,6 +278,14 @@ export function annotation(finding: Finding): Annotation {
     title: finding.ruleId,
     ...(details ? { raw_details: details.slice(0, 64_000) } : {}),
   };
+}
+
+/** A location with its lines no further than the file's last line (an end at the file's end counts as its last line). */
+function insideFile(location: Finding['location'], text: string): Finding['location'] {
+  let lines = 1;
+  for (let i = text.indexOf('\n'); i >= 0 && i < text.length - 1; i = text.indexOf('\n', i + 1)) lines++;
+  const clamp = (position: Finding['location']['start']) => (position.line <= lines ? position : { line: lines, column: 1, offset: position.offset });
+  return { ...location, start: clamp(location.start), end: clamp(location.end) };
 }
 
 function truncate(text: string): string {

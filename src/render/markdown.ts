@@ -2,7 +2,13 @@
 import type { Baseline } from '../baseline/schema.js';
 import type { Plan } from '../plan/plan.js';
 
-export function baselineMarkdown(baseline: Baseline, provenance: Readonly<Record<string, string>>, origin: string, problems: readonly string[]): string {
+export function baselineMarkdown(
+  baseline: Baseline,
+  provenance: Readonly<Record<string, string>>,
+  origin: string,
+  problems: readonly string[],
+  notes: readonly string[] = [],
+): string {
   const row = (key: string, value: unknown): string =>
     `| \`${key}\` | ${format(value)} | ${provenance[key] ?? (key.startsWith('rules.') ? provenance[key] : undefined) ?? 'default'} |`;
   const rows = [
@@ -13,11 +19,13 @@ export function baselineMarkdown(baseline: Baseline, provenance: Readonly<Record
     row('pinning.python', baseline.pinning.python),
     row('pinning.images', baseline.pinning.images),
     row('prerelease', baseline.prerelease),
+    row('unchecked', baseline.unchecked),
     ...Object.entries(baseline.rules).map(([id, severity]) => row(`rules.${id}`, severity)),
   ];
   const locked = baseline.locked.length ? `\n\nLocked by the organisation: ${baseline.locked.map((key) => `\`${key}\``).join(', ')}.` : '';
   const issues = problems.length ? `\n\n**Problems:**\n${problems.map((problem) => `- ${problem}`).join('\n')}` : '';
-  return `### Effective CUDA baseline\n\nFrom ${origin}.\n\n| key | value | from |\n|---|---|---|\n${rows.join('\n')}${locked}${issues}`;
+  const said = notes.length ? `\n\n${notes.join('\n\n')}` : '';
+  return `### Effective CUDA baseline\n\nFrom ${origin}.${said}\n\n| key | value | from |\n|---|---|---|\n${rows.join('\n')}${locked}${issues}`;
 }
 
 function format(value: unknown): string {

@@ -23,7 +23,12 @@ export interface GateJob {
 export function runGateJob(job: GateJob): Report {
   const baseline = resolveBaseline(job.owner, job.repo, job.repoConfig, job.orgConfig);
   const files = job.sources.map((source) => parseFile(source.path, source.text, source.kind));
-  const options: GateOptions = { ...(baseline.repoFile ? { policy: baseline.repoFile } : {}), policyProblems: baseline.problems, ...job.options };
+  const options: GateOptions = {
+    ...(baseline.repoFile ? { policy: baseline.repoFile } : {}),
+    policyProblems: baseline.problems,
+    policyFiles: baseline.layers.map((layer) => layer.loaded),
+    ...job.options,
+  };
   const kb = defaultKnowledgeBase();
   return verifyFixes(gate(files, baseline.baseline, kb, options), files, (subset) => gate(subset, baseline.baseline, kb, options));
 }

@@ -95,6 +95,7 @@ describe('/cuda-check commands', () => {
   it('fix commits the safe fixes to the branch for a writer', async () => {
     const scenario = pullScenario(fake, { head: { 'requirements.txt': REQUIREMENTS }, changed: ['requirements.txt'] });
     fake.permissions.set('octocat', 'write');
+    fake.installationPermissions.contents = 'write';
     await probot.receive({ id: 'c', name: 'issue_comment', payload: comment(scenario, '/cuda-check fix') } as never);
     expect(fake.commits).toEqual([
       expect.objectContaining({
@@ -116,6 +117,8 @@ describe('the Apply fixes button', () => {
 
   it('commits the safe fixes when the branch is in the repository', async () => {
     const scenario = pullScenario(fake, { head: { 'requirements.txt': REQUIREMENTS }, changed: ['requirements.txt'] });
+    fake.installationPermissions.contents = 'write';
+    fake.permissions.set('octocat', 'write');
     await probot.receive({ id: 'a', name: 'check_run', payload: await requestedAction(scenario) } as never);
     expect(fake.commits).toHaveLength(1);
     expect(fake.commits[0]!.files[0]!.contents).toContain('torchvision==0.18.0+cu121');
@@ -123,6 +126,8 @@ describe('the Apply fixes button', () => {
 
   it('explains how to apply the suggestions for a fork', async () => {
     const scenario = pullScenario(fake, { head: { 'requirements.txt': REQUIREMENTS }, changed: ['requirements.txt'], fork: 'someone/trainer' });
+    fake.installationPermissions.contents = 'write';
+    fake.permissions.set('octocat', 'write');
     // A fork's run offers no button (nothing can be pushed there); an old run's button still gets an answer.
     expect(fake.checkRuns.at(-1)?.actions).toBeUndefined();
     await probot.receive({ id: 'a', name: 'check_run', payload: await requestedAction(scenario) } as never);

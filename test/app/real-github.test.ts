@@ -224,11 +224,36 @@ describe('the baseline preview is the config pull request’s verdict', () => {
 });
 
 describe('a check never claims what it did not do', () => {
-  it('a CUDA file it could not check makes the run neutral, saying which and why', async () => {
+  it('a CUDA file it could not check fails the run, saying which and why (neutral would pass branch protection)', async () => {
     const scenario = pullScenario(fake, { head: { 'requirements.txt': `torch==2.5.1\n${'# padding\n'.repeat(110_000)}` }, changed: ['requirements.txt'] });
     await receive('pull_request', scenario.payload);
-    expect(latest(scenario)).toMatchObject({ conclusion: 'neutral', output: expect.objectContaining({ title: 'No CUDA problems found; 1 file not checked' }) });
-    expect(latest(scenario).output?.summary).toContain('`requirements.txt`: larger than 1 MiB');
+    expect(latest(scenario)).toMatchObject({
+      conclusion: 'failure',
+      output: expect.objectContaining({ title: '1 file not checked (requirements.txt: 1 MiB, over the 1 MiB size limit)' }),
+    });
+    expect(latest(scenario).output?.summary).toContain('`requirements.txt`: 1 MiB, over the 1 MiB size limit');
+  });
+
+  it('a baseline that says unchecked: neutral makes such a run neutral, never success', async () => {
+    const scenario = pullScenario(fake, {
+      main: { '.github/cuda-gatekeeper.yml': 'unchecked: neutral\n' },
+      head: { 'requirements.txt': `torch==2.5.1\n${'# padding\n'.repeat(110_000)}` },
+      changed: ['requirements.txt'],
+    });
+    await receive('pull_request', scenario.payload);
+    expect(latest(scenario)).toMatchObject({ conclusion: 'neutral', output: expect.objectContaining({ title: expect.stringMatching(/^1 file not checked/) }) });
+  });
+
+  it('an organisation that locks unchecked: fail cannot be made neutral by a repository', async () => {
+    const scenario = pullScenario(fake, {
+      org: { 'cuda-gatekeeper.yml': 'unchecked: fail\nlocked: ["unchecked"]\n' },
+      main: { '.github/cuda-gatekeeper.yml': 'unchecked: neutral\n' },
+      head: { 'requirements.txt': `torch==2.5.1\n${'# padding\n'.repeat(110_000)}` },
+      changed: ['requirements.txt'],
+    });
+    await receive('pull_request', scenario.payload);
+    expect(latest(scenario).conclusion).toBe('failure');
+    expect(titles(latest(scenario).annotations)).toContain('policy-error@1');
   });
 
   it('a requirements file deleted while the Dockerfile still installs it is an error on the Dockerfile', async () => {

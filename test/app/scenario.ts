@@ -93,7 +93,11 @@ export function pullScenario(fake: FakeGitHub, options: PullOptions): Scenario {
     ref: 'cuda-upgrade',
     repo: { ...(((pr.head as Record<string, unknown>).repo as object) ?? {}), ...headRepository },
   });
-  Object.assign(pr.base as object, { repo: { ...(((pr.base as Record<string, unknown>).repo as object) ?? {}), ...repositoryOf(fake, full) } });
+  Object.assign(pr.base as object, {
+    sha: fake.pull(full, number)!.baseSha,
+    repo: { ...(((pr.base as Record<string, unknown>).repo as object) ?? {}), ...repositoryOf(fake, full) },
+  });
+  Object.assign(pr, { changed_files: files.length, state: 'open' });
   Object.assign(payload, { number, action: options.action ?? 'opened' });
   return { repo: full, headSha, number, headRepo, payload };
 }
@@ -109,7 +113,7 @@ function listedPulls(fake: FakeGitHub, scenario: Scenario): unknown[] {
       id: scenario.number,
       number: scenario.number,
       head: { ref: 'cuda-upgrade', sha: scenario.headSha, repo: ref },
-      base: { ref: 'main', sha: '0'.repeat(40), repo: ref },
+      base: { ref: 'main', sha: fake.pull(scenario.repo, scenario.number)?.baseSha ?? '0'.repeat(40), repo: ref },
     },
   ];
 }
@@ -135,8 +139,11 @@ export function checkRunPayload(
   run: CheckRun,
   action: 'rerequested' | 'requested_action',
   identifier = 'apply_fixes',
+  sender = { login: 'octocat', type: 'User' },
 ): Record<string, unknown> {
   const payload = withRepository(example('check_run', action), fake, scenario.repo);
+  // `sender` is whoever clicked (Re-run or a button).
+  Object.assign(payload.sender as object, sender);
   Object.assign(payload.check_run as object, {
     id: run.id,
     name: run.name,

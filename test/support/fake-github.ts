@@ -22,6 +22,28 @@
  *   belong to one check suite per repository and head commit.
  * - Forks: `GET /repos/{o}/{r}/commits/{sha}/pulls` answers `[]` in the base repository for a commit only a fork's
  *   branch has (observed: TooTallNate/nx.js#410, learningequality/kolibri#14719).
+ * - "List pull requests files": "Responses include a maximum of 3000 files" (REST reference, the note on that
+ *   endpoint), always of the pull request's current head: each entry's `blob_url`, `raw_url` and `contents_url`
+ *   name the head commit it was computed at, and `sha` is the file's blob SHA (the example response there).
+ * - "Compare two commits" (`GET …/compare/{base}...{head}`): the diff from the merge base to head, with
+ *   `merge_base_commit`; "the list of changed files … includes up to 300 changed files for the entire comparison"
+ *   (REST reference, commits#compare-two-commits).
+ * - "Get a tree" with `recursive`: every entry below the tree, each blob with its SHA; "If truncated is true in the
+ *   response then the number of items in the tree array exceeded our maximum limit … 100,000 entries with a maximum
+ *   size of 7 MB" (REST reference, git/trees#get-a-tree). Without `recursive`, only the top level. `treeLimit` sets
+ *   the entry limit here.
+ * - Rate limits: a secondary limit answers 403 (or 429) with `retry-after` and a message that says so; "you should
+ *   not retry your request until after that many seconds has elapsed" (docs.github.com/en/rest/using-the-rest-api/
+ *   rate-limits-for-the-rest-api, "Exceeding the rate limit"). Tests inject it with `secondaryRateLimit()`.
+ * - Installations: the access token's response lists the permissions granted and `repository_selection` (REST
+ *   reference, apps#create-an-installation-access-token-for-an-app); a write the installation was not granted
+ *   answers 403 "Resource not accessible by integration". `GET /app/installations/{id}` answers the same.
+ * - Registering from a manifest: `POST /app-manifests/{code}/conversions` answers 201 with the new App's `id`,
+ *   `pem`, `webhook_secret`, `client_id` and `client_secret`, once per code; a used or unknown code is 404
+ *   (docs.github.com/en/apps/sharing-github-apps/registering-a-github-app-from-a-manifest).
+ * - Annotations: GitHub shows an annotation on a file of the run's commit at a line of that file; one on a path the
+ *   commit does not have, or past its last line, is shown nowhere. The fake accepts them as GitHub does and records
+ *   each in `annotationProblems` for tests to assert on.
  */
 import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
@@ -44,12 +66,14 @@ export interface FakeComment {
 export interface FakePull {
   readonly number: number;
   headSha: string;
+  /** The base branch's commit the pull request was opened against (its merge base here). */
+  baseSha: string;
   readonly headRef: string;
   readonly headRepo: string;
   readonly files: FakeFile[];
   readonly reviews: { body: string; comments: { path: string; line: number; body: string }[] }[];
   readonly comments: FakeComment[];
-  state: 'open' | 'closed';
+  state: 'open' | 'closed' | 'merged';
 }
 
 export interface CheckRun {
@@ -116,6 +140,14 @@ export class FakeGitHub {
   selected?: Set<string>;
   /** Repositories GitHub refuses to show (SAML SSO enforcement, an IP allow list), with the message it gives. */
   readonly forbidden = new Map<string, string>();
+  /** What each installation's token is granted (the shipped app.yml by default). */
+  installationPermissions: Record<string, string> = { checks: 'write', contents: 'read', issues: 'write', metadata: 'read', pull_requests: 'write' };
+  /** The most entries a recursive tree lists before it is `truncated` (GitHub: 100,000). */
+  treeLimit = 100_000;
+  /** Manifest codes not yet exchanged, and what each becomes. */
+  readonly manifestCodes = new Map<string, { id: number; slug: string; pem: string; webhook_secret: string }>();
+  /** Annotations GitHub would show nowhere: a path the run's commit lacks, or a line past the file's end. */
+  readonly annotationProblems: string[] = [];
   private nextId = 1000;
   private readonly suites = new Map<string, number>();
   /** Validate requests against GitHub's API description (the benchmark turns it off to measure the App alone). */
@@ -139,10 +171,38 @@ export class FakeGitHub {
     return sha;
   }
 
-  addPull(repo: string, pull: Omit<FakePull, 'reviews' | 'comments' | 'state'> & Partial<Pick<FakePull, 'comments' | 'state'>>): FakePull {
-    const full: FakePull = { reviews: [], comments: [], state: 'open', ...pull };
+  addPull(
+    repo: string,
+    pull: Omit<FakePull, 'reviews' | 'comments' | 'state' | 'baseSha'> & Partial<Pick<FakePull, 'comments' | 'state' | 'baseSha'>>,
+  ): FakePull {
+    const base = pull.baseSha ?? this.repos.get(repo.toLowerCase())?.head ?? '';
+    const full: FakePull = { reviews: [], comments: [], state: 'open', ...pull, baseSha: base };
     this.pulls.set(`${repo.toLowerCase()}#${pull.number}`, full);
     return full;
+  }
+
+  /** A push to a pull request's branch: its head moves to a commit of `files`, and its file list with it. */
+  push(repo: string, number: number, files: Record<string, string>, changed: FakeFile[]): string {
+    const pull = this.pull(repo, number)!;
+    pull.headSha = this.commit(files);
+    pull.files.splice(0, pull.files.length, ...changed);
+    return pull.headSha;
+  }
+
+  /** GitHub's secondary rate limit on the requests matching `path`, `times` times (REST docs, "Exceeding the rate limit"). */
+  secondaryRateLimit(path: RegExp, retryAfterSeconds: number, times = 1, method?: string): void {
+    this.fail({
+      ...(method ? { method } : {}),
+      path,
+      status: 403,
+      times,
+      headers: { 'retry-after': String(retryAfterSeconds), 'x-ratelimit-remaining': '4990' },
+      body: {
+        message: 'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.',
+        documentation_url: 'https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits',
+        status: '403',
+      },
+    });
   }
 
   fail(fault: Omit<Fault, 'times'> & { times?: number }): void {
@@ -227,8 +287,58 @@ export class FakeGitHub {
         body: {
           token: `ghs_fake${match[1]}`,
           expires_at: new Date(Date.now() + 3600_000).toISOString(),
-          permissions: { checks: 'write' },
+          permissions: { ...this.installationPermissions },
           repository_selection: this.selected ? 'selected' : 'all',
+        },
+      };
+    }
+    if (method === 'GET' && (match = /^\/app\/installations\/(\d+)$/.exec(path))) {
+      return {
+        status: 200,
+        body: {
+          id: Number(match[1]),
+          account: { login: 'octo-org', id: 1, type: 'Organization' },
+          repository_selection: this.selected ? 'selected' : 'all',
+          access_tokens_url: '',
+          repositories_url: '',
+          html_url: '',
+          app_id: 1,
+          target_id: 1,
+          target_type: 'Organization',
+          permissions: { ...this.installationPermissions },
+          events: [],
+          created_at: '2026-01-01T00:00:00Z',
+          updated_at: '2026-01-01T00:00:00Z',
+          single_file_name: null,
+          app_slug: 'cuda-gatekeeper',
+          suspended_at: null,
+          suspended_by: null,
+        },
+      };
+    }
+    if (method === 'POST' && (match = /^\/app-manifests\/([^/]+)\/conversions$/.exec(path))) {
+      const app = this.manifestCodes.get(match[1]!);
+      if (!app) return notFound('https://docs.github.com/rest/apps/apps#create-a-github-app-from-a-manifest');
+      this.manifestCodes.delete(match[1]!);
+      return {
+        status: 201,
+        body: {
+          id: app.id,
+          slug: app.slug,
+          node_id: 'A',
+          owner: { login: 'octo-org', id: 1 },
+          name: app.slug,
+          description: '',
+          external_url: '',
+          html_url: `https://github.test/apps/${app.slug}`,
+          created_at: '2026-01-01T00:00:00Z',
+          updated_at: '2026-01-01T00:00:00Z',
+          permissions: {},
+          events: [],
+          client_id: `Iv1.${app.id}`,
+          client_secret: 'client-secret',
+          webhook_secret: app.webhook_secret,
+          pem: app.pem,
         },
       };
     }
@@ -257,22 +367,27 @@ export class FakeGitHub {
       const sha = match[2] === repo.defaultBranch ? repo.head : match[2]!;
       const tree = this.trees.get(sha);
       if (!tree) return notFound('https://docs.github.com/rest/git/trees#get-a-tree');
-      return {
-        status: 200,
-        body: {
-          sha,
+      // `recursive` set to anything lists every entry below; without it, only the top level.
+      const recursive = query.has('recursive');
+      const blobs = [...tree.keys()].filter((entryPath) => recursive || !entryPath.includes('/'));
+      const dirs = new Set<string>();
+      for (const entryPath of tree.keys()) {
+        const parts = entryPath.split('/').slice(0, -1);
+        for (let i = 1; i <= (recursive ? parts.length : Math.min(1, parts.length)); i++) dirs.add(parts.slice(0, i).join('/'));
+      }
+      const entries = [
+        ...[...dirs].map((dir) => ({ path: dir, mode: '040000', type: 'tree', sha: gitBlobSha(dir), url: '' })),
+        ...blobs.map((entryPath) => ({
+          path: entryPath,
+          mode: '100644',
+          type: 'blob',
+          sha: gitBlobSha(tree.get(entryPath)!),
+          size: Buffer.byteLength(tree.get(entryPath)!),
           url: '',
-          truncated: false,
-          tree: [...tree.keys()].map((entryPath) => ({
-            path: entryPath,
-            mode: '100644',
-            type: 'blob',
-            sha: '0'.repeat(40),
-            size: tree.get(entryPath)!.length,
-            url: '',
-          })),
-        },
-      };
+        })),
+      ].sort((a, b) => a.path.localeCompare(b.path));
+      const truncated = entries.length > this.treeLimit;
+      return { status: 200, body: { sha, url: '', truncated, tree: entries.slice(0, this.treeLimit) } };
     }
     if (method === 'GET' && (match = /^\/repos\/([^/]+\/[^/]+)\/issues$/.exec(path))) {
       const repo = match[1]!.toLowerCase();
@@ -374,20 +489,41 @@ export class FakeGitHub {
     if (method === 'GET' && (match = /^\/repos\/([^/]+\/[^/]+)\/pulls\/(\d+)\/files$/.exec(path))) {
       const pull = this.pull(match[1]!, Number(match[2]));
       if (!pull) return notFound('https://docs.github.com/rest/pulls/pulls#list-pull-requests-files');
-      const items = pull.files.map((file, i) => ({
-        sha: `${i}`.padStart(40, '0'),
-        filename: file.filename,
-        status: file.status,
-        additions: 1,
-        deletions: 0,
-        changes: 1,
-        blob_url: '',
-        raw_url: '',
-        contents_url: '',
-        ...(file.patch ? { patch: file.patch } : {}),
-        ...(file.previous_filename ? { previous_filename: file.previous_filename } : {}),
-      }));
+      // "Responses include a maximum of 3000 files", each of the current head.
+      const items = pull.files.slice(0, 3000).map((file) => this.diffEntry(match![1]!, pull.headSha, file));
       return this.page(items, query, path);
+    }
+    if (method === 'GET' && (match = /^\/repos\/([^/]+\/[^/]+)\/compare\/([0-9a-f]+)\.\.\.([0-9a-f]+)$/.exec(path))) {
+      const [, repo, base, head] = match as unknown as [string, string, string, string];
+      const before = this.trees.get(base);
+      const after = this.trees.get(head);
+      if (!before || !after) return notFound('https://docs.github.com/rest/commits/commits#compare-two-commits');
+      const files: FakeFile[] = [];
+      for (const [filePath, text] of after) {
+        const old = before.get(filePath);
+        if (old === text) continue;
+        files.push({ filename: filePath, status: old === undefined ? 'added' : 'modified', patch: patchOf(text) });
+      }
+      for (const filePath of before.keys()) if (!after.has(filePath)) files.push({ filename: filePath, status: 'removed' });
+      return {
+        status: 200,
+        body: {
+          url: '',
+          html_url: '',
+          permalink_url: '',
+          diff_url: '',
+          patch_url: '',
+          base_commit: this.commitBody(repo, base),
+          merge_base_commit: this.commitBody(repo, base),
+          status: 'ahead',
+          ahead_by: 1,
+          behind_by: 0,
+          total_commits: 1,
+          commits: [this.commitBody(repo, head)],
+          // "includes up to 300 changed files for the entire comparison"
+          files: files.slice(0, 300).map((file) => this.diffEntry(repo, head, file)),
+        },
+      };
     }
     if (method === 'POST' && (match = /^\/repos\/([^/]+\/[^/]+)\/check-runs$/.exec(path))) {
       const input = body as {
@@ -417,6 +553,7 @@ export class FakeGitHub {
         updates: 0,
       };
       this.checkRuns.push(run);
+      this.noteAnnotations(run, input.output?.annotations);
       return { status: 201, body: this.checkRunBody(run) };
     }
     if (method === 'PATCH' && (match = /^\/repos\/([^/]+\/[^/]+)\/check-runs\/(\d+)$/.exec(path))) {
@@ -434,6 +571,7 @@ export class FakeGitHub {
         // The output is replaced as a whole (a PATCH without `text` clears it); annotations are appended.
         run.output = { ...input.output };
         run.annotations.push(...(input.output.annotations ?? []));
+        this.noteAnnotations(run, input.output.annotations);
       }
       if (input.actions) run.actions = input.actions;
       run.updates++;
@@ -500,14 +638,58 @@ export class FakeGitHub {
     };
   }
 
+  /** A "diff entry" as the pull request files and compare endpoints give it, for a file at `headSha`. */
+  private diffEntry(repo: string, headSha: string, file: FakeFile): unknown {
+    const text = this.trees.get(headSha)?.get(file.filename);
+    const encoded = file.filename.split('/').map(encodeURIComponent).join('/');
+    return {
+      sha: text === undefined ? '0'.repeat(40) : gitBlobSha(text),
+      filename: file.filename,
+      status: file.status,
+      additions: 1,
+      deletions: 0,
+      changes: 1,
+      blob_url: `https://github.test/${repo}/blob/${headSha}/${encoded}`,
+      raw_url: `https://github.test/${repo}/raw/${headSha}/${encoded}`,
+      contents_url: `${this.baseUrl}/repos/${repo}/contents/${encoded}?ref=${headSha}`,
+      ...(file.patch ? { patch: file.patch } : {}),
+      ...(file.previous_filename ? { previous_filename: file.previous_filename } : {}),
+    };
+  }
+
+  private commitBody(repo: string, sha: string): unknown {
+    return {
+      url: '',
+      sha,
+      node_id: 'C',
+      html_url: `https://github.test/${repo}/commit/${sha}`,
+      comments_url: '',
+      commit: { url: '', author: null, committer: null, message: '', comment_count: 0, tree: { sha, url: '' } },
+      author: null,
+      committer: null,
+      parents: [],
+    };
+  }
+
+  private noteAnnotations(run: CheckRun, annotations: unknown[] | undefined): void {
+    const files = this.trees.get(run.head_sha);
+    for (const annotation of (annotations ?? []) as { path: string; start_line: number; end_line: number }[]) {
+      const text = files?.get(annotation.path);
+      if (text === undefined) this.annotationProblems.push(`${annotation.path}: not a file of ${run.head_sha.slice(0, 7)}`);
+      else if (annotation.end_line > lineCount(text)) this.annotationProblems.push(`${annotation.path}: end_line ${annotation.end_line} past its last line`);
+    }
+  }
+
   private pullBody(repo: string, pull: FakePull): unknown {
     return {
       id: pull.number,
       number: pull.number,
-      state: pull.state,
+      // REST says a merged pull request is closed, with `merged: true`.
+      state: pull.state === 'merged' ? 'closed' : pull.state,
+      merged: pull.state === 'merged',
       html_url: `https://github.test/${repo}/pull/${pull.number}`,
       head: { sha: pull.headSha, ref: pull.headRef, repo: { full_name: pull.headRepo } },
-      base: { ref: 'main', repo: { full_name: repo } },
+      base: { ref: 'main', sha: pull.baseSha, repo: { full_name: repo } },
     };
   }
 
@@ -628,6 +810,25 @@ export class FakeGitHub {
     this.baseUrl = `http://127.0.0.1:${port}/api/v3`;
     return { server, port };
   }
+}
+
+/** The SHA git gives a blob of `text` (`git hash-object`). */
+export function gitBlobSha(text: string): string {
+  const bytes = Buffer.from(text, 'utf8');
+  return createHash('sha1')
+    .update(Buffer.concat([Buffer.from(`blob ${bytes.length}\0`), bytes]))
+    .digest('hex');
+}
+
+function lineCount(text: string): number {
+  if (text === '') return 1;
+  return text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
+}
+
+/** A patch that adds every line of `text`. */
+function patchOf(text: string): string {
+  const lines = text.replace(/\n$/, '').split('\n');
+  return `@@ -0,0 +1,${lines.length} @@\n${lines.map((line) => `+${line}`).join('\n')}`;
 }
 
 function notFound(documentation: string): Response {
@@ -795,6 +996,8 @@ function rootResolvers(fake: FakeGitHub): unknown {
       url: `https://github.test/${full}/pull/${pull.number}`,
       headRefOid: pull.headSha,
       headRefName: pull.headRef,
+      baseRefOid: pull.baseSha,
+      changedFiles: pull.files.length,
       headRepository: { nameWithOwner: pull.headRepo },
       isCrossRepository: pull.headRepo.toLowerCase() !== full,
       files: (args: { first?: number; last?: number; after?: string }) =>
