@@ -18780,27 +18780,70 @@ function countsTitle(report) {
   return parts.join(", ");
 }
 function renderCheckRun(report, context) {
-  if (context.relevantFiles === 0 && report.findings.length === 0 && context.skipped.length === 0) {
+  const unchecked = context.skipped.length + (context.unseen ? 1 : 0);
+  if (context.relevantFiles === 0 && report.findings.length === 0 && unchecked === 0) {
     return {
       conclusion: "success",
       title: "No CUDA-relevant files changed",
-      summary: `This pull request changes no Dockerfile, requirements, conda environment or pyproject.toml file.
-
-${footer(context)}`,
+      summary: [
+        "This pull request changes no Dockerfile, requirements, conda environment, pyproject.toml, pixi or lock file.",
+        ...context.notes ?? [],
+        footer(context)
+      ].join("\n\n"),
       annotations: []
     };
   }
-  const summary = truncate([summaryTable(report), fixesSection(report, context), skippedSection(context), footer(context)].filter(Boolean).join("\n\n"));
+  const [here, elsewhere] = partition(report.findings, (finding) => context.texts.has(finding.location.path));
+  const summary = truncate(
+    [
+      summaryTable(report),
+      elsewhereSection(elsewhere, context),
+      fixesSection(report, context),
+      uncheckedSection(context),
+      ...context.notes ?? [],
+      footer(context)
+    ].filter(Boolean).join("\n\n")
+  );
   const text2 = report.findings.length > 0 ? truncate(report.findings.map(detail).join("\n\n")) : void 0;
-  const unchecked = context.skipped.length;
-  const title = unchecked === 0 ? countsTitle(report) : `${report.findings.length === 0 ? "No CUDA problems found" : countsTitle(report)}; ${unchecked} file${unchecked === 1 ? "" : "s"} not checked`;
+  const counts = report.findings.length === 0 ? "" : countsTitle(report);
+  const title = unchecked === 0 ? countsTitle(report) : [counts, uncheckedTitle(context)].filter(Boolean).join("; ");
   return {
-    conclusion: report.counts.error > 0 ? "failure" : unchecked > 0 ? "neutral" : "success",
+    conclusion: report.counts.error > 0 ? "failure" : unchecked > 0 ? context.unchecked === "neutral" ? "neutral" : "failure" : "success",
     title,
     summary,
     ...text2 ? { text: text2 } : {},
-    annotations: report.findings.map(annotation)
+    annotations: here.map((finding) => annotation(finding, context.texts.get(finding.location.path)))
   };
+}
+function uncheckedTitle(context) {
+  const parts = [];
+  const [first, ...rest] = context.skipped;
+  if (first) {
+    const count = context.skipped.length;
+    parts.push(`${count} file${count === 1 ? "" : "s"} not checked (${first.path}: ${first.reason}${rest.length ? `; and ${rest.length} more` : ""})`);
+  }
+  if (context.unseen) parts.push(`not every changed file was seen (${context.unseen})`);
+  return parts.join("; ");
+}
+function partition(items2, test) {
+  const yes = [];
+  const no = [];
+  for (const item of items2) (test(item) ? yes : no).push(item);
+  return [yes, no];
+}
+function elsewhereSection(findings, context) {
+  if (findings.length === 0) return "";
+  const lines = findings.map((finding) => {
+    const { path, start } = finding.location;
+    const link = context.links?.get(path);
+    const where = link ? `[\`${path}:${start.line}\`](${link}#L${start.line})` : `\`${path}:${start.line}\``;
+    return `- **${finding.severity}** ${where}: ${finding.message} (${finding.ruleId})`;
+  });
+  return `### Baseline problems
+
+These are in baseline files on default branches, not in this pull request:
+
+${lines.join("\n")}`;
 }
 function summaryTable(report) {
   const waived = report.waived ? ` ${report.waived} finding${report.waived === 1 ? " is" : "s are"} waived by the baseline.` : "";
@@ -18824,12 +18867,25 @@ function fixesSection(report, context) {
 ${diff(finding.fix.edits, context.texts)}
 \`\`\``
   );
-  const how = context.fork ? `This pull request comes from the fork \`${context.fork}\`. The app can commit only to repositories it is installed on, so there is no **Apply fixes** button: apply the review suggestions (**Commit suggestion**), or run \`cuda-gatekeeper check --fix\` locally and push.` : "Apply them with the **Apply fixes** button, the review suggestions, `/cuda-check fix`, or `cuda-gatekeeper check --fix` locally.";
   return `### Safe fixes
 
-${how}
+${howToApply(context.fixes ?? { kind: "button" })}
 
 ${blocks.join("\n\n")}`;
+}
+function howToApply(offer) {
+  switch (offer.kind) {
+    case "button":
+      return "Apply them with the **Apply fixes** button, the review suggestions, `/cuda-check fix`, or `cuda-gatekeeper check --fix` locally.";
+    case "fork":
+      return `This pull request comes from the fork \`${offer.repo}\`. The app can commit only to repositories it is installed on, so there is no **Apply fixes** button: apply the review suggestions (**Commit suggestion**), or run \`cuda-gatekeeper check --fix\` locally and push.`;
+    case "read-only":
+      return "This installation may read contents but not write them, so there is no **Apply fixes** button: apply the review suggestions (**Commit suggestion**), or run `cuda-gatekeeper check --fix` locally and push. To commit fixes from here, give the App the **Contents: Read and write** repository permission (its settings, Permissions & events) and accept the new permission on the installation.";
+    case "closed":
+      return `This pull request is ${offer.state}, so nothing is committed to it: the fixes below are for a new pull request.`;
+    case "local":
+      return "Apply them with `cuda-gatekeeper check --fix` locally, or the review suggestions where the GitHub App posts them.";
+  }
 }
 function diff(edits, texts) {
   const out = [];
@@ -18856,13 +18912,18 @@ function diff(edits, texts) {
   }
   return out.join("\n");
 }
-function skippedSection(context) {
-  if (context.skipped.length === 0) return "";
+function uncheckedSection(context) {
+  if (context.skipped.length === 0 && !context.unseen) return "";
+  const effect = context.unchecked === "neutral" ? "The baseline says `unchecked: neutral`, so the run is neutral rather than a pass (branch protection lets neutral through)." : "A file that was not checked is not a pass, so the run fails. Re-run it with the **Re-run** button or a `/cuda-check` comment once the cause is gone; a baseline with `unchecked: neutral` makes such runs neutral instead.";
+  const lines = [
+    ...context.unseen ? [`- Not every changed file was seen: ${context.unseen}.`] : [],
+    ...context.skipped.map((entry) => `- \`${entry.path}\`: ${entry.reason}`)
+  ];
   return `### Not checked
 
-These CUDA-relevant files could not be checked, so the check is neutral rather than a pass:
+${lines.join("\n")}
 
-${context.skipped.map((entry) => `- \`${entry.path}\`: ${entry.reason}`).join("\n")}`;
+${effect}`;
 }
 function footer(context) {
   return `<sub>Baseline: ${context.baselineOrigin}. Knowledge base: data retrieved ${context.knowledgeRetrieved}. Comment \`/cuda-check\` to re-run, \`/cuda-check explain <rule>\` for a rule's documentation.</sub>`;
@@ -18875,8 +18936,8 @@ function detail(finding) {
   for (const suggestion of finding.suggestions ?? []) lines.push(`> option: ${suggestion.title}`);
   return lines.join("\n");
 }
-function annotation(finding) {
-  const { location } = finding;
+function annotation(finding, text2) {
+  const location = text2 === void 0 ? finding.location : insideFile(finding.location, text2);
   const sameLine = location.start.line === location.end.line;
   const details = [
     finding.help,
@@ -18893,6 +18954,12 @@ function annotation(finding) {
     title: finding.ruleId,
     ...details ? { raw_details: details.slice(0, 64e3) } : {}
   };
+}
+function insideFile(location, text2) {
+  let lines = 1;
+  for (let i = text2.indexOf("\n"); i >= 0 && i < text2.length - 1; i = text2.indexOf("\n", i + 1)) lines++;
+  const clamp = (position) => position.line <= lines ? position : { line: lines, column: 1, offset: position.offset };
+  return { ...location, start: clamp(location.start), end: clamp(location.end) };
 }
 function truncate(text2) {
   if (text2.length <= MAX_OUTPUT) return text2;
@@ -44572,6 +44639,21 @@ var KnowledgeBase = class {
       () => this.data.pytorch.releases.filter((release) => release[pkg].includes(wanted))
     );
   }
+  /**
+   * Every known version of torch, torchvision or torchaudio, oldest first, with the newest of each minor: what a
+   * version the knowledge base does not list is compared with (asked once per package of every unit).
+   */
+  releaseLine(pkg) {
+    return this.cached("releaseLine", pkg, () => {
+      const releases = this.data.pytorch.releases;
+      const versions = [...new Set(pkg === "torch" ? releases.map((release) => release.version) : releases.flatMap((release) => release[pkg]))].sort(
+        compareDotted
+      );
+      const newestOfMinor = /* @__PURE__ */ new Map();
+      for (const version2 of versions) newestOfMinor.set(minorOf(version2), version2);
+      return { versions: new Set(versions), newest: versions.at(-1), newestOfMinor };
+    });
+  }
   /** Exact torch a package release was built against (xformers), or the triton a torch release pins. */
   companionPins(pkg) {
     return this.data.companions.pins.filter((pin) => pin.package === pkg);
@@ -45017,8 +45099,11 @@ var SAMPLES = ["3.7", "3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "3.14"].flat
 );
 function mayHoldTogether(a, b) {
   if (!a || !b || a === b) return true;
-  return SAMPLES.some((values) => evaluateMarker(a, { values }) !== false && evaluateMarker(b, { values }) !== false);
+  return (samplesWhereItMayHold(a) & samplesWhereItMayHold(b)) !== 0;
 }
+var samplesWhereItMayHold = memoize(
+  (marker) => SAMPLES.reduce((mask, values, bit) => evaluateMarker(marker, { values }) !== false ? mask | 1 << bit : mask, 0)
+);
 function holdsOnLinux(marker) {
   return evaluateMarker(marker) !== false;
 }
@@ -45373,14 +45458,22 @@ function replaceWithin(file2, span, value, from, to, text2) {
 }
 function applyEdits(text2, edits) {
   const sorted = [...edits].sort((a, b) => b.range[0] - a.range[0]);
-  let result2 = text2;
+  const kept = [];
   let lastStart = Number.POSITIVE_INFINITY;
   for (const edit of sorted) {
     if (edit.range[1] > lastStart) continue;
-    result2 = result2.slice(0, edit.range[0]) + edit.text + result2.slice(edit.range[1]);
+    kept.push(edit);
     lastStart = edit.range[0];
   }
-  return result2;
+  const parts = [];
+  let at = 0;
+  for (let i = kept.length - 1; i >= 0; i--) {
+    const edit = kept[i];
+    parts.push(text2.slice(at, edit.range[0]), edit.text);
+    at = edit.range[1];
+  }
+  parts.push(text2.slice(at));
+  return parts.join("");
 }
 
 // src/analysis/torch-build.ts
@@ -48087,9 +48180,9 @@ function readWord(script, startIndex, resolve5, braces) {
   let quote = 0;
   let unresolved;
   let runStart = i;
-  const push = (piece) => (out ??= new MappedBuilder()).pushMapped(piece);
+  const push2 = (piece) => (out ??= new MappedBuilder()).pushMapped(piece);
   const flush = (to) => {
-    if (to > runStart) push(script.slice(runStart, to));
+    if (to > runStart) push2(script.slice(runStart, to));
   };
   while (i < text2.length) {
     const code = text2.charCodeAt(i);
@@ -48113,7 +48206,7 @@ function readWord(script, startIndex, resolve5, braces) {
         const end = close < 0 ? text2.length : close + 1;
         flush(i);
         unresolved ??= `\`${text2.slice(i + 1, close < 0 ? end : close)}\` is the output of a command, only known when the build runs`;
-        push(script.slice(i, end));
+        push2(script.slice(i, end));
         i = end;
         runStart = i;
         continue;
@@ -48136,10 +48229,10 @@ function readWord(script, startIndex, resolve5, braces) {
         flush(i);
         if ("unresolved" in expansion) {
           unresolved ??= expansion.unresolved;
-          push(script.slice(i, expansion.next));
+          push2(script.slice(i, expansion.next));
         } else {
           const at = out?.length ?? 0;
-          push(expansion.value);
+          push2(expansion.value);
           if (quote === 0 && /[ \t\n]/.test(expansion.value.text)) (split ??= []).push([at, at + expansion.value.length]);
         }
         i = expansion.next;
@@ -52782,50 +52875,6 @@ function isNormal(path) {
   return NORMAL.test(path);
 }
 
-// src/util/collections.ts
-function groupBy(items2, key) {
-  const groups = /* @__PURE__ */ new Map();
-  for (const item of items2) {
-    const at = key(item);
-    if (at === void 0) continue;
-    const group = groups.get(at);
-    if (group) group.push(item);
-    else groups.set(at, [item]);
-  }
-  return groups;
-}
-function positions(length) {
-  return Array.from({ length }, (_, i) => i);
-}
-var UnionFind = class {
-  parent;
-  constructor(count = 0) {
-    this.parent = positions(count);
-  }
-  /** A new item in a set of its own; returns its number (the count so far). */
-  add() {
-    return this.parent.push(this.parent.length) - 1;
-  }
-  /** The representative of i's set. */
-  find(i) {
-    let root = i;
-    while (this.parent[root] !== root) root = this.parent[root];
-    while (this.parent[i] !== root) {
-      const next = this.parent[i];
-      this.parent[i] = root;
-      i = next;
-    }
-    return root;
-  }
-  /** Joins the sets of a and b; returns the representative of the joined set. */
-  join(a, b) {
-    const ra = this.find(a);
-    const rb = this.find(b);
-    if (ra !== rb) this.parent[rb] = ra;
-    return ra;
-  }
-};
-
 // src/analysis/stages.ts
 var StageTree = class _StageTree {
   constructor(stageCount, file2) {
@@ -52885,34 +52934,137 @@ function includeCandidates(file2, include) {
   if (file2.kind !== "dockerfile") return unique([joinRepo(base, target)]);
   const stage = file2.contexts[include.context]?.stage ?? 0;
   const candidates = [];
-  for (const copy of copiesVisibleFrom(file2, stage)) {
-    for (const source of copy.sources) {
-      const relative2 = pathInsideCopy(copy, source.path, target);
-      if (relative2 === void 0) continue;
-      candidates.push(joinRepo(base, relative2), joinRepo(relative2));
-    }
-  }
+  for (const relative2 of CopyIndex.of(file2).sourcesOf(stage, target)) candidates.push(joinRepo(base, relative2), joinRepo(relative2));
   if (!target.startsWith("/") && !include.copiedOnly) candidates.push(joinRepo(base, target), joinRepo(target));
   return unique(candidates);
 }
-var visibleCopies = /* @__PURE__ */ new WeakMap();
-function copiesVisibleFrom(file2, stage) {
-  let visible = visibleCopies.get(file2);
-  if (!visible) {
-    const own2 = groupBy(
-      file2.copies.filter((copy) => !copy.fromStage),
-      (copy) => copy.stage
-    );
-    visibleCopies.set(file2, visible = StageTree.of(file2).inherited((at) => own2.get(at) ?? []));
+var CopyIndex = class _CopyIndex {
+  same = /* @__PURE__ */ new Map();
+  byName = /* @__PURE__ */ new Map();
+  byDestination = /* @__PURE__ */ new Map();
+  patterns = [];
+  directories = [];
+  enter = [];
+  exit = [];
+  answers = /* @__PURE__ */ new Map();
+  static cache = /* @__PURE__ */ new WeakMap();
+  static of(file2) {
+    let index = _CopyIndex.cache.get(file2);
+    if (!index) _CopyIndex.cache.set(file2, index = new _CopyIndex(file2));
+    return index;
   }
-  return visible(stage);
+  constructor(file2) {
+    let order = 0;
+    for (const copy of file2.copies) {
+      if (copy.fromStage) continue;
+      for (const { path } of copy.sources) {
+        const entry = { order: order++, copy, source: path };
+        const key = `${path}\0${copy.destination}`;
+        const known2 = this.same.get(key);
+        if (known2) {
+          known2.entries.push(entry);
+          continue;
+        }
+        const group = { entries: [entry] };
+        this.same.set(key, group);
+        if (isDirectorySource(path)) this.directories.push(group);
+        else if (/[*?[]/.test(path)) this.patterns.push(group);
+        else {
+          push(this.byName, baseName(path), group);
+          push(this.byDestination, copy.destination, group);
+        }
+      }
+    }
+    const tree = StageTree.of(file2);
+    const children = Array.from({ length: tree.stageCount }, () => []);
+    const roots = [];
+    for (let stage = 0; stage < tree.stageCount; stage++) {
+      const parent = tree.parent(stage);
+      if (parent === void 0) roots.push(stage);
+      else children[parent].push(stage);
+    }
+    let clock = 0;
+    const stack = roots.reverse().map((root) => [root, 0]);
+    while (stack.length > 0) {
+      const top = stack[stack.length - 1];
+      const [stage, next] = top;
+      if (next === 0) this.enter[stage] = clock++;
+      const kids = children[stage];
+      if (next < kids.length) {
+        top[1] = next + 1;
+        stack.push([kids[next], 0]);
+      } else {
+        this.exit[stage] = clock++;
+        stack.pop();
+      }
+    }
+  }
+  /** The first copy of a kind that `stage` sees (it is that copy's stage or builds on it), if any. */
+  firstSeen(group, stage) {
+    const enter = this.enter[stage];
+    const exit = this.exit[stage];
+    if (enter === void 0 || exit === void 0) return group.entries.find((entry) => entry.copy.stage === stage);
+    if (!group.roots) {
+      const owners = group.entries.map((entry) => ({ enter: this.enter[entry.copy.stage] ?? -1, exit: this.exit[entry.copy.stage] ?? -1, entry })).filter((owner) => owner.enter >= 0).sort((a, b) => a.enter - b.enter || a.entry.order - b.entry.order);
+      const roots2 = [];
+      for (const owner of owners) {
+        const last2 = roots2.at(-1);
+        if (last2 && owner.enter <= last2.exit) continue;
+        roots2.push(owner);
+      }
+      group.roots = roots2;
+    }
+    const roots = group.roots;
+    let low = 0;
+    let high = roots.length - 1;
+    let found = -1;
+    while (low <= high) {
+      const middle = low + high >> 1;
+      if (roots[middle].enter <= enter) {
+        found = middle;
+        low = middle + 1;
+      } else high = middle - 1;
+    }
+    const root = found >= 0 ? roots[found] : void 0;
+    return root && exit <= root.exit ? root.entry : void 0;
+  }
+  /** The source-relative paths of what the copies `stage` sees may have put at `target`, in file order. */
+  sourcesOf(stage, target) {
+    const key = `${stage}\0${target}`;
+    const known2 = this.answers.get(key);
+    if (known2) return known2;
+    const groups = /* @__PURE__ */ new Set([...this.byName.get(baseName(target)) ?? [], ...this.byDestination.get(target) ?? [], ...this.patterns, ...this.directories]);
+    const seen = [];
+    for (const group of groups) {
+      const entry = this.firstSeen(group, stage);
+      if (entry) seen.push(entry);
+    }
+    seen.sort((a, b) => a.order - b.order);
+    const out = [];
+    for (const entry of seen) {
+      const relative2 = pathInsideCopy(entry.copy, entry.source, target);
+      if (relative2 !== void 0) out.push(relative2);
+    }
+    this.answers.set(key, out);
+    return out;
+  }
+};
+function push(map2, key, value) {
+  const list = map2.get(key);
+  if (list) list.push(value);
+  else map2.set(key, [value]);
+}
+function baseName(path) {
+  return path.replace(/\/+$/, "").split("/").pop() ?? path;
+}
+function isDirectorySource(source) {
+  return source === "." || source.endsWith("/") || !/\.[A-Za-z0-9]+$/.test(baseName(source));
 }
 function pathInsideCopy(copy, source, target) {
   const destination = copy.destination;
-  const sourceBase = source.replace(/\/+$/, "").split("/").pop() ?? source;
+  const sourceBase = baseName(source);
   const targetBase = target.split("/").pop() ?? target;
-  const sourceIsDir = source === "." || source.endsWith("/") || !/\.[A-Za-z0-9]+$/.test(sourceBase);
-  if (!sourceIsDir) {
+  if (!isDirectorySource(source)) {
     if (targetBase === sourceBase || target === destination || destination.endsWith("/") && target === `${destination}${sourceBase}`) return source;
     if (/[*?[]/.test(source) && globMatch(source.split("/").pop() ?? source, targetBase)) return `${dirname2(source)}/${targetBase}`.replace(/^\//, "");
     return void 0;
@@ -53271,22 +53423,20 @@ function suggestionText(fixes) {
 }
 function checkUnknown(file2, pkg, kb, report) {
   const version2 = publicVersion(pkg.exact ?? "");
-  const releases = kb.torchReleases();
-  const known2 = pkg.name === "torch" ? releases.some((release) => release.version === version2) : kb.torchForCompanion(pkg.name, version2).length > 0;
-  if (known2 || !/^\d+\.\d+\.\d+$/.test(version2)) return;
-  const newest = releases.filter((release) => release.confidence !== "unverified").at(-1);
-  const ownMinors = pkg.name === "torch" ? releases.map((release) => release.version) : releases.flatMap((release) => release[pkg.name]);
-  const minorKnown = ownMinors.some((known3) => minorOf(known3) === minorOf(version2));
-  const newestOfMinor = ownMinors.filter((known3) => minorOf(known3) === minorOf(version2)).sort(compareDotted).at(-1);
-  const staleMinor = minorKnown && newestOfMinor !== void 0 && compareDotted(version2, newestOfMinor) > 0 && ownMinors.some((known3) => compareDotted(minorOf(known3), minorOf(version2)) > 0);
-  if (!minorKnown && compareDotted(version2, ownMinors.sort(compareDotted).at(-1) ?? "0") > 0) return;
+  const line = kb.releaseLine(pkg.name);
+  if (line.versions.has(version2) || !/^\d+\.\d+\.\d+$/.test(version2)) return;
+  const minor = minorOf(version2);
+  const newestOfMinor = line.newestOfMinor.get(minor);
+  if (newestOfMinor === void 0 && compareDotted(version2, line.newest ?? "0") > 0) return;
+  const staleMinor = newestOfMinor !== void 0 && compareDotted(version2, newestOfMinor) > 0 && compareDotted(minorOf(line.newest ?? "0"), minor) > 0;
+  const newest = kb.torchReleases().filter((release) => release.confidence !== "unverified").at(-1);
   report({
     messageId: "unknownVersion",
     data: { name: pkg.rawName, version: version2 },
     file: file2,
     span: pkg.span,
     severity: staleMinor ? "warning" : "notice",
-    help: `The knowledge base (PyTorch data retrieved ${newest.retrieved}) lists ${minorKnown ? `${pkg.rawName} ${minorOf(version2)} releases up to ${newestOfMinor}` : `no ${pkg.rawName} ${minorOf(version2)} release`}; check the version. Source: ${cite(newest)}`
+    help: `The knowledge base (PyTorch data retrieved ${newest.retrieved}) lists ${newestOfMinor ? `${pkg.rawName} ${minor} releases up to ${newestOfMinor}` : `no ${pkg.rawName} ${minor} release`}; check the version. Source: ${cite(newest)}`
   });
 }
 function checkConda(unit, kb, report) {
@@ -53473,6 +53623,9 @@ var BaselineFile = external_exports.strictObject({
     packages: external_exports.array(external_exports.string()).optional().describe("More packages that must be pinned exactly")
   }).optional(),
   prerelease: external_exports.enum(["forbid", "allow"]).optional().describe("forbid: no nightly, rc, dev or /whl/test builds"),
+  unchecked: external_exports.enum(["fail", "neutral"]).optional().describe(
+    "A CUDA-relevant file that could not be checked (too large, over the time budget, not listed by GitHub): fail (default) or neutral (fail-open: branch protection lets neutral through)"
+  ),
   rules: external_exports.record(external_exports.string(), RuleSetting).optional().describe("Per rule: error | warning | notice | off (or { severity })"),
   waivers: external_exports.array(
     external_exports.strictObject({
@@ -53504,6 +53657,7 @@ var EMPTY_BASELINE = {
   packages: {},
   pinning: { python: "none", images: "none", packages: [] },
   prerelease: "allow",
+  unchecked: "fail",
   rules: {},
   locked: [],
   waivers: [],
@@ -53533,6 +53687,7 @@ function resolveBaseline(file2) {
       packages: (file2.pinning?.packages ?? []).map((name) => name.toLowerCase().replace(/[-_.]+/g, "-"))
     },
     prerelease: file2.prerelease ?? "allow",
+    unchecked: file2.unchecked ?? "fail",
     rules,
     locked: file2.locked ?? [],
     waivers: (file2.waivers ?? []).map((waiver, index) => ({ ...waiver, index })),
@@ -53615,6 +53770,50 @@ function spanOf(doc, path, key) {
   }
   return { start: 0, end: 0 };
 }
+
+// src/util/collections.ts
+function groupBy(items2, key) {
+  const groups = /* @__PURE__ */ new Map();
+  for (const item of items2) {
+    const at = key(item);
+    if (at === void 0) continue;
+    const group = groups.get(at);
+    if (group) group.push(item);
+    else groups.set(at, [item]);
+  }
+  return groups;
+}
+function positions(length) {
+  return Array.from({ length }, (_, i) => i);
+}
+var UnionFind = class {
+  parent;
+  constructor(count = 0) {
+    this.parent = positions(count);
+  }
+  /** A new item in a set of its own; returns its number (the count so far). */
+  add() {
+    return this.parent.push(this.parent.length) - 1;
+  }
+  /** The representative of i's set. */
+  find(i) {
+    let root = i;
+    while (this.parent[root] !== root) root = this.parent[root];
+    while (this.parent[i] !== root) {
+      const next = this.parent[i];
+      this.parent[i] = root;
+      i = next;
+    }
+    return root;
+  }
+  /** Joins the sets of a and b; returns the representative of the joined set. */
+  join(a, b) {
+    const ra = this.find(a);
+    const rb = this.find(b);
+    if (ra !== rb) this.parent[rb] = ra;
+    return ra;
+  }
+};
 
 // src/analysis/units.ts
 var NO_INDEXES = [];
@@ -53786,6 +53985,7 @@ var DockerfileIndex = class {
   /** By stage, in file order as far as computed: contexts a stage copies in, and what copying out of it brings. */
   copied = [];
   reached = [];
+  environmentCopies;
   /**
    * The file's own claims that bear on a stage, in the file's claim order: claims of the stage and the stages it
    * builds on (the image only of the base stage, which is what the stage runs on), and those of its contexts.
@@ -53801,8 +54001,14 @@ var DockerfileIndex = class {
    * the stages it builds on installed, and what they copied in themselves.
    */
   copiedContexts(stage) {
+    if (!this.copiesEnvironments) return [];
     this.computeUpTo(stage);
     return this.copied[stage] ?? [];
+  }
+  /** Whether any `COPY --from` of the file brings an environment (a conda prefix, a virtualenv, site-packages). */
+  get copiesEnvironments() {
+    this.environmentCopies ??= this.file.copies.some((copy) => copy.fromStage !== void 0 && copy.sources.some((source) => ENVIRONMENT.test(source.path)));
+    return this.environmentCopies;
   }
   /**
    * Works out, stage by stage in file order, what each stage copies in and what an environment copied out of it
@@ -54077,13 +54283,14 @@ function repositoryWaivers(baseline, options) {
 function expiredWaiverNotes(baseline, options) {
   return repositoryWaivers(baseline, options).expired.map((waiver) => {
     const inPolicy = options.policy && (!waiver.file || waiver.file === options.policy.source.path);
+    const file2 = inPolicy ? options.policy : options.policyFiles?.find((candidate) => candidate.source.path === waiver.file);
     const location = {
       path: waiver.file ?? options.policy?.source.path ?? "baseline.yaml",
       start: { line: 1, column: 1, offset: 0 },
       end: { line: 1, column: 1, offset: 0 }
     };
-    const at = inPolicy ? options.policy.locate(["waivers", waiver.index]) : void 0;
-    const where = at ? options.policy.source.location(at.start, at.end) : location;
+    const at = file2?.locate(["waivers", waiver.index]);
+    const where = at ? file2.source.location(at.start, at.end) : location;
     return {
       ruleId: "policy-error",
       severity: "notice",
@@ -54306,6 +54513,7 @@ function verifyFixes(report, files, regate) {
   if (safe.length === 0) return report;
   const linked = typeof files === "function" ? files : linkedWithin(files);
   const verdicts = /* @__PURE__ */ new Map();
+  const notes = /* @__PURE__ */ new Map();
   const groups = /* @__PURE__ */ new Map();
   for (const finding of safe) {
     const paths = new Set(finding.fix.edits.map((edit) => edit.path));
@@ -54335,19 +54543,38 @@ function verifyFixes(report, files, regate) {
       const after = regate(group.files.map((file2) => edited(file2, edits)));
       return newFinding(before, ours(after.findings));
     };
-    const accepted = [];
-    for (const finding of group.fixes) {
-      if (!merged(finding.fix.edits)) {
-        verdicts.set(finding, "its edits overlap");
-        continue;
-      }
-      const gives = added([finding]);
-      if (gives) verdicts.set(finding, describe3(gives));
-      else accepted.push(finding);
-    }
-    if (accepted.length < 2) continue;
-    if (merged(accepted.flatMap((finding) => finding.fix.edits)) && !added(accepted)) continue;
-    const kept = [];
+    verifyGroup(group.fixes, added, verdicts, notes);
+  }
+  if (verdicts.size === 0 && notes.size === 0) return report;
+  return {
+    ...report,
+    findings: report.findings.map((finding) => {
+      const verdict = verdicts.get(finding);
+      if (verdict) return downgrade(finding, verdict);
+      const note = notes.get(finding);
+      return note ? { ...finding, fix: { ...finding.fix, verification: note } } : finding;
+    })
+  };
+}
+var ALONE_PER_GROUP = 32;
+var BLOCK_BUDGET = 48;
+function verifyGroup(fixes, added, verdicts, notes) {
+  const candidates = [];
+  for (const finding of fixes) {
+    if (merged(finding.fix.edits)) candidates.push(finding);
+    else verdicts.set(finding, "its edits overlap");
+  }
+  const alone = candidates.slice(0, ALONE_PER_GROUP);
+  const rest = candidates.slice(ALONE_PER_GROUP);
+  const accepted = [];
+  for (const finding of alone) {
+    const gives = added([finding]);
+    if (gives) verdicts.set(finding, describe3(gives));
+    else accepted.push(finding);
+  }
+  let kept = accepted;
+  if (accepted.length >= 2 && !(merged(accepted.flatMap((finding) => finding.fix.edits)) && !added(accepted))) {
+    kept = [];
     for (const finding of accepted) {
       const together = [...kept, finding];
       if (!merged(together.flatMap((fix) => fix.fix.edits))) {
@@ -54359,8 +54586,32 @@ function verifyFixes(report, files, regate) {
       else kept.push(finding);
     }
   }
-  if (verdicts.size === 0) return report;
-  return { ...report, findings: report.findings.map((finding) => verdicts.has(finding) ? downgrade(finding, verdicts.get(finding)) : finding) };
+  if (rest.length === 0) return;
+  const note = `safe together with the other safe fixes of these files; with more than ${ALONE_PER_GROUP} in one group, not checked alone`;
+  let budget = BLOCK_BUDGET;
+  const blocks = [rest];
+  while (blocks.length > 0) {
+    const block = blocks.shift();
+    if (budget <= 0) {
+      for (const finding of block) verdicts.set(finding, `could not be verified (more than ${ALONE_PER_GROUP + rest.length - 1} fixes in one group)`);
+      continue;
+    }
+    budget--;
+    const together = [...kept, ...block];
+    const gives = merged(together.flatMap((fix) => fix.fix.edits)) ? added(together) : void 0;
+    const overlaps = !merged(together.flatMap((fix) => fix.fix.edits));
+    if (!gives && !overlaps) {
+      kept = together;
+      for (const finding of block) notes.set(finding, note);
+      continue;
+    }
+    if (block.length === 1) {
+      verdicts.set(block[0], overlaps ? "its edits overlap those of another safe fix" : `${describe3(gives)} together with the other safe fixes`);
+      continue;
+    }
+    const half = Math.ceil(block.length / 2);
+    blocks.unshift(block.slice(0, half), block.slice(half));
+  }
 }
 function downgrade(finding, reason) {
   const fix = { ...finding.fix, safety: "unsafe", verification: `Not safe: applying it ${reason}.` };
@@ -54376,9 +54627,11 @@ function edited(file2, edits) {
 }
 function merged(edits) {
   const unique2 = [];
+  const seen = /* @__PURE__ */ new Set();
   for (const edit of edits) {
-    if (unique2.some((other) => other.path === edit.path && other.range[0] === edit.range[0] && other.range[1] === edit.range[1] && other.text === edit.text))
-      continue;
+    const key = `${edit.path}\0${edit.range[0]}\0${edit.range[1]}\0${edit.text}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
     unique2.push(edit);
   }
   const sorted = [...unique2].sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : a.range[0] - b.range[0] || a.range[1] - b.range[1]);
@@ -54409,22 +54662,28 @@ function newFinding(before, after) {
   return void 0;
 }
 function mergeOverlapping(groups) {
-  const out = [];
-  for (const group of groups) {
-    const paths = new Set(group.files.map((file2) => file2.path));
-    const overlapping = out.filter((other) => other.files.some((file2) => paths.has(file2.path)));
-    if (overlapping.length === 0) {
-      out.push({ files: [...group.files], fixes: [...group.fixes] });
-      continue;
+  const sets = new UnionFind(groups.length);
+  const owner = /* @__PURE__ */ new Map();
+  groups.forEach((group, i) => {
+    for (const file2 of group.files) {
+      const other = owner.get(file2.path);
+      if (other === void 0) owner.set(file2.path, i);
+      else sets.join(other, i);
     }
-    const target = overlapping[0];
-    for (const other of [group, ...overlapping.slice(1)]) {
-      for (const file2 of other.files) if (!target.files.some((known2) => known2.path === file2.path)) target.files.push(file2);
-      target.fixes.push(...other.fixes);
-      if (other !== group) out.splice(out.indexOf(other), 1);
+  });
+  const merged2 = /* @__PURE__ */ new Map();
+  groups.forEach((group, i) => {
+    const root = sets.find(i);
+    let target = merged2.get(root);
+    if (!target) merged2.set(root, target = { files: [], fixes: [], paths: /* @__PURE__ */ new Set() });
+    for (const file2 of group.files) {
+      if (target.paths.has(file2.path)) continue;
+      target.paths.add(file2.path);
+      target.files.push(file2);
     }
-  }
-  return out;
+    target.fixes.push(...group.fixes);
+  });
+  return [...merged2.values()].map(({ files, fixes }) => ({ files, fixes }));
 }
 
 // src/plan/plan.ts

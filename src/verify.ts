@@ -60,6 +60,7 @@ export function verifyFixes(report: Report, files: readonly ParsedFile[] | Linke
   if (safe.length === 0) return report;
   const linked = typeof files === 'function' ? files : linkedWithin(files);
   const verdicts = new Map<Finding, string>();
+  const notes = new Map<Finding, string>();
 
   // Fixes whose files are joined by includes are judged together: group them by the files they make up.
   const groups = new Map<string, { files: ParsedFile[]; fixes: Finding[] }>();
@@ -94,20 +95,57 @@ export function verifyFixes(report: Report, files: readonly ParsedFile[] | Linke
       const after = regate(group.files.map((file) => edited(file, edits)));
       return newFinding(before, ours(after.findings));
     };
-    const accepted: Finding[] = [];
-    for (const finding of group.fixes) {
-      if (!merged(finding.fix!.edits)) {
-        verdicts.set(finding, 'its edits overlap');
-        continue;
-      }
-      const gives = added([finding]);
-      if (gives) verdicts.set(finding, describe(gives));
-      else accepted.push(finding);
-    }
-    if (accepted.length < 2) continue;
-    // Together: where two fixes that are each safe conflict, keep the earlier ones and judge each later one with them.
-    if (merged(accepted.flatMap((finding) => finding.fix!.edits)) && !added(accepted)) continue;
-    const kept: Finding[] = [];
+    verifyGroup(group.fixes, added, verdicts, notes);
+  }
+  if (verdicts.size === 0 && notes.size === 0) return report;
+  return {
+    ...report,
+    findings: report.findings.map((finding) => {
+      const verdict = verdicts.get(finding);
+      if (verdict) return downgrade(finding, verdict);
+      const note = notes.get(finding);
+      return note ? { ...finding, fix: { ...finding.fix!, verification: note } } : finding;
+    }),
+  };
+}
+
+/** Fixes of one group verified one by one (each alone, then together); the rest in blocks, together. */
+export const ALONE_PER_GROUP = 32;
+/** Re-checks spent on the blocks of one group beyond those: a bound, so that verification stays linear. */
+export const BLOCK_BUDGET = 48;
+
+/**
+ * Verify the safe fixes of one group of linked files. Re-checking the group costs as much as the group is large,
+ * so re-checking it once per fix is quadratic in a file with hundreds of fixes (500 independent Dockerfile stages,
+ * each with its own fix: 28 s). The first ALONE_PER_GROUP fixes are checked alone and then together, as always;
+ * the others are checked together with those kept, in blocks that are halved where a block adds a finding (group
+ * testing: a few re-checks per failing fix). A fix kept from a block is safe together with the other safe fixes of
+ * the group, which is how `--fix`, Apply fixes and `plan --write` apply them; its verification says it was not
+ * checked alone. Where the budget runs out, the fixes left are not offered as safe.
+ */
+function verifyGroup(
+  fixes: readonly Finding[],
+  added: (fixes: readonly Finding[]) => Finding | undefined,
+  verdicts: Map<Finding, string>,
+  notes: Map<Finding, string>,
+): void {
+  const candidates: Finding[] = [];
+  for (const finding of fixes) {
+    if (merged(finding.fix!.edits)) candidates.push(finding);
+    else verdicts.set(finding, 'its edits overlap');
+  }
+  const alone = candidates.slice(0, ALONE_PER_GROUP);
+  const rest = candidates.slice(ALONE_PER_GROUP);
+  const accepted: Finding[] = [];
+  for (const finding of alone) {
+    const gives = added([finding]);
+    if (gives) verdicts.set(finding, describe(gives));
+    else accepted.push(finding);
+  }
+  // Together: where two fixes that are each safe conflict, keep the earlier ones and judge each later one with them.
+  let kept: Finding[] = accepted;
+  if (accepted.length >= 2 && !(merged(accepted.flatMap((finding) => finding.fix!.edits)) && !added(accepted))) {
+    kept = [];
     for (const finding of accepted) {
       const together = [...kept, finding];
       if (!merged(together.flatMap((fix) => fix.fix!.edits))) {
@@ -119,8 +157,32 @@ export function verifyFixes(report: Report, files: readonly ParsedFile[] | Linke
       else kept.push(finding);
     }
   }
-  if (verdicts.size === 0) return report;
-  return { ...report, findings: report.findings.map((finding) => (verdicts.has(finding) ? downgrade(finding, verdicts.get(finding)!) : finding)) };
+  if (rest.length === 0) return;
+  const note = `safe together with the other safe fixes of these files; with more than ${ALONE_PER_GROUP} in one group, not checked alone`;
+  let budget = BLOCK_BUDGET;
+  const blocks: Finding[][] = [rest];
+  while (blocks.length > 0) {
+    const block = blocks.shift()!;
+    if (budget <= 0) {
+      for (const finding of block) verdicts.set(finding, `could not be verified (more than ${ALONE_PER_GROUP + rest.length - 1} fixes in one group)`);
+      continue;
+    }
+    budget--;
+    const together = [...kept, ...block];
+    const gives = merged(together.flatMap((fix) => fix.fix!.edits)) ? added(together) : undefined;
+    const overlaps = !merged(together.flatMap((fix) => fix.fix!.edits));
+    if (!gives && !overlaps) {
+      kept = together;
+      for (const finding of block) notes.set(finding, note);
+      continue;
+    }
+    if (block.length === 1) {
+      verdicts.set(block[0]!, overlaps ? 'its edits overlap those of another safe fix' : `${describe(gives!)} together with the other safe fixes`);
+      continue;
+    }
+    const half = Math.ceil(block.length / 2);
+    blocks.unshift(block.slice(0, half), block.slice(half));
+  }
 }
 
 /** A fix that failed verification: its edits stay on offer as an unsafe suggestion, with what applying them gives. */
@@ -143,9 +205,11 @@ function edited(file: ParsedFile, edits: readonly TextEdit[]): ParsedFile {
 /** The edits with duplicates dropped (two findings may propose the same edit), or undefined when two overlap. */
 export function merged(edits: readonly TextEdit[]): TextEdit[] | undefined {
   const unique: TextEdit[] = [];
+  const seen = new Set<string>();
   for (const edit of edits) {
-    if (unique.some((other) => other.path === edit.path && other.range[0] === edit.range[0] && other.range[1] === edit.range[1] && other.text === edit.text))
-      continue;
+    const key = `${edit.path}\u0000${edit.range[0]}\u0000${edit.range[1]}\u0000${edit.text}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
     unique.push(edit);
   }
   const sorted = [...unique].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.range[0] - b.range[0] || a.range[1] - b.range[1]));
@@ -182,21 +246,28 @@ function newFinding(before: ReadonlyMap<string, number>, after: readonly Finding
   return undefined;
 }
 
+/** Groups that share a file become one (union by path), in the order they were first seen. */
 function mergeOverlapping(groups: { files: ParsedFile[]; fixes: Finding[] }[]): { files: ParsedFile[]; fixes: Finding[] }[] {
-  const out: { files: ParsedFile[]; fixes: Finding[] }[] = [];
-  for (const group of groups) {
-    const paths = new Set(group.files.map((file) => file.path));
-    const overlapping = out.filter((other) => other.files.some((file) => paths.has(file.path)));
-    if (overlapping.length === 0) {
-      out.push({ files: [...group.files], fixes: [...group.fixes] });
-      continue;
+  const sets = new UnionFind(groups.length);
+  const owner = new Map<string, number>();
+  groups.forEach((group, i) => {
+    for (const file of group.files) {
+      const other = owner.get(file.path);
+      if (other === undefined) owner.set(file.path, i);
+      else sets.join(other, i);
     }
-    const target = overlapping[0]!;
-    for (const other of [group, ...overlapping.slice(1)]) {
-      for (const file of other.files) if (!target.files.some((known) => known.path === file.path)) target.files.push(file);
-      target.fixes.push(...other.fixes);
-      if (other !== group) out.splice(out.indexOf(other), 1);
+  });
+  const merged = new Map<number, { files: ParsedFile[]; fixes: Finding[]; paths: Set<string> }>();
+  groups.forEach((group, i) => {
+    const root = sets.find(i);
+    let target = merged.get(root);
+    if (!target) merged.set(root, (target = { files: [], fixes: [], paths: new Set() }));
+    for (const file of group.files) {
+      if (target.paths.has(file.path)) continue;
+      target.paths.add(file.path);
+      target.files.push(file);
     }
-  }
-  return out;
+    target.fixes.push(...group.fixes);
+  });
+  return [...merged.values()].map(({ files, fixes }) => ({ files, fixes }));
 }

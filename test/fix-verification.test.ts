@@ -159,3 +159,48 @@ describe('the "safe" fixes the audit caught writing builds that do not exist', (
     expect(safeTexts(findings).filter((text) => text.includes('116'))).toEqual([]);
   });
 });
+
+describe('many fixes in one group stay linear to verify, and stay sound', () => {
+  // 40 stages, each with a torchvision of another torch and its safe fix: more than ALONE_PER_GROUP in one file.
+  const stages = (n: number) =>
+    Array.from(
+      { length: n },
+      (_, i) =>
+        `FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04 AS s${i}\nRUN pip install torch==2.5.1+cu124 torchvision==0.19.0+cu124 --index-url https://download.pytorch.org/whl/cu124\n`,
+    ).join('');
+
+  it('fixes past the first 32 are verified together, say so, and their result adds nothing', () => {
+    const file = parse('Dockerfile', stages(40));
+    const regate = (subset: readonly ParsedFile[]) => gate(subset, EMPTY_BASELINE, kb);
+    let regates = 0;
+    const report = verifyFixes(regate([file]), [file], (subset) => (regates++, regate(subset)));
+    const safe = report.findings.filter((finding) => finding.fix?.safety === 'safe');
+    expect(safe).toHaveLength(40);
+    expect(safe.filter((finding) => finding.fix!.verification?.includes('not checked alone'))).toHaveLength(8);
+    // 32 alone, once all of those together, once the block of the other 8 with them.
+    expect(regates).toBe(34);
+    const fixed = parse('Dockerfile', applyEdits(file.source.text, merged(safe.flatMap((finding) => finding.fix!.edits))!));
+    expect(regate([fixed]).findings.filter((finding) => finding.ruleId === 'companion-mismatch')).toEqual([]);
+  });
+
+  it('a fix in a block that adds a finding is found by halving the block, and only it is refused', () => {
+    const file = parse('Dockerfile', stages(40));
+    const real = (subset: readonly ParsedFile[]) => gate(subset, EMPTY_BASELINE, kb);
+    const report = real([file]);
+    // A re-check that finds something new whenever stage 37's fix is applied (a stand-in for a conflict no rule
+    // here can produce on demand): verification must pin it on that fix alone.
+    const target = report.findings.filter((finding) => finding.fix?.safety === 'safe')[37]!;
+    const marker = target.fix!.edits[0]!;
+    const withConflict = (subset: readonly ParsedFile[]): ReturnType<typeof real> => {
+      const result = real(subset);
+      const applied = subset[0]!.source.text.slice(marker.range[0], marker.range[0] + marker.text.length) === marker.text;
+      if (!applied) return result;
+      const extra: Finding = { ...target, ruleId: 'index-url', message: 'a conflict', fix: undefined };
+      return { ...result, findings: [...result.findings, extra] };
+    };
+    const verified = verifyFixes(report, [file], withConflict);
+    const unsafe = verified.findings.filter((finding) => finding.fix?.safety === 'unsafe');
+    expect(unsafe.map((finding) => finding.location.start.line)).toEqual([target.location.start.line]);
+    expect(verified.findings.filter((finding) => finding.fix?.safety === 'safe')).toHaveLength(39);
+  });
+});

@@ -12,8 +12,9 @@ import { loadBaseline } from '../src/baseline/load.js';
 import { EMPTY_BASELINE } from '../src/baseline/schema.js';
 import { FILE_KIND_NAMES, FILE_KINDS, type ParsedFile } from '../src/parsers/facts.js';
 import { gate } from '../src/gate.js';
+import { verifyFixes } from '../src/verify.js';
 import { defaultKnowledgeBase } from '../src/knowledge/index.js';
-import { parseFile } from '../src/parsers/index.js';
+import { classifyPath, parseFile } from '../src/parsers/index.js';
 import { RULE_IDS } from '../rules/index.js';
 import { ROOT } from './harness.js';
 import { mutated, RUNS, syntaxText } from './support/fuzz-inputs.js';
@@ -181,6 +182,77 @@ describe('hostile inputs stay linear and bounded', () => {
     // cubic walk on top of that (the COPY --from walk was cubic) gives ≥ 256×.
     expect(await growth(check, 250, 4000)).toBeLessThan(name === 'a chain of stages' ? 128 : 64);
   });
+
+  // The shapes a held-out probe found quadratic (issue 26): the gate and the verification of its safe fixes together,
+  // as every host runs them. Each file has one fix per stage or line, so verification re-checks the group of files
+  // many times: one by one for the first ALONE_PER_GROUP fixes, then in blocks (src/verify.ts).
+  const cu124 = 'FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04';
+  const markers = 'python_version >= "3.8" and platform_machine == "x86_64" and sys_platform == "linux"';
+  it.each<[string, (n: number) => [string, string][]]>([
+    [
+      'independent stages, each with a fix',
+      (n) => [
+        [
+          'Dockerfile',
+          lines(
+            n,
+            (i) => `${cu124} AS s${i}\nRUN pip install torch==2.5.1+cu124 torchvision==0.19.0+cu124 --index-url https://download.pytorch.org/whl/cu124\n`,
+          ),
+        ],
+      ],
+    ],
+    [
+      'requirement lines with markers, each with a fix',
+      (n) => [['requirements.txt', `torch==2.5.1\n${lines(n, (i) => `torchvision==0.${i % 19}.0 ; ${markers}\n`)}`]],
+    ],
+    [
+      'chained stages that copy and install one requirements file',
+      (n) => [
+        ['Dockerfile', `${cu124} AS s0\n${lines(n, (i) => `FROM s${i} AS s${i + 1}\nCOPY r.txt .\nRUN pip install -r r.txt\n`)}`],
+        ['r.txt', 'torch==2.3.0+cu118\n--extra-index-url https://download.pytorch.org/whl/cu118\n'],
+      ],
+    ],
+    [
+      'chained stages that copy and install a requirements file each',
+      (n) => [
+        ['Dockerfile', `${cu124} AS s0\n${lines(n, (i) => `FROM s${i} AS s${i + 1}\nCOPY r${i}.txt .\nRUN pip install -r r${i}.txt\n`)}`],
+        ...Array.from({ length: n }, (_, i): [string, string] => [
+          `r${i}.txt`,
+          'torch==2.3.0+cu118\n--extra-index-url https://download.pytorch.org/whl/cu118\n',
+        ]),
+      ],
+    ],
+    [
+      'a pyproject.toml of many +cu118 dependencies',
+      (n) => [
+        [
+          'pyproject.toml',
+          `[project]\nname = "x"\nversion = "1"\ndependencies = [\n  "torch==2.3.0+cu118",\n${lines(n, (i) => `  "torchvision==0.${i % 19}.0+cu118",\n`)}]\n`,
+        ],
+      ],
+    ],
+    [
+      'chained stages, each pinning a build of another CUDA',
+      (n) => [
+        [
+          'Dockerfile',
+          `${cu124} AS s0\n${lines(n, (i) => `FROM s${i} AS s${i + 1}\nRUN pip install torch==2.6.0+cu118 --index-url https://download.pytorch.org/whl/cu118\n`)}`,
+        ],
+      ],
+    ],
+  ])(
+    'gate and fix verification, %s: sixteen times the input takes roughly sixteen times as long',
+    async (_name, make) => {
+      const check = (n: number): void => {
+        const files = make(n).map(([path, text]) => parseFile(path, text, path.endsWith('.txt') ? 'requirements' : classifyPath(path)!));
+        expect(files.every((file) => file.problems.length === 0)).toBe(true);
+        const regate = (subset: readonly ParsedFile[]) => gate(subset, EMPTY_BASELINE, kb);
+        verifyFixes(regate(files), files, regate);
+      };
+      expect(await growth(check, 40, 640)).toBeLessThan(64);
+    },
+    120_000,
+  );
 
   it('deeply nested YAML is an error, not a stack overflow', () => {
     const deep = `dependencies: ${'['.repeat(5000)}${']'.repeat(5000)}\n`;

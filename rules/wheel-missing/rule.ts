@@ -121,33 +121,24 @@ function suggestionText(fixes: readonly Fix[]): string {
 
 function checkUnknown(file: ParsedFile, pkg: PackageFact, kb: KnowledgeBase, report: Reporter): void {
   const version = publicVersion(pkg.exact ?? '');
-  const releases = kb.torchReleases();
-  const known =
-    pkg.name === 'torch'
-      ? releases.some((release) => release.version === version)
-      : kb.torchForCompanion(pkg.name as 'torchvision' | 'torchaudio', version).length > 0;
-  if (known || !/^\d+\.\d+\.\d+$/.test(version)) return;
-  const newest = releases.filter((release) => release.confidence !== 'unverified').at(-1)!;
-  const ownMinors =
-    pkg.name === 'torch' ? releases.map((release) => release.version) : releases.flatMap((release) => release[pkg.name as 'torchvision' | 'torchaudio']);
-  const minorKnown = ownMinors.some((known) => minorOf(known) === minorOf(version));
-  const newestOfMinor = ownMinors
-    .filter((known) => minorOf(known) === minorOf(version))
-    .sort(compareDotted)
-    .at(-1);
-  const staleMinor =
-    minorKnown &&
-    newestOfMinor !== undefined &&
-    compareDotted(version, newestOfMinor) > 0 &&
-    ownMinors.some((known) => compareDotted(minorOf(known), minorOf(version)) > 0);
-  if (!minorKnown && compareDotted(version, ownMinors.sort(compareDotted).at(-1) ?? '0') > 0) return; // newer than our data: nothing to say
+  const line = kb.releaseLine(pkg.name as 'torch' | 'torchvision' | 'torchaudio');
+  if (line.versions.has(version) || !/^\d+\.\d+\.\d+$/.test(version)) return;
+  const minor = minorOf(version);
+  const newestOfMinor = line.newestOfMinor.get(minor);
+  // A version newer than every known one is newer than our data: nothing to say.
+  if (newestOfMinor === undefined && compareDotted(version, line.newest ?? '0') > 0) return;
+  const staleMinor = newestOfMinor !== undefined && compareDotted(version, newestOfMinor) > 0 && compareDotted(minorOf(line.newest ?? '0'), minor) > 0;
+  const newest = kb
+    .torchReleases()
+    .filter((release) => release.confidence !== 'unverified')
+    .at(-1)!;
   report({
     messageId: 'unknownVersion',
     data: { name: pkg.rawName, version },
     file,
     span: pkg.span,
     severity: staleMinor ? 'warning' : 'notice',
-    help: `The knowledge base (PyTorch data retrieved ${newest.retrieved}) lists ${minorKnown ? `${pkg.rawName} ${minorOf(version)} releases up to ${newestOfMinor}` : `no ${pkg.rawName} ${minorOf(version)} release`}; check the version. Source: ${cite(newest)}`,
+    help: `The knowledge base (PyTorch data retrieved ${newest.retrieved}) lists ${newestOfMinor ? `${pkg.rawName} ${minor} releases up to ${newestOfMinor}` : `no ${pkg.rawName} ${minor} release`}; check the version. Source: ${cite(newest)}`,
   });
 }
 

@@ -14,14 +14,24 @@ export function replaceWithin(file: ParsedFile, span: Span, value: string, from:
   return { path: file.path, range: [span.start + from, span.start + to], text };
 }
 
+/** The text with the edits applied, in one pass (linear in the text and the edits, however many there are). */
 export function applyEdits(text: string, edits: readonly TextEdit[]): string {
+  // Of overlapping edits the later-in-file one is kept: walk from the end, then join the kept ones in order.
   const sorted = [...edits].sort((a, b) => b.range[0] - a.range[0]);
-  let result = text;
+  const kept: TextEdit[] = [];
   let lastStart = Number.POSITIVE_INFINITY;
   for (const edit of sorted) {
-    if (edit.range[1] > lastStart) continue; // overlapping edits: keep the later-in-file one only
-    result = result.slice(0, edit.range[0]) + edit.text + result.slice(edit.range[1]);
+    if (edit.range[1] > lastStart) continue;
+    kept.push(edit);
     lastStart = edit.range[0];
   }
-  return result;
+  const parts: string[] = [];
+  let at = 0;
+  for (let i = kept.length - 1; i >= 0; i--) {
+    const edit = kept[i]!;
+    parts.push(text.slice(at, edit.range[0]), edit.text);
+    at = edit.range[1];
+  }
+  parts.push(text.slice(at));
+  return parts.join('');
 }

@@ -1,6 +1,5 @@
 import type { CopyFact, IncludeFact, ParsedFile } from '../parsers/facts.js';
 import { dirname, joinRepo } from './paths.js';
-import { groupBy } from '../util/collections.js';
 import { StageTree } from './stages.js';
 
 /**
@@ -18,39 +17,180 @@ export function includeCandidates(file: ParsedFile, include: IncludeFact): strin
 
   const stage = file.contexts[include.context]?.stage ?? 0;
   const candidates: (string | undefined)[] = [];
-  for (const copy of copiesVisibleFrom(file, stage)) {
-    for (const source of copy.sources) {
-      const relative = pathInsideCopy(copy, source.path, target);
-      if (relative === undefined) continue;
-      candidates.push(joinRepo(base, relative), joinRepo(relative));
-    }
-  }
+  for (const relative of CopyIndex.of(file).sourcesOf(stage, target)) candidates.push(joinRepo(base, relative), joinRepo(relative));
   if (!target.startsWith('/') && !include.copiedOnly) candidates.push(joinRepo(base, target), joinRepo(target));
   return unique(candidates);
 }
 
-const visibleCopies = new WeakMap<ParsedFile, (stage: number) => readonly CopyFact[]>();
+interface CopiedSource {
+  /** Position in file order: the copy's index among the file's copies, then the source's within the copy. */
+  readonly order: number;
+  readonly copy: CopyFact;
+  readonly source: string;
+}
 
-/** COPY instructions of this stage and of the stages it builds on (not `COPY --from`), in file order. */
-function copiesVisibleFrom(file: ParsedFile, stage: number): readonly CopyFact[] {
-  let visible = visibleCopies.get(file);
-  if (!visible) {
-    const own = groupBy(
-      file.copies.filter((copy) => !copy.fromStage),
-      (copy) => copy.stage,
-    );
-    visibleCopies.set(file, (visible = StageTree.of(file).inherited((at) => own.get(at) ?? [])));
+/**
+ * Copies of one source to one destination, wherever they are in the file: for any path they give the same answer,
+ * so a stage needs only the first of them it sees. The stages that see one of them are the subtrees of the
+ * topmost owners (`roots`: disjoint intervals of the stage tree's entry numbers, searched by halving).
+ */
+interface SameCopies {
+  readonly entries: CopiedSource[];
+  roots?: { readonly enter: number; readonly exit: number; readonly entry: CopiedSource }[];
+}
+
+/**
+ * The COPY instructions of a Dockerfile (not `COPY --from`), indexed so that the copies that may have put a file
+ * at a path are found without walking every copy of every stage above: file sources by their name and their
+ * destination, globs and directories apart, and copies of the same source to the same destination once. A stage
+ * sees the copies of the stages it builds on. A file of thousands of chained stages, each copying and installing
+ * a requirements file, walked every copy above each install: quadratic; now each lookup costs the logarithm of
+ * the number of copies of one kind.
+ */
+class CopyIndex {
+  private readonly same = new Map<string, SameCopies>();
+  private readonly byName = new Map<string, SameCopies[]>();
+  private readonly byDestination = new Map<string, SameCopies[]>();
+  private readonly patterns: SameCopies[] = [];
+  private readonly directories: SameCopies[] = [];
+  private readonly enter: number[] = [];
+  private readonly exit: number[] = [];
+  private readonly answers = new Map<string, readonly string[]>();
+
+  private static readonly cache = new WeakMap<ParsedFile, CopyIndex>();
+
+  static of(file: ParsedFile): CopyIndex {
+    let index = CopyIndex.cache.get(file);
+    if (!index) CopyIndex.cache.set(file, (index = new CopyIndex(file)));
+    return index;
   }
-  return visible(stage);
+
+  private constructor(file: ParsedFile) {
+    let order = 0;
+    for (const copy of file.copies) {
+      if (copy.fromStage) continue;
+      for (const { path } of copy.sources) {
+        const entry: CopiedSource = { order: order++, copy, source: path };
+        const key = `${path}\u0000${copy.destination}`;
+        const known = this.same.get(key);
+        if (known) {
+          known.entries.push(entry);
+          continue;
+        }
+        const group: SameCopies = { entries: [entry] };
+        this.same.set(key, group);
+        if (isDirectorySource(path)) this.directories.push(group);
+        else if (/[*?[]/.test(path)) this.patterns.push(group);
+        else {
+          push(this.byName, baseName(path), group);
+          push(this.byDestination, copy.destination, group);
+        }
+      }
+    }
+    // Entry and exit numbers of a depth-first walk of the stage tree: a is an ancestor of b (or b itself) when
+    // a's interval holds b's. Parents come earlier in the file, so one pass in order builds the children lists.
+    const tree = StageTree.of(file);
+    const children: number[][] = Array.from({ length: tree.stageCount }, () => []);
+    const roots: number[] = [];
+    for (let stage = 0; stage < tree.stageCount; stage++) {
+      const parent = tree.parent(stage);
+      if (parent === undefined) roots.push(stage);
+      else children[parent]!.push(stage);
+    }
+    let clock = 0;
+    const stack: [number, number][] = roots.reverse().map((root) => [root, 0]);
+    while (stack.length > 0) {
+      const top = stack[stack.length - 1]!;
+      const [stage, next] = top;
+      if (next === 0) this.enter[stage] = clock++;
+      const kids = children[stage]!;
+      if (next < kids.length) {
+        top[1] = next + 1;
+        stack.push([kids[next]!, 0]);
+      } else {
+        this.exit[stage] = clock++;
+        stack.pop();
+      }
+    }
+  }
+
+  /** The first copy of a kind that `stage` sees (it is that copy's stage or builds on it), if any. */
+  private firstSeen(group: SameCopies, stage: number): CopiedSource | undefined {
+    const enter = this.enter[stage];
+    const exit = this.exit[stage];
+    if (enter === undefined || exit === undefined) return group.entries.find((entry) => entry.copy.stage === stage);
+    if (!group.roots) {
+      // The topmost owners: a stage's ancestors come earlier in the file, so the first entry of a subtree is its root.
+      const owners = group.entries
+        .map((entry) => ({ enter: this.enter[entry.copy.stage] ?? -1, exit: this.exit[entry.copy.stage] ?? -1, entry }))
+        .filter((owner) => owner.enter >= 0)
+        .sort((a, b) => a.enter - b.enter || a.entry.order - b.entry.order);
+      const roots: NonNullable<SameCopies['roots']> = [];
+      for (const owner of owners) {
+        const last = roots.at(-1);
+        if (last && owner.enter <= last.exit) continue; // inside the last root's subtree
+        roots.push(owner);
+      }
+      group.roots = roots;
+    }
+    const roots = group.roots;
+    let low = 0;
+    let high = roots.length - 1;
+    let found = -1;
+    while (low <= high) {
+      const middle = (low + high) >> 1;
+      if (roots[middle]!.enter <= enter) {
+        found = middle;
+        low = middle + 1;
+      } else high = middle - 1;
+    }
+    const root = found >= 0 ? roots[found]! : undefined;
+    return root && exit <= root.exit ? root.entry : undefined;
+  }
+
+  /** The source-relative paths of what the copies `stage` sees may have put at `target`, in file order. */
+  sourcesOf(stage: number, target: string): readonly string[] {
+    const key = `${stage}\u0000${target}`;
+    const known = this.answers.get(key);
+    if (known) return known;
+    const groups = new Set([...(this.byName.get(baseName(target)) ?? []), ...(this.byDestination.get(target) ?? []), ...this.patterns, ...this.directories]);
+    const seen: CopiedSource[] = [];
+    for (const group of groups) {
+      const entry = this.firstSeen(group, stage);
+      if (entry) seen.push(entry);
+    }
+    seen.sort((a, b) => a.order - b.order);
+    const out: string[] = [];
+    for (const entry of seen) {
+      const relative = pathInsideCopy(entry.copy, entry.source, target);
+      if (relative !== undefined) out.push(relative);
+    }
+    this.answers.set(key, out);
+    return out;
+  }
+}
+
+function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
+}
+
+function baseName(path: string): string {
+  return path.replace(/\/+$/, '').split('/').pop() ?? path;
+}
+
+/** A COPY source that is a directory (`.`, `src/`, a name without an extension), as pathInsideCopy reads it. */
+function isDirectorySource(source: string): boolean {
+  return source === '.' || source.endsWith('/') || !/\.[A-Za-z0-9]+$/.test(baseName(source));
 }
 
 /** If `target` (a path in the image) was put there by COPY of `source`, the source-relative path of it. */
 function pathInsideCopy(copy: CopyFact, source: string, target: string): string | undefined {
   const destination = copy.destination;
-  const sourceBase = source.replace(/\/+$/, '').split('/').pop() ?? source;
+  const sourceBase = baseName(source);
   const targetBase = target.split('/').pop() ?? target;
-  const sourceIsDir = source === '.' || source.endsWith('/') || !/\.[A-Za-z0-9]+$/.test(sourceBase);
-  if (!sourceIsDir) {
+  if (!isDirectorySource(source)) {
     if (targetBase === sourceBase || target === destination || (destination.endsWith('/') && target === `${destination}${sourceBase}`)) return source;
     if (/[*?[]/.test(source) && globMatch(source.split('/').pop() ?? source, targetBase)) return `${dirname(source)}/${targetBase}`.replace(/^\//, '');
     return undefined;

@@ -226,6 +226,7 @@ class DockerfileIndex {
   /** By stage, in file order as far as computed: contexts a stage copies in, and what copying out of it brings. */
   private readonly copied: InstallContext[][] = [];
   private readonly reached: (readonly InstallContext[])[] = [];
+  private environmentCopies?: boolean;
 
   constructor(
     readonly file: ParsedFile,
@@ -263,8 +264,17 @@ class DockerfileIndex {
    * the stages it builds on installed, and what they copied in themselves.
    */
   copiedContexts(stage: number): InstallContext[] {
+    // Most files copy no environment out of a stage: then no stage copies anything in, and nothing is worked out
+    // (a chain of thousands of stages otherwise built each stage's list of everything above it: quadratic).
+    if (!this.copiesEnvironments) return [];
     this.computeUpTo(stage);
     return this.copied[stage] ?? [];
+  }
+
+  /** Whether any `COPY --from` of the file brings an environment (a conda prefix, a virtualenv, site-packages). */
+  private get copiesEnvironments(): boolean {
+    this.environmentCopies ??= this.file.copies.some((copy) => copy.fromStage !== undefined && copy.sources.some((source) => ENVIRONMENT.test(source.path)));
+    return this.environmentCopies;
   }
 
   /**

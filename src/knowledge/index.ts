@@ -106,6 +106,14 @@ export interface PytorchImageTag {
   readonly cudaRange: readonly [number, number];
 }
 
+/** The known versions of one package of the torch family (see `releaseLine`). */
+export interface ReleaseLine {
+  readonly versions: ReadonlySet<string>;
+  readonly newest: string | undefined;
+  /** `2.5` → `2.5.1`: the newest known version of each minor. */
+  readonly newestOfMinor: ReadonlyMap<string, string>;
+}
+
 export class KnowledgeBase {
   readonly data: KnowledgeData;
   /** The newest `retrieved` date of any record: how fresh the knowledge is. */
@@ -267,6 +275,22 @@ export class KnowledgeBase {
     return this.cached(pkg === 'torchvision' ? 'torchForTorchvision' : 'torchForTorchaudio', wanted, () =>
       this.data.pytorch.releases.filter((release) => release[pkg].includes(wanted)),
     );
+  }
+
+  /**
+   * Every known version of torch, torchvision or torchaudio, oldest first, with the newest of each minor: what a
+   * version the knowledge base does not list is compared with (asked once per package of every unit).
+   */
+  releaseLine(pkg: 'torch' | 'torchvision' | 'torchaudio'): ReleaseLine {
+    return this.cached('releaseLine', pkg, () => {
+      const releases = this.data.pytorch.releases;
+      const versions = [...new Set(pkg === 'torch' ? releases.map((release) => release.version) : releases.flatMap((release) => release[pkg]))].sort(
+        compareDotted,
+      );
+      const newestOfMinor = new Map<string, string>();
+      for (const version of versions) newestOfMinor.set(minorOf(version), version);
+      return { versions: new Set(versions), newest: versions.at(-1), newestOfMinor };
+    });
   }
 
   /** Exact torch a package release was built against (xformers), or the triton a torch release pins. */

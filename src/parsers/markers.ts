@@ -9,6 +9,7 @@
  * name>-<name>-<extra>`): `activeExtras` gives both spellings.
  */
 import { compareDotted } from '../knowledge/versions.js';
+import { memoize } from '../util/memo.js';
 
 /** What is known of the environment: the extras installed (undefined: any may be), and values of other variables. */
 export interface MarkerEnvironment {
@@ -149,8 +150,16 @@ const SAMPLES: readonly Readonly<Record<string, string>>[] = ['3.7', '3.8', '3.9
  */
 export function mayHoldTogether(a: string | undefined, b: string | undefined): boolean {
   if (!a || !b || a === b) return true;
-  return SAMPLES.some((values) => evaluateMarker(a, { values }) !== false && evaluateMarker(b, { values }) !== false);
+  return (samplesWhereItMayHold(a) & samplesWhereItMayHold(b)) !== 0;
 }
+
+/**
+ * The SAMPLES a marker may hold in, one bit each. Worked out once per marker text: a unit of many requirements
+ * compares each with its torch, and a file's markers repeat (the same `python_version` test on every line).
+ */
+const samplesWhereItMayHold = memoize((marker: string): number =>
+  SAMPLES.reduce((mask, values, bit) => (evaluateMarker(marker, { values }) !== false ? mask | (1 << bit) : mask), 0),
+);
 
 /** Whether a marker can hold on Linux (x86_64 or aarch64, any Python, any extras). */
 export function holdsOnLinux(marker: string | undefined): boolean {
