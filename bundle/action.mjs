@@ -709,7 +709,7 @@ var require_identity = __commonJS({
     var SCALAR = /* @__PURE__ */ Symbol.for("yaml.scalar");
     var SEQ = /* @__PURE__ */ Symbol.for("yaml.seq");
     var NODE_TYPE = /* @__PURE__ */ Symbol.for("yaml.node.type");
-    var isAlias2 = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === ALIAS;
+    var isAlias3 = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === ALIAS;
     var isDocument = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === DOC;
     var isMap3 = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === MAP;
     var isPair = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === PAIR;
@@ -744,7 +744,7 @@ var require_identity = __commonJS({
     exports.SCALAR = SCALAR;
     exports.SEQ = SEQ;
     exports.hasAnchor = hasAnchor;
-    exports.isAlias = isAlias2;
+    exports.isAlias = isAlias3;
     exports.isCollection = isCollection;
     exports.isDocument = isDocument;
     exports.isMap = isMap3;
@@ -51878,12 +51878,14 @@ function lockedFact(locked, context) {
 
 // src/parsers/locks.ts
 var import_yaml3 = __toESM(require_dist(), 1);
+var MAX_LOCK_ALIASES = 1e3;
 function readLockYaml(text2, what, problems) {
   const doc = (0, import_yaml3.parseDocument)(text2, { uniqueKeys: false, prettyErrors: false, strict: false, keepSourceTokens: false });
   for (const error62 of doc.errors) {
     const start = Math.min(error62.pos[0], text2.length);
     problems.push({ span: { start, end: Math.min(Math.max(error62.pos[1], start), text2.length) }, message: `YAML: ${error62.message.split("\n")[0]}` });
   }
+  resolveAliases(doc, problems);
   const root = doc.contents;
   if ((0, import_yaml3.isMap)(root)) return root;
   if (root !== null && doc.errors.length === 0) {
@@ -51891,6 +51893,58 @@ function readLockYaml(text2, what, problems) {
     problems.push({ span: { start, end }, message: `${what} must be a mapping` });
   }
   return void 0;
+}
+function resolveAliases(doc, problems) {
+  const anchors = /* @__PURE__ */ new Map();
+  const open2 = /* @__PURE__ */ new Set();
+  let count = 0;
+  const resolve5 = (alias) => {
+    const [start, end] = alias.range ?? [0, 0];
+    if (++count > MAX_LOCK_ALIASES) {
+      if (count === MAX_LOCK_ALIASES + 1) problems.push({ span: { start, end }, message: `YAML: more than ${MAX_LOCK_ALIASES} aliases; the rest are not read` });
+      return null;
+    }
+    const target = anchors.get(alias.source);
+    if (!target) problems.push({ span: { start, end }, message: `YAML: the alias *${alias.source} names no anchor before it` });
+    else if (open2.has(target)) problems.push({ span: { start, end }, message: `YAML: the alias *${alias.source} is inside the node it names` });
+    else return target;
+    return null;
+  };
+  const steps = [];
+  const root = doc.contents;
+  if ((0, import_yaml3.isAlias)(root)) doc.contents = null;
+  else if (root) steps.push({ enter: root });
+  while (steps.length > 0) {
+    const step = steps.pop();
+    if ("leave" in step) {
+      open2.delete(step.leave);
+      continue;
+    }
+    if ("alias" in step) {
+      step.put(resolve5(step.alias));
+      continue;
+    }
+    const node2 = step.enter;
+    const anchor2 = node2.anchor;
+    if (anchor2) anchors.set(anchor2, node2);
+    const children = [];
+    const child = (value, put) => {
+      if ((0, import_yaml3.isAlias)(value)) children.push({ alias: value, put });
+      else if (value) children.push({ enter: value });
+    };
+    if ((0, import_yaml3.isSeq)(node2)) {
+      const list = node2.items;
+      list.forEach((item, i) => child(item, (resolved) => list[i] = resolved));
+    } else if ((0, import_yaml3.isMap)(node2)) {
+      for (const pair of node2.items) {
+        child(pair.key, (resolved) => pair.key = resolved);
+        child(pair.value, (resolved) => pair.value = resolved);
+      }
+    } else continue;
+    open2.add(node2);
+    steps.push({ leave: node2 });
+    for (let i = children.length - 1; i >= 0; i--) steps.push(children[i]);
+  }
 }
 function get(node2, key) {
   if (!(0, import_yaml3.isMap)(node2)) return void 0;

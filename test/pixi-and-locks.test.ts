@@ -287,6 +287,36 @@ package:
   });
 });
 
+describe('YAML aliases in the locks (issue 26)', () => {
+  const pkg = (n: number) => `  - name: p${n}\n    version: 1.0\n    manager: conda\n    platform: linux-64\n    url: https://conda.anaconda.org/conda-forge/linux-64/p${n}-1.0-h0_0.conda\n`;
+
+  it('a package listed through an alias of an anchored entry is read at the anchor', () => {
+    const text = `version: 1\nx:\n  a: &a\n${pkg(1).replace(/^ {2}- /, '    ').replace(/\n {4}/g, '\n    ')}package:\n- *a\n`;
+    const file = parseFile('conda-lock.yml', text, 'conda-lock');
+    expect(file.problems).toEqual([]);
+    expect(file.packages.map((fact) => fact.name)).toEqual(['p1']);
+    expect(text.slice(file.packages[0]!.span.start).startsWith('https://conda.anaconda.org/conda-forge/linux-64/p1-1.0')).toBe(true);
+  });
+
+  it('nested aliases ("billion laughs", 10^11 nodes expanded) are read without expanding them', () => {
+    const levels = ['a0: &a0 [x, x, x, x, x, x, x, x, x, x]'];
+    for (let i = 1; i < 12; i++) levels.push(`a${i}: &a${i} [${Array.from({ length: 10 }, () => `*a${i - 1}`).join(', ')}]`);
+    const file = parseFile('conda-lock.yml', `version: 1\n${levels.join('\n')}\npackage:\n- *a11\n`, 'conda-lock');
+    expect(file.packages).toEqual([]);
+    expect(file.problems).toEqual([]);
+  });
+
+  it('past 1,000 aliases the rest are not read, with a positioned problem; an alias before its anchor names nothing', () => {
+    const many = `version: 1\nx: &x 1\npackage:\n${'- *x\n'.repeat(1001)}`;
+    const bound = parseFile('conda-lock.yml', many, 'conda-lock').problems;
+    expect(bound).toHaveLength(1);
+    expect(bound[0]!.message).toBe('YAML: more than 1000 aliases; the rest are not read');
+    expect(many.slice(bound[0]!.span.start, bound[0]!.span.end)).toBe('*x');
+    const early = parseFile('conda-lock.yml', 'version: 1\npackage:\n- *later\nx: &later 1\n', 'conda-lock').problems;
+    expect(early.map((problem) => problem.message)).toContain('YAML: the alias *later names no anchor before it');
+  });
+});
+
 describe('Dockerfiles that install them', () => {
   const includes = (text: string) =>
     parseFile('Dockerfile', text, 'dockerfile').includes.map(

@@ -5,20 +5,28 @@
  * `<name>-<version>-<build>.conda` or `.tar.bz2`, and neither the version nor the build holds a `-`;
  * docs.conda.io/projects/conda-build/en/latest/resources/package-spec.html).
  */
-import { isMap, isSeq, parseDocument, type Node, type YAMLMap } from 'yaml';
+import { isAlias, isMap, isSeq, parseDocument, type Document, type Node, type YAMLMap } from 'yaml';
 import { packageFact, type PackageFact, type ParseProblem } from './facts.js';
 import type { Mapped } from './mapped.js';
 import { cudaLabelFromBuild } from './conda/match-spec.js';
 import type { SourceText } from './source.js';
 import { scalarText } from './yaml-text.js';
 
-/** A lock file's top-level mapping, with the positioned problems of its YAML; undefined when there is none. Never throws. */
+/** Aliases resolved per lock at most this many times (YAML's "billion laughs" bound, as for environment files). */
+export const MAX_LOCK_ALIASES = 1000;
+
+/**
+ * A lock file's top-level mapping, with the positioned problems of its YAML; undefined when there is none. Never
+ * throws. Aliases (`- *torch`, a package moved under an anchor) are replaced by the node they name, so a package
+ * listed through one is read as conda-lock and pixi install it; its facts point at the anchor's text.
+ */
 export function readLockYaml(text: string, what: string, problems: ParseProblem[]): YAMLMap | undefined {
   const doc = parseDocument(text, { uniqueKeys: false, prettyErrors: false, strict: false, keepSourceTokens: false });
   for (const error of doc.errors) {
     const start = Math.min(error.pos[0], text.length);
     problems.push({ span: { start, end: Math.min(Math.max(error.pos[1], start), text.length) }, message: `YAML: ${error.message.split('\n')[0]}` });
   }
+  resolveAliases(doc, problems);
   const root = doc.contents;
   if (isMap(root)) return root;
   if (root !== null && doc.errors.length === 0) {
@@ -26,6 +34,70 @@ export function readLockYaml(text: string, what: string, problems: ParseProblem[
     problems.push({ span: { start, end }, message: `${what} must be a mapping` });
   }
   return undefined;
+}
+
+/**
+ * Replace every alias by its anchor's node, at most MAX_LOCK_ALIASES of them (past that, naming nothing, or naming
+ * a node it is inside of: a positioned problem). One walk in document order records each anchor as it is met (an
+ * alias names the last anchor of that name before it) and never goes into what an alias stands for, so nested
+ * aliases ("billion laughs") cost one step each, not their expansion. (yaml's own `Alias.resolve` walks the whole
+ * document for every alias.)
+ */
+function resolveAliases(doc: Document, problems: ParseProblem[]): void {
+  const anchors = new Map<string, Node>();
+  const open = new Set<Node>();
+  let count = 0;
+  const resolve = (alias: Node & { source: string }): Node | null => {
+    const [start, end] = alias.range ?? [0, 0];
+    if (++count > MAX_LOCK_ALIASES) {
+      if (count === MAX_LOCK_ALIASES + 1) problems.push({ span: { start, end }, message: `YAML: more than ${MAX_LOCK_ALIASES} aliases; the rest are not read` });
+      return null;
+    }
+    const target = anchors.get(alias.source);
+    if (!target) problems.push({ span: { start, end }, message: `YAML: the alias *${alias.source} names no anchor before it` });
+    else if (open.has(target)) problems.push({ span: { start, end }, message: `YAML: the alias *${alias.source} is inside the node it names` });
+    else return target;
+    return null;
+  };
+  // Each step enters a node, leaves it, or resolves an alias where it stands (in document order, so every anchor
+  // before it has been recorded).
+  type Step = { readonly enter: Node } | { readonly leave: Node } | { readonly alias: Node & { source: string }; readonly put: (node: Node | null) => void };
+  const steps: Step[] = [];
+  const root = doc.contents as Node | null;
+  if (isAlias(root)) doc.contents = null;
+  else if (root) steps.push({ enter: root });
+  while (steps.length > 0) {
+    const step = steps.pop()!;
+    if ('leave' in step) {
+      open.delete(step.leave);
+      continue;
+    }
+    if ('alias' in step) {
+      step.put(resolve(step.alias));
+      continue;
+    }
+    const node = step.enter;
+    const anchor = (node as { anchor?: string }).anchor;
+    if (anchor) anchors.set(anchor, node);
+    const children: Step[] = [];
+    const child = (value: unknown, put: (node: Node | null) => void): void => {
+      if (isAlias(value)) children.push({ alias: value, put });
+      else if (value) children.push({ enter: value as Node });
+    };
+    if (isSeq(node)) {
+      const list = node.items;
+      list.forEach((item, i) => child(item, (resolved) => (list[i] = resolved)));
+    } else if (isMap(node)) {
+      for (const pair of node.items) {
+        child(pair.key, (resolved) => (pair.key = resolved as typeof pair.key));
+        child(pair.value, (resolved) => (pair.value = resolved as typeof pair.value));
+      }
+    } else continue;
+    open.add(node);
+    steps.push({ leave: node });
+    // Children in document order: the stack takes them last first.
+    for (let i = children.length - 1; i >= 0; i--) steps.push(children[i]!);
+  }
 }
 
 /** The value at `key` of a mapping node. */
