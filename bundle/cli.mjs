@@ -44899,11 +44899,49 @@ function readDockerfile(text2, source) {
   return scanned ? { escape: "\\", instructions: scanned } : readWithDockerfileAst(text2, source);
 }
 function readWithDockerfileAst(text2, source) {
-  const dockerfile = import_dockerfile_ast.DockerfileParser.parse(text2);
+  const { text: forAst, escape } = dockerDirectives(text2);
+  const dockerfile = import_dockerfile_ast.DockerfileParser.parse(forAst);
   return {
-    escape: dockerfile.getEscapeCharacter() || "\\",
+    escape,
     instructions: viewsOf(dockerfile, (position) => source.lineStart(position.line + 1) + position.character)
   };
+}
+var DIRECTIVE2 = /^#[ \t]*([a-zA-Z][a-zA-Z0-9]*)[ \t]*=[ \t]*(.+?)[ \t]*$/;
+var KNOWN_DIRECTIVES = /* @__PURE__ */ new Set(["syntax", "escape", "check"]);
+function dockerDirectives(text2) {
+  const bom = text2.startsWith("\uFEFF") ? 1 : 0;
+  let escape = "\\";
+  const seen = /* @__PURE__ */ new Set();
+  let directives = true;
+  let at = bom;
+  const lines = [];
+  while (at < text2.length) {
+    const newline = text2.indexOf("\n", at);
+    const end = newline < 0 ? text2.length : newline;
+    const line = text2.slice(at, end).replace(/\r$/, "");
+    if (!/^[ \t]*#/.test(line)) break;
+    lines.push({ start: at, end: at + line.length, comment: true });
+    if (directives) {
+      const match = DIRECTIVE2.exec(line);
+      const name = match?.[1].toLowerCase();
+      if (!match || !KNOWN_DIRECTIVES.has(name) || seen.has(name)) directives = false;
+      else {
+        seen.add(name);
+        if (name === "escape" && (match[2] === "\\" || match[2] === "`")) escape = match[2];
+      }
+    }
+    if (newline < 0) break;
+    at = newline + 1;
+  }
+  if (lines.length === 0) return { text: text2, escape };
+  const parts = [text2.slice(0, bom)];
+  let copied = bom;
+  lines.forEach((line, i) => {
+    parts.push(text2.slice(copied, line.start), i === 0 && escape === "`" ? "# escape=`" : "#");
+    copied = line.end;
+  });
+  parts.push(text2.slice(copied));
+  return { text: parts.join(""), escape };
 }
 function readInstructions(text2, offsetOf) {
   return viewsOf(import_dockerfile_ast.DockerfileParser.parse(text2), offsetOf);
@@ -47420,15 +47458,16 @@ function stringValue(node2, text2) {
   builder.pushSegment(node2.value, -1, { start, end });
   return builder.build();
 }
-function convert(node2, text2) {
+function convert(node2, reading) {
   const span = { start: node2.range[0], end: node2.range[1] };
-  if (node2.type === "TOMLArray") return { kind: "array", span, items: node2.elements.map((element) => convert(element, text2)) };
+  if (node2.type === "TOMLArray") return { kind: "array", span, items: node2.elements.map((element) => convert(element, reading)) };
   if (node2.type === "TOMLInlineTable") {
     const inline = table(span);
-    for (const pair of node2.body) insert(inline, pair, text2);
+    for (const pair of node2.body) insert(inline, pair, reading);
     return inline;
   }
-  if (node2.type === "TOMLValue" && node2.kind === "string") return { kind: "string", span, value: node2.value, mapped: stringValue(node2, text2) };
+  if (node2.type === "TOMLValue" && node2.kind === "string" && reading.unread.has(span.start)) return { kind: "other", span };
+  if (node2.type === "TOMLValue" && node2.kind === "string") return { kind: "string", span, value: node2.value, mapped: stringValue(node2, reading.text) };
   if (node2.type === "TOMLValue" && node2.kind === "boolean") return { kind: "boolean", span, value: node2.value };
   return { kind: "other", span };
 }
@@ -47455,25 +47494,82 @@ function tableAt(from, path, span) {
   }
   return current;
 }
-function insert(into, pair, text2) {
+function insert(into, pair, reading) {
   const names = pair.key.keys.map(keyName);
   const owner = tableAt(into, names.slice(0, -1), { start: pair.range[0], end: pair.range[1] });
   const last2 = names.at(-1);
-  owner.entries.set(last2, convert(pair.value, text2));
+  owner.entries.set(last2, convert(pair.value, reading));
   owner.keySpans.set(last2, { start: pair.key.range[0], end: pair.key.range[1] });
 }
-function readToml(text2) {
+var LONG_STRING = 16 * 1024;
+function blankLongStrings(text2) {
+  const blanked = [];
+  let out;
+  let copied = 0;
+  let i = 0;
+  while (i < text2.length) {
+    const char = text2[i];
+    if (char === "#") {
+      const end = text2.indexOf("\n", i);
+      i = end < 0 ? text2.length : end;
+      continue;
+    }
+    if (char !== '"' && char !== "'") {
+      i++;
+      continue;
+    }
+    const triple = text2.startsWith(char.repeat(3), i);
+    const open2 = triple ? 3 : 1;
+    let j = i + open2;
+    let bodyEnd = -1;
+    while (j < text2.length) {
+      const c = text2[j];
+      if (char === '"' && c === "\\") {
+        j += 2;
+        continue;
+      }
+      if (!triple && c === "\n") break;
+      if (c === char && (!triple || text2.startsWith(char.repeat(3), j))) {
+        let close = j;
+        if (triple) while (close + 3 < text2.length && text2[close + 3] === char && close - j < 2) close++;
+        bodyEnd = close;
+        j = close + open2;
+        break;
+      }
+      j++;
+    }
+    if (bodyEnd < 0) {
+      i = j;
+      continue;
+    }
+    const bodyStart = i + open2;
+    if (bodyEnd - bodyStart > LONG_STRING) {
+      out ??= [];
+      out.push(text2.slice(copied, i), '""', " ".repeat(j - i - 2));
+      copied = j;
+      blanked.push({ start: i, end: j });
+    }
+    i = j;
+  }
+  if (!out) return { text: text2, blanked };
+  out.push(text2.slice(copied));
+  return { text: out.join(""), blanked };
+}
+function readToml(original) {
+  const { text: text2, blanked } = blankLongStrings(original);
   let program;
   try {
     program = parseTOML(text2);
   } catch (error62) {
     const index = typeof error62.index === "number" ? error62.index : 0;
-    return { ok: false, message: `not valid TOML: ${error62.message}`, span: { start: index, end: Math.min(text2.length, index + 1) } };
+    const message = error62 instanceof RangeError ? "beyond what the TOML parser can read here (it ran out of stack)" : error62.message;
+    return { ok: false, message: `not valid TOML: ${message}`, span: { start: index, end: Math.min(text2.length, index + 1) } };
   }
   const root = table({ start: 0, end: text2.length });
+  const reading = { text: original, unread: new Set(blanked.map((span) => span.start)) };
   for (const node2 of program.body[0]?.body ?? []) {
     if (node2.type === "TOMLKeyValue") {
-      insert(root, node2, text2);
+      insert(root, node2, reading);
       continue;
     }
     const span = { start: node2.range[0], end: node2.range[1] };
@@ -47493,7 +47589,7 @@ function readToml(text2) {
     } else {
       target = tableAt(root, path, span);
     }
-    for (const pair of node2.body) insert(target, pair, text2);
+    for (const pair of node2.body) insert(target, pair, reading);
   }
   return { ok: true, root };
 }
@@ -47665,12 +47761,18 @@ function compact(value) {
   if (at < value.length) builder.pushMapped(value.slice(at));
   return builder.build();
 }
+function keyText(table2, name, spec2) {
+  const span = table2.keySpans.get(name) ?? spec2.span;
+  if (span.end - span.start === name.length) return Mapped.of(name, span.start);
+  const builder = new MappedBuilder();
+  builder.pushSegment(name, -1, span);
+  return builder.build();
+}
 function condaDependencies(value, sink) {
   if (value?.kind !== "table") return [];
   const out = [];
   for (const [name, spec2] of value.entries) {
-    const keySpan = value.keySpans.get(name) ?? spec2.span;
-    const nameText = Mapped.of(name, value.keySpans.has(name) && keySpan.end - keySpan.start === name.length ? keySpan.start : -1);
+    const nameText = keyText(value, name, spec2);
     const pieces = [];
     let channel;
     if (spec2.kind === "string") pieces.push(nameText, " ", ...BARE_VERSION.test(spec2.value) ? ["="] : [], compact(spec2.mapped.trim()));
@@ -47700,8 +47802,7 @@ function pypiDependencies(value, sink) {
   if (value?.kind !== "table") return [];
   const out = [];
   for (const [name, spec2] of value.entries) {
-    const keySpan = value.keySpans.get(name) ?? spec2.span;
-    const nameText = Mapped.of(name, keySpan.end - keySpan.start === name.length ? keySpan.start : -1);
+    const nameText = keyText(value, name, spec2);
     let version2;
     let index;
     const extras = [];
@@ -48273,7 +48374,8 @@ function resolveAliases(doc, problems) {
   const resolve4 = (alias) => {
     const [start, end] = alias.range ?? [0, 0];
     if (++count > MAX_LOCK_ALIASES) {
-      if (count === MAX_LOCK_ALIASES + 1) problems.push({ span: { start, end }, message: `YAML: more than ${MAX_LOCK_ALIASES} aliases; the rest are not read` });
+      if (count === MAX_LOCK_ALIASES + 1)
+        problems.push({ span: { start, end }, message: `YAML: more than ${MAX_LOCK_ALIASES} aliases; the rest are not read` });
       return null;
     }
     const target = anchors.get(alias.source);
@@ -51021,7 +51123,7 @@ function diskReader(root, skipped, walked) {
       }
       const first = seen.get(real);
       if (first !== void 0 && first !== path) {
-        skipped.push({ path, reason: `is ${first} again, reached through a link` });
+        skipped.push({ path, reason: `is ${first} again, reached through a link`, duplicate: true });
         return void 0;
       }
       seen.set(real, path);
@@ -51406,8 +51508,9 @@ function check2(args, io) {
     today: (/* @__PURE__ */ new Date()).toISOString().slice(0, 10)
   };
   const baselineOrigin = policy ? policy.source.path : "none (built-in consistency rules only)";
-  const output2 = (report2, sources2) => {
-    io.onReport?.({ report: report2, sources: sources2, baselineOrigin, failed: fails(report2, limit) });
+  const uncheckedFails = (unchecked2) => unchecked2.length > 0 && limit.failOn !== "never" && baseline.unchecked !== "neutral";
+  const output2 = (report2, sources2, unchecked2 = []) => {
+    io.onReport?.({ report: report2, sources: sources2, baselineOrigin, failed: fails(report2, limit) || uncheckedFails(unchecked2), unchecked: unchecked2 });
     const shown = values.quiet ? { ...report2, findings: report2.findings.filter((finding) => finding.severity === "error") } : report2;
     const text2 = render(shown, format, sources2, values.verbose ?? false, (io.color ?? false) && values.output === void 0);
     if (values.output === void 0) io.out(text2);
@@ -51450,8 +51553,19 @@ function check2(args, io) {
     io.err(`${escapeControl(skip.path)}: skipped: ${skip.reason}
 `);
   }
-  output2(report, sources);
+  const unchecked = [
+    ...selected.unreadable.map((entry) => ({ path: toRepoPath(io.cwd, entry.path) ?? entry.path, reason: entry.reason })),
+    ...skipped.filter((skip) => skip.reason !== UNKNOWN_KIND && !skip.duplicate)
+  ].map(({ path, reason }) => ({ path, reason }));
+  output2(report, sources, unchecked);
   if (!values["ignore-unknown"] && skipped.some((skip) => skip.reason === UNKNOWN_KIND && namedPaths.has(skip.path))) return 2;
+  if (uncheckedFails(unchecked)) {
+    io.err(
+      `cuda-gatekeeper: ${unchecked.length} CUDA-relevant file${unchecked.length === 1 ? " was" : "s were"} not checked (${escapeControl(unchecked[0].path)}: ${unchecked[0].reason}${unchecked.length > 1 ? `; and ${unchecked.length - 1} more` : ""}), so the check fails; --fail-on never, or unchecked: neutral in the baseline, lets it pass
+`
+    );
+    return 1;
+  }
   return fails(report, limit) ? 1 : 0;
 }
 function checkStdin(io, name, type, baseline, kb, options) {

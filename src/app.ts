@@ -1,14 +1,15 @@
 /** Probot entry: wires GitHub events to the handlers in src/github. No decision is made here. */
 import type { ApplicationFunctionOptions, Context, Probot } from 'probot';
+import { pino } from 'pino';
 import { webhooksHandled } from './util/metrics.js';
-import { webHandler } from './web/handler.js';
+import { createWebHandler } from './web/handler.js';
 import { onComment, onRequestedAction } from './github/comments.js';
 import { createDeps, type AppDeps } from './github/deps.js';
 import { DurableFanout } from './github/durable.js';
 import { baselinePushed, installationChanged } from './github/org.js';
 import { checkPull, type CheckOutcome } from './github/pull-check.js';
 import { JobQueue } from './github/queue.js';
-import { GatePool } from './sandbox/gate-pool.js';
+import { GatePool, snippetRunner } from './sandbox/gate-pool.js';
 import { runJob } from './github/runners.js';
 import { scheduleSweeps } from './github/sweep.js';
 import { targetFromPull, targetsOfCheck } from './github/targets.js';
@@ -16,10 +17,16 @@ import type { GitHub, PullTarget } from './github/types.js';
 import type { Trigger } from './github/check.js';
 
 /** The Probot app function, and how to finish its background work when the server drains. */
-export type GatekeeperApp = ((probot: Probot, options?: Partial<ApplicationFunctionOptions>) => void) & { readonly idle: () => Promise<void> };
+export type GatekeeperApp = ((probot: Probot, options?: Partial<ApplicationFunctionOptions>) => void) & {
+  readonly idle: () => Promise<void>;
+  /** With Redis: stores a verified delivery for the workers (the server answers 202 once it resolves). */
+  readonly store?: (delivery: { readonly id: string; readonly name: string; readonly payload: Record<string, unknown> }) => Promise<void>;
+};
 
 export function cudaGatekeeper(deps: AppDeps): GatekeeperApp {
   const app = function app(probot: Probot, options?: Partial<ApplicationFunctionOptions>): void {
+    // A stored delivery (with Redis) is run by a worker through Probot's own handlers.
+    deps.receive = (delivery) => probot.receive(delivery as never);
     deps.fanout ??= new JobQueue(
       (github, job) => runJob(github, job, deps, probot.log),
       (key, job, error) => probot.log.error({ job: key, err: { message: (error as Error).message } }, `${job.kind} job failed`),
@@ -136,7 +143,7 @@ export function cudaGatekeeper(deps: AppDeps): GatekeeperApp {
     // The self-service page, its JSON API, /healthz and /metrics, on the App's own server (when there is
     // one: Probot throws "No server instance" for apps loaded without a server, as in tests).
     try {
-      options?.addHandler?.((req, res) => webHandler(req, res));
+      options?.addHandler?.(createWebHandler(deps.snippetPool ? snippetRunner(deps.snippetPool) : undefined));
     } catch {
       probot.log.debug('no HTTP server: the self-service page is not mounted');
     }
@@ -148,9 +155,17 @@ export function cudaGatekeeper(deps: AppDeps): GatekeeperApp {
     if (fanout instanceof DurableFanout) await fanout.close();
     else if (fanout instanceof JobQueue) await fanout.idle();
     await deps.gatePool?.close();
+    await deps.snippetPool?.close();
   };
-  return Object.assign(app, { idle });
+  const fanout = deps.fanout;
+  return Object.assign(app, {
+    idle,
+    ...(fanout instanceof DurableFanout ? { store: (delivery: Parameters<DurableFanout['store']>[0]) => fanout.store(delivery) } : {}),
+  });
 }
+
+/** Where Redis's state goes (the queue exists before Probot's logger): pino, one line per change of state. */
+const bootLog = pino({ level: process.env.LOG_LEVEL ?? 'info', name: 'redis' });
 
 /**
  * The app as Probot loads it (`probot run`, createNodeMiddleware): APP_ID names the app for check lookups;
@@ -160,9 +175,17 @@ function defaultDeps(): AppDeps {
   const deps = createDeps(Number(process.env.APP_ID ?? 0));
   // Links in check runs point at GitHub's web pages (the GitHub Enterprise host when GHE_HOST is set).
   deps.webUrl = process.env.GHE_HOST ? `${process.env.GHE_PROTOCOL ?? 'https'}://${process.env.GHE_HOST}` : 'https://github.com';
-  if (process.env.REDIS_URL) deps.fanout = new DurableFanout({ redisUrl: process.env.REDIS_URL });
+  if (process.env.REDIS_URL) deps.fanout = new DurableFanout({ redisUrl: process.env.REDIS_URL, log: bootLog });
   // Gates on worker threads, each within GATE_TIMEOUT_MS (default 30 s), GATE_THREADS at a time (default 2).
   deps.gatePool = new GatePool(Number(process.env.GATE_THREADS ?? 2), Number(process.env.GATE_TIMEOUT_MS ?? 30_000));
+  // The public snippet checks: one thread of their own, a small budget (SNIPPET_TIMEOUT_MS, 5 s) and queue
+  // (SNIPPET_QUEUE, 4), and they start only while no pull request's gate is running.
+  const gates = deps.gatePool;
+  deps.snippetPool = new GatePool(1, Number(process.env.SNIPPET_TIMEOUT_MS ?? 5000), {
+    maxQueue: Number(process.env.SNIPPET_QUEUE ?? 4),
+    maxWaitMs: 10_000,
+    yieldTo: () => gates.busy,
+  });
   const hours = Number(process.env.SWEEP_INTERVAL_HOURS ?? 24);
   if (Number.isFinite(hours) && hours > 0) deps.sweepIntervalMs = hours * 3600 * 1000;
   return deps;

@@ -13,7 +13,16 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { join } from 'node:path';
 import { createProbot } from 'probot';
 import { GatekeeperOctokit } from './github/octokit.js';
-import { createAppServer, createMetricsServer, DEFAULT_MAX_BYTES, productionProblems } from './github/server.js';
+import { redisPersistence } from './github/durable.js';
+import {
+  createAppServer,
+  createMetricsServer,
+  DEFAULT_BACKLOG,
+  DEFAULT_MAX_BYTES,
+  DEFAULT_MAX_CONNECTIONS,
+  DEFAULT_MAX_UNVERIFIED_BYTES,
+  productionProblems,
+} from './github/server.js';
 import { setupHandler } from './github/setup.js';
 import { packageRoot } from './util/package-root.js';
 
@@ -57,8 +66,24 @@ if (!env.APP_ID || (!env.PRIVATE_KEY && !env.PRIVATE_KEY_PATH)) {
 
 /** 3. The App: Probot, the webhook server in front of it, the metrics server, and the drain on SIGTERM. */
 async function startApp(): Promise<void> {
+  // A Redis that keeps nothing on disk loses every queued job when it restarts: say so once, or refuse.
+  if (env.REDIS_URL) {
+    const persistence = await redisPersistence(env.REDIS_URL);
+    const problem = 'durable' in persistence ? (persistence.durable ? undefined : persistence.why) : persistence.unknown;
+    if (problem && env.REQUIRE_DURABLE_REDIS === '1') {
+      process.stderr.write(`cuda-gatekeeper: refusing to start: REQUIRE_DURABLE_REDIS=1, and Redis may lose jobs: ${problem}\n`);
+      process.exit(1);
+    }
+    if (problem)
+      process.stderr.write(
+        `cuda-gatekeeper: warning: Redis may lose queued jobs on restart (${problem}); turn on appendonly (or RDB snapshots), or set REQUIRE_DURABLE_REDIS=1 to refuse such a Redis\n`,
+      );
+  }
   const { default: app } = await import('./app.js');
-  const probot = createProbot({ overrides: { Octokit: GatekeeperOctokit } });
+  // REDIS_URL is the App's durable queue, not Probot's: Probot 14 would fetch its own ioredis with npx at start
+  // (a network install in production) and log every reconnection of it as a raw error. Each replica throttles
+  // its own requests, and GitHub's rate limits are waited out through the durable queue (src/github/pull-check.ts).
+  const probot = createProbot({ overrides: { Octokit: GatekeeperOctokit, redisConfig: '' } });
   const handlers: ((req: IncomingMessage, res: ServerResponse) => Promise<boolean> | boolean)[] = [];
   await probot.load(app, {
     cwd: process.cwd(),
@@ -76,6 +101,10 @@ async function startApp(): Promise<void> {
     // Outside production, /metrics is open on the main port unless a token or a port of its own is configured.
     openMetrics: !production && !env.METRICS_TOKEN && metricsPort === undefined,
     idle: () => app.idle(),
+    ...(app.store ? { store: app.store } : {}),
+    backlog: Number(env.WEBHOOK_BACKLOG ?? DEFAULT_BACKLOG),
+    maxUnverifiedBytes: Number(env.WEBHOOK_UNVERIFIED_BYTES ?? DEFAULT_MAX_UNVERIFIED_BYTES),
+    maxConnections: Number(env.MAX_CONNECTIONS ?? DEFAULT_MAX_CONNECTIONS),
   });
 
   server.listen(port, host, () => probot.log.info(`Listening on http://${host}:${port}`));
@@ -92,7 +121,8 @@ async function startApp(): Promise<void> {
     const timeoutMs = Number(env.DRAIN_TIMEOUT_MS ?? 20_000);
     probot.log.info({ signal, timeoutMs }, 'draining: no new work is taken');
     void drain(timeoutMs).then((finished) => {
-      probot.log.info({ finished }, finished ? 'drained; exiting' : 'drain timed out; unfinished work is redelivered or retried');
+      if (finished) probot.log.info({ finished }, app.store ? 'drained; the durable queue keeps what is left for the other replicas' : 'drained; exiting');
+      else probot.log.error({ finished }, 'the drain timed out: deliveries still in hand were not checked (GitHub can redeliver them)');
       process.exit(finished ? 0 : 1);
     });
   };

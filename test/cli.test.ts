@@ -31,6 +31,18 @@ describe('cuda-gatekeeper check', () => {
     expect(out.trimEnd().split('\n').at(-1)).toMatch(/^3 files checked: \d+ errors, \d+ warnings, \d+ notices/);
   });
 
+  it('a CUDA-relevant file it could not check fails the check (exit 1), unless --fail-on never or unchecked: neutral', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cgk-cli-'));
+    writeFileSync(join(dir, 'uv.lock'), `version = 1\n${'# padding\n'.repeat(120_000)}`);
+    const failed = cli(dir, 'check', '--baseline', 'none');
+    expect(failed.code).toBe(1);
+    expect(failed.err).toContain('uv.lock: skipped: is larger than 1 MiB');
+    expect(failed.err).toContain('1 CUDA-relevant file was not checked (uv.lock: is larger than 1 MiB), so the check fails');
+    expect(cli(dir, 'check', '--baseline', 'none', '--fail-on', 'never').code).toBe(0);
+    writeFileSync(join(dir, 'baseline.yaml'), 'unchecked: neutral\n');
+    expect(cli(dir, 'check', '--baseline', 'baseline.yaml').code).toBe(0);
+  });
+
   it('exits 0 when only warnings remain', () => {
     const dir = mkdtempSync(join(tmpdir(), 'cgk-cli-'));
     writeFileSync(join(dir, 'requirements.txt'), '--extra-index-url https://download.pytorch.org/whl/cu117\ntorch>=2.0\n');

@@ -128,4 +128,29 @@ describe('the plain-Dockerfile scan', () => {
     const quoted = parseDockerfile('Dockerfile', 'ARG CUDA="12.1.1"\nFROM nvidia/cuda:${CUDA}-devel-ubuntu22.04\n');
     expect(quoted.images[0]?.reference).toBe('nvidia/cuda:12.1.1-devel-ubuntu22.04');
   });
+
+  it('reads parser directives as Docker does, in both readers (issue 26: dockerfile-ast lost the FROM after a directive-like comment)', () => {
+    const image = 'FROM nvidia/cuda:11.0.3-cudnn8-devel-ubuntu20.04\n';
+    for (const first of [
+      '# C=&a #UDA 11.0.3 needs >= 450.51.06 (Table 3); the 11.x floor 450.80.02 is for 11.1+ code.\n',
+      '# \u{1F600}=x\n',
+      '# \u{1F600} a=b # c=d\n',
+      '# syntax=docker/dockerfile:1 # x=y\n',
+      '#check=skip=all\n# escape=`\n',
+    ]) {
+      const text = `${first}${image}`;
+      const reference = readWithDockerfileAst(text, new SourceText('Dockerfile', text));
+      expect(
+        reference.instructions.map((view) => view.keyword),
+        JSON.stringify(first),
+      ).toEqual(['FROM']);
+      expect(parseDockerfile('Dockerfile', text).images[0]?.reference, JSON.stringify(first)).toBe('nvidia/cuda:11.0.3-cudnn8-devel-ubuntu20.04');
+    }
+    // The escape directive counts only in the directive block at the top; the backtick then continues lines.
+    const backtick = '# syntax=docker/dockerfile:1\n# escape=`\nFROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nRUN pip install `\n  torch==2.5.1\n';
+    expect(readWithDockerfileAst(backtick, new SourceText('Dockerfile', backtick)).escape).toBe('`');
+    expect(parseDockerfile('Dockerfile', backtick).packages.map((pkg) => pkg.name)).toEqual(['torch']);
+    const late = '# a comment first\n# escape=`\nFROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\n';
+    expect(readWithDockerfileAst(late, new SourceText('Dockerfile', late)).escape).toBe('\\');
+  });
 });

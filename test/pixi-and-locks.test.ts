@@ -288,10 +288,13 @@ package:
 });
 
 describe('YAML aliases in the locks (issue 26)', () => {
-  const pkg = (n: number) => `  - name: p${n}\n    version: 1.0\n    manager: conda\n    platform: linux-64\n    url: https://conda.anaconda.org/conda-forge/linux-64/p${n}-1.0-h0_0.conda\n`;
+  const pkg = (n: number) =>
+    `  - name: p${n}\n    version: 1.0\n    manager: conda\n    platform: linux-64\n    url: https://conda.anaconda.org/conda-forge/linux-64/p${n}-1.0-h0_0.conda\n`;
 
   it('a package listed through an alias of an anchored entry is read at the anchor', () => {
-    const text = `version: 1\nx:\n  a: &a\n${pkg(1).replace(/^ {2}- /, '    ').replace(/\n {4}/g, '\n    ')}package:\n- *a\n`;
+    const text = `version: 1\nx:\n  a: &a\n${pkg(1)
+      .replace(/^ {2}- /, '    ')
+      .replace(/\n {4}/g, '\n    ')}package:\n- *a\n`;
     const file = parseFile('conda-lock.yml', text, 'conda-lock');
     expect(file.problems).toEqual([]);
     expect(file.packages.map((fact) => fact.name)).toEqual(['p1']);
@@ -512,5 +515,15 @@ describe('PEP 508 markers, judged for Linux with the extras a selection installs
       ['not a marker ((', {}, undefined],
     ];
     for (const [marker, environment, expected] of cases) expect(evaluateMarker(marker, environment), marker).toBe(expected);
+  });
+});
+
+describe('pixi keys that are not the dependency name as written', () => {
+  it('a dotted key (`0.cuda-version = …`, from the fuzz suite) gives facts positioned inside the file', () => {
+    const text =
+      '[feature.cu126.dependencies]\n0.cuda-version = "12.6.*"\npytorch = { version = "2.6.0", build = "cuda126*" }\n\n[environments]\ncu126 = ["cu126"]\n';
+    const file = parseFile('pixi.toml', text, 'pixi');
+    for (const pkg of file.packages) expect(pkg.span.start).toBeGreaterThanOrEqual(0);
+    expect(text.slice(file.packages[0]!.span.start, file.packages[0]!.span.end)).toMatch(/^0\.cuda-version/);
   });
 });

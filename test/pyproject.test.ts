@@ -420,3 +420,25 @@ describe('the real pyproject.toml files (fixtures/corpus-packaging)', () => {
     }
   });
 });
+
+describe('strings longer than the TOML parser can take (issue 26)', () => {
+  const readme = 'lorem ipsum dolor sit amet, "quoted" \\ and more\n'.repeat(4000); // ~200 KB
+  it.each([
+    ['a multi-line basic string', `"""\n${readme.replace(/\\/g, '\\\\').replace(/"""/g, '')}"""`],
+    ['a multi-line literal string', `'''\n${readme}'''`],
+    ['a one-line basic string', `"${'x\\" '.repeat(60_000)}"`],
+    ['a multi-line string ending in two quotes of its own', `"""${'a'.repeat(200_000)}"""""`],
+  ])('%s of 200 KB (an inlined readme) is valid TOML, and the rest of the file is read at its lines', (_name, value) => {
+    const text = `[project]\nname = "x"\nversion = "1"\nreadme = ${value}\ndependencies = ["torch==2.3.0+cu118"]\n`;
+    const file = parseFile('pyproject.toml', text, 'pyproject');
+    expect(file.problems).toEqual([]);
+    const torch = file.packages.find((pkg) => pkg.name === 'torch')!;
+    expect(text.slice(torch.span.start, torch.span.end)).toBe('torch==2.3.0+cu118');
+  });
+
+  it('an unterminated long string is still a positioned parse problem', () => {
+    const file = parseFile('pyproject.toml', `[project]\nreadme = """${'x'.repeat(200_000)}\n`, 'pyproject');
+    expect(file.problems).toHaveLength(1);
+    expect(file.problems[0]!.message).toMatch(/^not valid TOML/);
+  });
+});

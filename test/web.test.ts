@@ -172,6 +172,13 @@ describe('HTTP', () => {
     expect(data.findings.map((finding) => finding.ruleId)).toContain('image-missing');
   });
 
+  it("the form's 400 page says why it did not check (issue 26)", async () => {
+    const form = new URLSearchParams({ kind: 'makefile', baseline: 'none', text: 'all:\n' });
+    const response = await fetch(`${base}/cuda-gatekeeper/check`, { method: 'POST', body: form });
+    expect(response.status).toBe(400);
+    expect(await response.text()).toContain('<p class="problem" role="alert">Not checked: kind must be one of dockerfile');
+  });
+
   it('answers bad API input with 400/413 and a clear error', async () => {
     expect((await fetch(`${base}/cuda-gatekeeper/api/check`, { method: 'POST', body: 'not json' })).status).toBe(400);
     const wrong = await fetch(`${base}/cuda-gatekeeper/api/check`, { method: 'POST', body: JSON.stringify({ kind: 'makefile', text: '' }) });

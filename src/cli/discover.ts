@@ -11,6 +11,8 @@ const SKIP_DIRS = new Set(['.git', 'node_modules', '.hg', '.svn', '.venv', 'venv
 export interface Skipped {
   readonly path: string;
   readonly reason: string;
+  /** The file was checked under another path (a link to it): this path is skipped, nothing went unchecked. */
+  readonly duplicate?: boolean;
 }
 
 export interface Loaded {
@@ -217,7 +219,7 @@ export function diskReader(root: string, skipped: Skipped[], walked?: Pick<Walke
       }
       const first = seen.get(real);
       if (first !== undefined && first !== path) {
-        skipped.push({ path, reason: `is ${first} again, reached through a link` });
+        skipped.push({ path, reason: `is ${first} again, reached through a link`, duplicate: true });
         return undefined;
       }
       seen.set(real, path);

@@ -103,6 +103,8 @@ export interface Checked {
   readonly sources: readonly SourceFile[];
   readonly baselineOrigin: string;
   readonly failed: boolean;
+  /** CUDA-relevant files that could not be checked (too large, binary, unreadable), with the reason. */
+  readonly unchecked: readonly { readonly path: string; readonly reason: string }[];
 }
 
 /** Run the CLI; returns the exit status. Never throws for user mistakes. */
@@ -326,8 +328,11 @@ function check(args: readonly string[], io: Io): number {
     today: new Date().toISOString().slice(0, 10),
   };
   const baselineOrigin = policy ? policy.source.path : 'none (built-in consistency rules only)';
-  const output = (report: Report, sources: readonly SourceFile[]): void => {
-    io.onReport?.({ report, sources, baselineOrigin, failed: fails(report, limit) });
+  // A CUDA-relevant file that could not be checked is not a pass (the App's check fails the same way), unless
+  // `--fail-on never` or the baseline's `unchecked: neutral` says so.
+  const uncheckedFails = (unchecked: readonly unknown[]): boolean => unchecked.length > 0 && limit.failOn !== 'never' && baseline.unchecked !== 'neutral';
+  const output = (report: Report, sources: readonly SourceFile[], unchecked: Checked['unchecked'] = []): void => {
+    io.onReport?.({ report, sources, baselineOrigin, failed: fails(report, limit) || uncheckedFails(unchecked), unchecked });
     const shown = values.quiet ? { ...report, findings: report.findings.filter((finding) => finding.severity === 'error') } : report;
     const text = render(shown, format, sources, values.verbose ?? false, (io.color ?? false) && values.output === undefined);
     if (values.output === undefined) io.out(text);
@@ -373,11 +378,21 @@ function check(args: readonly string[], io: Io): number {
     if (values['ignore-unknown'] && skip.reason === UNKNOWN_KIND && namedPaths.has(skip.path)) continue;
     io.err(`${escapeControl(skip.path)}: skipped: ${skip.reason}\n`);
   }
-  output(report, sources);
+  const unchecked = [
+    ...selected.unreadable.map((entry) => ({ path: toRepoPath(io.cwd, entry.path) ?? entry.path, reason: entry.reason })),
+    ...skipped.filter((skip) => skip.reason !== UNKNOWN_KIND && !skip.duplicate),
+  ].map(({ path, reason }) => ({ path, reason }));
+  output(report, sources, unchecked);
   // A file named on the command line that could not be read as any kind was not checked: that is a usage error,
   // unless --ignore-unknown says the names are candidates (the pre-commit hook passes every YAML file that may be
   // a conda environment).
   if (!values['ignore-unknown'] && skipped.some((skip) => skip.reason === UNKNOWN_KIND && namedPaths.has(skip.path))) return 2;
+  if (uncheckedFails(unchecked)) {
+    io.err(
+      `cuda-gatekeeper: ${unchecked.length} CUDA-relevant file${unchecked.length === 1 ? ' was' : 's were'} not checked (${escapeControl(unchecked[0]!.path)}: ${unchecked[0]!.reason}${unchecked.length > 1 ? `; and ${unchecked.length - 1} more` : ''}), so the check fails; --fail-on never, or unchecked: neutral in the baseline, lets it pass\n`,
+    );
+    return 1;
+  }
   return fails(report, limit) ? 1 : 0;
 }
 

@@ -22,8 +22,12 @@ export interface AppDeps {
   sweepIntervalMs?: number;
   /** Worker threads that run the gates (the server sets them; tests without them gate inline). */
   gatePool?: GatePool;
+  /** The thread that runs the self-service page's checks, after the pull requests' (unset: inline). */
+  snippetPool?: GatePool;
   /** GitHub's web address, for links in check runs (https://github.com, or a GitHub Enterprise host). */
   webUrl?: string;
+  /** Hands a stored delivery to Probot's handlers (set by app.ts; durable deliveries are run through it). */
+  receive?: (delivery: { readonly id: string; readonly name: string; readonly payload: unknown }) => Promise<void>;
 }
 
 export function createDeps(appId: number): AppDeps {

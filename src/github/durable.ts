@@ -19,11 +19,56 @@ export interface DurableOptions {
   /** How long a job's lock lasts; a crashed worker's job is retried after it expires. */
   readonly lockDurationMs?: number;
   readonly stalledIntervalMs?: number;
+  /** Where Redis errors go (once per change of state, never a raw stack trace per retry). */
+  readonly log?: Logger;
+}
+
+/**
+ * Redis's state as the logs say it: one line when it goes away (with the error), one when it is back. ioredis and
+ * BullMQ emit an `error` for every reconnection attempt; left unhandled, each is a multi-line stack trace on stderr.
+ */
+export class RedisHealth {
+  private down = false;
+  constructor(private readonly log?: Logger) {}
+
+  watch(emitter: { on(event: string, listener: (...args: unknown[]) => void): unknown }, what: string): void {
+    emitter.on('error', (error: unknown) => {
+      if (this.down) return;
+      this.down = true;
+      this.log?.error({ redis: what, err: { message: (error as Error)?.message ?? String(error) } }, 'Redis is unreachable; durable work waits for it');
+    });
+    emitter.on('ready', () => {
+      if (!this.down) return;
+      this.down = false;
+      this.log?.info({ redis: what }, 'Redis is reachable again');
+    });
+  }
 }
 
 /** BullMQ in native ESM takes client instances; workers need `maxRetriesPerRequest: null`. */
-function connection(url: string): Redis {
-  return new Redis(url, { maxRetriesPerRequest: null });
+function connection(url: string, health: RedisHealth, what: string): Redis {
+  const redis = new Redis(url, { maxRetriesPerRequest: null });
+  health.watch(redis, what);
+  return redis;
+}
+
+/** Whether a Redis server keeps what it holds across a restart (AOF, or RDB snapshots), from CONFIG GET. */
+export type Persistence = { readonly durable: true } | { readonly durable: false; readonly why: string } | { readonly unknown: string };
+
+export async function redisPersistence(url: string): Promise<Persistence> {
+  const redis = new Redis(url, { maxRetriesPerRequest: 1, lazyConnect: true, enableOfflineQueue: false });
+  redis.on('error', () => undefined);
+  try {
+    await redis.connect();
+    const [, appendonly] = (await redis.config('GET', 'appendonly')) as string[];
+    const [, save] = (await redis.config('GET', 'save')) as string[];
+    if (appendonly === 'yes' || (save ?? '').trim() !== '') return { durable: true };
+    return { durable: false, why: 'appendonly is "no" and save is empty: a restart of Redis loses every queued job' };
+  } catch (error) {
+    return { unknown: `CONFIG GET is not allowed or Redis did not answer (${(error as Error).message})` };
+  } finally {
+    redis.disconnect();
+  }
 }
 
 /**
@@ -48,8 +93,18 @@ export class DurableFanout implements Fanout {
   readonly queue: Queue<FanoutJob>;
   private worker?: Worker<FanoutJob>;
 
+  private readonly health: RedisHealth;
+
   constructor(private readonly options: DurableOptions) {
-    this.queue = new Queue<FanoutJob>(QUEUE_NAME, { connection: connection(options.redisUrl) });
+    this.health = new RedisHealth(options.log);
+    this.queue = new Queue<FanoutJob>(QUEUE_NAME, { connection: connection(options.redisUrl, this.health, 'queue') });
+    this.health.watch(this.queue as never, 'queue');
+  }
+
+  /** Store a webhook delivery for the workers; resolves once Redis holds it (then the server answers 202). */
+  async store(delivery: { readonly id: string; readonly name: string; readonly payload: unknown }): Promise<void> {
+    const installationId = (delivery.payload as { installation?: { id?: number } }).installation?.id ?? 0;
+    await this.add(`delivery:${delivery.id}`, { kind: 'delivery', installationId, ...delivery });
   }
 
   /**
@@ -93,7 +148,8 @@ export class DurableFanout implements Fanout {
     const worker = new Worker<FanoutJob>(
       QUEUE_NAME,
       async (job: Job<FanoutJob>) => {
-        const github = (await probot.auth(job.data.installationId)) as GitHub;
+        // A stored delivery is handed to Probot, which authenticates its own handlers.
+        const github = (job.data.kind === 'delivery' ? undefined : await probot.auth(job.data.installationId)) as GitHub;
         try {
           await run(github, job.data);
         } catch (error) {
@@ -108,7 +164,7 @@ export class DurableFanout implements Fanout {
         }
       },
       {
-        connection: connection(this.options.redisUrl),
+        connection: connection(this.options.redisUrl, this.health, 'worker'),
         concurrency: this.options.concurrency ?? 4,
         lockDuration: this.options.lockDurationMs ?? 30_000,
         stalledInterval: this.options.stalledIntervalMs ?? 30_000,
@@ -116,6 +172,7 @@ export class DurableFanout implements Fanout {
       },
     );
     worker.on('failed', (job, error) => log.warn({ job: job?.id, attempts: job?.attemptsMade, err: { message: error.message } }, 'fan-out job failed'));
+    this.health.watch(worker as never, 'worker');
     this.worker = worker;
     return worker;
   }

@@ -28,7 +28,12 @@ export type FanoutJob =
       readonly defaultBranch: string;
       readonly deliveryId: string;
     }
-  | { readonly kind: 'sweep'; readonly installationId: number; readonly owner: string };
+  | { readonly kind: 'sweep'; readonly installationId: number; readonly owner: string }
+  /**
+   * A webhook delivery stored before it was answered 202 (with Redis): any replica's worker hands it to Probot, so
+   * a restart or a crash after the answer loses nothing (GitHub does not redeliver what it got a 202 for).
+   */
+  | { readonly kind: 'delivery'; readonly installationId: number; readonly id: string; readonly name: string; readonly payload: unknown };
 
 /** Where fan-out work goes: the in-process queue, or the durable queue on Redis (REDIS_URL). */
 export interface AddOptions {

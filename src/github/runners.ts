@@ -8,6 +8,11 @@ import type { GitHub, Logger } from './types.js';
 
 export async function runJob(github: GitHub, job: FanoutJob, deps: AppDeps, log: Logger, options: { readonly durable?: boolean } = {}): Promise<void> {
   switch (job.kind) {
+    case 'delivery':
+      // Probot runs the handlers as it would for a delivery it had just received.
+      if (!deps.receive) throw new Error('no webhook receiver to hand the stored delivery to');
+      await deps.receive({ id: job.id, name: job.name, payload: job.payload });
+      return;
     case 'check-pull':
       await checkPull(
         github,

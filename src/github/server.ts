@@ -10,8 +10,15 @@
  *   payload without the fields its event needs gets 400 with a plain reason, never an internal error;
  * - /metrics answers only with METRICS_TOKEN as a bearer token, or on its own METRICS_PORT; outside production it is
  *   open. /healthz stays cheap;
- * - SIGTERM (and SIGINT) drain: the server stops taking connections, answers new deliveries 503, waits for the
- *   deliveries in hand and the in-process job queue up to DRAIN_TIMEOUT_MS (20 s), then exits.
+ * - a 202 is a promise: with Redis (`store`), a delivery is answered 202 only once it is stored for the workers
+ *   (503 if Redis cannot take it); without, at most WEBHOOK_BACKLOG deliveries (50) wait in memory and the next
+ *   gets 503 (GitHub records it as failed, so it can be redelivered) rather than an answer the App cannot keep;
+ * - bodies not yet verified hold at most WEBHOOK_UNVERIFIED_BYTES (32 MiB) together across connections (503
+ *   past it), and at most MAX_CONNECTIONS (1,024) sockets are open, so a few hundred idle senders cannot make
+ *   the server hold gigabytes;
+ * - SIGTERM (and SIGINT) drain: new deliveries get 503 (the server keeps listening, so GitHub sees an answer, not a
+ *   refused connection), /healthz says draining, the deliveries in hand and the in-process job queue finish up to
+ *   DRAIN_TIMEOUT_MS (20 s), then the server closes.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -19,6 +26,11 @@ import type { Probot } from 'probot';
 import { metrics } from '../util/metrics.js';
 
 export const DEFAULT_MAX_BYTES = 10 * 1024 * 1024;
+/** Unverified bytes held across every connection at once. */
+export const DEFAULT_MAX_UNVERIFIED_BYTES = 32 * 1024 * 1024;
+/** Deliveries accepted and waiting in memory (without Redis). */
+export const DEFAULT_BACKLOG = 50;
+export const DEFAULT_MAX_CONNECTIONS = 1024;
 const PROBOT_DEFAULT_SECRET = 'development';
 
 /** What is wrong with the environment for production, one line each (empty: fine). */
@@ -56,6 +68,13 @@ export interface ServerOptions {
   readonly openMetrics?: boolean;
   /** Waits for queued jobs when draining. */
   readonly idle?: () => Promise<void>;
+  /** Stores a verified delivery durably (Redis) before it is answered 202; its workers then run it. */
+  readonly store?: (delivery: { readonly id: string; readonly name: string; readonly payload: Record<string, unknown> }) => Promise<void>;
+  /** Deliveries that may wait in memory (without `store`). */
+  readonly backlog?: number;
+  /** Bytes of bodies not yet verified, across all connections. */
+  readonly maxUnverifiedBytes?: number;
+  readonly maxConnections?: number;
 }
 
 export interface AppServer {
@@ -70,6 +89,8 @@ export function createAppServer(options: ServerOptions): AppServer {
   const bodyTimeoutMs = options.bodyTimeoutMs ?? 10_000;
   const log = options.probot.log;
   const inFlight = new Set<Promise<unknown>>();
+  const backlog = options.backlog ?? DEFAULT_BACKLOG;
+  const unverified = { bytes: 0, limit: options.maxUnverifiedBytes ?? DEFAULT_MAX_UNVERIFIED_BYTES };
   let draining = false;
 
   const reply = (res: ServerResponse, status: number, body: Record<string, unknown>, close = false): void => {
@@ -88,13 +109,16 @@ export function createAppServer(options: ServerOptions): AppServer {
       req.destroy();
     };
     if (draining) return refuse(503, 'shutting down; GitHub can redeliver this delivery');
+    if (!options.store && inFlight.size >= backlog)
+      return refuse(503, `busy: ${inFlight.size} deliveries are waiting to be checked; GitHub can redeliver this one`);
     if (!id || !name) return refuse(400, 'X-GitHub-Delivery and X-GitHub-Event headers are required');
     if (!signature || !/^sha256=[0-9a-f]{64}$/.test(signature)) return refuse(401, 'X-Hub-Signature-256 is missing or malformed');
     const declared = Number(req.headers['content-length'] ?? Number.NaN);
     if (Number.isFinite(declared) && declared > maxBytes) return refuse(413, `the body is larger than ${maxBytes} bytes`);
-    const body = await readCapped(req, maxBytes, bodyTimeoutMs);
+    const body = await readCapped(req, maxBytes, bodyTimeoutMs, unverified);
     if (body === 'too-large') return refuse(413, `the body is larger than ${maxBytes} bytes`);
     if (body === 'timeout') return refuse(408, `the body did not arrive within ${bodyTimeoutMs / 1000} s`);
+    if (body === 'crowded') return refuse(503, 'busy: too many bodies are being received at once; GitHub can redeliver this delivery');
     if (body === 'aborted') return;
     const expected = Buffer.from(`sha256=${createHmac('sha256', options.secret).update(body).digest('hex')}`);
     if (expected.length !== signature.length || !timingSafeEqual(expected, Buffer.from(signature))) {
@@ -110,6 +134,17 @@ export function createAppServer(options: ServerOptions): AppServer {
     }
     const missing = (REQUIRED[name] ?? []).filter((field) => payload[field] === undefined || payload[field] === null);
     if (missing.length > 0) return refuse(400, `a ${name} event needs ${missing.join(', ')}`);
+    if (options.store) {
+      // Durable: answered only once Redis holds it; any replica's worker runs it, after a restart too.
+      try {
+        await options.store({ id, name, payload });
+      } catch (error) {
+        log.error({ deliveryId: id, event: name, err: { message: (error as Error).message } }, 'delivery could not be stored; answered 503');
+        return refuse(503, 'the durable queue (Redis) cannot take this delivery now; GitHub can redeliver it');
+      }
+      reply(res, 202, { accepted: id, stored: true });
+      return;
+    }
     reply(res, 202, { accepted: id });
     const work = options.probot.webhooks
       .receive({ id, name, payload } as never)
@@ -120,8 +155,14 @@ export function createAppServer(options: ServerOptions): AppServer {
     inFlight.add(work);
   };
 
-  const server = createServer((req, res) => {
+  // Slow clients: headers within 10 s, the whole request within 30 s, checked every 2 s (Node's default check
+  // interval of 30 s let a slow body hold its socket for a minute).
+  const server = createServer({ headersTimeout: 10_000, requestTimeout: 30_000, connectionsCheckingInterval: 2_000 }, (req, res) => {
     const url = (req.url ?? '/').split('?')[0];
+    if (url === '/healthz' && draining) {
+      reply(res, 503, { status: 'draining' });
+      return;
+    }
     if (url === path && req.method === 'POST') {
       void receive(req, res).catch((error: Error) => {
         log.error({ err: { message: error.message } }, 'webhook receiver failed');
@@ -145,16 +186,13 @@ export function createAppServer(options: ServerOptions): AppServer {
       reply(res, 500, { error: 'internal error' });
     });
   });
-  // Slow clients: headers within 10 s, the whole request within 30 s.
-  server.headersTimeout = 10_000;
-  server.requestTimeout = 30_000;
+  server.maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
 
   return {
     server,
     async drain(timeoutMs: number): Promise<boolean> {
+      // Still listening: a delivery that arrives now gets 503 (GitHub can redeliver it), not a refused connection.
       draining = true;
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
       const work = (async () => {
         while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
         await options.idle?.();
@@ -162,6 +200,7 @@ export function createAppServer(options: ServerOptions): AppServer {
       let timer: NodeJS.Timeout | undefined;
       const finished = await Promise.race([work.then(() => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)))]);
       clearTimeout(timer);
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
       await closed;
       return finished;
@@ -188,22 +227,34 @@ function header(req: IncomingMessage, name: string): string | undefined {
   return typeof value === 'string' && value.length > 0 && value.length <= 256 ? value : undefined;
 }
 
-/** The body, read up to `maxBytes` and within `timeoutMs`; what went wrong otherwise. */
-function readCapped(req: IncomingMessage, maxBytes: number, timeoutMs: number): Promise<Buffer | 'too-large' | 'timeout' | 'aborted'> {
+/**
+ * The body, read up to `maxBytes` and within `timeoutMs`, its bytes counted against what all unverified bodies may
+ * hold together (`shared`); what went wrong otherwise.
+ */
+function readCapped(
+  req: IncomingMessage,
+  maxBytes: number,
+  timeoutMs: number,
+  shared: { bytes: number; readonly limit: number },
+): Promise<Buffer | 'too-large' | 'timeout' | 'crowded' | 'aborted'> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
     let done = false;
-    const finish = (value: Buffer | 'too-large' | 'timeout' | 'aborted'): void => {
+    const finish = (value: Buffer | 'too-large' | 'timeout' | 'crowded' | 'aborted'): void => {
       if (done) return;
       done = true;
       clearTimeout(timer);
+      shared.bytes -= size;
       req.removeAllListeners('data');
       resolve(value);
     };
     const timer = setTimeout(() => finish('timeout'), timeoutMs);
     req.on('data', (chunk: Buffer) => {
+      if (done) return;
+      if (shared.bytes + chunk.length > shared.limit) return finish('crowded');
       size += chunk.length;
+      shared.bytes += chunk.length;
       if (size > maxBytes) finish('too-large');
       else chunks.push(chunk);
     });

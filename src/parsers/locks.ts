@@ -50,7 +50,8 @@ function resolveAliases(doc: Document, problems: ParseProblem[]): void {
   const resolve = (alias: Node & { source: string }): Node | null => {
     const [start, end] = alias.range ?? [0, 0];
     if (++count > MAX_LOCK_ALIASES) {
-      if (count === MAX_LOCK_ALIASES + 1) problems.push({ span: { start, end }, message: `YAML: more than ${MAX_LOCK_ALIASES} aliases; the rest are not read` });
+      if (count === MAX_LOCK_ALIASES + 1)
+        problems.push({ span: { start, end }, message: `YAML: more than ${MAX_LOCK_ALIASES} aliases; the rest are not read` });
       return null;
     }
     const target = anchors.get(alias.source);

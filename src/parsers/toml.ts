@@ -25,6 +25,12 @@ function table(span: Span): TomlTable {
   return { kind: 'table', span, entries: new Map(), keySpans: new Map() };
 }
 
+/** What converting a document needs: its text, and the starts of the strings left unread (blankLongStrings). */
+interface Reading {
+  readonly text: string;
+  readonly unread: ReadonlySet<number>;
+}
+
 const keyName = (key: AST.TOMLBare | AST.TOMLQuoted): string => (key.type === 'TOMLBare' ? key.name : key.value);
 
 /** A string's text, mapped to the file: exact for strings written without escapes, else pointing at the whole string. */
@@ -38,15 +44,17 @@ function stringValue(node: AST.TOMLStringValue, text: string): Mapped {
   return builder.build();
 }
 
-function convert(node: AST.TOMLContentNode, text: string): TomlValue {
+function convert(node: AST.TOMLContentNode, reading: Reading): TomlValue {
   const span = { start: node.range[0], end: node.range[1] };
-  if (node.type === 'TOMLArray') return { kind: 'array', span, items: node.elements.map((element) => convert(element, text)) };
+  if (node.type === 'TOMLArray') return { kind: 'array', span, items: node.elements.map((element) => convert(element, reading)) };
   if (node.type === 'TOMLInlineTable') {
     const inline = table(span);
-    for (const pair of node.body) insert(inline, pair, text);
+    for (const pair of node.body) insert(inline, pair, reading);
     return inline;
   }
-  if (node.type === 'TOMLValue' && node.kind === 'string') return { kind: 'string', span, value: node.value, mapped: stringValue(node, text) };
+  // A string too long to read (see blankLongStrings) holds no fact: its value here is only the filler.
+  if (node.type === 'TOMLValue' && node.kind === 'string' && reading.unread.has(span.start)) return { kind: 'other', span };
+  if (node.type === 'TOMLValue' && node.kind === 'string') return { kind: 'string', span, value: node.value, mapped: stringValue(node, reading.text) };
   if (node.type === 'TOMLValue' && node.kind === 'boolean') return { kind: 'boolean', span, value: node.value };
   return { kind: 'other', span };
 }
@@ -77,27 +85,95 @@ function tableAt(from: TomlTable, path: readonly (string | number)[], span: Span
   return current;
 }
 
-function insert(into: TomlTable, pair: AST.TOMLKeyValue, text: string): void {
+function insert(into: TomlTable, pair: AST.TOMLKeyValue, reading: Reading): void {
   const names = pair.key.keys.map(keyName);
   const owner = tableAt(into, names.slice(0, -1), { start: pair.range[0], end: pair.range[1] });
   const last = names.at(-1)!;
-  owner.entries.set(last, convert(pair.value, text));
+  owner.entries.set(last, convert(pair.value, reading));
   owner.keySpans.set(last, { start: pair.key.range[0], end: pair.key.range[1] });
 }
 
+/** Strings longer than this are not read (an inlined readme or licence): toml-eslint-parser cannot take them whole. */
+export const LONG_STRING = 16 * 1024;
+
+/**
+ * The text with every string longer than LONG_STRING replaced by an empty string and spaces to its length, and the
+ * spans of those strings. toml-eslint-parser builds a string's value with one call that spreads all its characters,
+ * which overflows the stack past roughly 100,000: valid TOML with an inlined readme was "not valid TOML". No fact
+ * comes from such a string; offsets stay as they are (positions come from offsets in the original text, so the line
+ * breaks of a multi-line string can become spaces).
+ */
+export function blankLongStrings(text: string): { readonly text: string; readonly blanked: readonly Span[] } {
+  const blanked: Span[] = [];
+  let out: string[] | undefined;
+  let copied = 0;
+  let i = 0;
+  while (i < text.length) {
+    const char = text[i]!;
+    if (char === '#') {
+      const end = text.indexOf('\n', i);
+      i = end < 0 ? text.length : end;
+      continue;
+    }
+    if (char !== '"' && char !== "'") {
+      i++;
+      continue;
+    }
+    const triple = text.startsWith(char.repeat(3), i);
+    const open = triple ? 3 : 1;
+    let j = i + open;
+    let bodyEnd = -1;
+    while (j < text.length) {
+      const c = text[j]!;
+      if (char === '"' && c === '\\') {
+        j += 2;
+        continue;
+      }
+      if (!triple && c === '\n') break; // an unterminated one-line string: the parser says so
+      if (c === char && (!triple || text.startsWith(char.repeat(3), j))) {
+        // A multi-line string may end in one or two quotes of its own before the closing three.
+        let close = j;
+        if (triple) while (close + 3 < text.length && text[close + 3] === char && close - j < 2) close++;
+        bodyEnd = close;
+        j = close + open;
+        break;
+      }
+      j++;
+    }
+    if (bodyEnd < 0) {
+      i = j;
+      continue;
+    }
+    const bodyStart = i + open;
+    if (bodyEnd - bodyStart > LONG_STRING) {
+      out ??= [];
+      out.push(text.slice(copied, i), '""', ' '.repeat(j - i - 2));
+      copied = j;
+      blanked.push({ start: i, end: j });
+    }
+    i = j;
+  }
+  if (!out) return { text, blanked };
+  out.push(text.slice(copied));
+  return { text: out.join(''), blanked };
+}
+
 /** Parse a TOML document into the tree. */
-export function readToml(text: string): TomlDocument {
+export function readToml(original: string): TomlDocument {
+  const { text, blanked } = blankLongStrings(original);
   let program: AST.TOMLProgram;
   try {
     program = parseTOML(text);
   } catch (error) {
     const index = typeof (error as { index?: unknown }).index === 'number' ? (error as { index: number }).index : 0;
-    return { ok: false, message: `not valid TOML: ${(error as Error).message}`, span: { start: index, end: Math.min(text.length, index + 1) } };
+    const message = error instanceof RangeError ? 'beyond what the TOML parser can read here (it ran out of stack)' : (error as Error).message;
+    return { ok: false, message: `not valid TOML: ${message}`, span: { start: index, end: Math.min(text.length, index + 1) } };
   }
   const root = table({ start: 0, end: text.length });
+  const reading: Reading = { text: original, unread: new Set(blanked.map((span) => span.start)) };
   for (const node of program.body[0]?.body ?? []) {
     if (node.type === 'TOMLKeyValue') {
-      insert(root, node, text);
+      insert(root, node, reading);
       continue;
     }
     const span = { start: node.range[0], end: node.range[1] };
@@ -117,7 +193,7 @@ export function readToml(text: string): TomlDocument {
     } else {
       target = tableAt(root, path, span);
     }
-    for (const pair of node.body) insert(target, pair, text);
+    for (const pair of node.body) insert(target, pair, reading);
   }
   return { ok: true, root };
 }

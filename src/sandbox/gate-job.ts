@@ -10,6 +10,7 @@ import { defaultKnowledgeBase } from '../knowledge/index.js';
 import { parseFile } from '../parsers/index.js';
 import type { SourceFile } from '../reader.js';
 import { verifyFixes } from '../verify.js';
+import { checkSnippet, type SnippetRequest, type SnippetResult } from '../web/snippet.js';
 
 export interface GateJob {
   readonly owner: string;
@@ -31,4 +32,11 @@ export function runGateJob(job: GateJob): Report {
   };
   const kb = defaultKnowledgeBase();
   return verifyFixes(gate(files, baseline.baseline, kb, options), files, (subset) => gate(subset, baseline.baseline, kb, options));
+}
+
+/** What a worker thread is given: a pull request's gate, or a pasted file's check. */
+export type WorkerJob = { readonly kind: 'pull'; readonly job: GateJob } | { readonly kind: 'snippet'; readonly request: SnippetRequest };
+
+export function runWorkerJob(job: WorkerJob): Report | SnippetResult {
+  return job.kind === 'pull' ? runGateJob(job.job) : checkSnippet(job.request);
 }

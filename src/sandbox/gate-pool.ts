@@ -7,21 +7,38 @@
  */
 import { Worker } from 'node:worker_threads';
 import type { Report } from '../finding.js';
-import type { GateJob } from './gate-job.js';
+import type { SnippetRequest, SnippetResult } from '../web/snippet.js';
+import { SnippetRefused, type SnippetRunner } from '../web/handler.js';
+import type { GateJob, WorkerJob } from './gate-job.js';
 
 export const MAX_GATE_BYTES = 8 * 1024 * 1024;
 
 export class GateBudgetError extends Error {}
 
+/** The pool's queue is full: the work is refused at once (the caller answers 503), never queued without bound. */
+export class GateBusyError extends Error {}
+
 interface Pending {
-  readonly job: GateJob;
-  readonly resolve: (report: Report) => void;
+  readonly job: WorkerJob;
+  readonly resolve: (result: unknown) => void;
   readonly reject: (error: Error) => void;
+  readonly queued: number;
 }
 
 interface Slot {
   worker: Worker;
+  /** The thread has loaded the engine (its first message). */
+  ready: boolean;
   busy?: { id: number; pending: Pending; timer: NodeJS.Timeout };
+}
+
+export interface PoolOptions {
+  /** Jobs waiting beyond this many are refused (GateBusyError). Default: no bound (the App's own checks). */
+  readonly maxQueue?: number;
+  /** While this says so, no job of this pool starts (the snippet pool waits for the pull-request gates). */
+  readonly yieldTo?: () => boolean;
+  /** How long a job may wait to start before it is refused (GateBusyError); default: as long as it takes. */
+  readonly maxWaitMs?: number;
 }
 
 export class GatePool {
@@ -29,12 +46,20 @@ export class GatePool {
   private readonly queue: Pending[] = [];
   private next = 0;
   private closed = false;
+  private retry?: NodeJS.Timeout;
 
   constructor(
     private readonly size = 2,
     private readonly timeoutMs = 30_000,
+    private readonly options: PoolOptions = {},
   ) {}
 
+  /** Whether a job is running or waiting. */
+  get busy(): boolean {
+    return this.queue.length > 0 || this.slots.some((slot) => slot.busy);
+  }
+
+  /** A pull request's gate, within the time and size budget. */
   run(job: GateJob): Promise<Report> {
     const bytes = job.sources.reduce((sum, source) => sum + Buffer.byteLength(source.text), 0);
     if (bytes > MAX_GATE_BYTES)
@@ -43,9 +68,20 @@ export class GatePool {
           `the files to check are ${Math.round(bytes / 1024 / 1024)} MiB together, more than the ${MAX_GATE_BYTES / 1024 / 1024} MiB a check reads`,
         ),
       );
+    return this.submit({ kind: 'pull', job }) as Promise<Report>;
+  }
+
+  /** A pasted file's check (the self-service page and its API), within this pool's budget. */
+  snippet(request: SnippetRequest): Promise<SnippetResult> {
+    return this.submit({ kind: 'snippet', request }) as Promise<SnippetResult>;
+  }
+
+  private submit(job: WorkerJob): Promise<unknown> {
     if (this.closed) return Promise.reject(new Error('the gate pool is closed'));
+    if (this.options.maxQueue !== undefined && this.queue.length >= this.options.maxQueue)
+      return Promise.reject(new GateBusyError(`${this.queue.length} checks are already waiting`));
     return new Promise((resolve, reject) => {
-      this.queue.push({ job, resolve, reject });
+      this.queue.push({ job, resolve, reject, queued: Date.now() });
       this.pump();
     });
   }
@@ -53,21 +89,42 @@ export class GatePool {
   /** Stop the workers (jobs still queued are rejected). */
   async close(): Promise<void> {
     this.closed = true;
+    clearTimeout(this.retry);
     for (const pending of this.queue.splice(0)) pending.reject(new Error('the gate pool is closed'));
     await Promise.all(this.slots.map((slot) => slot.worker.terminate()));
   }
 
   private pump(): void {
+    clearTimeout(this.retry);
+    this.retry = undefined;
+    const { maxWaitMs, yieldTo } = this.options;
+    if (maxWaitMs !== undefined) {
+      const now = Date.now();
+      for (const pending of this.queue.filter((candidate) => now - candidate.queued > maxWaitMs)) {
+        this.queue.splice(this.queue.indexOf(pending), 1);
+        pending.reject(new GateBusyError(`the check waited ${Math.round(maxWaitMs / 1000)} s for a free thread`));
+      }
+    }
+    if (this.queue.length > 0 && yieldTo?.()) {
+      // Someone else's work goes first: look again shortly.
+      this.retry = setTimeout(() => this.pump(), 50);
+      this.retry.unref();
+      return;
+    }
     while (this.queue.length > 0) {
-      let slot = this.slots.find((candidate) => !candidate.busy);
-      if (!slot && this.slots.length < this.size) slot = this.spawn();
-      if (!slot) return;
+      const slot = this.slots.find((candidate) => candidate.ready && !candidate.busy);
+      if (!slot) {
+        // A thread still starting takes the next job when it is ready; start another if more wait than start.
+        const starting = this.slots.filter((candidate) => !candidate.ready).length;
+        if (this.slots.length < this.size && starting < this.queue.length) this.spawn();
+        return;
+      }
       const pending = this.queue.shift()!;
       const id = this.next++;
       const timer = setTimeout(() => {
         // Over budget: the thread cannot be interrupted, so it is stopped and replaced.
-        this.slots.splice(this.slots.indexOf(slot!), 1);
-        void slot!.worker.terminate();
+        this.slots.splice(this.slots.indexOf(slot), 1);
+        void slot.worker.terminate();
         pending.reject(new GateBudgetError(`the check did not finish within ${Math.round(this.timeoutMs / 1000)} s`));
         this.pump();
       }, this.timeoutMs);
@@ -87,13 +144,18 @@ export class GatePool {
           ),
         )
       : new Worker(script);
-    const slot: Slot = { worker };
-    worker.on('message', (message: { id: number; report?: Report; error?: string }) => {
+    const slot: Slot = { worker, ready: false };
+    worker.on('message', (message: { id?: number; ready?: boolean; result?: unknown; error?: string }) => {
+      if (message.ready) {
+        slot.ready = true;
+        this.pump();
+        return;
+      }
       const busy = slot.busy;
       if (!busy || busy.id !== message.id) return;
       clearTimeout(busy.timer);
       slot.busy = undefined;
-      if (message.report) busy.pending.resolve(message.report);
+      if (message.result !== undefined) busy.pending.resolve(message.result);
       else busy.pending.reject(new Error(message.error ?? 'the gate failed'));
       this.pump();
     });
@@ -112,4 +174,21 @@ export class GatePool {
     this.slots.push(slot);
     return slot;
   }
+}
+
+/**
+ * The self-service page's and API's checks on a pool of their own: past its budget the request fails (422), not the
+ * server; with its queue full, or while it waits too long, it is refused with 503 and Retry-After.
+ */
+export function snippetRunner(pool: GatePool): SnippetRunner {
+  return async (request) => {
+    try {
+      return await pool.snippet(request);
+    } catch (error) {
+      if (error instanceof GateBudgetError)
+        throw new SnippetRefused(422, `${error.message}: this file is too much for the page; check it with the command line`);
+      if (error instanceof GateBusyError) throw new SnippetRefused(503, `the server is busy (${error.message}); try again in a few seconds`);
+      throw error;
+    }
+  };
 }

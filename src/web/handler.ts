@@ -2,27 +2,21 @@
  * HTTP routes of the self-service page and its JSON API, plus /healthz and /metrics. A plain Node handler:
  * mounted into the Probot server with addHandler, or served alone by `npm run serve`.
  */
-import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { loadBaseline, type LoadedBaseline } from '../baseline/load.js';
-import { EMPTY_BASELINE } from '../baseline/schema.js';
-import { bundledBaselinePath } from '../util/package-root.js';
-import { FILE_KIND_NAMES, FILE_KINDS, type FileKind, type ParsedFile } from '../parsers/facts.js';
-import { verifyFixes } from '../verify.js';
-import { gate } from '../gate.js';
 import { defaultKnowledgeBase } from '../knowledge/index.js';
 import { metrics } from '../util/metrics.js';
-import { parseFile } from '../parsers/index.js';
 import { matrices, recommend, type RecommendInput } from './recommend.js';
-import { RULE_IDS } from '../../rules/index.js';
 import { SCRIPT, STYLE } from './html.js';
 import { API_DOC, checkPage, matrixPage, recommendPage } from './pages.js';
+import { checkSnippet, MAX_SNIPPET, type SnippetRequest, type SnippetResult } from './snippet.js';
 
 const PREFIX = '/cuda-gatekeeper';
-/** A snippet is one file: 64 KiB of text (and the form or JSON around it) is plenty. */
-const MAX_SNIPPET = 64 * 1024;
 const MAX_BODY = MAX_SNIPPET * 3 + 4096;
-const FILE_NAMES: Readonly<Record<FileKind, string>> = FILE_KINDS;
+/** A snippet request's body must arrive within this (slow bodies are refused, not held). */
+export const BODY_TIMEOUT_MS = 10_000;
+
+/** The body arrived too slowly: 408, and the connection is closed. */
+class SlowBodyError extends Error {}
 
 function send(res: ServerResponse, status: number, type: string, body: string): true {
   res.writeHead(status, { 'content-type': `${type}; charset=utf-8`, 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' });
@@ -34,15 +28,50 @@ function json(res: ServerResponse, status: number, value: unknown): true {
   return send(res, status, 'application/json', `${JSON.stringify(value, null, 2)}\n`);
 }
 
-async function readBody(req: IncomingMessage): Promise<string> {
-  let size = 0;
-  const chunks: Buffer[] = [];
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_BODY) throw new RangeError(`request body larger than ${MAX_BODY / 1024} KiB`);
-    chunks.push(chunk);
+/** The body, at most MAX_BODY bytes, within BODY_TIMEOUT_MS; RangeError (413) or SlowBodyError (408) otherwise. */
+function readBody(req: IncomingMessage, timeoutMs = BODY_TIMEOUT_MS): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let size = 0;
+    const chunks: Buffer[] = [];
+    const timer = setTimeout(() => finish(new SlowBodyError(`the request body did not arrive within ${timeoutMs / 1000} s`)), timeoutMs);
+    let done = false;
+    const finish = (result: string | Error): void => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      req.removeAllListeners('data');
+      if (typeof result === 'string') resolve(result);
+      else reject(result);
+    };
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY) finish(new RangeError(`request body larger than ${MAX_BODY / 1024} KiB`));
+      else chunks.push(chunk);
+    });
+    req.on('end', () => finish(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', (error) => finish(error));
+  });
+}
+
+/** Runs snippet checks: inline (`npm run serve`, tests), or on the App's snippet thread with its own budget. */
+export type SnippetRunner = (request: SnippetRequest) => Promise<SnippetResult>;
+
+/** Why a snippet check could not be run, as the client is told: too heavy (422) or the server busy (503). */
+export class SnippetRefused extends Error {
+  constructor(
+    readonly status: 422 | 503,
+    message: string,
+  ) {
+    super(message);
   }
-  return Buffer.concat(chunks).toString('utf8');
+}
+
+const inline: SnippetRunner = async (request) => checkSnippet(request);
+
+/** Answer and close: what is left of the body is not read, and the socket does not stay open. */
+function closing(req: IncomingMessage, res: ServerResponse): void {
+  res.setHeader('connection', 'close');
+  res.on('finish', () => req.destroy());
 }
 
 function recommendInput(params: URLSearchParams): RecommendInput | undefined {
@@ -59,27 +88,6 @@ function recommendInput(params: URLSearchParams): RecommendInput | undefined {
     ...(pick('os') ? { os: pick('os')! } : {}),
     ...(driver && /^\d{3}(\.\d{1,3}){0,2}$/.test(driver) ? { driver } : {}),
   };
-}
-
-/** Check one pasted file; returns the report or a user-facing error. */
-export function checkSnippet(kind: string, text: string, baselineChoice: string | undefined) {
-  if (!(kind in FILE_NAMES)) return { error: `kind must be one of ${FILE_KIND_NAMES.join(', ')}, not "${kind}"` } as const;
-  if (Buffer.byteLength(text) > MAX_SNIPPET)
-    return { error: `the file is larger than ${MAX_SNIPPET / 1024} KiB; check larger files with the command line` } as const;
-  let policy: LoadedBaseline | undefined;
-  if (!baselineChoice || baselineChoice === 'bundled') policy = loadBaseline('baseline.yaml', readFileSync(bundledBaselinePath(), 'utf8'), RULE_IDS);
-  else if (baselineChoice !== 'none') policy = loadBaseline('baseline.yaml', baselineChoice, RULE_IDS);
-  const file = parseFile(FILE_NAMES[kind as FileKind], text, kind as FileKind);
-  const check = (files: readonly ParsedFile[]) => gate(files, policy?.baseline ?? EMPTY_BASELINE, defaultKnowledgeBase(), policy ? { policy } : {});
-  // Each safe fix is checked by gating its result, as on a pull request (verify.ts).
-  const report = verifyFixes(check([file]), [file], check);
-  return {
-    report,
-    policyProblems:
-      policy?.problems.map(
-        (problem) => `${policy!.source.position(problem.span.start).line}:${policy!.source.position(problem.span.start).column} ${problem.message}`,
-      ) ?? [],
-  } as const;
 }
 
 /**
@@ -121,7 +129,24 @@ function clientOf(req: IncomingMessage): string {
   return forwarded || req.socket.remoteAddress || 'unknown';
 }
 
-export async function webHandler(req: IncomingMessage, res: ServerResponse): Promise<boolean> {
+/** The page, the API, /healthz and /metrics; snippet checks run where `snippets` runs them. */
+export function createWebHandler(snippets: SnippetRunner = inline): (req: IncomingMessage, res: ServerResponse) => Promise<boolean> {
+  return (req, res) => handle(req, res, snippets);
+}
+
+/** The handler with snippet checks inline. */
+export const webHandler = createWebHandler();
+
+async function runSnippet(snippets: SnippetRunner, request: SnippetRequest): Promise<SnippetResult | SnippetRefused> {
+  try {
+    return await snippets(request);
+  } catch (error) {
+    if (error instanceof SnippetRefused) return error;
+    throw error;
+  }
+}
+
+async function handle(req: IncomingMessage, res: ServerResponse, snippets: SnippetRunner): Promise<boolean> {
   const url = new URL(req.url ?? '/', 'http://localhost');
   const path = url.pathname;
   if (path === '/healthz') return json(res, 200, { status: 'ok' });
@@ -137,6 +162,8 @@ export async function webHandler(req: IncomingMessage, res: ServerResponse): Pro
     if (req.method === 'GET' && route === '/matrix') return send(res, 200, 'text/html', matrixPage(kb));
     if (req.method === 'POST' && (route === '/check' || route === '/api/check') && !snippetLimit.take(clientOf(req))) {
       res.setHeader('retry-after', '10');
+      // The body is not read: close the connection once the answer is out, so the socket is not left open.
+      closing(req, res);
       return json(res, 429, { error: 'too many checks from this address; try again in a few seconds' });
     }
     if (route === '/check') {
@@ -145,9 +172,13 @@ export async function webHandler(req: IncomingMessage, res: ServerResponse): Pro
         const form = new URLSearchParams(await readBody(req));
         const kind = form.get('kind') ?? 'requirements';
         const choice = form.get('baseline') ?? 'bundled';
-        const result = checkSnippet(kind, form.get('text') ?? '', choice === 'custom' ? (form.get('custom') ?? '') : choice);
-        if ('error' in result)
-          return send(res, 400, 'text/html', checkPage({ kind, text: form.get('text') ?? '', baseline: choice }, undefined, [result.error!]));
+        const input = { kind, text: form.get('text') ?? '', baseline: choice, custom: form.get('custom') ?? '' };
+        const result = await runSnippet(snippets, { kind, text: input.text, baseline: choice === 'custom' ? input.custom : choice });
+        if (result instanceof SnippetRefused) {
+          if (result.status === 503) res.setHeader('retry-after', '10');
+          return send(res, result.status, 'text/html', checkPage(input, undefined, [], result.message));
+        }
+        if ('error' in result) return send(res, 400, 'text/html', checkPage(input, undefined, [], result.error));
         return send(
           res,
           200,
@@ -171,7 +202,15 @@ export async function webHandler(req: IncomingMessage, res: ServerResponse): Pro
         return json(res, 400, { error: 'the body must be JSON: { "kind": "requirements", "text": "..." }' });
       }
       if (typeof body.text !== 'string' || typeof body.kind !== 'string') return json(res, 400, { error: '"kind" and "text" must be strings' });
-      const result = checkSnippet(body.kind, body.text, typeof body.baseline === 'string' ? body.baseline : undefined);
+      const result = await runSnippet(snippets, {
+        kind: body.kind,
+        text: body.text,
+        ...(typeof body.baseline === 'string' ? { baseline: body.baseline } : {}),
+      });
+      if (result instanceof SnippetRefused) {
+        if (result.status === 503) res.setHeader('retry-after', '10');
+        return json(res, result.status, { error: result.message });
+      }
       if ('error' in result) return json(res, 400, { error: result.error });
       return json(res, 200, { counts: result.report.counts, policyProblems: result.policyProblems, findings: result.report.findings });
     }
@@ -179,11 +218,10 @@ export async function webHandler(req: IncomingMessage, res: ServerResponse): Pro
     if (req.method === 'GET' && route === '/static/app.js') return send(res, 200, 'text/javascript', SCRIPT);
     return send(res, 404, 'text/plain', 'Not found\n');
   } catch (error) {
-    if (error instanceof RangeError) {
+    if (error instanceof RangeError || error instanceof SlowBodyError) {
       // The rest of the body is not read: close the connection once the answer is out.
-      res.setHeader('connection', 'close');
-      res.on('finish', () => req.destroy());
-      return json(res, 413, { error: error.message });
+      closing(req, res);
+      return json(res, error instanceof RangeError ? 413 : 408, { error: error.message });
     }
     throw error;
   }

@@ -141,6 +141,7 @@ export function checkPage(
   input: { kind?: string; text?: string; baseline?: string; custom?: string },
   report: Report | undefined,
   policyProblems: readonly string[],
+  error?: string,
 ): string {
   const findings = report
     ? report.findings.length === 0
@@ -157,6 +158,7 @@ export function checkPage(
     'Check a snippet',
     `<h1>Check a snippet</h1>
 <p>Paste a Dockerfile, requirements file or conda environment: you get the same findings and fixes as on a pull request.</p>
+${error ? `<p class="problem" role="alert">Not checked: ${esc(error)}</p>` : ''}
 <form method="post" action="/cuda-gatekeeper/check">
 <div class="grid" style="display:grid;grid-template-columns:repeat(auto-fit,minmax(12rem,1fr));gap:.75rem 1rem">
 <label>File type<select name="kind" id="kind">${options(

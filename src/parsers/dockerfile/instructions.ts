@@ -55,11 +55,61 @@ export function readDockerfile(text: string, source: SourceText): ReadDockerfile
 
 /** The dockerfile-ast reading: the reference for every file. */
 export function readWithDockerfileAst(text: string, source: SourceText): ReadDockerfile {
-  const dockerfile = DockerfileParser.parse(text);
+  const { text: forAst, escape } = dockerDirectives(text);
+  const dockerfile = DockerfileParser.parse(forAst);
   return {
-    escape: dockerfile.getEscapeCharacter() || '\\',
+    escape,
     instructions: viewsOf(dockerfile, (position) => source.lineStart(position.line + 1) + position.character),
   };
+}
+
+/** Docker's parser directive line: `# name=value`, the name a letter then letters or digits (buildkit's parser). */
+const DIRECTIVE = /^#[ \t]*([a-zA-Z][a-zA-Z0-9]*)[ \t]*=[ \t]*(.+?)[ \t]*$/;
+const KNOWN_DIRECTIVES = new Set(['syntax', 'escape', 'check']);
+
+/**
+ * Docker's parser directives, as Docker reads them (docs.docker.com/reference/dockerfile/#parser-directives): lines
+ * at the very top of the form `# directive=value`, each known directive once; the first line that is not one (a
+ * comment, an unknown directive, a blank line, an instruction) ends them, and everything after that looks like one
+ * is a comment. dockerfile-ast reads directives its own way (`# C=&a … >= 450` was two directives to it, and it then
+ * skipped the next line: the FROM was lost). So it is given the text with the leading comment lines rewritten: the
+ * escape directive Docker found (if any) on the first line, every other such line an empty comment. Lines keep
+ * their number, and every instruction keeps its line and characters.
+ */
+export function dockerDirectives(text: string): { readonly text: string; readonly escape: string } {
+  const bom = text.startsWith('\uFEFF') ? 1 : 0;
+  let escape = '\\';
+  const seen = new Set<string>();
+  let directives = true;
+  let at = bom;
+  const lines: { start: number; end: number; comment: boolean }[] = [];
+  while (at < text.length) {
+    const newline = text.indexOf('\n', at);
+    const end = newline < 0 ? text.length : newline;
+    const line = text.slice(at, end).replace(/\r$/, '');
+    if (!/^[ \t]*#/.test(line)) break;
+    lines.push({ start: at, end: at + line.length, comment: true });
+    if (directives) {
+      const match = DIRECTIVE.exec(line);
+      const name = match?.[1]!.toLowerCase();
+      if (!match || !KNOWN_DIRECTIVES.has(name!) || seen.has(name!)) directives = false;
+      else {
+        seen.add(name!);
+        if (name === 'escape' && (match[2] === '\\' || match[2] === '`')) escape = match[2];
+      }
+    }
+    if (newline < 0) break;
+    at = newline + 1;
+  }
+  if (lines.length === 0) return { text, escape };
+  const parts: string[] = [text.slice(0, bom)];
+  let copied = bom;
+  lines.forEach((line, i) => {
+    parts.push(text.slice(copied, line.start), i === 0 && escape === '`' ? '# escape=`' : '#');
+    copied = line.end;
+  });
+  parts.push(text.slice(copied));
+  return { text: parts.join(''), escape };
 }
 
 /** dockerfile-ast's instructions of `text`, with positions made file offsets by `offsetOf`. */

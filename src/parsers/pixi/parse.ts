@@ -230,13 +230,24 @@ function compact(value: Mapped): Mapped {
   return builder.build();
 }
 
+/**
+ * A dependency's name mapped to the file: at its key where the key is written as the name, else to the whole key
+ * (a quoted or dotted key, `0.cuda-version = …`) or, lacking one, the value.
+ */
+function keyText(table: TomlTable, name: string, spec: TomlValue): Mapped {
+  const span = table.keySpans.get(name) ?? spec.span;
+  if (span.end - span.start === name.length) return Mapped.of(name, span.start);
+  const builder = new MappedBuilder();
+  builder.pushSegment(name, -1, span);
+  return builder.build();
+}
+
 /** `[dependencies]`: conda match specs, as a string or a `{ version, build, channel }` table. */
 function condaDependencies(value: TomlValue | undefined, sink: FactSink): Declared[] {
   if (value?.kind !== 'table') return [];
   const out: Declared[] = [];
   for (const [name, spec] of value.entries) {
-    const keySpan = value.keySpans.get(name) ?? spec.span;
-    const nameText = Mapped.of(name, value.keySpans.has(name) && keySpan.end - keySpan.start === name.length ? keySpan.start : -1);
+    const nameText = keyText(value, name, spec);
     const pieces: (Mapped | string)[] = [];
     let channel: TomlString | undefined;
     if (spec.kind === 'string') pieces.push(nameText, ' ', ...(BARE_VERSION.test(spec.value) ? ['='] : []), compact(spec.mapped.trim()));
@@ -269,8 +280,7 @@ function pypiDependencies(value: TomlValue | undefined, sink: FactSink): Declare
   if (value?.kind !== 'table') return [];
   const out: Declared[] = [];
   for (const [name, spec] of value.entries) {
-    const keySpan = value.keySpans.get(name) ?? spec.span;
-    const nameText = Mapped.of(name, keySpan.end - keySpan.start === name.length ? keySpan.start : -1);
+    const nameText = keyText(value, name, spec);
     let version: TomlString | undefined;
     let index: TomlString | undefined;
     const extras: string[] = [];
