@@ -363,7 +363,7 @@ var require_specifier = __commonJS({
       RANGE_PATTERN,
       parse: parse6,
       satisfies: satisfies4,
-      filter,
+      filter: filter2,
       validRange: validRange2,
       maxSatisfying,
       minSatisfying
@@ -406,22 +406,22 @@ var require_specifier = __commonJS({
       }
       return specifiers;
     }
-    function filter(versions, specifier, options = {}) {
-      const filtered = pick2(versions, specifier, options);
-      if (filtered.length === 0 && options.prereleases === void 0) {
+    function filter2(versions, specifier, options2 = {}) {
+      const filtered = pick2(versions, specifier, options2);
+      if (filtered.length === 0 && options2.prereleases === void 0) {
         return pick2(versions, specifier, { prereleases: true });
       }
       return filtered;
     }
-    function maxSatisfying(versions, range, options) {
-      const found = filter(versions, range, options).sort(Operator.compare);
+    function maxSatisfying(versions, range, options2) {
+      const found = filter2(versions, range, options2).sort(Operator.compare);
       return found.length === 0 ? null : found[found.length - 1];
     }
-    function minSatisfying(versions, range, options) {
-      const found = filter(versions, range, options).sort(Operator.compare);
+    function minSatisfying(versions, range, options2) {
+      const found = filter2(versions, range, options2).sort(Operator.compare);
       return found.length === 0 ? null : found[0];
     }
-    function pick2(versions, specifier, options) {
+    function pick2(versions, specifier, options2) {
       const parsed = parse6(specifier);
       if (!parsed) {
         return [];
@@ -429,18 +429,18 @@ var require_specifier = __commonJS({
       return versions.filter((version2) => {
         const explained = explainVersion(version2);
         if (!parsed.length) {
-          return explained && !(explained.is_prerelease && !options.prereleases);
+          return explained && !(explained.is_prerelease && !options2.prereleases);
         }
         return parsed.reduce((pass, spec2) => {
           if (!pass) {
             return false;
           }
-          return contains({ ...spec2, ...options }, { version: version2, explained });
+          return contains({ ...spec2, ...options2 }, { version: version2, explained });
         }, true);
       });
     }
-    function satisfies4(version2, specifier, options = {}) {
-      const filtered = pick2([version2], specifier, options);
+    function satisfies4(version2, specifier, options2 = {}) {
+      const filtered = pick2([version2], specifier, options2);
       return filtered.length === 1;
     }
     function arrayStartsWith(array2, prefix) {
@@ -656,7 +656,7 @@ var require_pep440 = __commonJS({
     var { valid: valid2, clean, explain, parse: parse6 } = require_version();
     var { lt, le, eq: eq2, ne, ge, gt, compare: compare2, rcompare } = require_operator();
     var {
-      filter,
+      filter: filter2,
       maxSatisfying,
       minSatisfying,
       RANGE_PATTERN,
@@ -683,7 +683,7 @@ var require_pep440 = __commonJS({
       compare: compare2,
       rcompare,
       // range
-      filter,
+      filter: filter2,
       maxSatisfying,
       minSatisfying,
       RANGE_PATTERN,
@@ -2085,7 +2085,7 @@ var require_stringify = __commonJS({
     var identity = require_identity();
     var stringifyComment = require_stringifyComment();
     var stringifyString = require_stringifyString();
-    function createStringifyContext(doc, options) {
+    function createStringifyContext(doc, options2) {
       const opt = Object.assign({
         blockQuote: true,
         commentString: stringifyComment.stringifyComment,
@@ -2105,7 +2105,7 @@ var require_stringify = __commonJS({
         trailingComma: false,
         trueStr: "true",
         verifyAliasOrder: true
-      }, doc.schema.toStringOptions, options);
+      }, doc.schema.toStringOptions, options2);
       let inFlow;
       switch (opt.collectionStyle) {
         case "block":
@@ -2527,10 +2527,10 @@ var require_stringifyCollection = __commonJS({
     var identity = require_identity();
     var stringify = require_stringify();
     var stringifyComment = require_stringifyComment();
-    function stringifyCollection(collection, ctx, options) {
+    function stringifyCollection(collection, ctx, options2) {
       const flow = ctx.inFlow ?? collection.flow;
       const stringify2 = flow ? stringifyFlowCollection : stringifyBlockCollection;
-      return stringify2(collection, ctx, options);
+      return stringify2(collection, ctx, options2);
     }
     function stringifyBlockCollection({ comment, items: items2 }, ctx, { blockItemPrefix, flowChars, itemIndent, onChompKeep, onComment }) {
       const { indent, options: { commentString } } = ctx;
@@ -3985,10 +3985,10 @@ var require_stringifyDocument = __commonJS({
     var identity = require_identity();
     var stringify = require_stringify();
     var stringifyComment = require_stringifyComment();
-    function stringifyDocument(doc, options) {
+    function stringifyDocument(doc, options2) {
       const lines = [];
-      let hasDirectives = options.directives === true;
-      if (options.directives !== false && doc.directives) {
+      let hasDirectives = options2.directives === true;
+      if (options2.directives !== false && doc.directives) {
         const dir = doc.directives.toString(doc);
         if (dir) {
           lines.push(dir);
@@ -3998,7 +3998,7 @@ var require_stringifyDocument = __commonJS({
       }
       if (hasDirectives)
         lines.push("---");
-      const ctx = stringify.createStringifyContext(doc, options);
+      const ctx = stringify.createStringifyContext(doc, options2);
       const { commentString } = ctx.options;
       if (doc.commentBefore) {
         if (lines.length !== 1)
@@ -4074,7 +4074,7 @@ var require_Document = __commonJS({
     var createNode = require_createNode();
     var directives = require_directives();
     var Document = class _Document {
-      constructor(value, replacer, options) {
+      constructor(value, replacer, options2) {
         this.commentBefore = null;
         this.comment = null;
         this.errors = [];
@@ -4083,8 +4083,8 @@ var require_Document = __commonJS({
         let _replacer = null;
         if (typeof replacer === "function" || Array.isArray(replacer)) {
           _replacer = replacer;
-        } else if (options === void 0 && replacer) {
-          options = replacer;
+        } else if (options2 === void 0 && replacer) {
+          options2 = replacer;
           replacer = void 0;
         }
         const opt = Object.assign({
@@ -4096,17 +4096,17 @@ var require_Document = __commonJS({
           stringKeys: false,
           uniqueKeys: true,
           version: "1.2"
-        }, options);
+        }, options2);
         this.options = opt;
         let { version: version2 } = opt;
-        if (options?._directives) {
-          this.directives = options._directives.atDocument();
+        if (options2?._directives) {
+          this.directives = options2._directives.atDocument();
           if (this.directives.yaml.explicit)
             version2 = this.directives.yaml.version;
         } else
           this.directives = new directives.Directives({ version: version2 });
-        this.setSchema(version2, options);
-        this.contents = value === void 0 ? null : this.createNode(value, _replacer, options);
+        this.setSchema(version2, options2);
+        this.contents = value === void 0 ? null : this.createNode(value, _replacer, options2);
       }
       /**
        * Create a deep copy of this Document and its contents.
@@ -4157,7 +4157,7 @@ var require_Document = __commonJS({
         }
         return new Alias.Alias(node2.anchor);
       }
-      createNode(value, replacer, options) {
+      createNode(value, replacer, options2) {
         let _replacer = void 0;
         if (typeof replacer === "function") {
           value = replacer.call({ "": value }, "", value);
@@ -4168,11 +4168,11 @@ var require_Document = __commonJS({
           if (asStr.length > 0)
             replacer = replacer.concat(asStr);
           _replacer = replacer;
-        } else if (options === void 0 && replacer) {
-          options = replacer;
+        } else if (options2 === void 0 && replacer) {
+          options2 = replacer;
           replacer = void 0;
         }
-        const { aliasDuplicateObjects, anchorPrefix, flow, keepUndefined, onTagObj, tag } = options ?? {};
+        const { aliasDuplicateObjects, anchorPrefix, flow, keepUndefined, onTagObj, tag } = options2 ?? {};
         const { onAnchor, setAnchors, sourceObjects } = anchors.createNodeAnchors(
           this,
           // eslint-disable-next-line @typescript-eslint/prefer-nullish-coalescing
@@ -4197,9 +4197,9 @@ var require_Document = __commonJS({
        * Convert a key and a value into a `Pair` using the current schema,
        * recursively wrapping all values as `Scalar` or `Collection` nodes.
        */
-      createPair(key, value, options = {}) {
-        const k = this.createNode(key, null, options);
-        const v = this.createNode(value, null, options);
+      createPair(key, value, options2 = {}) {
+        const k = this.createNode(key, null, options2);
+        const v = this.createNode(value, null, options2);
         return new Pair.Pair(k, v);
       }
       /**
@@ -4285,7 +4285,7 @@ var require_Document = __commonJS({
        *
        * Overrides all previously set schema options.
        */
-      setSchema(version2, options = {}) {
+      setSchema(version2, options2 = {}) {
         if (typeof version2 === "number")
           version2 = String(version2);
         let opt;
@@ -4315,10 +4315,10 @@ var require_Document = __commonJS({
             throw new Error(`Expected '1.1', '1.2' or null as first argument, but found: ${sv}`);
           }
         }
-        if (options.schema instanceof Object)
-          this.schema = options.schema;
+        if (options2.schema instanceof Object)
+          this.schema = options2.schema;
         else if (opt)
-          this.schema = new Schema.Schema(Object.assign(opt, options));
+          this.schema = new Schema.Schema(Object.assign(opt, options2));
         else
           throw new Error(`With a null YAML version, the { schema: Schema } option is required`);
       }
@@ -4348,14 +4348,14 @@ var require_Document = __commonJS({
         return this.toJS({ json: true, jsonArg, mapAsMap: false, onAnchor });
       }
       /** A YAML representation of the document. */
-      toString(options = {}) {
+      toString(options2 = {}) {
         if (this.errors.length > 0)
           throw new Error("Document with errors cannot be stringified");
-        if ("indent" in options && (!Number.isInteger(options.indent) || Number(options.indent) <= 0)) {
-          const s = JSON.stringify(options.indent);
+        if ("indent" in options2 && (!Number.isInteger(options2.indent) || Number(options2.indent) <= 0)) {
+          const s = JSON.stringify(options2.indent);
           throw new Error(`"indent" option must be a positive integer, not ${s}`);
         }
-        return stringifyDocument.stringifyDocument(this, options);
+        return stringifyDocument.stringifyDocument(this, options2);
       }
     };
     function assertCollection(contents) {
@@ -5706,14 +5706,14 @@ var require_compose_node = __commonJS({
       }
       return node2;
     }
-    function composeAlias({ options }, { offset, source, end }, onError) {
+    function composeAlias({ options: options2 }, { offset, source, end }, onError) {
       const alias = new Alias.Alias(source.substring(1));
       if (alias.source === "")
         onError(offset, "BAD_ALIAS", "Alias cannot be an empty string");
       if (alias.source.endsWith(":"))
         onError(offset + source.length - 1, "BAD_ALIAS", "Alias ending in : is ambiguous", true);
       const valueEnd = offset + source.length;
-      const re = resolveEnd.resolveEnd(end, valueEnd, options.strict, onError);
+      const re = resolveEnd.resolveEnd(end, valueEnd, options2.strict, onError);
       alias.range = [offset, valueEnd, re.offset];
       if (re.comment)
         alias.comment = re.comment;
@@ -5732,8 +5732,8 @@ var require_compose_doc = __commonJS({
     var composeNode = require_compose_node();
     var resolveEnd = require_resolve_end();
     var resolveProps = require_resolve_props();
-    function composeDoc(options, directives, { offset, start, value, end }, onError) {
-      const opts = Object.assign({ _directives: directives }, options);
+    function composeDoc(options2, directives, { offset, start, value, end }, onError) {
+      const opts = Object.assign({ _directives: directives }, options2);
       const doc = new Document.Document(void 0, opts);
       const ctx = {
         atKey: false,
@@ -5812,7 +5812,7 @@ var require_composer = __commonJS({
       return { comment, afterEmptyLine };
     }
     var Composer = class {
-      constructor(options = {}) {
+      constructor(options2 = {}) {
         this.doc = null;
         this.atDirectives = false;
         this.prelude = [];
@@ -5825,8 +5825,8 @@ var require_composer = __commonJS({
           else
             this.errors.push(new errors.YAMLParseError(pos, code, message));
         };
-        this.directives = new directives.Directives({ version: options.version || "1.2" });
-        this.options = options;
+        this.directives = new directives.Directives({ version: options2.version || "1.2" });
+        this.options = options2;
       }
       decorate(doc, afterDoc) {
         const { comment, afterEmptyLine } = parsePrelude(this.prelude);
@@ -6018,10 +6018,10 @@ var require_cst_scalar = __commonJS({
         case "|":
         case ">": {
           const he = source.indexOf("\n");
-          const head = source.substring(0, he);
+          const head2 = source.substring(0, he);
           const body = source.substring(he + 1) + "\n";
           const props = [
-            { type: "block-scalar-header", offset, indent, source: head }
+            { type: "block-scalar-header", offset, indent, source: head2 }
           ];
           if (!addEndtoBlockProps(props, end))
             props.push({ type: "newline", offset: -1, indent, source: "\n" });
@@ -6081,19 +6081,19 @@ var require_cst_scalar = __commonJS({
     }
     function setBlockScalarValue(token, source) {
       const he = source.indexOf("\n");
-      const head = source.substring(0, he);
+      const head2 = source.substring(0, he);
       const body = source.substring(he + 1) + "\n";
       if (token.type === "block-scalar") {
         const header = token.props[0];
         if (header.type !== "block-scalar-header")
           throw new Error("Invalid block scalar header");
-        header.source = head;
+        header.source = head2;
         token.source = body;
       } else {
         const { offset } = token;
         const indent = "indent" in token ? token.indent : -1;
         const props = [
-          { type: "block-scalar-header", offset, indent, source: head }
+          { type: "block-scalar-header", offset, indent, source: head2 }
         ];
         if (!addEndtoBlockProps(props, "end" in token ? token.end : void 0))
           props.push({ type: "newline", offset: -1, indent, source: "\n" });
@@ -7890,15 +7890,15 @@ var require_public_api = __commonJS({
     var identity = require_identity();
     var lineCounter = require_line_counter();
     var parser = require_parser();
-    function parseOptions2(options) {
-      const prettyErrors = options.prettyErrors !== false;
-      const lineCounter$1 = options.lineCounter || prettyErrors && new lineCounter.LineCounter() || null;
+    function parseOptions2(options2) {
+      const prettyErrors = options2.prettyErrors !== false;
+      const lineCounter$1 = options2.lineCounter || prettyErrors && new lineCounter.LineCounter() || null;
       return { lineCounter: lineCounter$1, prettyErrors };
     }
-    function parseAllDocuments(source, options = {}) {
-      const { lineCounter: lineCounter2, prettyErrors } = parseOptions2(options);
+    function parseAllDocuments(source, options2 = {}) {
+      const { lineCounter: lineCounter2, prettyErrors } = parseOptions2(options2);
       const parser$1 = new parser.Parser(lineCounter2?.addNewLine);
-      const composer$1 = new composer.Composer(options);
+      const composer$1 = new composer.Composer(options2);
       const docs = Array.from(composer$1.compose(parser$1.parse(source)));
       if (prettyErrors && lineCounter2)
         for (const doc of docs) {
@@ -7909,10 +7909,10 @@ var require_public_api = __commonJS({
         return docs;
       return Object.assign([], { empty: true }, composer$1.streamInfo());
     }
-    function parseDocument4(source, options = {}) {
-      const { lineCounter: lineCounter2, prettyErrors } = parseOptions2(options);
+    function parseDocument4(source, options2 = {}) {
+      const { lineCounter: lineCounter2, prettyErrors } = parseOptions2(options2);
       const parser$1 = new parser.Parser(lineCounter2?.addNewLine);
-      const composer$1 = new composer.Composer(options);
+      const composer$1 = new composer.Composer(options2);
       let doc = null;
       for (const _doc of composer$1.compose(parser$1.parse(source), true, source.length)) {
         if (!doc)
@@ -7928,14 +7928,14 @@ var require_public_api = __commonJS({
       }
       return doc;
     }
-    function parse6(src, reviver, options) {
+    function parse6(src, reviver, options2) {
       let _reviver = void 0;
       if (typeof reviver === "function") {
         _reviver = reviver;
-      } else if (options === void 0 && reviver && typeof reviver === "object") {
-        options = reviver;
+      } else if (options2 === void 0 && reviver && typeof reviver === "object") {
+        options2 = reviver;
       }
-      const doc = parseDocument4(src, options);
+      const doc = parseDocument4(src, options2);
       if (!doc)
         return null;
       doc.warnings.forEach((warning) => log.warn(doc.options.logLevel, warning));
@@ -7945,29 +7945,29 @@ var require_public_api = __commonJS({
         else
           doc.errors = [];
       }
-      return doc.toJS(Object.assign({ reviver: _reviver }, options));
+      return doc.toJS(Object.assign({ reviver: _reviver }, options2));
     }
-    function stringify(value, replacer, options) {
+    function stringify(value, replacer, options2) {
       let _replacer = null;
       if (typeof replacer === "function" || Array.isArray(replacer)) {
         _replacer = replacer;
-      } else if (options === void 0 && replacer) {
-        options = replacer;
+      } else if (options2 === void 0 && replacer) {
+        options2 = replacer;
       }
-      if (typeof options === "string")
-        options = options.length;
-      if (typeof options === "number") {
-        const indent = Math.round(options);
-        options = indent < 1 ? void 0 : indent > 8 ? { indent: 8 } : { indent };
+      if (typeof options2 === "string")
+        options2 = options2.length;
+      if (typeof options2 === "number") {
+        const indent = Math.round(options2);
+        options2 = indent < 1 ? void 0 : indent > 8 ? { indent: 8 } : { indent };
       }
       if (value === void 0) {
-        const { keepUndefined } = options ?? replacer ?? {};
+        const { keepUndefined } = options2 ?? replacer ?? {};
         if (!keepUndefined)
           return void 0;
       }
       if (identity.isDocument(value) && !_replacer)
-        return value.toString(options);
-      return new Document.Document(value, _replacer, options).toString(options);
+        return value.toString(options2);
+      return new Document.Document(value, _replacer, options2).toString(options2);
     }
     exports.parse = parse6;
     exports.parseAllDocuments = parseAllDocuments;
@@ -8504,13 +8504,13 @@ var init_main = __esm({
       TextDocumentEdit2.is = is;
     })(TextDocumentEdit || (TextDocumentEdit = {}));
     (function(CreateFile2) {
-      function create(uri, options, annotation3) {
+      function create(uri, options2, annotation3) {
         const result2 = {
           kind: "create",
           uri
         };
-        if (options !== void 0 && (options.overwrite !== void 0 || options.ignoreIfExists !== void 0)) {
-          result2.options = options;
+        if (options2 !== void 0 && (options2.overwrite !== void 0 || options2.ignoreIfExists !== void 0)) {
+          result2.options = options2;
         }
         if (annotation3 !== void 0) {
           result2.annotationId = annotation3;
@@ -8525,14 +8525,14 @@ var init_main = __esm({
       CreateFile2.is = is;
     })(CreateFile || (CreateFile = {}));
     (function(RenameFile2) {
-      function create(oldUri, newUri, options, annotation3) {
+      function create(oldUri, newUri, options2, annotation3) {
         const result2 = {
           kind: "rename",
           oldUri,
           newUri
         };
-        if (options !== void 0 && (options.overwrite !== void 0 || options.ignoreIfExists !== void 0)) {
-          result2.options = options;
+        if (options2 !== void 0 && (options2.overwrite !== void 0 || options2.ignoreIfExists !== void 0)) {
+          result2.options = options2;
         }
         if (annotation3 !== void 0) {
           result2.annotationId = annotation3;
@@ -8547,13 +8547,13 @@ var init_main = __esm({
       RenameFile2.is = is;
     })(RenameFile || (RenameFile = {}));
     (function(DeleteFile2) {
-      function create(uri, options, annotation3) {
+      function create(uri, options2, annotation3) {
         const result2 = {
           kind: "delete",
           uri
         };
-        if (options !== void 0 && (options.recursive !== void 0 || options.ignoreIfNotExists !== void 0)) {
-          result2.options = options;
+        if (options2 !== void 0 && (options2.recursive !== void 0 || options2.ignoreIfNotExists !== void 0)) {
+          result2.options = options2;
         }
         if (annotation3 !== void 0) {
           result2.annotationId = annotation3;
@@ -8781,7 +8781,7 @@ var init_main = __esm({
           this._workspaceEdit.changes = /* @__PURE__ */ Object.create(null);
         }
       }
-      createFile(uri, optionsOrAnnotation, options) {
+      createFile(uri, optionsOrAnnotation, options2) {
         this.initDocumentChanges();
         if (this._workspaceEdit.documentChanges === void 0) {
           throw new Error("Workspace edit is not configured for document changes.");
@@ -8790,22 +8790,22 @@ var init_main = __esm({
         if (ChangeAnnotation.is(optionsOrAnnotation) || ChangeAnnotationIdentifier.is(optionsOrAnnotation)) {
           annotation3 = optionsOrAnnotation;
         } else {
-          options = optionsOrAnnotation;
+          options2 = optionsOrAnnotation;
         }
         let operation;
         let id;
         if (annotation3 === void 0) {
-          operation = CreateFile.create(uri, options);
+          operation = CreateFile.create(uri, options2);
         } else {
           id = ChangeAnnotationIdentifier.is(annotation3) ? annotation3 : this._changeAnnotations.manage(annotation3);
-          operation = CreateFile.create(uri, options, id);
+          operation = CreateFile.create(uri, options2, id);
         }
         this._workspaceEdit.documentChanges.push(operation);
         if (id !== void 0) {
           return id;
         }
       }
-      renameFile(oldUri, newUri, optionsOrAnnotation, options) {
+      renameFile(oldUri, newUri, optionsOrAnnotation, options2) {
         this.initDocumentChanges();
         if (this._workspaceEdit.documentChanges === void 0) {
           throw new Error("Workspace edit is not configured for document changes.");
@@ -8814,22 +8814,22 @@ var init_main = __esm({
         if (ChangeAnnotation.is(optionsOrAnnotation) || ChangeAnnotationIdentifier.is(optionsOrAnnotation)) {
           annotation3 = optionsOrAnnotation;
         } else {
-          options = optionsOrAnnotation;
+          options2 = optionsOrAnnotation;
         }
         let operation;
         let id;
         if (annotation3 === void 0) {
-          operation = RenameFile.create(oldUri, newUri, options);
+          operation = RenameFile.create(oldUri, newUri, options2);
         } else {
           id = ChangeAnnotationIdentifier.is(annotation3) ? annotation3 : this._changeAnnotations.manage(annotation3);
-          operation = RenameFile.create(oldUri, newUri, options, id);
+          operation = RenameFile.create(oldUri, newUri, options2, id);
         }
         this._workspaceEdit.documentChanges.push(operation);
         if (id !== void 0) {
           return id;
         }
       }
-      deleteFile(uri, optionsOrAnnotation, options) {
+      deleteFile(uri, optionsOrAnnotation, options2) {
         this.initDocumentChanges();
         if (this._workspaceEdit.documentChanges === void 0) {
           throw new Error("Workspace edit is not configured for document changes.");
@@ -8838,15 +8838,15 @@ var init_main = __esm({
         if (ChangeAnnotation.is(optionsOrAnnotation) || ChangeAnnotationIdentifier.is(optionsOrAnnotation)) {
           annotation3 = optionsOrAnnotation;
         } else {
-          options = optionsOrAnnotation;
+          options2 = optionsOrAnnotation;
         }
         let operation;
         let id;
         if (annotation3 === void 0) {
-          operation = DeleteFile.create(uri, options);
+          operation = DeleteFile.create(uri, options2);
         } else {
           id = ChangeAnnotationIdentifier.is(annotation3) ? annotation3 : this._changeAnnotations.manage(annotation3);
-          operation = DeleteFile.create(uri, options, id);
+          operation = DeleteFile.create(uri, options2, id);
         }
         this._workspaceEdit.documentChanges.push(operation);
         if (id !== void 0) {
@@ -14338,9 +14338,9 @@ var require_ignore = __commonJS({
       if (body[body.length - 1] === SLASH) {
         prefix = makeRegexPrefix(body.slice(0, -1));
       }
-      const head = prefix.slice(0, -1);
+      const head2 = prefix.slice(0, -1);
       const last2 = prefix[prefix.length - 1];
-      return last2 === TRAILING_WILDCARD ? `${head}$` : last2 === TRAILING_DOUBLESTAR ? head : NEVER_MATCH;
+      return last2 === TRAILING_WILDCARD ? `${head2}$` : last2 === TRAILING_DOUBLESTAR ? head2 : NEVER_MATCH;
     };
     var matchesBasename = (body) => {
       const index = body.indexOf(SLASH);
@@ -14361,11 +14361,11 @@ var require_ignore = __commonJS({
         return slices.length ? slices.join(SLASH) + SLASH : EMPTY2;
       }
       const end = path.length - 1;
-      const cut = path.lastIndexOf(
+      const cut2 = path.lastIndexOf(
         SLASH,
         path.charCodeAt(end) === SLASH_CODE ? end - 1 : end
       );
-      return cut < 0 ? EMPTY2 : path.slice(0, cut + 1);
+      return cut2 < 0 ? EMPTY2 : path.slice(0, cut2 + 1);
     };
     var isString2 = (subject) => typeof subject === "string";
     var checkPattern = (pattern) => pattern && isString2(pattern);
@@ -14688,7 +14688,7 @@ var require_ignore = __commonJS({
         return this._test(path, this._testCache, convertPath(path));
       }
     };
-    var factory = (options) => new Ignore(options);
+    var factory = (options2) => new Ignore(options2);
     var isPathValid = (path) => checkPath(convertPath(path), path, RETURN_FALSE);
     var setupWindows = () => {
       const makePosix = (str) => /^\\\\\?\\/.test(str) || /["<>|\u0000-\u001F]+/u.test(str) ? str : str.replace(/\\/g, "/");
@@ -14726,24 +14726,24 @@ function getUserAgent() {
 }
 
 // node_modules/before-after-hook/lib/register.js
-function register(state, name, method, options) {
+function register(state, name, method, options2) {
   if (typeof method !== "function") {
     throw new Error("method for before hook must be a function");
   }
-  if (!options) {
-    options = {};
+  if (!options2) {
+    options2 = {};
   }
   if (Array.isArray(name)) {
     return name.reverse().reduce((callback, name2) => {
-      return register.bind(null, state, name2, callback, options);
+      return register.bind(null, state, name2, callback, options2);
     }, method)();
   }
   return Promise.resolve().then(() => {
     if (!state.registry[name]) {
-      return method(options);
+      return method(options2);
     }
     return state.registry[name].reduce((method2, registered) => {
-      return registered.hook.bind(null, method2, options);
+      return registered.hook.bind(null, method2, options2);
     }, method)();
   });
 }
@@ -14755,25 +14755,25 @@ function addHook(state, kind, name, hook2) {
     state.registry[name] = [];
   }
   if (kind === "before") {
-    hook2 = (method, options) => {
-      return Promise.resolve().then(orig.bind(null, options)).then(method.bind(null, options));
+    hook2 = (method, options2) => {
+      return Promise.resolve().then(orig.bind(null, options2)).then(method.bind(null, options2));
     };
   }
   if (kind === "after") {
-    hook2 = (method, options) => {
+    hook2 = (method, options2) => {
       let result2;
-      return Promise.resolve().then(method.bind(null, options)).then((result_) => {
+      return Promise.resolve().then(method.bind(null, options2)).then((result_) => {
         result2 = result_;
-        return orig(result2, options);
+        return orig(result2, options2);
       }).then(() => {
         return result2;
       });
     };
   }
   if (kind === "error") {
-    hook2 = (method, options) => {
-      return Promise.resolve().then(method.bind(null, options)).catch((error62) => {
-        return orig(error62, options);
+    hook2 = (method, options2) => {
+      return Promise.resolve().then(method.bind(null, options2)).catch((error62) => {
+        return orig(error62, options2);
       });
     };
   }
@@ -14862,14 +14862,14 @@ function isPlainObject(value) {
   const Ctor = Object.prototype.hasOwnProperty.call(proto, "constructor") && proto.constructor;
   return typeof Ctor === "function" && Ctor instanceof Ctor && Function.prototype.call(Ctor) === Function.prototype.call(value);
 }
-function mergeDeep(defaults, options) {
+function mergeDeep(defaults, options2) {
   const result2 = Object.assign({}, defaults);
-  Object.keys(options).forEach((key) => {
-    if (isPlainObject(options[key])) {
-      if (!(key in defaults)) Object.assign(result2, { [key]: options[key] });
-      else result2[key] = mergeDeep(defaults[key], options[key]);
+  Object.keys(options2).forEach((key) => {
+    if (isPlainObject(options2[key])) {
+      if (!(key in defaults)) Object.assign(result2, { [key]: options2[key] });
+      else result2[key] = mergeDeep(defaults[key], options2[key]);
     } else {
-      Object.assign(result2, { [key]: options[key] });
+      Object.assign(result2, { [key]: options2[key] });
     }
   });
   return result2;
@@ -14882,18 +14882,18 @@ function removeUndefinedProperties(obj) {
   }
   return obj;
 }
-function merge(defaults, route, options) {
+function merge(defaults, route, options2) {
   if (typeof route === "string") {
     let [method, url2] = route.split(" ");
-    options = Object.assign(url2 ? { method, url: url2 } : { url: method }, options);
+    options2 = Object.assign(url2 ? { method, url: url2 } : { url: method }, options2);
   } else {
-    options = Object.assign({}, route);
+    options2 = Object.assign({}, route);
   }
-  options.headers = lowercaseKeys(options.headers);
-  removeUndefinedProperties(options);
-  removeUndefinedProperties(options.headers);
-  const mergedOptions = mergeDeep(defaults || {}, options);
-  if (options.url === "/graphql") {
+  options2.headers = lowercaseKeys(options2.headers);
+  removeUndefinedProperties(options2);
+  removeUndefinedProperties(options2.headers);
+  const mergedOptions = mergeDeep(defaults || {}, options2);
+  if (options2.url === "/graphql") {
     if (defaults && defaults.mediaType.previews?.length) {
       mergedOptions.mediaType.previews = defaults.mediaType.previews.filter(
         (preview2) => !mergedOptions.mediaType.previews.includes(preview2)
@@ -15066,12 +15066,12 @@ function expand(template, context) {
     return template.replace(/\/$/, "");
   }
 }
-function parse(options) {
-  let method = options.method.toUpperCase();
-  let url2 = (options.url || "/").replace(/:([a-z]\w+)/g, "{$1}");
-  let headers = Object.assign({}, options.headers);
+function parse(options2) {
+  let method = options2.method.toUpperCase();
+  let url2 = (options2.url || "/").replace(/:([a-z]\w+)/g, "{$1}");
+  let headers = Object.assign({}, options2.headers);
   let body;
-  let parameters = omit(options, [
+  let parameters = omit(options2, [
     "method",
     "baseUrl",
     "url",
@@ -15082,25 +15082,25 @@ function parse(options) {
   const urlVariableNames = extractUrlVariableNames(url2);
   url2 = parseUrl(url2).expand(parameters);
   if (!/^http/.test(url2)) {
-    url2 = options.baseUrl + url2;
+    url2 = options2.baseUrl + url2;
   }
-  const omittedParameters = Object.keys(options).filter((option) => urlVariableNames.includes(option)).concat("baseUrl");
+  const omittedParameters = Object.keys(options2).filter((option) => urlVariableNames.includes(option)).concat("baseUrl");
   const remainingParameters = omit(parameters, omittedParameters);
   const isBinaryRequest = /application\/octet-stream/i.test(headers.accept);
   if (!isBinaryRequest) {
-    if (options.mediaType.format) {
+    if (options2.mediaType.format) {
       headers.accept = headers.accept.split(/,/).map(
         (format) => format.replace(
           /application\/vnd(\.\w+)(\.v3)?(\.\w+)?(\+json)?$/,
-          `application/vnd$1$2.${options.mediaType.format}`
+          `application/vnd$1$2.${options2.mediaType.format}`
         )
       ).join(",");
     }
     if (url2.endsWith("/graphql")) {
-      if (options.mediaType.previews?.length) {
+      if (options2.mediaType.previews?.length) {
         const previewsFromAcceptHeader = headers.accept.match(/(?<![\w-])[\w-]+(?=-preview)/g) || [];
-        headers.accept = previewsFromAcceptHeader.concat(options.mediaType.previews).map((preview2) => {
-          const format = options.mediaType.format ? `.${options.mediaType.format}` : "+json";
+        headers.accept = previewsFromAcceptHeader.concat(options2.mediaType.previews).map((preview2) => {
+          const format = options2.mediaType.format ? `.${options2.mediaType.format}` : "+json";
           return `application/vnd.github.${preview2}-preview${format}`;
         }).join(",");
       }
@@ -15126,11 +15126,11 @@ function parse(options) {
   return Object.assign(
     { method, url: url2, headers },
     typeof body !== "undefined" ? { body } : null,
-    options.request ? { request: options.request } : null
+    options2.request ? { request: options2.request } : null
   );
 }
-function endpointWithDefaults(defaults, route, options) {
-  return parse(merge(defaults, route, options));
+function endpointWithDefaults(defaults, route, options2) {
+  return parse(merge(defaults, route, options2));
 }
 function withDefaults(oldDefaults, newDefaults) {
   const DEFAULTS2 = merge(oldDefaults, newDefaults);
@@ -15185,17 +15185,17 @@ var NullObject = /* @__PURE__ */ (() => {
   C.prototype = /* @__PURE__ */ Object.create(null);
   return C;
 })();
-function parse2(header, options) {
-  const stopFlags = SEMI_FLAG | (options?.comma === true ? COMMA_FLAG : 0);
+function parse2(header, options2) {
+  const stopFlags = SEMI_FLAG | (options2?.comma === true ? COMMA_FLAG : 0);
   const len = header.length;
-  let valueStart = options?.start ?? 0;
+  let valueStart = options2?.start ?? 0;
   while ((CHAR_MAP[header.charCodeAt(valueStart)] & OWS) !== 0) {
     valueStart++;
   }
   let index = valueStart;
   let typeFlags = 0;
   let whitespace = -1;
-  let stop = options?.parameters === false ? COMMA_FLAG : 0;
+  let stop = options2?.parameters === false ? COMMA_FLAG : 0;
   while (index < len) {
     const code = header.charCodeAt(index);
     const flags = CHAR_MAP[code];
@@ -15678,20 +15678,20 @@ var RequestError = class extends Error {
    * Response object if a response was received
    */
   response;
-  constructor(message, statusCode, options) {
-    super(message, { cause: options.cause });
+  constructor(message, statusCode, options2) {
+    super(message, { cause: options2.cause });
     this.name = "HttpError";
     this.status = Number.parseInt(statusCode);
     if (Number.isNaN(this.status)) {
       this.status = 0;
     }
-    if ("response" in options) {
-      this.response = options.response;
+    if ("response" in options2) {
+      this.response = options2.response;
     }
-    const requestCopy = Object.assign({}, options.request);
-    if (options.request.headers.authorization) {
-      requestCopy.headers = Object.assign({}, options.request.headers, {
-        authorization: options.request.headers.authorization.replace(
+    const requestCopy = Object.assign({}, options2.request);
+    if (options2.request.headers.authorization) {
+      requestCopy.headers = Object.assign({}, options2.request.headers, {
+        authorization: options2.request.headers.authorization.replace(
           /(?<! ) .*$/,
           " [REDACTED]"
         )
@@ -15921,14 +15921,14 @@ var NON_VARIABLE_OPTIONS = [
 ];
 var FORBIDDEN_VARIABLE_OPTIONS = ["query", "method", "url"];
 var GHES_V3_SUFFIX_REGEX = /\/api\/v3\/?$/;
-function graphql(request2, query, options) {
-  if (options) {
-    if (typeof query === "string" && "query" in options) {
+function graphql(request2, query, options2) {
+  if (options2) {
+    if (typeof query === "string" && "query" in options2) {
       return Promise.reject(
         new Error(`[@octokit/graphql] "query" cannot be used as variable name`)
       );
     }
-    for (const key in options) {
+    for (const key in options2) {
       if (!FORBIDDEN_VARIABLE_OPTIONS.includes(key)) continue;
       return Promise.reject(
         new Error(
@@ -15937,7 +15937,7 @@ function graphql(request2, query, options) {
       );
     }
   }
-  const parsedOptions = typeof query === "string" ? Object.assign({ query }, options) : query;
+  const parsedOptions = typeof query === "string" ? Object.assign({ query }, options2) : query;
   const requestOptions = Object.keys(
     parsedOptions
   ).reduce((result2, key) => {
@@ -15972,8 +15972,8 @@ function graphql(request2, query, options) {
 }
 function withDefaults3(request2, newDefaults) {
   const newRequest = request2.defaults(newDefaults);
-  const newApi = (query, options) => {
-    return graphql(newRequest, query, options);
+  const newApi = (query, options2) => {
+    return graphql(newRequest, query, options2);
   };
   return Object.assign(newApi, {
     defaults: withDefaults3.bind(null, newRequest),
@@ -16068,18 +16068,18 @@ var Octokit = class {
   static defaults(defaults) {
     const OctokitWithDefaults = class extends this {
       constructor(...args) {
-        const options = args[0] || {};
+        const options2 = args[0] || {};
         if (typeof defaults === "function") {
-          super(defaults(options));
+          super(defaults(options2));
           return;
         }
         super(
           Object.assign(
             {},
             defaults,
-            options,
-            options.userAgent && defaults.userAgent ? {
-              userAgent: `${options.userAgent} ${defaults.userAgent}`
+            options2,
+            options2.userAgent && defaults.userAgent ? {
+              userAgent: `${options2.userAgent} ${defaults.userAgent}`
             } : null
           )
         );
@@ -16103,12 +16103,12 @@ var Octokit = class {
     };
     return NewOctokit;
   }
-  constructor(options = {}) {
+  constructor(options2 = {}) {
     const hook2 = new before_after_hook_default.Collection();
     const requestDefaults = {
       baseUrl: request.endpoint.DEFAULTS.baseUrl,
       headers: {},
-      request: Object.assign({}, options.request, {
+      request: Object.assign({}, options2.request, {
         // @ts-ignore internal usage only, no need to type
         hook: hook2.bind(null, "request")
       }),
@@ -16117,32 +16117,32 @@ var Octokit = class {
         format: ""
       }
     };
-    requestDefaults.headers["user-agent"] = options.userAgent ? `${options.userAgent} ${userAgentTrail}` : userAgentTrail;
-    if (options.baseUrl) {
-      requestDefaults.baseUrl = options.baseUrl;
+    requestDefaults.headers["user-agent"] = options2.userAgent ? `${options2.userAgent} ${userAgentTrail}` : userAgentTrail;
+    if (options2.baseUrl) {
+      requestDefaults.baseUrl = options2.baseUrl;
     }
-    if (options.previews) {
-      requestDefaults.mediaType.previews = options.previews;
+    if (options2.previews) {
+      requestDefaults.mediaType.previews = options2.previews;
     }
-    if (options.timeZone) {
-      requestDefaults.headers["time-zone"] = options.timeZone;
+    if (options2.timeZone) {
+      requestDefaults.headers["time-zone"] = options2.timeZone;
     }
     this.request = request.defaults(requestDefaults);
     this.graphql = withCustomRequest(this.request).defaults(requestDefaults);
-    this.log = createLogger(options.log);
+    this.log = createLogger(options2.log);
     this.hook = hook2;
-    if (!options.authStrategy) {
-      if (!options.auth) {
+    if (!options2.authStrategy) {
+      if (!options2.auth) {
         this.auth = async () => ({
           type: "unauthenticated"
         });
       } else {
-        const auth2 = createTokenAuth(options.auth);
+        const auth2 = createTokenAuth(options2.auth);
         hook2.wrap("request", auth2.hook);
         this.auth = auth2;
       }
     } else {
-      const { authStrategy, ...otherOptions } = options;
+      const { authStrategy, ...otherOptions } = options2;
       const auth2 = authStrategy(
         Object.assign(
           {
@@ -16156,7 +16156,7 @@ var Octokit = class {
             octokit: this,
             octokitOptions: otherOptions
           },
-          options.auth
+          options2.auth
         )
       );
       hook2.wrap("request", auth2.hook);
@@ -16164,7 +16164,7 @@ var Octokit = class {
     }
     const classConstructor = this.constructor;
     for (let i = 0; i < classConstructor.plugins.length; ++i) {
-      Object.assign(this, classConstructor.plugins[i](this, options));
+      Object.assign(this, classConstructor.plugins[i](this, options2));
     }
   }
   // assigned during constructor
@@ -16181,12 +16181,12 @@ var VERSION5 = "6.0.0";
 
 // node_modules/@octokit/plugin-request-log/dist-src/index.js
 function requestLog(octokit) {
-  octokit.hook.wrap("request", (request2, options) => {
-    octokit.log.debug("request", options);
+  octokit.hook.wrap("request", (request2, options2) => {
+    octokit.log.debug("request", options2);
     const start = Date.now();
-    const requestOptions = octokit.request.endpoint.parse(options);
-    const path = requestOptions.url.replace(options.baseUrl, "");
-    return request2(options).then((response) => {
+    const requestOptions = octokit.request.endpoint.parse(options2);
+    const path = requestOptions.url.replace(options2.baseUrl, "");
+    return request2(options2).then((response) => {
       const requestId = response.headers["x-github-request-id"];
       octokit.log.info(
         `${requestOptions.method} ${path} - ${response.status} with id ${requestId} in ${Date.now() - start}ms`
@@ -16236,11 +16236,11 @@ function normalizePaginatedListResponse(response) {
   return response;
 }
 function iterator(octokit, route, parameters) {
-  const options = typeof route === "function" ? route.endpoint(parameters) : octokit.request.endpoint(route, parameters);
+  const options2 = typeof route === "function" ? route.endpoint(parameters) : octokit.request.endpoint(route, parameters);
   const requestMethod = typeof route === "function" ? route : octokit.request;
-  const method = options.method;
-  const headers = options.headers;
-  let url2 = options.url;
+  const method = options2.method;
+  const headers = options2.headers;
+  let url2 = options2.url;
   return {
     [Symbol.asyncIterator]: () => ({
       async next() {
@@ -18698,13 +18698,13 @@ function endpointsToMethods(octokit) {
 function decorate(octokit, scope, methodName, defaults, decorations) {
   const requestWithDefaults = octokit.request.defaults(defaults);
   function withDecorations(...args) {
-    let options = requestWithDefaults.endpoint.merge(...args);
+    let options2 = requestWithDefaults.endpoint.merge(...args);
     if (decorations.mapToData) {
-      options = Object.assign({}, options, {
-        data: options[decorations.mapToData],
+      options2 = Object.assign({}, options2, {
+        data: options2[decorations.mapToData],
         [decorations.mapToData]: void 0
       });
-      return requestWithDefaults(options);
+      return requestWithDefaults(options2);
     }
     if (decorations.renamed) {
       const [newScope, newMethodName] = decorations.renamed;
@@ -18716,21 +18716,21 @@ function decorate(octokit, scope, methodName, defaults, decorations) {
       octokit.log.warn(decorations.deprecated);
     }
     if (decorations.renamedParameters) {
-      const options2 = requestWithDefaults.endpoint.merge(...args);
+      const options22 = requestWithDefaults.endpoint.merge(...args);
       for (const [name, alias] of Object.entries(
         decorations.renamedParameters
       )) {
-        if (name in options2) {
+        if (name in options22) {
           octokit.log.warn(
             `"${name}" parameter is deprecated for "octokit.${scope}.${methodName}()". Use "${alias}" instead`
           );
-          if (!(alias in options2)) {
-            options2[alias] = options2[name];
+          if (!(alias in options22)) {
+            options22[alias] = options22[name];
           }
-          delete options2[name];
+          delete options22[name];
         }
       }
-      return requestWithDefaults(options2);
+      return requestWithDefaults(options22);
     }
     return requestWithDefaults(...args);
   }
@@ -19045,12 +19045,12 @@ function whatItChecks(readme) {
   const section = /^## What it checks\n([\s\S]*?)(?=^## )/m.exec(readme)?.[1]?.trim();
   return section?.replace(/`([^`]*)`/g, "$1").replace(/\*\*([^*]*)\*\*/g, "$1").replace(/\[([^\]]*)\]\([^)]*\)/g, "$1").replace(/\s*\n\s*/g, " ");
 }
-function renderSarif(report, options) {
-  const uri = options.uri ?? pathUri;
-  const ruleIndex = new Map(options.rules.map((rule, index) => [rule.id, index]));
-  const limit = options.maxResults ?? MAX_RESULTS;
+function renderSarif(report, options2) {
+  const uri = options2.uri ?? pathUri;
+  const ruleIndex = new Map(options2.rules.map((rule, index) => [rule.id, index]));
+  const limit = options2.maxResults ?? MAX_RESULTS;
   const ordered = report.findings.length > limit ? [...report.findings].sort((a, b) => severityRank[b.severity] - severityRank[a.severity]).slice(0, limit) : report.findings;
-  const fingerprints = fingerprinter(options.sources);
+  const fingerprints = fingerprinter(options2.sources);
   const left = report.findings.length - ordered.length;
   const sarif = {
     $schema: "https://json.schemastore.org/sarif-2.1.0.json",
@@ -19060,11 +19060,11 @@ function renderSarif(report, options) {
         tool: {
           driver: {
             name: "cuda-gatekeeper",
-            version: options.version,
-            semanticVersion: options.version,
+            version: options2.version,
+            semanticVersion: options2.version,
             informationUri: "https://github.com/cuda-gatekeeper/cuda-gatekeeper",
-            rules: options.rules.map((rule) => {
-              const readme = options.docs?.get(rule.id);
+            rules: options2.rules.map((rule) => {
+              const readme = options2.docs?.get(rule.id);
               const full = readme ? whatItChecks(readme) : void 0;
               return {
                 id: rule.id,
@@ -19099,7 +19099,7 @@ function renderSarif(report, options) {
             } : {}
           }
         ],
-        results: ordered.map((finding) => result(finding, uri, ruleIndex, fingerprints, options.sources))
+        results: ordered.map((finding) => result(finding, uri, ruleIndex, fingerprints, options2.sources))
       }
     ]
   };
@@ -19318,7 +19318,7 @@ function minorOf(version2) {
 
 // src/knowledge/data/companions.json
 var companions_default = {
-  description: "Exact torch pins of companion wheels: xformers wheels (up to 0.0.34) require one exact torch; Linux torch wheels require one exact triton, under the environment marker given in each note; torchtext (up to 0.17) and torchdata (up to 0.7.0) release wheels require torch== exactly.",
+  description: "Exact torch pins of companion wheels: xformers wheels (up to 0.0.34) require one exact torch; Linux torch wheels require one exact triton, under the environment marker given in each note; torchtext (up to 0.17) and torchdata (up to 0.7.0) release wheels require torch== exactly; torchtext 0.18.0 requires torch>=2.3.0 but is built against torch 2.3 (abi: minor).",
   pins: [
     {
       package: "xformers",
@@ -20176,6 +20176,18 @@ var companions_default = {
       note: "patch pairing inferred from tag v0.17.2 (2024-03-22) on the release branch; the README table lists minor releases only"
     },
     {
+      package: "torchtext",
+      version: "0.18.0",
+      torch: "2.3.0",
+      abi: "minor",
+      source: [
+        "https://github.com/pytorch/text/blob/a5e610638ea47b4412a29cdb708ac5f2fabb1286/README.rst (Version Compatibility table: 2.3.0, 0.18.0)",
+        "https://github.com/pytorch/text/blob/9bed85d7a7ae13cf8c28598a88d8e461fe1afcb4/setup.py (tag v0.18.0: torch>= PYTORCH_VERSION; torchtext/csrc is built against it)"
+      ],
+      retrieved: "2026-12-01",
+      note: "the last torchtext release: its wheel requires torch>=2.3.0 (no longer ==), but its C++ extension is built against torch 2.3, so a later torch fails at import"
+    },
+    {
       package: "torchdata",
       version: "0.3.0",
       torch: "1.11.0",
@@ -20334,6 +20346,26 @@ var cuda_drivers_default = {
       retrieved: "2026-11-30"
     }
   ],
+  earlierReleases: {
+    versions: [
+      "7.0.28",
+      "7.5.16",
+      "8.0.44",
+      "8.0.61",
+      "9.0.76",
+      "9.1.85",
+      "9.2.88",
+      "9.2.148",
+      "10.0.130",
+      "10.1.105",
+      "10.2.89"
+    ],
+    source: [
+      "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html (CUDA 13.2 edition, Table 3 'CUDA Toolkit and Corresponding Driver Versions', rows CUDA 10.2.89 down to CUDA 7.0 (7.0.28); read from a converted copy)"
+    ],
+    retrieved: "2026-12-01",
+    note: "The releases before 11.0, as Table 3 lists them (10.1's updates 10.1.168 and 10.1.243 are under its one row). With the 11.0+ rows below, the list of CUDA releases is closed: a major.minor not in it and older than the newest one was never released (11.9, 12.7, 10.3)."
+  },
   floors: [
     {
       major: 11,
@@ -21323,7 +21355,7 @@ var cudnn_default = {
 
 // src/knowledge/data/gpus.json
 var gpus_default = {
-  description: 'GPU models -> compute capability (NVIDIA "CUDA GPU Compute Capability"), and compute capability -> first CUDA toolkit that compiles native code for it / last CUDA major that still supports it.',
+  description: `GPU models -> compute capability (NVIDIA "CUDA GPU Compute Capability"), and compute capability -> first CUDA toolkit that compiles native code for it / last CUDA major that still supports it. Each name's product line (classes) is the section of NVIDIA's cuda-gpus page it is listed under: data-center ("Data Center Products"), workstation ("NVIDIA Quadro and NVIDIA RTX"), geforce ("GeForce and TITAN Products"), jetson ("Jetson Products"); forward compatibility is for data-center GPUs, Jetson and select NGC-Server-Ready RTX SKUs only.`,
   gpus: [
     {
       names: [
@@ -21340,7 +21372,13 @@ var gpus_default = {
         "https://forums.developer.nvidia.com/t/minimum-required-cuda-version-by-gpu/276955/2",
         "NVIDIA CUDA 13.0 release notes / cuFFT deprecated functionality (Maxwell, Pascal, Volta removed from offline compilation and libraries)"
       ],
-      retrieved: "2026-11-29"
+      retrieved: "2026-11-29",
+      classes: {
+        V100: "data-center",
+        "Tesla V100": "data-center",
+        "TITAN V": "geforce",
+        "Quadro GV100": "workstation"
+      }
     },
     {
       names: [
@@ -21360,7 +21398,18 @@ var gpus_default = {
         "https://developer.nvidia.com/cuda-gpus",
         "https://forums.developer.nvidia.com/t/minimum-required-cuda-version-by-gpu/276955/2"
       ],
-      retrieved: "2026-11-29"
+      retrieved: "2026-11-29",
+      classes: {
+        T4: "data-center",
+        "Tesla T4": "data-center",
+        "RTX 2080 Ti": "geforce",
+        "RTX 2080": "geforce",
+        "RTX 2070": "geforce",
+        "RTX 2060": "geforce",
+        "Quadro RTX 8000": "workstation",
+        "Quadro RTX 6000": "workstation",
+        "TITAN RTX": "geforce"
+      }
     },
     {
       names: [
@@ -21374,7 +21423,12 @@ var gpus_default = {
         "https://developer.nvidia.com/cuda-gpus",
         "https://forums.developer.nvidia.com/t/minimum-required-cuda-version-by-gpu/276955/2"
       ],
-      retrieved: "2026-11-29"
+      retrieved: "2026-11-29",
+      classes: {
+        A100: "data-center",
+        A800: "data-center",
+        A30: "data-center"
+      }
     },
     {
       names: [
@@ -21400,7 +21454,24 @@ var gpus_default = {
         "https://developer.nvidia.com/cuda-gpus",
         "https://forums.developer.nvidia.com/t/minimum-required-cuda-version-by-gpu/276955/2"
       ],
-      retrieved: "2026-12-01"
+      retrieved: "2026-12-01",
+      classes: {
+        A10: "data-center",
+        A10G: "data-center",
+        A40: "data-center",
+        A16: "data-center",
+        A2: "data-center",
+        "RTX A6000": "workstation",
+        "RTX A5000": "workstation",
+        "RTX A4000": "workstation",
+        "RTX 3090": "geforce",
+        "RTX 3090 Ti": "geforce",
+        "RTX 3080": "geforce",
+        "RTX 3070": "geforce",
+        "RTX 3060": "geforce",
+        "RTX A3000": "workstation",
+        "RTX A2000": "workstation"
+      }
     },
     {
       names: [
@@ -21415,7 +21486,13 @@ var gpus_default = {
         "https://developer.nvidia.com/cuda-gpus",
         "https://gitlab.kitware.com/cmake/cmake/-/merge_requests/8031"
       ],
-      retrieved: "2026-11-29"
+      retrieved: "2026-11-29",
+      classes: {
+        "Jetson AGX Orin": "jetson",
+        "Jetson Orin NX": "jetson",
+        "Jetson Orin Nano": "jetson",
+        "Jetson Orin": "jetson"
+      }
     },
     {
       names: [
@@ -21443,7 +21520,26 @@ var gpus_default = {
         "https://developer.nvidia.com/cuda-gpus",
         "https://forums.developer.nvidia.com/t/minimum-required-cuda-version-by-gpu/276955/2"
       ],
-      retrieved: "2026-12-01"
+      retrieved: "2026-12-01",
+      classes: {
+        L4: "data-center",
+        L40: "data-center",
+        L40S: "data-center",
+        L20: "data-center",
+        "RTX 4090": "geforce",
+        "RTX 4080": "geforce",
+        "RTX 4070": "geforce",
+        "RTX 6000 Ada": "workstation",
+        "RTX 4070 Ti": "geforce",
+        "RTX 4060 Ti": "geforce",
+        "RTX 4060": "geforce",
+        "RTX 4050": "geforce",
+        "RTX 5000 Ada": "workstation",
+        "RTX 4500 Ada": "workstation",
+        "RTX 4000 Ada": "workstation",
+        "RTX 4000 SFF Ada": "workstation",
+        "RTX 2000 Ada": "workstation"
+      }
     },
     {
       names: [
@@ -21459,7 +21555,14 @@ var gpus_default = {
         "https://developer.nvidia.com/cuda-gpus",
         "https://forums.developer.nvidia.com/t/minimum-required-cuda-version-by-gpu/276955/2"
       ],
-      retrieved: "2026-11-29"
+      retrieved: "2026-11-29",
+      classes: {
+        H100: "data-center",
+        H800: "data-center",
+        H200: "data-center",
+        H20: "data-center",
+        GH200: "data-center"
+      }
     },
     {
       names: [
@@ -21476,7 +21579,11 @@ var gpus_default = {
         "https://docs.nvidia.com/deeplearning/cudnn/latest/support-matrix/index.html (Blackwell requires CUDA 12.8/12.9 and driver r570 or newer: >= 570.26 on Linux)"
       ],
       retrieved: "2026-11-29",
-      minDriver: "570.26"
+      minDriver: "570.26",
+      classes: {
+        B200: "data-center",
+        GB200: "data-center"
+      }
     },
     {
       names: [
@@ -21489,7 +21596,11 @@ var gpus_default = {
         "https://docs.nvidia.com/cuda/archive/12.9.1/cuda-features-archive/index.html ('CUDA Toolkit 12.9 adds compiler target support for SM architecture 10.3 (sm_103, sm_103f, sm_103a) and 12.1 (sm_121)')",
         "https://developer.nvidia.com/cuda-gpus (CUDA GPU Compute Capability; stored copy): '10.3 | NVIDIA GB300 NVIDIA B300'"
       ],
-      retrieved: "2026-12-01"
+      retrieved: "2026-12-01",
+      classes: {
+        B300: "data-center",
+        GB300: "data-center"
+      }
     },
     {
       names: [
@@ -21504,7 +21615,12 @@ var gpus_default = {
         "cuRANDDx 0.2.1 release notes (sm_101 renamed sm_110 in CUDA 13.0)"
       ],
       retrieved: "2026-11-29",
-      note: "compiled as sm_101 with CUDA 12.8/12.9, as sm_110 from CUDA 13.0"
+      note: "compiled as sm_101 with CUDA 12.8/12.9, as sm_110 from CUDA 13.0",
+      classes: {
+        "Jetson Thor": "jetson",
+        "Jetson T5000": "jetson",
+        "Jetson T4000": "jetson"
+      }
     },
     {
       names: [
@@ -21538,7 +21654,28 @@ var gpus_default = {
         "https://docs.nvidia.com/deeplearning/cudnn/latest/support-matrix/index.html (Blackwell requires CUDA 12.8/12.9 and driver r570 or newer: >= 570.26 on Linux)"
       ],
       retrieved: "2026-12-01",
-      minDriver: "570.26"
+      minDriver: "570.26",
+      classes: {
+        "RTX 5090": "geforce",
+        "RTX 5080": "geforce",
+        "RTX 5070 Ti": "geforce",
+        "RTX 5070": "geforce",
+        "RTX 5060 Ti": "geforce",
+        "RTX 5060": "geforce",
+        "RTX PRO 6000 Blackwell": "workstation",
+        "RTX PRO 6000": "workstation",
+        "RTX 5050": "geforce",
+        "RTX PRO 6000 Blackwell Server Edition": "data-center",
+        "RTX PRO 6000 Blackwell Max-Q": "workstation",
+        "RTX PRO 5000 Blackwell": "workstation",
+        "RTX PRO 5000": "workstation",
+        "RTX PRO 4500 Blackwell": "workstation",
+        "RTX PRO 4500": "workstation",
+        "RTX PRO 4000 Blackwell": "workstation",
+        "RTX PRO 4000": "workstation",
+        "RTX PRO 2000 Blackwell": "workstation",
+        "RTX PRO 2000": "workstation"
+      }
     },
     {
       names: [
@@ -21570,7 +21707,11 @@ var gpus_default = {
       ],
       retrieved: "2026-12-01",
       confidence: "unverified",
-      note: "not yet on the stored cuda-gpus page; minDriver is the branch only (exact 13.4 GA Table 3 value unread). Do NOT add a bare 'Rubin' alias: the matcher would also catch 'Rubin CPX' (different part, cc unknown). PyTorch/vLLM run SM100-family (sm_100/sm_100f) kernels on 10.7, so torch wheels with sm_100 SASS may work (PR #190654) \u2014 the gpu-arch rule should treat 10.7 like 10.3."
+      note: "not yet on the stored cuda-gpus page; minDriver is the branch only (exact 13.4 GA Table 3 value unread). Do NOT add a bare 'Rubin' alias: the matcher would also catch 'Rubin CPX' (different part, cc unknown). PyTorch/vLLM run SM100-family (sm_100/sm_100f) kernels on 10.7, so torch wheels with sm_100 SASS may work (PR #190654) \u2014 the gpu-arch rule should treat 10.7 like 10.3.",
+      classes: {
+        VR200: "data-center",
+        "Vera Rubin": "data-center"
+      }
     },
     {
       names: [
@@ -21585,7 +21726,10 @@ var gpus_default = {
       ],
       retrieved: "2026-12-01",
       confidence: "unverified",
-      note: "the cuda-gpus page lists only B200/GB200 at 10.0; keep separate from the verified B200 record"
+      note: "the cuda-gpus page lists only B200/GB200 at 10.0; keep separate from the verified B200 record",
+      classes: {
+        B100: "data-center"
+      }
     },
     {
       names: [
@@ -21600,7 +21744,12 @@ var gpus_default = {
         "https://developer.nvidia.com/cuda-legacy-gpus (Legacy CUDA GPU Compute Capability; stored copy): '6.0 | Tesla P100 | Quadro GP100'",
         "https://docs.nvidia.com/datacenter/tesla/drivers/cuda-toolkit-driver-and-architecture-matrix.html (CUDA Toolkit, Driver, and Architecture Matrix, v580): 'Pascal | 6.0 6.1 | CUDA 8.0 | CUDA 12.x | R580'"
       ],
-      retrieved: "2026-12-01"
+      retrieved: "2026-12-01",
+      classes: {
+        P100: "data-center",
+        "Tesla P100": "data-center",
+        "Quadro GP100": "workstation"
+      }
     },
     {
       names: [
@@ -21626,7 +21775,22 @@ var gpus_default = {
         "https://docs.nvidia.com/datacenter/tesla/drivers/cuda-toolkit-driver-and-architecture-matrix.html (CUDA Toolkit, Driver, and Architecture Matrix, v580)"
       ],
       retrieved: "2026-12-01",
-      note: "matcher check: 'P40' does not match 'P4' (next char is a digit), 'Quadro P4000' normalises to 'P4000' and matches its own name. Pascal's last driver branch is R580 (architecture matrix), so these fleets top out at CUDA 13.0-era drivers but CUDA 13 dropped sm_60/61."
+      note: "matcher check: 'P40' does not match 'P4' (next char is a digit), 'Quadro P4000' normalises to 'P4000' and matches its own name. Pascal's last driver branch is R580 (architecture matrix), so these fleets top out at CUDA 13.0-era drivers but CUDA 13 dropped sm_60/61.",
+      classes: {
+        P40: "data-center",
+        "Tesla P40": "data-center",
+        P4: "data-center",
+        "Tesla P4": "data-center",
+        "Quadro P6000": "workstation",
+        "Quadro P5000": "workstation",
+        "Quadro P4000": "workstation",
+        "TITAN Xp": "geforce",
+        "GTX 1080 Ti": "geforce",
+        "GTX 1080": "geforce",
+        "GTX 1070": "geforce",
+        "GTX 1060": "geforce",
+        "TITAN X": "geforce"
+      }
     },
     {
       names: [
@@ -21641,7 +21805,11 @@ var gpus_default = {
         "old copy of developer.nvidia.com/cuda-gpus ('Tesla K80 | 3.7', https://www.cnblogs.com/nightnine/p/16591404.html)"
       ],
       retrieved: "2026-12-01",
-      note: "last driver branch R470; minCuda per NVIDIA's matrix row for 3.5/3.7 (the existing computeCapabilities rows say 5.0, unverified)"
+      note: "last driver branch R470; minCuda per NVIDIA's matrix row for 3.5/3.7 (the existing computeCapabilities rows say 5.0, unverified)",
+      classes: {
+        K80: "data-center",
+        "Tesla K80": "data-center"
+      }
     },
     {
       names: [
@@ -21662,7 +21830,17 @@ var gpus_default = {
         "https://docs.nvidia.com/datacenter/tesla/drivers/cuda-toolkit-driver-and-architecture-matrix.html (CUDA Toolkit, Driver, and Architecture Matrix, v580): 'Maxwell | 5.0 5.2 5.3 | CUDA 6.5 | CUDA 12.x \u2026 | R580'"
       ],
       retrieved: "2026-12-01",
-      note: "'GTX TITAN X' is the Maxwell part (legacy page: 'GeForce GTX TITAN X' under 5.2); the Pascal 'NVIDIA TITAN X' is 6.1 \u2014 do not add a bare 'TITAN X' here"
+      note: "'GTX TITAN X' is the Maxwell part (legacy page: 'GeForce GTX TITAN X' under 5.2); the Pascal 'NVIDIA TITAN X' is 6.1 \u2014 do not add a bare 'TITAN X' here",
+      classes: {
+        M60: "data-center",
+        "Tesla M60": "data-center",
+        M40: "data-center",
+        "Tesla M40": "data-center",
+        "Quadro M6000": "workstation",
+        "GTX TITAN X": "geforce",
+        "GTX 980 Ti": "geforce",
+        "GTX 980": "geforce"
+      }
     },
     {
       names: [
@@ -21676,7 +21854,11 @@ var gpus_default = {
       ],
       retrieved: "2026-12-01",
       confidence: "unverified",
-      note: "not listed on the stored cuda-gpus page; Ampere GA102 like the A5000"
+      note: "not listed on the stored cuda-gpus page; Ampere GA102 like the A5000",
+      classes: {
+        "RTX A4500": "workstation",
+        "RTX A5500": "workstation"
+      }
     },
     {
       names: [
@@ -21692,7 +21874,12 @@ var gpus_default = {
       ],
       retrieved: "2026-12-01",
       confidence: "unverified",
-      note: "cc verified (NVIDIA legacy page). minCuda 10.0 and lastCudaMajor 12 are not from a table: NVIDIA's matrix gives Volta (7.0) CUDA 9.0 \u2192 12.x; CUDA 13.0 removed Volta. On Jetson the CUDA version follows JetPack."
+      note: "cc verified (NVIDIA legacy page). minCuda 10.0 and lastCudaMajor 12 are not from a table: NVIDIA's matrix gives Volta (7.0) CUDA 9.0 \u2192 12.x; CUDA 13.0 removed Volta. On Jetson the CUDA version follows JetPack.",
+      classes: {
+        "Jetson AGX Xavier": "jetson",
+        "Jetson Xavier NX": "jetson",
+        "Jetson Xavier": "jetson"
+      }
     }
   ],
   computeCapabilities: [
@@ -21897,7 +22084,7 @@ var images_default = {
       "runtime",
       "devel"
     ],
-    fullVersionRequiredFrom: "11.1",
+    fullVersionRequiredFrom: "11.2",
     cudnnSpellings: [
       {
         spelling: "cudnn8",
@@ -22193,6 +22380,7 @@ var images_default = {
     deletedTags: {
       versions: [
         "11.0",
+        "11.1",
         "11.2.0",
         "11.2.1",
         "11.3.0",
@@ -22213,10 +22401,24 @@ var images_default = {
       source: [
         "https://github.com/NVIDIA/cudf-spark-examples/pull/311 (quotes NVIDIA's deletion announcement: 11.7.0, 11.6.1, 11.6.0, 11.5.1, 11.5.0, 11.4.2, 11.4.1, 11.4.0, 11.3.0, 11.2.1, 11.2.0, 10.2 \u2026 7.0)",
         "https://gitlab.com/nvidia/container-images/cuda/-/blob/master/doc/unsupported-tags.md (2025-08: 'These tags still exist' lists 11.6.1, 11.0.3, 11.1.1, 11.2.2, 11.3.1, 12.0.0 \u2026 12.9.0 but none of the versions above)",
-        "https://github.com/NVIDIA/libnvidia-container/issues/181 (maintainer: 'they end-of-lifed this image \u2026 use nvidia/cuda:11.0.3-base')"
+        "https://github.com/NVIDIA/libnvidia-container/issues/181 (maintainer: 'they end-of-lifed this image \u2026 use nvidia/cuda:11.0.3-base')",
+        "https://github.com/microsoft/Bringing-Old-Photos-Back-to-Life/issues/264 ('manifest for nvidia/cuda:11.1-base-ubuntu20.04 not found', 2023-03) and https://github.com/agrimgupta92/metamorph/issues/3 ('nvidia/cuda:11.1-cudnn8-devel-ubuntu20.04 not found \u2026 modify into 11.1.1', 2022-08): the two-part 11.1-* tags existed (FROM nvidia/cuda:11.1-cudnn8-devel-ubuntu18.04 in many public Dockerfiles) and are gone"
       ],
       retrieved: "2026-12-01",
-      note: "11.6.1 removed: NVIDIA's unsupported-tags list (2025-08) and replicate/cog's Docker Hub scrape (2026-05) still show 11.6.1 tags. '11.0' covers the two-part 11.0-* tags (11.0-base-ubuntu16.04 \u2026), which NVIDIA's tag docs listed as unsupported until 2022-08 and which are gone; its deletion date is not documented. 10.x tags used the two-part spelling (10.2-cudnn7-devel-ubuntu18.04) and were deleted in mid-2023"
+      note: "11.6.1 removed: NVIDIA's unsupported-tags list (2025-08) and replicate/cog's Docker Hub scrape (2026-05) still show 11.6.1 tags. '11.0' and '11.1' cover the two-part 11.0-* and 11.1-* tags (11.0-base-ubuntu16.04 \u2026), which NVIDIA's tag docs listed as unsupported until 2022-08 and which are gone; its deletion date is not documented. 10.x tags used the two-part spelling (10.2-cudnn7-devel-ubuntu18.04) and were deleted in mid-2023"
+    },
+    releasesWithoutTags: {
+      versions: [
+        "11.0.1",
+        "11.0.2",
+        "11.4.4"
+      ],
+      source: [
+        "https://gitlab.com/nvidia/container-images/cuda/-/blob/master/doc/supported-tags.md and doc/unsupported-tags.md (read from the mirror github.com/pranavmishra90/nvidia-container-images-cuda @3fb867c): no 11.0.1, 11.0.2 or 11.4.4 tags; 11.0 was served by the two-part 11.0-* tags (and -rc tags for 11.0.1 RC)",
+        "https://github.com/NVIDIA/cudf-spark-examples/pull/311 (NVIDIA's 2023 deletion list names 11.4.0-11.4.2 but no 11.4.4)"
+      ],
+      retrieved: "2026-12-01",
+      note: "CUDA releases of NVIDIA's Table 3 for which no nvidia/cuda image was published: a tag naming one never existed"
     },
     supportPolicy: {
       text: "An image set goes end-of-life when the driver it shipped with does; only the latest point release of each toolkit is supported; two CUDA majors are supported at a time (11 goes EOL after 13 is released); end-of-life tags are deleted from Docker Hub and NGC six months after end of life.",
@@ -23271,6 +23473,7 @@ var pytorch_default = {
       version: "1.10.2",
       variants: [
         "cu102",
+        "cu111",
         "cu113"
       ],
       pypiDefault: "cu102",
@@ -23288,16 +23491,18 @@ var pytorch_default = {
       variantsComplete: false,
       source: [
         "https://github.com/pytorch/pytorch.github.io/blob/0142fe6d2a8ee156db908c9097f9868cd0a68113/published_versions.json",
-        "https://github.com/moi90/pytorch_compute_capabilities/blob/2431f175782e769a43ca670788e17ee6c020db54/table.md"
+        "https://github.com/moi90/pytorch_compute_capabilities/blob/2431f175782e769a43ca670788e17ee6c020db54/table.md",
+        "../shared/reference/kb-audit-2026-12.md \xA76 row 2: torch==1.10.2+cu111 torchvision==0.11.3+cu111 torchaudio==0.10.2+cu111 -f https://download.pytorch.org/whl/cu111/torch_stable.html in public files (stored index ids 32947301606, 9689573028, 49456097323, 4869255236)"
       ],
       retrieved: "2026-12-01",
-      note: "pre-1.13 variants as listed on the previous-versions page; the wheel index may hold more builds; conda cudatoolkit builds measured in the pytorch channel (moi90 table), e.g. pytorch-1.10.2-py3.7_cuda11.1_cudnn8.0.5_0"
+      note: "pre-1.13 variants as listed on the previous-versions page; the wheel index may hold more builds; conda cudatoolkit builds measured in the pytorch channel (moi90 table), e.g. pytorch-1.10.2-py3.7_cuda11.1_cudnn8.0.5_0; cu111 builds of torch, torchvision 0.11.3 and torchaudio 0.10.2 on the cu111 torch_stable page (audit round 3)"
     },
     {
       version: "1.11.0",
       variants: [
         "cu102",
-        "cu113"
+        "cu113",
+        "cu115"
       ],
       pypiDefault: "cu102",
       torchvision: [
@@ -23317,10 +23522,11 @@ var pytorch_default = {
         "https://github.com/pytorch/pytorch.github.io/blob/04862e376ea686ba351674864400db1d93113979/_get_started/previous-versions.md",
         "https://github.com/pytorch/pytorch.github.io/blob/0142fe6d2a8ee156db908c9097f9868cd0a68113/published_versions.json",
         "https://github.com/pytorch/audio/blob/main/docs/source/installation.rst (compatibility matrix)",
-        "https://github.com/moi90/pytorch_compute_capabilities/blob/2431f175782e769a43ca670788e17ee6c020db54/table.md"
+        "https://github.com/moi90/pytorch_compute_capabilities/blob/2431f175782e769a43ca670788e17ee6c020db54/table.md",
+        "../shared/reference/kb-audit-2026-12.md \xA76 row 1: torch==1.11.0+cu115, torchvision==0.12.0+cu115, torchaudio==0.11.0+cu115 installed from https://download.pytorch.org/whl/cu115 in public files (stored index ids 41892668167, 13480159074, 7976747095, 32742912760)"
       ],
       retrieved: "2026-12-01",
-      note: "pre-1.13 variants as listed on the previous-versions page; the wheel index may hold more builds; conda cudatoolkit builds measured in the pytorch channel (moi90 table), e.g. pytorch-1.11.0-py3.7_cuda11.1_cudnn8.0.5_0"
+      note: "pre-1.13 variants as listed on the previous-versions page; the wheel index may hold more builds; conda cudatoolkit builds measured in the pytorch channel (moi90 table), e.g. pytorch-1.11.0-py3.7_cuda11.1_cudnn8.0.5_0; cu115 builds of torch, torchvision 0.12.0 and torchaudio 0.11.0 on download.pytorch.org/whl/cu115 (audit round 3)"
     },
     {
       version: "1.12.0",
@@ -37606,14 +37812,14 @@ function compileValidator(schema, parser) {
     return parser;
   }
 }
-function compile(schema, options) {
+function compile(schema, options2) {
   try {
     const parser = compileFn(schema);
     const clone2 = withParser(schema, parser);
     clone2._zod.bag.validator = compileValidator(schema, parser);
     return clone2;
   } catch (err) {
-    if (options?.strict)
+    if (options2?.strict)
       throw err;
     return schema;
   }
@@ -37673,7 +37879,7 @@ function installCompiledUserMethods(target, source, parser) {
     };
   }
 }
-function compileFn(schema, options) {
+function compileFn(schema, options2) {
   let recursive2 = true;
   try {
     recursive2 = isRecursiveSchema(schema);
@@ -37689,12 +37895,12 @@ function compileFn(schema, options) {
     definite: true
   };
   const doc = new Doc(["input"]);
-  const outputAccessor = generateCheck(doc, ctx, schema, "input", !options?.assertOnly);
+  const outputAccessor = generateCheck(doc, ctx, schema, "input", !options2?.assertOnly);
   doc.write(outputAccessor === null ? `return true;` : `return ${outputAccessor};`);
   const constantNames = ["INVALID", ...ctx.constants.keys()];
   const constantValues = [INVALID, ...ctx.constants.values()];
   const code = doc.content.join("\n");
-  const fullCode = options?.debug ? constantNames.length > 0 ? `// Constants: ${constantNames.join(", ")}
+  const fullCode = options2?.debug ? constantNames.length > 0 ? `// Constants: ${constantNames.join(", ")}
 ${code}` : code : "";
   const F = Function;
   const factoryCode = `return (input) => {
@@ -37707,7 +37913,7 @@ ${code}
   } catch (err) {
     throw new ZodCompileUnsupportedError(`this schema (generated code failed to evaluate: ${err.message})`);
   }
-  if (options?.debug) {
+  if (options2?.debug) {
     fn.code = fullCode;
   }
   fn.definite = ctx.definite;
@@ -38814,31 +39020,31 @@ function getTupleOptStart2(items2, key) {
 }
 function generateUnionCheck(doc, ctx, schema, accessor) {
   const def = schema._zod.def;
-  const options = def.options;
+  const options2 = def.options;
   if (def.discriminator) {
     return generateDiscriminatedUnionCheck(doc, ctx, def, accessor);
   }
   if (def.inclusive === false) {
     throw new ZodCompileUnsupportedError("exclusive unions (z.xor)");
   }
-  if (options.length === 0) {
+  if (options2.length === 0) {
     doc.write("return INVALID;");
     return accessor;
   }
-  if (options.length === 1) {
-    return generateCheck(doc, ctx, options[0], accessor);
+  if (options2.length === 1) {
+    return generateCheck(doc, ctx, options2[0], accessor);
   }
-  const allLiterals = options.every((opt) => opt._zod.def.type === "literal" && !opt._zod.def.checks?.length);
+  const allLiterals = options2.every((opt) => opt._zod.def.type === "literal" && !opt._zod.def.checks?.length);
   if (allLiterals) {
-    const values = new Set(options.flatMap((opt) => opt._zod.def.values));
+    const values = new Set(options2.flatMap((opt) => opt._zod.def.values));
     const valuesConst = addConstant(ctx, values);
     doc.write(`if (!${valuesConst}.has(${accessor})) return INVALID;`);
     return accessor;
   }
   const outputVar = newVar(ctx);
   doc.write(`let ${outputVar};`);
-  for (let i = 0; i < options.length; i++) {
-    const opt = options[i];
+  for (let i = 0; i < options2.length; i++) {
+    const opt = options2[i];
     if (i === 0) {
       doc.write(`${outputVar} = (() => {`);
     } else {
@@ -39909,26 +40115,26 @@ function _array(Class2, element, params) {
   });
 }
 // @__NO_SIDE_EFFECTS__
-function _union(Class2, options, params) {
+function _union(Class2, options2, params) {
   return new Class2({
     type: "union",
-    options,
+    options: options2,
     ...normalizeParams(params)
   });
 }
-function _xor(Class2, options, params) {
+function _xor(Class2, options2, params) {
   return new Class2({
     type: "union",
-    options,
+    options: options2,
     inclusive: false,
     ...normalizeParams(params)
   });
 }
 // @__NO_SIDE_EFFECTS__
-function _discriminatedUnion(Class2, discriminator, options, params) {
+function _discriminatedUnion(Class2, discriminator, options2, params) {
   return new Class2({
     type: "union",
-    options,
+    options: options2,
     discriminator,
     ...normalizeParams(params)
   });
@@ -40450,11 +40656,11 @@ Set the \`cycles\` parameter to \`"ref"\` to resolve cyclical schemas with defs.
     ctx.sharedDefsExtractedFor = ctx.external;
 }
 function compactTypeUnion(schema) {
-  const options = schema.anyOf;
-  if (!Array.isArray(options) || options.length === 0 || schema.type !== void 0)
+  const options2 = schema.anyOf;
+  if (!Array.isArray(options2) || options2.length === 0 || schema.type !== void 0)
     return;
   const types = [];
-  for (const option of options) {
+  for (const option of options2) {
     if (!option || typeof option !== "object")
       return;
     compactTypeUnion(option);
@@ -41158,14 +41364,14 @@ var objectProcessor = (schema, ctx, _json, params) => {
 var unionProcessor = (schema, ctx, json2, params) => {
   const def = schema._zod.def;
   const isExclusive = def.inclusive === false;
-  const options = def.options.map((x, i) => processSchema(x, ctx, {
+  const options2 = def.options.map((x, i) => processSchema(x, ctx, {
     ...params,
     path: [...params.path, isExclusive ? "oneOf" : "anyOf", i]
   }));
   if (isExclusive) {
-    json2.oneOf = options;
+    json2.oneOf = options2;
   } else {
-    json2.anyOf = options;
+    json2.anyOf = options2;
   }
 };
 var intersectionProcessor = (schema, ctx, json2, params) => {
@@ -42779,10 +42985,10 @@ var ZodUnion = /* @__PURE__ */ $constructor("ZodUnion", (inst, def) => {
   inst._zod.processJSONSchema = (ctx, json2, params) => unionProcessor(inst, ctx, json2, params);
   inst.options = def.options;
 });
-function union(options, params) {
+function union(options2, params) {
   return new ZodUnion({
     type: "union",
-    options,
+    options: options2,
     ...util_exports.normalizeParams(params)
   });
 }
@@ -42792,10 +42998,10 @@ var ZodXor = /* @__PURE__ */ $constructor("ZodXor", (inst, def) => {
   inst._zod.processJSONSchema = (ctx, json2, params) => unionProcessor(inst, ctx, json2, params);
   inst.options = def.options;
 });
-function xor(options, params) {
+function xor(options2, params) {
   return new ZodXor({
     type: "union",
-    options,
+    options: options2,
     inclusive: false,
     ...util_exports.normalizeParams(params)
   });
@@ -42804,10 +43010,10 @@ var ZodDiscriminatedUnion = /* @__PURE__ */ $constructor("ZodDiscriminatedUnion"
   ZodUnion.init(inst, def);
   $ZodDiscriminatedUnion.init(inst, def);
 });
-function discriminatedUnion(discriminator, options, params) {
+function discriminatedUnion(discriminator, options2, params) {
   return new ZodDiscriminatedUnion({
     type: "union",
-    options,
+    options: options2,
     discriminator,
     ...util_exports.normalizeParams(params)
   });
@@ -44039,13 +44245,13 @@ function convertSchema(schema, ctx) {
   let baseSchema = convertBaseSchema(schema, ctx);
   const hasExplicitType = schema.type || schema.enum !== void 0 || schema.const !== void 0;
   if (schema.anyOf && Array.isArray(schema.anyOf)) {
-    const options = schema.anyOf.map((s) => convertSchema(s, ctx));
-    const anyOfUnion = z.union(options);
+    const options2 = schema.anyOf.map((s) => convertSchema(s, ctx));
+    const anyOfUnion = z.union(options2);
     baseSchema = hasExplicitType ? z.intersection(baseSchema, anyOfUnion) : anyOfUnion;
   }
   if (schema.oneOf && Array.isArray(schema.oneOf)) {
-    const options = schema.oneOf.map((s) => convertSchema(s, ctx));
-    const oneOfUnion = z.xor(options);
+    const options2 = schema.oneOf.map((s) => convertSchema(s, ctx));
+    const oneOfUnion = z.xor(options2);
     baseSchema = hasExplicitType ? z.intersection(baseSchema, oneOfUnion) : oneOfUnion;
   }
   if (schema.allOf && Array.isArray(schema.allOf)) {
@@ -44379,6 +44585,7 @@ var CompatPackage = external_exports.strictObject({
 var CudaDrivers = external_exports.strictObject({
   description: external_exports.string(),
   noRelease: external_exports.array(external_exports.strictObject({ version: dotted, ...sourced })),
+  earlierReleases: external_exports.strictObject({ versions: external_exports.array(dotted), ...sourced }),
   floors: external_exports.array(DriverFloor),
   releases: external_exports.array(CudaRelease),
   forwardCompat: external_exports.strictObject({ gpus: external_exports.string(), packages: external_exports.array(CompatPackage) })
@@ -44428,17 +44635,25 @@ var CompanionPin = external_exports.strictObject({
   torch: external_exports.string(),
   /** The environment marker of torch's Requires-Dist on this pin (triton): outside it, torch requires nothing. */
   marker: external_exports.string().optional(),
+  /**
+   * `minor`: the wheel requires only torch>=`torch`, but its C++ extension is compiled against that torch minor, so
+   * any torch of the minor works and any other fails at import (torchtext 0.18.0).
+   */
+  abi: external_exports.literal("minor").optional(),
   ...sourced
 });
 var Companions = external_exports.strictObject({ description: external_exports.string(), pins: external_exports.array(CompanionPin) });
+var GpuClass = external_exports.enum(["data-center", "workstation", "geforce", "jetson"]);
 var Gpu = external_exports.strictObject({
   names: external_exports.array(external_exports.string()).min(1),
   cc: external_exports.string(),
   minCuda: dotted,
   minDriver: dotted.optional(),
   lastCudaMajor: external_exports.number().int().optional(),
+  /** The product line of each name (a name left out is of a line the sources do not say). */
+  classes: external_exports.record(external_exports.string(), GpuClass).optional(),
   ...sourced
-});
+}).refine((gpu) => Object.keys(gpu.classes ?? {}).every((name) => gpu.names.includes(name)), { message: "classes names a GPU the record does not list" });
 var ComputeCapability = external_exports.strictObject({ cc: external_exports.string(), minCuda: dotted, lastCudaMajor: external_exports.number().int().optional(), ...sourced });
 var Gpus = external_exports.strictObject({ description: external_exports.string(), gpus: external_exports.array(Gpu), computeCapabilities: external_exports.array(ComputeCapability) });
 var CudnnSpelling = external_exports.strictObject({ spelling: external_exports.string(), from: dotted, through: dotted.optional(), ...sourced });
@@ -44463,6 +44678,7 @@ var Images = external_exports.strictObject({
     osSuffixes: external_exports.array(OsSuffix),
     cudnnDevelTagsSeen: external_exports.strictObject({ versions: external_exports.record(external_exports.string(), external_exports.array(dotted)), ...sourced }),
     deletedTags: external_exports.strictObject({ versions: external_exports.array(dotted), majors: external_exports.array(external_exports.number().int()), ...sourced }),
+    releasesWithoutTags: external_exports.strictObject({ versions: external_exports.array(dotted), ...sourced }),
     supportPolicy: external_exports.strictObject({ text: external_exports.string(), ...sourced })
   }),
   pytorchImages: external_exports.strictObject({ repository: external_exports.string(), grammar: external_exports.string(), examples: external_exports.array(external_exports.string()), ...sourced }),
@@ -44577,7 +44793,12 @@ var KnowledgeBase = class {
     const minor = parseCuda(cuda);
     return minor ? this.data.drivers.forwardCompat.packages.find((row) => row.cuda === `${minor.major}.${minor.minor}`) : void 0;
   }
-  /** 'no' for versions NVIDIA never released (12.7), 'yes' for known releases, else 'unknown'. */
+  /**
+   * Whether NVIDIA released this CUDA (`12.4`, `12.4.1`). The list of releases is closed below the newest one:
+   * a major.minor that is not in it was never released ('no'); one newer than the newest is 'unknown' (newer than
+   * the knowledge base). A patch of a finished minor (one a later minor followed) that is not listed is 'no' too
+   * (its updates all came before the next minor); a patch of the newest minor may be a later update ('unknown').
+   */
   cudaExists(cuda) {
     return this.cached("cudaExists", cuda, this.computeCudaExists);
   }
@@ -44586,14 +44807,43 @@ var KnowledgeBase = class {
     if (!parsed) return "unknown";
     const minor = `${parsed.major}.${parsed.minor}`;
     if (this.data.drivers.noRelease.some((row) => row.version === minor)) return "no";
-    const rows = this.data.drivers.releases.filter((row) => row.version.startsWith(`${minor}.`));
-    if (rows.length === 0) return "unknown";
-    if (parsed.patch === void 0) return "yes";
-    return rows.some((row) => row.version === `${minor}.${parsed.patch}`) ? "yes" : "unknown";
+    const releases = this.cudaReleasesOf(minor);
+    if (releases.length === 0) return compareDotted(minor, this.newestCuda()) < 0 ? "no" : "unknown";
+    if (parsed.patch === void 0 || releases.includes(`${minor}.${parsed.patch}`)) return "yes";
+    if (compareDotted(minor, "11.0") < 0) return "unknown";
+    return this.cudaMinorFinished(minor) ? "no" : "unknown";
   }
+  /** The releases of one CUDA minor NVIDIA's table lists (`12.1` → 12.1.0, 12.1.1), oldest first. */
+  cudaReleasesOf(minor) {
+    return this.cached(
+      "cudaReleasesOf",
+      minor,
+      (wanted) => [...this.data.drivers.releases.map((row) => row.version), ...this.data.drivers.earlierReleases.versions].filter((version2) => minorOf(version2) === wanted).sort(compareDotted)
+    );
+  }
+  /** Whether a later CUDA minor followed this one: then it gets no more updates. */
+  cudaMinorFinished(minor) {
+    return compareDotted(minor, this.newestCuda()) < 0;
+  }
+  /** The record that says a CUDA was never released: NVIDIA's note for a gap it names, or the closed release list. */
   noReleaseRecord(cuda) {
-    const minor = parseCuda(cuda);
-    return minor ? this.data.drivers.noRelease.find((row) => row.version === `${minor.major}.${minor.minor}`) : void 0;
+    const parsed = parseCuda(cuda);
+    if (!parsed) return void 0;
+    const minor = `${parsed.major}.${parsed.minor}`;
+    const named = this.data.drivers.noRelease.find((row) => row.version === minor);
+    if (named) return named;
+    if (this.cudaExists(cuda) !== "no") return void 0;
+    const newest = this.data.drivers.releases.at(-1);
+    const known2 = this.cudaReleasesOf(minor);
+    return {
+      source: [...newest.source, ...this.data.drivers.earlierReleases.source],
+      retrieved: newest.retrieved,
+      note: known2.length > 0 ? `NVIDIA's release table lists every update of CUDA ${minor}: ${known2.join(", ")}` : `NVIDIA's release table lists every CUDA release up to ${minorOf(newest.version)}, and ${minor} is not one of them`
+    };
+  }
+  /** The newest CUDA release in the driver table (its row: version, drivers, source). */
+  newestCudaRelease() {
+    return this.data.drivers.releases.at(-1);
   }
   /** The newest CUDA major.minor in the driver table. */
   newestCuda() {
@@ -44624,6 +44874,18 @@ var KnowledgeBase = class {
   pypiDefaultCuda(version2) {
     const tag = this.torchRelease(version2)?.pypiDefault;
     return tag ? cudaFromTag(tag) : void 0;
+  }
+  /**
+   * The CUDA majors of PyPI's Linux builds of every known torch release a specifier admits (`>=2.1,<2.11` → 12),
+   * with the releases: what `pip install "torch>=2.1"` can get from PyPI alone. CPU-only PyPI releases (no
+   * `pypiDefault`) count as a major of their own ('cpu').
+   */
+  pypiTorchMajors(specifier) {
+    return this.cached("pypiTorchMajors", specifier, (spec2) => {
+      const releases = this.data.pytorch.releases.filter((release) => release.confidence !== "unverified" && safeSatisfies(release.version, spec2));
+      const majors = new Set(releases.map((release) => release.pypiDefault ? String(Number.parseInt(cudaFromTag(release.pypiDefault) ?? "", 10)) : "cpu"));
+      return { majors, releases };
+    });
   }
   /** torchvision/torchaudio versions that belong to a torch release. */
   companions(version2) {
@@ -44724,6 +44986,7 @@ var KnowledgeBase = class {
       minCuda: gpu.minCuda,
       ...gpu.minDriver ? { minDriver: gpu.minDriver } : {},
       ...gpu.lastCudaMajor ? { lastCudaMajor: gpu.lastCudaMajor } : {},
+      ...gpu.classes?.[best.name] ? { class: gpu.classes[best.name] } : {},
       record: gpu
     };
   }
@@ -44777,6 +45040,11 @@ var KnowledgeBase = class {
     if (!row) return void 0;
     const published = !(row.from && compareDotted(version2, row.from) < 0) && !(row.through && compareDotted(version2, row.through) > 0);
     return { row, published };
+  }
+  /** A CUDA release NVIDIA published no nvidia/cuda image for (11.0.1, 11.4.4). */
+  nvidiaCudaWithoutTags(version2) {
+    const row = this.data.images.nvidiaCuda.releasesWithoutTags;
+    return row.versions.includes(version2) ? row : void 0;
   }
   nvidiaCudaTagDeleted(version2) {
     const deleted = this.data.images.nvidiaCuda.deletedTags;
@@ -44895,6 +45163,99 @@ function packageVersion() {
 }
 function bundledBaselinePath() {
   return join(packageRoot(), "baseline.yaml");
+}
+
+// src/analysis/conda-versions.ts
+var OPERATOR = /^(==|!=|>=|<=|~=|>|<|=)?\s*(.*)$/;
+function parseCondaVersionSpec(text2, bare = "fuzzy") {
+  const trimmed = text2.trim();
+  if (!trimmed) return void 0;
+  const anyOf = [];
+  for (const alternative of trimmed.split("|")) {
+    const all = [];
+    for (const part of alternative.split(",")) {
+      const match = OPERATOR.exec(part.trim());
+      const [, op, raw] = match ?? [];
+      const version2 = (raw ?? "").trim();
+      if (!version2 || /\s/.test(version2) || !/^[0-9A-Za-z*][0-9A-Za-z.*_+!-]*$/.test(version2)) return void 0;
+      if (version2 === "*") continue;
+      if (version2.endsWith(".*") || version2.endsWith("*")) {
+        if (op && op !== "=" && op !== "==") return void 0;
+        all.push({ operator: "prefix", version: version2.replace(/\.?\*$/, "") });
+      } else if (op === "=" || !op && bare === "fuzzy") all.push({ operator: "prefix", version: version2 });
+      else all.push({ operator: op ?? "==", version: version2 });
+    }
+    anyOf.push(all);
+  }
+  return { anyOf };
+}
+function condaAdmits(spec2, version2) {
+  return spec2.anyOf.some((all) => all.every((constraint) => holds(constraint, version2)));
+}
+function holds({ operator, version: version2 }, candidate) {
+  switch (operator) {
+    case "prefix": {
+      const want = components(version2);
+      const have = components(candidate);
+      return want.every((part, i) => compareComponent(part, have[i] ?? [0]) === 0);
+    }
+    case "==":
+      return compareCondaVersions(candidate, version2) === 0;
+    case "!=":
+      return compareCondaVersions(candidate, version2) !== 0;
+    case ">=":
+      return compareCondaVersions(candidate, version2) >= 0;
+    case "<=":
+      return compareCondaVersions(candidate, version2) <= 0;
+    case ">":
+      return compareCondaVersions(candidate, version2) > 0;
+    case "<":
+      return compareCondaVersions(candidate, version2) < 0;
+    case "~=": {
+      const parts = version2.split(".");
+      const prefix = parts.slice(0, Math.max(1, parts.length - 1)).join(".");
+      return compareCondaVersions(candidate, version2) >= 0 && holds({ operator: "prefix", version: prefix }, candidate);
+    }
+  }
+}
+function components(version2) {
+  const local = version2.toLowerCase().split("+")[0];
+  const epoch = /^\d+!/.test(local) ? local.slice(local.indexOf("!") + 1) : local;
+  return epoch.split(/[._-]/).map((component) => {
+    const runs = (component.match(/\d+|[a-z]+/g) ?? ["0"]).map((run2) => /^\d/.test(run2) ? Number(run2) : run2);
+    return typeof runs[0] === "string" ? [0, ...runs] : runs;
+  });
+}
+function rank(part) {
+  if (typeof part === "number") return 2;
+  if (part === "post") return 3;
+  if (part === "dev") return 0;
+  return 1;
+}
+function comparePart(a, b) {
+  const ra = rank(a);
+  const rb = rank(b);
+  if (ra !== rb) return ra - rb;
+  if (typeof a === "number" && typeof b === "number") return a - b;
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+function compareComponent(a, b) {
+  const length = Math.max(a.length, b.length);
+  for (let i = 0; i < length; i++) {
+    const order = comparePart(a[i] ?? 0, b[i] ?? 0);
+    if (order !== 0) return order;
+  }
+  return 0;
+}
+function compareCondaVersions(a, b) {
+  const left = components(a);
+  const right = components(b);
+  const length = Math.max(left.length, right.length);
+  for (let i = 0; i < length; i++) {
+    const order = compareComponent(left[i] ?? [0], right[i] ?? [0]);
+    if (order !== 0) return order;
+  }
+  return 0;
 }
 
 // src/analysis/packages.ts
@@ -45134,7 +45495,8 @@ var rule_default = defineRule({
     pinnedTorch: "{{name}} {{version}} is built against torch {{expected}}, but torch {{torch}} is pinned",
     triton: "triton {{version}} is installed with torch {{torch}}, whose Linux wheel requires triton {{expected}}{{condition}}",
     extensionBuild: "{{subject}} is built for torch {{built}}, but torch {{torch}} is pinned",
-    torchPage: "{{url}} serves builds for torch {{built}}, but torch {{torch}} is pinned"
+    torchPage: "{{url}} serves builds for torch {{built}}, but torch {{torch}} is pinned",
+    lockedRequirement: "{{subject}} requires pytorch {{requirement}}, but the lock installs pytorch {{torch}}"
   },
   check({ units, kb, report }) {
     for (const unit of units) {
@@ -45151,6 +45513,10 @@ var rule_default = defineRule({
         const release = kb.torchRelease(torchVersion);
         const related = [{ file: torch.file, span: torch.pkg.span, message: `torch ${torchVersion} is pinned here` }];
         const version2 = publicVersion(pkg.exact);
+        if (pkg.torchRequirement !== void 0 && torch.pkg.ecosystem === "conda") {
+          checkLockedRequirement(entry, torch, torchVersion, report);
+          continue;
+        }
         if ((name === "torchvision" || name === "torchaudio") && release) {
           const allowed = release[name];
           if (allowed.includes(version2)) continue;
@@ -45180,15 +45546,16 @@ var rule_default = defineRule({
           });
         } else if (EXACT_PINS.has(name)) {
           const pin = kb.companionPins(name).find((row) => row.version === version2);
-          if (!pin || pin.torch === torchVersion) continue;
+          if (!pin || pin.torch === torchVersion || pin.abi === "minor" && minorOf(pin.torch) === minorOf(torchVersion)) continue;
+          const expected = pin.abi === "minor" ? minorOf(pin.torch) : pin.torch;
           report({
             messageId: "pinnedTorch",
-            data: { name, version: version2, expected: pin.torch, torch: torchVersion },
+            data: { name, version: version2, expected, torch: torchVersion },
             file: file2,
             span: pkg.span,
             related,
             unverified: isUnverified(pin),
-            help: `${name} ${version2} is built against torch ${pin.torch} and its wheel requires exactly that torch; pip would replace torch ${torchVersion} or the import fails ("undefined symbol"). ${pin.note ?? ""} Source: ${cite(pin)}`
+            help: pin.abi === "minor" ? `${name} ${version2} is compiled against torch ${expected}: its wheel accepts torch ${torchVersion} (it requires torch>=${pin.torch}), but the import fails ("undefined symbol"). ${pin.note ?? ""} Source: ${cite(pin)}` : `${name} ${version2} is built against torch ${pin.torch} and its wheel requires exactly that torch; pip would replace torch ${torchVersion} or the import fails ("undefined symbol"). ${pin.note ?? ""} Source: ${cite(pin)}`
           });
         } else if (pkg.localLabel && /^pt\d+(cu\d+|cpu)$/.test(pkg.localLabel)) {
           const digits = /^pt(\d)(\d+)/.exec(pkg.localLabel);
@@ -45224,6 +45591,19 @@ var rule_default = defineRule({
     }
   }
 });
+function checkLockedRequirement(entry, torch, torchVersion, report) {
+  const { file: file2, pkg } = entry;
+  const spec2 = parseCondaVersionSpec(pkg.torchRequirement, "exact");
+  if (!spec2 || condaAdmits(spec2, torchVersion)) return;
+  report({
+    messageId: "lockedRequirement",
+    data: { subject: `${pkg.rawName} ${pkg.exact}${pkg.build ? ` (${pkg.build})` : ""}`, requirement: pkg.torchRequirement, torch: torchVersion },
+    file: file2,
+    span: pkg.span,
+    related: [{ file: torch.file, span: torch.pkg.span, message: `pytorch ${torchVersion} is locked here` }],
+    help: `The lock records this build's dependencies: it needs pytorch ${pkg.torchRequirement}, so the environment cannot be installed as locked (or it was edited by hand). Source: https://docs.conda.io/projects/conda/en/latest/user-guide/concepts/pkg-specs.html#package-match-specifications`
+  });
+}
 var EXACT_PINS = /* @__PURE__ */ new Set(["xformers", "torchtext", "torchdata"]);
 function checkTorchPages(unit, torch, torchVersion, report) {
   const seen = /* @__PURE__ */ new Set();
@@ -45316,6 +45696,7 @@ function packageFact(f) {
     channel: f.channel,
     build: f.build,
     buildSpan: f.buildSpan,
+    torchRequirement: f.torchRequirement,
     context: f.context ?? 0,
     hashes: f.hashes ?? 0
   };
@@ -45822,8 +46203,8 @@ var CONDA_CUDA_PACKAGES = /* @__PURE__ */ new Set([
 var NVIDIA_VERSIONED = /^nvidia-cuda-(runtime|nvrtc|cupti|nvcc)(-cu\d{2})?$/;
 var MAY_CLAIM = /^(nvidia-|cupy-|cuda|jax|tensorflow|pytorch-cuda|cudatoolkit|onnxruntime-gpu|paddlepaddle-gpu|mxnet-|dgl-|bitsandbytes-cuda)|-cu1\d$/;
 function packageClaims(file2, pkg, kb, claims) {
-  if (pkg.ecosystem === "pip" && !pkg.localLabel && !pkg.url && !MAY_CLAIM.test(pkg.name)) return claims;
-  if (pkg.ecosystem === "conda" && !pkg.build && !pkg.channel && !CONDA_CUDA_PACKAGES.has(pkg.name)) return claims;
+  if (pkg.ecosystem === "pip" && !pkg.localLabel && !pkg.url && !MAY_CLAIM.test(pkg.name) && !pkg.specifier.includes("+")) return claims;
+  if (pkg.ecosystem === "conda" && !pkg.build && !pkg.channel && !CONDA_CUDA_PACKAGES.has(pkg.name) && !CUDA_SELECTOR.test(pkg.name)) return claims;
   const subject = describePackage(pkg);
   const claimOf = (kind, cuda, precision, more) => cudaClaim({
     kind,
@@ -45842,7 +46223,13 @@ function packageClaims(file2, pkg, kb, claims) {
   else pipClaims(file2, pkg, subject, kb, claimOf, claims);
   return claims;
 }
+var CUDA_SELECTOR = /^cuda(75|80|90|91|92|100)$/;
 function condaClaims(file2, pkg, subject, claimOf, claims) {
+  const selector = CUDA_SELECTOR.exec(pkg.name);
+  if (selector) {
+    const digits = selector[1];
+    claims.push(claimOf("conda", `${digits.slice(0, -1)}.${digits.slice(-1)}`, "minor", { subject }));
+  }
   const version2 = pkg.exact ?? (pkg.clauses.length === 1 && pkg.clauses[0].operator === "=" ? pkg.clauses[0].version.replace(/\.\*$/, "") : void 0);
   if (CONDA_CUDA_PACKAGES.has(pkg.name) && version2) {
     const minor = cudaMajorMinor(version2.split(".").slice(0, 2).join("."));
@@ -45935,6 +46322,19 @@ function pipClaims(file2, pkg, subject, kb, claimOf, claims) {
           claimOf(pkg.name === "tensorflow" ? "tensorflow" : pkg.name === "jax" ? "jax" : "library", String(row.cudaMajor), "major", { subject, record: row })
         );
     }
+  }
+  if (pkg.exact && pkg.name === "cuda-toolkit") {
+    const minor = cudaMajorMinor(publicVersion(pkg.exact).split(".").slice(0, 2).join("."));
+    if (minor) claims.push(claimOf("nvidia-wheel", minor, "minor"));
+  }
+  if (pkg.exact && (pkg.name === "cuda-bindings" || pkg.name === "cuda-python")) {
+    const major = /^(1[1-9])\./.exec(publicVersion(pkg.exact))?.[1];
+    if (major) claims.push(claimOf("nvidia-wheel", major, "major"));
+  }
+  if (!pkg.exact && !pkg.url) {
+    const labelled = /\+(cu\d{2,3})(?![\w.])/i.exec(pkg.specifier);
+    const found = labelled ? cudaFromLabel(labelled[1]) : void 0;
+    if (found && found.precision === "minor") claims.push(claimOf("wheel-tag", found.cuda, "minor"));
   }
   const pyg = pkg.localLabel ? /^pt\d+cu(\d{2,3})$/.exec(pkg.localLabel) : void 0;
   if (pyg) {
@@ -46097,8 +46497,10 @@ var rule_default3 = defineRule({
     major: "{{subject}} is built for CUDA {{found}}, but {{target}} sets CUDA {{expected}}",
     minor: "{{subject}} is built for CUDA {{found}}, but {{target}} sets CUDA {{expected}} (same major, different minor)",
     implied: "{{subject}} installs the CUDA {{found}} build {{how}}, but {{target}} sets CUDA {{expected}}",
+    impliedRange: "every torch release {{subject}} admits has a CUDA {{found}} build on plain PyPI, but {{target}} sets CUDA {{expected}}",
     index: "{{subject}} serves CUDA {{found}} builds, but {{target}} sets CUDA {{expected}}",
     name: "{{subject}} is named for CUDA {{found}}, but {{target}} sets CUDA {{expected}}",
+    otherBuild: "{{subject}} is a CUDA {{found}} build on PyPI, but {{index}} may serve another build of it, so which is installed beside {{target}} (CUDA {{expected}}) is not determined",
     system: "{{target}} is built for CUDA {{expected}}, but {{subject}} says the machines support only CUDA {{found}}: pixi cannot solve it"
   },
   check({ units, kb, report }) {
@@ -46138,19 +46540,41 @@ function unitEdits(unit, claims, target) {
 function copiedIn(unit, claim2) {
   return unit.stage !== void 0 && claim2.file === unit.root && claim2.context !== void 0 && claim2.file.contexts[claim2.context]?.stage !== unit.stage;
 }
+var PIP_INDEXES = "https://pip.pypa.io/en/stable/cli/pip_install/#finding-packages";
+function otherSource(unit, claim2) {
+  if (claim2.kind !== "library" || !claim2.package || claim2.package.localLabel || claim2.package.url) return void 0;
+  const entry = unit.packages.find(({ pkg }) => pkg === claim2.package);
+  return entry?.invocation?.indexes.find(
+    (index) => (index.kind === "extra-index-url" || index.kind === "index-url" || index.kind === "find-links") && !isPytorchIndex(index.url) && !/^https?:\/\/(?:pypi\.org|pypi\.python\.org|files\.pythonhosted\.org)\b/i.test(index.url)
+  );
+}
 function reportMismatch(unit, claim2, target, relation, unitFix, kb, report) {
   const expected = claimCuda(target);
   const found = claimCuda(claim2);
   const copied = copiedIn(unit, claim2);
   const edits = !copied && claim2.kind !== "implied" ? unitFix : void 0;
   const fix = edits ? { title: `Build for CUDA ${expected}${edits.length > 1 ? ` (${edits.length} edits in ${unit.label})` : ""}`, safety: "safe", edits } : void 0;
-  const options = !edits && !copied && target.precision === "minor" ? torchOptions(unit, claim2, expected, kb) : [];
+  const options2 = !edits && !copied && target.precision === "minor" ? torchOptions(unit, claim2, expected, kb) : [];
   const why = relation === "major" ? `Libraries built for different CUDA majors need different runtime libraries (libcudart.so.${found.split(".")[0]} vs .so.${expected.split(".")[0]}) and cannot share one process reliably.` : `Within one CUDA major, builds for different minors run only under minor-version compatibility, which has a limited feature set (no PTX JIT of newer PTX); keep them in step. Source: ${MVC}`;
   const implied = claim2.kind === "implied";
   const how = implied ? claim2.package && !claim2.index ? "that plain PyPI gives on Linux x86_64" : "from its index" : "";
   const evidence = claim2.record ? ` Fact: ${cite(claim2.record)}.` : "";
+  const elsewhere = otherSource(unit, claim2);
+  if (elsewhere) {
+    report({
+      messageId: "otherBuild",
+      data: { subject: claim2.subject, found, target: target.subject, expected, index: elsewhere.url },
+      file: claim2.file,
+      span: claim2.span,
+      severity: "warning",
+      unverified: isUnverified(claim2.record) || isUnverified(target.record),
+      help: `PyPI's build is for CUDA ${found}, but ${elsewhere.url} is another index of this install and may serve a build of the same version for another CUDA; pip treats all indexes alike ("no priority"), so either may be installed. Install it from one index only (--index-url for that package, or a pinned wheel URL) so the build is certain.${evidence} Source: ${PIP_INDEXES}`,
+      related: [{ file: target.file, span: target.span, message: `CUDA ${expected} is set here (${unit.label})` }]
+    });
+    return;
+  }
   report({
-    messageId: implied ? "implied" : claim2.kind === "index" || claim2.kind === "conda-channel" ? "index" : claim2.kind === "name" ? "name" : relation,
+    messageId: implied ? claim2.precision === "major" && !claim2.index ? "impliedRange" : "implied" : claim2.kind === "index" || claim2.kind === "conda-channel" ? "index" : claim2.kind === "name" ? "name" : relation,
     data: { subject: claim2.subject, found, target: target.subject, expected, how },
     file: claim2.file,
     span: claim2.span,
@@ -46159,7 +46583,7 @@ function reportMismatch(unit, claim2, target, relation, unitFix, kb, report) {
     help: `${claim2.kind === "name" ? `Whoever installs ${claim2.subject.replace(/^the /, "")} expects CUDA ${found} builds and gets CUDA ${expected} ones. Route it to the index of the CUDA it names, or rename it.` : why}${evidence}${implied ? " Pin the build you want with a local version label (e.g. ==X.Y.Z+cu121) and an index that serves it." : ""}${copied ? ` This build is installed in another stage and copied into ${unit.label}: change the build or this stage's image.` : ""}`,
     related: [{ file: target.file, span: target.span, message: `CUDA ${expected} is set here (${unit.label})` }],
     ...fix ? { fix } : {},
-    ...options.length ? { suggestions: options } : {}
+    ...options2.length ? { suggestions: options2 } : {}
   });
 }
 function checkFloors(unit, report) {
@@ -46191,7 +46615,7 @@ function torchOptions(unit, claim2, cuda, kb) {
   if (!pkg || pkg.ecosystem !== "pip" || !pkg.exact || !PYTORCH_INDEX_PACKAGES.has(pkg.name) || claim2.kind !== "wheel-tag") return [];
   const release = releaseFor(kb, pkg, publicVersion(pkg.exact));
   if (!release) return [];
-  const options = [];
+  const options2 = [];
   const found = claimCuda(claim2);
   const option = (why, family, tag) => {
     const indexes = unit.claims.filter((other2) => other2.kind === "index" && claimCuda(other2) === found).flatMap((other2) => other2.rewrite?.(cudaFromTag(tag)) ?? []);
@@ -46202,17 +46626,17 @@ function torchOptions(unit, claim2, cuda, kb) {
   };
   const same = nearestCudaBuild(release, cuda);
   if (same && same !== pkg.localLabel)
-    options.push(option(`same release, CUDA ${cudaFromTag(same)} build, the nearest to ${cuda}`, relabel(unit, release, same, kb), same));
+    options2.push(option(`same release, CUDA ${cudaFromTag(same)} build, the nearest to ${cuda}`, relabel(unit, release, same, kb), same));
   const other = nearestReleaseWithCuda(kb, release.version, cuda);
   if (other && other !== release)
-    options.push(
+    options2.push(
       option(
         `torch ${other.version} is the nearest release with a CUDA ${cuda} build`,
         moveTorch(unit, release, other, tagFromCuda(cuda), kb),
         tagFromCuda(cuda)
       )
     );
-  return options;
+  return options2;
 }
 function familyPins(unit, release, kb) {
   const out = [];
@@ -46299,6 +46723,7 @@ var rule_default5 = defineRule({
   fix: "none",
   messages: {
     major: "{{subject}} needs CUDA {{major}}.x, which needs NVIDIA driver >= {{floor}}; the fleet runs {{fleet}}",
+    release: "{{subject}} needs CUDA {{cuda}}, which needs NVIDIA driver >= {{needed}}; the fleet runs {{fleet}}",
     forwardCompat: "{{subject}} needs CUDA {{cuda}}; on the fleet's {{fleet}} it runs only through forward compatibility ({{package}} in the image, data-center GPUs only)",
     minor: "{{subject}} targets CUDA {{cuda}}, whose full feature set needs driver >= {{needed}}; the fleet runs {{fleet}}, so it runs only under minor-version compatibility",
     requireCuda: "NVIDIA_REQUIRE_CUDA ({{value}}) accepts no driver the fleet runs ({{fleet}}): the container runtime will refuse to start",
@@ -46310,13 +46735,14 @@ var rule_default5 = defineRule({
     for (const file2 of files) checkDriverPackages(file2, fleet, report);
     if (!fleet) return;
     const done = /* @__PURE__ */ new Set();
+    const forward = fleetForwardCompat(baseline.driver.forwardCompat, baseline.gpus, kb);
     for (const unit of units) {
       const compat = compatImage(unit, kb);
       for (const claim2 of unit.claims) {
         if (claim2.kind === "implied" && claim2.index) continue;
         const key = `${claim2.file.path}#${claimCuda(claim2)}`;
         if (done.has(key)) continue;
-        if (checkClaim(claim2, fleet, compat, baseline.driver.forwardCompat, kb, report)) done.add(key);
+        if (checkClaim(claim2, fleet, compat, forward, kb, report)) done.add(key);
       }
     }
     for (const file2 of files) checkRequireCuda(file2, fleet, kb, report);
@@ -46330,7 +46756,8 @@ function compatImage(unit, kb) {
     (claim2) => claim2.kind === "image" && claim2.image !== void 0 && (kb.isNvidiaCuda(claim2.image.registry, claim2.image.repository) || claim2.image.registry === "nvcr.io" && claim2.image.repository.startsWith("nvidia/"))
   );
 }
-function checkClaim(claim2, fleet, compat, forwardCompat, kb, report) {
+function checkClaim(claim2, fleet, compat, forward, kb, report) {
+  const forwardCompat = forward.allowed;
   const major = cudaMajor(claim2.cuda);
   const floor = kb.driverFloor(major);
   if (!floor) return false;
@@ -46352,7 +46779,19 @@ function checkClaim(claim2, fleet, compat, forwardCompat, kb, report) {
         span: claim2.span,
         severity: forwardCompat ? "notice" : "warning",
         unverified: unverified || isUnverified(pkg),
-        help: `NVIDIA supports ${pkg.package} on R${pkg.compatibleBranches.filter((b) => b < branchOf(floor.linux)).join(", R")} drivers, and NVIDIA's images ship it, but only on data-center GPUs on Linux ("Forward Compatibility is applicable only for systems with: NVIDIA Data Center GPUs. Select NGC Server Ready SKUs of RTX cards. Jetson boards"). On other GPUs the container fails with CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE.${forwardCompat ? "" : " Say which fleet this is with driver.forwardCompat: true (data-center) or false in the baseline."} Sources: ${cite(pkg)}; ${FORWARD}`
+        help: `NVIDIA supports ${pkg.package} on R${pkg.compatibleBranches.filter((b) => b < branchOf(floor.linux)).join(", R")} drivers, and NVIDIA's images ship it, but only on data-center GPUs on Linux ("Forward Compatibility is applicable only for systems with: NVIDIA Data Center GPUs. Select NGC Server Ready SKUs of RTX cards. Jetson boards"). On other GPUs the container fails with CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE.${forwardCompat ? forward.reason ? ` Here ${forward.reason}.` : "" : ` ${forward.reason ? `Here ${forward.reason}; say` : "Say"} which fleet this is with gpus: [...] or driver.forwardCompat: true (data-center) or false in the baseline.`} Sources: ${cite(pkg)}; ${FORWARD}`
+      });
+      return true;
+    }
+    const compatNote = compat ? forwardCompat === false && pkg?.compatibleBranches.includes(branch) ? ` Forward compatibility (${pkg.package}) covers R${branch} only on data-center GPUs: ${forward.reason ?? "the baseline says this fleet has none (driver.forwardCompat: false)"}.` : ` Forward compatibility (cuda-compat) does not cover R${branch}${forwardCompat === false ? " on this fleet" : ""}.` : "";
+    if (need && compareDotted(need.linux, floor.linux) < 0) {
+      report({
+        messageId: "release",
+        data: { subject: claim2.subject, cuda, needed: need.linux, fleet },
+        file: claim2.file,
+        span: claim2.span,
+        unverified,
+        help: `CUDA ${cuda} code needs at least the driver it was released with (${need.linux}, CUDA ${need.row.label}${need.exactRow ? "" : ", nearest published row"}): older drivers fail CUDA initialisation with "driver version is insufficient for CUDA runtime version". ${floor.linux} is needed only for later CUDA ${major}.x releases.${compatNote} Sources: ${cite(need.row)}; ${MVC2}`
       });
       return true;
     }
@@ -46362,7 +46801,7 @@ function checkClaim(claim2, fleet, compat, forwardCompat, kb, report) {
       file: claim2.file,
       span: claim2.span,
       unverified,
-      help: `A driver older than ${floor.linux} runs no CUDA ${major}.x code newer than its own release: CUDA initialisation fails with "driver version is insufficient for CUDA runtime version".${compat ? ` Forward compatibility (cuda-compat) does not cover R${branch}${forwardCompat === false ? " on this fleet" : ""}.` : ""} Upgrade the fleet driver or stay on CUDA ${major - 1}.x. Sources: ${cite(floor)}; ${MVC2}`
+      help: `A driver older than ${floor.linux} runs no CUDA ${major}.x code newer than its own release: CUDA initialisation fails with "driver version is insufficient for CUDA runtime version".${compatNote} Upgrade the fleet driver or stay on CUDA ${major - 1}.x. Sources: ${cite(floor)}; ${MVC2}`
     });
     return true;
   }
@@ -46377,6 +46816,26 @@ function checkClaim(claim2, fleet, compat, forwardCompat, kb, report) {
     help: `Driver ${fleet} is a CUDA ${major}.x driver, so CUDA ${cuda} code runs under minor-version compatibility: PTX that is newer than the driver cannot be JIT-compiled, and APIs added after the driver's CUDA version fail with cudaErrorCallRequiresNewerDriver. Needed for everything: >= ${need.linux} (CUDA ${need.row.label}${need.exactRow ? "" : ", nearest published row"}). Sources: ${cite(need.row)}; ${MVC2}`
   });
   return true;
+}
+function fleetForwardCompat(stated, gpus, kb) {
+  const placed = gpus.map((name) => ({ name, line: kb.gpu(name)?.class }));
+  const geforce = placed.find((gpu) => gpu.line === "geforce");
+  if (geforce)
+    return {
+      allowed: false,
+      reason: `the fleet's ${geforce.name} is a GeForce GPU, on which cuda-compat fails with CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE (804)`
+    };
+  const workstation = placed.find((gpu) => gpu.line === "workstation");
+  if (workstation && stated !== true)
+    return {
+      allowed: false,
+      reason: `the fleet's ${workstation.name} is a workstation GPU: only select NGC-Server-Ready RTX SKUs support cuda-compat (if these are, set driver.forwardCompat: true)`
+    };
+  if (stated !== void 0) return { allowed: stated };
+  if (placed.length > 0 && placed.every((gpu) => gpu.line === "data-center" || gpu.line === "jetson"))
+    return { allowed: true, reason: `the fleet's GPUs (${gpus.join(", ")}) are data-center or Jetson GPUs` };
+  const unknown2 = placed.find((gpu) => !gpu.line);
+  return { allowed: void 0, ...unknown2 ? { reason: `the knowledge base does not know which product line ${unknown2.name} is` } : {} };
 }
 function branchOf(driver) {
   return Number.parseInt(driver, 10);
@@ -46395,8 +46854,8 @@ function evaluateTerm(term, fleet, kb) {
     const driver = key === "cuda" ? kb.minDriver(value)?.linux : value;
     if (!driver) continue;
     const order = compareDotted(fleet, driver);
-    const holds = key === "cuda" ? op === ">=" ? order >= 0 : op === ">" ? order > 0 : true : op === ">=" ? order >= 0 : op === ">" ? order > 0 : op === "<" ? compareDotted(fleet, value) < 0 : op === "<=" ? compareDotted(fleet, value) <= 0 : compareDotted(fleet, value) === 0;
-    if (!holds) return "no";
+    const holds2 = key === "cuda" ? op === ">=" ? order >= 0 : op === ">" ? order > 0 : true : op === ">=" ? order >= 0 : op === ">" ? order > 0 : op === "<" ? compareDotted(fleet, value) < 0 : op === "<=" ? compareDotted(fleet, value) <= 0 : compareDotted(fleet, value) === 0;
+    if (!holds2) return "no";
   }
   return brands.length ? { brands } : "yes";
 }
@@ -46808,10 +47267,10 @@ function endsInWheel(text2) {
 var ARCHIVE = /\.(?:whl|tar\.gz|tgz|tar\.bz2|tar\.xz|zip)$/i;
 function isLocalProject(text2) {
   if (!LOCAL_HINT.test(text2)) return false;
-  const head = text2.split(";")[0].trim().replace(/\[[^\]]*\]$/, "");
-  if (head === "" || ARCHIVE.test(head.split(/[#?]/)[0])) return false;
-  if (/^(?:\.{1,2}|~)(?:[/\\]|$)/.test(head) || head.startsWith("/") || /^[A-Za-z]:[\\/]/.test(head) || /^file:/i.test(head)) return true;
-  return /[/\\]/.test(head) && !/[<>=!~@:]/.test(head);
+  const head2 = text2.split(";")[0].trim().replace(/\[[^\]]*\]$/, "");
+  if (head2 === "" || ARCHIVE.test(head2.split(/[#?]/)[0])) return false;
+  if (/^(?:\.{1,2}|~)(?:[/\\]|$)/.test(head2) || head2.startsWith("/") || /^[A-Za-z]:[\\/]/.test(head2) || /^file:/i.test(head2)) return true;
+  return /[/\\]/.test(head2) && !/[<>=!~@:]/.test(head2);
 }
 var LOCAL_HINT = /^\s*[.~]|[/\\:]/;
 function parsePythonRequirement(m) {
@@ -47404,7 +47863,7 @@ function plainScalar(text2, start, end) {
 
 // src/parsers/conda/match-spec.ts
 var NAME = /^[A-Za-z0-9_][A-Za-z0-9_.+-]*/;
-var OPERATOR = /^(==|>=|<=|!=|~=|=|>|<)/;
+var OPERATOR2 = /^(==|>=|<=|!=|~=|=|>|<)/;
 function parseMatchSpec(m) {
   const text2 = m.text;
   const whole = m.site(0, text2.length);
@@ -47441,7 +47900,7 @@ function parseMatchSpec(m) {
     i = close < 0 ? text2.length : close + 1;
   } else if (i < text2.length) {
     specStart = i;
-    const op = OPERATOR.exec(text2.slice(i));
+    const op = OPERATOR2.exec(text2.slice(i));
     let operator = op?.[0] ?? "";
     if (op) {
       i += operator.length;
@@ -47502,7 +47961,7 @@ function splitVersion(m, versionText, offset, firstOperator = "") {
   const clauses = [];
   let position = offset;
   for (const part of versionText.split(/[,|]/)) {
-    const op = OPERATOR.exec(part);
+    const op = OPERATOR2.exec(part);
     const operator = op ? op[0] : firstOperator;
     const versionOffset = position + (op ? op[0].length : 0);
     const version2 = part.slice(op ? op[0].length : 0);
@@ -47524,7 +47983,7 @@ function exactVersion2(clauses, _fuzzy) {
   return void 0;
 }
 function cudaLabelFromBuild(build) {
-  const cuda = /(?:^|[_*])(cuda\d+(?:\.\d+)?|cu\d{2,3})(?:[_*]|$|[a-z])/i.exec(build);
+  const cuda = /(?:^|[_*])(cuda\d+(?:\.\d+)?|cu\d{2,3})(?:\.\d+)*(?:[_*]|$|[a-z])/i.exec(build);
   if (cuda) return cuda[1].toLowerCase();
   if (/(?:^|[_*])cpu(?:[_*]|$)/i.test(build)) return "cpu";
   return void 0;
@@ -47781,9 +48240,9 @@ function recordCondaLockInstall(sink, args, all, stage) {
   return true;
 }
 function localProjectInclude(sink, word, context) {
-  const head = word.text.split(";")[0].trim();
-  const extras = /\[([^\]]*)\]$/.exec(head)?.[1];
-  const path = head.replace(/\[[^\]]*\]$/, "").replace(/^file:(?:\/\/)?/i, "").replace(/[/\\]+$/, "");
+  const head2 = word.text.split(";")[0].trim();
+  const extras = /\[([^\]]*)\]$/.exec(head2)?.[1];
+  const path = head2.replace(/\[[^\]]*\]$/, "").replace(/^file:(?:\/\/)?/i, "").replace(/[/\\]+$/, "");
   const target = `${path === "" || path === "." ? "" : `${path}/`}pyproject.toml`.replace(/^\.\//, "");
   const selects = [
     "pip: the project",
@@ -48115,6 +48574,364 @@ var PipEnv = class {
   }
 };
 
+// src/parsers/shell-eval.ts
+var MAX_STAGES = 8;
+var MAX_OUTPUT2 = 4096;
+function evaluatePipeline(stages) {
+  if (stages.length === 0) return { unsupported: "the command substitution is empty" };
+  if (stages.length > MAX_STAGES) return { unsupported: `a pipeline of more than ${MAX_STAGES} commands is not evaluated` };
+  let output2;
+  for (const stage of stages) {
+    const [name, ...args] = stage.words;
+    if (!name) return { unsupported: "an empty command in the pipeline" };
+    const step = output2 === void 0 ? produce(name, args) : filter(name, args, output2);
+    if ("unsupported" in step) return step;
+    if (step.value.length > MAX_OUTPUT2) return { unsupported: "the output is too long to evaluate" };
+    output2 = step.value;
+  }
+  return { value: output2.replace(/\n+$/, "") };
+}
+function produce(name, args) {
+  if (name === "echo") return echo(args);
+  if (name === "printf") return printf(args);
+  return { unsupported: `${name} is not evaluated (only echo or printf start a pipeline that is)` };
+}
+function filter(name, args, input3) {
+  switch (name) {
+    case "cut":
+      return cut(args, input3);
+    case "tr":
+      return tr(args, input3);
+    case "sed":
+      return sed(args, input3);
+    case "awk":
+    case "gawk":
+    case "mawk":
+      return awk(args, input3);
+    case "head":
+      return head(args, input3);
+    case "rev":
+      return args.length === 0 ? { value: mapLines(input3, (line) => [...line].reverse().join("")) } : { unsupported: "rev with arguments is not evaluated" };
+    default:
+      return { unsupported: `${name} is not evaluated in a pipeline` };
+  }
+}
+function mapLines(input3, f) {
+  const lines = input3.split("\n");
+  const last2 = lines.pop();
+  const out = lines.map((line) => `${f(line) ?? ""}
+`);
+  if (last2 !== "") {
+    const mapped = f(last2);
+    if (mapped !== void 0) out.push(mapped);
+  }
+  return out.join("");
+}
+function echo(args) {
+  let newline = true;
+  let escapes = false;
+  let i = 0;
+  for (; i < args.length && /^-[neE]+$/.test(args[i]); i++) {
+    for (const flag of args[i].slice(1)) {
+      if (flag === "n") newline = false;
+      else escapes = flag === "e";
+    }
+  }
+  const text2 = args.slice(i).join(" ");
+  return { value: (escapes ? backslashEscapes(text2) : text2) + (newline ? "\n" : "") };
+}
+function backslashEscapes(text2) {
+  return text2.replace(/\\([ntr\\])/g, (_, c) => ({ n: "\n", t: "	", r: "\r", "\\": "\\" })[c]);
+}
+function printf(args) {
+  const [format, ...values] = args;
+  if (format === void 0) return { unsupported: "printf without a format" };
+  if (format.startsWith("-")) return { unsupported: `printf ${format} is not evaluated` };
+  let out = "";
+  let next = 0;
+  do {
+    let used = 0;
+    let failed;
+    const text2 = format.replace(/%([%sdi])|\\([nt\\])/g, (whole, conversion, escape) => {
+      if (escape) return escape === "n" ? "\n" : escape === "t" ? "	" : "\\";
+      if (conversion === "%") return "%";
+      used++;
+      const value = values[next++] ?? "";
+      if (conversion === "s") return value;
+      if (value === "") return "0";
+      if (!/^[+-]?\d+$/.test(value)) failed = `printf %${conversion} of "${value}"`;
+      return String(Number.parseInt(value, 10));
+    });
+    if (failed) return { unsupported: `${failed} is not a number` };
+    if (/%[^%sdi]/.test(format.replace(/%%/g, ""))) return { unsupported: "printf conversions other than %s and %d are not evaluated" };
+    out += text2;
+    if (used === 0) break;
+  } while (next < values.length);
+  return { value: out };
+}
+function options(args, withValue, long, flags = "") {
+  const values = /* @__PURE__ */ new Map();
+  const rest = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    const longMatch = /^--([a-z-]+)(?:=(.*))?$/.exec(arg);
+    if (longMatch) {
+      const short = long[longMatch[1]];
+      if (!short) return `${arg} is not evaluated`;
+      if (flags.includes(short)) values.set(short, "");
+      else values.set(short, longMatch[2] ?? args[++i] ?? "");
+      continue;
+    }
+    if (arg.startsWith("-") && arg.length > 1) {
+      for (let j = 1; j < arg.length; j++) {
+        const letter = arg[j];
+        if (flags.includes(letter)) {
+          values.set(letter, "");
+          continue;
+        }
+        if (!withValue.includes(letter)) return `the option -${letter} is not evaluated`;
+        const attached = arg.slice(j + 1);
+        values.set(letter, attached !== "" ? attached : args[++i] ?? "");
+        break;
+      }
+      continue;
+    }
+    rest.push(arg);
+  }
+  return { values, rest };
+}
+function listOf(list) {
+  const ranges = [];
+  for (const part of list.split(",")) {
+    const match = /^(\d*)(-?)(\d*)$/.exec(part);
+    if (!match || !match[1] && !match[3]) return void 0;
+    const from = match[1] ? Number(match[1]) : 1;
+    const to = match[2] ? match[3] ? Number(match[3]) : Infinity : from;
+    if (from < 1 || to < from) return void 0;
+    ranges.push([from, to]);
+  }
+  return (n) => ranges.some(([from, to]) => n >= from && n <= to);
+}
+function cut(args, input3) {
+  const parsed = options(args, "dfcb", { delimiter: "d", fields: "f", characters: "c", bytes: "b", "only-delimited": "s" }, "s");
+  if (typeof parsed === "string") return { unsupported: `cut: ${parsed}` };
+  if (parsed.rest.length > 0) return { unsupported: "cut reading files is not evaluated" };
+  const { values } = parsed;
+  const chars = values.get("c") ?? values.get("b");
+  if (chars !== void 0) {
+    const keep2 = listOf(chars);
+    if (!keep2) return { unsupported: `cut -c ${chars} is not a list` };
+    return { value: mapLines(input3, (line) => [...line].filter((_, i) => keep2(i + 1)).join("")) };
+  }
+  const fields = values.get("f");
+  if (fields === void 0) return { unsupported: "cut without -f or -c" };
+  const keep = listOf(fields);
+  const delimiter = values.get("d") ?? "	";
+  if (!keep || [...delimiter].length !== 1) return { unsupported: `cut -f ${fields} -d '${delimiter}' is not evaluated` };
+  const only = values.has("s");
+  return {
+    value: mapLines(input3, (line) => {
+      if (!line.includes(delimiter)) return only ? void 0 : line;
+      return line.split(delimiter).filter((_, i) => keep(i + 1)).join(delimiter);
+    })
+  };
+}
+var DIGIT = "0123456789";
+var LOWER = "abcdefghijklmnopqrstuvwxyz";
+var UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+var CLASSES = {
+  digit: DIGIT,
+  lower: LOWER,
+  upper: UPPER,
+  alpha: LOWER + UPPER,
+  alnum: DIGIT + LOWER + UPPER,
+  space: " 	\n\r\f\v",
+  blank: " 	",
+  punct: "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
+};
+function trSet(set3) {
+  const out = [];
+  for (let i = 0; i < set3.length; ) {
+    const cls = /^\[:([a-z]+):\]/.exec(set3.slice(i));
+    if (cls) {
+      const chars = CLASSES[cls[1]];
+      if (!chars) return void 0;
+      out.push(...chars);
+      i += cls[0].length;
+      continue;
+    }
+    let c = set3[i];
+    if (c === "\\" && i + 1 < set3.length) {
+      const e = set3[i + 1];
+      c = e === "n" ? "\n" : e === "t" ? "	" : e;
+      i += 2;
+    } else i++;
+    if (set3[i] === "-" && i + 1 < set3.length) {
+      const end = set3[i + 1];
+      if (end.charCodeAt(0) < c.charCodeAt(0)) return void 0;
+      for (let code = c.charCodeAt(0); code <= end.charCodeAt(0); code++) out.push(String.fromCharCode(code));
+      i += 2;
+      continue;
+    }
+    out.push(c);
+  }
+  return out;
+}
+function tr(args, input3) {
+  if (args[0] === "-d" && args.length === 2) {
+    const drop = trSet(args[1]);
+    if (!drop) return { unsupported: `tr -d '${args[1]}' is not evaluated` };
+    const set3 = new Set(drop);
+    return { value: [...input3].filter((c) => !set3.has(c)).join("") };
+  }
+  if (args.length === 2 && !args[0].startsWith("-")) {
+    const from = trSet(args[0]);
+    const to = trSet(args[1]);
+    if (!from || !to || to.length === 0) return { unsupported: `tr '${args[0]}' '${args[1]}' is not evaluated` };
+    const map2 = /* @__PURE__ */ new Map();
+    from.forEach((c, i) => map2.set(c, to[Math.min(i, to.length - 1)]));
+    return { value: [...input3].map((c) => map2.get(c) ?? c).join("") };
+  }
+  return { unsupported: `tr ${args.join(" ")} is not evaluated` };
+}
+function sedRegex(re, extended2) {
+  let out = "";
+  for (let i = 0; i < re.length; i++) {
+    const c = re[i];
+    if (c === "\\") {
+      const e = re[++i];
+      if (e === void 0) return void 0;
+      if (!extended2 && "(){}+?|".includes(e))
+        out += e;
+      else if (/[1-9]/.test(e)) out += `\\${e}`;
+      else if (e === "n") out += "\\n";
+      else if (e === "t") out += "\\t";
+      else if (/[.*[\]^$\\/]/.test(e) || !/[A-Za-z0-9]/.test(e)) out += `\\${e}`;
+      else return void 0;
+      continue;
+    }
+    if (c === "[") {
+      const close = re.indexOf("]", re[i + 1] === "]" ? i + 2 : re[i + 1] === "^" && re[i + 2] === "]" ? i + 3 : i + 1);
+      if (close < 0) return void 0;
+      let body = re.slice(i + 1, close);
+      body = body.replace(/\\/g, "\\\\").replace(/\[:([a-z]+):\]/g, (whole, name) => CLASSES[name] ? CLASSES[name].replace(/[\\\]^-]/g, "\\$&") : whole);
+      out += `[${body}]`;
+      i = close;
+      continue;
+    }
+    if (!extended2 && "(){}+?|".includes(c)) out += `\\${c}`;
+    else out += c;
+  }
+  try {
+    new RegExp(out);
+  } catch {
+    return void 0;
+  }
+  return out;
+}
+function sedSubstitution(command, extended2) {
+  if (command[0] !== "s" || command.length < 4) return void 0;
+  const delimiter = command[1];
+  const parts = [];
+  let current = "";
+  for (let i = 2; i < command.length; i++) {
+    const c = command[i];
+    if (c === "\\" && i + 1 < command.length) {
+      const e = command[i + 1];
+      current += e === delimiter ? e : `\\${e}`;
+      i++;
+    } else if (c === delimiter && parts.length < 2) {
+      parts.push(current);
+      current = "";
+    } else current += c;
+  }
+  if (parts.length !== 2) return void 0;
+  const [pattern, rawReplacement] = parts;
+  const flags = current;
+  if (!/^g?$/.test(flags)) return void 0;
+  const source = sedRegex(pattern, extended2);
+  if (source === void 0 || pattern === "") return void 0;
+  let replacement = "";
+  for (let i = 0; i < rawReplacement.length; i++) {
+    const c = rawReplacement[i];
+    if (c === "\\" && i + 1 < rawReplacement.length) {
+      const e = rawReplacement[++i];
+      replacement += /[1-9]/.test(e) ? `$${e}` : e === "n" ? "\n" : e === "$" ? "$$" : e;
+    } else if (c === "&") replacement += "$&";
+    else if (c === "$") replacement += "$$";
+    else replacement += c;
+  }
+  return { regex: new RegExp(source, flags === "g" ? "g" : ""), replacement };
+}
+function sed(args, input3) {
+  let extended2 = false;
+  const scripts = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    if (arg === "-E" || arg === "-r" || arg === "--regexp-extended") extended2 = true;
+    else if (arg === "-e" || arg === "--expression") scripts.push(args[++i] ?? "");
+    else if (arg.startsWith("--expression=")) scripts.push(arg.slice("--expression=".length));
+    else if (arg.startsWith("-")) return { unsupported: `sed ${arg} is not evaluated` };
+    else if (scripts.length === 0 && i === args.length - 1) scripts.push(arg);
+    else return { unsupported: "sed reading files is not evaluated" };
+  }
+  const commands = scripts.flatMap((script) => script.split(/;\s*(?=s)/).map((command) => command.trim()));
+  const substitutions = commands.map((command) => sedSubstitution(command, extended2));
+  if (commands.length === 0 || substitutions.some((substitution) => !substitution))
+    return { unsupported: `sed ${scripts.join("; ")} is not a substitution we evaluate` };
+  return {
+    value: mapLines(input3, (line) => substitutions.reduce((text2, substitution) => text2.replace(substitution.regex, substitution.replacement), line))
+  };
+}
+function awk(args, input3) {
+  let separator;
+  let program;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    if (arg === "-F") separator = args[++i];
+    else if (arg.startsWith("-F")) separator = arg.slice(2);
+    else if (arg.startsWith("-")) return { unsupported: `awk ${arg} is not evaluated` };
+    else if (program === void 0) program = arg;
+    else return { unsupported: "awk reading files is not evaluated" };
+  }
+  const body = program ? /^\s*\{\s*print\s+(.*?)\s*;?\s*\}\s*$/s.exec(program)?.[1] : void 0;
+  if (!body) return { unsupported: `awk '${program ?? ""}' is not a print we evaluate` };
+  const items2 = [];
+  const token = /\s*(?:\$(\d+)|"((?:[^"\\]|\\.)*)"|(,))/y;
+  let at = 0;
+  while (at < body.length) {
+    token.lastIndex = at;
+    const match = token.exec(body);
+    if (!match) return { unsupported: `awk print ${body} is not evaluated` };
+    if (match[1] !== void 0) items2.push({ field: Number(match[1]) });
+    else if (match[2] !== void 0) items2.push({ text: backslashEscapes(match[2]) });
+    else items2.push({ comma: true });
+    at = token.lastIndex;
+    if (/^\s*$/.test(body.slice(at))) break;
+  }
+  const sep4 = separator === void 0 || separator === " " ? void 0 : /^(?:\\(.)|\[(.)\]|([^\\[]))$/.exec(separator);
+  if (separator !== void 0 && separator !== " " && !sep4) return { unsupported: `awk -F '${separator}' is not evaluated` };
+  const literal2 = sep4 ? sep4[1] ?? sep4[2] ?? sep4[3] : void 0;
+  return {
+    value: mapLines(input3, (line) => {
+      const fields = literal2 === void 0 ? line.trim().split(/[ \t]+/).filter(Boolean) : line.split(literal2);
+      return items2.map((item) => "field" in item ? item.field === 0 ? line : fields[item.field - 1] ?? "" : "text" in item ? item.text : " ").join("");
+    })
+  };
+}
+function head(args, input3) {
+  const joined = args.join(" ");
+  const chars = /^-c\s*(\d+)$/.exec(joined);
+  if (chars) return { value: input3.slice(0, Number(chars[1])) };
+  const lines = /^(?:-n\s*(\d+)|-(\d+))$/.exec(joined);
+  if (lines) {
+    const count = Number(lines[1] ?? lines[2]);
+    const kept = input3.split("\n").slice(0, count);
+    return { value: kept.join("\n") + (input3.split("\n").length > count ? "\n" : "") };
+  }
+  return { unsupported: `head ${joined} is not evaluated` };
+}
+
 // src/parsers/shell.ts
 function isOperator(code) {
   return code === 38 || code === 124 || code === 59 || code === 40 || code === 41 || code === 10;
@@ -48126,15 +48943,37 @@ function isDigit(code) {
   return code >= 48 && code <= 57;
 }
 function splitCommands(script, resolve5) {
+  return splitScript(script, resolve5).commands;
+}
+var BLOCK_OPEN = /* @__PURE__ */ new Set(["if", "case", "for", "while", "until", "select"]);
+var BLOCK_CLOSE = /* @__PURE__ */ new Set(["fi", "esac", "done"]);
+var BLOCK_INNER = /* @__PURE__ */ new Set(["then", "else", "elif", "do"]);
+var DECLARE = /* @__PURE__ */ new Set(["export", "readonly", "declare", "typeset", "local"]);
+var ASSIGNMENT = /^([A-Za-z_][A-Za-z0-9_]*)=/;
+function splitScript(script, outer) {
   const text2 = script.text;
   const commands = [];
+  const operators = [];
+  const redirected = [];
+  const locals = /* @__PURE__ */ new Map();
+  const resolve5 = (name) => locals.get(name) ?? outer(name);
   let current = [];
+  let redirect = false;
+  let before = "";
+  let blocks = 0;
   let i = 0;
   let skipNextWord = false;
   const braces = new ClosingBraces(text2);
-  const endCommand = () => {
-    if (current.length > 0) commands.push(current);
+  const endCommand = (operator) => {
+    if (current.length > 0) {
+      commands.push(current);
+      operators.push(operator);
+      redirected.push(redirect);
+      blocks = track(current, before, operator, blocks, locals);
+      before = operator;
+    } else if (operator !== "\n" && operator !== ";") before = operator;
     current = [];
+    redirect = false;
   };
   while (i < text2.length) {
     const code = text2.charCodeAt(i);
@@ -48147,8 +48986,9 @@ function splitCommands(script, resolve5) {
       continue;
     }
     if (isOperator(code)) {
-      endCommand();
-      i++;
+      const double = (code === 38 || code === 124 || code === 59) && text2.charCodeAt(i + 1) === code;
+      endCommand(double ? text2.slice(i, i + 2) : text2[i]);
+      i += double ? 2 : 1;
       continue;
     }
     if (code === 35) {
@@ -48159,6 +48999,7 @@ function splitCommands(script, resolve5) {
     if (code === 62 || code === 60 || isDigit(code) && (following === 62 || following === 60)) {
       while (i < text2.length && isRedirectionChar(text2.charCodeAt(i))) i++;
       skipNextWord = true;
+      redirect = true;
       continue;
     }
     const { word, next, split } = readWord(script, i, resolve5, braces);
@@ -48169,8 +49010,46 @@ function splitCommands(script, resolve5) {
     }
     if (word) current.push(...split ? fieldSplit(word, split) : [word]);
   }
-  endCommand();
-  return commands;
+  endCommand("");
+  return { commands, operators, redirected };
+}
+function track(command, before, after, blocks, locals) {
+  let words = command;
+  const depth = blocks;
+  const first = words[0].text;
+  if (BLOCK_OPEN.has(first)) return depth + 1;
+  if (BLOCK_CLOSE.has(first)) return Math.max(0, depth - 1);
+  if (BLOCK_INNER.has(first)) words = words.slice(1);
+  if (words.length === 0) return depth;
+  if (DECLARE.has(words[0].text)) words = words.slice(1).filter((word) => !word.text.startsWith("-"));
+  else if (!words.every((word) => ASSIGNMENT.test(word.text))) return depth;
+  const conditional = depth > 0 || before === "||" || after === "||" || before === "|" || after === "|" || after === "&" || before === "(";
+  for (const word of words) {
+    const match = ASSIGNMENT.exec(word.text);
+    if (!match) continue;
+    const name = match[1];
+    if (conditional)
+      locals.set(name, {
+        unresolved: `$${name} is set conditionally in this RUN (in an if, case or loop, or beside || or |), so its value depends on the build`
+      });
+    else if (word.unresolved) locals.set(name, { unresolved: `$${name} is set from a value only known when the build runs: ${word.unresolved}` });
+    else locals.set(name, { value: word.mapped.slice(match[0].length), defined: word.span });
+  }
+  return depth;
+}
+function commandOutput(inner, resolve5, reference) {
+  const shown = inner.text.trim();
+  const runtime = `$(${shown}) is the output of a command, only known when the build runs`;
+  if (/^\(/.test(shown) || shown.length > 1e3) return { unresolved: runtime };
+  const split = splitScript(inner, resolve5);
+  if (split.commands.length === 0) return { unresolved: runtime };
+  const unresolved = split.commands.flat().find((word) => word.unresolved);
+  if (unresolved) return { unresolved: `$(${shown}) is computed from a value only known when the build runs: ${unresolved.unresolved}` };
+  if (split.operators.slice(0, -1).some((operator) => operator !== "|") || split.redirected.some(Boolean))
+    return { unresolved: `$(${shown}) is not a plain pipeline, so it is only known when the build runs` };
+  const result2 = evaluatePipeline(split.commands.map((command) => ({ words: command.map((word) => word.text) })));
+  if ("unsupported" in result2) return { unresolved: `$(${shown}) is not evaluated (${result2.unsupported}), so it is only known when the build runs` };
+  return { value: synthetic(result2.value, reference, "$(\u2026)") };
 }
 function readWord(script, startIndex, resolve5, braces) {
   const text2 = script.text;
@@ -48205,8 +49084,12 @@ function readWord(script, startIndex, resolve5, braces) {
         const close = text2.indexOf("`", i + 1);
         const end = close < 0 ? text2.length : close + 1;
         flush(i);
-        unresolved ??= `\`${text2.slice(i + 1, close < 0 ? end : close)}\` is the output of a command, only known when the build runs`;
-        push2(script.slice(i, end));
+        const output2 = close < 0 ? void 0 : commandOutput(script.slice(i + 1, close), resolve5, script.site(i, end));
+        if (output2 && "value" in output2) push2(output2.value);
+        else {
+          unresolved ??= output2?.unresolved ?? `\`${text2.slice(i + 1, end)}\` is the output of a command, only known when the build runs`;
+          push2(script.slice(i, end));
+        }
         i = end;
         runStart = i;
         continue;
@@ -48260,12 +49143,12 @@ function fieldSplit(word, ranges) {
   for (const [from, to] of ranges) for (let i = from; i < to; i++) if (text2[i] === " " || text2[i] === "	" || text2[i] === "\n") cuts.push(i);
   const words = [];
   let start = 0;
-  for (const cut of [...cuts, text2.length]) {
-    if (cut > start) {
-      const mapped = word.mapped.slice(start, cut);
+  for (const cut2 of [...cuts, text2.length]) {
+    if (cut2 > start) {
+      const mapped = word.mapped.slice(start, cut2);
       words.push({ text: mapped.text, mapped, span: mapped.site(0, mapped.length), ...word.unresolved ? { unresolved: word.unresolved } : {} });
     }
-    start = cut + 1;
+    start = cut2 + 1;
   }
   return words;
 }
@@ -48319,7 +49202,9 @@ function readExpansion(script, at, resolve5, braces) {
     const close2 = closingParen(text2, at + 1);
     const next2 = close2 < 0 ? text2.length : close2 + 1;
     const inner = text2.slice(at + 2, close2 < 0 ? next2 : close2).replace(/^\(|\)$/g, "");
-    return { unresolved: `$(${inner}) is the output of a command, only known when the build runs`, next: next2 };
+    if (close2 < 0 || text2[at + 2] === "(") return { unresolved: `$(${inner}) is the output of a command, only known when the build runs`, next: next2 };
+    const output2 = commandOutput(script.slice(at + 2, close2), resolve5, script.site(at, next2));
+    return { ...output2, next: next2 };
   }
   if (text2[at + 1] !== "{") {
     const match2 = /^[A-Za-z_][A-Za-z0-9_]*/.exec(text2.slice(at + 1, at + 65));
@@ -50935,9 +51820,9 @@ var tomlKeys = {
   TOMLValue: []
 };
 var KEYS2 = unionWith(tomlKeys);
-function parseForESLint(code, options) {
+function parseForESLint(code, options2) {
   return {
-    ast: new TOMLParser(code, options).parse(),
+    ast: new TOMLParser(code, options2).parse(),
     visitorKeys: KEYS2,
     services: { isTOML: true }
   };
@@ -51068,8 +51953,8 @@ function set2(baseTable, keys, value) {
 function isValue(value) {
   return typeof value !== "object" || value instanceof Date;
 }
-function parseTOML(code, options) {
-  return parseForESLint(code, options).ast;
+function parseTOML(code, options2) {
+  return parseForESLint(code, options2).ast;
 }
 
 // src/parsers/toml.ts
@@ -51251,10 +52136,10 @@ function textSpan(value) {
 // src/parsers/pixi/parse.ts
 var PYPI = "https://pypi.org/simple";
 function pypiOptions(table2) {
-  const options = lookup(table2, "pypi-options");
-  if (options?.kind !== "table") return { extra: [] };
-  const indexUrl = stringAt(options, "index-url");
-  const extra = options.entries.get("extra-index-urls");
+  const options2 = lookup(table2, "pypi-options");
+  if (options2?.kind !== "table") return { extra: [] };
+  const indexUrl = stringAt(options2, "index-url");
+  const extra = options2.entries.get("extra-index-urls");
   return { ...indexUrl ? { indexUrl } : {}, extra: extra?.kind === "array" ? extra.items.filter((item) => item.kind === "string") : [] };
 }
 function parsePixiManifest(path, text2) {
@@ -51300,7 +52185,7 @@ function readPixi(root, sink, projectPypi) {
     }
   }
   if (!environments.some((environment) => environment.name === "default")) environments.unshift({ name: "default", features: [defaultFeature] });
-  const options = pypiOptions(root);
+  const options2 = pypiOptions(root);
   for (const environment of environments) {
     const ordered = [...environment.features.filter((feature) => feature !== defaultFeature), defaultFeature].flatMap((feature) => feature.channels);
     const channels = [...new Map(ordered.map((channel) => [channel.value, channel])).values()];
@@ -51317,7 +52202,7 @@ function readPixi(root, sink, projectPypi) {
     }
     for (const { platforms: names, selection } of selections.values()) {
       const variant = `environment ${environment.name}${selections.size > 1 ? ` on ${names.join(", ")}` : ""}`;
-      writeSelection(sink, variant, environment.span, channels, selection, projectPypi, options);
+      writeSelection(sink, variant, environment.span, channels, selection, projectPypi, options2);
     }
   }
 }
@@ -51459,7 +52344,7 @@ function pypiDependencies(value, sink) {
   }
   return out;
 }
-function writeSelection(sink, variant, variantSpan, channels, selection, projectPypi, options) {
+function writeSelection(sink, variant, variantSpan, channels, selection, projectPypi, options2) {
   const systemCuda = selection.cuda ? { value: selection.cuda.value, span: selection.cuda.span } : void 0;
   const common = { span: { start: 0, end: 0 }, includes: [], variant, ...variantSpan ? { variantSpan } : {}, ...systemCuda ? { systemCuda } : {} };
   const condaId = sink.contexts.length;
@@ -51485,7 +52370,7 @@ function writeSelection(sink, variant, variantSpan, channels, selection, project
       context: id
     });
     const own2 = url2 && group.index ? group.index : void 0;
-    const indexes = own2 ? own2.value.replace(/\/+$/, "") === PYPI ? [] : [fact("index-url", own2)] : [...options.indexUrl ? [fact("index-url", options.indexUrl)] : [], ...options.extra.map((extra) => fact("extra-index-url", extra))];
+    const indexes = own2 ? own2.value.replace(/\/+$/, "") === PYPI ? [] : [fact("index-url", own2)] : [...options2.indexUrl ? [fact("index-url", options2.indexUrl)] : [], ...options2.extra.map((extra) => fact("extra-index-url", extra))];
     sink.indexes.push(...indexes);
     sink.contexts.push({ id, tool: "uv", indexes, channels: [], ...common });
     for (const declared of group.facts) sink.packages.push(packageFact({ ...declared, context: id }));
@@ -52108,6 +52993,7 @@ function parsePixiLock(path, fileText) {
   const sink = new FactSink();
   const root = readLockYaml(fileText, "a pixi.lock", sink.problems);
   if (!root) return sink.finish(path, "pixi-lock", source);
+  const torchRequirements = lockedTorchRequirements(root, source);
   for (const [name, , environment] of entries(get(root, "environments"))) {
     const channels = items(get(environment, "channels")).flatMap((channel) => {
       const url2 = text(get(channel, "url"), source)?.text ?? text(channel, source)?.text;
@@ -52127,7 +53013,8 @@ function parsePixiLock(path, fileText) {
         const condaUrl = text(get(entry, "conda"), source);
         if (condaUrl) {
           const fact = condaPackageFromUrl(condaUrl);
-          if (fact) sink.packages.push(packageFact({ ...fact, context: conda.id }));
+          const torchRequirement = torchRequirements.get(condaUrl.text);
+          if (fact) sink.packages.push(packageFact({ ...fact, ...torchRequirement !== void 0 ? { torchRequirement } : {}, context: conda.id }));
           continue;
         }
         const pypiUrl = text(get(entry, "pypi"), source);
@@ -52140,6 +53027,18 @@ function parsePixiLock(path, fileText) {
     }
   }
   return sink.finish(path, "pixi-lock", source);
+}
+function lockedTorchRequirements(root, source) {
+  const found = /* @__PURE__ */ new Map();
+  for (const entry of items(get(root, "packages"))) {
+    const url2 = text(get(entry, "conda"), source)?.text ?? (text(get(entry, "kind"), source)?.text === "conda" ? text(get(entry, "url"), source)?.text : void 0);
+    if (!url2) continue;
+    for (const depend of items(get(entry, "depends"))) {
+      const spec2 = /^pytorch(?:\s+(.*))?$/.exec(text(depend, source)?.text.trim() ?? "");
+      if (spec2) found.set(url2, (spec2[1] ?? "").trim());
+    }
+  }
+  return found;
 }
 
 // src/parsers/poetry-lock/parse.ts
@@ -52270,7 +53169,11 @@ function parseCondaLock(path, fileText) {
     const url2 = text(get(entry, "url"), source);
     if (manager === "conda") {
       const fact = url2 ? condaPackageFromUrl(url2) : void 0;
-      if (fact) sink.packages.push(packageFact({ ...fact, context: contextOf(platform, "conda-env").id }));
+      const torchRequirement = text(get(get(entry, "dependencies"), "pytorch"), source)?.text;
+      if (fact)
+        sink.packages.push(
+          packageFact({ ...fact, ...torchRequirement !== void 0 ? { torchRequirement } : {}, context: contextOf(platform, "conda-env").id })
+        );
     } else if (manager === "pip" && name && version2) {
       const pin = new MappedBuilder();
       pin.pushMapped(name);
@@ -52594,10 +53497,13 @@ var rule_default8 = defineRule({
   fix: "safe",
   messages: {
     grammar: 'nvidia/cuda has no tag "{{tag}}": tags are <major>.<minor>.<patch>-[cudnn-]<base|runtime|devel>-<os><version>',
-    shortVersion: 'nvidia/cuda has no tag "{{tag}}": from CUDA 11.1 on every tag names the full version ({{full}})',
+    shortVersion: 'nvidia/cuda has no tag "{{tag}}": from CUDA 11.2 on every tag names the full version ({{full}})',
     gone: "nvidia/cuda:{{tag}} no longer exists: NVIDIA deleted the end-of-life CUDA {{version}} tags from Docker Hub",
     noRelease: "nvidia/cuda:{{tag}} names CUDA {{cuda}}, which NVIDIA never released",
-    unknownPatch: "nvidia/cuda:{{tag}} names CUDA {{cuda}}, which is not a known release (newest {{minor}} release: {{latest}})",
+    noUpdate: "nvidia/cuda:{{tag}} names CUDA {{cuda}}, an update CUDA {{minor}} never had (its updates: {{updates}})",
+    noTags: "nvidia/cuda:{{tag}} does not exist: NVIDIA published no nvidia/cuda images for CUDA {{cuda}}",
+    unknownPatch: "nvidia/cuda:{{tag}} names CUDA {{cuda}}, newer than the knowledge base knows (newest {{minor}} release: {{latest}})",
+    newerCuda: "nvidia/cuda:{{tag}} names CUDA {{cuda}}, newer than the knowledge base knows (newest release: {{newest}})",
     cudnnSpelling: 'nvidia/cuda tags for CUDA {{cuda}} spell cuDNN as "-{{expected}}-", not "-{{found}}-"',
     deleted: "nvidia/cuda:{{tag}} is end-of-life; NVIDIA deletes such tags six months after end of life",
     os: "nvidia/cuda {{cuda}} images are not published for {{os}}{{osVersion}} ({{rule}})"
@@ -52627,9 +53533,39 @@ function checkTag(file2, image, kb, report) {
     return;
   }
   const minor = cudaMajorMinor(parsed.version);
-  if (minor && kb.cudaExists(parsed.version) === "no") {
+  if (minor && kb.cudaExists(minor) === "no") {
     const record2 = kb.noReleaseRecord(parsed.version);
     report({ messageId: "noRelease", data: { tag, cuda: minor }, file: file2, span: image.span, help: `${record2.note ?? ""}. Source: ${cite(record2)}` });
+    return;
+  }
+  if (minor && parsed.version.split(".").length === 3 && kb.cudaExists(parsed.version) === "no") {
+    const record2 = kb.noReleaseRecord(parsed.version);
+    const updates = kb.cudaReleasesOf(minor).filter((version2) => !kb.nvidiaCudaWithoutTags(version2));
+    const latest = latestImagePatch(kb, minor);
+    const fix = latest && !kb.nvidiaCudaTagDeleted(latest) ? versionFix(file2, image, parsed, latest, kb) : void 0;
+    report({
+      messageId: "noUpdate",
+      data: { tag, cuda: parsed.version, minor, updates: kb.cudaReleasesOf(minor).join(", ") },
+      file: file2,
+      span: image.span,
+      help: `${record2.note}; the tags that exist name ${updates.map((version2) => tag.replace(parsed.version, version2)).join(" or ")}. Source: ${cite(record2)}`,
+      ...fix ? { fix } : {},
+      suggestions: updates.filter((version2) => version2 !== latest).map((version2) => ({ title: `Use ${version2}`, safety: "unsafe", edits: versionFix(file2, image, parsed, version2, kb)?.edits ?? [] })).filter((suggestion) => suggestion.edits.length > 0)
+    });
+    return;
+  }
+  const withoutTags = kb.nvidiaCudaWithoutTags(parsed.version);
+  if (minor && withoutTags) {
+    const latest = latestImagePatch(kb, minor);
+    const fix = latest && latest !== parsed.version && !kb.nvidiaCudaWithoutTags(latest) ? versionFix(file2, image, parsed, latest, kb) : void 0;
+    report({
+      messageId: "noTags",
+      data: { tag, cuda: parsed.version },
+      file: file2,
+      span: image.span,
+      help: `${withoutTags.note}${fix ? `; ${latest} has images` : ""}. Source: ${cite(withoutTags)}`,
+      ...fix ? { fix } : {}
+    });
     return;
   }
   const parts = parsed.version.split(".");
@@ -52669,8 +53605,19 @@ function checkTag(file2, image, kb, report) {
         data: { tag, cuda: parsed.version, minor, latest },
         file: file2,
         span: image.span,
-        severity: "warning",
-        help: `NVIDIA's release table (retrieved ${row.retrieved}) has no CUDA ${parsed.version}. Source: ${cite(row)}`
+        severity: "notice",
+        help: `NVIDIA's release table as the knowledge base has it (retrieved ${row.retrieved}) has no CUDA ${parsed.version} yet; check the tag, or update cuda-gatekeeper. Source: ${cite(row)}`
+      });
+    } else if (!latest && compareDotted(minor, kb.newestCuda()) > 0) {
+      const row = kb.newestCudaRelease();
+      const newest = row.version;
+      report({
+        messageId: "newerCuda",
+        data: { tag, cuda: minor, newest },
+        file: file2,
+        span: image.span,
+        severity: "notice",
+        help: `NVIDIA's release table as the knowledge base has it (retrieved ${row.retrieved}) ends at CUDA ${newest}, so this image's tags, drivers and builds are not checked; update cuda-gatekeeper, or check the tag. Source: ${cite(row)}`
       });
     }
   }
@@ -52803,6 +53750,8 @@ var rule_default10 = defineRule({
   messages: {
     extraIndex: "{{subject}} installs PyPI's {{name}} {{newest}}, not a {{tag}} build: {{url}} is an extra index, and pip takes the newest version any index has ({{onIndex}})",
     noIndex: "{{name}}=={{version}} is a {{tag}} build, but no index of this install serves {{tag}} builds, so pip cannot find it",
+    noLocalSource: "{{name}}=={{version}} is a +{{label}} build, but this install names no index or page beside PyPI, which has no local versions, so pip cannot find it",
+    noPygPage: "{{name}}=={{version}} is a PyG build for torch {{torch}} ({{tag}}), but no find-links page of this install serves it: PyG publishes such wheels on data.pyg.org, not on PyPI or the PyTorch index",
     ignored: "{{option}} is written on a requirement line, where pip ignores it",
     autoBackend: "{{setting}} picks the PyTorch index from the NVIDIA driver of the machine that runs it; docker build runs without a GPU, so uv falls back to the CPU-only builds",
     pipEnvForUv: "{{setting}} is read by pip, not by uv: the uv command in this stage does not use it",
@@ -52903,6 +53852,7 @@ function checkExtraIndexes(unit, bestMatch, kb, report) {
   }
 }
 function serves(index, tag) {
+  if (torchPage(index.url)) return false;
   const variant = servedVariant(index.url);
   if (variant === "all") return true;
   if (variant) return variant.tag === tag;
@@ -52912,7 +53862,11 @@ function serves(index, tag) {
 }
 function checkUnservedLabels(unit, invocationsOf, report) {
   for (const { file: file2, pkg } of unit.packages) {
-    if (pkg.ecosystem !== "pip" || pkg.url || !pkg.localLabel || !pkg.exact || !PYTORCH_INDEX_PACKAGES.has(pkg.name)) continue;
+    if (pkg.ecosystem !== "pip" || pkg.url || !pkg.localLabel || !pkg.exact) continue;
+    if (!PYTORCH_INDEX_PACKAGES.has(pkg.name)) {
+      checkOtherLocalLabel(file2, pkg, (file2.contexts[pkg.context] && invocationsOf.get(file2.contexts[pkg.context])) ?? [], report);
+      continue;
+    }
     const cuda = cudaFromLabel(pkg.localLabel);
     if (!cuda || cuda.precision !== "minor") continue;
     const tag = tagFromCuda(cuda.cuda);
@@ -52936,6 +53890,30 @@ function checkUnservedLabels(unit, invocationsOf, report) {
       ...fix ? { fix } : {}
     });
   }
+}
+var PYG_LABEL = /^pt(\d)(\d{1,2})(cu\d{2,3}|cpu)$/;
+function checkOtherLocalLabel(file2, pkg, invocations, report) {
+  if (invocations.length === 0) return;
+  const pyg = PYG_LABEL.exec(pkg.localLabel);
+  const sourced2 = invocations.some(
+    (invocation) => invocation.members.some((member) => member.context.hiddenIndexes) || invocation.indexes.some(
+      (index) => index.kind !== "conda-channel" && index.kind !== "no-index" && !/^https?:\/\/(?:pypi\.org|pypi\.python\.org|files\.pythonhosted\.org)\b/i.test(index.url) && !(pyg && isPytorchIndex(index.url))
+    )
+  );
+  if (sourced2) return;
+  const page = pyg ? `https://data.pyg.org/whl/torch-${pyg[1]}.${pyg[2]}.0+${pyg[3]}.html` : void 0;
+  const insertAt = file2.source.text.charCodeAt(0) === 65279 ? 1 : 0;
+  const fix = page && file2.kind === "requirements" ? { title: `Add ${page} as a find-links page`, safety: "safe", edits: [{ path: file2.path, range: [insertAt, insertAt], text: `--find-links ${page}
+` }] } : void 0;
+  report({
+    messageId: pyg ? "noPygPage" : "noLocalSource",
+    data: { name: pkg.rawName, version: publicVersion(pkg.exact), label: pkg.localLabel, torch: pyg ? `${pyg[1]}.${pyg[2]}` : "", tag: pyg?.[3] ?? "" },
+    file: file2,
+    span: pkg.span,
+    severity: "error",
+    help: `PyPI hosts no local versions (+${pkg.localLabel}): Warehouse refuses their upload. ${page ? `PyG publishes +${pkg.localLabel} wheels on ${page} (one page per torch minor and CUDA): add --find-links ${page}. Source: ${PYG_DOCS}` : "Add the index or find-links page that publishes this build, or pin the version PyPI has."} Source: https://packaging.python.org/en/latest/specifications/version-specifiers/#local-version-identifiers`,
+    ...fix ? { fix } : {}
+  });
 }
 function checkExplicit(file2, report) {
   const seen = /* @__PURE__ */ new Set();
@@ -53481,11 +54459,16 @@ var rule_default17 = defineRule({
     noVariant: "{{name}} {{version}} has no {{tag}} build{{via}}",
     fallback: "{{name}} {{version}} has no {{tag}} build, so pip ignores {{url}} and installs PyPI's {{pypi}} build",
     unknownVersion: "{{name}} {{version}} is not a known release",
+    newerVersion: "{{name}} {{version}} is newer than the knowledge base knows (newest: {{newest}})",
     noPytorchCuda: "pytorch-cuda={{version}} does not exist (published: {{published}})",
     condaCombination: "pytorch {{version}} was not published for {{what}} {{cuda}} (published: {{published}})",
+    condaRangeCombination: "no pytorch release that {{version}} allows was published for {{what}} {{cuda}} ({{published}})",
+    condaRangeSome: "of the pytorch releases {{version}} allows, only {{some}} was published for {{what}} {{cuda}}",
     channelEnded: "pytorch {{version}} is not on the pytorch conda channel: its last release there was {{last}}",
     condaLabel: "{{subject}} names a pip build: conda packages carry no +{{label}} label, so no such version exists",
-    toolkitIgnored: "cudatoolkit does not select the CUDA build of pytorch {{version}}: from 1.13 the pytorch channel selects it with pytorch-cuda"
+    selectorIgnored: "{{name}} does not select the CUDA build of pytorch {{version}}: from 1.0.1 the pytorch channel selects it with cudatoolkit",
+    toolkitIgnored: "cudatoolkit does not select the CUDA build of pytorch {{version}}: from 1.13 the pytorch channel selects it with pytorch-cuda",
+    noCuda: "{{subject}} names CUDA {{cuda}}, which NVIDIA never released"
   },
   check({ units, kb, report }) {
     for (const unit of units) {
@@ -53494,9 +54477,26 @@ var rule_default17 = defineRule({
         else if (pkg.ecosystem === "pip" && pkg.exact && ["torch", "torchvision", "torchaudio"].includes(pkg.name)) checkUnknown(file2, pkg, kb, report);
       }
       checkConda(unit, kb, report);
+      checkNeverReleased(unit, kb, report);
     }
   }
 });
+function checkNeverReleased(unit, kb, report) {
+  for (const claim2 of unit.claims) {
+    if (claim2.precision !== "minor" || claim2.kind === "image" || claim2.kind === "implied" || !claim2.package) continue;
+    if (claim2.kind === "wheel-tag" && ["torch", "torchvision", "torchaudio"].includes(claim2.package.name)) continue;
+    const minor = cudaMajorMinor(claim2.cuda);
+    if (!minor || kb.cudaExists(minor) !== "no") continue;
+    const record2 = kb.noReleaseRecord(minor);
+    report({
+      messageId: "noCuda",
+      data: { subject: claim2.subject, cuda: minor },
+      file: claim2.file,
+      span: claim2.span,
+      help: `${record2.note}. Source: ${cite(record2)}`
+    });
+  }
+}
 function checkBuild(unit, file2, pkg, build, kb, report) {
   if (!build.release) {
     checkUnknown(file2, pkg, kb, report);
@@ -53583,9 +54583,19 @@ function checkUnknown(file2, pkg, kb, report) {
   if (line.versions.has(version2) || !/^\d+\.\d+\.\d+$/.test(version2)) return;
   const minor = minorOf(version2);
   const newestOfMinor = line.newestOfMinor.get(minor);
-  if (newestOfMinor === void 0 && compareDotted(version2, line.newest ?? "0") > 0) return;
-  const staleMinor = newestOfMinor !== void 0 && compareDotted(version2, newestOfMinor) > 0 && compareDotted(minorOf(line.newest ?? "0"), minor) > 0;
   const newest = kb.torchReleases().filter((release) => release.confidence !== "unverified").at(-1);
+  if (compareDotted(version2, line.newest ?? "0") > 0) {
+    report({
+      messageId: "newerVersion",
+      data: { name: pkg.rawName, version: version2, newest: line.newest ?? "" },
+      file: file2,
+      span: pkg.span,
+      severity: "notice",
+      help: `The knowledge base (PyTorch data retrieved ${newest.retrieved}) ends at ${pkg.rawName} ${line.newest}, so the builds, CUDA and companions of ${version2} are not checked; update cuda-gatekeeper, or check the version. Source: ${cite(newest)}`
+    });
+    return;
+  }
+  const staleMinor = newestOfMinor !== void 0 && compareDotted(version2, newestOfMinor) > 0 && compareDotted(minorOf(line.newest ?? "0"), minor) > 0;
   report({
     messageId: "unknownVersion",
     data: { name: pkg.rawName, version: version2 },
@@ -53595,19 +54605,20 @@ function checkUnknown(file2, pkg, kb, report) {
     help: `The knowledge base (PyTorch data retrieved ${newest.retrieved}) lists ${newestOfMinor ? `${pkg.rawName} ${minor} releases up to ${newestOfMinor}` : `no ${pkg.rawName} ${minor} release`}; check the version. Source: ${cite(newest)}`
   });
 }
+var PREVIOUS_VERSIONS = "https://github.com/pytorch/pytorch.github.io/blob/04862e376ea686ba351674864400db1d93113979/_get_started/previous-versions.md";
 function checkConda(unit, kb, report) {
   const conda = unit.packages.filter(({ pkg }) => pkg.ecosystem === "conda");
-  const pytorch = conda.find(({ pkg }) => pkg.name === "pytorch" && pkg.exact);
-  const pytorchCuda = conda.find(({ pkg }) => pkg.name === "pytorch-cuda" && pkg.exact);
-  const cudatoolkit = conda.find(({ pkg }) => pkg.name === "cudatoolkit" && pkg.exact);
+  const pytorch = conda.find(({ pkg }) => pkg.name === "pytorch" && (pkg.exact || pkg.specifier.trim()));
+  const pytorchCuda = conda.find(({ pkg }) => pkg.name === "pytorch-cuda" && condaCudaOf(pkg));
+  const cudatoolkit = conda.find(({ pkg }) => pkg.name === "cudatoolkit" && condaCudaOf(pkg));
   const published = kb.condaPytorchCudaVersions();
   const source = cite(kb.condaPytorchCuda());
   if (pytorchCuda) {
-    const version3 = cudaMajorMinor(pytorchCuda.pkg.exact.split(".").slice(0, 2).join(".")) ?? pytorchCuda.pkg.exact;
+    const version3 = condaCudaOf(pytorchCuda.pkg);
     if (!published.includes(version3)) {
       report({
         messageId: "noPytorchCuda",
-        data: { version: pytorchCuda.pkg.exact, published: published.join(", ") },
+        data: { version: pytorchCuda.pkg.exact ?? pytorchCuda.pkg.specifier.trim(), published: published.join(", ") },
         file: pytorchCuda.file,
         span: pytorchCuda.pkg.span,
         help: `The pytorch-cuda metapackage exists only for ${published.join(", ")}; from torch 2.6 PyTorch publishes no conda packages (use pip wheels). Source: ${source}`
@@ -53615,7 +54626,7 @@ function checkConda(unit, kb, report) {
     }
   }
   if (!pytorch) return;
-  if (pytorch.pkg.exact.includes("+")) {
+  if (pytorch.pkg.exact?.includes("+")) {
     const label = pytorch.pkg.exact.slice(pytorch.pkg.exact.indexOf("+") + 1);
     report({
       messageId: "condaLabel",
@@ -53626,11 +54637,15 @@ function checkConda(unit, kb, report) {
     });
     return;
   }
-  const version2 = pytorch.pkg.exact;
-  const release = kb.torchRelease(version2);
+  const candidates = condaCandidates(pytorch.pkg, kb);
+  const versions = candidates.length > 0 ? candidates.map((release) => release.version) : pytorch.pkg.exact ? [pytorch.pkg.exact] : [];
+  if (versions.length === 0) return;
+  const ranged = versions.length > 1 || versions[0] !== pytorch.pkg.exact;
+  const version2 = ranged ? pytorch.pkg.specifier.trim().replace(/^=(?!=)/, "") : versions[0];
+  const spec2 = describePackage(pytorch.pkg);
   const channel = pytorch.pkg.channel ?? (pytorch.file.contexts[pytorch.pkg.context]?.channels.includes("conda-forge") ? void 0 : pytorch.file.contexts[pytorch.pkg.context]?.channels.includes("pytorch") ? "pytorch" : void 0);
   const last2 = kb.pytorchChannel().lastVersion;
-  if (channel === "pytorch" && compareDotted(version2, last2) > 0) {
+  if (channel === "pytorch" && versions.every((candidate) => compareDotted(candidate, last2) > 0)) {
     report({
       messageId: "channelEnded",
       data: { version: version2, last: last2 },
@@ -53640,9 +54655,10 @@ function checkConda(unit, kb, report) {
     });
     return;
   }
-  if (!release || channel === "conda-forge" || pytorch.pkg.channel === "conda-forge") return;
-  const lenient = isUnverified(release);
-  if (channel === "pytorch" && cudatoolkit && !pytorchCuda && release.condaPytorchCuda?.length && !release.condaCudatoolkit?.length) {
+  if (candidates.length === 0 || channel === "conda-forge" || pytorch.pkg.channel === "conda-forge") return;
+  const onChannel = channel === "pytorch" ? candidates.filter((release) => compareDotted(release.version, last2) <= 0) : candidates;
+  const lenient = onChannel.some((release) => isUnverified(release));
+  if (channel === "pytorch" && cudatoolkit && !pytorchCuda && onChannel.every((release) => release.condaPytorchCuda?.length && !release.condaCudatoolkit?.length)) {
     report({
       messageId: "toolkitIgnored",
       data: { version: version2 },
@@ -53651,7 +54667,20 @@ function checkConda(unit, kb, report) {
       // The solver may still take a CUDA build of the same version: what it takes is not certain, so a warning.
       severity: "warning",
       unverified: lenient,
-      help: `The pytorch channel's builds of ${version2} depend on pytorch-cuda (${release.condaPytorchCuda.join(", ")}), not on cudatoolkit, so the solver may pick a CPU build or another CUDA. Replace cudatoolkit with pytorch-cuda=X.Y from the nvidia channel. Source: ${cite(release)}`,
+      help: `The pytorch channel's builds of ${version2} depend on pytorch-cuda (${[...new Set(onChannel.flatMap((release) => release.condaPytorchCuda ?? []))].join(", ")}), not on cudatoolkit, so the solver may pick a CPU build or another CUDA. Replace cudatoolkit with pytorch-cuda=X.Y from the nvidia channel. Source: ${cite(onChannel[0])}`,
+      related: [{ file: pytorch.file, span: pytorch.pkg.span, message: `pytorch ${version2} is pinned here` }]
+    });
+  }
+  const selector = conda.find(({ pkg }) => CUDA_SELECTOR.test(pkg.name));
+  if (selector && channel !== "conda-forge" && onChannel.length > 0 && onChannel.every((release) => compareDotted(release.version, "1.0.1") >= 0)) {
+    report({
+      messageId: "selectorIgnored",
+      data: { name: selector.pkg.rawName, version: version2 },
+      file: selector.file,
+      span: selector.pkg.span,
+      // The solver still takes some CUDA build: which is not certain, so a warning.
+      severity: "warning",
+      help: `${selector.pkg.rawName} only tracks a conda feature that the pytorch channel's 0.3\u20131.0.0 builds carried; from 1.0.1 the CUDA build is chosen with cudatoolkit=X.Y (from 1.13 with pytorch-cuda=X.Y), so ${selector.pkg.rawName} picks nothing and the solver takes any CUDA build. Source: ${PREVIOUS_VERSIONS} (v1.0.0: "cuda100 -c pytorch"; v1.0.1: "cudatoolkit=10.0 -c pytorch")`,
       related: [{ file: pytorch.file, span: pytorch.pkg.span, message: `pytorch ${version2} is pinned here` }]
     });
   }
@@ -53659,36 +54688,68 @@ function checkConda(unit, kb, report) {
   const checks = [
     {
       what: "pytorch-cuda",
-      cuda: pytorchCuda ? cudaMajorMinor(pytorchCuda.pkg.exact.split(".").slice(0, 2).join(".")) : void 0,
-      list: release.condaPytorchCuda,
+      cuda: pytorchCuda ? condaCudaOf(pytorchCuda.pkg) : void 0,
+      list: (release) => release.condaPytorchCuda,
       at: pytorchCuda ?? pytorch
     },
     {
       what: "cudatoolkit",
-      cuda: cudatoolkit ? cudaMajorMinor(cudatoolkit.pkg.exact.split(".").slice(0, 2).join(".")) : void 0,
-      list: release.condaCudatoolkit,
+      cuda: cudatoolkit ? condaCudaOf(cudatoolkit.pkg) : void 0,
+      list: (release) => release.condaCudatoolkit,
       at: cudatoolkit ?? pytorch
     },
     {
       what: "CUDA (build string)",
       cuda: buildCuda && buildCuda.includes(".") ? buildCuda : void 0,
-      list: release.condaPytorchCuda?.length ? release.condaPytorchCuda : release.condaCudatoolkit,
+      list: (release) => release.condaPytorchCuda?.length ? release.condaPytorchCuda : release.condaCudatoolkit,
       at: pytorch
     }
   ];
   for (const check3 of checks) {
-    if (!check3.cuda || !check3.list || check3.list.length === 0 || check3.list.includes(check3.cuda)) continue;
+    if (!check3.cuda) continue;
     if (check3.what === "pytorch-cuda" && !published.includes(check3.cuda)) continue;
+    const known2 = onChannel.filter((release) => (check3.list(release)?.length ?? 0) > 0);
+    if (known2.length === 0) continue;
+    const built = known2.filter((release) => check3.list(release).includes(check3.cuda));
+    if (built.length === known2.length) continue;
+    const certain = built.length === 0 && known2.length === onChannel.length;
+    const lists = known2.map((release) => `${release.version}: ${check3.list(release).join(", ")}`).join("; ");
     report({
-      messageId: "condaCombination",
-      data: { version: version2, what: check3.what, cuda: check3.cuda, published: check3.list.join(", ") },
+      messageId: ranged ? built.length === 0 ? "condaRangeCombination" : "condaRangeSome" : "condaCombination",
+      data: {
+        version: ranged ? spec2 : version2,
+        what: check3.what,
+        cuda: check3.cuda,
+        published: ranged ? lists : check3.list(known2[0]).join(", "),
+        some: built.map((release) => release.version).join(", ")
+      },
       file: check3.at.file,
       span: check3.at.pkg.span,
       unverified: lenient,
-      help: `conda cannot solve ${describePackage(pytorch.pkg)} with ${check3.what} ${check3.cuda}: the pytorch channel has builds for ${check3.list.join(", ")} only. Source: ${cite(release)}`,
+      ...certain ? {} : { severity: "warning" },
+      help: certain ? `conda cannot solve ${describePackage(pytorch.pkg)} with ${check3.what} ${check3.cuda}: the pytorch channel has builds for ${ranged ? lists : check3.list(known2[0]).join(", ")} only. Source: ${cite(known2[0])}` : built.length > 0 ? `Of the pytorch releases ${describePackage(pytorch.pkg)} allows, only ${built.map((release) => release.version).join(", ")} ${built.length > 1 ? "have" : "has"} ${check3.what} ${check3.cuda} builds, so the solver takes ${built.length > 1 ? "one of those" : "that one"}; pin it if that is what you mean. Source: ${cite(known2[0])}` : `None of the pytorch releases ${describePackage(pytorch.pkg)} allows that the knowledge base lists builds of has ${check3.what} ${check3.cuda} builds (${lists}). Source: ${cite(known2[0])}`,
       related: check3.at.pkg === pytorch.pkg ? [] : [{ file: pytorch.file, span: pytorch.pkg.span, message: `pytorch ${version2} is pinned here` }]
     });
   }
+}
+function condaCudaOf(pkg) {
+  const version2 = pkg.exact ?? (pkg.clauses.length >= 1 && pkg.clauses.every((clause) => clause.operator === "=" || clause.operator === "==") ? pkg.clauses[0].version : void 0);
+  if (!version2) return void 0;
+  const minor = cudaMajorMinor(
+    version2.replace(/\.?\*$/, "").split(".").slice(0, 2).join(".")
+  );
+  if (!minor) return void 0;
+  return pkg.clauses.every(
+    (clause) => cudaMajorMinor(
+      clause.version.replace(/\.?\*$/, "").split(".").slice(0, 2).join(".")
+    ) === minor
+  ) ? minor : void 0;
+}
+function condaCandidates(pkg, kb) {
+  const exact = pkg.exact ? kb.torchRelease(pkg.exact) : void 0;
+  if (exact && pkg.exact.split(".").length >= 3) return [exact];
+  const spec2 = parseCondaVersionSpec(pkg.specifier.trim() || (pkg.exact ? `=${pkg.exact}` : ""), "exact");
+  return spec2 ? kb.torchReleases().filter((release) => condaAdmits(spec2, release.version)) : [];
 }
 
 // rules/index.ts
@@ -54005,7 +55066,7 @@ function buildUnits(files, links, kb) {
       const via = (includers.get(file2) ?? []).flatMap((includer) => (links.get(includer) ?? []).filter((link) => link.to === file2));
       const covered = new Set(selectedContexts(file2, via).map((context) => context.variant));
       units.push(...selectionUnits(file2, claimsOf, kb, via.length ? covered : /* @__PURE__ */ new Set()));
-    } else if (!includedElsewhere(file2, includers.get(file2) ?? [], component ??= components(files, links))) {
+    } else if (!includedElsewhere(file2, includers.get(file2) ?? [], component ??= components2(files, links))) {
       units.push(fileUnit(file2, links, claimsOf, kb));
     }
   }
@@ -54014,7 +55075,7 @@ function buildUnits(files, links, kb) {
 function includedElsewhere(file2, includers, component) {
   return includers.some((includer) => includer !== file2 && (includer.kind === "dockerfile" || component.get(includer) !== component.get(file2)));
 }
-function components(files, links) {
+function components2(files, links) {
   const index = /* @__PURE__ */ new Map();
   const low = /* @__PURE__ */ new Map();
   const onStack = /* @__PURE__ */ new Set();
@@ -54261,6 +55322,8 @@ function finishUnit(label, root, stage, files, staticClaims, invocations, kb, ro
       const invocation = context ? invocationOf.get(context) : void 0;
       const build = resolveTorchBuild(pkg, invocation?.indexes ?? NO_INDEXES, kb);
       packages.push({ file: file2, pkg, invocation, build });
+      const ranged = !build ? rangedTorchClaim(file2, pkg, invocation, kb) : void 0;
+      if (ranged) implied.push(ranged);
       if (build?.cuda && !pkg.localLabel && !pkg.url) {
         implied.push(
           cudaClaim({
@@ -54283,6 +55346,26 @@ function finishUnit(label, root, stage, files, staticClaims, invocations, kb, ro
   const target = chooseTarget(claims);
   return { label, root, stage, files, claims, target, packages, invocations };
 }
+function rangedTorchClaim(file2, pkg, invocation, kb) {
+  if (pkg.ecosystem !== "pip" || pkg.name !== "torch" || pkg.exact || pkg.url || !pkg.specifier.trim() || pkg.specifier.includes("+")) return void 0;
+  if ((invocation?.indexes ?? NO_INDEXES).some((index) => isPytorchIndex(index.url) || index.kind === "index-url" || index.kind === "find-links"))
+    return void 0;
+  const { majors, releases } = kb.pypiTorchMajors(pkg.specifier.replace(/\s+/g, ""));
+  const [major] = majors;
+  if (majors.size !== 1 || !major || major === "cpu" || releases.length === 0) return void 0;
+  return cudaClaim({
+    kind: "implied",
+    file: file2,
+    context: pkg.context,
+    cuda: major,
+    precision: "major",
+    span: pkg.span,
+    subject: `${pkg.rawName}${pkg.specifier}`,
+    package: pkg,
+    record: releases.at(-1),
+    index: void 0
+  });
+}
 function chooseTarget(claims) {
   for (const tier of TIERS) {
     const inTier = claims.filter((claim2) => tier.includes(claim2.kind));
@@ -54301,19 +55384,19 @@ function chooseTarget(claims) {
 
 // src/gate.ts
 var SUPPRESSION_RULE_ID = "invalid-suppression";
-function gate(files, baseline, kb, options = {}) {
-  const checker = new Checker(baseline, kb, options);
+function gate(files, baseline, kb, options2 = {}) {
+  const checker = new Checker(baseline, kb, options2);
   return checker.report(files.length, [checker.checkPolicy(), checker.checkFiles(files)]);
 }
 var Checker = class {
-  constructor(baseline, kb, options) {
+  constructor(baseline, kb, options2) {
     this.baseline = baseline;
     this.kb = kb;
-    this.options = options;
-    this.rules = options.rules ?? RULES;
+    this.options = options2;
+    this.rules = options2.rules ?? RULES;
     this.ruleIds = new Set(this.rules.map((rule) => rule.id));
     this.active = this.rules.filter((rule) => baseline.rules[rule.id] !== "off");
-    this.removed = new Set(options.removed ?? []);
+    this.removed = new Set(options2.removed ?? []);
   }
   baseline;
   kb;
@@ -54402,10 +55485,10 @@ function batches2(files, links, size) {
   files.forEach((file2, i) => {
     for (const link of links.get(file2) ?? []) sets.join(i, indexOf.get(link.to));
   });
-  const components2 = groupBy(positions(files.length), (i) => sets.find(i));
+  const components3 = groupBy(positions(files.length), (i) => sets.find(i));
   const out = [];
   let current = [];
-  for (const members2 of components2.values()) {
+  for (const members2 of components3.values()) {
     for (const i of members2) current.push(files[i]);
     if (current.length >= size) {
       out.push(current);
@@ -54415,8 +55498,8 @@ function batches2(files, links, size) {
   if (current.length > 0) out.push(current);
   return out;
 }
-function applyWaivers(findings, baseline, options) {
-  const { active } = repositoryWaivers(baseline, options);
+function applyWaivers(findings, baseline, options2) {
+  const { active } = repositoryWaivers(baseline, options2);
   if (active.length === 0) return { kept: [...findings], waived: [] };
   const waived = [];
   const kept = findings.filter((finding) => {
@@ -54428,20 +55511,20 @@ function applyWaivers(findings, baseline, options) {
   });
   return { kept, waived };
 }
-function repositoryWaivers(baseline, options) {
-  const repository = options.repository?.toLowerCase();
+function repositoryWaivers(baseline, options2) {
+  const repository = options2.repository?.toLowerCase();
   if (baseline.waivers.length === 0 || !repository) return { active: [], expired: [] };
   const name = repository.split("/").pop();
-  const today = options.today ?? "9999-12-31";
+  const today = options2.today ?? "9999-12-31";
   const mine = baseline.waivers.filter((waiver) => waiver.repo === "*" || waiver.repo.toLowerCase() === repository || waiver.repo.toLowerCase() === name);
   return { active: mine.filter((waiver) => waiver.expires >= today), expired: mine.filter((waiver) => waiver.expires < today) };
 }
-function expiredWaiverNotes(baseline, options) {
-  return repositoryWaivers(baseline, options).expired.map((waiver) => {
-    const inPolicy = options.policy && (!waiver.file || waiver.file === options.policy.source.path);
-    const file2 = inPolicy ? options.policy : options.policyFiles?.find((candidate) => candidate.source.path === waiver.file);
+function expiredWaiverNotes(baseline, options2) {
+  return repositoryWaivers(baseline, options2).expired.map((waiver) => {
+    const inPolicy = options2.policy && (!waiver.file || waiver.file === options2.policy.source.path);
+    const file2 = inPolicy ? options2.policy : options2.policyFiles?.find((candidate) => candidate.source.path === waiver.file);
     const location = {
-      path: waiver.file ?? options.policy?.source.path ?? "baseline.yaml",
+      path: waiver.file ?? options2.policy?.source.path ?? "baseline.yaml",
       start: { line: 1, column: 1, offset: 0 },
       end: { line: 1, column: 1, offset: 0 }
     };
@@ -54631,13 +55714,13 @@ function affectedFiles(files, changed, removed = /* @__PURE__ */ new Set()) {
     if (changed.has(file2.path) || removed.size > 0 && file2.includes.some((include) => includeCandidates(file2, include).some((path) => removed.has(path))))
       seeds.add(sets.find(i));
   });
-  const components2 = groupBy(positions(files.length), (i) => seeds.has(sets.find(i)) ? sets.find(i) : void 0);
-  return [...components2.values()].flat().sort((a, b) => a - b).map((i) => files[i]);
+  const components3 = groupBy(positions(files.length), (i) => seeds.has(sets.find(i)) ? sets.find(i) : void 0);
+  return [...components3.values()].flat().sort((a, b) => a - b).map((i) => files[i]);
 }
 
 // src/verify.ts
 function linkedWithin(files) {
-  let components2;
+  let components3;
   const build = () => {
     const sets = new UnionFind(files.length);
     const indexOf = new Map(files.map((file2, i) => [file2, i]));
@@ -54654,14 +55737,14 @@ function linkedWithin(files) {
     return { of, members: members2 };
   };
   return (paths) => {
-    components2 ??= build();
+    components3 ??= build();
     const roots = /* @__PURE__ */ new Set();
     for (const path of paths) {
-      const root = components2.of.get(path);
+      const root = components3.of.get(path);
       if (root === void 0) return void 0;
       roots.add(root);
     }
-    return [...roots].flatMap((root) => components2.members.get(root));
+    return [...roots].flatMap((root) => components3.members.get(root));
   };
 }
 function verifyFixes(report, files, regate) {
@@ -54895,10 +55978,14 @@ function plan(files, targetCuda, kb, baseline) {
     cuda: image,
     minimum: minimum.linux,
     floor: floor.linux,
-    ...fleet ? { fleet, fleetOk: compareDotted(fleet, floor.linux) >= 0 } : {},
+    // A release whose own row is below the major's floor (CUDA 11.0.x) runs from that row.
+    ...fleet ? { fleet, fleetOk: compareDotted(fleet, compareDotted(minimum.linux, floor.linux) < 0 ? minimum.linux : floor.linux) >= 0 } : {},
     source: cite(minimum.row)
   } : void 0;
-  if (driver?.fleetOk === false) notes.push(`The fleet driver ${fleet} cannot run CUDA ${cudaMajor(cuda)}.x at all; it needs >= ${driver.floor} first.`);
+  if (driver?.fleetOk === false)
+    notes.push(
+      compareDotted(driver.minimum, driver.floor) < 0 ? `The fleet driver ${fleet} cannot run CUDA ${image}; it needs >= ${driver.minimum} first.` : `The fleet driver ${fleet} cannot run CUDA ${cudaMajor(cuda)}.x at all; it needs >= ${driver.floor} first.`
+    );
   else if (driver && fleet && compareDotted(fleet, driver.minimum) < 0)
     notes.push(`The fleet driver ${fleet} runs CUDA ${image} only under minor-version compatibility; >= ${driver.minimum} gives the full feature set.`);
   if (baseline.cuda.allowed && !baseline.cuda.allowed.includes(cuda))
@@ -55040,8 +56127,9 @@ function familyVersion(name, pkg, release, current, tag, kb) {
   }
   if (pkg.ecosystem !== "pip") return void 0;
   const pins = kb.companionPins(name);
-  if (!pins.some((row) => row.version === publicVersion(pkg.exact) && row.torch === current.version)) return void 0;
-  const next = pins.filter((row) => row.torch === release.version && row.confidence !== "unverified").map((row) => row.version).sort(compareDotted).at(-1);
+  const serves2 = (row, torch) => row.torch === torch || row.abi === "minor" && minorOf(row.torch) === minorOf(torch);
+  if (!pins.some((row) => row.version === publicVersion(pkg.exact) && serves2(row, current.version))) return void 0;
+  const next = pins.filter((row) => serves2(row, release.version) && row.confidence !== "unverified").map((row) => row.version).sort(compareDotted).at(-1);
   return next ?? null;
 }
 function withEdits(file2, edits) {
@@ -55082,11 +56170,11 @@ function renderJson(report, meta3 = {}) {
 }
 
 // src/render/text.ts
-function renderText(report, options = {}) {
+function renderText(report, options2 = {}) {
   const lines = [];
   for (const finding of report.findings) {
-    lines.push(formatLine(finding, options.color ?? false));
-    if (options.verbose) {
+    lines.push(formatLine(finding, options2.color ?? false));
+    if (options2.verbose) {
       if (finding.help) lines.push(`    why: ${escapeControl(finding.help)}`);
       for (const related of finding.related)
         lines.push(
@@ -55125,8 +56213,8 @@ function escapeControl(text2) {
 }
 
 // src/stream.ts
-function gateRepository(files, reader, baseline, kb, options = {}) {
-  const checker = new Checker(baseline, kb, options);
+function gateRepository(files, reader, baseline, kb, options2 = {}) {
+  const checker = new Checker(baseline, kb, options2);
   const sources = [];
   const indexOf = /* @__PURE__ */ new Map();
   const groups = new Groups();
@@ -55139,8 +56227,8 @@ function gateRepository(files, reader, baseline, kb, options = {}) {
     if (!held.has(to)) groups.spoil(to);
     groups.join(i, to);
   };
-  const window = Math.max(1, options.windowFiles ?? 16);
-  for (const { source, parsed, links } of readRepository(files, reader, options.follow ?? true)) {
+  const window = Math.max(1, options2.windowFiles ?? 16);
+  for (const { source, parsed, links } of readRepository(files, reader, options2.follow ?? true)) {
     const i = groups.add();
     sources.push(source);
     indexOf.set(source.path, i);
@@ -55704,7 +56792,7 @@ function collect(io, paths, baseline) {
   const selected = select2(io, paths, baseline);
   return { ...loadFiles(io.cwd, selected.paths, true, selected), missing: selected.missing };
 }
-function checkChanges(files, reader, changes, baseline, kb, options) {
+function checkChanges(files, reader, changes, baseline, kb, options2) {
   const read = [...readRepository(files, reader)];
   const affected = affectedFiles(
     read.map((file2) => file2.parsed),
@@ -55713,7 +56801,7 @@ function checkChanges(files, reader, changes, baseline, kb, options) {
   );
   const kept = new Set(affected.map((file2) => file2.path));
   return {
-    report: gate(affected, baseline, kb, { ...options, removed: changes.removed }),
+    report: gate(affected, baseline, kb, { ...options2, removed: changes.removed }),
     sources: read.map((file2) => file2.source).filter((source) => kept.has(source.path)),
     parsedAgain: 0
   };
@@ -55831,7 +56919,7 @@ function check2(args, io) {
   }
   return fails(report, limit) ? 1 : 0;
 }
-function checkStdin(io, name, type, baseline, kb, options) {
+function checkStdin(io, name, type, baseline, kb, options2) {
   const path = name === void 0 ? "<stdin>" : toRepoPath(io.cwd, resolve3(io.cwd, name));
   if (path === void 0) return `--stdin-filename ${escapeControl(name ?? "")} is outside ${io.cwd}`;
   const kind = type ?? (name === void 0 ? void 0 : classifyPath(path));
@@ -55852,10 +56940,10 @@ function checkStdin(io, name, type, baseline, kb, options) {
     },
     isFile: (at) => at === path || disk.isFile(at)
   };
-  const checked = gateRepository([{ path, kind }], reader, baseline, kb, options);
+  const checked = gateRepository([{ path, kind }], reader, baseline, kb, options2);
   for (const skip of skipped) io.err(`${escapeControl(skip.path)}: skipped: ${skip.reason}
 `);
-  return withVerifiedFixes(checked, baseline, kb, options);
+  return withVerifiedFixes(checked, baseline, kb, options2);
 }
 function writeOutput(cwd, file2, text2) {
   const target = resolve3(cwd, file2);
@@ -55868,10 +56956,10 @@ function writeOutput(cwd, file2, text2) {
     throw new UsageError(`cannot write ${escapeControl(file2)}: ${error62.code ?? "error"}`);
   }
 }
-function withVerifiedFixes(checked, baseline, kb, options) {
+function withVerifiedFixes(checked, baseline, kb, options2) {
   if (!checked.report.findings.some((finding) => finding.fix?.safety === "safe")) return checked;
   const linked = checked.linked ?? linkedWithin(checked.sources.map((source) => parseFile(source.path, source.text, source.kind)));
-  return { ...checked, report: verifyFixes(checked.report, linked, (subset) => gate(subset, baseline, kb, options)) };
+  return { ...checked, report: verifyFixes(checked.report, linked, (subset) => gate(subset, baseline, kb, options2)) };
 }
 function fileType(value) {
   if (value === void 0) return void 0;

@@ -1,13 +1,24 @@
-/** npm run kb:refresh [-- --dry-run]: update the knowledge base from upstream sources (needs network). */
+/**
+ * npm run kb:refresh [-- --dry-run] [-- --summary FILE]: update the knowledge base from upstream sources (needs
+ * network). --summary writes the changes, grouped by source, as Markdown (the weekly workflow's pull request body).
+ */
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fetchText, OfflineError, refresh, writeData } from '../src/knowledge/refresh/run.js';
+import { fetchText, OfflineError, refresh, summary, writeData } from '../src/knowledge/refresh/run.js';
 
 const dataDir = join(import.meta.dirname, '..', 'src', 'knowledge', 'data');
 const dryRun = process.argv.includes('--dry-run');
+const summaryAt = process.argv.indexOf('--summary');
+const summaryFile = summaryAt >= 0 ? process.argv[summaryAt + 1] : undefined;
+if (summaryAt >= 0 && !summaryFile) {
+  process.stderr.write('kb:refresh: --summary needs a file name\n');
+  process.exit(2);
+}
 const today = new Date().toISOString().slice(0, 10);
 
 try {
   const result = await refresh(dataDir, fetchText, today);
+  if (summaryFile) writeFileSync(summaryFile, summary(result.changes, today));
   for (const change of result.changes) process.stdout.write(`${change}\n`);
   if (result.changes.length === 0) process.stdout.write('kb:refresh: the knowledge base matches its sources\n');
   else if (!dryRun) {

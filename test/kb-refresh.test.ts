@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseDockerHubTags, parseDriverTable, parseWheelIndex, toolkitVersion } from '../src/knowledge/refresh/parse.js';
-import { OfflineError, refresh, SOURCES } from '../src/knowledge/refresh/run.js';
+import { OfflineError, refresh, SOURCES, summary } from '../src/knowledge/refresh/run.js';
+import { parse } from 'yaml';
 import { ROOT } from './harness.js';
 
 const excerpt = (name: string) => readFileSync(join(ROOT, 'fixtures', 'kb', name), 'utf8');
@@ -67,5 +68,60 @@ describe('kb:refresh merge', () => {
         '2026-12-01',
       ),
     ).rejects.toThrow(/cannot read https:\/\/download\.pytorch\.org/);
+  });
+});
+
+describe('kb:refresh on a real page', () => {
+  // fixtures/kb/real/: NVIDIA's CUDA 13.2 release notes, sections 2.2 to Table 3, from a stored public copy (see
+  // fixtures/kb/README.md). Its rows are as NVIDIA wrote them: "CUDA 9.2 (9.2.148 Update 1)", ">= 450.51.06"
+  // with a space, "N/A" for 13.x Windows, a header row inside the body.
+  const page = readFileSync(join(ROOT, 'fixtures', 'kb', 'real', 'cuda-13.2-release-notes.table3.md'), 'utf8');
+
+  it('reads every row of Table 3, builds before 11.0 by their full version', () => {
+    const rows = parseDriverTable(page);
+    expect(rows).toHaveLength(62);
+    expect(rows[0]).toEqual({ label: '7.0 (7.0.28)', version: '7.0.28', linux: '346.46', windows: '347.62' });
+    expect(rows.find((row) => row.version === '9.2.148')).toMatchObject({ linux: '396.37' });
+    expect(rows.find((row) => row.version === '11.0.3')).toMatchObject({ linux: '450.51.06' });
+    expect(rows.at(-1)).toEqual({ label: '13.2 GA', version: '13.2.0', linux: '595.45.04' });
+    expect(new Set(rows.map((row) => row.version)).size).toBe(rows.length);
+  });
+
+  it('agrees with the knowledge base row for row: a refresh from it changes nothing', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cgk-kb-'));
+    cpSync(join(ROOT, 'src', 'knowledge', 'data'), dir, { recursive: true });
+    const pages: Record<string, string> = {
+      [SOURCES.torchIndex]: excerpt('torch-index.html'),
+      [SOURCES.releaseNotes]: page,
+      [SOURCES.dockerHub]: excerpt('dockerhub-tags.json'),
+    };
+    const result = await refresh(dir, async (url) => pages[url]!, '2026-12-01');
+    expect(result.changes).toEqual([]);
+  });
+
+  it('names a changed driver row under its source in the pull request body', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cgk-kb-'));
+    cpSync(join(ROOT, 'src', 'knowledge', 'data'), dir, { recursive: true });
+    const changed = page.replace('595.45.04', '595.45.09');
+    expect(changed).not.toBe(page);
+    const pages: Record<string, string> = {
+      [SOURCES.torchIndex]: excerpt('torch-index.html'),
+      [SOURCES.releaseNotes]: changed,
+      [SOURCES.dockerHub]: excerpt('dockerhub-tags.json'),
+    };
+    const result = await refresh(dir, async (url) => pages[url]!, '2026-12-08');
+    expect(result.changes).toEqual(['drivers: CUDA 13.2 GA Linux 595.45.04 -> 595.45.09']);
+    const body = summary(result.changes, '2026-12-08');
+    expect(body).toContain(`### From ${SOURCES.releaseNotes}\n\n- CUDA 13.2 GA Linux 595.45.04 -> 595.45.09`);
+    expect(summary([], '2026-12-08')).toMatch(/matches its sources/);
+  });
+
+  it('runs weekly in CI and opens a pull request with the summary', () => {
+    const workflow = readFileSync(join(ROOT, '.github', 'workflows', 'kb-refresh.yml'), 'utf8');
+    const parsed = parse(workflow) as { on: { schedule: { cron: string }[] }; jobs: { refresh: { steps: { run?: string }[] } } };
+    expect(parsed.on.schedule[0]!.cron).toMatch(/^\S+ \S+ \* \* [0-6]$/);
+    const runs = parsed.jobs.refresh.steps.map((step) => step.run ?? '').join('\n');
+    expect(runs).toContain('npm run kb:refresh -- --summary');
+    expect(runs).toMatch(/gh pr (create|edit)/);
   });
 });

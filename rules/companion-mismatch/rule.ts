@@ -1,3 +1,4 @@
+import { condaAdmits, parseCondaVersionSpec } from '../../src/analysis/conda-versions.js';
 import { projectName } from '../../src/analysis/packages.js';
 import { PYG_DOCS, torchPage } from '../../src/analysis/torch-pages.js';
 import type { Unit, UnitPackage } from '../../src/analysis/units.js';
@@ -20,6 +21,7 @@ export default defineRule({
     triton: 'triton {{version}} is installed with torch {{torch}}, whose Linux wheel requires triton {{expected}}{{condition}}',
     extensionBuild: '{{subject}} is built for torch {{built}}, but torch {{torch}} is pinned',
     torchPage: '{{url}} serves builds for torch {{built}}, but torch {{torch}} is pinned',
+    lockedRequirement: '{{subject}} requires pytorch {{requirement}}, but the lock installs pytorch {{torch}}',
   },
   check({ units, kb, report }) {
     for (const unit of units) {
@@ -37,6 +39,12 @@ export default defineRule({
         const release = kb.torchRelease(torchVersion);
         const related = [{ file: torch.file, span: torch.pkg.span, message: `torch ${torchVersion} is pinned here` }];
         const version = publicVersion(pkg.exact);
+        if (pkg.torchRequirement !== undefined && torch.pkg.ecosystem === 'conda') {
+          // A lock records what this very build requires of pytorch: that decides, not PyPI's pairing (conda-forge's
+          // torchvision 0.15.2 is built for pytorch >=2.0.0,<2.1.0a0, PyPI's for torch 2.0.1 only).
+          checkLockedRequirement(entry, torch, torchVersion, report);
+          continue;
+        }
         if ((name === 'torchvision' || name === 'torchaudio') && release) {
           const allowed = release[name];
           if (allowed.includes(version)) continue;
@@ -66,15 +74,19 @@ export default defineRule({
           });
         } else if (EXACT_PINS.has(name)) {
           const pin = kb.companionPins(name).find((row) => row.version === version);
-          if (!pin || pin.torch === torchVersion) continue;
+          if (!pin || pin.torch === torchVersion || (pin.abi === 'minor' && minorOf(pin.torch) === minorOf(torchVersion))) continue;
+          const expected = pin.abi === 'minor' ? minorOf(pin.torch) : pin.torch;
           report({
             messageId: 'pinnedTorch',
-            data: { name, version, expected: pin.torch, torch: torchVersion },
+            data: { name, version, expected, torch: torchVersion },
             file,
             span: pkg.span,
             related,
             unverified: isUnverified(pin),
-            help: `${name} ${version} is built against torch ${pin.torch} and its wheel requires exactly that torch; pip would replace torch ${torchVersion} or the import fails ("undefined symbol"). ${pin.note ?? ''} Source: ${cite(pin)}`,
+            help:
+              pin.abi === 'minor'
+                ? `${name} ${version} is compiled against torch ${expected}: its wheel accepts torch ${torchVersion} (it requires torch>=${pin.torch}), but the import fails ("undefined symbol"). ${pin.note ?? ''} Source: ${cite(pin)}`
+                : `${name} ${version} is built against torch ${pin.torch} and its wheel requires exactly that torch; pip would replace torch ${torchVersion} or the import fails ("undefined symbol"). ${pin.note ?? ''} Source: ${cite(pin)}`,
           });
         } else if (pkg.localLabel && /^pt\d+(cu\d+|cpu)$/.test(pkg.localLabel)) {
           // PyG's extension wheels (torch-scatter==2.1.2+pt21cu121) are built against one torch minor.
@@ -113,6 +125,21 @@ export default defineRule({
     }
   },
 });
+
+/** A locked conda build's own pytorch requirement against the locked pytorch: the lock itself is inconsistent. */
+function checkLockedRequirement(entry: UnitPackage, torch: UnitPackage, torchVersion: string, report: Reporter): void {
+  const { file, pkg } = entry;
+  const spec = parseCondaVersionSpec(pkg.torchRequirement!, 'exact');
+  if (!spec || condaAdmits(spec, torchVersion)) return;
+  report({
+    messageId: 'lockedRequirement',
+    data: { subject: `${pkg.rawName} ${pkg.exact}${pkg.build ? ` (${pkg.build})` : ''}`, requirement: pkg.torchRequirement!, torch: torchVersion },
+    file,
+    span: pkg.span,
+    related: [{ file: torch.file, span: torch.pkg.span, message: `pytorch ${torchVersion} is locked here` }],
+    help: `The lock records this build's dependencies: it needs pytorch ${pkg.torchRequirement}, so the environment cannot be installed as locked (or it was edited by hand). Source: https://docs.conda.io/projects/conda/en/latest/user-guide/concepts/pkg-specs.html#package-match-specifications`,
+  });
+}
 
 /** Packages whose release wheels require one exact torch (companions.json). */
 const EXACT_PINS: ReadonlySet<string> = new Set(['xformers', 'torchtext', 'torchdata']);

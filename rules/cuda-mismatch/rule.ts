@@ -2,7 +2,8 @@ import { claimCuda, compareClaims, type CudaClaim } from '../../src/analysis/cla
 import type { Unit } from '../../src/analysis/units.js';
 import { nearestCudaBuild, nearestReleaseWithCuda } from '../../src/analysis/nearest.js';
 import { PYTORCH_INDEX_PACKAGES, releaseFor } from '../../src/analysis/torch-build.js';
-import type { PackageFact, ParsedFile } from '../../src/parsers/facts.js';
+import type { IndexFact, PackageFact, ParsedFile } from '../../src/parsers/facts.js';
+import { isPytorchIndex } from '../../src/analysis/cuda-labels.js';
 import { mayHoldTogether } from '../../src/parsers/markers.js';
 import type { Fix, TextEdit } from '../../src/finding.js';
 import { cite, isUnverified, type KnowledgeBase, type TorchRelease } from '../../src/knowledge/index.js';
@@ -20,8 +21,11 @@ export default defineRule({
     major: '{{subject}} is built for CUDA {{found}}, but {{target}} sets CUDA {{expected}}',
     minor: '{{subject}} is built for CUDA {{found}}, but {{target}} sets CUDA {{expected}} (same major, different minor)',
     implied: '{{subject}} installs the CUDA {{found}} build {{how}}, but {{target}} sets CUDA {{expected}}',
+    impliedRange: 'every torch release {{subject}} admits has a CUDA {{found}} build on plain PyPI, but {{target}} sets CUDA {{expected}}',
     index: '{{subject}} serves CUDA {{found}} builds, but {{target}} sets CUDA {{expected}}',
     name: '{{subject}} is named for CUDA {{found}}, but {{target}} sets CUDA {{expected}}',
+    otherBuild:
+      '{{subject}} is a CUDA {{found}} build on PyPI, but {{index}} may serve another build of it, so which is installed beside {{target}} (CUDA {{expected}}) is not determined',
     system: '{{target}} is built for CUDA {{expected}}, but {{subject}} says the machines support only CUDA {{found}}: pixi cannot solve it',
   },
   check({ units, kb, report }) {
@@ -76,6 +80,23 @@ function copiedIn(unit: Unit, claim: CudaClaim): boolean {
   return unit.stage !== undefined && claim.file === unit.root && claim.context !== undefined && claim.file.contexts[claim.context]?.stage !== unit.stage;
 }
 
+const PIP_INDEXES = 'https://pip.pypa.io/en/stable/cli/pip_install/#finding-packages';
+
+/**
+ * For a build known only as PyPI's (onnxruntime-gpu, paddlepaddle-gpu versions): another index or find-links page of
+ * the same install, which may hold another build of that version. The PyTorch index serves the torch family only.
+ */
+function otherSource(unit: Unit, claim: CudaClaim): IndexFact | undefined {
+  if (claim.kind !== 'library' || !claim.package || claim.package.localLabel || claim.package.url) return undefined;
+  const entry = unit.packages.find(({ pkg }) => pkg === claim.package);
+  return entry?.invocation?.indexes.find(
+    (index) =>
+      (index.kind === 'extra-index-url' || index.kind === 'index-url' || index.kind === 'find-links') &&
+      !isPytorchIndex(index.url) &&
+      !/^https?:\/\/(?:pypi\.org|pypi\.python\.org|files\.pythonhosted\.org)\b/i.test(index.url),
+  );
+}
+
 function reportMismatch(
   unit: Unit,
   claim: CudaClaim,
@@ -104,8 +125,32 @@ function reportMismatch(
   const implied = claim.kind === 'implied';
   const how = implied ? (claim.package && !claim.index ? 'that plain PyPI gives on Linux x86_64' : 'from its index') : '';
   const evidence = claim.record ? ` Fact: ${cite(claim.record)}.` : '';
+  const elsewhere = otherSource(unit, claim);
+  if (elsewhere) {
+    // onnxruntime-gpu==1.18.0 is a CUDA 11.8 build on PyPI and a CUDA 12 build on ORT's CUDA-12 feed: with both
+    // indexes pip takes either (it has no priority between indexes), so the build is not a fact to gate on.
+    report({
+      messageId: 'otherBuild',
+      data: { subject: claim.subject, found, target: target.subject, expected, index: elsewhere.url },
+      file: claim.file,
+      span: claim.span,
+      severity: 'warning',
+      unverified: isUnverified(claim.record) || isUnverified(target.record),
+      help: `PyPI's build is for CUDA ${found}, but ${elsewhere.url} is another index of this install and may serve a build of the same version for another CUDA; pip treats all indexes alike ("no priority"), so either may be installed. Install it from one index only (--index-url for that package, or a pinned wheel URL) so the build is certain.${evidence} Source: ${PIP_INDEXES}`,
+      related: [{ file: target.file, span: target.span, message: `CUDA ${expected} is set here (${unit.label})` }],
+    });
+    return;
+  }
   report({
-    messageId: implied ? 'implied' : claim.kind === 'index' || claim.kind === 'conda-channel' ? 'index' : claim.kind === 'name' ? 'name' : relation,
+    messageId: implied
+      ? claim.precision === 'major' && !claim.index
+        ? 'impliedRange'
+        : 'implied'
+      : claim.kind === 'index' || claim.kind === 'conda-channel'
+        ? 'index'
+        : claim.kind === 'name'
+          ? 'name'
+          : relation,
     data: { subject: claim.subject, found, target: target.subject, expected, how },
     file: claim.file,
     span: claim.span,

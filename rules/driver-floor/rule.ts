@@ -12,6 +12,7 @@ export default defineRule({
   fix: 'none',
   messages: {
     major: '{{subject}} needs CUDA {{major}}.x, which needs NVIDIA driver >= {{floor}}; the fleet runs {{fleet}}',
+    release: '{{subject}} needs CUDA {{cuda}}, which needs NVIDIA driver >= {{needed}}; the fleet runs {{fleet}}',
     forwardCompat:
       "{{subject}} needs CUDA {{cuda}}; on the fleet's {{fleet}} it runs only through forward compatibility ({{package}} in the image, data-center GPUs only)",
     minor:
@@ -25,13 +26,14 @@ export default defineRule({
     for (const file of files) checkDriverPackages(file, fleet, report);
     if (!fleet) return;
     const done = new Set<string>();
+    const forward = fleetForwardCompat(baseline.driver.forwardCompat, baseline.gpus, kb);
     for (const unit of units) {
       const compat = compatImage(unit, kb);
       for (const claim of unit.claims) {
         if (claim.kind === 'implied' && claim.index) continue;
         const key = `${claim.file.path}#${claimCuda(claim)}`;
         if (done.has(key)) continue;
-        if (checkClaim(claim, fleet, compat, baseline.driver.forwardCompat, kb, report)) done.add(key);
+        if (checkClaim(claim, fleet, compat, forward, kb, report)) done.add(key);
       }
     }
     for (const file of files) checkRequireCuda(file, fleet, kb, report);
@@ -58,7 +60,8 @@ function compatImage(unit: Unit, kb: KnowledgeBase): boolean {
  * set (a warning); below both it does not run, unless an NVIDIA image's cuda-compat package covers the driver's
  * branch on a data-center GPU (forward compatibility). Reports at most one finding; returns whether it did.
  */
-function checkClaim(claim: CudaClaim, fleet: string, compat: boolean, forwardCompat: boolean | undefined, kb: KnowledgeBase, report: Reporter): boolean {
+function checkClaim(claim: CudaClaim, fleet: string, compat: boolean, forward: ForwardCompat, kb: KnowledgeBase, report: Reporter): boolean {
+  const forwardCompat = forward.allowed;
   const major = cudaMajor(claim.cuda);
   const floor = kb.driverFloor(major);
   if (!floor) return false;
@@ -81,7 +84,25 @@ function checkClaim(claim: CudaClaim, fleet: string, compat: boolean, forwardCom
         span: claim.span,
         severity: forwardCompat ? 'notice' : 'warning',
         unverified: unverified || isUnverified(pkg),
-        help: `NVIDIA supports ${pkg.package} on R${pkg.compatibleBranches.filter((b) => b < branchOf(floor.linux)).join(', R')} drivers, and NVIDIA's images ship it, but only on data-center GPUs on Linux ("Forward Compatibility is applicable only for systems with: NVIDIA Data Center GPUs. Select NGC Server Ready SKUs of RTX cards. Jetson boards"). On other GPUs the container fails with CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE.${forwardCompat ? '' : ' Say which fleet this is with driver.forwardCompat: true (data-center) or false in the baseline.'} Sources: ${cite(pkg)}; ${FORWARD}`,
+        help: `NVIDIA supports ${pkg.package} on R${pkg.compatibleBranches.filter((b) => b < branchOf(floor.linux)).join(', R')} drivers, and NVIDIA's images ship it, but only on data-center GPUs on Linux ("Forward Compatibility is applicable only for systems with: NVIDIA Data Center GPUs. Select NGC Server Ready SKUs of RTX cards. Jetson boards"). On other GPUs the container fails with CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE.${forwardCompat ? (forward.reason ? ` Here ${forward.reason}.` : '') : ` ${forward.reason ? `Here ${forward.reason}; say` : 'Say'} which fleet this is with gpus: [...] or driver.forwardCompat: true (data-center) or false in the baseline.`} Sources: ${cite(pkg)}; ${FORWARD}`,
+      });
+      return true;
+    }
+    const compatNote = compat
+      ? forwardCompat === false && pkg?.compatibleBranches.includes(branch)
+        ? ` Forward compatibility (${pkg.package}) covers R${branch} only on data-center GPUs: ${forward.reason ?? 'the baseline says this fleet has none (driver.forwardCompat: false)'}.`
+        : ` Forward compatibility (cuda-compat) does not cover R${branch}${forwardCompat === false ? ' on this fleet' : ''}.`
+      : '';
+    if (need && compareDotted(need.linux, floor.linux) < 0) {
+      // Below the major's minor-version floor, a release whose own row is lower (CUDA 11.0.x: 450.51.06 against the
+      // 11.x floor 450.80.02) runs from its own row: that is the driver to name, not the floor.
+      report({
+        messageId: 'release',
+        data: { subject: claim.subject, cuda, needed: need.linux, fleet },
+        file: claim.file,
+        span: claim.span,
+        unverified,
+        help: `CUDA ${cuda} code needs at least the driver it was released with (${need.linux}, CUDA ${need.row.label}${need.exactRow ? '' : ', nearest published row'}): older drivers fail CUDA initialisation with "driver version is insufficient for CUDA runtime version". ${floor.linux} is needed only for later CUDA ${major}.x releases.${compatNote} Sources: ${cite(need.row)}; ${MVC}`,
       });
       return true;
     }
@@ -91,7 +112,7 @@ function checkClaim(claim: CudaClaim, fleet: string, compat: boolean, forwardCom
       file: claim.file,
       span: claim.span,
       unverified,
-      help: `A driver older than ${floor.linux} runs no CUDA ${major}.x code newer than its own release: CUDA initialisation fails with "driver version is insufficient for CUDA runtime version".${compat ? ` Forward compatibility (cuda-compat) does not cover R${branch}${forwardCompat === false ? ' on this fleet' : ''}.` : ''} Upgrade the fleet driver or stay on CUDA ${major - 1}.x. Sources: ${cite(floor)}; ${MVC}`,
+      help: `A driver older than ${floor.linux} runs no CUDA ${major}.x code newer than its own release: CUDA initialisation fails with "driver version is insufficient for CUDA runtime version".${compatNote} Upgrade the fleet driver or stay on CUDA ${major - 1}.x. Sources: ${cite(floor)}; ${MVC}`,
     });
     return true;
   }
@@ -106,6 +127,41 @@ function checkClaim(claim: CudaClaim, fleet: string, compat: boolean, forwardCom
     help: `Driver ${fleet} is a CUDA ${major}.x driver, so CUDA ${cuda} code runs under minor-version compatibility: PTX that is newer than the driver cannot be JIT-compiled, and APIs added after the driver's CUDA version fail with cudaErrorCallRequiresNewerDriver. Needed for everything: >= ${need.linux} (CUDA ${need.row.label}${need.exactRow ? '' : ', nearest published row'}). Sources: ${cite(need.row)}; ${MVC}`,
   });
   return true;
+}
+
+interface ForwardCompat {
+  /** true: the fleet's GPUs may use cuda-compat; false: they may not; undefined: not known. */
+  readonly allowed: boolean | undefined;
+  /** Why, when the fleet's GPUs decided it. */
+  readonly reason?: string;
+}
+
+/**
+ * Whether forward compatibility can work on the fleet: only NVIDIA data-center GPUs, Jetson boards and select
+ * NGC-Server-Ready RTX SKUs may use cuda-compat; elsewhere it fails with error 804. A GeForce GPU in the fleet rules it
+ * out whatever the baseline says; a workstation RTX only if the baseline does not say the fleet's cards are such SKUs
+ * (driver.forwardCompat: true); a fleet of data-center and Jetson GPUs allows it unless the baseline says false. GPUs
+ * the knowledge base cannot place leave the baseline's word (or nothing) to decide.
+ */
+function fleetForwardCompat(stated: boolean | undefined, gpus: readonly string[], kb: KnowledgeBase): ForwardCompat {
+  const placed = gpus.map((name) => ({ name, line: kb.gpu(name)?.class }));
+  const geforce = placed.find((gpu) => gpu.line === 'geforce');
+  if (geforce)
+    return {
+      allowed: false,
+      reason: `the fleet's ${geforce.name} is a GeForce GPU, on which cuda-compat fails with CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE (804)`,
+    };
+  const workstation = placed.find((gpu) => gpu.line === 'workstation');
+  if (workstation && stated !== true)
+    return {
+      allowed: false,
+      reason: `the fleet's ${workstation.name} is a workstation GPU: only select NGC-Server-Ready RTX SKUs support cuda-compat (if these are, set driver.forwardCompat: true)`,
+    };
+  if (stated !== undefined) return { allowed: stated };
+  if (placed.length > 0 && placed.every((gpu) => gpu.line === 'data-center' || gpu.line === 'jetson'))
+    return { allowed: true, reason: `the fleet's GPUs (${gpus.join(', ')}) are data-center or Jetson GPUs` };
+  const unknown = placed.find((gpu) => !gpu.line);
+  return { allowed: undefined, ...(unknown ? { reason: `the knowledge base does not know which product line ${unknown.name} is` } : {}) };
 }
 
 /** The branch of a driver version: 570 for 570.124.06. */

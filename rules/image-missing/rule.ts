@@ -11,10 +11,13 @@ export default defineRule({
   fix: 'safe',
   messages: {
     grammar: 'nvidia/cuda has no tag "{{tag}}": tags are <major>.<minor>.<patch>-[cudnn-]<base|runtime|devel>-<os><version>',
-    shortVersion: 'nvidia/cuda has no tag "{{tag}}": from CUDA 11.1 on every tag names the full version ({{full}})',
+    shortVersion: 'nvidia/cuda has no tag "{{tag}}": from CUDA 11.2 on every tag names the full version ({{full}})',
     gone: 'nvidia/cuda:{{tag}} no longer exists: NVIDIA deleted the end-of-life CUDA {{version}} tags from Docker Hub',
     noRelease: 'nvidia/cuda:{{tag}} names CUDA {{cuda}}, which NVIDIA never released',
-    unknownPatch: 'nvidia/cuda:{{tag}} names CUDA {{cuda}}, which is not a known release (newest {{minor}} release: {{latest}})',
+    noUpdate: 'nvidia/cuda:{{tag}} names CUDA {{cuda}}, an update CUDA {{minor}} never had (its updates: {{updates}})',
+    noTags: 'nvidia/cuda:{{tag}} does not exist: NVIDIA published no nvidia/cuda images for CUDA {{cuda}}',
+    unknownPatch: 'nvidia/cuda:{{tag}} names CUDA {{cuda}}, newer than the knowledge base knows (newest {{minor}} release: {{latest}})',
+    newerCuda: 'nvidia/cuda:{{tag}} names CUDA {{cuda}}, newer than the knowledge base knows (newest release: {{newest}})',
     cudnnSpelling: 'nvidia/cuda tags for CUDA {{cuda}} spell cuDNN as "-{{expected}}-", not "-{{found}}-"',
     deleted: 'nvidia/cuda:{{tag}} is end-of-life; NVIDIA deletes such tags six months after end of life',
     os: 'nvidia/cuda {{cuda}} images are not published for {{os}}{{osVersion}} ({{rule}})',
@@ -47,9 +50,43 @@ function checkTag(file: ParsedFile, image: ImageFact, kb: KnowledgeBase, report:
     return;
   }
   const minor = cudaMajorMinor(parsed.version);
-  if (minor && kb.cudaExists(parsed.version) === 'no') {
+  if (minor && kb.cudaExists(minor) === 'no') {
     const record = kb.noReleaseRecord(parsed.version)!;
     report({ messageId: 'noRelease', data: { tag, cuda: minor }, file, span: image.span, help: `${record.note ?? ''}. Source: ${cite(record)}` });
+    return;
+  }
+  if (minor && parsed.version.split('.').length === 3 && kb.cudaExists(parsed.version) === 'no') {
+    // An update that never came: the minor is finished, and the knowledge base lists every update it had.
+    const record = kb.noReleaseRecord(parsed.version)!;
+    const updates = kb.cudaReleasesOf(minor).filter((version) => !kb.nvidiaCudaWithoutTags(version));
+    const latest = latestImagePatch(kb, minor);
+    const fix = latest && !kb.nvidiaCudaTagDeleted(latest) ? versionFix(file, image, parsed, latest, kb) : undefined;
+    report({
+      messageId: 'noUpdate',
+      data: { tag, cuda: parsed.version, minor, updates: kb.cudaReleasesOf(minor).join(', ') },
+      file,
+      span: image.span,
+      help: `${record.note}; the tags that exist name ${updates.map((version) => tag.replace(parsed.version, version)).join(' or ')}. Source: ${cite(record)}`,
+      ...(fix ? { fix } : {}),
+      suggestions: updates
+        .filter((version) => version !== latest)
+        .map((version) => ({ title: `Use ${version}`, safety: 'unsafe' as const, edits: versionFix(file, image, parsed, version, kb)?.edits ?? [] }))
+        .filter((suggestion) => suggestion.edits.length > 0),
+    });
+    return;
+  }
+  const withoutTags = kb.nvidiaCudaWithoutTags(parsed.version);
+  if (minor && withoutTags) {
+    const latest = latestImagePatch(kb, minor);
+    const fix = latest && latest !== parsed.version && !kb.nvidiaCudaWithoutTags(latest) ? versionFix(file, image, parsed, latest, kb) : undefined;
+    report({
+      messageId: 'noTags',
+      data: { tag, cuda: parsed.version },
+      file,
+      span: image.span,
+      help: `${withoutTags.note}${fix ? `; ${latest} has images` : ''}. Source: ${cite(withoutTags)}`,
+      ...(fix ? { fix } : {}),
+    });
     return;
   }
   const parts = parsed.version.split('.');
@@ -83,6 +120,7 @@ function checkTag(file: ParsedFile, image: ImageFact, kb: KnowledgeBase, report:
     return;
   }
   if (minor && kb.cudaExists(parsed.version) === 'unknown') {
+    // A later update of the newest CUDA than the knowledge base knows: said, at notice, with the data's date.
     const latest = latestCudaPatch(kb, minor);
     if (latest && compareDotted(parsed.version, latest) > 0) {
       const row = kb.minDriver(latest)!.row;
@@ -91,8 +129,20 @@ function checkTag(file: ParsedFile, image: ImageFact, kb: KnowledgeBase, report:
         data: { tag, cuda: parsed.version, minor, latest },
         file,
         span: image.span,
-        severity: 'warning',
-        help: `NVIDIA's release table (retrieved ${row.retrieved}) has no CUDA ${parsed.version}. Source: ${cite(row)}`,
+        severity: 'notice',
+        help: `NVIDIA's release table as the knowledge base has it (retrieved ${row.retrieved}) has no CUDA ${parsed.version} yet; check the tag, or update cuda-gatekeeper. Source: ${cite(row)}`,
+      });
+    } else if (!latest && compareDotted(minor, kb.newestCuda()) > 0) {
+      // A CUDA minor after the newest the knowledge base knows: not checked, and said so with the data's date.
+      const row = kb.newestCudaRelease();
+      const newest = row.version;
+      report({
+        messageId: 'newerCuda',
+        data: { tag, cuda: minor, newest },
+        file,
+        span: image.span,
+        severity: 'notice',
+        help: `NVIDIA's release table as the knowledge base has it (retrieved ${row.retrieved}) ends at CUDA ${newest}, so this image's tags, drivers and builds are not checked; update cuda-gatekeeper, or check the tag. Source: ${cite(row)}`,
       });
     }
   }

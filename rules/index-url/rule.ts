@@ -1,7 +1,8 @@
 import { cudaFromLabel, cudaFromUrl, isPytorchIndex } from '../../src/analysis/cuda-labels.js';
 import { PYTORCH_INDEX_PACKAGES, pypiWins, servedVariant } from '../../src/analysis/torch-build.js';
 import type { Invocation, Unit } from '../../src/analysis/units.js';
-import type { IndexFact, InstallContext, ParsedFile } from '../../src/parsers/facts.js';
+import type { IndexFact, InstallContext, PackageFact, ParsedFile } from '../../src/parsers/facts.js';
+import { PYG_DOCS, torchPage } from '../../src/analysis/torch-pages.js';
 import type { Fix } from '../../src/finding.js';
 import { cite, isUnverified, type KnowledgeBase } from '../../src/knowledge/index.js';
 import { defineRule, type Reporter } from '../../src/rule.js';
@@ -16,6 +17,10 @@ export default defineRule({
     extraIndex:
       "{{subject}} installs PyPI's {{name}} {{newest}}, not a {{tag}} build: {{url}} is an extra index, and pip takes the newest version any index has ({{onIndex}})",
     noIndex: '{{name}}=={{version}} is a {{tag}} build, but no index of this install serves {{tag}} builds, so pip cannot find it',
+    noLocalSource:
+      '{{name}}=={{version}} is a +{{label}} build, but this install names no index or page beside PyPI, which has no local versions, so pip cannot find it',
+    noPygPage:
+      '{{name}}=={{version}} is a PyG build for torch {{torch}} ({{tag}}), but no find-links page of this install serves it: PyG publishes such wheels on data.pyg.org, not on PyPI or the PyTorch index',
     ignored: '{{option}} is written on a requirement line, where pip ignores it',
     autoBackend:
       '{{setting}} picks the PyTorch index from the NVIDIA driver of the machine that runs it; docker build runs without a GPU, so uv falls back to the CPU-only builds',
@@ -143,6 +148,8 @@ function checkExtraIndexes(unit: Unit, bestMatch: ReadonlySet<InstallContext | u
 }
 
 function serves(index: IndexFact, tag: string): boolean {
+  // A PyG (or mmcv, detectron2) wheel page serves its project's wheels only, never torch itself.
+  if (torchPage(index.url)) return false;
   const variant = servedVariant(index.url);
   if (variant === 'all') return true; // torch_stable.html lists every variant
   if (variant) return variant.tag === tag;
@@ -154,7 +161,11 @@ function serves(index: IndexFact, tag: string): boolean {
 
 function checkUnservedLabels(unit: Unit, invocationsOf: ReadonlyMap<InstallContext, Invocation[]>, report: Reporter): void {
   for (const { file, pkg } of unit.packages) {
-    if (pkg.ecosystem !== 'pip' || pkg.url || !pkg.localLabel || !pkg.exact || !PYTORCH_INDEX_PACKAGES.has(pkg.name)) continue;
+    if (pkg.ecosystem !== 'pip' || pkg.url || !pkg.localLabel || !pkg.exact) continue;
+    if (!PYTORCH_INDEX_PACKAGES.has(pkg.name)) {
+      checkOtherLocalLabel(file, pkg, (file.contexts[pkg.context] && invocationsOf.get(file.contexts[pkg.context]!)) ?? [], report);
+      continue;
+    }
     const cuda = cudaFromLabel(pkg.localLabel);
     if (!cuda || cuda.precision !== 'minor') continue;
     const tag = tagFromCuda(cuda.cuda);
@@ -190,6 +201,52 @@ function checkUnservedLabels(unit: Unit, invocationsOf: ReadonlyMap<InstallConte
       ...(fix ? { fix } : {}),
     });
   }
+}
+
+const PYG_LABEL = /^pt(\d)(\d{1,2})(cu\d{2,3}|cpu)$/;
+
+/**
+ * A local version label on another package (`torch-scatter==2.1.2+pt24cu121`, `jaxlib==0.4.23+cuda12.cudnn89`):
+ * PyPI refuses local versions ("Can't use PEP 440 local versions", Warehouse's upload check), so only another index
+ * or a find-links page can serve one. With PyPI alone pip cannot install it. A PyG label names its page exactly:
+ * `data.pyg.org/whl/torch-X.Y.0+<tag>.html` serves `+ptXY<tag>` wheels (PyG's installation guide), so the fix adds it.
+ * A page of another torch or CUDA is companion-mismatch's and cuda-mismatch's to report; here it counts as a source.
+ */
+function checkOtherLocalLabel(file: ParsedFile, pkg: PackageFact, invocations: readonly Invocation[], report: Reporter): void {
+  if (invocations.length === 0) return;
+  // PyG's wheels are on its own pages: the PyTorch index serves none of them.
+  const pyg = PYG_LABEL.exec(pkg.localLabel!);
+  const sourced = invocations.some(
+    (invocation) =>
+      invocation.members.some((member) => member.context.hiddenIndexes) ||
+      invocation.indexes.some(
+        (index) =>
+          index.kind !== 'conda-channel' &&
+          index.kind !== 'no-index' &&
+          !/^https?:\/\/(?:pypi\.org|pypi\.python\.org|files\.pythonhosted\.org)\b/i.test(index.url) &&
+          !(pyg && isPytorchIndex(index.url)),
+      ),
+  );
+  if (sourced) return;
+  const page = pyg ? `https://data.pyg.org/whl/torch-${pyg[1]}.${pyg[2]}.0+${pyg[3]}.html` : undefined;
+  const insertAt = file.source.text.charCodeAt(0) === 0xfeff ? 1 : 0;
+  const fix: Fix | undefined =
+    page && file.kind === 'requirements'
+      ? { title: `Add ${page} as a find-links page`, safety: 'safe', edits: [{ path: file.path, range: [insertAt, insertAt], text: `--find-links ${page}\n` }] }
+      : undefined;
+  report({
+    messageId: pyg ? 'noPygPage' : 'noLocalSource',
+    data: { name: pkg.rawName, version: publicVersion(pkg.exact!), label: pkg.localLabel!, torch: pyg ? `${pyg[1]}.${pyg[2]}` : '', tag: pyg?.[3] ?? '' },
+    file,
+    span: pkg.span,
+    severity: 'error',
+    help: `PyPI hosts no local versions (+${pkg.localLabel}): Warehouse refuses their upload. ${
+      page
+        ? `PyG publishes +${pkg.localLabel} wheels on ${page} (one page per torch minor and CUDA): add --find-links ${page}. Source: ${PYG_DOCS}`
+        : 'Add the index or find-links page that publishes this build, or pin the version PyPI has.'
+    } Source: https://packaging.python.org/en/latest/specifications/version-specifiers/#local-version-identifiers`,
+    ...(fix ? { fix } : {}),
+  });
 }
 
 /**

@@ -1,4 +1,4 @@
-import { describePackage } from '../../src/analysis/claims.js';
+import { CUDA_SELECTOR, describePackage } from '../../src/analysis/claims.js';
 import { nearestCudaBuild, nearestReleaseWithCuda } from '../../src/analysis/nearest.js';
 import type { TorchBuild } from '../../src/analysis/torch-build.js';
 import type { Unit } from '../../src/analysis/units.js';
@@ -8,6 +8,7 @@ import { cite, isUnverified, type KnowledgeBase, type TorchRelease } from '../..
 import { defineRule, type Reporter } from '../../src/rule.js';
 import { compareDotted, cudaFromTag, cudaMajorMinor, minorOf, publicVersion, tagFromCuda } from '../../src/knowledge/versions.js';
 import { cudaFromLabel } from '../../src/analysis/cuda-labels.js';
+import { condaAdmits, parseCondaVersionSpec } from '../../src/analysis/conda-versions.js';
 
 export default defineRule({
   id: 'wheel-missing',
@@ -18,11 +19,16 @@ export default defineRule({
     noVariant: '{{name}} {{version}} has no {{tag}} build{{via}}',
     fallback: "{{name}} {{version}} has no {{tag}} build, so pip ignores {{url}} and installs PyPI's {{pypi}} build",
     unknownVersion: '{{name}} {{version}} is not a known release',
+    newerVersion: '{{name}} {{version}} is newer than the knowledge base knows (newest: {{newest}})',
     noPytorchCuda: 'pytorch-cuda={{version}} does not exist (published: {{published}})',
     condaCombination: 'pytorch {{version}} was not published for {{what}} {{cuda}} (published: {{published}})',
+    condaRangeCombination: 'no pytorch release that {{version}} allows was published for {{what}} {{cuda}} ({{published}})',
+    condaRangeSome: 'of the pytorch releases {{version}} allows, only {{some}} was published for {{what}} {{cuda}}',
     channelEnded: 'pytorch {{version}} is not on the pytorch conda channel: its last release there was {{last}}',
     condaLabel: '{{subject}} names a pip build: conda packages carry no +{{label}} label, so no such version exists',
+    selectorIgnored: '{{name}} does not select the CUDA build of pytorch {{version}}: from 1.0.1 the pytorch channel selects it with cudatoolkit',
     toolkitIgnored: 'cudatoolkit does not select the CUDA build of pytorch {{version}}: from 1.13 the pytorch channel selects it with pytorch-cuda',
+    noCuda: '{{subject}} names CUDA {{cuda}}, which NVIDIA never released',
   },
   check({ units, kb, report }) {
     for (const unit of units) {
@@ -31,9 +37,32 @@ export default defineRule({
         else if (pkg.ecosystem === 'pip' && pkg.exact && ['torch', 'torchvision', 'torchaudio'].includes(pkg.name)) checkUnknown(file, pkg, kb, report);
       }
       checkConda(unit, kb, report);
+      checkNeverReleased(unit, kb, report);
     }
   },
 });
+
+/**
+ * A CUDA that was never released, wherever a package states it (`cudatoolkit=11.9`, `cuda-version=12.7`, a build
+ * string `…cuda10.9…`, a `-cu11x` name): no build of it can exist. Images are image-missing's; the torch family's
+ * `+cuXYZ` labels are checked against the builds each release has (checkBuild), which says more.
+ */
+function checkNeverReleased(unit: Unit, kb: KnowledgeBase, report: Reporter): void {
+  for (const claim of unit.claims) {
+    if (claim.precision !== 'minor' || claim.kind === 'image' || claim.kind === 'implied' || !claim.package) continue;
+    if (claim.kind === 'wheel-tag' && ['torch', 'torchvision', 'torchaudio'].includes(claim.package.name)) continue;
+    const minor = cudaMajorMinor(claim.cuda);
+    if (!minor || kb.cudaExists(minor) !== 'no') continue;
+    const record = kb.noReleaseRecord(minor)!;
+    report({
+      messageId: 'noCuda',
+      data: { subject: claim.subject, cuda: minor },
+      file: claim.file,
+      span: claim.span,
+      help: `${record.note}. Source: ${cite(record)}`,
+    });
+  }
+}
 
 function checkBuild(unit: Unit, file: ParsedFile, pkg: PackageFact, build: TorchBuild, kb: KnowledgeBase, report: Reporter): void {
   if (!build.release) {
@@ -125,13 +154,23 @@ function checkUnknown(file: ParsedFile, pkg: PackageFact, kb: KnowledgeBase, rep
   if (line.versions.has(version) || !/^\d+\.\d+\.\d+$/.test(version)) return;
   const minor = minorOf(version);
   const newestOfMinor = line.newestOfMinor.get(minor);
-  // A version newer than every known one is newer than our data: nothing to say.
-  if (newestOfMinor === undefined && compareDotted(version, line.newest ?? '0') > 0) return;
-  const staleMinor = newestOfMinor !== undefined && compareDotted(version, newestOfMinor) > 0 && compareDotted(minorOf(line.newest ?? '0'), minor) > 0;
   const newest = kb
     .torchReleases()
     .filter((release) => release.confidence !== 'unverified')
     .at(-1)!;
+  // A version newer than every known one is newer than our data: a notice with the data's date, never silence.
+  if (compareDotted(version, line.newest ?? '0') > 0) {
+    report({
+      messageId: 'newerVersion',
+      data: { name: pkg.rawName, version, newest: line.newest ?? '' },
+      file,
+      span: pkg.span,
+      severity: 'notice',
+      help: `The knowledge base (PyTorch data retrieved ${newest.retrieved}) ends at ${pkg.rawName} ${line.newest}, so the builds, CUDA and companions of ${version} are not checked; update cuda-gatekeeper, or check the version. Source: ${cite(newest)}`,
+    });
+    return;
+  }
+  const staleMinor = newestOfMinor !== undefined && compareDotted(version, newestOfMinor) > 0 && compareDotted(minorOf(line.newest ?? '0'), minor) > 0;
   report({
     messageId: 'unknownVersion',
     data: { name: pkg.rawName, version },
@@ -142,19 +181,21 @@ function checkUnknown(file: ParsedFile, pkg: PackageFact, kb: KnowledgeBase, rep
   });
 }
 
+const PREVIOUS_VERSIONS = 'https://github.com/pytorch/pytorch.github.io/blob/04862e376ea686ba351674864400db1d93113979/_get_started/previous-versions.md';
+
 function checkConda(unit: Unit, kb: KnowledgeBase, report: Reporter): void {
   const conda = unit.packages.filter(({ pkg }) => pkg.ecosystem === 'conda');
-  const pytorch = conda.find(({ pkg }) => pkg.name === 'pytorch' && pkg.exact);
-  const pytorchCuda = conda.find(({ pkg }) => pkg.name === 'pytorch-cuda' && pkg.exact);
-  const cudatoolkit = conda.find(({ pkg }) => pkg.name === 'cudatoolkit' && pkg.exact);
+  const pytorch = conda.find(({ pkg }) => pkg.name === 'pytorch' && (pkg.exact || pkg.specifier.trim()));
+  const pytorchCuda = conda.find(({ pkg }) => pkg.name === 'pytorch-cuda' && condaCudaOf(pkg));
+  const cudatoolkit = conda.find(({ pkg }) => pkg.name === 'cudatoolkit' && condaCudaOf(pkg));
   const published = kb.condaPytorchCudaVersions();
   const source = cite(kb.condaPytorchCuda());
   if (pytorchCuda) {
-    const version = cudaMajorMinor(pytorchCuda.pkg.exact!.split('.').slice(0, 2).join('.')) ?? pytorchCuda.pkg.exact!;
+    const version = condaCudaOf(pytorchCuda.pkg)!;
     if (!published.includes(version)) {
       report({
         messageId: 'noPytorchCuda',
-        data: { version: pytorchCuda.pkg.exact!, published: published.join(', ') },
+        data: { version: pytorchCuda.pkg.exact ?? pytorchCuda.pkg.specifier.trim(), published: published.join(', ') },
         file: pytorchCuda.file,
         span: pytorchCuda.pkg.span,
         help: `The pytorch-cuda metapackage exists only for ${published.join(', ')}; from torch 2.6 PyTorch publishes no conda packages (use pip wheels). Source: ${source}`,
@@ -162,19 +203,26 @@ function checkConda(unit: Unit, kb: KnowledgeBase, report: Reporter): void {
     }
   }
   if (!pytorch) return;
-  if (pytorch.pkg.exact!.includes('+')) {
-    const label = pytorch.pkg.exact!.slice(pytorch.pkg.exact!.indexOf('+') + 1);
+  if (pytorch.pkg.exact?.includes('+')) {
+    const label = pytorch.pkg.exact.slice(pytorch.pkg.exact.indexOf('+') + 1);
     report({
       messageId: 'condaLabel',
       data: { subject: describePackage(pytorch.pkg), label },
       file: pytorch.file,
       span: pytorch.pkg.span,
-      help: `+${label} is how PyPI-style wheels name a CUDA build; conda names it in the build string or with pytorch-cuda. Write pytorch=${publicVersion(pytorch.pkg.exact!)} with ${cudaFromLabel(label) ? `pytorch-cuda=${cudaFromLabel(label)!.cuda}` : 'the CUDA package of your channel'}. Source: ${source}`,
+      help: `+${label} is how PyPI-style wheels name a CUDA build; conda names it in the build string or with pytorch-cuda. Write pytorch=${publicVersion(pytorch.pkg.exact)} with ${cudaFromLabel(label) ? `pytorch-cuda=${cudaFromLabel(label)!.cuda}` : 'the CUDA package of your channel'}. Source: ${source}`,
     });
     return;
   }
-  const version = pytorch.pkg.exact!;
-  const release = kb.torchRelease(version);
+  // The releases the spec can match, as conda reads it: `pytorch=1.9` is 1.9.0 and 1.9.1, `>=1.10,<1.11` 1.10.x.
+  const candidates = condaCandidates(pytorch.pkg, kb);
+  // An exact version the knowledge base does not list still says whether the pytorch channel can have it.
+  const versions = candidates.length > 0 ? candidates.map((release) => release.version) : pytorch.pkg.exact ? [pytorch.pkg.exact] : [];
+  if (versions.length === 0) return;
+  const ranged = versions.length > 1 || versions[0] !== pytorch.pkg.exact;
+  // As "pytorch {{version}}" reads: `1.10`, `>=1.10,<1.11`; the range messages name the whole spec.
+  const version = ranged ? pytorch.pkg.specifier.trim().replace(/^=(?!=)/, '') : versions[0]!;
+  const spec = describePackage(pytorch.pkg);
   const channel =
     pytorch.pkg.channel ??
     (pytorch.file.contexts[pytorch.pkg.context]?.channels.includes('conda-forge')
@@ -183,7 +231,7 @@ function checkConda(unit: Unit, kb: KnowledgeBase, report: Reporter): void {
         ? 'pytorch'
         : undefined);
   const last = kb.pytorchChannel().lastVersion;
-  if (channel === 'pytorch' && compareDotted(version, last) > 0) {
+  if (channel === 'pytorch' && versions.every((candidate) => compareDotted(candidate, last) > 0)) {
     report({
       messageId: 'channelEnded',
       data: { version, last },
@@ -193,9 +241,15 @@ function checkConda(unit: Unit, kb: KnowledgeBase, report: Reporter): void {
     });
     return;
   }
-  if (!release || channel === 'conda-forge' || pytorch.pkg.channel === 'conda-forge') return;
-  const lenient = isUnverified(release);
-  if (channel === 'pytorch' && cudatoolkit && !pytorchCuda && release.condaPytorchCuda?.length && !release.condaCudatoolkit?.length) {
+  if (candidates.length === 0 || channel === 'conda-forge' || pytorch.pkg.channel === 'conda-forge') return;
+  const onChannel = channel === 'pytorch' ? candidates.filter((release) => compareDotted(release.version, last) <= 0) : candidates;
+  const lenient = onChannel.some((release) => isUnverified(release));
+  if (
+    channel === 'pytorch' &&
+    cudatoolkit &&
+    !pytorchCuda &&
+    onChannel.every((release) => release.condaPytorchCuda?.length && !release.condaCudatoolkit?.length)
+  ) {
     report({
       messageId: 'toolkitIgnored',
       data: { version },
@@ -204,42 +258,116 @@ function checkConda(unit: Unit, kb: KnowledgeBase, report: Reporter): void {
       // The solver may still take a CUDA build of the same version: what it takes is not certain, so a warning.
       severity: 'warning',
       unverified: lenient,
-      help: `The pytorch channel's builds of ${version} depend on pytorch-cuda (${release.condaPytorchCuda.join(', ')}), not on cudatoolkit, so the solver may pick a CPU build or another CUDA. Replace cudatoolkit with pytorch-cuda=X.Y from the nvidia channel. Source: ${cite(release)}`,
+      help: `The pytorch channel's builds of ${version} depend on pytorch-cuda (${[...new Set(onChannel.flatMap((release) => release.condaPytorchCuda ?? []))].join(', ')}), not on cudatoolkit, so the solver may pick a CPU build or another CUDA. Replace cudatoolkit with pytorch-cuda=X.Y from the nvidia channel. Source: ${cite(onChannel[0]!)}`,
+      related: [{ file: pytorch.file, span: pytorch.pkg.span, message: `pytorch ${version} is pinned here` }],
+    });
+  }
+  const selector = conda.find(({ pkg }) => CUDA_SELECTOR.test(pkg.name));
+  if (selector && channel !== 'conda-forge' && onChannel.length > 0 && onChannel.every((release) => compareDotted(release.version, '1.0.1') >= 0)) {
+    report({
+      messageId: 'selectorIgnored',
+      data: { name: selector.pkg.rawName, version },
+      file: selector.file,
+      span: selector.pkg.span,
+      // The solver still takes some CUDA build: which is not certain, so a warning.
+      severity: 'warning',
+      help: `${selector.pkg.rawName} only tracks a conda feature that the pytorch channel's 0.3–1.0.0 builds carried; from 1.0.1 the CUDA build is chosen with cudatoolkit=X.Y (from 1.13 with pytorch-cuda=X.Y), so ${selector.pkg.rawName} picks nothing and the solver takes any CUDA build. Source: ${PREVIOUS_VERSIONS} (v1.0.0: "cuda100 -c pytorch"; v1.0.1: "cudatoolkit=10.0 -c pytorch")`,
       related: [{ file: pytorch.file, span: pytorch.pkg.span, message: `pytorch ${version} is pinned here` }],
     });
   }
   const buildCuda = pytorch.pkg.localLabel ? cudaFromLabel(pytorch.pkg.localLabel)?.cuda : undefined;
-  const checks: { what: string; cuda: string | undefined; list: readonly string[] | undefined; at: { file: ParsedFile; pkg: PackageFact } }[] = [
+  const checks: {
+    what: string;
+    cuda: string | undefined;
+    list: (release: TorchRelease) => readonly string[] | undefined;
+    at: { file: ParsedFile; pkg: PackageFact };
+  }[] = [
     {
       what: 'pytorch-cuda',
-      cuda: pytorchCuda ? cudaMajorMinor(pytorchCuda.pkg.exact!.split('.').slice(0, 2).join('.')) : undefined,
-      list: release.condaPytorchCuda,
+      cuda: pytorchCuda ? condaCudaOf(pytorchCuda.pkg) : undefined,
+      list: (release) => release.condaPytorchCuda,
       at: pytorchCuda ?? pytorch,
     },
     {
       what: 'cudatoolkit',
-      cuda: cudatoolkit ? cudaMajorMinor(cudatoolkit.pkg.exact!.split('.').slice(0, 2).join('.')) : undefined,
-      list: release.condaCudatoolkit,
+      cuda: cudatoolkit ? condaCudaOf(cudatoolkit.pkg) : undefined,
+      list: (release) => release.condaCudatoolkit,
       at: cudatoolkit ?? pytorch,
     },
     {
       what: 'CUDA (build string)',
       cuda: buildCuda && buildCuda.includes('.') ? buildCuda : undefined,
-      list: release.condaPytorchCuda?.length ? release.condaPytorchCuda : release.condaCudatoolkit,
+      list: (release) => (release.condaPytorchCuda?.length ? release.condaPytorchCuda : release.condaCudatoolkit),
       at: pytorch,
     },
   ];
   for (const check of checks) {
-    if (!check.cuda || !check.list || check.list.length === 0 || check.list.includes(check.cuda)) continue;
+    if (!check.cuda) continue;
     if (check.what === 'pytorch-cuda' && !published.includes(check.cuda)) continue; // already reported above
+    const known = onChannel.filter((release) => (check.list(release)?.length ?? 0) > 0);
+    if (known.length === 0) continue;
+    const built = known.filter((release) => check.list(release)!.includes(check.cuda!));
+    if (built.length === known.length) continue;
+    // Every version the spec allows (and the knowledge base lists builds of) lacks it: conda cannot solve. Some
+    // have it: the solver takes one of those, maybe not the version meant.
+    const certain = built.length === 0 && known.length === onChannel.length;
+    const lists = known.map((release) => `${release.version}: ${check.list(release)!.join(', ')}`).join('; ');
     report({
-      messageId: 'condaCombination',
-      data: { version, what: check.what, cuda: check.cuda, published: check.list.join(', ') },
+      messageId: ranged ? (built.length === 0 ? 'condaRangeCombination' : 'condaRangeSome') : 'condaCombination',
+      data: {
+        version: ranged ? spec : version,
+        what: check.what,
+        cuda: check.cuda,
+        published: ranged ? lists : check.list(known[0]!)!.join(', '),
+        some: built.map((release) => release.version).join(', '),
+      },
       file: check.at.file,
       span: check.at.pkg.span,
       unverified: lenient,
-      help: `conda cannot solve ${describePackage(pytorch.pkg)} with ${check.what} ${check.cuda}: the pytorch channel has builds for ${check.list.join(', ')} only. Source: ${cite(release)}`,
+      ...(certain ? {} : { severity: 'warning' as const }),
+      help: certain
+        ? `conda cannot solve ${describePackage(pytorch.pkg)} with ${check.what} ${check.cuda}: the pytorch channel has builds for ${ranged ? lists : check.list(known[0]!)!.join(', ')} only. Source: ${cite(known[0]!)}`
+        : built.length > 0
+          ? `Of the pytorch releases ${describePackage(pytorch.pkg)} allows, only ${built.map((release) => release.version).join(', ')} ${built.length > 1 ? 'have' : 'has'} ${check.what} ${check.cuda} builds, so the solver takes ${built.length > 1 ? 'one of those' : 'that one'}; pin it if that is what you mean. Source: ${cite(known[0]!)}`
+          : `None of the pytorch releases ${describePackage(pytorch.pkg)} allows that the knowledge base lists builds of has ${check.what} ${check.cuda} builds (${lists}). Source: ${cite(known[0]!)}`,
       related: check.at.pkg === pytorch.pkg ? [] : [{ file: pytorch.file, span: pytorch.pkg.span, message: `pytorch ${version} is pinned here` }],
     });
   }
+}
+
+/** The CUDA major.minor a pytorch-cuda or cudatoolkit spec names: `=11.3`, `11.3.1`, `==11.3.*`, `11.3|11.3.*`. */
+function condaCudaOf(pkg: PackageFact): string | undefined {
+  const version =
+    pkg.exact ??
+    (pkg.clauses.length >= 1 && pkg.clauses.every((clause) => clause.operator === '=' || clause.operator === '==') ? pkg.clauses[0]!.version : undefined);
+  if (!version) return undefined;
+  const minor = cudaMajorMinor(
+    version
+      .replace(/\.?\*$/, '')
+      .split('.')
+      .slice(0, 2)
+      .join('.'),
+  );
+  if (!minor) return undefined;
+  // Every alternative must name the same minor (`11.3|11.3.*`).
+  return pkg.clauses.every(
+    (clause) =>
+      cudaMajorMinor(
+        clause.version
+          .replace(/\.?\*$/, '')
+          .split('.')
+          .slice(0, 2)
+          .join('.'),
+      ) === minor,
+  )
+    ? minor
+    : undefined;
+}
+
+/** The torch releases a conda pytorch spec can install. */
+function condaCandidates(pkg: PackageFact, kb: KnowledgeBase): TorchRelease[] {
+  const exact = pkg.exact ? kb.torchRelease(pkg.exact) : undefined;
+  if (exact && pkg.exact!.split('.').length >= 3) return [exact];
+  const spec = parseCondaVersionSpec(pkg.specifier.trim() || (pkg.exact ? `=${pkg.exact}` : ''), 'exact');
+  return spec ? kb.torchReleases().filter((release) => condaAdmits(spec, release.version)) : [];
 }

@@ -328,8 +328,8 @@ type ClaimOf = (kind: ClaimKind, cuda: string, precision: 'minor' | 'major', mor
 
 /** Appends the claims `pkg` makes to `claims`. */
 function packageClaims(file: ParsedFile, pkg: PackageFact, kb: KnowledgeBase, claims: CudaClaim[]): CudaClaim[] {
-  if (pkg.ecosystem === 'pip' && !pkg.localLabel && !pkg.url && !MAY_CLAIM.test(pkg.name)) return claims;
-  if (pkg.ecosystem === 'conda' && !pkg.build && !pkg.channel && !CONDA_CUDA_PACKAGES.has(pkg.name)) return claims;
+  if (pkg.ecosystem === 'pip' && !pkg.localLabel && !pkg.url && !MAY_CLAIM.test(pkg.name) && !pkg.specifier.includes('+')) return claims;
+  if (pkg.ecosystem === 'conda' && !pkg.build && !pkg.channel && !CONDA_CUDA_PACKAGES.has(pkg.name) && !CUDA_SELECTOR.test(pkg.name)) return claims;
   const subject = describePackage(pkg);
   const claimOf: ClaimOf = (kind, cuda, precision, more) =>
     cudaClaim({
@@ -351,7 +351,19 @@ function packageClaims(file: ParsedFile, pkg: PackageFact, kb: KnowledgeBase, cl
 }
 
 /** A conda pin of a CUDA package (`cudatoolkit=11.8`, `pytorch-cuda=12.1`), a CUDA build string, a `label/cuda-X.Y` channel. */
+/**
+ * The pytorch channel's CUDA selectors of PyTorch 0.3–1.0 (`conda install pytorch cuda92 -c pytorch`): empty
+ * packages that only track the feature of the same name, which the CUDA 9.2 builds carried (pytorch/builder
+ * conda/cuda92/meta.yaml: `track_features: - cuda92`). Each names one CUDA release.
+ */
+export const CUDA_SELECTOR = /^cuda(75|80|90|91|92|100)$/;
+
 function condaClaims(file: ParsedFile, pkg: PackageFact, subject: string, claimOf: ClaimOf, claims: CudaClaim[]): void {
+  const selector = CUDA_SELECTOR.exec(pkg.name);
+  if (selector) {
+    const digits = selector[1]!;
+    claims.push(claimOf('conda', `${digits.slice(0, -1)}.${digits.slice(-1)}`, 'minor', { subject }));
+  }
   const version = pkg.exact ?? (pkg.clauses.length === 1 && pkg.clauses[0]!.operator === '=' ? pkg.clauses[0]!.version.replace(/\.\*$/, '') : undefined);
   if (CONDA_CUDA_PACKAGES.has(pkg.name) && version) {
     const minor = cudaMajorMinor(version.split('.').slice(0, 2).join('.'));
@@ -459,6 +471,24 @@ function pipClaims(file: ParsedFile, pkg: PackageFact, subject: string, kb: Know
           claimOf(pkg.name === 'tensorflow' ? 'tensorflow' : pkg.name === 'jax' ? 'jax' : 'library', String(row.cudaMajor), 'major', { subject, record: row }),
         );
     }
+  }
+  // NVIDIA's CUDA packages on PyPI: `cuda-toolkit==12.8.1` (its extras pin the toolkit's own wheels) is that CUDA
+  // release; `cuda-bindings` and `cuda-python` share the major.minor of the toolkit they were generated from but
+  // run with any toolkit of the major ("cuda.bindings 12.x supports any Toolkit 12.y", NVIDIA's support policy):
+  // their major alone.
+  if (pkg.exact && pkg.name === 'cuda-toolkit') {
+    const minor = cudaMajorMinor(publicVersion(pkg.exact).split('.').slice(0, 2).join('.'));
+    if (minor) claims.push(claimOf('nvidia-wheel', minor, 'minor'));
+  }
+  if (pkg.exact && (pkg.name === 'cuda-bindings' || pkg.name === 'cuda-python')) {
+    const major = /^(1[1-9])\./.exec(publicVersion(pkg.exact))?.[1];
+    if (major) claims.push(claimOf('nvidia-wheel', major, 'major'));
+  }
+  // A range whose bound carries a CUDA label (Poetry's `^2.0.0+cu118`): the author asks for that CUDA's builds.
+  if (!pkg.exact && !pkg.url) {
+    const labelled = /\+(cu\d{2,3})(?![\w.])/i.exec(pkg.specifier);
+    const found = labelled ? cudaFromLabel(labelled[1]!) : undefined;
+    if (found && found.precision === 'minor') claims.push(claimOf('wheel-tag', found.cuda, 'minor'));
   }
   // PyG's extension wheels: `torch-scatter==2.1.2+pt21cu121` is built for torch 2.1 and CUDA 12.1.
   const pyg = pkg.localLabel ? /^pt\d+cu(\d{2,3})$/.exec(pkg.localLabel) : undefined;

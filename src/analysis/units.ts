@@ -5,6 +5,7 @@ import { CLAIM_PRECEDENCE, cudaClaim, fileClaims, type ClaimKind, type CudaClaim
 import type { Link } from './links.js';
 import { groupBy, positions } from '../util/collections.js';
 import { StageTree } from './stages.js';
+import { isPytorchIndex } from './cuda-labels.js';
 import { resolveTorchBuild, type TorchBuild } from './torch-build.js';
 
 /** One pip/conda run: a command or file plus the files it pulls in, sharing index options. */
@@ -405,6 +406,8 @@ function finishUnit(
       const invocation = context ? invocationOf.get(context) : undefined;
       const build = resolveTorchBuild(pkg, invocation?.indexes ?? NO_INDEXES, kb);
       packages.push({ file, pkg, invocation, build });
+      const ranged = !build ? rangedTorchClaim(file, pkg, invocation, kb) : undefined;
+      if (ranged) implied.push(ranged);
       if (build?.cuda && !pkg.localLabel && !pkg.url) {
         implied.push(
           cudaClaim({
@@ -426,6 +429,32 @@ function finishUnit(
   const claims = [...staticClaims, ...implied];
   const target = chooseTarget(claims);
   return { label, root, stage, files, claims, target, packages, invocations };
+}
+
+/**
+ * `pip install "torch>=2.1,<2.7"` from PyPI alone: every release the range admits has a PyPI build of one CUDA major
+ * (12 here), so whichever pip picks, that is the major installed. A range whose releases span majors (or an
+ * unpinned torch) says nothing certain, and neither does one installed with a PyTorch index (its claims decide).
+ */
+function rangedTorchClaim(file: ParsedFile, pkg: PackageFact, invocation: Invocation | undefined, kb: KnowledgeBase): CudaClaim | undefined {
+  if (pkg.ecosystem !== 'pip' || pkg.name !== 'torch' || pkg.exact || pkg.url || !pkg.specifier.trim() || pkg.specifier.includes('+')) return undefined;
+  if ((invocation?.indexes ?? NO_INDEXES).some((index) => isPytorchIndex(index.url) || index.kind === 'index-url' || index.kind === 'find-links'))
+    return undefined;
+  const { majors, releases } = kb.pypiTorchMajors(pkg.specifier.replace(/\s+/g, ''));
+  const [major] = majors;
+  if (majors.size !== 1 || !major || major === 'cpu' || releases.length === 0) return undefined;
+  return cudaClaim({
+    kind: 'implied',
+    file,
+    context: pkg.context,
+    cuda: major,
+    precision: 'major',
+    span: pkg.span,
+    subject: `${pkg.rawName}${pkg.specifier}`,
+    package: pkg,
+    record: releases.at(-1),
+    index: undefined,
+  });
 }
 
 /** The strongest tier present decides; within it the most common CUDA version, then the earliest claim. */

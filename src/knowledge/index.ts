@@ -25,6 +25,7 @@ import type {
   CudaRelease,
   DriverFloor,
   Gpu,
+  GpuClass,
   GpuStackBuild,
   Images,
   NgcPytorch,
@@ -43,6 +44,7 @@ export type {
   CudaRelease,
   DriverFloor,
   Gpu,
+  GpuClass,
   GpuStackBuild,
   NgcPytorch,
   Sourced,
@@ -85,6 +87,8 @@ export interface GpuInfo {
   /** Oldest Linux driver that supports the GPU at all, where published. */
   readonly minDriver?: string;
   readonly lastCudaMajor?: number;
+  /** NVIDIA's product line for the matched name, where the knowledge base has it. */
+  readonly class?: GpuClass;
   readonly record: Sourced;
 }
 
@@ -202,7 +206,12 @@ export class KnowledgeBase {
     return minor ? this.data.drivers.forwardCompat.packages.find((row) => row.cuda === `${minor.major}.${minor.minor}`) : undefined;
   }
 
-  /** 'no' for versions NVIDIA never released (12.7), 'yes' for known releases, else 'unknown'. */
+  /**
+   * Whether NVIDIA released this CUDA (`12.4`, `12.4.1`). The list of releases is closed below the newest one:
+   * a major.minor that is not in it was never released ('no'); one newer than the newest is 'unknown' (newer than
+   * the knowledge base). A patch of a finished minor (one a later minor followed) that is not listed is 'no' too
+   * (its updates all came before the next minor); a patch of the newest minor may be a later update ('unknown').
+   */
   cudaExists(cuda: string): 'yes' | 'no' | 'unknown' {
     return this.cached('cudaExists', cuda, this.computeCudaExists);
   }
@@ -212,15 +221,51 @@ export class KnowledgeBase {
     if (!parsed) return 'unknown';
     const minor = `${parsed.major}.${parsed.minor}`;
     if (this.data.drivers.noRelease.some((row) => row.version === minor)) return 'no';
-    const rows = this.data.drivers.releases.filter((row) => row.version.startsWith(`${minor}.`));
-    if (rows.length === 0) return 'unknown';
-    if (parsed.patch === undefined) return 'yes';
-    return rows.some((row) => row.version === `${minor}.${parsed.patch}`) ? 'yes' : 'unknown';
+    const releases = this.cudaReleasesOf(minor);
+    if (releases.length === 0) return compareDotted(minor, this.newestCuda()) < 0 ? 'no' : 'unknown';
+    if (parsed.patch === undefined || releases.includes(`${minor}.${parsed.patch}`)) return 'yes';
+    // Earlier releases are listed by their first build only (10.1.105 "and updates").
+    if (compareDotted(minor, '11.0') < 0) return 'unknown';
+    return this.cudaMinorFinished(minor) ? 'no' : 'unknown';
   }
 
+  /** The releases of one CUDA minor NVIDIA's table lists (`12.1` → 12.1.0, 12.1.1), oldest first. */
+  cudaReleasesOf(minor: string): readonly string[] {
+    return this.cached('cudaReleasesOf', minor, (wanted) =>
+      [...this.data.drivers.releases.map((row) => row.version), ...this.data.drivers.earlierReleases.versions]
+        .filter((version) => minorOf(version) === wanted)
+        .sort(compareDotted),
+    );
+  }
+
+  /** Whether a later CUDA minor followed this one: then it gets no more updates. */
+  cudaMinorFinished(minor: string): boolean {
+    return compareDotted(minor, this.newestCuda()) < 0;
+  }
+
+  /** The record that says a CUDA was never released: NVIDIA's note for a gap it names, or the closed release list. */
   noReleaseRecord(cuda: string): Sourced | undefined {
-    const minor = parseCuda(cuda);
-    return minor ? this.data.drivers.noRelease.find((row) => row.version === `${minor.major}.${minor.minor}`) : undefined;
+    const parsed = parseCuda(cuda);
+    if (!parsed) return undefined;
+    const minor = `${parsed.major}.${parsed.minor}`;
+    const named = this.data.drivers.noRelease.find((row) => row.version === minor);
+    if (named) return named;
+    if (this.cudaExists(cuda) !== 'no') return undefined;
+    const newest = this.data.drivers.releases.at(-1)!;
+    const known = this.cudaReleasesOf(minor);
+    return {
+      source: [...newest.source, ...this.data.drivers.earlierReleases.source],
+      retrieved: newest.retrieved,
+      note:
+        known.length > 0
+          ? `NVIDIA's release table lists every update of CUDA ${minor}: ${known.join(', ')}`
+          : `NVIDIA's release table lists every CUDA release up to ${minorOf(newest.version)}, and ${minor} is not one of them`,
+    };
+  }
+
+  /** The newest CUDA release in the driver table (its row: version, drivers, source). */
+  newestCudaRelease(): CudaRelease {
+    return this.data.drivers.releases.at(-1)!;
   }
 
   /** The newest CUDA major.minor in the driver table. */
@@ -261,6 +306,19 @@ export class KnowledgeBase {
   pypiDefaultCuda(version: string): string | undefined {
     const tag = this.torchRelease(version)?.pypiDefault;
     return tag ? cudaFromTag(tag) : undefined;
+  }
+
+  /**
+   * The CUDA majors of PyPI's Linux builds of every known torch release a specifier admits (`>=2.1,<2.11` → 12),
+   * with the releases: what `pip install "torch>=2.1"` can get from PyPI alone. CPU-only PyPI releases (no
+   * `pypiDefault`) count as a major of their own ('cpu').
+   */
+  pypiTorchMajors(specifier: string): { readonly majors: ReadonlySet<string>; readonly releases: readonly TorchRelease[] } {
+    return this.cached('pypiTorchMajors', specifier, (spec) => {
+      const releases = this.data.pytorch.releases.filter((release) => release.confidence !== 'unverified' && safeSatisfies(release.version, spec));
+      const majors = new Set(releases.map((release) => (release.pypiDefault ? String(Number.parseInt(cudaFromTag(release.pypiDefault) ?? '', 10)) : 'cpu')));
+      return { majors, releases };
+    });
   }
 
   /** torchvision/torchaudio versions that belong to a torch release. */
@@ -373,6 +431,7 @@ export class KnowledgeBase {
       minCuda: gpu.minCuda,
       ...(gpu.minDriver ? { minDriver: gpu.minDriver } : {}),
       ...(gpu.lastCudaMajor ? { lastCudaMajor: gpu.lastCudaMajor } : {}),
+      ...(gpu.classes?.[best.name] ? { class: gpu.classes[best.name] } : {}),
       record: gpu,
     };
   }
@@ -435,6 +494,12 @@ export class KnowledgeBase {
     if (!row) return undefined;
     const published = !(row.from && compareDotted(version, row.from) < 0) && !(row.through && compareDotted(version, row.through) > 0);
     return { row, published };
+  }
+
+  /** A CUDA release NVIDIA published no nvidia/cuda image for (11.0.1, 11.4.4). */
+  nvidiaCudaWithoutTags(version: string): Sourced | undefined {
+    const row = this.data.images.nvidiaCuda.releasesWithoutTags;
+    return row.versions.includes(version) ? row : undefined;
   }
 
   nvidiaCudaTagDeleted(version: string): Sourced | undefined {

@@ -29,6 +29,7 @@ export type CompatPackage = z.infer<typeof CompatPackage>;
 export const CudaDrivers = z.strictObject({
   description: z.string(),
   noRelease: z.array(z.strictObject({ version: dotted, ...sourced })),
+  earlierReleases: z.strictObject({ versions: z.array(dotted), ...sourced }),
   floors: z.array(DriverFloor),
   releases: z.array(CudaRelease),
   forwardCompat: z.strictObject({ gpus: z.string(), packages: z.array(CompatPackage) }),
@@ -87,19 +88,31 @@ export const CompanionPin = z.strictObject({
   torch: z.string(),
   /** The environment marker of torch's Requires-Dist on this pin (triton): outside it, torch requires nothing. */
   marker: z.string().optional(),
+  /**
+   * `minor`: the wheel requires only torch>=`torch`, but its C++ extension is compiled against that torch minor, so
+   * any torch of the minor works and any other fails at import (torchtext 0.18.0).
+   */
+  abi: z.literal('minor').optional(),
   ...sourced,
 });
 export type CompanionPin = z.infer<typeof CompanionPin>;
 export const Companions = z.strictObject({ description: z.string(), pins: z.array(CompanionPin) });
 
-export const Gpu = z.strictObject({
-  names: z.array(z.string()).min(1),
-  cc: z.string(),
-  minCuda: dotted,
-  minDriver: dotted.optional(),
-  lastCudaMajor: z.number().int().optional(),
-  ...sourced,
-});
+/** NVIDIA's product lines, as the cuda-gpus page sections them; forward compatibility depends on it. */
+export const GpuClass = z.enum(['data-center', 'workstation', 'geforce', 'jetson']);
+export type GpuClass = z.infer<typeof GpuClass>;
+export const Gpu = z
+  .strictObject({
+    names: z.array(z.string()).min(1),
+    cc: z.string(),
+    minCuda: dotted,
+    minDriver: dotted.optional(),
+    lastCudaMajor: z.number().int().optional(),
+    /** The product line of each name (a name left out is of a line the sources do not say). */
+    classes: z.record(z.string(), GpuClass).optional(),
+    ...sourced,
+  })
+  .refine((gpu) => Object.keys(gpu.classes ?? {}).every((name) => gpu.names.includes(name)), { message: 'classes names a GPU the record does not list' });
 export type Gpu = z.infer<typeof Gpu>;
 export const ComputeCapability = z.strictObject({ cc: z.string(), minCuda: dotted, lastCudaMajor: z.number().int().optional(), ...sourced });
 export type ComputeCapability = z.infer<typeof ComputeCapability>;
@@ -129,6 +142,7 @@ export const Images = z.strictObject({
     osSuffixes: z.array(OsSuffix),
     cudnnDevelTagsSeen: z.strictObject({ versions: z.record(z.string(), z.array(dotted)), ...sourced }),
     deletedTags: z.strictObject({ versions: z.array(dotted), majors: z.array(z.number().int()), ...sourced }),
+    releasesWithoutTags: z.strictObject({ versions: z.array(dotted), ...sourced }),
     supportPolicy: z.strictObject({ text: z.string(), ...sourced }),
   }),
   pytorchImages: z.strictObject({ repository: z.string(), grammar: z.string(), examples: z.array(z.string()), ...sourced }),

@@ -146,6 +146,11 @@ export interface PackageFact extends Spanned {
   readonly channel?: string;
   readonly build?: string;
   readonly buildSpan?: Span;
+  /**
+   * What a lock records this package's build to require of pytorch (conda-lock's `dependencies`, pixi.lock's
+   * `depends`: `>=2.0.0,<2.1.0a0`): for a conda build that, not PyPI's pairing, says which torch it works with.
+   */
+  readonly torchRequirement?: string;
   readonly context: number;
   /** Index options written on this requirement line (pip ignores them). */
   readonly hashes: number;
@@ -180,6 +185,7 @@ export function packageFact(f: PackageFields): PackageFact {
     channel: f.channel,
     build: f.build,
     buildSpan: f.buildSpan,
+    torchRequirement: f.torchRequirement,
     context: f.context ?? 0,
     hashes: f.hashes ?? 0,
   };

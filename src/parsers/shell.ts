@@ -1,6 +1,7 @@
 import type { ArgOrigin } from './facts.js';
 import type { Span } from './source.js';
 import { MappedBuilder, type Mapped } from './mapped.js';
+import { evaluatePipeline } from './shell-eval.js';
 
 /** A shell word after quote removal and parameter expansion, still mapped to the file. */
 export interface Word {
@@ -41,18 +42,54 @@ function isDigit(code: number): boolean {
  * Split a (continuation-joined) shell script into simple commands. Not a full POSIX parser: it knows quotes,
  * escapes, `$VAR`/`${VAR}`/`${VAR:-default}`, comments, command separators and redirections, which is what
  * package-manager invocations in build files use. It never throws.
+ *
+ * Variables the script sets itself (`CU=cu121 && pip install … /whl/$CU`, `export TAG=$(echo $CUDA | tr -d .)`) are
+ * known to the commands after them when the assignment always runs: not inside `if`/`case`/loops, not beside `||`,
+ * not in a pipeline. Otherwise the name is unresolved, with that reason.
  */
 export function splitCommands(script: Mapped, resolve: Resolver): Command[] {
+  return splitScript(script, resolve).commands;
+}
+
+interface SplitScript {
+  readonly commands: Command[];
+  /** The operator after each command (`&&`, `||`, `|`, `;`, a line break, `&`, `(`, `)`), '' at the end. */
+  readonly operators: string[];
+  /** Whether a command had a redirection. */
+  readonly redirected: boolean[];
+}
+
+const BLOCK_OPEN = new Set(['if', 'case', 'for', 'while', 'until', 'select']);
+const BLOCK_CLOSE = new Set(['fi', 'esac', 'done']);
+const BLOCK_INNER = new Set(['then', 'else', 'elif', 'do']);
+const DECLARE = new Set(['export', 'readonly', 'declare', 'typeset', 'local']);
+const ASSIGNMENT = /^([A-Za-z_][A-Za-z0-9_]*)=/;
+
+function splitScript(script: Mapped, outer: Resolver): SplitScript {
   const text = script.text;
   const commands: Command[] = [];
+  const operators: string[] = [];
+  const redirected: boolean[] = [];
+  const locals = new Map<string, Variable | { readonly unresolved: string }>();
+  const resolve: Resolver = (name) => locals.get(name) ?? outer(name);
   let current: Word[] = [];
+  let redirect = false;
+  let before = '';
+  let blocks = 0;
   let i = 0;
   let skipNextWord = false;
   const braces = new ClosingBraces(text);
 
-  const endCommand = (): void => {
-    if (current.length > 0) commands.push(current);
+  const endCommand = (operator: string): void => {
+    if (current.length > 0) {
+      commands.push(current);
+      operators.push(operator);
+      redirected.push(redirect);
+      blocks = track(current, before, operator, blocks, locals);
+      before = operator;
+    } else if (operator !== '\n' && operator !== ';') before = operator;
     current = [];
+    redirect = false;
   };
 
   while (i < text.length) {
@@ -67,8 +104,9 @@ export function splitCommands(script: Mapped, resolve: Resolver): Command[] {
       continue;
     }
     if (isOperator(code)) {
-      endCommand();
-      i++;
+      const double = (code === 38 || code === 124 || code === 59) && text.charCodeAt(i + 1) === code;
+      endCommand(double ? text.slice(i, i + 2) : text[i]!);
+      i += double ? 2 : 1;
       continue;
     }
     if (code === 35) {
@@ -81,6 +119,7 @@ export function splitCommands(script: Mapped, resolve: Resolver): Command[] {
       // Redirection (`>`, `2>`, `&>`, `<`): skip the operator; its target word is not an argument.
       while (i < text.length && isRedirectionChar(text.charCodeAt(i))) i++;
       skipNextWord = true;
+      redirect = true;
       continue;
     }
     const { word, next, split } = readWord(script, i, resolve, braces);
@@ -91,8 +130,56 @@ export function splitCommands(script: Mapped, resolve: Resolver): Command[] {
     }
     if (word) current.push(...(split ? fieldSplit(word, split) : [word]));
   }
-  endCommand();
-  return commands;
+  endCommand('');
+  return { commands, operators, redirected };
+}
+
+/**
+ * After a command: the block depth it leaves, and the variables it sets. `NAME=value` alone (or after `export`) sets
+ * a shell variable; before a command it is that command's environment only, which sets nothing here.
+ */
+function track(command: Command, before: string, after: string, blocks: number, locals: Map<string, Variable | { readonly unresolved: string }>): number {
+  let words = command;
+  const depth = blocks;
+  const first = words[0]!.text;
+  if (BLOCK_OPEN.has(first)) return depth + 1;
+  if (BLOCK_CLOSE.has(first)) return Math.max(0, depth - 1);
+  if (BLOCK_INNER.has(first)) words = words.slice(1);
+  if (words.length === 0) return depth;
+  if (DECLARE.has(words[0]!.text)) words = words.slice(1).filter((word) => !word.text.startsWith('-'));
+  else if (!words.every((word) => ASSIGNMENT.test(word.text))) return depth;
+  const conditional = depth > 0 || before === '||' || after === '||' || before === '|' || after === '|' || after === '&' || before === '(';
+  for (const word of words) {
+    const match = ASSIGNMENT.exec(word.text);
+    if (!match) continue;
+    const name = match[1]!;
+    if (conditional)
+      locals.set(name, {
+        unresolved: `$${name} is set conditionally in this RUN (in an if, case or loop, or beside || or |), so its value depends on the build`,
+      });
+    else if (word.unresolved) locals.set(name, { unresolved: `$${name} is set from a value only known when the build runs: ${word.unresolved}` });
+    else locals.set(name, { value: word.mapped.slice(match[0].length), defined: word.span });
+  }
+  return depth;
+}
+
+/**
+ * The value of `$(…)` or `` `…` `` where it is a pure pipeline of known values (shell-eval.ts), as text computed
+ * at the reference; otherwise why not.
+ */
+function commandOutput(inner: Mapped, resolve: Resolver, reference: Span): { value: Mapped } | { unresolved: string } {
+  const shown = inner.text.trim();
+  const runtime = `$(${shown}) is the output of a command, only known when the build runs`;
+  if (/^\(/.test(shown) || shown.length > 1000) return { unresolved: runtime };
+  const split = splitScript(inner, resolve);
+  if (split.commands.length === 0) return { unresolved: runtime };
+  const unresolved = split.commands.flat().find((word) => word.unresolved);
+  if (unresolved) return { unresolved: `$(${shown}) is computed from a value only known when the build runs: ${unresolved.unresolved}` };
+  if (split.operators.slice(0, -1).some((operator) => operator !== '|') || split.redirected.some(Boolean))
+    return { unresolved: `$(${shown}) is not a plain pipeline, so it is only known when the build runs` };
+  const result = evaluatePipeline(split.commands.map((command) => ({ words: command.map((word) => word.text) })));
+  if ('unsupported' in result) return { unresolved: `$(${shown}) is not evaluated (${result.unsupported}), so it is only known when the build runs` };
+  return { value: synthetic(result.value, reference, '$(…)') };
 }
 
 function readWord(script: Mapped, startIndex: number, resolve: Resolver, braces: ClosingBraces): { word?: Word; next: number; split?: [number, number][] } {
@@ -130,12 +217,16 @@ function readWord(script: Mapped, startIndex: number, resolve: Resolver, braces:
         continue;
       }
       if (code === 96) {
-        // `…` command substitution: the word's value is only known when the build runs.
+        // `…` command substitution: evaluated when it is a pure pipeline of known values, else only known when the build runs.
         const close = text.indexOf('`', i + 1);
         const end = close < 0 ? text.length : close + 1;
         flush(i);
-        unresolved ??= `\`${text.slice(i + 1, close < 0 ? end : close)}\` is the output of a command, only known when the build runs`;
-        push(script.slice(i, end));
+        const output = close < 0 ? undefined : commandOutput(script.slice(i + 1, close), resolve, script.site(i, end));
+        if (output && 'value' in output) push(output.value);
+        else {
+          unresolved ??= output?.unresolved ?? `\`${text.slice(i + 1, end)}\` is the output of a command, only known when the build runs`;
+          push(script.slice(i, end));
+        }
         i = end;
         runStart = i;
         continue;
@@ -273,7 +364,9 @@ function readExpansion(script: Mapped, at: number, resolve: Resolver, braces: Cl
     const close = closingParen(text, at + 1);
     const next = close < 0 ? text.length : close + 1;
     const inner = text.slice(at + 2, close < 0 ? next : close).replace(/^\(|\)$/g, '');
-    return { unresolved: `$(${inner}) is the output of a command, only known when the build runs`, next };
+    if (close < 0 || text[at + 2] === '(') return { unresolved: `$(${inner}) is the output of a command, only known when the build runs`, next };
+    const output = commandOutput(script.slice(at + 2, close), resolve, script.site(at, next));
+    return { ...output, next };
   }
   if (text[at + 1] !== '{') {
     const match = /^[A-Za-z_][A-Za-z0-9_]*/.exec(text.slice(at + 1, at + 65));

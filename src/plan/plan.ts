@@ -130,11 +130,17 @@ export function plan(files: readonly ParsedFile[], targetCuda: string, kb: Knowl
           cuda: image,
           minimum: minimum.linux,
           floor: floor.linux,
-          ...(fleet ? { fleet, fleetOk: compareDotted(fleet, floor.linux) >= 0 } : {}),
+          // A release whose own row is below the major's floor (CUDA 11.0.x) runs from that row.
+          ...(fleet ? { fleet, fleetOk: compareDotted(fleet, compareDotted(minimum.linux, floor.linux) < 0 ? minimum.linux : floor.linux) >= 0 } : {}),
           source: cite(minimum.row),
         }
       : undefined;
-  if (driver?.fleetOk === false) notes.push(`The fleet driver ${fleet} cannot run CUDA ${cudaMajor(cuda)}.x at all; it needs >= ${driver.floor} first.`);
+  if (driver?.fleetOk === false)
+    notes.push(
+      compareDotted(driver.minimum, driver.floor) < 0
+        ? `The fleet driver ${fleet} cannot run CUDA ${image}; it needs >= ${driver.minimum} first.`
+        : `The fleet driver ${fleet} cannot run CUDA ${cudaMajor(cuda)}.x at all; it needs >= ${driver.floor} first.`,
+    );
   else if (driver && fleet && compareDotted(fleet, driver.minimum) < 0)
     notes.push(`The fleet driver ${fleet} runs CUDA ${image} only under minor-version compatibility; >= ${driver.minimum} gives the full feature set.`);
   if (baseline.cuda.allowed && !baseline.cuda.allowed.includes(cuda))
@@ -324,9 +330,11 @@ function familyVersion(
   // xformers, triton, torchtext, torchdata: a release that requires the current torch moves to the one for the new torch.
   if (pkg.ecosystem !== 'pip') return undefined;
   const pins = kb.companionPins(name);
-  if (!pins.some((row) => row.version === publicVersion(pkg.exact!) && row.torch === current.version)) return undefined;
+  // A pin of the torch minor (abi: minor, torchtext 0.18.0) serves every torch of that minor.
+  const serves = (row: (typeof pins)[number], torch: string): boolean => row.torch === torch || (row.abi === 'minor' && minorOf(row.torch) === minorOf(torch));
+  if (!pins.some((row) => row.version === publicVersion(pkg.exact!) && serves(row, current.version))) return undefined;
   const next = pins
-    .filter((row) => row.torch === release.version && row.confidence !== 'unverified')
+    .filter((row) => serves(row, release.version) && row.confidence !== 'unverified')
     .map((row) => row.version)
     .sort(compareDotted)
     .at(-1);

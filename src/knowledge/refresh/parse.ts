@@ -41,8 +41,13 @@ export function parseDriverTable(html: string): DriverRow[] {
   return rows.sort((a, b) => compareDotted(a.version, b.version));
 }
 
-/** `CUDA 12.4 Update 1` → 12.4.1, `CUDA 12.8 GA` → 12.8.0, `CUDA 11.0.3 Update 1` → 11.0.3. */
+/**
+ * `CUDA 12.4 Update 1` → 12.4.1, `CUDA 12.8 GA` → 12.8.0, `CUDA 11.0.3 Update 1` → 11.0.3; before 11.0 NVIDIA writes
+ * the build in parentheses (`CUDA 9.2 (9.2.148 Update 1)` → 9.2.148, `CUDA 7.0 (7.0.28)` → 7.0.28).
+ */
 export function toolkitVersion(label: string): string | undefined {
+  const build = /CUDA\s+\d+\.\d+\s*\((\d+\.\d+\.\d+)/i.exec(label);
+  if (build) return build[1];
   const match = /CUDA\s+(\d+)\.(\d+)(?:\.(\d+))?\s*(?:(GA|RC)|Update\s+(\d+))?/i.exec(label);
   if (!match) return undefined;
   const [, major, minor, patch, , update] = match;

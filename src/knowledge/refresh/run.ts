@@ -69,6 +69,16 @@ export async function refresh(dataDir: string, fetchSource: Fetch, today: string
 
   const rows = parseDriverTable(await fetchSource(SOURCES.releaseNotes));
   for (const row of rows) {
+    // Releases before 11.0 are kept as a list of versions (the driver floors of 11.0+ never need their rows).
+    if (compareDotted(row.version, '11.0') < 0) {
+      const earlier = drivers.earlierReleases.versions;
+      if (!earlier.includes(row.version)) {
+        earlier.push(row.version);
+        earlier.sort(compareDotted);
+        changes.push(`drivers: CUDA ${row.label} added to the releases before 11.0`);
+      }
+      continue;
+    }
     const existing = drivers.releases.find((release) => release.version === row.version);
     if (!existing) {
       drivers.releases.push({
@@ -115,4 +125,28 @@ export async function refresh(dataDir: string, fetchSource: Fetch, today: string
 
 export function writeData(dataDir: string, files: Readonly<Record<string, unknown>>): void {
   for (const [name, data] of Object.entries(files)) writeFileSync(join(dataDir, name), `${JSON.stringify(data, null, 2)}\n`);
+}
+
+const SOURCE_OF_CHANGE: Readonly<Record<string, string>> = {
+  pytorch: SOURCES.torchIndex,
+  drivers: SOURCES.releaseNotes,
+  images: SOURCES.dockerHub,
+};
+
+/** The pull request body the weekly workflow opens: each change under the source it was read from. */
+export function summary(changes: readonly string[], today: string): string {
+  if (changes.length === 0) return `kb:refresh on ${today}: the knowledge base matches its sources.\n`;
+  const lines = [`kb:refresh on ${today} read the upstream sources and found ${changes.length} change(s).`, ''];
+  for (const [kind, source] of Object.entries(SOURCE_OF_CHANGE)) {
+    const own = changes.filter((change) => change.startsWith(`${kind}:`));
+    if (own.length === 0) continue;
+    lines.push(`### From ${source}`, '', ...own.map((change) => `- ${change.slice(kind.length + 1).trim()}`), '');
+  }
+  lines.push(
+    'New rows are marked `confidence: unverified` until someone checks them against the source; rules treat',
+    'unverified facts leniently (never an error on them alone). Review with `git diff src/knowledge/data`, check each',
+    'row against its source, drop `confidence` where it holds, and run `npm test`.',
+    '',
+  );
+  return lines.join('\n');
 }

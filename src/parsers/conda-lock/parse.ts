@@ -50,7 +50,11 @@ export function parseCondaLock(path: string, fileText: string): ParsedFile {
     const url = text(get(entry, 'url'), source);
     if (manager === 'conda') {
       const fact = url ? condaPackageFromUrl(url) : undefined;
-      if (fact) sink.packages.push(packageFact({ ...fact, context: contextOf(platform, 'conda-env').id }));
+      const torchRequirement = text(get(get(entry, 'dependencies'), 'pytorch'), source)?.text;
+      if (fact)
+        sink.packages.push(
+          packageFact({ ...fact, ...(torchRequirement !== undefined ? { torchRequirement } : {}), context: contextOf(platform, 'conda-env').id }),
+        );
     } else if (manager === 'pip' && name && version) {
       const pin = new MappedBuilder();
       pin.pushMapped(name);

@@ -144,7 +144,8 @@ function exactVersion(clauses: readonly VersionClause[], _fuzzy: boolean): strin
  * `cpu`; and in build globs (`*cuda118*`, `cuda124*`, pixi's `{ build = "cuda126*" }`) the same.
  */
 export function cudaLabelFromBuild(build: string): string | undefined {
-  const cuda = /(?:^|[_*])(cuda\d+(?:\.\d+)?|cu\d{2,3})(?:[_*]|$|[a-z])/i.exec(build);
+  // `cuda11.8`, `cuda10.1.243` (the pytorch channel's 1.x builds name the full CUDA), `cuda118`, `cu121`.
+  const cuda = /(?:^|[_*])(cuda\d+(?:\.\d+)?|cu\d{2,3})(?:\.\d+)*(?:[_*]|$|[a-z])/i.exec(build);
   if (cuda) return cuda[1]!.toLowerCase();
   if (/(?:^|[_*])cpu(?:[_*]|$)/i.test(build)) return 'cpu';
   return undefined;

@@ -16,6 +16,7 @@
  * its `+cu124`; the URL gives the index). The lock is never edited: the checks say which `pixi` command to run (gate.ts).
  */
 import { FactSink, packageFact, type InstallContext, type ParsedFile } from '../facts.js';
+import type { YAMLMap } from 'yaml';
 import { condaPackageFromUrl, entries, get, items, readLockYaml, text } from '../locks.js';
 import { parsePythonRequirement } from '../python-requirement.js';
 import { SourceText } from '../source.js';
@@ -25,6 +26,7 @@ export function parsePixiLock(path: string, fileText: string): ParsedFile {
   const sink = new FactSink();
   const root = readLockYaml(fileText, 'a pixi.lock', sink.problems);
   if (!root) return sink.finish(path, 'pixi-lock', source);
+  const torchRequirements = lockedTorchRequirements(root, source);
   for (const [name, , environment] of entries(get(root, 'environments'))) {
     const channels = items(get(environment, 'channels')).flatMap((channel) => {
       const url = text(get(channel, 'url'), source)?.text ?? text(channel, source)?.text;
@@ -44,7 +46,8 @@ export function parsePixiLock(path: string, fileText: string): ParsedFile {
         const condaUrl = text(get(entry, 'conda'), source);
         if (condaUrl) {
           const fact = condaPackageFromUrl(condaUrl);
-          if (fact) sink.packages.push(packageFact({ ...fact, context: conda.id }));
+          const torchRequirement = torchRequirements.get(condaUrl.text);
+          if (fact) sink.packages.push(packageFact({ ...fact, ...(torchRequirement !== undefined ? { torchRequirement } : {}), context: conda.id }));
           continue;
         }
         const pypiUrl = text(get(entry, 'pypi'), source);
@@ -58,4 +61,22 @@ export function parsePixiLock(path: string, fileText: string): ParsedFile {
     }
   }
   return sink.finish(path, 'pixi-lock', source);
+}
+
+/**
+ * The `pytorch` requirement of each conda package the lock describes, by package URL: v6 lists packages as
+ * `- conda: <url>` with `depends: [pytorch >=2.0.0,<2.1.0a0, …]`, v4/v5 as `- kind: conda` with `url:`.
+ */
+function lockedTorchRequirements(root: YAMLMap, source: SourceText): Map<string, string> {
+  const found = new Map<string, string>();
+  for (const entry of items(get(root, 'packages'))) {
+    const url =
+      text(get(entry, 'conda'), source)?.text ?? (text(get(entry, 'kind'), source)?.text === 'conda' ? text(get(entry, 'url'), source)?.text : undefined);
+    if (!url) continue;
+    for (const depend of items(get(entry, 'depends'))) {
+      const spec = /^pytorch(?:\s+(.*))?$/.exec(text(depend, source)?.text.trim() ?? '');
+      if (spec) found.set(url, (spec[1] ?? '').trim());
+    }
+  }
+  return found;
 }
