@@ -45915,6 +45915,7 @@ function scanPlainDockerfile(text2) {
     let contentEnd = trimEnd(text2, pos, lineEnd);
     let continued = text2.charCodeAt(contentEnd - 1) === 92;
     let lines = 1;
+    let firstComment = -1;
     while (continued) {
       if (text2.charCodeAt(contentEnd - 2) === 92) return void 0;
       pos = lineEnd + 1;
@@ -45923,7 +45924,10 @@ function scanPlainDockerfile(text2) {
       lineEnd = text2.indexOf("\n", pos);
       if (lineEnd < 0) lineEnd = length;
       const start = skipBlanks(text2, pos, lineEnd);
-      if (start === lineEnd || text2.charCodeAt(start) === 35) continue;
+      if (start === lineEnd || text2.charCodeAt(start) === 35) {
+        if (firstComment < 0 && start !== lineEnd) firstComment = start;
+        continue;
+      }
       contentEnd = trimEnd(text2, pos, lineEnd);
       continued = text2.charCodeAt(contentEnd - 1) === 92;
       lines++;
@@ -45931,6 +45935,7 @@ function scanPlainDockerfile(text2) {
     const upper = keyword.toUpperCase();
     const span = { start: indent, end: lineEnd };
     if (READ_ARGUMENTS.has(upper)) {
+      if (firstComment >= 0 && /["']/.test(text2.slice(firstComment, contentEnd))) return void 0;
       const quotes = upper === "ARG" || upper === "ENV" ? /\\/ : /["'\\]/;
       const plain = lines > 1 || quotes.test(text2.slice(keywordEnd, contentEnd)) ? void 0 : plainArguments(text2, upper, keyword, span, fromLine, keywordEnd, contentEnd);
       instructions.push(plain ?? astInstruction(text2, span, fromLine));

@@ -129,6 +129,12 @@ describe('the plain-Dockerfile scan', () => {
     expect(quoted.images[0]?.reference).toBe('nvidia/cuda:12.1.1-devel-ubuntu22.04');
   });
 
+  it('leaves a quote after a comment line inside ARG/ENV to the whole-file parse (fuzz:ci counterexample, seed -1978343521)', () => {
+    const text = 'ARG \\\n# a comment\n # --mount=type=cache,target=/root/.cache \\\n "a"\trequirements.txt\nFROM nvidia/cuda:12.4.1-cudnn-devel-ubuntu22.04\n';
+    expect(agrees(text)).toBe(false); // declined, so the reader is dockerfile-ast's whole-file parse
+    expect(parseDockerfile('Dockerfile', text).images[0]?.reference).toBe('nvidia/cuda:12.4.1-cudnn-devel-ubuntu22.04');
+  });
+
   it('reads parser directives as Docker does, in both readers (issue 26: dockerfile-ast lost the FROM after a directive-like comment)', () => {
     const image = 'FROM nvidia/cuda:11.0.3-cudnn8-devel-ubuntu20.04\n';
     for (const first of [

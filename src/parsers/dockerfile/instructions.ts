@@ -194,6 +194,7 @@ export function scanPlainDockerfile(text: string): InstructionView[] | undefined
     let contentEnd = trimEnd(text, pos, lineEnd);
     let continued = text.charCodeAt(contentEnd - 1) === 92; /* \ */
     let lines = 1;
+    let firstComment = -1;
     while (continued) {
       if (text.charCodeAt(contentEnd - 2) === 92) return undefined; // `\\` at a line end
       // Skip to the next line that is neither blank nor a comment; it continues the instruction.
@@ -203,7 +204,10 @@ export function scanPlainDockerfile(text: string): InstructionView[] | undefined
       lineEnd = text.indexOf('\n', pos);
       if (lineEnd < 0) lineEnd = length;
       const start = skipBlanks(text, pos, lineEnd);
-      if (start === lineEnd || text.charCodeAt(start) === 35) continue;
+      if (start === lineEnd || text.charCodeAt(start) === 35) {
+        if (firstComment < 0 && start !== lineEnd) firstComment = start;
+        continue;
+      }
       contentEnd = trimEnd(text, pos, lineEnd);
       continued = text.charCodeAt(contentEnd - 1) === 92;
       lines++;
@@ -212,6 +216,9 @@ export function scanPlainDockerfile(text: string): InstructionView[] | undefined
     // dockerfile-ast ends an instruction at the end of its last line, trailing blanks included.
     const span = { start: indent, end: lineEnd };
     if (READ_ARGUMENTS.has(upper)) {
+      // A quote after a comment line inside a read instruction: dockerfile-ast's offsets there can run into the
+      // next instruction, so only the whole-file parse says what it reads (found by fuzz:ci; rare in real files).
+      if (firstComment >= 0 && /["']/.test(text.slice(firstComment, contentEnd))) return undefined;
       const quotes = upper === 'ARG' || upper === 'ENV' ? /\\/ : /["'\\]/; // ARG/ENV values may be quoted; see argProperties
       const plain =
         lines > 1 || quotes.test(text.slice(keywordEnd, contentEnd)) ? undefined : plainArguments(text, upper, keyword, span, fromLine, keywordEnd, contentEnd);
