@@ -41454,6 +41454,9 @@ function systemClaims(file2, claims) {
     const major = required2 ? /^(\d+)(?:\.(\d+))?/.exec(required2.value) : null;
     if (!required2 || !major) continue;
     const original = required2.value;
+    const literal2 = file2.source.text.slice(required2.span.start, required2.span.end);
+    const at = Math.max(literal2.indexOf(original), 0);
+    const where = context.variant ?? "this environment";
     claims.push(
       cudaClaim({
         kind: "system",
@@ -41462,12 +41465,12 @@ function systemClaims(file2, claims) {
         cuda: major[2] !== void 0 ? `${major[1]}.${major[2]}` : major[1],
         precision: major[2] !== void 0 ? "minor" : "major",
         span: required2.span,
-        subject: `system-requirements cuda = "${original}" (${context.variant ?? "this environment"})`,
+        subject: literal2.includes("__cuda") ? `the platform's virtual package ${literal2} (${where})` : `system-requirements cuda = ${literal2} (${where})`,
         // Raising the floor keeps its spelling: "12" → "13", "12.0" → "13.0".
         rewrite: (target) => {
           const to = parseCuda(target);
           if (!to) return void 0;
-          return one(replaceWithin(file2, required2.span, `"${original}"`, 1, 1 + original.length, major[2] !== void 0 ? `${to.major}.0` : `${to.major}`));
+          return one(replaceWithin(file2, required2.span, literal2, at, at + original.length, major[2] !== void 0 ? `${to.major}.0` : `${to.major}`));
         }
       })
     );
@@ -43548,6 +43551,7 @@ var PIP_OPTIONS = new Map([
     "--proxy",
     "--retries",
     "--timeout",
+    "--default-timeout",
     "--trusted-host",
     "--cert",
     "--client-cert",
@@ -43605,6 +43609,31 @@ function splitOption(token) {
   }
   return { name: token, valueOffset: token.length };
 }
+var REQUIREMENTS_FILE_OPTIONS = /* @__PURE__ */ new Set([
+  "-i",
+  "--index-url",
+  "--extra-index-url",
+  "--no-index",
+  "-c",
+  "--constraint",
+  "-r",
+  "--requirement",
+  "-e",
+  "--editable",
+  "-f",
+  "--find-links",
+  "--no-binary",
+  "--only-binary",
+  "--prefer-binary",
+  "--require-hashes",
+  "--pre",
+  "--trusted-host",
+  "--use-feature",
+  "--global-option",
+  "--config-settings",
+  "-C",
+  "--hash"
+]);
 
 // src/parsers/python-requirement.ts
 function normalizePythonName(name) {
@@ -43671,7 +43700,7 @@ function parsePythonRequirement(m) {
   const text2 = m.text;
   const whole = m.site(0, text2.length);
   if ((text2.includes(":") || text2.includes("+")) && URL_SCHEME.test(text2) || WHEEL.test(text2) && endsInWheel(text2.split(";")[0].trim()))
-    return parseBareUrl(m);
+    return parseBareUrl(m, NAMED_URL.exec(text2) ?? void 0);
   const nameLength = nameAt(text2);
   if (nameLength === 0) return { ok: false, message: `expected a package name, found "${truncate(text2)}"`, span: whole };
   const rawName = text2.slice(0, nameLength);
@@ -43780,22 +43809,27 @@ function parseWheelFileName(fileName) {
   if (!match) return void 0;
   return { name: match[1], version: match[2] };
 }
-function parseBareUrl(m) {
+var NAMED_URL = /^\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*(?:\[([^\]]*)\])?\s*@\s*/;
+function parseBareUrl(m, named) {
   const text2 = m.text;
-  const semi = text2.indexOf(";");
-  const urlText = (semi >= 0 ? text2.slice(0, semi) : text2).trim();
+  const from = named ? named[0].length : 0;
+  const semi = text2.indexOf(";", from);
+  const urlText = (semi >= 0 ? text2.slice(from, semi) : text2.slice(from)).trim();
   const markers = semi >= 0 ? text2.slice(semi + 1).trim() : void 0;
-  const urlEnd = text2.indexOf(urlText) + urlText.length;
+  const urlStart = text2.indexOf(urlText, from);
+  const urlEnd = urlStart + urlText.length;
   const path = urlText.split(/[#?]/)[0];
   const fileName = path.slice(path.lastIndexOf("/") + 1);
   const wheel = parseWheelFileName(fileName);
   const egg = /[#&]egg=([A-Za-z0-9._-]+)/.exec(urlText)?.[1];
   const vcs = /^(?:git|hg|svn|bzr)\+/i.test(urlText) ? /\/([A-Za-z0-9._-]+?)(?:\.git)?(?:@[^/#?]*)?(?:[#?].*)?$/.exec(urlText)?.[1] : void 0;
   const sdist = /^([A-Za-z0-9_.]+?)-(\d[^-]*)\.(?:tar\.gz|tgz|tar\.bz2|tar\.xz|zip)$/i.exec(safeDecode3(fileName));
-  const rawName = wheel?.name ?? egg ?? vcs ?? sdist?.[1] ?? fileName;
+  const fileProject = wheel?.name ?? egg ?? vcs ?? sdist?.[1] ?? fileName;
+  const rawName = named?.[1] ?? fileProject;
   const span = m.site(0, text2.length);
-  const urlSpan = m.origin(0, urlEnd) ?? m.site(0, urlEnd);
-  const version2 = wheel?.version ?? sdist?.[2];
+  const urlSpan = m.origin(urlStart, urlEnd) ?? m.site(urlStart, urlEnd);
+  const sameProject = normalizePythonName(rawName) === normalizePythonName(fileProject);
+  const version2 = sameProject ? wheel?.version ?? sdist?.[2] : void 0;
   const localLabel = version2?.includes("+") ? version2.slice(version2.indexOf("+") + 1).toLowerCase() : void 0;
   const via = m.via(0, text2.length);
   return {
@@ -43804,10 +43838,10 @@ function parseBareUrl(m) {
       ecosystem: "pip",
       name: normalizePythonName(rawName),
       rawName,
-      nameSpan: span,
+      nameSpan: named ? m.site(named.index + named[0].indexOf(named[1]), named[0].indexOf(named[1]) + named[1].length) : span,
       span,
       via,
-      extras: [],
+      extras: named?.[2] ? named[2].split(",").flatMap((extra) => extra.trim() ? [extra.trim()] : []) : [],
       specifier: "",
       specifierSpan: { start: span.end, end: span.end },
       clauses: [],
@@ -43935,12 +43969,20 @@ function parseOptions(sink, line, tokens, context, ignoredReason) {
     }
     const { name, inlineValue, valueOffset } = splitOption(token.text);
     const spec2 = optionSpec(name);
+    if (!REQUIREMENTS_FILE_OPTIONS.has(name)) {
+      sink.problems.push({
+        span: line.site(token.from, token.to),
+        message: `pip does not accept ${name} in a requirements file (only -i, --extra-index-url, --no-index, -f, -r, -c, -e, --pre, --trusted-host, --only-binary, --no-binary, --prefer-binary, --require-hashes, --use-feature and, on a requirement, --hash, --config-settings, --global-option); pass it on the command line or in pip.conf`
+      });
+      if (spec2.takesValue && inlineValue === void 0) i++;
+      continue;
+    }
     let value;
     if (spec2.takesValue) {
-      if (inlineValue !== void 0) value = { text: inlineValue, from: token.from + valueOffset, to: token.to };
+      if (inlineValue !== void 0) value = shellWord(inlineValue, token.from + valueOffset);
       else if (tokens[i + 1]) {
         const next = tokens[++i];
-        value = { text: next.text, from: next.from, to: next.to };
+        value = shellWord(next.text, next.from);
       } else {
         sink.problems.push({ span: line.site(token.from, token.to), message: `option ${name} needs a value` });
         continue;
@@ -43977,6 +44019,24 @@ function parseOptions(sink, line, tokens, context, ignoredReason) {
     }
   }
   return hashes;
+}
+function shellWord(raw, from) {
+  if (!/['"\\]/.test(raw)) return { text: raw, from, to: from + raw.length };
+  const quoted = /^(['"])([^'"\\]*)\1$/.exec(raw);
+  if (quoted) return { text: quoted[2], from: from + 1, to: from + raw.length - 1 };
+  let text2 = "";
+  let quote = "";
+  for (let i = 0; i < raw.length; i++) {
+    const char = raw[i];
+    if (quote === "'") {
+      if (char === "'") quote = "";
+      else text2 += char;
+    } else if (char === "\\" && i + 1 < raw.length && (quote === "" || '\\"$`'.includes(raw[i + 1]))) text2 += raw[++i];
+    else if (char === quote) quote = "";
+    else if (quote === "" && (char === "'" || char === '"')) quote = char;
+    else text2 += char;
+  }
+  return { text: text2, from, to: from + raw.length };
 }
 function tokenize2(text2) {
   const tokens = [];
@@ -45426,23 +45486,27 @@ function track(command, before, after, blocks, locals) {
       locals.set(name, {
         unresolved: `$${name} is set conditionally in this RUN (in an if, case or loop, or beside || or |), so its value depends on the build`
       });
-    else if (word.unresolved) locals.set(name, { unresolved: `$${name} is set from a value only known when the build runs: ${word.unresolved}` });
+    else if (word.unresolved)
+      locals.set(name, {
+        unresolved: `$${name} is set from a value only known when the build runs: ${word.unresolved.replace(/, only known when the build runs$/, "")}`
+      });
     else locals.set(name, { value: word.mapped.slice(match[0].length), defined: word.span });
   }
   return depth;
 }
-function commandOutput(inner, resolve4, reference) {
-  const shown = inner.text.trim();
-  const runtime = `$(${shown}) is the output of a command, only known when the build runs`;
+function commandOutput(inner, resolve4, reference, quote = "dollar") {
+  const written = inner.text.trim();
+  const shown = quote === "backquote" ? `\`${written}\`` : `$(${written})`;
+  const runtime = `${shown} is the output of a command, only known when the build runs`;
   if (/^\(/.test(shown) || shown.length > 1e3) return { unresolved: runtime };
   const split = splitScript(inner, resolve4);
   if (split.commands.length === 0) return { unresolved: runtime };
   const unresolved = split.commands.flat().find((word) => word.unresolved);
-  if (unresolved) return { unresolved: `$(${shown}) is computed from a value only known when the build runs: ${unresolved.unresolved}` };
+  if (unresolved) return { unresolved: `${shown} is computed from a value only known when the build runs: ${unresolved.unresolved}` };
   if (split.operators.slice(0, -1).some((operator) => operator !== "|") || split.redirected.some(Boolean))
-    return { unresolved: `$(${shown}) is not a plain pipeline, so it is only known when the build runs` };
+    return { unresolved: `${shown} is not a plain pipeline, so it is only known when the build runs` };
   const result2 = evaluatePipeline(split.commands.map((command) => ({ words: command.map((word) => word.text) })));
-  if ("unsupported" in result2) return { unresolved: `$(${shown}) is not evaluated (${result2.unsupported}), so it is only known when the build runs` };
+  if ("unsupported" in result2) return { unresolved: `${shown} is only known when the build runs (not evaluated: ${result2.unsupported})` };
   return { value: synthetic(result2.value, reference, "$(\u2026)") };
 }
 function readWord(script, startIndex, resolve4, braces) {
@@ -45478,7 +45542,7 @@ function readWord(script, startIndex, resolve4, braces) {
         const close = text2.indexOf("`", i + 1);
         const end = close < 0 ? text2.length : close + 1;
         flush(i);
-        const output2 = close < 0 ? void 0 : commandOutput(script.slice(i + 1, close), resolve4, script.site(i, end));
+        const output2 = close < 0 ? void 0 : commandOutput(script.slice(i + 1, close), resolve4, script.site(i, end), "backquote");
         if (output2 && "value" in output2) push2(output2.value);
         else {
           unresolved ??= output2?.unresolved ?? `\`${text2.slice(i + 1, end)}\` is the output of a command, only known when the build runs`;
@@ -48584,8 +48648,15 @@ function readPixi(root, sink, projectPypi) {
     }
   }
   if (!environments.some((environment) => environment.name === "default")) environments.unshift({ name: "default", features: [defaultFeature] });
-  const options2 = pypiOptions(root);
+  const workspaceOptions = pypiOptions(root);
   for (const environment of environments) {
+    const options2 = environment.features.filter((feature) => feature !== defaultFeature).map((feature) => pypiOptions(feature.table)).reduce(
+      (merged2, own2) => ({
+        ...merged2.indexUrl ?? own2.indexUrl ? { indexUrl: merged2.indexUrl ?? own2.indexUrl } : {},
+        extra: [...merged2.extra, ...own2.extra]
+      }),
+      workspaceOptions
+    );
     const ordered = [...environment.features.filter((feature) => feature !== defaultFeature), defaultFeature].flatMap((feature) => feature.channels);
     const channels = [...new Map(ordered.map((channel) => [channel.value, channel])).values()];
     const restricted = environment.features.find((feature) => feature.platforms)?.platforms;
@@ -48611,10 +48682,21 @@ function readPlatforms(value) {
     if (item.kind === "string") return [{ name: item.value, platform: item.value }];
     if (item.kind !== "table") return [];
     const name = stringAt(item, "name")?.value;
-    const platform = stringAt(item, "platform")?.value ?? name;
-    const cuda = stringAt(item, "cuda");
+    const platform = stringAt(item, "platform")?.value ?? stringAt(item, "subdir")?.value ?? name;
+    const cuda = stringAt(item, "cuda") ?? virtualCuda(item.entries.get("virtual-packages"));
     return name && platform ? [{ name, platform, ...cuda ? { cuda } : {} }] : [];
   });
+}
+function virtualCuda(list) {
+  if (list?.kind !== "array") return void 0;
+  for (const item of list.items) {
+    const match = item.kind === "string" ? /^__cuda\s*[= ]\s*(\d+(?:\.\d+)*)/.exec(item.value) : null;
+    if (item.kind === "string" && match) {
+      const at = item.value.indexOf(match[1]);
+      return { kind: "string", span: item.span, value: match[1], mapped: item.mapped.slice(at, at + match[1].length) };
+    }
+  }
+  return void 0;
 }
 function channelList(value) {
   if (value?.kind !== "array") return [];
@@ -48640,7 +48722,10 @@ function select(features, platform, sink) {
     }
     for (const table2 of tables) {
       for (const declared of condaDependencies(table2.entries.get("dependencies"), sink)) conda.set(declared.key, declared);
-      for (const declared of pypiDependencies(table2.entries.get("pypi-dependencies"), sink)) pypi.set(declared.key, declared);
+      for (const declared of pypiDependencies(table2.entries.get("pypi-dependencies"), sink)) {
+        if (declared.fact) pypi.set(declared.key, { ...declared, fact: declared.fact });
+        else pypi.delete(declared.key);
+      }
       const required2 = lookup(table2, "system-requirements", "cuda");
       if (required2?.kind === "string" && (!cuda || compareDotted(required2.value, cuda.value) > 0)) cuda = required2;
     }
@@ -48720,7 +48805,17 @@ function pypiDependencies(value, sink) {
     const extras = [];
     if (spec2.kind === "string") version2 = spec2;
     else if (spec2.kind === "table") {
-      if (spec2.entries.has("git") || spec2.entries.has("path") || spec2.entries.has("url")) continue;
+      const url2 = stringAt(spec2, "url");
+      if (url2) {
+        const result3 = parsePythonRequirement(assemble([nameText, " @ ", url2.mapped], spec2.span));
+        if (result3.ok) out.push({ key: result3.fact.name, fact: result3.fact });
+        else sink.problems.push({ span: result3.span, message: result3.message });
+        continue;
+      }
+      if (spec2.entries.has("git") || spec2.entries.has("path")) {
+        out.push({ key: normalizePythonName(name) });
+        continue;
+      }
       version2 = stringAt(spec2, "version");
       index = stringAt(spec2, "index");
       const list = spec2.entries.get("extras");
@@ -48799,6 +48894,14 @@ function dependencyFact(name, nameSpan, version2, span) {
     ...exact && plus >= 0 ? { localLabel: exact.slice(plus + 1) } : {}
   });
 }
+function urlFact(name, nameSpan, url2) {
+  const builder = new MappedBuilder();
+  builder.pushSegment(name, -1, nameSpan);
+  builder.pushSegment(" @ ", -1, nameSpan);
+  builder.pushMapped(url2.mapped);
+  const result2 = parsePythonRequirement(builder.build());
+  return result2.ok ? packageFact(result2.fact) : void 0;
+}
 function dependencies(table2, extrasOf) {
   if (table2?.kind !== "table") return [];
   const out = [];
@@ -48813,7 +48916,7 @@ function dependencies(table2, extrasOf) {
       }
       if (choice.kind !== "table") continue;
       const str = (key) => stringAt(choice, key);
-      if (choice.entries.has("git") || choice.entries.has("path") || choice.entries.has("url")) continue;
+      if (choice.entries.has("git") || choice.entries.has("path")) continue;
       const platform = str("platform")?.value;
       if (platform && platform.toLowerCase() !== "linux") continue;
       const markers = str("markers")?.value;
@@ -48821,8 +48924,11 @@ function dependencies(table2, extrasOf) {
       const optional2 = isTrue(choice, "optional");
       const extras = [...markerExtras(markers), ...optional2 ? extrasOf.get(normalizePythonName(name)) ?? [] : []];
       const source = str("source")?.value;
+      const url2 = str("url");
+      const fact = url2 ? urlFact(name, nameSpan, url2) : dependencyFact(name, nameSpan, str("version"), choice.span);
+      if (!fact) continue;
       out.push({
-        fact: dependencyFact(name, nameSpan, str("version"), choice.span),
+        fact,
         ...source ? { source } : {},
         ...extras.length || optional2 ? { extras } : {}
       });
@@ -48857,7 +48963,11 @@ function readPoetry(root) {
         dependencies: dependencies(lookup(group, "dependencies"), extrasOf)
       });
   const dev = poetry.entries.get("dev-dependencies");
-  if (dev && !groups.has("dev")) groups.set("dev", { span: poetry.keySpans.get("dev-dependencies") ?? dev.span, dependencies: dependencies(dev, extrasOf) });
+  if (dev) {
+    const group = groups.get("dev");
+    const legacy = dependencies(dev, extrasOf);
+    groups.set("dev", { span: group?.span ?? poetry.keySpans.get("dev-dependencies") ?? dev.span, dependencies: [...legacy, ...group?.dependencies ?? []] });
+  }
   if (base.length === 0 && groups.size === 0) return void 0;
   const sources = [];
   const list = poetry.entries.get("source");
@@ -48919,9 +49029,18 @@ function parsePyproject(path, text2) {
     for (const [extra, list] of optional2.entries)
       add({ name: `extra ${extra}`, span: optional2.keySpans.get(extra), extra, declared: [...base, ...requirements(list, sink, `extra ${extra}`)] });
   const groups = lookup(root, "dependency-groups");
+  const uvDevList = lookup(root, "tool", "uv", "dev-dependencies");
+  const uvDev = uvDevList ? requirements(uvDevList, sink, "[tool.uv] dev-dependencies") : [];
   if (groups?.kind === "table")
     for (const group of groups.entries.keys())
-      add({ name: `group ${group}`, span: groups.keySpans.get(group), group, declared: [...base, ...groupRequirements(groups, group, sink, /* @__PURE__ */ new Set())] });
+      add({
+        name: `group ${group}`,
+        span: groups.keySpans.get(group),
+        group,
+        declared: [...base, ...groupRequirements(groups, group, sink, /* @__PURE__ */ new Set()), ...group === "dev" ? uvDev : []]
+      });
+  if (uvDev.length > 0 && !(groups?.kind === "table" && groups.entries.has("dev")))
+    add({ name: "group dev", span: uvDevList?.span, group: "dev", declared: [...base, ...uvDev] });
   const implicit = [...indexes.values()].filter((index) => !index.explicit && !index.isDefault);
   const fallback = [...indexes.values()].find((index) => index.isDefault);
   const strategy = lookup(root, "tool", "uv", "index-strategy");
@@ -48943,7 +49062,7 @@ function parsePyproject(path, text2) {
       const route = own2 ? { index: own2, span: fact.span } : (routes.get(fact.name) ?? []).find(
         (candidate) => (candidate.extra === void 0 || candidate.extra === variant.extra) && (candidate.group === void 0 || candidate.group === variant.group)
       );
-      const routed = route && (indexes.get(route.index) ?? (own2 ? named.get(route.index) : void 0));
+      const routed = route && (indexes.get(route.index) ?? (own2 ? named.get(route.index) ?? poetryPypi(route.index, route.span) : void 0));
       if (route && !routed)
         sink.problems.push({
           span: route.span,
@@ -49013,6 +49132,10 @@ function poetryVariants(poetry, base) {
     }))
   ];
 }
+function poetryPypi(name, span) {
+  if (name.toLowerCase() !== "pypi") return void 0;
+  return { name, url: "https://pypi.org/simple/", urlSpan: span, span, explicit: true, isDefault: false, table: false };
+}
 function readIndexes(root, sink) {
   const indexes = /* @__PURE__ */ new Map();
   const list = lookup(root, "tool", "uv", "index");
@@ -49021,12 +49144,13 @@ function readIndexes(root, sink) {
       if (entry.kind !== "table") continue;
       const name = entry.entries.get("name");
       const url2 = entry.entries.get("url");
-      if (name?.kind !== "string" || url2?.kind !== "string") {
-        sink.problems.push({ span: entry.span, message: "a [[tool.uv.index]] entry needs a name and a url" });
+      if (url2?.kind !== "string" || name !== void 0 && name.kind !== "string") {
+        sink.problems.push({ span: entry.span, message: "a [[tool.uv.index]] entry needs a url (and a name, if any, is a string)" });
         continue;
       }
-      indexes.set(name.value, {
-        name: name.value,
+      const key = name?.kind === "string" ? name.value : `unnamed index ${indexes.size + 1}`;
+      indexes.set(key, {
+        name: key,
         url: url2.value,
         urlSpan: textSpan(url2),
         span: url2.span,
@@ -49393,12 +49517,22 @@ function parsePixiLock(path, fileText) {
   const root = readLockYaml(fileText, "a pixi.lock", sink.problems);
   if (!root) return sink.finish(path, "pixi-lock", source);
   const torchRequirements = lockedTorchRequirements(root, source);
+  const subdirs = platformSubdirs(root, source);
   for (const [name, , environment] of entries(get(root, "environments"))) {
     const channels = items(get(environment, "channels")).flatMap((channel) => {
       const url2 = text(get(channel, "url"), source)?.text ?? text(channel, source)?.text;
       return url2 ? [url2] : [];
     });
-    const linux = entries(get(environment, "packages")).filter(([platform]) => platform.startsWith("linux"));
+    const linux = entries(get(environment, "packages")).filter(([platform, key]) => {
+      const subdir = subdirs.get(platform) ?? (KNOWN_SUBDIR.test(platform) ? platform : void 0);
+      if (subdir === void 0)
+        sink.unresolved.push({
+          span: { start: key.range?.[0] ?? 0, end: key.range?.[1] ?? 0 },
+          text: `environment ${name}, platform ${platform}`,
+          reason: `the lock does not say which conda subdir "${platform}" is (no platforms entry with a subdir), so its packages are not read`
+        });
+      return subdir?.startsWith("linux") ?? false;
+    });
     for (const [platform, , list] of linux) {
       const variant = `environment ${name}${linux.length > 1 ? ` on ${platform}` : ""}`;
       const context = (tool) => {
@@ -49438,6 +49572,16 @@ function lockedTorchRequirements(root, source) {
     }
   }
   return found;
+}
+var KNOWN_SUBDIR = /^(?:noarch|linux-(?:32|64|aarch64|armv6l|armv7l|ppc64le|ppc64|s390x|riscv64)|osx-(?:64|arm64)|win-(?:32|64|arm64)|emscripten-wasm32|wasi-wasm32|zos-z)$/;
+function platformSubdirs(root, source) {
+  const subdirs = /* @__PURE__ */ new Map();
+  for (const platform of items(get(root, "platforms"))) {
+    const name = text(get(platform, "name"), source)?.text;
+    if (!name) continue;
+    subdirs.set(name, text(get(platform, "subdir"), source)?.text ?? name);
+  }
+  return subdirs;
 }
 
 // src/parsers/poetry-lock/parse.ts
@@ -50477,7 +50621,7 @@ var rule_default14 = defineRule({
   description: "A file could not be read completely",
   defaultSeverity: "error",
   fix: "none",
-  messages: { problem: "{{message}}" },
+  messages: { problem: "{{message}}", notRead: "{{text}} is not checked: {{reason}}" },
   check({ files, report }) {
     for (const file2 of files) {
       for (const problem of file2.problems) {
@@ -50487,6 +50631,18 @@ var rule_default14 = defineRule({
           file: file2,
           span: problem.span,
           help: "The rest of the file was still checked; whatever could not be read here was skipped, so fix it to get a complete check."
+        });
+      }
+      const images = new Set(file2.images.filter((image) => image.unresolved).map((image) => `${image.span.start}:${image.span.end}`));
+      for (const fact of file2.unresolved) {
+        if (images.has(`${fact.span.start}:${fact.span.end}`)) continue;
+        report({
+          messageId: "notRead",
+          data: { text: fact.text.length > 80 ? `${fact.text.slice(0, 77)}\u2026` : fact.text, reason: fact.reason },
+          file: file2,
+          span: fact.span,
+          severity: "notice",
+          help: "cuda-gatekeeper judges what a file states; a value only known when the build or install runs is left to it. Give it a default (an ARG value, a pinned version) to have it checked."
         });
       }
     }

@@ -122,6 +122,34 @@ describe('requirements parser', () => {
   });
 });
 
+describe('found by the peers’ own test inputs (issue 32)', () => {
+  it('reads `name @ wheel-url` with the name written, the URL without it, and the extras', () => {
+    const text = 'vision[gpu] @ https://download.pytorch.org/whl/cu118/torchvision-0.18.0%2Bcu118-cp311-cp311-linux_x86_64.whl\n';
+    const [pkg] = parseRequirements('requirements.txt', text).packages;
+    expect(pkg).toMatchObject({ name: 'vision', extras: ['gpu'], url: text.slice(text.indexOf('https'), -1) });
+    expect(pkg?.exact).toBeUndefined(); // the file is torchvision's, not vision's: its version is not this package's
+    const [torch] = parseRequirements(
+      'requirements.txt',
+      'torch @ https://download.pytorch.org/whl/cu118/torch-2.3.0%2Bcu118-cp311-cp311-linux_x86_64.whl',
+    ).packages;
+    expect(torch).toMatchObject({ name: 'torch', exact: '2.3.0+cu118', localLabel: 'cu118', nameSpan: { start: 0, end: 5 } });
+    expect(torch?.url?.startsWith('https://')).toBe(true);
+  });
+
+  it('reads option values as pip does, through shlex: quotes are not part of the URL', () => {
+    for (const line of ["-i 'https://example.com/simple'", '--index-url="https://example.com/simple"', '--index-url https://example.com/"simple"']) {
+      const parsed = parseRequirements('requirements.txt', `${line}\n`);
+      expect(parsed.problems, line).toEqual([]);
+      expect(
+        parsed.indexes.map((index) => index.url),
+        line,
+      ).toEqual(['https://example.com/simple']);
+    }
+    const quoted = parseRequirements('requirements.txt', "-i 'https://example.com/simple'\n").indexes[0]!;
+    expect(quoted.urlSpan).toEqual({ start: 4, end: 30 }); // inside the quotes: an edit keeps them
+  });
+});
+
 describe('conda parser', () => {
   it('reads channels, channel::pkg specs, build strings, spaced specs and the pip list', () => {
     const file = parseCondaEnvironment(

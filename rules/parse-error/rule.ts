@@ -5,7 +5,7 @@ export default defineRule({
   description: 'A file could not be read completely',
   defaultSeverity: 'error',
   fix: 'none',
-  messages: { problem: '{{message}}' },
+  messages: { problem: '{{message}}', notRead: '{{text}} is not checked: {{reason}}' },
   check({ files, report }) {
     for (const file of files) {
       for (const problem of file.problems) {
@@ -15,6 +15,20 @@ export default defineRule({
           file,
           span: problem.span,
           help: 'The rest of the file was still checked; whatever could not be read here was skipped, so fix it to get a complete check.',
+        });
+      }
+      // What the file says but only the build (or the install) knows: a notice, so nothing is skipped in silence.
+      // Base images are image-pin's to report (it says when their tag cannot be checked).
+      const images = new Set(file.images.filter((image) => image.unresolved).map((image) => `${image.span.start}:${image.span.end}`));
+      for (const fact of file.unresolved) {
+        if (images.has(`${fact.span.start}:${fact.span.end}`)) continue;
+        report({
+          messageId: 'notRead',
+          data: { text: fact.text.length > 80 ? `${fact.text.slice(0, 77)}…` : fact.text, reason: fact.reason },
+          file,
+          span: fact.span,
+          severity: 'notice',
+          help: 'cuda-gatekeeper judges what a file states; a value only known when the build or install runs is left to it. Give it a default (an ARG value, a pinned version) to have it checked.',
         });
       }
     }

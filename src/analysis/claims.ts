@@ -169,6 +169,10 @@ function systemClaims(file: ParsedFile, claims: CudaClaim[]): void {
     const major = required ? /^(\d+)(?:\.(\d+))?/.exec(required.value) : null;
     if (!required || !major) continue;
     const original = required.value;
+    // As written: `"11.8"` (system-requirements) or `"__cuda=11.8"` (a named platform's virtual packages).
+    const literal = file.source.text.slice(required.span.start, required.span.end);
+    const at = Math.max(literal.indexOf(original), 0);
+    const where = context.variant ?? 'this environment';
     claims.push(
       cudaClaim({
         kind: 'system',
@@ -177,12 +181,12 @@ function systemClaims(file: ParsedFile, claims: CudaClaim[]): void {
         cuda: major[2] !== undefined ? `${major[1]}.${major[2]}` : major[1]!,
         precision: major[2] !== undefined ? 'minor' : 'major',
         span: required.span,
-        subject: `system-requirements cuda = "${original}" (${context.variant ?? 'this environment'})`,
+        subject: literal.includes('__cuda') ? `the platform's virtual package ${literal} (${where})` : `system-requirements cuda = ${literal} (${where})`,
         // Raising the floor keeps its spelling: "12" → "13", "12.0" → "13.0".
         rewrite: (target) => {
           const to = parseCuda(target);
           if (!to) return undefined;
-          return one(replaceWithin(file, required.span, `"${original}"`, 1, 1 + original.length, major[2] !== undefined ? `${to.major}.0` : `${to.major}`));
+          return one(replaceWithin(file, required.span, literal, at, at + original.length, major[2] !== undefined ? `${to.major}.0` : `${to.major}`));
         },
       }),
     );

@@ -58,6 +58,7 @@ export const PIP_OPTIONS: ReadonlyMap<string, OptionSpec> = new Map([
     '--proxy',
     '--retries',
     '--timeout',
+    '--default-timeout',
     '--trusted-host',
     '--cert',
     '--client-cert',
@@ -119,3 +120,33 @@ export function splitOption(token: string): { name: string; inlineValue?: string
   }
   return { name: token, valueOffset: token.length };
 }
+
+/**
+ * The options pip accepts in a requirements file (pip.pypa.io/en/stable/reference/requirements-file-format/,
+ * "Global options" and "Per-requirement options"); any other makes pip stop with "no such option".
+ */
+export const REQUIREMENTS_FILE_OPTIONS: ReadonlySet<string> = new Set([
+  '-i',
+  '--index-url',
+  '--extra-index-url',
+  '--no-index',
+  '-c',
+  '--constraint',
+  '-r',
+  '--requirement',
+  '-e',
+  '--editable',
+  '-f',
+  '--find-links',
+  '--no-binary',
+  '--only-binary',
+  '--prefer-binary',
+  '--require-hashes',
+  '--pre',
+  '--trusted-host',
+  '--use-feature',
+  '--global-option',
+  '--config-settings',
+  '-C',
+  '--hash',
+]);

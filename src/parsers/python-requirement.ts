@@ -119,7 +119,7 @@ export function parsePythonRequirement(m: Mapped): RequirementResult {
   const whole = m.site(0, text.length);
   // Every URL scheme form has a ":" or a "+", and a wheel a ".": most requirements need neither test.
   if (((text.includes(':') || text.includes('+')) && URL_SCHEME.test(text)) || (WHEEL.test(text) && endsInWheel(text.split(';')[0]!.trim())))
-    return parseBareUrl(m);
+    return parseBareUrl(m, NAMED_URL.exec(text) ?? undefined);
 
   const nameLength = nameAt(text);
   if (nameLength === 0) return { ok: false, message: `expected a package name, found "${truncate(text)}"`, span: whole };
@@ -238,12 +238,18 @@ export function parseWheelFileName(fileName: string): { name: string; version: s
   return { name: match[1]!, version: match[2]! };
 }
 
-function parseBareUrl(m: Mapped): RequirementResult {
+/** PEP 508's `name [extras] @ url` before a wheel or archive URL: the name is the one written, not the file's. */
+const NAMED_URL = /^\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*(?:\[([^\]]*)\])?\s*@\s*/;
+
+/** A URL requirement: a bare URL (pip's requirements-file form) or `name @ url` (named, from NAMED_URL). */
+function parseBareUrl(m: Mapped, named?: RegExpExecArray): RequirementResult {
   const text = m.text;
-  const semi = text.indexOf(';');
-  const urlText = (semi >= 0 ? text.slice(0, semi) : text).trim();
+  const from = named ? named[0].length : 0;
+  const semi = text.indexOf(';', from);
+  const urlText = (semi >= 0 ? text.slice(from, semi) : text.slice(from)).trim();
   const markers = semi >= 0 ? text.slice(semi + 1).trim() : undefined;
-  const urlEnd = text.indexOf(urlText) + urlText.length;
+  const urlStart = text.indexOf(urlText, from);
+  const urlEnd = urlStart + urlText.length;
   const path = urlText.split(/[#?]/)[0]!;
   const fileName = path.slice(path.lastIndexOf('/') + 1);
   const wheel = parseWheelFileName(fileName);
@@ -251,10 +257,13 @@ function parseBareUrl(m: Mapped): RequirementResult {
   // A VCS URL without #egg= names the project by its repository: git+https://github.com/org/xformers.git@v0.0.23.
   const vcs = /^(?:git|hg|svn|bzr)\+/i.test(urlText) ? /\/([A-Za-z0-9._-]+?)(?:\.git)?(?:@[^/#?]*)?(?:[#?].*)?$/.exec(urlText)?.[1] : undefined;
   const sdist = /^([A-Za-z0-9_.]+?)-(\d[^-]*)\.(?:tar\.gz|tgz|tar\.bz2|tar\.xz|zip)$/i.exec(safeDecode(fileName));
-  const rawName = wheel?.name ?? egg ?? vcs ?? sdist?.[1] ?? fileName;
+  const fileProject = wheel?.name ?? egg ?? vcs ?? sdist?.[1] ?? fileName;
+  const rawName = named?.[1] ?? fileProject;
   const span = m.site(0, text.length);
-  const urlSpan = m.origin(0, urlEnd) ?? m.site(0, urlEnd);
-  const version = wheel?.version ?? sdist?.[2];
+  const urlSpan = m.origin(urlStart, urlEnd) ?? m.site(urlStart, urlEnd);
+  // The file's version is the package's when the file is that package's (pip refuses a wheel whose name differs).
+  const sameProject = normalizePythonName(rawName) === normalizePythonName(fileProject);
+  const version = sameProject ? (wheel?.version ?? sdist?.[2]) : undefined;
   const localLabel = version?.includes('+') ? version.slice(version.indexOf('+') + 1).toLowerCase() : undefined;
   const via = m.via(0, text.length);
   return {
@@ -263,10 +272,10 @@ function parseBareUrl(m: Mapped): RequirementResult {
       ecosystem: 'pip',
       name: normalizePythonName(rawName),
       rawName,
-      nameSpan: span,
+      nameSpan: named ? m.site(named.index + named[0].indexOf(named[1]!), named[0].indexOf(named[1]!) + named[1]!.length) : span,
       span,
       via,
-      extras: [],
+      extras: named?.[2] ? named[2].split(',').flatMap((extra) => (extra.trim() ? [extra.trim()] : [])) : [],
       specifier: '',
       specifierSpan: { start: span.end, end: span.end },
       clauses: [],

@@ -157,7 +157,10 @@ function track(command: Command, before: string, after: string, blocks: number, 
       locals.set(name, {
         unresolved: `$${name} is set conditionally in this RUN (in an if, case or loop, or beside || or |), so its value depends on the build`,
       });
-    else if (word.unresolved) locals.set(name, { unresolved: `$${name} is set from a value only known when the build runs: ${word.unresolved}` });
+    else if (word.unresolved)
+      locals.set(name, {
+        unresolved: `$${name} is set from a value only known when the build runs: ${word.unresolved.replace(/, only known when the build runs$/, '')}`,
+      });
     else locals.set(name, { value: word.mapped.slice(match[0].length), defined: word.span });
   }
   return depth;
@@ -167,18 +170,24 @@ function track(command: Command, before: string, after: string, blocks: number, 
  * The value of `$(…)` or `` `…` `` where it is a pure pipeline of known values (shell-eval.ts), as text computed
  * at the reference; otherwise why not.
  */
-function commandOutput(inner: Mapped, resolve: Resolver, reference: Span): { value: Mapped } | { unresolved: string } {
-  const shown = inner.text.trim();
-  const runtime = `$(${shown}) is the output of a command, only known when the build runs`;
+function commandOutput(
+  inner: Mapped,
+  resolve: Resolver,
+  reference: Span,
+  quote: 'dollar' | 'backquote' = 'dollar',
+): { value: Mapped } | { unresolved: string } {
+  const written = inner.text.trim();
+  const shown = quote === 'backquote' ? `\`${written}\`` : `$(${written})`;
+  const runtime = `${shown} is the output of a command, only known when the build runs`;
   if (/^\(/.test(shown) || shown.length > 1000) return { unresolved: runtime };
   const split = splitScript(inner, resolve);
   if (split.commands.length === 0) return { unresolved: runtime };
   const unresolved = split.commands.flat().find((word) => word.unresolved);
-  if (unresolved) return { unresolved: `$(${shown}) is computed from a value only known when the build runs: ${unresolved.unresolved}` };
+  if (unresolved) return { unresolved: `${shown} is computed from a value only known when the build runs: ${unresolved.unresolved}` };
   if (split.operators.slice(0, -1).some((operator) => operator !== '|') || split.redirected.some(Boolean))
-    return { unresolved: `$(${shown}) is not a plain pipeline, so it is only known when the build runs` };
+    return { unresolved: `${shown} is not a plain pipeline, so it is only known when the build runs` };
   const result = evaluatePipeline(split.commands.map((command) => ({ words: command.map((word) => word.text) })));
-  if ('unsupported' in result) return { unresolved: `$(${shown}) is not evaluated (${result.unsupported}), so it is only known when the build runs` };
+  if ('unsupported' in result) return { unresolved: `${shown} is only known when the build runs (not evaluated: ${result.unsupported})` };
   return { value: synthetic(result.value, reference, '$(…)') };
 }
 
@@ -221,7 +230,7 @@ function readWord(script: Mapped, startIndex: number, resolve: Resolver, braces:
         const close = text.indexOf('`', i + 1);
         const end = close < 0 ? text.length : close + 1;
         flush(i);
-        const output = close < 0 ? undefined : commandOutput(script.slice(i + 1, close), resolve, script.site(i, end));
+        const output = close < 0 ? undefined : commandOutput(script.slice(i + 1, close), resolve, script.site(i, end), 'backquote');
         if (output && 'value' in output) push(output.value);
         else {
           unresolved ??= output?.unresolved ?? `\`${text.slice(i + 1, end)}\` is the output of a command, only known when the build runs`;

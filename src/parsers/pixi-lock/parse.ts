@@ -27,12 +27,25 @@ export function parsePixiLock(path: string, fileText: string): ParsedFile {
   const root = readLockYaml(fileText, 'a pixi.lock', sink.problems);
   if (!root) return sink.finish(path, 'pixi-lock', source);
   const torchRequirements = lockedTorchRequirements(root, source);
+  const subdirs = platformSubdirs(root, source);
   for (const [name, , environment] of entries(get(root, 'environments'))) {
     const channels = items(get(environment, 'channels')).flatMap((channel) => {
       const url = text(get(channel, 'url'), source)?.text ?? text(channel, source)?.text;
       return url ? [url] : [];
     });
-    const linux = entries(get(environment, 'packages')).filter(([platform]) => platform.startsWith('linux'));
+    // Version 7 names its platforms (`x86-cuda13: { subdir: linux-64, virtual-packages: [__cuda=13] }`): a
+    // platform is Linux by its subdir, not by its name. A name the lock does not describe and that is no conda
+    // subdir is not read, and the file says so.
+    const linux = entries(get(environment, 'packages')).filter(([platform, key]) => {
+      const subdir = subdirs.get(platform) ?? (KNOWN_SUBDIR.test(platform) ? platform : undefined);
+      if (subdir === undefined)
+        sink.unresolved.push({
+          span: { start: key.range?.[0] ?? 0, end: key.range?.[1] ?? 0 },
+          text: `environment ${name}, platform ${platform}`,
+          reason: `the lock does not say which conda subdir "${platform}" is (no platforms entry with a subdir), so its packages are not read`,
+        });
+      return subdir?.startsWith('linux') ?? false;
+    });
     for (const [platform, , list] of linux) {
       const variant = `environment ${name}${linux.length > 1 ? ` on ${platform}` : ''}`;
       const context = (tool: InstallContext['tool']): InstallContext => {
@@ -79,4 +92,19 @@ function lockedTorchRequirements(root: YAMLMap, source: SourceText): Map<string,
     }
   }
   return found;
+}
+
+/** conda's platform subdirs (conda's `context.known_subdirs`). */
+const KNOWN_SUBDIR =
+  /^(?:noarch|linux-(?:32|64|aarch64|armv6l|armv7l|ppc64le|ppc64|s390x|riscv64)|osx-(?:64|arm64)|win-(?:32|64|arm64)|emscripten-wasm32|wasi-wasm32|zos-z)$/;
+
+/** pixi.lock v7's `platforms`: each named platform's conda subdir (the name itself when no subdir is given). */
+function platformSubdirs(root: YAMLMap, source: SourceText): Map<string, string> {
+  const subdirs = new Map<string, string>();
+  for (const platform of items(get(root, 'platforms'))) {
+    const name = text(get(platform, 'name'), source)?.text;
+    if (!name) continue;
+    subdirs.set(name, text(get(platform, 'subdir'), source)?.text ?? name);
+  }
+  return subdirs;
 }

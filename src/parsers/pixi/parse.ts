@@ -23,7 +23,7 @@ import { FactSink, packageFact, type IndexFact, type InstallContext, type Packag
 import { compareDotted } from '../../knowledge/versions.js';
 import { parseMatchSpec } from '../conda/match-spec.js';
 import { Mapped, MappedBuilder } from '../mapped.js';
-import { parsePythonRequirement } from '../python-requirement.js';
+import { normalizePythonName, parsePythonRequirement } from '../python-requirement.js';
 import { SourceText, type Span } from '../source.js';
 import { findSuppressions } from '../suppressions.js';
 import { isTrue, lookup, readTomlRoot, stringAt, textSpan, type TomlString, type TomlTable, type TomlValue } from '../toml.js';
@@ -34,6 +34,14 @@ const PYPI = 'https://pypi.org/simple';
 interface Declared {
   readonly key: string;
   readonly fact: PackageFact;
+  /** A PyPI package's own index (`{ index = "…" }`). */
+  readonly index?: TomlString;
+}
+
+/** A PyPI declaration: a package to check, or (no fact) a git/path source that replaces earlier declarations. */
+interface DeclaredPypi {
+  readonly key: string;
+  readonly fact?: PackageFact;
   /** A PyPI package's own index (`{ index = "…" }`). */
   readonly index?: TomlString;
 }
@@ -122,8 +130,21 @@ export function readPixi(root: TomlTable, sink: FactSink, projectPypi: readonly 
   }
   if (!environments.some((environment) => environment.name === 'default')) environments.unshift({ name: 'default', features: [defaultFeature] });
 
-  const options = pypiOptions(root);
+  const workspaceOptions = pypiOptions(root);
   for (const environment of environments) {
+    // A feature's [pypi-options] add to the workspace's: its extra-index-urls are searched too, and its
+    // index-url replaces PyPI (pixi's manifest reference: the options of an environment's features are merged,
+    // and they must not name different index-urls).
+    const options = environment.features
+      .filter((feature) => feature !== defaultFeature)
+      .map((feature) => pypiOptions(feature.table))
+      .reduce<PypiOptions>(
+        (merged, own) => ({
+          ...((merged.indexUrl ?? own.indexUrl) ? { indexUrl: merged.indexUrl ?? own.indexUrl } : {}),
+          extra: [...merged.extra, ...own.extra],
+        }),
+        workspaceOptions,
+      );
     // Feature channels first, then the workspace's, which every environment can use.
     const ordered = [...environment.features.filter((feature) => feature !== defaultFeature), defaultFeature].flatMap((feature) => feature.channels);
     const channels = [...new Map(ordered.map((channel) => [channel.value, channel])).values()];
@@ -152,11 +173,25 @@ function readPlatforms(value: TomlValue | undefined): Platform[] {
   return value.items.flatMap((item): Platform[] => {
     if (item.kind === 'string') return [{ name: item.value, platform: item.value }];
     if (item.kind !== 'table') return [];
+    // `{ name, platform, cuda = "12.0" }`, or `{ name, subdir, virtual-packages = ["__cuda=12.0", …] }`.
     const name = stringAt(item, 'name')?.value;
-    const platform = stringAt(item, 'platform')?.value ?? name;
-    const cuda = stringAt(item, 'cuda');
+    const platform = stringAt(item, 'platform')?.value ?? stringAt(item, 'subdir')?.value ?? name;
+    const cuda = stringAt(item, 'cuda') ?? virtualCuda(item.entries.get('virtual-packages'));
     return name && platform ? [{ name, platform, ...(cuda ? { cuda } : {}) }] : [];
   });
+}
+
+/** The CUDA version of a `__cuda=12.0` virtual package in a platform's list, as the string it is written in. */
+function virtualCuda(list: TomlValue | undefined): TomlString | undefined {
+  if (list?.kind !== 'array') return undefined;
+  for (const item of list.items) {
+    const match = item.kind === 'string' ? /^__cuda\s*[= ]\s*(\d+(?:\.\d+)*)/.exec(item.value) : null;
+    if (item.kind === 'string' && match) {
+      const at = item.value.indexOf(match[1]!);
+      return { kind: 'string', span: item.span, value: match[1]!, mapped: item.mapped.slice(at, at + match[1]!.length) };
+    }
+  }
+  return undefined;
 }
 
 function channelList(value: TomlValue | undefined): TomlString[] {
@@ -185,7 +220,10 @@ function select(features: readonly Feature[], platform: Platform, sink: FactSink
     if (target?.kind === 'table') for (const [selector, value] of target.entries) if (value.kind === 'table' && targets(selector, platform)) tables.push(value);
     for (const table of tables) {
       for (const declared of condaDependencies(table.entries.get('dependencies'), sink)) conda.set(declared.key, declared);
-      for (const declared of pypiDependencies(table.entries.get('pypi-dependencies'), sink)) pypi.set(declared.key, declared);
+      for (const declared of pypiDependencies(table.entries.get('pypi-dependencies'), sink)) {
+        if (declared.fact) pypi.set(declared.key, { ...declared, fact: declared.fact });
+        else pypi.delete(declared.key);
+      }
       const required = lookup(table, 'system-requirements', 'cuda');
       // pixi keeps the highest requirement its features set.
       if (required?.kind === 'string' && (!cuda || compareDotted(required.value, cuda.value) > 0)) cuda = required;
@@ -276,9 +314,9 @@ function condaDependencies(value: TomlValue | undefined, sink: FactSink): Declar
 }
 
 /** `[pypi-dependencies]`: PEP 440 specifiers, as a string or a `{ version, index, extras }` table. */
-function pypiDependencies(value: TomlValue | undefined, sink: FactSink): Declared[] {
+function pypiDependencies(value: TomlValue | undefined, sink: FactSink): DeclaredPypi[] {
   if (value?.kind !== 'table') return [];
-  const out: Declared[] = [];
+  const out: DeclaredPypi[] = [];
   for (const [name, spec] of value.entries) {
     const nameText = keyText(value, name, spec);
     let version: TomlString | undefined;
@@ -286,8 +324,19 @@ function pypiDependencies(value: TomlValue | undefined, sink: FactSink): Declare
     const extras: string[] = [];
     if (spec.kind === 'string') version = spec;
     else if (spec.kind === 'table') {
-      // git, path and url sources are not index builds.
-      if (spec.entries.has('git') || spec.entries.has('path') || spec.entries.has('url')) continue;
+      // A wheel or archive URL is read as `name @ url` (the URL says its build); git and path sources are built
+      // here, not taken from an index: nothing to check, but they replace what an earlier feature declared.
+      const url = stringAt(spec, 'url');
+      if (url) {
+        const result = parsePythonRequirement(assemble([nameText, ' @ ', url.mapped], spec.span));
+        if (result.ok) out.push({ key: result.fact.name, fact: result.fact });
+        else sink.problems.push({ span: result.span, message: result.message });
+        continue;
+      }
+      if (spec.entries.has('git') || spec.entries.has('path')) {
+        out.push({ key: normalizePythonName(name) });
+        continue;
+      }
       version = stringAt(spec, 'version');
       index = stringAt(spec, 'index');
       const list = spec.entries.get('extras');

@@ -2,7 +2,8 @@
  * pyproject.toml: what `uv sync` / `pip install .` install, as pip facts the rules already read.
  *
  * - PEP 621 `[project] dependencies` (always installed) and `[project.optional-dependencies]` (one extra each);
- *   PEP 735 `[dependency-groups]` (one group each, `{ include-group = "…" }` followed).
+ *   PEP 735 `[dependency-groups]` (one group each, `{ include-group = "…" }` followed), uv's older
+ *   `[tool.uv] dev-dependencies` merged into the `dev` group.
  * - uv's `[[tool.uv.index]]` (name, url, explicit) and `[tool.uv.sources]` (a package routed to an index, for
  *   an extra, a group or a marker; docs.astral.sh/uv/concepts/indexes and uv's PyTorch guide): a package routed
  *   to an index is installed from that index alone; an `explicit = true` index serves only the packages routed to
@@ -99,9 +100,20 @@ export function parsePyproject(path: string, text: string): ParsedFile {
     for (const [extra, list] of optional.entries)
       add({ name: `extra ${extra}`, span: optional.keySpans.get(extra), extra, declared: [...base, ...requirements(list, sink, `extra ${extra}`)] });
   const groups = lookup(root, 'dependency-groups');
+  // uv's older `[tool.uv] dev-dependencies` is merged into the `dev` group, which `uv sync` installs by default
+  // (docs.astral.sh/uv/concepts/projects/dependencies, "Legacy dev dependencies").
+  const uvDevList = lookup(root, 'tool', 'uv', 'dev-dependencies');
+  const uvDev = uvDevList ? requirements(uvDevList, sink, '[tool.uv] dev-dependencies') : [];
   if (groups?.kind === 'table')
     for (const group of groups.entries.keys())
-      add({ name: `group ${group}`, span: groups.keySpans.get(group), group, declared: [...base, ...groupRequirements(groups, group, sink, new Set())] });
+      add({
+        name: `group ${group}`,
+        span: groups.keySpans.get(group),
+        group,
+        declared: [...base, ...groupRequirements(groups, group, sink, new Set()), ...(group === 'dev' ? uvDev : [])],
+      });
+  if (uvDev.length > 0 && !(groups?.kind === 'table' && groups.entries.has('dev')))
+    add({ name: 'group dev', span: uvDevList?.span, group: 'dev', declared: [...base, ...uvDev] });
 
   // Indexes every package may come from: non-explicit [[tool.uv.index]] entries, then [tool.uv] extra-index-url,
   // then the default index (an entry with default = true, or [tool.uv] index-url; else PyPI).
@@ -138,7 +150,7 @@ export function parsePyproject(path: string, text: string): ParsedFile {
             (candidate) =>
               (candidate.extra === undefined || candidate.extra === variant.extra) && (candidate.group === undefined || candidate.group === variant.group),
           );
-      const routed = route && (indexes.get(route.index) ?? (own ? named.get(route.index) : undefined));
+      const routed = route && (indexes.get(route.index) ?? (own ? (named.get(route.index) ?? poetryPypi(route.index, route.span)) : undefined));
       if (route && !routed)
         sink.problems.push({
           span: route.span,
@@ -222,6 +234,16 @@ function poetryVariants(poetry: PoetryProject, base: readonly Declared[]): Varia
   ];
 }
 
+/**
+ * Poetry's built-in PyPI source, which `source = "pypi"` names in any case (Poetry's own `pypi_reference` fixture;
+ * python-poetry.org/docs/repositories/#package-sources: "the default source is PyPI"), unless a
+ * [[tool.poetry.source]] of that name configures it.
+ */
+function poetryPypi(name: string, span: Span): Index | undefined {
+  if (name.toLowerCase() !== 'pypi') return undefined;
+  return { name, url: 'https://pypi.org/simple/', urlSpan: span, span, explicit: true, isDefault: false, table: false };
+}
+
 /** `[[tool.uv.index]]` by name, then [tool.uv]'s older `extra-index-url` list and `index-url`. */
 function readIndexes(root: TomlTable, sink: FactSink): Map<string, Index> {
   const indexes = new Map<string, Index>();
@@ -231,12 +253,15 @@ function readIndexes(root: TomlTable, sink: FactSink): Map<string, Index> {
       if (entry.kind !== 'table') continue;
       const name = entry.entries.get('name');
       const url = entry.entries.get('url');
-      if (name?.kind !== 'string' || url?.kind !== 'string') {
-        sink.problems.push({ span: entry.span, message: 'a [[tool.uv.index]] entry needs a name and a url' });
+      // uv's `name` is optional: an unnamed index serves every package (it only cannot be named in
+      // [tool.uv.sources]); the url is not (docs.astral.sh/uv/reference/settings/#index).
+      if (url?.kind !== 'string' || (name !== undefined && name.kind !== 'string')) {
+        sink.problems.push({ span: entry.span, message: 'a [[tool.uv.index]] entry needs a url (and a name, if any, is a string)' });
         continue;
       }
-      indexes.set(name.value, {
-        name: name.value,
+      const key = name?.kind === 'string' ? name.value : `unnamed index ${indexes.size + 1}`;
+      indexes.set(key, {
+        name: key,
         url: url.value,
         urlSpan: textSpan(url),
         span: url.span,

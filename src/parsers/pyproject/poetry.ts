@@ -8,7 +8,8 @@
  */
 import { packageFact, type PackageFact, type VersionClause } from '../facts.js';
 import { holdsOnLinux, markerExtras } from '../markers.js';
-import { normalizePythonName } from '../python-requirement.js';
+import { MappedBuilder } from '../mapped.js';
+import { normalizePythonName, parsePythonRequirement } from '../python-requirement.js';
 import type { Span } from '../source.js';
 import { isTrue, lookup, stringAt, textSpan, type TomlString, type TomlTable, type TomlValue } from '../toml.js';
 
@@ -65,6 +66,16 @@ function dependencyFact(name: string, nameSpan: Span, version: TomlString | unde
   });
 }
 
+/** A URL dependency as the PEP 508 `name @ url` it means, or undefined when the URL is not one. */
+function urlFact(name: string, nameSpan: Span, url: TomlString): PackageFact | undefined {
+  const builder = new MappedBuilder();
+  builder.pushSegment(name, -1, nameSpan);
+  builder.pushSegment(' @ ', -1, nameSpan);
+  builder.pushMapped(url.mapped);
+  const result = parsePythonRequirement(builder.build());
+  return result.ok ? packageFact(result.fact) : undefined;
+}
+
 function dependencies(table: TomlValue | undefined, extrasOf: ReadonlyMap<string, string[]>): PoetryDependency[] {
   if (table?.kind !== 'table') return [];
   const out: PoetryDependency[] = [];
@@ -79,8 +90,8 @@ function dependencies(table: TomlValue | undefined, extrasOf: ReadonlyMap<string
       }
       if (choice.kind !== 'table') continue;
       const str = (key: string) => stringAt(choice, key);
-      // git, path and url dependencies name no index version.
-      if (choice.entries.has('git') || choice.entries.has('path') || choice.entries.has('url')) continue;
+      // git and path dependencies are built here, from no index.
+      if (choice.entries.has('git') || choice.entries.has('path')) continue;
       const platform = str('platform')?.value;
       if (platform && platform.toLowerCase() !== 'linux') continue;
       const markers = str('markers')?.value;
@@ -88,8 +99,13 @@ function dependencies(table: TomlValue | undefined, extrasOf: ReadonlyMap<string
       const optional = isTrue(choice, 'optional');
       const extras = [...markerExtras(markers), ...(optional ? (extrasOf.get(normalizePythonName(name)) ?? []) : [])];
       const source = str('source')?.value;
+      // A wheel URL (`torch = { url = "…/cu118/torch-2.0.1%2Bcu118-…linux_x86_64.whl", platform = "linux" }`,
+      // Poetry's dependency-specification "url dependencies") says its build: read as `name @ url`.
+      const url = str('url');
+      const fact = url ? urlFact(name, nameSpan, url) : dependencyFact(name, nameSpan, str('version'), choice.span);
+      if (!fact) continue;
       out.push({
-        fact: dependencyFact(name, nameSpan, str('version'), choice.span),
+        fact,
         ...(source ? { source } : {}),
         ...(extras.length || optional ? { extras } : {}),
       });
@@ -125,8 +141,14 @@ export function readPoetry(root: TomlTable): PoetryProject | undefined {
         span: groupTable.keySpans.get(name) ?? group.span,
         dependencies: dependencies(lookup(group, 'dependencies'), extrasOf),
       });
+  // The older `[tool.poetry.dev-dependencies]` is the `dev` group, merged with `[tool.poetry.group.dev]` when
+  // both are there (Poetry's docs, "Managing dependencies": dev-dependencies are read as the dev group).
   const dev = poetry.entries.get('dev-dependencies');
-  if (dev && !groups.has('dev')) groups.set('dev', { span: poetry.keySpans.get('dev-dependencies') ?? dev.span, dependencies: dependencies(dev, extrasOf) });
+  if (dev) {
+    const group = groups.get('dev');
+    const legacy = dependencies(dev, extrasOf);
+    groups.set('dev', { span: group?.span ?? poetry.keySpans.get('dev-dependencies') ?? dev.span, dependencies: [...legacy, ...(group?.dependencies ?? [])] });
+  }
   if (base.length === 0 && groups.size === 0) return undefined;
 
   const sources: PackageIndex[] = [];

@@ -1,7 +1,7 @@
 import { FactSink, inContext, type IndexKind, type InstallContext, type ParsedFile } from '../facts.js';
 import { SourceText, type Span } from '../source.js';
 import { Mapped, MappedBuilder } from '../mapped.js';
-import { optionSpec, splitOption } from '../pip-options.js';
+import { optionSpec, REQUIREMENTS_FILE_OPTIONS, splitOption } from '../pip-options.js';
 import { isLocalProject, parsePythonRequirement, truncate } from '../python-requirement.js';
 import { findSuppressions } from '../suppressions.js';
 
@@ -88,12 +88,21 @@ function parseOptions(sink: FactSink, line: Mapped, tokens: readonly Token[], co
     }
     const { name, inlineValue, valueOffset } = splitOption(token.text);
     const spec = optionSpec(name);
+    if (!REQUIREMENTS_FILE_OPTIONS.has(name)) {
+      // pip stops at it ("no such option"); its value, where it takes one, is not a requirement either.
+      sink.problems.push({
+        span: line.site(token.from, token.to),
+        message: `pip does not accept ${name} in a requirements file (only -i, --extra-index-url, --no-index, -f, -r, -c, -e, --pre, --trusted-host, --only-binary, --no-binary, --prefer-binary, --require-hashes, --use-feature and, on a requirement, --hash, --config-settings, --global-option); pass it on the command line or in pip.conf`,
+      });
+      if (spec.takesValue && inlineValue === undefined) i++;
+      continue;
+    }
     let value: { text: string; from: number; to: number } | undefined;
     if (spec.takesValue) {
-      if (inlineValue !== undefined) value = { text: inlineValue, from: token.from + valueOffset, to: token.to };
+      if (inlineValue !== undefined) value = shellWord(inlineValue, token.from + valueOffset);
       else if (tokens[i + 1]) {
         const next = tokens[++i]!;
-        value = { text: next.text, from: next.from, to: next.to };
+        value = shellWord(next.text, next.from);
       } else {
         sink.problems.push({ span: line.site(token.from, token.to), message: `option ${name} needs a value` });
         continue;
@@ -132,7 +141,32 @@ function parseOptions(sink: FactSink, line: Mapped, tokens: readonly Token[], co
   return hashes;
 }
 
-/** Whitespace-separated tokens (pip splits option lines with shlex; quotes are rare and kept here). */
+/**
+ * One option value as pip reads it: pip splits the options of a line with `shlex.split` (pip's req_file.py,
+ * break_args_options and then the option parser), so `-i 'https://…'` and `--extra-index-url="https://…"` name
+ * the URL without its quotes. The span is the text inside the quotes when the word is one quoted string, so that
+ * an edit keeps them. (A quoted value holding spaces is split at them: rare, and no URL has one.)
+ */
+function shellWord(raw: string, from: number): { text: string; from: number; to: number } {
+  if (!/['"\\]/.test(raw)) return { text: raw, from, to: from + raw.length };
+  const quoted = /^(['"])([^'"\\]*)\1$/.exec(raw);
+  if (quoted) return { text: quoted[2]!, from: from + 1, to: from + raw.length - 1 };
+  let text = '';
+  let quote = '';
+  for (let i = 0; i < raw.length; i++) {
+    const char = raw[i]!;
+    if (quote === "'") {
+      if (char === "'") quote = '';
+      else text += char;
+    } else if (char === '\\' && i + 1 < raw.length && (quote === '' || '\\"$`'.includes(raw[i + 1]!))) text += raw[++i];
+    else if (char === quote) quote = '';
+    else if (quote === '' && (char === "'" || char === '"')) quote = char;
+    else text += char;
+  }
+  return { text, from, to: from + raw.length };
+}
+
+/** Whitespace-separated tokens, as pip finds where a line's options begin (option values: shellWord). */
 function tokenize(text: string): Token[] {
   const tokens: Token[] = [];
   const re = /\S+/g;
