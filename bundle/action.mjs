@@ -763,7 +763,7 @@ var require_visit = __commonJS({
     var BREAK = /* @__PURE__ */ Symbol("break visit");
     var SKIP = /* @__PURE__ */ Symbol("skip children");
     var REMOVE = /* @__PURE__ */ Symbol("remove node");
-    function visit2(node2, visitor) {
+    function visit3(node2, visitor) {
       const visitor_ = initVisitor(visitor);
       if (identity.isDocument(node2)) {
         const cd = visit_(null, node2.contents, visitor_, Object.freeze([node2]));
@@ -772,9 +772,9 @@ var require_visit = __commonJS({
       } else
         visit_(null, node2, visitor_, Object.freeze([]));
     }
-    visit2.BREAK = BREAK;
-    visit2.SKIP = SKIP;
-    visit2.REMOVE = REMOVE;
+    visit3.BREAK = BREAK;
+    visit3.SKIP = SKIP;
+    visit3.REMOVE = REMOVE;
     function visit_(key, node2, visitor, path) {
       const ctrl = callVisitor(key, node2, visitor, path);
       if (identity.isNode(ctrl) || identity.isPair(ctrl)) {
@@ -908,7 +908,7 @@ var require_visit = __commonJS({
         throw new Error(`Cannot replace node with ${pt} parent`);
       }
     }
-    exports.visit = visit2;
+    exports.visit = visit3;
     exports.visitAsync = visitAsync;
   }
 });
@@ -918,7 +918,7 @@ var require_directives = __commonJS({
   "node_modules/yaml/dist/doc/directives.js"(exports) {
     "use strict";
     var identity = require_identity();
-    var visit2 = require_visit();
+    var visit3 = require_visit();
     var escapeChars = {
       "!": "%21",
       ",": "%2C",
@@ -1062,7 +1062,7 @@ var require_directives = __commonJS({
         let tagNames;
         if (doc && tagEntries.length > 0 && identity.isNode(doc.contents)) {
           const tags = {};
-          visit2.visit(doc.contents, (_key, node2) => {
+          visit3.visit(doc.contents, (_key, node2) => {
             if (identity.isNode(node2) && node2.tag)
               tags[node2.tag] = true;
           });
@@ -1089,7 +1089,7 @@ var require_anchors = __commonJS({
   "node_modules/yaml/dist/doc/anchors.js"(exports) {
     "use strict";
     var identity = require_identity();
-    var visit2 = require_visit();
+    var visit3 = require_visit();
     function anchorIsValid(anchor2) {
       if (/[\x00-\x19\s,[\]{}]/.test(anchor2)) {
         const sa = JSON.stringify(anchor2);
@@ -1100,7 +1100,7 @@ var require_anchors = __commonJS({
     }
     function anchorNames(root) {
       const anchors = /* @__PURE__ */ new Set();
-      visit2.visit(root, {
+      visit3.visit(root, {
         Value(_key, node2) {
           if (node2.anchor)
             anchors.add(node2.anchor);
@@ -1280,7 +1280,7 @@ var require_Alias = __commonJS({
   "node_modules/yaml/dist/nodes/Alias.js"(exports) {
     "use strict";
     var anchors = require_anchors();
-    var visit2 = require_visit();
+    var visit3 = require_visit();
     var identity = require_identity();
     var Node = require_Node();
     var toJS = require_toJS();
@@ -1306,7 +1306,7 @@ var require_Alias = __commonJS({
           nodes = ctx.aliasResolveCache;
         } else {
           nodes = [];
-          visit2.visit(doc, {
+          visit3.visit(doc, {
             Node: (_key, node2) => {
               if (identity.isAlias(node2) || identity.hasAnchor(node2))
                 nodes.push(node2);
@@ -6228,15 +6228,15 @@ var require_cst_visit = __commonJS({
     var BREAK = /* @__PURE__ */ Symbol("break visit");
     var SKIP = /* @__PURE__ */ Symbol("skip children");
     var REMOVE = /* @__PURE__ */ Symbol("remove item");
-    function visit2(cst, visitor) {
+    function visit3(cst, visitor) {
       if ("type" in cst && cst.type === "document")
         cst = { start: cst.start, value: cst.value };
       _visit(Object.freeze([]), cst, visitor);
     }
-    visit2.BREAK = BREAK;
-    visit2.SKIP = SKIP;
-    visit2.REMOVE = REMOVE;
-    visit2.itemAtPath = (cst, path) => {
+    visit3.BREAK = BREAK;
+    visit3.SKIP = SKIP;
+    visit3.REMOVE = REMOVE;
+    visit3.itemAtPath = (cst, path) => {
       let item = cst;
       for (const [field, index] of path) {
         const tok = item?.[field];
@@ -6247,8 +6247,8 @@ var require_cst_visit = __commonJS({
       }
       return item;
     };
-    visit2.parentCollection = (cst, path) => {
-      const parent = visit2.itemAtPath(cst, path.slice(0, -1));
+    visit3.parentCollection = (cst, path) => {
+      const parent = visit3.itemAtPath(cst, path.slice(0, -1));
       const field = path[path.length - 1][0];
       const coll = parent?.[field];
       if (coll && "items" in coll)
@@ -6279,7 +6279,7 @@ var require_cst_visit = __commonJS({
       }
       return typeof ctrl === "function" ? ctrl(item, path) : ctrl;
     }
-    exports.visit = visit2;
+    exports.visit = visit3;
   }
 });
 
@@ -7995,7 +7995,7 @@ var require_dist = __commonJS({
     var lineCounter = require_line_counter();
     var parser = require_parser();
     var publicApi = require_public_api();
-    var visit2 = require_visit();
+    var visit3 = require_visit();
     exports.Composer = composer.Composer;
     exports.Document = Document.Document;
     exports.Schema = Schema.Schema;
@@ -8023,8 +8023,8 @@ var require_dist = __commonJS({
     exports.parseAllDocuments = publicApi.parseAllDocuments;
     exports.parseDocument = publicApi.parseDocument;
     exports.stringify = publicApi.stringify;
-    exports.visit = visit2.visit;
-    exports.visitAsync = visit2.visitAsync;
+    exports.visit = visit3.visit;
+    exports.visitAsync = visit3.visitAsync;
   }
 });
 
@@ -55097,6 +55097,8 @@ function loadBaseline(path, text2, ruleIds) {
         span: { start: Math.min(error62.pos[0], text2.length), end: Math.min(error62.pos[1], text2.length) }
       }))
     );
+  const misread = numbersReadOtherwise(doc, text2);
+  if (misread.length > 0) return fail(misread);
   let value;
   try {
     value = doc.toJS({ maxAliasCount: 50 }) ?? {};
@@ -55120,6 +55122,21 @@ function loadBaseline(path, text2, ruleIds) {
     }
   }
   return { baseline: resolveBaseline(parsed.data), file: parsed.data, source, problems, locate };
+}
+function numbersReadOtherwise(doc, text2) {
+  const problems = [];
+  (0, import_yaml4.visit)(doc, {
+    Scalar(_key, node2) {
+      if (typeof node2.value !== "number" || node2.type !== "PLAIN" || !node2.range) return;
+      const written = text2.slice(node2.range[0], node2.range[1]).trim();
+      if (written === String(node2.value)) return;
+      problems.push({
+        message: `${written} is read by YAML as the number ${String(node2.value)}; write "${written}" in quotes to mean ${written}`,
+        span: { start: node2.range[0], end: node2.range[0] + written.length }
+      });
+    }
+  });
+  return problems;
 }
 function valueAt(root, path) {
   let current = root;
@@ -55604,7 +55621,7 @@ var Checker = class {
     return { findings, filesChecked, counts, ...waived ? { waived } : {} };
   }
   /** Run the active rules over what `visit` hands them; findings de-duplicated. */
-  run(visit2) {
+  run(visit3) {
     const findings = [];
     const seen = /* @__PURE__ */ new Set();
     const locks = /* @__PURE__ */ new Map();
@@ -55620,7 +55637,7 @@ var Checker = class {
         findings.push(finding);
       };
     });
-    visit2((group, units, policy) => {
+    visit3((group, units, policy) => {
       for (const file2 of group) if (isLockKind(file2.kind)) locks.set(file2.path, file2.kind);
       this.active.forEach(
         (rule, i) => rule.check({
@@ -56564,7 +56581,7 @@ function walk(root, inputs, filters = {}) {
     } else if (entry.isFile()) {
       found(absolute, repoPath, viaLink, levels);
     } else if (!entry.isBlockDevice() && !entry.isCharacterDevice() && !entry.isFIFO() && !entry.isSocket()) {
-      visit2(absolute, false, viaLink, levels);
+      visit3(absolute, false, viaLink, levels);
     }
   };
   const visitDirectory = (absolute, repoPath, viaLink, outer, named = false) => {
@@ -56586,7 +56603,7 @@ function walk(root, inputs, filters = {}) {
     for (let i = 1; i <= parts.length; i++) levels = withGitignore(levels, join2(root, ...parts.slice(0, i)), parts.slice(0, i).join("/"));
     return levels;
   };
-  const visit2 = (absolute, explicit, viaLink, levels) => {
+  const visit3 = (absolute, explicit, viaLink, levels) => {
     let stats;
     try {
       stats = lstatSync(absolute);
@@ -56636,7 +56653,7 @@ function walk(root, inputs, filters = {}) {
     if (explicit) add(repoPath, linked, kindOf(absolute, repoPath));
     else found(absolute, repoPath, linked, levels ?? []);
   };
-  for (const input3 of inputs) visit2(resolve2(root, input3), true, false);
+  for (const input3 of inputs) visit3(resolve2(root, input3), true, false);
   return { paths: [...paths], kinds, missing, unreadable, plain };
 }
 function diskReader(root, skipped, walked) {
@@ -56820,7 +56837,7 @@ Options:
   --ignore-unknown         named files whose kind cannot be told are passed over, not an error (pre-commit)
   -h, --help               this text
 
-Colour: on when standard output is a terminal and NO_COLOR is not set.
+Colour: on when standard output is a terminal and NO_COLOR is not set; FORCE_COLOR=1 forces it, FORCE_COLOR=0 turns it off.
 Exit status: 0 no finding at the --fail-on level (and at most --max-warnings warnings), 1 otherwise, 2 bad
 usage or an invalid baseline (nothing is checked then).`;
 var PLAN_HELP = `Usage: cuda-gatekeeper plan --cuda X.Y [PATH...] [options]
@@ -56851,7 +56868,10 @@ function run(argv, io) {
       return 2;
     }
     if (error62 instanceof TypeError && (String(error62.code ?? "").startsWith("ERR_PARSE_ARGS") || /Unknown option|unexpected argument|argument missing|requires a value/i.test(error62.message))) {
-      io.err(`cuda-gatekeeper: ${error62.message.split("\n")[0]}
+      const unknown2 = /Unknown option '(-{1,2}[^']+)'/.exec(error62.message)?.[1];
+      const suggestion = unknown2 ? nearestOption(unknown2, argv[0]) : void 0;
+      const said = unknown2 ? `unknown option ${unknown2}${suggestion ? ` (did you mean ${suggestion}?)` : ""}` : error62.message.split("\n")[0];
+      io.err(`cuda-gatekeeper: ${said}
 ${USAGE}
 `);
       return 2;
@@ -56863,6 +56883,44 @@ ${USAGE}
 `);
     return 2;
   }
+}
+var OPTIONS = {
+  check: [
+    "--baseline",
+    "--baseline-ref",
+    "--format",
+    "--output",
+    "--quiet",
+    "--fail-on",
+    "--max-warnings",
+    "--changed-since",
+    "--fix",
+    "--verbose",
+    "--repository",
+    "--type",
+    "--stdin-filename",
+    "--ignore-unknown",
+    "--help"
+  ],
+  plan: ["--cuda", "--baseline", "--baseline-ref", "--format", "--write", "--help"]
+};
+function nearestOption(unknown2, command) {
+  const name = unknown2.split("=")[0];
+  let best;
+  for (const option of OPTIONS[command ?? ""] ?? []) {
+    const distance = option.startsWith(name) && name.length >= 4 ? 0 : editDistance(name, option);
+    if (distance <= 2 && (!best || distance < best.distance)) best = { option, distance };
+  }
+  return best?.option;
+}
+function editDistance(a, b) {
+  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) current[j] = Math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    previous = current;
+  }
+  return previous[b.length];
 }
 function dispatch(argv, io) {
   const [command, ...rest] = argv;
@@ -56885,7 +56943,8 @@ function dispatch(argv, io) {
 `);
     return 0;
   }
-  throw new UsageError(`unknown command "${command}"
+  const near = ["check", "plan", "rules"].find((known2) => editDistance(command, known2) <= 2);
+  throw new UsageError(`unknown command "${command}"${near ? ` (did you mean ${near}?)` : ""}
 ${USAGE}`);
 }
 function helpText(text2, io) {
@@ -56945,6 +57004,17 @@ function policyFailure(policy, kb, io) {
   }
   io.err("cuda-gatekeeper: the baseline is invalid; nothing was checked\n");
   return 2;
+}
+function withTree(io, baseline, named) {
+  const tree = select2(io, [], baseline);
+  const paths = [.../* @__PURE__ */ new Set([...tree.paths, ...named.paths])];
+  return {
+    paths,
+    unreadable: [...named.unreadable, ...tree.unreadable.filter((entry) => !named.unreadable.some((other) => other.path === entry.path))],
+    kinds: new Map([...tree.kinds, ...named.kinds]),
+    missing: named.missing,
+    plain: new Set([...tree.plain].filter((path) => !named.paths.includes(path) || named.plain.has(path)).concat([...named.plain]))
+  };
 }
 function select2(io, paths, baseline) {
   return walk(io.cwd, paths.length > 0 ? paths : ["."], baseline.files);
@@ -57034,11 +57104,24 @@ function check2(args, io) {
     output2(checked2.report, checked2.sources);
     return fails(checked2.report, limit) ? 1 : 0;
   }
-  const selected = select2(io, positionals, baseline);
-  const changes = values["changed-since"] === void 0 ? void 0 : changedSince(io.cwd, values["changed-since"]);
-  if (selected.missing.length > 0) throw new UsageError(`no such file or directory inside ${io.cwd}: ${selected.missing.map(escapeControl).join(", ")}`);
-  const named = selected.unreadable.filter((entry) => entry.named);
-  if (named.length > 0) throw new UsageError(named.map((entry) => `${escapeControl(entry.path)} ${entry.reason}`).join("; "));
+  const named = select2(io, positionals, baseline);
+  const namesFiles = positionals.length > 0 && positionals.every((path) => named.paths.includes(toRepoPath(io.cwd, resolve3(io.cwd, path)) ?? ""));
+  const selected = namesFiles && values["changed-since"] === void 0 ? withTree(io, baseline, named) : named;
+  const changes = values["changed-since"] !== void 0 ? changedSince(io.cwd, values["changed-since"]) : namesFiles ? { changed: [...named.paths], removed: [] } : void 0;
+  if (selected.missing.length > 0) {
+    const outside = selected.missing.filter((path) => existsSync2(resolve3(io.cwd, path)));
+    const absent = selected.missing.filter((path) => !outside.includes(path));
+    throw new UsageError(
+      [
+        ...absent.length ? [`no such file or directory inside ${io.cwd}: ${absent.map(escapeControl).join(", ")}`] : [],
+        ...outside.length ? [
+          `${outside.map(escapeControl).join(", ")} ${outside.length === 1 ? "is" : "are"} outside ${io.cwd}: run cuda-gatekeeper from a folder that holds ${outside.length === 1 ? "it" : "them"} (files are read inside the working directory only)`
+        ] : []
+      ].join("; ")
+    );
+  }
+  const unreadableNamed = selected.unreadable.filter((entry) => entry.named);
+  if (unreadableNamed.length > 0) throw new UsageError(unreadableNamed.map((entry) => `${escapeControl(entry.path)} ${entry.reason}`).join("; "));
   for (const entry of selected.unreadable) io.err(`${escapeControl(toRepoPath(io.cwd, entry.path) ?? entry.path)}: skipped: ${entry.reason}
 `);
   const namedPaths = new Set(positionals.map((path) => toRepoPath(io.cwd, resolve3(io.cwd, path))));
@@ -57068,7 +57151,7 @@ function check2(args, io) {
   const unchecked = [
     ...selected.unreadable.map((entry) => ({ path: toRepoPath(io.cwd, entry.path) ?? entry.path, reason: entry.reason })),
     ...skipped.filter((skip) => skip.reason !== UNKNOWN_KIND && !skip.duplicate)
-  ].map(({ path, reason }) => ({ path, reason }));
+  ].filter(({ path }) => !namesFiles || named.paths.includes(path) || sources.some((source) => source.path === path)).map(({ path, reason }) => ({ path, reason }));
   output2(report, sources, unchecked);
   if (!values["ignore-unknown"] && skipped.some((skip) => skip.reason === UNKNOWN_KIND && namedPaths.has(skip.path))) return 2;
   if (uncheckedFails(unchecked)) {

@@ -163,9 +163,20 @@ describe('--output', () => {
 describe('colour', () => {
   const bin = join(ROOT, 'bin', 'cuda-gatekeeper.js');
   it('is off when standard output is not a terminal', () => {
-    const piped = spawnSync(process.execPath, [bin, 'check', '.'], { cwd: repo({ Dockerfile: MISMATCH }), encoding: 'utf8' });
+    const env = { ...process.env, FORCE_COLOR: undefined, NO_COLOR: undefined };
+    const piped = spawnSync(process.execPath, [bin, 'check', '.'], { cwd: repo({ Dockerfile: MISMATCH }), encoding: 'utf8', env });
     expect(piped.stdout).toContain('error:');
     expect(piped.stdout).not.toContain('\x1b[');
+  });
+
+  it('FORCE_COLOR turns it on into a pipe and 0/false off, over NO_COLOR (as Node and chalk read it)', () => {
+    const dir = repo({ Dockerfile: MISMATCH });
+    const piped = (env: Record<string, string | undefined>) =>
+      spawnSync(process.execPath, [bin, 'check', '.'], { cwd: dir, encoding: 'utf8', env: { ...process.env, NO_COLOR: undefined, ...env } }).stdout;
+    expect(piped({ FORCE_COLOR: '1' })).toContain('\x1b[31merror');
+    expect(piped({ FORCE_COLOR: '', NO_COLOR: '1' })).toContain('\x1b[');
+    expect(piped({ FORCE_COLOR: '0' })).not.toContain('\x1b[');
+    expect(piped({ FORCE_COLOR: 'false' })).not.toContain('\x1b[');
   });
 
   // A terminal through script(1) (util-linux; CI installs bsdutils for it).
@@ -179,6 +190,51 @@ describe('colour', () => {
     const plain = onTerminal({ ...withoutNoColor, NO_COLOR: '1' });
     expect(plain).toContain('error:');
     expect(plain).not.toContain('\x1b[');
+  });
+});
+
+describe('small things a user meets first (issue 30)', () => {
+  const bin = join(ROOT, 'bin', 'cuda-gatekeeper.js');
+  it('a reader that stops early (rules | head -1) ends the command quietly, without a stack trace', () => {
+    const result = spawnSync('sh', ['-c', `${process.execPath} ${bin} rules | head -1`], { encoding: 'utf8' });
+    expect(result.stdout.split('\n').filter(Boolean)).toHaveLength(1);
+    expect(result.stderr).toBe('');
+  });
+
+  it('an unknown option or command gets the nearest known one', () => {
+    expect(cli(ROOT, ['check', '--fial-on', 'x']).err).toContain('unknown option --fial-on (did you mean --fail-on?)');
+    expect(cli(ROOT, ['plan', '--cdua', '12.8']).err).toContain('(did you mean --cuda?)');
+    expect(cli(ROOT, ['chek']).err).toContain('unknown command "chek" (did you mean check?)');
+    expect(cli(ROOT, ['check', '--zzz']).err).toMatch(/unknown option --zzz\n/);
+  });
+
+  it('a file outside the working directory is said to be outside, not missing', () => {
+    const outside = repo({ Dockerfile: MISMATCH });
+    const result = cli(repo({}), ['check', join(outside, 'Dockerfile')]);
+    expect(result.code).toBe(2);
+    expect(result.err).toContain('is outside');
+    expect(result.err).not.toContain('no such file');
+  });
+
+  it('an unquoted 12.10 in a baseline is refused at its position: YAML reads it as 12.1', () => {
+    const dir = repo({ '.github/cuda-gatekeeper.yml': 'cuda:\n  allowed: ["12.4", 12.10]\n', Dockerfile: MISMATCH });
+    const result = cli(dir, ['check', '.']);
+    expect(result.code).toBe(2);
+    expect(result.err).toContain('.github/cuda-gatekeeper.yml:2:21: error: 12.10 is read by YAML as the number 12.1; write "12.10" in quotes');
+  });
+
+  it('a named file is checked with the files that install it (pre-commit passes only the changed one)', () => {
+    const dir = repo({
+      Dockerfile: 'FROM nvidia/cuda:12.1.1-runtime-ubuntu22.04\nCOPY requirements.txt .\nRUN pip install -r requirements.txt\n',
+      'requirements.txt': '--extra-index-url https://download.pytorch.org/whl/cu118\ntorch==2.3.0+cu118\n',
+      'other/requirements.txt': 'numpy==1.26.4\n',
+    });
+    const result = cli(dir, ['check', 'requirements.txt']);
+    expect(result.code).toBe(1);
+    expect(result.out).toContain(
+      'requirements.txt:2:1: error: torch==2.3.0+cu118 is built for CUDA 11.8, but nvidia/cuda:12.1.1-runtime-ubuntu22.04 sets CUDA 12.1',
+    );
+    expect(cli(dir, ['check', 'other/requirements.txt'])).toMatchObject({ code: 0 });
   });
 });
 

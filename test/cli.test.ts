@@ -119,7 +119,7 @@ describe('cuda-gatekeeper check', () => {
       err: 'cuda-gatekeeper: cannot read baseline missing.yaml: it does not exist\n',
     });
     expect(cli(dir, 'check', 'no/such/path', '--baseline', 'none')).toMatchObject({ code: 2 });
-    expect(cli(dir, 'check', '--bogus')).toMatchObject({ code: 2, err: expect.stringContaining("Unknown option '--bogus'") });
+    expect(cli(dir, 'check', '--bogus')).toMatchObject({ code: 2, err: expect.stringContaining('unknown option --bogus') });
     expect(cli(dir, 'frobnicate')).toMatchObject({ code: 2, err: expect.stringContaining('unknown command') });
     writeFileSync(join(dir, 'bad.yaml'), 'cuda:\n  allowed: [twelve]\n');
     const bad = cli(dir, 'check', '--baseline', 'bad.yaml');

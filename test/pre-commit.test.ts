@@ -125,6 +125,27 @@ describe('pre-commit hook', () => {
   const preCommit = existsSync('/usr/bin/pre-commit') || spawnSync('pre-commit', ['--version']).status === 0;
   const inGit = spawnSync('git', ['rev-parse', 'HEAD'], { cwd: ROOT }).status === 0;
   // CI installs Debian's pre-commit (.ci/run); a machine without it cannot run this one.
+  it.runIf(preCommit)("the README's .pre-commit-config.yaml snippet and the hook file pass pre-commit's own validation", () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const snippets = [...readme.matchAll(/```yaml\n(# \.pre-commit-config\.yaml\n[\s\S]*?)```/g)].map((match) => match[1]!);
+    expect(snippets.length).toBeGreaterThan(0);
+    const dir = mkdtempSync(join(tmpdir(), 'cgk-pre-commit-config-'));
+    for (const snippet of snippets) {
+      writeFileSync(join(dir, '.pre-commit-config.yaml'), snippet);
+      const result = spawnSync('pre-commit', ['validate-config', '.pre-commit-config.yaml'], { cwd: dir, encoding: 'utf8' });
+      expect(result.status, result.stdout + result.stderr).toBe(0);
+    }
+    const header = readFileSync(join(ROOT, '.pre-commit-hooks.yaml'), 'utf8')
+      .split('\n')
+      .filter((line) => line.startsWith('#   '))
+      .map((line) => line.slice(4))
+      .join('\n');
+    writeFileSync(join(dir, '.pre-commit-config.yaml'), `${header}\n`);
+    expect(spawnSync('pre-commit', ['validate-config', '.pre-commit-config.yaml'], { cwd: dir, encoding: 'utf8' }).status).toBe(0);
+    const manifest = spawnSync('pre-commit', ['validate-manifest', join(ROOT, '.pre-commit-hooks.yaml')], { encoding: 'utf8' });
+    expect(manifest.status, manifest.stdout + manifest.stderr).toBe(0);
+  });
+
   it.runIf(preCommit && inGit)(
     'installs with pre-commit and refuses a commit of a broken Dockerfile, then accepts the fix',
     () => {
@@ -164,6 +185,18 @@ describe('pre-commit hook', () => {
       const accepted = git('commit', '-qm', 'fixed');
       expect(accepted.status, accepted.stdout + accepted.stderr).toBe(0);
       expect(accepted.stdout + accepted.stderr).toContain('cuda-gatekeeper');
+
+      // Issue 30: a commit that changes only the requirements file a committed Dockerfile installs is checked
+      // with that Dockerfile (pre-commit passes only requirements.txt), as check and the App check it.
+      writeFileSync(join(repo, 'Dockerfile'), 'FROM nvidia/cuda:12.1.1-runtime-ubuntu22.04\nCOPY requirements.txt .\nRUN pip install -r requirements.txt\n');
+      writeFileSync(join(repo, 'requirements.txt'), '--extra-index-url https://download.pytorch.org/whl/cu121\ntorch==2.3.0+cu121\n');
+      git('add', '-A');
+      expect(git('commit', '-qm', 'installs requirements.txt').status).toBe(0);
+      writeFileSync(join(repo, 'requirements.txt'), '--extra-index-url https://download.pytorch.org/whl/cu118\ntorch==2.3.0+cu118\n');
+      git('add', 'requirements.txt');
+      const alone = git('commit', '-qm', 'cu118 requirements only');
+      expect(alone.status, alone.stdout + alone.stderr).not.toBe(0);
+      expect(alone.stdout + alone.stderr).toMatch(/requirements\.txt:2:1: error: torch==2\.3\.0\+cu118 is built for CUDA 11\.8, but nvidia\/cuda:12\.1\.1/);
     },
     600_000,
   );

@@ -1,4 +1,4 @@
-import { isNode, parseDocument, type Document } from 'yaml';
+import { isNode, parseDocument, visit, type Document } from 'yaml';
 import type { Span } from '../parsers/source.js';
 import { SourceText } from '../parsers/source.js';
 import { BaselineFile, EMPTY_BASELINE, resolveBaseline, type Baseline } from './schema.js';
@@ -44,6 +44,9 @@ export function loadBaseline(path: string, text: string, ruleIds?: ReadonlySet<s
         span: { start: Math.min(error.pos[0], text.length), end: Math.min(error.pos[1], text.length) },
       })),
     );
+  // `12.10` unquoted is the number 12.1 to YAML: a version written that way would silently mean another one.
+  const misread = numbersReadOtherwise(doc, text);
+  if (misread.length > 0) return fail(misread);
   let value: unknown;
   try {
     value = doc.toJS({ maxAliasCount: 50 }) ?? {};
@@ -67,6 +70,26 @@ export function loadBaseline(path: string, text: string, ruleIds?: ReadonlySet<s
     }
   }
   return { baseline: resolveBaseline(parsed.data), file: parsed.data, source, problems, locate };
+}
+
+/**
+ * Plain scalars that YAML reads as a number spelled differently from the text (`12.10` → 12.1, `550.100` → 550.1,
+ * `1e3`): every version-like value in a baseline is text, so each is a positioned problem asking for quotes.
+ */
+function numbersReadOtherwise(doc: Document, text: string): PolicyProblem[] {
+  const problems: PolicyProblem[] = [];
+  visit(doc, {
+    Scalar(_key, node) {
+      if (typeof node.value !== 'number' || node.type !== 'PLAIN' || !node.range) return;
+      const written = text.slice(node.range[0], node.range[1]).trim();
+      if (written === String(node.value)) return;
+      problems.push({
+        message: `${written} is read by YAML as the number ${String(node.value)}; write "${written}" in quotes to mean ${written}`,
+        span: { start: node.range[0], end: node.range[0] + written.length },
+      });
+    },
+  });
+  return problems;
 }
 
 function valueAt(root: unknown, path: readonly (string | number)[]): unknown {

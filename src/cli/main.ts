@@ -28,6 +28,17 @@ import { bundledBaselinePath, packageRoot, packageVersion } from '../util/packag
 
 export class UsageError extends Error {}
 
+/**
+ * Colour, as Node, chalk and ESLint decide it: FORCE_COLOR set to anything but `0` or `false` turns it on (even
+ * into a pipe) and `0`/`false` off, and it wins over NO_COLOR (Node's docs, "FORCE_COLOR"); else on a terminal
+ * unless NO_COLOR is set to a non-empty value (no-color.org).
+ */
+export function colorWanted(env: Readonly<Record<string, string | undefined>>, terminal: boolean): boolean {
+  const force = env.FORCE_COLOR;
+  if (force !== undefined) return force !== '0' && force.toLowerCase() !== 'false';
+  return terminal && !env.NO_COLOR;
+}
+
 const USAGE = `Usage:
   cuda-gatekeeper check [PATH...] [options]     check Dockerfiles, requirements and conda files
   cuda-gatekeeper plan --cuda X.Y [PATH...]     the edits that move a checkout to another CUDA
@@ -62,7 +73,7 @@ Options:
   --ignore-unknown         named files whose kind cannot be told are passed over, not an error (pre-commit)
   -h, --help               this text
 
-Colour: on when standard output is a terminal and NO_COLOR is not set.
+Colour: on when standard output is a terminal and NO_COLOR is not set; FORCE_COLOR=1 forces it, FORCE_COLOR=0 turns it off.
 Exit status: 0 no finding at the --fail-on level (and at most --max-warnings warnings), 1 otherwise, 2 bad
 usage or an invalid baseline (nothing is checked then).`;
 
@@ -121,7 +132,10 @@ export function run(argv: readonly string[], io: Io): number {
       (String((error as NodeJS.ErrnoException).code ?? '').startsWith('ERR_PARSE_ARGS') ||
         /Unknown option|unexpected argument|argument missing|requires a value/i.test(error.message))
     ) {
-      io.err(`cuda-gatekeeper: ${error.message.split('\n')[0]}\n${USAGE}\n`);
+      const unknown = /Unknown option '(-{1,2}[^']+)'/.exec(error.message)?.[1];
+      const suggestion = unknown ? nearestOption(unknown, argv[0]) : undefined;
+      const said = unknown ? `unknown option ${unknown}${suggestion ? ` (did you mean ${suggestion}?)` : ''}` : error.message.split('\n')[0];
+      io.err(`cuda-gatekeeper: ${said}\n${USAGE}\n`);
       return 2;
     }
     // Anything else is our bug: one line, exit 2 (never 1, which means "findings"); the stack with CUDA_GATEKEEPER_DEBUG=1.
@@ -130,6 +144,49 @@ export function run(argv: readonly string[], io: Io): number {
     if (process.env.CUDA_GATEKEEPER_DEBUG === '1' && error instanceof Error && error.stack) io.err(`${error.stack}\n`);
     return 2;
   }
+}
+
+/** The options each command takes, for "did you mean". */
+const OPTIONS: Readonly<Record<string, readonly string[]>> = {
+  check: [
+    '--baseline',
+    '--baseline-ref',
+    '--format',
+    '--output',
+    '--quiet',
+    '--fail-on',
+    '--max-warnings',
+    '--changed-since',
+    '--fix',
+    '--verbose',
+    '--repository',
+    '--type',
+    '--stdin-filename',
+    '--ignore-unknown',
+    '--help',
+  ],
+  plan: ['--cuda', '--baseline', '--baseline-ref', '--format', '--write', '--help'],
+};
+
+/** The known option nearest to a mistyped one (at most two edits, or one that starts the same), if any. */
+export function nearestOption(unknown: string, command: string | undefined): string | undefined {
+  const name = unknown.split('=')[0]!;
+  let best: { option: string; distance: number } | undefined;
+  for (const option of OPTIONS[command ?? ''] ?? []) {
+    const distance = option.startsWith(name) && name.length >= 4 ? 0 : editDistance(name, option);
+    if (distance <= 2 && (!best || distance < best.distance)) best = { option, distance };
+  }
+  return best?.option;
+}
+
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    previous = current;
+  }
+  return previous[b.length]!;
 }
 
 function dispatch(argv: readonly string[], io: Io): number {
@@ -150,7 +207,8 @@ function dispatch(argv: readonly string[], io: Io): number {
     for (const rule of RULES) io.out(`${rule.id.padEnd(22)} ${rule.defaultSeverity.padEnd(8)} ${rule.description}\n`);
     return 0;
   }
-  throw new UsageError(`unknown command "${command}"\n${USAGE}`);
+  const near = ['check', 'plan', 'rules'].find((known) => editDistance(command, known) <= 2);
+  throw new UsageError(`unknown command "${command}"${near ? ` (did you mean ${near}?)` : ''}\n${USAGE}`);
 }
 
 function helpText(text: string, io: Io): number {
@@ -226,6 +284,22 @@ function policyFailure(policy: LoadedBaseline, kb: KnowledgeBase, io: Io): numbe
   }
   io.err('cuda-gatekeeper: the baseline is invalid; nothing was checked\n');
   return 2;
+}
+
+/**
+ * The whole checkout's walk with the named files in it (a named file the walk would not find, e.g. one read by
+ * --type, is kept with its kind): the files that may include or install the named ones.
+ */
+function withTree(io: Io, baseline: Baseline, named: Walked): Walked {
+  const tree = select(io, [], baseline);
+  const paths = [...new Set([...tree.paths, ...named.paths])];
+  return {
+    paths,
+    unreadable: [...named.unreadable, ...tree.unreadable.filter((entry) => !named.unreadable.some((other) => other.path === entry.path))],
+    kinds: new Map([...tree.kinds, ...named.kinds]),
+    missing: named.missing,
+    plain: new Set([...tree.plain].filter((path) => !named.paths.includes(path) || named.plain.has(path)).concat([...named.plain])),
+  };
 }
 
 /** The files to check: the inputs walked (default: the whole checkout), with the baseline's `files` patterns. */
@@ -346,11 +420,31 @@ function check(args: readonly string[], io: Io): number {
     return fails(checked.report, limit) ? 1 : 0;
   }
 
-  const selected = select(io, positionals, baseline);
-  const changes = values['changed-since'] === undefined ? undefined : changedSince(io.cwd, values['changed-since']);
-  if (selected.missing.length > 0) throw new UsageError(`no such file or directory inside ${io.cwd}: ${selected.missing.map(escapeControl).join(', ')}`);
-  const named = selected.unreadable.filter((entry) => entry.named);
-  if (named.length > 0) throw new UsageError(named.map((entry) => `${escapeControl(entry.path)} ${entry.reason}`).join('; '));
+  const named = select(io, positionals, baseline);
+  // Files named on the command line (pre-commit passes the staged ones) are checked with the files on disk that
+  // include or install them, and those they pull in: the units the App and --changed-since check for them, so a
+  // requirements file changed alone is still checked against the Dockerfile that installs it.
+  const namesFiles = positionals.length > 0 && positionals.every((path) => named.paths.includes(toRepoPath(io.cwd, resolve(io.cwd, path)) ?? ''));
+  const selected = namesFiles && values['changed-since'] === undefined ? withTree(io, baseline, named) : named;
+  const changes =
+    values['changed-since'] !== undefined ? changedSince(io.cwd, values['changed-since']) : namesFiles ? { changed: [...named.paths], removed: [] } : undefined;
+  if (selected.missing.length > 0) {
+    // A path that exists but lies outside the working directory is not missing: say so (files are read inside it only).
+    const outside = selected.missing.filter((path) => existsSync(resolve(io.cwd, path)));
+    const absent = selected.missing.filter((path) => !outside.includes(path));
+    throw new UsageError(
+      [
+        ...(absent.length ? [`no such file or directory inside ${io.cwd}: ${absent.map(escapeControl).join(', ')}`] : []),
+        ...(outside.length
+          ? [
+              `${outside.map(escapeControl).join(', ')} ${outside.length === 1 ? 'is' : 'are'} outside ${io.cwd}: run cuda-gatekeeper from a folder that holds ${outside.length === 1 ? 'it' : 'them'} (files are read inside the working directory only)`,
+            ]
+          : []),
+      ].join('; '),
+    );
+  }
+  const unreadableNamed = selected.unreadable.filter((entry) => entry.named);
+  if (unreadableNamed.length > 0) throw new UsageError(unreadableNamed.map((entry) => `${escapeControl(entry.path)} ${entry.reason}`).join('; '));
   for (const entry of selected.unreadable) io.err(`${escapeControl(toRepoPath(io.cwd, entry.path) ?? entry.path)}: skipped: ${entry.reason}\n`);
   // The walk knows each file's kind by name (or a YAML file's by content); a file named on the command line whose
   // name says nothing is read as --type says, or as its content says.
@@ -381,7 +475,11 @@ function check(args: readonly string[], io: Io): number {
   const unchecked = [
     ...selected.unreadable.map((entry) => ({ path: toRepoPath(io.cwd, entry.path) ?? entry.path, reason: entry.reason })),
     ...skipped.filter((skip) => skip.reason !== UNKNOWN_KIND && !skip.duplicate),
-  ].map(({ path, reason }) => ({ path, reason }));
+  ]
+    // Checking named files, a file elsewhere in the checkout that could not be read is said (above), not a failure
+    // of theirs: only the named files, and the files their units hold, count.
+    .filter(({ path }) => !namesFiles || named.paths.includes(path) || sources.some((source) => source.path === path))
+    .map(({ path, reason }) => ({ path, reason }));
   output(report, sources, unchecked);
   // A file named on the command line that could not be read as any kind was not checked: that is a usage error,
   // unless --ignore-unknown says the names are candidates (the pre-commit hook passes every YAML file that may be
