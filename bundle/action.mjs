@@ -14711,8 +14711,8 @@ var require_ignore = __commonJS({
 
 // src/action/main.ts
 import { execFileSync as execFileSync2 } from "node:child_process";
-import { appendFileSync, readFileSync as readFileSync4, renameSync as renameSync2, rmSync as rmSync2, writeFileSync as writeFileSync2 } from "node:fs";
-import { resolve as resolve4 } from "node:path";
+import { appendFileSync, mkdirSync, readFileSync as readFileSync4, renameSync as renameSync2, rmSync as rmSync2, writeFileSync as writeFileSync2 } from "node:fs";
+import { dirname as dirname4, relative as relative2, resolve as resolve4 } from "node:path";
 
 // node_modules/universal-user-agent/index.js
 function getUserAgent() {
@@ -15719,8 +15719,8 @@ function isPlainObject2(value) {
 }
 var noop = () => "";
 async function fetchWrapper(requestOptions) {
-  const fetch = requestOptions.request?.fetch || globalThis.fetch;
-  if (!fetch) {
+  const fetch2 = requestOptions.request?.fetch || globalThis.fetch;
+  if (!fetch2) {
     throw new Error(
       "fetch is not set. Please pass a fetch implementation as new Octokit({ request: { fetch }}). Learn more at https://github.com/octokit/octokit.js/#fetch-missing"
     );
@@ -15736,7 +15736,7 @@ async function fetchWrapper(requestOptions) {
   );
   let fetchResponse;
   try {
-    fetchResponse = await fetch(requestOptions.url, {
+    fetchResponse = await fetch2(requestOptions.url, {
       method: requestOptions.method,
       body,
       redirect: requestOptions.request?.redirect,
@@ -18860,13 +18860,20 @@ function summaryTable(report) {
 function fixesSection(report, context) {
   const fixes = report.findings.filter((finding) => finding.fix?.safety === "safe");
   if (fixes.length === 0) return "";
-  const blocks = fixes.map(
-    (finding) => `**${finding.fix.title}** (${finding.ruleId}, \`${finding.location.path}:${finding.location.start.line}\`)
+  const byEdits = /* @__PURE__ */ new Map();
+  for (const finding of fixes) {
+    const key = JSON.stringify(finding.fix.edits);
+    byEdits.set(key, [...byEdits.get(key) ?? [], finding]);
+  }
+  const blocks = [...byEdits.values()].map((group) => {
+    const [first] = group;
+    const where = group.map((finding) => `${finding.ruleId}, \`${finding.location.path}:${finding.location.start.line}\``).join("; ");
+    return `**${first.fix.title}** (${where})
 
 \`\`\`diff
-${diff(finding.fix.edits, context.texts)}
-\`\`\``
-  );
+${diff(first.fix.edits, context.texts)}
+\`\`\``;
+  });
   return `### Safe fixes
 
 ${howToApply(context.fixes ?? { kind: "button" })}
@@ -18884,7 +18891,7 @@ function howToApply(offer) {
     case "closed":
       return `This pull request is ${offer.state}, so nothing is committed to it: the fixes below are for a new pull request.`;
     case "local":
-      return "Apply them with `cuda-gatekeeper check --fix` locally, or the review suggestions where the GitHub App posts them.";
+      return "Apply them with `cuda-gatekeeper check --fix` (in a checkout of this branch), then commit and push.";
   }
 }
 function diff(edits, texts) {
@@ -18914,7 +18921,7 @@ function diff(edits, texts) {
 }
 function uncheckedSection(context) {
   if (context.skipped.length === 0 && !context.unseen) return "";
-  const effect = context.unchecked === "neutral" ? "The baseline says `unchecked: neutral`, so the run is neutral rather than a pass (branch protection lets neutral through)." : "A file that was not checked is not a pass, so the run fails. Re-run it with the **Re-run** button or a `/cuda-check` comment once the cause is gone; a baseline with `unchecked: neutral` makes such runs neutral instead.";
+  const effect = context.unchecked === "neutral" ? "The baseline says `unchecked: neutral`, so the run is neutral rather than a pass (branch protection lets neutral through)." : `A file that was not checked is not a pass, so the run fails. ${context.fixes?.kind === "local" ? "Re-run the job" : "Re-run it with the **Re-run** button or a `/cuda-check` comment"} once the cause is gone; a baseline with \`unchecked: neutral\` makes such runs neutral instead.`;
   const lines = [
     ...context.unseen ? [`- Not every changed file was seen: ${context.unseen}.`] : [],
     ...context.skipped.map((entry) => `- \`${entry.path}\`: ${entry.reason}`)
@@ -18926,7 +18933,8 @@ ${lines.join("\n")}
 ${effect}`;
 }
 function footer(context) {
-  return `<sub>Baseline: ${context.baselineOrigin}. Knowledge base: data retrieved ${context.knowledgeRetrieved}. Comment \`/cuda-check\` to re-run, \`/cuda-check explain <rule>\` for a rule's documentation.</sub>`;
+  const commands = context.fixes?.kind === "local" ? "Re-run the job to check again; `cuda-gatekeeper check --verbose` shows each finding with its sources." : "Comment `/cuda-check` to re-run, `/cuda-check explain <rule>` for a rule's documentation.";
+  return `<sub>Baseline: ${context.baselineOrigin}. Knowledge base: data retrieved ${context.knowledgeRetrieved}. ${commands}</sub>`;
 }
 function detail(finding) {
   const where = `${finding.location.path}:${finding.location.start.line}:${finding.location.start.column}`;
@@ -54217,7 +54225,7 @@ function includeCandidates(file2, include) {
   if (file2.kind !== "dockerfile") return unique([joinRepo(base, target)]);
   const stage = file2.contexts[include.context]?.stage ?? 0;
   const candidates = [];
-  for (const relative2 of CopyIndex.of(file2).sourcesOf(stage, target)) candidates.push(joinRepo(base, relative2), joinRepo(relative2));
+  for (const relative3 of CopyIndex.of(file2).sourcesOf(stage, target)) candidates.push(joinRepo(base, relative3), joinRepo(relative3));
   if (!target.startsWith("/") && !include.copiedOnly) candidates.push(joinRepo(base, target), joinRepo(target));
   return unique(candidates);
 }
@@ -54325,8 +54333,8 @@ var CopyIndex = class _CopyIndex {
     seen.sort((a, b) => a.order - b.order);
     const out = [];
     for (const entry of seen) {
-      const relative2 = pathInsideCopy(entry.copy, entry.source, target);
-      if (relative2 !== void 0) out.push(relative2);
+      const relative3 = pathInsideCopy(entry.copy, entry.source, target);
+      if (relative3 !== void 0) out.push(relative3);
     }
     this.answers.set(key, out);
     return out;
@@ -54353,12 +54361,12 @@ function pathInsideCopy(copy, source, target) {
     return void 0;
   }
   const dest = destination.replace(/\/+$/, "");
-  let relative2 = target;
+  let relative3 = target;
   if (target.startsWith("/")) {
     if (!target.startsWith(`${dest}/`)) return void 0;
-    relative2 = target.slice(dest.length + 1);
+    relative3 = target.slice(dest.length + 1);
   }
-  return `${source.replace(/\/+$/, "")}/${relative2}`;
+  return `${source.replace(/\/+$/, "")}/${relative3}`;
 }
 function globMatch(pattern, name) {
   const regex = new RegExp(
@@ -56536,8 +56544,8 @@ function toRepoPath(root, absolute) {
 function ignoredBy(levels, repoPath, directory) {
   for (const level of levels) {
     if (level.base !== "" && !repoPath.startsWith(`${level.base}/`)) continue;
-    const relative2 = level.base === "" ? repoPath : repoPath.slice(level.base.length + 1);
-    if (level.rules.ignores(directory ? `${relative2}/` : relative2)) return true;
+    const relative3 = level.base === "" ? repoPath : repoPath.slice(level.base.length + 1);
+    if (level.rules.ignores(directory ? `${relative3}/` : relative3)) return true;
   }
   return false;
 }
@@ -56983,26 +56991,15 @@ function readBaselineFile(cwd, path) {
   return read;
 }
 function policyFailure(policy, kb, io) {
-  const problems = policy.problems.map((problem) => ({ start: problem.span.start, message: problem.message }));
-  if (problems.length === 0) {
-    const semantic = gate([], policy.baseline, kb, { policy }).findings.filter(
-      (finding) => finding.ruleId === "policy-error" && finding.location.path === policy.source.path
-    );
-    if (semantic.length === 0) return void 0;
-    for (const finding of semantic) {
-      io.err(
-        `${policy.source.path}:${finding.location.start.line}:${finding.location.start.column}: error: ${escapeControl(finding.message)} [policy-error]
-`
-      );
-    }
-  } else {
-    for (const problem of problems) {
-      const at = policy.source.position(problem.start);
-      io.err(`${policy.source.path}:${at.line}:${at.column}: error: ${escapeControl(problem.message)} [policy-error]
+  const path = policy.source.path;
+  let refused = policy.problems.map((problem) => ({ path, ...policy.source.position(problem.span.start), message: problem.message }));
+  if (refused.length === 0)
+    refused = gate([], policy.baseline, kb, { policy }).findings.filter((finding) => finding.ruleId === "policy-error" && finding.location.path === path).map((finding) => ({ path, line: finding.location.start.line, column: finding.location.start.column, message: finding.message }));
+  if (refused.length === 0) return void 0;
+  for (const problem of refused) io.err(`${path}:${problem.line}:${problem.column}: error: ${escapeControl(problem.message)} [policy-error]
 `);
-    }
-  }
   io.err("cuda-gatekeeper: the baseline is invalid; nothing was checked\n");
+  io.onInvalidBaseline?.(refused);
   return 2;
 }
 function withTree(io, baseline, named) {
@@ -57317,10 +57314,21 @@ function event(io) {
     return {};
   }
 }
+function escapeProperty2(text2) {
+  return escapeData2(text2).replace(/:/g, "%3A").replace(/,/g, "%2C");
+}
 async function action(io) {
   let checked;
-  const status = run(checkArguments(io, baselineRef(io)), { cwd: io.cwd, out: io.out, err: io.err, onReport: (result2) => checked = result2 });
+  let refused = [];
+  const status = run(checkArguments(io, baselineRef(io)), {
+    cwd: io.cwd,
+    out: io.out,
+    err: io.err,
+    onReport: (result2) => checked = result2,
+    onInvalidBaseline: (problems) => refused = problems
+  });
   if (!checked) {
+    if (refused.length > 0) return invalidBaseline(io, refused, status);
     io.out(`::error::${escapeData2("cuda-gatekeeper checked nothing: see the message above")}
 `);
     return status;
@@ -57331,8 +57339,10 @@ async function action(io) {
     baselineOrigin: checked.baselineOrigin,
     knowledgeRetrieved: defaultKnowledgeBase().retrieved,
     texts,
-    skipped: [],
-    relevantFiles: report.filesChecked
+    skipped: checked.unchecked,
+    relevantFiles: report.filesChecked,
+    // No App here: no Apply fixes button and no `/cuda-check` commands, only `check --fix` and a re-run of the job.
+    fixes: { kind: "local" }
   });
   const output2 = {
     ...rendered,
@@ -57346,10 +57356,16 @@ async function action(io) {
       sources: new Map(sources.map((source) => [source.path, new SourceText(source.path, source.text)])),
       docs: ruleDocs()
     });
-    writeWhole(resolve4(io.cwd, sarifFile), sarif);
+    try {
+      mkdirSync(dirname4(resolve4(io.cwd, sarifFile)), { recursive: true });
+      writeWhole(resolve4(io.cwd, sarifFile), sarif);
+    } catch (error62) {
+      io.out(`::warning::${escapeData2(`cuda-gatekeeper could not write the SARIF file ${sarifFile}: ${error62.message}`)}
+`);
+    }
   }
   const url2 = await postCheckRun(io, output2);
-  if (url2 === void 0) io.out(renderGithubAnnotations(report));
+  if (url2 === void 0 && (input2(io, "format") || "text") !== "github") io.out(renderGithubAnnotations(report));
   if (io.env.GITHUB_STEP_SUMMARY) {
     let summary = `## ${CHECK_NAME}: ${output2.title}
 
@@ -57378,16 +57394,67 @@ ${output2.summary}
   }
   return status;
 }
+function invalidBaseline(io, problems, status) {
+  for (const problem of problems) {
+    const file2 = problem.path.replace(/@[^@/]+$/, "");
+    const path = file2.startsWith("/") ? relative2(io.cwd, file2) : file2;
+    io.out(
+      `::error file=${escapeProperty2(path)},line=${problem.line},col=${problem.column},title=${escapeProperty2("cuda-gatekeeper: invalid baseline")}::${escapeData2(problem.message)}
+`
+    );
+  }
+  if (io.env.GITHUB_STEP_SUMMARY) {
+    const lines = problems.map((problem) => `- \`${problem.path}:${problem.line}:${problem.column}\`: ${problem.message}`);
+    appendFileSync(
+      io.env.GITHUB_STEP_SUMMARY,
+      `## ${CHECK_NAME}: the baseline is invalid
+
+Nothing was checked. Fix the baseline and re-run the job:
+
+${lines.join("\n")}
+`
+    );
+  }
+  if (io.env.GITHUB_OUTPUT) appendFileSync(io.env.GITHUB_OUTPUT, `errors=${problems.length}
+warnings=0
+notices=0
+conclusion=failure
+`);
+  return status;
+}
+function requestTimeoutMs(env) {
+  const ms = Number(env.GITHUB_REQUEST_TIMEOUT_MS);
+  return Number.isFinite(ms) && ms > 0 ? ms : 2e4;
+}
+function describeFailure(error62, baseUrl, timeoutMs) {
+  const status = error62.status;
+  if (status === 403 || status === 404)
+    return "the token may not create check runs (give the job `permissions: checks: write`; a pull request from a fork gets a read-only token)";
+  if (typeof status === "number" && error62.response !== void 0) return `GitHub answered ${status}`;
+  const causes = [];
+  for (let at = error62; at && causes.length < 5; at = at.cause) causes.push(at);
+  const code = causes.map((cause) => cause.code).find(Boolean);
+  const name = causes.map((cause) => cause.name).find((value) => value === "TimeoutError" || value === "AbortError");
+  if (name) return `GitHub at ${baseUrl} did not answer within ${timeoutMs / 1e3} s`;
+  if (code === "ECONNREFUSED") return `the connection to ${baseUrl} was refused`;
+  if (code === "ENOTFOUND" || code === "EAI_AGAIN") return `${baseUrl} could not be resolved`;
+  if (code) return `could not reach ${baseUrl} (${code})`;
+  return `could not reach ${baseUrl} (${error62.message})`;
+}
 async function postCheckRun(io, output2) {
   const token = input2(io, "token");
   const repository = io.env.GITHUB_REPOSITORY;
   const headSha = event(io).pull_request?.head?.sha ?? io.env.GITHUB_SHA;
   if (!token || !repository?.includes("/") || !headSha) return void 0;
   const [owner, repo] = repository.split("/");
+  const baseUrl = io.env.GITHUB_API_URL || "https://api.github.com";
+  const timeoutMs = requestTimeoutMs(io.env);
   const octokit = new Octokit2({
     auth: token,
-    baseUrl: io.env.GITHUB_API_URL || "https://api.github.com",
-    userAgent: `cuda-gatekeeper-action/${packageVersion()}`
+    baseUrl,
+    userAgent: `cuda-gatekeeper-action/${packageVersion()}`,
+    // Each request with its own deadline (undici's own is 300 s).
+    request: { fetch: (url2, init) => fetch(url2, { ...init, signal: AbortSignal.timeout(timeoutMs) }) }
   });
   const [first = [], ...rest] = batches(output2.annotations);
   const base = { title: output2.title, summary: output2.summary, ...output2.text ? { text: output2.text } : {} };
@@ -57404,8 +57471,7 @@ async function postCheckRun(io, output2) {
     for (const annotations of rest) await octokit.rest.checks.update({ owner, repo, check_run_id: created.data.id, output: { ...base, annotations } });
     return created.data.html_url ?? void 0;
   } catch (error62) {
-    const status = error62.status;
-    const why = status === 403 || status === 404 ? "the token may not create check runs (give the job `permissions: checks: write`; a pull request from a fork gets a read-only token)" : `GitHub answered ${status ?? error62.message}`;
+    const why = describeFailure(error62, baseUrl, timeoutMs);
     io.out(`::warning::${escapeData2(`cuda-gatekeeper could not create its check run: ${why}. The findings follow as workflow annotations.`)}
 `);
     return void 0;

@@ -52725,26 +52725,15 @@ function readBaselineFile(cwd, path) {
   return read;
 }
 function policyFailure(policy, kb, io) {
-  const problems = policy.problems.map((problem) => ({ start: problem.span.start, message: problem.message }));
-  if (problems.length === 0) {
-    const semantic = gate([], policy.baseline, kb, { policy }).findings.filter(
-      (finding) => finding.ruleId === "policy-error" && finding.location.path === policy.source.path
-    );
-    if (semantic.length === 0) return void 0;
-    for (const finding of semantic) {
-      io.err(
-        `${policy.source.path}:${finding.location.start.line}:${finding.location.start.column}: error: ${escapeControl(finding.message)} [policy-error]
-`
-      );
-    }
-  } else {
-    for (const problem of problems) {
-      const at = policy.source.position(problem.start);
-      io.err(`${policy.source.path}:${at.line}:${at.column}: error: ${escapeControl(problem.message)} [policy-error]
+  const path = policy.source.path;
+  let refused = policy.problems.map((problem) => ({ path, ...policy.source.position(problem.span.start), message: problem.message }));
+  if (refused.length === 0)
+    refused = gate([], policy.baseline, kb, { policy }).findings.filter((finding) => finding.ruleId === "policy-error" && finding.location.path === path).map((finding) => ({ path, line: finding.location.start.line, column: finding.location.start.column, message: finding.message }));
+  if (refused.length === 0) return void 0;
+  for (const problem of refused) io.err(`${path}:${problem.line}:${problem.column}: error: ${escapeControl(problem.message)} [policy-error]
 `);
-    }
-  }
   io.err("cuda-gatekeeper: the baseline is invalid; nothing was checked\n");
+  io.onInvalidBaseline?.(refused);
   return 2;
 }
 function withTree(io, baseline, named) {

@@ -44,7 +44,7 @@ interface RunnerResult {
 }
 
 /** Start the Action as the runner does, with defaults for every input not given (as action.yml declares them). */
-async function runAction(files: Record<string, string>, inputs: Record<string, string> = {}): Promise<RunnerResult> {
+async function runAction(files: Record<string, string>, inputs: Record<string, string> = {}, extraEnv: Record<string, string> = {}): Promise<RunnerResult> {
   const workspace = mkdtempSync(join(tmpdir(), 'cgk-action-ws-'));
   for (const [path, text] of Object.entries(files)) {
     mkdirSync(join(workspace, path, '..'), { recursive: true });
@@ -70,6 +70,7 @@ async function runAction(files: Record<string, string>, inputs: Record<string, s
     GITHUB_API_URL: `http://127.0.0.1:${port}/api/v3`,
     GITHUB_STEP_SUMMARY: summary,
     GITHUB_OUTPUT: output,
+    ...extraEnv,
   };
   for (const [name, declared] of Object.entries(action.inputs)) {
     const value = inputs[name] ?? (declared.default === '${{ github.token }}' ? 'ghs_jobtoken' : (declared.default ?? ''));
@@ -175,11 +176,51 @@ describe('GitHub Action (the bundle, as a runner runs it)', () => {
     const result = await runAction({ Dockerfile: MISMATCH, 'policy.yml': 'cuda:\n  allowed: ["12.7"]\n' }, { baseline: 'policy.yml' });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('policy.yml:2:13: error: cuda.allowed lists CUDA 12.7, which NVIDIA never released [policy-error]');
-    expect(result.stdout).toContain('::error::cuda-gatekeeper checked nothing');
+    // Issue 30: the problem is an annotation on the baseline file at its position, with the summary and outputs.
+    expect(result.stdout).toMatch(/^::error file=policy\.yml,line=2,col=13,title=cuda-gatekeeper%3A invalid baseline::cuda.allowed lists CUDA 12.7/m);
+    expect(result.summary).toContain('## CUDA gatekeeper: the baseline is invalid');
+    expect(result.summary).toContain('`policy.yml:2:13`: cuda.allowed lists CUDA 12.7');
+    expect(result.outputs).toMatchObject({ conclusion: 'failure', errors: '1' });
     expect(existsSync(join(result.workspace, 'cuda-gatekeeper.sarif'))).toBe(false);
     expect(fake.checkRuns).toHaveLength(0);
   });
 
+  it('sarif-file in a folder that does not exist: the folder is made, and annotations, summary and outputs follow', async () => {
+    fake = new FakeGitHub();
+    fake.addRepo('octo-org/trainer', {});
+    const result = await runAction({ Dockerfile: MISMATCH }, { 'sarif-file': 'reports/x.sarif' });
+    expect(result.code).toBe(1);
+    expect(JSON.parse(readFileSync(join(result.workspace, 'reports', 'x.sarif'), 'utf8'))).toMatchObject({ version: '2.1.0' });
+    expect(result.outputs).toMatchObject({ 'sarif-file': 'reports/x.sarif', conclusion: 'failure' });
+    expect(fake.checkRuns).toHaveLength(1);
+  });
+
+  it('the summary shows each fix once, with the findings it fixes, and advice for the Action (no Apply fixes, no /cuda-check)', async () => {
+    fake = new FakeGitHub();
+    fake.addRepo('octo-org/trainer', {});
+    const result = await runAction({
+      Dockerfile: 'FROM nvidia/cuda:12.1.1-runtime-ubuntu22.04\nCOPY requirements.txt .\nRUN pip install -r requirements.txt\n',
+      'requirements.txt': '--extra-index-url https://download.pytorch.org/whl/cu118\ntorch==2.3.0+cu118\ntorchvision==0.18.0+cu118\n',
+    });
+    expect(result.code).toBe(1);
+    const diffs = result.summary.match(/```diff\n[\s\S]*?```/g) ?? [];
+    expect(diffs.length).toBeGreaterThan(0);
+    expect(new Set(diffs).size).toBe(diffs.length);
+    expect(result.summary).not.toContain('Apply fixes');
+    expect(result.summary).not.toContain('/cuda-check');
+    expect(result.summary).toContain('cuda-gatekeeper check --fix');
+  });
+
+  it('format github without a check run writes each annotation once', async () => {
+    fake = new FakeGitHub();
+    fake.addRepo('octo-org/trainer', {});
+    fake.fail({ method: 'POST', path: /\/check-runs$/, status: 403, body: { message: 'Resource not accessible by integration', status: '403' }, times: 1 });
+    const result = await runAction({ Dockerfile: MISMATCH }, { format: 'github' });
+    expect(result.code).toBe(1);
+    const lines = result.stdout.split('\n').filter((line) => line.startsWith('::error file=Dockerfile,line=2'));
+    expect(lines.length).toBeGreaterThan(0);
+    expect(new Set(lines).size).toBe(lines.length);
+  });
   it('sarif-file "" writes no SARIF', async () => {
     fake = new FakeGitHub();
     fake.addRepo('octo-org/trainer', {});
@@ -187,5 +228,37 @@ describe('GitHub Action (the bundle, as a runner runs it)', () => {
     expect(result.code).toBe(1);
     expect(existsSync(join(result.workspace, 'cuda-gatekeeper.sarif'))).toBe(false);
     expect(result.outputs['sarif-file']).toBeUndefined();
+  });
+});
+
+describe('GitHub Action against a GitHub that does not answer (issue 30)', () => {
+  it('an API that accepts the connection and never answers: the request times out, the job still reports', async () => {
+    fake = new FakeGitHub();
+    const { createServer } = await import('node:http');
+    const silent = createServer(() => undefined); // accepts, reads, never answers
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const port = (silent.address() as { port: number }).port;
+    const started = Date.now();
+    const result = await runAction({ Dockerfile: MISMATCH }, {}, { GITHUB_API_URL: `http://127.0.0.1:${port}/api/v3`, GITHUB_REQUEST_TIMEOUT_MS: '1000' });
+    silent.closeAllConnections();
+    silent.close();
+    expect(Date.now() - started).toBeLessThan(15_000);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/could not create its check run: GitHub at http:\/\/127\.0\.0\.1:\d+\/api\/v3 did not answer within 1 s/);
+    expect(result.stdout).toMatch(/^::error file=Dockerfile,line=2,/m);
+    expect(result.summary).toContain('## CUDA gatekeeper:');
+  });
+
+  it('a refused connection is said as such, not as "GitHub answered 500"', async () => {
+    fake = new FakeGitHub();
+    const { createServer } = await import('node:http');
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as { port: number }).port;
+    await new Promise((resolve) => closed.close(resolve));
+    const result = await runAction({ Dockerfile: MISMATCH }, {}, { GITHUB_API_URL: `http://127.0.0.1:${port}/api/v3` });
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain(`the connection to http://127.0.0.1:${port}/api/v3 was refused`);
+    expect(result.stdout).not.toContain('answered 500');
   });
 });

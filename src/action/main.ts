@@ -12,8 +12,8 @@
  * #inputs; @actions/core's getInput reads them the same way).
  */
 import { execFileSync } from 'node:child_process';
-import { appendFileSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { appendFileSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, relative, resolve } from 'node:path';
 import { Octokit } from '@octokit/rest';
 import { batches, CHECK_NAME, renderCheckRun, type CheckOutput } from '../render/check-run.js';
 import { renderGithubAnnotations } from '../render/github.js';
@@ -22,7 +22,7 @@ import { SourceText } from '../parsers/source.js';
 import { defaultKnowledgeBase } from '../knowledge/index.js';
 import { packageVersion } from '../util/package-root.js';
 import { RULES } from '../../rules/index.js';
-import { ruleDocs, run, type Checked } from '../cli/main.js';
+import { ruleDocs, run, type BaselineProblem, type Checked } from '../cli/main.js';
 
 export interface ActionIo {
   readonly env: Readonly<Record<string, string | undefined>>;
@@ -82,11 +82,24 @@ function event(io: ActionIo): { pull_request?: { head?: { sha?: string } } } {
   }
 }
 
+/** A workflow command's property value, escaped as the runner reads it (% CR LF : ,). */
+function escapeProperty(text: string): string {
+  return escapeData(text).replace(/:/g, '%3A').replace(/,/g, '%2C');
+}
+
 /** Run the Action; resolves to the exit status (0, 1 by `fail-on`, 2 when nothing could be checked). */
 export async function action(io: ActionIo): Promise<number> {
   let checked: Checked | undefined;
-  const status = run(checkArguments(io, baselineRef(io)), { cwd: io.cwd, out: io.out, err: io.err, onReport: (result) => (checked = result) });
+  let refused: readonly BaselineProblem[] = [];
+  const status = run(checkArguments(io, baselineRef(io)), {
+    cwd: io.cwd,
+    out: io.out,
+    err: io.err,
+    onReport: (result) => (checked = result),
+    onInvalidBaseline: (problems) => (refused = problems),
+  });
   if (!checked) {
+    if (refused.length > 0) return invalidBaseline(io, refused, status);
     io.out(`::error::${escapeData('cuda-gatekeeper checked nothing: see the message above')}\n`);
     return status;
   }
@@ -96,8 +109,10 @@ export async function action(io: ActionIo): Promise<number> {
     baselineOrigin: checked.baselineOrigin,
     knowledgeRetrieved: defaultKnowledgeBase().retrieved,
     texts,
-    skipped: [],
+    skipped: checked.unchecked,
     relevantFiles: report.filesChecked,
+    // No App here: no Apply fixes button and no `/cuda-check` commands, only `check --fix` and a re-run of the job.
+    fixes: { kind: 'local' },
   });
   // The check's verdict follows `fail-on`: error-level findings that do not fail the job leave it neutral.
   const output: CheckOutput = {
@@ -113,11 +128,19 @@ export async function action(io: ActionIo): Promise<number> {
       sources: new Map(sources.map((source) => [source.path, new SourceText(source.path, source.text)])),
       docs: ruleDocs(),
     });
-    writeWhole(resolve(io.cwd, sarifFile), sarif);
+    // A folder that does not exist yet (`reports/x.sarif`) is created; a file that cannot be written is a
+    // warning, and the annotations, summary and outputs still follow.
+    try {
+      mkdirSync(dirname(resolve(io.cwd, sarifFile)), { recursive: true });
+      writeWhole(resolve(io.cwd, sarifFile), sarif);
+    } catch (error) {
+      io.out(`::warning::${escapeData(`cuda-gatekeeper could not write the SARIF file ${sarifFile}: ${(error as Error).message}`)}\n`);
+    }
   }
 
   const url = await postCheckRun(io, output);
-  if (url === undefined) io.out(renderGithubAnnotations(report));
+  // Without a check run the findings become workflow annotations, unless the log already holds them (format github).
+  if (url === undefined && (input(io, 'format') || 'text') !== 'github') io.out(renderGithubAnnotations(report));
 
   if (io.env.GITHUB_STEP_SUMMARY) {
     let summary = `## ${CHECK_NAME}: ${output.title}\n\n${output.summary}\n`;
@@ -144,6 +167,58 @@ export async function action(io: ActionIo): Promise<number> {
 }
 
 /**
+ * A refused baseline: each problem an error annotation on the baseline file at its position, the job summary
+ * saying that nothing was checked and why, and the outputs (conclusion failure); the exit status stays 2.
+ */
+function invalidBaseline(io: ActionIo, problems: readonly BaselineProblem[], status: number): number {
+  for (const problem of problems) {
+    // `path@ref` (read at the base branch) names the file; annotations take the path alone.
+    const file = problem.path.replace(/@[^@/]+$/, '');
+    const path = file.startsWith('/') ? relative(io.cwd, file) : file;
+    io.out(
+      `::error file=${escapeProperty(path)},line=${problem.line},col=${problem.column},title=${escapeProperty('cuda-gatekeeper: invalid baseline')}::${escapeData(problem.message)}\n`,
+    );
+  }
+  if (io.env.GITHUB_STEP_SUMMARY) {
+    const lines = problems.map((problem) => `- \`${problem.path}:${problem.line}:${problem.column}\`: ${problem.message}`);
+    appendFileSync(
+      io.env.GITHUB_STEP_SUMMARY,
+      `## ${CHECK_NAME}: the baseline is invalid\n\nNothing was checked. Fix the baseline and re-run the job:\n\n${lines.join('\n')}\n`,
+    );
+  }
+  if (io.env.GITHUB_OUTPUT) appendFileSync(io.env.GITHUB_OUTPUT, `errors=${problems.length}\nwarnings=0\nnotices=0\nconclusion=failure\n`);
+  return status;
+}
+
+/**
+ * GitHub API calls give up after this long (GITHUB_REQUEST_TIMEOUT_MS, as for the App; default 20 s): an API
+ * that accepts the connection and never answers must not hang the job.
+ */
+function requestTimeoutMs(env: ActionIo['env']): number {
+  const ms = Number(env.GITHUB_REQUEST_TIMEOUT_MS);
+  return Number.isFinite(ms) && ms > 0 ? ms : 20_000;
+}
+
+/** Why a call to GitHub failed, in words: an HTTP status, a timeout, or a connection that did not happen. */
+export function describeFailure(error: unknown, baseUrl: string, timeoutMs: number): string {
+  const status = (error as { status?: number }).status;
+  if (status === 403 || status === 404)
+    return 'the token may not create check runs (give the job `permissions: checks: write`; a pull request from a fork gets a read-only token)';
+  // @octokit/request reports a request that got no response (refused, reset, timed out) as status 500 with the
+  // fetch error as its cause and no response: only a response is GitHub answering.
+  if (typeof status === 'number' && (error as { response?: unknown }).response !== undefined) return `GitHub answered ${status}`;
+  const causes: unknown[] = [];
+  for (let at: unknown = error; at && causes.length < 5; at = (at as { cause?: unknown }).cause) causes.push(at);
+  const code = causes.map((cause) => (cause as { code?: string }).code).find(Boolean);
+  const name = causes.map((cause) => (cause as { name?: string }).name).find((value) => value === 'TimeoutError' || value === 'AbortError');
+  if (name) return `GitHub at ${baseUrl} did not answer within ${timeoutMs / 1000} s`;
+  if (code === 'ECONNREFUSED') return `the connection to ${baseUrl} was refused`;
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return `${baseUrl} could not be resolved`;
+  if (code) return `could not reach ${baseUrl} (${code})`;
+  return `could not reach ${baseUrl} (${(error as Error).message})`;
+}
+
+/**
  * Create the check run on the commit the workflow checks (a pull request's head, else GITHUB_SHA) and add the
  * annotations 50 at a time: GitHub accepts at most 50 per request and appends those of each update
  * (docs.github.com/en/rest/checks/runs#update-a-check-run). Returns its URL, or undefined when it could not be
@@ -155,10 +230,14 @@ async function postCheckRun(io: ActionIo, output: CheckOutput): Promise<string |
   const headSha = event(io).pull_request?.head?.sha ?? io.env.GITHUB_SHA;
   if (!token || !repository?.includes('/') || !headSha) return undefined;
   const [owner, repo] = repository.split('/') as [string, string];
+  const baseUrl = io.env.GITHUB_API_URL || 'https://api.github.com';
+  const timeoutMs = requestTimeoutMs(io.env);
   const octokit = new Octokit({
     auth: token,
-    baseUrl: io.env.GITHUB_API_URL || 'https://api.github.com',
+    baseUrl,
     userAgent: `cuda-gatekeeper-action/${packageVersion()}`,
+    // Each request with its own deadline (undici's own is 300 s).
+    request: { fetch: (url: string, init: RequestInit) => fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs) }) },
   });
   const [first = [], ...rest] = batches(output.annotations);
   const base = { title: output.title, summary: output.summary, ...(output.text ? { text: output.text } : {}) };
@@ -175,11 +254,7 @@ async function postCheckRun(io: ActionIo, output: CheckOutput): Promise<string |
     for (const annotations of rest) await octokit.rest.checks.update({ owner, repo, check_run_id: created.data.id, output: { ...base, annotations } });
     return created.data.html_url ?? undefined;
   } catch (error) {
-    const status = (error as { status?: number }).status;
-    const why =
-      status === 403 || status === 404
-        ? 'the token may not create check runs (give the job `permissions: checks: write`; a pull request from a fork gets a read-only token)'
-        : `GitHub answered ${status ?? (error as Error).message}`;
+    const why = describeFailure(error, baseUrl, timeoutMs);
     io.out(`::warning::${escapeData(`cuda-gatekeeper could not create its check run: ${why}. The findings follow as workflow annotations.`)}\n`);
     return undefined;
   }

@@ -106,6 +106,16 @@ export interface Io {
   readonly stdin?: () => string;
   /** Called with the finished check (the GitHub Action renders its check run, summary and SARIF from it). */
   readonly onReport?: (checked: Checked) => void;
+  /** Called with each problem of a baseline that is refused (the Action annotates the baseline file with them). */
+  readonly onInvalidBaseline?: (problems: readonly BaselineProblem[]) => void;
+}
+
+/** One positioned problem of a refused baseline. */
+export interface BaselineProblem {
+  readonly path: string;
+  readonly line: number;
+  readonly column: number;
+  readonly message: string;
 }
 
 /** A finished `check`: the report, the files it read, and where the baseline came from. */
@@ -265,24 +275,16 @@ function readBaselineFile(cwd: string, path: string): string {
  * problem is printed with its position; nothing is checked, exit 2.
  */
 function policyFailure(policy: LoadedBaseline, kb: KnowledgeBase, io: Io): number | undefined {
-  const problems: { start: number; message: string }[] = policy.problems.map((problem) => ({ start: problem.span.start, message: problem.message }));
-  if (problems.length === 0) {
-    const semantic = gate([], policy.baseline, kb, { policy }).findings.filter(
-      (finding) => finding.ruleId === 'policy-error' && finding.location.path === policy.source.path,
-    );
-    if (semantic.length === 0) return undefined;
-    for (const finding of semantic) {
-      io.err(
-        `${policy.source.path}:${finding.location.start.line}:${finding.location.start.column}: error: ${escapeControl(finding.message)} [policy-error]\n`,
-      );
-    }
-  } else {
-    for (const problem of problems) {
-      const at = policy.source.position(problem.start);
-      io.err(`${policy.source.path}:${at.line}:${at.column}: error: ${escapeControl(problem.message)} [policy-error]\n`);
-    }
-  }
+  const path = policy.source.path;
+  let refused: BaselineProblem[] = policy.problems.map((problem) => ({ path, ...policy.source.position(problem.span.start), message: problem.message }));
+  if (refused.length === 0)
+    refused = gate([], policy.baseline, kb, { policy })
+      .findings.filter((finding) => finding.ruleId === 'policy-error' && finding.location.path === path)
+      .map((finding) => ({ path, line: finding.location.start.line, column: finding.location.start.column, message: finding.message }));
+  if (refused.length === 0) return undefined;
+  for (const problem of refused) io.err(`${path}:${problem.line}:${problem.column}: error: ${escapeControl(problem.message)} [policy-error]\n`);
   io.err('cuda-gatekeeper: the baseline is invalid; nothing was checked\n');
+  io.onInvalidBaseline?.(refused);
   return 2;
 }
 

@@ -179,10 +179,17 @@ function summaryTable(report: Report): string {
 function fixesSection(report: Report, context: CheckContext): string {
   const fixes = report.findings.filter((finding) => finding.fix?.safety === 'safe');
   if (fixes.length === 0) return '';
-  const blocks = fixes.map(
-    (finding) =>
-      `**${finding.fix!.title}** (${finding.ruleId}, \`${finding.location.path}:${finding.location.start.line}\`)\n\n\`\`\`diff\n${diff(finding.fix!.edits, context.texts)}\n\`\`\``,
-  );
+  // One diff per fix: a fix that resolves several findings (the same edits) is shown once, naming each of them.
+  const byEdits = new Map<string, Finding[]>();
+  for (const finding of fixes) {
+    const key = JSON.stringify(finding.fix!.edits);
+    byEdits.set(key, [...(byEdits.get(key) ?? []), finding]);
+  }
+  const blocks = [...byEdits.values()].map((group) => {
+    const [first] = group as [Finding, ...Finding[]];
+    const where = group.map((finding) => `${finding.ruleId}, \`${finding.location.path}:${finding.location.start.line}\``).join('; ');
+    return `**${first.fix!.title}** (${where})\n\n\`\`\`diff\n${diff(first.fix!.edits, context.texts)}\n\`\`\``;
+  });
   return `### Safe fixes\n\n${howToApply(context.fixes ?? { kind: 'button' })}\n\n${blocks.join('\n\n')}`;
 }
 
@@ -197,7 +204,7 @@ function howToApply(offer: FixesOffer): string {
     case 'closed':
       return `This pull request is ${offer.state}, so nothing is committed to it: the fixes below are for a new pull request.`;
     case 'local':
-      return 'Apply them with `cuda-gatekeeper check --fix` locally, or the review suggestions where the GitHub App posts them.';
+      return 'Apply them with `cuda-gatekeeper check --fix` (in a checkout of this branch), then commit and push.';
   }
 }
 
@@ -236,7 +243,9 @@ function uncheckedSection(context: CheckContext): string {
   const effect =
     context.unchecked === 'neutral'
       ? 'The baseline says `unchecked: neutral`, so the run is neutral rather than a pass (branch protection lets neutral through).'
-      : 'A file that was not checked is not a pass, so the run fails. Re-run it with the **Re-run** button or a `/cuda-check` comment once the cause is gone; a baseline with `unchecked: neutral` makes such runs neutral instead.';
+      : `A file that was not checked is not a pass, so the run fails. ${
+          context.fixes?.kind === 'local' ? 'Re-run the job' : 'Re-run it with the **Re-run** button or a `/cuda-check` comment'
+        } once the cause is gone; a baseline with \`unchecked: neutral\` makes such runs neutral instead.`;
   const lines = [
     ...(context.unseen ? [`- Not every changed file was seen: ${context.unseen}.`] : []),
     ...context.skipped.map((entry) => `- \`${entry.path}\`: ${entry.reason}`),
@@ -245,7 +254,12 @@ function uncheckedSection(context: CheckContext): string {
 }
 
 function footer(context: CheckContext): string {
-  return `<sub>Baseline: ${context.baselineOrigin}. Knowledge base: data retrieved ${context.knowledgeRetrieved}. Comment \`/cuda-check\` to re-run, \`/cuda-check explain <rule>\` for a rule's documentation.</sub>`;
+  // The `/cuda-check` commands are the App's; in the Action (fixes offered locally) the job is re-run instead.
+  const commands =
+    context.fixes?.kind === 'local'
+      ? 'Re-run the job to check again; `cuda-gatekeeper check --verbose` shows each finding with its sources.'
+      : "Comment `/cuda-check` to re-run, `/cuda-check explain <rule>` for a rule's documentation.";
+  return `<sub>Baseline: ${context.baselineOrigin}. Knowledge base: data retrieved ${context.knowledgeRetrieved}. ${commands}</sub>`;
 }
 
 function detail(finding: Finding): string {
