@@ -107,7 +107,7 @@ function paths(): string[] {
 
 describe('pre-commit hook', () => {
   it('is generated from the classification and runs the check on candidates only', () => {
-    expect(hook).toMatchObject({ entry: 'cuda-gatekeeper check --ignore-unknown', language: 'node', files: HOOK_FILES });
+    expect(hook).toMatchObject({ entry: 'bin/cuda-gatekeeper.js check --ignore-unknown', language: 'script', files: HOOK_FILES });
   });
 
   it("its files pattern, read by Python's re as pre-commit reads it, selects exactly the paths the CLI checks", () => {
