@@ -34840,7 +34840,7 @@ function minorOf(version2) {
 
 // src/knowledge/data/companions.json
 var companions_default = {
-  description: "Exact torch pins of companion wheels: xformers wheels (up to 0.0.34) require one exact torch; Linux torch wheels require one exact triton, under the environment marker given in each note; torchtext (up to 0.17) and torchdata (up to 0.7.0) release wheels require torch== exactly; torchtext 0.18.0 requires torch>=2.3.0 but is built against torch 2.3 (abi: minor).",
+  description: "Exact torch pins of companion wheels: xformers wheels (up to 0.0.34) require one exact torch; Linux torch wheels require one exact triton, under the environment marker given in each note; torchtext (up to 0.17) and torchdata (up to 0.7.0) release wheels require torch== exactly; torchtext 0.18.0 requires torch>=2.3.0 but is built against torch 2.3 (abi: minor); vllm-flash-attn 2.5.9.post1 requires torch 2.3.1 (its publisher's requirements file).",
   pins: [
     {
       package: "xformers",
@@ -35791,6 +35791,15 @@ var companions_default = {
       retrieved: "2026-12-01",
       confidence: "unverified",
       note: "not in README; tag v0.7.0 dated 2023-10-03; last release whose setup.py pins torch== via PYTORCH_VERSION"
+    },
+    {
+      package: "vllm-flash-attn",
+      version: "2.5.9.post1",
+      torch: "2.3.1",
+      source: [
+        'https://github.com/vllm-project/vllm/blob/005a1fbdcd82077f7bb4ead4933318d3f9569ec7/requirements-cuda.txt ("vllm-flash-attn == 2.5.9.post1  # Requires PyTorch 2.3.1"; vllm-project publishes vllm-flash-attn)'
+      ],
+      retrieved: "2026-12-02"
     }
   ]
 };
@@ -42640,7 +42649,7 @@ function compareCondaVersions(a, b) {
 // rules/companion-mismatch/rule.ts
 var rule_default = defineRule({
   id: "companion-mismatch",
-  description: "torch and its companions (torchvision, torchaudio, torchtext, torchdata, xformers, triton, PyG and mmcv builds) belong together",
+  description: "torch and its companions (torchvision, torchaudio, torchtext, torchdata, xformers, vllm-flash-attn, triton, PyG and mmcv builds) belong together",
   defaultSeverity: "error",
   fix: "safe",
   messages: {
@@ -42758,7 +42767,7 @@ function checkLockedRequirement(entry, torch, torchVersion, report) {
     help: `The lock records this build's dependencies: it needs pytorch ${pkg.torchRequirement}, so the environment cannot be installed as locked (or it was edited by hand). Source: https://docs.conda.io/projects/conda/en/latest/user-guide/concepts/pkg-specs.html#package-match-specifications`
   });
 }
-var EXACT_PINS = /* @__PURE__ */ new Set(["xformers", "torchtext", "torchdata"]);
+var EXACT_PINS = /* @__PURE__ */ new Set(["xformers", "torchtext", "torchdata", "vllm-flash-attn"]);
 function checkTorchPages(unit, torch, torchVersion, report) {
   const seen = /* @__PURE__ */ new Set();
   for (const invocation of unit.invocations) {
@@ -51150,9 +51159,9 @@ var Checker = class {
     const unwaived = applyWaivers(findings, this.baseline, this.options);
     return { findings: applySuppressions(files, unwaived.kept, this.ruleIds, this.baseline.rules[SUPPRESSION_RULE_ID] === "off"), waived: unwaived.waived };
   }
-  /** One report from the parts: sorted findings and their counts. */
+  /** One report from the parts: sorted findings, each mistake once, and their counts. */
   report(filesChecked, parts) {
-    const findings = parts.flatMap((part) => part.findings).sort(compareFindings);
+    const findings = sameMistakeOnce(parts.flatMap((part) => part.findings).sort(compareFindings));
     const waived = parts.reduce((sum, part) => sum + part.waived.length, 0);
     const counts = { error: 0, warning: 0, notice: 0 };
     for (const finding of findings) counts[finding.severity]++;
@@ -51194,6 +51203,40 @@ var Checker = class {
     return findings;
   }
 };
+var IMAGE_IN_MESSAGE = /\b[a-z0-9][a-z0-9._-]*(?:\/[a-z0-9][a-z0-9._-]*)+:[\w][\w.-]*/g;
+function sameMistakeOnce(findings) {
+  const groups = /* @__PURE__ */ new Map();
+  for (const finding of findings) {
+    const { location } = finding;
+    const key = `${finding.ruleId}\0${location.path}\0${location.start.offset}\0${location.end.offset}\0${finding.severity}\0${finding.messageId}\0${finding.message.replace(IMAGE_IN_MESSAGE, "")}`;
+    const group = groups.get(key);
+    if (group) group.push(finding);
+    else groups.set(key, [finding]);
+  }
+  if (groups.size === findings.length) return [...findings];
+  const merged2 = /* @__PURE__ */ new Map();
+  for (const group of groups.values()) {
+    if (group.length === 1) continue;
+    const primary = group.find((finding) => finding.fix) ?? group[0];
+    const related = [...primary.related];
+    const seen = new Set(related.map((entry) => `${entry.location.path}\0${entry.location.start.offset}`));
+    for (const other of group) {
+      if (other === primary) continue;
+      for (const entry of other.related.length ? other.related : [{ location: other.location, message: other.message }]) {
+        const at = `${entry.location.path}\0${entry.location.start.offset}`;
+        if (seen.has(at)) continue;
+        seen.add(at);
+        related.push({ location: entry.location, message: `also: ${entry.message}` });
+      }
+    }
+    const one2 = { ...primary, related };
+    for (const finding of group) merged2.set(finding, finding === group[0] ? one2 : null);
+  }
+  return findings.flatMap((finding) => {
+    const replaced = merged2.get(finding);
+    return replaced === void 0 ? [finding] : replaced === null ? [] : [replaced];
+  });
+}
 var BATCH_FILES = 256;
 function batches(files, links, size) {
   const indexOf = new Map(files.map((file2, i) => [file2, i]));
@@ -51728,13 +51771,14 @@ function planUnit(unit, cuda, kb) {
   const moves = [];
   const reasons = [];
   const tag = tagFromCuda(cuda);
-  const step = (file2, span, what, edits) => {
+  const step = (file2, span, what, edits, note) => {
     moves.push({
       location: file2.source.location(span.start, span.end),
       what,
       from: file2.source.text.slice(span.start, span.end),
       to: preview(file2, span, edits),
-      edits
+      edits,
+      ...note ? { note } : {}
     });
   };
   const torch = unit.packages.find(({ pkg }) => projectName(pkg) === "torch" && pkg.exact && (pkg.ecosystem === "pip" || pkg.ecosystem === "conda"));
@@ -51779,7 +51823,14 @@ function planUnit(unit, cuda, kb) {
         reasons.push(`${pkg.rawName}==${pkg.exact} cannot be edited where it is written`);
         continue;
       }
-      if (wanted !== clause.version) step(file2, pkg.span, name, [{ path: file2.path, range: [clause.versionSpan.start, clause.versionSpan.end], text: wanted }]);
+      if (wanted !== clause.version)
+        step(
+          file2,
+          pkg.span,
+          name,
+          [{ path: file2.path, range: [clause.versionSpan.start, clause.versionSpan.end], text: wanted }],
+          name === "torch" ? jumpNote(current, release, tag, kb) : void 0
+        );
     }
     for (const invocation of unit.invocations) {
       for (const index of invocation.indexes) {
@@ -51796,6 +51847,14 @@ function planUnit(unit, cuda, kb) {
     }
   }
   return { moves: reasons.length ? [] : moves, reasons: [...new Set(reasons)], ...release ? { release } : {} };
+}
+function jumpNote(current, release, tag, kb) {
+  const [low, high] = compareDotted(current.version, release.version) <= 0 ? [current, release] : [release, current];
+  const skipped = [...new Set(kb.torchReleases().map((entry) => minorOf(entry.version)))].filter(
+    (minor) => compareDotted(minor, minorOf(low.version)) > 0 && compareDotted(minor, minorOf(high.version)) < 0
+  );
+  if (skipped.length === 0) return void 0;
+  return `a jump of ${skipped.length + 1} releases, ${minorOf(current.version)} to ${minorOf(release.version)}: torch ${skipped.join(", ")} ${skipped.length === 1 ? "has" : "have"} no ${tag} build, so ${release.version} is the nearest that has; read the release notes in between`;
 }
 function claimHold(claim2, cuda, kb) {
   const name = claim2.package?.name;

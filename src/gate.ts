@@ -105,9 +105,9 @@ export class Checker {
     return { findings: applySuppressions(files, unwaived.kept, this.ruleIds, this.baseline.rules[SUPPRESSION_RULE_ID] === 'off'), waived: unwaived.waived };
   }
 
-  /** One report from the parts: sorted findings and their counts. */
+  /** One report from the parts: sorted findings, each mistake once, and their counts. */
   report(filesChecked: number, parts: readonly PartialReport[]): Report {
-    const findings = parts.flatMap((part) => part.findings).sort(compareFindings);
+    const findings = sameMistakeOnce(parts.flatMap((part) => part.findings).sort(compareFindings));
     const waived = parts.reduce((sum, part) => sum + part.waived.length, 0);
     const counts: Record<Severity, number> = { error: 0, warning: 0, notice: 0 };
     for (const finding of findings) counts[finding.severity]++;
@@ -152,6 +152,49 @@ export class Checker {
     });
     return findings;
   }
+}
+
+/** Image references in a message (`nvidia/cuda:12.1.1-runtime-ubuntu22.04`): the part that names a stage's image. */
+const IMAGE_IN_MESSAGE = /\b[a-z0-9][a-z0-9._-]*(?:\/[a-z0-9][a-z0-9._-]*)+:[\w][\w.-]*/g;
+
+/**
+ * One finding per mistake: the same rule at the same place, saying the same thing but for another image (a
+ * requirements file installed in a build stage and copied into the runtime stage meets both stages' images) is
+ * one finding, the other images its related locations. Kept first: the one with a fix. Sorted input, sorted output.
+ */
+function sameMistakeOnce(findings: readonly Finding[]): Finding[] {
+  const groups = new Map<string, Finding[]>();
+  for (const finding of findings) {
+    const { location } = finding;
+    const key = `${finding.ruleId}\0${location.path}\0${location.start.offset}\0${location.end.offset}\0${finding.severity}\0${finding.messageId}\0${finding.message.replace(IMAGE_IN_MESSAGE, '\u0001')}`;
+    const group = groups.get(key);
+    if (group) group.push(finding);
+    else groups.set(key, [finding]);
+  }
+  if (groups.size === findings.length) return [...findings];
+  // Each finding of a group of several: the group's one finding (at the first's place), or null (dropped).
+  const merged = new Map<Finding, Finding | null>();
+  for (const group of groups.values()) {
+    if (group.length === 1) continue;
+    const primary = group.find((finding) => finding.fix) ?? group[0]!;
+    const related = [...primary.related];
+    const seen = new Set(related.map((entry) => `${entry.location.path}\0${entry.location.start.offset}`));
+    for (const other of group) {
+      if (other === primary) continue;
+      for (const entry of other.related.length ? other.related : [{ location: other.location, message: other.message }]) {
+        const at = `${entry.location.path}\0${entry.location.start.offset}`;
+        if (seen.has(at)) continue;
+        seen.add(at);
+        related.push({ location: entry.location, message: `also: ${entry.message}` });
+      }
+    }
+    const one: Finding = { ...primary, related };
+    for (const finding of group) merged.set(finding, finding === group[0] ? one : null);
+  }
+  return findings.flatMap((finding) => {
+    const replaced = merged.get(finding);
+    return replaced === undefined ? [finding] : replaced === null ? [] : [replaced];
+  });
 }
 
 /** Files per batch: enough to spread each rule's fixed cost, few enough to stay in the caches. */

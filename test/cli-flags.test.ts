@@ -238,6 +238,25 @@ describe('small things a user meets first (issue 30)', () => {
   });
 });
 
+describe('plan says what a move costs (issue 30)', () => {
+  const image = 'FROM nvidia/cuda:12.1.1-runtime-ubuntu22.04\nCOPY requirements.txt .\nRUN pip install -r requirements.txt\n';
+  it('a jump past several torch releases says so, and why this one', () => {
+    const dir = repo({ Dockerfile: image, 'requirements.txt': '--extra-index-url https://download.pytorch.org/whl/cu121\ntorch==2.1.2+cu121\n' });
+    const { code, out } = cli(dir, ['plan', '--cuda', '12.8', '--baseline', 'none']);
+    expect(code).toBe(0);
+    expect(out).toContain('torch==2.1.2+cu121 -> torch==2.7.1+cu128  (a jump of 6 releases, 2.1 to 2.7: torch 2.2, 2.3, 2.4, 2.5, 2.6 have no cu128 build');
+  });
+
+  it('a package built for the old torch blocks the move: nothing is written that pip cannot install', () => {
+    const requirements = '--extra-index-url https://download.pytorch.org/whl/cu121\ntorch==2.3.1+cu121\nvllm-flash-attn==2.5.9.post1\n';
+    const dir = repo({ Dockerfile: image, 'requirements.txt': requirements });
+    const planned = cli(dir, ['plan', '--cuda', '12.4', '--baseline', 'none']);
+    expect(planned.out).toContain('not moved (Dockerfile stage 1): vllm-flash-attn==2.5.9.post1 has no release for torch 2.4.1 in the knowledge base');
+    cli(dir, ['plan', '--cuda', '12.4', '--write', '--baseline', 'none']);
+    expect(readFileSync(join(dir, 'requirements.txt'), 'utf8')).toBe(requirements);
+  });
+});
+
 describe('a baseline that names what does not exist', () => {
   it.each([
     ['cuda:\n  allowed: ["12.4", "12.7"]\n', 'b.yaml:2:21: error: cuda.allowed lists CUDA 12.7, which NVIDIA never released [policy-error]'],

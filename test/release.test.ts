@@ -26,6 +26,13 @@ describe('the release', () => {
     expect(errors).toEqual([]);
   });
 
+  it("the README's workflow snippets are valid workflows", () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const snippets = [...readme.matchAll(/```yaml\n(# \.github\/workflows\/[\s\S]*?)```/g)].map((match) => match[1]!);
+    expect(snippets.length).toBeGreaterThan(0);
+    for (const snippet of snippets) expect(validateWorkflow(snippet).errors, snippet).toEqual([]);
+  });
+
   it('runs on version tags, tests first, and publishes with provenance, the image and the Action tag', () => {
     const release = parse(readFileSync(join(ROOT, '.github', 'workflows', 'release.yml'), 'utf8')) as {
       on: { push: { tags: string[] } };

@@ -11,7 +11,8 @@ import { compareDotted, minorOf, publicVersion } from '../../src/knowledge/versi
 
 export default defineRule({
   id: 'companion-mismatch',
-  description: 'torch and its companions (torchvision, torchaudio, torchtext, torchdata, xformers, triton, PyG and mmcv builds) belong together',
+  description:
+    'torch and its companions (torchvision, torchaudio, torchtext, torchdata, xformers, vllm-flash-attn, triton, PyG and mmcv builds) belong together',
   defaultSeverity: 'error',
   fix: 'safe',
   messages: {
@@ -142,7 +143,7 @@ function checkLockedRequirement(entry: UnitPackage, torch: UnitPackage, torchVer
 }
 
 /** Packages whose release wheels require one exact torch (companions.json). */
-const EXACT_PINS: ReadonlySet<string> = new Set(['xformers', 'torchtext', 'torchdata']);
+const EXACT_PINS: ReadonlySet<string> = new Set(['xformers', 'torchtext', 'torchdata', 'vllm-flash-attn']);
 
 /** A find-links page that serves builds for another torch minor than the pinned torch. */
 function checkTorchPages(unit: Unit, torch: UnitPackage, torchVersion: string, report: Reporter): void {

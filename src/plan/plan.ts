@@ -178,13 +178,14 @@ function planUnit(unit: Unit, cuda: string, kb: KnowledgeBase): UnitMove {
   const moves: PlanStep[] = [];
   const reasons: string[] = [];
   const tag = tagFromCuda(cuda);
-  const step = (file: ParsedFile, span: { start: number; end: number }, what: string, edits: readonly TextEdit[]): void => {
+  const step = (file: ParsedFile, span: { start: number; end: number }, what: string, edits: readonly TextEdit[], note?: string): void => {
     moves.push({
       location: file.source.location(span.start, span.end),
       what,
       from: file.source.text.slice(span.start, span.end),
       to: preview(file, span, edits),
       edits,
+      ...(note ? { note } : {}),
     });
   };
 
@@ -237,7 +238,14 @@ function planUnit(unit: Unit, cuda: string, kb: KnowledgeBase): UnitMove {
         reasons.push(`${pkg.rawName}==${pkg.exact} cannot be edited where it is written`);
         continue;
       }
-      if (wanted !== clause.version) step(file, pkg.span, name, [{ path: file.path, range: [clause.versionSpan.start, clause.versionSpan.end], text: wanted }]);
+      if (wanted !== clause.version)
+        step(
+          file,
+          pkg.span,
+          name,
+          [{ path: file.path, range: [clause.versionSpan.start, clause.versionSpan.end], text: wanted }],
+          name === 'torch' ? jumpNote(current, release, tag, kb) : undefined,
+        );
     }
     for (const invocation of unit.invocations) {
       for (const index of invocation.indexes) {
@@ -254,6 +262,19 @@ function planUnit(unit: Unit, cuda: string, kb: KnowledgeBase): UnitMove {
     }
   }
   return { moves: reasons.length ? [] : moves, reasons: [...new Set(reasons)], ...(release ? { release } : {}) };
+}
+
+/**
+ * A move of torch past other releases (2.1 → 2.7) says so: the releases it skips have no build for the target, so
+ * this is the nearest one that has, and the skipped releases' notes are worth reading before the move.
+ */
+function jumpNote(current: TorchRelease, release: TorchRelease, tag: string, kb: KnowledgeBase): string | undefined {
+  const [low, high] = compareDotted(current.version, release.version) <= 0 ? [current, release] : [release, current];
+  const skipped = [...new Set(kb.torchReleases().map((entry) => minorOf(entry.version)))].filter(
+    (minor) => compareDotted(minor, minorOf(low.version)) > 0 && compareDotted(minor, minorOf(high.version)) < 0,
+  );
+  if (skipped.length === 0) return undefined;
+  return `a jump of ${skipped.length + 1} releases, ${minorOf(current.version)} to ${minorOf(release.version)}: torch ${skipped.join(', ')} ${skipped.length === 1 ? 'has' : 'have'} no ${tag} build, so ${release.version} is the nearest that has; read the release notes in between`;
 }
 
 /** Why a claim cannot move to `cuda` with the knowledge at hand, if it cannot. */
