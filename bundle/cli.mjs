@@ -63,7 +63,7 @@ var require_identity = __commonJS({
     var NODE_TYPE = /* @__PURE__ */ Symbol.for("yaml.node.type");
     var isAlias3 = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === ALIAS;
     var isDocument = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === DOC;
-    var isMap3 = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === MAP;
+    var isMap4 = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === MAP;
     var isPair = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === PAIR;
     var isScalar3 = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === SCALAR;
     var isSeq3 = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === SEQ;
@@ -99,7 +99,7 @@ var require_identity = __commonJS({
     exports.isAlias = isAlias3;
     exports.isCollection = isCollection;
     exports.isDocument = isDocument;
-    exports.isMap = isMap3;
+    exports.isMap = isMap4;
     exports.isNode = isNode2;
     exports.isPair = isPair;
     exports.isScalar = isScalar3;
@@ -4211,9 +4211,9 @@ var require_resolve_flow_collection = __commonJS({
     var blockMsg = "Block collections are not allowed within flow collections";
     var isBlock = (token) => token && (token.type === "block-map" || token.type === "block-seq");
     function resolveFlowCollection({ composeNode, composeEmptyNode }, ctx, fc, onError, tag) {
-      const isMap3 = fc.start.source === "{";
-      const fcName = isMap3 ? "flow map" : "flow sequence";
-      const NodeClass = tag?.nodeClass ?? (isMap3 ? YAMLMap.YAMLMap : YAMLSeq.YAMLSeq);
+      const isMap4 = fc.start.source === "{";
+      const fcName = isMap4 ? "flow map" : "flow sequence";
+      const NodeClass = tag?.nodeClass ?? (isMap4 ? YAMLMap.YAMLMap : YAMLSeq.YAMLSeq);
       const coll = new NodeClass(ctx.schema);
       coll.flow = true;
       const atRoot = ctx.atRoot;
@@ -4249,7 +4249,7 @@ var require_resolve_flow_collection = __commonJS({
             offset = props.end;
             continue;
           }
-          if (!isMap3 && ctx.options.strict && utilContainsNewline.containsNewline(key))
+          if (!isMap4 && ctx.options.strict && utilContainsNewline.containsNewline(key))
             onError(
               key,
               // checked by containsNewline()
@@ -4289,7 +4289,7 @@ var require_resolve_flow_collection = __commonJS({
             }
           }
         }
-        if (!isMap3 && !sep3 && !props.found) {
+        if (!isMap4 && !sep3 && !props.found) {
           const valueNode = value ? composeNode(ctx, value, props, onError) : composeEmptyNode(ctx, props.end, sep3, null, props, onError);
           coll.items.push(valueNode);
           offset = valueNode.range[2];
@@ -4312,7 +4312,7 @@ var require_resolve_flow_collection = __commonJS({
             startOnNewline: false
           });
           if (valueProps.found) {
-            if (!isMap3 && !props.found && ctx.options.strict) {
+            if (!isMap4 && !props.found && ctx.options.strict) {
               if (sep3)
                 for (const st of sep3) {
                   if (st === valueProps.found)
@@ -4344,7 +4344,7 @@ var require_resolve_flow_collection = __commonJS({
           const pair = new Pair.Pair(keyNode, valueNode);
           if (ctx.options.keepSourceTokens)
             pair.srcToken = collItem;
-          if (isMap3) {
+          if (isMap4) {
             const map2 = coll;
             if (utilMapIncludes.mapIncludes(ctx, map2.items, keyNode))
               onError(keyStart, "DUPLICATE_KEY", "Map keys must be unique");
@@ -4360,7 +4360,7 @@ var require_resolve_flow_collection = __commonJS({
           offset = valueNode ? valueNode.range[2] : valueProps.end;
         }
       }
-      const expectedEnd = isMap3 ? "}" : "]";
+      const expectedEnd = isMap4 ? "}" : "]";
       const [ce, ...ee] = fc.end;
       let cePos = offset;
       if (ce?.source === expectedEnd)
@@ -7261,7 +7261,7 @@ var require_public_api = __commonJS({
         return docs;
       return Object.assign([], { empty: true }, composer$1.streamInfo());
     }
-    function parseDocument4(source, options2 = {}) {
+    function parseDocument5(source, options2 = {}) {
       const { lineCounter: lineCounter2, prettyErrors } = parseOptions2(options2);
       const parser$1 = new parser.Parser(lineCounter2?.addNewLine);
       const composer$1 = new composer.Composer(options2);
@@ -7287,7 +7287,7 @@ var require_public_api = __commonJS({
       } else if (options2 === void 0 && reviver && typeof reviver === "object") {
         options2 = reviver;
       }
-      const doc = parseDocument4(src, options2);
+      const doc = parseDocument5(src, options2);
       if (!doc)
         return null;
       doc.warnings.forEach((warning) => log.warn(doc.options.logLevel, warning));
@@ -7323,7 +7323,7 @@ var require_public_api = __commonJS({
     }
     exports.parse = parse4;
     exports.parseAllDocuments = parseAllDocuments;
-    exports.parseDocument = parseDocument4;
+    exports.parseDocument = parseDocument5;
     exports.stringify = stringify;
   }
 });
@@ -14710,9 +14710,9 @@ var require_ignore = __commonJS({
 });
 
 // src/cli/main.ts
-import { existsSync as existsSync2, readFileSync as readFileSync3, realpathSync as realpathSync2, renameSync, rmSync, writeFileSync } from "node:fs";
-import { basename as basename2, dirname as dirname3, join as join3, resolve as resolve3, sep as sep2 } from "node:path";
-import { parseArgs } from "node:util";
+import { existsSync as existsSync3, readFileSync as readFileSync4, realpathSync as realpathSync2, renameSync, rmSync, writeFileSync as writeFileSync2 } from "node:fs";
+import { basename as basename2, dirname as dirname3, join as join3, resolve as resolve4, sep as sep2 } from "node:path";
+import { parseArgs as parseArgs2 } from "node:util";
 
 // src/analysis/edits.ts
 function replaceExact(file2, span, expected, text2) {
@@ -18849,7 +18849,7 @@ function handleIntersectionResults(result2, left, right) {
   const unrecKeys = /* @__PURE__ */ new Map();
   let unrecIssue;
   const keyIssues = /* @__PURE__ */ new Map();
-  const collect2 = (iss, side) => {
+  const collect3 = (iss, side) => {
     let keys;
     if (iss.code === "unrecognized_keys" && !iss.path?.length) {
       unrecIssue ?? (unrecIssue = iss);
@@ -18870,11 +18870,11 @@ function handleIntersectionResults(result2, left, right) {
     return true;
   };
   for (const iss of left.issues) {
-    if (!collect2(iss, "l"))
+    if (!collect3(iss, "l"))
       result2.issues.push(iss);
   }
   for (const iss of right.issues) {
-    if (!collect2(iss, "r"))
+    if (!collect3(iss, "r"))
       result2.issues.push(iss);
   }
   const bothKeys = [...unrecKeys].filter(([, f]) => f.l && f.r).map(([k]) => k);
@@ -19896,7 +19896,7 @@ var recursive = /* @__PURE__ */ new WeakMap();
 var NONE = 0;
 var ASSUMED = 1;
 var PROVEN = 2;
-function isRecursive(inst, stack, resolve4) {
+function isRecursive(inst, stack, resolve5) {
   const cached2 = recursive.get(inst);
   if (cached2 !== void 0)
     return cached2 ? PROVEN : NONE;
@@ -19906,7 +19906,7 @@ function isRecursive(inst, stack, resolve4) {
   let result2 = NONE;
   const check3 = (child) => {
     if (result2 !== PROVEN && child?._zod) {
-      const answer = isRecursive(child, stack, resolve4);
+      const answer = isRecursive(child, stack, resolve5);
       if (answer > result2)
         result2 = answer;
     }
@@ -19917,7 +19917,7 @@ function isRecursive(inst, stack, resolve4) {
       const desc = Object.getOwnPropertyDescriptor(sh, key);
       if (spread && !desc.enumerable)
         continue;
-      const child = desc.get ? ASSUMED : desc.value?._zod ? isRecursive(desc.value, stack, resolve4) : NONE;
+      const child = desc.get ? ASSUMED : desc.value?._zod ? isRecursive(desc.value, stack, resolve5) : NONE;
       if (child > answer)
         answer = child;
     }
@@ -19981,7 +19981,7 @@ function isRecursive(inst, stack, resolve4) {
       break;
     // `$ZodLazy` caches its inner on the def, so a resolved edge is followed exactly
     case "lazy": {
-      const inner = def._cachedInner ?? (resolve4 ? inst._zod.innerType : void 0);
+      const inner = def._cachedInner ?? (resolve5 ? inst._zod.innerType : void 0);
       merge2(inner ? isRecursive(inner, stack, false) : ASSUMED);
       break;
     }
@@ -30086,10 +30086,10 @@ function _slugify() {
   return /* @__PURE__ */ _overwrite((input2) => slugify(input2));
 }
 // @__NO_SIDE_EFFECTS__
-function _array(Class2, element, params) {
+function _array(Class2, element2, params) {
   return new Class2({
     type: "array",
-    element,
+    element: element2,
     // get element() {
     //   return element;
     // },
@@ -32880,8 +32880,8 @@ var ZodArray = /* @__PURE__ */ $constructor("ZodArray", (inst, def) => {
     return this.element;
   }
 });
-function array(element, params) {
-  return _array(ZodArray, element, params);
+function array(element2, params) {
+  return _array(ZodArray, element2, params);
 }
 function keyof(schema) {
   const shape = schema._zod.def.shape;
@@ -34193,8 +34193,8 @@ function convertBaseSchema(schema, ctx) {
           zodSchema = zodSchema.check(z.maxLength(schema.maxItems));
         }
       } else if (items2 !== void 0) {
-        const element = convertSchema(items2, ctx);
-        let arraySchema = z.array(element);
+        const element2 = convertSchema(items2, ctx);
+        let arraySchema = z.array(element2);
         if (typeof schema.minItems === "number") {
           arraySchema = arraySchema.min(schema.minItems);
         }
@@ -34560,7 +34560,19 @@ var BaselineFile = external_exports.strictObject({
       "true: the fleet is data-center GPUs on Linux, where an image's cuda-compat package runs newer CUDA on an older driver branch (forward compatibility); false: it is not"
     )
   }).optional(),
-  gpus: external_exports.array(external_exports.union([external_exports.string().min(1), external_exports.number()]).transform(String)).optional().describe('GPU models ("A100", "H100") or compute capabilities ("8.0") in the fleet'),
+  gpus: external_exports.array(external_exports.union([external_exports.string().min(1), external_exports.number()]).transform(String)).optional().describe('GPU models ("A100", "H100") or compute capabilities ("8.0") in the fleet (one pool; see fleet for several)'),
+  fleet: external_exports.strictObject({
+    pools: external_exports.array(
+      external_exports.strictObject({
+        name: external_exports.string().min(1).describe(`The pool's name, e.g. "a100-legacy" (a node pool, a partition)`),
+        driver: driverVersion.describe('The NVIDIA Linux driver its nodes run, e.g. "535.183.01" (the oldest, if they differ)'),
+        gpus: external_exports.array(external_exports.union([external_exports.string().min(1), external_exports.number()]).transform(String)).optional().describe('GPU models ("H100") or compute capabilities ("9.0") of its nodes'),
+        class: external_exports.enum(["data-center", "workstation", "geforce", "jetson"]).optional().describe("Its GPUs' product line: forward compatibility (cuda-compat) works on data-center and Jetson GPUs only"),
+        nodes: external_exports.number().int().positive().optional().describe("How many nodes it has"),
+        labels: external_exports.record(external_exports.string(), external_exports.string()).optional().describe('Node labels that select it (nodeSelector), e.g. { "cloud.google.com/gke-nodepool": "a100" }')
+      })
+    ).min(1).describe("The GPU node pools, each with its own driver and GPUs; an image must run on at least one")
+  }).optional().describe("The GPU fleet as pools (driver.minimum and gpus are the one-pool shorthand)"),
   packages: external_exports.record(
     external_exports.string().min(1),
     external_exports.array(
@@ -34606,6 +34618,7 @@ var EMPTY_BASELINE = {
   cuda: {},
   driver: {},
   gpus: [],
+  pools: [],
   packages: {},
   pinning: { python: "none", images: "none", packages: [] },
   prerelease: "allow",
@@ -34632,6 +34645,14 @@ function resolveBaseline(file2) {
       ...file2.driver?.forwardCompat !== void 0 ? { forwardCompat: file2.driver.forwardCompat } : {}
     },
     gpus: file2.gpus ?? [],
+    pools: (file2.fleet?.pools ?? []).map((pool) => ({
+      name: pool.name,
+      driver: pool.driver,
+      gpus: pool.gpus ?? [],
+      ...pool.class ? { class: pool.class } : {},
+      ...pool.nodes !== void 0 ? { nodes: pool.nodes } : {},
+      labels: pool.labels ?? {}
+    })),
     packages,
     pinning: {
       python: file2.pinning?.python ?? "none",
@@ -43151,9 +43172,16 @@ var rule_default5 = defineRule({
     minor: "{{subject}} targets CUDA {{cuda}}, whose full feature set needs driver >= {{needed}}; the fleet runs {{fleet}}, so it runs only under minor-version compatibility",
     requireCuda: "NVIDIA_REQUIRE_CUDA ({{value}}) accepts no driver the fleet runs ({{fleet}}): the container runtime will refuse to start",
     requireCudaBrand: "NVIDIA_REQUIRE_CUDA ({{value}}) accepts the fleet's {{fleet}} only on {{brands}} GPUs",
-    driverInImage: "{{name}} installs NVIDIA driver {{branch}} libraries into the image; they must match the host kernel driver{{fleetNote}}"
+    driverInImage: "{{name}} installs NVIDIA driver {{branch}} libraries into the image; they must match the host kernel driver{{fleetNote}}",
+    noPool: "{{subject}} needs CUDA {{cuda}}, which no pool of the fleet can run: {{fails}}",
+    somePools: "{{subject}} needs CUDA {{cuda}}: it runs on {{runs}}, not on {{fails}}",
+    poolsCompat: "{{subject}} targets CUDA {{cuda}}: {{how}}"
   },
   check({ units, files, kb, baseline, report }) {
+    if (baseline.pools.length > 0) {
+      checkPools(units, files, baseline.pools, baseline.driver.forwardCompat, kb, report);
+      return;
+    }
     const fleet = baseline.driver.minimum;
     for (const file2 of files) checkDriverPackages(file2, fleet, report);
     if (!fleet) return;
@@ -43239,6 +43267,92 @@ function checkClaim(claim2, fleet, compat, forward, kb, report) {
     help: `Driver ${fleet} is a CUDA ${major}.x driver, so CUDA ${cuda} code runs under minor-version compatibility: PTX that is newer than the driver cannot be JIT-compiled, and APIs added after the driver's CUDA version fail with cudaErrorCallRequiresNewerDriver. Needed for everything: >= ${need.linux} (CUDA ${need.row.label}${need.exactRow ? "" : ", nearest published row"}). Sources: ${cite(need.row)}; ${MVC2}`
   });
   return true;
+}
+function checkPools(units, files, pools, stated, kb, report) {
+  for (const file2 of files) {
+    const probes = pools.map((pool) => collect((probe) => checkDriverPackages(file2, pool.driver, probe)));
+    for (const [i, draft] of (probes[0] ?? []).entries()) {
+      const matches2 = probes.some((drafts) => drafts[i]?.severity !== "error");
+      report({
+        ...draft,
+        severity: matches2 ? "warning" : "error",
+        data: { ...draft.data, fleetNote: ` (the pools run ${pools.map((pool) => `${pool.name} ${pool.driver}`).join(", ")})` }
+      });
+    }
+  }
+  const fleetText = pools.map((pool) => `${pool.name} ${pool.driver}`).join(", ");
+  for (const file2 of files) {
+    const bySpan = /* @__PURE__ */ new Map();
+    for (const pool of pools)
+      for (const draft of collect((probe) => checkRequireCuda(file2, pool.driver, kb, probe)))
+        bySpan.set(draft.span.start, [...bySpan.get(draft.span.start) ?? [], draft]);
+    for (const drafts of bySpan.values())
+      if (drafts.length === pools.length) report({ ...drafts[0], data: { ...drafts[0].data, fleet: `any pool (${fleetText})` } });
+  }
+  const done = /* @__PURE__ */ new Set();
+  for (const unit of units) {
+    const compat = compatImage(unit, kb);
+    for (const claim2 of unit.claims) {
+      if (claim2.kind === "implied" && claim2.index) continue;
+      const key = `${claim2.file.path}#${claimCuda(claim2)}`;
+      if (done.has(key)) continue;
+      const verdicts = pools.map((pool) => {
+        const [draft] = collect((probe) => checkClaim(claim2, pool.driver, compat, poolForwardCompat(pool, stated, kb), kb, probe));
+        if (!draft) return { pool, tier: "runs" };
+        const tier = draft.messageId === "minor" ? "minor" : draft.messageId === "forwardCompat" ? "forward" : "fails";
+        return { pool, tier, draft };
+      });
+      if (verdicts.every((verdict) => verdict.tier === "runs")) continue;
+      done.add(key);
+      const named = (list) => list.map((verdict) => `${verdict.pool.name} (driver ${verdict.pool.driver})`).join(", ");
+      const failing = verdicts.filter((verdict) => verdict.tier === "fails");
+      const running = verdicts.filter((verdict) => verdict.tier !== "fails");
+      const reasons = verdicts.filter((verdict) => verdict.tier !== "runs").map((verdict) => `${verdict.pool.name}: ${verdict.draft.help ?? ""}`).join(" ");
+      const unverified = verdicts.some((verdict) => verdict.tier !== "runs" && verdict.draft.unverified === true);
+      const cuda = claimCuda(claim2);
+      const common = { file: claim2.file, span: claim2.span, unverified, help: `Per pool: ${reasons}` };
+      if (failing.length > 0) {
+        report({
+          messageId: running.length === 0 ? "noPool" : "somePools",
+          data: {
+            subject: claim2.subject,
+            cuda,
+            fails: named(failing),
+            runs: running.map(
+              (verdict) => `${verdict.pool.name}${verdict.tier === "runs" ? "" : verdict.tier === "minor" ? " (minor-version compatibility)" : " (forward compatibility)"}`
+            ).join(", ")
+          },
+          ...running.length === 0 ? {} : { severity: "warning" },
+          ...common
+        });
+        continue;
+      }
+      const minor = verdicts.filter((verdict) => verdict.tier === "minor");
+      const forward = verdicts.filter((verdict) => verdict.tier === "forward");
+      const how = [
+        ...minor.length ? [`on ${named(minor)} only under minor-version compatibility`] : [],
+        ...forward.length ? [`on ${named(forward)} only through forward compatibility (cuda-compat in the image)`] : []
+      ].join("; ");
+      const forwardSeverity = forward.some((verdict) => verdict.draft.severity === "warning") ? "warning" : "notice";
+      report({ messageId: "poolsCompat", data: { subject: claim2.subject, cuda, how }, severity: minor.length ? "warning" : forwardSeverity, ...common });
+    }
+  }
+}
+function collect(check3) {
+  const drafts = [];
+  check3((draft) => drafts.push(draft));
+  return drafts;
+}
+function poolForwardCompat(pool, stated, kb) {
+  if (pool.class === "data-center" || pool.class === "jetson") return { allowed: true, reason: `pool ${pool.name} is ${pool.class} GPUs` };
+  if (pool.class === "geforce")
+    return { allowed: false, reason: `pool ${pool.name} is GeForce GPUs, on which cuda-compat fails with CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE (804)` };
+  if (pool.class === "workstation" && stated !== true)
+    return {
+      allowed: false,
+      reason: `pool ${pool.name} is workstation GPUs: only select NGC-Server-Ready RTX SKUs support cuda-compat (if these are, set driver.forwardCompat: true)`
+    };
+  return fleetForwardCompat(stated, pool.gpus, kb);
 }
 function fleetForwardCompat(stated, gpus, kb) {
   const placed = gpus.map((name) => ({ name, line: kb.gpu(name)?.class }));
@@ -45422,8 +45536,8 @@ function endsWord(code) {
 function isDigit(code) {
   return code >= 48 && code <= 57;
 }
-function splitCommands(script, resolve4) {
-  return splitScript(script, resolve4).commands;
+function splitCommands(script, resolve5) {
+  return splitScript(script, resolve5).commands;
 }
 var BLOCK_OPEN = /* @__PURE__ */ new Set(["if", "case", "for", "while", "until", "select"]);
 var BLOCK_CLOSE = /* @__PURE__ */ new Set(["fi", "esac", "done"]);
@@ -45436,7 +45550,7 @@ function splitScript(script, outer) {
   const operators = [];
   const redirected = [];
   const locals = /* @__PURE__ */ new Map();
-  const resolve4 = (name) => locals.get(name) ?? outer(name);
+  const resolve5 = (name) => locals.get(name) ?? outer(name);
   let current = [];
   let redirect = false;
   let before = "";
@@ -45482,7 +45596,7 @@ function splitScript(script, outer) {
       redirect = true;
       continue;
     }
-    const { word, next, split } = readWord(script, i, resolve4, braces);
+    const { word, next, split } = readWord(script, i, resolve5, braces);
     i = next;
     if (skipNextWord) {
       skipNextWord = false;
@@ -45520,12 +45634,12 @@ function track(command, before, after, blocks, locals) {
   }
   return depth;
 }
-function commandOutput(inner, resolve4, reference, quote = "dollar") {
+function commandOutput(inner, resolve5, reference, quote = "dollar") {
   const written = inner.text.trim();
   const shown = quote === "backquote" ? `\`${written}\`` : `$(${written})`;
   const runtime = `${shown} is the output of a command, only known when the build runs`;
   if (/^\(/.test(shown) || shown.length > 1e3) return { unresolved: runtime };
-  const split = splitScript(inner, resolve4);
+  const split = splitScript(inner, resolve5);
   if (split.commands.length === 0) return { unresolved: runtime };
   const unresolved = split.commands.flat().find((word) => word.unresolved);
   if (unresolved) return { unresolved: `${shown} is computed from a value only known when the build runs: ${unresolved.unresolved}` };
@@ -45535,7 +45649,7 @@ function commandOutput(inner, resolve4, reference, quote = "dollar") {
   if ("unsupported" in result2) return { unresolved: `${shown} is only known when the build runs (not evaluated: ${result2.unsupported})` };
   return { value: synthetic(result2.value, reference, "$(\u2026)") };
 }
-function readWord(script, startIndex, resolve4, braces) {
+function readWord(script, startIndex, resolve5, braces) {
   const text2 = script.text;
   let out;
   let split;
@@ -45568,7 +45682,7 @@ function readWord(script, startIndex, resolve4, braces) {
         const close = text2.indexOf("`", i + 1);
         const end = close < 0 ? text2.length : close + 1;
         flush(i);
-        const output2 = close < 0 ? void 0 : commandOutput(script.slice(i + 1, close), resolve4, script.site(i, end), "backquote");
+        const output2 = close < 0 ? void 0 : commandOutput(script.slice(i + 1, close), resolve5, script.site(i, end), "backquote");
         if (output2 && "value" in output2) push2(output2.value);
         else {
           unresolved ??= output2?.unresolved ?? `\`${text2.slice(i + 1, end)}\` is the output of a command, only known when the build runs`;
@@ -45591,7 +45705,7 @@ function readWord(script, startIndex, resolve4, braces) {
       continue;
     }
     if (code === 36 && quote !== 39) {
-      const expansion = readExpansion(script, i, resolve4, braces);
+      const expansion = readExpansion(script, i, resolve5, braces);
       if (expansion) {
         flush(i);
         if ("unresolved" in expansion) {
@@ -45680,14 +45794,14 @@ function closingBrace(text2, from, braces) {
   return close;
 }
 var PARAMETER = /^([A-Za-z_][A-Za-z0-9_]*)([\s\S]*)$/;
-function readExpansion(script, at, resolve4, braces) {
+function readExpansion(script, at, resolve5, braces) {
   const text2 = script.text;
   if (text2[at + 1] === "(") {
     const close2 = closingParen(text2, at + 1);
     const next2 = close2 < 0 ? text2.length : close2 + 1;
     const inner = text2.slice(at + 2, close2 < 0 ? next2 : close2).replace(/^\(|\)$/g, "");
     if (close2 < 0 || text2[at + 2] === "(") return { unresolved: `$(${inner}) is the output of a command, only known when the build runs`, next: next2 };
-    const output2 = commandOutput(script.slice(at + 2, close2), resolve4, script.site(at, next2));
+    const output2 = commandOutput(script.slice(at + 2, close2), resolve5, script.site(at, next2));
     return { ...output2, next: next2 };
   }
   if (text2[at + 1] !== "{") {
@@ -45695,7 +45809,7 @@ function readExpansion(script, at, resolve4, braces) {
     if (!match2) return void 0;
     const name2 = match2[0];
     const next2 = at + 1 + name2.length;
-    const value2 = known(resolve4, name2);
+    const value2 = known(resolve5, name2);
     if ("value" in value2) return { value: viaArg(value2.value, { name: name2, reference: script.site(at, next2) }), next: next2 };
     return { unresolved: value2.unresolved, next: next2 };
   }
@@ -45706,7 +45820,7 @@ function readExpansion(script, at, resolve4, braces) {
   const reference = script.site(at, next);
   const length = /^#([A-Za-z_][A-Za-z0-9_]*)$/.exec(body);
   if (length) {
-    const value2 = known(resolve4, length[1]);
+    const value2 = known(resolve5, length[1]);
     return "value" in value2 ? { value: synthetic(String(value2.value.length), reference, length[1]), next } : { unresolved: value2.unresolved, next };
   }
   const match = PARAMETER.exec(body);
@@ -45714,13 +45828,13 @@ function readExpansion(script, at, resolve4, braces) {
   const name = match[1];
   const rest = match[2];
   const bodyStart = at + 2 + name.length;
-  const value = known(resolve4, name);
+  const value = known(resolve5, name);
   const origin = { name, reference };
   const fromValue = (mapped) => ({ value: viaArg(mapped, origin), next });
   if (rest === "") return "value" in value ? fromValue(value.value) : { unresolved: value.unresolved, next };
   const operator = /^(:?[-=+?])/.exec(rest)?.[1];
   if (operator) {
-    const word = expandWord(script.slice(bodyStart + operator.length, close), resolve4);
+    const word = expandWord(script.slice(bodyStart + operator.length, close), resolve5);
     const colon = operator.startsWith(":");
     const set3 = "value" in value && (!colon || value.value.length > 0);
     const kind = operator.slice(-1);
@@ -45769,13 +45883,13 @@ function readExpansion(script, at, resolve4, braces) {
   return { unresolved: `\${${body}} uses shell features that are only evaluated at build time`, next };
 }
 var MAX_EVALUATED = 4096;
-function known(resolve4, name) {
-  const found = resolve4(name);
+function known(resolve5, name) {
+  const found = resolve5(name);
   if (found && "value" in found) return { value: found.value };
   if (found && "unresolved" in found) return { unresolved: found.unresolved };
   return { unresolved: `$${name} is not defined by an ARG or ENV in this build stage` };
 }
-function expandWord(word, resolve4) {
+function expandWord(word, resolve5) {
   const text2 = word.text;
   if (!text2.includes("$")) return { value: word };
   const builder = new MappedBuilder();
@@ -45783,7 +45897,7 @@ function expandWord(word, resolve4) {
   let runStart = 0;
   for (let i = 0; i < text2.length; i++) {
     if (text2.charCodeAt(i) !== 36) continue;
-    const expansion = readExpansion(word, i, resolve4, braces);
+    const expansion = readExpansion(word, i, resolve5, braces);
     if (!expansion) continue;
     if ("unresolved" in expansion) return { unresolved: expansion.unresolved };
     if (i > runStart) builder.pushMapped(word.slice(runStart, i));
@@ -45794,8 +45908,8 @@ function expandWord(word, resolve4) {
   if (runStart < text2.length) builder.pushMapped(word.slice(runStart));
   return { value: builder.build() };
 }
-function expandValue(value, resolve4) {
-  return expandWord(value, resolve4);
+function expandValue(value, resolve5) {
+  return expandWord(value, resolve5);
 }
 function synthetic(text2, reference, name) {
   const builder = new MappedBuilder();
@@ -46275,7 +46389,7 @@ function propertyValue(source, property) {
   builder.pushSegment(value, -1, { start, end });
   return { value: builder.build(), span: { start, end } };
 }
-function recordProperties(sink, source, instruction, scope, stage, kind, globals, resolve4) {
+function recordProperties(sink, source, instruction, scope, stage, kind, globals, resolve5) {
   for (const property of instruction.properties()) {
     const key = property.name;
     const found = propertyValue(source, property);
@@ -46284,7 +46398,7 @@ function recordProperties(sink, source, instruction, scope, stage, kind, globals
       scope.set(key, global ?? { unresolved: `ARG ${key} has no default value, so it is only known at build time (--build-arg ${key}=\u2026)` });
       continue;
     }
-    const expanded = found.value.text.includes("$") ? expandValue(found.value, resolve4) : { value: found.value };
+    const expanded = found.value.text.includes("$") ? expandValue(found.value, resolve5) : { value: found.value };
     if ("unresolved" in expanded) {
       scope.set(key, { unresolved: `${kind} ${key} is built from a value only known at build time: ${expanded.unresolved}` });
       continue;
@@ -46360,7 +46474,7 @@ function joinContinuations(source, start, end, escape) {
   return builder.build();
 }
 var SCRIPT_RUNNERS = /* @__PURE__ */ new Set(["bash", "sh", "/bin/bash", "/bin/sh", "/usr/bin/env"]);
-function recordRun(sink, source, span, stage, resolve4, escape, pip) {
+function recordRun(sink, source, span, stage, resolve5, escape, pip) {
   const text2 = source.text;
   const firstLineEnd = Math.min(span.end, (text2.indexOf("\n", span.start) + 1 || text2.length + 1) - 1);
   const firstLine2 = text2.slice(span.start, firstLineEnd);
@@ -46382,7 +46496,7 @@ function recordRun(sink, source, span, stage, resolve4, escape, pip) {
     scripts = [joinContinuations(source, keywordEnd, span.end, escape)];
   }
   for (const script of scripts) {
-    const commands = splitCommands(script, resolve4);
+    const commands = splitCommands(script, resolve5);
     for (const command of commands) {
       const words = command[0]?.text.startsWith("--") && command === commands[0] && script === scripts[0] && !heredoc ? dropRunFlags(command) : command;
       const before = sink.contexts.length;
@@ -46748,9 +46862,9 @@ var Locations = class {
   }
   addOffset(offset) {
     for (let i = this.offsets.length - 1; i >= 0; i--) {
-      const element = this.offsets[i];
-      if (element === offset) return;
-      if (element < offset) break;
+      const element2 = this.offsets[i];
+      if (element2 === offset) return;
+      if (element2 < offset) break;
     }
     this.offsets.push(offset);
   }
@@ -47749,18 +47863,18 @@ function verifyDuplicateKeysForInlineTable(ctx, defineKeys, node2) {
 function verifyDuplicateKeysForArray(ctx, defineKeys, node2) {
   const keys = defineKeys;
   for (let index = 0; index < node2.elements.length; index++) {
-    const element = node2.elements[index];
+    const element2 = node2.elements[index];
     let defineKey = keys.get(index);
-    if (defineKey) ctx.reportParseError("dupe-keys", getAfterNode(element, defineKey.node));
+    if (defineKey) ctx.reportParseError("dupe-keys", getAfterNode(element2, defineKey.node));
     else {
       defineKey = {
         value: VALUE_KIND_VALUE,
-        node: element,
+        node: element2,
         keys: /* @__PURE__ */ new Map()
       };
       defineKeys.set(index, defineKey);
-      if (element.type === "TOMLInlineTable") verifyDuplicateKeysForInlineTable(ctx, defineKey.keys, element);
-      else if (element.type === "TOMLArray") verifyDuplicateKeysForArray(ctx, defineKey.keys, element);
+      if (element2.type === "TOMLInlineTable") verifyDuplicateKeysForInlineTable(ctx, defineKey.keys, element2);
+      else if (element2.type === "TOMLArray") verifyDuplicateKeysForArray(ctx, defineKey.keys, element2);
     }
   }
 }
@@ -48462,7 +48576,7 @@ function stringValue(node2, text2) {
 }
 function convert(node2, reading) {
   const span = { start: node2.range[0], end: node2.range[1] };
-  if (node2.type === "TOMLArray") return { kind: "array", span, items: node2.elements.map((element) => convert(element, reading)) };
+  if (node2.type === "TOMLArray") return { kind: "array", span, items: node2.elements.map((element2) => convert(element2, reading)) };
   if (node2.type === "TOMLInlineTable") {
     const inline = table(span);
     for (const pair of node2.body) insert(inline, pair, reading);
@@ -49433,7 +49547,7 @@ function resolveAliases(doc, problems) {
   const anchors = /* @__PURE__ */ new Map();
   const open2 = /* @__PURE__ */ new Set();
   let count = 0;
-  const resolve4 = (alias) => {
+  const resolve5 = (alias) => {
     const [start, end] = alias.range ?? [0, 0];
     if (++count > MAX_LOCK_ALIASES) {
       if (count === MAX_LOCK_ALIASES + 1)
@@ -49457,7 +49571,7 @@ function resolveAliases(doc, problems) {
       continue;
     }
     if ("alias" in step) {
-      step.put(resolve4(step.alias));
+      step.put(resolve5(step.alias));
       continue;
     }
     const node2 = step.enter;
@@ -52577,13 +52691,345 @@ function changedSince(cwd, ref) {
   return { changed: [...new Set([...changed, ...untracked].filter(Boolean))], removed: removed.filter(Boolean) };
 }
 
+// src/cli/fleet.ts
+var import_yaml5 = __toESM(require_dist(), 1);
+import { spawnSync } from "node:child_process";
+import { existsSync, readFileSync as readFileSync2, writeFileSync } from "node:fs";
+import { resolve as resolve3 } from "node:path";
+import { parseArgs } from "node:util";
+
+// src/fleet/pools.ts
+var POOL_LABELS = ["cloud.google.com/gke-nodepool", "eks.amazonaws.com/nodegroup", "kubernetes.azure.com/agentpool"];
+function gpuClass(gpu, kb) {
+  const known2 = kb.gpu(gpu.product)?.class;
+  if (known2) return known2;
+  const brand = gpu.brand?.toLowerCase() ?? "";
+  if (/geforce|titan/.test(brand) || /^(geforce|titan)\b/i.test(gpu.product)) return "geforce";
+  if (/quadro|rtx/.test(brand)) return "workstation";
+  if (/^tesla$/.test(brand)) return "data-center";
+  return void 0;
+}
+function gpuName(gpu, kb) {
+  return kb.gpu(gpu.product)?.name ?? gpu.computeCapability ?? gpu.product;
+}
+function slug(text2) {
+  return text2.toLowerCase().replace(/[^a-z0-9.]+/g, "-").replace(/^-+|-+$/g, "");
+}
+function groupIntoPools(nodes, kb, by) {
+  const label = by ?? POOL_LABELS.find((name) => nodes.some((node2) => node2.labels[name] !== void 0));
+  const groups = /* @__PURE__ */ new Map();
+  for (const node2 of nodes) {
+    const value = label ? node2.labels[label] : void 0;
+    const product = node2.gpus[0] ? gpuName(node2.gpus[0], kb) : "gpu";
+    const key = value !== void 0 ? slug(value) : `${slug(product)}-${node2.driver.split(".")[0]}`;
+    const reason = value !== void 0 ? `label ${label}=${value}` : `GPU ${product} with driver branch ${node2.driver.split(".")[0]}`;
+    const group = groups.get(key) ?? { nodes: [], reason };
+    group.nodes.push(node2);
+    groups.set(key, group);
+  }
+  const pools = [];
+  const explained = [];
+  for (const [name, group] of groups) {
+    const drivers = [...new Set(group.nodes.map((node2) => node2.driver))].sort(compareDotted);
+    const gpus = [...new Set(group.nodes.flatMap((node2) => node2.gpus.map((gpu) => gpuName(gpu, kb))))];
+    const classes = [...new Set(group.nodes.flatMap((node2) => node2.gpus.map((gpu) => gpuClass(gpu, kb))))];
+    const gpuClassOf = classes.length === 1 && classes[0] ? classes[0] : void 0;
+    pools.push({
+      name,
+      driver: drivers[0],
+      gpus,
+      ...gpuClassOf ? { class: gpuClassOf } : {},
+      nodes: group.nodes.length,
+      labels: label && group.reason.startsWith("label") ? { [label]: group.nodes[0].labels[label] } : {}
+    });
+    const count = group.nodes.reduce((sum, node2) => sum + node2.gpus.length, 0);
+    explained.push(
+      `${name}: ${group.nodes.length} node${group.nodes.length === 1 ? "" : "s"}, ${count} GPU${count === 1 ? "" : "s"} (${gpus.join(", ")}${gpuClassOf ? `, ${gpuClassOf}` : ""}), driver ${drivers.length === 1 ? drivers[0] : `${drivers[0]} (oldest of ${drivers.join(", ")})`}; grouped by ${group.reason}`
+    );
+  }
+  return { pools, explained };
+}
+
+// src/fleet/read.ts
+var DRIVER = /^\d{3}(?:\.\d{1,3}){1,2}$/;
+function productName(raw) {
+  return raw.trim().replace(/^NVIDIA[ -]/, "").replace(/-(?:MIG-.*|SHARED)$/, "").trim();
+}
+function fleetFormat(text2) {
+  const start = text2.trimStart();
+  if (start.startsWith("<")) return "xml";
+  if (start.startsWith("{")) return "kubectl";
+  if (/^name\s*,/i.test(start) || /,\s*driver_version/i.test(start.split("\n")[0] ?? "")) return "csv";
+  return void 0;
+}
+function readFleet(path, text2) {
+  const format = fleetFormat(text2);
+  if (format === "csv") return readSmiCsv(path, text2);
+  if (format === "xml") return readSmiXml(path, text2);
+  if (format === "kubectl") return readKubeNodes(path, text2);
+  return {
+    nodes: [],
+    problems: [
+      {
+        path,
+        line: 1,
+        column: 1,
+        message: "not an nvidia-smi CSV (--query-gpu=name,driver_version,\u2026 --format=csv), nvidia-smi -q -x XML or kubectl get nodes -o json output"
+      }
+    ]
+  };
+}
+function readSmiCsv(path, text2) {
+  const nodes = [];
+  const problems = [];
+  const lines = text2.split(/\r?\n/);
+  let columns;
+  let current;
+  const finish = () => {
+    if (current?.driver && current.gpus.length > 0)
+      nodes.push({ name: `${path} node ${nodes.length + 1}`, driver: current.driver, gpus: current.gpus, labels: {} });
+    current = void 0;
+  };
+  lines.forEach((raw, index) => {
+    const line = index + 1;
+    if (raw.trim() === "") return;
+    const cells = raw.split(",").map((cell) => cell.trim());
+    if (/^name$|^gpu_name$/i.test(cells[0] ?? "") || cells.some((cell) => /^driver_version$/i.test(cell))) {
+      finish();
+      columns = cells.map((cell) => cell.replace(/\s*\[.*\]$/, "").toLowerCase());
+      for (const needed of ["driver_version"])
+        if (!columns.includes(needed)) problems.push({ path, line, column: 1, message: `the header has no ${needed} column` });
+      if (!columns.includes("name") && !columns.includes("gpu_name")) problems.push({ path, line, column: 1, message: "the header has no name column" });
+      current = { gpus: [], line };
+      return;
+    }
+    if (!columns || !current) {
+      problems.push({ path, line, column: 1, message: "a GPU line before any header line (run nvidia-smi with --format=csv, not csv,noheader)" });
+      return;
+    }
+    if (cells.length !== columns.length) {
+      problems.push({ path, line, column: 1, message: `${cells.length} values for the ${columns.length} columns of the header on line ${current.line}` });
+      return;
+    }
+    const value = (name2) => {
+      const at = columns.indexOf(name2);
+      const cell = at >= 0 ? cells[at] : void 0;
+      return cell === void 0 || /^\[.*\]$/.test(cell) ? void 0 : cell;
+    };
+    const driver = value("driver_version");
+    const name = value("name") ?? value("gpu_name");
+    if (!driver || !DRIVER.test(driver)) {
+      problems.push({ path, line, column: raw.indexOf(driver ?? "") + 1 || 1, message: `"${driver ?? ""}" is not a Linux driver version such as 580.159.04` });
+      return;
+    }
+    if (!name) {
+      problems.push({ path, line, column: 1, message: "no product name on this line" });
+      return;
+    }
+    if (current.driver && current.driver !== driver)
+      problems.push({ path, line, column: raw.indexOf(driver) + 1, message: `driver ${driver} differs from ${current.driver} on the same node` });
+    current.driver ??= driver;
+    const cc = value("compute_cap");
+    current.gpus.push({ product: productName(name), ...cc && /^\d+\.\d+$/.test(cc) ? { computeCapability: cc } : {} });
+  });
+  finish();
+  return { nodes, problems };
+}
+function element(xml, tag) {
+  const match = new RegExp(`<${tag}>([^<]*)</${tag}>`).exec(xml);
+  const text2 = match?.[1]?.trim().replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&amp;/g, "&");
+  return text2 === void 0 || text2 === "" || text2 === "N/A" ? void 0 : text2;
+}
+function readSmiXml(path, text2) {
+  const nodes = [];
+  const problems = [];
+  const lineOf = (offset) => text2.slice(0, offset).split("\n").length;
+  const logs = [...text2.matchAll(/<nvidia_smi_log>([\s\S]*?)<\/nvidia_smi_log>/g)];
+  if (logs.length === 0) problems.push({ path, line: 1, column: 1, message: "no <nvidia_smi_log> element: not the output of nvidia-smi -q -x" });
+  for (const log of logs) {
+    const body = log[1];
+    const at = log.index;
+    const driver = element(body.split("<gpu ")[0] ?? "", "driver_version");
+    if (!driver || !DRIVER.test(driver)) {
+      problems.push({
+        path,
+        line: lineOf(at),
+        column: 1,
+        message: `this log's <driver_version> is ${driver ? `"${driver}", not a Linux driver version` : "missing"}`
+      });
+      continue;
+    }
+    const gpus = [];
+    for (const gpu of body.matchAll(/<gpu id="[^"]*">([\s\S]*?)\n\t<\/gpu>/g)) {
+      const product = element(gpu[1], "product_name");
+      if (!product) {
+        problems.push({ path, line: lineOf(at + gpu.index), column: 1, message: "a <gpu> without <product_name>" });
+        continue;
+      }
+      const brand = element(gpu[1], "product_brand");
+      const mig = element(/<mig_mode>([\s\S]*?)<\/mig_mode>/.exec(gpu[1])?.[1] ?? "", "current_mig");
+      gpus.push({ product: productName(product), ...brand ? { brand } : {}, ...mig ? { mig: mig === "Enabled" } : {} });
+    }
+    if (gpus.length === 0) problems.push({ path, line: lineOf(at), column: 1, message: "this log lists no <gpu>" });
+    else nodes.push({ name: `${path} node ${nodes.length + 1}`, driver, gpus, labels: {} });
+  }
+  return { nodes, problems };
+}
+function readKubeNodes(path, text2) {
+  let parsed;
+  try {
+    parsed = JSON.parse(text2);
+  } catch (error62) {
+    const position = /position (\d+)/.exec(error62.message)?.[1];
+    const offset = position ? Number(position) : 0;
+    const before = text2.slice(0, offset).split("\n");
+    return { nodes: [], problems: [{ path, line: before.length, column: before.at(-1).length + 1, message: `not JSON: ${error62.message}` }] };
+  }
+  const items2 = parsed.items;
+  const list = Array.isArray(items2) ? items2 : [parsed];
+  const nodes = [];
+  const problems = [];
+  for (const [index, item] of list.entries()) {
+    const labels = item?.metadata?.labels ?? {};
+    const product = labels["nvidia.com/gpu.product"];
+    if (!product) continue;
+    const major = labels["nvidia.com/cuda.driver.major"] ?? labels["nvidia.com/cuda.driver-version.major"];
+    const minor = labels["nvidia.com/cuda.driver.minor"] ?? labels["nvidia.com/cuda.driver-version.minor"];
+    const rev = labels["nvidia.com/cuda.driver.rev"] ?? labels["nvidia.com/cuda.driver-version.revision"];
+    const driver = labels["nvidia.com/cuda.driver-version.full"] ?? [major, minor, rev].filter((part) => part !== void 0 && part !== "").join(".");
+    const name = item.metadata?.name ?? `node ${index + 1}`;
+    if (!DRIVER.test(driver)) {
+      problems.push({ path, line: 1, column: 1, message: `node ${name}: no driver version in its nvidia.com/cuda.driver.* labels` });
+      continue;
+    }
+    const count = Math.max(1, Number.parseInt(labels["nvidia.com/gpu.count"] ?? "1", 10) || 1);
+    const ccMajor = labels["nvidia.com/gpu.compute.major"];
+    const ccMinor = labels["nvidia.com/gpu.compute.minor"];
+    const gpu = {
+      // GFD writes the NVML name with "-" for spaces (NVIDIA-H100-80GB-HBM3); the knowledge base reads either.
+      product: productName(product),
+      ...ccMajor && ccMinor ? { computeCapability: `${ccMajor}.${ccMinor}` } : {},
+      .../-MIG-/.test(product) ? { mig: true } : {}
+    };
+    nodes.push({ name, driver, gpus: Array.from({ length: count }, () => gpu), labels });
+  }
+  return { nodes, problems };
+}
+
+// src/cli/fleet.ts
+var FLEET_HELP = `Usage: cuda-gatekeeper fleet import [FILE...|-] [options]
+       cuda-gatekeeper fleet scan
+
+import reads what the nodes report and prints the baseline's fleet section (or writes it into a baseline):
+  nvidia-smi --query-gpu=name,driver_version,compute_cap,pci.bus_id --format=csv   (one or many nodes)
+  nvidia-smi -q -x                                                                  (one or many nodes)
+  kubectl get nodes -o json                     (GPU Feature Discovery labels: nvidia.com/gpu.product, \u2026)
+Nodes are grouped into pools by --group-by LABEL, else by the GKE, EKS or AKS node-pool label, else by GPU
+and driver branch; a pool's driver is its oldest node's.
+
+Options:
+  --group-by LABEL   the node label that names a node's pool (kubectl input)
+  --write FILE       set fleet.pools in the baseline FILE (other keys and comments are kept)
+  -h, --help         this text
+
+scan runs this node's nvidia-smi and prints one line for it (driver, GPUs, product line), and the CSV to
+collect from every node (a DaemonSet, an Ansible task). Exit status 2 where there is no nvidia-smi.`;
+function fleetCommand(args, io, usage) {
+  const [sub, ...rest] = args;
+  if (sub === "scan") return scan(io);
+  if (sub !== "import") throw usage(`fleet needs a subcommand: import or scan${sub ? ` (not "${sub}")` : ""}`);
+  const { values, positionals } = parseArgs({
+    args: [...rest],
+    allowPositionals: true,
+    options: { "group-by": { type: "string" }, write: { type: "string" } }
+  });
+  const inputs = positionals.length ? positionals : ["-"];
+  const nodes = [];
+  const problems = [];
+  for (const input2 of inputs) {
+    let text2;
+    try {
+      text2 = input2 === "-" ? io.stdin?.() ?? readFileSync2(0, "utf8") : readFileSync2(resolve3(io.cwd, input2), "utf8");
+    } catch (error62) {
+      throw usage(`cannot read ${escapeControl(input2)}: ${error62.code ?? error62.message}`);
+    }
+    const read = readFleet(input2 === "-" ? "<stdin>" : input2, text2);
+    nodes.push(...read.nodes);
+    problems.push(...read.problems);
+  }
+  for (const problem of problems) io.err(`${escapeControl(problem.path)}:${problem.line}:${problem.column}: error: ${escapeControl(problem.message)}
+`);
+  if (nodes.length === 0) {
+    io.err("cuda-gatekeeper: no GPU node found in the input\n");
+    return 2;
+  }
+  const grouped = groupIntoPools(nodes, defaultKnowledgeBase(), values["group-by"]);
+  for (const line of grouped.explained) io.err(`pool ${line}
+`);
+  if (values.write) {
+    writePools(resolve3(io.cwd, values.write), grouped.pools, usage);
+    io.err(`cuda-gatekeeper: wrote fleet.pools (${grouped.pools.length} pool${grouped.pools.length === 1 ? "" : "s"}) into ${values.write}
+`);
+  } else io.out(renderPools(grouped.pools));
+  return problems.length > 0 ? 1 : 0;
+}
+function renderPools(pools) {
+  const lines = ["fleet:", "  pools:"];
+  for (const pool of pools) {
+    const fields = [
+      `name: ${JSON.stringify(pool.name)}`,
+      `driver: ${JSON.stringify(pool.driver)}`,
+      `gpus: [${pool.gpus.map((gpu) => JSON.stringify(gpu)).join(", ")}]`,
+      ...pool.class ? [`class: ${pool.class}`] : [],
+      ...pool.nodes !== void 0 ? [`nodes: ${pool.nodes}`] : [],
+      ...Object.keys(pool.labels).length ? [
+        `labels: { ${Object.entries(pool.labels).map(([key, value]) => `${JSON.stringify(key)}: ${JSON.stringify(value)}`).join(", ")} }`
+      ] : []
+    ];
+    lines.push(`    - { ${fields.join(", ")} }`);
+  }
+  return `${lines.join("\n")}
+`;
+}
+function writePools(path, pools, usage) {
+  const doc = (0, import_yaml5.parseDocument)(existsSync(path) ? readFileSync2(path, "utf8") : "");
+  if (doc.errors.length > 0) throw usage(`${path} is not valid YAML: ${doc.errors[0].message.split("\n")[0]}`);
+  if (doc.contents !== null && !(0, import_yaml5.isMap)(doc.contents)) throw usage(`${path} is not a YAML mapping`);
+  const fresh = (0, import_yaml5.parseDocument)(renderPools(pools));
+  doc.setIn(["fleet", "pools"], fresh.getIn(["fleet", "pools"], true));
+  writeFileSync(path, doc.toString());
+}
+function scan(io) {
+  const query = ["--query-gpu=name,driver_version,compute_cap,pci.bus_id", "--format=csv"];
+  const result2 = spawnSync("nvidia-smi", query, { encoding: "utf8" });
+  if (result2.error || result2.status !== 0) {
+    const why = result2.error?.code === "ENOENT" ? "there is no nvidia-smi on PATH (not a GPU node, or the driver is not installed)" : `nvidia-smi failed (exit ${result2.status}): ${(result2.stderr || result2.stdout).trim().split("\n")[0] ?? ""}`;
+    io.err(`cuda-gatekeeper: ${why}
+`);
+    return 2;
+  }
+  const read = readSmiCsv("nvidia-smi", result2.stdout);
+  for (const problem of read.problems) io.err(`nvidia-smi output line ${problem.line}: ${problem.message}
+`);
+  const node2 = read.nodes[0];
+  if (!node2) {
+    io.err("cuda-gatekeeper: nvidia-smi listed no GPU\n");
+    return 2;
+  }
+  const { explained } = groupIntoPools([node2], defaultKnowledgeBase());
+  io.out(`${explained[0]}
+${result2.stdout.endsWith("\n") ? result2.stdout : `${result2.stdout}
+`}`);
+  return 0;
+}
+
 // src/util/package-root.ts
-import { existsSync, readFileSync as readFileSync2 } from "node:fs";
+import { existsSync as existsSync2, readFileSync as readFileSync3 } from "node:fs";
 import { dirname as dirname2, join as join2 } from "node:path";
 import { fileURLToPath } from "node:url";
 function packageRoot() {
   let dir = dirname2(fileURLToPath(import.meta.url));
-  while (!existsSync(join2(dir, "package.json")) || !existsSync(join2(dir, "baseline.yaml"))) {
+  while (!existsSync2(join2(dir, "package.json")) || !existsSync2(join2(dir, "baseline.yaml"))) {
     const parent = dirname2(dir);
     if (parent === dir) throw new Error("cannot find the cuda-gatekeeper package root");
     dir = parent;
@@ -52591,7 +53037,7 @@ function packageRoot() {
   return dir;
 }
 function packageVersion() {
-  return JSON.parse(readFileSync2(join2(packageRoot(), "package.json"), "utf8")).version;
+  return JSON.parse(readFileSync3(join2(packageRoot(), "package.json"), "utf8")).version;
 }
 function bundledBaselinePath() {
   return join2(packageRoot(), "baseline.yaml");
@@ -52609,6 +53055,7 @@ var USAGE = `Usage:
   cuda-gatekeeper check [PATH...] [options]     check Dockerfiles, requirements and conda files
   cuda-gatekeeper plan --cuda X.Y [PATH...]     the edits that move a checkout to another CUDA
   cuda-gatekeeper rules                         the rules, their default severity and what they check
+  cuda-gatekeeper fleet import|scan             the baseline's GPU pools from nvidia-smi or kubectl output
   cuda-gatekeeper --version
 
 cuda-gatekeeper COMMAND --help describes a command and its options.
@@ -52738,13 +53185,14 @@ function dispatch(argv, io) {
   const help = rest.includes("--help") || rest.includes("-h");
   if (command === "check") return help ? helpText(CHECK_HELP, io) : check2(rest, io);
   if (command === "plan") return help ? helpText(PLAN_HELP, io) : planCommand(rest, io);
+  if (command === "fleet") return help ? helpText(FLEET_HELP, io) : fleetCommand(rest, io, (message) => new UsageError(message));
   if (command === "rules") {
     if (help) return helpText(RULES_HELP, io);
     for (const rule of RULES) io.out(`${rule.id.padEnd(22)} ${rule.defaultSeverity.padEnd(8)} ${rule.description}
 `);
     return 0;
   }
-  const near = ["check", "plan", "rules"].find((known2) => editDistance(command, known2) <= 2);
+  const near = ["check", "plan", "rules", "fleet"].find((known2) => editDistance(command, known2) <= 2);
   throw new UsageError(`unknown command "${command}"${near ? ` (did you mean ${near}?)` : ""}
 ${USAGE}`);
 }
@@ -52763,16 +53211,16 @@ function readBaseline(option, io, ref) {
       if (option) throw new UsageError(`cannot read baseline ${option} at ${ref}`);
       io.err(`cuda-gatekeeper: no ${repoConfig} at ${ref}; using the bundled baseline.yaml
 `);
-      return loadBaseline("baseline.yaml (bundled default)", readFileSync3(bundledBaselinePath(), "utf8"), RULE_IDS);
+      return loadBaseline("baseline.yaml (bundled default)", readFileSync4(bundledBaselinePath(), "utf8"), RULE_IDS);
     }
     return loadBaseline(`${path}@${ref}`, text2, RULE_IDS);
   }
   if (option) return loadBaseline(option, readBaselineFile(io.cwd, option), RULE_IDS);
-  if (existsSync2(resolve3(io.cwd, repoConfig))) return loadBaseline(repoConfig, readBaselineFile(io.cwd, repoConfig), RULE_IDS);
-  return loadBaseline("baseline.yaml (bundled default)", readFileSync3(bundledBaselinePath(), "utf8"), RULE_IDS);
+  if (existsSync3(resolve4(io.cwd, repoConfig))) return loadBaseline(repoConfig, readBaselineFile(io.cwd, repoConfig), RULE_IDS);
+  return loadBaseline("baseline.yaml (bundled default)", readFileSync4(bundledBaselinePath(), "utf8"), RULE_IDS);
 }
 function readBaselineFile(cwd, path) {
-  const absolute = resolve3(cwd, path);
+  const absolute = resolve4(cwd, path);
   const inside = absolute === cwd || absolute.startsWith(cwd.endsWith(sep2) ? cwd : cwd + sep2);
   let read;
   try {
@@ -52809,7 +53257,7 @@ function withTree(io, baseline, named) {
 function select2(io, paths, baseline) {
   return walk(io.cwd, paths.length > 0 ? paths : ["."], baseline.files);
 }
-function collect(io, paths, baseline) {
+function collect2(io, paths, baseline) {
   const selected = select2(io, paths, baseline);
   return { ...loadFiles(io.cwd, selected.paths, true, selected), missing: selected.missing };
 }
@@ -52841,7 +53289,7 @@ function fails(report, limit) {
   return ["error", "warning", "notice"].some((severity) => severityRank[severity] >= floor && report.counts[severity] > 0);
 }
 function check2(args, io) {
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = parseArgs2({
     args: [...args],
     allowPositionals: true,
     options: {
@@ -52895,11 +53343,11 @@ function check2(args, io) {
     return fails(checked2.report, limit) ? 1 : 0;
   }
   const named = select2(io, positionals, baseline);
-  const namesFiles = positionals.length > 0 && positionals.every((path) => named.paths.includes(toRepoPath(io.cwd, resolve3(io.cwd, path)) ?? ""));
+  const namesFiles = positionals.length > 0 && positionals.every((path) => named.paths.includes(toRepoPath(io.cwd, resolve4(io.cwd, path)) ?? ""));
   const selected = namesFiles && values["changed-since"] === void 0 ? withTree(io, baseline, named) : named;
   const changes = values["changed-since"] !== void 0 ? changedSince(io.cwd, values["changed-since"]) : namesFiles ? { changed: [...named.paths], removed: [] } : void 0;
   if (selected.missing.length > 0) {
-    const outside = selected.missing.filter((path) => existsSync2(resolve3(io.cwd, path)));
+    const outside = selected.missing.filter((path) => existsSync3(resolve4(io.cwd, path)));
     const absent = selected.missing.filter((path) => !outside.includes(path));
     throw new UsageError(
       [
@@ -52914,7 +53362,7 @@ function check2(args, io) {
   if (unreadableNamed.length > 0) throw new UsageError(unreadableNamed.map((entry) => `${escapeControl(entry.path)} ${entry.reason}`).join("; "));
   for (const entry of selected.unreadable) io.err(`${escapeControl(toRepoPath(io.cwd, entry.path) ?? entry.path)}: skipped: ${entry.reason}
 `);
-  const namedPaths = new Set(positionals.map((path) => toRepoPath(io.cwd, resolve3(io.cwd, path))));
+  const namedPaths = new Set(positionals.map((path) => toRepoPath(io.cwd, resolve4(io.cwd, path))));
   const files = selected.paths.map((path) => ({ path, kind: (type && namedPaths.has(path) ? type : void 0) ?? selected.kinds.get(path) }));
   let skipped = [];
   const run2 = (list) => {
@@ -52954,13 +53402,13 @@ function check2(args, io) {
   return fails(report, limit) ? 1 : 0;
 }
 function checkStdin(io, name, type, baseline, kb, options2) {
-  const path = name === void 0 ? "<stdin>" : toRepoPath(io.cwd, resolve3(io.cwd, name));
+  const path = name === void 0 ? "<stdin>" : toRepoPath(io.cwd, resolve4(io.cwd, name));
   if (path === void 0) return `--stdin-filename ${escapeControl(name ?? "")} is outside ${io.cwd}`;
   const kind = type ?? (name === void 0 ? void 0 : classifyPath(path));
   if (!kind) return `standard input needs --type ${FILE_KIND_NAMES.join("|")} (or a --stdin-filename that says its kind)`;
   let text2;
   try {
-    text2 = (io.stdin ?? (() => readFileSync3(0, "utf8")))();
+    text2 = (io.stdin ?? (() => readFileSync4(0, "utf8")))();
   } catch {
     return "standard input cannot be read";
   }
@@ -52980,10 +53428,10 @@ function checkStdin(io, name, type, baseline, kb, options2) {
   return withVerifiedFixes(checked, baseline, kb, options2);
 }
 function writeOutput(cwd, file2, text2) {
-  const target = resolve3(cwd, file2);
+  const target = resolve4(cwd, file2);
   const temporary = `${target}.${process.pid}.tmp`;
   try {
-    writeFileSync(temporary, text2);
+    writeFileSync2(temporary, text2);
     renameSync(temporary, target);
   } catch (error62) {
     rmSync(temporary, { force: true });
@@ -53021,7 +53469,7 @@ function ruleDocs() {
   const docs = /* @__PURE__ */ new Map();
   for (const rule of RULES) {
     try {
-      docs.set(rule.id, readFileSync3(join3(packageRoot(), "rules", rule.id, "README.md"), "utf8"));
+      docs.set(rule.id, readFileSync4(join3(packageRoot(), "rules", rule.id, "README.md"), "utf8"));
     } catch {
     }
   }
@@ -53029,11 +53477,11 @@ function ruleDocs() {
 }
 function applySafeFixes(cwd, sources, report) {
   const commit = safeFixContents(report, new Map(sources.map((source) => [source.path, source.text])));
-  for (const file2 of commit.files) writeFileSync(resolve3(cwd, file2.path), file2.contents);
+  for (const file2 of commit.files) writeFileSync2(resolve4(cwd, file2.path), file2.contents);
   return commit.titles.length;
 }
 function planCommand(args, io) {
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = parseArgs2({
     args: [...args],
     allowPositionals: true,
     options: {
@@ -53050,7 +53498,7 @@ function planCommand(args, io) {
   const policy = readBaseline(values.baseline, io, values["baseline-ref"]);
   const refused = policy && policyFailure(policy, defaultKnowledgeBase(), io);
   if (refused !== void 0) return refused;
-  const loaded = collect(io, positionals, policy?.baseline ?? EMPTY_BASELINE);
+  const loaded = collect2(io, positionals, policy?.baseline ?? EMPTY_BASELINE);
   if (loaded.missing.length > 0) throw new UsageError(`no such file or directory inside ${io.cwd}: ${loaded.missing.join(", ")}`);
   const result2 = plan(loaded.files, values.cuda, defaultKnowledgeBase(), policy?.baseline ?? EMPTY_BASELINE);
   io.out(format === "json" ? `${JSON.stringify(result2, null, 2)}
@@ -53059,7 +53507,7 @@ function planCommand(args, io) {
     const edits = result2.steps.flatMap((step) => step.edits ?? []);
     for (const file2 of loaded.files) {
       const own2 = edits.filter((edit) => edit.path === file2.path);
-      if (own2.length > 0) writeFileSync(resolve3(io.cwd, file2.path), applyEdits(file2.source.text, own2));
+      if (own2.length > 0) writeFileSync2(resolve4(io.cwd, file2.path), applyEdits(file2.source.text, own2));
     }
     io.err(`cuda-gatekeeper: applied ${edits.length} edits
 `);

@@ -2,7 +2,8 @@ import { claimCuda, type CudaClaim } from '../../src/analysis/claims.js';
 import type { ParsedFile } from '../../src/parsers/facts.js';
 import type { Unit } from '../../src/analysis/units.js';
 import { cite, isUnverified, type KnowledgeBase } from '../../src/knowledge/index.js';
-import { defineRule, type Reporter } from '../../src/rule.js';
+import type { Pool } from '../../src/baseline/schema.js';
+import { defineRule, type Draft, type Reporter } from '../../src/rule.js';
 import { compareDotted, cudaMajor } from '../../src/knowledge/versions.js';
 
 export default defineRule({
@@ -20,8 +21,15 @@ export default defineRule({
     requireCuda: 'NVIDIA_REQUIRE_CUDA ({{value}}) accepts no driver the fleet runs ({{fleet}}): the container runtime will refuse to start',
     requireCudaBrand: "NVIDIA_REQUIRE_CUDA ({{value}}) accepts the fleet's {{fleet}} only on {{brands}} GPUs",
     driverInImage: '{{name}} installs NVIDIA driver {{branch}} libraries into the image; they must match the host kernel driver{{fleetNote}}',
+    noPool: '{{subject}} needs CUDA {{cuda}}, which no pool of the fleet can run: {{fails}}',
+    somePools: '{{subject}} needs CUDA {{cuda}}: it runs on {{runs}}, not on {{fails}}',
+    poolsCompat: '{{subject}} targets CUDA {{cuda}}: {{how}}',
   },
   check({ units, files, kb, baseline, report }) {
+    if (baseline.pools.length > 0) {
+      checkPools(units, files, baseline.pools, baseline.driver.forwardCompat, kb, report);
+      return;
+    }
     const fleet = baseline.driver.minimum;
     for (const file of files) checkDriverPackages(file, fleet, report);
     if (!fleet) return;
@@ -127,6 +135,123 @@ function checkClaim(claim: CudaClaim, fleet: string, compat: boolean, forward: F
     help: `Driver ${fleet} is a CUDA ${major}.x driver, so CUDA ${cuda} code runs under minor-version compatibility: PTX that is newer than the driver cannot be JIT-compiled, and APIs added after the driver's CUDA version fail with cudaErrorCallRequiresNewerDriver. Needed for everything: >= ${need.linux} (CUDA ${need.row.label}${need.exactRow ? '' : ', nearest published row'}). Sources: ${cite(need.row)}; ${MVC}`,
   });
   return true;
+}
+
+/** What one pool makes of a claim: it runs it, only under a compatibility mode, or not at all (with the reason). */
+type PoolVerdict =
+  | { readonly pool: Pool; readonly tier: 'runs' }
+  | { readonly pool: Pool; readonly tier: 'minor' | 'forward' | 'fails'; readonly draft: Draft };
+
+/**
+ * The fleet as pools (baseline `fleet.pools`): each claim is judged on every pool with the pool's own driver and
+ * GPUs (forward compatibility only where the pool's product line allows it), and reported once. An error only when
+ * no pool can run it; a warning naming the pools that cannot when some can; a warning (minor-version compatibility)
+ * or notice (forward compatibility) naming the pools that run it only that way.
+ */
+function checkPools(
+  units: readonly Unit[],
+  files: readonly ParsedFile[],
+  pools: readonly Pool[],
+  stated: boolean | undefined,
+  kb: KnowledgeBase,
+  report: Reporter,
+): void {
+  for (const file of files) {
+    // Driver libraries in an image must match the host driver of every pool it runs on: an error when no pool runs that branch.
+    const probes = pools.map((pool) => collect((probe) => checkDriverPackages(file, pool.driver, probe)));
+    for (const [i, draft] of (probes[0] ?? []).entries()) {
+      const matches = probes.some((drafts) => drafts[i]?.severity !== 'error');
+      report({
+        ...draft,
+        severity: matches ? 'warning' : 'error',
+        data: { ...draft.data, fleetNote: ` (the pools run ${pools.map((pool) => `${pool.name} ${pool.driver}`).join(', ')})` },
+      });
+    }
+  }
+  // NVIDIA_REQUIRE_CUDA: a finding only where no pool's driver satisfies it.
+  const fleetText = pools.map((pool) => `${pool.name} ${pool.driver}`).join(', ');
+  for (const file of files) {
+    const bySpan = new Map<number, Draft[]>();
+    for (const pool of pools)
+      for (const draft of collect((probe) => checkRequireCuda(file, pool.driver, kb, probe)))
+        bySpan.set(draft.span.start, [...(bySpan.get(draft.span.start) ?? []), draft]);
+    for (const drafts of bySpan.values())
+      if (drafts.length === pools.length) report({ ...drafts[0]!, data: { ...drafts[0]!.data, fleet: `any pool (${fleetText})` } });
+  }
+  const done = new Set<string>();
+  for (const unit of units) {
+    const compat = compatImage(unit, kb);
+    for (const claim of unit.claims) {
+      if (claim.kind === 'implied' && claim.index) continue;
+      const key = `${claim.file.path}#${claimCuda(claim)}`;
+      if (done.has(key)) continue;
+      const verdicts: PoolVerdict[] = pools.map((pool) => {
+        const [draft] = collect((probe) => checkClaim(claim, pool.driver, compat, poolForwardCompat(pool, stated, kb), kb, probe));
+        if (!draft) return { pool, tier: 'runs' };
+        const tier = draft.messageId === 'minor' ? 'minor' : draft.messageId === 'forwardCompat' ? 'forward' : 'fails';
+        return { pool, tier, draft };
+      });
+      if (verdicts.every((verdict) => verdict.tier === 'runs')) continue;
+      done.add(key);
+      const named = (list: readonly PoolVerdict[]) => list.map((verdict) => `${verdict.pool.name} (driver ${verdict.pool.driver})`).join(', ');
+      const failing = verdicts.filter((verdict) => verdict.tier === 'fails');
+      const running = verdicts.filter((verdict) => verdict.tier !== 'fails');
+      const reasons = verdicts
+        .filter((verdict): verdict is Extract<PoolVerdict, { draft: Draft }> => verdict.tier !== 'runs')
+        .map((verdict) => `${verdict.pool.name}: ${verdict.draft.help ?? ''}`)
+        .join(' ');
+      const unverified = verdicts.some((verdict) => verdict.tier !== 'runs' && verdict.draft.unverified === true);
+      const cuda = claimCuda(claim);
+      const common = { file: claim.file, span: claim.span, unverified, help: `Per pool: ${reasons}` };
+      if (failing.length > 0) {
+        report({
+          messageId: running.length === 0 ? 'noPool' : 'somePools',
+          data: {
+            subject: claim.subject,
+            cuda,
+            fails: named(failing),
+            runs: running
+              .map(
+                (verdict) =>
+                  `${verdict.pool.name}${verdict.tier === 'runs' ? '' : verdict.tier === 'minor' ? ' (minor-version compatibility)' : ' (forward compatibility)'}`,
+              )
+              .join(', '),
+          },
+          ...(running.length === 0 ? {} : { severity: 'warning' as const }),
+          ...common,
+        });
+        continue;
+      }
+      const minor = verdicts.filter((verdict) => verdict.tier === 'minor');
+      const forward = verdicts.filter((verdict): verdict is Extract<PoolVerdict, { draft: Draft }> => verdict.tier === 'forward');
+      const how = [
+        ...(minor.length ? [`on ${named(minor)} only under minor-version compatibility`] : []),
+        ...(forward.length ? [`on ${named(forward)} only through forward compatibility (cuda-compat in the image)`] : []),
+      ].join('; ');
+      const forwardSeverity = forward.some((verdict) => verdict.draft.severity === 'warning') ? 'warning' : 'notice';
+      report({ messageId: 'poolsCompat', data: { subject: claim.subject, cuda, how }, severity: minor.length ? 'warning' : forwardSeverity, ...common });
+    }
+  }
+}
+
+/** The drafts a check reports, collected instead of reported. */
+function collect(check: (probe: Reporter) => unknown): Draft[] {
+  const drafts: Draft[] = [];
+  check((draft) => drafts.push(draft));
+  return drafts;
+}
+
+/** A pool's forward compatibility: its product line decides (cuda-compat: data-center and Jetson GPUs only), else its GPUs. */
+function poolForwardCompat(pool: Pool, stated: boolean | undefined, kb: KnowledgeBase): ForwardCompat {
+  if (pool.class === 'data-center' || pool.class === 'jetson') return { allowed: true, reason: `pool ${pool.name} is ${pool.class} GPUs` };
+  if (pool.class === 'geforce')
+    return { allowed: false, reason: `pool ${pool.name} is GeForce GPUs, on which cuda-compat fails with CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE (804)` };
+  if (pool.class === 'workstation' && stated !== true)
+    return {
+      allowed: false,
+      reason: `pool ${pool.name} is workstation GPUs: only select NGC-Server-Ready RTX SKUs support cuda-compat (if these are, set driver.forwardCompat: true)`,
+    };
+  return fleetForwardCompat(stated, pool.gpus, kb);
 }
 
 interface ForwardCompat {

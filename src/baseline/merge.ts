@@ -87,6 +87,20 @@ export const POLICY_KEYS: readonly KeySpec[] = [
     },
   },
   {
+    path: 'fleet.pools',
+    present: (file) => file.fleet?.pools !== undefined,
+    apply: (result, next) => ({ ...result, pools: next.pools }),
+    loosens: (current, next) => {
+      const missing = current.pools.filter((pool) => !next.pools.some((other) => other.name === pool.name));
+      if (missing.length) return `it drops the pool${missing.length === 1 ? '' : 's'} ${missing.map((pool) => pool.name).join(', ')} from the fleet`;
+      const newer = next.pools.find((pool) => {
+        const was = current.pools.find((other) => other.name === pool.name);
+        return was !== undefined && compareDotted(pool.driver, was.driver) > 0;
+      });
+      return newer ? `a newer driver for pool ${newer.name} (${newer.driver}) hides driver problems` : undefined;
+    },
+  },
+  {
     path: 'pinning.python',
     present: (file) => file.pinning?.python !== undefined,
     apply: (result, next) => ({ ...result, pinning: { ...result.pinning, python: next.pinning.python } }),
@@ -136,7 +150,7 @@ export const POLICY_KEYS: readonly KeySpec[] = [
 ];
 
 /** Sections and keys `locked` may name. */
-export const LOCKABLE: readonly string[] = ['cuda', 'driver', 'pinning', 'files', 'packages', 'rules', ...POLICY_KEYS.map((spec) => spec.path)];
+export const LOCKABLE: readonly string[] = ['cuda', 'driver', 'fleet', 'pinning', 'files', 'packages', 'rules', ...POLICY_KEYS.map((spec) => spec.path)];
 
 /** Which key a rule's findings enforce: a waiver of the rule gets round a lock of that key. */
 const RULE_KEYS: Readonly<Record<string, string>> = {

@@ -30,7 +30,34 @@ export const BaselineFile = z.strictObject({
   gpus: z
     .array(z.union([z.string().min(1), z.number()]).transform(String))
     .optional()
-    .describe('GPU models ("A100", "H100") or compute capabilities ("8.0") in the fleet'),
+    .describe('GPU models ("A100", "H100") or compute capabilities ("8.0") in the fleet (one pool; see fleet for several)'),
+  fleet: z
+    .strictObject({
+      pools: z
+        .array(
+          z.strictObject({
+            name: z.string().min(1).describe('The pool\'s name, e.g. "a100-legacy" (a node pool, a partition)'),
+            driver: driverVersion.describe('The NVIDIA Linux driver its nodes run, e.g. "535.183.01" (the oldest, if they differ)'),
+            gpus: z
+              .array(z.union([z.string().min(1), z.number()]).transform(String))
+              .optional()
+              .describe('GPU models ("H100") or compute capabilities ("9.0") of its nodes'),
+            class: z
+              .enum(['data-center', 'workstation', 'geforce', 'jetson'])
+              .optional()
+              .describe("Its GPUs' product line: forward compatibility (cuda-compat) works on data-center and Jetson GPUs only"),
+            nodes: z.number().int().positive().optional().describe('How many nodes it has'),
+            labels: z
+              .record(z.string(), z.string())
+              .optional()
+              .describe('Node labels that select it (nodeSelector), e.g. { "cloud.google.com/gke-nodepool": "a100" }'),
+          }),
+        )
+        .min(1)
+        .describe('The GPU node pools, each with its own driver and GPUs; an image must run on at least one'),
+    })
+    .optional()
+    .describe('The GPU fleet as pools (driver.minimum and gpus are the one-pool shorthand)'),
   packages: z
     .record(
       z.string().min(1),
@@ -108,6 +135,8 @@ export interface Baseline {
   readonly cuda: { readonly allowed?: readonly string[] };
   readonly driver: { readonly minimum?: string; readonly forwardCompat?: boolean };
   readonly gpus: readonly string[];
+  /** The fleet's pools (empty: driver.minimum and gpus describe the one pool, if any). */
+  readonly pools: readonly Pool[];
   readonly packages: Readonly<Record<string, readonly string[]>>;
   readonly pinning: { readonly python: 'exact' | 'none'; readonly images: 'tag' | 'digest' | 'none'; readonly packages: readonly string[] };
   readonly prerelease: 'forbid' | 'allow';
@@ -120,6 +149,16 @@ export interface Baseline {
   readonly sweep: { readonly issues: 'none' | 'repository' | 'dashboard' };
   /** gitignore-style patterns: files to check beyond the names we know, and files not to check. */
   readonly files: { readonly include: readonly string[]; readonly exclude: readonly string[] };
+}
+
+/** One GPU node pool of the fleet: its driver, GPUs and their product line. */
+export interface Pool {
+  readonly name: string;
+  readonly driver: string;
+  readonly gpus: readonly string[];
+  readonly class?: 'data-center' | 'workstation' | 'geforce' | 'jetson';
+  readonly nodes?: number;
+  readonly labels: Readonly<Record<string, string>>;
 }
 
 export interface Waiver {
@@ -140,6 +179,7 @@ export const EMPTY_BASELINE: Baseline = {
   cuda: {},
   driver: {},
   gpus: [],
+  pools: [],
   packages: {},
   pinning: { python: 'none', images: 'none', packages: [] },
   prerelease: 'allow',
@@ -167,6 +207,14 @@ export function resolveBaseline(file: BaselineFile): Baseline {
       ...(file.driver?.forwardCompat !== undefined ? { forwardCompat: file.driver.forwardCompat } : {}),
     },
     gpus: file.gpus ?? [],
+    pools: (file.fleet?.pools ?? []).map((pool) => ({
+      name: pool.name,
+      driver: pool.driver,
+      gpus: pool.gpus ?? [],
+      ...(pool.class ? { class: pool.class } : {}),
+      ...(pool.nodes !== undefined ? { nodes: pool.nodes } : {}),
+      labels: pool.labels ?? {},
+    })),
     packages,
     pinning: {
       python: file.pinning?.python ?? 'none',

@@ -24,6 +24,7 @@ import type { KnowledgeBase } from '../knowledge/index.js';
 import { RULE_IDS, RULES } from '../../rules/index.js';
 import { diskReader, loadFiles, readRegularInside, toRepoPath, walk, type Loaded, type Skipped, type Walked } from './discover.js';
 import { changedSince, fileAtRef, GitError, type Changes } from './git.js';
+import { FLEET_HELP, fleetCommand } from './fleet.js';
 import { bundledBaselinePath, packageRoot, packageVersion } from '../util/package-root.js';
 
 export class UsageError extends Error {}
@@ -43,6 +44,7 @@ const USAGE = `Usage:
   cuda-gatekeeper check [PATH...] [options]     check Dockerfiles, requirements and conda files
   cuda-gatekeeper plan --cuda X.Y [PATH...]     the edits that move a checkout to another CUDA
   cuda-gatekeeper rules                         the rules, their default severity and what they check
+  cuda-gatekeeper fleet import|scan             the baseline's GPU pools from nvidia-smi or kubectl output
   cuda-gatekeeper --version
 
 cuda-gatekeeper COMMAND --help describes a command and its options.
@@ -212,12 +214,13 @@ function dispatch(argv: readonly string[], io: Io): number {
   const help = rest.includes('--help') || rest.includes('-h');
   if (command === 'check') return help ? helpText(CHECK_HELP, io) : check(rest, io);
   if (command === 'plan') return help ? helpText(PLAN_HELP, io) : planCommand(rest, io);
+  if (command === 'fleet') return help ? helpText(FLEET_HELP, io) : fleetCommand(rest, io, (message) => new UsageError(message));
   if (command === 'rules') {
     if (help) return helpText(RULES_HELP, io);
     for (const rule of RULES) io.out(`${rule.id.padEnd(22)} ${rule.defaultSeverity.padEnd(8)} ${rule.description}\n`);
     return 0;
   }
-  const near = ['check', 'plan', 'rules'].find((known) => editDistance(command, known) <= 2);
+  const near = ['check', 'plan', 'rules', 'fleet'].find((known) => editDistance(command, known) <= 2);
   throw new UsageError(`unknown command "${command}"${near ? ` (did you mean ${near}?)` : ''}\n${USAGE}`);
 }
 
