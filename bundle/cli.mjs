@@ -50039,8 +50039,16 @@ var rule_default7 = defineRule({
     archList: 'TORCH_CUDA_ARCH_LIST "{{value}}" does not cover {{gpu}} (compute capability {{cc}})',
     gpuDriver: "{{gpu}} needs NVIDIA driver >= {{needed}}, but the baseline's fleet driver is {{fleet}}"
   },
-  check({ units, files, kb, baseline, policy, report }) {
-    const fleet = baseline.gpus.map((name) => ({ name, info: kb.gpu(name) })).filter((gpu) => gpu.info !== void 0).map(({ name, info }) => ({
+  check({ units, files, kb, baseline, policy, report: reportAll }) {
+    const pools = baseline.pools;
+    const held = pools.length > 0 ? poolReporter(pools, kb, reportAll) : void 0;
+    const report = held ?? reportAll;
+    const names = pools.length > 0 ? [
+      ...new Map(
+        pools.flatMap((pool) => pool.gpus).reverse().map((name) => [kb.gpu(name)?.cc ?? name, name])
+      ).values()
+    ].reverse() : baseline.gpus;
+    const fleet = names.map((name) => ({ name, info: kb.gpu(name) })).filter((gpu) => gpu.info !== void 0).map(({ name, info }) => ({
       label: name,
       cc: info.cc,
       minCuda: info.minCuda,
@@ -50048,7 +50056,7 @@ var rule_default7 = defineRule({
       record: info.record
     }));
     if (fleet.length === 0) return;
-    const fleetDriver = baseline.driver.minimum;
+    const fleetDriver = pools.length > 0 ? void 0 : baseline.driver.minimum;
     if (fleetDriver && policy) {
       baseline.gpus.forEach((name, index) => {
         const info = kb.gpu(name);
@@ -50098,8 +50106,36 @@ var rule_default7 = defineRule({
       }
     }
     for (const file2 of files) for (const env of file2.env) if (env.key === "TORCH_CUDA_ARCH_LIST") checkArchList(file2, env, fleet, report);
+    held?.flush();
   }
 });
+function poolReporter(pools, kb, report) {
+  const held = [];
+  const hold = ((draft) => void held.push(draft));
+  const ccOf = (name) => kb.gpu(name)?.cc;
+  hold.flush = () => {
+    const byPlace = /* @__PURE__ */ new Map();
+    for (const draft of held) {
+      const key = `${draft.file.path}\0${draft.span.start}\0${draft.messageId}`;
+      byPlace.set(key, [...byPlace.get(key) ?? [], draft]);
+    }
+    for (const drafts of byPlace.values()) {
+      const failing = new Set(drafts.map((draft) => ccOf(String(draft.data?.gpu ?? ""))));
+      const hit = pools.filter((pool) => pool.gpus.some((gpu) => failing.has(ccOf(gpu))));
+      const clear = pools.filter((pool) => !hit.includes(pool));
+      for (const draft of drafts) {
+        if (clear.length === 0) report(draft);
+        else
+          report({
+            ...draft,
+            severity: draft.severity === "notice" ? "notice" : "warning",
+            help: `Only on pool${hit.length === 1 ? "" : "s"} ${hit.map((pool) => pool.name).join(", ")}: ${clear.map((pool) => pool.name).join(", ")} ${clear.length === 1 ? "runs" : "run"} it, so keep it to ${clear.length === 1 ? "that pool" : "those pools"}. ${draft.help ?? ""}`
+          });
+      }
+    }
+  };
+  return hold;
+}
 function checkTorchBuild(file2, span, subject, build, gpu, kb, report) {
   const cuda = build.cuda;
   const archs = kb.compiledArchs(build.version, tagFromCuda(cuda));
@@ -51861,6 +51897,21 @@ function plan(files, targetCuda, kb, baseline) {
     );
   else if (driver && fleet && compareDotted(fleet, driver.minimum) < 0)
     notes.push(`The fleet driver ${fleet} runs CUDA ${image} only under minor-version compatibility; >= ${driver.minimum} gives the full feature set.`);
+  if (driver && baseline.pools.length > 0) {
+    const needed = compareDotted(driver.minimum, driver.floor) < 0 ? driver.minimum : driver.floor;
+    const ready = baseline.pools.filter((pool) => compareDotted(pool.driver, driver.minimum) >= 0);
+    const compat = baseline.pools.filter((pool) => !ready.includes(pool) && compareDotted(pool.driver, needed) >= 0);
+    const behind = baseline.pools.filter((pool) => compareDotted(pool.driver, needed) < 0);
+    if (ready.length) notes.push(`Pools that run CUDA ${image} now: ${ready.map((pool) => `${pool.name} (${pool.driver})`).join(", ")}.`);
+    if (compat.length)
+      notes.push(
+        `Pools that run it only under minor-version compatibility until they reach ${driver.minimum}: ${compat.map((pool) => `${pool.name} (${pool.driver})`).join(", ")}.`
+      );
+    if (behind.length)
+      notes.push(
+        `Pools that need a driver upgrade first (to >= ${needed}, or >= ${driver.minimum} for the full feature set): ${behind.map((pool) => `${pool.name} (${pool.driver})`).join(", ")}.`
+      );
+  }
   if (baseline.cuda.allowed && !baseline.cuda.allowed.includes(cuda))
     notes.push(`The baseline does not allow CUDA ${cuda} yet (allowed: ${baseline.cuda.allowed.join(", ")}).`);
   const tag = tagFromCuda(cuda);

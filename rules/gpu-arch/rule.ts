@@ -3,7 +3,8 @@ import type { TorchBuild } from '../../src/analysis/torch-build.js';
 import type { EnvFact, ParsedFile } from '../../src/parsers/facts.js';
 import type { Fix } from '../../src/finding.js';
 import { cite, isUnverified, runsOn, type GpuInfo, type KnowledgeBase } from '../../src/knowledge/index.js';
-import { defineRule, type Reporter } from '../../src/rule.js';
+import type { Pool } from '../../src/baseline/schema.js';
+import { defineRule, type Draft, type Reporter } from '../../src/rule.js';
 import { compareDotted, cudaMajor, tagFromCuda } from '../../src/knowledge/versions.js';
 
 interface FleetGpu {
@@ -26,8 +27,24 @@ export default defineRule({
     archList: 'TORCH_CUDA_ARCH_LIST "{{value}}" does not cover {{gpu}} (compute capability {{cc}})',
     gpuDriver: "{{gpu}} needs NVIDIA driver >= {{needed}}, but the baseline's fleet driver is {{fleet}}",
   },
-  check({ units, files, kb, baseline, policy, report }) {
-    const fleet = baseline.gpus
+  check({ units, files, kb, baseline, policy, report: reportAll }) {
+    // With pools, every pool's GPUs are checked and a finding is an error only when it holds on every pool.
+    const pools = baseline.pools;
+    const held = pools.length > 0 ? poolReporter(pools, kb, reportAll) : undefined;
+    const report: Reporter = held ?? reportAll;
+    // One GPU per compute capability across pools ("V100" in one pool and "Tesla V100" in another are one finding).
+    const names =
+      pools.length > 0
+        ? [
+            ...new Map(
+              pools
+                .flatMap((pool) => pool.gpus)
+                .reverse()
+                .map((name) => [kb.gpu(name)?.cc ?? name, name] as const),
+            ).values(),
+          ].reverse()
+        : baseline.gpus;
+    const fleet = names
       .map((name) => ({ name, info: kb.gpu(name) }))
       .filter((gpu): gpu is { name: string; info: GpuInfo } => gpu.info !== undefined)
       .map<FleetGpu>(({ name, info }) => ({
@@ -38,7 +55,7 @@ export default defineRule({
         record: info.record,
       }));
     if (fleet.length === 0) return;
-    const fleetDriver = baseline.driver.minimum;
+    const fleetDriver = pools.length > 0 ? undefined : baseline.driver.minimum;
     if (fleetDriver && policy) {
       baseline.gpus.forEach((name, index) => {
         const info = kb.gpu(name);
@@ -88,8 +105,42 @@ export default defineRule({
       }
     }
     for (const file of files) for (const env of file.env) if (env.key === 'TORCH_CUDA_ARCH_LIST') checkArchList(file, env, fleet, report);
+    held?.flush();
   },
 });
+
+/**
+ * Findings about GPUs of a fleet of pools: held until the check is done, then per place a finding stays an error
+ * only where every pool has a GPU it names; where some pool has none, it is a warning that names the pools it holds
+ * for and those it does not.
+ */
+function poolReporter(pools: readonly Pool[], kb: KnowledgeBase, report: Reporter): Reporter & { flush(): void } {
+  const held: Draft[] = [];
+  const hold = ((draft: Draft) => void held.push(draft)) as Reporter & { flush(): void };
+  const ccOf = (name: string) => kb.gpu(name)?.cc;
+  hold.flush = () => {
+    const byPlace = new Map<string, Draft[]>();
+    for (const draft of held) {
+      const key = `${draft.file.path}\0${draft.span.start}\0${draft.messageId}`;
+      byPlace.set(key, [...(byPlace.get(key) ?? []), draft]);
+    }
+    for (const drafts of byPlace.values()) {
+      const failing = new Set(drafts.map((draft) => ccOf(String(draft.data?.gpu ?? ''))));
+      const hit = pools.filter((pool) => pool.gpus.some((gpu) => failing.has(ccOf(gpu))));
+      const clear = pools.filter((pool) => !hit.includes(pool));
+      for (const draft of drafts) {
+        if (clear.length === 0) report(draft);
+        else
+          report({
+            ...draft,
+            severity: draft.severity === 'notice' ? 'notice' : 'warning',
+            help: `Only on pool${hit.length === 1 ? '' : 's'} ${hit.map((pool) => pool.name).join(', ')}: ${clear.map((pool) => pool.name).join(', ')} ${clear.length === 1 ? 'runs' : 'run'} it, so keep it to ${clear.length === 1 ? 'that pool' : 'those pools'}. ${draft.help ?? ''}`,
+          });
+      }
+    }
+  };
+  return hold;
+}
 
 function checkTorchBuild(
   file: ParsedFile,

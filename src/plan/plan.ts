@@ -143,6 +143,22 @@ export function plan(files: readonly ParsedFile[], targetCuda: string, kb: Knowl
     );
   else if (driver && fleet && compareDotted(fleet, driver.minimum) < 0)
     notes.push(`The fleet driver ${fleet} runs CUDA ${image} only under minor-version compatibility; >= ${driver.minimum} gives the full feature set.`);
+  // A fleet of pools: which pools can take the new images now, and the driver each of the others needs first.
+  if (driver && baseline.pools.length > 0) {
+    const needed = compareDotted(driver.minimum, driver.floor) < 0 ? driver.minimum : driver.floor;
+    const ready = baseline.pools.filter((pool) => compareDotted(pool.driver, driver.minimum) >= 0);
+    const compat = baseline.pools.filter((pool) => !ready.includes(pool) && compareDotted(pool.driver, needed) >= 0);
+    const behind = baseline.pools.filter((pool) => compareDotted(pool.driver, needed) < 0);
+    if (ready.length) notes.push(`Pools that run CUDA ${image} now: ${ready.map((pool) => `${pool.name} (${pool.driver})`).join(', ')}.`);
+    if (compat.length)
+      notes.push(
+        `Pools that run it only under minor-version compatibility until they reach ${driver.minimum}: ${compat.map((pool) => `${pool.name} (${pool.driver})`).join(', ')}.`,
+      );
+    if (behind.length)
+      notes.push(
+        `Pools that need a driver upgrade first (to >= ${needed}, or >= ${driver.minimum} for the full feature set): ${behind.map((pool) => `${pool.name} (${pool.driver})`).join(', ')}.`,
+      );
+  }
   if (baseline.cuda.allowed && !baseline.cuda.allowed.includes(cuda))
     notes.push(`The baseline does not allow CUDA ${cuda} yet (allowed: ${baseline.cuda.allowed.join(', ')}).`);
 
