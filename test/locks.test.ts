@@ -38,6 +38,15 @@ const SAMPLES: Readonly<Record<string, Sample>> = {
     get: (b) => b.driver.forwardCompat,
   },
   gpus: { org: 'gpus: [A100, H100]', loose: ['gpus: [A100]', 'gpus: []'], tight: 'gpus: [A100, H100, L4]', get: (b) => b.gpus },
+  'fleet.pools': {
+    org: 'fleet: { pools: [{ name: a100, driver: "535.183.01" }, { name: h100, driver: "550.127.05" }] }',
+    loose: [
+      'fleet: { pools: [{ name: h100, driver: "550.127.05" }] }',
+      'fleet: { pools: [{ name: a100, driver: "570.172.08" }, { name: h100, driver: "550.127.05" }] }',
+    ],
+    tight: 'fleet: { pools: [{ name: a100, driver: "535.104.05" }, { name: h100, driver: "550.127.05" }, { name: l4, driver: "550.127.05" }] }',
+    get: (b) => b.pools,
+  },
   'pinning.python': {
     org: 'pinning: { python: exact }',
     loose: ['pinning: { python: none }'],
