@@ -53296,13 +53296,14 @@ function policyFailure(policy, kb, io) {
 }
 function withTree(io, baseline, named) {
   const tree = select2(io, [], baseline);
+  const namedPaths = new Set(named.paths);
   const paths = [.../* @__PURE__ */ new Set([...tree.paths, ...named.paths])];
   return {
     paths,
     unreadable: [...named.unreadable, ...tree.unreadable.filter((entry) => !named.unreadable.some((other) => other.path === entry.path))],
     kinds: new Map([...tree.kinds, ...named.kinds]),
     missing: named.missing,
-    plain: new Set([...tree.plain].filter((path) => !named.paths.includes(path) || named.plain.has(path)).concat([...named.plain]))
+    plain: /* @__PURE__ */ new Set([...[...tree.plain].filter((path) => !namedPaths.has(path)), ...named.plain])
   };
 }
 function select2(io, paths, baseline) {
@@ -53394,7 +53395,8 @@ function check2(args, io) {
     return fails(checked2.report, limit) ? 1 : 0;
   }
   const named = select2(io, positionals, baseline);
-  const namesFiles = positionals.length > 0 && positionals.every((path) => named.paths.includes(toRepoPath(io.cwd, resolve4(io.cwd, path)) ?? ""));
+  const namedSet = new Set(named.paths);
+  const namesFiles = positionals.length > 0 && positionals.every((path) => namedSet.has(toRepoPath(io.cwd, resolve4(io.cwd, path)) ?? ""));
   const selected = namesFiles && values["changed-since"] === void 0 ? withTree(io, baseline, named) : named;
   const changes = values["changed-since"] !== void 0 ? changedSince(io.cwd, values["changed-since"]) : namesFiles ? { changed: [...named.paths], removed: [] } : void 0;
   if (selected.missing.length > 0) {
@@ -53437,10 +53439,11 @@ function check2(args, io) {
     io.err(`${escapeControl(skip.path)}: skipped: ${skip.reason}
 `);
   }
+  const sourcePaths = new Set(sources.map((source) => source.path));
   const unchecked = [
     ...selected.unreadable.map((entry) => ({ path: toRepoPath(io.cwd, entry.path) ?? entry.path, reason: entry.reason })),
     ...skipped.filter((skip) => skip.reason !== UNKNOWN_KIND && !skip.duplicate)
-  ].filter(({ path }) => !namesFiles || named.paths.includes(path) || sources.some((source) => source.path === path)).map(({ path, reason }) => ({ path, reason }));
+  ].filter(({ path }) => !namesFiles || namedSet.has(path) || sourcePaths.has(path)).map(({ path, reason }) => ({ path, reason }));
   output2(report, sources, unchecked);
   if (!values["ignore-unknown"] && skipped.some((skip) => skip.reason === UNKNOWN_KIND && namedPaths.has(skip.path))) return 2;
   if (uncheckedFails(unchecked)) {

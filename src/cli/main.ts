@@ -297,13 +297,14 @@ function policyFailure(policy: LoadedBaseline, kb: KnowledgeBase, io: Io): numbe
  */
 function withTree(io: Io, baseline: Baseline, named: Walked): Walked {
   const tree = select(io, [], baseline);
+  const namedPaths = new Set(named.paths);
   const paths = [...new Set([...tree.paths, ...named.paths])];
   return {
     paths,
     unreadable: [...named.unreadable, ...tree.unreadable.filter((entry) => !named.unreadable.some((other) => other.path === entry.path))],
     kinds: new Map([...tree.kinds, ...named.kinds]),
     missing: named.missing,
-    plain: new Set([...tree.plain].filter((path) => !named.paths.includes(path) || named.plain.has(path)).concat([...named.plain])),
+    plain: new Set([...[...tree.plain].filter((path) => !namedPaths.has(path)), ...named.plain]),
   };
 }
 
@@ -429,7 +430,8 @@ function check(args: readonly string[], io: Io): number {
   // Files named on the command line (pre-commit passes the staged ones) are checked with the files on disk that
   // include or install them, and those they pull in: the units the App and --changed-since check for them, so a
   // requirements file changed alone is still checked against the Dockerfile that installs it.
-  const namesFiles = positionals.length > 0 && positionals.every((path) => named.paths.includes(toRepoPath(io.cwd, resolve(io.cwd, path)) ?? ''));
+  const namedSet = new Set(named.paths);
+  const namesFiles = positionals.length > 0 && positionals.every((path) => namedSet.has(toRepoPath(io.cwd, resolve(io.cwd, path)) ?? ''));
   const selected = namesFiles && values['changed-since'] === undefined ? withTree(io, baseline, named) : named;
   const changes =
     values['changed-since'] !== undefined ? changedSince(io.cwd, values['changed-since']) : namesFiles ? { changed: [...named.paths], removed: [] } : undefined;
@@ -477,13 +479,14 @@ function check(args: readonly string[], io: Io): number {
     if (values['ignore-unknown'] && skip.reason === UNKNOWN_KIND && namedPaths.has(skip.path)) continue;
     io.err(`${escapeControl(skip.path)}: skipped: ${skip.reason}\n`);
   }
+  const sourcePaths = new Set(sources.map((source) => source.path));
   const unchecked = [
     ...selected.unreadable.map((entry) => ({ path: toRepoPath(io.cwd, entry.path) ?? entry.path, reason: entry.reason })),
     ...skipped.filter((skip) => skip.reason !== UNKNOWN_KIND && !skip.duplicate),
   ]
     // Checking named files, a file elsewhere in the checkout that could not be read is said (above), not a failure
     // of theirs: only the named files, and the files their units hold, count.
-    .filter(({ path }) => !namesFiles || named.paths.includes(path) || sources.some((source) => source.path === path))
+    .filter(({ path }) => !namesFiles || namedSet.has(path) || sourcePaths.has(path))
     .map(({ path, reason }) => ({ path, reason }));
   output(report, sources, unchecked);
   // A file named on the command line that could not be read as any kind was not checked: that is a usage error,
