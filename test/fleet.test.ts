@@ -7,6 +7,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from '
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { loadBaseline } from '../src/baseline/load.js';
 import { run } from '../src/cli/main.js';
@@ -74,6 +75,29 @@ describe('reading the nodes', () => {
     expect(readFleet('x.json', '{"items": [').problems[0]).toMatchObject({ line: 1, message: expect.stringContaining('not JSON') });
     expect(readFleet('x.xml', '<nvidia_smi_log><driver_version>N/A</driver_version></nvidia_smi_log>').problems[0]!.message).toContain(
       '<driver_version> is missing',
+    );
+  });
+});
+
+describe('no input makes the readers throw', () => {
+  it('mutated real outputs and arbitrary JSON', () => {
+    const seeds = ['device/nvidia-smi-query-gpu.csv', 'device/nvidia-smi-q.xml', 'documented/kubectl-nodes.json', 'documented/query-gpu-nodes.csv'].map(
+      fixture,
+    );
+    fc.assert(
+      fc.property(fc.constantFrom(...seeds), fc.nat(), fc.nat(), fc.string(), (seed, at, length, insert) => {
+        const cut = at % (seed.length + 1);
+        const text = seed.slice(0, cut) + insert + seed.slice(cut + (length % 40));
+        const read = readFleet('x', text);
+        groupIntoPools(read.nodes, kb);
+      }),
+      { numRuns: 300 },
+    );
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => {
+        readFleet('x.json', `{"items": [${JSON.stringify(value)}, {"metadata": {"labels": ${JSON.stringify(value)}}}]}`);
+      }),
+      { numRuns: 300 },
     );
   });
 });

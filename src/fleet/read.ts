@@ -206,14 +206,17 @@ export function readKubeNodes(path: string, text: string): FleetRead {
   const nodes: FleetNode[] = [];
   const problems: FleetProblem[] = [];
   for (const [index, item] of list.entries()) {
-    const labels = item?.metadata?.labels ?? {};
+    const raw = item?.metadata?.labels;
+    // Labels are strings in Kubernetes; anything else in a hand-edited file is left out.
+    const labels: Record<string, string> = {};
+    if (raw && typeof raw === 'object') for (const [key, value] of Object.entries(raw)) if (typeof value === 'string') labels[key] = value;
     const product = labels['nvidia.com/gpu.product'];
     if (!product) continue;
     const major = labels['nvidia.com/cuda.driver.major'] ?? labels['nvidia.com/cuda.driver-version.major'];
     const minor = labels['nvidia.com/cuda.driver.minor'] ?? labels['nvidia.com/cuda.driver-version.minor'];
     const rev = labels['nvidia.com/cuda.driver.rev'] ?? labels['nvidia.com/cuda.driver-version.revision'];
     const driver = labels['nvidia.com/cuda.driver-version.full'] ?? [major, minor, rev].filter((part) => part !== undefined && part !== '').join('.');
-    const name = item.metadata?.name ?? `node ${index + 1}`;
+    const name = typeof item?.metadata?.name === 'string' ? item.metadata.name : `node ${index + 1}`;
     if (!DRIVER.test(driver)) {
       problems.push({ path, line: 1, column: 1, message: `node ${name}: no driver version in its nvidia.com/cuda.driver.* labels` });
       continue;
