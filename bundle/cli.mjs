@@ -43185,17 +43185,8 @@ var rule_default5 = defineRule({
     const fleet = baseline.driver.minimum;
     for (const file2 of files) checkDriverPackages(file2, fleet, report);
     if (!fleet) return;
-    const done = /* @__PURE__ */ new Set();
     const forward = fleetForwardCompat(baseline.driver.forwardCompat, baseline.gpus, kb);
-    for (const unit of units) {
-      const compat = compatImage(unit, kb);
-      for (const claim2 of unit.claims) {
-        if (claim2.kind === "implied" && claim2.index) continue;
-        const key = `${claim2.file.path}#${claimCuda(claim2)}`;
-        if (done.has(key)) continue;
-        if (checkClaim(claim2, fleet, compat, forward, kb, report)) done.add(key);
-      }
-    }
+    eachClaim(units, kb, (claim2, compat) => checkClaim(claim2, fleet, compat, forward, kb, report));
     for (const file2 of files) checkRequireCuda(file2, fleet, kb, report);
   }
 });
@@ -43289,52 +43280,56 @@ function checkPools(units, files, pools, stated, kb, report) {
     for (const drafts of bySpan.values())
       if (drafts.length === pools.length) report({ ...drafts[0], data: { ...drafts[0].data, fleet: `any pool (${fleetText})` } });
   }
+  eachClaim(units, kb, (claim2, compat) => {
+    const verdicts = pools.map((pool) => {
+      const [draft] = collect((probe) => checkClaim(claim2, pool.driver, compat, poolForwardCompat(pool, stated, kb), kb, probe));
+      if (!draft) return { pool, tier: "runs" };
+      const tier = draft.messageId === "minor" ? "minor" : draft.messageId === "forwardCompat" ? "forward" : "fails";
+      return { pool, tier, draft };
+    });
+    if (verdicts.every((verdict) => verdict.tier === "runs")) return false;
+    const named = (list) => list.map((verdict) => `${verdict.pool.name} (driver ${verdict.pool.driver})`).join(", ");
+    const failing = verdicts.filter((verdict) => verdict.tier === "fails");
+    const running = verdicts.filter((verdict) => verdict.tier !== "fails");
+    const reasons = verdicts.filter((verdict) => verdict.tier !== "runs").map((verdict) => `${verdict.pool.name}: ${verdict.draft.help ?? ""}`).join(" ");
+    const unverified = verdicts.some((verdict) => verdict.tier !== "runs" && verdict.draft.unverified === true);
+    const cuda = claimCuda(claim2);
+    const common = { file: claim2.file, span: claim2.span, unverified, help: `Per pool: ${reasons}` };
+    if (failing.length > 0) {
+      report({
+        messageId: running.length === 0 ? "noPool" : "somePools",
+        data: {
+          subject: claim2.subject,
+          cuda,
+          fails: named(failing),
+          runs: running.map(
+            (verdict) => `${verdict.pool.name}${verdict.tier === "runs" ? "" : verdict.tier === "minor" ? " (minor-version compatibility)" : " (forward compatibility)"}`
+          ).join(", ")
+        },
+        ...running.length === 0 ? {} : { severity: "warning" },
+        ...common
+      });
+      return true;
+    }
+    const minor = verdicts.filter((verdict) => verdict.tier === "minor");
+    const forward = verdicts.filter((verdict) => verdict.tier === "forward");
+    const how = [
+      ...minor.length ? [`on ${named(minor)} only under minor-version compatibility`] : [],
+      ...forward.length ? [`on ${named(forward)} only through forward compatibility (cuda-compat in the image)`] : []
+    ].join("; ");
+    const forwardSeverity = forward.some((verdict) => verdict.draft.severity === "warning") ? "warning" : "notice";
+    report({ messageId: "poolsCompat", data: { subject: claim2.subject, cuda, how }, severity: minor.length ? "warning" : forwardSeverity, ...common });
+    return true;
+  });
+}
+function eachClaim(units, kb, check3) {
   const done = /* @__PURE__ */ new Set();
   for (const unit of units) {
     const compat = compatImage(unit, kb);
     for (const claim2 of unit.claims) {
       if (claim2.kind === "implied" && claim2.index) continue;
       const key = `${claim2.file.path}#${claimCuda(claim2)}`;
-      if (done.has(key)) continue;
-      const verdicts = pools.map((pool) => {
-        const [draft] = collect((probe) => checkClaim(claim2, pool.driver, compat, poolForwardCompat(pool, stated, kb), kb, probe));
-        if (!draft) return { pool, tier: "runs" };
-        const tier = draft.messageId === "minor" ? "minor" : draft.messageId === "forwardCompat" ? "forward" : "fails";
-        return { pool, tier, draft };
-      });
-      if (verdicts.every((verdict) => verdict.tier === "runs")) continue;
-      done.add(key);
-      const named = (list) => list.map((verdict) => `${verdict.pool.name} (driver ${verdict.pool.driver})`).join(", ");
-      const failing = verdicts.filter((verdict) => verdict.tier === "fails");
-      const running = verdicts.filter((verdict) => verdict.tier !== "fails");
-      const reasons = verdicts.filter((verdict) => verdict.tier !== "runs").map((verdict) => `${verdict.pool.name}: ${verdict.draft.help ?? ""}`).join(" ");
-      const unverified = verdicts.some((verdict) => verdict.tier !== "runs" && verdict.draft.unverified === true);
-      const cuda = claimCuda(claim2);
-      const common = { file: claim2.file, span: claim2.span, unverified, help: `Per pool: ${reasons}` };
-      if (failing.length > 0) {
-        report({
-          messageId: running.length === 0 ? "noPool" : "somePools",
-          data: {
-            subject: claim2.subject,
-            cuda,
-            fails: named(failing),
-            runs: running.map(
-              (verdict) => `${verdict.pool.name}${verdict.tier === "runs" ? "" : verdict.tier === "minor" ? " (minor-version compatibility)" : " (forward compatibility)"}`
-            ).join(", ")
-          },
-          ...running.length === 0 ? {} : { severity: "warning" },
-          ...common
-        });
-        continue;
-      }
-      const minor = verdicts.filter((verdict) => verdict.tier === "minor");
-      const forward = verdicts.filter((verdict) => verdict.tier === "forward");
-      const how = [
-        ...minor.length ? [`on ${named(minor)} only under minor-version compatibility`] : [],
-        ...forward.length ? [`on ${named(forward)} only through forward compatibility (cuda-compat in the image)`] : []
-      ].join("; ");
-      const forwardSeverity = forward.some((verdict) => verdict.draft.severity === "warning") ? "warning" : "notice";
-      report({ messageId: "poolsCompat", data: { subject: claim2.subject, cuda, how }, severity: minor.length ? "warning" : forwardSeverity, ...common });
+      if (!done.has(key) && check3(claim2, compat)) done.add(key);
     }
   }
 }

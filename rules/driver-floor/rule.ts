@@ -33,17 +33,8 @@ export default defineRule({
     const fleet = baseline.driver.minimum;
     for (const file of files) checkDriverPackages(file, fleet, report);
     if (!fleet) return;
-    const done = new Set<string>();
     const forward = fleetForwardCompat(baseline.driver.forwardCompat, baseline.gpus, kb);
-    for (const unit of units) {
-      const compat = compatImage(unit, kb);
-      for (const claim of unit.claims) {
-        if (claim.kind === 'implied' && claim.index) continue;
-        const key = `${claim.file.path}#${claimCuda(claim)}`;
-        if (done.has(key)) continue;
-        if (checkClaim(claim, fleet, compat, forward, kb, report)) done.add(key);
-      }
-    }
+    eachClaim(units, kb, (claim, compat) => checkClaim(claim, fleet, compat, forward, kb, report));
     for (const file of files) checkRequireCuda(file, fleet, kb, report);
   },
 });
@@ -178,58 +169,67 @@ function checkPools(
     for (const drafts of bySpan.values())
       if (drafts.length === pools.length) report({ ...drafts[0]!, data: { ...drafts[0]!.data, fleet: `any pool (${fleetText})` } });
   }
+  eachClaim(units, kb, (claim, compat) => {
+    const verdicts: PoolVerdict[] = pools.map((pool) => {
+      const [draft] = collect((probe) => checkClaim(claim, pool.driver, compat, poolForwardCompat(pool, stated, kb), kb, probe));
+      if (!draft) return { pool, tier: 'runs' };
+      const tier = draft.messageId === 'minor' ? 'minor' : draft.messageId === 'forwardCompat' ? 'forward' : 'fails';
+      return { pool, tier, draft };
+    });
+    if (verdicts.every((verdict) => verdict.tier === 'runs')) return false;
+    const named = (list: readonly PoolVerdict[]) => list.map((verdict) => `${verdict.pool.name} (driver ${verdict.pool.driver})`).join(', ');
+    const failing = verdicts.filter((verdict) => verdict.tier === 'fails');
+    const running = verdicts.filter((verdict) => verdict.tier !== 'fails');
+    const reasons = verdicts
+      .filter((verdict): verdict is Extract<PoolVerdict, { draft: Draft }> => verdict.tier !== 'runs')
+      .map((verdict) => `${verdict.pool.name}: ${verdict.draft.help ?? ''}`)
+      .join(' ');
+    const unverified = verdicts.some((verdict) => verdict.tier !== 'runs' && verdict.draft.unverified === true);
+    const cuda = claimCuda(claim);
+    const common = { file: claim.file, span: claim.span, unverified, help: `Per pool: ${reasons}` };
+    if (failing.length > 0) {
+      report({
+        messageId: running.length === 0 ? 'noPool' : 'somePools',
+        data: {
+          subject: claim.subject,
+          cuda,
+          fails: named(failing),
+          runs: running
+            .map(
+              (verdict) =>
+                `${verdict.pool.name}${verdict.tier === 'runs' ? '' : verdict.tier === 'minor' ? ' (minor-version compatibility)' : ' (forward compatibility)'}`,
+            )
+            .join(', '),
+        },
+        ...(running.length === 0 ? {} : { severity: 'warning' as const }),
+        ...common,
+      });
+      return true;
+    }
+    const minor = verdicts.filter((verdict) => verdict.tier === 'minor');
+    const forward = verdicts.filter((verdict): verdict is Extract<PoolVerdict, { draft: Draft }> => verdict.tier === 'forward');
+    const how = [
+      ...(minor.length ? [`on ${named(minor)} only under minor-version compatibility`] : []),
+      ...(forward.length ? [`on ${named(forward)} only through forward compatibility (cuda-compat in the image)`] : []),
+    ].join('; ');
+    const forwardSeverity = forward.some((verdict) => verdict.draft.severity === 'warning') ? 'warning' : 'notice';
+    report({ messageId: 'poolsCompat', data: { subject: claim.subject, cuda, how }, severity: minor.length ? 'warning' : forwardSeverity, ...common });
+    return true;
+  });
+}
+
+/**
+ * Each claim of the units that a driver check judges, with whether its unit runs on an NVIDIA image (cuda-compat):
+ * one finding per file and CUDA version, so `check` returns whether it reported one.
+ */
+function eachClaim(units: readonly Unit[], kb: KnowledgeBase, check: (claim: CudaClaim, compat: boolean) => boolean): void {
   const done = new Set<string>();
   for (const unit of units) {
     const compat = compatImage(unit, kb);
     for (const claim of unit.claims) {
       if (claim.kind === 'implied' && claim.index) continue;
       const key = `${claim.file.path}#${claimCuda(claim)}`;
-      if (done.has(key)) continue;
-      const verdicts: PoolVerdict[] = pools.map((pool) => {
-        const [draft] = collect((probe) => checkClaim(claim, pool.driver, compat, poolForwardCompat(pool, stated, kb), kb, probe));
-        if (!draft) return { pool, tier: 'runs' };
-        const tier = draft.messageId === 'minor' ? 'minor' : draft.messageId === 'forwardCompat' ? 'forward' : 'fails';
-        return { pool, tier, draft };
-      });
-      if (verdicts.every((verdict) => verdict.tier === 'runs')) continue;
-      done.add(key);
-      const named = (list: readonly PoolVerdict[]) => list.map((verdict) => `${verdict.pool.name} (driver ${verdict.pool.driver})`).join(', ');
-      const failing = verdicts.filter((verdict) => verdict.tier === 'fails');
-      const running = verdicts.filter((verdict) => verdict.tier !== 'fails');
-      const reasons = verdicts
-        .filter((verdict): verdict is Extract<PoolVerdict, { draft: Draft }> => verdict.tier !== 'runs')
-        .map((verdict) => `${verdict.pool.name}: ${verdict.draft.help ?? ''}`)
-        .join(' ');
-      const unverified = verdicts.some((verdict) => verdict.tier !== 'runs' && verdict.draft.unverified === true);
-      const cuda = claimCuda(claim);
-      const common = { file: claim.file, span: claim.span, unverified, help: `Per pool: ${reasons}` };
-      if (failing.length > 0) {
-        report({
-          messageId: running.length === 0 ? 'noPool' : 'somePools',
-          data: {
-            subject: claim.subject,
-            cuda,
-            fails: named(failing),
-            runs: running
-              .map(
-                (verdict) =>
-                  `${verdict.pool.name}${verdict.tier === 'runs' ? '' : verdict.tier === 'minor' ? ' (minor-version compatibility)' : ' (forward compatibility)'}`,
-              )
-              .join(', '),
-          },
-          ...(running.length === 0 ? {} : { severity: 'warning' as const }),
-          ...common,
-        });
-        continue;
-      }
-      const minor = verdicts.filter((verdict) => verdict.tier === 'minor');
-      const forward = verdicts.filter((verdict): verdict is Extract<PoolVerdict, { draft: Draft }> => verdict.tier === 'forward');
-      const how = [
-        ...(minor.length ? [`on ${named(minor)} only under minor-version compatibility`] : []),
-        ...(forward.length ? [`on ${named(forward)} only through forward compatibility (cuda-compat in the image)`] : []),
-      ].join('; ');
-      const forwardSeverity = forward.some((verdict) => verdict.draft.severity === 'warning') ? 'warning' : 'notice';
-      report({ messageId: 'poolsCompat', data: { subject: claim.subject, cuda, how }, severity: minor.length ? 'warning' : forwardSeverity, ...common });
+      if (!done.has(key) && check(claim, compat)) done.add(key);
     }
   }
 }

@@ -10,36 +10,17 @@
  * Writes bench-results/soak.json.
  */
 import { spawn } from 'node:child_process';
-import { createHmac } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { packageRoot } from '../../src/util/package-root.js';
 import { FakeGitHub } from '../support/fake-github.js';
-import { privateKey } from '../support/probot.js';
+import { appEnv, freePort, SECRET, sendWebhook } from '../support/app-env.js';
 import { pullScenario } from '../app/scenario.js';
 
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 600);
-const SECRET = 'soak-webhook-secret';
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 function webhook(port: number, name: string, payload: unknown, delivery: string, secret = SECRET): Promise<number> {
-  const body = JSON.stringify(payload);
-  const signature = `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
-  return fetch(`http://127.0.0.1:${port}/api/github/webhooks`, {
-    method: 'POST',
-    body,
-    headers: { 'content-type': 'application/json', 'x-github-event': name, 'x-github-delivery': delivery, 'x-hub-signature-256': signature },
-  })
-    .then((response) => response.status)
-    .catch(() => 0);
+  return status(sendWebhook(port, name, payload, delivery, secret));
 }
 
 /** A response's status, or 0 when there was none. */
@@ -65,20 +46,7 @@ async function main(): Promise<void> {
   const { server: github, port: githubPort } = await fake.listen(5);
   const port = await freePort();
   const child = spawn(process.execPath, [join(packageRoot(), 'dist', 'src', 'main.js')], {
-    env: {
-      PATH: process.env.PATH,
-      NODE_ENV: 'production',
-      APP_ID: '1',
-      PRIVATE_KEY: privateKey(),
-      WEBHOOK_SECRET: SECRET,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      GHE_HOST: `127.0.0.1:${githubPort}`,
-      GHE_PROTOCOL: 'http',
-      LOG_LEVEL: 'warn',
-      SNIPPET_RATE_PER_MINUTE: '100000',
-      SNIPPET_BURST: '1000',
-    },
+    env: appEnv(port, githubPort, { LOG_LEVEL: 'warn', SNIPPET_RATE_PER_MINUTE: '100000', SNIPPET_BURST: '1000' }),
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';
@@ -135,6 +103,11 @@ async function main(): Promise<void> {
   child.kill('SIGTERM');
   await new Promise((resolve) => child.once('exit', resolve));
   github.close();
+  // A sample every 10 s: fewer than four cannot tell growth from noise, and that is said, not passed.
+  if (samples.length < 4) {
+    process.stdout.write(`\nSoak: ${SECONDS} s gives ${samples.length} memory samples (one per 10 s); run at least 40 s to judge memory\n`);
+    process.exit(1);
+  }
   const half = Math.floor(samples.length / 2);
   const first = Math.max(...samples.slice(0, half).map((sample) => sample.rssMb));
   const second = Math.max(...samples.slice(half).map((sample) => sample.rssMb));

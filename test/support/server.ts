@@ -1,15 +1,13 @@
 /** Start the real App server (src/main.ts, as `npm start` runs it) against a fake GitHub on 127.0.0.1. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Server } from 'node:http';
-import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
+import { appEnv, freePort } from './app-env.js';
 import { FakeGitHub } from './fake-github.js';
-import { privateKey } from './probot.js';
 
-export const SECRET = 'e2e-webhook-secret';
+export { freePort, SECRET, sendWebhook } from './app-env.js';
 const ROOT = join(import.meta.dirname, '..', '..');
 
 export interface RunningApp {
@@ -18,14 +16,6 @@ export interface RunningApp {
   output(): string;
   rssMb(): number;
   stop(): void;
-}
-
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 export async function waitFor<T>(probe: () => T | undefined, ms = 20_000, describe = () => ''): Promise<T> {
@@ -43,19 +33,7 @@ export async function startApp(githubPort: number, extraEnv: Record<string, stri
   let output = '';
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: ROOT,
-    env: {
-      PATH: process.env.PATH,
-      APP_ID: '1',
-      PRIVATE_KEY: privateKey(),
-      WEBHOOK_SECRET: SECRET,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      GHE_HOST: `127.0.0.1:${githubPort}`,
-      GHE_PROTOCOL: 'http',
-      NODE_ENV: 'production',
-      LOG_LEVEL: 'info',
-      ...extraEnv,
-    },
+    env: appEnv(port, githubPort, extraEnv),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -72,16 +50,6 @@ export async function startApp(githubPort: number, extraEnv: Record<string, stri
     rssMb: () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1] ?? 0) / 1024,
     stop: () => void child.kill('SIGTERM'),
   };
-}
-
-export function sendWebhook(port: number, name: string, payload: unknown, delivery: string, secret = SECRET): Promise<Response> {
-  const body = JSON.stringify(payload);
-  const signature = `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
-  return fetch(`http://127.0.0.1:${port}/api/github/webhooks`, {
-    method: 'POST',
-    body,
-    headers: { 'content-type': 'application/json', 'x-github-event': name, 'x-github-delivery': delivery, 'x-hub-signature-256': signature },
-  });
 }
 
 export interface AppServer {
