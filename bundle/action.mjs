@@ -709,12 +709,12 @@ var require_identity = __commonJS({
     var SCALAR = /* @__PURE__ */ Symbol.for("yaml.scalar");
     var SEQ = /* @__PURE__ */ Symbol.for("yaml.seq");
     var NODE_TYPE = /* @__PURE__ */ Symbol.for("yaml.node.type");
-    var isAlias3 = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === ALIAS;
+    var isAlias4 = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === ALIAS;
     var isDocument = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === DOC;
-    var isMap4 = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === MAP;
+    var isMap5 = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === MAP;
     var isPair = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === PAIR;
-    var isScalar3 = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === SCALAR;
-    var isSeq3 = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === SEQ;
+    var isScalar4 = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === SCALAR;
+    var isSeq4 = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === SEQ;
     function isCollection(node2) {
       if (node2 && typeof node2 === "object")
         switch (node2[NODE_TYPE]) {
@@ -735,7 +735,7 @@ var require_identity = __commonJS({
         }
       return false;
     }
-    var hasAnchor = (node2) => (isScalar3(node2) || isCollection(node2)) && !!node2.anchor;
+    var hasAnchor = (node2) => (isScalar4(node2) || isCollection(node2)) && !!node2.anchor;
     exports.ALIAS = ALIAS;
     exports.DOC = DOC;
     exports.MAP = MAP;
@@ -744,14 +744,14 @@ var require_identity = __commonJS({
     exports.SCALAR = SCALAR;
     exports.SEQ = SEQ;
     exports.hasAnchor = hasAnchor;
-    exports.isAlias = isAlias3;
+    exports.isAlias = isAlias4;
     exports.isCollection = isCollection;
     exports.isDocument = isDocument;
-    exports.isMap = isMap4;
+    exports.isMap = isMap5;
     exports.isNode = isNode2;
     exports.isPair = isPair;
-    exports.isScalar = isScalar3;
-    exports.isSeq = isSeq3;
+    exports.isScalar = isScalar4;
+    exports.isSeq = isSeq4;
   }
 });
 
@@ -4859,9 +4859,9 @@ var require_resolve_flow_collection = __commonJS({
     var blockMsg = "Block collections are not allowed within flow collections";
     var isBlock = (token) => token && (token.type === "block-map" || token.type === "block-seq");
     function resolveFlowCollection({ composeNode, composeEmptyNode }, ctx, fc, onError, tag) {
-      const isMap4 = fc.start.source === "{";
-      const fcName = isMap4 ? "flow map" : "flow sequence";
-      const NodeClass = tag?.nodeClass ?? (isMap4 ? YAMLMap.YAMLMap : YAMLSeq.YAMLSeq);
+      const isMap5 = fc.start.source === "{";
+      const fcName = isMap5 ? "flow map" : "flow sequence";
+      const NodeClass = tag?.nodeClass ?? (isMap5 ? YAMLMap.YAMLMap : YAMLSeq.YAMLSeq);
       const coll = new NodeClass(ctx.schema);
       coll.flow = true;
       const atRoot = ctx.atRoot;
@@ -4897,7 +4897,7 @@ var require_resolve_flow_collection = __commonJS({
             offset = props.end;
             continue;
           }
-          if (!isMap4 && ctx.options.strict && utilContainsNewline.containsNewline(key))
+          if (!isMap5 && ctx.options.strict && utilContainsNewline.containsNewline(key))
             onError(
               key,
               // checked by containsNewline()
@@ -4937,7 +4937,7 @@ var require_resolve_flow_collection = __commonJS({
             }
           }
         }
-        if (!isMap4 && !sep4 && !props.found) {
+        if (!isMap5 && !sep4 && !props.found) {
           const valueNode = value ? composeNode(ctx, value, props, onError) : composeEmptyNode(ctx, props.end, sep4, null, props, onError);
           coll.items.push(valueNode);
           offset = valueNode.range[2];
@@ -4960,7 +4960,7 @@ var require_resolve_flow_collection = __commonJS({
             startOnNewline: false
           });
           if (valueProps.found) {
-            if (!isMap4 && !props.found && ctx.options.strict) {
+            if (!isMap5 && !props.found && ctx.options.strict) {
               if (sep4)
                 for (const st of sep4) {
                   if (st === valueProps.found)
@@ -4992,7 +4992,7 @@ var require_resolve_flow_collection = __commonJS({
           const pair = new Pair.Pair(keyNode, valueNode);
           if (ctx.options.keepSourceTokens)
             pair.srcToken = collItem;
-          if (isMap4) {
+          if (isMap5) {
             const map2 = coll;
             if (utilMapIncludes.mapIncludes(ctx, map2.items, keyNode))
               onError(keyStart, "DUPLICATE_KEY", "Map keys must be unique");
@@ -5008,7 +5008,7 @@ var require_resolve_flow_collection = __commonJS({
           offset = valueNode ? valueNode.range[2] : valueProps.end;
         }
       }
-      const expectedEnd = isMap4 ? "}" : "]";
+      const expectedEnd = isMap5 ? "}" : "]";
       const [ce, ...ee] = fc.end;
       let cePos = offset;
       if (ce?.source === expectedEnd)
@@ -6295,7 +6295,7 @@ var require_cst = __commonJS({
     var FLOW_END = "";
     var SCALAR = "";
     var isCollection = (token) => !!token && "items" in token;
-    var isScalar3 = (token) => !!token && (token.type === "scalar" || token.type === "single-quoted-scalar" || token.type === "double-quoted-scalar" || token.type === "block-scalar");
+    var isScalar4 = (token) => !!token && (token.type === "scalar" || token.type === "single-quoted-scalar" || token.type === "double-quoted-scalar" || token.type === "block-scalar");
     function prettyToken(token) {
       switch (token) {
         case BOM:
@@ -6379,7 +6379,7 @@ var require_cst = __commonJS({
     exports.FLOW_END = FLOW_END;
     exports.SCALAR = SCALAR;
     exports.isCollection = isCollection;
-    exports.isScalar = isScalar3;
+    exports.isScalar = isScalar4;
     exports.prettyToken = prettyToken;
     exports.tokenType = tokenType;
   }
@@ -7895,7 +7895,7 @@ var require_public_api = __commonJS({
       const lineCounter$1 = options2.lineCounter || prettyErrors && new lineCounter.LineCounter() || null;
       return { lineCounter: lineCounter$1, prettyErrors };
     }
-    function parseAllDocuments(source, options2 = {}) {
+    function parseAllDocuments2(source, options2 = {}) {
       const { lineCounter: lineCounter2, prettyErrors } = parseOptions2(options2);
       const parser$1 = new parser.Parser(lineCounter2?.addNewLine);
       const composer$1 = new composer.Composer(options2);
@@ -7970,7 +7970,7 @@ var require_public_api = __commonJS({
       return new Document.Document(value, _replacer, options2).toString(options2);
     }
     exports.parse = parse6;
-    exports.parseAllDocuments = parseAllDocuments;
+    exports.parseAllDocuments = parseAllDocuments2;
     exports.parseDocument = parseDocument5;
     exports.stringify = stringify;
   }
@@ -12314,15 +12314,15 @@ var require_from = __commonJS({
        * @return the base image's name, or null if unspecified
        */
       getImageName() {
-        const imageName = this.getRangeContent(this.getImageNameRange());
-        if (imageName === null) {
+        const imageName2 = this.getRangeContent(this.getImageNameRange());
+        if (imageName2 === null) {
           return null;
         }
         let commented = false;
         let escaped = false;
         let name = "";
-        for (let i = 0; i < imageName.length; i++) {
-          const ch = imageName.charAt(i);
+        for (let i = 0; i < imageName2.length; i++) {
+          const ch = imageName2.charAt(i);
           switch (ch) {
             case this.escapeChar:
               escaped = true;
@@ -13142,12 +13142,12 @@ var require_dockerfile = __commonJS({
       }
       getParentStage(image) {
         const templateFrom = image.getFROM();
-        const imageName = templateFrom === null ? null : templateFrom.getImageName();
-        if (imageName === null) {
+        const imageName2 = templateFrom === null ? null : templateFrom.getImageName();
+        if (imageName2 === null) {
           return null;
         }
         for (const from of this.getFROMs()) {
-          if (from.getBuildStage() === imageName) {
+          if (from.getBuildStage() === imageName2) {
             const range = from.getRange();
             if (range.start.line === templateFrom.getRange().start.line) {
               return null;
@@ -14921,11 +14921,11 @@ function removeNonChars(variableName) {
   return variableName.replace(/(?:^\W+)|(?:(?<!\W)\W+$)/g, "").split(/,/);
 }
 function extractUrlVariableNames(url2) {
-  const matches2 = url2.match(urlVariableRegex);
-  if (!matches2) {
+  const matches3 = url2.match(urlVariableRegex);
+  if (!matches3) {
     return [];
   }
-  return matches2.map(removeNonChars).reduce((a, b) => a.concat(b), []);
+  return matches3.map(removeNonChars).reduce((a, b) => a.concat(b), []);
 }
 function omit(object2, keysToOmit) {
   const result2 = { __proto__: null };
@@ -15781,8 +15781,8 @@ async function fetchWrapper(requestOptions) {
     data: ""
   };
   if ("deprecation" in responseHeaders) {
-    const matches2 = responseHeaders.link && responseHeaders.link.match(/<([^<>]+)>; rel="deprecation"/);
-    const deprecationLink = matches2 && matches2.pop();
+    const matches3 = responseHeaders.link && responseHeaders.link.match(/<([^<>]+)>; rel="deprecation"/);
+    const deprecationLink = matches3 && matches3.pop();
     log.warn(
       `[@octokit/request] "${requestOptions.method} ${requestOptions.url}" is deprecated. It is scheduled to be removed on ${responseHeaders.sunset}${deprecationLink ? `. See ${deprecationLink}` : ""}`
     );
@@ -18764,6 +18764,60 @@ var Octokit2 = Octokit.plugin(requestLog, legacyRestEndpointMethods, paginateRes
   }
 );
 
+// src/render/pools.ts
+var MARK = {
+  runs: "\u2705 runs",
+  minor: "\u26A0\uFE0F minor-version compatibility",
+  forward: "\u26A0\uFE0F forward compatibility",
+  fails: "\u274C fails",
+  "not-scheduled": "\u2014 not scheduled"
+};
+var WORD = {
+  runs: "runs",
+  minor: "runs (minor-version compat)",
+  forward: "runs (forward compat)",
+  fails: "FAILS",
+  "not-scheduled": "not scheduled"
+};
+var MAX_ROWS = 50;
+function cellText(text2) {
+  return text2.replace(/\|/g, "\\|").replace(/\n/g, " ");
+}
+function poolTableMarkdown(table2) {
+  const reasons = [];
+  const header = `| Unit | ${table2.pools.map((pool) => `${cellText(pool.name)} (${pool.driver})`).join(" | ")} |`;
+  const rule = `|---|${table2.pools.map(() => "---").join("|")}|`;
+  const rows = table2.rows.slice(0, MAX_ROWS).map((row) => {
+    const cells = row.cells.map((cell) => {
+      if (!cell.reason || cell.tier === "runs") return MARK[cell.tier];
+      reasons.push(cell.reason);
+      return `${MARK[cell.tier]} [${reasons.length}]`;
+    });
+    return `| \`${cellText(row.path)}\`:${row.line} ${cellText(row.unit.startsWith(row.path) ? row.unit.slice(row.path.length).trim() : row.unit)} | ${cells.join(" | ")} |`;
+  });
+  const more = table2.rows.length > MAX_ROWS ? [`\u2026and ${table2.rows.length - MAX_ROWS} more units (see the findings)`] : [];
+  return [
+    "**The fleet**: where each image, environment and workload runs",
+    "",
+    header,
+    rule,
+    ...rows,
+    ...more,
+    ...reasons.length ? ["", ...reasons.map((reason, i) => `${i + 1}. ${cellText(reason)}`)] : []
+  ].join("\n");
+}
+function poolTableText(table2, escape) {
+  const lines = [`fleet: ${table2.pools.map((pool) => `${pool.name} (driver ${pool.driver})`).join(", ")}`];
+  for (const row of table2.rows) {
+    lines.push(`  ${escape(row.path)}:${row.line} ${escape(row.unit.startsWith(row.path) ? row.unit.slice(row.path.length).trim() : row.unit)}`);
+    row.cells.forEach((cell, i) => {
+      const pool = table2.pools[i];
+      lines.push(`    ${pool.name}: ${WORD[cell.tier]}${cell.reason && cell.tier !== "runs" ? `: ${escape(cell.reason)}` : ""}`);
+    });
+  }
+  return lines;
+}
+
 // src/render/check-run.ts
 var CHECK_NAME = "CUDA gatekeeper";
 var MAX_OUTPUT = 65535;
@@ -18797,6 +18851,7 @@ function renderCheckRun(report, context) {
   const summary = truncate(
     [
       summaryTable(report),
+      report.fleet ? poolTableMarkdown(report.fleet) : "",
       elsewhereSection(elsewhere, context),
       fixesSection(report, context),
       uncheckedSection(context),
@@ -19010,6 +19065,7 @@ function escapeProperty(text2) {
 import { createHash } from "node:crypto";
 
 // src/finding.ts
+var TIER_RANK = { "not-scheduled": 0, runs: 1, forward: 2, minor: 3, fails: 4 };
 var severityRank = { error: 3, warning: 2, notice: 1 };
 
 // src/rule.ts
@@ -28665,16 +28721,16 @@ var $ZodUnion = /* @__PURE__ */ $constructor("$ZodUnion", (inst, def) => {
   };
 });
 function handleExclusiveUnionResults(results, final, inst, ctx) {
-  const matches2 = [];
+  const matches3 = [];
   for (let i = 0; i < results.length; i++) {
     if (results[i].issues.length === 0)
-      matches2.push(i);
+      matches3.push(i);
   }
-  if (matches2.length === 1) {
-    final.value = results[matches2[0]].value;
+  if (matches3.length === 1) {
+    final.value = results[matches3[0]].value;
     return final;
   }
-  if (matches2.length === 0) {
+  if (matches3.length === 0) {
     final.issues.push({
       code: "invalid_union",
       input: final.value,
@@ -28688,7 +28744,7 @@ function handleExclusiveUnionResults(results, final, inst, ctx) {
       inst,
       errors: [],
       inclusive: false,
-      matches: matches2
+      matches: matches3
     });
   }
   return final;
@@ -43897,20 +43953,20 @@ function checkArrayGuards(arraySchema, guards) {
     if (guards.containsSchema) {
       const minContains = guards.minContains ?? 1;
       const ceiling = guards.maxContains !== void 0 ? guards.maxContains + 1 : Number.POSITIVE_INFINITY;
-      let matches2 = 0;
+      let matches3 = 0;
       for (const item of items2) {
-        if (guards.containsSchema.safeParse(item).success && ++matches2 >= ceiling)
+        if (guards.containsSchema.safeParse(item).success && ++matches3 >= ceiling)
           break;
       }
-      if (matches2 < minContains) {
+      if (matches3 < minContains) {
         payload.issues.push({
           code: "custom",
-          message: `Array must contain at least ${minContains} matching ${plural(minContains)}; found ${matches2}`,
+          message: `Array must contain at least ${minContains} matching ${plural(minContains)}; found ${matches3}`,
           input: items2,
           continue: true
         });
       }
-      if (guards.maxContains !== void 0 && matches2 > guards.maxContains) {
+      if (guards.maxContains !== void 0 && matches3 > guards.maxContains) {
         payload.issues.push({
           code: "custom",
           message: `Array must contain at most ${guards.maxContains} matching ${plural(guards.maxContains)}`,
@@ -45681,7 +45737,8 @@ var FILE_KINDS = {
   pixi: "pixi.toml",
   "pixi-lock": "pixi.lock",
   "poetry-lock": "poetry.lock",
-  "conda-lock": "conda-lock.yml"
+  "conda-lock": "conda-lock.yml",
+  kubernetes: "deployment.yaml"
 };
 var FILE_KIND_NAMES = Object.keys(FILE_KINDS);
 function isFileKind(value) {
@@ -45744,6 +45801,7 @@ var FactSink = class {
   unresolved = [];
   problems = [];
   suppressions = [];
+  containers = [];
   /** Record an index option of `context`: in the file's list and in the context's. */
   addIndex(context, fact) {
     this.indexes.push(fact);
@@ -45776,7 +45834,8 @@ var FactSink = class {
       options: exactList(this.options),
       unresolved: exactList(this.unresolved),
       problems: exactList(this.problems),
-      suppressions: exactList(this.suppressions)
+      suppressions: exactList(this.suppressions),
+      containers: exactList(this.containers)
     };
   }
 };
@@ -46026,8 +46085,13 @@ function cudaClaim(f) {
     record: f.record,
     package: f.package,
     image: f.image,
-    index: f.index
+    index: f.index,
+    origin: f.origin
   };
+}
+function containerImageClaim(file2, container, kb) {
+  const claim2 = imageClaim(file2, container.image, kb);
+  return claim2 && cudaClaim({ ...claim2, rewrite: void 0 });
 }
 function fileClaims(file2, kb) {
   const claims = [];
@@ -46735,37 +46799,173 @@ var rule_default4 = defineRule({
   }
 });
 
+// src/analysis/placement.ts
+var POOL_NAME_LABELS = /* @__PURE__ */ new Set([
+  "cloud.google.com/gke-nodepool",
+  "eks.amazonaws.com/nodegroup",
+  "kubernetes.azure.com/agentpool",
+  "agentpool",
+  "karpenter.sh/nodepool"
+]);
+function selectPools(pools, placement, kb) {
+  const requirements2 = placement ? [...placement.selector, ...placement.terms.flat()] : [];
+  if (!placement || requirements2.length === 0) return { pools, narrowed: false, by: [] };
+  const holds2 = (pool, requirement) => (requirement.key === "nvidia.com/gpu.product" && pool.labels[requirement.key] === void 0 ? productMatch(requirement, pool, kb) : matches(requirement, labelOf(pool, requirement.key, pools, kb))) !== "no";
+  const selected = pools.filter(
+    (pool) => placement.selector.every((requirement) => holds2(pool, requirement)) && (placement.terms.length === 0 || placement.terms.some((term) => term.every((requirement) => holds2(pool, requirement))))
+  );
+  const by = requirements2.map(describe3);
+  if (selected.length === 0) return { pools, narrowed: false, by, unmatched: `its node selection (${by.join(", ")}) matches no pool of the baseline's fleet` };
+  return { pools: selected, narrowed: selected.length < pools.length, by };
+}
+function describe3(requirement) {
+  if (requirement.operator === "In" && requirement.values.length === 1) return `${requirement.key}=${requirement.values[0]}`;
+  if (requirement.operator === "Exists" || requirement.operator === "DoesNotExist") return `${requirement.key} ${requirement.operator}`;
+  return `${requirement.key} ${requirement.operator} (${requirement.values.join(", ")})`;
+}
+function labelOf(pool, key, pools, kb) {
+  const own2 = pool.labels[key];
+  if (own2 !== void 0) return [own2];
+  if (POOL_NAME_LABELS.has(key)) {
+    return pools.some((other) => other.labels[key] !== void 0) ? void 0 : [pool.name];
+  }
+  const driver = pool.driver.split(".");
+  switch (key) {
+    case "nvidia.com/cuda.driver.major":
+    case "nvidia.com/cuda.driver-version.major":
+      return [driver[0]];
+    case "nvidia.com/cuda.driver.minor":
+    case "nvidia.com/cuda.driver-version.minor":
+      return driver[1] === void 0 ? void 0 : [driver[1]];
+    case "nvidia.com/cuda.driver.rev":
+    case "nvidia.com/cuda.driver-version.revision":
+      return driver[2] === void 0 ? void 0 : [driver[2]];
+    case "nvidia.com/gpu.present":
+      return ["true"];
+  }
+  if (key === "nvidia.com/gpu.compute.major" || key === "nvidia.com/gpu.compute.minor") {
+    const ccs = pool.gpus.map((gpu) => kb.gpu(gpu)?.cc);
+    if (ccs.length === 0 || ccs.some((cc) => cc === void 0)) return void 0;
+    return ccs.map((cc) => cc.split(".")[key.endsWith("major") ? 0 : 1]);
+  }
+  return void 0;
+}
+function matches(requirement, values) {
+  if (values === void 0) return "unknown";
+  const test = (value) => {
+    switch (requirement.operator) {
+      case "In":
+        return requirement.values.includes(value);
+      case "NotIn":
+        return !requirement.values.includes(value);
+      case "Exists":
+        return true;
+      case "DoesNotExist":
+        return false;
+      case "Gt":
+        return Number(value) > Number(requirement.values[0]);
+      case "Lt":
+        return Number(value) < Number(requirement.values[0]);
+    }
+  };
+  return values.some(test) ? "yes" : "no";
+}
+function productMatch(requirement, pool, kb) {
+  if (pool.gpus.length === 0) return "unknown";
+  if (requirement.operator === "Exists") return "yes";
+  if (requirement.operator === "DoesNotExist") return "no";
+  if (requirement.operator !== "In" && requirement.operator !== "NotIn") return "unknown";
+  const same = (gpu, value) => {
+    const product = value.replace(/-SHARED$/i, "").replace(/-MIG-[\w.+-]*$/i, "");
+    const spelled = (name) => name.toLowerCase().replace(/[\s_-]+/g, " ").trim();
+    if (spelled(gpu) === spelled(product)) return "yes";
+    const a = kb.gpu(gpu)?.name;
+    const b = kb.gpu(product.replace(/-/g, " "))?.name ?? kb.gpu(product)?.name;
+    if (a === void 0 || b === void 0) return "unknown";
+    return a === b ? "yes" : "no";
+  };
+  const perGpu = pool.gpus.map((gpu) => {
+    const answers = requirement.values.map((value) => same(gpu, value));
+    return answers.includes("yes") ? "yes" : answers.every((answer) => answer === "no") ? "no" : "unknown";
+  });
+  if (requirement.operator === "In") return perGpu.includes("yes") ? "yes" : perGpu.every((m) => m === "no") ? "no" : "unknown";
+  return perGpu.includes("no") ? "yes" : perGpu.every((m) => m === "yes") ? "no" : "unknown";
+}
+
 // rules/driver-floor/rule.ts
+var MESSAGES = {
+  major: "{{subject}} needs CUDA {{major}}.x, which needs NVIDIA driver >= {{floor}}; the fleet runs {{fleet}}",
+  release: "{{subject}} needs CUDA {{cuda}}, which needs NVIDIA driver >= {{needed}}; the fleet runs {{fleet}}",
+  forwardCompat: "{{subject}} needs CUDA {{cuda}}; on the fleet's {{fleet}} it runs only through forward compatibility ({{package}} in the image, data-center GPUs only)",
+  minor: "{{subject}} targets CUDA {{cuda}}, whose full feature set needs driver >= {{needed}}; the fleet runs {{fleet}}, so it runs only under minor-version compatibility",
+  requireCuda: "NVIDIA_REQUIRE_CUDA ({{value}}) accepts no driver the fleet runs ({{fleet}}): the container runtime will refuse to start",
+  requireCudaBrand: "NVIDIA_REQUIRE_CUDA ({{value}}) accepts the fleet's {{fleet}} only on {{brands}} GPUs",
+  driverInImage: "{{name}} installs NVIDIA driver {{branch}} libraries into the image; they must match the host kernel driver{{fleetNote}}",
+  noPool: "{{subject}} needs CUDA {{cuda}}, which no pool of the fleet can run: {{fails}}",
+  somePools: "{{subject}} needs CUDA {{cuda}}: it runs on {{runs}}, not on {{fails}}",
+  poolsCompat: "{{subject}} targets CUDA {{cuda}}: {{how}}",
+  pinned: "{{subject}} needs CUDA {{cuda}}, which no pool it is scheduled on can run: {{fails}}",
+  unmatched: "{{workload}} container {{container}}: {{why}}, so it is judged on every pool",
+  noDockerfile: "{{workload}} container {{container}}: {{path}}, named as the Dockerfile of {{image}}, is not in the repository",
+  unknownImage: "{{workload}} container {{container}} gets NVIDIA GPUs, but the CUDA of {{image}} is not known, so the fleet's drivers cannot be checked against it"
+};
 var rule_default5 = defineRule({
   id: "driver-floor",
   description: "What images and wheels need from the NVIDIA driver is within what the fleet runs",
   defaultSeverity: "error",
   fix: "none",
-  messages: {
-    major: "{{subject}} needs CUDA {{major}}.x, which needs NVIDIA driver >= {{floor}}; the fleet runs {{fleet}}",
-    release: "{{subject}} needs CUDA {{cuda}}, which needs NVIDIA driver >= {{needed}}; the fleet runs {{fleet}}",
-    forwardCompat: "{{subject}} needs CUDA {{cuda}}; on the fleet's {{fleet}} it runs only through forward compatibility ({{package}} in the image, data-center GPUs only)",
-    minor: "{{subject}} targets CUDA {{cuda}}, whose full feature set needs driver >= {{needed}}; the fleet runs {{fleet}}, so it runs only under minor-version compatibility",
-    requireCuda: "NVIDIA_REQUIRE_CUDA ({{value}}) accepts no driver the fleet runs ({{fleet}}): the container runtime will refuse to start",
-    requireCudaBrand: "NVIDIA_REQUIRE_CUDA ({{value}}) accepts the fleet's {{fleet}} only on {{brands}} GPUs",
-    driverInImage: "{{name}} installs NVIDIA driver {{branch}} libraries into the image; they must match the host kernel driver{{fleetNote}}",
-    noPool: "{{subject}} needs CUDA {{cuda}}, which no pool of the fleet can run: {{fails}}",
-    somePools: "{{subject}} needs CUDA {{cuda}}: it runs on {{runs}}, not on {{fails}}",
-    poolsCompat: "{{subject}} targets CUDA {{cuda}}: {{how}}"
-  },
-  check({ units, files, kb, baseline, report }) {
+  messages: MESSAGES,
+  check({ units, files, kb, baseline, report, verdict }) {
     if (baseline.pools.length > 0) {
-      checkPools(units, files, baseline.pools, baseline.driver.forwardCompat, kb, report);
+      checkPools(units, files, baseline.pools, baseline.driver.forwardCompat, kb, report, verdict);
+      checkContainers(units, report);
       return;
     }
     const fleet = baseline.driver.minimum;
     for (const file2 of files) checkDriverPackages(file2, fleet, report);
     if (!fleet) return;
     const forward = fleetForwardCompat(baseline.driver.forwardCompat, baseline.gpus, kb);
-    eachClaim(units, kb, (claim2, compat) => checkClaim(claim2, fleet, compat, forward, kb, report));
+    eachClaim(units, kb, (claim2, compat) => checkClaim(claim2, fleet, compat, forward, kb, withOrigin(claim2, report)));
     for (const file2 of files) checkRequireCuda(file2, fleet, kb, report);
+    checkContainers(units, report);
   }
 });
+var IMAGES_HELP = 'Name the Dockerfile that builds it: `images: { "<image name>": "<path to Dockerfile>" }` in the baseline, or the annotation `cuda-gatekeeper.io/dockerfile: <path>` on the workload or its pod template.';
+function checkContainers(units, report) {
+  for (const unit of units) {
+    const container = unit.container;
+    if (!container) continue;
+    const { fact } = container;
+    const base = { workload: fact.workload, container: fact.name, image: fact.image.reference };
+    if (container.missing) {
+      report({
+        messageId: "noDockerfile",
+        data: { ...base, path: container.missing },
+        file: unit.root,
+        span: fact.dockerfile.span,
+        severity: "warning",
+        help: `Without the Dockerfile, the image's CUDA is known only from its name${container.claims.length ? "" : ", which says none"}. Correct the path (it is read from the repository root). ${IMAGES_HELP}`
+      });
+    } else if (container.claims.length === 0 && !fact.image.unresolved) {
+      report({
+        messageId: "unknownImage",
+        data: base,
+        file: unit.root,
+        span: fact.span,
+        severity: "notice",
+        help: `Its tag names no CUDA version. ${IMAGES_HELP}`
+      });
+    }
+  }
+}
+function withOrigin(claim2, report) {
+  const origin = claim2.origin;
+  if (!origin) return report;
+  return (draft) => report({
+    ...draft,
+    related: [...draft.related ?? [], { file: origin.file, span: origin.span, message: `the image is built from here: ${origin.subject}` }]
+  });
+}
 var MVC2 = "https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html";
 var FORWARD = "https://docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html";
 var REQUIRE = "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/docker-specialized.html";
@@ -46835,14 +47035,15 @@ function checkClaim(claim2, fleet, compat, forward, kb, report) {
   });
   return true;
 }
-function checkPools(units, files, pools, stated, kb, report) {
+function checkPools(units, files, pools, stated, kb, reportAll, verdict) {
+  const report = reportAll;
   for (const file2 of files) {
     const probes = pools.map((pool) => collect((probe) => checkDriverPackages(file2, pool.driver, probe)));
     for (const [i, draft] of (probes[0] ?? []).entries()) {
-      const matches2 = probes.some((drafts) => drafts[i]?.severity !== "error");
+      const matches3 = probes.some((drafts) => drafts[i]?.severity !== "error");
       report({
         ...draft,
-        severity: matches2 ? "warning" : "error",
+        severity: matches3 ? "warning" : "error",
         data: { ...draft.data, fleetNote: ` (the pools run ${pools.map((pool) => `${pool.name} ${pool.driver}`).join(", ")})` }
       });
     }
@@ -46856,30 +47057,70 @@ function checkPools(units, files, pools, stated, kb, report) {
     for (const drafts of bySpan.values())
       if (drafts.length === pools.length) report({ ...drafts[0], data: { ...drafts[0].data, fleet: `any pool (${fleetText})` } });
   }
-  eachClaim(units, kb, (claim2, compat) => {
-    const verdicts = pools.map((pool) => {
+  const selections = /* @__PURE__ */ new Map();
+  const selectionOf = (unit) => {
+    let selection = selections.get(unit);
+    if (!selection) {
+      selection = selectPools(pools, unit.container?.fact.placement, kb);
+      selections.set(unit, selection);
+      if (selection.unmatched && unit.container)
+        report({
+          messageId: "unmatched",
+          data: { workload: unit.container.fact.workload, container: unit.container.fact.name, why: selection.unmatched },
+          file: unit.root,
+          span: unit.container.fact.span,
+          severity: "warning",
+          help: `The pods cannot be scheduled on a node of the pools the baseline lists (${pools.map((pool) => `${pool.name}: ${labelsOf(pool)}`).join("; ")}), so either the fleet in the baseline is incomplete or the selector is wrong. Pools are matched by their labels, their GPUs (nvidia.com/gpu.product, nvidia.com/gpu.compute.*), their driver (nvidia.com/cuda.driver.*) and, for the GKE, EKS and AKS node-pool labels, their names.`
+        });
+    }
+    return selection;
+  };
+  eachClaim(units, kb, (claim2, compat, unit) => {
+    const selection = selectionOf(unit);
+    const verdicts = selection.pools.map((pool) => {
       const [draft] = collect((probe) => checkClaim(claim2, pool.driver, compat, poolForwardCompat(pool, stated, kb), kb, probe));
       if (!draft) return { pool, tier: "runs" };
       const tier = draft.messageId === "minor" ? "minor" : draft.messageId === "forwardCompat" ? "forward" : "fails";
       return { pool, tier, draft };
     });
-    if (verdicts.every((verdict) => verdict.tier === "runs")) return false;
-    const named = (list) => list.map((verdict) => `${verdict.pool.name} (driver ${verdict.pool.driver})`).join(", ");
-    const failing = verdicts.filter((verdict) => verdict.tier === "fails");
-    const running = verdicts.filter((verdict) => verdict.tier !== "fails");
-    const reasons = verdicts.filter((verdict) => verdict.tier !== "runs").map((verdict) => `${verdict.pool.name}: ${verdict.draft.help ?? ""}`).join(" ");
-    const unverified = verdicts.some((verdict) => verdict.tier !== "runs" && verdict.draft.unverified === true);
+    for (const entry of verdicts)
+      verdict({
+        unit: unit.label,
+        file: claim2.file,
+        span: claim2.span,
+        pool: entry.pool.name,
+        tier: entry.tier,
+        ...entry.tier === "runs" ? {} : { reason: tierReason(claim2, entry) }
+      });
+    for (const pool of pools)
+      if (!selection.pools.includes(pool))
+        verdict({
+          unit: unit.label,
+          file: claim2.file,
+          span: claim2.span,
+          pool: pool.name,
+          tier: "not-scheduled",
+          reason: `not selected by ${selection.by.join(", ")}`
+        });
+    if (verdicts.every((verdict2) => verdict2.tier === "runs")) return false;
+    const report2 = withOrigin(claim2, withSelection(unit, selection, reportAll));
+    const named = (list) => list.map((verdict2) => `${verdict2.pool.name} (driver ${verdict2.pool.driver})`).join(", ");
+    const failing = verdicts.filter((verdict2) => verdict2.tier === "fails");
+    const running = verdicts.filter((verdict2) => verdict2.tier !== "fails");
+    const reasons = verdicts.filter((verdict2) => verdict2.tier !== "runs").map((verdict2) => `${verdict2.pool.name}: ${verdict2.draft.help ?? ""}`).join(" ");
+    const unverified = verdicts.some((verdict2) => verdict2.tier !== "runs" && verdict2.draft.unverified === true);
     const cuda = claimCuda(claim2);
-    const common = { file: claim2.file, span: claim2.span, unverified, help: `Per pool: ${reasons}` };
+    const pinned = selection.narrowed ? ` It is scheduled only on ${selection.pools.map((pool) => pool.name).join(", ")} (${selection.by.join(", ")}).` : "";
+    const common = { file: claim2.file, span: claim2.span, unverified, help: `Per pool: ${reasons}${pinned}` };
     if (failing.length > 0) {
-      report({
-        messageId: running.length === 0 ? "noPool" : "somePools",
+      report2({
+        messageId: running.length === 0 ? selection.narrowed ? "pinned" : "noPool" : "somePools",
         data: {
           subject: claim2.subject,
           cuda,
           fails: named(failing),
           runs: running.map(
-            (verdict) => `${verdict.pool.name}${verdict.tier === "runs" ? "" : verdict.tier === "minor" ? " (minor-version compatibility)" : " (forward compatibility)"}`
+            (verdict2) => `${verdict2.pool.name}${verdict2.tier === "runs" ? "" : verdict2.tier === "minor" ? " (minor-version compatibility)" : " (forward compatibility)"}`
           ).join(", ")
         },
         ...running.length === 0 ? {} : { severity: "warning" },
@@ -46887,27 +47128,52 @@ function checkPools(units, files, pools, stated, kb, report) {
       });
       return true;
     }
-    const minor = verdicts.filter((verdict) => verdict.tier === "minor");
-    const forward = verdicts.filter((verdict) => verdict.tier === "forward");
+    const minor = verdicts.filter((verdict2) => verdict2.tier === "minor");
+    const forward = verdicts.filter((verdict2) => verdict2.tier === "forward");
     const how = [
       ...minor.length ? [`on ${named(minor)} only under minor-version compatibility`] : [],
       ...forward.length ? [`on ${named(forward)} only through forward compatibility (cuda-compat in the image)`] : []
     ].join("; ");
-    const forwardSeverity = forward.some((verdict) => verdict.draft.severity === "warning") ? "warning" : "notice";
-    report({ messageId: "poolsCompat", data: { subject: claim2.subject, cuda, how }, severity: minor.length ? "warning" : forwardSeverity, ...common });
+    const forwardSeverity = forward.some((verdict2) => verdict2.draft.severity === "warning") ? "warning" : "notice";
+    report2({ messageId: "poolsCompat", data: { subject: claim2.subject, cuda, how }, severity: minor.length ? "warning" : forwardSeverity, ...common });
     return true;
   });
 }
 function eachClaim(units, kb, check3) {
   const done = /* @__PURE__ */ new Set();
   for (const unit of units) {
-    const compat = compatImage(unit, kb);
-    for (const claim2 of unit.claims) {
+    const claims = unit.container?.claims ?? unit.claims;
+    const compat = compatImage({ claims }, kb);
+    for (const claim2 of claims) {
       if (claim2.kind === "implied" && claim2.index) continue;
-      const key = `${claim2.file.path}#${claimCuda(claim2)}`;
-      if (!done.has(key) && check3(claim2, compat)) done.add(key);
+      const key = `${claim2.file.path}#${claimCuda(claim2)}${unit.container ? `#${unit.container.fact.span.start}` : ""}`;
+      if (!done.has(key) && check3(claim2, compat, unit)) done.add(key);
     }
   }
+}
+function tierReason(claim2, verdict) {
+  const data = verdict.draft.data ?? {};
+  const cuda = claimCuda(claim2);
+  if (verdict.tier === "minor") return `CUDA ${cuda} under minor-version compatibility (all of it needs driver >= ${data.needed})`;
+  if (verdict.tier === "forward") return `CUDA ${cuda} through forward compatibility (${data.package} in the image)`;
+  return `CUDA ${cuda} needs driver >= ${data.floor ?? data.needed ?? "?"}, the pool runs ${verdict.pool.driver}`;
+}
+function withSelection(unit, selection, report) {
+  const placement = unit.container?.fact.placement;
+  if (!placement || !selection.narrowed) return report;
+  const written = [...placement.selector, ...placement.terms.flat()];
+  const pools = selection.pools.map((pool) => `${pool.name} (driver ${pool.driver})`).join(", ");
+  return (draft) => report({
+    ...draft,
+    related: [
+      ...draft.related ?? [],
+      ...written.slice(0, 1).map((requirement) => ({ file: unit.root, span: requirement.span, message: `schedules it on ${pools}` }))
+    ]
+  });
+}
+function labelsOf(pool) {
+  const labels = Object.entries(pool.labels).map(([key, value]) => `${key}=${value}`);
+  return [...labels, ...pool.gpus.length ? [`GPUs ${pool.gpus.join(", ")}`] : [], `driver ${pool.driver}`].join(", ");
 }
 function collect(check3) {
   const drafts = [];
@@ -48233,6 +48499,14 @@ function parseImageRef(reference) {
     if (registry2) registry2 = void 0;
   }
   return { ...registry2 ? { registry: registry2 } : {}, repository, ...tag !== void 0 ? { tag, tagOffset } : {}, ...digest ? { digest } : {} };
+}
+function imageName(reference) {
+  let rest = reference.trim().toLowerCase();
+  const at = rest.indexOf("@");
+  if (at >= 0) rest = rest.slice(0, at);
+  const colon = rest.lastIndexOf(":");
+  if (colon > rest.lastIndexOf("/")) rest = rest.slice(0, colon);
+  return rest.replace(/^(?:docker\.io|index\.docker\.io|registry-1\.docker\.io)\//, "").replace(/^library\//, "");
 }
 
 // src/parsers/installers.ts
@@ -50245,7 +50519,7 @@ var SUPPORTED_TOML_VERSIONS = {
 function getTOMLVer(v) {
   return v && SUPPORTED_TOML_VERSIONS[v] || DEFAULT_TOML_VERSION;
 }
-var MESSAGES = {
+var MESSAGES2 = {
   "unterminated-string": "Unterminated string constant",
   "unterminated-table-key": "Unterminated table-key",
   "unterminated-array": "Unterminated array",
@@ -50276,11 +50550,11 @@ var MESSAGES = {
   "invalid-leading-dot-in-key": "Keys cannot start with a dot"
 };
 function getMessage(code, data) {
-  if (data) return MESSAGES[code].replace(/\{\{(.*?)\}\}/gu, (_, name$2) => {
+  if (data) return MESSAGES2[code].replace(/\{\{(.*?)\}\}/gu, (_, name$2) => {
     if (name$2 in data) return data[name$2];
     return `{{${name$2}}}`;
   });
-  return MESSAGES[code];
+  return MESSAGES2[code];
 }
 var ParseError = class extends SyntaxError {
   /**
@@ -53440,6 +53714,233 @@ function parseCondaLock(path, fileText) {
   return sink.finish(path, "conda-lock", source);
 }
 
+// src/parsers/kubernetes/parse.ts
+var import_yaml4 = __toESM(require_dist(), 1);
+var MAX_ALIASES2 = 200;
+var MAX_DEPTH = 12;
+var OPERATORS = /* @__PURE__ */ new Set(["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]);
+var DOCKERFILE_ANNOTATION = "cuda-gatekeeper.io/dockerfile";
+function parseKubernetesManifest(path, text2, options2 = {}) {
+  const source = new SourceText(path, text2);
+  const sink = new FactSink();
+  sink.suppressions.push(...findSuppressions(source));
+  const docs = (0, import_yaml4.parseAllDocuments)(text2, { uniqueKeys: false, prettyErrors: false, strict: false });
+  const list = Array.isArray(docs) ? docs : [docs];
+  for (const doc of list) {
+    for (const error62 of doc.errors) {
+      const start = Math.min(error62.pos[0], text2.length);
+      sink.problems.push({ span: { start, end: Math.min(Math.max(error62.pos[1], start), text2.length) }, message: `YAML: ${error62.message.split("\n")[0]}` });
+    }
+    if (doc.errors.length > 0) continue;
+    new Reader(doc, source, sink, options2.images ?? {}).document(doc.contents);
+  }
+  return sink.finish(path, "kubernetes", source);
+}
+var Reader = class {
+  constructor(doc, source, sink, images) {
+    this.doc = doc;
+    this.source = source;
+    this.sink = sink;
+    this.images = images;
+  }
+  doc;
+  source;
+  sink;
+  images;
+  aliases = 0;
+  document(node2) {
+    const root = this.resolve(node2);
+    if (!root || !(0, import_yaml4.isMap)(root)) return;
+    const kind = this.text(root.get("kind", true));
+    if (kind === "List") {
+      const items2 = this.resolve(root.get("items", true));
+      if (items2 && (0, import_yaml4.isSeq)(items2)) for (const item of items2.items) this.document(item);
+      return;
+    }
+    if (!kind || this.text(root.get("apiVersion", true)) === void 0) return;
+    const metadata = this.map(root, "metadata");
+    const name = metadata ? this.text(metadata.get("name", true)) : void 0;
+    const workload = `${kind}/${name ?? "(unnamed)"}`;
+    this.search(root, workload, "", this.annotation(metadata), 0);
+  }
+  /** Find pod specs below `node`; `replica` names an operator's replica template (PyTorchJob's `Worker`). */
+  search(node2, workload, replica, dockerfile, depth) {
+    if (depth > MAX_DEPTH) return;
+    const containers = this.resolve(node2.get("containers", true));
+    if (containers && (0, import_yaml4.isSeq)(containers)) {
+      this.podSpec(node2, workload + (replica ? ` (${replica})` : ""), dockerfile);
+      return;
+    }
+    for (const pair of node2.items) {
+      const key = (0, import_yaml4.isScalar)(pair.key) ? String(pair.key.value) : void 0;
+      if (key === void 0 || key === "metadata" || key === "status") continue;
+      const value = this.resolve(pair.value);
+      const own2 = key === "template" && value && (0, import_yaml4.isMap)(value) ? this.annotation(this.map(value, "metadata")) ?? dockerfile : dockerfile;
+      const named = /ReplicaSpecs$|^replicatedJobs$|GroupSpecs?$/.test(key) ? true : false;
+      if (value && (0, import_yaml4.isMap)(value)) {
+        if (named) {
+          for (const inner of value.items) {
+            const innerValue = this.resolve(inner.value);
+            const innerKey = (0, import_yaml4.isScalar)(inner.key) ? String(inner.key.value) : "";
+            if (innerValue && (0, import_yaml4.isMap)(innerValue)) this.search(innerValue, workload, innerKey, own2, depth + 1);
+          }
+        } else this.search(value, workload, replica || (key.endsWith("GroupSpec") ? key.replace(/GroupSpec$/, "") : ""), own2, depth + 1);
+      } else if (value && (0, import_yaml4.isSeq)(value)) {
+        value.items.forEach((item, index) => {
+          const entry = this.resolve(item);
+          if (!entry || !(0, import_yaml4.isMap)(entry)) return;
+          const label = this.text(entry.get("groupName", true)) ?? this.text(entry.get("name", true));
+          this.search(entry, workload, replica || (named ? label ?? `${key}[${index}]` : ""), own2, depth + 1);
+        });
+      }
+    }
+  }
+  podSpec(spec2, workload, annotated) {
+    const placement = this.placement(spec2);
+    const runtimeGpu = this.text(spec2.get("runtimeClassName", true))?.toLowerCase() === "nvidia";
+    for (const list of ["initContainers", "containers"]) {
+      const containers = this.resolve(spec2.get(list, true));
+      if (!containers || !(0, import_yaml4.isSeq)(containers)) continue;
+      for (const item of containers.items) {
+        const container = this.resolve(item);
+        if (!container || !(0, import_yaml4.isMap)(container)) continue;
+        const imageNode = this.resolve(container.get("image", true));
+        const reference = this.text(imageNode);
+        if (!imageNode || reference === void 0 || !imageNode.range) continue;
+        const span = this.valueSpan(imageNode);
+        const name = this.text(container.get("name", true)) ?? reference;
+        const parts = parseImageRef(reference);
+        const templated = /[{}$]/.test(reference);
+        const mapped = templated ? void 0 : this.images[imageName(reference)];
+        const named = annotated ?? (mapped ? { path: mapped, span } : void 0);
+        let dockerfile;
+        if (named) {
+          dockerfile = { ...named, how: annotated ? "annotation" : "baseline", include: this.sink.includes.length };
+          this.sink.includes.push({ kind: "dockerfile", target: named.path, targetSpan: named.span, span: named.span, context: -1 });
+        }
+        const tagSpan = parts.tagOffset !== void 0 && this.source.text.slice(span.start, span.end) === reference ? { start: span.start + parts.tagOffset, end: span.start + parts.tagOffset + parts.tag.length } : void 0;
+        this.sink.containers.push({
+          span,
+          workload,
+          name,
+          image: {
+            span,
+            stage: this.sink.containers.length,
+            reference,
+            ...parts,
+            ...tagSpan ? { tagSpan } : {},
+            ...templated ? { unresolved: "the image is a template or a variable, not a reference" } : {}
+          },
+          gpu: runtimeGpu || this.requestsGpu(container),
+          placement,
+          ...dockerfile ? { dockerfile } : {}
+        });
+      }
+    }
+  }
+  /** `nvidia.com/gpu` or a MIG profile in its requests or limits, or NVIDIA_VISIBLE_DEVICES set to devices. */
+  requestsGpu(container) {
+    const resources = this.map(container, "resources");
+    for (const field of ["limits", "requests"]) {
+      const map2 = resources ? this.map(resources, field) : void 0;
+      for (const pair of map2?.items ?? []) {
+        const key = (0, import_yaml4.isScalar)(pair.key) ? String(pair.key.value) : "";
+        if (/^nvidia\.com\/(?:gpu|mig-[\w.-]+)$/.test(key) && this.text(pair.value) !== "0") return true;
+      }
+    }
+    const env = this.resolve(container.get("env", true));
+    if (env && (0, import_yaml4.isSeq)(env))
+      for (const item of env.items) {
+        const entry = this.resolve(item);
+        if (!entry || !(0, import_yaml4.isMap)(entry) || this.text(entry.get("name", true)) !== "NVIDIA_VISIBLE_DEVICES") continue;
+        const value = this.text(entry.get("value", true))?.trim().toLowerCase();
+        if (value && value !== "void" && value !== "none") return true;
+      }
+    return false;
+  }
+  placement(spec2) {
+    const selector = [];
+    const nodeSelector = this.map(spec2, "nodeSelector");
+    for (const pair of nodeSelector?.items ?? []) {
+      const key = (0, import_yaml4.isScalar)(pair.key) ? String(pair.key.value) : void 0;
+      const valueNode = this.resolve(pair.value);
+      const value = this.text(valueNode);
+      if (key === void 0 || value === void 0) continue;
+      const keyRange = pair.key.range ?? [0, 0];
+      selector.push({
+        key,
+        operator: "In",
+        values: [value],
+        span: { start: keyRange[0], end: valueNode?.range ? this.valueSpan(valueNode).end : keyRange[1] }
+      });
+    }
+    const terms = [];
+    const affinity = this.map(spec2, "affinity");
+    const nodeAffinity = affinity ? this.map(affinity, "nodeAffinity") : void 0;
+    const required2 = nodeAffinity ? this.map(nodeAffinity, "requiredDuringSchedulingIgnoredDuringExecution") : void 0;
+    const termList = required2 ? this.resolve(required2.get("nodeSelectorTerms", true)) : void 0;
+    if (termList && (0, import_yaml4.isSeq)(termList))
+      for (const item of termList.items) {
+        const term = this.resolve(item);
+        if (!term || !(0, import_yaml4.isMap)(term)) continue;
+        const expressions = this.resolve(term.get("matchExpressions", true));
+        const requirements2 = [];
+        let readable = true;
+        if (expressions && (0, import_yaml4.isSeq)(expressions))
+          for (const entry of expressions.items) {
+            const expression = this.resolve(entry);
+            if (!expression || !(0, import_yaml4.isMap)(expression)) continue;
+            const key = this.text(expression.get("key", true));
+            const operator = this.text(expression.get("operator", true));
+            const valuesNode = this.resolve(expression.get("values", true));
+            const values = valuesNode && (0, import_yaml4.isSeq)(valuesNode) ? valuesNode.items.map((value) => this.text(this.resolve(value))).filter((v) => v !== void 0) : [];
+            if (key === void 0 || !operator || !OPERATORS.has(operator)) {
+              readable = false;
+              continue;
+            }
+            const range = expression.range ?? [0, 0];
+            requirements2.push({ key, operator, values, span: { start: range[0], end: range[1] } });
+          }
+        terms.push(readable ? requirements2 : []);
+      }
+    return { selector, terms };
+  }
+  annotation(metadata) {
+    const annotations = metadata ? this.map(metadata, "annotations") : void 0;
+    const node2 = annotations ? this.resolve(annotations.get(DOCKERFILE_ANNOTATION, true)) : void 0;
+    const path = this.text(node2);
+    if (!node2 || !path?.trim()) return void 0;
+    return { path: path.trim().replace(/^\.\//, ""), span: this.valueSpan(node2) };
+  }
+  map(node2, key) {
+    const value = this.resolve(node2.get(key, true));
+    return value && (0, import_yaml4.isMap)(value) ? value : void 0;
+  }
+  text(node2) {
+    const resolved = this.resolve(node2);
+    if (!resolved || !(0, import_yaml4.isScalar)(resolved) || resolved.value === null || typeof resolved.value === "object") return void 0;
+    return String(resolved.value);
+  }
+  /** A scalar's value characters (inside its quotes). */
+  valueSpan(node2) {
+    const [start, end] = node2.range ?? [0, 0];
+    const raw = this.source.text.slice(start, end);
+    if ((0, import_yaml4.isScalar)(node2) && (node2.type === "QUOTE_DOUBLE" || node2.type === "QUOTE_SINGLE") && raw.length >= 2) return { start: start + 1, end: end - 1 };
+    return { start, end: Math.min(end, this.source.text.length) };
+  }
+  resolve(node2) {
+    if (!node2 || !(0, import_yaml4.isAlias)(node2)) return node2 ?? void 0;
+    if (++this.aliases > MAX_ALIASES2) {
+      if (this.aliases === MAX_ALIASES2 + 1) {
+        const [start, end] = node2.range ?? [0, 0];
+        this.sink.problems.push({ span: { start, end }, message: `YAML: more than ${MAX_ALIASES2} aliases; the rest are not read` });
+      }
+      return void 0;
+    }
+    return node2.resolve(this.doc) ?? void 0;
+  }
+};
+
 // src/parsers/index.ts
 var NOT_A_DOCKERFILE = /\.(?:md|rst|txt|sh|bash|ps1|py|json|ya?ml|toml|cfg|ini|lock|j2|jinja2?|tmpl|tpl|template|erb|mustache|hbs|bak|orig|swp|patch|diff)$/;
 function classifyPath(path) {
@@ -53469,6 +53970,18 @@ function condaByContent(path) {
   if (!/\.ya?ml$/i.test(path) || classifyPath(path)) return false;
   return CONDA_FOLDERS.test(path) || ENV_NAME.test(path.slice(path.lastIndexOf("/") + 1));
 }
+function yamlByContent(path) {
+  return /\.ya?ml$/i.test(path) && !classifyPath(path);
+}
+var WORKLOAD_KINDS = "Pod|Deployment|StatefulSet|DaemonSet|ReplicaSet|ReplicationController|Job|CronJob|List|PyTorchJob|TFJob|MPIJob|XGBoostJob|PaddleJob|JAXJob|TrainJob|RayJob|RayCluster|RayService|JobSet";
+var MANIFEST_KIND = new RegExp(`^kind:[ 	]*(['"]?)(?:${WORKLOAD_KINDS})\\1[ 	]*(?:#.*)?$`, "m");
+function looksLikeManifest(text2) {
+  return MANIFEST_KIND.test(text2) && /^apiVersion:[ \t]*\S/m.test(text2) && !text2.includes("{{");
+}
+function kindByContent(path, text2) {
+  if (condaByContent(path) && looksLikeConda(text2)) return "conda";
+  return looksLikeManifest(text2) ? "kubernetes" : void 0;
+}
 var HOOK_FILES = [
   "(?i)",
   // Dockerfiles: Dockerfile, Dockerfile.gpu, Dockerfile-cuda (not Dockerfile.md, …), cuda.Dockerfile.
@@ -53480,9 +53993,8 @@ var HOOK_FILES = [
   // requirements by name: *requirement*.txt|.in, constraints*.txt|.in, and any .txt|.in below a requirements/ folder.
   "|(?:^|/)(?:[^/]*requirement[^/]*|constraints[^/]*)\\.(?:txt|in)$",
   "|(?:^|/)requirements/(?:[^/]+/)*[^/]*\\.(?:txt|in)$",
-  // conda environments by content: YAML named like an environment (env.gpu.yml) or kept in an environment folder.
-  "|(?:^|/)(?:[^/]*[._-])?envs?(?:[._-][^/]*)?\\.ya?ml$",
-  `|${CONDA_FOLDERS.source.replace("(?:^|\\/)", "(?:^|/)").replace(/\\\//g, "/")}(?:[^/]+/)*[^/]*\\.ya?ml$`
+  // Any other YAML file by content: a conda environment (env.gpu.yml, conda/environments/…) or a Kubernetes manifest.
+  "|\\.ya?ml$"
 ].join("");
 function looksLikeConda(text2) {
   return /^dependencies\s*:/m.test(text2) && /^(?:name|channels|prefix)\s*:/m.test(text2);
@@ -53491,6 +54003,7 @@ function sniffKind(text2) {
   const lines = text2.replace(/^\uFEFF/, "").split(/\r?\n/, 500).map((line) => line.trim()).filter((line) => line !== "" && !line.startsWith("#"));
   if (lines.length === 0) return void 0;
   if (/^(?:FROM|ARG)\s+\S/i.test(lines[0])) return "dockerfile";
+  if (looksLikeManifest(text2)) return "kubernetes";
   if (looksLikeConda(text2) || /^dependencies\s*:/m.test(text2)) return "conda";
   const requirement = /^(?:-[-a-zA-Z]|[A-Za-z0-9][A-Za-z0-9._-]*\s*(?:\[[^\]]*\])?\s*(?:[<>=!~]=?|===|;|@|$)|(?:git|hg|svn|bzr)\+|https?:\/\/|\.{1,2}\/)/;
   return lines.every((line) => requirement.test(line)) ? "requirements" : void 0;
@@ -53504,11 +54017,12 @@ var PARSERS = {
   pixi: parsePixiManifest,
   "pixi-lock": parsePixiLock,
   "poetry-lock": parsePoetryLock,
-  "conda-lock": parseCondaLock
+  "conda-lock": parseCondaLock,
+  kubernetes: parseKubernetesManifest
 };
-function parseFile(path, text2, kind) {
+function parseFile(path, text2, kind, options2 = {}) {
   try {
-    return PARSERS[kind](path, text2);
+    return PARSERS[kind](path, text2, options2);
   } catch (error62) {
     const sink = new FactSink();
     sink.problems.push({ span: { start: 0, end: 0 }, message: `internal error while reading this file: ${error62.message}` });
@@ -53610,7 +54124,7 @@ var rule_default7 = defineRule({
     archList: 'TORCH_CUDA_ARCH_LIST "{{value}}" does not cover {{gpu}} (compute capability {{cc}})',
     gpuDriver: "{{gpu}} needs NVIDIA driver >= {{needed}}, but the baseline's fleet driver is {{fleet}}"
   },
-  check({ units, files, kb, baseline, policy, report: reportAll }) {
+  check({ units, files, kb, baseline, policy, report: reportAll, verdict }) {
     const pools = baseline.pools;
     const held = pools.length > 0 ? poolReporter(pools, kb, reportAll) : void 0;
     const report = held ?? reportAll;
@@ -53644,6 +54158,11 @@ var rule_default7 = defineRule({
       });
     }
     for (const unit of units) {
+      if (pools.length > 0) poolVerdicts(unit, pools, kb, verdict);
+      if (unit.container && pools.length > 0) {
+        checkContainer(unit, pools, kb, reportAll);
+        continue;
+      }
       for (const claim2 of unit.claims) {
         if (claim2.kind !== "image" && claim2.kind !== "conda" && claim2.kind !== "apt") continue;
         const cuda = claimCuda(claim2);
@@ -53680,6 +54199,45 @@ var rule_default7 = defineRule({
     held?.flush();
   }
 });
+function gpuProblem(claim2, gpu) {
+  const cuda = claimCuda(claim2);
+  if (claim2.precision === "minor" && compareDotted(cuda, gpu.minCuda) < 0)
+    return `CUDA ${cuda} has no code for ${gpu.name} (compute capability ${gpu.cc} needs CUDA >= ${gpu.minCuda})`;
+  if (gpu.lastCudaMajor !== void 0 && cudaMajor(cuda) > gpu.lastCudaMajor)
+    return `CUDA ${cuda} no longer supports ${gpu.name} (compute capability ${gpu.cc}; the last CUDA for it is ${gpu.lastCudaMajor}.x)`;
+  return void 0;
+}
+function gpuClaims(unit) {
+  return (unit.container?.claims ?? unit.claims).filter((claim2) => claim2.kind === "image" || claim2.kind === "conda" || claim2.kind === "apt");
+}
+function poolVerdicts(unit, pools, kb, verdict) {
+  for (const claim2 of gpuClaims(unit))
+    for (const pool of pools) {
+      const problem = pool.gpus.map((name) => kb.gpu(name)).find((gpu) => gpu && gpuProblem(claim2, gpu));
+      if (problem) verdict({ unit: unit.label, file: claim2.file, span: claim2.span, pool: pool.name, tier: "fails", reason: gpuProblem(claim2, problem) });
+    }
+}
+function checkContainer(unit, pools, kb, report) {
+  const container = unit.container;
+  const selection = selectPools(pools, container.fact.placement, kb);
+  for (const claim2 of gpuClaims(unit)) {
+    const hit = selection.pools.map((pool) => ({ pool, gpu: pool.gpus.map((name) => kb.gpu(name)).find((gpu) => gpu && gpuProblem(claim2, gpu)) })).filter((entry) => entry.gpu !== void 0);
+    if (hit.length === 0) continue;
+    const clear = selection.pools.filter((pool) => !hit.some((entry) => entry.pool === pool));
+    const first = hit[0].gpu;
+    const dropped = first.lastCudaMajor !== void 0 && cudaMajor(claimCuda(claim2)) > first.lastCudaMajor;
+    report({
+      messageId: dropped ? "dropped" : "tooOld",
+      data: { subject: claim2.subject, cuda: claimCuda(claim2), gpu: first.name, cc: first.cc, minCuda: first.minCuda, last: first.lastCudaMajor ?? "" },
+      file: claim2.file,
+      span: claim2.span,
+      ...clear.length > 0 ? { severity: "warning" } : {},
+      unverified: hit.some((entry) => isUnverified(entry.gpu.record)),
+      ...claim2.origin ? { related: [{ file: claim2.origin.file, span: claim2.origin.span, message: `the image is built from here: ${claim2.origin.subject}` }] } : {},
+      help: `${hit.map((entry) => `pool ${entry.pool.name}: ${gpuProblem(claim2, entry.gpu)}`).join("; ")}.${clear.length ? ` ${clear.map((pool) => pool.name).join(", ")} ${clear.length === 1 ? "runs" : "run"} it: keep the workload to ${clear.length === 1 ? "that pool" : "those pools"}.` : selection.narrowed ? ` The workload is scheduled only there (${selection.by.join(", ")}).` : ""} Source: ${cite(first.record)}`
+    });
+  }
+}
 function poolReporter(pools, kb, report) {
   const held = [];
   const hold = ((draft) => void held.push(draft));
@@ -54355,6 +54913,7 @@ function includeCandidates(file2, include) {
   const base = dirname2(file2.path);
   const target = include.target.replace(/^file:(?!\/\/)/i, "");
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(target)) return [];
+  if (include.kind === "dockerfile") return unique([joinRepo(target)]);
   if (file2.kind !== "dockerfile") return unique([joinRepo(base, target)]);
   const stage = file2.contexts[include.context]?.stage ?? 0;
   const candidates = [];
@@ -54575,7 +55134,7 @@ var rule_default13 = defineRule({
         const allowed = lists[projectName(pkg)] ?? lists[pkg.name];
         if (!allowed || !pkg.exact) continue;
         const version2 = publicVersion(pkg.exact);
-        if (allowed.some((entry) => matches(version2, entry))) continue;
+        if (allowed.some((entry) => matches2(version2, entry))) continue;
         const proposal = nearest(version2, allowed);
         const suggestion = proposal ? replaceVersion(file2, pkg, version2, proposal) : void 0;
         report({
@@ -54590,7 +55149,7 @@ var rule_default13 = defineRule({
     }
   }
 });
-function matches(version2, entry) {
+function matches2(version2, entry) {
   try {
     if (/[<>=!~*,]/.test(entry)) return (0, import_pep4403.satisfies)(version2, entry.includes("*") && !/[<>=!~]/.test(entry) ? `==${entry}` : entry);
     return (0, import_pep4403.eq)(version2, entry);
@@ -55110,7 +55669,7 @@ function dedupe(edits) {
 }
 
 // src/baseline/load.ts
-var import_yaml4 = __toESM(require_dist(), 1);
+var import_yaml5 = __toESM(require_dist(), 1);
 
 // src/baseline/schema.ts
 var import_pep4405 = __toESM(require_pep440(), 1);
@@ -55140,6 +55699,9 @@ var BaselineFile = external_exports.strictObject({
       })
     ).min(1).describe("The GPU node pools, each with its own driver and GPUs; an image must run on at least one")
   }).optional().describe("The GPU fleet as pools (driver.minimum and gpus are the one-pool shorthand)"),
+  images: external_exports.record(external_exports.string().min(1), external_exports.string().min(1)).optional().describe(
+    'Images this repository builds, by name without tag ("ghcr.io/org/trainer"), each with the Dockerfile that builds it (a path from the repository root): a Kubernetes manifest that runs one is judged by that Dockerfile'
+  ),
   packages: external_exports.record(
     external_exports.string().min(1),
     external_exports.array(
@@ -55186,6 +55748,7 @@ var EMPTY_BASELINE = {
   driver: {},
   gpus: [],
   pools: [],
+  images: {},
   packages: {},
   pinning: { python: "none", images: "none", packages: [] },
   prerelease: "allow",
@@ -55220,6 +55783,7 @@ function resolveBaseline(file2) {
       ...pool.nodes !== void 0 ? { nodes: pool.nodes } : {},
       labels: pool.labels ?? {}
     })),
+    images: Object.fromEntries(Object.entries(file2.images ?? {}).map(([name, path]) => [imageName(name), path.replace(/^\.\//, "")])),
     packages,
     pinning: {
       python: file2.pinning?.python ?? "none",
@@ -55249,7 +55813,7 @@ function loadBaseline(path, text2, ruleIds) {
       locate: nowhere,
       problems: [{ message: `the baseline is larger than ${MAX_BASELINE_BYTES / 1024} KiB`, span: nowhere() }]
     };
-  const doc = (0, import_yaml4.parseDocument)(text2, { prettyErrors: false, uniqueKeys: true, strict: true });
+  const doc = (0, import_yaml5.parseDocument)(text2, { prettyErrors: false, uniqueKeys: true, strict: true });
   const locate = (path2) => spanOf(doc, path2);
   const fail = (problems2) => ({ baseline: EMPTY_BASELINE, source, problems: problems2, locate });
   if (doc.errors.length > 0)
@@ -55287,7 +55851,7 @@ function loadBaseline(path, text2, ruleIds) {
 }
 function numbersReadOtherwise(doc, text2) {
   const problems = [];
-  (0, import_yaml4.visit)(doc, {
+  (0, import_yaml5.visit)(doc, {
     Scalar(_key, node2) {
       if (typeof node2.value !== "number" || node2.type !== "PLAIN" || !node2.range) return;
       const written = text2.slice(node2.range[0], node2.range[1]).trim();
@@ -55318,10 +55882,10 @@ function describeIssue(issue2, missing = false) {
 function spanOf(doc, path, key) {
   for (let length = path.length; length >= 0; length--) {
     const node2 = length === 0 ? doc.contents : doc.getIn(path.slice(0, length), true);
-    if (!(0, import_yaml4.isNode)(node2)) continue;
+    if (!(0, import_yaml5.isNode)(node2)) continue;
     if (key !== void 0 && length === path.length && "items" in node2) {
-      const pair = node2.items.find((item) => (0, import_yaml4.isNode)(item.key) && item.key.value === key);
-      if (pair && (0, import_yaml4.isNode)(pair.key) && pair.key.range) return { start: pair.key.range[0], end: pair.key.range[1] };
+      const pair = node2.items.find((item) => (0, import_yaml5.isNode)(item.key) && item.key.value === key);
+      if (pair && (0, import_yaml5.isNode)(pair.key) && pair.key.range) return { start: pair.key.range[0], end: pair.key.range[1] };
     }
     if (node2.range) return { start: node2.range[0], end: node2.range[1] };
   }
@@ -55406,11 +55970,60 @@ function buildUnits(files, links, kb) {
       const via = (includers.get(file2) ?? []).flatMap((includer) => (links.get(includer) ?? []).filter((link) => link.to === file2));
       const covered = new Set(selectedContexts(file2, via).map((context) => context.variant));
       units.push(...selectionUnits(file2, claimsOf, kb, via.length ? covered : /* @__PURE__ */ new Set()));
+    } else if (file2.kind === "kubernetes") {
     } else if (!includedElsewhere(file2, includers.get(file2) ?? [], component ??= components2(files, links))) {
       units.push(fileUnit(file2, links, claimsOf, kb));
     }
   }
+  for (const file2 of files) if (file2.kind === "kubernetes") units.push(...containerUnits(file2, links.get(file2) ?? [], units, kb));
   return units;
+}
+function containerUnits(file2, links, units, kb) {
+  const out = [];
+  for (const fact of file2.containers) {
+    if (!fact.gpu) continue;
+    const include = fact.dockerfile ? file2.includes[fact.dockerfile.include] : void 0;
+    const built = include ? links.find((link) => link.include === include)?.to : void 0;
+    let claims;
+    if (built) {
+      const last2 = built.stages.at(-1)?.index;
+      const stage = units.find((unit) => unit.root === built && unit.stage === last2);
+      claims = (stage?.claims ?? []).map(
+        (claim2) => cudaClaim({
+          ...claim2,
+          file: file2,
+          context: void 0,
+          stage: fact.image.stage,
+          span: fact.span,
+          subject: `${fact.image.reference} (built from ${built.path}: ${claim2.subject})`,
+          rewrite: void 0,
+          origin: { file: built, span: claim2.span, subject: claim2.subject }
+        })
+      );
+    } else {
+      const own2 = containerImageClaim(file2, fact, kb);
+      claims = own2 ? [own2] : [];
+    }
+    const container = {
+      fact,
+      claims,
+      ...built ? { builtFrom: built } : {},
+      ...fact.dockerfile && !built ? { missing: fact.dockerfile.path } : {}
+    };
+    out.push({
+      label: `${file2.path} (${fact.workload}, container ${fact.name})`,
+      root: file2,
+      stage: fact.image.stage,
+      files: [file2],
+      // Rules that compare a unit's claims see the image's own; the Dockerfile's claims are judged in the Dockerfile.
+      claims: built ? [] : claims,
+      ...built || claims.length === 0 ? {} : { target: claims[0] },
+      packages: [],
+      invocations: [],
+      container
+    });
+  }
+  return out;
 }
 function includedElsewhere(file2, includers, component) {
   return includers.some((includer) => includer !== file2 && (includer.kind === "dockerfile" || component.get(includer) !== component.get(file2)));
@@ -55759,7 +56372,7 @@ var Checker = class {
   };
   /** The baseline's own problems (one pass with no repository files) and notes on expired waivers. */
   checkPolicy() {
-    const findings = this.run((run2) => run2([], [], { policy: this.options.policy, policyProblems: this.options.policyProblems }));
+    const { findings } = this.run((run2) => run2([], [], { policy: this.options.policy, policyProblems: this.options.policyProblems }));
     const unwaived = applyWaivers(findings, this.baseline, this.options);
     return { findings: [...unwaived.kept, ...expiredWaiverNotes(this.baseline, this.options)], waived: unwaived.waived };
   }
@@ -55768,11 +56381,15 @@ var Checker = class {
    * resolved them already (exactly as resolveLinks would).
    */
   checkFiles(files, links = resolveLinks(files)) {
-    const findings = this.run((run2) => {
+    const { findings, verdicts } = this.run((run2) => {
       for (const group of batches2(files, links, this.options.batchFiles ?? BATCH_FILES)) run2(group, buildUnits(group, links, this.kb), {});
     });
     const unwaived = applyWaivers(findings, this.baseline, this.options);
-    return { findings: applySuppressions(files, unwaived.kept, this.ruleIds, this.baseline.rules[SUPPRESSION_RULE_ID] === "off"), waived: unwaived.waived };
+    return {
+      findings: applySuppressions(files, unwaived.kept, this.ruleIds, this.baseline.rules[SUPPRESSION_RULE_ID] === "off"),
+      waived: unwaived.waived,
+      ...verdicts.length ? { verdicts } : {}
+    };
   }
   /** One report from the parts: sorted findings, each mistake once, and their counts. */
   report(filesChecked, parts) {
@@ -55780,11 +56397,23 @@ var Checker = class {
     const waived = parts.reduce((sum, part) => sum + part.waived.length, 0);
     const counts = { error: 0, warning: 0, notice: 0 };
     for (const finding of findings) counts[finding.severity]++;
-    return { findings, filesChecked, counts, ...waived ? { waived } : {} };
+    const fleet = fleetTable(this.baseline, parts);
+    return { findings, filesChecked, counts, ...waived ? { waived } : {}, ...fleet ? { fleet } : {} };
   }
   /** Run the active rules over what `visit` hands them; findings de-duplicated. */
   run(visit3) {
     const findings = [];
+    const verdicts = [];
+    const verdict = (entry) => {
+      verdicts.push({
+        unit: entry.unit,
+        path: entry.file.path,
+        line: entry.file.source.position(entry.span.start).line,
+        pool: entry.pool,
+        tier: entry.tier,
+        ...entry.reason ? { reason: entry.reason } : {}
+      });
+    };
     const seen = /* @__PURE__ */ new Set();
     const locks = /* @__PURE__ */ new Map();
     const reporters = this.active.map((rule) => {
@@ -55811,11 +56440,12 @@ var Checker = class {
           removed: this.removed,
           policy: policy.policy,
           policyProblems: policy.policyProblems,
-          report: reporters[i]
+          report: reporters[i],
+          verdict
         })
       );
     });
-    return findings;
+    return { findings, verdicts };
   }
 };
 var IMAGE_IN_MESSAGE = /\b[a-z0-9][a-z0-9._-]*(?:\/[a-z0-9][a-z0-9._-]*)+:[\w][\w.-]*/g;
@@ -55940,9 +56570,9 @@ function applySuppressions(files, findings, ruleIds, reportingOff) {
   const byPath = new Map(files.map((file2) => [file2.path, file2]));
   const used = /* @__PURE__ */ new Set();
   const kept = [];
-  const matches2 = matchSuppressions(byPath, findings, ruleIds);
+  const matches3 = matchSuppressions(byPath, findings, ruleIds);
   for (const [i, finding] of findings.entries()) {
-    const suppression = matches2[i];
+    const suppression = matches3[i];
     if (suppression && finding.ruleId !== "parse-error") {
       used.add(suppression);
       continue;
@@ -55968,7 +56598,7 @@ function applySuppressions(files, findings, ruleIds, reportingOff) {
   return kept;
 }
 function matchSuppressions(byPath, findings, ruleIds) {
-  const matches2 = [];
+  const matches3 = [];
   const perFile = groupBy(positions(findings.length), (i) => {
     const file2 = byPath.get(findings[i].location.path);
     return file2 && file2.suppressions.length > 0 ? file2 : void 0;
@@ -55989,10 +56619,10 @@ function matchSuppressions(byPath, findings, ruleIds) {
       if (added) active.sort((a, b) => a - b);
       active = active.filter((s) => all[s].toLine >= line);
       const hit = active.find((s) => all[s].rules.includes(findings[i].ruleId));
-      matches2[i] = hit === void 0 ? void 0 : all[hit];
+      matches3[i] = hit === void 0 ? void 0 : all[hit];
     }
   }
-  return matches2;
+  return matches3;
 }
 function compareFindings(a, b) {
   return a.location.path.localeCompare(b.location.path) || a.location.start.offset - b.location.start.offset || a.ruleId.localeCompare(b.ruleId) || a.message.localeCompare(b.message);
@@ -56022,6 +56652,30 @@ function withoutLockEdits(finding, locks) {
     help: finding.help ? `${finding.help} ${how}` : how
   };
 }
+function fleetTable(baseline, parts) {
+  if (baseline.pools.length === 0) return void 0;
+  const rows = /* @__PURE__ */ new Map();
+  for (const part of parts)
+    for (const entry of part.verdicts ?? []) {
+      const key = `${entry.path}\0${entry.unit}`;
+      let row = rows.get(key);
+      if (!row) rows.set(key, row = { unit: entry.unit, path: entry.path, line: entry.line, cells: /* @__PURE__ */ new Map() });
+      row.line = Math.min(row.line, entry.line);
+      const cell = row.cells.get(entry.pool);
+      if (!cell || TIER_RANK[entry.tier] > TIER_RANK[cell.tier])
+        row.cells.set(entry.pool, { tier: entry.tier, ...entry.reason ? { reason: entry.reason } : {} });
+    }
+  if (rows.size === 0) return void 0;
+  return {
+    pools: baseline.pools.map((pool) => ({ name: pool.name, driver: pool.driver })),
+    rows: [...rows.values()].sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : a.line - b.line).map((row) => ({
+      unit: row.unit,
+      path: row.path,
+      line: row.line,
+      cells: baseline.pools.map((pool) => row.cells.get(pool.name) ?? { tier: "runs" })
+    }))
+  };
+}
 
 // src/reader.ts
 function includedKind(path) {
@@ -56042,7 +56696,7 @@ function listed(paths) {
   }
   return out;
 }
-function* readRepository(files, reader, follow = true) {
+function* readRepository(files, reader, follow = true, parse6 = {}) {
   const queue = [...files];
   const taken = /* @__PURE__ */ new Map();
   for (const file2 of queue) taken.set(file2.path, false);
@@ -56052,14 +56706,14 @@ function* readRepository(files, reader, follow = true) {
     taken.set(path, true);
     const source = reader.read(path, kind);
     if (!source) continue;
-    const parsed = parseFile(source.path, source.text, source.kind);
+    const parsed = parseFile(source.path, source.text, source.kind, parse6);
     const links = parsed.includes.map((include) => {
       const link = includeCandidates(parsed, include).find(
         (candidate) => taken.get(candidate) === true || (follow ? reader.isFile(candidate) : taken.has(candidate))
       );
       if (link !== void 0 && !taken.has(link)) {
         taken.set(link, false);
-        queue.push({ path: link, kind: includedKind(link) });
+        queue.push({ path: link, kind: include.kind === "dockerfile" ? "dockerfile" : includedKind(link) });
       }
       return link;
     });
@@ -56182,7 +56836,7 @@ function verifyGroup(fixes, added, verdicts, notes) {
   const accepted = [];
   for (const finding of alone) {
     const gives = added([finding]);
-    if (gives) verdicts.set(finding, describe3(gives));
+    if (gives) verdicts.set(finding, describe4(gives));
     else accepted.push(finding);
   }
   let kept = accepted;
@@ -56195,7 +56849,7 @@ function verifyGroup(fixes, added, verdicts, notes) {
         continue;
       }
       const gives = added(together);
-      if (gives) verdicts.set(finding, `${describe3(gives)} together with the other safe fixes`);
+      if (gives) verdicts.set(finding, `${describe4(gives)} together with the other safe fixes`);
       else kept.push(finding);
     }
   }
@@ -56219,7 +56873,7 @@ function verifyGroup(fixes, added, verdicts, notes) {
       continue;
     }
     if (block.length === 1) {
-      verdicts.set(block[0], overlaps ? "its edits overlap those of another safe fix" : `${describe3(gives)} together with the other safe fixes`);
+      verdicts.set(block[0], overlaps ? "its edits overlap those of another safe fix" : `${describe4(gives)} together with the other safe fixes`);
       continue;
     }
     const half = Math.ceil(block.length / 2);
@@ -56230,7 +56884,7 @@ function downgrade(finding, reason) {
   const fix = { ...finding.fix, safety: "unsafe", verification: `Not safe: applying it ${reason}.` };
   return { ...finding, fix };
 }
-function describe3(finding) {
+function describe4(finding) {
   return `gives ${finding.severity} ${finding.ruleId} "${finding.message}" in ${finding.location.path}`;
 }
 function edited(file2, edits) {
@@ -56592,6 +57246,7 @@ function renderText(report, options2 = {}) {
       for (const suggestion of finding.suggestions ?? []) lines.push(`    option: ${escapeControl(suggestion.title)}`);
     }
   }
+  if (options2.verbose && report.fleet) lines.push(...poolTableText(report.fleet, escapeControl));
   lines.push(summaryLine(report));
   return `${lines.join("\n")}
 `;
@@ -56633,7 +57288,8 @@ function gateRepository(files, reader, baseline, kb, options2 = {}) {
     groups.join(i, to);
   };
   const window = Math.max(1, options2.windowFiles ?? 16);
-  for (const { source, parsed, links } of readRepository(files, reader, options2.follow ?? true)) {
+  const parse6 = { images: baseline.images };
+  for (const { source, parsed, links } of readRepository(files, reader, options2.follow ?? true, parse6)) {
     const i = groups.add();
     sources.push(source);
     indexOf.set(source.path, i);
@@ -56687,22 +57343,25 @@ function gateRepository(files, reader, baseline, kb, options2 = {}) {
     if (file2) rest.push(file2.parsed);
     else if (groups.spoiled(groups.find(i))) {
       again.add(source.path);
-      rest.push(parseFile(source.path, source.text, source.kind));
+      rest.push(parseFile(source.path, source.text, source.kind, parse6));
     }
   }
-  const final = again.size === 0 ? parts : parts.map((part) => ({
-    findings: part.findings.filter((finding) => !again.has(finding.location.path)),
-    waived: part.waived.filter((finding) => !again.has(finding.location.path))
-  }));
+  const final = again.size === 0 ? parts : parts.map(
+    (part) => ({
+      findings: part.findings.filter((finding) => !again.has(finding.location.path)),
+      waived: part.waived.filter((finding) => !again.has(finding.location.path)),
+      ...part.verdicts ? { verdicts: part.verdicts.filter((verdict) => !again.has(verdict.path)) } : {}
+    })
+  );
   if (rest.length > 0) final.push(checker.checkFiles(rest));
   return {
     report: checker.report(sources.length, [checker.checkPolicy(), ...final]),
     sources,
     parsedAgain: again.size,
-    linked: linkedSources(sources, indexOf, groups)
+    linked: linkedSources(sources, indexOf, groups, parse6)
   };
 }
-function linkedSources(sources, indexOf, groups) {
+function linkedSources(sources, indexOf, groups, parse6) {
   let members2;
   const parsed = /* @__PURE__ */ new Map();
   return (paths) => {
@@ -56721,7 +57380,7 @@ function linkedSources(sources, indexOf, groups) {
         let file2 = parsed.get(i);
         if (!file2) {
           const source = sources[i];
-          file2 = parseFile(source.path, source.text, source.kind);
+          file2 = parseFile(source.path, source.text, source.kind, parse6);
           parsed.set(i, file2);
         }
         return file2;
@@ -56792,7 +57451,7 @@ function walk(root, inputs, filters = {}) {
     if (kind) kinds.set(repoPath, kind);
     if (!viaLink) plain.add(repoPath);
   };
-  const kindOf = (absolute, repoPath) => classifyPath(repoPath) ?? (condaByContent(repoPath) && condaInside(absolute) ? "conda" : void 0);
+  const kindOf = (absolute, repoPath) => classifyPath(repoPath) ?? (yamlByContent(repoPath) ? kindInside(absolute, repoPath) : void 0);
   const skipped = (levels, repoPath, directory) => (excluded?.ignores(directory ? `${repoPath}/` : repoPath) ?? false) || gitignore && ignoredBy(levels, repoPath, directory);
   const found = (absolute, repoPath, viaLink, levels) => {
     if (skipped(levels, repoPath, false)) return;
@@ -56918,15 +57577,15 @@ function loadFiles(root, paths, followLinks = true, walked) {
   const files = [...readRepository(listed(paths), diskReader(root, skipped, walked), followLinks)].map((file2) => file2.parsed);
   return { files, skipped };
 }
-function condaInside(absolute) {
+function kindInside(absolute, repoPath) {
   let fd;
   try {
     fd = openSync(absolute, "r");
     const buffer = Buffer.allocUnsafe(64 * 1024);
     const read = readSync(fd, buffer, 0, buffer.length, 0);
-    return looksLikeConda(decoder.decode(buffer.subarray(0, read)));
+    return kindByContent(repoPath, decoder.decode(buffer.subarray(0, read)));
   } catch {
-    return false;
+    return void 0;
   } finally {
     if (fd !== void 0) closeSync(fd);
   }
@@ -57029,7 +57688,7 @@ function changedSince(cwd, ref) {
 }
 
 // src/cli/fleet.ts
-var import_yaml5 = __toESM(require_dist(), 1);
+var import_yaml6 = __toESM(require_dist(), 1);
 import { spawnSync } from "node:child_process";
 import { existsSync as existsSync2, readFileSync as readFileSync3, writeFileSync } from "node:fs";
 import { resolve as resolve3 } from "node:path";
@@ -57333,10 +57992,10 @@ function renderPools(pools) {
 `;
 }
 function writePools(path, pools, usage) {
-  const doc = (0, import_yaml5.parseDocument)(existsSync2(path) ? readFileSync3(path, "utf8") : "");
+  const doc = (0, import_yaml6.parseDocument)(existsSync2(path) ? readFileSync3(path, "utf8") : "");
   if (doc.errors.length > 0) throw usage(`${path} is not valid YAML: ${doc.errors[0].message.split("\n")[0]}`);
-  if (doc.contents !== null && !(0, import_yaml5.isMap)(doc.contents)) throw usage(`${path} is not a YAML mapping`);
-  const fresh = (0, import_yaml5.parseDocument)(renderPools(pools));
+  if (doc.contents !== null && !(0, import_yaml6.isMap)(doc.contents)) throw usage(`${path} is not a YAML mapping`);
+  const fresh = (0, import_yaml6.parseDocument)(renderPools(pools));
   doc.setIn(["fleet", "pools"], fresh.getIn(["fleet", "pools"], true));
   writeFileSync(path, doc.toString());
 }
@@ -57579,7 +58238,7 @@ function collect2(io, paths, baseline) {
   return { ...loadFiles(io.cwd, selected.paths, true, selected), missing: selected.missing };
 }
 function checkChanges(files, reader, changes, baseline, kb, options2) {
-  const read = [...readRepository(files, reader)];
+  const read = [...readRepository(files, reader, true, { images: baseline.images })];
   const affected = affectedFiles(
     read.map((file2) => file2.parsed),
     new Set(changes.changed),
@@ -57759,7 +58418,7 @@ function writeOutput(cwd, file2, text2) {
 }
 function withVerifiedFixes(checked, baseline, kb, options2) {
   if (!checked.report.findings.some((finding) => finding.fix?.safety === "safe")) return checked;
-  const linked = checked.linked ?? linkedWithin(checked.sources.map((source) => parseFile(source.path, source.text, source.kind)));
+  const linked = checked.linked ?? linkedWithin(checked.sources.map((source) => parseFile(source.path, source.text, source.kind, { images: baseline.images })));
   return { ...checked, report: verifyFixes(checked.report, linked, (subset) => gate(subset, baseline, kb, options2)) };
 }
 function fileType(value) {

@@ -57,6 +57,39 @@ export interface Report {
   readonly counts: Readonly<Record<Severity, number>>;
   /** Findings silenced by active baseline waivers. */
   readonly waived?: number;
+  /** With a fleet of pools: what each pool makes of each unit that claims a CUDA version. */
+  readonly fleet?: FleetTable;
 }
+
+/**
+ * How a pool runs a unit: natively, only under minor-version or forward compatibility, not at all, or never (the
+ * unit's pods are not scheduled there).
+ */
+export type PoolTier = 'runs' | 'minor' | 'forward' | 'fails' | 'not-scheduled';
+
+/** One rule's word on one unit on one pool. */
+export interface PoolVerdict {
+  /** The unit's label (`Dockerfile (stage 1)`, `k8s/train.yaml (Job/train, container train)`). */
+  readonly unit: string;
+  readonly path: string;
+  readonly line: number;
+  readonly pool: string;
+  readonly tier: PoolTier;
+  readonly reason?: string;
+}
+
+export interface FleetTable {
+  readonly pools: readonly { readonly name: string; readonly driver: string }[];
+  /** One row per unit, in report order; a cell per pool, in the baseline's order. */
+  readonly rows: readonly { readonly unit: string; readonly path: string; readonly line: number; readonly cells: readonly PoolCell[] }[];
+}
+
+export interface PoolCell {
+  readonly tier: PoolTier;
+  readonly reason?: string;
+}
+
+/** The worse of two tiers (a unit fails on a pool when any rule says so). */
+export const TIER_RANK: Readonly<Record<PoolTier, number>> = { 'not-scheduled': 0, runs: 1, forward: 2, minor: 3, fails: 4 };
 
 export const severityRank: Readonly<Record<Severity, number>> = { error: 3, warning: 2, notice: 1 };

@@ -4,9 +4,9 @@ import { buildUnits, type Unit } from './analysis/units.js';
 import type { LoadedBaseline } from './baseline/load.js';
 import type { Baseline } from './baseline/schema.js';
 import { isLockKind, type FileKind, type ParsedFile, type Suppression } from './parsers/facts.js';
-import { severityRank, type Finding, type Report, type Severity } from './finding.js';
+import { severityRank, TIER_RANK, type FleetTable, type Finding, type PoolCell, type PoolVerdict, type Report, type Severity } from './finding.js';
 import type { KnowledgeBase } from './knowledge/index.js';
-import { docsUrl, formatMessage, type AnyRule, type Draft, type RuleContext } from './rule.js';
+import { docsUrl, formatMessage, type AnyRule, type Draft, type RuleContext, type UnitVerdict } from './rule.js';
 import { RULES } from '../rules/index.js';
 
 export interface GateOptions {
@@ -44,6 +44,8 @@ export function gate(files: readonly ParsedFile[], baseline: Baseline, kb: Knowl
 export interface PartialReport {
   readonly findings: Finding[];
   readonly waived: readonly Finding[];
+  /** What the rules said of each unit on each pool (fleets of pools only). */
+  readonly verdicts?: readonly PoolVerdict[];
 }
 
 /**
@@ -83,7 +85,7 @@ export class Checker {
 
   /** The baseline's own problems (one pass with no repository files) and notes on expired waivers. */
   checkPolicy(): PartialReport {
-    const findings = this.run((run) => run([], [], { policy: this.options.policy, policyProblems: this.options.policyProblems }));
+    const { findings } = this.run((run) => run([], [], { policy: this.options.policy, policyProblems: this.options.policyProblems }));
     const unwaived = applyWaivers(findings, this.baseline, this.options);
     // No suppression comment can reach them: those live in repository files.
     return { findings: [...unwaived.kept, ...expiredWaiverNotes(this.baseline, this.options)], waived: unwaived.waived };
@@ -98,11 +100,15 @@ export class Checker {
     // Checking a few hundred files at a time keeps each batch's facts in the CPU caches while all sixteen rules
     // read them, instead of every rule walking the whole repository (`npm run bench`: the gate's share of a
     // 10,000-file run went from about 600 to about 400 ms).
-    const findings = this.run((run) => {
+    const { findings, verdicts } = this.run((run) => {
       for (const group of batches(files, links, this.options.batchFiles ?? BATCH_FILES)) run(group, buildUnits(group, links, this.kb), {});
     });
     const unwaived = applyWaivers(findings, this.baseline, this.options);
-    return { findings: applySuppressions(files, unwaived.kept, this.ruleIds, this.baseline.rules[SUPPRESSION_RULE_ID] === 'off'), waived: unwaived.waived };
+    return {
+      findings: applySuppressions(files, unwaived.kept, this.ruleIds, this.baseline.rules[SUPPRESSION_RULE_ID] === 'off'),
+      waived: unwaived.waived,
+      ...(verdicts.length ? { verdicts } : {}),
+    };
   }
 
   /** One report from the parts: sorted findings, each mistake once, and their counts. */
@@ -111,14 +117,27 @@ export class Checker {
     const waived = parts.reduce((sum, part) => sum + part.waived.length, 0);
     const counts: Record<Severity, number> = { error: 0, warning: 0, notice: 0 };
     for (const finding of findings) counts[finding.severity]++;
-    return { findings, filesChecked, counts, ...(waived ? { waived } : {}) };
+    const fleet = fleetTable(this.baseline, parts);
+    return { findings, filesChecked, counts, ...(waived ? { waived } : {}), ...(fleet ? { fleet } : {}) };
   }
 
   /** Run the active rules over what `visit` hands them; findings de-duplicated. */
-  private run(
-    visit: (run: (group: readonly ParsedFile[], units: readonly Unit[], policy: Pick<RuleContext, 'policy' | 'policyProblems'>) => void) => void,
-  ): Finding[] {
+  private run(visit: (run: (group: readonly ParsedFile[], units: readonly Unit[], policy: Pick<RuleContext, 'policy' | 'policyProblems'>) => void) => void): {
+    findings: Finding[];
+    verdicts: PoolVerdict[];
+  } {
     const findings: Finding[] = [];
+    const verdicts: PoolVerdict[] = [];
+    const verdict = (entry: UnitVerdict): void => {
+      verdicts.push({
+        unit: entry.unit,
+        path: entry.file.path,
+        line: entry.file.source.position(entry.span.start).line,
+        pool: entry.pool,
+        tier: entry.tier,
+        ...(entry.reason ? { reason: entry.reason } : {}),
+      });
+    };
     const seen = new Set<string>();
     // The lock files of the groups checked so far, by path: a finding that would edit one loses that edit.
     const locks = new Map<string, FileKind>();
@@ -147,10 +166,11 @@ export class Checker {
           policy: policy.policy,
           policyProblems: policy.policyProblems,
           report: reporters[i]!,
+          verdict,
         }),
       );
     });
-    return findings;
+    return { findings, verdicts };
   }
 }
 
@@ -411,5 +431,36 @@ function withoutLockEdits(finding: Finding, locks: ReadonlyMap<string, FileKind>
     ...(fix && touched(fix.edits).length === 0 ? { fix } : {}),
     ...(kept.length ? { suggestions: kept } : {}),
     help: finding.help ? `${finding.help} ${how}` : how,
+  };
+}
+
+/**
+ * The pool table of a report: a row per unit some rule gave a verdict on, a cell per pool (the worst verdict any
+ * rule gave there, with its reason; a pool no rule named runs the unit). Only for a fleet of pools.
+ */
+function fleetTable(baseline: Baseline, parts: readonly PartialReport[]): FleetTable | undefined {
+  if (baseline.pools.length === 0) return undefined;
+  const rows = new Map<string, { unit: string; path: string; line: number; cells: Map<string, PoolCell> }>();
+  for (const part of parts)
+    for (const entry of part.verdicts ?? []) {
+      const key = `${entry.path}\0${entry.unit}`;
+      let row = rows.get(key);
+      if (!row) rows.set(key, (row = { unit: entry.unit, path: entry.path, line: entry.line, cells: new Map() }));
+      row.line = Math.min(row.line, entry.line);
+      const cell = row.cells.get(entry.pool);
+      if (!cell || TIER_RANK[entry.tier] > TIER_RANK[cell.tier])
+        row.cells.set(entry.pool, { tier: entry.tier, ...(entry.reason ? { reason: entry.reason } : {}) });
+    }
+  if (rows.size === 0) return undefined;
+  return {
+    pools: baseline.pools.map((pool) => ({ name: pool.name, driver: pool.driver })),
+    rows: [...rows.values()]
+      .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.line - b.line))
+      .map((row) => ({
+        unit: row.unit,
+        path: row.path,
+        line: row.line,
+        cells: baseline.pools.map((pool) => row.cells.get(pool.name) ?? { tier: 'runs' as const }),
+      })),
   };
 }

@@ -7,7 +7,7 @@
 import { includeCandidates, resolveLinks } from './analysis/links.js';
 import { groupBy, positions, UnionFind } from './util/collections.js';
 import type { FileKind, ParsedFile } from './parsers/facts.js';
-import { classifyPath, lockCompanions, parseFile, sniffKind } from './parsers/index.js';
+import { classifyPath, lockCompanions, parseFile, sniffKind, type ParseOptions } from './parsers/index.js';
 
 /** A file to check: its repository path, the parser for it and its text. */
 export interface SourceFile {
@@ -47,7 +47,7 @@ export interface ReadFile {
 /**
  * The kind of a file an include leads to. `pip install -r` and `conda install --file` read any name as a
  * requirements list, and `conda env create -f` reads YAML: so a name we do not recognise is a requirements file
- * unless it ends in .yml/.yaml. A Dockerfile is never included.
+ * unless it ends in .yml/.yaml. A Dockerfile is included only by a manifest (a `dockerfile` include), read as one.
  */
 export function includedKind(path: string): FileKind {
   const kind = classifyPath(path);
@@ -80,7 +80,7 @@ export function listed(paths: readonly string[]): Listed[] {
  * its first candidate path that is a file; with `follow` off, nothing beyond `files` is read and an include leads
  * to its first candidate among `files`.
  */
-export function* readRepository(files: readonly Listed[], reader: RepositoryReader, follow = true): Generator<ReadFile> {
+export function* readRepository(files: readonly Listed[], reader: RepositoryReader, follow = true, parse: ParseOptions = {}): Generator<ReadFile> {
   const queue: Listed[] = [...files];
   /** Every path queued: true once it has been taken from the queue (read, or found unreadable). */
   const taken = new Map<string, boolean>();
@@ -91,14 +91,14 @@ export function* readRepository(files: readonly Listed[], reader: RepositoryRead
     taken.set(path, true);
     const source = reader.read(path, kind);
     if (!source) continue;
-    const parsed = parseFile(source.path, source.text, source.kind);
+    const parsed = parseFile(source.path, source.text, source.kind, parse);
     const links = parsed.includes.map((include) => {
       const link = includeCandidates(parsed, include).find(
         (candidate) => taken.get(candidate) === true || (follow ? reader.isFile(candidate) : taken.has(candidate)),
       );
       if (link !== undefined && !taken.has(link)) {
         taken.set(link, false);
-        queue.push({ path: link, kind: includedKind(link) });
+        queue.push({ path: link, kind: include.kind === 'dockerfile' ? 'dockerfile' : includedKind(link) });
       }
       return link;
     });

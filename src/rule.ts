@@ -1,7 +1,7 @@
 import type { Unit } from './analysis/units.js';
 import type { Baseline } from './baseline/schema.js';
 import type { ParsedFile } from './parsers/facts.js';
-import type { Fix, Severity } from './finding.js';
+import type { Fix, PoolTier, Severity } from './finding.js';
 import type { KnowledgeBase } from './knowledge/index.js';
 import type { SourceText, Span } from './parsers/source.js';
 import type { LoadedBaseline } from './baseline/load.js';
@@ -54,6 +54,18 @@ export interface RuleContext<M extends string = string> {
   /** Paths the change being checked deletes (empty when it is not known). */
   readonly removed: ReadonlySet<string>;
   report(draft: Draft<M>): void;
+  /** A unit's verdict on one pool of the fleet, for the report's pool table (see Report.fleet). */
+  verdict(verdict: UnitVerdict): void;
+}
+
+/** A rule's word on a unit and a pool: the unit, where it is declared, the pool and the tier, with the reason. */
+export interface UnitVerdict {
+  readonly unit: string;
+  readonly file: TextFile;
+  readonly span: Span;
+  readonly pool: string;
+  readonly tier: PoolTier;
+  readonly reason?: string;
 }
 
 export interface RuleDefinition<M extends string = string> {

@@ -7,7 +7,7 @@ import type { Report } from './finding.js';
 import { Checker, type GateOptions, type PartialReport } from './gate.js';
 import type { Baseline } from './baseline/schema.js';
 import type { KnowledgeBase } from './knowledge/index.js';
-import { parseFile } from './parsers/index.js';
+import { parseFile, type ParseOptions } from './parsers/index.js';
 import { readRepository, type Listed, type ReadFile, type RepositoryReader, type SourceFile } from './reader.js';
 import type { LinkedFiles } from './verify.js';
 
@@ -75,7 +75,8 @@ export function gateRepository(
   };
 
   const window = Math.max(1, options.windowFiles ?? 16);
-  for (const { source, parsed, links } of readRepository(files, reader, options.follow ?? true)) {
+  const parse = { images: baseline.images };
+  for (const { source, parsed, links } of readRepository(files, reader, options.follow ?? true, parse)) {
     const i = groups.add();
     sources.push(source);
     indexOf.set(source.path, i);
@@ -138,7 +139,7 @@ export function gateRepository(
     if (file) rest.push(file.parsed);
     else if (groups.spoiled(groups.find(i))) {
       again.add(source.path);
-      rest.push(parseFile(source.path, source.text, source.kind));
+      rest.push(parseFile(source.path, source.text, source.kind, parse));
     }
   }
   // Every finding is about a file of its own check, so the earlier findings of the files checked again are
@@ -146,21 +147,24 @@ export function gateRepository(
   const final =
     again.size === 0
       ? parts
-      : parts.map((part) => ({
-          findings: part.findings.filter((finding) => !again.has(finding.location.path)),
-          waived: part.waived.filter((finding) => !again.has(finding.location.path)),
-        }));
+      : parts.map(
+          (part): PartialReport => ({
+            findings: part.findings.filter((finding) => !again.has(finding.location.path)),
+            waived: part.waived.filter((finding) => !again.has(finding.location.path)),
+            ...(part.verdicts ? { verdicts: part.verdicts.filter((verdict) => !again.has(verdict.path)) } : {}),
+          }),
+        );
   if (rest.length > 0) final.push(checker.checkFiles(rest));
   return {
     report: checker.report(sources.length, [checker.checkPolicy(), ...final]),
     sources,
     parsedAgain: again.size,
-    linked: linkedSources(sources, indexOf, groups),
+    linked: linkedSources(sources, indexOf, groups, parse),
   };
 }
 
 /** LinkedFiles over the groups of a repository read: each group's files parsed once, when a fix first needs them. */
-function linkedSources(sources: readonly SourceFile[], indexOf: ReadonlyMap<string, number>, groups: UnionFind): LinkedFiles {
+function linkedSources(sources: readonly SourceFile[], indexOf: ReadonlyMap<string, number>, groups: UnionFind, parse: ParseOptions): LinkedFiles {
   let members: Map<number, number[]> | undefined;
   const parsed = new Map<number, ParsedFile>();
   return (paths) => {
@@ -179,7 +183,7 @@ function linkedSources(sources: readonly SourceFile[], indexOf: ReadonlyMap<stri
         let file = parsed.get(i);
         if (!file) {
           const source = sources[i]!;
-          file = parseFile(source.path, source.text, source.kind);
+          file = parseFile(source.path, source.text, source.kind, parse);
           parsed.set(i, file);
         }
         return file;

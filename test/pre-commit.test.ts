@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { classifyPath, condaByContent, HOOK_FILES } from '../src/parsers/index.js';
+import { classifyPath, HOOK_FILES, yamlByContent } from '../src/parsers/index.js';
 import { ROOT } from './harness.js';
 
 const hooks = parse(readFileSync(join(ROOT, '.pre-commit-hooks.yaml'), 'utf8')) as { id: string; entry: string; files: string; language: string }[];
@@ -116,7 +116,7 @@ describe('pre-commit hook', () => {
     const script = 'import json, re, sys\npattern = re.compile(sys.argv[1])\nprint(json.dumps([bool(pattern.search(p)) for p in json.load(sys.stdin)]))';
     const python = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
     const selected = JSON.parse(execFileSync(python, ['-c', script, hook.files], { input: JSON.stringify(list), encoding: 'utf8' })) as boolean[];
-    const disagreements = list.filter((path, i) => selected[i] !== (classifyPath(path) !== undefined || condaByContent(path)));
+    const disagreements = list.filter((path, i) => selected[i] !== (classifyPath(path) !== undefined || yamlByContent(path)));
     expect(disagreements).toEqual([]);
     expect(selected.filter(Boolean).length).toBeGreaterThan(200);
     expect(selected.filter((value) => !value).length).toBeGreaterThan(200);

@@ -3,48 +3,104 @@ import type { ParsedFile } from '../../src/parsers/facts.js';
 import type { Unit } from '../../src/analysis/units.js';
 import { cite, isUnverified, type KnowledgeBase } from '../../src/knowledge/index.js';
 import type { Pool } from '../../src/baseline/schema.js';
-import { defineRule, type Draft, type Reporter } from '../../src/rule.js';
+import { defineRule, type Draft, type Reporter, type UnitVerdict } from '../../src/rule.js';
+import { selectPools, type Selection } from '../../src/analysis/placement.js';
 import { compareDotted, cudaMajor } from '../../src/knowledge/versions.js';
+
+const MESSAGES = {
+  major: '{{subject}} needs CUDA {{major}}.x, which needs NVIDIA driver >= {{floor}}; the fleet runs {{fleet}}',
+  release: '{{subject}} needs CUDA {{cuda}}, which needs NVIDIA driver >= {{needed}}; the fleet runs {{fleet}}',
+  forwardCompat:
+    "{{subject}} needs CUDA {{cuda}}; on the fleet's {{fleet}} it runs only through forward compatibility ({{package}} in the image, data-center GPUs only)",
+  minor:
+    '{{subject}} targets CUDA {{cuda}}, whose full feature set needs driver >= {{needed}}; the fleet runs {{fleet}}, so it runs only under minor-version compatibility',
+  requireCuda: 'NVIDIA_REQUIRE_CUDA ({{value}}) accepts no driver the fleet runs ({{fleet}}): the container runtime will refuse to start',
+  requireCudaBrand: "NVIDIA_REQUIRE_CUDA ({{value}}) accepts the fleet's {{fleet}} only on {{brands}} GPUs",
+  driverInImage: '{{name}} installs NVIDIA driver {{branch}} libraries into the image; they must match the host kernel driver{{fleetNote}}',
+  noPool: '{{subject}} needs CUDA {{cuda}}, which no pool of the fleet can run: {{fails}}',
+  somePools: '{{subject}} needs CUDA {{cuda}}: it runs on {{runs}}, not on {{fails}}',
+  poolsCompat: '{{subject}} targets CUDA {{cuda}}: {{how}}',
+  pinned: '{{subject}} needs CUDA {{cuda}}, which no pool it is scheduled on can run: {{fails}}',
+  unmatched: '{{workload}} container {{container}}: {{why}}, so it is judged on every pool',
+  noDockerfile: '{{workload}} container {{container}}: {{path}}, named as the Dockerfile of {{image}}, is not in the repository',
+  unknownImage:
+    "{{workload}} container {{container}} gets NVIDIA GPUs, but the CUDA of {{image}} is not known, so the fleet's drivers cannot be checked against it",
+} as const;
 
 export default defineRule({
   id: 'driver-floor',
   description: 'What images and wheels need from the NVIDIA driver is within what the fleet runs',
   defaultSeverity: 'error',
   fix: 'none',
-  messages: {
-    major: '{{subject}} needs CUDA {{major}}.x, which needs NVIDIA driver >= {{floor}}; the fleet runs {{fleet}}',
-    release: '{{subject}} needs CUDA {{cuda}}, which needs NVIDIA driver >= {{needed}}; the fleet runs {{fleet}}',
-    forwardCompat:
-      "{{subject}} needs CUDA {{cuda}}; on the fleet's {{fleet}} it runs only through forward compatibility ({{package}} in the image, data-center GPUs only)",
-    minor:
-      '{{subject}} targets CUDA {{cuda}}, whose full feature set needs driver >= {{needed}}; the fleet runs {{fleet}}, so it runs only under minor-version compatibility',
-    requireCuda: 'NVIDIA_REQUIRE_CUDA ({{value}}) accepts no driver the fleet runs ({{fleet}}): the container runtime will refuse to start',
-    requireCudaBrand: "NVIDIA_REQUIRE_CUDA ({{value}}) accepts the fleet's {{fleet}} only on {{brands}} GPUs",
-    driverInImage: '{{name}} installs NVIDIA driver {{branch}} libraries into the image; they must match the host kernel driver{{fleetNote}}',
-    noPool: '{{subject}} needs CUDA {{cuda}}, which no pool of the fleet can run: {{fails}}',
-    somePools: '{{subject}} needs CUDA {{cuda}}: it runs on {{runs}}, not on {{fails}}',
-    poolsCompat: '{{subject}} targets CUDA {{cuda}}: {{how}}',
-  },
-  check({ units, files, kb, baseline, report }) {
+  messages: MESSAGES,
+  check({ units, files, kb, baseline, report, verdict }) {
     if (baseline.pools.length > 0) {
-      checkPools(units, files, baseline.pools, baseline.driver.forwardCompat, kb, report);
+      checkPools(units, files, baseline.pools, baseline.driver.forwardCompat, kb, report, verdict);
+      checkContainers(units, report);
       return;
     }
     const fleet = baseline.driver.minimum;
     for (const file of files) checkDriverPackages(file, fleet, report);
     if (!fleet) return;
     const forward = fleetForwardCompat(baseline.driver.forwardCompat, baseline.gpus, kb);
-    eachClaim(units, kb, (claim, compat) => checkClaim(claim, fleet, compat, forward, kb, report));
+    eachClaim(units, kb, (claim, compat) => checkClaim(claim, fleet, compat, forward, kb, withOrigin(claim, report)));
     for (const file of files) checkRequireCuda(file, fleet, kb, report);
+    checkContainers(units, report);
   },
 });
+
+const IMAGES_HELP =
+  'Name the Dockerfile that builds it: `images: { "<image name>": "<path to Dockerfile>" }` in the baseline, or the annotation `cuda-gatekeeper.io/dockerfile: <path>` on the workload or its pod template.';
+
+/**
+ * What a GPU container leaves unjudged, said rather than passed in silence: a node selection that matches no pool, a
+ * Dockerfile named for its image that is not there, an image whose CUDA nothing says.
+ */
+function checkContainers(units: readonly Unit[], report: Reporter): void {
+  for (const unit of units) {
+    const container = unit.container;
+    if (!container) continue;
+    const { fact } = container;
+    const base = { workload: fact.workload, container: fact.name, image: fact.image.reference };
+    if (container.missing) {
+      report({
+        messageId: 'noDockerfile',
+        data: { ...base, path: container.missing },
+        file: unit.root,
+        span: fact.dockerfile!.span,
+        severity: 'warning',
+        help: `Without the Dockerfile, the image's CUDA is known only from its name${container.claims.length ? '' : ', which says none'}. Correct the path (it is read from the repository root). ${IMAGES_HELP}`,
+      });
+    } else if (container.claims.length === 0 && !fact.image.unresolved) {
+      report({
+        messageId: 'unknownImage',
+        data: base,
+        file: unit.root,
+        span: fact.span,
+        severity: 'notice',
+        help: `Its tag names no CUDA version. ${IMAGES_HELP}`,
+      });
+    }
+  }
+}
+
+/** A reporter that adds, for a claim carried from a Dockerfile to a manifest, where the Dockerfile says it. */
+function withOrigin(claim: CudaClaim, report: Reporter): Reporter {
+  const origin = claim.origin;
+  if (!origin) return report;
+  return (draft) =>
+    report({
+      ...draft,
+      related: [...(draft.related ?? []), { file: origin.file, span: origin.span, message: `the image is built from here: ${origin.subject}` }],
+    });
+}
 
 const MVC = 'https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html';
 const FORWARD = 'https://docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html';
 const REQUIRE = 'https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/docker-specialized.html';
 
 /** Whether the unit runs on an image of NVIDIA's that ships cuda-compat (nvidia/cuda, NGC): forward compatibility is possible there. */
-function compatImage(unit: Unit, kb: KnowledgeBase): boolean {
+function compatImage(unit: Pick<Unit, 'claims'>, kb: KnowledgeBase): boolean {
   return unit.claims.some(
     (claim) =>
       claim.kind === 'image' &&
@@ -145,8 +201,10 @@ function checkPools(
   pools: readonly Pool[],
   stated: boolean | undefined,
   kb: KnowledgeBase,
-  report: Reporter,
+  reportAll: Reporter,
+  verdict: (verdict: UnitVerdict) => void,
 ): void {
+  const report = reportAll;
   for (const file of files) {
     // Driver libraries in an image must match the host driver of every pool it runs on: an error when no pool runs that branch.
     const probes = pools.map((pool) => collect((probe) => checkDriverPackages(file, pool.driver, probe)));
@@ -169,14 +227,54 @@ function checkPools(
     for (const drafts of bySpan.values())
       if (drafts.length === pools.length) report({ ...drafts[0]!, data: { ...drafts[0]!.data, fleet: `any pool (${fleetText})` } });
   }
-  eachClaim(units, kb, (claim, compat) => {
-    const verdicts: PoolVerdict[] = pools.map((pool) => {
+  // A container's pods run only on the pools its node selection allows; said once when it allows none.
+  const selections = new Map<Unit, Selection>();
+  const selectionOf = (unit: Unit): Selection => {
+    let selection = selections.get(unit);
+    if (!selection) {
+      selection = selectPools(pools, unit.container?.fact.placement, kb);
+      selections.set(unit, selection);
+      if (selection.unmatched && unit.container)
+        report({
+          messageId: 'unmatched',
+          data: { workload: unit.container.fact.workload, container: unit.container.fact.name, why: selection.unmatched },
+          file: unit.root,
+          span: unit.container.fact.span,
+          severity: 'warning',
+          help: `The pods cannot be scheduled on a node of the pools the baseline lists (${pools.map((pool) => `${pool.name}: ${labelsOf(pool)}`).join('; ')}), so either the fleet in the baseline is incomplete or the selector is wrong. Pools are matched by their labels, their GPUs (nvidia.com/gpu.product, nvidia.com/gpu.compute.*), their driver (nvidia.com/cuda.driver.*) and, for the GKE, EKS and AKS node-pool labels, their names.`,
+        });
+    }
+    return selection;
+  };
+  eachClaim(units, kb, (claim, compat, unit) => {
+    const selection = selectionOf(unit);
+    const verdicts: PoolVerdict[] = selection.pools.map((pool) => {
       const [draft] = collect((probe) => checkClaim(claim, pool.driver, compat, poolForwardCompat(pool, stated, kb), kb, probe));
       if (!draft) return { pool, tier: 'runs' };
       const tier = draft.messageId === 'minor' ? 'minor' : draft.messageId === 'forwardCompat' ? 'forward' : 'fails';
       return { pool, tier, draft };
     });
+    for (const entry of verdicts)
+      verdict({
+        unit: unit.label,
+        file: claim.file,
+        span: claim.span,
+        pool: entry.pool.name,
+        tier: entry.tier,
+        ...(entry.tier === 'runs' ? {} : { reason: tierReason(claim, entry) }),
+      });
+    for (const pool of pools)
+      if (!selection.pools.includes(pool))
+        verdict({
+          unit: unit.label,
+          file: claim.file,
+          span: claim.span,
+          pool: pool.name,
+          tier: 'not-scheduled',
+          reason: `not selected by ${selection.by.join(', ')}`,
+        });
     if (verdicts.every((verdict) => verdict.tier === 'runs')) return false;
+    const report = withOrigin(claim, withSelection(unit, selection, reportAll));
     const named = (list: readonly PoolVerdict[]) => list.map((verdict) => `${verdict.pool.name} (driver ${verdict.pool.driver})`).join(', ');
     const failing = verdicts.filter((verdict) => verdict.tier === 'fails');
     const running = verdicts.filter((verdict) => verdict.tier !== 'fails');
@@ -186,10 +284,11 @@ function checkPools(
       .join(' ');
     const unverified = verdicts.some((verdict) => verdict.tier !== 'runs' && verdict.draft.unverified === true);
     const cuda = claimCuda(claim);
-    const common = { file: claim.file, span: claim.span, unverified, help: `Per pool: ${reasons}` };
+    const pinned = selection.narrowed ? ` It is scheduled only on ${selection.pools.map((pool) => pool.name).join(', ')} (${selection.by.join(', ')}).` : '';
+    const common = { file: claim.file, span: claim.span, unverified, help: `Per pool: ${reasons}${pinned}` };
     if (failing.length > 0) {
       report({
-        messageId: running.length === 0 ? 'noPool' : 'somePools',
+        messageId: running.length === 0 ? (selection.narrowed ? 'pinned' : 'noPool') : 'somePools',
         data: {
           subject: claim.subject,
           cuda,
@@ -222,16 +321,49 @@ function checkPools(
  * Each claim of the units that a driver check judges, with whether its unit runs on an NVIDIA image (cuda-compat):
  * one finding per file and CUDA version, so `check` returns whether it reported one.
  */
-function eachClaim(units: readonly Unit[], kb: KnowledgeBase, check: (claim: CudaClaim, compat: boolean) => boolean): void {
+function eachClaim(units: readonly Unit[], kb: KnowledgeBase, check: (claim: CudaClaim, compat: boolean, unit: Unit) => boolean): void {
   const done = new Set<string>();
   for (const unit of units) {
-    const compat = compatImage(unit, kb);
-    for (const claim of unit.claims) {
+    // A container runs its image: its own claim, or those of the Dockerfile that builds it (cuda-compat as there).
+    const claims = unit.container?.claims ?? unit.claims;
+    const compat = compatImage({ claims }, kb);
+    for (const claim of claims) {
       if (claim.kind === 'implied' && claim.index) continue;
-      const key = `${claim.file.path}#${claimCuda(claim)}`;
-      if (!done.has(key) && check(claim, compat)) done.add(key);
+      // Each container is judged on its own pools, at its own image line.
+      const key = `${claim.file.path}#${claimCuda(claim)}${unit.container ? `#${unit.container.fact.span.start}` : ''}`;
+      if (!done.has(key) && check(claim, compat, unit)) done.add(key);
     }
   }
+}
+
+/** A table cell's reason: what the claim needs and how the pool falls short. */
+function tierReason(claim: CudaClaim, verdict: Extract<PoolVerdict, { draft: Draft }>): string {
+  const data = verdict.draft.data ?? {};
+  const cuda = claimCuda(claim);
+  if (verdict.tier === 'minor') return `CUDA ${cuda} under minor-version compatibility (all of it needs driver >= ${data.needed})`;
+  if (verdict.tier === 'forward') return `CUDA ${cuda} through forward compatibility (${data.package} in the image)`;
+  return `CUDA ${cuda} needs driver >= ${data.floor ?? data.needed ?? '?'}, the pool runs ${verdict.pool.driver}`;
+}
+
+/** A reporter that adds, for a container pinned to pools, where its node selection is written. */
+function withSelection(unit: Unit, selection: Selection, report: Reporter): Reporter {
+  const placement = unit.container?.fact.placement;
+  if (!placement || !selection.narrowed) return report;
+  const written = [...placement.selector, ...placement.terms.flat()];
+  const pools = selection.pools.map((pool) => `${pool.name} (driver ${pool.driver})`).join(', ');
+  return (draft) =>
+    report({
+      ...draft,
+      related: [
+        ...(draft.related ?? []),
+        ...written.slice(0, 1).map((requirement) => ({ file: unit.root, span: requirement.span, message: `schedules it on ${pools}` })),
+      ],
+    });
+}
+
+function labelsOf(pool: Pool): string {
+  const labels = Object.entries(pool.labels).map(([key, value]) => `${key}=${value}`);
+  return [...labels, ...(pool.gpus.length ? [`GPUs ${pool.gpus.join(', ')}`] : []), `driver ${pool.driver}`].join(', ');
 }
 
 /** The drafts a check reports, collected instead of reported. */

@@ -4,7 +4,10 @@ import type { EnvFact, ParsedFile } from '../../src/parsers/facts.js';
 import type { Fix } from '../../src/finding.js';
 import { cite, isUnverified, runsOn, type GpuInfo, type KnowledgeBase } from '../../src/knowledge/index.js';
 import type { Pool } from '../../src/baseline/schema.js';
-import { defineRule, type Draft, type Reporter } from '../../src/rule.js';
+import { defineRule, type Draft, type Reporter, type UnitVerdict } from '../../src/rule.js';
+import { selectPools } from '../../src/analysis/placement.js';
+import type { CudaClaim } from '../../src/analysis/claims.js';
+import type { Unit } from '../../src/analysis/units.js';
 import { compareDotted, cudaMajor, tagFromCuda } from '../../src/knowledge/versions.js';
 
 interface FleetGpu {
@@ -27,7 +30,7 @@ export default defineRule({
     archList: 'TORCH_CUDA_ARCH_LIST "{{value}}" does not cover {{gpu}} (compute capability {{cc}})',
     gpuDriver: "{{gpu}} needs NVIDIA driver >= {{needed}}, but the baseline's fleet driver is {{fleet}}",
   },
-  check({ units, files, kb, baseline, policy, report: reportAll }) {
+  check({ units, files, kb, baseline, policy, report: reportAll, verdict }) {
     // With pools, every pool's GPUs are checked and a finding is an error only when it holds on every pool.
     const pools = baseline.pools;
     const held = pools.length > 0 ? poolReporter(pools, kb, reportAll) : undefined;
@@ -72,6 +75,11 @@ export default defineRule({
       });
     }
     for (const unit of units) {
+      if (pools.length > 0) poolVerdicts(unit, pools, kb, verdict);
+      if (unit.container && pools.length > 0) {
+        checkContainer(unit, pools, kb, reportAll);
+        continue;
+      }
       for (const claim of unit.claims) {
         if (claim.kind !== 'image' && claim.kind !== 'conda' && claim.kind !== 'apt') continue;
         const cuda = claimCuda(claim);
@@ -108,6 +116,60 @@ export default defineRule({
     held?.flush();
   },
 });
+
+/** Why a GPU cannot run code of a CUDA claim (too new a GPU for it, or dropped by its major), if it cannot. */
+function gpuProblem(claim: CudaClaim, gpu: GpuInfo): string | undefined {
+  const cuda = claimCuda(claim);
+  if (claim.precision === 'minor' && compareDotted(cuda, gpu.minCuda) < 0)
+    return `CUDA ${cuda} has no code for ${gpu.name} (compute capability ${gpu.cc} needs CUDA >= ${gpu.minCuda})`;
+  if (gpu.lastCudaMajor !== undefined && cudaMajor(cuda) > gpu.lastCudaMajor)
+    return `CUDA ${cuda} no longer supports ${gpu.name} (compute capability ${gpu.cc}; the last CUDA for it is ${gpu.lastCudaMajor}.x)`;
+  return undefined;
+}
+
+/** The claims a rule judges a unit's GPUs by: a container's image (or its Dockerfile's), else the unit's image, conda and apt claims. */
+function gpuClaims(unit: Unit): readonly CudaClaim[] {
+  return (unit.container?.claims ?? unit.claims).filter((claim) => claim.kind === 'image' || claim.kind === 'conda' || claim.kind === 'apt');
+}
+
+/** The pool table's GPU column: a pool fails a unit when one of its GPUs cannot run a claim of it. */
+function poolVerdicts(unit: Unit, pools: readonly Pool[], kb: KnowledgeBase, verdict: (verdict: UnitVerdict) => void): void {
+  for (const claim of gpuClaims(unit))
+    for (const pool of pools) {
+      const problem = pool.gpus.map((name) => kb.gpu(name)).find((gpu) => gpu && gpuProblem(claim, gpu));
+      if (problem) verdict({ unit: unit.label, file: claim.file, span: claim.span, pool: pool.name, tier: 'fails', reason: gpuProblem(claim, problem) });
+    }
+}
+
+/**
+ * A Kubernetes container on a fleet of pools: its image judged on the GPUs of the pools its pods may be scheduled
+ * on. An error when every one of them has a GPU the image cannot use, else a warning naming those that do.
+ */
+function checkContainer(unit: Unit, pools: readonly Pool[], kb: KnowledgeBase, report: Reporter): void {
+  const container = unit.container!;
+  const selection = selectPools(pools, container.fact.placement, kb);
+  for (const claim of gpuClaims(unit)) {
+    const hit = selection.pools
+      .map((pool) => ({ pool, gpu: pool.gpus.map((name) => kb.gpu(name)).find((gpu) => gpu && gpuProblem(claim, gpu)) }))
+      .filter((entry): entry is { pool: Pool; gpu: GpuInfo } => entry.gpu !== undefined);
+    if (hit.length === 0) continue;
+    const clear = selection.pools.filter((pool) => !hit.some((entry) => entry.pool === pool));
+    const first = hit[0]!.gpu;
+    const dropped = first.lastCudaMajor !== undefined && cudaMajor(claimCuda(claim)) > first.lastCudaMajor;
+    report({
+      messageId: dropped ? 'dropped' : 'tooOld',
+      data: { subject: claim.subject, cuda: claimCuda(claim), gpu: first.name, cc: first.cc, minCuda: first.minCuda, last: first.lastCudaMajor ?? '' },
+      file: claim.file,
+      span: claim.span,
+      ...(clear.length > 0 ? { severity: 'warning' as const } : {}),
+      unverified: hit.some((entry) => isUnverified(entry.gpu.record)),
+      ...(claim.origin
+        ? { related: [{ file: claim.origin.file, span: claim.origin.span, message: `the image is built from here: ${claim.origin.subject}` }] }
+        : {}),
+      help: `${hit.map((entry) => `pool ${entry.pool.name}: ${gpuProblem(claim, entry.gpu)}`).join('; ')}.${clear.length ? ` ${clear.map((pool) => pool.name).join(', ')} ${clear.length === 1 ? 'runs' : 'run'} it: keep the workload to ${clear.length === 1 ? 'that pool' : 'those pools'}.` : selection.narrowed ? ` The workload is scheduled only there (${selection.by.join(', ')}).` : ''} Source: ${cite(first.record)}`,
+    });
+  }
+}
 
 /**
  * Findings about GPUs of a fleet of pools: held until the check is done, then per place a finding stays an error

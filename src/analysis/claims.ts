@@ -1,4 +1,4 @@
-import { isLockKind, type ImageFact, type IndexFact, type PackageFact, type ParsedFile } from '../parsers/facts.js';
+import { isLockKind, type ContainerFact, type ImageFact, type IndexFact, type PackageFact, type ParsedFile } from '../parsers/facts.js';
 import type { TextEdit } from '../finding.js';
 import { latestImagePatch, type KnowledgeBase, type Sourced } from '../knowledge/index.js';
 import type { Span } from '../parsers/source.js';
@@ -69,6 +69,8 @@ export interface CudaClaim {
   readonly package?: PackageFact;
   readonly image?: ImageFact;
   readonly index?: IndexFact;
+  /** A claim carried to a Kubernetes container from the Dockerfile that builds its image: where it is written there. */
+  readonly origin?: { readonly file: ParsedFile; readonly span: Span; readonly subject: string };
 }
 
 /** How an index is named in messages: the option as written, or a pyproject.toml's index URL. */
@@ -94,7 +96,15 @@ export function cudaClaim(f: CudaClaim): CudaClaim {
     package: f.package,
     image: f.image,
     index: f.index,
+    origin: f.origin,
   };
+}
+
+/** The CUDA a Kubernetes container's image says by its name (an nvidia/cuda, PyTorch or NGC tag), if any. */
+export function containerImageClaim(file: ParsedFile, container: ContainerFact, kb: KnowledgeBase): CudaClaim | undefined {
+  const claim = imageClaim(file, container.image, kb);
+  // No rewrite: a manifest's image is deployed as built, so no fix or plan edits its tag.
+  return claim && cudaClaim({ ...claim, rewrite: undefined });
 }
 
 /** CUDA claims a file makes on its own (builds implied by PyPI/index resolution are added per unit). */

@@ -13,6 +13,8 @@ export function includeCandidates(file: ParsedFile, include: IncludeFact): strin
   // `-r file:requirements.txt` (a conda pip: list, a requirements file) names a local path.
   const target = include.target.replace(/^file:(?!\/\/)/i, '');
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(target)) return [];
+  // A manifest names the Dockerfile that builds an image by its path from the repository root.
+  if (include.kind === 'dockerfile') return unique([joinRepo(target)]);
   if (file.kind !== 'dockerfile') return unique([joinRepo(base, target)]);
 
   const stage = file.contexts[include.context]?.stage ?? 0;

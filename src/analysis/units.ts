@@ -1,7 +1,7 @@
-import { hasSelections, type IndexFact, type InstallContext, type PackageFact, type ParsedFile } from '../parsers/facts.js';
+import { hasSelections, type ContainerFact, type IndexFact, type InstallContext, type PackageFact, type ParsedFile } from '../parsers/facts.js';
 import type { KnowledgeBase } from '../knowledge/index.js';
 import { cudaMajor, cudaMajorMinor } from '../knowledge/versions.js';
-import { CLAIM_PRECEDENCE, cudaClaim, fileClaims, type ClaimKind, type CudaClaim } from './claims.js';
+import { CLAIM_PRECEDENCE, containerImageClaim, cudaClaim, fileClaims, type ClaimKind, type CudaClaim } from './claims.js';
 import type { Link } from './links.js';
 import { groupBy, positions } from '../util/collections.js';
 import { StageTree } from './stages.js';
@@ -35,6 +35,22 @@ export interface Unit {
   readonly target?: CudaClaim;
   readonly packages: readonly UnitPackage[];
   readonly invocations: readonly Invocation[];
+  /** A Kubernetes container: where it may be scheduled and the CUDA it runs (see ContainerUnit). */
+  readonly container?: ContainerUnit;
+}
+
+/**
+ * A container of a Kubernetes workload that gets NVIDIA GPUs. What it runs is its image's CUDA: said by the image's
+ * name (`nvidia/cuda:12.4.1-runtime-ubuntu22.04`), or, for an image the repository builds, every CUDA claim of the
+ * Dockerfile's last stage (what `docker build` builds), carried to the manifest's `image:` line.
+ */
+export interface ContainerUnit {
+  readonly fact: ContainerFact;
+  readonly claims: readonly CudaClaim[];
+  /** The Dockerfile its image is built from, when one is named and read. */
+  readonly builtFrom?: ParsedFile;
+  /** The Dockerfile named for it that is not in the repository (or not read). */
+  readonly missing?: string;
 }
 
 const NO_INDEXES: readonly IndexFact[] = [];
@@ -79,11 +95,63 @@ export function buildUnits(files: readonly ParsedFile[], links: ReadonlyMap<Pars
       const via = (includers.get(file) ?? []).flatMap((includer) => (links.get(includer) ?? []).filter((link) => link.to === file));
       const covered = new Set(selectedContexts(file, via).map((context) => context.variant));
       units.push(...selectionUnits(file, claimsOf, kb, via.length ? covered : new Set()));
+    } else if (file.kind === 'kubernetes') {
+      // After the loop: a container built from a Dockerfile takes that Dockerfile's units.
     } else if (!includedElsewhere(file, includers.get(file) ?? [], (component ??= components(files, links)))) {
       units.push(fileUnit(file, links, claimsOf, kb));
     }
   }
+  for (const file of files) if (file.kind === 'kubernetes') units.push(...containerUnits(file, links.get(file) ?? [], units, kb));
   return units;
+}
+
+/** One unit per container that gets NVIDIA GPUs (a CPU container's CUDA is never loaded). */
+function containerUnits(file: ParsedFile, links: readonly Link[], units: readonly Unit[], kb: KnowledgeBase): Unit[] {
+  const out: Unit[] = [];
+  for (const fact of file.containers) {
+    if (!fact.gpu) continue;
+    const include = fact.dockerfile ? file.includes[fact.dockerfile.include] : undefined;
+    const built = include ? links.find((link) => link.include === include)?.to : undefined;
+    let claims: CudaClaim[];
+    if (built) {
+      const last = built.stages.at(-1)?.index;
+      const stage = units.find((unit) => unit.root === built && unit.stage === last);
+      claims = (stage?.claims ?? []).map((claim) =>
+        cudaClaim({
+          ...claim,
+          file,
+          context: undefined,
+          stage: fact.image.stage,
+          span: fact.span,
+          subject: `${fact.image.reference} (built from ${built.path}: ${claim.subject})`,
+          rewrite: undefined,
+          origin: { file: built, span: claim.span, subject: claim.subject },
+        }),
+      );
+    } else {
+      const own = containerImageClaim(file, fact, kb);
+      claims = own ? [own] : [];
+    }
+    const container: ContainerUnit = {
+      fact,
+      claims,
+      ...(built ? { builtFrom: built } : {}),
+      ...(fact.dockerfile && !built ? { missing: fact.dockerfile.path } : {}),
+    };
+    out.push({
+      label: `${file.path} (${fact.workload}, container ${fact.name})`,
+      root: file,
+      stage: fact.image.stage,
+      files: [file],
+      // Rules that compare a unit's claims see the image's own; the Dockerfile's claims are judged in the Dockerfile.
+      claims: built ? [] : claims,
+      ...(built || claims.length === 0 ? {} : { target: claims[0]! }),
+      packages: [],
+      invocations: [],
+      container,
+    });
+  }
+  return out;
 }
 
 /**

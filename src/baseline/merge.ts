@@ -136,6 +136,13 @@ export const POLICY_KEYS: readonly KeySpec[] = [
       current.unchecked === 'fail' && next.unchecked === 'neutral' ? 'a file that could not be checked cannot be let through as neutral' : undefined,
   },
   {
+    // Which Dockerfile builds an image: a later layer adds names and may point one elsewhere (it is not a policy).
+    path: 'images',
+    present: (file) => file.images !== undefined,
+    apply: (result, next) => ({ ...result, images: { ...result.images, ...next.images } }),
+    loosens: () => undefined,
+  },
+  {
     path: 'files.include',
     present: (file) => file.files?.include !== undefined,
     apply: (result, next) => ({ ...result, files: { ...result.files, include: [...new Set([...result.files.include, ...next.files.include])] } }),

@@ -1,5 +1,6 @@
 import { valid, validRange } from '@renovatebot/pep440';
 import { z } from 'zod';
+import { imageName } from '../parsers/image-ref.js';
 
 const cudaMinor = z
   .union([z.string(), z.number().transform(String)])
@@ -58,6 +59,12 @@ export const BaselineFile = z.strictObject({
     })
     .optional()
     .describe('The GPU fleet as pools (driver.minimum and gpus are the one-pool shorthand)'),
+  images: z
+    .record(z.string().min(1), z.string().min(1))
+    .optional()
+    .describe(
+      'Images this repository builds, by name without tag ("ghcr.io/org/trainer"), each with the Dockerfile that builds it (a path from the repository root): a Kubernetes manifest that runs one is judged by that Dockerfile',
+    ),
   packages: z
     .record(
       z.string().min(1),
@@ -137,6 +144,8 @@ export interface Baseline {
   readonly gpus: readonly string[];
   /** The fleet's pools (empty: driver.minimum and gpus describe the one pool, if any). */
   readonly pools: readonly Pool[];
+  /** Image name (registry/repository, lower case, no tag) → the repository's Dockerfile that builds it. */
+  readonly images: Readonly<Record<string, string>>;
   readonly packages: Readonly<Record<string, readonly string[]>>;
   readonly pinning: { readonly python: 'exact' | 'none'; readonly images: 'tag' | 'digest' | 'none'; readonly packages: readonly string[] };
   readonly prerelease: 'forbid' | 'allow';
@@ -180,6 +189,7 @@ export const EMPTY_BASELINE: Baseline = {
   driver: {},
   gpus: [],
   pools: [],
+  images: {},
   packages: {},
   pinning: { python: 'none', images: 'none', packages: [] },
   prerelease: 'allow',
@@ -215,6 +225,7 @@ export function resolveBaseline(file: BaselineFile): Baseline {
       ...(pool.nodes !== undefined ? { nodes: pool.nodes } : {}),
       labels: pool.labels ?? {},
     })),
+    images: Object.fromEntries(Object.entries(file.images ?? {}).map(([name, path]) => [imageName(name), path.replace(/^\.\//, '')])),
     packages,
     pinning: {
       python: file.pinning?.python ?? 'none',

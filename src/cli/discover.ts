@@ -2,7 +2,7 @@ import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, read
 import ignore, { type Ignore } from 'ignore';
 import { join, relative, resolve, sep } from 'node:path';
 import type { FileKind, ParsedFile } from '../parsers/facts.js';
-import { classifyPath, condaByContent, looksLikeConda } from '../parsers/index.js';
+import { classifyPath, kindByContent, yamlByContent } from '../parsers/index.js';
 import { listed, readRepository, sourceOf, type RepositoryReader } from '../reader.js';
 
 export const MAX_FILE_BYTES = 1024 * 1024;
@@ -94,9 +94,9 @@ export function walk(root: string, inputs: readonly string[], filters: WalkFilte
     if (kind) kinds.set(repoPath, kind);
     if (!viaLink) plain.add(repoPath);
   };
-  /** A file's kind by name, or for a YAML file that may be an environment, by its first 64 KiB. */
+  /** A file's kind by name, or for a YAML file no name claims (an environment, a manifest), by its first 64 KiB. */
   const kindOf = (absolute: string, repoPath: string): FileKind | undefined =>
-    classifyPath(repoPath) ?? (condaByContent(repoPath) && condaInside(absolute) ? 'conda' : undefined);
+    classifyPath(repoPath) ?? (yamlByContent(repoPath) ? kindInside(absolute, repoPath) : undefined);
   const skipped = (levels: IgnoreLevels, repoPath: string, directory: boolean): boolean =>
     (excluded?.ignores(directory ? `${repoPath}/` : repoPath) ?? false) || (gitignore && ignoredBy(levels, repoPath, directory));
   /** A file found while walking: by its name, or because files.include names it (then its content decides). */
@@ -244,16 +244,16 @@ export function loadFiles(root: string, paths: readonly string[], followLinks = 
   return { files, skipped };
 }
 
-/** Whether the first 64 KiB of a file read as a conda environment (a YAML file in an environment folder, say). */
-function condaInside(absolute: string): boolean {
+/** What the first 64 KiB of a YAML file make it: a conda environment (in an environment folder, say), a Kubernetes manifest, or neither. */
+function kindInside(absolute: string, repoPath: string): FileKind | undefined {
   let fd: number | undefined;
   try {
     fd = openSync(absolute, 'r');
     const buffer = Buffer.allocUnsafe(64 * 1024);
     const read = readSync(fd, buffer, 0, buffer.length, 0);
-    return looksLikeConda(decoder.decode(buffer.subarray(0, read)));
+    return kindByContent(repoPath, decoder.decode(buffer.subarray(0, read)));
   } catch {
-    return false;
+    return undefined;
   } finally {
     if (fd !== undefined) closeSync(fd);
   }

@@ -331,7 +331,7 @@ function checkChanges(
   kb: KnowledgeBase,
   options: GateOptions,
 ): RepositoryCheck {
-  const read = [...readRepository(files, reader)];
+  const read = [...readRepository(files, reader, true, { images: baseline.images })];
   const affected = affectedFiles(
     read.map((file) => file.parsed),
     new Set(changes.changed),
@@ -556,7 +556,7 @@ function writeOutput(cwd: string, file: string, text: string): void {
 function withVerifiedFixes(checked: RepositoryCheck, baseline: Baseline, kb: KnowledgeBase, options: GateOptions): RepositoryCheck {
   if (!checked.report.findings.some((finding) => finding.fix?.safety === 'safe')) return checked;
   // Only the groups of linked files that a fix touches are parsed again.
-  const linked = checked.linked ?? linkedWithin(checked.sources.map((source) => parseFile(source.path, source.text, source.kind)));
+  const linked = checked.linked ?? linkedWithin(checked.sources.map((source) => parseFile(source.path, source.text, source.kind, { images: baseline.images })));
   return { ...checked, report: verifyFixes(checked.report, linked, (subset) => gate(subset, baseline, kb, options)) };
 }
 

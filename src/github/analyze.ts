@@ -16,7 +16,7 @@ import type { GateJob } from '../sandbox/gate-job.js';
 import { GateBudgetError, type GatePool } from '../sandbox/gate-pool.js';
 import { defaultKnowledgeBase } from '../knowledge/index.js';
 import ignore from 'ignore';
-import { classifyPath, condaByContent, looksLikeConda } from '../parsers/index.js';
+import { classifyPath, kindByContent, yamlByContent } from '../parsers/index.js';
 import { affectedFiles, type Listed } from '../reader.js';
 import { gateOptionsFor, resolveBaseline, type OrgConfigCache, type ResolvedBaseline } from './config.js';
 import type { PullChanges } from './changes.js';
@@ -141,8 +141,9 @@ export async function analyzePull(github: GitHub, target: PullTarget, deps: Anal
   const { relevant, removed, added, others } = relevantChanges(changes.files);
   const unseen = changes.incomplete ? { unseen: changes.incomplete } : {};
   const cachedOrg = deps.orgCache.get(target.installationId, target.owner);
-  // YAML files whose name only hints at an environment (env.gpu.yml, conda/environments/…): read, kept if conda.
-  const maybeConda = others.filter((file) => condaByContent(file.filename)).map((file) => file.filename);
+  // YAML files no name claims (env.gpu.yml, conda/environments/…, k8s/train.yaml): read, kept if their content is an
+  // environment or a Kubernetes manifest.
+  const maybeConda = others.filter((file) => file.status !== 'removed' && yamlByContent(file.filename)).map((file) => file.filename);
   if (relevant.length === 0 && removed.length === 0 && maybeConda.length === 0) {
     // Nothing CUDA-relevant changed: no file is read (the baseline only matters for files).
     const baseline = resolveBaseline(target.owner, target.repo, undefined, cachedOrg ?? null);
@@ -183,8 +184,9 @@ export async function analyzePull(github: GitHub, target: PullTarget, deps: Anal
   const baseline = resolveBaseline(target.owner, target.repo, read.repoConfig, org.config);
   for (const path of maybeConda) {
     const blob = read.blobs.get(path);
-    if (blob && 'text' in blob && blob.text !== null && looksLikeConda(blob.text)) {
-      relevant.push({ path, kind: 'conda' });
+    const kind = blob && 'text' in blob && blob.text !== null ? kindByContent(path, blob.text) : undefined;
+    if (kind) {
+      relevant.push({ path, kind });
       added.set(path, addedLines(others.find((file) => file.filename === path)?.patch));
     }
   }
@@ -207,7 +209,9 @@ export async function analyzePull(github: GitHub, target: PullTarget, deps: Anal
     .slice(0, READ_CHUNK)
     .map((path) => ({ path, kind: classifyPath(path)! }));
   const listing = { directories: read.listedDirectories, files: new Set(read.listedPaths) };
-  const commit = await readCommit(github, repo, target.headSha, [...checkedRelevant, ...includers], read.blobs, undefined, listing);
+  const commit = await readCommit(github, repo, target.headSha, [...checkedRelevant, ...includers], read.blobs, undefined, listing, {
+    images: baseline.baseline.images,
+  });
   const parsed = commit.files.map((file) => file.parsed);
   const files = affectedFiles(parsed, given, new Set(removed));
   const checked = new Set(files.map((file) => file.path));

@@ -7,6 +7,7 @@
 import { dirname } from '../analysis/paths.js';
 import { readRepository, sourceOf, type Listed, type ReadFile, type RepositoryReader, type SourceFile } from '../reader.js';
 import type { FileKind } from '../parsers/facts.js';
+import type { ParseOptions } from '../parsers/index.js';
 import { MAX_BLOB_BYTES, READ_CHUNK, readBlobs, type BlobAnswer } from './read.js';
 import type { GitHub, RepoRef } from './types.js';
 import { overLimit } from '../util/bytes.js';
@@ -115,11 +116,12 @@ export async function readCommit(
   known?: ReadonlyMap<string, BlobAnswer>,
   tree?: ReadonlySet<string>,
   listing?: Listing,
+  parse: ParseOptions = {},
 ): Promise<CommitRead> {
   const source = new CommitFiles(known, tree, listing);
   let requests = 0;
   for (let round = 0; ; round++) {
-    const files = [...readRepository(listed, source)];
+    const files = [...readRepository(listed, source, true, parse)];
     const wanted = source.takeWanted();
     if (wanted.length === 0 || round >= INCLUDE_ROUNDS) {
       const skipped = [...source.skipped].map(([path, reason]) => ({ path, reason }));

@@ -16,6 +16,7 @@ export const FILE_KINDS = {
   'pixi-lock': 'pixi.lock',
   'poetry-lock': 'poetry.lock',
   'conda-lock': 'conda-lock.yml',
+  kubernetes: 'deployment.yaml',
 } as const;
 
 export type FileKind = keyof typeof FILE_KINDS;
@@ -98,7 +99,8 @@ export interface IndexFact extends Spanned {
 }
 
 export interface IncludeFact extends Spanned {
-  readonly kind: 'requirement' | 'constraint';
+  /** `dockerfile`: the Dockerfile that builds a Kubernetes container's image (a path from the repository root). */
+  readonly kind: 'requirement' | 'constraint' | 'dockerfile';
   /** The path as written. */
   readonly target: string;
   readonly targetSpan: Span;
@@ -274,6 +276,40 @@ export interface Suppression extends Spanned {
   readonly reason: string;
 }
 
+/** A node label requirement of a pod: `nodeSelector` (operator `In` with one value) or a required node-affinity expression. */
+export interface LabelRequirement extends Spanned {
+  readonly key: string;
+  readonly operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist' | 'Gt' | 'Lt';
+  readonly values: readonly string[];
+}
+
+/**
+ * Where a pod may be scheduled: every `nodeSelector` label, and (when the pod has required node affinity) at least one
+ * of its `nodeSelectorTerms`, whose expressions must all hold (Kubernetes' "Assigning Pods to Nodes").
+ */
+export interface Placement {
+  readonly selector: readonly LabelRequirement[];
+  /** The required affinity's terms (ORed); empty when there is none. */
+  readonly terms: readonly (readonly LabelRequirement[])[];
+}
+
+/** One container of a Kubernetes workload (a Deployment's pod template, a Job's, a Pod's own). */
+export interface ContainerFact extends Spanned {
+  /** `Deployment/trainer`, `CronJob/nightly`, `PyTorchJob/bert (Worker)`. */
+  readonly workload: string;
+  readonly name: string;
+  /** Its image, as a base image is read (`stage` is the container's index in the file). */
+  readonly image: ImageFact;
+  /** Whether it gets NVIDIA GPUs: an `nvidia.com/gpu` (or MIG) resource, `runtimeClassName: nvidia`, NVIDIA_VISIBLE_DEVICES. */
+  readonly gpu: boolean;
+  readonly placement: Placement;
+  /**
+   * The Dockerfile that builds its image: named by the workload's `cuda-gatekeeper.io/dockerfile` annotation, or by
+   * the baseline's `images` mapping (`how`). Its include (a `dockerfile` include) is `include`, an index in `includes`.
+   */
+  readonly dockerfile?: { readonly path: string; readonly span: Span; readonly how: 'annotation' | 'baseline'; readonly include: number };
+}
+
 export interface StageFact extends Spanned {
   readonly index: number;
   readonly name?: string;
@@ -295,6 +331,8 @@ export interface ParsedFile {
   readonly unresolved: readonly UnresolvedFact[];
   readonly problems: readonly ParseProblem[];
   readonly suppressions: readonly Suppression[];
+  /** Kubernetes manifests: the containers of its workloads. */
+  readonly containers: readonly ContainerFact[];
 }
 
 /**
@@ -319,6 +357,7 @@ export class FactSink {
   readonly unresolved: UnresolvedFact[] = [];
   readonly problems: ParseProblem[] = [];
   readonly suppressions: Suppression[] = [];
+  readonly containers: ContainerFact[] = [];
 
   /** Record an index option of `context`: in the file's list and in the context's. */
   addIndex(context: InstallContext, fact: IndexFact): void {
@@ -355,6 +394,7 @@ export class FactSink {
       unresolved: exactList(this.unresolved),
       problems: exactList(this.problems),
       suppressions: exactList(this.suppressions),
+      containers: exactList(this.containers),
     };
   }
 }

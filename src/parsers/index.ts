@@ -10,6 +10,7 @@ import { parsePixiManifest } from './pixi/parse.js';
 import { parsePixiLock } from './pixi-lock/parse.js';
 import { parsePoetryLock } from './poetry-lock/parse.js';
 import { parseCondaLock } from './conda-lock/parse.js';
+import { parseKubernetesManifest, type ManifestOptions } from './kubernetes/parse.js';
 
 /** Extensions that make a `Dockerfile…` name something else: documentation, scripts, data, templates. */
 const NOT_A_DOCKERFILE = /\.(?:md|rst|txt|sh|bash|ps1|py|json|ya?ml|toml|cfg|ini|lock|j2|jinja2?|tmpl|tpl|template|erb|mustache|hbs|bak|orig|swp|patch|diff)$/;
@@ -61,8 +62,32 @@ export function condaByContent(path: string): boolean {
   return CONDA_FOLDERS.test(path) || ENV_NAME.test(path.slice(path.lastIndexOf('/') + 1));
 }
 
+/** A YAML file that no name claims: its content decides (kindByContent) whether it is a conda environment or a Kubernetes manifest. */
+export function yamlByContent(path: string): boolean {
+  return /\.ya?ml$/i.test(path) && !classifyPath(path);
+}
+
+/** The workload kinds whose pod templates are read (the built-in ones, a List of them, and the training operators' jobs). */
+const WORKLOAD_KINDS =
+  'Pod|Deployment|StatefulSet|DaemonSet|ReplicaSet|ReplicationController|Job|CronJob|List|PyTorchJob|TFJob|MPIJob|XGBoostJob|PaddleJob|JAXJob|TrainJob|RayJob|RayCluster|RayService|JobSet';
+const MANIFEST_KIND = new RegExp(`^kind:[ \t]*(['"]?)(?:${WORKLOAD_KINDS})\\1[ \t]*(?:#.*)?$`, 'm');
+
 /**
- * Every path the CLI checks by name or may check by content (classifyPath, condaByContent), as one
+ * A Kubernetes manifest with a workload: a top-level `apiVersion:` and a workload `kind:` (in any of its documents).
+ * A Helm or Go template (`{{ .Values.image }}`) is not: only its rendered output can be read.
+ */
+export function looksLikeManifest(text: string): boolean {
+  return MANIFEST_KIND.test(text) && /^apiVersion:[ \t]*\S/m.test(text) && !text.includes('{{');
+}
+
+/** What a YAML file that no name claims is, from its content: a conda environment where the path hints at one, else a manifest. */
+export function kindByContent(path: string, text: string): FileKind | undefined {
+  if (condaByContent(path) && looksLikeConda(text)) return 'conda';
+  return looksLikeManifest(text) ? 'kubernetes' : undefined;
+}
+
+/**
+ * Every path the CLI checks by name or may check by content (classifyPath, yamlByContent), as one
  * case-insensitive regular expression in the syntax pre-commit's `files` uses (Python's `re`, searched in the
  * path from the repository root). .pre-commit-hooks.yaml is generated from it (`npm run docs`);
  * test/pre-commit.test.ts checks with Python that it selects exactly the paths these functions select.
@@ -78,9 +103,8 @@ export const HOOK_FILES = [
   // requirements by name: *requirement*.txt|.in, constraints*.txt|.in, and any .txt|.in below a requirements/ folder.
   '|(?:^|/)(?:[^/]*requirement[^/]*|constraints[^/]*)\\.(?:txt|in)$',
   '|(?:^|/)requirements/(?:[^/]+/)*[^/]*\\.(?:txt|in)$',
-  // conda environments by content: YAML named like an environment (env.gpu.yml) or kept in an environment folder.
-  '|(?:^|/)(?:[^/]*[._-])?envs?(?:[._-][^/]*)?\\.ya?ml$',
-  `|${CONDA_FOLDERS.source.replace('(?:^|\\/)', '(?:^|/)').replace(/\\\//g, '/')}(?:[^/]+/)*[^/]*\\.ya?ml$`,
+  // Any other YAML file by content: a conda environment (env.gpu.yml, conda/environments/…) or a Kubernetes manifest.
+  '|\\.ya?ml$',
 ].join('');
 
 /** A conda environment file: a top-level `dependencies:` list, with `name:` or `channels:` beside it. */
@@ -101,12 +125,16 @@ export function sniffKind(text: string): FileKind | undefined {
     .filter((line) => line !== '' && !line.startsWith('#'));
   if (lines.length === 0) return undefined;
   if (/^(?:FROM|ARG)\s+\S/i.test(lines[0]!)) return 'dockerfile';
+  if (looksLikeManifest(text)) return 'kubernetes';
   if (looksLikeConda(text) || /^dependencies\s*:/m.test(text)) return 'conda';
   const requirement = /^(?:-[-a-zA-Z]|[A-Za-z0-9][A-Za-z0-9._-]*\s*(?:\[[^\]]*\])?\s*(?:[<>=!~]=?|===|;|@|$)|(?:git|hg|svn|bzr)\+|https?:\/\/|\.{1,2}\/)/;
   return lines.every((line) => requirement.test(line)) ? 'requirements' : undefined;
 }
 
-const PARSERS: Readonly<Record<FileKind, (path: string, text: string) => ParsedFile>> = {
+/** What parsing needs beyond a file's text: the baseline's `images` mapping, for Kubernetes manifests. */
+export type ParseOptions = ManifestOptions;
+
+const PARSERS: Readonly<Record<FileKind, (path: string, text: string, options: ParseOptions) => ParsedFile>> = {
   dockerfile: parseDockerfile,
   requirements: parseRequirements,
   conda: parseCondaEnvironment,
@@ -116,15 +144,16 @@ const PARSERS: Readonly<Record<FileKind, (path: string, text: string) => ParsedF
   'pixi-lock': parsePixiLock,
   'poetry-lock': parsePoetryLock,
   'conda-lock': parseCondaLock,
+  kubernetes: parseKubernetesManifest,
 };
 
 /**
  * Parse a file of a known kind. A parser bug must not take the whole run down: it becomes a positioned
  * problem on the file (reported as parse-error) and the file contributes no facts.
  */
-export function parseFile(path: string, text: string, kind: FileKind): ParsedFile {
+export function parseFile(path: string, text: string, kind: FileKind, options: ParseOptions = {}): ParsedFile {
   try {
-    return PARSERS[kind](path, text);
+    return PARSERS[kind](path, text, options);
   } catch (error) {
     const sink = new FactSink();
     sink.problems.push({ span: { start: 0, end: 0 }, message: `internal error while reading this file: ${(error as Error).message}` });

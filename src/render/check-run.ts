@@ -2,6 +2,7 @@
  * Report → GitHub check-run output: title, summary (table per file, baseline provenance, knowledge date, fixes
  * as diffs), text (every finding with its reason) and annotations. Pure; sizes respect GitHub's limits.
  */
+import { poolTableMarkdown } from './pools.js';
 import type { Finding, Report, Severity, TextEdit } from '../finding.js';
 
 export const CHECK_NAME = 'CUDA gatekeeper';
@@ -101,6 +102,7 @@ export function renderCheckRun(report: Report, context: CheckContext): CheckOutp
   const summary = truncate(
     [
       summaryTable(report),
+      report.fleet ? poolTableMarkdown(report.fleet) : '',
       elsewhereSection(elsewhere, context),
       fixesSection(report, context),
       uncheckedSection(context),

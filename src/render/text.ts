@@ -1,4 +1,5 @@
 import type { Finding, Report } from '../finding.js';
+import { poolTableText } from './pools.js';
 
 /** `path:line:col: severity: message [rule-id]` lines, then a one-line summary. */
 export function renderText(report: Report, options: { readonly color?: boolean; readonly verbose?: boolean } = {}): string {
@@ -18,6 +19,7 @@ export function renderText(report: Report, options: { readonly color?: boolean; 
       for (const suggestion of finding.suggestions ?? []) lines.push(`    option: ${escapeControl(suggestion.title)}`);
     }
   }
+  if (options.verbose && report.fleet) lines.push(...poolTableText(report.fleet, escapeControl));
   lines.push(summaryLine(report));
   return `${lines.join('\n')}\n`;
 }

@@ -23,7 +23,7 @@ export interface GateJob {
 
 export function runGateJob(job: GateJob): Report {
   const baseline = resolveBaseline(job.owner, job.repo, job.repoConfig, job.orgConfig);
-  const files = job.sources.map((source) => parseFile(source.path, source.text, source.kind));
+  const files = job.sources.map((source) => parseFile(source.path, source.text, source.kind, { images: baseline.baseline.images }));
   const options: GateOptions = {
     ...(baseline.repoFile ? { policy: baseline.repoFile } : {}),
     policyProblems: baseline.problems,
