@@ -54211,8 +54211,9 @@ function gpuClaims(unit) {
   return (unit.container?.claims ?? unit.claims).filter((claim2) => claim2.kind === "image" || claim2.kind === "conda" || claim2.kind === "apt");
 }
 function poolVerdicts(unit, pools, kb, verdict) {
+  const scheduled = unit.container ? selectPools(pools, unit.container.fact.placement, kb).pools : pools;
   for (const claim2 of gpuClaims(unit))
-    for (const pool of pools) {
+    for (const pool of scheduled) {
       const problem = pool.gpus.map((name) => kb.gpu(name)).find((gpu) => gpu && gpuProblem(claim2, gpu));
       if (problem) verdict({ unit: unit.label, file: claim2.file, span: claim2.span, pool: pool.name, tier: "fails", reason: gpuProblem(claim2, problem) });
     }

@@ -134,8 +134,10 @@ function gpuClaims(unit: Unit): readonly CudaClaim[] {
 
 /** The pool table's GPU column: a pool fails a unit when one of its GPUs cannot run a claim of it. */
 function poolVerdicts(unit: Unit, pools: readonly Pool[], kb: KnowledgeBase, verdict: (verdict: UnitVerdict) => void): void {
+  // A container's pods never reach the pools its node selection leaves out: nothing to say about those.
+  const scheduled = unit.container ? selectPools(pools, unit.container.fact.placement, kb).pools : pools;
   for (const claim of gpuClaims(unit))
-    for (const pool of pools) {
+    for (const pool of scheduled) {
       const problem = pool.gpus.map((name) => kb.gpu(name)).find((gpu) => gpu && gpuProblem(claim, gpu));
       if (problem) verdict({ unit: unit.label, file: claim.file, span: claim.span, pool: pool.name, tier: 'fails', reason: gpuProblem(claim, problem) });
     }

@@ -177,6 +177,32 @@ describe('pull request checks', () => {
     expect(calls().filter((call) => call === 'POST /graphql')).toHaveLength(2);
   });
 
+  it('checks a changed Kubernetes manifest on the pools it is pinned to, reading the Dockerfile that builds its image', async () => {
+    const demo = (path: string) => readFileSync(join(packageRoot(), 'fixtures', 'repos', 'demo-fleet', path), 'utf8');
+    const scenario = pullScenario(fake, {
+      main: { '.github/cuda-gatekeeper.yml': demo('.github/cuda-gatekeeper.yml'), 'trainer/Dockerfile': demo('trainer/Dockerfile') },
+      head: { 'trainer/Dockerfile': demo('trainer/Dockerfile'), 'k8s/train.yaml': demo('k8s/train.yaml') },
+      changed: ['k8s/train.yaml'],
+    });
+    await probot.receive({ id: 'delivery-k8s', name: 'pull_request', payload: scenario.payload } as never);
+    const run = fake.checkRuns[0]!;
+    expect(run).toMatchObject({ status: 'completed', conclusion: 'failure' });
+    // The manifest's error, and the Dockerfile's own verdict (it runs only on h200), read with it.
+    expect(run.annotations).toEqual([
+      expect.objectContaining({ path: 'k8s/train.yaml', start_line: 17, annotation_level: 'failure', title: 'driver-floor' }),
+      expect.objectContaining({ path: 'trainer/Dockerfile', start_line: 2, annotation_level: 'warning', title: 'driver-floor' }),
+    ]);
+    expect((run.annotations[0] as { message: string }).message).toContain('which no pool it is scheduled on can run: a100-legacy (driver 550.127.05)');
+    // The pool table: the pinned job fails on its pool and is not scheduled elsewhere; the H200 job runs.
+    expect(run.output?.summary).toContain('| Unit | a100-legacy (550.127.05) | h200 (580.159.04) | dev-rtx4090 (570.172.08) |');
+    expect(run.output?.summary).toContain(
+      '| `k8s/train.yaml`:17 (CronJob/nightly-finetune, container train) | ❌ fails [1] | — not scheduled [2] | — not scheduled [3] |',
+    );
+    expect(run.output?.summary).toContain('| `k8s/train.yaml`:41 (Job/eval, container eval) | — not scheduled');
+    // The Dockerfile is named by the baseline, which the first read brings: one more read, whatever the manifest holds.
+    expect(calls().filter((call) => call === 'POST /graphql')).toHaveLength(2);
+  });
+
   it('sends annotations in batches of 50 (120 library findings under the bundled default)', async () => {
     const lines = Array.from({ length: 120 }, (_, i) => `nvidia-lib${i}-cu11==1.0.${i}`);
     const scenario = pullScenario(fake, {
