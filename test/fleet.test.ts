@@ -13,6 +13,8 @@ import { loadBaseline } from '../src/baseline/load.js';
 import { run } from '../src/cli/main.js';
 import { groupIntoPools } from '../src/fleet/pools.js';
 import { readFleet } from '../src/fleet/read.js';
+import { readPastedFleet } from '../src/fleet/paste.js';
+import { recommend } from '../src/web/recommend.js';
 import { defaultKnowledgeBase } from '../src/knowledge/index.js';
 import { RULE_IDS } from '../rules/index.js';
 import { ROOT } from './harness.js';
@@ -178,5 +180,42 @@ describe('cuda-gatekeeper fleet', () => {
   it('bad usage is exit 2 with a message', () => {
     expect(cli(ROOT, ['fleet'])).toMatchObject({ code: 2, err: expect.stringContaining('fleet needs a subcommand: import or scan') });
     expect(cli(ROOT, ['fleet', 'import', 'no-such-file.csv'])).toMatchObject({ code: 2, err: expect.stringContaining('cannot read no-such-file.csv: ENOENT') });
+  });
+});
+
+describe('the self-service page takes pools or a node instead of a driver', () => {
+  it('reads a pool as the baseline writes it, the fleet.pools list, a --query-gpu line with or without header, and fleet scan output', () => {
+    expect(readPastedFleet('{ name: a100, driver: "550.127.05", gpus: [A100] }', kb).pools).toMatchObject([
+      { name: 'a100', driver: '550.127.05', gpus: ['A100'] },
+    ]);
+    const list = readPastedFleet(
+      'fleet:\n  pools:\n    - { name: a, driver: "535.183.01", gpus: [A100] }\n    - { name: b, driver: "580.159.04", gpus: [H200] }\n',
+      kb,
+    );
+    expect(list.pools.map((pool) => pool.name)).toEqual(['a', 'b']);
+    expect(readPastedFleet('NVIDIA H200, 580.159.04, 9.0', kb).pools).toMatchObject([{ driver: '580.159.04', gpus: ['H200'] }]);
+    expect(readPastedFleet(fixture('device/nvidia-smi-query-gpu.csv'), kb).pools).toMatchObject([{ driver: '580.159.04', gpus: ['H200'] }]);
+    expect(readPastedFleet(fixture('device/fleet-scan.txt'), kb).pools).toMatchObject([{ driver: '580.159.04', gpus: ['H200'] }]);
+    expect(readPastedFleet('{ name: a100, driver: "55" }', kb).problems[0]).toMatch(/driver: expected an NVIDIA driver version/);
+    expect(readPastedFleet('hello', kb).problems[0]).toMatch(/^Paste a pool/);
+  });
+
+  it('answers which pools the recommended install runs on, judged on the oldest driver', () => {
+    const fleet =
+      '- { name: a100-legacy, driver: "550.127.05", gpus: [A100] }\n- { name: h200, driver: "580.159.04", gpus: [H200] }\n- { name: v100, driver: "580.159.04", gpus: [V100] }\n';
+    const answer = recommend(kb, { framework: 'pytorch', version: '2.7.1', fleet });
+    // The oldest driver (R550) decides the pick; every pool runs it.
+    expect(answer.install?.cuda).toBe('11.8');
+    expect(answer.pools?.map((pool) => [pool.name, pool.verdict])).toEqual([
+      ['a100-legacy', 'runs'],
+      ['h200', 'runs'],
+      ['v100', 'runs'],
+    ]);
+    // A driver named beside the pools decides the pick: CUDA 12.8 then runs on the R550 pool only under minor-version compatibility.
+    const named = recommend(kb, { framework: 'pytorch', version: '2.9.0', fleet: '- { name: old, driver: "550.127.05", gpus: [A100] }', driver: '580.159.04' });
+    expect(named.install?.cuda).toBe('12.8');
+    expect(named.pools).toEqual([
+      { name: 'old', driver: '550.127.05', verdict: 'minor', reason: 'minor-version compatibility only (all of CUDA 12.8 needs driver >= 570.26)' },
+    ]);
   });
 });

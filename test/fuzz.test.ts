@@ -31,6 +31,7 @@ function checkFile(file: ParsedFile, text: string): void {
     ...file.problems.map((problem) => problem.span),
     ...file.unresolved.map((fact) => fact.span),
     ...file.suppressions.map((suppression) => suppression.span),
+    ...file.containers.flatMap((container) => [container.span, ...container.placement.selector.map((requirement) => requirement.span)]),
   ];
   for (const span of spans) {
     if (!(span.start >= 0 && span.start <= span.end && span.end <= text.length)) throw new Error(`span ${span.start}-${span.end} outside 0-${text.length}`);

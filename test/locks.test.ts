@@ -67,6 +67,13 @@ const SAMPLES: Readonly<Record<string, Sample>> = {
   },
   prerelease: { org: 'prerelease: forbid', loose: ['prerelease: allow'], tight: 'prerelease: forbid', get: (b) => b.prerelease },
   unchecked: { org: 'unchecked: fail', loose: ['unchecked: neutral'], tight: 'unchecked: fail', get: (b) => b.unchecked },
+  // Which Dockerfile builds an image is not a policy: a repository adds its own images, whatever is locked.
+  images: {
+    org: 'images: { ghcr.io/org/base: docker/base/Dockerfile }',
+    loose: [],
+    tight: 'images: { ghcr.io/org/trainer: trainer/Dockerfile }',
+    get: (b) => b.images['ghcr.io/org/trainer'],
+  },
   'files.include': {
     org: 'files: { include: ["ci/*.yml"] }',
     loose: [],

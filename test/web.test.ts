@@ -183,7 +183,7 @@ describe('HTTP', () => {
     expect((await fetch(`${base}/cuda-gatekeeper/api/check`, { method: 'POST', body: 'not json' })).status).toBe(400);
     const wrong = await fetch(`${base}/cuda-gatekeeper/api/check`, { method: 'POST', body: JSON.stringify({ kind: 'makefile', text: '' }) });
     expect(await wrong.json()).toEqual({
-      error: 'kind must be one of dockerfile, requirements, conda, pyproject, uv-lock, pixi, pixi-lock, poetry-lock, conda-lock, not "makefile"',
+      error: 'kind must be one of dockerfile, requirements, conda, pyproject, uv-lock, pixi, pixi-lock, poetry-lock, conda-lock, kubernetes, not "makefile"',
     });
     expect((await fetch(`${base}/cuda-gatekeeper/api/check`, { method: 'POST', body: 'x'.repeat(300_000) })).status).toBe(413);
   });

@@ -5,6 +5,7 @@
  * re-checks after another baseline lands). A push of a new baseline to the default branch re-checks every open
  * pull request of the organisation, and queues migrations where the organisation baseline asks for them.
  */
+import type { FleetTable } from '../finding.js';
 import { loadBaseline } from '../baseline/load.js';
 import type { Finding } from '../finding.js';
 import { gate } from '../gate.js';
@@ -45,11 +46,34 @@ function compare(
 ) {
   const run = (org: ConfigBlob | null) => {
     const resolved = resolveBaseline(owner, repo, repoConfig, org);
-    return gate(files, resolved.baseline, defaultKnowledgeBase(), gateOptionsFor(resolved, owner, repo, { today, removed })).findings;
+    return gate(files, resolved.baseline, defaultKnowledgeBase(), gateOptionsFor(resolved, owner, repo, { today, removed }));
   };
   const before = run(oldOrg);
   const after = run(newOrg);
-  return { before: errorsOf(before), after: errorsOf(after), changed: keysOf(before) !== keysOf(after) };
+  const pools = newlyFailingPools(before.fleet, after.fleet);
+  return {
+    before: errorsOf(before.findings),
+    after: errorsOf(after.findings),
+    changed: keysOf(before.findings) !== keysOf(after.findings),
+    ...(pools.length ? { pools } : {}),
+  };
+}
+
+/** The pools on which some unit fails under the proposed baseline and did not under the current one (or the pool is new). */
+function newlyFailingPools(before: FleetTable | undefined, after: FleetTable | undefined): string[] {
+  if (!after) return [];
+  const failedBefore = new Set<string>();
+  for (const row of before?.rows ?? [])
+    row.cells.forEach((cell, i) => {
+      if (cell.tier === 'fails') failedBefore.add(`${row.path}\0${row.unit}\0${before!.pools[i]!.name}`);
+    });
+  const pools = new Set<string>();
+  for (const row of after.rows)
+    row.cells.forEach((cell, i) => {
+      const pool = after.pools[i]!.name;
+      if (cell.tier === 'fails' && !failedBefore.has(`${row.path}\0${row.unit}\0${pool}`)) pools.add(pool);
+    });
+  return [...pools];
 }
 
 /** The proposed baseline (head of the pull request), the current one (default branch) and our newest run on the head. */

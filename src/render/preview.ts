@@ -16,6 +16,8 @@ export interface PreviewOutcome {
   readonly changed: boolean;
   /** Why part of it was not evaluated (files not checked, a tree GitHub cut short). */
   readonly incomplete?: string;
+  /** The fleet's pools on which some image, environment or workload newly fails. */
+  readonly pools?: readonly string[];
 }
 
 export type Verdict = 'newly fails' | 'newly passes' | 'findings change' | 'unchanged';
@@ -49,10 +51,17 @@ export function previewOutput(
     ...unreadable.map((entry) => `- \`${entry.name}\`: ${entry.reason}`),
     ...incomplete.map((outcome) => `- \`${outcome.name}\`: ${outcome.incomplete}`),
   ];
+  // Per pool: how many repositories and pull requests the proposed baseline makes fail there.
+  const byPool = new Map<string, number>();
+  for (const outcome of outcomes) for (const pool of outcome.pools ?? []) byPool.set(pool, (byPool.get(pool) ?? 0) + 1);
+  const pools = [...byPool].map(
+    ([pool, count]) => `- would newly fail on pool **${pool}**: ${count} repositor${count === 1 ? 'y or pull request' : 'ies and pull requests'}`,
+  );
   const summary = [
     `Evaluated ${repositories} repositories (default branches) and their open pull requests under the current and the proposed baseline.`,
     '',
     `**${breaking.length}** newly fail, **${fixed.length}** newly pass, **${changed.length}** change findings, ${outcomes.length - interesting.length} unchanged.`,
+    pools.length ? `\n${pools.join('\n')}` : '',
     interesting.length ? `\n${table(shown)}` : '',
     interesting.length > shown.length ? `\n… and ${interesting.length - shown.length} more in the details below.` : '',
     gaps.length ? `\n### Not evaluated\n\nThe preview is incomplete here, so it is not a pass:\n\n${gaps.join('\n')}` : '',

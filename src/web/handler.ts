@@ -87,6 +87,7 @@ function recommendInput(params: URLSearchParams): RecommendInput | undefined {
     ...(pick('python') ? { python: pick('python')! } : {}),
     ...(pick('os') ? { os: pick('os')! } : {}),
     ...(driver && /^\d{3}(\.\d{1,3}){0,2}$/.test(driver) ? { driver } : {}),
+    ...(pick('fleet') ? { fleet: pick('fleet')!.slice(0, 20_000) } : {}),
   };
 }
 

@@ -47,7 +47,8 @@ export function recommendPage(kb: KnowledgeBase, input: RecommendInput | undefin
     OS_CHOICES.map((value) => ({ value, label: value })),
     input?.os ?? 'ubuntu22.04',
   )}</select></label>
-<label>Fleet driver (optional)<input name="driver" id="driver" inputmode="decimal" placeholder="e.g. 550.54.14" value="${esc(input?.driver ?? '')}" pattern="\\d{3}(\\.\\d{1,3}){0,2}"></label>
+<label>Your pools or node (optional)<textarea name="fleet" id="fleet" rows="3" placeholder="a pool from the baseline: { name: a100, driver: &quot;550.127.05&quot;, gpus: [A100] }&#10;or a node: nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv">${esc(input?.fleet ?? '')}</textarea></label>
+${input?.driver ? `<input type="hidden" name="driver" value="${esc(input.driver)}">` : ''}
 <button type="submit">Show what to install</button>
 </form>
 <p id="copy-status" role="status" aria-live="polite" class="sources"></p>`;
@@ -58,6 +59,12 @@ function resultSection(result: Recommendation): string {
   const parts: string[] = ['<section aria-labelledby="answer"><h2 id="answer">Answer</h2>'];
   for (const problem of result.problems) parts.push(`<p class="problem">${esc(problem)}</p>`);
   for (const note of result.notes) parts.push(`<p class="note">${esc(note)}</p>`);
+  if (result.pools?.length) {
+    const word = { runs: 'runs', minor: 'runs under minor-version compatibility', fails: 'does not run' } as const;
+    parts.push(
+      `<p>On your pools: ${result.pools.map((pool) => `<span class="${pool.verdict === 'fails' ? 'bad' : 'ok'}">${esc(pool.name)} (driver ${esc(pool.driver)}) ${word[pool.verdict]}${pool.reason ? `: ${esc(pool.reason)}` : ''}</span>`).join('; ')}.</p>`,
+    );
+  }
   if (result.gpu) parts.push(`<p>${esc(result.gpu.name)}: compute capability ${esc(result.gpu.cc)}, needs CUDA ≥ ${esc(result.gpu.minCuda)}.</p>`);
   // The commands first: on a phone the first one is on the screen with the answer; the table of every build follows.
   if (result.install) {
@@ -185,8 +192,8 @@ ${report ? `<section aria-labelledby="results"><h2 id="results">Findings</h2>${p
 
 export const API_DOC = `cuda-gatekeeper JSON API
 
-GET  /cuda-gatekeeper/api/recommend?framework=pytorch|tensorflow&version=2.7.1&gpu=H100&python=3.11&os=ubuntu22.04&driver=550.54.14
-     → { input, problems[], notes[], gpu?, version, options[{ cuda, tag, works, reasons[], driverFull, driverFloor, pypi }], install?{ cuda, image, pip, requirements, conda?, condaNote?, dockerfile, driverFull, driverFloor }, sources[] }
+GET  /cuda-gatekeeper/api/recommend?framework=pytorch|tensorflow&version=2.7.1&gpu=H100&python=3.11&os=ubuntu22.04&driver=550.54.14  (or &fleet=<pasted pools or an nvidia-smi line>)
+     → { input, problems[], notes[], gpu?, version, options[{ cuda, tag, works, reasons[], driverFull, driverFloor, pypi }], install?{ cuda, image, pip, requirements, conda?, condaNote?, dockerfile, driverFull, driverFloor }, pools?[{ name, driver, verdict: runs|minor|fails, reason? }], sources[] }
 GET  /cuda-gatekeeper/api/matrix
      → { torch: { columns[], rows[{ version, unverified, cells[] }] }, drivers[{ cuda, ga, latest, floor, unverified }], retrieved }
 POST /cuda-gatekeeper/api/check   (application/json) { "kind": "dockerfile|requirements|conda", "text": "...", "baseline": "bundled|none|<YAML>" }

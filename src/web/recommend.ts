@@ -4,7 +4,8 @@
  * the knowledge base's sources. Pure; the web page and its JSON API render it.
  */
 import { satisfies } from '@renovatebot/pep440';
-import type { Baseline } from '../baseline/schema.js';
+import type { Baseline, Pool } from '../baseline/schema.js';
+import { readPastedFleet } from '../fleet/paste.js';
 
 import { cite, latestImagePatch, runsOn, torchBuildTags, type GpuInfo, type KnowledgeBase, type TorchRelease } from '../knowledge/index.js';
 import { compareDotted, cudaFromTag, cudaMajor, minorOf } from '../knowledge/versions.js';
@@ -16,6 +17,16 @@ export interface RecommendInput {
   readonly python?: string;
   readonly os?: string;
   readonly driver?: string;
+  /** Pools or a node as pasted (readPastedFleet): the answer says which of them its install runs on. */
+  readonly fleet?: string;
+}
+
+/** Whether one pool runs the recommended install, and why not. */
+export interface PoolAnswer {
+  readonly name: string;
+  readonly driver: string;
+  readonly verdict: 'runs' | 'minor' | 'fails';
+  readonly reason?: string;
 }
 
 export interface CudaOption {
@@ -50,6 +61,8 @@ export interface Recommendation {
   readonly options: readonly CudaOption[];
   readonly install?: Install;
   readonly sources: readonly string[];
+  /** With pools (pasted, or the baseline's fleet): which of them run the install. */
+  readonly pools?: readonly PoolAnswer[];
 }
 
 export const OS_CHOICES = ['ubuntu22.04', 'ubuntu24.04', 'ubuntu20.04', 'rockylinux9', 'ubi9'] as const;
@@ -60,8 +73,50 @@ export const PYTHON_CHOICES = ['3.9', '3.10', '3.11', '3.12', '3.13', '3.14'] as
  * and its fleet driver where the input names none, so the Dockerfile and requirements it gives pass `check` with it.
  */
 export function recommend(kb: KnowledgeBase, input: RecommendInput, baseline?: Baseline): Recommendation {
-  const policy = baseline ? { ...input, ...(input.driver === undefined && baseline.driver.minimum ? { driver: baseline.driver.minimum } : {}) } : input;
-  return input.framework === 'tensorflow' ? recommendTensorflow(kb, policy, baseline) : recommendPytorch(kb, policy, baseline);
+  const pasted = input.fleet ? readPastedFleet(input.fleet, kb) : undefined;
+  const pools = pasted?.pools.length ? pasted.pools : (baseline?.pools ?? []);
+  let policy = baseline ? { ...input, ...(input.driver === undefined && baseline.driver.minimum ? { driver: baseline.driver.minimum } : {}) } : input;
+  if (pools.length > 0 && policy.driver === undefined) {
+    // An install for the whole fleet: judged on its oldest driver (and, without a GPU named, a GPU of its pools).
+    const oldest = [...pools].sort((a, b) => compareDotted(a.driver, b.driver))[0]!;
+    const gpu = pools.flatMap((pool) => pool.gpus).find((name) => kb.gpu(name));
+    policy = { ...policy, driver: oldest.driver, ...(policy.gpu === undefined && gpu ? { gpu } : {}) };
+  }
+  const result = input.framework === 'tensorflow' ? recommendTensorflow(kb, policy, baseline) : recommendPytorch(kb, policy, baseline);
+  return {
+    ...result,
+    input,
+    problems: [...(pasted?.problems ?? []), ...result.problems],
+    ...(pools.length > 0 && result.install ? { pools: poolAnswers(kb, result.install.cuda, pools) } : {}),
+  };
+}
+
+/**
+ * Each pool on a CUDA version: its driver at or above the release's own row runs it, at or above the major's
+ * minor-version floor only under minor-version compatibility, below it not at all; a GPU the release cannot
+ * build for (too new for it, or dropped by its major) fails too.
+ */
+function poolAnswers(kb: KnowledgeBase, cuda: string, pools: readonly Pool[]): PoolAnswer[] {
+  const floor = kb.driverFloor(cudaMajor(cuda));
+  const need = kb.minDriver(cuda);
+  return pools.map((pool): PoolAnswer => {
+    const base = { name: pool.name, driver: pool.driver };
+    for (const name of pool.gpus) {
+      const gpu = kb.gpu(name);
+      if (gpu && compareDotted(cuda, gpu.minCuda) < 0) return { ...base, verdict: 'fails', reason: `${gpu.name} needs CUDA >= ${gpu.minCuda}` };
+      if (gpu?.lastCudaMajor !== undefined && cudaMajor(cuda) > gpu.lastCudaMajor)
+        return { ...base, verdict: 'fails', reason: `CUDA ${cudaMajor(cuda)} no longer supports ${gpu.name}` };
+    }
+    if (floor && compareDotted(pool.driver, floor.linux) < 0)
+      return {
+        ...base,
+        verdict: 'fails',
+        reason: `CUDA ${cuda} needs driver >= ${need && compareDotted(need.linux, floor.linux) < 0 ? need.linux : floor.linux}`,
+      };
+    if (need && compareDotted(pool.driver, need.linux) < 0)
+      return { ...base, verdict: 'minor', reason: `minor-version compatibility only (all of CUDA ${cuda} needs driver >= ${need.linux})` };
+    return { ...base, verdict: 'runs' };
+  });
 }
 
 /** Whether the baseline allows a version of a package (no list: any version). */

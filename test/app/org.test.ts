@@ -67,6 +67,18 @@ describe('a pull request to the organisation baseline', () => {
     expect(run.output?.text).toContain('| [trainer#3](https://github.test/octo-org/trainer/pull/3) | unchanged |');
   });
 
+  it('counts pools as well as repositories: a fleet whose old pool cannot run an image says so by pool', async () => {
+    fake.addRepo(`${OWNER}/inference`, { Dockerfile: 'FROM nvidia/cuda:13.0.1-runtime-ubuntu24.04\n' });
+    const fleet =
+      'cuda:\n  allowed: ["12.1", "12.4", "13.0"]\nfleet:\n  pools:\n    - { name: a100-legacy, driver: "550.127.05", gpus: [A100], class: data-center }\n    - { name: h200, driver: "580.159.04", gpus: [H200], class: data-center }\n';
+    await probot.receive({ id: 'p-pools', name: 'pull_request', payload: configPull(fleet) } as never);
+    await deps.fanout!.idle();
+    const run = previewRun();
+    // CUDA 13.0 runs on h200 only: a warning for the repository, and a failure on the a100-legacy pool.
+    expect(run.output?.summary).toContain('- would newly fail on pool **a100-legacy**: 1 repository or pull request');
+    expect(run.output?.summary).not.toContain('pool **h200**');
+  });
+
   it('is neutral when the change breaks nothing', async () => {
     await probot.receive({ id: 'p2', name: 'pull_request', payload: configPull('cuda:\n  allowed: ["12.1", "12.4", "12.6"]\n') } as never);
     await deps.fanout!.idle();

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { CORPUS, inputPaths, ROOT } from '../harness.js';
 import { FILE_KINDS, type FileKind } from '../../src/parsers/facts.js';
-import { classifyPath } from '../../src/parsers/index.js';
+import { classifyPath, looksLikeManifest } from '../../src/parsers/index.js';
 
 /** Cases per property: FUZZ_RUNS (`npm run fuzz` sets 100,000), else a sample of 1,500 for every test run. */
 export const RUNS = Number(process.env.FUZZ_RUNS ?? 1500);
@@ -18,8 +18,9 @@ export function seeds(kind: Kind): string[] {
   for (const rule of readdirSync(rules)) {
     for (const name of readdirSync(join(rules, rule))) {
       for (const path of inputPaths(join(rules, rule, name))) {
-        const fileKind: Kind = classifyPath(path) ?? (/\.ya?ml$/.test(path) ? 'conda' : 'requirements');
-        if (fileKind === kind) out.push(readFileSync(join(rules, rule, name, path), 'utf8'));
+        const text = readFileSync(join(rules, rule, name, path), 'utf8');
+        const fileKind: Kind = classifyPath(path) ?? (/\.ya?ml$/.test(path) ? (looksLikeManifest(text) ? 'kubernetes' : 'conda') : 'requirements');
+        if (fileKind === kind) out.push(text);
       }
     }
   }
@@ -28,7 +29,7 @@ export function seeds(kind: Kind): string[] {
   }
   // Real pyproject.toml files (fixtures/corpus-packaging).
   const packaging = join(ROOT, 'fixtures', 'corpus-packaging');
-  const ending = kind === 'dockerfile' || kind === 'requirements' || kind === 'conda' ? undefined : FILE_KINDS[kind];
+  const ending = kind === 'dockerfile' || kind === 'requirements' || kind === 'conda' || kind === 'kubernetes' ? undefined : FILE_KINDS[kind];
   // Files up to 64 KiB: a mutated seed is parsed once per case, and the large real locks are for their own tests.
   if (ending)
     for (const name of readdirSync(packaging).filter((file) => file.endsWith(ending))) {
@@ -85,6 +86,12 @@ const SYNTAX = [
   '2.3.0',
   'nvidia/cuda:',
   'dependencies:\n',
+  '---\n',
+  'kind: Deployment\n',
+  'containers:\n',
+  '- image: ',
+  'nodeSelector:\n',
+  'nvidia.com/gpu: 1\n',
   'pip:\n',
   '*',
   '&a ',
