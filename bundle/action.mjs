@@ -57573,9 +57573,10 @@ function diskReader(root, skipped, walked) {
     isFile: (path) => files.has(path) || isFile(root, path)
   };
 }
-function loadFiles(root, paths, followLinks = true, walked) {
+function loadFiles(root, paths, followLinks = true, walked, parse6 = {}) {
   const skipped = [];
-  const files = [...readRepository(listed(paths), diskReader(root, skipped, walked), followLinks)].map((file2) => file2.parsed);
+  const list = walked?.kinds ? paths.flatMap((path) => walked.kinds.get(path) ?? classifyPath(path) ? [{ path, kind: walked.kinds.get(path) ?? classifyPath(path) }] : []) : listed(paths);
+  const files = [...readRepository(list, diskReader(root, skipped, walked), followLinks, parse6)].map((file2) => file2.parsed);
   return { files, skipped };
 }
 function kindInside(absolute, repoPath) {
@@ -58236,7 +58237,7 @@ function select2(io, paths, baseline) {
 }
 function collect2(io, paths, baseline) {
   const selected = select2(io, paths, baseline);
-  return { ...loadFiles(io.cwd, selected.paths, true, selected), missing: selected.missing };
+  return { ...loadFiles(io.cwd, selected.paths, true, selected, { images: baseline.images }), missing: selected.missing };
 }
 function checkChanges(files, reader, changes, baseline, kb, options2) {
   const read = [...readRepository(files, reader, true, { images: baseline.images })];

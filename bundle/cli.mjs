@@ -53247,9 +53247,10 @@ function diskReader(root, skipped, walked) {
     isFile: (path) => files.has(path) || isFile(root, path)
   };
 }
-function loadFiles(root, paths, followLinks = true, walked) {
+function loadFiles(root, paths, followLinks = true, walked, parse4 = {}) {
   const skipped = [];
-  const files = [...readRepository(listed(paths), diskReader(root, skipped, walked), followLinks)].map((file2) => file2.parsed);
+  const list = walked?.kinds ? paths.flatMap((path) => walked.kinds.get(path) ?? classifyPath(path) ? [{ path, kind: walked.kinds.get(path) ?? classifyPath(path) }] : []) : listed(paths);
+  const files = [...readRepository(list, diskReader(root, skipped, walked), followLinks, parse4)].map((file2) => file2.parsed);
   return { files, skipped };
 }
 function kindInside(absolute, repoPath) {
@@ -53935,7 +53936,7 @@ function select2(io, paths, baseline) {
 }
 function collect2(io, paths, baseline) {
   const selected = select2(io, paths, baseline);
-  return { ...loadFiles(io.cwd, selected.paths, true, selected), missing: selected.missing };
+  return { ...loadFiles(io.cwd, selected.paths, true, selected, { images: baseline.images }), missing: selected.missing };
 }
 function checkChanges(files, reader, changes, baseline, kb, options2) {
   const read = [...readRepository(files, reader, true, { images: baseline.images })];

@@ -64,9 +64,12 @@ describe('self-service page in Chromium', () => {
     await page.getByLabel('GPU model').selectOption('RTX 5090');
     await page.getByLabel('PyTorch version').selectOption('2.7.1');
     await page.getByLabel('Python').selectOption('3.11');
-    await page.getByLabel('Fleet driver (optional)').fill('570.124.06');
-    await page.getByLabel('Fleet driver (optional)').press('Enter'); // submit from the keyboard
+    // The node as nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader prints it.
+    await page.getByLabel('Your pools or node (optional)').fill('NVIDIA GeForce RTX 5090, 570.124.06, 12.0');
+    await page.getByLabel('Your pools or node (optional)').press('Tab');
+    await page.keyboard.press('Enter'); // submit from the keyboard
     await page.waitForSelector('#answer');
+    await expect(page.locator('#answer').locator('..').textContent()).resolves.toContain('(driver 570.124.06) runs');
     await expect(page.locator('#pip').textContent()).resolves.toBe(
       'pip install torch==2.7.1+cu128 torchvision==0.22.1+cu128 torchaudio==2.7.1+cu128 --index-url https://download.pytorch.org/whl/cu128',
     );

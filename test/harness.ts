@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { loadBaseline, type LoadedBaseline } from '../src/baseline/load.js';
 import { EMPTY_BASELINE } from '../src/baseline/schema.js';
 import { loadFiles } from '../src/cli/discover.js';
+import { classifyPath, kindByContent } from '../src/parsers/index.js';
 import type { ParsedFile } from '../src/parsers/facts.js';
 import type { Report } from '../src/finding.js';
 import { gate } from '../src/gate.js';
@@ -37,9 +38,17 @@ export function inputPaths(dir: string): string[] {
 }
 
 export function runCase(dir: string, files?: ParsedFile[]): Case {
-  const parsed = files ?? loadFiles(dir, inputPaths(dir), false).files;
   const baselinePath = join(dir, 'baseline.yaml');
   const policy = existsSync(baselinePath) ? loadBaseline('baseline.yaml', readFileSync(baselinePath, 'utf8'), RULE_IDS) : undefined;
+  // Kinds as the CLI's walk decides them: by name, else a YAML file's content (a Kubernetes manifest).
+  const paths = inputPaths(dir);
+  const kinds = new Map(
+    paths.flatMap((path) => {
+      const kind = classifyPath(path) ?? (/\.ya?ml$/i.test(path) ? kindByContent(path, readFileSync(join(dir, path), 'utf8')) : undefined);
+      return kind ? [[path, kind] as const] : [];
+    }),
+  );
+  const parsed = files ?? loadFiles(dir, paths, false, { paths, plain: new Set(paths), kinds }, { images: policy?.baseline.images ?? {} }).files;
   const removedPath = join(dir, 'removed.txt');
   const removed = existsSync(removedPath) ? readFileSync(removedPath, 'utf8').split('\n').filter(Boolean) : [];
   const report = gate(parsed, policy?.baseline ?? EMPTY_BASELINE, defaultKnowledgeBase(), { ...(policy ? { policy } : {}), removed });

@@ -2,7 +2,7 @@ import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, read
 import ignore, { type Ignore } from 'ignore';
 import { join, relative, resolve, sep } from 'node:path';
 import type { FileKind, ParsedFile } from '../parsers/facts.js';
-import { classifyPath, kindByContent, yamlByContent } from '../parsers/index.js';
+import { classifyPath, kindByContent, yamlByContent, type ParseOptions } from '../parsers/index.js';
 import { listed, readRepository, sourceOf, type RepositoryReader } from '../reader.js';
 
 export const MAX_FILE_BYTES = 1024 * 1024;
@@ -238,9 +238,19 @@ export function diskReader(root: string, skipped: Skipped[], walked?: Pick<Walke
  * Read and parse files, then follow `-r`/COPY links to files inside the root (never outside it). `walked` is the
  * walk the paths came from, when there is one (see diskReader).
  */
-export function loadFiles(root: string, paths: readonly string[], followLinks = true, walked?: Pick<Walked, 'paths' | 'plain'>): Loaded {
+export function loadFiles(
+  root: string,
+  paths: readonly string[],
+  followLinks = true,
+  walked?: Pick<Walked, 'paths' | 'plain'> & Partial<Pick<Walked, 'kinds'>>,
+  parse: ParseOptions = {},
+): Loaded {
   const skipped: Skipped[] = [];
-  const files = [...readRepository(listed(paths), diskReader(root, skipped, walked), followLinks)].map((file) => file.parsed);
+  // The walk knows the kinds its content decided (a manifest, an environment in an envs/ folder); names decide the rest.
+  const list = walked?.kinds
+    ? paths.flatMap((path) => ((walked.kinds!.get(path) ?? classifyPath(path)) ? [{ path, kind: walked.kinds!.get(path) ?? classifyPath(path)! }] : []))
+    : listed(paths);
+  const files = [...readRepository(list, diskReader(root, skipped, walked), followLinks, parse)].map((file) => file.parsed);
   return { files, skipped };
 }
 

@@ -315,7 +315,7 @@ function select(io: Io, paths: readonly string[], baseline: Baseline): Walked {
 
 function collect(io: Io, paths: readonly string[], baseline: Baseline): Loaded & { missing: string[] } {
   const selected = select(io, paths, baseline);
-  return { ...loadFiles(io.cwd, selected.paths, true, selected), missing: selected.missing };
+  return { ...loadFiles(io.cwd, selected.paths, true, selected, { images: baseline.images }), missing: selected.missing };
 }
 
 /**
