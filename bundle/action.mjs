@@ -46089,6 +46089,9 @@ function cudaClaim(f) {
     origin: f.origin
   };
 }
+function originRelated(claim2) {
+  return claim2.origin ? [{ file: claim2.origin.file, span: claim2.origin.span, message: `the image is built from here: ${claim2.origin.subject}` }] : [];
+}
 function containerImageClaim(file2, container, kb) {
   const claim2 = imageClaim(file2, container.image, kb);
   return claim2 && cudaClaim({ ...claim2, rewrite: void 0 });
@@ -46893,28 +46896,27 @@ function productMatch(requirement, pool, kb) {
 }
 
 // rules/driver-floor/rule.ts
-var MESSAGES = {
-  major: "{{subject}} needs CUDA {{major}}.x, which needs NVIDIA driver >= {{floor}}; the fleet runs {{fleet}}",
-  release: "{{subject}} needs CUDA {{cuda}}, which needs NVIDIA driver >= {{needed}}; the fleet runs {{fleet}}",
-  forwardCompat: "{{subject}} needs CUDA {{cuda}}; on the fleet's {{fleet}} it runs only through forward compatibility ({{package}} in the image, data-center GPUs only)",
-  minor: "{{subject}} targets CUDA {{cuda}}, whose full feature set needs driver >= {{needed}}; the fleet runs {{fleet}}, so it runs only under minor-version compatibility",
-  requireCuda: "NVIDIA_REQUIRE_CUDA ({{value}}) accepts no driver the fleet runs ({{fleet}}): the container runtime will refuse to start",
-  requireCudaBrand: "NVIDIA_REQUIRE_CUDA ({{value}}) accepts the fleet's {{fleet}} only on {{brands}} GPUs",
-  driverInImage: "{{name}} installs NVIDIA driver {{branch}} libraries into the image; they must match the host kernel driver{{fleetNote}}",
-  noPool: "{{subject}} needs CUDA {{cuda}}, which no pool of the fleet can run: {{fails}}",
-  somePools: "{{subject}} needs CUDA {{cuda}}: it runs on {{runs}}, not on {{fails}}",
-  poolsCompat: "{{subject}} targets CUDA {{cuda}}: {{how}}",
-  pinned: "{{subject}} needs CUDA {{cuda}}, which no pool it is scheduled on can run: {{fails}}",
-  unmatched: "{{workload}} container {{container}}: {{why}}, so it is judged on every pool",
-  noDockerfile: "{{workload}} container {{container}}: {{path}}, named as the Dockerfile of {{image}}, is not in the repository",
-  unknownImage: "{{workload}} container {{container}} gets NVIDIA GPUs, but the CUDA of {{image}} is not known, so the fleet's drivers cannot be checked against it"
-};
 var rule_default5 = defineRule({
   id: "driver-floor",
   description: "What images and wheels need from the NVIDIA driver is within what the fleet runs",
   defaultSeverity: "error",
   fix: "none",
-  messages: MESSAGES,
+  messages: {
+    major: "{{subject}} needs CUDA {{major}}.x, which needs NVIDIA driver >= {{floor}}; the fleet runs {{fleet}}",
+    release: "{{subject}} needs CUDA {{cuda}}, which needs NVIDIA driver >= {{needed}}; the fleet runs {{fleet}}",
+    forwardCompat: "{{subject}} needs CUDA {{cuda}}; on the fleet's {{fleet}} it runs only through forward compatibility ({{package}} in the image, data-center GPUs only)",
+    minor: "{{subject}} targets CUDA {{cuda}}, whose full feature set needs driver >= {{needed}}; the fleet runs {{fleet}}, so it runs only under minor-version compatibility",
+    requireCuda: "NVIDIA_REQUIRE_CUDA ({{value}}) accepts no driver the fleet runs ({{fleet}}): the container runtime will refuse to start",
+    requireCudaBrand: "NVIDIA_REQUIRE_CUDA ({{value}}) accepts the fleet's {{fleet}} only on {{brands}} GPUs",
+    driverInImage: "{{name}} installs NVIDIA driver {{branch}} libraries into the image; they must match the host kernel driver{{fleetNote}}",
+    noPool: "{{subject}} needs CUDA {{cuda}}, which no pool of the fleet can run: {{fails}}",
+    somePools: "{{subject}} needs CUDA {{cuda}}: it runs on {{runs}}, not on {{fails}}",
+    poolsCompat: "{{subject}} targets CUDA {{cuda}}: {{how}}",
+    pinned: "{{subject}} needs CUDA {{cuda}}, which no pool it is scheduled on can run: {{fails}}",
+    unmatched: "{{workload}} container {{container}}: {{why}}, so it is judged on every pool",
+    noDockerfile: "{{workload}} container {{container}}: {{path}}, named as the Dockerfile of {{image}}, is not in the repository",
+    unknownImage: "{{workload}} container {{container}} gets NVIDIA GPUs, but the CUDA of {{image}} is not known, so the fleet's drivers cannot be checked against it"
+  },
   check({ units, files, kb, baseline, report, verdict }) {
     if (baseline.pools.length > 0) {
       checkPools(units, files, baseline.pools, baseline.driver.forwardCompat, kb, report, verdict);
@@ -46946,25 +46948,21 @@ function checkContainers(units, report) {
         severity: "warning",
         help: `Without the Dockerfile, the image's CUDA is known only from its name${container.claims.length ? "" : ", which says none"}. Correct the path (it is read from the repository root). ${IMAGES_HELP}`
       });
-    } else if (container.claims.length === 0 && !fact.image.unresolved) {
+    } else if (container.claims.length === 0) {
       report({
         messageId: "unknownImage",
         data: base,
         file: unit.root,
         span: fact.span,
         severity: "notice",
-        help: `Its tag names no CUDA version. ${IMAGES_HELP}`
+        help: `${fact.image.unresolved ? `The image is not a reference here (${fact.image.unresolved}): check the rendered manifest (kustomize build, helm template) instead.` : "Its tag names no CUDA version."} ${IMAGES_HELP}`
       });
     }
   }
 }
 function withOrigin(claim2, report) {
-  const origin = claim2.origin;
-  if (!origin) return report;
-  return (draft) => report({
-    ...draft,
-    related: [...draft.related ?? [], { file: origin.file, span: origin.span, message: `the image is built from here: ${origin.subject}` }]
-  });
+  if (!claim2.origin) return report;
+  return (draft) => report({ ...draft, related: [...draft.related ?? [], ...originRelated(claim2)] });
 }
 var MVC2 = "https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html";
 var FORWARD = "https://docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html";
@@ -47035,8 +47033,7 @@ function checkClaim(claim2, fleet, compat, forward, kb, report) {
   });
   return true;
 }
-function checkPools(units, files, pools, stated, kb, reportAll, verdict) {
-  const report = reportAll;
+function checkPools(units, files, pools, stated, kb, report, verdict) {
   for (const file2 of files) {
     const probes = pools.map((pool) => collect((probe) => checkDriverPackages(file2, pool.driver, probe)));
     for (const [i, draft] of (probes[0] ?? []).entries()) {
@@ -47103,7 +47100,7 @@ function checkPools(units, files, pools, stated, kb, reportAll, verdict) {
           reason: `not selected by ${selection.by.join(", ")}`
         });
     if (verdicts.every((verdict2) => verdict2.tier === "runs")) return false;
-    const report2 = withOrigin(claim2, withSelection(unit, selection, reportAll));
+    const reportClaim = withOrigin(claim2, withSelection(unit, selection, report));
     const named = (list) => list.map((verdict2) => `${verdict2.pool.name} (driver ${verdict2.pool.driver})`).join(", ");
     const failing = verdicts.filter((verdict2) => verdict2.tier === "fails");
     const running = verdicts.filter((verdict2) => verdict2.tier !== "fails");
@@ -47113,7 +47110,7 @@ function checkPools(units, files, pools, stated, kb, reportAll, verdict) {
     const pinned = selection.narrowed ? ` It is scheduled only on ${selection.pools.map((pool) => pool.name).join(", ")} (${selection.by.join(", ")}).` : "";
     const common = { file: claim2.file, span: claim2.span, unverified, help: `Per pool: ${reasons}${pinned}` };
     if (failing.length > 0) {
-      report2({
+      reportClaim({
         messageId: running.length === 0 ? selection.narrowed ? "pinned" : "noPool" : "somePools",
         data: {
           subject: claim2.subject,
@@ -47135,7 +47132,7 @@ function checkPools(units, files, pools, stated, kb, reportAll, verdict) {
       ...forward.length ? [`on ${named(forward)} only through forward compatibility (cuda-compat in the image)`] : []
     ].join("; ");
     const forwardSeverity = forward.some((verdict2) => verdict2.draft.severity === "warning") ? "warning" : "notice";
-    report2({ messageId: "poolsCompat", data: { subject: claim2.subject, cuda, how }, severity: minor.length ? "warning" : forwardSeverity, ...common });
+    reportClaim({ messageId: "poolsCompat", data: { subject: claim2.subject, cuda, how }, severity: minor.length ? "warning" : forwardSeverity, ...common });
     return true;
   });
 }
@@ -47156,7 +47153,7 @@ function tierReason(claim2, verdict) {
   const cuda = claimCuda(claim2);
   if (verdict.tier === "minor") return `CUDA ${cuda} under minor-version compatibility (all of it needs driver >= ${data.needed})`;
   if (verdict.tier === "forward") return `CUDA ${cuda} through forward compatibility (${data.package} in the image)`;
-  return `CUDA ${cuda} needs driver >= ${data.floor ?? data.needed ?? "?"}, the pool runs ${verdict.pool.driver}`;
+  return `CUDA ${cuda} needs driver >= ${data.floor ?? data.needed}, the pool runs ${verdict.pool.driver}`;
 }
 function withSelection(unit, selection, report) {
   const placement = unit.container?.fact.placement;
@@ -48021,11 +48018,11 @@ function tokenize2(text2) {
   for (let match = re.exec(text2); match; match = re.exec(text2)) tokens.push({ text: match[0], from: match.index, to: match.index + match[0].length });
   return tokens;
 }
-function* logicalLines(source, firstLine2 = 1, lastLine = source.lineCount) {
+function* logicalLines(source, firstLine = 1, lastLine = source.lineCount) {
   const text2 = source.text;
   let builder = new MappedBuilder();
   let open2 = false;
-  for (let line = firstLine2; line <= lastLine; line++) {
+  for (let line = firstLine; line <= lastLine; line++) {
     const start = source.lineStart(line);
     const end = source.lineEnd(line);
     let content = text2.slice(start, end);
@@ -48088,6 +48085,11 @@ function scalarText(node2, source) {
   builder.pushSegment(String(value), -1, { start, end });
   return builder.build();
 }
+function yamlProblem(error62, text2) {
+  const start = Math.min(error62.pos[0], text2.length);
+  const end = Math.min(Math.max(error62.pos[1], start), text2.length);
+  return { span: { start, end }, message: `YAML: ${error62.message.split("\n")[0].replace(/ at line \d+, column \d+:?$/, "")}` };
+}
 
 // src/parsers/conda/document.ts
 function readCondaDocument(text2, source) {
@@ -48096,11 +48098,7 @@ function readCondaDocument(text2, source) {
 var MAX_ALIASES = 200;
 function readWithYaml(text2, source) {
   const doc = (0, import_yaml2.parseDocument)(text2, { uniqueKeys: false, prettyErrors: false, strict: false, keepSourceTokens: false });
-  const errors = doc.errors.map((error62) => {
-    const start = Math.min(error62.pos[0], text2.length);
-    const end = Math.min(Math.max(error62.pos[1], start), text2.length);
-    return { span: { start, end }, message: `YAML: ${firstLine(error62.message)}` };
-  });
+  const errors = doc.errors.map((error62) => yamlProblem(error62, text2));
   let aliases = 0;
   const resolved = (node2) => {
     if (!node2 || !(0, import_yaml2.isAlias)(node2)) return node2 ?? void 0;
@@ -48145,9 +48143,6 @@ function valueOf(items2, key) {
     if ((0, import_yaml2.isScalar)(k) && k.value === key || k === key) return pair.value ?? void 0;
   }
   return void 0;
-}
-function firstLine(message) {
-  return message.split("\n")[0].replace(/ at line \d+, column \d+:?$/, "");
 }
 var KEY = /^([A-Za-z_][A-Za-z0-9_.-]*):(?=$| )/;
 var NOT_A_STRING = /^(?:~|null|Null|NULL|true|True|TRUE|false|False|FALSE|[-+]?\.?[0-9].*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$/;
@@ -48501,12 +48496,8 @@ function parseImageRef(reference) {
   return { ...registry2 ? { registry: registry2 } : {}, repository, ...tag !== void 0 ? { tag, tagOffset } : {}, ...digest ? { digest } : {} };
 }
 function imageName(reference) {
-  let rest = reference.trim().toLowerCase();
-  const at = rest.indexOf("@");
-  if (at >= 0) rest = rest.slice(0, at);
-  const colon = rest.lastIndexOf(":");
-  if (colon > rest.lastIndexOf("/")) rest = rest.slice(0, colon);
-  return rest.replace(/^(?:docker\.io|index\.docker\.io|registry-1\.docker\.io)\//, "").replace(/^library\//, "");
+  const { registry: registry2, repository } = parseImageRef(reference.trim());
+  return registry2 ? `${registry2}/${repository}` : repository;
 }
 
 // src/parsers/installers.ts
@@ -50322,12 +50313,12 @@ var SCRIPT_RUNNERS = /* @__PURE__ */ new Set(["bash", "sh", "/bin/bash", "/bin/s
 function recordRun(sink, source, span, stage, resolve6, escape, pip) {
   const text2 = source.text;
   const firstLineEnd = Math.min(span.end, (text2.indexOf("\n", span.start) + 1 || text2.length + 1) - 1);
-  const firstLine2 = text2.slice(span.start, firstLineEnd);
-  const keywordEnd = span.start + (/^\s*\S+/.exec(firstLine2)?.[0].length ?? 3);
-  const heredoc = /<<(-?)\s*(["']?)([A-Za-z_][A-Za-z0-9_]*)\2/.exec(firstLine2);
+  const firstLine = text2.slice(span.start, firstLineEnd);
+  const keywordEnd = span.start + (/^\s*\S+/.exec(firstLine)?.[0].length ?? 3);
+  const heredoc = /<<(-?)\s*(["']?)([A-Za-z_][A-Za-z0-9_]*)\2/.exec(firstLine);
   let scripts;
   if (heredoc) {
-    const beforeHeredoc = firstLine2.slice(keywordEnd - span.start, heredoc.index).trim().split(/\s+/).filter((word) => word && !word.startsWith("--"));
+    const beforeHeredoc = firstLine.slice(keywordEnd - span.start, heredoc.index).trim().split(/\s+/).filter((word) => word && !word.startsWith("--"));
     const isScript = beforeHeredoc.length === 0 || beforeHeredoc.length === 1 && SCRIPT_RUNNERS.has(beforeHeredoc[0]);
     const bodyStart = firstLineEnd + 1;
     const terminator = new RegExp(`^${heredoc[1] ? "\\t*" : ""}${heredoc[3]}\\r?$`, "m");
@@ -50519,7 +50510,7 @@ var SUPPORTED_TOML_VERSIONS = {
 function getTOMLVer(v) {
   return v && SUPPORTED_TOML_VERSIONS[v] || DEFAULT_TOML_VERSION;
 }
-var MESSAGES2 = {
+var MESSAGES = {
   "unterminated-string": "Unterminated string constant",
   "unterminated-table-key": "Unterminated table-key",
   "unterminated-array": "Unterminated array",
@@ -50550,11 +50541,11 @@ var MESSAGES2 = {
   "invalid-leading-dot-in-key": "Keys cannot start with a dot"
 };
 function getMessage(code, data) {
-  if (data) return MESSAGES2[code].replace(/\{\{(.*?)\}\}/gu, (_, name$2) => {
+  if (data) return MESSAGES[code].replace(/\{\{(.*?)\}\}/gu, (_, name$2) => {
     if (name$2 in data) return data[name$2];
     return `{{${name$2}}}`;
   });
-  return MESSAGES2[code];
+  return MESSAGES[code];
 }
 var ParseError = class extends SyntaxError {
   /**
@@ -53727,10 +53718,7 @@ function parseKubernetesManifest(path, text2, options2 = {}) {
   const docs = (0, import_yaml4.parseAllDocuments)(text2, { uniqueKeys: false, prettyErrors: false, strict: false });
   const list = Array.isArray(docs) ? docs : [docs];
   for (const doc of list) {
-    for (const error62 of doc.errors) {
-      const start = Math.min(error62.pos[0], text2.length);
-      sink.problems.push({ span: { start, end: Math.min(Math.max(error62.pos[1], start), text2.length) }, message: `YAML: ${error62.message.split("\n")[0]}` });
-    }
+    for (const error62 of doc.errors) sink.problems.push(yamlProblem(error62, text2));
     if (doc.errors.length > 0) continue;
     new Reader(doc, source, sink, options2.images ?? {}).document(doc.contents);
   }
@@ -53776,21 +53764,20 @@ var Reader = class {
       if (key === void 0 || key === "metadata" || key === "status") continue;
       const value = this.resolve(pair.value);
       const own2 = key === "template" && value && (0, import_yaml4.isMap)(value) ? this.annotation(this.map(value, "metadata")) ?? dockerfile : dockerfile;
-      const named = /ReplicaSpecs$|^replicatedJobs$|GroupSpecs?$/.test(key) ? true : false;
-      if (value && (0, import_yaml4.isMap)(value)) {
-        if (named) {
-          for (const inner of value.items) {
-            const innerValue = this.resolve(inner.value);
-            const innerKey = (0, import_yaml4.isScalar)(inner.key) ? String(inner.key.value) : "";
-            if (innerValue && (0, import_yaml4.isMap)(innerValue)) this.search(innerValue, workload, innerKey, own2, depth + 1);
-          }
-        } else this.search(value, workload, replica || (key.endsWith("GroupSpec") ? key.replace(/GroupSpec$/, "") : ""), own2, depth + 1);
+      if (value && (0, import_yaml4.isMap)(value) && /ReplicaSpecs$/.test(key)) {
+        for (const inner of value.items) {
+          const template = this.resolve(inner.value);
+          if (template && (0, import_yaml4.isMap)(template)) this.search(template, workload, (0, import_yaml4.isScalar)(inner.key) ? String(inner.key.value) : "", own2, depth + 1);
+        }
+      } else if (value && (0, import_yaml4.isMap)(value)) {
+        this.search(value, workload, replica || (key.endsWith("GroupSpec") ? key.slice(0, -"GroupSpec".length) : ""), own2, depth + 1);
       } else if (value && (0, import_yaml4.isSeq)(value)) {
+        const replicas = /^replicatedJobs$|GroupSpecs$/.test(key);
         value.items.forEach((item, index) => {
           const entry = this.resolve(item);
           if (!entry || !(0, import_yaml4.isMap)(entry)) return;
           const label = this.text(entry.get("groupName", true)) ?? this.text(entry.get("name", true));
-          this.search(entry, workload, replica || (named ? label ?? `${key}[${index}]` : ""), own2, depth + 1);
+          this.search(entry, workload, replica || (replicas ? label ?? `${key}[${index}]` : ""), own2, depth + 1);
         });
       }
     }
@@ -53804,10 +53791,10 @@ var Reader = class {
       for (const item of containers.items) {
         const container = this.resolve(item);
         if (!container || !(0, import_yaml4.isMap)(container)) continue;
-        const imageNode = this.resolve(container.get("image", true));
-        const reference = this.text(imageNode);
-        if (!imageNode || reference === void 0 || !imageNode.range) continue;
-        const span = this.valueSpan(imageNode);
+        const image = scalarText(this.resolve(container.get("image", true)), this.source);
+        if (!image) continue;
+        const reference = image.text;
+        const span = image.origin(0, image.length) ?? image.site(0, image.length);
         const name = this.text(container.get("name", true)) ?? reference;
         const parts = parseImageRef(reference);
         const templated = /[{}$]/.test(reference);
@@ -53818,7 +53805,7 @@ var Reader = class {
           dockerfile = { ...named, how: annotated ? "annotation" : "baseline", include: this.sink.includes.length };
           this.sink.includes.push({ kind: "dockerfile", target: named.path, targetSpan: named.span, span: named.span, context: -1 });
         }
-        const tagSpan = parts.tagOffset !== void 0 && this.source.text.slice(span.start, span.end) === reference ? { start: span.start + parts.tagOffset, end: span.start + parts.tagOffset + parts.tag.length } : void 0;
+        const tagSpan = parts.tagOffset !== void 0 ? image.origin(parts.tagOffset, parts.tagOffset + parts.tag.length) : void 0;
         this.sink.containers.push({
           span,
           workload,
@@ -53871,7 +53858,7 @@ var Reader = class {
         key,
         operator: "In",
         values: [value],
-        span: { start: keyRange[0], end: valueNode?.range ? this.valueSpan(valueNode).end : keyRange[1] }
+        span: { start: keyRange[0], end: Math.min(valueNode?.range?.[1] ?? keyRange[1], this.source.text.length) }
       });
     }
     const terms = [];
@@ -53907,10 +53894,9 @@ var Reader = class {
   }
   annotation(metadata) {
     const annotations = metadata ? this.map(metadata, "annotations") : void 0;
-    const node2 = annotations ? this.resolve(annotations.get(DOCKERFILE_ANNOTATION, true)) : void 0;
-    const path = this.text(node2);
-    if (!node2 || !path?.trim()) return void 0;
-    return { path: path.trim().replace(/^\.\//, ""), span: this.valueSpan(node2) };
+    const value = annotations ? scalarText(this.resolve(annotations.get(DOCKERFILE_ANNOTATION, true)), this.source) : void 0;
+    if (!value?.text.trim()) return void 0;
+    return { path: value.text.trim().replace(/^\.\//, ""), span: value.origin(0, value.length) ?? value.site(0, value.length) };
   }
   map(node2, key) {
     const value = this.resolve(node2.get(key, true));
@@ -53920,13 +53906,6 @@ var Reader = class {
     const resolved = this.resolve(node2);
     if (!resolved || !(0, import_yaml4.isScalar)(resolved) || resolved.value === null || typeof resolved.value === "object") return void 0;
     return String(resolved.value);
-  }
-  /** A scalar's value characters (inside its quotes). */
-  valueSpan(node2) {
-    const [start, end] = node2.range ?? [0, 0];
-    const raw = this.source.text.slice(start, end);
-    if ((0, import_yaml4.isScalar)(node2) && (node2.type === "QUOTE_DOUBLE" || node2.type === "QUOTE_SINGLE") && raw.length >= 2) return { start: start + 1, end: end - 1 };
-    return { start, end: Math.min(end, this.source.text.length) };
   }
   resolve(node2) {
     if (!node2 || !(0, import_yaml4.isAlias)(node2)) return node2 ?? void 0;
@@ -53986,14 +53965,13 @@ var HOOK_FILES = [
   "(?i)",
   // Dockerfiles: Dockerfile, Dockerfile.gpu, Dockerfile-cuda (not Dockerfile.md, …), cuda.Dockerfile.
   `(?:^|/)(?:(?![^/]*${NOT_A_DOCKERFILE.source})(?:dockerfile|containerfile)(?:[._-][^/]+)?|[^/]*\\.(?:dockerfile|containerfile))$`,
-  // conda environments by name: environment*.yml, conda*.yml, *-environment.yml, *.conda.yml.
-  "|(?:^|/)(?:[^/]*[._-])?(?:conda|environment)(?:[._-][^/]*)?\\.ya?ml$",
-  // pyproject.toml, pixi.toml and the lock files (conda-lock.yml before conda environments: it is its own kind).
-  "|(?:^|/)(?:pyproject\\.toml|pixi\\.toml|uv\\.lock|pixi\\.lock|poetry\\.lock|(?:[^/]*[._-])?conda-lock\\.ya?ml)$",
+  // pyproject.toml, pixi.toml and the TOML and lock files (conda-lock.yml is YAML: below).
+  "|(?:^|/)(?:pyproject\\.toml|pixi\\.toml|uv\\.lock|pixi\\.lock|poetry\\.lock)$",
   // requirements by name: *requirement*.txt|.in, constraints*.txt|.in, and any .txt|.in below a requirements/ folder.
   "|(?:^|/)(?:[^/]*requirement[^/]*|constraints[^/]*)\\.(?:txt|in)$",
   "|(?:^|/)requirements/(?:[^/]+/)*[^/]*\\.(?:txt|in)$",
-  // Any other YAML file by content: a conda environment (env.gpu.yml, conda/environments/…) or a Kubernetes manifest.
+  // Every YAML file: conda environments and conda-lock.yml by name, any other by content (an environment in an
+  // environment folder, a Kubernetes manifest).
   "|\\.ya?ml$"
 ].join("");
 function looksLikeConda(text2) {
@@ -54158,17 +54136,18 @@ var rule_default7 = defineRule({
       });
     }
     for (const unit of units) {
-      if (pools.length > 0) poolVerdicts(unit, pools, kb, verdict);
       if (unit.container && pools.length > 0) {
-        checkContainer(unit, pools, kb, reportAll);
+        checkContainer(unit, pools, kb, reportAll, verdict);
         continue;
       }
+      if (pools.length > 0) for (const claim2 of gpuClaims(unit)) for (const hit of poolHits(claim2, pools, kb)) verdict(hitVerdict(unit, claim2, hit));
       for (const claim2 of unit.claims) {
         if (claim2.kind !== "image" && claim2.kind !== "conda" && claim2.kind !== "apt") continue;
         const cuda = claimCuda(claim2);
         for (const gpu of fleet) {
           const data = { subject: claim2.subject, cuda, gpu: gpu.label, cc: gpu.cc, minCuda: gpu.minCuda };
-          if (claim2.precision === "minor" && compareDotted(cuda, gpu.minCuda) < 0) {
+          const miss = gpuMiss(claim2, gpu);
+          if (miss === "tooOld") {
             report({
               messageId: "tooOld",
               data,
@@ -54177,7 +54156,7 @@ var rule_default7 = defineRule({
               unverified: isUnverified(gpu.record),
               help: `CUDA ${cuda} cannot generate code for compute capability ${gpu.cc}. Source: ${cite(gpu.record)}`
             });
-          } else if (gpu.lastCudaMajor !== void 0 && cudaMajor(cuda) > gpu.lastCudaMajor) {
+          } else if (miss === "dropped") {
             report({
               messageId: "dropped",
               data: { ...data, last: gpu.lastCudaMajor },
@@ -54199,43 +54178,53 @@ var rule_default7 = defineRule({
     held?.flush();
   }
 });
-function gpuProblem(claim2, gpu) {
+function gpuMiss(claim2, gpu) {
   const cuda = claimCuda(claim2);
-  if (claim2.precision === "minor" && compareDotted(cuda, gpu.minCuda) < 0)
-    return `CUDA ${cuda} has no code for ${gpu.name} (compute capability ${gpu.cc} needs CUDA >= ${gpu.minCuda})`;
-  if (gpu.lastCudaMajor !== void 0 && cudaMajor(cuda) > gpu.lastCudaMajor)
-    return `CUDA ${cuda} no longer supports ${gpu.name} (compute capability ${gpu.cc}; the last CUDA for it is ${gpu.lastCudaMajor}.x)`;
+  if (claim2.precision === "minor" && compareDotted(cuda, gpu.minCuda) < 0) return "tooOld";
+  if (gpu.lastCudaMajor !== void 0 && cudaMajor(cuda) > gpu.lastCudaMajor) return "dropped";
   return void 0;
 }
 function gpuClaims(unit) {
   return (unit.container?.claims ?? unit.claims).filter((claim2) => claim2.kind === "image" || claim2.kind === "conda" || claim2.kind === "apt");
 }
-function poolVerdicts(unit, pools, kb, verdict) {
-  const scheduled = unit.container ? selectPools(pools, unit.container.fact.placement, kb).pools : pools;
-  for (const claim2 of gpuClaims(unit))
-    for (const pool of scheduled) {
-      const problem = pool.gpus.map((name) => kb.gpu(name)).find((gpu) => gpu && gpuProblem(claim2, gpu));
-      if (problem) verdict({ unit: unit.label, file: claim2.file, span: claim2.span, pool: pool.name, tier: "fails", reason: gpuProblem(claim2, problem) });
+function poolHits(claim2, pools, kb) {
+  const hits = [];
+  for (const pool of pools)
+    for (const name of pool.gpus) {
+      const gpu = kb.gpu(name);
+      const miss = gpu && gpuMiss(claim2, gpu);
+      if (miss) {
+        hits.push({ pool, gpu, miss });
+        break;
+      }
     }
+  return hits;
 }
-function checkContainer(unit, pools, kb, report) {
-  const container = unit.container;
-  const selection = selectPools(pools, container.fact.placement, kb);
+function hitReason(claim2, hit) {
+  const { gpu } = hit;
+  return hit.miss === "tooOld" ? `CUDA ${claimCuda(claim2)} has no code for ${gpu.name} (compute capability ${gpu.cc} needs CUDA >= ${gpu.minCuda})` : `CUDA ${claimCuda(claim2)} no longer supports ${gpu.name} (compute capability ${gpu.cc}; the last CUDA for it is ${gpu.lastCudaMajor}.x)`;
+}
+function hitVerdict(unit, claim2, hit) {
+  return { unit: unit.label, file: claim2.file, span: claim2.span, pool: hit.pool.name, tier: "fails", reason: hitReason(claim2, hit) };
+}
+function checkContainer(unit, pools, kb, report, verdict) {
+  const selection = selectPools(pools, unit.container.fact.placement, kb);
   for (const claim2 of gpuClaims(unit)) {
-    const hit = selection.pools.map((pool) => ({ pool, gpu: pool.gpus.map((name) => kb.gpu(name)).find((gpu) => gpu && gpuProblem(claim2, gpu)) })).filter((entry) => entry.gpu !== void 0);
-    if (hit.length === 0) continue;
-    const clear = selection.pools.filter((pool) => !hit.some((entry) => entry.pool === pool));
-    const first = hit[0].gpu;
-    const dropped = first.lastCudaMajor !== void 0 && cudaMajor(claimCuda(claim2)) > first.lastCudaMajor;
+    const hits = poolHits(claim2, selection.pools, kb);
+    for (const hit of hits) verdict(hitVerdict(unit, claim2, hit));
+    if (hits.length === 0) continue;
+    const clear = selection.pools.filter((pool) => !hits.some((hit) => hit.pool === pool));
+    const { gpu, miss } = hits[0];
+    const keep = clear.length ? ` ${clear.map((pool) => pool.name).join(", ")} ${clear.length === 1 ? "runs" : "run"} it: keep the workload to ${clear.length === 1 ? "that pool" : "those pools"}.` : selection.narrowed ? ` The workload is scheduled only there (${selection.by.join(", ")}).` : "";
     report({
-      messageId: dropped ? "dropped" : "tooOld",
-      data: { subject: claim2.subject, cuda: claimCuda(claim2), gpu: first.name, cc: first.cc, minCuda: first.minCuda, last: first.lastCudaMajor ?? "" },
+      messageId: miss,
+      data: { subject: claim2.subject, cuda: claimCuda(claim2), gpu: gpu.name, cc: gpu.cc, minCuda: gpu.minCuda, last: gpu.lastCudaMajor ?? "" },
       file: claim2.file,
       span: claim2.span,
       ...clear.length > 0 ? { severity: "warning" } : {},
-      unverified: hit.some((entry) => isUnverified(entry.gpu.record)),
-      ...claim2.origin ? { related: [{ file: claim2.origin.file, span: claim2.origin.span, message: `the image is built from here: ${claim2.origin.subject}` }] } : {},
-      help: `${hit.map((entry) => `pool ${entry.pool.name}: ${gpuProblem(claim2, entry.gpu)}`).join("; ")}.${clear.length ? ` ${clear.map((pool) => pool.name).join(", ")} ${clear.length === 1 ? "runs" : "run"} it: keep the workload to ${clear.length === 1 ? "that pool" : "those pools"}.` : selection.narrowed ? ` The workload is scheduled only there (${selection.by.join(", ")}).` : ""} Source: ${cite(first.record)}`
+      unverified: hits.some((hit) => isUnverified(hit.gpu.record)),
+      related: originRelated(claim2),
+      help: `${hits.map((hit) => `pool ${hit.pool.name}: ${hitReason(claim2, hit)}`).join("; ")}.${keep} Source: ${cite(gpu.record)}`
     });
   }
 }
@@ -55971,8 +55960,7 @@ function buildUnits(files, links, kb) {
       const via = (includers.get(file2) ?? []).flatMap((includer) => (links.get(includer) ?? []).filter((link) => link.to === file2));
       const covered = new Set(selectedContexts(file2, via).map((context) => context.variant));
       units.push(...selectionUnits(file2, claimsOf, kb, via.length ? covered : /* @__PURE__ */ new Set()));
-    } else if (file2.kind === "kubernetes") {
-    } else if (!includedElsewhere(file2, includers.get(file2) ?? [], component ??= components2(files, links))) {
+    } else if (file2.kind !== "kubernetes" && !includedElsewhere(file2, includers.get(file2) ?? [], component ??= components2(files, links))) {
       units.push(fileUnit(file2, links, claimsOf, kb));
     }
   }
@@ -56005,12 +55993,7 @@ function containerUnits(file2, links, units, kb) {
       const own2 = containerImageClaim(file2, fact, kb);
       claims = own2 ? [own2] : [];
     }
-    const container = {
-      fact,
-      claims,
-      ...built ? { builtFrom: built } : {},
-      ...fact.dockerfile && !built ? { missing: fact.dockerfile.path } : {}
-    };
+    const container = { fact, claims, ...fact.dockerfile && !built ? { missing: fact.dockerfile.path } : {} };
     out.push({
       label: `${file2.path} (${fact.workload}, container ${fact.name})`,
       root: file2,
@@ -56689,10 +56672,10 @@ function sourceOf(path, text2, kind) {
   const known2 = kind ?? sniffKind(text2);
   return known2 ? { path, kind: known2, text: text2 } : UNKNOWN_KIND;
 }
-function listed(paths) {
+function listed(paths, kinds) {
   const out = [];
   for (const path of paths) {
-    const kind = classifyPath(path);
+    const kind = kinds?.get(path) ?? classifyPath(path);
     if (kind) out.push({ path, kind });
   }
   return out;
@@ -57452,12 +57435,15 @@ function walk(root, inputs, filters = {}) {
     if (kind) kinds.set(repoPath, kind);
     if (!viaLink) plain.add(repoPath);
   };
-  const kindOf = (absolute, repoPath) => classifyPath(repoPath) ?? (yamlByContent(repoPath) ? kindInside(absolute, repoPath) : void 0);
+  const kindOf = (absolute, repoPath) => {
+    const byName = classifyPath(repoPath);
+    return byName ?? (yamlByContent(repoPath) ? kindInside(absolute, repoPath) : void 0);
+  };
   const skipped = (levels, repoPath, directory) => (excluded?.ignores(directory ? `${repoPath}/` : repoPath) ?? false) || gitignore && ignoredBy(levels, repoPath, directory);
   const found = (absolute, repoPath, viaLink, levels) => {
     if (skipped(levels, repoPath, false)) return;
     const kind = kindOf(absolute, repoPath);
-    if (kind || included?.ignores(repoPath)) add(repoPath, viaLink, kind);
+    if (kind || included?.ignores(repoPath)) add(repoPath, viaLink, kind === UNTOLD ? void 0 : kind);
   };
   const visitEntry = (directory, repoDirectory, entry, viaLink, levels) => {
     const absolute = join2(directory, entry.name);
@@ -57537,8 +57523,10 @@ function walk(root, inputs, filters = {}) {
       return;
     }
     if (!stats.isFile()) return;
-    if (explicit) add(repoPath, linked, kindOf(absolute, repoPath));
-    else found(absolute, repoPath, linked, levels ?? []);
+    if (explicit) {
+      const kind = kindOf(absolute, repoPath);
+      add(repoPath, linked, kind === UNTOLD ? void 0 : kind);
+    } else found(absolute, repoPath, linked, levels ?? []);
   };
   for (const input3 of inputs) visit3(resolve2(root, input3), true, false);
   return { paths: [...paths], kinds, missing, unreadable, plain };
@@ -57575,19 +57563,20 @@ function diskReader(root, skipped, walked) {
 }
 function loadFiles(root, paths, followLinks = true, walked, parse6 = {}) {
   const skipped = [];
-  const list = walked?.kinds ? paths.flatMap((path) => walked.kinds.get(path) ?? classifyPath(path) ? [{ path, kind: walked.kinds.get(path) ?? classifyPath(path) }] : []) : listed(paths);
-  const files = [...readRepository(list, diskReader(root, skipped, walked), followLinks, parse6)].map((file2) => file2.parsed);
+  const files = [...readRepository(listed(paths, walked?.kinds), diskReader(root, skipped, walked), followLinks, parse6)].map((file2) => file2.parsed);
   return { files, skipped };
 }
+var UNTOLD = "untold";
+var sniffBuffer;
 function kindInside(absolute, repoPath) {
   let fd;
   try {
     fd = openSync(absolute, "r");
-    const buffer = Buffer.allocUnsafe(64 * 1024);
+    const buffer = sniffBuffer ??= Buffer.allocUnsafe(MAX_FILE_BYTES);
     const read = readSync(fd, buffer, 0, buffer.length, 0);
     return kindByContent(repoPath, decoder.decode(buffer.subarray(0, read)));
   } catch {
-    return void 0;
+    return UNTOLD;
   } finally {
     if (fd !== void 0) closeSync(fd);
   }

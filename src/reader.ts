@@ -65,11 +65,14 @@ export function sourceOf(path: string, text: string, kind: FileKind | undefined)
   return known ? { path, kind: known, text } : UNKNOWN_KIND;
 }
 
-/** The paths given as files to read with the parser their names call for; paths no parser reads are left out. */
-export function listed(paths: readonly string[]): Listed[] {
+/**
+ * The paths given as files to read with the parser their names call for, or the kind `kinds` gives (what a walk
+ * read in a YAML file's content); paths neither decides are left out.
+ */
+export function listed(paths: readonly string[], kinds?: ReadonlyMap<string, FileKind>): Listed[] {
   const out: Listed[] = [];
   for (const path of paths) {
-    const kind = classifyPath(path);
+    const kind = kinds?.get(path) ?? classifyPath(path);
     if (kind) out.push({ path, kind });
   }
   return out;

@@ -215,7 +215,12 @@ describe('the self-service page takes pools or a node instead of a driver', () =
     const named = recommend(kb, { framework: 'pytorch', version: '2.9.0', fleet: '- { name: old, driver: "550.127.05", gpus: [A100] }', driver: '580.159.04' });
     expect(named.install?.cuda).toBe('12.8');
     expect(named.pools).toEqual([
-      { name: 'old', driver: '550.127.05', verdict: 'minor', reason: 'minor-version compatibility only (all of CUDA 12.8 needs driver >= 570.26)' },
+      {
+        name: 'old',
+        driver: '550.127.05',
+        verdict: 'minor',
+        reason: 'driver 550.127.05 runs CUDA 12.8 only under minor-version compatibility (full support from 570.26)',
+      },
     ]);
   });
 });

@@ -3,7 +3,7 @@
  * container, its image with its exact position, whether it gets GPUs, its node selection, the Dockerfile that builds
  * its image), which pools a node selection allows, and the CLI on the demo fleet repository.
  */
-import { cpSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -149,6 +149,31 @@ spec:
     ]);
   });
 
+  it("RayCluster's head and worker groups are replicas of their own", () => {
+    const text = `apiVersion: ray.io/v1
+kind: RayCluster
+metadata: { name: serve }
+spec:
+  headGroupSpec:
+    rayStartParams: { dashboard-host: "0.0.0.0" }
+    template:
+      spec:
+        containers: [{ name: head, image: rayproject/ray:2.9.0 }]
+  workerGroupSpecs:
+    - groupName: gpu
+      template:
+        spec:
+          containers:
+            - name: worker
+              image: rayproject/ray:2.9.0-gpu
+              resources: { limits: { nvidia.com/gpu: 1 } }
+`;
+    expect(manifest(text).containers.map((c) => `${c.workload} ${c.name} ${c.gpu}`)).toEqual([
+      'RayCluster/serve (head) head false',
+      'RayCluster/serve (gpu) worker true',
+    ]);
+  });
+
   it('templated images are read but not judged; YAML errors are positioned problems, never a crash', () => {
     const templated = manifest(DEPLOYMENT.replace('"ghcr.io/acme/trainer:1.4"', '"${REGISTRY}/trainer:${TAG}"'));
     expect(templated.containers[1]!.image.unresolved).toBeDefined();
@@ -234,6 +259,17 @@ describe('the demo fleet repository', () => {
     expect(out).not.toMatch(/k8s\/train\.yaml:4\d:\d+: error/);
     expect(out).toContain('  k8s/train.yaml:41 (Job/eval, container eval)\n    a100-legacy: not scheduled');
     expect(out).toMatch(/\(CronJob\/nightly-finetune, container train\)\n {4}a100-legacy: FAILS: CUDA 13.0 needs driver >= 580, the pool runs 550.127.05/);
+  });
+
+  it('finds a workload after a large first document (rendered output that starts with a big ConfigMap or CRD)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cg-fleet-big-'));
+    cpSync(join(ROOT, 'fixtures', 'repos', 'demo-fleet'), dir, { recursive: true });
+    const config = `apiVersion: v1\nkind: ConfigMap\nmetadata: { name: big }\ndata:\n${Array.from({ length: 3000 }, (_, i) => `  key${i}: "${'x'.repeat(24)}"`).join('\n')}\n---\n`;
+    expect(config.length).toBeGreaterThan(64 * 1024);
+    writeFileSync(join(dir, 'k8s', 'rendered.yaml'), config + readFileSync(join(dir, 'k8s', 'train.yaml'), 'utf8'));
+    let out = '';
+    run(['check'], { cwd: dir, out: (text) => (out += text), err: () => {} });
+    expect(out).toMatch(/k8s\/rendered\.yaml:\d+:22: error: ghcr\.io\/demo\/trainer:1\.4\.0 .* which no pool it is scheduled on can run/);
   });
 
   it('a CPU-only copy of the job passes: only containers that get GPUs are judged', () => {

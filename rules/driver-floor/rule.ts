@@ -1,4 +1,4 @@
-import { claimCuda, type CudaClaim } from '../../src/analysis/claims.js';
+import { claimCuda, originRelated, type CudaClaim } from '../../src/analysis/claims.js';
 import type { ParsedFile } from '../../src/parsers/facts.js';
 import type { Unit } from '../../src/analysis/units.js';
 import { cite, isUnverified, type KnowledgeBase } from '../../src/knowledge/index.js';
@@ -7,32 +7,30 @@ import { defineRule, type Draft, type Reporter, type UnitVerdict } from '../../s
 import { selectPools, type Selection } from '../../src/analysis/placement.js';
 import { compareDotted, cudaMajor } from '../../src/knowledge/versions.js';
 
-const MESSAGES = {
-  major: '{{subject}} needs CUDA {{major}}.x, which needs NVIDIA driver >= {{floor}}; the fleet runs {{fleet}}',
-  release: '{{subject}} needs CUDA {{cuda}}, which needs NVIDIA driver >= {{needed}}; the fleet runs {{fleet}}',
-  forwardCompat:
-    "{{subject}} needs CUDA {{cuda}}; on the fleet's {{fleet}} it runs only through forward compatibility ({{package}} in the image, data-center GPUs only)",
-  minor:
-    '{{subject}} targets CUDA {{cuda}}, whose full feature set needs driver >= {{needed}}; the fleet runs {{fleet}}, so it runs only under minor-version compatibility',
-  requireCuda: 'NVIDIA_REQUIRE_CUDA ({{value}}) accepts no driver the fleet runs ({{fleet}}): the container runtime will refuse to start',
-  requireCudaBrand: "NVIDIA_REQUIRE_CUDA ({{value}}) accepts the fleet's {{fleet}} only on {{brands}} GPUs",
-  driverInImage: '{{name}} installs NVIDIA driver {{branch}} libraries into the image; they must match the host kernel driver{{fleetNote}}',
-  noPool: '{{subject}} needs CUDA {{cuda}}, which no pool of the fleet can run: {{fails}}',
-  somePools: '{{subject}} needs CUDA {{cuda}}: it runs on {{runs}}, not on {{fails}}',
-  poolsCompat: '{{subject}} targets CUDA {{cuda}}: {{how}}',
-  pinned: '{{subject}} needs CUDA {{cuda}}, which no pool it is scheduled on can run: {{fails}}',
-  unmatched: '{{workload}} container {{container}}: {{why}}, so it is judged on every pool',
-  noDockerfile: '{{workload}} container {{container}}: {{path}}, named as the Dockerfile of {{image}}, is not in the repository',
-  unknownImage:
-    "{{workload}} container {{container}} gets NVIDIA GPUs, but the CUDA of {{image}} is not known, so the fleet's drivers cannot be checked against it",
-} as const;
-
 export default defineRule({
   id: 'driver-floor',
   description: 'What images and wheels need from the NVIDIA driver is within what the fleet runs',
   defaultSeverity: 'error',
   fix: 'none',
-  messages: MESSAGES,
+  messages: {
+    major: '{{subject}} needs CUDA {{major}}.x, which needs NVIDIA driver >= {{floor}}; the fleet runs {{fleet}}',
+    release: '{{subject}} needs CUDA {{cuda}}, which needs NVIDIA driver >= {{needed}}; the fleet runs {{fleet}}',
+    forwardCompat:
+      "{{subject}} needs CUDA {{cuda}}; on the fleet's {{fleet}} it runs only through forward compatibility ({{package}} in the image, data-center GPUs only)",
+    minor:
+      '{{subject}} targets CUDA {{cuda}}, whose full feature set needs driver >= {{needed}}; the fleet runs {{fleet}}, so it runs only under minor-version compatibility',
+    requireCuda: 'NVIDIA_REQUIRE_CUDA ({{value}}) accepts no driver the fleet runs ({{fleet}}): the container runtime will refuse to start',
+    requireCudaBrand: "NVIDIA_REQUIRE_CUDA ({{value}}) accepts the fleet's {{fleet}} only on {{brands}} GPUs",
+    driverInImage: '{{name}} installs NVIDIA driver {{branch}} libraries into the image; they must match the host kernel driver{{fleetNote}}',
+    noPool: '{{subject}} needs CUDA {{cuda}}, which no pool of the fleet can run: {{fails}}',
+    somePools: '{{subject}} needs CUDA {{cuda}}: it runs on {{runs}}, not on {{fails}}',
+    poolsCompat: '{{subject}} targets CUDA {{cuda}}: {{how}}',
+    pinned: '{{subject}} needs CUDA {{cuda}}, which no pool it is scheduled on can run: {{fails}}',
+    unmatched: '{{workload}} container {{container}}: {{why}}, so it is judged on every pool',
+    noDockerfile: '{{workload}} container {{container}}: {{path}}, named as the Dockerfile of {{image}}, is not in the repository',
+    unknownImage:
+      "{{workload}} container {{container}} gets NVIDIA GPUs, but the CUDA of {{image}} is not known, so the fleet's drivers cannot be checked against it",
+  },
   check({ units, files, kb, baseline, report, verdict }) {
     if (baseline.pools.length > 0) {
       checkPools(units, files, baseline.pools, baseline.driver.forwardCompat, kb, report, verdict);
@@ -71,14 +69,14 @@ function checkContainers(units: readonly Unit[], report: Reporter): void {
         severity: 'warning',
         help: `Without the Dockerfile, the image's CUDA is known only from its name${container.claims.length ? '' : ', which says none'}. Correct the path (it is read from the repository root). ${IMAGES_HELP}`,
       });
-    } else if (container.claims.length === 0 && !fact.image.unresolved) {
+    } else if (container.claims.length === 0) {
       report({
         messageId: 'unknownImage',
         data: base,
         file: unit.root,
         span: fact.span,
         severity: 'notice',
-        help: `Its tag names no CUDA version. ${IMAGES_HELP}`,
+        help: `${fact.image.unresolved ? `The image is not a reference here (${fact.image.unresolved}): check the rendered manifest (kustomize build, helm template) instead.` : 'Its tag names no CUDA version.'} ${IMAGES_HELP}`,
       });
     }
   }
@@ -86,13 +84,8 @@ function checkContainers(units: readonly Unit[], report: Reporter): void {
 
 /** A reporter that adds, for a claim carried from a Dockerfile to a manifest, where the Dockerfile says it. */
 function withOrigin(claim: CudaClaim, report: Reporter): Reporter {
-  const origin = claim.origin;
-  if (!origin) return report;
-  return (draft) =>
-    report({
-      ...draft,
-      related: [...(draft.related ?? []), { file: origin.file, span: origin.span, message: `the image is built from here: ${origin.subject}` }],
-    });
+  if (!claim.origin) return report;
+  return (draft) => report({ ...draft, related: [...(draft.related ?? []), ...originRelated(claim)] });
 }
 
 const MVC = 'https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html';
@@ -201,10 +194,9 @@ function checkPools(
   pools: readonly Pool[],
   stated: boolean | undefined,
   kb: KnowledgeBase,
-  reportAll: Reporter,
+  report: Reporter,
   verdict: (verdict: UnitVerdict) => void,
 ): void {
-  const report = reportAll;
   for (const file of files) {
     // Driver libraries in an image must match the host driver of every pool it runs on: an error when no pool runs that branch.
     const probes = pools.map((pool) => collect((probe) => checkDriverPackages(file, pool.driver, probe)));
@@ -274,7 +266,7 @@ function checkPools(
           reason: `not selected by ${selection.by.join(', ')}`,
         });
     if (verdicts.every((verdict) => verdict.tier === 'runs')) return false;
-    const report = withOrigin(claim, withSelection(unit, selection, reportAll));
+    const reportClaim = withOrigin(claim, withSelection(unit, selection, report));
     const named = (list: readonly PoolVerdict[]) => list.map((verdict) => `${verdict.pool.name} (driver ${verdict.pool.driver})`).join(', ');
     const failing = verdicts.filter((verdict) => verdict.tier === 'fails');
     const running = verdicts.filter((verdict) => verdict.tier !== 'fails');
@@ -287,7 +279,7 @@ function checkPools(
     const pinned = selection.narrowed ? ` It is scheduled only on ${selection.pools.map((pool) => pool.name).join(', ')} (${selection.by.join(', ')}).` : '';
     const common = { file: claim.file, span: claim.span, unverified, help: `Per pool: ${reasons}${pinned}` };
     if (failing.length > 0) {
-      report({
+      reportClaim({
         messageId: running.length === 0 ? (selection.narrowed ? 'pinned' : 'noPool') : 'somePools',
         data: {
           subject: claim.subject,
@@ -312,7 +304,7 @@ function checkPools(
       ...(forward.length ? [`on ${named(forward)} only through forward compatibility (cuda-compat in the image)`] : []),
     ].join('; ');
     const forwardSeverity = forward.some((verdict) => verdict.draft.severity === 'warning') ? 'warning' : 'notice';
-    report({ messageId: 'poolsCompat', data: { subject: claim.subject, cuda, how }, severity: minor.length ? 'warning' : forwardSeverity, ...common });
+    reportClaim({ messageId: 'poolsCompat', data: { subject: claim.subject, cuda, how }, severity: minor.length ? 'warning' : forwardSeverity, ...common });
     return true;
   });
 }
@@ -342,7 +334,8 @@ function tierReason(claim: CudaClaim, verdict: Extract<PoolVerdict, { draft: Dra
   const cuda = claimCuda(claim);
   if (verdict.tier === 'minor') return `CUDA ${cuda} under minor-version compatibility (all of it needs driver >= ${data.needed})`;
   if (verdict.tier === 'forward') return `CUDA ${cuda} through forward compatibility (${data.package} in the image)`;
-  return `CUDA ${cuda} needs driver >= ${data.floor ?? data.needed ?? '?'}, the pool runs ${verdict.pool.driver}`;
+  // 'major' names the major's floor, 'release' the release's own row.
+  return `CUDA ${cuda} needs driver >= ${data.floor ?? data.needed}, the pool runs ${verdict.pool.driver}`;
 }
 
 /** A reporter that adds, for a container pinned to pools, where its node selection is written. */

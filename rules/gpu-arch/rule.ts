@@ -6,7 +6,7 @@ import { cite, isUnverified, runsOn, type GpuInfo, type KnowledgeBase } from '..
 import type { Pool } from '../../src/baseline/schema.js';
 import { defineRule, type Draft, type Reporter, type UnitVerdict } from '../../src/rule.js';
 import { selectPools } from '../../src/analysis/placement.js';
-import type { CudaClaim } from '../../src/analysis/claims.js';
+import { originRelated, type CudaClaim } from '../../src/analysis/claims.js';
 import type { Unit } from '../../src/analysis/units.js';
 import { compareDotted, cudaMajor, tagFromCuda } from '../../src/knowledge/versions.js';
 
@@ -75,17 +75,18 @@ export default defineRule({
       });
     }
     for (const unit of units) {
-      if (pools.length > 0) poolVerdicts(unit, pools, kb, verdict);
       if (unit.container && pools.length > 0) {
-        checkContainer(unit, pools, kb, reportAll);
+        checkContainer(unit, pools, kb, reportAll, verdict);
         continue;
       }
+      if (pools.length > 0) for (const claim of gpuClaims(unit)) for (const hit of poolHits(claim, pools, kb)) verdict(hitVerdict(unit, claim, hit));
       for (const claim of unit.claims) {
         if (claim.kind !== 'image' && claim.kind !== 'conda' && claim.kind !== 'apt') continue;
         const cuda = claimCuda(claim);
         for (const gpu of fleet) {
           const data = { subject: claim.subject, cuda, gpu: gpu.label, cc: gpu.cc, minCuda: gpu.minCuda };
-          if (claim.precision === 'minor' && compareDotted(cuda, gpu.minCuda) < 0) {
+          const miss = gpuMiss(claim, gpu);
+          if (miss === 'tooOld') {
             report({
               messageId: 'tooOld',
               data,
@@ -94,14 +95,14 @@ export default defineRule({
               unverified: isUnverified(gpu.record),
               help: `CUDA ${cuda} cannot generate code for compute capability ${gpu.cc}. Source: ${cite(gpu.record)}`,
             });
-          } else if (gpu.lastCudaMajor !== undefined && cudaMajor(cuda) > gpu.lastCudaMajor) {
+          } else if (miss === 'dropped') {
             report({
               messageId: 'dropped',
-              data: { ...data, last: gpu.lastCudaMajor },
+              data: { ...data, last: gpu.lastCudaMajor! },
               file: claim.file,
               span: claim.span,
               unverified: isUnverified(gpu.record),
-              help: `CUDA ${gpu.lastCudaMajor + 1}.0 removed offline compilation and library support for this architecture. Source: ${cite(gpu.record)}`,
+              help: `CUDA ${gpu.lastCudaMajor! + 1}.0 removed offline compilation and library support for this architecture. Source: ${cite(gpu.record)}`,
             });
           }
         }
@@ -117,13 +118,11 @@ export default defineRule({
   },
 });
 
-/** Why a GPU cannot run code of a CUDA claim (too new a GPU for it, or dropped by its major), if it cannot. */
-function gpuProblem(claim: CudaClaim, gpu: GpuInfo): string | undefined {
+/** Whether a GPU cannot run a claim's CUDA: a release too old to build for it, or a major that dropped it. */
+function gpuMiss(claim: CudaClaim, gpu: Pick<GpuInfo, 'minCuda' | 'lastCudaMajor'>): 'tooOld' | 'dropped' | undefined {
   const cuda = claimCuda(claim);
-  if (claim.precision === 'minor' && compareDotted(cuda, gpu.minCuda) < 0)
-    return `CUDA ${cuda} has no code for ${gpu.name} (compute capability ${gpu.cc} needs CUDA >= ${gpu.minCuda})`;
-  if (gpu.lastCudaMajor !== undefined && cudaMajor(cuda) > gpu.lastCudaMajor)
-    return `CUDA ${cuda} no longer supports ${gpu.name} (compute capability ${gpu.cc}; the last CUDA for it is ${gpu.lastCudaMajor}.x)`;
+  if (claim.precision === 'minor' && compareDotted(cuda, gpu.minCuda) < 0) return 'tooOld';
+  if (gpu.lastCudaMajor !== undefined && cudaMajor(cuda) > gpu.lastCudaMajor) return 'dropped';
   return undefined;
 }
 
@@ -132,43 +131,65 @@ function gpuClaims(unit: Unit): readonly CudaClaim[] {
   return (unit.container?.claims ?? unit.claims).filter((claim) => claim.kind === 'image' || claim.kind === 'conda' || claim.kind === 'apt');
 }
 
-/** The pool table's GPU column: a pool fails a unit when one of its GPUs cannot run a claim of it. */
-function poolVerdicts(unit: Unit, pools: readonly Pool[], kb: KnowledgeBase, verdict: (verdict: UnitVerdict) => void): void {
-  // A container's pods never reach the pools its node selection leaves out: nothing to say about those.
-  const scheduled = unit.container ? selectPools(pools, unit.container.fact.placement, kb).pools : pools;
-  for (const claim of gpuClaims(unit))
-    for (const pool of scheduled) {
-      const problem = pool.gpus.map((name) => kb.gpu(name)).find((gpu) => gpu && gpuProblem(claim, gpu));
-      if (problem) verdict({ unit: unit.label, file: claim.file, span: claim.span, pool: pool.name, tier: 'fails', reason: gpuProblem(claim, problem) });
+interface PoolHit {
+  readonly pool: Pool;
+  readonly gpu: GpuInfo;
+  readonly miss: 'tooOld' | 'dropped';
+}
+
+/** The pools with a GPU that cannot run a claim, each with its first such GPU. */
+function poolHits(claim: CudaClaim, pools: readonly Pool[], kb: KnowledgeBase): PoolHit[] {
+  const hits: PoolHit[] = [];
+  for (const pool of pools)
+    for (const name of pool.gpus) {
+      const gpu = kb.gpu(name);
+      const miss = gpu && gpuMiss(claim, gpu);
+      if (miss) {
+        hits.push({ pool, gpu, miss });
+        break;
+      }
     }
+  return hits;
+}
+
+function hitReason(claim: CudaClaim, hit: PoolHit): string {
+  const { gpu } = hit;
+  return hit.miss === 'tooOld'
+    ? `CUDA ${claimCuda(claim)} has no code for ${gpu.name} (compute capability ${gpu.cc} needs CUDA >= ${gpu.minCuda})`
+    : `CUDA ${claimCuda(claim)} no longer supports ${gpu.name} (compute capability ${gpu.cc}; the last CUDA for it is ${gpu.lastCudaMajor}.x)`;
+}
+
+/** The pool table's cell for a pool with a GPU the unit's claim cannot use. */
+function hitVerdict(unit: Unit, claim: CudaClaim, hit: PoolHit): UnitVerdict {
+  return { unit: unit.label, file: claim.file, span: claim.span, pool: hit.pool.name, tier: 'fails', reason: hitReason(claim, hit) };
 }
 
 /**
  * A Kubernetes container on a fleet of pools: its image judged on the GPUs of the pools its pods may be scheduled
  * on. An error when every one of them has a GPU the image cannot use, else a warning naming those that do.
  */
-function checkContainer(unit: Unit, pools: readonly Pool[], kb: KnowledgeBase, report: Reporter): void {
-  const container = unit.container!;
-  const selection = selectPools(pools, container.fact.placement, kb);
+function checkContainer(unit: Unit, pools: readonly Pool[], kb: KnowledgeBase, report: Reporter, verdict: (verdict: UnitVerdict) => void): void {
+  const selection = selectPools(pools, unit.container!.fact.placement, kb);
   for (const claim of gpuClaims(unit)) {
-    const hit = selection.pools
-      .map((pool) => ({ pool, gpu: pool.gpus.map((name) => kb.gpu(name)).find((gpu) => gpu && gpuProblem(claim, gpu)) }))
-      .filter((entry): entry is { pool: Pool; gpu: GpuInfo } => entry.gpu !== undefined);
-    if (hit.length === 0) continue;
-    const clear = selection.pools.filter((pool) => !hit.some((entry) => entry.pool === pool));
-    const first = hit[0]!.gpu;
-    const dropped = first.lastCudaMajor !== undefined && cudaMajor(claimCuda(claim)) > first.lastCudaMajor;
+    const hits = poolHits(claim, selection.pools, kb);
+    for (const hit of hits) verdict(hitVerdict(unit, claim, hit));
+    if (hits.length === 0) continue;
+    const clear = selection.pools.filter((pool) => !hits.some((hit) => hit.pool === pool));
+    const { gpu, miss } = hits[0]!;
+    const keep = clear.length
+      ? ` ${clear.map((pool) => pool.name).join(', ')} ${clear.length === 1 ? 'runs' : 'run'} it: keep the workload to ${clear.length === 1 ? 'that pool' : 'those pools'}.`
+      : selection.narrowed
+        ? ` The workload is scheduled only there (${selection.by.join(', ')}).`
+        : '';
     report({
-      messageId: dropped ? 'dropped' : 'tooOld',
-      data: { subject: claim.subject, cuda: claimCuda(claim), gpu: first.name, cc: first.cc, minCuda: first.minCuda, last: first.lastCudaMajor ?? '' },
+      messageId: miss,
+      data: { subject: claim.subject, cuda: claimCuda(claim), gpu: gpu.name, cc: gpu.cc, minCuda: gpu.minCuda, last: gpu.lastCudaMajor ?? '' },
       file: claim.file,
       span: claim.span,
       ...(clear.length > 0 ? { severity: 'warning' as const } : {}),
-      unverified: hit.some((entry) => isUnverified(entry.gpu.record)),
-      ...(claim.origin
-        ? { related: [{ file: claim.origin.file, span: claim.origin.span, message: `the image is built from here: ${claim.origin.subject}` }] }
-        : {}),
-      help: `${hit.map((entry) => `pool ${entry.pool.name}: ${gpuProblem(claim, entry.gpu)}`).join('; ')}.${clear.length ? ` ${clear.map((pool) => pool.name).join(', ')} ${clear.length === 1 ? 'runs' : 'run'} it: keep the workload to ${clear.length === 1 ? 'that pool' : 'those pools'}.` : selection.narrowed ? ` The workload is scheduled only there (${selection.by.join(', ')}).` : ''} Source: ${cite(first.record)}`,
+      unverified: hits.some((hit) => isUnverified(hit.gpu.record)),
+      related: originRelated(claim),
+      help: `${hits.map((hit) => `pool ${hit.pool.name}: ${hitReason(claim, hit)}`).join('; ')}.${keep} Source: ${cite(gpu.record)}`,
     });
   }
 }

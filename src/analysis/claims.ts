@@ -100,6 +100,11 @@ export function cudaClaim(f: CudaClaim): CudaClaim {
   };
 }
 
+/** For a claim carried from a Dockerfile to a manifest: the related location where the Dockerfile makes it. */
+export function originRelated(claim: CudaClaim): { file: ParsedFile; span: Span; message: string }[] {
+  return claim.origin ? [{ file: claim.origin.file, span: claim.origin.span, message: `the image is built from here: ${claim.origin.subject}` }] : [];
+}
+
 /** The CUDA a Kubernetes container's image says by its name (an nvidia/cuda, PyTorch or NGC tag), if any. */
 export function containerImageClaim(file: ParsedFile, container: ContainerFact, kb: KnowledgeBase): CudaClaim | undefined {
   const claim = imageClaim(file, container.image, kb);

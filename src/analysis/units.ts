@@ -47,8 +47,6 @@ export interface Unit {
 export interface ContainerUnit {
   readonly fact: ContainerFact;
   readonly claims: readonly CudaClaim[];
-  /** The Dockerfile its image is built from, when one is named and read. */
-  readonly builtFrom?: ParsedFile;
   /** The Dockerfile named for it that is not in the repository (or not read). */
   readonly missing?: string;
 }
@@ -95,12 +93,11 @@ export function buildUnits(files: readonly ParsedFile[], links: ReadonlyMap<Pars
       const via = (includers.get(file) ?? []).flatMap((includer) => (links.get(includer) ?? []).filter((link) => link.to === file));
       const covered = new Set(selectedContexts(file, via).map((context) => context.variant));
       units.push(...selectionUnits(file, claimsOf, kb, via.length ? covered : new Set()));
-    } else if (file.kind === 'kubernetes') {
-      // After the loop: a container built from a Dockerfile takes that Dockerfile's units.
-    } else if (!includedElsewhere(file, includers.get(file) ?? [], (component ??= components(files, links)))) {
+    } else if (file.kind !== 'kubernetes' && !includedElsewhere(file, includers.get(file) ?? [], (component ??= components(files, links)))) {
       units.push(fileUnit(file, links, claimsOf, kb));
     }
   }
+  // Manifests last: a container whose image is built here takes the claims of its Dockerfile's unit.
   for (const file of files) if (file.kind === 'kubernetes') units.push(...containerUnits(file, links.get(file) ?? [], units, kb));
   return units;
 }
@@ -132,12 +129,7 @@ function containerUnits(file: ParsedFile, links: readonly Link[], units: readonl
       const own = containerImageClaim(file, fact, kb);
       claims = own ? [own] : [];
     }
-    const container: ContainerUnit = {
-      fact,
-      claims,
-      ...(built ? { builtFrom: built } : {}),
-      ...(fact.dockerfile && !built ? { missing: fact.dockerfile.path } : {}),
-    };
+    const container: ContainerUnit = { fact, claims, ...(fact.dockerfile && !built ? { missing: fact.dockerfile.path } : {}) };
     out.push({
       label: `${file.path} (${fact.workload}, container ${fact.name})`,
       root: file,

@@ -94,16 +94,21 @@ export function walk(root: string, inputs: readonly string[], filters: WalkFilte
     if (kind) kinds.set(repoPath, kind);
     if (!viaLink) plain.add(repoPath);
   };
-  /** A file's kind by name, or for a YAML file no name claims (an environment, a manifest), by its first 64 KiB. */
-  const kindOf = (absolute: string, repoPath: string): FileKind | undefined =>
-    classifyPath(repoPath) ?? (yamlByContent(repoPath) ? kindInside(absolute, repoPath) : undefined);
+  /**
+   * A file's kind by name, or for a YAML file no name claims (an environment, a manifest), by its content; a YAML
+   * file that cannot be read to tell is taken without a kind, so its read fails and says why (never skipped silently).
+   */
+  const kindOf = (absolute: string, repoPath: string): FileKind | undefined | typeof UNTOLD => {
+    const byName = classifyPath(repoPath);
+    return byName ?? (yamlByContent(repoPath) ? kindInside(absolute, repoPath) : undefined);
+  };
   const skipped = (levels: IgnoreLevels, repoPath: string, directory: boolean): boolean =>
     (excluded?.ignores(directory ? `${repoPath}/` : repoPath) ?? false) || (gitignore && ignoredBy(levels, repoPath, directory));
   /** A file found while walking: by its name, or because files.include names it (then its content decides). */
   const found = (absolute: string, repoPath: string, viaLink: boolean, levels: IgnoreLevels): void => {
     if (skipped(levels, repoPath, false)) return;
     const kind = kindOf(absolute, repoPath);
-    if (kind || included?.ignores(repoPath)) add(repoPath, viaLink, kind);
+    if (kind || included?.ignores(repoPath)) add(repoPath, viaLink, kind === UNTOLD ? undefined : kind);
   };
   /** An entry found while walking: its type comes with the directory listing, so most need no lstat. */
   const visitEntry = (directory: string, repoDirectory: string, entry: Dirent, viaLink: boolean, levels: IgnoreLevels): void => {
@@ -188,8 +193,10 @@ export function walk(root: string, inputs: readonly string[], filters: WalkFilte
     }
     if (!stats.isFile()) return;
     // A file named on the command line is always checked: by its name, or else by its content.
-    if (explicit) add(repoPath, linked, kindOf(absolute, repoPath));
-    else found(absolute, repoPath, linked, levels ?? []);
+    if (explicit) {
+      const kind = kindOf(absolute, repoPath);
+      add(repoPath, linked, kind === UNTOLD ? undefined : kind);
+    } else found(absolute, repoPath, linked, levels ?? []);
   };
   for (const input of inputs) visit(resolve(root, input), true, false);
   return { paths: [...paths], kinds, missing, unreadable, plain };
@@ -246,24 +253,30 @@ export function loadFiles(
   parse: ParseOptions = {},
 ): Loaded {
   const skipped: Skipped[] = [];
-  // The walk knows the kinds its content decided (a manifest, an environment in an envs/ folder); names decide the rest.
-  const list = walked?.kinds
-    ? paths.flatMap((path) => ((walked.kinds!.get(path) ?? classifyPath(path)) ? [{ path, kind: walked.kinds!.get(path) ?? classifyPath(path)! }] : []))
-    : listed(paths);
-  const files = [...readRepository(list, diskReader(root, skipped, walked), followLinks, parse)].map((file) => file.parsed);
+  // The walk knows the kinds a YAML file's content decided (a manifest, an environment in an envs/ folder).
+  const files = [...readRepository(listed(paths, walked?.kinds), diskReader(root, skipped, walked), followLinks, parse)].map((file) => file.parsed);
   return { files, skipped };
 }
 
-/** What the first 64 KiB of a YAML file make it: a conda environment (in an environment folder, say), a Kubernetes manifest, or neither. */
-function kindInside(absolute: string, repoPath: string): FileKind | undefined {
+/** A YAML file that could not be opened to read what it is. */
+const UNTOLD = 'untold';
+/** The buffer YAML files are read into to tell their kind: as much as a file may be long (MAX_FILE_BYTES). */
+let sniffBuffer: Buffer | undefined;
+
+/**
+ * What a YAML file makes itself, read as far as a checked file may be long (the App sees the whole blob too): a conda
+ * environment (in an environment folder, say), a Kubernetes manifest (its workload may come after a large CRD), or
+ * neither. A longer file is told by its first MAX_FILE_BYTES; if that says manifest, its read then fails on the size.
+ */
+function kindInside(absolute: string, repoPath: string): FileKind | undefined | typeof UNTOLD {
   let fd: number | undefined;
   try {
     fd = openSync(absolute, 'r');
-    const buffer = Buffer.allocUnsafe(64 * 1024);
+    const buffer = (sniffBuffer ??= Buffer.allocUnsafe(MAX_FILE_BYTES));
     const read = readSync(fd, buffer, 0, buffer.length, 0);
     return kindByContent(repoPath, decoder.decode(buffer.subarray(0, read)));
   } catch {
-    return undefined;
+    return UNTOLD;
   } finally {
     if (fd !== undefined) closeSync(fd);
   }

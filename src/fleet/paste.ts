@@ -7,14 +7,12 @@ import { parse } from 'yaml';
 import { BaselineFile, resolveBaseline, type Pool } from '../baseline/schema.js';
 import type { KnowledgeBase } from '../knowledge/index.js';
 import { groupIntoPools } from './pools.js';
-import { readFleet, readSmiCsv } from './read.js';
+import { DRIVER, readFleet, readSmiCsv } from './read.js';
 
 export interface PastedFleet {
   readonly pools: readonly Pool[];
   readonly problems: readonly string[];
 }
-
-const DRIVER = /^\d{3}\.\d{1,3}(?:\.\d{1,3})?$/;
 
 export function readPastedFleet(text: string, kb: KnowledgeBase): PastedFleet {
   const trimmed = text.trim();

@@ -40,7 +40,7 @@ export interface FleetRead {
   readonly problems: readonly FleetProblem[];
 }
 
-const DRIVER = /^\d{3}(?:\.\d{1,3}){1,2}$/;
+export const DRIVER = /^\d{3}(?:\.\d{1,3}){1,2}$/;
 
 /** The product name as matched against the knowledge base: no `NVIDIA ` prefix, no GFD `-MIG-…`/`-SHARED` suffix. */
 export function productName(raw: string): string {

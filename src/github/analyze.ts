@@ -143,8 +143,8 @@ export async function analyzePull(github: GitHub, target: PullTarget, deps: Anal
   const cachedOrg = deps.orgCache.get(target.installationId, target.owner);
   // YAML files no name claims (env.gpu.yml, conda/environments/…, k8s/train.yaml): read, kept if their content is an
   // environment or a Kubernetes manifest.
-  const maybeConda = others.filter((file) => file.status !== 'removed' && yamlByContent(file.filename)).map((file) => file.filename);
-  if (relevant.length === 0 && removed.length === 0 && maybeConda.length === 0) {
+  const byContent = others.filter((file) => yamlByContent(file.filename)).map((file) => file.filename);
+  if (relevant.length === 0 && removed.length === 0 && byContent.length === 0) {
     // Nothing CUDA-relevant changed: no file is read (the baseline only matters for files).
     const baseline = resolveBaseline(target.owner, target.repo, undefined, cachedOrg ?? null);
     return {
@@ -162,7 +162,7 @@ export async function analyzePull(github: GitHub, target: PullTarget, deps: Anal
     };
   }
 
-  const paths = [...relevant.map((file) => file.path), ...maybeConda];
+  const paths = [...relevant.map((file) => file.path), ...byContent];
   const requirementsLike = [...paths.filter((path) => classifyPath(path) !== 'dockerfile'), ...removed];
   const directories = unique(requirementsLike.flatMap(ancestors)).slice(0, MAX_DIRECTORIES);
   const speculative = unique([
@@ -182,9 +182,15 @@ export async function analyzePull(github: GitHub, target: PullTarget, deps: Anal
   const org = organisationConfig(read.org, cachedOrg);
   if (read.org && read.org.state !== 'unavailable') deps.orgCache.set(target.installationId, target.owner, org.config ?? null);
   const baseline = resolveBaseline(target.owner, target.repo, read.repoConfig, org.config);
-  for (const path of maybeConda) {
+  // A changed YAML file GitHub would not show cannot be told apart from a manifest: it is not checked, and says so.
+  const undecided: Skipped[] = [];
+  for (const path of byContent) {
     const blob = read.blobs.get(path);
-    const kind = blob && 'text' in blob && blob.text !== null ? kindByContent(path, blob.text) : undefined;
+    if (blob && 'unreadable' in blob) {
+      undecided.push({ path, reason: `could not be read to tell whether it is a Kubernetes manifest or a conda environment (${blob.unreadable})` });
+      continue;
+    }
+    const kind = blob && blob.text !== null ? kindByContent(path, blob.text) : undefined;
     if (kind) {
       relevant.push({ path, kind });
       added.set(path, addedLines(others.find((file) => file.filename === path)?.patch));
@@ -217,7 +223,7 @@ export async function analyzePull(github: GitHub, target: PullTarget, deps: Anal
   const checked = new Set(files.map((file) => file.path));
   // What could not be checked and matters: a changed file, or a file a checked file includes.
   const followed = new Set(commit.files.filter((file) => checked.has(file.source.path)).flatMap((file) => file.links.filter((link) => link !== undefined)));
-  const skipped = commit.skipped.filter((entry) => given.has(entry.path) || followed.has(entry.path));
+  const skipped = [...undecided, ...commit.skipped.filter((entry) => given.has(entry.path) || followed.has(entry.path))];
   const texts = new Map(commit.files.filter((file) => checked.has(file.source.path)).map((file) => [file.source.path, file.source.text]));
   const options = gateOptionsFor(baseline, target.owner, target.repo, { removed });
   const kb = defaultKnowledgeBase();

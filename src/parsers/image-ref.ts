@@ -42,12 +42,8 @@ export function parseImageRef(reference: string): ImageRefParts {
   return { ...(registry ? { registry } : {}), repository, ...(tag !== undefined ? { tag, tagOffset: tagOffset! } : {}), ...(digest ? { digest } : {}) };
 }
 
-/** An image's name as the mapping keys it: registry and repository, lower case, without tag or digest (`docker.io/library/` dropped). */
+/** An image's name as the baseline's `images` mapping keys it: registry and repository as parseImageRef reads them, without tag or digest. */
 export function imageName(reference: string): string {
-  let rest = reference.trim().toLowerCase();
-  const at = rest.indexOf('@');
-  if (at >= 0) rest = rest.slice(0, at);
-  const colon = rest.lastIndexOf(':');
-  if (colon > rest.lastIndexOf('/')) rest = rest.slice(0, colon);
-  return rest.replace(/^(?:docker\.io|index\.docker\.io|registry-1\.docker\.io)\//, '').replace(/^library\//, '');
+  const { registry, repository } = parseImageRef(reference.trim());
+  return registry ? `${registry}/${repository}` : repository;
 }

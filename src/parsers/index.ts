@@ -96,14 +96,13 @@ export const HOOK_FILES = [
   '(?i)',
   // Dockerfiles: Dockerfile, Dockerfile.gpu, Dockerfile-cuda (not Dockerfile.md, …), cuda.Dockerfile.
   `(?:^|/)(?:(?![^/]*${NOT_A_DOCKERFILE.source})(?:dockerfile|containerfile)(?:[._-][^/]+)?|[^/]*\\.(?:dockerfile|containerfile))$`,
-  // conda environments by name: environment*.yml, conda*.yml, *-environment.yml, *.conda.yml.
-  '|(?:^|/)(?:[^/]*[._-])?(?:conda|environment)(?:[._-][^/]*)?\\.ya?ml$',
-  // pyproject.toml, pixi.toml and the lock files (conda-lock.yml before conda environments: it is its own kind).
-  '|(?:^|/)(?:pyproject\\.toml|pixi\\.toml|uv\\.lock|pixi\\.lock|poetry\\.lock|(?:[^/]*[._-])?conda-lock\\.ya?ml)$',
+  // pyproject.toml, pixi.toml and the TOML and lock files (conda-lock.yml is YAML: below).
+  '|(?:^|/)(?:pyproject\\.toml|pixi\\.toml|uv\\.lock|pixi\\.lock|poetry\\.lock)$',
   // requirements by name: *requirement*.txt|.in, constraints*.txt|.in, and any .txt|.in below a requirements/ folder.
   '|(?:^|/)(?:[^/]*requirement[^/]*|constraints[^/]*)\\.(?:txt|in)$',
   '|(?:^|/)requirements/(?:[^/]+/)*[^/]*\\.(?:txt|in)$',
-  // Any other YAML file by content: a conda environment (env.gpu.yml, conda/environments/…) or a Kubernetes manifest.
+  // Every YAML file: conda environments and conda-lock.yml by name, any other by content (an environment in an
+  // environment folder, a Kubernetes manifest).
   '|\\.ya?ml$',
 ].join('');
 

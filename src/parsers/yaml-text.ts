@@ -1,4 +1,5 @@
-import { isScalar, type Node } from 'yaml';
+import { isScalar, type Node, type YAMLError } from 'yaml';
+import type { ParseProblem } from './facts.js';
 import type { SourceText } from './source.js';
 import { Mapped, MappedBuilder } from './mapped.js';
 
@@ -20,4 +21,11 @@ export function scalarText(node: Node | null | undefined, source: SourceText): M
   const builder = new MappedBuilder();
   builder.pushSegment(String(value), -1, { start, end });
   return builder.build();
+}
+
+/** A YAML error as a positioned problem, kept inside the text (error recovery can point past its end). */
+export function yamlProblem(error: YAMLError, text: string): ParseProblem {
+  const start = Math.min(error.pos[0], text.length);
+  const end = Math.min(Math.max(error.pos[1], start), text.length);
+  return { span: { start, end }, message: `YAML: ${error.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '')}` };
 }

@@ -83,11 +83,13 @@ export function recommend(kb: KnowledgeBase, input: RecommendInput, baseline?: B
     policy = { ...policy, driver: oldest.driver, ...(policy.gpu === undefined && gpu ? { gpu } : {}) };
   }
   const result = input.framework === 'tensorflow' ? recommendTensorflow(kb, policy, baseline) : recommendPytorch(kb, policy, baseline);
+  const sources = new Set(result.sources);
   return {
     ...result,
     input,
     problems: [...(pasted?.problems ?? []), ...result.problems],
-    ...(pools.length > 0 && result.install ? { pools: poolAnswers(kb, result.install.cuda, pools) } : {}),
+    ...(pools.length > 0 && result.install ? { pools: poolAnswers(kb, result.install.cuda, pools, sources) } : {}),
+    sources: [...sources],
   };
 }
 
@@ -96,9 +98,7 @@ export function recommend(kb: KnowledgeBase, input: RecommendInput, baseline?: B
  * minor-version floor only under minor-version compatibility, below it not at all; a GPU the release cannot
  * build for (too new for it, or dropped by its major) fails too.
  */
-function poolAnswers(kb: KnowledgeBase, cuda: string, pools: readonly Pool[]): PoolAnswer[] {
-  const floor = kb.driverFloor(cudaMajor(cuda));
-  const need = kb.minDriver(cuda);
+function poolAnswers(kb: KnowledgeBase, cuda: string, pools: readonly Pool[], sources: Set<string>): PoolAnswer[] {
   return pools.map((pool): PoolAnswer => {
     const base = { name: pool.name, driver: pool.driver };
     for (const name of pool.gpus) {
@@ -107,15 +107,10 @@ function poolAnswers(kb: KnowledgeBase, cuda: string, pools: readonly Pool[]): P
       if (gpu?.lastCudaMajor !== undefined && cudaMajor(cuda) > gpu.lastCudaMajor)
         return { ...base, verdict: 'fails', reason: `CUDA ${cudaMajor(cuda)} no longer supports ${gpu.name}` };
     }
-    if (floor && compareDotted(pool.driver, floor.linux) < 0)
-      return {
-        ...base,
-        verdict: 'fails',
-        reason: `CUDA ${cuda} needs driver >= ${need && compareDotted(need.linux, floor.linux) < 0 ? need.linux : floor.linux}`,
-      };
-    if (need && compareDotted(pool.driver, need.linux) < 0)
-      return { ...base, verdict: 'minor', reason: `minor-version compatibility only (all of CUDA ${cuda} needs driver >= ${need.linux})` };
-    return { ...base, verdict: 'runs' };
+    // The same driver reading as the options table (driverChecks).
+    const reasons: string[] = [];
+    const { blocks } = driverChecks(kb, cuda, pool.driver, reasons, sources);
+    return reasons.length ? { ...base, verdict: blocks ? 'fails' : 'minor', reason: reasons[0]! } : { ...base, verdict: 'runs' };
   });
 }
 

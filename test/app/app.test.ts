@@ -203,6 +203,15 @@ describe('pull request checks', () => {
     expect(calls().filter((call) => call === 'POST /graphql')).toHaveLength(2);
   });
 
+  it('fails closed on a changed YAML file GitHub will not show: it could be a manifest, so it is not a pass', async () => {
+    const scenario = pullScenario(fake, { head: { 'deploy/train.yaml': 'apiVersion: batch/v1\nkind: Job\n' }, changed: ['deploy/train.yaml'] });
+    fake.refusedPaths.set('deploy/train.yaml', 'Resource protected by organization SAML enforcement.');
+    await probot.receive({ id: 'delivery-refused', name: 'pull_request', payload: scenario.payload } as never);
+    const run = fake.checkRuns[0]!;
+    expect(run).toMatchObject({ status: 'completed', conclusion: 'failure' });
+    expect(run.output?.title).toMatch(/^1 file not checked \(deploy\/train\.yaml: could not be read to tell whether it is a Kubernetes manifest/);
+  });
+
   it('sends annotations in batches of 50 (120 library findings under the bundled default)', async () => {
     const lines = Array.from({ length: 120 }, (_, i) => `nvidia-lib${i}-cu11==1.0.${i}`);
     const scenario = pullScenario(fake, {

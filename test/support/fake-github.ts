@@ -140,6 +140,11 @@ export class FakeGitHub {
   selected?: Set<string>;
   /** Repositories GitHub refuses to show (SAML SSO enforcement, an IP allow list), with the message it gives. */
   readonly forbidden = new Map<string, string>();
+  /**
+   * Paths whose object GitHub will not give, with the message: a partial error on that one field (the data is null
+   * and `errors` names its path, as for `forbidden` repositories), whatever the reason GitHub has.
+   */
+  readonly refusedPaths = new Map<string, string>();
   /** What each installation's token is granted (the shipped app.yml by default). */
   installationPermissions: Record<string, string> = { checks: 'write', contents: 'read', issues: 'write', metadata: 'read', pull_requests: 'write' };
   /** The most entries a recursive tree lists before it is `truncated` (GitHub: 100,000). */
@@ -942,6 +947,8 @@ function rootResolvers(fake: FakeGitHub): unknown {
           const files = fake.trees.get(sha);
           if (!files) return null;
           const path = rest.join(':').replace(/\/$/, '');
+          const refused = fake.refusedPaths.get(path);
+          if (refused) throw new GitHubGraphqlError('FORBIDDEN', refused);
           return files.has(path) ? blob(files.get(path)) : tree(files, path);
         },
         pullRequests: (args: { states?: string[]; first?: number; last?: number }) => {

@@ -1,7 +1,7 @@
 import { isAlias, isMap, isScalar, isSeq, parseDocument, type Document, type Node, type Pair } from 'yaml';
 import type { SourceText, Span } from '../source.js';
 import { Mapped } from '../mapped.js';
-import { scalarText } from '../yaml-text.js';
+import { scalarText, yamlProblem } from '../yaml-text.js';
 
 /** A `dependencies` entry: a spec string, the `pip:` list, or anything else (ignored). */
 export type CondaItem =
@@ -38,11 +38,7 @@ const MAX_ALIASES = 200;
 /** The yaml-package reading: the reference for every file. Aliases (`- *cuda`) are resolved to their anchors. */
 export function readWithYaml(text: string, source: SourceText): CondaDocument {
   const doc = parseDocument(text, { uniqueKeys: false, prettyErrors: false, strict: false, keepSourceTokens: false });
-  const errors = doc.errors.map((error) => {
-    const start = Math.min(error.pos[0], text.length);
-    const end = Math.min(Math.max(error.pos[1], start), text.length);
-    return { span: { start, end }, message: `YAML: ${firstLine(error.message)}` };
-  });
+  const errors = doc.errors.map((error) => yamlProblem(error, text));
   let aliases = 0;
   /** A node, or the node its alias names; an alias that names nothing (or one too many) is a positioned error. */
   const resolved = (node: Node | null | undefined): Node | undefined => {
@@ -90,10 +86,6 @@ function valueOf(items: readonly Pair[], key: string): Node | undefined {
     if ((isScalar(k) && k.value === key) || k === key) return (pair.value ?? undefined) as Node | undefined;
   }
   return undefined;
-}
-
-function firstLine(message: string): string {
-  return message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '');
 }
 
 interface Line {

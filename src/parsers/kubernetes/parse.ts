@@ -16,6 +16,7 @@ import { FactSink, type ContainerFact, type LabelRequirement, type ParsedFile, t
 import { imageName, parseImageRef } from '../image-ref.js';
 import { SourceText, type Span } from '../source.js';
 import { findSuppressions } from '../suppressions.js';
+import { scalarText, yamlProblem } from '../yaml-text.js';
 
 /** Aliases resolved per file at most this many times (YAML's "billion laughs" bound). */
 const MAX_ALIASES = 200;
@@ -44,10 +45,8 @@ export function parseKubernetesManifest(path: string, text: string, options: Man
   const docs = parseAllDocuments(text, { uniqueKeys: false, prettyErrors: false, strict: false });
   const list = Array.isArray(docs) ? docs : [docs];
   for (const doc of list) {
-    for (const error of doc.errors) {
-      const start = Math.min(error.pos[0], text.length);
-      sink.problems.push({ span: { start, end: Math.min(Math.max(error.pos[1], start), text.length) }, message: `YAML: ${error.message.split('\n')[0]}` });
-    }
+    // A document YAML cannot read is a positioned problem (parse-error), and none of its containers is guessed at.
+    for (const error of doc.errors) sink.problems.push(yamlProblem(error, text));
     if (doc.errors.length > 0) continue;
     new Reader(doc as Document, source, sink, options.images ?? {}).document(doc.contents as Node | null);
   }
@@ -93,21 +92,23 @@ class Reader {
       const value = this.resolve(pair.value as Node | null);
       // A pod template carries its own metadata: its annotation names the Dockerfile as well as the workload's.
       const own = key === 'template' && value && isMap(value) ? (this.annotation(this.map(value, 'metadata')) ?? dockerfile) : dockerfile;
-      const named = /ReplicaSpecs$|^replicatedJobs$|GroupSpecs?$/.test(key) ? true : false;
-      if (value && isMap(value)) {
-        if (named) {
-          for (const inner of value.items) {
-            const innerValue = this.resolve(inner.value as Node | null);
-            const innerKey = isScalar(inner.key) ? String(inner.key.value) : '';
-            if (innerValue && isMap(innerValue)) this.search(innerValue, workload, innerKey, own, depth + 1);
-          }
-        } else this.search(value, workload, replica || (key.endsWith('GroupSpec') ? key.replace(/GroupSpec$/, '') : ''), own, depth + 1);
+      if (value && isMap(value) && /ReplicaSpecs$/.test(key)) {
+        // PyTorchJob's pytorchReplicaSpecs, TFJob's tfReplicaSpecs: a map from replica type to its template.
+        for (const inner of value.items) {
+          const template = this.resolve(inner.value as Node | null);
+          if (template && isMap(template)) this.search(template, workload, isScalar(inner.key) ? String(inner.key.value) : '', own, depth + 1);
+        }
+      } else if (value && isMap(value)) {
+        // RayCluster's headGroupSpec is the "head" replica.
+        this.search(value, workload, replica || (key.endsWith('GroupSpec') ? key.slice(0, -'GroupSpec'.length) : ''), own, depth + 1);
       } else if (value && isSeq(value)) {
+        // Lists of replicas (JobSet's replicatedJobs, RayCluster's workerGroupSpecs) are named by their entries.
+        const replicas = /^replicatedJobs$|GroupSpecs$/.test(key);
         value.items.forEach((item, index) => {
           const entry = this.resolve(item as Node);
           if (!entry || !isMap(entry)) return;
           const label = this.text(entry.get('groupName', true) as Node | undefined) ?? this.text(entry.get('name', true) as Node | undefined);
-          this.search(entry, workload, replica || (named ? (label ?? `${key}[${index}]`) : ''), own, depth + 1);
+          this.search(entry, workload, replica || (replicas ? (label ?? `${key}[${index}]`) : ''), own, depth + 1);
         });
       }
     }
@@ -122,10 +123,10 @@ class Reader {
       for (const item of containers.items) {
         const container = this.resolve(item as Node);
         if (!container || !isMap(container)) continue;
-        const imageNode = this.resolve(container.get('image', true) as Node | undefined);
-        const reference = this.text(imageNode);
-        if (!imageNode || reference === undefined || !imageNode.range) continue;
-        const span = this.valueSpan(imageNode);
+        const image = scalarText(this.resolve(container.get('image', true) as Node | undefined), this.source);
+        if (!image) continue;
+        const reference = image.text;
+        const span = image.origin(0, image.length) ?? image.site(0, image.length);
         const name = this.text(container.get('name', true) as Node | undefined) ?? reference;
         const parts = parseImageRef(reference);
         const templated = /[{}$]/.test(reference);
@@ -136,10 +137,7 @@ class Reader {
           dockerfile = { ...named, how: annotated ? 'annotation' : 'baseline', include: this.sink.includes.length };
           this.sink.includes.push({ kind: 'dockerfile', target: named.path, targetSpan: named.span, span: named.span, context: -1 });
         }
-        const tagSpan =
-          parts.tagOffset !== undefined && this.source.text.slice(span.start, span.end) === reference
-            ? { start: span.start + parts.tagOffset, end: span.start + parts.tagOffset + parts.tag!.length }
-            : undefined;
+        const tagSpan = parts.tagOffset !== undefined ? image.origin(parts.tagOffset, parts.tagOffset + parts.tag!.length) : undefined;
         this.sink.containers.push({
           span,
           workload,
@@ -196,7 +194,7 @@ class Reader {
         key,
         operator: 'In',
         values: [value],
-        span: { start: keyRange[0], end: valueNode?.range ? this.valueSpan(valueNode).end : keyRange[1] },
+        span: { start: keyRange[0], end: Math.min(valueNode?.range?.[1] ?? keyRange[1], this.source.text.length) },
       });
     }
     const terms: LabelRequirement[][] = [];
@@ -235,10 +233,9 @@ class Reader {
 
   private annotation(metadata: YAMLMap | undefined): Annotated | undefined {
     const annotations = metadata ? this.map(metadata, 'annotations') : undefined;
-    const node = annotations ? this.resolve(annotations.get(DOCKERFILE_ANNOTATION, true) as Node | undefined) : undefined;
-    const path = this.text(node);
-    if (!node || !path?.trim()) return undefined;
-    return { path: path.trim().replace(/^\.\//, ''), span: this.valueSpan(node) };
+    const value = annotations ? scalarText(this.resolve(annotations.get(DOCKERFILE_ANNOTATION, true) as Node | undefined), this.source) : undefined;
+    if (!value?.text.trim()) return undefined;
+    return { path: value.text.trim().replace(/^\.\//, ''), span: value.origin(0, value.length) ?? value.site(0, value.length) };
   }
 
   private map(node: YAMLMap, key: string): YAMLMap | undefined {
@@ -250,14 +247,6 @@ class Reader {
     const resolved = this.resolve(node);
     if (!resolved || !isScalar(resolved) || resolved.value === null || typeof resolved.value === 'object') return undefined;
     return String(resolved.value);
-  }
-
-  /** A scalar's value characters (inside its quotes). */
-  private valueSpan(node: Node): Span {
-    const [start, end] = node.range ?? [0, 0];
-    const raw = this.source.text.slice(start, end);
-    if (isScalar(node) && (node.type === 'QUOTE_DOUBLE' || node.type === 'QUOTE_SINGLE') && raw.length >= 2) return { start: start + 1, end: end - 1 };
-    return { start, end: Math.min(end, this.source.text.length) };
   }
 
   private resolve(node: Node | null | undefined): Node | undefined {
