@@ -711,10 +711,10 @@ var require_identity = __commonJS({
     var NODE_TYPE = /* @__PURE__ */ Symbol.for("yaml.node.type");
     var isAlias4 = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === ALIAS;
     var isDocument = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === DOC;
-    var isMap5 = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === MAP;
+    var isMap6 = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === MAP;
     var isPair = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === PAIR;
-    var isScalar4 = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === SCALAR;
-    var isSeq4 = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === SEQ;
+    var isScalar5 = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === SCALAR;
+    var isSeq5 = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === SEQ;
     function isCollection(node2) {
       if (node2 && typeof node2 === "object")
         switch (node2[NODE_TYPE]) {
@@ -735,7 +735,7 @@ var require_identity = __commonJS({
         }
       return false;
     }
-    var hasAnchor = (node2) => (isScalar4(node2) || isCollection(node2)) && !!node2.anchor;
+    var hasAnchor = (node2) => (isScalar5(node2) || isCollection(node2)) && !!node2.anchor;
     exports.ALIAS = ALIAS;
     exports.DOC = DOC;
     exports.MAP = MAP;
@@ -747,11 +747,11 @@ var require_identity = __commonJS({
     exports.isAlias = isAlias4;
     exports.isCollection = isCollection;
     exports.isDocument = isDocument;
-    exports.isMap = isMap5;
+    exports.isMap = isMap6;
     exports.isNode = isNode2;
     exports.isPair = isPair;
-    exports.isScalar = isScalar4;
-    exports.isSeq = isSeq4;
+    exports.isScalar = isScalar5;
+    exports.isSeq = isSeq5;
   }
 });
 
@@ -4859,9 +4859,9 @@ var require_resolve_flow_collection = __commonJS({
     var blockMsg = "Block collections are not allowed within flow collections";
     var isBlock = (token) => token && (token.type === "block-map" || token.type === "block-seq");
     function resolveFlowCollection({ composeNode, composeEmptyNode }, ctx, fc, onError, tag) {
-      const isMap5 = fc.start.source === "{";
-      const fcName = isMap5 ? "flow map" : "flow sequence";
-      const NodeClass = tag?.nodeClass ?? (isMap5 ? YAMLMap.YAMLMap : YAMLSeq.YAMLSeq);
+      const isMap6 = fc.start.source === "{";
+      const fcName = isMap6 ? "flow map" : "flow sequence";
+      const NodeClass = tag?.nodeClass ?? (isMap6 ? YAMLMap.YAMLMap : YAMLSeq.YAMLSeq);
       const coll = new NodeClass(ctx.schema);
       coll.flow = true;
       const atRoot = ctx.atRoot;
@@ -4897,7 +4897,7 @@ var require_resolve_flow_collection = __commonJS({
             offset = props.end;
             continue;
           }
-          if (!isMap5 && ctx.options.strict && utilContainsNewline.containsNewline(key))
+          if (!isMap6 && ctx.options.strict && utilContainsNewline.containsNewline(key))
             onError(
               key,
               // checked by containsNewline()
@@ -4937,7 +4937,7 @@ var require_resolve_flow_collection = __commonJS({
             }
           }
         }
-        if (!isMap5 && !sep4 && !props.found) {
+        if (!isMap6 && !sep4 && !props.found) {
           const valueNode = value ? composeNode(ctx, value, props, onError) : composeEmptyNode(ctx, props.end, sep4, null, props, onError);
           coll.items.push(valueNode);
           offset = valueNode.range[2];
@@ -4960,7 +4960,7 @@ var require_resolve_flow_collection = __commonJS({
             startOnNewline: false
           });
           if (valueProps.found) {
-            if (!isMap5 && !props.found && ctx.options.strict) {
+            if (!isMap6 && !props.found && ctx.options.strict) {
               if (sep4)
                 for (const st of sep4) {
                   if (st === valueProps.found)
@@ -4992,7 +4992,7 @@ var require_resolve_flow_collection = __commonJS({
           const pair = new Pair.Pair(keyNode, valueNode);
           if (ctx.options.keepSourceTokens)
             pair.srcToken = collItem;
-          if (isMap5) {
+          if (isMap6) {
             const map2 = coll;
             if (utilMapIncludes.mapIncludes(ctx, map2.items, keyNode))
               onError(keyStart, "DUPLICATE_KEY", "Map keys must be unique");
@@ -5008,7 +5008,7 @@ var require_resolve_flow_collection = __commonJS({
           offset = valueNode ? valueNode.range[2] : valueProps.end;
         }
       }
-      const expectedEnd = isMap5 ? "}" : "]";
+      const expectedEnd = isMap6 ? "}" : "]";
       const [ce, ...ee] = fc.end;
       let cePos = offset;
       if (ce?.source === expectedEnd)
@@ -6295,7 +6295,7 @@ var require_cst = __commonJS({
     var FLOW_END = "";
     var SCALAR = "";
     var isCollection = (token) => !!token && "items" in token;
-    var isScalar4 = (token) => !!token && (token.type === "scalar" || token.type === "single-quoted-scalar" || token.type === "double-quoted-scalar" || token.type === "block-scalar");
+    var isScalar5 = (token) => !!token && (token.type === "scalar" || token.type === "single-quoted-scalar" || token.type === "double-quoted-scalar" || token.type === "block-scalar");
     function prettyToken(token) {
       switch (token) {
         case BOM:
@@ -6379,7 +6379,7 @@ var require_cst = __commonJS({
     exports.FLOW_END = FLOW_END;
     exports.SCALAR = SCALAR;
     exports.isCollection = isCollection;
-    exports.isScalar = isScalar4;
+    exports.isScalar = isScalar5;
     exports.prettyToken = prettyToken;
     exports.tokenType = tokenType;
   }
@@ -13852,7 +13852,7 @@ var require_ignore = __commonJS({
     }
     var UNDEFINED = void 0;
     var EMPTY2 = "";
-    var SPACE = " ";
+    var SPACE2 = " ";
     var ESCAPE = "\\";
     var REGEX_LITERAL_SPECIAL = /[.*+?()[\]{}^$|\\/]/;
     var BOM = "\uFEFF";
@@ -13986,7 +13986,7 @@ var require_ignore = __commonJS({
           const escaped = pattern[index + 1];
           if (escaped === SLASH && index + 2 === length) {
             out += hold(NEVER_MATCH);
-          } else if (escaped === "*" || escaped === "[" || escaped === SPACE) {
+          } else if (escaped === "*" || escaped === "[" || escaped === SPACE2) {
             out += pattern.slice(index, index + 2);
           } else {
             out += hold(
@@ -14032,8 +14032,8 @@ var require_ignore = __commonJS({
         //   ever starts again inside it -- `(\\+?) ` did, which made a long run
         //   quadratic.
         /(\\+)( ?)/g,
-        (_, run2, space) => space ? run2.slice(0, run2.length - run2.length % 2) + SPACE : run2,
-        ESCAPE + SPACE
+        (_, run2, space) => space ? run2.slice(0, run2.length - run2.length % 2) + SPACE2 : run2,
+        ESCAPE + SPACE2
       ],
       // git's wildmatch() reads a run of two or more asterisks as one globstar
       //   whenever the run fills a path segment: it starts the pattern or follows
@@ -14424,7 +14424,7 @@ var require_ignore = __commonJS({
           lineEnd--;
         }
         end = lineEnd;
-        while (body[end - 1] === SPACE) {
+        while (body[end - 1] === SPACE2) {
           end--;
         }
         if (!stripLineEnd || body[end - 1] !== "\n") {
@@ -14439,7 +14439,7 @@ var require_ignore = __commonJS({
       while (body[end - backslashes - 1] === ESCAPE) {
         backslashes++;
       }
-      return backslashes % 2 ? body.slice(0, end - 1) + SPACE : body.slice(0, end);
+      return backslashes % 2 ? body.slice(0, end - 1) + SPACE2 : body.slice(0, end);
     };
     var createRule = (pattern, mark, ignoreCase, stripLineEnd, stripBOM) => {
       let body = stripBOM && pattern[0] === BOM ? pattern.slice(1) : pattern;
@@ -14452,7 +14452,7 @@ var require_ignore = __commonJS({
         body = body.slice(1);
       }
       const last2 = body[body.length - 1];
-      if (last2 === SPACE || stripLineEnd && (last2 === "\r" || last2 === "\n")) {
+      if (last2 === SPACE2 || stripLineEnd && (last2 === "\r" || last2 === "\n")) {
         body = trimEnd2(body, stripLineEnd);
       }
       if (!body || hasTrailingBackslash(body)) {
@@ -18783,11 +18783,11 @@ var MAX_ROWS = 50;
 function cellText(text2) {
   return text2.replace(/\|/g, "\\|").replace(/\n/g, " ");
 }
-function poolTableMarkdown(table2) {
+function poolTableMarkdown(table) {
   const reasons = [];
-  const header = `| Unit | ${table2.pools.map((pool) => `${cellText(pool.name)} (${pool.driver})`).join(" | ")} |`;
-  const rule = `|---|${table2.pools.map(() => "---").join("|")}|`;
-  const rows = table2.rows.slice(0, MAX_ROWS).map((row) => {
+  const header = `| Unit | ${table.pools.map((pool) => `${cellText(pool.name)} (${pool.driver})`).join(" | ")} |`;
+  const rule = `|---|${table.pools.map(() => "---").join("|")}|`;
+  const rows = table.rows.slice(0, MAX_ROWS).map((row) => {
     const cells = row.cells.map((cell) => {
       if (!cell.reason || cell.tier === "runs") return MARK[cell.tier];
       reasons.push(cell.reason);
@@ -18795,7 +18795,7 @@ function poolTableMarkdown(table2) {
     });
     return `| \`${cellText(row.path)}\`:${row.line} ${cellText(row.unit.startsWith(row.path) ? row.unit.slice(row.path.length).trim() : row.unit)} | ${cells.join(" | ")} |`;
   });
-  const more = table2.rows.length > MAX_ROWS ? [`\u2026and ${table2.rows.length - MAX_ROWS} more units (see the findings)`] : [];
+  const more = table.rows.length > MAX_ROWS ? [`\u2026and ${table.rows.length - MAX_ROWS} more units (see the findings)`] : [];
   return [
     "**The fleet**: where each image, environment and workload runs",
     "",
@@ -18806,12 +18806,12 @@ function poolTableMarkdown(table2) {
     ...reasons.length ? ["", ...reasons.map((reason, i) => `${i + 1}. ${cellText(reason)}`)] : []
   ].join("\n");
 }
-function poolTableText(table2, escape) {
-  const lines = [`fleet: ${table2.pools.map((pool) => `${pool.name} (driver ${pool.driver})`).join(", ")}`];
-  for (const row of table2.rows) {
+function poolTableText(table, escape) {
+  const lines = [`fleet: ${table.pools.map((pool) => `${pool.name} (driver ${pool.driver})`).join(", ")}`];
+  for (const row of table.rows) {
     lines.push(`  ${escape(row.path)}:${row.line} ${escape(row.unit.startsWith(row.path) ? row.unit.slice(row.path.length).trim() : row.unit)}`);
     row.cells.forEach((cell, i) => {
-      const pool = table2.pools[i];
+      const pool = table.pools[i];
       lines.push(`    ${pool.name}: ${WORD[cell.tier]}${cell.reason && cell.tier !== "runs" ? `: ${escape(cell.reason)}` : ""}`);
     });
   }
@@ -26242,9 +26242,9 @@ var Class = class {
   constructor(..._args) {
   }
 };
-function members(proto, table2) {
-  for (const key in table2) {
-    const desc = Object.getOwnPropertyDescriptor(table2, key);
+function members(proto, table) {
+  for (const key in table) {
+    const desc = Object.getOwnPropertyDescriptor(table, key);
     if (desc.get)
       Object.defineProperty(proto, key, { ...desc, enumerable: false });
     else
@@ -26259,10 +26259,10 @@ function hide(inst, key, value) {
   return own(inst, key, value, false);
 }
 // @__NO_SIDE_EFFECTS__
-function derived(computes, table2) {
+function derived(computes, table) {
   for (const key in computes) {
     const compute = computes[key];
-    Object.defineProperty(table2, key, {
+    Object.defineProperty(table, key, {
       configurable: true,
       enumerable: true,
       get() {
@@ -26273,7 +26273,7 @@ function derived(computes, table2) {
       }
     });
   }
-  return table2;
+  return table;
 }
 function defineBound(proto, key, fn) {
   Object.defineProperty(proto, key, {
@@ -44812,7 +44812,7 @@ var KnowledgeBase = class {
   /** Answers held by the query cache, over all questions. */
   get cachedAnswers() {
     let count = 0;
-    for (const table2 of this.answers.values()) count += table2.size;
+    for (const table of this.answers.values()) count += table.size;
     return count;
   }
   /** Memoise a pure query over this knowledge base (for helpers outside the class): `key` names question and arguments. */
@@ -44821,9 +44821,9 @@ var KnowledgeBase = class {
   }
   /** The answer to `question` about `arg`; `compute` is called with this knowledge base as `this`. */
   cached(question, arg, compute) {
-    let table2 = this.answers.get(question);
-    if (table2 === void 0) this.answers.set(question, table2 = new Answers());
-    return table2.of(arg, compute, this);
+    let table = this.answers.get(question);
+    if (table === void 0) this.answers.set(question, table = new Answers());
+    return table.of(arg, compute, this);
   }
   constructor(data = loadData()) {
     this.data = data;
@@ -47074,13 +47074,13 @@ function checkPools(units, files, pools, stated, kb, report, verdict) {
   };
   eachClaim(units, kb, (claim2, compat, unit) => {
     const selection = selectionOf(unit);
-    const verdicts = selection.pools.map((pool) => {
+    const verdicts2 = selection.pools.map((pool) => {
       const [draft] = collect((probe) => checkClaim(claim2, pool.driver, compat, poolForwardCompat(pool, stated, kb), kb, probe));
       if (!draft) return { pool, tier: "runs" };
       const tier = draft.messageId === "minor" ? "minor" : draft.messageId === "forwardCompat" ? "forward" : "fails";
       return { pool, tier, draft };
     });
-    for (const entry of verdicts)
+    for (const entry of verdicts2)
       verdict({
         unit: unit.label,
         file: claim2.file,
@@ -47099,13 +47099,13 @@ function checkPools(units, files, pools, stated, kb, report, verdict) {
           tier: "not-scheduled",
           reason: `not selected by ${selection.by.join(", ")}`
         });
-    if (verdicts.every((verdict2) => verdict2.tier === "runs")) return false;
+    if (verdicts2.every((verdict2) => verdict2.tier === "runs")) return false;
     const reportClaim = withOrigin(claim2, withSelection(unit, selection, report));
     const named = (list) => list.map((verdict2) => `${verdict2.pool.name} (driver ${verdict2.pool.driver})`).join(", ");
-    const failing = verdicts.filter((verdict2) => verdict2.tier === "fails");
-    const running = verdicts.filter((verdict2) => verdict2.tier !== "fails");
-    const reasons = verdicts.filter((verdict2) => verdict2.tier !== "runs").map((verdict2) => `${verdict2.pool.name}: ${verdict2.draft.help ?? ""}`).join(" ");
-    const unverified = verdicts.some((verdict2) => verdict2.tier !== "runs" && verdict2.draft.unverified === true);
+    const failing = verdicts2.filter((verdict2) => verdict2.tier === "fails");
+    const running = verdicts2.filter((verdict2) => verdict2.tier !== "fails");
+    const reasons = verdicts2.filter((verdict2) => verdict2.tier !== "runs").map((verdict2) => `${verdict2.pool.name}: ${verdict2.draft.help ?? ""}`).join(" ");
+    const unverified = verdicts2.some((verdict2) => verdict2.tier !== "runs" && verdict2.draft.unverified === true);
     const cuda = claimCuda(claim2);
     const pinned = selection.narrowed ? ` It is scheduled only on ${selection.pools.map((pool) => pool.name).join(", ")} (${selection.by.join(", ")}).` : "";
     const common = { file: claim2.file, span: claim2.span, unverified, help: `Per pool: ${reasons}${pinned}` };
@@ -47125,8 +47125,8 @@ function checkPools(units, files, pools, stated, kb, report, verdict) {
       });
       return true;
     }
-    const minor = verdicts.filter((verdict2) => verdict2.tier === "minor");
-    const forward = verdicts.filter((verdict2) => verdict2.tier === "forward");
+    const minor = verdicts2.filter((verdict2) => verdict2.tier === "minor");
+    const forward = verdicts2.filter((verdict2) => verdict2.tier === "forward");
     const how = [
       ...minor.length ? [`on ${named(minor)} only under minor-version compatibility`] : [],
       ...forward.length ? [`on ${named(forward)} only through forward compatibility (cuda-compat in the image)`] : []
@@ -47234,9 +47234,9 @@ function checkRequireCuda(file2, fleet, kb, report) {
   if (file2.env.some((env) => env.key === "NVIDIA_DISABLE_REQUIRE" && /^(1|true)$/i.test(env.value))) return;
   for (const env of file2.env) {
     if (env.key !== "NVIDIA_REQUIRE_CUDA" || env.value.trim() === "") continue;
-    const verdicts = env.value.trim().split(/\s+/).map((term) => evaluateTerm(term, fleet, kb));
-    if (verdicts.includes("yes")) continue;
-    const branded = verdicts.filter((verdict) => typeof verdict === "object");
+    const verdicts2 = env.value.trim().split(/\s+/).map((term) => evaluateTerm(term, fleet, kb));
+    if (verdicts2.includes("yes")) continue;
+    const branded = verdicts2.filter((verdict) => typeof verdict === "object");
     const value = env.value.trim().length > 80 ? `${env.value.trim().slice(0, 77)}\u2026` : env.value.trim();
     if (branded.length) {
       report({
@@ -52285,17 +52285,17 @@ function generateConvertTOMLValue(convertValue) {
       return baseTable;
     },
     TOMLTable(node2, baseTable = {}) {
-      const table2 = getTable(baseTable, resolveValue(node2.key), node2.kind === "array");
-      for (const body of node2.body) resolveValue(body, table2);
+      const table = getTable(baseTable, resolveValue(node2.key), node2.kind === "array");
+      for (const body of node2.body) resolveValue(body, table);
       return baseTable;
     },
     TOMLArray(node2) {
       return node2.elements.map((e) => resolveValue(e));
     },
     TOMLInlineTable(node2) {
-      const table2 = {};
-      for (const body of node2.body) resolveValue(body, table2);
-      return table2;
+      const table = {};
+      for (const body of node2.body) resolveValue(body, table);
+      return table;
     },
     TOMLKey(node2) {
       return node2.keys.map((key) => resolveValue(key));
@@ -52396,10 +52396,284 @@ function parseTOML(code, options2) {
   return parseForESLint(code, options2).ast;
 }
 
-// src/parsers/toml.ts
-function table(span) {
+// src/parsers/toml-tree.ts
+function newTable(span) {
   return { kind: "table", span, entries: /* @__PURE__ */ new Map(), keySpans: /* @__PURE__ */ new Map() };
 }
+var LONG_STRING = 16 * 1024;
+
+// src/parsers/toml-scan.ts
+var UNREAD = /[\x00-\x08\x0b-\x1f\x7f\ufeff]/;
+var BARE = /[A-Za-z0-9_-]/;
+var INTEGER = /^[+-]?(?:0|[1-9](?:_?[0-9])*)$|^0x[0-9A-Fa-f](?:_?[0-9A-Fa-f])*$|^0o[0-7](?:_?[0-7])*$|^0b[01](?:_?[01])*$/;
+var FLOAT = /^[+-]?(?:0|[1-9](?:_?[0-9])*)(?:\.[0-9](?:_?[0-9])*(?:[eE][+-]?[0-9](?:_?[0-9])*)?|[eE][+-]?[0-9](?:_?[0-9])*)$|^[+-]?(?:inf|nan)$/;
+var ESCAPES = { b: "\b", t: "	", n: "\n", f: "\f", r: "\r", '"': '"', "\\": "\\" };
+var Decline = class extends Error {
+};
+var decline = () => {
+  throw new Decline();
+};
+function scanToml(text2) {
+  if (UNREAD.test(text2)) return void 0;
+  try {
+    return new Scanner(text2).document();
+  } catch (error62) {
+    if (error62 instanceof Decline) return void 0;
+    throw error62;
+  }
+}
+var Scanner = class {
+  constructor(text2) {
+    this.text = text2;
+  }
+  text;
+  i = 0;
+  /** Tables a `[header]` defined (a second definition is an error), arrays `[[headers]]` made, values pairs set. */
+  defined = /* @__PURE__ */ new Set();
+  arrayTables = /* @__PURE__ */ new Set();
+  values = /* @__PURE__ */ new Set();
+  document() {
+    const text2 = this.text;
+    const root = newTable({ start: 0, end: text2.length });
+    let target = root;
+    for (; ; ) {
+      this.skipBlank();
+      if (this.i >= text2.length) return root;
+      if (text2.charCodeAt(this.i) !== 91) {
+        this.pair(target);
+        this.endOfLine();
+        continue;
+      }
+      const start = this.i;
+      const array2 = text2.charCodeAt(start + 1) === 91;
+      this.i += array2 ? 2 : 1;
+      const path = [];
+      for (; ; ) {
+        path.push(this.key().name);
+        const c = text2.charCodeAt(this.i);
+        if (c === 46) this.i++;
+        else if (c === 93) break;
+        else decline();
+      }
+      this.i++;
+      if (array2 && text2.charCodeAt(this.i++) !== 93) decline();
+      let end = this.i;
+      this.endOfLine();
+      const pairs = [];
+      for (; ; ) {
+        this.skipBlank();
+        if (this.i >= text2.length || text2.charCodeAt(this.i) === 91) break;
+        const read = this.read();
+        pairs.push(read);
+        end = read.value.span.end;
+        this.endOfLine();
+      }
+      const span = { start, end };
+      target = array2 ? this.arrayTable(root, path, span) : this.standardTable(root, path, span);
+      for (const pair of pairs) this.set(target, pair.name, pair.keySpan, pair.value);
+    }
+  }
+  /** `[[a.b]]`: a new table appended to the array at a.b (made where missing), as readToml places it. */
+  arrayTable(root, path, span) {
+    const parent = this.walk(root, path.slice(0, -1), span);
+    const name = path.at(-1);
+    let list = parent.entries.get(name);
+    if (!list) {
+      list = { kind: "array", span, items: [] };
+      this.arrayTables.add(list);
+      parent.entries.set(name, list);
+      parent.keySpans.set(name, span);
+    } else if (!this.arrayTables.has(list)) decline();
+    const made = newTable(span);
+    list.items.push(made);
+    return made;
+  }
+  /** `[a.b]`: the table at a.b, defined once. */
+  standardTable(root, path, span) {
+    const parent = this.walk(root, path.slice(0, -1), span);
+    const name = path.at(-1);
+    const existing = parent.entries.get(name);
+    if (existing && (existing.kind !== "table" || this.defined.has(existing) || this.values.has(existing))) decline();
+    const made = existing ?? newTable(span);
+    if (!existing) {
+      parent.entries.set(name, made);
+      parent.keySpans.set(name, span);
+    }
+    this.defined.add(made);
+    return made;
+  }
+  /** The table at `path` (through the last table of an array of tables), made where missing. */
+  walk(from, path, span) {
+    let current = from;
+    for (const part of path) {
+      const next = current.entries.get(part);
+      if (!next) {
+        const made = newTable(span);
+        current.entries.set(part, made);
+        current.keySpans.set(part, span);
+        current = made;
+      } else if (this.values.has(next)) decline();
+      else if (next.kind === "array") current = next.items.at(-1) ?? decline();
+      else if (next.kind === "table") current = next;
+      else decline();
+    }
+    return current;
+  }
+  set(into, name, keySpan, value) {
+    if (into.entries.has(name)) decline();
+    into.entries.set(name, value);
+    into.keySpans.set(name, keySpan);
+  }
+  /** `key = value` into a table. */
+  pair(into) {
+    const read = this.read();
+    this.set(into, read.name, read.keySpan, read.value);
+  }
+  read() {
+    const key = this.key();
+    this.spaces();
+    if (this.text.charCodeAt(this.i) !== 61) decline();
+    this.i++;
+    this.spaces();
+    const value = this.value();
+    return { name: key.name, keySpan: key.span, value };
+  }
+  /** A bare key, or a quoted one without escapes. */
+  key() {
+    const text2 = this.text;
+    const start = this.i;
+    const c = text2[start];
+    if (c === '"' || c === "'") {
+      const close = text2.indexOf(c, start + 1);
+      const newline = text2.indexOf("\n", start + 1);
+      if (close < 0 || newline >= 0 && newline < close) decline();
+      const name = text2.slice(start + 1, close);
+      if (c === '"' && name.includes("\\")) decline();
+      this.i = close + 1;
+      return { name, span: { start, end: this.i } };
+    }
+    let end = start;
+    while (end < text2.length && BARE.test(text2[end])) end++;
+    if (end === start) decline();
+    this.i = end;
+    return { name: text2.slice(start, end), span: { start, end } };
+  }
+  value() {
+    const text2 = this.text;
+    const start = this.i;
+    const c = text2[start];
+    if (c === '"' || c === "'") return this.string(c);
+    if (c === "[") {
+      this.i++;
+      const items2 = [];
+      for (; ; ) {
+        this.skipBlank();
+        if (text2[this.i] === "]") break;
+        items2.push(this.value());
+        this.skipBlank();
+        if (text2[this.i] === ",") this.i++;
+        else if (text2[this.i] !== "]") decline();
+      }
+      this.i++;
+      return this.made({ kind: "array", span: { start, end: this.i }, items: items2 });
+    }
+    if (c === "{") {
+      this.i++;
+      const inline = newTable({ start, end: start });
+      this.spaces();
+      if (text2[this.i] !== "}")
+        for (; ; ) {
+          this.pair(inline);
+          this.spaces();
+          const next = text2[this.i];
+          if (next === "}") break;
+          if (next !== ",") decline();
+          this.i++;
+          this.spaces();
+          if (text2[this.i] === "}") decline();
+        }
+      this.i++;
+      const span2 = { start, end: this.i };
+      return this.made({ ...inline, span: span2 });
+    }
+    let end = start;
+    while (end < text2.length && /[0-9A-Za-z_+.:-]/.test(text2[end])) end++;
+    const token = text2.slice(start, end);
+    this.i = end;
+    const span = { start, end };
+    if (token === "true" || token === "false") return { kind: "boolean", span, value: token === "true" };
+    if (INTEGER.test(token) || FLOAT.test(token)) return { kind: "other", span };
+    return decline();
+  }
+  /** A one-line basic or literal string. */
+  string(quote) {
+    const text2 = this.text;
+    const start = this.i;
+    if (text2.startsWith(quote.repeat(3), start)) decline();
+    const close = quote.charCodeAt(0);
+    let value = "";
+    let escaped = false;
+    let from = start + 1;
+    let i = from;
+    for (; ; ) {
+      const c = text2.charCodeAt(i);
+      if (c === close) break;
+      if (c === 10 || Number.isNaN(c)) decline();
+      if (c === 92 && close === 34) {
+        const replacement = ESCAPES[text2[i + 1]] ?? decline();
+        value += text2.slice(from, i) + replacement;
+        escaped = true;
+        i += 2;
+        from = i;
+        continue;
+      }
+      i++;
+    }
+    value += text2.slice(from, i);
+    if (i - (start + 1) > LONG_STRING) decline();
+    this.i = i + 1;
+    const span = { start, end: this.i };
+    let mapped;
+    if (escaped) {
+      const builder = new MappedBuilder();
+      builder.pushSegment(value, -1, span);
+      mapped = builder.build();
+    } else mapped = Mapped.of(value, start + 1);
+    return { kind: "string", span, value, mapped };
+  }
+  made(value) {
+    this.values.add(value);
+    return value;
+  }
+  spaces() {
+    const text2 = this.text;
+    while (text2[this.i] === " " || text2[this.i] === "	") this.i++;
+  }
+  /** Spaces, comments and line breaks. */
+  skipBlank() {
+    const text2 = this.text;
+    for (; ; ) {
+      const c = text2[this.i];
+      if (c === " " || c === "	" || c === "\n") this.i++;
+      else if (c === "#") {
+        const end = text2.indexOf("\n", this.i);
+        this.i = end < 0 ? text2.length : end;
+      } else return;
+    }
+  }
+  /** After a pair or a header: spaces, an optional comment, then a line break or the end. */
+  endOfLine() {
+    this.spaces();
+    const text2 = this.text;
+    if (text2[this.i] === "#") {
+      const end = text2.indexOf("\n", this.i);
+      this.i = end < 0 ? text2.length : end;
+    }
+    if (this.i < text2.length && text2[this.i] !== "\n") decline();
+  }
+};
+
+// src/parsers/toml.ts
 var keyName = (key) => key.type === "TOMLBare" ? key.name : key.value;
 function stringValue(node2, text2) {
   const [start, end] = node2.range;
@@ -52414,7 +52688,7 @@ function convert(node2, reading) {
   const span = { start: node2.range[0], end: node2.range[1] };
   if (node2.type === "TOMLArray") return { kind: "array", span, items: node2.elements.map((element2) => convert(element2, reading)) };
   if (node2.type === "TOMLInlineTable") {
-    const inline = table(span);
+    const inline = newTable(span);
     for (const pair of node2.body) insert(inline, pair, reading);
     return inline;
   }
@@ -52438,7 +52712,7 @@ function tableAt(from, path, span) {
           continue;
         }
       }
-      next = table(span);
+      next = newTable(span);
       current.entries.set(part, next);
       current.keySpans.set(part, span);
     }
@@ -52453,7 +52727,6 @@ function insert(into, pair, reading) {
   owner.entries.set(last2, convert(pair.value, reading));
   owner.keySpans.set(last2, { start: pair.key.range[0], end: pair.key.range[1] });
 }
-var LONG_STRING = 16 * 1024;
 function blankLongStrings(text2) {
   const blanked = [];
   let out;
@@ -52508,6 +52781,10 @@ function blankLongStrings(text2) {
   return { text: out.join(""), blanked };
 }
 function readToml(original) {
+  const scanned = scanToml(original);
+  return scanned ? { ok: true, root: scanned } : parseToml(original);
+}
+function parseToml(original) {
   const { text: text2, blanked } = blankLongStrings(original);
   let program;
   try {
@@ -52517,7 +52794,7 @@ function readToml(original) {
     const message = error62 instanceof RangeError ? "beyond what the TOML parser can read here (it ran out of stack)" : error62.message;
     return { ok: false, message: `not valid TOML: ${message}`, span: { start: index, end: Math.min(text2.length, index + 1) } };
   }
-  const root = table({ start: 0, end: text2.length });
+  const root = newTable({ start: 0, end: text2.length });
   const reading = { text: original, unread: new Set(blanked.map((span) => span.start)) };
   for (const node2 of program.body[0]?.body ?? []) {
     if (node2.type === "TOMLKeyValue") {
@@ -52536,7 +52813,7 @@ function readToml(original) {
         parent.entries.set(name, list);
         parent.keySpans.set(name, span);
       }
-      target = table(span);
+      target = newTable(span);
       list.items.push(target);
     } else {
       target = tableAt(root, path, span);
@@ -52559,12 +52836,12 @@ function lookup(from, ...path) {
   }
   return current;
 }
-function stringAt(table2, key) {
-  const value = table2.entries.get(key);
+function stringAt(table, key) {
+  const value = table.entries.get(key);
   return value?.kind === "string" ? value : void 0;
 }
-function isTrue(table2, key) {
-  const value = table2.entries.get(key);
+function isTrue(table, key) {
+  const value = table.entries.get(key);
   return value?.kind === "boolean" && value.value;
 }
 function textSpan(value) {
@@ -52574,8 +52851,8 @@ function textSpan(value) {
 
 // src/parsers/pixi/parse.ts
 var PYPI = "https://pypi.org/simple";
-function pypiOptions(table2) {
-  const options2 = lookup(table2, "pypi-options");
+function pypiOptions(table) {
+  const options2 = lookup(table, "pypi-options");
   if (options2?.kind !== "table") return { extra: [] };
   const indexUrl = stringAt(options2, "index-url");
   const extra = options2.entries.get("extra-index-urls");
@@ -52608,9 +52885,9 @@ function readPixi(root, sink, projectPypi) {
       }
   }
   const environments = [];
-  const table2 = root.entries.get("environments");
-  if (table2?.kind === "table") {
-    for (const [name, value] of table2.entries) {
+  const table = root.entries.get("environments");
+  if (table?.kind === "table") {
+    for (const [name, value] of table.entries) {
       const list = value.kind === "table" ? value.entries.get("features") : value;
       const noDefault = value.kind === "table" && isTrue(value, "no-default-feature");
       const chosen = noDefault ? [] : [defaultFeature];
@@ -52620,7 +52897,7 @@ function readPixi(root, sink, projectPypi) {
         if (feature) chosen.push(feature);
         else sink.problems.push({ span: item.span, message: `environment ${name}: no [feature.${item.value}] in this manifest` });
       }
-      environments.push({ name, span: table2.keySpans.get(name) ?? value.span, features: chosen });
+      environments.push({ name, span: table.keySpans.get(name) ?? value.span, features: chosen });
     }
   }
   if (!environments.some((environment) => environment.name === "default")) environments.unshift({ name: "default", features: [defaultFeature] });
@@ -52696,13 +52973,13 @@ function select(features, platform, sink) {
     if (target?.kind === "table") {
       for (const [selector, value] of target.entries) if (value.kind === "table" && targets(selector, platform)) tables.push(value);
     }
-    for (const table2 of tables) {
-      for (const declared of condaDependencies(table2.entries.get("dependencies"), sink)) conda.set(declared.key, declared);
-      for (const declared of pypiDependencies(table2.entries.get("pypi-dependencies"), sink)) {
+    for (const table of tables) {
+      for (const declared of condaDependencies(table.entries.get("dependencies"), sink)) conda.set(declared.key, declared);
+      for (const declared of pypiDependencies(table.entries.get("pypi-dependencies"), sink)) {
         if (declared.fact) pypi.set(declared.key, { ...declared, fact: declared.fact });
         else pypi.delete(declared.key);
       }
-      const required2 = lookup(table2, "system-requirements", "cuda");
+      const required2 = lookup(table, "system-requirements", "cuda");
       if (required2?.kind === "string" && (!cuda || compareDotted(required2.value, cuda.value) > 0)) cuda = required2;
     }
   }
@@ -52734,8 +53011,8 @@ function compact(value) {
   if (at < value.length) builder.pushMapped(value.slice(at));
   return builder.build();
 }
-function keyText(table2, name, spec2) {
-  const span = table2.keySpans.get(name) ?? spec2.span;
+function keyText(table, name, spec2) {
+  const span = table.keySpans.get(name) ?? spec2.span;
   if (span.end - span.start === name.length) return Mapped.of(name, span.start);
   const builder = new MappedBuilder();
   builder.pushSegment(name, -1, span);
@@ -52878,12 +53155,12 @@ function urlFact(name, nameSpan, url2) {
   const result2 = parsePythonRequirement(builder.build());
   return result2.ok ? packageFact(result2.fact) : void 0;
 }
-function dependencies(table2, extrasOf) {
-  if (table2?.kind !== "table") return [];
+function dependencies(table, extrasOf) {
+  if (table?.kind !== "table") return [];
   const out = [];
-  for (const [name, value] of table2.entries) {
+  for (const [name, value] of table.entries) {
     if (name === "python") continue;
-    const nameSpan = table2.keySpans.get(name) ?? value.span;
+    const nameSpan = table.keySpans.get(name) ?? value.span;
     const choices = value.kind === "array" ? value.items : [value];
     for (const choice of choices) {
       if (choice.kind === "string") {
@@ -53231,12 +53508,12 @@ function parseUvLock(path, text2) {
   const tables = list?.kind === "array" ? list.items.filter((item) => item.kind === "table") : [];
   const byName = /* @__PURE__ */ new Map();
   const roots = [];
-  for (const table2 of tables) {
-    const name = stringAt(table2, "name");
-    const version2 = stringAt(table2, "version");
-    const origin = table2.entries.get("source");
+  for (const table of tables) {
+    const name = stringAt(table, "name");
+    const version2 = stringAt(table, "version");
+    const origin = table.entries.get("source");
     if (!name) continue;
-    if (origin?.kind === "table" && (origin.entries.has("virtual") || origin.entries.has("editable"))) roots.push(table2);
+    if (origin?.kind === "table" && (origin.entries.has("virtual") || origin.entries.has("editable"))) roots.push(table);
     if (!version2) continue;
     const registry2 = origin?.kind === "table" ? stringAt(origin, "registry") : void 0;
     const locked = {
@@ -53244,7 +53521,7 @@ function parseUvLock(path, text2) {
       rawName: name.value,
       nameSpan: textSpan(name),
       version: version2,
-      table: table2,
+      table,
       ...registry2 ? { registry: registry2 } : {}
     };
     const same = byName.get(locked.name) ?? [];
@@ -53326,9 +53603,18 @@ function closure(direct, byName, extras) {
   }
   return order;
 }
+var verdicts = /* @__PURE__ */ new WeakMap();
 function refs(value, extras) {
   if (value?.kind !== "array") return [];
-  return value.items.filter((item) => item.kind === "table" && evaluateMarker(stringAt(item, "marker")?.value, { extras }) !== false);
+  let known2 = verdicts.get(extras);
+  if (!known2) verdicts.set(extras, known2 = /* @__PURE__ */ new Map());
+  const holds2 = (marker) => {
+    if (marker === void 0) return true;
+    let verdict = known2.get(marker);
+    if (verdict === void 0 && !known2.has(marker)) known2.set(marker, verdict = evaluateMarker(marker, { extras }));
+    return verdict !== false;
+  };
+  return value.items.filter((item) => item.kind === "table" && holds2(stringAt(item, "marker")?.value));
 }
 function resolve(ref, byName) {
   const name = stringAt(ref, "name");
@@ -53362,17 +53648,315 @@ function lockedFact(locked, context) {
 }
 
 // src/parsers/locks.ts
+var import_yaml4 = __toESM(require_dist(), 1);
+
+// src/parsers/lock-tree.ts
 var import_yaml3 = __toESM(require_dist(), 1);
+var NONE2 = { kind: "scalar", value: void 0, at: -1, start: 0, end: 0 };
+var MAX_DEPTH = 64;
+function fromYaml(node2, source) {
+  const seen = /* @__PURE__ */ new Map();
+  const convert2 = (value, depth) => {
+    if (!value || depth > MAX_DEPTH) return NONE2;
+    const known2 = seen.get(value);
+    if (known2) return known2;
+    let made;
+    if ((0, import_yaml3.isMap)(value))
+      made = {
+        kind: "map",
+        pairs: value.items.map((pair) => {
+          const key = pair.key;
+          const range = key?.range;
+          return {
+            key: (0, import_yaml3.isScalar)(key) && typeof key.value === "string" ? key.value : void 0,
+            keyStart: range?.[0] ?? 0,
+            keyEnd: range?.[1] ?? 0,
+            value: convert2(pair.value, depth + 1)
+          };
+        })
+      };
+    else if ((0, import_yaml3.isSeq)(value)) made = { kind: "seq", items: value.items.map((item) => convert2(item, depth + 1)) };
+    else {
+      const text2 = scalarText(value, source);
+      const range = value.range ?? [0, 0];
+      made = text2 ? { kind: "scalar", value: text2.text, at: text2.plainOffset, start: range[0], end: range[1] } : NONE2;
+    }
+    seen.set(value, made);
+    return made;
+  };
+  return convert2(node2, 0);
+}
+function get(node2, key) {
+  if (node2?.kind !== "map") return void 0;
+  for (const pair of node2.pairs) if (pair.key === key) return pair.value;
+  return void 0;
+}
+function items(node2) {
+  return node2?.kind === "seq" ? node2.items : [];
+}
+function entries(node2) {
+  if (node2?.kind !== "map") return [];
+  const out = [];
+  for (const pair of node2.pairs) if (pair.key !== void 0) out.push([pair.key, { start: pair.keyStart, end: pair.keyEnd }, pair.value]);
+  return out;
+}
+function text(node2) {
+  if (node2?.kind !== "scalar" || node2.value === void 0) return void 0;
+  if (node2.at >= 0) return Mapped.of(node2.value, node2.at);
+  const builder = new MappedBuilder();
+  builder.pushSegment(node2.value, -1, { start: node2.start, end: node2.end });
+  return builder.build();
+}
+
+// src/parsers/yaml-block-scan.ts
+var MAX_DEPTH2 = 64;
+var MAX_KEY = 1024;
+var UNREAD2 = /[\x00-\x09\x0b-\x1f\x7f\ufeff]/;
+var NULL = /^(?:~|[Nn]ull|NULL)$/;
+var NOT_STRING = /^(?:~|[Nn]ull|NULL|[Tt]rue|TRUE|[Ff]alse|FALSE|0o[0-7]+|[-+]?[0-9]+|0x[0-9a-fA-F]+|[-+]?\.(?:inf|Inf|INF)|\.nan|\.NaN|\.NAN|[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?)$/;
+var Decline2 = class extends Error {
+};
+var decline2 = () => {
+  throw new Decline2();
+};
+var SPACE = 32;
+var HASH = 35;
+var COLON = 58;
+var DASH = 45;
+var SINGLE = 39;
+var DOUBLE = 34;
+var BACKSLASH = 92;
+var INDICATOR = new Set([..."-?:,[]{}#&*!|>%@`"].map((c) => c.charCodeAt(0)));
+function scanBlockYaml(text2) {
+  if (UNREAD2.test(text2)) return void 0;
+  try {
+    return new Scanner2(text2).document();
+  } catch (error62) {
+    if (error62 instanceof Decline2) return void 0;
+    throw error62;
+  }
+}
+var Scanner2 = class {
+  constructor(text2) {
+    this.text = text2;
+    const length = text2.length;
+    for (let at = 0; at < length; ) {
+      let end = text2.indexOf("\n", at);
+      if (end < 0) end = length;
+      let content = at;
+      while (content < end && text2.charCodeAt(content) === SPACE) content++;
+      if (content < end && text2.charCodeAt(content) !== HASH) {
+        if (content === at && (text2.charCodeAt(at) === 37 || text2.startsWith("---", at) || text2.startsWith("...", at))) decline2();
+        this.starts.push(content);
+        this.indents.push(content - at);
+        this.ends.push(end);
+      }
+      at = end + 1;
+    }
+  }
+  text;
+  /** Per content line (not blank, not a comment): where its content starts, its indentation, where it ends. */
+  starts = [];
+  indents = [];
+  ends = [];
+  line = 0;
+  document() {
+    if (this.starts.length === 0 || this.indents[0] !== 0) decline2();
+    const root = this.map(0, this.starts[0], 0);
+    if (this.line < this.starts.length) decline2();
+    return root;
+  }
+  get more() {
+    return this.line < this.starts.length;
+  }
+  /**
+   * A block mapping at `indent` whose first key line's content starts at `first` (on a line of its own, or after a
+   * `- ` on the current line), then every key line at that indentation.
+   */
+  map(indent, first, depth) {
+    if (depth > MAX_DEPTH2) decline2();
+    const pairs = [];
+    let start = first;
+    for (; ; ) {
+      const end = this.ends[this.line];
+      this.line++;
+      pairs.push(this.pair(start, end, indent, depth));
+      if (!this.more) break;
+      const next = this.indents[this.line];
+      if (next < indent) break;
+      if (next > indent) decline2();
+      start = this.starts[this.line];
+      if (this.isEntry(start)) decline2();
+    }
+    return { kind: "map", pairs };
+  }
+  /** A block sequence at `indent`: every `- ` line at that indentation. */
+  seq(indent, depth) {
+    if (depth > MAX_DEPTH2) decline2();
+    const items2 = [];
+    while (this.more && this.indents[this.line] === indent && this.isEntry(this.starts[this.line])) {
+      const at = this.starts[this.line];
+      const end = this.ends[this.line];
+      let content = at + 1;
+      while (content < end && this.text.charCodeAt(content) === SPACE) content++;
+      if (content === end || this.text.charCodeAt(content) === HASH) {
+        this.line++;
+        items2.push(this.more && this.indents[this.line] > indent ? this.block(depth + 1) : NONE2);
+        continue;
+      }
+      if (this.isEntry(content)) decline2();
+      const key = this.keyEnd(content, end);
+      if (key >= 0) {
+        items2.push(this.map(content - (at - indent), content, depth + 1));
+        continue;
+      }
+      this.line++;
+      items2.push(this.scalar(content, end));
+      if (this.more && this.indents[this.line] > indent) decline2();
+    }
+    if (this.more && this.indents[this.line] > indent) decline2();
+    return { kind: "seq", items: items2 };
+  }
+  /** The block starting at the current line: a sequence or a mapping at its indentation. */
+  block(depth) {
+    const indent = this.indents[this.line];
+    const start = this.starts[this.line];
+    if (this.isEntry(start)) return this.seq(indent, depth);
+    if (this.keyEnd(start, this.ends[this.line]) < 0) decline2();
+    return this.map(indent, start, depth);
+  }
+  /** One `key: value` (or `key:` with its block below) whose key starts at `start`; the line is already consumed. */
+  pair(start, end, indent, depth) {
+    const text2 = this.text;
+    const colon = this.keyEnd(start, end);
+    if (colon < 0) decline2();
+    let key;
+    let keyEnd = colon;
+    const first = text2.charCodeAt(start);
+    if (first === SINGLE || first === DOUBLE) {
+      key = this.quoted(start, colon).value;
+    } else {
+      const raw = text2.slice(start, colon);
+      if (raw.length > MAX_KEY || raw.charCodeAt(raw.length - 1) === SPACE) decline2();
+      key = NOT_STRING.test(raw) ? void 0 : raw;
+      keyEnd = colon;
+    }
+    let value = colon + 1;
+    while (value < end && text2.charCodeAt(value) === SPACE) value++;
+    let node2;
+    if (value === end || text2.charCodeAt(value) === HASH) {
+      if (!this.more) node2 = NONE2;
+      else {
+        const next = this.indents[this.line];
+        if (next > indent) node2 = this.block(depth + 1);
+        else if (next === indent && this.isEntry(this.starts[this.line])) node2 = this.seq(indent, depth + 1);
+        else node2 = NONE2;
+      }
+    } else {
+      node2 = this.scalar(value, end);
+      if (this.more && this.indents[this.line] > indent) decline2();
+    }
+    return { key, keyStart: start, keyEnd, value: node2 };
+  }
+  /** Whether the content at `at` is a sequence entry (`- …` or `-` alone). */
+  isEntry(at) {
+    if (this.text.charCodeAt(at) !== DASH) return false;
+    const next = this.text.charCodeAt(at + 1);
+    return next === SPACE || next === 10 || Number.isNaN(next);
+  }
+  /**
+   * Where the key of a key line ends (its `:`), or -1 when the content is no key line (a scalar). A quoted key
+   * must be followed by its colon; a plain one ends at the first `: ` or line-ending `:` before any ` #`.
+   */
+  keyEnd(start, end) {
+    const text2 = this.text;
+    const first = text2.charCodeAt(start);
+    if (first === SINGLE || first === DOUBLE) {
+      const close = this.quoted(start, end).end;
+      if (close < end && text2.charCodeAt(close) === COLON && (close + 1 === end || text2.charCodeAt(close + 1) === SPACE)) return close;
+      return -1;
+    }
+    if (INDICATOR.has(first)) decline2();
+    for (let i = start; i < end; i++) {
+      const c = text2.charCodeAt(i);
+      if (c === COLON && (i + 1 === end || text2.charCodeAt(i + 1) === SPACE)) return i;
+      if (c === HASH && text2.charCodeAt(i - 1) === SPACE) return -1;
+    }
+    return -1;
+  }
+  /** A quoted scalar starting at `start` that closes before `end`: its value, and where it ends (after the quote). */
+  quoted(start, end) {
+    const text2 = this.text;
+    const quote = text2.charCodeAt(start);
+    if (quote === DOUBLE) {
+      const close = text2.indexOf('"', start + 1);
+      if (close < 0 || close >= end) decline2();
+      const inner = text2.slice(start + 1, close);
+      if (inner.includes("\\")) decline2();
+      return { value: inner, end: close + 1, escaped: false };
+    }
+    let escaped = false;
+    for (let i = start + 1; ; ) {
+      const close = text2.indexOf("'", i);
+      if (close < 0 || close >= end) decline2();
+      if (text2.charCodeAt(close + 1) === SINGLE && close + 1 < end) {
+        escaped = true;
+        i = close + 2;
+        continue;
+      }
+      const inner = text2.slice(start + 1, close);
+      return { value: escaped ? inner.replaceAll("''", "'") : inner, end: close + 1, escaped };
+    }
+  }
+  /** A one-line scalar value from `start` to the line's end (a trailing comment allowed), or `{}` / `[]`. */
+  scalar(start, end) {
+    const text2 = this.text;
+    const first = text2.charCodeAt(start);
+    let stop;
+    let node2;
+    if (first === SINGLE || first === DOUBLE) {
+      const read = this.quoted(start, end);
+      stop = read.end;
+      node2 = { kind: "scalar", value: read.value, at: read.escaped ? -1 : start + 1, start, end: stop };
+    } else if (first === 123 && text2.charCodeAt(start + 1) === 125 || first === 91 && text2.charCodeAt(start + 1) === 93) {
+      stop = start + 2;
+      node2 = first === 123 ? { kind: "map", pairs: [] } : { kind: "seq", items: [] };
+    } else {
+      if (INDICATOR.has(first) || first === BACKSLASH) decline2();
+      stop = end;
+      for (let i = start; i < end; i++) {
+        const c = text2.charCodeAt(i);
+        if (c === HASH && text2.charCodeAt(i - 1) === SPACE) {
+          stop = i;
+          break;
+        }
+        if (c === COLON && (i + 1 === end || text2.charCodeAt(i + 1) === SPACE)) decline2();
+      }
+      while (stop > start && text2.charCodeAt(stop - 1) === SPACE) stop--;
+      const raw = text2.slice(start, stop);
+      return NULL.test(raw) ? NONE2 : { kind: "scalar", value: raw, at: start, start, end: stop };
+    }
+    let rest = stop;
+    while (rest < end && text2.charCodeAt(rest) === SPACE) rest++;
+    if (rest < end && !(text2.charCodeAt(rest) === HASH && rest > stop)) decline2();
+    return node2;
+  }
+};
+
+// src/parsers/locks.ts
 var MAX_LOCK_ALIASES = 1e3;
-function readLockYaml(text2, what, problems) {
-  const doc = (0, import_yaml3.parseDocument)(text2, { uniqueKeys: false, prettyErrors: false, strict: false, keepSourceTokens: false });
+function readLockYaml(text2, what, source, problems) {
+  return scanBlockYaml(text2) ?? parseLockYaml(text2, what, source, problems);
+}
+function parseLockYaml(text2, what, source, problems) {
+  const doc = (0, import_yaml4.parseDocument)(text2, { uniqueKeys: false, prettyErrors: false, strict: false, keepSourceTokens: false });
   for (const error62 of doc.errors) {
     const start = Math.min(error62.pos[0], text2.length);
     problems.push({ span: { start, end: Math.min(Math.max(error62.pos[1], start), text2.length) }, message: `YAML: ${error62.message.split("\n")[0]}` });
   }
   resolveAliases(doc, problems);
   const root = doc.contents;
-  if ((0, import_yaml3.isMap)(root)) return root;
+  if ((0, import_yaml4.isMap)(root)) return fromYaml(root, source);
   if (root !== null && doc.errors.length === 0) {
     const [start, end] = root.range ?? [0, 0];
     problems.push({ span: { start, end }, message: `${what} must be a mapping` });
@@ -53398,7 +53982,7 @@ function resolveAliases(doc, problems) {
   };
   const steps = [];
   const root = doc.contents;
-  if ((0, import_yaml3.isAlias)(root)) doc.contents = null;
+  if ((0, import_yaml4.isAlias)(root)) doc.contents = null;
   else if (root) steps.push({ enter: root });
   while (steps.length > 0) {
     const step = steps.pop();
@@ -53415,13 +53999,13 @@ function resolveAliases(doc, problems) {
     if (anchor2) anchors.set(anchor2, node2);
     const children = [];
     const child = (value, put) => {
-      if ((0, import_yaml3.isAlias)(value)) children.push({ alias: value, put });
+      if ((0, import_yaml4.isAlias)(value)) children.push({ alias: value, put });
       else if (value) children.push({ enter: value });
     };
-    if ((0, import_yaml3.isSeq)(node2)) {
+    if ((0, import_yaml4.isSeq)(node2)) {
       const list = node2.items;
       list.forEach((item, i) => child(item, (resolved) => list[i] = resolved));
-    } else if ((0, import_yaml3.isMap)(node2)) {
+    } else if ((0, import_yaml4.isMap)(node2)) {
       for (const pair of node2.items) {
         child(pair.key, (resolved) => pair.key = resolved);
         child(pair.value, (resolved) => pair.value = resolved);
@@ -53431,25 +54015,6 @@ function resolveAliases(doc, problems) {
     steps.push({ leave: node2 });
     for (let i = children.length - 1; i >= 0; i--) steps.push(children[i]);
   }
-}
-function get(node2, key) {
-  if (!(0, import_yaml3.isMap)(node2)) return void 0;
-  return node2.get(key, true) ?? void 0;
-}
-function items(node2) {
-  return (0, import_yaml3.isSeq)(node2) ? node2.items : [];
-}
-function entries(node2) {
-  if (!(0, import_yaml3.isMap)(node2)) return [];
-  const out = [];
-  for (const pair of node2.items) {
-    const key = pair.key;
-    if (key && typeof key.value === "string" && pair.value) out.push([key.value, key, pair.value]);
-  }
-  return out;
-}
-function text(node2, source) {
-  return scalarText(node2, source);
 }
 var SUBDIR = /^(?:noarch|linux-64|linux-aarch64|linux-ppc64le|linux-s390x|linux-armv7l|osx-64|osx-arm64|win-64|win-arm64|linux-32|win-32)$/;
 function condaPackageFromUrl(url2) {
@@ -53490,20 +54055,20 @@ function condaPackageFromUrl(url2) {
 function parsePixiLock(path, fileText) {
   const source = new SourceText(path, fileText);
   const sink = new FactSink();
-  const root = readLockYaml(fileText, "a pixi.lock", sink.problems);
+  const root = readLockYaml(fileText, "a pixi.lock", source, sink.problems);
   if (!root) return sink.finish(path, "pixi-lock", source);
-  const torchRequirements = lockedTorchRequirements(root, source);
-  const subdirs = platformSubdirs(root, source);
+  const torchRequirements = lockedTorchRequirements(root);
+  const subdirs = platformSubdirs(root);
   for (const [name, , environment] of entries(get(root, "environments"))) {
     const channels = items(get(environment, "channels")).flatMap((channel) => {
-      const url2 = text(get(channel, "url"), source)?.text ?? text(channel, source)?.text;
+      const url2 = text(get(channel, "url"))?.text ?? text(channel)?.text;
       return url2 ? [url2] : [];
     });
     const linux = entries(get(environment, "packages")).filter(([platform, key]) => {
       const subdir = subdirs.get(platform) ?? (KNOWN_SUBDIR.test(platform) ? platform : void 0);
       if (subdir === void 0)
         sink.unresolved.push({
-          span: { start: key.range?.[0] ?? 0, end: key.range?.[1] ?? 0 },
+          span: key,
           text: `environment ${name}, platform ${platform}`,
           reason: `the lock does not say which conda subdir "${platform}" is (no platforms entry with a subdir), so its packages are not read`
         });
@@ -53519,14 +54084,14 @@ function parsePixiLock(path, fileText) {
       const conda = context("conda-env");
       let pypi;
       for (const entry of items(list)) {
-        const condaUrl = text(get(entry, "conda"), source);
+        const condaUrl = text(get(entry, "conda"));
         if (condaUrl) {
           const fact = condaPackageFromUrl(condaUrl);
           const torchRequirement = torchRequirements.get(condaUrl.text);
           if (fact) sink.packages.push(packageFact({ ...fact, ...torchRequirement !== void 0 ? { torchRequirement } : {}, context: conda.id }));
           continue;
         }
-        const pypiUrl = text(get(entry, "pypi"), source);
+        const pypiUrl = text(get(entry, "pypi"));
         if (!pypiUrl || !/^[a-z+]+:\/\//i.test(pypiUrl.text)) continue;
         const result2 = parsePythonRequirement(pypiUrl);
         if (!result2.ok || !result2.fact.exact) continue;
@@ -53537,25 +54102,25 @@ function parsePixiLock(path, fileText) {
   }
   return sink.finish(path, "pixi-lock", source);
 }
-function lockedTorchRequirements(root, source) {
+function lockedTorchRequirements(root) {
   const found = /* @__PURE__ */ new Map();
   for (const entry of items(get(root, "packages"))) {
-    const url2 = text(get(entry, "conda"), source)?.text ?? (text(get(entry, "kind"), source)?.text === "conda" ? text(get(entry, "url"), source)?.text : void 0);
+    const url2 = text(get(entry, "conda"))?.text ?? (text(get(entry, "kind"))?.text === "conda" ? text(get(entry, "url"))?.text : void 0);
     if (!url2) continue;
     for (const depend of items(get(entry, "depends"))) {
-      const spec2 = /^pytorch(?:\s+(.*))?$/.exec(text(depend, source)?.text.trim() ?? "");
+      const spec2 = /^pytorch(?:\s+(.*))?$/.exec(text(depend)?.text.trim() ?? "");
       if (spec2) found.set(url2, (spec2[1] ?? "").trim());
     }
   }
   return found;
 }
 var KNOWN_SUBDIR = /^(?:noarch|linux-(?:32|64|aarch64|armv6l|armv7l|ppc64le|ppc64|s390x|riscv64)|osx-(?:64|arm64)|win-(?:32|64|arm64)|emscripten-wasm32|wasi-wasm32|zos-z)$/;
-function platformSubdirs(root, source) {
+function platformSubdirs(root) {
   const subdirs = /* @__PURE__ */ new Map();
   for (const platform of items(get(root, "platforms"))) {
-    const name = text(get(platform, "name"), source)?.text;
+    const name = text(get(platform, "name"))?.text;
     if (!name) continue;
-    subdirs.set(name, text(get(platform, "subdir"), source)?.text ?? name);
+    subdirs.set(name, text(get(platform, "subdir"))?.text ?? name);
   }
   return subdirs;
 }
@@ -53579,9 +54144,9 @@ function parsePoetryLock(path, text2) {
   }
   const list = lookup(root, "package");
   const locked = [];
-  for (const table2 of list?.kind === "array" ? list.items : []) {
-    if (table2.kind !== "table") continue;
-    const entry = readEntry(table2, extrasOf);
+  for (const table of list?.kind === "array" ? list.items : []) {
+    if (table.kind !== "table") continue;
+    const entry = readEntry(table, extrasOf);
     if (entry) locked.push(entry);
   }
   const groups = new Set(locked.flatMap((entry) => entry.groups).filter((group) => group !== "main"));
@@ -53619,18 +54184,18 @@ function parsePoetryLock(path, text2) {
   }
   return sink.finish(path, "poetry-lock", source);
 }
-function readEntry(table2, extrasOf) {
-  const name = stringAt(table2, "name");
-  const version2 = stringAt(table2, "version");
+function readEntry(table, extrasOf) {
+  const name = stringAt(table, "name");
+  const version2 = stringAt(table, "version");
   if (!name || !version2) return void 0;
-  const markers = stringAt(table2, "markers")?.value;
-  const optional2 = table2.entries.get("optional");
+  const markers = stringAt(table, "markers")?.value;
+  const optional2 = table.entries.get("optional");
   const extras = [...markerExtras(markers), ...optional2?.kind === "boolean" && optional2.value ? extrasOf.get(normalizePythonName(name.value)) ?? [] : []];
   if (!holdsOnLinux(markers)) return void 0;
-  const groupList = table2.entries.get("groups");
-  const category = stringAt(table2, "category")?.value;
+  const groupList = table.entries.get("groups");
+  const category = stringAt(table, "category")?.value;
   const groups = groupList?.kind === "array" ? groupList.items.flatMap((item) => item.kind === "string" ? [item.value] : []) : [category === "dev" ? "dev" : "main"];
-  const origin = table2.entries.get("source");
+  const origin = table.entries.get("source");
   const type = origin?.kind === "table" ? stringAt(origin, "type")?.value : void 0;
   if (type && type !== "legacy") return void 0;
   const url2 = origin?.kind === "table" ? stringAt(origin, "url") : void 0;
@@ -53661,10 +54226,10 @@ function readEntry(table2, extrasOf) {
 function parseCondaLock(path, fileText) {
   const source = new SourceText(path, fileText);
   const sink = new FactSink();
-  const root = readLockYaml(fileText, "a conda-lock.yml", sink.problems);
+  const root = readLockYaml(fileText, "a conda-lock.yml", source, sink.problems);
   if (!root) return sink.finish(path, "conda-lock", source);
   const channels = items(get(get(root, "metadata"), "channels")).flatMap((channel) => {
-    const url2 = text(get(channel, "url"), source)?.text;
+    const url2 = text(get(channel, "url"))?.text;
     return url2 ? [url2] : [];
   });
   const contexts = /* @__PURE__ */ new Map();
@@ -53679,16 +54244,16 @@ function parseCondaLock(path, fileText) {
     return context;
   };
   for (const entry of items(get(root, "package"))) {
-    const platform = text(get(entry, "platform"), source)?.text;
+    const platform = text(get(entry, "platform"))?.text;
     if (!platform?.startsWith("linux")) continue;
-    if (text(get(entry, "optional"), source)?.text === "true") continue;
-    const manager = text(get(entry, "manager"), source)?.text;
-    const name = text(get(entry, "name"), source);
-    const version2 = text(get(entry, "version"), source);
-    const url2 = text(get(entry, "url"), source);
+    if (text(get(entry, "optional"))?.text === "true") continue;
+    const manager = text(get(entry, "manager"))?.text;
+    const name = text(get(entry, "name"));
+    const version2 = text(get(entry, "version"));
+    const url2 = text(get(entry, "url"));
     if (manager === "conda") {
       const fact = url2 ? condaPackageFromUrl(url2) : void 0;
-      const torchRequirement = text(get(get(entry, "dependencies"), "pytorch"), source)?.text;
+      const torchRequirement = text(get(get(entry, "dependencies"), "pytorch"))?.text;
       if (fact)
         sink.packages.push(
           packageFact({ ...fact, ...torchRequirement !== void 0 ? { torchRequirement } : {}, context: contextOf(platform, "conda-env").id })
@@ -53706,16 +54271,16 @@ function parseCondaLock(path, fileText) {
 }
 
 // src/parsers/kubernetes/parse.ts
-var import_yaml4 = __toESM(require_dist(), 1);
+var import_yaml5 = __toESM(require_dist(), 1);
 var MAX_ALIASES2 = 200;
-var MAX_DEPTH = 12;
+var MAX_DEPTH3 = 12;
 var OPERATORS = /* @__PURE__ */ new Set(["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]);
 var DOCKERFILE_ANNOTATION = "cuda-gatekeeper.io/dockerfile";
 function parseKubernetesManifest(path, text2, options2 = {}) {
   const source = new SourceText(path, text2);
   const sink = new FactSink();
   sink.suppressions.push(...findSuppressions(source));
-  const docs = (0, import_yaml4.parseAllDocuments)(text2, { uniqueKeys: false, prettyErrors: false, strict: false });
+  const docs = (0, import_yaml5.parseAllDocuments)(text2, { uniqueKeys: false, prettyErrors: false, strict: false });
   const list = Array.isArray(docs) ? docs : [docs];
   for (const doc of list) {
     for (const error62 of doc.errors) sink.problems.push(yamlProblem(error62, text2));
@@ -53738,11 +54303,11 @@ var Reader = class {
   aliases = 0;
   document(node2) {
     const root = this.resolve(node2);
-    if (!root || !(0, import_yaml4.isMap)(root)) return;
+    if (!root || !(0, import_yaml5.isMap)(root)) return;
     const kind = this.text(root.get("kind", true));
     if (kind === "List") {
       const items2 = this.resolve(root.get("items", true));
-      if (items2 && (0, import_yaml4.isSeq)(items2)) for (const item of items2.items) this.document(item);
+      if (items2 && (0, import_yaml5.isSeq)(items2)) for (const item of items2.items) this.document(item);
       return;
     }
     if (!kind || this.text(root.get("apiVersion", true)) === void 0) return;
@@ -53753,29 +54318,29 @@ var Reader = class {
   }
   /** Find pod specs below `node`; `replica` names an operator's replica template (PyTorchJob's `Worker`). */
   search(node2, workload, replica, dockerfile, depth) {
-    if (depth > MAX_DEPTH) return;
+    if (depth > MAX_DEPTH3) return;
     const containers = this.resolve(node2.get("containers", true));
-    if (containers && (0, import_yaml4.isSeq)(containers)) {
+    if (containers && (0, import_yaml5.isSeq)(containers)) {
       this.podSpec(node2, workload + (replica ? ` (${replica})` : ""), dockerfile);
       return;
     }
     for (const pair of node2.items) {
-      const key = (0, import_yaml4.isScalar)(pair.key) ? String(pair.key.value) : void 0;
+      const key = (0, import_yaml5.isScalar)(pair.key) ? String(pair.key.value) : void 0;
       if (key === void 0 || key === "metadata" || key === "status") continue;
       const value = this.resolve(pair.value);
-      const own2 = key === "template" && value && (0, import_yaml4.isMap)(value) ? this.annotation(this.map(value, "metadata")) ?? dockerfile : dockerfile;
-      if (value && (0, import_yaml4.isMap)(value) && /ReplicaSpecs$/.test(key)) {
+      const own2 = key === "template" && value && (0, import_yaml5.isMap)(value) ? this.annotation(this.map(value, "metadata")) ?? dockerfile : dockerfile;
+      if (value && (0, import_yaml5.isMap)(value) && /ReplicaSpecs$/.test(key)) {
         for (const inner of value.items) {
           const template = this.resolve(inner.value);
-          if (template && (0, import_yaml4.isMap)(template)) this.search(template, workload, (0, import_yaml4.isScalar)(inner.key) ? String(inner.key.value) : "", own2, depth + 1);
+          if (template && (0, import_yaml5.isMap)(template)) this.search(template, workload, (0, import_yaml5.isScalar)(inner.key) ? String(inner.key.value) : "", own2, depth + 1);
         }
-      } else if (value && (0, import_yaml4.isMap)(value)) {
+      } else if (value && (0, import_yaml5.isMap)(value)) {
         this.search(value, workload, replica || (key.endsWith("GroupSpec") ? key.slice(0, -"GroupSpec".length) : ""), own2, depth + 1);
-      } else if (value && (0, import_yaml4.isSeq)(value)) {
+      } else if (value && (0, import_yaml5.isSeq)(value)) {
         const replicas = /^replicatedJobs$|GroupSpecs$/.test(key);
         value.items.forEach((item, index) => {
           const entry = this.resolve(item);
-          if (!entry || !(0, import_yaml4.isMap)(entry)) return;
+          if (!entry || !(0, import_yaml5.isMap)(entry)) return;
           const label = this.text(entry.get("groupName", true)) ?? this.text(entry.get("name", true));
           this.search(entry, workload, replica || (replicas ? label ?? `${key}[${index}]` : ""), own2, depth + 1);
         });
@@ -53787,10 +54352,10 @@ var Reader = class {
     const runtimeGpu = this.text(spec2.get("runtimeClassName", true))?.toLowerCase() === "nvidia";
     for (const list of ["initContainers", "containers"]) {
       const containers = this.resolve(spec2.get(list, true));
-      if (!containers || !(0, import_yaml4.isSeq)(containers)) continue;
+      if (!containers || !(0, import_yaml5.isSeq)(containers)) continue;
       for (const item of containers.items) {
         const container = this.resolve(item);
-        if (!container || !(0, import_yaml4.isMap)(container)) continue;
+        if (!container || !(0, import_yaml5.isMap)(container)) continue;
         const image = scalarText(this.resolve(container.get("image", true)), this.source);
         if (!image) continue;
         const reference = image.text;
@@ -53831,15 +54396,15 @@ var Reader = class {
     for (const field of ["limits", "requests"]) {
       const map2 = resources ? this.map(resources, field) : void 0;
       for (const pair of map2?.items ?? []) {
-        const key = (0, import_yaml4.isScalar)(pair.key) ? String(pair.key.value) : "";
+        const key = (0, import_yaml5.isScalar)(pair.key) ? String(pair.key.value) : "";
         if (/^nvidia\.com\/(?:gpu|mig-[\w.-]+)$/.test(key) && this.text(pair.value) !== "0") return true;
       }
     }
     const env = this.resolve(container.get("env", true));
-    if (env && (0, import_yaml4.isSeq)(env))
+    if (env && (0, import_yaml5.isSeq)(env))
       for (const item of env.items) {
         const entry = this.resolve(item);
-        if (!entry || !(0, import_yaml4.isMap)(entry) || this.text(entry.get("name", true)) !== "NVIDIA_VISIBLE_DEVICES") continue;
+        if (!entry || !(0, import_yaml5.isMap)(entry) || this.text(entry.get("name", true)) !== "NVIDIA_VISIBLE_DEVICES") continue;
         const value = this.text(entry.get("value", true))?.trim().toLowerCase();
         if (value && value !== "void" && value !== "none") return true;
       }
@@ -53849,7 +54414,7 @@ var Reader = class {
     const selector = [];
     const nodeSelector = this.map(spec2, "nodeSelector");
     for (const pair of nodeSelector?.items ?? []) {
-      const key = (0, import_yaml4.isScalar)(pair.key) ? String(pair.key.value) : void 0;
+      const key = (0, import_yaml5.isScalar)(pair.key) ? String(pair.key.value) : void 0;
       const valueNode = this.resolve(pair.value);
       const value = this.text(valueNode);
       if (key === void 0 || value === void 0) continue;
@@ -53866,21 +54431,21 @@ var Reader = class {
     const nodeAffinity = affinity ? this.map(affinity, "nodeAffinity") : void 0;
     const required2 = nodeAffinity ? this.map(nodeAffinity, "requiredDuringSchedulingIgnoredDuringExecution") : void 0;
     const termList = required2 ? this.resolve(required2.get("nodeSelectorTerms", true)) : void 0;
-    if (termList && (0, import_yaml4.isSeq)(termList))
+    if (termList && (0, import_yaml5.isSeq)(termList))
       for (const item of termList.items) {
         const term = this.resolve(item);
-        if (!term || !(0, import_yaml4.isMap)(term)) continue;
+        if (!term || !(0, import_yaml5.isMap)(term)) continue;
         const expressions = this.resolve(term.get("matchExpressions", true));
         const requirements2 = [];
         let readable = true;
-        if (expressions && (0, import_yaml4.isSeq)(expressions))
+        if (expressions && (0, import_yaml5.isSeq)(expressions))
           for (const entry of expressions.items) {
             const expression = this.resolve(entry);
-            if (!expression || !(0, import_yaml4.isMap)(expression)) continue;
+            if (!expression || !(0, import_yaml5.isMap)(expression)) continue;
             const key = this.text(expression.get("key", true));
             const operator = this.text(expression.get("operator", true));
             const valuesNode = this.resolve(expression.get("values", true));
-            const values = valuesNode && (0, import_yaml4.isSeq)(valuesNode) ? valuesNode.items.map((value) => this.text(this.resolve(value))).filter((v) => v !== void 0) : [];
+            const values = valuesNode && (0, import_yaml5.isSeq)(valuesNode) ? valuesNode.items.map((value) => this.text(this.resolve(value))).filter((v) => v !== void 0) : [];
             if (key === void 0 || !operator || !OPERATORS.has(operator)) {
               readable = false;
               continue;
@@ -53900,15 +54465,15 @@ var Reader = class {
   }
   map(node2, key) {
     const value = this.resolve(node2.get(key, true));
-    return value && (0, import_yaml4.isMap)(value) ? value : void 0;
+    return value && (0, import_yaml5.isMap)(value) ? value : void 0;
   }
   text(node2) {
     const resolved = this.resolve(node2);
-    if (!resolved || !(0, import_yaml4.isScalar)(resolved) || resolved.value === null || typeof resolved.value === "object") return void 0;
+    if (!resolved || !(0, import_yaml5.isScalar)(resolved) || resolved.value === null || typeof resolved.value === "object") return void 0;
     return String(resolved.value);
   }
   resolve(node2) {
-    if (!node2 || !(0, import_yaml4.isAlias)(node2)) return node2 ?? void 0;
+    if (!node2 || !(0, import_yaml5.isAlias)(node2)) return node2 ?? void 0;
     if (++this.aliases > MAX_ALIASES2) {
       if (this.aliases === MAX_ALIASES2 + 1) {
         const [start, end] = node2.range ?? [0, 0];
@@ -55659,7 +56224,7 @@ function dedupe(edits) {
 }
 
 // src/baseline/load.ts
-var import_yaml5 = __toESM(require_dist(), 1);
+var import_yaml6 = __toESM(require_dist(), 1);
 
 // src/baseline/schema.ts
 var import_pep4405 = __toESM(require_pep440(), 1);
@@ -55803,7 +56368,7 @@ function loadBaseline(path, text2, ruleIds) {
       locate: nowhere,
       problems: [{ message: `the baseline is larger than ${MAX_BASELINE_BYTES / 1024} KiB`, span: nowhere() }]
     };
-  const doc = (0, import_yaml5.parseDocument)(text2, { prettyErrors: false, uniqueKeys: true, strict: true });
+  const doc = (0, import_yaml6.parseDocument)(text2, { prettyErrors: false, uniqueKeys: true, strict: true });
   const locate = (path2) => spanOf(doc, path2);
   const fail = (problems2) => ({ baseline: EMPTY_BASELINE, source, problems: problems2, locate });
   if (doc.errors.length > 0)
@@ -55841,7 +56406,7 @@ function loadBaseline(path, text2, ruleIds) {
 }
 function numbersReadOtherwise(doc, text2) {
   const problems = [];
-  (0, import_yaml5.visit)(doc, {
+  (0, import_yaml6.visit)(doc, {
     Scalar(_key, node2) {
       if (typeof node2.value !== "number" || node2.type !== "PLAIN" || !node2.range) return;
       const written = text2.slice(node2.range[0], node2.range[1]).trim();
@@ -55872,10 +56437,10 @@ function describeIssue(issue2, missing = false) {
 function spanOf(doc, path, key) {
   for (let length = path.length; length >= 0; length--) {
     const node2 = length === 0 ? doc.contents : doc.getIn(path.slice(0, length), true);
-    if (!(0, import_yaml5.isNode)(node2)) continue;
+    if (!(0, import_yaml6.isNode)(node2)) continue;
     if (key !== void 0 && length === path.length && "items" in node2) {
-      const pair = node2.items.find((item) => (0, import_yaml5.isNode)(item.key) && item.key.value === key);
-      if (pair && (0, import_yaml5.isNode)(pair.key) && pair.key.range) return { start: pair.key.range[0], end: pair.key.range[1] };
+      const pair = node2.items.find((item) => (0, import_yaml6.isNode)(item.key) && item.key.value === key);
+      if (pair && (0, import_yaml6.isNode)(pair.key) && pair.key.range) return { start: pair.key.range[0], end: pair.key.range[1] };
     }
     if (node2.range) return { start: node2.range[0], end: node2.range[1] };
   }
@@ -56365,14 +56930,14 @@ var Checker = class {
    * resolved them already (exactly as resolveLinks would).
    */
   checkFiles(files, links = resolveLinks(files)) {
-    const { findings, verdicts } = this.run((run2) => {
+    const { findings, verdicts: verdicts2 } = this.run((run2) => {
       for (const group of batches2(files, links, this.options.batchFiles ?? BATCH_FILES)) run2(group, buildUnits(group, links, this.kb), {});
     });
     const unwaived = applyWaivers(findings, this.baseline, this.options);
     return {
       findings: applySuppressions(files, unwaived.kept, this.ruleIds, this.baseline.rules[SUPPRESSION_RULE_ID] === "off"),
       waived: unwaived.waived,
-      ...verdicts.length ? { verdicts } : {}
+      ...verdicts2.length ? { verdicts: verdicts2 } : {}
     };
   }
   /** One report from the parts: sorted findings, each mistake once, and their counts. */
@@ -56387,9 +56952,9 @@ var Checker = class {
   /** Run the active rules over what `visit` hands them; findings de-duplicated. */
   run(visit3) {
     const findings = [];
-    const verdicts = [];
+    const verdicts2 = [];
     const verdict = (entry) => {
-      verdicts.push({
+      verdicts2.push({
         unit: entry.unit,
         path: entry.file.path,
         line: entry.file.source.position(entry.span.start).line,
@@ -56429,7 +56994,7 @@ var Checker = class {
         })
       );
     });
-    return { findings, verdicts };
+    return { findings, verdicts: verdicts2 };
   }
 };
 var IMAGE_IN_MESSAGE = /\b[a-z0-9][a-z0-9._-]*(?:\/[a-z0-9][a-z0-9._-]*)+:[\w][\w.-]*/g;
@@ -56662,6 +57227,13 @@ function fleetTable(baseline, parts) {
 }
 
 // src/reader.ts
+var MAX_FILE_BYTES = 1024 * 1024;
+var MAX_LOCK_BYTES = 32 * 1024 * 1024;
+var LOCK_KINDS = /* @__PURE__ */ new Set(["pixi-lock", "conda-lock", "uv-lock", "poetry-lock"]);
+function maxBytes(path, kind) {
+  const known2 = kind ?? classifyPath(path);
+  return known2 && LOCK_KINDS.has(known2) ? MAX_LOCK_BYTES : MAX_FILE_BYTES;
+}
 function includedKind(path) {
   const kind = classifyPath(path);
   if (kind && kind !== "dockerfile") return kind;
@@ -56763,14 +57335,14 @@ function verifyFixes(report, files, regate) {
   const safe = report.findings.filter((finding) => finding.fix?.safety === "safe");
   if (safe.length === 0) return report;
   const linked = typeof files === "function" ? files : linkedWithin(files);
-  const verdicts = /* @__PURE__ */ new Map();
+  const verdicts2 = /* @__PURE__ */ new Map();
   const notes = /* @__PURE__ */ new Map();
   const groups = /* @__PURE__ */ new Map();
   for (const finding of safe) {
     const paths = new Set(finding.fix.edits.map((edit) => edit.path));
     const members2 = linked(paths);
     if (!members2) {
-      verdicts.set(finding, "edits a file that was not checked");
+      verdicts2.set(finding, "edits a file that was not checked");
       continue;
     }
     const key = members2.map((file2) => file2.path).join("\n");
@@ -56794,13 +57366,13 @@ function verifyFixes(report, files, regate) {
       const after = regate(group.files.map((file2) => edited(file2, edits)));
       return newFinding(before, ours(after.findings));
     };
-    verifyGroup(group.fixes, added, verdicts, notes);
+    verifyGroup(group.fixes, added, verdicts2, notes);
   }
-  if (verdicts.size === 0 && notes.size === 0) return report;
+  if (verdicts2.size === 0 && notes.size === 0) return report;
   return {
     ...report,
     findings: report.findings.map((finding) => {
-      const verdict = verdicts.get(finding);
+      const verdict = verdicts2.get(finding);
       if (verdict) return downgrade(finding, verdict);
       const note = notes.get(finding);
       return note ? { ...finding, fix: { ...finding.fix, verification: note } } : finding;
@@ -56809,18 +57381,18 @@ function verifyFixes(report, files, regate) {
 }
 var ALONE_PER_GROUP = 32;
 var BLOCK_BUDGET = 48;
-function verifyGroup(fixes, added, verdicts, notes) {
+function verifyGroup(fixes, added, verdicts2, notes) {
   const candidates = [];
   for (const finding of fixes) {
     if (merged(finding.fix.edits)) candidates.push(finding);
-    else verdicts.set(finding, "its edits overlap");
+    else verdicts2.set(finding, "its edits overlap");
   }
   const alone = candidates.slice(0, ALONE_PER_GROUP);
   const rest = candidates.slice(ALONE_PER_GROUP);
   const accepted = [];
   for (const finding of alone) {
     const gives = added([finding]);
-    if (gives) verdicts.set(finding, describe4(gives));
+    if (gives) verdicts2.set(finding, describe4(gives));
     else accepted.push(finding);
   }
   let kept = accepted;
@@ -56829,11 +57401,11 @@ function verifyGroup(fixes, added, verdicts, notes) {
     for (const finding of accepted) {
       const together = [...kept, finding];
       if (!merged(together.flatMap((fix) => fix.fix.edits))) {
-        verdicts.set(finding, "its edits overlap those of another safe fix");
+        verdicts2.set(finding, "its edits overlap those of another safe fix");
         continue;
       }
       const gives = added(together);
-      if (gives) verdicts.set(finding, `${describe4(gives)} together with the other safe fixes`);
+      if (gives) verdicts2.set(finding, `${describe4(gives)} together with the other safe fixes`);
       else kept.push(finding);
     }
   }
@@ -56844,7 +57416,7 @@ function verifyGroup(fixes, added, verdicts, notes) {
   while (blocks.length > 0) {
     const block = blocks.shift();
     if (budget <= 0) {
-      for (const finding of block) verdicts.set(finding, `could not be verified (more than ${ALONE_PER_GROUP + rest.length - 1} fixes in one group)`);
+      for (const finding of block) verdicts2.set(finding, `could not be verified (more than ${ALONE_PER_GROUP + rest.length - 1} fixes in one group)`);
       continue;
     }
     budget--;
@@ -56857,7 +57429,7 @@ function verifyGroup(fixes, added, verdicts, notes) {
       continue;
     }
     if (block.length === 1) {
-      verdicts.set(block[0], overlaps ? "its edits overlap those of another safe fix" : `${describe4(gives)} together with the other safe fixes`);
+      verdicts2.set(block[0], overlaps ? "its edits overlap those of another safe fix" : `${describe4(gives)} together with the other safe fixes`);
       continue;
     }
     const half = Math.ceil(block.length / 2);
@@ -57396,7 +57968,6 @@ var Groups = class extends UnionFind {
 var import_ignore = __toESM(require_ignore(), 1);
 import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readFileSync as readFileSync2, readSync, realpathSync, statSync } from "node:fs";
 import { join as join2, relative, resolve as resolve2, sep as sep2 } from "node:path";
-var MAX_FILE_BYTES = 1024 * 1024;
 var SKIP_DIRS = /* @__PURE__ */ new Set([".git", "node_modules", ".hg", ".svn", ".venv", "venv", "__pycache__", ".tox", ".mypy_cache", "dist", "build", "site-packages"]);
 function toRepoPath(root, absolute) {
   const rel = relative(root, absolute);
@@ -57551,7 +58122,7 @@ function diskReader(root, skipped, walked) {
         return void 0;
       }
       seen.set(real, path);
-      const text2 = readInside(realRoot, root, path, plain.has(path), skipped);
+      const text2 = readInside(realRoot, root, path, maxBytes(path, kind), plain.has(path), skipped);
       if (text2 === void 0) return void 0;
       const source = sourceOf(path, text2, kind);
       if (typeof source !== "string") return source;
@@ -57588,13 +58159,13 @@ function isFile(root, path) {
     return false;
   }
 }
-function readInside(realRoot, root, path, plain, skipped) {
-  const read = readRegularInside(realRoot, root, path, MAX_FILE_BYTES, plain);
+function readInside(realRoot, root, path, limit, plain, skipped) {
+  const read = readRegularInside(realRoot, root, path, limit, plain);
   if (typeof read === "string") return read;
   skipped.push({ path, reason: read.reason });
   return void 0;
 }
-function readRegularInside(realRoot, root, path, maxBytes, plain = false) {
+function readRegularInside(realRoot, root, path, maxBytes2, plain = false) {
   let real;
   try {
     real = plain ? join2(realRoot, path) : realpathSync.native(join2(root, path));
@@ -57608,9 +58179,9 @@ function readRegularInside(realRoot, root, path, maxBytes, plain = false) {
     fd = openSync(real, constants.O_RDONLY | constants.O_NONBLOCK);
     const stat = fstatSync(fd);
     if (!stat.isFile()) return { reason: "is not a regular file" };
-    if (stat.size > maxBytes)
-      return { reason: maxBytes >= 1024 * 1024 ? `is larger than ${maxBytes / 1024 / 1024} MiB` : `is larger than ${maxBytes / 1024} KiB` };
-    buffer = readAll(fd, stat.size, maxBytes);
+    if (stat.size > maxBytes2)
+      return { reason: maxBytes2 >= 1024 * 1024 ? `is larger than ${maxBytes2 / 1024 / 1024} MiB` : `is larger than ${maxBytes2 / 1024} KiB` };
+    buffer = readAll(fd, stat.size, maxBytes2);
   } catch {
     return { reason: "cannot be read" };
   } finally {
@@ -57620,7 +58191,7 @@ function readRegularInside(realRoot, root, path, maxBytes, plain = false) {
   return decoder.decode(buffer);
 }
 var decoder = new TextDecoder("utf-8", { fatal: false });
-function readAll(fd, size, maxBytes = Number.POSITIVE_INFINITY) {
+function readAll(fd, size, maxBytes2 = Number.POSITIVE_INFINITY) {
   const first = Buffer.allocUnsafe(Math.max(size, 1));
   let filled = 0;
   while (filled < first.length) {
@@ -57634,7 +58205,7 @@ function readAll(fd, size, maxBytes = Number.POSITIVE_INFINITY) {
     const read = readSync(fd, PROBE, 0, PROBE.length, null);
     if (read === 0) break;
     total += read;
-    if (total > maxBytes) throw new Error("the file grew past the size limit while it was read");
+    if (total > maxBytes2) throw new Error("the file grew past the size limit while it was read");
     chunks.push(Buffer.from(PROBE.subarray(0, read)));
   }
   return chunks.length === 1 ? first : Buffer.concat(chunks);
@@ -57679,7 +58250,7 @@ function changedSince(cwd, ref) {
 }
 
 // src/cli/fleet.ts
-var import_yaml6 = __toESM(require_dist(), 1);
+var import_yaml7 = __toESM(require_dist(), 1);
 import { spawnSync } from "node:child_process";
 import { existsSync as existsSync2, readFileSync as readFileSync3, writeFileSync } from "node:fs";
 import { resolve as resolve3 } from "node:path";
@@ -57983,10 +58554,10 @@ function renderPools(pools) {
 `;
 }
 function writePools(path, pools, usage) {
-  const doc = (0, import_yaml6.parseDocument)(existsSync2(path) ? readFileSync3(path, "utf8") : "");
+  const doc = (0, import_yaml7.parseDocument)(existsSync2(path) ? readFileSync3(path, "utf8") : "");
   if (doc.errors.length > 0) throw usage(`${path} is not valid YAML: ${doc.errors[0].message.split("\n")[0]}`);
-  if (doc.contents !== null && !(0, import_yaml6.isMap)(doc.contents)) throw usage(`${path} is not a YAML mapping`);
-  const fresh = (0, import_yaml6.parseDocument)(renderPools(pools));
+  if (doc.contents !== null && !(0, import_yaml7.isMap)(doc.contents)) throw usage(`${path} is not a YAML mapping`);
+  const fresh = (0, import_yaml7.parseDocument)(renderPools(pools));
   doc.setIn(["fleet", "pools"], fresh.getIn(["fleet", "pools"], true));
   writeFileSync(path, doc.toString());
 }

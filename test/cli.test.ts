@@ -33,11 +33,14 @@ describe('cuda-gatekeeper check', () => {
 
   it('a CUDA-relevant file it could not check fails the check (exit 1), unless --fail-on never or unchecked: neutral', () => {
     const dir = mkdtempSync(join(tmpdir(), 'cgk-cli-'));
+    writeFileSync(join(dir, 'requirements.txt'), `torch==2.3.0\n${'# padding\n'.repeat(120_000)}`);
+    // A lock file may be up to 32 MiB (a large project's are 1–10 MB).
     writeFileSync(join(dir, 'uv.lock'), `version = 1\n${'# padding\n'.repeat(120_000)}`);
     const failed = cli(dir, 'check', '--baseline', 'none');
     expect(failed.code).toBe(1);
-    expect(failed.err).toContain('uv.lock: skipped: is larger than 1 MiB');
-    expect(failed.err).toContain('1 CUDA-relevant file was not checked (uv.lock: is larger than 1 MiB), so the check fails');
+    expect(failed.err).toContain('requirements.txt: skipped: is larger than 1 MiB');
+    expect(failed.err).toContain('1 CUDA-relevant file was not checked (requirements.txt: is larger than 1 MiB), so the check fails');
+    expect(failed.err).not.toContain('uv.lock');
     expect(cli(dir, 'check', '--baseline', 'none', '--fail-on', 'never').code).toBe(0);
     writeFileSync(join(dir, 'baseline.yaml'), 'unchecked: neutral\n');
     expect(cli(dir, 'check', '--baseline', 'baseline.yaml').code).toBe(0);

@@ -3,9 +3,8 @@ import ignore, { type Ignore } from 'ignore';
 import { join, relative, resolve, sep } from 'node:path';
 import type { FileKind, ParsedFile } from '../parsers/facts.js';
 import { classifyPath, kindByContent, yamlByContent, type ParseOptions } from '../parsers/index.js';
-import { listed, readRepository, sourceOf, type RepositoryReader } from '../reader.js';
+import { listed, maxBytes, MAX_FILE_BYTES, readRepository, sourceOf, type RepositoryReader } from '../reader.js';
 
-export const MAX_FILE_BYTES = 1024 * 1024;
 const SKIP_DIRS = new Set(['.git', 'node_modules', '.hg', '.svn', '.venv', 'venv', '__pycache__', '.tox', '.mypy_cache', 'dist', 'build', 'site-packages']);
 
 export interface Skipped {
@@ -204,7 +203,7 @@ export function walk(root: string, inputs: readonly string[], filters: WalkFilte
 
 /**
  * The files of a checkout: a path is read if it names a Dockerfile, requirements or conda file (or a .txt/.in/
- * .yml file an include leads to) inside the root, at most MAX_FILE_BYTES long and not binary. Links are
+ * .yml file an include leads to) inside the root, at most maxBytes long (32 MiB for locks, else 1 MiB) and not binary. Links are
  * followed only to files inside the root. Every path it declines is added to `skipped` with the reason.
  * `walked` tells it what a walk has just seen: files whose includes need no stat, and plain paths whose real
  * path needs no lookup.
@@ -230,7 +229,7 @@ export function diskReader(root: string, skipped: Skipped[], walked?: Pick<Walke
         return undefined;
       }
       seen.set(real, path);
-      const text = readInside(realRoot, root, path, plain.has(path), skipped);
+      const text = readInside(realRoot, root, path, maxBytes(path, kind), plain.has(path), skipped);
       if (text === undefined) return undefined;
       const source = sourceOf(path, text, kind);
       if (typeof source !== 'string') return source;
@@ -290,8 +289,8 @@ function isFile(root: string, path: string): boolean {
   }
 }
 
-function readInside(realRoot: string, root: string, path: string, plain: boolean, skipped: Skipped[]): string | undefined {
-  const read = readRegularInside(realRoot, root, path, MAX_FILE_BYTES, plain);
+function readInside(realRoot: string, root: string, path: string, limit: number, plain: boolean, skipped: Skipped[]): string | undefined {
+  const read = readRegularInside(realRoot, root, path, limit, plain);
   if (typeof read === 'string') return read;
   skipped.push({ path, reason: read.reason });
   return undefined;

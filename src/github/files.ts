@@ -5,10 +5,10 @@
  * path it asked about, so an include leads to the same file it would lead to on disk.
  */
 import { dirname } from '../analysis/paths.js';
-import { readRepository, sourceOf, type Listed, type ReadFile, type RepositoryReader, type SourceFile } from '../reader.js';
+import { maxBytes, MAX_FILE_BYTES, readRepository, sourceOf, type Listed, type ReadFile, type RepositoryReader, type SourceFile } from '../reader.js';
 import type { FileKind } from '../parsers/facts.js';
 import type { ParseOptions } from '../parsers/index.js';
-import { MAX_BLOB_BYTES, READ_CHUNK, readBlobs, type BlobAnswer } from './read.js';
+import { READ_CHUNK, readBlobs, readWholeBlob, type BlobAnswer } from './read.js';
 import type { GitHub, RepoRef } from './types.js';
 import { overLimit } from '../util/bytes.js';
 
@@ -25,6 +25,8 @@ export class CommitFiles implements RepositoryReader {
   readonly blobs: Map<string, BlobAnswer>;
   readonly skipped = new Map<string, string>();
   private readonly wanted = new Set<string>();
+  /** Lock files GraphQL gave in part or may have (over 1 MiB), to read whole through REST: path → blob SHA. */
+  private readonly whole = new Map<string, string>();
 
   /**
    * `tree`: every file path of the commit, when its whole tree is known; a path outside it is no file, without a
@@ -52,7 +54,13 @@ export class CommitFiles implements RepositoryReader {
       return undefined;
     }
     if (blob === null) return undefined;
-    const reason = unreadable(blob);
+    const limit = maxBytes(path, kind);
+    if (!('unreadable' in blob) && !blob.isBinary && blob.byteSize <= limit && !blob.whole && (blob.isTruncated || blob.byteSize > MAX_FILE_BYTES)) {
+      if (blob.oid) this.whole.set(path, blob.oid);
+      else this.skipped.set(path, 'GitHub gave only part of it');
+      return undefined;
+    }
+    const reason = unreadable(blob, limit);
     if (reason) {
       this.skipped.set(path, reason);
       return undefined;
@@ -72,6 +80,13 @@ export class CommitFiles implements RepositoryReader {
     return blob !== undefined && blob !== null;
   }
 
+  /** The blobs to read whole (path → SHA), and forget them (they are about to be read). */
+  takeWhole(): [string, string][] {
+    const out = [...this.whole];
+    this.whole.clear();
+    return out;
+  }
+
   /** The paths asked about and not known, and forget them (they are about to be read). */
   takeWanted(): string[] {
     const paths = [...this.wanted].filter((path) => !this.blobs.has(path));
@@ -81,9 +96,9 @@ export class CommitFiles implements RepositoryReader {
 }
 
 /** Why a blob cannot be checked, or undefined when it can. */
-function unreadable(blob: Exclude<BlobAnswer, null>): string | undefined {
+function unreadable(blob: Exclude<BlobAnswer, null>, limit: number): string | undefined {
   if ('unreadable' in blob) return blob.unreadable;
-  if (blob.byteSize > MAX_BLOB_BYTES) return overLimit(blob.byteSize, MAX_BLOB_BYTES);
+  if (blob.byteSize > limit) return overLimit(blob.byteSize, limit);
   if (blob.isBinary || blob.text === null) return 'binary file';
   return undefined;
 }
@@ -123,6 +138,14 @@ export async function readCommit(
   for (let round = 0; ; round++) {
     const files = [...readRepository(listed, source, true, parse)];
     const wanted = source.takeWanted();
+    const whole = source.takeWhole();
+    if (whole.length > 0) {
+      // Large locks are read whole, then the reader runs again over them (asking again for what it wanted).
+      requests += whole.length;
+      for (const [path, sha] of whole) source.blobs.set(path, await readWholeBlob(github, repo, sha));
+      round--;
+      continue;
+    }
     if (wanted.length === 0 || round >= INCLUDE_ROUNDS) {
       const skipped = [...source.skipped].map(([path, reason]) => ({ path, reason }));
       for (const path of wanted) skipped.push({ path, reason: `not read: the chain of included files is longer than ${INCLUDE_ROUNDS + 1} files` });

@@ -60,14 +60,18 @@ export function isConfigPull(target: PullTarget, changed: readonly ChangedFile[]
   return target.repo === ORG_CONFIG_REPO && changed.some((file) => file.filename === ORG_CONFIG_PATH || file.previous_filename === ORG_CONFIG_PATH);
 }
 
+/** The most of an error's message a check run shows (a message can quote a whole response; a summary holds 65,535). */
+const MESSAGE_LIMIT = 2000;
+
 /** An error as the person reading the check needs it: every message GitHub gave, and what it probably means. */
 export function describeError(error: unknown): string {
   const status = (error as { status?: number }).status;
-  const message = ((error as Error).message ?? String(error))
+  const whole = ((error as Error).message ?? String(error))
     .split('\n')
     .map((line) => line.trim())
     .filter(Boolean)
     .join(' ');
+  const message = whole.length > MESSAGE_LIMIT ? `${whole.slice(0, MESSAGE_LIMIT)}… (${whole.length - MESSAGE_LIMIT} more characters)` : whole;
   if (status === 404) return `GitHub answered 404 (${message}): the branch or commit may have been deleted while the check ran.`;
   if (status === 403 && /not accessible by integration/i.test(message))
     return `GitHub refused the request (403: ${message}): the App's installation lacks a permission this needs.`;

@@ -13,7 +13,6 @@ import type { GitHub, RepoRef } from './types.js';
 export const CONFIG_PATH = '.github/cuda-gatekeeper.yml';
 export const ORG_CONFIG_REPO = '.github';
 export const ORG_CONFIG_PATH = 'cuda-gatekeeper.yml';
-export const MAX_BLOB_BYTES = 1024 * 1024;
 /** Files read per GraphQL request; larger sets are read in several requests. */
 export const READ_CHUNK = 100;
 
@@ -21,6 +20,12 @@ export interface Blob {
   readonly text: string | null;
   readonly byteSize: number;
   readonly isBinary: boolean | null;
+  /** Whether `text` is only the start of the blob (GraphQL's Blob.isTruncated). */
+  readonly isTruncated?: boolean;
+  /** The blob's SHA, to read it whole through REST. */
+  readonly oid?: string;
+  /** Set when `text` was read whole through REST (readWholeBlob). */
+  readonly whole?: boolean;
 }
 
 /** What a read of one path gave: the blob, null when no file is there, or why it could not be read. */
@@ -63,7 +68,7 @@ export interface FirstRead {
   readonly pullState?: string;
 }
 
-const BLOB = 'fragment blob on Blob { text byteSize isBinary }';
+const BLOB = 'fragment blob on Blob { text byteSize isBinary isTruncated oid }';
 
 /** A GraphQL string literal (paths may contain quotes or backslashes). */
 function literal(value: string): string {
@@ -242,6 +247,23 @@ export async function readBlobs(github: GitHub, repo: RepoRef, paths: readonly s
     part.forEach((path, i) => out.set(path, blobAnswer(data.repository![`f${i}`], problemsAt(problems, 'repository', `f${i}`))));
   }
   return out;
+}
+
+/**
+ * A blob read whole through REST ("Get a blob": base64 content, "blobs up to 100 megabytes in size",
+ * docs.github.com/en/rest/git/blobs#get-a-blob): for a lock file larger than GraphQL is trusted to give in full.
+ * A blob GitHub will not give (404, 403, 409, 422) is unreadable with the status; other failures throw (retried).
+ */
+export async function readWholeBlob(github: GitHub, repo: RepoRef, sha: string): Promise<BlobAnswer> {
+  try {
+    const { data } = await github.rest.git.getBlob({ owner: repo.owner, repo: repo.repo, file_sha: sha });
+    const bytes = Buffer.from(data.content, data.encoding === 'base64' ? 'base64' : 'utf8');
+    return { text: bytes.includes(0) ? null : bytes.toString('utf8'), byteSize: bytes.length, isBinary: bytes.includes(0), whole: true, oid: sha };
+  } catch (error) {
+    const status = (error as { status?: number }).status;
+    if (status === 404 || status === 403 || status === 409 || status === 422) return { unreadable: `GitHub would not give the whole file (HTTP ${status})` };
+    throw error;
+  }
 }
 
 const ORG_QUERY = `query CudaGatekeeperOrgBaseline($owner: String!) {

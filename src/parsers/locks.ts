@@ -5,22 +5,32 @@
  * `<name>-<version>-<build>.conda` or `.tar.bz2`, and neither the version nor the build holds a `-`;
  * docs.conda.io/projects/conda-build/en/latest/resources/package-spec.html).
  */
-import { isAlias, isMap, isSeq, parseDocument, type Document, type Node, type YAMLMap } from 'yaml';
+import { isAlias, isMap, isSeq, parseDocument, type Document, type Node } from 'yaml';
 import { packageFact, type PackageFact, type ParseProblem } from './facts.js';
 import type { Mapped } from './mapped.js';
 import { cudaLabelFromBuild } from './conda/match-spec.js';
+import { fromYaml, type LockMap } from './lock-tree.js';
 import type { SourceText } from './source.js';
-import { scalarText } from './yaml-text.js';
+import { scanBlockYaml } from './yaml-block-scan.js';
+
+export { entries, get, items, text, type LockNode } from './lock-tree.js';
 
 /** Aliases resolved per lock at most this many times (YAML's "billion laughs" bound, as for environment files). */
 export const MAX_LOCK_ALIASES = 1000;
 
 /**
  * A lock file's top-level mapping, with the positioned problems of its YAML; undefined when there is none. Never
- * throws. Aliases (`- *torch`, a package moved under an anchor) are replaced by the node they name, so a package
- * listed through one is read as conda-lock and pixi install it; its facts point at the anchor's text.
+ * throws. A lock in the plain layout lock writers emit is read by the line scanner (yaml-block-scan.ts); any other
+ * by the `yaml` package, where aliases (`- *torch`, a package moved under an anchor) are replaced by the node they
+ * name, so a package listed through one is read as conda-lock and pixi install it; its facts point at the
+ * anchor's text.
  */
-export function readLockYaml(text: string, what: string, problems: ParseProblem[]): YAMLMap | undefined {
+export function readLockYaml(text: string, what: string, source: SourceText, problems: ParseProblem[]): LockMap | undefined {
+  return scanBlockYaml(text) ?? parseLockYaml(text, what, source, problems);
+}
+
+/** readLockYaml with the `yaml` package alone (the reference the scanner is checked against). */
+export function parseLockYaml(text: string, what: string, source: SourceText, problems: ParseProblem[]): LockMap | undefined {
   const doc = parseDocument(text, { uniqueKeys: false, prettyErrors: false, strict: false, keepSourceTokens: false });
   for (const error of doc.errors) {
     const start = Math.min(error.pos[0], text.length);
@@ -28,7 +38,7 @@ export function readLockYaml(text: string, what: string, problems: ParseProblem[
   }
   resolveAliases(doc, problems);
   const root = doc.contents;
-  if (isMap(root)) return root;
+  if (isMap(root)) return fromYaml(root, source) as LockMap;
   if (root !== null && doc.errors.length === 0) {
     const [start, end] = (root as Node).range ?? [0, 0];
     problems.push({ span: { start, end }, message: `${what} must be a mapping` });
@@ -99,33 +109,6 @@ function resolveAliases(doc: Document, problems: ParseProblem[]): void {
     // Children in document order: the stack takes them last first.
     for (let i = children.length - 1; i >= 0; i--) steps.push(children[i]!);
   }
-}
-
-/** The value at `key` of a mapping node. */
-export function get(node: unknown, key: string): Node | undefined {
-  if (!isMap(node)) return undefined;
-  return (node.get(key, true) as Node | undefined) ?? undefined;
-}
-
-/** The items of a sequence node. */
-export function items(node: unknown): Node[] {
-  return isSeq(node) ? (node.items as Node[]) : [];
-}
-
-/** The entries of a mapping node, as [key, value] with string keys. */
-export function entries(node: unknown): [string, Node, Node][] {
-  if (!isMap(node)) return [];
-  const out: [string, Node, Node][] = [];
-  for (const pair of node.items) {
-    const key = pair.key as Node & { value?: unknown };
-    if (key && typeof key.value === 'string' && pair.value) out.push([key.value, key, pair.value as Node]);
-  }
-  return out;
-}
-
-/** A scalar's text mapped to the file. */
-export function text(node: Node | undefined, source: SourceText): Mapped | undefined {
-  return scalarText(node, source);
 }
 
 const SUBDIR = /^(?:noarch|linux-64|linux-aarch64|linux-ppc64le|linux-s390x|linux-armv7l|osx-64|osx-arm64|win-64|win-arm64|linux-32|win-32)$/;

@@ -8,22 +8,12 @@ import { parseTOML, type AST } from 'toml-eslint-parser';
 import { Mapped, MappedBuilder } from './mapped.js';
 import type { ParseProblem } from './facts.js';
 import type { Span } from './source.js';
+import { scanToml } from './toml-scan.js';
+import { LONG_STRING, newTable, type TomlString, type TomlTable, type TomlValue } from './toml-tree.js';
 
-export type TomlValue =
-  | { readonly kind: 'table'; readonly span: Span; readonly entries: Map<string, TomlValue>; readonly keySpans: Map<string, Span> }
-  | { readonly kind: 'array'; readonly span: Span; readonly items: TomlValue[] }
-  | { readonly kind: 'string'; readonly span: Span; readonly value: string; readonly mapped: Mapped }
-  | { readonly kind: 'boolean'; readonly span: Span; readonly value: boolean }
-  | { readonly kind: 'other'; readonly span: Span };
-
-export type TomlTable = Extract<TomlValue, { kind: 'table' }>;
-export type TomlString = Extract<TomlValue, { kind: 'string' }>;
+export { LONG_STRING, newTable, type TomlString, type TomlTable, type TomlValue } from './toml-tree.js';
 
 export type TomlDocument = { readonly ok: true; readonly root: TomlTable } | { readonly ok: false; readonly message: string; readonly span: Span };
-
-function table(span: Span): TomlTable {
-  return { kind: 'table', span, entries: new Map(), keySpans: new Map() };
-}
 
 /** What converting a document needs: its text, and the starts of the strings left unread (blankLongStrings). */
 interface Reading {
@@ -48,7 +38,7 @@ function convert(node: AST.TOMLContentNode, reading: Reading): TomlValue {
   const span = { start: node.range[0], end: node.range[1] };
   if (node.type === 'TOMLArray') return { kind: 'array', span, items: node.elements.map((element) => convert(element, reading)) };
   if (node.type === 'TOMLInlineTable') {
-    const inline = table(span);
+    const inline = newTable(span);
     for (const pair of node.body) insert(inline, pair, reading);
     return inline;
   }
@@ -76,7 +66,7 @@ function tableAt(from: TomlTable, path: readonly (string | number)[], span: Span
           continue;
         }
       }
-      next = table(span);
+      next = newTable(span);
       current.entries.set(part, next);
       current.keySpans.set(part, span);
     }
@@ -92,9 +82,6 @@ function insert(into: TomlTable, pair: AST.TOMLKeyValue, reading: Reading): void
   owner.entries.set(last, convert(pair.value, reading));
   owner.keySpans.set(last, { start: pair.key.range[0], end: pair.key.range[1] });
 }
-
-/** Strings longer than this are not read (an inlined readme or licence): toml-eslint-parser cannot take them whole. */
-export const LONG_STRING = 16 * 1024;
 
 /**
  * The text with every string longer than LONG_STRING replaced by an empty string and spaces to its length, and the
@@ -158,8 +145,14 @@ export function blankLongStrings(text: string): { readonly text: string; readonl
   return { text: out.join(''), blanked };
 }
 
-/** Parse a TOML document into the tree. */
+/** Read a TOML document into the tree: the lock layout by the scanner (toml-scan.ts), anything else by the parser. */
 export function readToml(original: string): TomlDocument {
+  const scanned = scanToml(original);
+  return scanned ? { ok: true, root: scanned } : parseToml(original);
+}
+
+/** Read a TOML document into the tree with toml-eslint-parser (the reference the scanner is checked against). */
+export function parseToml(original: string): TomlDocument {
   const { text, blanked } = blankLongStrings(original);
   let program: AST.TOMLProgram;
   try {
@@ -169,7 +162,7 @@ export function readToml(original: string): TomlDocument {
     const message = error instanceof RangeError ? 'beyond what the TOML parser can read here (it ran out of stack)' : (error as Error).message;
     return { ok: false, message: `not valid TOML: ${message}`, span: { start: index, end: Math.min(text.length, index + 1) } };
   }
-  const root = table({ start: 0, end: text.length });
+  const root = newTable({ start: 0, end: text.length });
   const reading: Reading = { text: original, unread: new Set(blanked.map((span) => span.start)) };
   for (const node of program.body[0]?.body ?? []) {
     if (node.type === 'TOMLKeyValue') {
@@ -188,7 +181,7 @@ export function readToml(original: string): TomlDocument {
         parent.entries.set(name, list);
         parent.keySpans.set(name, span);
       }
-      target = table(span);
+      target = newTable(span);
       list.items.push(target);
     } else {
       target = tableAt(root, path, span);

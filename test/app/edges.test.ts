@@ -115,15 +115,32 @@ describe('2. a run describes the commit it is posted on', () => {
 });
 
 describe('3. a file that could not be checked', () => {
+  const demo = (name: string) => readFileSync(join(packageRoot(), 'fixtures', 'repos', 'demo-uv', name), 'utf8');
+
   it('is named with its reason in the title, and fails the run', async () => {
-    const demo = (name: string) => readFileSync(join(packageRoot(), 'fixtures', 'repos', 'demo-uv', name), 'utf8');
-    const lock = `${demo('uv.lock')}${'# padding\n'.repeat(140_000)}`;
-    const scenario = pullScenario(fake, { main: { 'pyproject.toml': demo('pyproject.toml') }, head: { 'uv.lock': lock }, changed: ['uv.lock'] });
+    const padded = `torch==2.3.0\n${'# padding\n'.repeat(140_000)}`;
+    const scenario = pullScenario(fake, { head: { 'requirements.txt': padded }, changed: ['requirements.txt'] });
     await receive('pull_request', scenario.payload);
     expect(latest(scenario)).toMatchObject({
       conclusion: 'failure',
-      output: expect.objectContaining({ title: '1 file not checked (uv.lock: 1.3 MiB, over the 1 MiB size limit)' }),
+      output: expect.objectContaining({ title: '1 file not checked (requirements.txt: 1.3 MiB, over the 1 MiB size limit)' }),
     });
+  });
+
+  it('a lock file over 1 MiB is read whole through REST and checked', async () => {
+    const lock = `${demo('uv.lock')}${'# padding\n'.repeat(140_000)}`;
+    const scenario = pullScenario(fake, {
+      main: { 'pyproject.toml': demo('pyproject.toml'), Dockerfile: demo('Dockerfile') },
+      head: { 'uv.lock': lock },
+      changed: ['uv.lock'],
+    });
+    await receive('pull_request', scenario.payload);
+    const run = latest(scenario);
+    expect(run.conclusion).toBe('failure');
+    expect(run.output?.title).not.toContain('not checked');
+    expect(paths(run.annotations)).toContain('uv.lock:24');
+    // GraphQL gave the start of the blob (isTruncated); the whole came from "Get a blob", once.
+    expect(calls().filter((call) => call.includes('/git/blobs/'))).toHaveLength(1);
   });
 });
 

@@ -41,6 +41,11 @@
  * - Registering from a manifest: `POST /app-manifests/{code}/conversions` answers 201 with the new App's `id`,
  *   `pem`, `webhook_secret`, `client_id` and `client_secret`, once per code; a used or unknown code is 404
  *   (docs.github.com/en/apps/sharing-github-apps/registering-a-github-app-from-a-manifest).
+ * - Blobs: GraphQL's `Blob` has `text` ("UTF8 text data or null if the Blob is binary"), `byteSize`, `isTruncated`
+ *   ("Indicates whether the contents is truncated") and `oid` (the GraphQL reference, objects#blob). GitHub does not
+ *   document where it truncates; the fake truncates past `blobTextLimit` (1 MiB by default). "Get a blob" (REST,
+ *   git/blobs#get-a-blob) answers `{ sha, node_id, size, url, content, encoding: "base64" }` for "blobs up to 100
+ *   megabytes in size", 404 for a SHA the repository does not have.
  * - Annotations: GitHub shows an annotation on a file of the run's commit at a line of that file; one on a path the
  *   commit does not have, or past its last line, is shown nowhere. The fake accepts them as GitHub does and records
  *   each in `annotationProblems` for tests to assert on.
@@ -147,6 +152,8 @@ export class FakeGitHub {
   readonly refusedPaths = new Map<string, string>();
   /** What each installation's token is granted (the shipped app.yml by default). */
   installationPermissions: Record<string, string> = { checks: 'write', contents: 'read', issues: 'write', metadata: 'read', pull_requests: 'write' };
+  /** Bytes of a blob's `text` GraphQL gives before it answers `isTruncated: true` (undocumented at GitHub). */
+  blobTextLimit = 1024 * 1024;
   /** The most entries a recursive tree lists before it is `truncated` (GitHub: 100,000). */
   treeLimit = 100_000;
   /** Manifest codes not yet exchanged, and what each becomes. */
@@ -366,6 +373,16 @@ export class FakeGitHub {
         });
       const page = this.page(repositories, query, path);
       return { ...page, body: { total_count: repositories.length, repositories: page.body } };
+    }
+    if (method === 'GET' && (match = /^\/repos\/([^/]+\/[^/]+)\/git\/blobs\/([0-9a-f]{40})$/.exec(path))) {
+      const sha = match[2]!;
+      for (const tree of this.trees.values())
+        for (const text of tree.values())
+          if (gitBlobSha(text) === sha) {
+            const bytes = Buffer.from(text, 'utf8');
+            return { status: 200, body: { sha, node_id: `B_${sha}`, size: bytes.length, url: '', content: bytes.toString('base64'), encoding: 'base64' } };
+          }
+      return notFound('https://docs.github.com/rest/git/blobs#get-a-blob');
     }
     if (method === 'GET' && (match = /^\/repos\/([^/]+\/[^/]+)\/git\/trees\/([^/]+)$/.exec(path))) {
       const repo = this.repos.get(match[1]!.toLowerCase())!;
@@ -888,10 +905,20 @@ function connection<T>(
 
 /** GraphQL root resolvers over the fake's state (graphql-js calls nested functions with their arguments). */
 function rootResolvers(fake: FakeGitHub): unknown {
-  const blob = (text: string | undefined) =>
-    text === undefined
-      ? null
-      : { __typename: 'Blob', text: text.includes('\0') ? null : text, byteSize: Buffer.byteLength(text), isBinary: text.includes('\0') };
+  const blob = (text: string | undefined) => {
+    if (text === undefined) return null;
+    const bytes = Buffer.from(text, 'utf8');
+    const binary = text.includes('\0');
+    const truncated = !binary && bytes.length > fake.blobTextLimit;
+    return {
+      __typename: 'Blob',
+      text: binary ? null : truncated ? bytes.subarray(0, fake.blobTextLimit).toString('utf8') : text,
+      byteSize: bytes.length,
+      isBinary: binary,
+      isTruncated: truncated,
+      oid: gitBlobSha(text),
+    };
+  };
   interface TreeNode {
     readonly __typename: 'Tree';
     readonly entries: readonly { name: string; path: string; type: string; mode: number; object: unknown }[];

@@ -23,10 +23,10 @@ import { SourceText } from '../source.js';
 export function parseCondaLock(path: string, fileText: string): ParsedFile {
   const source = new SourceText(path, fileText);
   const sink = new FactSink();
-  const root = readLockYaml(fileText, 'a conda-lock.yml', sink.problems);
+  const root = readLockYaml(fileText, 'a conda-lock.yml', source, sink.problems);
   if (!root) return sink.finish(path, 'conda-lock', source);
   const channels = items(get(get(root, 'metadata'), 'channels')).flatMap((channel) => {
-    const url = text(get(channel, 'url'), source)?.text;
+    const url = text(get(channel, 'url'))?.text;
     return url ? [url] : [];
   });
   const contexts = new Map<string, InstallContext>();
@@ -41,16 +41,16 @@ export function parseCondaLock(path: string, fileText: string): ParsedFile {
     return context;
   };
   for (const entry of items(get(root, 'package'))) {
-    const platform = text(get(entry, 'platform'), source)?.text;
+    const platform = text(get(entry, 'platform'))?.text;
     if (!platform?.startsWith('linux')) continue;
-    if (text(get(entry, 'optional'), source)?.text === 'true') continue;
-    const manager = text(get(entry, 'manager'), source)?.text;
-    const name = text(get(entry, 'name'), source);
-    const version = text(get(entry, 'version'), source);
-    const url = text(get(entry, 'url'), source);
+    if (text(get(entry, 'optional'))?.text === 'true') continue;
+    const manager = text(get(entry, 'manager'))?.text;
+    const name = text(get(entry, 'name'));
+    const version = text(get(entry, 'version'));
+    const url = text(get(entry, 'url'));
     if (manager === 'conda') {
       const fact = url ? condaPackageFromUrl(url) : undefined;
-      const torchRequirement = text(get(get(entry, 'dependencies'), 'pytorch'), source)?.text;
+      const torchRequirement = text(get(get(entry, 'dependencies'), 'pytorch'))?.text;
       if (fact)
         sink.packages.push(
           packageFact({ ...fact, ...(torchRequirement !== undefined ? { torchRequirement } : {}), context: contextOf(platform, 'conda-env').id }),

@@ -16,21 +16,20 @@
  * its `+cu124`; the URL gives the index). The lock is never edited: the checks say which `pixi` command to run (gate.ts).
  */
 import { FactSink, packageFact, type InstallContext, type ParsedFile } from '../facts.js';
-import type { YAMLMap } from 'yaml';
-import { condaPackageFromUrl, entries, get, items, readLockYaml, text } from '../locks.js';
+import { condaPackageFromUrl, entries, get, items, readLockYaml, text, type LockNode } from '../locks.js';
 import { parsePythonRequirement } from '../python-requirement.js';
 import { SourceText } from '../source.js';
 
 export function parsePixiLock(path: string, fileText: string): ParsedFile {
   const source = new SourceText(path, fileText);
   const sink = new FactSink();
-  const root = readLockYaml(fileText, 'a pixi.lock', sink.problems);
+  const root = readLockYaml(fileText, 'a pixi.lock', source, sink.problems);
   if (!root) return sink.finish(path, 'pixi-lock', source);
-  const torchRequirements = lockedTorchRequirements(root, source);
-  const subdirs = platformSubdirs(root, source);
+  const torchRequirements = lockedTorchRequirements(root);
+  const subdirs = platformSubdirs(root);
   for (const [name, , environment] of entries(get(root, 'environments'))) {
     const channels = items(get(environment, 'channels')).flatMap((channel) => {
-      const url = text(get(channel, 'url'), source)?.text ?? text(channel, source)?.text;
+      const url = text(get(channel, 'url'))?.text ?? text(channel)?.text;
       return url ? [url] : [];
     });
     // Version 7 names its platforms (`x86-cuda13: { subdir: linux-64, virtual-packages: [__cuda=13] }`): a
@@ -40,7 +39,7 @@ export function parsePixiLock(path: string, fileText: string): ParsedFile {
       const subdir = subdirs.get(platform) ?? (KNOWN_SUBDIR.test(platform) ? platform : undefined);
       if (subdir === undefined)
         sink.unresolved.push({
-          span: { start: key.range?.[0] ?? 0, end: key.range?.[1] ?? 0 },
+          span: key,
           text: `environment ${name}, platform ${platform}`,
           reason: `the lock does not say which conda subdir "${platform}" is (no platforms entry with a subdir), so its packages are not read`,
         });
@@ -56,14 +55,14 @@ export function parsePixiLock(path: string, fileText: string): ParsedFile {
       const conda = context('conda-env');
       let pypi: InstallContext | undefined;
       for (const entry of items(list)) {
-        const condaUrl = text(get(entry, 'conda'), source);
+        const condaUrl = text(get(entry, 'conda'));
         if (condaUrl) {
           const fact = condaPackageFromUrl(condaUrl);
           const torchRequirement = torchRequirements.get(condaUrl.text);
           if (fact) sink.packages.push(packageFact({ ...fact, ...(torchRequirement !== undefined ? { torchRequirement } : {}), context: conda.id }));
           continue;
         }
-        const pypiUrl = text(get(entry, 'pypi'), source);
+        const pypiUrl = text(get(entry, 'pypi'));
         // `pypi: .` and other local paths are the project itself or a path dependency.
         if (!pypiUrl || !/^[a-z+]+:\/\//i.test(pypiUrl.text)) continue;
         const result = parsePythonRequirement(pypiUrl);
@@ -80,14 +79,13 @@ export function parsePixiLock(path: string, fileText: string): ParsedFile {
  * The `pytorch` requirement of each conda package the lock describes, by package URL: v6 lists packages as
  * `- conda: <url>` with `depends: [pytorch >=2.0.0,<2.1.0a0, …]`, v4/v5 as `- kind: conda` with `url:`.
  */
-function lockedTorchRequirements(root: YAMLMap, source: SourceText): Map<string, string> {
+function lockedTorchRequirements(root: LockNode): Map<string, string> {
   const found = new Map<string, string>();
   for (const entry of items(get(root, 'packages'))) {
-    const url =
-      text(get(entry, 'conda'), source)?.text ?? (text(get(entry, 'kind'), source)?.text === 'conda' ? text(get(entry, 'url'), source)?.text : undefined);
+    const url = text(get(entry, 'conda'))?.text ?? (text(get(entry, 'kind'))?.text === 'conda' ? text(get(entry, 'url'))?.text : undefined);
     if (!url) continue;
     for (const depend of items(get(entry, 'depends'))) {
-      const spec = /^pytorch(?:\s+(.*))?$/.exec(text(depend, source)?.text.trim() ?? '');
+      const spec = /^pytorch(?:\s+(.*))?$/.exec(text(depend)?.text.trim() ?? '');
       if (spec) found.set(url, (spec[1] ?? '').trim());
     }
   }
@@ -99,12 +97,12 @@ const KNOWN_SUBDIR =
   /^(?:noarch|linux-(?:32|64|aarch64|armv6l|armv7l|ppc64le|ppc64|s390x|riscv64)|osx-(?:64|arm64)|win-(?:32|64|arm64)|emscripten-wasm32|wasi-wasm32|zos-z)$/;
 
 /** pixi.lock v7's `platforms`: each named platform's conda subdir (the name itself when no subdir is given). */
-function platformSubdirs(root: YAMLMap, source: SourceText): Map<string, string> {
+function platformSubdirs(root: LockNode): Map<string, string> {
   const subdirs = new Map<string, string>();
   for (const platform of items(get(root, 'platforms'))) {
-    const name = text(get(platform, 'name'), source)?.text;
+    const name = text(get(platform, 'name'))?.text;
     if (!name) continue;
-    subdirs.set(name, text(get(platform, 'subdir'), source)?.text ?? name);
+    subdirs.set(name, text(get(platform, 'subdir'))?.text ?? name);
   }
   return subdirs;
 }
