@@ -14709,6 +14709,9 @@ var require_ignore = __commonJS({
   }
 });
 
+// src/cli/bin.ts
+import { fileURLToPath as fileURLToPath2 } from "node:url";
+
 // src/cli/main.ts
 import { existsSync as existsSync3, readFileSync as readFileSync4, realpathSync as realpathSync2, renameSync, rmSync, writeFileSync as writeFileSync2 } from "node:fs";
 import { basename as basename2, dirname as dirname3, join as join3, resolve as resolve4, sep as sep2 } from "node:path";
@@ -52424,6 +52427,20 @@ var Checker = class {
     const fleet = fleetTable(this.baseline, parts);
     return { findings, filesChecked, counts, ...waived ? { waived } : {}, ...fleet ? { fleet } : {} };
   }
+  /**
+   * One report from reports of disjoint sets of files (the CLI's worker threads, each over its own directories):
+   * what one report over all of them gives, findings in report order and the pool tables' rows merged.
+   */
+  static merge(reports) {
+    const findings = sameMistakeOnce(reports.flatMap((report) => report.findings).sort(compareFindings));
+    const counts = { error: 0, warning: 0, notice: 0 };
+    for (const finding of findings) counts[finding.severity]++;
+    const waived = reports.reduce((sum, report) => sum + (report.waived ?? 0), 0);
+    const tables = reports.flatMap((report) => report.fleet ? [report.fleet] : []);
+    const fleet = tables.length ? { pools: tables[0].pools, rows: tables.flatMap((table) => table.rows).sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : a.line - b.line) } : void 0;
+    const filesChecked = reports.reduce((sum, report) => sum + report.filesChecked, 0);
+    return { findings, filesChecked, counts, ...waived ? { waived } : {}, ...fleet ? { fleet } : {} };
+  }
   /** Run the active rules over what `visit` hands them; findings de-duplicated. */
   run(visit3) {
     const findings = [];
@@ -54259,6 +54276,135 @@ ${result2.stdout.endsWith("\n") ? result2.stdout : `${result2.stdout}
   return 0;
 }
 
+// src/cli/check-tree.ts
+function checkTree(job) {
+  const policy = job.baseline ? loadBaseline(job.baseline.name, job.baseline.text, RULE_IDS) : void 0;
+  const baseline = policy?.baseline ?? EMPTY_BASELINE;
+  const kb = defaultKnowledgeBase();
+  const options2 = { ...policy ? { policy } : {}, repository: job.repository, today: job.today };
+  const skipped = [];
+  const reader = diskReader(job.cwd, skipped, { paths: job.walked.paths, plain: new Set(job.walked.plain) });
+  const checked = withVerifiedFixes(gateRepository(job.list, reader, baseline, kb, options2), baseline, kb, options2);
+  return { report: checked.report, sources: checked.sources, skipped, parsedAgain: checked.parsedAgain };
+}
+function withVerifiedFixes(checked, baseline, kb, options2) {
+  if (!checked.report.findings.some((finding) => finding.fix?.safety === "safe")) return checked;
+  const linked = checked.linked ?? linkedWithin(checked.sources.map((source) => parseFile(source.path, source.text, source.kind, { images: baseline.images })));
+  return { ...checked, report: verifyFixes(checked.report, linked, (subset) => gate(subset, baseline, kb, options2)) };
+}
+
+// src/cli/threads.ts
+import { availableParallelism } from "node:os";
+import { isMainThread, MessageChannel, receiveMessageOnPort, Worker, workerData } from "node:worker_threads";
+var THREAD_MIN_FILES = 1500;
+var THREAD_MIN_CORES = 4;
+var WORKER_TIMEOUT_MS = 30 * 60 * 1e3;
+function threadsFor(files, env = process.env) {
+  const asked = env.CUDA_GATEKEEPER_THREADS === void 0 ? void 0 : Number(env.CUDA_GATEKEEPER_THREADS);
+  if (asked !== void 0 && Number.isInteger(asked) && asked >= 1) return Math.max(1, Math.min(asked, 64, files));
+  const cores = availableParallelism();
+  if (files < THREAD_MIN_FILES || cores < THREAD_MIN_CORES) return 1;
+  return Math.min(cores, 64);
+}
+function threadMain() {
+  const data = workerData?.cudaGatekeeperThread;
+  if (isMainThread || !data) return false;
+  const flag = new Int32Array(data.done);
+  try {
+    data.port.postMessage({ result: checkTree(data.job) });
+  } catch (error62) {
+    data.port.postMessage({ error: error62 instanceof Error ? error62.stack ?? error62.message : String(error62) });
+  } finally {
+    Atomics.store(flag, 0, 1);
+    Atomics.notify(flag, 0);
+    data.port.close();
+  }
+  return true;
+}
+function runJobs(script, jobs) {
+  const started = jobs.slice(1).map((job) => {
+    const { port1, port2 } = new MessageChannel();
+    const done = new SharedArrayBuffer(4);
+    const worker = new Worker(script, { workerData: { cudaGatekeeperThread: { job, port: port2, done } }, transferList: [port2] });
+    worker.unref();
+    return { port: port1, flag: new Int32Array(done) };
+  });
+  const first = jobs.length > 0 ? [checkTree(jobs[0])] : [];
+  const rest = started.map(({ port, flag }) => {
+    if (Atomics.wait(flag, 0, 0, WORKER_TIMEOUT_MS) === "timed-out") throw new Error("a worker thread did not answer within 30 minutes");
+    const message = receiveMessageOnPort(port)?.message;
+    port.close();
+    if (!message?.result) throw new Error(`a worker thread failed: ${message?.error ?? "it answered nothing"}`);
+    return message.result;
+  });
+  return [...first, ...rest];
+}
+function cutIntoParts(files, count) {
+  const parts = [];
+  let at = 0;
+  for (let part = 0; part < count && at < files.length; part++) {
+    let end = part === count - 1 ? files.length : Math.max(at + 1, Math.round((part + 1) * files.length / count));
+    while (end < files.length && dirname(files[end].path) === dirname(files[end - 1].path)) end++;
+    parts.push(files.slice(at, end));
+    at = end;
+  }
+  return parts;
+}
+function checkOnThreads(script, files, threads, job) {
+  let parts = cutIntoParts(files, threads);
+  let results = runJobs(
+    script,
+    parts.map((list) => ({ ...job, list }))
+  );
+  for (; ; ) {
+    const joined = joinedParts(parts, results);
+    if (joined.length === parts.length) break;
+    const again = joined.filter((members2) => members2.length > 1);
+    const fresh = runJobs(
+      script,
+      again.map((members2) => ({ ...job, list: members2.flatMap((index) => parts[index]) }))
+    );
+    const next = joined.map(
+      (members2) => members2.length > 1 ? { part: members2.flatMap((index) => parts[index]), result: fresh[again.indexOf(members2)] } : { part: parts[members2[0]], result: results[members2[0]] }
+    );
+    parts = next.map((entry) => entry.part);
+    results = next.map((entry) => entry.result);
+  }
+  const order = new Map(files.map((file2, i) => [file2.path, i]));
+  const sources = results.flatMap((result2) => result2.sources);
+  const given = sources.filter((source) => order.has(source.path)).sort((a, b) => order.get(a.path) - order.get(b.path));
+  const led = sources.filter((source) => !order.has(source.path));
+  return {
+    report: Checker.merge(results.map((result2) => result2.report)),
+    sources: [...given, ...led],
+    skipped: results.flatMap((result2) => result2.skipped),
+    parsedAgain: results.reduce((sum, result2) => sum + result2.parsedAgain, 0)
+  };
+}
+function joinedParts(parts, results) {
+  const owner = /* @__PURE__ */ new Map();
+  parts.forEach((part, index) => part.forEach((file2) => owner.set(file2.path, index)));
+  const union2 = new UnionFind(parts.length);
+  const readBy = /* @__PURE__ */ new Map();
+  results.forEach((result2, index) => {
+    for (const path of [...result2.sources.map((source) => source.path), ...result2.skipped.map((skip) => skip.path)]) {
+      const listedIn = owner.get(path);
+      if (listedIn !== void 0 && listedIn !== index) union2.join(index, listedIn);
+      const other = readBy.get(path);
+      if (other !== void 0 && other !== index) union2.join(index, other);
+      readBy.set(path, index);
+    }
+  });
+  const groups = /* @__PURE__ */ new Map();
+  for (let index = 0; index < parts.length; index++) {
+    const root = union2.find(index);
+    const group = groups.get(root) ?? [];
+    group.push(index);
+    groups.set(root, group);
+  }
+  return [...groups.values()];
+}
+
 // src/util/package-root.ts
 import { existsSync as existsSync2, readFileSync as readFileSync3 } from "node:fs";
 import { dirname as dirname2, join as join2 } from "node:path";
@@ -54608,7 +54754,19 @@ function check2(args, io) {
     const checked2 = changes ? checkChanges(list, reader, changes, baseline, kb, gateOptions) : gateRepository(list, reader, baseline, kb, gateOptions);
     return withVerifiedFixes(checked2, baseline, kb, changes ? { ...gateOptions, removed: changes.removed } : gateOptions);
   };
-  let checked = run2(files);
+  const threads = io.threadScript && !changes && !values.fix ? threadsFor(files.length) : 1;
+  let checked;
+  if (threads > 1) {
+    const parallel = checkOnThreads(io.threadScript, files, threads, {
+      cwd: io.cwd,
+      ...policy ? { baseline: { name: policy.source.path, text: policy.source.text } } : {},
+      repository: gateOptions.repository,
+      today: gateOptions.today,
+      walked: { paths: selected.paths, plain: [...selected.plain] }
+    });
+    skipped.push(...parallel.skipped);
+    checked = { report: parallel.report, sources: parallel.sources, parsedAgain: parallel.parsedAgain };
+  } else checked = run2(files);
   if (values.fix) {
     const fixed = applySafeFixes(io.cwd, checked.sources, checked.report);
     if (fixed > 0) {
@@ -54676,11 +54834,6 @@ function writeOutput(cwd, file2, text2) {
     rmSync(temporary, { force: true });
     throw new UsageError(`cannot write ${escapeControl(file2)}: ${error62.code ?? "error"}`);
   }
-}
-function withVerifiedFixes(checked, baseline, kb, options2) {
-  if (!checked.report.findings.some((finding) => finding.fix?.safety === "safe")) return checked;
-  const linked = checked.linked ?? linkedWithin(checked.sources.map((source) => parseFile(source.path, source.text, source.kind, { images: baseline.images })));
-  return { ...checked, report: verifyFixes(checked.report, linked, (subset) => gate(subset, baseline, kb, options2)) };
 }
 function fileType(value) {
   if (value === void 0) return void 0;
@@ -54755,15 +54908,19 @@ function planCommand(args, io) {
 }
 
 // src/cli/bin.ts
-for (const stream of [process.stdout, process.stderr]) {
-  stream.on("error", (error62) => {
-    if (error62.code === "EPIPE") process.exit(process.exitCode ?? 0);
-    throw error62;
+if (!threadMain()) cli();
+function cli() {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on("error", (error62) => {
+      if (error62.code === "EPIPE") process.exit(process.exitCode ?? 0);
+      throw error62;
+    });
+  }
+  process.exitCode = run(process.argv.slice(2), {
+    cwd: process.cwd(),
+    out: (text2) => process.stdout.write(text2),
+    err: (text2) => process.stderr.write(text2),
+    color: colorWanted(process.env, process.stdout.isTTY === true),
+    threadScript: fileURLToPath2(import.meta.url)
   });
 }
-process.exitCode = run(process.argv.slice(2), {
-  cwd: process.cwd(),
-  out: (text2) => process.stdout.write(text2),
-  err: (text2) => process.stderr.write(text2),
-  color: colorWanted(process.env, process.stdout.isTTY === true)
-});

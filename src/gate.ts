@@ -121,6 +121,23 @@ export class Checker {
     return { findings, filesChecked, counts, ...(waived ? { waived } : {}), ...(fleet ? { fleet } : {}) };
   }
 
+  /**
+   * One report from reports of disjoint sets of files (the CLI's worker threads, each over its own directories):
+   * what one report over all of them gives, findings in report order and the pool tables' rows merged.
+   */
+  static merge(reports: readonly Report[]): Report {
+    const findings = sameMistakeOnce(reports.flatMap((report) => report.findings).sort(compareFindings));
+    const counts: Record<Severity, number> = { error: 0, warning: 0, notice: 0 };
+    for (const finding of findings) counts[finding.severity]++;
+    const waived = reports.reduce((sum, report) => sum + (report.waived ?? 0), 0);
+    const tables = reports.flatMap((report) => (report.fleet ? [report.fleet] : []));
+    const fleet: FleetTable | undefined = tables.length
+      ? { pools: tables[0]!.pools, rows: tables.flatMap((table) => table.rows).sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.line - b.line)) }
+      : undefined;
+    const filesChecked = reports.reduce((sum, report) => sum + report.filesChecked, 0);
+    return { findings, filesChecked, counts, ...(waived ? { waived } : {}), ...(fleet ? { fleet } : {}) };
+  }
+
   /** Run the active rules over what `visit` hands them; findings de-duplicated. */
   private run(visit: (run: (group: readonly ParsedFile[], units: readonly Unit[], policy: Pick<RuleContext, 'policy' | 'policyProblems'>) => void) => void): {
     findings: Finding[];

@@ -1,18 +1,26 @@
 /** The `cuda-gatekeeper` command's process: arguments, standard streams, and colour (see colorWanted). */
+import { fileURLToPath } from 'node:url';
 import { colorWanted, run } from './main.js';
+import { threadMain } from './threads.js';
 
-// A reader that stops early (`cuda-gatekeeper rules | head`) closes the pipe: stop quietly, as Unix tools do,
-// with the status the command had.
-for (const stream of [process.stdout, process.stderr]) {
-  stream.on('error', (error: NodeJS.ErrnoException) => {
-    if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
-    throw error;
+// A worker thread of a large check (threads.ts) runs its part and answers; the process is the CLI otherwise.
+if (!threadMain()) cli();
+
+function cli(): void {
+  // A reader that stops early (`cuda-gatekeeper rules | head`) closes the pipe: stop quietly, as Unix tools do,
+  // with the status the command had.
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+      throw error;
+    });
+  }
+
+  process.exitCode = run(process.argv.slice(2), {
+    cwd: process.cwd(),
+    out: (text) => process.stdout.write(text),
+    err: (text) => process.stderr.write(text),
+    color: colorWanted(process.env, process.stdout.isTTY === true),
+    threadScript: fileURLToPath(import.meta.url),
   });
 }
-
-process.exitCode = run(process.argv.slice(2), {
-  cwd: process.cwd(),
-  out: (text) => process.stdout.write(text),
-  err: (text) => process.stderr.write(text),
-  color: colorWanted(process.env, process.stdout.isTTY === true),
-});

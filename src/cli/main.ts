@@ -17,14 +17,15 @@ import { affectedFiles, readRepository, sourceOf, UNKNOWN_KIND, type Listed, typ
 import { FILE_KIND_NAMES, isFileKind, type FileKind } from '../parsers/facts.js';
 import { gateRepository, type RepositoryCheck } from '../stream.js';
 import { gate, type GateOptions } from '../gate.js';
-import { linkedWithin, verifyFixes } from '../verify.js';
-import { classifyPath, parseFile } from '../parsers/index.js';
+import { classifyPath } from '../parsers/index.js';
 import type { Baseline } from '../baseline/schema.js';
 import type { KnowledgeBase } from '../knowledge/index.js';
 import { RULE_IDS, RULES } from '../../rules/index.js';
 import { diskReader, loadFiles, readRegularInside, toRepoPath, walk, type Loaded, type Skipped, type Walked } from './discover.js';
 import { changedSince, fileAtRef, GitError, type Changes } from './git.js';
 import { FLEET_HELP, fleetCommand } from './fleet.js';
+import { withVerifiedFixes } from './check-tree.js';
+import { checkOnThreads, threadsFor } from './threads.js';
 import { bundledBaselinePath, packageRoot, packageVersion } from '../util/package-root.js';
 
 export class UsageError extends Error {}
@@ -110,6 +111,8 @@ export interface Io {
   readonly onReport?: (checked: Checked) => void;
   /** Called with each problem of a baseline that is refused (the Action annotates the baseline file with them). */
   readonly onInvalidBaseline?: (problems: readonly BaselineProblem[]) => void;
+  /** The CLI's script, to start worker threads from for a large tree (threads.ts); without it, one thread. */
+  readonly threadScript?: string;
 }
 
 /** One positioned problem of a refused baseline. */
@@ -463,7 +466,20 @@ function check(args: readonly string[], io: Io): number {
     const checked = changes ? checkChanges(list, reader, changes, baseline, kb, gateOptions) : gateRepository(list, reader, baseline, kb, gateOptions);
     return withVerifiedFixes(checked, baseline, kb, changes ? { ...gateOptions, removed: changes.removed } : gateOptions);
   };
-  let checked = run(files);
+  // A large tree is checked on every core (threads.ts), with the same result; --fix and --changed-since on one.
+  const threads = io.threadScript && !changes && !values.fix ? threadsFor(files.length) : 1;
+  let checked: RepositoryCheck;
+  if (threads > 1) {
+    const parallel = checkOnThreads(io.threadScript!, files, threads, {
+      cwd: io.cwd,
+      ...(policy ? { baseline: { name: policy.source.path, text: policy.source.text } } : {}),
+      repository: gateOptions.repository,
+      today: gateOptions.today,
+      walked: { paths: selected.paths, plain: [...selected.plain] },
+    });
+    skipped.push(...parallel.skipped);
+    checked = { report: parallel.report, sources: parallel.sources, parsedAgain: parallel.parsedAgain };
+  } else checked = run(files);
 
   if (values.fix) {
     const fixed = applySafeFixes(io.cwd, checked.sources, checked.report);
@@ -553,13 +569,6 @@ function writeOutput(cwd: string, file: string, text: string): void {
 }
 
 /** The check with every safe fix verified (see verify.ts): the files are parsed again only when there is a safe fix. */
-function withVerifiedFixes(checked: RepositoryCheck, baseline: Baseline, kb: KnowledgeBase, options: GateOptions): RepositoryCheck {
-  if (!checked.report.findings.some((finding) => finding.fix?.safety === 'safe')) return checked;
-  // Only the groups of linked files that a fix touches are parsed again.
-  const linked = checked.linked ?? linkedWithin(checked.sources.map((source) => parseFile(source.path, source.text, source.kind, { images: baseline.images })));
-  return { ...checked, report: verifyFixes(checked.report, linked, (subset) => gate(subset, baseline, kb, options)) };
-}
-
 /** `--type KIND` (FILE_KINDS): the kind of the files named on the command line. */
 function fileType(value: string | undefined): FileKind | undefined {
   if (value === undefined) return undefined;

@@ -1,0 +1,93 @@
+/**
+ * `check` on worker threads (src/cli/threads.ts) gives exactly what one thread gives: the same output in every
+ * format, the same exit code, the same files skipped, on a tree of the real corpus files with the demos and
+ * includes that cross from one part of the tree into another (so parts must be joined and checked again).
+ */
+import { execFileSync } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { cutIntoParts, threadsFor } from '../src/cli/threads.js';
+import { realProjects, realSources } from './bench/real.js';
+import { ROOT } from './harness.js';
+
+function tree(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'cgk-threads-'));
+  for (const project of realProjects(realSources(join(ROOT, 'fixtures', 'corpus')), 400))
+    for (const [name, text] of Object.entries(project.files)) {
+      mkdirSync(join(dir, project.dir), { recursive: true });
+      writeFileSync(join(dir, project.dir, name), text);
+    }
+  for (const demo of ['demo', 'demo-uv', 'demo-fleet']) cpSync(join(ROOT, 'fixtures', 'repos', demo), join(dir, 'apps', demo), { recursive: true });
+  // The first service installs a requirements file at the end of the tree, and another reaches back to the first:
+  // their parts read each other's files.
+  const write = (path: string, text: string) => {
+    mkdirSync(dirname(join(dir, path)), { recursive: true });
+    writeFileSync(join(dir, path), text);
+  };
+  write('aaa/Dockerfile', 'FROM nvidia/cuda:12.1.1-runtime-ubuntu22.04\nCOPY requirements.txt .\nRUN pip install -r requirements.txt\n');
+  write('aaa/requirements.txt', '-r ../zzz/shared/requirements.txt\n');
+  write('zzz/shared/requirements.txt', '--extra-index-url https://download.pytorch.org/whl/cu118\ntorch==2.3.0+cu118\n');
+  write('zzz/other/requirements.txt', '-r ../../aaa/requirements.txt\n');
+  write('zzz/big.bin', 'x\0y');
+  return dir;
+}
+
+function check(dir: string, threads: number, ...args: string[]): { code: number; out: string; err: string } {
+  try {
+    const out = execFileSync(process.execPath, [join(ROOT, 'bin', 'cuda-gatekeeper.js'), 'check', ...args], {
+      cwd: dir,
+      encoding: 'utf8',
+      env: { ...process.env, CUDA_GATEKEEPER_THREADS: String(threads) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    return { code: 0, out, err: '' };
+  } catch (error) {
+    const failed = error as { status: number; stdout: string; stderr: string };
+    return { code: failed.status, out: failed.stdout, err: failed.stderr };
+  }
+}
+
+describe('check on worker threads', () => {
+  const dir = tree();
+
+  it.each([['text'], ['json'], ['sarif']])('gives what one thread gives (%s)', { timeout: 120_000 }, (format) => {
+    const one = check(dir, 1, '.', '--format', format, '--verbose');
+    const three = check(dir, 3, '.', '--format', format, '--verbose');
+    expect(one.code).toBe(1);
+    expect(three).toEqual(one);
+    expect(one.out.length).toBeGreaterThan(10_000);
+  });
+
+  it('the crossing include is judged as one thread judges it', { timeout: 120_000 }, () => {
+    const out = check(dir, 4, '.').out;
+    expect(out).toMatch(/^zzz\/shared\/requirements\.txt:2:\d+: error: .*CUDA 11\.8.*12\.1/m);
+    expect(out).toEqual(check(dir, 1, '.').out);
+  });
+
+  it('a tree with a baseline file: the workers apply the same baseline', { timeout: 120_000 }, () => {
+    writeFileSync(join(dir, 'policy.yaml'), readFileSync(join(ROOT, 'fixtures', 'repos', 'demo', 'baseline.yaml'), 'utf8'));
+    expect(check(dir, 3, '.', '--baseline', 'policy.yaml')).toEqual(check(dir, 1, '.', '--baseline', 'policy.yaml'));
+  });
+});
+
+describe('how a tree is cut and how many threads check it', () => {
+  it('cuts where a directory ends, into parts of about equal size', () => {
+    const files = ['a/1', 'a/2', 'a/3', 'b/1', 'c/1', 'c/2', 'd/1', 'd/2'].map((path) => ({ path }));
+    expect(cutIntoParts(files, 3).map((part) => part.map((file) => file.path))).toEqual([
+      ['a/1', 'a/2', 'a/3'],
+      ['b/1', 'c/1', 'c/2'],
+      ['d/1', 'd/2'],
+    ]);
+    expect(cutIntoParts(files.slice(0, 3), 4)).toHaveLength(1);
+  });
+
+  it('one thread for a small tree or a small machine; CUDA_GATEKEEPER_THREADS decides when set', () => {
+    expect(threadsFor(100, {})).toBe(1);
+    expect(threadsFor(100_000, { CUDA_GATEKEEPER_THREADS: '6' })).toBe(6);
+    expect(threadsFor(3, { CUDA_GATEKEEPER_THREADS: '6' })).toBe(3);
+    expect(threadsFor(100_000, { CUDA_GATEKEEPER_THREADS: 'many' })).toBeGreaterThanOrEqual(1);
+  });
+});
