@@ -45434,12 +45434,15 @@ var LINUX = {
   implementation_name: "cpython",
   platform_python_implementation: "CPython"
 };
+var tokensOf = memoize(tokenize);
+var TRAILING_SPACE = /\s*$/y;
 function tokenize(marker) {
   const tokens = [];
   const re = /\s*(?:(['"])(.*?)\1|(\(|\))|(===|==|!=|<=|>=|~=|<|>)|(not\s+in\b|in\b|and\b|or\b|not\b)|([A-Za-z_][A-Za-z0-9_.]*))/y;
   let at = 0;
   while (at < marker.length) {
-    if (/^\s*$/.test(marker.slice(at))) break;
+    TRAILING_SPACE.lastIndex = at;
+    if (TRAILING_SPACE.test(marker)) break;
     re.lastIndex = at;
     const match = re.exec(marker);
     if (!match) return void 0;
@@ -45454,7 +45457,7 @@ function tokenize(marker) {
 }
 function evaluateMarker(marker, environment = {}) {
   if (!marker || marker.trim() === "") return true;
-  const tokens = tokenize(marker);
+  const tokens = tokensOf(marker);
   if (!tokens) return void 0;
   let i = 0;
   const peek = () => tokens[i];
@@ -52615,20 +52618,24 @@ var Scanner = class {
     let escaped = false;
     let from = start + 1;
     let i = from;
-    for (; ; ) {
-      const c = text2.charCodeAt(i);
-      if (c === close) break;
-      if (c === 10 || Number.isNaN(c)) decline();
-      if (c === 92 && close === 34) {
-        const replacement = ESCAPES[text2[i + 1]] ?? decline();
-        value += text2.slice(from, i) + replacement;
-        escaped = true;
-        i += 2;
-        from = i;
-        continue;
+    const end = text2.indexOf(quote, from);
+    if (end < 0 || this.next("\n", from) < end) decline();
+    if (close !== 34 || this.next("\\", from) > end) i = end;
+    else
+      for (; ; ) {
+        const c = text2.charCodeAt(i);
+        if (c === close) break;
+        if (c === 10 || Number.isNaN(c)) decline();
+        if (c === 92) {
+          const replacement = ESCAPES[text2[i + 1]] ?? decline();
+          value += text2.slice(from, i) + replacement;
+          escaped = true;
+          i += 2;
+          from = i;
+          continue;
+        }
+        i++;
       }
-      i++;
-    }
     value += text2.slice(from, i);
     if (i - (start + 1) > LONG_STRING) decline();
     this.i = i + 1;
@@ -52640,6 +52647,17 @@ var Scanner = class {
       mapped = builder.build();
     } else mapped = Mapped.of(value, start + 1);
     return { kind: "string", span, value, mapped };
+  }
+  /** Where the next `char` (a line break or a backslash) is at or after `from`, past the end when none: remembered, so each is searched for once. */
+  found = /* @__PURE__ */ new Map();
+  next(char, from) {
+    let at = this.found.get(char);
+    if (at === void 0 || at < from) {
+      at = this.text.indexOf(char, from);
+      if (at < 0) at = this.text.length;
+      this.found.set(char, at);
+    }
+    return at;
   }
   made(value) {
     this.values.add(value);
@@ -56491,6 +56509,54 @@ var UnionFind = class {
   }
 };
 
+// src/util/graph.ts
+function stronglyConnected(nodes, edges) {
+  const index = /* @__PURE__ */ new Map();
+  const low = /* @__PURE__ */ new Map();
+  const onStack = /* @__PURE__ */ new Set();
+  const stack = [];
+  const component = /* @__PURE__ */ new Map();
+  let counter = 0;
+  let count = 0;
+  for (const start of nodes) {
+    if (index.has(start)) continue;
+    const frames = [{ node: start, out: edges(start), next: 0 }];
+    index.set(start, counter);
+    low.set(start, counter++);
+    stack.push(start);
+    onStack.add(start);
+    while (frames.length > 0) {
+      const frame = frames.at(-1);
+      if (frame.next < frame.out.length) {
+        const to = frame.out[frame.next++];
+        if (!index.has(to)) {
+          index.set(to, counter);
+          low.set(to, counter++);
+          stack.push(to);
+          onStack.add(to);
+          frames.push({ node: to, out: edges(to), next: 0 });
+        } else if (onStack.has(to)) {
+          low.set(frame.node, Math.min(low.get(frame.node), index.get(to)));
+        }
+        continue;
+      }
+      frames.pop();
+      const parent = frames.at(-1);
+      if (parent) low.set(parent.node, Math.min(low.get(parent.node), low.get(frame.node)));
+      if (low.get(frame.node) === index.get(frame.node)) {
+        let member;
+        do {
+          member = stack.pop();
+          onStack.delete(member);
+          component.set(member, count);
+        } while (member !== frame.node);
+        count++;
+      }
+    }
+  }
+  return component;
+}
+
 // src/analysis/units.ts
 var NO_INDEXES = [];
 var ENVIRONMENT = /(?:conda|mamba|venv|virtualenv|site-packages|dist-packages|\/\.local\b|^\/install\b|^\/usr\/local\/?(?:lib\/?)?$|\/python\d(?:\.\d+)?\b)/i;
@@ -56578,51 +56644,7 @@ function includedElsewhere(file2, includers, component) {
   return includers.some((includer) => includer !== file2 && (includer.kind === "dockerfile" || component.get(includer) !== component.get(file2)));
 }
 function components2(files, links) {
-  const index = /* @__PURE__ */ new Map();
-  const low = /* @__PURE__ */ new Map();
-  const onStack = /* @__PURE__ */ new Set();
-  const stack = [];
-  const component = /* @__PURE__ */ new Map();
-  let counter = 0;
-  let count = 0;
-  for (const start of files) {
-    if (index.has(start)) continue;
-    const frames = [{ file: start, next: 0 }];
-    index.set(start, counter);
-    low.set(start, counter++);
-    stack.push(start);
-    onStack.add(start);
-    while (frames.length > 0) {
-      const frame = frames.at(-1);
-      const out = links.get(frame.file) ?? [];
-      if (frame.next < out.length) {
-        const to = out[frame.next++].to;
-        if (!index.has(to)) {
-          index.set(to, counter);
-          low.set(to, counter++);
-          stack.push(to);
-          onStack.add(to);
-          frames.push({ file: to, next: 0 });
-        } else if (onStack.has(to)) {
-          low.set(frame.file, Math.min(low.get(frame.file), index.get(to)));
-        }
-        continue;
-      }
-      frames.pop();
-      const parent = frames.at(-1);
-      if (parent) low.set(parent.file, Math.min(low.get(parent.file), low.get(frame.file)));
-      if (low.get(frame.file) === index.get(frame.file)) {
-        let member;
-        do {
-          member = stack.pop();
-          onStack.delete(member);
-          component.set(member, count);
-        } while (member !== frame.file);
-        count++;
-      }
-    }
-  }
-  return component;
+  return stronglyConnected(files, (file2) => (links.get(file2) ?? []).map((link) => link.to));
 }
 function reachable(start, links, seen) {
   const out = [];
@@ -56884,6 +56906,18 @@ function chooseTarget(claims) {
   return void 0;
 }
 
+// src/util/text-pool.ts
+var TextPool = class {
+  texts = /* @__PURE__ */ new Map();
+  /** The pool's copy of `text` (the first one it was given). */
+  share = (text2) => {
+    const shared2 = this.texts.get(text2);
+    if (shared2 !== void 0) return shared2;
+    this.texts.set(text2, text2);
+    return text2;
+  };
+};
+
 // src/gate.ts
 var SUPPRESSION_RULE_ID = "invalid-suppression";
 function gate(files, baseline, kb, options2 = {}) {
@@ -56907,18 +56941,8 @@ var Checker = class {
   ruleIds;
   active;
   removed;
-  /**
-   * One copy of each message and help text for the whole report. Findings repeat them (a monorepo's projects
-   * share their problems), and each copy built by a rule is a tree of cons strings that would otherwise be kept
-   * with its finding (`npm run bench`: the CLI's peak RSS on 10,000 files fell by about 30 MiB).
-   */
-  texts = /* @__PURE__ */ new Map();
-  share = (text2) => {
-    const shared2 = this.texts.get(text2);
-    if (shared2 !== void 0) return shared2;
-    this.texts.set(text2, text2);
-    return text2;
-  };
+  /** One copy of each message and help text for the whole report (src/util/text-pool.ts). */
+  share = new TextPool().share;
   /** The baseline's own problems (one pass with no repository files) and notes on expired waivers. */
   checkPolicy() {
     const { findings } = this.run((run2) => run2([], [], { policy: this.options.policy, policyProblems: this.options.policyProblems }));

@@ -8,6 +8,7 @@ import { severityRank, TIER_RANK, type FleetTable, type Finding, type PoolCell, 
 import type { KnowledgeBase } from './knowledge/index.js';
 import { docsUrl, formatMessage, type AnyRule, type Draft, type RuleContext, type UnitVerdict } from './rule.js';
 import { RULES } from '../rules/index.js';
+import { TextPool } from './util/text-pool.js';
 
 export interface GateOptions {
   /** The loaded baseline file, so its own problems become policy-error findings. */
@@ -59,18 +60,8 @@ export class Checker {
   private readonly ruleIds: ReadonlySet<string>;
   private readonly active: readonly AnyRule[];
   private readonly removed: ReadonlySet<string>;
-  /**
-   * One copy of each message and help text for the whole report. Findings repeat them (a monorepo's projects
-   * share their problems), and each copy built by a rule is a tree of cons strings that would otherwise be kept
-   * with its finding (`npm run bench`: the CLI's peak RSS on 10,000 files fell by about 30 MiB).
-   */
-  private readonly texts = new Map<string, string>();
-  private readonly share = (text: string): string => {
-    const shared = this.texts.get(text);
-    if (shared !== undefined) return shared;
-    this.texts.set(text, text);
-    return text;
-  };
+  /** One copy of each message and help text for the whole report (src/util/text-pool.ts). */
+  private readonly share = new TextPool().share;
 
   constructor(
     private readonly baseline: Baseline,
@@ -98,8 +89,7 @@ export class Checker {
   checkFiles(files: readonly ParsedFile[], links: ReadonlyMap<ParsedFile, readonly Link[]> = resolveLinks(files)): PartialReport {
     // Files that no include connects are independent: every rule looks at one file, unit or install at a time.
     // Checking a few hundred files at a time keeps each batch's facts in the CPU caches while all sixteen rules
-    // read them, instead of every rule walking the whole repository (`npm run bench`: the gate's share of a
-    // 10,000-file run went from about 600 to about 400 ms).
+    // read them, instead of every rule walking the whole repository (docs/performance.md).
     const { findings, verdicts } = this.run((run) => {
       for (const group of batches(files, links, this.options.batchFiles ?? BATCH_FILES)) run(group, buildUnits(group, links, this.kb), {});
     });

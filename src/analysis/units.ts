@@ -7,6 +7,7 @@ import { groupBy, positions } from '../util/collections.js';
 import { StageTree } from './stages.js';
 import { isPytorchIndex } from './cuda-labels.js';
 import { resolveTorchBuild, type TorchBuild } from './torch-build.js';
+import { stronglyConnected } from '../util/graph.js';
 
 /** One pip/conda run: a command or file plus the files it pulls in, sharing index options. */
 export interface Invocation {
@@ -156,57 +157,9 @@ function includedElsewhere(file: ParsedFile, includers: readonly ParsedFile[], c
   return includers.some((includer) => includer !== file && (includer.kind === 'dockerfile' || component.get(includer) !== component.get(file)));
 }
 
-/**
- * The strongly connected component of every file under the include links (Tarjan's algorithm, iterative so a
- * long chain of includes cannot overflow the stack). One pass over the links, where asking "does this file
- * reach back to its includer?" for every file walked the rest of a chain each time.
- */
+/** The strongly connected component of every file under the include links (src/util/graph.ts). */
 function components(files: readonly ParsedFile[], links: ReadonlyMap<ParsedFile, readonly Link[]>): Map<ParsedFile, number> {
-  const index = new Map<ParsedFile, number>();
-  const low = new Map<ParsedFile, number>();
-  const onStack = new Set<ParsedFile>();
-  const stack: ParsedFile[] = [];
-  const component = new Map<ParsedFile, number>();
-  let counter = 0;
-  let count = 0;
-  for (const start of files) {
-    if (index.has(start)) continue;
-    const frames: { file: ParsedFile; next: number }[] = [{ file: start, next: 0 }];
-    index.set(start, counter);
-    low.set(start, counter++);
-    stack.push(start);
-    onStack.add(start);
-    while (frames.length > 0) {
-      const frame = frames.at(-1)!;
-      const out = links.get(frame.file) ?? [];
-      if (frame.next < out.length) {
-        const to = out[frame.next++]!.to;
-        if (!index.has(to)) {
-          index.set(to, counter);
-          low.set(to, counter++);
-          stack.push(to);
-          onStack.add(to);
-          frames.push({ file: to, next: 0 });
-        } else if (onStack.has(to)) {
-          low.set(frame.file, Math.min(low.get(frame.file)!, index.get(to)!));
-        }
-        continue;
-      }
-      frames.pop();
-      const parent = frames.at(-1);
-      if (parent) low.set(parent.file, Math.min(low.get(parent.file)!, low.get(frame.file)!));
-      if (low.get(frame.file) === index.get(frame.file)) {
-        let member: ParsedFile;
-        do {
-          member = stack.pop()!;
-          onStack.delete(member);
-          component.set(member, count);
-        } while (member !== frame.file);
-        count++;
-      }
-    }
-  }
-  return component;
+  return stronglyConnected(files, (file) => (links.get(file) ?? []).map((link) => link.to));
 }
 
 type ClaimsOf = (file: ParsedFile) => CudaClaim[];

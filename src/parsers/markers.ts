@@ -31,12 +31,17 @@ const LINUX: Readonly<Record<string, string>> = {
 
 type Token = { readonly kind: 'string' | 'name' | 'op' | '(' | ')'; readonly text: string };
 
-function tokenize(marker: string): Token[] | undefined {
+/** A marker's tokens, remembered per text: a lock repeats the same markers on thousands of references. */
+const tokensOf = memoize(tokenize);
+const TRAILING_SPACE = /\s*$/y;
+
+function tokenize(marker: string): readonly Token[] | undefined {
   const tokens: Token[] = [];
   const re = /\s*(?:(['"])(.*?)\1|(\(|\))|(===|==|!=|<=|>=|~=|<|>)|(not\s+in\b|in\b|and\b|or\b|not\b)|([A-Za-z_][A-Za-z0-9_.]*))/y;
   let at = 0;
   while (at < marker.length) {
-    if (/^\s*$/.test(marker.slice(at))) break;
+    TRAILING_SPACE.lastIndex = at;
+    if (TRAILING_SPACE.test(marker)) break;
     re.lastIndex = at;
     const match = re.exec(marker);
     if (!match) return undefined;
@@ -53,7 +58,7 @@ function tokenize(marker: string): Token[] | undefined {
 /** Whether a marker holds: true, false, or undefined when it depends on what is not known (or cannot be read). */
 export function evaluateMarker(marker: string | undefined, environment: MarkerEnvironment = {}): Value {
   if (!marker || marker.trim() === '') return true;
-  const tokens = tokenize(marker);
+  const tokens = tokensOf(marker);
   if (!tokens) return undefined;
   let i = 0;
   const peek = (): Token | undefined => tokens[i];

@@ -240,20 +240,25 @@ class Scanner {
     let escaped = false;
     let from = start + 1;
     let i = from;
-    for (;;) {
-      const c = text.charCodeAt(i);
-      if (c === close) break;
-      if (c === 10 || Number.isNaN(c)) decline();
-      if (c === 92 && close === 34) {
-        const replacement = ESCAPES[text[i + 1]!] ?? decline();
-        value += text.slice(from, i) + replacement;
-        escaped = true;
-        i += 2;
-        from = i;
-        continue;
+    // The common string (no escape) in two searches; one with escapes character by character.
+    const end = text.indexOf(quote, from);
+    if (end < 0 || this.next('\n', from) < end) decline();
+    if (close !== 34 || this.next('\\', from) > end) i = end;
+    else
+      for (;;) {
+        const c = text.charCodeAt(i);
+        if (c === close) break;
+        if (c === 10 || Number.isNaN(c)) decline();
+        if (c === 92) {
+          const replacement = ESCAPES[text[i + 1]!] ?? decline();
+          value += text.slice(from, i) + replacement;
+          escaped = true;
+          i += 2;
+          from = i;
+          continue;
+        }
+        i++;
       }
-      i++;
-    }
     value += text.slice(from, i);
     if (i - (start + 1) > LONG_STRING) decline();
     this.i = i + 1;
@@ -265,6 +270,18 @@ class Scanner {
       mapped = builder.build();
     } else mapped = Mapped.of(value, start + 1);
     return { kind: 'string', span, value, mapped };
+  }
+
+  /** Where the next `char` (a line break or a backslash) is at or after `from`, past the end when none: remembered, so each is searched for once. */
+  private readonly found = new Map<string, number>();
+  private next(char: string, from: number): number {
+    let at = this.found.get(char);
+    if (at === undefined || at < from) {
+      at = this.text.indexOf(char, from);
+      if (at < 0) at = this.text.length;
+      this.found.set(char, at);
+    }
+    return at;
   }
 
   private made<T extends TomlValue>(value: T): T {
