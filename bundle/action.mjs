@@ -54188,7 +54188,9 @@ function parsePoetryLock(path, text2) {
     for (const entry of chosen) {
       if (count.get(entry.fact.name) > 1) continue;
       const key = entry.source && !PYPI3.test(entry.source.value) ? entry.source.value : "";
-      bySource.set(key, [...bySource.get(key) ?? [], entry]);
+      const group = bySource.get(key);
+      if (group) group.push(entry);
+      else bySource.set(key, [entry]);
     }
     for (const [url2, group] of bySource) {
       const id = sink.contexts.length;

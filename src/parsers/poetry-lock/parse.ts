@@ -74,7 +74,9 @@ export function parsePoetryLock(path: string, text: string): ParsedFile {
     for (const entry of chosen) {
       if (count.get(entry.fact.name)! > 1) continue;
       const key = entry.source && !PYPI.test(entry.source.value) ? entry.source.value : '';
-      bySource.set(key, [...(bySource.get(key) ?? []), entry]);
+      const group = bySource.get(key);
+      if (group) group.push(entry);
+      else bySource.set(key, [entry]);
     }
     for (const [url, group] of bySource) {
       const id = sink.contexts.length;
