@@ -41,6 +41,8 @@ describe('webhook flood', () => {
     expect(fake.checkRuns.every((run) => run.status === 'completed' && run.conclusion === 'success')).toBe(true);
     expect(fake.violations).toEqual([]);
     peak = Math.max(peak, app.rssMb());
-    expect(peak).toBeLessThan(300);
+    // Peaks measured on the 2-core development VM on 2026-12-02: 290–310 MiB, the same before and after that day's
+    // changes (a run of the previous commit peaked at 304 MiB); growth with the deliveries would pass this bound.
+    expect(peak).toBeLessThan(350);
   }, 240_000);
 });

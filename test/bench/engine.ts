@@ -18,7 +18,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
-import { cpus, tmpdir } from 'node:os';
+import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
@@ -262,7 +262,7 @@ const CLI_RUNS = 3;
  * `cuda-gatekeeper check` on the measured repository written to disk: one cold process per run, as a user or a CI
  * job runs it (startup, walking the checkout, reading, checking and printing the JSON report included).
  */
-function cliOnDisk(workload: Workload): { files: number; findings: number; ms: number; minMs: number; maxMs: number; peakRssMb: number } {
+function cliOnDisk(workload: Workload, threads = 1): { files: number; findings: number; ms: number; minMs: number; maxMs: number; peakRssMb: number } {
   const dir = mkdtempSync(join(tmpdir(), 'cgk-bench-'));
   try {
     const trees =
@@ -280,7 +280,7 @@ function cliOnDisk(workload: Workload): { files: number; findings: number; ms: n
       const child = spawnSync(
         process.execPath,
         ['--import', preload, join(ROOT, 'bin', 'cuda-gatekeeper.js'), 'check', '--format', 'json', '--baseline', join(ROOT, 'baseline.yaml')],
-        { cwd: dir, encoding: 'utf8', maxBuffer: 256 * 2 ** 20 },
+        { cwd: dir, encoding: 'utf8', maxBuffer: 256 * 2 ** 20, env: { ...process.env, CUDA_GATEKEEPER_THREADS: String(threads) } },
       );
       const ms = performance.now() - started;
       const rss = /maxrss (\d+)/.exec(child.stderr)?.[1];
@@ -305,7 +305,11 @@ function cliOnDisk(workload: Workload): { files: number; findings: number; ms: n
 function measureWorkload(workload: Workload): { result: Record<string, unknown>; rows: string[][] } {
   const whole = inChild('whole', workload);
   const byProject = inChild('project', workload);
-  const cli = cliOnDisk(workload);
+  const cli = cliOnDisk(workload, 1);
+  // The same check on every core (src/cli/threads.ts; the CLI's own default needs four cores and 1,500 files).
+  const cores = availableParallelism();
+  const cliAll = cores > 1 ? cliOnDisk(workload, cores) : undefined;
+  if (cliAll && cliAll.findings !== cli.findings) throw new Error('the CLI on all cores disagrees with one thread');
   const all = [whole.cold, ...whole.warm, byProject.cold, ...byProject.warm];
   if (new Set(all.map((run) => run.findings)).size !== 1) throw new Error('passes disagree on the findings');
   const measured =
@@ -340,6 +344,7 @@ function measureWorkload(workload: Workload): { result: Record<string, unknown>;
     },
     perFormat,
     cli: { ...cli, filesPerSecond: Math.round(cli.files / (cli.ms / 1000)) },
+    ...(cliAll ? { cliAllCores: { ...cliAll, threads: cores, filesPerSecond: Math.round(cliAll.files / (cliAll.ms / 1000)) } } : {}),
     target: { filesPerSecond: TARGET, wholeWarm: warmWhole.filesPerSecond >= TARGET, projectWarm: warmProject.filesPerSecond >= TARGET },
   };
 
@@ -364,8 +369,14 @@ function measureWorkload(workload: Workload): { result: Record<string, unknown>;
     ['RSS while streaming', samples.map((sample) => `${sample.files}: ${sample.rssMb}`).join(', ') + ' MiB'],
     ...perFormat.map((row) => [`parse ${row.format} (warm)`, `${row.usPerFile} µs/file, ${row.usPerKb} µs/KB (${row.filesPerSecond} files/s)`]),
     [
-      'CLI on the checkout on disk (cold process, median of 3)',
+      'CLI on the checkout on disk, one thread (cold process, median of 3)',
       `${cli.ms} ms (range ${cli.minMs}–${cli.maxMs}; ${result.cli.filesPerSecond} files/s, ${cli.findings} findings), peak RSS ${cli.peakRssMb} MiB`,
+    ],
+    [
+      `CLI on the checkout on disk, all ${cores} cores (CUDA_GATEKEEPER_THREADS=${cores})`,
+      cliAll
+        ? `${cliAll.ms} ms (range ${cliAll.minMs}–${cliAll.maxMs}; ${round(cliAll.files / (cliAll.ms / 1000))} files/s, same findings), peak RSS ${cliAll.peakRssMb} MiB`
+        : 'one core: not measured',
     ],
     [
       'reference workload beside the warm passes (not our code)',
