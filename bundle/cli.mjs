@@ -48841,20 +48841,23 @@ var Decline = class extends Error {
 var decline = () => {
   throw new Decline();
 };
-function scanToml(text2) {
+function scanToml(text2, omit2) {
   if (UNREAD.test(text2)) return void 0;
   try {
-    return new Scanner(text2).document();
+    return new Scanner(text2, omit2).document();
   } catch (error62) {
     if (error62 instanceof Decline) return void 0;
     throw error62;
   }
 }
 var Scanner = class {
-  constructor(text2) {
+  /** `omit`: keys whose values are read (and so checked) but not built: each is an `other` value at its span. */
+  constructor(text2, omit2) {
     this.text = text2;
+    this.omit = omit2;
   }
   text;
+  omit;
   i = 0;
   /** Tables a `[header]` defined (a second definition is an error), arrays `[[headers]]` made, values pairs set. */
   defined = /* @__PURE__ */ new Set();
@@ -48963,6 +48966,11 @@ var Scanner = class {
     if (this.text.charCodeAt(this.i) !== 61) decline();
     this.i++;
     this.spaces();
+    if (this.omit?.has(key.name)) {
+      const start = this.i;
+      this.skipValue();
+      return { name: key.name, keySpan: key.span, value: { kind: "other", span: { start, end: this.i } } };
+    }
     const value = this.value();
     return { name: key.name, keySpan: key.span, value };
   }
@@ -49032,6 +49040,46 @@ var Scanner = class {
     if (token === "true" || token === "false") return { kind: "boolean", span, value: token === "true" };
     if (INTEGER.test(token) || FLOAT.test(token)) return { kind: "other", span };
     return decline();
+  }
+  /** A value read as value() reads it, declining what it declines, without building tables and arrays. */
+  skipValue() {
+    const text2 = this.text;
+    const c = text2[this.i];
+    if (c === "[") {
+      this.i++;
+      for (; ; ) {
+        this.skipBlank();
+        if (text2[this.i] === "]") break;
+        this.skipValue();
+        this.skipBlank();
+        if (text2[this.i] === ",") this.i++;
+        else if (text2[this.i] !== "]") decline();
+      }
+      this.i++;
+    } else if (c === "{") {
+      this.i++;
+      const keys = /* @__PURE__ */ new Set();
+      this.spaces();
+      if (text2[this.i] !== "}")
+        for (; ; ) {
+          const key = this.key();
+          if (keys.has(key.name)) decline();
+          keys.add(key.name);
+          this.spaces();
+          if (text2.charCodeAt(this.i) !== 61) decline();
+          this.i++;
+          this.spaces();
+          this.skipValue();
+          this.spaces();
+          const next = text2[this.i];
+          if (next === "}") break;
+          if (next !== ",") decline();
+          this.i++;
+          this.spaces();
+          if (text2[this.i] === "}") decline();
+        }
+      this.i++;
+    } else this.value();
   }
   /** A one-line basic or literal string. */
   string(quote) {
@@ -49223,8 +49271,8 @@ function blankLongStrings(text2) {
   out.push(text2.slice(copied));
   return { text: out.join(""), blanked };
 }
-function readToml(original) {
-  const scanned = scanToml(original);
+function readToml(original, omit2) {
+  const scanned = scanToml(original, omit2);
   return scanned ? { ok: true, root: scanned } : parseToml(original);
 }
 function parseToml(original) {
@@ -49265,8 +49313,8 @@ function parseToml(original) {
   }
   return { ok: true, root };
 }
-function readTomlRoot(text2, problems) {
-  const document = readToml(text2);
+function readTomlRoot(text2, problems, omit2) {
+  const document = readToml(text2, omit2);
   if (document.ok) return document.root;
   problems.push({ span: document.span, message: document.message });
   return void 0;
@@ -49942,10 +49990,11 @@ function groupRequirements(groups, name, sink, seen) {
 // src/parsers/uv-lock/parse.ts
 var MAX_FACTS2 = 5e4;
 var PYPI2 = /^https:\/\/pypi\.org\/simple\/?$/;
+var UNREAD_KEYS = /* @__PURE__ */ new Set(["wheels", "sdist"]);
 function parseUvLock(path, text2) {
   const source = new SourceText(path, text2);
   const sink = new FactSink();
-  const root = readTomlRoot(text2, sink.problems);
+  const root = readTomlRoot(text2, sink.problems, UNREAD_KEYS);
   if (!root) return sink.finish(path, "uv-lock", source);
   const list = lookup(root, "package");
   const tables = list?.kind === "array" ? list.items.filter((item) => item.kind === "table") : [];
@@ -50570,10 +50619,11 @@ function platformSubdirs(root) {
 
 // src/parsers/poetry-lock/parse.ts
 var PYPI3 = /^https:\/\/pypi\.org\/(?:simple|pypi)\/?$/;
+var UNREAD_KEYS2 = /* @__PURE__ */ new Set(["files"]);
 function parsePoetryLock(path, text2) {
   const source = new SourceText(path, text2);
   const sink = new FactSink();
-  const root = readTomlRoot(text2, sink.problems);
+  const root = readTomlRoot(text2, sink.problems, UNREAD_KEYS2);
   if (!root) return sink.finish(path, "poetry-lock", source);
   const extrasOf = /* @__PURE__ */ new Map();
   const extrasTable = lookup(root, "extras");

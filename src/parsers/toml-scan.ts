@@ -28,10 +28,10 @@ const decline = (): never => {
 };
 
 /** The document's root table, or undefined when the scanner does not read it (the parser then does). Never throws. */
-export function scanToml(text: string): TomlTable | undefined {
+export function scanToml(text: string, omit?: ReadonlySet<string>): TomlTable | undefined {
   if (UNREAD.test(text)) return undefined;
   try {
-    return new Scanner(text).document();
+    return new Scanner(text, omit).document();
   } catch (error) {
     if (error instanceof Decline) return undefined;
     throw error;
@@ -45,7 +45,11 @@ class Scanner {
   private readonly arrayTables = new Set<TomlValue>();
   private readonly values = new Set<TomlValue>();
 
-  constructor(private readonly text: string) {}
+  /** `omit`: keys whose values are read (and so checked) but not built: each is an `other` value at its span. */
+  constructor(
+    private readonly text: string,
+    private readonly omit?: ReadonlySet<string>,
+  ) {}
 
   document(): TomlTable {
     const text = this.text;
@@ -157,6 +161,11 @@ class Scanner {
     if (this.text.charCodeAt(this.i) !== 61) decline(); // a dotted key, or no `=`
     this.i++;
     this.spaces();
+    if (this.omit?.has(key.name)) {
+      const start = this.i;
+      this.skipValue();
+      return { name: key.name, keySpan: key.span, value: { kind: 'other', span: { start, end: this.i } } };
+    }
     const value = this.value();
     return { name: key.name, keySpan: key.span, value };
   }
@@ -228,6 +237,47 @@ class Scanner {
     if (token === 'true' || token === 'false') return { kind: 'boolean', span, value: token === 'true' };
     if (INTEGER.test(token) || FLOAT.test(token)) return { kind: 'other', span };
     return decline(); // dates and times, or not TOML
+  }
+
+  /** A value read as value() reads it, declining what it declines, without building tables and arrays. */
+  private skipValue(): void {
+    const text = this.text;
+    const c = text[this.i];
+    if (c === '[') {
+      this.i++;
+      for (;;) {
+        this.skipBlank();
+        if (text[this.i] === ']') break;
+        this.skipValue();
+        this.skipBlank();
+        if (text[this.i] === ',') this.i++;
+        else if (text[this.i] !== ']') decline();
+      }
+      this.i++;
+    } else if (c === '{') {
+      this.i++;
+      const keys = new Set<string>();
+      this.spaces();
+      if (text[this.i] !== '}')
+        for (;;) {
+          const key = this.key();
+          if (keys.has(key.name)) decline();
+          keys.add(key.name);
+          this.spaces();
+          if (text.charCodeAt(this.i) !== 61) decline();
+          this.i++;
+          this.spaces();
+          this.skipValue();
+          this.spaces();
+          const next = text[this.i];
+          if (next === '}') break;
+          if (next !== ',') decline();
+          this.i++;
+          this.spaces();
+          if (text[this.i] === '}') decline();
+        }
+      this.i++;
+    } else this.value();
   }
 
   /** A one-line basic or literal string. */

@@ -145,9 +145,12 @@ export function blankLongStrings(text: string): { readonly text: string; readonl
   return { text: out.join(''), blanked };
 }
 
-/** Read a TOML document into the tree: the lock layout by the scanner (toml-scan.ts), anything else by the parser. */
-export function readToml(original: string): TomlDocument {
-  const scanned = scanToml(original);
+/**
+ * Read a TOML document into the tree: the lock layout by the scanner (toml-scan.ts), anything else by the parser.
+ * `omit`: keys whose values the caller never reads (a lock's wheel lists); the scanner checks them but builds nothing.
+ */
+export function readToml(original: string, omit?: ReadonlySet<string>): TomlDocument {
+  const scanned = scanToml(original, omit);
   return scanned ? { ok: true, root: scanned } : parseToml(original);
 }
 
@@ -192,8 +195,8 @@ export function parseToml(original: string): TomlDocument {
 }
 
 /** A document's root table, or undefined when it is not TOML, with the one positioned problem that says why. */
-export function readTomlRoot(text: string, problems: ParseProblem[]): TomlTable | undefined {
-  const document = readToml(text);
+export function readTomlRoot(text: string, problems: ParseProblem[], omit?: ReadonlySet<string>): TomlTable | undefined {
+  const document = readToml(text, omit);
   if (document.ok) return document.root;
   problems.push({ span: document.span, message: document.message });
   return undefined;

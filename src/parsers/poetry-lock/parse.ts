@@ -31,10 +31,13 @@ interface Locked {
 
 const PYPI = /^https:\/\/pypi\.org\/(?:simple|pypi)\/?$/;
 
+/** What a lock lists that no check reads: the files of each package (most of a large lock's bytes). */
+const UNREAD_KEYS: ReadonlySet<string> = new Set(['files']);
+
 export function parsePoetryLock(path: string, text: string): ParsedFile {
   const source = new SourceText(path, text);
   const sink = new FactSink();
-  const root = readTomlRoot(text, sink.problems);
+  const root = readTomlRoot(text, sink.problems, UNREAD_KEYS);
   if (!root) return sink.finish(path, 'poetry-lock', source);
   // Older locks list the extras at the end (`[extras] cuda = ["torch"]`) and mark their packages optional.
   const extrasOf = new Map<string, string[]>();

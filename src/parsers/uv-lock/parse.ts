@@ -32,10 +32,13 @@ const MAX_FACTS = 50_000;
 
 const PYPI = /^https:\/\/pypi\.org\/simple\/?$/;
 
+/** What a lock lists that no check reads: the files of each package (most of a large lock's bytes). */
+const UNREAD_KEYS: ReadonlySet<string> = new Set(['wheels', 'sdist']);
+
 export function parseUvLock(path: string, text: string): ParsedFile {
   const source = new SourceText(path, text);
   const sink = new FactSink();
-  const root = readTomlRoot(text, sink.problems);
+  const root = readTomlRoot(text, sink.problems, UNREAD_KEYS);
   if (!root) return sink.finish(path, 'uv-lock', source);
   const list = lookup(root, 'package');
   const tables = list?.kind === 'array' ? list.items.filter((item): item is TomlTable => item.kind === 'table') : [];
