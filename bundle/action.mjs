@@ -58697,6 +58697,7 @@ import { availableParallelism } from "node:os";
 import { isMainThread, MessageChannel, receiveMessageOnPort, Worker, workerData } from "node:worker_threads";
 var THREAD_MIN_FILES = 1500;
 var THREAD_MIN_CORES = 4;
+var START_TIMEOUT_MS = 1e4;
 var WORKER_TIMEOUT_MS = 30 * 60 * 1e3;
 function threadsFor(files, env = process.env) {
   const asked = env.CUDA_GATEKEEPER_THREADS === void 0 ? void 0 : Number(env.CUDA_GATEKEEPER_THREADS);
@@ -58708,13 +58709,14 @@ function threadsFor(files, env = process.env) {
 function runJobs(script, jobs) {
   const started = jobs.slice(1).map((job) => {
     const { port1, port2 } = new MessageChannel();
-    const done = new SharedArrayBuffer(4);
+    const done = new SharedArrayBuffer(8);
     const worker = new Worker(script, { workerData: { cudaGatekeeperThread: { job, port: port2, done } }, transferList: [port2] });
     worker.unref();
     return { port: port1, flag: new Int32Array(done) };
   });
   const first = jobs.length > 0 ? [checkTree(jobs[0])] : [];
   const rest = started.map(({ port, flag }) => {
+    if (Atomics.wait(flag, 1, 0, START_TIMEOUT_MS) === "timed-out") throw new Error("a worker thread did not start within 10 seconds");
     if (Atomics.wait(flag, 0, 0, WORKER_TIMEOUT_MS) === "timed-out") throw new Error("a worker thread did not answer within 30 minutes");
     const message = receiveMessageOnPort(port)?.message;
     port.close();
@@ -59113,19 +59115,27 @@ function check2(args, io) {
     const checked2 = changes ? checkChanges(list, reader, changes, baseline, kb, gateOptions) : gateRepository(list, reader, baseline, kb, gateOptions);
     return withVerifiedFixes(checked2, baseline, kb, changes ? { ...gateOptions, removed: changes.removed } : gateOptions);
   };
-  const threads = io.threadScript && !changes && !values.fix ? threadsFor(files.length) : 1;
+  const linked = selected.paths.some((path) => !selected.plain.has(path));
+  const threads = io.threadScript && !changes && !values.fix && !linked ? threadsFor(files.length) : 1;
   let checked;
   if (threads > 1) {
-    const parallel = checkOnThreads(io.threadScript, files, threads, {
-      cwd: io.cwd,
-      ...policy ? { baseline: { name: policy.source.path, text: policy.source.text } } : {},
-      repository: gateOptions.repository,
-      today: gateOptions.today,
-      walked: { paths: selected.paths, plain: [...selected.plain] }
-    });
-    skipped.push(...parallel.skipped);
-    checked = { report: parallel.report, sources: parallel.sources, parsedAgain: parallel.parsedAgain };
-  } else checked = run2(files);
+    try {
+      const parallel = checkOnThreads(io.threadScript, files, threads, {
+        cwd: io.cwd,
+        ...policy ? { baseline: { name: policy.source.path, text: policy.source.text } } : {},
+        repository: gateOptions.repository,
+        today: gateOptions.today,
+        walked: { paths: selected.paths, plain: [...selected.plain] }
+      });
+      skipped.push(...parallel.skipped);
+      checked = { report: parallel.report, sources: parallel.sources, parsedAgain: parallel.parsedAgain };
+    } catch (error62) {
+      io.err(`cuda-gatekeeper: checking on ${threads} threads failed (${escapeControl(error62.message.split("\n")[0] ?? "")}); checking on one
+`);
+      skipped = [];
+    }
+  }
+  checked ??= run2(files);
   if (values.fix) {
     const fixed = applySafeFixes(io.cwd, checked.sources, checked.report);
     if (fixed > 0) {

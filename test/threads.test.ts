@@ -4,10 +4,11 @@
  * includes that cross from one part of the tree into another (so parts must be joined and checked again).
  */
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { run } from '../src/cli/main.js';
 import { cutIntoParts, threadsFor } from '../src/cli/threads.js';
 import { realProjects, realSources } from './bench/real.js';
 import { ROOT } from './harness.js';
@@ -70,6 +71,39 @@ describe('check on worker threads', () => {
   it('a tree with a baseline file: the workers apply the same baseline', { timeout: 120_000 }, () => {
     writeFileSync(join(dir, 'policy.yaml'), readFileSync(join(ROOT, 'fixtures', 'repos', 'demo', 'baseline.yaml'), 'utf8'));
     expect(check(dir, 3, '.', '--baseline', 'policy.yaml')).toEqual(check(dir, 1, '.', '--baseline', 'policy.yaml'));
+  });
+});
+
+describe('when threads cannot help', () => {
+  it('a worker that never starts: the check runs on one thread, says why, and gives the same result', { timeout: 60_000 }, () => {
+    const dir = tree();
+    const script = join(mkdtempSync(join(tmpdir(), 'cgk-no-worker-')), 'empty.mjs');
+    writeFileSync(script, '');
+    const inProcess = (threadScript?: string) => {
+      let out = '';
+      let err = '';
+      const saved = process.env.CUDA_GATEKEEPER_THREADS;
+      process.env.CUDA_GATEKEEPER_THREADS = '3';
+      try {
+        const code = run(['check', '.'], { cwd: dir, out: (text) => (out += text), err: (text) => (err += text), ...(threadScript ? { threadScript } : {}) });
+        return { code, out, err };
+      } finally {
+        if (saved === undefined) delete process.env.CUDA_GATEKEEPER_THREADS;
+        else process.env.CUDA_GATEKEEPER_THREADS = saved;
+      }
+    };
+    const failed = inProcess(script);
+    const one = inProcess();
+    expect(failed.err).toContain('checking on 3 threads failed (a worker thread did not start within 10 seconds); checking on one');
+    expect(failed.out).toEqual(one.out);
+    expect(failed.code).toBe(one.code);
+  });
+
+  it('a tree with files reached through links is checked on one thread (a file is read once, by its real path)', { timeout: 60_000 }, () => {
+    const dir = tree();
+    mkdirSync(join(dir, 'zzz', 'linked'), { recursive: true });
+    symlinkSync(join(dir, 'zzz', 'shared', 'requirements.txt'), join(dir, 'zzz', 'linked', 'requirements.txt'));
+    expect(check(dir, 3, '.', '--format', 'json')).toEqual(check(dir, 1, '.', '--format', 'json'));
   });
 });
 

@@ -467,19 +467,29 @@ function check(args: readonly string[], io: Io): number {
     return withVerifiedFixes(checked, baseline, kb, changes ? { ...gateOptions, removed: changes.removed } : gateOptions);
   };
   // A large tree is checked on every core (threads.ts), with the same result; --fix and --changed-since on one.
-  const threads = io.threadScript && !changes && !values.fix ? threadsFor(files.length) : 1;
-  let checked: RepositoryCheck;
+  // A large tree is checked on every core (threads.ts), with the same result; --fix and --changed-since on one,
+  // and so is a tree with files reached through links (one thread reads such a file once, by its real path).
+  const linked = selected.paths.some((path) => !selected.plain.has(path));
+  const threads = io.threadScript && !changes && !values.fix && !linked ? threadsFor(files.length) : 1;
+  let checked: RepositoryCheck | undefined;
   if (threads > 1) {
-    const parallel = checkOnThreads(io.threadScript!, files, threads, {
-      cwd: io.cwd,
-      ...(policy ? { baseline: { name: policy.source.path, text: policy.source.text } } : {}),
-      repository: gateOptions.repository,
-      today: gateOptions.today,
-      walked: { paths: selected.paths, plain: [...selected.plain] },
-    });
-    skipped.push(...parallel.skipped);
-    checked = { report: parallel.report, sources: parallel.sources, parsedAgain: parallel.parsedAgain };
-  } else checked = run(files);
+    try {
+      const parallel = checkOnThreads(io.threadScript!, files, threads, {
+        cwd: io.cwd,
+        ...(policy ? { baseline: { name: policy.source.path, text: policy.source.text } } : {}),
+        repository: gateOptions.repository,
+        today: gateOptions.today,
+        walked: { paths: selected.paths, plain: [...selected.plain] },
+      });
+      skipped.push(...parallel.skipped);
+      checked = { report: parallel.report, sources: parallel.sources, parsedAgain: parallel.parsedAgain };
+    } catch (error) {
+      // A worker that could not start or failed: the same check on this thread, and a word on why.
+      io.err(`cuda-gatekeeper: checking on ${threads} threads failed (${escapeControl((error as Error).message.split('\n')[0] ?? '')}); checking on one\n`);
+      skipped = [];
+    }
+  }
+  checked ??= run(files);
 
   if (values.fix) {
     const fixed = applySafeFixes(io.cwd, checked.sources, checked.report);

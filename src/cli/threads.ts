@@ -26,7 +26,9 @@ export const THREAD_MIN_FILES = 1500;
  * helper threads), so on two cores a second check thread only competes with them (docs/performance.md).
  */
 export const THREAD_MIN_CORES = 4;
-/** The longest the main thread waits for a worker before it gives up on it (a worker that crashed never answers). */
+/** The longest the main thread waits for a worker to start its part (a script that fails to load never does). */
+const START_TIMEOUT_MS = 10_000;
+/** The longest the main thread waits for a started worker's answer (one that crashed never answers). */
 const WORKER_TIMEOUT_MS = 30 * 60 * 1000;
 
 /** How many threads a check of `files` files uses: one per core from four cores and 1,500 files; CUDA_GATEKEEPER_THREADS sets it. */
@@ -54,6 +56,8 @@ export function threadMain(): boolean {
   const data = (workerData as { cudaGatekeeperThread?: ThreadData } | null)?.cudaGatekeeperThread;
   if (isMainThread || !data) return false;
   const flag = new Int32Array(data.done);
+  Atomics.store(flag, 1, 1);
+  Atomics.notify(flag, 1);
   try {
     data.port.postMessage({ result: checkTree(data.job) } satisfies ThreadMessage);
   } catch (error) {
@@ -70,13 +74,15 @@ export function threadMain(): boolean {
 function runJobs(script: string, jobs: readonly TreeJob[]): TreeResult[] {
   const started = jobs.slice(1).map((job) => {
     const { port1, port2 } = new MessageChannel();
-    const done = new SharedArrayBuffer(4);
+    // [0]: answered, [1]: started.
+    const done = new SharedArrayBuffer(8);
     const worker = new Worker(script, { workerData: { cudaGatekeeperThread: { job, port: port2, done } satisfies ThreadData }, transferList: [port2] });
     worker.unref();
     return { port: port1, flag: new Int32Array(done) };
   });
   const first = jobs.length > 0 ? [checkTree(jobs[0]!)] : [];
   const rest = started.map(({ port, flag }) => {
+    if (Atomics.wait(flag, 1, 0, START_TIMEOUT_MS) === 'timed-out') throw new Error('a worker thread did not start within 10 seconds');
     if (Atomics.wait(flag, 0, 0, WORKER_TIMEOUT_MS) === 'timed-out') throw new Error('a worker thread did not answer within 30 minutes');
     const message = receiveMessageOnPort(port)?.message as ThreadMessage | undefined;
     port.close();
