@@ -52575,37 +52575,14 @@ var Scanner = class {
     const c = text2[start];
     if (c === '"' || c === "'") return this.string(c);
     if (c === "[") {
-      this.i++;
       const items2 = [];
-      for (; ; ) {
-        this.skipBlank();
-        if (text2[this.i] === "]") break;
-        items2.push(this.value());
-        this.skipBlank();
-        if (text2[this.i] === ",") this.i++;
-        else if (text2[this.i] !== "]") decline();
-      }
-      this.i++;
+      this.array(() => items2.push(this.value()));
       return this.made({ kind: "array", span: { start, end: this.i }, items: items2 });
     }
     if (c === "{") {
-      this.i++;
       const inline = newTable({ start, end: start });
-      this.spaces();
-      if (text2[this.i] !== "}")
-        for (; ; ) {
-          this.pair(inline);
-          this.spaces();
-          const next = text2[this.i];
-          if (next === "}") break;
-          if (next !== ",") decline();
-          this.i++;
-          this.spaces();
-          if (text2[this.i] === "}") decline();
-        }
-      this.i++;
-      const span2 = { start, end: this.i };
-      return this.made({ ...inline, span: span2 });
+      this.inlineTable(() => this.pair(inline));
+      return this.made({ ...inline, span: { start, end: this.i } });
     }
     let end = start;
     while (end < text2.length && /[0-9A-Za-z_+.:-]/.test(text2[end])) end++;
@@ -52618,43 +52595,53 @@ var Scanner = class {
   }
   /** A value read as value() reads it, declining what it declines, without building tables and arrays. */
   skipValue() {
-    const text2 = this.text;
-    const c = text2[this.i];
-    if (c === "[") {
-      this.i++;
-      for (; ; ) {
-        this.skipBlank();
-        if (text2[this.i] === "]") break;
-        this.skipValue();
-        this.skipBlank();
-        if (text2[this.i] === ",") this.i++;
-        else if (text2[this.i] !== "]") decline();
-      }
-      this.i++;
-    } else if (c === "{") {
-      this.i++;
+    const c = this.text[this.i];
+    if (c === "[") this.array(() => this.skipValue());
+    else if (c === "{") {
       const keys = /* @__PURE__ */ new Set();
-      this.spaces();
-      if (text2[this.i] !== "}")
-        for (; ; ) {
-          const key = this.key();
-          if (keys.has(key.name)) decline();
-          keys.add(key.name);
-          this.spaces();
-          if (text2.charCodeAt(this.i) !== 61) decline();
-          this.i++;
-          this.spaces();
-          this.skipValue();
-          this.spaces();
-          const next = text2[this.i];
-          if (next === "}") break;
-          if (next !== ",") decline();
-          this.i++;
-          this.spaces();
-          if (text2[this.i] === "}") decline();
-        }
-      this.i++;
+      this.inlineTable(() => {
+        const key = this.key();
+        if (keys.has(key.name)) decline();
+        keys.add(key.name);
+        this.spaces();
+        if (this.text.charCodeAt(this.i) !== 61) decline();
+        this.i++;
+        this.spaces();
+        this.skipValue();
+      });
     } else this.value();
+  }
+  /** `[ item, … ]` from its `[` to after its `]`, over lines and comments; `item` reads each item. */
+  array(item) {
+    const text2 = this.text;
+    this.i++;
+    for (; ; ) {
+      this.skipBlank();
+      if (text2[this.i] === "]") break;
+      item();
+      this.skipBlank();
+      if (text2[this.i] === ",") this.i++;
+      else if (text2[this.i] !== "]") decline();
+    }
+    this.i++;
+  }
+  /** `{ k = v, … }` from its `{` to after its `}`: one line, no trailing comma (TOML 1.0); `pair` reads each pair. */
+  inlineTable(pair) {
+    const text2 = this.text;
+    this.i++;
+    this.spaces();
+    if (text2[this.i] !== "}")
+      for (; ; ) {
+        pair();
+        this.spaces();
+        const next = text2[this.i];
+        if (next === "}") break;
+        if (next !== ",") decline();
+        this.i++;
+        this.spaces();
+        if (text2[this.i] === "}") decline();
+      }
+    this.i++;
   }
   /** A one-line basic or literal string. */
   string(quote) {

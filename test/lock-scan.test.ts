@@ -118,6 +118,18 @@ function lineMutated(base: readonly string[]): fc.Arbitrary<string> {
   });
 }
 
+/** The scanner agrees with `reference` on lines edited in real files, and accepts a tenth of them or more. */
+function lineEditProperty(reference: string, seedsOf: () => string[], agrees: (text: string) => boolean): void {
+  it(`agrees with ${reference} on lines edited in real files, and accepts many of them`, () => {
+    let accepted = 0;
+    fc.assert(
+      fc.property(lineMutated(seedsOf()), (text) => void (agrees(text) && accepted++)),
+      { numRuns: RUNS },
+    );
+    expect(accepted).toBeGreaterThan(RUNS / 10);
+  });
+}
+
 const yamlSeeds = (): string[] => [...seeds('pixi-lock'), ...seeds('conda-lock')];
 const tomlSeeds = (): string[] => [...seeds('uv-lock'), ...seeds('poetry-lock'), ...seeds('pyproject'), ...seeds('pixi')];
 
@@ -154,14 +166,7 @@ const tomlDoc = fc
 describe('the YAML lock scanner', () => {
   fastPathProperties('pixi-lock', 'the yaml package', yamlDoc, yamlAgrees, { generated: 1 / 10 });
 
-  it('agrees with the yaml package on lines edited in real locks, and accepts many of them', () => {
-    let accepted = 0;
-    fc.assert(
-      fc.property(lineMutated(yamlSeeds()), (text) => void (yamlAgrees(text) && accepted++)),
-      { numRuns: RUNS },
-    );
-    expect(accepted).toBeGreaterThan(RUNS / 10);
-  });
+  lineEditProperty('the yaml package', yamlSeeds, yamlAgrees);
 
   it('declines what it does not read, and the lock is then read by the yaml package', () => {
     for (const text of [
@@ -195,14 +200,7 @@ describe('the YAML lock scanner', () => {
 describe('the TOML scanner', () => {
   fastPathProperties('uv-lock', 'toml-eslint-parser', tomlDoc, tomlAgrees, { generated: 1 / 10 });
 
-  it('agrees with toml-eslint-parser on lines edited in real locks and pyproject files, and accepts many of them', () => {
-    let accepted = 0;
-    fc.assert(
-      fc.property(lineMutated(tomlSeeds()), (text) => void (tomlAgrees(text) && accepted++)),
-      { numRuns: RUNS },
-    );
-    expect(accepted).toBeGreaterThan(RUNS / 10);
-  });
+  lineEditProperty('toml-eslint-parser', tomlSeeds, tomlAgrees);
 
   it('declines what it does not read, and the file is then read by toml-eslint-parser', () => {
     for (const text of [

@@ -197,37 +197,14 @@ class Scanner {
     const c = text[start];
     if (c === '"' || c === "'") return this.string(c);
     if (c === '[') {
-      this.i++;
       const items: TomlValue[] = [];
-      for (;;) {
-        this.skipBlank();
-        if (text[this.i] === ']') break;
-        items.push(this.value());
-        this.skipBlank();
-        if (text[this.i] === ',') this.i++;
-        else if (text[this.i] !== ']') decline();
-      }
-      this.i++;
+      this.array(() => items.push(this.value()));
       return this.made({ kind: 'array', span: { start, end: this.i }, items });
     }
     if (c === '{') {
-      this.i++;
       const inline = newTable({ start, end: start });
-      this.spaces();
-      if (text[this.i] !== '}')
-        for (;;) {
-          this.pair(inline);
-          this.spaces();
-          const next = text[this.i];
-          if (next === '}') break;
-          if (next !== ',') decline();
-          this.i++;
-          this.spaces();
-          if (text[this.i] === '}') decline(); // a trailing comma: TOML 1.1, not 1.0
-        }
-      this.i++;
-      const span = { start, end: this.i };
-      return this.made({ ...inline, span });
+      this.inlineTable(() => this.pair(inline));
+      return this.made({ ...inline, span: { start, end: this.i } });
     }
     let end = start;
     while (end < text.length && /[0-9A-Za-z_+.:-]/.test(text[end]!)) end++;
@@ -241,43 +218,55 @@ class Scanner {
 
   /** A value read as value() reads it, declining what it declines, without building tables and arrays. */
   private skipValue(): void {
-    const text = this.text;
-    const c = text[this.i];
-    if (c === '[') {
-      this.i++;
-      for (;;) {
-        this.skipBlank();
-        if (text[this.i] === ']') break;
-        this.skipValue();
-        this.skipBlank();
-        if (text[this.i] === ',') this.i++;
-        else if (text[this.i] !== ']') decline();
-      }
-      this.i++;
-    } else if (c === '{') {
-      this.i++;
+    const c = this.text[this.i];
+    if (c === '[') this.array(() => this.skipValue());
+    else if (c === '{') {
       const keys = new Set<string>();
-      this.spaces();
-      if (text[this.i] !== '}')
-        for (;;) {
-          const key = this.key();
-          if (keys.has(key.name)) decline();
-          keys.add(key.name);
-          this.spaces();
-          if (text.charCodeAt(this.i) !== 61) decline();
-          this.i++;
-          this.spaces();
-          this.skipValue();
-          this.spaces();
-          const next = text[this.i];
-          if (next === '}') break;
-          if (next !== ',') decline();
-          this.i++;
-          this.spaces();
-          if (text[this.i] === '}') decline();
-        }
-      this.i++;
+      this.inlineTable(() => {
+        const key = this.key();
+        if (keys.has(key.name)) decline();
+        keys.add(key.name);
+        this.spaces();
+        if (this.text.charCodeAt(this.i) !== 61) decline();
+        this.i++;
+        this.spaces();
+        this.skipValue();
+      });
     } else this.value();
+  }
+
+  /** `[ item, … ]` from its `[` to after its `]`, over lines and comments; `item` reads each item. */
+  private array(item: () => void): void {
+    const text = this.text;
+    this.i++;
+    for (;;) {
+      this.skipBlank();
+      if (text[this.i] === ']') break;
+      item();
+      this.skipBlank();
+      if (text[this.i] === ',') this.i++;
+      else if (text[this.i] !== ']') decline();
+    }
+    this.i++;
+  }
+
+  /** `{ k = v, … }` from its `{` to after its `}`: one line, no trailing comma (TOML 1.0); `pair` reads each pair. */
+  private inlineTable(pair: () => void): void {
+    const text = this.text;
+    this.i++;
+    this.spaces();
+    if (text[this.i] !== '}')
+      for (;;) {
+        pair();
+        this.spaces();
+        const next = text[this.i];
+        if (next === '}') break;
+        if (next !== ',') decline();
+        this.i++;
+        this.spaces();
+        if (text[this.i] === '}') decline(); // a trailing comma: TOML 1.1, not 1.0
+      }
+    this.i++;
   }
 
   /** A one-line basic or literal string. */
