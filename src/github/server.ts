@@ -104,9 +104,8 @@ export function createAppServer(options: ServerOptions): AppServer {
     const name = header(req, 'x-github-event');
     const signature = header(req, 'x-hub-signature-256');
     const refuse = (status: number, error: string): void => {
-      reply(res, status, { error }, true);
-      // Do not read (or keep) what is left of a body we refuse.
-      req.destroy();
+      reply(res, status, { error });
+      lingerAndDrop(req);
     };
     if (draining) return refuse(503, 'shutting down; GitHub can redeliver this delivery');
     if (!options.store && inFlight.size >= backlog)
@@ -231,6 +230,24 @@ function header(req: IncomingMessage, name: string): string | undefined {
  * The body, read up to `maxBytes` and within `timeoutMs`, its bytes counted against what all unverified bodies may
  * hold together (`shared`); what went wrong otherwise.
  */
+/** How long the rest of a refused body is read (into nothing) before the connection is closed. */
+export const LINGER_MS = 2_000;
+
+/**
+ * The rest of a refused request's body, read and dropped (nothing of it is kept) for at most LINGER_MS, then the
+ * connection is closed if it has not ended. Closing a socket at once, with the client's bytes still unread, makes
+ * TCP answer with a reset, and the client can lose the answer it had not read yet ("the TCP reset problem",
+ * RFC 9112 §9.6, Tear-down): a sender saw a connection reset instead of our 413.
+ */
+function lingerAndDrop(req: IncomingMessage): void {
+  if (req.complete || req.destroyed) return;
+  const timer = setTimeout(() => req.destroy(), LINGER_MS);
+  timer.unref();
+  req.once('close', () => clearTimeout(timer));
+  req.removeAllListeners('data');
+  req.resume();
+}
+
 function readCapped(
   req: IncomingMessage,
   maxBytes: number,

@@ -46,7 +46,10 @@ function post(
         res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
       },
     );
-    req.on('error', (error: NodeJS.ErrnoException) => (error.code === 'EPIPE' || error.code === 'ECONNRESET' ? undefined : reject(error)));
+    // A write after the answer came can fail with EPIPE; a reset before any answer is a failure to report, not a hang.
+    let answered = false;
+    req.on('response', () => (answered = true));
+    req.on('error', (error: NodeJS.ErrnoException) => (answered && (error.code === 'EPIPE' || error.code === 'ECONNRESET') ? undefined : reject(error)));
     req.end(body);
   });
 }
