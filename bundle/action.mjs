@@ -52407,7 +52407,13 @@ var LONG_STRING = 16 * 1024;
 
 // src/parsers/toml-scan.ts
 var UNREAD = /[\x00-\x08\x0b-\x1f\x7f\ufeff]/;
+var SURROGATE = /[\ud800-\udfff]/;
+var LONE_SURROGATE = new RegExp("\\p{Cs}", "u");
 var BARE = /[A-Za-z0-9_-]/;
+var TOKEN = /[0-9A-Za-z_+.:-]/;
+function endsInLoneZero(text2) {
+  return text2.endsWith("0") && (text2.length === 1 || !TOKEN.test(text2[text2.length - 2]));
+}
 var INTEGER = /^[+-]?(?:0|[1-9](?:_?[0-9])*)$|^0x[0-9A-Fa-f](?:_?[0-9A-Fa-f])*$|^0o[0-7](?:_?[0-7])*$|^0b[01](?:_?[01])*$/;
 var FLOAT = /^[+-]?(?:0|[1-9](?:_?[0-9])*)(?:\.[0-9](?:_?[0-9])*(?:[eE][+-]?[0-9](?:_?[0-9])*)?|[eE][+-]?[0-9](?:_?[0-9])*)$|^[+-]?(?:inf|nan)$/;
 var ESCAPES = { b: "\b", t: "	", n: "\n", f: "\f", r: "\r", '"': '"', "\\": "\\" };
@@ -52417,7 +52423,7 @@ var decline = () => {
   throw new Decline();
 };
 function scanToml(text2, omit3) {
-  if (UNREAD.test(text2)) return void 0;
+  if (UNREAD.test(text2) || SURROGATE.test(text2) && LONE_SURROGATE.test(text2) || endsInLoneZero(text2)) return void 0;
   try {
     return new Scanner(text2, omit3).document();
   } catch (error62) {
@@ -52585,7 +52591,7 @@ var Scanner = class {
       return this.made({ ...inline, span: { start, end: this.i } });
     }
     let end = start;
-    while (end < text2.length && /[0-9A-Za-z_+.:-]/.test(text2[end])) end++;
+    while (end < text2.length && TOKEN.test(text2[end])) end++;
     const token = text2.slice(start, end);
     this.i = end;
     const span = { start, end };

@@ -216,6 +216,8 @@ describe('the TOML scanner', () => {
       'x = []\n[[x]]\n',
       '[ spaced ]\n',
       'a = 012\n',
+      'a = 0',
+      'a = 1 # \ud834\n',
     ])
       expect(scanToml(text), JSON.stringify(text)).toBeUndefined();
   });

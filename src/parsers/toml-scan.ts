@@ -17,7 +17,20 @@ import { LONG_STRING, newTable, type TomlTable, type TomlValue } from './toml-tr
 /** Characters TOML forbids outside strings or this scanner does not read: CR, C0 controls but tab and LF, DEL, BOM. */
 // eslint-disable-next-line no-control-regex -- matching the control characters TOML forbids is the point
 const UNREAD = /[\x00-\x08\x0b-\x1f\x7f\ufeff]/;
+/** A surrogate code unit; with the `u` flag, one that is not half of a pair (the parser rejects it: not Unicode). */
+const SURROGATE = /[\ud800-\udfff]/;
+const LONE_SURROGATE = /\p{Cs}/u;
 const BARE = /[A-Za-z0-9_-]/;
+const TOKEN = /[0-9A-Za-z_+.:-]/;
+
+/**
+ * A file that ends in a `0` token: toml-eslint-parser gives a `0` value at the very end of the file an empty span
+ * (its range ends where it starts; `1`, `10` or `0` before a newline are right), so the scanner, which gives the
+ * token's span, declines it rather than differ.
+ */
+function endsInLoneZero(text: string): boolean {
+  return text.endsWith('0') && (text.length === 1 || !TOKEN.test(text[text.length - 2]!));
+}
 const INTEGER = /^[+-]?(?:0|[1-9](?:_?[0-9])*)$|^0x[0-9A-Fa-f](?:_?[0-9A-Fa-f])*$|^0o[0-7](?:_?[0-7])*$|^0b[01](?:_?[01])*$/;
 const FLOAT = /^[+-]?(?:0|[1-9](?:_?[0-9])*)(?:\.[0-9](?:_?[0-9])*(?:[eE][+-]?[0-9](?:_?[0-9])*)?|[eE][+-]?[0-9](?:_?[0-9])*)$|^[+-]?(?:inf|nan)$/;
 const ESCAPES: Readonly<Record<string, string>> = { b: '\b', t: '\t', n: '\n', f: '\f', r: '\r', '"': '"', '\\': '\\' };
@@ -29,7 +42,7 @@ const decline = (): never => {
 
 /** The document's root table, or undefined when the scanner does not read it (the parser then does). Never throws. */
 export function scanToml(text: string, omit?: ReadonlySet<string>): TomlTable | undefined {
-  if (UNREAD.test(text)) return undefined;
+  if (UNREAD.test(text) || (SURROGATE.test(text) && LONE_SURROGATE.test(text)) || endsInLoneZero(text)) return undefined;
   try {
     return new Scanner(text, omit).document();
   } catch (error) {
@@ -207,7 +220,7 @@ class Scanner {
       return this.made({ ...inline, span: { start, end: this.i } });
     }
     let end = start;
-    while (end < text.length && /[0-9A-Za-z_+.:-]/.test(text[end]!)) end++;
+    while (end < text.length && TOKEN.test(text[end]!)) end++;
     const token = text.slice(start, end);
     this.i = end;
     const span = { start, end };
