@@ -7,6 +7,7 @@ import { onComment, onRequestedAction } from './github/comments.js';
 import { createDeps, type AppDeps } from './github/deps.js';
 import { DurableFanout } from './github/durable.js';
 import { baselinePushed, installationChanged } from './github/org.js';
+import { branchPush, RedisPathIndex } from './github/path-index.js';
 import { checkPull, type CheckOutcome } from './github/pull-check.js';
 import { JobQueue } from './github/queue.js';
 import { GatePool, snippetRunner } from './sandbox/gate-pool.js';
@@ -110,7 +111,12 @@ export function cudaGatekeeper(deps: AppDeps): GatekeeperApp {
           context.log.error({ deliveryId: context.id, owner: job.owner, err: { message: error.message } }, 'could not queue the organisation re-check'),
         );
     };
-    probot.on('push', (context) => recheckOrg(context, baselinePushed(context.payload, context.id), context.payload.after));
+    probot.on('push', async (context) => {
+      // Every push to a default branch moves its path index entry forward (or drops it), for the org preview.
+      const pushed = branchPush(context.payload);
+      if (pushed) await deps.paths.pushed(pushed.repo, pushed.push);
+      await recheckOrg(context, baselinePushed(context.payload, context.id), context.payload.after);
+    });
     // Adding the organisation's .github to an installation (or a new installation) changes its baseline at once.
     probot.on(['installation_repositories.added', 'installation_repositories.removed'], (context) =>
       recheckOrg(context, installationChanged(context.payload, 'installation_repositories', context.id), `repositories:${context.id}`),
@@ -156,6 +162,7 @@ export function cudaGatekeeper(deps: AppDeps): GatekeeperApp {
     else if (fanout instanceof JobQueue) await fanout.idle();
     await deps.gatePool?.close();
     await deps.snippetPool?.close();
+    if (deps.paths instanceof RedisPathIndex) deps.paths.close();
   };
   const fanout = deps.fanout;
   return Object.assign(app, {
@@ -175,7 +182,11 @@ function defaultDeps(): AppDeps {
   const deps = createDeps(Number(process.env.APP_ID ?? 0));
   // Links in check runs point at GitHub's web pages (the GitHub Enterprise host when GHE_HOST is set).
   deps.webUrl = process.env.GHE_HOST ? `${process.env.GHE_PROTOCOL ?? 'https'}://${process.env.GHE_HOST}` : 'https://github.com';
-  if (process.env.REDIS_URL) deps.fanout = new DurableFanout({ redisUrl: process.env.REDIS_URL, log: bootLog });
+  if (process.env.REDIS_URL) {
+    deps.fanout = new DurableFanout({ redisUrl: process.env.REDIS_URL, log: bootLog });
+    // The path index is shared by every replica, and outlives a restart.
+    deps.paths = new RedisPathIndex(process.env.REDIS_URL, bootLog);
+  }
   // Gates on worker threads, each within GATE_TIMEOUT_MS (default 30 s), GATE_THREADS at a time (default 2).
   deps.gatePool = new GatePool(Number(process.env.GATE_THREADS ?? 2), Number(process.env.GATE_TIMEOUT_MS ?? 30_000));
   // The public snippet checks: one thread of their own, a small budget (SNIPPET_TIMEOUT_MS, 5 s) and queue

@@ -5,6 +5,7 @@
 import { OrgConfigCache } from './config.js';
 import type { Trigger } from './check.js';
 import type { Fanout } from './jobs.js';
+import { MemoryPathIndex, type PathIndex } from './path-index.js';
 import type { ExistingRun } from './read.js';
 import type { GatePool } from '../sandbox/gate-pool.js';
 
@@ -16,6 +17,8 @@ export interface AppDeps {
   /** Per repository and head commit: the check in flight, and the one waiting after it (with how it was asked for). */
   readonly locks: Map<string, { running: Promise<unknown>; next?: { trigger: Trigger } }>;
   readonly deliveries: Deliveries;
+  /** The CUDA-relevant paths of default branches, kept current from pushes (path-index.ts); in Redis with REDIS_URL. */
+  paths: PathIndex;
   /** Fan-out work (previews, organisation re-checks); app.ts sets the in-process queue when none is given. */
   fanout?: Fanout;
   /** How often the drift sweep runs; unset: no sweep (tests). */
@@ -31,7 +34,7 @@ export interface AppDeps {
 }
 
 export function createDeps(appId: number): AppDeps {
-  return { appId, orgCache: new OrgConfigCache(), runs: new Map(), locks: new Map(), deliveries: new Deliveries() };
+  return { appId, orgCache: new OrgConfigCache(), runs: new Map(), locks: new Map(), deliveries: new Deliveries(), paths: new MemoryPathIndex() };
 }
 
 /** Remember at most this many runs and deliveries (the oldest are forgotten first). */

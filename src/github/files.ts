@@ -8,7 +8,7 @@ import { dirname } from '../analysis/paths.js';
 import { maxBytes, MAX_FILE_BYTES, readRepository, sourceOf, type Listed, type ReadFile, type RepositoryReader, type SourceFile } from '../reader.js';
 import type { FileKind } from '../parsers/facts.js';
 import type { ParseOptions } from '../parsers/index.js';
-import { READ_CHUNK, readBlobs, readWholeBlob, type BlobAnswer } from './read.js';
+import { READ_CHUNK, readBlobs, readBlobsAcross, readWholeBlob, type BlobAnswer } from './read.js';
 import type { GitHub, RepoRef } from './types.js';
 import { overLimit } from '../util/bytes.js';
 
@@ -119,9 +119,53 @@ export interface CommitRead {
   readonly requests: number;
 }
 
+/** What a commit's read needs next: blobs to read whole (REST), paths to read at the revision, or nothing (done). */
+export type ReadStep =
+  | { readonly whole: readonly (readonly [path: string, sha: string])[] }
+  | { readonly wanted: readonly string[] }
+  | { readonly done: CommitRead };
+
+/**
+ * One commit's read, round by round: `step()` runs the reader over the blobs known so far and says what it needs;
+ * `learn()` adds what was read. After INCLUDE_ROUNDS rounds of reads the paths still unknown are reported as not
+ * followed. Reads of large locks through REST do not count as rounds.
+ */
+export class CommitReading {
+  private readonly source: CommitFiles;
+  private rounds = 0;
+
+  constructor(
+    private readonly listed: readonly Listed[],
+    known?: ReadonlyMap<string, BlobAnswer>,
+    tree?: ReadonlySet<string>,
+    listing?: Listing,
+    private readonly parse: ParseOptions = {},
+  ) {
+    this.source = new CommitFiles(known, tree, listing);
+  }
+
+  step(): ReadStep {
+    const files = [...readRepository(this.listed, this.source, true, this.parse)];
+    const wanted = this.source.takeWanted();
+    const whole = this.source.takeWhole();
+    if (whole.length > 0) return { whole };
+    if (wanted.length === 0 || this.rounds >= INCLUDE_ROUNDS) {
+      const skipped = [...this.source.skipped].map(([path, reason]) => ({ path, reason }));
+      for (const path of wanted) skipped.push({ path, reason: `not read: the chain of included files is longer than ${INCLUDE_ROUNDS + 1} files` });
+      return { done: { files, skipped, blobs: this.source.blobs, requests: 0 } };
+    }
+    this.rounds++;
+    return { wanted };
+  }
+
+  learn(blobs: Iterable<readonly [string, BlobAnswer]>): void {
+    for (const [path, blob] of blobs) this.source.blobs.set(path, blob);
+  }
+}
+
 /**
  * Read `listed` at `revision` and every file their includes lead to, starting from blobs already known (the first
- * read). One request per round; after INCLUDE_ROUNDS the paths still unknown are reported as not followed.
+ * read). One request per round.
  */
 export async function readCommit(
   github: GitHub,
@@ -133,25 +177,97 @@ export async function readCommit(
   listing?: Listing,
   parse: ParseOptions = {},
 ): Promise<CommitRead> {
-  const source = new CommitFiles(known, tree, listing);
+  const reading = new CommitReading(listed, known, tree, listing, parse);
   let requests = 0;
-  for (let round = 0; ; round++) {
-    const files = [...readRepository(listed, source, true, parse)];
-    const wanted = source.takeWanted();
-    const whole = source.takeWhole();
-    if (whole.length > 0) {
+  for (;;) {
+    const step = reading.step();
+    if ('done' in step) return { ...step.done, requests };
+    if ('whole' in step) {
       // Large locks are read whole, then the reader runs again over them (asking again for what it wanted).
-      requests += whole.length;
-      for (const [path, sha] of whole) source.blobs.set(path, await readWholeBlob(github, repo, sha));
-      round--;
+      requests += step.whole.length;
+      for (const [path, sha] of step.whole) reading.learn([[path, await readWholeBlob(github, repo, sha)]]);
       continue;
     }
-    if (wanted.length === 0 || round >= INCLUDE_ROUNDS) {
-      const skipped = [...source.skipped].map(([path, reason]) => ({ path, reason }));
-      for (const path of wanted) skipped.push({ path, reason: `not read: the chain of included files is longer than ${INCLUDE_ROUNDS + 1} files` });
-      return { files, skipped, blobs: source.blobs, requests };
-    }
-    requests += Math.ceil(wanted.length / READ_CHUNK);
-    for (const [path, blob] of await readBlobs(github, repo, wanted, revision)) source.blobs.set(path, blob);
+    requests += Math.ceil(step.wanted.length / READ_CHUNK);
+    reading.learn(await readBlobs(github, repo, step.wanted, revision));
   }
+}
+
+/** One commit of a repository of the owner, to read with others (readCommits). */
+export interface CommitJob {
+  readonly repo: string;
+  readonly revision: string;
+  readonly listed: readonly Listed[];
+  readonly known?: ReadonlyMap<string, BlobAnswer>;
+  readonly tree?: ReadonlySet<string>;
+}
+
+/**
+ * Commits of many repositories of one owner read together: each round asks GitHub for what every read still
+ * needs in as few requests as READ_CHUNK paths per request allow (readBlobsAcross), so a hundred repositories of
+ * two files each cost two requests, not a hundred. Each answer is that commit's read, or the error that stopped
+ * it (GitHub would not show the repository, or a request failed): one repository does not sink the others.
+ */
+export async function readCommits(github: GitHub, owner: string, jobs: readonly CommitJob[]): Promise<(CommitRead | Error)[]> {
+  const readings = jobs.map((job) => new CommitReading(job.listed, job.known, job.tree));
+  const results: (CommitRead | Error | undefined)[] = jobs.map(() => undefined);
+  let pending = jobs.map((_, i) => i);
+  while (pending.length > 0) {
+    const wants: { index: number; paths: readonly string[] }[] = [];
+    for (const index of pending) {
+      try {
+        for (;;) {
+          const step = readings[index]!.step();
+          if ('done' in step) results[index] = step.done;
+          else if ('wanted' in step) wants.push({ index, paths: step.wanted });
+          else {
+            for (const [path, sha] of step.whole) readings[index]!.learn([[path, await readWholeBlob(github, { owner, repo: jobs[index]!.repo }, sha)]]);
+            continue;
+          }
+          break;
+        }
+      } catch (error) {
+        results[index] = error as Error;
+      }
+    }
+    for (const batch of chunkWants(wants)) {
+      try {
+        const answers = await readBlobsAcross(
+          github,
+          owner,
+          batch.map((want) => ({ repo: jobs[want.index]!.repo, revision: jobs[want.index]!.revision, paths: want.paths })),
+        );
+        batch.forEach((want, i) => {
+          const answer = answers[i]!;
+          if (answer instanceof Error) results[want.index] = answer;
+          else readings[want.index]!.learn(answer);
+        });
+      } catch (error) {
+        for (const want of batch) results[want.index] = error as Error;
+      }
+    }
+    pending = [...new Set(wants.map((want) => want.index))].filter((index) => results[index] === undefined);
+  }
+  return results as (CommitRead | Error)[];
+}
+
+/** Wants cut and grouped into requests of at most READ_CHUNK paths (a larger want is split over requests). */
+function chunkWants<T extends { readonly paths: readonly string[] }>(wants: readonly T[]): T[][] {
+  const batches: T[][] = [];
+  let batch: T[] = [];
+  let size = 0;
+  for (const want of wants) {
+    for (let at = 0; at < want.paths.length; at += READ_CHUNK) {
+      const part = want.paths.slice(at, at + READ_CHUNK);
+      if (size + part.length > READ_CHUNK) {
+        batches.push(batch);
+        batch = [];
+        size = 0;
+      }
+      batch.push({ ...want, paths: part });
+      size += part.length;
+    }
+  }
+  if (batch.length > 0) batches.push(batch);
+  return batches;
 }

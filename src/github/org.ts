@@ -19,7 +19,9 @@ import { sendCheck, type Trigger } from './check.js';
 import { gateOptionsFor, resolveBaseline } from './config.js';
 import { rememberRun, type AppDeps } from './deps.js';
 import { partialQuery, problemsAt } from './graphql.js';
-import { readBranch, readPullAgainst, repositoriesInfo, repositoryInfo, type OpenPull, type RepositoryInfo } from './repository.js';
+import { readBranch, readBranches, readPullsAgainst, repositoriesInfo, repositoryInfo, type OpenPull, type RepositoryInfo } from './repository.js';
+import type { Skipped } from './files.js';
+import type { PathIndex } from './path-index.js';
 import { newestRun, ORG_CONFIG_PATH, ORG_CONFIG_REPO, orgLayer, readOrgLayer, RUNS_FIELD, type Blob, type ConfigBlob, type ExistingRun } from './read.js';
 import { migrate } from './migrate.js';
 import { describeError, runKey, sendFailure, serialized } from './pull-check.js';
@@ -110,48 +112,83 @@ export async function organisationRepositories(github: GitHub, owner: string, wi
   return repos.filter((repo) => !repo.archived && (withConfig || repo.name !== ORG_CONFIG_REPO) && repo.owner.login.toLowerCase() === owner.toLowerCase());
 }
 
-/** Evaluate one repository's default branch and open pull requests under both baselines. */
-async function previewRepository(
+/** Repositories previewed together: their branches and pull requests are read in shared requests, then compared. */
+export const PREVIEW_GROUP = 100;
+
+interface Previewed {
+  readonly repo: { readonly name: string; readonly html_url: string };
+  readonly info: RepositoryInfo;
+}
+
+const gapsOf = (skipped: readonly Skipped[]) => skipped.map((entry) => `\`${entry.path}\` ${entry.reason}`);
+
+/**
+ * Evaluate a group of repositories' default branches and open pull requests under both baselines. Their paths
+ * come from the path index where it holds the branch's commit (else from its tree), their files are read
+ * together, a request per READ_CHUNK files; a repository or pull request that could not be read is listed in
+ * `unreadable` with why.
+ */
+async function previewGroup(
   github: GitHub,
   owner: string,
-  repo: { name: string; html_url: string },
-  info: RepositoryInfo,
-  oldOrg: ConfigBlob | null,
-  newOrg: ConfigBlob,
-  today: string,
+  group: readonly Previewed[],
+  baselines: { readonly current: ConfigBlob | null; readonly proposed: ConfigBlob; readonly today: string },
+  index: PathIndex | undefined,
+  unreadable: { name: string; reason: string }[],
 ): Promise<PreviewOutcome[]> {
-  const ref = { owner, repo: repo.name };
-  const branch = await readBranch(github, ref, info.headSha);
-  const gaps = [...(branch.truncated ? ['GitHub cut the file tree short'] : []), ...branch.skipped.map((entry) => `\`${entry.path}\` ${entry.reason}`)];
-  const outcomes: PreviewOutcome[] = [
-    {
-      name: repo.name,
-      url: repo.html_url,
-      ...compare(branch.files, owner, repo.name, info.repoConfig, oldOrg, newOrg, today),
-      ...(gaps.length ? { incomplete: gaps.join('; ') } : {}),
-    },
-  ];
-  for (const pull of info.pulls) {
-    if (pull.changed.length === 0 && pull.removed.length === 0) continue;
-    const read = await readPullAgainst(github, ref, pull, branch);
-    const skipped = read.skipped.map((entry) => `\`${entry.path}\` ${entry.reason}`);
-    outcomes.push({
-      name: `${repo.name}#${pull.number}`,
-      url: pull.url,
-      ...compare(read.files, owner, repo.name, info.repoConfig, oldOrg, newOrg, today, pull.removed),
-      ...(skipped.length ? { incomplete: skipped.join('; ') } : {}),
+  const run = (files: readonly ParsedFile[], entry: Previewed, removed: readonly string[] = []) =>
+    compare(files, owner, entry.repo.name, entry.info.repoConfig, baselines.current, baselines.proposed, baselines.today, removed);
+  const branches = await readBranches(
+    github,
+    owner,
+    group.map((entry) => ({ repo: entry.repo.name, sha: entry.info.headSha })),
+    index,
+  );
+  const pulls = group.flatMap((entry, i) => {
+    const branch = branches[i]!;
+    if (branch instanceof Error) return [];
+    return entry.info.pulls
+      .filter((pull) => pull.changed.length > 0 || pull.removed.length > 0)
+      .map((pull) => ({ entry, repo: entry.repo.name, pull, branch }));
+  });
+  const pullReads = await readPullsAgainst(github, owner, pulls);
+  const outcomes: PreviewOutcome[] = [];
+  group.forEach((entry, i) => {
+    const branch = branches[i]!;
+    if (branch instanceof Error) {
+      unreadable.push({ name: entry.repo.name, reason: describeError(branch) });
+      return;
+    }
+    const gaps = [...(branch.truncated ? ['GitHub cut the file tree short'] : []), ...gapsOf(branch.skipped)];
+    outcomes.push({ name: entry.repo.name, url: entry.repo.html_url, ...run(branch.files, entry), ...(gaps.length ? { incomplete: gaps.join('; ') } : {}) });
+    pulls.forEach((item, j) => {
+      if (item.entry !== entry) return;
+      const read = pullReads[j]!;
+      const name = `${entry.repo.name}#${item.pull.number}`;
+      if (read instanceof Error) {
+        unreadable.push({ name, reason: describeError(read) });
+        return;
+      }
+      const skipped = gapsOf(read.skipped);
+      outcomes.push({ name, url: item.pull.url, ...run(read.files, entry, item.pull.removed), ...(skipped.length ? { incomplete: skipped.join('; ') } : {}) });
     });
-  }
+  });
   return outcomes;
 }
 
 /** The preview's verdict for the config pull request's head commit. */
-async function previewVerdict(github: GitHub, target: PullTarget, proposed: string | null, current: ConfigBlob | null, log: Logger): Promise<CheckOutput> {
+async function previewVerdict(
+  github: GitHub,
+  target: PullTarget,
+  proposed: string | null,
+  current: ConfigBlob | null,
+  index: PathIndex | undefined,
+  log: Logger,
+): Promise<CheckOutput> {
   if (proposed === null) return removedBaselineOutput(ORG_CONFIG_PATH);
   const loaded = loadBaseline(ORG_CONFIG_PATH, proposed, RULE_IDS);
   if (loaded.problems.length > 0) return invalidBaselineOutput(ORG_CONFIG_PATH, loaded.source, loaded.problems);
-  const newOrg: ConfigBlob = { text: proposed, commit: target.headSha };
-  const today = new Date().toISOString().slice(0, 10);
+  const baselines = { current, proposed: { text: proposed, commit: target.headSha }, today: new Date().toISOString().slice(0, 10) };
   const repos = await organisationRepositories(github, target.owner);
   const outcomes: PreviewOutcome[] = [];
   const unreadable: { name: string; reason: string }[] = [];
@@ -161,16 +198,17 @@ async function previewVerdict(github: GitHub, target: PullTarget, proposed: stri
     target.owner,
     repos.map((repo) => repo.name),
   );
-  for (const repo of repos) {
-    try {
+  for (let from = 0; from < repos.length; from += PREVIEW_GROUP) {
+    const group: Previewed[] = [];
+    for (const repo of repos.slice(from, from + PREVIEW_GROUP)) {
       const info = infos.get(repo.name);
-      if (info instanceof Error) throw info;
-      if (info) outcomes.push(...(await previewRepository(github, target.owner, repo, info, current, newOrg, today)));
-    } catch (error) {
-      // One repository GitHub will not show does not sink the preview: it is listed as not evaluated.
-      unreadable.push({ name: repo.name, reason: describeError(error) });
-      log.warn({ repo: `${target.owner}/${repo.name}`, err: { message: (error as Error).message } }, 'preview could not read a repository');
+      if (info instanceof Error) {
+        // One repository GitHub will not show does not sink the preview: it is listed as not evaluated.
+        unreadable.push({ name: repo.name, reason: describeError(info) });
+        log.warn({ repo: `${target.owner}/${repo.name}`, err: { message: info.message } }, 'preview could not read a repository');
+      } else if (info) group.push({ repo, info });
     }
+    outcomes.push(...(await previewGroup(github, target.owner, group, baselines, index, unreadable)));
   }
   return previewOutput(outcomes, repos.length, unreadable);
 }
@@ -183,7 +221,7 @@ export async function previewConfigPull(github: GitHub, target: PullTarget, deps
     counted(github, async (calls) => {
       try {
         const inputs = await previewInputs(github, target, deps.appId);
-        const output = await previewVerdict(github, target, inputs.proposed, inputs.current, log);
+        const output = await previewVerdict(github, target, inputs.proposed, inputs.current, deps.paths, log);
         const known = deps.runs.get(key);
         const existing = known && (!inputs.existing || known.id >= inputs.existing.id) ? known : inputs.existing;
         const sent = await sendCheck(github, target, output, { ...(existing ? { existing } : {}), trigger: effective, applyFixes: false });
@@ -274,21 +312,21 @@ export async function recheckOrganisation(
 }
 
 /** A repository's default branch checked under the organisation baseline and its own file (sweeps, migrations). */
-export async function evaluateDefaultBranch(github: GitHub, owner: string, repo: string, orgConfig: ConfigBlob | null) {
+export async function evaluateDefaultBranch(github: GitHub, owner: string, repo: string, orgConfig: ConfigBlob | null, index?: PathIndex) {
   const info = await repositoryInfo(github, { owner, repo }, 1);
   const resolved = resolveBaseline(owner, repo, info?.repoConfig, orgConfig);
   if (!info) return { resolved, headSha: '', report: gate([], resolved.baseline, defaultKnowledgeBase()), texts: new Map<string, string>(), files: 0 };
-  const branch = await readBranch(github, { owner, repo }, info.headSha);
+  const branch = await readBranch(github, { owner, repo }, info.headSha, index);
   const report = gate(branch.files, resolved.baseline, defaultKnowledgeBase(), gateOptionsFor(resolved, owner, repo));
   return { resolved, headSha: info.headSha, report, texts: branch.texts, files: branch.files.length };
 }
 
 /** Open or update the repository's migration pull request when the organisation baseline asks for them. */
-export async function migrateIfEnabled(github: GitHub, owner: string, repo: string, defaultBranch: string, log: Logger): Promise<void> {
+export async function migrateIfEnabled(github: GitHub, owner: string, repo: string, defaultBranch: string, log: Logger, index?: PathIndex): Promise<void> {
   const layer = await readOrgLayer(github, owner);
   if (layer.state !== 'found') return;
   if (!resolveBaseline(owner, ORG_CONFIG_REPO, undefined, layer.config).baseline.migration.pullRequests) return;
-  const evaluated = await evaluateDefaultBranch(github, owner, repo, layer.config);
+  const evaluated = await evaluateDefaultBranch(github, owner, repo, layer.config, index);
   if (evaluated.report.counts.error === 0) return;
   const result = await migrate(github, owner, repo, defaultBranch, evaluated.headSha, evaluated.report, evaluated.texts, evaluated.resolved.origin);
   log.info({ repo: `${owner}/${repo}`, ...result }, 'migration pull request');

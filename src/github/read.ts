@@ -250,6 +250,31 @@ export async function readBlobs(github: GitHub, repo: RepoRef, paths: readonly s
 }
 
 /**
+ * Files of several repositories of one owner in one request, each repository under its own alias (`r0`, `r1`, …)
+ * with its paths at its revision. GitHub answers a repository it will not show with `null` and an error at that
+ * alias while the others are answered (docs.github.com/en/graphql/guides/forming-calls-with-graphql, "Errors"):
+ * that repository's answer is the error. The caller keeps a request to READ_CHUNK paths in all.
+ */
+export async function readBlobsAcross(
+  github: GitHub,
+  owner: string,
+  wants: readonly { readonly repo: string; readonly revision: string; readonly paths: readonly string[] }[],
+): Promise<(Map<string, BlobAnswer> | GitHubReadError)[]> {
+  const query = `query CudaGatekeeperBlobsAcross($owner: String!${wants.map((_, i) => `, $n${i}: String!`).join('')}) {
+${wants.map((want, i) => `  r${i}: repository(owner: $owner, name: $n${i}) {\n    ${blobFields(want.paths, want.revision)}\n  }`).join('\n')}
+}
+${BLOB}`;
+  const variables: Record<string, unknown> = { owner };
+  wants.forEach((want, i) => (variables[`n${i}`] = want.repo));
+  const { data, problems } = await partialQuery<Record<string, Record<string, Blob | null> | null>>(github, query, variables);
+  return wants.map((want, i) => {
+    const repository = data[`r${i}`];
+    if (!repository) return new GitHubReadError(`GitHub would not show ${owner}/${want.repo}`, problemsAt(problems, `r${i}`));
+    return new Map(want.paths.map((path, j) => [path, blobAnswer(repository[`f${j}`], problemsAt(problems, `r${i}`, `f${j}`))]));
+  });
+}
+
+/**
  * A blob read whole through REST ("Get a blob": base64 content, "blobs up to 100 megabytes in size",
  * docs.github.com/en/rest/git/blobs#get-a-blob): for a lock file larger than GraphQL is trusted to give in full.
  * A blob GitHub will not give (404, 403, 409, 422) is unreadable with the status; other failures throw (retried).

@@ -7,7 +7,8 @@
 import type { ParsedFile } from '../parsers/facts.js';
 import { classifyPath } from '../parsers/index.js';
 import { affectedFiles, listed, type Listed } from '../reader.js';
-import { readCommit, type CommitRead, type Skipped } from './files.js';
+import { readCommit, readCommits, type CommitRead, type Skipped } from './files.js';
+import { entryFromTree, indexKey, usablePaths, type PathIndex } from './path-index.js';
 import { GitHubReadError, partialQuery, problemsAt } from './graphql.js';
 import { CONFIG_PATH, type Blob, type BlobAnswer, type ConfigBlob } from './read.js';
 import type { GitHub, RepoRef } from './types.js';
@@ -144,34 +145,103 @@ export interface BranchFiles {
   readonly truncated: boolean;
 }
 
-/** Every CUDA-relevant file of a commit, from its tree (one request) and the shared reader. */
-export async function readBranch(github: GitHub, repo: RepoRef, sha: string): Promise<BranchFiles> {
-  const tree = await github.rest.git.getTree({ ...repo, tree_sha: sha, recursive: 'true' });
-  const all = tree.data.tree.filter((entry) => entry.type === 'blob' && entry.path).map((entry) => entry.path!);
-  const paths = listed(all);
-  // The whole tree says which paths are files: an include to a path outside it needs no read to find out.
-  const read = await readCommit(github, repo, sha, paths, undefined, tree.data.truncated ? undefined : new Set(all));
-  return { ...fromRead(read), blobs: read.blobs, paths, truncated: tree.data.truncated };
+/** A commit's CUDA-relevant paths, and its whole tree's file paths when it was read. */
+interface BranchPaths {
+  readonly paths: readonly Listed[];
+  readonly tree?: ReadonlySet<string>;
+  readonly truncated: boolean;
 }
 
 /**
- * The files an open pull request would be checked with: its changed files and every file joined to them, read at
- * its head. The default branch's blobs are reused for the files the pull request does not change.
+ * A default branch commit's CUDA-relevant paths: from the path index when it holds them for this very commit
+ * (no request), else from the commit's tree (one request), which then goes into the index unless GitHub cut it
+ * short.
  */
-export async function readPullAgainst(
+async function branchPaths(github: GitHub, repo: RepoRef, sha: string, index?: PathIndex): Promise<BranchPaths> {
+  const key = indexKey(repo.owner, repo.repo);
+  const indexed = index ? usablePaths(await index.get(key), sha) : undefined;
+  if (indexed) return { paths: listed(indexed), truncated: false };
+  const tree = await github.rest.git.getTree({ ...repo, tree_sha: sha, recursive: 'true' });
+  const all = tree.data.tree.filter((entry) => entry.type === 'blob' && entry.path).map((entry) => entry.path!);
+  const paths = listed(all);
+  if (tree.data.truncated) return { paths, truncated: true };
+  if (index)
+    await index.put(
+      key,
+      entryFromTree(
+        sha,
+        paths.map((file) => file.path),
+      ),
+    );
+  // The whole tree says which paths are files: an include to a path outside it needs no read to find out.
+  return { paths, tree: new Set(all), truncated: false };
+}
+
+/** Every CUDA-relevant file of a default branch commit, from the index or its tree, and the shared reader. */
+export async function readBranch(github: GitHub, repo: RepoRef, sha: string, index?: PathIndex): Promise<BranchFiles> {
+  const where = await branchPaths(github, repo, sha, index);
+  const read = await readCommit(github, repo, sha, where.paths, undefined, where.tree);
+  return { ...fromRead(read), blobs: read.blobs, paths: where.paths, truncated: where.truncated };
+}
+
+/**
+ * The default branches of many repositories of one owner, their files read together (readCommits: a request
+ * per READ_CHUNK files across repositories). Each answer is that branch, or the error that stopped its read.
+ */
+export async function readBranches(
   github: GitHub,
-  repo: RepoRef,
-  pull: OpenPull,
-  branch: BranchFiles,
-): Promise<Pick<BranchFiles, 'files' | 'texts' | 'skipped'>> {
-  const changed = new Set(pull.changed);
-  const known = new Map([...branch.blobs].filter(([path]) => !changed.has(path) && !pull.removed.includes(path)));
-  const inputs = [...listed(pull.changed), ...branch.paths.filter((file) => !changed.has(file.path) && !pull.removed.includes(file.path))];
-  const read = await readCommit(github, repo, pull.headSha, inputs, known);
-  const all = fromRead(read);
-  const files = affectedFiles(all.files, changed, new Set(pull.removed));
-  const kept = new Set(files.map((file) => file.path));
-  return { files, texts: new Map([...all.texts].filter(([path]) => kept.has(path))), skipped: all.skipped.filter((entry) => changed.has(entry.path)) };
+  owner: string,
+  branches: readonly { readonly repo: string; readonly sha: string }[],
+  index?: PathIndex,
+): Promise<(BranchFiles | Error)[]> {
+  const wheres: (BranchPaths | Error)[] = [];
+  for (const branch of branches) wheres.push(await branchPaths(github, { owner, repo: branch.repo }, branch.sha, index).catch((error: Error) => error));
+  const jobs = branches.flatMap((branch, i) => {
+    const where = wheres[i]!;
+    return where instanceof Error
+      ? []
+      : [{ index: i, job: { repo: branch.repo, revision: branch.sha, listed: where.paths, ...(where.tree ? { tree: where.tree } : {}) } }];
+  });
+  const reads = await readCommits(
+    github,
+    owner,
+    jobs.map((entry) => entry.job),
+  );
+  const out: (BranchFiles | Error)[] = wheres.map((where) => (where instanceof Error ? where : new Error('not read')));
+  jobs.forEach((entry, j) => {
+    const read = reads[j]!;
+    const where = wheres[entry.index] as BranchPaths;
+    out[entry.index] = read instanceof Error ? read : { ...fromRead(read), blobs: read.blobs, paths: where.paths, truncated: where.truncated };
+  });
+  return out;
+}
+
+/**
+ * The files open pull requests would be checked with: each one's changed files and every file joined to them,
+ * read at its head, with its default branch's blobs reused for the files it does not change. Pull requests of
+ * many repositories of one owner are read together (readCommits).
+ */
+export async function readPullsAgainst(
+  github: GitHub,
+  owner: string,
+  pulls: readonly { readonly repo: string; readonly pull: OpenPull; readonly branch: BranchFiles }[],
+): Promise<(Pick<BranchFiles, 'files' | 'texts' | 'skipped'> | Error)[]> {
+  const jobs = pulls.map(({ repo, pull, branch }) => {
+    const changed = new Set(pull.changed);
+    const known = new Map([...branch.blobs].filter(([path]) => !changed.has(path) && !pull.removed.includes(path)));
+    const inputs = [...listed(pull.changed), ...branch.paths.filter((file) => !changed.has(file.path) && !pull.removed.includes(file.path))];
+    return { repo, revision: pull.headSha, listed: inputs, known };
+  });
+  const reads = await readCommits(github, owner, jobs);
+  return pulls.map(({ pull }, i) => {
+    const read = reads[i]!;
+    if (read instanceof Error) return read;
+    const changed = new Set(pull.changed);
+    const all = fromRead(read);
+    const files = affectedFiles(all.files, changed, new Set(pull.removed));
+    const kept = new Set(files.map((file) => file.path));
+    return { files, texts: new Map([...all.texts].filter(([path]) => kept.has(path))), skipped: all.skipped.filter((entry) => changed.has(entry.path)) };
+  });
 }
 
 function fromRead(read: CommitRead): Pick<BranchFiles, 'files' | 'texts' | 'skipped'> {

@@ -34,9 +34,9 @@ export async function runJob(github: GitHub, job: FanoutJob, deps: AppDeps, log:
       await recheckOrganisation(github, job.owner, job.installationId, deps, log, job.deliveryId);
       return;
     case 'migrate':
-      return migrateIfEnabled(github, job.owner, job.repo, job.defaultBranch, log);
+      return migrateIfEnabled(github, job.owner, job.repo, job.defaultBranch, log, deps.paths);
     case 'sweep':
-      await sweepInstallation(github, job.owner, log);
+      await sweepInstallation(github, job.owner, log, undefined, deps.paths);
       return;
   }
 }

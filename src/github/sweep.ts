@@ -8,6 +8,7 @@ import type { Report } from '../finding.js';
 import type { AppDeps } from './deps.js';
 import { evaluateDefaultBranch, organisationRepositories } from './org.js';
 import { ORG_CONFIG_REPO, readOrgLayer } from './read.js';
+import type { PathIndex } from './path-index.js';
 import type { GitHub, Logger } from './types.js';
 
 export const COMPLIANCE_TITLE = 'CUDA compliance';
@@ -52,7 +53,13 @@ async function upsertIssue(github: GitHub, owner: string, repo: string, body: st
   return 'created';
 }
 
-export async function sweepInstallation(github: GitHub, owner: string, log: Logger, today = new Date().toISOString().slice(0, 10)): Promise<SweepRow[]> {
+export async function sweepInstallation(
+  github: GitHub,
+  owner: string,
+  log: Logger,
+  today = new Date().toISOString().slice(0, 10),
+  index?: PathIndex,
+): Promise<SweepRow[]> {
   const layer = await readOrgLayer(github, owner);
   if (layer.state === 'unavailable') {
     log.warn({ owner, reason: layer.reason }, 'the organisation baseline could not be read; no sweep');
@@ -63,7 +70,7 @@ export async function sweepInstallation(github: GitHub, owner: string, log: Logg
   const rows: SweepRow[] = [];
   let mode: 'none' | 'repository' | 'dashboard' = 'none';
   for (const repo of repos) {
-    const evaluated = await evaluateDefaultBranch(github, owner, repo.name, orgConfig);
+    const evaluated = await evaluateDefaultBranch(github, owner, repo.name, orgConfig, index);
     mode = evaluated.resolved.baseline.sweep.issues;
     const row = {
       repo: repo.name,

@@ -2,6 +2,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Probot } from 'probot';
 import type { AppDeps } from '../../src/github/deps.js';
+import { MemoryPathIndex } from '../../src/github/path-index.js';
 import { FakeGitHub } from '../support/fake-github.js';
 import { example, setup, teardown } from '../support/probot.js';
 import { addedPatch } from './scenario.js';
@@ -100,6 +101,111 @@ describe('a pull request to the organisation baseline', () => {
       expect.objectContaining({ path: 'cuda-gatekeeper.yml', start_line: 4, title: 'policy-error', message: 'waivers.0.owner is required' }),
       expect.objectContaining({ message: 'waivers.0.expires is required' }),
     ]);
+  });
+});
+
+describe('the preview reads through the path index', () => {
+  const treeReads = () => fake.requests.filter((request) => request.path.includes('/git/trees/')).length;
+  let pushes = 0;
+  /** A push to `repo`'s default branch: its head becomes `files`, and the event lists `commits` (as GitHub sends it). */
+  async function push(repo: string, files: Record<string, string>, commits: { added?: string[]; modified?: string[]; removed?: string[] }[], extra = {}) {
+    const state = fake.repos.get(`${OWNER}/${repo}`)!;
+    const before = state.head;
+    state.head = fake.commit(files);
+    const payload = example('push');
+    Object.assign(payload, {
+      ref: 'refs/heads/main',
+      before,
+      after: state.head,
+      created: false,
+      deleted: false,
+      forced: false,
+      commits: commits.map((commit, i) => ({ id: `c${i}`, added: [], modified: [], removed: [], ...commit })),
+      ...extra,
+    });
+    Object.assign(payload.repository as object, { name: repo, full_name: `${OWNER}/${repo}`, default_branch: 'main', owner: { login: OWNER, name: OWNER } });
+    Object.assign(payload.installation as object, { id: 42 });
+    await probot.receive({ id: `push-${++pushes}`, name: 'push', payload } as never);
+  }
+  /** The preview of a config pull request proposing `text`: its run's output and the trees it listed. */
+  async function preview(text: string) {
+    const trees = treeReads();
+    const payload = configPull(text);
+    await probot.receive({ id: `preview-${text.length}-${pushes}-${trees}`, name: 'pull_request', payload } as never);
+    await deps.fanout!.idle();
+    const headSha = (payload.pull_request as { head: { sha: string } }).head.sha;
+    const run = fake.checkRuns.find((candidate) => candidate.repo === `${OWNER}/.github` && candidate.head_sha === headSha)!;
+    return { output: run.output, trees: treeReads() - trees };
+  }
+  /** The same preview with an empty index: every tree is read (the reference). */
+  async function withoutIndex(text: string) {
+    const kept = deps.paths;
+    deps.paths = new MemoryPathIndex();
+    const fresh = await preview(`${text}# fresh\n`);
+    deps.paths = kept;
+    return fresh;
+  }
+  const STRICT = 'cuda:\n  allowed: ["12.4"]\n';
+
+  it('lists each tree once, then follows pushes: the same verdict as listing every tree, with no tree read', async () => {
+    const first = await preview(STRICT);
+    expect(first.trees).toBe(2); // trainer and serving; the index is empty
+    const again = await preview(`${STRICT}# again\n`);
+    expect(again.trees).toBe(0);
+    expect(again.output?.text).toBe(first.output?.text);
+
+    // A push adds a Dockerfile on CUDA 12.1 to serving: the index learns the path from the event.
+    const image = 'FROM nvidia/cuda:12.1.1-runtime-ubuntu22.04\n';
+    await push('serving', { Dockerfile: 'FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\n', 'legacy/Dockerfile': image }, [{ added: ['legacy/Dockerfile'] }]);
+    const pushed = await preview(`${STRICT}# pushed\n`);
+    expect(pushed.trees).toBe(0);
+    expect(pushed.output?.summary).toContain('| [serving](https://github.test/octo-org/serving) | newly fails | 0 | 1 | |');
+    const reference = await withoutIndex(STRICT);
+    expect(reference.trees).toBe(2);
+    expect(pushed.output?.text).toBe(reference.output?.text);
+
+    // A push that removes it: the index still names the path; the read finds no file there, and says nothing of it.
+    await push('serving', { Dockerfile: 'FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\n' }, [{ removed: ['legacy/Dockerfile'] }]);
+    const removed = await preview(`${STRICT}# removed\n`);
+    expect(removed.trees).toBe(0);
+    expect(removed.output?.text).toBe(first.output?.text);
+    expect(removed.output?.summary).not.toContain('Not evaluated');
+  });
+
+  it('lists the tree again where a push does not say every change (forced, a new branch, too many commits, a missed push)', async () => {
+    await preview(STRICT);
+    const files = {
+      'requirements.txt': '--index-url https://download.pytorch.org/whl/cu121\ntorch==2.3.0+cu121\n',
+      'ops/Dockerfile': 'FROM nvidia/cuda:12.1.1-base-ubuntu22.04\n',
+    };
+    // A forced push lists only the commits it adds: the entry is dropped, and the tree read again.
+    await push('trainer', files, [{ modified: ['README.md'] }], { forced: true });
+    const forced = await preview(`${STRICT}# forced\n`);
+    expect(forced.trees).toBe(1);
+    expect(forced.output?.text).toBe((await withoutIndex(`${STRICT}# forced\n`)).output?.text);
+    // GitHub lists at most 2,048 commits: a push listing that many may have more.
+    await push(
+      'trainer',
+      files,
+      Array.from({ length: 2048 }, () => ({ modified: ['README.md'] })),
+    );
+    expect((await preview(`${STRICT}# many\n`)).trees).toBe(1);
+    // A push the App never saw: the entry names an older commit, so it is not used.
+    fake.repos.get(`${OWNER}/trainer`)!.head = fake.commit({ ...files, 'requirements-dev.txt': 'torch==2.3.0+cu121\n' });
+    const missed = await preview(`${STRICT}# missed\n`);
+    expect(missed.trees).toBe(1);
+    expect(missed.output?.text).toBe((await withoutIndex(`${STRICT}# missed\n`)).output?.text);
+    // A push to another branch says nothing about the default branch.
+    const other = example('push');
+    Object.assign(other, {
+      ref: 'refs/heads/feature',
+      before: 'a'.repeat(40),
+      after: 'b'.repeat(40),
+      commits: [{ id: 'x', added: ['Dockerfile'], modified: [], removed: [] }],
+    });
+    Object.assign(other.repository as object, { name: 'trainer', full_name: `${OWNER}/trainer`, default_branch: 'main', owner: { login: OWNER, name: OWNER } });
+    await probot.receive({ id: 'push-feature', name: 'push', payload: other } as never);
+    expect((await preview(`${STRICT}# other branch\n`)).trees).toBe(0);
   });
 });
 

@@ -81,48 +81,80 @@ async function main(): Promise<void> {
       detail: `${queued.length} pull requests queued`,
     });
 
-    // The preview of a config pull request: every repository's default branch and open pull requests under both baselines.
-    const headSha = fake.commit({ 'cuda-gatekeeper.yml': NEW });
-    fake.addPull(`${OWNER}/.github`, {
-      number: 9,
-      headSha,
-      headRef: 'policy',
-      headRepo: `${OWNER}/.github`,
-      files: [{ filename: 'cuda-gatekeeper.yml', status: 'modified', patch: addedPatch(NEW) }],
-    });
-    const payload = {
-      action: 'opened',
-      number: 9,
-      installation: { id: 42 },
-      repository: { id: 1, name: '.github', full_name: `${OWNER}/.github`, default_branch: 'main', owner: { login: OWNER, id: 1, type: 'Organization' } },
-      pull_request: {
+    // The preview of a config pull request: every repository's default branch and open pull requests under both
+    // baselines. The first lists every repository's tree (the path index is empty); pushes to a fifth of the
+    // repositories' default branches then arrive as GitHub sends them, and the second preview (a new commit of the
+    // config pull request) reads only what the index names.
+    const previewOnce = async (job: string, text: string): Promise<void> => {
+      const headSha = fake.commit({ 'cuda-gatekeeper.yml': text });
+      fake.addPull(`${OWNER}/.github`, {
         number: 9,
-        state: 'open',
-        head: { sha: headSha, ref: 'policy', repo: { full_name: `${OWNER}/.github` } },
-        base: { ref: 'main', sha: fake.repos.get(`${OWNER}/.github`)!.head },
-      },
+        headSha,
+        headRef: 'policy',
+        headRepo: `${OWNER}/.github`,
+        files: [{ filename: 'cuda-gatekeeper.yml', status: 'modified', patch: addedPatch(text) }],
+      });
+      const payload = {
+        action: 'synchronize',
+        number: 9,
+        installation: { id: 42 },
+        repository: { id: 1, name: '.github', full_name: `${OWNER}/.github`, default_branch: 'main', owner: { login: OWNER, id: 1, type: 'Organization' } },
+        pull_request: {
+          number: 9,
+          state: 'open',
+          head: { sha: headSha, ref: 'policy', repo: { full_name: `${OWNER}/.github` } },
+          base: { ref: 'main', sha: fake.repos.get(`${OWNER}/.github`)!.head },
+        },
+      };
+      before = fake.requests.length;
+      started = performance.now();
+      await probot.receive({ id: `bench-${job}`, name: 'pull_request', payload } as never);
+      await deps.fanout!.idle();
+      calls = fake.requests.length - before;
+      const run = fake.checkRuns.find((candidate) => candidate.repo === `${OWNER}/.github` && candidate.head_sha === headSha);
+      const trees = fake.requests.slice(before).filter((request) => request.path.includes('/git/trees/')).length;
+      rows.push({
+        repositories,
+        job,
+        calls,
+        perRepository: calls / repositories,
+        seconds: (performance.now() - started) / 1000,
+        detail: `${trees} trees listed; ${run?.conclusion ?? 'no check run'}: ${run?.output?.title ?? ''}`,
+      });
     };
-    before = fake.requests.length;
-    started = performance.now();
-    await probot.receive({ id: 'bench-preview', name: 'pull_request', payload } as never);
-    await deps.fanout!.idle();
-    calls = fake.requests.length - before;
-    const run = fake.checkRuns.find((candidate) => candidate.repo === `${OWNER}/.github`);
-    rows.push({
-      repositories,
-      job: 'preview of a config pull request',
-      calls,
-      perRepository: calls / repositories,
-      seconds: (performance.now() - started) / 1000,
-      detail: `${run?.conclusion ?? 'no check run'}: ${run?.output?.title ?? ''}`,
-    });
+    await previewOnce('preview, path index empty', NEW);
+    for (let i = 0; i < repositories; i++) {
+      if (i % 10 !== 3 && i % 10 !== 5) continue; // one in ten repositories without CUDA files, one in ten with
+      const full = `${OWNER}/repo-${i}`;
+      const state = fake.repos.get(full)!;
+      const ml = i % 5 === 0;
+      const previous = state.head;
+      state.head = fake.commit(
+        ml
+          ? { Dockerfile: DOCKERFILE, 'requirements.txt': `${REQUIREMENTS}einops==0.8.0\n`, 'README.md': '# model\n' }
+          : { 'README.md': '# service, pushed\n', 'src/main.py': 'print(2)\n' },
+      );
+      const push = {
+        ref: 'refs/heads/main',
+        before: previous,
+        after: state.head,
+        created: false,
+        deleted: false,
+        forced: false,
+        installation: { id: 42 },
+        repository: { id: i + 2, name: `repo-${i}`, full_name: full, default_branch: 'main', owner: { login: OWNER, name: OWNER } },
+        commits: [{ id: `c${i}`, added: [], removed: [], modified: ml ? ['requirements.txt'] : ['README.md', 'src/main.py'] }],
+      };
+      await probot.receive({ id: `bench-push-${i}`, name: 'push', payload: push } as never);
+    }
+    await previewOnce('preview, index kept by pushes', `${NEW}# second commit\n`);
     if (fake.violations.length) throw new Error(`fake GitHub saw invalid requests: ${fake.violations.slice(0, 3).join('; ')}`);
     await new Promise((resolve) => server.close(resolve));
   }
   process.stdout.write('\nOrganisation scale (fake GitHub on loopback, zero latency)\n');
   for (const row of rows)
     process.stdout.write(
-      `${String(row.repositories).padStart(6)} repositories  ${row.job.padEnd(34)} ${String(row.calls).padStart(6)} calls  ${row.perRepository.toFixed(3)}/repository  ${row.seconds.toFixed(1)} s  ${row.detail}\n`,
+      `${String(row.repositories).padStart(6)} repositories  ${row.job.padEnd(32)} ${String(row.calls).padStart(6)} calls  ${row.perRepository.toFixed(3)}/repository  ${row.seconds.toFixed(1)} s  ${row.detail}\n`,
     );
   mkdirSync(join(packageRoot(), 'bench-results'), { recursive: true });
   writeFileSync(join(packageRoot(), 'bench-results', 'org.json'), `${JSON.stringify(rows, null, 2)}\n`);
