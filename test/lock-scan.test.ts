@@ -198,7 +198,8 @@ describe('the YAML lock scanner', () => {
 });
 
 describe('the TOML scanner', () => {
-  fastPathProperties('uv-lock', 'toml-eslint-parser', tomlDoc, tomlAgrees, { generated: 1 / 10 });
+  // It accepts about 6.5 % of the mutated uv.lock files (a byte edit anywhere in a lock mostly breaks its TOML).
+  fastPathProperties('uv-lock', 'toml-eslint-parser', tomlDoc, tomlAgrees, { generated: 1 / 10, mutated: 1 / 40 });
 
   lineEditProperty('toml-eslint-parser', tomlSeeds, tomlAgrees);
 
