@@ -54744,7 +54744,7 @@ function fails(report, limit) {
   const floor = severityRank[limit.failOn];
   return ["error", "warning", "notice"].some((severity) => severityRank[severity] >= floor && report.counts[severity] > 0);
 }
-function check2(args, io) {
+function checkFlags(args) {
   const { values, positionals } = parseArgs2({
     args: [...args],
     allowPositionals: true,
@@ -54767,12 +54767,15 @@ function check2(args, io) {
   });
   const format = values.format ?? "text";
   if (!["text", "json", "sarif", "github"].includes(format)) throw new UsageError(`unknown format "${format}" (use text, json, sarif or github)`);
-  const limit = threshold(values["fail-on"], values["max-warnings"]);
-  const type = fileType(values.type);
   const stdin = positionals.includes("-");
   if (stdin && positionals.length > 1) throw new UsageError('"-" (standard input) is checked alone; name no other paths with it');
   if (stdin && (values.fix || values["changed-since"] !== void 0)) throw new UsageError("--fix and --changed-since need files, not standard input");
   if (values["stdin-filename"] !== void 0 && !stdin) throw new UsageError('--stdin-filename goes with "-" (standard input)');
+  return { values, positionals, format, stdin, limit: threshold(values["fail-on"], values["max-warnings"]), type: fileType(values.type) };
+}
+function check2(args, io) {
+  const flags = checkFlags(args);
+  const { values } = flags;
   const kb = defaultKnowledgeBase();
   const policy = readBaseline(values.baseline, io, values["baseline-ref"]);
   const refused = policy && policyFailure(policy, kb, io);
@@ -54784,20 +54787,47 @@ function check2(args, io) {
     today: (/* @__PURE__ */ new Date()).toISOString().slice(0, 10)
   };
   const baselineOrigin = policy ? policy.source.path : "none (built-in consistency rules only)";
-  const uncheckedFails = (unchecked2) => unchecked2.length > 0 && limit.failOn !== "never" && baseline.unchecked !== "neutral";
-  const output2 = (report2, sources2, unchecked2 = []) => {
-    io.onReport?.({ report: report2, sources: sources2, baselineOrigin, failed: fails(report2, limit) || uncheckedFails(unchecked2), unchecked: unchecked2 });
-    const shown = values.quiet ? { ...report2, findings: report2.findings.filter((finding) => finding.severity === "error") } : report2;
-    const text2 = render(shown, format, sources2, values.verbose ?? false, (io.color ?? false) && values.output === void 0);
+  const output2 = (report, sources, unchecked2 = []) => {
+    io.onReport?.({ report, sources, baselineOrigin, failed: fails(report, flags.limit) || uncheckedFails(flags, baseline, unchecked2), unchecked: unchecked2 });
+    const shown = values.quiet ? { ...report, findings: report.findings.filter((finding) => finding.severity === "error") } : report;
+    const text2 = render(shown, flags.format, sources, values.verbose ?? false, (io.color ?? false) && values.output === void 0);
     if (values.output === void 0) io.out(text2);
     else writeOutput(io.cwd, values.output, text2);
   };
-  if (stdin) {
-    const checked2 = checkStdin(io, values["stdin-filename"], type, baseline, kb, gateOptions);
+  if (flags.stdin) {
+    const checked2 = checkStdin(io, values["stdin-filename"], flags.type, baseline, kb, gateOptions);
     if (typeof checked2 === "string") throw new UsageError(checked2);
     output2(checked2.report, checked2.sources);
-    return fails(checked2.report, limit) ? 1 : 0;
+    return fails(checked2.report, flags.limit) ? 1 : 0;
   }
+  const chosen = chooseFiles(io, flags, baseline);
+  const { checked, skipped } = checkChosen(io, flags, chosen, { baseline, kb, gateOptions, policy });
+  for (const skip of skipped) {
+    if (values["ignore-unknown"] && skip.reason === UNKNOWN_KIND && chosen.namedPaths.has(skip.path)) continue;
+    io.err(`${escapeControl(skip.path)}: skipped: ${skip.reason}
+`);
+  }
+  const sourcePaths = new Set(checked.sources.map((source) => source.path));
+  const unchecked = [
+    ...chosen.selected.unreadable.map((entry) => ({ path: toRepoPath(io.cwd, entry.path) ?? entry.path, reason: entry.reason })),
+    ...skipped.filter((skip) => skip.reason !== UNKNOWN_KIND && !skip.duplicate)
+  ].filter(({ path }) => !chosen.namesFiles || chosen.namedSet.has(path) || sourcePaths.has(path)).map(({ path, reason }) => ({ path, reason }));
+  output2(checked.report, checked.sources, unchecked);
+  if (!values["ignore-unknown"] && skipped.some((skip) => skip.reason === UNKNOWN_KIND && chosen.namedPaths.has(skip.path))) return 2;
+  if (uncheckedFails(flags, baseline, unchecked)) {
+    io.err(
+      `cuda-gatekeeper: ${unchecked.length} CUDA-relevant file${unchecked.length === 1 ? " was" : "s were"} not checked (${escapeControl(unchecked[0].path)}: ${unchecked[0].reason}${unchecked.length > 1 ? `; and ${unchecked.length - 1} more` : ""}), so the check fails; --fail-on never, or unchecked: neutral in the baseline, lets it pass
+`
+    );
+    return 1;
+  }
+  return fails(checked.report, flags.limit) ? 1 : 0;
+}
+function uncheckedFails(flags, baseline, unchecked) {
+  return unchecked.length > 0 && flags.limit.failOn !== "never" && baseline.unchecked !== "neutral";
+}
+function chooseFiles(io, flags, baseline) {
+  const { values, positionals } = flags;
   const named = select2(io, positionals, baseline);
   const namedSet = new Set(named.paths);
   const namesFiles = positionals.length > 0 && positionals.every((path) => namedSet.has(toRepoPath(io.cwd, resolve4(io.cwd, path)) ?? ""));
@@ -54820,7 +54850,15 @@ function check2(args, io) {
   for (const entry of selected.unreadable) io.err(`${escapeControl(toRepoPath(io.cwd, entry.path) ?? entry.path)}: skipped: ${entry.reason}
 `);
   const namedPaths = new Set(positionals.map((path) => toRepoPath(io.cwd, resolve4(io.cwd, path))));
-  const files = selected.paths.map((path) => ({ path, kind: (type && namedPaths.has(path) ? type : void 0) ?? selected.kinds.get(path) }));
+  const files = selected.paths.map((path) => ({
+    path,
+    kind: (flags.type && namedPaths.has(path) ? flags.type : void 0) ?? selected.kinds.get(path)
+  }));
+  return { selected, changes, files, namesFiles, namedSet, namedPaths };
+}
+function checkChosen(io, flags, chosen, engine) {
+  const { selected, changes, files } = chosen;
+  const { baseline, kb, gateOptions, policy } = engine;
   let skipped = [];
   const run2 = (list) => {
     const reader = diskReader(io.cwd, skipped, selected);
@@ -54828,7 +54866,7 @@ function check2(args, io) {
     return withVerifiedFixes(checked2, baseline, kb, changes ? { ...gateOptions, removed: changes.removed } : gateOptions);
   };
   const linked = selected.paths.some((path) => !selected.plain.has(path));
-  const threads = io.threadScript && !changes && !values.fix && !linked ? threadsFor(files.length) : 1;
+  const threads = io.threadScript && !changes && !flags.values.fix && !linked ? threadsFor(files.length) : 1;
   let checked;
   if (threads > 1) {
     try {
@@ -54848,7 +54886,7 @@ function check2(args, io) {
     }
   }
   checked ??= run2(files);
-  if (values.fix) {
+  if (flags.values.fix) {
     const fixed = applySafeFixes(io.cwd, checked.sources, checked.report);
     if (fixed > 0) {
       io.err(`cuda-gatekeeper: applied ${fixed} safe fix${fixed === 1 ? "" : "es"}
@@ -54857,27 +54895,7 @@ function check2(args, io) {
       checked = run2(changes ? files : checked.sources.map((source) => ({ path: source.path, kind: source.kind })));
     }
   }
-  const { report, sources } = checked;
-  for (const skip of skipped) {
-    if (values["ignore-unknown"] && skip.reason === UNKNOWN_KIND && namedPaths.has(skip.path)) continue;
-    io.err(`${escapeControl(skip.path)}: skipped: ${skip.reason}
-`);
-  }
-  const sourcePaths = new Set(sources.map((source) => source.path));
-  const unchecked = [
-    ...selected.unreadable.map((entry) => ({ path: toRepoPath(io.cwd, entry.path) ?? entry.path, reason: entry.reason })),
-    ...skipped.filter((skip) => skip.reason !== UNKNOWN_KIND && !skip.duplicate)
-  ].filter(({ path }) => !namesFiles || namedSet.has(path) || sourcePaths.has(path)).map(({ path, reason }) => ({ path, reason }));
-  output2(report, sources, unchecked);
-  if (!values["ignore-unknown"] && skipped.some((skip) => skip.reason === UNKNOWN_KIND && namedPaths.has(skip.path))) return 2;
-  if (uncheckedFails(unchecked)) {
-    io.err(
-      `cuda-gatekeeper: ${unchecked.length} CUDA-relevant file${unchecked.length === 1 ? " was" : "s were"} not checked (${escapeControl(unchecked[0].path)}: ${unchecked[0].reason}${unchecked.length > 1 ? `; and ${unchecked.length - 1} more` : ""}), so the check fails; --fail-on never, or unchecked: neutral in the baseline, lets it pass
-`
-    );
-    return 1;
-  }
-  return fails(report, limit) ? 1 : 0;
+  return { checked, skipped };
 }
 function checkStdin(io, name, type, baseline, kb, options2) {
   const path = name === void 0 ? "<stdin>" : toRepoPath(io.cwd, resolve4(io.cwd, name));

@@ -6,13 +6,13 @@ import { createWebHandler } from './web/handler.js';
 import { onComment, onRequestedAction } from './github/comments.js';
 import { createDeps, type AppDeps } from './github/deps.js';
 import { DurableFanout } from './github/durable.js';
-import { baselinePushed, installationChanged } from './github/org.js';
-import { branchPush, RedisPathIndex } from './github/path-index.js';
+import { installationChanged, onPush, queueOrgRecheck } from './github/org.js';
+import { RedisPathIndex } from './github/path-index.js';
 import { checkPull, type CheckOutcome } from './github/pull-check.js';
 import { JobQueue } from './github/queue.js';
 import { GatePool, snippetRunner } from './sandbox/gate-pool.js';
 import { runJob } from './github/runners.js';
-import { scheduleSweeps } from './github/sweep.js';
+import { sweepEveryInstallation } from './github/sweep.js';
 import { targetFromPull, targetsOfCheck } from './github/targets.js';
 import type { GitHub, PullTarget } from './github/types.js';
 import type { Trigger } from './github/check.js';
@@ -102,27 +102,25 @@ export function cudaGatekeeper(deps: AppDeps): GatekeeperApp {
       'issue_comment.created',
       once((context) => onComment(context, deps)),
     );
-    const recheckOrg = async (context: Context, job: ReturnType<typeof baselinePushed>, key: string): Promise<void> => {
-      if (!job) return;
-      deps.orgCache.invalidate(job.installationId, job.owner);
-      await deps
-        .fanout!.add(`recheck-org:${job.installationId}:${job.owner}@${key}`, job, context.octokit as GitHub)
-        .catch((error: Error) =>
-          context.log.error({ deliveryId: context.id, owner: job.owner, err: { message: error.message } }, 'could not queue the organisation re-check'),
-        );
-    };
-    probot.on('push', async (context) => {
-      // Every push to a default branch moves its path index entry forward (or drops it), for the org preview.
-      const pushed = branchPush(context.payload);
-      if (pushed) await deps.paths.pushed(pushed.repo, pushed.push);
-      await recheckOrg(context, baselinePushed(context.payload, context.id), context.payload.after);
-    });
+    probot.on('push', (context) => onPush(context.octokit as GitHub, context.payload, deps, context.log, context.id));
     // Adding the organisation's .github to an installation (or a new installation) changes its baseline at once.
     probot.on(['installation_repositories.added', 'installation_repositories.removed'], (context) =>
-      recheckOrg(context, installationChanged(context.payload, 'installation_repositories', context.id), `repositories:${context.id}`),
+      queueOrgRecheck(
+        context.octokit as GitHub,
+        installationChanged(context.payload, 'installation_repositories', context.id),
+        `repositories:${context.id}`,
+        deps,
+        context.log,
+      ),
     );
     probot.on(['installation.created', 'installation.new_permissions_accepted', 'installation.unsuspend'], (context) =>
-      recheckOrg(context, installationChanged(context.payload, 'installation', context.id), `installation:${context.id}`),
+      queueOrgRecheck(
+        context.octokit as GitHub,
+        installationChanged(context.payload, 'installation', context.id),
+        `installation:${context.id}`,
+        deps,
+        context.log,
+      ),
     );
 
     // With REDIS_URL, this replica also works on the shared, durable fan-out queue.
@@ -130,21 +128,7 @@ export function cudaGatekeeper(deps: AppDeps): GatekeeperApp {
       deps.fanout.startWorker(probot, (github, job) => runJob(github, job, deps, probot.log, { durable: true }), probot.log);
 
     // The drift sweep over every installation's default branches (SWEEP_INTERVAL_HOURS; 0 turns it off).
-    if (deps.sweepIntervalMs) {
-      scheduleSweeps(
-        async () => {
-          const appOctokit = await probot.auth();
-          const installations = await appOctokit.paginate(appOctokit.rest.apps.listInstallations, { per_page: 100 });
-          return installations
-            .map((installation) => ({ id: installation.id, owner: installation.account && 'login' in installation.account ? installation.account.login : '' }))
-            .filter((installation) => installation.owner);
-        },
-        async (id) => (await probot.auth(id)) as GitHub,
-        deps,
-        probot.log,
-        deps.sweepIntervalMs,
-      );
-    }
+    if (deps.sweepIntervalMs) sweepEveryInstallation(probot, deps, deps.sweepIntervalMs);
 
     // The self-service page, its JSON API, /healthz and /metrics, on the App's own server (when there is
     // one: Probot throws "No server instance" for apps loaded without a server, as in tests).

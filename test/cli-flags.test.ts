@@ -47,7 +47,7 @@ describe('help', () => {
   it('every option check accepts is in its help', () => {
     const help = cli(ROOT, ['check', '--help']).out;
     const source = readFileSync(join(ROOT, 'src', 'cli', 'main.ts'), 'utf8');
-    const block = source.slice(source.indexOf('function check('), source.indexOf('const format', source.indexOf('function check(')));
+    const block = source.slice(source.indexOf('function checkFlags('), source.indexOf('const format', source.indexOf('function checkFlags(')));
     const options = [...block.matchAll(/^\s+'?([a-z-]+)'?: \{ type:/gm)].map((match) => match[1]!);
     expect(options.length).toBeGreaterThan(10);
     for (const option of options) expect(help).toContain(`--${option}`);

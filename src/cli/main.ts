@@ -370,7 +370,8 @@ export function fails(report: Report, limit: Threshold): boolean {
   return (['error', 'warning', 'notice'] as const).some((severity) => severityRank[severity] >= floor && report.counts[severity] > 0);
 }
 
-function check(args: readonly string[], io: Io): number {
+/** `check`'s flags, parsed and checked against each other. */
+function checkFlags(args: readonly string[]) {
   const { values, positionals } = parseArgs({
     args: [...args],
     allowPositionals: true,
@@ -393,12 +394,23 @@ function check(args: readonly string[], io: Io): number {
   });
   const format = values.format ?? 'text';
   if (!['text', 'json', 'sarif', 'github'].includes(format)) throw new UsageError(`unknown format "${format}" (use text, json, sarif or github)`);
-  const limit = threshold(values['fail-on'], values['max-warnings']);
-  const type = fileType(values.type);
   const stdin = positionals.includes('-');
   if (stdin && positionals.length > 1) throw new UsageError('"-" (standard input) is checked alone; name no other paths with it');
   if (stdin && (values.fix || values['changed-since'] !== undefined)) throw new UsageError('--fix and --changed-since need files, not standard input');
   if (values['stdin-filename'] !== undefined && !stdin) throw new UsageError('--stdin-filename goes with "-" (standard input)');
+  return { values, positionals, format, stdin, limit: threshold(values['fail-on'], values['max-warnings']), type: fileType(values.type) };
+}
+
+type CheckFlags = ReturnType<typeof checkFlags>;
+
+/**
+ * `check`: 1. flags and baseline, 2. the files to check, 3. the check (on every core for a large tree) and the safe
+ * fixes, 4. the report and the exit code.
+ */
+function check(args: readonly string[], io: Io): number {
+  // 1. Flags and the baseline.
+  const flags = checkFlags(args);
+  const { values } = flags;
   const kb = defaultKnowledgeBase();
   const policy = readBaseline(values.baseline, io, values['baseline-ref']);
   const refused = policy && policyFailure(policy, kb, io);
@@ -411,28 +423,68 @@ function check(args: readonly string[], io: Io): number {
     today: new Date().toISOString().slice(0, 10),
   };
   const baselineOrigin = policy ? policy.source.path : 'none (built-in consistency rules only)';
-  // A CUDA-relevant file that could not be checked is not a pass (the App's check fails the same way), unless
-  // `--fail-on never` or the baseline's `unchecked: neutral` says so.
-  const uncheckedFails = (unchecked: readonly unknown[]): boolean => unchecked.length > 0 && limit.failOn !== 'never' && baseline.unchecked !== 'neutral';
   const output = (report: Report, sources: readonly SourceFile[], unchecked: Checked['unchecked'] = []): void => {
-    io.onReport?.({ report, sources, baselineOrigin, failed: fails(report, limit) || uncheckedFails(unchecked), unchecked });
+    io.onReport?.({ report, sources, baselineOrigin, failed: fails(report, flags.limit) || uncheckedFails(flags, baseline, unchecked), unchecked });
     const shown = values.quiet ? { ...report, findings: report.findings.filter((finding) => finding.severity === 'error') } : report;
-    const text = render(shown, format, sources, values.verbose ?? false, (io.color ?? false) && values.output === undefined);
+    const text = render(shown, flags.format, sources, values.verbose ?? false, (io.color ?? false) && values.output === undefined);
     if (values.output === undefined) io.out(text);
     else writeOutput(io.cwd, values.output, text);
   };
-
-  if (stdin) {
-    const checked = checkStdin(io, values['stdin-filename'], type, baseline, kb, gateOptions);
+  if (flags.stdin) {
+    const checked = checkStdin(io, values['stdin-filename'], flags.type, baseline, kb, gateOptions);
     if (typeof checked === 'string') throw new UsageError(checked);
     output(checked.report, checked.sources);
-    return fails(checked.report, limit) ? 1 : 0;
+    return fails(checked.report, flags.limit) ? 1 : 0;
   }
+  // 2. The files: those named with the files on disk joined to them, or the whole tree.
+  const chosen = chooseFiles(io, flags, baseline);
+  // 3. The check, and the safe fixes with --fix.
+  const { checked, skipped } = checkChosen(io, flags, chosen, { baseline, kb, gateOptions, policy });
+  // 4. What was skipped and not checked, the report, the exit code.
+  for (const skip of skipped) {
+    if (values['ignore-unknown'] && skip.reason === UNKNOWN_KIND && chosen.namedPaths.has(skip.path)) continue;
+    io.err(`${escapeControl(skip.path)}: skipped: ${skip.reason}\n`);
+  }
+  const sourcePaths = new Set(checked.sources.map((source) => source.path));
+  const unchecked = [
+    ...chosen.selected.unreadable.map((entry) => ({ path: toRepoPath(io.cwd, entry.path) ?? entry.path, reason: entry.reason })),
+    ...skipped.filter((skip) => skip.reason !== UNKNOWN_KIND && !skip.duplicate),
+  ]
+    // Checking named files, a file elsewhere in the checkout that could not be read is said (above), not a failure
+    // of theirs: only the named files, and the files their units hold, count.
+    .filter(({ path }) => !chosen.namesFiles || chosen.namedSet.has(path) || sourcePaths.has(path))
+    .map(({ path, reason }) => ({ path, reason }));
+  output(checked.report, checked.sources, unchecked);
+  // A file named on the command line that could not be read as any kind was not checked: that is a usage error,
+  // unless --ignore-unknown says the names are candidates (the pre-commit hook passes every YAML file that may be
+  // a conda environment).
+  if (!values['ignore-unknown'] && skipped.some((skip) => skip.reason === UNKNOWN_KIND && chosen.namedPaths.has(skip.path))) return 2;
+  if (uncheckedFails(flags, baseline, unchecked)) {
+    io.err(
+      `cuda-gatekeeper: ${unchecked.length} CUDA-relevant file${unchecked.length === 1 ? ' was' : 's were'} not checked (${escapeControl(unchecked[0]!.path)}: ${unchecked[0]!.reason}${unchecked.length > 1 ? `; and ${unchecked.length - 1} more` : ''}), so the check fails; --fail-on never, or unchecked: neutral in the baseline, lets it pass\n`,
+    );
+    return 1;
+  }
+  return fails(checked.report, flags.limit) ? 1 : 0;
+}
 
+/**
+ * A CUDA-relevant file that could not be checked is not a pass (the App's check fails the same way), unless
+ * `--fail-on never` or the baseline's `unchecked: neutral` says so.
+ */
+function uncheckedFails(flags: CheckFlags, baseline: Baseline, unchecked: readonly unknown[]): boolean {
+  return unchecked.length > 0 && flags.limit.failOn !== 'never' && baseline.unchecked !== 'neutral';
+}
+
+/**
+ * Step 2 of `check`: the files to check. Files named on the command line (pre-commit passes the staged ones) are
+ * checked with the files on disk that include or install them, and those they pull in: the units the App and
+ * --changed-since check for them, so a requirements file changed alone is still checked against the Dockerfile
+ * that installs it. A named path that is missing, outside the working directory or unreadable is a usage error.
+ */
+function chooseFiles(io: Io, flags: CheckFlags, baseline: Baseline) {
+  const { values, positionals } = flags;
   const named = select(io, positionals, baseline);
-  // Files named on the command line (pre-commit passes the staged ones) are checked with the files on disk that
-  // include or install them, and those they pull in: the units the App and --changed-since check for them, so a
-  // requirements file changed alone is still checked against the Dockerfile that installs it.
   const namedSet = new Set(named.paths);
   const namesFiles = positionals.length > 0 && positionals.every((path) => namedSet.has(toRepoPath(io.cwd, resolve(io.cwd, path)) ?? ''));
   const selected = namesFiles && values['changed-since'] === undefined ? withTree(io, baseline, named) : named;
@@ -459,18 +511,40 @@ function check(args: readonly string[], io: Io): number {
   // The walk knows each file's kind by name (or a YAML file's by content); a file named on the command line whose
   // name says nothing is read as --type says, or as its content says.
   const namedPaths = new Set(positionals.map((path) => toRepoPath(io.cwd, resolve(io.cwd, path))));
-  const files: Listed[] = selected.paths.map((path) => ({ path, kind: (type && namedPaths.has(path) ? type : undefined) ?? selected.kinds.get(path) }));
+  const files: Listed[] = selected.paths.map((path) => ({
+    path,
+    kind: (flags.type && namedPaths.has(path) ? flags.type : undefined) ?? selected.kinds.get(path),
+  }));
+  return { selected, changes, files, namesFiles, namedSet, namedPaths };
+}
+
+/**
+ * Step 3 of `check`: the chosen files checked, with the fixes verified. A large tree is checked on every core
+ * (threads.ts), with the same result; --fix and --changed-since on one thread, and so is a tree with files
+ * reached through links (one thread reads such a file once, by its real path). With --fix, the safe fixes are
+ * written and the files checked again.
+ */
+function checkChosen(
+  io: Io,
+  flags: CheckFlags,
+  chosen: ReturnType<typeof chooseFiles>,
+  engine: {
+    readonly baseline: Baseline;
+    readonly kb: KnowledgeBase;
+    readonly gateOptions: GateOptions & { repository: string; today: string };
+    readonly policy?: LoadedBaseline | undefined;
+  },
+): { checked: RepositoryCheck; skipped: Skipped[] } {
+  const { selected, changes, files } = chosen;
+  const { baseline, kb, gateOptions, policy } = engine;
   let skipped: Skipped[] = [];
   const run = (list: readonly Listed[]): RepositoryCheck => {
     const reader = diskReader(io.cwd, skipped, selected);
     const checked = changes ? checkChanges(list, reader, changes, baseline, kb, gateOptions) : gateRepository(list, reader, baseline, kb, gateOptions);
     return withVerifiedFixes(checked, baseline, kb, changes ? { ...gateOptions, removed: changes.removed } : gateOptions);
   };
-  // A large tree is checked on every core (threads.ts), with the same result; --fix and --changed-since on one.
-  // A large tree is checked on every core (threads.ts), with the same result; --fix and --changed-since on one,
-  // and so is a tree with files reached through links (one thread reads such a file once, by its real path).
   const linked = selected.paths.some((path) => !selected.plain.has(path));
-  const threads = io.threadScript && !changes && !values.fix && !linked ? threadsFor(files.length) : 1;
+  const threads = io.threadScript && !changes && !flags.values.fix && !linked ? threadsFor(files.length) : 1;
   let checked: RepositoryCheck | undefined;
   if (threads > 1) {
     try {
@@ -490,8 +564,7 @@ function check(args: readonly string[], io: Io): number {
     }
   }
   checked ??= run(files);
-
-  if (values.fix) {
+  if (flags.values.fix) {
     const fixed = applySafeFixes(io.cwd, checked.sources, checked.report);
     if (fixed > 0) {
       io.err(`cuda-gatekeeper: applied ${fixed} safe fix${fixed === 1 ? '' : 'es'}\n`);
@@ -499,33 +572,7 @@ function check(args: readonly string[], io: Io): number {
       checked = run(changes ? files : checked.sources.map((source) => ({ path: source.path, kind: source.kind })));
     }
   }
-  const { report, sources } = checked;
-
-  for (const skip of skipped) {
-    if (values['ignore-unknown'] && skip.reason === UNKNOWN_KIND && namedPaths.has(skip.path)) continue;
-    io.err(`${escapeControl(skip.path)}: skipped: ${skip.reason}\n`);
-  }
-  const sourcePaths = new Set(sources.map((source) => source.path));
-  const unchecked = [
-    ...selected.unreadable.map((entry) => ({ path: toRepoPath(io.cwd, entry.path) ?? entry.path, reason: entry.reason })),
-    ...skipped.filter((skip) => skip.reason !== UNKNOWN_KIND && !skip.duplicate),
-  ]
-    // Checking named files, a file elsewhere in the checkout that could not be read is said (above), not a failure
-    // of theirs: only the named files, and the files their units hold, count.
-    .filter(({ path }) => !namesFiles || namedSet.has(path) || sourcePaths.has(path))
-    .map(({ path, reason }) => ({ path, reason }));
-  output(report, sources, unchecked);
-  // A file named on the command line that could not be read as any kind was not checked: that is a usage error,
-  // unless --ignore-unknown says the names are candidates (the pre-commit hook passes every YAML file that may be
-  // a conda environment).
-  if (!values['ignore-unknown'] && skipped.some((skip) => skip.reason === UNKNOWN_KIND && namedPaths.has(skip.path))) return 2;
-  if (uncheckedFails(unchecked)) {
-    io.err(
-      `cuda-gatekeeper: ${unchecked.length} CUDA-relevant file${unchecked.length === 1 ? ' was' : 's were'} not checked (${escapeControl(unchecked[0]!.path)}: ${unchecked[0]!.reason}${unchecked.length > 1 ? `; and ${unchecked.length - 1} more` : ''}), so the check fails; --fail-on never, or unchecked: neutral in the baseline, lets it pass\n`,
-    );
-    return 1;
-  }
-  return fails(report, limit) ? 1 : 0;
+  return { checked, skipped };
 }
 
 /**

@@ -17,7 +17,7 @@ import { GateBudgetError, type GatePool } from '../sandbox/gate-pool.js';
 import { defaultKnowledgeBase } from '../knowledge/index.js';
 import ignore from 'ignore';
 import { classifyPath, kindByContent, yamlByContent } from '../parsers/index.js';
-import { affectedFiles, type Listed } from '../reader.js';
+import { affectedFiles, type Listed, type SourceFile } from '../reader.js';
 import { gateOptionsFor, resolveBaseline, type OrgConfigCache, type ResolvedBaseline } from './config.js';
 import type { PullChanges } from './changes.js';
 import { readCommit, type Skipped } from './files.js';
@@ -136,32 +136,101 @@ function organisationConfig(layer: OrgLayer | undefined, cached: ReturnType<OrgC
   return { config: layer.state === 'found' ? layer.config : null };
 }
 
+/** What the first read asks for: the changed paths, what may join them, the directories to list. */
+interface ReadPlan {
+  readonly relevant: Listed[];
+  readonly removed: readonly string[];
+  readonly added: Map<string, Set<number>>;
+  readonly others: readonly ChangedFile[];
+  /** Changed YAML files no name claims: read, kept if their content is an environment or a Kubernetes manifest. */
+  readonly byContent: readonly string[];
+  /** Files read on speculation (beside a changed file, in the directories above it). */
+  readonly speculative: readonly string[];
+  readonly firstPaths: readonly string[];
+  readonly directories: readonly string[];
+}
+
+/** The files a pull request checks, read, with the baseline that applies and what could not be checked. */
+interface Selection {
+  readonly baseline: ResolvedBaseline;
+  readonly org: ReturnType<typeof organisationConfig>;
+  readonly read: FirstRead;
+  readonly files: readonly ParsedFile[];
+  readonly sources: readonly SourceFile[];
+  readonly texts: Map<string, string>;
+  readonly given: ReadonlySet<string>;
+  readonly skipped: readonly Skipped[];
+  readonly requests: number;
+}
+
+/**
+ * One pull request's analysis, in four steps: plan the reads from the changed files, read them with the baselines
+ * in one request, select and read every file the baseline checks and the files joined to them, judge.
+ */
 export async function analyzePull(github: GitHub, target: PullTarget, deps: AnalyzeDeps, changes: PullChanges): Promise<Analysis> {
-  const repo = { owner: target.owner, repo: target.repo };
-  const { relevant, removed, added, others } = relevantChanges(changes.files);
   const unseen = changes.incomplete ? { unseen: changes.incomplete } : {};
   const cachedOrg = deps.orgCache.get(target.installationId, target.owner);
-  // YAML files no name claims (env.gpu.yml, conda/environments/…, k8s/train.yaml): read, kept if their content is an
-  // environment or a Kubernetes manifest.
-  const byContent = others.filter((file) => yamlByContent(file.filename)).map((file) => file.filename);
-  if (relevant.length === 0 && removed.length === 0 && byContent.length === 0) {
+  // 1. What changed, and what to read for it.
+  const plan = planReads(changes);
+  if (!plan) {
     // Nothing CUDA-relevant changed: no file is read (the baseline only matters for files).
     const baseline = resolveBaseline(target.owner, target.repo, undefined, cachedOrg ?? null);
+    const report = gate([], baseline.baseline, defaultKnowledgeBase());
     return {
-      report: gate([], baseline.baseline, defaultKnowledgeBase()),
+      report,
       files: [],
       texts: new Map(),
       relevant: [],
       removed: [],
       skipped: [],
       baseline,
-      added,
+      added: new Map(),
       requests: 0,
       orgFound: Boolean(cachedOrg),
       ...unseen,
     };
   }
+  // 2. The changed files, the speculative reads, the directory listings and the baselines: one request.
+  const read = await firstRead(
+    github,
+    { owner: target.owner, repo: target.repo },
+    {
+      paths: plan.firstPaths,
+      directories: plan.directories,
+      headSha: target.headSha,
+      number: target.number,
+      appId: deps.appId,
+      withOrg: cachedOrg === undefined,
+    },
+  );
+  const org = organisationConfig(read.org, cachedOrg);
+  if (read.org && read.org.state !== 'unavailable') deps.orgCache.set(target.installationId, target.owner, org.config ?? null);
+  // 3. The files the baseline checks, and every file joined to them.
+  const selection = await selectFiles(github, target, plan, read, org);
+  // 4. The verdict.
+  const report = await judge(target, plan, selection, deps.gatePool);
+  return {
+    files: report.files,
+    texts: selection.texts,
+    relevant: [...selection.given],
+    removed: plan.removed,
+    baseline: selection.baseline,
+    read,
+    added: plan.added,
+    ...(org.unavailable ? { unavailable: org.unavailable } : {}),
+    ...unseen,
+    orgFound: Boolean(org.config),
+    requests: selection.requests,
+    report: report.report,
+    skipped: report.skipped,
+  };
+}
 
+/** Step 1: the relevant changes and the first read's paths and directories; undefined when nothing relevant changed. */
+function planReads(changes: PullChanges): ReadPlan | undefined {
+  const { relevant, removed, added, others } = relevantChanges(changes.files);
+  const byContent = others.filter((file) => yamlByContent(file.filename)).map((file) => file.filename);
+  if (relevant.length === 0 && removed.length === 0 && byContent.length === 0) return undefined;
   const paths = [...relevant.map((file) => file.path), ...byContent];
   const requirementsLike = [...paths.filter((path) => classifyPath(path) !== 'dockerfile'), ...removed];
   const directories = unique(requirementsLike.flatMap(ancestors)).slice(0, MAX_DIRECTORIES);
@@ -171,20 +240,26 @@ export async function analyzePull(github: GitHub, target: PullTarget, deps: Anal
     ...directories.flatMap((dir) => BESIDE_REQUIREMENTS.map((name) => joinRepo(dir, name) ?? name)),
   ]).filter((path) => !paths.includes(path));
   const firstPaths = [...paths, ...speculative].slice(0, Math.max(READ_CHUNK, paths.length));
-  const read = await firstRead(github, repo, {
-    paths: firstPaths,
-    directories,
-    headSha: target.headSha,
-    number: target.number,
-    appId: deps.appId,
-    withOrg: cachedOrg === undefined,
-  });
-  const org = organisationConfig(read.org, cachedOrg);
-  if (read.org && read.org.state !== 'unavailable') deps.orgCache.set(target.installationId, target.owner, org.config ?? null);
+  return { relevant, removed, added, others, byContent, speculative, firstPaths, directories };
+}
+
+/**
+ * Step 3: the baseline that applies; the changed files it checks (by name, by content, by its `files` patterns);
+ * the files that may include them (what the listing shows, and the speculative reads that exist); all of them
+ * read, with the files their includes lead to. A changed YAML file GitHub would not show cannot be told apart
+ * from a manifest: it is not checked, and says so.
+ */
+async function selectFiles(
+  github: GitHub,
+  target: PullTarget,
+  plan: ReadPlan,
+  read: FirstRead,
+  org: ReturnType<typeof organisationConfig>,
+): Promise<Selection> {
   const baseline = resolveBaseline(target.owner, target.repo, read.repoConfig, org.config);
-  // A changed YAML file GitHub would not show cannot be told apart from a manifest: it is not checked, and says so.
+  const relevant = [...plan.relevant];
   const undecided: Skipped[] = [];
-  for (const path of byContent) {
+  for (const path of plan.byContent) {
     const blob = read.blobs.get(path);
     if (blob && 'unreadable' in blob) {
       undecided.push({ path, reason: `could not be read to tell whether it is a Kubernetes manifest or a conda environment (${blob.unreadable})` });
@@ -193,74 +268,83 @@ export async function analyzePull(github: GitHub, target: PullTarget, deps: Anal
     const kind = blob && blob.text !== null ? kindByContent(path, blob.text) : undefined;
     if (kind) {
       relevant.push({ path, kind });
-      added.set(path, addedLines(others.find((file) => file.filename === path)?.patch));
+      plan.added.set(path, addedLines(plan.others.find((file) => file.filename === path)?.patch));
     }
   }
-  // The baseline's `files` patterns: more changed files to check (their content decides the kind), and files not to.
   const { include, exclude } = baseline.baseline.files;
   const excluded = exclude.length ? ignore().add([...exclude]) : undefined;
   const included = include.length ? ignore().add([...include]) : undefined;
-  for (const file of others) {
+  for (const file of plan.others) {
     if (!included?.ignores(file.filename) || relevant.some((entry) => entry.path === file.filename)) continue;
     relevant.push({ path: file.filename });
-    added.set(file.filename, addedLines(file.patch));
+    plan.added.set(file.filename, addedLines(file.patch));
   }
   const kept = (path: string) => !excluded?.ignores(path);
-
-  // Files that may include a changed or deleted one: what the listing shows, and the speculative reads that exist.
   const checkedRelevant = relevant.filter((file) => kept(file.path));
   const given = new Set(checkedRelevant.map((file) => file.path));
-  const includers = unique([...read.listedPaths, ...speculative.filter((path) => read.blobs.get(path))])
+  const includers = unique([...read.listedPaths, ...plan.speculative.filter((path) => read.blobs.get(path))])
     .filter((path) => !given.has(path) && classifyPath(path) !== undefined && kept(path))
     .slice(0, READ_CHUNK)
     .map((path) => ({ path, kind: classifyPath(path)! }));
   const listing = { directories: read.listedDirectories, files: new Set(read.listedPaths) };
-  const commit = await readCommit(github, repo, target.headSha, [...checkedRelevant, ...includers], read.blobs, undefined, listing, {
-    images: baseline.baseline.images,
-  });
-  const parsed = commit.files.map((file) => file.parsed);
-  const files = affectedFiles(parsed, given, new Set(removed));
+  const commit = await readCommit(
+    github,
+    { owner: target.owner, repo: target.repo },
+    target.headSha,
+    [...checkedRelevant, ...includers],
+    read.blobs,
+    undefined,
+    listing,
+    {
+      images: baseline.baseline.images,
+    },
+  );
+  const files = affectedFiles(
+    commit.files.map((file) => file.parsed),
+    given,
+    new Set(plan.removed),
+  );
   const checked = new Set(files.map((file) => file.path));
   // What could not be checked and matters: a changed file, or a file a checked file includes.
   const followed = new Set(commit.files.filter((file) => checked.has(file.source.path)).flatMap((file) => file.links.filter((link) => link !== undefined)));
   const skipped = [...undecided, ...commit.skipped.filter((entry) => given.has(entry.path) || followed.has(entry.path))];
-  const texts = new Map(commit.files.filter((file) => checked.has(file.source.path)).map((file) => [file.source.path, file.source.text]));
-  const options = gateOptionsFor(baseline, target.owner, target.repo, { removed });
+  const sources = commit.files.filter((file) => checked.has(file.source.path)).map((file) => file.source);
+  const texts = new Map(sources.map((source) => [source.path, source.text]));
+  return { baseline, org, read, files, sources, texts, given, skipped, requests: 1 + commit.requests };
+}
+
+/**
+ * Step 4: the gate, with the fixes verified (apply fixes, review suggestions and `/cuda-check fix` offer only fixes
+ * the gate accepts once applied). With a pool, on a worker thread within its time and size budget
+ * (src/sandbox/gate-pool.ts); over budget nothing is judged and every file counts as not checked (the run fails
+ * unless `unchecked: neutral`).
+ */
+async function judge(
+  target: PullTarget,
+  plan: ReadPlan,
+  selection: Selection,
+  pool: GatePool | undefined,
+): Promise<{ readonly report: Report; readonly files: readonly ParsedFile[]; readonly skipped: readonly Skipped[] }> {
+  const { baseline, files, skipped } = selection;
+  const options = gateOptionsFor(baseline, target.owner, target.repo, { removed: plan.removed });
   const kb = defaultKnowledgeBase();
-  const result = {
-    files,
-    texts,
-    relevant: [...given],
-    removed,
-    baseline,
-    read,
-    added,
-    ...(org.unavailable ? { unavailable: org.unavailable } : {}),
-    ...unseen,
-    orgFound: Boolean(org.config),
-    requests: 1 + commit.requests,
-  };
-  if (deps.gatePool) {
-    // On a worker thread, within the time and size budget (see src/sandbox/gate-pool.ts).
-    const sources = commit.files.filter((file) => checked.has(file.source.path)).map((file) => file.source);
-    const job: GateJob = {
-      owner: target.owner,
-      repo: target.repo,
-      ...(read.repoConfig ? { repoConfig: read.repoConfig } : {}),
-      orgConfig: org.config,
-      sources,
-      options: { repository: options.repository, today: options.today, removed },
-    };
-    try {
-      return { ...result, report: await deps.gatePool.run(job), skipped };
-    } catch (error) {
-      if (!(error instanceof GateBudgetError)) throw error;
-      // Over budget: nothing is judged; every file counts as not checked (the run fails unless `unchecked: neutral`).
-      const unchecked = files.map((file) => ({ path: file.path, reason: `could not be checked: ${error.message} (the files are too large or too complex)` }));
-      return { ...result, report: gate([], baseline.baseline, kb, { ...options, removed: [] }), skipped: [...skipped, ...unchecked] };
-    }
+  if (!pool) {
+    const report = verifyFixes(gate(files, baseline.baseline, kb, options), files, (subset) => gate(subset, baseline.baseline, kb, options));
+    return { report, files, skipped };
   }
-  // Apply fixes, review suggestions and /cuda-check fix offer only fixes the gate accepts once applied.
-  const report = verifyFixes(gate(files, baseline.baseline, kb, options), files, (subset) => gate(subset, baseline.baseline, kb, options));
-  return { ...result, report, skipped };
+  const job: GateJob = {
+    owner: target.owner,
+    repo: target.repo,
+    ...(selection.read.repoConfig ? { repoConfig: selection.read.repoConfig } : {}),
+    orgConfig: selection.org.config,
+    sources: [...selection.sources],
+    options: { repository: options.repository, today: options.today, removed: plan.removed },
+  };
+  try {
+    return { report: await pool.run(job), files, skipped };
+  } catch (error) {
+    if (!(error instanceof GateBudgetError)) throw error;
+    const unchecked = files.map((file) => ({ path: file.path, reason: `could not be checked: ${error.message} (the files are too large or too complex)` }));
+    return { report: gate([], baseline.baseline, kb, { ...options, removed: [] }), files, skipped: [...skipped, ...unchecked] };
+  }
 }

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Context } from 'probot';
-import { HELP, parseCommand } from './commands.js';
+import { HELP, parseCommand, type Command } from './commands.js';
 import { defaultKnowledgeBase } from '../knowledge/index.js';
 import { plan } from '../plan/plan.js';
 import { baselineMarkdown, planMarkdown } from '../render/markdown.js';
@@ -112,21 +112,19 @@ export async function onComment(context: Context<'issue_comment.created'>, deps:
     log: context.log,
     deliveryId: context.id,
   };
-  switch (command.kind) {
-    case 'rerun':
-      return checkPull(github, deps, context.log, { target, trigger: 'request', deliveryId: context.id });
-    case 'help':
-      return run.reply(`${command.problem ? `${command.problem}.\n\n` : ''}${HELP}`).then(() => undefined);
-    case 'explain':
-      return explain(run, command.ruleId);
-    case 'baseline':
-      return showBaseline(run);
-    case 'fix':
-      return fixFor(run);
-    case 'plan':
-      return showPlan(run, command.cuda);
-  }
+  const handler = COMMANDS[command.kind] as (run: CommandContext, command: Command) => Promise<CheckOutcome | undefined>;
+  return handler(run, command);
 }
+
+/** One handler per command, keyed by its kind (commands.ts parses them). */
+const COMMANDS: { readonly [K in Command['kind']]: (run: CommandContext, command: Extract<Command, { kind: K }>) => Promise<CheckOutcome | undefined> } = {
+  rerun: (run) => checkPull(run.github, run.deps, run.log, { target: run.target, trigger: 'request', deliveryId: run.deliveryId }),
+  help: (run, command) => run.reply(`${command.problem ? `${command.problem}.\n\n` : ''}${HELP}`).then(() => undefined),
+  explain: (run, command) => explain(run, command.ruleId),
+  baseline: (run) => showBaseline(run),
+  fix: (run) => fixFor(run),
+  plan: (run, command) => showPlan(run, command.cuda),
+};
 
 async function explain(run: CommandContext, ruleId: string): Promise<undefined> {
   if (!RULE_IDS.has(ruleId)) {

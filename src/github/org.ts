@@ -21,7 +21,7 @@ import { rememberRun, type AppDeps } from './deps.js';
 import { partialQuery, problemsAt } from './graphql.js';
 import { readBranch, readBranches, readPullsAgainst, repositoriesInfo, repositoryInfo, type OpenPull, type RepositoryInfo } from './repository.js';
 import type { Skipped } from './files.js';
-import type { PathIndex } from './path-index.js';
+import { branchPush, type PathIndex } from './path-index.js';
 import { newestRun, ORG_CONFIG_PATH, ORG_CONFIG_REPO, orgLayer, readOrgLayer, RUNS_FIELD, type Blob, type ConfigBlob, type ExistingRun } from './read.js';
 import { migrate } from './migrate.js';
 import { describeError, runKey, sendFailure, serialized } from './pull-check.js';
@@ -349,6 +349,39 @@ export function baselinePushed(
     commits.length === 0 ||
     commits.some((commit) => [...(commit.added ?? []), ...(commit.modified ?? []), ...(commit.removed ?? [])].includes(ORG_CONFIG_PATH));
   return touched ? { kind: 'recheck-org', installationId: installation.id, owner: repository.owner.login, deliveryId } : undefined;
+}
+
+/** Queue the organisation re-check a job asks for (none: nothing to do); the cached organisation layer is dropped first. */
+export async function queueOrgRecheck(
+  github: GitHub,
+  job: Extract<FanoutJob, { kind: 'recheck-org' }> | undefined,
+  key: string,
+  deps: AppDeps,
+  log: Logger,
+): Promise<void> {
+  if (!job) return;
+  deps.orgCache.invalidate(job.installationId, job.owner);
+  await deps
+    .fanout!.add(`recheck-org:${job.installationId}:${job.owner}@${key}`, job, github)
+    .catch((error: Error) =>
+      log.error({ deliveryId: job.deliveryId, owner: job.owner, err: { message: error.message } }, 'could not queue the organisation re-check'),
+    );
+}
+
+/**
+ * A push: one to a default branch moves that repository's path index entry forward (or drops it), and one that
+ * lands a new organisation baseline re-checks the organisation.
+ */
+export async function onPush(
+  github: GitHub,
+  payload: Parameters<typeof baselinePushed>[0] & Parameters<typeof branchPush>[0],
+  deps: AppDeps,
+  log: Logger,
+  deliveryId: string,
+): Promise<void> {
+  const pushed = branchPush(payload);
+  if (pushed) await deps.paths.pushed(pushed.repo, pushed.push);
+  await queueOrgRecheck(github, baselinePushed(payload, deliveryId), payload.after, deps, log);
 }
 
 /**

@@ -4,6 +4,7 @@
  * `sweep.issues` in the organisation baseline it keeps one "CUDA compliance" issue per repository, or one
  * dashboard issue in the config repository, up to date; compliant repositories get their issue closed.
  */
+import type { Probot } from 'probot';
 import type { Report } from '../finding.js';
 import type { AppDeps } from './deps.js';
 import { evaluateDefaultBranch, organisationRepositories } from './org.js';
@@ -125,4 +126,16 @@ export function scheduleSweeps(
   );
   timer.unref();
   return timer;
+}
+
+/** The sweep over every installation of the App (accounts with a login: organisations and users), on Probot's auth. */
+export function sweepEveryInstallation(probot: Probot, deps: AppDeps, intervalMs: number): NodeJS.Timeout {
+  const installations = async () => {
+    const app = await probot.auth();
+    const all = await app.paginate(app.rest.apps.listInstallations, { per_page: 100 });
+    return all
+      .map((installation) => ({ id: installation.id, owner: installation.account && 'login' in installation.account ? installation.account.login : '' }))
+      .filter((installation) => installation.owner);
+  };
+  return scheduleSweeps(installations, async (id) => (await probot.auth(id)) as GitHub, deps, probot.log, intervalMs);
 }
