@@ -19311,6 +19311,38 @@ function memoize(compute, limit = 4096) {
 }
 
 // src/knowledge/versions.ts
+var parseCuda = memoize((text2) => computeParseCuda(text2));
+function computeParseCuda(text2) {
+  const match = /^(\d{1,2})\.(\d{1,2})(?:\.(\d{1,3}))?$/.exec(text2.trim());
+  if (!match) return void 0;
+  return { major: Number(match[1]), minor: Number(match[2]), ...match[3] !== void 0 ? { patch: Number(match[3]) } : {} };
+}
+function cudaMajorMinor(text2) {
+  const parsed = parseCuda(text2);
+  return parsed ? `${parsed.major}.${parsed.minor}` : void 0;
+}
+function cudaFromTag(tag) {
+  const match = /^cu(\d{2,3})$/i.exec(tag);
+  if (!match) return void 0;
+  const digits = match[1];
+  return `${digits.slice(0, -1)}.${digits.slice(-1)}`;
+}
+function tagFromCuda(cuda) {
+  const parsed = parseCuda(cuda);
+  return parsed ? `cu${parsed.major}${parsed.minor}` : `cu${cuda.replace(".", "")}`;
+}
+function cudaMajor(cuda) {
+  return Number.parseInt(cuda, 10);
+}
+function publicVersion(version2) {
+  const plus = version2.indexOf("+");
+  return plus < 0 ? version2 : version2.slice(0, plus);
+}
+function minorOf(version2) {
+  return version2.split(".").slice(0, 2).join(".");
+}
+
+// src/util/dotted.ts
 function compareDotted(a, b) {
   if (a === b) return 0;
   const fast = compareDigitsAndDots(a, b);
@@ -19348,36 +19380,6 @@ function compareDigitsAndDots(a, b) {
     j++;
   }
   return 0;
-}
-var parseCuda = memoize((text2) => computeParseCuda(text2));
-function computeParseCuda(text2) {
-  const match = /^(\d{1,2})\.(\d{1,2})(?:\.(\d{1,3}))?$/.exec(text2.trim());
-  if (!match) return void 0;
-  return { major: Number(match[1]), minor: Number(match[2]), ...match[3] !== void 0 ? { patch: Number(match[3]) } : {} };
-}
-function cudaMajorMinor(text2) {
-  const parsed = parseCuda(text2);
-  return parsed ? `${parsed.major}.${parsed.minor}` : void 0;
-}
-function cudaFromTag(tag) {
-  const match = /^cu(\d{2,3})$/i.exec(tag);
-  if (!match) return void 0;
-  const digits = match[1];
-  return `${digits.slice(0, -1)}.${digits.slice(-1)}`;
-}
-function tagFromCuda(cuda) {
-  const parsed = parseCuda(cuda);
-  return parsed ? `cu${parsed.major}${parsed.minor}` : `cu${cuda.replace(".", "")}`;
-}
-function cudaMajor(cuda) {
-  return Number.parseInt(cuda, 10);
-}
-function publicVersion(version2) {
-  const plus = version2.indexOf("+");
-  return plus < 0 ? version2 : version2.slice(0, plus);
-}
-function minorOf(version2) {
-  return version2.split(".").slice(0, 2).join(".");
 }
 
 // src/knowledge/data/companions.json

@@ -6,7 +6,7 @@ import { createWebHandler } from './web/handler.js';
 import { onComment, onRequestedAction } from './github/comments.js';
 import { createDeps, type AppDeps } from './github/deps.js';
 import { DurableFanout } from './github/durable.js';
-import { installationChanged, onPush, queueOrgRecheck } from './github/org.js';
+import { onInstallationChange, onPush } from './github/org.js';
 import { RedisPathIndex } from './github/path-index.js';
 import { checkPull, type CheckOutcome } from './github/pull-check.js';
 import { JobQueue } from './github/queue.js';
@@ -26,12 +26,11 @@ export type GatekeeperApp = ((probot: Probot, options?: Partial<ApplicationFunct
 
 export function cudaGatekeeper(deps: AppDeps): GatekeeperApp {
   const app = function app(probot: Probot, options?: Partial<ApplicationFunctionOptions>): void {
-    // A stored delivery (with Redis) is run by a worker through Probot's own handlers.
-    deps.receive = (delivery) => probot.receive(delivery as never);
-    deps.fanout ??= new JobQueue(
-      (github, job) => runJob(github, job, deps, probot.log),
-      (key, job, error) => probot.log.error({ job: key, err: { message: (error as Error).message } }, `${job.kind} job failed`),
-    );
+    // Fan-out jobs run in this process: the in-process queue's, or (with REDIS_URL) the shared durable queue's, a
+    // stored delivery of which is handed to Probot's own handlers; a durable check that GitHub fails is retried.
+    const durable = deps.fanout instanceof DurableFanout;
+    const receive = (delivery: { readonly id: string; readonly name: string; readonly payload: unknown }) => probot.receive(delivery as never);
+    deps.fanout.start(probot, (github, job) => runJob(github, job, deps, probot.log, { durable, receive }), probot.log);
 
     /**
      * A delivery is handled once: a redelivery with the same id is dropped while the first is running, and after
@@ -104,28 +103,8 @@ export function cudaGatekeeper(deps: AppDeps): GatekeeperApp {
     );
     probot.on('push', (context) => onPush(context.octokit as GitHub, context.payload, deps, context.log, context.id));
     // Adding the organisation's .github to an installation (or a new installation) changes its baseline at once.
-    probot.on(['installation_repositories.added', 'installation_repositories.removed'], (context) =>
-      queueOrgRecheck(
-        context.octokit as GitHub,
-        installationChanged(context.payload, 'installation_repositories', context.id),
-        `repositories:${context.id}`,
-        deps,
-        context.log,
-      ),
-    );
-    probot.on(['installation.created', 'installation.new_permissions_accepted', 'installation.unsuspend'], (context) =>
-      queueOrgRecheck(
-        context.octokit as GitHub,
-        installationChanged(context.payload, 'installation', context.id),
-        `installation:${context.id}`,
-        deps,
-        context.log,
-      ),
-    );
-
-    // With REDIS_URL, this replica also works on the shared, durable fan-out queue.
-    if (deps.fanout instanceof DurableFanout)
-      deps.fanout.startWorker(probot, (github, job) => runJob(github, job, deps, probot.log, { durable: true }), probot.log);
+    probot.on(['installation_repositories.added', 'installation_repositories.removed'], (context) => onInstallationChange(context, deps));
+    probot.on(['installation.created', 'installation.new_permissions_accepted', 'installation.unsuspend'], (context) => onInstallationChange(context, deps));
 
     // The drift sweep over every installation's default branches (SWEEP_INTERVAL_HOURS; 0 turns it off).
     if (deps.sweepIntervalMs) sweepEveryInstallation(probot, deps, deps.sweepIntervalMs);
@@ -144,7 +123,7 @@ export function cudaGatekeeper(deps: AppDeps): GatekeeperApp {
     const fanout = deps.fanout;
     if (fanout instanceof DurableFanout) await fanout.close();
     else if (fanout instanceof JobQueue) await fanout.idle();
-    await deps.gatePool?.close();
+    await deps.gatePool.close();
     await deps.snippetPool?.close();
     if (deps.paths instanceof RedisPathIndex) deps.paths.close();
   };
@@ -163,27 +142,27 @@ const bootLog = pino({ level: process.env.LOG_LEVEL ?? 'info', name: 'redis' });
  * REDIS_URL switches fan-out work to the durable queue (Probot itself then shares its rate-limit state there).
  */
 function defaultDeps(): AppDeps {
-  const deps = createDeps(Number(process.env.APP_ID ?? 0));
-  // Links in check runs point at GitHub's web pages (the GitHub Enterprise host when GHE_HOST is set).
-  deps.webUrl = process.env.GHE_HOST ? `${process.env.GHE_PROTOCOL ?? 'https'}://${process.env.GHE_HOST}` : 'https://github.com';
-  if (process.env.REDIS_URL) {
-    deps.fanout = new DurableFanout({ redisUrl: process.env.REDIS_URL, log: bootLog });
-    // The path index is shared by every replica, and outlives a restart.
-    deps.paths = new RedisPathIndex(process.env.REDIS_URL, bootLog);
-  }
   // Gates on worker threads, each within GATE_TIMEOUT_MS (default 30 s), GATE_THREADS at a time (default 2).
-  deps.gatePool = new GatePool(Number(process.env.GATE_THREADS ?? 2), Number(process.env.GATE_TIMEOUT_MS ?? 30_000));
-  // The public snippet checks: one thread of their own, a small budget (SNIPPET_TIMEOUT_MS, 5 s) and queue
-  // (SNIPPET_QUEUE, 4), and they start only while no pull request's gate is running.
-  const gates = deps.gatePool;
-  deps.snippetPool = new GatePool(1, Number(process.env.SNIPPET_TIMEOUT_MS ?? 5000), {
-    maxQueue: Number(process.env.SNIPPET_QUEUE ?? 4),
-    maxWaitMs: 10_000,
-    yieldTo: () => gates.busy,
-  });
+  const gatePool = new GatePool(Number(process.env.GATE_THREADS ?? 2), Number(process.env.GATE_TIMEOUT_MS ?? 30_000));
   const hours = Number(process.env.SWEEP_INTERVAL_HOURS ?? 24);
-  if (Number.isFinite(hours) && hours > 0) deps.sweepIntervalMs = hours * 3600 * 1000;
-  return deps;
+  return createDeps({
+    appId: Number(process.env.APP_ID ?? 0),
+    // Links in check runs point at GitHub's web pages (the GitHub Enterprise host when GHE_HOST is set).
+    webUrl: process.env.GHE_HOST ? `${process.env.GHE_PROTOCOL ?? 'https'}://${process.env.GHE_HOST}` : 'https://github.com',
+    // With REDIS_URL: the durable fan-out queue, and the path index shared by every replica (it outlives a restart).
+    ...(process.env.REDIS_URL
+      ? { fanout: new DurableFanout({ redisUrl: process.env.REDIS_URL, log: bootLog }), paths: new RedisPathIndex(process.env.REDIS_URL, bootLog) }
+      : {}),
+    gatePool,
+    // The public snippet checks: one thread of their own, a small budget (SNIPPET_TIMEOUT_MS, 5 s) and queue
+    // (SNIPPET_QUEUE, 4), and they start only while no pull request's gate is running.
+    snippetPool: new GatePool(1, Number(process.env.SNIPPET_TIMEOUT_MS ?? 5000), {
+      maxQueue: Number(process.env.SNIPPET_QUEUE ?? 4),
+      maxWaitMs: 10_000,
+      yieldTo: () => gatePool.busy,
+    }),
+    ...(Number.isFinite(hours) && hours > 0 ? { sweepIntervalMs: hours * 3600 * 1000 } : {}),
+  });
 }
 
 export default cudaGatekeeper(defaultDeps());

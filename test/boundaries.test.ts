@@ -30,6 +30,9 @@ describe('import boundaries', () => {
     ],
     ['src/parsers/probe.ts', "import { gate } from '../gate.js';\nexport const x = gate;\n", 'Parsers come first'],
     ['src/render/probe.ts', "import { webHandler } from '../web/handler.js';\nexport const x = webHandler;\n", 'never imports a host'],
+    ['src/parsers/probe.ts', "import { parseCuda } from '../knowledge/versions.js';\nexport const x = parseCuda;\n", 'Parsers come first'],
+    ['src/sandbox/probe.ts', "import { OrgConfigCache } from '../github/config.js';\nexport const x = OrgConfigCache;\n", "never import the App's GitHub code"],
+    ['src/web/probe.ts', "import type { GitHub } from '../github/types.js';\nexport type X = GitHub;\n", "never import the App's GitHub code"],
   ])(
     '%s: %s is refused',
     async (path, code, message) => {
@@ -41,5 +44,7 @@ describe('import boundaries', () => {
   it('the same kinds of import where they are allowed pass', async () => {
     expect(await problems('src/github/probe.ts', "import { gate } from '../gate.js';\nexport const x = gate;\n")).toEqual([]);
     expect(await problems('rules/cuda-mismatch/probe.ts', "import { cite } from '../../src/knowledge/index.js';\nexport const x = cite;\n")).toEqual([]);
+    expect(await problems('src/parsers/probe.ts', "import { compareDotted } from '../util/dotted.js';\nexport const x = compareDotted;\n")).toEqual([]);
+    expect(await problems('src/sandbox/probe.ts', "import { layerBaselines } from '../baseline/layers.js';\nexport const x = layerBaselines;\n")).toEqual([]);
   }, 30_000);
 });

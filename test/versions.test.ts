@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { compareDotted } from '../src/knowledge/versions.js';
+import { compareDotted } from '../src/util/dotted.js';
 
 /** The definition compareDotted implements: dotted parts compared as integers, missing and non-numeric parts as 0. */
 function reference(a: string, b: string): number {

@@ -9,7 +9,7 @@ import { gate } from '../src/gate.js';
 import { defaultKnowledgeBase } from '../src/knowledge/index.js';
 import { parseFile } from '../src/parsers/index.js';
 import { OS_CHOICES, PYTHON_CHOICES, recommend, type Recommendation, type RecommendInput } from '../src/web/recommend.js';
-import { compareDotted } from '../src/knowledge/versions.js';
+import { compareDotted } from '../src/util/dotted.js';
 import { RULE_IDS } from '../rules/index.js';
 import { ROOT } from './harness.js';
 import { RateLimiter, webHandler } from '../src/web/handler.js';

@@ -7,7 +7,8 @@ import type { Fix } from '../../src/finding.js';
 import { mayHoldTogether } from '../../src/parsers/markers.js';
 import { cite, isUnverified } from '../../src/knowledge/index.js';
 import { defineRule, type Reporter } from '../../src/rule.js';
-import { compareDotted, minorOf, publicVersion } from '../../src/knowledge/versions.js';
+import { minorOf, publicVersion } from '../../src/knowledge/versions.js';
+import { compareDotted } from '../../src/util/dotted.js';
 
 export default defineRule({
   id: 'companion-mismatch',

@@ -5,7 +5,8 @@ import { cite, isUnverified, type KnowledgeBase } from '../../src/knowledge/inde
 import type { Pool } from '../../src/baseline/schema.js';
 import { defineRule, type Draft, type Reporter, type UnitVerdict } from '../../src/rule.js';
 import { selectPools, type Selection } from '../../src/analysis/placement.js';
-import { compareDotted, cudaMajor } from '../../src/knowledge/versions.js';
+import { cudaMajor } from '../../src/knowledge/versions.js';
+import { compareDotted } from '../../src/util/dotted.js';
 
 export default defineRule({
   id: 'driver-floor',

@@ -8,7 +8,8 @@ import { defineRule, type Draft, type Reporter, type UnitVerdict } from '../../s
 import { selectPools } from '../../src/analysis/placement.js';
 import { originRelated, type CudaClaim } from '../../src/analysis/claims.js';
 import type { Unit } from '../../src/analysis/units.js';
-import { compareDotted, cudaMajor, tagFromCuda } from '../../src/knowledge/versions.js';
+import { cudaMajor, tagFromCuda } from '../../src/knowledge/versions.js';
+import { compareDotted } from '../../src/util/dotted.js';
 
 interface FleetGpu {
   readonly label: string;

@@ -2,7 +2,8 @@ import type { ImageFact, ParsedFile } from '../../src/parsers/facts.js';
 import type { Fix } from '../../src/finding.js';
 import { cite, latestCudaPatch, latestImagePatch, type KnowledgeBase, type NvidiaCudaTag } from '../../src/knowledge/index.js';
 import { defineRule, type Reporter } from '../../src/rule.js';
-import { compareDotted, cudaMajorMinor } from '../../src/knowledge/versions.js';
+import { cudaMajorMinor } from '../../src/knowledge/versions.js';
+import { compareDotted } from '../../src/util/dotted.js';
 
 export default defineRule({
   id: 'image-missing',

@@ -6,7 +6,8 @@ import type { PackageFact, ParsedFile } from '../../src/parsers/facts.js';
 import type { Fix } from '../../src/finding.js';
 import { cite, isUnverified, type KnowledgeBase, type TorchRelease } from '../../src/knowledge/index.js';
 import { defineRule, type Reporter } from '../../src/rule.js';
-import { compareDotted, cudaFromTag, cudaMajorMinor, minorOf, publicVersion, tagFromCuda } from '../../src/knowledge/versions.js';
+import { cudaFromTag, cudaMajorMinor, minorOf, publicVersion, tagFromCuda } from '../../src/knowledge/versions.js';
+import { compareDotted } from '../../src/util/dotted.js';
 import { cudaFromLabel } from '../../src/analysis/cuda-labels.js';
 import { condaAdmits, parseCondaVersionSpec } from '../../src/analysis/conda-versions.js';
 

@@ -1,5 +1,6 @@
 import { torchBuildTags, type KnowledgeBase, type TorchRelease } from '../knowledge/index.js';
-import { compareDotted, cudaFromTag, cudaMajor, minorOf, publicVersion, tagFromCuda } from '../knowledge/versions.js';
+import { cudaFromTag, cudaMajor, minorOf, publicVersion, tagFromCuda } from '../knowledge/versions.js';
+import { compareDotted } from '../util/dotted.js';
 
 /** The CUDA build of a release closest to the one wanted (same major preferred). */
 export function nearestCudaBuild(release: TorchRelease, wantedCuda: string): string | undefined {

@@ -1,7 +1,8 @@
 import type { IndexFact, PackageFact } from '../parsers/facts.js';
 import type { KnowledgeBase, TorchRelease } from '../knowledge/index.js';
 import { satisfies } from '@renovatebot/pep440';
-import { compareDotted, cudaFromTag, publicVersion, tagFromCuda } from '../knowledge/versions.js';
+import { cudaFromTag, publicVersion, tagFromCuda } from '../knowledge/versions.js';
+import { compareDotted } from '../util/dotted.js';
 import { cudaFromLabel, cudaFromUrl, isCpuUrl, isPytorchIndex } from './cuda-labels.js';
 
 /** Packages PyTorch publishes as `+cuXYZ` builds on its own index. */

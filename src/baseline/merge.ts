@@ -11,7 +11,7 @@
  * layer that silences a rule behind a locked key is reported and has no effect: such waivers belong in the
  * organisation file.
  */
-import { compareDotted } from '../knowledge/versions.js';
+import { compareDotted } from '../util/dotted.js';
 import type { LoadedBaseline } from './load.js';
 import { EMPTY_BASELINE, type Baseline, type BaselineFile, type RuleSeverity } from './schema.js';
 

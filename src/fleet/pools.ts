@@ -6,7 +6,7 @@
  */
 import type { Pool } from '../baseline/schema.js';
 import type { KnowledgeBase } from '../knowledge/index.js';
-import { compareDotted } from '../knowledge/versions.js';
+import { compareDotted } from '../util/dotted.js';
 import type { FleetGpu, FleetNode } from './read.js';
 
 /** The managed-Kubernetes node pool labels (GKE, EKS managed node groups, AKS agent pools). */

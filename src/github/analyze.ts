@@ -11,14 +11,14 @@ import { basename, dirname, joinRepo } from '../analysis/paths.js';
 import type { ParsedFile } from '../parsers/facts.js';
 import type { Report } from '../finding.js';
 import { gate } from '../gate.js';
-import { verifyFixes } from '../verify.js';
 import type { GateJob } from '../sandbox/gate-job.js';
-import { GateBudgetError, type GatePool } from '../sandbox/gate-pool.js';
+import { GateBudgetError, type Gates } from '../sandbox/gate-pool.js';
 import { defaultKnowledgeBase } from '../knowledge/index.js';
 import ignore from 'ignore';
 import { classifyPath, kindByContent, yamlByContent } from '../parsers/index.js';
 import { affectedFiles, type Listed, type SourceFile } from '../reader.js';
-import { gateOptionsFor, resolveBaseline, type OrgConfigCache, type ResolvedBaseline } from './config.js';
+import { gateOptionsFor, layerBaselines, type ResolvedBaseline } from '../baseline/layers.js';
+import type { OrgConfigCache } from './config.js';
 import type { PullChanges } from './changes.js';
 import { readCommit, type Skipped } from './files.js';
 import { firstRead, READ_CHUNK, type FirstRead, type OrgLayer } from './read.js';
@@ -86,8 +86,8 @@ export interface Analysis {
 export interface AnalyzeDeps {
   readonly appId: number;
   readonly orgCache: OrgConfigCache;
-  /** Worker threads for the gate (the server); without it the gate runs inline (tests, tools). */
-  readonly gatePool?: GatePool;
+  /** What runs the gate: worker threads (the server), or the calling thread (tests). */
+  readonly gatePool: Gates;
 }
 
 /** The CUDA-relevant part of a pull request's file list: what it adds or changes, and what it deletes. */
@@ -174,7 +174,7 @@ export async function analyzePull(github: GitHub, target: PullTarget, deps: Anal
   const plan = planReads(changes);
   if (!plan) {
     // Nothing CUDA-relevant changed: no file is read (the baseline only matters for files).
-    const baseline = resolveBaseline(target.owner, target.repo, undefined, cachedOrg ?? null);
+    const baseline = layerBaselines(target.owner, target.repo, undefined, cachedOrg ?? null);
     const report = gate([], baseline.baseline, defaultKnowledgeBase());
     return {
       report,
@@ -256,7 +256,7 @@ async function selectFiles(
   read: FirstRead,
   org: ReturnType<typeof organisationConfig>,
 ): Promise<Selection> {
-  const baseline = resolveBaseline(target.owner, target.repo, read.repoConfig, org.config);
+  const baseline = layerBaselines(target.owner, target.repo, read.repoConfig, org.config);
   const relevant = [...plan.relevant];
   const undecided: Skipped[] = [];
   for (const path of plan.byContent) {
@@ -315,23 +315,18 @@ async function selectFiles(
 
 /**
  * Step 4: the gate, with the fixes verified (apply fixes, review suggestions and `/cuda-check fix` offer only fixes
- * the gate accepts once applied). With a pool, on a worker thread within its time and size budget
- * (src/sandbox/gate-pool.ts); over budget nothing is judged and every file counts as not checked (the run fails
+ * the gate accepts once applied), run by the gates: in the server on a worker thread within its time and size
+ * budget (src/sandbox/gate-pool.ts), in tests on the calling thread within the size budget; over budget nothing is judged and every file counts as not checked (the run fails
  * unless `unchecked: neutral`).
  */
 async function judge(
   target: PullTarget,
   plan: ReadPlan,
   selection: Selection,
-  pool: GatePool | undefined,
+  pool: Gates,
 ): Promise<{ readonly report: Report; readonly files: readonly ParsedFile[]; readonly skipped: readonly Skipped[] }> {
   const { baseline, files, skipped } = selection;
   const options = gateOptionsFor(baseline, target.owner, target.repo, { removed: plan.removed });
-  const kb = defaultKnowledgeBase();
-  if (!pool) {
-    const report = verifyFixes(gate(files, baseline.baseline, kb, options), files, (subset) => gate(subset, baseline.baseline, kb, options));
-    return { report, files, skipped };
-  }
   const job: GateJob = {
     owner: target.owner,
     repo: target.repo,
@@ -345,6 +340,6 @@ async function judge(
   } catch (error) {
     if (!(error instanceof GateBudgetError)) throw error;
     const unchecked = files.map((file) => ({ path: file.path, reason: `could not be checked: ${error.message} (the files are too large or too complex)` }));
-    return { report: gate([], baseline.baseline, kb, { ...options, removed: [] }), files, skipped: [...skipped, ...unchecked] };
+    return { report: gate([], baseline.baseline, defaultKnowledgeBase(), { ...options, removed: [] }), files, skipped: [...skipped, ...unchecked] };
   }
 }

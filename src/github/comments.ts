@@ -15,13 +15,13 @@ import { installationGrants, WriteAccess } from './access.js';
 import { analyzePull } from './analyze.js';
 import { readChanges } from './changes.js';
 import { APPLY_FIXES } from './check.js';
-import { resolveBaseline } from './config.js';
+import { layerBaselines, ORG_CONFIG_REPO } from '../baseline/layers.js';
 import type { AppDeps } from './deps.js';
 import { safeFixContents } from '../analysis/safe-fixes.js';
 import { commitFixes, isFork } from './fixes.js';
 import { partialQuery } from './graphql.js';
 import { checkPull, describeError, orgHiddenNote, type CheckOutcome } from './pull-check.js';
-import { ORG_CONFIG_REPO, readBaselineFiles } from './read.js';
+import { readBaselineFiles } from './read.js';
 import { pullTarget, targetsOfCheck } from './targets.js';
 import type { GitHub, PullTarget } from './types.js';
 
@@ -153,7 +153,7 @@ async function showBaseline(run: CommandContext): Promise<undefined> {
   }
   const org = read.org ? (read.org.state === 'found' ? read.org.config : null) : cached;
   if (read.org) deps.orgCache.set(target.installationId, repo.owner, org ?? null);
-  const resolved = resolveBaseline(repo.owner, repo.repo, read.repoConfig, org);
+  const resolved = layerBaselines(repo.owner, repo.repo, read.repoConfig, org);
   const problems = [...(resolved.repoFile?.problems.map((problem) => problem.message) ?? []), ...resolved.problems.map((problem) => problem.message)];
   const grants = await installationGrants(github);
   const notes = !org && grants.selection === 'selected' && repo.repo !== ORG_CONFIG_REPO ? [orgHiddenNote(repo.owner)] : [];

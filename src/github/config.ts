@@ -1,85 +1,7 @@
-/**
- * Which baseline a repository runs with, read from default branches only (never from the pull request):
- * the organisation's `<owner>/.github:cuda-gatekeeper.yml` is the base layer whenever it exists, the
- * repository's `.github/cuda-gatekeeper.yml` is layered on top (it may say `_extends: .github`, which is
- * implied), and the bundled baseline.yaml applies when neither exists. Locked organisation keys cannot be
- * weakened. Organisation files are cached per installation for a few minutes.
- */
-import { readFileSync } from 'node:fs';
-import { loadBaseline, type LoadedBaseline } from '../baseline/load.js';
-import { mergeBaselines, type Layer, type MergedBaseline } from '../baseline/merge.js';
-import { bundledBaselinePath, packageVersion } from '../util/package-root.js';
-import type { Span } from '../parsers/source.js';
-import type { GateOptions } from '../gate.js';
-import { CONFIG_PATH, ORG_CONFIG_PATH, ORG_CONFIG_REPO, type ConfigBlob } from './read.js';
-import { RULE_DEFAULTS, RULE_IDS } from '../../rules/index.js';
+/** Organisation baselines, cached per installation for a few minutes (pushes to the config repository invalidate). */
+import type { ConfigBlob } from '../baseline/layers.js';
 
 export const ORG_CACHE_TTL_MS = 5 * 60 * 1000;
-
-export interface ResolvedBaseline extends MergedBaseline {
-  /** The repository's own file, for positioned policy errors. */
-  readonly repoFile?: LoadedBaseline;
-  /** Problems to report as policy-error: weakened locks and invalid organisation files. */
-  readonly problems: readonly {
-    readonly file: { readonly path: string; readonly source: LoadedBaseline['source'] };
-    readonly span: Span;
-    readonly message: string;
-  }[];
-  /** One line for humans: which files, at which commits. */
-  readonly origin: string;
-  readonly layers: readonly Layer[];
-}
-
-export function resolveBaseline(owner: string, repo: string, repoConfig: ConfigBlob | undefined, orgConfig: ConfigBlob | null | undefined): ResolvedBaseline {
-  const layers: Layer[] = [];
-  const problems: ResolvedBaseline['problems'][number][] = [];
-  if (orgConfig) {
-    const origin = `${owner}/${ORG_CONFIG_REPO}:${ORG_CONFIG_PATH}@${orgConfig.commit.slice(0, 7)}`;
-    const loaded = loadBaseline(`${owner}/${ORG_CONFIG_REPO}/${ORG_CONFIG_PATH}`, orgConfig.text, RULE_IDS);
-    layers.push({ origin, loaded, ...(orgConfig.commit ? { commit: orgConfig.commit } : {}) });
-    for (const problem of loaded.problems)
-      problems.push({ file: { path: loaded.source.path, source: loaded.source }, span: problem.span, message: `organisation baseline: ${problem.message}` });
-  }
-  let repoFile: LoadedBaseline | undefined;
-  if (repoConfig) {
-    repoFile = loadBaseline(CONFIG_PATH, repoConfig.text, RULE_IDS);
-    const extendsValue = repoFile.file?._extends;
-    if (extendsValue !== undefined && !isOrgConfigRepo(extendsValue, owner)) {
-      problems.push({
-        file: { path: CONFIG_PATH, source: repoFile.source },
-        span: repoFile.locate(['_extends']),
-        message: `_extends can only name the organisation's config repository (".github" or "${owner}/.github"), not "${extendsValue}"`,
-      });
-    }
-    if (repo !== ORG_CONFIG_REPO)
-      layers.push({
-        origin: `${owner}/${repo}:${CONFIG_PATH}@${repoConfig.commit.slice(0, 7)}`,
-        loaded: repoFile,
-        ...(repoConfig.commit ? { commit: repoConfig.commit } : {}),
-      });
-  }
-  if (layers.length === 0) {
-    layers.push({
-      origin: `bundled baseline.yaml (cuda-gatekeeper ${packageVersion()})`,
-      loaded: loadBaseline('baseline.yaml', readFileSync(bundledBaselinePath(), 'utf8'), RULE_IDS),
-    });
-  }
-  const merged = mergeBaselines(layers, RULE_DEFAULTS);
-  for (const weakening of merged.weakenings) {
-    const loaded = weakening.layer.loaded;
-    problems.push({
-      file: { path: loaded.source.path, source: loaded.source },
-      span: loaded.locate(weakening.at ?? weakening.key.split('.')),
-      message: weakening.message,
-    });
-  }
-  return { ...merged, ...(repoFile ? { repoFile } : {}), problems, origin: layers.map((layer) => layer.origin).join(' + '), layers };
-}
-
-function isOrgConfigRepo(value: string, owner: string): boolean {
-  const target = value.split(':')[0]!;
-  return target === ORG_CONFIG_REPO || target === `${owner}/${ORG_CONFIG_REPO}`;
-}
 
 /** Organisation baselines per installation, for a short time; pushes to the config repository invalidate. */
 export class OrgConfigCache {
@@ -107,21 +29,4 @@ export class OrgConfigCache {
   invalidate(installationId: number, owner: string): void {
     this.entries.delete(this.key(installationId, owner));
   }
-}
-
-/** The gate's options for a repository checked under a resolved baseline: its file, the layer problems, its name. */
-export function gateOptionsFor(
-  resolved: ResolvedBaseline,
-  owner: string,
-  repo: string,
-  extra: { readonly today?: string; readonly removed?: readonly string[] } = {},
-): GateOptions {
-  return {
-    ...(resolved.repoFile ? { policy: resolved.repoFile } : {}),
-    policyProblems: resolved.problems,
-    policyFiles: resolved.layers.map((layer) => layer.loaded),
-    repository: `${owner}/${repo}`,
-    today: extra.today ?? new Date().toISOString().slice(0, 10),
-    ...(extra.removed ? { removed: extra.removed } : {}),
-  };
 }

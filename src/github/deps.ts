@@ -2,12 +2,13 @@
  * What the App's handlers share: the App id, caches, the per-commit locks, the deliveries seen, and where fan-out
  * work goes. Created once per process (app.ts); tests create their own.
  */
+import { InlineGates, type Gates, type GatePool } from '../sandbox/gate-pool.js';
 import { OrgConfigCache } from './config.js';
 import type { Trigger } from './check.js';
 import type { Fanout } from './jobs.js';
 import { MemoryPathIndex, type PathIndex } from './path-index.js';
+import { JobQueue } from './queue.js';
 import type { ExistingRun } from './read.js';
-import type { GatePool } from '../sandbox/gate-pool.js';
 
 export interface AppDeps {
   readonly appId: number;
@@ -18,23 +19,33 @@ export interface AppDeps {
   readonly locks: Map<string, { running: Promise<unknown>; next?: { trigger: Trigger } }>;
   readonly deliveries: Deliveries;
   /** The CUDA-relevant paths of default branches, kept current from pushes (path-index.ts); in Redis with REDIS_URL. */
-  paths: PathIndex;
-  /** Fan-out work (previews, organisation re-checks); app.ts sets the in-process queue when none is given. */
-  fanout?: Fanout;
-  /** How often the drift sweep runs; unset: no sweep (tests). */
-  sweepIntervalMs?: number;
-  /** Worker threads that run the gates (the server sets them; tests without them gate inline). */
-  gatePool?: GatePool;
+  readonly paths: PathIndex;
+  /** Fan-out work (previews, organisation re-checks): the in-process queue, or the durable one on Redis; app.ts starts it. */
+  readonly fanout: Fanout;
+  /** What runs the pull requests' gates: worker threads (the server), or the calling thread (tests, by default). */
+  readonly gatePool: Gates;
   /** The thread that runs the self-service page's checks, after the pull requests' (unset: inline). */
-  snippetPool?: GatePool;
+  readonly snippetPool?: GatePool;
+  /** How often the drift sweep runs; unset: no sweep (tests). */
+  readonly sweepIntervalMs?: number;
   /** GitHub's web address, for links in check runs (https://github.com, or a GitHub Enterprise host). */
-  webUrl?: string;
-  /** Hands a stored delivery to Probot's handlers (set by app.ts; durable deliveries are run through it). */
-  receive?: (delivery: { readonly id: string; readonly name: string; readonly payload: unknown }) => Promise<void>;
+  readonly webUrl?: string;
 }
 
-export function createDeps(appId: number): AppDeps {
-  return { appId, orgCache: new OrgConfigCache(), runs: new Map(), locks: new Map(), deliveries: new Deliveries(), paths: new MemoryPathIndex() };
+/** What a process chooses; the rest of AppDeps is state every process starts empty. */
+export type DepsOptions = Pick<AppDeps, 'appId'> & Partial<Pick<AppDeps, 'paths' | 'fanout' | 'gatePool' | 'snippetPool' | 'sweepIntervalMs' | 'webUrl'>>;
+
+export function createDeps(options: DepsOptions): AppDeps {
+  return {
+    orgCache: new OrgConfigCache(),
+    runs: new Map(),
+    locks: new Map(),
+    deliveries: new Deliveries(),
+    paths: new MemoryPathIndex(),
+    fanout: new JobQueue(),
+    gatePool: new InlineGates(),
+    ...options,
+  };
 }
 
 /** Remember at most this many runs and deliveries (the oldest are forgotten first). */

@@ -8,7 +8,7 @@
 import { Queue, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Probot } from 'probot';
-import type { AddOptions, Fanout, FanoutJob } from './jobs.js';
+import { jobKey, type AddOptions, type Fanout, type FanoutJob, type JobRunner } from './jobs.js';
 import type { GitHub, Logger } from './types.js';
 
 export const QUEUE_NAME = 'cuda-gatekeeper';
@@ -104,7 +104,7 @@ export class DurableFanout implements Fanout {
   /** Store a webhook delivery for the workers; resolves once Redis holds it (then the server answers 202). */
   async store(delivery: { readonly id: string; readonly name: string; readonly payload: unknown }): Promise<void> {
     const installationId = (delivery.payload as { installation?: { id?: number } }).installation?.id ?? 0;
-    await this.add(`delivery:${delivery.id}`, { kind: 'delivery', installationId, ...delivery });
+    await this.add({ kind: 'delivery', installationId, ...delivery });
   }
 
   /**
@@ -113,8 +113,8 @@ export class DurableFanout implements Fanout {
    * add with a stored id) is removed first: the same work asked for again is done again, and the answer is true.
    * So a baseline that goes A → B → A (a force-push back to A's commit) re-checks under A a second time.
    */
-  async add(key: string, job: FanoutJob, _github?: GitHub, options: AddOptions = {}): Promise<boolean> {
-    const jobId = key.replace(/:/g, '_');
+  async add(job: FanoutJob, _github?: GitHub, options: AddOptions = {}): Promise<boolean> {
+    const jobId = jobKey(job).replace(/:/g, '_');
     const existing = await this.queue.getJob(jobId);
     if (existing) {
       const state = await existing.getState();
@@ -144,7 +144,7 @@ export class DurableFanout implements Fanout {
   }
 
   /** Run jobs in this process (every replica both produces and works). */
-  startWorker(probot: Probot, run: (github: GitHub, job: FanoutJob) => Promise<void>, log: Logger): Worker<FanoutJob> {
+  start(probot: Probot, run: JobRunner, log: Logger): void {
     const worker = new Worker<FanoutJob>(
       QUEUE_NAME,
       async (job: Job<FanoutJob>) => {
@@ -174,7 +174,6 @@ export class DurableFanout implements Fanout {
     worker.on('failed', (job, error) => log.warn({ job: job?.id, attempts: job?.attemptsMade, err: { message: error.message } }, 'fan-out job failed'));
     this.health.watch(worker as never, 'worker');
     this.worker = worker;
-    return worker;
   }
 
   async close(): Promise<void> {

@@ -16,16 +16,16 @@ import type { CheckOutput } from '../render/check-run.js';
 import { RULE_IDS } from '../../rules/index.js';
 import { counted } from './calls.js';
 import { sendCheck, type Trigger } from './check.js';
-import { gateOptionsFor, resolveBaseline } from './config.js';
+import { gateOptionsFor, layerBaselines, ORG_CONFIG_PATH, ORG_CONFIG_REPO, type ConfigBlob } from '../baseline/layers.js';
 import { rememberRun, type AppDeps } from './deps.js';
 import { partialQuery, problemsAt } from './graphql.js';
 import { readBranch, readBranches, readPullsAgainst, repositoriesInfo, repositoryInfo, type OpenPull, type RepositoryInfo } from './repository.js';
 import type { Skipped } from './files.js';
 import { branchPush, type PathIndex } from './path-index.js';
-import { newestRun, ORG_CONFIG_PATH, ORG_CONFIG_REPO, orgLayer, readOrgLayer, RUNS_FIELD, type Blob, type ConfigBlob, type ExistingRun } from './read.js';
+import { newestRun, orgLayer, readOrgLayer, RUNS_FIELD, type Blob, type ExistingRun } from './read.js';
 import { migrate } from './migrate.js';
-import { describeError, runKey, sendFailure, serialized } from './pull-check.js';
-import type { FanoutJob } from './jobs.js';
+import { describeError, sendFailure, serialized } from './pull-check.js';
+import { runKey, type FanoutJob } from './jobs.js';
 import type { GitHub, Logger, PullTarget } from './types.js';
 
 const errorsOf = (findings: readonly Finding[]) => findings.filter((finding) => finding.severity === 'error').length;
@@ -47,7 +47,7 @@ function compare(
   removed: readonly string[] = [],
 ) {
   const run = (org: ConfigBlob | null) => {
-    const resolved = resolveBaseline(owner, repo, repoConfig, org);
+    const resolved = layerBaselines(owner, repo, repoConfig, org);
     return gate(files, resolved.baseline, defaultKnowledgeBase(), gateOptionsFor(resolved, owner, repo, { today, removed }));
   };
   const before = run(oldOrg);
@@ -258,7 +258,7 @@ export async function recheckOrganisation(
   }
   const orgConfig = layer.state === 'found' ? layer.config : null;
   const commit = orgConfig?.commit || 'none';
-  const migrations = resolveBaseline(owner, ORG_CONFIG_REPO, undefined, orgConfig).baseline.migration.pullRequests;
+  const migrations = layerBaselines(owner, ORG_CONFIG_REPO, undefined, orgConfig).baseline.migration.pullRequests;
   // Config pull requests are re-checked too: their preview compares with the new baseline.
   const repos = await organisationRepositories(github, owner, true);
   let queued = 0;
@@ -272,9 +272,8 @@ export async function recheckOrganisation(
   );
   for (const repo of repos) {
     if (migrations && repo.name !== ORG_CONFIG_REPO) {
-      await deps.fanout!.add(
-        `migrate:${installationId}:${owner}/${repo.name}:${commit}`,
-        { kind: 'migrate', installationId, owner, repo: repo.name, defaultBranch: repo.default_branch, deliveryId },
+      await deps.fanout.add(
+        { kind: 'migrate', installationId, owner, repo: repo.name, defaultBranch: repo.default_branch, deliveryId, baselineCommit: commit },
         github,
       );
     }
@@ -303,8 +302,7 @@ export async function recheckOrganisation(
         installationId,
         baseSha: pull.baseSha,
       };
-      const key = `recheck:${installationId}:${owner}/${repo.name}@${pull.headSha}:${commit}`;
-      if (await deps.fanout!.add(key, { kind: 'check-pull', installationId, target, deliveryId, trigger: 'event' }, github)) queued++;
+      if (await deps.fanout.add({ kind: 'check-pull', installationId, target, deliveryId, trigger: 'event', baselineCommit: commit }, github)) queued++;
     }
   }
   log.info({ deliveryId, owner, repositories: repos.length, queued, migrations }, 'organisation re-check queued');
@@ -314,7 +312,7 @@ export async function recheckOrganisation(
 /** A repository's default branch checked under the organisation baseline and its own file (sweeps, migrations). */
 export async function evaluateDefaultBranch(github: GitHub, owner: string, repo: string, orgConfig: ConfigBlob | null, index?: PathIndex) {
   const info = await repositoryInfo(github, { owner, repo }, 1);
-  const resolved = resolveBaseline(owner, repo, info?.repoConfig, orgConfig);
+  const resolved = layerBaselines(owner, repo, info?.repoConfig, orgConfig);
   if (!info) return { resolved, headSha: '', report: gate([], resolved.baseline, defaultKnowledgeBase()), texts: new Map<string, string>(), files: 0 };
   const branch = await readBranch(github, { owner, repo }, info.headSha, index);
   const report = gate(branch.files, resolved.baseline, defaultKnowledgeBase(), gateOptionsFor(resolved, owner, repo));
@@ -325,7 +323,7 @@ export async function evaluateDefaultBranch(github: GitHub, owner: string, repo:
 export async function migrateIfEnabled(github: GitHub, owner: string, repo: string, defaultBranch: string, log: Logger, index?: PathIndex): Promise<void> {
   const layer = await readOrgLayer(github, owner);
   if (layer.state !== 'found') return;
-  if (!resolveBaseline(owner, ORG_CONFIG_REPO, undefined, layer.config).baseline.migration.pullRequests) return;
+  if (!layerBaselines(owner, ORG_CONFIG_REPO, undefined, layer.config).baseline.migration.pullRequests) return;
   const evaluated = await evaluateDefaultBranch(github, owner, repo, layer.config, index);
   if (evaluated.report.counts.error === 0) return;
   const result = await migrate(github, owner, repo, defaultBranch, evaluated.headSha, evaluated.report, evaluated.texts, evaluated.resolved.origin);
@@ -338,6 +336,7 @@ export function baselinePushed(
     repository: { name: string; default_branch?: string; owner?: { login: string } | null };
     ref: string;
     installation?: { id: number };
+    after: string;
     commits: readonly { added?: string[]; modified?: string[]; removed?: string[] }[];
   },
   deliveryId: string,
@@ -348,24 +347,23 @@ export function baselinePushed(
   const touched =
     commits.length === 0 ||
     commits.some((commit) => [...(commit.added ?? []), ...(commit.modified ?? []), ...(commit.removed ?? [])].includes(ORG_CONFIG_PATH));
-  return touched ? { kind: 'recheck-org', installationId: installation.id, owner: repository.owner.login, deliveryId } : undefined;
+  return touched
+    ? { kind: 'recheck-org', installationId: installation.id, owner: repository.owner.login, deliveryId, baselineCommit: payload.after }
+    : undefined;
 }
 
-/** Queue the organisation re-check a job asks for (none: nothing to do); the cached organisation layer is dropped first. */
-export async function queueOrgRecheck(
-  github: GitHub,
-  job: Extract<FanoutJob, { kind: 'recheck-org' }> | undefined,
-  key: string,
-  deps: AppDeps,
-  log: Logger,
-): Promise<void> {
+/**
+ * Queue the organisation re-check a job asks for (none: nothing to do); the cached organisation layer is dropped
+ * first. When it cannot be queued (Redis is down), the delivery fails, never silently: the durable queue retries
+ * the stored delivery, and a failed delivery can be redelivered from the App's settings.
+ */
+async function queueOrgRecheck(github: GitHub, job: Extract<FanoutJob, { kind: 'recheck-org' }> | undefined, deps: AppDeps, log: Logger): Promise<void> {
   if (!job) return;
   deps.orgCache.invalidate(job.installationId, job.owner);
-  await deps
-    .fanout!.add(`recheck-org:${job.installationId}:${job.owner}@${key}`, job, github)
-    .catch((error: Error) =>
-      log.error({ deliveryId: job.deliveryId, owner: job.owner, err: { message: error.message } }, 'could not queue the organisation re-check'),
-    );
+  await deps.fanout.add(job, github).catch((error: Error) => {
+    log.error({ deliveryId: job.deliveryId, owner: job.owner, err: { message: error.message } }, 'could not queue the organisation re-check');
+    throw error;
+  });
 }
 
 /**
@@ -381,7 +379,22 @@ export async function onPush(
 ): Promise<void> {
   const pushed = branchPush(payload);
   if (pushed) await deps.paths.pushed(pushed.repo, pushed.push);
-  await queueOrgRecheck(github, baselinePushed(payload, deliveryId), payload.after, deps, log);
+  await queueOrgRecheck(github, baselinePushed(payload, deliveryId), deps, log);
+}
+
+/** The `installation` and `installation_repositories` events (installationChanged says which re-check the organisation). */
+export function onInstallationChange(
+  context: {
+    readonly name: string;
+    readonly id: string;
+    readonly payload: Parameters<typeof installationChanged>[0];
+    readonly octokit: unknown;
+    readonly log: Logger;
+  },
+  deps: AppDeps,
+): Promise<void> {
+  const event = context.name === 'installation_repositories' ? 'installation_repositories' : 'installation';
+  return queueOrgRecheck(context.octokit as GitHub, installationChanged(context.payload, event, context.id), deps, context.log);
 }
 
 /**

@@ -106,8 +106,12 @@ export function branchPush(payload: PushPayload): { readonly repo: string; reado
   return { repo: indexKey(owner, repository.name), push: { ...push, touched: [...touched] } };
 }
 
-/** The entry after a push: moved forward with the touched paths added, or undefined (forget it). */
+/**
+ * The entry after a push: moved forward with the touched paths added, or undefined (forget it). An entry already
+ * at the pushed commit (a redelivered push, or a tree read after it) stays as it is: it describes that commit.
+ */
 export function afterPush(entry: PathEntry, push: BranchPush): PathEntry | undefined {
+  if (entry.sha === push.after) return entry;
   if (!push.touched || entry.sha !== push.before) return undefined;
   const paths = new Set(entry.paths);
   for (const path of push.touched) paths.add(path);
@@ -155,6 +159,7 @@ const SEPARATOR = '\0';
 const PUSH_SCRIPT = `
 local sha = redis.call('HGET', KEYS[1], 'sha')
 if not sha then return 0 end
+if sha == ARGV[2] then return 2 end
 if ARGV[3] ~= '1' or sha ~= ARGV[1] then redis.call('DEL', KEYS[1]) return -1 end
 local paths = redis.call('HGET', KEYS[1], 'paths') or ''
 local seen = {}

@@ -23,7 +23,9 @@ import { holdsVerdict, sendCheck, type Trigger } from './check.js';
 import { rememberRun, type AppDeps } from './deps.js';
 import { rateLimitWaitMs } from './durable.js';
 import { isFork } from './fixes.js';
-import { CONFIG_PATH, ORG_CONFIG_PATH, ORG_CONFIG_REPO, type ExistingRun } from './read.js';
+import { runKey } from './jobs.js';
+import { CONFIG_PATH, ORG_CONFIG_PATH, ORG_CONFIG_REPO } from '../baseline/layers.js';
+import type { ExistingRun } from './read.js';
 import { reviewSuggestions } from './suggestions.js';
 import type { GitHub, Logger, PullTarget } from './types.js';
 
@@ -50,10 +52,6 @@ type Log = Context['log'] | Logger;
 export const QUIET_WAIT_MS = 15 * 60 * 1000;
 /** Retries of a check that GitHub failed (5xx, a dropped connection) while a verdict is on the commit. */
 export const OUTAGE_RETRIES = 3;
-
-export function runKey(target: Pick<PullTarget, 'owner' | 'repo' | 'headSha'>): string {
-  return `${target.owner}/${target.repo}@${target.headSha}`.toLowerCase();
-}
 
 /** A pull request of the organisation config repository that changes the organisation baseline. */
 export function isConfigPull(target: PullTarget, changed: readonly ChangedFile[]): boolean {
@@ -201,11 +199,7 @@ export async function checkPull(github: GitHub, deps: AppDeps, log: Log, request
 
         // 2. A new organisation baseline: validated and previewed by a fan-out job (it reads many repositories).
         if (isConfigPull(target, changes.files)) {
-          await deps.fanout!.add(
-            `preview:${target.installationId}:${key}:${deliveryId}`,
-            { kind: 'preview', installationId: target.installationId, target, deliveryId, trigger },
-            github,
-          );
+          await deps.fanout.add({ kind: 'preview', installationId: target.installationId, target, deliveryId, trigger }, github);
           return 'queued';
         }
 
@@ -275,8 +269,7 @@ async function checkFailed(
   const wait = rateLimitWaitMs(error);
   const since = request.deferredSince ?? new Date().toISOString();
   const again = (delayMs: number, attempt = request.attempt ?? 0) =>
-    deps.fanout!.add(
-      `retry:${runKey(target)}:${request.trigger}`,
+    deps.fanout.add(
       {
         kind: 'check-pull',
         installationId: target.installationId,

@@ -1,9 +1,11 @@
 /**
- * The in-process fan-out queue: bounded concurrency, and jobs keyed by what they do so duplicates collapse while
- * one is queued or running. Webhook handlers enqueue and return; `idle()` lets tests wait.
+ * The in-process fan-out queue: bounded concurrency, and jobs keyed by what they do (`jobKey`) so duplicates
+ * collapse while one is queued or running. Webhook handlers enqueue and return; jobs run once the App has started
+ * the queue; `idle()` lets tests wait.
  */
-import type { AddOptions, Fanout, FanoutJob, JobRunner } from './jobs.js';
-import type { GitHub } from './types.js';
+import type { Probot } from 'probot';
+import { jobKey, type AddOptions, type Fanout, type FanoutJob, type JobRunner } from './jobs.js';
+import type { GitHub, Logger } from './types.js';
 
 export class JobQueue implements Fanout {
   private readonly pending: { key: string; job: FanoutJob; github: GitHub }[] = [];
@@ -13,13 +15,17 @@ export class JobQueue implements Fanout {
   private readonly delayed = new Map<string, NodeJS.Timeout>();
   private readonly waiters: (() => void)[] = [];
 
-  constructor(
-    private readonly runner: JobRunner,
-    private readonly onError: (key: string, job: FanoutJob, error: unknown) => void,
-    private readonly concurrency = 4,
-  ) {}
+  private worker?: { readonly run: JobRunner; readonly log: Logger };
 
-  async add(key: string, job: FanoutJob, github: GitHub, options: AddOptions = {}): Promise<boolean> {
+  constructor(private readonly concurrency = 4) {}
+
+  start(_probot: Probot, run: JobRunner, log: Logger): void {
+    this.worker = { run, log };
+    this.pump();
+  }
+
+  async add(job: FanoutJob, github: GitHub, options: AddOptions = {}): Promise<boolean> {
+    const key = jobKey(job);
     if (this.keys.has(key)) return false;
     this.keys.add(key);
     if (options.delayMs && options.delayMs > 0) {
@@ -53,11 +59,13 @@ export class JobQueue implements Fanout {
   }
 
   private pump(): void {
-    while (this.running < this.concurrency && this.pending.length > 0) {
+    const worker = this.worker;
+    while (worker && this.running < this.concurrency && this.pending.length > 0) {
       const { key, job, github } = this.pending.shift()!;
       this.running++;
-      this.runner(github, job)
-        .catch((error: unknown) => this.onError(key, job, error))
+      worker
+        .run(github, job)
+        .catch((error: unknown) => worker.log.error({ job: key, err: { message: (error as Error).message } }, `${job.kind} job failed`))
         .finally(() => {
           this.running--;
           this.keys.delete(key);

@@ -6,13 +6,11 @@
  * request each. Every answer is read by path, partial errors included (see graphql.ts): a missing organisation
  * config repository is "no organisation layer", not a failure.
  */
+import { CONFIG_PATH, ORG_CONFIG_PATH, ORG_CONFIG_REPO, type ConfigBlob } from '../baseline/layers.js';
 import { CHECK_NAME } from '../render/check-run.js';
 import { GitHubReadError, partialQuery, problemsAt, type GraphqlProblem } from './graphql.js';
 import type { GitHub, RepoRef } from './types.js';
 
-export const CONFIG_PATH = '.github/cuda-gatekeeper.yml';
-export const ORG_CONFIG_REPO = '.github';
-export const ORG_CONFIG_PATH = 'cuda-gatekeeper.yml';
 /** Files read per GraphQL request; larger sets are read in several requests. */
 export const READ_CHUNK = 100;
 
@@ -30,11 +28,6 @@ export interface Blob {
 
 /** What a read of one path gave: the blob, null when no file is there, or why it could not be read. */
 export type BlobAnswer = Blob | null | { readonly unreadable: string };
-
-export interface ConfigBlob {
-  readonly text: string;
-  readonly commit: string;
-}
 
 /**
  * The organisation layer: `none` when there is no `<owner>/.github` repository the installation can see, or no

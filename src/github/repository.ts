@@ -10,7 +10,8 @@ import { affectedFiles, listed, type Listed } from '../reader.js';
 import { readCommit, readCommits, type CommitRead, type Skipped } from './files.js';
 import { entryFromTree, indexKey, usablePaths, type PathIndex } from './path-index.js';
 import { GitHubReadError, partialQuery, problemsAt } from './graphql.js';
-import { CONFIG_PATH, type Blob, type BlobAnswer, type ConfigBlob } from './read.js';
+import { CONFIG_PATH, type ConfigBlob } from '../baseline/layers.js';
+import type { Blob, BlobAnswer } from './read.js';
 import type { GitHub, RepoRef } from './types.js';
 
 /** Open pull requests evaluated per repository (the most recently updated first). */
@@ -196,24 +197,21 @@ export async function readBranches(
 ): Promise<(BranchFiles | Error)[]> {
   const wheres: (BranchPaths | Error)[] = [];
   for (const branch of branches) wheres.push(await branchPaths(github, { owner, repo: branch.repo }, branch.sha, index).catch((error: Error) => error));
-  const jobs = branches.flatMap((branch, i) => {
+  const listed = branches.flatMap((branch, i) => {
     const where = wheres[i]!;
-    return where instanceof Error
-      ? []
-      : [{ index: i, job: { repo: branch.repo, revision: branch.sha, listed: where.paths, ...(where.tree ? { tree: where.tree } : {}) } }];
+    return where instanceof Error ? [] : [{ i, branch, where }];
   });
   const reads = await readCommits(
     github,
     owner,
-    jobs.map((entry) => entry.job),
+    listed.map(({ branch, where }) => ({ repo: branch.repo, revision: branch.sha, listed: where.paths, ...(where.tree ? { tree: where.tree } : {}) })),
   );
-  const out: (BranchFiles | Error)[] = wheres.map((where) => (where instanceof Error ? where : new Error('not read')));
-  jobs.forEach((entry, j) => {
-    const read = reads[j]!;
-    const where = wheres[entry.index] as BranchPaths;
-    out[entry.index] = read instanceof Error ? read : { ...fromRead(read), blobs: read.blobs, paths: where.paths, truncated: where.truncated };
+  const readOf = new Map(listed.map(({ i }, j) => [i, reads[j]!]));
+  return wheres.map((where, i) => {
+    if (where instanceof Error) return where;
+    const read = readOf.get(i)!;
+    return read instanceof Error ? read : { ...fromRead(read), blobs: read.blobs, paths: where.paths, truncated: where.truncated };
   });
-  return out;
 }
 
 /**

@@ -6,12 +6,19 @@ import { checkPull } from './pull-check.js';
 import { sweepInstallation } from './sweep.js';
 import type { GitHub, Logger } from './types.js';
 
-export async function runJob(github: GitHub, job: FanoutJob, deps: AppDeps, log: Logger, options: { readonly durable?: boolean } = {}): Promise<void> {
+export interface RunOptions {
+  /** Jobs of the durable queue: a check that GitHub fails throws, so the queue retries it. */
+  readonly durable?: boolean;
+  /** Hands a stored delivery to Probot's handlers. */
+  readonly receive?: (delivery: { readonly id: string; readonly name: string; readonly payload: unknown }) => Promise<void>;
+}
+
+export async function runJob(github: GitHub, job: FanoutJob, deps: AppDeps, log: Logger, options: RunOptions = {}): Promise<void> {
   switch (job.kind) {
     case 'delivery':
       // Probot runs the handlers as it would for a delivery it had just received.
-      if (!deps.receive) throw new Error('no webhook receiver to hand the stored delivery to');
-      await deps.receive({ id: job.id, name: job.name, payload: job.payload });
+      if (!options.receive) throw new Error('no webhook receiver to hand the stored delivery to');
+      await options.receive({ id: job.id, name: job.name, payload: job.payload });
       return;
     case 'check-pull':
       await checkPull(

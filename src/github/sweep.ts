@@ -8,7 +8,8 @@ import type { Probot } from 'probot';
 import type { Report } from '../finding.js';
 import type { AppDeps } from './deps.js';
 import { evaluateDefaultBranch, organisationRepositories } from './org.js';
-import { ORG_CONFIG_REPO, readOrgLayer } from './read.js';
+import { ORG_CONFIG_REPO } from '../baseline/layers.js';
+import { readOrgLayer } from './read.js';
 import type { PathIndex } from './path-index.js';
 import type { GitHub, Logger } from './types.js';
 
@@ -113,11 +114,7 @@ export function scheduleSweeps(
   const tick = async (): Promise<void> => {
     const period = Math.floor(Date.now() / intervalMs);
     for (const installation of await listInstallations()) {
-      await deps.fanout!.add(
-        `sweep:${installation.id}:${period}`,
-        { kind: 'sweep', installationId: installation.id, owner: installation.owner },
-        await auth(installation.id),
-      );
+      await deps.fanout.add({ kind: 'sweep', installationId: installation.id, owner: installation.owner, period }, await auth(installation.id));
     }
   };
   const timer = setInterval(

@@ -3,7 +3,8 @@
  * ./data/*.json and is validated by ./schema.ts when this module loads; nothing else reads those files.
  */
 import { Answers } from '../util/memo.js';
-import { compareDotted, cudaFromTag, minorOf, parseCuda, publicVersion, tagFromCuda } from './versions.js';
+import { cudaFromTag, minorOf, parseCuda, publicVersion, tagFromCuda } from './versions.js';
+import { compareDotted } from '../util/dotted.js';
 import companionsData from './data/companions.json' with { type: 'json' };
 import condaData from './data/conda.json' with { type: 'json' };
 import cudaDriversData from './data/cuda-drivers.json' with { type: 'json' };

@@ -8,7 +8,7 @@
  * `extra == 'extra-8-nanochat-cpu'` and `extra == 'group-8-nanochat-dev'` (`extra-<length of the project's
  * name>-<name>-<extra>`): `activeExtras` gives both spellings.
  */
-import { compareDotted } from '../knowledge/versions.js';
+import { compareDotted } from '../util/dotted.js';
 import { memoize } from '../util/memo.js';
 
 /** What is known of the environment: the extras installed (undefined: any may be), and values of other variables. */

@@ -23,7 +23,8 @@ import { gate } from '../gate.js';
 import { cite, latestImagePatch, type KnowledgeBase, type TorchRelease } from '../knowledge/index.js';
 import { parseFile } from '../parsers/index.js';
 import { affectedFiles } from '../reader.js';
-import { compareDotted, cudaMajor, cudaMajorMinor, minorOf, publicVersion, tagFromCuda } from '../knowledge/versions.js';
+import { cudaMajor, cudaMajorMinor, minorOf, publicVersion, tagFromCuda } from '../knowledge/versions.js';
+import { compareDotted } from '../util/dotted.js';
 import { merged } from '../verify.js';
 
 export interface PlanStep {

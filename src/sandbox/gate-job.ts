@@ -4,8 +4,7 @@
  */
 import type { Report } from '../finding.js';
 import { gate, type GateOptions } from '../gate.js';
-import { resolveBaseline } from '../github/config.js';
-import type { ConfigBlob } from '../github/read.js';
+import { gateOptionsFor, layerBaselines, type ConfigBlob } from '../baseline/layers.js';
 import { defaultKnowledgeBase } from '../knowledge/index.js';
 import { parseFile } from '../parsers/index.js';
 import type { SourceFile } from '../reader.js';
@@ -22,14 +21,9 @@ export interface GateJob {
 }
 
 export function runGateJob(job: GateJob): Report {
-  const baseline = resolveBaseline(job.owner, job.repo, job.repoConfig, job.orgConfig);
+  const baseline = layerBaselines(job.owner, job.repo, job.repoConfig, job.orgConfig);
   const files = job.sources.map((source) => parseFile(source.path, source.text, source.kind, { images: baseline.baseline.images }));
-  const options: GateOptions = {
-    ...(baseline.repoFile ? { policy: baseline.repoFile } : {}),
-    policyProblems: baseline.problems,
-    policyFiles: baseline.layers.map((layer) => layer.loaded),
-    ...job.options,
-  };
+  const options: GateOptions = { ...gateOptionsFor(baseline, job.owner, job.repo), ...job.options };
   const kb = defaultKnowledgeBase();
   return verifyFixes(gate(files, baseline.baseline, kb, options), files, (subset) => gate(subset, baseline.baseline, kb, options));
 }

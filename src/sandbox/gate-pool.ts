@@ -9,7 +9,7 @@ import { Worker } from 'node:worker_threads';
 import type { Report } from '../finding.js';
 import type { SnippetRequest, SnippetResult } from '../web/snippet.js';
 import { SnippetRefused, type SnippetRunner } from '../web/handler.js';
-import type { GateJob, WorkerJob } from './gate-job.js';
+import { runGateJob, type GateJob, type WorkerJob } from './gate-job.js';
 
 export const MAX_GATE_BYTES = 8 * 1024 * 1024;
 
@@ -41,7 +41,41 @@ export interface PoolOptions {
   readonly maxWaitMs?: number;
 }
 
-export class GatePool {
+/** What runs a pull request's gate: the worker threads (GatePool), or the calling thread (InlineGates). */
+export interface Gates {
+  /** The gate's verified report; rejects with GateBudgetError when the files are over the size or time budget. */
+  run(job: GateJob): Promise<Report>;
+  /** Whether a gate is running or waiting. */
+  readonly busy: boolean;
+  close(): Promise<void>;
+}
+
+/** Files over MAX_GATE_BYTES in all are not gated at all, on a thread or not. */
+function overSize(job: GateJob): GateBudgetError | undefined {
+  const bytes = job.sources.reduce((sum, source) => sum + Buffer.byteLength(source.text), 0);
+  if (bytes <= MAX_GATE_BYTES) return undefined;
+  return new GateBudgetError(
+    `the files to check are ${Math.round(bytes / 1024 / 1024)} MiB together, more than the ${MAX_GATE_BYTES / 1024 / 1024} MiB a check reads`,
+  );
+}
+
+/**
+ * The same jobs on the calling thread, under the size budget but without a time budget (nothing can stop a
+ * synchronous gate): for tests and one-off tools. The server runs GatePool.
+ */
+export class InlineGates implements Gates {
+  readonly busy = false;
+
+  async run(job: GateJob): Promise<Report> {
+    const refused = overSize(job);
+    if (refused) throw refused;
+    return runGateJob(job);
+  }
+
+  async close(): Promise<void> {}
+}
+
+export class GatePool implements Gates {
   private readonly slots: Slot[] = [];
   private readonly queue: Pending[] = [];
   private next = 0;
@@ -61,13 +95,8 @@ export class GatePool {
 
   /** A pull request's gate, within the time and size budget. */
   run(job: GateJob): Promise<Report> {
-    const bytes = job.sources.reduce((sum, source) => sum + Buffer.byteLength(source.text), 0);
-    if (bytes > MAX_GATE_BYTES)
-      return Promise.reject(
-        new GateBudgetError(
-          `the files to check are ${Math.round(bytes / 1024 / 1024)} MiB together, more than the ${MAX_GATE_BYTES / 1024 / 1024} MiB a check reads`,
-        ),
-      );
+    const refused = overSize(job);
+    if (refused) return Promise.reject(refused);
     return this.submit({ kind: 'pull', job }) as Promise<Report>;
   }
 

@@ -4,7 +4,7 @@ import type { Finding, Report } from '../finding.js';
 import { diff } from '../render/check-run.js';
 import type { KnowledgeBase } from '../knowledge/index.js';
 import { matrices, OS_CHOICES, PYTHON_CHOICES, type Recommendation, type RecommendInput } from './recommend.js';
-import { compareDotted } from '../knowledge/versions.js';
+import { compareDotted } from '../util/dotted.js';
 import { esc, layout, options } from './html.js';
 
 function gpuChoices(kb: KnowledgeBase): { value: string; label: string }[] {

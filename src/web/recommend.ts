@@ -8,7 +8,8 @@ import type { Baseline, Pool } from '../baseline/schema.js';
 import { readPastedFleet } from '../fleet/paste.js';
 
 import { cite, latestImagePatch, runsOn, torchBuildTags, type GpuInfo, type KnowledgeBase, type TorchRelease } from '../knowledge/index.js';
-import { compareDotted, cudaFromTag, cudaMajor, minorOf } from '../knowledge/versions.js';
+import { cudaFromTag, cudaMajor, minorOf } from '../knowledge/versions.js';
+import { compareDotted } from '../util/dotted.js';
 
 export interface RecommendInput {
   readonly gpu?: string;

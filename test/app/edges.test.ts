@@ -271,7 +271,7 @@ describe('8. the organisation baseline on every installation', () => {
     Object.assign(payload.installation as object, { id: 42, account: { ...(payload.installation as { account: object }).account, login: OWNER } });
     Object.assign(payload, { repositories_added: [{ id: 1, node_id: 'R', name: '.github', full_name: `${OWNER}/.github`, private: false }] });
     await receive('installation_repositories', payload);
-    await deps.fanout!.idle();
+    await deps.fanout.idle();
     const rechecked = latest(scenario);
     expect(rechecked.conclusion).toBe('failure');
     expect(JSON.stringify(rechecked.annotations)).toContain('cuda-not-allowed');

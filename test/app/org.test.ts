@@ -2,10 +2,10 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Probot } from 'probot';
 import type { AppDeps } from '../../src/github/deps.js';
-import { MemoryPathIndex } from '../../src/github/path-index.js';
+import { MemoryPathIndex, type BranchPush, type PathEntry, type PathIndex } from '../../src/github/path-index.js';
 import { FakeGitHub } from '../support/fake-github.js';
 import { example, setup, teardown } from '../support/probot.js';
-import { addedPatch } from './scenario.js';
+import { addedPatch, configPull as sharedConfigPull } from './scenario.js';
 
 const OWNER = 'octo-org';
 const OLD = 'cuda:\n  allowed: ["12.1", "12.4"]\n';
@@ -13,9 +13,26 @@ let fake: FakeGitHub;
 let probot: Probot;
 let deps: AppDeps;
 
+/** The App's path index, which a reference preview looks past: as if it were empty (nothing found, nothing kept). */
+class BypassableIndex implements PathIndex {
+  bypass = false;
+  private readonly inner = new MemoryPathIndex();
+  get(repo: string) {
+    return this.bypass ? Promise.resolve(undefined) : this.inner.get(repo);
+  }
+  put(repo: string, entry: PathEntry) {
+    return this.bypass ? Promise.resolve() : this.inner.put(repo, entry);
+  }
+  pushed(repo: string, push: BranchPush) {
+    return this.inner.pushed(repo, push);
+  }
+}
+let index: BypassableIndex;
+
 beforeEach(() => {
   fake = new FakeGitHub();
-  ({ probot, deps } = setup(fake));
+  index = new BypassableIndex();
+  ({ probot, deps } = setup(fake, { deps: { paths: index } }));
   fake.addRepo(`${OWNER}/.github`, { 'cuda-gatekeeper.yml': OLD });
   fake.addRepo(`${OWNER}/trainer`, { 'requirements.txt': '--index-url https://download.pytorch.org/whl/cu121\ntorch==2.3.0+cu121\n' });
   fake.addRepo(`${OWNER}/serving`, { Dockerfile: 'FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\n' });
@@ -34,31 +51,14 @@ afterEach(() => {
   teardown();
 });
 
-function configPull(text: string): Record<string, unknown> {
-  const headSha = fake.commit({ 'cuda-gatekeeper.yml': text });
-  fake.addPull(`${OWNER}/.github`, {
-    number: 9,
-    headSha,
-    headRef: 'policy',
-    headRepo: `${OWNER}/.github`,
-    files: [{ filename: 'cuda-gatekeeper.yml', status: 'modified', patch: addedPatch(text) }],
-  });
-  const payload = example('pull_request', 'opened');
-  Object.assign(payload.repository as object, { name: '.github', full_name: `${OWNER}/.github`, default_branch: 'main' });
-  Object.assign((payload.repository as { owner: object }).owner, { login: OWNER });
-  const pr = payload.pull_request as Record<string, unknown>;
-  Object.assign(pr, { number: 9 });
-  Object.assign(pr.head as object, { sha: headSha, ref: 'policy', repo: { full_name: `${OWNER}/.github` } });
-  Object.assign(payload.installation as object, { id: 42 });
-  return payload;
-}
+const configPull = (text: string) => sharedConfigPull(fake, OWNER, text);
 
 const previewRun = () => fake.checkRuns.find((run) => run.repo === `${OWNER}/.github`)!;
 
 describe('a pull request to the organisation baseline', () => {
   it('previews the blast radius: repositories and open pull requests that newly fail', async () => {
     await probot.receive({ id: 'p1', name: 'pull_request', payload: configPull('cuda:\n  allowed: ["12.4"]\n') } as never);
-    await deps.fanout!.idle();
+    await deps.fanout.idle();
     const run = previewRun();
     expect(run).toMatchObject({ status: 'completed', conclusion: 'failure' });
     expect(run.output?.title).toBe('Would newly fail 1 repository or pull request');
@@ -73,7 +73,7 @@ describe('a pull request to the organisation baseline', () => {
     const fleet =
       'cuda:\n  allowed: ["12.1", "12.4", "13.0"]\nfleet:\n  pools:\n    - { name: a100-legacy, driver: "550.127.05", gpus: [A100], class: data-center }\n    - { name: h200, driver: "580.159.04", gpus: [H200], class: data-center }\n';
     await probot.receive({ id: 'p-pools', name: 'pull_request', payload: configPull(fleet) } as never);
-    await deps.fanout!.idle();
+    await deps.fanout.idle();
     const run = previewRun();
     // CUDA 13.0 runs on h200 only: a warning for the repository, and a failure on the a100-legacy pool.
     expect(run.output?.summary).toContain('- would newly fail on pool **a100-legacy**: 1 repository or pull request');
@@ -82,7 +82,7 @@ describe('a pull request to the organisation baseline', () => {
 
   it('is neutral when the change breaks nothing', async () => {
     await probot.receive({ id: 'p2', name: 'pull_request', payload: configPull('cuda:\n  allowed: ["12.1", "12.4", "12.6"]\n') } as never);
-    await deps.fanout!.idle();
+    await deps.fanout.idle();
     expect(previewRun()).toMatchObject({
       conclusion: 'neutral',
       output: expect.objectContaining({ title: 'Breaks nothing (0 newly pass, 0 change findings)' }),
@@ -95,7 +95,7 @@ describe('a pull request to the organisation baseline', () => {
       name: 'pull_request',
       payload: configPull('cuda:\n  allowed: ["12.4"]\nwaivers:\n  - rule: exact-pin\n    repo: trainer\n    reason: legacy\n'),
     } as never);
-    await deps.fanout!.idle();
+    await deps.fanout.idle();
     expect(previewRun()).toMatchObject({ conclusion: 'failure' });
     expect(previewRun().annotations).toEqual([
       expect.objectContaining({ path: 'cuda-gatekeeper.yml', start_line: 4, title: 'policy-error', message: 'waivers.0.owner is required' }),
@@ -132,18 +132,19 @@ describe('the preview reads through the path index', () => {
     const trees = treeReads();
     const payload = configPull(text);
     await probot.receive({ id: `preview-${text.length}-${pushes}-${trees}`, name: 'pull_request', payload } as never);
-    await deps.fanout!.idle();
+    await deps.fanout.idle();
     const headSha = (payload.pull_request as { head: { sha: string } }).head.sha;
     const run = fake.checkRuns.find((candidate) => candidate.repo === `${OWNER}/.github` && candidate.head_sha === headSha)!;
     return { output: run.output, trees: treeReads() - trees };
   }
   /** The same preview with an empty index: every tree is read (the reference). */
   async function withoutIndex(text: string) {
-    const kept = deps.paths;
-    deps.paths = new MemoryPathIndex();
-    const fresh = await preview(`${text}# fresh\n`);
-    deps.paths = kept;
-    return fresh;
+    index.bypass = true;
+    try {
+      return await preview(`${text}# fresh\n`);
+    } finally {
+      index.bypass = false;
+    }
   }
   const STRICT = 'cuda:\n  allowed: ["12.4"]\n';
 
@@ -243,14 +244,14 @@ describe('after the baseline is merged', () => {
 
     merge('cuda:\n  allowed: ["12.1", "12.4"]\n# comment only\n');
     await probot.receive({ id: 'm1', name: 'push', payload: push } as never);
-    await deps.fanout!.idle();
+    await deps.fanout.idle();
     expect(fake.checkRuns).toHaveLength(1); // nothing changed, nothing posted
     expect(before.updates).toBe(0);
 
     // A new verdict is a new run: the old run's annotations cannot be taken back.
     merge('cuda:\n  allowed: ["12.1"]\n');
     await probot.receive({ id: 'm2', name: 'push', payload: push } as never);
-    await deps.fanout!.idle();
+    await deps.fanout.idle();
     expect(fake.checkRuns).toHaveLength(2);
     expect(fake.checkRuns[1]).toMatchObject({ conclusion: 'failure', updates: 0 });
     expect(fake.checkRuns[1]!.annotations).toEqual(expect.arrayContaining([expect.objectContaining({ title: 'cuda-not-allowed' })]));
@@ -278,7 +279,7 @@ describe('migration pull requests (migration.pullRequests: true)', () => {
     };
     merge('pinning:\n  python: exact\nmigration:\n  pullRequests: true\n', 'a');
     await probot.receive({ id: 'm1', name: 'push', payload: push } as never);
-    await deps.fanout!.idle();
+    await deps.fanout.idle();
     expect(fake.createdPulls.map((pull) => [pull.repo, pull.head, pull.base])).toEqual([[`${OWNER}/vision`, 'cuda-gatekeeper/baseline-migration', 'main']]);
     expect(fake.createdPulls[0]!.body).toContain('- Pin torchvision to 0.18.0');
     expect(fake.commits.at(-1)).toMatchObject({
@@ -290,7 +291,7 @@ describe('migration pull requests (migration.pullRequests: true)', () => {
 
     merge('pinning:\n  python: exact\nmigration:\n  pullRequests: true\nprerelease: forbid\n', 'b');
     await probot.receive({ id: 'm2', name: 'push', payload: push } as never);
-    await deps.fanout!.idle();
+    await deps.fanout.idle();
     expect(fake.createdPulls).toHaveLength(1);
   });
 
@@ -302,7 +303,7 @@ describe('migration pull requests (migration.pullRequests: true)', () => {
     Object.assign(push.repository as object, { name: '.github', full_name: `${OWNER}/.github`, default_branch: 'main', owner: { login: OWNER, name: OWNER } });
     Object.assign(push.installation as object, { id: 42 });
     await probot.receive({ id: 'm3', name: 'push', payload: push } as never);
-    await deps.fanout!.idle();
+    await deps.fanout.idle();
     expect(fake.createdPulls).toEqual([]);
   });
 });

@@ -3,9 +3,8 @@
  * stand for a commit, and the two stores: in memory, and on a real Redis server (started here on loopback;
  * .ci/run installs Debian's redis-server), including a Redis that goes away.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startRedis, type RunningRedis } from '../support/redis.js';
 import { afterPush, branchPush, entryFromTree, MAX_AGE_MS, MemoryPathIndex, RedisPathIndex, usablePaths, type PathIndex } from '../../src/github/path-index.js';
 
 const A = 'a'.repeat(40);
@@ -61,6 +60,10 @@ describe('what a push says', () => {
     });
     expect(afterPush(entry, { before: C, after: B, touched: [] })).toBeUndefined();
     expect(afterPush(entry, { before: A, after: B })).toBeUndefined();
+    // A redelivered push (GitHub redelivers on request with the same payload) finds the entry already at its commit.
+    const moved = afterPush(entry, { before: A, after: B, touched: ['requirements.txt'] })!;
+    expect(afterPush(moved, { before: A, after: B, touched: ['requirements.txt'] })).toBe(moved);
+    expect(afterPush(moved, { before: A, after: B })).toBe(moved);
   });
 
   it('stands for the very commit it names, by this version of the App, for at most a week', () => {
@@ -83,6 +86,8 @@ function storeContract(make: () => PathIndex) {
     expect(await index.get('o/r')).toEqual(entry);
     await index.pushed('o/r', { before: A, after: B, touched: ['requirements.txt', 'Dockerfile'] });
     expect(await index.get('o/r')).toEqual({ ...entry, sha: B, paths: ['Dockerfile', 'odd\nname/requirements.txt', 'requirements.txt'] });
+    await index.pushed('o/r', { before: A, after: B, touched: ['requirements.txt'] }); // redelivered: already at B
+    expect((await index.get('o/r'))?.sha).toBe(B);
     await index.pushed('o/r', { before: A, after: C, touched: [] }); // out of order: B is the entry's commit
     expect(await index.get('o/r')).toBeUndefined();
     await index.put('o/r', entryFromTree(B, [], Date.now()));
@@ -115,22 +120,18 @@ describe('in memory', () => {
   });
 });
 
-const REDIS = ['/usr/bin/redis-server', '/usr/local/bin/redis-server'].find((path) => existsSync(path));
-let redis: ChildProcess | undefined;
+let redis: RunningRedis | undefined;
 let url = '';
 const opened: RedisPathIndex[] = [];
 
 describe('on Redis', () => {
   beforeAll(async () => {
-    if (!REDIS) throw new Error('redis-server is not installed (Debian package redis-server; .ci/run installs it)');
-    const port = 20_000 + Math.floor(Math.random() * 20_000);
-    redis = spawn(REDIS, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-    url = `redis://127.0.0.1:${port}`;
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    redis = await startRedis();
+    url = redis.url;
   }, 30_000);
   afterAll(() => {
     for (const index of opened) index.close();
-    redis?.kill('SIGKILL');
+    redis?.stop();
   });
   const open = (prefix = `test:${Math.random()}:`) => {
     const index = new RedisPathIndex(url, undefined, prefix);

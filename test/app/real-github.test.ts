@@ -183,7 +183,7 @@ describe('the baseline preview is the config pull request’s verdict', () => {
     return pullScenario(fake, { repo: `${OWNER}/.github`, head: { 'cuda-gatekeeper.yml': text }, changed: ['cuda-gatekeeper.yml'], number: 9 });
   };
   const preview = async (scenario: Scenario) => {
-    await deps.fanout!.idle();
+    await deps.fanout.idle();
     return latest(scenario);
   };
 
@@ -335,7 +335,7 @@ describe('suggestions, messages, comments, fan-out', () => {
   it('a baseline merge with migration pull requests off reads no repository for migrations', async () => {
     fake.addRepo(`${OWNER}/vision`, { 'requirements.txt': 'torch==2.3.0\n' });
     await receive('push', baselinePush(fake, OWNER, 'pinning:\n  python: exact\n'));
-    await deps.fanout!.idle();
+    await deps.fanout.idle();
     expect(calls().filter((call) => call.includes('/git/trees/'))).toEqual([]);
   });
 

@@ -4,7 +4,6 @@
  * every pull request ends with exactly one completed check run; no job is lost or failed.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,12 +13,12 @@ import type { Fanout, FanoutJob } from '../../src/github/jobs.js';
 import { JobQueue } from '../../src/github/queue.js';
 import { FakeGitHub } from '../support/fake-github.js';
 import { privateKey } from '../support/probot.js';
+import { startRedis, type RunningRedis } from '../support/redis.js';
 import { waitFor } from '../support/server.js';
 import { pullScenario, type Scenario } from './scenario.js';
 
-const REDIS = ['/usr/bin/redis-server', '/usr/local/bin/redis-server'].find((path) => existsSync(path));
 const ROOT = join(import.meta.dirname, '..', '..');
-let redis: ChildProcess;
+let redis: RunningRedis;
 let redisUrl: string;
 let fake: FakeGitHub;
 let github: Server;
@@ -27,11 +26,8 @@ let githubPort: number;
 const workers: ChildProcess[] = [];
 
 beforeAll(async () => {
-  if (!REDIS) throw new Error('redis-server is not installed (Debian package redis-server; .ci/run installs it)');
-  const port = 20_000 + Math.floor(Math.random() * 20_000);
-  redis = spawn(REDIS, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  redisUrl = `redis://127.0.0.1:${port}`;
-  await new Promise((resolve) => setTimeout(resolve, 500));
+  redis = await startRedis();
+  redisUrl = redis.url;
   fake = new FakeGitHub(false);
   const listening = await fake.listen(80); // slow GitHub, so the kill lands mid-fan-out
   github = listening.server;
@@ -40,7 +36,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const worker of workers) worker.kill('SIGKILL');
-  redis?.kill('SIGKILL');
+  redis?.stop();
   await new Promise((resolve) => github?.close(resolve));
 });
 
@@ -73,10 +69,10 @@ describe('durable fan-out on Redis', () => {
         headRepo: 'octo-org/trainer',
         installationId: 42,
       };
-      const job = { kind: 'check-pull' as const, installationId: 42, target, deliveryId: 'crash-test', trigger: 'event' as const };
-      expect(await producer.add(`recheck:42:octo-org/trainer@${scenario.headSha}:b1`, job)).toBe(true);
+      const job = { kind: 'check-pull' as const, installationId: 42, target, deliveryId: 'crash-test', trigger: 'event' as const, baselineCommit: 'b1' };
+      expect(await producer.add(job)).toBe(true);
       // The same job again (a duplicate delivery): it collapses.
-      expect(await producer.add(`recheck:42:octo-org/trainer@${scenario.headSha}:b1`, job)).toBe(false);
+      expect(await producer.add({ ...job, deliveryId: 'crash-test-again' })).toBe(false);
     }
     const first = await startWorker();
     await waitFor(() => (fake.checkRuns.length >= 8 ? true : undefined), 60_000);
@@ -103,15 +99,21 @@ describe('durable fan-out on Redis', () => {
  * re-check under A must run again, and `add` must say it was queued. Against real Redis and in-process alike.
  */
 describe('a job asked for again after it finished runs again', () => {
-  const job = (delivery: string): FanoutJob => ({ kind: 'recheck-org', installationId: 42, owner: 'octo-org', deliveryId: delivery });
+  const job = (delivery: string, baselineCommit: string): FanoutJob => ({
+    kind: 'recheck-org',
+    installationId: 42,
+    owner: 'octo-org',
+    deliveryId: delivery,
+    baselineCommit,
+  });
   const github = {} as never;
   const delivery = (queued: FanoutJob): string => ('deliveryId' in queued ? queued.deliveryId : '');
   const flip = async (fanout: Fanout & { idle(): Promise<void> }, runs: string[]) => {
-    expect(await fanout.add('recheck-org:42:octo-org@commitA', job('a1'), github)).toBe(true);
+    expect(await fanout.add(job('a1', 'commitA'), github)).toBe(true);
     await fanout.idle();
-    expect(await fanout.add('recheck-org:42:octo-org@commitB', job('b'), github)).toBe(true);
+    expect(await fanout.add(job('b', 'commitB'), github)).toBe(true);
     await fanout.idle();
-    expect(await fanout.add('recheck-org:42:octo-org@commitA', job('a2'), github)).toBe(true);
+    expect(await fanout.add(job('a2', 'commitA'), github)).toBe(true);
     await fanout.idle();
     expect(runs).toEqual(['a1', 'b', 'a2']);
   };
@@ -124,12 +126,12 @@ describe('a job asked for again after it finished runs again', () => {
     const runs: string[] = [];
     const probot = { auth: async () => ({}) } as unknown as Probot;
     const log = { warn: () => undefined, info: () => undefined, error: () => undefined, debug: () => undefined } as never;
-    fanout.startWorker(probot, async (_github, queued) => void runs.push(delivery(queued)), log);
+    fanout.start(probot, async (_github, queued) => void runs.push(delivery(queued)), log);
     await flip(fanout, runs);
     // While a job with the key is still waiting, the same work is not queued twice.
     await fanout.queue.pause();
-    expect(await fanout.add('recheck-org:42:octo-org@commitC', job('c1'), github)).toBe(true);
-    expect(await fanout.add('recheck-org:42:octo-org@commitC', job('c2'), github)).toBe(false);
+    expect(await fanout.add(job('c1', 'commitC'), github)).toBe(true);
+    expect(await fanout.add(job('c2', 'commitC'), github)).toBe(false);
     await fanout.queue.resume();
     await fanout.idle();
     await fanout.close();
@@ -137,10 +139,8 @@ describe('a job asked for again after it finished runs again', () => {
 
   it('in-process', async () => {
     const runs: string[] = [];
-    const queue = new JobQueue(
-      async (_github, queued) => void runs.push(delivery(queued)),
-      () => undefined,
-    );
+    const queue = new JobQueue();
+    queue.start({} as Probot, async (_github, queued) => void runs.push(delivery(queued)), { error: () => undefined } as never);
     await flip(queue, runs);
   });
 });

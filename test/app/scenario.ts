@@ -180,3 +180,28 @@ export function baselinePush(fake: FakeGitHub, owner: string, text: string): Rec
   Object.assign(payload.repository as object, { owner: { login: owner, name: owner } });
   return payload;
 }
+
+/**
+ * Pull request #9 to `<owner>/.github` that changes the organisation baseline to `text` (a new head commit each
+ * call, as a push to the pull request makes): its payload, for `opened` or `synchronize`.
+ */
+export function configPull(fake: FakeGitHub, owner: string, text: string, action: 'opened' | 'synchronize' = 'opened'): Record<string, unknown> {
+  const full = `${owner}/.github`;
+  const headSha = fake.commit({ 'cuda-gatekeeper.yml': text });
+  fake.addPull(full, {
+    number: 9,
+    headSha,
+    headRef: 'policy',
+    headRepo: full,
+    files: [{ filename: 'cuda-gatekeeper.yml', status: 'modified', patch: addedPatch(text) }],
+  });
+  const payload = example('pull_request', action);
+  Object.assign(payload.repository as object, { name: '.github', full_name: full, default_branch: 'main' });
+  Object.assign((payload.repository as { owner: object }).owner, { login: owner });
+  const pr = payload.pull_request as Record<string, unknown>;
+  Object.assign(pr, { number: 9 });
+  Object.assign(pr.head as object, { sha: headSha, ref: 'policy', repo: { full_name: full } });
+  Object.assign(pr.base as object, { ref: 'main', sha: fake.repos.get(full.toLowerCase())?.head ?? (pr.base as { sha: string }).sha });
+  Object.assign(payload.installation as object, { id: 42 });
+  return payload;
+}

@@ -53,7 +53,7 @@ async function main(): Promise<void> {
         throttle: { ...(options.throttle as object), enabled: false },
       })),
     });
-    await probot.load(cudaGatekeeper(createDeps(1)));
+    await probot.load(cudaGatekeeper(createDeps({ appId: 1 })));
     let number = 1;
     const run = async (n: number): Promise<{ calls: number; ms: number }> => {
       const { head, changed } = changeSet(n);

@@ -18,7 +18,7 @@ import { cudaGatekeeper } from '../../src/app.js';
 import { packageRoot } from '../../src/util/package-root.js';
 import { FakeGitHub } from '../support/fake-github.js';
 import { privateKey } from '../support/probot.js';
-import { addedPatch } from '../app/scenario.js';
+import { addedPatch, configPull } from '../app/scenario.js';
 
 const OWNER = 'octo-org';
 const corpus = join(packageRoot(), 'fixtures', 'corpus');
@@ -57,7 +57,7 @@ async function main(): Promise<void> {
       throttle: { ...(options.throttle as object), enabled: false },
     }));
     const probot = new Probot({ appId: 1, privateKey: privateKey(), baseUrl: `http://127.0.0.1:${port}/api/v3`, log: pino({ level: 'silent' }), Octokit });
-    const deps = createDeps(1);
+    const deps = createDeps({ appId: 1 });
     await probot.load(cudaGatekeeper(deps));
     const github = await probot.auth(42);
 
@@ -86,30 +86,12 @@ async function main(): Promise<void> {
     // repositories' default branches then arrive as GitHub sends them, and the second preview (a new commit of the
     // config pull request) reads only what the index names.
     const previewOnce = async (job: string, text: string): Promise<void> => {
-      const headSha = fake.commit({ 'cuda-gatekeeper.yml': text });
-      fake.addPull(`${OWNER}/.github`, {
-        number: 9,
-        headSha,
-        headRef: 'policy',
-        headRepo: `${OWNER}/.github`,
-        files: [{ filename: 'cuda-gatekeeper.yml', status: 'modified', patch: addedPatch(text) }],
-      });
-      const payload = {
-        action: 'synchronize',
-        number: 9,
-        installation: { id: 42 },
-        repository: { id: 1, name: '.github', full_name: `${OWNER}/.github`, default_branch: 'main', owner: { login: OWNER, id: 1, type: 'Organization' } },
-        pull_request: {
-          number: 9,
-          state: 'open',
-          head: { sha: headSha, ref: 'policy', repo: { full_name: `${OWNER}/.github` } },
-          base: { ref: 'main', sha: fake.repos.get(`${OWNER}/.github`)!.head },
-        },
-      };
+      const payload = configPull(fake, OWNER, text, 'synchronize');
+      const headSha = (payload.pull_request as { head: { sha: string } }).head.sha;
       before = fake.requests.length;
       started = performance.now();
       await probot.receive({ id: `bench-${job}`, name: 'pull_request', payload } as never);
-      await deps.fanout!.idle();
+      await deps.fanout.idle();
       calls = fake.requests.length - before;
       const run = fake.checkRuns.find((candidate) => candidate.repo === `${OWNER}/.github` && candidate.head_sha === headSha);
       const trees = fake.requests.slice(before).filter((request) => request.path.includes('/git/trees/')).length;

@@ -7,7 +7,7 @@ import { pino } from 'pino';
 import { Probot, ProbotOctokit } from 'probot';
 import { cudaGatekeeper } from '../../src/app.js';
 import { packageRoot } from '../../src/util/package-root.js';
-import { createDeps, type AppDeps } from '../../src/github/deps.js';
+import { createDeps, type AppDeps, type DepsOptions } from '../../src/github/deps.js';
 import type { FakeGitHub } from './fake-github.js';
 
 const EXAMPLES = JSON.parse(readFileSync(join(packageRoot(), 'node_modules', '@octokit', 'webhooks-examples', 'api.github.com', 'index.json'), 'utf8')) as {
@@ -43,6 +43,8 @@ export interface LogLine {
 export interface SetupOptions {
   /** The Octokit class; default: Probot's with retries and throttling off, so tests see each request once. */
   readonly Octokit?: typeof ProbotOctokit;
+  /** What the App is given instead of the defaults (createDeps): a path index, a fan-out queue, gates. */
+  readonly deps?: Omit<DepsOptions, 'appId'>;
 }
 
 /**
@@ -83,7 +85,7 @@ export function setup(fake: FakeGitHub, options: SetupOptions = {}): { probot: P
         throttle: { ...(defaults.throttle as object), enabled: false },
       })),
   });
-  const deps = createDeps(1);
+  const deps = createDeps({ appId: 1, ...options.deps });
   void probot.load(cudaGatekeeper(deps));
   return { probot, deps, logs };
 }

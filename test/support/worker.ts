@@ -17,8 +17,7 @@ const probot = new Probot({
     throttle: { ...(options.throttle as object), enabled: false },
   })),
 });
-const deps = createDeps(1);
 const fanout = new DurableFanout({ redisUrl: process.env.REDIS_URL!, concurrency: 2, lockDurationMs: 1500, stalledIntervalMs: 500 });
-deps.fanout = fanout;
-fanout.startWorker(probot, (github, job) => runJob(github, job, deps, probot.log, { durable: true }), probot.log);
+const deps = createDeps({ appId: 1, fanout });
+fanout.start(probot, (github, job) => runJob(github, job, deps, probot.log, { durable: true }), probot.log);
 process.stdout.write('worker ready\n');

@@ -2,7 +2,7 @@
  * Parsers for upstream sources of the knowledge base (used by `npm run kb:refresh`). Pure functions over the
  * text of a page, tested on saved excerpts in fixtures/kb/.
  */
-import { compareDotted } from '../versions.js';
+import { compareDotted } from '../../util/dotted.js';
 
 /** PEP 503 simple-index page (download.pytorch.org/whl/torch/): version → CUDA variants with a Linux x86_64 wheel. */
 export function parseWheelIndex(html: string, project = 'torch'): Map<string, Set<string>> {

@@ -6,7 +6,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as schema from '../schema.js';
-import { compareDotted } from '../versions.js';
+import { compareDotted } from '../../util/dotted.js';
 import { parseDockerHubTags, parseDriverTable, parseWheelIndex } from './parse.js';
 
 export const SOURCES = {

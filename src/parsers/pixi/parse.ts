@@ -20,7 +20,7 @@
  * one (and a target over the feature's own table) is what this reads.
  */
 import { FactSink, packageFact, type IndexFact, type InstallContext, type PackageFact, type ParsedFile } from '../facts.js';
-import { compareDotted } from '../../knowledge/versions.js';
+import { compareDotted } from '../../util/dotted.js';
 import { parseMatchSpec } from '../conda/match-spec.js';
 import { Mapped, MappedBuilder } from '../mapped.js';
 import { normalizePythonName, parsePythonRequirement } from '../python-requirement.js';
