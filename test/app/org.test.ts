@@ -2,10 +2,11 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Probot } from 'probot';
 import type { AppDeps } from '../../src/github/deps.js';
+import type { Fanout } from '../../src/github/jobs.js';
 import { MemoryPathIndex, type BranchPush, type PathEntry, type PathIndex } from '../../src/github/path-index.js';
 import { FakeGitHub } from '../support/fake-github.js';
 import { example, setup, teardown } from '../support/probot.js';
-import { addedPatch, configPull as sharedConfigPull } from './scenario.js';
+import { addedPatch, baselinePush, configPull as sharedConfigPull } from './scenario.js';
 
 const OWNER = 'octo-org';
 const OLD = 'cuda:\n  allowed: ["12.1", "12.4"]\n';
@@ -255,6 +256,22 @@ describe('after the baseline is merged', () => {
     expect(fake.checkRuns).toHaveLength(2);
     expect(fake.checkRuns[1]).toMatchObject({ conclusion: 'failure', updates: 0 });
     expect(fake.checkRuns[1]!.annotations).toEqual(expect.arrayContaining([expect.objectContaining({ title: 'cuda-not-allowed' })]));
+  });
+});
+
+describe('a re-check that cannot be queued', () => {
+  it('fails the delivery (so the durable queue retries it), and says so', async () => {
+    // The durable queue's add rejects while Redis is unreachable (ioredis: maxRetriesPerRequest, then an error).
+    const down: Fanout = {
+      add: () => Promise.reject(new Error('Reached the max retries per request limit')),
+      start: () => undefined,
+      idle: () => Promise.resolve(),
+    };
+    const { probot: app, logs } = setup(fake, { deps: { fanout: down } });
+    const push = baselinePush(fake, OWNER, 'cuda:\n  allowed: ["12.4"]\n');
+    Object.assign(push.installation as object, { id: 42 });
+    await expect(app.receive({ id: 'down-1', name: 'push', payload: push } as never)).rejects.toThrow(/max retries/);
+    expect(logs.map((line) => line.msg)).toContain('could not queue the organisation re-check');
   });
 });
 
