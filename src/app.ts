@@ -9,7 +9,6 @@ import { DurableFanout } from './github/durable.js';
 import { onInstallationChange, onPush } from './github/org.js';
 import { RedisPathIndex } from './github/path-index.js';
 import { checkPull, type CheckOutcome } from './github/pull-check.js';
-import { JobQueue } from './github/queue.js';
 import { GatePool, snippetRunner } from './sandbox/gate-pool.js';
 import { runJob } from './github/runners.js';
 import { sweepEveryInstallation } from './github/sweep.js';
@@ -122,7 +121,7 @@ export function cudaGatekeeper(deps: AppDeps): GatekeeperApp {
   const idle = async (): Promise<void> => {
     const fanout = deps.fanout;
     if (fanout instanceof DurableFanout) await fanout.close();
-    else if (fanout instanceof JobQueue) await fanout.idle();
+    else await fanout.idle();
     await deps.gatePool.close();
     await deps.snippetPool?.close();
     if (deps.paths instanceof RedisPathIndex) deps.paths.close();

@@ -36,15 +36,16 @@ export interface AppDeps {
 export type DepsOptions = Pick<AppDeps, 'appId'> & Partial<Pick<AppDeps, 'paths' | 'fanout' | 'gatePool' | 'snippetPool' | 'sweepIntervalMs' | 'webUrl'>>;
 
 export function createDeps(options: DepsOptions): AppDeps {
+  // Each default by name: an option given as undefined (exactOptionalPropertyTypes is off) still gets one.
   return {
+    ...options,
     orgCache: new OrgConfigCache(),
     runs: new Map(),
     locks: new Map(),
     deliveries: new Deliveries(),
-    paths: new MemoryPathIndex(),
-    fanout: new JobQueue(),
-    gatePool: new InlineGates(),
-    ...options,
+    paths: options.paths ?? new MemoryPathIndex(),
+    fanout: options.fanout ?? new JobQueue(),
+    gatePool: options.gatePool ?? new InlineGates(),
   };
 }
 
