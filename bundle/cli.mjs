@@ -10324,9 +10324,9 @@ var require_instruction = __commonJS({
     var variable_1 = require_variable();
     var main_1 = require_main();
     var Instruction = class extends line_1.Line {
-      constructor(document, range, dockerfile, escapeChar, instruction, instructionRange) {
+      constructor(document, range, dockerfile2, escapeChar, instruction, instructionRange) {
         super(document, range);
-        this.dockerfile = dockerfile;
+        this.dockerfile = dockerfile2;
         this.escapeChar = escapeChar;
         this.instruction = instruction;
         this.instructionRange = instructionRange;
@@ -11309,8 +11309,8 @@ var require_modifiableInstruction = __commonJS({
     var flag_1 = require_flag();
     var instruction_1 = require_instruction();
     var ModifiableInstruction = class extends instruction_1.Instruction {
-      constructor(document, range, dockerfile, escapeChar, instruction, instructionRange) {
-        super(document, range, dockerfile, escapeChar, instruction, instructionRange);
+      constructor(document, range, dockerfile2, escapeChar, instruction, instructionRange) {
+        super(document, range, dockerfile2, escapeChar, instruction, instructionRange);
       }
       getFlags() {
         if (!this.flags) {
@@ -11392,8 +11392,8 @@ var require_jsonInstruction = __commonJS({
     var jsonArgument_1 = require_jsonArgument();
     var modifiableInstruction_1 = require_modifiableInstruction();
     var JSONInstruction = class extends modifiableInstruction_1.ModifiableInstruction {
-      constructor(document, range, dockerfile, escapeChar, instruction, instructionRange) {
-        super(document, range, dockerfile, escapeChar, instruction, instructionRange);
+      constructor(document, range, dockerfile2, escapeChar, instruction, instructionRange) {
+        super(document, range, dockerfile2, escapeChar, instruction, instructionRange);
         this.openingBracket = null;
         this.closingBracket = null;
         this.jsonStrings = [];
@@ -11554,8 +11554,8 @@ var require_add = __commonJS({
     exports.Add = void 0;
     var jsonInstruction_1 = require_jsonInstruction();
     var Add = class extends jsonInstruction_1.JSONInstruction {
-      constructor(document, range, dockerfile, escapeChar, instruction, instructionRange) {
-        super(document, range, dockerfile, escapeChar, instruction, instructionRange);
+      constructor(document, range, dockerfile2, escapeChar, instruction, instructionRange) {
+        super(document, range, dockerfile2, escapeChar, instruction, instructionRange);
       }
       stopSearchingForFlags(argument) {
         return argument.indexOf("--") === -1;
@@ -11889,8 +11889,8 @@ var require_propertyInstruction = __commonJS({
     var argument_1 = require_argument();
     var util_1 = require_util();
     var PropertyInstruction = class extends instruction_1.Instruction {
-      constructor(document, range, dockerfile, escapeChar, instruction, instructionRange) {
-        super(document, range, dockerfile, escapeChar, instruction, instructionRange);
+      constructor(document, range, dockerfile2, escapeChar, instruction, instructionRange) {
+        super(document, range, dockerfile2, escapeChar, instruction, instructionRange);
         this.properties = void 0;
       }
       getProperties() {
@@ -12183,8 +12183,8 @@ var require_arg = __commonJS({
     var property_1 = require_property();
     var propertyInstruction_1 = require_propertyInstruction();
     var Arg = class extends propertyInstruction_1.PropertyInstruction {
-      constructor(document, range, dockerfile, escapeChar, instruction, instructionRange) {
-        super(document, range, dockerfile, escapeChar, instruction, instructionRange);
+      constructor(document, range, dockerfile2, escapeChar, instruction, instructionRange) {
+        super(document, range, dockerfile2, escapeChar, instruction, instructionRange);
         this.property = null;
         const args = this.getPropertyArguments();
         if (args.length === 1) {
@@ -12214,8 +12214,8 @@ var require_cmd = __commonJS({
     exports.Cmd = void 0;
     var jsonInstruction_1 = require_jsonInstruction();
     var Cmd = class extends jsonInstruction_1.JSONInstruction {
-      constructor(document, range, dockerfile, escapeChar, instruction, instructionRange) {
-        super(document, range, dockerfile, escapeChar, instruction, instructionRange);
+      constructor(document, range, dockerfile2, escapeChar, instruction, instructionRange) {
+        super(document, range, dockerfile2, escapeChar, instruction, instructionRange);
       }
     };
     exports.Cmd = Cmd;
@@ -12230,8 +12230,8 @@ var require_copy = __commonJS({
     exports.Copy = void 0;
     var jsonInstruction_1 = require_jsonInstruction();
     var Copy = class extends jsonInstruction_1.JSONInstruction {
-      constructor(document, range, dockerfile, escapeChar, instruction, instructionRange) {
-        super(document, range, dockerfile, escapeChar, instruction, instructionRange);
+      constructor(document, range, dockerfile2, escapeChar, instruction, instructionRange) {
+        super(document, range, dockerfile2, escapeChar, instruction, instructionRange);
       }
       stopSearchingForFlags(argument) {
         return argument.indexOf("--") === -1;
@@ -12262,8 +12262,8 @@ var require_env = __commonJS({
     exports.Env = void 0;
     var propertyInstruction_1 = require_propertyInstruction();
     var Env = class extends propertyInstruction_1.PropertyInstruction {
-      constructor(document, range, dockerfile, escapeChar, instruction, instructionRange) {
-        super(document, range, dockerfile, escapeChar, instruction, instructionRange);
+      constructor(document, range, dockerfile2, escapeChar, instruction, instructionRange) {
+        super(document, range, dockerfile2, escapeChar, instruction, instructionRange);
       }
       getProperties() {
         return super.getProperties();
@@ -12281,8 +12281,8 @@ var require_entrypoint = __commonJS({
     exports.Entrypoint = void 0;
     var jsonInstruction_1 = require_jsonInstruction();
     var Entrypoint = class extends jsonInstruction_1.JSONInstruction {
-      constructor(document, range, dockerfile, escapeChar, instruction, instructionRange) {
-        super(document, range, dockerfile, escapeChar, instruction, instructionRange);
+      constructor(document, range, dockerfile2, escapeChar, instruction, instructionRange) {
+        super(document, range, dockerfile2, escapeChar, instruction, instructionRange);
       }
     };
     exports.Entrypoint = Entrypoint;
@@ -12298,8 +12298,8 @@ var require_from = __commonJS({
     var vscode_languageserver_types_1 = (init_main(), __toCommonJS(main_exports));
     var modifiableInstruction_1 = require_modifiableInstruction();
     var From = class extends modifiableInstruction_1.ModifiableInstruction {
-      constructor(document, range, dockerfile, escapeChar, instruction, instructionRange) {
-        super(document, range, dockerfile, escapeChar, instruction, instructionRange);
+      constructor(document, range, dockerfile2, escapeChar, instruction, instructionRange) {
+        super(document, range, dockerfile2, escapeChar, instruction, instructionRange);
       }
       stopSearchingForFlags(argument) {
         return argument.indexOf("--") === -1;
@@ -12549,8 +12549,8 @@ var require_healthcheck = __commonJS({
     exports.Healthcheck = void 0;
     var modifiableInstruction_1 = require_modifiableInstruction();
     var Healthcheck = class extends modifiableInstruction_1.ModifiableInstruction {
-      constructor(document, range, dockerfile, escapeChar, instruction, instructionRange) {
-        super(document, range, dockerfile, escapeChar, instruction, instructionRange);
+      constructor(document, range, dockerfile2, escapeChar, instruction, instructionRange) {
+        super(document, range, dockerfile2, escapeChar, instruction, instructionRange);
       }
       stopSearchingForFlags(argument) {
         argument = argument.toUpperCase();
@@ -12574,8 +12574,8 @@ var require_label = __commonJS({
     var propertyInstruction_1 = require_propertyInstruction();
     var util_1 = require_util();
     var Label = class extends propertyInstruction_1.PropertyInstruction {
-      constructor(document, range, dockerfile, escapeChar, instruction, instructionRange) {
-        super(document, range, dockerfile, escapeChar, instruction, instructionRange);
+      constructor(document, range, dockerfile2, escapeChar, instruction, instructionRange) {
+        super(document, range, dockerfile2, escapeChar, instruction, instructionRange);
       }
       getVariables() {
         const variables = super.getVariables();
@@ -12612,8 +12612,8 @@ var require_onbuild = __commonJS({
     var parser_1 = require_parser2();
     var instruction_1 = require_instruction();
     var Onbuild = class extends instruction_1.Instruction {
-      constructor(document, range, dockerfile, escapeChar, instruction, instructionRange) {
-        super(document, range, dockerfile, escapeChar, instruction, instructionRange);
+      constructor(document, range, dockerfile2, escapeChar, instruction, instructionRange) {
+        super(document, range, dockerfile2, escapeChar, instruction, instructionRange);
       }
       getTrigger() {
         let trigger = this.getTriggerWord();
@@ -12647,8 +12647,8 @@ var require_run = __commonJS({
     exports.Run = void 0;
     var jsonInstruction_1 = require_jsonInstruction();
     var Run = class extends jsonInstruction_1.JSONInstruction {
-      constructor(document, range, dockerfile, escapeChar, instruction, instructionRange) {
-        super(document, range, dockerfile, escapeChar, instruction, instructionRange);
+      constructor(document, range, dockerfile2, escapeChar, instruction, instructionRange) {
+        super(document, range, dockerfile2, escapeChar, instruction, instructionRange);
       }
       stopSearchingForFlags(argument) {
         return argument.indexOf("--") === -1;
@@ -12675,8 +12675,8 @@ var require_shell = __commonJS({
     exports.Shell = void 0;
     var jsonInstruction_1 = require_jsonInstruction();
     var Shell = class extends jsonInstruction_1.JSONInstruction {
-      constructor(document, range, dockerfile, escapeChar, instruction, instructionRange) {
-        super(document, range, dockerfile, escapeChar, instruction, instructionRange);
+      constructor(document, range, dockerfile2, escapeChar, instruction, instructionRange) {
+        super(document, range, dockerfile2, escapeChar, instruction, instructionRange);
       }
     };
     exports.Shell = Shell;
@@ -12691,8 +12691,8 @@ var require_stopsignal = __commonJS({
     exports.Stopsignal = void 0;
     var instruction_1 = require_instruction();
     var Stopsignal = class extends instruction_1.Instruction {
-      constructor(document, range, dockerfile, escapeChar, instruction, instructionRange) {
-        super(document, range, dockerfile, escapeChar, instruction, instructionRange);
+      constructor(document, range, dockerfile2, escapeChar, instruction, instructionRange) {
+        super(document, range, dockerfile2, escapeChar, instruction, instructionRange);
       }
     };
     exports.Stopsignal = Stopsignal;
@@ -12707,8 +12707,8 @@ var require_workdir = __commonJS({
     exports.Workdir = void 0;
     var instruction_1 = require_instruction();
     var Workdir = class extends instruction_1.Instruction {
-      constructor(document, range, dockerfile, escapeChar, instruction, instructionRange) {
-        super(document, range, dockerfile, escapeChar, instruction, instructionRange);
+      constructor(document, range, dockerfile2, escapeChar, instruction, instructionRange) {
+        super(document, range, dockerfile2, escapeChar, instruction, instructionRange);
       }
       /**
        * Returns the path that has been defined. Note that this path may
@@ -12766,8 +12766,8 @@ var require_user = __commonJS({
     exports.User = void 0;
     var instruction_1 = require_instruction();
     var User = class extends instruction_1.Instruction {
-      constructor(document, range, dockerfile, escapeChar, instruction, instructionRange) {
-        super(document, range, dockerfile, escapeChar, instruction, instructionRange);
+      constructor(document, range, dockerfile2, escapeChar, instruction, instructionRange) {
+        super(document, range, dockerfile2, escapeChar, instruction, instructionRange);
       }
     };
     exports.User = User;
@@ -12782,8 +12782,8 @@ var require_volume = __commonJS({
     exports.Volume = void 0;
     var jsonInstruction_1 = require_jsonInstruction();
     var Volume = class extends jsonInstruction_1.JSONInstruction {
-      constructor(document, range, dockerfile, escapeChar, instruction, instructionRange) {
-        super(document, range, dockerfile, escapeChar, instruction, instructionRange);
+      constructor(document, range, dockerfile2, escapeChar, instruction, instructionRange) {
+        super(document, range, dockerfile2, escapeChar, instruction, instructionRange);
       }
     };
     exports.Volume = Volume;
@@ -13280,42 +13280,42 @@ var require_parser2 = __commonJS({
       constructor() {
         this.escapeChar = null;
       }
-      static createInstruction(document, dockerfile, escapeChar, lineRange, instruction, instructionRange) {
+      static createInstruction(document, dockerfile2, escapeChar, lineRange, instruction, instructionRange) {
         switch (instruction.toUpperCase()) {
           case "ADD":
-            return new add_1.Add(document, lineRange, dockerfile, escapeChar, instruction, instructionRange);
+            return new add_1.Add(document, lineRange, dockerfile2, escapeChar, instruction, instructionRange);
           case "ARG":
-            return new arg_1.Arg(document, lineRange, dockerfile, escapeChar, instruction, instructionRange);
+            return new arg_1.Arg(document, lineRange, dockerfile2, escapeChar, instruction, instructionRange);
           case "CMD":
-            return new cmd_1.Cmd(document, lineRange, dockerfile, escapeChar, instruction, instructionRange);
+            return new cmd_1.Cmd(document, lineRange, dockerfile2, escapeChar, instruction, instructionRange);
           case "COPY":
-            return new copy_1.Copy(document, lineRange, dockerfile, escapeChar, instruction, instructionRange);
+            return new copy_1.Copy(document, lineRange, dockerfile2, escapeChar, instruction, instructionRange);
           case "ENTRYPOINT":
-            return new entrypoint_1.Entrypoint(document, lineRange, dockerfile, escapeChar, instruction, instructionRange);
+            return new entrypoint_1.Entrypoint(document, lineRange, dockerfile2, escapeChar, instruction, instructionRange);
           case "ENV":
-            return new env_1.Env(document, lineRange, dockerfile, escapeChar, instruction, instructionRange);
+            return new env_1.Env(document, lineRange, dockerfile2, escapeChar, instruction, instructionRange);
           case "FROM":
-            return new from_1.From(document, lineRange, dockerfile, escapeChar, instruction, instructionRange);
+            return new from_1.From(document, lineRange, dockerfile2, escapeChar, instruction, instructionRange);
           case "HEALTHCHECK":
-            return new healthcheck_1.Healthcheck(document, lineRange, dockerfile, escapeChar, instruction, instructionRange);
+            return new healthcheck_1.Healthcheck(document, lineRange, dockerfile2, escapeChar, instruction, instructionRange);
           case "LABEL":
-            return new label_1.Label(document, lineRange, dockerfile, escapeChar, instruction, instructionRange);
+            return new label_1.Label(document, lineRange, dockerfile2, escapeChar, instruction, instructionRange);
           case "ONBUILD":
-            return new onbuild_1.Onbuild(document, lineRange, dockerfile, escapeChar, instruction, instructionRange);
+            return new onbuild_1.Onbuild(document, lineRange, dockerfile2, escapeChar, instruction, instructionRange);
           case "RUN":
-            return new run_1.Run(document, lineRange, dockerfile, escapeChar, instruction, instructionRange);
+            return new run_1.Run(document, lineRange, dockerfile2, escapeChar, instruction, instructionRange);
           case "SHELL":
-            return new shell_1.Shell(document, lineRange, dockerfile, escapeChar, instruction, instructionRange);
+            return new shell_1.Shell(document, lineRange, dockerfile2, escapeChar, instruction, instructionRange);
           case "STOPSIGNAL":
-            return new stopsignal_1.Stopsignal(document, lineRange, dockerfile, escapeChar, instruction, instructionRange);
+            return new stopsignal_1.Stopsignal(document, lineRange, dockerfile2, escapeChar, instruction, instructionRange);
           case "WORKDIR":
-            return new workdir_1.Workdir(document, lineRange, dockerfile, escapeChar, instruction, instructionRange);
+            return new workdir_1.Workdir(document, lineRange, dockerfile2, escapeChar, instruction, instructionRange);
           case "USER":
-            return new user_1.User(document, lineRange, dockerfile, escapeChar, instruction, instructionRange);
+            return new user_1.User(document, lineRange, dockerfile2, escapeChar, instruction, instructionRange);
           case "VOLUME":
-            return new volume_1.Volume(document, lineRange, dockerfile, escapeChar, instruction, instructionRange);
+            return new volume_1.Volume(document, lineRange, dockerfile2, escapeChar, instruction, instructionRange);
         }
-        return new instruction_1.Instruction(document, lineRange, dockerfile, escapeChar, instruction, instructionRange);
+        return new instruction_1.Instruction(document, lineRange, dockerfile2, escapeChar, instruction, instructionRange);
       }
       getParserDirectives(document, buffer) {
         const directives = [];
@@ -13411,13 +13411,13 @@ var require_parser2 = __commonJS({
       parse(buffer) {
         this.document = vscode_languageserver_textdocument_1.TextDocument.create("", "", 0, buffer);
         this.buffer = buffer;
-        let dockerfile = new dockerfile_1.Dockerfile(this.document);
+        let dockerfile2 = new dockerfile_1.Dockerfile(this.document);
         let directives = this.getParserDirectives(this.document, this.buffer);
         let offset = 0;
         this.escapeChar = "\\";
         if (directives.length > 0) {
-          dockerfile.setDirectives(directives);
-          this.escapeChar = dockerfile.getEscapeCharacter();
+          dockerfile2.setDirectives(directives);
+          this.escapeChar = dockerfile2.getEscapeCharacter();
           offset = this.document.offsetAt(vscode_languageserver_types_1.Position.create(directives.length, 0));
         } else if (util_1.Util.isUTF8BOM(buffer.substring(0, 1))) {
           offset = 1;
@@ -13431,17 +13431,17 @@ var require_parser2 = __commonJS({
             case "\n":
               break;
             case "#":
-              i = this.processComment(dockerfile, i);
+              i = this.processComment(dockerfile2, i);
               break;
             default:
-              i = this.processInstruction(dockerfile, char, i);
+              i = this.processInstruction(dockerfile2, char, i);
               break;
           }
         }
-        dockerfile.organizeComments();
-        return dockerfile;
+        dockerfile2.organizeComments();
+        return dockerfile2;
       }
-      processInstruction(dockerfile, char, start) {
+      processInstruction(dockerfile2, char, start) {
         let instruction = char;
         let instructionEnd = -1;
         let escapedInstruction = false;
@@ -13503,8 +13503,8 @@ var require_parser2 = __commonJS({
               if (instructionEnd === -1) {
                 instructionEnd = i;
               }
-              i = this.processArguments(dockerfile, instruction, instructionEnd, start, i);
-              dockerfile.addInstruction(this.createInstruction(dockerfile, instruction, start, instructionEnd, i));
+              i = this.processArguments(dockerfile2, instruction, instructionEnd, start, i);
+              dockerfile2.addInstruction(this.createInstruction(dockerfile2, instruction, start, instructionEnd, i));
               return i;
             case "\r":
             case "\n":
@@ -13514,7 +13514,7 @@ var require_parser2 = __commonJS({
               if (instructionEnd === -1) {
                 instructionEnd = i;
               }
-              dockerfile.addInstruction(this.createInstruction(dockerfile, instruction, start, i, i));
+              dockerfile2.addInstruction(this.createInstruction(dockerfile2, instruction, start, i, i));
               return i;
             case "#":
               if (escapedInstruction) {
@@ -13530,7 +13530,7 @@ var require_parser2 = __commonJS({
         if (instructionEnd === -1) {
           instructionEnd = this.buffer.length;
         }
-        dockerfile.addInstruction(this.createInstruction(dockerfile, instruction, start, instructionEnd, this.buffer.length));
+        dockerfile2.addInstruction(this.createInstruction(dockerfile2, instruction, start, instructionEnd, this.buffer.length));
         return this.buffer.length;
       }
       processHeredocs(instruction, offset) {
@@ -13566,7 +13566,7 @@ var require_parser2 = __commonJS({
         }
         return offset;
       }
-      processArguments(dockerfile, instruction, instructionEnd, start, offset) {
+      processArguments(dockerfile2, instruction, instructionEnd, start, offset) {
         let escaped = false;
         argumentsCheck: for (let i = offset + 1; i < this.buffer.length; i++) {
           switch (this.buffer.charAt(i)) {
@@ -13575,7 +13575,7 @@ var require_parser2 = __commonJS({
               if (escaped) {
                 continue;
               }
-              return this.processHeredocs(this.createInstruction(dockerfile, instruction, start, instructionEnd, i), i);
+              return this.processHeredocs(this.createInstruction(dockerfile2, instruction, start, instructionEnd, i), i);
             case this.escapeChar:
               const next = this.buffer.charAt(i + 1);
               if (next === "\n" || next === "\r") {
@@ -13600,7 +13600,7 @@ var require_parser2 = __commonJS({
               continue;
             case "#":
               if (escaped) {
-                i = this.processComment(dockerfile, i);
+                i = this.processComment(dockerfile2, i);
                 continue argumentsCheck;
               }
               break;
@@ -13616,7 +13616,7 @@ var require_parser2 = __commonJS({
         }
         return this.buffer.length;
       }
-      processComment(dockerfile, start) {
+      processComment(dockerfile2, start) {
         let end = this.buffer.length;
         commentLoop: for (let i = start + 1; i < this.buffer.length; i++) {
           switch (this.buffer.charAt(i)) {
@@ -13627,7 +13627,7 @@ var require_parser2 = __commonJS({
           }
         }
         const range = vscode_languageserver_types_1.Range.create(this.document.positionAt(start), this.document.positionAt(end));
-        dockerfile.addComment(new comment_1.Comment(this.document, range));
+        dockerfile2.addComment(new comment_1.Comment(this.document, range));
         return end;
       }
       parseHeredoc(heredocName, offset, tabbed) {
@@ -13661,11 +13661,11 @@ var require_parser2 = __commonJS({
         }
         return this.buffer.length;
       }
-      createInstruction(dockerfile, instruction, start, instructionEnd, end) {
+      createInstruction(dockerfile2, instruction, start, instructionEnd, end) {
         const startPosition = this.document.positionAt(start);
         const instructionRange = vscode_languageserver_types_1.Range.create(startPosition, this.document.positionAt(instructionEnd));
         const lineRange = vscode_languageserver_types_1.Range.create(startPosition, this.document.positionAt(end));
-        return _Parser.createInstruction(this.document, dockerfile, this.escapeChar, lineRange, instruction, instructionRange);
+        return _Parser.createInstruction(this.document, dockerfile2, this.escapeChar, lineRange, instruction, instructionRange);
       }
     };
     exports.Parser = Parser;
@@ -41164,28 +41164,6 @@ function activeExtras(project, extras, groups = []) {
 }
 
 // src/parsers/facts.ts
-var FILE_KINDS = {
-  dockerfile: "Dockerfile",
-  requirements: "requirements.txt",
-  conda: "environment.yml",
-  pyproject: "pyproject.toml",
-  "uv-lock": "uv.lock",
-  pixi: "pixi.toml",
-  "pixi-lock": "pixi.lock",
-  "poetry-lock": "poetry.lock",
-  "conda-lock": "conda-lock.yml",
-  kubernetes: "deployment.yaml"
-};
-var FILE_KIND_NAMES = Object.keys(FILE_KINDS);
-function isFileKind(value) {
-  return Object.hasOwn(FILE_KINDS, value);
-}
-function isLockKind(kind) {
-  return kind === "uv-lock" || kind === "pixi-lock" || kind === "poetry-lock" || kind === "conda-lock";
-}
-function hasSelections(kind) {
-  return kind === "pyproject" || kind === "pixi" || isLockKind(kind);
-}
 function packageFact(f) {
   return {
     ecosystem: f.ecosystem,
@@ -41276,2807 +41254,8 @@ var FactSink = class {
   }
 };
 
-// src/analysis/cuda-labels.ts
-function cudaFromLabel(label, offset = 0) {
-  const dotted2 = /^cuda(\d{1,2})\.(\d)/i.exec(label);
-  if (dotted2) return { cuda: `${dotted2[1]}.${dotted2[2]}`, precision: "minor", range: [offset + 4, offset + dotted2[0].length] };
-  const packed = /^cu(?:da)?(\d{2,3})(?!\d)/i.exec(label);
-  if (!packed) return void 0;
-  const digits = packed[1];
-  const start = offset + packed[0].length - digits.length;
-  if (digits.length === 2 && digits.startsWith("1")) return { cuda: digits, precision: "major", range: [start, start + 2] };
-  return { cuda: `${digits.slice(0, -1)}.${digits.slice(-1)}`, precision: "minor", range: [start, start + digits.length] };
-}
-var cudaFromUrl = memoize((url2) => computeCudaFromUrl(url2));
-function computeCudaFromUrl(url2) {
-  const re = /(?:\/|%2B|\+)(cu(?:da)?\d{2,3})(?=\/|$|[-_.+%?#]|torch)/gi;
-  for (let match = re.exec(url2); match; match = re.exec(url2)) {
-    const start = match.index + match[0].length - match[1].length;
-    const found = cudaFromLabel(match[1], start);
-    if (found) return { ...found, label: match[1] };
-  }
-  return void 0;
-}
-function isCpuUrl(url2) {
-  return /\/whl\/(?:nightly\/|test\/)?cpu(?:\/|$)|(?:%2B|\+)cpu[-.]/i.test(url2);
-}
-function isPytorchIndex(url2) {
-  return /^https?:\/\/download(?:-r2)?\.pytorch\.org\/whl\b/i.test(url2);
-}
-function pytorchIndexChannel(url2) {
-  if (/\/whl\/nightly\b/i.test(url2)) return "nightly";
-  if (/\/whl\/test\b/i.test(url2)) return "test";
-  return "stable";
-}
-function cudaFromAptName(name) {
-  const match = /^(?:cuda|cuda-[a-z0-9-]+|lib(?:cu[a-z0-9]+|npp[a-z]*|nvjpeg|nvjitlink|nvrtc|nvtoolsext))-(\d{1,2})-(\d)$/.exec(name);
-  if (!match) return void 0;
-  const start = name.length - match[1].length - match[2].length - 1;
-  return { cuda: `${match[1]}.${match[2]}`, precision: "minor", range: [start, name.length] };
-}
-function cudaFromPythonName(name) {
-  const nvidia = /^nvidia-[a-z0-9-]+-cu(\d{2})$/.exec(name);
-  if (nvidia) return { cuda: nvidia[1], precision: "major", range: [name.length - 2, name.length], family: "nvidia" };
-  const dali = /^nvidia-dali(?:-nightly)?(?:-tf-plugin)?-cuda(1\d)0$/.exec(name);
-  if (dali) return { cuda: dali[1], precision: "major", range: [name.length - 3, name.length - 1], family: "nvidia" };
-  if (/^nvidia-/.test(name)) return void 0;
-  const cupyMajor = /^cupy-cuda(\d{2})x$/.exec(name);
-  if (cupyMajor) return { cuda: cupyMajor[1], precision: "major", range: [name.length - 3, name.length - 1], family: "cupy" };
-  const cupy = /^cupy-cuda(\d{2,3})$/.exec(name);
-  if (cupy) {
-    const digits = cupy[1];
-    return { cuda: `${digits.slice(0, -1)}.${digits.slice(-1)}`, precision: "minor", range: [name.length - digits.length, name.length], family: "cupy" };
-  }
-  const jax = /^jax-cuda(1\d)-(?:plugin|pjrt)$/.exec(name);
-  if (jax) return { cuda: jax[1], precision: "major", range: [8, 10], family: "other" };
-  const packed = /^(?:mxnet(?:-tensorrt)?-cu|dgl-cu|bitsandbytes-cuda)(\d{2,3})(?:mkl)?$/.exec(name);
-  if (packed) {
-    const digits = packed[1];
-    const start = name.indexOf(digits, name.indexOf("cu"));
-    return { cuda: `${digits.slice(0, -1)}.${digits.slice(-1)}`, precision: "minor", range: [start, start + digits.length], family: "other" };
-  }
-  const suffixed = /-cu(1[0-3])$/.exec(name);
-  if (suffixed) return { cuda: suffixed[1], precision: "major", range: [name.length - 2, name.length], family: "other" };
-  return void 0;
-}
-
-// src/analysis/torch-build.ts
-var import_pep4403 = __toESM(require_pep440(), 1);
-var PYTORCH_INDEX_PACKAGES = /* @__PURE__ */ new Set(["torch", "torchvision", "torchaudio"]);
-var NO_BUILDS = /* @__PURE__ */ new Set();
-function releaseFor(kb, pkg, version2) {
-  if (pkg.name === "torch") return kb.torchRelease(version2);
-  const owners = kb.torchForCompanion(pkg.name, version2);
-  return owners[0];
-}
-function resolveTorchBuild(pkg, indexes, kb) {
-  if (pkg.ecosystem !== "pip" || !pkg.exact || !PYTORCH_INDEX_PACKAGES.has(pkg.name)) return void 0;
-  const version2 = publicVersion(pkg.exact);
-  const release = releaseFor(kb, pkg, version2);
-  if (!pkg.localLabel && !pkg.url && release?.torchaudioCuda === false && pkg.name === "torchaudio") return void 0;
-  const result2 = (f) => ({
-    pkg,
-    release,
-    version: version2,
-    cuda: f.cuda,
-    cpu: f.cpu,
-    source: f.source,
-    index: f.index,
-    missing: f.missing,
-    fellBackFrom: f.fellBackFrom
-  });
-  const available = release ? kb.torchBuilds(release) : NO_BUILDS;
-  if (pkg.url) {
-    if (isCpuUrl(pkg.url)) return result2({ cpu: true, source: "url" });
-    const fromUrl = cudaFromUrl(pkg.url);
-    return result2({ cuda: fromUrl?.precision === "minor" ? fromUrl.cuda : void 0, cpu: false, source: "url" });
-  }
-  if (pkg.localLabel) {
-    if (pkg.localLabel === "cpu") return result2({ cpu: true, source: "local-label" });
-    const found = cudaFromLabel(pkg.localLabel);
-    if (!found || found.precision !== "minor") return result2({ cpu: false, source: "local-label" });
-    const tag = tagFromCuda(found.cuda);
-    const missing = release && !available.has(tag) ? { cuda: found.cuda, tag, via: "label" } : void 0;
-    return result2({ cuda: found.cuda, cpu: false, source: "local-label", missing });
-  }
-  const torchIndexes = indexes.filter((index) => index.kind !== "conda-channel" && index.kind !== "no-index" && isPytorchIndex(index.url));
-  const primary = [...indexes].reverse().find((index) => index.kind === "index-url");
-  const extras = torchIndexes.filter((index) => index.kind !== "index-url");
-  const served = (index) => {
-    if (isCpuUrl(index.url)) return { tag: "cpu", cpu: true };
-    const found = cudaFromUrl(index.url);
-    if (!found || found.precision !== "minor") return void 0;
-    return { tag: tagFromCuda(found.cuda), cuda: found.cuda, cpu: false };
-  };
-  const everything = extras.find((index) => servedVariant(index.url) === "all");
-  if (everything) return result2({ cpu: false, source: "find-links", index: everything });
-  for (const index of extras) {
-    const build = served(index);
-    if (!build) continue;
-    if (build.cpu) return result2({ cpu: true, source: index.kind === "find-links" ? "find-links" : "extra-index-url", index });
-    if (!release || available.has(build.tag))
-      return result2({ cuda: build.cuda, cpu: false, source: index.kind === "find-links" ? "find-links" : "extra-index-url", index });
-  }
-  if (primary) {
-    if (!isPytorchIndex(primary.url)) return result2({ cpu: false, source: "index-url", index: primary });
-    const build = served(primary);
-    if (!build) return result2({ cpu: false, source: "index-url", index: primary });
-    if (build.cpu) return result2({ cpu: true, source: "index-url", index: primary });
-    if (release && !available.has(build.tag))
-      return result2({ cpu: false, source: "index-url", index: primary, missing: { cuda: build.cuda, tag: build.tag, via: "index-url", index: primary } });
-    return result2({ cuda: build.cuda, cpu: false, source: "index-url", index: primary });
-  }
-  const pypi = release?.pypiDefault ? cudaFromTag(release.pypiDefault) : void 0;
-  const unserved = extras.find((index) => served(index) && !served(index).cpu);
-  const fellBack = unserved && release ? served(unserved) : void 0;
-  return result2({
-    cuda: pypi,
-    cpu: false,
-    source: "pypi",
-    fellBackFrom: fellBack ? unserved : void 0,
-    missing: fellBack ? { cuda: fellBack.cuda, tag: fellBack.tag, via: "extra-index-url", index: unserved } : void 0
-  });
-}
-function servedVariant(url2) {
-  if (/\/whl\/torch_stable\.html$/i.test(url2)) return "all";
-  if (isCpuUrl(url2)) return { tag: "cpu" };
-  const found = cudaFromUrl(url2);
-  if (!found || found.precision !== "minor") return void 0;
-  return { tag: tagFromCuda(found.cuda), cuda: found.cuda };
-}
-function pypiWins(pkg, tag, kb) {
-  if (pkg.ecosystem !== "pip" || pkg.localLabel || pkg.url || !PYTORCH_INDEX_PACKAGES.has(pkg.name)) return void 0;
-  return kb.memoized(`pypiWins:${pkg.name}:${pkg.specifier}:${tag}`, () => computePypiWins(pkg.name, pkg.specifier, tag, kb));
-}
-function computePypiWins(name, specifier, tag, kb) {
-  const pkg = { name, specifier };
-  const versionOf = (release) => pkg.name === "torch" ? release.version : pkg.name === "torchvision" ? release.torchvision[0] : release.torchaudio[0];
-  const allowed = kb.torchReleases().filter((release) => {
-    const version2 = versionOf(release);
-    return version2 !== void 0 && (pkg.specifier === "" || satisfiesSpec(version2, pkg.specifier)) && !/[a-z]/i.test(version2);
-  }).sort((a, b) => compareVersions(versionOf(b), versionOf(a)));
-  if (allowed.length === 0 || kb.torchBuilds(allowed[0]).has(tag)) return void 0;
-  if (pkg.name === "torchaudio" && allowed[0].torchaudioCuda === false) return void 0;
-  const newest = allowed.find((release) => release.confidence !== "unverified") ?? allowed[0];
-  const onIndex = allowed.find((release) => kb.torchBuilds(release).has(tag));
-  return { newest: versionOf(newest), release: newest, ...onIndex ? { newestOnIndex: versionOf(onIndex) } : {} };
-}
-function satisfiesSpec(version2, specifier) {
-  try {
-    return (0, import_pep4403.satisfies)(version2, specifier.replace(/\s+/g, ""));
-  } catch {
-    return false;
-  }
-}
-function compareVersions(a, b) {
-  return compareDotted(a, b);
-}
-
-// src/analysis/claims.ts
-var CLAIM_PRECEDENCE = {
-  image: 0,
-  env: 1,
-  conda: 2,
-  "conda-build": 3,
-  "conda-channel": 4,
-  "wheel-tag": 5,
-  index: 6,
-  "wheel-url": 7,
-  implied: 8,
-  apt: 9,
-  // Library wheels are peers: the first one in the file wins a tie.
-  "nvidia-wheel": 10,
-  cupy: 10,
-  jax: 10,
-  tensorflow: 10,
-  library: 10,
-  name: 11,
-  system: 12
-};
-function indexSubject(file2, index) {
-  if (file2.kind === "pyproject" || file2.kind === "pixi") return `the index ${index.url}`;
-  if (isLockKind(file2.kind)) return `the registry ${index.url}`;
-  return `${index.kind === "find-links" ? "--find-links" : `--${index.kind}`} ${index.url}`;
-}
-function cudaClaim(f) {
-  return {
-    kind: f.kind,
-    file: f.file,
-    context: f.context,
-    stage: f.stage,
-    cuda: f.cuda,
-    precision: f.precision,
-    span: f.span,
-    subject: f.subject,
-    rewrite: f.rewrite,
-    record: f.record,
-    package: f.package,
-    image: f.image,
-    index: f.index,
-    origin: f.origin
-  };
-}
-function originRelated(claim2) {
-  return claim2.origin ? [{ file: claim2.origin.file, span: claim2.origin.span, message: `the image is built from here: ${claim2.origin.subject}` }] : [];
-}
-function containerImageClaim(file2, container, kb) {
-  const claim2 = imageClaim(file2, container.image, kb);
-  return claim2 && cudaClaim({ ...claim2, rewrite: void 0 });
-}
-function fileClaims(file2, kb) {
-  const claims = [];
-  for (const image of file2.images) {
-    const claim2 = imageClaim(file2, image, kb);
-    if (claim2) claims.push(claim2);
-  }
-  for (const env of file2.env) {
-    if (env.instruction !== "ENV" || env.key !== "CUDA_VERSION") continue;
-    const minor = cudaMajorMinor(env.value);
-    if (!minor) continue;
-    claims.push(
-      cudaClaim({ kind: "env", file: file2, stage: env.stage, cuda: env.value, precision: "minor", span: env.span, subject: `ENV CUDA_VERSION=${env.value}` })
-    );
-  }
-  for (const index of file2.indexes) {
-    if (index.ignoredReason) continue;
-    if (index.kind === "conda-channel") {
-      const label = /\/label\/cuda-(\d+\.\d+)(?:\.\d+)?$/.exec(index.url);
-      if (label)
-        claims.push(
-          cudaClaim({
-            kind: "conda-channel",
-            file: file2,
-            context: index.context,
-            cuda: label[1],
-            precision: "minor",
-            span: index.span,
-            subject: `channel ${index.url}`,
-            index
-          })
-        );
-      continue;
-    }
-    const found = cudaFromUrl(index.url);
-    if (!found) continue;
-    claims.push(
-      cudaClaim({
-        kind: "index",
-        file: file2,
-        context: index.context,
-        cuda: found.cuda,
-        precision: found.precision,
-        span: index.span,
-        subject: indexSubject(file2, index),
-        index,
-        // A pyproject.toml's index is named for its CUDA and chosen per extra: what to change there is the
-        // selection (`uv sync --extra …`) or the routing, which no single text edit decides.
-        rewrite: file2.kind === "pyproject" || file2.kind === "pixi" ? void 0 : (target) => one(rewriteLabel(file2, index.urlSpan, index.url, found.range, found.label, target))
-      })
-    );
-  }
-  for (const pkg of file2.packages) packageClaims(file2, pkg, kb, claims);
-  nameClaims(file2, claims);
-  systemClaims(file2, claims);
-  return claims;
-}
-function systemClaims(file2, claims) {
-  for (const context of file2.contexts) {
-    const required2 = context.systemCuda;
-    const major = required2 ? /^(\d+)(?:\.(\d+))?/.exec(required2.value) : null;
-    if (!required2 || !major) continue;
-    const original = required2.value;
-    const literal2 = file2.source.text.slice(required2.span.start, required2.span.end);
-    const at = Math.max(literal2.indexOf(original), 0);
-    const where = context.variant ?? "this environment";
-    claims.push(
-      cudaClaim({
-        kind: "system",
-        file: file2,
-        context: context.id,
-        cuda: major[2] !== void 0 ? `${major[1]}.${major[2]}` : major[1],
-        precision: major[2] !== void 0 ? "minor" : "major",
-        span: required2.span,
-        subject: literal2.includes("__cuda") ? `the platform's virtual package ${literal2} (${where})` : `system-requirements cuda = ${literal2} (${where})`,
-        // Raising the floor keeps its spelling: "12" → "13", "12.0" → "13.0".
-        rewrite: (target) => {
-          const to = parseCuda(target);
-          if (!to) return void 0;
-          return one(replaceWithin(file2, required2.span, literal2, at, at + original.length, major[2] !== void 0 ? `${to.major}.0` : `${to.major}`));
-        }
-      })
-    );
-  }
-}
-function nameClaims(file2, claims) {
-  for (const context of file2.contexts) {
-    if (!context.variantSpan || !context.variant) continue;
-    const kind = context.variant.slice(0, context.variant.indexOf(" "));
-    const written = context.variant.slice(kind.length + 1).split(" on ")[0];
-    const name = written.toLowerCase();
-    const cuda = cudaOfName(name);
-    if (!cuda) continue;
-    claims.push(
-      cudaClaim({
-        kind: "name",
-        file: file2,
-        context: context.id,
-        cuda: cuda.cuda,
-        precision: cuda.precision,
-        span: context.variantSpan,
-        subject: `the ${kind} "${written}"`
-      })
-    );
-  }
-}
-function cudaOfName(name) {
-  const tag = /(?:^|[^a-z0-9])cu(\d{2,3})(?![0-9])/.exec(name);
-  if (tag) {
-    const digits = tag[1];
-    if (/^1[0-3]$/.test(digits)) return { cuda: digits, precision: "major" };
-    return { cuda: `${digits.slice(0, -1)}.${digits.slice(-1)}`, precision: "minor" };
-  }
-  const spelled = /(?:^|[^a-z0-9])cuda[-_]?(\d{2})(?:[._-]?(\d))?(?![0-9])/.exec(name);
-  if (spelled) return spelled[2] ? { cuda: `${spelled[1]}.${spelled[2]}`, precision: "minor" } : { cuda: spelled[1], precision: "major" };
-  return void 0;
-}
-function imageClaim(file2, image, kb) {
-  if (!image.tag || image.unresolved) return void 0;
-  const subject = image.reference;
-  if (kb.isNvidiaCuda(image.registry, image.repository)) {
-    const tag = kb.nvidiaCudaTag(image.tag);
-    if (!tag) return void 0;
-    return cudaClaim({
-      kind: "image",
-      file: file2,
-      stage: image.stage,
-      cuda: tag.version,
-      precision: "minor",
-      span: image.span,
-      subject,
-      image,
-      rewrite: (target) => rewriteNvidiaCudaTag(file2, image, tag.version, tag.cudnn, target, kb)
-    });
-  }
-  if (!image.registry && image.repository === "pytorch/pytorch") {
-    const tag = kb.pytorchImageTag(image.tag);
-    if (!tag) return void 0;
-    return cudaClaim({ kind: "image", file: file2, stage: image.stage, cuda: tag.cuda, precision: "minor", span: image.span, subject, image });
-  }
-  if (image.registry === "nvcr.io" && image.repository === "nvidia/pytorch") {
-    const row = kb.ngcPytorch(image.tag);
-    if (!row) return void 0;
-    const cuda = row.cuda ?? (row.cudaMajor !== void 0 ? String(row.cudaMajor) : void 0);
-    if (!cuda) return void 0;
-    return cudaClaim({ kind: "image", file: file2, stage: image.stage, cuda, precision: row.cuda ? "minor" : "major", span: image.span, subject, image, record: row });
-  }
-  return void 0;
-}
-function rewriteNvidiaCudaTag(file2, image, version2, cudnn, target, kb) {
-  const map2 = image.tagMap;
-  if (!map2) return void 0;
-  const minor = cudaMajorMinor(target);
-  if (!minor) return void 0;
-  const full = parseCuda(target)?.patch !== void 0 ? target : latestImagePatch(kb, minor);
-  if (!full) return void 0;
-  const spelling = cudnn ? kb.cudnnSpelling(full)?.spelling : void 0;
-  if (cudnn && !spelling) return void 0;
-  const versionSpan = map2.origin(0, version2.length);
-  const versionEdit = versionSpan ? replaceExact(file2, versionSpan, version2, full) : void 0;
-  if (!versionEdit) return void 0;
-  if (!cudnn || spelling === cudnn) return [versionEdit];
-  const cudnnSpan = map2.origin(version2.length + 1, version2.length + 1 + cudnn.length);
-  const cudnnEdit = cudnnSpan ? replaceExact(file2, cudnnSpan, cudnn, spelling) : void 0;
-  return cudnnEdit ? [versionEdit, cudnnEdit] : void 0;
-}
-function hasBuild(kb, pkg, target) {
-  if (!PYTORCH_INDEX_PACKAGES.has(pkg.name)) return true;
-  const release = releaseFor(kb, pkg, publicVersion(pkg.exact));
-  return release !== void 0 && kb.torchBuilds(release).has(tagFromCuda(target));
-}
-function one(edit) {
-  return edit ? [edit] : void 0;
-}
-function rewriteLabel(file2, span, value, range, label, target) {
-  const parsed = parseCuda(target);
-  if (!parsed) return void 0;
-  const isDotted = label.toLowerCase().startsWith("cuda") && value.slice(range[0], range[1]).includes(".");
-  const digits = isDotted ? `${parsed.major}.${parsed.minor}` : `${parsed.major}${parsed.minor}`;
-  return replaceWithin(file2, span, value, range[0], range[1], digits);
-}
-var CONDA_CUDA_PACKAGES = /* @__PURE__ */ new Set([
-  "pytorch-cuda",
-  "cudatoolkit",
-  "cuda-version",
-  "cuda-toolkit",
-  "cuda-runtime",
-  "cuda-cudart",
-  "cuda-nvcc",
-  "cuda-libraries",
-  "cuda-libraries-dev"
-]);
-var NVIDIA_VERSIONED = /^nvidia-cuda-(runtime|nvrtc|cupti|nvcc)(-cu\d{2})?$/;
-var MAY_CLAIM = /^(nvidia-|cupy-|cuda|jax|tensorflow|pytorch-cuda|cudatoolkit|onnxruntime-gpu|paddlepaddle-gpu|mxnet-|dgl-|bitsandbytes-cuda)|-cu1\d$/;
-function packageClaims(file2, pkg, kb, claims) {
-  if (pkg.ecosystem === "pip" && !pkg.localLabel && !pkg.url && !MAY_CLAIM.test(pkg.name) && !pkg.specifier.includes("+")) return claims;
-  if (pkg.ecosystem === "conda" && !pkg.build && !pkg.channel && !CONDA_CUDA_PACKAGES.has(pkg.name) && !CUDA_SELECTOR.test(pkg.name)) return claims;
-  const subject = describePackage(pkg);
-  const claimOf = (kind, cuda, precision, more) => cudaClaim({
-    kind,
-    file: file2,
-    context: pkg.context,
-    package: pkg,
-    span: pkg.span,
-    cuda,
-    precision,
-    subject: more?.subject ?? subject,
-    rewrite: more?.rewrite,
-    record: more?.record
-  });
-  if (pkg.ecosystem === "conda") condaClaims(file2, pkg, subject, claimOf, claims);
-  else if (pkg.ecosystem === "apt") aptClaims(pkg, claimOf, claims);
-  else pipClaims(file2, pkg, subject, kb, claimOf, claims);
-  return claims;
-}
-var CUDA_SELECTOR = /^cuda(75|80|90|91|92|100)$/;
-function condaClaims(file2, pkg, subject, claimOf, claims) {
-  const selector = CUDA_SELECTOR.exec(pkg.name);
-  if (selector) {
-    const digits = selector[1];
-    claims.push(claimOf("conda", `${digits.slice(0, -1)}.${digits.slice(-1)}`, "minor", { subject }));
-  }
-  const version2 = pkg.exact ?? (pkg.clauses.length === 1 && pkg.clauses[0].operator === "=" ? pkg.clauses[0].version.replace(/\.\*$/, "") : void 0);
-  if (CONDA_CUDA_PACKAGES.has(pkg.name) && version2) {
-    const minor = cudaMajorMinor(version2.split(".").slice(0, 2).join("."));
-    const clause = pkg.clauses[0];
-    if (minor && clause) {
-      claims.push(
-        claimOf("conda", minor, "minor", {
-          subject,
-          rewrite: (target) => {
-            const t = cudaMajorMinor(target);
-            if (!t) return void 0;
-            const replacement = pkg.name === "pytorch-cuda" || pkg.name === "cuda-version" ? t : version2.split(".").length > 2 ? `${t}.0` : t;
-            return one(replaceExact(file2, clause.versionSpan, clause.version, replacement));
-          }
-        })
-      );
-    }
-  }
-  if (pkg.localLabel && pkg.build) {
-    const offset = pkg.build.toLowerCase().indexOf(pkg.localLabel);
-    const found = cudaFromLabel(pkg.localLabel, Math.max(0, offset));
-    const forge = pkg.channel === "conda-forge" && found && Number.parseInt(found.cuda, 10) >= 12;
-    if (found)
-      claims.push(forge ? claimOf("conda-build", String(Number.parseInt(found.cuda, 10)), "major") : claimOf("conda-build", found.cuda, found.precision));
-  }
-  if (pkg.channel) {
-    const label = /\/label\/cuda-(\d+\.\d+)/.exec(pkg.channel);
-    if (label) claims.push(claimOf("conda-channel", label[1], "minor"));
-  }
-}
-function aptClaims(pkg, claimOf, claims) {
-  const byName = cudaFromAptName(pkg.name);
-  if (byName) claims.push(claimOf("apt", byName.cuda, "minor"));
-  const suffix = pkg.localLabel ? cudaFromLabel(pkg.localLabel) : void 0;
-  if (suffix) claims.push(claimOf("apt", suffix.cuda, suffix.precision));
-}
-function pipClaims(file2, pkg, subject, kb, claimOf, claims) {
-  if (pkg.url) {
-    const fromUrl = cudaFromUrl(pkg.url);
-    if (fromUrl) {
-      claims.push(claimOf("wheel-url", fromUrl.cuda, fromUrl.precision));
-      return;
-    }
-  }
-  if (pkg.localLabel && pkg.exact) {
-    const plus = pkg.exact.indexOf("+");
-    const found = cudaFromLabel(pkg.localLabel, plus + 1);
-    const clause = pkg.clauses[0];
-    if (found && !pkg.url) {
-      claims.push(
-        claimOf("wheel-tag", found.cuda, found.precision, {
-          subject,
-          // Only to a build that exists: torch 2.6.0 has no +cu128, so no rewrite is offered there.
-          rewrite: clause ? (target) => hasBuild(kb, pkg, target) ? one(rewriteLabel(file2, clause.versionSpan, clause.version, found.range, pkg.localLabel, target)) : void 0 : void 0
-        })
-      );
-    } else if (found) {
-      claims.push(claimOf("wheel-url", found.cuda, found.precision));
-    }
-  }
-  const byName = cudaFromPythonName(pkg.name);
-  if (byName) {
-    let cuda = byName.cuda;
-    let precision = byName.precision;
-    if (NVIDIA_VERSIONED.test(pkg.name) && pkg.exact) {
-      const minor = cudaMajorMinor(publicVersion(pkg.exact).split(".").slice(0, 2).join("."));
-      if (minor && minor.startsWith(`${cuda}.`)) {
-        cuda = minor;
-        precision = "minor";
-      }
-    }
-    claims.push(claimOf(byName.family === "cupy" ? "cupy" : "nvidia-wheel", cuda, precision));
-  } else if (NVIDIA_VERSIONED.test(pkg.name) && pkg.exact) {
-    const minor = cudaMajorMinor(publicVersion(pkg.exact).split(".").slice(0, 2).join("."));
-    if (minor) claims.push(claimOf("nvidia-wheel", minor, "minor"));
-  }
-  const jaxExtra = pkg.name === "jax" || pkg.name === "jaxlib" ? pkg.extras.find((item) => /^cuda1\d/.test(item) && !/[-_]local$/.test(item)) : void 0;
-  if (jaxExtra) claims.push(claimOf("jax", jaxExtra.slice(4, 6), "major"));
-  if (pkg.name === "jaxlib" && pkg.localLabel) {
-    const found = /^cuda(\d{2})/.exec(pkg.localLabel);
-    if (found) claims.push(claimOf("jax", found[1], "major"));
-  }
-  if (pkg.exact && !byName) {
-    const paddlePost = pkg.name === "paddlepaddle-gpu" ? /\.post(\d+)(\d)$/.exec(publicVersion(pkg.exact)) : void 0;
-    if (paddlePost) claims.push(claimOf("library", `${paddlePost[1]}.${paddlePost[2]}`, "minor"));
-    else {
-      const row = kb.gpuStackBuild(pkg.name, pkg.exact, pkg.extras);
-      if (row)
-        claims.push(
-          claimOf(pkg.name === "tensorflow" ? "tensorflow" : pkg.name === "jax" ? "jax" : "library", String(row.cudaMajor), "major", { subject, record: row })
-        );
-    }
-  }
-  if (pkg.exact && pkg.name === "cuda-toolkit") {
-    const minor = cudaMajorMinor(publicVersion(pkg.exact).split(".").slice(0, 2).join("."));
-    if (minor) claims.push(claimOf("nvidia-wheel", minor, "minor"));
-  }
-  if (pkg.exact && (pkg.name === "cuda-bindings" || pkg.name === "cuda-python")) {
-    const major = /^(1[1-9])\./.exec(publicVersion(pkg.exact))?.[1];
-    if (major) claims.push(claimOf("nvidia-wheel", major, "major"));
-  }
-  if (!pkg.exact && !pkg.url) {
-    const labelled = /\+(cu\d{2,3})(?![\w.])/i.exec(pkg.specifier);
-    const found = labelled ? cudaFromLabel(labelled[1]) : void 0;
-    if (found && found.precision === "minor") claims.push(claimOf("wheel-tag", found.cuda, "minor"));
-  }
-  const pyg = pkg.localLabel ? /^pt\d+cu(\d{2,3})$/.exec(pkg.localLabel) : void 0;
-  if (pyg) {
-    const digits = pyg[1];
-    claims.push(claimOf("wheel-tag", `${digits.slice(0, -1)}.${digits.slice(-1)}`, "minor"));
-  }
-}
-function compactSpec(spec2) {
-  return spec2.trim().replace(/\s*(==|>=|<=|!=|~=|=|<|>|,)\s*/g, "$1");
-}
-function describePackage(pkg) {
-  if (pkg.url && !pkg.specifier) return pkg.exact ? `${pkg.rawName} ${pkg.exact}` : pkg.rawName;
-  if (pkg.ecosystem === "conda")
-    return `${pkg.channel ? `${pkg.channel}::` : ""}${pkg.rawName}${compactSpec(pkg.specifier)}${pkg.build ? `=${pkg.build}` : ""}`;
-  if (pkg.ecosystem === "apt") return pkg.specifier ? `${pkg.rawName}=${pkg.specifier}` : pkg.rawName;
-  return `${pkg.rawName}${pkg.extras.length ? `[${pkg.extras.join(",")}]` : ""}${pkg.specifier}`;
-}
-function compareClaims(a, b) {
-  const majorA = Number.parseInt(a.cuda, 10);
-  const majorB = Number.parseInt(b.cuda, 10);
-  if (majorA !== majorB) return "major";
-  if (a.precision === "major" || b.precision === "major") return "same";
-  return cudaMajorMinor(a.cuda) === cudaMajorMinor(b.cuda) ? "same" : "minor";
-}
-function claimCuda(claim2) {
-  return claim2.precision === "major" ? claim2.cuda : cudaMajorMinor(claim2.cuda) ?? claim2.cuda;
-}
-
-// src/analysis/paths.ts
-import { posix } from "node:path";
-function normalizeRepoPath(path) {
-  if (isNormal(path)) return path;
-  const normalized = posix.normalize(path.replace(/\\/g, "/"));
-  if (normalized.startsWith("../") || normalized === ".." || posix.isAbsolute(normalized)) return void 0;
-  return normalized === "." ? "" : normalized.replace(/^\.\//, "");
-}
-function dirname(path) {
-  const index = path.lastIndexOf("/");
-  return index < 0 ? "" : path.slice(0, index);
-}
-function joinRepo(...parts) {
-  const present = parts.filter((part) => part !== "");
-  const joined = present.join("/");
-  if (isNormal(joined)) return joined;
-  return normalizeRepoPath(posix.join(...present) || ".");
-}
-var NORMAL = /^(?!\.\.?(?:\/|$))[^/\\]+(?:\/(?!\.\.?(?:\/|$))[^/\\]+)*$/;
-function isNormal(path) {
-  return NORMAL.test(path);
-}
-
-// src/analysis/stages.ts
-var StageTree = class _StageTree {
-  constructor(stageCount, file2) {
-    this.stageCount = stageCount;
-    for (const image of file2.images) {
-      if (this.parents[image.stage] !== void 0 || image.stage >= stageCount) continue;
-      if (image.fromStage !== void 0 && image.fromStage < image.stage) this.parents[image.stage] = image.fromStage;
-    }
-    for (let stage = 0; stage < stageCount; stage++) {
-      const parent = this.parents[stage];
-      this.roots[stage] = parent === void 0 ? stage : this.roots[parent];
-    }
-  }
-  stageCount;
-  /** Parent stage of each stage (undefined for a stage built on an image). */
-  parents = [];
-  /** The stage at the end of each stage's chain: the one whose FROM names an image. */
-  roots = [];
-  static cache = /* @__PURE__ */ new WeakMap();
-  static of(file2) {
-    let tree = _StageTree.cache.get(file2);
-    if (!tree) {
-      let count = file2.stages.length;
-      for (const image of file2.images) count = Math.max(count, image.stage + 1);
-      _StageTree.cache.set(file2, tree = new _StageTree(count, file2));
-    }
-    return tree;
-  }
-  parent(stage) {
-    return this.parents[stage];
-  }
-  /** The base stage of this stage's chain (itself when it is built on an image). */
-  root(stage) {
-    return this.roots[stage] ?? stage;
-  }
-  /**
-   * For every stage, its own items after those of the stages it builds on (items in stage order, so in file
-   * order when `own` lists them in file order). A stage that adds nothing shares its parent's list.
-   */
-  inherited(own2) {
-    const lists = [];
-    for (let stage = 0; stage < this.stageCount; stage++) {
-      const parent = this.parents[stage];
-      const above = parent === void 0 ? [] : lists[parent];
-      const mine = own2(stage);
-      lists[stage] = mine.length === 0 ? above : above.length === 0 ? mine : [...above, ...mine];
-    }
-    return (stage) => lists[stage] ?? own2(stage);
-  }
-};
-
-// src/analysis/links.ts
-function includeCandidates(file2, include) {
-  const base = dirname(file2.path);
-  const target = include.target.replace(/^file:(?!\/\/)/i, "");
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(target)) return [];
-  if (include.kind === "dockerfile") return unique([joinRepo(target)]);
-  if (file2.kind !== "dockerfile") return unique([joinRepo(base, target)]);
-  const stage = file2.contexts[include.context]?.stage ?? 0;
-  const candidates = [];
-  for (const relative2 of CopyIndex.of(file2).sourcesOf(stage, target)) candidates.push(joinRepo(base, relative2), joinRepo(relative2));
-  if (!target.startsWith("/") && !include.copiedOnly) candidates.push(joinRepo(base, target), joinRepo(target));
-  return unique(candidates);
-}
-var CopyIndex = class _CopyIndex {
-  same = /* @__PURE__ */ new Map();
-  byName = /* @__PURE__ */ new Map();
-  byDestination = /* @__PURE__ */ new Map();
-  patterns = [];
-  directories = [];
-  enter = [];
-  exit = [];
-  answers = /* @__PURE__ */ new Map();
-  static cache = /* @__PURE__ */ new WeakMap();
-  static of(file2) {
-    let index = _CopyIndex.cache.get(file2);
-    if (!index) _CopyIndex.cache.set(file2, index = new _CopyIndex(file2));
-    return index;
-  }
-  constructor(file2) {
-    let order = 0;
-    for (const copy of file2.copies) {
-      if (copy.fromStage) continue;
-      for (const { path } of copy.sources) {
-        const entry = { order: order++, copy, source: path };
-        const key = `${path}\0${copy.destination}`;
-        const known2 = this.same.get(key);
-        if (known2) {
-          known2.entries.push(entry);
-          continue;
-        }
-        const group = { entries: [entry] };
-        this.same.set(key, group);
-        if (isDirectorySource(path)) this.directories.push(group);
-        else if (/[*?[]/.test(path)) this.patterns.push(group);
-        else {
-          push(this.byName, baseName(path), group);
-          push(this.byDestination, copy.destination, group);
-        }
-      }
-    }
-    const tree = StageTree.of(file2);
-    const children = Array.from({ length: tree.stageCount }, () => []);
-    const roots = [];
-    for (let stage = 0; stage < tree.stageCount; stage++) {
-      const parent = tree.parent(stage);
-      if (parent === void 0) roots.push(stage);
-      else children[parent].push(stage);
-    }
-    let clock = 0;
-    const stack = roots.reverse().map((root) => [root, 0]);
-    while (stack.length > 0) {
-      const top = stack[stack.length - 1];
-      const [stage, next] = top;
-      if (next === 0) this.enter[stage] = clock++;
-      const kids = children[stage];
-      if (next < kids.length) {
-        top[1] = next + 1;
-        stack.push([kids[next], 0]);
-      } else {
-        this.exit[stage] = clock++;
-        stack.pop();
-      }
-    }
-  }
-  /** The first copy of a kind that `stage` sees (it is that copy's stage or builds on it), if any. */
-  firstSeen(group, stage) {
-    const enter = this.enter[stage];
-    const exit = this.exit[stage];
-    if (enter === void 0 || exit === void 0) return group.entries.find((entry) => entry.copy.stage === stage);
-    if (!group.roots) {
-      const owners = group.entries.map((entry) => ({ enter: this.enter[entry.copy.stage] ?? -1, exit: this.exit[entry.copy.stage] ?? -1, entry })).filter((owner) => owner.enter >= 0).sort((a, b) => a.enter - b.enter || a.entry.order - b.entry.order);
-      const roots2 = [];
-      for (const owner of owners) {
-        const last2 = roots2.at(-1);
-        if (last2 && owner.enter <= last2.exit) continue;
-        roots2.push(owner);
-      }
-      group.roots = roots2;
-    }
-    const roots = group.roots;
-    let low = 0;
-    let high = roots.length - 1;
-    let found = -1;
-    while (low <= high) {
-      const middle = low + high >> 1;
-      if (roots[middle].enter <= enter) {
-        found = middle;
-        low = middle + 1;
-      } else high = middle - 1;
-    }
-    const root = found >= 0 ? roots[found] : void 0;
-    return root && exit <= root.exit ? root.entry : void 0;
-  }
-  /** The source-relative paths of what the copies `stage` sees may have put at `target`, in file order. */
-  sourcesOf(stage, target) {
-    const key = `${stage}\0${target}`;
-    const known2 = this.answers.get(key);
-    if (known2) return known2;
-    const groups = /* @__PURE__ */ new Set([...this.byName.get(baseName(target)) ?? [], ...this.byDestination.get(target) ?? [], ...this.patterns, ...this.directories]);
-    const seen = [];
-    for (const group of groups) {
-      const entry = this.firstSeen(group, stage);
-      if (entry) seen.push(entry);
-    }
-    seen.sort((a, b) => a.order - b.order);
-    const out = [];
-    for (const entry of seen) {
-      const relative2 = pathInsideCopy(entry.copy, entry.source, target);
-      if (relative2 !== void 0) out.push(relative2);
-    }
-    this.answers.set(key, out);
-    return out;
-  }
-};
-function push(map2, key, value) {
-  const list = map2.get(key);
-  if (list) list.push(value);
-  else map2.set(key, [value]);
-}
-function baseName(path) {
-  return path.replace(/\/+$/, "").split("/").pop() ?? path;
-}
-function isDirectorySource(source) {
-  return source === "." || source.endsWith("/") || !/\.[A-Za-z0-9]+$/.test(baseName(source));
-}
-function pathInsideCopy(copy, source, target) {
-  const destination = copy.destination;
-  const sourceBase = baseName(source);
-  const targetBase = target.split("/").pop() ?? target;
-  if (!isDirectorySource(source)) {
-    if (targetBase === sourceBase || target === destination || destination.endsWith("/") && target === `${destination}${sourceBase}`) return source;
-    if (/[*?[]/.test(source) && globMatch(source.split("/").pop() ?? source, targetBase)) return `${dirname(source)}/${targetBase}`.replace(/^\//, "");
-    return void 0;
-  }
-  const dest = destination.replace(/\/+$/, "");
-  let relative2 = target;
-  if (target.startsWith("/")) {
-    if (!target.startsWith(`${dest}/`)) return void 0;
-    relative2 = target.slice(dest.length + 1);
-  }
-  return `${source.replace(/\/+$/, "")}/${relative2}`;
-}
-function globMatch(pattern, name) {
-  const regex = new RegExp(
-    `^${pattern.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*").replace(/\?/g, ".")}$`
-  );
-  return regex.test(name);
-}
-function unique(paths) {
-  return [...new Set(paths.filter((path) => path !== void 0 && path !== ""))];
-}
-function resolveLinks(files, leadsTo) {
-  const byPath = new Map(files.map((file2) => [file2.path, file2]));
-  const links = /* @__PURE__ */ new Map();
-  for (const file2 of files) {
-    const list = [];
-    file2.includes.forEach((include, k) => {
-      const path = leadsTo ? leadsTo(file2, k) : includeCandidates(file2, include).find((candidate) => byPath.has(candidate));
-      const to = path === void 0 ? void 0 : byPath.get(path);
-      if (to && to !== file2) list.push({ from: file2, include, to });
-    });
-    links.set(file2, list);
-  }
-  return links;
-}
-
-// src/analysis/nearest.ts
-function nearestCudaBuild(release, wantedCuda) {
-  const tags = torchBuildTags(release);
-  const wanted = cudaScore(wantedCuda);
-  const scored = tags.map((tag) => ({ tag, cuda: cudaFromTag(tag) })).sort((a, b) => {
-    const majorA = cudaMajor(a.cuda) === cudaMajor(wantedCuda) ? 0 : 1;
-    const majorB = cudaMajor(b.cuda) === cudaMajor(wantedCuda) ? 0 : 1;
-    return majorA - majorB || Math.abs(cudaScore(a.cuda) - wanted) - Math.abs(cudaScore(b.cuda) - wanted) || cudaScore(b.cuda) - cudaScore(a.cuda);
-  });
-  return scored[0]?.tag;
-}
-function nearestReleaseWithCuda(kb, version2, cuda) {
-  const target = publicVersion(version2);
-  return kb.memoized(`nearestReleaseWithCuda:${target}:${cuda}`, () => computeNearestRelease(kb, target, cuda));
-}
-function computeNearestRelease(kb, target, cuda) {
-  const releases = kb.torchReleases();
-  const wantedTag = tagFromCuda(cuda);
-  const candidates = releases.filter((release) => release.variants.includes(wantedTag) && release.confidence !== "unverified");
-  if (candidates.length === 0) return void 0;
-  const found = releases.findIndex((release) => compareDotted(release.version, target) >= 0);
-  const targetIndex = found < 0 ? releases.length : found;
-  const distance = new Map(candidates.map((release) => [release, Math.abs(releases.indexOf(release) - targetIndex)]));
-  const nearest3 = [...candidates].sort((a, b) => distance.get(a) - distance.get(b) || compareDotted(b.version, a.version))[0];
-  return candidates.filter((release) => minorOf(release.version) === minorOf(nearest3.version)).sort((a, b) => compareDotted(b.version, a.version))[0];
-}
-function cudaScore(cuda) {
-  const [major, minor] = cuda.split(".");
-  return Number(major) * 10 + Number(minor ?? 0);
-}
-
-// src/analysis/packages.ts
-var CONDA_TO_PIP = { pytorch: "torch", "pytorch-gpu": "torch", torchtriton: "triton", "pytorch-triton": "triton" };
-function projectName(pkg) {
-  if (pkg.ecosystem === "conda") return CONDA_TO_PIP[pkg.name] ?? pkg.name;
-  return pkg.name;
-}
-var CUDA_RELEVANT = /* @__PURE__ */ new Set([
-  "torch",
-  "torchvision",
-  "torchaudio",
-  "triton",
-  "pytorch-triton",
-  "xformers",
-  "flash-attn",
-  "tensorflow",
-  "tensorflow-gpu",
-  "jaxlib",
-  "pytorch-cuda",
-  "cudatoolkit",
-  "cuda-version",
-  "cuda-toolkit",
-  "cudnn",
-  "nccl",
-  "cuda-python",
-  "tensorrt",
-  "onnxruntime-gpu",
-  "paddlepaddle-gpu",
-  "bitsandbytes",
-  "torchao",
-  "vllm",
-  "deepspeed",
-  "apex",
-  "mmcv",
-  "mmcv-full",
-  "torch-scatter",
-  "torch-sparse",
-  "torch-geometric",
-  "torch-cluster",
-  "torch-spline-conv",
-  "pyg-lib",
-  "torchtext",
-  "torchdata",
-  "detectron2",
-  "dgl",
-  "cupy",
-  "spconv",
-  "onnxruntime-training"
-]);
-function isCudaRelevant(pkg, extra) {
-  if (pkg.ecosystem === "apt") return false;
-  if (pkg.name === "jax") return extra.has("jax") || pkg.extras.some((item) => /^cuda/.test(item));
-  let byName = relevance.get(extra);
-  if (!byName) relevance.set(extra, byName = { pip: /* @__PURE__ */ new Map(), conda: /* @__PURE__ */ new Map() });
-  const known2 = byName[pkg.ecosystem];
-  let answer = known2.get(pkg.name);
-  if (answer === void 0) known2.set(pkg.name, answer = computeRelevance(pkg, extra));
-  return answer;
-}
-var relevance = /* @__PURE__ */ new WeakMap();
-function computeRelevance(pkg, extra) {
-  const name = projectName(pkg);
-  if (CUDA_RELEVANT.has(name) || extra.has(name) || extra.has(pkg.name)) return true;
-  if (/^nvidia-/.test(name) && name !== "nvidia-pyindex") return true;
-  if (/^(?:cupy-cuda|dgl-cu|mxnet-cu|spconv-cu|jax-cuda\d+-)/.test(name) || /-cu1\d{1,2}$/.test(name)) return true;
-  return false;
-}
-var CONDA_MINOR_PINS = /* @__PURE__ */ new Set(["pytorch-cuda", "cuda-version", "cudatoolkit", "cuda-toolkit"]);
-
-// src/analysis/torch-pages.ts
-var PYG_DOCS = "https://github.com/pyg-team/pytorch_geometric/blob/5c6461b2305ad068a6d61165b3c55852a11aaa41/docs/source/install/installation.rst";
-var TORCH_PAGES = [
-  {
-    project: "PyG",
-    pattern: /^https?:\/\/(?:data\.pyg\.org|pytorch-geometric\.com)\/whl\/torch-(\d+\.\d+)\.\d+(?:%2B|\+)(?:cu\d+|cpu)\.html$/i,
-    source: PYG_DOCS
-  },
-  {
-    project: "mmcv",
-    pattern: /^https?:\/\/download\.openmmlab\.com\/mmcv\/dist\/(?:cu\d+|cpu)\/torch(\d+\.\d+)(?:\.\d+)?\/index\.html$/i,
-    source: "https://github.com/open-mmlab/mmcv/blob/a8073c74bf83d62ec36a103f835faa4837fb6585/docs/en/get_started/installation.md"
-  },
-  {
-    project: "detectron2",
-    pattern: /^https?:\/\/dl\.fbaipublicfiles\.com\/detectron2\/wheels\/(?:cu\d+|cpu)\/torch(\d+\.\d+)\/index\.html$/i,
-    source: "https://github.com/facebookresearch/detectron2/blob/640e061f^/INSTALL.md"
-  }
-];
-function torchPage(url2) {
-  for (const page of TORCH_PAGES) {
-    const torch = page.pattern.exec(url2)?.[1];
-    if (torch) return { project: page.project, torch, source: page.source };
-  }
-  return void 0;
-}
-
-// src/util/collections.ts
-function groupBy(items2, key) {
-  const groups = /* @__PURE__ */ new Map();
-  for (const item of items2) {
-    const at = key(item);
-    if (at === void 0) continue;
-    const group = groups.get(at);
-    if (group) group.push(item);
-    else groups.set(at, [item]);
-  }
-  return groups;
-}
-function positions(length) {
-  return Array.from({ length }, (_, i) => i);
-}
-var UnionFind = class {
-  parent;
-  constructor(count = 0) {
-    this.parent = positions(count);
-  }
-  /** A new item in a set of its own; returns its number (the count so far). */
-  add() {
-    return this.parent.push(this.parent.length) - 1;
-  }
-  /** The representative of i's set. */
-  find(i) {
-    let root = i;
-    while (this.parent[root] !== root) root = this.parent[root];
-    while (this.parent[i] !== root) {
-      const next = this.parent[i];
-      this.parent[i] = root;
-      i = next;
-    }
-    return root;
-  }
-  /** Joins the sets of a and b; returns the representative of the joined set. */
-  join(a, b) {
-    const ra = this.find(a);
-    const rb = this.find(b);
-    if (ra !== rb) this.parent[rb] = ra;
-    return ra;
-  }
-};
-
-// src/util/graph.ts
-function stronglyConnected(nodes, edges) {
-  const index = /* @__PURE__ */ new Map();
-  const low = /* @__PURE__ */ new Map();
-  const onStack = /* @__PURE__ */ new Set();
-  const stack = [];
-  const component = /* @__PURE__ */ new Map();
-  let counter = 0;
-  let count = 0;
-  for (const start of nodes) {
-    if (index.has(start)) continue;
-    const frames = [{ node: start, out: edges(start), next: 0 }];
-    index.set(start, counter);
-    low.set(start, counter++);
-    stack.push(start);
-    onStack.add(start);
-    while (frames.length > 0) {
-      const frame = frames.at(-1);
-      if (frame.next < frame.out.length) {
-        const to = frame.out[frame.next++];
-        if (!index.has(to)) {
-          index.set(to, counter);
-          low.set(to, counter++);
-          stack.push(to);
-          onStack.add(to);
-          frames.push({ node: to, out: edges(to), next: 0 });
-        } else if (onStack.has(to)) {
-          low.set(frame.node, Math.min(low.get(frame.node), index.get(to)));
-        }
-        continue;
-      }
-      frames.pop();
-      const parent = frames.at(-1);
-      if (parent) low.set(parent.node, Math.min(low.get(parent.node), low.get(frame.node)));
-      if (low.get(frame.node) === index.get(frame.node)) {
-        let member;
-        do {
-          member = stack.pop();
-          onStack.delete(member);
-          component.set(member, count);
-        } while (member !== frame.node);
-        count++;
-      }
-    }
-  }
-  return component;
-}
-
-// src/analysis/units.ts
-var NO_INDEXES = [];
-var ENVIRONMENT = /(?:conda|mamba|venv|virtualenv|site-packages|dist-packages|\/\.local\b|^\/install\b|^\/usr\/local\/?(?:lib\/?)?$|\/python\d(?:\.\d+)?\b)/i;
-var TIERS = [
-  ["image", "env"],
-  ["conda", "conda-build", "conda-channel", "apt"],
-  ["wheel-tag", "wheel-url", "implied"],
-  ["nvidia-wheel", "cupy", "jax", "tensorflow", "library"]
-];
-function buildUnits(files, links, kb) {
-  const claimCache = /* @__PURE__ */ new Map();
-  const claimsOf = (file2) => {
-    let claims = claimCache.get(file2);
-    if (!claims) claimCache.set(file2, claims = fileClaims(file2, kb));
-    return claims;
-  };
-  const units = [];
-  let component;
-  const includers = /* @__PURE__ */ new Map();
-  for (const from of files) {
-    for (const link of links.get(from) ?? []) {
-      const list = includers.get(link.to);
-      if (list) list.push(from);
-      else includers.set(link.to, [from]);
-    }
-  }
-  for (const file2 of files) {
-    if (file2.kind === "dockerfile") {
-      const stages = new DockerfileIndex(file2, links.get(file2) ?? [], claimsOf(file2));
-      for (const stage of file2.stages) units.push(dockerStageUnit(stages, stage.index, links, claimsOf, kb));
-    } else if (hasSelections(file2.kind)) {
-      const via = (includers.get(file2) ?? []).flatMap((includer) => (links.get(includer) ?? []).filter((link) => link.to === file2));
-      const covered = new Set(selectedContexts(file2, via).map((context) => context.variant));
-      units.push(...selectionUnits(file2, claimsOf, kb, via.length ? covered : /* @__PURE__ */ new Set()));
-    } else if (file2.kind !== "kubernetes" && !includedElsewhere(file2, includers.get(file2) ?? [], component ??= components(files, links))) {
-      units.push(fileUnit(file2, links, claimsOf, kb));
-    }
-  }
-  for (const file2 of files) if (file2.kind === "kubernetes") units.push(...containerUnits(file2, links.get(file2) ?? [], units, kb));
-  return units;
-}
-function containerUnits(file2, links, units, kb) {
-  const out = [];
-  for (const fact of file2.containers) {
-    if (!fact.gpu) continue;
-    const include = fact.dockerfile ? file2.includes[fact.dockerfile.include] : void 0;
-    const built = include ? links.find((link) => link.include === include)?.to : void 0;
-    let claims;
-    if (built) {
-      const last2 = built.stages.at(-1)?.index;
-      const stage = units.find((unit) => unit.root === built && unit.stage === last2);
-      claims = (stage?.claims ?? []).map(
-        (claim2) => cudaClaim({
-          ...claim2,
-          file: file2,
-          context: void 0,
-          stage: fact.image.stage,
-          span: fact.span,
-          subject: `${fact.image.reference} (built from ${built.path}: ${claim2.subject})`,
-          rewrite: void 0,
-          origin: { file: built, span: claim2.span, subject: claim2.subject }
-        })
-      );
-    } else {
-      const own2 = containerImageClaim(file2, fact, kb);
-      claims = own2 ? [own2] : [];
-    }
-    const container = { fact, claims, ...fact.dockerfile && !built ? { missing: fact.dockerfile.path } : {} };
-    out.push({
-      label: `${file2.path} (${fact.workload}, container ${fact.name})`,
-      root: file2,
-      stage: fact.image.stage,
-      files: [file2],
-      // Rules that compare a unit's claims see the image's own; the Dockerfile's claims are judged in the Dockerfile.
-      claims: built ? [] : claims,
-      ...built || claims.length === 0 ? {} : { target: claims[0] },
-      packages: [],
-      invocations: [],
-      container
-    });
-  }
-  return out;
-}
-function includedElsewhere(file2, includers, component) {
-  return includers.some((includer) => includer !== file2 && (includer.kind === "dockerfile" || component.get(includer) !== component.get(file2)));
-}
-function components(files, links) {
-  return stronglyConnected(files, (file2) => (links.get(file2) ?? []).map((link) => link.to));
-}
-function reachable(start, links, seen) {
-  const out = [];
-  const queue = [...start];
-  for (let next = 0; next < queue.length; next++) {
-    const link = queue[next];
-    if (seen.has(link.to)) continue;
-    seen.add(link.to);
-    out.push(link.to);
-    queue.push(...links.get(link.to) ?? []);
-  }
-  return out;
-}
-function fileUnit(file2, links, claimsOf, kb) {
-  const seen = /* @__PURE__ */ new Set([file2]);
-  const included = reachable(links.get(file2) ?? [], links, seen);
-  const files = [file2, ...included];
-  const invocations = [];
-  const pipContexts = file2.contexts.filter((context) => context.tool !== "conda-env");
-  for (const context of pipContexts) {
-    const contextLinks = (links.get(file2) ?? []).filter((link) => link.include.context === context.id);
-    const linked = reachable(contextLinks, links, /* @__PURE__ */ new Set([file2]));
-    invocations.push(makeInvocation([{ file: file2, context }, ...linked.flatMap((member) => member.contexts.map((c) => ({ file: member, context: c })))]));
-  }
-  const claims = files.flatMap((member) => claimsOf(member));
-  return finishUnit(file2.path, file2, void 0, files, claims, invocations, kb);
-}
-function selectionUnits(file2, claimsOf, kb, covered) {
-  const claims = claimsOf(file2);
-  const units = [];
-  for (const [variant, contexts] of groupBy(file2.contexts, (context) => context.variant)) {
-    if (covered.has(variant) || variant?.startsWith("pip: ")) continue;
-    const ids = new Set(contexts.map((context) => context.id));
-    const own2 = (context) => context === void 0 || ids.has(context);
-    units.push(
-      finishUnit(
-        `${file2.path} (${variant})`,
-        file2,
-        void 0,
-        [file2],
-        claims.filter((claim2) => own2(claim2.context)),
-        contexts.map((context) => makeInvocation([{ file: file2, context }])),
-        kb,
-        file2.packages.filter((pkg) => ids.has(pkg.context))
-      )
-    );
-  }
-  return units;
-}
-var DockerfileIndex = class {
-  constructor(file2, links, claims) {
-    this.file = file2;
-    this.claims = claims;
-    this.tree = StageTree.of(file2);
-    this.contextsByStage = groupBy(file2.contexts, (context) => context.stage);
-    this.copiesByStage = groupBy(file2.copies, (copy) => copy.stage);
-    for (const stage of file2.stages)
-      if (stage.name && !this.stagesByName.has(stage.name.toLowerCase())) this.stagesByName.set(stage.name.toLowerCase(), stage.index);
-    this.linksByContext = groupBy(links, (link) => link.include.context);
-    this.packagesByContext = groupBy(positions(file2.packages.length), (i) => file2.packages[i].context);
-    const all = positions(claims.length);
-    const stageClaims = groupBy(all, (i) => claims[i].stage !== void 0 && claims[i].kind !== "image" ? claims[i].stage : void 0);
-    this.chainClaims = this.tree.inherited((stage) => stageClaims.get(stage) ?? []);
-    this.imageClaims = groupBy(all, (i) => claims[i].kind === "image" ? claims[i].stage : void 0);
-    this.contextClaims = groupBy(all, (i) => claims[i].stage === void 0 ? claims[i].context : void 0);
-  }
-  file;
-  claims;
-  contextsByStage;
-  linksByContext;
-  packagesByContext;
-  /** Claims by position in `claims`: those of a stage (not images) with its ancestors', images by stage, and by context. */
-  chainClaims;
-  imageClaims;
-  contextClaims;
-  tree;
-  copiesByStage;
-  stagesByName = /* @__PURE__ */ new Map();
-  /** By stage, in file order as far as computed: contexts a stage copies in, and what copying out of it brings. */
-  copied = [];
-  reached = [];
-  environmentCopies;
-  /**
-   * The file's own claims that bear on a stage, in the file's claim order: claims of the stage and the stages it
-   * builds on (the image only of the base stage, which is what the stage runs on), and those of its contexts.
-   */
-  claimsOf(stage, contexts) {
-    const picked = [...this.chainClaims(stage), ...this.imageClaims.get(this.tree.root(stage)) ?? []];
-    for (const context of contexts) picked.push(...this.contextClaims.get(context.id) ?? []);
-    return picked.sort((a, b) => a - b).map((i) => this.claims[i]);
-  }
-  /**
-   * The install contexts whose results a stage copies in: `COPY --from=build /opt/conda /opt/conda` (an environment:
-   * a conda prefix, a virtualenv, site-packages, a pip --prefix or --user directory) brings everything `build` and
-   * the stages it builds on installed, and what they copied in themselves.
-   */
-  copiedContexts(stage) {
-    if (!this.copiesEnvironments) return [];
-    this.computeUpTo(stage);
-    return this.copied[stage] ?? [];
-  }
-  /** Whether any `COPY --from` of the file brings an environment (a conda prefix, a virtualenv, site-packages). */
-  get copiesEnvironments() {
-    this.environmentCopies ??= this.file.copies.some((copy) => copy.fromStage !== void 0 && copy.sources.some((source) => ENVIRONMENT.test(source.path)));
-    return this.environmentCopies;
-  }
-  /**
-   * Works out, stage by stage in file order, what each stage copies in and what an environment copied out of it
-   * holds (its installs, what it copied in, and its base stage's). A stage copies only from earlier stages, so each
-   * is computed once from results already there: a file that chains thousands of COPY --from stages was cubic when
-   * every stage walked every copy again, and no recursion can run out of stack.
-   */
-  computeUpTo(stage) {
-    for (let at = this.copied.length; at <= stage; at++) {
-      const copied = /* @__PURE__ */ new Set();
-      for (const copy of this.copiesByStage.get(at) ?? []) {
-        if (copy.fromStage === void 0 || !copy.sources.some((source) => ENVIRONMENT.test(source.path))) continue;
-        const from = this.stageNamed(copy.fromStage);
-        if (from === void 0 || from >= at) continue;
-        for (const context of this.reached[from]) copied.add(context);
-      }
-      this.copied.push([...copied]);
-      const parent = this.tree.parent(at);
-      this.reached.push([
-        .../* @__PURE__ */ new Set([...this.contextsByStage.get(at) ?? [], ...copied, ...parent !== void 0 && parent < at ? this.reached[parent] : []])
-      ]);
-    }
-  }
-  stageNamed(name) {
-    if (/^\d+$/.test(name)) return Number(name);
-    return this.stagesByName.get(name.toLowerCase());
-  }
-  /** Packages installed by these contexts, in file order. */
-  packagesOf(contexts) {
-    const picked = [];
-    for (const context of contexts) picked.push(...this.packagesByContext.get(context.id) ?? []);
-    return picked.sort((a, b) => a - b).map((i) => this.file.packages[i]);
-  }
-};
-function dockerStageUnit(index, stage, links, claimsOf, kb) {
-  const file2 = index.file;
-  const name = file2.stages[stage]?.name;
-  const label = `${file2.path} stage ${name ? `"${name}"` : stage + 1}`;
-  const contexts = [...index.contextsByStage.get(stage) ?? [], ...index.copiedContexts(stage)];
-  const invocations = [];
-  const seen = /* @__PURE__ */ new Set([file2]);
-  const linkedFiles = [];
-  const selected = /* @__PURE__ */ new Map();
-  for (const context of contexts) {
-    const contextLinks = index.linksByContext.get(context.id) ?? [];
-    const linked = reachable(contextLinks, links, /* @__PURE__ */ new Set([file2]));
-    for (const member of linked) {
-      if (seen.has(member)) continue;
-      seen.add(member);
-      linkedFiles.push(member);
-    }
-    const members2 = linked.flatMap((member) => {
-      const chosen = selectedContexts(member, contextLinks);
-      if (hasSelections(member.kind)) {
-        const ids = selected.get(member) ?? /* @__PURE__ */ new Set();
-        for (const c of chosen) ids.add(c.id);
-        selected.set(member, ids);
-      }
-      return chosen.map((c) => ({ file: member, context: c }));
-    });
-    if (context.tool !== "apt") invocations.push(makeInvocation([{ file: file2, context }, ...members2]));
-  }
-  const inStage = (member, context) => context === void 0 || (selected.get(member)?.has(context) ?? true);
-  const claims = [...index.claimsOf(stage, contexts), ...linkedFiles.flatMap((member) => claimsOf(member).filter((claim2) => inStage(member, claim2.context)))];
-  const memberPackages = new Map([...selected.keys()].map((member) => [member, member.packages.filter((pkg) => inStage(member, pkg.context))]));
-  return finishUnit(label, file2, stage, [file2, ...linkedFiles], claims, invocations, kb, index.packagesOf(contexts), memberPackages);
-}
-function defaultSelection(kind) {
-  if (kind === "pixi" || kind === "pixi-lock") return ["environment default"];
-  if (kind === "conda-lock") return ["*"];
-  return ["the project"];
-}
-function selectedContexts(member, via) {
-  if (!hasSelections(member.kind)) return member.contexts;
-  const selects = new Set(via.filter((link) => link.to === member).flatMap((link) => link.include.selects ?? defaultSelection(member.kind)));
-  return member.contexts.filter((context) => {
-    const variant = context.variant ?? "";
-    const on = variant.indexOf(" on ");
-    return selects.has("*") || selects.has(variant) || variant.startsWith("environment ") && on > 0 && selects.has(variant.slice(0, on)) || selects.has("*extras") && variant.startsWith("extra ") || selects.has("*environments") && variant.startsWith("environment ");
-  });
-}
-function makeInvocation(members2) {
-  const indexes = members2.flatMap((member) => member.context.indexes.filter((index) => !index.ignoredReason));
-  return { members: members2, indexes };
-}
-function finishUnit(label, root, stage, files, staticClaims, invocations, kb, rootPackages, memberPackages) {
-  const invocationOf = /* @__PURE__ */ new Map();
-  for (const invocation of invocations) for (const member of invocation.members) invocationOf.set(member.context, invocation);
-  const packages = [];
-  const implied = [];
-  for (const file2 of files) {
-    for (const pkg of file2 === root && rootPackages ? rootPackages : memberPackages?.get(file2) ?? file2.packages) {
-      const context = file2.contexts[pkg.context];
-      const invocation = context ? invocationOf.get(context) : void 0;
-      const build = resolveTorchBuild(pkg, invocation?.indexes ?? NO_INDEXES, kb);
-      packages.push({ file: file2, pkg, invocation, build });
-      const ranged = !build ? rangedTorchClaim(file2, pkg, invocation, kb) : void 0;
-      if (ranged) implied.push(ranged);
-      if (build?.cuda && !pkg.localLabel && !pkg.url) {
-        implied.push(
-          cudaClaim({
-            kind: "implied",
-            file: file2,
-            context: pkg.context,
-            cuda: build.cuda,
-            precision: "minor",
-            span: pkg.span,
-            subject: `${pkg.rawName}${pkg.specifier}`,
-            package: pkg,
-            record: build.release,
-            index: build.index
-          })
-        );
-      }
-    }
-  }
-  const claims = [...staticClaims, ...implied];
-  const target = chooseTarget(claims);
-  return { label, root, stage, files, claims, target, packages, invocations };
-}
-function rangedTorchClaim(file2, pkg, invocation, kb) {
-  if (pkg.ecosystem !== "pip" || pkg.name !== "torch" || pkg.exact || pkg.url || !pkg.specifier.trim() || pkg.specifier.includes("+")) return void 0;
-  if ((invocation?.indexes ?? NO_INDEXES).some((index) => isPytorchIndex(index.url) || index.kind === "index-url" || index.kind === "find-links"))
-    return void 0;
-  const { majors, releases } = kb.pypiTorchMajors(pkg.specifier.replace(/\s+/g, ""));
-  const [major] = majors;
-  if (majors.size !== 1 || !major || major === "cpu" || releases.length === 0) return void 0;
-  return cudaClaim({
-    kind: "implied",
-    file: file2,
-    context: pkg.context,
-    cuda: major,
-    precision: "major",
-    span: pkg.span,
-    subject: `${pkg.rawName}${pkg.specifier}`,
-    package: pkg,
-    record: releases.at(-1),
-    index: void 0
-  });
-}
-function chooseTarget(claims) {
-  for (const tier of TIERS) {
-    const inTier = claims.filter((claim2) => tier.includes(claim2.kind));
-    if (inTier.length === 0) continue;
-    const precise = inTier.filter((claim2) => claim2.precision === "minor");
-    const pool = precise.length > 0 ? precise : inTier;
-    const key = (claim2) => claim2.precision === "minor" ? cudaMajorMinor(claim2.cuda) ?? claim2.cuda : String(cudaMajor(claim2.cuda));
-    const counts = /* @__PURE__ */ new Map();
-    for (const claim2 of pool) counts.set(key(claim2), (counts.get(key(claim2)) ?? 0) + 1);
-    const best = Math.max(...counts.values());
-    const sorted = [...pool].sort((a, b) => CLAIM_PRECEDENCE[a.kind] - CLAIM_PRECEDENCE[b.kind] || a.span.start - b.span.start);
-    return sorted.find((claim2) => counts.get(key(claim2)) === best);
-  }
-  return void 0;
-}
-
-// src/rule.ts
-var DOCS_BASE = "https://github.com/cuda-gatekeeper/cuda-gatekeeper/blob/main/rules";
-function docsUrl(ruleId) {
-  return `${DOCS_BASE}/${ruleId}/README.md`;
-}
-function defineRule(rule) {
-  return rule;
-}
-function formatMessage(template, data = {}) {
-  return template.replace(/\{\{\s*(\w+)\s*\}\}/g, (whole, key) => key in data ? String(data[key]) : whole);
-}
-
-// src/analysis/conda-versions.ts
-var OPERATOR = /^(==|!=|>=|<=|~=|>|<|=)?\s*(.*)$/;
-function parseCondaVersionSpec(text2, bare = "fuzzy") {
-  const trimmed = text2.trim();
-  if (!trimmed) return void 0;
-  const anyOf = [];
-  for (const alternative of trimmed.split("|")) {
-    const all = [];
-    for (const part of alternative.split(",")) {
-      const match = OPERATOR.exec(part.trim());
-      const [, op, raw] = match ?? [];
-      const version2 = (raw ?? "").trim();
-      if (!version2 || /\s/.test(version2) || !/^[0-9A-Za-z*][0-9A-Za-z.*_+!-]*$/.test(version2)) return void 0;
-      if (version2 === "*") continue;
-      if (version2.endsWith(".*") || version2.endsWith("*")) {
-        if (op && op !== "=" && op !== "==") return void 0;
-        all.push({ operator: "prefix", version: version2.replace(/\.?\*$/, "") });
-      } else if (op === "=" || !op && bare === "fuzzy") all.push({ operator: "prefix", version: version2 });
-      else all.push({ operator: op ?? "==", version: version2 });
-    }
-    anyOf.push(all);
-  }
-  return { anyOf };
-}
-function condaAdmits(spec2, version2) {
-  return spec2.anyOf.some((all) => all.every((constraint) => holds(constraint, version2)));
-}
-function holds({ operator, version: version2 }, candidate) {
-  switch (operator) {
-    case "prefix": {
-      const want = components2(version2);
-      const have = components2(candidate);
-      return want.every((part, i) => compareComponent(part, have[i] ?? [0]) === 0);
-    }
-    case "==":
-      return compareCondaVersions(candidate, version2) === 0;
-    case "!=":
-      return compareCondaVersions(candidate, version2) !== 0;
-    case ">=":
-      return compareCondaVersions(candidate, version2) >= 0;
-    case "<=":
-      return compareCondaVersions(candidate, version2) <= 0;
-    case ">":
-      return compareCondaVersions(candidate, version2) > 0;
-    case "<":
-      return compareCondaVersions(candidate, version2) < 0;
-    case "~=": {
-      const parts = version2.split(".");
-      const prefix = parts.slice(0, Math.max(1, parts.length - 1)).join(".");
-      return compareCondaVersions(candidate, version2) >= 0 && holds({ operator: "prefix", version: prefix }, candidate);
-    }
-  }
-}
-function components2(version2) {
-  const local = version2.toLowerCase().split("+")[0];
-  const epoch = /^\d+!/.test(local) ? local.slice(local.indexOf("!") + 1) : local;
-  return epoch.split(/[._-]/).map((component) => {
-    const runs = (component.match(/\d+|[a-z]+/g) ?? ["0"]).map((run2) => /^\d/.test(run2) ? Number(run2) : run2);
-    return typeof runs[0] === "string" ? [0, ...runs] : runs;
-  });
-}
-function rank(part) {
-  if (typeof part === "number") return 2;
-  if (part === "post") return 3;
-  if (part === "dev") return 0;
-  return 1;
-}
-function comparePart(a, b) {
-  const ra = rank(a);
-  const rb = rank(b);
-  if (ra !== rb) return ra - rb;
-  if (typeof a === "number" && typeof b === "number") return a - b;
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-function compareComponent(a, b) {
-  const length = Math.max(a.length, b.length);
-  for (let i = 0; i < length; i++) {
-    const order = comparePart(a[i] ?? 0, b[i] ?? 0);
-    if (order !== 0) return order;
-  }
-  return 0;
-}
-function compareCondaVersions(a, b) {
-  const left = components2(a);
-  const right = components2(b);
-  const length = Math.max(left.length, right.length);
-  for (let i = 0; i < length; i++) {
-    const order = compareComponent(left[i] ?? [0], right[i] ?? [0]);
-    if (order !== 0) return order;
-  }
-  return 0;
-}
-
-// rules/companion-mismatch/rule.ts
-var rule_default = defineRule({
-  id: "companion-mismatch",
-  description: "torch and its companions (torchvision, torchaudio, torchtext, torchdata, xformers, vllm-flash-attn, triton, PyG and mmcv builds) belong together",
-  defaultSeverity: "error",
-  fix: "safe",
-  messages: {
-    companion: "{{name}} {{version}} does not belong to torch {{torch}} (it belongs to {{expected}})",
-    noCompanion: "{{name}} {{version}} is installed with torch {{torch}}, for which PyTorch published no {{name}} release",
-    pinnedTorch: "{{name}} {{version}} is built against torch {{expected}}, but torch {{torch}} is pinned",
-    triton: "triton {{version}} is installed with torch {{torch}}, whose Linux wheel requires triton {{expected}}{{condition}}",
-    extensionBuild: "{{subject}} is built for torch {{built}}, but torch {{torch}} is pinned",
-    torchPage: "{{url}} serves builds for torch {{built}}, but torch {{torch}} is pinned",
-    lockedRequirement: "{{subject}} requires pytorch {{requirement}}, but the lock installs pytorch {{torch}}"
-  },
-  check({ units, kb, report }) {
-    for (const unit of units) {
-      const torches = unit.packages.filter(({ pkg }) => projectName(pkg) === "torch" && pkg.exact);
-      if (torches.length === 0) continue;
-      checkTorchPages(unit, torches[0], publicVersion(torches[0].pkg.exact), report);
-      for (const entry of unit.packages) {
-        const { file: file2, pkg } = entry;
-        const name = projectName(pkg);
-        if (!pkg.exact || torches.includes(entry)) continue;
-        const torch = torches.find((candidate) => mayHoldTogether(candidate.pkg.markers, pkg.markers));
-        if (!torch) continue;
-        const torchVersion = publicVersion(torch.pkg.exact);
-        const release = kb.torchRelease(torchVersion);
-        const related = [{ file: torch.file, span: torch.pkg.span, message: `torch ${torchVersion} is pinned here` }];
-        const version2 = publicVersion(pkg.exact);
-        if (pkg.torchRequirement !== void 0 && torch.pkg.ecosystem === "conda") {
-          checkLockedRequirement(entry, torch, torchVersion, report);
-          continue;
-        }
-        if ((name === "torchvision" || name === "torchaudio") && release) {
-          const allowed = release[name];
-          if (allowed.includes(version2)) continue;
-          if (allowed.length === 0) {
-            report({
-              messageId: "noCompanion",
-              data: { name, version: version2, torch: torchVersion },
-              file: file2,
-              span: pkg.span,
-              related,
-              severity: "notice",
-              help: `${release.note ?? ""} Source: ${cite(release)}`
-            });
-            continue;
-          }
-          const owner = kb.torchForCompanion(name, version2)[0];
-          const fix = companionFix(entry, allowed[0], torch.pkg.localLabel);
-          report({
-            messageId: "companion",
-            data: { name, version: version2, torch: torchVersion, expected: owner ? `torch ${owner.version}` : "no torch release in the knowledge base" },
-            file: file2,
-            span: pkg.span,
-            related,
-            unverified: isUnverified(release),
-            help: `Each torch release has one matching ${name} release, built against its C++ ABI; mixing them fails at import ("undefined symbol") or pulls another torch. torch ${torchVersion} pairs with ${name} ${allowed.join(" or ")}. Source: ${cite(release)}`,
-            ...fix ? { fix } : {}
-          });
-        } else if (EXACT_PINS.has(name)) {
-          const pin = kb.companionPins(name).find((row) => row.version === version2);
-          if (!pin || pin.torch === torchVersion || pin.abi === "minor" && minorOf(pin.torch) === minorOf(torchVersion)) continue;
-          const expected = pin.abi === "minor" ? minorOf(pin.torch) : pin.torch;
-          report({
-            messageId: "pinnedTorch",
-            data: { name, version: version2, expected, torch: torchVersion },
-            file: file2,
-            span: pkg.span,
-            related,
-            unverified: isUnverified(pin),
-            help: pin.abi === "minor" ? `${name} ${version2} is compiled against torch ${expected}: its wheel accepts torch ${torchVersion} (it requires torch>=${pin.torch}), but the import fails ("undefined symbol"). ${pin.note ?? ""} Source: ${cite(pin)}` : `${name} ${version2} is built against torch ${pin.torch} and its wheel requires exactly that torch; pip would replace torch ${torchVersion} or the import fails ("undefined symbol"). ${pin.note ?? ""} Source: ${cite(pin)}`
-          });
-        } else if (pkg.localLabel && /^pt\d+(cu\d+|cpu)$/.test(pkg.localLabel)) {
-          const digits = /^pt(\d)(\d+)/.exec(pkg.localLabel);
-          const built = `${digits[1]}.${digits[2]}`;
-          if (built === minorOf(torchVersion)) continue;
-          report({
-            messageId: "extensionBuild",
-            data: { subject: `${pkg.rawName}==${pkg.exact}`, built, torch: torchVersion },
-            file: file2,
-            span: pkg.span,
-            related,
-            help: `PyG's extension wheels are compiled against one torch minor; with another the import fails with "undefined symbol". Source: ${PYG_DOCS}`
-          });
-        } else if (name === "triton" && pkg.ecosystem === "pip") {
-          const pin = kb.companionPins("triton").find((row) => row.torch === torchVersion);
-          if (!pin || pin.version === version2) continue;
-          const below = pin.marker ? /python_version\s*<\s*"(\d+\.\d+)"/.exec(pin.marker)?.[1] : void 0;
-          const python = below ? unitPython(unit) : void 0;
-          if (below && python && compareDotted(python, below) >= 0) continue;
-          const condition = below && !python ? ` on Python < ${below}` : "";
-          report({
-            messageId: "triton",
-            data: { version: version2, torch: torchVersion, expected: pin.version, condition },
-            file: file2,
-            span: pkg.span,
-            related,
-            unverified: isUnverified(pin),
-            ...condition ? { severity: "warning" } : {},
-            help: `The torch wheel pins triton exactly (Requires-Dist: triton==${pin.version}; ${pin.marker ?? 'platform_system == "Linux"'}), so pip either refuses the combination or replaces one of them.${condition ? ` The pin holds only on Python < ${below}, and this unit does not say which Python it runs.` : ""} Source: ${cite(pin)}`
-          });
-        }
-      }
-    }
-  }
-});
-function checkLockedRequirement(entry, torch, torchVersion, report) {
-  const { file: file2, pkg } = entry;
-  const spec2 = parseCondaVersionSpec(pkg.torchRequirement, "exact");
-  if (!spec2 || condaAdmits(spec2, torchVersion)) return;
-  report({
-    messageId: "lockedRequirement",
-    data: { subject: `${pkg.rawName} ${pkg.exact}${pkg.build ? ` (${pkg.build})` : ""}`, requirement: pkg.torchRequirement, torch: torchVersion },
-    file: file2,
-    span: pkg.span,
-    related: [{ file: torch.file, span: torch.pkg.span, message: `pytorch ${torchVersion} is locked here` }],
-    help: `The lock records this build's dependencies: it needs pytorch ${pkg.torchRequirement}, so the environment cannot be installed as locked (or it was edited by hand). Source: https://docs.conda.io/projects/conda/en/latest/user-guide/concepts/pkg-specs.html#package-match-specifications`
-  });
-}
-var EXACT_PINS = /* @__PURE__ */ new Set(["xformers", "torchtext", "torchdata", "vllm-flash-attn"]);
-function checkTorchPages(unit, torch, torchVersion, report) {
-  const seen = /* @__PURE__ */ new Set();
-  for (const invocation of unit.invocations) {
-    for (const index of invocation.indexes) {
-      if (seen.has(index) || index.kind !== "find-links") continue;
-      seen.add(index);
-      const page = torchPage(index.url);
-      const built = page?.torch;
-      if (page && built && built !== minorOf(torchVersion)) {
-        const file2 = invocation.members.find((member) => member.context.indexes.includes(index))?.file ?? unit.root;
-        report({
-          messageId: "torchPage",
-          data: { url: index.url, built, torch: torchVersion },
-          file: file2,
-          span: index.span,
-          related: [{ file: torch.file, span: torch.pkg.span, message: `torch ${torchVersion} is pinned here` }],
-          help: `The wheels on this page are compiled against torch ${built}; with torch ${minorOf(torchVersion)} their import fails ("undefined symbol"), or pip finds none. Use the page for torch ${minorOf(torchVersion)}. Source: ${page.source}`
-        });
-      }
-    }
-  }
-}
-function companionFix({ file: file2, pkg }, version2, torchLabel) {
-  const clause = pkg.clauses[0];
-  if (!clause || file2.source.text.slice(clause.versionSpan.start, clause.versionSpan.end) !== clause.version) return void 0;
-  const current = publicVersion(clause.version);
-  const relabel2 = pkg.localLabel && torchLabel && pkg.localLabel !== torchLabel;
-  const text2 = relabel2 ? `${version2}+${torchLabel}` : version2;
-  const end = relabel2 ? clause.versionSpan.end : clause.versionSpan.start + current.length;
-  return { title: `Use ${pkg.rawName} ${text2}`, safety: "safe", edits: [{ path: file2.path, range: [clause.versionSpan.start, end], text: text2 }] };
-}
-function unitPython(unit) {
-  for (const { pkg } of unit.packages) {
-    if (pkg.ecosystem !== "conda" || pkg.name !== "python") continue;
-    const version2 = pkg.exact ?? /^\s*(?:==?|>=)?\s*(\d+\.\d+)/.exec(pkg.specifier)?.[1];
-    const minor = version2 ? minorOf(version2) : void 0;
-    if (minor) return minor;
-  }
-  for (const file2 of unit.files) {
-    for (const image of file2.images) {
-      if (file2 === unit.root && unit.stage !== void 0 && image.stage !== unit.stage || image.unresolved || !image.tag || !/^(?:docker\.io\/)?(?:library\/)?python$/.test(`${image.registry ? `${image.registry}/` : ""}${image.repository}`))
-        continue;
-      const minor = /^(\d+\.\d+)/.exec(image.tag)?.[1];
-      if (minor) return minor;
-    }
-  }
-  return void 0;
-}
-
-// rules/cpu-wheel/rule.ts
-var OTHER_STACKS = /* @__PURE__ */ new Set(["nvidia-wheel", "cupy", "jax", "tensorflow", "library"]);
-var rule_default2 = defineRule({
-  id: "cpu-wheel",
-  description: "No CPU-only PyTorch builds where the image or environment targets CUDA",
-  defaultSeverity: "error",
-  fix: "safe",
-  messages: {
-    cpuBuild: "{{subject}} is a CPU-only build, but {{target}} targets CUDA {{cuda}}",
-    cpuIndex: "{{subject}} serves CPU-only builds, but {{target}} targets CUDA {{cuda}}",
-    cpuConda: "{{subject}} selects CPU-only PyTorch, but {{target}} targets CUDA {{cuda}}"
-  },
-  check({ units, kb, report }) {
-    for (const unit of units) {
-      const target = unit.target;
-      if (!target) continue;
-      const cuda = claimCuda(target);
-      const related = [{ file: target.file, span: target.span, message: `CUDA ${cuda} is set here` }];
-      const otherStack = unit.claims.find((claim2) => OTHER_STACKS.has(claim2.kind));
-      const severity = OTHER_STACKS.has(target.kind) || otherStack ? "notice" : void 0;
-      const help = `A +cpu wheel has no CUDA kernels: torch.cuda.is_available() is False and every GPU job falls back to the CPU or fails.${severity ? ` ${otherStack?.subject ?? target.subject} uses CUDA here, so a CPU torch may be deliberate.` : ""}`;
-      for (const { file: file2, pkg, build } of unit.packages) {
-        if (pkg.ecosystem === "conda" && (pkg.name === "cpuonly" || pkg.name === "pytorch-mutex" && /cpu/.test(pkg.build ?? pkg.specifier))) {
-          report({
-            messageId: "cpuConda",
-            data: { subject: pkg.rawName, target: target.subject, cuda },
-            file: file2,
-            span: pkg.span,
-            related,
-            help,
-            ...severity ? { severity } : {}
-          });
-          continue;
-        }
-        if (!build?.cpu || build.source === "index-url" || build.source === "extra-index-url" || build.source === "find-links") continue;
-        let fix;
-        const clause = pkg.clauses[0];
-        const tag = tagFromCuda(cuda);
-        if (clause && pkg.localLabel === "cpu" && target.precision === "minor" && kb.torchVariants(build.release?.version ?? "").includes(tag)) {
-          const plus = clause.version.indexOf("+");
-          const edit = replaceWithin(file2, clause.versionSpan, clause.version, plus + 1, clause.version.length, tag);
-          if (edit) fix = { title: `Use the ${tag} build`, safety: "safe", edits: [edit] };
-        }
-        report({
-          messageId: "cpuBuild",
-          data: { subject: `${pkg.rawName} ${pkg.exact ?? ""}`.trim(), target: target.subject, cuda },
-          file: file2,
-          span: pkg.span,
-          related,
-          help,
-          ...severity ? { severity } : {},
-          ...fix && !severity ? { fix } : {}
-        });
-      }
-      const seenIndexes = /* @__PURE__ */ new Set();
-      const familyOf = /* @__PURE__ */ new Map();
-      for (const { file: file2, pkg } of unit.packages) {
-        if (!PYTORCH_INDEX_PACKAGES.has(pkg.name)) continue;
-        const context = file2.contexts[pkg.context];
-        const list = familyOf.get(context);
-        if (list) list.push(pkg);
-        else familyOf.set(context, [pkg]);
-      }
-      for (const invocation of unit.invocations) {
-        const family = invocation.members.flatMap((member) => familyOf.get(member.context) ?? []);
-        if (family.length > 0 && family.every((pkg) => pkg.url || pkg.localLabel && pkg.localLabel !== "cpu")) continue;
-        for (const index of invocation.indexes) {
-          if (seenIndexes.has(index) || index.kind === "conda-channel" || !isCpuUrl(index.url)) continue;
-          seenIndexes.add(index);
-          const claimFile = invocation.members.find((member) => member.context.indexes.includes(index))?.file ?? unit.root;
-          let fix;
-          const at = index.url.search(/cpu(?=\/|$)/);
-          if (at >= 0 && target.precision === "minor" && claimFile.kind !== "pyproject" && claimFile.kind !== "pixi") {
-            const edit = replaceWithin(claimFile, index.urlSpan, index.url, at, at + 3, tagFromCuda(cuda));
-            if (edit) fix = { title: `Use the ${tagFromCuda(cuda)} index`, safety: "safe", edits: [edit] };
-          }
-          report({
-            messageId: "cpuIndex",
-            data: { subject: indexSubject(claimFile, index), target: target.subject, cuda },
-            file: claimFile,
-            span: index.span,
-            related,
-            help,
-            ...severity ? { severity } : {},
-            ...fix && !severity ? { fix } : {}
-          });
-        }
-      }
-    }
-  }
-});
-
-// rules/cuda-mismatch/rule.ts
-var MVC = "https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html";
-var rule_default3 = defineRule({
-  id: "cuda-mismatch",
-  description: "Every CUDA build in an image, environment or requirements set targets the same CUDA version",
-  defaultSeverity: "error",
-  fix: "safe",
-  messages: {
-    major: "{{subject}} is built for CUDA {{found}}, but {{target}} sets CUDA {{expected}}",
-    minor: "{{subject}} is built for CUDA {{found}}, but {{target}} sets CUDA {{expected}} (same major, different minor)",
-    implied: "{{subject}} installs the CUDA {{found}} build {{how}}, but {{target}} sets CUDA {{expected}}",
-    impliedRange: "every torch release {{subject}} admits has a CUDA {{found}} build on plain PyPI, but {{target}} sets CUDA {{expected}}",
-    index: "{{subject}} serves CUDA {{found}} builds, but {{target}} sets CUDA {{expected}}",
-    name: "{{subject}} is named for CUDA {{found}}, but {{target}} sets CUDA {{expected}}",
-    otherBuild: "{{subject}} is a CUDA {{found}} build on PyPI, but {{index}} may serve another build of it, so which is installed beside {{target}} (CUDA {{expected}}) is not determined",
-    system: "{{target}} is built for CUDA {{expected}}, but {{subject}} says the machines support only CUDA {{found}}: pixi cannot solve it"
-  },
-  check({ units, kb, report }) {
-    for (const unit of units) {
-      const target = unit.target;
-      if (!target) continue;
-      const mismatches = unit.claims.flatMap((claim2) => {
-        if (claim2 === target || claim2.kind === "implied" && claim2.index) return [];
-        if (claim2.kind === "system") return [];
-        if (!mayHoldTogether(claim2.package?.markers, target.package?.markers)) return [];
-        const relation = compareClaims(claim2, target);
-        return relation === "same" ? [] : [{ claim: claim2, relation }];
-      });
-      const edits = unitEdits(
-        unit,
-        mismatches.map(({ claim: claim2 }) => claim2),
-        target
-      );
-      for (const { claim: claim2, relation } of mismatches) reportMismatch(unit, claim2, target, relation, edits, kb, report);
-    }
-    for (const unit of units) checkFloors(unit, report);
-  }
-});
-function unitEdits(unit, claims, target) {
-  if (target.precision !== "minor" || claims.length === 0) return void 0;
-  const expected = claimCuda(target);
-  const edits = [];
-  for (const claim2 of claims) {
-    if (claim2.kind === "implied") continue;
-    if (copiedIn(unit, claim2)) return void 0;
-    const own2 = claim2.rewrite?.(expected);
-    if (!own2 && claim2.package && PYTORCH_INDEX_PACKAGES.has(claim2.package.name)) return void 0;
-    if (own2) edits.push(...own2);
-  }
-  return edits.length ? edits : void 0;
-}
-function copiedIn(unit, claim2) {
-  return unit.stage !== void 0 && claim2.file === unit.root && claim2.context !== void 0 && claim2.file.contexts[claim2.context]?.stage !== unit.stage;
-}
-var PIP_INDEXES = "https://pip.pypa.io/en/stable/cli/pip_install/#finding-packages";
-function otherSource(unit, claim2) {
-  if (claim2.kind !== "library" || !claim2.package || claim2.package.localLabel || claim2.package.url) return void 0;
-  const entry = unit.packages.find(({ pkg }) => pkg === claim2.package);
-  return entry?.invocation?.indexes.find(
-    (index) => (index.kind === "extra-index-url" || index.kind === "index-url" || index.kind === "find-links") && !isPytorchIndex(index.url) && !/^https?:\/\/(?:pypi\.org|pypi\.python\.org|files\.pythonhosted\.org)\b/i.test(index.url)
-  );
-}
-function reportMismatch(unit, claim2, target, relation, unitFix, kb, report) {
-  const expected = claimCuda(target);
-  const found = claimCuda(claim2);
-  const copied = copiedIn(unit, claim2);
-  const edits = !copied && claim2.kind !== "implied" ? unitFix : void 0;
-  const fix = edits ? { title: `Build for CUDA ${expected}${edits.length > 1 ? ` (${edits.length} edits in ${unit.label})` : ""}`, safety: "safe", edits } : void 0;
-  const options2 = !edits && !copied && target.precision === "minor" ? torchOptions(unit, claim2, expected, kb) : [];
-  const why = relation === "major" ? `Libraries built for different CUDA majors need different runtime libraries (libcudart.so.${found.split(".")[0]} vs .so.${expected.split(".")[0]}) and cannot share one process reliably.` : `Within one CUDA major, builds for different minors run only under minor-version compatibility, which has a limited feature set (no PTX JIT of newer PTX); keep them in step. Source: ${MVC}`;
-  const implied = claim2.kind === "implied";
-  const how = implied ? claim2.package && !claim2.index ? "that plain PyPI gives on Linux x86_64" : "from its index" : "";
-  const evidence = claim2.record ? ` Fact: ${cite(claim2.record)}.` : "";
-  const elsewhere = otherSource(unit, claim2);
-  if (elsewhere) {
-    report({
-      messageId: "otherBuild",
-      data: { subject: claim2.subject, found, target: target.subject, expected, index: elsewhere.url },
-      file: claim2.file,
-      span: claim2.span,
-      severity: "warning",
-      unverified: isUnverified(claim2.record) || isUnverified(target.record),
-      help: `PyPI's build is for CUDA ${found}, but ${elsewhere.url} is another index of this install and may serve a build of the same version for another CUDA; pip treats all indexes alike ("no priority"), so either may be installed. Install it from one index only (--index-url for that package, or a pinned wheel URL) so the build is certain.${evidence} Source: ${PIP_INDEXES}`,
-      related: [{ file: target.file, span: target.span, message: `CUDA ${expected} is set here (${unit.label})` }]
-    });
-    return;
-  }
-  report({
-    messageId: implied ? claim2.precision === "major" && !claim2.index ? "impliedRange" : "implied" : claim2.kind === "index" || claim2.kind === "conda-channel" ? "index" : claim2.kind === "name" ? "name" : relation,
-    data: { subject: claim2.subject, found, target: target.subject, expected, how },
-    file: claim2.file,
-    span: claim2.span,
-    severity: relation === "major" ? "error" : "warning",
-    unverified: isUnverified(claim2.record) || isUnverified(target.record),
-    help: `${claim2.kind === "name" ? `Whoever installs ${claim2.subject.replace(/^the /, "")} expects CUDA ${found} builds and gets CUDA ${expected} ones. Route it to the index of the CUDA it names, or rename it.` : why}${evidence}${implied ? " Pin the build you want with a local version label (e.g. ==X.Y.Z+cu121) and an index that serves it." : ""}${copied ? ` This build is installed in another stage and copied into ${unit.label}: change the build or this stage's image.` : ""}`,
-    related: [{ file: target.file, span: target.span, message: `CUDA ${expected} is set here (${unit.label})` }],
-    ...fix ? { fix } : {},
-    ...options2.length ? { suggestions: options2 } : {}
-  });
-}
-function checkFloors(unit, report) {
-  const floors = unit.claims.filter((claim2) => claim2.kind === "system");
-  if (floors.length === 0) return;
-  let newest;
-  for (const claim2 of unit.claims)
-    if ((claim2.kind === "conda" || claim2.kind === "conda-build") && claim2.package?.ecosystem === "conda" && (!newest || Number.parseInt(claim2.cuda, 10) > Number.parseInt(newest.cuda, 10)))
-      newest = claim2;
-  if (!newest) return;
-  for (const floor of floors) if (Number.parseInt(newest.cuda, 10) > Number.parseInt(floor.cuda, 10)) reportFloor(unit, floor, newest, report);
-}
-function reportFloor(unit, claim2, target, report) {
-  const expected = claimCuda(target);
-  const edits = claim2.rewrite?.(expected);
-  report({
-    messageId: "system",
-    data: { subject: claim2.subject, found: claim2.cuda, target: target.subject, expected, how: "" },
-    file: claim2.file,
-    span: claim2.span,
-    severity: "error",
-    help: `pixi solves each environment for the virtual package __cuda that system-requirements declares, and CUDA ${expected.split(".")[0]} builds need __cuda >= ${expected.split(".")[0]}. Either pin builds for CUDA ${claim2.cuda.split(".")[0]} (cuda-version = "${claim2.cuda.split(".")[0]}.*"), or raise the requirement if every machine's driver supports CUDA ${expected}. Source: https://pixi.sh/latest/workspace/system_requirements/`,
-    related: [{ file: target.file, span: target.span, message: `CUDA ${expected} is set here (${unit.label})` }],
-    ...edits ? { suggestions: [{ title: `Require CUDA ${expected.split(".")[0]} on the machines`, safety: "unsafe", edits }] } : {}
-  });
-}
-function torchOptions(unit, claim2, cuda, kb) {
-  const pkg = claim2.package;
-  if (!pkg || pkg.ecosystem !== "pip" || !pkg.exact || !PYTORCH_INDEX_PACKAGES.has(pkg.name) || claim2.kind !== "wheel-tag") return [];
-  const release = releaseFor(kb, pkg, publicVersion(pkg.exact));
-  if (!release) return [];
-  const options2 = [];
-  const found = claimCuda(claim2);
-  const option = (why, family, tag) => {
-    const indexes = unit.claims.filter((other2) => other2.kind === "index" && claimCuda(other2) === found).flatMap((other2) => other2.rewrite?.(cudaFromTag(tag)) ?? []);
-    const moved = family.map(
-      (edit) => `${unit.packages.find(({ file: file2, pkg: pkg2 }) => file2.path === edit.path && pkg2.clauses[0]?.versionSpan.start === edit.range[0])?.pkg.rawName ?? "torch"}==${edit.text}`
-    );
-    return { title: `${moved.join(", ")}${indexes.length ? ` and the ${tag} index` : ""} (${why})`, safety: "unsafe", edits: [...family, ...indexes] };
-  };
-  const same = nearestCudaBuild(release, cuda);
-  if (same && same !== pkg.localLabel)
-    options2.push(option(`same release, CUDA ${cudaFromTag(same)} build, the nearest to ${cuda}`, relabel(unit, release, same, kb), same));
-  const other = nearestReleaseWithCuda(kb, release.version, cuda);
-  if (other && other !== release)
-    options2.push(
-      option(
-        `torch ${other.version} is the nearest release with a CUDA ${cuda} build`,
-        moveTorch(unit, release, other, tagFromCuda(cuda), kb),
-        tagFromCuda(cuda)
-      )
-    );
-  return options2;
-}
-function familyPins(unit, release, kb) {
-  const out = [];
-  for (const { file: file2, pkg } of unit.packages) {
-    if (pkg.ecosystem !== "pip" || !pkg.exact || !PYTORCH_INDEX_PACKAGES.has(pkg.name)) continue;
-    const clause = pkg.clauses[0];
-    if (!clause || file2.source.text.slice(clause.versionSpan.start, clause.versionSpan.end) !== clause.version) continue;
-    if (releaseFor(kb, pkg, publicVersion(pkg.exact)) !== release) continue;
-    out.push({ file: file2, pkg, range: [clause.versionSpan.start, clause.versionSpan.end] });
-  }
-  return out;
-}
-function relabel(unit, release, tag, kb) {
-  return familyPins(unit, release, kb).filter(({ pkg }) => pkg.localLabel !== void 0 && !(pkg.name === "torchaudio" && release.torchaudioCuda === false)).map(({ file: file2, pkg, range }) => ({ path: file2.path, range, text: `${publicVersion(pkg.exact)}+${tag}` }));
-}
-function moveTorch(unit, release, other, tag, kb) {
-  const edits = [];
-  for (const { file: file2, pkg, range } of familyPins(unit, release, kb)) {
-    const version2 = pkg.name === "torch" ? other.version : other[pkg.name][0];
-    if (!version2) continue;
-    const labelled = pkg.localLabel !== void 0 && !(pkg.name === "torchaudio" && other.torchaudioCuda === false);
-    edits.push({ path: file2.path, range, text: labelled ? `${version2}+${tag}` : version2 });
-  }
-  return edits;
-}
-
-// rules/cuda-not-allowed/rule.ts
-var rule_default4 = defineRule({
-  id: "cuda-not-allowed",
-  description: "Images and builds target a CUDA version the baseline allows",
-  defaultSeverity: "error",
-  fix: "unsafe",
-  messages: {
-    notAllowed: "{{subject}} targets CUDA {{cuda}}, which the baseline does not allow (allowed: {{allowed}})",
-    notAllowedMany: "{{subject}} and {{more}} more declaration{{plural}} in this file target CUDA {{cuda}}, which the baseline does not allow (allowed: {{allowed}})"
-  },
-  check({ units, baseline, report }) {
-    const allowed = baseline.cuda.allowed;
-    if (!allowed || allowed.length === 0) return;
-    const groups = /* @__PURE__ */ new Map();
-    const preferred = /* @__PURE__ */ new Map();
-    const seen = /* @__PURE__ */ new Set();
-    for (const unit of units) {
-      const target = unit.target && unit.target.precision === "minor" ? claimCuda(unit.target) : void 0;
-      for (const claim2 of unit.claims) {
-        if (seen.has(claim2) || claim2.kind === "implied" && claim2.index || claim2.kind === "system") continue;
-        seen.add(claim2);
-        const cuda = claimCuda(claim2);
-        const ok = claim2.precision === "major" ? allowed.some((version2) => cudaMajor(version2) === cudaMajor(cuda)) : allowed.includes(cuda);
-        if (ok) continue;
-        const key = `${claim2.file.path}\0${cuda}`;
-        groups.set(key, [...groups.get(key) ?? [], claim2]);
-        if (target && allowed.includes(target) && !preferred.has(key)) preferred.set(key, target);
-      }
-    }
-    for (const [key, claims] of groups) {
-      const sorted = [...new Map(claims.map((claim2) => [`${claim2.span.start}:${claim2.kind}`, claim2])).values()].sort((a, b) => a.span.start - b.span.start);
-      const first = sorted[0];
-      const cuda = claimCuda(first);
-      const sameMajor = allowed.filter((version2) => cudaMajor(version2) === cudaMajor(cuda));
-      const proposal = preferred.get(key) ?? sameMajor.at(-1) ?? allowed.at(-1);
-      const edits = first.precision === "minor" ? sorted.flatMap((claim2) => claim2.rewrite?.(proposal) ?? []) : [];
-      const suggestion = edits.length > 0 ? { title: `Move to CUDA ${proposal} (${edits.length} edit${edits.length === 1 ? "" : "s"}; check the builds exist)`, safety: "unsafe", edits } : void 0;
-      const more = sorted.length - 1;
-      report({
-        messageId: more > 0 ? "notAllowedMany" : "notAllowed",
-        data: { subject: first.subject, cuda, allowed: allowed.join(", "), more, plural: more === 1 ? "" : "s" },
-        file: first.file,
-        span: first.span,
-        unverified: sorted.every((claim2) => isUnverified(claim2.record)),
-        help: `The baseline's cuda.allowed lists the CUDA versions the organisation supports. Move to an allowed version (e.g. ${proposal}; \`cuda-gatekeeper plan --cuda ${proposal}\` lists the edits) or change the baseline.${first.record ? ` Fact: ${cite(first.record)}.` : ""}`,
-        related: sorted.slice(1).map((claim2) => ({ file: claim2.file, span: claim2.span, message: `${claim2.subject} also targets CUDA ${cuda}` })),
-        ...suggestion ? { suggestions: [suggestion] } : {}
-      });
-    }
-  }
-});
-
-// src/analysis/placement.ts
-var POOL_NAME_LABELS = /* @__PURE__ */ new Set([
-  "cloud.google.com/gke-nodepool",
-  "eks.amazonaws.com/nodegroup",
-  "kubernetes.azure.com/agentpool",
-  "agentpool",
-  "karpenter.sh/nodepool"
-]);
-function selectPools(pools, placement, kb) {
-  const requirements2 = placement ? [...placement.selector, ...placement.terms.flat()] : [];
-  if (!placement || requirements2.length === 0) return { pools, narrowed: false, by: [] };
-  const holds2 = (pool, requirement) => (requirement.key === "nvidia.com/gpu.product" && pool.labels[requirement.key] === void 0 ? productMatch(requirement, pool, kb) : matches(requirement, labelOf(pool, requirement.key, pools, kb))) !== "no";
-  const selected = pools.filter(
-    (pool) => placement.selector.every((requirement) => holds2(pool, requirement)) && (placement.terms.length === 0 || placement.terms.some((term) => term.every((requirement) => holds2(pool, requirement))))
-  );
-  const by = requirements2.map(describe3);
-  if (selected.length === 0) return { pools, narrowed: false, by, unmatched: `its node selection (${by.join(", ")}) matches no pool of the baseline's fleet` };
-  return { pools: selected, narrowed: selected.length < pools.length, by };
-}
-function describe3(requirement) {
-  if (requirement.operator === "In" && requirement.values.length === 1) return `${requirement.key}=${requirement.values[0]}`;
-  if (requirement.operator === "Exists" || requirement.operator === "DoesNotExist") return `${requirement.key} ${requirement.operator}`;
-  return `${requirement.key} ${requirement.operator} (${requirement.values.join(", ")})`;
-}
-function labelOf(pool, key, pools, kb) {
-  const own2 = pool.labels[key];
-  if (own2 !== void 0) return [own2];
-  if (POOL_NAME_LABELS.has(key)) {
-    return pools.some((other) => other.labels[key] !== void 0) ? void 0 : [pool.name];
-  }
-  const driver = pool.driver.split(".");
-  switch (key) {
-    case "nvidia.com/cuda.driver.major":
-    case "nvidia.com/cuda.driver-version.major":
-      return [driver[0]];
-    case "nvidia.com/cuda.driver.minor":
-    case "nvidia.com/cuda.driver-version.minor":
-      return driver[1] === void 0 ? void 0 : [driver[1]];
-    case "nvidia.com/cuda.driver.rev":
-    case "nvidia.com/cuda.driver-version.revision":
-      return driver[2] === void 0 ? void 0 : [driver[2]];
-    case "nvidia.com/gpu.present":
-      return ["true"];
-  }
-  if (key === "nvidia.com/gpu.compute.major" || key === "nvidia.com/gpu.compute.minor") {
-    const ccs = pool.gpus.map((gpu) => kb.gpu(gpu)?.cc);
-    if (ccs.length === 0 || ccs.some((cc) => cc === void 0)) return void 0;
-    return ccs.map((cc) => cc.split(".")[key.endsWith("major") ? 0 : 1]);
-  }
-  return void 0;
-}
-function matches(requirement, values) {
-  if (values === void 0) return "unknown";
-  const test = (value) => {
-    switch (requirement.operator) {
-      case "In":
-        return requirement.values.includes(value);
-      case "NotIn":
-        return !requirement.values.includes(value);
-      case "Exists":
-        return true;
-      case "DoesNotExist":
-        return false;
-      case "Gt":
-        return Number(value) > Number(requirement.values[0]);
-      case "Lt":
-        return Number(value) < Number(requirement.values[0]);
-    }
-  };
-  return values.some(test) ? "yes" : "no";
-}
-function productMatch(requirement, pool, kb) {
-  if (pool.gpus.length === 0) return "unknown";
-  if (requirement.operator === "Exists") return "yes";
-  if (requirement.operator === "DoesNotExist") return "no";
-  if (requirement.operator !== "In" && requirement.operator !== "NotIn") return "unknown";
-  const same = (gpu, value) => {
-    const product = value.replace(/-SHARED$/i, "").replace(/-MIG-[\w.+-]*$/i, "");
-    const spelled = (name) => name.toLowerCase().replace(/[\s_-]+/g, " ").trim();
-    if (spelled(gpu) === spelled(product)) return "yes";
-    const a = kb.gpu(gpu)?.name;
-    const b = kb.gpu(product.replace(/-/g, " "))?.name ?? kb.gpu(product)?.name;
-    if (a === void 0 || b === void 0) return "unknown";
-    return a === b ? "yes" : "no";
-  };
-  const perGpu = pool.gpus.map((gpu) => {
-    const answers = requirement.values.map((value) => same(gpu, value));
-    return answers.includes("yes") ? "yes" : answers.every((answer) => answer === "no") ? "no" : "unknown";
-  });
-  if (requirement.operator === "In") return perGpu.includes("yes") ? "yes" : perGpu.every((m) => m === "no") ? "no" : "unknown";
-  return perGpu.includes("no") ? "yes" : perGpu.every((m) => m === "yes") ? "no" : "unknown";
-}
-
-// rules/driver-floor/rule.ts
-var rule_default5 = defineRule({
-  id: "driver-floor",
-  description: "What images and wheels need from the NVIDIA driver is within what the fleet runs",
-  defaultSeverity: "error",
-  fix: "none",
-  messages: {
-    major: "{{subject}} needs CUDA {{major}}.x, which needs NVIDIA driver >= {{floor}}; the fleet runs {{fleet}}",
-    release: "{{subject}} needs CUDA {{cuda}}, which needs NVIDIA driver >= {{needed}}; the fleet runs {{fleet}}",
-    forwardCompat: "{{subject}} needs CUDA {{cuda}}; on the fleet's {{fleet}} it runs only through forward compatibility ({{package}} in the image, data-center GPUs only)",
-    minor: "{{subject}} targets CUDA {{cuda}}, whose full feature set needs driver >= {{needed}}; the fleet runs {{fleet}}, so it runs only under minor-version compatibility",
-    requireCuda: "NVIDIA_REQUIRE_CUDA ({{value}}) accepts no driver the fleet runs ({{fleet}}): the container runtime will refuse to start",
-    requireCudaBrand: "NVIDIA_REQUIRE_CUDA ({{value}}) accepts the fleet's {{fleet}} only on {{brands}} GPUs",
-    driverInImage: "{{name}} installs NVIDIA driver {{branch}} libraries into the image; they must match the host kernel driver{{fleetNote}}",
-    noPool: "{{subject}} needs CUDA {{cuda}}, which no pool of the fleet can run: {{fails}}",
-    somePools: "{{subject}} needs CUDA {{cuda}}: it runs on {{runs}}, not on {{fails}}",
-    poolsCompat: "{{subject}} targets CUDA {{cuda}}: {{how}}",
-    pinned: "{{subject}} needs CUDA {{cuda}}, which no pool it is scheduled on can run: {{fails}}",
-    unmatched: "{{workload}} container {{container}}: {{why}}, so it is judged on every pool",
-    noDockerfile: "{{workload}} container {{container}}: {{path}}, named as the Dockerfile of {{image}}, is not in the repository",
-    unknownImage: "{{workload}} container {{container}} gets NVIDIA GPUs, but the CUDA of {{image}} is not known, so the fleet's drivers cannot be checked against it"
-  },
-  check({ units, files, kb, baseline, report, verdict }) {
-    if (baseline.pools.length > 0) {
-      checkPools(units, files, baseline.pools, baseline.driver.forwardCompat, kb, report, verdict);
-      checkContainers(units, report);
-      return;
-    }
-    const fleet = baseline.driver.minimum;
-    for (const file2 of files) checkDriverPackages(file2, fleet, report);
-    if (!fleet) return;
-    const forward = fleetForwardCompat(baseline.driver.forwardCompat, baseline.gpus, kb);
-    eachClaim(units, kb, (claim2, compat) => checkClaim(claim2, fleet, compat, forward, kb, withOrigin(claim2, report)));
-    for (const file2 of files) checkRequireCuda(file2, fleet, kb, report);
-    checkContainers(units, report);
-  }
-});
-var IMAGES_HELP = 'Name the Dockerfile that builds it: `images: { "<image name>": "<path to Dockerfile>" }` in the baseline, or the annotation `cuda-gatekeeper.io/dockerfile: <path>` on the workload or its pod template.';
-function checkContainers(units, report) {
-  for (const unit of units) {
-    const container = unit.container;
-    if (!container) continue;
-    const { fact } = container;
-    const base = { workload: fact.workload, container: fact.name, image: fact.image.reference };
-    if (container.missing) {
-      report({
-        messageId: "noDockerfile",
-        data: { ...base, path: container.missing },
-        file: unit.root,
-        span: fact.dockerfile.span,
-        severity: "warning",
-        help: `Without the Dockerfile, the image's CUDA is known only from its name${container.claims.length ? "" : ", which says none"}. Correct the path (it is read from the repository root). ${IMAGES_HELP}`
-      });
-    } else if (container.claims.length === 0) {
-      report({
-        messageId: "unknownImage",
-        data: base,
-        file: unit.root,
-        span: fact.span,
-        severity: "notice",
-        help: `${fact.image.unresolved ? `The image is not a reference here (${fact.image.unresolved}): check the rendered manifest (kustomize build, helm template) instead.` : "Its tag names no CUDA version."} ${IMAGES_HELP}`
-      });
-    }
-  }
-}
-function withOrigin(claim2, report) {
-  if (!claim2.origin) return report;
-  return (draft) => report({ ...draft, related: [...draft.related ?? [], ...originRelated(claim2)] });
-}
-var MVC2 = "https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html";
-var FORWARD = "https://docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html";
-var REQUIRE = "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/docker-specialized.html";
-function compatImage(unit, kb) {
-  return unit.claims.some(
-    (claim2) => claim2.kind === "image" && claim2.image !== void 0 && (kb.isNvidiaCuda(claim2.image.registry, claim2.image.repository) || claim2.image.registry === "nvcr.io" && claim2.image.repository.startsWith("nvidia/"))
-  );
-}
-function checkClaim(claim2, fleet, compat, forward, kb, report) {
-  const forwardCompat = forward.allowed;
-  const major = cudaMajor(claim2.cuda);
-  const floor = kb.driverFloor(major);
-  if (!floor) return false;
-  const cuda = claimCuda(claim2);
-  const need = claim2.precision === "minor" ? kb.minDriver(claim2.cuda) : void 0;
-  if (need && compareDotted(fleet, need.linux) >= 0) return false;
-  const unverified = isUnverified(floor) || isUnverified(claim2.record) || isUnverified(need?.row);
-  if (claim2.precision !== "minor" && compareDotted(fleet, floor.linux) >= 0) return false;
-  if (compareDotted(fleet, floor.linux) < 0) {
-    const lowest = kb.lowestDriver(major);
-    if (claim2.precision !== "minor" && lowest?.linux && compareDotted(fleet, lowest.linux) >= 0) return false;
-    const pkg = kb.forwardCompat(cuda);
-    const branch = branchOf(fleet);
-    if (compat && forwardCompat !== false && pkg && pkg.compatibleBranches.includes(branch)) {
-      report({
-        messageId: "forwardCompat",
-        data: { subject: claim2.subject, cuda, fleet, package: pkg.package },
-        file: claim2.file,
-        span: claim2.span,
-        severity: forwardCompat ? "notice" : "warning",
-        unverified: unverified || isUnverified(pkg),
-        help: `NVIDIA supports ${pkg.package} on R${pkg.compatibleBranches.filter((b) => b < branchOf(floor.linux)).join(", R")} drivers, and NVIDIA's images ship it, but only on data-center GPUs on Linux ("Forward Compatibility is applicable only for systems with: NVIDIA Data Center GPUs. Select NGC Server Ready SKUs of RTX cards. Jetson boards"). On other GPUs the container fails with CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE.${forwardCompat ? forward.reason ? ` Here ${forward.reason}.` : "" : ` ${forward.reason ? `Here ${forward.reason}; say` : "Say"} which fleet this is with gpus: [...] or driver.forwardCompat: true (data-center) or false in the baseline.`} Sources: ${cite(pkg)}; ${FORWARD}`
-      });
-      return true;
-    }
-    const compatNote = compat ? forwardCompat === false && pkg?.compatibleBranches.includes(branch) ? ` Forward compatibility (${pkg.package}) covers R${branch} only on data-center GPUs: ${forward.reason ?? "the baseline says this fleet has none (driver.forwardCompat: false)"}.` : ` Forward compatibility (cuda-compat) does not cover R${branch}${forwardCompat === false ? " on this fleet" : ""}.` : "";
-    if (need && compareDotted(need.linux, floor.linux) < 0) {
-      report({
-        messageId: "release",
-        data: { subject: claim2.subject, cuda, needed: need.linux, fleet },
-        file: claim2.file,
-        span: claim2.span,
-        unverified,
-        help: `CUDA ${cuda} code needs at least the driver it was released with (${need.linux}, CUDA ${need.row.label}${need.exactRow ? "" : ", nearest published row"}): older drivers fail CUDA initialisation with "driver version is insufficient for CUDA runtime version". ${floor.linux} is needed only for later CUDA ${major}.x releases.${compatNote} Sources: ${cite(need.row)}; ${MVC2}`
-      });
-      return true;
-    }
-    report({
-      messageId: "major",
-      data: { subject: claim2.subject, major, floor: floor.linux, fleet },
-      file: claim2.file,
-      span: claim2.span,
-      unverified,
-      help: `A driver older than ${floor.linux} runs no CUDA ${major}.x code newer than its own release: CUDA initialisation fails with "driver version is insufficient for CUDA runtime version".${compatNote} Upgrade the fleet driver or stay on CUDA ${major - 1}.x. Sources: ${cite(floor)}; ${MVC2}`
-    });
-    return true;
-  }
-  if (!need) return false;
-  report({
-    messageId: "minor",
-    data: { subject: claim2.subject, cuda, needed: need.linux, fleet },
-    file: claim2.file,
-    span: claim2.span,
-    severity: "warning",
-    unverified,
-    help: `Driver ${fleet} is a CUDA ${major}.x driver, so CUDA ${cuda} code runs under minor-version compatibility: PTX that is newer than the driver cannot be JIT-compiled, and APIs added after the driver's CUDA version fail with cudaErrorCallRequiresNewerDriver. Needed for everything: >= ${need.linux} (CUDA ${need.row.label}${need.exactRow ? "" : ", nearest published row"}). Sources: ${cite(need.row)}; ${MVC2}`
-  });
-  return true;
-}
-function checkPools(units, files, pools, stated, kb, report, verdict) {
-  for (const file2 of files) {
-    const probes = pools.map((pool) => collect((probe) => checkDriverPackages(file2, pool.driver, probe)));
-    for (const [i, draft] of (probes[0] ?? []).entries()) {
-      const matches3 = probes.some((drafts) => drafts[i]?.severity !== "error");
-      report({
-        ...draft,
-        severity: matches3 ? "warning" : "error",
-        data: { ...draft.data, fleetNote: ` (the pools run ${pools.map((pool) => `${pool.name} ${pool.driver}`).join(", ")})` }
-      });
-    }
-  }
-  const fleetText = pools.map((pool) => `${pool.name} ${pool.driver}`).join(", ");
-  for (const file2 of files) {
-    const bySpan = /* @__PURE__ */ new Map();
-    for (const pool of pools)
-      for (const draft of collect((probe) => checkRequireCuda(file2, pool.driver, kb, probe)))
-        bySpan.set(draft.span.start, [...bySpan.get(draft.span.start) ?? [], draft]);
-    for (const drafts of bySpan.values())
-      if (drafts.length === pools.length) report({ ...drafts[0], data: { ...drafts[0].data, fleet: `any pool (${fleetText})` } });
-  }
-  const selections = /* @__PURE__ */ new Map();
-  const selectionOf = (unit) => {
-    let selection = selections.get(unit);
-    if (!selection) {
-      selection = selectPools(pools, unit.container?.fact.placement, kb);
-      selections.set(unit, selection);
-      if (selection.unmatched && unit.container)
-        report({
-          messageId: "unmatched",
-          data: { workload: unit.container.fact.workload, container: unit.container.fact.name, why: selection.unmatched },
-          file: unit.root,
-          span: unit.container.fact.span,
-          severity: "warning",
-          help: `The pods cannot be scheduled on a node of the pools the baseline lists (${pools.map((pool) => `${pool.name}: ${labelsOf(pool)}`).join("; ")}), so either the fleet in the baseline is incomplete or the selector is wrong. Pools are matched by their labels, their GPUs (nvidia.com/gpu.product, nvidia.com/gpu.compute.*), their driver (nvidia.com/cuda.driver.*) and, for the GKE, EKS and AKS node-pool labels, their names.`
-        });
-    }
-    return selection;
-  };
-  eachClaim(units, kb, (claim2, compat, unit) => {
-    const selection = selectionOf(unit);
-    const verdicts2 = selection.pools.map((pool) => {
-      const [draft] = collect((probe) => checkClaim(claim2, pool.driver, compat, poolForwardCompat(pool, stated, kb), kb, probe));
-      if (!draft) return { pool, tier: "runs" };
-      const tier = draft.messageId === "minor" ? "minor" : draft.messageId === "forwardCompat" ? "forward" : "fails";
-      return { pool, tier, draft };
-    });
-    for (const entry of verdicts2)
-      verdict({
-        unit: unit.label,
-        file: claim2.file,
-        span: claim2.span,
-        pool: entry.pool.name,
-        tier: entry.tier,
-        ...entry.tier === "runs" ? {} : { reason: tierReason(claim2, entry) }
-      });
-    for (const pool of pools)
-      if (!selection.pools.includes(pool))
-        verdict({
-          unit: unit.label,
-          file: claim2.file,
-          span: claim2.span,
-          pool: pool.name,
-          tier: "not-scheduled",
-          reason: `not selected by ${selection.by.join(", ")}`
-        });
-    if (verdicts2.every((verdict2) => verdict2.tier === "runs")) return false;
-    const reportClaim = withOrigin(claim2, withSelection(unit, selection, report));
-    const named = (list) => list.map((verdict2) => `${verdict2.pool.name} (driver ${verdict2.pool.driver})`).join(", ");
-    const failing = verdicts2.filter((verdict2) => verdict2.tier === "fails");
-    const running = verdicts2.filter((verdict2) => verdict2.tier !== "fails");
-    const reasons = verdicts2.filter((verdict2) => verdict2.tier !== "runs").map((verdict2) => `${verdict2.pool.name}: ${verdict2.draft.help ?? ""}`).join(" ");
-    const unverified = verdicts2.some((verdict2) => verdict2.tier !== "runs" && verdict2.draft.unverified === true);
-    const cuda = claimCuda(claim2);
-    const pinned = selection.narrowed ? ` It is scheduled only on ${selection.pools.map((pool) => pool.name).join(", ")} (${selection.by.join(", ")}).` : "";
-    const common = { file: claim2.file, span: claim2.span, unverified, help: `Per pool: ${reasons}${pinned}` };
-    if (failing.length > 0) {
-      reportClaim({
-        messageId: running.length === 0 ? selection.narrowed ? "pinned" : "noPool" : "somePools",
-        data: {
-          subject: claim2.subject,
-          cuda,
-          fails: named(failing),
-          runs: running.map(
-            (verdict2) => `${verdict2.pool.name}${verdict2.tier === "runs" ? "" : verdict2.tier === "minor" ? " (minor-version compatibility)" : " (forward compatibility)"}`
-          ).join(", ")
-        },
-        ...running.length === 0 ? {} : { severity: "warning" },
-        ...common
-      });
-      return true;
-    }
-    const minor = verdicts2.filter((verdict2) => verdict2.tier === "minor");
-    const forward = verdicts2.filter((verdict2) => verdict2.tier === "forward");
-    const how = [
-      ...minor.length ? [`on ${named(minor)} only under minor-version compatibility`] : [],
-      ...forward.length ? [`on ${named(forward)} only through forward compatibility (cuda-compat in the image)`] : []
-    ].join("; ");
-    const forwardSeverity = forward.some((verdict2) => verdict2.draft.severity === "warning") ? "warning" : "notice";
-    reportClaim({ messageId: "poolsCompat", data: { subject: claim2.subject, cuda, how }, severity: minor.length ? "warning" : forwardSeverity, ...common });
-    return true;
-  });
-}
-function eachClaim(units, kb, check3) {
-  const done = /* @__PURE__ */ new Set();
-  for (const unit of units) {
-    const claims = unit.container?.claims ?? unit.claims;
-    const compat = compatImage({ claims }, kb);
-    for (const claim2 of claims) {
-      if (claim2.kind === "implied" && claim2.index) continue;
-      const key = `${claim2.file.path}#${claimCuda(claim2)}${unit.container ? `#${unit.container.fact.span.start}` : ""}`;
-      if (!done.has(key) && check3(claim2, compat, unit)) done.add(key);
-    }
-  }
-}
-function tierReason(claim2, verdict) {
-  const data = verdict.draft.data ?? {};
-  const cuda = claimCuda(claim2);
-  if (verdict.tier === "minor") return `CUDA ${cuda} under minor-version compatibility (all of it needs driver >= ${data.needed})`;
-  if (verdict.tier === "forward") return `CUDA ${cuda} through forward compatibility (${data.package} in the image)`;
-  return `CUDA ${cuda} needs driver >= ${data.floor ?? data.needed}, the pool runs ${verdict.pool.driver}`;
-}
-function withSelection(unit, selection, report) {
-  const placement = unit.container?.fact.placement;
-  if (!placement || !selection.narrowed) return report;
-  const written = [...placement.selector, ...placement.terms.flat()];
-  const pools = selection.pools.map((pool) => `${pool.name} (driver ${pool.driver})`).join(", ");
-  return (draft) => report({
-    ...draft,
-    related: [
-      ...draft.related ?? [],
-      ...written.slice(0, 1).map((requirement) => ({ file: unit.root, span: requirement.span, message: `schedules it on ${pools}` }))
-    ]
-  });
-}
-function labelsOf(pool) {
-  const labels = Object.entries(pool.labels).map(([key, value]) => `${key}=${value}`);
-  return [...labels, ...pool.gpus.length ? [`GPUs ${pool.gpus.join(", ")}`] : [], `driver ${pool.driver}`].join(", ");
-}
-function collect(check3) {
-  const drafts = [];
-  check3((draft) => drafts.push(draft));
-  return drafts;
-}
-function poolForwardCompat(pool, stated, kb) {
-  if (pool.class === "data-center" || pool.class === "jetson") return { allowed: true, reason: `pool ${pool.name} is ${pool.class} GPUs` };
-  if (pool.class === "geforce")
-    return { allowed: false, reason: `pool ${pool.name} is GeForce GPUs, on which cuda-compat fails with CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE (804)` };
-  if (pool.class === "workstation" && stated !== true)
-    return {
-      allowed: false,
-      reason: `pool ${pool.name} is workstation GPUs: only select NGC-Server-Ready RTX SKUs support cuda-compat (if these are, set driver.forwardCompat: true)`
-    };
-  return fleetForwardCompat(stated, pool.gpus, kb);
-}
-function fleetForwardCompat(stated, gpus, kb) {
-  const placed = gpus.map((name) => ({ name, line: kb.gpu(name)?.class }));
-  const geforce = placed.find((gpu) => gpu.line === "geforce");
-  if (geforce)
-    return {
-      allowed: false,
-      reason: `the fleet's ${geforce.name} is a GeForce GPU, on which cuda-compat fails with CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE (804)`
-    };
-  const workstation = placed.find((gpu) => gpu.line === "workstation");
-  if (workstation && stated !== true)
-    return {
-      allowed: false,
-      reason: `the fleet's ${workstation.name} is a workstation GPU: only select NGC-Server-Ready RTX SKUs support cuda-compat (if these are, set driver.forwardCompat: true)`
-    };
-  if (stated !== void 0) return { allowed: stated };
-  if (placed.length > 0 && placed.every((gpu) => gpu.line === "data-center" || gpu.line === "jetson"))
-    return { allowed: true, reason: `the fleet's GPUs (${gpus.join(", ")}) are data-center or Jetson GPUs` };
-  const unknown2 = placed.find((gpu) => !gpu.line);
-  return { allowed: void 0, ...unknown2 ? { reason: `the knowledge base does not know which product line ${unknown2.name} is` } : {} };
-}
-function branchOf(driver) {
-  return Number.parseInt(driver, 10);
-}
-function evaluateTerm(term, fleet, kb) {
-  const brands = [];
-  for (const constraint of term.split(",")) {
-    const match = /^(cuda|driver|brand|arch)\s*(>=|<=|==|=|<|>)\s*(\S+)$/.exec(constraint.trim());
-    if (!match) continue;
-    const [, key, op, value] = match;
-    if (key === "brand") {
-      brands.push(value);
-      continue;
-    }
-    if (key === "arch") continue;
-    const driver = key === "cuda" ? kb.minDriver(value)?.linux : value;
-    if (!driver) continue;
-    const order = compareDotted(fleet, driver);
-    const holds2 = key === "cuda" ? op === ">=" ? order >= 0 : op === ">" ? order > 0 : true : op === ">=" ? order >= 0 : op === ">" ? order > 0 : op === "<" ? compareDotted(fleet, value) < 0 : op === "<=" ? compareDotted(fleet, value) <= 0 : compareDotted(fleet, value) === 0;
-    if (!holds2) return "no";
-  }
-  return brands.length ? { brands } : "yes";
-}
-function checkRequireCuda(file2, fleet, kb, report) {
-  if (file2.env.some((env) => env.key === "NVIDIA_DISABLE_REQUIRE" && /^(1|true)$/i.test(env.value))) return;
-  for (const env of file2.env) {
-    if (env.key !== "NVIDIA_REQUIRE_CUDA" || env.value.trim() === "") continue;
-    const verdicts2 = env.value.trim().split(/\s+/).map((term) => evaluateTerm(term, fleet, kb));
-    if (verdicts2.includes("yes")) continue;
-    const branded = verdicts2.filter((verdict) => typeof verdict === "object");
-    const value = env.value.trim().length > 80 ? `${env.value.trim().slice(0, 77)}\u2026` : env.value.trim();
-    if (branded.length) {
-      report({
-        messageId: "requireCudaBrand",
-        data: { value, fleet, brands: [...new Set(branded.flatMap((verdict) => verdict.brands))].join(", ") },
-        file: file2,
-        span: env.span,
-        severity: "warning",
-        help: `The container starts when any space-separated term holds; on the fleet's driver only terms that name a GPU brand do. Source: ${REQUIRE}`
-      });
-      continue;
-    }
-    report({
-      messageId: "requireCuda",
-      data: { value, fleet },
-      file: file2,
-      span: env.span,
-      help: `The NVIDIA container runtime starts a container only when one space-separated term of NVIDIA_REQUIRE_CUDA holds for the host; none does for ${fleet}. Lower the requirement or upgrade the fleet. Source: ${REQUIRE}`
-    });
-  }
-}
-function checkDriverPackages(file2, fleet, report) {
-  if (file2.kind !== "dockerfile") return;
-  for (const pkg of file2.packages) {
-    const branch = pkg.ecosystem === "apt" ? /^(?:nvidia-(?:driver|dkms|utils|compute-utils)|libnvidia-compute)-(\d{3})(?:-server|-open)?$/.exec(pkg.name)?.[1] : void 0;
-    if (!branch) continue;
-    const fleetBranch = fleet?.split(".")[0];
-    const mismatch = fleetBranch !== void 0 && fleetBranch !== branch;
-    report({
-      messageId: "driverInImage",
-      data: { name: pkg.rawName, branch, fleetNote: fleet ? ` (the fleet runs ${fleet})` : "" },
-      file: file2,
-      span: pkg.span,
-      severity: mismatch ? "error" : "warning",
-      help: `Containers use the host's kernel driver; the NVIDIA container toolkit mounts the matching user-space libraries at run time. Driver libraries baked into an image break with "Failed to initialize NVML: Driver/library version mismatch" whenever the host driver differs. Remove the package and let the toolkit inject the driver.`
-    });
-  }
-}
-
-// src/parsers/mapped.ts
-var Mapped = class _Mapped {
-  /**
-   * Use Mapped.of or MappedBuilder; segments must tile text in order. `plainOrigin` (with no segments) is the
-   * common case of text copied from the file at that offset, kept without segment objects: most requirement
-   * lines and shell words are one such piece, and a repository has hundreds of thousands of them.
-   */
-  constructor(text2, segments, plainOrigin = -1) {
-    this.text = text2;
-    this.plainOrigin = plainOrigin;
-    this.pieceList = segments;
-  }
-  text;
-  plainOrigin;
-  pieceList;
-  get segments() {
-    return this.pieceList ??= [plainSegment(this.text, this.plainOrigin)];
-  }
-  /** The pieces this string is made of (for builders that concatenate mapped strings). */
-  pieces() {
-    return this.segments;
-  }
-  /** The file offset of a string that is one plain piece of the file, else -1. */
-  get plainOffset() {
-    return this.plainOrigin;
-  }
-  static of(text2, fileOffset) {
-    return fileOffset >= 0 ? new _Mapped(text2, void 0, fileOffset) : new _Mapped(text2, [plainSegment(text2, fileOffset)]);
-  }
-  get length() {
-    return this.text.length;
-  }
-  /** Index of the first segment that ends after `index` (segments.length when none does). */
-  firstEndingAfter(index) {
-    let low = 0;
-    let high = this.segments.length;
-    while (low < high) {
-      const mid = low + high >> 1;
-      if (this.segments[mid].to <= index) low = mid + 1;
-      else high = mid;
-    }
-    return low;
-  }
-  segmentAt(index) {
-    const seg = this.segments[this.firstEndingAfter(index)];
-    return seg && seg.from <= index ? seg : void 0;
-  }
-  siteOf(index, side) {
-    const seg = this.segmentAt(index) ?? this.segments.at(-1);
-    if (!seg) return 0;
-    if (seg.origin >= 0 && !seg.via) {
-      const offset = seg.origin + Math.max(0, Math.min(index - seg.from, seg.to - seg.from - 1));
-      return side === "start" ? offset : offset + 1;
-    }
-    return side === "start" ? seg.site.start : seg.site.end;
-  }
-  /** Where a reader sees text[from, to): for annotations. */
-  site(from, to) {
-    if (this.plainOrigin >= 0) return this.plainSite(from, to);
-    if (this.segments.length === 0) return { start: 0, end: 0 };
-    if (this.text.length === 0) {
-      const seg = this.segments[0];
-      const at = seg.origin >= 0 && !seg.via ? seg.origin : seg.site.start;
-      return { start: at, end: at };
-    }
-    if (to <= from) {
-      const at = from < this.text.length ? this.siteOf(from, "start") : this.siteOf(Math.max(0, from - 1), "end");
-      return { start: at, end: at };
-    }
-    const start = this.siteOf(from, "start");
-    const end = this.siteOf(to - 1, "end");
-    return { start, end: Math.max(start, end) };
-  }
-  /** site() for a plain piece: each character is where it is in the file. */
-  plainSite(from, to) {
-    const at = this.plainOrigin;
-    const last2 = this.text.length - 1;
-    if (last2 < 0) return { start: at, end: at };
-    if (to <= from) {
-      const point = from <= last2 ? at + Math.max(0, from) : at + Math.max(0, Math.min(from - 1, last2)) + 1;
-      return { start: point, end: point };
-    }
-    const start = at + Math.max(0, Math.min(from, last2));
-    return { start, end: Math.max(start, at + Math.max(0, Math.min(to - 1, last2)) + 1) };
-  }
-  /** The file range holding exactly text[from, to), if it is one contiguous piece of the file. */
-  origin(from, to) {
-    if (to < from) return void 0;
-    if (this.plainOrigin >= 0) {
-      const length = this.text.length;
-      if (to === from)
-        return from >= 0 && from < length || from - 1 >= 0 && from - 1 < length ? { start: this.plainOrigin + from, end: this.plainOrigin + from } : void 0;
-      return from >= 0 && to <= length ? { start: this.plainOrigin + from, end: this.plainOrigin + to } : void 0;
-    }
-    if (to === from) {
-      const seg = this.segmentAt(from) ?? this.segmentAt(from - 1);
-      if (!seg || seg.origin < 0) return void 0;
-      const at = seg.origin + (from - seg.from);
-      return { start: at, end: at };
-    }
-    const first = this.segmentAt(from);
-    const last2 = this.segmentAt(to - 1);
-    if (!first || !last2 || first.origin < 0 || last2.origin < 0) return void 0;
-    const start = first.origin + (from - first.from);
-    const end = last2.origin + (to - last2.from);
-    if (first !== last2) {
-      let expected = first.origin + (first.to - first.from);
-      for (let i = this.firstEndingAfter(first.to); i < this.segments.length; i++) {
-        const seg = this.segments[i];
-        if (seg.from > last2.from) break;
-        if (seg.origin !== expected) return void 0;
-        expected = seg.origin + (seg.to - seg.from);
-      }
-    }
-    return { start, end };
-  }
-  /** The ARG/ENV substitution that produced any character of text[from, to), if one did. */
-  via(from, to) {
-    if (this.plainOrigin >= 0) return void 0;
-    const end = Math.max(to, from + 1);
-    for (let i = this.firstEndingAfter(from); i < this.segments.length; i++) {
-      const seg = this.segments[i];
-      if (seg.from >= end) break;
-      if (seg.via) return seg.via;
-    }
-    return void 0;
-  }
-  slice(from, to = this.text.length) {
-    if (from <= 0 && to >= this.text.length && this.text.length > 0) return this;
-    if (this.plainOrigin >= 0) {
-      const a = Math.max(0, Math.min(from, this.text.length));
-      const b = Math.max(a, Math.min(to, this.text.length));
-      return _Mapped.of(this.text.slice(a, b), this.plainOrigin + a);
-    }
-    if (this.segments.length === 1) {
-      const seg = this.segments[0];
-      if (seg.origin >= 0 && !seg.via) {
-        const a = Math.max(0, Math.min(from, this.text.length));
-        const b = Math.max(a, Math.min(to, this.text.length));
-        return _Mapped.of(this.text.slice(a, b), seg.origin + a);
-      }
-    }
-    const builder = new MappedBuilder();
-    for (let i = this.firstEndingAfter(from); i < this.segments.length; i++) {
-      const seg = this.segments[i];
-      if (seg.from >= to) break;
-      const a = Math.max(seg.from, from);
-      const b = Math.min(seg.to, to);
-      if (a >= b) continue;
-      builder.pushSegment(this.text.slice(a, b), seg.origin < 0 ? -1 : seg.origin + (a - seg.from), seg.origin < 0 || seg.via ? seg.site : void 0, seg.via);
-    }
-    return builder.build();
-  }
-  trim() {
-    const start = this.text.length - this.text.trimStart().length;
-    const end = this.text.trimEnd().length;
-    return start >= end ? this.slice(start, start) : this.slice(start, end);
-  }
-};
-var MappedBuilder = class {
-  parts = [];
-  size = 0;
-  segments = [];
-  get length() {
-    return this.size;
-  }
-  /** Characters that are in the file at `origin` (or not editable when origin is -1). */
-  pushSegment(text2, origin, site, via) {
-    if (text2.length === 0) return;
-    const from = this.size;
-    const ownSite = site ?? { start: origin, end: origin + text2.length };
-    const prev = this.segments.at(-1);
-    if (prev && !via && !prev.via && !site && origin >= 0 && prev.origin >= 0 && prev.origin + (prev.to - prev.from) === origin) {
-      this.segments[this.segments.length - 1] = {
-        from: prev.from,
-        to: from + text2.length,
-        origin: prev.origin,
-        site: { start: prev.site.start, end: ownSite.end },
-        via: void 0
-      };
-    } else {
-      this.segments.push({ from, to: from + text2.length, origin, site: ownSite, via });
-    }
-    this.parts.push(text2);
-    this.size += text2.length;
-  }
-  pushMapped(mapped) {
-    if (mapped.plainOffset >= 0) {
-      this.pushSegment(mapped.text, mapped.plainOffset);
-      return;
-    }
-    for (const seg of mapped.pieces()) {
-      const text2 = mapped.text.slice(seg.from, seg.to);
-      const plain = seg.origin >= 0 && !seg.via;
-      this.pushSegment(text2, seg.origin, plain ? void 0 : seg.site, seg.via);
-    }
-  }
-  build() {
-    return new Mapped(this.parts.join(""), [...this.segments]);
-  }
-};
-function plainSegment(text2, origin) {
-  return { from: 0, to: text2.length, origin, site: { start: origin, end: origin + text2.length }, via: void 0 };
-}
-
-// src/parsers/pip-options.ts
-var spec = (role, takesValue) => ({ role, takesValue });
-var PIP_OPTIONS = new Map([
-  ["-i", spec("index-url", true)],
-  ["--index-url", spec("index-url", true)],
-  ["--default-index", spec("index-url", true)],
-  // uv
-  ["--extra-index-url", spec("extra-index-url", true)],
-  ["--index", spec("extra-index-url", true)],
-  // uv
-  ["-f", spec("find-links", true)],
-  ["--find-links", spec("find-links", true)],
-  ["--no-index", spec("no-index", false)],
-  ["-r", spec("requirement", true)],
-  ["--requirement", spec("requirement", true)],
-  ["-c", spec("constraint", true)],
-  ["--constraint", spec("constraint", true)],
-  ["-e", spec("editable", true)],
-  ["--editable", spec("editable", true)],
-  ["--pre", spec("pre", false)],
-  ["--prerelease", spec("pre", true)],
-  // uv: --prerelease=allow
-  ["--torch-backend", spec("torch-backend", true)],
-  // uv
-  // Options that take a value we do not need, listed so the value is not mistaken for a requirement.
-  ...[
-    "-t",
-    "--target",
-    "--prefix",
-    "--root",
-    "--upgrade-strategy",
-    "--python-version",
-    "--platform",
-    "--implementation",
-    "--abi",
-    "--only-binary",
-    "--no-binary",
-    "--progress-bar",
-    "--cache-dir",
-    "--src",
-    "--log",
-    "--proxy",
-    "--retries",
-    "--timeout",
-    "--default-timeout",
-    "--trusted-host",
-    "--cert",
-    "--client-cert",
-    "--exists-action",
-    "--global-option",
-    "--config-settings",
-    "-C",
-    "--report",
-    "--root-user-action",
-    "--python",
-    "-p",
-    "--hash",
-    "--use-feature",
-    "--keyring-provider",
-    "--index-strategy",
-    "--resolution",
-    "--extra",
-    "--link-mode",
-    "--group",
-    "-b",
-    "--build",
-    // uv pip's options that take a value (`--compile-bytecode`, `--system`, `--no-deps` are flags).
-    "--upgrade-package",
-    "-P",
-    "--reinstall-package",
-    "--no-build-isolation-package",
-    "--refresh-package",
-    "--exclude-newer",
-    "--python-platform",
-    "--override",
-    "--overrides",
-    "--build-constraint",
-    "--build-constraints",
-    "--config-file",
-    "--cache-dir",
-    "--prerelease-mode",
-    "--fork-strategy",
-    "--only-group",
-    "--no-group",
-    "--dependency-metadata"
-  ].map((name) => [name, spec("other", true)])
-]);
-function optionSpec(name) {
-  return PIP_OPTIONS.get(name) ?? spec("other", false);
-}
-function splitOption(token) {
-  if (token.startsWith("--")) {
-    const eq2 = token.indexOf("=");
-    return eq2 < 0 ? { name: token, valueOffset: token.length } : { name: token.slice(0, eq2), inlineValue: token.slice(eq2 + 1), valueOffset: eq2 + 1 };
-  }
-  if (token.length > 2 && PIP_OPTIONS.get(token.slice(0, 2))?.takesValue) {
-    const rest = token.slice(2);
-    const skip = rest.startsWith("=") ? 3 : 2;
-    return { name: token.slice(0, 2), inlineValue: token.slice(skip), valueOffset: skip };
-  }
-  return { name: token, valueOffset: token.length };
-}
-var REQUIREMENTS_FILE_OPTIONS = /* @__PURE__ */ new Set([
-  "-i",
-  "--index-url",
-  "--extra-index-url",
-  "--no-index",
-  "-c",
-  "--constraint",
-  "-r",
-  "--requirement",
-  "-e",
-  "--editable",
-  "-f",
-  "--find-links",
-  "--no-binary",
-  "--only-binary",
-  "--prefer-binary",
-  "--require-hashes",
-  "--pre",
-  "--trusted-host",
-  "--use-feature",
-  "--global-option",
-  "--config-settings",
-  "-C",
-  "--hash"
-]);
+// src/parsers/locks.ts
+var import_yaml4 = __toESM(require_dist(), 1);
 
 // src/parsers/python-requirement.ts
 function normalizePythonName(name) {
@@ -44308,6 +41487,957 @@ function truncate(text2, max = 40) {
   return oneLine.length > max ? `${oneLine.slice(0, max - 1)}\u2026` : oneLine;
 }
 
+// src/parsers/conda/match-spec.ts
+var NAME = /^[A-Za-z0-9_][A-Za-z0-9_.+-]*/;
+var OPERATOR = /^(==|>=|<=|!=|~=|=|>|<)/;
+function parseMatchSpec(m) {
+  const text2 = m.text;
+  const whole = m.site(0, text2.length);
+  let i = 0;
+  let channel;
+  const sep3 = text2.indexOf("::");
+  if (sep3 > 0 && !/\s/.test(text2.slice(0, sep3))) {
+    channel = text2.slice(0, sep3);
+    i = sep3 + 2;
+  }
+  const nameMatch = NAME.exec(text2.slice(i));
+  if (!nameMatch) return { ok: false, message: `expected a conda package name, found "${truncate(text2)}"`, span: whole };
+  const rawName = nameMatch[0];
+  const nameStart = i;
+  i += rawName.length;
+  const afterName = i;
+  const skip = () => {
+    while (i < text2.length && /[ \t]/.test(text2[i])) i++;
+  };
+  skip();
+  const clauses = [];
+  let specStart = afterName;
+  let specEnd = afterName;
+  let build;
+  let buildSpan;
+  let fuzzy = false;
+  if (text2[i] === "[") {
+    const close = text2.lastIndexOf("]");
+    const body = text2.slice(i + 1, close < 0 ? text2.length : close);
+    const version2 = /version\s*=\s*['"]?([^'",\]]+)/.exec(body)?.[1];
+    const buildValue = /build\s*=\s*['"]?([^'",\]]+)/.exec(body)?.[1];
+    if (version2) clauses.push(...splitVersion(m, version2, i + 1 + body.indexOf(version2)));
+    if (buildValue) build = buildValue;
+    i = close < 0 ? text2.length : close + 1;
+  } else if (i < text2.length) {
+    specStart = i;
+    const op = OPERATOR.exec(text2.slice(i));
+    let operator = op?.[0] ?? "";
+    if (op) {
+      i += operator.length;
+      skip();
+    }
+    const versionStart = i;
+    while (i < text2.length && !/\s/.test(text2[i])) {
+      if (text2[i] === "=" && i > versionStart && /[A-Za-z0-9*.]/.test(text2[i - 1]) && text2[i + 1] !== "=") break;
+      i++;
+    }
+    const versionText = text2.slice(versionStart, i);
+    specEnd = i;
+    if (operator === "=") {
+      fuzzy = true;
+      operator = "=";
+    }
+    if (versionText) clauses.push(...splitVersion(m, versionText, versionStart, operator));
+    skip();
+    if (text2[i] === "=") {
+      i++;
+      skip();
+    }
+    const buildStart = i;
+    while (i < text2.length && !/\s/.test(text2[i])) i++;
+    if (i > buildStart) {
+      build = text2.slice(buildStart, i);
+      buildSpan = m.origin(buildStart, i) ?? m.site(buildStart, i);
+    }
+    skip();
+    if (i < text2.length) return { ok: false, message: `unexpected "${truncate(text2.slice(i))}" in conda spec`, span: m.site(i, text2.length) };
+    if (!versionText) specStart = specEnd = afterName;
+  }
+  const exact = exactVersion2(clauses, fuzzy);
+  const label = build ? cudaLabelFromBuild(build) : void 0;
+  const via = m.via(0, text2.length);
+  return {
+    ok: true,
+    fact: packageFact({
+      ecosystem: "conda",
+      name: rawName.toLowerCase(),
+      rawName,
+      nameSpan: m.site(nameStart, afterName),
+      span: whole,
+      via,
+      extras: [],
+      specifier: text2.slice(specStart, specEnd),
+      specifierSpan: m.origin(specStart, specEnd) ?? m.site(specStart, specEnd),
+      clauses,
+      exact: exact || void 0,
+      localLabel: label || void 0,
+      channel: channel || void 0,
+      build: build || void 0,
+      buildSpan
+    })
+  };
+}
+function splitVersion(m, versionText, offset, firstOperator = "") {
+  const clauses = [];
+  let position = offset;
+  for (const part of versionText.split(/[,|]/)) {
+    const op = OPERATOR.exec(part);
+    const operator = op ? op[0] : firstOperator;
+    const versionOffset = position + (op ? op[0].length : 0);
+    const version2 = part.slice(op ? op[0].length : 0);
+    if (version2)
+      clauses.push({
+        operator: operator || "=",
+        version: version2,
+        versionSpan: m.origin(versionOffset, versionOffset + version2.length) ?? m.site(versionOffset, versionOffset + version2.length)
+      });
+    position += part.length + 1;
+    firstOperator = "";
+  }
+  return clauses;
+}
+function exactVersion2(clauses, _fuzzy) {
+  if (clauses.length !== 1) return void 0;
+  const clause = clauses[0];
+  if ((clause.operator === "=" || clause.operator === "==") && !/[*?]/.test(clause.version)) return clause.version;
+  return void 0;
+}
+function cudaLabelFromBuild(build) {
+  const cuda = /(?:^|[_*])(cuda\d+(?:\.\d+)?|cu\d{2,3})(?:\.\d+)*(?:[_*]|$|[a-z])/i.exec(build);
+  if (cuda) return cuda[1].toLowerCase();
+  if (/(?:^|[_*])cpu(?:[_*]|$)/i.test(build)) return "cpu";
+  return void 0;
+}
+
+// src/parsers/lock-tree.ts
+var import_yaml3 = __toESM(require_dist(), 1);
+
+// src/parsers/mapped.ts
+var Mapped = class _Mapped {
+  /**
+   * Use Mapped.of or MappedBuilder; segments must tile text in order. `plainOrigin` (with no segments) is the
+   * common case of text copied from the file at that offset, kept without segment objects: most requirement
+   * lines and shell words are one such piece, and a repository has hundreds of thousands of them.
+   */
+  constructor(text2, segments, plainOrigin = -1) {
+    this.text = text2;
+    this.plainOrigin = plainOrigin;
+    this.pieceList = segments;
+  }
+  text;
+  plainOrigin;
+  pieceList;
+  get segments() {
+    return this.pieceList ??= [plainSegment(this.text, this.plainOrigin)];
+  }
+  /** The pieces this string is made of (for builders that concatenate mapped strings). */
+  pieces() {
+    return this.segments;
+  }
+  /** The file offset of a string that is one plain piece of the file, else -1. */
+  get plainOffset() {
+    return this.plainOrigin;
+  }
+  static of(text2, fileOffset) {
+    return fileOffset >= 0 ? new _Mapped(text2, void 0, fileOffset) : new _Mapped(text2, [plainSegment(text2, fileOffset)]);
+  }
+  get length() {
+    return this.text.length;
+  }
+  /** Index of the first segment that ends after `index` (segments.length when none does). */
+  firstEndingAfter(index) {
+    let low = 0;
+    let high = this.segments.length;
+    while (low < high) {
+      const mid = low + high >> 1;
+      if (this.segments[mid].to <= index) low = mid + 1;
+      else high = mid;
+    }
+    return low;
+  }
+  segmentAt(index) {
+    const seg = this.segments[this.firstEndingAfter(index)];
+    return seg && seg.from <= index ? seg : void 0;
+  }
+  siteOf(index, side) {
+    const seg = this.segmentAt(index) ?? this.segments.at(-1);
+    if (!seg) return 0;
+    if (seg.origin >= 0 && !seg.via) {
+      const offset = seg.origin + Math.max(0, Math.min(index - seg.from, seg.to - seg.from - 1));
+      return side === "start" ? offset : offset + 1;
+    }
+    return side === "start" ? seg.site.start : seg.site.end;
+  }
+  /** Where a reader sees text[from, to): for annotations. */
+  site(from, to) {
+    if (this.plainOrigin >= 0) return this.plainSite(from, to);
+    if (this.segments.length === 0) return { start: 0, end: 0 };
+    if (this.text.length === 0) {
+      const seg = this.segments[0];
+      const at = seg.origin >= 0 && !seg.via ? seg.origin : seg.site.start;
+      return { start: at, end: at };
+    }
+    if (to <= from) {
+      const at = from < this.text.length ? this.siteOf(from, "start") : this.siteOf(Math.max(0, from - 1), "end");
+      return { start: at, end: at };
+    }
+    const start = this.siteOf(from, "start");
+    const end = this.siteOf(to - 1, "end");
+    return { start, end: Math.max(start, end) };
+  }
+  /** site() for a plain piece: each character is where it is in the file. */
+  plainSite(from, to) {
+    const at = this.plainOrigin;
+    const last2 = this.text.length - 1;
+    if (last2 < 0) return { start: at, end: at };
+    if (to <= from) {
+      const point = from <= last2 ? at + Math.max(0, from) : at + Math.max(0, Math.min(from - 1, last2)) + 1;
+      return { start: point, end: point };
+    }
+    const start = at + Math.max(0, Math.min(from, last2));
+    return { start, end: Math.max(start, at + Math.max(0, Math.min(to - 1, last2)) + 1) };
+  }
+  /** The file range holding exactly text[from, to), if it is one contiguous piece of the file. */
+  origin(from, to) {
+    if (to < from) return void 0;
+    if (this.plainOrigin >= 0) {
+      const length = this.text.length;
+      if (to === from)
+        return from >= 0 && from < length || from - 1 >= 0 && from - 1 < length ? { start: this.plainOrigin + from, end: this.plainOrigin + from } : void 0;
+      return from >= 0 && to <= length ? { start: this.plainOrigin + from, end: this.plainOrigin + to } : void 0;
+    }
+    if (to === from) {
+      const seg = this.segmentAt(from) ?? this.segmentAt(from - 1);
+      if (!seg || seg.origin < 0) return void 0;
+      const at = seg.origin + (from - seg.from);
+      return { start: at, end: at };
+    }
+    const first = this.segmentAt(from);
+    const last2 = this.segmentAt(to - 1);
+    if (!first || !last2 || first.origin < 0 || last2.origin < 0) return void 0;
+    const start = first.origin + (from - first.from);
+    const end = last2.origin + (to - last2.from);
+    if (first !== last2) {
+      let expected = first.origin + (first.to - first.from);
+      for (let i = this.firstEndingAfter(first.to); i < this.segments.length; i++) {
+        const seg = this.segments[i];
+        if (seg.from > last2.from) break;
+        if (seg.origin !== expected) return void 0;
+        expected = seg.origin + (seg.to - seg.from);
+      }
+    }
+    return { start, end };
+  }
+  /** The ARG/ENV substitution that produced any character of text[from, to), if one did. */
+  via(from, to) {
+    if (this.plainOrigin >= 0) return void 0;
+    const end = Math.max(to, from + 1);
+    for (let i = this.firstEndingAfter(from); i < this.segments.length; i++) {
+      const seg = this.segments[i];
+      if (seg.from >= end) break;
+      if (seg.via) return seg.via;
+    }
+    return void 0;
+  }
+  slice(from, to = this.text.length) {
+    if (from <= 0 && to >= this.text.length && this.text.length > 0) return this;
+    if (this.plainOrigin >= 0) {
+      const a = Math.max(0, Math.min(from, this.text.length));
+      const b = Math.max(a, Math.min(to, this.text.length));
+      return _Mapped.of(this.text.slice(a, b), this.plainOrigin + a);
+    }
+    if (this.segments.length === 1) {
+      const seg = this.segments[0];
+      if (seg.origin >= 0 && !seg.via) {
+        const a = Math.max(0, Math.min(from, this.text.length));
+        const b = Math.max(a, Math.min(to, this.text.length));
+        return _Mapped.of(this.text.slice(a, b), seg.origin + a);
+      }
+    }
+    const builder = new MappedBuilder();
+    for (let i = this.firstEndingAfter(from); i < this.segments.length; i++) {
+      const seg = this.segments[i];
+      if (seg.from >= to) break;
+      const a = Math.max(seg.from, from);
+      const b = Math.min(seg.to, to);
+      if (a >= b) continue;
+      builder.pushSegment(this.text.slice(a, b), seg.origin < 0 ? -1 : seg.origin + (a - seg.from), seg.origin < 0 || seg.via ? seg.site : void 0, seg.via);
+    }
+    return builder.build();
+  }
+  trim() {
+    const start = this.text.length - this.text.trimStart().length;
+    const end = this.text.trimEnd().length;
+    return start >= end ? this.slice(start, start) : this.slice(start, end);
+  }
+};
+var MappedBuilder = class {
+  parts = [];
+  size = 0;
+  segments = [];
+  get length() {
+    return this.size;
+  }
+  /** Characters that are in the file at `origin` (or not editable when origin is -1). */
+  pushSegment(text2, origin, site, via) {
+    if (text2.length === 0) return;
+    const from = this.size;
+    const ownSite = site ?? { start: origin, end: origin + text2.length };
+    const prev = this.segments.at(-1);
+    if (prev && !via && !prev.via && !site && origin >= 0 && prev.origin >= 0 && prev.origin + (prev.to - prev.from) === origin) {
+      this.segments[this.segments.length - 1] = {
+        from: prev.from,
+        to: from + text2.length,
+        origin: prev.origin,
+        site: { start: prev.site.start, end: ownSite.end },
+        via: void 0
+      };
+    } else {
+      this.segments.push({ from, to: from + text2.length, origin, site: ownSite, via });
+    }
+    this.parts.push(text2);
+    this.size += text2.length;
+  }
+  pushMapped(mapped) {
+    if (mapped.plainOffset >= 0) {
+      this.pushSegment(mapped.text, mapped.plainOffset);
+      return;
+    }
+    for (const seg of mapped.pieces()) {
+      const text2 = mapped.text.slice(seg.from, seg.to);
+      const plain = seg.origin >= 0 && !seg.via;
+      this.pushSegment(text2, seg.origin, plain ? void 0 : seg.site, seg.via);
+    }
+  }
+  build() {
+    return new Mapped(this.parts.join(""), [...this.segments]);
+  }
+};
+function plainSegment(text2, origin) {
+  return { from: 0, to: text2.length, origin, site: { start: origin, end: origin + text2.length }, via: void 0 };
+}
+
+// src/parsers/yaml-text.ts
+var import_yaml2 = __toESM(require_dist(), 1);
+function scalarText(node2, source) {
+  if (!node2 || !(0, import_yaml2.isScalar)(node2) || !node2.range) return void 0;
+  const value = node2.value;
+  if (typeof value !== "string" && typeof value !== "number" && typeof value !== "boolean") return void 0;
+  const [start, end] = node2.range;
+  if (start > source.text.length || end > source.text.length) return void 0;
+  const raw = source.text.slice(start, end);
+  const text2 = String(node2.source ?? value);
+  if (node2.type === "PLAIN" && raw === text2) return Mapped.of(text2, start);
+  if ((node2.type === "QUOTE_SINGLE" || node2.type === "QUOTE_DOUBLE") && raw.length >= 2 && raw.slice(1, -1) === text2) return Mapped.of(text2, start + 1);
+  const builder = new MappedBuilder();
+  builder.pushSegment(String(value), -1, { start, end });
+  return builder.build();
+}
+function yamlProblem(error62, text2) {
+  const start = Math.min(error62.pos[0], text2.length);
+  const end = Math.min(Math.max(error62.pos[1], start), text2.length);
+  return { span: { start, end }, message: `YAML: ${error62.message.split("\n")[0].replace(/ at line \d+, column \d+:?$/, "")}` };
+}
+
+// src/parsers/lock-tree.ts
+var NONE2 = { kind: "scalar", value: void 0, at: -1, start: 0, end: 0 };
+var MAX_DEPTH = 64;
+function fromYaml(node2, source) {
+  const seen = /* @__PURE__ */ new Map();
+  const convert2 = (value, depth) => {
+    if (!value || depth > MAX_DEPTH) return NONE2;
+    const known2 = seen.get(value);
+    if (known2) return known2;
+    let made;
+    if ((0, import_yaml3.isMap)(value))
+      made = {
+        kind: "map",
+        pairs: value.items.map((pair) => {
+          const key = pair.key;
+          const range = key?.range;
+          return {
+            key: (0, import_yaml3.isScalar)(key) && typeof key.value === "string" ? key.value : void 0,
+            keyStart: range?.[0] ?? 0,
+            keyEnd: range?.[1] ?? 0,
+            value: convert2(pair.value, depth + 1)
+          };
+        })
+      };
+    else if ((0, import_yaml3.isSeq)(value)) made = { kind: "seq", items: value.items.map((item) => convert2(item, depth + 1)) };
+    else {
+      const text2 = scalarText(value, source);
+      const range = value.range ?? [0, 0];
+      made = text2 ? { kind: "scalar", value: text2.text, at: text2.plainOffset, start: range[0], end: range[1] } : NONE2;
+    }
+    seen.set(value, made);
+    return made;
+  };
+  return convert2(node2, 0);
+}
+function get(node2, key) {
+  if (node2?.kind !== "map") return void 0;
+  for (const pair of node2.pairs) if (pair.key === key) return pair.value;
+  return void 0;
+}
+function items(node2) {
+  return node2?.kind === "seq" ? node2.items : [];
+}
+function entries(node2) {
+  if (node2?.kind !== "map") return [];
+  const out = [];
+  for (const pair of node2.pairs) if (pair.key !== void 0) out.push([pair.key, { start: pair.keyStart, end: pair.keyEnd }, pair.value]);
+  return out;
+}
+function text(node2) {
+  if (node2?.kind !== "scalar" || node2.value === void 0) return void 0;
+  if (node2.at >= 0) return Mapped.of(node2.value, node2.at);
+  const builder = new MappedBuilder();
+  builder.pushSegment(node2.value, -1, { start: node2.start, end: node2.end });
+  return builder.build();
+}
+
+// src/parsers/yaml-block-scan.ts
+var MAX_DEPTH2 = 64;
+var MAX_KEY = 1024;
+var UNREAD = /[\x00-\x09\x0b-\x1f\x7f\ufeff]/;
+var NULL = /^(?:~|[Nn]ull|NULL)$/;
+var NOT_STRING = /^(?:~|[Nn]ull|NULL|[Tt]rue|TRUE|[Ff]alse|FALSE|0o[0-7]+|[-+]?[0-9]+|0x[0-9a-fA-F]+|[-+]?\.(?:inf|Inf|INF)|\.nan|\.NaN|\.NAN|[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?)$/;
+var Decline = class extends Error {
+};
+var decline = () => {
+  throw new Decline();
+};
+var SPACE = 32;
+var HASH = 35;
+var COLON = 58;
+var DASH = 45;
+var SINGLE = 39;
+var DOUBLE = 34;
+var BACKSLASH = 92;
+var INDICATOR = new Set([..."-?:,[]{}#&*!|>%@`"].map((c) => c.charCodeAt(0)));
+function scanBlockYaml(text2) {
+  if (UNREAD.test(text2)) return void 0;
+  try {
+    return new Scanner(text2).document();
+  } catch (error62) {
+    if (error62 instanceof Decline) return void 0;
+    throw error62;
+  }
+}
+var Scanner = class {
+  constructor(text2) {
+    this.text = text2;
+    const length = text2.length;
+    for (let at = 0; at < length; ) {
+      let end = text2.indexOf("\n", at);
+      if (end < 0) end = length;
+      let content = at;
+      while (content < end && text2.charCodeAt(content) === SPACE) content++;
+      if (content < end && text2.charCodeAt(content) !== HASH) {
+        if (content === at && (text2.charCodeAt(at) === 37 || text2.startsWith("---", at) || text2.startsWith("...", at))) decline();
+        this.starts.push(content);
+        this.indents.push(content - at);
+        this.ends.push(end);
+      }
+      at = end + 1;
+    }
+  }
+  text;
+  /** Per content line (not blank, not a comment): where its content starts, its indentation, where it ends. */
+  starts = [];
+  indents = [];
+  ends = [];
+  line = 0;
+  document() {
+    if (this.starts.length === 0 || this.indents[0] !== 0) decline();
+    const root = this.map(0, this.starts[0], 0);
+    if (this.line < this.starts.length) decline();
+    return root;
+  }
+  get more() {
+    return this.line < this.starts.length;
+  }
+  /**
+   * A block mapping at `indent` whose first key line's content starts at `first` (on a line of its own, or after a
+   * `- ` on the current line), then every key line at that indentation.
+   */
+  map(indent, first, depth) {
+    if (depth > MAX_DEPTH2) decline();
+    const pairs = [];
+    let start = first;
+    for (; ; ) {
+      const end = this.ends[this.line];
+      this.line++;
+      pairs.push(this.pair(start, end, indent, depth));
+      if (!this.more) break;
+      const next = this.indents[this.line];
+      if (next < indent) break;
+      if (next > indent) decline();
+      start = this.starts[this.line];
+      if (this.isEntry(start)) decline();
+    }
+    return { kind: "map", pairs };
+  }
+  /** A block sequence at `indent`: every `- ` line at that indentation. */
+  seq(indent, depth) {
+    if (depth > MAX_DEPTH2) decline();
+    const items2 = [];
+    while (this.more && this.indents[this.line] === indent && this.isEntry(this.starts[this.line])) {
+      const at = this.starts[this.line];
+      const end = this.ends[this.line];
+      let content = at + 1;
+      while (content < end && this.text.charCodeAt(content) === SPACE) content++;
+      if (content === end || this.text.charCodeAt(content) === HASH) {
+        this.line++;
+        items2.push(this.more && this.indents[this.line] > indent ? this.block(depth + 1) : NONE2);
+        continue;
+      }
+      if (this.isEntry(content)) decline();
+      const key = this.keyEnd(content, end);
+      if (key >= 0) {
+        items2.push(this.map(content - (at - indent), content, depth + 1));
+        continue;
+      }
+      this.line++;
+      items2.push(this.scalar(content, end));
+      if (this.more && this.indents[this.line] > indent) decline();
+    }
+    if (this.more && this.indents[this.line] > indent) decline();
+    return { kind: "seq", items: items2 };
+  }
+  /** The block starting at the current line: a sequence or a mapping at its indentation. */
+  block(depth) {
+    const indent = this.indents[this.line];
+    const start = this.starts[this.line];
+    if (this.isEntry(start)) return this.seq(indent, depth);
+    if (this.keyEnd(start, this.ends[this.line]) < 0) decline();
+    return this.map(indent, start, depth);
+  }
+  /** One `key: value` (or `key:` with its block below) whose key starts at `start`; the line is already consumed. */
+  pair(start, end, indent, depth) {
+    const text2 = this.text;
+    const colon = this.keyEnd(start, end);
+    if (colon < 0) decline();
+    let key;
+    let keyEnd = colon;
+    const first = text2.charCodeAt(start);
+    if (first === SINGLE || first === DOUBLE) {
+      key = this.quoted(start, colon).value;
+    } else {
+      const raw = text2.slice(start, colon);
+      if (raw.length > MAX_KEY || raw.charCodeAt(raw.length - 1) === SPACE) decline();
+      key = NOT_STRING.test(raw) ? void 0 : raw;
+      keyEnd = colon;
+    }
+    let value = colon + 1;
+    while (value < end && text2.charCodeAt(value) === SPACE) value++;
+    let node2;
+    if (value === end || text2.charCodeAt(value) === HASH) {
+      if (!this.more) node2 = NONE2;
+      else {
+        const next = this.indents[this.line];
+        if (next > indent) node2 = this.block(depth + 1);
+        else if (next === indent && this.isEntry(this.starts[this.line])) node2 = this.seq(indent, depth + 1);
+        else node2 = NONE2;
+      }
+    } else {
+      node2 = this.scalar(value, end);
+      if (this.more && this.indents[this.line] > indent) decline();
+    }
+    return { key, keyStart: start, keyEnd, value: node2 };
+  }
+  /** Whether the content at `at` is a sequence entry (`- …` or `-` alone). */
+  isEntry(at) {
+    if (this.text.charCodeAt(at) !== DASH) return false;
+    const next = this.text.charCodeAt(at + 1);
+    return next === SPACE || next === 10 || Number.isNaN(next);
+  }
+  /**
+   * Where the key of a key line ends (its `:`), or -1 when the content is no key line (a scalar). A quoted key
+   * must be followed by its colon; a plain one ends at the first `: ` or line-ending `:` before any ` #`.
+   */
+  keyEnd(start, end) {
+    const text2 = this.text;
+    const first = text2.charCodeAt(start);
+    if (first === SINGLE || first === DOUBLE) {
+      const close = this.quoted(start, end).end;
+      if (close < end && text2.charCodeAt(close) === COLON && (close + 1 === end || text2.charCodeAt(close + 1) === SPACE)) return close;
+      return -1;
+    }
+    if (INDICATOR.has(first)) decline();
+    for (let i = start; i < end; i++) {
+      const c = text2.charCodeAt(i);
+      if (c === COLON && (i + 1 === end || text2.charCodeAt(i + 1) === SPACE)) return i;
+      if (c === HASH && text2.charCodeAt(i - 1) === SPACE) return -1;
+    }
+    return -1;
+  }
+  /** A quoted scalar starting at `start` that closes before `end`: its value, and where it ends (after the quote). */
+  quoted(start, end) {
+    const text2 = this.text;
+    const quote = text2.charCodeAt(start);
+    if (quote === DOUBLE) {
+      const close = text2.indexOf('"', start + 1);
+      if (close < 0 || close >= end) decline();
+      const inner = text2.slice(start + 1, close);
+      if (inner.includes("\\")) decline();
+      return { value: inner, end: close + 1, escaped: false };
+    }
+    let escaped = false;
+    for (let i = start + 1; ; ) {
+      const close = text2.indexOf("'", i);
+      if (close < 0 || close >= end) decline();
+      if (text2.charCodeAt(close + 1) === SINGLE && close + 1 < end) {
+        escaped = true;
+        i = close + 2;
+        continue;
+      }
+      const inner = text2.slice(start + 1, close);
+      return { value: escaped ? inner.replaceAll("''", "'") : inner, end: close + 1, escaped };
+    }
+  }
+  /** A one-line scalar value from `start` to the line's end (a trailing comment allowed), or `{}` / `[]`. */
+  scalar(start, end) {
+    const text2 = this.text;
+    const first = text2.charCodeAt(start);
+    let stop;
+    let node2;
+    if (first === SINGLE || first === DOUBLE) {
+      const read = this.quoted(start, end);
+      stop = read.end;
+      node2 = { kind: "scalar", value: read.value, at: read.escaped ? -1 : start + 1, start, end: stop };
+    } else if (first === 123 && text2.charCodeAt(start + 1) === 125 || first === 91 && text2.charCodeAt(start + 1) === 93) {
+      stop = start + 2;
+      node2 = first === 123 ? { kind: "map", pairs: [] } : { kind: "seq", items: [] };
+    } else {
+      if (INDICATOR.has(first) || first === BACKSLASH) decline();
+      stop = end;
+      for (let i = start; i < end; i++) {
+        const c = text2.charCodeAt(i);
+        if (c === HASH && text2.charCodeAt(i - 1) === SPACE) {
+          stop = i;
+          break;
+        }
+        if (c === COLON && (i + 1 === end || text2.charCodeAt(i + 1) === SPACE)) decline();
+      }
+      while (stop > start && text2.charCodeAt(stop - 1) === SPACE) stop--;
+      const raw = text2.slice(start, stop);
+      return NULL.test(raw) ? NONE2 : { kind: "scalar", value: raw, at: start, start, end: stop };
+    }
+    let rest = stop;
+    while (rest < end && text2.charCodeAt(rest) === SPACE) rest++;
+    if (rest < end && !(text2.charCodeAt(rest) === HASH && rest > stop)) decline();
+    return node2;
+  }
+};
+
+// src/parsers/locks.ts
+var MAX_LOCK_ALIASES = 1e3;
+function readLockYaml(text2, what, source, problems) {
+  return scanBlockYaml(text2) ?? parseLockYaml(text2, what, source, problems);
+}
+function parseLockYaml(text2, what, source, problems) {
+  const doc = (0, import_yaml4.parseDocument)(text2, { uniqueKeys: false, prettyErrors: false, strict: false, keepSourceTokens: false });
+  for (const error62 of doc.errors) {
+    const start = Math.min(error62.pos[0], text2.length);
+    problems.push({ span: { start, end: Math.min(Math.max(error62.pos[1], start), text2.length) }, message: `YAML: ${error62.message.split("\n")[0]}` });
+  }
+  resolveAliases(doc, problems);
+  const root = doc.contents;
+  if ((0, import_yaml4.isMap)(root)) return fromYaml(root, source);
+  if (root !== null && doc.errors.length === 0) {
+    const [start, end] = root.range ?? [0, 0];
+    problems.push({ span: { start, end }, message: `${what} must be a mapping` });
+  }
+  return void 0;
+}
+function resolveAliases(doc, problems) {
+  const anchors = /* @__PURE__ */ new Map();
+  const open2 = /* @__PURE__ */ new Set();
+  let count = 0;
+  const resolve5 = (alias) => {
+    const [start, end] = alias.range ?? [0, 0];
+    if (++count > MAX_LOCK_ALIASES) {
+      if (count === MAX_LOCK_ALIASES + 1)
+        problems.push({ span: { start, end }, message: `YAML: more than ${MAX_LOCK_ALIASES} aliases; the rest are not read` });
+      return null;
+    }
+    const target = anchors.get(alias.source);
+    if (!target) problems.push({ span: { start, end }, message: `YAML: the alias *${alias.source} names no anchor before it` });
+    else if (open2.has(target)) problems.push({ span: { start, end }, message: `YAML: the alias *${alias.source} is inside the node it names` });
+    else return target;
+    return null;
+  };
+  const steps = [];
+  const root = doc.contents;
+  if ((0, import_yaml4.isAlias)(root)) doc.contents = null;
+  else if (root) steps.push({ enter: root });
+  while (steps.length > 0) {
+    const step = steps.pop();
+    if ("leave" in step) {
+      open2.delete(step.leave);
+      continue;
+    }
+    if ("alias" in step) {
+      step.put(resolve5(step.alias));
+      continue;
+    }
+    const node2 = step.enter;
+    const anchor2 = node2.anchor;
+    if (anchor2) anchors.set(anchor2, node2);
+    const children = [];
+    const child = (value, put) => {
+      if ((0, import_yaml4.isAlias)(value)) children.push({ alias: value, put });
+      else if (value) children.push({ enter: value });
+    };
+    if ((0, import_yaml4.isSeq)(node2)) {
+      const list = node2.items;
+      list.forEach((item, i) => child(item, (resolved) => list[i] = resolved));
+    } else if ((0, import_yaml4.isMap)(node2)) {
+      for (const pair of node2.items) {
+        child(pair.key, (resolved) => pair.key = resolved);
+        child(pair.value, (resolved) => pair.value = resolved);
+      }
+    } else continue;
+    open2.add(node2);
+    steps.push({ leave: node2 });
+    for (let i = children.length - 1; i >= 0; i--) steps.push(children[i]);
+  }
+}
+var SUBDIR = /^(?:noarch|linux-64|linux-aarch64|linux-ppc64le|linux-s390x|linux-armv7l|osx-64|osx-arm64|win-64|win-arm64|linux-32|win-32)$/;
+function condaPackageFromUrl(url2) {
+  const value = url2.text;
+  const path = value.split(/[?#]/)[0];
+  const slash = path.lastIndexOf("/");
+  const file2 = path.slice(slash + 1);
+  const match = /^(.+)-([^-]+)-([^-]+)\.(?:conda|tar\.bz2)$/.exec(file2);
+  if (!match) return void 0;
+  const [, name, version2, build] = match;
+  const parts = path.slice(0, slash).replace(/^[a-z]+:\/\/[^/]+\//i, "").split("/");
+  const subdirAt = parts.findIndex((part) => SUBDIR.test(part));
+  const channel = subdirAt > 0 ? parts.slice(0, subdirAt).join("/") : void 0;
+  const at = slash + 1;
+  const versionAt = at + name.length + 1;
+  const buildAt = versionAt + version2.length + 1;
+  const versionSpan = url2.origin(versionAt, versionAt + version2.length) ?? url2.site(versionAt, versionAt + version2.length);
+  const label = cudaLabelFromBuild(build);
+  return packageFact({
+    ecosystem: "conda",
+    name: name.toLowerCase(),
+    rawName: name,
+    nameSpan: url2.site(at, at + name.length),
+    span: url2.site(0, value.length),
+    extras: [],
+    specifier: `=${version2}`,
+    specifierSpan: versionSpan,
+    clauses: [{ operator: "==", version: version2, versionSpan }],
+    exact: version2,
+    ...label ? { localLabel: label } : {},
+    ...channel ? { channel } : {},
+    build,
+    buildSpan: url2.origin(buildAt, buildAt + build.length) ?? url2.site(buildAt, buildAt + build.length)
+  });
+}
+
+// src/parsers/conda-lock/parse.ts
+function parseCondaLock(path, fileText) {
+  const source = new SourceText(path, fileText);
+  const sink = new FactSink();
+  const root = readLockYaml(fileText, "a conda-lock.yml", source, sink.problems);
+  if (!root) return sink.finish(path, "conda-lock", source);
+  const channels = items(get(get(root, "metadata"), "channels")).flatMap((channel) => {
+    const url2 = text(get(channel, "url"))?.text;
+    return url2 ? [url2] : [];
+  });
+  const contexts = /* @__PURE__ */ new Map();
+  const contextOf = (platform, tool) => {
+    const key = `${platform} ${tool}`;
+    let context = contexts.get(key);
+    if (!context) {
+      context = { id: sink.contexts.length, tool, span: { start: 0, end: 0 }, indexes: [], includes: [], channels, variant: `platform ${platform}` };
+      sink.contexts.push(context);
+      contexts.set(key, context);
+    }
+    return context;
+  };
+  for (const entry of items(get(root, "package"))) {
+    const platform = text(get(entry, "platform"))?.text;
+    if (!platform?.startsWith("linux")) continue;
+    if (text(get(entry, "optional"))?.text === "true") continue;
+    const manager = text(get(entry, "manager"))?.text;
+    const name = text(get(entry, "name"));
+    const version2 = text(get(entry, "version"));
+    const url2 = text(get(entry, "url"));
+    if (manager === "conda") {
+      const fact = url2 ? condaPackageFromUrl(url2) : void 0;
+      const torchRequirement = text(get(get(entry, "dependencies"), "pytorch"))?.text;
+      if (fact)
+        sink.packages.push(
+          packageFact({ ...fact, ...torchRequirement !== void 0 ? { torchRequirement } : {}, context: contextOf(platform, "conda-env").id })
+        );
+    } else if (manager === "pip" && name && version2) {
+      const pin = new MappedBuilder();
+      pin.pushMapped(name);
+      pin.pushSegment("==", -1, version2.site(0, 0));
+      pin.pushMapped(version2);
+      const result2 = parsePythonRequirement(url2 && /\.whl$/.test(url2.text.split(/[?#]/)[0]) ? url2 : pin.build());
+      if (result2.ok) sink.packages.push(packageFact({ ...result2.fact, context: contextOf(platform, "uv").id }));
+    }
+  }
+  return sink.finish(path, "conda-lock", source);
+}
+
+// src/parsers/conda-lock/index.ts
+var CONDA_LOCK_NAME = /(?:^|[._-])conda-lock\.ya?ml$/;
+var condaLock = {
+  kind: "conda-lock",
+  fileName: "conda-lock.yml",
+  matches: (name) => CONDA_LOCK_NAME.test(name),
+  parse: parseCondaLock,
+  lock: {
+    writtenBy: "conda-lock",
+    relock: "conda-lock.yml is written by conda-lock, not by hand: change the environment file it was made from, then run conda-lock lock (conda-lock -f environment.yml)."
+  },
+  units: "selections",
+  // It selects no environment: each of its platforms is installed somewhere.
+  defaultSelection: ["*"],
+  indexes: "registry"
+};
+
+// src/parsers/pip-options.ts
+var spec = (role, takesValue) => ({ role, takesValue });
+var PIP_OPTIONS = new Map([
+  ["-i", spec("index-url", true)],
+  ["--index-url", spec("index-url", true)],
+  ["--default-index", spec("index-url", true)],
+  // uv
+  ["--extra-index-url", spec("extra-index-url", true)],
+  ["--index", spec("extra-index-url", true)],
+  // uv
+  ["-f", spec("find-links", true)],
+  ["--find-links", spec("find-links", true)],
+  ["--no-index", spec("no-index", false)],
+  ["-r", spec("requirement", true)],
+  ["--requirement", spec("requirement", true)],
+  ["-c", spec("constraint", true)],
+  ["--constraint", spec("constraint", true)],
+  ["-e", spec("editable", true)],
+  ["--editable", spec("editable", true)],
+  ["--pre", spec("pre", false)],
+  ["--prerelease", spec("pre", true)],
+  // uv: --prerelease=allow
+  ["--torch-backend", spec("torch-backend", true)],
+  // uv
+  // Options that take a value we do not need, listed so the value is not mistaken for a requirement.
+  ...[
+    "-t",
+    "--target",
+    "--prefix",
+    "--root",
+    "--upgrade-strategy",
+    "--python-version",
+    "--platform",
+    "--implementation",
+    "--abi",
+    "--only-binary",
+    "--no-binary",
+    "--progress-bar",
+    "--cache-dir",
+    "--src",
+    "--log",
+    "--proxy",
+    "--retries",
+    "--timeout",
+    "--default-timeout",
+    "--trusted-host",
+    "--cert",
+    "--client-cert",
+    "--exists-action",
+    "--global-option",
+    "--config-settings",
+    "-C",
+    "--report",
+    "--root-user-action",
+    "--python",
+    "-p",
+    "--hash",
+    "--use-feature",
+    "--keyring-provider",
+    "--index-strategy",
+    "--resolution",
+    "--extra",
+    "--link-mode",
+    "--group",
+    "-b",
+    "--build",
+    // uv pip's options that take a value (`--compile-bytecode`, `--system`, `--no-deps` are flags).
+    "--upgrade-package",
+    "-P",
+    "--reinstall-package",
+    "--no-build-isolation-package",
+    "--refresh-package",
+    "--exclude-newer",
+    "--python-platform",
+    "--override",
+    "--overrides",
+    "--build-constraint",
+    "--build-constraints",
+    "--config-file",
+    "--cache-dir",
+    "--prerelease-mode",
+    "--fork-strategy",
+    "--only-group",
+    "--no-group",
+    "--dependency-metadata"
+  ].map((name) => [name, spec("other", true)])
+]);
+function optionSpec(name) {
+  return PIP_OPTIONS.get(name) ?? spec("other", false);
+}
+function splitOption(token) {
+  if (token.startsWith("--")) {
+    const eq2 = token.indexOf("=");
+    return eq2 < 0 ? { name: token, valueOffset: token.length } : { name: token.slice(0, eq2), inlineValue: token.slice(eq2 + 1), valueOffset: eq2 + 1 };
+  }
+  if (token.length > 2 && PIP_OPTIONS.get(token.slice(0, 2))?.takesValue) {
+    const rest = token.slice(2);
+    const skip = rest.startsWith("=") ? 3 : 2;
+    return { name: token.slice(0, 2), inlineValue: token.slice(skip), valueOffset: skip };
+  }
+  return { name: token, valueOffset: token.length };
+}
+var REQUIREMENTS_FILE_OPTIONS = /* @__PURE__ */ new Set([
+  "-i",
+  "--index-url",
+  "--extra-index-url",
+  "--no-index",
+  "-c",
+  "--constraint",
+  "-r",
+  "--requirement",
+  "-e",
+  "--editable",
+  "-f",
+  "--find-links",
+  "--no-binary",
+  "--only-binary",
+  "--prefer-binary",
+  "--require-hashes",
+  "--pre",
+  "--trusted-host",
+  "--use-feature",
+  "--global-option",
+  "--config-settings",
+  "-C",
+  "--hash"
+]);
+
 // src/parsers/suppressions.ts
 var DIRECTIVE = /#\s*cuda-gatekeeper:\s*ignore(?:\[([^\]]*)\])?[ \t]*(.*)$/;
 function findSuppressions(source, statementEnd = (line) => line) {
@@ -44536,41 +42666,17 @@ function continuationEnds(source) {
 }
 
 // src/parsers/conda/document.ts
-var import_yaml3 = __toESM(require_dist(), 1);
-
-// src/parsers/yaml-text.ts
-var import_yaml2 = __toESM(require_dist(), 1);
-function scalarText(node2, source) {
-  if (!node2 || !(0, import_yaml2.isScalar)(node2) || !node2.range) return void 0;
-  const value = node2.value;
-  if (typeof value !== "string" && typeof value !== "number" && typeof value !== "boolean") return void 0;
-  const [start, end] = node2.range;
-  if (start > source.text.length || end > source.text.length) return void 0;
-  const raw = source.text.slice(start, end);
-  const text2 = String(node2.source ?? value);
-  if (node2.type === "PLAIN" && raw === text2) return Mapped.of(text2, start);
-  if ((node2.type === "QUOTE_SINGLE" || node2.type === "QUOTE_DOUBLE") && raw.length >= 2 && raw.slice(1, -1) === text2) return Mapped.of(text2, start + 1);
-  const builder = new MappedBuilder();
-  builder.pushSegment(String(value), -1, { start, end });
-  return builder.build();
-}
-function yamlProblem(error62, text2) {
-  const start = Math.min(error62.pos[0], text2.length);
-  const end = Math.min(Math.max(error62.pos[1], start), text2.length);
-  return { span: { start, end }, message: `YAML: ${error62.message.split("\n")[0].replace(/ at line \d+, column \d+:?$/, "")}` };
-}
-
-// src/parsers/conda/document.ts
+var import_yaml5 = __toESM(require_dist(), 1);
 function readCondaDocument(text2, source) {
   return scanPlainConda(text2) ?? readWithYaml(text2, source);
 }
 var MAX_ALIASES = 200;
 function readWithYaml(text2, source) {
-  const doc = (0, import_yaml3.parseDocument)(text2, { uniqueKeys: false, prettyErrors: false, strict: false, keepSourceTokens: false });
+  const doc = (0, import_yaml5.parseDocument)(text2, { uniqueKeys: false, prettyErrors: false, strict: false, keepSourceTokens: false });
   const errors = doc.errors.map((error62) => yamlProblem(error62, text2));
   let aliases = 0;
   const resolved = (node2) => {
-    if (!node2 || !(0, import_yaml3.isAlias)(node2)) return node2 ?? void 0;
+    if (!node2 || !(0, import_yaml5.isAlias)(node2)) return node2 ?? void 0;
     const [start, end] = node2.range ?? [0, 0];
     if (++aliases > MAX_ALIASES) {
       if (aliases === MAX_ALIASES + 1) errors.push({ span: { start, end }, message: `YAML: more than ${MAX_ALIASES} aliases; the rest are not read` });
@@ -44583,23 +42689,23 @@ function readWithYaml(text2, source) {
   const scalar = (node2) => scalarText(resolved(node2), source);
   const root = resolved(doc.contents);
   if (!root) return { errors, root: "empty", channels: void 0, dependencies: void 0 };
-  if (!(0, import_yaml3.isMap)(root)) {
+  if (!(0, import_yaml5.isMap)(root)) {
     const [start, end] = root.range ?? [0, 0];
     return { errors, root: { notMap: { start, end } }, channels: void 0, dependencies: void 0 };
   }
   const channelsNode = resolved(valueOf(root.items, "channels"));
-  const channels = channelsNode && (0, import_yaml3.isSeq)(channelsNode) ? channelsNode.items.map((item) => scalar(item)) : void 0;
+  const channels = channelsNode && (0, import_yaml5.isSeq)(channelsNode) ? channelsNode.items.map((item) => scalar(item)) : void 0;
   const dependenciesNode = resolved(valueOf(root.items, "dependencies"));
   let dependencies2;
-  if (dependenciesNode && !(0, import_yaml3.isSeq)(dependenciesNode)) {
+  if (dependenciesNode && !(0, import_yaml5.isSeq)(dependenciesNode)) {
     const [start, end] = dependenciesNode.range ?? [0, 0];
     dependencies2 = { notList: { start, end } };
   } else if (dependenciesNode) {
     dependencies2 = dependenciesNode.items.map((item) => {
       const node2 = resolved(item);
-      if (!node2 || !(0, import_yaml3.isMap)(node2)) return { kind: "scalar", value: scalar(item) };
+      if (!node2 || !(0, import_yaml5.isMap)(node2)) return { kind: "scalar", value: scalar(item) };
       const pip = resolved(valueOf(node2.items, "pip"));
-      if (!pip || !(0, import_yaml3.isSeq)(pip)) return { kind: "other" };
+      if (!pip || !(0, import_yaml5.isSeq)(pip)) return { kind: "other" };
       const [start, end] = node2.range ?? [0, 0];
       return { kind: "pip", span: { start, end }, entries: pip.items.map((entry) => scalar(entry)) };
     });
@@ -44609,7 +42715,7 @@ function readWithYaml(text2, source) {
 function valueOf(items2, key) {
   for (const pair of items2) {
     const k = pair.key;
-    if ((0, import_yaml3.isScalar)(k) && k.value === key || k === key) return pair.value ?? void 0;
+    if ((0, import_yaml5.isScalar)(k) && k.value === key || k === key) return pair.value ?? void 0;
   }
   return void 0;
 }
@@ -44756,134 +42862,6 @@ function plainScalar(text2, start, end) {
   return value;
 }
 
-// src/parsers/conda/match-spec.ts
-var NAME = /^[A-Za-z0-9_][A-Za-z0-9_.+-]*/;
-var OPERATOR2 = /^(==|>=|<=|!=|~=|=|>|<)/;
-function parseMatchSpec(m) {
-  const text2 = m.text;
-  const whole = m.site(0, text2.length);
-  let i = 0;
-  let channel;
-  const sep3 = text2.indexOf("::");
-  if (sep3 > 0 && !/\s/.test(text2.slice(0, sep3))) {
-    channel = text2.slice(0, sep3);
-    i = sep3 + 2;
-  }
-  const nameMatch = NAME.exec(text2.slice(i));
-  if (!nameMatch) return { ok: false, message: `expected a conda package name, found "${truncate(text2)}"`, span: whole };
-  const rawName = nameMatch[0];
-  const nameStart = i;
-  i += rawName.length;
-  const afterName = i;
-  const skip = () => {
-    while (i < text2.length && /[ \t]/.test(text2[i])) i++;
-  };
-  skip();
-  const clauses = [];
-  let specStart = afterName;
-  let specEnd = afterName;
-  let build;
-  let buildSpan;
-  let fuzzy = false;
-  if (text2[i] === "[") {
-    const close = text2.lastIndexOf("]");
-    const body = text2.slice(i + 1, close < 0 ? text2.length : close);
-    const version2 = /version\s*=\s*['"]?([^'",\]]+)/.exec(body)?.[1];
-    const buildValue = /build\s*=\s*['"]?([^'",\]]+)/.exec(body)?.[1];
-    if (version2) clauses.push(...splitVersion(m, version2, i + 1 + body.indexOf(version2)));
-    if (buildValue) build = buildValue;
-    i = close < 0 ? text2.length : close + 1;
-  } else if (i < text2.length) {
-    specStart = i;
-    const op = OPERATOR2.exec(text2.slice(i));
-    let operator = op?.[0] ?? "";
-    if (op) {
-      i += operator.length;
-      skip();
-    }
-    const versionStart = i;
-    while (i < text2.length && !/\s/.test(text2[i])) {
-      if (text2[i] === "=" && i > versionStart && /[A-Za-z0-9*.]/.test(text2[i - 1]) && text2[i + 1] !== "=") break;
-      i++;
-    }
-    const versionText = text2.slice(versionStart, i);
-    specEnd = i;
-    if (operator === "=") {
-      fuzzy = true;
-      operator = "=";
-    }
-    if (versionText) clauses.push(...splitVersion(m, versionText, versionStart, operator));
-    skip();
-    if (text2[i] === "=") {
-      i++;
-      skip();
-    }
-    const buildStart = i;
-    while (i < text2.length && !/\s/.test(text2[i])) i++;
-    if (i > buildStart) {
-      build = text2.slice(buildStart, i);
-      buildSpan = m.origin(buildStart, i) ?? m.site(buildStart, i);
-    }
-    skip();
-    if (i < text2.length) return { ok: false, message: `unexpected "${truncate(text2.slice(i))}" in conda spec`, span: m.site(i, text2.length) };
-    if (!versionText) specStart = specEnd = afterName;
-  }
-  const exact = exactVersion2(clauses, fuzzy);
-  const label = build ? cudaLabelFromBuild(build) : void 0;
-  const via = m.via(0, text2.length);
-  return {
-    ok: true,
-    fact: packageFact({
-      ecosystem: "conda",
-      name: rawName.toLowerCase(),
-      rawName,
-      nameSpan: m.site(nameStart, afterName),
-      span: whole,
-      via,
-      extras: [],
-      specifier: text2.slice(specStart, specEnd),
-      specifierSpan: m.origin(specStart, specEnd) ?? m.site(specStart, specEnd),
-      clauses,
-      exact: exact || void 0,
-      localLabel: label || void 0,
-      channel: channel || void 0,
-      build: build || void 0,
-      buildSpan
-    })
-  };
-}
-function splitVersion(m, versionText, offset, firstOperator = "") {
-  const clauses = [];
-  let position = offset;
-  for (const part of versionText.split(/[,|]/)) {
-    const op = OPERATOR2.exec(part);
-    const operator = op ? op[0] : firstOperator;
-    const versionOffset = position + (op ? op[0].length : 0);
-    const version2 = part.slice(op ? op[0].length : 0);
-    if (version2)
-      clauses.push({
-        operator: operator || "=",
-        version: version2,
-        versionSpan: m.origin(versionOffset, versionOffset + version2.length) ?? m.site(versionOffset, versionOffset + version2.length)
-      });
-    position += part.length + 1;
-    firstOperator = "";
-  }
-  return clauses;
-}
-function exactVersion2(clauses, _fuzzy) {
-  if (clauses.length !== 1) return void 0;
-  const clause = clauses[0];
-  if ((clause.operator === "=" || clause.operator === "==") && !/[*?]/.test(clause.version)) return clause.version;
-  return void 0;
-}
-function cudaLabelFromBuild(build) {
-  const cuda = /(?:^|[_*])(cuda\d+(?:\.\d+)?|cu\d{2,3})(?:\.\d+)*(?:[_*]|$|[a-z])/i.exec(build);
-  if (cuda) return cuda[1].toLowerCase();
-  if (/(?:^|[_*])cpu(?:[_*]|$)/i.test(build)) return "cpu";
-  return void 0;
-}
-
 // src/parsers/conda/parse.ts
 function parseCondaEnvironment(path, text2) {
   const source = new SourceText(path, text2);
@@ -44929,6 +42907,17 @@ function stripComment(value) {
   const hash2 = /(^|\s)#/.exec(value.text);
   return (hash2 ? value.slice(0, hash2.index) : value).trim();
 }
+
+// src/parsers/conda/index.ts
+var conda = {
+  kind: "conda",
+  fileName: "environment.yml",
+  matches: (name) => /(?:^|[._-])(?:conda|environment)(?:[._-][^/]*)?\.ya?ml$/.test(name) && !CONDA_LOCK_NAME.test(name),
+  parse: parseCondaEnvironment,
+  units: "file",
+  besideDockerfile: ["environment.yml", "environment.yaml"],
+  indexes: "options"
+};
 
 // src/parsers/installers.ts
 function recordInstallCommand(sink, command, stage) {
@@ -46277,10 +44266,10 @@ function readDockerfile(text2, source) {
 }
 function readWithDockerfileAst(text2, source) {
   const { text: forAst, escape } = dockerDirectives(text2);
-  const dockerfile = import_dockerfile_ast.DockerfileParser.parse(forAst);
+  const dockerfile2 = import_dockerfile_ast.DockerfileParser.parse(forAst);
   return {
     escape,
-    instructions: viewsOf(dockerfile, (position) => source.lineStart(position.line + 1) + position.character)
+    instructions: viewsOf(dockerfile2, (position) => source.lineStart(position.line + 1) + position.character)
   };
 }
 var DIRECTIVE2 = /^#[ \t]*([a-zA-Z][a-zA-Z0-9]*)[ \t]*=[ \t]*(.+?)[ \t]*$/;
@@ -46323,12 +44312,12 @@ function dockerDirectives(text2) {
 function readInstructions(text2, offsetOf) {
   return viewsOf(import_dockerfile_ast.DockerfileParser.parse(text2), offsetOf);
 }
-function viewsOf(dockerfile, offsetOf) {
+function viewsOf(dockerfile2, offsetOf) {
   const spanOf2 = (range) => ({
     start: offsetOf(range.start),
     end: offsetOf(range.end)
   });
-  const instructions = dockerfile.getInstructions().map((instruction) => {
+  const instructions = dockerfile2.getInstructions().map((instruction) => {
     const range = instruction.getRange();
     return {
       keyword: instruction.getKeyword(),
@@ -46782,6 +44771,331 @@ function trailingEscape(content, escape) {
   while (end > 0 && (content[end - 1] === " " || content[end - 1] === "	")) end--;
   return escape !== "" && content.endsWith(escape, end) ? end - escape.length : -1;
 }
+
+// src/parsers/dockerfile/index.ts
+var NOT_A_DOCKERFILE = /\.(?:md|rst|txt|sh|bash|ps1|py|json|ya?ml|toml|cfg|ini|lock|j2|jinja2?|tmpl|tpl|template|erb|mustache|hbs|bak|orig|swp|patch|diff)$/;
+var dockerfile = {
+  kind: "dockerfile",
+  fileName: "Dockerfile",
+  matches: (name) => /^(?:dockerfile|containerfile)(?:[._-].+)?$/.test(name) && !NOT_A_DOCKERFILE.test(name) || /\.(?:dockerfile|containerfile)$/.test(name),
+  parse: parseDockerfile,
+  units: "stages",
+  indexes: "options"
+};
+
+// src/parsers/kubernetes/parse.ts
+var import_yaml6 = __toESM(require_dist(), 1);
+var MAX_ALIASES2 = 200;
+var MAX_DEPTH3 = 12;
+var OPERATORS = /* @__PURE__ */ new Set(["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]);
+var DOCKERFILE_ANNOTATION = "cuda-gatekeeper.io/dockerfile";
+function parseKubernetesManifest(path, text2, options2 = {}) {
+  const source = new SourceText(path, text2);
+  const sink = new FactSink();
+  sink.suppressions.push(...findSuppressions(source));
+  const docs = (0, import_yaml6.parseAllDocuments)(text2, { uniqueKeys: false, prettyErrors: false, strict: false });
+  const list = Array.isArray(docs) ? docs : [docs];
+  for (const doc of list) {
+    for (const error62 of doc.errors) sink.problems.push(yamlProblem(error62, text2));
+    if (doc.errors.length > 0) continue;
+    new Reader(doc, source, sink, options2.images ?? {}).document(doc.contents);
+  }
+  return sink.finish(path, "kubernetes", source);
+}
+var Reader = class {
+  constructor(doc, source, sink, images) {
+    this.doc = doc;
+    this.source = source;
+    this.sink = sink;
+    this.images = images;
+  }
+  doc;
+  source;
+  sink;
+  images;
+  aliases = 0;
+  document(node2) {
+    const root = this.resolve(node2);
+    if (!root || !(0, import_yaml6.isMap)(root)) return;
+    const kind = this.text(root.get("kind", true));
+    if (kind === "List") {
+      const items2 = this.resolve(root.get("items", true));
+      if (items2 && (0, import_yaml6.isSeq)(items2)) for (const item of items2.items) this.document(item);
+      return;
+    }
+    if (!kind || this.text(root.get("apiVersion", true)) === void 0) return;
+    const metadata = this.map(root, "metadata");
+    const name = metadata ? this.text(metadata.get("name", true)) : void 0;
+    const workload = `${kind}/${name ?? "(unnamed)"}`;
+    this.search(root, workload, "", this.annotation(metadata), 0);
+  }
+  /** Find pod specs below `node`; `replica` names an operator's replica template (PyTorchJob's `Worker`). */
+  search(node2, workload, replica, dockerfile2, depth) {
+    if (depth > MAX_DEPTH3) return;
+    const containers = this.resolve(node2.get("containers", true));
+    if (containers && (0, import_yaml6.isSeq)(containers)) {
+      this.podSpec(node2, workload + (replica ? ` (${replica})` : ""), dockerfile2);
+      return;
+    }
+    for (const pair of node2.items) {
+      const key = (0, import_yaml6.isScalar)(pair.key) ? String(pair.key.value) : void 0;
+      if (key === void 0 || key === "metadata" || key === "status") continue;
+      const value = this.resolve(pair.value);
+      const own2 = key === "template" && value && (0, import_yaml6.isMap)(value) ? this.annotation(this.map(value, "metadata")) ?? dockerfile2 : dockerfile2;
+      if (value && (0, import_yaml6.isMap)(value) && /ReplicaSpecs$/.test(key)) {
+        for (const inner of value.items) {
+          const template = this.resolve(inner.value);
+          if (template && (0, import_yaml6.isMap)(template)) this.search(template, workload, (0, import_yaml6.isScalar)(inner.key) ? String(inner.key.value) : "", own2, depth + 1);
+        }
+      } else if (value && (0, import_yaml6.isMap)(value)) {
+        this.search(value, workload, replica || (key.endsWith("GroupSpec") ? key.slice(0, -"GroupSpec".length) : ""), own2, depth + 1);
+      } else if (value && (0, import_yaml6.isSeq)(value)) {
+        const replicas = /^replicatedJobs$|GroupSpecs$/.test(key);
+        value.items.forEach((item, index) => {
+          const entry = this.resolve(item);
+          if (!entry || !(0, import_yaml6.isMap)(entry)) return;
+          const label = this.text(entry.get("groupName", true)) ?? this.text(entry.get("name", true));
+          this.search(entry, workload, replica || (replicas ? label ?? `${key}[${index}]` : ""), own2, depth + 1);
+        });
+      }
+    }
+  }
+  podSpec(spec2, workload, annotated) {
+    const placement = this.placement(spec2);
+    const runtimeGpu = this.text(spec2.get("runtimeClassName", true))?.toLowerCase() === "nvidia";
+    for (const list of ["initContainers", "containers"]) {
+      const containers = this.resolve(spec2.get(list, true));
+      if (!containers || !(0, import_yaml6.isSeq)(containers)) continue;
+      for (const item of containers.items) {
+        const container = this.resolve(item);
+        if (!container || !(0, import_yaml6.isMap)(container)) continue;
+        const image = scalarText(this.resolve(container.get("image", true)), this.source);
+        if (!image) continue;
+        const reference = image.text;
+        const span = image.origin(0, image.length) ?? image.site(0, image.length);
+        const name = this.text(container.get("name", true)) ?? reference;
+        const parts = parseImageRef(reference);
+        const templated = /[{}$]/.test(reference);
+        const mapped = templated ? void 0 : this.images[imageName(reference)];
+        const named = annotated ?? (mapped ? { path: mapped, span } : void 0);
+        let dockerfile2;
+        if (named) {
+          dockerfile2 = { ...named, how: annotated ? "annotation" : "baseline", include: this.sink.includes.length };
+          this.sink.includes.push({ kind: "dockerfile", target: named.path, targetSpan: named.span, span: named.span, context: -1 });
+        }
+        const tagSpan = parts.tagOffset !== void 0 ? image.origin(parts.tagOffset, parts.tagOffset + parts.tag.length) : void 0;
+        this.sink.containers.push({
+          span,
+          workload,
+          name,
+          image: {
+            span,
+            stage: this.sink.containers.length,
+            reference,
+            ...parts,
+            ...tagSpan ? { tagSpan } : {},
+            ...templated ? { unresolved: "the image is a template or a variable, not a reference" } : {}
+          },
+          gpu: runtimeGpu || this.requestsGpu(container),
+          placement,
+          ...dockerfile2 ? { dockerfile: dockerfile2 } : {}
+        });
+      }
+    }
+  }
+  /** `nvidia.com/gpu` or a MIG profile in its requests or limits, or NVIDIA_VISIBLE_DEVICES set to devices. */
+  requestsGpu(container) {
+    const resources = this.map(container, "resources");
+    for (const field of ["limits", "requests"]) {
+      const map2 = resources ? this.map(resources, field) : void 0;
+      for (const pair of map2?.items ?? []) {
+        const key = (0, import_yaml6.isScalar)(pair.key) ? String(pair.key.value) : "";
+        if (/^nvidia\.com\/(?:gpu|mig-[\w.-]+)$/.test(key) && this.text(pair.value) !== "0") return true;
+      }
+    }
+    const env = this.resolve(container.get("env", true));
+    if (env && (0, import_yaml6.isSeq)(env))
+      for (const item of env.items) {
+        const entry = this.resolve(item);
+        if (!entry || !(0, import_yaml6.isMap)(entry) || this.text(entry.get("name", true)) !== "NVIDIA_VISIBLE_DEVICES") continue;
+        const value = this.text(entry.get("value", true))?.trim().toLowerCase();
+        if (value && value !== "void" && value !== "none") return true;
+      }
+    return false;
+  }
+  placement(spec2) {
+    const selector = [];
+    const nodeSelector = this.map(spec2, "nodeSelector");
+    for (const pair of nodeSelector?.items ?? []) {
+      const key = (0, import_yaml6.isScalar)(pair.key) ? String(pair.key.value) : void 0;
+      const valueNode = this.resolve(pair.value);
+      const value = this.text(valueNode);
+      if (key === void 0 || value === void 0) continue;
+      const keyRange = pair.key.range ?? [0, 0];
+      selector.push({
+        key,
+        operator: "In",
+        values: [value],
+        span: { start: keyRange[0], end: Math.min(valueNode?.range?.[1] ?? keyRange[1], this.source.text.length) }
+      });
+    }
+    const terms = [];
+    const affinity = this.map(spec2, "affinity");
+    const nodeAffinity = affinity ? this.map(affinity, "nodeAffinity") : void 0;
+    const required2 = nodeAffinity ? this.map(nodeAffinity, "requiredDuringSchedulingIgnoredDuringExecution") : void 0;
+    const termList = required2 ? this.resolve(required2.get("nodeSelectorTerms", true)) : void 0;
+    if (termList && (0, import_yaml6.isSeq)(termList))
+      for (const item of termList.items) {
+        const term = this.resolve(item);
+        if (!term || !(0, import_yaml6.isMap)(term)) continue;
+        const expressions = this.resolve(term.get("matchExpressions", true));
+        const requirements3 = [];
+        let readable = true;
+        if (expressions && (0, import_yaml6.isSeq)(expressions))
+          for (const entry of expressions.items) {
+            const expression = this.resolve(entry);
+            if (!expression || !(0, import_yaml6.isMap)(expression)) continue;
+            const key = this.text(expression.get("key", true));
+            const operator = this.text(expression.get("operator", true));
+            const valuesNode = this.resolve(expression.get("values", true));
+            const values = valuesNode && (0, import_yaml6.isSeq)(valuesNode) ? valuesNode.items.map((value) => this.text(this.resolve(value))).filter((v) => v !== void 0) : [];
+            if (key === void 0 || !operator || !OPERATORS.has(operator)) {
+              readable = false;
+              continue;
+            }
+            const range = expression.range ?? [0, 0];
+            requirements3.push({ key, operator, values, span: { start: range[0], end: range[1] } });
+          }
+        terms.push(readable ? requirements3 : []);
+      }
+    return { selector, terms };
+  }
+  annotation(metadata) {
+    const annotations = metadata ? this.map(metadata, "annotations") : void 0;
+    const value = annotations ? scalarText(this.resolve(annotations.get(DOCKERFILE_ANNOTATION, true)), this.source) : void 0;
+    if (!value?.text.trim()) return void 0;
+    return { path: value.text.trim().replace(/^\.\//, ""), span: value.origin(0, value.length) ?? value.site(0, value.length) };
+  }
+  map(node2, key) {
+    const value = this.resolve(node2.get(key, true));
+    return value && (0, import_yaml6.isMap)(value) ? value : void 0;
+  }
+  text(node2) {
+    const resolved = this.resolve(node2);
+    if (!resolved || !(0, import_yaml6.isScalar)(resolved) || resolved.value === null || typeof resolved.value === "object") return void 0;
+    return String(resolved.value);
+  }
+  resolve(node2) {
+    if (!node2 || !(0, import_yaml6.isAlias)(node2)) return node2 ?? void 0;
+    if (++this.aliases > MAX_ALIASES2) {
+      if (this.aliases === MAX_ALIASES2 + 1) {
+        const [start, end] = node2.range ?? [0, 0];
+        this.sink.problems.push({ span: { start, end }, message: `YAML: more than ${MAX_ALIASES2} aliases; the rest are not read` });
+      }
+      return void 0;
+    }
+    return node2.resolve(this.doc) ?? void 0;
+  }
+};
+
+// src/parsers/kubernetes/index.ts
+var kubernetes = {
+  kind: "kubernetes",
+  fileName: "deployment.yaml",
+  parse: parseKubernetesManifest,
+  units: "containers",
+  indexes: "options"
+};
+
+// src/parsers/pixi-lock/parse.ts
+function parsePixiLock(path, fileText) {
+  const source = new SourceText(path, fileText);
+  const sink = new FactSink();
+  const root = readLockYaml(fileText, "a pixi.lock", source, sink.problems);
+  if (!root) return sink.finish(path, "pixi-lock", source);
+  const torchRequirements = lockedTorchRequirements(root);
+  const subdirs = platformSubdirs(root);
+  for (const [name, , environment] of entries(get(root, "environments"))) {
+    const channels = items(get(environment, "channels")).flatMap((channel) => {
+      const url2 = text(get(channel, "url"))?.text ?? text(channel)?.text;
+      return url2 ? [url2] : [];
+    });
+    const linux = entries(get(environment, "packages")).filter(([platform, key]) => {
+      const subdir = subdirs.get(platform) ?? (KNOWN_SUBDIR.test(platform) ? platform : void 0);
+      if (subdir === void 0)
+        sink.unresolved.push({
+          span: key,
+          text: `environment ${name}, platform ${platform}`,
+          reason: `the lock does not say which conda subdir "${platform}" is (no platforms entry with a subdir), so its packages are not read`
+        });
+      return subdir?.startsWith("linux") ?? false;
+    });
+    for (const [platform, , list] of linux) {
+      const variant = `environment ${name}${linux.length > 1 ? ` on ${platform}` : ""}`;
+      const context = (tool) => {
+        const made = { id: sink.contexts.length, tool, span: { start: 0, end: 0 }, indexes: [], includes: [], channels, variant };
+        sink.contexts.push(made);
+        return made;
+      };
+      const conda2 = context("conda-env");
+      let pypi;
+      for (const entry of items(list)) {
+        const condaUrl = text(get(entry, "conda"));
+        if (condaUrl) {
+          const fact = condaPackageFromUrl(condaUrl);
+          const torchRequirement = torchRequirements.get(condaUrl.text);
+          if (fact) sink.packages.push(packageFact({ ...fact, ...torchRequirement !== void 0 ? { torchRequirement } : {}, context: conda2.id }));
+          continue;
+        }
+        const pypiUrl = text(get(entry, "pypi"));
+        if (!pypiUrl || !/^[a-z+]+:\/\//i.test(pypiUrl.text)) continue;
+        const result2 = parsePythonRequirement(pypiUrl);
+        if (!result2.ok || !result2.fact.exact) continue;
+        pypi ??= context("uv");
+        sink.packages.push(packageFact({ ...result2.fact, context: pypi.id }));
+      }
+    }
+  }
+  return sink.finish(path, "pixi-lock", source);
+}
+function lockedTorchRequirements(root) {
+  const found = /* @__PURE__ */ new Map();
+  for (const entry of items(get(root, "packages"))) {
+    const url2 = text(get(entry, "conda"))?.text ?? (text(get(entry, "kind"))?.text === "conda" ? text(get(entry, "url"))?.text : void 0);
+    if (!url2) continue;
+    for (const depend of items(get(entry, "depends"))) {
+      const spec2 = /^pytorch(?:\s+(.*))?$/.exec(text(depend)?.text.trim() ?? "");
+      if (spec2) found.set(url2, (spec2[1] ?? "").trim());
+    }
+  }
+  return found;
+}
+var KNOWN_SUBDIR = /^(?:noarch|linux-(?:32|64|aarch64|armv6l|armv7l|ppc64le|ppc64|s390x|riscv64)|osx-(?:64|arm64)|win-(?:32|64|arm64)|emscripten-wasm32|wasi-wasm32|zos-z)$/;
+function platformSubdirs(root) {
+  const subdirs = /* @__PURE__ */ new Map();
+  for (const platform of items(get(root, "platforms"))) {
+    const name = text(get(platform, "name"))?.text;
+    if (!name) continue;
+    subdirs.set(name, text(get(platform, "subdir"))?.text ?? name);
+  }
+  return subdirs;
+}
+
+// src/parsers/pixi-lock/index.ts
+var pixiLock = {
+  kind: "pixi-lock",
+  fileName: "pixi.lock",
+  matches: (name) => name === "pixi.lock",
+  parse: parsePixiLock,
+  lock: {
+    writtenBy: "pixi lock",
+    relock: "pixi.lock is written by pixi, not by hand: change the manifest (pixi.toml or [tool.pixi]: the version, cuda-version, the index or system-requirements), then run pixi lock (pixi install updates it too)."
+  },
+  units: "selections",
+  besideDockerfile: ["pixi.lock"],
+  defaultSelection: ["environment default"],
+  indexes: "registry"
+};
 
 // node_modules/eslint-visitor-keys/lib/visitor-keys.js
 var KEYS = {
@@ -48833,7 +47147,7 @@ function newTable(span) {
 var LONG_STRING = 16 * 1024;
 
 // src/parsers/toml-scan.ts
-var UNREAD = /[\x00-\x08\x0b-\x1f\x7f\ufeff]/;
+var UNREAD2 = /[\x00-\x08\x0b-\x1f\x7f\ufeff]/;
 var SURROGATE = /[\ud800-\udfff]/;
 var LONE_SURROGATE = new RegExp("\\p{Cs}", "u");
 var BARE = /[A-Za-z0-9_-]/;
@@ -48844,21 +47158,21 @@ function endsInLoneZero(text2) {
 var INTEGER = /^[+-]?(?:0|[1-9](?:_?[0-9])*)$|^0x[0-9A-Fa-f](?:_?[0-9A-Fa-f])*$|^0o[0-7](?:_?[0-7])*$|^0b[01](?:_?[01])*$/;
 var FLOAT = /^[+-]?(?:0|[1-9](?:_?[0-9])*)(?:\.[0-9](?:_?[0-9])*(?:[eE][+-]?[0-9](?:_?[0-9])*)?|[eE][+-]?[0-9](?:_?[0-9])*)$|^[+-]?(?:inf|nan)$/;
 var ESCAPES = { b: "\b", t: "	", n: "\n", f: "\f", r: "\r", '"': '"', "\\": "\\" };
-var Decline = class extends Error {
+var Decline2 = class extends Error {
 };
-var decline = () => {
-  throw new Decline();
+var decline2 = () => {
+  throw new Decline2();
 };
 function scanToml(text2, omit2) {
-  if (UNREAD.test(text2) || SURROGATE.test(text2) && LONE_SURROGATE.test(text2) || endsInLoneZero(text2)) return void 0;
+  if (UNREAD2.test(text2) || SURROGATE.test(text2) && LONE_SURROGATE.test(text2) || endsInLoneZero(text2)) return void 0;
   try {
-    return new Scanner(text2, omit2).document();
+    return new Scanner2(text2, omit2).document();
   } catch (error62) {
-    if (error62 instanceof Decline) return void 0;
+    if (error62 instanceof Decline2) return void 0;
     throw error62;
   }
 }
-var Scanner = class {
+var Scanner2 = class {
   /** `omit`: keys whose values are read (and so checked) but not built: each is an `other` value at its span. */
   constructor(text2, omit2) {
     this.text = text2;
@@ -48892,10 +47206,10 @@ var Scanner = class {
         const c = text2.charCodeAt(this.i);
         if (c === 46) this.i++;
         else if (c === 93) break;
-        else decline();
+        else decline2();
       }
       this.i++;
-      if (array2 && text2.charCodeAt(this.i++) !== 93) decline();
+      if (array2 && text2.charCodeAt(this.i++) !== 93) decline2();
       let end = this.i;
       this.endOfLine();
       const pairs = [];
@@ -48922,7 +47236,7 @@ var Scanner = class {
       this.arrayTables.add(list);
       parent.entries.set(name, list);
       parent.keySpans.set(name, span);
-    } else if (!this.arrayTables.has(list)) decline();
+    } else if (!this.arrayTables.has(list)) decline2();
     const made = newTable(span);
     list.items.push(made);
     return made;
@@ -48932,7 +47246,7 @@ var Scanner = class {
     const parent = this.walk(root, path.slice(0, -1), span);
     const name = path.at(-1);
     const existing = parent.entries.get(name);
-    if (existing && (existing.kind !== "table" || this.defined.has(existing) || this.values.has(existing))) decline();
+    if (existing && (existing.kind !== "table" || this.defined.has(existing) || this.values.has(existing))) decline2();
     const made = existing ?? newTable(span);
     if (!existing) {
       parent.entries.set(name, made);
@@ -48951,15 +47265,15 @@ var Scanner = class {
         current.entries.set(part, made);
         current.keySpans.set(part, span);
         current = made;
-      } else if (this.values.has(next)) decline();
-      else if (next.kind === "array") current = next.items.at(-1) ?? decline();
+      } else if (this.values.has(next)) decline2();
+      else if (next.kind === "array") current = next.items.at(-1) ?? decline2();
       else if (next.kind === "table") current = next;
-      else decline();
+      else decline2();
     }
     return current;
   }
   set(into, name, keySpan, value) {
-    if (into.entries.has(name)) decline();
+    if (into.entries.has(name)) decline2();
     into.entries.set(name, value);
     into.keySpans.set(name, keySpan);
   }
@@ -48971,7 +47285,7 @@ var Scanner = class {
   read() {
     const key = this.key();
     this.spaces();
-    if (this.text.charCodeAt(this.i) !== 61) decline();
+    if (this.text.charCodeAt(this.i) !== 61) decline2();
     this.i++;
     this.spaces();
     if (this.omit?.has(key.name)) {
@@ -48990,15 +47304,15 @@ var Scanner = class {
     if (c === '"' || c === "'") {
       const close = text2.indexOf(c, start + 1);
       const newline = text2.indexOf("\n", start + 1);
-      if (close < 0 || newline >= 0 && newline < close) decline();
+      if (close < 0 || newline >= 0 && newline < close) decline2();
       const name = text2.slice(start + 1, close);
-      if (c === '"' && name.includes("\\")) decline();
+      if (c === '"' && name.includes("\\")) decline2();
       this.i = close + 1;
       return { name, span: { start, end: this.i } };
     }
     let end = start;
     while (end < text2.length && BARE.test(text2[end])) end++;
-    if (end === start) decline();
+    if (end === start) decline2();
     this.i = end;
     return { name: text2.slice(start, end), span: { start, end } };
   }
@@ -49024,7 +47338,7 @@ var Scanner = class {
     const span = { start, end };
     if (token === "true" || token === "false") return { kind: "boolean", span, value: token === "true" };
     if (INTEGER.test(token) || FLOAT.test(token)) return { kind: "other", span };
-    return decline();
+    return decline2();
   }
   /** A value read as value() reads it, declining what it declines, without building tables and arrays. */
   skipValue() {
@@ -49034,10 +47348,10 @@ var Scanner = class {
       const keys = /* @__PURE__ */ new Set();
       this.inlineTable(() => {
         const key = this.key();
-        if (keys.has(key.name)) decline();
+        if (keys.has(key.name)) decline2();
         keys.add(key.name);
         this.spaces();
-        if (this.text.charCodeAt(this.i) !== 61) decline();
+        if (this.text.charCodeAt(this.i) !== 61) decline2();
         this.i++;
         this.spaces();
         this.skipValue();
@@ -49054,7 +47368,7 @@ var Scanner = class {
       item();
       this.skipBlank();
       if (text2[this.i] === ",") this.i++;
-      else if (text2[this.i] !== "]") decline();
+      else if (text2[this.i] !== "]") decline2();
     }
     this.i++;
   }
@@ -49069,10 +47383,10 @@ var Scanner = class {
         this.spaces();
         const next = text2[this.i];
         if (next === "}") break;
-        if (next !== ",") decline();
+        if (next !== ",") decline2();
         this.i++;
         this.spaces();
-        if (text2[this.i] === "}") decline();
+        if (text2[this.i] === "}") decline2();
       }
     this.i++;
   }
@@ -49080,22 +47394,22 @@ var Scanner = class {
   string(quote) {
     const text2 = this.text;
     const start = this.i;
-    if (text2.startsWith(quote.repeat(3), start)) decline();
+    if (text2.startsWith(quote.repeat(3), start)) decline2();
     const close = quote.charCodeAt(0);
     let value = "";
     let escaped = false;
     let from = start + 1;
     let i = from;
     const end = text2.indexOf(quote, from);
-    if (end < 0 || this.next("\n", from) < end) decline();
+    if (end < 0 || this.next("\n", from) < end) decline2();
     if (close !== 34 || this.next("\\", from) > end) i = end;
     else
       for (; ; ) {
         const c = text2.charCodeAt(i);
         if (c === close) break;
-        if (c === 10 || Number.isNaN(c)) decline();
+        if (c === 10 || Number.isNaN(c)) decline2();
         if (c === 92) {
-          const replacement = ESCAPES[text2[i + 1]] ?? decline();
+          const replacement = ESCAPES[text2[i + 1]] ?? decline2();
           value += text2.slice(from, i) + replacement;
           escaped = true;
           i += 2;
@@ -49105,7 +47419,7 @@ var Scanner = class {
         i++;
       }
     value += text2.slice(from, i);
-    if (i - (start + 1) > LONG_STRING) decline();
+    if (i - (start + 1) > LONG_STRING) decline2();
     this.i = i + 1;
     const span = { start, end: this.i };
     let mapped;
@@ -49155,7 +47469,7 @@ var Scanner = class {
       const end = text2.indexOf("\n", this.i);
       this.i = end < 0 ? text2.length : end;
     }
-    if (this.i < text2.length && text2[this.i] !== "\n") decline();
+    if (this.i < text2.length && text2[this.i] !== "\n") decline2();
   }
 };
 
@@ -49450,7 +47764,7 @@ function targets(selector, platform) {
   return pattern.test(platform.name) || pattern.test(platform.platform);
 }
 function select(features, platform, sink) {
-  const conda = /* @__PURE__ */ new Map();
+  const conda2 = /* @__PURE__ */ new Map();
   const pypi = /* @__PURE__ */ new Map();
   let cuda = platform.cuda;
   for (const feature of features) {
@@ -49460,7 +47774,7 @@ function select(features, platform, sink) {
       for (const [selector, value] of target.entries) if (value.kind === "table" && targets(selector, platform)) tables.push(value);
     }
     for (const table of tables) {
-      for (const declared of condaDependencies(table.entries.get("dependencies"), sink)) conda.set(declared.key, declared);
+      for (const declared of condaDependencies(table.entries.get("dependencies"), sink)) conda2.set(declared.key, declared);
       for (const declared of pypiDependencies(table.entries.get("pypi-dependencies"), sink)) {
         if (declared.fact) pypi.set(declared.key, { ...declared, fact: declared.fact });
         else pypi.delete(declared.key);
@@ -49469,7 +47783,7 @@ function select(features, platform, sink) {
       if (required2?.kind === "string" && (!cuda || compareDotted(required2.value, cuda.value) > 0)) cuda = required2;
     }
   }
-  return { conda: [...conda.values()], pypi: [...pypi.values()], ...cuda ? { cuda } : {} };
+  return { conda: [...conda2.values()], pypi: [...pypi.values()], ...cuda ? { cuda } : {} };
 }
 function selectionKey(selection) {
   const part = (declared) => `${declared.key}@${declared.fact.span.start}`;
@@ -49581,8 +47895,8 @@ function writeSelection(sink, variant, variantSpan, channels, selection, project
   const systemCuda = selection.cuda ? { value: selection.cuda.value, span: selection.cuda.span } : void 0;
   const common = { span: { start: 0, end: 0 }, includes: [], variant, ...variantSpan ? { variantSpan } : {}, ...systemCuda ? { systemCuda } : {} };
   const condaId = sink.contexts.length;
-  const conda = { id: condaId, tool: "conda-env", indexes: [], channels: channels.map((channel) => channel.value), ...common };
-  sink.contexts.push(conda);
+  const conda2 = { id: condaId, tool: "conda-env", indexes: [], channels: channels.map((channel) => channel.value), ...common };
+  sink.contexts.push(conda2);
   const forge = channels.length === 1 && /(?:^|\/)conda-forge\/?$/.test(channels[0].value) ? "conda-forge" : void 0;
   for (const { fact } of selection.conda) sink.packages.push(packageFact({ ...fact, channel: fact.channel ?? forge, context: condaId }));
   const byIndex = /* @__PURE__ */ new Map();
@@ -49609,6 +47923,136 @@ function writeSelection(sink, variant, variantSpan, channels, selection, project
     for (const declared of group.facts) sink.packages.push(packageFact({ ...declared, context: id }));
   }
 }
+
+// src/parsers/pixi/index.ts
+var pixi = {
+  kind: "pixi",
+  fileName: "pixi.toml",
+  matches: (name) => name === "pixi.toml",
+  parse: parsePixiManifest,
+  units: "selections",
+  besideDockerfile: ["pixi.toml"],
+  // `pixi install` without `-e` installs the default environment.
+  defaultSelection: ["environment default"],
+  companions: ["pixi.lock"],
+  indexes: "tables"
+};
+
+// src/parsers/poetry-lock/parse.ts
+var PYPI2 = /^https:\/\/pypi\.org\/(?:simple|pypi)\/?$/;
+var UNREAD_KEYS = /* @__PURE__ */ new Set(["files"]);
+function parsePoetryLock(path, text2) {
+  const source = new SourceText(path, text2);
+  const sink = new FactSink();
+  const root = readTomlRoot(text2, sink.problems, UNREAD_KEYS);
+  if (!root) return sink.finish(path, "poetry-lock", source);
+  const extrasOf = /* @__PURE__ */ new Map();
+  const extrasTable = lookup(root, "extras");
+  if (extrasTable?.kind === "table") {
+    for (const [extra, names] of extrasTable.entries)
+      for (const item of names.kind === "array" ? names.items : [])
+        if (item.kind === "string") {
+          const key = normalizePythonName(item.value.split(/[\s[(<>=!~;]/)[0]);
+          extrasOf.set(key, [...extrasOf.get(key) ?? [], extra]);
+        }
+  }
+  const list = lookup(root, "package");
+  const locked = [];
+  for (const table of list?.kind === "array" ? list.items : []) {
+    if (table.kind !== "table") continue;
+    const entry = readEntry(table, extrasOf);
+    if (entry) locked.push(entry);
+  }
+  const groups = new Set(locked.flatMap((entry) => entry.groups).filter((group) => group !== "main"));
+  const extras = new Set(locked.flatMap((entry) => entry.extras));
+  const selections = [
+    { name: "the project", holds: (entry) => entry.groups.includes("main") && entry.extras.length === 0 },
+    ...[...groups].map((group) => ({
+      name: `group ${group}`,
+      holds: (entry) => (entry.groups.includes("main") || entry.groups.includes(group)) && entry.extras.length === 0
+    })),
+    ...[...extras].map((extra) => ({
+      name: `extra ${extra}`,
+      holds: (entry) => entry.groups.includes("main") && (entry.extras.length === 0 || entry.extras.includes(extra))
+    }))
+  ];
+  for (const selection of selections) {
+    const chosen = locked.filter(selection.holds);
+    const count = /* @__PURE__ */ new Map();
+    for (const entry of chosen) count.set(entry.fact.name, (count.get(entry.fact.name) ?? 0) + 1);
+    const bySource = /* @__PURE__ */ new Map();
+    for (const entry of chosen) {
+      if (count.get(entry.fact.name) > 1) continue;
+      const key = entry.source && !PYPI2.test(entry.source.value) ? entry.source.value : "";
+      const group = bySource.get(key);
+      if (group) group.push(entry);
+      else bySource.set(key, [entry]);
+    }
+    for (const [url2, group] of bySource) {
+      const id = sink.contexts.length;
+      const first = group.find((entry) => entry.source?.value === url2)?.source;
+      const indexes = url2 && first ? [{ kind: "index-url", url: url2, urlSpan: textSpan(first), span: first.span, context: id }] : [];
+      sink.indexes.push(...indexes);
+      const context = { id, tool: "pip", span: { start: 0, end: 0 }, indexes, includes: [], channels: [], variant: selection.name };
+      sink.contexts.push(context);
+      for (const entry of group) sink.packages.push(packageFact({ ...entry.fact, context: id }));
+    }
+  }
+  return sink.finish(path, "poetry-lock", source);
+}
+function readEntry(table, extrasOf) {
+  const name = stringAt(table, "name");
+  const version2 = stringAt(table, "version");
+  if (!name || !version2) return void 0;
+  const markers = stringAt(table, "markers")?.value;
+  const optional2 = table.entries.get("optional");
+  const extras = [...markerExtras(markers), ...optional2?.kind === "boolean" && optional2.value ? extrasOf.get(normalizePythonName(name.value)) ?? [] : []];
+  if (!holdsOnLinux(markers)) return void 0;
+  const groupList = table.entries.get("groups");
+  const category = stringAt(table, "category")?.value;
+  const groups = groupList?.kind === "array" ? groupList.items.flatMap((item) => item.kind === "string" ? [item.value] : []) : [category === "dev" ? "dev" : "main"];
+  const origin = table.entries.get("source");
+  const type = origin?.kind === "table" ? stringAt(origin, "type")?.value : void 0;
+  if (type && type !== "legacy") return void 0;
+  const url2 = origin?.kind === "table" ? stringAt(origin, "url") : void 0;
+  const value = version2.value;
+  const versionSpan = textSpan(version2);
+  const plus = value.indexOf("+");
+  return {
+    fact: packageFact({
+      ecosystem: "pip",
+      name: normalizePythonName(name.value),
+      rawName: name.value,
+      nameSpan: textSpan(name),
+      span: versionSpan,
+      extras: [],
+      specifier: `==${value}`,
+      specifierSpan: versionSpan,
+      clauses: [{ operator: "==", version: value, versionSpan }],
+      exact: value,
+      ...plus >= 0 ? { localLabel: value.slice(plus + 1).toLowerCase() } : {}
+    }),
+    groups,
+    extras,
+    ...url2 ? { source: url2 } : {}
+  };
+}
+
+// src/parsers/poetry-lock/index.ts
+var poetryLock = {
+  kind: "poetry-lock",
+  fileName: "poetry.lock",
+  matches: (name) => name === "poetry.lock",
+  parse: parsePoetryLock,
+  lock: {
+    writtenBy: "poetry lock",
+    relock: "poetry.lock is written by Poetry, not by hand: change pyproject.toml (the version or the source), then run poetry lock (Poetry 1.x: poetry lock --no-update)."
+  },
+  units: "selections",
+  besideDockerfile: ["poetry.lock"],
+  defaultSelection: ["the project"],
+  indexes: "registry"
+};
 
 // src/parsers/pyproject/poetry.ts
 function dependencyFact(name, nameSpan, version2, span) {
@@ -49844,10 +48288,10 @@ function parsePyproject(path, text2) {
     sink.contexts.push({ id, tool: "requirements", span: { start: 0, end: 0 }, indexes: [], includes: [], channels: [], variant: variant.name });
     for (const { fact } of variant.declared) sink.packages.push(packageFact({ ...fact, context: id }));
   }
-  const pixi = lookup(root, "tool", "pixi");
-  if (pixi?.kind === "table")
+  const pixi2 = lookup(root, "tool", "pixi");
+  if (pixi2?.kind === "table")
     readPixi(
-      pixi,
+      pixi2,
       sink,
       base.map((declared) => declared.fact)
     );
@@ -49982,14 +48426,39 @@ function groupRequirements(groups, name, sink, seen) {
   return declared;
 }
 
+// src/parsers/pyproject/index.ts
+var pyproject = {
+  kind: "pyproject",
+  fileName: "pyproject.toml",
+  matches: (name) => name === "pyproject.toml",
+  parse: parsePyproject,
+  units: "selections",
+  besideDockerfile: ["pyproject.toml"],
+  defaultSelection: ["the project"],
+  companions: ["uv.lock", "poetry.lock", "pixi.lock"],
+  indexes: "tables"
+};
+
+// src/parsers/requirements/index.ts
+var requirements2 = {
+  kind: "requirements",
+  fileName: "requirements.txt",
+  matches: (name, path) => /\.(?:txt|in)$/.test(name) && (/requirements?/.test(name) || /(^|\/)requirements\//.test(path.toLowerCase()) || /^constraints/.test(name)) && !dockerfile.matches(name, path),
+  parse: parseRequirements,
+  units: "file",
+  besideDockerfile: ["requirements.txt", "requirements-gpu.txt", "requirements-cuda.txt"],
+  indexes: "options",
+  optionLines: true
+};
+
 // src/parsers/uv-lock/parse.ts
 var MAX_FACTS2 = 5e4;
-var PYPI2 = /^https:\/\/pypi\.org\/simple\/?$/;
-var UNREAD_KEYS = /* @__PURE__ */ new Set(["wheels", "sdist"]);
+var PYPI3 = /^https:\/\/pypi\.org\/simple\/?$/;
+var UNREAD_KEYS2 = /* @__PURE__ */ new Set(["wheels", "sdist"]);
 function parseUvLock(path, text2) {
   const source = new SourceText(path, text2);
   const sink = new FactSink();
-  const root = readTomlRoot(text2, sink.problems, UNREAD_KEYS);
+  const root = readTomlRoot(text2, sink.problems, UNREAD_KEYS2);
   if (!root) return sink.finish(path, "uv-lock", source);
   const list = lookup(root, "package");
   const tables = list?.kind === "array" ? list.items.filter((item) => item.kind === "table") : [];
@@ -50047,7 +48516,7 @@ function parseUvLock(path, text2) {
       }
       const byRegistry = /* @__PURE__ */ new Map();
       for (const locked of installed) {
-        const key = locked.registry && !PYPI2.test(locked.registry.value) ? locked.registry.value : "";
+        const key = locked.registry && !PYPI3.test(locked.registry.value) ? locked.registry.value : "";
         const group = byRegistry.get(key) ?? [];
         if (!group.includes(locked)) group.push(locked);
         byRegistry.set(key, group);
@@ -50134,869 +48603,2534 @@ function lockedFact(locked, context) {
   });
 }
 
-// src/parsers/locks.ts
-var import_yaml5 = __toESM(require_dist(), 1);
-
-// src/parsers/lock-tree.ts
-var import_yaml4 = __toESM(require_dist(), 1);
-var NONE2 = { kind: "scalar", value: void 0, at: -1, start: 0, end: 0 };
-var MAX_DEPTH = 64;
-function fromYaml(node2, source) {
-  const seen = /* @__PURE__ */ new Map();
-  const convert2 = (value, depth) => {
-    if (!value || depth > MAX_DEPTH) return NONE2;
-    const known2 = seen.get(value);
-    if (known2) return known2;
-    let made;
-    if ((0, import_yaml4.isMap)(value))
-      made = {
-        kind: "map",
-        pairs: value.items.map((pair) => {
-          const key = pair.key;
-          const range = key?.range;
-          return {
-            key: (0, import_yaml4.isScalar)(key) && typeof key.value === "string" ? key.value : void 0,
-            keyStart: range?.[0] ?? 0,
-            keyEnd: range?.[1] ?? 0,
-            value: convert2(pair.value, depth + 1)
-          };
-        })
-      };
-    else if ((0, import_yaml4.isSeq)(value)) made = { kind: "seq", items: value.items.map((item) => convert2(item, depth + 1)) };
-    else {
-      const text2 = scalarText(value, source);
-      const range = value.range ?? [0, 0];
-      made = text2 ? { kind: "scalar", value: text2.text, at: text2.plainOffset, start: range[0], end: range[1] } : NONE2;
-    }
-    seen.set(value, made);
-    return made;
-  };
-  return convert2(node2, 0);
-}
-function get(node2, key) {
-  if (node2?.kind !== "map") return void 0;
-  for (const pair of node2.pairs) if (pair.key === key) return pair.value;
-  return void 0;
-}
-function items(node2) {
-  return node2?.kind === "seq" ? node2.items : [];
-}
-function entries(node2) {
-  if (node2?.kind !== "map") return [];
-  const out = [];
-  for (const pair of node2.pairs) if (pair.key !== void 0) out.push([pair.key, { start: pair.keyStart, end: pair.keyEnd }, pair.value]);
-  return out;
-}
-function text(node2) {
-  if (node2?.kind !== "scalar" || node2.value === void 0) return void 0;
-  if (node2.at >= 0) return Mapped.of(node2.value, node2.at);
-  const builder = new MappedBuilder();
-  builder.pushSegment(node2.value, -1, { start: node2.start, end: node2.end });
-  return builder.build();
-}
-
-// src/parsers/yaml-block-scan.ts
-var MAX_DEPTH2 = 64;
-var MAX_KEY = 1024;
-var UNREAD2 = /[\x00-\x09\x0b-\x1f\x7f\ufeff]/;
-var NULL = /^(?:~|[Nn]ull|NULL)$/;
-var NOT_STRING = /^(?:~|[Nn]ull|NULL|[Tt]rue|TRUE|[Ff]alse|FALSE|0o[0-7]+|[-+]?[0-9]+|0x[0-9a-fA-F]+|[-+]?\.(?:inf|Inf|INF)|\.nan|\.NaN|\.NAN|[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?)$/;
-var Decline2 = class extends Error {
-};
-var decline2 = () => {
-  throw new Decline2();
-};
-var SPACE = 32;
-var HASH = 35;
-var COLON = 58;
-var DASH = 45;
-var SINGLE = 39;
-var DOUBLE = 34;
-var BACKSLASH = 92;
-var INDICATOR = new Set([..."-?:,[]{}#&*!|>%@`"].map((c) => c.charCodeAt(0)));
-function scanBlockYaml(text2) {
-  if (UNREAD2.test(text2)) return void 0;
-  try {
-    return new Scanner2(text2).document();
-  } catch (error62) {
-    if (error62 instanceof Decline2) return void 0;
-    throw error62;
-  }
-}
-var Scanner2 = class {
-  constructor(text2) {
-    this.text = text2;
-    const length = text2.length;
-    for (let at = 0; at < length; ) {
-      let end = text2.indexOf("\n", at);
-      if (end < 0) end = length;
-      let content = at;
-      while (content < end && text2.charCodeAt(content) === SPACE) content++;
-      if (content < end && text2.charCodeAt(content) !== HASH) {
-        if (content === at && (text2.charCodeAt(at) === 37 || text2.startsWith("---", at) || text2.startsWith("...", at))) decline2();
-        this.starts.push(content);
-        this.indents.push(content - at);
-        this.ends.push(end);
-      }
-      at = end + 1;
-    }
-  }
-  text;
-  /** Per content line (not blank, not a comment): where its content starts, its indentation, where it ends. */
-  starts = [];
-  indents = [];
-  ends = [];
-  line = 0;
-  document() {
-    if (this.starts.length === 0 || this.indents[0] !== 0) decline2();
-    const root = this.map(0, this.starts[0], 0);
-    if (this.line < this.starts.length) decline2();
-    return root;
-  }
-  get more() {
-    return this.line < this.starts.length;
-  }
-  /**
-   * A block mapping at `indent` whose first key line's content starts at `first` (on a line of its own, or after a
-   * `- ` on the current line), then every key line at that indentation.
-   */
-  map(indent, first, depth) {
-    if (depth > MAX_DEPTH2) decline2();
-    const pairs = [];
-    let start = first;
-    for (; ; ) {
-      const end = this.ends[this.line];
-      this.line++;
-      pairs.push(this.pair(start, end, indent, depth));
-      if (!this.more) break;
-      const next = this.indents[this.line];
-      if (next < indent) break;
-      if (next > indent) decline2();
-      start = this.starts[this.line];
-      if (this.isEntry(start)) decline2();
-    }
-    return { kind: "map", pairs };
-  }
-  /** A block sequence at `indent`: every `- ` line at that indentation. */
-  seq(indent, depth) {
-    if (depth > MAX_DEPTH2) decline2();
-    const items2 = [];
-    while (this.more && this.indents[this.line] === indent && this.isEntry(this.starts[this.line])) {
-      const at = this.starts[this.line];
-      const end = this.ends[this.line];
-      let content = at + 1;
-      while (content < end && this.text.charCodeAt(content) === SPACE) content++;
-      if (content === end || this.text.charCodeAt(content) === HASH) {
-        this.line++;
-        items2.push(this.more && this.indents[this.line] > indent ? this.block(depth + 1) : NONE2);
-        continue;
-      }
-      if (this.isEntry(content)) decline2();
-      const key = this.keyEnd(content, end);
-      if (key >= 0) {
-        items2.push(this.map(content - (at - indent), content, depth + 1));
-        continue;
-      }
-      this.line++;
-      items2.push(this.scalar(content, end));
-      if (this.more && this.indents[this.line] > indent) decline2();
-    }
-    if (this.more && this.indents[this.line] > indent) decline2();
-    return { kind: "seq", items: items2 };
-  }
-  /** The block starting at the current line: a sequence or a mapping at its indentation. */
-  block(depth) {
-    const indent = this.indents[this.line];
-    const start = this.starts[this.line];
-    if (this.isEntry(start)) return this.seq(indent, depth);
-    if (this.keyEnd(start, this.ends[this.line]) < 0) decline2();
-    return this.map(indent, start, depth);
-  }
-  /** One `key: value` (or `key:` with its block below) whose key starts at `start`; the line is already consumed. */
-  pair(start, end, indent, depth) {
-    const text2 = this.text;
-    const colon = this.keyEnd(start, end);
-    if (colon < 0) decline2();
-    let key;
-    let keyEnd = colon;
-    const first = text2.charCodeAt(start);
-    if (first === SINGLE || first === DOUBLE) {
-      key = this.quoted(start, colon).value;
-    } else {
-      const raw = text2.slice(start, colon);
-      if (raw.length > MAX_KEY || raw.charCodeAt(raw.length - 1) === SPACE) decline2();
-      key = NOT_STRING.test(raw) ? void 0 : raw;
-      keyEnd = colon;
-    }
-    let value = colon + 1;
-    while (value < end && text2.charCodeAt(value) === SPACE) value++;
-    let node2;
-    if (value === end || text2.charCodeAt(value) === HASH) {
-      if (!this.more) node2 = NONE2;
-      else {
-        const next = this.indents[this.line];
-        if (next > indent) node2 = this.block(depth + 1);
-        else if (next === indent && this.isEntry(this.starts[this.line])) node2 = this.seq(indent, depth + 1);
-        else node2 = NONE2;
-      }
-    } else {
-      node2 = this.scalar(value, end);
-      if (this.more && this.indents[this.line] > indent) decline2();
-    }
-    return { key, keyStart: start, keyEnd, value: node2 };
-  }
-  /** Whether the content at `at` is a sequence entry (`- …` or `-` alone). */
-  isEntry(at) {
-    if (this.text.charCodeAt(at) !== DASH) return false;
-    const next = this.text.charCodeAt(at + 1);
-    return next === SPACE || next === 10 || Number.isNaN(next);
-  }
-  /**
-   * Where the key of a key line ends (its `:`), or -1 when the content is no key line (a scalar). A quoted key
-   * must be followed by its colon; a plain one ends at the first `: ` or line-ending `:` before any ` #`.
-   */
-  keyEnd(start, end) {
-    const text2 = this.text;
-    const first = text2.charCodeAt(start);
-    if (first === SINGLE || first === DOUBLE) {
-      const close = this.quoted(start, end).end;
-      if (close < end && text2.charCodeAt(close) === COLON && (close + 1 === end || text2.charCodeAt(close + 1) === SPACE)) return close;
-      return -1;
-    }
-    if (INDICATOR.has(first)) decline2();
-    for (let i = start; i < end; i++) {
-      const c = text2.charCodeAt(i);
-      if (c === COLON && (i + 1 === end || text2.charCodeAt(i + 1) === SPACE)) return i;
-      if (c === HASH && text2.charCodeAt(i - 1) === SPACE) return -1;
-    }
-    return -1;
-  }
-  /** A quoted scalar starting at `start` that closes before `end`: its value, and where it ends (after the quote). */
-  quoted(start, end) {
-    const text2 = this.text;
-    const quote = text2.charCodeAt(start);
-    if (quote === DOUBLE) {
-      const close = text2.indexOf('"', start + 1);
-      if (close < 0 || close >= end) decline2();
-      const inner = text2.slice(start + 1, close);
-      if (inner.includes("\\")) decline2();
-      return { value: inner, end: close + 1, escaped: false };
-    }
-    let escaped = false;
-    for (let i = start + 1; ; ) {
-      const close = text2.indexOf("'", i);
-      if (close < 0 || close >= end) decline2();
-      if (text2.charCodeAt(close + 1) === SINGLE && close + 1 < end) {
-        escaped = true;
-        i = close + 2;
-        continue;
-      }
-      const inner = text2.slice(start + 1, close);
-      return { value: escaped ? inner.replaceAll("''", "'") : inner, end: close + 1, escaped };
-    }
-  }
-  /** A one-line scalar value from `start` to the line's end (a trailing comment allowed), or `{}` / `[]`. */
-  scalar(start, end) {
-    const text2 = this.text;
-    const first = text2.charCodeAt(start);
-    let stop;
-    let node2;
-    if (first === SINGLE || first === DOUBLE) {
-      const read = this.quoted(start, end);
-      stop = read.end;
-      node2 = { kind: "scalar", value: read.value, at: read.escaped ? -1 : start + 1, start, end: stop };
-    } else if (first === 123 && text2.charCodeAt(start + 1) === 125 || first === 91 && text2.charCodeAt(start + 1) === 93) {
-      stop = start + 2;
-      node2 = first === 123 ? { kind: "map", pairs: [] } : { kind: "seq", items: [] };
-    } else {
-      if (INDICATOR.has(first) || first === BACKSLASH) decline2();
-      stop = end;
-      for (let i = start; i < end; i++) {
-        const c = text2.charCodeAt(i);
-        if (c === HASH && text2.charCodeAt(i - 1) === SPACE) {
-          stop = i;
-          break;
-        }
-        if (c === COLON && (i + 1 === end || text2.charCodeAt(i + 1) === SPACE)) decline2();
-      }
-      while (stop > start && text2.charCodeAt(stop - 1) === SPACE) stop--;
-      const raw = text2.slice(start, stop);
-      return NULL.test(raw) ? NONE2 : { kind: "scalar", value: raw, at: start, start, end: stop };
-    }
-    let rest = stop;
-    while (rest < end && text2.charCodeAt(rest) === SPACE) rest++;
-    if (rest < end && !(text2.charCodeAt(rest) === HASH && rest > stop)) decline2();
-    return node2;
-  }
+// src/parsers/uv-lock/index.ts
+var uvLock = {
+  kind: "uv-lock",
+  fileName: "uv.lock",
+  matches: (name) => name === "uv.lock",
+  parse: parseUvLock,
+  lock: {
+    writtenBy: "uv lock",
+    relock: "uv.lock is written by uv, not by hand: change pyproject.toml (the version, the extra or the index it routes to), then run uv lock (or uv lock --upgrade-package NAME)."
+  },
+  units: "selections",
+  besideDockerfile: ["uv.lock"],
+  defaultSelection: ["the project"],
+  indexes: "registry"
 };
 
-// src/parsers/locks.ts
-var MAX_LOCK_ALIASES = 1e3;
-function readLockYaml(text2, what, source, problems) {
-  return scanBlockYaml(text2) ?? parseLockYaml(text2, what, source, problems);
+// src/parsers/formats.ts
+var FORMATS = {
+  dockerfile,
+  requirements: requirements2,
+  conda,
+  pyproject,
+  "uv-lock": uvLock,
+  pixi,
+  "pixi-lock": pixiLock,
+  "poetry-lock": poetryLock,
+  "conda-lock": condaLock,
+  kubernetes
+};
+var ALL = Object.values(FORMATS);
+var FILE_KIND_NAMES = Object.keys(FORMATS);
+function isFileKind(value) {
+  return Object.hasOwn(FORMATS, value);
 }
-function parseLockYaml(text2, what, source, problems) {
-  const doc = (0, import_yaml5.parseDocument)(text2, { uniqueKeys: false, prettyErrors: false, strict: false, keepSourceTokens: false });
-  for (const error62 of doc.errors) {
-    const start = Math.min(error62.pos[0], text2.length);
-    problems.push({ span: { start, end: Math.min(Math.max(error62.pos[1], start), text2.length) }, message: `YAML: ${error62.message.split("\n")[0]}` });
-  }
-  resolveAliases(doc, problems);
-  const root = doc.contents;
-  if ((0, import_yaml5.isMap)(root)) return fromYaml(root, source);
-  if (root !== null && doc.errors.length === 0) {
-    const [start, end] = root.range ?? [0, 0];
-    problems.push({ span: { start, end }, message: `${what} must be a mapping` });
+function formatOf(kind) {
+  return FORMATS[kind];
+}
+function formatByName(path) {
+  const name = path.slice(path.lastIndexOf("/") + 1).toLowerCase();
+  return ALL.find((format) => format.matches?.(name, path));
+}
+var BESIDE_DOCKERFILE = ALL.flatMap((format) => format.besideDockerfile ?? []);
+function isLockKind(kind) {
+  return kind !== void 0 && FORMATS[kind].lock !== void 0;
+}
+function lockCommands(kind) {
+  return (FORMATS[kind].companions ?? []).flatMap((name) => formatByName(name)?.lock?.writtenBy ?? []);
+}
+function hasSelections(kind) {
+  return FORMATS[kind].units === "selections";
+}
+
+// src/analysis/cuda-labels.ts
+function cudaFromLabel(label, offset = 0) {
+  const dotted2 = /^cuda(\d{1,2})\.(\d)/i.exec(label);
+  if (dotted2) return { cuda: `${dotted2[1]}.${dotted2[2]}`, precision: "minor", range: [offset + 4, offset + dotted2[0].length] };
+  const packed = /^cu(?:da)?(\d{2,3})(?!\d)/i.exec(label);
+  if (!packed) return void 0;
+  const digits = packed[1];
+  const start = offset + packed[0].length - digits.length;
+  if (digits.length === 2 && digits.startsWith("1")) return { cuda: digits, precision: "major", range: [start, start + 2] };
+  return { cuda: `${digits.slice(0, -1)}.${digits.slice(-1)}`, precision: "minor", range: [start, start + digits.length] };
+}
+var cudaFromUrl = memoize((url2) => computeCudaFromUrl(url2));
+function computeCudaFromUrl(url2) {
+  const re = /(?:\/|%2B|\+)(cu(?:da)?\d{2,3})(?=\/|$|[-_.+%?#]|torch)/gi;
+  for (let match = re.exec(url2); match; match = re.exec(url2)) {
+    const start = match.index + match[0].length - match[1].length;
+    const found = cudaFromLabel(match[1], start);
+    if (found) return { ...found, label: match[1] };
   }
   return void 0;
 }
-function resolveAliases(doc, problems) {
-  const anchors = /* @__PURE__ */ new Map();
-  const open2 = /* @__PURE__ */ new Set();
-  let count = 0;
-  const resolve5 = (alias) => {
-    const [start, end] = alias.range ?? [0, 0];
-    if (++count > MAX_LOCK_ALIASES) {
-      if (count === MAX_LOCK_ALIASES + 1)
-        problems.push({ span: { start, end }, message: `YAML: more than ${MAX_LOCK_ALIASES} aliases; the rest are not read` });
-      return null;
-    }
-    const target = anchors.get(alias.source);
-    if (!target) problems.push({ span: { start, end }, message: `YAML: the alias *${alias.source} names no anchor before it` });
-    else if (open2.has(target)) problems.push({ span: { start, end }, message: `YAML: the alias *${alias.source} is inside the node it names` });
-    else return target;
-    return null;
-  };
-  const steps = [];
-  const root = doc.contents;
-  if ((0, import_yaml5.isAlias)(root)) doc.contents = null;
-  else if (root) steps.push({ enter: root });
-  while (steps.length > 0) {
-    const step = steps.pop();
-    if ("leave" in step) {
-      open2.delete(step.leave);
-      continue;
-    }
-    if ("alias" in step) {
-      step.put(resolve5(step.alias));
-      continue;
-    }
-    const node2 = step.enter;
-    const anchor2 = node2.anchor;
-    if (anchor2) anchors.set(anchor2, node2);
-    const children = [];
-    const child = (value, put) => {
-      if ((0, import_yaml5.isAlias)(value)) children.push({ alias: value, put });
-      else if (value) children.push({ enter: value });
-    };
-    if ((0, import_yaml5.isSeq)(node2)) {
-      const list = node2.items;
-      list.forEach((item, i) => child(item, (resolved) => list[i] = resolved));
-    } else if ((0, import_yaml5.isMap)(node2)) {
-      for (const pair of node2.items) {
-        child(pair.key, (resolved) => pair.key = resolved);
-        child(pair.value, (resolved) => pair.value = resolved);
-      }
-    } else continue;
-    open2.add(node2);
-    steps.push({ leave: node2 });
-    for (let i = children.length - 1; i >= 0; i--) steps.push(children[i]);
-  }
+function isCpuUrl(url2) {
+  return /\/whl\/(?:nightly\/|test\/)?cpu(?:\/|$)|(?:%2B|\+)cpu[-.]/i.test(url2);
 }
-var SUBDIR = /^(?:noarch|linux-64|linux-aarch64|linux-ppc64le|linux-s390x|linux-armv7l|osx-64|osx-arm64|win-64|win-arm64|linux-32|win-32)$/;
-function condaPackageFromUrl(url2) {
-  const value = url2.text;
-  const path = value.split(/[?#]/)[0];
-  const slash = path.lastIndexOf("/");
-  const file2 = path.slice(slash + 1);
-  const match = /^(.+)-([^-]+)-([^-]+)\.(?:conda|tar\.bz2)$/.exec(file2);
+function isPytorchIndex(url2) {
+  return /^https?:\/\/download(?:-r2)?\.pytorch\.org\/whl\b/i.test(url2);
+}
+function pytorchIndexChannel(url2) {
+  if (/\/whl\/nightly\b/i.test(url2)) return "nightly";
+  if (/\/whl\/test\b/i.test(url2)) return "test";
+  return "stable";
+}
+function cudaFromAptName(name) {
+  const match = /^(?:cuda|cuda-[a-z0-9-]+|lib(?:cu[a-z0-9]+|npp[a-z]*|nvjpeg|nvjitlink|nvrtc|nvtoolsext))-(\d{1,2})-(\d)$/.exec(name);
   if (!match) return void 0;
-  const [, name, version2, build] = match;
-  const parts = path.slice(0, slash).replace(/^[a-z]+:\/\/[^/]+\//i, "").split("/");
-  const subdirAt = parts.findIndex((part) => SUBDIR.test(part));
-  const channel = subdirAt > 0 ? parts.slice(0, subdirAt).join("/") : void 0;
-  const at = slash + 1;
-  const versionAt = at + name.length + 1;
-  const buildAt = versionAt + version2.length + 1;
-  const versionSpan = url2.origin(versionAt, versionAt + version2.length) ?? url2.site(versionAt, versionAt + version2.length);
-  const label = cudaLabelFromBuild(build);
-  return packageFact({
-    ecosystem: "conda",
-    name: name.toLowerCase(),
-    rawName: name,
-    nameSpan: url2.site(at, at + name.length),
-    span: url2.site(0, value.length),
-    extras: [],
-    specifier: `=${version2}`,
-    specifierSpan: versionSpan,
-    clauses: [{ operator: "==", version: version2, versionSpan }],
-    exact: version2,
-    ...label ? { localLabel: label } : {},
-    ...channel ? { channel } : {},
-    build,
-    buildSpan: url2.origin(buildAt, buildAt + build.length) ?? url2.site(buildAt, buildAt + build.length)
+  const start = name.length - match[1].length - match[2].length - 1;
+  return { cuda: `${match[1]}.${match[2]}`, precision: "minor", range: [start, name.length] };
+}
+function cudaFromPythonName(name) {
+  const nvidia = /^nvidia-[a-z0-9-]+-cu(\d{2})$/.exec(name);
+  if (nvidia) return { cuda: nvidia[1], precision: "major", range: [name.length - 2, name.length], family: "nvidia" };
+  const dali = /^nvidia-dali(?:-nightly)?(?:-tf-plugin)?-cuda(1\d)0$/.exec(name);
+  if (dali) return { cuda: dali[1], precision: "major", range: [name.length - 3, name.length - 1], family: "nvidia" };
+  if (/^nvidia-/.test(name)) return void 0;
+  const cupyMajor = /^cupy-cuda(\d{2})x$/.exec(name);
+  if (cupyMajor) return { cuda: cupyMajor[1], precision: "major", range: [name.length - 3, name.length - 1], family: "cupy" };
+  const cupy = /^cupy-cuda(\d{2,3})$/.exec(name);
+  if (cupy) {
+    const digits = cupy[1];
+    return { cuda: `${digits.slice(0, -1)}.${digits.slice(-1)}`, precision: "minor", range: [name.length - digits.length, name.length], family: "cupy" };
+  }
+  const jax = /^jax-cuda(1\d)-(?:plugin|pjrt)$/.exec(name);
+  if (jax) return { cuda: jax[1], precision: "major", range: [8, 10], family: "other" };
+  const packed = /^(?:mxnet(?:-tensorrt)?-cu|dgl-cu|bitsandbytes-cuda)(\d{2,3})(?:mkl)?$/.exec(name);
+  if (packed) {
+    const digits = packed[1];
+    const start = name.indexOf(digits, name.indexOf("cu"));
+    return { cuda: `${digits.slice(0, -1)}.${digits.slice(-1)}`, precision: "minor", range: [start, start + digits.length], family: "other" };
+  }
+  const suffixed = /-cu(1[0-3])$/.exec(name);
+  if (suffixed) return { cuda: suffixed[1], precision: "major", range: [name.length - 2, name.length], family: "other" };
+  return void 0;
+}
+
+// src/analysis/torch-build.ts
+var import_pep4403 = __toESM(require_pep440(), 1);
+var PYTORCH_INDEX_PACKAGES = /* @__PURE__ */ new Set(["torch", "torchvision", "torchaudio"]);
+var NO_BUILDS = /* @__PURE__ */ new Set();
+function releaseFor(kb, pkg, version2) {
+  if (pkg.name === "torch") return kb.torchRelease(version2);
+  const owners = kb.torchForCompanion(pkg.name, version2);
+  return owners[0];
+}
+function resolveTorchBuild(pkg, indexes, kb) {
+  if (pkg.ecosystem !== "pip" || !pkg.exact || !PYTORCH_INDEX_PACKAGES.has(pkg.name)) return void 0;
+  const version2 = publicVersion(pkg.exact);
+  const release = releaseFor(kb, pkg, version2);
+  if (!pkg.localLabel && !pkg.url && release?.torchaudioCuda === false && pkg.name === "torchaudio") return void 0;
+  const result2 = (f) => ({
+    pkg,
+    release,
+    version: version2,
+    cuda: f.cuda,
+    cpu: f.cpu,
+    source: f.source,
+    index: f.index,
+    missing: f.missing,
+    fellBackFrom: f.fellBackFrom
+  });
+  const available = release ? kb.torchBuilds(release) : NO_BUILDS;
+  if (pkg.url) {
+    if (isCpuUrl(pkg.url)) return result2({ cpu: true, source: "url" });
+    const fromUrl = cudaFromUrl(pkg.url);
+    return result2({ cuda: fromUrl?.precision === "minor" ? fromUrl.cuda : void 0, cpu: false, source: "url" });
+  }
+  if (pkg.localLabel) {
+    if (pkg.localLabel === "cpu") return result2({ cpu: true, source: "local-label" });
+    const found = cudaFromLabel(pkg.localLabel);
+    if (!found || found.precision !== "minor") return result2({ cpu: false, source: "local-label" });
+    const tag = tagFromCuda(found.cuda);
+    const missing = release && !available.has(tag) ? { cuda: found.cuda, tag, via: "label" } : void 0;
+    return result2({ cuda: found.cuda, cpu: false, source: "local-label", missing });
+  }
+  const torchIndexes = indexes.filter((index) => index.kind !== "conda-channel" && index.kind !== "no-index" && isPytorchIndex(index.url));
+  const primary = [...indexes].reverse().find((index) => index.kind === "index-url");
+  const extras = torchIndexes.filter((index) => index.kind !== "index-url");
+  const served = (index) => {
+    if (isCpuUrl(index.url)) return { tag: "cpu", cpu: true };
+    const found = cudaFromUrl(index.url);
+    if (!found || found.precision !== "minor") return void 0;
+    return { tag: tagFromCuda(found.cuda), cuda: found.cuda, cpu: false };
+  };
+  const everything = extras.find((index) => servedVariant(index.url) === "all");
+  if (everything) return result2({ cpu: false, source: "find-links", index: everything });
+  for (const index of extras) {
+    const build = served(index);
+    if (!build) continue;
+    if (build.cpu) return result2({ cpu: true, source: index.kind === "find-links" ? "find-links" : "extra-index-url", index });
+    if (!release || available.has(build.tag))
+      return result2({ cuda: build.cuda, cpu: false, source: index.kind === "find-links" ? "find-links" : "extra-index-url", index });
+  }
+  if (primary) {
+    if (!isPytorchIndex(primary.url)) return result2({ cpu: false, source: "index-url", index: primary });
+    const build = served(primary);
+    if (!build) return result2({ cpu: false, source: "index-url", index: primary });
+    if (build.cpu) return result2({ cpu: true, source: "index-url", index: primary });
+    if (release && !available.has(build.tag))
+      return result2({ cpu: false, source: "index-url", index: primary, missing: { cuda: build.cuda, tag: build.tag, via: "index-url", index: primary } });
+    return result2({ cuda: build.cuda, cpu: false, source: "index-url", index: primary });
+  }
+  const pypi = release?.pypiDefault ? cudaFromTag(release.pypiDefault) : void 0;
+  const unserved = extras.find((index) => served(index) && !served(index).cpu);
+  const fellBack = unserved && release ? served(unserved) : void 0;
+  return result2({
+    cuda: pypi,
+    cpu: false,
+    source: "pypi",
+    fellBackFrom: fellBack ? unserved : void 0,
+    missing: fellBack ? { cuda: fellBack.cuda, tag: fellBack.tag, via: "extra-index-url", index: unserved } : void 0
   });
 }
-
-// src/parsers/pixi-lock/parse.ts
-function parsePixiLock(path, fileText) {
-  const source = new SourceText(path, fileText);
-  const sink = new FactSink();
-  const root = readLockYaml(fileText, "a pixi.lock", source, sink.problems);
-  if (!root) return sink.finish(path, "pixi-lock", source);
-  const torchRequirements = lockedTorchRequirements(root);
-  const subdirs = platformSubdirs(root);
-  for (const [name, , environment] of entries(get(root, "environments"))) {
-    const channels = items(get(environment, "channels")).flatMap((channel) => {
-      const url2 = text(get(channel, "url"))?.text ?? text(channel)?.text;
-      return url2 ? [url2] : [];
-    });
-    const linux = entries(get(environment, "packages")).filter(([platform, key]) => {
-      const subdir = subdirs.get(platform) ?? (KNOWN_SUBDIR.test(platform) ? platform : void 0);
-      if (subdir === void 0)
-        sink.unresolved.push({
-          span: key,
-          text: `environment ${name}, platform ${platform}`,
-          reason: `the lock does not say which conda subdir "${platform}" is (no platforms entry with a subdir), so its packages are not read`
-        });
-      return subdir?.startsWith("linux") ?? false;
-    });
-    for (const [platform, , list] of linux) {
-      const variant = `environment ${name}${linux.length > 1 ? ` on ${platform}` : ""}`;
-      const context = (tool) => {
-        const made = { id: sink.contexts.length, tool, span: { start: 0, end: 0 }, indexes: [], includes: [], channels, variant };
-        sink.contexts.push(made);
-        return made;
-      };
-      const conda = context("conda-env");
-      let pypi;
-      for (const entry of items(list)) {
-        const condaUrl = text(get(entry, "conda"));
-        if (condaUrl) {
-          const fact = condaPackageFromUrl(condaUrl);
-          const torchRequirement = torchRequirements.get(condaUrl.text);
-          if (fact) sink.packages.push(packageFact({ ...fact, ...torchRequirement !== void 0 ? { torchRequirement } : {}, context: conda.id }));
-          continue;
-        }
-        const pypiUrl = text(get(entry, "pypi"));
-        if (!pypiUrl || !/^[a-z+]+:\/\//i.test(pypiUrl.text)) continue;
-        const result2 = parsePythonRequirement(pypiUrl);
-        if (!result2.ok || !result2.fact.exact) continue;
-        pypi ??= context("uv");
-        sink.packages.push(packageFact({ ...result2.fact, context: pypi.id }));
-      }
-    }
-  }
-  return sink.finish(path, "pixi-lock", source);
+function servedVariant(url2) {
+  if (/\/whl\/torch_stable\.html$/i.test(url2)) return "all";
+  if (isCpuUrl(url2)) return { tag: "cpu" };
+  const found = cudaFromUrl(url2);
+  if (!found || found.precision !== "minor") return void 0;
+  return { tag: tagFromCuda(found.cuda), cuda: found.cuda };
 }
-function lockedTorchRequirements(root) {
-  const found = /* @__PURE__ */ new Map();
-  for (const entry of items(get(root, "packages"))) {
-    const url2 = text(get(entry, "conda"))?.text ?? (text(get(entry, "kind"))?.text === "conda" ? text(get(entry, "url"))?.text : void 0);
-    if (!url2) continue;
-    for (const depend of items(get(entry, "depends"))) {
-      const spec2 = /^pytorch(?:\s+(.*))?$/.exec(text(depend)?.text.trim() ?? "");
-      if (spec2) found.set(url2, (spec2[1] ?? "").trim());
-    }
-  }
-  return found;
+function pypiWins(pkg, tag, kb) {
+  if (pkg.ecosystem !== "pip" || pkg.localLabel || pkg.url || !PYTORCH_INDEX_PACKAGES.has(pkg.name)) return void 0;
+  return kb.memoized(`pypiWins:${pkg.name}:${pkg.specifier}:${tag}`, () => computePypiWins(pkg.name, pkg.specifier, tag, kb));
 }
-var KNOWN_SUBDIR = /^(?:noarch|linux-(?:32|64|aarch64|armv6l|armv7l|ppc64le|ppc64|s390x|riscv64)|osx-(?:64|arm64)|win-(?:32|64|arm64)|emscripten-wasm32|wasi-wasm32|zos-z)$/;
-function platformSubdirs(root) {
-  const subdirs = /* @__PURE__ */ new Map();
-  for (const platform of items(get(root, "platforms"))) {
-    const name = text(get(platform, "name"))?.text;
-    if (!name) continue;
-    subdirs.set(name, text(get(platform, "subdir"))?.text ?? name);
-  }
-  return subdirs;
+function computePypiWins(name, specifier, tag, kb) {
+  const pkg = { name, specifier };
+  const versionOf = (release) => pkg.name === "torch" ? release.version : pkg.name === "torchvision" ? release.torchvision[0] : release.torchaudio[0];
+  const allowed = kb.torchReleases().filter((release) => {
+    const version2 = versionOf(release);
+    return version2 !== void 0 && (pkg.specifier === "" || satisfiesSpec(version2, pkg.specifier)) && !/[a-z]/i.test(version2);
+  }).sort((a, b) => compareVersions(versionOf(b), versionOf(a)));
+  if (allowed.length === 0 || kb.torchBuilds(allowed[0]).has(tag)) return void 0;
+  if (pkg.name === "torchaudio" && allowed[0].torchaudioCuda === false) return void 0;
+  const newest = allowed.find((release) => release.confidence !== "unverified") ?? allowed[0];
+  const onIndex = allowed.find((release) => kb.torchBuilds(release).has(tag));
+  return { newest: versionOf(newest), release: newest, ...onIndex ? { newestOnIndex: versionOf(onIndex) } : {} };
 }
-
-// src/parsers/poetry-lock/parse.ts
-var PYPI3 = /^https:\/\/pypi\.org\/(?:simple|pypi)\/?$/;
-var UNREAD_KEYS2 = /* @__PURE__ */ new Set(["files"]);
-function parsePoetryLock(path, text2) {
-  const source = new SourceText(path, text2);
-  const sink = new FactSink();
-  const root = readTomlRoot(text2, sink.problems, UNREAD_KEYS2);
-  if (!root) return sink.finish(path, "poetry-lock", source);
-  const extrasOf = /* @__PURE__ */ new Map();
-  const extrasTable = lookup(root, "extras");
-  if (extrasTable?.kind === "table") {
-    for (const [extra, names] of extrasTable.entries)
-      for (const item of names.kind === "array" ? names.items : [])
-        if (item.kind === "string") {
-          const key = normalizePythonName(item.value.split(/[\s[(<>=!~;]/)[0]);
-          extrasOf.set(key, [...extrasOf.get(key) ?? [], extra]);
-        }
-  }
-  const list = lookup(root, "package");
-  const locked = [];
-  for (const table of list?.kind === "array" ? list.items : []) {
-    if (table.kind !== "table") continue;
-    const entry = readEntry(table, extrasOf);
-    if (entry) locked.push(entry);
-  }
-  const groups = new Set(locked.flatMap((entry) => entry.groups).filter((group) => group !== "main"));
-  const extras = new Set(locked.flatMap((entry) => entry.extras));
-  const selections = [
-    { name: "the project", holds: (entry) => entry.groups.includes("main") && entry.extras.length === 0 },
-    ...[...groups].map((group) => ({
-      name: `group ${group}`,
-      holds: (entry) => (entry.groups.includes("main") || entry.groups.includes(group)) && entry.extras.length === 0
-    })),
-    ...[...extras].map((extra) => ({
-      name: `extra ${extra}`,
-      holds: (entry) => entry.groups.includes("main") && (entry.extras.length === 0 || entry.extras.includes(extra))
-    }))
-  ];
-  for (const selection of selections) {
-    const chosen = locked.filter(selection.holds);
-    const count = /* @__PURE__ */ new Map();
-    for (const entry of chosen) count.set(entry.fact.name, (count.get(entry.fact.name) ?? 0) + 1);
-    const bySource = /* @__PURE__ */ new Map();
-    for (const entry of chosen) {
-      if (count.get(entry.fact.name) > 1) continue;
-      const key = entry.source && !PYPI3.test(entry.source.value) ? entry.source.value : "";
-      const group = bySource.get(key);
-      if (group) group.push(entry);
-      else bySource.set(key, [entry]);
-    }
-    for (const [url2, group] of bySource) {
-      const id = sink.contexts.length;
-      const first = group.find((entry) => entry.source?.value === url2)?.source;
-      const indexes = url2 && first ? [{ kind: "index-url", url: url2, urlSpan: textSpan(first), span: first.span, context: id }] : [];
-      sink.indexes.push(...indexes);
-      const context = { id, tool: "pip", span: { start: 0, end: 0 }, indexes, includes: [], channels: [], variant: selection.name };
-      sink.contexts.push(context);
-      for (const entry of group) sink.packages.push(packageFact({ ...entry.fact, context: id }));
-    }
-  }
-  return sink.finish(path, "poetry-lock", source);
-}
-function readEntry(table, extrasOf) {
-  const name = stringAt(table, "name");
-  const version2 = stringAt(table, "version");
-  if (!name || !version2) return void 0;
-  const markers = stringAt(table, "markers")?.value;
-  const optional2 = table.entries.get("optional");
-  const extras = [...markerExtras(markers), ...optional2?.kind === "boolean" && optional2.value ? extrasOf.get(normalizePythonName(name.value)) ?? [] : []];
-  if (!holdsOnLinux(markers)) return void 0;
-  const groupList = table.entries.get("groups");
-  const category = stringAt(table, "category")?.value;
-  const groups = groupList?.kind === "array" ? groupList.items.flatMap((item) => item.kind === "string" ? [item.value] : []) : [category === "dev" ? "dev" : "main"];
-  const origin = table.entries.get("source");
-  const type = origin?.kind === "table" ? stringAt(origin, "type")?.value : void 0;
-  if (type && type !== "legacy") return void 0;
-  const url2 = origin?.kind === "table" ? stringAt(origin, "url") : void 0;
-  const value = version2.value;
-  const versionSpan = textSpan(version2);
-  const plus = value.indexOf("+");
-  return {
-    fact: packageFact({
-      ecosystem: "pip",
-      name: normalizePythonName(name.value),
-      rawName: name.value,
-      nameSpan: textSpan(name),
-      span: versionSpan,
-      extras: [],
-      specifier: `==${value}`,
-      specifierSpan: versionSpan,
-      clauses: [{ operator: "==", version: value, versionSpan }],
-      exact: value,
-      ...plus >= 0 ? { localLabel: value.slice(plus + 1).toLowerCase() } : {}
-    }),
-    groups,
-    extras,
-    ...url2 ? { source: url2 } : {}
-  };
-}
-
-// src/parsers/conda-lock/parse.ts
-function parseCondaLock(path, fileText) {
-  const source = new SourceText(path, fileText);
-  const sink = new FactSink();
-  const root = readLockYaml(fileText, "a conda-lock.yml", source, sink.problems);
-  if (!root) return sink.finish(path, "conda-lock", source);
-  const channels = items(get(get(root, "metadata"), "channels")).flatMap((channel) => {
-    const url2 = text(get(channel, "url"))?.text;
-    return url2 ? [url2] : [];
-  });
-  const contexts = /* @__PURE__ */ new Map();
-  const contextOf = (platform, tool) => {
-    const key = `${platform} ${tool}`;
-    let context = contexts.get(key);
-    if (!context) {
-      context = { id: sink.contexts.length, tool, span: { start: 0, end: 0 }, indexes: [], includes: [], channels, variant: `platform ${platform}` };
-      sink.contexts.push(context);
-      contexts.set(key, context);
-    }
-    return context;
-  };
-  for (const entry of items(get(root, "package"))) {
-    const platform = text(get(entry, "platform"))?.text;
-    if (!platform?.startsWith("linux")) continue;
-    if (text(get(entry, "optional"))?.text === "true") continue;
-    const manager = text(get(entry, "manager"))?.text;
-    const name = text(get(entry, "name"));
-    const version2 = text(get(entry, "version"));
-    const url2 = text(get(entry, "url"));
-    if (manager === "conda") {
-      const fact = url2 ? condaPackageFromUrl(url2) : void 0;
-      const torchRequirement = text(get(get(entry, "dependencies"), "pytorch"))?.text;
-      if (fact)
-        sink.packages.push(
-          packageFact({ ...fact, ...torchRequirement !== void 0 ? { torchRequirement } : {}, context: contextOf(platform, "conda-env").id })
-        );
-    } else if (manager === "pip" && name && version2) {
-      const pin = new MappedBuilder();
-      pin.pushMapped(name);
-      pin.pushSegment("==", -1, version2.site(0, 0));
-      pin.pushMapped(version2);
-      const result2 = parsePythonRequirement(url2 && /\.whl$/.test(url2.text.split(/[?#]/)[0]) ? url2 : pin.build());
-      if (result2.ok) sink.packages.push(packageFact({ ...result2.fact, context: contextOf(platform, "uv").id }));
-    }
-  }
-  return sink.finish(path, "conda-lock", source);
-}
-
-// src/parsers/kubernetes/parse.ts
-var import_yaml6 = __toESM(require_dist(), 1);
-var MAX_ALIASES2 = 200;
-var MAX_DEPTH3 = 12;
-var OPERATORS = /* @__PURE__ */ new Set(["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]);
-var DOCKERFILE_ANNOTATION = "cuda-gatekeeper.io/dockerfile";
-function parseKubernetesManifest(path, text2, options2 = {}) {
-  const source = new SourceText(path, text2);
-  const sink = new FactSink();
-  sink.suppressions.push(...findSuppressions(source));
-  const docs = (0, import_yaml6.parseAllDocuments)(text2, { uniqueKeys: false, prettyErrors: false, strict: false });
-  const list = Array.isArray(docs) ? docs : [docs];
-  for (const doc of list) {
-    for (const error62 of doc.errors) sink.problems.push(yamlProblem(error62, text2));
-    if (doc.errors.length > 0) continue;
-    new Reader(doc, source, sink, options2.images ?? {}).document(doc.contents);
-  }
-  return sink.finish(path, "kubernetes", source);
-}
-var Reader = class {
-  constructor(doc, source, sink, images) {
-    this.doc = doc;
-    this.source = source;
-    this.sink = sink;
-    this.images = images;
-  }
-  doc;
-  source;
-  sink;
-  images;
-  aliases = 0;
-  document(node2) {
-    const root = this.resolve(node2);
-    if (!root || !(0, import_yaml6.isMap)(root)) return;
-    const kind = this.text(root.get("kind", true));
-    if (kind === "List") {
-      const items2 = this.resolve(root.get("items", true));
-      if (items2 && (0, import_yaml6.isSeq)(items2)) for (const item of items2.items) this.document(item);
-      return;
-    }
-    if (!kind || this.text(root.get("apiVersion", true)) === void 0) return;
-    const metadata = this.map(root, "metadata");
-    const name = metadata ? this.text(metadata.get("name", true)) : void 0;
-    const workload = `${kind}/${name ?? "(unnamed)"}`;
-    this.search(root, workload, "", this.annotation(metadata), 0);
-  }
-  /** Find pod specs below `node`; `replica` names an operator's replica template (PyTorchJob's `Worker`). */
-  search(node2, workload, replica, dockerfile, depth) {
-    if (depth > MAX_DEPTH3) return;
-    const containers = this.resolve(node2.get("containers", true));
-    if (containers && (0, import_yaml6.isSeq)(containers)) {
-      this.podSpec(node2, workload + (replica ? ` (${replica})` : ""), dockerfile);
-      return;
-    }
-    for (const pair of node2.items) {
-      const key = (0, import_yaml6.isScalar)(pair.key) ? String(pair.key.value) : void 0;
-      if (key === void 0 || key === "metadata" || key === "status") continue;
-      const value = this.resolve(pair.value);
-      const own2 = key === "template" && value && (0, import_yaml6.isMap)(value) ? this.annotation(this.map(value, "metadata")) ?? dockerfile : dockerfile;
-      if (value && (0, import_yaml6.isMap)(value) && /ReplicaSpecs$/.test(key)) {
-        for (const inner of value.items) {
-          const template = this.resolve(inner.value);
-          if (template && (0, import_yaml6.isMap)(template)) this.search(template, workload, (0, import_yaml6.isScalar)(inner.key) ? String(inner.key.value) : "", own2, depth + 1);
-        }
-      } else if (value && (0, import_yaml6.isMap)(value)) {
-        this.search(value, workload, replica || (key.endsWith("GroupSpec") ? key.slice(0, -"GroupSpec".length) : ""), own2, depth + 1);
-      } else if (value && (0, import_yaml6.isSeq)(value)) {
-        const replicas = /^replicatedJobs$|GroupSpecs$/.test(key);
-        value.items.forEach((item, index) => {
-          const entry = this.resolve(item);
-          if (!entry || !(0, import_yaml6.isMap)(entry)) return;
-          const label = this.text(entry.get("groupName", true)) ?? this.text(entry.get("name", true));
-          this.search(entry, workload, replica || (replicas ? label ?? `${key}[${index}]` : ""), own2, depth + 1);
-        });
-      }
-    }
-  }
-  podSpec(spec2, workload, annotated) {
-    const placement = this.placement(spec2);
-    const runtimeGpu = this.text(spec2.get("runtimeClassName", true))?.toLowerCase() === "nvidia";
-    for (const list of ["initContainers", "containers"]) {
-      const containers = this.resolve(spec2.get(list, true));
-      if (!containers || !(0, import_yaml6.isSeq)(containers)) continue;
-      for (const item of containers.items) {
-        const container = this.resolve(item);
-        if (!container || !(0, import_yaml6.isMap)(container)) continue;
-        const image = scalarText(this.resolve(container.get("image", true)), this.source);
-        if (!image) continue;
-        const reference = image.text;
-        const span = image.origin(0, image.length) ?? image.site(0, image.length);
-        const name = this.text(container.get("name", true)) ?? reference;
-        const parts = parseImageRef(reference);
-        const templated = /[{}$]/.test(reference);
-        const mapped = templated ? void 0 : this.images[imageName(reference)];
-        const named = annotated ?? (mapped ? { path: mapped, span } : void 0);
-        let dockerfile;
-        if (named) {
-          dockerfile = { ...named, how: annotated ? "annotation" : "baseline", include: this.sink.includes.length };
-          this.sink.includes.push({ kind: "dockerfile", target: named.path, targetSpan: named.span, span: named.span, context: -1 });
-        }
-        const tagSpan = parts.tagOffset !== void 0 ? image.origin(parts.tagOffset, parts.tagOffset + parts.tag.length) : void 0;
-        this.sink.containers.push({
-          span,
-          workload,
-          name,
-          image: {
-            span,
-            stage: this.sink.containers.length,
-            reference,
-            ...parts,
-            ...tagSpan ? { tagSpan } : {},
-            ...templated ? { unresolved: "the image is a template or a variable, not a reference" } : {}
-          },
-          gpu: runtimeGpu || this.requestsGpu(container),
-          placement,
-          ...dockerfile ? { dockerfile } : {}
-        });
-      }
-    }
-  }
-  /** `nvidia.com/gpu` or a MIG profile in its requests or limits, or NVIDIA_VISIBLE_DEVICES set to devices. */
-  requestsGpu(container) {
-    const resources = this.map(container, "resources");
-    for (const field of ["limits", "requests"]) {
-      const map2 = resources ? this.map(resources, field) : void 0;
-      for (const pair of map2?.items ?? []) {
-        const key = (0, import_yaml6.isScalar)(pair.key) ? String(pair.key.value) : "";
-        if (/^nvidia\.com\/(?:gpu|mig-[\w.-]+)$/.test(key) && this.text(pair.value) !== "0") return true;
-      }
-    }
-    const env = this.resolve(container.get("env", true));
-    if (env && (0, import_yaml6.isSeq)(env))
-      for (const item of env.items) {
-        const entry = this.resolve(item);
-        if (!entry || !(0, import_yaml6.isMap)(entry) || this.text(entry.get("name", true)) !== "NVIDIA_VISIBLE_DEVICES") continue;
-        const value = this.text(entry.get("value", true))?.trim().toLowerCase();
-        if (value && value !== "void" && value !== "none") return true;
-      }
+function satisfiesSpec(version2, specifier) {
+  try {
+    return (0, import_pep4403.satisfies)(version2, specifier.replace(/\s+/g, ""));
+  } catch {
     return false;
   }
-  placement(spec2) {
-    const selector = [];
-    const nodeSelector = this.map(spec2, "nodeSelector");
-    for (const pair of nodeSelector?.items ?? []) {
-      const key = (0, import_yaml6.isScalar)(pair.key) ? String(pair.key.value) : void 0;
-      const valueNode = this.resolve(pair.value);
-      const value = this.text(valueNode);
-      if (key === void 0 || value === void 0) continue;
-      const keyRange = pair.key.range ?? [0, 0];
-      selector.push({
-        key,
-        operator: "In",
-        values: [value],
-        span: { start: keyRange[0], end: Math.min(valueNode?.range?.[1] ?? keyRange[1], this.source.text.length) }
-      });
+}
+function compareVersions(a, b) {
+  return compareDotted(a, b);
+}
+
+// src/analysis/claims.ts
+var CLAIM_PRECEDENCE = {
+  image: 0,
+  env: 1,
+  conda: 2,
+  "conda-build": 3,
+  "conda-channel": 4,
+  "wheel-tag": 5,
+  index: 6,
+  "wheel-url": 7,
+  implied: 8,
+  apt: 9,
+  // Library wheels are peers: the first one in the file wins a tie.
+  "nvidia-wheel": 10,
+  cupy: 10,
+  jax: 10,
+  tensorflow: 10,
+  library: 10,
+  name: 11,
+  system: 12
+};
+function indexSubject(file2, index) {
+  const written = formatOf(file2.kind).indexes;
+  if (written === "tables") return `the index ${index.url}`;
+  if (written === "registry") return `the registry ${index.url}`;
+  return `${index.kind === "find-links" ? "--find-links" : `--${index.kind}`} ${index.url}`;
+}
+function cudaClaim(f) {
+  return {
+    kind: f.kind,
+    file: f.file,
+    context: f.context,
+    stage: f.stage,
+    cuda: f.cuda,
+    precision: f.precision,
+    span: f.span,
+    subject: f.subject,
+    rewrite: f.rewrite,
+    record: f.record,
+    package: f.package,
+    image: f.image,
+    index: f.index,
+    origin: f.origin
+  };
+}
+function originRelated(claim2) {
+  return claim2.origin ? [{ file: claim2.origin.file, span: claim2.origin.span, message: `the image is built from here: ${claim2.origin.subject}` }] : [];
+}
+function containerImageClaim(file2, container, kb) {
+  const claim2 = imageClaim(file2, container.image, kb);
+  return claim2 && cudaClaim({ ...claim2, rewrite: void 0 });
+}
+function fileClaims(file2, kb) {
+  const claims = [];
+  for (const image of file2.images) {
+    const claim2 = imageClaim(file2, image, kb);
+    if (claim2) claims.push(claim2);
+  }
+  for (const env of file2.env) {
+    if (env.instruction !== "ENV" || env.key !== "CUDA_VERSION") continue;
+    const minor = cudaMajorMinor(env.value);
+    if (!minor) continue;
+    claims.push(
+      cudaClaim({ kind: "env", file: file2, stage: env.stage, cuda: env.value, precision: "minor", span: env.span, subject: `ENV CUDA_VERSION=${env.value}` })
+    );
+  }
+  for (const index of file2.indexes) {
+    if (index.ignoredReason) continue;
+    if (index.kind === "conda-channel") {
+      const label = /\/label\/cuda-(\d+\.\d+)(?:\.\d+)?$/.exec(index.url);
+      if (label)
+        claims.push(
+          cudaClaim({
+            kind: "conda-channel",
+            file: file2,
+            context: index.context,
+            cuda: label[1],
+            precision: "minor",
+            span: index.span,
+            subject: `channel ${index.url}`,
+            index
+          })
+        );
+      continue;
     }
-    const terms = [];
-    const affinity = this.map(spec2, "affinity");
-    const nodeAffinity = affinity ? this.map(affinity, "nodeAffinity") : void 0;
-    const required2 = nodeAffinity ? this.map(nodeAffinity, "requiredDuringSchedulingIgnoredDuringExecution") : void 0;
-    const termList = required2 ? this.resolve(required2.get("nodeSelectorTerms", true)) : void 0;
-    if (termList && (0, import_yaml6.isSeq)(termList))
-      for (const item of termList.items) {
-        const term = this.resolve(item);
-        if (!term || !(0, import_yaml6.isMap)(term)) continue;
-        const expressions = this.resolve(term.get("matchExpressions", true));
-        const requirements2 = [];
-        let readable = true;
-        if (expressions && (0, import_yaml6.isSeq)(expressions))
-          for (const entry of expressions.items) {
-            const expression = this.resolve(entry);
-            if (!expression || !(0, import_yaml6.isMap)(expression)) continue;
-            const key = this.text(expression.get("key", true));
-            const operator = this.text(expression.get("operator", true));
-            const valuesNode = this.resolve(expression.get("values", true));
-            const values = valuesNode && (0, import_yaml6.isSeq)(valuesNode) ? valuesNode.items.map((value) => this.text(this.resolve(value))).filter((v) => v !== void 0) : [];
-            if (key === void 0 || !operator || !OPERATORS.has(operator)) {
-              readable = false;
-              continue;
-            }
-            const range = expression.range ?? [0, 0];
-            requirements2.push({ key, operator, values, span: { start: range[0], end: range[1] } });
+    const found = cudaFromUrl(index.url);
+    if (!found) continue;
+    claims.push(
+      cudaClaim({
+        kind: "index",
+        file: file2,
+        context: index.context,
+        cuda: found.cuda,
+        precision: found.precision,
+        span: index.span,
+        subject: indexSubject(file2, index),
+        index,
+        // A pyproject.toml's index is named for its CUDA and chosen per extra: what to change there is the
+        // selection (`uv sync --extra …`) or the routing, which no single text edit decides.
+        rewrite: formatOf(file2.kind).indexes === "tables" ? void 0 : (target) => one(rewriteLabel(file2, index.urlSpan, index.url, found.range, found.label, target))
+      })
+    );
+  }
+  for (const pkg of file2.packages) packageClaims(file2, pkg, kb, claims);
+  nameClaims(file2, claims);
+  systemClaims(file2, claims);
+  return claims;
+}
+function systemClaims(file2, claims) {
+  for (const context of file2.contexts) {
+    const required2 = context.systemCuda;
+    const major = required2 ? /^(\d+)(?:\.(\d+))?/.exec(required2.value) : null;
+    if (!required2 || !major) continue;
+    const original = required2.value;
+    const literal2 = file2.source.text.slice(required2.span.start, required2.span.end);
+    const at = Math.max(literal2.indexOf(original), 0);
+    const where = context.variant ?? "this environment";
+    claims.push(
+      cudaClaim({
+        kind: "system",
+        file: file2,
+        context: context.id,
+        cuda: major[2] !== void 0 ? `${major[1]}.${major[2]}` : major[1],
+        precision: major[2] !== void 0 ? "minor" : "major",
+        span: required2.span,
+        subject: literal2.includes("__cuda") ? `the platform's virtual package ${literal2} (${where})` : `system-requirements cuda = ${literal2} (${where})`,
+        // Raising the floor keeps its spelling: "12" → "13", "12.0" → "13.0".
+        rewrite: (target) => {
+          const to = parseCuda(target);
+          if (!to) return void 0;
+          return one(replaceWithin(file2, required2.span, literal2, at, at + original.length, major[2] !== void 0 ? `${to.major}.0` : `${to.major}`));
+        }
+      })
+    );
+  }
+}
+function nameClaims(file2, claims) {
+  for (const context of file2.contexts) {
+    if (!context.variantSpan || !context.variant) continue;
+    const kind = context.variant.slice(0, context.variant.indexOf(" "));
+    const written = context.variant.slice(kind.length + 1).split(" on ")[0];
+    const name = written.toLowerCase();
+    const cuda = cudaOfName(name);
+    if (!cuda) continue;
+    claims.push(
+      cudaClaim({
+        kind: "name",
+        file: file2,
+        context: context.id,
+        cuda: cuda.cuda,
+        precision: cuda.precision,
+        span: context.variantSpan,
+        subject: `the ${kind} "${written}"`
+      })
+    );
+  }
+}
+function cudaOfName(name) {
+  const tag = /(?:^|[^a-z0-9])cu(\d{2,3})(?![0-9])/.exec(name);
+  if (tag) {
+    const digits = tag[1];
+    if (/^1[0-3]$/.test(digits)) return { cuda: digits, precision: "major" };
+    return { cuda: `${digits.slice(0, -1)}.${digits.slice(-1)}`, precision: "minor" };
+  }
+  const spelled = /(?:^|[^a-z0-9])cuda[-_]?(\d{2})(?:[._-]?(\d))?(?![0-9])/.exec(name);
+  if (spelled) return spelled[2] ? { cuda: `${spelled[1]}.${spelled[2]}`, precision: "minor" } : { cuda: spelled[1], precision: "major" };
+  return void 0;
+}
+function imageClaim(file2, image, kb) {
+  if (!image.tag || image.unresolved) return void 0;
+  const subject = image.reference;
+  if (kb.isNvidiaCuda(image.registry, image.repository)) {
+    const tag = kb.nvidiaCudaTag(image.tag);
+    if (!tag) return void 0;
+    return cudaClaim({
+      kind: "image",
+      file: file2,
+      stage: image.stage,
+      cuda: tag.version,
+      precision: "minor",
+      span: image.span,
+      subject,
+      image,
+      rewrite: (target) => rewriteNvidiaCudaTag(file2, image, tag.version, tag.cudnn, target, kb)
+    });
+  }
+  if (!image.registry && image.repository === "pytorch/pytorch") {
+    const tag = kb.pytorchImageTag(image.tag);
+    if (!tag) return void 0;
+    return cudaClaim({ kind: "image", file: file2, stage: image.stage, cuda: tag.cuda, precision: "minor", span: image.span, subject, image });
+  }
+  if (image.registry === "nvcr.io" && image.repository === "nvidia/pytorch") {
+    const row = kb.ngcPytorch(image.tag);
+    if (!row) return void 0;
+    const cuda = row.cuda ?? (row.cudaMajor !== void 0 ? String(row.cudaMajor) : void 0);
+    if (!cuda) return void 0;
+    return cudaClaim({ kind: "image", file: file2, stage: image.stage, cuda, precision: row.cuda ? "minor" : "major", span: image.span, subject, image, record: row });
+  }
+  return void 0;
+}
+function rewriteNvidiaCudaTag(file2, image, version2, cudnn, target, kb) {
+  const map2 = image.tagMap;
+  if (!map2) return void 0;
+  const minor = cudaMajorMinor(target);
+  if (!minor) return void 0;
+  const full = parseCuda(target)?.patch !== void 0 ? target : latestImagePatch(kb, minor);
+  if (!full) return void 0;
+  const spelling = cudnn ? kb.cudnnSpelling(full)?.spelling : void 0;
+  if (cudnn && !spelling) return void 0;
+  const versionSpan = map2.origin(0, version2.length);
+  const versionEdit = versionSpan ? replaceExact(file2, versionSpan, version2, full) : void 0;
+  if (!versionEdit) return void 0;
+  if (!cudnn || spelling === cudnn) return [versionEdit];
+  const cudnnSpan = map2.origin(version2.length + 1, version2.length + 1 + cudnn.length);
+  const cudnnEdit = cudnnSpan ? replaceExact(file2, cudnnSpan, cudnn, spelling) : void 0;
+  return cudnnEdit ? [versionEdit, cudnnEdit] : void 0;
+}
+function hasBuild(kb, pkg, target) {
+  if (!PYTORCH_INDEX_PACKAGES.has(pkg.name)) return true;
+  const release = releaseFor(kb, pkg, publicVersion(pkg.exact));
+  return release !== void 0 && kb.torchBuilds(release).has(tagFromCuda(target));
+}
+function one(edit) {
+  return edit ? [edit] : void 0;
+}
+function rewriteLabel(file2, span, value, range, label, target) {
+  const parsed = parseCuda(target);
+  if (!parsed) return void 0;
+  const isDotted = label.toLowerCase().startsWith("cuda") && value.slice(range[0], range[1]).includes(".");
+  const digits = isDotted ? `${parsed.major}.${parsed.minor}` : `${parsed.major}${parsed.minor}`;
+  return replaceWithin(file2, span, value, range[0], range[1], digits);
+}
+var CONDA_CUDA_PACKAGES = /* @__PURE__ */ new Set([
+  "pytorch-cuda",
+  "cudatoolkit",
+  "cuda-version",
+  "cuda-toolkit",
+  "cuda-runtime",
+  "cuda-cudart",
+  "cuda-nvcc",
+  "cuda-libraries",
+  "cuda-libraries-dev"
+]);
+var NVIDIA_VERSIONED = /^nvidia-cuda-(runtime|nvrtc|cupti|nvcc)(-cu\d{2})?$/;
+var MAY_CLAIM = /^(nvidia-|cupy-|cuda|jax|tensorflow|pytorch-cuda|cudatoolkit|onnxruntime-gpu|paddlepaddle-gpu|mxnet-|dgl-|bitsandbytes-cuda)|-cu1\d$/;
+function packageClaims(file2, pkg, kb, claims) {
+  if (pkg.ecosystem === "pip" && !pkg.localLabel && !pkg.url && !MAY_CLAIM.test(pkg.name) && !pkg.specifier.includes("+")) return claims;
+  if (pkg.ecosystem === "conda" && !pkg.build && !pkg.channel && !CONDA_CUDA_PACKAGES.has(pkg.name) && !CUDA_SELECTOR.test(pkg.name)) return claims;
+  const subject = describePackage(pkg);
+  const claimOf = (kind, cuda, precision, more) => cudaClaim({
+    kind,
+    file: file2,
+    context: pkg.context,
+    package: pkg,
+    span: pkg.span,
+    cuda,
+    precision,
+    subject: more?.subject ?? subject,
+    rewrite: more?.rewrite,
+    record: more?.record
+  });
+  if (pkg.ecosystem === "conda") condaClaims(file2, pkg, subject, claimOf, claims);
+  else if (pkg.ecosystem === "apt") aptClaims(pkg, claimOf, claims);
+  else pipClaims(file2, pkg, subject, kb, claimOf, claims);
+  return claims;
+}
+var CUDA_SELECTOR = /^cuda(75|80|90|91|92|100)$/;
+function condaClaims(file2, pkg, subject, claimOf, claims) {
+  const selector = CUDA_SELECTOR.exec(pkg.name);
+  if (selector) {
+    const digits = selector[1];
+    claims.push(claimOf("conda", `${digits.slice(0, -1)}.${digits.slice(-1)}`, "minor", { subject }));
+  }
+  const version2 = pkg.exact ?? (pkg.clauses.length === 1 && pkg.clauses[0].operator === "=" ? pkg.clauses[0].version.replace(/\.\*$/, "") : void 0);
+  if (CONDA_CUDA_PACKAGES.has(pkg.name) && version2) {
+    const minor = cudaMajorMinor(version2.split(".").slice(0, 2).join("."));
+    const clause = pkg.clauses[0];
+    if (minor && clause) {
+      claims.push(
+        claimOf("conda", minor, "minor", {
+          subject,
+          rewrite: (target) => {
+            const t = cudaMajorMinor(target);
+            if (!t) return void 0;
+            const replacement = pkg.name === "pytorch-cuda" || pkg.name === "cuda-version" ? t : version2.split(".").length > 2 ? `${t}.0` : t;
+            return one(replaceExact(file2, clause.versionSpan, clause.version, replacement));
           }
-        terms.push(readable ? requirements2 : []);
-      }
-    return { selector, terms };
-  }
-  annotation(metadata) {
-    const annotations = metadata ? this.map(metadata, "annotations") : void 0;
-    const value = annotations ? scalarText(this.resolve(annotations.get(DOCKERFILE_ANNOTATION, true)), this.source) : void 0;
-    if (!value?.text.trim()) return void 0;
-    return { path: value.text.trim().replace(/^\.\//, ""), span: value.origin(0, value.length) ?? value.site(0, value.length) };
-  }
-  map(node2, key) {
-    const value = this.resolve(node2.get(key, true));
-    return value && (0, import_yaml6.isMap)(value) ? value : void 0;
-  }
-  text(node2) {
-    const resolved = this.resolve(node2);
-    if (!resolved || !(0, import_yaml6.isScalar)(resolved) || resolved.value === null || typeof resolved.value === "object") return void 0;
-    return String(resolved.value);
-  }
-  resolve(node2) {
-    if (!node2 || !(0, import_yaml6.isAlias)(node2)) return node2 ?? void 0;
-    if (++this.aliases > MAX_ALIASES2) {
-      if (this.aliases === MAX_ALIASES2 + 1) {
-        const [start, end] = node2.range ?? [0, 0];
-        this.sink.problems.push({ span: { start, end }, message: `YAML: more than ${MAX_ALIASES2} aliases; the rest are not read` });
-      }
-      return void 0;
+        })
+      );
     }
-    return node2.resolve(this.doc) ?? void 0;
+  }
+  if (pkg.localLabel && pkg.build) {
+    const offset = pkg.build.toLowerCase().indexOf(pkg.localLabel);
+    const found = cudaFromLabel(pkg.localLabel, Math.max(0, offset));
+    const forge = pkg.channel === "conda-forge" && found && Number.parseInt(found.cuda, 10) >= 12;
+    if (found)
+      claims.push(forge ? claimOf("conda-build", String(Number.parseInt(found.cuda, 10)), "major") : claimOf("conda-build", found.cuda, found.precision));
+  }
+  if (pkg.channel) {
+    const label = /\/label\/cuda-(\d+\.\d+)/.exec(pkg.channel);
+    if (label) claims.push(claimOf("conda-channel", label[1], "minor"));
+  }
+}
+function aptClaims(pkg, claimOf, claims) {
+  const byName = cudaFromAptName(pkg.name);
+  if (byName) claims.push(claimOf("apt", byName.cuda, "minor"));
+  const suffix = pkg.localLabel ? cudaFromLabel(pkg.localLabel) : void 0;
+  if (suffix) claims.push(claimOf("apt", suffix.cuda, suffix.precision));
+}
+function pipClaims(file2, pkg, subject, kb, claimOf, claims) {
+  if (pkg.url) {
+    const fromUrl = cudaFromUrl(pkg.url);
+    if (fromUrl) {
+      claims.push(claimOf("wheel-url", fromUrl.cuda, fromUrl.precision));
+      return;
+    }
+  }
+  if (pkg.localLabel && pkg.exact) {
+    const plus = pkg.exact.indexOf("+");
+    const found = cudaFromLabel(pkg.localLabel, plus + 1);
+    const clause = pkg.clauses[0];
+    if (found && !pkg.url) {
+      claims.push(
+        claimOf("wheel-tag", found.cuda, found.precision, {
+          subject,
+          // Only to a build that exists: torch 2.6.0 has no +cu128, so no rewrite is offered there.
+          rewrite: clause ? (target) => hasBuild(kb, pkg, target) ? one(rewriteLabel(file2, clause.versionSpan, clause.version, found.range, pkg.localLabel, target)) : void 0 : void 0
+        })
+      );
+    } else if (found) {
+      claims.push(claimOf("wheel-url", found.cuda, found.precision));
+    }
+  }
+  const byName = cudaFromPythonName(pkg.name);
+  if (byName) {
+    let cuda = byName.cuda;
+    let precision = byName.precision;
+    if (NVIDIA_VERSIONED.test(pkg.name) && pkg.exact) {
+      const minor = cudaMajorMinor(publicVersion(pkg.exact).split(".").slice(0, 2).join("."));
+      if (minor && minor.startsWith(`${cuda}.`)) {
+        cuda = minor;
+        precision = "minor";
+      }
+    }
+    claims.push(claimOf(byName.family === "cupy" ? "cupy" : "nvidia-wheel", cuda, precision));
+  } else if (NVIDIA_VERSIONED.test(pkg.name) && pkg.exact) {
+    const minor = cudaMajorMinor(publicVersion(pkg.exact).split(".").slice(0, 2).join("."));
+    if (minor) claims.push(claimOf("nvidia-wheel", minor, "minor"));
+  }
+  const jaxExtra = pkg.name === "jax" || pkg.name === "jaxlib" ? pkg.extras.find((item) => /^cuda1\d/.test(item) && !/[-_]local$/.test(item)) : void 0;
+  if (jaxExtra) claims.push(claimOf("jax", jaxExtra.slice(4, 6), "major"));
+  if (pkg.name === "jaxlib" && pkg.localLabel) {
+    const found = /^cuda(\d{2})/.exec(pkg.localLabel);
+    if (found) claims.push(claimOf("jax", found[1], "major"));
+  }
+  if (pkg.exact && !byName) {
+    const paddlePost = pkg.name === "paddlepaddle-gpu" ? /\.post(\d+)(\d)$/.exec(publicVersion(pkg.exact)) : void 0;
+    if (paddlePost) claims.push(claimOf("library", `${paddlePost[1]}.${paddlePost[2]}`, "minor"));
+    else {
+      const row = kb.gpuStackBuild(pkg.name, pkg.exact, pkg.extras);
+      if (row)
+        claims.push(
+          claimOf(pkg.name === "tensorflow" ? "tensorflow" : pkg.name === "jax" ? "jax" : "library", String(row.cudaMajor), "major", { subject, record: row })
+        );
+    }
+  }
+  if (pkg.exact && pkg.name === "cuda-toolkit") {
+    const minor = cudaMajorMinor(publicVersion(pkg.exact).split(".").slice(0, 2).join("."));
+    if (minor) claims.push(claimOf("nvidia-wheel", minor, "minor"));
+  }
+  if (pkg.exact && (pkg.name === "cuda-bindings" || pkg.name === "cuda-python")) {
+    const major = /^(1[1-9])\./.exec(publicVersion(pkg.exact))?.[1];
+    if (major) claims.push(claimOf("nvidia-wheel", major, "major"));
+  }
+  if (!pkg.exact && !pkg.url) {
+    const labelled = /\+(cu\d{2,3})(?![\w.])/i.exec(pkg.specifier);
+    const found = labelled ? cudaFromLabel(labelled[1]) : void 0;
+    if (found && found.precision === "minor") claims.push(claimOf("wheel-tag", found.cuda, "minor"));
+  }
+  const pyg = pkg.localLabel ? /^pt\d+cu(\d{2,3})$/.exec(pkg.localLabel) : void 0;
+  if (pyg) {
+    const digits = pyg[1];
+    claims.push(claimOf("wheel-tag", `${digits.slice(0, -1)}.${digits.slice(-1)}`, "minor"));
+  }
+}
+function compactSpec(spec2) {
+  return spec2.trim().replace(/\s*(==|>=|<=|!=|~=|=|<|>|,)\s*/g, "$1");
+}
+function describePackage(pkg) {
+  if (pkg.url && !pkg.specifier) return pkg.exact ? `${pkg.rawName} ${pkg.exact}` : pkg.rawName;
+  if (pkg.ecosystem === "conda")
+    return `${pkg.channel ? `${pkg.channel}::` : ""}${pkg.rawName}${compactSpec(pkg.specifier)}${pkg.build ? `=${pkg.build}` : ""}`;
+  if (pkg.ecosystem === "apt") return pkg.specifier ? `${pkg.rawName}=${pkg.specifier}` : pkg.rawName;
+  return `${pkg.rawName}${pkg.extras.length ? `[${pkg.extras.join(",")}]` : ""}${pkg.specifier}`;
+}
+function compareClaims(a, b) {
+  const majorA = Number.parseInt(a.cuda, 10);
+  const majorB = Number.parseInt(b.cuda, 10);
+  if (majorA !== majorB) return "major";
+  if (a.precision === "major" || b.precision === "major") return "same";
+  return cudaMajorMinor(a.cuda) === cudaMajorMinor(b.cuda) ? "same" : "minor";
+}
+function claimCuda(claim2) {
+  return claim2.precision === "major" ? claim2.cuda : cudaMajorMinor(claim2.cuda) ?? claim2.cuda;
+}
+
+// src/analysis/paths.ts
+import { posix } from "node:path";
+function normalizeRepoPath(path) {
+  if (isNormal(path)) return path;
+  const normalized = posix.normalize(path.replace(/\\/g, "/"));
+  if (normalized.startsWith("../") || normalized === ".." || posix.isAbsolute(normalized)) return void 0;
+  return normalized === "." ? "" : normalized.replace(/^\.\//, "");
+}
+function dirname(path) {
+  const index = path.lastIndexOf("/");
+  return index < 0 ? "" : path.slice(0, index);
+}
+function joinRepo(...parts) {
+  const present = parts.filter((part) => part !== "");
+  const joined = present.join("/");
+  if (isNormal(joined)) return joined;
+  return normalizeRepoPath(posix.join(...present) || ".");
+}
+var NORMAL = /^(?!\.\.?(?:\/|$))[^/\\]+(?:\/(?!\.\.?(?:\/|$))[^/\\]+)*$/;
+function isNormal(path) {
+  return NORMAL.test(path);
+}
+
+// src/analysis/stages.ts
+var StageTree = class _StageTree {
+  constructor(stageCount, file2) {
+    this.stageCount = stageCount;
+    for (const image of file2.images) {
+      if (this.parents[image.stage] !== void 0 || image.stage >= stageCount) continue;
+      if (image.fromStage !== void 0 && image.fromStage < image.stage) this.parents[image.stage] = image.fromStage;
+    }
+    for (let stage = 0; stage < stageCount; stage++) {
+      const parent = this.parents[stage];
+      this.roots[stage] = parent === void 0 ? stage : this.roots[parent];
+    }
+  }
+  stageCount;
+  /** Parent stage of each stage (undefined for a stage built on an image). */
+  parents = [];
+  /** The stage at the end of each stage's chain: the one whose FROM names an image. */
+  roots = [];
+  static cache = /* @__PURE__ */ new WeakMap();
+  static of(file2) {
+    let tree = _StageTree.cache.get(file2);
+    if (!tree) {
+      let count = file2.stages.length;
+      for (const image of file2.images) count = Math.max(count, image.stage + 1);
+      _StageTree.cache.set(file2, tree = new _StageTree(count, file2));
+    }
+    return tree;
+  }
+  parent(stage) {
+    return this.parents[stage];
+  }
+  /** The base stage of this stage's chain (itself when it is built on an image). */
+  root(stage) {
+    return this.roots[stage] ?? stage;
+  }
+  /**
+   * For every stage, its own items after those of the stages it builds on (items in stage order, so in file
+   * order when `own` lists them in file order). A stage that adds nothing shares its parent's list.
+   */
+  inherited(own2) {
+    const lists = [];
+    for (let stage = 0; stage < this.stageCount; stage++) {
+      const parent = this.parents[stage];
+      const above = parent === void 0 ? [] : lists[parent];
+      const mine = own2(stage);
+      lists[stage] = mine.length === 0 ? above : above.length === 0 ? mine : [...above, ...mine];
+    }
+    return (stage) => lists[stage] ?? own2(stage);
   }
 };
 
-// src/parsers/index.ts
-var NOT_A_DOCKERFILE = /\.(?:md|rst|txt|sh|bash|ps1|py|json|ya?ml|toml|cfg|ini|lock|j2|jinja2?|tmpl|tpl|template|erb|mustache|hbs|bak|orig|swp|patch|diff)$/;
-function classifyPath(path) {
-  const name = path.slice(path.lastIndexOf("/") + 1);
-  const lower = name.toLowerCase();
-  if (/^(?:dockerfile|containerfile)(?:[._-].+)?$/.test(lower) && !NOT_A_DOCKERFILE.test(lower) || /\.(?:dockerfile|containerfile)$/.test(lower))
-    return "dockerfile";
-  if (/(?:^|[._-])conda-lock\.ya?ml$/.test(lower)) return "conda-lock";
-  if (/\.ya?ml$/.test(lower) && /(?:^|[._-])(?:conda|environment)(?:[._-][^/]*)?\.ya?ml$/.test(lower)) return "conda";
-  if (lower === "pyproject.toml") return "pyproject";
-  if (lower === "uv.lock") return "uv-lock";
-  if (lower === "pixi.toml") return "pixi";
-  if (lower === "pixi.lock") return "pixi-lock";
-  if (lower === "poetry.lock") return "poetry-lock";
-  if (/\.(?:txt|in)$/.test(lower) && (/requirements?/.test(lower) || /(^|\/)requirements\//.test(path.toLowerCase()) || /^constraints/.test(lower)))
-    return "requirements";
+// src/analysis/links.ts
+function includeCandidates(file2, include) {
+  const base = dirname(file2.path);
+  const target = include.target.replace(/^file:(?!\/\/)/i, "");
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(target)) return [];
+  if (include.kind === "dockerfile") return unique([joinRepo(target)]);
+  if (formatOf(file2.kind).units !== "stages") return unique([joinRepo(base, target)]);
+  const stage = file2.contexts[include.context]?.stage ?? 0;
+  const candidates = [];
+  for (const relative2 of CopyIndex.of(file2).sourcesOf(stage, target)) candidates.push(joinRepo(base, relative2), joinRepo(relative2));
+  if (!target.startsWith("/") && !include.copiedOnly) candidates.push(joinRepo(base, target), joinRepo(target));
+  return unique(candidates);
+}
+var CopyIndex = class _CopyIndex {
+  same = /* @__PURE__ */ new Map();
+  byName = /* @__PURE__ */ new Map();
+  byDestination = /* @__PURE__ */ new Map();
+  patterns = [];
+  directories = [];
+  enter = [];
+  exit = [];
+  answers = /* @__PURE__ */ new Map();
+  static cache = /* @__PURE__ */ new WeakMap();
+  static of(file2) {
+    let index = _CopyIndex.cache.get(file2);
+    if (!index) _CopyIndex.cache.set(file2, index = new _CopyIndex(file2));
+    return index;
+  }
+  constructor(file2) {
+    let order = 0;
+    for (const copy of file2.copies) {
+      if (copy.fromStage) continue;
+      for (const { path } of copy.sources) {
+        const entry = { order: order++, copy, source: path };
+        const key = `${path}\0${copy.destination}`;
+        const known2 = this.same.get(key);
+        if (known2) {
+          known2.entries.push(entry);
+          continue;
+        }
+        const group = { entries: [entry] };
+        this.same.set(key, group);
+        if (isDirectorySource(path)) this.directories.push(group);
+        else if (/[*?[]/.test(path)) this.patterns.push(group);
+        else {
+          push(this.byName, baseName(path), group);
+          push(this.byDestination, copy.destination, group);
+        }
+      }
+    }
+    const tree = StageTree.of(file2);
+    const children = Array.from({ length: tree.stageCount }, () => []);
+    const roots = [];
+    for (let stage = 0; stage < tree.stageCount; stage++) {
+      const parent = tree.parent(stage);
+      if (parent === void 0) roots.push(stage);
+      else children[parent].push(stage);
+    }
+    let clock = 0;
+    const stack = roots.reverse().map((root) => [root, 0]);
+    while (stack.length > 0) {
+      const top = stack[stack.length - 1];
+      const [stage, next] = top;
+      if (next === 0) this.enter[stage] = clock++;
+      const kids = children[stage];
+      if (next < kids.length) {
+        top[1] = next + 1;
+        stack.push([kids[next], 0]);
+      } else {
+        this.exit[stage] = clock++;
+        stack.pop();
+      }
+    }
+  }
+  /** The first copy of a kind that `stage` sees (it is that copy's stage or builds on it), if any. */
+  firstSeen(group, stage) {
+    const enter = this.enter[stage];
+    const exit = this.exit[stage];
+    if (enter === void 0 || exit === void 0) return group.entries.find((entry) => entry.copy.stage === stage);
+    if (!group.roots) {
+      const owners = group.entries.map((entry) => ({ enter: this.enter[entry.copy.stage] ?? -1, exit: this.exit[entry.copy.stage] ?? -1, entry })).filter((owner) => owner.enter >= 0).sort((a, b) => a.enter - b.enter || a.entry.order - b.entry.order);
+      const roots2 = [];
+      for (const owner of owners) {
+        const last2 = roots2.at(-1);
+        if (last2 && owner.enter <= last2.exit) continue;
+        roots2.push(owner);
+      }
+      group.roots = roots2;
+    }
+    const roots = group.roots;
+    let low = 0;
+    let high = roots.length - 1;
+    let found = -1;
+    while (low <= high) {
+      const middle = low + high >> 1;
+      if (roots[middle].enter <= enter) {
+        found = middle;
+        low = middle + 1;
+      } else high = middle - 1;
+    }
+    const root = found >= 0 ? roots[found] : void 0;
+    return root && exit <= root.exit ? root.entry : void 0;
+  }
+  /** The source-relative paths of what the copies `stage` sees may have put at `target`, in file order. */
+  sourcesOf(stage, target) {
+    const key = `${stage}\0${target}`;
+    const known2 = this.answers.get(key);
+    if (known2) return known2;
+    const groups = /* @__PURE__ */ new Set([...this.byName.get(baseName(target)) ?? [], ...this.byDestination.get(target) ?? [], ...this.patterns, ...this.directories]);
+    const seen = [];
+    for (const group of groups) {
+      const entry = this.firstSeen(group, stage);
+      if (entry) seen.push(entry);
+    }
+    seen.sort((a, b) => a.order - b.order);
+    const out = [];
+    for (const entry of seen) {
+      const relative2 = pathInsideCopy(entry.copy, entry.source, target);
+      if (relative2 !== void 0) out.push(relative2);
+    }
+    this.answers.set(key, out);
+    return out;
+  }
+};
+function push(map2, key, value) {
+  const list = map2.get(key);
+  if (list) list.push(value);
+  else map2.set(key, [value]);
+}
+function baseName(path) {
+  return path.replace(/\/+$/, "").split("/").pop() ?? path;
+}
+function isDirectorySource(source) {
+  return source === "." || source.endsWith("/") || !/\.[A-Za-z0-9]+$/.test(baseName(source));
+}
+function pathInsideCopy(copy, source, target) {
+  const destination = copy.destination;
+  const sourceBase = baseName(source);
+  const targetBase = target.split("/").pop() ?? target;
+  if (!isDirectorySource(source)) {
+    if (targetBase === sourceBase || target === destination || destination.endsWith("/") && target === `${destination}${sourceBase}`) return source;
+    if (/[*?[]/.test(source) && globMatch(source.split("/").pop() ?? source, targetBase)) return `${dirname(source)}/${targetBase}`.replace(/^\//, "");
+    return void 0;
+  }
+  const dest = destination.replace(/\/+$/, "");
+  let relative2 = target;
+  if (target.startsWith("/")) {
+    if (!target.startsWith(`${dest}/`)) return void 0;
+    relative2 = target.slice(dest.length + 1);
+  }
+  return `${source.replace(/\/+$/, "")}/${relative2}`;
+}
+function globMatch(pattern, name) {
+  const regex = new RegExp(
+    `^${pattern.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*").replace(/\?/g, ".")}$`
+  );
+  return regex.test(name);
+}
+function unique(paths) {
+  return [...new Set(paths.filter((path) => path !== void 0 && path !== ""))];
+}
+function resolveLinks(files, leadsTo) {
+  const byPath = new Map(files.map((file2) => [file2.path, file2]));
+  const links = /* @__PURE__ */ new Map();
+  for (const file2 of files) {
+    const list = [];
+    file2.includes.forEach((include, k) => {
+      const path = leadsTo ? leadsTo(file2, k) : includeCandidates(file2, include).find((candidate) => byPath.has(candidate));
+      const to = path === void 0 ? void 0 : byPath.get(path);
+      if (to && to !== file2) list.push({ from: file2, include, to });
+    });
+    links.set(file2, list);
+  }
+  return links;
+}
+
+// src/analysis/nearest.ts
+function nearestCudaBuild(release, wantedCuda) {
+  const tags = torchBuildTags(release);
+  const wanted = cudaScore(wantedCuda);
+  const scored = tags.map((tag) => ({ tag, cuda: cudaFromTag(tag) })).sort((a, b) => {
+    const majorA = cudaMajor(a.cuda) === cudaMajor(wantedCuda) ? 0 : 1;
+    const majorB = cudaMajor(b.cuda) === cudaMajor(wantedCuda) ? 0 : 1;
+    return majorA - majorB || Math.abs(cudaScore(a.cuda) - wanted) - Math.abs(cudaScore(b.cuda) - wanted) || cudaScore(b.cuda) - cudaScore(a.cuda);
+  });
+  return scored[0]?.tag;
+}
+function nearestReleaseWithCuda(kb, version2, cuda) {
+  const target = publicVersion(version2);
+  return kb.memoized(`nearestReleaseWithCuda:${target}:${cuda}`, () => computeNearestRelease(kb, target, cuda));
+}
+function computeNearestRelease(kb, target, cuda) {
+  const releases = kb.torchReleases();
+  const wantedTag = tagFromCuda(cuda);
+  const candidates = releases.filter((release) => release.variants.includes(wantedTag) && release.confidence !== "unverified");
+  if (candidates.length === 0) return void 0;
+  const found = releases.findIndex((release) => compareDotted(release.version, target) >= 0);
+  const targetIndex = found < 0 ? releases.length : found;
+  const distance = new Map(candidates.map((release) => [release, Math.abs(releases.indexOf(release) - targetIndex)]));
+  const nearest3 = [...candidates].sort((a, b) => distance.get(a) - distance.get(b) || compareDotted(b.version, a.version))[0];
+  return candidates.filter((release) => minorOf(release.version) === minorOf(nearest3.version)).sort((a, b) => compareDotted(b.version, a.version))[0];
+}
+function cudaScore(cuda) {
+  const [major, minor] = cuda.split(".");
+  return Number(major) * 10 + Number(minor ?? 0);
+}
+
+// src/analysis/packages.ts
+var CONDA_TO_PIP = { pytorch: "torch", "pytorch-gpu": "torch", torchtriton: "triton", "pytorch-triton": "triton" };
+function projectName(pkg) {
+  if (pkg.ecosystem === "conda") return CONDA_TO_PIP[pkg.name] ?? pkg.name;
+  return pkg.name;
+}
+var CUDA_RELEVANT = /* @__PURE__ */ new Set([
+  "torch",
+  "torchvision",
+  "torchaudio",
+  "triton",
+  "pytorch-triton",
+  "xformers",
+  "flash-attn",
+  "tensorflow",
+  "tensorflow-gpu",
+  "jaxlib",
+  "pytorch-cuda",
+  "cudatoolkit",
+  "cuda-version",
+  "cuda-toolkit",
+  "cudnn",
+  "nccl",
+  "cuda-python",
+  "tensorrt",
+  "onnxruntime-gpu",
+  "paddlepaddle-gpu",
+  "bitsandbytes",
+  "torchao",
+  "vllm",
+  "deepspeed",
+  "apex",
+  "mmcv",
+  "mmcv-full",
+  "torch-scatter",
+  "torch-sparse",
+  "torch-geometric",
+  "torch-cluster",
+  "torch-spline-conv",
+  "pyg-lib",
+  "torchtext",
+  "torchdata",
+  "detectron2",
+  "dgl",
+  "cupy",
+  "spconv",
+  "onnxruntime-training"
+]);
+function isCudaRelevant(pkg, extra) {
+  if (pkg.ecosystem === "apt") return false;
+  if (pkg.name === "jax") return extra.has("jax") || pkg.extras.some((item) => /^cuda/.test(item));
+  let byName = relevance.get(extra);
+  if (!byName) relevance.set(extra, byName = { pip: /* @__PURE__ */ new Map(), conda: /* @__PURE__ */ new Map() });
+  const known2 = byName[pkg.ecosystem];
+  let answer = known2.get(pkg.name);
+  if (answer === void 0) known2.set(pkg.name, answer = computeRelevance(pkg, extra));
+  return answer;
+}
+var relevance = /* @__PURE__ */ new WeakMap();
+function computeRelevance(pkg, extra) {
+  const name = projectName(pkg);
+  if (CUDA_RELEVANT.has(name) || extra.has(name) || extra.has(pkg.name)) return true;
+  if (/^nvidia-/.test(name) && name !== "nvidia-pyindex") return true;
+  if (/^(?:cupy-cuda|dgl-cu|mxnet-cu|spconv-cu|jax-cuda\d+-)/.test(name) || /-cu1\d{1,2}$/.test(name)) return true;
+  return false;
+}
+var CONDA_MINOR_PINS = /* @__PURE__ */ new Set(["pytorch-cuda", "cuda-version", "cudatoolkit", "cuda-toolkit"]);
+
+// src/analysis/torch-pages.ts
+var PYG_DOCS = "https://github.com/pyg-team/pytorch_geometric/blob/5c6461b2305ad068a6d61165b3c55852a11aaa41/docs/source/install/installation.rst";
+var TORCH_PAGES = [
+  {
+    project: "PyG",
+    pattern: /^https?:\/\/(?:data\.pyg\.org|pytorch-geometric\.com)\/whl\/torch-(\d+\.\d+)\.\d+(?:%2B|\+)(?:cu\d+|cpu)\.html$/i,
+    source: PYG_DOCS
+  },
+  {
+    project: "mmcv",
+    pattern: /^https?:\/\/download\.openmmlab\.com\/mmcv\/dist\/(?:cu\d+|cpu)\/torch(\d+\.\d+)(?:\.\d+)?\/index\.html$/i,
+    source: "https://github.com/open-mmlab/mmcv/blob/a8073c74bf83d62ec36a103f835faa4837fb6585/docs/en/get_started/installation.md"
+  },
+  {
+    project: "detectron2",
+    pattern: /^https?:\/\/dl\.fbaipublicfiles\.com\/detectron2\/wheels\/(?:cu\d+|cpu)\/torch(\d+\.\d+)\/index\.html$/i,
+    source: "https://github.com/facebookresearch/detectron2/blob/640e061f^/INSTALL.md"
+  }
+];
+function torchPage(url2) {
+  for (const page of TORCH_PAGES) {
+    const torch = page.pattern.exec(url2)?.[1];
+    if (torch) return { project: page.project, torch, source: page.source };
+  }
   return void 0;
 }
+
+// src/util/collections.ts
+function groupBy(items2, key) {
+  const groups = /* @__PURE__ */ new Map();
+  for (const item of items2) {
+    const at = key(item);
+    if (at === void 0) continue;
+    const group = groups.get(at);
+    if (group) group.push(item);
+    else groups.set(at, [item]);
+  }
+  return groups;
+}
+function positions(length) {
+  return Array.from({ length }, (_, i) => i);
+}
+var UnionFind = class {
+  parent;
+  constructor(count = 0) {
+    this.parent = positions(count);
+  }
+  /** A new item in a set of its own; returns its number (the count so far). */
+  add() {
+    return this.parent.push(this.parent.length) - 1;
+  }
+  /** The representative of i's set. */
+  find(i) {
+    let root = i;
+    while (this.parent[root] !== root) root = this.parent[root];
+    while (this.parent[i] !== root) {
+      const next = this.parent[i];
+      this.parent[i] = root;
+      i = next;
+    }
+    return root;
+  }
+  /** Joins the sets of a and b; returns the representative of the joined set. */
+  join(a, b) {
+    const ra = this.find(a);
+    const rb = this.find(b);
+    if (ra !== rb) this.parent[rb] = ra;
+    return ra;
+  }
+};
+
+// src/util/graph.ts
+function stronglyConnected(nodes, edges) {
+  const index = /* @__PURE__ */ new Map();
+  const low = /* @__PURE__ */ new Map();
+  const onStack = /* @__PURE__ */ new Set();
+  const stack = [];
+  const component = /* @__PURE__ */ new Map();
+  let counter = 0;
+  let count = 0;
+  for (const start of nodes) {
+    if (index.has(start)) continue;
+    const frames = [{ node: start, out: edges(start), next: 0 }];
+    index.set(start, counter);
+    low.set(start, counter++);
+    stack.push(start);
+    onStack.add(start);
+    while (frames.length > 0) {
+      const frame = frames.at(-1);
+      if (frame.next < frame.out.length) {
+        const to = frame.out[frame.next++];
+        if (!index.has(to)) {
+          index.set(to, counter);
+          low.set(to, counter++);
+          stack.push(to);
+          onStack.add(to);
+          frames.push({ node: to, out: edges(to), next: 0 });
+        } else if (onStack.has(to)) {
+          low.set(frame.node, Math.min(low.get(frame.node), index.get(to)));
+        }
+        continue;
+      }
+      frames.pop();
+      const parent = frames.at(-1);
+      if (parent) low.set(parent.node, Math.min(low.get(parent.node), low.get(frame.node)));
+      if (low.get(frame.node) === index.get(frame.node)) {
+        let member;
+        do {
+          member = stack.pop();
+          onStack.delete(member);
+          component.set(member, count);
+        } while (member !== frame.node);
+        count++;
+      }
+    }
+  }
+  return component;
+}
+
+// src/analysis/units.ts
+var NO_INDEXES = [];
+var ENVIRONMENT = /(?:conda|mamba|venv|virtualenv|site-packages|dist-packages|\/\.local\b|^\/install\b|^\/usr\/local\/?(?:lib\/?)?$|\/python\d(?:\.\d+)?\b)/i;
+var TIERS = [
+  ["image", "env"],
+  ["conda", "conda-build", "conda-channel", "apt"],
+  ["wheel-tag", "wheel-url", "implied"],
+  ["nvidia-wheel", "cupy", "jax", "tensorflow", "library"]
+];
+function buildUnits(files, links, kb) {
+  const claimCache = /* @__PURE__ */ new Map();
+  const claimsOf = (file2) => {
+    let claims = claimCache.get(file2);
+    if (!claims) claimCache.set(file2, claims = fileClaims(file2, kb));
+    return claims;
+  };
+  const units = [];
+  let component;
+  const includers = /* @__PURE__ */ new Map();
+  for (const from of files) {
+    for (const link of links.get(from) ?? []) {
+      const list = includers.get(link.to);
+      if (list) list.push(from);
+      else includers.set(link.to, [from]);
+    }
+  }
+  for (const file2 of files) {
+    const format = formatOf(file2.kind);
+    if (format.units === "stages") {
+      const stages = new DockerfileIndex(file2, links.get(file2) ?? [], claimsOf(file2));
+      for (const stage of file2.stages) units.push(dockerStageUnit(stages, stage.index, links, claimsOf, kb));
+    } else if (format.units === "selections") {
+      const via = (includers.get(file2) ?? []).flatMap((includer) => (links.get(includer) ?? []).filter((link) => link.to === file2));
+      const covered = new Set(selectedContexts(file2, via).map((context) => context.variant));
+      units.push(...selectionUnits(file2, claimsOf, kb, via.length ? covered : /* @__PURE__ */ new Set()));
+    } else if (format.units === "file" && !includedElsewhere(file2, includers.get(file2) ?? [], component ??= components(files, links))) {
+      units.push(fileUnit(file2, links, claimsOf, kb));
+    }
+  }
+  for (const file2 of files) if (formatOf(file2.kind).units === "containers") units.push(...containerUnits(file2, links.get(file2) ?? [], units, kb));
+  return units;
+}
+function containerUnits(file2, links, units, kb) {
+  const out = [];
+  for (const fact of file2.containers) {
+    if (!fact.gpu) continue;
+    const include = fact.dockerfile ? file2.includes[fact.dockerfile.include] : void 0;
+    const built = include ? links.find((link) => link.include === include)?.to : void 0;
+    let claims;
+    if (built) {
+      const last2 = built.stages.at(-1)?.index;
+      const stage = units.find((unit) => unit.root === built && unit.stage === last2);
+      claims = (stage?.claims ?? []).map(
+        (claim2) => cudaClaim({
+          ...claim2,
+          file: file2,
+          context: void 0,
+          stage: fact.image.stage,
+          span: fact.span,
+          subject: `${fact.image.reference} (built from ${built.path}: ${claim2.subject})`,
+          rewrite: void 0,
+          origin: { file: built, span: claim2.span, subject: claim2.subject }
+        })
+      );
+    } else {
+      const own2 = containerImageClaim(file2, fact, kb);
+      claims = own2 ? [own2] : [];
+    }
+    const container = { fact, claims, ...fact.dockerfile && !built ? { missing: fact.dockerfile.path } : {} };
+    out.push({
+      label: `${file2.path} (${fact.workload}, container ${fact.name})`,
+      root: file2,
+      stage: fact.image.stage,
+      files: [file2],
+      // Rules that compare a unit's claims see the image's own; the Dockerfile's claims are judged in the Dockerfile.
+      claims: built ? [] : claims,
+      ...built || claims.length === 0 ? {} : { target: claims[0] },
+      packages: [],
+      invocations: [],
+      container
+    });
+  }
+  return out;
+}
+function includedElsewhere(file2, includers, component) {
+  return includers.some((includer) => includer !== file2 && (formatOf(includer.kind).units === "stages" || component.get(includer) !== component.get(file2)));
+}
+function components(files, links) {
+  return stronglyConnected(files, (file2) => (links.get(file2) ?? []).map((link) => link.to));
+}
+function reachable(start, links, seen) {
+  const out = [];
+  const queue = [...start];
+  for (let next = 0; next < queue.length; next++) {
+    const link = queue[next];
+    if (seen.has(link.to)) continue;
+    seen.add(link.to);
+    out.push(link.to);
+    queue.push(...links.get(link.to) ?? []);
+  }
+  return out;
+}
+function fileUnit(file2, links, claimsOf, kb) {
+  const seen = /* @__PURE__ */ new Set([file2]);
+  const included = reachable(links.get(file2) ?? [], links, seen);
+  const files = [file2, ...included];
+  const invocations = [];
+  const pipContexts = file2.contexts.filter((context) => context.tool !== "conda-env");
+  for (const context of pipContexts) {
+    const contextLinks = (links.get(file2) ?? []).filter((link) => link.include.context === context.id);
+    const linked = reachable(contextLinks, links, /* @__PURE__ */ new Set([file2]));
+    invocations.push(makeInvocation([{ file: file2, context }, ...linked.flatMap((member) => member.contexts.map((c) => ({ file: member, context: c })))]));
+  }
+  const claims = files.flatMap((member) => claimsOf(member));
+  return finishUnit(file2.path, file2, void 0, files, claims, invocations, kb);
+}
+function selectionUnits(file2, claimsOf, kb, covered) {
+  const claims = claimsOf(file2);
+  const units = [];
+  for (const [variant, contexts] of groupBy(file2.contexts, (context) => context.variant)) {
+    if (covered.has(variant) || variant?.startsWith("pip: ")) continue;
+    const ids = new Set(contexts.map((context) => context.id));
+    const own2 = (context) => context === void 0 || ids.has(context);
+    units.push(
+      finishUnit(
+        `${file2.path} (${variant})`,
+        file2,
+        void 0,
+        [file2],
+        claims.filter((claim2) => own2(claim2.context)),
+        contexts.map((context) => makeInvocation([{ file: file2, context }])),
+        kb,
+        file2.packages.filter((pkg) => ids.has(pkg.context))
+      )
+    );
+  }
+  return units;
+}
+var DockerfileIndex = class {
+  constructor(file2, links, claims) {
+    this.file = file2;
+    this.claims = claims;
+    this.tree = StageTree.of(file2);
+    this.contextsByStage = groupBy(file2.contexts, (context) => context.stage);
+    this.copiesByStage = groupBy(file2.copies, (copy) => copy.stage);
+    for (const stage of file2.stages)
+      if (stage.name && !this.stagesByName.has(stage.name.toLowerCase())) this.stagesByName.set(stage.name.toLowerCase(), stage.index);
+    this.linksByContext = groupBy(links, (link) => link.include.context);
+    this.packagesByContext = groupBy(positions(file2.packages.length), (i) => file2.packages[i].context);
+    const all = positions(claims.length);
+    const stageClaims = groupBy(all, (i) => claims[i].stage !== void 0 && claims[i].kind !== "image" ? claims[i].stage : void 0);
+    this.chainClaims = this.tree.inherited((stage) => stageClaims.get(stage) ?? []);
+    this.imageClaims = groupBy(all, (i) => claims[i].kind === "image" ? claims[i].stage : void 0);
+    this.contextClaims = groupBy(all, (i) => claims[i].stage === void 0 ? claims[i].context : void 0);
+  }
+  file;
+  claims;
+  contextsByStage;
+  linksByContext;
+  packagesByContext;
+  /** Claims by position in `claims`: those of a stage (not images) with its ancestors', images by stage, and by context. */
+  chainClaims;
+  imageClaims;
+  contextClaims;
+  tree;
+  copiesByStage;
+  stagesByName = /* @__PURE__ */ new Map();
+  /** By stage, in file order as far as computed: contexts a stage copies in, and what copying out of it brings. */
+  copied = [];
+  reached = [];
+  environmentCopies;
+  /**
+   * The file's own claims that bear on a stage, in the file's claim order: claims of the stage and the stages it
+   * builds on (the image only of the base stage, which is what the stage runs on), and those of its contexts.
+   */
+  claimsOf(stage, contexts) {
+    const picked = [...this.chainClaims(stage), ...this.imageClaims.get(this.tree.root(stage)) ?? []];
+    for (const context of contexts) picked.push(...this.contextClaims.get(context.id) ?? []);
+    return picked.sort((a, b) => a - b).map((i) => this.claims[i]);
+  }
+  /**
+   * The install contexts whose results a stage copies in: `COPY --from=build /opt/conda /opt/conda` (an environment:
+   * a conda prefix, a virtualenv, site-packages, a pip --prefix or --user directory) brings everything `build` and
+   * the stages it builds on installed, and what they copied in themselves.
+   */
+  copiedContexts(stage) {
+    if (!this.copiesEnvironments) return [];
+    this.computeUpTo(stage);
+    return this.copied[stage] ?? [];
+  }
+  /** Whether any `COPY --from` of the file brings an environment (a conda prefix, a virtualenv, site-packages). */
+  get copiesEnvironments() {
+    this.environmentCopies ??= this.file.copies.some((copy) => copy.fromStage !== void 0 && copy.sources.some((source) => ENVIRONMENT.test(source.path)));
+    return this.environmentCopies;
+  }
+  /**
+   * Works out, stage by stage in file order, what each stage copies in and what an environment copied out of it
+   * holds (its installs, what it copied in, and its base stage's). A stage copies only from earlier stages, so each
+   * is computed once from results already there: a file that chains thousands of COPY --from stages was cubic when
+   * every stage walked every copy again, and no recursion can run out of stack.
+   */
+  computeUpTo(stage) {
+    for (let at = this.copied.length; at <= stage; at++) {
+      const copied = /* @__PURE__ */ new Set();
+      for (const copy of this.copiesByStage.get(at) ?? []) {
+        if (copy.fromStage === void 0 || !copy.sources.some((source) => ENVIRONMENT.test(source.path))) continue;
+        const from = this.stageNamed(copy.fromStage);
+        if (from === void 0 || from >= at) continue;
+        for (const context of this.reached[from]) copied.add(context);
+      }
+      this.copied.push([...copied]);
+      const parent = this.tree.parent(at);
+      this.reached.push([
+        .../* @__PURE__ */ new Set([...this.contextsByStage.get(at) ?? [], ...copied, ...parent !== void 0 && parent < at ? this.reached[parent] : []])
+      ]);
+    }
+  }
+  stageNamed(name) {
+    if (/^\d+$/.test(name)) return Number(name);
+    return this.stagesByName.get(name.toLowerCase());
+  }
+  /** Packages installed by these contexts, in file order. */
+  packagesOf(contexts) {
+    const picked = [];
+    for (const context of contexts) picked.push(...this.packagesByContext.get(context.id) ?? []);
+    return picked.sort((a, b) => a - b).map((i) => this.file.packages[i]);
+  }
+};
+function dockerStageUnit(index, stage, links, claimsOf, kb) {
+  const file2 = index.file;
+  const name = file2.stages[stage]?.name;
+  const label = `${file2.path} stage ${name ? `"${name}"` : stage + 1}`;
+  const contexts = [...index.contextsByStage.get(stage) ?? [], ...index.copiedContexts(stage)];
+  const invocations = [];
+  const seen = /* @__PURE__ */ new Set([file2]);
+  const linkedFiles = [];
+  const selected = /* @__PURE__ */ new Map();
+  for (const context of contexts) {
+    const contextLinks = index.linksByContext.get(context.id) ?? [];
+    const linked = reachable(contextLinks, links, /* @__PURE__ */ new Set([file2]));
+    for (const member of linked) {
+      if (seen.has(member)) continue;
+      seen.add(member);
+      linkedFiles.push(member);
+    }
+    const members2 = linked.flatMap((member) => {
+      const chosen = selectedContexts(member, contextLinks);
+      if (hasSelections(member.kind)) {
+        const ids = selected.get(member) ?? /* @__PURE__ */ new Set();
+        for (const c of chosen) ids.add(c.id);
+        selected.set(member, ids);
+      }
+      return chosen.map((c) => ({ file: member, context: c }));
+    });
+    if (context.tool !== "apt") invocations.push(makeInvocation([{ file: file2, context }, ...members2]));
+  }
+  const inStage = (member, context) => context === void 0 || (selected.get(member)?.has(context) ?? true);
+  const claims = [...index.claimsOf(stage, contexts), ...linkedFiles.flatMap((member) => claimsOf(member).filter((claim2) => inStage(member, claim2.context)))];
+  const memberPackages = new Map([...selected.keys()].map((member) => [member, member.packages.filter((pkg) => inStage(member, pkg.context))]));
+  return finishUnit(label, file2, stage, [file2, ...linkedFiles], claims, invocations, kb, index.packagesOf(contexts), memberPackages);
+}
+function defaultSelection(kind) {
+  const format = formatOf(kind);
+  return format.units === "selections" ? format.defaultSelection : [];
+}
+function selectedContexts(member, via) {
+  if (!hasSelections(member.kind)) return member.contexts;
+  const selects = new Set(via.filter((link) => link.to === member).flatMap((link) => link.include.selects ?? defaultSelection(member.kind)));
+  return member.contexts.filter((context) => {
+    const variant = context.variant ?? "";
+    const on = variant.indexOf(" on ");
+    return selects.has("*") || selects.has(variant) || variant.startsWith("environment ") && on > 0 && selects.has(variant.slice(0, on)) || selects.has("*extras") && variant.startsWith("extra ") || selects.has("*environments") && variant.startsWith("environment ");
+  });
+}
+function makeInvocation(members2) {
+  const indexes = members2.flatMap((member) => member.context.indexes.filter((index) => !index.ignoredReason));
+  return { members: members2, indexes };
+}
+function finishUnit(label, root, stage, files, staticClaims, invocations, kb, rootPackages, memberPackages) {
+  const invocationOf = /* @__PURE__ */ new Map();
+  for (const invocation of invocations) for (const member of invocation.members) invocationOf.set(member.context, invocation);
+  const packages = [];
+  const implied = [];
+  for (const file2 of files) {
+    for (const pkg of file2 === root && rootPackages ? rootPackages : memberPackages?.get(file2) ?? file2.packages) {
+      const context = file2.contexts[pkg.context];
+      const invocation = context ? invocationOf.get(context) : void 0;
+      const build = resolveTorchBuild(pkg, invocation?.indexes ?? NO_INDEXES, kb);
+      packages.push({ file: file2, pkg, invocation, build });
+      const ranged = !build ? rangedTorchClaim(file2, pkg, invocation, kb) : void 0;
+      if (ranged) implied.push(ranged);
+      if (build?.cuda && !pkg.localLabel && !pkg.url) {
+        implied.push(
+          cudaClaim({
+            kind: "implied",
+            file: file2,
+            context: pkg.context,
+            cuda: build.cuda,
+            precision: "minor",
+            span: pkg.span,
+            subject: `${pkg.rawName}${pkg.specifier}`,
+            package: pkg,
+            record: build.release,
+            index: build.index
+          })
+        );
+      }
+    }
+  }
+  const claims = [...staticClaims, ...implied];
+  const target = chooseTarget(claims);
+  return { label, root, stage, files, claims, target, packages, invocations };
+}
+function rangedTorchClaim(file2, pkg, invocation, kb) {
+  if (pkg.ecosystem !== "pip" || pkg.name !== "torch" || pkg.exact || pkg.url || !pkg.specifier.trim() || pkg.specifier.includes("+")) return void 0;
+  if ((invocation?.indexes ?? NO_INDEXES).some((index) => isPytorchIndex(index.url) || index.kind === "index-url" || index.kind === "find-links"))
+    return void 0;
+  const { majors, releases } = kb.pypiTorchMajors(pkg.specifier.replace(/\s+/g, ""));
+  const [major] = majors;
+  if (majors.size !== 1 || !major || major === "cpu" || releases.length === 0) return void 0;
+  return cudaClaim({
+    kind: "implied",
+    file: file2,
+    context: pkg.context,
+    cuda: major,
+    precision: "major",
+    span: pkg.span,
+    subject: `${pkg.rawName}${pkg.specifier}`,
+    package: pkg,
+    record: releases.at(-1),
+    index: void 0
+  });
+}
+function chooseTarget(claims) {
+  for (const tier of TIERS) {
+    const inTier = claims.filter((claim2) => tier.includes(claim2.kind));
+    if (inTier.length === 0) continue;
+    const precise = inTier.filter((claim2) => claim2.precision === "minor");
+    const pool = precise.length > 0 ? precise : inTier;
+    const key = (claim2) => claim2.precision === "minor" ? cudaMajorMinor(claim2.cuda) ?? claim2.cuda : String(cudaMajor(claim2.cuda));
+    const counts = /* @__PURE__ */ new Map();
+    for (const claim2 of pool) counts.set(key(claim2), (counts.get(key(claim2)) ?? 0) + 1);
+    const best = Math.max(...counts.values());
+    const sorted = [...pool].sort((a, b) => CLAIM_PRECEDENCE[a.kind] - CLAIM_PRECEDENCE[b.kind] || a.span.start - b.span.start);
+    return sorted.find((claim2) => counts.get(key(claim2)) === best);
+  }
+  return void 0;
+}
+
+// src/rule.ts
+var DOCS_BASE = "https://github.com/cuda-gatekeeper/cuda-gatekeeper/blob/main/rules";
+function docsUrl(ruleId) {
+  return `${DOCS_BASE}/${ruleId}/README.md`;
+}
+function defineRule(rule) {
+  return rule;
+}
+function formatMessage(template, data = {}) {
+  return template.replace(/\{\{\s*(\w+)\s*\}\}/g, (whole, key) => key in data ? String(data[key]) : whole);
+}
+
+// src/analysis/conda-versions.ts
+var OPERATOR2 = /^(==|!=|>=|<=|~=|>|<|=)?\s*(.*)$/;
+function parseCondaVersionSpec(text2, bare = "fuzzy") {
+  const trimmed = text2.trim();
+  if (!trimmed) return void 0;
+  const anyOf = [];
+  for (const alternative of trimmed.split("|")) {
+    const all = [];
+    for (const part of alternative.split(",")) {
+      const match = OPERATOR2.exec(part.trim());
+      const [, op, raw] = match ?? [];
+      const version2 = (raw ?? "").trim();
+      if (!version2 || /\s/.test(version2) || !/^[0-9A-Za-z*][0-9A-Za-z.*_+!-]*$/.test(version2)) return void 0;
+      if (version2 === "*") continue;
+      if (version2.endsWith(".*") || version2.endsWith("*")) {
+        if (op && op !== "=" && op !== "==") return void 0;
+        all.push({ operator: "prefix", version: version2.replace(/\.?\*$/, "") });
+      } else if (op === "=" || !op && bare === "fuzzy") all.push({ operator: "prefix", version: version2 });
+      else all.push({ operator: op ?? "==", version: version2 });
+    }
+    anyOf.push(all);
+  }
+  return { anyOf };
+}
+function condaAdmits(spec2, version2) {
+  return spec2.anyOf.some((all) => all.every((constraint) => holds(constraint, version2)));
+}
+function holds({ operator, version: version2 }, candidate) {
+  switch (operator) {
+    case "prefix": {
+      const want = components2(version2);
+      const have = components2(candidate);
+      return want.every((part, i) => compareComponent(part, have[i] ?? [0]) === 0);
+    }
+    case "==":
+      return compareCondaVersions(candidate, version2) === 0;
+    case "!=":
+      return compareCondaVersions(candidate, version2) !== 0;
+    case ">=":
+      return compareCondaVersions(candidate, version2) >= 0;
+    case "<=":
+      return compareCondaVersions(candidate, version2) <= 0;
+    case ">":
+      return compareCondaVersions(candidate, version2) > 0;
+    case "<":
+      return compareCondaVersions(candidate, version2) < 0;
+    case "~=": {
+      const parts = version2.split(".");
+      const prefix = parts.slice(0, Math.max(1, parts.length - 1)).join(".");
+      return compareCondaVersions(candidate, version2) >= 0 && holds({ operator: "prefix", version: prefix }, candidate);
+    }
+  }
+}
+function components2(version2) {
+  const local = version2.toLowerCase().split("+")[0];
+  const epoch = /^\d+!/.test(local) ? local.slice(local.indexOf("!") + 1) : local;
+  return epoch.split(/[._-]/).map((component) => {
+    const runs = (component.match(/\d+|[a-z]+/g) ?? ["0"]).map((run2) => /^\d/.test(run2) ? Number(run2) : run2);
+    return typeof runs[0] === "string" ? [0, ...runs] : runs;
+  });
+}
+function rank(part) {
+  if (typeof part === "number") return 2;
+  if (part === "post") return 3;
+  if (part === "dev") return 0;
+  return 1;
+}
+function comparePart(a, b) {
+  const ra = rank(a);
+  const rb = rank(b);
+  if (ra !== rb) return ra - rb;
+  if (typeof a === "number" && typeof b === "number") return a - b;
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+function compareComponent(a, b) {
+  const length = Math.max(a.length, b.length);
+  for (let i = 0; i < length; i++) {
+    const order = comparePart(a[i] ?? 0, b[i] ?? 0);
+    if (order !== 0) return order;
+  }
+  return 0;
+}
+function compareCondaVersions(a, b) {
+  const left = components2(a);
+  const right = components2(b);
+  const length = Math.max(left.length, right.length);
+  for (let i = 0; i < length; i++) {
+    const order = compareComponent(left[i] ?? [0], right[i] ?? [0]);
+    if (order !== 0) return order;
+  }
+  return 0;
+}
+
+// rules/companion-mismatch/rule.ts
+var rule_default = defineRule({
+  id: "companion-mismatch",
+  description: "torch and its companions (torchvision, torchaudio, torchtext, torchdata, xformers, vllm-flash-attn, triton, PyG and mmcv builds) belong together",
+  defaultSeverity: "error",
+  fix: "safe",
+  messages: {
+    companion: "{{name}} {{version}} does not belong to torch {{torch}} (it belongs to {{expected}})",
+    noCompanion: "{{name}} {{version}} is installed with torch {{torch}}, for which PyTorch published no {{name}} release",
+    pinnedTorch: "{{name}} {{version}} is built against torch {{expected}}, but torch {{torch}} is pinned",
+    triton: "triton {{version}} is installed with torch {{torch}}, whose Linux wheel requires triton {{expected}}{{condition}}",
+    extensionBuild: "{{subject}} is built for torch {{built}}, but torch {{torch}} is pinned",
+    torchPage: "{{url}} serves builds for torch {{built}}, but torch {{torch}} is pinned",
+    lockedRequirement: "{{subject}} requires pytorch {{requirement}}, but the lock installs pytorch {{torch}}"
+  },
+  check({ units, kb, report }) {
+    for (const unit of units) {
+      const torches = unit.packages.filter(({ pkg }) => projectName(pkg) === "torch" && pkg.exact);
+      if (torches.length === 0) continue;
+      checkTorchPages(unit, torches[0], publicVersion(torches[0].pkg.exact), report);
+      for (const entry of unit.packages) {
+        const { file: file2, pkg } = entry;
+        const name = projectName(pkg);
+        if (!pkg.exact || torches.includes(entry)) continue;
+        const torch = torches.find((candidate) => mayHoldTogether(candidate.pkg.markers, pkg.markers));
+        if (!torch) continue;
+        const torchVersion = publicVersion(torch.pkg.exact);
+        const release = kb.torchRelease(torchVersion);
+        const related = [{ file: torch.file, span: torch.pkg.span, message: `torch ${torchVersion} is pinned here` }];
+        const version2 = publicVersion(pkg.exact);
+        if (pkg.torchRequirement !== void 0 && torch.pkg.ecosystem === "conda") {
+          checkLockedRequirement(entry, torch, torchVersion, report);
+          continue;
+        }
+        if ((name === "torchvision" || name === "torchaudio") && release) {
+          const allowed = release[name];
+          if (allowed.includes(version2)) continue;
+          if (allowed.length === 0) {
+            report({
+              messageId: "noCompanion",
+              data: { name, version: version2, torch: torchVersion },
+              file: file2,
+              span: pkg.span,
+              related,
+              severity: "notice",
+              help: `${release.note ?? ""} Source: ${cite(release)}`
+            });
+            continue;
+          }
+          const owner = kb.torchForCompanion(name, version2)[0];
+          const fix = companionFix(entry, allowed[0], torch.pkg.localLabel);
+          report({
+            messageId: "companion",
+            data: { name, version: version2, torch: torchVersion, expected: owner ? `torch ${owner.version}` : "no torch release in the knowledge base" },
+            file: file2,
+            span: pkg.span,
+            related,
+            unverified: isUnverified(release),
+            help: `Each torch release has one matching ${name} release, built against its C++ ABI; mixing them fails at import ("undefined symbol") or pulls another torch. torch ${torchVersion} pairs with ${name} ${allowed.join(" or ")}. Source: ${cite(release)}`,
+            ...fix ? { fix } : {}
+          });
+        } else if (EXACT_PINS.has(name)) {
+          const pin = kb.companionPins(name).find((row) => row.version === version2);
+          if (!pin || pin.torch === torchVersion || pin.abi === "minor" && minorOf(pin.torch) === minorOf(torchVersion)) continue;
+          const expected = pin.abi === "minor" ? minorOf(pin.torch) : pin.torch;
+          report({
+            messageId: "pinnedTorch",
+            data: { name, version: version2, expected, torch: torchVersion },
+            file: file2,
+            span: pkg.span,
+            related,
+            unverified: isUnverified(pin),
+            help: pin.abi === "minor" ? `${name} ${version2} is compiled against torch ${expected}: its wheel accepts torch ${torchVersion} (it requires torch>=${pin.torch}), but the import fails ("undefined symbol"). ${pin.note ?? ""} Source: ${cite(pin)}` : `${name} ${version2} is built against torch ${pin.torch} and its wheel requires exactly that torch; pip would replace torch ${torchVersion} or the import fails ("undefined symbol"). ${pin.note ?? ""} Source: ${cite(pin)}`
+          });
+        } else if (pkg.localLabel && /^pt\d+(cu\d+|cpu)$/.test(pkg.localLabel)) {
+          const digits = /^pt(\d)(\d+)/.exec(pkg.localLabel);
+          const built = `${digits[1]}.${digits[2]}`;
+          if (built === minorOf(torchVersion)) continue;
+          report({
+            messageId: "extensionBuild",
+            data: { subject: `${pkg.rawName}==${pkg.exact}`, built, torch: torchVersion },
+            file: file2,
+            span: pkg.span,
+            related,
+            help: `PyG's extension wheels are compiled against one torch minor; with another the import fails with "undefined symbol". Source: ${PYG_DOCS}`
+          });
+        } else if (name === "triton" && pkg.ecosystem === "pip") {
+          const pin = kb.companionPins("triton").find((row) => row.torch === torchVersion);
+          if (!pin || pin.version === version2) continue;
+          const below = pin.marker ? /python_version\s*<\s*"(\d+\.\d+)"/.exec(pin.marker)?.[1] : void 0;
+          const python = below ? unitPython(unit) : void 0;
+          if (below && python && compareDotted(python, below) >= 0) continue;
+          const condition = below && !python ? ` on Python < ${below}` : "";
+          report({
+            messageId: "triton",
+            data: { version: version2, torch: torchVersion, expected: pin.version, condition },
+            file: file2,
+            span: pkg.span,
+            related,
+            unverified: isUnverified(pin),
+            ...condition ? { severity: "warning" } : {},
+            help: `The torch wheel pins triton exactly (Requires-Dist: triton==${pin.version}; ${pin.marker ?? 'platform_system == "Linux"'}), so pip either refuses the combination or replaces one of them.${condition ? ` The pin holds only on Python < ${below}, and this unit does not say which Python it runs.` : ""} Source: ${cite(pin)}`
+          });
+        }
+      }
+    }
+  }
+});
+function checkLockedRequirement(entry, torch, torchVersion, report) {
+  const { file: file2, pkg } = entry;
+  const spec2 = parseCondaVersionSpec(pkg.torchRequirement, "exact");
+  if (!spec2 || condaAdmits(spec2, torchVersion)) return;
+  report({
+    messageId: "lockedRequirement",
+    data: { subject: `${pkg.rawName} ${pkg.exact}${pkg.build ? ` (${pkg.build})` : ""}`, requirement: pkg.torchRequirement, torch: torchVersion },
+    file: file2,
+    span: pkg.span,
+    related: [{ file: torch.file, span: torch.pkg.span, message: `pytorch ${torchVersion} is locked here` }],
+    help: `The lock records this build's dependencies: it needs pytorch ${pkg.torchRequirement}, so the environment cannot be installed as locked (or it was edited by hand). Source: https://docs.conda.io/projects/conda/en/latest/user-guide/concepts/pkg-specs.html#package-match-specifications`
+  });
+}
+var EXACT_PINS = /* @__PURE__ */ new Set(["xformers", "torchtext", "torchdata", "vllm-flash-attn"]);
+function checkTorchPages(unit, torch, torchVersion, report) {
+  const seen = /* @__PURE__ */ new Set();
+  for (const invocation of unit.invocations) {
+    for (const index of invocation.indexes) {
+      if (seen.has(index) || index.kind !== "find-links") continue;
+      seen.add(index);
+      const page = torchPage(index.url);
+      const built = page?.torch;
+      if (page && built && built !== minorOf(torchVersion)) {
+        const file2 = invocation.members.find((member) => member.context.indexes.includes(index))?.file ?? unit.root;
+        report({
+          messageId: "torchPage",
+          data: { url: index.url, built, torch: torchVersion },
+          file: file2,
+          span: index.span,
+          related: [{ file: torch.file, span: torch.pkg.span, message: `torch ${torchVersion} is pinned here` }],
+          help: `The wheels on this page are compiled against torch ${built}; with torch ${minorOf(torchVersion)} their import fails ("undefined symbol"), or pip finds none. Use the page for torch ${minorOf(torchVersion)}. Source: ${page.source}`
+        });
+      }
+    }
+  }
+}
+function companionFix({ file: file2, pkg }, version2, torchLabel) {
+  const clause = pkg.clauses[0];
+  if (!clause || file2.source.text.slice(clause.versionSpan.start, clause.versionSpan.end) !== clause.version) return void 0;
+  const current = publicVersion(clause.version);
+  const relabel2 = pkg.localLabel && torchLabel && pkg.localLabel !== torchLabel;
+  const text2 = relabel2 ? `${version2}+${torchLabel}` : version2;
+  const end = relabel2 ? clause.versionSpan.end : clause.versionSpan.start + current.length;
+  return { title: `Use ${pkg.rawName} ${text2}`, safety: "safe", edits: [{ path: file2.path, range: [clause.versionSpan.start, end], text: text2 }] };
+}
+function unitPython(unit) {
+  for (const { pkg } of unit.packages) {
+    if (pkg.ecosystem !== "conda" || pkg.name !== "python") continue;
+    const version2 = pkg.exact ?? /^\s*(?:==?|>=)?\s*(\d+\.\d+)/.exec(pkg.specifier)?.[1];
+    const minor = version2 ? minorOf(version2) : void 0;
+    if (minor) return minor;
+  }
+  for (const file2 of unit.files) {
+    for (const image of file2.images) {
+      if (file2 === unit.root && unit.stage !== void 0 && image.stage !== unit.stage || image.unresolved || !image.tag || !/^(?:docker\.io\/)?(?:library\/)?python$/.test(`${image.registry ? `${image.registry}/` : ""}${image.repository}`))
+        continue;
+      const minor = /^(\d+\.\d+)/.exec(image.tag)?.[1];
+      if (minor) return minor;
+    }
+  }
+  return void 0;
+}
+
+// rules/cpu-wheel/rule.ts
+var OTHER_STACKS = /* @__PURE__ */ new Set(["nvidia-wheel", "cupy", "jax", "tensorflow", "library"]);
+var rule_default2 = defineRule({
+  id: "cpu-wheel",
+  description: "No CPU-only PyTorch builds where the image or environment targets CUDA",
+  defaultSeverity: "error",
+  fix: "safe",
+  messages: {
+    cpuBuild: "{{subject}} is a CPU-only build, but {{target}} targets CUDA {{cuda}}",
+    cpuIndex: "{{subject}} serves CPU-only builds, but {{target}} targets CUDA {{cuda}}",
+    cpuConda: "{{subject}} selects CPU-only PyTorch, but {{target}} targets CUDA {{cuda}}"
+  },
+  check({ units, kb, report }) {
+    for (const unit of units) {
+      const target = unit.target;
+      if (!target) continue;
+      const cuda = claimCuda(target);
+      const related = [{ file: target.file, span: target.span, message: `CUDA ${cuda} is set here` }];
+      const otherStack = unit.claims.find((claim2) => OTHER_STACKS.has(claim2.kind));
+      const severity = OTHER_STACKS.has(target.kind) || otherStack ? "notice" : void 0;
+      const help = `A +cpu wheel has no CUDA kernels: torch.cuda.is_available() is False and every GPU job falls back to the CPU or fails.${severity ? ` ${otherStack?.subject ?? target.subject} uses CUDA here, so a CPU torch may be deliberate.` : ""}`;
+      for (const { file: file2, pkg, build } of unit.packages) {
+        if (pkg.ecosystem === "conda" && (pkg.name === "cpuonly" || pkg.name === "pytorch-mutex" && /cpu/.test(pkg.build ?? pkg.specifier))) {
+          report({
+            messageId: "cpuConda",
+            data: { subject: pkg.rawName, target: target.subject, cuda },
+            file: file2,
+            span: pkg.span,
+            related,
+            help,
+            ...severity ? { severity } : {}
+          });
+          continue;
+        }
+        if (!build?.cpu || build.source === "index-url" || build.source === "extra-index-url" || build.source === "find-links") continue;
+        let fix;
+        const clause = pkg.clauses[0];
+        const tag = tagFromCuda(cuda);
+        if (clause && pkg.localLabel === "cpu" && target.precision === "minor" && kb.torchVariants(build.release?.version ?? "").includes(tag)) {
+          const plus = clause.version.indexOf("+");
+          const edit = replaceWithin(file2, clause.versionSpan, clause.version, plus + 1, clause.version.length, tag);
+          if (edit) fix = { title: `Use the ${tag} build`, safety: "safe", edits: [edit] };
+        }
+        report({
+          messageId: "cpuBuild",
+          data: { subject: `${pkg.rawName} ${pkg.exact ?? ""}`.trim(), target: target.subject, cuda },
+          file: file2,
+          span: pkg.span,
+          related,
+          help,
+          ...severity ? { severity } : {},
+          ...fix && !severity ? { fix } : {}
+        });
+      }
+      const seenIndexes = /* @__PURE__ */ new Set();
+      const familyOf = /* @__PURE__ */ new Map();
+      for (const { file: file2, pkg } of unit.packages) {
+        if (!PYTORCH_INDEX_PACKAGES.has(pkg.name)) continue;
+        const context = file2.contexts[pkg.context];
+        const list = familyOf.get(context);
+        if (list) list.push(pkg);
+        else familyOf.set(context, [pkg]);
+      }
+      for (const invocation of unit.invocations) {
+        const family = invocation.members.flatMap((member) => familyOf.get(member.context) ?? []);
+        if (family.length > 0 && family.every((pkg) => pkg.url || pkg.localLabel && pkg.localLabel !== "cpu")) continue;
+        for (const index of invocation.indexes) {
+          if (seenIndexes.has(index) || index.kind === "conda-channel" || !isCpuUrl(index.url)) continue;
+          seenIndexes.add(index);
+          const claimFile = invocation.members.find((member) => member.context.indexes.includes(index))?.file ?? unit.root;
+          let fix;
+          const at = index.url.search(/cpu(?=\/|$)/);
+          if (at >= 0 && target.precision === "minor" && formatOf(claimFile.kind).indexes !== "tables") {
+            const edit = replaceWithin(claimFile, index.urlSpan, index.url, at, at + 3, tagFromCuda(cuda));
+            if (edit) fix = { title: `Use the ${tagFromCuda(cuda)} index`, safety: "safe", edits: [edit] };
+          }
+          report({
+            messageId: "cpuIndex",
+            data: { subject: indexSubject(claimFile, index), target: target.subject, cuda },
+            file: claimFile,
+            span: index.span,
+            related,
+            help,
+            ...severity ? { severity } : {},
+            ...fix && !severity ? { fix } : {}
+          });
+        }
+      }
+    }
+  }
+});
+
+// rules/cuda-mismatch/rule.ts
+var MVC = "https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html";
+var rule_default3 = defineRule({
+  id: "cuda-mismatch",
+  description: "Every CUDA build in an image, environment or requirements set targets the same CUDA version",
+  defaultSeverity: "error",
+  fix: "safe",
+  messages: {
+    major: "{{subject}} is built for CUDA {{found}}, but {{target}} sets CUDA {{expected}}",
+    minor: "{{subject}} is built for CUDA {{found}}, but {{target}} sets CUDA {{expected}} (same major, different minor)",
+    implied: "{{subject}} installs the CUDA {{found}} build {{how}}, but {{target}} sets CUDA {{expected}}",
+    impliedRange: "every torch release {{subject}} admits has a CUDA {{found}} build on plain PyPI, but {{target}} sets CUDA {{expected}}",
+    index: "{{subject}} serves CUDA {{found}} builds, but {{target}} sets CUDA {{expected}}",
+    name: "{{subject}} is named for CUDA {{found}}, but {{target}} sets CUDA {{expected}}",
+    otherBuild: "{{subject}} is a CUDA {{found}} build on PyPI, but {{index}} may serve another build of it, so which is installed beside {{target}} (CUDA {{expected}}) is not determined",
+    system: "{{target}} is built for CUDA {{expected}}, but {{subject}} says the machines support only CUDA {{found}}: pixi cannot solve it"
+  },
+  check({ units, kb, report }) {
+    for (const unit of units) {
+      const target = unit.target;
+      if (!target) continue;
+      const mismatches = unit.claims.flatMap((claim2) => {
+        if (claim2 === target || claim2.kind === "implied" && claim2.index) return [];
+        if (claim2.kind === "system") return [];
+        if (!mayHoldTogether(claim2.package?.markers, target.package?.markers)) return [];
+        const relation = compareClaims(claim2, target);
+        return relation === "same" ? [] : [{ claim: claim2, relation }];
+      });
+      const edits = unitEdits(
+        unit,
+        mismatches.map(({ claim: claim2 }) => claim2),
+        target
+      );
+      for (const { claim: claim2, relation } of mismatches) reportMismatch(unit, claim2, target, relation, edits, kb, report);
+    }
+    for (const unit of units) checkFloors(unit, report);
+  }
+});
+function unitEdits(unit, claims, target) {
+  if (target.precision !== "minor" || claims.length === 0) return void 0;
+  const expected = claimCuda(target);
+  const edits = [];
+  for (const claim2 of claims) {
+    if (claim2.kind === "implied") continue;
+    if (copiedIn(unit, claim2)) return void 0;
+    const own2 = claim2.rewrite?.(expected);
+    if (!own2 && claim2.package && PYTORCH_INDEX_PACKAGES.has(claim2.package.name)) return void 0;
+    if (own2) edits.push(...own2);
+  }
+  return edits.length ? edits : void 0;
+}
+function copiedIn(unit, claim2) {
+  return unit.stage !== void 0 && claim2.file === unit.root && claim2.context !== void 0 && claim2.file.contexts[claim2.context]?.stage !== unit.stage;
+}
+var PIP_INDEXES = "https://pip.pypa.io/en/stable/cli/pip_install/#finding-packages";
+function otherSource(unit, claim2) {
+  if (claim2.kind !== "library" || !claim2.package || claim2.package.localLabel || claim2.package.url) return void 0;
+  const entry = unit.packages.find(({ pkg }) => pkg === claim2.package);
+  return entry?.invocation?.indexes.find(
+    (index) => (index.kind === "extra-index-url" || index.kind === "index-url" || index.kind === "find-links") && !isPytorchIndex(index.url) && !/^https?:\/\/(?:pypi\.org|pypi\.python\.org|files\.pythonhosted\.org)\b/i.test(index.url)
+  );
+}
+function reportMismatch(unit, claim2, target, relation, unitFix, kb, report) {
+  const expected = claimCuda(target);
+  const found = claimCuda(claim2);
+  const copied = copiedIn(unit, claim2);
+  const edits = !copied && claim2.kind !== "implied" ? unitFix : void 0;
+  const fix = edits ? { title: `Build for CUDA ${expected}${edits.length > 1 ? ` (${edits.length} edits in ${unit.label})` : ""}`, safety: "safe", edits } : void 0;
+  const options2 = !edits && !copied && target.precision === "minor" ? torchOptions(unit, claim2, expected, kb) : [];
+  const why = relation === "major" ? `Libraries built for different CUDA majors need different runtime libraries (libcudart.so.${found.split(".")[0]} vs .so.${expected.split(".")[0]}) and cannot share one process reliably.` : `Within one CUDA major, builds for different minors run only under minor-version compatibility, which has a limited feature set (no PTX JIT of newer PTX); keep them in step. Source: ${MVC}`;
+  const implied = claim2.kind === "implied";
+  const how = implied ? claim2.package && !claim2.index ? "that plain PyPI gives on Linux x86_64" : "from its index" : "";
+  const evidence = claim2.record ? ` Fact: ${cite(claim2.record)}.` : "";
+  const elsewhere = otherSource(unit, claim2);
+  if (elsewhere) {
+    report({
+      messageId: "otherBuild",
+      data: { subject: claim2.subject, found, target: target.subject, expected, index: elsewhere.url },
+      file: claim2.file,
+      span: claim2.span,
+      severity: "warning",
+      unverified: isUnverified(claim2.record) || isUnverified(target.record),
+      help: `PyPI's build is for CUDA ${found}, but ${elsewhere.url} is another index of this install and may serve a build of the same version for another CUDA; pip treats all indexes alike ("no priority"), so either may be installed. Install it from one index only (--index-url for that package, or a pinned wheel URL) so the build is certain.${evidence} Source: ${PIP_INDEXES}`,
+      related: [{ file: target.file, span: target.span, message: `CUDA ${expected} is set here (${unit.label})` }]
+    });
+    return;
+  }
+  report({
+    messageId: implied ? claim2.precision === "major" && !claim2.index ? "impliedRange" : "implied" : claim2.kind === "index" || claim2.kind === "conda-channel" ? "index" : claim2.kind === "name" ? "name" : relation,
+    data: { subject: claim2.subject, found, target: target.subject, expected, how },
+    file: claim2.file,
+    span: claim2.span,
+    severity: relation === "major" ? "error" : "warning",
+    unverified: isUnverified(claim2.record) || isUnverified(target.record),
+    help: `${claim2.kind === "name" ? `Whoever installs ${claim2.subject.replace(/^the /, "")} expects CUDA ${found} builds and gets CUDA ${expected} ones. Route it to the index of the CUDA it names, or rename it.` : why}${evidence}${implied ? " Pin the build you want with a local version label (e.g. ==X.Y.Z+cu121) and an index that serves it." : ""}${copied ? ` This build is installed in another stage and copied into ${unit.label}: change the build or this stage's image.` : ""}`,
+    related: [{ file: target.file, span: target.span, message: `CUDA ${expected} is set here (${unit.label})` }],
+    ...fix ? { fix } : {},
+    ...options2.length ? { suggestions: options2 } : {}
+  });
+}
+function checkFloors(unit, report) {
+  const floors = unit.claims.filter((claim2) => claim2.kind === "system");
+  if (floors.length === 0) return;
+  let newest;
+  for (const claim2 of unit.claims)
+    if ((claim2.kind === "conda" || claim2.kind === "conda-build") && claim2.package?.ecosystem === "conda" && (!newest || Number.parseInt(claim2.cuda, 10) > Number.parseInt(newest.cuda, 10)))
+      newest = claim2;
+  if (!newest) return;
+  for (const floor of floors) if (Number.parseInt(newest.cuda, 10) > Number.parseInt(floor.cuda, 10)) reportFloor(unit, floor, newest, report);
+}
+function reportFloor(unit, claim2, target, report) {
+  const expected = claimCuda(target);
+  const edits = claim2.rewrite?.(expected);
+  report({
+    messageId: "system",
+    data: { subject: claim2.subject, found: claim2.cuda, target: target.subject, expected, how: "" },
+    file: claim2.file,
+    span: claim2.span,
+    severity: "error",
+    help: `pixi solves each environment for the virtual package __cuda that system-requirements declares, and CUDA ${expected.split(".")[0]} builds need __cuda >= ${expected.split(".")[0]}. Either pin builds for CUDA ${claim2.cuda.split(".")[0]} (cuda-version = "${claim2.cuda.split(".")[0]}.*"), or raise the requirement if every machine's driver supports CUDA ${expected}. Source: https://pixi.sh/latest/workspace/system_requirements/`,
+    related: [{ file: target.file, span: target.span, message: `CUDA ${expected} is set here (${unit.label})` }],
+    ...edits ? { suggestions: [{ title: `Require CUDA ${expected.split(".")[0]} on the machines`, safety: "unsafe", edits }] } : {}
+  });
+}
+function torchOptions(unit, claim2, cuda, kb) {
+  const pkg = claim2.package;
+  if (!pkg || pkg.ecosystem !== "pip" || !pkg.exact || !PYTORCH_INDEX_PACKAGES.has(pkg.name) || claim2.kind !== "wheel-tag") return [];
+  const release = releaseFor(kb, pkg, publicVersion(pkg.exact));
+  if (!release) return [];
+  const options2 = [];
+  const found = claimCuda(claim2);
+  const option = (why, family, tag) => {
+    const indexes = unit.claims.filter((other2) => other2.kind === "index" && claimCuda(other2) === found).flatMap((other2) => other2.rewrite?.(cudaFromTag(tag)) ?? []);
+    const moved = family.map(
+      (edit) => `${unit.packages.find(({ file: file2, pkg: pkg2 }) => file2.path === edit.path && pkg2.clauses[0]?.versionSpan.start === edit.range[0])?.pkg.rawName ?? "torch"}==${edit.text}`
+    );
+    return { title: `${moved.join(", ")}${indexes.length ? ` and the ${tag} index` : ""} (${why})`, safety: "unsafe", edits: [...family, ...indexes] };
+  };
+  const same = nearestCudaBuild(release, cuda);
+  if (same && same !== pkg.localLabel)
+    options2.push(option(`same release, CUDA ${cudaFromTag(same)} build, the nearest to ${cuda}`, relabel(unit, release, same, kb), same));
+  const other = nearestReleaseWithCuda(kb, release.version, cuda);
+  if (other && other !== release)
+    options2.push(
+      option(
+        `torch ${other.version} is the nearest release with a CUDA ${cuda} build`,
+        moveTorch(unit, release, other, tagFromCuda(cuda), kb),
+        tagFromCuda(cuda)
+      )
+    );
+  return options2;
+}
+function familyPins(unit, release, kb) {
+  const out = [];
+  for (const { file: file2, pkg } of unit.packages) {
+    if (pkg.ecosystem !== "pip" || !pkg.exact || !PYTORCH_INDEX_PACKAGES.has(pkg.name)) continue;
+    const clause = pkg.clauses[0];
+    if (!clause || file2.source.text.slice(clause.versionSpan.start, clause.versionSpan.end) !== clause.version) continue;
+    if (releaseFor(kb, pkg, publicVersion(pkg.exact)) !== release) continue;
+    out.push({ file: file2, pkg, range: [clause.versionSpan.start, clause.versionSpan.end] });
+  }
+  return out;
+}
+function relabel(unit, release, tag, kb) {
+  return familyPins(unit, release, kb).filter(({ pkg }) => pkg.localLabel !== void 0 && !(pkg.name === "torchaudio" && release.torchaudioCuda === false)).map(({ file: file2, pkg, range }) => ({ path: file2.path, range, text: `${publicVersion(pkg.exact)}+${tag}` }));
+}
+function moveTorch(unit, release, other, tag, kb) {
+  const edits = [];
+  for (const { file: file2, pkg, range } of familyPins(unit, release, kb)) {
+    const version2 = pkg.name === "torch" ? other.version : other[pkg.name][0];
+    if (!version2) continue;
+    const labelled = pkg.localLabel !== void 0 && !(pkg.name === "torchaudio" && other.torchaudioCuda === false);
+    edits.push({ path: file2.path, range, text: labelled ? `${version2}+${tag}` : version2 });
+  }
+  return edits;
+}
+
+// rules/cuda-not-allowed/rule.ts
+var rule_default4 = defineRule({
+  id: "cuda-not-allowed",
+  description: "Images and builds target a CUDA version the baseline allows",
+  defaultSeverity: "error",
+  fix: "unsafe",
+  messages: {
+    notAllowed: "{{subject}} targets CUDA {{cuda}}, which the baseline does not allow (allowed: {{allowed}})",
+    notAllowedMany: "{{subject}} and {{more}} more declaration{{plural}} in this file target CUDA {{cuda}}, which the baseline does not allow (allowed: {{allowed}})"
+  },
+  check({ units, baseline, report }) {
+    const allowed = baseline.cuda.allowed;
+    if (!allowed || allowed.length === 0) return;
+    const groups = /* @__PURE__ */ new Map();
+    const preferred = /* @__PURE__ */ new Map();
+    const seen = /* @__PURE__ */ new Set();
+    for (const unit of units) {
+      const target = unit.target && unit.target.precision === "minor" ? claimCuda(unit.target) : void 0;
+      for (const claim2 of unit.claims) {
+        if (seen.has(claim2) || claim2.kind === "implied" && claim2.index || claim2.kind === "system") continue;
+        seen.add(claim2);
+        const cuda = claimCuda(claim2);
+        const ok = claim2.precision === "major" ? allowed.some((version2) => cudaMajor(version2) === cudaMajor(cuda)) : allowed.includes(cuda);
+        if (ok) continue;
+        const key = `${claim2.file.path}\0${cuda}`;
+        groups.set(key, [...groups.get(key) ?? [], claim2]);
+        if (target && allowed.includes(target) && !preferred.has(key)) preferred.set(key, target);
+      }
+    }
+    for (const [key, claims] of groups) {
+      const sorted = [...new Map(claims.map((claim2) => [`${claim2.span.start}:${claim2.kind}`, claim2])).values()].sort((a, b) => a.span.start - b.span.start);
+      const first = sorted[0];
+      const cuda = claimCuda(first);
+      const sameMajor = allowed.filter((version2) => cudaMajor(version2) === cudaMajor(cuda));
+      const proposal = preferred.get(key) ?? sameMajor.at(-1) ?? allowed.at(-1);
+      const edits = first.precision === "minor" ? sorted.flatMap((claim2) => claim2.rewrite?.(proposal) ?? []) : [];
+      const suggestion = edits.length > 0 ? { title: `Move to CUDA ${proposal} (${edits.length} edit${edits.length === 1 ? "" : "s"}; check the builds exist)`, safety: "unsafe", edits } : void 0;
+      const more = sorted.length - 1;
+      report({
+        messageId: more > 0 ? "notAllowedMany" : "notAllowed",
+        data: { subject: first.subject, cuda, allowed: allowed.join(", "), more, plural: more === 1 ? "" : "s" },
+        file: first.file,
+        span: first.span,
+        unverified: sorted.every((claim2) => isUnverified(claim2.record)),
+        help: `The baseline's cuda.allowed lists the CUDA versions the organisation supports. Move to an allowed version (e.g. ${proposal}; \`cuda-gatekeeper plan --cuda ${proposal}\` lists the edits) or change the baseline.${first.record ? ` Fact: ${cite(first.record)}.` : ""}`,
+        related: sorted.slice(1).map((claim2) => ({ file: claim2.file, span: claim2.span, message: `${claim2.subject} also targets CUDA ${cuda}` })),
+        ...suggestion ? { suggestions: [suggestion] } : {}
+      });
+    }
+  }
+});
+
+// src/analysis/placement.ts
+var POOL_NAME_LABELS = /* @__PURE__ */ new Set([
+  "cloud.google.com/gke-nodepool",
+  "eks.amazonaws.com/nodegroup",
+  "kubernetes.azure.com/agentpool",
+  "agentpool",
+  "karpenter.sh/nodepool"
+]);
+function selectPools(pools, placement, kb) {
+  const requirements3 = placement ? [...placement.selector, ...placement.terms.flat()] : [];
+  if (!placement || requirements3.length === 0) return { pools, narrowed: false, by: [] };
+  const holds2 = (pool, requirement) => (requirement.key === "nvidia.com/gpu.product" && pool.labels[requirement.key] === void 0 ? productMatch(requirement, pool, kb) : matches(requirement, labelOf(pool, requirement.key, pools, kb))) !== "no";
+  const selected = pools.filter(
+    (pool) => placement.selector.every((requirement) => holds2(pool, requirement)) && (placement.terms.length === 0 || placement.terms.some((term) => term.every((requirement) => holds2(pool, requirement))))
+  );
+  const by = requirements3.map(describe3);
+  if (selected.length === 0) return { pools, narrowed: false, by, unmatched: `its node selection (${by.join(", ")}) matches no pool of the baseline's fleet` };
+  return { pools: selected, narrowed: selected.length < pools.length, by };
+}
+function describe3(requirement) {
+  if (requirement.operator === "In" && requirement.values.length === 1) return `${requirement.key}=${requirement.values[0]}`;
+  if (requirement.operator === "Exists" || requirement.operator === "DoesNotExist") return `${requirement.key} ${requirement.operator}`;
+  return `${requirement.key} ${requirement.operator} (${requirement.values.join(", ")})`;
+}
+function labelOf(pool, key, pools, kb) {
+  const own2 = pool.labels[key];
+  if (own2 !== void 0) return [own2];
+  if (POOL_NAME_LABELS.has(key)) {
+    return pools.some((other) => other.labels[key] !== void 0) ? void 0 : [pool.name];
+  }
+  const driver = pool.driver.split(".");
+  switch (key) {
+    case "nvidia.com/cuda.driver.major":
+    case "nvidia.com/cuda.driver-version.major":
+      return [driver[0]];
+    case "nvidia.com/cuda.driver.minor":
+    case "nvidia.com/cuda.driver-version.minor":
+      return driver[1] === void 0 ? void 0 : [driver[1]];
+    case "nvidia.com/cuda.driver.rev":
+    case "nvidia.com/cuda.driver-version.revision":
+      return driver[2] === void 0 ? void 0 : [driver[2]];
+    case "nvidia.com/gpu.present":
+      return ["true"];
+  }
+  if (key === "nvidia.com/gpu.compute.major" || key === "nvidia.com/gpu.compute.minor") {
+    const ccs = pool.gpus.map((gpu) => kb.gpu(gpu)?.cc);
+    if (ccs.length === 0 || ccs.some((cc) => cc === void 0)) return void 0;
+    return ccs.map((cc) => cc.split(".")[key.endsWith("major") ? 0 : 1]);
+  }
+  return void 0;
+}
+function matches(requirement, values) {
+  if (values === void 0) return "unknown";
+  const test = (value) => {
+    switch (requirement.operator) {
+      case "In":
+        return requirement.values.includes(value);
+      case "NotIn":
+        return !requirement.values.includes(value);
+      case "Exists":
+        return true;
+      case "DoesNotExist":
+        return false;
+      case "Gt":
+        return Number(value) > Number(requirement.values[0]);
+      case "Lt":
+        return Number(value) < Number(requirement.values[0]);
+    }
+  };
+  return values.some(test) ? "yes" : "no";
+}
+function productMatch(requirement, pool, kb) {
+  if (pool.gpus.length === 0) return "unknown";
+  if (requirement.operator === "Exists") return "yes";
+  if (requirement.operator === "DoesNotExist") return "no";
+  if (requirement.operator !== "In" && requirement.operator !== "NotIn") return "unknown";
+  const same = (gpu, value) => {
+    const product = value.replace(/-SHARED$/i, "").replace(/-MIG-[\w.+-]*$/i, "");
+    const spelled = (name) => name.toLowerCase().replace(/[\s_-]+/g, " ").trim();
+    if (spelled(gpu) === spelled(product)) return "yes";
+    const a = kb.gpu(gpu)?.name;
+    const b = kb.gpu(product.replace(/-/g, " "))?.name ?? kb.gpu(product)?.name;
+    if (a === void 0 || b === void 0) return "unknown";
+    return a === b ? "yes" : "no";
+  };
+  const perGpu = pool.gpus.map((gpu) => {
+    const answers = requirement.values.map((value) => same(gpu, value));
+    return answers.includes("yes") ? "yes" : answers.every((answer) => answer === "no") ? "no" : "unknown";
+  });
+  if (requirement.operator === "In") return perGpu.includes("yes") ? "yes" : perGpu.every((m) => m === "no") ? "no" : "unknown";
+  return perGpu.includes("no") ? "yes" : perGpu.every((m) => m === "yes") ? "no" : "unknown";
+}
+
+// rules/driver-floor/rule.ts
+var rule_default5 = defineRule({
+  id: "driver-floor",
+  description: "What images and wheels need from the NVIDIA driver is within what the fleet runs",
+  defaultSeverity: "error",
+  fix: "none",
+  messages: {
+    major: "{{subject}} needs CUDA {{major}}.x, which needs NVIDIA driver >= {{floor}}; the fleet runs {{fleet}}",
+    release: "{{subject}} needs CUDA {{cuda}}, which needs NVIDIA driver >= {{needed}}; the fleet runs {{fleet}}",
+    forwardCompat: "{{subject}} needs CUDA {{cuda}}; on the fleet's {{fleet}} it runs only through forward compatibility ({{package}} in the image, data-center GPUs only)",
+    minor: "{{subject}} targets CUDA {{cuda}}, whose full feature set needs driver >= {{needed}}; the fleet runs {{fleet}}, so it runs only under minor-version compatibility",
+    requireCuda: "NVIDIA_REQUIRE_CUDA ({{value}}) accepts no driver the fleet runs ({{fleet}}): the container runtime will refuse to start",
+    requireCudaBrand: "NVIDIA_REQUIRE_CUDA ({{value}}) accepts the fleet's {{fleet}} only on {{brands}} GPUs",
+    driverInImage: "{{name}} installs NVIDIA driver {{branch}} libraries into the image; they must match the host kernel driver{{fleetNote}}",
+    noPool: "{{subject}} needs CUDA {{cuda}}, which no pool of the fleet can run: {{fails}}",
+    somePools: "{{subject}} needs CUDA {{cuda}}: it runs on {{runs}}, not on {{fails}}",
+    poolsCompat: "{{subject}} targets CUDA {{cuda}}: {{how}}",
+    pinned: "{{subject}} needs CUDA {{cuda}}, which no pool it is scheduled on can run: {{fails}}",
+    unmatched: "{{workload}} container {{container}}: {{why}}, so it is judged on every pool",
+    noDockerfile: "{{workload}} container {{container}}: {{path}}, named as the Dockerfile of {{image}}, is not in the repository",
+    unknownImage: "{{workload}} container {{container}} gets NVIDIA GPUs, but the CUDA of {{image}} is not known, so the fleet's drivers cannot be checked against it"
+  },
+  check({ units, files, kb, baseline, report, verdict }) {
+    if (baseline.pools.length > 0) {
+      checkPools(units, files, baseline.pools, baseline.driver.forwardCompat, kb, report, verdict);
+      checkContainers(units, report);
+      return;
+    }
+    const fleet = baseline.driver.minimum;
+    for (const file2 of files) checkDriverPackages(file2, fleet, report);
+    if (!fleet) return;
+    const forward = fleetForwardCompat(baseline.driver.forwardCompat, baseline.gpus, kb);
+    eachClaim(units, kb, (claim2, compat) => checkClaim(claim2, fleet, compat, forward, kb, withOrigin(claim2, report)));
+    for (const file2 of files) checkRequireCuda(file2, fleet, kb, report);
+    checkContainers(units, report);
+  }
+});
+var IMAGES_HELP = 'Name the Dockerfile that builds it: `images: { "<image name>": "<path to Dockerfile>" }` in the baseline, or the annotation `cuda-gatekeeper.io/dockerfile: <path>` on the workload or its pod template.';
+function checkContainers(units, report) {
+  for (const unit of units) {
+    const container = unit.container;
+    if (!container) continue;
+    const { fact } = container;
+    const base = { workload: fact.workload, container: fact.name, image: fact.image.reference };
+    if (container.missing) {
+      report({
+        messageId: "noDockerfile",
+        data: { ...base, path: container.missing },
+        file: unit.root,
+        span: fact.dockerfile.span,
+        severity: "warning",
+        help: `Without the Dockerfile, the image's CUDA is known only from its name${container.claims.length ? "" : ", which says none"}. Correct the path (it is read from the repository root). ${IMAGES_HELP}`
+      });
+    } else if (container.claims.length === 0) {
+      report({
+        messageId: "unknownImage",
+        data: base,
+        file: unit.root,
+        span: fact.span,
+        severity: "notice",
+        help: `${fact.image.unresolved ? `The image is not a reference here (${fact.image.unresolved}): check the rendered manifest (kustomize build, helm template) instead.` : "Its tag names no CUDA version."} ${IMAGES_HELP}`
+      });
+    }
+  }
+}
+function withOrigin(claim2, report) {
+  if (!claim2.origin) return report;
+  return (draft) => report({ ...draft, related: [...draft.related ?? [], ...originRelated(claim2)] });
+}
+var MVC2 = "https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html";
+var FORWARD = "https://docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html";
+var REQUIRE = "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/docker-specialized.html";
+function compatImage(unit, kb) {
+  return unit.claims.some(
+    (claim2) => claim2.kind === "image" && claim2.image !== void 0 && (kb.isNvidiaCuda(claim2.image.registry, claim2.image.repository) || claim2.image.registry === "nvcr.io" && claim2.image.repository.startsWith("nvidia/"))
+  );
+}
+function checkClaim(claim2, fleet, compat, forward, kb, report) {
+  const forwardCompat = forward.allowed;
+  const major = cudaMajor(claim2.cuda);
+  const floor = kb.driverFloor(major);
+  if (!floor) return false;
+  const cuda = claimCuda(claim2);
+  const need = claim2.precision === "minor" ? kb.minDriver(claim2.cuda) : void 0;
+  if (need && compareDotted(fleet, need.linux) >= 0) return false;
+  const unverified = isUnverified(floor) || isUnverified(claim2.record) || isUnverified(need?.row);
+  if (claim2.precision !== "minor" && compareDotted(fleet, floor.linux) >= 0) return false;
+  if (compareDotted(fleet, floor.linux) < 0) {
+    const lowest = kb.lowestDriver(major);
+    if (claim2.precision !== "minor" && lowest?.linux && compareDotted(fleet, lowest.linux) >= 0) return false;
+    const pkg = kb.forwardCompat(cuda);
+    const branch = branchOf(fleet);
+    if (compat && forwardCompat !== false && pkg && pkg.compatibleBranches.includes(branch)) {
+      report({
+        messageId: "forwardCompat",
+        data: { subject: claim2.subject, cuda, fleet, package: pkg.package },
+        file: claim2.file,
+        span: claim2.span,
+        severity: forwardCompat ? "notice" : "warning",
+        unverified: unverified || isUnverified(pkg),
+        help: `NVIDIA supports ${pkg.package} on R${pkg.compatibleBranches.filter((b) => b < branchOf(floor.linux)).join(", R")} drivers, and NVIDIA's images ship it, but only on data-center GPUs on Linux ("Forward Compatibility is applicable only for systems with: NVIDIA Data Center GPUs. Select NGC Server Ready SKUs of RTX cards. Jetson boards"). On other GPUs the container fails with CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE.${forwardCompat ? forward.reason ? ` Here ${forward.reason}.` : "" : ` ${forward.reason ? `Here ${forward.reason}; say` : "Say"} which fleet this is with gpus: [...] or driver.forwardCompat: true (data-center) or false in the baseline.`} Sources: ${cite(pkg)}; ${FORWARD}`
+      });
+      return true;
+    }
+    const compatNote = compat ? forwardCompat === false && pkg?.compatibleBranches.includes(branch) ? ` Forward compatibility (${pkg.package}) covers R${branch} only on data-center GPUs: ${forward.reason ?? "the baseline says this fleet has none (driver.forwardCompat: false)"}.` : ` Forward compatibility (cuda-compat) does not cover R${branch}${forwardCompat === false ? " on this fleet" : ""}.` : "";
+    if (need && compareDotted(need.linux, floor.linux) < 0) {
+      report({
+        messageId: "release",
+        data: { subject: claim2.subject, cuda, needed: need.linux, fleet },
+        file: claim2.file,
+        span: claim2.span,
+        unverified,
+        help: `CUDA ${cuda} code needs at least the driver it was released with (${need.linux}, CUDA ${need.row.label}${need.exactRow ? "" : ", nearest published row"}): older drivers fail CUDA initialisation with "driver version is insufficient for CUDA runtime version". ${floor.linux} is needed only for later CUDA ${major}.x releases.${compatNote} Sources: ${cite(need.row)}; ${MVC2}`
+      });
+      return true;
+    }
+    report({
+      messageId: "major",
+      data: { subject: claim2.subject, major, floor: floor.linux, fleet },
+      file: claim2.file,
+      span: claim2.span,
+      unverified,
+      help: `A driver older than ${floor.linux} runs no CUDA ${major}.x code newer than its own release: CUDA initialisation fails with "driver version is insufficient for CUDA runtime version".${compatNote} Upgrade the fleet driver or stay on CUDA ${major - 1}.x. Sources: ${cite(floor)}; ${MVC2}`
+    });
+    return true;
+  }
+  if (!need) return false;
+  report({
+    messageId: "minor",
+    data: { subject: claim2.subject, cuda, needed: need.linux, fleet },
+    file: claim2.file,
+    span: claim2.span,
+    severity: "warning",
+    unverified,
+    help: `Driver ${fleet} is a CUDA ${major}.x driver, so CUDA ${cuda} code runs under minor-version compatibility: PTX that is newer than the driver cannot be JIT-compiled, and APIs added after the driver's CUDA version fail with cudaErrorCallRequiresNewerDriver. Needed for everything: >= ${need.linux} (CUDA ${need.row.label}${need.exactRow ? "" : ", nearest published row"}). Sources: ${cite(need.row)}; ${MVC2}`
+  });
+  return true;
+}
+function checkPools(units, files, pools, stated, kb, report, verdict) {
+  for (const file2 of files) {
+    const probes = pools.map((pool) => collect((probe) => checkDriverPackages(file2, pool.driver, probe)));
+    for (const [i, draft] of (probes[0] ?? []).entries()) {
+      const matches3 = probes.some((drafts) => drafts[i]?.severity !== "error");
+      report({
+        ...draft,
+        severity: matches3 ? "warning" : "error",
+        data: { ...draft.data, fleetNote: ` (the pools run ${pools.map((pool) => `${pool.name} ${pool.driver}`).join(", ")})` }
+      });
+    }
+  }
+  const fleetText = pools.map((pool) => `${pool.name} ${pool.driver}`).join(", ");
+  for (const file2 of files) {
+    const bySpan = /* @__PURE__ */ new Map();
+    for (const pool of pools)
+      for (const draft of collect((probe) => checkRequireCuda(file2, pool.driver, kb, probe)))
+        bySpan.set(draft.span.start, [...bySpan.get(draft.span.start) ?? [], draft]);
+    for (const drafts of bySpan.values())
+      if (drafts.length === pools.length) report({ ...drafts[0], data: { ...drafts[0].data, fleet: `any pool (${fleetText})` } });
+  }
+  const selections = /* @__PURE__ */ new Map();
+  const selectionOf = (unit) => {
+    let selection = selections.get(unit);
+    if (!selection) {
+      selection = selectPools(pools, unit.container?.fact.placement, kb);
+      selections.set(unit, selection);
+      if (selection.unmatched && unit.container)
+        report({
+          messageId: "unmatched",
+          data: { workload: unit.container.fact.workload, container: unit.container.fact.name, why: selection.unmatched },
+          file: unit.root,
+          span: unit.container.fact.span,
+          severity: "warning",
+          help: `The pods cannot be scheduled on a node of the pools the baseline lists (${pools.map((pool) => `${pool.name}: ${labelsOf(pool)}`).join("; ")}), so either the fleet in the baseline is incomplete or the selector is wrong. Pools are matched by their labels, their GPUs (nvidia.com/gpu.product, nvidia.com/gpu.compute.*), their driver (nvidia.com/cuda.driver.*) and, for the GKE, EKS and AKS node-pool labels, their names.`
+        });
+    }
+    return selection;
+  };
+  eachClaim(units, kb, (claim2, compat, unit) => {
+    const selection = selectionOf(unit);
+    const verdicts2 = selection.pools.map((pool) => {
+      const [draft] = collect((probe) => checkClaim(claim2, pool.driver, compat, poolForwardCompat(pool, stated, kb), kb, probe));
+      if (!draft) return { pool, tier: "runs" };
+      const tier = draft.messageId === "minor" ? "minor" : draft.messageId === "forwardCompat" ? "forward" : "fails";
+      return { pool, tier, draft };
+    });
+    for (const entry of verdicts2)
+      verdict({
+        unit: unit.label,
+        file: claim2.file,
+        span: claim2.span,
+        pool: entry.pool.name,
+        tier: entry.tier,
+        ...entry.tier === "runs" ? {} : { reason: tierReason(claim2, entry) }
+      });
+    for (const pool of pools)
+      if (!selection.pools.includes(pool))
+        verdict({
+          unit: unit.label,
+          file: claim2.file,
+          span: claim2.span,
+          pool: pool.name,
+          tier: "not-scheduled",
+          reason: `not selected by ${selection.by.join(", ")}`
+        });
+    if (verdicts2.every((verdict2) => verdict2.tier === "runs")) return false;
+    const reportClaim = withOrigin(claim2, withSelection(unit, selection, report));
+    const named = (list) => list.map((verdict2) => `${verdict2.pool.name} (driver ${verdict2.pool.driver})`).join(", ");
+    const failing = verdicts2.filter((verdict2) => verdict2.tier === "fails");
+    const running = verdicts2.filter((verdict2) => verdict2.tier !== "fails");
+    const reasons = verdicts2.filter((verdict2) => verdict2.tier !== "runs").map((verdict2) => `${verdict2.pool.name}: ${verdict2.draft.help ?? ""}`).join(" ");
+    const unverified = verdicts2.some((verdict2) => verdict2.tier !== "runs" && verdict2.draft.unverified === true);
+    const cuda = claimCuda(claim2);
+    const pinned = selection.narrowed ? ` It is scheduled only on ${selection.pools.map((pool) => pool.name).join(", ")} (${selection.by.join(", ")}).` : "";
+    const common = { file: claim2.file, span: claim2.span, unverified, help: `Per pool: ${reasons}${pinned}` };
+    if (failing.length > 0) {
+      reportClaim({
+        messageId: running.length === 0 ? selection.narrowed ? "pinned" : "noPool" : "somePools",
+        data: {
+          subject: claim2.subject,
+          cuda,
+          fails: named(failing),
+          runs: running.map(
+            (verdict2) => `${verdict2.pool.name}${verdict2.tier === "runs" ? "" : verdict2.tier === "minor" ? " (minor-version compatibility)" : " (forward compatibility)"}`
+          ).join(", ")
+        },
+        ...running.length === 0 ? {} : { severity: "warning" },
+        ...common
+      });
+      return true;
+    }
+    const minor = verdicts2.filter((verdict2) => verdict2.tier === "minor");
+    const forward = verdicts2.filter((verdict2) => verdict2.tier === "forward");
+    const how = [
+      ...minor.length ? [`on ${named(minor)} only under minor-version compatibility`] : [],
+      ...forward.length ? [`on ${named(forward)} only through forward compatibility (cuda-compat in the image)`] : []
+    ].join("; ");
+    const forwardSeverity = forward.some((verdict2) => verdict2.draft.severity === "warning") ? "warning" : "notice";
+    reportClaim({ messageId: "poolsCompat", data: { subject: claim2.subject, cuda, how }, severity: minor.length ? "warning" : forwardSeverity, ...common });
+    return true;
+  });
+}
+function eachClaim(units, kb, check3) {
+  const done = /* @__PURE__ */ new Set();
+  for (const unit of units) {
+    const claims = unit.container?.claims ?? unit.claims;
+    const compat = compatImage({ claims }, kb);
+    for (const claim2 of claims) {
+      if (claim2.kind === "implied" && claim2.index) continue;
+      const key = `${claim2.file.path}#${claimCuda(claim2)}${unit.container ? `#${unit.container.fact.span.start}` : ""}`;
+      if (!done.has(key) && check3(claim2, compat, unit)) done.add(key);
+    }
+  }
+}
+function tierReason(claim2, verdict) {
+  const data = verdict.draft.data ?? {};
+  const cuda = claimCuda(claim2);
+  if (verdict.tier === "minor") return `CUDA ${cuda} under minor-version compatibility (all of it needs driver >= ${data.needed})`;
+  if (verdict.tier === "forward") return `CUDA ${cuda} through forward compatibility (${data.package} in the image)`;
+  return `CUDA ${cuda} needs driver >= ${data.floor ?? data.needed}, the pool runs ${verdict.pool.driver}`;
+}
+function withSelection(unit, selection, report) {
+  const placement = unit.container?.fact.placement;
+  if (!placement || !selection.narrowed) return report;
+  const written = [...placement.selector, ...placement.terms.flat()];
+  const pools = selection.pools.map((pool) => `${pool.name} (driver ${pool.driver})`).join(", ");
+  return (draft) => report({
+    ...draft,
+    related: [
+      ...draft.related ?? [],
+      ...written.slice(0, 1).map((requirement) => ({ file: unit.root, span: requirement.span, message: `schedules it on ${pools}` }))
+    ]
+  });
+}
+function labelsOf(pool) {
+  const labels = Object.entries(pool.labels).map(([key, value]) => `${key}=${value}`);
+  return [...labels, ...pool.gpus.length ? [`GPUs ${pool.gpus.join(", ")}`] : [], `driver ${pool.driver}`].join(", ");
+}
+function collect(check3) {
+  const drafts = [];
+  check3((draft) => drafts.push(draft));
+  return drafts;
+}
+function poolForwardCompat(pool, stated, kb) {
+  if (pool.class === "data-center" || pool.class === "jetson") return { allowed: true, reason: `pool ${pool.name} is ${pool.class} GPUs` };
+  if (pool.class === "geforce")
+    return { allowed: false, reason: `pool ${pool.name} is GeForce GPUs, on which cuda-compat fails with CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE (804)` };
+  if (pool.class === "workstation" && stated !== true)
+    return {
+      allowed: false,
+      reason: `pool ${pool.name} is workstation GPUs: only select NGC-Server-Ready RTX SKUs support cuda-compat (if these are, set driver.forwardCompat: true)`
+    };
+  return fleetForwardCompat(stated, pool.gpus, kb);
+}
+function fleetForwardCompat(stated, gpus, kb) {
+  const placed = gpus.map((name) => ({ name, line: kb.gpu(name)?.class }));
+  const geforce = placed.find((gpu) => gpu.line === "geforce");
+  if (geforce)
+    return {
+      allowed: false,
+      reason: `the fleet's ${geforce.name} is a GeForce GPU, on which cuda-compat fails with CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE (804)`
+    };
+  const workstation = placed.find((gpu) => gpu.line === "workstation");
+  if (workstation && stated !== true)
+    return {
+      allowed: false,
+      reason: `the fleet's ${workstation.name} is a workstation GPU: only select NGC-Server-Ready RTX SKUs support cuda-compat (if these are, set driver.forwardCompat: true)`
+    };
+  if (stated !== void 0) return { allowed: stated };
+  if (placed.length > 0 && placed.every((gpu) => gpu.line === "data-center" || gpu.line === "jetson"))
+    return { allowed: true, reason: `the fleet's GPUs (${gpus.join(", ")}) are data-center or Jetson GPUs` };
+  const unknown2 = placed.find((gpu) => !gpu.line);
+  return { allowed: void 0, ...unknown2 ? { reason: `the knowledge base does not know which product line ${unknown2.name} is` } : {} };
+}
+function branchOf(driver) {
+  return Number.parseInt(driver, 10);
+}
+function evaluateTerm(term, fleet, kb) {
+  const brands = [];
+  for (const constraint of term.split(",")) {
+    const match = /^(cuda|driver|brand|arch)\s*(>=|<=|==|=|<|>)\s*(\S+)$/.exec(constraint.trim());
+    if (!match) continue;
+    const [, key, op, value] = match;
+    if (key === "brand") {
+      brands.push(value);
+      continue;
+    }
+    if (key === "arch") continue;
+    const driver = key === "cuda" ? kb.minDriver(value)?.linux : value;
+    if (!driver) continue;
+    const order = compareDotted(fleet, driver);
+    const holds2 = key === "cuda" ? op === ">=" ? order >= 0 : op === ">" ? order > 0 : true : op === ">=" ? order >= 0 : op === ">" ? order > 0 : op === "<" ? compareDotted(fleet, value) < 0 : op === "<=" ? compareDotted(fleet, value) <= 0 : compareDotted(fleet, value) === 0;
+    if (!holds2) return "no";
+  }
+  return brands.length ? { brands } : "yes";
+}
+function checkRequireCuda(file2, fleet, kb, report) {
+  if (file2.env.some((env) => env.key === "NVIDIA_DISABLE_REQUIRE" && /^(1|true)$/i.test(env.value))) return;
+  for (const env of file2.env) {
+    if (env.key !== "NVIDIA_REQUIRE_CUDA" || env.value.trim() === "") continue;
+    const verdicts2 = env.value.trim().split(/\s+/).map((term) => evaluateTerm(term, fleet, kb));
+    if (verdicts2.includes("yes")) continue;
+    const branded = verdicts2.filter((verdict) => typeof verdict === "object");
+    const value = env.value.trim().length > 80 ? `${env.value.trim().slice(0, 77)}\u2026` : env.value.trim();
+    if (branded.length) {
+      report({
+        messageId: "requireCudaBrand",
+        data: { value, fleet, brands: [...new Set(branded.flatMap((verdict) => verdict.brands))].join(", ") },
+        file: file2,
+        span: env.span,
+        severity: "warning",
+        help: `The container starts when any space-separated term holds; on the fleet's driver only terms that name a GPU brand do. Source: ${REQUIRE}`
+      });
+      continue;
+    }
+    report({
+      messageId: "requireCuda",
+      data: { value, fleet },
+      file: file2,
+      span: env.span,
+      help: `The NVIDIA container runtime starts a container only when one space-separated term of NVIDIA_REQUIRE_CUDA holds for the host; none does for ${fleet}. Lower the requirement or upgrade the fleet. Source: ${REQUIRE}`
+    });
+  }
+}
+function checkDriverPackages(file2, fleet, report) {
+  for (const pkg of file2.packages) {
+    const branch = pkg.ecosystem === "apt" ? /^(?:nvidia-(?:driver|dkms|utils|compute-utils)|libnvidia-compute)-(\d{3})(?:-server|-open)?$/.exec(pkg.name)?.[1] : void 0;
+    if (!branch) continue;
+    const fleetBranch = fleet?.split(".")[0];
+    const mismatch = fleetBranch !== void 0 && fleetBranch !== branch;
+    report({
+      messageId: "driverInImage",
+      data: { name: pkg.rawName, branch, fleetNote: fleet ? ` (the fleet runs ${fleet})` : "" },
+      file: file2,
+      span: pkg.span,
+      severity: mismatch ? "error" : "warning",
+      help: `Containers use the host's kernel driver; the NVIDIA container toolkit mounts the matching user-space libraries at run time. Driver libraries baked into an image break with "Failed to initialize NVML: Driver/library version mismatch" whenever the host driver differs. Remove the package and let the toolkit inject the driver.`
+    });
+  }
+}
+
+// src/parsers/index.ts
+function classifyPath(path) {
+  return formatByName(path)?.kind;
+}
 function lockCompanions(path, kind) {
-  const names = kind === "pyproject" ? ["uv.lock", "poetry.lock", "pixi.lock"] : kind === "pixi" ? ["pixi.lock"] : [];
   const directory = path.includes("/") ? path.slice(0, path.lastIndexOf("/") + 1) : "";
-  return names.map((name) => `${directory}${name}`);
+  return (formatOf(kind).companions ?? []).map((name) => `${directory}${name}`);
 }
 var CONDA_FOLDERS = /(?:^|\/)(?:\.?conda|envs?|environments?|conda-envs?)\//i;
 var ENV_NAME = /(?:^|[._-])envs?(?:[._-][^/]*)?\.ya?ml$/i;
@@ -51041,21 +51175,9 @@ function sniffKind(text2) {
   const requirement = /^(?:-[-a-zA-Z]|[A-Za-z0-9][A-Za-z0-9._-]*\s*(?:\[[^\]]*\])?\s*(?:[<>=!~]=?|===|;|@|$)|(?:git|hg|svn|bzr)\+|https?:\/\/|\.{1,2}\/)/;
   return lines.every((line) => requirement.test(line)) ? "requirements" : void 0;
 }
-var PARSERS = {
-  dockerfile: parseDockerfile,
-  requirements: parseRequirements,
-  conda: parseCondaEnvironment,
-  pyproject: parsePyproject,
-  "uv-lock": parseUvLock,
-  pixi: parsePixiManifest,
-  "pixi-lock": parsePixiLock,
-  "poetry-lock": parsePoetryLock,
-  "conda-lock": parseCondaLock,
-  kubernetes: parseKubernetesManifest
-};
 function parseFile(path, text2, kind, options2 = {}) {
   try {
-    return PARSERS[kind](path, text2, options2);
+    return formatOf(kind).parse(path, text2, options2);
   } catch (error62) {
     const sink = new FactSink();
     sink.problems.push({ span: { start: 0, end: 0 }, message: `internal error while reading this file: ${error62.message}` });
@@ -51082,7 +51204,7 @@ var rule_default6 = defineRule({
     const locked = (file2) => lockCompanions(file2.path, file2.kind).some((lock) => paths.has(lock));
     for (const unit of units) {
       for (const { file: file2, pkg } of unit.packages) {
-        const manifest = file2.kind === "pyproject" || file2.kind === "pixi";
+        const manifest = (formatOf(file2.kind).companions ?? []).length > 0;
         if (manifest && locked(file2)) continue;
         if (!isCudaRelevant(pkg, extra) || isPinned(pkg)) continue;
         const implied = impliedVersion(unit, pkg, kb);
@@ -51094,7 +51216,7 @@ var rule_default6 = defineRule({
           data: { name: pkg.rawName, spec: compactSpec(pkg.specifier), version: prefix ?? "" },
           file: file2,
           span: pkg.span,
-          help: `The CUDA build of ${pkg.rawName} changes with its version, so an unpinned install can silently pull a build for another CUDA. ${manifest ? `No lock file beside ${file2.path} pins it: commit the lock (${file2.kind === "pixi" ? "pixi lock" : "uv lock, poetry lock or pixi lock"}) and install from it, or pin it here` : "Pin it"} (${pkg.ecosystem === "conda" ? `${pkg.rawName}=X.Y.Z` : `${pkg.rawName}==X.Y.Z`})${implied ? `; ${implied.why}` : ""}.`,
+          help: `The CUDA build of ${pkg.rawName} changes with its version, so an unpinned install can silently pull a build for another CUDA. ${manifest ? `No lock file beside ${file2.path} pins it: commit the lock (${orList(lockCommands(file2.kind))}) and install from it, or pin it here` : "Pin it"} (${pkg.ecosystem === "conda" ? `${pkg.rawName}=X.Y.Z` : `${pkg.rawName}==X.Y.Z`})${implied ? `; ${implied.why}` : ""}.`,
           ...fix ? { fix } : {}
         });
       }
@@ -51142,6 +51264,9 @@ function pinFix(file2, pkg, version2, why) {
   const label = pkg.ecosystem === "pip" && pkg.localLabel ? `+${pkg.localLabel}` : "";
   const text2 = pkg.ecosystem === "conda" ? `=${version2}` : `==${version2}${label}`;
   return { title: `Pin ${pkg.rawName} to ${version2} (${why})`, safety: "safe", edits: [{ path: file2.path, range: [span.start, span.end], text: text2 }] };
+}
+function orList(items2) {
+  return items2.length <= 1 ? items2[0] ?? "" : `${items2.slice(0, -1).join(", ")} or ${items2.at(-1)}`;
 }
 
 // rules/gpu-arch/rule.ts
@@ -51670,11 +51795,9 @@ var rule_default10 = defineRule({
     }
     for (const file2 of new Set(units.flatMap((unit) => unit.files))) {
       checkIgnoredOptions(file2, report);
-      if (file2.kind === "dockerfile") {
-        checkAutoBackend(file2, report);
-        checkPipEnvForUv(file2, report);
-      }
-      if (file2.kind === "pyproject") checkExplicit(file2, report);
+      checkAutoBackend(file2, report);
+      checkPipEnvForUv(file2, report);
+      checkExplicit(file2, report);
     }
   }
 });
@@ -51771,7 +51894,7 @@ function checkUnservedLabels(unit, invocationsOf, report) {
       continue;
     const url2 = `https://download.pytorch.org/whl/${tag}`;
     const insertAt = file2.source.text.charCodeAt(0) === 65279 ? 1 : 0;
-    const fix = file2.kind === "requirements" ? { title: `Add ${url2} as an index`, safety: "safe", edits: [{ path: file2.path, range: [insertAt, insertAt], text: `--extra-index-url ${url2}
+    const fix = formatOf(file2.kind).optionLines ? { title: `Add ${url2} as an index`, safety: "safe", edits: [{ path: file2.path, range: [insertAt, insertAt], text: `--extra-index-url ${url2}
 ` }] } : void 0;
     report({
       messageId: "noIndex",
@@ -51779,11 +51902,17 @@ function checkUnservedLabels(unit, invocationsOf, report) {
       file: file2,
       span: pkg.span,
       severity: "error",
-      help: `PyPI never serves local versions such as +${tag}; they live on the PyTorch index. ${file2.kind === "requirements" ? `Add --extra-index-url ${url2} to this file.` : file2.kind === "pixi" ? `Give ${pkg.rawName} its index in [pypi-dependencies]: ${pkg.rawName} = { version = "==${pkg.exact}", index = "${url2}" } (pixi's PyTorch guide: https://pixi.sh/latest/python/pytorch/).` : file2.kind === "pyproject" ? `Add a [[tool.uv.index]] with url = "${url2}" and explicit = true, and route ${pkg.rawName} to it in [tool.uv.sources] (uv's PyTorch guide: https://docs.astral.sh/uv/guides/integration/pytorch/).` : `Add --index-url ${url2} (or --extra-index-url) to the install command.`}`,
+      help: `PyPI never serves local versions such as +${tag}; they live on the PyTorch index. ${(ADD_INDEX[file2.kind] ?? ADD_INDEX_TO_COMMAND)(url2, pkg)}`,
       ...fix ? { fix } : {}
     });
   }
 }
+var ADD_INDEX = {
+  requirements: (url2) => `Add --extra-index-url ${url2} to this file.`,
+  pixi: (url2, pkg) => `Give ${pkg.rawName} its index in [pypi-dependencies]: ${pkg.rawName} = { version = "==${pkg.exact}", index = "${url2}" } (pixi's PyTorch guide: https://pixi.sh/latest/python/pytorch/).`,
+  pyproject: (url2, pkg) => `Add a [[tool.uv.index]] with url = "${url2}" and explicit = true, and route ${pkg.rawName} to it in [tool.uv.sources] (uv's PyTorch guide: https://docs.astral.sh/uv/guides/integration/pytorch/).`
+};
+var ADD_INDEX_TO_COMMAND = (url2) => `Add --index-url ${url2} (or --extra-index-url) to the install command.`;
 var PYG_LABEL = /^pt(\d)(\d{1,2})(cu\d{2,3}|cpu)$/;
 function checkOtherLocalLabel(file2, pkg, invocations, report) {
   if (invocations.length === 0) return;
@@ -51796,7 +51925,7 @@ function checkOtherLocalLabel(file2, pkg, invocations, report) {
   if (sourced2) return;
   const page = pyg ? `https://data.pyg.org/whl/torch-${pyg[1]}.${pyg[2]}.0+${pyg[3]}.html` : void 0;
   const insertAt = file2.source.text.charCodeAt(0) === 65279 ? 1 : 0;
-  const fix = page && file2.kind === "requirements" ? { title: `Add ${page} as a find-links page`, safety: "safe", edits: [{ path: file2.path, range: [insertAt, insertAt], text: `--find-links ${page}
+  const fix = page && formatOf(file2.kind).optionLines ? { title: `Add ${page} as a find-links page`, safety: "safe", edits: [{ path: file2.path, range: [insertAt, insertAt], text: `--find-links ${page}
 ` }] } : void 0;
   report({
     messageId: pyg ? "noPygPage" : "noLocalSource",
@@ -51898,7 +52027,7 @@ var rule_default12 = defineRule({
         if (candidates.some((path) => present.has(path))) continue;
         const gone = candidates.find((path) => removed.has(path));
         if (!gone) continue;
-        const how = file2.kind === "dockerfile" ? 'docker build stops at the COPY (or pip at `-r`) with "file not found"' : 'pip stops with "Could not open requirements file"';
+        const how = formatOf(file2.kind).units === "stages" ? 'docker build stops at the COPY (or pip at `-r`) with "file not found"' : 'pip stops with "Could not open requirements file"';
         report({
           messageId: "deleted",
           data: { target: gone },
@@ -52263,10 +52392,10 @@ function checkUnknown(file2, pkg, kb, report) {
 }
 var PREVIOUS_VERSIONS = "https://github.com/pytorch/pytorch.github.io/blob/04862e376ea686ba351674864400db1d93113979/_get_started/previous-versions.md";
 function checkConda(unit, kb, report) {
-  const conda = unit.packages.filter(({ pkg }) => pkg.ecosystem === "conda");
-  const pytorch = conda.find(({ pkg }) => pkg.name === "pytorch" && (pkg.exact || pkg.specifier.trim()));
-  const pytorchCuda = conda.find(({ pkg }) => pkg.name === "pytorch-cuda" && condaCudaOf(pkg));
-  const cudatoolkit = conda.find(({ pkg }) => pkg.name === "cudatoolkit" && condaCudaOf(pkg));
+  const conda2 = unit.packages.filter(({ pkg }) => pkg.ecosystem === "conda");
+  const pytorch = conda2.find(({ pkg }) => pkg.name === "pytorch" && (pkg.exact || pkg.specifier.trim()));
+  const pytorchCuda = conda2.find(({ pkg }) => pkg.name === "pytorch-cuda" && condaCudaOf(pkg));
+  const cudatoolkit = conda2.find(({ pkg }) => pkg.name === "cudatoolkit" && condaCudaOf(pkg));
   const published = kb.condaPytorchCudaVersions();
   const source = cite(kb.condaPytorchCuda());
   if (pytorchCuda) {
@@ -52327,7 +52456,7 @@ function checkConda(unit, kb, report) {
       related: [{ file: pytorch.file, span: pytorch.pkg.span, message: `pytorch ${version2} is pinned here` }]
     });
   }
-  const selector = conda.find(({ pkg }) => CUDA_SELECTOR.test(pkg.name));
+  const selector = conda2.find(({ pkg }) => CUDA_SELECTOR.test(pkg.name));
   if (selector && channel !== "conda-forge" && onChannel.length > 0 && onChannel.every((release) => compareDotted(release.version, "1.0.1") >= 0)) {
     report({
       messageId: "selectorIgnored",
@@ -52739,12 +52868,6 @@ function matchSuppressions(byPath, findings, ruleIds) {
 function compareFindings(a, b) {
   return a.location.path.localeCompare(b.location.path) || a.location.start.offset - b.location.start.offset || a.ruleId.localeCompare(b.ruleId) || a.message.localeCompare(b.message);
 }
-var RELOCK = {
-  "uv-lock": "uv.lock is written by uv, not by hand: change pyproject.toml (the version, the extra or the index it routes to), then run uv lock (or uv lock --upgrade-package NAME).",
-  "pixi-lock": "pixi.lock is written by pixi, not by hand: change the manifest (pixi.toml or [tool.pixi]: the version, cuda-version, the index or system-requirements), then run pixi lock (pixi install updates it too).",
-  "poetry-lock": "poetry.lock is written by Poetry, not by hand: change pyproject.toml (the version or the source), then run poetry lock (Poetry 1.x: poetry lock --no-update).",
-  "conda-lock": "conda-lock.yml is written by conda-lock, not by hand: change the environment file it was made from, then run conda-lock lock (conda-lock -f environment.yml)."
-};
 function withoutLockEdits(finding, locks) {
   if (locks.size === 0) return finding;
   const touched = (edits) => edits.filter((edit) => locks.has(edit.path)).map((edit) => edit.path);
@@ -52754,7 +52877,7 @@ function withoutLockEdits(finding, locks) {
     ...(finding.suggestions ?? []).flatMap((suggestion) => touched(suggestion.edits))
   ];
   if (paths.length === 0) return finding;
-  const how = [...new Set(paths.map((path) => locks.get(path)))].map((kind) => RELOCK[kind]).join(" ");
+  const how = [...new Set(paths.map((path) => locks.get(path)))].map((kind) => formatOf(kind).lock?.relock).join(" ");
   const { fix, suggestions, ...rest } = finding;
   const kept = suggestions?.filter((suggestion) => touched(suggestion.edits).length === 0) ?? [];
   return {
@@ -52792,14 +52915,13 @@ function fleetTable(baseline, parts) {
 // src/reader.ts
 var MAX_FILE_BYTES = 1024 * 1024;
 var MAX_LOCK_BYTES = 32 * 1024 * 1024;
-var LOCK_KINDS = /* @__PURE__ */ new Set(["pixi-lock", "conda-lock", "uv-lock", "poetry-lock"]);
 function maxBytes(path, kind) {
   const known2 = kind ?? classifyPath(path);
-  return known2 && LOCK_KINDS.has(known2) ? MAX_LOCK_BYTES : MAX_FILE_BYTES;
+  return isLockKind(known2) ? MAX_LOCK_BYTES : MAX_FILE_BYTES;
 }
 function includedKind(path) {
-  const kind = classifyPath(path);
-  if (kind && kind !== "dockerfile") return kind;
+  const format = formatByName(path);
+  if (format && format.units !== "stages") return format.kind;
   return /\.ya?ml$/i.test(path) ? "conda" : "requirements";
 }
 var UNKNOWN_KIND = "cannot tell whether this is a Dockerfile, a requirements file or a conda environment (its name does not say, and neither does its content); name the kind with --type";

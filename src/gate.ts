@@ -3,7 +3,8 @@ import { groupBy, positions, UnionFind } from './util/collections.js';
 import { buildUnits, type Unit } from './analysis/units.js';
 import type { LoadedBaseline } from './baseline/load.js';
 import type { Baseline } from './baseline/schema.js';
-import { isLockKind, type FileKind, type ParsedFile, type Suppression } from './parsers/facts.js';
+import type { FileKind, ParsedFile, Suppression } from './parsers/facts.js';
+import { formatOf, isLockKind } from './parsers/formats.js';
 import { severityRank, TIER_RANK, type FleetTable, type Finding, type PoolCell, type PoolVerdict, type Report, type Severity } from './finding.js';
 import type { KnowledgeBase } from './knowledge/index.js';
 import { docsUrl, formatMessage, type AnyRule, type Draft, type RuleContext, type UnitVerdict } from './rule.js';
@@ -404,18 +405,6 @@ export function compareFindings(a: Finding, b: Finding): number {
 
 export type { Baseline };
 
-/** How each lock file is brought in line: by changing what it was made from and running its tool. */
-const RELOCK: Readonly<Partial<Record<FileKind, string>>> = {
-  'uv-lock':
-    'uv.lock is written by uv, not by hand: change pyproject.toml (the version, the extra or the index it routes to), then run uv lock (or uv lock --upgrade-package NAME).',
-  'pixi-lock':
-    'pixi.lock is written by pixi, not by hand: change the manifest (pixi.toml or [tool.pixi]: the version, cuda-version, the index or system-requirements), then run pixi lock (pixi install updates it too).',
-  'poetry-lock':
-    'poetry.lock is written by Poetry, not by hand: change pyproject.toml (the version or the source), then run poetry lock (Poetry 1.x: poetry lock --no-update).',
-  'conda-lock':
-    'conda-lock.yml is written by conda-lock, not by hand: change the environment file it was made from, then run conda-lock lock (conda-lock -f environment.yml).',
-};
-
 /**
  * Lock files are written by their tool, never by hand (uv.lock by `uv lock`, pixi.lock by pixi, …): a finding
  * whose fix or options would edit one (`locks`: path → kind) keeps its message and loses those edits, and a
@@ -430,7 +419,7 @@ function withoutLockEdits(finding: Finding, locks: ReadonlyMap<string, FileKind>
     ...(finding.suggestions ?? []).flatMap((suggestion) => touched(suggestion.edits)),
   ];
   if (paths.length === 0) return finding;
-  const how = [...new Set(paths.map((path) => locks.get(path)!))].map((kind) => RELOCK[kind]).join(' ');
+  const how = [...new Set(paths.map((path) => locks.get(path)!))].map((kind) => formatOf(kind).lock?.relock).join(' ');
   const { fix, suggestions, ...rest } = finding;
   const kept = suggestions?.filter((suggestion) => touched(suggestion.edits).length === 0) ?? [];
   return {

@@ -7,18 +7,18 @@
 import { includeCandidates, resolveLinks } from './analysis/links.js';
 import { groupBy, positions, UnionFind } from './util/collections.js';
 import type { FileKind, ParsedFile } from './parsers/facts.js';
+import { formatByName, isLockKind } from './parsers/formats.js';
 import { classifyPath, lockCompanions, parseFile, sniffKind, type ParseOptions } from './parsers/index.js';
 
 /** The longest file checked: 1 MiB, as GitHub's web editor and most tools treat larger text as generated. */
 export const MAX_FILE_BYTES = 1024 * 1024;
 /** The longest lock file checked: a large project's real locks are 1–10 MB, and they are read at over 20 MB/s. */
 export const MAX_LOCK_BYTES = 32 * 1024 * 1024;
-const LOCK_KINDS: ReadonlySet<FileKind> = new Set(['pixi-lock', 'conda-lock', 'uv-lock', 'poetry-lock']);
 
 /** The longest file of this kind (named by `path` when the kind is not known yet) that is checked. */
 export function maxBytes(path: string, kind: FileKind | undefined): number {
   const known = kind ?? classifyPath(path);
-  return known && LOCK_KINDS.has(known) ? MAX_LOCK_BYTES : MAX_FILE_BYTES;
+  return isLockKind(known) ? MAX_LOCK_BYTES : MAX_FILE_BYTES;
 }
 
 /** A file to check: its repository path, the parser for it and its text. */
@@ -62,8 +62,8 @@ export interface ReadFile {
  * unless it ends in .yml/.yaml. A Dockerfile is included only by a manifest (a `dockerfile` include), read as one.
  */
 export function includedKind(path: string): FileKind {
-  const kind = classifyPath(path);
-  if (kind && kind !== 'dockerfile') return kind;
+  const format = formatByName(path);
+  if (format && format.units !== 'stages') return format.kind;
   return /\.ya?ml$/i.test(path) ? 'conda' : 'requirements';
 }
 

@@ -10,7 +10,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { loadBaseline } from '../src/baseline/load.js';
 import { EMPTY_BASELINE } from '../src/baseline/schema.js';
-import { FILE_KIND_NAMES, FILE_KINDS, type ParsedFile } from '../src/parsers/facts.js';
+import type { ParsedFile } from '../src/parsers/facts.js';
+import { FILE_KIND_NAMES, formatOf } from '../src/parsers/formats.js';
 import { gate } from '../src/gate.js';
 import { verifyFixes } from '../src/verify.js';
 import { defaultKnowledgeBase } from '../src/knowledge/index.js';
@@ -48,7 +49,7 @@ function checkFile(file: ParsedFile, text: string): void {
 }
 
 describe.each(FILE_KIND_NAMES)('%s parser and gate', (kind) => {
-  const name = FILE_KINDS[kind];
+  const name = formatOf(kind).fileName;
   it('never throw and keep every position valid on random text', () => {
     fc.assert(
       fc.property(syntaxText, (text) => checkFile(parseFile(name, text, kind), text)),

@@ -4,6 +4,7 @@ import { replaceWithin } from '../../src/analysis/edits.js';
 import { PYTORCH_INDEX_PACKAGES } from '../../src/analysis/torch-build.js';
 import type { Fix } from '../../src/finding.js';
 import type { IndexFact, InstallContext, PackageFact } from '../../src/parsers/facts.js';
+import { formatOf } from '../../src/parsers/formats.js';
 import { defineRule } from '../../src/rule.js';
 import { tagFromCuda } from '../../src/knowledge/versions.js';
 
@@ -88,7 +89,7 @@ export default defineRule({
           let fix: Fix | undefined;
           const at = index.url.search(/cpu(?=\/|$)/);
           // A pyproject.toml's CPU index is what its cpu extra is for: the package beside it is what to change.
-          if (at >= 0 && target.precision === 'minor' && claimFile.kind !== 'pyproject' && claimFile.kind !== 'pixi') {
+          if (at >= 0 && target.precision === 'minor' && formatOf(claimFile.kind).indexes !== 'tables') {
             const edit = replaceWithin(claimFile, index.urlSpan, index.url, at, at + 3, tagFromCuda(cuda));
             if (edit) fix = { title: `Use the ${tagFromCuda(cuda)} index`, safety: 'safe', edits: [edit] };
           }

@@ -497,7 +497,6 @@ function checkRequireCuda(file: ParsedFile, fleet: string, kb: KnowledgeBase, re
 }
 
 function checkDriverPackages(file: ParsedFile, fleet: string | undefined, report: Reporter): void {
-  if (file.kind !== 'dockerfile') return;
   for (const pkg of file.packages) {
     const branch =
       pkg.ecosystem === 'apt' ? /^(?:nvidia-(?:driver|dkms|utils|compute-utils)|libnvidia-compute)-(\d{3})(?:-server|-open)?$/.exec(pkg.name)?.[1] : undefined;

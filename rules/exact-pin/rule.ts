@@ -4,6 +4,7 @@ import type { Unit } from '../../src/analysis/units.js';
 import type { PackageFact, ParsedFile } from '../../src/parsers/facts.js';
 import type { Fix } from '../../src/finding.js';
 import type { KnowledgeBase } from '../../src/knowledge/index.js';
+import { formatOf, lockCommands } from '../../src/parsers/formats.js';
 import { lockCompanions } from '../../src/parsers/index.js';
 import { defineRule } from '../../src/rule.js';
 import { cudaMajorMinor, publicVersion } from '../../src/knowledge/versions.js';
@@ -28,7 +29,7 @@ export default defineRule({
     const locked = (file: ParsedFile): boolean => lockCompanions(file.path, file.kind).some((lock) => paths.has(lock));
     for (const unit of units) {
       for (const { file, pkg } of unit.packages) {
-        const manifest = file.kind === 'pyproject' || file.kind === 'pixi';
+        const manifest = (formatOf(file.kind).companions ?? []).length > 0;
         if (manifest && locked(file)) continue;
         if (!isCudaRelevant(pkg, extra) || isPinned(pkg)) continue;
         const implied = impliedVersion(unit, pkg, kb);
@@ -45,7 +46,7 @@ export default defineRule({
           span: pkg.span,
           help: `The CUDA build of ${pkg.rawName} changes with its version, so an unpinned install can silently pull a build for another CUDA. ${
             manifest
-              ? `No lock file beside ${file.path} pins it: commit the lock (${file.kind === 'pixi' ? 'pixi lock' : 'uv lock, poetry lock or pixi lock'}) and install from it, or pin it here`
+              ? `No lock file beside ${file.path} pins it: commit the lock (${orList(lockCommands(file.kind))}) and install from it, or pin it here`
               : 'Pin it'
           } (${pkg.ecosystem === 'conda' ? `${pkg.rawName}=X.Y.Z` : `${pkg.rawName}==X.Y.Z`})${implied ? `; ${implied.why}` : ''}.`,
           ...(fix ? { fix } : {}),
@@ -109,4 +110,9 @@ function pinFix(file: ParsedFile, pkg: PackageFact, version: string, why: string
   const label = pkg.ecosystem === 'pip' && pkg.localLabel ? `+${pkg.localLabel}` : '';
   const text = pkg.ecosystem === 'conda' ? `=${version}` : `==${version}${label}`;
   return { title: `Pin ${pkg.rawName} to ${version} (${why})`, safety: 'safe', edits: [{ path: file.path, range: [span.start, span.end], text }] };
+}
+
+/** `a`, `a or b`, `a, b or c`. */
+function orList(items: readonly string[]): string {
+  return items.length <= 1 ? (items[0] ?? '') : `${items.slice(0, -1).join(', ')} or ${items.at(-1)!}`;
 }

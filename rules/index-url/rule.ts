@@ -1,7 +1,8 @@
 import { cudaFromLabel, cudaFromUrl, isPytorchIndex } from '../../src/analysis/cuda-labels.js';
 import { PYTORCH_INDEX_PACKAGES, pypiWins, servedVariant } from '../../src/analysis/torch-build.js';
 import type { Invocation, Unit } from '../../src/analysis/units.js';
-import type { IndexFact, InstallContext, PackageFact, ParsedFile } from '../../src/parsers/facts.js';
+import type { FileKind, IndexFact, InstallContext, PackageFact, ParsedFile } from '../../src/parsers/facts.js';
+import { formatOf } from '../../src/parsers/formats.js';
 import { PYG_DOCS, torchPage } from '../../src/analysis/torch-pages.js';
 import type { Fix } from '../../src/finding.js';
 import { cite, isUnverified, type KnowledgeBase } from '../../src/knowledge/index.js';
@@ -47,12 +48,11 @@ export default defineRule({
       checkUnservedLabels(unit, invocationsOf, report);
     }
     for (const file of new Set(units.flatMap((unit) => unit.files))) {
+      // Each reads facts only one format writes: a Dockerfile's uv options and pip environment, a pyproject.toml's uv indexes.
       checkIgnoredOptions(file, report);
-      if (file.kind === 'dockerfile') {
-        checkAutoBackend(file, report);
-        checkPipEnvForUv(file, report);
-      }
-      if (file.kind === 'pyproject') checkExplicit(file, report);
+      checkAutoBackend(file, report);
+      checkPipEnvForUv(file, report);
+      checkExplicit(file, report);
     }
   },
 });
@@ -179,29 +179,30 @@ function checkUnservedLabels(unit: Unit, invocationsOf: ReadonlyMap<InstallConte
       continue;
     const url = `https://download.pytorch.org/whl/${tag}`;
     const insertAt = file.source.text.charCodeAt(0) === 0xfeff ? 1 : 0;
-    const fix: Fix | undefined =
-      file.kind === 'requirements'
-        ? { title: `Add ${url} as an index`, safety: 'safe', edits: [{ path: file.path, range: [insertAt, insertAt], text: `--extra-index-url ${url}\n` }] }
-        : undefined;
+    const fix: Fix | undefined = formatOf(file.kind).optionLines
+      ? { title: `Add ${url} as an index`, safety: 'safe', edits: [{ path: file.path, range: [insertAt, insertAt], text: `--extra-index-url ${url}\n` }] }
+      : undefined;
     report({
       messageId: 'noIndex',
       data: { name: pkg.rawName, version: publicVersion(pkg.exact), tag },
       file,
       span: pkg.span,
       severity: 'error',
-      help: `PyPI never serves local versions such as +${tag}; they live on the PyTorch index. ${
-        file.kind === 'requirements'
-          ? `Add --extra-index-url ${url} to this file.`
-          : file.kind === 'pixi'
-            ? `Give ${pkg.rawName} its index in [pypi-dependencies]: ${pkg.rawName} = { version = "==${pkg.exact}", index = "${url}" } (pixi's PyTorch guide: https://pixi.sh/latest/python/pytorch/).`
-            : file.kind === 'pyproject'
-              ? `Add a [[tool.uv.index]] with url = "${url}" and explicit = true, and route ${pkg.rawName} to it in [tool.uv.sources] (uv's PyTorch guide: https://docs.astral.sh/uv/guides/integration/pytorch/).`
-              : `Add --index-url ${url} (or --extra-index-url) to the install command.`
-      }`,
+      help: `PyPI never serves local versions such as +${tag}; they live on the PyTorch index. ${(ADD_INDEX[file.kind] ?? ADD_INDEX_TO_COMMAND)(url, pkg)}`,
       ...(fix ? { fix } : {}),
     });
   }
 }
+
+/** How each format adds the PyTorch index for one package; the others add it to the install command. */
+const ADD_INDEX: Partial<Record<FileKind, (url: string, pkg: PackageFact) => string>> = {
+  requirements: (url) => `Add --extra-index-url ${url} to this file.`,
+  pixi: (url, pkg) =>
+    `Give ${pkg.rawName} its index in [pypi-dependencies]: ${pkg.rawName} = { version = "==${pkg.exact}", index = "${url}" } (pixi's PyTorch guide: https://pixi.sh/latest/python/pytorch/).`,
+  pyproject: (url, pkg) =>
+    `Add a [[tool.uv.index]] with url = "${url}" and explicit = true, and route ${pkg.rawName} to it in [tool.uv.sources] (uv's PyTorch guide: https://docs.astral.sh/uv/guides/integration/pytorch/).`,
+};
+const ADD_INDEX_TO_COMMAND = (url: string): string => `Add --index-url ${url} (or --extra-index-url) to the install command.`;
 
 const PYG_LABEL = /^pt(\d)(\d{1,2})(cu\d{2,3}|cpu)$/;
 
@@ -231,7 +232,7 @@ function checkOtherLocalLabel(file: ParsedFile, pkg: PackageFact, invocations: r
   const page = pyg ? `https://data.pyg.org/whl/torch-${pyg[1]}.${pyg[2]}.0+${pyg[3]}.html` : undefined;
   const insertAt = file.source.text.charCodeAt(0) === 0xfeff ? 1 : 0;
   const fix: Fix | undefined =
-    page && file.kind === 'requirements'
+    page && formatOf(file.kind).optionLines
       ? { title: `Add ${page} as a find-links page`, safety: 'safe', edits: [{ path: file.path, range: [insertAt, insertAt], text: `--find-links ${page}\n` }] }
       : undefined;
   report({

@@ -1,4 +1,5 @@
 import { includeCandidates } from '../../src/analysis/links.js';
+import { formatOf } from '../../src/parsers/formats.js';
 import { defineRule } from '../../src/rule.js';
 
 /**
@@ -26,7 +27,7 @@ export default defineRule({
         const gone = candidates.find((path) => removed.has(path));
         if (!gone) continue;
         const how =
-          file.kind === 'dockerfile'
+          formatOf(file.kind).units === 'stages'
             ? 'docker build stops at the COPY (or pip at `-r`) with "file not found"'
             : 'pip stops with "Could not open requirements file"';
         report({

@@ -1,4 +1,5 @@
-import { isLockKind, type ContainerFact, type ImageFact, type IndexFact, type PackageFact, type ParsedFile } from '../parsers/facts.js';
+import { formatOf } from '../parsers/formats.js';
+import type { ContainerFact, ImageFact, IndexFact, PackageFact, ParsedFile } from '../parsers/facts.js';
 import type { TextEdit } from '../finding.js';
 import { latestImagePatch, type KnowledgeBase, type Sourced } from '../knowledge/index.js';
 import type { Span } from '../parsers/source.js';
@@ -75,8 +76,9 @@ export interface CudaClaim {
 
 /** How an index is named in messages: the option as written, or a pyproject.toml's index URL. */
 export function indexSubject(file: ParsedFile, index: IndexFact): string {
-  if (file.kind === 'pyproject' || file.kind === 'pixi') return `the index ${index.url}`;
-  if (isLockKind(file.kind)) return `the registry ${index.url}`;
+  const written = formatOf(file.kind).indexes;
+  if (written === 'tables') return `the index ${index.url}`;
+  if (written === 'registry') return `the registry ${index.url}`;
   return `${index.kind === 'find-links' ? '--find-links' : `--${index.kind}`} ${index.url}`;
 }
 
@@ -161,7 +163,7 @@ export function fileClaims(file: ParsedFile, kb: KnowledgeBase): CudaClaim[] {
         // A pyproject.toml's index is named for its CUDA and chosen per extra: what to change there is the
         // selection (`uv sync --extra …`) or the routing, which no single text edit decides.
         rewrite:
-          file.kind === 'pyproject' || file.kind === 'pixi'
+          formatOf(file.kind).indexes === 'tables'
             ? undefined
             : (target) => one(rewriteLabel(file, index.urlSpan, index.url, found.range, found.label, target)),
       }),

@@ -1,4 +1,5 @@
 import type { CopyFact, IncludeFact, ParsedFile } from '../parsers/facts.js';
+import { formatOf } from '../parsers/formats.js';
 import { dirname, joinRepo } from './paths.js';
 import { StageTree } from './stages.js';
 
@@ -15,7 +16,8 @@ export function includeCandidates(file: ParsedFile, include: IncludeFact): strin
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(target)) return [];
   // A manifest names the Dockerfile that builds an image by its path from the repository root.
   if (include.kind === 'dockerfile') return unique([joinRepo(target)]);
-  if (file.kind !== 'dockerfile') return unique([joinRepo(base, target)]);
+  // Only a Dockerfile's paths come through COPY from its build context.
+  if (formatOf(file.kind).units !== 'stages') return unique([joinRepo(base, target)]);
 
   const stage = file.contexts[include.context]?.stage ?? 0;
   const candidates: (string | undefined)[] = [];

@@ -1,4 +1,5 @@
-import { hasSelections, type ContainerFact, type IndexFact, type InstallContext, type PackageFact, type ParsedFile } from '../parsers/facts.js';
+import { formatOf, hasSelections } from '../parsers/formats.js';
+import type { ContainerFact, IndexFact, InstallContext, PackageFact, ParsedFile } from '../parsers/facts.js';
 import type { KnowledgeBase } from '../knowledge/index.js';
 import { cudaMajor, cudaMajorMinor } from '../knowledge/versions.js';
 import { CLAIM_PRECEDENCE, containerImageClaim, cudaClaim, fileClaims, type ClaimKind, type CudaClaim } from './claims.js';
@@ -85,21 +86,22 @@ export function buildUnits(files: readonly ParsedFile[], links: ReadonlyMap<Pars
     }
   }
   for (const file of files) {
-    if (file.kind === 'dockerfile') {
+    const format = formatOf(file.kind);
+    if (format.units === 'stages') {
       const stages = new DockerfileIndex(file, links.get(file) ?? [], claimsOf(file));
       for (const stage of file.stages) units.push(dockerStageUnit(stages, stage.index, links, claimsOf, kb));
-    } else if (hasSelections(file.kind)) {
+    } else if (format.units === 'selections') {
       // The selections a Dockerfile installs (`uv sync --extra X`, `pixi install -e E`) are checked with its stage;
       // the others on their own.
       const via = (includers.get(file) ?? []).flatMap((includer) => (links.get(includer) ?? []).filter((link) => link.to === file));
       const covered = new Set(selectedContexts(file, via).map((context) => context.variant));
       units.push(...selectionUnits(file, claimsOf, kb, via.length ? covered : new Set()));
-    } else if (file.kind !== 'kubernetes' && !includedElsewhere(file, includers.get(file) ?? [], (component ??= components(files, links)))) {
+    } else if (format.units === 'file' && !includedElsewhere(file, includers.get(file) ?? [], (component ??= components(files, links)))) {
       units.push(fileUnit(file, links, claimsOf, kb));
     }
   }
   // Manifests last: a container whose image is built here takes the claims of its Dockerfile's unit.
-  for (const file of files) if (file.kind === 'kubernetes') units.push(...containerUnits(file, links.get(file) ?? [], units, kb));
+  for (const file of files) if (formatOf(file.kind).units === 'containers') units.push(...containerUnits(file, links.get(file) ?? [], units, kb));
   return units;
 }
 
@@ -154,7 +156,7 @@ function containerUnits(file: ParsedFile, links: readonly Link[], units: readonl
  * reachable back from the file is in the file's strongly connected component.
  */
 function includedElsewhere(file: ParsedFile, includers: readonly ParsedFile[], component: ReadonlyMap<ParsedFile, number>): boolean {
-  return includers.some((includer) => includer !== file && (includer.kind === 'dockerfile' || component.get(includer) !== component.get(file)));
+  return includers.some((includer) => includer !== file && (formatOf(includer.kind).units === 'stages' || component.get(includer) !== component.get(file)));
 }
 
 /** The strongly connected component of every file under the include links (src/util/graph.ts). */
@@ -362,11 +364,10 @@ function dockerStageUnit(index: DockerfileIndex, stage: number, links: ReadonlyM
   return finishUnit(label, file, stage, [file, ...linkedFiles], claims, invocations, kb, index.packagesOf(contexts), memberPackages);
 }
 
-/** What installing a file selects when the command names no selection: its project, pixi's default environment, a lock's every platform. */
+/** What installing a file selects when the command names no selection (its format's `defaultSelection`): its project, pixi's default environment, a lock's every platform. */
 function defaultSelection(kind: ParsedFile['kind']): readonly string[] {
-  if (kind === 'pixi' || kind === 'pixi-lock') return ['environment default'];
-  if (kind === 'conda-lock') return ['*'];
-  return ['the project'];
+  const format = formatOf(kind);
+  return format.units === 'selections' ? format.defaultSelection : [];
 }
 
 /**

@@ -14,7 +14,8 @@ import { renderSarif } from '../render/sarif.js';
 import { escapeControl, renderText } from '../render/text.js';
 import { SourceText } from '../parsers/source.js';
 import { affectedFiles, readRepository, sourceOf, UNKNOWN_KIND, type Listed, type RepositoryReader, type SourceFile } from '../reader.js';
-import { FILE_KIND_NAMES, isFileKind, type FileKind } from '../parsers/facts.js';
+import type { FileKind } from '../parsers/facts.js';
+import { FILE_KIND_NAMES, isFileKind } from '../parsers/formats.js';
 import { gateRepository, type RepositoryCheck } from '../stream.js';
 import { gate, type GateOptions } from '../gate.js';
 import { classifyPath } from '../parsers/index.js';
@@ -626,7 +627,7 @@ function writeOutput(cwd: string, file: string, text: string): void {
 }
 
 /** The check with every safe fix verified (see verify.ts): the files are parsed again only when there is a safe fix. */
-/** `--type KIND` (FILE_KINDS): the kind of the files named on the command line. */
+/** `--type KIND` (src/parsers/formats.ts): the kind of the files named on the command line. */
 function fileType(value: string | undefined): FileKind | undefined {
   if (value === undefined) return undefined;
   if (isFileKind(value)) return value;

@@ -15,6 +15,7 @@ import type { GateJob } from '../sandbox/gate-job.js';
 import { GateBudgetError, type Gates } from '../sandbox/gate-pool.js';
 import { defaultKnowledgeBase } from '../knowledge/index.js';
 import ignore from 'ignore';
+import { BESIDE_DOCKERFILE, formatByName, packagingPartners } from '../parsers/formats.js';
 import { classifyPath, kindByContent, yamlByContent } from '../parsers/index.js';
 import { affectedFiles, type Listed, type SourceFile } from '../reader.js';
 import { gateOptionsFor, layerBaselines, type ResolvedBaseline } from '../baseline/layers.js';
@@ -25,30 +26,8 @@ import { firstRead, READ_CHUNK, type FirstRead, type OrgLayer } from './read.js'
 import { addedLines } from './suggestions.js';
 import type { GitHub, PullTarget } from './types.js';
 
-/** Beside a changed Dockerfile: the files it most likely installs. */
-const BESIDE_DOCKERFILE = [
-  'requirements.txt',
-  'requirements-gpu.txt',
-  'requirements-cuda.txt',
-  'environment.yml',
-  'environment.yaml',
-  // What `uv sync`, `pip install .`, `pixi install` and `poetry install` read.
-  'pyproject.toml',
-  'uv.lock',
-  'pixi.toml',
-  'pixi.lock',
-  'poetry.lock',
-];
 /** Beside a changed requirements or conda file, and in each directory above it: the files most likely to install it. */
 const BESIDE_REQUIREMENTS = ['Dockerfile'];
-/** Beside a changed manifest or lock: the files read with it (a manifest and its lock are one selection). */
-const BESIDE_PACKAGING: Readonly<Partial<Record<string, readonly string[]>>> = {
-  'uv.lock': ['pyproject.toml'],
-  'poetry.lock': ['pyproject.toml'],
-  'pixi.lock': ['pixi.toml', 'pyproject.toml'],
-  'pixi.toml': ['pixi.lock'],
-  'pyproject.toml': ['uv.lock', 'poetry.lock', 'pixi.lock'],
-};
 /** Directories listed to find the files that include a changed one (the nearest first). */
 const MAX_DIRECTORIES = 20;
 
@@ -226,17 +205,22 @@ export async function analyzePull(github: GitHub, target: PullTarget, deps: Anal
   };
 }
 
+/** A Dockerfile by its name: the files beside it are read with it. */
+function isDockerfile(path: string): boolean {
+  return formatByName(path)?.units === 'stages';
+}
+
 /** Step 1: the relevant changes and the first read's paths and directories; undefined when nothing relevant changed. */
 function planReads(changes: PullChanges): ReadPlan | undefined {
   const { relevant, removed, added, others } = relevantChanges(changes.files);
   const byContent = others.filter((file) => yamlByContent(file.filename)).map((file) => file.filename);
   if (relevant.length === 0 && removed.length === 0 && byContent.length === 0) return undefined;
   const paths = [...relevant.map((file) => file.path), ...byContent];
-  const requirementsLike = [...paths.filter((path) => classifyPath(path) !== 'dockerfile'), ...removed];
+  const requirementsLike = [...paths.filter((path) => !isDockerfile(path)), ...removed];
   const directories = unique(requirementsLike.flatMap(ancestors)).slice(0, MAX_DIRECTORIES);
   const speculative = unique([
-    ...paths.filter((path) => classifyPath(path) === 'dockerfile').flatMap((path) => BESIDE_DOCKERFILE.map((name) => joinRepo(dirname(path), name) ?? name)),
-    ...paths.flatMap((path) => (BESIDE_PACKAGING[basename(path)] ?? []).map((name) => joinRepo(dirname(path), name) ?? name)),
+    ...paths.filter(isDockerfile).flatMap((path) => BESIDE_DOCKERFILE.map((name) => joinRepo(dirname(path), name) ?? name)),
+    ...paths.flatMap((path) => packagingPartners(basename(path)).map((name) => joinRepo(dirname(path), name) ?? name)),
     ...directories.flatMap((dir) => BESIDE_REQUIREMENTS.map((name) => joinRepo(dir, name) ?? name)),
   ]).filter((path) => !paths.includes(path));
   const firstPaths = [...paths, ...speculative].slice(0, Math.max(READ_CHUNK, paths.length));

@@ -5,40 +5,9 @@
 import { evaluateMarker } from './markers.js';
 import type { SourceText, Span } from './source.js';
 
-/** Every kind of file the checker reads, with the file name that is its usual spelling (`--type`, the web page). */
-export const FILE_KINDS = {
-  dockerfile: 'Dockerfile',
-  requirements: 'requirements.txt',
-  conda: 'environment.yml',
-  pyproject: 'pyproject.toml',
-  'uv-lock': 'uv.lock',
-  pixi: 'pixi.toml',
-  'pixi-lock': 'pixi.lock',
-  'poetry-lock': 'poetry.lock',
-  'conda-lock': 'conda-lock.yml',
-  kubernetes: 'deployment.yaml',
-} as const;
+/** Every kind of file the checker reads; each is described and registered in src/parsers/formats.ts. */
+export type FileKind = 'dockerfile' | 'requirements' | 'conda' | 'pyproject' | 'uv-lock' | 'pixi' | 'pixi-lock' | 'poetry-lock' | 'conda-lock' | 'kubernetes';
 
-export type FileKind = keyof typeof FILE_KINDS;
-
-export const FILE_KIND_NAMES = Object.keys(FILE_KINDS) as FileKind[];
-
-export function isFileKind(value: string): value is FileKind {
-  return Object.hasOwn(FILE_KINDS, value);
-}
-
-/** Lock files: written by their tool (uv lock, pixi lock, poetry lock, conda-lock), never edited by hand. */
-export function isLockKind(kind: FileKind | undefined): boolean {
-  return kind === 'uv-lock' || kind === 'pixi-lock' || kind === 'poetry-lock' || kind === 'conda-lock';
-}
-
-/**
- * Kinds whose contexts are selections (`variant`: the project, an extra, a group, a pixi environment, a lock's
- * platform), one unit each.
- */
-export function hasSelections(kind: FileKind): boolean {
-  return kind === 'pyproject' || kind === 'pixi' || isLockKind(kind);
-}
 export type Ecosystem = 'pip' | 'conda' | 'apt';
 
 /** Where a substituted value came from: `FROM nvidia/cuda:${CUDA}` edits the ARG default, not the FROM line. */

@@ -1,53 +1,25 @@
 import type { FileKind, ParsedFile } from './facts.js';
 import { FactSink } from './facts.js';
 import { SourceText } from './source.js';
-import { parseCondaEnvironment } from './conda/parse.js';
-import { parseDockerfile } from './dockerfile/parse.js';
-import { parseRequirements } from './requirements/parse.js';
-import { parsePyproject } from './pyproject/parse.js';
-import { parseUvLock } from './uv-lock/parse.js';
-import { parsePixiManifest } from './pixi/parse.js';
-import { parsePixiLock } from './pixi-lock/parse.js';
-import { parsePoetryLock } from './poetry-lock/parse.js';
-import { parseCondaLock } from './conda-lock/parse.js';
-import { parseKubernetesManifest, type ManifestOptions } from './kubernetes/parse.js';
+import { NOT_A_DOCKERFILE } from './dockerfile/index.js';
+import { formatByName, formatOf, type ParseOptions } from './formats.js';
 
-/** Extensions that make a `Dockerfile…` name something else: documentation, scripts, data, templates. */
-const NOT_A_DOCKERFILE = /\.(?:md|rst|txt|sh|bash|ps1|py|json|ya?ml|toml|cfg|ini|lock|j2|jinja2?|tmpl|tpl|template|erb|mustache|hbs|bak|orig|swp|patch|diff)$/;
+export type { ParseOptions } from './formats.js';
 
 /**
- * Which parser reads a path, by its name (as Renovate and hadolint match them), or undefined when the name does
- * not say. Dockerfiles: `Dockerfile`, `Dockerfile.gpu`, `Dockerfile-cuda`, `Dockerfile_dev`, `cuda.Dockerfile`,
- * `backend.dockerfile`, and the same with `Containerfile`. Requirements: `requirements*.txt`/`.in`,
- * `*-requirements.txt`, `requirements/*.txt`, `constraints*.txt`. Conda: `environment*.yml`, `conda*.yml`,
- * `*-environment.yml`, `*.conda.yml` (and `.yaml`). Names that only hint at an environment (`env.gpu.yml`,
- * `pytorch-env.yml`) and YAML files in environment folders are conda environments when their content says so
- * (condaByContent); a file named on the command line is read by content (sniffKind).
+ * Which parser reads a path, by its name (each format's `matches`, src/parsers/formats.ts), or undefined when the
+ * name does not say. Names that only hint at an environment (`env.gpu.yml`, `pytorch-env.yml`) and YAML files in
+ * environment folders are conda environments when their content says so (condaByContent); a file named on the
+ * command line is read by content (sniffKind).
  */
 export function classifyPath(path: string): FileKind | undefined {
-  const name = path.slice(path.lastIndexOf('/') + 1);
-  const lower = name.toLowerCase();
-  if ((/^(?:dockerfile|containerfile)(?:[._-].+)?$/.test(lower) && !NOT_A_DOCKERFILE.test(lower)) || /\.(?:dockerfile|containerfile)$/.test(lower))
-    return 'dockerfile';
-  // conda-lock's unified lock (`conda-lock.yml`, or named with --lockfile `*.conda-lock.yml`); its rendered
-  // per-platform files (`conda-linux-64.lock.yml`) are environment files.
-  if (/(?:^|[._-])conda-lock\.ya?ml$/.test(lower)) return 'conda-lock';
-  if (/\.ya?ml$/.test(lower) && /(?:^|[._-])(?:conda|environment)(?:[._-][^/]*)?\.ya?ml$/.test(lower)) return 'conda';
-  if (lower === 'pyproject.toml') return 'pyproject';
-  if (lower === 'uv.lock') return 'uv-lock';
-  if (lower === 'pixi.toml') return 'pixi';
-  if (lower === 'pixi.lock') return 'pixi-lock';
-  if (lower === 'poetry.lock') return 'poetry-lock';
-  if (/\.(?:txt|in)$/.test(lower) && (/requirements?/.test(lower) || /(^|\/)requirements\//.test(path.toLowerCase()) || /^constraints/.test(lower)))
-    return 'requirements';
-  return undefined;
+  return formatByName(path)?.kind;
 }
 
-/** The lock files that pin a manifest, beside it: uv.lock, poetry.lock, pixi.lock for a pyproject.toml; pixi.lock for a pixi.toml. */
+/** The lock files that pin a manifest, beside it (its format's `companions`): uv.lock, poetry.lock, pixi.lock for a pyproject.toml; pixi.lock for a pixi.toml. */
 export function lockCompanions(path: string, kind: FileKind): string[] {
-  const names = kind === 'pyproject' ? ['uv.lock', 'poetry.lock', 'pixi.lock'] : kind === 'pixi' ? ['pixi.lock'] : [];
   const directory = path.includes('/') ? path.slice(0, path.lastIndexOf('/') + 1) : '';
-  return names.map((name) => `${directory}${name}`);
+  return (formatOf(kind).companions ?? []).map((name) => `${directory}${name}`);
 }
 
 /** Folders whose YAML files are conda environments when their content says so (RAPIDS' `conda/environments/`). */
@@ -130,29 +102,13 @@ export function sniffKind(text: string): FileKind | undefined {
   return lines.every((line) => requirement.test(line)) ? 'requirements' : undefined;
 }
 
-/** What parsing needs beyond a file's text: the baseline's `images` mapping, for Kubernetes manifests. */
-export type ParseOptions = ManifestOptions;
-
-const PARSERS: Readonly<Record<FileKind, (path: string, text: string, options: ParseOptions) => ParsedFile>> = {
-  dockerfile: parseDockerfile,
-  requirements: parseRequirements,
-  conda: parseCondaEnvironment,
-  pyproject: parsePyproject,
-  'uv-lock': parseUvLock,
-  pixi: parsePixiManifest,
-  'pixi-lock': parsePixiLock,
-  'poetry-lock': parsePoetryLock,
-  'conda-lock': parseCondaLock,
-  kubernetes: parseKubernetesManifest,
-};
-
 /**
  * Parse a file of a known kind. A parser bug must not take the whole run down: it becomes a positioned
  * problem on the file (reported as parse-error) and the file contributes no facts.
  */
 export function parseFile(path: string, text: string, kind: FileKind, options: ParseOptions = {}): ParsedFile {
   try {
-    return PARSERS[kind](path, text, options);
+    return formatOf(kind).parse(path, text, options);
   } catch (error) {
     const sink = new FactSink();
     sink.problems.push({ span: { start: 0, end: 0 }, message: `internal error while reading this file: ${(error as Error).message}` });

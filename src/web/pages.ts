@@ -1,5 +1,5 @@
 /** The self-service pages (server-rendered; forms work without JavaScript). */
-import { FILE_KIND_NAMES, FILE_KINDS } from '../parsers/facts.js';
+import { FILE_KIND_NAMES, formatOf } from '../parsers/formats.js';
 import type { Finding, Report } from '../finding.js';
 import { diff } from '../render/check-run.js';
 import type { KnowledgeBase } from '../knowledge/index.js';
@@ -142,7 +142,7 @@ export function linkedSource(source: string): string {
     .join('');
 }
 
-export const KINDS = FILE_KIND_NAMES.map((value) => ({ value, label: FILE_KINDS[value] }));
+export const KINDS = FILE_KIND_NAMES.map((value) => ({ value, label: formatOf(value).fileName }));
 
 export function checkPage(
   input: { kind?: string; text?: string; baseline?: string; custom?: string },

@@ -8,7 +8,8 @@ import { EMPTY_BASELINE } from '../baseline/schema.js';
 import type { Report } from '../finding.js';
 import { gate } from '../gate.js';
 import { defaultKnowledgeBase } from '../knowledge/index.js';
-import { FILE_KIND_NAMES, FILE_KINDS, type FileKind, type ParsedFile } from '../parsers/facts.js';
+import type { ParsedFile } from '../parsers/facts.js';
+import { FILE_KIND_NAMES, formatOf, isFileKind } from '../parsers/formats.js';
 import { parseFile } from '../parsers/index.js';
 import { bundledBaselinePath } from '../util/package-root.js';
 import { verifyFixes } from '../verify.js';
@@ -29,12 +30,12 @@ export type SnippetResult = { readonly report: Report; readonly policyProblems: 
 /** Check one pasted file; returns the report or a user-facing error. */
 export function checkSnippet(request: SnippetRequest): SnippetResult {
   const { kind, text, baseline: choice } = request;
-  if (!(kind in FILE_KINDS)) return { error: `kind must be one of ${FILE_KIND_NAMES.join(', ')}, not "${kind}"` };
+  if (!isFileKind(kind)) return { error: `kind must be one of ${FILE_KIND_NAMES.join(', ')}, not "${kind}"` };
   if (Buffer.byteLength(text) > MAX_SNIPPET) return { error: `the file is larger than ${MAX_SNIPPET / 1024} KiB; check larger files with the command line` };
   let policy: LoadedBaseline | undefined;
   if (!choice || choice === 'bundled') policy = loadBaseline('baseline.yaml', readFileSync(bundledBaselinePath(), 'utf8'), RULE_IDS);
   else if (choice !== 'none') policy = loadBaseline('baseline.yaml', choice, RULE_IDS);
-  const file = parseFile(FILE_KINDS[kind as FileKind], text, kind as FileKind);
+  const file = parseFile(formatOf(kind).fileName, text, kind);
   const check = (files: readonly ParsedFile[]) => gate(files, policy?.baseline ?? EMPTY_BASELINE, defaultKnowledgeBase(), policy ? { policy } : {});
   // Each safe fix is checked by gating its result, as on a pull request (verify.ts).
   const report = verifyFixes(check([file]), [file], check);

@@ -6,9 +6,8 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { FILE_KINDS, type FileKind } from '../../src/parsers/facts.js';
-
-const TARGET_NAME: Readonly<Record<FileKind, string>> = FILE_KINDS;
+import type { FileKind } from '../../src/parsers/facts.js';
+import { formatOf } from '../../src/parsers/formats.js';
 
 /** The kind of a corpus file from its flattened name (as make-corpus.mjs reads it). */
 function kindOf(name: string): FileKind | undefined {
@@ -41,7 +40,7 @@ export function realProjects(sources: readonly RealSource[], count: number): { d
   let open: { dir: string; files: Record<string, string> } | undefined;
   for (let i = 0; i < count; i++) {
     const source = sources[i % sources.length]!;
-    const name = TARGET_NAME[source.kind];
+    const name = formatOf(source.kind).fileName;
     if (!open || name in open.files) {
       const n = services.length;
       open = { dir: `services/g${String(Math.floor(n / 100)).padStart(3, '0')}/svc${String(n).padStart(5, '0')}`, files: {} };

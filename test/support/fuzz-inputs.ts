@@ -3,7 +3,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { CORPUS, inputPaths, ROOT } from '../harness.js';
-import { FILE_KINDS, type FileKind } from '../../src/parsers/facts.js';
+import type { FileKind } from '../../src/parsers/facts.js';
+import { formatOf } from '../../src/parsers/formats.js';
 import { classifyPath, looksLikeManifest } from '../../src/parsers/index.js';
 
 /** Cases per property: FUZZ_RUNS (`npm run fuzz` sets 100,000), else a sample of 1,500 for every test run. */
@@ -29,7 +30,7 @@ export function seeds(kind: Kind): string[] {
   }
   // Real pyproject.toml files (fixtures/corpus-packaging).
   const packaging = join(ROOT, 'fixtures', 'corpus-packaging');
-  const ending = kind === 'dockerfile' || kind === 'requirements' || kind === 'conda' || kind === 'kubernetes' ? undefined : FILE_KINDS[kind];
+  const ending = kind === 'dockerfile' || kind === 'requirements' || kind === 'conda' || kind === 'kubernetes' ? undefined : formatOf(kind).fileName;
   // Files up to 64 KiB: a mutated seed is parsed once per case, and the large real locks are for their own tests.
   if (ending)
     for (const name of readdirSync(packaging).filter((file) => file.endsWith(ending))) {

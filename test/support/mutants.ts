@@ -18,7 +18,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { classifyPath, sniffKind } from '../../src/parsers/index.js';
-import { FILE_KINDS } from '../../src/parsers/facts.js';
+import { formatOf } from '../../src/parsers/formats.js';
 
 export type MutantKind = 'index-major' | 'image-major' | 'label' | 'companion' | 'conda' | 'tag' | 'index-dropped' | 'other-major';
 
@@ -60,7 +60,7 @@ export function originals(root: string): Original[] {
     const tail = name.split('__').at(-1)!;
     const kind = classifyPath(tail) ?? sniffKind(text);
     if (!kind) continue;
-    const path = classifyPath(tail) ? tail : FILE_KINDS[kind];
+    const path = classifyPath(tail) ? tail : formatOf(kind).fileName;
     out.push({ name, files: { [path]: text }, main: path });
   }
   return out;

@@ -1,0 +1,19 @@
+import type { FileFormat } from '../formats.js';
+import { parseDockerfile } from './parse.js';
+
+/** Extensions that make a `Dockerfile…` name something else: documentation, scripts, data, templates. */
+export const NOT_A_DOCKERFILE =
+  /\.(?:md|rst|txt|sh|bash|ps1|py|json|ya?ml|toml|cfg|ini|lock|j2|jinja2?|tmpl|tpl|template|erb|mustache|hbs|bak|orig|swp|patch|diff)$/;
+
+/**
+ * Dockerfiles, as Renovate and hadolint match them: `Dockerfile`, `Dockerfile.gpu`, `Dockerfile-cuda`,
+ * `Dockerfile_dev`, `cuda.Dockerfile`, `backend.dockerfile`, and the same with `Containerfile`.
+ */
+export const dockerfile: FileFormat = {
+  kind: 'dockerfile',
+  fileName: 'Dockerfile',
+  matches: (name) => (/^(?:dockerfile|containerfile)(?:[._-].+)?$/.test(name) && !NOT_A_DOCKERFILE.test(name)) || /\.(?:dockerfile|containerfile)$/.test(name),
+  parse: parseDockerfile,
+  units: 'stages',
+  indexes: 'options',
+};
