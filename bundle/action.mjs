@@ -14709,6 +14709,32 @@ var require_ignore = __commonJS({
   }
 });
 
+// src/render/github.ts
+var LEVEL = { error: "error", warning: "warning", notice: "notice" };
+function renderGithubAnnotations(report) {
+  return report.findings.map(annotation).join("\n") + (report.findings.length ? "\n" : "");
+}
+function annotation(finding) {
+  const { path, start, end } = finding.location;
+  const properties = [
+    `file=${escapeProperty(path)}`,
+    `line=${start.line}`,
+    `col=${start.column}`,
+    `endLine=${end.line}`,
+    ...end.line === start.line ? [`endColumn=${Math.max(end.column, start.column)}`] : [],
+    `title=${escapeProperty(finding.ruleId)}`
+  ];
+  const body = finding.help ? `${finding.message}
+${finding.help}` : finding.message;
+  return `::${LEVEL[finding.severity]} ${properties.join(",")}::${escapeData(body)}`;
+}
+function escapeData(text2) {
+  return text2.replace(/%/g, "%25").replace(/\r/g, "%0D").replace(/\n/g, "%0A");
+}
+function escapeProperty(text2) {
+  return escapeData(text2).replace(/:/g, "%3A").replace(/,/g, "%2C");
+}
+
 // src/action/main.ts
 import { execFileSync as execFileSync2 } from "node:child_process";
 import { appendFileSync, mkdirSync, readFileSync as readFileSync5, renameSync as renameSync2, rmSync as rmSync2, writeFileSync as writeFileSync3 } from "node:fs";
@@ -18822,7 +18848,7 @@ function poolTableText(table, escape) {
 var CHECK_NAME = "CUDA gatekeeper";
 var MAX_OUTPUT = 65535;
 var ANNOTATION_BATCH = 50;
-var LEVEL = { error: "failure", warning: "warning", notice: "notice" };
+var LEVEL2 = { error: "failure", warning: "warning", notice: "notice" };
 function countsTitle(report) {
   const { error: error62, warning, notice } = report.counts;
   if (error62 + warning + notice === 0) return "No CUDA problems found";
@@ -18867,7 +18893,7 @@ function renderCheckRun(report, context) {
     title,
     summary,
     ...text2 ? { text: text2 } : {},
-    annotations: here.map((finding) => annotation(finding, context.texts.get(finding.location.path)))
+    annotations: here.map((finding) => annotation2(finding, context.texts.get(finding.location.path)))
   };
 }
 function uncheckedTitle(context) {
@@ -18999,7 +19025,7 @@ function detail(finding) {
   for (const suggestion of finding.suggestions ?? []) lines.push(`> option: ${suggestion.title}`);
   return lines.join("\n");
 }
-function annotation(finding, text2) {
+function annotation2(finding, text2) {
   const location = text2 === void 0 ? finding.location : insideFile(finding.location, text2);
   const sameLine = location.start.line === location.end.line;
   const details = [
@@ -19012,7 +19038,7 @@ function annotation(finding, text2) {
     start_line: location.start.line,
     end_line: Math.max(location.end.line, location.start.line),
     ...sameLine ? { start_column: location.start.column, end_column: Math.max(location.end.column, location.start.column) } : {},
-    annotation_level: LEVEL[finding.severity],
+    annotation_level: LEVEL2[finding.severity],
     message: finding.message.slice(0, 64e3),
     title: finding.ruleId,
     ...details ? { raw_details: details.slice(0, 64e3) } : {}
@@ -19033,32 +19059,6 @@ function batches(items2, size = ANNOTATION_BATCH) {
   const out = [];
   for (let i = 0; i < items2.length; i += size) out.push(items2.slice(i, i + size));
   return out;
-}
-
-// src/render/github.ts
-var LEVEL2 = { error: "error", warning: "warning", notice: "notice" };
-function renderGithubAnnotations(report) {
-  return report.findings.map(annotation2).join("\n") + (report.findings.length ? "\n" : "");
-}
-function annotation2(finding) {
-  const { path, start, end } = finding.location;
-  const properties = [
-    `file=${escapeProperty(path)}`,
-    `line=${start.line}`,
-    `col=${start.column}`,
-    `endLine=${end.line}`,
-    ...end.line === start.line ? [`endColumn=${Math.max(end.column, start.column)}`] : [],
-    `title=${escapeProperty(finding.ruleId)}`
-  ];
-  const body = finding.help ? `${finding.message}
-${finding.help}` : finding.message;
-  return `::${LEVEL2[finding.severity]} ${properties.join(",")}::${escapeData(body)}`;
-}
-function escapeData(text2) {
-  return text2.replace(/%/g, "%25").replace(/\r/g, "%0D").replace(/\n/g, "%0A");
-}
-function escapeProperty(text2) {
-  return escapeData(text2).replace(/:/g, "%3A").replace(/,/g, "%2C");
 }
 
 // src/render/sarif.ts
@@ -19321,11 +19321,15 @@ function cudaMajorMinor(text2) {
   const parsed = parseCuda(text2);
   return parsed ? `${parsed.major}.${parsed.minor}` : void 0;
 }
+function cudaFromDigits(digits) {
+  if (!/^\d{2,3}$/.test(digits)) return void 0;
+  if (digits.length === 2 && digits.startsWith("1")) return { cuda: String(Number(digits)), precision: "major" };
+  return { cuda: `${Number(digits.slice(0, -1))}.${digits.slice(-1)}`, precision: "minor" };
+}
 function cudaFromTag(tag) {
   const match = /^cu(\d{2,3})$/i.exec(tag);
-  if (!match) return void 0;
-  const digits = match[1];
-  return `${digits.slice(0, -1)}.${digits.slice(-1)}`;
+  const read = match ? cudaFromDigits(match[1]) : void 0;
+  return read?.precision === "minor" ? read.cuda : void 0;
 }
 function tagFromCuda(cuda) {
   const parsed = parseCuda(cuda);
@@ -19340,6 +19344,9 @@ function publicVersion(version2) {
 }
 function minorOf(version2) {
   return version2.split(".").slice(0, 2).join(".");
+}
+function cudaOfVersion(version2) {
+  return cudaMajorMinor(minorOf(version2));
 }
 
 // src/util/dotted.ts
@@ -44800,6 +44807,7 @@ function loadData() {
   };
 }
 var KnowledgeBase = class {
+  /** The records; read them through the queries below (rules, renderers and the web page alike). */
   data;
   /** The newest `retrieved` date of any record: how fresh the knowledge is. */
   retrieved;
@@ -44930,6 +44938,18 @@ var KnowledgeBase = class {
   }
   torchReleases() {
     return this.data.pytorch.releases;
+  }
+  /** Every CUDA release with its driver versions, oldest first (the CUDA × driver table). */
+  cudaReleases() {
+    return this.data.drivers.releases;
+  }
+  /** Every GPU model in the table, with its names and compute capability (the web page's GPU menu). */
+  gpus() {
+    return this.data.gpus.gpus;
+  }
+  /** TensorFlow's tested configurations, newest first. */
+  tensorflowReleases() {
+    return this.data.tensorflow.releases;
   }
   /** CUDA wheel variants of a torch release on download.pytorch.org, e.g. ['cu118','cu121','cu124']. */
   torchVariants(version2) {
@@ -45103,6 +45123,10 @@ var KnowledgeBase = class {
   cudnnDevelTagSeen(version2) {
     return Object.values(this.data.images.nvidiaCuda.cudnnDevelTagsSeen.versions).some((versions) => versions.includes(version2));
   }
+  /** The CUDA versions whose cuDNN devel tags were seen on Docker Hub, cuDNN generation by generation. */
+  cudnnDevelVersionsSeen() {
+    return Object.values(this.data.images.nvidiaCuda.cudnnDevelTagsSeen.versions).flat();
+  }
   /** NVIDIA deleted this nvidia/cuda version's tags under its end-of-life policy. */
   /**
    * The OS row of nvidia/cuda for `os` + `osVersion` (ubuntu, 22.04), and whether CUDA `version` (X.Y.Z) is
@@ -45195,7 +45219,7 @@ function defaultKnowledgeBase() {
 }
 function latestImagePatch(kb, minor) {
   return kb.memoized(`latestImagePatch:${minor}`, () => {
-    const seen = Object.values(kb.data.images.nvidiaCuda.cudnnDevelTagsSeen.versions).flat().filter((version2) => minorOf(version2) === minor).sort(compareDotted);
+    const seen = kb.cudnnDevelVersionsSeen().filter((version2) => minorOf(version2) === minor).sort(compareDotted);
     return seen.at(-1) ?? latestCudaPatch(kb, minor);
   });
 }
@@ -45203,7 +45227,7 @@ function latestCudaPatch(kb, minor) {
   return kb.memoized(`latestPatch:${minor}`, () => computeLatestCudaPatch(kb, minor));
 }
 function computeLatestCudaPatch(kb, minor) {
-  const rows = kb.data.drivers.releases.filter((row) => row.linux && minorOf(row.version) === minor);
+  const rows = kb.cudaReleases().filter((row) => row.linux && minorOf(row.version) === minor);
   const verified = rows.filter((row) => row.confidence !== "unverified");
   return (verified.at(-1) ?? rows.at(-1))?.version;
 }
@@ -45827,6 +45851,7 @@ var FactSink = class {
 var import_yaml3 = __toESM(require_dist(), 1);
 
 // src/parsers/python-requirement.ts
+var TORCH_FAMILY = /* @__PURE__ */ new Set(["torch", "torchvision", "torchaudio"]);
 function normalizePythonName(name) {
   return NORMALISED.test(name) ? name : name.toLowerCase().replace(/[-_.]+/g, "-");
 }
@@ -52786,7 +52811,6 @@ function readPoetry(root) {
 
 // src/parsers/pyproject/parse.ts
 var MAX_FACTS = 5e4;
-var TORCH_FAMILY = /* @__PURE__ */ new Set(["torch", "torchvision", "torchaudio"]);
 function parsePyproject(path, text2) {
   const source = new SourceText(path, text2);
   const sink = new FactSink();
@@ -53271,8 +53295,8 @@ function cudaFromLabel(label, offset = 0) {
   if (!packed) return void 0;
   const digits = packed[1];
   const start = offset + packed[0].length - digits.length;
-  if (digits.length === 2 && digits.startsWith("1")) return { cuda: digits, precision: "major", range: [start, start + 2] };
-  return { cuda: `${digits.slice(0, -1)}.${digits.slice(-1)}`, precision: "minor", range: [start, start + digits.length] };
+  const read = cudaFromDigits(digits);
+  return { ...read, range: [start, start + digits.length] };
 }
 var cudaFromUrl = memoize((url2) => computeCudaFromUrl(url2));
 function computeCudaFromUrl(url2) {
@@ -53295,6 +53319,9 @@ function pytorchIndexChannel(url2) {
   if (/\/whl\/test\b/i.test(url2)) return "test";
   return "stable";
 }
+function cudaFromCondaLabel(channel) {
+  return /\/label\/cuda-(\d+\.\d+)(?:\.\d+)?(?=\/|$)/.exec(channel)?.[1];
+}
 function cudaFromAptName(name) {
   const match = /^(?:cuda|cuda-[a-z0-9-]+|lib(?:cu[a-z0-9]+|npp[a-z]*|nvjpeg|nvjitlink|nvrtc|nvtoolsext))-(\d{1,2})-(\d)$/.exec(name);
   if (!match) return void 0;
@@ -53312,7 +53339,7 @@ function cudaFromPythonName(name) {
   const cupy = /^cupy-cuda(\d{2,3})$/.exec(name);
   if (cupy) {
     const digits = cupy[1];
-    return { cuda: `${digits.slice(0, -1)}.${digits.slice(-1)}`, precision: "minor", range: [name.length - digits.length, name.length], family: "cupy" };
+    return { ...cudaFromDigits(digits), range: [name.length - digits.length, name.length], family: "cupy" };
   }
   const jax = /^jax-cuda(1\d)-(?:plugin|pjrt)$/.exec(name);
   if (jax) return { cuda: jax[1], precision: "major", range: [8, 10], family: "other" };
@@ -53320,7 +53347,7 @@ function cudaFromPythonName(name) {
   if (packed) {
     const digits = packed[1];
     const start = name.indexOf(digits, name.indexOf("cu"));
-    return { cuda: `${digits.slice(0, -1)}.${digits.slice(-1)}`, precision: "minor", range: [start, start + digits.length], family: "other" };
+    return { ...cudaFromDigits(digits), range: [start, start + digits.length], family: "other" };
   }
   const suffixed = /-cu(1[0-3])$/.exec(name);
   if (suffixed) return { cuda: suffixed[1], precision: "major", range: [name.length - 2, name.length], family: "other" };
@@ -53358,7 +53385,6 @@ function applyEdits(text2, edits) {
 
 // src/analysis/torch-build.ts
 var import_pep4402 = __toESM(require_pep440(), 1);
-var PYTORCH_INDEX_PACKAGES = /* @__PURE__ */ new Set(["torch", "torchvision", "torchaudio"]);
 var NO_BUILDS = /* @__PURE__ */ new Set();
 function releaseFor(kb, pkg, version2) {
   if (pkg.name === "torch") return kb.torchRelease(version2);
@@ -53366,7 +53392,7 @@ function releaseFor(kb, pkg, version2) {
   return owners[0];
 }
 function resolveTorchBuild(pkg, indexes, kb) {
-  if (pkg.ecosystem !== "pip" || !pkg.exact || !PYTORCH_INDEX_PACKAGES.has(pkg.name)) return void 0;
+  if (pkg.ecosystem !== "pip" || !pkg.exact || !TORCH_FAMILY.has(pkg.name)) return void 0;
   const version2 = publicVersion(pkg.exact);
   const release = releaseFor(kb, pkg, version2);
   if (!pkg.localLabel && !pkg.url && release?.torchaudioCuda === false && pkg.name === "torchaudio") return void 0;
@@ -53441,7 +53467,7 @@ function servedVariant(url2) {
   return { tag: tagFromCuda(found.cuda), cuda: found.cuda };
 }
 function pypiWins(pkg, tag, kb) {
-  if (pkg.ecosystem !== "pip" || pkg.localLabel || pkg.url || !PYTORCH_INDEX_PACKAGES.has(pkg.name)) return void 0;
+  if (pkg.ecosystem !== "pip" || pkg.localLabel || pkg.url || !TORCH_FAMILY.has(pkg.name)) return void 0;
   return kb.memoized(`pypiWins:${pkg.name}:${pkg.specifier}:${tag}`, () => computePypiWins(pkg.name, pkg.specifier, tag, kb));
 }
 function computePypiWins(name, specifier, tag, kb) {
@@ -53537,14 +53563,14 @@ function fileClaims(file2, kb) {
   for (const index of file2.indexes) {
     if (index.ignoredReason) continue;
     if (index.kind === "conda-channel") {
-      const label = /\/label\/cuda-(\d+\.\d+)(?:\.\d+)?$/.exec(index.url);
+      const label = cudaFromCondaLabel(index.url);
       if (label)
         claims.push(
           cudaClaim({
             kind: "conda-channel",
             file: file2,
             context: index.context,
-            cuda: label[1],
+            cuda: label,
             precision: "minor",
             span: index.span,
             subject: `channel ${index.url}`,
@@ -53627,11 +53653,7 @@ function nameClaims(file2, claims) {
 }
 function cudaOfName(name) {
   const tag = /(?:^|[^a-z0-9])cu(\d{2,3})(?![0-9])/.exec(name);
-  if (tag) {
-    const digits = tag[1];
-    if (/^1[0-3]$/.test(digits)) return { cuda: digits, precision: "major" };
-    return { cuda: `${digits.slice(0, -1)}.${digits.slice(-1)}`, precision: "minor" };
-  }
+  if (tag) return cudaFromDigits(tag[1]);
   const spelled = /(?:^|[^a-z0-9])cuda[-_]?(\d{2})(?:[._-]?(\d))?(?![0-9])/.exec(name);
   if (spelled) return spelled[2] ? { cuda: `${spelled[1]}.${spelled[2]}`, precision: "minor" } : { cuda: spelled[1], precision: "major" };
   return void 0;
@@ -53686,7 +53708,7 @@ function rewriteNvidiaCudaTag(file2, image, version2, cudnn, target, kb) {
   return cudnnEdit ? [versionEdit, cudnnEdit] : void 0;
 }
 function hasBuild(kb, pkg, target) {
-  if (!PYTORCH_INDEX_PACKAGES.has(pkg.name)) return true;
+  if (!TORCH_FAMILY.has(pkg.name)) return true;
   const release = releaseFor(kb, pkg, publicVersion(pkg.exact));
   return release !== void 0 && kb.torchBuilds(release).has(tagFromCuda(target));
 }
@@ -53738,12 +53760,11 @@ var CUDA_SELECTOR = /^cuda(75|80|90|91|92|100)$/;
 function condaClaims(file2, pkg, subject, claimOf, claims) {
   const selector = CUDA_SELECTOR.exec(pkg.name);
   if (selector) {
-    const digits = selector[1];
-    claims.push(claimOf("conda", `${digits.slice(0, -1)}.${digits.slice(-1)}`, "minor", { subject }));
+    claims.push(claimOf("conda", cudaFromDigits(selector[1]).cuda, "minor", { subject }));
   }
   const version2 = pkg.exact ?? (pkg.clauses.length === 1 && pkg.clauses[0].operator === "=" ? pkg.clauses[0].version.replace(/\.\*$/, "") : void 0);
   if (CONDA_CUDA_PACKAGES.has(pkg.name) && version2) {
-    const minor = cudaMajorMinor(version2.split(".").slice(0, 2).join("."));
+    const minor = cudaOfVersion(version2);
     const clause = pkg.clauses[0];
     if (minor && clause) {
       claims.push(
@@ -53767,8 +53788,8 @@ function condaClaims(file2, pkg, subject, claimOf, claims) {
       claims.push(forge ? claimOf("conda-build", String(Number.parseInt(found.cuda, 10)), "major") : claimOf("conda-build", found.cuda, found.precision));
   }
   if (pkg.channel) {
-    const label = /\/label\/cuda-(\d+\.\d+)/.exec(pkg.channel);
-    if (label) claims.push(claimOf("conda-channel", label[1], "minor"));
+    const label = cudaFromCondaLabel(pkg.channel);
+    if (label) claims.push(claimOf("conda-channel", label, "minor"));
   }
 }
 function aptClaims(pkg, claimOf, claims) {
@@ -53806,7 +53827,7 @@ function pipClaims(file2, pkg, subject, kb, claimOf, claims) {
     let cuda = byName.cuda;
     let precision = byName.precision;
     if (NVIDIA_VERSIONED.test(pkg.name) && pkg.exact) {
-      const minor = cudaMajorMinor(publicVersion(pkg.exact).split(".").slice(0, 2).join("."));
+      const minor = cudaOfVersion(publicVersion(pkg.exact));
       if (minor && minor.startsWith(`${cuda}.`)) {
         cuda = minor;
         precision = "minor";
@@ -53814,7 +53835,7 @@ function pipClaims(file2, pkg, subject, kb, claimOf, claims) {
     }
     claims.push(claimOf(byName.family === "cupy" ? "cupy" : "nvidia-wheel", cuda, precision));
   } else if (NVIDIA_VERSIONED.test(pkg.name) && pkg.exact) {
-    const minor = cudaMajorMinor(publicVersion(pkg.exact).split(".").slice(0, 2).join("."));
+    const minor = cudaOfVersion(publicVersion(pkg.exact));
     if (minor) claims.push(claimOf("nvidia-wheel", minor, "minor"));
   }
   const jaxExtra = pkg.name === "jax" || pkg.name === "jaxlib" ? pkg.extras.find((item) => /^cuda1\d/.test(item) && !/[-_]local$/.test(item)) : void 0;
@@ -53835,7 +53856,7 @@ function pipClaims(file2, pkg, subject, kb, claimOf, claims) {
     }
   }
   if (pkg.exact && pkg.name === "cuda-toolkit") {
-    const minor = cudaMajorMinor(publicVersion(pkg.exact).split(".").slice(0, 2).join("."));
+    const minor = cudaOfVersion(publicVersion(pkg.exact));
     if (minor) claims.push(claimOf("nvidia-wheel", minor, "minor"));
   }
   if (pkg.exact && (pkg.name === "cuda-bindings" || pkg.name === "cuda-python")) {
@@ -53848,10 +53869,8 @@ function pipClaims(file2, pkg, subject, kb, claimOf, claims) {
     if (found && found.precision === "minor") claims.push(claimOf("wheel-tag", found.cuda, "minor"));
   }
   const pyg = pkg.localLabel ? /^pt\d+cu(\d{2,3})$/.exec(pkg.localLabel) : void 0;
-  if (pyg) {
-    const digits = pyg[1];
-    claims.push(claimOf("wheel-tag", `${digits.slice(0, -1)}.${digits.slice(-1)}`, "minor"));
-  }
+  const pygCuda = pyg ? cudaFromDigits(pyg[1]) : void 0;
+  if (pygCuda?.precision === "minor") claims.push(claimOf("wheel-tag", pygCuda.cuda, "minor"));
 }
 function compactSpec(spec2) {
   return spec2.trim().replace(/\s*(==|>=|<=|!=|~=|=|<|>|,)\s*/g, "$1");
@@ -53931,7 +53950,7 @@ var rule_default2 = defineRule({
       const seenIndexes = /* @__PURE__ */ new Set();
       const familyOf = /* @__PURE__ */ new Map();
       for (const { file: file2, pkg } of unit.packages) {
-        if (!PYTORCH_INDEX_PACKAGES.has(pkg.name)) continue;
+        if (!TORCH_FAMILY.has(pkg.name)) continue;
         const context = file2.contexts[pkg.context];
         const list = familyOf.get(context);
         if (list) list.push(pkg);
@@ -54043,7 +54062,7 @@ function unitEdits(unit, claims, target) {
     if (claim2.kind === "implied") continue;
     if (copiedIn(unit, claim2)) return void 0;
     const own2 = claim2.rewrite?.(expected);
-    if (!own2 && claim2.package && PYTORCH_INDEX_PACKAGES.has(claim2.package.name)) return void 0;
+    if (!own2 && claim2.package && TORCH_FAMILY.has(claim2.package.name)) return void 0;
     if (own2) edits.push(...own2);
   }
   return edits.length ? edits : void 0;
@@ -54123,7 +54142,7 @@ function reportFloor(unit, claim2, target, report) {
 }
 function torchOptions(unit, claim2, cuda, kb) {
   const pkg = claim2.package;
-  if (!pkg || pkg.ecosystem !== "pip" || !pkg.exact || !PYTORCH_INDEX_PACKAGES.has(pkg.name) || claim2.kind !== "wheel-tag") return [];
+  if (!pkg || pkg.ecosystem !== "pip" || !pkg.exact || !TORCH_FAMILY.has(pkg.name) || claim2.kind !== "wheel-tag") return [];
   const release = releaseFor(kb, pkg, publicVersion(pkg.exact));
   if (!release) return [];
   const options2 = [];
@@ -54152,7 +54171,7 @@ function torchOptions(unit, claim2, cuda, kb) {
 function familyPins(unit, release, kb) {
   const out = [];
   for (const { file: file2, pkg } of unit.packages) {
-    if (pkg.ecosystem !== "pip" || !pkg.exact || !PYTORCH_INDEX_PACKAGES.has(pkg.name)) continue;
+    if (pkg.ecosystem !== "pip" || !pkg.exact || !TORCH_FAMILY.has(pkg.name)) continue;
     const clause = pkg.clauses[0];
     if (!clause || file2.source.text.slice(clause.versionSpan.start, clause.versionSpan.end) !== clause.version) continue;
     if (releaseFor(kb, pkg, publicVersion(pkg.exact)) !== release) continue;
@@ -55420,7 +55439,7 @@ function checkExtraIndexes(unit, bestMatch, kb, report) {
     if (extras.length === 0 || extras.some((index) => servedVariant(index.url) === "all")) continue;
     const contexts = new Set(invocation.members.map((member) => member.context));
     for (const { file: file2, pkg } of unit.packages) {
-      if (pkg.exact || !PYTORCH_INDEX_PACKAGES.has(pkg.name) || !contexts.has(file2.contexts[pkg.context])) continue;
+      if (pkg.exact || !TORCH_FAMILY.has(pkg.name) || !contexts.has(file2.contexts[pkg.context])) continue;
       for (const index of extras) {
         const variant = servedVariant(index.url);
         if (!variant || variant === "all") continue;
@@ -55454,7 +55473,7 @@ function serves(index, tag) {
 function checkUnservedLabels(unit, invocationsOf, report) {
   for (const { file: file2, pkg } of unit.packages) {
     if (pkg.ecosystem !== "pip" || pkg.url || !pkg.localLabel || !pkg.exact) continue;
-    if (!PYTORCH_INDEX_PACKAGES.has(pkg.name)) {
+    if (!TORCH_FAMILY.has(pkg.name)) {
       checkOtherLocalLabel(file2, pkg, (file2.contexts[pkg.context] && invocationsOf.get(file2.contexts[pkg.context])) ?? [], report);
       continue;
     }
@@ -55908,7 +55927,7 @@ function matches2(version2, entry) {
 }
 function nearest(version2, allowed) {
   const exact = allowed.filter((entry) => /^[0-9][0-9A-Za-z.+-]*$/.test(entry));
-  const minor = version2.split(".").slice(0, 2).join(".");
+  const minor = minorOf(version2);
   return exact.find((entry) => entry.startsWith(`${minor}.`)) ?? exact.at(-1);
 }
 function replaceVersion(file2, pkg, version2, proposal) {
@@ -56084,7 +56103,7 @@ var rule_default17 = defineRule({
     for (const unit of units) {
       for (const { file: file2, pkg, build } of unit.packages) {
         if (build) checkBuild(unit, file2, pkg, build, kb, report);
-        else if (pkg.ecosystem === "pip" && pkg.exact && ["torch", "torchvision", "torchaudio"].includes(pkg.name)) checkUnknown(file2, pkg, kb, report);
+        else if (pkg.ecosystem === "pip" && pkg.exact && TORCH_FAMILY.has(pkg.name)) checkUnknown(file2, pkg, kb, report);
       }
       checkConda(unit, kb, report);
       checkNeverReleased(unit, kb, report);
@@ -56094,7 +56113,7 @@ var rule_default17 = defineRule({
 function checkNeverReleased(unit, kb, report) {
   for (const claim2 of unit.claims) {
     if (claim2.precision !== "minor" || claim2.kind === "image" || claim2.kind === "implied" || !claim2.package) continue;
-    if (claim2.kind === "wheel-tag" && ["torch", "torchvision", "torchaudio"].includes(claim2.package.name)) continue;
+    if (claim2.kind === "wheel-tag" && TORCH_FAMILY.has(claim2.package.name)) continue;
     const minor = cudaMajorMinor(claim2.cuda);
     if (!minor || kb.cudaExists(minor) !== "no") continue;
     const record2 = kb.noReleaseRecord(minor);
@@ -56345,15 +56364,9 @@ function checkConda(unit, kb, report) {
 function condaCudaOf(pkg) {
   const version2 = pkg.exact ?? (pkg.clauses.length >= 1 && pkg.clauses.every((clause) => clause.operator === "=" || clause.operator === "==") ? pkg.clauses[0].version : void 0);
   if (!version2) return void 0;
-  const minor = cudaMajorMinor(
-    version2.replace(/\.?\*$/, "").split(".").slice(0, 2).join(".")
-  );
+  const minor = cudaOfVersion(version2.replace(/\.?\*$/, ""));
   if (!minor) return void 0;
-  return pkg.clauses.every(
-    (clause) => cudaMajorMinor(
-      clause.version.replace(/\.?\*$/, "").split(".").slice(0, 2).join(".")
-    ) === minor
-  ) ? minor : void 0;
+  return pkg.clauses.every((clause) => cudaOfVersion(clause.version.replace(/\.?\*$/, "")) === minor) ? minor : void 0;
 }
 function condaCandidates(pkg, kb) {
   const exact = pkg.exact ? kb.torchRelease(pkg.exact) : void 0;
@@ -57840,7 +57853,7 @@ function planUnit(unit, cuda, kb) {
       );
   }
   for (const claim2 of unit.claims) {
-    if (claim2.kind === "implied" || claim2.kind === "wheel-tag" && claim2.package && PYTORCH_INDEX_PACKAGES.has(claim2.package.name)) continue;
+    if (claim2.kind === "implied" || claim2.kind === "wheel-tag" && claim2.package && TORCH_FAMILY.has(claim2.package.name)) continue;
     if (claim2.precision === "minor" ? claimCuda(claim2) === cuda : cudaMajor(claim2.cuda) === cudaMajor(cuda)) continue;
     const reason = claimHold(claim2, cuda, kb);
     if (reason) {
@@ -59416,9 +59429,6 @@ var SUMMARY_LIMIT = 1024 * 1024;
 function input2(io, name) {
   return (io.env[`INPUT_${name.replace(/ /g, "_").toUpperCase()}`] ?? "").trim();
 }
-function escapeData2(text2) {
-  return text2.replace(/%/g, "%25").replace(/\r/g, "%0D").replace(/\n/g, "%0A");
-}
 function baselineRef(io) {
   const named = input2(io, "baseline-ref");
   if (named === "checkout") return void 0;
@@ -59429,7 +59439,7 @@ function baselineRef(io) {
     execFileSync2("git", ["fetch", "--no-tags", "--depth=1", "origin", `+refs/heads/${base}:refs/remotes/origin/${base}`], { cwd: io.cwd, stdio: "ignore" });
     return `origin/${base}`;
   } catch {
-    io.out(`::warning::${escapeData2(`cuda-gatekeeper could not fetch the base branch ${base}; the baseline is read from the checkout`)}
+    io.out(`::warning::${escapeData(`cuda-gatekeeper could not fetch the base branch ${base}; the baseline is read from the checkout`)}
 `);
     return void 0;
   }
@@ -59451,9 +59461,6 @@ function event(io) {
     return {};
   }
 }
-function escapeProperty2(text2) {
-  return escapeData2(text2).replace(/:/g, "%3A").replace(/,/g, "%2C");
-}
 async function action(io) {
   let checked;
   let refused = [];
@@ -59466,7 +59473,7 @@ async function action(io) {
   });
   if (!checked) {
     if (refused.length > 0) return invalidBaseline(io, refused, status);
-    io.out(`::error::${escapeData2("cuda-gatekeeper checked nothing: see the message above")}
+    io.out(`::error::${escapeData("cuda-gatekeeper checked nothing: see the message above")}
 `);
     return status;
   }
@@ -59497,7 +59504,7 @@ async function action(io) {
       mkdirSync(dirname4(resolve5(io.cwd, sarifFile)), { recursive: true });
       writeWhole(resolve5(io.cwd, sarifFile), sarif);
     } catch (error62) {
-      io.out(`::warning::${escapeData2(`cuda-gatekeeper could not write the SARIF file ${sarifFile}: ${error62.message}`)}
+      io.out(`::warning::${escapeData(`cuda-gatekeeper could not write the SARIF file ${sarifFile}: ${error62.message}`)}
 `);
     }
   }
@@ -59536,7 +59543,7 @@ function invalidBaseline(io, problems, status) {
     const file2 = problem.path.replace(/@[^@/]+$/, "");
     const path = file2.startsWith("/") ? relative2(io.cwd, file2) : file2;
     io.out(
-      `::error file=${escapeProperty2(path)},line=${problem.line},col=${problem.column},title=${escapeProperty2("cuda-gatekeeper: invalid baseline")}::${escapeData2(problem.message)}
+      `::error file=${escapeProperty(path)},line=${problem.line},col=${problem.column},title=${escapeProperty("cuda-gatekeeper: invalid baseline")}::${escapeData(problem.message)}
 `
     );
   }
@@ -59609,7 +59616,7 @@ async function postCheckRun(io, output2) {
     return created.data.html_url ?? void 0;
   } catch (error62) {
     const why = describeFailure(error62, baseUrl, timeoutMs);
-    io.out(`::warning::${escapeData2(`cuda-gatekeeper could not create its check run: ${why}. The findings follow as workflow annotations.`)}
+    io.out(`::warning::${escapeData(`cuda-gatekeeper could not create its check run: ${why}. The findings follow as workflow annotations.`)}
 `);
     return void 0;
   }
@@ -59633,7 +59640,7 @@ action({
 }).then(
   (status) => process.exitCode = status,
   (error62) => {
-    process.stdout.write(`::error::${escapeData2(`cuda-gatekeeper failed: ${error62 instanceof Error ? error62.message : String(error62)}`)}
+    process.stdout.write(`::error::${escapeData(`cuda-gatekeeper failed: ${error62 instanceof Error ? error62.message : String(error62)}`)}
 `);
     process.exitCode = 2;
   }

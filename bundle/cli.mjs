@@ -34848,11 +34848,15 @@ function cudaMajorMinor(text2) {
   const parsed = parseCuda(text2);
   return parsed ? `${parsed.major}.${parsed.minor}` : void 0;
 }
+function cudaFromDigits(digits) {
+  if (!/^\d{2,3}$/.test(digits)) return void 0;
+  if (digits.length === 2 && digits.startsWith("1")) return { cuda: String(Number(digits)), precision: "major" };
+  return { cuda: `${Number(digits.slice(0, -1))}.${digits.slice(-1)}`, precision: "minor" };
+}
 function cudaFromTag(tag) {
   const match = /^cu(\d{2,3})$/i.exec(tag);
-  if (!match) return void 0;
-  const digits = match[1];
-  return `${digits.slice(0, -1)}.${digits.slice(-1)}`;
+  const read = match ? cudaFromDigits(match[1]) : void 0;
+  return read?.precision === "minor" ? read.cuda : void 0;
 }
 function tagFromCuda(cuda) {
   const parsed = parseCuda(cuda);
@@ -34867,6 +34871,9 @@ function publicVersion(version2) {
 }
 function minorOf(version2) {
   return version2.split(".").slice(0, 2).join(".");
+}
+function cudaOfVersion(version2) {
+  return cudaMajorMinor(minorOf(version2));
 }
 
 // src/util/dotted.ts
@@ -40610,6 +40617,7 @@ function loadData() {
   };
 }
 var KnowledgeBase = class {
+  /** The records; read them through the queries below (rules, renderers and the web page alike). */
   data;
   /** The newest `retrieved` date of any record: how fresh the knowledge is. */
   retrieved;
@@ -40740,6 +40748,18 @@ var KnowledgeBase = class {
   }
   torchReleases() {
     return this.data.pytorch.releases;
+  }
+  /** Every CUDA release with its driver versions, oldest first (the CUDA × driver table). */
+  cudaReleases() {
+    return this.data.drivers.releases;
+  }
+  /** Every GPU model in the table, with its names and compute capability (the web page's GPU menu). */
+  gpus() {
+    return this.data.gpus.gpus;
+  }
+  /** TensorFlow's tested configurations, newest first. */
+  tensorflowReleases() {
+    return this.data.tensorflow.releases;
   }
   /** CUDA wheel variants of a torch release on download.pytorch.org, e.g. ['cu118','cu121','cu124']. */
   torchVariants(version2) {
@@ -40913,6 +40933,10 @@ var KnowledgeBase = class {
   cudnnDevelTagSeen(version2) {
     return Object.values(this.data.images.nvidiaCuda.cudnnDevelTagsSeen.versions).some((versions) => versions.includes(version2));
   }
+  /** The CUDA versions whose cuDNN devel tags were seen on Docker Hub, cuDNN generation by generation. */
+  cudnnDevelVersionsSeen() {
+    return Object.values(this.data.images.nvidiaCuda.cudnnDevelTagsSeen.versions).flat();
+  }
   /** NVIDIA deleted this nvidia/cuda version's tags under its end-of-life policy. */
   /**
    * The OS row of nvidia/cuda for `os` + `osVersion` (ubuntu, 22.04), and whether CUDA `version` (X.Y.Z) is
@@ -41005,7 +41029,7 @@ function defaultKnowledgeBase() {
 }
 function latestImagePatch(kb, minor) {
   return kb.memoized(`latestImagePatch:${minor}`, () => {
-    const seen = Object.values(kb.data.images.nvidiaCuda.cudnnDevelTagsSeen.versions).flat().filter((version2) => minorOf(version2) === minor).sort(compareDotted);
+    const seen = kb.cudnnDevelVersionsSeen().filter((version2) => minorOf(version2) === minor).sort(compareDotted);
     return seen.at(-1) ?? latestCudaPatch(kb, minor);
   });
 }
@@ -41013,7 +41037,7 @@ function latestCudaPatch(kb, minor) {
   return kb.memoized(`latestPatch:${minor}`, () => computeLatestCudaPatch(kb, minor));
 }
 function computeLatestCudaPatch(kb, minor) {
-  const rows = kb.data.drivers.releases.filter((row) => row.linux && minorOf(row.version) === minor);
+  const rows = kb.cudaReleases().filter((row) => row.linux && minorOf(row.version) === minor);
   const verified = rows.filter((row) => row.confidence !== "unverified");
   return (verified.at(-1) ?? rows.at(-1))?.version;
 }
@@ -41258,6 +41282,7 @@ var FactSink = class {
 var import_yaml4 = __toESM(require_dist(), 1);
 
 // src/parsers/python-requirement.ts
+var TORCH_FAMILY = /* @__PURE__ */ new Set(["torch", "torchvision", "torchaudio"]);
 function normalizePythonName(name) {
   return NORMALISED.test(name) ? name : name.toLowerCase().replace(/[-_.]+/g, "-");
 }
@@ -48178,7 +48203,6 @@ function readPoetry(root) {
 
 // src/parsers/pyproject/parse.ts
 var MAX_FACTS = 5e4;
-var TORCH_FAMILY = /* @__PURE__ */ new Set(["torch", "torchvision", "torchaudio"]);
 function parsePyproject(path, text2) {
   const source = new SourceText(path, text2);
   const sink = new FactSink();
@@ -48663,8 +48687,8 @@ function cudaFromLabel(label, offset = 0) {
   if (!packed) return void 0;
   const digits = packed[1];
   const start = offset + packed[0].length - digits.length;
-  if (digits.length === 2 && digits.startsWith("1")) return { cuda: digits, precision: "major", range: [start, start + 2] };
-  return { cuda: `${digits.slice(0, -1)}.${digits.slice(-1)}`, precision: "minor", range: [start, start + digits.length] };
+  const read = cudaFromDigits(digits);
+  return { ...read, range: [start, start + digits.length] };
 }
 var cudaFromUrl = memoize((url2) => computeCudaFromUrl(url2));
 function computeCudaFromUrl(url2) {
@@ -48687,6 +48711,9 @@ function pytorchIndexChannel(url2) {
   if (/\/whl\/test\b/i.test(url2)) return "test";
   return "stable";
 }
+function cudaFromCondaLabel(channel) {
+  return /\/label\/cuda-(\d+\.\d+)(?:\.\d+)?(?=\/|$)/.exec(channel)?.[1];
+}
 function cudaFromAptName(name) {
   const match = /^(?:cuda|cuda-[a-z0-9-]+|lib(?:cu[a-z0-9]+|npp[a-z]*|nvjpeg|nvjitlink|nvrtc|nvtoolsext))-(\d{1,2})-(\d)$/.exec(name);
   if (!match) return void 0;
@@ -48704,7 +48731,7 @@ function cudaFromPythonName(name) {
   const cupy = /^cupy-cuda(\d{2,3})$/.exec(name);
   if (cupy) {
     const digits = cupy[1];
-    return { cuda: `${digits.slice(0, -1)}.${digits.slice(-1)}`, precision: "minor", range: [name.length - digits.length, name.length], family: "cupy" };
+    return { ...cudaFromDigits(digits), range: [name.length - digits.length, name.length], family: "cupy" };
   }
   const jax = /^jax-cuda(1\d)-(?:plugin|pjrt)$/.exec(name);
   if (jax) return { cuda: jax[1], precision: "major", range: [8, 10], family: "other" };
@@ -48712,7 +48739,7 @@ function cudaFromPythonName(name) {
   if (packed) {
     const digits = packed[1];
     const start = name.indexOf(digits, name.indexOf("cu"));
-    return { cuda: `${digits.slice(0, -1)}.${digits.slice(-1)}`, precision: "minor", range: [start, start + digits.length], family: "other" };
+    return { ...cudaFromDigits(digits), range: [start, start + digits.length], family: "other" };
   }
   const suffixed = /-cu(1[0-3])$/.exec(name);
   if (suffixed) return { cuda: suffixed[1], precision: "major", range: [name.length - 2, name.length], family: "other" };
@@ -48721,7 +48748,6 @@ function cudaFromPythonName(name) {
 
 // src/analysis/torch-build.ts
 var import_pep4403 = __toESM(require_pep440(), 1);
-var PYTORCH_INDEX_PACKAGES = /* @__PURE__ */ new Set(["torch", "torchvision", "torchaudio"]);
 var NO_BUILDS = /* @__PURE__ */ new Set();
 function releaseFor(kb, pkg, version2) {
   if (pkg.name === "torch") return kb.torchRelease(version2);
@@ -48729,7 +48755,7 @@ function releaseFor(kb, pkg, version2) {
   return owners[0];
 }
 function resolveTorchBuild(pkg, indexes, kb) {
-  if (pkg.ecosystem !== "pip" || !pkg.exact || !PYTORCH_INDEX_PACKAGES.has(pkg.name)) return void 0;
+  if (pkg.ecosystem !== "pip" || !pkg.exact || !TORCH_FAMILY.has(pkg.name)) return void 0;
   const version2 = publicVersion(pkg.exact);
   const release = releaseFor(kb, pkg, version2);
   if (!pkg.localLabel && !pkg.url && release?.torchaudioCuda === false && pkg.name === "torchaudio") return void 0;
@@ -48804,7 +48830,7 @@ function servedVariant(url2) {
   return { tag: tagFromCuda(found.cuda), cuda: found.cuda };
 }
 function pypiWins(pkg, tag, kb) {
-  if (pkg.ecosystem !== "pip" || pkg.localLabel || pkg.url || !PYTORCH_INDEX_PACKAGES.has(pkg.name)) return void 0;
+  if (pkg.ecosystem !== "pip" || pkg.localLabel || pkg.url || !TORCH_FAMILY.has(pkg.name)) return void 0;
   return kb.memoized(`pypiWins:${pkg.name}:${pkg.specifier}:${tag}`, () => computePypiWins(pkg.name, pkg.specifier, tag, kb));
 }
 function computePypiWins(name, specifier, tag, kb) {
@@ -48900,14 +48926,14 @@ function fileClaims(file2, kb) {
   for (const index of file2.indexes) {
     if (index.ignoredReason) continue;
     if (index.kind === "conda-channel") {
-      const label = /\/label\/cuda-(\d+\.\d+)(?:\.\d+)?$/.exec(index.url);
+      const label = cudaFromCondaLabel(index.url);
       if (label)
         claims.push(
           cudaClaim({
             kind: "conda-channel",
             file: file2,
             context: index.context,
-            cuda: label[1],
+            cuda: label,
             precision: "minor",
             span: index.span,
             subject: `channel ${index.url}`,
@@ -48990,11 +49016,7 @@ function nameClaims(file2, claims) {
 }
 function cudaOfName(name) {
   const tag = /(?:^|[^a-z0-9])cu(\d{2,3})(?![0-9])/.exec(name);
-  if (tag) {
-    const digits = tag[1];
-    if (/^1[0-3]$/.test(digits)) return { cuda: digits, precision: "major" };
-    return { cuda: `${digits.slice(0, -1)}.${digits.slice(-1)}`, precision: "minor" };
-  }
+  if (tag) return cudaFromDigits(tag[1]);
   const spelled = /(?:^|[^a-z0-9])cuda[-_]?(\d{2})(?:[._-]?(\d))?(?![0-9])/.exec(name);
   if (spelled) return spelled[2] ? { cuda: `${spelled[1]}.${spelled[2]}`, precision: "minor" } : { cuda: spelled[1], precision: "major" };
   return void 0;
@@ -49049,7 +49071,7 @@ function rewriteNvidiaCudaTag(file2, image, version2, cudnn, target, kb) {
   return cudnnEdit ? [versionEdit, cudnnEdit] : void 0;
 }
 function hasBuild(kb, pkg, target) {
-  if (!PYTORCH_INDEX_PACKAGES.has(pkg.name)) return true;
+  if (!TORCH_FAMILY.has(pkg.name)) return true;
   const release = releaseFor(kb, pkg, publicVersion(pkg.exact));
   return release !== void 0 && kb.torchBuilds(release).has(tagFromCuda(target));
 }
@@ -49101,12 +49123,11 @@ var CUDA_SELECTOR = /^cuda(75|80|90|91|92|100)$/;
 function condaClaims(file2, pkg, subject, claimOf, claims) {
   const selector = CUDA_SELECTOR.exec(pkg.name);
   if (selector) {
-    const digits = selector[1];
-    claims.push(claimOf("conda", `${digits.slice(0, -1)}.${digits.slice(-1)}`, "minor", { subject }));
+    claims.push(claimOf("conda", cudaFromDigits(selector[1]).cuda, "minor", { subject }));
   }
   const version2 = pkg.exact ?? (pkg.clauses.length === 1 && pkg.clauses[0].operator === "=" ? pkg.clauses[0].version.replace(/\.\*$/, "") : void 0);
   if (CONDA_CUDA_PACKAGES.has(pkg.name) && version2) {
-    const minor = cudaMajorMinor(version2.split(".").slice(0, 2).join("."));
+    const minor = cudaOfVersion(version2);
     const clause = pkg.clauses[0];
     if (minor && clause) {
       claims.push(
@@ -49130,8 +49151,8 @@ function condaClaims(file2, pkg, subject, claimOf, claims) {
       claims.push(forge ? claimOf("conda-build", String(Number.parseInt(found.cuda, 10)), "major") : claimOf("conda-build", found.cuda, found.precision));
   }
   if (pkg.channel) {
-    const label = /\/label\/cuda-(\d+\.\d+)/.exec(pkg.channel);
-    if (label) claims.push(claimOf("conda-channel", label[1], "minor"));
+    const label = cudaFromCondaLabel(pkg.channel);
+    if (label) claims.push(claimOf("conda-channel", label, "minor"));
   }
 }
 function aptClaims(pkg, claimOf, claims) {
@@ -49169,7 +49190,7 @@ function pipClaims(file2, pkg, subject, kb, claimOf, claims) {
     let cuda = byName.cuda;
     let precision = byName.precision;
     if (NVIDIA_VERSIONED.test(pkg.name) && pkg.exact) {
-      const minor = cudaMajorMinor(publicVersion(pkg.exact).split(".").slice(0, 2).join("."));
+      const minor = cudaOfVersion(publicVersion(pkg.exact));
       if (minor && minor.startsWith(`${cuda}.`)) {
         cuda = minor;
         precision = "minor";
@@ -49177,7 +49198,7 @@ function pipClaims(file2, pkg, subject, kb, claimOf, claims) {
     }
     claims.push(claimOf(byName.family === "cupy" ? "cupy" : "nvidia-wheel", cuda, precision));
   } else if (NVIDIA_VERSIONED.test(pkg.name) && pkg.exact) {
-    const minor = cudaMajorMinor(publicVersion(pkg.exact).split(".").slice(0, 2).join("."));
+    const minor = cudaOfVersion(publicVersion(pkg.exact));
     if (minor) claims.push(claimOf("nvidia-wheel", minor, "minor"));
   }
   const jaxExtra = pkg.name === "jax" || pkg.name === "jaxlib" ? pkg.extras.find((item) => /^cuda1\d/.test(item) && !/[-_]local$/.test(item)) : void 0;
@@ -49198,7 +49219,7 @@ function pipClaims(file2, pkg, subject, kb, claimOf, claims) {
     }
   }
   if (pkg.exact && pkg.name === "cuda-toolkit") {
-    const minor = cudaMajorMinor(publicVersion(pkg.exact).split(".").slice(0, 2).join("."));
+    const minor = cudaOfVersion(publicVersion(pkg.exact));
     if (minor) claims.push(claimOf("nvidia-wheel", minor, "minor"));
   }
   if (pkg.exact && (pkg.name === "cuda-bindings" || pkg.name === "cuda-python")) {
@@ -49211,10 +49232,8 @@ function pipClaims(file2, pkg, subject, kb, claimOf, claims) {
     if (found && found.precision === "minor") claims.push(claimOf("wheel-tag", found.cuda, "minor"));
   }
   const pyg = pkg.localLabel ? /^pt\d+cu(\d{2,3})$/.exec(pkg.localLabel) : void 0;
-  if (pyg) {
-    const digits = pyg[1];
-    claims.push(claimOf("wheel-tag", `${digits.slice(0, -1)}.${digits.slice(-1)}`, "minor"));
-  }
+  const pygCuda = pyg ? cudaFromDigits(pyg[1]) : void 0;
+  if (pygCuda?.precision === "minor") claims.push(claimOf("wheel-tag", pygCuda.cuda, "minor"));
 }
 function compactSpec(spec2) {
   return spec2.trim().replace(/\s*(==|>=|<=|!=|~=|=|<|>|,)\s*/g, "$1");
@@ -50387,7 +50406,7 @@ var rule_default2 = defineRule({
       const seenIndexes = /* @__PURE__ */ new Set();
       const familyOf = /* @__PURE__ */ new Map();
       for (const { file: file2, pkg } of unit.packages) {
-        if (!PYTORCH_INDEX_PACKAGES.has(pkg.name)) continue;
+        if (!TORCH_FAMILY.has(pkg.name)) continue;
         const context = file2.contexts[pkg.context];
         const list = familyOf.get(context);
         if (list) list.push(pkg);
@@ -50468,7 +50487,7 @@ function unitEdits(unit, claims, target) {
     if (claim2.kind === "implied") continue;
     if (copiedIn(unit, claim2)) return void 0;
     const own2 = claim2.rewrite?.(expected);
-    if (!own2 && claim2.package && PYTORCH_INDEX_PACKAGES.has(claim2.package.name)) return void 0;
+    if (!own2 && claim2.package && TORCH_FAMILY.has(claim2.package.name)) return void 0;
     if (own2) edits.push(...own2);
   }
   return edits.length ? edits : void 0;
@@ -50548,7 +50567,7 @@ function reportFloor(unit, claim2, target, report) {
 }
 function torchOptions(unit, claim2, cuda, kb) {
   const pkg = claim2.package;
-  if (!pkg || pkg.ecosystem !== "pip" || !pkg.exact || !PYTORCH_INDEX_PACKAGES.has(pkg.name) || claim2.kind !== "wheel-tag") return [];
+  if (!pkg || pkg.ecosystem !== "pip" || !pkg.exact || !TORCH_FAMILY.has(pkg.name) || claim2.kind !== "wheel-tag") return [];
   const release = releaseFor(kb, pkg, publicVersion(pkg.exact));
   if (!release) return [];
   const options2 = [];
@@ -50577,7 +50596,7 @@ function torchOptions(unit, claim2, cuda, kb) {
 function familyPins(unit, release, kb) {
   const out = [];
   for (const { file: file2, pkg } of unit.packages) {
-    if (pkg.ecosystem !== "pip" || !pkg.exact || !PYTORCH_INDEX_PACKAGES.has(pkg.name)) continue;
+    if (pkg.ecosystem !== "pip" || !pkg.exact || !TORCH_FAMILY.has(pkg.name)) continue;
     const clause = pkg.clauses[0];
     if (!clause || file2.source.text.slice(clause.versionSpan.start, clause.versionSpan.end) !== clause.version) continue;
     if (releaseFor(kb, pkg, publicVersion(pkg.exact)) !== release) continue;
@@ -51845,7 +51864,7 @@ function checkExtraIndexes(unit, bestMatch, kb, report) {
     if (extras.length === 0 || extras.some((index) => servedVariant(index.url) === "all")) continue;
     const contexts = new Set(invocation.members.map((member) => member.context));
     for (const { file: file2, pkg } of unit.packages) {
-      if (pkg.exact || !PYTORCH_INDEX_PACKAGES.has(pkg.name) || !contexts.has(file2.contexts[pkg.context])) continue;
+      if (pkg.exact || !TORCH_FAMILY.has(pkg.name) || !contexts.has(file2.contexts[pkg.context])) continue;
       for (const index of extras) {
         const variant = servedVariant(index.url);
         if (!variant || variant === "all") continue;
@@ -51879,7 +51898,7 @@ function serves(index, tag) {
 function checkUnservedLabels(unit, invocationsOf, report) {
   for (const { file: file2, pkg } of unit.packages) {
     if (pkg.ecosystem !== "pip" || pkg.url || !pkg.localLabel || !pkg.exact) continue;
-    if (!PYTORCH_INDEX_PACKAGES.has(pkg.name)) {
+    if (!TORCH_FAMILY.has(pkg.name)) {
       checkOtherLocalLabel(file2, pkg, (file2.contexts[pkg.context] && invocationsOf.get(file2.contexts[pkg.context])) ?? [], report);
       continue;
     }
@@ -52083,7 +52102,7 @@ function matches2(version2, entry) {
 }
 function nearest(version2, allowed) {
   const exact = allowed.filter((entry) => /^[0-9][0-9A-Za-z.+-]*$/.test(entry));
-  const minor = version2.split(".").slice(0, 2).join(".");
+  const minor = minorOf(version2);
   return exact.find((entry) => entry.startsWith(`${minor}.`)) ?? exact.at(-1);
 }
 function replaceVersion(file2, pkg, version2, proposal) {
@@ -52259,7 +52278,7 @@ var rule_default17 = defineRule({
     for (const unit of units) {
       for (const { file: file2, pkg, build } of unit.packages) {
         if (build) checkBuild(unit, file2, pkg, build, kb, report);
-        else if (pkg.ecosystem === "pip" && pkg.exact && ["torch", "torchvision", "torchaudio"].includes(pkg.name)) checkUnknown(file2, pkg, kb, report);
+        else if (pkg.ecosystem === "pip" && pkg.exact && TORCH_FAMILY.has(pkg.name)) checkUnknown(file2, pkg, kb, report);
       }
       checkConda(unit, kb, report);
       checkNeverReleased(unit, kb, report);
@@ -52269,7 +52288,7 @@ var rule_default17 = defineRule({
 function checkNeverReleased(unit, kb, report) {
   for (const claim2 of unit.claims) {
     if (claim2.precision !== "minor" || claim2.kind === "image" || claim2.kind === "implied" || !claim2.package) continue;
-    if (claim2.kind === "wheel-tag" && ["torch", "torchvision", "torchaudio"].includes(claim2.package.name)) continue;
+    if (claim2.kind === "wheel-tag" && TORCH_FAMILY.has(claim2.package.name)) continue;
     const minor = cudaMajorMinor(claim2.cuda);
     if (!minor || kb.cudaExists(minor) !== "no") continue;
     const record2 = kb.noReleaseRecord(minor);
@@ -52520,15 +52539,9 @@ function checkConda(unit, kb, report) {
 function condaCudaOf(pkg) {
   const version2 = pkg.exact ?? (pkg.clauses.length >= 1 && pkg.clauses.every((clause) => clause.operator === "=" || clause.operator === "==") ? pkg.clauses[0].version : void 0);
   if (!version2) return void 0;
-  const minor = cudaMajorMinor(
-    version2.replace(/\.?\*$/, "").split(".").slice(0, 2).join(".")
-  );
+  const minor = cudaOfVersion(version2.replace(/\.?\*$/, ""));
   if (!minor) return void 0;
-  return pkg.clauses.every(
-    (clause) => cudaMajorMinor(
-      clause.version.replace(/\.?\*$/, "").split(".").slice(0, 2).join(".")
-    ) === minor
-  ) ? minor : void 0;
+  return pkg.clauses.every((clause) => cudaOfVersion(clause.version.replace(/\.?\*$/, "")) === minor) ? minor : void 0;
 }
 function condaCandidates(pkg, kb) {
   const exact = pkg.exact ? kb.torchRelease(pkg.exact) : void 0;
@@ -53318,7 +53331,7 @@ function planUnit(unit, cuda, kb) {
       );
   }
   for (const claim2 of unit.claims) {
-    if (claim2.kind === "implied" || claim2.kind === "wheel-tag" && claim2.package && PYTORCH_INDEX_PACKAGES.has(claim2.package.name)) continue;
+    if (claim2.kind === "implied" || claim2.kind === "wheel-tag" && claim2.package && TORCH_FAMILY.has(claim2.package.name)) continue;
     if (claim2.precision === "minor" ? claimCuda(claim2) === cuda : cudaMajor(claim2.cuda) === cudaMajor(cuda)) continue;
     const reason = claimHold(claim2, cuda, kb);
     if (reason) {

@@ -196,7 +196,7 @@ describe('PyTorch wheel variants on download.pytorch.org and the PyPI build', ()
     expect(kb.torchRelease('1.10.1')?.condaCudatoolkit).toEqual(['10.2', '11.1', '11.3']);
     expect(kb.torchRelease('1.9.0')?.condaCudatoolkit).toEqual(['10.2', '11.1']);
     expect(kb.torchRelease('1.8.0')?.condaCudatoolkit).toEqual(['10.1', '10.2', '11.1']);
-    expect(kb.data.conda.pytorchChannel.lastVersion).toBe('2.5.1');
+    expect(kb.pytorchChannel().lastVersion).toBe('2.5.1');
   });
 });
 

@@ -99,7 +99,7 @@ describe('every recommendation passes the gate', () => {
     { framework: 'pytorch' },
     ...torchVersions.flatMap((version) => ['H100', 'A100', 'L4', 'RTX 5090', 'T4'].map((gpu) => ({ framework: 'pytorch' as const, version, gpu }))),
     ...PYTHON_CHOICES.flatMap((python) => OS_CHOICES.map((os) => ({ framework: 'pytorch' as const, version: '2.7.1', python, os }))),
-    ...kb.data.tensorflow.releases.map((row) => ({ framework: 'tensorflow' as const, version: row.version, gpu: 'A100' })),
+    ...kb.tensorflowReleases().map((row) => ({ framework: 'tensorflow' as const, version: row.version, gpu: 'A100' })),
   ];
 
   it('with the bundled default baseline', () => {

@@ -1,7 +1,7 @@
 import { claimCuda, indexSubject, type ClaimKind } from '../../src/analysis/claims.js';
 import { isCpuUrl } from '../../src/analysis/cuda-labels.js';
 import { replaceWithin } from '../../src/analysis/edits.js';
-import { PYTORCH_INDEX_PACKAGES } from '../../src/analysis/torch-build.js';
+import { TORCH_FAMILY } from '../../src/parsers/python-requirement.js';
 import type { Fix } from '../../src/finding.js';
 import type { IndexFact, InstallContext, PackageFact } from '../../src/parsers/facts.js';
 import { formatOf } from '../../src/parsers/formats.js';
@@ -71,7 +71,7 @@ export default defineRule({
       // The unit's torch, torchvision and torchaudio by the context that installs them (read once per unit).
       const familyOf = new Map<InstallContext, PackageFact[]>();
       for (const { file, pkg } of unit.packages) {
-        if (!PYTORCH_INDEX_PACKAGES.has(pkg.name)) continue;
+        if (!TORCH_FAMILY.has(pkg.name)) continue;
         const context = file.contexts[pkg.context]!;
         const list = familyOf.get(context);
         if (list) list.push(pkg);

@@ -1,7 +1,8 @@
 import { claimCuda, compareClaims, type CudaClaim } from '../../src/analysis/claims.js';
 import type { Unit } from '../../src/analysis/units.js';
 import { nearestCudaBuild, nearestReleaseWithCuda } from '../../src/analysis/nearest.js';
-import { PYTORCH_INDEX_PACKAGES, releaseFor } from '../../src/analysis/torch-build.js';
+import { releaseFor } from '../../src/analysis/torch-build.js';
+import { TORCH_FAMILY } from '../../src/parsers/python-requirement.js';
 import type { IndexFact, PackageFact, ParsedFile } from '../../src/parsers/facts.js';
 import { isPytorchIndex } from '../../src/analysis/cuda-labels.js';
 import { mayHoldTogether } from '../../src/parsers/markers.js';
@@ -69,7 +70,7 @@ function unitEdits(unit: Unit, claims: readonly CudaClaim[], target: CudaClaim):
     const own = claim.rewrite?.(expected);
     // A torch build that cannot move blocks the move of its index; another project's wheel (nvidia-cudnn-cu11)
     // stays as it is, with its own finding.
-    if (!own && claim.package && PYTORCH_INDEX_PACKAGES.has(claim.package.name)) return undefined;
+    if (!own && claim.package && TORCH_FAMILY.has(claim.package.name)) return undefined;
     if (own) edits.push(...own);
   }
   return edits.length ? edits : undefined;
@@ -208,7 +209,7 @@ function reportFloor(unit: Unit, claim: CudaClaim, target: CudaClaim, report: Re
 /** Builds of the torch family that exist, for a torch-family pin that has no build for `cuda`. */
 function torchOptions(unit: Unit, claim: CudaClaim, cuda: string, kb: KnowledgeBase): Fix[] {
   const pkg = claim.package;
-  if (!pkg || pkg.ecosystem !== 'pip' || !pkg.exact || !PYTORCH_INDEX_PACKAGES.has(pkg.name) || claim.kind !== 'wheel-tag') return [];
+  if (!pkg || pkg.ecosystem !== 'pip' || !pkg.exact || !TORCH_FAMILY.has(pkg.name) || claim.kind !== 'wheel-tag') return [];
   const release = releaseFor(kb, pkg, publicVersion(pkg.exact));
   if (!release) return [];
   const options: Fix[] = [];
@@ -248,7 +249,7 @@ interface FamilyPin {
 function familyPins(unit: Unit, release: TorchRelease, kb: KnowledgeBase): FamilyPin[] {
   const out: FamilyPin[] = [];
   for (const { file, pkg } of unit.packages) {
-    if (pkg.ecosystem !== 'pip' || !pkg.exact || !PYTORCH_INDEX_PACKAGES.has(pkg.name)) continue;
+    if (pkg.ecosystem !== 'pip' || !pkg.exact || !TORCH_FAMILY.has(pkg.name)) continue;
     const clause = pkg.clauses[0];
     if (!clause || file.source.text.slice(clause.versionSpan.start, clause.versionSpan.end) !== clause.version) continue;
     if (releaseFor(kb, pkg, publicVersion(pkg.exact)) !== release) continue;

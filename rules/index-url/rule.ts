@@ -1,5 +1,6 @@
 import { cudaFromLabel, cudaFromUrl, isPytorchIndex } from '../../src/analysis/cuda-labels.js';
-import { PYTORCH_INDEX_PACKAGES, pypiWins, servedVariant } from '../../src/analysis/torch-build.js';
+import { pypiWins, servedVariant } from '../../src/analysis/torch-build.js';
+import { TORCH_FAMILY } from '../../src/parsers/python-requirement.js';
 import type { Invocation, Unit } from '../../src/analysis/units.js';
 import type { FileKind, IndexFact, InstallContext, PackageFact, ParsedFile } from '../../src/parsers/facts.js';
 import { formatOf } from '../../src/parsers/formats.js';
@@ -122,7 +123,7 @@ function checkExtraIndexes(unit: Unit, bestMatch: ReadonlySet<InstallContext | u
     if (extras.length === 0 || extras.some((index) => servedVariant(index.url) === 'all')) continue;
     const contexts = new Set(invocation.members.map((member) => member.context));
     for (const { file, pkg } of unit.packages) {
-      if (pkg.exact || !PYTORCH_INDEX_PACKAGES.has(pkg.name) || !contexts.has(file.contexts[pkg.context]!)) continue;
+      if (pkg.exact || !TORCH_FAMILY.has(pkg.name) || !contexts.has(file.contexts[pkg.context]!)) continue;
       for (const index of extras) {
         const variant = servedVariant(index.url);
         if (!variant || variant === 'all') continue;
@@ -162,7 +163,7 @@ function serves(index: IndexFact, tag: string): boolean {
 function checkUnservedLabels(unit: Unit, invocationsOf: ReadonlyMap<InstallContext, Invocation[]>, report: Reporter): void {
   for (const { file, pkg } of unit.packages) {
     if (pkg.ecosystem !== 'pip' || pkg.url || !pkg.localLabel || !pkg.exact) continue;
-    if (!PYTORCH_INDEX_PACKAGES.has(pkg.name)) {
+    if (!TORCH_FAMILY.has(pkg.name)) {
       checkOtherLocalLabel(file, pkg, (file.contexts[pkg.context] && invocationsOf.get(file.contexts[pkg.context]!)) ?? [], report);
       continue;
     }

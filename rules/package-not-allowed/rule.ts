@@ -3,7 +3,7 @@ import { projectName } from '../../src/analysis/packages.js';
 import type { PackageFact, ParsedFile } from '../../src/parsers/facts.js';
 import type { Fix } from '../../src/finding.js';
 import { defineRule } from '../../src/rule.js';
-import { publicVersion } from '../../src/knowledge/versions.js';
+import { minorOf, publicVersion } from '../../src/knowledge/versions.js';
 
 export default defineRule({
   id: 'package-not-allowed',
@@ -49,7 +49,7 @@ function matches(version: string, entry: string): boolean {
 
 function nearest(version: string, allowed: readonly string[]): string | undefined {
   const exact = allowed.filter((entry) => /^[0-9][0-9A-Za-z.+-]*$/.test(entry));
-  const minor = version.split('.').slice(0, 2).join('.');
+  const minor = minorOf(version);
   return exact.find((entry) => entry.startsWith(`${minor}.`)) ?? exact.at(-1);
 }
 

@@ -6,7 +6,8 @@ import type { PackageFact, ParsedFile } from '../../src/parsers/facts.js';
 import type { Fix } from '../../src/finding.js';
 import { cite, isUnverified, type KnowledgeBase, type TorchRelease } from '../../src/knowledge/index.js';
 import { defineRule, type Reporter } from '../../src/rule.js';
-import { cudaFromTag, cudaMajorMinor, minorOf, publicVersion, tagFromCuda } from '../../src/knowledge/versions.js';
+import { TORCH_FAMILY } from '../../src/parsers/python-requirement.js';
+import { cudaFromTag, cudaMajorMinor, cudaOfVersion, minorOf, publicVersion, tagFromCuda } from '../../src/knowledge/versions.js';
 import { compareDotted } from '../../src/util/dotted.js';
 import { cudaFromLabel } from '../../src/analysis/cuda-labels.js';
 import { condaAdmits, parseCondaVersionSpec } from '../../src/analysis/conda-versions.js';
@@ -35,7 +36,7 @@ export default defineRule({
     for (const unit of units) {
       for (const { file, pkg, build } of unit.packages) {
         if (build) checkBuild(unit, file, pkg, build, kb, report);
-        else if (pkg.ecosystem === 'pip' && pkg.exact && ['torch', 'torchvision', 'torchaudio'].includes(pkg.name)) checkUnknown(file, pkg, kb, report);
+        else if (pkg.ecosystem === 'pip' && pkg.exact && TORCH_FAMILY.has(pkg.name)) checkUnknown(file, pkg, kb, report);
       }
       checkConda(unit, kb, report);
       checkNeverReleased(unit, kb, report);
@@ -51,7 +52,7 @@ export default defineRule({
 function checkNeverReleased(unit: Unit, kb: KnowledgeBase, report: Reporter): void {
   for (const claim of unit.claims) {
     if (claim.precision !== 'minor' || claim.kind === 'image' || claim.kind === 'implied' || !claim.package) continue;
-    if (claim.kind === 'wheel-tag' && ['torch', 'torchvision', 'torchaudio'].includes(claim.package.name)) continue;
+    if (claim.kind === 'wheel-tag' && TORCH_FAMILY.has(claim.package.name)) continue;
     const minor = cudaMajorMinor(claim.cuda);
     if (!minor || kb.cudaExists(minor) !== 'no') continue;
     const record = kb.noReleaseRecord(minor)!;
@@ -342,27 +343,10 @@ function condaCudaOf(pkg: PackageFact): string | undefined {
     pkg.exact ??
     (pkg.clauses.length >= 1 && pkg.clauses.every((clause) => clause.operator === '=' || clause.operator === '==') ? pkg.clauses[0]!.version : undefined);
   if (!version) return undefined;
-  const minor = cudaMajorMinor(
-    version
-      .replace(/\.?\*$/, '')
-      .split('.')
-      .slice(0, 2)
-      .join('.'),
-  );
+  const minor = cudaOfVersion(version.replace(/\.?\*$/, ''));
   if (!minor) return undefined;
   // Every alternative must name the same minor (`11.3|11.3.*`).
-  return pkg.clauses.every(
-    (clause) =>
-      cudaMajorMinor(
-        clause.version
-          .replace(/\.?\*$/, '')
-          .split('.')
-          .slice(0, 2)
-          .join('.'),
-      ) === minor,
-  )
-    ? minor
-    : undefined;
+  return pkg.clauses.every((clause) => cudaOfVersion(clause.version.replace(/\.?\*$/, '')) === minor) ? minor : undefined;
 }
 
 /** The torch releases a conda pytorch spec can install. */

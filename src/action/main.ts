@@ -16,7 +16,7 @@ import { appendFileSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileS
 import { dirname, relative, resolve } from 'node:path';
 import { Octokit } from '@octokit/rest';
 import { batches, CHECK_NAME, renderCheckRun, type CheckOutput } from '../render/check-run.js';
-import { renderGithubAnnotations } from '../render/github.js';
+import { escapeData, escapeProperty, renderGithubAnnotations } from '../render/github.js';
 import { renderSarif } from '../render/sarif.js';
 import { SourceText } from '../parsers/source.js';
 import { defaultKnowledgeBase } from '../knowledge/index.js';
@@ -36,11 +36,6 @@ const SUMMARY_LIMIT = 1024 * 1024;
 
 function input(io: ActionIo, name: string): string {
   return (io.env[`INPUT_${name.replace(/ /g, '_').toUpperCase()}`] ?? '').trim();
-}
-
-/** A workflow command's data, escaped as the runner reads it (% CR LF). */
-export function escapeData(text: string): string {
-  return text.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
 }
 
 /**
@@ -80,11 +75,6 @@ function event(io: ActionIo): { pull_request?: { head?: { sha?: string } } } {
   } catch {
     return {};
   }
-}
-
-/** A workflow command's property value, escaped as the runner reads it (% CR LF : ,). */
-function escapeProperty(text: string): string {
-  return escapeData(text).replace(/:/g, '%3A').replace(/,/g, '%2C');
 }
 
 /** Run the Action; resolves to the exit status (0, 1 by `fail-on`, 2 when nothing could be checked). */

@@ -1,5 +1,6 @@
 /** The Action's process (bundle/action.mjs): the runner's environment in, the exit status out. */
-import { action, escapeData } from './main.js';
+import { escapeData } from '../render/github.js';
+import { action } from './main.js';
 
 action({
   env: process.env,

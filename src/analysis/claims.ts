@@ -3,10 +3,11 @@ import type { ContainerFact, ImageFact, IndexFact, PackageFact, ParsedFile } fro
 import type { TextEdit } from '../finding.js';
 import { latestImagePatch, type KnowledgeBase, type Sourced } from '../knowledge/index.js';
 import type { Span } from '../parsers/source.js';
-import { cudaMajorMinor, parseCuda, publicVersion, tagFromCuda } from '../knowledge/versions.js';
-import { cudaFromAptName, cudaFromLabel, cudaFromPythonName, cudaFromUrl } from './cuda-labels.js';
+import { cudaFromDigits, cudaMajorMinor, cudaOfVersion, parseCuda, publicVersion, tagFromCuda } from '../knowledge/versions.js';
+import { cudaFromAptName, cudaFromCondaLabel, cudaFromLabel, cudaFromPythonName, cudaFromUrl } from './cuda-labels.js';
 import { replaceExact, replaceWithin } from './edits.js';
-import { PYTORCH_INDEX_PACKAGES, releaseFor } from './torch-build.js';
+import { releaseFor } from './torch-build.js';
+import { TORCH_FAMILY } from '../parsers/python-requirement.js';
 
 /** Where a CUDA version was declared; the order is the precedence for choosing a target. */
 export type ClaimKind =
@@ -132,14 +133,14 @@ export function fileClaims(file: ParsedFile, kb: KnowledgeBase): CudaClaim[] {
   for (const index of file.indexes) {
     if (index.ignoredReason) continue;
     if (index.kind === 'conda-channel') {
-      const label = /\/label\/cuda-(\d+\.\d+)(?:\.\d+)?$/.exec(index.url);
+      const label = cudaFromCondaLabel(index.url);
       if (label)
         claims.push(
           cudaClaim({
             kind: 'conda-channel',
             file,
             context: index.context,
-            cuda: label[1]!,
+            cuda: label,
             precision: 'minor',
             span: index.span,
             subject: `channel ${index.url}`,
@@ -240,11 +241,7 @@ function nameClaims(file: ParsedFile, claims: CudaClaim[]): void {
 
 export function cudaOfName(name: string): { cuda: string; precision: 'minor' | 'major' } | undefined {
   const tag = /(?:^|[^a-z0-9])cu(\d{2,3})(?![0-9])/.exec(name);
-  if (tag) {
-    const digits = tag[1]!;
-    if (/^1[0-3]$/.test(digits)) return { cuda: digits, precision: 'major' };
-    return { cuda: `${digits.slice(0, -1)}.${digits.slice(-1)}`, precision: 'minor' };
-  }
+  if (tag) return cudaFromDigits(tag[1]!);
   const spelled = /(?:^|[^a-z0-9])cuda[-_]?(\d{2})(?:[._-]?(\d))?(?![0-9])/.exec(name);
   if (spelled) return spelled[2] ? { cuda: `${spelled[1]}.${spelled[2]}`, precision: 'minor' } : { cuda: spelled[1]!, precision: 'major' };
   return undefined;
@@ -311,7 +308,7 @@ function rewriteNvidiaCudaTag(
 
 /** Whether a torch, torchvision or torchaudio pin has a build for CUDA `target` (other packages: not known here, so yes). */
 function hasBuild(kb: KnowledgeBase, pkg: PackageFact, target: string): boolean {
-  if (!PYTORCH_INDEX_PACKAGES.has(pkg.name)) return true;
+  if (!TORCH_FAMILY.has(pkg.name)) return true;
   const release = releaseFor(kb, pkg, publicVersion(pkg.exact!));
   return release !== undefined && kb.torchBuilds(release).has(tagFromCuda(target));
 }
@@ -382,12 +379,11 @@ export const CUDA_SELECTOR = /^cuda(75|80|90|91|92|100)$/;
 function condaClaims(file: ParsedFile, pkg: PackageFact, subject: string, claimOf: ClaimOf, claims: CudaClaim[]): void {
   const selector = CUDA_SELECTOR.exec(pkg.name);
   if (selector) {
-    const digits = selector[1]!;
-    claims.push(claimOf('conda', `${digits.slice(0, -1)}.${digits.slice(-1)}`, 'minor', { subject }));
+    claims.push(claimOf('conda', cudaFromDigits(selector[1]!)!.cuda, 'minor', { subject }));
   }
   const version = pkg.exact ?? (pkg.clauses.length === 1 && pkg.clauses[0]!.operator === '=' ? pkg.clauses[0]!.version.replace(/\.\*$/, '') : undefined);
   if (CONDA_CUDA_PACKAGES.has(pkg.name) && version) {
-    const minor = cudaMajorMinor(version.split('.').slice(0, 2).join('.'));
+    const minor = cudaOfVersion(version);
     const clause = pkg.clauses[0];
     if (minor && clause) {
       claims.push(
@@ -413,8 +409,8 @@ function condaClaims(file: ParsedFile, pkg: PackageFact, subject: string, claimO
       claims.push(forge ? claimOf('conda-build', String(Number.parseInt(found.cuda, 10)), 'major') : claimOf('conda-build', found.cuda, found.precision));
   }
   if (pkg.channel) {
-    const label = /\/label\/cuda-(\d+\.\d+)/.exec(pkg.channel);
-    if (label) claims.push(claimOf('conda-channel', label[1]!, 'minor'));
+    const label = cudaFromCondaLabel(pkg.channel);
+    if (label) claims.push(claimOf('conda-channel', label, 'minor'));
   }
 }
 
@@ -459,7 +455,7 @@ function pipClaims(file: ParsedFile, pkg: PackageFact, subject: string, kb: Know
     let cuda = byName.cuda;
     let precision = byName.precision;
     if (NVIDIA_VERSIONED.test(pkg.name) && pkg.exact) {
-      const minor = cudaMajorMinor(publicVersion(pkg.exact).split('.').slice(0, 2).join('.'));
+      const minor = cudaOfVersion(publicVersion(pkg.exact));
       if (minor && minor.startsWith(`${cuda}.`)) {
         cuda = minor;
         precision = 'minor';
@@ -468,7 +464,7 @@ function pipClaims(file: ParsedFile, pkg: PackageFact, subject: string, kb: Know
     claims.push(claimOf(byName.family === 'cupy' ? 'cupy' : 'nvidia-wheel', cuda, precision));
   } else if (NVIDIA_VERSIONED.test(pkg.name) && pkg.exact) {
     // CUDA 13 toolkit wheels have no suffix; their version is the CUDA version.
-    const minor = cudaMajorMinor(publicVersion(pkg.exact).split('.').slice(0, 2).join('.'));
+    const minor = cudaOfVersion(publicVersion(pkg.exact));
     if (minor) claims.push(claimOf('nvidia-wheel', minor, 'minor'));
   }
   // `jax[cuda12]`, `jax[cuda12_pip]`, `jax[cuda11_cudnn82]`: the CUDA major the extra installs or expects. The
@@ -498,7 +494,7 @@ function pipClaims(file: ParsedFile, pkg: PackageFact, subject: string, kb: Know
   // run with any toolkit of the major ("cuda.bindings 12.x supports any Toolkit 12.y", NVIDIA's support policy):
   // their major alone.
   if (pkg.exact && pkg.name === 'cuda-toolkit') {
-    const minor = cudaMajorMinor(publicVersion(pkg.exact).split('.').slice(0, 2).join('.'));
+    const minor = cudaOfVersion(publicVersion(pkg.exact));
     if (minor) claims.push(claimOf('nvidia-wheel', minor, 'minor'));
   }
   if (pkg.exact && (pkg.name === 'cuda-bindings' || pkg.name === 'cuda-python')) {
@@ -513,10 +509,8 @@ function pipClaims(file: ParsedFile, pkg: PackageFact, subject: string, kb: Know
   }
   // PyG's extension wheels: `torch-scatter==2.1.2+pt21cu121` is built for torch 2.1 and CUDA 12.1.
   const pyg = pkg.localLabel ? /^pt\d+cu(\d{2,3})$/.exec(pkg.localLabel) : undefined;
-  if (pyg) {
-    const digits = pyg[1]!;
-    claims.push(claimOf('wheel-tag', `${digits.slice(0, -1)}.${digits.slice(-1)}`, 'minor'));
-  }
+  const pygCuda = pyg ? cudaFromDigits(pyg[1]!) : undefined;
+  if (pygCuda?.precision === 'minor') claims.push(claimOf('wheel-tag', pygCuda.cuda, 'minor'));
 }
 
 /** A version constraint as people write it: no blanks around operators (`>= 2.0` → `>=2.0`). */

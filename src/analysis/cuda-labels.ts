@@ -1,4 +1,5 @@
 /** Reading CUDA versions out of the many places they hide: local labels, URLs, build strings, names. */
+import { cudaFromDigits } from '../knowledge/versions.js';
 import { memoize } from '../util/memo.js';
 
 export interface LabelCuda {
@@ -10,7 +11,8 @@ export interface LabelCuda {
 
 /**
  * `cu121` → 12.1, `cu118` → 11.8, `cu92` → 9.2, `cu12` → CUDA 12 (major only; flash-attn style),
- * `cu128torch2.9.0cxx11abiFALSE` → 12.8, `cuda12.1` → 12.1, `cuda120` → 12.0.
+ * `cu128torch2.9.0cxx11abiFALSE` → 12.8, `cuda12.1` → 12.1, `cuda120` → 12.0. Packed digits are read by
+ * `cudaFromDigits` (src/knowledge/versions.ts), the one reading of two- and three-digit tags.
  */
 export function cudaFromLabel(label: string, offset = 0): LabelCuda | undefined {
   const dotted = /^cuda(\d{1,2})\.(\d)/i.exec(label);
@@ -19,8 +21,8 @@ export function cudaFromLabel(label: string, offset = 0): LabelCuda | undefined 
   if (!packed) return undefined;
   const digits = packed[1]!;
   const start = offset + packed[0].length - digits.length;
-  if (digits.length === 2 && digits.startsWith('1')) return { cuda: digits, precision: 'major', range: [start, start + 2] };
-  return { cuda: `${digits.slice(0, -1)}.${digits.slice(-1)}`, precision: 'minor', range: [start, start + digits.length] };
+  const read = cudaFromDigits(digits)!;
+  return { ...read, range: [start, start + digits.length] };
 }
 
 /** A CUDA label inside a URL path: `/whl/cu118`, `/cu111/torch_stable.html`, `torch-2.0.1%2Bcu118-…`. */
@@ -52,6 +54,15 @@ export function pytorchIndexChannel(url: string): 'stable' | 'nightly' | 'test' 
   return 'stable';
 }
 
+/**
+ * The CUDA of NVIDIA's per-release conda label: `nvidia/label/cuda-12.1.0`, its channel URL
+ * (`https://conda.anaconda.org/nvidia/label/cuda-11.8.0`, with or without a platform folder after it), or a
+ * package's channel (`nvidia/label/cuda-12.4.1::cuda-toolkit`) → 12.1, 11.8, 12.4.
+ */
+export function cudaFromCondaLabel(channel: string): string | undefined {
+  return /\/label\/cuda-(\d+\.\d+)(?:\.\d+)?(?=\/|$)/.exec(channel)?.[1];
+}
+
 /** apt package names that carry the CUDA version: `cuda-toolkit-12-4`, `libcublas-12-4`, `cuda-12-4`. */
 export function cudaFromAptName(name: string): LabelCuda | undefined {
   const match = /^(?:cuda|cuda-[a-z0-9-]+|lib(?:cu[a-z0-9]+|npp[a-z]*|nvjpeg|nvjitlink|nvrtc|nvtoolsext))-(\d{1,2})-(\d)$/.exec(name);
@@ -77,7 +88,7 @@ export function cudaFromPythonName(name: string): (LabelCuda & { readonly family
   const cupy = /^cupy-cuda(\d{2,3})$/.exec(name);
   if (cupy) {
     const digits = cupy[1]!;
-    return { cuda: `${digits.slice(0, -1)}.${digits.slice(-1)}`, precision: 'minor', range: [name.length - digits.length, name.length], family: 'cupy' };
+    return { ...cudaFromDigits(digits)!, range: [name.length - digits.length, name.length], family: 'cupy' };
   }
   const jax = /^jax-cuda(1\d)-(?:plugin|pjrt)$/.exec(name);
   if (jax) return { cuda: jax[1]!, precision: 'major', range: [8, 10], family: 'other' };
@@ -85,7 +96,7 @@ export function cudaFromPythonName(name: string): (LabelCuda & { readonly family
   if (packed) {
     const digits = packed[1]!;
     const start = name.indexOf(digits, name.indexOf('cu'));
-    return { cuda: `${digits.slice(0, -1)}.${digits.slice(-1)}`, precision: 'minor', range: [start, start + digits.length], family: 'other' };
+    return { ...cudaFromDigits(digits)!, range: [start, start + digits.length], family: 'other' };
   }
   const suffixed = /-cu(1[0-3])$/.exec(name);
   if (suffixed) return { cuda: suffixed[1]!, precision: 'major', range: [name.length - 2, name.length], family: 'other' };

@@ -4,9 +4,7 @@ import { satisfies } from '@renovatebot/pep440';
 import { cudaFromTag, publicVersion, tagFromCuda } from '../knowledge/versions.js';
 import { compareDotted } from '../util/dotted.js';
 import { cudaFromLabel, cudaFromUrl, isCpuUrl, isPytorchIndex } from './cuda-labels.js';
-
-/** Packages PyTorch publishes as `+cuXYZ` builds on its own index. */
-export const PYTORCH_INDEX_PACKAGES = new Set(['torch', 'torchvision', 'torchaudio']);
+import { TORCH_FAMILY } from '../parsers/python-requirement.js';
 
 export type BuildSource = 'local-label' | 'url' | 'index-url' | 'extra-index-url' | 'find-links' | 'pypi';
 
@@ -42,7 +40,7 @@ export function releaseFor(kb: KnowledgeBase, pkg: PackageFact, version: string)
  * that has the version wins, and one that does not silently falls back to PyPI's build.
  */
 export function resolveTorchBuild(pkg: PackageFact, indexes: readonly IndexFact[], kb: KnowledgeBase): TorchBuild | undefined {
-  if (pkg.ecosystem !== 'pip' || !pkg.exact || !PYTORCH_INDEX_PACKAGES.has(pkg.name)) return undefined;
+  if (pkg.ecosystem !== 'pip' || !pkg.exact || !TORCH_FAMILY.has(pkg.name)) return undefined;
   const version = publicVersion(pkg.exact);
   const release = releaseFor(kb, pkg, version);
   // torchaudio before 0.10 has one build for every CUDA ("Starting 0.10, torchaudio has CPU-only and CUDA-enabled
@@ -145,7 +143,7 @@ export function pypiWins(
   tag: string,
   kb: KnowledgeBase,
 ): { readonly newest: string; readonly release: TorchRelease; readonly newestOnIndex?: string } | undefined {
-  if (pkg.ecosystem !== 'pip' || pkg.localLabel || pkg.url || !PYTORCH_INDEX_PACKAGES.has(pkg.name)) return undefined;
+  if (pkg.ecosystem !== 'pip' || pkg.localLabel || pkg.url || !TORCH_FAMILY.has(pkg.name)) return undefined;
   // A question about the knowledge base alone (name, specifier, tag), asked for every unpinned torch of a repository.
   return kb.memoized(`pypiWins:${pkg.name}:${pkg.specifier}:${tag}`, () => computePypiWins(pkg.name, pkg.specifier, tag, kb));
 }

@@ -120,7 +120,8 @@ export interface ReleaseLine {
 }
 
 export class KnowledgeBase {
-  readonly data: KnowledgeData;
+  /** The records; read them through the queries below (rules, renderers and the web page alike). */
+  private readonly data: KnowledgeData;
   /** The newest `retrieved` date of any record: how fresh the knowledge is. */
   readonly retrieved: string;
   private readonly releasesByVersion: ReadonlyMap<string, CudaRelease>;
@@ -282,6 +283,21 @@ export class KnowledgeBase {
 
   torchReleases(): readonly TorchRelease[] {
     return this.data.pytorch.releases;
+  }
+
+  /** Every CUDA release with its driver versions, oldest first (the CUDA × driver table). */
+  cudaReleases(): readonly CudaRelease[] {
+    return this.data.drivers.releases;
+  }
+
+  /** Every GPU model in the table, with its names and compute capability (the web page's GPU menu). */
+  gpus(): readonly Gpu[] {
+    return this.data.gpus.gpus;
+  }
+
+  /** TensorFlow's tested configurations, newest first. */
+  tensorflowReleases(): readonly TensorflowRelease[] {
+    return this.data.tensorflow.releases;
   }
 
   /** CUDA wheel variants of a torch release on download.pytorch.org, e.g. ['cu118','cu121','cu124']. */
@@ -483,6 +499,11 @@ export class KnowledgeBase {
     return Object.values(this.data.images.nvidiaCuda.cudnnDevelTagsSeen.versions).some((versions) => versions.includes(version));
   }
 
+  /** The CUDA versions whose cuDNN devel tags were seen on Docker Hub, cuDNN generation by generation. */
+  cudnnDevelVersionsSeen(): readonly string[] {
+    return Object.values(this.data.images.nvidiaCuda.cudnnDevelTagsSeen.versions).flat();
+  }
+
   /** NVIDIA deleted this nvidia/cuda version's tags under its end-of-life policy. */
   /**
    * The OS row of nvidia/cuda for `os` + `osVersion` (ubuntu, 22.04), and whether CUDA `version` (X.Y.Z) is
@@ -599,27 +620,27 @@ export function defaultKnowledgeBase(): KnowledgeBase {
   return shared;
 }
 
-/** The newest release row of a CUDA major.minor (`12.4` → 12.4.1), verified rows preferred. */
 /**
  * The newest update of a CUDA minor that has nvidia/cuda tags: NVIDIA does not publish images for every toolkit
  * update (11.4.4 has none; 11.4.3 is the last), so the tags seen on Docker Hub come first, then the release table.
  */
 export function latestImagePatch(kb: KnowledgeBase, minor: string): string | undefined {
   return kb.memoized(`latestImagePatch:${minor}`, () => {
-    const seen = Object.values(kb.data.images.nvidiaCuda.cudnnDevelTagsSeen.versions)
-      .flat()
+    const seen = kb
+      .cudnnDevelVersionsSeen()
       .filter((version) => minorOf(version) === minor)
       .sort(compareDotted);
     return seen.at(-1) ?? latestCudaPatch(kb, minor);
   });
 }
 
+/** The newest update of a CUDA major.minor (`12.4` → 12.4.1), verified rows preferred. */
 export function latestCudaPatch(kb: KnowledgeBase, minor: string): string | undefined {
   return kb.memoized(`latestPatch:${minor}`, () => computeLatestCudaPatch(kb, minor));
 }
 
 function computeLatestCudaPatch(kb: KnowledgeBase, minor: string): string | undefined {
-  const rows = kb.data.drivers.releases.filter((row) => row.linux && minorOf(row.version) === minor);
+  const rows = kb.cudaReleases().filter((row) => row.linux && minorOf(row.version) === minor);
   const verified = rows.filter((row) => row.confidence !== 'unverified');
   return (verified.at(-1) ?? rows.at(-1))?.version;
 }

@@ -21,12 +21,27 @@ export function cudaMajorMinor(text: string): string | undefined {
   return parsed ? `${parsed.major}.${parsed.minor}` : undefined;
 }
 
-/** `cu121` → `12.1`, `cu118` → `11.8`, `cu92` → `9.2`, `cu130` → `13.0`; anything else → undefined. */
+/**
+ * The one reading of packed CUDA digits (`cu121`, `cuda118`, `cu92`, `cu12`, `cupy-cuda113`, `mxnet-cu112`):
+ * - three digits are the major and one minor digit: `121` → 12.1, `118` → 11.8, `130` → 13.0;
+ * - two digits 10–19 are a major alone: `cu12` (flash-attn's, RAPIDS' and NVIDIA's `-cu12` wheels) means any
+ *   CUDA 12, and `cu14` would be CUDA 14 (no CUDA 1.x build ever had a tag);
+ * - two other digits are a major and a minor: `cu92` → 9.2, `cu80` → 8.0 (PyTorch's and MXNet's tags for CUDA
+ *   8.0–9.2, which came before CUDA 10 and the three-digit tags).
+ * Anything but two or three digits → undefined. src/analysis/cuda-labels.ts finds the labels in text; this reads
+ * their digits.
+ */
+export function cudaFromDigits(digits: string): { readonly cuda: string; readonly precision: 'minor' | 'major' } | undefined {
+  if (!/^\d{2,3}$/.test(digits)) return undefined;
+  if (digits.length === 2 && digits.startsWith('1')) return { cuda: String(Number(digits)), precision: 'major' };
+  return { cuda: `${Number(digits.slice(0, -1))}.${digits.slice(-1)}`, precision: 'minor' };
+}
+
+/** A wheel tag's CUDA release: `cu121` → `12.1`, `cu118` → `11.8`, `cu92` → `9.2`, `cu130` → `13.0`; a major-only tag (`cu12`) or anything else → undefined. */
 export function cudaFromTag(tag: string): string | undefined {
   const match = /^cu(\d{2,3})$/i.exec(tag);
-  if (!match) return undefined;
-  const digits = match[1]!;
-  return `${digits.slice(0, -1)}.${digits.slice(-1)}`;
+  const read = match ? cudaFromDigits(match[1]!) : undefined;
+  return read?.precision === 'minor' ? read.cuda : undefined;
 }
 
 /** `12.1` → `cu121`. */
@@ -48,4 +63,9 @@ export function publicVersion(version: string): string {
 /** `2.3.0` → `2.3`. */
 export function minorOf(version: string): string {
   return version.split('.').slice(0, 2).join('.');
+}
+
+/** The CUDA major.minor a version number names: `12.4.1` and `12.4.127` → `12.4`; `12` or `cu12` → undefined. */
+export function cudaOfVersion(version: string): string | undefined {
+  return cudaMajorMinor(minorOf(version));
 }

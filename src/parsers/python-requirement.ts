@@ -2,6 +2,9 @@ import { packageFact, type PackageFact, type VersionClause } from './facts.js';
 import type { Span } from './source.js';
 import type { Mapped } from './mapped.js';
 
+/** The packages PyTorch publishes as `+cuXYZ` builds on its own index (download.pytorch.org/whl/<tag>): torch, torchvision, torchaudio. */
+export const TORCH_FAMILY: ReadonlySet<string> = new Set(['torch', 'torchvision', 'torchaudio']);
+
 /** PEP 503 normalisation: `Torch_Vision` and `torch.vision` both become `torch-vision`. */
 export function normalizePythonName(name: string): string {
   // Most names are written normalised already; the test is cheaper than lower-casing and replacing.

@@ -13,7 +13,7 @@ import { applyEdits } from '../analysis/edits.js';
 import { resolveLinks } from '../analysis/links.js';
 import { nearestReleaseWithCuda } from '../analysis/nearest.js';
 import { projectName } from '../analysis/packages.js';
-import { PYTORCH_INDEX_PACKAGES } from '../analysis/torch-build.js';
+import { TORCH_FAMILY } from '../parsers/python-requirement.js';
 import { torchPage } from '../analysis/torch-pages.js';
 import { buildUnits, type Unit, type UnitPackage } from '../analysis/units.js';
 import type { Baseline } from '../baseline/schema.js';
@@ -224,7 +224,7 @@ function planUnit(unit: Unit, cuda: string, kb: KnowledgeBase): UnitMove {
   }
 
   for (const claim of unit.claims) {
-    if (claim.kind === 'implied' || (claim.kind === 'wheel-tag' && claim.package && PYTORCH_INDEX_PACKAGES.has(claim.package.name))) continue;
+    if (claim.kind === 'implied' || (claim.kind === 'wheel-tag' && claim.package && TORCH_FAMILY.has(claim.package.name))) continue;
     if (claim.precision === 'minor' ? claimCuda(claim) === cuda : cudaMajor(claim.cuda) === cudaMajor(cuda)) continue;
     const reason = claimHold(claim, cuda, kb);
     if (reason) {

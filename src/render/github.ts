@@ -21,10 +21,12 @@ function annotation(finding: Finding): string {
   return `::${LEVEL[finding.severity]} ${properties.join(',')}::${escapeData(body)}`;
 }
 
-function escapeData(text: string): string {
+/** A workflow command's data, escaped as the runner reads it (% CR LF). */
+export function escapeData(text: string): string {
   return text.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
 }
 
-function escapeProperty(text: string): string {
+/** A workflow command's property value (`file=…`, `title=…`): its data escaping, and `:` and `,`. */
+export function escapeProperty(text: string): string {
   return escapeData(text).replace(/:/g, '%3A').replace(/,/g, '%2C');
 }

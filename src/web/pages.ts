@@ -8,7 +8,7 @@ import { compareDotted } from '../util/dotted.js';
 import { esc, layout, options } from './html.js';
 
 function gpuChoices(kb: KnowledgeBase): { value: string; label: string }[] {
-  return kb.data.gpus.gpus.flatMap((gpu) => gpu.names.slice(0, 4).map((name) => ({ value: name, label: `${name} (compute capability ${gpu.cc})` })));
+  return kb.gpus().flatMap((gpu) => gpu.names.slice(0, 4).map((name) => ({ value: name, label: `${name} (compute capability ${gpu.cc})` })));
 }
 
 function commandBlock(id: string, label: string, text: string): string {
@@ -24,7 +24,7 @@ export function recommendPage(kb: KnowledgeBase, input: RecommendInput | undefin
     .torchReleases()
     .filter((row) => row.confidence !== 'unverified')
     .at(-1)?.version;
-  const tfVersions = kb.data.tensorflow.releases.map((row) => ({ value: row.version, label: row.version }));
+  const tfVersions = kb.tensorflowReleases().map((row) => ({ value: row.version, label: row.version }));
   const framework = input?.framework ?? 'pytorch';
   const form = `<h1>What do I install?</h1>
 <p>Pick your GPU and framework; the answer lists the CUDA builds that work, the driver they need, a base image and exact install commands, with sources.</p>

@@ -118,7 +118,7 @@ function poolAnswers(kb: KnowledgeBase, cuda: string, pools: readonly Pool[], so
 /** Whether the baseline allows a version of a package (no list: any version). */
 function allowedBy(baseline: Baseline | undefined, name: string, version: string): boolean {
   const allowed = baseline?.packages[name];
-  return !allowed || allowed.some((spec) => spec === version || safeSatisfies(version, spec));
+  return !allowed || allowed.some((spec) => spec === version || allowedByLooseSpec(version, spec));
 }
 
 /** Marks options whose CUDA the baseline does not allow as not working, with the reason. */
@@ -254,7 +254,7 @@ function recommendPytorch(kb: KnowledgeBase, input: RecommendInput, baseline?: B
   if (!release) return { input, problems, notes, options: [], sources: [...sources] };
   sources.add(cite(release));
   if (release.confidence === 'unverified') notes.push(`The data for torch ${release.version} is unverified: ${release.note ?? ''}`);
-  if (input.python && release.python && !safeSatisfies(input.python, release.python))
+  if (input.python && release.python && !allowedByLooseSpec(input.python, release.python))
     problems.push(`torch ${release.version} supports Python ${release.python}, not ${input.python}.`);
 
   const options = keepToBaseline(torchOptions(kb, release, gpu, input.driver, sources), baseline);
@@ -295,7 +295,7 @@ function recommendPytorch(kb: KnowledgeBase, input: RecommendInput, baseline?: B
   const condaNote = condaOk
     ? undefined
     : `The pytorch conda channel has no torch ${release.version} with pytorch-cuda ${pick.cuda} (it ended with 2.5.1); install with pip inside the conda environment.`;
-  if (!condaOk) sources.add(cite(kb.data.conda.pytorchChannel));
+  if (!condaOk) sources.add(cite(kb.pytorchChannel()));
   const dockerfile = dockerfileFor(base, os, input.python, pip, notes, problems);
   return answer(
     { input, problems, notes, sources, gpu },
@@ -382,7 +382,7 @@ function recommendTensorflow(kb: KnowledgeBase, input: RecommendInput, baseline?
   const notes: string[] = [];
   const sources = new Set<string>();
   const gpu = gpuInfo(kb, input, problems, sources);
-  const releases = kb.data.tensorflow.releases;
+  const releases = kb.tensorflowReleases();
   const row = input.version ? kb.tensorflow(input.version) : releases[0];
   if (!row) {
     problems.push(`TensorFlow ${input.version} is not in the tested-configuration table; newest: ${releases[0]!.version}.`);
@@ -440,7 +440,12 @@ function recommendTensorflow(kb: KnowledgeBase, input: RecommendInput, baseline?
   );
 }
 
-function safeSatisfies(version: string, range: string): boolean {
+/**
+ * Whether a version as people type it on the page (`3.11`, `2.5`) is allowed by a range: `X.Y` counts as `X.Y.0`
+ * too, and a range PEP 440 cannot read allows it (the page advises; the gate's own matching, which refuses what it
+ * cannot read, decides). Not the knowledge base's `safeSatisfies`, where an unreadable range allows nothing.
+ */
+function allowedByLooseSpec(version: string, range: string): boolean {
   try {
     return satisfies(`${version}.0`, range) || satisfies(version, range);
   } catch {
@@ -460,9 +465,9 @@ export function matrices(kb: KnowledgeBase) {
       cells: tags.map((tag) => (row.pypiDefault === tag ? 'pypi' : row.variants.includes(tag) ? 'index' : '')),
     })),
   };
-  const minors = [...new Set(kb.data.drivers.releases.map((row) => minorOf(row.version)))];
+  const minors = [...new Set(kb.cudaReleases().map((row) => minorOf(row.version)))];
   const drivers = minors.map((minor) => {
-    const rows = kb.data.drivers.releases.filter((row) => minorOf(row.version) === minor);
+    const rows = kb.cudaReleases().filter((row) => minorOf(row.version) === minor);
     const ga = rows.find((row) => row.linux);
     const floor = kb.driverFloor(cudaMajor(minor));
     return {

@@ -26,16 +26,13 @@ import { isTrue, lookup, readTomlRoot, textSpan, type TomlTable, type TomlValue 
 import { holdsOnLinux } from '../markers.js';
 import { readPixi } from '../pixi/parse.js';
 import { readPoetry, type PackageIndex, type PoetryDependency, type PoetryProject } from './poetry.js';
-import { normalizePythonName, parsePythonRequirement } from '../python-requirement.js';
+import { normalizePythonName, parsePythonRequirement, TORCH_FAMILY } from '../python-requirement.js';
 
 /** An index (uv's [[tool.uv.index]], [tool.uv] options, Poetry's [[tool.poetry.source]]). */
 type Index = PackageIndex;
 
 /** Package facts one file may make across its selections (see parsePyproject). */
 const MAX_FACTS = 50_000;
-
-/** The packages the PyTorch index serves as CUDA builds. */
-const TORCH_FAMILY: ReadonlySet<string> = new Set(['torch', 'torchvision', 'torchaudio']);
 
 interface Route {
   readonly index: string;
