@@ -13852,7 +13852,7 @@ var require_ignore = __commonJS({
     }
     var UNDEFINED = void 0;
     var EMPTY2 = "";
-    var SPACE2 = " ";
+    var SPACE3 = " ";
     var ESCAPE = "\\";
     var REGEX_LITERAL_SPECIAL = /[.*+?()[\]{}^$|\\/]/;
     var BOM = "\uFEFF";
@@ -13986,7 +13986,7 @@ var require_ignore = __commonJS({
           const escaped = pattern[index + 1];
           if (escaped === SLASH && index + 2 === length) {
             out += hold(NEVER_MATCH);
-          } else if (escaped === "*" || escaped === "[" || escaped === SPACE2) {
+          } else if (escaped === "*" || escaped === "[" || escaped === SPACE3) {
             out += pattern.slice(index, index + 2);
           } else {
             out += hold(
@@ -14032,8 +14032,8 @@ var require_ignore = __commonJS({
         //   ever starts again inside it -- `(\\+?) ` did, which made a long run
         //   quadratic.
         /(\\+)( ?)/g,
-        (_, run2, space) => space ? run2.slice(0, run2.length - run2.length % 2) + SPACE2 : run2,
-        ESCAPE + SPACE2
+        (_, run2, space) => space ? run2.slice(0, run2.length - run2.length % 2) + SPACE3 : run2,
+        ESCAPE + SPACE3
       ],
       // git's wildmatch() reads a run of two or more asterisks as one globstar
       //   whenever the run fills a path segment: it starts the pattern or follows
@@ -14424,7 +14424,7 @@ var require_ignore = __commonJS({
           lineEnd--;
         }
         end = lineEnd;
-        while (body[end - 1] === SPACE2) {
+        while (body[end - 1] === SPACE3) {
           end--;
         }
         if (!stripLineEnd || body[end - 1] !== "\n") {
@@ -14439,7 +14439,7 @@ var require_ignore = __commonJS({
       while (body[end - backslashes - 1] === ESCAPE) {
         backslashes++;
       }
-      return backslashes % 2 ? body.slice(0, end - 1) + SPACE2 : body.slice(0, end);
+      return backslashes % 2 ? body.slice(0, end - 1) + SPACE3 : body.slice(0, end);
     };
     var createRule = (pattern, mark, ignoreCase, stripLineEnd, stripBOM) => {
       let body = stripBOM && pattern[0] === BOM ? pattern.slice(1) : pattern;
@@ -14452,7 +14452,7 @@ var require_ignore = __commonJS({
         body = body.slice(1);
       }
       const last2 = body[body.length - 1];
-      if (last2 === SPACE2 || stripLineEnd && (last2 === "\r" || last2 === "\n")) {
+      if (last2 === SPACE3 || stripLineEnd && (last2 === "\r" || last2 === "\n")) {
         body = trimEnd2(body, stripLineEnd);
       }
       if (!body || hasTrailingBackslash(body)) {
@@ -27730,23 +27730,23 @@ function canParseURL(input3) {
     return false;
   }
 }
-function validateURL(trimmed, def) {
+function validateURL(trimmed2, def) {
   if (!("normalize" in def) && !("hostname" in def) && !("protocol" in def)) {
-    return canParseURL(trimmed) || URL_UNPARSEABLE;
+    return canParseURL(trimmed2) || URL_UNPARSEABLE;
   }
-  return parseURLObject(trimmed, def);
+  return parseURLObject(trimmed2, def);
 }
-function parseURLObject(trimmed, def) {
-  if (!def.normalize && def.protocol?.source === httpProtocol.source && !/^https?:\/\//i.test(trimmed)) {
+function parseURLObject(trimmed2, def) {
+  if (!def.normalize && def.protocol?.source === httpProtocol.source && !/^https?:\/\//i.test(trimmed2)) {
     return URL_BAD_FORMAT;
   }
   try {
     if (typeof URL !== "undefined") {
       const URLStatic = URL;
       if (typeof URLStatic.parse === "function")
-        return URLStatic.parse(trimmed) ?? URL_UNPARSEABLE;
+        return URLStatic.parse(trimmed2) ?? URL_UNPARSEABLE;
     }
-    return new URL(trimmed);
+    return new URL(trimmed2);
   } catch {
     return URL_UNPARSEABLE;
   }
@@ -27767,8 +27767,8 @@ var $ZodURL = /* @__PURE__ */ $constructor("$ZodURL", (inst, def) => {
   $ZodStringFormat.init(inst, def);
   inst._zod.check = (payload) => {
     try {
-      const trimmed = payload.value.trim();
-      const url2 = validateURL(trimmed, def);
+      const trimmed2 = payload.value.trim();
+      const url2 = validateURL(trimmed2, def);
       if (url2 === URL_BAD_FORMAT) {
         payload.issues.push({
           code: "invalid_format",
@@ -27791,7 +27791,7 @@ var $ZodURL = /* @__PURE__ */ $constructor("$ZodURL", (inst, def) => {
         return;
       }
       if (url2 === true) {
-        payload.value = stripTabAndNewline(trimmed);
+        payload.value = stripTabAndNewline(trimmed2);
         return;
       }
       if (def.hostname && !urlHostnameOk(url2, def.hostname)) {
@@ -27816,7 +27816,7 @@ var $ZodURL = /* @__PURE__ */ $constructor("$ZodURL", (inst, def) => {
           continue: !def.abort
         });
       }
-      payload.value = def.normalize ? url2.href : stripTabAndNewline(trimmed);
+      payload.value = def.normalize ? url2.href : stripTabAndNewline(trimmed2);
       return;
     } catch (_) {
       payload.issues.push({
@@ -45054,18 +45054,18 @@ var KnowledgeBase = class {
     return this.cached("gpu", nameOrCc, this.computeGpu);
   }
   computeGpu(nameOrCc) {
-    const trimmed = nameOrCc.trim();
-    if (/^\d+\.\d+$/.test(trimmed)) {
-      const record2 = this.data.gpus.computeCapabilities.find((row) => row.cc === trimmed);
+    const trimmed2 = nameOrCc.trim();
+    if (/^\d+\.\d+$/.test(trimmed2)) {
+      const record2 = this.data.gpus.computeCapabilities.find((row) => row.cc === trimmed2);
       return record2 ? {
-        name: `compute capability ${trimmed}`,
-        cc: trimmed,
+        name: `compute capability ${trimmed2}`,
+        cc: trimmed2,
         minCuda: record2.minCuda,
         ...record2.lastCudaMajor ? { lastCudaMajor: record2.lastCudaMajor } : {},
         record: record2
       } : void 0;
     }
-    const wanted = normalizeGpuName(trimmed);
+    const wanted = normalizeGpuName(trimmed2);
     let best;
     for (const gpu2 of this.data.gpus.gpus) {
       for (const name of gpu2.names) {
@@ -45267,10 +45267,10 @@ function bundledBaselinePath() {
 // src/analysis/conda-versions.ts
 var OPERATOR = /^(==|!=|>=|<=|~=|>|<|=)?\s*(.*)$/;
 function parseCondaVersionSpec(text2, bare = "fuzzy") {
-  const trimmed = text2.trim();
-  if (!trimmed) return void 0;
+  const trimmed2 = text2.trim();
+  if (!trimmed2) return void 0;
   const anyOf = [];
-  for (const alternative of trimmed.split("|")) {
+  for (const alternative of trimmed2.split("|")) {
     const all = [];
     for (const part of alternative.split(",")) {
       const match = OPERATOR.exec(part.trim());
@@ -45820,18 +45820,18 @@ var FactSink = class {
     context.includes.push(fact);
   }
   finish(path, kind, source) {
-    for (const context of this.contexts) {
-      const lists = context;
-      lists.indexes = exactList(context.indexes);
-      lists.includes = exactList(context.includes);
-      lists.channels = exactList(context.channels);
-    }
+    const contexts = this.contexts.map((context) => ({
+      ...context,
+      indexes: exactList(context.indexes),
+      includes: exactList(context.includes),
+      channels: exactList(context.channels)
+    }));
     return {
       path,
       kind,
       source,
       stages: exactList(this.stages),
-      contexts: exactList(this.contexts),
+      contexts: exactList(contexts),
       packages: exactList(this.packages.some((pkg) => pkg.markers) ? this.packages.filter(installsOnLinux) : this.packages),
       indexes: exactList(this.indexes),
       includes: exactList(this.includes),
@@ -46213,36 +46213,74 @@ function cudaLabelFromBuild(build) {
 var import_yaml2 = __toESM(require_dist(), 1);
 
 // src/parsers/mapped.ts
-var Mapped = class _Mapped {
-  /**
-   * Use Mapped.of or MappedBuilder; segments must tile text in order. `plainOrigin` (with no segments) is the
-   * common case of text copied from the file at that offset, kept without segment objects: most requirement
-   * lines and shell words are one such piece, and a repository has hundreds of thousands of them.
-   */
-  constructor(text2, segments, plainOrigin = -1) {
+var Mapped = {
+  /** Text at `fileOffset` in the file, or (offset -1) text that is not in the file. */
+  of(text2, fileOffset) {
+    return fileOffset >= 0 ? new PlainMapped(text2, fileOffset) : new SegmentMapped(text2, [plainSegment(text2, fileOffset)]);
+  }
+};
+function trimmed(mapped) {
+  const start = mapped.text.length - mapped.text.trimStart().length;
+  const end = mapped.text.trimEnd().length;
+  return start >= end ? mapped.slice(start, start) : mapped.slice(start, end);
+}
+var PlainMapped = class _PlainMapped {
+  constructor(text2, plainOffset) {
     this.text = text2;
-    this.plainOrigin = plainOrigin;
-    this.pieceList = segments;
+    this.plainOffset = plainOffset;
   }
   text;
-  plainOrigin;
-  pieceList;
-  get segments() {
-    return this.pieceList ??= [plainSegment(this.text, this.plainOrigin)];
-  }
-  /** The pieces this string is made of (for builders that concatenate mapped strings). */
-  pieces() {
-    return this.segments;
-  }
-  /** The file offset of a string that is one plain piece of the file, else -1. */
-  get plainOffset() {
-    return this.plainOrigin;
-  }
-  static of(text2, fileOffset) {
-    return fileOffset >= 0 ? new _Mapped(text2, void 0, fileOffset) : new _Mapped(text2, [plainSegment(text2, fileOffset)]);
-  }
+  plainOffset;
   get length() {
     return this.text.length;
+  }
+  pieces() {
+    return [plainSegment(this.text, this.plainOffset)];
+  }
+  site(from, to) {
+    const at = this.plainOffset;
+    const last2 = this.text.length - 1;
+    if (last2 < 0) return { start: at, end: at };
+    if (to <= from) {
+      const point = from <= last2 ? at + Math.max(0, from) : at + Math.max(0, Math.min(from - 1, last2)) + 1;
+      return { start: point, end: point };
+    }
+    const start = at + Math.max(0, Math.min(from, last2));
+    return { start, end: Math.max(start, at + Math.max(0, Math.min(to - 1, last2)) + 1) };
+  }
+  origin(from, to) {
+    if (to < from) return void 0;
+    const length = this.text.length;
+    if (to === from)
+      return from >= 0 && from < length || from - 1 >= 0 && from - 1 < length ? { start: this.plainOffset + from, end: this.plainOffset + from } : void 0;
+    return from >= 0 && to <= length ? { start: this.plainOffset + from, end: this.plainOffset + to } : void 0;
+  }
+  via() {
+    return void 0;
+  }
+  slice(from, to = this.text.length) {
+    if (from <= 0 && to >= this.text.length && this.text.length > 0) return this;
+    const a = Math.max(0, Math.min(from, this.text.length));
+    const b = Math.max(a, Math.min(to, this.text.length));
+    return new _PlainMapped(this.text.slice(a, b), this.plainOffset + a);
+  }
+  trim() {
+    return trimmed(this);
+  }
+};
+var SegmentMapped = class {
+  constructor(text2, segments) {
+    this.text = text2;
+    this.segments = segments;
+  }
+  text;
+  segments;
+  plainOffset = -1;
+  get length() {
+    return this.text.length;
+  }
+  pieces() {
+    return this.segments;
   }
   /** Index of the first segment that ends after `index` (segments.length when none does). */
   firstEndingAfter(index) {
@@ -46268,9 +46306,7 @@ var Mapped = class _Mapped {
     }
     return side === "start" ? seg.site.start : seg.site.end;
   }
-  /** Where a reader sees text[from, to): for annotations. */
   site(from, to) {
-    if (this.plainOrigin >= 0) return this.plainSite(from, to);
     if (this.segments.length === 0) return { start: 0, end: 0 };
     if (this.text.length === 0) {
       const seg = this.segments[0];
@@ -46285,27 +46321,8 @@ var Mapped = class _Mapped {
     const end = this.siteOf(to - 1, "end");
     return { start, end: Math.max(start, end) };
   }
-  /** site() for a plain piece: each character is where it is in the file. */
-  plainSite(from, to) {
-    const at = this.plainOrigin;
-    const last2 = this.text.length - 1;
-    if (last2 < 0) return { start: at, end: at };
-    if (to <= from) {
-      const point = from <= last2 ? at + Math.max(0, from) : at + Math.max(0, Math.min(from - 1, last2)) + 1;
-      return { start: point, end: point };
-    }
-    const start = at + Math.max(0, Math.min(from, last2));
-    return { start, end: Math.max(start, at + Math.max(0, Math.min(to - 1, last2)) + 1) };
-  }
-  /** The file range holding exactly text[from, to), if it is one contiguous piece of the file. */
   origin(from, to) {
     if (to < from) return void 0;
-    if (this.plainOrigin >= 0) {
-      const length = this.text.length;
-      if (to === from)
-        return from >= 0 && from < length || from - 1 >= 0 && from - 1 < length ? { start: this.plainOrigin + from, end: this.plainOrigin + from } : void 0;
-      return from >= 0 && to <= length ? { start: this.plainOrigin + from, end: this.plainOrigin + to } : void 0;
-    }
     if (to === from) {
       const seg = this.segmentAt(from) ?? this.segmentAt(from - 1);
       if (!seg || seg.origin < 0) return void 0;
@@ -46328,9 +46345,7 @@ var Mapped = class _Mapped {
     }
     return { start, end };
   }
-  /** The ARG/ENV substitution that produced any character of text[from, to), if one did. */
   via(from, to) {
-    if (this.plainOrigin >= 0) return void 0;
     const end = Math.max(to, from + 1);
     for (let i = this.firstEndingAfter(from); i < this.segments.length; i++) {
       const seg = this.segments[i];
@@ -46341,17 +46356,12 @@ var Mapped = class _Mapped {
   }
   slice(from, to = this.text.length) {
     if (from <= 0 && to >= this.text.length && this.text.length > 0) return this;
-    if (this.plainOrigin >= 0) {
-      const a = Math.max(0, Math.min(from, this.text.length));
-      const b = Math.max(a, Math.min(to, this.text.length));
-      return _Mapped.of(this.text.slice(a, b), this.plainOrigin + a);
-    }
     if (this.segments.length === 1) {
       const seg = this.segments[0];
       if (seg.origin >= 0 && !seg.via) {
         const a = Math.max(0, Math.min(from, this.text.length));
         const b = Math.max(a, Math.min(to, this.text.length));
-        return _Mapped.of(this.text.slice(a, b), seg.origin + a);
+        return Mapped.of(this.text.slice(a, b), seg.origin + a);
       }
     }
     const builder = new MappedBuilder();
@@ -46366,9 +46376,7 @@ var Mapped = class _Mapped {
     return builder.build();
   }
   trim() {
-    const start = this.text.length - this.text.trimStart().length;
-    const end = this.text.trimEnd().length;
-    return start >= end ? this.slice(start, start) : this.slice(start, end);
+    return trimmed(this);
   }
 };
 var MappedBuilder = class {
@@ -46410,7 +46418,7 @@ var MappedBuilder = class {
     }
   }
   build() {
-    return new Mapped(this.parts.join(""), [...this.segments]);
+    return new SegmentMapped(this.parts.join(""), [...this.segments]);
   }
 };
 function plainSegment(text2, origin) {
@@ -47065,8 +47073,8 @@ function findSuppressions(source, statementEnd = (line) => line) {
   return found;
 }
 function isBlankOrComment(line) {
-  const trimmed = line.trim();
-  return trimmed === "" || trimmed.startsWith("#");
+  const trimmed2 = line.trim();
+  return trimmed2 === "" || trimmed2.startsWith("#");
 }
 
 // src/parsers/requirements/parse.ts
@@ -47231,8 +47239,8 @@ function* logicalLines(source, firstLine = 1, lastLine = source.lineCount) {
     }
     if (!open2) {
       const lead = body.length - body.trimStart().length;
-      const trimmed = body.trim();
-      if (trimmed.length > 0) yield Mapped.of(trimmed, offset + lead);
+      const trimmed2 = body.trim();
+      if (trimmed2.length > 0) yield Mapped.of(trimmed2, offset + lead);
       continue;
     }
     builder.pushSegment(body, offset);
@@ -48415,14 +48423,34 @@ function head(args, input3) {
 }
 
 // src/parsers/shell.ts
+var TAB = 9;
+var LF = 10;
+var CR = 13;
+var SPACE2 = 32;
+var DOUBLE_QUOTE = 34;
+var HASH2 = 35;
+var DOLLAR = 36;
+var AMPERSAND = 38;
+var SINGLE_QUOTE = 39;
+var OPEN_PAREN = 40;
+var CLOSE_PAREN = 41;
+var DASH2 = 45;
+var DIGIT_0 = 48;
+var DIGIT_9 = 57;
+var SEMICOLON = 59;
+var LESS_THAN = 60;
+var GREATER_THAN = 62;
+var BACKSLASH2 = 92;
+var BACKTICK = 96;
+var PIPE = 124;
 function isOperator(code) {
-  return code === 38 || code === 124 || code === 59 || code === 40 || code === 41 || code === 10;
+  return code === AMPERSAND || code === PIPE || code === SEMICOLON || code === OPEN_PAREN || code === CLOSE_PAREN || code === LF;
 }
 function endsWord(code) {
-  return code === 32 || code === 9 || code === 13 || isOperator(code) || code === 62 || code === 60;
+  return code === SPACE2 || code === TAB || code === CR || isOperator(code) || code === GREATER_THAN || code === LESS_THAN;
 }
 function isDigit(code) {
-  return code >= 48 && code <= 57;
+  return code >= DIGIT_0 && code <= DIGIT_9;
 }
 function splitCommands(script, resolve6) {
   return splitScript(script, resolve6).commands;
@@ -48459,26 +48487,26 @@ function splitScript(script, outer) {
   };
   while (i < text2.length) {
     const code = text2.charCodeAt(i);
-    if (code === 32 || code === 9 || code === 13) {
+    if (code === SPACE2 || code === TAB || code === CR) {
       i++;
       continue;
     }
-    if (code === 92 && (text2.charCodeAt(i + 1) === 10 || text2.charCodeAt(i + 1) === 13 && text2.charCodeAt(i + 2) === 10)) {
-      i += text2.charCodeAt(i + 1) === 13 ? 3 : 2;
+    if (code === BACKSLASH2 && (text2.charCodeAt(i + 1) === LF || text2.charCodeAt(i + 1) === CR && text2.charCodeAt(i + 2) === LF)) {
+      i += text2.charCodeAt(i + 1) === CR ? 3 : 2;
       continue;
     }
     if (isOperator(code)) {
-      const double = (code === 38 || code === 124 || code === 59) && text2.charCodeAt(i + 1) === code;
+      const double = (code === AMPERSAND || code === PIPE || code === SEMICOLON) && text2.charCodeAt(i + 1) === code;
       endCommand(double ? text2.slice(i, i + 2) : text2[i]);
       i += double ? 2 : 1;
       continue;
     }
-    if (code === 35) {
-      while (i < text2.length && text2.charCodeAt(i) !== 10) i++;
+    if (code === HASH2) {
+      while (i < text2.length && text2.charCodeAt(i) !== LF) i++;
       continue;
     }
     const following = text2.charCodeAt(i + 1);
-    if (code === 62 || code === 60 || isDigit(code) && (following === 62 || following === 60)) {
+    if (code === GREATER_THAN || code === LESS_THAN || isDigit(code) && (following === GREATER_THAN || following === LESS_THAN)) {
       while (i < text2.length && isRedirectionChar(text2.charCodeAt(i))) i++;
       skipNextWord = true;
       redirect = true;
@@ -48553,20 +48581,20 @@ function readWord(script, startIndex, resolve6, braces) {
     const code = text2.charCodeAt(i);
     if (quote === 0) {
       if (endsWord(code)) break;
-      if (code === 34 || code === 39) {
+      if (code === DOUBLE_QUOTE || code === SINGLE_QUOTE) {
         flush(i);
         quote = code;
         runStart = ++i;
         continue;
       }
-      if (code === 92 && i + 1 < text2.length) {
+      if (code === BACKSLASH2 && i + 1 < text2.length) {
         flush(i);
         const joined = lineBreakAfter(text2, i);
         runStart = joined > 0 ? i + joined : i + 1;
         i += joined > 0 ? joined : 2;
         continue;
       }
-      if (code === 96) {
+      if (code === BACKTICK) {
         const close = text2.indexOf("`", i + 1);
         const end = close < 0 ? text2.length : close + 1;
         flush(i);
@@ -48585,14 +48613,14 @@ function readWord(script, startIndex, resolve6, braces) {
       quote = 0;
       runStart = ++i;
       continue;
-    } else if (quote === 34 && code === 92 && i + 1 < text2.length && (escapableInDoubleQuotes(text2.charCodeAt(i + 1)) || lineBreakAfter(text2, i) > 0)) {
+    } else if (quote === DOUBLE_QUOTE && code === BACKSLASH2 && i + 1 < text2.length && (escapableInDoubleQuotes(text2.charCodeAt(i + 1)) || lineBreakAfter(text2, i) > 0)) {
       flush(i);
       const joined = lineBreakAfter(text2, i);
       runStart = joined > 0 ? i + joined : i + 1;
       i += joined > 0 ? joined : 2;
       continue;
     }
-    if (code === 36 && quote !== 39) {
+    if (code === DOLLAR && quote !== SINGLE_QUOTE) {
       const expansion = readExpansion(script, i, resolve6, braces);
       if (expansion) {
         flush(i);
@@ -48655,8 +48683,8 @@ var ClosingBraces = class {
 };
 function lineBreakAfter(text2, at) {
   const next = text2.charCodeAt(at + 1);
-  if (next === 10) return 2;
-  if (next === 13 && text2.charCodeAt(at + 2) === 10) return 3;
+  if (next === LF) return 2;
+  if (next === CR && text2.charCodeAt(at + 2) === LF) return 3;
   return 0;
 }
 function closingParen(text2, open2) {
@@ -48666,13 +48694,13 @@ function closingParen(text2, open2) {
     const code = text2.charCodeAt(i);
     if (quote !== 0) {
       if (code === quote) quote = 0;
-      else if (code === 92 && quote === 34) i++;
+      else if (code === BACKSLASH2 && quote === DOUBLE_QUOTE) i++;
       continue;
     }
-    if (code === 39 || code === 34) quote = code;
-    else if (code === 92) i++;
-    else if (code === 40) depth++;
-    else if (code === 41 && --depth === 0) return i;
+    if (code === SINGLE_QUOTE || code === DOUBLE_QUOTE) quote = code;
+    else if (code === BACKSLASH2) i++;
+    else if (code === OPEN_PAREN) depth++;
+    else if (code === CLOSE_PAREN && --depth === 0) return i;
   }
   return -1;
 }
@@ -48784,7 +48812,7 @@ function expandWord(word, resolve6) {
   const braces = new ClosingBraces(text2);
   let runStart = 0;
   for (let i = 0; i < text2.length; i++) {
-    if (text2.charCodeAt(i) !== 36) continue;
+    if (text2.charCodeAt(i) !== DOLLAR) continue;
     const expansion = readExpansion(word, i, resolve6, braces);
     if (!expansion) continue;
     if ("unresolved" in expansion) return { unresolved: expansion.unresolved };
@@ -48885,10 +48913,10 @@ function viaArg(value, origin) {
   return builder.build();
 }
 function isRedirectionChar(code) {
-  return isDigit(code) || code === 60 || code === 62 || code === 38 || code === 124 || code === 45;
+  return isDigit(code) || code === LESS_THAN || code === GREATER_THAN || code === AMPERSAND || code === PIPE || code === DASH2;
 }
 function escapableInDoubleQuotes(code) {
-  return code === 34 || code === 92 || code === 36 || code === 96;
+  return code === DOUBLE_QUOTE || code === BACKSLASH2 || code === DOLLAR || code === BACKTICK;
 }
 
 // src/parsers/dockerfile/instructions.ts
@@ -49349,8 +49377,8 @@ function joinContinuations(source, start, end, escape) {
     if (lineEnd < 0 || lineEnd > end) lineEnd = end;
     let content = text2.slice(lineStart, lineEnd);
     if (content.endsWith("\r")) content = content.slice(0, -1);
-    const trimmed = content.trimStart();
-    const skip = !first && (trimmed === "" || trimmed.startsWith("#"));
+    const trimmed2 = content.trimStart();
+    const skip = !first && (trimmed2 === "" || trimmed2.startsWith("#"));
     if (!skip) {
       const continued = trailingEscape(content, escape);
       if (continued >= 0 && lineEnd < end) builder.pushSegment(content.slice(0, continued), lineStart);
@@ -56698,6 +56726,99 @@ var UnionFind = class {
   }
 };
 
+// src/analysis/dockerfile-index.ts
+var ENVIRONMENT = /(?:conda|mamba|venv|virtualenv|site-packages|dist-packages|\/\.local\b|^\/install\b|^\/usr\/local\/?(?:lib\/?)?$|\/python\d(?:\.\d+)?\b)/i;
+var DockerfileIndex = class {
+  constructor(file2, links, claims) {
+    this.file = file2;
+    this.claims = claims;
+    this.tree = StageTree.of(file2);
+    this.contextsByStage = groupBy(file2.contexts, (context) => context.stage);
+    this.copiesByStage = groupBy(file2.copies, (copy) => copy.stage);
+    for (const stage of file2.stages)
+      if (stage.name && !this.stagesByName.has(stage.name.toLowerCase())) this.stagesByName.set(stage.name.toLowerCase(), stage.index);
+    this.linksByContext = groupBy(links, (link) => link.include.context);
+    this.packagesByContext = groupBy(positions(file2.packages.length), (i) => file2.packages[i].context);
+    const all = positions(claims.length);
+    const stageClaims = groupBy(all, (i) => claims[i].stage !== void 0 && claims[i].kind !== "image" ? claims[i].stage : void 0);
+    this.chainClaims = this.tree.inherited((stage) => stageClaims.get(stage) ?? []);
+    this.imageClaims = groupBy(all, (i) => claims[i].kind === "image" ? claims[i].stage : void 0);
+    this.contextClaims = groupBy(all, (i) => claims[i].stage === void 0 ? claims[i].context : void 0);
+  }
+  file;
+  claims;
+  contextsByStage;
+  linksByContext;
+  packagesByContext;
+  /** Claims by position in `claims`: those of a stage (not images) with its ancestors', images by stage, and by context. */
+  chainClaims;
+  imageClaims;
+  contextClaims;
+  tree;
+  copiesByStage;
+  stagesByName = /* @__PURE__ */ new Map();
+  /** By stage, in file order as far as computed: contexts a stage copies in, and what copying out of it brings. */
+  copied = [];
+  reached = [];
+  environmentCopies;
+  /**
+   * The file's own claims that bear on a stage, in the file's claim order: claims of the stage and the stages it
+   * builds on (the image only of the base stage, which is what the stage runs on), and those of its contexts.
+   */
+  claimsOf(stage, contexts) {
+    const picked = [...this.chainClaims(stage), ...this.imageClaims.get(this.tree.root(stage)) ?? []];
+    for (const context of contexts) picked.push(...this.contextClaims.get(context.id) ?? []);
+    return picked.sort((a, b) => a - b).map((i) => this.claims[i]);
+  }
+  /**
+   * The install contexts whose results a stage copies in: `COPY --from=build /opt/conda /opt/conda` (an environment:
+   * a conda prefix, a virtualenv, site-packages, a pip --prefix or --user directory) brings everything `build` and
+   * the stages it builds on installed, and what they copied in themselves.
+   */
+  copiedContexts(stage) {
+    if (!this.copiesEnvironments) return [];
+    this.computeUpTo(stage);
+    return this.copied[stage] ?? [];
+  }
+  /** Whether any `COPY --from` of the file brings an environment (a conda prefix, a virtualenv, site-packages). */
+  get copiesEnvironments() {
+    this.environmentCopies ??= this.file.copies.some((copy) => copy.fromStage !== void 0 && copy.sources.some((source) => ENVIRONMENT.test(source.path)));
+    return this.environmentCopies;
+  }
+  /**
+   * Works out, stage by stage in file order, what each stage copies in and what an environment copied out of it
+   * holds (its installs, what it copied in, and its base stage's). A stage copies only from earlier stages, so each
+   * is computed once from results already there (linear in the copies, however the stages chain), and no recursion
+   * can run out of stack.
+   */
+  computeUpTo(stage) {
+    for (let at = this.copied.length; at <= stage; at++) {
+      const copied = /* @__PURE__ */ new Set();
+      for (const copy of this.copiesByStage.get(at) ?? []) {
+        if (copy.fromStage === void 0 || !copy.sources.some((source) => ENVIRONMENT.test(source.path))) continue;
+        const from = this.stageNamed(copy.fromStage);
+        if (from === void 0 || from >= at) continue;
+        for (const context of this.reached[from]) copied.add(context);
+      }
+      this.copied.push([...copied]);
+      const parent = this.tree.parent(at);
+      this.reached.push([
+        .../* @__PURE__ */ new Set([...this.contextsByStage.get(at) ?? [], ...copied, ...parent !== void 0 && parent < at ? this.reached[parent] : []])
+      ]);
+    }
+  }
+  stageNamed(name) {
+    if (/^\d+$/.test(name)) return Number(name);
+    return this.stagesByName.get(name.toLowerCase());
+  }
+  /** Packages installed by these contexts, in file order. */
+  packagesOf(contexts) {
+    const picked = [];
+    for (const context of contexts) picked.push(...this.packagesByContext.get(context.id) ?? []);
+    return picked.sort((a, b) => a - b).map((i) => this.file.packages[i]);
+  }
+};
+
 // src/util/graph.ts
 function stronglyConnected(nodes, edges) {
   const index = /* @__PURE__ */ new Map();
@@ -56748,7 +56869,6 @@ function stronglyConnected(nodes, edges) {
 
 // src/analysis/units.ts
 var NO_INDEXES = [];
-var ENVIRONMENT = /(?:conda|mamba|venv|virtualenv|site-packages|dist-packages|\/\.local\b|^\/install\b|^\/usr\/local\/?(?:lib\/?)?$|\/python\d(?:\.\d+)?\b)/i;
 var TIERS = [
   ["image", "env"],
   ["conda", "conda-build", "conda-channel", "apt"],
@@ -56884,96 +57004,6 @@ function selectionUnits(file2, claimsOf, kb, covered) {
   }
   return units;
 }
-var DockerfileIndex = class {
-  constructor(file2, links, claims) {
-    this.file = file2;
-    this.claims = claims;
-    this.tree = StageTree.of(file2);
-    this.contextsByStage = groupBy(file2.contexts, (context) => context.stage);
-    this.copiesByStage = groupBy(file2.copies, (copy) => copy.stage);
-    for (const stage of file2.stages)
-      if (stage.name && !this.stagesByName.has(stage.name.toLowerCase())) this.stagesByName.set(stage.name.toLowerCase(), stage.index);
-    this.linksByContext = groupBy(links, (link) => link.include.context);
-    this.packagesByContext = groupBy(positions(file2.packages.length), (i) => file2.packages[i].context);
-    const all = positions(claims.length);
-    const stageClaims = groupBy(all, (i) => claims[i].stage !== void 0 && claims[i].kind !== "image" ? claims[i].stage : void 0);
-    this.chainClaims = this.tree.inherited((stage) => stageClaims.get(stage) ?? []);
-    this.imageClaims = groupBy(all, (i) => claims[i].kind === "image" ? claims[i].stage : void 0);
-    this.contextClaims = groupBy(all, (i) => claims[i].stage === void 0 ? claims[i].context : void 0);
-  }
-  file;
-  claims;
-  contextsByStage;
-  linksByContext;
-  packagesByContext;
-  /** Claims by position in `claims`: those of a stage (not images) with its ancestors', images by stage, and by context. */
-  chainClaims;
-  imageClaims;
-  contextClaims;
-  tree;
-  copiesByStage;
-  stagesByName = /* @__PURE__ */ new Map();
-  /** By stage, in file order as far as computed: contexts a stage copies in, and what copying out of it brings. */
-  copied = [];
-  reached = [];
-  environmentCopies;
-  /**
-   * The file's own claims that bear on a stage, in the file's claim order: claims of the stage and the stages it
-   * builds on (the image only of the base stage, which is what the stage runs on), and those of its contexts.
-   */
-  claimsOf(stage, contexts) {
-    const picked = [...this.chainClaims(stage), ...this.imageClaims.get(this.tree.root(stage)) ?? []];
-    for (const context of contexts) picked.push(...this.contextClaims.get(context.id) ?? []);
-    return picked.sort((a, b) => a - b).map((i) => this.claims[i]);
-  }
-  /**
-   * The install contexts whose results a stage copies in: `COPY --from=build /opt/conda /opt/conda` (an environment:
-   * a conda prefix, a virtualenv, site-packages, a pip --prefix or --user directory) brings everything `build` and
-   * the stages it builds on installed, and what they copied in themselves.
-   */
-  copiedContexts(stage) {
-    if (!this.copiesEnvironments) return [];
-    this.computeUpTo(stage);
-    return this.copied[stage] ?? [];
-  }
-  /** Whether any `COPY --from` of the file brings an environment (a conda prefix, a virtualenv, site-packages). */
-  get copiesEnvironments() {
-    this.environmentCopies ??= this.file.copies.some((copy) => copy.fromStage !== void 0 && copy.sources.some((source) => ENVIRONMENT.test(source.path)));
-    return this.environmentCopies;
-  }
-  /**
-   * Works out, stage by stage in file order, what each stage copies in and what an environment copied out of it
-   * holds (its installs, what it copied in, and its base stage's). A stage copies only from earlier stages, so each
-   * is computed once from results already there: a file that chains thousands of COPY --from stages was cubic when
-   * every stage walked every copy again, and no recursion can run out of stack.
-   */
-  computeUpTo(stage) {
-    for (let at = this.copied.length; at <= stage; at++) {
-      const copied = /* @__PURE__ */ new Set();
-      for (const copy of this.copiesByStage.get(at) ?? []) {
-        if (copy.fromStage === void 0 || !copy.sources.some((source) => ENVIRONMENT.test(source.path))) continue;
-        const from = this.stageNamed(copy.fromStage);
-        if (from === void 0 || from >= at) continue;
-        for (const context of this.reached[from]) copied.add(context);
-      }
-      this.copied.push([...copied]);
-      const parent = this.tree.parent(at);
-      this.reached.push([
-        .../* @__PURE__ */ new Set([...this.contextsByStage.get(at) ?? [], ...copied, ...parent !== void 0 && parent < at ? this.reached[parent] : []])
-      ]);
-    }
-  }
-  stageNamed(name) {
-    if (/^\d+$/.test(name)) return Number(name);
-    return this.stagesByName.get(name.toLowerCase());
-  }
-  /** Packages installed by these contexts, in file order. */
-  packagesOf(contexts) {
-    const picked = [];
-    for (const context of contexts) picked.push(...this.packagesByContext.get(context.id) ?? []);
-    return picked.sort((a, b) => a - b).map((i) => this.file.packages[i]);
-  }
-};
 function dockerStageUnit(index, stage, links, claimsOf, kb) {
   const file2 = index.file;
   const name = file2.stages[stage]?.name;
@@ -57095,6 +57125,28 @@ function chooseTarget(claims) {
   return void 0;
 }
 
+// src/analysis/batches.ts
+var BATCH_FILES = 256;
+function fileBatches(files, links, size = BATCH_FILES) {
+  const indexOf = new Map(files.map((file2, i) => [file2, i]));
+  const sets = new UnionFind(files.length);
+  files.forEach((file2, i) => {
+    for (const link of links.get(file2) ?? []) sets.join(i, indexOf.get(link.to));
+  });
+  const components3 = groupBy(positions(files.length), (i) => sets.find(i));
+  const out = [];
+  let current = [];
+  for (const members2 of components3.values()) {
+    for (const i of members2) current.push(files[i]);
+    if (current.length >= size) {
+      out.push(current);
+      current = [];
+    }
+  }
+  if (current.length > 0) out.push(current);
+  return out;
+}
+
 // src/util/text-pool.ts
 var TextPool = class {
   texts = /* @__PURE__ */ new Map();
@@ -57144,7 +57196,7 @@ var Checker = class {
    */
   checkFiles(files, links = resolveLinks(files)) {
     const { findings, verdicts: verdicts2 } = this.run((run2) => {
-      for (const group of batches2(files, links, this.options.batchFiles ?? BATCH_FILES)) run2(group, buildUnits(group, links, this.kb), {});
+      for (const group of fileBatches(files, links, this.options.batchFiles)) run2(group, buildUnits(group, links, this.kb), {});
     });
     const unwaived = applyWaivers(findings, this.baseline, this.options);
     return {
@@ -57257,26 +57309,6 @@ function sameMistakeOnce(findings) {
     const replaced = merged2.get(finding);
     return replaced === void 0 ? [finding] : replaced === null ? [] : [replaced];
   });
-}
-var BATCH_FILES = 256;
-function batches2(files, links, size) {
-  const indexOf = new Map(files.map((file2, i) => [file2, i]));
-  const sets = new UnionFind(files.length);
-  files.forEach((file2, i) => {
-    for (const link of links.get(file2) ?? []) sets.join(i, indexOf.get(link.to));
-  });
-  const components3 = groupBy(positions(files.length), (i) => sets.find(i));
-  const out = [];
-  let current = [];
-  for (const members2 of components3.values()) {
-    for (const i of members2) current.push(files[i]);
-    if (current.length >= size) {
-      out.push(current);
-      current = [];
-    }
-  }
-  if (current.length > 0) out.push(current);
-  return out;
 }
 function applyWaivers(findings, baseline, options2) {
   const { active } = repositoryWaivers(baseline, options2);

@@ -1,5 +1,6 @@
 import { resolveLinks, type Link } from './analysis/links.js';
-import { groupBy, positions, UnionFind } from './util/collections.js';
+import { groupBy, positions } from './util/collections.js';
+import { fileBatches } from './analysis/batches.js';
 import { buildUnits, type Unit } from './analysis/units.js';
 import type { LoadedBaseline } from './baseline/load.js';
 import type { Baseline } from './baseline/schema.js';
@@ -88,11 +89,10 @@ export class Checker {
    * resolved them already (exactly as resolveLinks would).
    */
   checkFiles(files: readonly ParsedFile[], links: ReadonlyMap<ParsedFile, readonly Link[]> = resolveLinks(files)): PartialReport {
-    // Files that no include connects are independent: every rule looks at one file, unit or install at a time.
-    // Checking a few hundred files at a time keeps each batch's facts in the CPU caches while all sixteen rules
-    // read them, instead of every rule walking the whole repository (docs/performance.md).
+    // Files that no include connects are independent: every rule looks at one file, unit or install at a time, so
+    // the rules run batch by batch (src/analysis/batches.ts).
     const { findings, verdicts } = this.run((run) => {
-      for (const group of batches(files, links, this.options.batchFiles ?? BATCH_FILES)) run(group, buildUnits(group, links, this.kb), {});
+      for (const group of fileBatches(files, links, this.options.batchFiles)) run(group, buildUnits(group, links, this.kb), {});
     });
     const unwaived = applyWaivers(findings, this.baseline, this.options);
     return {
@@ -223,33 +223,6 @@ function sameMistakeOnce(findings: readonly Finding[]): Finding[] {
     const replaced = merged.get(finding);
     return replaced === undefined ? [finding] : replaced === null ? [] : [replaced];
   });
-}
-
-/** Files per batch: enough to spread each rule's fixed cost, few enough to stay in the caches. */
-const BATCH_FILES = 256;
-
-/**
- * The files grouped into batches of whole connected components (files joined by includes in either
- * direction), in their original order as far as possible.
- */
-function batches(files: readonly ParsedFile[], links: ReadonlyMap<ParsedFile, readonly Link[]>, size: number): ParsedFile[][] {
-  const indexOf = new Map(files.map((file, i) => [file, i]));
-  const sets = new UnionFind(files.length);
-  files.forEach((file, i) => {
-    for (const link of links.get(file) ?? []) sets.join(i, indexOf.get(link.to)!);
-  });
-  const components = groupBy(positions(files.length), (i) => sets.find(i));
-  const out: ParsedFile[][] = [];
-  let current: ParsedFile[] = [];
-  for (const members of components.values()) {
-    for (const i of members) current.push(files[i]!);
-    if (current.length >= size) {
-      out.push(current);
-      current = [];
-    }
-  }
-  if (current.length > 0) out.push(current);
-  return out;
 }
 
 /** A waiver applies to a finding of its rule in its repository (and path, when given) until its expiry date. */

@@ -12,7 +12,7 @@ import { readRepository, type Listed, type ReadFile, type RepositoryReader, type
 import type { LinkedFiles } from './verify.js';
 
 export interface RepositoryOptions extends GateOptions {
-  /** Files read between two checks of the groups that are complete (default 16: measured fastest of 4–256). */
+  /** Files read between two checks of the groups that are complete (default 16; docs/performance.md says why). */
   readonly windowFiles?: number;
   /** Read the files that includes lead to, as well as the files given (default true). */
   readonly follow?: boolean;

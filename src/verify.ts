@@ -116,8 +116,7 @@ export const BLOCK_BUDGET = 48;
 
 /**
  * Verify the safe fixes of one group of linked files. Re-checking the group costs as much as the group is large,
- * so re-checking it once per fix is quadratic in a file with hundreds of fixes (500 independent Dockerfile stages,
- * each with its own fix: 28 s). The first ALONE_PER_GROUP fixes are checked alone and then together, as always;
+ * so re-checking it once per fix is quadratic in a file with hundreds of fixes (docs/performance.md). The first ALONE_PER_GROUP fixes are checked alone and then together, as always;
  * the others are checked together with those kept, in blocks that are halved where a block adds a finding (group
  * testing: a few re-checks per failing fix). A fix kept from a block is safe together with the other safe fixes of
  * the group, which is how `--fix`, Apply fixes and `plan --write` apply them; its verification says it was not

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { ArgOrigin } from '../src/parsers/facts.js';
-import { Mapped, MappedBuilder, type Segment } from '../src/parsers/mapped.js';
+import { Mapped, MappedBuilder, SegmentMapped, type Segment } from '../src/parsers/mapped.js';
 import { RUNS } from './support/fuzz-inputs.js';
 
 /** One pushSegment call: file characters at `origin`, or a substituted/synthetic piece with its own site. */
@@ -85,7 +85,7 @@ describe('Mapped', () => {
         return Reflect.get(target, key, receiver) as unknown;
       },
     }) as Segment[];
-    const mapped = new Mapped(built.text, counted);
+    const mapped = new SegmentMapped(built.text, counted);
     for (let i = 0; i < pieces; i++) {
       mapped.slice(i * 5, i * 5 + 4);
       mapped.via(i * 5, i * 5 + 4);
@@ -107,7 +107,7 @@ describe('Mapped', () => {
     fc.assert(
       fc.property(fc.string({ maxLength: 8 }), fc.nat(500), fc.integer({ min: -2, max: 10 }), fc.integer({ min: -2, max: 10 }), (text, origin, from, to) => {
         const plain = Mapped.of(text, origin);
-        const segment = new Mapped(text, [{ from: 0, to: text.length, origin, site: { start: origin, end: origin + text.length }, via: undefined }]);
+        const segment = new SegmentMapped(text, [{ from: 0, to: text.length, origin, site: { start: origin, end: origin + text.length }, via: undefined }]);
         expect(describe(plain, from, to)).toEqual(describe(segment, from, to));
         // Appended to a builder, both give the same pieces.
         const a = new MappedBuilder();

@@ -4,8 +4,8 @@ import type { KnowledgeBase } from '../knowledge/index.js';
 import { cudaMajor, cudaMajorMinor } from '../knowledge/versions.js';
 import { CLAIM_PRECEDENCE, containerImageClaim, cudaClaim, fileClaims, type ClaimKind, type CudaClaim } from './claims.js';
 import type { Link } from './links.js';
-import { groupBy, positions } from '../util/collections.js';
-import { StageTree } from './stages.js';
+import { DockerfileIndex } from './dockerfile-index.js';
+import { groupBy } from '../util/collections.js';
 import { isPytorchIndex } from './cuda-labels.js';
 import { resolveTorchBuild, type TorchBuild } from './torch-build.js';
 import { stronglyConnected } from '../util/graph.js';
@@ -54,9 +54,6 @@ export interface ContainerUnit {
 }
 
 const NO_INDEXES: readonly IndexFact[] = [];
-
-/** Paths that hold an installed Python environment: a conda prefix, a virtualenv, site-packages, a pip --prefix. */
-const ENVIRONMENT = /(?:conda|mamba|venv|virtualenv|site-packages|dist-packages|\/\.local\b|^\/install\b|^\/usr\/local\/?(?:lib\/?)?$|\/python\d(?:\.\d+)?\b)/i;
 
 /** Which claims may set the target, strongest tier first; index URLs only ever get compared. */
 const TIERS: readonly (readonly ClaimKind[])[] = [
@@ -222,111 +219,6 @@ function selectionUnits(file: ParsedFile, claimsOf: ClaimsOf, kb: KnowledgeBase,
     );
   }
   return units;
-}
-
-/**
- * A Dockerfile's contexts, links, packages and claims grouped by stage and context once, so that each stage's
- * unit reads only its own instead of filtering the whole file (a file of thousands of stages was quadratic).
- */
-class DockerfileIndex {
-  readonly contextsByStage: Map<number, InstallContext[]>;
-  readonly linksByContext: Map<number, Link[]>;
-  private readonly packagesByContext: Map<number, number[]>;
-  /** Claims by position in `claims`: those of a stage (not images) with its ancestors', images by stage, and by context. */
-  private readonly chainClaims: (stage: number) => readonly number[];
-  private readonly imageClaims: Map<number, number[]>;
-  private readonly contextClaims: Map<number, number[]>;
-  private readonly tree: StageTree;
-  private readonly copiesByStage: Map<number, ParsedFile['copies'][number][]>;
-  private readonly stagesByName = new Map<string, number>();
-  /** By stage, in file order as far as computed: contexts a stage copies in, and what copying out of it brings. */
-  private readonly copied: InstallContext[][] = [];
-  private readonly reached: (readonly InstallContext[])[] = [];
-  private environmentCopies?: boolean;
-
-  constructor(
-    readonly file: ParsedFile,
-    links: readonly Link[],
-    private readonly claims: readonly CudaClaim[],
-  ) {
-    this.tree = StageTree.of(file);
-    this.contextsByStage = groupBy(file.contexts, (context) => context.stage);
-    this.copiesByStage = groupBy(file.copies, (copy) => copy.stage);
-    // The first stage of a name wins, as in the old linear search.
-    for (const stage of file.stages)
-      if (stage.name && !this.stagesByName.has(stage.name.toLowerCase())) this.stagesByName.set(stage.name.toLowerCase(), stage.index);
-    this.linksByContext = groupBy(links, (link) => link.include.context);
-    this.packagesByContext = groupBy(positions(file.packages.length), (i) => file.packages[i]!.context);
-    const all = positions(claims.length);
-    const stageClaims = groupBy(all, (i) => (claims[i]!.stage !== undefined && claims[i]!.kind !== 'image' ? claims[i]!.stage : undefined));
-    this.chainClaims = this.tree.inherited((stage) => stageClaims.get(stage) ?? []);
-    this.imageClaims = groupBy(all, (i) => (claims[i]!.kind === 'image' ? claims[i]!.stage : undefined));
-    this.contextClaims = groupBy(all, (i) => (claims[i]!.stage === undefined ? claims[i]!.context : undefined));
-  }
-
-  /**
-   * The file's own claims that bear on a stage, in the file's claim order: claims of the stage and the stages it
-   * builds on (the image only of the base stage, which is what the stage runs on), and those of its contexts.
-   */
-  claimsOf(stage: number, contexts: readonly InstallContext[]): CudaClaim[] {
-    const picked = [...this.chainClaims(stage), ...(this.imageClaims.get(this.tree.root(stage)) ?? [])];
-    for (const context of contexts) picked.push(...(this.contextClaims.get(context.id) ?? []));
-    return picked.sort((a, b) => a - b).map((i) => this.claims[i]!);
-  }
-
-  /**
-   * The install contexts whose results a stage copies in: `COPY --from=build /opt/conda /opt/conda` (an environment:
-   * a conda prefix, a virtualenv, site-packages, a pip --prefix or --user directory) brings everything `build` and
-   * the stages it builds on installed, and what they copied in themselves.
-   */
-  copiedContexts(stage: number): InstallContext[] {
-    // Most files copy no environment out of a stage: then no stage copies anything in, and nothing is worked out
-    // (a chain of thousands of stages otherwise built each stage's list of everything above it: quadratic).
-    if (!this.copiesEnvironments) return [];
-    this.computeUpTo(stage);
-    return this.copied[stage] ?? [];
-  }
-
-  /** Whether any `COPY --from` of the file brings an environment (a conda prefix, a virtualenv, site-packages). */
-  private get copiesEnvironments(): boolean {
-    this.environmentCopies ??= this.file.copies.some((copy) => copy.fromStage !== undefined && copy.sources.some((source) => ENVIRONMENT.test(source.path)));
-    return this.environmentCopies;
-  }
-
-  /**
-   * Works out, stage by stage in file order, what each stage copies in and what an environment copied out of it
-   * holds (its installs, what it copied in, and its base stage's). A stage copies only from earlier stages, so each
-   * is computed once from results already there: a file that chains thousands of COPY --from stages was cubic when
-   * every stage walked every copy again, and no recursion can run out of stack.
-   */
-  private computeUpTo(stage: number): void {
-    for (let at = this.copied.length; at <= stage; at++) {
-      const copied = new Set<InstallContext>();
-      for (const copy of this.copiesByStage.get(at) ?? []) {
-        if (copy.fromStage === undefined || !copy.sources.some((source) => ENVIRONMENT.test(source.path))) continue;
-        const from = this.stageNamed(copy.fromStage);
-        if (from === undefined || from >= at) continue;
-        for (const context of this.reached[from]!) copied.add(context);
-      }
-      this.copied.push([...copied]);
-      const parent = this.tree.parent(at);
-      this.reached.push([
-        ...new Set([...(this.contextsByStage.get(at) ?? []), ...copied, ...(parent !== undefined && parent < at ? this.reached[parent]! : [])]),
-      ]);
-    }
-  }
-
-  private stageNamed(name: string): number | undefined {
-    if (/^\d+$/.test(name)) return Number(name);
-    return this.stagesByName.get(name.toLowerCase());
-  }
-
-  /** Packages installed by these contexts, in file order. */
-  packagesOf(contexts: readonly InstallContext[]): PackageFact[] {
-    const picked: number[] = [];
-    for (const context of contexts) picked.push(...(this.packagesByContext.get(context.id) ?? []));
-    return picked.sort((a, b) => a - b).map((i) => this.file.packages[i]!);
-  }
 }
 
 function dockerStageUnit(index: DockerfileIndex, stage: number, links: ReadonlyMap<ParsedFile, readonly Link[]>, claimsOf: ClaimsOf, kb: KnowledgeBase): Unit {

@@ -164,8 +164,8 @@ const EMPTY: readonly never[] = Object.freeze([]);
 
 /**
  * A list as it is kept in a parsed file: empty lists share one frozen array, others are copied to their exact
- * length. Arrays grown by push keep spare capacity (17 slots after the first push); a repository's facts are
- * held for the whole run, and that slack was about a quarter of their memory.
+ * length. Arrays grown by push keep spare capacity (17 slots after the first push), and a repository's facts are
+ * held for the whole run: no list a parsed file holds keeps that slack (docs/performance.md).
  */
 export function exactList<T>(list: readonly T[]): readonly T[] {
   return list.length === 0 ? EMPTY : list.slice();
@@ -310,10 +310,17 @@ function installsOnLinux(pkg: PackageFact): boolean {
   return !pkg.markers || evaluateMarker(pkg.markers) !== false;
 }
 
-/** A mutable builder the parsers fill in; frozen into a ParsedFile at the end. */
+/** An install context while its file is read: its lists still grow (FactSink.addIndex, addInclude). */
+export type ContextDraft = Omit<InstallContext, 'indexes' | 'includes' | 'channels'> & {
+  indexes: IndexFact[];
+  includes: IncludeFact[];
+  channels: string[];
+};
+
+/** A mutable builder the parsers fill in; `finish` makes the ParsedFile, whose lists no one changes after. */
 export class FactSink {
   readonly stages: StageFact[] = [];
-  readonly contexts: InstallContext[] = [];
+  readonly contexts: ContextDraft[] = [];
   readonly packages: PackageFact[] = [];
   readonly indexes: IndexFact[] = [];
   readonly includes: IncludeFact[] = [];
@@ -327,30 +334,30 @@ export class FactSink {
   readonly containers: ContainerFact[] = [];
 
   /** Record an index option of `context`: in the file's list and in the context's. */
-  addIndex(context: InstallContext, fact: IndexFact): void {
+  addIndex(context: ContextDraft, fact: IndexFact): void {
     this.indexes.push(fact);
-    (context.indexes as IndexFact[]).push(fact);
+    context.indexes.push(fact);
   }
 
   /** Record an include of `context`: in the file's list and in the context's. */
-  addInclude(context: InstallContext, fact: IncludeFact): void {
+  addInclude(context: ContextDraft, fact: IncludeFact): void {
     this.includes.push(fact);
-    (context.includes as IncludeFact[]).push(fact);
+    context.includes.push(fact);
   }
 
   finish(path: string, kind: FileKind, source: SourceText): ParsedFile {
-    for (const context of this.contexts) {
-      const lists = context as { indexes: readonly IndexFact[]; includes: readonly IncludeFact[]; channels: readonly string[] };
-      lists.indexes = exactList(context.indexes);
-      lists.includes = exactList(context.includes);
-      lists.channels = exactList(context.channels);
-    }
+    const contexts: InstallContext[] = this.contexts.map((context) => ({
+      ...context,
+      indexes: exactList(context.indexes),
+      includes: exactList(context.includes),
+      channels: exactList(context.channels),
+    }));
     return {
       path,
       kind,
       source,
       stages: exactList(this.stages),
-      contexts: exactList(this.contexts),
+      contexts: exactList(contexts),
       packages: exactList(this.packages.some((pkg) => pkg.markers) ? this.packages.filter(installsOnLinux) : this.packages),
       indexes: exactList(this.indexes),
       includes: exactList(this.includes),

@@ -1,4 +1,4 @@
-import { inContext, packageFact, type FactSink, type IndexKind, type InstallContext } from './facts.js';
+import { inContext, packageFact, type FactSink, type IndexKind, type ContextDraft } from './facts.js';
 import { parseMatchSpec } from './conda/match-spec.js';
 import { optionSpec, splitOption } from './pip-options.js';
 import { isLocalProject, parsePythonRequirement } from './python-requirement.js';
@@ -81,7 +81,7 @@ const UV_SYNC_VALUES =
 /** Includes of a project's files in `directory`, each with the selection the command installs. */
 function projectIncludes(
   sink: FactSink,
-  context: InstallContext,
+  context: ContextDraft,
   directory: string,
   names: readonly (readonly [name: string, optional: boolean])[],
   selects: readonly string[],
@@ -218,7 +218,7 @@ function recordCondaLockInstall(sink: FactSink, args: readonly Word[], all: read
 }
 
 /** `pip install ./svc[cu124,dev]`: an include of svc/pyproject.toml with the selections "pip: the project", "pip: extra cu124", … */
-function localProjectInclude(sink: FactSink, word: Word, context: InstallContext): void {
+function localProjectInclude(sink: FactSink, word: Word, context: ContextDraft): void {
   const head = word.text.split(';')[0]!.trim();
   const extras = /\[([^\]]*)\]$/.exec(head)?.[1];
   const path = head
@@ -345,7 +345,7 @@ function recordPip(sink: FactSink, args: readonly Word[], stage: number, tool: '
   return true;
 }
 
-function recordPipRequirement(sink: FactSink, word: Word, context: InstallContext): void {
+function recordPipRequirement(sink: FactSink, word: Word, context: ContextDraft): void {
   if (isLocalProject(word.text)) {
     // A local project: its metadata says what it installs. A Dockerfile's `pip install .[cu124]` installs the
     // pyproject.toml there, as pip reads it: [project] dependencies and the extras named, from this command's

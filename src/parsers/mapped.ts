@@ -14,42 +14,113 @@ export interface Segment {
   readonly via?: ArgOrigin;
 }
 
-export class Mapped {
-  private pieceList: readonly Segment[] | undefined;
+/**
+ * A string read from a file: its text, and for every character where it lives in the file. Two forms behind one
+ * interface: `PlainMapped`, text copied from the file at one offset (most requirement lines and shell words, of
+ * which a repository has hundreds of thousands: no segment objects), and `SegmentMapped`, text assembled from
+ * pieces. Make one with `Mapped.of` or a `MappedBuilder`; both forms answer every question alike
+ * (test/mapped.test.ts).
+ */
+export interface Mapped {
+  readonly text: string;
+  readonly length: number;
+  /** The file offset of a string that is one plain piece of the file, else -1. */
+  readonly plainOffset: number;
+  /** The pieces this string is made of (for builders that concatenate mapped strings). */
+  pieces(): readonly Segment[];
+  /** Where a reader sees text[from, to): for annotations. */
+  site(from: number, to: number): Span;
+  /** The file range holding exactly text[from, to), if it is one contiguous piece of the file. */
+  origin(from: number, to: number): Span | undefined;
+  /** The ARG/ENV substitution that produced any character of text[from, to), if one did. */
+  via(from: number, to: number): ArgOrigin | undefined;
+  slice(from: number, to?: number): Mapped;
+  trim(): Mapped;
+}
 
-  /**
-   * Use Mapped.of or MappedBuilder; segments must tile text in order. `plainOrigin` (with no segments) is the
-   * common case of text copied from the file at that offset, kept without segment objects: most requirement
-   * lines and shell words are one such piece, and a repository has hundreds of thousands of them.
-   */
+export const Mapped = {
+  /** Text at `fileOffset` in the file, or (offset -1) text that is not in the file. */
+  of(text: string, fileOffset: number): Mapped {
+    return fileOffset >= 0 ? new PlainMapped(text, fileOffset) : new SegmentMapped(text, [plainSegment(text, fileOffset)]);
+  },
+};
+
+function trimmed(mapped: Mapped): Mapped {
+  const start = mapped.text.length - mapped.text.trimStart().length;
+  const end = mapped.text.trimEnd().length;
+  return start >= end ? mapped.slice(start, start) : mapped.slice(start, end);
+}
+
+/** Text copied from the file at one offset: each character is where it is in the file. */
+export class PlainMapped implements Mapped {
   constructor(
     readonly text: string,
-    segments: readonly Segment[] | undefined,
-    private readonly plainOrigin = -1,
-  ) {
-    this.pieceList = segments;
-  }
-
-  private get segments(): readonly Segment[] {
-    return (this.pieceList ??= [plainSegment(this.text, this.plainOrigin)]);
-  }
-
-  /** The pieces this string is made of (for builders that concatenate mapped strings). */
-  pieces(): readonly Segment[] {
-    return this.segments;
-  }
-
-  /** The file offset of a string that is one plain piece of the file, else -1. */
-  get plainOffset(): number {
-    return this.plainOrigin;
-  }
-
-  static of(text: string, fileOffset: number): Mapped {
-    return fileOffset >= 0 ? new Mapped(text, undefined, fileOffset) : new Mapped(text, [plainSegment(text, fileOffset)]);
-  }
+    readonly plainOffset: number,
+  ) {}
 
   get length(): number {
     return this.text.length;
+  }
+
+  pieces(): readonly Segment[] {
+    return [plainSegment(this.text, this.plainOffset)];
+  }
+
+  site(from: number, to: number): Span {
+    const at = this.plainOffset;
+    const last = this.text.length - 1;
+    if (last < 0) return { start: at, end: at };
+    if (to <= from) {
+      const point = from <= last ? at + Math.max(0, from) : at + Math.max(0, Math.min(from - 1, last)) + 1;
+      return { start: point, end: point };
+    }
+    const start = at + Math.max(0, Math.min(from, last));
+    return { start, end: Math.max(start, at + Math.max(0, Math.min(to - 1, last)) + 1) };
+  }
+
+  origin(from: number, to: number): Span | undefined {
+    if (to < from) return undefined;
+    // One piece covering [0, length): an empty range needs a character at or just before it; others need both ends inside.
+    const length = this.text.length;
+    if (to === from)
+      return (from >= 0 && from < length) || (from - 1 >= 0 && from - 1 < length)
+        ? { start: this.plainOffset + from, end: this.plainOffset + from }
+        : undefined;
+    return from >= 0 && to <= length ? { start: this.plainOffset + from, end: this.plainOffset + to } : undefined;
+  }
+
+  via(): ArgOrigin | undefined {
+    return undefined;
+  }
+
+  slice(from: number, to: number = this.text.length): Mapped {
+    // The whole string: this one (a Mapped never changes).
+    if (from <= 0 && to >= this.text.length && this.text.length > 0) return this;
+    const a = Math.max(0, Math.min(from, this.text.length));
+    const b = Math.max(a, Math.min(to, this.text.length));
+    return new PlainMapped(this.text.slice(a, b), this.plainOffset + a);
+  }
+
+  trim(): Mapped {
+    return trimmed(this);
+  }
+}
+
+/** Text assembled from pieces of a file (and pieces that are not in it); segments tile the text in order. */
+export class SegmentMapped implements Mapped {
+  readonly plainOffset = -1;
+
+  constructor(
+    readonly text: string,
+    private readonly segments: readonly Segment[],
+  ) {}
+
+  get length(): number {
+    return this.text.length;
+  }
+
+  pieces(): readonly Segment[] {
+    return this.segments;
   }
 
   /** Index of the first segment that ends after `index` (segments.length when none does). */
@@ -79,9 +150,7 @@ export class Mapped {
     return side === 'start' ? seg.site.start : seg.site.end;
   }
 
-  /** Where a reader sees text[from, to): for annotations. */
   site(from: number, to: number): Span {
-    if (this.plainOrigin >= 0) return this.plainSite(from, to);
     if (this.segments.length === 0) return { start: 0, end: 0 };
     if (this.text.length === 0) {
       const seg = this.segments[0]!;
@@ -97,31 +166,8 @@ export class Mapped {
     return { start, end: Math.max(start, end) };
   }
 
-  /** site() for a plain piece: each character is where it is in the file. */
-  private plainSite(from: number, to: number): Span {
-    const at = this.plainOrigin;
-    const last = this.text.length - 1;
-    if (last < 0) return { start: at, end: at };
-    if (to <= from) {
-      const point = from <= last ? at + Math.max(0, from) : at + Math.max(0, Math.min(from - 1, last)) + 1;
-      return { start: point, end: point };
-    }
-    const start = at + Math.max(0, Math.min(from, last));
-    return { start, end: Math.max(start, at + Math.max(0, Math.min(to - 1, last)) + 1) };
-  }
-
-  /** The file range holding exactly text[from, to), if it is one contiguous piece of the file. */
   origin(from: number, to: number): Span | undefined {
     if (to < from) return undefined;
-    if (this.plainOrigin >= 0) {
-      // One piece covering [0, length): an empty range needs a character at or just before it; others need both ends inside.
-      const length = this.text.length;
-      if (to === from)
-        return (from >= 0 && from < length) || (from - 1 >= 0 && from - 1 < length)
-          ? { start: this.plainOrigin + from, end: this.plainOrigin + from }
-          : undefined;
-      return from >= 0 && to <= length ? { start: this.plainOrigin + from, end: this.plainOrigin + to } : undefined;
-    }
     if (to === from) {
       const seg = this.segmentAt(from) ?? this.segmentAt(from - 1);
       if (!seg || seg.origin < 0) return undefined;
@@ -146,9 +192,7 @@ export class Mapped {
     return { start, end };
   }
 
-  /** The ARG/ENV substitution that produced any character of text[from, to), if one did. */
   via(from: number, to: number): ArgOrigin | undefined {
-    if (this.plainOrigin >= 0) return undefined;
     const end = Math.max(to, from + 1);
     for (let i = this.firstEndingAfter(from); i < this.segments.length; i++) {
       const seg = this.segments[i]!;
@@ -161,11 +205,6 @@ export class Mapped {
   slice(from: number, to: number = this.text.length): Mapped {
     // The whole string: this one (a Mapped never changes).
     if (from <= 0 && to >= this.text.length && this.text.length > 0) return this;
-    if (this.plainOrigin >= 0) {
-      const a = Math.max(0, Math.min(from, this.text.length));
-      const b = Math.max(a, Math.min(to, this.text.length));
-      return Mapped.of(this.text.slice(a, b), this.plainOrigin + a);
-    }
     if (this.segments.length === 1) {
       const seg = this.segments[0]!;
       if (seg.origin >= 0 && !seg.via) {
@@ -187,9 +226,7 @@ export class Mapped {
   }
 
   trim(): Mapped {
-    const start = this.text.length - this.text.trimStart().length;
-    const end = this.text.trimEnd().length;
-    return start >= end ? this.slice(start, start) : this.slice(start, end);
+    return trimmed(this);
   }
 }
 
@@ -237,7 +274,7 @@ export class MappedBuilder {
   }
 
   build(): Mapped {
-    return new Mapped(this.parts.join(''), [...this.segments]);
+    return new SegmentMapped(this.parts.join(''), [...this.segments]);
   }
 }
 

@@ -3,6 +3,28 @@ import type { Span } from './source.js';
 import { MappedBuilder, type Mapped } from './mapped.js';
 import { evaluatePipeline } from './shell-eval.js';
 
+/** The characters the scanners compare by code (`text.charCodeAt(i)`, never a one-character string per step). */
+const TAB = 9;
+const LF = 10;
+const CR = 13;
+const SPACE = 32;
+const DOUBLE_QUOTE = 34;
+const HASH = 35;
+const DOLLAR = 36;
+const AMPERSAND = 38;
+const SINGLE_QUOTE = 39;
+const OPEN_PAREN = 40;
+const CLOSE_PAREN = 41;
+const DASH = 45;
+const DIGIT_0 = 48;
+const DIGIT_9 = 57;
+const SEMICOLON = 59;
+const LESS_THAN = 60;
+const GREATER_THAN = 62;
+const BACKSLASH = 92;
+const BACKTICK = 96;
+const PIPE = 124;
+
 /** A shell word after quote removal and parameter expansion, still mapped to the file. */
 export interface Word {
   readonly text: string;
@@ -26,16 +48,16 @@ export type Resolver = (name: string) => Variable | { readonly unresolved: strin
 
 /** `&`, `|`, `;`, `(`, `)` and a line break: they end a simple command. */
 function isOperator(code: number): boolean {
-  return code === 38 || code === 124 || code === 59 || code === 40 || code === 41 || code === 10;
+  return code === AMPERSAND || code === PIPE || code === SEMICOLON || code === OPEN_PAREN || code === CLOSE_PAREN || code === LF;
 }
 
 /** What ends an unquoted word: a blank, an operator, or a redirection. */
 function endsWord(code: number): boolean {
-  return code === 32 || code === 9 || code === 13 || isOperator(code) || code === 62 || code === 60;
+  return code === SPACE || code === TAB || code === CR || isOperator(code) || code === GREATER_THAN || code === LESS_THAN;
 }
 
 function isDigit(code: number): boolean {
-  return code >= 48 && code <= 57;
+  return code >= DIGIT_0 && code <= DIGIT_9;
 }
 
 /**
@@ -94,28 +116,28 @@ function splitScript(script: Mapped, outer: Resolver): SplitScript {
 
   while (i < text.length) {
     const code = text.charCodeAt(i);
-    if (code === 32 || code === 9 || code === 13) {
+    if (code === SPACE || code === TAB || code === CR) {
       i++;
       continue;
     }
-    if (code === 92 && (text.charCodeAt(i + 1) === 10 || (text.charCodeAt(i + 1) === 13 && text.charCodeAt(i + 2) === 10))) {
+    if (code === BACKSLASH && (text.charCodeAt(i + 1) === LF || (text.charCodeAt(i + 1) === CR && text.charCodeAt(i + 2) === LF))) {
       // A backslash before a line break joins the lines (heredoc scripts keep them): it separates nothing.
-      i += text.charCodeAt(i + 1) === 13 ? 3 : 2;
+      i += text.charCodeAt(i + 1) === CR ? 3 : 2;
       continue;
     }
     if (isOperator(code)) {
-      const double = (code === 38 || code === 124 || code === 59) && text.charCodeAt(i + 1) === code;
+      const double = (code === AMPERSAND || code === PIPE || code === SEMICOLON) && text.charCodeAt(i + 1) === code;
       endCommand(double ? text.slice(i, i + 2) : text[i]!);
       i += double ? 2 : 1;
       continue;
     }
-    if (code === 35) {
+    if (code === HASH) {
       // `#`: a comment to the end of the line.
-      while (i < text.length && text.charCodeAt(i) !== 10) i++;
+      while (i < text.length && text.charCodeAt(i) !== LF) i++;
       continue;
     }
     const following = text.charCodeAt(i + 1);
-    if (code === 62 || code === 60 || (isDigit(code) && (following === 62 || following === 60))) {
+    if (code === GREATER_THAN || code === LESS_THAN || (isDigit(code) && (following === GREATER_THAN || following === LESS_THAN))) {
       // Redirection (`>`, `2>`, `&>`, `<`): skip the operator; its target word is not an argument.
       while (i < text.length && isRedirectionChar(text.charCodeAt(i))) i++;
       skipNextWord = true;
@@ -198,7 +220,7 @@ function readWord(script: Mapped, startIndex: number, resolve: Resolver, braces:
   /** Where unquoted expansions landed in the word: the shell splits their values at blanks (`pip install $PKGS`). */
   let split: [number, number][] | undefined;
   let i = startIndex;
-  let quote = 0; // the char code of the open quote, 0 outside quotes
+  let quote = 0; // the open quote (DOUBLE_QUOTE or SINGLE_QUOTE), 0 outside quotes
   let unresolved: string | undefined;
   // Runs of ordinary characters are copied as one piece; only quotes, escapes and `$` break a run.
   let runStart = i;
@@ -211,13 +233,13 @@ function readWord(script: Mapped, startIndex: number, resolve: Resolver, braces:
     const code = text.charCodeAt(i);
     if (quote === 0) {
       if (endsWord(code)) break;
-      if (code === 34 || code === 39) {
+      if (code === DOUBLE_QUOTE || code === SINGLE_QUOTE) {
         flush(i);
         quote = code;
         runStart = ++i;
         continue;
       }
-      if (code === 92 && i + 1 < text.length) {
+      if (code === BACKSLASH && i + 1 < text.length) {
         flush(i);
         const joined = lineBreakAfter(text, i);
         // `\` + line break is removed (a continued line); `\x` is x.
@@ -225,7 +247,7 @@ function readWord(script: Mapped, startIndex: number, resolve: Resolver, braces:
         i += joined > 0 ? joined : 2;
         continue;
       }
-      if (code === 96) {
+      if (code === BACKTICK) {
         // `…` command substitution: evaluated when it is a pure pipeline of known values, else only known when the build runs.
         const close = text.indexOf('`', i + 1);
         const end = close < 0 ? text.length : close + 1;
@@ -245,14 +267,19 @@ function readWord(script: Mapped, startIndex: number, resolve: Resolver, braces:
       quote = 0;
       runStart = ++i;
       continue;
-    } else if (quote === 34 && code === 92 && i + 1 < text.length && (escapableInDoubleQuotes(text.charCodeAt(i + 1)) || lineBreakAfter(text, i) > 0)) {
+    } else if (
+      quote === DOUBLE_QUOTE &&
+      code === BACKSLASH &&
+      i + 1 < text.length &&
+      (escapableInDoubleQuotes(text.charCodeAt(i + 1)) || lineBreakAfter(text, i) > 0)
+    ) {
       flush(i);
       const joined = lineBreakAfter(text, i);
       runStart = joined > 0 ? i + joined : i + 1;
       i += joined > 0 ? joined : 2;
       continue;
     }
-    if (code === 36 && quote !== 39) {
+    if (code === DOLLAR && quote !== SINGLE_QUOTE) {
       const expansion = readExpansion(script, i, resolve, braces);
       if (expansion) {
         flush(i);
@@ -326,8 +353,8 @@ class ClosingBraces {
 /** 2 or 3 when a backslash at `at` is followed by a line break (`\n` or `\r\n`), else 0. */
 function lineBreakAfter(text: string, at: number): number {
   const next = text.charCodeAt(at + 1);
-  if (next === 10) return 2;
-  if (next === 13 && text.charCodeAt(at + 2) === 10) return 3;
+  if (next === LF) return 2;
+  if (next === CR && text.charCodeAt(at + 2) === LF) return 3;
   return 0;
 }
 
@@ -339,13 +366,13 @@ function closingParen(text: string, open: number): number {
     const code = text.charCodeAt(i);
     if (quote !== 0) {
       if (code === quote) quote = 0;
-      else if (code === 92 && quote === 34) i++;
+      else if (code === BACKSLASH && quote === DOUBLE_QUOTE) i++;
       continue;
     }
-    if (code === 39 || code === 34) quote = code;
-    else if (code === 92) i++;
-    else if (code === 40) depth++;
-    else if (code === 41 && --depth === 0) return i;
+    if (code === SINGLE_QUOTE || code === DOUBLE_QUOTE) quote = code;
+    else if (code === BACKSLASH) i++;
+    else if (code === OPEN_PAREN) depth++;
+    else if (code === CLOSE_PAREN && --depth === 0) return i;
   }
   return -1;
 }
@@ -484,7 +511,7 @@ function expandWord(word: Mapped, resolve: Resolver): { value: Mapped } | { unre
   const braces = new ClosingBraces(text);
   let runStart = 0;
   for (let i = 0; i < text.length; i++) {
-    if (text.charCodeAt(i) !== 36) continue;
+    if (text.charCodeAt(i) !== DOLLAR) continue;
     const expansion = readExpansion(word, i, resolve, braces);
     if (!expansion) continue;
     if ('unresolved' in expansion) return { unresolved: expansion.unresolved };
@@ -604,10 +631,10 @@ function viaArg(value: Mapped, origin: ArgOrigin): Mapped {
 
 /** `0-9 < > & | -`: the characters of a redirection operator. */
 function isRedirectionChar(code: number): boolean {
-  return isDigit(code) || code === 60 || code === 62 || code === 38 || code === 124 || code === 45;
+  return isDigit(code) || code === LESS_THAN || code === GREATER_THAN || code === AMPERSAND || code === PIPE || code === DASH;
 }
 
 /** `"`, `\\`, `$` and a backquote: what a backslash escapes inside double quotes. */
 function escapableInDoubleQuotes(code: number): boolean {
-  return code === 34 || code === 92 || code === 36 || code === 96;
+  return code === DOUBLE_QUOTE || code === BACKSLASH || code === DOLLAR || code === BACKTICK;
 }

@@ -1,7 +1,7 @@
 /**
  * One copy of each string for the life of a report. Findings repeat their messages and help texts (a monorepo's
  * projects share their problems), and each copy a rule builds is a tree of cons strings that would otherwise be
- * kept with its finding (docs/performance.md: the CLI's peak RSS on 10,000 files fell by about 30 MiB).
+ * kept with its finding for the whole run (docs/performance.md has what it saves).
  */
 export class TextPool {
   private readonly texts = new Map<string, string>();

@@ -14,7 +14,7 @@
  * default (those not `optional`): conda packages from their URLs (build and channel from the file name), pip ones
  * as pinned. The rendered per-platform files (`conda-linux-64.lock.yml`) are environment files and read as such.
  */
-import { FactSink, packageFact, type InstallContext, type ParsedFile } from '../facts.js';
+import { FactSink, packageFact, type ContextDraft, type ParsedFile } from '../facts.js';
 import { condaPackageFromUrl, get, items, readLockYaml, text } from '../locks.js';
 import { MappedBuilder } from '../mapped.js';
 import { parsePythonRequirement } from '../python-requirement.js';
@@ -29,8 +29,8 @@ export function parseCondaLock(path: string, fileText: string): ParsedFile {
     const url = text(get(channel, 'url'))?.text;
     return url ? [url] : [];
   });
-  const contexts = new Map<string, InstallContext>();
-  const contextOf = (platform: string, tool: InstallContext['tool']): InstallContext => {
+  const contexts = new Map<string, ContextDraft>();
+  const contextOf = (platform: string, tool: ContextDraft['tool']): ContextDraft => {
     const key = `${platform} ${tool}`;
     let context = contexts.get(key);
     if (!context) {

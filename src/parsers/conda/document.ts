@@ -25,8 +25,8 @@ export interface CondaDocument {
  * by a line scan; anything else (flow collections, quotes, anchors, tags, block scalars, multi-line scalars,
  * tabs, CR line breaks, values YAML resolves to numbers, booleans or null, duplicate keys) by the yaml
  * package. Both give the same document for every file the scan accepts: test/conda-scan.test.ts checks that
- * on the fixtures, the corpus, and generated and mutated files. The scan exists for speed: the yaml package
- * was about 90% of the conda parse time (`npm run bench`).
+ * on the fixtures, the corpus, and generated and mutated files. The scan exists for speed: it builds no
+ * general YAML document (docs/performance.md).
  */
 export function readCondaDocument(text: string, source: SourceText): CondaDocument {
   return scanPlainConda(text) ?? readWithYaml(text, source);

@@ -7,7 +7,7 @@
  * the command line replaces the environment's value of that option. A pip configuration the file does not show
  * (a copied pip.conf, PIP_CONFIG_FILE) makes the indexes unknown.
  */
-import type { CopyFact, FactSink, IndexFact, IndexKind, InstallContext } from '../facts.js';
+import type { CopyFact, FactSink, IndexFact, IndexKind, ContextDraft } from '../facts.js';
 import type { Span } from '../source.js';
 import type { Word } from '../shell.js';
 
@@ -31,7 +31,7 @@ const UV_VARIABLES: Readonly<Record<string, IndexKind>> = {
 const PIP_CONFIG_KEYS: Readonly<Record<string, IndexKind>> = { 'index-url': 'index-url', 'extra-index-url': 'extra-index-url', 'find-links': 'find-links' };
 
 /** Whether the command just recorded as `context` has the option: its options are the last ones of the sink. */
-function hasOption(sink: FactSink, context: InstallContext, name: string): boolean {
+function hasOption(sink: FactSink, context: ContextDraft, name: string): boolean {
   for (let i = sink.options.length - 1; i >= 0 && sink.options[i]!.context === context.id; i--) if (sink.options[i]!.name === name) return true;
   return false;
 }
@@ -103,7 +103,7 @@ export class PipEnv {
    * Add the environment's indexes to a context just recorded (an option on the command line replaces the
    * environment's value of that option); `VAR=value` before the command counts for that command only.
    */
-  apply(sink: FactSink, context: InstallContext, command: readonly Word[]): void {
+  apply(sink: FactSink, context: ContextDraft, command: readonly Word[]): void {
     if (context.tool !== 'pip' && context.tool !== 'uv') return;
     const tool: Tool = context.tool;
     const own = new Map(this.settings[tool]);

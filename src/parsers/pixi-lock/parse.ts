@@ -15,7 +15,7 @@
  * version and build from the file name), its PyPI packages at theirs (a wheel's file name gives the version and
  * its `+cu124`; the URL gives the index). The lock is never edited: the checks say which `pixi` command to run (gate.ts).
  */
-import { FactSink, packageFact, type InstallContext, type ParsedFile } from '../facts.js';
+import { FactSink, packageFact, type ContextDraft, type ParsedFile } from '../facts.js';
 import { condaPackageFromUrl, entries, get, items, readLockYaml, text, type LockNode } from '../locks.js';
 import { parsePythonRequirement } from '../python-requirement.js';
 import { SourceText } from '../source.js';
@@ -47,13 +47,13 @@ export function parsePixiLock(path: string, fileText: string): ParsedFile {
     });
     for (const [platform, , list] of linux) {
       const variant = `environment ${name}${linux.length > 1 ? ` on ${platform}` : ''}`;
-      const context = (tool: InstallContext['tool']): InstallContext => {
-        const made: InstallContext = { id: sink.contexts.length, tool, span: { start: 0, end: 0 }, indexes: [], includes: [], channels, variant };
+      const context = (tool: ContextDraft['tool']): ContextDraft => {
+        const made: ContextDraft = { id: sink.contexts.length, tool, span: { start: 0, end: 0 }, indexes: [], includes: [], channels, variant };
         sink.contexts.push(made);
         return made;
       };
       const conda = context('conda-env');
-      let pypi: InstallContext | undefined;
+      let pypi: ContextDraft | undefined;
       for (const entry of items(list)) {
         const condaUrl = text(get(entry, 'conda'));
         if (condaUrl) {

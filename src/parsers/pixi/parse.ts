@@ -19,7 +19,7 @@
  * read: the CUDA checks are about Linux, where the images run. Where features set the same package, the later
  * one (and a target over the feature's own table) is what this reads.
  */
-import { FactSink, packageFact, type IndexFact, type InstallContext, type PackageFact, type ParsedFile } from '../facts.js';
+import { FactSink, packageFact, type IndexFact, type ContextDraft, type PackageFact, type ParsedFile } from '../facts.js';
 import { compareDotted } from '../../util/dotted.js';
 import { parseMatchSpec } from '../conda/match-spec.js';
 import { Mapped, MappedBuilder } from '../mapped.js';
@@ -374,7 +374,7 @@ function writeSelection(
   // that has it (strict priority), so a `nvidia/label/cuda-12.1.0` late in the list serves only what no earlier
   // channel has, or what names it (`{ channel = "…" }`, a claim of that package's own).
   const condaId = sink.contexts.length;
-  const conda: InstallContext = { id: condaId, tool: 'conda-env', indexes: [], channels: channels.map((channel) => channel.value), ...common };
+  const conda: ContextDraft = { id: condaId, tool: 'conda-env', indexes: [], channels: channels.map((channel) => channel.value), ...common };
   sink.contexts.push(conda);
   // With conda-forge the only channel, every package without a channel of its own comes from it (conda-forge's
   // CUDA builds then say their major only; claims.ts).

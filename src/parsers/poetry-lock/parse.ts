@@ -16,7 +16,7 @@
  * a name locked twice in one selection (a CPU and a CUDA torch, told apart by markers this does not judge) is left
  * out of it rather than guessed. A package's source URL is its index. The lock is never edited (gate.ts).
  */
-import { FactSink, packageFact, type IndexFact, type InstallContext, type PackageFact, type ParsedFile } from '../facts.js';
+import { FactSink, packageFact, type IndexFact, type ContextDraft, type PackageFact, type ParsedFile } from '../facts.js';
 import { holdsOnLinux, markerExtras } from '../markers.js';
 import { normalizePythonName } from '../python-requirement.js';
 import { SourceText } from '../source.js';
@@ -86,7 +86,7 @@ export function parsePoetryLock(path: string, text: string): ParsedFile {
       const first = group.find((entry) => entry.source?.value === url)?.source;
       const indexes: IndexFact[] = url && first ? [{ kind: 'index-url', url, urlSpan: textSpan(first), span: first.span, context: id }] : [];
       sink.indexes.push(...indexes);
-      const context: InstallContext = { id, tool: 'pip', span: { start: 0, end: 0 }, indexes, includes: [], channels: [], variant: selection.name };
+      const context: ContextDraft = { id, tool: 'pip', span: { start: 0, end: 0 }, indexes, includes: [], channels: [], variant: selection.name };
       sink.contexts.push(context);
       for (const entry of group) sink.packages.push(packageFact({ ...entry.fact, context: id }));
     }

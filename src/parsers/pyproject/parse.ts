@@ -19,7 +19,7 @@
  * checks are about Linux, where the images run. Poetry's tables are read by poetry.ts, pixi's (`[tool.pixi]`,
  * each environment a selection) by pixi/parse.ts.
  */
-import { FactSink, packageFact, type IndexFact, type InstallContext, type PackageFact, type ParsedFile } from '../facts.js';
+import { FactSink, packageFact, type IndexFact, type ContextDraft, type PackageFact, type ParsedFile } from '../facts.js';
 import { SourceText, type Span } from '../source.js';
 import { findSuppressions } from '../suppressions.js';
 import { isTrue, lookup, readTomlRoot, textSpan, type TomlTable, type TomlValue } from '../toml.js';
@@ -172,7 +172,7 @@ export function parsePyproject(path: string, text: string): ParsedFile {
         ...(index.table ? { uvIndex: { name: index.name, explicit: index.explicit } } : {}),
       }));
       sink.indexes.push(...facts);
-      const context: InstallContext = {
+      const context: ContextDraft = {
         id,
         tool: 'uv',
         span: { start: 0, end: 0 },

@@ -1,4 +1,4 @@
-import { FactSink, inContext, type IndexKind, type InstallContext, type ParsedFile } from '../facts.js';
+import { FactSink, inContext, type IndexKind, type ContextDraft, type ParsedFile } from '../facts.js';
 import { SourceText, type Span } from '../source.js';
 import { Mapped, MappedBuilder } from '../mapped.js';
 import { optionSpec, REQUIREMENTS_FILE_OPTIONS, splitOption } from '../pip-options.js';
@@ -29,14 +29,14 @@ export function parseRequirements(path: string, text: string): ParsedFile {
   return sink.finish(path, 'requirements', source);
 }
 
-export function addRequirementsContext(sink: FactSink, tool: InstallContext['tool'], span: Span, extra: Partial<InstallContext> = {}): InstallContext {
-  const context: InstallContext = { id: sink.contexts.length, tool, span, indexes: [], includes: [], channels: [], ...extra };
+export function addRequirementsContext(sink: FactSink, tool: ContextDraft['tool'], span: Span, extra: Partial<ContextDraft> = {}): ContextDraft {
+  const context: ContextDraft = { id: sink.contexts.length, tool, span, indexes: [], includes: [], channels: [], ...extra };
   sink.contexts.push(context);
   return context;
 }
 
 /** Parse one logical requirements line (continuations joined, comment removed) into the sink. */
-export function parseRequirementLine(sink: FactSink, line: Mapped, context: InstallContext): void {
+export function parseRequirementLine(sink: FactSink, line: Mapped, context: ContextDraft): void {
   const text = line.text;
   const start = text.search(/\S/);
   if (start < 0) return;
@@ -78,7 +78,7 @@ export function parseRequirementLine(sink: FactSink, line: Mapped, context: Inst
 }
 
 /** Returns the number of `--hash` options seen. */
-function parseOptions(sink: FactSink, line: Mapped, tokens: readonly Token[], context: InstallContext, ignoredReason: string | undefined): number {
+function parseOptions(sink: FactSink, line: Mapped, tokens: readonly Token[], context: ContextDraft, ignoredReason: string | undefined): number {
   let hashes = 0;
   for (let i = 0; i < tokens.length; i++) {
     const token = tokens[i]!;

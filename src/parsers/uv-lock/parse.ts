@@ -12,7 +12,7 @@
  *
  * The lock is never edited: the checks that would rewrite a version say which `uv lock` to run instead (gate.ts).
  */
-import { FactSink, packageFact, type IndexFact, type InstallContext, type PackageFact, type ParsedFile } from '../facts.js';
+import { FactSink, packageFact, type IndexFact, type ContextDraft, type PackageFact, type ParsedFile } from '../facts.js';
 import { activeExtras, evaluateMarker } from '../markers.js';
 import { normalizePythonName } from '../python-requirement.js';
 import { SourceText, type Span } from '../source.js';
@@ -111,7 +111,7 @@ export function parseUvLock(path: string, text: string): ParsedFile {
         const indexes: IndexFact[] =
           registry && first ? [{ kind: 'index-url', url: registry, urlSpan: textSpan(first), span: textSpan(first), context: id }] : [];
         sink.indexes.push(...indexes);
-        const context: InstallContext = { id, tool: 'uv', span: { start: 0, end: 0 }, indexes, includes: [], channels: [], variant: selection.name };
+        const context: ContextDraft = { id, tool: 'uv', span: { start: 0, end: 0 }, indexes, includes: [], channels: [], variant: selection.name };
         sink.contexts.push(context);
         for (const locked of group) sink.packages.push(lockedFact(locked, id));
       }
