@@ -50133,6 +50133,11 @@ function docsUrl(ruleId) {
 function defineRule(rule) {
   return rule;
 }
+function helpText(helps, draft) {
+  if (draft.help !== void 0) return draft.help;
+  const template = helps?.[draft.messageId];
+  return template === void 0 ? void 0 : formatMessage(template, draft.data);
+}
 function formatMessage(template, data = {}) {
   return template.replace(/\{\{\s*(\w+)\s*\}\}/g, (whole, key) => key in data ? String(data[key]) : whole);
 }
@@ -50495,6 +50500,13 @@ var rule_default2 = defineRule({
 
 // rules/cuda-mismatch/rule.ts
 var MVC = "https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html";
+var PIP_INDEXES = "https://pip.pypa.io/en/stable/cli/pip_install/#finding-packages";
+var PIXI_SYSTEM = "https://pixi.sh/latest/workspace/system_requirements/";
+var WHY = {
+  major: "Libraries built for different CUDA majors need different runtime libraries (libcudart.so.{{foundMajor}} vs .so.{{expectedMajor}}) and cannot share one process reliably.",
+  minor: `Within one CUDA major, builds for different minors run only under minor-version compatibility, which has a limited feature set (no PTX JIT of newer PTX); keep them in step. Source: ${MVC}`
+};
+var PIN_BUILD = " Pin the build you want with a local version label (e.g. ==X.Y.Z+cu121) and an index that serves it.";
 var rule_default3 = defineRule({
   id: "cuda-mismatch",
   description: "Every CUDA build in an image, environment or requirements set targets the same CUDA version",
@@ -50509,6 +50521,17 @@ var rule_default3 = defineRule({
     name: "{{subject}} is named for CUDA {{found}}, but {{target}} sets CUDA {{expected}}",
     otherBuild: "{{subject}} is a CUDA {{found}} build on PyPI, but {{index}} may serve another build of it, so which is installed beside {{target}} (CUDA {{expected}}) is not determined",
     system: "{{target}} is built for CUDA {{expected}}, but {{subject}} says the machines support only CUDA {{found}}: pixi cannot solve it"
+  },
+  // `evidence` cites the record a claim rests on; `copied` says a build comes from another stage; `why` is WHY's.
+  helps: {
+    major: `${WHY.major}{{evidence}}{{copied}}`,
+    minor: `${WHY.minor}{{evidence}}{{copied}}`,
+    implied: `{{why}}{{evidence}}${PIN_BUILD}{{copied}}`,
+    impliedRange: `{{why}}{{evidence}}${PIN_BUILD}{{copied}}`,
+    index: "{{why}}{{evidence}}{{copied}}",
+    name: "Whoever installs {{named}} expects CUDA {{found}} builds and gets CUDA {{expected}} ones. Route it to the index of the CUDA it names, or rename it.{{evidence}}{{copied}}",
+    otherBuild: `PyPI's build is for CUDA {{found}}, but {{index}} is another index of this install and may serve a build of the same version for another CUDA; pip treats all indexes alike ("no priority"), so either may be installed. Install it from one index only (--index-url for that package, or a pinned wheel URL) so the build is certain.{{evidence}} Source: ${PIP_INDEXES}`,
+    system: `pixi solves each environment for the virtual package __cuda that system-requirements declares, and CUDA {{expectedMajor}} builds need __cuda >= {{expectedMajor}}. Either pin builds for CUDA {{foundMajor}} (cuda-version = "{{foundMajor}}.*"), or raise the requirement if every machine's driver supports CUDA {{expected}}. Source: ${PIXI_SYSTEM}`
   },
   check({ units, kb, report }) {
     for (const unit of units) {
@@ -50547,7 +50570,6 @@ function unitEdits(unit, claims, target) {
 function copiedIn(unit, claim2) {
   return unit.stage !== void 0 && claim2.file === unit.root && claim2.context !== void 0 && claim2.file.contexts[claim2.context]?.stage !== unit.stage;
 }
-var PIP_INDEXES = "https://pip.pypa.io/en/stable/cli/pip_install/#finding-packages";
 function otherSource(unit, claim2) {
   if (claim2.kind !== "library" || !claim2.package || claim2.package.localLabel || claim2.package.url) return void 0;
   const entry = unit.packages.find(({ pkg }) => pkg === claim2.package);
@@ -50562,36 +50584,51 @@ function reportMismatch(unit, claim2, target, relation, unitFix, kb, report) {
   const edits = !copied && claim2.kind !== "implied" ? unitFix : void 0;
   const fix = edits ? { title: `Build for CUDA ${expected}${edits.length > 1 ? ` (${edits.length} edits in ${unit.label})` : ""}`, safety: "safe", edits } : void 0;
   const options2 = !edits && !copied && target.precision === "minor" ? torchOptions(unit, claim2, expected, kb) : [];
-  const why = relation === "major" ? `Libraries built for different CUDA majors need different runtime libraries (libcudart.so.${found.split(".")[0]} vs .so.${expected.split(".")[0]}) and cannot share one process reliably.` : `Within one CUDA major, builds for different minors run only under minor-version compatibility, which has a limited feature set (no PTX JIT of newer PTX); keep them in step. Source: ${MVC}`;
   const implied = claim2.kind === "implied";
   const how = implied ? claim2.package && !claim2.index ? "that plain PyPI gives on Linux x86_64" : "from its index" : "";
+  const majors = { foundMajor: found.split(".")[0], expectedMajor: expected.split(".")[0] };
   const evidence = claim2.record ? ` Fact: ${cite(claim2.record)}.` : "";
   const elsewhere = otherSource(unit, claim2);
   if (elsewhere) {
     report({
       messageId: "otherBuild",
-      data: { subject: claim2.subject, found, target: target.subject, expected, index: elsewhere.url },
+      data: { subject: claim2.subject, found, target: target.subject, expected, index: elsewhere.url, evidence },
       file: claim2.file,
       span: claim2.span,
       severity: "warning",
       unverified: isUnverified(claim2.record) || isUnverified(target.record),
-      help: `PyPI's build is for CUDA ${found}, but ${elsewhere.url} is another index of this install and may serve a build of the same version for another CUDA; pip treats all indexes alike ("no priority"), so either may be installed. Install it from one index only (--index-url for that package, or a pinned wheel URL) so the build is certain.${evidence} Source: ${PIP_INDEXES}`,
       related: [{ file: target.file, span: target.span, message: `CUDA ${expected} is set here (${unit.label})` }]
     });
     return;
   }
   report({
-    messageId: implied ? claim2.precision === "major" && !claim2.index ? "impliedRange" : "implied" : claim2.kind === "index" || claim2.kind === "conda-channel" ? "index" : claim2.kind === "name" ? "name" : relation,
-    data: { subject: claim2.subject, found, target: target.subject, expected, how },
+    messageId: mismatchMessage(claim2, relation),
+    data: {
+      subject: claim2.subject,
+      found,
+      target: target.subject,
+      expected,
+      how,
+      named: claim2.subject.replace(/^the /, ""),
+      why: formatMessage(WHY[relation], majors),
+      ...majors,
+      evidence,
+      copied: copied ? ` This build is installed in another stage and copied into ${unit.label}: change the build or this stage's image.` : ""
+    },
     file: claim2.file,
     span: claim2.span,
     severity: relation === "major" ? "error" : "warning",
     unverified: isUnverified(claim2.record) || isUnverified(target.record),
-    help: `${claim2.kind === "name" ? `Whoever installs ${claim2.subject.replace(/^the /, "")} expects CUDA ${found} builds and gets CUDA ${expected} ones. Route it to the index of the CUDA it names, or rename it.` : why}${evidence}${implied ? " Pin the build you want with a local version label (e.g. ==X.Y.Z+cu121) and an index that serves it." : ""}${copied ? ` This build is installed in another stage and copied into ${unit.label}: change the build or this stage's image.` : ""}`,
     related: [{ file: target.file, span: target.span, message: `CUDA ${expected} is set here (${unit.label})` }],
     ...fix ? { fix } : {},
     ...options2.length ? { suggestions: options2 } : {}
   });
+}
+function mismatchMessage(claim2, relation) {
+  if (claim2.kind === "implied") return claim2.precision === "major" && !claim2.index ? "impliedRange" : "implied";
+  if (claim2.kind === "index" || claim2.kind === "conda-channel") return "index";
+  if (claim2.kind === "name") return "name";
+  return relation;
 }
 function checkFloors(unit, report) {
   const floors = unit.claims.filter((claim2) => claim2.kind === "system");
@@ -50608,11 +50645,18 @@ function reportFloor(unit, claim2, target, report) {
   const edits = claim2.rewrite?.(expected);
   report({
     messageId: "system",
-    data: { subject: claim2.subject, found: claim2.cuda, target: target.subject, expected, how: "" },
+    data: {
+      subject: claim2.subject,
+      found: claim2.cuda,
+      target: target.subject,
+      expected,
+      how: "",
+      foundMajor: claim2.cuda.split(".")[0],
+      expectedMajor: expected.split(".")[0]
+    },
     file: claim2.file,
     span: claim2.span,
     severity: "error",
-    help: `pixi solves each environment for the virtual package __cuda that system-requirements declares, and CUDA ${expected.split(".")[0]} builds need __cuda >= ${expected.split(".")[0]}. Either pin builds for CUDA ${claim2.cuda.split(".")[0]} (cuda-version = "${claim2.cuda.split(".")[0]}.*"), or raise the requirement if every machine's driver supports CUDA ${expected}. Source: https://pixi.sh/latest/workspace/system_requirements/`,
     related: [{ file: target.file, span: target.span, message: `CUDA ${expected} is set here (${unit.label})` }],
     ...edits ? { suggestions: [{ title: `Require CUDA ${expected.split(".")[0]} on the machines`, safety: "unsafe", edits }] } : {}
   });
@@ -50816,6 +50860,12 @@ function productMatch(requirement, pool, kb) {
 }
 
 // rules/driver-floor/rule.ts
+var HELPS = {
+  forwardCompat: `NVIDIA supports {{package}} on R{{branches}} drivers, and NVIDIA's images ship it, but only on data-center GPUs on Linux ("Forward Compatibility is applicable only for systems with: NVIDIA Data Center GPUs. Select NGC Server Ready SKUs of RTX cards. Jetson boards"). On other GPUs the container fails with CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE.{{fleetNote}} Sources: {{sources}}`,
+  release: 'CUDA {{cuda}} code needs at least the driver it was released with ({{needed}}, CUDA {{row}}): older drivers fail CUDA initialisation with "driver version is insufficient for CUDA runtime version". {{floor}} is needed only for later CUDA {{major}}.x releases.{{compatNote}} Sources: {{sources}}',
+  major: 'A driver older than {{floor}} runs no CUDA {{major}}.x code newer than its own release: CUDA initialisation fails with "driver version is insufficient for CUDA runtime version".{{compatNote}} Upgrade the fleet driver or stay on CUDA {{previous}}.x. Sources: {{sources}}',
+  minor: "Driver {{fleet}} is a CUDA {{major}}.x driver, so CUDA {{cuda}} code runs under minor-version compatibility: PTX that is newer than the driver cannot be JIT-compiled, and APIs added after the driver's CUDA version fail with cudaErrorCallRequiresNewerDriver. Needed for everything: >= {{needed}} (CUDA {{row}}). Sources: {{sources}}"
+};
 var rule_default5 = defineRule({
   id: "driver-floor",
   description: "What images and wheels need from the NVIDIA driver is within what the fleet runs",
@@ -50837,6 +50887,7 @@ var rule_default5 = defineRule({
     noDockerfile: "{{workload}} container {{container}}: {{path}}, named as the Dockerfile of {{image}}, is not in the repository",
     unknownImage: "{{workload}} container {{container}} gets NVIDIA GPUs, but the CUDA of {{image}} is not known, so the fleet's drivers cannot be checked against it"
   },
+  helps: HELPS,
   check({ units, files, kb, baseline, report, verdict }) {
     if (baseline.pools.length > 0) {
       checkPools(units, files, baseline.pools, baseline.driver.forwardCompat, kb, report, verdict);
@@ -50910,12 +50961,19 @@ function checkClaim(claim2, fleet, compat, forward, kb, report) {
     if (compat && forwardCompat !== false && pkg && pkg.compatibleBranches.includes(branch)) {
       report({
         messageId: "forwardCompat",
-        data: { subject: claim2.subject, cuda, fleet, package: pkg.package },
+        data: {
+          subject: claim2.subject,
+          cuda,
+          fleet,
+          package: pkg.package,
+          branches: pkg.compatibleBranches.filter((b) => b < branchOf(floor.linux)).join(", R"),
+          fleetNote: forwardCompat ? forward.reason ? ` Here ${forward.reason}.` : "" : ` ${forward.reason ? `Here ${forward.reason}; say` : "Say"} which fleet this is with gpus: [...] or driver.forwardCompat: true (data-center) or false in the baseline.`,
+          sources: `${cite(pkg)}; ${FORWARD}`
+        },
         file: claim2.file,
         span: claim2.span,
         severity: forwardCompat ? "notice" : "warning",
-        unverified: unverified || isUnverified(pkg),
-        help: `NVIDIA supports ${pkg.package} on R${pkg.compatibleBranches.filter((b) => b < branchOf(floor.linux)).join(", R")} drivers, and NVIDIA's images ship it, but only on data-center GPUs on Linux ("Forward Compatibility is applicable only for systems with: NVIDIA Data Center GPUs. Select NGC Server Ready SKUs of RTX cards. Jetson boards"). On other GPUs the container fails with CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE.${forwardCompat ? forward.reason ? ` Here ${forward.reason}.` : "" : ` ${forward.reason ? `Here ${forward.reason}; say` : "Say"} which fleet this is with gpus: [...] or driver.forwardCompat: true (data-center) or false in the baseline.`} Sources: ${cite(pkg)}; ${FORWARD}`
+        unverified: unverified || isUnverified(pkg)
       });
       return true;
     }
@@ -50923,35 +50981,45 @@ function checkClaim(claim2, fleet, compat, forward, kb, report) {
     if (need && compareDotted(need.linux, floor.linux) < 0) {
       report({
         messageId: "release",
-        data: { subject: claim2.subject, cuda, needed: need.linux, fleet },
+        data: {
+          subject: claim2.subject,
+          cuda,
+          needed: need.linux,
+          fleet,
+          row: rowLabel(need),
+          floor: floor.linux,
+          major,
+          compatNote,
+          sources: `${cite(need.row)}; ${MVC2}`
+        },
         file: claim2.file,
         span: claim2.span,
-        unverified,
-        help: `CUDA ${cuda} code needs at least the driver it was released with (${need.linux}, CUDA ${need.row.label}${need.exactRow ? "" : ", nearest published row"}): older drivers fail CUDA initialisation with "driver version is insufficient for CUDA runtime version". ${floor.linux} is needed only for later CUDA ${major}.x releases.${compatNote} Sources: ${cite(need.row)}; ${MVC2}`
+        unverified
       });
       return true;
     }
     report({
       messageId: "major",
-      data: { subject: claim2.subject, major, floor: floor.linux, fleet },
+      data: { subject: claim2.subject, major, floor: floor.linux, fleet, compatNote, previous: major - 1, sources: `${cite(floor)}; ${MVC2}` },
       file: claim2.file,
       span: claim2.span,
-      unverified,
-      help: `A driver older than ${floor.linux} runs no CUDA ${major}.x code newer than its own release: CUDA initialisation fails with "driver version is insufficient for CUDA runtime version".${compatNote} Upgrade the fleet driver or stay on CUDA ${major - 1}.x. Sources: ${cite(floor)}; ${MVC2}`
+      unverified
     });
     return true;
   }
   if (!need) return false;
   report({
     messageId: "minor",
-    data: { subject: claim2.subject, cuda, needed: need.linux, fleet },
+    data: { subject: claim2.subject, cuda, needed: need.linux, fleet, major, row: rowLabel(need), sources: `${cite(need.row)}; ${MVC2}` },
     file: claim2.file,
     span: claim2.span,
     severity: "warning",
-    unverified,
-    help: `Driver ${fleet} is a CUDA ${major}.x driver, so CUDA ${cuda} code runs under minor-version compatibility: PTX that is newer than the driver cannot be JIT-compiled, and APIs added after the driver's CUDA version fail with cudaErrorCallRequiresNewerDriver. Needed for everything: >= ${need.linux} (CUDA ${need.row.label}${need.exactRow ? "" : ", nearest published row"}). Sources: ${cite(need.row)}; ${MVC2}`
+    unverified
   });
   return true;
+}
+function rowLabel(need) {
+  return `${need.row.label}${need.exactRow ? "" : ", nearest published row"}`;
 }
 function checkPools(units, files, pools, stated, kb, report, verdict) {
   for (const file2 of files) {
@@ -51024,7 +51092,7 @@ function checkPools(units, files, pools, stated, kb, report, verdict) {
     const named = (list) => list.map((verdict2) => `${verdict2.pool.name} (driver ${verdict2.pool.driver})`).join(", ");
     const failing = verdicts2.filter((verdict2) => verdict2.tier === "fails");
     const running = verdicts2.filter((verdict2) => verdict2.tier !== "fails");
-    const reasons = verdicts2.filter((verdict2) => verdict2.tier !== "runs").map((verdict2) => `${verdict2.pool.name}: ${verdict2.draft.help ?? ""}`).join(" ");
+    const reasons = verdicts2.filter((verdict2) => verdict2.tier !== "runs").map((verdict2) => `${verdict2.pool.name}: ${helpText(HELPS, verdict2.draft) ?? ""}`).join(" ");
     const unverified = verdicts2.some((verdict2) => verdict2.tier !== "runs" && verdict2.draft.unverified === true);
     const cuda = claimCuda(claim2);
     const pinned = selection.narrowed ? ` It is scheduled only on ${selection.pools.map((pool) => pool.name).join(", ")} (${selection.by.join(", ")}).` : "";
@@ -51846,6 +51914,16 @@ var rule_default10 = defineRule({
     pipEnvForUv: "{{setting}} is read by pip, not by uv: the uv command in this stage does not use it",
     notExplicit: 'the index "{{name}}" ({{url}}) is not explicit, so uv takes every package it has from it, not only torch'
   },
+  helps: {
+    extraIndex: "pip takes the best matching version from every index, and a build with a +{{tag}} label wins only over the same version. PyPI's {{name}} {{newest}} is {{pypiBuild}}. Pin the build (=={{pinned}}+{{tag}}), or use --index-url for this install. Sources: https://pip.pypa.io/en/stable/cli/pip_install/#finding-packages; {{source}}",
+    noIndex: "PyPI never serves local versions such as +{{tag}}; they live on the PyTorch index. {{addIndex}}",
+    noLocalSource: "PyPI hosts no local versions (+{{label}}): Warehouse refuses their upload. Add the index or find-links page that publishes this build, or pin the version PyPI has. Source: https://packaging.python.org/en/latest/specifications/version-specifiers/#local-version-identifiers",
+    noPygPage: `PyPI hosts no local versions (+{{label}}): Warehouse refuses their upload. PyG publishes +{{label}} wheels on {{page}} (one page per torch minor and CUDA): add --find-links {{page}}. Source: ${PYG_DOCS} Source: https://packaging.python.org/en/latest/specifications/version-specifiers/#local-version-identifiers`,
+    ignored: "{{reason}}. Source: https://pip.pypa.io/en/stable/reference/requirements-file-format/#per-requirement-options",
+    autoBackend: "Name the backend the image is for, e.g. --torch-backend=cu126 (or ENV UV_TORCH_BACKEND=cu126), matching the CUDA of the base image. Source: https://docs.astral.sh/uv/guides/integration/pytorch/#automatic-backend-selection",
+    pipEnvForUv: 'uv takes its indexes from its own settings ("uv does not read configuration files or environment variables that are specific to pip, like pip.conf or PIP_INDEX_URL"): set {{uvSetting}} for uv pip, or declare the index in pyproject.toml ([[tool.uv.index]] with [tool.uv.sources]) for uv sync and uv lock, whose uv.lock then records it. Sources: https://docs.astral.sh/uv/pip/compatibility/#configuration-files-and-environment-variables; https://docs.astral.sh/uv/reference/environment/',
+    notExplicit: "Add explicit = true to this [[tool.uv.index]] entry and route torch, torchvision and torchaudio to it in [tool.uv.sources], as uv's PyTorch guide does: https://docs.astral.sh/uv/guides/integration/pytorch/"
+  },
   check({ units, files, kb, report }) {
     const bestMatch = new Set(
       files.flatMap((file2) => file2.options.filter((option) => option.name === "unsafe-best-match").map((option) => file2.contexts[option.context]))
@@ -51884,8 +51962,7 @@ function checkAutoBackend(file2, report) {
       },
       file: file2,
       span: option.span,
-      severity: "warning",
-      help: "Name the backend the image is for, e.g. --torch-backend=cu126 (or ENV UV_TORCH_BACKEND=cu126), matching the CUDA of the base image. Source: https://docs.astral.sh/uv/guides/integration/pytorch/#automatic-backend-selection"
+      severity: "warning"
     });
   }
 }
@@ -51900,11 +51977,10 @@ function checkPipEnvForUv(file2, report) {
     const uv = variable === "PIP_EXTRA_INDEX_URL" ? "UV_INDEX" : variable === "PIP_FIND_LINKS" ? "UV_FIND_LINKS" : "UV_DEFAULT_INDEX";
     report({
       messageId: "pipEnvForUv",
-      data: { setting: variable },
+      data: { setting: variable, uvSetting: uv },
       file: file2,
       span: option.span,
-      severity: "warning",
-      help: `uv takes its indexes from its own settings ("uv does not read configuration files or environment variables that are specific to pip, like pip.conf or PIP_INDEX_URL"): set ${uv} for uv pip, or declare the index in pyproject.toml ([[tool.uv.index]] with [tool.uv.sources]) for uv sync and uv lock, whose uv.lock then records it. Sources: https://docs.astral.sh/uv/pip/compatibility/#configuration-files-and-environment-variables; https://docs.astral.sh/uv/reference/environment/`
+      severity: "warning"
     });
   }
 }
@@ -51926,12 +52002,21 @@ function checkExtraIndexes(unit, bestMatch, kb, report) {
         const onIndex = wins.newestOnIndex ? `the newest ${pkg.rawName} it has as ${variant.tag} is ${wins.newestOnIndex}` : `it has no ${pkg.rawName} that ${pkg.specifier || "the requirement"} allows`;
         report({
           messageId: "extraIndex",
-          data: { subject: `${pkg.rawName}${pkg.specifier}`, name: pkg.rawName, newest: wins.newest, tag: variant.tag, url: index.url, onIndex },
+          data: {
+            subject: `${pkg.rawName}${pkg.specifier}`,
+            name: pkg.rawName,
+            newest: wins.newest,
+            tag: variant.tag,
+            url: index.url,
+            onIndex,
+            pypiBuild: wins.release.pypiDefault ? `the ${wins.release.pypiDefault} build` : "its default build",
+            pinned: wins.newestOnIndex ?? "X.Y.Z",
+            source: cite(wins.release)
+          },
           file: file2,
           span: pkg.span,
           severity: "warning",
           unverified: isUnverified(wins.release),
-          help: `pip takes the best matching version from every index, and a build with a +${variant.tag} label wins only over the same version. PyPI's ${pkg.rawName} ${wins.newest} is ${wins.release.pypiDefault ? `the ${wins.release.pypiDefault} build` : "its default build"}. Pin the build (==${wins.newestOnIndex ?? "X.Y.Z"}+${variant.tag}), or use --index-url for this install. Sources: https://pip.pypa.io/en/stable/cli/pip_install/#finding-packages; ${cite(wins.release)}`,
           related: [{ file: owner, span: index.span, message: `the extra index serves ${variant.tag} builds` }]
         });
       }
@@ -51969,11 +52054,10 @@ function checkUnservedLabels(unit, invocationsOf, report) {
 ` }] } : void 0;
     report({
       messageId: "noIndex",
-      data: { name: pkg.rawName, version: publicVersion(pkg.exact), tag },
+      data: { name: pkg.rawName, version: publicVersion(pkg.exact), tag, addIndex: (ADD_INDEX[file2.kind] ?? ADD_INDEX_TO_COMMAND)(url2, pkg) },
       file: file2,
       span: pkg.span,
       severity: "error",
-      help: `PyPI never serves local versions such as +${tag}; they live on the PyTorch index. ${(ADD_INDEX[file2.kind] ?? ADD_INDEX_TO_COMMAND)(url2, pkg)}`,
       ...fix ? { fix } : {}
     });
   }
@@ -52000,11 +52084,17 @@ function checkOtherLocalLabel(file2, pkg, invocations, report) {
 ` }] } : void 0;
   report({
     messageId: pyg ? "noPygPage" : "noLocalSource",
-    data: { name: pkg.rawName, version: publicVersion(pkg.exact), label: pkg.localLabel, torch: pyg ? `${pyg[1]}.${pyg[2]}` : "", tag: pyg?.[3] ?? "" },
+    data: {
+      name: pkg.rawName,
+      version: publicVersion(pkg.exact),
+      label: pkg.localLabel,
+      torch: pyg ? `${pyg[1]}.${pyg[2]}` : "",
+      tag: pyg?.[3] ?? "",
+      page: page ?? ""
+    },
     file: file2,
     span: pkg.span,
     severity: "error",
-    help: `PyPI hosts no local versions (+${pkg.localLabel}): Warehouse refuses their upload. ${page ? `PyG publishes +${pkg.localLabel} wheels on ${page} (one page per torch minor and CUDA): add --find-links ${page}. Source: ${PYG_DOCS}` : "Add the index or find-links page that publishes this build, or pin the version PyPI has."} Source: https://packaging.python.org/en/latest/specifications/version-specifiers/#local-version-identifiers`,
     ...fix ? { fix } : {}
   });
 }
@@ -52018,8 +52108,7 @@ function checkExplicit(file2, report) {
       data: { name: index.uvIndex.name, url: index.url },
       file: file2,
       span: index.span,
-      severity: "warning",
-      help: "Add explicit = true to this [[tool.uv.index]] entry and route torch, torchvision and torchaudio to it in [tool.uv.sources], as uv's PyTorch guide does: https://docs.astral.sh/uv/guides/integration/pytorch/"
+      severity: "warning"
     });
   }
 }
@@ -52043,10 +52132,9 @@ function checkIgnoredOptions(file2, report) {
     report({
       messageId: "ignored",
       severity: "warning",
-      data: { option: optionText },
+      data: { option: optionText, reason: index.ignoredReason ?? "" },
       file: file2,
       span: index.span,
-      help: `${index.ignoredReason}. Source: https://pip.pypa.io/en/stable/reference/requirements-file-format/#per-requirement-options`,
       fix
     });
   }
@@ -52836,12 +52924,13 @@ function toFinding(rule, draft, ceiling, url2, share) {
   let severity = draft.severity && severityRank[draft.severity] < severityRank[ceiling] ? draft.severity : ceiling;
   if (draft.unverified) severity = "notice";
   const template = rule.messages[draft.messageId] ?? draft.messageId;
+  const help = helpText(rule.helps, draft);
   return {
     ruleId: rule.id,
     severity,
     messageId: draft.messageId,
     message: share(formatMessage(template, draft.data)),
-    ...draft.help ? { help: share(draft.help) } : {},
+    ...help ? { help: share(help) } : {},
     location: draft.file.source.location(draft.span.start, draft.span.end),
     related: (draft.related ?? []).map((related) => ({
       location: related.file.source.location(related.span.start, related.span.end),
@@ -54807,11 +54896,11 @@ function dispatch(argv, io) {
     return command === void 0 ? 2 : 0;
   }
   const help = rest.includes("--help") || rest.includes("-h");
-  if (command === "check") return help ? helpText(CHECK_HELP, io) : check2(rest, io);
-  if (command === "plan") return help ? helpText(PLAN_HELP, io) : planCommand(rest, io);
-  if (command === "fleet") return help ? helpText(FLEET_HELP, io) : fleetCommand(rest, io, (message) => new UsageError(message));
+  if (command === "check") return help ? helpText2(CHECK_HELP, io) : check2(rest, io);
+  if (command === "plan") return help ? helpText2(PLAN_HELP, io) : planCommand(rest, io);
+  if (command === "fleet") return help ? helpText2(FLEET_HELP, io) : fleetCommand(rest, io, (message) => new UsageError(message));
   if (command === "rules") {
-    if (help) return helpText(RULES_HELP, io);
+    if (help) return helpText2(RULES_HELP, io);
     for (const rule of RULES) io.out(`${rule.id.padEnd(22)} ${rule.defaultSeverity.padEnd(8)} ${rule.description}
 `);
     return 0;
@@ -54820,7 +54909,7 @@ function dispatch(argv, io) {
   throw new UsageError(`unknown command "${command}"${near ? ` (did you mean ${near}?)` : ""}
 ${USAGE}`);
 }
-function helpText(text2, io) {
+function helpText2(text2, io) {
   io.out(`${text2}
 `);
   return 0;

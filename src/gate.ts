@@ -8,7 +8,7 @@ import type { FileKind, ParsedFile, Suppression } from './parsers/facts.js';
 import { formatOf, isLockKind } from './parsers/formats.js';
 import { severityRank, TIER_RANK, type FleetTable, type Finding, type PoolCell, type PoolVerdict, type Report, type Severity } from './finding.js';
 import type { KnowledgeBase } from './knowledge/index.js';
-import { docsUrl, formatMessage, type AnyRule, type Draft, type RuleContext, type UnitVerdict } from './rule.js';
+import { docsUrl, formatMessage, helpText, type AnyRule, type Draft, type RuleContext, type UnitVerdict } from './rule.js';
 import { RULES } from '../rules/index.js';
 import { TextPool } from './util/text-pool.js';
 
@@ -283,12 +283,13 @@ function toFinding(rule: AnyRule, draft: Draft, ceiling: Severity, url: string, 
   let severity: Severity = draft.severity && severityRank[draft.severity] < severityRank[ceiling] ? draft.severity : ceiling;
   if (draft.unverified) severity = 'notice';
   const template = rule.messages[draft.messageId] ?? draft.messageId;
+  const help = helpText(rule.helps, draft);
   return {
     ruleId: rule.id,
     severity,
     messageId: draft.messageId,
     message: share(formatMessage(template, draft.data)),
-    ...(draft.help ? { help: share(draft.help) } : {}),
+    ...(help ? { help: share(help) } : {}),
     location: draft.file.source.location(draft.span.start, draft.span.end),
     related: (draft.related ?? []).map((related) => ({
       location: related.file.source.location(related.span.start, related.span.end),

@@ -30,6 +30,7 @@ export interface Draft<M extends string = string> {
   readonly data?: Readonly<Record<string, string | number>>;
   readonly file: TextFile;
   readonly span: Span;
+  /** Only for a help no template of the rule's `helps` can say; otherwise the help is `helps[messageId]` filled from `data`. */
   readonly help?: string;
   readonly related?: readonly RelatedDraft[];
   readonly fix?: Fix;
@@ -74,6 +75,12 @@ export interface RuleDefinition<M extends string = string> {
   readonly defaultSeverity: Severity;
   readonly fix: 'none' | 'safe' | 'unsafe';
   readonly messages: Readonly<Record<M, string>>;
+  /**
+   * The why and the how to fix of each message, with the same `{{placeholders}}` filled from the draft's `data`
+   * (as typescript-eslint keeps every string in `meta.messages` and `create` only picks an id and data). A draft's
+   * own `help` overrides it.
+   */
+  readonly helps?: Readonly<Partial<Record<M, string>>>;
   check(context: RuleContext<M>): void;
 }
 
@@ -91,6 +98,13 @@ export type Reporter = { report(draft: Draft): void }['report'];
  */
 export function defineRule<M extends string>(rule: RuleDefinition<M>): AnyRule {
   return rule as unknown as AnyRule;
+}
+
+/** A draft's help: its own, or its message's template in `helps` filled from its data. */
+export function helpText(helps: Readonly<Partial<Record<string, string>>> | undefined, draft: Draft): string | undefined {
+  if (draft.help !== undefined) return draft.help;
+  const template = helps?.[draft.messageId];
+  return template === undefined ? undefined : formatMessage(template, draft.data);
 }
 
 /** `{{name}}` placeholders filled from data; unknown placeholders are left visible rather than dropped. */

@@ -1,5 +1,11 @@
 /** Renderers are pure: small snapshots of each format for one report. */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { loadBaseline } from '../src/baseline/load.js';
+import { loadFiles } from '../src/cli/discover.js';
+import { verdictOf } from '../src/github/check.js';
+import { renderCheckRun, renderFailure, type CheckOutput } from '../src/render/check-run.js';
 import { EMPTY_BASELINE } from '../src/baseline/schema.js';
 import { gate } from '../src/gate.js';
 import { defaultKnowledgeBase } from '../src/knowledge/index.js';
@@ -8,6 +14,7 @@ import { renderGithubAnnotations } from '../src/render/github.js';
 import { renderSarif } from '../src/render/sarif.js';
 import { renderText } from '../src/render/text.js';
 import { RULES } from '../rules/index.js';
+import { ROOT } from './harness.js';
 
 const file = parseFile(
   'requirements.txt',
@@ -54,5 +61,41 @@ describe('renderers', () => {
       }),
     ]);
     expect(sarif.runs[0].tool.driver.rules).toHaveLength(RULES.length);
+  });
+});
+
+describe('the verdict digest of a check run', () => {
+  const root = join(ROOT, 'fixtures', 'repos', 'demo');
+  const { files } = loadFiles(root, ['Dockerfile', 'requirements.txt', 'environment.yml']);
+  const policy = loadBaseline('.github/cuda-gatekeeper.yml', readFileSync(join(root, 'baseline.yaml'), 'utf8'));
+  const report = gate(files, policy.baseline, defaultKnowledgeBase(), { policy });
+  const context = {
+    baselineOrigin: 'octo-org/demo:.github/cuda-gatekeeper.yml@4f2c1a9',
+    knowledgeRetrieved: '2026-12-01',
+    texts: new Map(files.map((file) => [file.path, file.source.text])),
+    skipped: [],
+    relevantFiles: 3,
+  };
+  const digest = (output: CheckOutput) => verdictOf(output, false);
+
+  it('is computed from what the run says, not from its footer', () => {
+    const base = renderCheckRun(report, context);
+    expect(report.findings.length).toBeGreaterThan(0);
+    // Another baseline commit and knowledge date: the footer changes, the verdict does not.
+    const footer = renderCheckRun(report, {
+      ...context,
+      baselineOrigin: 'octo-org/demo:.github/cuda-gatekeeper.yml@9e8d7c6',
+      knowledgeRetrieved: '2026-12-03',
+    });
+    expect(footer.summary).not.toBe(base.summary);
+    expect(digest(footer)).toBe(digest(base));
+    // One finding fewer, a file not checked, another text under a fix, or the Apply fixes button: another verdict.
+    expect(digest(renderCheckRun({ ...report, findings: report.findings.slice(1) }, context))).not.toBe(digest(base));
+    expect(digest(renderCheckRun(report, { ...context, skipped: [{ path: 'uv.lock', reason: 'over 32 MiB' }] }))).not.toBe(digest(base));
+    const fixed = report.findings.find((finding) => finding.fix)!.fix!.edits[0]!.path;
+    const texts = new Map(context.texts).set(fixed, `${context.texts.get(fixed)!}\n# edited\n`);
+    expect(digest(renderCheckRun(report, { ...context, texts }))).not.toBe(digest(base));
+    expect(verdictOf(base, true)).not.toBe(digest(base));
+    expect(digest(renderFailure('GitHub answered 502'))).not.toBe(digest(renderFailure('GitHub answered 503')));
   });
 });

@@ -25,6 +25,9 @@ for (const ruleId of readdirSync(FIXTURES).sort()) {
         const expectedPath = join(dir, 'expected.out');
         const expected = existsSync(expectedPath) ? readFileSync(expectedPath, 'utf8') : '';
         expect(renderGolden(own)).toBe(expected);
+        // Every placeholder of a message or help template was filled from the report's data.
+        for (const finding of result.report.findings)
+          expect(`${finding.message}\n${finding.help ?? ''}`, `${finding.ruleId} ${finding.messageId}`).not.toMatch(/\{\{\s*\w+\s*\}\}/);
 
         for (const file of result.files) {
           for (const marker of markers(file)) {

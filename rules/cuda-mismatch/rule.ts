@@ -9,9 +9,19 @@ import { mayHoldTogether } from '../../src/parsers/markers.js';
 import type { Fix, TextEdit } from '../../src/finding.js';
 import { cite, isUnverified, type KnowledgeBase, type TorchRelease } from '../../src/knowledge/index.js';
 import { cudaFromTag, publicVersion, tagFromCuda } from '../../src/knowledge/versions.js';
-import { defineRule, type Reporter } from '../../src/rule.js';
+import { defineRule, formatMessage, type Reporter } from '../../src/rule.js';
 
 const MVC = 'https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html';
+const PIP_INDEXES = 'https://pip.pypa.io/en/stable/cli/pip_install/#finding-packages';
+const PIXI_SYSTEM = 'https://pixi.sh/latest/workspace/system_requirements/';
+
+/** Why builds of two CUDA versions in one install break it, by how far apart they are. */
+const WHY: Readonly<Record<'major' | 'minor', string>> = {
+  major:
+    'Libraries built for different CUDA majors need different runtime libraries (libcudart.so.{{foundMajor}} vs .so.{{expectedMajor}}) and cannot share one process reliably.',
+  minor: `Within one CUDA major, builds for different minors run only under minor-version compatibility, which has a limited feature set (no PTX JIT of newer PTX); keep them in step. Source: ${MVC}`,
+};
+const PIN_BUILD = ' Pin the build you want with a local version label (e.g. ==X.Y.Z+cu121) and an index that serves it.';
 
 export default defineRule({
   id: 'cuda-mismatch',
@@ -28,6 +38,17 @@ export default defineRule({
     otherBuild:
       '{{subject}} is a CUDA {{found}} build on PyPI, but {{index}} may serve another build of it, so which is installed beside {{target}} (CUDA {{expected}}) is not determined',
     system: '{{target}} is built for CUDA {{expected}}, but {{subject}} says the machines support only CUDA {{found}}: pixi cannot solve it',
+  },
+  // `evidence` cites the record a claim rests on; `copied` says a build comes from another stage; `why` is WHY's.
+  helps: {
+    major: `${WHY.major}{{evidence}}{{copied}}`,
+    minor: `${WHY.minor}{{evidence}}{{copied}}`,
+    implied: `{{why}}{{evidence}}${PIN_BUILD}{{copied}}`,
+    impliedRange: `{{why}}{{evidence}}${PIN_BUILD}{{copied}}`,
+    index: '{{why}}{{evidence}}{{copied}}',
+    name: 'Whoever installs {{named}} expects CUDA {{found}} builds and gets CUDA {{expected}} ones. Route it to the index of the CUDA it names, or rename it.{{evidence}}{{copied}}',
+    otherBuild: `PyPI's build is for CUDA {{found}}, but {{index}} is another index of this install and may serve a build of the same version for another CUDA; pip treats all indexes alike ("no priority"), so either may be installed. Install it from one index only (--index-url for that package, or a pinned wheel URL) so the build is certain.{{evidence}} Source: ${PIP_INDEXES}`,
+    system: `pixi solves each environment for the virtual package __cuda that system-requirements declares, and CUDA {{expectedMajor}} builds need __cuda >= {{expectedMajor}}. Either pin builds for CUDA {{foundMajor}} (cuda-version = "{{foundMajor}}.*"), or raise the requirement if every machine's driver supports CUDA {{expected}}. Source: ${PIXI_SYSTEM}`,
   },
   check({ units, kb, report }) {
     for (const unit of units) {
@@ -81,8 +102,6 @@ function copiedIn(unit: Unit, claim: CudaClaim): boolean {
   return unit.stage !== undefined && claim.file === unit.root && claim.context !== undefined && claim.file.contexts[claim.context]?.stage !== unit.stage;
 }
 
-const PIP_INDEXES = 'https://pip.pypa.io/en/stable/cli/pip_install/#finding-packages';
-
 /**
  * For a build known only as PyPI's (onnxruntime-gpu, paddlepaddle-gpu versions): another index or find-links page of
  * the same install, which may hold another build of that version. The PyTorch index serves the torch family only.
@@ -119,12 +138,9 @@ function reportMismatch(
   // torch 2.6.0+cu124 under a CUDA 12.8 image: 2.6.0 has no cu128 build, so the options are another build of the
   // same version or the nearest release that has one, moved with its companions.
   const options = !edits && !copied && target.precision === 'minor' ? torchOptions(unit, claim, expected, kb) : [];
-  const why =
-    relation === 'major'
-      ? `Libraries built for different CUDA majors need different runtime libraries (libcudart.so.${found.split('.')[0]} vs .so.${expected.split('.')[0]}) and cannot share one process reliably.`
-      : `Within one CUDA major, builds for different minors run only under minor-version compatibility, which has a limited feature set (no PTX JIT of newer PTX); keep them in step. Source: ${MVC}`;
   const implied = claim.kind === 'implied';
   const how = implied ? (claim.package && !claim.index ? 'that plain PyPI gives on Linux x86_64' : 'from its index') : '';
+  const majors = { foundMajor: found.split('.')[0]!, expectedMajor: expected.split('.')[0]! };
   const evidence = claim.record ? ` Fact: ${cite(claim.record)}.` : '';
   const elsewhere = otherSource(unit, claim);
   if (elsewhere) {
@@ -132,40 +148,45 @@ function reportMismatch(
     // indexes pip takes either (it has no priority between indexes), so the build is not a fact to gate on.
     report({
       messageId: 'otherBuild',
-      data: { subject: claim.subject, found, target: target.subject, expected, index: elsewhere.url },
+      data: { subject: claim.subject, found, target: target.subject, expected, index: elsewhere.url, evidence },
       file: claim.file,
       span: claim.span,
       severity: 'warning',
       unverified: isUnverified(claim.record) || isUnverified(target.record),
-      help: `PyPI's build is for CUDA ${found}, but ${elsewhere.url} is another index of this install and may serve a build of the same version for another CUDA; pip treats all indexes alike ("no priority"), so either may be installed. Install it from one index only (--index-url for that package, or a pinned wheel URL) so the build is certain.${evidence} Source: ${PIP_INDEXES}`,
       related: [{ file: target.file, span: target.span, message: `CUDA ${expected} is set here (${unit.label})` }],
     });
     return;
   }
   report({
-    messageId: implied
-      ? claim.precision === 'major' && !claim.index
-        ? 'impliedRange'
-        : 'implied'
-      : claim.kind === 'index' || claim.kind === 'conda-channel'
-        ? 'index'
-        : claim.kind === 'name'
-          ? 'name'
-          : relation,
-    data: { subject: claim.subject, found, target: target.subject, expected, how },
+    messageId: mismatchMessage(claim, relation),
+    data: {
+      subject: claim.subject,
+      found,
+      target: target.subject,
+      expected,
+      how,
+      named: claim.subject.replace(/^the /, ''),
+      why: formatMessage(WHY[relation], majors),
+      ...majors,
+      evidence,
+      copied: copied ? ` This build is installed in another stage and copied into ${unit.label}: change the build or this stage's image.` : '',
+    },
     file: claim.file,
     span: claim.span,
     severity: relation === 'major' ? 'error' : 'warning',
     unverified: isUnverified(claim.record) || isUnverified(target.record),
-    help: `${
-      claim.kind === 'name'
-        ? `Whoever installs ${claim.subject.replace(/^the /, '')} expects CUDA ${found} builds and gets CUDA ${expected} ones. Route it to the index of the CUDA it names, or rename it.`
-        : why
-    }${evidence}${implied ? ' Pin the build you want with a local version label (e.g. ==X.Y.Z+cu121) and an index that serves it.' : ''}${copied ? ` This build is installed in another stage and copied into ${unit.label}: change the build or this stage's image.` : ''}`,
     related: [{ file: target.file, span: target.span, message: `CUDA ${expected} is set here (${unit.label})` }],
     ...(fix ? { fix } : {}),
     ...(options.length ? { suggestions: options } : {}),
   });
+}
+
+/** Which message says a mismatch: by what the claim is (a plain pin's index, an index, a name), else by the distance. */
+function mismatchMessage(claim: CudaClaim, relation: 'major' | 'minor'): 'major' | 'minor' | 'implied' | 'impliedRange' | 'index' | 'name' {
+  if (claim.kind === 'implied') return claim.precision === 'major' && !claim.index ? 'impliedRange' : 'implied';
+  if (claim.kind === 'index' || claim.kind === 'conda-channel') return 'index';
+  if (claim.kind === 'name') return 'name';
+  return relation;
 }
 
 /**
@@ -196,11 +217,18 @@ function reportFloor(unit: Unit, claim: CudaClaim, target: CudaClaim, report: Re
   const edits = claim.rewrite?.(expected);
   report({
     messageId: 'system',
-    data: { subject: claim.subject, found: claim.cuda, target: target.subject, expected, how: '' },
+    data: {
+      subject: claim.subject,
+      found: claim.cuda,
+      target: target.subject,
+      expected,
+      how: '',
+      foundMajor: claim.cuda.split('.')[0]!,
+      expectedMajor: expected.split('.')[0]!,
+    },
     file: claim.file,
     span: claim.span,
     severity: 'error',
-    help: `pixi solves each environment for the virtual package __cuda that system-requirements declares, and CUDA ${expected.split('.')[0]} builds need __cuda >= ${expected.split('.')[0]}. Either pin builds for CUDA ${claim.cuda.split('.')[0]} (cuda-version = "${claim.cuda.split('.')[0]}.*"), or raise the requirement if every machine's driver supports CUDA ${expected}. Source: https://pixi.sh/latest/workspace/system_requirements/`,
     related: [{ file: target.file, span: target.span, message: `CUDA ${expected} is set here (${unit.label})` }],
     ...(edits ? { suggestions: [{ title: `Require CUDA ${expected.split('.')[0]} on the machines`, safety: 'unsafe', edits }] } : {}),
   });

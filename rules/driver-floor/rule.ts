@@ -3,10 +3,22 @@ import type { ParsedFile } from '../../src/parsers/facts.js';
 import type { Unit } from '../../src/analysis/units.js';
 import { cite, isUnverified, type KnowledgeBase } from '../../src/knowledge/index.js';
 import type { Pool } from '../../src/baseline/schema.js';
-import { defineRule, type Draft, type Reporter, type UnitVerdict } from '../../src/rule.js';
+import { defineRule, helpText, type Draft, type Reporter, type UnitVerdict } from '../../src/rule.js';
 import { selectPools, type Selection } from '../../src/analysis/placement.js';
 import { cudaMajor } from '../../src/knowledge/versions.js';
 import { compareDotted } from '../../src/util/dotted.js';
+
+/** Why each finding matters and how to fix it, filled from its data (src/rule.ts, `helps`). */
+const HELPS = {
+  forwardCompat:
+    'NVIDIA supports {{package}} on R{{branches}} drivers, and NVIDIA\'s images ship it, but only on data-center GPUs on Linux ("Forward Compatibility is applicable only for systems with: NVIDIA Data Center GPUs. Select NGC Server Ready SKUs of RTX cards. Jetson boards"). On other GPUs the container fails with CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE.{{fleetNote}} Sources: {{sources}}',
+  release:
+    'CUDA {{cuda}} code needs at least the driver it was released with ({{needed}}, CUDA {{row}}): older drivers fail CUDA initialisation with "driver version is insufficient for CUDA runtime version". {{floor}} is needed only for later CUDA {{major}}.x releases.{{compatNote}} Sources: {{sources}}',
+  major:
+    'A driver older than {{floor}} runs no CUDA {{major}}.x code newer than its own release: CUDA initialisation fails with "driver version is insufficient for CUDA runtime version".{{compatNote}} Upgrade the fleet driver or stay on CUDA {{previous}}.x. Sources: {{sources}}',
+  minor:
+    "Driver {{fleet}} is a CUDA {{major}}.x driver, so CUDA {{cuda}} code runs under minor-version compatibility: PTX that is newer than the driver cannot be JIT-compiled, and APIs added after the driver's CUDA version fail with cudaErrorCallRequiresNewerDriver. Needed for everything: >= {{needed}} (CUDA {{row}}). Sources: {{sources}}",
+};
 
 export default defineRule({
   id: 'driver-floor',
@@ -32,6 +44,7 @@ export default defineRule({
     unknownImage:
       "{{workload}} container {{container}} gets NVIDIA GPUs, but the CUDA of {{image}} is not known, so the fleet's drivers cannot be checked against it",
   },
+  helps: HELPS,
   check({ units, files, kb, baseline, report, verdict }) {
     if (baseline.pools.length > 0) {
       checkPools(units, files, baseline.pools, baseline.driver.forwardCompat, kb, report, verdict);
@@ -128,12 +141,23 @@ function checkClaim(claim: CudaClaim, fleet: string, compat: boolean, forward: F
     if (compat && forwardCompat !== false && pkg && pkg.compatibleBranches.includes(branch)) {
       report({
         messageId: 'forwardCompat',
-        data: { subject: claim.subject, cuda, fleet, package: pkg.package },
+        data: {
+          subject: claim.subject,
+          cuda,
+          fleet,
+          package: pkg.package,
+          branches: pkg.compatibleBranches.filter((b) => b < branchOf(floor.linux)).join(', R'),
+          fleetNote: forwardCompat
+            ? forward.reason
+              ? ` Here ${forward.reason}.`
+              : ''
+            : ` ${forward.reason ? `Here ${forward.reason}; say` : 'Say'} which fleet this is with gpus: [...] or driver.forwardCompat: true (data-center) or false in the baseline.`,
+          sources: `${cite(pkg)}; ${FORWARD}`,
+        },
         file: claim.file,
         span: claim.span,
         severity: forwardCompat ? 'notice' : 'warning',
         unverified: unverified || isUnverified(pkg),
-        help: `NVIDIA supports ${pkg.package} on R${pkg.compatibleBranches.filter((b) => b < branchOf(floor.linux)).join(', R')} drivers, and NVIDIA's images ship it, but only on data-center GPUs on Linux ("Forward Compatibility is applicable only for systems with: NVIDIA Data Center GPUs. Select NGC Server Ready SKUs of RTX cards. Jetson boards"). On other GPUs the container fails with CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE.${forwardCompat ? (forward.reason ? ` Here ${forward.reason}.` : '') : ` ${forward.reason ? `Here ${forward.reason}; say` : 'Say'} which fleet this is with gpus: [...] or driver.forwardCompat: true (data-center) or false in the baseline.`} Sources: ${cite(pkg)}; ${FORWARD}`,
       });
       return true;
     }
@@ -147,35 +171,47 @@ function checkClaim(claim: CudaClaim, fleet: string, compat: boolean, forward: F
       // 11.x floor 450.80.02) runs from its own row: that is the driver to name, not the floor.
       report({
         messageId: 'release',
-        data: { subject: claim.subject, cuda, needed: need.linux, fleet },
+        data: {
+          subject: claim.subject,
+          cuda,
+          needed: need.linux,
+          fleet,
+          row: rowLabel(need),
+          floor: floor.linux,
+          major,
+          compatNote,
+          sources: `${cite(need.row)}; ${MVC}`,
+        },
         file: claim.file,
         span: claim.span,
         unverified,
-        help: `CUDA ${cuda} code needs at least the driver it was released with (${need.linux}, CUDA ${need.row.label}${need.exactRow ? '' : ', nearest published row'}): older drivers fail CUDA initialisation with "driver version is insufficient for CUDA runtime version". ${floor.linux} is needed only for later CUDA ${major}.x releases.${compatNote} Sources: ${cite(need.row)}; ${MVC}`,
       });
       return true;
     }
     report({
       messageId: 'major',
-      data: { subject: claim.subject, major, floor: floor.linux, fleet },
+      data: { subject: claim.subject, major, floor: floor.linux, fleet, compatNote, previous: major - 1, sources: `${cite(floor)}; ${MVC}` },
       file: claim.file,
       span: claim.span,
       unverified,
-      help: `A driver older than ${floor.linux} runs no CUDA ${major}.x code newer than its own release: CUDA initialisation fails with "driver version is insufficient for CUDA runtime version".${compatNote} Upgrade the fleet driver or stay on CUDA ${major - 1}.x. Sources: ${cite(floor)}; ${MVC}`,
     });
     return true;
   }
   if (!need) return false;
   report({
     messageId: 'minor',
-    data: { subject: claim.subject, cuda, needed: need.linux, fleet },
+    data: { subject: claim.subject, cuda, needed: need.linux, fleet, major, row: rowLabel(need), sources: `${cite(need.row)}; ${MVC}` },
     file: claim.file,
     span: claim.span,
     severity: 'warning',
     unverified,
-    help: `Driver ${fleet} is a CUDA ${major}.x driver, so CUDA ${cuda} code runs under minor-version compatibility: PTX that is newer than the driver cannot be JIT-compiled, and APIs added after the driver's CUDA version fail with cudaErrorCallRequiresNewerDriver. Needed for everything: >= ${need.linux} (CUDA ${need.row.label}${need.exactRow ? '' : ', nearest published row'}). Sources: ${cite(need.row)}; ${MVC}`,
   });
   return true;
+}
+
+/** The driver table row a release's need comes from: `12.4 Update 1`, or `…, nearest published row`. */
+function rowLabel(need: { readonly row: { readonly label: string }; readonly exactRow: boolean }): string {
+  return `${need.row.label}${need.exactRow ? '' : ', nearest published row'}`;
 }
 
 /** What one pool makes of a claim: it runs it, only under a compatibility mode, or not at all (with the reason). */
@@ -273,7 +309,7 @@ function checkPools(
     const running = verdicts.filter((verdict) => verdict.tier !== 'fails');
     const reasons = verdicts
       .filter((verdict): verdict is Extract<PoolVerdict, { draft: Draft }> => verdict.tier !== 'runs')
-      .map((verdict) => `${verdict.pool.name}: ${verdict.draft.help ?? ''}`)
+      .map((verdict) => `${verdict.pool.name}: ${helpText(HELPS, verdict.draft) ?? ''}`)
       .join(' ');
     const unverified = verdicts.some((verdict) => verdict.tier !== 'runs' && verdict.draft.unverified === true);
     const cuda = claimCuda(claim);

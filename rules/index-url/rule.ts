@@ -29,6 +29,21 @@ export default defineRule({
     pipEnvForUv: '{{setting}} is read by pip, not by uv: the uv command in this stage does not use it',
     notExplicit: 'the index "{{name}}" ({{url}}) is not explicit, so uv takes every package it has from it, not only torch',
   },
+  helps: {
+    extraIndex:
+      "pip takes the best matching version from every index, and a build with a +{{tag}} label wins only over the same version. PyPI's {{name}} {{newest}} is {{pypiBuild}}. Pin the build (=={{pinned}}+{{tag}}), or use --index-url for this install. Sources: https://pip.pypa.io/en/stable/cli/pip_install/#finding-packages; {{source}}",
+    noIndex: 'PyPI never serves local versions such as +{{tag}}; they live on the PyTorch index. {{addIndex}}',
+    noLocalSource:
+      'PyPI hosts no local versions (+{{label}}): Warehouse refuses their upload. Add the index or find-links page that publishes this build, or pin the version PyPI has. Source: https://packaging.python.org/en/latest/specifications/version-specifiers/#local-version-identifiers',
+    noPygPage: `PyPI hosts no local versions (+{{label}}): Warehouse refuses their upload. PyG publishes +{{label}} wheels on {{page}} (one page per torch minor and CUDA): add --find-links {{page}}. Source: ${PYG_DOCS} Source: https://packaging.python.org/en/latest/specifications/version-specifiers/#local-version-identifiers`,
+    ignored: '{{reason}}. Source: https://pip.pypa.io/en/stable/reference/requirements-file-format/#per-requirement-options',
+    autoBackend:
+      'Name the backend the image is for, e.g. --torch-backend=cu126 (or ENV UV_TORCH_BACKEND=cu126), matching the CUDA of the base image. Source: https://docs.astral.sh/uv/guides/integration/pytorch/#automatic-backend-selection',
+    pipEnvForUv:
+      'uv takes its indexes from its own settings ("uv does not read configuration files or environment variables that are specific to pip, like pip.conf or PIP_INDEX_URL"): set {{uvSetting}} for uv pip, or declare the index in pyproject.toml ([[tool.uv.index]] with [tool.uv.sources]) for uv sync and uv lock, whose uv.lock then records it. Sources: https://docs.astral.sh/uv/pip/compatibility/#configuration-files-and-environment-variables; https://docs.astral.sh/uv/reference/environment/',
+    notExplicit:
+      "Add explicit = true to this [[tool.uv.index]] entry and route torch, torchvision and torchaudio to it in [tool.uv.sources], as uv's PyTorch guide does: https://docs.astral.sh/uv/guides/integration/pytorch/",
+  },
   check({ units, files, kb, report }) {
     // The installs that compare versions across indexes as pip does (uv's `--index-strategy unsafe-best-match`).
     const bestMatch = new Set(
@@ -77,7 +92,6 @@ function checkAutoBackend(file: ParsedFile, report: Reporter): void {
       file,
       span: option.span,
       severity: 'warning',
-      help: 'Name the backend the image is for, e.g. --torch-backend=cu126 (or ENV UV_TORCH_BACKEND=cu126), matching the CUDA of the base image. Source: https://docs.astral.sh/uv/guides/integration/pytorch/#automatic-backend-selection',
     });
   }
 }
@@ -98,11 +112,10 @@ function checkPipEnvForUv(file: ParsedFile, report: Reporter): void {
     const uv = variable === 'PIP_EXTRA_INDEX_URL' ? 'UV_INDEX' : variable === 'PIP_FIND_LINKS' ? 'UV_FIND_LINKS' : 'UV_DEFAULT_INDEX';
     report({
       messageId: 'pipEnvForUv',
-      data: { setting: variable },
+      data: { setting: variable, uvSetting: uv },
       file,
       span: option.span,
       severity: 'warning',
-      help: `uv takes its indexes from its own settings ("uv does not read configuration files or environment variables that are specific to pip, like pip.conf or PIP_INDEX_URL"): set ${uv} for uv pip, or declare the index in pyproject.toml ([[tool.uv.index]] with [tool.uv.sources]) for uv sync and uv lock, whose uv.lock then records it. Sources: https://docs.astral.sh/uv/pip/compatibility/#configuration-files-and-environment-variables; https://docs.astral.sh/uv/reference/environment/`,
     });
   }
 }
@@ -135,12 +148,21 @@ function checkExtraIndexes(unit: Unit, bestMatch: ReadonlySet<InstallContext | u
           : `it has no ${pkg.rawName} that ${pkg.specifier || 'the requirement'} allows`;
         report({
           messageId: 'extraIndex',
-          data: { subject: `${pkg.rawName}${pkg.specifier}`, name: pkg.rawName, newest: wins.newest, tag: variant.tag, url: index.url, onIndex },
+          data: {
+            subject: `${pkg.rawName}${pkg.specifier}`,
+            name: pkg.rawName,
+            newest: wins.newest,
+            tag: variant.tag,
+            url: index.url,
+            onIndex,
+            pypiBuild: wins.release.pypiDefault ? `the ${wins.release.pypiDefault} build` : 'its default build',
+            pinned: wins.newestOnIndex ?? 'X.Y.Z',
+            source: cite(wins.release),
+          },
           file,
           span: pkg.span,
           severity: 'warning',
           unverified: isUnverified(wins.release),
-          help: `pip takes the best matching version from every index, and a build with a +${variant.tag} label wins only over the same version. PyPI's ${pkg.rawName} ${wins.newest} is ${wins.release.pypiDefault ? `the ${wins.release.pypiDefault} build` : 'its default build'}. Pin the build (==${wins.newestOnIndex ?? 'X.Y.Z'}+${variant.tag}), or use --index-url for this install. Sources: https://pip.pypa.io/en/stable/cli/pip_install/#finding-packages; ${cite(wins.release)}`,
           related: [{ file: owner, span: index.span, message: `the extra index serves ${variant.tag} builds` }],
         });
       }
@@ -185,11 +207,10 @@ function checkUnservedLabels(unit: Unit, invocationsOf: ReadonlyMap<InstallConte
       : undefined;
     report({
       messageId: 'noIndex',
-      data: { name: pkg.rawName, version: publicVersion(pkg.exact), tag },
+      data: { name: pkg.rawName, version: publicVersion(pkg.exact), tag, addIndex: (ADD_INDEX[file.kind] ?? ADD_INDEX_TO_COMMAND)(url, pkg) },
       file,
       span: pkg.span,
       severity: 'error',
-      help: `PyPI never serves local versions such as +${tag}; they live on the PyTorch index. ${(ADD_INDEX[file.kind] ?? ADD_INDEX_TO_COMMAND)(url, pkg)}`,
       ...(fix ? { fix } : {}),
     });
   }
@@ -238,15 +259,17 @@ function checkOtherLocalLabel(file: ParsedFile, pkg: PackageFact, invocations: r
       : undefined;
   report({
     messageId: pyg ? 'noPygPage' : 'noLocalSource',
-    data: { name: pkg.rawName, version: publicVersion(pkg.exact!), label: pkg.localLabel!, torch: pyg ? `${pyg[1]}.${pyg[2]}` : '', tag: pyg?.[3] ?? '' },
+    data: {
+      name: pkg.rawName,
+      version: publicVersion(pkg.exact!),
+      label: pkg.localLabel!,
+      torch: pyg ? `${pyg[1]}.${pyg[2]}` : '',
+      tag: pyg?.[3] ?? '',
+      page: page ?? '',
+    },
     file,
     span: pkg.span,
     severity: 'error',
-    help: `PyPI hosts no local versions (+${pkg.localLabel}): Warehouse refuses their upload. ${
-      page
-        ? `PyG publishes +${pkg.localLabel} wheels on ${page} (one page per torch minor and CUDA): add --find-links ${page}. Source: ${PYG_DOCS}`
-        : 'Add the index or find-links page that publishes this build, or pin the version PyPI has.'
-    } Source: https://packaging.python.org/en/latest/specifications/version-specifiers/#local-version-identifiers`,
     ...(fix ? { fix } : {}),
   });
 }
@@ -269,7 +292,6 @@ function checkExplicit(file: ParsedFile, report: Reporter): void {
       file,
       span: index.span,
       severity: 'warning',
-      help: "Add explicit = true to this [[tool.uv.index]] entry and route torch, torchvision and torchaudio to it in [tool.uv.sources], as uv's PyTorch guide does: https://docs.astral.sh/uv/guides/integration/pytorch/",
     });
   }
 }
@@ -293,10 +315,9 @@ function checkIgnoredOptions(file: ParsedFile, report: Reporter): void {
     report({
       messageId: 'ignored',
       severity: 'warning',
-      data: { option: optionText },
+      data: { option: optionText, reason: index.ignoredReason ?? '' },
       file,
       span: index.span,
-      help: `${index.ignoredReason}. Source: https://pip.pypa.io/en/stable/reference/requirements-file-format/#per-requirement-options`,
       fix,
     });
   }

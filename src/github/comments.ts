@@ -2,6 +2,7 @@
  * `/cuda-check` comments and the Apply fixes button. The bot keeps one comment per pull request, found by its
  * marker among the comments it wrote (paged: a pull request can have thousands) and updated in place.
  */
+import { fixReplies, noSuchRule, orgBaselineUnreadable, ruleExplanation } from '../render/github-prose.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Context } from 'probot';
@@ -128,17 +129,11 @@ const COMMANDS: { readonly [K in Command['kind']]: (run: CommandContext, command
 
 async function explain(run: CommandContext, ruleId: string): Promise<undefined> {
   if (!RULE_IDS.has(ruleId)) {
-    await run.reply(
-      `There is no rule \`${ruleId}\`. Rules: ${[...RULE_IDS]
-        .sort()
-        .map((id) => `\`${id}\``)
-        .join(', ')}.`,
-    );
+    await run.reply(noSuchRule(ruleId, RULE_IDS));
     return undefined;
   }
   const readme = readFileSync(join(packageRoot(), 'rules', ruleId, 'README.md'), 'utf8');
-  const withoutExamples = readme.split('\n## Examples')[0]!.trim();
-  await run.reply(`${withoutExamples.replace(/^# /, '### ')}\n\nExamples: \`rules/${ruleId}/README.md\` in cuda-gatekeeper.`);
+  await run.reply(ruleExplanation(ruleId, readme));
   return undefined;
 }
 
@@ -148,7 +143,7 @@ async function showBaseline(run: CommandContext): Promise<undefined> {
   const cached = deps.orgCache.get(target.installationId, repo.owner);
   const read = await readBaselineFiles(github, repo, cached === undefined);
   if (read.org?.state === 'unavailable') {
-    await run.reply(`The organisation baseline could not be read: ${read.org.reason}.`);
+    await run.reply(orgBaselineUnreadable(read.org.reason));
     return undefined;
   }
   const org = read.org ? (read.org.state === 'found' ? read.org.config : null) : cached;
@@ -182,40 +177,32 @@ async function applyFixes(run: CommandContext): Promise<void> {
   const { github, deps, target, reply } = run;
   const repo = { owner: target.owner, repo: target.repo };
   if (!(await run.access.allows(repo, run.sender))) {
-    await reply(
-      `Sorry @${run.sender}, only people with write access to ${repo.owner}/${repo.repo} can ask me to commit fixes. The review suggestions can still be applied by the author.`,
-    );
+    await reply(fixReplies.noWriteAccess(run.sender, `${repo.owner}/${repo.repo}`));
     return;
   }
   if (target.state !== 'OPEN') {
-    await reply(`This pull request is ${target.state.toLowerCase()}, so there is no branch to commit the fixes to. Open a new pull request with them instead.`);
+    await reply(fixReplies.closed(target.state));
     return;
   }
   if (isFork(target)) {
-    await reply(
-      `This pull request comes from the fork ${target.headRepo}. The app can commit only to repositories it is installed on, so it cannot push the fixes there. Apply the review suggestions with **Commit suggestion**, or run \`cuda-gatekeeper check --fix\` locally and push.`,
-    );
+    await reply(fixReplies.fork(target.headRepo));
     return;
   }
   if (!(await installationGrants(github)).contentsWrite) {
-    await reply(
-      'This installation may read contents but not write them, so I cannot commit the fixes. Apply the review suggestions with **Commit suggestion**, or give the App the **Contents: Read and write** repository permission (its settings, Permissions & events) and accept it on the installation.',
-    );
+    await reply(fixReplies.readOnly());
     return;
   }
   const analysis = await analyzePull(github, target, deps, await readChanges(github, target));
   const commit = safeFixContents(analysis.report, analysis.texts);
   if (commit.files.length === 0) {
-    await reply('There are no safe fixes to apply on this pull request.');
+    await reply(fixReplies.nothingToFix());
     return;
   }
   try {
     const oid = await commitFixes(github, target, commit);
-    await reply(
-      `Committed ${commit.titles.length} safe fix${commit.titles.length === 1 ? '' : 'es'} to \`${target.headRef}\` (${oid.slice(0, 7)}):\n\n${commit.titles.map((title) => `- ${title}`).join('\n')}`,
-    );
+    await reply(fixReplies.committed(commit.titles, target.headRef, oid));
   } catch (error) {
-    await reply(`I could not commit the fixes: ${describeError(error)} If the branch moved, run the check again first.`);
+    await reply(fixReplies.failed(describeError(error)));
   }
 }
 

@@ -4,29 +4,14 @@
  * reasons in its body. At most one per repository, updated in place on the app's own branch; default
  * branches are never pushed to.
  */
-import type { Finding, Report } from '../finding.js';
+import type { Report } from '../finding.js';
+import { migrationBody } from '../render/github-prose.js';
 import { safeFixContents } from '../analysis/safe-fixes.js';
 import { COMMIT_MUTATION } from './fixes.js';
 import type { GitHub } from './types.js';
 
 export const MIGRATION_BRANCH = 'cuda-gatekeeper/baseline-migration';
 export const MIGRATION_MARKER = '<!-- cuda-gatekeeper:migration -->';
-
-export function migrationBody(report: Report, titles: readonly string[], baselineOrigin: string): string {
-  const reasons = report.findings
-    .filter((finding: Finding) => finding.severity === 'error')
-    .map((finding) => `- \`${finding.location.path}:${finding.location.start.line}\` ${finding.message} (${finding.ruleId})`);
-  return `${MIGRATION_MARKER}
-The organisation's CUDA baseline changed (${baselineOrigin}) and this repository's default branch no longer conforms.
-
-### Fixes in this pull request
-${titles.map((title) => `- ${title}`).join('\n')}
-
-### Why
-${reasons.join('\n')}
-
-This branch is maintained by cuda-gatekeeper and updated when the baseline changes again; findings without a safe fix need a person.`;
-}
 
 export interface MigrationResult {
   readonly action: 'opened' | 'updated' | 'nothing to fix';
@@ -60,7 +45,7 @@ export async function migrate(
       fileChanges: { additions: commit.files.map((file) => ({ path: file.path, contents: Buffer.from(file.contents, 'utf8').toString('base64') })) },
     },
   });
-  const body = migrationBody(report, commit.titles, baselineOrigin);
+  const body = `${MIGRATION_MARKER}\n${migrationBody(report, commit.titles, baselineOrigin)}`;
   const open = await github.rest.pulls.list({ owner, repo, state: 'open', head: `${owner}:${MIGRATION_BRANCH}`, per_page: 10 });
   const existing = open.data.find((pull) => pull.head.ref === MIGRATION_BRANCH);
   if (existing) {

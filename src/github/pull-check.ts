@@ -14,6 +14,7 @@
 import type { Context } from 'probot';
 import { defaultKnowledgeBase } from '../knowledge/index.js';
 import { checkRuns, latency, queueDepth } from '../util/metrics.js';
+import { orgBaselineUnavailable, rateLimitNote } from '../render/github-prose.js';
 import { CHECK_NAME, renderCheckRun, renderFailure, type CheckOutput, type FixesOffer } from '../render/check-run.js';
 import { installationGrants, type Grants } from './access.js';
 import { analyzePull, type Analysis, type ChangedFile } from './analyze.js';
@@ -158,15 +159,10 @@ export interface OutputContext {
 
 export function checkOutput(analysis: Analysis, target: PullTarget, context: OutputContext): CheckOutput {
   if (analysis.unavailable) {
-    return renderFailure(
-      `The organisation baseline (\`${target.owner}/${ORG_CONFIG_REPO}:${ORG_CONFIG_PATH}\`) could not be read: ${analysis.unavailable}. The organisation's policy may forbid what this pull request changes, so nothing is judged without it. If the organisation restricts access (SAML single sign-on, an IP allow list), allow the app there.`,
-    );
+    return renderFailure(orgBaselineUnavailable(`${target.owner}/${ORG_CONFIG_REPO}:${ORG_CONFIG_PATH}`, analysis.unavailable));
   }
   const notes = orgNotes(target, analysis, context.grants);
-  if (context.deferredSince)
-    notes.push(
-      `GitHub's rate limit held this check back: it was asked for at ${context.deferredSince.replace('T', ' ').slice(0, 16)} UTC and ran as soon as GitHub allowed.`,
-    );
+  if (context.deferredSince) notes.push(rateLimitNote(context.deferredSince));
   // The repository's baseline comes from the default branch: its problems are annotated only where the head commit
   // has the same file (else they are listed in the summary with a link).
   const config = analysis.read?.repoConfig?.text;

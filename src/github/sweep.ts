@@ -6,6 +6,7 @@
  */
 import type { Probot } from 'probot';
 import type { Report } from '../finding.js';
+import { complianceDashboard, complianceIssueBody } from '../render/github-prose.js';
 import type { AppDeps } from './deps.js';
 import { evaluateDefaultBranch, organisationRepositories } from './org.js';
 import { ORG_CONFIG_REPO } from '../baseline/layers.js';
@@ -22,15 +23,6 @@ export interface SweepRow {
   readonly errors: number;
   readonly warnings: number;
   readonly report: Report;
-}
-
-function findingsList(report: Report): string {
-  const lines = report.findings
-    .filter((finding) => finding.severity !== 'notice')
-    .slice(0, 30)
-    .map((finding) => `- **${finding.severity}** \`${finding.location.path}:${finding.location.start.line}\` ${finding.message} (${finding.ruleId})`);
-  const more = report.findings.length > lines.length ? `\n- … ${report.findings.length - lines.length} more` : '';
-  return lines.join('\n') + more;
 }
 
 /** Our compliance issue among the open issues, page by page until found. */
@@ -83,21 +75,11 @@ export async function sweepInstallation(
     };
     rows.push(row);
     if (mode === 'repository') {
-      const body =
-        row.errors + row.warnings === 0
-          ? `The default branch conforms to the organisation's CUDA baseline (checked ${today}).`
-          : `The default branch does not conform to the organisation's CUDA baseline (checked ${today}): ${row.errors} errors, ${row.warnings} warnings.\n\n${findingsList(row.report)}`;
-      await upsertIssue(github, owner, repo.name, body, row.errors + row.warnings > 0);
+      await upsertIssue(github, owner, repo.name, complianceIssueBody(row.report, today), row.errors + row.warnings > 0);
     }
   }
   if (mode === 'dashboard') {
-    const table = [
-      '| repository | errors | warnings |',
-      '|---|---:|---:|',
-      ...rows.map((row) => `| [${row.repo}](${row.url}) | ${row.errors} | ${row.warnings} |`),
-    ].join('\n');
-    const failing = rows.filter((row) => row.errors > 0).length;
-    await upsertIssue(github, owner, ORG_CONFIG_REPO, `CUDA compliance of ${rows.length} repositories on ${today}: ${failing} with errors.\n\n${table}`, true);
+    await upsertIssue(github, owner, ORG_CONFIG_REPO, complianceDashboard(rows, today), true);
   }
   log.info({ owner, repositories: rows.length, failing: rows.filter((row) => row.errors > 0).length, issues: mode }, 'drift sweep completed');
   return rows;

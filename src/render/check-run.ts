@@ -62,6 +62,12 @@ export interface CheckOutput {
   readonly summary: string;
   readonly text?: string;
   readonly annotations: readonly Annotation[];
+  /**
+   * What the run says, as the data it was rendered from (JSON): two runs that say the same have equal data. The
+   * footer's baseline commit and knowledge date are not part of it, so a run that differs only there is the same
+   * verdict (src/github/check.ts digests it; no rendered Markdown is parsed back).
+   */
+  readonly verdict: unknown;
 }
 
 const LEVEL: Readonly<Record<Severity, Annotation['annotation_level']>> = { error: 'failure', warning: 'warning', notice: 'notice' };
@@ -96,6 +102,7 @@ export function renderCheckRun(report: Report, context: CheckContext): CheckOutp
         footer(context),
       ].join('\n\n'),
       annotations: [],
+      verdict: { nothingRelevant: true, notes: context.notes ?? [], fixes: context.fixes ?? { kind: 'button' } },
     };
   }
   const [here, elsewhere] = partition(report.findings, (finding) => context.texts.has(finding.location.path));
@@ -121,6 +128,30 @@ export function renderCheckRun(report: Report, context: CheckContext): CheckOutp
     summary,
     ...(text ? { text } : {}),
     annotations: here.map((finding) => annotation(finding, context.texts.get(finding.location.path))),
+    verdict: verdictData(report, context),
+  };
+}
+
+/**
+ * Everything a run's output is rendered from but the footer's baseline origin and knowledge date: the report, what
+ * was not checked, how fixes are offered, the notes, and the texts the fixes' diffs are shown against.
+ */
+function verdictData(report: Report, context: CheckContext): unknown {
+  const edited = new Set(
+    report.findings.flatMap((finding) => [...(finding.fix?.edits ?? []), ...(finding.suggestions ?? []).flatMap((fix) => fix.edits)].map((edit) => edit.path)),
+  );
+  return {
+    report,
+    skipped: context.skipped,
+    unseen: context.unseen ?? null,
+    unchecked: context.unchecked ?? 'fail',
+    relevantFiles: context.relevantFiles,
+    fixes: context.fixes ?? { kind: 'button' },
+    // The links shown: those of findings about files outside the commit (a baseline file at its commit).
+    links: [...(context.links ?? [])].filter(([path]) => report.findings.some((finding) => finding.location.path === path && !context.texts.has(path))),
+    notes: context.notes ?? [],
+    texts: [...edited].sort().map((path) => [path, context.texts.get(path) ?? null]),
+    annotated: [...new Set(report.findings.map((finding) => finding.location.path))].filter((path) => context.texts.has(path)).sort(),
   };
 }
 
@@ -162,6 +193,7 @@ export function renderFailure(reason: string): CheckOutput {
     title: 'cuda-gatekeeper could not check this pull request',
     summary: `${reason}\n\nNothing was checked, so the check fails closed. Re-run it with the **Re-run** button or a \`/cuda-check\` comment once the cause is gone.`,
     annotations: [],
+    verdict: { failed: reason },
   };
 }
 

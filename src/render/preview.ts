@@ -72,6 +72,7 @@ export function previewOutput(
     summary: summary.slice(0, MAX_OUTPUT),
     text: table(outcomes).slice(0, MAX_OUTPUT),
     annotations: [],
+    verdict: { preview: outcomes, repositories, unreadable },
   };
 }
 
@@ -93,6 +94,7 @@ export function invalidBaselineOutput(path: string, source: SourceText, problems
         title: 'policy-error',
       };
     }),
+    verdict: { invalid: path, problems: problems.map((problem) => [problem.span.start, problem.span.end, problem.message]) },
   };
 }
 
@@ -102,5 +104,6 @@ export function removedBaselineOutput(path: string): CheckOutput {
     title: 'The organisation baseline is removed',
     summary: `This pull request deletes \`${path}\`; repositories fall back to their own files or the bundled baseline.`,
     annotations: [],
+    verdict: { removed: path },
   };
 }
