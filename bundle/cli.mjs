@@ -53268,6 +53268,10 @@ function edited(file2, edits) {
   return parseFile(file2.path, applyEdits(file2.source.text, own2), file2.kind);
 }
 function merged(edits) {
+  const unique2 = distinct(edits);
+  return overlapping(unique2) ? void 0 : unique2;
+}
+function distinct(edits) {
   const unique2 = [];
   const seen = /* @__PURE__ */ new Set();
   for (const edit of edits) {
@@ -53276,14 +53280,22 @@ function merged(edits) {
     seen.add(key);
     unique2.push(edit);
   }
-  const sorted = [...unique2].sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : a.range[0] - b.range[0] || a.range[1] - b.range[1]);
+  return unique2;
+}
+function overlapping(edits, each) {
+  const sorted = [...edits].sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : a.range[0] - b.range[0] || a.range[1] - b.range[1]);
+  let found = false;
   for (let i = 1; i < sorted.length; i++) {
     const previous = sorted[i - 1];
     const edit = sorted[i];
     if (previous.path !== edit.path) continue;
-    if (edit.range[0] < previous.range[1] || edit.range[0] === previous.range[0] && edit.range[0] === previous.range[1]) return void 0;
+    if (edit.range[0] < previous.range[1] || edit.range[0] === previous.range[0] && edit.range[0] === previous.range[1]) {
+      found = true;
+      if (!each) return true;
+      each([previous, edit]);
+    }
   }
-  return unique2;
+  return found;
 }
 function keyOf(finding) {
   return `${finding.ruleId}\0${finding.severity}\0${finding.location.path}\0${finding.message}`;

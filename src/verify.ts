@@ -203,6 +203,18 @@ function edited(file: ParsedFile, edits: readonly TextEdit[]): ParsedFile {
 
 /** The edits with duplicates dropped (two findings may propose the same edit), or undefined when two overlap. */
 export function merged(edits: readonly TextEdit[]): TextEdit[] | undefined {
+  const unique = distinct(edits);
+  return overlapping(unique) ? undefined : unique;
+}
+
+/** Pairs of distinct edits (neighbours in file order) that cannot both be applied as written. */
+export function overlaps(edits: readonly TextEdit[]): [TextEdit, TextEdit][] {
+  const pairs: [TextEdit, TextEdit][] = [];
+  overlapping(distinct(edits), (pair) => pairs.push(pair));
+  return pairs;
+}
+
+function distinct(edits: readonly TextEdit[]): TextEdit[] {
   const unique: TextEdit[] = [];
   const seen = new Set<string>();
   for (const edit of edits) {
@@ -211,15 +223,25 @@ export function merged(edits: readonly TextEdit[]): TextEdit[] | undefined {
     seen.add(key);
     unique.push(edit);
   }
-  const sorted = [...unique].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.range[0] - b.range[0] || a.range[1] - b.range[1]));
+  return unique;
+}
+
+/** Whether two edits overlap; with `each`, every overlapping neighbour pair is given to it (else the first ends the walk). */
+function overlapping(edits: readonly TextEdit[], each?: (pair: [TextEdit, TextEdit]) => void): boolean {
+  const sorted = [...edits].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.range[0] - b.range[0] || a.range[1] - b.range[1]));
+  let found = false;
   for (let i = 1; i < sorted.length; i++) {
     const previous = sorted[i - 1]!;
     const edit = sorted[i]!;
     if (previous.path !== edit.path) continue;
     // Two insertions at one point, or ranges that share characters, cannot both be applied as written.
-    if (edit.range[0] < previous.range[1] || (edit.range[0] === previous.range[0] && edit.range[0] === previous.range[1])) return undefined;
+    if (edit.range[0] < previous.range[1] || (edit.range[0] === previous.range[0] && edit.range[0] === previous.range[1])) {
+      found = true;
+      if (!each) return true;
+      each([previous, edit]);
+    }
   }
-  return unique;
+  return found;
 }
 
 /** What a finding says, where, at which level: its position is left out, as edits move lines. */

@@ -8,8 +8,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { run } from '../src/cli/main.js';
 import { ROOT } from './harness.js';
+import { runCli as cli } from './support/cli.js';
 
 function repo(files: Record<string, string>): string {
   const dir = mkdtempSync(join(tmpdir(), 'cgk-flags-'));
@@ -18,13 +18,6 @@ function repo(files: Record<string, string>): string {
     writeFileSync(join(dir, path), text);
   }
   return dir;
-}
-
-function cli(cwd: string, argv: string[], stdin?: string): { code: number; out: string; err: string } {
-  let out = '';
-  let err = '';
-  const code = run(argv, { cwd, out: (text) => (out += text), err: (text) => (err += text), ...(stdin !== undefined ? { stdin: () => stdin } : {}) });
-  return { code, out, err };
 }
 
 const WARNING_ONLY = { 'requirements.txt': 'torch>=2.0\n' };

@@ -4,20 +4,13 @@ import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { run } from '../src/cli/main.js';
 import { ROOT } from './harness.js';
+import { cli } from './support/cli.js';
 
 function demoCopy(): string {
   const dir = mkdtempSync(join(tmpdir(), 'cgk-cli-'));
   cpSync(join(ROOT, 'fixtures', 'repos', 'demo'), dir, { recursive: true });
   return dir;
-}
-
-function cli(cwd: string, ...argv: string[]): { code: number; out: string; err: string } {
-  let out = '';
-  let err = '';
-  const code = run(argv, { cwd, out: (text) => (out += text), err: (text) => (err += text) });
-  return { code, out, err };
 }
 
 describe('cuda-gatekeeper check', () => {

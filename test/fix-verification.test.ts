@@ -16,7 +16,7 @@ import { gate, type GateOptions } from '../src/gate.js';
 import { defaultKnowledgeBase } from '../src/knowledge/index.js';
 import { classifyPath, parseFile, sniffKind } from '../src/parsers/index.js';
 import { plan } from '../src/plan/plan.js';
-import { merged, verifyFixes } from '../src/verify.js';
+import { merged, overlaps, verifyFixes } from '../src/verify.js';
 import { RULE_IDS } from '../rules/index.js';
 import { CORPUS, inputPaths, ROOT } from './harness.js';
 
@@ -90,8 +90,9 @@ describe('applying every safe fix never adds a finding', () => {
   const cases = [...fixtureCases(), ...corpusCases()];
   it.each(cases.map((c) => [c.name, c] as const))('%s', (_name, c) => {
     const before = verified(c);
-    const edits = merged(before.flatMap((finding) => (finding.fix?.safety === 'safe' ? finding.fix.edits : [])));
-    expect(edits, 'the safe fixes do not overlap').toBeDefined();
+    const safe = before.flatMap((finding) => (finding.fix?.safety === 'safe' ? finding.fix.edits : []));
+    expect(overlaps(safe), 'the safe fixes do not overlap').toEqual([]);
+    const edits = merged(safe);
     const after = gate(applied(c.files, edits!), c.baseline, kb, c.options).findings;
     expect(added(before, after)).toEqual([]);
   });
@@ -108,8 +109,9 @@ describe('plan --write never adds an error', () => {
     const before = errors(c.files);
     for (const cuda of SUPPORTED) {
       const result = plan(c.files, cuda, kb, c.baseline);
-      const edits = merged(result.steps.flatMap((step) => step.edits ?? []));
-      expect(edits, `plan --cuda ${cuda}: edits do not overlap`).toBeDefined();
+      const planned = result.steps.flatMap((step) => step.edits ?? []);
+      expect(overlaps(planned), `plan --cuda ${cuda}: edits do not overlap`).toEqual([]);
+      const edits = merged(planned);
       expect(added(before, errors(applied(c.files, edits!))), `plan --cuda ${cuda}`).toEqual([]);
     }
   });

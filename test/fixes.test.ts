@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { applyEdits } from '../src/analysis/edits.js';
 import type { ParsedFile } from '../src/parsers/facts.js';
 import { parseFile } from '../src/parsers/index.js';
+import { merged, overlaps } from '../src/verify.js';
 import { ROOT, runCase } from './harness.js';
 
 const cases = [
@@ -42,5 +43,17 @@ describe('safe fixes applied together', () => {
     expect(rounds, 'reaches a fixed point').toBeLessThan(4);
     const end = runCase(dir, files).report;
     expect(end.counts.error, 'no new errors').toBeLessThanOrEqual(start.report.counts.error);
+  });
+});
+
+describe('overlapping edits', () => {
+  it('names the pair that cannot both be applied, and merged refuses them', () => {
+    const a = { path: 'r.txt', range: [0, 5] as [number, number], text: 'x' };
+    const b = { path: 'r.txt', range: [3, 8] as [number, number], text: 'y' };
+    const c = { path: 'r.txt', range: [8, 9] as [number, number], text: 'z' };
+    expect(overlaps([c, b, a, a])).toEqual([[a, b]]);
+    expect(merged([a, b])).toBeUndefined();
+    expect(overlaps([a, c])).toEqual([]);
+    expect(merged([a, a, c])).toEqual([a, c]);
   });
 });

@@ -3,14 +3,12 @@
  * Each case ends with one clear line and exit 2 (never a stack trace, never exit 1, which means "findings"), or
  * with the files read once; nothing a file contains is echoed as a terminal or workflow command.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ROOT } from './harness.js';
-
-const BIN = join(ROOT, 'bin', 'cuda-gatekeeper.js');
+import { cliProcess as cli } from './support/cli.js';
 
 function repo(files: Record<string, string> = {}): string {
   const dir = mkdtempSync(join(tmpdir(), 'cgk-odd-'));
@@ -19,11 +17,6 @@ function repo(files: Record<string, string> = {}): string {
     writeFileSync(join(dir, path), text);
   }
   return dir;
-}
-
-function cli(cwd: string, ...args: string[]): { code: number | null; out: string; err: string } {
-  const result = spawnSync(process.execPath, [BIN, ...args], { cwd, encoding: 'utf8', timeout: 20_000 });
-  return { code: result.status, out: result.stdout, err: result.stderr };
 }
 
 /** One line on stderr, no stack frames. */

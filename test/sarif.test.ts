@@ -13,11 +13,11 @@ import type { ValidateFunction } from 'ajv';
 import AjvDraft04 from 'ajv-draft-04';
 import addFormats from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
-import { run } from '../src/cli/main.js';
 import type { Finding, Report } from '../src/finding.js';
 import { pathUri, renderSarif, RULE_TAGS } from '../src/render/sarif.js';
 import { RULES } from '../rules/index.js';
 import { ROOT } from './harness.js';
+import { runCli } from './support/cli.js';
 
 const require = createRequire(import.meta.url);
 const schema = JSON.parse(readFileSync(require.resolve('@microsoft/jest-sarif/lib/schemas/sarif-2.1.0-rtm.5.json'), 'utf8')) as object;
@@ -41,10 +41,9 @@ interface Sarif {
   }[];
 }
 
+/** The CLI's SARIF output, checked against the SARIF 2.1.0 schema. */
 function cli(cwd: string, ...argv: string[]): Sarif {
-  let out = '';
-  run(argv, { cwd, out: (text) => (out += text), err: () => {} });
-  const sarif = JSON.parse(out) as Sarif;
+  const sarif = JSON.parse(runCli(cwd, argv).out) as Sarif;
   expect(validate(sarif), JSON.stringify(validate.errors?.slice(0, 3))).toBe(true);
   return sarif;
 }

@@ -9,11 +9,11 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EMPTY_BASELINE } from '../src/baseline/schema.js';
-import { run } from '../src/cli/main.js';
 import type { Finding } from '../src/finding.js';
 import { gate } from '../src/gate.js';
 import { defaultKnowledgeBase } from '../src/knowledge/index.js';
 import { classifyPath, condaByContent, parseFile, sniffKind } from '../src/parsers/index.js';
+import { cli } from './support/cli.js';
 
 function tree(files: Record<string, string>): string {
   const dir = mkdtempSync(join(tmpdir(), 'cgk-real-'));
@@ -22,13 +22,6 @@ function tree(files: Record<string, string>): string {
     writeFileSync(join(dir, path), text);
   }
   return dir;
-}
-
-function cli(cwd: string, ...argv: string[]): { code: number; out: string; err: string } {
-  let out = '';
-  let err = '';
-  const code = run(argv, { cwd, out: (text) => (out += text), err: (text) => (err += text) });
-  return { code, out, err };
 }
 
 /** The paths a JSON report's findings are about. */

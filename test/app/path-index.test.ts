@@ -1,11 +1,10 @@
 /**
  * The path index (src/github/path-index.ts): what a push event says about a default branch, when an entry may
- * stand for a commit, and the two stores: in memory, and on a real Redis server (started here on loopback;
- * .ci/run installs Debian's redis-server), including a Redis that goes away.
+ * stand for a commit, and the store in memory (the Redis store: path-index-redis.test.ts, a system test).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRedis, type RunningRedis } from '../support/redis.js';
-import { afterPush, branchPush, entryFromTree, MAX_AGE_MS, MemoryPathIndex, RedisPathIndex, usablePaths, type PathIndex } from '../../src/github/path-index.js';
+import { describe, expect, it } from 'vitest';
+import { storeContract } from '../support/path-index-contract.js';
+import { afterPush, branchPush, entryFromTree, MAX_AGE_MS, MemoryPathIndex, usablePaths } from '../../src/github/path-index.js';
 
 const A = 'a'.repeat(40);
 const B = 'b'.repeat(40);
@@ -77,36 +76,6 @@ describe('what a push says', () => {
   });
 });
 
-/** The behaviour both stores share. */
-function storeContract(make: () => PathIndex) {
-  it('keeps an entry, moves it over a push that follows from it, and forgets it over one that does not', async () => {
-    const index = make();
-    const entry = entryFromTree(A, ['Dockerfile', 'odd\nname/requirements.txt'], Date.now());
-    await index.put('o/r', entry);
-    expect(await index.get('o/r')).toEqual(entry);
-    await index.pushed('o/r', { before: A, after: B, touched: ['requirements.txt', 'Dockerfile'] });
-    expect(await index.get('o/r')).toEqual({ ...entry, sha: B, paths: ['Dockerfile', 'odd\nname/requirements.txt', 'requirements.txt'] });
-    await index.pushed('o/r', { before: A, after: B, touched: ['requirements.txt'] }); // redelivered: already at B
-    expect((await index.get('o/r'))?.sha).toBe(B);
-    await index.pushed('o/r', { before: A, after: C, touched: [] }); // out of order: B is the entry's commit
-    expect(await index.get('o/r')).toBeUndefined();
-    await index.put('o/r', entryFromTree(B, [], Date.now()));
-    await index.pushed('o/r', { before: B, after: C }); // forced
-    expect(await index.get('o/r')).toBeUndefined();
-    await index.pushed('o/unknown', { before: A, after: B, touched: ['Dockerfile'] });
-    expect(await index.get('o/unknown')).toBeUndefined();
-  });
-
-  it('keeps an empty path list as empty', async () => {
-    const index = make();
-    await index.put('o/empty', entryFromTree(A, [], Date.now()));
-    await index.pushed('o/empty', { before: A, after: B, touched: [] });
-    expect((await index.get('o/empty'))?.paths).toEqual([]);
-    await index.pushed('o/empty', { before: B, after: C, touched: ['Dockerfile'] });
-    expect((await index.get('o/empty'))?.paths).toEqual(['Dockerfile']);
-  });
-}
-
 describe('in memory', () => {
   storeContract(() => new MemoryPathIndex());
 
@@ -117,53 +86,5 @@ describe('in memory', () => {
     await index.put('o/c', entryFromTree(A, [], Date.now()));
     expect(await index.get('o/b')).toBeUndefined();
     expect(await index.get('o/a')).toBeDefined();
-  });
-});
-
-let redis: RunningRedis | undefined;
-let url = '';
-const opened: RedisPathIndex[] = [];
-
-describe('on Redis', () => {
-  beforeAll(async () => {
-    redis = await startRedis();
-    url = redis.url;
-  }, 30_000);
-  afterAll(() => {
-    for (const index of opened) index.close();
-    redis?.stop();
-  });
-  const open = (prefix = `test:${Math.random()}:`) => {
-    const index = new RedisPathIndex(url, undefined, prefix);
-    opened.push(index);
-    return index;
-  };
-
-  storeContract(() => open());
-
-  it('is shared: what one replica writes, another reads and moves forward, and the entry expires with its tree', async () => {
-    const prefix = `shared:${Math.random()}:`;
-    const [one, two] = [open(prefix), open(prefix)];
-    const builtAt = Date.now() - MAX_AGE_MS + 60_000;
-    await one.put('o/r', entryFromTree(A, ['Dockerfile'], builtAt));
-    await two.pushed('o/r', { before: A, after: B, touched: ['Dockerfile'] });
-    expect((await one.get('o/r'))?.sha).toBe(B);
-    const { Redis } = await import('ioredis');
-    const raw = new Redis(url);
-    const ttl = await raw.pttl(`${prefix}o/r`);
-    raw.disconnect();
-    expect(ttl).toBeGreaterThan(0);
-    expect(ttl).toBeLessThanOrEqual(60_000); // the push kept the expiry of the tree it came from
-  });
-
-  it('answers "no entry" and drops writes while Redis is unreachable, and never throws', async () => {
-    const logged: string[] = [];
-    const log = { warn: (_: unknown, message: string) => logged.push(message), info: (_: unknown, message: string) => logged.push(message) };
-    const index = new RedisPathIndex('redis://127.0.0.1:1', log as never);
-    opened.push(index);
-    await index.put('o/r', entryFromTree(A, ['Dockerfile'], Date.now()));
-    expect(await index.get('o/r')).toBeUndefined();
-    await index.pushed('o/r', { before: A, after: B, touched: [] });
-    expect(logged).toEqual(['the path index could not be written; trees are read instead']);
   });
 });

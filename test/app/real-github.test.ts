@@ -9,10 +9,20 @@ import type { AppDeps } from '../../src/github/deps.js';
 import { BOT_LOGIN, FakeGitHub } from '../support/fake-github.js';
 import { setup, teardown, type LogLine } from '../support/probot.js';
 import { baselinePush, checkRunPayload, checkSuitePayload, commentPayload, FULL, OWNER, pullScenario, type Scenario } from './scenario.js';
+import { codeBlock } from '../support/code-block.js';
 
-const DOCKERFILE = 'FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nCOPY requirements.txt .\nRUN pip install -r requirements.txt\n';
+const DOCKERFILE = codeBlock`
+  FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04
+  COPY requirements.txt .
+  RUN pip install -r requirements.txt
+`;
 /** Five findings: two errors on line 3 with a safe fix each (a version and a label on one line). */
-const FIVE = '--index-url https://download.pytorch.org/whl/cu124\ntorch==2.5.1+cu124\ntorchvision==0.17.0+cu118\ntorchaudio==2.1.0\n';
+const FIVE = codeBlock`
+  --index-url https://download.pytorch.org/whl/cu124
+  torch==2.5.1+cu124
+  torchvision==0.17.0+cu118
+  torchaudio==2.1.0
+`;
 
 let fake: FakeGitHub;
 let probot: Probot;

@@ -1,0 +1,35 @@
+/**
+ * Growth bounds instead of clocks: how much longer a run on a larger input takes than on a smaller one. Linear is
+ * the size ratio, quadratic its square; a test bounds the ratio between them, so it holds on a slow machine and
+ * fails on a blow-up, where a bound in milliseconds does neither.
+ */
+import { PerformanceObserver, performance } from 'node:perf_hooks';
+
+/**
+ * How much longer `run(big)` takes than `run(small)`, counting only time outside the garbage collector:
+ * collecting a large live set grows faster than the input on its own and says nothing about our algorithms.
+ * The fastest of three runs at each size, so one slow moment on a shared machine does not decide.
+ */
+export async function growth(run: (n: number) => void, small: number, big: number): Promise<number> {
+  const collections: { start: number; duration: number }[] = [];
+  const observer = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) collections.push({ start: entry.startTime, duration: entry.duration });
+  });
+  observer.observe({ entryTypes: ['gc'] });
+  const mutatorTime = async (n: number): Promise<number> => {
+    const started = performance.now();
+    run(n);
+    const ended = performance.now();
+    await new Promise((resolve) => setTimeout(resolve, 0)); // gc entries arrive asynchronously
+    const collecting = collections.filter((c) => c.start >= started && c.start < ended).reduce((sum, c) => sum + c.duration, 0);
+    collections.length = 0;
+    return ended - started - collecting;
+  };
+  const fastest = async (n: number): Promise<number> => Math.min(await mutatorTime(n), await mutatorTime(n), await mutatorTime(n));
+  try {
+    run(Math.ceil(small / 4));
+    return (await fastest(big)) / Math.max(await fastest(small), 1);
+  } finally {
+    observer.disconnect();
+  }
+}
