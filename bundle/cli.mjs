@@ -44560,6 +44560,7 @@ function parseDockerfile(path, text2) {
   const source = new SourceText(path, text2);
   const sink = new FactSink();
   const { escape, instructions } = readDockerfile(text2, source);
+  const reading = { sink, source, escape };
   const globalScope = /* @__PURE__ */ new Map();
   let stageScope = globalScope;
   let stage = -1;
@@ -44574,29 +44575,23 @@ function parseDockerfile(path, text2) {
     try {
       switch (keyword) {
         case "ARG":
-          recordProperties(
-            sink,
-            source,
-            instruction,
-            stage < 0 ? globalScope : stageScope,
-            Math.max(stage, 0),
-            "ARG",
-            stage < 0 ? void 0 : globalScope,
-            stage < 0 ? resolverFor(globalScope, globalScope, void 0) : resolverFor(stageScope, globalScope, stageEnvs[stage]?.parent)
-          );
+          recordProperties(reading, instruction, {
+            scope: stage < 0 ? globalScope : stageScope,
+            stage: Math.max(stage, 0),
+            kind: "ARG",
+            globals: stage < 0 ? void 0 : globalScope,
+            resolve: stage < 0 ? resolverFor(globalScope, globalScope, void 0) : resolverFor(stageScope, globalScope, stageEnvs[stage]?.parent)
+          });
           break;
         case "ENV": {
           const before = sink.env.length;
-          recordProperties(
-            sink,
-            source,
-            instruction,
-            stageScope,
-            Math.max(stage, 0),
-            "ENV",
-            void 0,
-            resolverFor(stageScope, globalScope, stageEnvs[stage]?.parent)
-          );
+          recordProperties(reading, instruction, {
+            scope: stageScope,
+            stage: Math.max(stage, 0),
+            kind: "ENV",
+            globals: void 0,
+            resolve: resolverFor(stageScope, globalScope, stageEnvs[stage]?.parent)
+          });
           for (const fact of sink.env.slice(before)) {
             stageEnvs[stage]?.define(fact.key, { value: Mapped.of(fact.value, fact.valueSpan.start), defined: fact.valueSpan });
             pipEnvs[stage]?.setFromEnv(fact.key, fact.value, fact.valueSpan, fact.span);
@@ -44606,7 +44601,7 @@ function parseDockerfile(path, text2) {
         case "FROM": {
           stage++;
           stageScope = /* @__PURE__ */ new Map();
-          recordFrom(sink, source, instruction, span, stage, globalScope, stageNames, escape);
+          recordFrom(reading, instruction, { span, stage, globals: globalScope, stageNames });
           const name = sink.images.at(-1)?.stageName;
           if (name) stageNames.set(name.toLowerCase(), stage);
           const parent = sink.images.at(-1)?.fromStage;
@@ -44616,7 +44611,7 @@ function parseDockerfile(path, text2) {
           break;
         }
         case "RUN":
-          recordRun(sink, source, span, Math.max(stage, 0), resolverFor(stageScope, globalScope, stageEnvs[stage]?.parent), escape, pipEnvs[stage]);
+          recordRun(reading, span, Math.max(stage, 0), resolverFor(stageScope, globalScope, stageEnvs[stage]?.parent), pipEnvs[stage]);
           break;
         case "COPY":
         case "ADD":
@@ -44697,7 +44692,8 @@ function propertyValue(source, property) {
   builder.pushSegment(value, -1, { start, end });
   return { value: builder.build(), span: { start, end } };
 }
-function recordProperties(sink, source, instruction, scope, stage, kind, globals, resolve5) {
+function recordProperties({ sink, source }, instruction, where) {
+  const { scope, stage, kind, globals, resolve: resolve5 } = where;
   for (const property of instruction.properties()) {
     const key = property.name;
     const found = propertyValue(source, property);
@@ -44723,7 +44719,8 @@ function recordProperties(sink, source, instruction, scope, stage, kind, globals
     });
   }
 }
-function recordFrom(sink, source, instruction, span, stage, globals, stageNames, escape) {
+function recordFrom({ sink, source, escape }, instruction, where) {
+  const { span, stage, globals, stageNames } = where;
   const args = instruction.args();
   const platform = instruction.flag("platform") ?? void 0;
   const imageArg = args[0];
@@ -44782,7 +44779,7 @@ function joinContinuations(source, start, end, escape) {
   return builder.build();
 }
 var SCRIPT_RUNNERS = /* @__PURE__ */ new Set(["bash", "sh", "/bin/bash", "/bin/sh", "/usr/bin/env"]);
-function recordRun(sink, source, span, stage, resolve5, escape, pip) {
+function recordRun({ sink, source, escape }, span, stage, resolve5, pip) {
   const text2 = source.text;
   const firstLineEnd = Math.min(span.end, (text2.indexOf("\n", span.start) + 1 || text2.length + 1) - 1);
   const firstLine = text2.slice(span.start, firstLineEnd);
@@ -49958,7 +49955,7 @@ function fileUnit(file2, links, claimsOf, kb) {
     invocations.push(makeInvocation([{ file: file2, context }, ...linked.flatMap((member) => member.contexts.map((c) => ({ file: member, context: c })))]));
   }
   const claims = files.flatMap((member) => claimsOf(member));
-  return finishUnit(file2.path, file2, void 0, files, claims, invocations, kb);
+  return finishUnit({ label: file2.path, root: file2, files, claims, invocations }, kb);
 }
 function selectionUnits(file2, claimsOf, kb, covered) {
   const claims = claimsOf(file2);
@@ -49969,14 +49966,15 @@ function selectionUnits(file2, claimsOf, kb, covered) {
     const own2 = (context) => context === void 0 || ids.has(context);
     units.push(
       finishUnit(
-        `${file2.path} (${variant})`,
-        file2,
-        void 0,
-        [file2],
-        claims.filter((claim2) => own2(claim2.context)),
-        contexts.map((context) => makeInvocation([{ file: file2, context }])),
-        kb,
-        file2.packages.filter((pkg) => ids.has(pkg.context))
+        {
+          label: `${file2.path} (${variant})`,
+          root: file2,
+          files: [file2],
+          claims: claims.filter((claim2) => own2(claim2.context)),
+          invocations: contexts.map((context) => makeInvocation([{ file: file2, context }])),
+          rootPackages: file2.packages.filter((pkg) => ids.has(pkg.context))
+        },
+        kb
       )
     );
   }
@@ -50013,7 +50011,10 @@ function dockerStageUnit(index, stage, links, claimsOf, kb) {
   const inStage = (member, context) => context === void 0 || (selected.get(member)?.has(context) ?? true);
   const claims = [...index.claimsOf(stage, contexts), ...linkedFiles.flatMap((member) => claimsOf(member).filter((claim2) => inStage(member, claim2.context)))];
   const memberPackages = new Map([...selected.keys()].map((member) => [member, member.packages.filter((pkg) => inStage(member, pkg.context))]));
-  return finishUnit(label, file2, stage, [file2, ...linkedFiles], claims, invocations, kb, index.packagesOf(contexts), memberPackages);
+  return finishUnit(
+    { label, root: file2, stage, files: [file2, ...linkedFiles], claims, invocations, rootPackages: index.packagesOf(contexts), memberPackages },
+    kb
+  );
 }
 function defaultSelection(kind) {
   const format = formatOf(kind);
@@ -50032,7 +50033,8 @@ function makeInvocation(members2) {
   const indexes = members2.flatMap((member) => member.context.indexes.filter((index) => !index.ignoredReason));
   return { members: members2, indexes };
 }
-function finishUnit(label, root, stage, files, staticClaims, invocations, kb, rootPackages, memberPackages) {
+function finishUnit(parts, kb) {
+  const { label, root, stage, files, claims: staticClaims, invocations, rootPackages, memberPackages } = parts;
   const invocationOf = /* @__PURE__ */ new Map();
   for (const invocation of invocations) for (const member of invocation.members) invocationOf.set(member.context, invocation);
   const packages = [];

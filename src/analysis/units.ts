@@ -189,7 +189,7 @@ function fileUnit(file: ParsedFile, links: ReadonlyMap<ParsedFile, readonly Link
     invocations.push(makeInvocation([{ file, context }, ...linked.flatMap((member) => member.contexts.map((c) => ({ file: member, context: c })))]));
   }
   const claims = files.flatMap((member) => claimsOf(member));
-  return finishUnit(file.path, file, undefined, files, claims, invocations, kb);
+  return finishUnit({ label: file.path, root: file, files, claims, invocations }, kb);
 }
 
 /**
@@ -207,14 +207,15 @@ function selectionUnits(file: ParsedFile, claimsOf: ClaimsOf, kb: KnowledgeBase,
     const own = (context: number | undefined): boolean => context === undefined || ids.has(context);
     units.push(
       finishUnit(
-        `${file.path} (${variant})`,
-        file,
-        undefined,
-        [file],
-        claims.filter((claim) => own(claim.context)),
-        contexts.map((context) => makeInvocation([{ file, context }])),
+        {
+          label: `${file.path} (${variant})`,
+          root: file,
+          files: [file],
+          claims: claims.filter((claim) => own(claim.context)),
+          invocations: contexts.map((context) => makeInvocation([{ file, context }])),
+          rootPackages: file.packages.filter((pkg) => ids.has(pkg.context)),
+        },
         kb,
-        file.packages.filter((pkg) => ids.has(pkg.context)),
       ),
     );
   }
@@ -253,7 +254,10 @@ function dockerStageUnit(index: DockerfileIndex, stage: number, links: ReadonlyM
   const inStage = (member: ParsedFile, context: number | undefined): boolean => context === undefined || (selected.get(member)?.has(context) ?? true);
   const claims = [...index.claimsOf(stage, contexts), ...linkedFiles.flatMap((member) => claimsOf(member).filter((claim) => inStage(member, claim.context)))];
   const memberPackages = new Map([...selected.keys()].map((member) => [member, member.packages.filter((pkg) => inStage(member, pkg.context))]));
-  return finishUnit(label, file, stage, [file, ...linkedFiles], claims, invocations, kb, index.packagesOf(contexts), memberPackages);
+  return finishUnit(
+    { label, root: file, stage, files: [file, ...linkedFiles], claims, invocations, rootPackages: index.packagesOf(contexts), memberPackages },
+    kb,
+  );
 }
 
 /** What installing a file selects when the command names no selection (its format's `defaultSelection`): its project, pixi's default environment, a lock's every platform. */
@@ -289,19 +293,23 @@ function makeInvocation(members: { file: ParsedFile; context: InstallContext }[]
   return { members, indexes };
 }
 
-function finishUnit(
-  label: string,
-  root: ParsedFile,
-  stage: number | undefined,
-  files: readonly ParsedFile[],
-  staticClaims: readonly CudaClaim[],
-  invocations: readonly Invocation[],
-  kb: KnowledgeBase,
+/** What a unit is made of before its packages are resolved and its target chosen (finishUnit). */
+interface UnitParts {
+  readonly label: string;
+  readonly root: ParsedFile;
+  readonly stage?: number;
+  readonly files: readonly ParsedFile[];
+  /** The claims the files make by themselves (images, labels, names); the packages' implied claims are added. */
+  readonly claims: readonly CudaClaim[];
+  readonly invocations: readonly Invocation[];
   /** The root's packages that belong to the unit, when not all of them do (a Dockerfile stage's). */
-  rootPackages?: readonly PackageFact[],
+  readonly rootPackages?: readonly PackageFact[];
   /** Other files' packages that belong to the unit, when not all of them do (a pyproject.toml's selection). */
-  memberPackages?: ReadonlyMap<ParsedFile, readonly PackageFact[]>,
-): Unit {
+  readonly memberPackages?: ReadonlyMap<ParsedFile, readonly PackageFact[]>;
+}
+
+function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
+  const { label, root, stage, files, claims: staticClaims, invocations, rootPackages, memberPackages } = parts;
   const invocationOf = new Map<InstallContext, Invocation>();
   for (const invocation of invocations) for (const member of invocation.members) invocationOf.set(member.context, invocation);
   const packages: UnitPackage[] = [];

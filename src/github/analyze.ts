@@ -271,18 +271,11 @@ async function selectFiles(
     .slice(0, READ_CHUNK)
     .map((path) => ({ path, kind: classifyPath(path)! }));
   const listing = { directories: read.listedDirectories, files: new Set(read.listedPaths) };
-  const commit = await readCommit(
-    github,
-    { owner: target.owner, repo: target.repo },
-    target.headSha,
-    [...checkedRelevant, ...includers],
-    read.blobs,
-    undefined,
+  const commit = await readCommit(github, { owner: target.owner, repo: target.repo }, target.headSha, [...checkedRelevant, ...includers], {
+    known: read.blobs,
     listing,
-    {
-      images: baseline.baseline.images,
-    },
-  );
+    parse: { images: baseline.baseline.images },
+  });
   const files = affectedFiles(
     commit.files.map((file) => file.parsed),
     given,

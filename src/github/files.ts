@@ -163,6 +163,14 @@ export class CommitReading {
   }
 }
 
+/** What a commit's read starts from: blobs already known (the first read), its tree or a listing, the parse options. */
+export interface CommitReadOptions {
+  readonly known?: ReadonlyMap<string, BlobAnswer>;
+  readonly tree?: ReadonlySet<string>;
+  readonly listing?: Listing;
+  readonly parse?: ParseOptions;
+}
+
 /**
  * Read `listed` at `revision` and every file their includes lead to, starting from blobs already known (the first
  * read). One request per round.
@@ -172,12 +180,9 @@ export async function readCommit(
   repo: RepoRef,
   revision: string,
   listed: readonly Listed[],
-  known?: ReadonlyMap<string, BlobAnswer>,
-  tree?: ReadonlySet<string>,
-  listing?: Listing,
-  parse: ParseOptions = {},
+  options: CommitReadOptions = {},
 ): Promise<CommitRead> {
-  const reading = new CommitReading(listed, known, tree, listing, parse);
+  const reading = new CommitReading(listed, options.known, options.tree, options.listing, options.parse ?? {});
   let requests = 0;
   for (;;) {
     const step = reading.step();

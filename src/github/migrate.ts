@@ -18,16 +18,22 @@ export interface MigrationResult {
   readonly number?: number;
 }
 
-export async function migrate(
-  github: GitHub,
-  owner: string,
-  repo: string,
-  defaultBranch: string,
-  headSha: string,
-  report: Report,
-  texts: ReadonlyMap<string, string>,
-  baselineOrigin: string,
-): Promise<MigrationResult> {
+/** A repository's default branch as it was judged under the new baseline. */
+export interface MigrationInput {
+  readonly owner: string;
+  readonly repo: string;
+  readonly defaultBranch: string;
+  /** The commit judged: the migration branch starts there. */
+  readonly headSha: string;
+  readonly report: Report;
+  /** The texts the report's fixes apply to. */
+  readonly texts: ReadonlyMap<string, string>;
+  /** Where the new baseline comes from (`owner/.github:cuda-gatekeeper.yml@sha`), for the body. */
+  readonly baselineOrigin: string;
+}
+
+export async function migrate(github: GitHub, input: MigrationInput): Promise<MigrationResult> {
+  const { owner, repo, defaultBranch, headSha, report, texts, baselineOrigin } = input;
   const commit = safeFixContents(report, texts);
   if (commit.files.length === 0) return { action: 'nothing to fix' };
   // Our branch starts from the current default branch each time (force-moved: it is the app's own branch).

@@ -35,23 +35,30 @@ const keysOf = (findings: readonly Finding[]) =>
     .sort()
     .join('\n');
 
-/** Files evaluated under the old and the new organisation baseline. */
-function compare(
-  files: readonly ParsedFile[],
-  owner: string,
-  repo: string,
-  repoConfig: ConfigBlob | undefined,
-  oldOrg: ConfigBlob | null,
-  newOrg: ConfigBlob,
-  today: string,
-  removed: readonly string[] = [],
-) {
+/** The organisation baseline in effect and the one a config pull request proposes, on one day. */
+interface BaselinePair {
+  readonly current: ConfigBlob | null;
+  readonly proposed: ConfigBlob;
+  readonly today: string;
+}
+
+/** Where files come from: the repository, its own baseline file, and what the change deletes (a pull request's). */
+interface Place {
+  readonly owner: string;
+  readonly repo: string;
+  readonly repoConfig: ConfigBlob | undefined;
+  readonly removed?: readonly string[];
+}
+
+/** The files gated under the current and under the proposed organisation baseline: errors before and after. */
+function gateUnderBoth(files: readonly ParsedFile[], place: Place, baselines: BaselinePair) {
+  const { owner, repo, repoConfig, removed = [] } = place;
   const run = (org: ConfigBlob | null) => {
     const resolved = layerBaselines(owner, repo, repoConfig, org);
-    return gate(files, resolved.baseline, defaultKnowledgeBase(), gateOptionsFor(resolved, owner, repo, { today, removed }));
+    return gate(files, resolved.baseline, defaultKnowledgeBase(), gateOptionsFor(resolved, owner, repo, { today: baselines.today, removed }));
   };
-  const before = run(oldOrg);
-  const after = run(newOrg);
+  const before = run(baselines.current);
+  const after = run(baselines.proposed);
   const pools = newlyFailingPools(before.fleet, after.fleet);
   return {
     before: errorsOf(before.findings),
@@ -132,12 +139,12 @@ async function previewGroup(
   github: GitHub,
   owner: string,
   group: readonly Previewed[],
-  baselines: { readonly current: ConfigBlob | null; readonly proposed: ConfigBlob; readonly today: string },
+  baselines: BaselinePair,
   index: PathIndex | undefined,
   unreadable: { name: string; reason: string }[],
 ): Promise<PreviewOutcome[]> {
   const run = (files: readonly ParsedFile[], entry: Previewed, removed: readonly string[] = []) =>
-    compare(files, owner, entry.repo.name, entry.info.repoConfig, baselines.current, baselines.proposed, baselines.today, removed);
+    gateUnderBoth(files, { owner, repo: entry.repo.name, repoConfig: entry.info.repoConfig, removed }, baselines);
   const branches = await readBranches(
     github,
     owner,
@@ -326,7 +333,15 @@ export async function migrateIfEnabled(github: GitHub, owner: string, repo: stri
   if (!layerBaselines(owner, ORG_CONFIG_REPO, undefined, layer.config).baseline.migration.pullRequests) return;
   const evaluated = await evaluateDefaultBranch(github, owner, repo, layer.config, index);
   if (evaluated.report.counts.error === 0) return;
-  const result = await migrate(github, owner, repo, defaultBranch, evaluated.headSha, evaluated.report, evaluated.texts, evaluated.resolved.origin);
+  const result = await migrate(github, {
+    owner,
+    repo,
+    defaultBranch,
+    headSha: evaluated.headSha,
+    report: evaluated.report,
+    texts: evaluated.texts,
+    baselineOrigin: evaluated.resolved.origin,
+  });
   log.info({ repo: `${owner}/${repo}`, ...result }, 'migration pull request');
 }
 

@@ -181,7 +181,7 @@ async function branchPaths(github: GitHub, repo: RepoRef, sha: string, index?: P
 /** Every CUDA-relevant file of a default branch commit, from the index or its tree, and the shared reader. */
 export async function readBranch(github: GitHub, repo: RepoRef, sha: string, index?: PathIndex): Promise<BranchFiles> {
   const where = await branchPaths(github, repo, sha, index);
-  const read = await readCommit(github, repo, sha, where.paths, undefined, where.tree);
+  const read = await readCommit(github, repo, sha, where.paths, { tree: where.tree });
   return { ...fromRead(read), blobs: read.blobs, paths: where.paths, truncated: where.truncated };
 }
 

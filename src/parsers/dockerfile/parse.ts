@@ -11,10 +11,18 @@ import { readDockerfile, type InstructionProperty, type InstructionView } from '
 type Scope = Map<string, Variable | { readonly unresolved: string }>;
 
 /** Parse a Dockerfile/Containerfile. Never throws on user input. */
+/** What every instruction's reader shares: where facts go, the file, and its escape character. */
+interface Reading {
+  readonly sink: FactSink;
+  readonly source: SourceText;
+  readonly escape: string;
+}
+
 export function parseDockerfile(path: string, text: string): ParsedFile {
   const source = new SourceText(path, text);
   const sink = new FactSink();
   const { escape, instructions } = readDockerfile(text, source);
+  const reading: Reading = { sink, source, escape };
 
   const globalScope: Scope = new Map();
   let stageScope: Scope = globalScope;
@@ -33,29 +41,23 @@ export function parseDockerfile(path: string, text: string): ParsedFile {
     try {
       switch (keyword) {
         case 'ARG':
-          recordProperties(
-            sink,
-            source,
-            instruction,
-            stage < 0 ? globalScope : stageScope,
-            Math.max(stage, 0),
-            'ARG',
-            stage < 0 ? undefined : globalScope,
-            stage < 0 ? resolverFor(globalScope, globalScope, undefined) : resolverFor(stageScope, globalScope, stageEnvs[stage]?.parent),
-          );
+          recordProperties(reading, instruction, {
+            scope: stage < 0 ? globalScope : stageScope,
+            stage: Math.max(stage, 0),
+            kind: 'ARG',
+            globals: stage < 0 ? undefined : globalScope,
+            resolve: stage < 0 ? resolverFor(globalScope, globalScope, undefined) : resolverFor(stageScope, globalScope, stageEnvs[stage]?.parent),
+          });
           break;
         case 'ENV': {
           const before = sink.env.length;
-          recordProperties(
-            sink,
-            source,
-            instruction,
-            stageScope,
-            Math.max(stage, 0),
-            'ENV',
-            undefined,
-            resolverFor(stageScope, globalScope, stageEnvs[stage]?.parent),
-          );
+          recordProperties(reading, instruction, {
+            scope: stageScope,
+            stage: Math.max(stage, 0),
+            kind: 'ENV',
+            globals: undefined,
+            resolve: resolverFor(stageScope, globalScope, stageEnvs[stage]?.parent),
+          });
           for (const fact of sink.env.slice(before)) {
             stageEnvs[stage]?.define(fact.key, { value: Mapped.of(fact.value, fact.valueSpan.start), defined: fact.valueSpan });
             pipEnvs[stage]?.setFromEnv(fact.key, fact.value, fact.valueSpan, fact.span);
@@ -65,7 +67,7 @@ export function parseDockerfile(path: string, text: string): ParsedFile {
         case 'FROM': {
           stage++;
           stageScope = new Map();
-          recordFrom(sink, source, instruction, span, stage, globalScope, stageNames, escape);
+          recordFrom(reading, instruction, { span, stage, globals: globalScope, stageNames });
           const name = sink.images.at(-1)?.stageName;
           if (name) stageNames.set(name.toLowerCase(), stage);
           const parent = sink.images.at(-1)?.fromStage;
@@ -75,7 +77,7 @@ export function parseDockerfile(path: string, text: string): ParsedFile {
           break;
         }
         case 'RUN':
-          recordRun(sink, source, span, Math.max(stage, 0), resolverFor(stageScope, globalScope, stageEnvs[stage]?.parent), escape, pipEnvs[stage]);
+          recordRun(reading, span, Math.max(stage, 0), resolverFor(stageScope, globalScope, stageEnvs[stage]?.parent), pipEnvs[stage]);
           break;
         case 'COPY':
         case 'ADD':
@@ -170,16 +172,20 @@ function propertyValue(source: SourceText, property: InstructionProperty): { val
   return { value: builder.build(), span: { start, end } };
 }
 
-function recordProperties(
-  sink: FactSink,
-  source: SourceText,
-  instruction: InstructionView,
-  scope: Scope,
-  stage: number,
-  kind: 'ARG' | 'ENV',
-  globals: Scope | undefined,
-  resolve: Resolver,
-): void {
+/**
+ * Where an ARG or ENV instruction's names go: its scope (the global one before the first FROM), the stage, the
+ * global ARGs a stage's `ARG NAME` re-exposes, and how `${NAME}` in a value is read.
+ */
+interface PropertyScope {
+  readonly scope: Scope;
+  readonly stage: number;
+  readonly kind: 'ARG' | 'ENV';
+  readonly globals: Scope | undefined;
+  readonly resolve: Resolver;
+}
+
+function recordProperties({ sink, source }: Reading, instruction: InstructionView, where: PropertyScope): void {
+  const { scope, stage, kind, globals, resolve } = where;
   for (const property of instruction.properties()) {
     const key = property.name;
     const found = propertyValue(source, property);
@@ -208,16 +214,16 @@ function recordProperties(
   }
 }
 
-function recordFrom(
-  sink: FactSink,
-  source: SourceText,
-  instruction: InstructionView,
-  span: Span,
-  stage: number,
-  globals: Scope,
-  stageNames: ReadonlyMap<string, number>,
-  escape: string,
-): void {
+/** A FROM instruction: where it is, the stage it opens, the global ARGs and the stages named so far. */
+interface FromPlace {
+  readonly span: Span;
+  readonly stage: number;
+  readonly globals: Scope;
+  readonly stageNames: ReadonlyMap<string, number>;
+}
+
+function recordFrom({ sink, source, escape }: Reading, instruction: InstructionView, where: FromPlace): void {
+  const { span, stage, globals, stageNames } = where;
   const args = instruction.args();
   const platform = instruction.flag('platform') ?? undefined;
   const imageArg = args[0];
@@ -287,7 +293,7 @@ function joinContinuations(source: SourceText, start: number, end: number, escap
 
 const SCRIPT_RUNNERS = new Set(['bash', 'sh', '/bin/bash', '/bin/sh', '/usr/bin/env']);
 
-function recordRun(sink: FactSink, source: SourceText, span: Span, stage: number, resolve: Resolver, escape: string, pip: PipEnv | undefined): void {
+function recordRun({ sink, source, escape }: Reading, span: Span, stage: number, resolve: Resolver, pip: PipEnv | undefined): void {
   const text = source.text;
   const firstLineEnd = Math.min(span.end, (text.indexOf('\n', span.start) + 1 || text.length + 1) - 1);
   const firstLine = text.slice(span.start, firstLineEnd);
