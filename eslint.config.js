@@ -8,13 +8,22 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly', TextDecoder: 'readonly' } },
+    languageOptions: {
+      globals: { process: 'readonly', console: 'readonly', URL: 'readonly', TextDecoder: 'readonly' },
+    },
     rules: {
       '@typescript-eslint/consistent-type-imports': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       'no-restricted-imports': [
         'error',
-        { patterns: [{ group: ['probot', '@octokit/*'], message: 'Only src/github, src/app.ts and the Action (src/action) talk to GitHub.' }] },
+        {
+          patterns: [
+            {
+              group: ['probot', '@octokit/*'],
+              message: 'Only src/github, src/app.ts and the Action (src/action) talk to GitHub.',
+            },
+          ],
+        },
       ],
     },
   },
@@ -57,8 +66,17 @@ export default tseslint.config(
                 './src/reader.ts',
                 './src/stream.ts',
               ],
-              from: ['./src/github', './src/cli', './src/action', './src/web', './src/sandbox', './src/app.ts', './src/main.ts'],
-              message: 'The engine (parsers, knowledge, analysis, rules, renderers, gate) never imports a host (src/github, src/cli, src/web, src/sandbox).',
+              from: [
+                './src/github',
+                './src/cli',
+                './src/action',
+                './src/web',
+                './src/sandbox',
+                './src/app.ts',
+                './src/main.ts',
+              ],
+              message:
+                'The engine (parsers, knowledge, analysis, rules, renderers, gate) never imports a host (src/github, src/cli, src/web, src/sandbox).',
             },
             {
               target: [
@@ -108,7 +126,8 @@ export default tseslint.config(
             {
               target: ['./src/sandbox', './src/web'],
               from: ['./src/github', './src/app.ts', './src/main.ts'],
-              message: "The gate threads and the self-service page run the engine; they never import the App's GitHub code.",
+              message:
+                "The gate threads and the self-service page run the engine; they never import the App's GitHub code.",
             },
           ],
         },
@@ -120,7 +139,10 @@ export default tseslint.config(
     rules: {
       'no-restricted-syntax': [
         'error',
-        { selector: "MemberExpression[property.name='data'][object.name='kb']", message: 'Rules read knowledge through its queries, not kb.data.' },
+        {
+          selector: "MemberExpression[property.name='data'][object.name='kb']",
+          message: 'Rules read knowledge through its queries, not kb.data.',
+        },
       ],
     },
   },

@@ -34581,7 +34581,12 @@ function parseImageRef(reference) {
     if (repository.startsWith("library/")) repository = repository.slice("library/".length);
     if (registry2) registry2 = void 0;
   }
-  return { ...registry2 ? { registry: registry2 } : {}, repository, ...tag !== void 0 ? { tag, tagOffset } : {}, ...digest ? { digest } : {} };
+  return {
+    ...registry2 ? { registry: registry2 } : {},
+    repository,
+    ...tag !== void 0 ? { tag, tagOffset } : {},
+    ...digest ? { digest } : {}
+  };
 }
 function imageName(reference) {
   const { registry: registry2, repository } = parseImageRef(reference.trim());
@@ -34595,21 +34600,29 @@ var RuleSeverity = external_exports.enum(["error", "warning", "notice", "off"]);
 var RuleSetting = external_exports.union([RuleSeverity, external_exports.strictObject({ severity: RuleSeverity.optional() })]);
 var BaselineFile = external_exports.strictObject({
   _extends: external_exports.string().min(1).optional().describe('The organisation config repository this file builds on (".github"); implied when it exists'),
-  cuda: external_exports.strictObject({ allowed: external_exports.array(cudaMinor).optional().describe('CUDA versions (major.minor, e.g. "12.4") an image or wheel may target') }).optional(),
+  cuda: external_exports.strictObject({
+    allowed: external_exports.array(cudaMinor).optional().describe('CUDA versions (major.minor, e.g. "12.4") an image or wheel may target')
+  }).optional(),
   driver: external_exports.strictObject({
     minimum: driverVersion.optional().describe('Oldest NVIDIA Linux driver in the GPU fleet, e.g. "550.54.14"'),
     forwardCompat: external_exports.boolean().optional().describe(
       "true: the fleet is data-center GPUs on Linux, where an image's cuda-compat package runs newer CUDA on an older driver branch (forward compatibility); false: it is not"
     )
   }).optional(),
-  gpus: external_exports.array(external_exports.union([external_exports.string().min(1), external_exports.number()]).transform(String)).optional().describe('GPU models ("A100", "H100") or compute capabilities ("8.0") in the fleet (one pool; see fleet for several)'),
+  gpus: external_exports.array(external_exports.union([external_exports.string().min(1), external_exports.number()]).transform(String)).optional().describe(
+    'GPU models ("A100", "H100") or compute capabilities ("8.0") in the fleet (one pool; see fleet for several)'
+  ),
   fleet: external_exports.strictObject({
     pools: external_exports.array(
       external_exports.strictObject({
         name: external_exports.string().min(1).describe(`The pool's name, e.g. "a100-legacy" (a node pool, a partition)`),
-        driver: driverVersion.describe('The NVIDIA Linux driver its nodes run, e.g. "535.183.01" (the oldest, if they differ)'),
+        driver: driverVersion.describe(
+          'The NVIDIA Linux driver its nodes run, e.g. "535.183.01" (the oldest, if they differ)'
+        ),
         gpus: external_exports.array(external_exports.union([external_exports.string().min(1), external_exports.number()]).transform(String)).optional().describe('GPU models ("H100") or compute capabilities ("9.0") of its nodes'),
-        class: external_exports.enum(["data-center", "workstation", "geforce", "jetson"]).optional().describe("Its GPUs' product line: forward compatibility (cuda-compat) works on data-center and Jetson GPUs only"),
+        class: external_exports.enum(["data-center", "workstation", "geforce", "jetson"]).optional().describe(
+          "Its GPUs' product line: forward compatibility (cuda-compat) works on data-center and Jetson GPUs only"
+        ),
         nodes: external_exports.number().int().positive().optional().describe("How many nodes it has"),
         labels: external_exports.record(external_exports.string(), external_exports.string()).optional().describe('Node labels that select it (nodeSelector), e.g. { "cloud.google.com/gke-nodepool": "a100" }')
       })
@@ -34647,14 +34660,20 @@ var BaselineFile = external_exports.strictObject({
     })
   ).optional().describe("Time-limited exceptions; each needs an owner and an expiry date"),
   migration: external_exports.strictObject({
-    pullRequests: external_exports.boolean().optional().describe("Open one migration pull request per repository whose default branch no longer conforms (off by default)")
+    pullRequests: external_exports.boolean().optional().describe(
+      "Open one migration pull request per repository whose default branch no longer conforms (off by default)"
+    )
   }).optional(),
   files: external_exports.strictObject({
-    include: external_exports.array(external_exports.string().min(1)).optional().describe("More files to check, as gitignore-style patterns from the repository root; their kind is read from their content"),
+    include: external_exports.array(external_exports.string().min(1)).optional().describe(
+      "More files to check, as gitignore-style patterns from the repository root; their kind is read from their content"
+    ),
     exclude: external_exports.array(external_exports.string().min(1)).optional().describe("Files not to check, as gitignore-style patterns from the repository root (added to .gitignore)")
   }).optional(),
   sweep: external_exports.strictObject({
-    issues: external_exports.enum(["none", "repository", "dashboard"]).optional().describe('Keep a "CUDA compliance" issue per repository, one dashboard issue in the config repository, or none (default)')
+    issues: external_exports.enum(["none", "repository", "dashboard"]).optional().describe(
+      'Keep a "CUDA compliance" issue per repository, one dashboard issue in the config repository, or none (default)'
+    )
   }).optional(),
   /** Dotted key paths a repository may not weaken (organisation baselines). */
   locked: external_exports.array(external_exports.string()).optional().describe('Keys a repository may not weaken, e.g. ["cuda.allowed", "driver.minimum", "rules"]')
@@ -34683,7 +34702,8 @@ function resolveBaseline(file2) {
     if (severity) rules[id] = severity;
   }
   const packages = {};
-  for (const [name, versions] of Object.entries(file2.packages ?? {})) packages[name.toLowerCase().replace(/[-_.]+/g, "-")] = versions;
+  for (const [name, versions] of Object.entries(file2.packages ?? {}))
+    packages[name.toLowerCase().replace(/[-_.]+/g, "-")] = versions;
   return {
     cuda: file2.cuda?.allowed ? { allowed: file2.cuda.allowed } : {},
     driver: {
@@ -34699,7 +34719,9 @@ function resolveBaseline(file2) {
       ...pool.nodes !== void 0 ? { nodes: pool.nodes } : {},
       labels: pool.labels ?? {}
     })),
-    images: Object.fromEntries(Object.entries(file2.images ?? {}).map(([name, path]) => [imageName(name), path.replace(/^\.\//, "")])),
+    images: Object.fromEntries(
+      Object.entries(file2.images ?? {}).map(([name, path]) => [imageName(name), path.replace(/^\.\//, "")])
+    ),
     packages,
     pinning: {
       python: file2.pinning?.python ?? "none",
@@ -34751,8 +34773,15 @@ function loadBaseline(path, text2, ruleIds) {
   if (!parsed.success) {
     return fail(
       parsed.error.issues.map((issue2) => ({
-        message: describeIssue(issue2, valueAt(value, issue2.path) === void 0 && issue2.code !== "unrecognized_keys"),
-        span: spanOf(doc, issue2.path, issue2.code === "unrecognized_keys" ? issue2.keys?.[0] : void 0)
+        message: describeIssue(
+          issue2,
+          valueAt(value, issue2.path) === void 0 && issue2.code !== "unrecognized_keys"
+        ),
+        span: spanOf(
+          doc,
+          issue2.path,
+          issue2.code === "unrecognized_keys" ? issue2.keys?.[0] : void 0
+        )
       }))
     );
   }
@@ -34760,7 +34789,10 @@ function loadBaseline(path, text2, ruleIds) {
   if (ruleIds) {
     for (const id of Object.keys(parsed.data.rules ?? {})) {
       if (!ruleIds.has(id))
-        problems.push({ message: `unknown rule "${id}" in rules (known: ${[...ruleIds].sort().join(", ")})`, span: spanOf(doc, ["rules"], id) });
+        problems.push({
+          message: `unknown rule "${id}" in rules (known: ${[...ruleIds].sort().join(", ")})`,
+          span: spanOf(doc, ["rules"], id)
+        });
     }
   }
   return { baseline: resolveBaseline(parsed.data), file: parsed.data, source, problems, locate };
@@ -34800,7 +34832,9 @@ function spanOf(doc, path, key) {
     const node2 = length === 0 ? doc.contents : doc.getIn(path.slice(0, length), true);
     if (!(0, import_yaml.isNode)(node2)) continue;
     if (key !== void 0 && length === path.length && "items" in node2) {
-      const pair = node2.items.find((item) => (0, import_yaml.isNode)(item.key) && item.key.value === key);
+      const pair = node2.items.find(
+        (item) => (0, import_yaml.isNode)(item.key) && item.key.value === key
+      );
       if (pair && (0, import_yaml.isNode)(pair.key) && pair.key.range) return { start: pair.key.range[0], end: pair.key.range[1] };
     }
     if (node2.range) return { start: node2.range[0], end: node2.range[1] };
@@ -34809,7 +34843,13 @@ function spanOf(doc, path, key) {
 }
 
 // src/finding.ts
-var TIER_RANK = { "not-scheduled": 0, runs: 1, forward: 2, minor: 3, fails: 4 };
+var TIER_RANK = {
+  "not-scheduled": 0,
+  runs: 1,
+  forward: 2,
+  minor: 3,
+  fails: 4
+};
 var severityRank = { error: 3, warning: 2, notice: 1 };
 
 // src/util/memo.ts
@@ -34842,7 +34882,11 @@ var parseCuda = memoize((text2) => computeParseCuda(text2));
 function computeParseCuda(text2) {
   const match = /^(\d{1,2})\.(\d{1,2})(?:\.(\d{1,3}))?$/.exec(text2.trim());
   if (!match) return void 0;
-  return { major: Number(match[1]), minor: Number(match[2]), ...match[3] !== void 0 ? { patch: Number(match[3]) } : {} };
+  return {
+    major: Number(match[1]),
+    minor: Number(match[2]),
+    ...match[3] !== void 0 ? { patch: Number(match[3]) } : {}
+  };
 }
 function cudaMajorMinor(text2) {
   const parsed = parseCuda(text2);
@@ -40465,8 +40509,19 @@ var sourced = {
 };
 var dotted = external_exports.string().regex(/^\d+(\.\d+)*$/);
 var cudaTag = external_exports.string().regex(/^cu\d{2,3}$/);
-var DriverFloor = external_exports.strictObject({ major: external_exports.number().int(), linux: dotted, windows: dotted.optional(), ...sourced });
-var CudaRelease = external_exports.strictObject({ version: dotted, label: external_exports.string(), linux: dotted.optional(), windows: dotted.optional(), ...sourced });
+var DriverFloor = external_exports.strictObject({
+  major: external_exports.number().int(),
+  linux: dotted,
+  windows: dotted.optional(),
+  ...sourced
+});
+var CudaRelease = external_exports.strictObject({
+  version: dotted,
+  label: external_exports.string(),
+  linux: dotted.optional(),
+  windows: dotted.optional(),
+  ...sourced
+});
 var CompatPackage = external_exports.strictObject({
   package: external_exports.string(),
   cuda: dotted,
@@ -40545,11 +40600,28 @@ var Gpu = external_exports.strictObject({
   /** The product line of each name (a name left out is of a line the sources do not say). */
   classes: external_exports.record(external_exports.string(), GpuClass).optional(),
   ...sourced
-}).refine((gpu) => Object.keys(gpu.classes ?? {}).every((name) => gpu.names.includes(name)), { message: "classes names a GPU the record does not list" });
-var ComputeCapability = external_exports.strictObject({ cc: external_exports.string(), minCuda: dotted, lastCudaMajor: external_exports.number().int().optional(), ...sourced });
-var Gpus = external_exports.strictObject({ description: external_exports.string(), gpus: external_exports.array(Gpu), computeCapabilities: external_exports.array(ComputeCapability) });
+}).refine((gpu) => Object.keys(gpu.classes ?? {}).every((name) => gpu.names.includes(name)), {
+  message: "classes names a GPU the record does not list"
+});
+var ComputeCapability = external_exports.strictObject({
+  cc: external_exports.string(),
+  minCuda: dotted,
+  lastCudaMajor: external_exports.number().int().optional(),
+  ...sourced
+});
+var Gpus = external_exports.strictObject({
+  description: external_exports.string(),
+  gpus: external_exports.array(Gpu),
+  computeCapabilities: external_exports.array(ComputeCapability)
+});
 var CudnnSpelling = external_exports.strictObject({ spelling: external_exports.string(), from: dotted, through: dotted.optional(), ...sourced });
-var OsSuffix = external_exports.strictObject({ os: external_exports.string(), versions: external_exports.array(external_exports.string()), from: dotted.optional(), through: dotted.optional(), ...sourced });
+var OsSuffix = external_exports.strictObject({
+  os: external_exports.string(),
+  versions: external_exports.array(external_exports.string()),
+  from: dotted.optional(),
+  through: dotted.optional(),
+  ...sourced
+});
 var NgcPytorch = external_exports.strictObject({
   tag: external_exports.string(),
   cuda: dotted.optional(),
@@ -40573,7 +40645,12 @@ var Images = external_exports.strictObject({
     releasesWithoutTags: external_exports.strictObject({ versions: external_exports.array(dotted), ...sourced }),
     supportPolicy: external_exports.strictObject({ text: external_exports.string(), ...sourced })
   }),
-  pytorchImages: external_exports.strictObject({ repository: external_exports.string(), grammar: external_exports.string(), examples: external_exports.array(external_exports.string()), ...sourced }),
+  pytorchImages: external_exports.strictObject({
+    repository: external_exports.string(),
+    grammar: external_exports.string(),
+    examples: external_exports.array(external_exports.string()),
+    ...sourced
+  }),
   ngcPytorch: external_exports.array(NgcPytorch)
 });
 var Conda = external_exports.strictObject({
@@ -40585,17 +40662,31 @@ var Conda = external_exports.strictObject({
   /** The last CUDA major the `cudatoolkit` package exists for; CUDA 12 on conda is the split cuda-* packages. */
   cudatoolkit: external_exports.strictObject({ lastMajor: external_exports.number().int(), ...sourced })
 });
-var TensorflowRelease = external_exports.strictObject({ version: external_exports.string(), python: external_exports.string(), cudnn: dotted, cuda: dotted, ...sourced });
+var TensorflowRelease = external_exports.strictObject({
+  version: external_exports.string(),
+  python: external_exports.string(),
+  cudnn: dotted,
+  cuda: dotted,
+  ...sourced
+});
 var Tensorflow = external_exports.strictObject({
   description: external_exports.string(),
   releases: external_exports.array(TensorflowRelease),
   notes: external_exports.array(external_exports.strictObject({ text: external_exports.string(), ...sourced }))
 });
-var Cudnn = external_exports.strictObject({ description: external_exports.string(), releases: external_exports.array(external_exports.strictObject({ version: dotted, cuda: external_exports.array(external_exports.string()), ...sourced })) });
+var Cudnn = external_exports.strictObject({
+  description: external_exports.string(),
+  releases: external_exports.array(external_exports.strictObject({ version: dotted, cuda: external_exports.array(external_exports.string()), ...sourced }))
+});
 var NvidiaWheels = external_exports.strictObject({
   description: external_exports.string(),
   suffixed: external_exports.strictObject({ pattern: external_exports.string(), majors: external_exports.array(external_exports.number().int()), ...sourced }),
-  cuda13Unsuffixed: external_exports.strictObject({ packages: external_exports.array(external_exports.string()), deprecatedStubs: external_exports.string(), keepSuffix: external_exports.array(external_exports.string()), ...sourced }),
+  cuda13Unsuffixed: external_exports.strictObject({
+    packages: external_exports.array(external_exports.string()),
+    deprecatedStubs: external_exports.string(),
+    keepSuffix: external_exports.array(external_exports.string()),
+    ...sourced
+  }),
   cupy: external_exports.strictObject({ pattern: external_exports.string(), ...sourced })
 });
 
@@ -40664,14 +40755,18 @@ var KnowledgeBase = class {
     const parsed = parseCuda(cuda);
     if (!parsed) return void 0;
     if (parsed.patch === void 0) {
-      const rows = this.data.drivers.releases.filter((row) => row.linux && row.version.startsWith(`${parsed.major}.${parsed.minor}.`));
+      const rows = this.data.drivers.releases.filter(
+        (row) => row.linux && row.version.startsWith(`${parsed.major}.${parsed.minor}.`)
+      );
       const ga = rows.find((row) => /\bGA\b/.test(row.label)) ?? rows.find((row) => !/\b(?:RC|Preview)\b/i.test(row.label)) ?? rows[0];
       if (ga?.linux) return { cuda, row: ga, linux: ga.linux, exactRow: true };
     }
     const wanted = `${parsed.major}.${parsed.minor}.${parsed.patch ?? 0}`;
     const exact = this.releasesByVersion.get(wanted);
     if (exact?.linux) return { cuda, row: exact, linux: exact.linux, exactRow: true };
-    const sameMinor = this.data.drivers.releases.filter((row) => row.linux && row.version.startsWith(`${parsed.major}.${parsed.minor}.`) && compareDotted(row.version, wanted) <= 0).at(-1);
+    const sameMinor = this.data.drivers.releases.filter(
+      (row) => row.linux && row.version.startsWith(`${parsed.major}.${parsed.minor}.`) && compareDotted(row.version, wanted) <= 0
+    ).at(-1);
     return sameMinor?.linux ? { cuda, row: sameMinor, linux: sameMinor.linux, exactRow: false } : void 0;
   }
   /** The oldest driver any release of a CUDA major runs on natively (11.x: 450.36.06, 11.0.1 RC). */
@@ -40787,8 +40882,14 @@ var KnowledgeBase = class {
    */
   pypiTorchMajors(specifier) {
     return this.cached("pypiTorchMajors", specifier, (spec2) => {
-      const releases = this.data.pytorch.releases.filter((release) => release.confidence !== "unverified" && safeSatisfies(release.version, spec2));
-      const majors = new Set(releases.map((release) => release.pypiDefault ? String(Number.parseInt(cudaFromTag(release.pypiDefault) ?? "", 10)) : "cpu"));
+      const releases = this.data.pytorch.releases.filter(
+        (release) => release.confidence !== "unverified" && safeSatisfies(release.version, spec2)
+      );
+      const majors = new Set(
+        releases.map(
+          (release) => release.pypiDefault ? String(Number.parseInt(cudaFromTag(release.pypiDefault) ?? "", 10)) : "cpu"
+        )
+      );
       return { majors, releases };
     });
   }
@@ -40813,9 +40914,11 @@ var KnowledgeBase = class {
   releaseLine(pkg) {
     return this.cached("releaseLine", pkg, () => {
       const releases = this.data.pytorch.releases;
-      const versions = [...new Set(pkg === "torch" ? releases.map((release) => release.version) : releases.flatMap((release) => release[pkg]))].sort(
-        compareDotted
-      );
+      const versions = [
+        ...new Set(
+          pkg === "torch" ? releases.map((release) => release.version) : releases.flatMap((release) => release[pkg])
+        )
+      ].sort(compareDotted);
       const newestOfMinor = /* @__PURE__ */ new Map();
       for (const version2 of versions) newestOfMinor.set(minorOf(version2), version2);
       return { versions: new Set(versions), newest: versions.at(-1), newestOfMinor };
@@ -40828,7 +40931,9 @@ var KnowledgeBase = class {
   /** Releases that ship a wheel for a CUDA version (`12.8`), oldest first. */
   torchReleasesWithCuda(cuda) {
     const tag = tagFromCuda(cuda);
-    return this.data.pytorch.releases.filter((release) => release.variants.includes(tag) || release.pypiDefault === tag);
+    return this.data.pytorch.releases.filter(
+      (release) => release.variants.includes(tag) || release.pypiDefault === tag
+    );
   }
   /** Compiled GPU architectures of a torch build, where published. */
   compiledArchs(version2, variant) {
@@ -40880,7 +40985,8 @@ var KnowledgeBase = class {
     for (const gpu2 of this.data.gpus.gpus) {
       for (const name of gpu2.names) {
         const normalized = normalizeGpuName(name);
-        if (gpuNameMatches(wanted, normalized) && (!best || normalized.length > best.length)) best = { gpu: gpu2, name, length: normalized.length };
+        if (gpuNameMatches(wanted, normalized) && (!best || normalized.length > best.length))
+          best = { gpu: gpu2, name, length: normalized.length };
       }
     }
     if (!best) return void 0;
@@ -40908,7 +41014,9 @@ var KnowledgeBase = class {
     return this.cached("nvidiaCudaTag", tag, this.computeNvidiaCudaTag);
   }
   computeNvidiaCudaTag(tag) {
-    const match = /^(\d+\.\d+(?:\.\d+)?)(?:-(cudnn\d*))?(?:-(base|runtime|devel))?(?:-([a-z]+)(\d+(?:\.\d+)?))?$/.exec(tag);
+    const match = /^(\d+\.\d+(?:\.\d+)?)(?:-(cudnn\d*))?(?:-(base|runtime|devel))?(?:-([a-z]+)(\d+(?:\.\d+)?))?$/.exec(
+      tag
+    );
     if (!match) return void 0;
     const version2 = match[1];
     return {
@@ -40931,7 +41039,9 @@ var KnowledgeBase = class {
   }
   /** Whether a cuDNN devel tag for this version was seen on Docker Hub (positive evidence only). */
   cudnnDevelTagSeen(version2) {
-    return Object.values(this.data.images.nvidiaCuda.cudnnDevelTagsSeen.versions).some((versions) => versions.includes(version2));
+    return Object.values(this.data.images.nvidiaCuda.cudnnDevelTagsSeen.versions).some(
+      (versions) => versions.includes(version2)
+    );
   }
   /** The CUDA versions whose cuDNN devel tags were seen on Docker Hub, cuDNN generation by generation. */
   cudnnDevelVersionsSeen() {
@@ -40965,7 +41075,13 @@ var KnowledgeBase = class {
     const match = /^(\d+\.\d+\.\d+)-cuda(\d+\.\d+)-cudnn(\d+)-(runtime|devel)$/.exec(tag);
     if (!match) return void 0;
     const start = match[1].length + "-cuda".length;
-    return { torch: match[1], cuda: match[2], cudnn: match[3], flavour: match[4], cudaRange: [start, start + match[2].length] };
+    return {
+      torch: match[1],
+      cuda: match[2],
+      cudnn: match[3],
+      flavour: match[4],
+      cudaRange: [start, start + match[2].length]
+    };
   }
   ngcPytorch(tag) {
     return this.data.images.ngcPytorch.find((row) => row.tag === tag);
@@ -41078,7 +41194,8 @@ function tokenize(marker) {
     if (match[1] !== void 0) tokens.push({ kind: "string", text: match[2] });
     else if (match[3]) tokens.push({ kind: match[3], text: match[3] });
     else if (match[4]) tokens.push({ kind: "op", text: match[4] });
-    else if (match[5]) tokens.push({ kind: /^(?:and|or)$/.test(match[5]) ? "name" : "op", text: match[5].replace(/\s+/, " ") });
+    else if (match[5])
+      tokens.push({ kind: /^(?:and|or)$/.test(match[5]) ? "name" : "op", text: match[5].replace(/\s+/, " ") });
     else tokens.push({ kind: "name", text: match[6] });
   }
   return tokens;
@@ -41159,8 +41276,21 @@ function compare(left, op, right, environment) {
   return void 0;
 }
 var VERSION = /^\d+(?:\.\d+)*$/;
-var SAMPLES = ["3.7", "3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "3.14"].flatMap(
-  (python) => ["x86_64", "aarch64"].map((machine) => ({ python_version: python, python_full_version: `${python}.0`, platform_machine: machine }))
+var SAMPLES = [
+  "3.7",
+  "3.8",
+  "3.9",
+  "3.10",
+  "3.11",
+  "3.12",
+  "3.13",
+  "3.14"
+].flatMap(
+  (python) => ["x86_64", "aarch64"].map((machine) => ({
+    python_version: python,
+    python_full_version: `${python}.0`,
+    platform_machine: machine
+  }))
 );
 function mayHoldTogether(a, b) {
   if (!a || !b || a === b) return true;
@@ -41263,7 +41393,9 @@ var FactSink = class {
       source,
       stages: exactList(this.stages),
       contexts: exactList(contexts),
-      packages: exactList(this.packages.some((pkg) => pkg.markers) ? this.packages.filter(installsOnLinux) : this.packages),
+      packages: exactList(
+        this.packages.some((pkg) => pkg.markers) ? this.packages.filter(installsOnLinux) : this.packages
+      ),
       indexes: exactList(this.indexes),
       includes: exactList(this.includes),
       images: exactList(this.images),
@@ -41329,7 +41461,12 @@ var WHEEL = /\.whl/i;
 var URL_SCHEME = /^(?:[a-z][a-z0-9+.-]*:\/\/|git\+|hg\+|svn\+|bzr\+|file:)/i;
 function endsInWheel(text2) {
   if (/\.whl$/i.test(text2)) return true;
-  const lastBreak = Math.max(text2.lastIndexOf("\n"), text2.lastIndexOf("\r"), text2.lastIndexOf("\u2028"), text2.lastIndexOf("\u2029"));
+  const lastBreak = Math.max(
+    text2.lastIndexOf("\n"),
+    text2.lastIndexOf("\r"),
+    text2.lastIndexOf("\u2028"),
+    text2.lastIndexOf("\u2029")
+  );
   const wheel = /\.whl[#?]/gi;
   wheel.lastIndex = lastBreak + 1;
   return wheel.test(text2);
@@ -41339,7 +41476,8 @@ function isLocalProject(text2) {
   if (!LOCAL_HINT.test(text2)) return false;
   const head2 = text2.split(";")[0].trim().replace(/\[[^\]]*\]$/, "");
   if (head2 === "" || ARCHIVE.test(head2.split(/[#?]/)[0])) return false;
-  if (/^(?:\.{1,2}|~)(?:[/\\]|$)/.test(head2) || head2.startsWith("/") || /^[A-Za-z]:[\\/]/.test(head2) || /^file:/i.test(head2)) return true;
+  if (/^(?:\.{1,2}|~)(?:[/\\]|$)/.test(head2) || head2.startsWith("/") || /^[A-Za-z]:[\\/]/.test(head2) || /^file:/i.test(head2))
+    return true;
   return /[/\\]/.test(head2) && !/[<>=!~@:]/.test(head2);
 }
 var LOCAL_HINT = /^\s*[.~]|[/\\:]/;
@@ -41349,7 +41487,8 @@ function parsePythonRequirement(m) {
   if ((text2.includes(":") || text2.includes("+")) && URL_SCHEME.test(text2) || WHEEL.test(text2) && endsInWheel(text2.split(";")[0].trim()))
     return parseBareUrl(m, NAMED_URL.exec(text2) ?? void 0);
   const nameLength = nameAt(text2);
-  if (nameLength === 0) return { ok: false, message: `expected a package name, found "${truncate(text2)}"`, span: whole };
+  if (nameLength === 0)
+    return { ok: false, message: `expected a package name, found "${truncate(text2)}"`, span: whole };
   const rawName = text2.slice(0, nameLength);
   let i = nameLength;
   const skipSpace = () => {
@@ -41391,8 +41530,17 @@ function parsePythonRequirement(m) {
       skipSpace();
       const vStart = i;
       while (i < text2.length && isVersionChar(text2.charCodeAt(i))) i++;
-      if (i === vStart) return { ok: false, message: `expected a version after "${op}"`, span: m.site(vStart - op.length, Math.max(i, vStart)) };
-      clauses.push({ operator: op, version: text2.slice(vStart, i), versionSpan: m.origin(vStart, i) ?? m.site(vStart, i) });
+      if (i === vStart)
+        return {
+          ok: false,
+          message: `expected a version after "${op}"`,
+          span: m.site(vStart - op.length, Math.max(i, vStart))
+        };
+      clauses.push({
+        operator: op,
+        version: text2.slice(vStart, i),
+        versionSpan: m.origin(vStart, i) ?? m.site(vStart, i)
+      });
       specEnd = i;
       skipSpace();
       if (text2[i] === ",") {
@@ -41415,7 +41563,11 @@ function parsePythonRequirement(m) {
   }
   skipSpace();
   if (i < text2.length) {
-    return { ok: false, message: `unexpected "${truncate(text2.slice(i))}" after the requirement`, span: m.site(i, text2.length) };
+    return {
+      ok: false,
+      message: `unexpected "${truncate(text2.slice(i))}" after the requirement`,
+      span: m.site(i, text2.length)
+    };
   }
   const exact = exactVersion(clauses);
   const localLabel = exact?.includes("+") ? exact.slice(exact.indexOf("+") + 1).toLowerCase() : void 0;
@@ -41526,7 +41678,8 @@ function parseMatchSpec(m) {
     i = sep3 + 2;
   }
   const nameMatch = NAME.exec(text2.slice(i));
-  if (!nameMatch) return { ok: false, message: `expected a conda package name, found "${truncate(text2)}"`, span: whole };
+  if (!nameMatch)
+    return { ok: false, message: `expected a conda package name, found "${truncate(text2)}"`, span: whole };
   const rawName = nameMatch[0];
   const nameStart = i;
   i += rawName.length;
@@ -41581,7 +41734,12 @@ function parseMatchSpec(m) {
       buildSpan = m.origin(buildStart, i) ?? m.site(buildStart, i);
     }
     skip();
-    if (i < text2.length) return { ok: false, message: `unexpected "${truncate(text2.slice(i))}" in conda spec`, span: m.site(i, text2.length) };
+    if (i < text2.length)
+      return {
+        ok: false,
+        message: `unexpected "${truncate(text2.slice(i))}" in conda spec`,
+        span: m.site(i, text2.length)
+      };
     if (!versionText) specStart = specEnd = afterName;
   }
   const exact = exactVersion2(clauses, fuzzy);
@@ -41802,7 +41960,12 @@ var SegmentMapped = class {
       const a = Math.max(seg.from, from);
       const b = Math.min(seg.to, to);
       if (a >= b) continue;
-      builder.pushSegment(this.text.slice(a, b), seg.origin < 0 ? -1 : seg.origin + (a - seg.from), seg.origin < 0 || seg.via ? seg.site : void 0, seg.via);
+      builder.pushSegment(
+        this.text.slice(a, b),
+        seg.origin < 0 ? -1 : seg.origin + (a - seg.from),
+        seg.origin < 0 || seg.via ? seg.site : void 0,
+        seg.via
+      );
     }
     return builder.build();
   }
@@ -41867,7 +42030,8 @@ function scalarText(node2, source) {
   const raw = source.text.slice(start, end);
   const text2 = String(node2.source ?? value);
   if (node2.type === "PLAIN" && raw === text2) return Mapped.of(text2, start);
-  if ((node2.type === "QUOTE_SINGLE" || node2.type === "QUOTE_DOUBLE") && raw.length >= 2 && raw.slice(1, -1) === text2) return Mapped.of(text2, start + 1);
+  if ((node2.type === "QUOTE_SINGLE" || node2.type === "QUOTE_DOUBLE") && raw.length >= 2 && raw.slice(1, -1) === text2)
+    return Mapped.of(text2, start + 1);
   const builder = new MappedBuilder();
   builder.pushSegment(String(value), -1, { start, end });
   return builder.build();
@@ -41875,7 +42039,10 @@ function scalarText(node2, source) {
 function yamlProblem(error62, text2) {
   const start = Math.min(error62.pos[0], text2.length);
   const end = Math.min(Math.max(error62.pos[1], start), text2.length);
-  return { span: { start, end }, message: `YAML: ${error62.message.split("\n")[0].replace(/ at line \d+, column \d+:?$/, "")}` };
+  return {
+    span: { start, end },
+    message: `YAML: ${error62.message.split("\n")[0].replace(/ at line \d+, column \d+:?$/, "")}`
+  };
 }
 
 // src/parsers/lock-tree.ts
@@ -41924,7 +42091,8 @@ function items(node2) {
 function entries(node2) {
   if (node2?.kind !== "map") return [];
   const out = [];
-  for (const pair of node2.pairs) if (pair.key !== void 0) out.push([pair.key, { start: pair.keyStart, end: pair.keyEnd }, pair.value]);
+  for (const pair of node2.pairs)
+    if (pair.key !== void 0) out.push([pair.key, { start: pair.keyStart, end: pair.keyEnd }, pair.value]);
   return out;
 }
 function text(node2) {
@@ -41973,7 +42141,8 @@ var Scanner = class {
       let content = at;
       while (content < end && text2.charCodeAt(content) === SPACE) content++;
       if (content < end && text2.charCodeAt(content) !== HASH) {
-        if (content === at && (text2.charCodeAt(at) === 37 || text2.startsWith("---", at) || text2.startsWith("...", at))) decline();
+        if (content === at && (text2.charCodeAt(at) === 37 || text2.startsWith("---", at) || text2.startsWith("...", at)))
+          decline();
         this.starts.push(content);
         this.indents.push(content - at);
         this.ends.push(end);
@@ -42100,7 +42269,8 @@ var Scanner = class {
     const first = text2.charCodeAt(start);
     if (first === SINGLE || first === DOUBLE) {
       const close = this.quoted(start, end).end;
-      if (close < end && text2.charCodeAt(close) === COLON && (close + 1 === end || text2.charCodeAt(close + 1) === SPACE)) return close;
+      if (close < end && text2.charCodeAt(close) === COLON && (close + 1 === end || text2.charCodeAt(close + 1) === SPACE))
+        return close;
       return -1;
     }
     if (INDICATOR.has(first)) decline();
@@ -42144,7 +42314,13 @@ var Scanner = class {
     if (first === SINGLE || first === DOUBLE) {
       const read = this.quoted(start, end);
       stop = read.end;
-      node2 = { kind: "scalar", value: read.value, at: read.escaped ? -1 : start + 1, start, end: stop };
+      node2 = {
+        kind: "scalar",
+        value: read.value,
+        at: read.escaped ? -1 : start + 1,
+        start,
+        end: stop
+      };
     } else if (first === 123 && text2.charCodeAt(start + 1) === 125 || first === 91 && text2.charCodeAt(start + 1) === 93) {
       stop = start + 2;
       node2 = first === 123 ? { kind: "map", pairs: [] } : { kind: "seq", items: [] };
@@ -42179,7 +42355,10 @@ function parseLockYaml(text2, what, source, problems) {
   const doc = (0, import_yaml4.parseDocument)(text2, { uniqueKeys: false, prettyErrors: false, strict: false, keepSourceTokens: false });
   for (const error62 of doc.errors) {
     const start = Math.min(error62.pos[0], text2.length);
-    problems.push({ span: { start, end: Math.min(Math.max(error62.pos[1], start), text2.length) }, message: `YAML: ${error62.message.split("\n")[0]}` });
+    problems.push({
+      span: { start, end: Math.min(Math.max(error62.pos[1], start), text2.length) },
+      message: `YAML: ${error62.message.split("\n")[0]}`
+    });
   }
   resolveAliases(doc, problems);
   const root = doc.contents;
@@ -42198,12 +42377,17 @@ function resolveAliases(doc, problems) {
     const [start, end] = alias.range ?? [0, 0];
     if (++count > MAX_LOCK_ALIASES) {
       if (count === MAX_LOCK_ALIASES + 1)
-        problems.push({ span: { start, end }, message: `YAML: more than ${MAX_LOCK_ALIASES} aliases; the rest are not read` });
+        problems.push({
+          span: { start, end },
+          message: `YAML: more than ${MAX_LOCK_ALIASES} aliases; the rest are not read`
+        });
       return null;
     }
     const target = anchors.get(alias.source);
-    if (!target) problems.push({ span: { start, end }, message: `YAML: the alias *${alias.source} names no anchor before it` });
-    else if (open2.has(target)) problems.push({ span: { start, end }, message: `YAML: the alias *${alias.source} is inside the node it names` });
+    if (!target)
+      problems.push({ span: { start, end }, message: `YAML: the alias *${alias.source} names no anchor before it` });
+    else if (open2.has(target))
+      problems.push({ span: { start, end }, message: `YAML: the alias *${alias.source} is inside the node it names` });
     else return target;
     return null;
   };
@@ -42293,7 +42477,15 @@ function parseCondaLock(path, fileText) {
     const key = `${platform} ${tool}`;
     let context = contexts.get(key);
     if (!context) {
-      context = { id: sink.contexts.length, tool, span: { start: 0, end: 0 }, indexes: [], includes: [], channels, variant: `platform ${platform}` };
+      context = {
+        id: sink.contexts.length,
+        tool,
+        span: { start: 0, end: 0 },
+        indexes: [],
+        includes: [],
+        channels,
+        variant: `platform ${platform}`
+      };
       sink.contexts.push(context);
       contexts.set(key, context);
     }
@@ -42312,7 +42504,11 @@ function parseCondaLock(path, fileText) {
       const torchRequirement = text(get(get(entry, "dependencies"), "pytorch"))?.text;
       if (fact)
         sink.packages.push(
-          packageFact({ ...fact, ...torchRequirement !== void 0 ? { torchRequirement } : {}, context: contextOf(platform, "conda-env").id })
+          packageFact({
+            ...fact,
+            ...torchRequirement !== void 0 ? { torchRequirement } : {},
+            context: contextOf(platform, "conda-env").id
+          })
         );
     } else if (manager === "pip" && name && version2) {
       const pin = new MappedBuilder();
@@ -42489,7 +42685,8 @@ function findSuppressions(source, statementEnd = (line) => line) {
     let target = line;
     if (ownLine) {
       target = Math.max(line + 1, lastTarget);
-      while (target <= source.lineCount && isBlankOrComment(text2.slice(source.lineStart(target), source.lineEnd(target)))) target++;
+      while (target <= source.lineCount && isBlankOrComment(text2.slice(source.lineStart(target), source.lineEnd(target))))
+        target++;
       lastTarget = target;
     }
     const rules = (match[1] ?? "").split(",").map((rule) => rule.trim()).filter(Boolean);
@@ -42524,7 +42721,15 @@ function parseRequirements(path, text2) {
   return sink.finish(path, "requirements", source);
 }
 function addRequirementsContext(sink, tool, span, extra = {}) {
-  const context = { id: sink.contexts.length, tool, span, indexes: [], includes: [], channels: [], ...extra };
+  const context = {
+    id: sink.contexts.length,
+    tool,
+    span,
+    indexes: [],
+    includes: [],
+    channels: [],
+    ...extra
+  };
   sink.contexts.push(context);
   return context;
 }
@@ -42570,7 +42775,10 @@ function parseOptions(sink, line, tokens, context, ignoredReason) {
   for (let i = 0; i < tokens.length; i++) {
     const token = tokens[i];
     if (!token.text.startsWith("-")) {
-      sink.problems.push({ span: line.site(token.from, token.to), message: `unexpected "${truncate(token.text)}": an option line holds options only` });
+      sink.problems.push({
+        span: line.site(token.from, token.to),
+        message: `unexpected "${truncate(token.text)}": an option line holds options only`
+      });
       continue;
     }
     const { name, inlineValue, valueOffset } = splitOption(token.text);
@@ -42595,13 +42803,21 @@ function parseOptions(sink, line, tokens, context, ignoredReason) {
       }
     }
     if (name === "--hash") hashes++;
-    if (spec2.role === "pre" && !ignoredReason) sink.options.push({ name, span: line.site(token.from, token.to), context: context.id });
+    if (spec2.role === "pre" && !ignoredReason)
+      sink.options.push({ name, span: line.site(token.from, token.to), context: context.id });
     const span = line.site(token.from, value ? value.to : token.to);
     const indexKind = INDEX_ROLES[spec2.role];
     if (indexKind) {
       const url2 = value?.text ?? "";
       const urlSpan = value ? line.origin(value.from, value.to) ?? line.site(value.from, value.to) : span;
-      const fact = { kind: indexKind, url: url2, urlSpan, span, context: context.id, ...ignoredReason ? { ignoredReason } : {} };
+      const fact = {
+        kind: indexKind,
+        url: url2,
+        urlSpan,
+        span,
+        context: context.id,
+        ...ignoredReason ? { ignoredReason } : {}
+      };
       sink.indexes.push(fact);
       if (!ignoredReason) context.indexes.push(fact);
       continue;
@@ -42647,7 +42863,8 @@ function shellWord(raw, from) {
 function tokenize2(text2) {
   const tokens = [];
   const re = /\S+/g;
-  for (let match = re.exec(text2); match; match = re.exec(text2)) tokens.push({ text: match[0], from: match.index, to: match.index + match[0].length });
+  for (let match = re.exec(text2); match; match = re.exec(text2))
+    tokens.push({ text: match[0], from: match.index, to: match.index + match[0].length });
   return tokens;
 }
 function* logicalLines(source, firstLine = 1, lastLine = source.lineCount) {
@@ -42712,7 +42929,8 @@ function readWithYaml(text2, source) {
     if (!node2 || !(0, import_yaml5.isAlias)(node2)) return node2 ?? void 0;
     const [start, end] = node2.range ?? [0, 0];
     if (++aliases > MAX_ALIASES) {
-      if (aliases === MAX_ALIASES + 1) errors.push({ span: { start, end }, message: `YAML: more than ${MAX_ALIASES} aliases; the rest are not read` });
+      if (aliases === MAX_ALIASES + 1)
+        errors.push({ span: { start, end }, message: `YAML: more than ${MAX_ALIASES} aliases; the rest are not read` });
       return void 0;
     }
     const target = node2.resolve(doc);
@@ -42830,7 +43048,11 @@ function listItems(text2, block, allowPip) {
       if (!entries2 || entries2.some((entry) => entry.kind !== "scalar")) return void 0;
       const end = nested.at(-1).next;
       if (indentedCommentFollows(text2, end, indent + 2)) return void 0;
-      items2.push({ kind: "pip", span: { start: valueStart, end }, entries: entries2.map((entry) => entry.value) });
+      items2.push({
+        kind: "pip",
+        span: { start: valueStart, end },
+        entries: entries2.map((entry) => entry.value)
+      });
       continue;
     }
     const value = plainScalar(text2, valueStart, line.end);
@@ -42891,7 +43113,8 @@ function plainBlock(text2, block) {
 function plainScalar(text2, start, end) {
   if (start >= end || text2.charCodeAt(start) === 32) return void 0;
   const value = text2.slice(start, end);
-  if (/^[?:,[\]{}#&*!|>'"%@`]/.test(value) || /^-(?:$| )/.test(value) || /: |:$/.test(value) || NOT_A_STRING.test(value)) return void 0;
+  if (/^[?:,[\]{}#&*!|>'"%@`]/.test(value) || /^-(?:$| )/.test(value) || /: |:$/.test(value) || NOT_A_STRING.test(value))
+    return void 0;
   return value;
 }
 
@@ -42904,7 +43127,10 @@ function parseCondaEnvironment(path, text2) {
   for (const error62 of doc.errors) sink.problems.push(error62);
   if (doc.root === "empty") return sink.finish(path, "conda", source);
   if (doc.root !== "map") {
-    sink.problems.push({ span: doc.root.notMap, message: 'a conda environment file must be a mapping with "channels" and "dependencies"' });
+    sink.problems.push({
+      span: doc.root.notMap,
+      message: 'a conda environment file must be a mapping with "channels" and "dependencies"'
+    });
     return sink.finish(path, "conda", source);
   }
   const channels = [];
@@ -42913,7 +43139,13 @@ function parseCondaEnvironment(path, text2) {
     if (!value || value.text.trim() === "") continue;
     channels.push(value.text);
     const span = value.site(0, value.length);
-    const fact = { kind: "conda-channel", url: value.text, urlSpan: value.origin(0, value.length) ?? span, span, context: context.id };
+    const fact = {
+      kind: "conda-channel",
+      url: value.text,
+      urlSpan: value.origin(0, value.length) ?? span,
+      span,
+      context: context.id
+    };
     sink.addIndex(context, fact);
   }
   const dependencies2 = doc.dependencies;
@@ -42959,9 +43191,12 @@ function recordInstallCommand(sink, command, stage) {
   if (PIP.test(program)) return recordPip(sink, words.slice(1), stage, "pip");
   if (program === "uv" && words[1]?.text === "pip") return recordPip(sink, words.slice(2), stage, "uv");
   if (program === "uv" && words[1]?.text === "sync") return recordUvSync(sink, words.slice(2), words, stage);
-  if (program === "pixi" && (words[1]?.text === "install" || words[1]?.text === "shell-hook")) return recordPixiInstall(sink, words.slice(2), words, stage);
-  if (program === "poetry" && (words[1]?.text === "install" || words[1]?.text === "sync")) return recordPoetryInstall(sink, words.slice(2), words, stage);
-  if (program === "conda-lock" && words[1]?.text === "install") return recordCondaLockInstall(sink, words.slice(2), words, stage);
+  if (program === "pixi" && (words[1]?.text === "install" || words[1]?.text === "shell-hook"))
+    return recordPixiInstall(sink, words.slice(2), words, stage);
+  if (program === "poetry" && (words[1]?.text === "install" || words[1]?.text === "sync"))
+    return recordPoetryInstall(sink, words.slice(2), words, stage);
+  if (program === "conda-lock" && words[1]?.text === "install")
+    return recordCondaLockInstall(sink, words.slice(2), words, stage);
   if (/^(conda|mamba|micromamba)$/.test(program)) {
     if (words[1]?.text === "run") return recordInstallCommand(sink, skipRunOptions(words.slice(2)), stage);
     return recordConda(sink, words.slice(1), stage);
@@ -43090,7 +43325,8 @@ function recordPoetryInstall(sink, args, all, stage) {
       const groups = list();
       main = groups.includes("main");
       selects.push(...groups.filter((group) => group !== "main").map((group) => `group ${group}`));
-    } else if (option.name === "-E" || option.name === "--extras") selects.push(...list().map((extra) => `extra ${extra}`));
+    } else if (option.name === "-E" || option.name === "--extras")
+      selects.push(...list().map((extra) => `extra ${extra}`));
     else if (option.name === "--all-extras") selects.push("*extras");
     else if (option.name === "-C" || option.name === "--directory" || option.name === "-P" || option.name === "--project")
       directory = option.value() ?? directory;
@@ -43145,7 +43381,8 @@ function localProjectInclude(sink, word, context) {
 var PIP = /^pip(\d+(\.\d+)?)?$/;
 function skipRunOptions(words) {
   let i = 0;
-  while (i < words.length && words[i].text.startsWith("-")) i += /^(-n|--name|-p|--prefix|--cwd)$/.test(words[i].text) ? 2 : 1;
+  while (i < words.length && words[i].text.startsWith("-"))
+    i += /^(-n|--name|-p|--prefix|--cwd)$/.test(words[i].text) ? 2 : 1;
   return words.slice(i);
 }
 var PREFIXES = /* @__PURE__ */ new Set(["sudo", "env", "time", "exec", "nohup", "command"]);
@@ -43153,7 +43390,8 @@ function stripPrefixes(command) {
   let i = 0;
   while (i < command.length) {
     const text2 = command[i].text;
-    if (PREFIXES.has(text2) || /^[A-Za-z_][A-Za-z0-9_]*=/.test(text2) || i > 0 && command[i - 1].text === "sudo" && text2.startsWith("-")) i++;
+    if (PREFIXES.has(text2) || /^[A-Za-z_][A-Za-z0-9_]*=/.test(text2) || i > 0 && command[i - 1].text === "sudo" && text2.startsWith("-"))
+      i++;
     else break;
   }
   return command.slice(i);
@@ -43174,7 +43412,8 @@ var INDEX_KIND = {
 };
 function recordPip(sink, args, stage, tool) {
   let i = 0;
-  while (i < args.length && args[i].text.startsWith("-")) i += optionSpec(splitOption(args[i].text).name).takesValue && !args[i].text.includes("=") ? 2 : 1;
+  while (i < args.length && args[i].text.startsWith("-"))
+    i += optionSpec(splitOption(args[i].text).name).takesValue && !args[i].text.includes("=") ? 2 : 1;
   if (args[i]?.text !== "install") return false;
   const rest = args.slice(i + 1);
   const context = addRequirementsContext(sink, tool, commandSpan(args), { stage });
@@ -43201,7 +43440,8 @@ function recordPip(sink, args, stage, tool) {
         continue;
       }
       const indexKind = INDEX_KIND[spec2.role];
-      if (spec2.role === "pre" && (name === "--pre" || /allow/.test(valueText))) sink.options.push({ name, span, context: context.id });
+      if (spec2.role === "pre" && (name === "--pre" || /allow/.test(valueText)))
+        sink.options.push({ name, span, context: context.id });
       if (tool === "uv" && name === "--index-strategy" && valueText === "unsafe-best-match")
         sink.options.push({ name: "unsafe-best-match", span, context: context.id });
       if (indexKind) {
@@ -43230,7 +43470,8 @@ function recordPip(sink, args, stage, tool) {
 }
 function recordPipRequirement(sink, word, context) {
   if (isLocalProject(word.text)) {
-    if (context.tool === "pip" && context.stage !== void 0 && !word.unresolved) localProjectInclude(sink, word, context);
+    if (context.tool === "pip" && context.stage !== void 0 && !word.unresolved)
+      localProjectInclude(sink, word, context);
     return;
   }
   if (word.unresolved) {
@@ -43277,7 +43518,13 @@ function recordConda(sink, args, stage) {
         const url2 = valueWord.text.slice(valueFrom);
         channels.push(url2);
         const urlSpan = valueWord.mapped.origin(valueFrom, valueWord.text.length) ?? valueWord.span;
-        const fact = { kind: "conda-channel", url: url2, urlSpan, span: { start: word.span.start, end: valueWord.span.end }, context: context.id };
+        const fact = {
+          kind: "conda-channel",
+          url: url2,
+          urlSpan,
+          span: { start: word.span.start, end: valueWord.span.end },
+          context: context.id
+        };
         sink.addIndex(context, fact);
       } else if (name === "--file" || name === "-f") {
         if (eq2 < 0) j++;
@@ -43349,7 +43596,11 @@ function recordApt(sink, args, stage) {
 }
 
 // src/parsers/dockerfile/pip-env.ts
-var PIP_VARIABLES = { PIP_INDEX_URL: "index-url", PIP_EXTRA_INDEX_URL: "extra-index-url", PIP_FIND_LINKS: "find-links" };
+var PIP_VARIABLES = {
+  PIP_INDEX_URL: "index-url",
+  PIP_EXTRA_INDEX_URL: "extra-index-url",
+  PIP_FIND_LINKS: "find-links"
+};
 var UV_VARIABLES = {
   UV_INDEX_URL: "index-url",
   UV_DEFAULT_INDEX: "index-url",
@@ -43357,9 +43608,14 @@ var UV_VARIABLES = {
   UV_INDEX: "extra-index-url",
   UV_FIND_LINKS: "find-links"
 };
-var PIP_CONFIG_KEYS = { "index-url": "index-url", "extra-index-url": "extra-index-url", "find-links": "find-links" };
+var PIP_CONFIG_KEYS = {
+  "index-url": "index-url",
+  "extra-index-url": "extra-index-url",
+  "find-links": "find-links"
+};
 function hasOption(sink, context, name) {
-  for (let i = sink.options.length - 1; i >= 0 && sink.options[i].context === context.id; i--) if (sink.options[i].name === name) return true;
+  for (let i = sink.options.length - 1; i >= 0 && sink.options[i].context === context.id; i--)
+    if (sink.options[i].name === name) return true;
   return false;
 }
 function urls(value, valueSpan, span, kind) {
@@ -43380,20 +43636,24 @@ var PipEnv = class {
   autoBackend;
   constructor(parent) {
     if (!parent) return;
-    for (const tool of ["pip", "uv"]) for (const [kind, list] of parent.settings[tool]) this.settings[tool].set(kind, list);
+    for (const tool of ["pip", "uv"])
+      for (const [kind, list] of parent.settings[tool]) this.settings[tool].set(kind, list);
     this.hidden = parent.hidden;
     this.autoBackend = parent.autoBackend;
   }
   /** An ENV instruction's variable. */
   setFromEnv(key, value, valueSpan, span) {
-    if (key === "PIP_CONFIG_FILE") this.hidden = `ENV PIP_CONFIG_FILE points pip at a configuration file (${value}) this check cannot read`;
+    if (key === "PIP_CONFIG_FILE")
+      this.hidden = `ENV PIP_CONFIG_FILE points pip at a configuration file (${value}) this check cannot read`;
     const pip = PIP_VARIABLES[key];
     if (pip) this.settings.pip.set(pip, urls(value, valueSpan, span, pip));
     const uv = UV_VARIABLES[key];
     if (uv) this.settings.uv.set(uv, urls(value, valueSpan, span, uv));
     if (key === "UV_TORCH_BACKEND") this.autoBackend = value === "auto" ? span : void 0;
     if (key === "UV_TORCH_BACKEND" && /^(cu\d+|cpu)$/.test(value))
-      this.settings.uv.set("index-url", [{ kind: "index-url", url: `https://download.pytorch.org/whl/${value}`, urlSpan: valueSpan, span }]);
+      this.settings.uv.set("index-url", [
+        { kind: "index-url", url: `https://download.pytorch.org/whl/${value}`, urlSpan: valueSpan, span }
+      ]);
   }
   /** A COPY of a pip configuration file into the image. */
   noteCopy(copy) {
@@ -43414,7 +43674,10 @@ var PipEnv = class {
     const kind = key ? PIP_CONFIG_KEYS[key] : void 0;
     if (kind && value) {
       const span = { start: command[0].span.start, end: value.span.end };
-      this.settings.pip.set(kind, urls(value.text, value.mapped.origin(0, value.text.length) ?? value.span, span, kind));
+      this.settings.pip.set(
+        kind,
+        urls(value.text, value.mapped.origin(0, value.text.length) ?? value.span, span, kind)
+      );
     }
     return true;
   }
@@ -43438,7 +43701,13 @@ var PipEnv = class {
     for (const [kind, settings] of own2) {
       if (given.has(kind)) continue;
       for (const setting of settings) {
-        const fact = { kind: setting.kind, url: setting.url, urlSpan: setting.urlSpan, span: setting.span, context: context.id };
+        const fact = {
+          kind: setting.kind,
+          url: setting.url,
+          urlSpan: setting.urlSpan,
+          span: setting.span,
+          context: context.id
+        };
         sink.addIndex(context, fact);
       }
     }
@@ -43461,7 +43730,8 @@ var MAX_STAGES = 8;
 var MAX_OUTPUT = 4096;
 function evaluatePipeline(stages) {
   if (stages.length === 0) return { unsupported: "the command substitution is empty" };
-  if (stages.length > MAX_STAGES) return { unsupported: `a pipeline of more than ${MAX_STAGES} commands is not evaluated` };
+  if (stages.length > MAX_STAGES)
+    return { unsupported: `a pipeline of more than ${MAX_STAGES} commands is not evaluated` };
   let output2;
   for (const stage of stages) {
     const [name, ...args] = stage.words;
@@ -43534,18 +43804,22 @@ function printf(args) {
   do {
     let used = 0;
     let failed;
-    const text2 = format.replace(/%([%sdi])|\\([nt\\])/g, (whole, conversion, escape) => {
-      if (escape) return escape === "n" ? "\n" : escape === "t" ? "	" : "\\";
-      if (conversion === "%") return "%";
-      used++;
-      const value = values[next++] ?? "";
-      if (conversion === "s") return value;
-      if (value === "") return "0";
-      if (!/^[+-]?\d+$/.test(value)) failed = `printf %${conversion} of "${value}"`;
-      return String(Number.parseInt(value, 10));
-    });
+    const text2 = format.replace(
+      /%([%sdi])|\\([nt\\])/g,
+      (whole, conversion, escape) => {
+        if (escape) return escape === "n" ? "\n" : escape === "t" ? "	" : "\\";
+        if (conversion === "%") return "%";
+        used++;
+        const value = values[next++] ?? "";
+        if (conversion === "s") return value;
+        if (value === "") return "0";
+        if (!/^[+-]?\d+$/.test(value)) failed = `printf %${conversion} of "${value}"`;
+        return String(Number.parseInt(value, 10));
+      }
+    );
     if (failed) return { unsupported: `${failed} is not a number` };
-    if (/%[^%sdi]/.test(format.replace(/%%/g, ""))) return { unsupported: "printf conversions other than %s and %d are not evaluated" };
+    if (/%[^%sdi]/.test(format.replace(/%%/g, "")))
+      return { unsupported: "printf conversions other than %s and %d are not evaluated" };
     out += text2;
     if (used === 0) break;
   } while (next < values.length);
@@ -43595,7 +43869,12 @@ function listOf(list) {
   return (n) => ranges.some(([from, to]) => n >= from && n <= to);
 }
 function cut(args, input2) {
-  const parsed = options(args, "dfcb", { delimiter: "d", fields: "f", characters: "c", bytes: "b", "only-delimited": "s" }, "s");
+  const parsed = options(
+    args,
+    "dfcb",
+    { delimiter: "d", fields: "f", characters: "c", bytes: "b", "only-delimited": "s" },
+    "s"
+  );
   if (typeof parsed === "string") return { unsupported: `cut: ${parsed}` };
   if (parsed.rest.length > 0) return { unsupported: "cut reading files is not evaluated" };
   const { values } = parsed;
@@ -43609,7 +43888,8 @@ function cut(args, input2) {
   if (fields === void 0) return { unsupported: "cut without -f or -c" };
   const keep = listOf(fields);
   const delimiter = values.get("d") ?? "	";
-  if (!keep || [...delimiter].length !== 1) return { unsupported: `cut -f ${fields} -d '${delimiter}' is not evaluated` };
+  if (!keep || [...delimiter].length !== 1)
+    return { unsupported: `cut -f ${fields} -d '${delimiter}' is not evaluated` };
   const only = values.has("s");
   return {
     value: mapLines(input2, (line) => {
@@ -43696,7 +43976,10 @@ function sedRegex(re, extended2) {
       const close = re.indexOf("]", re[i + 1] === "]" ? i + 2 : re[i + 1] === "^" && re[i + 2] === "]" ? i + 3 : i + 1);
       if (close < 0) return void 0;
       let body = re.slice(i + 1, close);
-      body = body.replace(/\\/g, "\\\\").replace(/\[:([a-z]+):\]/g, (whole, name) => CLASSES[name] ? CLASSES[name].replace(/[\\\]^-]/g, "\\$&") : whole);
+      body = body.replace(/\\/g, "\\\\").replace(
+        /\[:([a-z]+):\]/g,
+        (whole, name) => CLASSES[name] ? CLASSES[name].replace(/[\\\]^-]/g, "\\$&") : whole
+      );
       out += `[${body}]`;
       i = close;
       continue;
@@ -43762,7 +44045,10 @@ function sed(args, input2) {
   if (commands.length === 0 || substitutions.some((substitution) => !substitution))
     return { unsupported: `sed ${scripts.join("; ")} is not a substitution we evaluate` };
   return {
-    value: mapLines(input2, (line) => substitutions.reduce((text2, substitution) => text2.replace(substitution.regex, substitution.replacement), line))
+    value: mapLines(
+      input2,
+      (line) => substitutions.reduce((text2, substitution) => text2.replace(substitution.regex, substitution.replacement), line)
+    )
   };
 }
 function awk(args, input2) {
@@ -43792,12 +44078,15 @@ function awk(args, input2) {
     if (/^\s*$/.test(body.slice(at))) break;
   }
   const sep3 = separator === void 0 || separator === " " ? void 0 : /^(?:\\(.)|\[(.)\]|([^\\[]))$/.exec(separator);
-  if (separator !== void 0 && separator !== " " && !sep3) return { unsupported: `awk -F '${separator}' is not evaluated` };
+  if (separator !== void 0 && separator !== " " && !sep3)
+    return { unsupported: `awk -F '${separator}' is not evaluated` };
   const literal2 = sep3 ? sep3[1] ?? sep3[2] ?? sep3[3] : void 0;
   return {
     value: mapLines(input2, (line) => {
       const fields = literal2 === void 0 ? line.trim().split(/[ \t]+/).filter(Boolean) : line.split(literal2);
-      return items2.map((item) => "field" in item ? item.field === 0 ? line : fields[item.field - 1] ?? "" : "text" in item ? item.text : " ").join("");
+      return items2.map(
+        (item) => "field" in item ? item.field === 0 ? line : fields[item.field - 1] ?? "" : "text" in item ? item.text : " "
+      ).join("");
     })
   };
 }
@@ -43950,11 +44239,13 @@ function commandOutput(inner, resolve5, reference, quote = "dollar") {
   const split = splitScript(inner, resolve5);
   if (split.commands.length === 0) return { unresolved: runtime };
   const unresolved = split.commands.flat().find((word) => word.unresolved);
-  if (unresolved) return { unresolved: `${shown} is computed from a value only known when the build runs: ${unresolved.unresolved}` };
+  if (unresolved)
+    return { unresolved: `${shown} is computed from a value only known when the build runs: ${unresolved.unresolved}` };
   if (split.operators.slice(0, -1).some((operator) => operator !== "|") || split.redirected.some(Boolean))
     return { unresolved: `${shown} is not a plain pipeline, so it is only known when the build runs` };
   const result2 = evaluatePipeline(split.commands.map((command) => ({ words: command.map((word) => word.text) })));
-  if ("unsupported" in result2) return { unresolved: `${shown} is only known when the build runs (not evaluated: ${result2.unsupported})` };
+  if ("unsupported" in result2)
+    return { unresolved: `${shown} is only known when the build runs (not evaluated: ${result2.unsupported})` };
   return { value: synthetic(result2.value, reference, "$(\u2026)") };
 }
 function readWord(script, startIndex, resolve5, braces) {
@@ -44022,7 +44313,8 @@ function readWord(script, startIndex, resolve5, braces) {
         } else {
           const at = out?.length ?? 0;
           push2(expansion.value);
-          if (quote === 0 && /[ \t\n]/.test(expansion.value.text)) (split ??= []).push([at, at + expansion.value.length]);
+          if (quote === 0 && /[ \t\n]/.test(expansion.value.text))
+            (split ??= []).push([at, at + expansion.value.length]);
         }
         i = expansion.next;
         runStart = i;
@@ -44046,13 +44338,19 @@ function readWord(script, startIndex, resolve5, braces) {
 function fieldSplit(word, ranges) {
   const text2 = word.text;
   const cuts = [];
-  for (const [from, to] of ranges) for (let i = from; i < to; i++) if (text2[i] === " " || text2[i] === "	" || text2[i] === "\n") cuts.push(i);
+  for (const [from, to] of ranges)
+    for (let i = from; i < to; i++) if (text2[i] === " " || text2[i] === "	" || text2[i] === "\n") cuts.push(i);
   const words = [];
   let start = 0;
   for (const cut2 of [...cuts, text2.length]) {
     if (cut2 > start) {
       const mapped = word.mapped.slice(start, cut2);
-      words.push({ text: mapped.text, mapped, span: mapped.site(0, mapped.length), ...word.unresolved ? { unresolved: word.unresolved } : {} });
+      words.push({
+        text: mapped.text,
+        mapped,
+        span: mapped.site(0, mapped.length),
+        ...word.unresolved ? { unresolved: word.unresolved } : {}
+      });
     }
     start = cut2 + 1;
   }
@@ -44098,7 +44396,8 @@ function closingParen(text2, open2) {
 }
 function closingBrace(text2, from, braces) {
   let close = braces.after(from);
-  for (let open2 = text2.indexOf("${", from); close >= 0 && open2 >= 0 && open2 < close; open2 = text2.indexOf("${", open2 + 2)) close = text2.indexOf("}", close + 1);
+  for (let open2 = text2.indexOf("${", from); close >= 0 && open2 >= 0 && open2 < close; open2 = text2.indexOf("${", open2 + 2))
+    close = text2.indexOf("}", close + 1);
   return close;
 }
 var PARAMETER = /^([A-Za-z_][A-Za-z0-9_]*)([\s\S]*)$/;
@@ -44108,7 +44407,8 @@ function readExpansion(script, at, resolve5, braces) {
     const close2 = closingParen(text2, at + 1);
     const next2 = close2 < 0 ? text2.length : close2 + 1;
     const inner = text2.slice(at + 2, close2 < 0 ? next2 : close2).replace(/^\(|\)$/g, "");
-    if (close2 < 0 || text2[at + 2] === "(") return { unresolved: `$(${inner}) is the output of a command, only known when the build runs`, next: next2 };
+    if (close2 < 0 || text2[at + 2] === "(")
+      return { unresolved: `$(${inner}) is the output of a command, only known when the build runs`, next: next2 };
     const output2 = commandOutput(script.slice(at + 2, close2), resolve5, script.site(at, next2));
     return { ...output2, next: next2 };
   }
@@ -44168,8 +44468,16 @@ function readExpansion(script, at, resolve5, braces) {
   if (substitution) {
     const pattern = globRegex(substitution[2]);
     const replacement = substitution[3] ?? "";
-    if (!pattern || replacement.includes("$")) return { unresolved: `\${${body}} uses a pattern that is only evaluated at build time`, next };
-    return { value: synthetic(substitute(current.text, pattern, replacement.replace(/\\(.)/g, "$1"), substitution[1]), reference, name), next };
+    if (!pattern || replacement.includes("$"))
+      return { unresolved: `\${${body}} uses a pattern that is only evaluated at build time`, next };
+    return {
+      value: synthetic(
+        substitute(current.text, pattern, replacement.replace(/\\(.)/g, "$1"), substitution[1]),
+        reference,
+        name
+      ),
+      next
+    };
   }
   const substring = /^:\s*(-?\d+)(?::\s*(-?\d+))?$/.exec(rest);
   if (substring) {
@@ -44271,7 +44579,8 @@ function substitute(value, pattern, replacement, mode) {
     return value;
   }
   if (mode === "%") {
-    for (let start = 0; start <= size; start++) if (whole.test(value.slice(start))) return value.slice(0, start) + replacement;
+    for (let start = 0; start <= size; start++)
+      if (whole.test(value.slice(start))) return value.slice(0, start) + replacement;
     return value;
   }
   let out = "";
@@ -44392,12 +44701,10 @@ function viewsOf(dockerfile2, offsetOf) {
           valueSpan: valueRange ? spanOf2(valueRange) : null
         };
       }),
-      jsonStrings: () => (instruction.getJSONStrings?.() ?? []).map(
-        (json2) => ({
-          value: json2.getValue(),
-          ...spanOf2(json2.getRange())
-        })
-      )
+      jsonStrings: () => (instruction.getJSONStrings?.() ?? []).map((json2) => ({
+        value: json2.getValue(),
+        ...spanOf2(json2.getRange())
+      }))
     };
   });
   return instructions;
@@ -44405,7 +44712,8 @@ function viewsOf(dockerfile2, offsetOf) {
 var UNUSUAL_SPACE = /[\f\v\u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]/;
 var READ_ARGUMENTS = /* @__PURE__ */ new Set(["FROM", "COPY", "ADD", "ARG", "ENV"]);
 function scanPlainDockerfile(text2) {
-  if (text2.includes("\r") || text2.includes("<<") || UNUSUAL_SPACE.test(text2) || /^[ \t]*#[ \t]*escape[ \t]*=/im.test(text2)) return void 0;
+  if (text2.includes("\r") || text2.includes("<<") || UNUSUAL_SPACE.test(text2) || /^[ \t]*#[ \t]*escape[ \t]*=/im.test(text2))
+    return void 0;
   const instructions = [];
   const length = text2.length;
   let pos = 0;
@@ -44463,11 +44771,23 @@ function astInstruction(text2, span, fromLine) {
   const snippet = text2.slice(span.start, span.end);
   const lineStarts = [0];
   for (let i = snippet.indexOf("\n"); i >= 0; i = snippet.indexOf("\n", i + 1)) lineStarts.push(i + 1);
-  const view = readInstructions(snippet, (position) => span.start + lineStarts[position.line] + position.character)[0];
+  const view = readInstructions(
+    snippet,
+    (position) => span.start + lineStarts[position.line] + position.character
+  )[0];
   return { ...view, fromLine, toLine: fromLine + (view.toLine - view.fromLine) };
 }
 function unreadInstruction(keyword, span, fromLine, toLine) {
-  return { keyword, span, fromLine, toLine, args: () => [], flag: () => void 0, properties: () => [], jsonStrings: () => [] };
+  return {
+    keyword,
+    span,
+    fromLine,
+    toLine,
+    args: () => [],
+    flag: () => void 0,
+    properties: () => [],
+    jsonStrings: () => []
+  };
 }
 function plainArguments(text2, upper, keyword, span, line, from, to) {
   const words = [];
@@ -44501,7 +44821,16 @@ function plainArguments(text2, upper, keyword, span, line, from, to) {
     }
     return void 0;
   };
-  return { keyword, span, fromLine: line, toLine: line, args: () => args, flag, properties: () => properties, jsonStrings: () => [] };
+  return {
+    keyword,
+    span,
+    fromLine: line,
+    toLine: line,
+    args: () => args,
+    flag,
+    properties: () => properties,
+    jsonStrings: () => []
+  };
 }
 function argProperties(args) {
   const properties = [];
@@ -44520,7 +44849,12 @@ function argProperties(args) {
       if (!/^(?:"[^"']*"|'[^"']*')$/.test(value)) return void 0;
       value = value.slice(1, -1);
     }
-    properties.push({ name, nameSpan: { start: arg.start, end: arg.start + eq2 }, value, valueSpan: { start: arg.start + eq2 + 1, end: arg.end } });
+    properties.push({
+      name,
+      nameSpan: { start: arg.start, end: arg.start + eq2 },
+      value,
+      valueSpan: { start: arg.start + eq2 + 1, end: arg.end }
+    });
   }
   return properties;
 }
@@ -44593,7 +44927,10 @@ function parseDockerfile(path, text2) {
             resolve: resolverFor(stageScope, globalScope, stageEnvs[stage]?.parent)
           });
           for (const fact of sink.env.slice(before)) {
-            stageEnvs[stage]?.define(fact.key, { value: Mapped.of(fact.value, fact.valueSpan.start), defined: fact.valueSpan });
+            stageEnvs[stage]?.define(fact.key, {
+              value: Mapped.of(fact.value, fact.valueSpan.start),
+              defined: fact.valueSpan
+            });
             pipEnvs[stage]?.setFromEnv(fact.key, fact.value, fact.valueSpan, fact.span);
           }
           break;
@@ -44611,7 +44948,13 @@ function parseDockerfile(path, text2) {
           break;
         }
         case "RUN":
-          recordRun(reading, span, Math.max(stage, 0), resolverFor(stageScope, globalScope, stageEnvs[stage]?.parent), pipEnvs[stage]);
+          recordRun(
+            reading,
+            span,
+            Math.max(stage, 0),
+            resolverFor(stageScope, globalScope, stageEnvs[stage]?.parent),
+            pipEnvs[stage]
+          );
           break;
         case "COPY":
         case "ADD":
@@ -44622,16 +44965,23 @@ function parseDockerfile(path, text2) {
           break;
       }
     } catch (error62) {
-      sink.problems.push({ span, message: `could not read this ${keyword} instruction (${error62.message}); it was skipped` });
+      sink.problems.push({
+        span,
+        message: `could not read this ${keyword} instruction (${error62.message}); it was skipped`
+      });
     }
   }
   if (stage < 0 && instructions.length > 0)
-    sink.problems.push({ span: { start: 0, end: 0 }, message: "no FROM instruction: this does not look like a Dockerfile" });
+    sink.problems.push({
+      span: { start: 0, end: 0 },
+      message: "no FROM instruction: this does not look like a Dockerfile"
+    });
   let lastLineOf;
   const statementEnd = (line) => {
     if (!lastLineOf) {
       lastLineOf = /* @__PURE__ */ new Map();
-      for (const lines of instructionLines) for (let at = lines.from; at <= lines.to; at++) if (!lastLineOf.has(at)) lastLineOf.set(at, lines.to);
+      for (const lines of instructionLines)
+        for (let at = lines.from; at <= lines.to; at++) if (!lastLineOf.has(at)) lastLineOf.set(at, lines.to);
     }
     return lastLineOf.get(line) ?? line;
   };
@@ -44642,7 +44992,9 @@ function resolverFor(scope, globals, inherited) {
   return (name) => {
     const found = scope.get(name) ?? inherited?.lookup(name);
     if (found || scope === globals || !globals.has(name)) return found;
-    return { unresolved: `ARG ${name} is declared before FROM, which does not make it visible in a stage; re-declare it after FROM (ARG ${name})` };
+    return {
+      unresolved: `ARG ${name} is declared before FROM, which does not make it visible in a stage; re-declare it after FROM (ARG ${name})`
+    };
   };
 }
 var StageEnv = class {
@@ -44699,12 +45051,19 @@ function recordProperties({ sink, source }, instruction, where) {
     const found = propertyValue(source, property);
     if (!found) {
       const global = globals?.get(key);
-      scope.set(key, global ?? { unresolved: `ARG ${key} has no default value, so it is only known at build time (--build-arg ${key}=\u2026)` });
+      scope.set(
+        key,
+        global ?? {
+          unresolved: `ARG ${key} has no default value, so it is only known at build time (--build-arg ${key}=\u2026)`
+        }
+      );
       continue;
     }
     const expanded = found.value.text.includes("$") ? expandValue(found.value, resolve5) : { value: found.value };
     if ("unresolved" in expanded) {
-      scope.set(key, { unresolved: `${kind} ${key} is built from a value only known at build time: ${expanded.unresolved}` });
+      scope.set(key, {
+        unresolved: `${kind} ${key} is built from a value only known at build time: ${expanded.unresolved}`
+      });
       continue;
     }
     const value = expanded.value;
@@ -44728,7 +45087,10 @@ function recordFrom({ sink, source, escape }, instruction, where) {
     sink.problems.push({ span, message: "FROM needs an image" });
     return;
   }
-  const commands = splitCommands(joinContinuations(source, imageArg.start, imageArg.end, escape), resolverFor(globals, globals, void 0));
+  const commands = splitCommands(
+    joinContinuations(source, imageArg.start, imageArg.end, escape),
+    resolverFor(globals, globals, void 0)
+  );
   const word = commands[0]?.[0];
   if (!word) return;
   const stageName = args.length >= 3 && args[1].value.toUpperCase() === "AS" ? args[2].value : void 0;
@@ -44754,7 +45116,13 @@ function recordCopy(sink, instruction, span, stage) {
   const jsonStrings = instruction.jsonStrings();
   const items2 = jsonStrings.length > 0 ? jsonStrings.map((s) => ({ path: s.value.slice(1, -1), span: { start: s.start + 1, end: s.end - 1 } })) : instruction.args().filter((arg) => !arg.value.startsWith("<<")).map((arg) => ({ path: arg.value, span: { start: arg.start, end: arg.end } }));
   if (items2.length < 2) return;
-  sink.copies.push({ span, stage, sources: items2.slice(0, -1), destination: items2.at(-1).path, ...fromStage ? { fromStage } : {} });
+  sink.copies.push({
+    span,
+    stage,
+    sources: items2.slice(0, -1),
+    destination: items2.at(-1).path,
+    ...fromStage ? { fromStage } : {}
+  });
 }
 function joinContinuations(source, start, end, escape) {
   const builder = new MappedBuilder();
@@ -44895,10 +45263,17 @@ var Reader = class {
       if (value && (0, import_yaml6.isMap)(value) && /ReplicaSpecs$/.test(key)) {
         for (const inner of value.items) {
           const template = this.resolve(inner.value);
-          if (template && (0, import_yaml6.isMap)(template)) this.search(template, workload, (0, import_yaml6.isScalar)(inner.key) ? String(inner.key.value) : "", own2, depth + 1);
+          if (template && (0, import_yaml6.isMap)(template))
+            this.search(template, workload, (0, import_yaml6.isScalar)(inner.key) ? String(inner.key.value) : "", own2, depth + 1);
         }
       } else if (value && (0, import_yaml6.isMap)(value)) {
-        this.search(value, workload, replica || (key.endsWith("GroupSpec") ? key.slice(0, -"GroupSpec".length) : ""), own2, depth + 1);
+        this.search(
+          value,
+          workload,
+          replica || (key.endsWith("GroupSpec") ? key.slice(0, -"GroupSpec".length) : ""),
+          own2,
+          depth + 1
+        );
       } else if (value && (0, import_yaml6.isSeq)(value)) {
         const replicas = /^replicatedJobs$|GroupSpecs$/.test(key);
         value.items.forEach((item, index) => {
@@ -44931,7 +45306,13 @@ var Reader = class {
         let dockerfile2;
         if (named) {
           dockerfile2 = { ...named, how: annotated ? "annotation" : "baseline", include: this.sink.includes.length };
-          this.sink.includes.push({ kind: "dockerfile", target: named.path, targetSpan: named.span, span: named.span, context: -1 });
+          this.sink.includes.push({
+            kind: "dockerfile",
+            target: named.path,
+            targetSpan: named.span,
+            span: named.span,
+            context: -1
+          });
         }
         const tagSpan = parts.tagOffset !== void 0 ? image.origin(parts.tagOffset, parts.tagOffset + parts.tag.length) : void 0;
         this.sink.containers.push({
@@ -44967,7 +45348,8 @@ var Reader = class {
     if (env && (0, import_yaml6.isSeq)(env))
       for (const item of env.items) {
         const entry = this.resolve(item);
-        if (!entry || !(0, import_yaml6.isMap)(entry) || this.text(entry.get("name", true)) !== "NVIDIA_VISIBLE_DEVICES") continue;
+        if (!entry || !(0, import_yaml6.isMap)(entry) || this.text(entry.get("name", true)) !== "NVIDIA_VISIBLE_DEVICES")
+          continue;
         const value = this.text(entry.get("value", true))?.trim().toLowerCase();
         if (value && value !== "void" && value !== "none") return true;
       }
@@ -45014,7 +45396,12 @@ var Reader = class {
               continue;
             }
             const range = expression.range ?? [0, 0];
-            requirements3.push({ key, operator, values, span: { start: range[0], end: range[1] } });
+            requirements3.push({
+              key,
+              operator,
+              values,
+              span: { start: range[0], end: range[1] }
+            });
           }
         terms.push(readable ? requirements3 : []);
       }
@@ -45024,7 +45411,10 @@ var Reader = class {
     const annotations = metadata ? this.map(metadata, "annotations") : void 0;
     const value = annotations ? scalarText(this.resolve(annotations.get(DOCKERFILE_ANNOTATION, true)), this.source) : void 0;
     if (!value?.text.trim()) return void 0;
-    return { path: value.text.trim().replace(/^\.\//, ""), span: value.origin(0, value.length) ?? value.site(0, value.length) };
+    return {
+      path: value.text.trim().replace(/^\.\//, ""),
+      span: value.origin(0, value.length) ?? value.site(0, value.length)
+    };
   }
   map(node2, key) {
     const value = this.resolve(node2.get(key, true));
@@ -45032,7 +45422,8 @@ var Reader = class {
   }
   text(node2) {
     const resolved = this.resolve(node2);
-    if (!resolved || !(0, import_yaml6.isScalar)(resolved) || resolved.value === null || typeof resolved.value === "object") return void 0;
+    if (!resolved || !(0, import_yaml6.isScalar)(resolved) || resolved.value === null || typeof resolved.value === "object")
+      return void 0;
     return String(resolved.value);
   }
   resolve(node2) {
@@ -45040,7 +45431,10 @@ var Reader = class {
     if (++this.aliases > MAX_ALIASES2) {
       if (this.aliases === MAX_ALIASES2 + 1) {
         const [start, end] = node2.range ?? [0, 0];
-        this.sink.problems.push({ span: { start, end }, message: `YAML: more than ${MAX_ALIASES2} aliases; the rest are not read` });
+        this.sink.problems.push({
+          span: { start, end },
+          message: `YAML: more than ${MAX_ALIASES2} aliases; the rest are not read`
+        });
       }
       return void 0;
     }
@@ -45083,7 +45477,15 @@ function parsePixiLock(path, fileText) {
     for (const [platform, , list] of linux) {
       const variant = `environment ${name}${linux.length > 1 ? ` on ${platform}` : ""}`;
       const context = (tool) => {
-        const made = { id: sink.contexts.length, tool, span: { start: 0, end: 0 }, indexes: [], includes: [], channels, variant };
+        const made = {
+          id: sink.contexts.length,
+          tool,
+          span: { start: 0, end: 0 },
+          indexes: [],
+          includes: [],
+          channels,
+          variant
+        };
         sink.contexts.push(made);
         return made;
       };
@@ -45094,7 +45496,14 @@ function parsePixiLock(path, fileText) {
         if (condaUrl) {
           const fact = condaPackageFromUrl(condaUrl);
           const torchRequirement = torchRequirements.get(condaUrl.text);
-          if (fact) sink.packages.push(packageFact({ ...fact, ...torchRequirement !== void 0 ? { torchRequirement } : {}, context: conda2.id }));
+          if (fact)
+            sink.packages.push(
+              packageFact({
+                ...fact,
+                ...torchRequirement !== void 0 ? { torchRequirement } : {},
+                context: conda2.id
+              })
+            );
           continue;
         }
         const pypiUrl = text(get(entry, "pypi"));
@@ -47214,7 +47623,8 @@ var decline2 = () => {
   throw new Decline2();
 };
 function scanToml(text2, omit2) {
-  if (UNREAD2.test(text2) || SURROGATE.test(text2) && LONE_SURROGATE.test(text2) || endsInLoneZero(text2)) return void 0;
+  if (UNREAD2.test(text2) || SURROGATE.test(text2) && LONE_SURROGATE.test(text2) || endsInLoneZero(text2))
+    return void 0;
   try {
     return new Scanner2(text2, omit2).document();
   } catch (error62) {
@@ -47536,14 +47946,17 @@ function stringValue(node2, text2) {
 }
 function convert(node2, reading) {
   const span = { start: node2.range[0], end: node2.range[1] };
-  if (node2.type === "TOMLArray") return { kind: "array", span, items: node2.elements.map((element2) => convert(element2, reading)) };
+  if (node2.type === "TOMLArray")
+    return { kind: "array", span, items: node2.elements.map((element2) => convert(element2, reading)) };
   if (node2.type === "TOMLInlineTable") {
     const inline = newTable(span);
     for (const pair of node2.body) insert(inline, pair, reading);
     return inline;
   }
-  if (node2.type === "TOMLValue" && node2.kind === "string" && reading.unread.has(span.start)) return { kind: "other", span };
-  if (node2.type === "TOMLValue" && node2.kind === "string") return { kind: "string", span, value: node2.value, mapped: stringValue(node2, reading.text) };
+  if (node2.type === "TOMLValue" && node2.kind === "string" && reading.unread.has(span.start))
+    return { kind: "other", span };
+  if (node2.type === "TOMLValue" && node2.kind === "string")
+    return { kind: "string", span, value: node2.value, mapped: stringValue(node2, reading.text) };
   if (node2.type === "TOMLValue" && node2.kind === "boolean") return { kind: "boolean", span, value: node2.value };
   return { kind: "other", span };
 }
@@ -47642,7 +48055,11 @@ function parseToml(original) {
   } catch (error62) {
     const index = typeof error62.index === "number" ? error62.index : 0;
     const message = error62 instanceof RangeError ? "beyond what the TOML parser can read here (it ran out of stack)" : error62.message;
-    return { ok: false, message: `not valid TOML: ${message}`, span: { start: index, end: Math.min(text2.length, index + 1) } };
+    return {
+      ok: false,
+      message: `not valid TOML: ${message}`,
+      span: { start: index, end: Math.min(text2.length, index + 1) }
+    };
   }
   const root = newTable({ start: 0, end: text2.length });
   const reading = { text: original, unread: new Set(blanked.map((span) => span.start)) };
@@ -47706,7 +48123,10 @@ function pypiOptions(table) {
   if (options2?.kind !== "table") return { extra: [] };
   const indexUrl = stringAt(options2, "index-url");
   const extra = options2.entries.get("extra-index-urls");
-  return { ...indexUrl ? { indexUrl } : {}, extra: extra?.kind === "array" ? extra.items.filter((item) => item.kind === "string") : [] };
+  return {
+    ...indexUrl ? { indexUrl } : {},
+    extra: extra?.kind === "array" ? extra.items.filter((item) => item.kind === "string") : []
+  };
 }
 function parsePixiManifest(path, text2) {
   const source = new SourceText(path, text2);
@@ -47718,7 +48138,9 @@ function parsePixiManifest(path, text2) {
   return sink.finish(path, "pixi", source);
 }
 function readPixi(root, sink, projectPypi) {
-  const workspace = [lookup(root, "workspace"), lookup(root, "project")].find((value) => value?.kind === "table");
+  const workspace = [lookup(root, "workspace"), lookup(root, "project")].find(
+    (value) => value?.kind === "table"
+  );
   const platforms = readPlatforms(workspace?.entries.get("platforms"));
   const features = /* @__PURE__ */ new Map();
   const defaultFeature = { table: root, channels: channelList(workspace?.entries.get("channels")) };
@@ -47745,12 +48167,17 @@ function readPixi(root, sink, projectPypi) {
         if (item.kind !== "string") continue;
         const feature = features.get(item.value);
         if (feature) chosen.push(feature);
-        else sink.problems.push({ span: item.span, message: `environment ${name}: no [feature.${item.value}] in this manifest` });
+        else
+          sink.problems.push({
+            span: item.span,
+            message: `environment ${name}: no [feature.${item.value}] in this manifest`
+          });
       }
       environments.push({ name, span: table.keySpans.get(name) ?? value.span, features: chosen });
     }
   }
-  if (!environments.some((environment) => environment.name === "default")) environments.unshift({ name: "default", features: [defaultFeature] });
+  if (!environments.some((environment) => environment.name === "default"))
+    environments.unshift({ name: "default", features: [defaultFeature] });
   const workspaceOptions = pypiOptions(root);
   for (const environment of environments) {
     const options2 = environment.features.filter((feature) => feature !== defaultFeature).map((feature) => pypiOptions(feature.table)).reduce(
@@ -47760,10 +48187,14 @@ function readPixi(root, sink, projectPypi) {
       }),
       workspaceOptions
     );
-    const ordered = [...environment.features.filter((feature) => feature !== defaultFeature), defaultFeature].flatMap((feature) => feature.channels);
+    const ordered = [...environment.features.filter((feature) => feature !== defaultFeature), defaultFeature].flatMap(
+      (feature) => feature.channels
+    );
     const channels = [...new Map(ordered.map((channel) => [channel.value, channel])).values()];
     const restricted = environment.features.find((feature) => feature.platforms)?.platforms;
-    const linux = platforms.filter((platform) => platform.platform.startsWith("linux") && (!restricted || restricted.includes(platform.name)));
+    const linux = platforms.filter(
+      (platform) => platform.platform.startsWith("linux") && (!restricted || restricted.includes(platform.name))
+    );
     const onLinux = linux.length > 0 ? linux : platforms.length === 0 ? [{ name: "linux-64", platform: "linux-64" }] : [];
     const selections = /* @__PURE__ */ new Map();
     for (const platform of onLinux) {
@@ -47796,7 +48227,12 @@ function virtualCuda(list) {
     const match = item.kind === "string" ? /^__cuda\s*[= ]\s*(\d+(?:\.\d+)*)/.exec(item.value) : null;
     if (item.kind === "string" && match) {
       const at = item.value.indexOf(match[1]);
-      return { kind: "string", span: item.span, value: match[1], mapped: item.mapped.slice(at, at + match[1].length) };
+      return {
+        kind: "string",
+        span: item.span,
+        value: match[1],
+        mapped: item.mapped.slice(at, at + match[1].length)
+      };
     }
   }
   return void 0;
@@ -47808,7 +48244,8 @@ function channelList(value) {
   );
 }
 function targets(selector, platform) {
-  if (selector === platform.name || selector === platform.platform || selector === "linux" || selector === "unix") return true;
+  if (selector === platform.name || selector === platform.platform || selector === "linux" || selector === "unix")
+    return true;
   if (!selector.includes("*")) return false;
   const pattern = new RegExp(`^${selector.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*")}$`);
   return pattern.test(platform.name) || pattern.test(platform.platform);
@@ -47821,10 +48258,12 @@ function select(features, platform, sink) {
     const tables = [feature.table];
     const target = feature.table.entries.get("target");
     if (target?.kind === "table") {
-      for (const [selector, value] of target.entries) if (value.kind === "table" && targets(selector, platform)) tables.push(value);
+      for (const [selector, value] of target.entries)
+        if (value.kind === "table" && targets(selector, platform)) tables.push(value);
     }
     for (const table of tables) {
-      for (const declared of condaDependencies(table.entries.get("dependencies"), sink)) conda2.set(declared.key, declared);
+      for (const declared of condaDependencies(table.entries.get("dependencies"), sink))
+        conda2.set(declared.key, declared);
       for (const declared of pypiDependencies(table.entries.get("pypi-dependencies"), sink)) {
         if (declared.fact) pypi.set(declared.key, { ...declared, fact: declared.fact });
         else pypi.delete(declared.key);
@@ -47837,7 +48276,11 @@ function select(features, platform, sink) {
 }
 function selectionKey(selection) {
   const part = (declared) => `${declared.key}@${declared.fact.span.start}`;
-  return [selection.conda.map(part).join(","), selection.pypi.map(part).join(","), selection.cuda?.span.start ?? ""].join("|");
+  return [
+    selection.conda.map(part).join(","),
+    selection.pypi.map(part).join(","),
+    selection.cuda?.span.start ?? ""
+  ].join("|");
 }
 function assemble(pieces, site) {
   const builder = new MappedBuilder();
@@ -47875,7 +48318,8 @@ function condaDependencies(value, sink) {
     const nameText = keyText(value, name, spec2);
     const pieces = [];
     let channel;
-    if (spec2.kind === "string") pieces.push(nameText, " ", ...BARE_VERSION.test(spec2.value) ? ["="] : [], compact(spec2.mapped.trim()));
+    if (spec2.kind === "string")
+      pieces.push(nameText, " ", ...BARE_VERSION.test(spec2.value) ? ["="] : [], compact(spec2.mapped.trim()));
     else if (spec2.kind === "table") {
       channel = stringAt(spec2, "channel");
       const version2 = stringAt(spec2, "version");
@@ -47885,7 +48329,10 @@ function condaDependencies(value, sink) {
       if (version2) pieces.push(" ", ...BARE_VERSION.test(version2.value) ? ["="] : [], compact(version2.mapped.trim()));
       if (build) pieces.push(version2 ? " " : " * ", build.mapped);
     } else {
-      sink.problems.push({ span: spec2.span, message: `${name}: expected a conda version such as "12.6.*" or a table { version = "\u2026" }` });
+      sink.problems.push({
+        span: spec2.span,
+        message: `${name}: expected a conda version such as "12.6.*" or a table { version = "\u2026" }`
+      });
       continue;
     }
     const result2 = parseMatchSpec(assemble(pieces, spec2.span));
@@ -47926,7 +48373,10 @@ function pypiDependencies(value, sink) {
         for (const item of list.items) if (item.kind === "string") extras.push(item.value);
       }
     } else {
-      sink.problems.push({ span: spec2.span, message: `${name}: expected a version such as ">=2.5" or a table { version = "\u2026" }` });
+      sink.problems.push({
+        span: spec2.span,
+        message: `${name}: expected a version such as ">=2.5" or a table { version = "\u2026" }`
+      });
       continue;
     }
     const text2 = version2?.value.trim() ?? "*";
@@ -47943,12 +48393,25 @@ function pypiDependencies(value, sink) {
 }
 function writeSelection(sink, variant, variantSpan, channels, selection, projectPypi, options2) {
   const systemCuda = selection.cuda ? { value: selection.cuda.value, span: selection.cuda.span } : void 0;
-  const common = { span: { start: 0, end: 0 }, includes: [], variant, ...variantSpan ? { variantSpan } : {}, ...systemCuda ? { systemCuda } : {} };
+  const common = {
+    span: { start: 0, end: 0 },
+    includes: [],
+    variant,
+    ...variantSpan ? { variantSpan } : {},
+    ...systemCuda ? { systemCuda } : {}
+  };
   const condaId = sink.contexts.length;
-  const conda2 = { id: condaId, tool: "conda-env", indexes: [], channels: channels.map((channel) => channel.value), ...common };
+  const conda2 = {
+    id: condaId,
+    tool: "conda-env",
+    indexes: [],
+    channels: channels.map((channel) => channel.value),
+    ...common
+  };
   sink.contexts.push(conda2);
   const forge = channels.length === 1 && /(?:^|\/)conda-forge\/?$/.test(channels[0].value) ? "conda-forge" : void 0;
-  for (const { fact } of selection.conda) sink.packages.push(packageFact({ ...fact, channel: fact.channel ?? forge, context: condaId }));
+  for (const { fact } of selection.conda)
+    sink.packages.push(packageFact({ ...fact, channel: fact.channel ?? forge, context: condaId }));
   const byIndex = /* @__PURE__ */ new Map();
   for (const fact of projectPypi) byIndex.set("", { facts: [...byIndex.get("")?.facts ?? [], fact] });
   for (const { fact, index } of selection.pypi) {
@@ -47967,7 +48430,10 @@ function writeSelection(sink, variant, variantSpan, channels, selection, project
       context: id
     });
     const own2 = url2 && group.index ? group.index : void 0;
-    const indexes = own2 ? own2.value.replace(/\/+$/, "") === PYPI ? [] : [fact("index-url", own2)] : [...options2.indexUrl ? [fact("index-url", options2.indexUrl)] : [], ...options2.extra.map((extra) => fact("extra-index-url", extra))];
+    const indexes = own2 ? own2.value.replace(/\/+$/, "") === PYPI ? [] : [fact("index-url", own2)] : [
+      ...options2.indexUrl ? [fact("index-url", options2.indexUrl)] : [],
+      ...options2.extra.map((extra) => fact("extra-index-url", extra))
+    ];
     sink.indexes.push(...indexes);
     sink.contexts.push({ id, tool: "uv", indexes, channels: [], ...common });
     for (const declared of group.facts) sink.packages.push(packageFact({ ...declared, context: id }));
@@ -48043,7 +48509,15 @@ function parsePoetryLock(path, text2) {
       const first = group.find((entry) => entry.source?.value === url2)?.source;
       const indexes = url2 && first ? [{ kind: "index-url", url: url2, urlSpan: textSpan(first), span: first.span, context: id }] : [];
       sink.indexes.push(...indexes);
-      const context = { id, tool: "pip", span: { start: 0, end: 0 }, indexes, includes: [], channels: [], variant: selection.name };
+      const context = {
+        id,
+        tool: "pip",
+        span: { start: 0, end: 0 },
+        indexes,
+        includes: [],
+        channels: [],
+        variant: selection.name
+      };
       sink.contexts.push(context);
       for (const entry of group) sink.packages.push(packageFact({ ...entry.fact, context: id }));
     }
@@ -48056,7 +48530,10 @@ function readEntry(table, extrasOf) {
   if (!name || !version2) return void 0;
   const markers = stringAt(table, "markers")?.value;
   const optional2 = table.entries.get("optional");
-  const extras = [...markerExtras(markers), ...optional2?.kind === "boolean" && optional2.value ? extrasOf.get(normalizePythonName(name.value)) ?? [] : []];
+  const extras = [
+    ...markerExtras(markers),
+    ...optional2?.kind === "boolean" && optional2.value ? extrasOf.get(normalizePythonName(name.value)) ?? [] : []
+  ];
   if (!holdsOnLinux(markers)) return void 0;
   const groupList = table.entries.get("groups");
   const category = stringAt(table, "category")?.value;
@@ -48199,7 +48676,10 @@ function readPoetry(root) {
   if (dev) {
     const group = groups.get("dev");
     const legacy = dependencies(dev, extrasOf);
-    groups.set("dev", { span: group?.span ?? poetry.keySpans.get("dev-dependencies") ?? dev.span, dependencies: [...legacy, ...group?.dependencies ?? []] });
+    groups.set("dev", {
+      span: group?.span ?? poetry.keySpans.get("dev-dependencies") ?? dev.span,
+      dependencies: [...legacy, ...group?.dependencies ?? []]
+    });
   }
   if (base.length === 0 && groups.size === 0) return void 0;
   const sources = [];
@@ -48259,7 +48739,12 @@ function parsePyproject(path, text2) {
   const optional2 = lookup(root, "project", "optional-dependencies");
   if (optional2?.kind === "table")
     for (const [extra, list] of optional2.entries)
-      add({ name: `extra ${extra}`, span: optional2.keySpans.get(extra), extra, declared: [...base, ...requirements(list, sink, `extra ${extra}`)] });
+      add({
+        name: `extra ${extra}`,
+        span: optional2.keySpans.get(extra),
+        extra,
+        declared: [...base, ...requirements(list, sink, `extra ${extra}`)]
+      });
   const groups = lookup(root, "dependency-groups");
   const uvDevList = lookup(root, "tool", "uv", "dev-dependencies");
   const uvDev = uvDevList ? requirements(uvDevList, sink, "[tool.uv] dev-dependencies") : [];
@@ -48281,7 +48766,10 @@ function parsePyproject(path, text2) {
   for (const variant of poetry ? poetryVariants(poetry, base) : []) add(variant);
   const asPip = [
     { name: "pip: the project", declared: base.map(({ fact }) => ({ fact })) },
-    ...variants.filter((variant) => variant.extra !== void 0).map((variant) => ({ name: `pip: extra ${variant.extra}`, declared: variant.declared.map(({ fact }) => ({ fact })) }))
+    ...variants.filter((variant) => variant.extra !== void 0).map((variant) => ({
+      name: `pip: extra ${variant.extra}`,
+      declared: variant.declared.map(({ fact }) => ({ fact }))
+    }))
   ];
   for (const variant of variants) {
     const groups2 = /* @__PURE__ */ new Map();
@@ -48301,7 +48789,8 @@ function parsePyproject(path, text2) {
           message: own2 ? `${fact.rawName}: no [[tool.poetry.source]] is named "${route.index}"` : `[tool.uv.sources] ${fact.rawName}: no [[tool.uv.index]] is named "${route.index}"`
         });
       if (routed) place(`route:${routed.name}`, [routed], true, fact);
-      else if (!bestMatch && firstPytorch && TORCH_FAMILY.has(fact.name)) place(`first:${firstPytorch.name}`, [firstPytorch], true, fact);
+      else if (!bestMatch && firstPytorch && TORCH_FAMILY.has(fact.name))
+        place(`first:${firstPytorch.name}`, [firstPytorch], true, fact);
       else place("all", [...implicit, ...fallback ? [fallback] : []], false, fact);
     }
     for (const group of groups2.values()) {
@@ -48334,7 +48823,15 @@ function parsePyproject(path, text2) {
     budget -= variant.declared.length;
     if (budget < 0) break;
     const id = sink.contexts.length;
-    sink.contexts.push({ id, tool: "requirements", span: { start: 0, end: 0 }, indexes: [], includes: [], channels: [], variant: variant.name });
+    sink.contexts.push({
+      id,
+      tool: "requirements",
+      span: { start: 0, end: 0 },
+      indexes: [],
+      includes: [],
+      channels: [],
+      variant: variant.name
+    });
     for (const { fact } of variant.declared) sink.packages.push(packageFact({ ...fact, context: id }));
   }
   const pixi2 = lookup(root, "tool", "pixi");
@@ -48347,14 +48844,20 @@ function parsePyproject(path, text2) {
   sink.suppressions.push(...findSuppressions(source));
   return sink.finish(path, "pyproject", source);
 }
-var poetryDeclared = (dependency) => ({ fact: dependency.fact, ...dependency.source ? { index: dependency.source } : {} });
+var poetryDeclared = (dependency) => ({
+  fact: dependency.fact,
+  ...dependency.source ? { index: dependency.source } : {}
+});
 function poetryVariants(poetry, base) {
   return [
     ...[...poetry.extras].map(([extra, span]) => ({
       name: `extra ${extra}`,
       span,
       extra,
-      declared: [...base, ...poetry.base.filter((dependency) => dependency.extras?.includes(extra)).map(poetryDeclared)]
+      declared: [
+        ...base,
+        ...poetry.base.filter((dependency) => dependency.extras?.includes(extra)).map(poetryDeclared)
+      ]
     })),
     ...[...poetry.groups].map(([group, { span, dependencies: dependencies2 }]) => ({
       name: `group ${group}`,
@@ -48377,7 +48880,10 @@ function readIndexes(root, sink) {
       const name = entry.entries.get("name");
       const url2 = entry.entries.get("url");
       if (url2?.kind !== "string" || name !== void 0 && name.kind !== "string") {
-        sink.problems.push({ span: entry.span, message: "a [[tool.uv.index]] entry needs a url (and a name, if any, is a string)" });
+        sink.problems.push({
+          span: entry.span,
+          message: "a [[tool.uv.index]] entry needs a url (and a name, if any, is a string)"
+        });
         continue;
       }
       const key = name?.kind === "string" ? name.value : `unnamed index ${indexes.size + 1}`;
@@ -48408,7 +48914,15 @@ function readIndexes(root, sink) {
   });
   const main = lookup(root, "tool", "uv", "index-url");
   if (main?.kind === "string" && ![...indexes.values()].some((index) => index.isDefault))
-    indexes.set("index-url", { name: "index-url", url: main.value, urlSpan: textSpan(main), span: main.span, explicit: false, isDefault: true, table: false });
+    indexes.set("index-url", {
+      name: "index-url",
+      url: main.value,
+      urlSpan: textSpan(main),
+      span: main.span,
+      explicit: false,
+      isDefault: true,
+      table: false
+    });
   return indexes;
 }
 function readSources(root, sink) {
@@ -48420,7 +48934,10 @@ function readSources(root, sink) {
     const list = [];
     for (const entry of entries2) {
       if (entry.kind !== "table") {
-        sink.problems.push({ span: entry.span, message: `[tool.uv.sources] ${name}: expected a table such as { index = "pytorch-cu124" }` });
+        sink.problems.push({
+          span: entry.span,
+          message: `[tool.uv.sources] ${name}: expected a table such as { index = "pytorch-cu124" }`
+        });
         continue;
       }
       const index = entry.entries.get("index");
@@ -48518,7 +49035,8 @@ function parseUvLock(path, text2) {
     const version2 = stringAt(table, "version");
     const origin = table.entries.get("source");
     if (!name) continue;
-    if (origin?.kind === "table" && (origin.entries.has("virtual") || origin.entries.has("editable"))) roots.push(table);
+    if (origin?.kind === "table" && (origin.entries.has("virtual") || origin.entries.has("editable")))
+      roots.push(table);
     if (!version2) continue;
     const registry2 = origin?.kind === "table" ? stringAt(origin, "registry") : void 0;
     const locked = {
@@ -48575,7 +49093,15 @@ function parseUvLock(path, text2) {
         const first = group.find((locked) => locked.registry?.value === registry2)?.registry;
         const indexes = registry2 && first ? [{ kind: "index-url", url: registry2, urlSpan: textSpan(first), span: textSpan(first), context: id }] : [];
         sink.indexes.push(...indexes);
-        const context = { id, tool: "uv", span: { start: 0, end: 0 }, indexes, includes: [], channels: [], variant: selection.name };
+        const context = {
+          id,
+          tool: "uv",
+          span: { start: 0, end: 0 },
+          indexes,
+          includes: [],
+          channels: [],
+          variant: selection.name
+        };
         sink.contexts.push(context);
         for (const locked of group) sink.packages.push(lockedFact(locked, id));
       }
@@ -48619,7 +49145,9 @@ function refs(value, extras) {
     if (verdict === void 0 && !known2.has(marker)) known2.set(marker, verdict = evaluateMarker(marker, { extras }));
     return verdict !== false;
   };
-  return value.items.filter((item) => item.kind === "table" && holds2(stringAt(item, "marker")?.value));
+  return value.items.filter(
+    (item) => item.kind === "table" && holds2(stringAt(item, "marker")?.value)
+  );
 }
 function resolve(ref, byName) {
   const name = stringAt(ref, "name");
@@ -48707,7 +49235,8 @@ function hasSelections(kind) {
 // src/analysis/cuda-labels.ts
 function cudaFromLabel(label, offset = 0) {
   const dotted2 = /^cuda(\d{1,2})\.(\d)/i.exec(label);
-  if (dotted2) return { cuda: `${dotted2[1]}.${dotted2[2]}`, precision: "minor", range: [offset + 4, offset + dotted2[0].length] };
+  if (dotted2)
+    return { cuda: `${dotted2[1]}.${dotted2[2]}`, precision: "minor", range: [offset + 4, offset + dotted2[0].length] };
   const packed = /^cu(?:da)?(\d{2,3})(?!\d)/i.exec(label);
   if (!packed) return void 0;
   const digits = packed[1];
@@ -48715,7 +49244,9 @@ function cudaFromLabel(label, offset = 0) {
   const read = cudaFromDigits(digits);
   return { ...read, range: [start, start + digits.length] };
 }
-var cudaFromUrl = memoize((url2) => computeCudaFromUrl(url2));
+var cudaFromUrl = memoize(
+  (url2) => computeCudaFromUrl(url2)
+);
 function computeCudaFromUrl(url2) {
   const re = /(?:\/|%2B|\+)(cu(?:da)?\d{2,3})(?=\/|$|[-_.+%?#]|torch)/gi;
   for (let match = re.exec(url2); match; match = re.exec(url2)) {
@@ -48740,7 +49271,9 @@ function cudaFromCondaLabel(channel) {
   return /\/label\/cuda-(\d+\.\d+)(?:\.\d+)?(?=\/|$)/.exec(channel)?.[1];
 }
 function cudaFromAptName(name) {
-  const match = /^(?:cuda|cuda-[a-z0-9-]+|lib(?:cu[a-z0-9]+|npp[a-z]*|nvjpeg|nvjitlink|nvrtc|nvtoolsext))-(\d{1,2})-(\d)$/.exec(name);
+  const match = /^(?:cuda|cuda-[a-z0-9-]+|lib(?:cu[a-z0-9]+|npp[a-z]*|nvjpeg|nvjitlink|nvrtc|nvtoolsext))-(\d{1,2})-(\d)$/.exec(
+    name
+  );
   if (!match) return void 0;
   const start = name.length - match[1].length - match[2].length - 1;
   return { cuda: `${match[1]}.${match[2]}`, precision: "minor", range: [start, name.length] };
@@ -48752,7 +49285,8 @@ function cudaFromPythonName(name) {
   if (dali) return { cuda: dali[1], precision: "major", range: [name.length - 3, name.length - 1], family: "nvidia" };
   if (/^nvidia-/.test(name)) return void 0;
   const cupyMajor = /^cupy-cuda(\d{2})x$/.exec(name);
-  if (cupyMajor) return { cuda: cupyMajor[1], precision: "major", range: [name.length - 3, name.length - 1], family: "cupy" };
+  if (cupyMajor)
+    return { cuda: cupyMajor[1], precision: "major", range: [name.length - 3, name.length - 1], family: "cupy" };
   const cupy = /^cupy-cuda(\d{2,3})$/.exec(name);
   if (cupy) {
     const digits = cupy[1];
@@ -48767,7 +49301,8 @@ function cudaFromPythonName(name) {
     return { ...cudaFromDigits(digits), range: [start, start + digits.length], family: "other" };
   }
   const suffixed = /-cu(1[0-3])$/.exec(name);
-  if (suffixed) return { cuda: suffixed[1], precision: "major", range: [name.length - 2, name.length], family: "other" };
+  if (suffixed)
+    return { cuda: suffixed[1], precision: "major", range: [name.length - 2, name.length], family: "other" };
   return void 0;
 }
 
@@ -48809,7 +49344,9 @@ function resolveTorchBuild(pkg, indexes, kb) {
     const missing = release && !available.has(tag) ? { cuda: found.cuda, tag, via: "label" } : void 0;
     return result2({ cuda: found.cuda, cpu: false, source: "local-label", missing });
   }
-  const torchIndexes = indexes.filter((index) => index.kind !== "conda-channel" && index.kind !== "no-index" && isPytorchIndex(index.url));
+  const torchIndexes = indexes.filter(
+    (index) => index.kind !== "conda-channel" && index.kind !== "no-index" && isPytorchIndex(index.url)
+  );
   const primary = [...indexes].reverse().find((index) => index.kind === "index-url");
   const extras = torchIndexes.filter((index) => index.kind !== "index-url");
   const served = (index) => {
@@ -48823,9 +49360,15 @@ function resolveTorchBuild(pkg, indexes, kb) {
   for (const index of extras) {
     const build = served(index);
     if (!build) continue;
-    if (build.cpu) return result2({ cpu: true, source: index.kind === "find-links" ? "find-links" : "extra-index-url", index });
+    if (build.cpu)
+      return result2({ cpu: true, source: index.kind === "find-links" ? "find-links" : "extra-index-url", index });
     if (!release || available.has(build.tag))
-      return result2({ cuda: build.cuda, cpu: false, source: index.kind === "find-links" ? "find-links" : "extra-index-url", index });
+      return result2({
+        cuda: build.cuda,
+        cpu: false,
+        source: index.kind === "find-links" ? "find-links" : "extra-index-url",
+        index
+      });
   }
   if (primary) {
     if (!isPytorchIndex(primary.url)) return result2({ cpu: false, source: "index-url", index: primary });
@@ -48833,7 +49376,12 @@ function resolveTorchBuild(pkg, indexes, kb) {
     if (!build) return result2({ cpu: false, source: "index-url", index: primary });
     if (build.cpu) return result2({ cpu: true, source: "index-url", index: primary });
     if (release && !available.has(build.tag))
-      return result2({ cpu: false, source: "index-url", index: primary, missing: { cuda: build.cuda, tag: build.tag, via: "index-url", index: primary } });
+      return result2({
+        cpu: false,
+        source: "index-url",
+        index: primary,
+        missing: { cuda: build.cuda, tag: build.tag, via: "index-url", index: primary }
+      });
     return result2({ cuda: build.cuda, cpu: false, source: "index-url", index: primary });
   }
   const pypi = release?.pypiDefault ? cudaFromTag(release.pypiDefault) : void 0;
@@ -48856,7 +49404,10 @@ function servedVariant(url2) {
 }
 function pypiWins(pkg, tag, kb) {
   if (pkg.ecosystem !== "pip" || pkg.localLabel || pkg.url || !TORCH_FAMILY.has(pkg.name)) return void 0;
-  return kb.memoized(`pypiWins:${pkg.name}:${pkg.specifier}:${tag}`, () => computePypiWins(pkg.name, pkg.specifier, tag, kb));
+  return kb.memoized(
+    `pypiWins:${pkg.name}:${pkg.specifier}:${tag}`,
+    () => computePypiWins(pkg.name, pkg.specifier, tag, kb)
+  );
 }
 function computePypiWins(name, specifier, tag, kb) {
   const pkg = { name, specifier };
@@ -48928,7 +49479,13 @@ function cudaClaim(f) {
   };
 }
 function originRelated(claim2) {
-  return claim2.origin ? [{ file: claim2.origin.file, span: claim2.origin.span, message: `the image is built from here: ${claim2.origin.subject}` }] : [];
+  return claim2.origin ? [
+    {
+      file: claim2.origin.file,
+      span: claim2.origin.span,
+      message: `the image is built from here: ${claim2.origin.subject}`
+    }
+  ] : [];
 }
 function containerImageClaim(file2, container, kb) {
   const claim2 = imageClaim(file2, container.image, kb);
@@ -48945,7 +49502,15 @@ function fileClaims(file2, kb) {
     const minor = cudaMajorMinor(env.value);
     if (!minor) continue;
     claims.push(
-      cudaClaim({ kind: "env", file: file2, stage: env.stage, cuda: env.value, precision: "minor", span: env.span, subject: `ENV CUDA_VERSION=${env.value}` })
+      cudaClaim({
+        kind: "env",
+        file: file2,
+        stage: env.stage,
+        cuda: env.value,
+        precision: "minor",
+        span: env.span,
+        subject: `ENV CUDA_VERSION=${env.value}`
+      })
     );
   }
   for (const index of file2.indexes) {
@@ -49012,7 +49577,16 @@ function systemClaims(file2, claims) {
         rewrite: (target) => {
           const to = parseCuda(target);
           if (!to) return void 0;
-          return one(replaceWithin(file2, required2.span, literal2, at, at + original.length, major[2] !== void 0 ? `${to.major}.0` : `${to.major}`));
+          return one(
+            replaceWithin(
+              file2,
+              required2.span,
+              literal2,
+              at,
+              at + original.length,
+              major[2] !== void 0 ? `${to.major}.0` : `${to.major}`
+            )
+          );
         }
       })
     );
@@ -49043,7 +49617,8 @@ function cudaOfName(name) {
   const tag = /(?:^|[^a-z0-9])cu(\d{2,3})(?![0-9])/.exec(name);
   if (tag) return cudaFromDigits(tag[1]);
   const spelled = /(?:^|[^a-z0-9])cuda[-_]?(\d{2})(?:[._-]?(\d))?(?![0-9])/.exec(name);
-  if (spelled) return spelled[2] ? { cuda: `${spelled[1]}.${spelled[2]}`, precision: "minor" } : { cuda: spelled[1], precision: "major" };
+  if (spelled)
+    return spelled[2] ? { cuda: `${spelled[1]}.${spelled[2]}`, precision: "minor" } : { cuda: spelled[1], precision: "major" };
   return void 0;
 }
 function imageClaim(file2, image, kb) {
@@ -49067,14 +49642,33 @@ function imageClaim(file2, image, kb) {
   if (!image.registry && image.repository === "pytorch/pytorch") {
     const tag = kb.pytorchImageTag(image.tag);
     if (!tag) return void 0;
-    return cudaClaim({ kind: "image", file: file2, stage: image.stage, cuda: tag.cuda, precision: "minor", span: image.span, subject, image });
+    return cudaClaim({
+      kind: "image",
+      file: file2,
+      stage: image.stage,
+      cuda: tag.cuda,
+      precision: "minor",
+      span: image.span,
+      subject,
+      image
+    });
   }
   if (image.registry === "nvcr.io" && image.repository === "nvidia/pytorch") {
     const row = kb.ngcPytorch(image.tag);
     if (!row) return void 0;
     const cuda = row.cuda ?? (row.cudaMajor !== void 0 ? String(row.cudaMajor) : void 0);
     if (!cuda) return void 0;
-    return cudaClaim({ kind: "image", file: file2, stage: image.stage, cuda, precision: row.cuda ? "minor" : "major", span: image.span, subject, image, record: row });
+    return cudaClaim({
+      kind: "image",
+      file: file2,
+      stage: image.stage,
+      cuda,
+      precision: row.cuda ? "minor" : "major",
+      span: image.span,
+      subject,
+      image,
+      record: row
+    });
   }
   return void 0;
 }
@@ -49124,8 +49718,10 @@ var CONDA_CUDA_PACKAGES = /* @__PURE__ */ new Set([
 var NVIDIA_VERSIONED = /^nvidia-cuda-(runtime|nvrtc|cupti|nvcc)(-cu\d{2})?$/;
 var MAY_CLAIM = /^(nvidia-|cupy-|cuda|jax|tensorflow|pytorch-cuda|cudatoolkit|onnxruntime-gpu|paddlepaddle-gpu|mxnet-|dgl-|bitsandbytes-cuda)|-cu1\d$/;
 function packageClaims(file2, pkg, kb, claims) {
-  if (pkg.ecosystem === "pip" && !pkg.localLabel && !pkg.url && !MAY_CLAIM.test(pkg.name) && !pkg.specifier.includes("+")) return claims;
-  if (pkg.ecosystem === "conda" && !pkg.build && !pkg.channel && !CONDA_CUDA_PACKAGES.has(pkg.name) && !CUDA_SELECTOR.test(pkg.name)) return claims;
+  if (pkg.ecosystem === "pip" && !pkg.localLabel && !pkg.url && !MAY_CLAIM.test(pkg.name) && !pkg.specifier.includes("+"))
+    return claims;
+  if (pkg.ecosystem === "conda" && !pkg.build && !pkg.channel && !CONDA_CUDA_PACKAGES.has(pkg.name) && !CUDA_SELECTOR.test(pkg.name))
+    return claims;
   const subject = describePackage(pkg);
   const claimOf = (kind, cuda, precision, more) => cudaClaim({
     kind,
@@ -49173,7 +49769,9 @@ function condaClaims(file2, pkg, subject, claimOf, claims) {
     const found = cudaFromLabel(pkg.localLabel, Math.max(0, offset));
     const forge = pkg.channel === "conda-forge" && found && Number.parseInt(found.cuda, 10) >= 12;
     if (found)
-      claims.push(forge ? claimOf("conda-build", String(Number.parseInt(found.cuda, 10)), "major") : claimOf("conda-build", found.cuda, found.precision));
+      claims.push(
+        forge ? claimOf("conda-build", String(Number.parseInt(found.cuda, 10)), "major") : claimOf("conda-build", found.cuda, found.precision)
+      );
   }
   if (pkg.channel) {
     const label = cudaFromCondaLabel(pkg.channel);
@@ -49239,7 +49837,12 @@ function pipClaims(file2, pkg, subject, kb, claimOf, claims) {
       const row = kb.gpuStackBuild(pkg.name, pkg.exact, pkg.extras);
       if (row)
         claims.push(
-          claimOf(pkg.name === "tensorflow" ? "tensorflow" : pkg.name === "jax" ? "jax" : "library", String(row.cudaMajor), "major", { subject, record: row })
+          claimOf(
+            pkg.name === "tensorflow" ? "tensorflow" : pkg.name === "jax" ? "jax" : "library",
+            String(row.cudaMajor),
+            "major",
+            { subject, record: row }
+          )
         );
     }
   }
@@ -49364,7 +49967,8 @@ function includeCandidates(file2, include) {
   if (formatOf(file2.kind).units !== "stages") return unique([joinRepo(base, target)]);
   const stage = file2.contexts[include.context]?.stage ?? 0;
   const candidates = [];
-  for (const relative2 of CopyIndex.of(file2).sourcesOf(stage, target)) candidates.push(joinRepo(base, relative2), joinRepo(relative2));
+  for (const relative2 of CopyIndex.of(file2).sourcesOf(stage, target))
+    candidates.push(joinRepo(base, relative2), joinRepo(relative2));
   if (!target.startsWith("/") && !include.copiedOnly) candidates.push(joinRepo(base, target), joinRepo(target));
   return unique(candidates);
 }
@@ -49463,7 +50067,12 @@ var CopyIndex = class _CopyIndex {
     const key = `${stage}\0${target}`;
     const known2 = this.answers.get(key);
     if (known2) return known2;
-    const groups = /* @__PURE__ */ new Set([...this.byName.get(baseName(target)) ?? [], ...this.byDestination.get(target) ?? [], ...this.patterns, ...this.directories]);
+    const groups = /* @__PURE__ */ new Set([
+      ...this.byName.get(baseName(target)) ?? [],
+      ...this.byDestination.get(target) ?? [],
+      ...this.patterns,
+      ...this.directories
+    ]);
     const seen = [];
     for (const group of groups) {
       const entry = this.firstSeen(group, stage);
@@ -49495,8 +50104,10 @@ function pathInsideCopy(copy, source, target) {
   const sourceBase = baseName(source);
   const targetBase = target.split("/").pop() ?? target;
   if (!isDirectorySource(source)) {
-    if (targetBase === sourceBase || target === destination || destination.endsWith("/") && target === `${destination}${sourceBase}`) return source;
-    if (/[*?[]/.test(source) && globMatch(source.split("/").pop() ?? source, targetBase)) return `${dirname(source)}/${targetBase}`.replace(/^\//, "");
+    if (targetBase === sourceBase || target === destination || destination.endsWith("/") && target === `${destination}${sourceBase}`)
+      return source;
+    if (/[*?[]/.test(source) && globMatch(source.split("/").pop() ?? source, targetBase))
+      return `${dirname(source)}/${targetBase}`.replace(/^\//, "");
     return void 0;
   }
   const dest = destination.replace(/\/+$/, "");
@@ -49549,12 +50160,16 @@ function nearestReleaseWithCuda(kb, version2, cuda) {
 function computeNearestRelease(kb, target, cuda) {
   const releases = kb.torchReleases();
   const wantedTag = tagFromCuda(cuda);
-  const candidates = releases.filter((release) => release.variants.includes(wantedTag) && release.confidence !== "unverified");
+  const candidates = releases.filter(
+    (release) => release.variants.includes(wantedTag) && release.confidence !== "unverified"
+  );
   if (candidates.length === 0) return void 0;
   const found = releases.findIndex((release) => compareDotted(release.version, target) >= 0);
   const targetIndex = found < 0 ? releases.length : found;
   const distance = new Map(candidates.map((release) => [release, Math.abs(releases.indexOf(release) - targetIndex)]));
-  const nearest3 = [...candidates].sort((a, b) => distance.get(a) - distance.get(b) || compareDotted(b.version, a.version))[0];
+  const nearest3 = [...candidates].sort(
+    (a, b) => distance.get(a) - distance.get(b) || compareDotted(b.version, a.version)
+  )[0];
   return candidates.filter((release) => minorOf(release.version) === minorOf(nearest3.version)).sort((a, b) => compareDotted(b.version, a.version))[0];
 }
 function cudaScore(cuda) {
@@ -49563,7 +50178,12 @@ function cudaScore(cuda) {
 }
 
 // src/analysis/packages.ts
-var CONDA_TO_PIP = { pytorch: "torch", "pytorch-gpu": "torch", torchtriton: "triton", "pytorch-triton": "triton" };
+var CONDA_TO_PIP = {
+  pytorch: "torch",
+  "pytorch-gpu": "torch",
+  torchtriton: "triton",
+  "pytorch-triton": "triton"
+};
 function projectName(pkg) {
   if (pkg.ecosystem === "conda") return CONDA_TO_PIP[pkg.name] ?? pkg.name;
   return pkg.name;
@@ -49711,11 +50331,15 @@ var DockerfileIndex = class {
     this.contextsByStage = groupBy(file2.contexts, (context) => context.stage);
     this.copiesByStage = groupBy(file2.copies, (copy) => copy.stage);
     for (const stage of file2.stages)
-      if (stage.name && !this.stagesByName.has(stage.name.toLowerCase())) this.stagesByName.set(stage.name.toLowerCase(), stage.index);
+      if (stage.name && !this.stagesByName.has(stage.name.toLowerCase()))
+        this.stagesByName.set(stage.name.toLowerCase(), stage.index);
     this.linksByContext = groupBy(links, (link) => link.include.context);
     this.packagesByContext = groupBy(positions(file2.packages.length), (i) => file2.packages[i].context);
     const all = positions(claims.length);
-    const stageClaims = groupBy(all, (i) => claims[i].stage !== void 0 && claims[i].kind !== "image" ? claims[i].stage : void 0);
+    const stageClaims = groupBy(
+      all,
+      (i) => claims[i].stage !== void 0 && claims[i].kind !== "image" ? claims[i].stage : void 0
+    );
     this.chainClaims = this.tree.inherited((stage) => stageClaims.get(stage) ?? []);
     this.imageClaims = groupBy(all, (i) => claims[i].kind === "image" ? claims[i].stage : void 0);
     this.contextClaims = groupBy(all, (i) => claims[i].stage === void 0 ? claims[i].context : void 0);
@@ -49757,7 +50381,9 @@ var DockerfileIndex = class {
   }
   /** Whether any `COPY --from` of the file brings an environment (a conda prefix, a virtualenv, site-packages). */
   get copiesEnvironments() {
-    this.environmentCopies ??= this.file.copies.some((copy) => copy.fromStage !== void 0 && copy.sources.some((source) => ENVIRONMENT.test(source.path)));
+    this.environmentCopies ??= this.file.copies.some(
+      (copy) => copy.fromStage !== void 0 && copy.sources.some((source) => ENVIRONMENT.test(source.path))
+    );
     return this.environmentCopies;
   }
   /**
@@ -49778,7 +50404,11 @@ var DockerfileIndex = class {
       this.copied.push([...copied]);
       const parent = this.tree.parent(at);
       this.reached.push([
-        .../* @__PURE__ */ new Set([...this.contextsByStage.get(at) ?? [], ...copied, ...parent !== void 0 && parent < at ? this.reached[parent] : []])
+        .../* @__PURE__ */ new Set([
+          ...this.contextsByStage.get(at) ?? [],
+          ...copied,
+          ...parent !== void 0 && parent < at ? this.reached[parent] : []
+        ])
       ]);
     }
   }
@@ -49873,14 +50503,18 @@ function buildUnits(files, links, kb) {
       const stages = new DockerfileIndex(file2, links.get(file2) ?? [], claimsOf(file2));
       for (const stage of file2.stages) units.push(dockerStageUnit(stages, stage.index, links, claimsOf, kb));
     } else if (format.units === "selections") {
-      const via = (includers.get(file2) ?? []).flatMap((includer) => (links.get(includer) ?? []).filter((link) => link.to === file2));
+      const via = (includers.get(file2) ?? []).flatMap(
+        (includer) => (links.get(includer) ?? []).filter((link) => link.to === file2)
+      );
       const covered = new Set(selectedContexts(file2, via).map((context) => context.variant));
       units.push(...selectionUnits(file2, claimsOf, kb, via.length ? covered : /* @__PURE__ */ new Set()));
     } else if (format.units === "file" && !includedElsewhere(file2, includers.get(file2) ?? [], component ??= components(files, links))) {
       units.push(fileUnit(file2, links, claimsOf, kb));
     }
   }
-  for (const file2 of files) if (formatOf(file2.kind).units === "containers") units.push(...containerUnits(file2, links.get(file2) ?? [], units, kb));
+  for (const file2 of files)
+    if (formatOf(file2.kind).units === "containers")
+      units.push(...containerUnits(file2, links.get(file2) ?? [], units, kb));
   return units;
 }
 function containerUnits(file2, links, units, kb) {
@@ -49909,7 +50543,11 @@ function containerUnits(file2, links, units, kb) {
       const own2 = containerImageClaim(file2, fact, kb);
       claims = own2 ? [own2] : [];
     }
-    const container = { fact, claims, ...fact.dockerfile && !built ? { missing: fact.dockerfile.path } : {} };
+    const container = {
+      fact,
+      claims,
+      ...fact.dockerfile && !built ? { missing: fact.dockerfile.path } : {}
+    };
     out.push({
       label: `${file2.path} (${fact.workload}, container ${fact.name})`,
       root: file2,
@@ -49926,7 +50564,9 @@ function containerUnits(file2, links, units, kb) {
   return out;
 }
 function includedElsewhere(file2, includers, component) {
-  return includers.some((includer) => includer !== file2 && (formatOf(includer.kind).units === "stages" || component.get(includer) !== component.get(file2)));
+  return includers.some(
+    (includer) => includer !== file2 && (formatOf(includer.kind).units === "stages" || component.get(includer) !== component.get(file2))
+  );
 }
 function components(files, links) {
   return stronglyConnected(files, (file2) => (links.get(file2) ?? []).map((link) => link.to));
@@ -49952,7 +50592,12 @@ function fileUnit(file2, links, claimsOf, kb) {
   for (const context of pipContexts) {
     const contextLinks = (links.get(file2) ?? []).filter((link) => link.include.context === context.id);
     const linked = reachable(contextLinks, links, /* @__PURE__ */ new Set([file2]));
-    invocations.push(makeInvocation([{ file: file2, context }, ...linked.flatMap((member) => member.contexts.map((c) => ({ file: member, context: c })))]));
+    invocations.push(
+      makeInvocation([
+        { file: file2, context },
+        ...linked.flatMap((member) => member.contexts.map((c) => ({ file: member, context: c })))
+      ])
+    );
   }
   const claims = files.flatMap((member) => claimsOf(member));
   return finishUnit({ label: file2.path, root: file2, files, claims, invocations }, kb);
@@ -50009,10 +50654,24 @@ function dockerStageUnit(index, stage, links, claimsOf, kb) {
     if (context.tool !== "apt") invocations.push(makeInvocation([{ file: file2, context }, ...members2]));
   }
   const inStage = (member, context) => context === void 0 || (selected.get(member)?.has(context) ?? true);
-  const claims = [...index.claimsOf(stage, contexts), ...linkedFiles.flatMap((member) => claimsOf(member).filter((claim2) => inStage(member, claim2.context)))];
-  const memberPackages = new Map([...selected.keys()].map((member) => [member, member.packages.filter((pkg) => inStage(member, pkg.context))]));
+  const claims = [
+    ...index.claimsOf(stage, contexts),
+    ...linkedFiles.flatMap((member) => claimsOf(member).filter((claim2) => inStage(member, claim2.context)))
+  ];
+  const memberPackages = new Map(
+    [...selected.keys()].map((member) => [member, member.packages.filter((pkg) => inStage(member, pkg.context))])
+  );
   return finishUnit(
-    { label, root: file2, stage, files: [file2, ...linkedFiles], claims, invocations, rootPackages: index.packagesOf(contexts), memberPackages },
+    {
+      label,
+      root: file2,
+      stage,
+      files: [file2, ...linkedFiles],
+      claims,
+      invocations,
+      rootPackages: index.packagesOf(contexts),
+      memberPackages
+    },
     kb
   );
 }
@@ -50022,7 +50681,9 @@ function defaultSelection(kind) {
 }
 function selectedContexts(member, via) {
   if (!hasSelections(member.kind)) return member.contexts;
-  const selects = new Set(via.filter((link) => link.to === member).flatMap((link) => link.include.selects ?? defaultSelection(member.kind)));
+  const selects = new Set(
+    via.filter((link) => link.to === member).flatMap((link) => link.include.selects ?? defaultSelection(member.kind))
+  );
   return member.contexts.filter((context) => {
     const variant = context.variant ?? "";
     const on = variant.indexOf(" on ");
@@ -50036,7 +50697,8 @@ function makeInvocation(members2) {
 function finishUnit(parts, kb) {
   const { label, root, stage, files, claims: staticClaims, invocations, rootPackages, memberPackages } = parts;
   const invocationOf = /* @__PURE__ */ new Map();
-  for (const invocation of invocations) for (const member of invocation.members) invocationOf.set(member.context, invocation);
+  for (const invocation of invocations)
+    for (const member of invocation.members) invocationOf.set(member.context, invocation);
   const packages = [];
   const implied = [];
   for (const file2 of files) {
@@ -50070,8 +50732,11 @@ function finishUnit(parts, kb) {
   return { label, root, stage, files, claims, target, packages, invocations };
 }
 function rangedTorchClaim(file2, pkg, invocation, kb) {
-  if (pkg.ecosystem !== "pip" || pkg.name !== "torch" || pkg.exact || pkg.url || !pkg.specifier.trim() || pkg.specifier.includes("+")) return void 0;
-  if ((invocation?.indexes ?? NO_INDEXES).some((index) => isPytorchIndex(index.url) || index.kind === "index-url" || index.kind === "find-links"))
+  if (pkg.ecosystem !== "pip" || pkg.name !== "torch" || pkg.exact || pkg.url || !pkg.specifier.trim() || pkg.specifier.includes("+"))
+    return void 0;
+  if ((invocation?.indexes ?? NO_INDEXES).some(
+    (index) => isPytorchIndex(index.url) || index.kind === "index-url" || index.kind === "find-links"
+  ))
     return void 0;
   const { majors, releases } = kb.pypiTorchMajors(pkg.specifier.replace(/\s+/g, ""));
   const [major] = majors;
@@ -50099,7 +50764,9 @@ function chooseTarget(claims) {
     const counts = /* @__PURE__ */ new Map();
     for (const claim2 of pool) counts.set(key(claim2), (counts.get(key(claim2)) ?? 0) + 1);
     const best = Math.max(...counts.values());
-    const sorted = [...pool].sort((a, b) => CLAIM_PRECEDENCE[a.kind] - CLAIM_PRECEDENCE[b.kind] || a.span.start - b.span.start);
+    const sorted = [...pool].sort(
+      (a, b) => CLAIM_PRECEDENCE[a.kind] - CLAIM_PRECEDENCE[b.kind] || a.span.start - b.span.start
+    );
     return sorted.find((claim2) => counts.get(key(claim2)) === best);
   }
   return void 0;
@@ -50290,7 +50957,12 @@ var rule_default = defineRule({
           const fix = companionFix(entry, allowed[0], torch.pkg.localLabel);
           report({
             messageId: "companion",
-            data: { name, version: version2, torch: torchVersion, expected: owner ? `torch ${owner.version}` : "no torch release in the knowledge base" },
+            data: {
+              name,
+              version: version2,
+              torch: torchVersion,
+              expected: owner ? `torch ${owner.version}` : "no torch release in the knowledge base"
+            },
             file: file2,
             span: pkg.span,
             related,
@@ -50300,7 +50972,8 @@ var rule_default = defineRule({
           });
         } else if (EXACT_PINS.has(name)) {
           const pin = kb.companionPins(name).find((row) => row.version === version2);
-          if (!pin || pin.torch === torchVersion || pin.abi === "minor" && minorOf(pin.torch) === minorOf(torchVersion)) continue;
+          if (!pin || pin.torch === torchVersion || pin.abi === "minor" && minorOf(pin.torch) === minorOf(torchVersion))
+            continue;
           const expected = pin.abi === "minor" ? minorOf(pin.torch) : pin.torch;
           report({
             messageId: "pinnedTorch",
@@ -50351,7 +51024,11 @@ function checkLockedRequirement(entry, torch, torchVersion, report) {
   if (!spec2 || condaAdmits(spec2, torchVersion)) return;
   report({
     messageId: "lockedRequirement",
-    data: { subject: `${pkg.rawName} ${pkg.exact}${pkg.build ? ` (${pkg.build})` : ""}`, requirement: pkg.torchRequirement, torch: torchVersion },
+    data: {
+      subject: `${pkg.rawName} ${pkg.exact}${pkg.build ? ` (${pkg.build})` : ""}`,
+      requirement: pkg.torchRequirement,
+      torch: torchVersion
+    },
     file: file2,
     span: pkg.span,
     related: [{ file: torch.file, span: torch.pkg.span, message: `pytorch ${torchVersion} is locked here` }],
@@ -50383,12 +51060,17 @@ function checkTorchPages(unit, torch, torchVersion, report) {
 }
 function companionFix({ file: file2, pkg }, version2, torchLabel) {
   const clause = pkg.clauses[0];
-  if (!clause || file2.source.text.slice(clause.versionSpan.start, clause.versionSpan.end) !== clause.version) return void 0;
+  if (!clause || file2.source.text.slice(clause.versionSpan.start, clause.versionSpan.end) !== clause.version)
+    return void 0;
   const current = publicVersion(clause.version);
   const relabel2 = pkg.localLabel && torchLabel && pkg.localLabel !== torchLabel;
   const text2 = relabel2 ? `${version2}+${torchLabel}` : version2;
   const end = relabel2 ? clause.versionSpan.end : clause.versionSpan.start + current.length;
-  return { title: `Use ${pkg.rawName} ${text2}`, safety: "safe", edits: [{ path: file2.path, range: [clause.versionSpan.start, end], text: text2 }] };
+  return {
+    title: `Use ${pkg.rawName} ${text2}`,
+    safety: "safe",
+    edits: [{ path: file2.path, range: [clause.versionSpan.start, end], text: text2 }]
+  };
 }
 function unitPython(unit) {
   for (const { pkg } of unit.packages) {
@@ -50399,7 +51081,9 @@ function unitPython(unit) {
   }
   for (const file2 of unit.files) {
     for (const image of file2.images) {
-      if (file2 === unit.root && unit.stage !== void 0 && image.stage !== unit.stage || image.unresolved || !image.tag || !/^(?:docker\.io\/)?(?:library\/)?python$/.test(`${image.registry ? `${image.registry}/` : ""}${image.repository}`))
+      if (file2 === unit.root && unit.stage !== void 0 && image.stage !== unit.stage || image.unresolved || !image.tag || !/^(?:docker\.io\/)?(?:library\/)?python$/.test(
+        `${image.registry ? `${image.registry}/` : ""}${image.repository}`
+      ))
         continue;
       const minor = /^(\d+\.\d+)/.exec(image.tag)?.[1];
       if (minor) return minor;
@@ -50442,7 +51126,8 @@ var rule_default2 = defineRule({
           });
           continue;
         }
-        if (!build?.cpu || build.source === "index-url" || build.source === "extra-index-url" || build.source === "find-links") continue;
+        if (!build?.cpu || build.source === "index-url" || build.source === "extra-index-url" || build.source === "find-links")
+          continue;
         let fix;
         const clause = pkg.clauses[0];
         const tag = tagFromCuda(cuda);
@@ -50473,7 +51158,8 @@ var rule_default2 = defineRule({
       }
       for (const invocation of unit.invocations) {
         const family = invocation.members.flatMap((member) => familyOf.get(member.context) ?? []);
-        if (family.length > 0 && family.every((pkg) => pkg.url || pkg.localLabel && pkg.localLabel !== "cpu")) continue;
+        if (family.length > 0 && family.every((pkg) => pkg.url || pkg.localLabel && pkg.localLabel !== "cpu"))
+          continue;
         for (const index of invocation.indexes) {
           if (seenIndexes.has(index) || index.kind === "conda-channel" || !isCpuUrl(index.url)) continue;
           seenIndexes.add(index);
@@ -50584,7 +51270,11 @@ function reportMismatch(unit, claim2, target, relation, unitFix, kb, report) {
   const found = claimCuda(claim2);
   const copied = copiedIn(unit, claim2);
   const edits = !copied && claim2.kind !== "implied" ? unitFix : void 0;
-  const fix = edits ? { title: `Build for CUDA ${expected}${edits.length > 1 ? ` (${edits.length} edits in ${unit.label})` : ""}`, safety: "safe", edits } : void 0;
+  const fix = edits ? {
+    title: `Build for CUDA ${expected}${edits.length > 1 ? ` (${edits.length} edits in ${unit.label})` : ""}`,
+    safety: "safe",
+    edits
+  } : void 0;
   const options2 = !edits && !copied && target.precision === "minor" ? torchOptions(unit, claim2, expected, kb) : [];
   const implied = claim2.kind === "implied";
   const how = implied ? claim2.package && !claim2.index ? "that plain PyPI gives on Linux x86_64" : "from its index" : "";
@@ -50640,7 +51330,8 @@ function checkFloors(unit, report) {
     if ((claim2.kind === "conda" || claim2.kind === "conda-build") && claim2.package?.ecosystem === "conda" && (!newest || Number.parseInt(claim2.cuda, 10) > Number.parseInt(newest.cuda, 10)))
       newest = claim2;
   if (!newest) return;
-  for (const floor of floors) if (Number.parseInt(newest.cuda, 10) > Number.parseInt(floor.cuda, 10)) reportFloor(unit, floor, newest, report);
+  for (const floor of floors)
+    if (Number.parseInt(newest.cuda, 10) > Number.parseInt(floor.cuda, 10)) reportFloor(unit, floor, newest, report);
 }
 function reportFloor(unit, claim2, target, report) {
   const expected = claimCuda(target);
@@ -50665,7 +51356,8 @@ function reportFloor(unit, claim2, target, report) {
 }
 function torchOptions(unit, claim2, cuda, kb) {
   const pkg = claim2.package;
-  if (!pkg || pkg.ecosystem !== "pip" || !pkg.exact || !TORCH_FAMILY.has(pkg.name) || claim2.kind !== "wheel-tag") return [];
+  if (!pkg || pkg.ecosystem !== "pip" || !pkg.exact || !TORCH_FAMILY.has(pkg.name) || claim2.kind !== "wheel-tag")
+    return [];
   const release = releaseFor(kb, pkg, publicVersion(pkg.exact));
   if (!release) return [];
   const options2 = [];
@@ -50675,11 +51367,21 @@ function torchOptions(unit, claim2, cuda, kb) {
     const moved = family.map(
       (edit) => `${unit.packages.find(({ file: file2, pkg: pkg2 }) => file2.path === edit.path && pkg2.clauses[0]?.versionSpan.start === edit.range[0])?.pkg.rawName ?? "torch"}==${edit.text}`
     );
-    return { title: `${moved.join(", ")}${indexes.length ? ` and the ${tag} index` : ""} (${why})`, safety: "unsafe", edits: [...family, ...indexes] };
+    return {
+      title: `${moved.join(", ")}${indexes.length ? ` and the ${tag} index` : ""} (${why})`,
+      safety: "unsafe",
+      edits: [...family, ...indexes]
+    };
   };
   const same = nearestCudaBuild(release, cuda);
   if (same && same !== pkg.localLabel)
-    options2.push(option(`same release, CUDA ${cudaFromTag(same)} build, the nearest to ${cuda}`, relabel(unit, release, same, kb), same));
+    options2.push(
+      option(
+        `same release, CUDA ${cudaFromTag(same)} build, the nearest to ${cuda}`,
+        relabel(unit, release, same, kb),
+        same
+      )
+    );
   const other = nearestReleaseWithCuda(kb, release.version, cuda);
   if (other && other !== release)
     options2.push(
@@ -50696,14 +51398,17 @@ function familyPins(unit, release, kb) {
   for (const { file: file2, pkg } of unit.packages) {
     if (pkg.ecosystem !== "pip" || !pkg.exact || !TORCH_FAMILY.has(pkg.name)) continue;
     const clause = pkg.clauses[0];
-    if (!clause || file2.source.text.slice(clause.versionSpan.start, clause.versionSpan.end) !== clause.version) continue;
+    if (!clause || file2.source.text.slice(clause.versionSpan.start, clause.versionSpan.end) !== clause.version)
+      continue;
     if (releaseFor(kb, pkg, publicVersion(pkg.exact)) !== release) continue;
     out.push({ file: file2, pkg, range: [clause.versionSpan.start, clause.versionSpan.end] });
   }
   return out;
 }
 function relabel(unit, release, tag, kb) {
-  return familyPins(unit, release, kb).filter(({ pkg }) => pkg.localLabel !== void 0 && !(pkg.name === "torchaudio" && release.torchaudioCuda === false)).map(({ file: file2, pkg, range }) => ({ path: file2.path, range, text: `${publicVersion(pkg.exact)}+${tag}` }));
+  return familyPins(unit, release, kb).filter(
+    ({ pkg }) => pkg.localLabel !== void 0 && !(pkg.name === "torchaudio" && release.torchaudioCuda === false)
+  ).map(({ file: file2, pkg, range }) => ({ path: file2.path, range, text: `${publicVersion(pkg.exact)}+${tag}` }));
 }
 function moveTorch(unit, release, other, tag, kb) {
   const edits = [];
@@ -50746,13 +51451,19 @@ var rule_default4 = defineRule({
       }
     }
     for (const [key, claims] of groups) {
-      const sorted = [...new Map(claims.map((claim2) => [`${claim2.span.start}:${claim2.kind}`, claim2])).values()].sort((a, b) => a.span.start - b.span.start);
+      const sorted = [...new Map(claims.map((claim2) => [`${claim2.span.start}:${claim2.kind}`, claim2])).values()].sort(
+        (a, b) => a.span.start - b.span.start
+      );
       const first = sorted[0];
       const cuda = claimCuda(first);
       const sameMajor = allowed.filter((version2) => cudaMajor(version2) === cudaMajor(cuda));
       const proposal = preferred.get(key) ?? sameMajor.at(-1) ?? allowed.at(-1);
       const edits = first.precision === "minor" ? sorted.flatMap((claim2) => claim2.rewrite?.(proposal) ?? []) : [];
-      const suggestion = edits.length > 0 ? { title: `Move to CUDA ${proposal} (${edits.length} edit${edits.length === 1 ? "" : "s"}; check the builds exist)`, safety: "unsafe", edits } : void 0;
+      const suggestion = edits.length > 0 ? {
+        title: `Move to CUDA ${proposal} (${edits.length} edit${edits.length === 1 ? "" : "s"}; check the builds exist)`,
+        safety: "unsafe",
+        edits
+      } : void 0;
       const more = sorted.length - 1;
       report({
         messageId: more > 0 ? "notAllowedMany" : "notAllowed",
@@ -50761,7 +51472,11 @@ var rule_default4 = defineRule({
         span: first.span,
         unverified: sorted.every((claim2) => isUnverified(claim2.record)),
         help: `The baseline's cuda.allowed lists the CUDA versions the organisation supports. Move to an allowed version (e.g. ${proposal}; \`cuda-gatekeeper plan --cuda ${proposal}\` lists the edits) or change the baseline.${first.record ? ` Fact: ${cite(first.record)}.` : ""}`,
-        related: sorted.slice(1).map((claim2) => ({ file: claim2.file, span: claim2.span, message: `${claim2.subject} also targets CUDA ${cuda}` })),
+        related: sorted.slice(1).map((claim2) => ({
+          file: claim2.file,
+          span: claim2.span,
+          message: `${claim2.subject} also targets CUDA ${cuda}`
+        })),
         ...suggestion ? { suggestions: [suggestion] } : {}
       });
     }
@@ -50784,12 +51499,20 @@ function selectPools(pools, placement, kb) {
     (pool) => placement.selector.every((requirement) => holds2(pool, requirement)) && (placement.terms.length === 0 || placement.terms.some((term) => term.every((requirement) => holds2(pool, requirement))))
   );
   const by = requirements3.map(describe3);
-  if (selected.length === 0) return { pools, narrowed: false, by, unmatched: `its node selection (${by.join(", ")}) matches no pool of the baseline's fleet` };
+  if (selected.length === 0)
+    return {
+      pools,
+      narrowed: false,
+      by,
+      unmatched: `its node selection (${by.join(", ")}) matches no pool of the baseline's fleet`
+    };
   return { pools: selected, narrowed: selected.length < pools.length, by };
 }
 function describe3(requirement) {
-  if (requirement.operator === "In" && requirement.values.length === 1) return `${requirement.key}=${requirement.values[0]}`;
-  if (requirement.operator === "Exists" || requirement.operator === "DoesNotExist") return `${requirement.key} ${requirement.operator}`;
+  if (requirement.operator === "In" && requirement.values.length === 1)
+    return `${requirement.key}=${requirement.values[0]}`;
+  if (requirement.operator === "Exists" || requirement.operator === "DoesNotExist")
+    return `${requirement.key} ${requirement.operator}`;
   return `${requirement.key} ${requirement.operator} (${requirement.values.join(", ")})`;
 }
 function labelOf(pool, key, pools, kb) {
@@ -50857,7 +51580,8 @@ function productMatch(requirement, pool, kb) {
     const answers = requirement.values.map((value) => same(gpu, value));
     return answers.includes("yes") ? "yes" : answers.every((answer) => answer === "no") ? "no" : "unknown";
   });
-  if (requirement.operator === "In") return perGpu.includes("yes") ? "yes" : perGpu.every((m) => m === "no") ? "no" : "unknown";
+  if (requirement.operator === "In")
+    return perGpu.includes("yes") ? "yes" : perGpu.every((m) => m === "no") ? "no" : "unknown";
   return perGpu.includes("no") ? "yes" : perGpu.every((m) => m === "yes") ? "no" : "unknown";
 }
 
@@ -51002,7 +51726,15 @@ function checkClaim(claim2, fleet, compat, forward, kb, report) {
     }
     report({
       messageId: "major",
-      data: { subject: claim2.subject, major, floor: floor.linux, fleet, compatNote, previous: major - 1, sources: `${cite(floor)}; ${MVC2}` },
+      data: {
+        subject: claim2.subject,
+        major,
+        floor: floor.linux,
+        fleet,
+        compatNote,
+        previous: major - 1,
+        sources: `${cite(floor)}; ${MVC2}`
+      },
       file: claim2.file,
       span: claim2.span,
       unverified
@@ -51012,7 +51744,15 @@ function checkClaim(claim2, fleet, compat, forward, kb, report) {
   if (!need) return false;
   report({
     messageId: "minor",
-    data: { subject: claim2.subject, cuda, needed: need.linux, fleet, major, row: rowLabel(need), sources: `${cite(need.row)}; ${MVC2}` },
+    data: {
+      subject: claim2.subject,
+      cuda,
+      needed: need.linux,
+      fleet,
+      major,
+      row: rowLabel(need),
+      sources: `${cite(need.row)}; ${MVC2}`
+    },
     file: claim2.file,
     span: claim2.span,
     severity: "warning",
@@ -51031,7 +51771,10 @@ function checkPools(units, files, pools, stated, kb, report, verdict) {
       report({
         ...draft,
         severity: matches3 ? "warning" : "error",
-        data: { ...draft.data, fleetNote: ` (the pools run ${pools.map((pool) => `${pool.name} ${pool.driver}`).join(", ")})` }
+        data: {
+          ...draft.data,
+          fleetNote: ` (the pools run ${pools.map((pool) => `${pool.name} ${pool.driver}`).join(", ")})`
+        }
       });
     }
   }
@@ -51042,7 +51785,8 @@ function checkPools(units, files, pools, stated, kb, report, verdict) {
       for (const draft of collect((probe) => checkRequireCuda(file2, pool.driver, kb, probe)))
         bySpan.set(draft.span.start, [...bySpan.get(draft.span.start) ?? [], draft]);
     for (const drafts of bySpan.values())
-      if (drafts.length === pools.length) report({ ...drafts[0], data: { ...drafts[0].data, fleet: `any pool (${fleetText})` } });
+      if (drafts.length === pools.length)
+        report({ ...drafts[0], data: { ...drafts[0].data, fleet: `any pool (${fleetText})` } });
   }
   const selections = /* @__PURE__ */ new Map();
   const selectionOf = (unit) => {
@@ -51053,7 +51797,11 @@ function checkPools(units, files, pools, stated, kb, report, verdict) {
       if (selection.unmatched && unit.container)
         report({
           messageId: "unmatched",
-          data: { workload: unit.container.fact.workload, container: unit.container.fact.name, why: selection.unmatched },
+          data: {
+            workload: unit.container.fact.workload,
+            container: unit.container.fact.name,
+            why: selection.unmatched
+          },
           file: unit.root,
           span: unit.container.fact.span,
           severity: "warning",
@@ -51065,7 +51813,9 @@ function checkPools(units, files, pools, stated, kb, report, verdict) {
   eachClaim(units, kb, (claim2, compat, unit) => {
     const selection = selectionOf(unit);
     const verdicts2 = selection.pools.map((pool) => {
-      const [draft] = collect((probe) => checkClaim(claim2, pool.driver, compat, poolForwardCompat(pool, stated, kb), kb, probe));
+      const [draft] = collect(
+        (probe) => checkClaim(claim2, pool.driver, compat, poolForwardCompat(pool, stated, kb), kb, probe)
+      );
       if (!draft) return { pool, tier: "runs" };
       const tier = draft.messageId === "minor" ? "minor" : draft.messageId === "forwardCompat" ? "forward" : "fails";
       return { pool, tier, draft };
@@ -51116,13 +51866,20 @@ function checkPools(units, files, pools, stated, kb, report, verdict) {
       return true;
     }
     const minor = verdicts2.filter((verdict2) => verdict2.tier === "minor");
-    const forward = verdicts2.filter((verdict2) => verdict2.tier === "forward");
+    const forward = verdicts2.filter(
+      (verdict2) => verdict2.tier === "forward"
+    );
     const how = [
       ...minor.length ? [`on ${named(minor)} only under minor-version compatibility`] : [],
       ...forward.length ? [`on ${named(forward)} only through forward compatibility (cuda-compat in the image)`] : []
     ].join("; ");
     const forwardSeverity = forward.some((verdict2) => verdict2.draft.severity === "warning") ? "warning" : "notice";
-    reportClaim({ messageId: "poolsCompat", data: { subject: claim2.subject, cuda, how }, severity: minor.length ? "warning" : forwardSeverity, ...common });
+    reportClaim({
+      messageId: "poolsCompat",
+      data: { subject: claim2.subject, cuda, how },
+      severity: minor.length ? "warning" : forwardSeverity,
+      ...common
+    });
     return true;
   });
 }
@@ -51141,7 +51898,8 @@ function eachClaim(units, kb, check3) {
 function tierReason(claim2, verdict) {
   const data = verdict.draft.data ?? {};
   const cuda = claimCuda(claim2);
-  if (verdict.tier === "minor") return `CUDA ${cuda} under minor-version compatibility (all of it needs driver >= ${data.needed})`;
+  if (verdict.tier === "minor")
+    return `CUDA ${cuda} under minor-version compatibility (all of it needs driver >= ${data.needed})`;
   if (verdict.tier === "forward") return `CUDA ${cuda} through forward compatibility (${data.package} in the image)`;
   return `CUDA ${cuda} needs driver >= ${data.floor ?? data.needed}, the pool runs ${verdict.pool.driver}`;
 }
@@ -51168,9 +51926,13 @@ function collect(check3) {
   return drafts;
 }
 function poolForwardCompat(pool, stated, kb) {
-  if (pool.class === "data-center" || pool.class === "jetson") return { allowed: true, reason: `pool ${pool.name} is ${pool.class} GPUs` };
+  if (pool.class === "data-center" || pool.class === "jetson")
+    return { allowed: true, reason: `pool ${pool.name} is ${pool.class} GPUs` };
   if (pool.class === "geforce")
-    return { allowed: false, reason: `pool ${pool.name} is GeForce GPUs, on which cuda-compat fails with CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE (804)` };
+    return {
+      allowed: false,
+      reason: `pool ${pool.name} is GeForce GPUs, on which cuda-compat fails with CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE (804)`
+    };
   if (pool.class === "workstation" && stated !== true)
     return {
       allowed: false,
@@ -51196,7 +51958,10 @@ function fleetForwardCompat(stated, gpus, kb) {
   if (placed.length > 0 && placed.every((gpu) => gpu.line === "data-center" || gpu.line === "jetson"))
     return { allowed: true, reason: `the fleet's GPUs (${gpus.join(", ")}) are data-center or Jetson GPUs` };
   const unknown2 = placed.find((gpu) => !gpu.line);
-  return { allowed: void 0, ...unknown2 ? { reason: `the knowledge base does not know which product line ${unknown2.name} is` } : {} };
+  return {
+    allowed: void 0,
+    ...unknown2 ? { reason: `the knowledge base does not know which product line ${unknown2.name} is` } : {}
+  };
 }
 function branchOf(driver) {
   return Number.parseInt(driver, 10);
@@ -51250,7 +52015,9 @@ function checkRequireCuda(file2, fleet, kb, report) {
 }
 function checkDriverPackages(file2, fleet, report) {
   for (const pkg of file2.packages) {
-    const branch = pkg.ecosystem === "apt" ? /^(?:nvidia-(?:driver|dkms|utils|compute-utils)|libnvidia-compute)-(\d{3})(?:-server|-open)?$/.exec(pkg.name)?.[1] : void 0;
+    const branch = pkg.ecosystem === "apt" ? /^(?:nvidia-(?:driver|dkms|utils|compute-utils)|libnvidia-compute)-(\d{3})(?:-server|-open)?$/.exec(
+      pkg.name
+    )?.[1] : void 0;
     if (!branch) continue;
     const fleetBranch = fleet?.split(".")[0];
     const mismatch = fleetBranch !== void 0 && fleetBranch !== branch;
@@ -51321,7 +52088,10 @@ function parseFile(path, text2, kind, options2 = {}) {
     return formatOf(kind).parse(path, text2, options2);
   } catch (error62) {
     const sink = new FactSink();
-    sink.problems.push({ span: { start: 0, end: 0 }, message: `internal error while reading this file: ${error62.message}` });
+    sink.problems.push({
+      span: { start: 0, end: 0 },
+      message: `internal error while reading this file: ${error62.message}`
+    });
     return sink.finish(path, kind, new SourceText(path, text2));
   }
 }
@@ -51367,11 +52137,13 @@ var rule_default6 = defineRule({
 var extraByBaseline = /* @__PURE__ */ new WeakMap();
 function extraNames(baseline) {
   let names = extraByBaseline.get(baseline);
-  if (!names) extraByBaseline.set(baseline, names = /* @__PURE__ */ new Set([...Object.keys(baseline.packages), ...baseline.pinning.packages]));
+  if (!names)
+    extraByBaseline.set(baseline, names = /* @__PURE__ */ new Set([...Object.keys(baseline.packages), ...baseline.pinning.packages]));
   return names;
 }
 function isPinned(pkg) {
-  if (pkg.url) return !/^(?:git|hg|svn|bzr)\+/i.test(pkg.url) || /@[^/@#?]+(?:[#?].*)?$/.test(pkg.url.replace(/^[a-z+]+:\/\/[^/]*@/i, ""));
+  if (pkg.url)
+    return !/^(?:git|hg|svn|bzr)\+/i.test(pkg.url) || /@[^/@#?]+(?:[#?].*)?$/.test(pkg.url.replace(/^[a-z+]+:\/\/[^/]*@/i, ""));
   if (!pkg.exact) return false;
   if (pkg.ecosystem !== "conda") return true;
   if (CONDA_MINOR_PINS.has(pkg.name)) return true;
@@ -51380,7 +52152,11 @@ function isPinned(pkg) {
 var pinnedTorch = /* @__PURE__ */ new WeakMap();
 function pinnedTorchOf(unit) {
   let torch = pinnedTorch.get(unit);
-  if (torch === void 0) pinnedTorch.set(unit, torch = unit.packages.find((other) => projectName(other.pkg) === "torch" && other.pkg.exact)?.pkg ?? null);
+  if (torch === void 0)
+    pinnedTorch.set(
+      unit,
+      torch = unit.packages.find((other) => projectName(other.pkg) === "torch" && other.pkg.exact)?.pkg ?? null
+    );
   return torch ?? void 0;
 }
 function impliedVersion(unit, pkg, kb) {
@@ -51388,7 +52164,8 @@ function impliedVersion(unit, pkg, kb) {
   const torch = name === "torchvision" || name === "torchaudio" ? pinnedTorchOf(unit) : void 0;
   if (torch && (name === "torchvision" || name === "torchaudio")) {
     const version2 = kb.companions(torch.exact)?.[name][0];
-    if (version2) return { version: version2, why: `${name} ${version2} is the release that belongs to torch ${publicVersion(torch.exact)}` };
+    if (version2)
+      return { version: version2, why: `${name} ${version2} is the release that belongs to torch ${publicVersion(torch.exact)}` };
   }
   const target = unit.target;
   if (target && target.precision === "minor" && (pkg.name === "pytorch-cuda" || pkg.name === "cuda-version")) {
@@ -51404,7 +52181,11 @@ function pinFix(file2, pkg, version2, why) {
   if (current !== pkg.specifier) return void 0;
   const label = pkg.ecosystem === "pip" && pkg.localLabel ? `+${pkg.localLabel}` : "";
   const text2 = pkg.ecosystem === "conda" ? `=${version2}` : `==${version2}${label}`;
-  return { title: `Pin ${pkg.rawName} to ${version2} (${why})`, safety: "safe", edits: [{ path: file2.path, range: [span.start, span.end], text: text2 }] };
+  return {
+    title: `Pin ${pkg.rawName} to ${version2} (${why})`,
+    safety: "safe",
+    edits: [{ path: file2.path, range: [span.start, span.end], text: text2 }]
+  };
 }
 function orList(items2) {
   return items2.length <= 1 ? items2[0] ?? "" : `${items2.slice(0, -1).join(", ")} or ${items2.at(-1)}`;
@@ -51461,7 +52242,9 @@ var rule_default7 = defineRule({
         checkContainer(unit, pools, kb, reportAll, verdict);
         continue;
       }
-      if (pools.length > 0) for (const claim2 of gpuClaims(unit)) for (const hit of poolHits(claim2, pools, kb)) verdict(hitVerdict(unit, claim2, hit));
+      if (pools.length > 0)
+        for (const claim2 of gpuClaims(unit))
+          for (const hit of poolHits(claim2, pools, kb)) verdict(hitVerdict(unit, claim2, hit));
       for (const claim2 of unit.claims) {
         if (claim2.kind !== "image" && claim2.kind !== "conda" && claim2.kind !== "apt") continue;
         const cuda = claimCuda(claim2);
@@ -51492,10 +52275,19 @@ var rule_default7 = defineRule({
       for (const { file: file2, pkg, build } of unit.packages) {
         if (!build || pkg.name !== "torch" || build.cpu || !build.cuda || build.missing) continue;
         for (const gpu of fleet)
-          checkTorchBuild(file2, pkg.span, `torch ${pkg.exact}${pkg.localLabel ? "" : ` (${tagFromCuda(build.cuda)} build)`}`, build, gpu, kb, report);
+          checkTorchBuild(
+            file2,
+            pkg.span,
+            `torch ${pkg.exact}${pkg.localLabel ? "" : ` (${tagFromCuda(build.cuda)} build)`}`,
+            build,
+            gpu,
+            kb,
+            report
+          );
       }
     }
-    for (const file2 of files) for (const env of file2.env) if (env.key === "TORCH_CUDA_ARCH_LIST") checkArchList(file2, env, fleet, report);
+    for (const file2 of files)
+      for (const env of file2.env) if (env.key === "TORCH_CUDA_ARCH_LIST") checkArchList(file2, env, fleet, report);
     held?.flush();
   }
 });
@@ -51506,7 +52298,9 @@ function gpuMiss(claim2, gpu) {
   return void 0;
 }
 function gpuClaims(unit) {
-  return (unit.container?.claims ?? unit.claims).filter((claim2) => claim2.kind === "image" || claim2.kind === "conda" || claim2.kind === "apt");
+  return (unit.container?.claims ?? unit.claims).filter(
+    (claim2) => claim2.kind === "image" || claim2.kind === "conda" || claim2.kind === "apt"
+  );
 }
 function poolHits(claim2, pools, kb) {
   const hits = [];
@@ -51526,7 +52320,14 @@ function hitReason(claim2, hit) {
   return hit.miss === "tooOld" ? `CUDA ${claimCuda(claim2)} has no code for ${gpu.name} (compute capability ${gpu.cc} needs CUDA >= ${gpu.minCuda})` : `CUDA ${claimCuda(claim2)} no longer supports ${gpu.name} (compute capability ${gpu.cc}; the last CUDA for it is ${gpu.lastCudaMajor}.x)`;
 }
 function hitVerdict(unit, claim2, hit) {
-  return { unit: unit.label, file: claim2.file, span: claim2.span, pool: hit.pool.name, tier: "fails", reason: hitReason(claim2, hit) };
+  return {
+    unit: unit.label,
+    file: claim2.file,
+    span: claim2.span,
+    pool: hit.pool.name,
+    tier: "fails",
+    reason: hitReason(claim2, hit)
+  };
 }
 function checkContainer(unit, pools, kb, report, verdict) {
   const selection = selectPools(pools, unit.container.fact.placement, kb);
@@ -51539,7 +52340,14 @@ function checkContainer(unit, pools, kb, report, verdict) {
     const keep = clear.length ? ` ${clear.map((pool) => pool.name).join(", ")} ${clear.length === 1 ? "runs" : "run"} it: keep the workload to ${clear.length === 1 ? "that pool" : "those pools"}.` : selection.narrowed ? ` The workload is scheduled only there (${selection.by.join(", ")}).` : "";
     report({
       messageId: miss,
-      data: { subject: claim2.subject, cuda: claimCuda(claim2), gpu: gpu.name, cc: gpu.cc, minCuda: gpu.minCuda, last: gpu.lastCudaMajor ?? "" },
+      data: {
+        subject: claim2.subject,
+        cuda: claimCuda(claim2),
+        gpu: gpu.name,
+        cc: gpu.cc,
+        minCuda: gpu.minCuda,
+        last: gpu.lastCudaMajor ?? ""
+      },
       file: claim2.file,
       span: claim2.span,
       ...clear.length > 0 ? { severity: "warning" } : {},
@@ -51670,7 +52478,8 @@ var rule_default8 = defineRule({
   check({ files, kb, report }) {
     for (const file2 of files) {
       for (const image of file2.images) {
-        if (!image.tag || image.unresolved || image.digest || /[$`{}]/.test(image.tag) || !kb.isNvidiaCuda(image.registry, image.repository)) continue;
+        if (!image.tag || image.unresolved || image.digest || /[$`{}]/.test(image.tag) || !kb.isNvidiaCuda(image.registry, image.repository))
+          continue;
         checkTag(file2, image, kb, report);
       }
     }
@@ -51694,7 +52503,13 @@ function checkTag(file2, image, kb, report) {
   const minor = cudaMajorMinor(parsed.version);
   if (minor && kb.cudaExists(minor) === "no") {
     const record2 = kb.noReleaseRecord(parsed.version);
-    report({ messageId: "noRelease", data: { tag, cuda: minor }, file: file2, span: image.span, help: `${record2.note ?? ""}. Source: ${cite(record2)}` });
+    report({
+      messageId: "noRelease",
+      data: { tag, cuda: minor },
+      file: file2,
+      span: image.span,
+      help: `${record2.note ?? ""}. Source: ${cite(record2)}`
+    });
     return;
   }
   if (minor && parsed.version.split(".").length === 3 && kb.cudaExists(parsed.version) === "no") {
@@ -51709,7 +52524,11 @@ function checkTag(file2, image, kb, report) {
       span: image.span,
       help: `${record2.note}; the tags that exist name ${updates.map((version2) => tag.replace(parsed.version, version2)).join(" or ")}. Source: ${cite(record2)}`,
       ...fix ? { fix } : {},
-      suggestions: updates.filter((version2) => version2 !== latest).map((version2) => ({ title: `Use ${version2}`, safety: "unsafe", edits: versionFix(file2, image, parsed, version2, kb)?.edits ?? [] })).filter((suggestion) => suggestion.edits.length > 0)
+      suggestions: updates.filter((version2) => version2 !== latest).map((version2) => ({
+        title: `Use ${version2}`,
+        safety: "unsafe",
+        edits: versionFix(file2, image, parsed, version2, kb)?.edits ?? []
+      })).filter((suggestion) => suggestion.edits.length > 0)
     });
     return;
   }
@@ -51825,13 +52644,21 @@ function versionFix(file2, image, parsed, full, kb) {
   const span = image.tagMap?.origin(0, parsed.version.length);
   if (!span || file2.source.text.slice(span.start, span.end) !== parsed.version) return void 0;
   if (parsed.cudnn && kb.cudnnSpelling(full)?.spelling !== parsed.cudnn) return void 0;
-  return { title: `Use ${full}`, safety: "safe", edits: [{ path: file2.path, range: [span.start, span.end], text: full }] };
+  return {
+    title: `Use ${full}`,
+    safety: "safe",
+    edits: [{ path: file2.path, range: [span.start, span.end], text: full }]
+  };
 }
 function spellingFix(file2, image, parsed, spelling) {
   const from = parsed.version.length + 1;
   const span = image.tagMap?.origin(from, from + parsed.cudnn.length);
   if (!span || file2.source.text.slice(span.start, span.end) !== parsed.cudnn) return void 0;
-  return { title: `Spell it -${spelling}-`, safety: "safe", edits: [{ path: file2.path, range: [span.start, span.end], text: spelling }] };
+  return {
+    title: `Spell it -${spelling}-`,
+    safety: "safe",
+    edits: [{ path: file2.path, range: [span.start, span.end], text: spelling }]
+  };
 }
 
 // rules/image-pin/rule.ts
@@ -51928,7 +52755,9 @@ var rule_default10 = defineRule({
   },
   check({ units, files, kb, report }) {
     const bestMatch = new Set(
-      files.flatMap((file2) => file2.options.filter((option) => option.name === "unsafe-best-match").map((option) => file2.contexts[option.context]))
+      files.flatMap(
+        (file2) => file2.options.filter((option) => option.name === "unsafe-best-match").map((option) => file2.contexts[option.context])
+      )
     );
     const invocationsOf = /* @__PURE__ */ new Map();
     for (const unit of units) {
@@ -51969,7 +52798,9 @@ function checkAutoBackend(file2, report) {
   }
 }
 function checkPipEnvForUv(file2, report) {
-  const usedByPip = new Set(file2.indexes.filter((index) => file2.contexts[index.context]?.tool === "pip").map((index) => index.span.start));
+  const usedByPip = new Set(
+    file2.indexes.filter((index) => file2.contexts[index.context]?.tool === "pip").map((index) => index.span.start)
+  );
   const seen = /* @__PURE__ */ new Set();
   for (const option of file2.options) {
     if (option.name !== "pip-env-for-uv" || seen.has(option.span.start) || usedByPip.has(option.span.start)) continue;
@@ -51990,7 +52821,9 @@ function checkExtraIndexes(unit, bestMatch, kb, report) {
   for (const invocation of unit.invocations) {
     if (invocation.members.some((member) => member.context.hiddenIndexes)) continue;
     if (invocation.members.every(({ context }) => context.tool === "uv" && !bestMatch.has(context))) continue;
-    const extras = invocation.indexes.filter((index) => (index.kind === "extra-index-url" || index.kind === "find-links") && isPytorchIndex(index.url));
+    const extras = invocation.indexes.filter(
+      (index) => (index.kind === "extra-index-url" || index.kind === "find-links") && isPytorchIndex(index.url)
+    );
     if (extras.length === 0 || extras.some((index) => servedVariant(index.url) === "all")) continue;
     const contexts = new Set(invocation.members.map((member) => member.context));
     for (const { file: file2, pkg } of unit.packages) {
@@ -52038,7 +52871,12 @@ function checkUnservedLabels(unit, invocationsOf, report) {
   for (const { file: file2, pkg } of unit.packages) {
     if (pkg.ecosystem !== "pip" || pkg.url || !pkg.localLabel || !pkg.exact) continue;
     if (!TORCH_FAMILY.has(pkg.name)) {
-      checkOtherLocalLabel(file2, pkg, (file2.contexts[pkg.context] && invocationsOf.get(file2.contexts[pkg.context])) ?? [], report);
+      checkOtherLocalLabel(
+        file2,
+        pkg,
+        (file2.contexts[pkg.context] && invocationsOf.get(file2.contexts[pkg.context])) ?? [],
+        report
+      );
       continue;
     }
     const cuda = cudaFromLabel(pkg.localLabel);
@@ -52052,11 +52890,20 @@ function checkUnservedLabels(unit, invocationsOf, report) {
       continue;
     const url2 = `https://download.pytorch.org/whl/${tag}`;
     const insertAt = file2.source.text.charCodeAt(0) === 65279 ? 1 : 0;
-    const fix = formatOf(file2.kind).optionLines ? { title: `Add ${url2} as an index`, safety: "safe", edits: [{ path: file2.path, range: [insertAt, insertAt], text: `--extra-index-url ${url2}
-` }] } : void 0;
+    const fix = formatOf(file2.kind).optionLines ? {
+      title: `Add ${url2} as an index`,
+      safety: "safe",
+      edits: [{ path: file2.path, range: [insertAt, insertAt], text: `--extra-index-url ${url2}
+` }]
+    } : void 0;
     report({
       messageId: "noIndex",
-      data: { name: pkg.rawName, version: publicVersion(pkg.exact), tag, addIndex: (ADD_INDEX[file2.kind] ?? ADD_INDEX_TO_COMMAND)(url2, pkg) },
+      data: {
+        name: pkg.rawName,
+        version: publicVersion(pkg.exact),
+        tag,
+        addIndex: (ADD_INDEX[file2.kind] ?? ADD_INDEX_TO_COMMAND)(url2, pkg)
+      },
       file: file2,
       span: pkg.span,
       severity: "error",
@@ -52082,8 +52929,12 @@ function checkOtherLocalLabel(file2, pkg, invocations, report) {
   if (sourced2) return;
   const page = pyg ? `https://data.pyg.org/whl/torch-${pyg[1]}.${pyg[2]}.0+${pyg[3]}.html` : void 0;
   const insertAt = file2.source.text.charCodeAt(0) === 65279 ? 1 : 0;
-  const fix = page && formatOf(file2.kind).optionLines ? { title: `Add ${page} as a find-links page`, safety: "safe", edits: [{ path: file2.path, range: [insertAt, insertAt], text: `--find-links ${page}
-` }] } : void 0;
+  const fix = page && formatOf(file2.kind).optionLines ? {
+    title: `Add ${page} as a find-links page`,
+    safety: "safe",
+    edits: [{ path: file2.path, range: [insertAt, insertAt], text: `--find-links ${page}
+` }]
+  } : void 0;
   report({
     messageId: pyg ? "noPygPage" : "noLocalSource",
     data: {
@@ -52103,7 +52954,8 @@ function checkOtherLocalLabel(file2, pkg, invocations, report) {
 function checkExplicit(file2, report) {
   const seen = /* @__PURE__ */ new Set();
   for (const index of file2.indexes) {
-    if (!index.uvIndex || index.uvIndex.explicit || index.kind !== "extra-index-url" || !isPytorchIndex(index.url) || seen.has(index.span.start)) continue;
+    if (!index.uvIndex || index.uvIndex.explicit || index.kind !== "extra-index-url" || !isPytorchIndex(index.url) || seen.has(index.span.start))
+      continue;
     seen.add(index.span.start);
     report({
       messageId: "notExplicit",
@@ -52161,9 +53013,21 @@ var rule_default11 = defineRule({
         const unknown2 = suppression.rules.filter((id) => !ruleIds.has(id));
         if (suppression.rules.length === 0) report({ messageId: "noRule", file: file2, span: suppression.span, help });
         else if (unknown2.length > 0)
-          report({ messageId: "unknownRule", data: { rules: unknown2.map((id) => `"${id}"`).join(", ") }, file: file2, span: suppression.span, help });
+          report({
+            messageId: "unknownRule",
+            data: { rules: unknown2.map((id) => `"${id}"`).join(", ") },
+            file: file2,
+            span: suppression.span,
+            help
+          });
         else if (suppression.reason === "")
-          report({ messageId: "noReason", data: { rules: suppression.rules.join(", ") }, file: file2, span: suppression.span, help });
+          report({
+            messageId: "noReason",
+            data: { rules: suppression.rules.join(", ") },
+            file: file2,
+            span: suppression.span,
+            help
+          });
       }
     }
   }
@@ -52236,7 +53100,8 @@ var rule_default13 = defineRule({
 });
 function matches2(version2, entry) {
   try {
-    if (/[<>=!~*,]/.test(entry)) return (0, import_pep4404.satisfies)(version2, entry.includes("*") && !/[<>=!~]/.test(entry) ? `==${entry}` : entry);
+    if (/[<>=!~*,]/.test(entry))
+      return (0, import_pep4404.satisfies)(version2, entry.includes("*") && !/[<>=!~]/.test(entry) ? `==${entry}` : entry);
     return (0, import_pep4404.eq)(version2, entry);
   } catch {
     return version2 === entry;
@@ -52249,10 +53114,15 @@ function nearest(version2, allowed) {
 }
 function replaceVersion(file2, pkg, version2, proposal) {
   const clause = pkg.clauses[0];
-  if (!clause || file2.source.text.slice(clause.versionSpan.start, clause.versionSpan.end) !== clause.version) return void 0;
+  if (!clause || file2.source.text.slice(clause.versionSpan.start, clause.versionSpan.end) !== clause.version)
+    return void 0;
   const start = clause.versionSpan.start + clause.version.indexOf(version2);
   if (start < clause.versionSpan.start) return void 0;
-  return { title: `Use ${pkg.rawName} ${proposal}`, safety: "unsafe", edits: [{ path: file2.path, range: [start, start + version2.length], text: proposal }] };
+  return {
+    title: `Use ${pkg.rawName} ${proposal}`,
+    safety: "unsafe",
+    edits: [{ path: file2.path, range: [start, start + version2.length], text: proposal }]
+  };
 }
 
 // rules/parse-error/rule.ts
@@ -52273,7 +53143,9 @@ var rule_default14 = defineRule({
           help: "The rest of the file was still checked; whatever could not be read here was skipped, so fix it to get a complete check."
         });
       }
-      const images = new Set(file2.images.filter((image) => image.unresolved).map((image) => `${image.span.start}:${image.span.end}`));
+      const images = new Set(
+        file2.images.filter((image) => image.unresolved).map((image) => `${image.span.start}:${image.span.end}`)
+      );
       for (const fact of file2.unresolved) {
         if (images.has(`${fact.span.start}:${fact.span.end}`)) continue;
         report({
@@ -52365,7 +53237,8 @@ var rule_default16 = defineRule({
       for (const index of file2.indexes) {
         if (index.ignoredReason) continue;
         if (index.kind === "conda-channel") {
-          if (/nightly/.test(index.url)) report({ messageId: "channel", data: { channel: index.url }, file: file2, span: index.span, help });
+          if (/nightly/.test(index.url))
+            report({ messageId: "channel", data: { channel: index.url }, file: file2, span: index.span, help });
           continue;
         }
         if (!isPytorchIndex(index.url)) continue;
@@ -52383,7 +53256,8 @@ var rule_default16 = defineRule({
         if (pkg.ecosystem === "conda" && pkg.channel && /nightly/.test(pkg.channel))
           report({ messageId: "channel", data: { channel: pkg.channel }, file: file2, span: pkg.span, help });
       }
-      for (const option of file2.options) report({ messageId: "flag", data: { flag: option.name }, file: file2, span: option.span, help });
+      for (const option of file2.options)
+        report({ messageId: "flag", data: { flag: option.name }, file: file2, span: option.span, help });
     }
   }
 });
@@ -52420,7 +53294,8 @@ var rule_default17 = defineRule({
     for (const unit of units) {
       for (const { file: file2, pkg, build } of unit.packages) {
         if (build) checkBuild(unit, file2, pkg, build, kb, report);
-        else if (pkg.ecosystem === "pip" && pkg.exact && TORCH_FAMILY.has(pkg.name)) checkUnknown(file2, pkg, kb, report);
+        else if (pkg.ecosystem === "pip" && pkg.exact && TORCH_FAMILY.has(pkg.name))
+          checkUnknown(file2, pkg, kb, report);
       }
       checkConda(unit, kb, report);
       checkNeverReleased(unit, kb, report);
@@ -52458,7 +53333,13 @@ function checkBuild(unit, file2, pkg, build, kb, report) {
   if (missing.via === "extra-index-url" && missing.index) {
     report({
       messageId: "fallback",
-      data: { name: pkg.rawName, version: build.version, tag: missing.tag, url: missing.index.url, pypi: build.release.pypiDefault ?? "default" },
+      data: {
+        name: pkg.rawName,
+        version: build.version,
+        tag: missing.tag,
+        url: missing.index.url,
+        pypi: build.release.pypiDefault ?? "default"
+      },
       file: file2,
       span: pkg.span,
       unverified: lenient,
@@ -52514,7 +53395,13 @@ function alternatives(file2, pkg, version2, release, wantedCuda, kb) {
       fixes.push({
         title: `${pkg.rawName} ${wanted}${label} (nearest release with a ${tagFromCuda(wantedCuda)} build)`,
         safety: "unsafe",
-        edits: editable ? [{ path: file2.path, range: [clause.versionSpan.start, clause.versionSpan.end], text: `${wanted}${label}` }] : []
+        edits: editable ? [
+          {
+            path: file2.path,
+            range: [clause.versionSpan.start, clause.versionSpan.end],
+            text: `${wanted}${label}`
+          }
+        ] : []
       });
     }
   }
@@ -52713,7 +53600,9 @@ var RULES = [
   rule_default11
 ];
 var RULE_IDS = new Set(RULES.map((rule) => rule.id));
-var RULE_DEFAULTS = new Map(RULES.map((rule) => [rule.id, rule.defaultSeverity]));
+var RULE_DEFAULTS = new Map(
+  RULES.map((rule) => [rule.id, rule.defaultSeverity])
+);
 
 // src/util/text-pool.ts
 var TextPool = class {
@@ -52754,9 +53643,14 @@ var Checker = class {
   share = new TextPool().share;
   /** The baseline's own problems (one pass with no repository files) and notes on expired waivers. */
   checkPolicy() {
-    const { findings } = this.run((run2) => run2([], [], { policy: this.options.policy, policyProblems: this.options.policyProblems }));
+    const { findings } = this.run(
+      (run2) => run2([], [], { policy: this.options.policy, policyProblems: this.options.policyProblems })
+    );
     const unwaived = applyWaivers(findings, this.baseline, this.options);
-    return { findings: [...unwaived.kept, ...expiredWaiverNotes(this.baseline, this.options)], waived: unwaived.waived };
+    return {
+      findings: [...unwaived.kept, ...expiredWaiverNotes(this.baseline, this.options)],
+      waived: unwaived.waived
+    };
   }
   /**
    * Findings about `files`, which must be closed under links. `links` are the files' links when the caller has
@@ -52764,11 +53658,17 @@ var Checker = class {
    */
   checkFiles(files, links = resolveLinks(files)) {
     const { findings, verdicts: verdicts2 } = this.run((run2) => {
-      for (const group of fileBatches(files, links, this.options.batchFiles)) run2(group, buildUnits(group, links, this.kb), {});
+      for (const group of fileBatches(files, links, this.options.batchFiles))
+        run2(group, buildUnits(group, links, this.kb), {});
     });
     const unwaived = applyWaivers(findings, this.baseline, this.options);
     return {
-      findings: applySuppressions(files, unwaived.kept, this.ruleIds, this.baseline.rules[SUPPRESSION_RULE_ID] === "off"),
+      findings: applySuppressions(
+        files,
+        unwaived.kept,
+        this.ruleIds,
+        this.baseline.rules[SUPPRESSION_RULE_ID] === "off"
+      ),
       waived: unwaived.waived,
       ...verdicts2.length ? { verdicts: verdicts2 } : {}
     };
@@ -52792,7 +53692,10 @@ var Checker = class {
     for (const finding of findings) counts[finding.severity]++;
     const waived = reports.reduce((sum, report) => sum + (report.waived ?? 0), 0);
     const tables = reports.flatMap((report) => report.fleet ? [report.fleet] : []);
-    const fleet = tables.length ? { pools: tables[0].pools, rows: tables.flatMap((table) => table.rows).sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : a.line - b.line) } : void 0;
+    const fleet = tables.length ? {
+      pools: tables[0].pools,
+      rows: tables.flatMap((table) => table.rows).sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : a.line - b.line)
+    } : void 0;
     const filesChecked = reports.reduce((sum, report) => sum + report.filesChecked, 0);
     return { findings, filesChecked, counts, ...waived ? { waived } : {}, ...fleet ? { fleet } : {} };
   }
@@ -52896,8 +53799,13 @@ function repositoryWaivers(baseline, options2) {
   if (baseline.waivers.length === 0 || !repository) return { active: [], expired: [] };
   const name = repository.split("/").pop();
   const today = options2.today ?? "9999-12-31";
-  const mine = baseline.waivers.filter((waiver) => waiver.repo === "*" || waiver.repo.toLowerCase() === repository || waiver.repo.toLowerCase() === name);
-  return { active: mine.filter((waiver) => waiver.expires >= today), expired: mine.filter((waiver) => waiver.expires < today) };
+  const mine = baseline.waivers.filter(
+    (waiver) => waiver.repo === "*" || waiver.repo.toLowerCase() === repository || waiver.repo.toLowerCase() === name
+  );
+  return {
+    active: mine.filter((waiver) => waiver.expires >= today),
+    expired: mine.filter((waiver) => waiver.expires < today)
+  };
 }
 function expiredWaiverNotes(baseline, options2) {
   return repositoryWaivers(baseline, options2).expired.map((waiver) => {
@@ -52960,12 +53868,15 @@ function applySuppressions(files, findings, ruleIds, reportingOff) {
   const unusedRule = RULES.find((rule) => rule.id === SUPPRESSION_RULE_ID);
   for (const file2 of files) {
     for (const suppression of file2.suppressions) {
-      if (used.has(suppression) || suppression.reason === "" || suppression.rules.length === 0 || !suppression.rules.every((id) => ruleIds.has(id))) continue;
+      if (used.has(suppression) || suppression.reason === "" || suppression.rules.length === 0 || !suppression.rules.every((id) => ruleIds.has(id)))
+        continue;
       kept.push({
         ruleId: SUPPRESSION_RULE_ID,
         severity: "notice",
         messageId: "unused",
-        message: formatMessage(unusedRule?.messages["unused"] ?? "suppression of {{rules}} matches no finding", { rules: suppression.rules.join(", ") }),
+        message: formatMessage(unusedRule?.messages["unused"] ?? "suppression of {{rules}} matches no finding", {
+          rules: suppression.rules.join(", ")
+        }),
         location: file2.source.location(suppression.span.start, suppression.span.end),
         related: [],
         docsUrl: docsUrl(SUPPRESSION_RULE_ID)
@@ -53129,7 +54040,8 @@ function linkedWithin(files) {
   const build = () => {
     const sets = new UnionFind(files.length);
     const indexOf = new Map(files.map((file2, i) => [file2, i]));
-    for (const [from, links] of resolveLinks(files)) for (const link of links) sets.join(indexOf.get(from), indexOf.get(link.to));
+    for (const [from, links] of resolveLinks(files))
+      for (const link of links) sets.join(indexOf.get(from), indexOf.get(link.to));
     const of = /* @__PURE__ */ new Map();
     const members2 = /* @__PURE__ */ new Map();
     files.forEach((file2, i) => {
@@ -53237,7 +54149,11 @@ function verifyGroup(fixes, added, verdicts2, notes) {
   while (blocks.length > 0) {
     const block = blocks.shift();
     if (budget <= 0) {
-      for (const finding of block) verdicts2.set(finding, `could not be verified (more than ${ALONE_PER_GROUP + rest.length - 1} fixes in one group)`);
+      for (const finding of block)
+        verdicts2.set(
+          finding,
+          `could not be verified (more than ${ALONE_PER_GROUP + rest.length - 1} fixes in one group)`
+        );
       continue;
     }
     budget--;
@@ -53250,7 +54166,10 @@ function verifyGroup(fixes, added, verdicts2, notes) {
       continue;
     }
     if (block.length === 1) {
-      verdicts2.set(block[0], overlaps ? "its edits overlap those of another safe fix" : `${describe4(gives)} together with the other safe fixes`);
+      verdicts2.set(
+        block[0],
+        overlaps ? "its edits overlap those of another safe fix" : `${describe4(gives)} together with the other safe fixes`
+      );
       continue;
     }
     const half = Math.ceil(block.length / 2);
@@ -53285,7 +54204,9 @@ function distinct(edits) {
   return unique2;
 }
 function overlapping(edits, each) {
-  const sorted = [...edits].sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : a.range[0] - b.range[0] || a.range[1] - b.range[1]);
+  const sorted = [...edits].sort(
+    (a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : a.range[0] - b.range[0] || a.range[1] - b.range[1]
+  );
   let found = false;
   for (let i = 1; i < sorted.length; i++) {
     const previous = sorted[i - 1];
@@ -53349,14 +54270,17 @@ var TARGET_POLICY = /* @__PURE__ */ new Set(["cuda-not-allowed"]);
 function plan(files, targetCuda, kb, baseline) {
   const cuda = cudaMajorMinor(targetCuda);
   if (!cuda) throw new PlanError(`"${targetCuda}" is not a CUDA version (expected major.minor, e.g. 12.8)`);
-  if (kb.cudaExists(cuda) === "no") throw new PlanError(`CUDA ${cuda} was never released (${kb.noReleaseRecord(cuda)?.note ?? ""})`);
+  if (kb.cudaExists(cuda) === "no")
+    throw new PlanError(`CUDA ${cuda} was never released (${kb.noReleaseRecord(cuda)?.note ?? ""})`);
   const notes = [];
   const steps = [];
   const held = [];
   const units = buildUnits(files, resolveLinks(files), kb);
   const taken = [];
   let accepted = [];
-  const errorsOf = (subset) => gate(subset, baseline, kb).findings.filter((finding) => finding.severity === "error" && !TARGET_POLICY.has(finding.ruleId));
+  const errorsOf = (subset) => gate(subset, baseline, kb).findings.filter(
+    (finding) => finding.severity === "error" && !TARGET_POLICY.has(finding.ruleId)
+  );
   for (const unit of units) {
     const move = planUnit(unit, cuda, kb);
     if (move.moves.length === 0 && move.reasons.length === 0) continue;
@@ -53369,7 +54293,9 @@ function plan(files, targetCuda, kb, baseline) {
       const before = errorsOf(subset.map((file2) => withEdits(file2, accepted)));
       const after = errorsOf(subset.map((file2) => withEdits(file2, together)));
       const added = after.find(
-        (finding) => !before.some((old) => old.ruleId === finding.ruleId && old.location.path === finding.location.path && old.message === finding.message)
+        (finding) => !before.some(
+          (old) => old.ruleId === finding.ruleId && old.location.path === finding.location.path && old.message === finding.message
+        )
       );
       if (added) reasons.push(`moving it gives ${added.ruleId} "${added.message}" (${added.location.path})`);
     }
@@ -53380,13 +54306,16 @@ function plan(files, targetCuda, kb, baseline) {
     accepted = together;
     steps.push(
       ...move.moves.filter(
-        (step) => !steps.some((other) => other.location.path === step.location.path && other.location.start.offset === step.location.start.offset)
+        (step) => !steps.some(
+          (other) => other.location.path === step.location.path && other.location.start.offset === step.location.start.offset
+        )
       )
     );
     if (move.release) taken.push(move.release);
   }
   const release = taken.sort((a, b) => compareDotted(b.version, a.version))[0] ?? (units.length === 0 || !units.some((unit) => unit.packages.some(({ pkg }) => projectName(pkg) === "torch")) ? kb.torchReleasesWithCuda(cuda).filter((row) => row.confidence !== "unverified").at(-1) : void 0);
-  if (!release && kb.torchReleasesWithCuda(cuda).length === 0) notes.push(`No PyTorch release in the knowledge base ships a ${tagFromCuda(cuda)} build.`);
+  if (!release && kb.torchReleasesWithCuda(cuda).length === 0)
+    notes.push(`No PyTorch release in the knowledge base ships a ${tagFromCuda(cuda)} build.`);
   const image = latestImagePatch(kb, cuda) ?? cuda;
   const minimum = kb.minDriver(image);
   const floor = kb.driverFloor(cudaMajor(cuda));
@@ -53396,7 +54325,10 @@ function plan(files, targetCuda, kb, baseline) {
     minimum: minimum.linux,
     floor: floor.linux,
     // A release whose own row is below the major's floor (CUDA 11.0.x) runs from that row.
-    ...fleet ? { fleet, fleetOk: compareDotted(fleet, compareDotted(minimum.linux, floor.linux) < 0 ? minimum.linux : floor.linux) >= 0 } : {},
+    ...fleet ? {
+      fleet,
+      fleetOk: compareDotted(fleet, compareDotted(minimum.linux, floor.linux) < 0 ? minimum.linux : floor.linux) >= 0
+    } : {},
     source: cite(minimum.row)
   } : void 0;
   if (driver?.fleetOk === false)
@@ -53404,13 +54336,18 @@ function plan(files, targetCuda, kb, baseline) {
       compareDotted(driver.minimum, driver.floor) < 0 ? `The fleet driver ${fleet} cannot run CUDA ${image}; it needs >= ${driver.minimum} first.` : `The fleet driver ${fleet} cannot run CUDA ${cudaMajor(cuda)}.x at all; it needs >= ${driver.floor} first.`
     );
   else if (driver && fleet && compareDotted(fleet, driver.minimum) < 0)
-    notes.push(`The fleet driver ${fleet} runs CUDA ${image} only under minor-version compatibility; >= ${driver.minimum} gives the full feature set.`);
+    notes.push(
+      `The fleet driver ${fleet} runs CUDA ${image} only under minor-version compatibility; >= ${driver.minimum} gives the full feature set.`
+    );
   if (driver && baseline.pools.length > 0) {
     const needed = compareDotted(driver.minimum, driver.floor) < 0 ? driver.minimum : driver.floor;
     const ready = baseline.pools.filter((pool) => compareDotted(pool.driver, driver.minimum) >= 0);
     const compat = baseline.pools.filter((pool) => !ready.includes(pool) && compareDotted(pool.driver, needed) >= 0);
     const behind = baseline.pools.filter((pool) => compareDotted(pool.driver, needed) < 0);
-    if (ready.length) notes.push(`Pools that run CUDA ${image} now: ${ready.map((pool) => `${pool.name} (${pool.driver})`).join(", ")}.`);
+    if (ready.length)
+      notes.push(
+        `Pools that run CUDA ${image} now: ${ready.map((pool) => `${pool.name} (${pool.driver})`).join(", ")}.`
+      );
     if (compat.length)
       notes.push(
         `Pools that run it only under minor-version compatibility until they reach ${driver.minimum}: ${compat.map((pool) => `${pool.name} (${pool.driver})`).join(", ")}.`
@@ -53435,7 +54372,9 @@ function plan(files, targetCuda, kb, baseline) {
       }
     } : {},
     ...driver ? { driver } : {},
-    steps: steps.sort((a, b) => a.location.path.localeCompare(b.location.path) || a.location.start.offset - b.location.start.offset),
+    steps: steps.sort(
+      (a, b) => a.location.path.localeCompare(b.location.path) || a.location.start.offset - b.location.start.offset
+    ),
     held,
     notes
   };
@@ -53454,7 +54393,9 @@ function planUnit(unit, cuda, kb) {
       ...note ? { note } : {}
     });
   };
-  const torch = unit.packages.find(({ pkg }) => projectName(pkg) === "torch" && pkg.exact && (pkg.ecosystem === "pip" || pkg.ecosystem === "conda"));
+  const torch = unit.packages.find(
+    ({ pkg }) => projectName(pkg) === "torch" && pkg.exact && (pkg.ecosystem === "pip" || pkg.ecosystem === "conda")
+  );
   const current = torch ? kb.torchRelease(publicVersion(torch.pkg.exact)) : void 0;
   let release;
   if (torch && !current) reasons.push(`torch ${torch.pkg.exact} is not in the knowledge base`);
@@ -53466,7 +54407,8 @@ function planUnit(unit, cuda, kb) {
       );
   }
   for (const claim2 of unit.claims) {
-    if (claim2.kind === "implied" || claim2.kind === "wheel-tag" && claim2.package && TORCH_FAMILY.has(claim2.package.name)) continue;
+    if (claim2.kind === "implied" || claim2.kind === "wheel-tag" && claim2.package && TORCH_FAMILY.has(claim2.package.name))
+      continue;
     if (claim2.precision === "minor" ? claimCuda(claim2) === cuda : cudaMajor(claim2.cuda) === cudaMajor(cuda)) continue;
     const reason = claimHold(claim2, cuda, kb);
     if (reason) {
@@ -53475,10 +54417,17 @@ function planUnit(unit, cuda, kb) {
     }
     const edits = claim2.rewrite?.(cuda);
     if (!edits) {
-      reasons.push(`${claim2.subject} (CUDA ${claimCuda(claim2)}) cannot be rewritten to CUDA ${cuda}; change it by hand`);
+      reasons.push(
+        `${claim2.subject} (CUDA ${claimCuda(claim2)}) cannot be rewritten to CUDA ${cuda}; change it by hand`
+      );
       continue;
     }
-    step(claim2.file, claim2.span, claim2.kind === "image" ? "base image" : claim2.kind === "index" ? "index URL" : `${claim2.package?.name ?? "pin"}`, edits);
+    step(
+      claim2.file,
+      claim2.span,
+      claim2.kind === "image" ? "base image" : claim2.kind === "index" ? "index URL" : `${claim2.package?.name ?? "pin"}`,
+      edits
+    );
   }
   if (release && current) {
     for (const entry of unit.packages) {
@@ -53516,7 +54465,9 @@ function planUnit(unit, cuda, kb) {
     }
     for (const { pkg } of unit.packages) {
       if (pkg.localLabel && /^pt\d+(cu\d+|cpu)$/.test(pkg.localLabel))
-        reasons.push(`${pkg.rawName}==${pkg.exact} is a PyG wheel built for one torch and CUDA; move it with the PyG page for torch ${release.version}`);
+        reasons.push(
+          `${pkg.rawName}==${pkg.exact} is a PyG wheel built for one torch and CUDA; move it with the PyG page for torch ${release.version}`
+        );
     }
   }
   return { moves: reasons.length ? [] : moves, reasons: [...new Set(reasons)], ...release ? { release } : {} };
@@ -53535,8 +54486,10 @@ function claimHold(claim2, cuda, kb) {
     return `pytorch-cuda has no ${cuda} build (published: ${kb.condaPytorchCudaVersions().join(", ")}); install torch from pip instead`;
   if (claim2.kind === "conda" && name === "cudatoolkit" && Number(cudaMajor(cuda)) > kb.condaCudatoolkit().lastMajor)
     return `cudatoolkit has no CUDA ${cudaMajor(cuda)} packages (${cite(kb.condaCudatoolkit())}); use cuda-version=${cuda}`;
-  if (claim2.kind === "image" && !claim2.rewrite) return `${claim2.subject} is not an nvidia/cuda image; pick its CUDA ${cuda} tag by hand`;
-  if (!["image", "index", "conda", "wheel-tag"].includes(claim2.kind)) return `${claim2.subject} is built for CUDA ${claimCuda(claim2)}; move it by hand`;
+  if (claim2.kind === "image" && !claim2.rewrite)
+    return `${claim2.subject} is not an nvidia/cuda image; pick its CUDA ${cuda} tag by hand`;
+  if (!["image", "index", "conda", "wheel-tag"].includes(claim2.kind))
+    return `${claim2.subject} is built for CUDA ${claimCuda(claim2)}; move it by hand`;
   return void 0;
 }
 function pipRelease(torch, current, cuda, kb) {
@@ -53587,8 +54540,11 @@ function withEdits(file2, edits) {
 function preview(file2, span, edits) {
   const inside = edits.filter((edit) => edit.range[0] >= span.start && edit.range[1] <= span.end).sort((a, b) => b.range[0] - a.range[0]);
   let text2 = file2.source.text.slice(span.start, span.end);
-  for (const edit of inside) text2 = text2.slice(0, edit.range[0] - span.start) + edit.text + text2.slice(edit.range[1] - span.start);
-  const outside = edits.filter((edit) => !inside.includes(edit)).map((edit) => `${file2.source.text.slice(edit.range[0], edit.range[1])} \u2192 ${edit.text} at line ${file2.source.position(edit.range[0]).line}`);
+  for (const edit of inside)
+    text2 = text2.slice(0, edit.range[0] - span.start) + edit.text + text2.slice(edit.range[1] - span.start);
+  const outside = edits.filter((edit) => !inside.includes(edit)).map(
+    (edit) => `${file2.source.text.slice(edit.range[0], edit.range[1])} \u2192 ${edit.text} at line ${file2.source.position(edit.range[0]).line}`
+  );
   return outside.length > 0 ? `${text2} (and ${outside.join(", ")})` : text2;
 }
 function renderPlanText(result2) {
@@ -53603,9 +54559,12 @@ function renderPlanText(result2) {
     );
   lines.push("");
   for (const step of result2.steps)
-    lines.push(`${step.location.path}:${step.location.start.line}: ${step.what}: ${step.from} -> ${step.to}${step.note ? `  (${step.note})` : ""}`);
+    lines.push(
+      `${step.location.path}:${step.location.start.line}: ${step.what}: ${step.from} -> ${step.to}${step.note ? `  (${step.note})` : ""}`
+    );
   if (result2.steps.length === 0 && result2.held.length === 0) lines.push("No file declares a CUDA version to change.");
-  for (const hold of result2.held) lines.push(`${hold.location.path}: not moved (${hold.unit}): ${hold.reasons.join("; ")}`);
+  for (const hold of result2.held)
+    lines.push(`${hold.location.path}: not moved (${hold.unit}): ${hold.reasons.join("; ")}`);
   for (const note of result2.notes) lines.push(`note: ${note}`);
   return `${lines.join("\n")}
 `;
@@ -53667,7 +54626,9 @@ var RULE_TAGS = {
   "wheel-missing": ["cuda", "pytorch", "dependencies", "correctness"]
 };
 function pathUri(path) {
-  return path.split("/").map((segment) => encodeURIComponent(segment).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)).join("/");
+  return path.split("/").map(
+    (segment) => encodeURIComponent(segment).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
+  ).join("/");
 }
 function whatItChecks(readme) {
   const section = /^## What it checks\n([\s\S]*?)(?=^## )/m.exec(readme)?.[1]?.trim();
@@ -53707,7 +54668,11 @@ function renderSarif(report, options2) {
 [Documentation](${docsUrl(rule.id)})`
                 },
                 defaultConfiguration: { level: LEVEL2[rule.defaultSeverity] },
-                properties: { tags: [...RULE_TAGS[rule.id] ?? ["cuda"]], precision: "very-high", "problem.severity": PROBLEM_SEVERITY[rule.defaultSeverity] }
+                properties: {
+                  tags: [...RULE_TAGS[rule.id] ?? ["cuda"]],
+                  precision: "very-high",
+                  "problem.severity": PROBLEM_SEVERITY[rule.defaultSeverity]
+                }
               };
             })
           }
@@ -53762,12 +54727,17 @@ function result(finding, uri, ruleIndex, fingerprint, sources) {
     ...ruleIndex.has(finding.ruleId) ? { ruleIndex: ruleIndex.get(finding.ruleId) } : {},
     level: LEVEL2[finding.severity],
     message: { text: finding.help ? `${finding.message}. ${finding.help}` : finding.message },
-    locations: [{ physicalLocation: { artifactLocation: { uri: uri(finding.location.path) }, region: region(finding.location) } }],
+    locations: [
+      { physicalLocation: { artifactLocation: { uri: uri(finding.location.path) }, region: region(finding.location) } }
+    ],
     ...finding.related.length ? {
       relatedLocations: finding.related.map((related, id) => ({
         id,
         message: { text: related.message },
-        physicalLocation: { artifactLocation: { uri: uri(related.location.path) }, region: region(related.location) }
+        physicalLocation: {
+          artifactLocation: { uri: uri(related.location.path) },
+          region: region(related.location)
+        }
       }))
     } : {},
     partialFingerprints: { "cudaGatekeeperFinding/v1": fingerprint(finding) },
@@ -53807,10 +54777,14 @@ var WORD = {
 function poolTableText(table, escape) {
   const lines = [`fleet: ${table.pools.map((pool) => `${pool.name} (driver ${pool.driver})`).join(", ")}`];
   for (const row of table.rows) {
-    lines.push(`  ${escape(row.path)}:${row.line} ${escape(row.unit.startsWith(row.path) ? row.unit.slice(row.path.length).trim() : row.unit)}`);
+    lines.push(
+      `  ${escape(row.path)}:${row.line} ${escape(row.unit.startsWith(row.path) ? row.unit.slice(row.path.length).trim() : row.unit)}`
+    );
     row.cells.forEach((cell, i) => {
       const pool = table.pools[i];
-      lines.push(`    ${pool.name}: ${WORD[cell.tier]}${cell.reason && cell.tier !== "runs" ? `: ${escape(cell.reason)}` : ""}`);
+      lines.push(
+        `    ${pool.name}: ${WORD[cell.tier]}${cell.reason && cell.tier !== "runs" ? `: ${escape(cell.reason)}` : ""}`
+      );
     });
   }
   return lines;
@@ -53903,7 +54877,8 @@ function gateRepository(files, reader, baseline, kb, options2 = {}) {
     const here = dirname(source.path);
     const recent = sources.length - window;
     for (const [root, members2] of groupBy([...held.keys()], (at) => groups.find(at))) {
-      if (groups.spoiled(root) || members2.some((at) => unread.get(at) || at >= recent && dirname(sources[at].path) === here)) continue;
+      if (groups.spoiled(root) || members2.some((at) => unread.get(at) || at >= recent && dirname(sources[at].path) === here))
+        continue;
       ready.push(...members2);
     }
     if (ready.length === 0) continue;
@@ -53998,12 +54973,37 @@ var Groups = class extends UnionFind {
 
 // src/cli/discover.ts
 var import_ignore = __toESM(require_ignore(), 1);
-import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readFileSync, readSync, realpathSync, statSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  realpathSync,
+  statSync
+} from "node:fs";
 import { join, relative, resolve as resolve2, sep } from "node:path";
-var SKIP_DIRS = /* @__PURE__ */ new Set([".git", "node_modules", ".hg", ".svn", ".venv", "venv", "__pycache__", ".tox", ".mypy_cache", "dist", "build", "site-packages"]);
+var SKIP_DIRS = /* @__PURE__ */ new Set([
+  ".git",
+  "node_modules",
+  ".hg",
+  ".svn",
+  ".venv",
+  "venv",
+  "__pycache__",
+  ".tox",
+  ".mypy_cache",
+  "dist",
+  "build",
+  "site-packages"
+]);
 function toRepoPath(root, absolute) {
   const rel = relative(root, absolute);
-  if (rel === "" || rel.startsWith("..") || rel.split(sep)[0] === ".." || resolve2(root, rel) !== absolute) return rel === "" ? "" : void 0;
+  if (rel === "" || rel.startsWith("..") || rel.split(sep)[0] === ".." || resolve2(root, rel) !== absolute)
+    return rel === "" ? "" : void 0;
   return rel.split(sep).join("/");
 }
 function ignoredBy(levels, repoPath, directory) {
@@ -54053,7 +55053,8 @@ function walk(root, inputs, filters = {}) {
     const repoPath = repoDirectory === "" ? entry.name : `${repoDirectory}/${entry.name}`;
     if (entry.isSymbolicLink()) return;
     if (entry.isDirectory()) {
-      if (!SKIP_DIRS.has(entry.name) && !skipped(levels, repoPath, true)) visitDirectory(absolute, repoPath, viaLink, levels);
+      if (!SKIP_DIRS.has(entry.name) && !skipped(levels, repoPath, true))
+        visitDirectory(absolute, repoPath, viaLink, levels);
     } else if (entry.isFile()) {
       found(absolute, repoPath, viaLink, levels);
     } else if (!entry.isBlockDevice() && !entry.isCharacterDevice() && !entry.isFIFO() && !entry.isSocket()) {
@@ -54076,7 +55077,8 @@ function walk(root, inputs, filters = {}) {
     if (!gitignore) return [];
     let levels = withGitignore([], root, "");
     const parts = repoPath.split("/").slice(0, -1);
-    for (let i = 1; i <= parts.length; i++) levels = withGitignore(levels, join(root, ...parts.slice(0, i)), parts.slice(0, i).join("/"));
+    for (let i = 1; i <= parts.length; i++)
+      levels = withGitignore(levels, join(root, ...parts.slice(0, i)), parts.slice(0, i).join("/"));
     return levels;
   };
   const visit3 = (absolute, explicit, viaLink, levels) => {
@@ -54166,7 +55168,9 @@ function diskReader(root, skipped, walked) {
 }
 function loadFiles(root, paths, followLinks = true, walked, parse4 = {}) {
   const skipped = [];
-  const files = [...readRepository(listed(paths, walked?.kinds), diskReader(root, skipped, walked), followLinks, parse4)].map((file2) => file2.parsed);
+  const files = [
+    ...readRepository(listed(paths, walked?.kinds), diskReader(root, skipped, walked), followLinks, parse4)
+  ].map((file2) => file2.parsed);
   return { files, skipped };
 }
 var UNTOLD = "untold";
@@ -54204,7 +55208,8 @@ function readRegularInside(realRoot, root, path, maxBytes2, plain = false) {
   } catch (error62) {
     return { reason: error62.code === "ENOENT" ? "does not exist" : "cannot be read" };
   }
-  if (real !== realRoot && !real.startsWith(realRoot + sep)) return { reason: "is a link to a file outside the repository" };
+  if (real !== realRoot && !real.startsWith(realRoot + sep))
+    return { reason: "is a link to a file outside the repository" };
   let buffer;
   let fd;
   try {
@@ -54212,7 +55217,9 @@ function readRegularInside(realRoot, root, path, maxBytes2, plain = false) {
     const stat = fstatSync(fd);
     if (!stat.isFile()) return { reason: "is not a regular file" };
     if (stat.size > maxBytes2)
-      return { reason: maxBytes2 >= 1024 * 1024 ? `is larger than ${maxBytes2 / 1024 / 1024} MiB` : `is larger than ${maxBytes2 / 1024} KiB` };
+      return {
+        reason: maxBytes2 >= 1024 * 1024 ? `is larger than ${maxBytes2 / 1024 / 1024} MiB` : `is larger than ${maxBytes2 / 1024} KiB`
+      };
     buffer = readAll(fd, stat.size, maxBytes2);
   } catch {
     return { reason: "cannot be read" };
@@ -54275,8 +55282,28 @@ function fileAtRef(cwd, ref, path) {
 function changedSince(cwd, ref) {
   const run2 = (args) => git(cwd, args);
   commitOf(cwd, ref);
-  const changed = run2(["diff", "--name-only", "--relative", "--no-renames", "--diff-filter=ACMT", "-z", "--end-of-options", ref, "--"]).split("\0");
-  const removed = run2(["diff", "--name-only", "--relative", "--no-renames", "--diff-filter=D", "-z", "--end-of-options", ref, "--"]).split("\0");
+  const changed = run2([
+    "diff",
+    "--name-only",
+    "--relative",
+    "--no-renames",
+    "--diff-filter=ACMT",
+    "-z",
+    "--end-of-options",
+    ref,
+    "--"
+  ]).split("\0");
+  const removed = run2([
+    "diff",
+    "--name-only",
+    "--relative",
+    "--no-renames",
+    "--diff-filter=D",
+    "-z",
+    "--end-of-options",
+    ref,
+    "--"
+  ]).split("\0");
   const untracked = run2(["ls-files", "--others", "--exclude-standard", "-z"]).split("\0");
   return { changed: [...new Set([...changed, ...untracked].filter(Boolean))], removed: removed.filter(Boolean) };
 }
@@ -54289,7 +55316,11 @@ import { resolve as resolve3 } from "node:path";
 import { parseArgs } from "node:util";
 
 // src/fleet/pools.ts
-var POOL_LABELS = ["cloud.google.com/gke-nodepool", "eks.amazonaws.com/nodegroup", "kubernetes.azure.com/agentpool"];
+var POOL_LABELS = [
+  "cloud.google.com/gke-nodepool",
+  "eks.amazonaws.com/nodegroup",
+  "kubernetes.azure.com/agentpool"
+];
 function gpuClass(gpu, kb) {
   const known2 = kb.gpu(gpu.product)?.class;
   if (known2) return known2;
@@ -54388,17 +55419,29 @@ function readSmiCsv(path, text2) {
       finish();
       columns = cells.map((cell) => cell.replace(/\s*\[.*\]$/, "").toLowerCase());
       for (const needed of ["driver_version"])
-        if (!columns.includes(needed)) problems.push({ path, line, column: 1, message: `the header has no ${needed} column` });
-      if (!columns.includes("name") && !columns.includes("gpu_name")) problems.push({ path, line, column: 1, message: "the header has no name column" });
+        if (!columns.includes(needed))
+          problems.push({ path, line, column: 1, message: `the header has no ${needed} column` });
+      if (!columns.includes("name") && !columns.includes("gpu_name"))
+        problems.push({ path, line, column: 1, message: "the header has no name column" });
       current = { gpus: [], line };
       return;
     }
     if (!columns || !current) {
-      problems.push({ path, line, column: 1, message: "a GPU line before any header line (run nvidia-smi with --format=csv, not csv,noheader)" });
+      problems.push({
+        path,
+        line,
+        column: 1,
+        message: "a GPU line before any header line (run nvidia-smi with --format=csv, not csv,noheader)"
+      });
       return;
     }
     if (cells.length !== columns.length) {
-      problems.push({ path, line, column: 1, message: `${cells.length} values for the ${columns.length} columns of the header on line ${current.line}` });
+      problems.push({
+        path,
+        line,
+        column: 1,
+        message: `${cells.length} values for the ${columns.length} columns of the header on line ${current.line}`
+      });
       return;
     }
     const value = (name2) => {
@@ -54409,7 +55452,12 @@ function readSmiCsv(path, text2) {
     const driver = value("driver_version");
     const name = value("name") ?? value("gpu_name");
     if (!driver || !DRIVER.test(driver)) {
-      problems.push({ path, line, column: raw.indexOf(driver ?? "") + 1 || 1, message: `"${driver ?? ""}" is not a Linux driver version such as 580.159.04` });
+      problems.push({
+        path,
+        line,
+        column: raw.indexOf(driver ?? "") + 1 || 1,
+        message: `"${driver ?? ""}" is not a Linux driver version such as 580.159.04`
+      });
       return;
     }
     if (!name) {
@@ -54417,10 +55465,18 @@ function readSmiCsv(path, text2) {
       return;
     }
     if (current.driver && current.driver !== driver)
-      problems.push({ path, line, column: raw.indexOf(driver) + 1, message: `driver ${driver} differs from ${current.driver} on the same node` });
+      problems.push({
+        path,
+        line,
+        column: raw.indexOf(driver) + 1,
+        message: `driver ${driver} differs from ${current.driver} on the same node`
+      });
     current.driver ??= driver;
     const cc = value("compute_cap");
-    current.gpus.push({ product: productName(name), ...cc && /^\d+\.\d+$/.test(cc) ? { computeCapability: cc } : {} });
+    current.gpus.push({
+      product: productName(name),
+      ...cc && /^\d+\.\d+$/.test(cc) ? { computeCapability: cc } : {}
+    });
   });
   finish();
   return { nodes, problems };
@@ -54435,7 +55491,13 @@ function readSmiXml(path, text2) {
   const problems = [];
   const lineOf = (offset) => text2.slice(0, offset).split("\n").length;
   const logs = [...text2.matchAll(/<nvidia_smi_log>([\s\S]*?)<\/nvidia_smi_log>/g)];
-  if (logs.length === 0) problems.push({ path, line: 1, column: 1, message: "no <nvidia_smi_log> element: not the output of nvidia-smi -q -x" });
+  if (logs.length === 0)
+    problems.push({
+      path,
+      line: 1,
+      column: 1,
+      message: "no <nvidia_smi_log> element: not the output of nvidia-smi -q -x"
+    });
   for (const log of logs) {
     const body = log[1];
     const at = log.index;
@@ -54458,7 +55520,11 @@ function readSmiXml(path, text2) {
       }
       const brand = element(gpu[1], "product_brand");
       const mig = element(/<mig_mode>([\s\S]*?)<\/mig_mode>/.exec(gpu[1])?.[1] ?? "", "current_mig");
-      gpus.push({ product: productName(product), ...brand ? { brand } : {}, ...mig ? { mig: mig === "Enabled" } : {} });
+      gpus.push({
+        product: productName(product),
+        ...brand ? { brand } : {},
+        ...mig ? { mig: mig === "Enabled" } : {}
+      });
     }
     if (gpus.length === 0) problems.push({ path, line: lineOf(at), column: 1, message: "this log lists no <gpu>" });
     else nodes.push({ name: `${path} node ${nodes.length + 1}`, driver, gpus, labels: {} });
@@ -54473,7 +55539,17 @@ function readKubeNodes(path, text2) {
     const position = /position (\d+)/.exec(error62.message)?.[1];
     const offset = position ? Number(position) : 0;
     const before = text2.slice(0, offset).split("\n");
-    return { nodes: [], problems: [{ path, line: before.length, column: before.at(-1).length + 1, message: `not JSON: ${error62.message}` }] };
+    return {
+      nodes: [],
+      problems: [
+        {
+          path,
+          line: before.length,
+          column: before.at(-1).length + 1,
+          message: `not JSON: ${error62.message}`
+        }
+      ]
+    };
   }
   const items2 = parsed.items;
   const list = Array.isArray(items2) ? items2 : [parsed];
@@ -54493,7 +55569,12 @@ function readKubeNodes(path, text2) {
     const driver = labels["nvidia.com/cuda.driver-version.full"] ?? [major, minor, rev].filter((part) => part !== void 0 && part !== "").join(".");
     const name = typeof item?.metadata?.name === "string" ? item.metadata.name : `node ${index + 1}`;
     if (!DRIVER.test(driver)) {
-      problems.push({ path, line: 1, column: 1, message: `node ${name}: no driver version in its nvidia.com/cuda.driver.* labels` });
+      problems.push({
+        path,
+        line: 1,
+        column: 1,
+        message: `node ${name}: no driver version in its nvidia.com/cuda.driver.* labels`
+      });
       continue;
     }
     const count = Math.max(1, Number.parseInt(labels["nvidia.com/gpu.count"] ?? "1", 10) || 1);
@@ -54545,14 +55626,19 @@ function fleetCommand(args, io, usage) {
     try {
       text2 = input2 === "-" ? io.stdin?.() ?? readFileSync2(0, "utf8") : readFileSync2(resolve3(io.cwd, input2), "utf8");
     } catch (error62) {
-      throw usage(`cannot read ${escapeControl(input2)}: ${error62.code ?? error62.message}`);
+      throw usage(
+        `cannot read ${escapeControl(input2)}: ${error62.code ?? error62.message}`
+      );
     }
     const read = readFleet(input2 === "-" ? "<stdin>" : input2, text2);
     nodes.push(...read.nodes);
     problems.push(...read.problems);
   }
-  for (const problem of problems) io.err(`${escapeControl(problem.path)}:${problem.line}:${problem.column}: error: ${escapeControl(problem.message)}
-`);
+  for (const problem of problems)
+    io.err(
+      `${escapeControl(problem.path)}:${problem.line}:${problem.column}: error: ${escapeControl(problem.message)}
+`
+    );
   if (nodes.length === 0) {
     io.err("cuda-gatekeeper: no GPU node found in the input\n");
     return 2;
@@ -54562,8 +55648,10 @@ function fleetCommand(args, io, usage) {
 `);
   if (values.write) {
     writePools(resolve3(io.cwd, values.write), grouped.pools, usage);
-    io.err(`cuda-gatekeeper: wrote fleet.pools (${grouped.pools.length} pool${grouped.pools.length === 1 ? "" : "s"}) into ${values.write}
-`);
+    io.err(
+      `cuda-gatekeeper: wrote fleet.pools (${grouped.pools.length} pool${grouped.pools.length === 1 ? "" : "s"}) into ${values.write}
+`
+    );
   } else io.out(renderPools(grouped.pools));
   return problems.length > 0 ? 1 : 0;
 }
@@ -54630,13 +55718,21 @@ function checkTree(job) {
 }
 function withVerifiedFixes(checked, baseline, kb, options2) {
   if (!checked.report.findings.some((finding) => finding.fix?.safety === "safe")) return checked;
-  const linked = checked.linked ?? linkedWithin(checked.sources.map((source) => parseFile(source.path, source.text, source.kind, { images: baseline.images })));
+  const linked = checked.linked ?? linkedWithin(
+    checked.sources.map((source) => parseFile(source.path, source.text, source.kind, { images: baseline.images }))
+  );
   return { ...checked, report: verifyFixes(checked.report, linked, (subset) => gate(subset, baseline, kb, options2)) };
 }
 
 // src/cli/threads.ts
 import { availableParallelism } from "node:os";
-import { isMainThread, MessageChannel, receiveMessageOnPort, Worker, workerData } from "node:worker_threads";
+import {
+  isMainThread,
+  MessageChannel,
+  receiveMessageOnPort,
+  Worker,
+  workerData
+} from "node:worker_threads";
 var THREAD_MIN_FILES = 1500;
 var THREAD_MIN_CORES = 4;
 var START_TIMEOUT_MS = 1e4;
@@ -54657,7 +55753,9 @@ function threadMain() {
   try {
     data.port.postMessage({ result: checkTree(data.job) });
   } catch (error62) {
-    data.port.postMessage({ error: error62 instanceof Error ? error62.stack ?? error62.message : String(error62) });
+    data.port.postMessage({
+      error: error62 instanceof Error ? error62.stack ?? error62.message : String(error62)
+    });
   } finally {
     Atomics.store(flag, 0, 1);
     Atomics.notify(flag, 0);
@@ -54669,14 +55767,19 @@ function runJobs(script, jobs) {
   const started = jobs.slice(1).map((job) => {
     const { port1, port2 } = new MessageChannel();
     const done = new SharedArrayBuffer(8);
-    const worker = new Worker(script, { workerData: { cudaGatekeeperThread: { job, port: port2, done } }, transferList: [port2] });
+    const worker = new Worker(script, {
+      workerData: { cudaGatekeeperThread: { job, port: port2, done } },
+      transferList: [port2]
+    });
     worker.unref();
     return { port: port1, flag: new Int32Array(done) };
   });
   const first = jobs.length > 0 ? [checkTree(jobs[0])] : [];
   const rest = started.map(({ port, flag }) => {
-    if (Atomics.wait(flag, 1, 0, START_TIMEOUT_MS) === "timed-out") throw new Error("a worker thread did not start within 10 seconds");
-    if (Atomics.wait(flag, 0, 0, WORKER_TIMEOUT_MS) === "timed-out") throw new Error("a worker thread did not answer within 30 minutes");
+    if (Atomics.wait(flag, 1, 0, START_TIMEOUT_MS) === "timed-out")
+      throw new Error("a worker thread did not start within 10 seconds");
+    if (Atomics.wait(flag, 0, 0, WORKER_TIMEOUT_MS) === "timed-out")
+      throw new Error("a worker thread did not answer within 30 minutes");
     const message = receiveMessageOnPort(port)?.message;
     port.close();
     if (!message?.result) throw new Error(`a worker thread failed: ${message?.error ?? "it answered nothing"}`);
@@ -54852,8 +55955,10 @@ ${USAGE}
       return 2;
     }
     const message = error62 instanceof Error ? error62.message : String(error62);
-    io.err(`cuda-gatekeeper: internal error: ${escapeControl(message.split("\n")[0] ?? "")} (please report it; CUDA_GATEKEEPER_DEBUG=1 shows where)
-`);
+    io.err(
+      `cuda-gatekeeper: internal error: ${escapeControl(message.split("\n")[0] ?? "")} (please report it; CUDA_GATEKEEPER_DEBUG=1 shows where)
+`
+    );
     if (process.env.CUDA_GATEKEEPER_DEBUG === "1" && error62 instanceof Error && error62.stack) io.err(`${error62.stack}
 `);
     return 2;
@@ -54892,7 +55997,8 @@ function editDistance(a, b) {
   let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
   for (let i = 1; i <= a.length; i++) {
     const current = [i];
-    for (let j = 1; j <= b.length; j++) current[j] = Math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    for (let j = 1; j <= b.length; j++)
+      current[j] = Math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
     previous = current;
   }
   return previous[b.length];
@@ -54912,7 +56018,8 @@ function dispatch(argv, io) {
   const help = rest.includes("--help") || rest.includes("-h");
   if (command === "check") return help ? helpText2(CHECK_HELP, io) : check2(rest, io);
   if (command === "plan") return help ? helpText2(PLAN_HELP, io) : planCommand(rest, io);
-  if (command === "fleet") return help ? helpText2(FLEET_HELP, io) : fleetCommand(rest, io, (message) => new UsageError(message));
+  if (command === "fleet")
+    return help ? helpText2(FLEET_HELP, io) : fleetCommand(rest, io, (message) => new UsageError(message));
   if (command === "rules") {
     if (help) return helpText2(RULES_HELP, io);
     for (const rule of RULES) io.out(`${rule.id.padEnd(22)} ${rule.defaultSeverity.padEnd(8)} ${rule.description}
@@ -54943,7 +56050,8 @@ function readBaseline(option, io, ref) {
     return loadBaseline(`${path}@${ref}`, text2, RULE_IDS);
   }
   if (option) return loadBaseline(option, readBaselineFile(io.cwd, option), RULE_IDS);
-  if (existsSync3(resolve4(io.cwd, repoConfig))) return loadBaseline(repoConfig, readBaselineFile(io.cwd, repoConfig), RULE_IDS);
+  if (existsSync3(resolve4(io.cwd, repoConfig)))
+    return loadBaseline(repoConfig, readBaselineFile(io.cwd, repoConfig), RULE_IDS);
   return loadBaseline("baseline.yaml (bundled default)", readFileSync4(bundledBaselinePath(), "utf8"), RULE_IDS);
 }
 function readBaselineFile(cwd, path) {
@@ -54960,11 +56068,21 @@ function readBaselineFile(cwd, path) {
 }
 function policyFailure(policy, kb, io) {
   const path = policy.source.path;
-  let refused = policy.problems.map((problem) => ({ path, ...policy.source.position(problem.span.start), message: problem.message }));
+  let refused = policy.problems.map((problem) => ({
+    path,
+    ...policy.source.position(problem.span.start),
+    message: problem.message
+  }));
   if (refused.length === 0)
-    refused = gate([], policy.baseline, kb, { policy }).findings.filter((finding) => finding.ruleId === "policy-error" && finding.location.path === path).map((finding) => ({ path, line: finding.location.start.line, column: finding.location.start.column, message: finding.message }));
+    refused = gate([], policy.baseline, kb, { policy }).findings.filter((finding) => finding.ruleId === "policy-error" && finding.location.path === path).map((finding) => ({
+      path,
+      line: finding.location.start.line,
+      column: finding.location.start.column,
+      message: finding.message
+    }));
   if (refused.length === 0) return void 0;
-  for (const problem of refused) io.err(`${path}:${problem.line}:${problem.column}: error: ${escapeControl(problem.message)} [policy-error]
+  for (const problem of refused)
+    io.err(`${path}:${problem.line}:${problem.column}: error: ${escapeControl(problem.message)} [policy-error]
 `);
   io.err("cuda-gatekeeper: the baseline is invalid; nothing was checked\n");
   io.onInvalidBaseline?.(refused);
@@ -54976,7 +56094,10 @@ function withTree(io, baseline, named) {
   const paths = [.../* @__PURE__ */ new Set([...tree.paths, ...named.paths])];
   return {
     paths,
-    unreadable: [...named.unreadable, ...tree.unreadable.filter((entry) => !named.unreadable.some((other) => other.path === entry.path))],
+    unreadable: [
+      ...named.unreadable,
+      ...tree.unreadable.filter((entry) => !named.unreadable.some((other) => other.path === entry.path))
+    ],
     kinds: new Map([...tree.kinds, ...named.kinds]),
     missing: named.missing,
     plain: /* @__PURE__ */ new Set([...[...tree.plain].filter((path) => !namedPaths.has(path)), ...named.plain])
@@ -54987,7 +56108,10 @@ function select2(io, paths, baseline) {
 }
 function collect2(io, paths, baseline) {
   const selected = select2(io, paths, baseline);
-  return { ...loadFiles(io.cwd, selected.paths, true, selected, { images: baseline.images }), missing: selected.missing };
+  return {
+    ...loadFiles(io.cwd, selected.paths, true, selected, { images: baseline.images }),
+    missing: selected.missing
+  };
 }
 function checkChanges(files, reader, changes, baseline, kb, options2) {
   const read = [...readRepository(files, reader, true, { images: baseline.images })];
@@ -55007,14 +56131,17 @@ function threshold(failOn, maxWarnings) {
   const level = failOn ?? "error";
   if (level !== "error" && level !== "warning" && level !== "notice" && level !== "never")
     throw new UsageError(`unknown --fail-on "${level}" (use error, warning, notice or never)`);
-  if (maxWarnings !== void 0 && !/^\d{1,9}$/.test(maxWarnings)) throw new UsageError(`--max-warnings needs a whole number, not "${maxWarnings}"`);
+  if (maxWarnings !== void 0 && !/^\d{1,9}$/.test(maxWarnings))
+    throw new UsageError(`--max-warnings needs a whole number, not "${maxWarnings}"`);
   return { failOn: level, ...maxWarnings !== void 0 ? { maxWarnings: Number(maxWarnings) } : {} };
 }
 function fails(report, limit) {
   if (limit.maxWarnings !== void 0 && report.counts.warning > limit.maxWarnings) return true;
   if (limit.failOn === "never") return false;
   const floor = severityRank[limit.failOn];
-  return ["error", "warning", "notice"].some((severity) => severityRank[severity] >= floor && report.counts[severity] > 0);
+  return ["error", "warning", "notice"].some(
+    (severity) => severityRank[severity] >= floor && report.counts[severity] > 0
+  );
 }
 function checkFlags(args) {
   const { values, positionals } = parseArgs2({
@@ -55038,12 +56165,23 @@ function checkFlags(args) {
     }
   });
   const format = values.format ?? "text";
-  if (!["text", "json", "sarif", "github"].includes(format)) throw new UsageError(`unknown format "${format}" (use text, json, sarif or github)`);
+  if (!["text", "json", "sarif", "github"].includes(format))
+    throw new UsageError(`unknown format "${format}" (use text, json, sarif or github)`);
   const stdin = positionals.includes("-");
-  if (stdin && positionals.length > 1) throw new UsageError('"-" (standard input) is checked alone; name no other paths with it');
-  if (stdin && (values.fix || values["changed-since"] !== void 0)) throw new UsageError("--fix and --changed-since need files, not standard input");
-  if (values["stdin-filename"] !== void 0 && !stdin) throw new UsageError('--stdin-filename goes with "-" (standard input)');
-  return { values, positionals, format, stdin, limit: threshold(values["fail-on"], values["max-warnings"]), type: fileType(values.type) };
+  if (stdin && positionals.length > 1)
+    throw new UsageError('"-" (standard input) is checked alone; name no other paths with it');
+  if (stdin && (values.fix || values["changed-since"] !== void 0))
+    throw new UsageError("--fix and --changed-since need files, not standard input");
+  if (values["stdin-filename"] !== void 0 && !stdin)
+    throw new UsageError('--stdin-filename goes with "-" (standard input)');
+  return {
+    values,
+    positionals,
+    format,
+    stdin,
+    limit: threshold(values["fail-on"], values["max-warnings"]),
+    type: fileType(values.type)
+  };
 }
 function check2(args, io) {
   const flags = checkFlags(args);
@@ -55060,9 +56198,21 @@ function check2(args, io) {
   };
   const baselineOrigin = policy ? policy.source.path : "none (built-in consistency rules only)";
   const output2 = (report, sources, unchecked2 = []) => {
-    io.onReport?.({ report, sources, baselineOrigin, failed: fails(report, flags.limit) || uncheckedFails(flags, baseline, unchecked2), unchecked: unchecked2 });
+    io.onReport?.({
+      report,
+      sources,
+      baselineOrigin,
+      failed: fails(report, flags.limit) || uncheckedFails(flags, baseline, unchecked2),
+      unchecked: unchecked2
+    });
     const shown = values.quiet ? { ...report, findings: report.findings.filter((finding) => finding.severity === "error") } : report;
-    const text2 = render(shown, flags.format, sources, values.verbose ?? false, (io.color ?? false) && values.output === void 0);
+    const text2 = render(
+      shown,
+      flags.format,
+      sources,
+      values.verbose ?? false,
+      (io.color ?? false) && values.output === void 0
+    );
     if (values.output === void 0) io.out(text2);
     else writeOutput(io.cwd, values.output, text2);
   };
@@ -55081,11 +56231,15 @@ function check2(args, io) {
   }
   const sourcePaths = new Set(checked.sources.map((source) => source.path));
   const unchecked = [
-    ...chosen.selected.unreadable.map((entry) => ({ path: toRepoPath(io.cwd, entry.path) ?? entry.path, reason: entry.reason })),
+    ...chosen.selected.unreadable.map((entry) => ({
+      path: toRepoPath(io.cwd, entry.path) ?? entry.path,
+      reason: entry.reason
+    })),
     ...skipped.filter((skip) => skip.reason !== UNKNOWN_KIND && !skip.duplicate)
   ].filter(({ path }) => !chosen.namesFiles || chosen.namedSet.has(path) || sourcePaths.has(path)).map(({ path, reason }) => ({ path, reason }));
   output2(checked.report, checked.sources, unchecked);
-  if (!values["ignore-unknown"] && skipped.some((skip) => skip.reason === UNKNOWN_KIND && chosen.namedPaths.has(skip.path))) return 2;
+  if (!values["ignore-unknown"] && skipped.some((skip) => skip.reason === UNKNOWN_KIND && chosen.namedPaths.has(skip.path)))
+    return 2;
   if (uncheckedFails(flags, baseline, unchecked)) {
     io.err(
       `cuda-gatekeeper: ${unchecked.length} CUDA-relevant file${unchecked.length === 1 ? " was" : "s were"} not checked (${escapeControl(unchecked[0].path)}: ${unchecked[0].reason}${unchecked.length > 1 ? `; and ${unchecked.length - 1} more` : ""}), so the check fails; --fail-on never, or unchecked: neutral in the baseline, lets it pass
@@ -55118,8 +56272,10 @@ function chooseFiles(io, flags, baseline) {
     );
   }
   const unreadableNamed = selected.unreadable.filter((entry) => entry.named);
-  if (unreadableNamed.length > 0) throw new UsageError(unreadableNamed.map((entry) => `${escapeControl(entry.path)} ${entry.reason}`).join("; "));
-  for (const entry of selected.unreadable) io.err(`${escapeControl(toRepoPath(io.cwd, entry.path) ?? entry.path)}: skipped: ${entry.reason}
+  if (unreadableNamed.length > 0)
+    throw new UsageError(unreadableNamed.map((entry) => `${escapeControl(entry.path)} ${entry.reason}`).join("; "));
+  for (const entry of selected.unreadable)
+    io.err(`${escapeControl(toRepoPath(io.cwd, entry.path) ?? entry.path)}: skipped: ${entry.reason}
 `);
   const namedPaths = new Set(positionals.map((path) => toRepoPath(io.cwd, resolve4(io.cwd, path))));
   const files = selected.paths.map((path) => ({
@@ -55135,7 +56291,12 @@ function checkChosen(io, flags, chosen, engine) {
   const run2 = (list) => {
     const reader = diskReader(io.cwd, skipped, selected);
     const checked2 = changes ? checkChanges(list, reader, changes, baseline, kb, gateOptions) : gateRepository(list, reader, baseline, kb, gateOptions);
-    return withVerifiedFixes(checked2, baseline, kb, changes ? { ...gateOptions, removed: changes.removed } : gateOptions);
+    return withVerifiedFixes(
+      checked2,
+      baseline,
+      kb,
+      changes ? { ...gateOptions, removed: changes.removed } : gateOptions
+    );
   };
   const linked = selected.paths.some((path) => !selected.plain.has(path));
   const threads = io.threadScript && !changes && !flags.values.fix && !linked ? threadsFor(files.length) : 1;
@@ -55152,8 +56313,10 @@ function checkChosen(io, flags, chosen, engine) {
       skipped.push(...parallel.skipped);
       checked = { report: parallel.report, sources: parallel.sources, parsedAgain: parallel.parsedAgain };
     } catch (error62) {
-      io.err(`cuda-gatekeeper: checking on ${threads} threads failed (${escapeControl(error62.message.split("\n")[0] ?? "")}); checking on one
-`);
+      io.err(
+        `cuda-gatekeeper: checking on ${threads} threads failed (${escapeControl(error62.message.split("\n")[0] ?? "")}); checking on one
+`
+      );
       skipped = [];
     }
   }
@@ -55173,7 +56336,8 @@ function checkStdin(io, name, type, baseline, kb, options2) {
   const path = name === void 0 ? "<stdin>" : toRepoPath(io.cwd, resolve4(io.cwd, name));
   if (path === void 0) return `--stdin-filename ${escapeControl(name ?? "")} is outside ${io.cwd}`;
   const kind = type ?? (name === void 0 ? void 0 : classifyPath(path));
-  if (!kind) return `standard input needs --type ${FILE_KIND_NAMES.join("|")} (or a --stdin-filename that says its kind)`;
+  if (!kind)
+    return `standard input needs --type ${FILE_KIND_NAMES.join("|")} (or a --stdin-filename that says its kind)`;
   let text2;
   try {
     text2 = (io.stdin ?? (() => readFileSync4(0, "utf8")))();
@@ -55214,7 +56378,11 @@ function fileType(value) {
 function render(report, format, sources, verbose, color) {
   switch (format) {
     case "json":
-      return renderJson(report, { tool: "cuda-gatekeeper", toolVersion: packageVersion(), knowledgeRetrieved: defaultKnowledgeBase().retrieved });
+      return renderJson(report, {
+        tool: "cuda-gatekeeper",
+        toolVersion: packageVersion(),
+        knowledgeRetrieved: defaultKnowledgeBase().retrieved
+      });
     case "sarif":
       return renderSarif(report, {
         rules: RULES,
@@ -55257,12 +56425,14 @@ function planCommand(args, io) {
   });
   if (!values.cuda) throw new UsageError("plan needs --cuda X.Y, e.g. --cuda 12.8");
   const format = values.format ?? "text";
-  if (!["text", "json"].includes(format)) throw new UsageError(`unknown format "${format}" for plan (use text or json)`);
+  if (!["text", "json"].includes(format))
+    throw new UsageError(`unknown format "${format}" for plan (use text or json)`);
   const policy = readBaseline(values.baseline, io, values["baseline-ref"]);
   const refused = policy && policyFailure(policy, defaultKnowledgeBase(), io);
   if (refused !== void 0) return refused;
   const loaded = collect2(io, positionals, policy?.baseline ?? EMPTY_BASELINE);
-  if (loaded.missing.length > 0) throw new UsageError(`no such file or directory inside ${io.cwd}: ${loaded.missing.join(", ")}`);
+  if (loaded.missing.length > 0)
+    throw new UsageError(`no such file or directory inside ${io.cwd}: ${loaded.missing.join(", ")}`);
   const result2 = plan(loaded.files, values.cuda, defaultKnowledgeBase(), policy?.baseline ?? EMPTY_BASELINE);
   io.out(format === "json" ? `${JSON.stringify(result2, null, 2)}
 ` : renderPlanText(result2));

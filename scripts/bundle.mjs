@@ -54,7 +54,9 @@ async function main() {
         // missing: stale
       }
       if (current !== text) {
-        process.stderr.write(`${target.out} is not the bundle of the current sources: run npm run bundle and commit it\n`);
+        process.stderr.write(
+          `${target.out} is not the bundle of the current sources: run npm run bundle and commit it\n`,
+        );
         stale++;
       }
     } else {

@@ -23,7 +23,9 @@ try {
   if (result.changes.length === 0) process.stdout.write('kb:refresh: the knowledge base matches its sources\n');
   else if (!dryRun) {
     writeData(dataDir, result.files);
-    process.stdout.write(`kb:refresh: ${result.changes.length} change(s) written; review them with git diff src/knowledge/data and run npm test\n`);
+    process.stdout.write(
+      `kb:refresh: ${result.changes.length} change(s) written; review them with git diff src/knowledge/data and run npm test\n`,
+    );
   }
 } catch (error) {
   if (error instanceof OfflineError) {

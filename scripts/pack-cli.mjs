@@ -24,11 +24,21 @@ const app = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 const rules = readdirSync(join(root, 'rules'), { withFileTypes: true })
   .filter((entry) => entry.isDirectory() && existsSync(join(root, 'rules', entry.name, 'README.md')))
   .map((entry) => `rules/${entry.name}/README.md`);
-const files = ['bin/cuda-gatekeeper.js', 'bundle/cli.mjs', 'baseline.yaml', 'schema/baseline.schema.json', 'README.md', 'CHANGELOG.md', 'LICENSE', ...rules];
+const files = [
+  'bin/cuda-gatekeeper.js',
+  'bundle/cli.mjs',
+  'baseline.yaml',
+  'schema/baseline.schema.json',
+  'README.md',
+  'CHANGELOG.md',
+  'LICENSE',
+  ...rules,
+];
 
 rmSync(out, { recursive: true, force: true });
 for (const file of files) {
-  if (!existsSync(join(root, file))) throw new Error(`pack-cli: ${file} is missing (run npm run bundle and npm run docs first)`);
+  if (!existsSync(join(root, file)))
+    throw new Error(`pack-cli: ${file} is missing (run npm run bundle and npm run docs first)`);
   mkdirSync(dirname(join(out, file)), { recursive: true });
   cpSync(join(root, file), join(out, file));
 }
@@ -50,7 +60,10 @@ for (const key of Object.keys(manifest)) if (manifest[key] === undefined) delete
 writeFileSync(join(out, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
 
 if (values.pack) {
-  const name = execFileSync('npm', ['pack', '--silent', '--pack-destination', dirname(out)], { cwd: out, encoding: 'utf8' })
+  const name = execFileSync('npm', ['pack', '--silent', '--pack-destination', dirname(out)], {
+    cwd: out,
+    encoding: 'utf8',
+  })
     .trim()
     .split('\n')
     .at(-1);

@@ -15,7 +15,8 @@ function newestSource(dir) {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) newest = Math.max(newest, newestSource(path));
-    else if (entry.name.endsWith('.ts') || entry.name.endsWith('.json')) newest = Math.max(newest, statSync(path).mtimeMs);
+    else if (entry.name.endsWith('.ts') || entry.name.endsWith('.json'))
+      newest = Math.max(newest, statSync(path).mtimeMs);
   }
   return newest;
 }
@@ -24,11 +25,17 @@ const built = existsSync(entry) ? statSync(entry).mtimeMs : 0;
 const sources = Math.max(newestSource(join(root, 'src')), newestSource(join(root, 'rules')));
 if (built < sources) {
   process.stderr.write(
-    built ? 'cuda-gatekeeper: sources changed since the last build; compiling…\n' : 'cuda-gatekeeper: compiling the server (first start)…\n',
+    built
+      ? 'cuda-gatekeeper: sources changed since the last build; compiling…\n'
+      : 'cuda-gatekeeper: compiling the server (first start)…\n',
   );
-  const tsc = spawnSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.build.json')], {
-    stdio: 'inherit',
-  });
+  const tsc = spawnSync(
+    process.execPath,
+    [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.build.json')],
+    {
+      stdio: 'inherit',
+    },
+  );
   if (tsc.status !== 0) {
     process.stderr.write(
       existsSync(join(root, 'node_modules', 'typescript'))

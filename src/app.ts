@@ -20,7 +20,11 @@ import type { Trigger } from './github/check.js';
 export type GatekeeperApp = ((probot: Probot, options?: Partial<ApplicationFunctionOptions>) => void) & {
   readonly idle: () => Promise<void>;
   /** With Redis: stores a verified delivery for the workers (the server answers 202 once it resolves). */
-  readonly store?: (delivery: { readonly id: string; readonly name: string; readonly payload: Record<string, unknown> }) => Promise<void>;
+  readonly store?: (delivery: {
+    readonly id: string;
+    readonly name: string;
+    readonly payload: Record<string, unknown>;
+  }) => Promise<void>;
 };
 
 export function cudaGatekeeper(deps: AppDeps): GatekeeperApp {
@@ -28,7 +32,8 @@ export function cudaGatekeeper(deps: AppDeps): GatekeeperApp {
     // Fan-out jobs run in this process: the in-process queue's, or (with REDIS_URL) the shared durable queue's, a
     // stored delivery of which is handed to Probot's own handlers; a durable check that GitHub fails is retried.
     const durable = deps.fanout instanceof DurableFanout;
-    const receive = (delivery: { readonly id: string; readonly name: string; readonly payload: unknown }) => probot.receive(delivery as never);
+    const receive = (delivery: { readonly id: string; readonly name: string; readonly payload: unknown }) =>
+      probot.receive(delivery as never);
     deps.fanout.start(probot, (github, job) => runJob(github, job, deps, probot.log, { durable, receive }), probot.log);
 
     /**
@@ -37,7 +42,9 @@ export function cudaGatekeeper(deps: AppDeps): GatekeeperApp {
      */
     const once =
       <C extends { id: string; name: string }>(
-        handler: (context: C) => Promise<readonly (CheckOutcome | undefined | void)[] | CheckOutcome | undefined | void>,
+        handler: (
+          context: C,
+        ) => Promise<readonly (CheckOutcome | undefined | void)[] | CheckOutcome | undefined | void>,
       ) =>
       async (context: C): Promise<void> => {
         webhooksHandled.inc({ event: context.name });
@@ -51,7 +58,11 @@ export function cudaGatekeeper(deps: AppDeps): GatekeeperApp {
         }
       };
     const check = (context: Context, targets: readonly PullTarget[], trigger: Trigger) =>
-      Promise.all(targets.map((target) => checkPull(context.octokit as GitHub, deps, context.log, { target, trigger, deliveryId: context.id })));
+      Promise.all(
+        targets.map((target) =>
+          checkPull(context.octokit as GitHub, deps, context.log, { target, trigger, deliveryId: context.id }),
+        ),
+      );
 
     probot.on(
       ['pull_request.opened', 'pull_request.synchronize', 'pull_request.reopened', 'pull_request.ready_for_review'],
@@ -65,7 +76,13 @@ export function cudaGatekeeper(deps: AppDeps): GatekeeperApp {
       once(async (context) => {
         const suite = context.payload.check_suite;
         if (suite.pull_requests.length === 0) return [];
-        return check(context, await targetsOfCheck(context.octokit as GitHub, context.payload, suite.pull_requests, suite.head_sha, { suite }), 'event');
+        return check(
+          context,
+          await targetsOfCheck(context.octokit as GitHub, context.payload, suite.pull_requests, suite.head_sha, {
+            suite,
+          }),
+          'event',
+        );
       }),
     );
     probot.on(
@@ -73,9 +90,15 @@ export function cudaGatekeeper(deps: AppDeps): GatekeeperApp {
       once(async (context) =>
         check(
           context,
-          await targetsOfCheck(context.octokit as GitHub, context.payload, context.payload.check_suite.pull_requests, context.payload.check_suite.head_sha, {
-            suite: context.payload.check_suite,
-          }),
+          await targetsOfCheck(
+            context.octokit as GitHub,
+            context.payload,
+            context.payload.check_suite.pull_requests,
+            context.payload.check_suite.head_sha,
+            {
+              suite: context.payload.check_suite,
+            },
+          ),
           'request',
         ),
       ),
@@ -85,9 +108,15 @@ export function cudaGatekeeper(deps: AppDeps): GatekeeperApp {
       once(async (context) =>
         check(
           context,
-          await targetsOfCheck(context.octokit as GitHub, context.payload, context.payload.check_run.pull_requests, context.payload.check_run.head_sha, {
-            run: context.payload.check_run,
-          }),
+          await targetsOfCheck(
+            context.octokit as GitHub,
+            context.payload,
+            context.payload.check_run.pull_requests,
+            context.payload.check_run.head_sha,
+            {
+              run: context.payload.check_run,
+            },
+          ),
           'request',
         ),
       ),
@@ -102,8 +131,12 @@ export function cudaGatekeeper(deps: AppDeps): GatekeeperApp {
     );
     probot.on('push', (context) => onPush(context.octokit as GitHub, context.payload, deps, context.log, context.id));
     // Adding the organisation's .github to an installation (or a new installation) changes its baseline at once.
-    probot.on(['installation_repositories.added', 'installation_repositories.removed'], (context) => onInstallationChange(context, deps));
-    probot.on(['installation.created', 'installation.new_permissions_accepted', 'installation.unsuspend'], (context) => onInstallationChange(context, deps));
+    probot.on(['installation_repositories.added', 'installation_repositories.removed'], (context) =>
+      onInstallationChange(context, deps),
+    );
+    probot.on(['installation.created', 'installation.new_permissions_accepted', 'installation.unsuspend'], (context) =>
+      onInstallationChange(context, deps),
+    );
 
     // The drift sweep over every installation's default branches (SWEEP_INTERVAL_HOURS; 0 turns it off).
     if (deps.sweepIntervalMs) sweepEveryInstallation(probot, deps, deps.sweepIntervalMs);
@@ -129,7 +162,9 @@ export function cudaGatekeeper(deps: AppDeps): GatekeeperApp {
   const fanout = deps.fanout;
   return Object.assign(app, {
     idle,
-    ...(fanout instanceof DurableFanout ? { store: (delivery: Parameters<DurableFanout['store']>[0]) => fanout.store(delivery) } : {}),
+    ...(fanout instanceof DurableFanout
+      ? { store: (delivery: Parameters<DurableFanout['store']>[0]) => fanout.store(delivery) }
+      : {}),
   });
 }
 
@@ -147,10 +182,15 @@ function defaultDeps(): AppDeps {
   return createDeps({
     appId: Number(process.env.APP_ID ?? 0),
     // Links in check runs point at GitHub's web pages (the GitHub Enterprise host when GHE_HOST is set).
-    webUrl: process.env.GHE_HOST ? `${process.env.GHE_PROTOCOL ?? 'https'}://${process.env.GHE_HOST}` : 'https://github.com',
+    webUrl: process.env.GHE_HOST
+      ? `${process.env.GHE_PROTOCOL ?? 'https'}://${process.env.GHE_HOST}`
+      : 'https://github.com',
     // With REDIS_URL: the durable fan-out queue, and the path index shared by every replica (it outlives a restart).
     ...(process.env.REDIS_URL
-      ? { fanout: new DurableFanout({ redisUrl: process.env.REDIS_URL, log: bootLog }), paths: new RedisPathIndex(process.env.REDIS_URL, bootLog) }
+      ? {
+          fanout: new DurableFanout({ redisUrl: process.env.REDIS_URL, log: bootLog }),
+          paths: new RedisPathIndex(process.env.REDIS_URL, bootLog),
+        }
       : {}),
     gatePool,
     // The public snippet checks: one thread of their own, a small budget (SNIPPET_TIMEOUT_MS, 5 s) and queue

@@ -81,7 +81,12 @@ export interface PoolVerdict {
 export interface FleetTable {
   readonly pools: readonly { readonly name: string; readonly driver: string }[];
   /** One row per unit, in report order; a cell per pool, in the baseline's order. */
-  readonly rows: readonly { readonly unit: string; readonly path: string; readonly line: number; readonly cells: readonly PoolCell[] }[];
+  readonly rows: readonly {
+    readonly unit: string;
+    readonly path: string;
+    readonly line: number;
+    readonly cells: readonly PoolCell[];
+  }[];
 }
 
 export interface PoolCell {
@@ -90,6 +95,12 @@ export interface PoolCell {
 }
 
 /** The worse of two tiers (a unit fails on a pool when any rule says so). */
-export const TIER_RANK: Readonly<Record<PoolTier, number>> = { 'not-scheduled': 0, runs: 1, forward: 2, minor: 3, fails: 4 };
+export const TIER_RANK: Readonly<Record<PoolTier, number>> = {
+  'not-scheduled': 0,
+  runs: 1,
+  forward: 2,
+  minor: 3,
+  fails: 4,
+};
 
 export const severityRank: Readonly<Record<Severity, number>> = { error: 3, warning: 2, notice: 1 };

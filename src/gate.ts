@@ -6,9 +6,26 @@ import type { LoadedBaseline } from './baseline/load.js';
 import type { Baseline } from './baseline/schema.js';
 import type { FileKind, ParsedFile, Suppression } from './parsers/facts.js';
 import { formatOf, isLockKind } from './parsers/formats.js';
-import { severityRank, TIER_RANK, type FleetTable, type Finding, type PoolCell, type PoolVerdict, type Report, type Severity } from './finding.js';
+import {
+  severityRank,
+  TIER_RANK,
+  type FleetTable,
+  type Finding,
+  type PoolCell,
+  type PoolVerdict,
+  type Report,
+  type Severity,
+} from './finding.js';
 import type { KnowledgeBase } from './knowledge/index.js';
-import { docsUrl, formatMessage, helpText, type AnyRule, type Draft, type RuleContext, type UnitVerdict } from './rule.js';
+import {
+  docsUrl,
+  formatMessage,
+  helpText,
+  type AnyRule,
+  type Draft,
+  type RuleContext,
+  type UnitVerdict,
+} from './rule.js';
 import { RULES } from '../rules/index.js';
 import { TextPool } from './util/text-pool.js';
 
@@ -38,7 +55,12 @@ export const SUPPRESSION_RULE_ID = 'invalid-suppression';
  * Findings are de-duplicated (a file reached from two units is reported once), suppressed where a
  * justified `# cuda-gatekeeper: ignore[rule]` comment says so, and sorted by file and position.
  */
-export function gate(files: readonly ParsedFile[], baseline: Baseline, kb: KnowledgeBase, options: GateOptions = {}): Report {
+export function gate(
+  files: readonly ParsedFile[],
+  baseline: Baseline,
+  kb: KnowledgeBase,
+  options: GateOptions = {},
+): Report {
   const checker = new Checker(baseline, kb, options);
   return checker.report(files.length, [checker.checkPolicy(), checker.checkFiles(files)]);
 }
@@ -78,25 +100,39 @@ export class Checker {
 
   /** The baseline's own problems (one pass with no repository files) and notes on expired waivers. */
   checkPolicy(): PartialReport {
-    const { findings } = this.run((run) => run([], [], { policy: this.options.policy, policyProblems: this.options.policyProblems }));
+    const { findings } = this.run((run) =>
+      run([], [], { policy: this.options.policy, policyProblems: this.options.policyProblems }),
+    );
     const unwaived = applyWaivers(findings, this.baseline, this.options);
     // No suppression comment can reach them: those live in repository files.
-    return { findings: [...unwaived.kept, ...expiredWaiverNotes(this.baseline, this.options)], waived: unwaived.waived };
+    return {
+      findings: [...unwaived.kept, ...expiredWaiverNotes(this.baseline, this.options)],
+      waived: unwaived.waived,
+    };
   }
 
   /**
    * Findings about `files`, which must be closed under links. `links` are the files' links when the caller has
    * resolved them already (exactly as resolveLinks would).
    */
-  checkFiles(files: readonly ParsedFile[], links: ReadonlyMap<ParsedFile, readonly Link[]> = resolveLinks(files)): PartialReport {
+  checkFiles(
+    files: readonly ParsedFile[],
+    links: ReadonlyMap<ParsedFile, readonly Link[]> = resolveLinks(files),
+  ): PartialReport {
     // Files that no include connects are independent: every rule looks at one file, unit or install at a time, so
     // the rules run batch by batch (src/analysis/batches.ts).
     const { findings, verdicts } = this.run((run) => {
-      for (const group of fileBatches(files, links, this.options.batchFiles)) run(group, buildUnits(group, links, this.kb), {});
+      for (const group of fileBatches(files, links, this.options.batchFiles))
+        run(group, buildUnits(group, links, this.kb), {});
     });
     const unwaived = applyWaivers(findings, this.baseline, this.options);
     return {
-      findings: applySuppressions(files, unwaived.kept, this.ruleIds, this.baseline.rules[SUPPRESSION_RULE_ID] === 'off'),
+      findings: applySuppressions(
+        files,
+        unwaived.kept,
+        this.ruleIds,
+        this.baseline.rules[SUPPRESSION_RULE_ID] === 'off',
+      ),
       waived: unwaived.waived,
       ...(verdicts.length ? { verdicts } : {}),
     };
@@ -123,14 +159,27 @@ export class Checker {
     const waived = reports.reduce((sum, report) => sum + (report.waived ?? 0), 0);
     const tables = reports.flatMap((report) => (report.fleet ? [report.fleet] : []));
     const fleet: FleetTable | undefined = tables.length
-      ? { pools: tables[0]!.pools, rows: tables.flatMap((table) => table.rows).sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.line - b.line)) }
+      ? {
+          pools: tables[0]!.pools,
+          rows: tables
+            .flatMap((table) => table.rows)
+            .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.line - b.line)),
+        }
       : undefined;
     const filesChecked = reports.reduce((sum, report) => sum + report.filesChecked, 0);
     return { findings, filesChecked, counts, ...(waived ? { waived } : {}), ...(fleet ? { fleet } : {}) };
   }
 
   /** Run the active rules over what `visit` hands them; findings de-duplicated. */
-  private run(visit: (run: (group: readonly ParsedFile[], units: readonly Unit[], policy: Pick<RuleContext, 'policy' | 'policyProblems'>) => void) => void): {
+  private run(
+    visit: (
+      run: (
+        group: readonly ParsedFile[],
+        units: readonly Unit[],
+        policy: Pick<RuleContext, 'policy' | 'policyProblems'>,
+      ) => void,
+    ) => void,
+  ): {
     findings: Finding[];
     verdicts: PoolVerdict[];
   } {
@@ -209,7 +258,9 @@ function sameMistakeOnce(findings: readonly Finding[]): Finding[] {
     const seen = new Set(related.map((entry) => `${entry.location.path}\0${entry.location.start.offset}`));
     for (const other of group) {
       if (other === primary) continue;
-      for (const entry of other.related.length ? other.related : [{ location: other.location, message: other.message }]) {
+      for (const entry of other.related.length
+        ? other.related
+        : [{ location: other.location, message: other.message }]) {
         const at = `${entry.location.path}\0${entry.location.start.offset}`;
         if (seen.has(at)) continue;
         seen.add(at);
@@ -226,7 +277,11 @@ function sameMistakeOnce(findings: readonly Finding[]): Finding[] {
 }
 
 /** A waiver applies to a finding of its rule in its repository (and path, when given) until its expiry date. */
-function applyWaivers(findings: readonly Finding[], baseline: Baseline, options: GateOptions): { kept: Finding[]; waived: Finding[] } {
+function applyWaivers(
+  findings: readonly Finding[],
+  baseline: Baseline,
+  options: GateOptions,
+): { kept: Finding[]; waived: Finding[] } {
   const { active } = repositoryWaivers(baseline, options);
   if (active.length === 0) return { kept: [...findings], waived: [] };
   const waived: Finding[] = [];
@@ -234,7 +289,9 @@ function applyWaivers(findings: readonly Finding[], baseline: Baseline, options:
     const waiver = active.find(
       (candidate) =>
         candidate.rule === finding.ruleId &&
-        (!candidate.path || finding.location.path === candidate.path || (candidate.path.endsWith('/') && finding.location.path.startsWith(candidate.path))),
+        (!candidate.path ||
+          finding.location.path === candidate.path ||
+          (candidate.path.endsWith('/') && finding.location.path.startsWith(candidate.path))),
     );
     if (waiver) waived.push(finding);
     return !waiver;
@@ -250,15 +307,22 @@ function repositoryWaivers(baseline: Baseline, options: GateOptions): { active: 
   if (baseline.waivers.length === 0 || !repository) return { active: [], expired: [] };
   const name = repository.split('/').pop();
   const today = options.today ?? '9999-12-31';
-  const mine = baseline.waivers.filter((waiver) => waiver.repo === '*' || waiver.repo.toLowerCase() === repository || waiver.repo.toLowerCase() === name);
-  return { active: mine.filter((waiver) => waiver.expires >= today), expired: mine.filter((waiver) => waiver.expires < today) };
+  const mine = baseline.waivers.filter(
+    (waiver) => waiver.repo === '*' || waiver.repo.toLowerCase() === repository || waiver.repo.toLowerCase() === name,
+  );
+  return {
+    active: mine.filter((waiver) => waiver.expires >= today),
+    expired: mine.filter((waiver) => waiver.expires < today),
+  };
 }
 
 /** A notice for every waiver of this repository that has expired: its findings are reported again. */
 function expiredWaiverNotes(baseline: Baseline, options: GateOptions): Finding[] {
   return repositoryWaivers(baseline, options).expired.map((waiver): Finding => {
     const inPolicy = options.policy && (!waiver.file || waiver.file === options.policy.source.path);
-    const file = inPolicy ? options.policy : options.policyFiles?.find((candidate) => candidate.source.path === waiver.file);
+    const file = inPolicy
+      ? options.policy
+      : options.policyFiles?.find((candidate) => candidate.source.path === waiver.file);
     const location = {
       path: waiver.file ?? options.policy?.source.path ?? 'baseline.yaml',
       start: { line: 1, column: 1, offset: 0 },
@@ -279,8 +343,15 @@ function expiredWaiverNotes(baseline: Baseline, options: GateOptions): Finding[]
   });
 }
 
-function toFinding(rule: AnyRule, draft: Draft, ceiling: Severity, url: string, share: (text: string) => string): Finding {
-  let severity: Severity = draft.severity && severityRank[draft.severity] < severityRank[ceiling] ? draft.severity : ceiling;
+function toFinding(
+  rule: AnyRule,
+  draft: Draft,
+  ceiling: Severity,
+  url: string,
+  share: (text: string) => string,
+): Finding {
+  let severity: Severity =
+    draft.severity && severityRank[draft.severity] < severityRank[ceiling] ? draft.severity : ceiling;
   if (draft.unverified) severity = 'notice';
   const template = rule.messages[draft.messageId] ?? draft.messageId;
   const help = helpText(rule.helps, draft);
@@ -301,7 +372,12 @@ function toFinding(rule: AnyRule, draft: Draft, ceiling: Severity, url: string, 
   };
 }
 
-function applySuppressions(files: readonly ParsedFile[], findings: readonly Finding[], ruleIds: ReadonlySet<string>, reportingOff: boolean): Finding[] {
+function applySuppressions(
+  files: readonly ParsedFile[],
+  findings: readonly Finding[],
+  ruleIds: ReadonlySet<string>,
+  reportingOff: boolean,
+): Finding[] {
   const byPath = new Map(files.map((file) => [file.path, file]));
   const used = new Set<Suppression>();
   const kept: Finding[] = [];
@@ -318,12 +394,20 @@ function applySuppressions(files: readonly ParsedFile[], findings: readonly Find
   const unusedRule = RULES.find((rule) => rule.id === SUPPRESSION_RULE_ID);
   for (const file of files) {
     for (const suppression of file.suppressions) {
-      if (used.has(suppression) || suppression.reason === '' || suppression.rules.length === 0 || !suppression.rules.every((id) => ruleIds.has(id))) continue;
+      if (
+        used.has(suppression) ||
+        suppression.reason === '' ||
+        suppression.rules.length === 0 ||
+        !suppression.rules.every((id) => ruleIds.has(id))
+      )
+        continue;
       kept.push({
         ruleId: SUPPRESSION_RULE_ID,
         severity: 'notice',
         messageId: 'unused',
-        message: formatMessage(unusedRule?.messages['unused'] ?? 'suppression of {{rules}} matches no finding', { rules: suppression.rules.join(', ') }),
+        message: formatMessage(unusedRule?.messages['unused'] ?? 'suppression of {{rules}} matches no finding', {
+          rules: suppression.rules.join(', '),
+        }),
         location: file.source.location(suppression.span.start, suppression.span.end),
         related: [],
         docsUrl: docsUrl(SUPPRESSION_RULE_ID),
@@ -338,7 +422,11 @@ function applySuppressions(files: readonly ParsedFile[], findings: readonly Find
  * gives a reason and names only known rules. One sweep per file over findings and suppressions sorted by line,
  * instead of searching every suppression for every finding (quadratic in a file full of both).
  */
-function matchSuppressions(byPath: ReadonlyMap<string, ParsedFile>, findings: readonly Finding[], ruleIds: ReadonlySet<string>): (Suppression | undefined)[] {
+function matchSuppressions(
+  byPath: ReadonlyMap<string, ParsedFile>,
+  findings: readonly Finding[],
+  ruleIds: ReadonlySet<string>,
+): (Suppression | undefined)[] {
   const matches: (Suppression | undefined)[] = [];
   const perFile = groupBy(positions(findings.length), (i) => {
     const file = byPath.get(findings[i]!.location.path);
@@ -386,7 +474,8 @@ export type { Baseline };
  */
 function withoutLockEdits(finding: Finding, locks: ReadonlyMap<string, FileKind>): Finding {
   if (locks.size === 0) return finding;
-  const touched = (edits: readonly { readonly path: string }[]) => edits.filter((edit) => locks.has(edit.path)).map((edit) => edit.path);
+  const touched = (edits: readonly { readonly path: string }[]) =>
+    edits.filter((edit) => locks.has(edit.path)).map((edit) => edit.path);
   const paths = [
     ...(locks.has(finding.location.path) ? [finding.location.path] : []),
     ...touched(finding.fix?.edits ?? []),

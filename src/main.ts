@@ -55,10 +55,13 @@ if (!env.APP_ID || (!env.PRIVATE_KEY && !env.PRIVATE_KEY_PATH)) {
   });
   createServer((req, res) => {
     void handler(req, res).then((answered) => {
-      if (!answered) res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: open / to register the App\n');
+      if (!answered)
+        res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: open / to register the App\n');
     });
   }).listen(port, host, () =>
-    process.stdout.write(`cuda-gatekeeper: no APP_ID is set. Open ${selfUrl}/ to register the App on GitHub from app.yml; its credentials go to ${envPath}.\n`),
+    process.stdout.write(
+      `cuda-gatekeeper: no APP_ID is set. Open ${selfUrl}/ to register the App on GitHub from app.yml; its credentials go to ${envPath}.\n`,
+    ),
   );
 } else {
   await startApp();
@@ -69,9 +72,12 @@ async function startApp(): Promise<void> {
   // A Redis that keeps nothing on disk loses every queued job when it restarts: say so once, or refuse.
   if (env.REDIS_URL) {
     const persistence = await redisPersistence(env.REDIS_URL);
-    const problem = 'durable' in persistence ? (persistence.durable ? undefined : persistence.why) : persistence.unknown;
+    const problem =
+      'durable' in persistence ? (persistence.durable ? undefined : persistence.why) : persistence.unknown;
     if (problem && env.REQUIRE_DURABLE_REDIS === '1') {
-      process.stderr.write(`cuda-gatekeeper: refusing to start: REQUIRE_DURABLE_REDIS=1, and Redis may lose jobs: ${problem}\n`);
+      process.stderr.write(
+        `cuda-gatekeeper: refusing to start: REQUIRE_DURABLE_REDIS=1, and Redis may lose jobs: ${problem}\n`,
+      );
       process.exit(1);
     }
     if (problem)
@@ -87,7 +93,8 @@ async function startApp(): Promise<void> {
   const handlers: ((req: IncomingMessage, res: ServerResponse) => Promise<boolean> | boolean)[] = [];
   await probot.load(app, {
     cwd: process.cwd(),
-    addHandler: (handler: (req: IncomingMessage, res: ServerResponse) => Promise<boolean> | boolean) => void handlers.push(handler),
+    addHandler: (handler: (req: IncomingMessage, res: ServerResponse) => Promise<boolean> | boolean) =>
+      void handlers.push(handler),
   } as never);
 
   const metricsPort = env.METRICS_PORT ? Number(env.METRICS_PORT) : undefined;
@@ -121,8 +128,16 @@ async function startApp(): Promise<void> {
     const timeoutMs = Number(env.DRAIN_TIMEOUT_MS ?? 20_000);
     probot.log.info({ signal, timeoutMs }, 'draining: no new work is taken');
     void drain(timeoutMs).then((finished) => {
-      if (finished) probot.log.info({ finished }, app.store ? 'drained; the durable queue keeps what is left for the other replicas' : 'drained; exiting');
-      else probot.log.error({ finished }, 'the drain timed out: deliveries still in hand were not checked (GitHub can redeliver them)');
+      if (finished)
+        probot.log.info(
+          { finished },
+          app.store ? 'drained; the durable queue keeps what is left for the other replicas' : 'drained; exiting',
+        );
+      else
+        probot.log.error(
+          { finished },
+          'the drain timed out: deliveries still in hand were not checked (GitHub can redeliver them)',
+        );
       process.exit(finished ? 0 : 1);
     });
   };

@@ -95,7 +95,12 @@ export function listed(paths: readonly string[], kinds?: ReadonlyMap<string, Fil
  * its first candidate path that is a file; with `follow` off, nothing beyond `files` is read and an include leads
  * to its first candidate among `files`.
  */
-export function* readRepository(files: readonly Listed[], reader: RepositoryReader, follow = true, parse: ParseOptions = {}): Generator<ReadFile> {
+export function* readRepository(
+  files: readonly Listed[],
+  reader: RepositoryReader,
+  follow = true,
+  parse: ParseOptions = {},
+): Generator<ReadFile> {
   const queue: Listed[] = [...files];
   /** Every path queued: true once it has been taken from the queue (read, or found unreadable). */
   const taken = new Map<string, boolean>();
@@ -142,7 +147,11 @@ export function sourceReader(sources: readonly SourceFile[]): RepositoryReader {
  * files, to a changed file or to a file that includes a deleted one. A requirements file changed on its own is
  * checked with the Dockerfile that installs it, as a check of the whole repository would check it.
  */
-export function affectedFiles(files: readonly ParsedFile[], changed: ReadonlySet<string>, removed: ReadonlySet<string> = new Set()): ParsedFile[] {
+export function affectedFiles(
+  files: readonly ParsedFile[],
+  changed: ReadonlySet<string>,
+  removed: ReadonlySet<string> = new Set(),
+): ParsedFile[] {
   const links = resolveLinks(files);
   const indexOf = new Map(files.map((file, i) => [file, i]));
   const sets = new UnionFind(files.length);
@@ -157,7 +166,11 @@ export function affectedFiles(files: readonly ParsedFile[], changed: ReadonlySet
   });
   const seeds = new Set<number>();
   files.forEach((file, i) => {
-    if (changed.has(file.path) || (removed.size > 0 && file.includes.some((include) => includeCandidates(file, include).some((path) => removed.has(path)))))
+    if (
+      changed.has(file.path) ||
+      (removed.size > 0 &&
+        file.includes.some((include) => includeCandidates(file, include).some((path) => removed.has(path))))
+    )
       seeds.add(sets.find(i));
   });
   const components = groupBy(positions(files.length), (i) => (seeds.has(sets.find(i)) ? sets.find(i) : undefined));

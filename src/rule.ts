@@ -101,7 +101,10 @@ export function defineRule<M extends string>(rule: RuleDefinition<M>): AnyRule {
 }
 
 /** A draft's help: its own, or its message's template in `helps` filled from its data. */
-export function helpText(helps: Readonly<Partial<Record<string, string>>> | undefined, draft: Draft): string | undefined {
+export function helpText(
+  helps: Readonly<Partial<Record<string, string>>> | undefined,
+  draft: Draft,
+): string | undefined {
   if (draft.help !== undefined) return draft.help;
   const template = helps?.[draft.messageId];
   return template === undefined ? undefined : formatMessage(template, draft.data);

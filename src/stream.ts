@@ -105,7 +105,11 @@ export function gateRepository(
     const here = dirname(source.path);
     const recent = sources.length - window;
     for (const [root, members] of groupBy([...held.keys()], (at) => groups.find(at))) {
-      if (groups.spoiled(root) || members.some((at) => unread.get(at) || (at >= recent && dirname(sources[at]!.path) === here))) continue;
+      if (
+        groups.spoiled(root) ||
+        members.some((at) => unread.get(at) || (at >= recent && dirname(sources[at]!.path) === here))
+      )
+        continue;
       ready.push(...members);
     }
     if (ready.length === 0) continue;
@@ -164,7 +168,12 @@ export function gateRepository(
 }
 
 /** LinkedFiles over the groups of a repository read: each group's files parsed once, when a fix first needs them. */
-function linkedSources(sources: readonly SourceFile[], indexOf: ReadonlyMap<string, number>, groups: UnionFind, parse: ParseOptions): LinkedFiles {
+function linkedSources(
+  sources: readonly SourceFile[],
+  indexOf: ReadonlyMap<string, number>,
+  groups: UnionFind,
+  parse: ParseOptions,
+): LinkedFiles {
   let members: Map<number, number[]> | undefined;
   const parsed = new Map<number, ParsedFile>();
   return (paths) => {

@@ -30,7 +30,8 @@ export function linkedWithin(files: readonly ParsedFile[]): LinkedFiles {
   const build = () => {
     const sets = new UnionFind(files.length);
     const indexOf = new Map(files.map((file, i) => [file, i]));
-    for (const [from, links] of resolveLinks(files)) for (const link of links) sets.join(indexOf.get(from)!, indexOf.get(link.to)!);
+    for (const [from, links] of resolveLinks(files))
+      for (const link of links) sets.join(indexOf.get(from)!, indexOf.get(link.to)!);
     const of = new Map<string, number>();
     const members = new Map<number, ParsedFile[]>();
     files.forEach((file, i) => {
@@ -87,7 +88,8 @@ export function verifyFixes(report: Report, files: readonly ParsedFile[] | Linke
     // The report already holds the group's findings: a group is a whole component of linked files, which the
     // gate checks on its own, so gating it again would give the same ones (other files' and the baseline's aside).
     const paths = new Set(group.files.map((file) => file.path));
-    const ours = (findings: readonly Finding[]): Finding[] => findings.filter((finding) => paths.has(finding.location.path));
+    const ours = (findings: readonly Finding[]): Finding[] =>
+      findings.filter((finding) => paths.has(finding.location.path));
     const before = countFindings([...paths].flatMap((path) => byPath.get(path) ?? []));
     const added = (fixes: readonly Finding[]): Finding | undefined => {
       const edits = merged(fixes.flatMap((finding) => finding.fix!.edits));
@@ -163,7 +165,11 @@ function verifyGroup(
   while (blocks.length > 0) {
     const block = blocks.shift()!;
     if (budget <= 0) {
-      for (const finding of block) verdicts.set(finding, `could not be verified (more than ${ALONE_PER_GROUP + rest.length - 1} fixes in one group)`);
+      for (const finding of block)
+        verdicts.set(
+          finding,
+          `could not be verified (more than ${ALONE_PER_GROUP + rest.length - 1} fixes in one group)`,
+        );
       continue;
     }
     budget--;
@@ -176,7 +182,12 @@ function verifyGroup(
       continue;
     }
     if (block.length === 1) {
-      verdicts.set(block[0]!, overlaps ? 'its edits overlap those of another safe fix' : `${describe(gives!)} together with the other safe fixes`);
+      verdicts.set(
+        block[0]!,
+        overlaps
+          ? 'its edits overlap those of another safe fix'
+          : `${describe(gives!)} together with the other safe fixes`,
+      );
       continue;
     }
     const half = Math.ceil(block.length / 2);
@@ -228,14 +239,19 @@ function distinct(edits: readonly TextEdit[]): TextEdit[] {
 
 /** Whether two edits overlap; with `each`, every overlapping neighbour pair is given to it (else the first ends the walk). */
 function overlapping(edits: readonly TextEdit[], each?: (pair: [TextEdit, TextEdit]) => void): boolean {
-  const sorted = [...edits].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.range[0] - b.range[0] || a.range[1] - b.range[1]));
+  const sorted = [...edits].sort((a, b) =>
+    a.path < b.path ? -1 : a.path > b.path ? 1 : a.range[0] - b.range[0] || a.range[1] - b.range[1],
+  );
   let found = false;
   for (let i = 1; i < sorted.length; i++) {
     const previous = sorted[i - 1]!;
     const edit = sorted[i]!;
     if (previous.path !== edit.path) continue;
     // Two insertions at one point, or ranges that share characters, cannot both be applied as written.
-    if (edit.range[0] < previous.range[1] || (edit.range[0] === previous.range[0] && edit.range[0] === previous.range[1])) {
+    if (
+      edit.range[0] < previous.range[1] ||
+      (edit.range[0] === previous.range[0] && edit.range[0] === previous.range[1])
+    ) {
       found = true;
       if (!each) return true;
       each([previous, edit]);
@@ -268,7 +284,9 @@ function newFinding(before: ReadonlyMap<string, number>, after: readonly Finding
 }
 
 /** Groups that share a file become one (union by path), in the order they were first seen. */
-function mergeOverlapping(groups: { files: ParsedFile[]; fixes: Finding[] }[]): { files: ParsedFile[]; fixes: Finding[] }[] {
+function mergeOverlapping(
+  groups: { files: ParsedFile[]; fixes: Finding[] }[],
+): { files: ParsedFile[]; fixes: Finding[] }[] {
   const sets = new UnionFind(groups.length);
   const owner = new Map<string, number>();
   groups.forEach((group, i) => {

@@ -16,14 +16,19 @@ import { FakeGitHub } from './support/fake-github.js';
 import { example } from './support/probot.js';
 import { ROOT } from './harness.js';
 
-const action = parse(readFileSync(join(ROOT, 'action.yml'), 'utf8')) as { inputs: Record<string, { default?: string }>; runs: { using: string; main: string } };
+const action = parse(readFileSync(join(ROOT, 'action.yml'), 'utf8')) as {
+  inputs: Record<string, { default?: string }>;
+  runs: { using: string; main: string };
+};
 
 /** The Action as a release ships it: its metadata, the bundle, and the files the bundle reads; no node_modules. */
 let installed: string;
 beforeAll(() => {
   installed = mkdtempSync(join(tmpdir(), 'cgk-action-install-'));
-  for (const file of ['action.yml', 'package.json', 'baseline.yaml', 'bundle/action.mjs']) cpSync(join(ROOT, file), join(installed, file));
-  for (const rule of RULES) cpSync(join(ROOT, 'rules', rule.id, 'README.md'), join(installed, 'rules', rule.id, 'README.md'));
+  for (const file of ['action.yml', 'package.json', 'baseline.yaml', 'bundle/action.mjs'])
+    cpSync(join(ROOT, file), join(installed, file));
+  for (const rule of RULES)
+    cpSync(join(ROOT, 'rules', rule.id, 'README.md'), join(installed, 'rules', rule.id, 'README.md'));
 });
 
 let fake: FakeGitHub;
@@ -44,7 +49,11 @@ interface RunnerResult {
 }
 
 /** Start the Action as the runner does, with defaults for every input not given (as action.yml declares them). */
-async function runAction(files: Record<string, string>, inputs: Record<string, string> = {}, extraEnv: Record<string, string> = {}): Promise<RunnerResult> {
+async function runAction(
+  files: Record<string, string>,
+  inputs: Record<string, string> = {},
+  extraEnv: Record<string, string> = {},
+): Promise<RunnerResult> {
   const workspace = mkdtempSync(join(tmpdir(), 'cgk-action-ws-'));
   for (const [path, text] of Object.entries(files)) {
     mkdirSync(join(workspace, path, '..'), { recursive: true });
@@ -73,30 +82,37 @@ async function runAction(files: Record<string, string>, inputs: Record<string, s
     ...extraEnv,
   };
   for (const [name, declared] of Object.entries(action.inputs)) {
-    const value = inputs[name] ?? (declared.default === '${{ github.token }}' ? 'ghs_jobtoken' : (declared.default ?? ''));
+    const value =
+      inputs[name] ?? (declared.default === '${{ github.token }}' ? 'ghs_jobtoken' : (declared.default ?? ''));
     env[`INPUT_${name.toUpperCase()}`] = value;
   }
   return new Promise((resolve) => {
-    execFile(process.execPath, [join(installed, action.runs.main)], { cwd: workspace, env, encoding: 'utf8' }, (error, stdout, stderr) => {
-      const read = (path: string) => (existsSync(path) ? readFileSync(path, 'utf8') : '');
-      resolve({
-        code: error ? Number((error as { code?: number }).code ?? 1) : 0,
-        stdout,
-        stderr,
-        summary: read(summary),
-        outputs: Object.fromEntries(
-          read(output)
-            .split('\n')
-            .filter(Boolean)
-            .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
-        ),
-        workspace,
-      });
-    });
+    execFile(
+      process.execPath,
+      [join(installed, action.runs.main)],
+      { cwd: workspace, env, encoding: 'utf8' },
+      (error, stdout, stderr) => {
+        const read = (path: string) => (existsSync(path) ? readFileSync(path, 'utf8') : '');
+        resolve({
+          code: error ? Number((error as { code?: number }).code ?? 1) : 0,
+          stdout,
+          stderr,
+          summary: read(summary),
+          outputs: Object.fromEntries(
+            read(output)
+              .split('\n')
+              .filter(Boolean)
+              .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
+          ),
+          workspace,
+        });
+      },
+    );
   });
 }
 
-const MISMATCH = 'FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nRUN pip install torch==2.3.0+cu118 --index-url https://download.pytorch.org/whl/cu118\n';
+const MISMATCH =
+  'FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nRUN pip install torch==2.3.0+cu118 --index-url https://download.pytorch.org/whl/cu118\n';
 
 describe('GitHub Action (the bundle, as a runner runs it)', () => {
   it('is a prebuilt node24 action whose inputs are the ones the code reads', () => {
@@ -116,15 +132,25 @@ describe('GitHub Action (the bundle, as a runner runs it)', () => {
     const result = await runAction(files);
     expect(result.stderr).toBe('');
     expect(result.code).toBe(1);
-    const sarif = JSON.parse(readFileSync(join(result.workspace, 'cuda-gatekeeper.sarif'), 'utf8')) as { runs: { results: unknown[] }[] };
+    const sarif = JSON.parse(readFileSync(join(result.workspace, 'cuda-gatekeeper.sarif'), 'utf8')) as {
+      runs: { results: unknown[] }[];
+    };
     const findings = sarif.runs[0]!.results.length;
     expect(findings).toBeGreaterThan(100);
     expect(fake.checkRuns).toHaveLength(1);
     const run = fake.checkRuns[0]!;
-    expect(run).toMatchObject({ name: 'CUDA gatekeeper (Action)', head_sha: 'a'.repeat(40), status: 'completed', conclusion: 'failure' });
+    expect(run).toMatchObject({
+      name: 'CUDA gatekeeper (Action)',
+      head_sha: 'a'.repeat(40),
+      status: 'completed',
+      conclusion: 'failure',
+    });
     expect(run.annotations).toHaveLength(findings);
     const posts = fake.requests.filter((request) => request.path.includes('/check-runs'));
-    expect(posts.map((request) => request.method)).toEqual(['POST', ...Array.from({ length: Math.ceil(findings / 50) - 1 }, () => 'PATCH')]);
+    expect(posts.map((request) => request.method)).toEqual([
+      'POST',
+      ...Array.from({ length: Math.ceil(findings / 50) - 1 }, () => 'PATCH'),
+    ]);
     expect(result.summary).toContain('## CUDA gatekeeper:');
     expect(result.summary).toContain('svc0/Dockerfile');
     expect(result.outputs).toMatchObject({ conclusion: 'failure', 'sarif-file': 'cuda-gatekeeper.sarif' });
@@ -152,7 +178,9 @@ describe('GitHub Action (the bundle, as a runner runs it)', () => {
     const result = await runAction({ Dockerfile: MISMATCH });
     expect(result.code).toBe(1);
     expect(fake.checkRuns).toHaveLength(0);
-    expect(result.stdout).toMatch(/^::warning::cuda-gatekeeper could not create its check run: the token may not create check runs/m);
+    expect(result.stdout).toMatch(
+      /^::warning::cuda-gatekeeper could not create its check run: the token may not create check runs/m,
+    );
     expect(result.stdout).toMatch(/^::error file=Dockerfile,line=2,.*title=cuda-mismatch::/m);
     expect(result.summary).toContain('## CUDA gatekeeper:');
   });
@@ -173,11 +201,18 @@ describe('GitHub Action (the bundle, as a runner runs it)', () => {
   it('an invalid baseline: exit 2, the positioned error, no SARIF file and no check run', async () => {
     fake = new FakeGitHub();
     fake.addRepo('octo-org/trainer', {});
-    const result = await runAction({ Dockerfile: MISMATCH, 'policy.yml': 'cuda:\n  allowed: ["12.7"]\n' }, { baseline: 'policy.yml' });
+    const result = await runAction(
+      { Dockerfile: MISMATCH, 'policy.yml': 'cuda:\n  allowed: ["12.7"]\n' },
+      { baseline: 'policy.yml' },
+    );
     expect(result.code).toBe(2);
-    expect(result.stderr).toContain('policy.yml:2:13: error: cuda.allowed lists CUDA 12.7, which NVIDIA never released [policy-error]');
+    expect(result.stderr).toContain(
+      'policy.yml:2:13: error: cuda.allowed lists CUDA 12.7, which NVIDIA never released [policy-error]',
+    );
     // Issue 30: the problem is an annotation on the baseline file at its position, with the summary and outputs.
-    expect(result.stdout).toMatch(/^::error file=policy\.yml,line=2,col=13,title=cuda-gatekeeper%3A invalid baseline::cuda.allowed lists CUDA 12.7/m);
+    expect(result.stdout).toMatch(
+      /^::error file=policy\.yml,line=2,col=13,title=cuda-gatekeeper%3A invalid baseline::cuda.allowed lists CUDA 12.7/m,
+    );
     expect(result.summary).toContain('## CUDA gatekeeper: the baseline is invalid');
     expect(result.summary).toContain('`policy.yml:2:13`: cuda.allowed lists CUDA 12.7');
     expect(result.outputs).toMatchObject({ conclusion: 'failure', errors: '1' });
@@ -190,7 +225,9 @@ describe('GitHub Action (the bundle, as a runner runs it)', () => {
     fake.addRepo('octo-org/trainer', {});
     const result = await runAction({ Dockerfile: MISMATCH }, { 'sarif-file': 'reports/x.sarif' });
     expect(result.code).toBe(1);
-    expect(JSON.parse(readFileSync(join(result.workspace, 'reports', 'x.sarif'), 'utf8'))).toMatchObject({ version: '2.1.0' });
+    expect(JSON.parse(readFileSync(join(result.workspace, 'reports', 'x.sarif'), 'utf8'))).toMatchObject({
+      version: '2.1.0',
+    });
     expect(result.outputs).toMatchObject({ 'sarif-file': 'reports/x.sarif', conclusion: 'failure' });
     expect(fake.checkRuns).toHaveLength(1);
   });
@@ -199,8 +236,10 @@ describe('GitHub Action (the bundle, as a runner runs it)', () => {
     fake = new FakeGitHub();
     fake.addRepo('octo-org/trainer', {});
     const result = await runAction({
-      Dockerfile: 'FROM nvidia/cuda:12.1.1-runtime-ubuntu22.04\nCOPY requirements.txt .\nRUN pip install -r requirements.txt\n',
-      'requirements.txt': '--extra-index-url https://download.pytorch.org/whl/cu118\ntorch==2.3.0+cu118\ntorchvision==0.18.0+cu118\n',
+      Dockerfile:
+        'FROM nvidia/cuda:12.1.1-runtime-ubuntu22.04\nCOPY requirements.txt .\nRUN pip install -r requirements.txt\n',
+      'requirements.txt':
+        '--extra-index-url https://download.pytorch.org/whl/cu118\ntorch==2.3.0+cu118\ntorchvision==0.18.0+cu118\n',
     });
     expect(result.code).toBe(1);
     const diffs = result.summary.match(/```diff\n[\s\S]*?```/g) ?? [];
@@ -214,7 +253,13 @@ describe('GitHub Action (the bundle, as a runner runs it)', () => {
   it('format github without a check run writes each annotation once', async () => {
     fake = new FakeGitHub();
     fake.addRepo('octo-org/trainer', {});
-    fake.fail({ method: 'POST', path: /\/check-runs$/, status: 403, body: { message: 'Resource not accessible by integration', status: '403' }, times: 1 });
+    fake.fail({
+      method: 'POST',
+      path: /\/check-runs$/,
+      status: 403,
+      body: { message: 'Resource not accessible by integration', status: '403' },
+      times: 1,
+    });
     const result = await runAction({ Dockerfile: MISMATCH }, { format: 'github' });
     expect(result.code).toBe(1);
     const lines = result.stdout.split('\n').filter((line) => line.startsWith('::error file=Dockerfile,line=2'));
@@ -239,12 +284,18 @@ describe('GitHub Action against a GitHub that does not answer (issue 30)', () =>
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     const port = (silent.address() as { port: number }).port;
     const started = Date.now();
-    const result = await runAction({ Dockerfile: MISMATCH }, {}, { GITHUB_API_URL: `http://127.0.0.1:${port}/api/v3`, GITHUB_REQUEST_TIMEOUT_MS: '1000' });
+    const result = await runAction(
+      { Dockerfile: MISMATCH },
+      {},
+      { GITHUB_API_URL: `http://127.0.0.1:${port}/api/v3`, GITHUB_REQUEST_TIMEOUT_MS: '1000' },
+    );
     silent.closeAllConnections();
     silent.close();
     expect(Date.now() - started).toBeLessThan(15_000);
     expect(result.code).toBe(1);
-    expect(result.stdout).toMatch(/could not create its check run: GitHub at http:\/\/127\.0\.0\.1:\d+\/api\/v3 did not answer within 1 s/);
+    expect(result.stdout).toMatch(
+      /could not create its check run: GitHub at http:\/\/127\.0\.0\.1:\d+\/api\/v3 did not answer within 1 s/,
+    );
     expect(result.stdout).toMatch(/^::error file=Dockerfile,line=2,/m);
     expect(result.summary).toContain('## CUDA gatekeeper:');
   });

@@ -27,7 +27,11 @@ describe('baseline loading', () => {
   });
 
   it('accepts the example policy examples/platform-team.yaml', () => {
-    const loaded = loadBaseline('examples/platform-team.yaml', readFileSync(join(ROOT, 'examples', 'platform-team.yaml'), 'utf8'), RULE_IDS);
+    const loaded = loadBaseline(
+      'examples/platform-team.yaml',
+      readFileSync(join(ROOT, 'examples', 'platform-team.yaml'), 'utf8'),
+      RULE_IDS,
+    );
     expect(loaded.problems).toEqual([]);
     expect(loaded.baseline).toMatchObject({
       cuda: { allowed: ['12.4', '12.6', '12.8'] },
@@ -46,24 +50,34 @@ describe('baseline loading', () => {
   });
 
   it('accepts rule settings as a word or an object, and numbers where YAML makes them', () => {
-    const loaded = loadBaseline('b.yaml', 'driver: { minimum: 550 }\nrules:\n  exact-pin: off\n  index-url: { severity: error }\n', RULE_IDS);
+    const loaded = loadBaseline(
+      'b.yaml',
+      'driver: { minimum: 550 }\nrules:\n  exact-pin: off\n  index-url: { severity: error }\n',
+      RULE_IDS,
+    );
     expect(loaded.problems).toEqual([]);
     expect(loaded.baseline.driver.minimum).toBe('550');
     expect(loaded.baseline.rules).toEqual({ 'exact-pin': 'off', 'index-url': 'error' });
   });
 
   it('reports schema errors at the offending key or value', () => {
-    expect(where(loadBaseline('b.yaml', 'cuda:\n  allowed: ["12.4", "twelve"]\npinning:\n  python: always\n'))).toEqual([
-      '2:21 cuda.allowed.1: expected a CUDA version as major.minor, e.g. "12.4"',
-      '4:11 pinning.python: Invalid option: expected one of "exact"|"none"',
-    ]);
+    expect(where(loadBaseline('b.yaml', 'cuda:\n  allowed: ["12.4", "twelve"]\npinning:\n  python: always\n'))).toEqual(
+      [
+        '2:21 cuda.allowed.1: expected a CUDA version as major.minor, e.g. "12.4"',
+        '4:11 pinning.python: Invalid option: expected one of "exact"|"none"',
+      ],
+    );
     expect(where(loadBaseline('b.yaml', 'gpu: [A100]\n'))).toEqual(['1:1 unknown key "gpu" in the baseline']);
-    expect(where(loadBaseline('b.yaml', 'rules:\n  no-such-rule: off\n', RULE_IDS))[0]).toMatch(/^2:3 unknown rule "no-such-rule"/);
+    expect(where(loadBaseline('b.yaml', 'rules:\n  no-such-rule: off\n', RULE_IDS))[0]).toMatch(
+      /^2:3 unknown rule "no-such-rule"/,
+    );
   });
 
   it('reports YAML syntax errors and duplicate keys with positions', () => {
     expect(where(loadBaseline('b.yaml', 'cuda: [\n'))[0]).toMatch(/^\d+:\d+ YAML: /);
-    expect(where(loadBaseline('b.yaml', 'prerelease: allow\nprerelease: forbid\n'))[0]).toMatch(/^2:1 YAML: Map keys must be unique/);
+    expect(where(loadBaseline('b.yaml', 'prerelease: allow\nprerelease: forbid\n'))[0]).toMatch(
+      /^2:1 YAML: Map keys must be unique/,
+    );
   });
 
   it('refuses alias bombs instead of expanding them', () => {

@@ -10,14 +10,28 @@ const eslint = new ESLint({ cwd: ROOT });
 
 async function problems(filePath: string, code: string): Promise<string[]> {
   const [result] = await eslint.lintText(code, { filePath });
-  return result!.messages.filter((message) => message.severity === 2).map((message) => `${message.ruleId}: ${message.message}`);
+  return result!.messages
+    .filter((message) => message.severity === 2)
+    .map((message) => `${message.ruleId}: ${message.message}`);
 }
 
 describe('import boundaries', () => {
   it.each([
-    ['rules/cuda-mismatch/probe.ts', "import type { GitHub } from '../../src/github/types.js';\nexport type X = GitHub;\n", 'never imports a host'],
-    ['src/parsers/probe.ts', "import { run } from '../cli/main.js';\nexport const x = run;\n", 'Nothing imports src/cli'],
-    ['src/github/probe.ts', "import { run } from '../cli/main.js';\nexport const x = run;\n", 'Nothing imports src/cli'],
+    [
+      'rules/cuda-mismatch/probe.ts',
+      "import type { GitHub } from '../../src/github/types.js';\nexport type X = GitHub;\n",
+      'never imports a host',
+    ],
+    [
+      'src/parsers/probe.ts',
+      "import { run } from '../cli/main.js';\nexport const x = run;\n",
+      'Nothing imports src/cli',
+    ],
+    [
+      'src/github/probe.ts',
+      "import { run } from '../cli/main.js';\nexport const x = run;\n",
+      'Nothing imports src/cli',
+    ],
     [
       'rules/cuda-mismatch/probe.ts',
       "import pytorch from '../../src/knowledge/data/pytorch.json' with { type: 'json' };\nexport const x = pytorch;\n",
@@ -29,10 +43,26 @@ describe('import boundaries', () => {
       'not kb.data',
     ],
     ['src/parsers/probe.ts', "import { gate } from '../gate.js';\nexport const x = gate;\n", 'Parsers come first'],
-    ['src/render/probe.ts', "import { webHandler } from '../web/handler.js';\nexport const x = webHandler;\n", 'never imports a host'],
-    ['src/parsers/probe.ts', "import { parseCuda } from '../knowledge/versions.js';\nexport const x = parseCuda;\n", 'Parsers come first'],
-    ['src/sandbox/probe.ts', "import { OrgConfigCache } from '../github/config.js';\nexport const x = OrgConfigCache;\n", "never import the App's GitHub code"],
-    ['src/web/probe.ts', "import type { GitHub } from '../github/types.js';\nexport type X = GitHub;\n", "never import the App's GitHub code"],
+    [
+      'src/render/probe.ts',
+      "import { webHandler } from '../web/handler.js';\nexport const x = webHandler;\n",
+      'never imports a host',
+    ],
+    [
+      'src/parsers/probe.ts',
+      "import { parseCuda } from '../knowledge/versions.js';\nexport const x = parseCuda;\n",
+      'Parsers come first',
+    ],
+    [
+      'src/sandbox/probe.ts',
+      "import { OrgConfigCache } from '../github/config.js';\nexport const x = OrgConfigCache;\n",
+      "never import the App's GitHub code",
+    ],
+    [
+      'src/web/probe.ts',
+      "import type { GitHub } from '../github/types.js';\nexport type X = GitHub;\n",
+      "never import the App's GitHub code",
+    ],
   ])(
     '%s: %s is refused',
     async (path, code, message) => {
@@ -42,9 +72,26 @@ describe('import boundaries', () => {
   );
 
   it('the same kinds of import where they are allowed pass', async () => {
-    expect(await problems('src/github/probe.ts', "import { gate } from '../gate.js';\nexport const x = gate;\n")).toEqual([]);
-    expect(await problems('rules/cuda-mismatch/probe.ts', "import { cite } from '../../src/knowledge/index.js';\nexport const x = cite;\n")).toEqual([]);
-    expect(await problems('src/parsers/probe.ts', "import { compareDotted } from '../util/dotted.js';\nexport const x = compareDotted;\n")).toEqual([]);
-    expect(await problems('src/sandbox/probe.ts', "import { layerBaselines } from '../baseline/layers.js';\nexport const x = layerBaselines;\n")).toEqual([]);
+    expect(
+      await problems('src/github/probe.ts', "import { gate } from '../gate.js';\nexport const x = gate;\n"),
+    ).toEqual([]);
+    expect(
+      await problems(
+        'rules/cuda-mismatch/probe.ts',
+        "import { cite } from '../../src/knowledge/index.js';\nexport const x = cite;\n",
+      ),
+    ).toEqual([]);
+    expect(
+      await problems(
+        'src/parsers/probe.ts',
+        "import { compareDotted } from '../util/dotted.js';\nexport const x = compareDotted;\n",
+      ),
+    ).toEqual([]);
+    expect(
+      await problems(
+        'src/sandbox/probe.ts',
+        "import { layerBaselines } from '../baseline/layers.js';\nexport const x = layerBaselines;\n",
+      ),
+    ).toEqual([]);
   }, 30_000);
 });

@@ -32,8 +32,11 @@ async function shot(page: Page, name: string): Promise<void> {
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: install Debian's chromium package (.ci/run does)`);
-  server = createServer((req, res) => void webHandler(req, res).then((handled) => handled || (res.writeHead(404), res.end())));
+  if (!existsSync(CHROMIUM))
+    throw new Error(`Chromium not found at ${CHROMIUM}: install Debian's chromium package (.ci/run does)`);
+  server = createServer(
+    (req, res) => void webHandler(req, res).then((handled) => handled || (res.writeHead(404), res.end())),
+  );
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   browser = await chromium.launch({
@@ -58,7 +61,10 @@ afterAll(async () => {
 
 describe('self-service page in Chromium', () => {
   it('answers "what do I install?" with the keyboard and copies the pip command', async () => {
-    const context = await browser.newContext({ viewport: { width: 1200, height: 900 }, permissions: ['clipboard-read', 'clipboard-write'] });
+    const context = await browser.newContext({
+      viewport: { width: 1200, height: 900 },
+      permissions: ['clipboard-read', 'clipboard-write'],
+    });
     const page = await context.newPage();
     await page.goto(`${base}/cuda-gatekeeper/`);
     await page.getByLabel('GPU model').selectOption('RTX 5090');
@@ -87,12 +93,18 @@ describe('self-service page in Chromium', () => {
     const width = await page.evaluate(() => document.documentElement.scrollWidth);
     expect(width).toBeLessThanOrEqual(390);
     // The first install command is within one screen of the answer's heading.
-    const answerTop = await page.locator('#answer').evaluate((element) => element.getBoundingClientRect().top + window.scrollY);
-    const commandBottom = await page.locator('#image').evaluate((element) => element.getBoundingClientRect().bottom + window.scrollY);
+    const answerTop = await page
+      .locator('#answer')
+      .evaluate((element) => element.getBoundingClientRect().top + window.scrollY);
+    const commandBottom = await page
+      .locator('#image')
+      .evaluate((element) => element.getBoundingClientRect().bottom + window.scrollY);
     expect(commandBottom - answerTop).toBeLessThanOrEqual(844);
     // Words are not broken mid-word, and the sources are links.
     const breakAll = await page.evaluate(
-      () => [...document.querySelectorAll('*')].filter((element) => getComputedStyle(element).wordBreak === 'break-all').length,
+      () =>
+        [...document.querySelectorAll('*')].filter((element) => getComputedStyle(element).wordBreak === 'break-all')
+          .length,
     );
     expect(breakAll).toBe(0);
     const links = await page.locator('ul.sources a[href^="https://"]').count();
@@ -108,7 +120,9 @@ describe('self-service page in Chromium', () => {
     await page.locator('select#baseline').selectOption('none');
     await page
       .getByLabel('File content')
-      .fill('FROM nvidia/cuda:12.1.1-cudnn8-runtime-ubuntu22.04\nRUN pip install torch==2.4.1+cu124 --index-url https://download.pytorch.org/whl/cu124\n');
+      .fill(
+        'FROM nvidia/cuda:12.1.1-cudnn8-runtime-ubuntu22.04\nRUN pip install torch==2.4.1+cu124 --index-url https://download.pytorch.org/whl/cu124\n',
+      );
     await page.getByRole('button', { name: 'Check' }).click();
     await page.waitForSelector('#results');
     await expect(page.locator('section[aria-labelledby="results"]').textContent()).resolves.toContain(
@@ -167,7 +181,8 @@ function markdown(text: string): string {
       );
     } else if (line.startsWith('|')) {
       const rows: string[] = [];
-      for (; i < lines.length && lines[i]!.startsWith('|'); i++) if (!/^\|[-:|]+\|$/.test(lines[i]!)) rows.push(lines[i]!);
+      for (; i < lines.length && lines[i]!.startsWith('|'); i++)
+        if (!/^\|[-:|]+\|$/.test(lines[i]!)) rows.push(lines[i]!);
       i--;
       out.push(
         `<table style="border-collapse:collapse">${rows
@@ -176,7 +191,10 @@ function markdown(text: string): string {
               `<tr>${row
                 .slice(1, -1)
                 .split('|')
-                .map((cell) => `<${index ? 'td' : 'th'} style="border:1px solid #d0d7de;padding:.25rem .5rem">${inline(cell.trim())}</${index ? 'td' : 'th'}>`)
+                .map(
+                  (cell) =>
+                    `<${index ? 'td' : 'th'} style="border:1px solid #d0d7de;padding:.25rem .5rem">${inline(cell.trim())}</${index ? 'td' : 'th'}>`,
+                )
                 .join('')}</tr>`,
           )
           .join('')}</table>`,

@@ -21,7 +21,8 @@ function repo(files: Record<string, string>): string {
 }
 
 const WARNING_ONLY = { 'requirements.txt': 'torch>=2.0\n' };
-const MISMATCH = 'FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nRUN pip install torch==2.3.0+cu118 --index-url https://download.pytorch.org/whl/cu118\n';
+const MISMATCH =
+  'FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nRUN pip install torch==2.3.0+cu118 --index-url https://download.pytorch.org/whl/cu118\n';
 
 describe('help', () => {
   it.each([
@@ -40,7 +41,10 @@ describe('help', () => {
   it('every option check accepts is in its help', () => {
     const help = cli(ROOT, ['check', '--help']).out;
     const source = readFileSync(join(ROOT, 'src', 'cli', 'main.ts'), 'utf8');
-    const block = source.slice(source.indexOf('function checkFlags('), source.indexOf('const format', source.indexOf('function checkFlags(')));
+    const block = source.slice(
+      source.indexOf('function checkFlags('),
+      source.indexOf('const format', source.indexOf('function checkFlags(')),
+    );
     const options = [...block.matchAll(/^\s+'?([a-z-]+)'?: \{ type:/gm)].map((match) => match[1]!);
     expect(options.length).toBeGreaterThan(10);
     for (const option of options) expect(help).toContain(`--${option}`);
@@ -85,7 +89,9 @@ describe('--quiet', () => {
     expect(quiet.out).not.toContain('warning:');
     expect(quiet.out).toContain('error:');
     expect(quiet.out).toContain('1 warning');
-    const json = JSON.parse(cli(dir, ['check', '.', '--quiet', '--format', 'json']).out) as { findings: { severity: string }[] };
+    const json = JSON.parse(cli(dir, ['check', '.', '--quiet', '--format', 'json']).out) as {
+      findings: { severity: string }[];
+    };
     expect(json.findings.length).toBeGreaterThan(0);
     expect(json.findings.every((finding) => finding.severity === 'error')).toBe(true);
     expect(quiet.code).toBe(1);
@@ -101,7 +107,11 @@ describe('standard input', () => {
 
   it('--stdin-filename gives the kind and the path; includes are read from the disk relative to it', () => {
     const dir = repo({ 'svc/base.txt': '--index-url https://download.pytorch.org/whl/cu118\n' });
-    const result = cli(dir, ['check', '-', '--stdin-filename', 'svc/requirements.txt'], '-r base.txt\ntorch==2.3.0+cu121\n');
+    const result = cli(
+      dir,
+      ['check', '-', '--stdin-filename', 'svc/requirements.txt'],
+      '-r base.txt\ntorch==2.3.0+cu121\n',
+    );
     expect(result.out).toContain('svc/requirements.txt:2:1');
     expect(result.out).toContain('[cuda-mismatch]');
     expect(result.code).toBe(1);
@@ -120,11 +130,15 @@ describe('standard input', () => {
   });
 
   it('the bin reads file descriptor 0', () => {
-    const result = spawnSync(process.execPath, [join(ROOT, 'bin', 'cuda-gatekeeper.js'), 'check', '-', '--type', 'dockerfile'], {
-      cwd: repo({}),
-      input: MISMATCH,
-      encoding: 'utf8',
-    });
+    const result = spawnSync(
+      process.execPath,
+      [join(ROOT, 'bin', 'cuda-gatekeeper.js'), 'check', '-', '--type', 'dockerfile'],
+      {
+        cwd: repo({}),
+        input: MISMATCH,
+        encoding: 'utf8',
+      },
+    );
     expect(result.status).toBe(1);
     expect(result.stdout).toContain('[cuda-mismatch]');
   });
@@ -157,7 +171,11 @@ describe('colour', () => {
   const bin = join(ROOT, 'bin', 'cuda-gatekeeper.js');
   it('is off when standard output is not a terminal', () => {
     const env = { ...process.env, FORCE_COLOR: undefined, NO_COLOR: undefined };
-    const piped = spawnSync(process.execPath, [bin, 'check', '.'], { cwd: repo({ Dockerfile: MISMATCH }), encoding: 'utf8', env });
+    const piped = spawnSync(process.execPath, [bin, 'check', '.'], {
+      cwd: repo({ Dockerfile: MISMATCH }),
+      encoding: 'utf8',
+      env,
+    });
     expect(piped.stdout).toContain('error:');
     expect(piped.stdout).not.toContain('\x1b[');
   });
@@ -165,7 +183,11 @@ describe('colour', () => {
   it('FORCE_COLOR turns it on into a pipe and 0/false off, over NO_COLOR (as Node and chalk read it)', () => {
     const dir = repo({ Dockerfile: MISMATCH });
     const piped = (env: Record<string, string | undefined>) =>
-      spawnSync(process.execPath, [bin, 'check', '.'], { cwd: dir, encoding: 'utf8', env: { ...process.env, NO_COLOR: undefined, ...env } }).stdout;
+      spawnSync(process.execPath, [bin, 'check', '.'], {
+        cwd: dir,
+        encoding: 'utf8',
+        env: { ...process.env, NO_COLOR: undefined, ...env },
+      }).stdout;
     expect(piped({ FORCE_COLOR: '1' })).toContain('\x1b[31merror');
     expect(piped({ FORCE_COLOR: '', NO_COLOR: '1' })).toContain('\x1b[');
     expect(piped({ FORCE_COLOR: '0' })).not.toContain('\x1b[');
@@ -177,7 +199,11 @@ describe('colour', () => {
   it.runIf(hasScript)('is on on a terminal, and off there with NO_COLOR', () => {
     const dir = repo({ Dockerfile: MISMATCH });
     const onTerminal = (env: Record<string, string | undefined>): string =>
-      spawnSync('script', ['-qec', `${process.execPath} ${bin} check .`, '/dev/null'], { cwd: dir, encoding: 'utf8', env }).stdout;
+      spawnSync('script', ['-qec', `${process.execPath} ${bin} check .`, '/dev/null'], {
+        cwd: dir,
+        encoding: 'utf8',
+        env,
+      }).stdout;
     const withoutNoColor = { ...process.env, NO_COLOR: undefined };
     expect(onTerminal(withoutNoColor)).toContain('\x1b[');
     const plain = onTerminal({ ...withoutNoColor, NO_COLOR: '1' });
@@ -213,12 +239,15 @@ describe('small things a user meets first (issue 30)', () => {
     const dir = repo({ '.github/cuda-gatekeeper.yml': 'cuda:\n  allowed: ["12.4", 12.10]\n', Dockerfile: MISMATCH });
     const result = cli(dir, ['check', '.']);
     expect(result.code).toBe(2);
-    expect(result.err).toContain('.github/cuda-gatekeeper.yml:2:21: error: 12.10 is read by YAML as the number 12.1; write "12.10" in quotes');
+    expect(result.err).toContain(
+      '.github/cuda-gatekeeper.yml:2:21: error: 12.10 is read by YAML as the number 12.1; write "12.10" in quotes',
+    );
   });
 
   it('a named file is checked with the files that install it (pre-commit passes only the changed one)', () => {
     const dir = repo({
-      Dockerfile: 'FROM nvidia/cuda:12.1.1-runtime-ubuntu22.04\nCOPY requirements.txt .\nRUN pip install -r requirements.txt\n',
+      Dockerfile:
+        'FROM nvidia/cuda:12.1.1-runtime-ubuntu22.04\nCOPY requirements.txt .\nRUN pip install -r requirements.txt\n',
       'requirements.txt': '--extra-index-url https://download.pytorch.org/whl/cu118\ntorch==2.3.0+cu118\n',
       'other/requirements.txt': 'numpy==1.26.4\n',
     });
@@ -232,19 +261,28 @@ describe('small things a user meets first (issue 30)', () => {
 });
 
 describe('plan says what a move costs (issue 30)', () => {
-  const image = 'FROM nvidia/cuda:12.1.1-runtime-ubuntu22.04\nCOPY requirements.txt .\nRUN pip install -r requirements.txt\n';
+  const image =
+    'FROM nvidia/cuda:12.1.1-runtime-ubuntu22.04\nCOPY requirements.txt .\nRUN pip install -r requirements.txt\n';
   it('a jump past several torch releases says so, and why this one', () => {
-    const dir = repo({ Dockerfile: image, 'requirements.txt': '--extra-index-url https://download.pytorch.org/whl/cu121\ntorch==2.1.2+cu121\n' });
+    const dir = repo({
+      Dockerfile: image,
+      'requirements.txt': '--extra-index-url https://download.pytorch.org/whl/cu121\ntorch==2.1.2+cu121\n',
+    });
     const { code, out } = cli(dir, ['plan', '--cuda', '12.8', '--baseline', 'none']);
     expect(code).toBe(0);
-    expect(out).toContain('torch==2.1.2+cu121 -> torch==2.7.1+cu128  (a jump of 6 releases, 2.1 to 2.7: torch 2.2, 2.3, 2.4, 2.5, 2.6 have no cu128 build');
+    expect(out).toContain(
+      'torch==2.1.2+cu121 -> torch==2.7.1+cu128  (a jump of 6 releases, 2.1 to 2.7: torch 2.2, 2.3, 2.4, 2.5, 2.6 have no cu128 build',
+    );
   });
 
   it('a package built for the old torch blocks the move: nothing is written that pip cannot install', () => {
-    const requirements = '--extra-index-url https://download.pytorch.org/whl/cu121\ntorch==2.3.1+cu121\nvllm-flash-attn==2.5.9.post1\n';
+    const requirements =
+      '--extra-index-url https://download.pytorch.org/whl/cu121\ntorch==2.3.1+cu121\nvllm-flash-attn==2.5.9.post1\n';
     const dir = repo({ Dockerfile: image, 'requirements.txt': requirements });
     const planned = cli(dir, ['plan', '--cuda', '12.4', '--baseline', 'none']);
-    expect(planned.out).toContain('not moved (Dockerfile stage 1): vllm-flash-attn==2.5.9.post1 has no release for torch 2.4.1 in the knowledge base');
+    expect(planned.out).toContain(
+      'not moved (Dockerfile stage 1): vllm-flash-attn==2.5.9.post1 has no release for torch 2.4.1 in the knowledge base',
+    );
     cli(dir, ['plan', '--cuda', '12.4', '--write', '--baseline', 'none']);
     expect(readFileSync(join(dir, 'requirements.txt'), 'utf8')).toBe(requirements);
   });
@@ -252,9 +290,15 @@ describe('plan says what a move costs (issue 30)', () => {
 
 describe('a baseline that names what does not exist', () => {
   it.each([
-    ['cuda:\n  allowed: ["12.4", "12.7"]\n', 'b.yaml:2:21: error: cuda.allowed lists CUDA 12.7, which NVIDIA never released [policy-error]'],
+    [
+      'cuda:\n  allowed: ["12.4", "12.7"]\n',
+      'b.yaml:2:21: error: cuda.allowed lists CUDA 12.7, which NVIDIA never released [policy-error]',
+    ],
     ['gpus: ["A100", "H900"]\n', 'b.yaml:1:16: error: gpus lists "H900"'],
-    ['packages:\n  torch: ["2.6.0", "not a version"]\n', 'b.yaml:2:20: error: packages.torch.1: "not a version" is neither a PEP 440 version'],
+    [
+      'packages:\n  torch: ["2.6.0", "not a version"]\n',
+      'b.yaml:2:20: error: packages.torch.1: "not a version" is neither a PEP 440 version',
+    ],
   ])('is refused with its position and exit 2, for check and plan: %j', (text, message) => {
     const dir = repo({ Dockerfile: MISMATCH, 'b.yaml': text });
     for (const argv of [
@@ -270,7 +314,10 @@ describe('a baseline that names what does not exist', () => {
   });
 
   it('PEP 440 specifiers in packages are accepted', () => {
-    const dir = repo({ 'requirements.txt': 'torch==2.6.0\n', 'b.yaml': 'packages:\n  torch: [">=2.6,<2.8", "2.5.1", 2.4]\n' });
+    const dir = repo({
+      'requirements.txt': 'torch==2.6.0\n',
+      'b.yaml': 'packages:\n  torch: [">=2.6,<2.8", "2.5.1", 2.4]\n',
+    });
     expect(cli(dir, ['check', '.', '--baseline', 'b.yaml']).code).toBe(0);
   });
 });

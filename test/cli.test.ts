@@ -20,7 +20,9 @@ describe('cuda-gatekeeper check', () => {
     expect(out).toMatch(
       /^Dockerfile:9:20: error: --extra-index-url https:\/\/download\.pytorch\.org\/whl\/cu118 serves CUDA 11\.8 builds, but nvidia\/cuda:12\.1\.1-cudnn8-devel-ubuntu22\.04 sets CUDA 12\.1 \[cuda-mismatch\]$/m,
     );
-    expect(out).toMatch(/^requirements\.txt:3:1: error: torchvision 0\.17\.0 does not belong to torch 2\.3\.0 .*\[companion-mismatch\]$/m);
+    expect(out).toMatch(
+      /^requirements\.txt:3:1: error: torchvision 0\.17\.0 does not belong to torch 2\.3\.0 .*\[companion-mismatch\]$/m,
+    );
     expect(out.trimEnd().split('\n').at(-1)).toMatch(/^3 files checked: \d+ errors, \d+ warnings, \d+ notices/);
   });
 
@@ -32,7 +34,9 @@ describe('cuda-gatekeeper check', () => {
     const failed = cli(dir, 'check', '--baseline', 'none');
     expect(failed.code).toBe(1);
     expect(failed.err).toContain('requirements.txt: skipped: is larger than 1 MiB');
-    expect(failed.err).toContain('1 CUDA-relevant file was not checked (requirements.txt: is larger than 1 MiB), so the check fails');
+    expect(failed.err).toContain(
+      '1 CUDA-relevant file was not checked (requirements.txt: is larger than 1 MiB), so the check fails',
+    );
     expect(failed.err).not.toContain('uv.lock');
     expect(cli(dir, 'check', '--baseline', 'none', '--fail-on', 'never').code).toBe(0);
     writeFileSync(join(dir, 'baseline.yaml'), 'unchecked: neutral\n');
@@ -41,7 +45,10 @@ describe('cuda-gatekeeper check', () => {
 
   it('exits 0 when only warnings remain', () => {
     const dir = mkdtempSync(join(tmpdir(), 'cgk-cli-'));
-    writeFileSync(join(dir, 'requirements.txt'), '--extra-index-url https://download.pytorch.org/whl/cu117\ntorch>=2.0\n');
+    writeFileSync(
+      join(dir, 'requirements.txt'),
+      '--extra-index-url https://download.pytorch.org/whl/cu117\ntorch>=2.0\n',
+    );
     const { code, out } = cli(dir, 'check', '--baseline', 'none');
     expect(code).toBe(0);
     expect(out).toContain('[index-url]');
@@ -68,15 +75,24 @@ describe('cuda-gatekeeper check', () => {
     const result = run0.results.find((entry: { ruleId: string }) => entry.ruleId === 'companion-mismatch');
     expect(result).toMatchObject({
       level: 'error',
-      locations: [{ physicalLocation: { artifactLocation: { uri: 'requirements.txt' }, region: { startLine: 3, startColumn: 1 } } }],
+      locations: [
+        {
+          physicalLocation: { artifactLocation: { uri: 'requirements.txt' }, region: { startLine: 3, startColumn: 1 } },
+        },
+      ],
     });
-    expect(result.fixes[0].artifactChanges[0].replacements[0]).toMatchObject({ deletedRegion: { startLine: 3 }, insertedContent: { text: '0.18.0' } });
+    expect(result.fixes[0].artifactChanges[0].replacements[0]).toMatchObject({
+      deletedRegion: { startLine: 3 },
+      insertedContent: { text: '0.18.0' },
+    });
     expect(run0.results.some((entry: { level: string }) => entry.level === 'warning')).toBe(true);
   });
 
   it('writes GitHub workflow annotations', () => {
     const { out } = cli(demoCopy(), 'check', '--format', 'github', '--baseline', 'baseline.yaml');
-    expect(out).toMatch(/^::error file=requirements\.txt,line=3,col=1,endLine=3,endColumn=\d+,title=companion-mismatch::torchvision 0\.17\.0/m);
+    expect(out).toMatch(
+      /^::error file=requirements\.txt,line=3,col=1,endLine=3,endColumn=\d+,title=companion-mismatch::torchvision 0\.17\.0/m,
+    );
   });
 
   it('applies safe fixes with --fix and leaves unsafe ones alone', () => {
@@ -94,7 +110,13 @@ describe('cuda-gatekeeper check', () => {
       execFileSync('git', args, {
         cwd: dir,
         stdio: 'pipe',
-        env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' },
+        env: {
+          ...process.env,
+          GIT_AUTHOR_NAME: 't',
+          GIT_AUTHOR_EMAIL: 't@t',
+          GIT_COMMITTER_NAME: 't',
+          GIT_COMMITTER_EMAIL: 't@t',
+        },
       });
     git('init', '-q');
     git('add', '.');
@@ -109,13 +131,19 @@ describe('cuda-gatekeeper check', () => {
 
   it('rejects bad usage and unreadable or invalid baselines with exit 2 and one clear line', () => {
     const dir = demoCopy();
-    expect(cli(dir, 'check', '--format', 'xml')).toMatchObject({ code: 2, err: expect.stringContaining('unknown format "xml"') });
+    expect(cli(dir, 'check', '--format', 'xml')).toMatchObject({
+      code: 2,
+      err: expect.stringContaining('unknown format "xml"'),
+    });
     expect(cli(dir, 'check', '--baseline', 'missing.yaml')).toMatchObject({
       code: 2,
       err: 'cuda-gatekeeper: cannot read baseline missing.yaml: it does not exist\n',
     });
     expect(cli(dir, 'check', 'no/such/path', '--baseline', 'none')).toMatchObject({ code: 2 });
-    expect(cli(dir, 'check', '--bogus')).toMatchObject({ code: 2, err: expect.stringContaining('unknown option --bogus') });
+    expect(cli(dir, 'check', '--bogus')).toMatchObject({
+      code: 2,
+      err: expect.stringContaining('unknown option --bogus'),
+    });
     expect(cli(dir, 'frobnicate')).toMatchObject({ code: 2, err: expect.stringContaining('unknown command') });
     writeFileSync(join(dir, 'bad.yaml'), 'cuda:\n  allowed: [twelve]\n');
     const bad = cli(dir, 'check', '--baseline', 'bad.yaml');
@@ -131,7 +159,11 @@ describe('cuda-gatekeeper check', () => {
     const dir = mkdtempSync(join(tmpdir(), 'cgk-cli-'));
     writeFileSync(join(dir, 'requirements.txt'), 'torch>=2\n');
     expect(cli(dir, 'check').out).toContain('[exact-pin]'); // bundled default pins exactly
-    cpSync(join(ROOT, 'fixtures', 'rules', 'policy-error', 'ok', 'baseline.yaml'), join(dir, '.github', 'cuda-gatekeeper.yml'), { recursive: true });
+    cpSync(
+      join(ROOT, 'fixtures', 'rules', 'policy-error', 'ok', 'baseline.yaml'),
+      join(dir, '.github', 'cuda-gatekeeper.yml'),
+      { recursive: true },
+    );
     expect(cli(dir, 'check').out).not.toContain('[exact-pin]');
   });
 });
@@ -151,11 +183,19 @@ describe('cuda-gatekeeper plan', () => {
 
   it('applies the plan with --write, after which the files agree on the new CUDA', () => {
     const dir = demoCopy();
-    expect(cli(dir, 'plan', '--cuda', '12.4', '--write', '--baseline', 'baseline.yaml').err).toMatch(/applied \d+ edits/);
-    expect(readFileSync(join(dir, 'Dockerfile'), 'utf8')).toContain('ARG CUDA_VERSION=12.4.1\nFROM nvidia/cuda:${CUDA_VERSION}-cudnn-devel-ubuntu22.04');
-    expect(readFileSync(join(dir, 'requirements.txt'), 'utf8')).toContain('torch==2.4.1+cu124\ntorchvision==0.19.1+cu124');
+    expect(cli(dir, 'plan', '--cuda', '12.4', '--write', '--baseline', 'baseline.yaml').err).toMatch(
+      /applied \d+ edits/,
+    );
+    expect(readFileSync(join(dir, 'Dockerfile'), 'utf8')).toContain(
+      'ARG CUDA_VERSION=12.4.1\nFROM nvidia/cuda:${CUDA_VERSION}-cudnn-devel-ubuntu22.04',
+    );
+    expect(readFileSync(join(dir, 'requirements.txt'), 'utf8')).toContain(
+      'torch==2.4.1+cu124\ntorchvision==0.19.1+cu124',
+    );
     const after = cli(dir, 'check', '--baseline', 'baseline.yaml', '--format', 'json');
-    const rules = (JSON.parse(after.out) as { findings: { ruleId: string }[] }).findings.map((finding) => finding.ruleId);
+    const rules = (JSON.parse(after.out) as { findings: { ruleId: string }[] }).findings.map(
+      (finding) => finding.ruleId,
+    );
     expect(rules).not.toContain('cuda-mismatch');
     expect(rules).not.toContain('companion-mismatch');
   });
@@ -168,10 +208,16 @@ describe('cuda-gatekeeper plan', () => {
     expect(json.driver).toMatchObject({ cuda: '12.8.1', minimum: '570.124.06' });
     // pytorch-cuda has no 12.8 build: the conda environment stays as it is, and the plan says why.
     expect(json.held).toEqual([
-      expect.objectContaining({ unit: 'environment.yml', reasons: expect.arrayContaining([expect.stringContaining('pytorch-cuda has no 12.8 build')]) }),
+      expect.objectContaining({
+        unit: 'environment.yml',
+        reasons: expect.arrayContaining([expect.stringContaining('pytorch-cuda has no 12.8 build')]),
+      }),
     ]);
     expect(json.steps.length).toBeGreaterThan(0);
-    expect(cli(dir, 'plan', '--cuda', '12.7')).toMatchObject({ code: 2, err: expect.stringContaining('never released') });
+    expect(cli(dir, 'plan', '--cuda', '12.7')).toMatchObject({
+      code: 2,
+      err: expect.stringContaining('never released'),
+    });
     expect(cli(dir, 'plan')).toMatchObject({ code: 2, err: expect.stringContaining('--cuda') });
   });
 });
@@ -183,12 +229,20 @@ describe('never reading outside the repository', () => {
     writeFileSync(join(outside, 'secret.txt'), 'torch==1.0.0+cu101\n');
     const dir = mkdtempSync(join(tmpdir(), 'cgk-repo-'));
     mkdirSync(join(dir, 'app'));
-    writeFileSync(join(dir, 'app', 'requirements.txt'), `-r ../../${outside.split('/').pop()}/secret.txt\n-r ${outside}/secret.txt\ntorch==2.3.0\n`);
-    writeFileSync(join(dir, 'app', 'Dockerfile'), `FROM ubuntu:22.04\nCOPY ../../secret.txt /tmp/r.txt\nRUN pip install -r /tmp/r.txt\n`);
+    writeFileSync(
+      join(dir, 'app', 'requirements.txt'),
+      `-r ../../${outside.split('/').pop()}/secret.txt\n-r ${outside}/secret.txt\ntorch==2.3.0\n`,
+    );
+    writeFileSync(
+      join(dir, 'app', 'Dockerfile'),
+      `FROM ubuntu:22.04\nCOPY ../../secret.txt /tmp/r.txt\nRUN pip install -r /tmp/r.txt\n`,
+    );
     symlinkSync(join(outside, 'secret.txt'), join(dir, 'requirements-linked.txt'));
     const { out, err } = cli(dir, 'check', '--baseline', 'none', '--format', 'json');
     const data = JSON.parse(out) as { filesChecked: number; findings: { location: { path: string } }[] };
-    expect(data.findings.every((finding) => !finding.location.path.includes('..') && !finding.location.path.startsWith('/'))).toBe(true);
+    expect(
+      data.findings.every((finding) => !finding.location.path.includes('..') && !finding.location.path.startsWith('/')),
+    ).toBe(true);
     expect(out).not.toContain('1.0.0');
     expect(data.filesChecked).toBe(2);
     expect(cli(dir, 'check', 'requirements-linked.txt', '--baseline', 'none').err).toContain(

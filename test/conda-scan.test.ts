@@ -33,7 +33,9 @@ function describeDocument(doc: CondaDocument): unknown {
 function agrees(text: string): boolean {
   const scanned = scanPlainConda(text);
   if (!scanned) return false;
-  expect(describeDocument(scanned)).toEqual(describeDocument(readWithYaml(text, new SourceText('environment.yml', text))));
+  expect(describeDocument(scanned)).toEqual(
+    describeDocument(readWithYaml(text, new SourceText('environment.yml', text))),
+  );
   return true;
 }
 
@@ -84,15 +86,26 @@ const list = (indent: string) =>
         scalar.map((value) => `${indent}- ${value}`),
         fc
           .tuple(fc.constantFrom('  ', '    ', ' ', ''), fc.array(scalar, { minLength: 0, maxLength: 3 }), comment)
-          .map(([extra, values, c]) => [`${indent}- pip:${c}`, ...values.map((value) => `${indent}${extra}  - ${value}`)].join('\n')),
-        fc.constantFrom('', '# between', `${indent}  # indented comment`, `${indent}      # deeper comment`, `${indent}# at the dash`),
+          .map(([extra, values, c]) =>
+            [`${indent}- pip:${c}`, ...values.map((value) => `${indent}${extra}  - ${value}`)].join('\n'),
+          ),
+        fc.constantFrom(
+          '',
+          '# between',
+          `${indent}  # indented comment`,
+          `${indent}      # deeper comment`,
+          `${indent}# at the dash`,
+        ),
       ),
       { maxLength: 6 },
     )
     .map((items) => items.join('\n'));
 const flow = fc
   .tuple(
-    fc.array(fc.constantFrom('pytorch', 'nvidia', 'conda-forge', 'defaults', 'a b', 'x:y', 'a: b', '#c', '"q"', '[x]', ''), { maxLength: 4 }),
+    fc.array(
+      fc.constantFrom('pytorch', 'nvidia', 'conda-forge', 'defaults', 'a b', 'x:y', 'a: b', '#c', '"q"', '[x]', ''),
+      { maxLength: 4 },
+    ),
     fc.constantFrom(', ', ',', ' , ', ',  '),
     fc.constantFrom('', ' ', '  '),
     comment,
@@ -132,7 +145,10 @@ describe('the plain environment-file scan', () => {
     ]) {
       expect(scanPlainConda(text), text).toBeUndefined();
     }
-    const file = parseCondaEnvironment('environment.yml', 'channels: [pytorch, "nvidia"]\ndependencies:\n  - "pytorch-cuda=12.1"\n');
+    const file = parseCondaEnvironment(
+      'environment.yml',
+      'channels: [pytorch, "nvidia"]\ndependencies:\n  - "pytorch-cuda=12.1"\n',
+    );
     expect(file.indexes.map((index) => index.url)).toEqual(['pytorch', 'nvidia']);
     expect(file.packages.map((pkg) => pkg.name)).toEqual(['pytorch-cuda']);
   });

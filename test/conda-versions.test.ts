@@ -2,7 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { compareCondaVersions, condaAdmits, parseCondaVersionSpec } from '../src/analysis/conda-versions.js';
 
-const admits = (spec: string, version: string, bare: 'exact' | 'fuzzy' = 'exact') => condaAdmits(parseCondaVersionSpec(spec, bare)!, version);
+const admits = (spec: string, version: string, bare: 'exact' | 'fuzzy' = 'exact') =>
+  condaAdmits(parseCondaVersionSpec(spec, bare)!, version);
 
 describe('conda version specs', () => {
   it('orders versions as VersionOrder does', () => {
@@ -12,7 +13,8 @@ describe('conda version specs', () => {
     expect(compareCondaVersions('1.0.post1', '1.0')).toBeGreaterThan(0);
     // conda's documented order (docs.conda.io, "Package match specifications" / VersionOrder):
     const documented = ['1.1dev1', '1.1a1', '1.1.0dev1', '1.1.a1', '1.1.0rc1', '1.1.0'];
-    for (let i = 1; i < documented.length; i++) expect(compareCondaVersions(documented[i - 1]!, documented[i]!), documented[i]).toBeLessThan(0);
+    for (let i = 1; i < documented.length; i++)
+      expect(compareCondaVersions(documented[i - 1]!, documented[i]!), documented[i]).toBeLessThan(0);
     expect(compareCondaVersions('1.1.0dev1', '1.1.dev1')).toBe(0);
     expect(compareCondaVersions('1.1.0', '1.1')).toBe(0);
   });

@@ -66,7 +66,9 @@ describe('real-world corpus', () => {
   it('23 nvImageCodec cu12: consistent; the commented runtime pin is not a package', () => {
     const file = load('23');
     expect(file.packages.find((pkg) => pkg.name === 'torch')?.exact).toBe('2.6.0+cu124');
-    expect(file.packages.filter((pkg) => pkg.name === 'nvidia-cuda-runtime-cu12').map((pkg) => pkg.exact)).toEqual(['12.4.127']);
+    expect(file.packages.filter((pkg) => pkg.name === 'nvidia-cuda-runtime-cu12').map((pkg) => pkg.exact)).toEqual([
+      '12.4.127',
+    ]);
     expect(findings(file, EMPTY_BASELINE, 'cuda-mismatch')).toEqual([]);
   });
 
@@ -79,7 +81,9 @@ describe('real-world corpus', () => {
   it('25 nvImageCodec cu13 (old): CUDA 13 libraries mixed into a CUDA 12.4 set', () => {
     const mismatch = findings(load('25'), EMPTY_BASELINE, 'cuda-mismatch');
     expect(lines(mismatch)).toEqual([16, 17, 18]);
-    expect(mismatch.every((finding) => finding.severity === 'error' && finding.related[0]?.location.start.line === 6)).toBe(true);
+    expect(
+      mismatch.every((finding) => finding.severity === 'error' && finding.related[0]?.location.start.line === 6),
+    ).toBe(true);
   });
 
   it('26/27 stable-diffusion and ControlNet: consistent cudatoolkit 11.3 environments', () => {
@@ -94,7 +98,9 @@ describe('real-world corpus', () => {
     const file = load('28');
     const cuda = file.packages.find((pkg) => pkg.name === 'pytorch-cuda')!;
     expect([cuda.channel, cuda.exact, file.source.position(cuda.span.start).line]).toEqual(['pytorch', '11.7.0', 11]);
-    expect(file.indexes.some((index) => index.kind === 'extra-index-url' && index.url === 'https://pypi.nvidia.com')).toBe(true);
+    expect(
+      file.indexes.some((index) => index.kind === 'extra-index-url' && index.url === 'https://pypi.nvidia.com'),
+    ).toBe(true);
     expect(findings(file)).toEqual([]);
   });
 
@@ -126,7 +132,10 @@ describe('real-world corpus', () => {
     expect(lines(mismatch)).toEqual([51, 53]);
     expect(mismatch.every((finding) => finding.severity === 'warning')).toBe(true);
     expect(findings(file, exact, 'exact-pin').map((finding) => finding.message)).toEqual(
-      expect.arrayContaining([expect.stringContaining('bitsandbytes==0.49.*'), expect.stringContaining('torchao==0.15.*')]),
+      expect.arrayContaining([
+        expect.stringContaining('bitsandbytes==0.49.*'),
+        expect.stringContaining('torchao==0.15.*'),
+      ]),
     );
   });
 

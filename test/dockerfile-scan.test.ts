@@ -5,7 +5,11 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { readWithDockerfileAst, scanPlainDockerfile, type InstructionView } from '../src/parsers/dockerfile/instructions.js';
+import {
+  readWithDockerfileAst,
+  scanPlainDockerfile,
+  type InstructionView,
+} from '../src/parsers/dockerfile/instructions.js';
 import { parseDockerfile } from '../src/parsers/dockerfile/parse.js';
 import { SourceText } from '../src/parsers/source.js';
 import { fastPathProperties } from './support/fast-path.js';
@@ -34,7 +38,9 @@ function agrees(text: string): boolean {
   if (!scanned) return false;
   const reference = readWithDockerfileAst(text, new SourceText('Dockerfile', text));
   expect(reference.escape).toBe('\\');
-  expect(scanned.map((view) => describeView(text, view))).toEqual(reference.instructions.map((view) => describeView(text, view)));
+  expect(scanned.map((view) => describeView(text, view))).toEqual(
+    reference.instructions.map((view) => describeView(text, view)),
+  );
   return true;
 }
 
@@ -85,7 +91,22 @@ const WORDS = [
   "T='a\"'",
   '"',
 ];
-const KEYWORDS = ['FROM', 'RUN', 'ARG', 'ENV', 'COPY', 'ADD', 'CMD', 'WORKDIR', 'LABEL', 'run', 'From', 'ONBUILD', 'EXPOSE', 'HEALTHCHECK'];
+const KEYWORDS = [
+  'FROM',
+  'RUN',
+  'ARG',
+  'ENV',
+  'COPY',
+  'ADD',
+  'CMD',
+  'WORKDIR',
+  'LABEL',
+  'run',
+  'From',
+  'ONBUILD',
+  'EXPOSE',
+  'HEALTHCHECK',
+];
 const blank = fc.constantFrom(' ', '  ', '\t', ' \t');
 const line = fc
   .tuple(
@@ -94,20 +115,48 @@ const line = fc
     fc.array(fc.tuple(blank, fc.constantFrom(...WORDS)), { maxLength: 6 }),
     fc.constantFrom('', ' ', '  '),
   )
-  .map(([indent, keyword, words, trailing]) => `${indent}${keyword}${words.map(([space, word]) => `${space}${word}`).join('')}${trailing}`);
-const continuation = fc.constantFrom(' \\\n', '\\\n', ' \\  \n', ' \\\n# a comment\n', ' \\\n\n', ' \\\n   # indented comment\n');
+  .map(
+    ([indent, keyword, words, trailing]) =>
+      `${indent}${keyword}${words.map(([space, word]) => `${space}${word}`).join('')}${trailing}`,
+  );
+const continuation = fc.constantFrom(
+  ' \\\n',
+  '\\\n',
+  ' \\  \n',
+  ' \\\n# a comment\n',
+  ' \\\n\n',
+  ' \\\n   # indented comment\n',
+);
 const instruction = fc
-  .tuple(line, fc.array(fc.tuple(continuation, fc.array(fc.tuple(blank, fc.constantFrom(...WORDS)), { minLength: 1, maxLength: 4 })), { maxLength: 3 }))
-  .map(([first, rest]) => first + rest.map(([cont, words]) => cont + words.map(([space, word]) => `${space}${word}`).join('')).join(''));
+  .tuple(
+    line,
+    fc.array(
+      fc.tuple(continuation, fc.array(fc.tuple(blank, fc.constantFrom(...WORDS)), { minLength: 1, maxLength: 4 })),
+      { maxLength: 3 },
+    ),
+  )
+  .map(
+    ([first, rest]) =>
+      first + rest.map(([cont, words]) => cont + words.map(([space, word]) => `${space}${word}`).join('')).join(''),
+  );
 const dockerfile = fc
-  .array(fc.oneof(instruction, fc.constantFrom('# comment', '', '   ', '# syntax=docker/dockerfile:1')), { minLength: 1, maxLength: 12 })
+  .array(fc.oneof(instruction, fc.constantFrom('# comment', '', '   ', '# syntax=docker/dockerfile:1')), {
+    minLength: 1,
+    maxLength: 12,
+  })
   .map((lines) => `${lines.join('\n')}\n`);
 
 describe('the plain-Dockerfile scan', () => {
   fastPathProperties('dockerfile', 'dockerfile-ast', dockerfile, agrees, { generated: 1 / 10 });
 
   it('declines what it does not handle, and the parser then uses dockerfile-ast', () => {
-    for (const text of ['# escape=`\nFROM a\n', 'FROM a\r\nRUN b\r\n', 'RUN <<EOF\necho\nEOF\n', 'RUN a \\\n', '\ufeffFROM a\n']) {
+    for (const text of [
+      '# escape=`\nFROM a\n',
+      'FROM a\r\nRUN b\r\n',
+      'RUN <<EOF\necho\nEOF\n',
+      'RUN a \\\n',
+      '\ufeffFROM a\n',
+    ]) {
       expect(scanPlainDockerfile(text), text).toBeUndefined();
     }
   });
@@ -130,7 +179,8 @@ describe('the plain-Dockerfile scan', () => {
   });
 
   it('leaves a quote after a comment line inside ARG/ENV to the whole-file parse (fuzz:ci counterexample, seed -1978343521)', () => {
-    const text = 'ARG \\\n# a comment\n # --mount=type=cache,target=/root/.cache \\\n "a"\trequirements.txt\nFROM nvidia/cuda:12.4.1-cudnn-devel-ubuntu22.04\n';
+    const text =
+      'ARG \\\n# a comment\n # --mount=type=cache,target=/root/.cache \\\n "a"\trequirements.txt\nFROM nvidia/cuda:12.4.1-cudnn-devel-ubuntu22.04\n';
     expect(agrees(text)).toBe(false); // declined, so the reader is dockerfile-ast's whole-file parse
     expect(parseDockerfile('Dockerfile', text).images[0]?.reference).toBe('nvidia/cuda:12.4.1-cudnn-devel-ubuntu22.04');
   });
@@ -150,10 +200,13 @@ describe('the plain-Dockerfile scan', () => {
         reference.instructions.map((view) => view.keyword),
         JSON.stringify(first),
       ).toEqual(['FROM']);
-      expect(parseDockerfile('Dockerfile', text).images[0]?.reference, JSON.stringify(first)).toBe('nvidia/cuda:11.0.3-cudnn8-devel-ubuntu20.04');
+      expect(parseDockerfile('Dockerfile', text).images[0]?.reference, JSON.stringify(first)).toBe(
+        'nvidia/cuda:11.0.3-cudnn8-devel-ubuntu20.04',
+      );
     }
     // The escape directive counts only in the directive block at the top; the backtick then continues lines.
-    const backtick = '# syntax=docker/dockerfile:1\n# escape=`\nFROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nRUN pip install `\n  torch==2.5.1\n';
+    const backtick =
+      '# syntax=docker/dockerfile:1\n# escape=`\nFROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nRUN pip install `\n  torch==2.5.1\n';
     expect(readWithDockerfileAst(backtick, new SourceText('Dockerfile', backtick)).escape).toBe('`');
     expect(parseDockerfile('Dockerfile', backtick).packages.map((pkg) => pkg.name)).toEqual(['torch']);
     const late = '# a comment first\n# escape=`\nFROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\n';

@@ -41,26 +41,39 @@ function fixtureCases(): Case[] {
       const dir = join(root, rule, name);
       const files = inputPaths(dir).map((path) => parse(path, readFileSync(join(dir, path), 'utf8')));
       const baselinePath = join(dir, 'baseline.yaml');
-      const policy = existsSync(baselinePath) ? loadBaseline('baseline.yaml', readFileSync(baselinePath, 'utf8'), RULE_IDS) : undefined;
+      const policy = existsSync(baselinePath)
+        ? loadBaseline('baseline.yaml', readFileSync(baselinePath, 'utf8'), RULE_IDS)
+        : undefined;
       const removedPath = join(dir, 'removed.txt');
       const removed = existsSync(removedPath) ? readFileSync(removedPath, 'utf8').split('\n').filter(Boolean) : [];
-      cases.push({ name: `${rule}/${name}`, files, baseline: policy?.baseline ?? EMPTY_BASELINE, options: { ...(policy ? { policy } : {}), removed } });
+      cases.push({
+        name: `${rule}/${name}`,
+        files,
+        baseline: policy?.baseline ?? EMPTY_BASELINE,
+        options: { ...(policy ? { policy } : {}), removed },
+      });
     }
   }
   return cases;
 }
 
 function corpusCases(baseline: Baseline = EMPTY_BASELINE): Case[] {
-  const expectations = JSON.parse(readFileSync(join(CORPUS, 'expect.json'), 'utf8')) as Record<string, { path: string; with?: Record<string, string> }>;
+  const expectations = JSON.parse(readFileSync(join(CORPUS, 'expect.json'), 'utf8')) as Record<
+    string,
+    { path: string; with?: Record<string, string> }
+  >;
   return Object.entries(expectations).map(([name, entry]) => ({
     name,
-    files: [[name, entry.path], ...Object.entries(entry.with ?? {})].map(([file, path]) => parse(path!, readFileSync(join(CORPUS, file!), 'utf8'))),
+    files: [[name, entry.path], ...Object.entries(entry.with ?? {})].map(([file, path]) =>
+      parse(path!, readFileSync(join(CORPUS, file!), 'utf8')),
+    ),
     baseline,
     options: {},
   }));
 }
 
-const key = (finding: Finding): string => `${finding.ruleId} ${finding.severity} ${finding.location.path}: ${finding.message}`;
+const key = (finding: Finding): string =>
+  `${finding.ruleId} ${finding.severity} ${finding.location.path}: ${finding.message}`;
 
 /** Findings of `after` that `before` does not have (as many times). */
 function added(before: readonly Finding[], after: readonly Finding[]): string[] {
@@ -105,7 +118,8 @@ const SUPPORTED = [...new Set(kb.torchReleases().flatMap((release) => release.va
 
 describe('plan --write never adds an error', () => {
   it.each(corpusCases().map((c) => [c.name, c] as const))('%s', (_name, c) => {
-    const errors = (files: readonly ParsedFile[]) => gate(files, c.baseline, kb).findings.filter((finding) => finding.severity === 'error');
+    const errors = (files: readonly ParsedFile[]) =>
+      gate(files, c.baseline, kb).findings.filter((finding) => finding.severity === 'error');
     const before = errors(c.files);
     for (const cuda of SUPPORTED) {
       const result = plan(c.files, cuda, kb, c.baseline);
@@ -131,7 +145,9 @@ describe('the "safe" fixes the audit caught writing builds that do not exist', (
         'FROM nvidia/cuda:12.8.1-runtime-ubuntu24.04\nRUN pip install torch==2.6.0+cu124 torchvision==0.21.0+cu124 --index-url https://download.pytorch.org/whl/cu124\n',
     });
     expect(safeTexts(findings)).toEqual([]);
-    const torch = findings.find((finding) => finding.ruleId === 'cuda-mismatch' && finding.message.startsWith('torch=='));
+    const torch = findings.find(
+      (finding) => finding.ruleId === 'cuda-mismatch' && finding.message.startsWith('torch=='),
+    );
     expect(torch?.suggestions?.map((option) => option.edits.map((edit) => edit.text))).toEqual([
       ['2.6.0+cu126', '0.21.0+cu126', '126'],
       ['2.7.1+cu128', '0.22.1+cu128', '128'],
@@ -143,10 +159,14 @@ describe('the "safe" fixes the audit caught writing builds that do not exist', (
   it("a rule's safe fix that adds a finding is offered as unsafe, with what applying it gives", () => {
     // index-url would add the cu128 index that torchaudio's label asks for; cuda-mismatch moves torchaudio to cu126.
     const findings = check({
-      'requirements.txt': '--index-url https://download.pytorch.org/whl/cu126\ntorch==2.7.1+cu126\ntorchvision==0.22.1+cu126\ntorchaudio==2.7.1+cu128\n',
+      'requirements.txt':
+        '--index-url https://download.pytorch.org/whl/cu126\ntorch==2.7.1+cu126\ntorchvision==0.22.1+cu126\ntorchaudio==2.7.1+cu128\n',
     });
     const index = findings.find((finding) => finding.ruleId === 'index-url');
-    expect(index?.fix).toMatchObject({ safety: 'unsafe', verification: expect.stringContaining('gives warning cuda-mismatch') });
+    expect(index?.fix).toMatchObject({
+      safety: 'unsafe',
+      verification: expect.stringContaining('gives warning cuda-mismatch'),
+    });
     expect(findings.find((finding) => finding.ruleId === 'cuda-mismatch')?.fix).toMatchObject({
       safety: 'safe',
       edits: [expect.objectContaining({ text: '126' })],
@@ -181,7 +201,10 @@ describe('many fixes in one group stay linear to verify, and stay sound', () => 
     expect(safe.filter((finding) => finding.fix!.verification?.includes('not checked alone'))).toHaveLength(8);
     // 32 alone, once all of those together, once the block of the other 8 with them.
     expect(regates).toBe(34);
-    const fixed = parse('Dockerfile', applyEdits(file.source.text, merged(safe.flatMap((finding) => finding.fix!.edits))!));
+    const fixed = parse(
+      'Dockerfile',
+      applyEdits(file.source.text, merged(safe.flatMap((finding) => finding.fix!.edits))!),
+    );
     expect(regate([fixed]).findings.filter((finding) => finding.ruleId === 'companion-mismatch')).toEqual([]);
   });
 
@@ -195,7 +218,8 @@ describe('many fixes in one group stay linear to verify, and stay sound', () => 
     const marker = target.fix!.edits[0]!;
     const withConflict = (subset: readonly ParsedFile[]): ReturnType<typeof real> => {
       const result = real(subset);
-      const applied = subset[0]!.source.text.slice(marker.range[0], marker.range[0] + marker.text.length) === marker.text;
+      const applied =
+        subset[0]!.source.text.slice(marker.range[0], marker.range[0] + marker.text.length) === marker.text;
       if (!applied) return result;
       const extra: Finding = { ...target, ruleId: 'index-url', message: 'a conflict', fix: undefined };
       return { ...result, findings: [...result.findings, extra] };

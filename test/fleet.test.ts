@@ -26,7 +26,12 @@ const kb = defaultKnowledgeBase();
 function cli(cwd: string, argv: string[], stdin?: string): { code: number; out: string; err: string } {
   let out = '';
   let err = '';
-  const code = run(argv, { cwd, out: (text) => (out += text), err: (text) => (err += text), ...(stdin !== undefined ? { stdin: () => stdin } : {}) });
+  const code = run(argv, {
+    cwd,
+    out: (text) => (out += text),
+    err: (text) => (err += text),
+    ...(stdin !== undefined ? { stdin: () => stdin } : {}),
+  });
   return { code, out, err };
 }
 
@@ -38,8 +43,13 @@ describe('reading the nodes', () => {
       expect(read.nodes).toHaveLength(1);
       expect(read.nodes[0]).toMatchObject({ driver: '580.159.04', gpus: [{ product: 'H200' }] });
     }
-    expect(readFleet('q.csv', fixture('device/nvidia-smi-query-gpu.csv')).nodes[0]!.gpus[0]!.computeCapability).toBe('9.0');
-    expect(readFleet('q.xml', fixture('device/nvidia-smi-q.xml')).nodes[0]!.gpus[0]).toMatchObject({ brand: 'NVIDIA', mig: false });
+    expect(readFleet('q.csv', fixture('device/nvidia-smi-query-gpu.csv')).nodes[0]!.gpus[0]!.computeCapability).toBe(
+      '9.0',
+    );
+    expect(readFleet('q.xml', fixture('device/nvidia-smi-q.xml')).nodes[0]!.gpus[0]).toMatchObject({
+      brand: 'NVIDIA',
+      mig: false,
+    });
   });
 
   it('multi-GPU, GeForce and MIG nodes in the documented XML; several nodes in one CSV', () => {
@@ -50,7 +60,9 @@ describe('reading the nodes', () => {
       product: 'GeForce RTX 4090',
       brand: 'GeForce',
     });
-    expect(readFleet('m.xml', fixture('documented/nvidia-smi-q-mig.xml')).nodes[0]!.gpus[0]).toMatchObject({ mig: true });
+    expect(readFleet('m.xml', fixture('documented/nvidia-smi-q-mig.xml')).nodes[0]!.gpus[0]).toMatchObject({
+      mig: true,
+    });
     const csv = readFleet('nodes.csv', fixture('documented/query-gpu-nodes.csv'));
     expect(csv.problems).toEqual([]);
     expect(csv.nodes.map((node) => [node.driver, node.gpus.length])).toEqual([
@@ -64,28 +76,44 @@ describe('reading the nodes', () => {
     const read = readFleet('nodes.json', fixture('documented/kubectl-nodes.json'));
     expect(read.problems).toEqual([]);
     expect(read.nodes).toHaveLength(6);
-    expect(read.nodes.find((node) => node.name.endsWith('h6mz'))!.gpus[0]).toMatchObject({ product: 'H100-80GB-HBM3', mig: true });
+    expect(read.nodes.find((node) => node.name.endsWith('h6mz'))!.gpus[0]).toMatchObject({
+      product: 'H100-80GB-HBM3',
+      mig: true,
+    });
   });
 
   it('unreadable input is a positioned error, never a crash', () => {
-    expect(readFleet('x.txt', 'hello\n').problems[0]).toMatchObject({ line: 1, column: 1, message: expect.stringContaining('not an nvidia-smi CSV') });
-    const csv = readFleet('x.csv', 'name, driver_version, compute_cap\nNVIDIA H200, 580.159.04\nNVIDIA H200, [N/A], 9.0\n');
+    expect(readFleet('x.txt', 'hello\n').problems[0]).toMatchObject({
+      line: 1,
+      column: 1,
+      message: expect.stringContaining('not an nvidia-smi CSV'),
+    });
+    const csv = readFleet(
+      'x.csv',
+      'name, driver_version, compute_cap\nNVIDIA H200, 580.159.04\nNVIDIA H200, [N/A], 9.0\n',
+    );
     expect(csv.problems.map((problem) => [problem.line, problem.message])).toEqual([
       [2, '2 values for the 3 columns of the header on line 1'],
       [3, '"" is not a Linux driver version such as 580.159.04'],
     ]);
-    expect(readFleet('x.json', '{"items": [').problems[0]).toMatchObject({ line: 1, message: expect.stringContaining('not JSON') });
-    expect(readFleet('x.xml', '<nvidia_smi_log><driver_version>N/A</driver_version></nvidia_smi_log>').problems[0]!.message).toContain(
-      '<driver_version> is missing',
-    );
+    expect(readFleet('x.json', '{"items": [').problems[0]).toMatchObject({
+      line: 1,
+      message: expect.stringContaining('not JSON'),
+    });
+    expect(
+      readFleet('x.xml', '<nvidia_smi_log><driver_version>N/A</driver_version></nvidia_smi_log>').problems[0]!.message,
+    ).toContain('<driver_version> is missing');
   });
 });
 
 describe('no input makes the readers throw', () => {
   it('mutated real outputs and arbitrary JSON', () => {
-    const seeds = ['device/nvidia-smi-query-gpu.csv', 'device/nvidia-smi-q.xml', 'documented/kubectl-nodes.json', 'documented/query-gpu-nodes.csv'].map(
-      fixture,
-    );
+    const seeds = [
+      'device/nvidia-smi-query-gpu.csv',
+      'device/nvidia-smi-q.xml',
+      'documented/kubectl-nodes.json',
+      'documented/query-gpu-nodes.csv',
+    ].map(fixture);
     fc.assert(
       fc.property(fc.constantFrom(...seeds), fc.nat(), fc.nat(), fc.string(), (seed, at, length, insert) => {
         const cut = at % (seed.length + 1);
@@ -97,7 +125,10 @@ describe('no input makes the readers throw', () => {
     );
     fc.assert(
       fc.property(fc.jsonValue(), (value) => {
-        readFleet('x.json', `{"items": [${JSON.stringify(value)}, {"metadata": {"labels": ${JSON.stringify(value)}}}]}`);
+        readFleet(
+          'x.json',
+          `{"items": [${JSON.stringify(value)}, {"metadata": {"labels": ${JSON.stringify(value)}}}]}`,
+        );
       }),
       { numRuns: 300 },
     );
@@ -128,12 +159,22 @@ describe('grouping into pools', () => {
 describe('cuda-gatekeeper fleet', () => {
   it('import prints a fleet section the baseline accepts, and the check judges each pool with it', () => {
     const dir = mkdtempSync(join(tmpdir(), 'cgk-fleet-'));
-    const imported = cli(dir, ['fleet', 'import', join(FLEET, 'documented/query-gpu-nodes.csv'), join(FLEET, 'device/nvidia-smi-q.xml')]);
+    const imported = cli(dir, [
+      'fleet',
+      'import',
+      join(FLEET, 'documented/query-gpu-nodes.csv'),
+      join(FLEET, 'device/nvidia-smi-q.xml'),
+    ]);
     expect(imported.code, imported.err).toBe(0);
     expect(imported.err).toContain('pool h200-580: 1 node, 1 GPU (H200, data-center), driver 580.159.04');
     const loaded = loadBaseline('fleet.yml', imported.out, RULE_IDS);
     expect(loaded.problems).toEqual([]);
-    expect(loaded.baseline.pools.map((pool) => pool.name)).toEqual(['a100-535', 'h100-550', 'rtx-4090-550', 'h200-580']);
+    expect(loaded.baseline.pools.map((pool) => pool.name)).toEqual([
+      'a100-535',
+      'h100-550',
+      'rtx-4090-550',
+      'h200-580',
+    ]);
     mkdirSync(join(dir, '.github'));
     writeFileSync(join(dir, '.github', 'cuda-gatekeeper.yml'), imported.out);
     writeFileSync(join(dir, 'Dockerfile'), 'FROM nvidia/cuda:13.0.1-runtime-ubuntu24.04\n');
@@ -145,13 +186,24 @@ describe('cuda-gatekeeper fleet', () => {
 
   it('import --write sets fleet.pools in a baseline and keeps its other keys and comments', () => {
     const dir = mkdtempSync(join(tmpdir(), 'cgk-fleet-write-'));
-    writeFileSync(join(dir, 'baseline.yaml'), '# the platform team\ncuda:\n  allowed: ["12.4", "12.8"] # agreed in Q3\n');
-    const written = cli(dir, ['fleet', 'import', '--write', 'baseline.yaml', '-'], fixture('documented/kubectl-nodes.json'));
+    writeFileSync(
+      join(dir, 'baseline.yaml'),
+      '# the platform team\ncuda:\n  allowed: ["12.4", "12.8"] # agreed in Q3\n',
+    );
+    const written = cli(
+      dir,
+      ['fleet', 'import', '--write', 'baseline.yaml', '-'],
+      fixture('documented/kubectl-nodes.json'),
+    );
     expect(written.code, written.err).toBe(0);
     const text = readFileSync(join(dir, 'baseline.yaml'), 'utf8');
     expect(text).toContain('# the platform team');
     expect(text).toContain('# agreed in Q3');
-    expect(loadBaseline('baseline.yaml', text, RULE_IDS).baseline.pools.map((pool) => pool.name)).toEqual(['a100-pool', 'h100-pool', 'b200-pool']);
+    expect(loadBaseline('baseline.yaml', text, RULE_IDS).baseline.pools.map((pool) => pool.name)).toEqual([
+      'a100-pool',
+      'h100-pool',
+      'b200-pool',
+    ]);
   });
 
   it('scan prints the node from its nvidia-smi, as the real H200 node printed it; exit 2 without nvidia-smi', () => {
@@ -169,17 +221,29 @@ describe('cuda-gatekeeper fleet', () => {
     writeFileSync(join(bin, 'nvidia-smi'), `#!/bin/sh\ncat <<'CSV'\n${csv.trimEnd()}\nCSV\n`);
     chmodSync(join(bin, 'nvidia-smi'), 0o755);
     const main = join(ROOT, 'bin', 'cuda-gatekeeper.js');
-    const scanned = spawnSync(process.execPath, [main, 'fleet', 'scan'], { encoding: 'utf8', env: { ...process.env, PATH: `${bin}:${process.env.PATH}` } });
+    const scanned = spawnSync(process.execPath, [main, 'fleet', 'scan'], {
+      encoding: 'utf8',
+      env: { ...process.env, PATH: `${bin}:${process.env.PATH}` },
+    });
     expect(scanned.status, scanned.stderr).toBe(0);
     expect(scanned.stdout).toBe(fixture('device/fleet-scan.txt'));
-    const none = spawnSync(process.execPath, [main, 'fleet', 'scan'], { encoding: 'utf8', env: { ...process.env, PATH: '/nonexistent' } });
+    const none = spawnSync(process.execPath, [main, 'fleet', 'scan'], {
+      encoding: 'utf8',
+      env: { ...process.env, PATH: '/nonexistent' },
+    });
     expect(none.status).toBe(2);
     expect(none.stderr).toContain('there is no nvidia-smi on PATH');
   });
 
   it('bad usage is exit 2 with a message', () => {
-    expect(cli(ROOT, ['fleet'])).toMatchObject({ code: 2, err: expect.stringContaining('fleet needs a subcommand: import or scan') });
-    expect(cli(ROOT, ['fleet', 'import', 'no-such-file.csv'])).toMatchObject({ code: 2, err: expect.stringContaining('cannot read no-such-file.csv: ENOENT') });
+    expect(cli(ROOT, ['fleet'])).toMatchObject({
+      code: 2,
+      err: expect.stringContaining('fleet needs a subcommand: import or scan'),
+    });
+    expect(cli(ROOT, ['fleet', 'import', 'no-such-file.csv'])).toMatchObject({
+      code: 2,
+      err: expect.stringContaining('cannot read no-such-file.csv: ENOENT'),
+    });
   });
 });
 
@@ -193,10 +257,18 @@ describe('the self-service page takes pools or a node instead of a driver', () =
       kb,
     );
     expect(list.pools.map((pool) => pool.name)).toEqual(['a', 'b']);
-    expect(readPastedFleet('NVIDIA H200, 580.159.04, 9.0', kb).pools).toMatchObject([{ driver: '580.159.04', gpus: ['H200'] }]);
-    expect(readPastedFleet(fixture('device/nvidia-smi-query-gpu.csv'), kb).pools).toMatchObject([{ driver: '580.159.04', gpus: ['H200'] }]);
-    expect(readPastedFleet(fixture('device/fleet-scan.txt'), kb).pools).toMatchObject([{ driver: '580.159.04', gpus: ['H200'] }]);
-    expect(readPastedFleet('{ name: a100, driver: "55" }', kb).problems[0]).toMatch(/driver: expected an NVIDIA driver version/);
+    expect(readPastedFleet('NVIDIA H200, 580.159.04, 9.0', kb).pools).toMatchObject([
+      { driver: '580.159.04', gpus: ['H200'] },
+    ]);
+    expect(readPastedFleet(fixture('device/nvidia-smi-query-gpu.csv'), kb).pools).toMatchObject([
+      { driver: '580.159.04', gpus: ['H200'] },
+    ]);
+    expect(readPastedFleet(fixture('device/fleet-scan.txt'), kb).pools).toMatchObject([
+      { driver: '580.159.04', gpus: ['H200'] },
+    ]);
+    expect(readPastedFleet('{ name: a100, driver: "55" }', kb).problems[0]).toMatch(
+      /driver: expected an NVIDIA driver version/,
+    );
     expect(readPastedFleet('hello', kb).problems[0]).toMatch(/^Paste a pool/);
   });
 
@@ -212,7 +284,12 @@ describe('the self-service page takes pools or a node instead of a driver', () =
       ['v100', 'runs'],
     ]);
     // A driver named beside the pools decides the pick: CUDA 12.8 then runs on the R550 pool only under minor-version compatibility.
-    const named = recommend(kb, { framework: 'pytorch', version: '2.9.0', fleet: '- { name: old, driver: "550.127.05", gpus: [A100] }', driver: '580.159.04' });
+    const named = recommend(kb, {
+      framework: 'pytorch',
+      version: '2.9.0',
+      fleet: '- { name: old, driver: "550.127.05", gpus: [A100] }',
+      driver: '580.159.04',
+    });
     expect(named.install?.cuda).toBe('12.8');
     expect(named.pools).toEqual([
       {

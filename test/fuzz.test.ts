@@ -24,7 +24,12 @@ const kb = defaultKnowledgeBase();
 
 function checkFile(file: ParsedFile, text: string): void {
   const spans = [
-    ...file.packages.flatMap((pkg) => [pkg.span, pkg.nameSpan, pkg.specifierSpan, ...pkg.clauses.map((clause) => clause.versionSpan)]),
+    ...file.packages.flatMap((pkg) => [
+      pkg.span,
+      pkg.nameSpan,
+      pkg.specifierSpan,
+      ...pkg.clauses.map((clause) => clause.versionSpan),
+    ]),
     ...file.indexes.flatMap((index) => [index.span, index.urlSpan]),
     ...file.includes.flatMap((include) => [include.span, include.targetSpan]),
     ...file.images.map((image) => image.span),
@@ -32,10 +37,14 @@ function checkFile(file: ParsedFile, text: string): void {
     ...file.problems.map((problem) => problem.span),
     ...file.unresolved.map((fact) => fact.span),
     ...file.suppressions.map((suppression) => suppression.span),
-    ...file.containers.flatMap((container) => [container.span, ...container.placement.selector.map((requirement) => requirement.span)]),
+    ...file.containers.flatMap((container) => [
+      container.span,
+      ...container.placement.selector.map((requirement) => requirement.span),
+    ]),
   ];
   for (const span of spans) {
-    if (!(span.start >= 0 && span.start <= span.end && span.end <= text.length)) throw new Error(`span ${span.start}-${span.end} outside 0-${text.length}`);
+    if (!(span.start >= 0 && span.start <= span.end && span.end <= text.length))
+      throw new Error(`span ${span.start}-${span.end} outside 0-${text.length}`);
   }
   const report = gate([file], EMPTY_BASELINE, kb);
   const lines = file.source.lineCount;
@@ -44,7 +53,8 @@ function checkFile(file: ParsedFile, text: string): void {
     if (start.line < 1 || start.column < 1 || end.line > lines || start.offset > end.offset || end.offset > text.length)
       throw new Error(`bad position in ${finding.ruleId}: ${JSON.stringify(finding.location)}`);
     for (const edit of finding.fix?.edits ?? [])
-      if (edit.range[0] < 0 || edit.range[0] > edit.range[1] || edit.range[1] > text.length) throw new Error(`bad edit range in ${finding.ruleId}`);
+      if (edit.range[0] < 0 || edit.range[0] > edit.range[1] || edit.range[1] > text.length)
+        throw new Error(`bad edit range in ${finding.ruleId}`);
   }
 }
 
@@ -70,12 +80,15 @@ describe('baseline loader', () => {
     const base = readFileSync(join(ROOT, 'baseline.yaml'), 'utf8');
     const input = fc.oneof(
       syntaxText,
-      fc.tuple(fc.nat(), syntaxText).map(([at, insert]) => base.slice(0, at % base.length) + insert + base.slice(at % base.length)),
+      fc
+        .tuple(fc.nat(), syntaxText)
+        .map(([at, insert]) => base.slice(0, at % base.length) + insert + base.slice(at % base.length)),
     );
     fc.assert(
       fc.property(input, (text) => {
         const loaded = loadBaseline('b.yaml', text, RULE_IDS);
-        for (const problem of loaded.problems) if (problem.span.start < 0 || problem.span.end > text.length) throw new Error('problem outside the file');
+        for (const problem of loaded.problems)
+          if (problem.span.start < 0 || problem.span.end > text.length) throw new Error('problem outside the file');
       }),
       { numRuns: RUNS },
     );
@@ -83,28 +96,58 @@ describe('baseline loader', () => {
 });
 
 describe('hostile inputs stay linear and bounded', () => {
-  const lines = (n: number, line: (i: number) => string): string => Array.from({ length: n }, (_, i) => line(i)).join('');
+  const lines = (n: number, line: (i: number) => string): string =>
+    Array.from({ length: n }, (_, i) => line(i)).join('');
   const directive = '# cuda-gatekeeper: ignore[exact-pin] reason';
 
   // Linear is 16x and quadratic 256x; the bar sits between them, at an exponent of 1.5. This catches gross
   // blow-ups on a loaded machine; test/mapped.test.ts counts reads to pin one we had exactly.
   it.each([
-    ['requirements', 'requirements.txt', (n: number) => `${'torch==2.3.0+cu121 ; python_version < "3.12"\n'.repeat(n)}`],
+    [
+      'requirements',
+      'requirements.txt',
+      (n: number) => `${'torch==2.3.0+cu121 ; python_version < "3.12"\n'.repeat(n)}`,
+    ],
     ['requirements', 'requirements.txt', (n: number) => `${'a-'.repeat(n * 20)}!\n`],
     ['requirements', 'requirements.txt', (n: number) => `${'x'.repeat(n * 40)}`],
     ['requirements', 'requirements.txt', (n: number) => `${`${directive}\n`.repeat(n)}torch\n`],
     ['requirements', 'requirements.txt', (n: number) => lines(n, (i) => `pkg${i} ${directive} \\\n`)],
     ['requirements', 'requirements.txt', (n: number) => `${'a.whl#'.repeat(n)}\n`],
-    ['dockerfile', 'Dockerfile', (n: number) => `FROM ubuntu:22.04\nRUN ${'pip install torch==2.1.0 \\\n    '.repeat(n / 10)}true\n`],
+    [
+      'dockerfile',
+      'Dockerfile',
+      (n: number) => `FROM ubuntu:22.04\nRUN ${'pip install torch==2.1.0 \\\n    '.repeat(n / 10)}true\n`,
+    ],
     ['dockerfile', 'Dockerfile', (n: number) => `FROM ubuntu:22.04\nRUN echo ${'$'.repeat(n * 10)}\n`],
     ['dockerfile', 'Dockerfile', (n: number) => `FROM ubuntu:22.04\nRUN echo ${'${'.repeat(n * 10)}\n`],
-    ['dockerfile', 'Dockerfile', (n: number) => `FROM ubuntu:22.04\n${lines(n / 2, (i) => `${directive}\nRUN echo ${i}\n`)}`],
-    ['dockerfile', 'Dockerfile', (n: number) => `FROM ubuntu:22.04 AS s0\n${lines(n / 2, (i) => `ENV V${i}=x\nFROM s${i} AS s${i + 1}\n`)}`],
-    ['dockerfile', 'Dockerfile', (n: number) => `FROM ubuntu:22.04\n${'ENV A=1 B="x;y"\nCOPY a b /app/\n'.repeat(n / 2)}`],
+    [
+      'dockerfile',
+      'Dockerfile',
+      (n: number) => `FROM ubuntu:22.04\n${lines(n / 2, (i) => `${directive}\nRUN echo ${i}\n`)}`,
+    ],
+    [
+      'dockerfile',
+      'Dockerfile',
+      (n: number) => `FROM ubuntu:22.04 AS s0\n${lines(n / 2, (i) => `ENV V${i}=x\nFROM s${i} AS s${i + 1}\n`)}`,
+    ],
+    [
+      'dockerfile',
+      'Dockerfile',
+      (n: number) => `FROM ubuntu:22.04\n${'ENV A=1 B="x;y"\nCOPY a b /app/\n'.repeat(n / 2)}`,
+    ],
     ['conda', 'environment.yml', (n: number) => `dependencies:\n${'  - numpy=1.26.4\n'.repeat(n)}`],
-    ['conda', 'environment.yml', (n: number) => `channels: [${'conda-forge, '.repeat(n)}nvidia]\ndependencies:\n${'  - numpy=1.26.4  # pinned\n'.repeat(n)}`],
+    [
+      'conda',
+      'environment.yml',
+      (n: number) =>
+        `channels: [${'conda-forge, '.repeat(n)}nvidia]\ndependencies:\n${'  - numpy=1.26.4  # pinned\n'.repeat(n)}`,
+    ],
     ['conda', 'environment.yml', (n: number) => `dependencies:\n  - pip:\n    - "${'a.whl#'.repeat(n)}\\nx"\n`],
-    ['pyproject', 'pyproject.toml', (n: number) => `[project]\ndependencies = [\n${'  "numpy==1.26.4", # pinned\n'.repeat(n)}]\n`],
+    [
+      'pyproject',
+      'pyproject.toml',
+      (n: number) => `[project]\ndependencies = [\n${'  "numpy==1.26.4", # pinned\n'.repeat(n)}]\n`,
+    ],
     [
       'pyproject',
       'pyproject.toml',
@@ -124,18 +167,39 @@ describe('hostile inputs stay linear and bounded', () => {
   const policy = loadBaseline('baseline.yaml', readFileSync(join(ROOT, 'baseline.yaml'), 'utf8'), RULE_IDS).baseline;
   const image = 'FROM nvidia/cuda:12.4.1-devel-ubuntu22.04';
   it.each<[string, (n: number) => [string, string][]]>([
-    ['a chain of stages', (n: number) => [['Dockerfile', `${image} AS s0\n${lines(n, (i) => `FROM s${i} AS s${i + 1}\nRUN pip install torch==2.6.0\n`)}`]]],
-    ['many stages', (n: number) => [['Dockerfile', lines(n, (i) => `${image} AS s${i}\nRUN pip install torch==2.6.0\n`)]]],
+    [
+      'a chain of stages',
+      (n: number) => [
+        ['Dockerfile', `${image} AS s0\n${lines(n, (i) => `FROM s${i} AS s${i + 1}\nRUN pip install torch==2.6.0\n`)}`],
+      ],
+    ],
+    [
+      'many stages',
+      (n: number) => [['Dockerfile', lines(n, (i) => `${image} AS s${i}\nRUN pip install torch==2.6.0\n`)]],
+    ],
     [
       'many pip commands in a stage',
-      (n: number) => [['Dockerfile', `${image}\n${'RUN pip install --extra-index-url https://download.pytorch.org/whl/cu124 torch==2.6.0\n'.repeat(n)}`]],
+      (n: number) => [
+        [
+          'Dockerfile',
+          `${image}\n${'RUN pip install --extra-index-url https://download.pytorch.org/whl/cu124 torch==2.6.0\n'.repeat(n)}`,
+        ],
+      ],
     ],
-    ['many unpinned requirements', (n: number) => [['requirements.txt', lines(n, (i) => `torch>=1.${i}\ntorchvision\n`)]]],
+    [
+      'many unpinned requirements',
+      (n: number) => [['requirements.txt', lines(n, (i) => `torch>=1.${i}\ntorchvision\n`)]],
+    ],
     [
       'many suppressed findings',
-      (n: number) => [['requirements.txt', lines(n, (i) => `torch>=1.${i} # cuda-gatekeeper: ignore[package-not-allowed] reason\n`)]],
+      (n: number) => [
+        ['requirements.txt', lines(n, (i) => `torch>=1.${i} # cuda-gatekeeper: ignore[package-not-allowed] reason\n`)],
+      ],
     ],
-    ['a chain of includes', (n: number) => Array.from({ length: n }, (_, i) => [`r/r${i}.txt`, `-r r${i + 1}.txt\ntorch==2.6.0\n`])],
+    [
+      'a chain of includes',
+      (n: number) => Array.from({ length: n }, (_, i) => [`r/r${i}.txt`, `-r r${i + 1}.txt\ntorch==2.6.0\n`]),
+    ],
   ])('gate, %s: sixteen times the input takes roughly sixteen times as long', async (name, make) => {
     const check = (n: number): void => {
       gate(
@@ -163,7 +227,8 @@ describe('hostile inputs stay linear and bounded', () => {
           'Dockerfile',
           lines(
             n,
-            (i) => `${cu124} AS s${i}\nRUN pip install torch==2.5.1+cu124 torchvision==0.19.0+cu124 --index-url https://download.pytorch.org/whl/cu124\n`,
+            (i) =>
+              `${cu124} AS s${i}\nRUN pip install torch==2.5.1+cu124 torchvision==0.19.0+cu124 --index-url https://download.pytorch.org/whl/cu124\n`,
           ),
         ],
       ],
@@ -175,14 +240,20 @@ describe('hostile inputs stay linear and bounded', () => {
     [
       'chained stages that copy and install one requirements file',
       (n) => [
-        ['Dockerfile', `${cu124} AS s0\n${lines(n, (i) => `FROM s${i} AS s${i + 1}\nCOPY r.txt .\nRUN pip install -r r.txt\n`)}`],
+        [
+          'Dockerfile',
+          `${cu124} AS s0\n${lines(n, (i) => `FROM s${i} AS s${i + 1}\nCOPY r.txt .\nRUN pip install -r r.txt\n`)}`,
+        ],
         ['r.txt', 'torch==2.3.0+cu118\n--extra-index-url https://download.pytorch.org/whl/cu118\n'],
       ],
     ],
     [
       'chained stages that copy and install a requirements file each',
       (n) => [
-        ['Dockerfile', `${cu124} AS s0\n${lines(n, (i) => `FROM s${i} AS s${i + 1}\nCOPY r${i}.txt .\nRUN pip install -r r${i}.txt\n`)}`],
+        [
+          'Dockerfile',
+          `${cu124} AS s0\n${lines(n, (i) => `FROM s${i} AS s${i + 1}\nCOPY r${i}.txt .\nRUN pip install -r r${i}.txt\n`)}`,
+        ],
         ...Array.from({ length: n }, (_, i): [string, string] => [
           `r${i}.txt`,
           'torch==2.3.0+cu118\n--extra-index-url https://download.pytorch.org/whl/cu118\n',
@@ -211,7 +282,9 @@ describe('hostile inputs stay linear and bounded', () => {
     'gate and fix verification, %s: sixteen times the input takes roughly sixteen times as long',
     async (_name, make) => {
       const check = (n: number): void => {
-        const files = make(n).map(([path, text]) => parseFile(path, text, path.endsWith('.txt') ? 'requirements' : classifyPath(path)!));
+        const files = make(n).map(([path, text]) =>
+          parseFile(path, text, path.endsWith('.txt') ? 'requirements' : classifyPath(path)!),
+        );
         expect(files.every((file) => file.problems.length === 0)).toBe(true);
         const regate = (subset: readonly ParsedFile[]) => gate(subset, EMPTY_BASELINE, kb);
         verifyFixes(regate(files), files, regate);
@@ -229,7 +302,15 @@ describe('hostile inputs stay linear and bounded', () => {
 
   it('a 5 MiB requirements file and a 1 MiB line parse in time linear in their size', async () => {
     // 13,750 → 220,000 lines (0.3 → 5 MiB), and one line of 64 KiB → 1 MiB: sixteen times the input each.
-    expect(await growth((n) => parseFile('requirements.txt', 'numpy==1.26.4  # pinned\n'.repeat(n), 'requirements'), 13_750, 220_000)).toBeLessThan(64);
-    expect(await growth((n) => parseFile('requirements.txt', `torch==${'1'.repeat(n)}\n`, 'requirements'), 1 << 16, 1 << 20)).toBeLessThan(64);
+    expect(
+      await growth(
+        (n) => parseFile('requirements.txt', 'numpy==1.26.4  # pinned\n'.repeat(n), 'requirements'),
+        13_750,
+        220_000,
+      ),
+    ).toBeLessThan(64);
+    expect(
+      await growth((n) => parseFile('requirements.txt', `torch==${'1'.repeat(n)}\n`, 'requirements'), 1 << 16, 1 << 20),
+    ).toBeLessThan(64);
   });
 });

@@ -25,7 +25,9 @@ function repository(): ReturnType<typeof parseFile>[] {
       return parseFile(`p${i}/${name}`, extra + text, classifyPath(name)!);
     }),
   ).flat();
-  files.push(parseFile('shared/requirements-gpu.txt', 'torch==2.6.0+cu121\nnvidia-cudnn-cu12==9.1.0.70\n', 'requirements'));
+  files.push(
+    parseFile('shared/requirements-gpu.txt', 'torch==2.6.0+cu121\nnvidia-cudnn-cu12==9.1.0.70\n', 'requirements'),
+  );
   return files;
 }
 

@@ -39,19 +39,29 @@ export function inputPaths(dir: string): string[] {
 
 export function runCase(dir: string, files?: ParsedFile[]): Case {
   const baselinePath = join(dir, 'baseline.yaml');
-  const policy = existsSync(baselinePath) ? loadBaseline('baseline.yaml', readFileSync(baselinePath, 'utf8'), RULE_IDS) : undefined;
+  const policy = existsSync(baselinePath)
+    ? loadBaseline('baseline.yaml', readFileSync(baselinePath, 'utf8'), RULE_IDS)
+    : undefined;
   // Kinds as the CLI's walk decides them: by name, else a YAML file's content (a Kubernetes manifest).
   const paths = inputPaths(dir);
   const kinds = new Map(
     paths.flatMap((path) => {
-      const kind = classifyPath(path) ?? (/\.ya?ml$/i.test(path) ? kindByContent(path, readFileSync(join(dir, path), 'utf8')) : undefined);
+      const kind =
+        classifyPath(path) ??
+        (/\.ya?ml$/i.test(path) ? kindByContent(path, readFileSync(join(dir, path), 'utf8')) : undefined);
       return kind ? [[path, kind] as const] : [];
     }),
   );
-  const parsed = files ?? loadFiles(dir, paths, false, { paths, plain: new Set(paths), kinds }, { images: policy?.baseline.images ?? {} }).files;
+  const parsed =
+    files ??
+    loadFiles(dir, paths, false, { paths, plain: new Set(paths), kinds }, { images: policy?.baseline.images ?? {} })
+      .files;
   const removedPath = join(dir, 'removed.txt');
   const removed = existsSync(removedPath) ? readFileSync(removedPath, 'utf8').split('\n').filter(Boolean) : [];
-  const report = gate(parsed, policy?.baseline ?? EMPTY_BASELINE, defaultKnowledgeBase(), { ...(policy ? { policy } : {}), removed });
+  const report = gate(parsed, policy?.baseline ?? EMPTY_BASELINE, defaultKnowledgeBase(), {
+    ...(policy ? { policy } : {}),
+    removed,
+  });
   return { dir, files: parsed, ...(policy ? { policy } : {}), report };
 }
 

@@ -53,7 +53,8 @@ describe('row 2: torch 1.7.0 was released with torchvision 0.8.1 (googlecolab/co
 });
 
 describe("row 3: the pytorch conda channel's measured cudatoolkit builds (moi90/pytorch_compute_capabilities table.md)", () => {
-  const env = (pytorch: string, toolkit: string) => `name: x\nchannels:\n  - pytorch\ndependencies:\n  - pytorch=${pytorch}\n  - cudatoolkit=${toolkit}\n`;
+  const env = (pytorch: string, toolkit: string) =>
+    `name: x\nchannels:\n  - pytorch\ndependencies:\n  - pytorch=${pytorch}\n  - cudatoolkit=${toolkit}\n`;
   it.each([
     ['1.11.0', '11.1'],
     ['1.11.0', '11.5'],
@@ -69,15 +70,18 @@ describe("row 3: the pytorch conda channel's measured cudatoolkit builds (moi90/
 
 describe('row 4: torchaudio before 0.10 had no CUDA variants (pytorch/audio installation.rst: "Starting 0.10, torchaudio has CPU-only and CUDA-enabled binary distributions")', () => {
   it("PyTorch's own 1.9.0 command (-f torch_stable.html) passes", () => {
-    const text = '-f https://download.pytorch.org/whl/torch_stable.html\ntorch==1.9.0+cu111\ntorchvision==0.10.0+cu111\ntorchaudio==0.9.0\n';
+    const text =
+      '-f https://download.pytorch.org/whl/torch_stable.html\ntorch==1.9.0+cu111\ntorchvision==0.10.0+cu111\ntorchaudio==0.9.0\n';
     expect(said(check({ 'requirements.txt': text }))).toEqual([]);
   });
   it('a plain torchaudio==0.9.0 from PyPI beside a cu111 torch wheel claims no CUDA 10.2', () => {
-    const text = 'torch @ https://download.pytorch.org/whl/cu111/torch-1.9.0%2Bcu111-cp38-cp38-linux_x86_64.whl\ntorchaudio==0.9.0\n';
+    const text =
+      'torch @ https://download.pytorch.org/whl/cu111/torch-1.9.0%2Bcu111-cp38-cp38-linux_x86_64.whl\ntorchaudio==0.9.0\n';
     expect(levels(check({ 'requirements.txt': text }), 'cuda-mismatch')).toEqual([]);
   });
   it("PyTorch's 1.7.1 command with --extra-index-url …/cu110 gets no warning about torchaudio", () => {
-    const text = '--extra-index-url https://download.pytorch.org/whl/cu110\ntorch==1.7.1+cu110\ntorchvision==0.8.2+cu110\ntorchaudio==0.7.2\n';
+    const text =
+      '--extra-index-url https://download.pytorch.org/whl/cu110\ntorch==1.7.1+cu110\ntorchvision==0.8.2+cu110\ntorchaudio==0.7.2\n';
     expect(said(check({ 'requirements.txt': text }))).toEqual([]);
   });
 });
@@ -85,15 +89,23 @@ describe('row 4: torchaudio before 0.10 had no CUDA variants (pytorch/audio inst
 describe('row 5: forward compatibility on data-center GPUs (docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html)', () => {
   const file = { Dockerfile: 'FROM nvcr.io/nvidia/pytorch:25.12-py3\n' };
   it('NGC 25.12 (CUDA 13.1) on R570 is a warning that names the condition', () => {
-    const findings = check(file, 'driver:\n  minimum: "570.172.08"\n').filter((finding) => finding.ruleId === 'driver-floor');
+    const findings = check(file, 'driver:\n  minimum: "570.172.08"\n').filter(
+      (finding) => finding.ruleId === 'driver-floor',
+    );
     expect(findings.map((finding) => finding.severity)).toEqual(['warning']);
-    expect(findings[0]!.message).toContain('forward compatibility (cuda-compat-13-1 in the image, data-center GPUs only)');
+    expect(findings[0]!.message).toContain(
+      'forward compatibility (cuda-compat-13-1 in the image, data-center GPUs only)',
+    );
   });
   it('a data-center fleet (driver.forwardCompat: true) gets a notice', () => {
-    expect(levels(check(file, 'driver:\n  minimum: "570.172.08"\n  forwardCompat: true\n'), 'driver-floor')).toEqual(['notice']);
+    expect(levels(check(file, 'driver:\n  minimum: "570.172.08"\n  forwardCompat: true\n'), 'driver-floor')).toEqual([
+      'notice',
+    ]);
   });
   it('a fleet without forward compatibility (driver.forwardCompat: false) gets the error', () => {
-    expect(levels(check(file, 'driver:\n  minimum: "570.172.08"\n  forwardCompat: false\n'), 'driver-floor')).toEqual(['error']);
+    expect(levels(check(file, 'driver:\n  minimum: "570.172.08"\n  forwardCompat: false\n'), 'driver-floor')).toEqual([
+      'error',
+    ]);
   });
   it('an R550 driver is not in the cuda-compat-13-1 matrix: error', () => {
     expect(levels(check(file, 'driver:\n  minimum: "550.54.14"\n'), 'driver-floor')).toEqual(['error']);
@@ -102,7 +114,10 @@ describe('row 5: forward compatibility on data-center GPUs (docs.nvidia.com/depl
     expect(
       levels(
         check(
-          { Dockerfile: 'FROM ubuntu:24.04\nRUN pip install torch==2.9.1+cu130 --index-url https://download.pytorch.org/whl/cu130\n' },
+          {
+            Dockerfile:
+              'FROM ubuntu:24.04\nRUN pip install torch==2.9.1+cu130 --index-url https://download.pytorch.org/whl/cu130\n',
+          },
           'driver:\n  minimum: "570.172.08"\n',
         ),
         'driver-floor',
@@ -114,13 +129,28 @@ describe('row 5: forward compatibility on data-center GPUs (docs.nvidia.com/depl
 describe('row 6: NVIDIA_REQUIRE_CUDA as the container toolkit reads it ("space-separated constraints are ORed, comma-separated constraints are ANDed")', () => {
   const require = (value: string) => ({ Dockerfile: `FROM ubuntu:22.04\nENV NVIDIA_REQUIRE_CUDA="${value}"\n` });
   it('a Tesla R535 alternative accepts 535.104.05, on Tesla GPUs only (warning)', () => {
-    expect(levels(check(require('cuda>=12.8 brand=tesla,driver>=535,driver<536'), 'driver:\n  minimum: "535.104.05"\n'), 'driver-floor')).toEqual(['warning']);
+    expect(
+      levels(
+        check(require('cuda>=12.8 brand=tesla,driver>=535,driver<536'), 'driver:\n  minimum: "535.104.05"\n'),
+        'driver-floor',
+      ),
+    ).toEqual(['warning']);
   });
   it('cuda>=12.8 holds on 570.172.08 whatever the other terms say', () => {
-    expect(levels(check(require('cuda>=12.8 brand=tesla,driver>=470,driver<471'), 'driver:\n  minimum: "570.172.08"\n'), 'driver-floor')).toEqual([]);
+    expect(
+      levels(
+        check(require('cuda>=12.8 brand=tesla,driver>=470,driver<471'), 'driver:\n  minimum: "570.172.08"\n'),
+        'driver-floor',
+      ),
+    ).toEqual([]);
   });
   it('no term holds: error', () => {
-    expect(levels(check(require('cuda>=12.8 brand=tesla,driver>=550,driver<551'), 'driver:\n  minimum: "535.104.05"\n'), 'driver-floor')).toEqual(['error']);
+    expect(
+      levels(
+        check(require('cuda>=12.8 brand=tesla,driver>=550,driver<551'), 'driver:\n  minimum: "535.104.05"\n'),
+        'driver-floor',
+      ),
+    ).toEqual(['error']);
   });
 });
 
@@ -129,16 +159,23 @@ describe('rows 7 and 8: torch 2.14.1 / torchvision 0.29.1, and the 1.8.2 LTS lin
     expect(said(check({ 'requirements.txt': 'torch==2.14.1\ntorchvision==0.29.1\n' }))).toEqual([]);
   });
   it('the LTS requirements file passes', () => {
-    const text = '--extra-index-url https://download.pytorch.org/whl/lts/1.8/cu111\ntorch==1.8.2+cu111\ntorchvision==0.9.2+cu111\ntorchaudio==0.8.2\n';
+    const text =
+      '--extra-index-url https://download.pytorch.org/whl/lts/1.8/cu111\ntorch==1.8.2+cu111\ntorchvision==0.9.2+cu111\ntorchaudio==0.8.2\n';
     expect(said(check({ 'requirements.txt': text }))).toEqual([]);
   });
 });
 
 describe("row 9: Table 3 has no row for 12.8 Update 2 or 13.0 Update 3; the installer's bundled driver is not the minimum", () => {
   it('nvidia/cuda:12.8.2 on 570.172.08 asks for no newer driver', () => {
-    expect(levels(check({ Dockerfile: 'FROM nvidia/cuda:12.8.2-cudnn-runtime-ubuntu24.04\n' }, 'driver:\n  minimum: "570.172.08"\n'), 'driver-floor')).toEqual(
-      [],
-    );
+    expect(
+      levels(
+        check(
+          { Dockerfile: 'FROM nvidia/cuda:12.8.2-cudnn-runtime-ubuntu24.04\n' },
+          'driver:\n  minimum: "570.172.08"\n',
+        ),
+        'driver-floor',
+      ),
+    ).toEqual([]);
     expect(kb.minDriver('12.8.2')?.linux).toBe('570.124.06');
     expect(kb.minDriver('13.0.3')?.linux).toBe('580.95.05');
   });
@@ -165,7 +202,9 @@ describe('row 11: NVIDIA\'s unsupported-tags list says the 11.6.1 tags "still ex
 
 describe("row 12 and §3: OS versions by the CUDA releases NVIDIA published them for (the dist/<version>/<os> directories of NVIDIA's image repository)", () => {
   it('no CUDA 13 image for ubuntu20.04 (a false pass before)', () => {
-    expect(levels(check({ Dockerfile: 'FROM nvidia/cuda:13.0.0-devel-ubuntu20.04\n' }), 'image-missing')).toEqual(['warning']);
+    expect(levels(check({ Dockerfile: 'FROM nvidia/cuda:13.0.0-devel-ubuntu20.04\n' }), 'image-missing')).toEqual([
+      'warning',
+    ]);
   });
   it('12.4.0-devel-centos7 exists', () => {
     expect(levels(check({ Dockerfile: 'FROM nvidia/cuda:12.4.0-devel-centos7\n' }), 'image-missing')).toEqual([]);
@@ -182,7 +221,10 @@ describe('row 15: triton pins carry the wheel\'s markers (triton-lang/triton#335
   it('torch 2.2.1 on Python 3.12 does not pin triton', () => {
     expect(
       levels(
-        check({ 'environment.yml': 'name: x\ndependencies:\n  - python=3.12\n  - pip\n  - pip:\n    - torch==2.2.1\n    - triton==2.3.0\n' }),
+        check({
+          'environment.yml':
+            'name: x\ndependencies:\n  - python=3.12\n  - pip\n  - pip:\n    - torch==2.2.1\n    - triton==2.3.0\n',
+        }),
         'companion-mismatch',
       ),
     ).toEqual([]);
@@ -190,7 +232,10 @@ describe('row 15: triton pins carry the wheel\'s markers (triton-lang/triton#335
   it('torch 2.2.1 on Python 3.11 does', () => {
     expect(
       levels(
-        check({ 'environment.yml': 'name: x\ndependencies:\n  - python=3.11\n  - pip\n  - pip:\n    - torch==2.2.1\n    - triton==2.3.0\n' }),
+        check({
+          'environment.yml':
+            'name: x\ndependencies:\n  - python=3.11\n  - pip\n  - pip:\n    - torch==2.2.1\n    - triton==2.3.0\n',
+        }),
         'companion-mismatch',
       ),
     ).toEqual(['error']);

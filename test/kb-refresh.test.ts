@@ -2,7 +2,12 @@ import { cpSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseDockerHubTags, parseDriverTable, parseWheelIndex, toolkitVersion } from '../src/knowledge/refresh/parse.js';
+import {
+  parseDockerHubTags,
+  parseDriverTable,
+  parseWheelIndex,
+  toolkitVersion,
+} from '../src/knowledge/refresh/parse.js';
 import { OfflineError, refresh, SOURCES, summary } from '../src/knowledge/refresh/run.js';
 import { parse } from 'yaml';
 import { ROOT } from './harness.js';
@@ -26,7 +31,12 @@ describe('kb:refresh parsers on saved excerpts', () => {
       { label: '12.9 Update 1', version: '12.9.1', linux: '575.57.08', windows: '576.57' },
       { label: '13.0 GA', version: '13.0.0', linux: '580.65.06' },
     ]);
-    expect(['CUDA 12.6 Update 3', 'CUDA 11.1.1 Update 1', 'CUDA 12.1 GA', 'CUDA 13.4'].map(toolkitVersion)).toEqual(['12.6.3', '11.1.1', '12.1.0', '13.4.0']);
+    expect(['CUDA 12.6 Update 3', 'CUDA 11.1.1 Update 1', 'CUDA 12.1 GA', 'CUDA 13.4'].map(toolkitVersion)).toEqual([
+      '12.6.3',
+      '11.1.1',
+      '12.1.0',
+      '13.4.0',
+    ]);
   });
 
   it('reads Docker Hub tag names', () => {
@@ -52,9 +62,9 @@ describe('kb:refresh merge', () => {
     };
     const result = await refresh(dir, async (url) => pages[url]!, '2026-12-01');
     expect(result.changes).toEqual(['pytorch: new release 2.16.0 (cu130)']);
-    const added = (result.files['pytorch.json'] as { releases: { version: string; confidence?: string }[] }).releases.find(
-      (release) => release.version === '2.16.0',
-    );
+    const added = (
+      result.files['pytorch.json'] as { releases: { version: string; confidence?: string }[] }
+    ).releases.find((release) => release.version === '2.16.0');
     expect(added).toMatchObject({ confidence: 'unverified' });
   });
 
@@ -118,7 +128,10 @@ describe('kb:refresh on a real page', () => {
 
   it('runs weekly in CI and opens a pull request with the summary', () => {
     const workflow = readFileSync(join(ROOT, '.github', 'workflows', 'kb-refresh.yml'), 'utf8');
-    const parsed = parse(workflow) as { on: { schedule: { cron: string }[] }; jobs: { refresh: { steps: { run?: string }[] } } };
+    const parsed = parse(workflow) as {
+      on: { schedule: { cron: string }[] };
+      jobs: { refresh: { steps: { run?: string }[] } };
+    };
     expect(parsed.on.schedule[0]!.cron).toMatch(/^\S+ \S+ \* \* [0-6]$/);
     const runs = parsed.jobs.refresh.steps.map((step) => step.run ?? '').join('\n');
     expect(runs).toContain('npm run kb:refresh -- --summary');

@@ -33,7 +33,9 @@ describe('data files', () => {
   it('marks what is still unverified, and no longer what the audit verified (kb-audit-2026-12 §2)', () => {
     const data = loadData();
     const confidence = (version: string) => data.drivers.releases.find((row) => row.version === version)?.confidence;
-    expect(['13.4.0', '13.4.1', '13.4.2', '13.5.0', '12.8.2', '13.0.3'].map(confidence)).toEqual(Array(6).fill('unverified'));
+    expect(['13.4.0', '13.4.1', '13.4.2', '13.5.0', '12.8.2', '13.0.3'].map(confidence)).toEqual(
+      Array(6).fill('unverified'),
+    );
     // 13.3.x: installer names and NVIDIA's Triton matrix agree on 610.43.02.
     expect(['13.3.0', '13.3.1'].map(confidence)).toEqual([undefined, undefined]);
     expect(kb.torchRelease('2.15.0')?.confidence).toBe('unverified');
@@ -251,7 +253,10 @@ describe('GPUs: compute capability and minimum CUDA (NVIDIA)', () => {
 
 describe('images', () => {
   it.each([
-    ['12.4.1-cudnn-devel-ubuntu22.04', { version: '12.4.1', cudnn: 'cudnn', flavour: 'devel', os: 'ubuntu', osVersion: '22.04' }],
+    [
+      '12.4.1-cudnn-devel-ubuntu22.04',
+      { version: '12.4.1', cudnn: 'cudnn', flavour: 'devel', os: 'ubuntu', osVersion: '22.04' },
+    ],
     ['11.8.0-cudnn8-runtime-ubuntu22.04', { version: '11.8.0', cudnn: 'cudnn8', flavour: 'runtime' }],
     ['12.6.3-base-ubi9', { version: '12.6.3', flavour: 'base', os: 'ubi', osVersion: '9' }],
   ])('nvidia/cuda:%s', (tag, expected) => {

@@ -12,12 +12,20 @@ import { selectPools } from '../src/analysis/placement.js';
 import type { Pool } from '../src/baseline/schema.js';
 import { run } from '../src/cli/main.js';
 import { defaultKnowledgeBase } from '../src/knowledge/index.js';
-import { classifyPath, kindByContent, looksLikeManifest, parseFile, sniffKind, yamlByContent } from '../src/parsers/index.js';
+import {
+  classifyPath,
+  kindByContent,
+  looksLikeManifest,
+  parseFile,
+  sniffKind,
+  yamlByContent,
+} from '../src/parsers/index.js';
 import type { Placement } from '../src/parsers/facts.js';
 import { ROOT } from './harness.js';
 
 const kb = defaultKnowledgeBase();
-const manifest = (text: string, images: Record<string, string> = {}) => parseFile('k8s/app.yaml', text, 'kubernetes', { images });
+const manifest = (text: string, images: Record<string, string> = {}) =>
+  parseFile('k8s/app.yaml', text, 'kubernetes', { images });
 const at = (text: string, span: { start: number; end: number }) => text.slice(span.start, span.end);
 
 const DEPLOYMENT = `apiVersion: apps/v1
@@ -56,10 +64,14 @@ spec:
 describe('which YAML files are manifests', () => {
   it('a workload kind and an apiVersion at the top level, in any document; never a Helm template', () => {
     expect(looksLikeManifest(DEPLOYMENT)).toBe(true);
-    expect(looksLikeManifest(`---\napiVersion: v1\nkind: ConfigMap\n---\napiVersion: batch/v1\nkind: "CronJob"\n`)).toBe(true);
+    expect(
+      looksLikeManifest(`---\napiVersion: v1\nkind: ConfigMap\n---\napiVersion: batch/v1\nkind: "CronJob"\n`),
+    ).toBe(true);
     expect(looksLikeManifest('apiVersion: v1\nkind: ConfigMap\ndata: {}\n')).toBe(false);
     expect(
-      looksLikeManifest('apiVersion: apps/v1\nkind: Deployment\nspec:\n  template:\n    spec:\n      containers:\n        - image: {{ .Values.image }}\n'),
+      looksLikeManifest(
+        'apiVersion: apps/v1\nkind: Deployment\nspec:\n  template:\n    spec:\n      containers:\n        - image: {{ .Values.image }}\n',
+      ),
     ).toBe(false);
     expect(looksLikeManifest('name: ci\non: push\njobs:\n  build:\n    runs-on: ubuntu-latest\n')).toBe(false);
     expect(looksLikeManifest('apiVersion: kubeflow.org/v1\nkind: PyTorchJob # training operator\n')).toBe(true);
@@ -70,7 +82,9 @@ describe('which YAML files are manifests', () => {
     expect(yamlByContent('environment.yml')).toBe(false); // its name says conda
     expect(kindByContent('deploy/train.yaml', DEPLOYMENT)).toBe('kubernetes');
     expect(kindByContent('envs/train.yaml', DEPLOYMENT)).toBe('kubernetes');
-    expect(kindByContent('envs/gpu.yaml', 'name: gpu\nchannels: [conda-forge]\ndependencies: [python=3.11]\n')).toBe('conda');
+    expect(kindByContent('envs/gpu.yaml', 'name: gpu\nchannels: [conda-forge]\ndependencies: [python=3.11]\n')).toBe(
+      'conda',
+    );
     expect(kindByContent('.github/workflows/ci.yml', 'on: push\njobs: {}\n')).toBeUndefined();
     expect(classifyPath('k8s/train.yaml')).toBeUndefined();
     expect(sniffKind(DEPLOYMENT)).toBe('kubernetes');
@@ -89,13 +103,17 @@ describe('reading a manifest', () => {
     expect(at(DEPLOYMENT, train.span)).toBe('ghcr.io/acme/trainer:1.4');
     expect(at(DEPLOYMENT, train.image.tagSpan!)).toBe('1.4');
     expect(train.image).toMatchObject({ registry: 'ghcr.io', repository: 'acme/trainer', tag: '1.4' });
-    expect(train.placement.selector.map((r) => [r.key, r.operator, r.values])).toEqual([['cloud.google.com/gke-nodepool', 'In', ['a100']]]);
-    expect(train.placement.terms.map((term) => term.map((r) => `${r.key} ${r.operator} ${r.values.join(',')}`))).toEqual([
-      ['nvidia.com/gpu.product In NVIDIA-A100-SXM4-80GB'],
-      ['nvidia.com/cuda.driver.major Gt 549'],
+    expect(train.placement.selector.map((r) => [r.key, r.operator, r.values])).toEqual([
+      ['cloud.google.com/gke-nodepool', 'In', ['a100']],
     ]);
+    expect(
+      train.placement.terms.map((term) => term.map((r) => `${r.key} ${r.operator} ${r.values.join(',')}`)),
+    ).toEqual([['nvidia.com/gpu.product In NVIDIA-A100-SXM4-80GB'], ['nvidia.com/cuda.driver.major Gt 549']]);
     expect(train.dockerfile).toMatchObject({ path: 'docker/Dockerfile.train', how: 'annotation' });
-    expect(file.includes[train.dockerfile!.include]).toMatchObject({ kind: 'dockerfile', target: 'docker/Dockerfile.train' });
+    expect(file.includes[train.dockerfile!.include]).toMatchObject({
+      kind: 'dockerfile',
+      target: 'docker/Dockerfile.train',
+    });
   });
 
   it("the baseline's images mapping names the Dockerfile of an image by its name, whatever its tag or registry spelling", () => {
@@ -201,14 +219,28 @@ spec:
 
 describe('which pools a node selection allows', () => {
   const pools: Pool[] = [
-    { name: 'a100', driver: '550.127.05', gpus: ['A100'], class: 'data-center', labels: { 'cloud.google.com/gke-nodepool': 'a100' } },
-    { name: 'h200', driver: '580.159.04', gpus: ['H200'], class: 'data-center', labels: { 'cloud.google.com/gke-nodepool': 'h200' } },
+    {
+      name: 'a100',
+      driver: '550.127.05',
+      gpus: ['A100'],
+      class: 'data-center',
+      labels: { 'cloud.google.com/gke-nodepool': 'a100' },
+    },
+    {
+      name: 'h200',
+      driver: '580.159.04',
+      gpus: ['H200'],
+      class: 'data-center',
+      labels: { 'cloud.google.com/gke-nodepool': 'h200' },
+    },
     { name: 'dev', driver: '570.172.08', gpus: ['RTX 4090'], class: 'geforce', labels: {} },
   ];
   const span = { start: 0, end: 0 };
   const placement = (selector: Record<string, string>, terms: [string, string, string[]][][] = []): Placement => ({
     selector: Object.entries(selector).map(([key, value]) => ({ key, operator: 'In' as const, values: [value], span })),
-    terms: terms.map((term) => term.map(([key, operator, values]) => ({ key, operator: operator as 'In', values, span }))),
+    terms: terms.map((term) =>
+      term.map(([key, operator, values]) => ({ key, operator: operator as 'In', values, span })),
+    ),
   });
   const names = (p: Placement) => selectPools(pools, p, kb).pools.map((pool) => pool.name);
 
@@ -258,7 +290,9 @@ describe('the demo fleet repository', () => {
     // The same image on the H200 pool passes; the pool table says where each unit runs.
     expect(out).not.toMatch(/k8s\/train\.yaml:4\d:\d+: error/);
     expect(out).toContain('  k8s/train.yaml:41 (Job/eval, container eval)\n    a100-legacy: not scheduled');
-    expect(out).toMatch(/\(CronJob\/nightly-finetune, container train\)\n {4}a100-legacy: FAILS: CUDA 13.0 needs driver >= 580, the pool runs 550.127.05/);
+    expect(out).toMatch(
+      /\(CronJob\/nightly-finetune, container train\)\n {4}a100-legacy: FAILS: CUDA 13.0 needs driver >= 580, the pool runs 550.127.05/,
+    );
   });
 
   it('finds a workload after a large first document (rendered output that starts with a big ConfigMap or CRD)', () => {
@@ -269,7 +303,9 @@ describe('the demo fleet repository', () => {
     writeFileSync(join(dir, 'k8s', 'rendered.yaml'), config + readFileSync(join(dir, 'k8s', 'train.yaml'), 'utf8'));
     let out = '';
     run(['check'], { cwd: dir, out: (text) => (out += text), err: () => {} });
-    expect(out).toMatch(/k8s\/rendered\.yaml:\d+:22: error: ghcr\.io\/demo\/trainer:1\.4\.0 .* which no pool it is scheduled on can run/);
+    expect(out).toMatch(
+      /k8s\/rendered\.yaml:\d+:22: error: ghcr\.io\/demo\/trainer:1\.4\.0 .* which no pool it is scheduled on can run/,
+    );
   });
 
   it('a CPU-only copy of the job passes: only containers that get GPUs are judged', () => {

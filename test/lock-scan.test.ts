@@ -45,7 +45,8 @@ function pruned(value: TomlValue, omit: ReadonlySet<string>): TomlValue {
   if (value.kind === 'array') return { ...value, items: value.items.map((item) => pruned(item, omit)) };
   if (value.kind !== 'table') return value;
   const entries = new Map<string, TomlValue>();
-  for (const [key, entry] of value.entries) entries.set(key, omit.has(key) ? { kind: 'other', span: entry.span } : pruned(entry, omit));
+  for (const [key, entry] of value.entries)
+    entries.set(key, omit.has(key) ? { kind: 'other', span: entry.span } : pruned(entry, omit));
   return { ...value, entries };
 }
 
@@ -131,12 +132,37 @@ function lineEditProperty(reference: string, seedsOf: () => string[], agrees: (t
 }
 
 const yamlSeeds = (): string[] => [...seeds('pixi-lock'), ...seeds('conda-lock')];
-const tomlSeeds = (): string[] => [...seeds('uv-lock'), ...seeds('poetry-lock'), ...seeds('pyproject'), ...seeds('pixi')];
+const tomlSeeds = (): string[] => [
+  ...seeds('uv-lock'),
+  ...seeds('poetry-lock'),
+  ...seeds('pyproject'),
+  ...seeds('pixi'),
+];
 
-const scalar = fc.constantFrom('torch', '2.1.0', "'2.1'", '"x"', 'a b', 'null', '~', 'true', '1e3', 'http://a/b', "'it''s'", '{}', '[]', 'a # c', '');
+const scalar = fc.constantFrom(
+  'torch',
+  '2.1.0',
+  "'2.1'",
+  '"x"',
+  'a b',
+  'null',
+  '~',
+  'true',
+  '1e3',
+  'http://a/b',
+  "'it''s'",
+  '{}',
+  '[]',
+  'a # c',
+  '',
+);
 const yamlDoc = fc
   .array(
-    fc.tuple(fc.constantFrom('version', 'environments', 'packages', 'package', '1', 'null', "'k'"), fc.nat({ max: 3 }), fc.array(scalar, { maxLength: 3 })),
+    fc.tuple(
+      fc.constantFrom('version', 'environments', 'packages', 'package', '1', 'null', "'k'"),
+      fc.nat({ max: 3 }),
+      fc.array(scalar, { maxLength: 3 }),
+    ),
     { minLength: 1, maxLength: 5 },
   )
   .map((sections) =>
@@ -149,7 +175,19 @@ const yamlDoc = fc
       })
       .join('\n'),
   );
-const tomlValue = fc.constantFrom('"a"', "'b'", '"e\\"q"', 'true', '1', '1.5', '[]', '["x", "y",]', '[\n  { name = "a" },\n]', '{ registry = "r" }', '{}');
+const tomlValue = fc.constantFrom(
+  '"a"',
+  "'b'",
+  '"e\\"q"',
+  'true',
+  '1',
+  '1.5',
+  '[]',
+  '["x", "y",]',
+  '[\n  { name = "a" },\n]',
+  '{ registry = "r" }',
+  '{}',
+);
 const tomlDoc = fc
   .array(
     fc.tuple(
@@ -161,7 +199,11 @@ const tomlDoc = fc
       maxLength: 5,
     },
   )
-  .map((tables) => tables.map(([header, pairs]) => [header, ...pairs.map(([key, value]) => `${key} = ${value}`)].join('\n')).join('\n\n'));
+  .map((tables) =>
+    tables
+      .map(([header, pairs]) => [header, ...pairs.map(([key, value]) => `${key} = ${value}`)].join('\n'))
+      .join('\n\n'),
+  );
 
 describe('the YAML lock scanner', () => {
   fastPathProperties('pixi-lock', 'the yaml package', yamlDoc, yamlAgrees, { generated: 1 / 10 });

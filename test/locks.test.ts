@@ -37,14 +37,20 @@ const SAMPLES: Readonly<Record<string, Sample>> = {
     tight: 'driver: { forwardCompat: false }',
     get: (b) => b.driver.forwardCompat,
   },
-  gpus: { org: 'gpus: [A100, H100]', loose: ['gpus: [A100]', 'gpus: []'], tight: 'gpus: [A100, H100, L4]', get: (b) => b.gpus },
+  gpus: {
+    org: 'gpus: [A100, H100]',
+    loose: ['gpus: [A100]', 'gpus: []'],
+    tight: 'gpus: [A100, H100, L4]',
+    get: (b) => b.gpus,
+  },
   'fleet.pools': {
     org: 'fleet: { pools: [{ name: a100, driver: "535.183.01" }, { name: h100, driver: "550.127.05" }] }',
     loose: [
       'fleet: { pools: [{ name: h100, driver: "550.127.05" }] }',
       'fleet: { pools: [{ name: a100, driver: "570.172.08" }, { name: h100, driver: "550.127.05" }] }',
     ],
-    tight: 'fleet: { pools: [{ name: a100, driver: "535.104.05" }, { name: h100, driver: "550.127.05" }, { name: l4, driver: "550.127.05" }] }',
+    tight:
+      'fleet: { pools: [{ name: a100, driver: "535.104.05" }, { name: h100, driver: "550.127.05" }, { name: l4, driver: "550.127.05" }] }',
     get: (b) => b.pools,
   },
   'pinning.python': {
@@ -65,8 +71,18 @@ const SAMPLES: Readonly<Record<string, Sample>> = {
     tight: 'pinning: { packages: [triton] }',
     get: (b) => b.pinning.packages.includes('triton'),
   },
-  prerelease: { org: 'prerelease: forbid', loose: ['prerelease: allow'], tight: 'prerelease: forbid', get: (b) => b.prerelease },
-  unchecked: { org: 'unchecked: fail', loose: ['unchecked: neutral'], tight: 'unchecked: fail', get: (b) => b.unchecked },
+  prerelease: {
+    org: 'prerelease: forbid',
+    loose: ['prerelease: allow'],
+    tight: 'prerelease: forbid',
+    get: (b) => b.prerelease,
+  },
+  unchecked: {
+    org: 'unchecked: fail',
+    loose: ['unchecked: neutral'],
+    tight: 'unchecked: fail',
+    get: (b) => b.unchecked,
+  },
   // Which Dockerfile builds an image is not a policy: a repository adds its own images, whatever is locked.
   images: {
     org: 'images: { ghcr.io/org/base: docker/base/Dockerfile }',
@@ -110,7 +126,9 @@ const SAMPLES: Readonly<Record<string, Sample>> = {
 /** The lock paths that cover a key: the key and every section above it. */
 function coveringLocks(path: string): string[] {
   const parts = path.split('.');
-  return parts.map((_, i) => parts.slice(0, i + 1).join('.')).filter((lock) => LOCKABLE.includes(lock) || /^(packages|rules)\.[^.]+$/.test(lock));
+  return parts
+    .map((_, i) => parts.slice(0, i + 1).join('.'))
+    .filter((lock) => LOCKABLE.includes(lock) || /^(packages|rules)\.[^.]+$/.test(lock));
 }
 
 function layer(origin: string, text: string): Layer {
@@ -165,7 +183,8 @@ describe.each(Object.entries(SAMPLES))('%s', (path, sample) => {
 });
 
 describe('waivers cannot get round a lock', () => {
-  const waiver = (rule: string) => `waivers:\n  - { rule: ${rule}, repo: "*", reason: r, owner: o, expires: 2099-01-01 }\n`;
+  const waiver = (rule: string) =>
+    `waivers:\n  - { rule: ${rule}, repo: "*", reason: r, owner: o, expires: 2099-01-01 }\n`;
   it.each([
     ['cuda.allowed', 'cuda-not-allowed'],
     ['cuda', 'cuda-not-allowed'],
@@ -177,7 +196,10 @@ describe('waivers cannot get round a lock', () => {
   ])('a repository waiver of a rule behind "%s" (%s) is reported and dropped', (lock, rule) => {
     const merged = merge(`locked: ["${lock}"]\n`, waiver(rule));
     expect(merged.weakenings).toEqual([
-      expect.objectContaining({ at: ['waivers', 0], message: expect.stringContaining('such waivers belong in the organisation baseline') }),
+      expect.objectContaining({
+        at: ['waivers', 0],
+        message: expect.stringContaining('such waivers belong in the organisation baseline'),
+      }),
     ]);
     expect(merged.baseline.waivers).toEqual([]);
   });
@@ -192,7 +214,10 @@ describe('lock names', () => {
   it('an unknown lock path is reported at its position', () => {
     const merged = merge('locked: [cuda.allowd]\n', '{}');
     expect(merged.weakenings).toEqual([
-      expect.objectContaining({ at: ['locked', 0], message: expect.stringContaining('"cuda.allowd" is not a key that can be locked') }),
+      expect.objectContaining({
+        at: ['locked', 0],
+        message: expect.stringContaining('"cuda.allowd" is not a key that can be locked'),
+      }),
     ]);
   });
   it('a section covers its keys', () => {

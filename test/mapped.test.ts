@@ -20,7 +20,9 @@ interface Char {
 const piece: fc.Arbitrary<Piece> = fc.record({
   text: fc.string({ minLength: 1, maxLength: 6 }),
   origin: fc.oneof(fc.constant(-1), fc.nat(200)),
-  via: fc.option(fc.record({ name: fc.constantFrom('A', 'B'), reference: fc.constant({ start: 0, end: 4 }) }), { nil: undefined }),
+  via: fc.option(fc.record({ name: fc.constantFrom('A', 'B'), reference: fc.constant({ start: 0, end: 4 }) }), {
+    nil: undefined,
+  }),
 });
 
 function assemble(pieces: readonly Piece[]): { mapped: Mapped; chars: Char[] } {
@@ -46,7 +48,9 @@ function expectedOrigin(chars: readonly Char[], from: number, to: number): { sta
 
 const withRange = fc.array(piece, { minLength: 1, maxLength: 12 }).chain((pieces) => {
   const length = pieces.reduce((n, p) => n + p.text.length, 0);
-  return fc.tuple(fc.constant(pieces), fc.nat(length), fc.nat(length)).map(([ps, a, b]) => ({ pieces: ps, from: Math.min(a, b), to: Math.max(a, b) }));
+  return fc
+    .tuple(fc.constant(pieces), fc.nat(length), fc.nat(length))
+    .map(([ps, a, b]) => ({ pieces: ps, from: Math.min(a, b), to: Math.max(a, b) }));
 });
 
 describe('Mapped', () => {
@@ -102,22 +106,35 @@ describe('Mapped', () => {
       origin: m.origin(from, to),
       via: m.via(from, to),
       pieces: m.pieces(),
-      slice: { text: m.slice(from, to).text, pieces: m.slice(from, to).pieces(), site: m.slice(from, to).site(0, 1), trimmed: m.trim().pieces() },
+      slice: {
+        text: m.slice(from, to).text,
+        pieces: m.slice(from, to).pieces(),
+        site: m.slice(from, to).site(0, 1),
+        trimmed: m.trim().pieces(),
+      },
     });
     fc.assert(
-      fc.property(fc.string({ maxLength: 8 }), fc.nat(500), fc.integer({ min: -2, max: 10 }), fc.integer({ min: -2, max: 10 }), (text, origin, from, to) => {
-        const plain = Mapped.of(text, origin);
-        const segment = new SegmentMapped(text, [{ from: 0, to: text.length, origin, site: { start: origin, end: origin + text.length }, via: undefined }]);
-        expect(describe(plain, from, to)).toEqual(describe(segment, from, to));
-        // Appended to a builder, both give the same pieces.
-        const a = new MappedBuilder();
-        const b = new MappedBuilder();
-        a.pushSegment('x', 0);
-        b.pushSegment('x', 0);
-        a.pushMapped(plain);
-        b.pushMapped(segment);
-        expect(a.build().pieces()).toEqual(b.build().pieces());
-      }),
+      fc.property(
+        fc.string({ maxLength: 8 }),
+        fc.nat(500),
+        fc.integer({ min: -2, max: 10 }),
+        fc.integer({ min: -2, max: 10 }),
+        (text, origin, from, to) => {
+          const plain = Mapped.of(text, origin);
+          const segment = new SegmentMapped(text, [
+            { from: 0, to: text.length, origin, site: { start: origin, end: origin + text.length }, via: undefined },
+          ]);
+          expect(describe(plain, from, to)).toEqual(describe(segment, from, to));
+          // Appended to a builder, both give the same pieces.
+          const a = new MappedBuilder();
+          const b = new MappedBuilder();
+          a.pushSegment('x', 0);
+          b.pushSegment('x', 0);
+          a.pushMapped(plain);
+          b.pushMapped(segment);
+          expect(a.build().pieces()).toEqual(b.build().pieces());
+        },
+      ),
       { numRuns: RUNS },
     );
   });

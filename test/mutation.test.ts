@@ -26,11 +26,17 @@ function findings(files: Readonly<Record<string, string>>): Finding[] {
   }
   writeFileSync(join(work, '.empty-baseline.yaml'), '{}\n');
   let out = '';
-  run(['check', ...Object.keys(files), '--baseline', '.empty-baseline.yaml', '--format', 'json'], { cwd: work, out: (text) => (out += text), err: () => {} });
+  run(['check', ...Object.keys(files), '--baseline', '.empty-baseline.yaml', '--format', 'json'], {
+    cwd: work,
+    out: (text) => (out += text),
+    err: () => {},
+  });
   return (JSON.parse(out) as { findings: Finding[] }).findings;
 }
 
-const clean = originals(ROOT).filter((original) => findings(original.files).every((finding) => finding.severity !== 'error'));
+const clean = originals(ROOT).filter((original) =>
+  findings(original.files).every((finding) => finding.severity !== 'error'),
+);
 const mutants = clean.flatMap(mutantsOf);
 
 function caught(mutant: Mutant): boolean {
@@ -61,11 +67,15 @@ describe('realistic upgrade mistakes are caught at error', () => {
     const hit = [...byKind.values()].reduce((sum, row) => sum + row.caught, 0);
     const table = [...byKind]
       .map(
-        ([kind, row]) => `${kind.padEnd(14)} ${String(row.caught).padStart(4)}/${String(row.total).padEnd(4)} ${((100 * row.caught) / row.total).toFixed(0)} %`,
+        ([kind, row]) =>
+          `${kind.padEnd(14)} ${String(row.caught).padStart(4)}/${String(row.total).padEnd(4)} ${((100 * row.caught) / row.total).toFixed(0)} %`,
       )
       .join('\n');
-    process.stdout.write(`\nmutants caught at error, by kind:\n${table}\nall            ${hit}/${total} ${((100 * hit) / total).toFixed(1)} %\n`);
-    if (process.env.MUTANTS_MISSED) process.stdout.write(`${[...byKind.values()].flatMap((row) => row.missed).join('\n')}\n`);
+    process.stdout.write(
+      `\nmutants caught at error, by kind:\n${table}\nall            ${hit}/${total} ${((100 * hit) / total).toFixed(1)} %\n`,
+    );
+    if (process.env.MUTANTS_MISSED)
+      process.stdout.write(`${[...byKind.values()].flatMap((row) => row.missed).join('\n')}\n`);
     expect(hit / total).toBeGreaterThanOrEqual(RECALL_FLOOR);
   }, 600_000);
 

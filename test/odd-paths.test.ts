@@ -66,7 +66,10 @@ describe('paths named on the command line', () => {
   });
 
   it('two links to "." reached through -r includes: every file read once, and the run ends', () => {
-    const dir = repo({ 'requirements.txt': '-r a/requirements-gpu.txt\ntorch==2.3.0\n', 'requirements-gpu.txt': '-r a/b/requirements.txt\n' });
+    const dir = repo({
+      'requirements.txt': '-r a/requirements-gpu.txt\ntorch==2.3.0\n',
+      'requirements-gpu.txt': '-r a/b/requirements.txt\n',
+    });
     symlinkSync('.', join(dir, 'a'));
     symlinkSync('.', join(dir, 'b'));
     const result = cli(dir, 'check', '--baseline', 'none', '--format', 'json');
@@ -99,7 +102,9 @@ describe('the baseline file is read like every other file', () => {
     symlinkSync(join(outside, 'secret.yml'), join(dir, '.github', 'cuda-gatekeeper.yml'));
     const result = cli(dir, 'check');
     expect(result.code).toBe(2);
-    expect(result.err).toBe('cuda-gatekeeper: cannot read baseline .github/cuda-gatekeeper.yml: it is a link to a file outside the repository\n');
+    expect(result.err).toBe(
+      'cuda-gatekeeper: cannot read baseline .github/cuda-gatekeeper.yml: it is a link to a file outside the repository\n',
+    );
     expect(result.out + result.err).not.toContain('SECRET');
   });
 
@@ -135,17 +140,38 @@ describe('--baseline-ref: the policy of the base branch, not of the change', () 
     git('-c', 'user.name=t', '-c', 'user.email=t@t', 'add', '.');
     git('-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-qm', 'base');
     writeFileSync(join(dir, '.github', 'cuda-gatekeeper.yml'), 'rules: { cuda-not-allowed: off }\n');
-    writeFileSync(join(dir, 'requirements.txt'), 'torch==2.5.1+cu121\n--extra-index-url https://download.pytorch.org/whl/cu121\n');
+    writeFileSync(
+      join(dir, 'requirements.txt'),
+      'torch==2.5.1+cu121\n--extra-index-url https://download.pytorch.org/whl/cu121\n',
+    );
     expect(cli(dir, 'check', '--format', 'json').out).not.toContain('cuda-not-allowed');
     const fromBase = cli(dir, 'check', '--baseline-ref', 'main', '--format', 'json');
     expect(fromBase.code).toBe(1);
     expect(fromBase.out).toContain('cuda-not-allowed');
     // A ref without the file uses the bundled default and says so; an unknown ref is a usage error.
-    const empty = execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', 'commit-tree', '4b825dc642cb6eb9a060e54bf8d69288fbee4904', '-m', 'empty'], {
-      cwd: dir,
-      encoding: 'utf8',
-    }).trim();
-    expect(cli(dir, 'check', '--baseline-ref', empty).err).toContain(`no .github/cuda-gatekeeper.yml at ${empty}; using the bundled baseline.yaml`);
-    expect(cli(dir, 'check', '--baseline-ref', 'nope')).toMatchObject({ code: 2, err: 'cuda-gatekeeper: unknown git ref "nope"\n' });
+    const empty = execFileSync(
+      'git',
+      [
+        '-c',
+        'user.name=t',
+        '-c',
+        'user.email=t@t',
+        'commit-tree',
+        '4b825dc642cb6eb9a060e54bf8d69288fbee4904',
+        '-m',
+        'empty',
+      ],
+      {
+        cwd: dir,
+        encoding: 'utf8',
+      },
+    ).trim();
+    expect(cli(dir, 'check', '--baseline-ref', empty).err).toContain(
+      `no .github/cuda-gatekeeper.yml at ${empty}; using the bundled baseline.yaml`,
+    );
+    expect(cli(dir, 'check', '--baseline-ref', 'nope')).toMatchObject({
+      code: 2,
+      err: 'cuda-gatekeeper: unknown git ref "nope"\n',
+    });
   });
 });

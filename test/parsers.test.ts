@@ -13,7 +13,8 @@ const at = (file: ParsedFile, offset: number): string => {
   const position = file.source.position(offset);
   return `${position.line}:${position.column}`;
 };
-const text = (file: ParsedFile, span: { start: number; end: number }): string => file.source.text.slice(span.start, span.end);
+const text = (file: ParsedFile, span: { start: number; end: number }): string =>
+  file.source.text.slice(span.start, span.end);
 
 describe('classifyPath', () => {
   it.each([
@@ -38,9 +39,18 @@ describe('classifyPath', () => {
 
 describe('requirements parser', () => {
   it('reads PEP 508 requirements with extras, markers, local labels and wildcards', () => {
-    const file = parseRequirements('r.txt', 'torch[opt]==2.3.0+cu121 ; python_version < "3.12"\nnumpy==1.26.*\nrequests>=2,<3\n');
+    const file = parseRequirements(
+      'r.txt',
+      'torch[opt]==2.3.0+cu121 ; python_version < "3.12"\nnumpy==1.26.*\nrequests>=2,<3\n',
+    );
     const [torch, numpy, requests] = file.packages;
-    expect(torch).toMatchObject({ name: 'torch', extras: ['opt'], exact: '2.3.0+cu121', localLabel: 'cu121', markers: 'python_version < "3.12"' });
+    expect(torch).toMatchObject({
+      name: 'torch',
+      extras: ['opt'],
+      exact: '2.3.0+cu121',
+      localLabel: 'cu121',
+      markers: 'python_version < "3.12"',
+    });
     expect(text(file, torch!.clauses[0]!.versionSpan)).toBe('2.3.0+cu121');
     expect(numpy!.exact).toBeUndefined();
     expect(requests!.clauses.map((clause) => clause.operator)).toEqual(['>=', '<']);
@@ -48,14 +58,16 @@ describe('requirements parser', () => {
   });
 
   it('normalises names as PEP 503 does', () => {
-    expect(parseRequirements('r.txt', 'Torch_Vision==1\nnvidia.cudnn-cu12==9\n').packages.map((pkg) => pkg.name)).toEqual([
-      'torch-vision',
-      'nvidia-cudnn-cu12',
-    ]);
+    expect(
+      parseRequirements('r.txt', 'Torch_Vision==1\nnvidia.cudnn-cu12==9\n').packages.map((pkg) => pkg.name),
+    ).toEqual(['torch-vision', 'nvidia-cudnn-cu12']);
   });
 
   it('joins continuation lines, drops comments, counts hashes', () => {
-    const file = parseRequirements('r.txt', '# top\ntorch==2.1.0 \\\n    --hash=sha256:aa \\\n    --hash=sha256:bb  # trailing\n');
+    const file = parseRequirements(
+      'r.txt',
+      '# top\ntorch==2.1.0 \\\n    --hash=sha256:aa \\\n    --hash=sha256:bb  # trailing\n',
+    );
     expect(file.packages).toHaveLength(1);
     expect(file.packages[0]).toMatchObject({ exact: '2.1.0', hashes: 2 });
     expect(at(file, file.packages[0]!.span.start)).toBe('2:1');
@@ -125,7 +137,8 @@ describe('requirements parser', () => {
 
 describe('found by the peers’ own test inputs (issue 32)', () => {
   it('reads `name @ wheel-url` with the name written, the URL without it, and the extras', () => {
-    const text = 'vision[gpu] @ https://download.pytorch.org/whl/cu118/torchvision-0.18.0%2Bcu118-cp311-cp311-linux_x86_64.whl\n';
+    const text =
+      'vision[gpu] @ https://download.pytorch.org/whl/cu118/torchvision-0.18.0%2Bcu118-cp311-cp311-linux_x86_64.whl\n';
     const [pkg] = parseRequirements('requirements.txt', text).packages;
     expect(pkg).toMatchObject({ name: 'vision', extras: ['gpu'], url: text.slice(text.indexOf('https'), -1) });
     expect(pkg?.exact).toBeUndefined(); // the file is torchvision's, not vision's: its version is not this package's
@@ -133,12 +146,21 @@ describe('found by the peers’ own test inputs (issue 32)', () => {
       'requirements.txt',
       'torch @ https://download.pytorch.org/whl/cu118/torch-2.3.0%2Bcu118-cp311-cp311-linux_x86_64.whl',
     ).packages;
-    expect(torch).toMatchObject({ name: 'torch', exact: '2.3.0+cu118', localLabel: 'cu118', nameSpan: { start: 0, end: 5 } });
+    expect(torch).toMatchObject({
+      name: 'torch',
+      exact: '2.3.0+cu118',
+      localLabel: 'cu118',
+      nameSpan: { start: 0, end: 5 },
+    });
     expect(torch?.url?.startsWith('https://')).toBe(true);
   });
 
   it('reads option values as pip does, through shlex: quotes are not part of the URL', () => {
-    for (const line of ["-i 'https://example.com/simple'", '--index-url="https://example.com/simple"', '--index-url https://example.com/"simple"']) {
+    for (const line of [
+      "-i 'https://example.com/simple'",
+      '--index-url="https://example.com/simple"',
+      '--index-url https://example.com/"simple"',
+    ]) {
       const parsed = parseRequirements('requirements.txt', `${line}\n`);
       expect(parsed.problems, line).toEqual([]);
       expect(
@@ -172,7 +194,12 @@ describe('conda parser', () => {
     expect(file.contexts.map((context) => context.tool)).toEqual(['conda-env', 'conda-env-pip']);
     expect(file.contexts[0]!.channels).toEqual(['pytorch', 'nvidia']);
     const byName = Object.fromEntries(file.packages.map((pkg) => [pkg.name, pkg]));
-    expect(byName['pytorch']).toMatchObject({ channel: 'pytorch', exact: '2.1.0', build: 'py3.10_cuda12.1_cudnn8.9.2_0', localLabel: 'cuda12.1' });
+    expect(byName['pytorch']).toMatchObject({
+      channel: 'pytorch',
+      exact: '2.1.0',
+      build: 'py3.10_cuda12.1_cudnn8.9.2_0',
+      localLabel: 'cuda12.1',
+    });
     expect(byName['pytorch-cuda']).toMatchObject({ exact: '12.1' });
     expect(byName['cudatoolkit']).toMatchObject({ exact: '11.8.0' });
     expect(text(file, byName['cudatoolkit']!.clauses[0]!.versionSpan)).toBe('11.8.0');
@@ -213,9 +240,12 @@ describe('Dockerfile parser', () => {
   it('reads stages: --platform, AS name, FROM <stage> chains, registries and digests', () => {
     const file = parseDockerfile(
       'Dockerfile',
-      ['FROM --platform=linux/amd64 nvcr.io/nvidia/pytorch:24.05-py3 AS base', 'FROM base AS build', 'FROM docker.io/library/python:3.11@sha256:abc', ''].join(
-        '\n',
-      ),
+      [
+        'FROM --platform=linux/amd64 nvcr.io/nvidia/pytorch:24.05-py3 AS base',
+        'FROM base AS build',
+        'FROM docker.io/library/python:3.11@sha256:abc',
+        '',
+      ].join('\n'),
     );
     expect(
       file.images.map((image) => ({
@@ -237,8 +267,24 @@ describe('Dockerfile parser', () => {
         stageName: 'base',
         fromStage: undefined,
       },
-      { registry: undefined, repository: 'base', tag: undefined, digest: undefined, platform: undefined, stageName: 'build', fromStage: 0 },
-      { registry: undefined, repository: 'python', tag: '3.11', digest: 'sha256:abc', platform: undefined, stageName: undefined, fromStage: undefined },
+      {
+        registry: undefined,
+        repository: 'base',
+        tag: undefined,
+        digest: undefined,
+        platform: undefined,
+        stageName: 'build',
+        fromStage: 0,
+      },
+      {
+        registry: undefined,
+        repository: 'python',
+        tag: '3.11',
+        digest: 'sha256:abc',
+        platform: undefined,
+        stageName: undefined,
+        fromStage: undefined,
+      },
     ]);
   });
 
@@ -264,7 +310,9 @@ describe('Dockerfile parser', () => {
     const vision = file.packages.find((pkg) => pkg.name === 'torchvision')!;
     expect(vision.exact).toBe('0.19.1');
     expect(at(file, vision.clauses[0]!.versionSpan.start)).toBe('5:8');
-    expect(file.unresolved).toEqual([expect.objectContaining({ text: 'torch==$TORCH', reason: expect.stringContaining('re-declare it after FROM') })]);
+    expect(file.unresolved).toEqual([
+      expect.objectContaining({ text: 'torch==$TORCH', reason: expect.stringContaining('re-declare it after FROM') }),
+    ]);
   });
 
   it('reads pip, pip3, python -m pip and uv pip commands across continuations and comments', () => {
@@ -373,7 +421,10 @@ describe('Dockerfile parser', () => {
         '',
       ].join('\n'),
     );
-    expect(file.indexes.map((index) => index.url)).toEqual(['https://download.pytorch.org/whl/cu124', 'https://download.pytorch.org/whl/cu121']);
+    expect(file.indexes.map((index) => index.url)).toEqual([
+      'https://download.pytorch.org/whl/cu124',
+      'https://download.pytorch.org/whl/cu121',
+    ]);
     expect(file.unresolved.map((u) => u.reason)).toEqual([expect.stringContaining('$LOCAL is not defined')]);
     // An edit to the inherited URL goes to its definition two stages up.
     expect(text(file, file.indexes[1]!.urlSpan)).toBe('https://download.pytorch.org/whl/cu121');
@@ -381,7 +432,10 @@ describe('Dockerfile parser', () => {
   });
 
   it('honours the escape directive', () => {
-    const file = parseDockerfile('Dockerfile', '# escape=`\nFROM mcr.microsoft.com/windows:ltsc2022\nRUN pip install `\n  torch==2.1.0\n');
+    const file = parseDockerfile(
+      'Dockerfile',
+      '# escape=`\nFROM mcr.microsoft.com/windows:ltsc2022\nRUN pip install `\n  torch==2.1.0\n',
+    );
     expect(file.packages.map((pkg) => pkg.name)).toEqual(['torch']);
   });
 
@@ -412,20 +466,23 @@ describe('robustness', () => {
     '-r',
     '--index-url',
   ];
-  it.each(['dockerfile', 'requirements', 'conda'] as const)('%s parser never throws and keeps spans in range', (kind) => {
-    for (const input of odd) {
-      const file = parseFile('f', input, kind);
-      for (const span of [
-        ...file.packages.map((pkg) => pkg.span),
-        ...file.problems.map((problem) => problem.span),
-        ...file.indexes.map((index) => index.span),
-      ]) {
-        expect(span.start).toBeGreaterThanOrEqual(0);
-        expect(span.end).toBeLessThanOrEqual(input.length);
-        expect(span.start).toBeLessThanOrEqual(span.end);
+  it.each(['dockerfile', 'requirements', 'conda'] as const)(
+    '%s parser never throws and keeps spans in range',
+    (kind) => {
+      for (const input of odd) {
+        const file = parseFile('f', input, kind);
+        for (const span of [
+          ...file.packages.map((pkg) => pkg.span),
+          ...file.problems.map((problem) => problem.span),
+          ...file.indexes.map((index) => index.span),
+        ]) {
+          expect(span.start).toBeGreaterThanOrEqual(0);
+          expect(span.end).toBeLessThanOrEqual(input.length);
+          expect(span.start).toBeLessThanOrEqual(span.end);
+        }
       }
-    }
-  });
+    },
+  );
 });
 
 describe('regressions found by fuzzing', () => {
@@ -444,7 +501,10 @@ describe('regressions found by fuzzing', () => {
   it('YAML error recovery never yields positions past the end of the file', () => {
     const text = 'channels: [     !';
     const file = parseFile('environment.yml', text, 'conda');
-    for (const span of [...file.indexes.flatMap((index) => [index.span, index.urlSpan]), ...file.problems.map((problem) => problem.span)])
+    for (const span of [
+      ...file.indexes.flatMap((index) => [index.span, index.urlSpan]),
+      ...file.problems.map((problem) => problem.span),
+    ])
       expect(span.end).toBeLessThanOrEqual(text.length);
   });
 });
@@ -482,9 +542,15 @@ describe('PEP 508 names and operators, read without regular expressions', () => 
           const expected = NAME.exec(line.trim())?.[0];
           if (file.packages[0]) expect(file.packages[0].rawName).toBe(expected);
           // A name the expression reads whole, followed by a valid rest, is a package.
-          if (name.trim() !== '' && expected === name.trim() && !['@', ']'].includes(tail) && !(name.endsWith(' ') && tail === '[x]'))
+          if (
+            name.trim() !== '' &&
+            expected === name.trim() &&
+            !['@', ']'].includes(tail) &&
+            !(name.endsWith(' ') && tail === '[x]')
+          )
             expect(file.packages[0]?.rawName).toBe(name.trim());
-          if (expected === undefined && line.trim() !== '') expect(file.problems[0]?.message).toMatch(/^expected a package name/);
+          if (expected === undefined && line.trim() !== '')
+            expect(file.problems[0]?.message).toMatch(/^expected a package name/);
         },
       ),
       { numRuns: 5000 },
@@ -500,7 +566,9 @@ describe('PEP 508 names and operators, read without regular expressions', () => 
     fc.assert(
       fc.property(fc.array(clause, { minLength: 1, maxLength: 3 }), space, (clauses, sp) => {
         const file = parseRequirements('requirements.txt', `pkg${sp}${clauses.map((c) => c.text).join(',')}\n`);
-        expect(file.packages[0]?.clauses.map((c) => [c.operator, c.version])).toEqual(clauses.map((c) => [c.op, c.version]));
+        expect(file.packages[0]?.clauses.map((c) => [c.operator, c.version])).toEqual(
+          clauses.map((c) => [c.op, c.version]),
+        );
       }),
       { numRuns: 5000 },
     );

@@ -69,7 +69,15 @@ describe('the peers’ own test inputs', () => {
       expect(input.commit).toMatch(/^[0-9a-f]{40}$/);
       expect(input.licence).not.toMatch(/GPL/);
     }
-    expect(Object.fromEntries(perProject)).toEqual({ uv: 18, pixi: 25, poetry: 16, 'poetry-core': 11, pip: 20, buildkit: 17, moby: 6 });
+    expect(Object.fromEntries(perProject)).toEqual({
+      uv: 18,
+      pixi: 25,
+      poetry: 16,
+      'poetry-core': 11,
+      pip: 20,
+      buildkit: 17,
+      moby: 6,
+    });
   });
 
   for (const input of INPUTS) {
@@ -93,13 +101,17 @@ describe('the peers’ own test inputs', () => {
           const ours = read(input).images.map((image) => image.reference);
           expect(ours).toEqual(baseImages);
         });
-      const linux = (platforms ?? []).filter((platform) => platform.startsWith('linux') || input.linuxPlatforms?.includes(platform));
+      const linux = (platforms ?? []).filter(
+        (platform) => platform.startsWith('linux') || input.linuxPlatforms?.includes(platform),
+      );
       // Only Linux is read (the CUDA checks are about the machines the images run on): nothing else to compare.
       const onLinux = !platforms?.length || linux.length > 0;
       const unread = (category: keyof NonNullable<PeerInput['notRead']>, missing: readonly string[]) =>
-        expect(Object.fromEntries(missing.map((name) => [name, input.notRead?.[category]?.[name] ?? 'stated by the peer, not read by us']))).toEqual(
-          input.notRead?.[category] ?? {},
-        );
+        expect(
+          Object.fromEntries(
+            missing.map((name) => [name, input.notRead?.[category]?.[name] ?? 'stated by the peer, not read by us']),
+          ),
+        ).toEqual(input.notRead?.[category] ?? {});
 
       if (packages?.length && onLinux)
         it('reads the packages the peer states, except those the index says we do not', () => {
@@ -112,7 +124,10 @@ describe('the peers’ own test inputs', () => {
       if (indexes?.length && onLinux)
         it('reads the indexes the peer states (PyPI is the default, not an index fact)', () => {
           const parsed = read(input);
-          const ours = new Set([...parsed.indexes.map((index) => url(index.url)), ...parsed.contexts.flatMap((context) => context.channels.map(url))]);
+          const ours = new Set([
+            ...parsed.indexes.map((index) => url(index.url)),
+            ...parsed.contexts.flatMap((context) => context.channels.map(url)),
+          ]);
           unread(
             'indexes',
             indexes.filter((index) => url(index) !== PYPI && !ours.has(url(index))),
@@ -122,10 +137,13 @@ describe('the peers’ own test inputs', () => {
         it('reads each extra and group the peer states: a selection of its own, or a requirement’s extra', () => {
           const parsed = read(input);
           const variants = parsed.contexts.map((context) => context.variant ?? '');
-          const selected = (name: string) => variants.some((variant) => variant === name || variant.startsWith(`${name} `));
+          const selected = (name: string) =>
+            variants.some((variant) => variant === name || variant.startsWith(`${name} `));
           const requested = new Set(parsed.packages.flatMap((pkg) => pkg.extras));
           unread('selections', [
-            ...(extras ?? []).filter((extra) => !selected(`extra ${extra}`) && !requested.has(extra)).map((extra) => `extra ${extra}`),
+            ...(extras ?? [])
+              .filter((extra) => !selected(`extra ${extra}`) && !requested.has(extra))
+              .map((extra) => `extra ${extra}`),
             ...(groups ?? []).filter((group) => !selected(`group ${group}`)).map((group) => `group ${group}`),
           ]);
         });

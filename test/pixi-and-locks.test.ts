@@ -26,9 +26,15 @@ function selections(file: ParsedFile): Record<string, string[]> {
   for (const context of file.contexts) {
     const packages = file.packages
       .filter((pkg) => pkg.context === context.id)
-      .map((pkg) => `${pkg.name}${pkg.specifier}${pkg.build ? ` [${pkg.build}]` : ''}${pkg.channel ? ` @${pkg.channel}` : ''}`);
-    const where = context.indexes.map((index) => index.url).join(' ') || (context.tool === 'conda-env' ? 'conda' : 'PyPI');
-    (out[context.variant!] ??= []).push(`${where}: ${packages.join(', ')}${context.systemCuda ? ` (cuda ${context.systemCuda.value})` : ''}`);
+      .map(
+        (pkg) =>
+          `${pkg.name}${pkg.specifier}${pkg.build ? ` [${pkg.build}]` : ''}${pkg.channel ? ` @${pkg.channel}` : ''}`,
+      );
+    const where =
+      context.indexes.map((index) => index.url).join(' ') || (context.tool === 'conda-env' ? 'conda' : 'PyPI');
+    (out[context.variant!] ??= []).push(
+      `${where}: ${packages.join(', ')}${context.systemCuda ? ` (cuda ${context.systemCuda.value})` : ''}`,
+    );
   }
   return out;
 }
@@ -64,11 +70,17 @@ describe('pixi manifests', () => {
   it('01: the default environment with its CUDA requirement and a conda-forge pytorch range (conda-forge the only channel)', () => {
     const file = parse('pixi.toml', real('01__matthewfeickert__pytorch-gpu-pixi-example__pixi.toml'), 'pixi');
     expect(file.problems).toEqual([]);
-    expect(selections(file)).toEqual({ 'environment default': ['conda: pytorch>=2.8.0,<3 @conda-forge, curl>=8.17.0,<9 @conda-forge (cuda 12.0)'] });
+    expect(selections(file)).toEqual({
+      'environment default': ['conda: pytorch>=2.8.0,<3 @conda-forge, curl>=8.17.0,<9 @conda-forge (cuda 12.0)'],
+    });
   });
 
   it('07: a gpu default environment and a cpu one, each its own selection', () => {
-    const file = parse('pixi.toml', real('07__prefix-dev__pixi__docs_source_files_pixi_tomls_pytorch-conda-forge-envs.toml'), 'pixi');
+    const file = parse(
+      'pixi.toml',
+      real('07__prefix-dev__pixi__docs_source_files_pixi_tomls_pytorch-conda-forge-envs.toml'),
+      'pixi',
+    );
     expect(selections(file)).toEqual({
       'environment cpu': ['conda: pytorch-cpu* @conda-forge'],
       'environment default': ['conda: cuda-version=12.6.* @conda-forge, pytorch-gpu* @conda-forge (cuda 12.0)'],
@@ -76,16 +88,28 @@ describe('pixi manifests', () => {
   });
 
   it('08: PyPI packages with their own index, per feature', () => {
-    const file = parse('pixi.toml', real('08__prefix-dev__pixi__docs_source_files_pixi_tomls_pytorch-pypi-envs.toml'), 'pixi');
+    const file = parse(
+      'pixi.toml',
+      real('08__prefix-dev__pixi__docs_source_files_pixi_tomls_pytorch-pypi-envs.toml'),
+      'pixi',
+    );
     const gpu = selections(file)['environment gpu']!;
     expect(gpu).toContain('https://download.pytorch.org/whl/cu124: torch>=2.5.1, torchvision>=0.20.1 (cuda 12.0)');
   });
 
   it('09 ([tool.pixi] in pyproject.toml): named platforms with a cuda each, and targets chosen by glob', () => {
-    const file = parse('pyproject.toml', real('09__prefix-dev__pixi__docs_source_files_pyproject_tomls_pytorch-pypi-envs.toml'), 'pyproject');
+    const file = parse(
+      'pyproject.toml',
+      real('09__prefix-dev__pixi__docs_source_files_pyproject_tomls_pytorch-pypi-envs.toml'),
+      'pyproject',
+    );
     const all = selections(file);
-    expect(all['environment default on linux-64-cuda']).toContain('https://download.pytorch.org/whl/cu124: torch>=2.5.1, torchvision>=0.20.1 (cuda 12.0)');
-    expect(all['environment default on linux-64-cpu']).toContain('https://download.pytorch.org/whl/cpu: torch>=2.5.1, torchvision>=0.20.1');
+    expect(all['environment default on linux-64-cuda']).toContain(
+      'https://download.pytorch.org/whl/cu124: torch>=2.5.1, torchvision>=0.20.1 (cuda 12.0)',
+    );
+    expect(all['environment default on linux-64-cpu']).toContain(
+      'https://download.pytorch.org/whl/cpu: torch>=2.5.1, torchvision>=0.20.1',
+    );
   });
 
   it('03: one selection per environment, features in order, dependency tables with channel and version', () => {
@@ -122,7 +146,10 @@ describe('pixi manifests', () => {
     const pytorch = file.packages.find((pkg) => pkg.name === 'pytorch')!;
     expect([pytorch.specifier, pytorch.build]).toEqual(['>=2.4.0,<=3.0.0', undefined]);
     // Each bound still points at its characters in the file.
-    expect(pytorch.clauses.map((clause) => text.slice(clause.versionSpan.start, clause.versionSpan.end))).toEqual(['2.4.0', '3.0.0']);
+    expect(pytorch.clauses.map((clause) => text.slice(clause.versionSpan.start, clause.versionSpan.end))).toEqual([
+      '2.4.0',
+      '3.0.0',
+    ]);
   });
 
   it('a build glob names its CUDA (`{ build = "cuda124*" }`, conda\'s `=*cuda118*`): a cuda118 pytorch build in a CUDA 12.4 environment is a mismatch', () => {
@@ -133,7 +160,11 @@ describe('pixi manifests', () => {
     expect(check({ 'pixi.toml': text })).toEqual([
       'pixi.toml:6:1: error: conda-forge::pytorch=2.5.*=cuda118* is built for CUDA 11.8, but conda-forge::cuda-version=12.4.* sets CUDA 12.4 [cuda-mismatch]',
     ]);
-    const conda = parseFile('environment.yml', 'channels: [conda-forge]\ndependencies:\n  - pytorch=2.1.0=*cuda118*\n', 'conda');
+    const conda = parseFile(
+      'environment.yml',
+      'channels: [conda-forge]\ndependencies:\n  - pytorch=2.1.0=*cuda118*\n',
+      'conda',
+    );
     expect(conda.packages[0]!.localLabel).toBe('cuda118');
   });
 
@@ -176,9 +207,9 @@ full = ["lean"]
     expect(broken.problems).toHaveLength(1);
     const text = '[workspace]\nplatforms = ["linux-64"]\n[environments]\ngpu = ["cuda"]\n';
     const unknown = parse('pixi.toml', text, 'pixi');
-    expect(unknown.problems.map((problem) => [problem.message, text.slice(problem.span.start, problem.span.end)])).toEqual([
-      ['environment gpu: no [feature.cuda] in this manifest', '"cuda"'],
-    ]);
+    expect(
+      unknown.problems.map((problem) => [problem.message, text.slice(problem.span.start, problem.span.end)]),
+    ).toEqual([['environment gpu: no [feature.cuda] in this manifest', '"cuda"']]);
   });
 });
 
@@ -198,7 +229,9 @@ describe('pixi.lock', () => {
 
   it('is YAML or one positioned problem, never a throw', () => {
     expect(parse('pixi.lock', 'version: 6\nenvironments: [\n', 'pixi-lock').problems.length).toBeGreaterThan(0);
-    expect(parse('pixi.lock', '- a list\n', 'pixi-lock').problems.map((problem) => problem.message)).toEqual(['a pixi.lock must be a mapping']);
+    expect(parse('pixi.lock', '- a list\n', 'pixi-lock').problems.map((problem) => problem.message)).toEqual([
+      'a pixi.lock must be a mapping',
+    ]);
   });
 });
 
@@ -298,12 +331,15 @@ describe('YAML aliases in the locks (issue 26)', () => {
     const file = parseFile('conda-lock.yml', text, 'conda-lock');
     expect(file.problems).toEqual([]);
     expect(file.packages.map((fact) => fact.name)).toEqual(['p1']);
-    expect(text.slice(file.packages[0]!.span.start).startsWith('https://conda.anaconda.org/conda-forge/linux-64/p1-1.0')).toBe(true);
+    expect(
+      text.slice(file.packages[0]!.span.start).startsWith('https://conda.anaconda.org/conda-forge/linux-64/p1-1.0'),
+    ).toBe(true);
   });
 
   it('nested aliases ("billion laughs", 10^11 nodes expanded) are read without expanding them', () => {
     const levels = ['a0: &a0 [x, x, x, x, x, x, x, x, x, x]'];
-    for (let i = 1; i < 12; i++) levels.push(`a${i}: &a${i} [${Array.from({ length: 10 }, () => `*a${i - 1}`).join(', ')}]`);
+    for (let i = 1; i < 12; i++)
+      levels.push(`a${i}: &a${i} [${Array.from({ length: 10 }, () => `*a${i - 1}`).join(', ')}]`);
     const file = parseFile('conda-lock.yml', `version: 1\n${levels.join('\n')}\npackage:\n- *a11\n`, 'conda-lock');
     expect(file.packages).toEqual([]);
     expect(file.problems).toEqual([]);
@@ -327,10 +363,9 @@ describe('Dockerfiles that install them', () => {
     );
 
   it('pixi install: the manifest and the lock, with the environments named', () => {
-    expect(includes('FROM ubuntu:24.04\nRUN pixi install --manifest-path pyproject.toml --environment cuda\n')).toEqual([
-      'pyproject.toml ["environment cuda"]',
-      'pixi.lock ["environment cuda"] optional',
-    ]);
+    expect(includes('FROM ubuntu:24.04\nRUN pixi install --manifest-path pyproject.toml --environment cuda\n')).toEqual(
+      ['pyproject.toml ["environment cuda"]', 'pixi.lock ["environment cuda"] optional'],
+    );
     expect(includes('FROM ubuntu:24.04\nRUN pixi install --frozen -e gpu -e cpu\n')).toEqual([
       'pixi.toml ["environment gpu","environment cpu"] optional',
       'pyproject.toml ["environment gpu","environment cpu"] optional',
@@ -339,14 +374,20 @@ describe('Dockerfiles that install them', () => {
   });
 
   it("poetry install: the main group, --with groups and -E extras (37's command)", () => {
-    expect(includes('FROM ubuntu:24.04\nRUN poetry install -E vllm -E reranker --extras "awq gptq" --with cuda,docs --no-root\n')).toEqual([
+    expect(
+      includes(
+        'FROM ubuntu:24.04\nRUN poetry install -E vllm -E reranker --extras "awq gptq" --with cuda,docs --no-root\n',
+      ),
+    ).toEqual([
       'pyproject.toml ["the project","extra vllm","extra reranker","extra awq","extra gptq","group cuda","group docs"]',
       'poetry.lock ["the project","extra vllm","extra reranker","extra awq","extra gptq","group cuda","group docs"] optional',
     ]);
   });
 
   it('pip install of a local project: its pyproject.toml as pip reads it, with the extras named (uv pip and setup.py projects: nothing)', () => {
-    expect(includes('FROM python:3.12\nWORKDIR /app\nCOPY . .\nRUN pip install ".[cu124,dev]" && pip install -e ./svc\n')).toEqual([
+    expect(
+      includes('FROM python:3.12\nWORKDIR /app\nCOPY . .\nRUN pip install ".[cu124,dev]" && pip install -e ./svc\n'),
+    ).toEqual([
       'pyproject.toml ["pip: the project","pip: extra cu124","pip: extra dev"] optional',
       'svc/pyproject.toml ["pip: the project"] optional',
     ]);
@@ -374,7 +415,9 @@ explicit = true
   });
 
   it('conda-lock install: the lock named, every platform', () => {
-    expect(includes('FROM ubuntu:24.04\nRUN conda-lock install -n app locks/conda-lock.yml\n')).toEqual(['locks/conda-lock.yml ["*"]']);
+    expect(includes('FROM ubuntu:24.04\nRUN conda-lock install -n app locks/conda-lock.yml\n')).toEqual([
+      'locks/conda-lock.yml ["*"]',
+    ]);
   });
 
   it('24 + 23 + 36: pixi install --environment cuda is checked with that environment of the manifest and the lock', () => {
@@ -386,13 +429,24 @@ explicit = true
     // The reviewer's CONSISTENT (12.1); the pixi image names no CUDA.
     expect(check(files).filter((line) => !line.includes('[image-pin]'))).toEqual([]);
     // On a CUDA 11.8 image the locked CUDA 12.1 libraries are a different major: the lock's lines say so.
-    const under = check({ ...files, Dockerfile: files.Dockerfile.replace('FROM ghcr.io/prefix-dev/pixi:latest', 'FROM nvidia/cuda:11.8.0-base-ubuntu22.04') });
-    expect(under.some((line) => /^pixi\.lock:\d+:\d+: error: conda-forge::cuda-version=12\.1=h1d6eff3_3 is built for CUDA 12\.1/.test(line))).toBe(true);
+    const under = check({
+      ...files,
+      Dockerfile: files.Dockerfile.replace(
+        'FROM ghcr.io/prefix-dev/pixi:latest',
+        'FROM nvidia/cuda:11.8.0-base-ubuntu22.04',
+      ),
+    });
+    expect(
+      under.some((line) =>
+        /^pixi\.lock:\d+:\d+: error: conda-forge::cuda-version=12\.1=h1d6eff3_3 is built for CUDA 12\.1/.test(line),
+      ),
+    ).toBe(true);
     expect(under.every((line) => !line.startsWith('pixi.lock:') || !line.includes('cpu_py312'))).toBe(true);
   });
 
   it('a deleted pixi.toml is no missing include while pyproject.toml can be the manifest; a deleted requirements file is', () => {
-    const dockerfile = 'FROM ubuntu:24.04\nWORKDIR /app\nCOPY . .\nRUN pixi install -e cuda && pip install -r requirements.txt\n';
+    const dockerfile =
+      'FROM ubuntu:24.04\nWORKDIR /app\nCOPY . .\nRUN pixi install -e cuda && pip install -r requirements.txt\n';
     const files = [
       parseFile('Dockerfile', dockerfile, 'dockerfile'),
       parseFile(
@@ -401,10 +455,12 @@ explicit = true
         'pyproject',
       ),
     ];
-    const missing = gate(files, EMPTY_BASELINE, defaultKnowledgeBase(), { removed: ['pixi.toml', 'requirements.txt'] }).findings.filter(
-      (finding) => finding.ruleId === 'missing-include',
-    );
-    expect(missing.map((finding) => finding.message)).toEqual(['requirements.txt is deleted by this change, but this line still installs it']);
+    const missing = gate(files, EMPTY_BASELINE, defaultKnowledgeBase(), {
+      removed: ['pixi.toml', 'requirements.txt'],
+    }).findings.filter((finding) => finding.ruleId === 'missing-include');
+    expect(missing.map((finding) => finding.message)).toEqual([
+      'requirements.txt is deleted by this change, but this line still installs it',
+    ]);
   });
 });
 
@@ -463,34 +519,55 @@ describe('the real lock files of the corpus (fixtures/corpus-packaging 39–49),
   });
 
   it('44 + 03: the cu121 environments lock CUDA 12.6 toolkit packages beside the 12.1 runtime (INCONSISTENT, minor); the others are consistent', () => {
-    const found = lines({ 'pixi.lock': real('44__intMinsu__pixi-sample__pixi.lock'), 'pixi.toml': real('03__intMinsu__pixi-sample__pixi.toml') });
+    const found = lines({
+      'pixi.lock': real('44__intMinsu__pixi-sample__pixi.lock'),
+      'pixi.toml': real('03__intMinsu__pixi-sample__pixi.toml'),
+    });
     expect(found.every((line) => / warning: .*\[cuda-mismatch\]$/.test(line))).toBe(true);
-    expect(found.map((line) => Number(/^pixi\.lock:(\d+):/.exec(line)?.[1]))).toEqual([613, 616, 640, 1670, 1673, 1697, 2547, 2550, 2574]);
+    expect(found.map((line) => Number(/^pixi\.lock:(\d+):/.exec(line)?.[1]))).toEqual([
+      613, 616, 640, 1670, 1673, 1697, 2547, 2550, 2574,
+    ]);
     expect(found.filter((line) => line.includes('cuda-version=12.6'))).toHaveLength(3);
   });
 
   it('45–46: cuda-version 12.5 from conda-forge in a pytorch-cuda 11.8 environment (INCONSISTENT)', () => {
     expect(
-      lines({ 'conda-lock.yml': real('45__FSadrieh__BERTchen__conda-lock.yml'), 'environment.yml': real('46__FSadrieh__BERTchen__environment.yml') }),
+      lines({
+        'conda-lock.yml': real('45__FSadrieh__BERTchen__conda-lock.yml'),
+        'environment.yml': real('46__FSadrieh__BERTchen__environment.yml'),
+      }),
     ).toEqual([
       'conda-lock.yml:2026:8: error: conda-forge::cuda-version=12.5=hd4f0392_3 is built for CUDA 12.5, but nvidia::cuda-cudart=11.8.89=0 sets CUDA 11.8 [cuda-mismatch]',
     ]);
   });
 
   it('47: conda-forge pytorch cuda118 with cuda-version 11.8 and cudatoolkit 11.8.0 on Linux; CONSISTENT', () => {
-    const file = parse('conda-lock.yml', real('47__METHODS-Group__DRDMannTurb__conda_env_files_conda-lock.yml'), 'conda-lock');
+    const file = parse(
+      'conda-lock.yml',
+      real('47__METHODS-Group__DRDMannTurb__conda_env_files_conda-lock.yml'),
+      'conda-lock',
+    );
     expect(Object.keys(selections(file))).toEqual(['platform linux-64']);
-    expect(lines({ 'conda-lock.yml': real('47__METHODS-Group__DRDMannTurb__conda_env_files_conda-lock.yml') })).toEqual([]);
+    expect(lines({ 'conda-lock.yml': real('47__METHODS-Group__DRDMannTurb__conda_env_files_conda-lock.yml') })).toEqual(
+      [],
+    );
   });
 
   it("48–49: uv's conflict markers pick one torch per extra (PyPI's without an extra, +cpu, +cu128); CONSISTENT", () => {
     const file = parse('uv.lock', real('48__karpathy__nanochat__uv.lock'), 'uv-lock');
     const torch = (variant: string) =>
-      file.packages.filter((pkg) => pkg.name === 'torch' && file.contexts[pkg.context]!.variant === variant).map((pkg) => pkg.exact);
+      file.packages
+        .filter((pkg) => pkg.name === 'torch' && file.contexts[pkg.context]!.variant === variant)
+        .map((pkg) => pkg.exact);
     expect(torch('the project')).toEqual(['2.9.1']);
     expect(torch('extra cpu')).toEqual(['2.9.1+cpu']);
     expect(torch('extra gpu')).toEqual(['2.9.1+cu128']);
-    expect(lines({ 'uv.lock': real('48__karpathy__nanochat__uv.lock'), 'pyproject.toml': real('49__karpathy__nanochat__pyproject.toml') })).toEqual([]);
+    expect(
+      lines({
+        'uv.lock': real('48__karpathy__nanochat__uv.lock'),
+        'pyproject.toml': real('49__karpathy__nanochat__pyproject.toml'),
+      }),
+    ).toEqual([]);
   });
 });
 
@@ -514,7 +591,8 @@ describe('PEP 508 markers, judged for Linux with the extras a selection installs
       ["extra=='cpu' and extra!='cuda'", { extras: new Set(['cuda']) }, false],
       ['not a marker ((', {}, undefined],
     ];
-    for (const [marker, environment, expected] of cases) expect(evaluateMarker(marker, environment), marker).toBe(expected);
+    for (const [marker, environment, expected] of cases)
+      expect(evaluateMarker(marker, environment), marker).toBe(expected);
   });
 });
 

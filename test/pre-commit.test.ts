@@ -13,14 +13,24 @@ import { describe, expect, it } from 'vitest';
 import { classifyPath, HOOK_FILES, yamlByContent } from '../src/parsers/index.js';
 import { ROOT } from './harness.js';
 
-const hooks = parse(readFileSync(join(ROOT, '.pre-commit-hooks.yaml'), 'utf8')) as { id: string; entry: string; files: string; language: string }[];
+const hooks = parse(readFileSync(join(ROOT, '.pre-commit-hooks.yaml'), 'utf8')) as {
+  id: string;
+  entry: string;
+  files: string;
+  language: string;
+}[];
 const hook = hooks.find((candidate) => candidate.id === 'cuda-gatekeeper')!;
 
 /** Paths people have: the real files' repository paths, the fixtures, and names around each rule of classifyPath. */
 function paths(): string[] {
-  const corpus = JSON.parse(readFileSync(join(ROOT, 'fixtures', 'corpus', 'expect.json'), 'utf8')) as Record<string, { path: string }>;
+  const corpus = JSON.parse(readFileSync(join(ROOT, 'fixtures', 'corpus', 'expect.json'), 'utf8')) as Record<
+    string,
+    { path: string }
+  >;
   const real = Object.values(corpus).map((entry) => entry.path);
-  const fixtures = execFileSync('git', ['ls-files', 'fixtures'], { cwd: ROOT, encoding: 'utf8' }).split('\n').filter(Boolean);
+  const fixtures = execFileSync('git', ['ls-files', 'fixtures'], { cwd: ROOT, encoding: 'utf8' })
+    .split('\n')
+    .filter(Boolean);
   const names = [
     'Dockerfile',
     'dockerfile',
@@ -101,22 +111,33 @@ function paths(): string[] {
     'Requirements/',
     'CONDA/',
   ];
-  const generated = folders.flatMap((folder) => names.flatMap((name) => [`${folder}${name}`, `${folder}${name.toUpperCase()}`]));
+  const generated = folders.flatMap((folder) =>
+    names.flatMap((name) => [`${folder}${name}`, `${folder}${name.toUpperCase()}`]),
+  );
   return [...new Set([...real, ...fixtures, ...generated])];
 }
 
 describe('pre-commit hook', () => {
   it('is generated from the classification and runs the check on candidates only', () => {
-    expect(hook).toMatchObject({ entry: 'bin/cuda-gatekeeper.js check --ignore-unknown', language: 'script', files: HOOK_FILES });
+    expect(hook).toMatchObject({
+      entry: 'bin/cuda-gatekeeper.js check --ignore-unknown',
+      language: 'script',
+      files: HOOK_FILES,
+    });
   });
 
   it("its files pattern, read by Python's re as pre-commit reads it, selects exactly the paths the CLI checks", () => {
     const list = paths();
     expect(list.length).toBeGreaterThan(1000);
-    const script = 'import json, re, sys\npattern = re.compile(sys.argv[1])\nprint(json.dumps([bool(pattern.search(p)) for p in json.load(sys.stdin)]))';
+    const script =
+      'import json, re, sys\npattern = re.compile(sys.argv[1])\nprint(json.dumps([bool(pattern.search(p)) for p in json.load(sys.stdin)]))';
     const python = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
-    const selected = JSON.parse(execFileSync(python, ['-c', script, hook.files], { input: JSON.stringify(list), encoding: 'utf8' })) as boolean[];
-    const disagreements = list.filter((path, i) => selected[i] !== (classifyPath(path) !== undefined || yamlByContent(path)));
+    const selected = JSON.parse(
+      execFileSync(python, ['-c', script, hook.files], { input: JSON.stringify(list), encoding: 'utf8' }),
+    ) as boolean[];
+    const disagreements = list.filter(
+      (path, i) => selected[i] !== (classifyPath(path) !== undefined || yamlByContent(path)),
+    );
     expect(disagreements).toEqual([]);
     expect(selected.filter(Boolean).length).toBeGreaterThan(200);
     expect(selected.filter((value) => !value).length).toBeGreaterThan(200);
@@ -125,26 +146,38 @@ describe('pre-commit hook', () => {
   const preCommit = existsSync('/usr/bin/pre-commit') || spawnSync('pre-commit', ['--version']).status === 0;
   const inGit = spawnSync('git', ['rev-parse', 'HEAD'], { cwd: ROOT }).status === 0;
   // CI installs Debian's pre-commit (.ci/run); a machine without it cannot run this one.
-  it.runIf(preCommit)("the README's .pre-commit-config.yaml snippet and the hook file pass pre-commit's own validation", () => {
-    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-    const snippets = [...readme.matchAll(/```yaml\n(# \.pre-commit-config\.yaml\n[\s\S]*?)```/g)].map((match) => match[1]!);
-    expect(snippets.length).toBeGreaterThan(0);
-    const dir = mkdtempSync(join(tmpdir(), 'cgk-pre-commit-config-'));
-    for (const snippet of snippets) {
-      writeFileSync(join(dir, '.pre-commit-config.yaml'), snippet);
-      const result = spawnSync('pre-commit', ['validate-config', '.pre-commit-config.yaml'], { cwd: dir, encoding: 'utf8' });
-      expect(result.status, result.stdout + result.stderr).toBe(0);
-    }
-    const header = readFileSync(join(ROOT, '.pre-commit-hooks.yaml'), 'utf8')
-      .split('\n')
-      .filter((line) => line.startsWith('#   '))
-      .map((line) => line.slice(4))
-      .join('\n');
-    writeFileSync(join(dir, '.pre-commit-config.yaml'), `${header}\n`);
-    expect(spawnSync('pre-commit', ['validate-config', '.pre-commit-config.yaml'], { cwd: dir, encoding: 'utf8' }).status).toBe(0);
-    const manifest = spawnSync('pre-commit', ['validate-manifest', join(ROOT, '.pre-commit-hooks.yaml')], { encoding: 'utf8' });
-    expect(manifest.status, manifest.stdout + manifest.stderr).toBe(0);
-  });
+  it.runIf(preCommit)(
+    "the README's .pre-commit-config.yaml snippet and the hook file pass pre-commit's own validation",
+    () => {
+      const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+      const snippets = [...readme.matchAll(/```yaml\n(# \.pre-commit-config\.yaml\n[\s\S]*?)```/g)].map(
+        (match) => match[1]!,
+      );
+      expect(snippets.length).toBeGreaterThan(0);
+      const dir = mkdtempSync(join(tmpdir(), 'cgk-pre-commit-config-'));
+      for (const snippet of snippets) {
+        writeFileSync(join(dir, '.pre-commit-config.yaml'), snippet);
+        const result = spawnSync('pre-commit', ['validate-config', '.pre-commit-config.yaml'], {
+          cwd: dir,
+          encoding: 'utf8',
+        });
+        expect(result.status, result.stdout + result.stderr).toBe(0);
+      }
+      const header = readFileSync(join(ROOT, '.pre-commit-hooks.yaml'), 'utf8')
+        .split('\n')
+        .filter((line) => line.startsWith('#   '))
+        .map((line) => line.slice(4))
+        .join('\n');
+      writeFileSync(join(dir, '.pre-commit-config.yaml'), `${header}\n`);
+      expect(
+        spawnSync('pre-commit', ['validate-config', '.pre-commit-config.yaml'], { cwd: dir, encoding: 'utf8' }).status,
+      ).toBe(0);
+      const manifest = spawnSync('pre-commit', ['validate-manifest', join(ROOT, '.pre-commit-hooks.yaml')], {
+        encoding: 'utf8',
+      });
+      expect(manifest.status, manifest.stdout + manifest.stderr).toBe(0);
+    },
+  );
 
   it.runIf(preCommit && inGit)(
     'installs with pre-commit and refuses a commit of a broken Dockerfile, then accepts the fix',
@@ -161,7 +194,10 @@ describe('pre-commit hook', () => {
       const git = (...args: string[]) => spawnSync('git', args, { cwd: repo, env, encoding: 'utf8' });
       git('init', '-q');
       const rev = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
-      writeFileSync(join(repo, '.pre-commit-config.yaml'), `repos:\n  - repo: ${ROOT}\n    rev: ${rev}\n    hooks: [{ id: cuda-gatekeeper }]\n`);
+      writeFileSync(
+        join(repo, '.pre-commit-config.yaml'),
+        `repos:\n  - repo: ${ROOT}\n    rev: ${rev}\n    hooks: [{ id: cuda-gatekeeper }]\n`,
+      );
       writeFileSync(join(repo, '.gitignore'), '.cache/\n');
       expect(spawnSync('pre-commit', ['install'], { cwd: repo, env, encoding: 'utf8' }).status).toBe(0);
 
@@ -188,15 +224,26 @@ describe('pre-commit hook', () => {
 
       // Issue 30: a commit that changes only the requirements file a committed Dockerfile installs is checked
       // with that Dockerfile (pre-commit passes only requirements.txt), as check and the App check it.
-      writeFileSync(join(repo, 'Dockerfile'), 'FROM nvidia/cuda:12.1.1-runtime-ubuntu22.04\nCOPY requirements.txt .\nRUN pip install -r requirements.txt\n');
-      writeFileSync(join(repo, 'requirements.txt'), '--extra-index-url https://download.pytorch.org/whl/cu121\ntorch==2.3.0+cu121\n');
+      writeFileSync(
+        join(repo, 'Dockerfile'),
+        'FROM nvidia/cuda:12.1.1-runtime-ubuntu22.04\nCOPY requirements.txt .\nRUN pip install -r requirements.txt\n',
+      );
+      writeFileSync(
+        join(repo, 'requirements.txt'),
+        '--extra-index-url https://download.pytorch.org/whl/cu121\ntorch==2.3.0+cu121\n',
+      );
       git('add', '-A');
       expect(git('commit', '-qm', 'installs requirements.txt').status).toBe(0);
-      writeFileSync(join(repo, 'requirements.txt'), '--extra-index-url https://download.pytorch.org/whl/cu118\ntorch==2.3.0+cu118\n');
+      writeFileSync(
+        join(repo, 'requirements.txt'),
+        '--extra-index-url https://download.pytorch.org/whl/cu118\ntorch==2.3.0+cu118\n',
+      );
       git('add', 'requirements.txt');
       const alone = git('commit', '-qm', 'cu118 requirements only');
       expect(alone.status, alone.stdout + alone.stderr).not.toBe(0);
-      expect(alone.stdout + alone.stderr).toMatch(/requirements\.txt:2:1: error: torch==2\.3\.0\+cu118 is built for CUDA 11\.8, but nvidia\/cuda:12\.1\.1/);
+      expect(alone.stdout + alone.stderr).toMatch(
+        /requirements\.txt:2:1: error: torch==2\.3\.0\+cu118 is built for CUDA 11\.8, but nvidia\/cuda:12\.1\.1/,
+      );
     },
     600_000,
   );

@@ -15,7 +15,10 @@ import { holdsOnLinux } from '../src/parsers/markers.js';
 import { ROOT } from './harness.js';
 
 const parse = (text: string) => parseFile('pyproject.toml', text, 'pyproject');
-const at = (text: string, needle: string) => ({ start: text.indexOf(needle), end: text.indexOf(needle) + needle.length });
+const at = (text: string, needle: string) => ({
+  start: text.indexOf(needle),
+  end: text.indexOf(needle) + needle.length,
+});
 
 /** Each context's variant, its indexes and its packages. */
 function selections(text: string): Record<string, { index: string; packages: string[] }[]> {
@@ -79,7 +82,10 @@ describe('pyproject.toml', () => {
       ],
       'extra cu124': [
         { index: 'PyPI', packages: ['numpy==1.26.4', 'torchaudio==2.6.0'] },
-        { index: 'index-url https://download.pytorch.org/whl/cu124', packages: ['torch==2.6.0', 'torchvision==0.21.0'] },
+        {
+          index: 'index-url https://download.pytorch.org/whl/cu124',
+          packages: ['torch==2.6.0', 'torchvision==0.21.0'],
+        },
       ],
     });
   });
@@ -106,7 +112,10 @@ index-strategy = "unsafe-best-match"
 `;
     expect(selections(text)).toEqual({
       'the project': [
-        { index: 'extra-index-url https://download.pytorch.org/whl/cu121, index-url https://pypi.example.org/simple', packages: ['torch==2.3.1+cu121'] },
+        {
+          index: 'extra-index-url https://download.pytorch.org/whl/cu121, index-url https://pypi.example.org/simple',
+          packages: ['torch==2.3.1+cu121'],
+        },
       ],
       'group test': [
         {
@@ -190,18 +199,23 @@ index-strategy = "unsafe-best-match"
     expect(file.problems).toHaveLength(1);
     expect(file.problems[0]!.message).toMatch(/^not valid TOML: /);
     const report = gate([file], EMPTY_BASELINE, defaultKnowledgeBase());
-    expect(report.findings.map((finding) => [finding.ruleId, finding.location.start.line])).toEqual([['parse-error', 3]]);
+    expect(report.findings.map((finding) => [finding.ruleId, finding.location.start.line])).toEqual([
+      ['parse-error', 3],
+    ]);
   });
 
   it('names a source routed to an index that does not exist', () => {
     const text = '[project]\ndependencies = ["torch==2.6.0"]\n[tool.uv.sources]\ntorch = { index = "pytorch-cu124" }\n';
-    expect(parse(text).problems.map((problem) => problem.message)).toEqual(['[tool.uv.sources] torch: no [[tool.uv.index]] is named "pytorch-cu124"']);
+    expect(parse(text).problems.map((problem) => problem.message)).toEqual([
+      '[tool.uv.sources] torch: no [[tool.uv.index]] is named "pytorch-cu124"',
+    ]);
   });
 });
 
 describe('a Dockerfile that runs uv sync', () => {
   it("includes the project's pyproject.toml with the selection its options name", () => {
-    const text = 'FROM ubuntu:22.04\nWORKDIR /app\nCOPY svc/ svc/\nRUN uv sync --frozen --project svc --extra cu124 --group=dev && uv sync --all-extras\n';
+    const text =
+      'FROM ubuntu:22.04\nWORKDIR /app\nCOPY svc/ svc/\nRUN uv sync --frozen --project svc --extra cu124 --group=dev && uv sync --all-extras\n';
     const file = parseFile('Dockerfile', text, 'dockerfile');
     expect(file.includes.map((include) => [include.target, include.selects])).toEqual([
       ['svc/pyproject.toml', ['extra cu124', 'group dev']],
@@ -214,15 +228,21 @@ describe('a Dockerfile that runs uv sync', () => {
   it('checks the selected extra with the image, and the other extras on their own', () => {
     const work = mkdtempSync(join(tmpdir(), 'cgk-uv-sync-'));
     const fixture = join(ROOT, 'fixtures', 'rules', 'cuda-mismatch', 'pyproject-uv-sync-extra');
-    for (const name of ['Dockerfile', 'pyproject.toml']) writeFileSync(join(work, name), readFileSync(join(fixture, name)));
+    for (const name of ['Dockerfile', 'pyproject.toml'])
+      writeFileSync(join(work, name), readFileSync(join(fixture, name)));
     const out = (args: string[]) => {
       let text = '';
       run(args, { cwd: work, out: (chunk) => (text += chunk), err: () => {} });
       return text;
     };
-    expect(out(['check', '.', '--baseline', 'none'])).toContain('but nvidia/cuda:12.4.1-runtime-ubuntu22.04 sets CUDA 12.4 [cuda-mismatch]');
+    expect(out(['check', '.', '--baseline', 'none'])).toContain(
+      'but nvidia/cuda:12.4.1-runtime-ubuntu22.04 sets CUDA 12.4 [cuda-mismatch]',
+    );
     // Selecting the extra that matches the image leaves nothing to say.
-    writeFileSync(join(work, 'Dockerfile'), readFileSync(join(fixture, 'Dockerfile'), 'utf8').replace('--extra cu118', '--extra cu124'));
+    writeFileSync(
+      join(work, 'Dockerfile'),
+      readFileSync(join(fixture, 'Dockerfile'), 'utf8').replace('--extra cu118', '--extra cu124'),
+    );
     expect(out(['check', '.', '--baseline', 'none'])).toMatch(/^2 files checked: 0 errors, 0 warnings, 0 notices$/m);
   });
 });
@@ -265,13 +285,21 @@ url = "https://download.pytorch.org/whl/cpu"
   });
 
   it("12 and 30, the corpus's Poetry files: routed as the reviewer reads them, and consistent", () => {
-    const twelve = parse(readFileSync(join(ROOT, 'fixtures', 'corpus-packaging', '12__thawro__pulse-from-face-pytorch__pyproject.toml'), 'utf8'));
-    const routed = twelve.contexts.find((context) => context.variant === 'the project' && context.indexes.some((index) => index.url.endsWith('/cu118')))!;
-    expect(twelve.packages.filter((pkg) => pkg.context === routed.id).map((pkg) => `${pkg.name}==${pkg.exact}`)).toEqual([
-      'torch==2.0.1+cu118',
-      'torchvision==0.15.2',
-    ]);
-    expect(gate([twelve], EMPTY_BASELINE, defaultKnowledgeBase()).findings.filter((finding) => finding.severity === 'error')).toEqual([]);
+    const twelve = parse(
+      readFileSync(
+        join(ROOT, 'fixtures', 'corpus-packaging', '12__thawro__pulse-from-face-pytorch__pyproject.toml'),
+        'utf8',
+      ),
+    );
+    const routed = twelve.contexts.find(
+      (context) => context.variant === 'the project' && context.indexes.some((index) => index.url.endsWith('/cu118')),
+    )!;
+    expect(
+      twelve.packages.filter((pkg) => pkg.context === routed.id).map((pkg) => `${pkg.name}==${pkg.exact}`),
+    ).toEqual(['torch==2.0.1+cu118', 'torchvision==0.15.2']);
+    expect(
+      gate([twelve], EMPTY_BASELINE, defaultKnowledgeBase()).findings.filter((finding) => finding.severity === 'error'),
+    ).toEqual([]);
   });
 });
 
@@ -279,7 +307,10 @@ describe('uv.lock', () => {
   const lock = (text: string) => parseFile('uv.lock', text, 'uv-lock');
 
   it('the real lock of yyhhenry/uv-torch-env: what the project installs as locked, each from its registry', () => {
-    const text = readFileSync(join(ROOT, 'fixtures', 'corpus-packaging', '18__yyhhenry__uv-torch-env__uv.lock'), 'utf8');
+    const text = readFileSync(
+      join(ROOT, 'fixtures', 'corpus-packaging', '18__yyhhenry__uv-torch-env__uv.lock'),
+      'utf8',
+    );
     const file = lock(text);
     expect(file.problems).toEqual([]);
     expect(classifyPath('uv.lock')).toBe('uv-lock');
@@ -293,7 +324,12 @@ describe('uv.lock', () => {
       ['the project', 'PyPI'],
     ]);
     // The direct dependencies first, then what they pull in: the reviewer's nvidia-* wheels at 12.1.x, cuDNN 8.9.2.26.
-    expect(byContext[0]!.packages.slice(0, 4)).toEqual(['numpy==1.26.3', 'torch==2.3.1+cu121', 'torchaudio==2.3.1+cu121', 'torchvision==0.18.1+cu121']);
+    expect(byContext[0]!.packages.slice(0, 4)).toEqual([
+      'numpy==1.26.3',
+      'torch==2.3.1+cu121',
+      'torchaudio==2.3.1+cu121',
+      'torchvision==0.18.1+cu121',
+    ]);
     expect(byContext[0]!.packages).toEqual(
       expect.arrayContaining([
         'nvidia-cublas-cu12==12.1.3.1',
@@ -331,7 +367,10 @@ cu124 = [{ name = "torch", version = "2.6.0+cu124", source = { registry = "https
 mac = [{ name = "torch", version = "2.6.0+cpu", source = { registry = "https://download.pytorch.org/whl/cpu" }, marker = "sys_platform == 'darwin'" }]
 `;
     const file = lock(text);
-    const of = (variant: string) => file.packages.filter((pkg) => file.contexts[pkg.context]!.variant === variant).map((pkg) => `${pkg.name}==${pkg.exact}`);
+    const of = (variant: string) =>
+      file.packages
+        .filter((pkg) => file.contexts[pkg.context]!.variant === variant)
+        .map((pkg) => `${pkg.name}==${pkg.exact}`);
     expect(of('the project')).toEqual([]);
     expect(of('extra cpu')).toEqual(['torch==2.6.0+cpu']);
     expect(of('extra cu124')).toEqual(['torch==2.6.0+cu124']);
@@ -342,12 +381,17 @@ mac = [{ name = "torch", version = "2.6.0+cpu", source = { registry = "https://d
 
   it('is never edited: a finding on it carries no fix, and says which uv command changes it', () => {
     const dir = join(ROOT, 'fixtures', 'rules', 'cuda-mismatch', 'uv-lock-under-image');
-    const files = ['Dockerfile', 'pyproject.toml', 'uv.lock'].map((name) => parseFile(name, readFileSync(join(dir, name), 'utf8'), classifyPath(name)!));
+    const files = ['Dockerfile', 'pyproject.toml', 'uv.lock'].map((name) =>
+      parseFile(name, readFileSync(join(dir, name), 'utf8'), classifyPath(name)!),
+    );
     const findings = gate(files, EMPTY_BASELINE, defaultKnowledgeBase()).findings;
     const onLock = findings.filter((finding) => finding.location.path === 'uv.lock');
     expect(onLock.length).toBeGreaterThan(0);
     for (const finding of findings) {
-      for (const edit of [...(finding.fix?.edits ?? []), ...(finding.suggestions ?? []).flatMap((suggestion) => suggestion.edits)])
+      for (const edit of [
+        ...(finding.fix?.edits ?? []),
+        ...(finding.suggestions ?? []).flatMap((suggestion) => suggestion.edits),
+      ])
         expect(edit.path).not.toBe('uv.lock');
     }
     for (const finding of onLock) expect(finding.help).toContain('run uv lock');
@@ -357,7 +401,11 @@ mac = [{ name = "torch", version = "2.6.0+cpu", source = { registry = "https://d
 describe('the uv demo (fixtures/repos/demo-uv)', () => {
   it('shows the selected extra as locked under the image, and the mistakes of the files alone', () => {
     let out = '';
-    const code = run(['check', 'fixtures/repos/demo-uv', '--baseline', 'none'], { cwd: ROOT, out: (text) => (out += text), err: () => {} });
+    const code = run(['check', 'fixtures/repos/demo-uv', '--baseline', 'none'], {
+      cwd: ROOT,
+      out: (text) => (out += text),
+      err: () => {},
+    });
     expect(code).toBe(1);
     expect(out.split('\n').filter(Boolean)).toEqual([
       'fixtures/repos/demo-uv/pyproject.toml:32:7: error: the index https://download.pytorch.org/whl/cu118 serves CUDA 11.8 builds, but nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04 sets CUDA 12.4 [cuda-mismatch]',
@@ -428,13 +476,16 @@ describe('strings longer than the TOML parser can take (issue 26)', () => {
     ['a multi-line literal string', `'''\n${readme}'''`],
     ['a one-line basic string', `"${'x\\" '.repeat(60_000)}"`],
     ['a multi-line string ending in two quotes of its own', `"""${'a'.repeat(200_000)}"""""`],
-  ])('%s of 200 KB (an inlined readme) is valid TOML, and the rest of the file is read at its lines', (_name, value) => {
-    const text = `[project]\nname = "x"\nversion = "1"\nreadme = ${value}\ndependencies = ["torch==2.3.0+cu118"]\n`;
-    const file = parseFile('pyproject.toml', text, 'pyproject');
-    expect(file.problems).toEqual([]);
-    const torch = file.packages.find((pkg) => pkg.name === 'torch')!;
-    expect(text.slice(torch.span.start, torch.span.end)).toBe('torch==2.3.0+cu118');
-  });
+  ])(
+    '%s of 200 KB (an inlined readme) is valid TOML, and the rest of the file is read at its lines',
+    (_name, value) => {
+      const text = `[project]\nname = "x"\nversion = "1"\nreadme = ${value}\ndependencies = ["torch==2.3.0+cu118"]\n`;
+      const file = parseFile('pyproject.toml', text, 'pyproject');
+      expect(file.problems).toEqual([]);
+      const torch = file.packages.find((pkg) => pkg.name === 'torch')!;
+      expect(text.slice(torch.span.start, torch.span.end)).toBe('torch==2.3.0+cu118');
+    },
+  );
 
   it('an unterminated long string is still a positioned parse problem', () => {
     const file = parseFile('pyproject.toml', `[project]\nreadme = """${'x'.repeat(200_000)}\n`, 'pyproject');

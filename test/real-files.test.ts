@@ -61,7 +61,9 @@ describe.each(Object.entries(expectations))('real file %s', (name, entry) => {
     });
     expect(list(entry.exit) ?? [0, 1]).toContain(code);
     expect(err, 'every file is checked').not.toMatch(/skipped/);
-    const results = (JSON.parse(out) as { runs: { results?: SarifResult[] }[] }).runs.flatMap((sarif) => sarif.results ?? []);
+    const results = (JSON.parse(out) as { runs: { results?: SarifResult[] }[] }).runs.flatMap(
+      (sarif) => sarif.results ?? [],
+    );
     for (const item of entry.must ?? [])
       expect(
         results.some((result) => matches(result, item, true)),

@@ -36,12 +36,17 @@ describe('the release', () => {
   it('runs on version tags, tests first, and publishes with provenance, the image and the Action tag', () => {
     const release = parse(readFileSync(join(ROOT, '.github', 'workflows', 'release.yml'), 'utf8')) as {
       on: { push: { tags: string[] } };
-      jobs: Record<string, { needs?: string | string[]; permissions?: Record<string, string>; steps: { run?: string }[] }>;
+      jobs: Record<
+        string,
+        { needs?: string | string[]; permissions?: Record<string, string>; steps: { run?: string }[] }
+      >;
     };
     expect(release.on.push.tags).toEqual(['v[0-9]+.[0-9]+.[0-9]+']);
     expect(release.jobs.npm!.needs).toBe('test');
     expect(release.jobs.npm!.permissions).toMatchObject({ 'id-token': 'write' });
-    expect(release.jobs.npm!.steps.some((step) => step.run?.includes('npm publish') && step.run.includes('--provenance'))).toBe(true);
+    expect(
+      release.jobs.npm!.steps.some((step) => step.run?.includes('npm publish') && step.run.includes('--provenance')),
+    ).toBe(true);
     expect(release.jobs.image!.permissions).toMatchObject({ packages: 'write' });
     expect(release.jobs.action!.needs).toEqual(['npm', 'image']);
   });
@@ -51,22 +56,33 @@ describe('the release', () => {
     const workflow = readFileSync(join(ROOT, '.github', 'workflows', 'release.yml'), 'utf8');
     const awk = /awk (-v v="## \$\{version\}" '[^']+') CHANGELOG\.md/.exec(workflow)?.[1];
     expect(awk).toBeDefined();
-    const notes = execFileSync('sh', ['-c', `version=${version}; awk ${awk} CHANGELOG.md`], { cwd: ROOT, encoding: 'utf8' });
+    const notes = execFileSync('sh', ['-c', `version=${version}; awk ${awk} CHANGELOG.md`], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
     expect(notes).toContain('### What the packaging tools accept, we read (issue 32)');
     expect(notes).not.toMatch(/^## /m);
   });
 
   it('the CLI package has no dependencies and works from a global install with nothing else installed', () => {
     const work = mkdtempSync(join(tmpdir(), 'cgk-release-'));
-    const tarball = execFileSync(process.execPath, [join(ROOT, 'scripts', 'pack-cli.mjs'), '--out', join(work, 'package'), '--pack'], {
-      encoding: 'utf8',
-    }).trim();
+    const tarball = execFileSync(
+      process.execPath,
+      [join(ROOT, 'scripts', 'pack-cli.mjs'), '--out', join(work, 'package'), '--pack'],
+      {
+        encoding: 'utf8',
+      },
+    ).trim();
     const manifest = JSON.parse(readFileSync(join(work, 'package', 'package.json'), 'utf8')) as Record<string, unknown>;
     expect(manifest.dependencies).toBeUndefined();
     expect(manifest.bin).toEqual({ 'cuda-gatekeeper': 'bin/cuda-gatekeeper.js' });
     const prefix = join(work, 'prefix');
     // --offline: a package without dependencies needs nothing from the registry.
-    const installed = spawnSync('npm', ['install', '-g', '--prefix', prefix, '--offline', '--no-audit', '--no-fund', tarball], { encoding: 'utf8' });
+    const installed = spawnSync(
+      'npm',
+      ['install', '-g', '--prefix', prefix, '--offline', '--no-audit', '--no-fund', tarball],
+      { encoding: 'utf8' },
+    );
     expect(installed.status, installed.stderr).toBe(0);
     expect(installed.stdout + installed.stderr).toContain('added 1 package');
     expect(bytesUnder(join(prefix, 'lib', 'node_modules', 'cuda-gatekeeper'))).toBeLessThan(3 * 1024 * 1024);
@@ -74,8 +90,14 @@ describe('the release', () => {
     const demo = spawnSync(bin, ['check', '.'], { cwd: join(ROOT, 'fixtures', 'repos', 'demo'), encoding: 'utf8' });
     expect(demo.status, demo.stderr).toBe(1);
     expect(demo.stdout).toMatch(/error: .*\[cuda-mismatch\]/);
-    const sarif = spawnSync(bin, ['check', '.', '--format', 'sarif'], { cwd: join(ROOT, 'fixtures', 'repos', 'demo'), encoding: 'utf8' });
-    expect((JSON.parse(sarif.stdout) as { runs: { tool: { driver: { rules: { help?: unknown }[] } } }[] }).runs[0]!.tool.driver.rules[0]!.help).toBeDefined();
+    const sarif = spawnSync(bin, ['check', '.', '--format', 'sarif'], {
+      cwd: join(ROOT, 'fixtures', 'repos', 'demo'),
+      encoding: 'utf8',
+    });
+    expect(
+      (JSON.parse(sarif.stdout) as { runs: { tool: { driver: { rules: { help?: unknown }[] } } }[] }).runs[0]!.tool
+        .driver.rules[0]!.help,
+    ).toBeDefined();
     expect(spawnSync(bin, ['--version'], { encoding: 'utf8' }).stdout.trim()).toBe(manifest.version);
   });
 });

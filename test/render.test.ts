@@ -39,13 +39,20 @@ describe('renderers', () => {
   });
 
   it('SARIF results carry ids, levels, regions and replacements', () => {
-    const sarif = JSON.parse(renderSarif(report, { rules: RULES, version: '0.0.0', sources: new Map([[file.path, file.source]]) }));
+    const sarif = JSON.parse(
+      renderSarif(report, { rules: RULES, version: '0.0.0', sources: new Map([[file.path, file.source]]) }),
+    );
     expect(sarif.runs[0].results).toEqual([
       expect.objectContaining({
         ruleId: 'companion-mismatch',
         level: 'error',
         locations: [
-          { physicalLocation: { artifactLocation: { uri: 'requirements.txt' }, region: { startLine: 3, startColumn: 1, endLine: 3, endColumn: 26 } } },
+          {
+            physicalLocation: {
+              artifactLocation: { uri: 'requirements.txt' },
+              region: { startLine: 3, startColumn: 1, endLine: 3, endColumn: 26 },
+            },
+          },
         ],
         fixes: [
           {
@@ -53,7 +60,12 @@ describe('renderers', () => {
             artifactChanges: [
               {
                 artifactLocation: { uri: 'requirements.txt' },
-                replacements: [{ deletedRegion: { startLine: 3, startColumn: 14, endLine: 3, endColumn: 20 }, insertedContent: { text: '0.18.0' } }],
+                replacements: [
+                  {
+                    deletedRegion: { startLine: 3, startColumn: 14, endLine: 3, endColumn: 20 },
+                    insertedContent: { text: '0.18.0' },
+                  },
+                ],
               },
             ],
           },
@@ -91,7 +103,9 @@ describe('the verdict digest of a check run', () => {
     expect(digest(footer)).toBe(digest(base));
     // One finding fewer, a file not checked, another text under a fix, or the Apply fixes button: another verdict.
     expect(digest(renderCheckRun({ ...report, findings: report.findings.slice(1) }, context))).not.toBe(digest(base));
-    expect(digest(renderCheckRun(report, { ...context, skipped: [{ path: 'uv.lock', reason: 'over 32 MiB' }] }))).not.toBe(digest(base));
+    expect(
+      digest(renderCheckRun(report, { ...context, skipped: [{ path: 'uv.lock', reason: 'over 32 MiB' }] })),
+    ).not.toBe(digest(base));
     const fixed = report.findings.find((finding) => finding.fix)!.fix!.edits[0]!.path;
     const texts = new Map(context.texts).set(fixed, `${context.texts.get(fixed)!}\n# edited\n`);
     expect(digest(renderCheckRun(report, { ...context, texts }))).not.toBe(digest(base));

@@ -27,11 +27,15 @@ for (const ruleId of readdirSync(FIXTURES).sort()) {
         expect(renderGolden(own)).toBe(expected);
         // Every placeholder of a message or help template was filled from the report's data.
         for (const finding of result.report.findings)
-          expect(`${finding.message}\n${finding.help ?? ''}`, `${finding.ruleId} ${finding.messageId}`).not.toMatch(/\{\{\s*\w+\s*\}\}/);
+          expect(`${finding.message}\n${finding.help ?? ''}`, `${finding.ruleId} ${finding.messageId}`).not.toMatch(
+            /\{\{\s*\w+\s*\}\}/,
+          );
 
         for (const file of result.files) {
           for (const marker of markers(file)) {
-            const hit = own.some((finding) => finding.location.path === file.path && finding.location.start.line === marker.line);
+            const hit = own.some(
+              (finding) => finding.location.path === file.path && finding.location.start.line === marker.line,
+            );
             expect(hit, `${file.path}:${marker.line} is marked # ${marker.kind}`).toBe(marker.kind === 'ERROR');
           }
         }
@@ -49,7 +53,9 @@ for (const ruleId of readdirSync(FIXTURES).sort()) {
           expect(text, `${file.path} after safe fixes`).toBe(readFileSync(fixedPath, 'utf8'));
           return parseFile(file.path, text, file.kind ?? classifyPath(file.path)!);
         });
-        const again = runCase(dir, after).report.findings.filter((finding) => finding.ruleId === ruleId && finding.fix?.safety === 'safe');
+        const again = runCase(dir, after).report.findings.filter(
+          (finding) => finding.ruleId === ruleId && finding.fix?.safety === 'safe',
+        );
         expect(renderGolden(again), 'safe fixes leave nothing for the rule to fix').toBe('');
       });
     }

@@ -20,9 +20,15 @@ import { ROOT } from './harness.js';
 import { runCli } from './support/cli.js';
 
 const require = createRequire(import.meta.url);
-const schema = JSON.parse(readFileSync(require.resolve('@microsoft/jest-sarif/lib/schemas/sarif-2.1.0-rtm.5.json'), 'utf8')) as object;
+const schema = JSON.parse(
+  readFileSync(require.resolve('@microsoft/jest-sarif/lib/schemas/sarif-2.1.0-rtm.5.json'), 'utf8'),
+) as object;
 // A CommonJS module with `exports.default`: under NodeNext its default import is the module object.
-const Ajv = (AjvDraft04 as unknown as { default: new (options: object) => { compile(schema: object): ValidateFunction; addFormat: unknown } }).default;
+const Ajv = (
+  AjvDraft04 as unknown as {
+    default: new (options: object) => { compile(schema: object): ValidateFunction; addFormat: unknown };
+  }
+).default;
 const ajv = new Ajv({ allErrors: true, strict: false, unicodeRegExp: false });
 // The schema's `uri` and `date-time` formats are checked too (ajv-formats), not ignored with a warning.
 (addFormats as unknown as (instance: unknown) => void)(ajv);
@@ -30,7 +36,16 @@ const validate = ajv.compile(schema);
 
 interface Sarif {
   runs: {
-    tool: { driver: { rules: { id: string; fullDescription: { text: string }; help: { text: string; markdown: string }; properties: { tags: string[] } }[] } };
+    tool: {
+      driver: {
+        rules: {
+          id: string;
+          fullDescription: { text: string };
+          help: { text: string; markdown: string };
+          properties: { tags: string[] };
+        }[];
+      };
+    };
     invocations: { toolExecutionNotifications?: { message: { text: string } }[] }[];
     results: {
       ruleId: string;
@@ -57,7 +72,8 @@ function repo(files: Record<string, string>): string {
   return dir;
 }
 
-const MISMATCH = 'FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nRUN pip install torch==2.3.0+cu118 --index-url https://download.pytorch.org/whl/cu118\n';
+const MISMATCH =
+  'FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nRUN pip install torch==2.3.0+cu118 --index-url https://download.pytorch.org/whl/cu118\n';
 
 describe('SARIF for code scanning', () => {
   it('the schema check can fail: a result without a message, or a region starting at line 0, is refused', () => {
@@ -65,7 +81,12 @@ describe('SARIF for code scanning', () => {
     expect(validate(sarif)).toBe(false);
     const zero = {
       version: '2.1.0',
-      runs: [{ tool: { driver: { name: 'x' } }, results: [{ message: { text: 'm' }, locations: [{ physicalLocation: { region: { startLine: 0 } } }] }] }],
+      runs: [
+        {
+          tool: { driver: { name: 'x' } },
+          results: [{ message: { text: 'm' }, locations: [{ physicalLocation: { region: { startLine: 0 } } }] }],
+        },
+      ],
     };
     expect(validate(zero)).toBe(false);
   });
@@ -73,7 +94,9 @@ describe('SARIF for code scanning', () => {
   it('the demo and every real file of the corpus give schema-valid SARIF', () => {
     const demo = mkdtempSync(join(tmpdir(), 'cgk-sarif-demo-'));
     cpSync(join(ROOT, 'fixtures', 'repos', 'demo'), demo, { recursive: true });
-    expect(cli(demo, 'check', '--format', 'sarif', '--baseline', 'baseline.yaml').runs[0]!.results.length).toBeGreaterThan(3);
+    expect(
+      cli(demo, 'check', '--format', 'sarif', '--baseline', 'baseline.yaml').runs[0]!.results.length,
+    ).toBeGreaterThan(3);
     const corpus = cli(join(ROOT, 'fixtures'), 'check', 'corpus', '--format', 'sarif', '--baseline', 'none');
     expect(corpus.runs[0]!.results.length).toBeGreaterThan(5);
   });
@@ -97,15 +120,31 @@ describe('SARIF for code scanning', () => {
   });
 
   it('fingerprints stay when lines move and differ between findings', () => {
-    const before = cli(repo({ Dockerfile: MISMATCH }), 'check', '--format', 'sarif', '--baseline', 'none').runs[0]!.results;
-    const moved = cli(repo({ Dockerfile: `# a comment\n\n${MISMATCH}` }), 'check', '--format', 'sarif', '--baseline', 'none').runs[0]!.results;
+    const before = cli(repo({ Dockerfile: MISMATCH }), 'check', '--format', 'sarif', '--baseline', 'none').runs[0]!
+      .results;
+    const moved = cli(
+      repo({ Dockerfile: `# a comment\n\n${MISMATCH}` }),
+      'check',
+      '--format',
+      'sarif',
+      '--baseline',
+      'none',
+    ).runs[0]!.results;
     expect(moved.map((result) => result.locations[0]!.physicalLocation.region.startLine)).toEqual(
       before.map((result) => result.locations[0]!.physicalLocation.region.startLine + 2),
     );
-    const prints = (results: typeof before) => results.map((result) => result.partialFingerprints['cudaGatekeeperFinding/v1']);
+    const prints = (results: typeof before) =>
+      results.map((result) => result.partialFingerprints['cudaGatekeeperFinding/v1']);
     expect(prints(moved)).toEqual(prints(before));
     expect(new Set(prints(before)).size).toBe(before.length);
-    const edited = cli(repo({ Dockerfile: MISMATCH.replace('2.3.0', '2.3.1') }), 'check', '--format', 'sarif', '--baseline', 'none').runs[0]!.results;
+    const edited = cli(
+      repo({ Dockerfile: MISMATCH.replace('2.3.0', '2.3.1') }),
+      'check',
+      '--format',
+      'sarif',
+      '--baseline',
+      'none',
+    ).runs[0]!.results;
     expect(prints(edited)).not.toEqual(prints(before));
   });
 
@@ -127,13 +166,22 @@ describe('SARIF for code scanning', () => {
         location: { path: `svc${i}/requirements.txt`, start: { line: 1, column: 1 }, end: { line: 1, column: 5 } },
         related: [],
       }) as unknown as Finding;
-    const findings = [...Array.from({ length: 20_000 }, (_, i) => finding(i, 'warning')), ...Array.from({ length: 10_000 }, (_, i) => finding(i, 'error'))];
-    const report = { findings, counts: { error: 10_000, warning: 20_000, notice: 0 }, filesChecked: 30_000 } as unknown as Report;
+    const findings = [
+      ...Array.from({ length: 20_000 }, (_, i) => finding(i, 'warning')),
+      ...Array.from({ length: 10_000 }, (_, i) => finding(i, 'error')),
+    ];
+    const report = {
+      findings,
+      counts: { error: 10_000, warning: 20_000, notice: 0 },
+      filesChecked: 30_000,
+    } as unknown as Report;
     const sarif = JSON.parse(renderSarif(report, { rules: RULES, version: '0.0.0' })) as Sarif;
     expect(validate(sarif)).toBe(true);
     const results = sarif.runs[0]!.results;
     expect(results).toHaveLength(25_000);
     expect(results.filter((result) => result.level === 'error')).toHaveLength(10_000);
-    expect(sarif.runs[0]!.invocations[0]!.toolExecutionNotifications?.[0]?.message.text).toContain('5000 of 30000 results were left out');
+    expect(sarif.runs[0]!.invocations[0]!.toolExecutionNotifications?.[0]?.message.text).toContain(
+      '5000 of 30000 results were left out',
+    );
   });
 });

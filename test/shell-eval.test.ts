@@ -167,10 +167,14 @@ describe('evaluatePipeline', () => {
 
 describe('variables a RUN script sets', () => {
   const args: Resolver = (name) => (name === 'CUDA_VERSION' ? { value: Mapped.of('11.8.0', 0) } : undefined);
-  const words = (script: string) => splitCommands(Mapped.of(script, 0), args).map((command) => command.map((word) => word.unresolved ?? word.text));
+  const words = (script: string) =>
+    splitCommands(Mapped.of(script, 0), args).map((command) => command.map((word) => word.unresolved ?? word.text));
 
   it('are known to the commands after them, computed or literal', () => {
-    expect(words('CU=$(echo $CUDA_VERSION | cut -d. -f1,2 | tr -d .) && echo cu$CU')).toEqual([['CU=118'], ['echo', 'cu118']]);
+    expect(words('CU=$(echo $CUDA_VERSION | cut -d. -f1,2 | tr -d .) && echo cu$CU')).toEqual([
+      ['CU=118'],
+      ['echo', 'cu118'],
+    ]);
     expect(words('export TAG=cu`echo ${CUDA_VERSION} | sed "s/\\.//g" | cut -c1-3`; echo $TAG')).toEqual([
       ['export', 'TAG=cu118'],
       ['echo', 'cu118'],

@@ -13,7 +13,14 @@ import type { FileKind } from '../src/parsers/facts.js';
 import { gate } from '../src/gate.js';
 import { defaultKnowledgeBase } from '../src/knowledge/index.js';
 import { classifyPath, parseFile } from '../src/parsers/index.js';
-import { listed, readRepository, sourceReader, type Listed, type RepositoryReader, type SourceFile } from '../src/reader.js';
+import {
+  listed,
+  readRepository,
+  sourceReader,
+  type Listed,
+  type RepositoryReader,
+  type SourceFile,
+} from '../src/reader.js';
 import { gateRepository } from '../src/stream.js';
 import { RULE_IDS } from '../rules/index.js';
 import { project } from './bench/synthetic.js';
@@ -48,12 +55,20 @@ function synthetic(projects: number): SourceFile[] {
     Object.entries(project(i)).map(([name, text]): SourceFile => {
       // Every seventh project installs a shared file that sits at the end of the list, every eleventh one at the start.
       const shared =
-        name === 'requirements.txt' && i % 7 === 0 ? '-r ../zz/shared.txt\n' : name === 'requirements.txt' && i % 11 === 3 ? '-r ../aa/first.txt\n' : '';
+        name === 'requirements.txt' && i % 7 === 0
+          ? '-r ../zz/shared.txt\n'
+          : name === 'requirements.txt' && i % 11 === 3
+            ? '-r ../aa/first.txt\n'
+            : '';
       return { path: `p${i}/${name}`, kind: classifyPath(name)!, text: shared + text };
     }),
   ).flat();
   return [
-    { path: 'aa/first.txt', kind: 'requirements', text: 'torch==2.3.1 # cuda-gatekeeper: ignore[exact-pin] pinned elsewhere\ntorchvision\n' },
+    {
+      path: 'aa/first.txt',
+      kind: 'requirements',
+      text: 'torch==2.3.1 # cuda-gatekeeper: ignore[exact-pin] pinned elsewhere\ntorchvision\n',
+    },
     ...sources,
     { path: 'zz/shared.txt', kind: 'requirements', text: 'torch==2.6.0+cu121\nnvidia-cudnn-cu12==9.1.0.70\n' },
   ];
@@ -79,7 +94,9 @@ describe('gateRepository', () => {
     // Five files a project: windows of 16 files end inside projects, often just before environment.yml, which
     // installs requirements-base.txt. Checking the rest of the project at that point would be undone by it.
     const sources = Array.from({ length: 40 }, (_, i) =>
-      Object.entries(project(i)).map(([name, text]): SourceFile => ({ path: `p${i}/${name}`, kind: classifyPath(name)!, text })),
+      Object.entries(project(i)).map(
+        ([name, text]): SourceFile => ({ path: `p${i}/${name}`, kind: classifyPath(name)!, text }),
+      ),
     ).flat();
     const expected = whole(sources);
     for (const windowFiles of [3, 7, 16]) {
@@ -108,7 +125,8 @@ describe('gateRepository', () => {
     // On its own the requirements file is its own unit; installed by the Dockerfile it is part of the stage's, and
     // its findings differ. With a window of one file, requirements.txt is complete (it includes nothing) and is
     // checked before the Dockerfile is read: only checking the joined group again gives gate()'s findings.
-    const about = (report: ReturnType<typeof gate>) => report.findings.filter((finding) => finding.location.path === 'requirements.txt');
+    const about = (report: ReturnType<typeof gate>) =>
+      report.findings.filter((finding) => finding.location.path === 'requirements.txt');
     const alone = gate([parseFile('requirements.txt', sources[0]!.text, 'requirements')], policy.baseline, kb, options);
     const expected = whole(sources);
     expect(about(expected)).not.toEqual(about(alone));
@@ -116,7 +134,15 @@ describe('gateRepository', () => {
   });
 
   it("gives gate()'s report for random repositories with includes in every direction, in any order and window", () => {
-    const names = ['a/requirements.txt', 'a/base.txt', 'b/requirements.txt', 'b/Dockerfile', 'environment.yml', 'c/constraints.txt', 'requirements.txt'];
+    const names = [
+      'a/requirements.txt',
+      'a/base.txt',
+      'b/requirements.txt',
+      'b/Dockerfile',
+      'environment.yml',
+      'c/constraints.txt',
+      'requirements.txt',
+    ];
     const kindOf = (path: string): FileKind => classifyPath(path.split('/').pop()!) ?? 'requirements';
     const requirement = fc.constantFrom(
       'torch==2.3.1+cu121',
@@ -129,12 +155,19 @@ describe('gateRepository', () => {
     );
     const file = (path: string) =>
       fc
-        .tuple(fc.array(fc.constantFrom(...names), { maxLength: 2 }), fc.array(requirement, { maxLength: 4 }), fc.constantFrom('12.1.1', '12.4.1', '11.8.0'))
+        .tuple(
+          fc.array(fc.constantFrom(...names), { maxLength: 2 }),
+          fc.array(requirement, { maxLength: 4 }),
+          fc.constantFrom('12.1.1', '12.4.1', '11.8.0'),
+        )
         .map(([targets, lines, cuda]): SourceFile => {
           const relative = (target: string) => (path.includes('/') ? `../${target}` : target);
           if (path.endsWith('Dockerfile')) {
             const copies = targets
-              .map((target) => `COPY ${relative(target)} /deps/${target.replace(/\//g, '_')}\nRUN pip install -r /deps/${target.replace(/\//g, '_')}\n`)
+              .map(
+                (target) =>
+                  `COPY ${relative(target)} /deps/${target.replace(/\//g, '_')}\nRUN pip install -r /deps/${target.replace(/\//g, '_')}\n`,
+              )
               .join('');
             return {
               path,
@@ -148,9 +181,15 @@ describe('gateRepository', () => {
               kind: 'conda',
               text: `dependencies:\n  - cuda-version=${cuda.slice(0, 4)}\n  - pip:\n${targets.map((target) => `      - -r ${target}\n`).join('')}`,
             };
-          return { path, kind: kindOf(path), text: `${targets.map((target) => `-r ${relative(target)}\n`).join('')}${lines.join('\n')}\n` };
+          return {
+            path,
+            kind: kindOf(path),
+            text: `${targets.map((target) => `-r ${relative(target)}\n`).join('')}${lines.join('\n')}\n`,
+          };
         });
-    const repository = fc.tuple(...names.map(file)).chain((files) => fc.tuple(fc.shuffledSubarray(files, { minLength: 1 }), fc.integer({ min: 1, max: 8 })));
+    const repository = fc
+      .tuple(...names.map(file))
+      .chain((files) => fc.tuple(fc.shuffledSubarray(files, { minLength: 1 }), fc.integer({ min: 1, max: 8 })));
     fc.assert(
       fc.property(repository, ([sources, windowFiles]) => {
         expect(inParts(sources, windowFiles)).toEqual(whole(sources));
@@ -163,7 +202,14 @@ describe('gateRepository', () => {
     // A repository on "disk": every file exists, some cannot be read (binary, too large, a link out), and the
     // check starts from some of them. b/Dockerfile's COPY requirements.txt may be b/requirements.txt or the
     // top-level requirements.txt: when the first cannot be read, gate() links the include to the second.
-    const names = ['requirements.txt', 'b/requirements.txt', 'b/Dockerfile', 'b/base.txt', 'c/constraints.txt', 'environment.yml'];
+    const names = [
+      'requirements.txt',
+      'b/requirements.txt',
+      'b/Dockerfile',
+      'b/base.txt',
+      'c/constraints.txt',
+      'environment.yml',
+    ];
     const requirement = fc.constantFrom(
       'torch==2.3.1+cu121',
       'torch==2.6.0',
@@ -172,13 +218,19 @@ describe('gateRepository', () => {
       'numpy>=1 # cuda-gatekeeper: ignore[exact-pin] ok',
     );
     const text = (path: string) =>
-      fc.tuple(fc.subarray(['requirements.txt', 'b/base.txt', 'c/constraints.txt']), fc.array(requirement, { maxLength: 3 })).map(([targets, lines]) => {
-        if (path === 'b/Dockerfile')
-          return `FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\nCOPY requirements.txt /deps/r.txt\nRUN pip install -r /deps/r.txt\n${targets.map((target) => `COPY ../${target} /deps/${target.replace(/\//g, '_')}\nRUN pip install -r /deps/${target.replace(/\//g, '_')}\n`).join('')}`;
-        if (path.endsWith('.yml')) return `dependencies:\n  - cuda-version=12.4\n  - pip:\n${targets.map((target) => `      - -r ${target}\n`).join('')}`;
-        const up = path.includes('/') ? '../' : '';
-        return `${targets.map((target) => `-r ${up}${target}\n`).join('')}${lines.join('\n')}\n`;
-      });
+      fc
+        .tuple(
+          fc.subarray(['requirements.txt', 'b/base.txt', 'c/constraints.txt']),
+          fc.array(requirement, { maxLength: 3 }),
+        )
+        .map(([targets, lines]) => {
+          if (path === 'b/Dockerfile')
+            return `FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\nCOPY requirements.txt /deps/r.txt\nRUN pip install -r /deps/r.txt\n${targets.map((target) => `COPY ../${target} /deps/${target.replace(/\//g, '_')}\nRUN pip install -r /deps/${target.replace(/\//g, '_')}\n`).join('')}`;
+          if (path.endsWith('.yml'))
+            return `dependencies:\n  - cuda-version=12.4\n  - pip:\n${targets.map((target) => `      - -r ${target}\n`).join('')}`;
+          const up = path.includes('/') ? '../' : '';
+          return `${targets.map((target) => `-r ${up}${target}\n`).join('')}${lines.join('\n')}\n`;
+        });
     const repository = fc.record({
       texts: fc.tuple(...names.map(text)),
       unreadable: fc.subarray(names),
@@ -192,7 +244,11 @@ describe('gateRepository', () => {
         const reader: RepositoryReader = {
           read: (path) =>
             files.has(path) && !unreadable.includes(path)
-              ? { path, kind: path.endsWith('Dockerfile') ? 'dockerfile' : path.endsWith('.yml') ? 'conda' : 'requirements', text: files.get(path)! }
+              ? {
+                  path,
+                  kind: path.endsWith('Dockerfile') ? 'dockerfile' : path.endsWith('.yml') ? 'conda' : 'requirements',
+                  text: files.get(path)!,
+                }
               : undefined,
           isFile: (path) => files.has(path),
         };
@@ -218,10 +274,20 @@ describe('gateRepository', () => {
         text: 'FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\nCOPY requirements.txt /deps/r.txt\nRUN pip install -r /deps/r.txt\n',
       },
     ];
-    const reader: RepositoryReader = { ...sourceReader(files), isFile: (path) => path === 'b/requirements.txt' || files.some((file) => file.path === path) };
-    const checked = gateRepository(listed(['requirements.txt', 'b/Dockerfile']), reader, policy.baseline, kb, { ...options, windowFiles: 1 });
+    const reader: RepositoryReader = {
+      ...sourceReader(files),
+      isFile: (path) => path === 'b/requirements.txt' || files.some((file) => file.path === path),
+    };
+    const checked = gateRepository(listed(['requirements.txt', 'b/Dockerfile']), reader, policy.baseline, kb, {
+      ...options,
+      windowFiles: 1,
+    });
     expect(checked.sources).toEqual(files);
-    expect(checked.report.findings.some((finding) => finding.ruleId === 'cuda-mismatch' && finding.location.path === 'requirements.txt')).toBe(true);
+    expect(
+      checked.report.findings.some(
+        (finding) => finding.ruleId === 'cuda-mismatch' && finding.location.path === 'requirements.txt',
+      ),
+    ).toBe(true);
     expect(checked.report).toEqual(whole(files));
   });
 
@@ -233,7 +299,10 @@ describe('gateRepository', () => {
 
 /** Paths with the kind the property's reader gives them. */
 function kinded(paths: readonly string[]): Listed[] {
-  return paths.map((path) => ({ path, kind: path.endsWith('Dockerfile') ? 'dockerfile' : path.endsWith('.yml') ? 'conda' : 'requirements' }));
+  return paths.map((path) => ({
+    path,
+    kind: path.endsWith('Dockerfile') ? 'dockerfile' : path.endsWith('.yml') ? 'conda' : 'requirements',
+  }));
 }
 
 /** The paths the CLI read before readRepository, by its own loop: follow an include to its first candidate that was seen or is a file. */

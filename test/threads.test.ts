@@ -20,16 +20,23 @@ function tree(): string {
       mkdirSync(join(dir, project.dir), { recursive: true });
       writeFileSync(join(dir, project.dir, name), text);
     }
-  for (const demo of ['demo', 'demo-uv', 'demo-fleet']) cpSync(join(ROOT, 'fixtures', 'repos', demo), join(dir, 'apps', demo), { recursive: true });
+  for (const demo of ['demo', 'demo-uv', 'demo-fleet'])
+    cpSync(join(ROOT, 'fixtures', 'repos', demo), join(dir, 'apps', demo), { recursive: true });
   // The first service installs a requirements file at the end of the tree, and another reaches back to the first:
   // their parts read each other's files.
   const write = (path: string, text: string) => {
     mkdirSync(dirname(join(dir, path)), { recursive: true });
     writeFileSync(join(dir, path), text);
   };
-  write('aaa/Dockerfile', 'FROM nvidia/cuda:12.1.1-runtime-ubuntu22.04\nCOPY requirements.txt .\nRUN pip install -r requirements.txt\n');
+  write(
+    'aaa/Dockerfile',
+    'FROM nvidia/cuda:12.1.1-runtime-ubuntu22.04\nCOPY requirements.txt .\nRUN pip install -r requirements.txt\n',
+  );
   write('aaa/requirements.txt', '-r ../zzz/shared/requirements.txt\n');
-  write('zzz/shared/requirements.txt', '--extra-index-url https://download.pytorch.org/whl/cu118\ntorch==2.3.0+cu118\n');
+  write(
+    'zzz/shared/requirements.txt',
+    '--extra-index-url https://download.pytorch.org/whl/cu118\ntorch==2.3.0+cu118\n',
+  );
   write('zzz/other/requirements.txt', '-r ../../aaa/requirements.txt\n');
   write('zzz/big.bin', 'x\0y');
   return dir;
@@ -54,13 +61,17 @@ function check(dir: string, threads: number, ...args: string[]): { code: number;
 describe('check on worker threads', () => {
   const dir = tree();
 
-  it.each([['text'], ['json'], ['sarif']])('two threads give what one thread gives (%s)', { timeout: 120_000 }, (format) => {
-    const one = check(dir, 1, '.', '--format', format, '--verbose');
-    const two = check(dir, 2, '.', '--format', format, '--verbose');
-    expect(one.code).toBe(1);
-    expect(two).toEqual(one);
-    expect(one.out.length).toBeGreaterThan(10_000);
-  });
+  it.each([['text'], ['json'], ['sarif']])(
+    'two threads give what one thread gives (%s)',
+    { timeout: 120_000 },
+    (format) => {
+      const one = check(dir, 1, '.', '--format', format, '--verbose');
+      const two = check(dir, 2, '.', '--format', format, '--verbose');
+      expect(one.code).toBe(1);
+      expect(two).toEqual(one);
+      expect(one.out.length).toBeGreaterThan(10_000);
+    },
+  );
 
   it('the crossing include is judged as one thread judges it', { timeout: 120_000 }, () => {
     const out = check(dir, 2, '.').out;
@@ -69,42 +80,60 @@ describe('check on worker threads', () => {
   });
 
   it('a tree with a baseline file: the workers apply the same baseline', { timeout: 120_000 }, () => {
-    writeFileSync(join(dir, 'policy.yaml'), readFileSync(join(ROOT, 'fixtures', 'repos', 'demo', 'baseline.yaml'), 'utf8'));
+    writeFileSync(
+      join(dir, 'policy.yaml'),
+      readFileSync(join(ROOT, 'fixtures', 'repos', 'demo', 'baseline.yaml'), 'utf8'),
+    );
     expect(check(dir, 2, '.', '--baseline', 'policy.yaml')).toEqual(check(dir, 1, '.', '--baseline', 'policy.yaml'));
   });
 });
 
 describe('when threads cannot help', () => {
-  it('a worker that never starts: the check runs on one thread, says why, and gives the same result', { timeout: 60_000 }, () => {
-    const dir = tree();
-    const script = join(mkdtempSync(join(tmpdir(), 'cgk-no-worker-')), 'empty.mjs');
-    writeFileSync(script, '');
-    const inProcess = (threadScript?: string) => {
-      let out = '';
-      let err = '';
-      const saved = process.env.CUDA_GATEKEEPER_THREADS;
-      process.env.CUDA_GATEKEEPER_THREADS = '3';
-      try {
-        const code = run(['check', '.'], { cwd: dir, out: (text) => (out += text), err: (text) => (err += text), ...(threadScript ? { threadScript } : {}) });
-        return { code, out, err };
-      } finally {
-        if (saved === undefined) delete process.env.CUDA_GATEKEEPER_THREADS;
-        else process.env.CUDA_GATEKEEPER_THREADS = saved;
-      }
-    };
-    const failed = inProcess(script);
-    const one = inProcess();
-    expect(failed.err).toContain('checking on 3 threads failed (a worker thread did not start within 10 seconds); checking on one');
-    expect(failed.out).toEqual(one.out);
-    expect(failed.code).toBe(one.code);
-  });
+  it(
+    'a worker that never starts: the check runs on one thread, says why, and gives the same result',
+    { timeout: 60_000 },
+    () => {
+      const dir = tree();
+      const script = join(mkdtempSync(join(tmpdir(), 'cgk-no-worker-')), 'empty.mjs');
+      writeFileSync(script, '');
+      const inProcess = (threadScript?: string) => {
+        let out = '';
+        let err = '';
+        const saved = process.env.CUDA_GATEKEEPER_THREADS;
+        process.env.CUDA_GATEKEEPER_THREADS = '3';
+        try {
+          const code = run(['check', '.'], {
+            cwd: dir,
+            out: (text) => (out += text),
+            err: (text) => (err += text),
+            ...(threadScript ? { threadScript } : {}),
+          });
+          return { code, out, err };
+        } finally {
+          if (saved === undefined) delete process.env.CUDA_GATEKEEPER_THREADS;
+          else process.env.CUDA_GATEKEEPER_THREADS = saved;
+        }
+      };
+      const failed = inProcess(script);
+      const one = inProcess();
+      expect(failed.err).toContain(
+        'checking on 3 threads failed (a worker thread did not start within 10 seconds); checking on one',
+      );
+      expect(failed.out).toEqual(one.out);
+      expect(failed.code).toBe(one.code);
+    },
+  );
 
-  it('a tree with files reached through links is checked on one thread (a file is read once, by its real path)', { timeout: 60_000 }, () => {
-    const dir = tree();
-    mkdirSync(join(dir, 'zzz', 'linked'), { recursive: true });
-    symlinkSync(join(dir, 'zzz', 'shared', 'requirements.txt'), join(dir, 'zzz', 'linked', 'requirements.txt'));
-    expect(check(dir, 3, '.', '--format', 'json')).toEqual(check(dir, 1, '.', '--format', 'json'));
-  });
+  it(
+    'a tree with files reached through links is checked on one thread (a file is read once, by its real path)',
+    { timeout: 60_000 },
+    () => {
+      const dir = tree();
+      mkdirSync(join(dir, 'zzz', 'linked'), { recursive: true });
+      symlinkSync(join(dir, 'zzz', 'shared', 'requirements.txt'), join(dir, 'zzz', 'linked', 'requirements.txt'));
+      expect(check(dir, 3, '.', '--format', 'json')).toEqual(check(dir, 1, '.', '--format', 'json'));
+    },
+  );
 });
 
 describe('how a tree is cut and how many threads check it', () => {

@@ -26,7 +26,10 @@ describe('compareDotted', () => {
   });
 
   it('agrees with its definition on any input, including non-numeric parts', () => {
-    const part = fc.oneof(fc.integer({ min: 0, max: 999 }).map(String), fc.constantFrom('', '0', '00', '05', 'rc1', '1a', ' 3', '-2', '+1', 'x'));
+    const part = fc.oneof(
+      fc.integer({ min: 0, max: 999 }).map(String),
+      fc.constantFrom('', '0', '00', '05', 'rc1', '1a', ' 3', '-2', '+1', 'x'),
+    );
     const version = fc.array(part, { minLength: 1, maxLength: 4 }).map((parts) => parts.join('.'));
     fc.assert(
       fc.property(version, version, (a, b) => compareDotted(a, b) === reference(a, b)),

@@ -32,20 +32,33 @@ describe('waivers', () => {
     const { report } = run(waiver('    expires: 2026-11-29\n'));
     expect(report.findings.map((finding) => finding.ruleId)).toContain('companion-mismatch');
     const note = report.findings.find((finding) => finding.messageId === 'waiverExpired')!;
-    expect(note).toMatchObject({ ruleId: 'policy-error', severity: 'notice', location: { path: 'baseline.yaml', start: { line: 2 } } });
-    expect(note.message).toBe('the waiver of companion-mismatch for trainer expired on 2026-11-29 (owner ml-platform); its findings are reported again');
+    expect(note).toMatchObject({
+      ruleId: 'policy-error',
+      severity: 'notice',
+      location: { path: 'baseline.yaml', start: { line: 2 } },
+    });
+    expect(note.message).toBe(
+      'the waiver of companion-mismatch for trainer expired on 2026-11-29 (owner ml-platform); its findings are reported again',
+    );
   });
 
   it('apply only to their repository and path', () => {
-    expect(run(waiver('    expires: 2026-12-31\n'), 'octo-org/other').report.findings.map((finding) => finding.ruleId)).toContain('companion-mismatch');
-    expect(run(waiver('    path: services/serve/\n    expires: 2026-12-31\n')).report.findings.map((finding) => finding.ruleId)).toContain(
-      'companion-mismatch',
-    );
+    expect(
+      run(waiver('    expires: 2026-12-31\n'), 'octo-org/other').report.findings.map((finding) => finding.ruleId),
+    ).toContain('companion-mismatch');
+    expect(
+      run(waiver('    path: services/serve/\n    expires: 2026-12-31\n')).report.findings.map(
+        (finding) => finding.ruleId,
+      ),
+    ).toContain('companion-mismatch');
     expect(run(waiver('    path: services/train/\n    expires: 2026-12-31\n')).report.waived).toBe(1);
   });
 
   it('without an owner or an expiry are policy errors', () => {
     const { policy } = run('waivers:\n  - rule: exact-pin\n    repo: "*"\n    reason: legacy\n');
-    expect(policy.problems.map((problem) => problem.message)).toEqual(['waivers.0.owner is required', 'waivers.0.expires is required']);
+    expect(policy.problems.map((problem) => problem.message)).toEqual([
+      'waivers.0.owner is required',
+      'waivers.0.expires is required',
+    ]);
   });
 });

@@ -8,7 +8,13 @@ import { loadBaseline } from '../src/baseline/load.js';
 import { gate } from '../src/gate.js';
 import { defaultKnowledgeBase } from '../src/knowledge/index.js';
 import { parseFile } from '../src/parsers/index.js';
-import { OS_CHOICES, PYTHON_CHOICES, recommend, type Recommendation, type RecommendInput } from '../src/web/recommend.js';
+import {
+  OS_CHOICES,
+  PYTHON_CHOICES,
+  recommend,
+  type Recommendation,
+  type RecommendInput,
+} from '../src/web/recommend.js';
 import { compareDotted } from '../src/util/dotted.js';
 import { RULE_IDS } from '../rules/index.js';
 import { ROOT } from './harness.js';
@@ -18,7 +24,9 @@ let server: Server;
 let base: string;
 
 beforeAll(async () => {
-  server = createServer((req, res) => void webHandler(req, res).then((handled) => handled || (res.writeHead(404), res.end())));
+  server = createServer(
+    (req, res) => void webHandler(req, res).then((handled) => handled || (res.writeHead(404), res.end())),
+  );
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
@@ -46,15 +54,23 @@ describe('recommendations', () => {
   it('a choice that does not exist says why and offers the nearest that does', () => {
     const none = recommend(kb, { framework: 'pytorch', version: '2.6.0', gpu: 'B200' });
     expect(none.install).toBeUndefined();
-    expect(none.problems[0]).toMatch(/No CUDA build of torch 2\.6\.0 works here for B200\. Nearest release that does: torch 2\.7\.1\./);
-    expect(recommend(kb, { framework: 'pytorch', version: '2.6.7' }).problems[0]).toBe('torch 2.6.7 is not a known release; nearest: 2.6.0.');
-    expect(recommend(kb, { framework: 'pytorch', version: '2.9.1', python: '3.9' }).problems).toContain('torch 2.9.1 supports Python >=3.10,<3.15, not 3.9.');
+    expect(none.problems[0]).toMatch(
+      /No CUDA build of torch 2\.6\.0 works here for B200\. Nearest release that does: torch 2\.7\.1\./,
+    );
+    expect(recommend(kb, { framework: 'pytorch', version: '2.6.7' }).problems[0]).toBe(
+      'torch 2.6.7 is not a known release; nearest: 2.6.0.',
+    );
+    expect(recommend(kb, { framework: 'pytorch', version: '2.9.1', python: '3.9' }).problems).toContain(
+      'torch 2.9.1 supports Python >=3.10,<3.15, not 3.9.',
+    );
   });
 
   it('uses the PyPI build when it fits and explains the fleet driver', () => {
     const result = recommend(kb, { framework: 'pytorch', version: '2.5.1', gpu: 'H100', driver: '550.54.14' });
     expect(result.install?.pip).toBe('pip install torch==2.5.1 torchvision==0.20.1 torchaudio==2.5.1');
-    expect(result.install?.conda).toBe('conda install pytorch==2.5.1 torchvision==0.20.1 torchaudio==2.5.1 pytorch-cuda=12.4 -c pytorch -c nvidia');
+    expect(result.install?.conda).toBe(
+      'conda install pytorch==2.5.1 torchvision==0.20.1 torchaudio==2.5.1 pytorch-cuda=12.4 -c pytorch -c nvidia',
+    );
     const old = recommend(kb, { framework: 'pytorch', version: '2.11.0', driver: '550.54.14' });
     expect(old.options.find((option) => option.tag === 'cu130')).toMatchObject({
       works: false,
@@ -97,8 +113,12 @@ describe('every recommendation passes the gate', () => {
     .map((row) => row.version);
   const inputs: RecommendInput[] = [
     { framework: 'pytorch' },
-    ...torchVersions.flatMap((version) => ['H100', 'A100', 'L4', 'RTX 5090', 'T4'].map((gpu) => ({ framework: 'pytorch' as const, version, gpu }))),
-    ...PYTHON_CHOICES.flatMap((python) => OS_CHOICES.map((os) => ({ framework: 'pytorch' as const, version: '2.7.1', python, os }))),
+    ...torchVersions.flatMap((version) =>
+      ['H100', 'A100', 'L4', 'RTX 5090', 'T4'].map((gpu) => ({ framework: 'pytorch' as const, version, gpu })),
+    ),
+    ...PYTHON_CHOICES.flatMap((python) =>
+      OS_CHOICES.map((os) => ({ framework: 'pytorch' as const, version: '2.7.1', python, os })),
+    ),
     ...kb.tensorflowReleases().map((row) => ({ framework: 'tensorflow' as const, version: row.version, gpu: 'A100' })),
   ];
 
@@ -117,8 +137,12 @@ describe('every recommendation passes the gate', () => {
       .filter((input) => input.framework === 'pytorch')
       .map((input) => recommend(kb, { ...input, gpu: input.gpu === 'A100' ? 'A100' : 'H100' }, policy.baseline));
     // torch 2.6.0 and 2.7.1 on A100 and H100: the answers the policy allows.
-    expect(answered.filter((result) => result.install && result.problems.length === 0).length).toBeGreaterThanOrEqual(4);
-    expect(answered.flatMap((result) => (result.install && result.problems.length === 0 ? errors(result, policy) : []))).toEqual([]);
+    expect(answered.filter((result) => result.install && result.problems.length === 0).length).toBeGreaterThanOrEqual(
+      4,
+    );
+    expect(
+      answered.flatMap((result) => (result.install && result.problems.length === 0 ? errors(result, policy) : [])),
+    ).toEqual([]);
   });
 
   it('installs the Python the user chose', () => {
@@ -126,9 +150,9 @@ describe('every recommendation passes the gate', () => {
       const result = recommend(kb, { framework: 'pytorch', version: '2.7.1', python: '3.11', os });
       expect(result.install!.dockerfile, os).toMatch(/python3\.11 -m venv \/opt\/venv/);
     }
-    expect(recommend(kb, { framework: 'pytorch', version: '2.7.1', python: '3.10', os: 'ubuntu22.04' }).install!.dockerfile).toContain(
-      'python3 -m venv /opt/venv',
-    );
+    expect(
+      recommend(kb, { framework: 'pytorch', version: '2.7.1', python: '3.10', os: 'ubuntu22.04' }).install!.dockerfile,
+    ).toContain('python3 -m venv /opt/venv');
   });
 
   it('defaults to the newest verified torch release', () => {
@@ -143,14 +167,18 @@ describe('every recommendation passes the gate', () => {
 
 describe('HTTP', () => {
   it('serves the page, which works without JavaScript (GET form renders the answer)', async () => {
-    const html = await (await fetch(`${base}/cuda-gatekeeper/?gpu=H100&framework=pytorch&torch=2.7.1&python=3.11&os=ubuntu22.04&driver=`)).text();
+    const html = await (
+      await fetch(`${base}/cuda-gatekeeper/?gpu=H100&framework=pytorch&torch=2.7.1&python=3.11&os=ubuntu22.04&driver=`)
+    ).text();
     expect(html).toContain('<label>GPU model<select name="gpu" id="gpu">');
     expect(html).toContain('Recommended: CUDA 12.6');
     expect(html).toContain('pip install torch==2.7.1 torchvision==0.22.1 torchaudio==2.7.1');
   });
 
   it('escapes user input', async () => {
-    const html = await (await fetch(`${base}/cuda-gatekeeper/?gpu=%3Cscript%3Ealert(1)%3C%2Fscript%3E&framework=pytorch`)).text();
+    const html = await (
+      await fetch(`${base}/cuda-gatekeeper/?gpu=%3Cscript%3Ealert(1)%3C%2Fscript%3E&framework=pytorch`)
+    ).text();
     expect(html).not.toContain('<script>alert(1)</script>');
     expect(html).toContain('&lt;script&gt;');
   });
@@ -176,16 +204,24 @@ describe('HTTP', () => {
     const form = new URLSearchParams({ kind: 'makefile', baseline: 'none', text: 'all:\n' });
     const response = await fetch(`${base}/cuda-gatekeeper/check`, { method: 'POST', body: form });
     expect(response.status).toBe(400);
-    expect(await response.text()).toContain('<p class="problem" role="alert">Not checked: kind must be one of dockerfile');
+    expect(await response.text()).toContain(
+      '<p class="problem" role="alert">Not checked: kind must be one of dockerfile',
+    );
   });
 
   it('answers bad API input with 400/413 and a clear error', async () => {
     expect((await fetch(`${base}/cuda-gatekeeper/api/check`, { method: 'POST', body: 'not json' })).status).toBe(400);
-    const wrong = await fetch(`${base}/cuda-gatekeeper/api/check`, { method: 'POST', body: JSON.stringify({ kind: 'makefile', text: '' }) });
-    expect(await wrong.json()).toEqual({
-      error: 'kind must be one of dockerfile, requirements, conda, pyproject, uv-lock, pixi, pixi-lock, poetry-lock, conda-lock, kubernetes, not "makefile"',
+    const wrong = await fetch(`${base}/cuda-gatekeeper/api/check`, {
+      method: 'POST',
+      body: JSON.stringify({ kind: 'makefile', text: '' }),
     });
-    expect((await fetch(`${base}/cuda-gatekeeper/api/check`, { method: 'POST', body: 'x'.repeat(300_000) })).status).toBe(413);
+    expect(await wrong.json()).toEqual({
+      error:
+        'kind must be one of dockerfile, requirements, conda, pyproject, uv-lock, pixi, pixi-lock, poetry-lock, conda-lock, kubernetes, not "makefile"',
+    });
+    expect(
+      (await fetch(`${base}/cuda-gatekeeper/api/check`, { method: 'POST', body: 'x'.repeat(300_000) })).status,
+    ).toBe(413);
   });
 
   it('serves the matrix, the API description, /healthz and /metrics', async () => {
@@ -234,7 +270,12 @@ describe('the public snippet API has limits', () => {
     const statuses: number[] = [];
     for (let i = 0; i < 14; i++)
       statuses.push(
-        (await fetch(`${base}/cuda-gatekeeper/api/check`, { method: 'POST', body: JSON.stringify({ kind: 'requirements', text: 'numpy==1.26.4\n' }) })).status,
+        (
+          await fetch(`${base}/cuda-gatekeeper/api/check`, {
+            method: 'POST',
+            body: JSON.stringify({ kind: 'requirements', text: 'numpy==1.26.4\n' }),
+          })
+        ).status,
       );
     expect(statuses).toContain(429);
     const limited = await fetch(`${base}/cuda-gatekeeper/api/check`, { method: 'POST', body: '{}' });

@@ -26,7 +26,9 @@ function tree(files: Record<string, string>): string {
 
 /** The paths a JSON report's findings are about. */
 function pathsOf(out: string): string[] {
-  return [...new Set((JSON.parse(out) as { findings: Finding[] }).findings.map((finding) => finding.location.path))].sort();
+  return [
+    ...new Set((JSON.parse(out) as { findings: Finding[] }).findings.map((finding) => finding.location.path)),
+  ].sort();
 }
 
 const BAD = 'torch==2.3.0+cu999\n';
@@ -95,9 +97,15 @@ describe('file names, as Renovate and hadolint match them', () => {
 
 describe('files named on the command line are always checked', () => {
   it('a file whose name says nothing is read by its content', () => {
-    expect(sniffKind('# syntax=docker/dockerfile:1\nARG CUDA=12.4.1\nFROM nvidia/cuda:${CUDA}-base-ubuntu22.04\n')).toBe('dockerfile');
+    expect(
+      sniffKind('# syntax=docker/dockerfile:1\nARG CUDA=12.4.1\nFROM nvidia/cuda:${CUDA}-base-ubuntu22.04\n'),
+    ).toBe('dockerfile');
     expect(sniffKind(CONDA)).toBe('conda');
-    expect(sniffKind('--extra-index-url https://download.pytorch.org/whl/cu121\ntorch==2.3.0+cu121 ; python_version < "3.12"\n-e .\n')).toBe('requirements');
+    expect(
+      sniffKind(
+        '--extra-index-url https://download.pytorch.org/whl/cu121\ntorch==2.3.0+cu121 ; python_version < "3.12"\n-e .\n',
+      ),
+    ).toBe('requirements');
     expect(sniffKind('#!/bin/sh\necho hello\n')).toBeUndefined();
     const dir = tree({ 'build/gpu.df': DOCKER, 'deps/gpu.pip': BAD });
     const { code, out } = cli(dir, 'check', 'build/gpu.df', 'deps/gpu.pip', '--baseline', 'none', '--format', 'json');
@@ -107,7 +115,9 @@ describe('files named on the command line are always checked', () => {
 
   it('--type names the kind', () => {
     const dir = tree({ 'deps.list': 'torch==2.3.0+cu999\n' });
-    expect(pathsOf(cli(dir, 'check', 'deps.list', '--type', 'requirements', '--baseline', 'none', '--format', 'json').out)).toEqual(['deps.list']);
+    expect(
+      pathsOf(cli(dir, 'check', 'deps.list', '--type', 'requirements', '--baseline', 'none', '--format', 'json').out),
+    ).toEqual(['deps.list']);
     expect(cli(dir, 'check', 'deps.list', '--type', 'pom', '--baseline', 'none').code).toBe(2);
   });
 
@@ -115,7 +125,9 @@ describe('files named on the command line are always checked', () => {
     const dir = tree({ 'notes.cfg': '[section]\nkey = value\n' });
     const { code, err } = cli(dir, 'check', 'notes.cfg', '--baseline', 'none');
     expect(code).toBe(2);
-    expect(err).toContain('notes.cfg: skipped: cannot tell whether this is a Dockerfile, a requirements file or a conda environment');
+    expect(err).toContain(
+      'notes.cfg: skipped: cannot tell whether this is a Dockerfile, a requirements file or a conda environment',
+    );
   });
 });
 
@@ -131,15 +143,21 @@ describe('.gitignore and the baseline’s files patterns', () => {
       'deps/gpu.deps': BAD,
       'baseline.yaml': 'files:\n  include: ["deps/*.deps"]\n  exclude: ["sub/requirements.txt"]\n',
     });
-    expect(pathsOf(cli(dir, 'check', '--baseline', 'baseline.yaml', '--format', 'json').out)).toEqual(['deps/gpu.deps', 'requirements.txt']);
+    expect(pathsOf(cli(dir, 'check', '--baseline', 'baseline.yaml', '--format', 'json').out)).toEqual([
+      'deps/gpu.deps',
+      'requirements.txt',
+    ]);
     // Named on the command line, an ignored file is checked.
-    expect(pathsOf(cli(dir, 'check', 'vendor/requirements.txt', '--baseline', 'none', '--format', 'json').out)).toEqual(['vendor/requirements.txt']);
+    expect(pathsOf(cli(dir, 'check', 'vendor/requirements.txt', '--baseline', 'none', '--format', 'json').out)).toEqual(
+      ['vendor/requirements.txt'],
+    );
   });
 });
 
 describe('YAML aliases in conda files', () => {
   it('a dependency written as an alias is checked like the anchor it names', () => {
-    const text = 'name: x\nchannels:\n  - pytorch\n  - nvidia\ndependencies:\n  - &cuda pytorch-cuda=12.6\n  - pip\n  - pip:\n    - torch==2.3.0\n  - *cuda\n';
+    const text =
+      'name: x\nchannels:\n  - pytorch\n  - nvidia\ndependencies:\n  - &cuda pytorch-cuda=12.6\n  - pip\n  - pip:\n    - torch==2.3.0\n  - *cuda\n';
     const file = parseFile('environment.yml', text, 'conda');
     expect(file.problems).toEqual([]);
     expect(file.packages.filter((pkg) => pkg.name === 'pytorch-cuda')).toHaveLength(2);
@@ -156,39 +174,61 @@ describe('--changed-since keeps the cross-file check', () => {
     execFileSync('git', args, {
       cwd,
       stdio: 'pipe',
-      env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' },
+      env: {
+        ...process.env,
+        GIT_AUTHOR_NAME: 't',
+        GIT_AUTHOR_EMAIL: 't@t',
+        GIT_COMMITTER_NAME: 't',
+        GIT_COMMITTER_EMAIL: 't@t',
+      },
     });
 
   it('a changed requirements file is checked with the Dockerfile that installs it, as a full check would', () => {
     const dir = tree({
-      Dockerfile: 'FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nCOPY requirements.txt .\nRUN pip install -r requirements.txt\n',
+      Dockerfile:
+        'FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nCOPY requirements.txt .\nRUN pip install -r requirements.txt\n',
       'requirements.txt': 'torch==2.5.1\n',
       'other/requirements.txt': 'numpy==1.26.4\n',
     });
     git(dir, 'init', '-q');
     git(dir, 'add', '.');
     git(dir, 'commit', '-qm', 'init');
-    writeFileSync(join(dir, 'requirements.txt'), '--index-url https://download.pytorch.org/whl/cu118\ntorch==2.3.0+cu118\n');
-    const changed = JSON.parse(cli(dir, 'check', '--changed-since', 'HEAD', '--baseline', 'none', '--format', 'json').out) as { findings: Finding[] };
+    writeFileSync(
+      join(dir, 'requirements.txt'),
+      '--index-url https://download.pytorch.org/whl/cu118\ntorch==2.3.0+cu118\n',
+    );
+    const changed = JSON.parse(
+      cli(dir, 'check', '--changed-since', 'HEAD', '--baseline', 'none', '--format', 'json').out,
+    ) as { findings: Finding[] };
     const full = JSON.parse(cli(dir, 'check', '--baseline', 'none', '--format', 'json').out) as { findings: Finding[] };
     expect(changed.findings.filter((finding) => finding.ruleId === 'cuda-mismatch')).toHaveLength(2);
-    expect(changed.findings).toEqual(full.findings.filter((finding) => finding.location.path !== 'other/requirements.txt'));
+    expect(changed.findings).toEqual(
+      full.findings.filter((finding) => finding.location.path !== 'other/requirements.txt'),
+    );
     rmSync(join(dir, 'requirements.txt'));
-    const deleted = JSON.parse(cli(dir, 'check', '--changed-since', 'HEAD', '--baseline', 'none', '--format', 'json').out) as { findings: Finding[] };
-    expect(deleted.findings.map((finding) => `${finding.ruleId}@${finding.location.path}:${finding.location.start.line}`)).toEqual([
-      'missing-include@Dockerfile:3',
-    ]);
+    const deleted = JSON.parse(
+      cli(dir, 'check', '--changed-since', 'HEAD', '--baseline', 'none', '--format', 'json').out,
+    ) as { findings: Finding[] };
+    expect(
+      deleted.findings.map((finding) => `${finding.ruleId}@${finding.location.path}:${finding.location.start.line}`),
+    ).toEqual(['missing-include@Dockerfile:3']);
   });
 });
 
 describe('say error only when it is certain', () => {
   const kb = defaultKnowledgeBase();
   const findings = (path: string, text: string, kind: 'dockerfile' | 'requirements' | 'conda') =>
-    gate([parseFile(path, text, kind)], EMPTY_BASELINE, kb).findings.map((finding) => `${finding.ruleId}:${finding.severity}@${finding.location.start.line}`);
+    gate([parseFile(path, text, kind)], EMPTY_BASELINE, kb).findings.map(
+      (finding) => `${finding.ruleId}:${finding.severity}@${finding.location.start.line}`,
+    );
 
   it('a CPU torch beside jax[cuda12] is deliberate: notices, no error', () => {
     expect(
-      findings('requirements.txt', '--extra-index-url https://download.pytorch.org/whl/cpu\ntorch==2.3.0+cpu\njax[cuda12]==0.4.30\n', 'requirements'),
+      findings(
+        'requirements.txt',
+        '--extra-index-url https://download.pytorch.org/whl/cpu\ntorch==2.3.0+cpu\njax[cuda12]==0.4.30\n',
+        'requirements',
+      ),
     ).toEqual(['cpu-wheel:notice@1', 'cpu-wheel:notice@2']);
   });
 
@@ -204,13 +244,23 @@ describe('say error only when it is certain', () => {
 
   it('a plain tensorflow pin does not make an environment target CUDA', () => {
     expect(
-      findings('requirements.txt', 'tensorflow==2.15.0\ntorch==2.3.0+cpu\n--extra-index-url https://download.pytorch.org/whl/cpu\n', 'requirements'),
+      findings(
+        'requirements.txt',
+        'tensorflow==2.15.0\ntorch==2.3.0+cpu\n--extra-index-url https://download.pytorch.org/whl/cpu\n',
+        'requirements',
+      ),
     ).toEqual([]);
   });
 
   it('a +cu117 pin no index serves cannot be installed: an error; with torch_stable.html or an index in the environment: nothing', () => {
     expect(findings('requirements.txt', 'torch==1.13.1+cu117\n', 'requirements')).toContain('index-url:error@1');
-    expect(findings('requirements.txt', '-f https://download.pytorch.org/whl/torch_stable.html\ntorch==1.13.1+cu117\n', 'requirements')).toEqual([]);
+    expect(
+      findings(
+        'requirements.txt',
+        '-f https://download.pytorch.org/whl/torch_stable.html\ntorch==1.13.1+cu117\n',
+        'requirements',
+      ),
+    ).toEqual([]);
     expect(
       findings(
         'Dockerfile',
@@ -235,10 +285,20 @@ describe('say error only when it is certain', () => {
   });
 
   it('an extra index beside an exact pin it has is what pip installs; beside a range, PyPI wins (a warning)', () => {
-    expect(findings('requirements.txt', '--extra-index-url https://download.pytorch.org/whl/cu118\ntorch==2.3.0\n', 'requirements')).toEqual([]);
-    expect(findings('requirements.txt', '--extra-index-url https://download.pytorch.org/whl/cu118\ntorch>=2.0\n', 'requirements')).toContain(
-      'index-url:warning@2',
-    );
+    expect(
+      findings(
+        'requirements.txt',
+        '--extra-index-url https://download.pytorch.org/whl/cu118\ntorch==2.3.0\n',
+        'requirements',
+      ),
+    ).toEqual([]);
+    expect(
+      findings(
+        'requirements.txt',
+        '--extra-index-url https://download.pytorch.org/whl/cu118\ntorch>=2.0\n',
+        'requirements',
+      ),
+    ).toContain('index-url:warning@2');
   });
 
   it('an image tag built from an ARG with no default is not judged', () => {

@@ -18,9 +18,11 @@ export default defineRule({
   fix: 'safe',
   messages: {
     companion: '{{name}} {{version}} does not belong to torch {{torch}} (it belongs to {{expected}})',
-    noCompanion: '{{name}} {{version}} is installed with torch {{torch}}, for which PyTorch published no {{name}} release',
+    noCompanion:
+      '{{name}} {{version}} is installed with torch {{torch}}, for which PyTorch published no {{name}} release',
     pinnedTorch: '{{name}} {{version}} is built against torch {{expected}}, but torch {{torch}} is pinned',
-    triton: 'triton {{version}} is installed with torch {{torch}}, whose Linux wheel requires triton {{expected}}{{condition}}',
+    triton:
+      'triton {{version}} is installed with torch {{torch}}, whose Linux wheel requires triton {{expected}}{{condition}}',
     extensionBuild: '{{subject}} is built for torch {{built}}, but torch {{torch}} is pinned',
     torchPage: '{{url}} serves builds for torch {{built}}, but torch {{torch}} is pinned',
     lockedRequirement: '{{subject}} requires pytorch {{requirement}}, but the lock installs pytorch {{torch}}',
@@ -66,7 +68,12 @@ export default defineRule({
           const fix = companionFix(entry, allowed[0]!, torch.pkg.localLabel);
           report({
             messageId: 'companion',
-            data: { name, version, torch: torchVersion, expected: owner ? `torch ${owner.version}` : 'no torch release in the knowledge base' },
+            data: {
+              name,
+              version,
+              torch: torchVersion,
+              expected: owner ? `torch ${owner.version}` : 'no torch release in the knowledge base',
+            },
             file,
             span: pkg.span,
             related,
@@ -76,7 +83,12 @@ export default defineRule({
           });
         } else if (EXACT_PINS.has(name)) {
           const pin = kb.companionPins(name).find((row) => row.version === version);
-          if (!pin || pin.torch === torchVersion || (pin.abi === 'minor' && minorOf(pin.torch) === minorOf(torchVersion))) continue;
+          if (
+            !pin ||
+            pin.torch === torchVersion ||
+            (pin.abi === 'minor' && minorOf(pin.torch) === minorOf(torchVersion))
+          )
+            continue;
           const expected = pin.abi === 'minor' ? minorOf(pin.torch) : pin.torch;
           report({
             messageId: 'pinnedTorch',
@@ -135,7 +147,11 @@ function checkLockedRequirement(entry: UnitPackage, torch: UnitPackage, torchVer
   if (!spec || condaAdmits(spec, torchVersion)) return;
   report({
     messageId: 'lockedRequirement',
-    data: { subject: `${pkg.rawName} ${pkg.exact}${pkg.build ? ` (${pkg.build})` : ''}`, requirement: pkg.torchRequirement!, torch: torchVersion },
+    data: {
+      subject: `${pkg.rawName} ${pkg.exact}${pkg.build ? ` (${pkg.build})` : ''}`,
+      requirement: pkg.torchRequirement!,
+      torch: torchVersion,
+    },
     file,
     span: pkg.span,
     related: [{ file: torch.file, span: torch.pkg.span, message: `pytorch ${torchVersion} is locked here` }],
@@ -176,12 +192,17 @@ function checkTorchPages(unit: Unit, torch: UnitPackage, torchVersion: string, r
  */
 function companionFix({ file, pkg }: UnitPackage, version: string, torchLabel: string | undefined): Fix | undefined {
   const clause = pkg.clauses[0];
-  if (!clause || file.source.text.slice(clause.versionSpan.start, clause.versionSpan.end) !== clause.version) return undefined;
+  if (!clause || file.source.text.slice(clause.versionSpan.start, clause.versionSpan.end) !== clause.version)
+    return undefined;
   const current = publicVersion(clause.version);
   const relabel = pkg.localLabel && torchLabel && pkg.localLabel !== torchLabel;
   const text = relabel ? `${version}+${torchLabel}` : version;
   const end = relabel ? clause.versionSpan.end : clause.versionSpan.start + current.length;
-  return { title: `Use ${pkg.rawName} ${text}`, safety: 'safe', edits: [{ path: file.path, range: [clause.versionSpan.start, end], text }] };
+  return {
+    title: `Use ${pkg.rawName} ${text}`,
+    safety: 'safe',
+    edits: [{ path: file.path, range: [clause.versionSpan.start, end], text }],
+  };
 }
 
 /**
@@ -201,7 +222,9 @@ function unitPython(unit: Unit): string | undefined {
         (file === unit.root && unit.stage !== undefined && image.stage !== unit.stage) ||
         image.unresolved ||
         !image.tag ||
-        !/^(?:docker\.io\/)?(?:library\/)?python$/.test(`${image.registry ? `${image.registry}/` : ''}${image.repository}`)
+        !/^(?:docker\.io\/)?(?:library\/)?python$/.test(
+          `${image.registry ? `${image.registry}/` : ''}${image.repository}`,
+        )
       )
         continue;
       const minor = /^(\d+\.\d+)/.exec(image.tag)?.[1];

@@ -33,7 +33,10 @@ export default defineRule({
       const severity = OTHER_STACKS.has(target.kind) || otherStack ? ('notice' as const) : undefined;
       const help = `A +cpu wheel has no CUDA kernels: torch.cuda.is_available() is False and every GPU job falls back to the CPU or fails.${severity ? ` ${otherStack?.subject ?? target.subject} uses CUDA here, so a CPU torch may be deliberate.` : ''}`;
       for (const { file, pkg, build } of unit.packages) {
-        if (pkg.ecosystem === 'conda' && (pkg.name === 'cpuonly' || (pkg.name === 'pytorch-mutex' && /cpu/.test(pkg.build ?? pkg.specifier)))) {
+        if (
+          pkg.ecosystem === 'conda' &&
+          (pkg.name === 'cpuonly' || (pkg.name === 'pytorch-mutex' && /cpu/.test(pkg.build ?? pkg.specifier)))
+        ) {
           report({
             messageId: 'cpuConda',
             data: { subject: pkg.rawName, target: target.subject, cuda },
@@ -45,11 +48,22 @@ export default defineRule({
           });
           continue;
         }
-        if (!build?.cpu || build.source === 'index-url' || build.source === 'extra-index-url' || build.source === 'find-links') continue;
+        if (
+          !build?.cpu ||
+          build.source === 'index-url' ||
+          build.source === 'extra-index-url' ||
+          build.source === 'find-links'
+        )
+          continue;
         let fix: Fix | undefined;
         const clause = pkg.clauses[0];
         const tag = tagFromCuda(cuda);
-        if (clause && pkg.localLabel === 'cpu' && target.precision === 'minor' && kb.torchVariants(build.release?.version ?? '').includes(tag)) {
+        if (
+          clause &&
+          pkg.localLabel === 'cpu' &&
+          target.precision === 'minor' &&
+          kb.torchVariants(build.release?.version ?? '').includes(tag)
+        ) {
           const plus = clause.version.indexOf('+');
           const edit = replaceWithin(file, clause.versionSpan, clause.version, plus + 1, clause.version.length, tag);
           if (edit) fix = { title: `Use the ${tag} build`, safety: 'safe', edits: [edit] };
@@ -81,11 +95,13 @@ export default defineRule({
         // A CPU index serves nothing to a run whose every torch, torchvision and torchaudio is pinned to a CUDA
         // build (`==2.5.1+cu124`) or a wheel URL: it is there for another platform (`+cpu ; sys_platform == "darwin"`).
         const family = invocation.members.flatMap((member) => familyOf.get(member.context) ?? []);
-        if (family.length > 0 && family.every((pkg) => pkg.url || (pkg.localLabel && pkg.localLabel !== 'cpu'))) continue;
+        if (family.length > 0 && family.every((pkg) => pkg.url || (pkg.localLabel && pkg.localLabel !== 'cpu')))
+          continue;
         for (const index of invocation.indexes) {
           if (seenIndexes.has(index) || index.kind === 'conda-channel' || !isCpuUrl(index.url)) continue;
           seenIndexes.add(index);
-          const claimFile = invocation.members.find((member) => member.context.indexes.includes(index))?.file ?? unit.root;
+          const claimFile =
+            invocation.members.find((member) => member.context.indexes.includes(index))?.file ?? unit.root;
           let fix: Fix | undefined;
           const at = index.url.search(/cpu(?=\/|$)/);
           // A pyproject.toml's CPU index is what its cpu extra is for: the package beside it is what to change.

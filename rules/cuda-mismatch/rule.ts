@@ -21,7 +21,8 @@ const WHY: Readonly<Record<'major' | 'minor', string>> = {
     'Libraries built for different CUDA majors need different runtime libraries (libcudart.so.{{foundMajor}} vs .so.{{expectedMajor}}) and cannot share one process reliably.',
   minor: `Within one CUDA major, builds for different minors run only under minor-version compatibility, which has a limited feature set (no PTX JIT of newer PTX); keep them in step. Source: ${MVC}`,
 };
-const PIN_BUILD = ' Pin the build you want with a local version label (e.g. ==X.Y.Z+cu121) and an index that serves it.';
+const PIN_BUILD =
+  ' Pin the build you want with a local version label (e.g. ==X.Y.Z+cu121) and an index that serves it.';
 
 export default defineRule({
   id: 'cuda-mismatch',
@@ -30,14 +31,17 @@ export default defineRule({
   fix: 'safe',
   messages: {
     major: '{{subject}} is built for CUDA {{found}}, but {{target}} sets CUDA {{expected}}',
-    minor: '{{subject}} is built for CUDA {{found}}, but {{target}} sets CUDA {{expected}} (same major, different minor)',
+    minor:
+      '{{subject}} is built for CUDA {{found}}, but {{target}} sets CUDA {{expected}} (same major, different minor)',
     implied: '{{subject}} installs the CUDA {{found}} build {{how}}, but {{target}} sets CUDA {{expected}}',
-    impliedRange: 'every torch release {{subject}} admits has a CUDA {{found}} build on plain PyPI, but {{target}} sets CUDA {{expected}}',
+    impliedRange:
+      'every torch release {{subject}} admits has a CUDA {{found}} build on plain PyPI, but {{target}} sets CUDA {{expected}}',
     index: '{{subject}} serves CUDA {{found}} builds, but {{target}} sets CUDA {{expected}}',
     name: '{{subject}} is named for CUDA {{found}}, but {{target}} sets CUDA {{expected}}',
     otherBuild:
       '{{subject}} is a CUDA {{found}} build on PyPI, but {{index}} may serve another build of it, so which is installed beside {{target}} (CUDA {{expected}}) is not determined',
-    system: '{{target}} is built for CUDA {{expected}}, but {{subject}} says the machines support only CUDA {{found}}: pixi cannot solve it',
+    system:
+      '{{target}} is built for CUDA {{expected}}, but {{subject}} says the machines support only CUDA {{found}}: pixi cannot solve it',
   },
   // `evidence` cites the record a claim rests on; `copied` says a build comes from another stage; `why` is WHY's.
   helps: {
@@ -99,7 +103,12 @@ function unitEdits(unit: Unit, claims: readonly CudaClaim[], target: CudaClaim):
 
 /** A build installed in another stage and copied into this one (COPY --from=build /opt/conda …). */
 function copiedIn(unit: Unit, claim: CudaClaim): boolean {
-  return unit.stage !== undefined && claim.file === unit.root && claim.context !== undefined && claim.file.contexts[claim.context]?.stage !== unit.stage;
+  return (
+    unit.stage !== undefined &&
+    claim.file === unit.root &&
+    claim.context !== undefined &&
+    claim.file.contexts[claim.context]?.stage !== unit.stage
+  );
 }
 
 /**
@@ -133,13 +142,21 @@ function reportMismatch(
   const copied = copiedIn(unit, claim);
   const edits = !copied && claim.kind !== 'implied' ? unitFix : undefined;
   const fix: Fix | undefined = edits
-    ? { title: `Build for CUDA ${expected}${edits.length > 1 ? ` (${edits.length} edits in ${unit.label})` : ''}`, safety: 'safe', edits }
+    ? {
+        title: `Build for CUDA ${expected}${edits.length > 1 ? ` (${edits.length} edits in ${unit.label})` : ''}`,
+        safety: 'safe',
+        edits,
+      }
     : undefined;
   // torch 2.6.0+cu124 under a CUDA 12.8 image: 2.6.0 has no cu128 build, so the options are another build of the
   // same version or the nearest release that has one, moved with its companions.
   const options = !edits && !copied && target.precision === 'minor' ? torchOptions(unit, claim, expected, kb) : [];
   const implied = claim.kind === 'implied';
-  const how = implied ? (claim.package && !claim.index ? 'that plain PyPI gives on Linux x86_64' : 'from its index') : '';
+  const how = implied
+    ? claim.package && !claim.index
+      ? 'that plain PyPI gives on Linux x86_64'
+      : 'from its index'
+    : '';
   const majors = { foundMajor: found.split('.')[0]!, expectedMajor: expected.split('.')[0]! };
   const evidence = claim.record ? ` Fact: ${cite(claim.record)}.` : '';
   const elsewhere = otherSource(unit, claim);
@@ -169,7 +186,9 @@ function reportMismatch(
       why: formatMessage(WHY[relation], majors),
       ...majors,
       evidence,
-      copied: copied ? ` This build is installed in another stage and copied into ${unit.label}: change the build or this stage's image.` : '',
+      copied: copied
+        ? ` This build is installed in another stage and copied into ${unit.label}: change the build or this stage's image.`
+        : '',
     },
     file: claim.file,
     span: claim.span,
@@ -182,7 +201,10 @@ function reportMismatch(
 }
 
 /** Which message says a mismatch: by what the claim is (a plain pin's index, an index, a name), else by the distance. */
-function mismatchMessage(claim: CudaClaim, relation: 'major' | 'minor'): 'major' | 'minor' | 'implied' | 'impliedRange' | 'index' | 'name' {
+function mismatchMessage(
+  claim: CudaClaim,
+  relation: 'major' | 'minor',
+): 'major' | 'minor' | 'implied' | 'impliedRange' | 'index' | 'name' {
   if (claim.kind === 'implied') return claim.precision === 'major' && !claim.index ? 'impliedRange' : 'implied';
   if (claim.kind === 'index' || claim.kind === 'conda-channel') return 'index';
   if (claim.kind === 'name') return 'name';
@@ -209,7 +231,8 @@ function checkFloors(unit: Unit, report: Reporter): void {
     )
       newest = claim;
   if (!newest) return;
-  for (const floor of floors) if (Number.parseInt(newest.cuda, 10) > Number.parseInt(floor.cuda, 10)) reportFloor(unit, floor, newest, report);
+  for (const floor of floors)
+    if (Number.parseInt(newest.cuda, 10) > Number.parseInt(floor.cuda, 10)) reportFloor(unit, floor, newest, report);
 }
 
 function reportFloor(unit: Unit, claim: CudaClaim, target: CudaClaim, report: Reporter): void {
@@ -230,14 +253,17 @@ function reportFloor(unit: Unit, claim: CudaClaim, target: CudaClaim, report: Re
     span: claim.span,
     severity: 'error',
     related: [{ file: target.file, span: target.span, message: `CUDA ${expected} is set here (${unit.label})` }],
-    ...(edits ? { suggestions: [{ title: `Require CUDA ${expected.split('.')[0]} on the machines`, safety: 'unsafe', edits }] } : {}),
+    ...(edits
+      ? { suggestions: [{ title: `Require CUDA ${expected.split('.')[0]} on the machines`, safety: 'unsafe', edits }] }
+      : {}),
   });
 }
 
 /** Builds of the torch family that exist, for a torch-family pin that has no build for `cuda`. */
 function torchOptions(unit: Unit, claim: CudaClaim, cuda: string, kb: KnowledgeBase): Fix[] {
   const pkg = claim.package;
-  if (!pkg || pkg.ecosystem !== 'pip' || !pkg.exact || !TORCH_FAMILY.has(pkg.name) || claim.kind !== 'wheel-tag') return [];
+  if (!pkg || pkg.ecosystem !== 'pip' || !pkg.exact || !TORCH_FAMILY.has(pkg.name) || claim.kind !== 'wheel-tag')
+    return [];
   const release = releaseFor(kb, pkg, publicVersion(pkg.exact));
   if (!release) return [];
   const options: Fix[] = [];
@@ -250,11 +276,21 @@ function torchOptions(unit: Unit, claim: CudaClaim, cuda: string, kb: KnowledgeB
       (edit) =>
         `${unit.packages.find(({ file, pkg }) => file.path === edit.path && pkg.clauses[0]?.versionSpan.start === edit.range[0])?.pkg.rawName ?? 'torch'}==${edit.text}`,
     );
-    return { title: `${moved.join(', ')}${indexes.length ? ` and the ${tag} index` : ''} (${why})`, safety: 'unsafe', edits: [...family, ...indexes] };
+    return {
+      title: `${moved.join(', ')}${indexes.length ? ` and the ${tag} index` : ''} (${why})`,
+      safety: 'unsafe',
+      edits: [...family, ...indexes],
+    };
   };
   const same = nearestCudaBuild(release, cuda);
   if (same && same !== pkg.localLabel)
-    options.push(option(`same release, CUDA ${cudaFromTag(same)} build, the nearest to ${cuda}`, relabel(unit, release, same, kb), same));
+    options.push(
+      option(
+        `same release, CUDA ${cudaFromTag(same)} build, the nearest to ${cuda}`,
+        relabel(unit, release, same, kb),
+        same,
+      ),
+    );
   const other = nearestReleaseWithCuda(kb, release.version, cuda);
   if (other && other !== release)
     options.push(
@@ -279,7 +315,8 @@ function familyPins(unit: Unit, release: TorchRelease, kb: KnowledgeBase): Famil
   for (const { file, pkg } of unit.packages) {
     if (pkg.ecosystem !== 'pip' || !pkg.exact || !TORCH_FAMILY.has(pkg.name)) continue;
     const clause = pkg.clauses[0];
-    if (!clause || file.source.text.slice(clause.versionSpan.start, clause.versionSpan.end) !== clause.version) continue;
+    if (!clause || file.source.text.slice(clause.versionSpan.start, clause.versionSpan.end) !== clause.version)
+      continue;
     if (releaseFor(kb, pkg, publicVersion(pkg.exact)) !== release) continue;
     out.push({ file, pkg, range: [clause.versionSpan.start, clause.versionSpan.end] });
   }
@@ -289,7 +326,9 @@ function familyPins(unit: Unit, release: TorchRelease, kb: KnowledgeBase): Famil
 /** Every labelled pin of the release's family to another build of the same versions. */
 function relabel(unit: Unit, release: TorchRelease, tag: string, kb: KnowledgeBase): TextEdit[] {
   return familyPins(unit, release, kb)
-    .filter(({ pkg }) => pkg.localLabel !== undefined && !(pkg.name === 'torchaudio' && release.torchaudioCuda === false))
+    .filter(
+      ({ pkg }) => pkg.localLabel !== undefined && !(pkg.name === 'torchaudio' && release.torchaudioCuda === false),
+    )
     .map(({ file, pkg, range }) => ({ path: file.path, range, text: `${publicVersion(pkg.exact!)}+${tag}` }));
 }
 

@@ -28,7 +28,10 @@ export default defineRule({
         if (seen.has(claim) || (claim.kind === 'implied' && claim.index) || claim.kind === 'system') continue;
         seen.add(claim);
         const cuda = claimCuda(claim);
-        const ok = claim.precision === 'major' ? allowed.some((version) => cudaMajor(version) === cudaMajor(cuda)) : allowed.includes(cuda);
+        const ok =
+          claim.precision === 'major'
+            ? allowed.some((version) => cudaMajor(version) === cudaMajor(cuda))
+            : allowed.includes(cuda);
         if (ok) continue;
         const key = `${claim.file.path}\0${cuda}`;
         groups.set(key, [...(groups.get(key) ?? []), claim]);
@@ -36,7 +39,9 @@ export default defineRule({
       }
     }
     for (const [key, claims] of groups) {
-      const sorted = [...new Map(claims.map((claim) => [`${claim.span.start}:${claim.kind}`, claim])).values()].sort((a, b) => a.span.start - b.span.start);
+      const sorted = [...new Map(claims.map((claim) => [`${claim.span.start}:${claim.kind}`, claim])).values()].sort(
+        (a, b) => a.span.start - b.span.start,
+      );
       const first = sorted[0]!;
       const cuda = claimCuda(first);
       const sameMajor = allowed.filter((version) => cudaMajor(version) === cudaMajor(cuda));
@@ -45,7 +50,11 @@ export default defineRule({
       const edits = first.precision === 'minor' ? sorted.flatMap((claim) => claim.rewrite?.(proposal) ?? []) : [];
       const suggestion: Fix | undefined =
         edits.length > 0
-          ? { title: `Move to CUDA ${proposal} (${edits.length} edit${edits.length === 1 ? '' : 's'}; check the builds exist)`, safety: 'unsafe', edits }
+          ? {
+              title: `Move to CUDA ${proposal} (${edits.length} edit${edits.length === 1 ? '' : 's'}; check the builds exist)`,
+              safety: 'unsafe',
+              edits,
+            }
           : undefined;
       const more = sorted.length - 1;
       report({
@@ -55,7 +64,11 @@ export default defineRule({
         span: first.span,
         unverified: sorted.every((claim) => isUnverified(claim.record)),
         help: `The baseline's cuda.allowed lists the CUDA versions the organisation supports. Move to an allowed version (e.g. ${proposal}; \`cuda-gatekeeper plan --cuda ${proposal}\` lists the edits) or change the baseline.${first.record ? ` Fact: ${cite(first.record)}.` : ''}`,
-        related: sorted.slice(1).map((claim) => ({ file: claim.file, span: claim.span, message: `${claim.subject} also targets CUDA ${cuda}` })),
+        related: sorted.slice(1).map((claim) => ({
+          file: claim.file,
+          span: claim.span,
+          message: `${claim.subject} also targets CUDA ${cuda}`,
+        })),
         ...(suggestion ? { suggestions: [suggestion] } : {}),
       });
     }

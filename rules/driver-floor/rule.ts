@@ -32,15 +32,18 @@ export default defineRule({
       "{{subject}} needs CUDA {{cuda}}; on the fleet's {{fleet}} it runs only through forward compatibility ({{package}} in the image, data-center GPUs only)",
     minor:
       '{{subject}} targets CUDA {{cuda}}, whose full feature set needs driver >= {{needed}}; the fleet runs {{fleet}}, so it runs only under minor-version compatibility',
-    requireCuda: 'NVIDIA_REQUIRE_CUDA ({{value}}) accepts no driver the fleet runs ({{fleet}}): the container runtime will refuse to start',
+    requireCuda:
+      'NVIDIA_REQUIRE_CUDA ({{value}}) accepts no driver the fleet runs ({{fleet}}): the container runtime will refuse to start',
     requireCudaBrand: "NVIDIA_REQUIRE_CUDA ({{value}}) accepts the fleet's {{fleet}} only on {{brands}} GPUs",
-    driverInImage: '{{name}} installs NVIDIA driver {{branch}} libraries into the image; they must match the host kernel driver{{fleetNote}}',
+    driverInImage:
+      '{{name}} installs NVIDIA driver {{branch}} libraries into the image; they must match the host kernel driver{{fleetNote}}',
     noPool: '{{subject}} needs CUDA {{cuda}}, which no pool of the fleet can run: {{fails}}',
     somePools: '{{subject}} needs CUDA {{cuda}}: it runs on {{runs}}, not on {{fails}}',
     poolsCompat: '{{subject}} targets CUDA {{cuda}}: {{how}}',
     pinned: '{{subject}} needs CUDA {{cuda}}, which no pool it is scheduled on can run: {{fails}}',
     unmatched: '{{workload}} container {{container}}: {{why}}, so it is judged on every pool',
-    noDockerfile: '{{workload}} container {{container}}: {{path}}, named as the Dockerfile of {{image}}, is not in the repository',
+    noDockerfile:
+      '{{workload}} container {{container}}: {{path}}, named as the Dockerfile of {{image}}, is not in the repository',
     unknownImage:
       "{{workload}} container {{container}} gets NVIDIA GPUs, but the CUDA of {{image}} is not known, so the fleet's drivers cannot be checked against it",
   },
@@ -112,7 +115,8 @@ function compatImage(unit: Pick<Unit, 'claims'>, kb: KnowledgeBase): boolean {
     (claim) =>
       claim.kind === 'image' &&
       claim.image !== undefined &&
-      (kb.isNvidiaCuda(claim.image.registry, claim.image.repository) || (claim.image.registry === 'nvcr.io' && claim.image.repository.startsWith('nvidia/'))),
+      (kb.isNvidiaCuda(claim.image.registry, claim.image.repository) ||
+        (claim.image.registry === 'nvcr.io' && claim.image.repository.startsWith('nvidia/'))),
   );
 }
 
@@ -122,7 +126,14 @@ function compatImage(unit: Pick<Unit, 'claims'>, kb: KnowledgeBase): boolean {
  * set (a warning); below both it does not run, unless an NVIDIA image's cuda-compat package covers the driver's
  * branch on a data-center GPU (forward compatibility). Reports at most one finding; returns whether it did.
  */
-function checkClaim(claim: CudaClaim, fleet: string, compat: boolean, forward: ForwardCompat, kb: KnowledgeBase, report: Reporter): boolean {
+function checkClaim(
+  claim: CudaClaim,
+  fleet: string,
+  compat: boolean,
+  forward: ForwardCompat,
+  kb: KnowledgeBase,
+  report: Reporter,
+): boolean {
   const forwardCompat = forward.allowed;
   const major = cudaMajor(claim.cuda);
   const floor = kb.driverFloor(major);
@@ -190,7 +201,15 @@ function checkClaim(claim: CudaClaim, fleet: string, compat: boolean, forward: F
     }
     report({
       messageId: 'major',
-      data: { subject: claim.subject, major, floor: floor.linux, fleet, compatNote, previous: major - 1, sources: `${cite(floor)}; ${MVC}` },
+      data: {
+        subject: claim.subject,
+        major,
+        floor: floor.linux,
+        fleet,
+        compatNote,
+        previous: major - 1,
+        sources: `${cite(floor)}; ${MVC}`,
+      },
       file: claim.file,
       span: claim.span,
       unverified,
@@ -200,7 +219,15 @@ function checkClaim(claim: CudaClaim, fleet: string, compat: boolean, forward: F
   if (!need) return false;
   report({
     messageId: 'minor',
-    data: { subject: claim.subject, cuda, needed: need.linux, fleet, major, row: rowLabel(need), sources: `${cite(need.row)}; ${MVC}` },
+    data: {
+      subject: claim.subject,
+      cuda,
+      needed: need.linux,
+      fleet,
+      major,
+      row: rowLabel(need),
+      sources: `${cite(need.row)}; ${MVC}`,
+    },
     file: claim.file,
     span: claim.span,
     severity: 'warning',
@@ -242,7 +269,10 @@ function checkPools(
       report({
         ...draft,
         severity: matches ? 'warning' : 'error',
-        data: { ...draft.data, fleetNote: ` (the pools run ${pools.map((pool) => `${pool.name} ${pool.driver}`).join(', ')})` },
+        data: {
+          ...draft.data,
+          fleetNote: ` (the pools run ${pools.map((pool) => `${pool.name} ${pool.driver}`).join(', ')})`,
+        },
       });
     }
   }
@@ -254,7 +284,8 @@ function checkPools(
       for (const draft of collect((probe) => checkRequireCuda(file, pool.driver, kb, probe)))
         bySpan.set(draft.span.start, [...(bySpan.get(draft.span.start) ?? []), draft]);
     for (const drafts of bySpan.values())
-      if (drafts.length === pools.length) report({ ...drafts[0]!, data: { ...drafts[0]!.data, fleet: `any pool (${fleetText})` } });
+      if (drafts.length === pools.length)
+        report({ ...drafts[0]!, data: { ...drafts[0]!.data, fleet: `any pool (${fleetText})` } });
   }
   // A container's pods run only on the pools its node selection allows; said once when it allows none.
   const selections = new Map<Unit, Selection>();
@@ -266,7 +297,11 @@ function checkPools(
       if (selection.unmatched && unit.container)
         report({
           messageId: 'unmatched',
-          data: { workload: unit.container.fact.workload, container: unit.container.fact.name, why: selection.unmatched },
+          data: {
+            workload: unit.container.fact.workload,
+            container: unit.container.fact.name,
+            why: selection.unmatched,
+          },
           file: unit.root,
           span: unit.container.fact.span,
           severity: 'warning',
@@ -278,7 +313,9 @@ function checkPools(
   eachClaim(units, kb, (claim, compat, unit) => {
     const selection = selectionOf(unit);
     const verdicts: PoolVerdict[] = selection.pools.map((pool) => {
-      const [draft] = collect((probe) => checkClaim(claim, pool.driver, compat, poolForwardCompat(pool, stated, kb), kb, probe));
+      const [draft] = collect((probe) =>
+        checkClaim(claim, pool.driver, compat, poolForwardCompat(pool, stated, kb), kb, probe),
+      );
       if (!draft) return { pool, tier: 'runs' };
       const tier = draft.messageId === 'minor' ? 'minor' : draft.messageId === 'forwardCompat' ? 'forward' : 'fails';
       return { pool, tier, draft };
@@ -304,7 +341,8 @@ function checkPools(
         });
     if (verdicts.every((verdict) => verdict.tier === 'runs')) return false;
     const reportClaim = withOrigin(claim, withSelection(unit, selection, report));
-    const named = (list: readonly PoolVerdict[]) => list.map((verdict) => `${verdict.pool.name} (driver ${verdict.pool.driver})`).join(', ');
+    const named = (list: readonly PoolVerdict[]) =>
+      list.map((verdict) => `${verdict.pool.name} (driver ${verdict.pool.driver})`).join(', ');
     const failing = verdicts.filter((verdict) => verdict.tier === 'fails');
     const running = verdicts.filter((verdict) => verdict.tier !== 'fails');
     const reasons = verdicts
@@ -313,7 +351,9 @@ function checkPools(
       .join(' ');
     const unverified = verdicts.some((verdict) => verdict.tier !== 'runs' && verdict.draft.unverified === true);
     const cuda = claimCuda(claim);
-    const pinned = selection.narrowed ? ` It is scheduled only on ${selection.pools.map((pool) => pool.name).join(', ')} (${selection.by.join(', ')}).` : '';
+    const pinned = selection.narrowed
+      ? ` It is scheduled only on ${selection.pools.map((pool) => pool.name).join(', ')} (${selection.by.join(', ')}).`
+      : '';
     const common = { file: claim.file, span: claim.span, unverified, help: `Per pool: ${reasons}${pinned}` };
     if (failing.length > 0) {
       reportClaim({
@@ -335,13 +375,20 @@ function checkPools(
       return true;
     }
     const minor = verdicts.filter((verdict) => verdict.tier === 'minor');
-    const forward = verdicts.filter((verdict): verdict is Extract<PoolVerdict, { draft: Draft }> => verdict.tier === 'forward');
+    const forward = verdicts.filter(
+      (verdict): verdict is Extract<PoolVerdict, { draft: Draft }> => verdict.tier === 'forward',
+    );
     const how = [
       ...(minor.length ? [`on ${named(minor)} only under minor-version compatibility`] : []),
       ...(forward.length ? [`on ${named(forward)} only through forward compatibility (cuda-compat in the image)`] : []),
     ].join('; ');
     const forwardSeverity = forward.some((verdict) => verdict.draft.severity === 'warning') ? 'warning' : 'notice';
-    reportClaim({ messageId: 'poolsCompat', data: { subject: claim.subject, cuda, how }, severity: minor.length ? 'warning' : forwardSeverity, ...common });
+    reportClaim({
+      messageId: 'poolsCompat',
+      data: { subject: claim.subject, cuda, how },
+      severity: minor.length ? 'warning' : forwardSeverity,
+      ...common,
+    });
     return true;
   });
 }
@@ -350,7 +397,11 @@ function checkPools(
  * Each claim of the units that a driver check judges, with whether its unit runs on an NVIDIA image (cuda-compat):
  * one finding per file and CUDA version, so `check` returns whether it reported one.
  */
-function eachClaim(units: readonly Unit[], kb: KnowledgeBase, check: (claim: CudaClaim, compat: boolean, unit: Unit) => boolean): void {
+function eachClaim(
+  units: readonly Unit[],
+  kb: KnowledgeBase,
+  check: (claim: CudaClaim, compat: boolean, unit: Unit) => boolean,
+): void {
   const done = new Set<string>();
   for (const unit of units) {
     // A container runs its image: its own claim, or those of the Dockerfile that builds it (cuda-compat as there).
@@ -369,7 +420,8 @@ function eachClaim(units: readonly Unit[], kb: KnowledgeBase, check: (claim: Cud
 function tierReason(claim: CudaClaim, verdict: Extract<PoolVerdict, { draft: Draft }>): string {
   const data = verdict.draft.data ?? {};
   const cuda = claimCuda(claim);
-  if (verdict.tier === 'minor') return `CUDA ${cuda} under minor-version compatibility (all of it needs driver >= ${data.needed})`;
+  if (verdict.tier === 'minor')
+    return `CUDA ${cuda} under minor-version compatibility (all of it needs driver >= ${data.needed})`;
   if (verdict.tier === 'forward') return `CUDA ${cuda} through forward compatibility (${data.package} in the image)`;
   // 'major' names the major's floor, 'release' the release's own row.
   return `CUDA ${cuda} needs driver >= ${data.floor ?? data.needed}, the pool runs ${verdict.pool.driver}`;
@@ -386,7 +438,9 @@ function withSelection(unit: Unit, selection: Selection, report: Reporter): Repo
       ...draft,
       related: [
         ...(draft.related ?? []),
-        ...written.slice(0, 1).map((requirement) => ({ file: unit.root, span: requirement.span, message: `schedules it on ${pools}` })),
+        ...written
+          .slice(0, 1)
+          .map((requirement) => ({ file: unit.root, span: requirement.span, message: `schedules it on ${pools}` })),
       ],
     });
 }
@@ -405,9 +459,13 @@ function collect(check: (probe: Reporter) => unknown): Draft[] {
 
 /** A pool's forward compatibility: its product line decides (cuda-compat: data-center and Jetson GPUs only), else its GPUs. */
 function poolForwardCompat(pool: Pool, stated: boolean | undefined, kb: KnowledgeBase): ForwardCompat {
-  if (pool.class === 'data-center' || pool.class === 'jetson') return { allowed: true, reason: `pool ${pool.name} is ${pool.class} GPUs` };
+  if (pool.class === 'data-center' || pool.class === 'jetson')
+    return { allowed: true, reason: `pool ${pool.name} is ${pool.class} GPUs` };
   if (pool.class === 'geforce')
-    return { allowed: false, reason: `pool ${pool.name} is GeForce GPUs, on which cuda-compat fails with CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE (804)` };
+    return {
+      allowed: false,
+      reason: `pool ${pool.name} is GeForce GPUs, on which cuda-compat fails with CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE (804)`,
+    };
   if (pool.class === 'workstation' && stated !== true)
     return {
       allowed: false,
@@ -448,7 +506,10 @@ function fleetForwardCompat(stated: boolean | undefined, gpus: readonly string[]
   if (placed.length > 0 && placed.every((gpu) => gpu.line === 'data-center' || gpu.line === 'jetson'))
     return { allowed: true, reason: `the fleet's GPUs (${gpus.join(', ')}) are data-center or Jetson GPUs` };
   const unknown = placed.find((gpu) => !gpu.line);
-  return { allowed: undefined, ...(unknown ? { reason: `the knowledge base does not know which product line ${unknown.name} is` } : {}) };
+  return {
+    allowed: undefined,
+    ...(unknown ? { reason: `the knowledge base does not know which product line ${unknown.name} is` } : {}),
+  };
 }
 
 /** The branch of a driver version: 570 for 570.124.06. */
@@ -535,7 +596,11 @@ function checkRequireCuda(file: ParsedFile, fleet: string, kb: KnowledgeBase, re
 function checkDriverPackages(file: ParsedFile, fleet: string | undefined, report: Reporter): void {
   for (const pkg of file.packages) {
     const branch =
-      pkg.ecosystem === 'apt' ? /^(?:nvidia-(?:driver|dkms|utils|compute-utils)|libnvidia-compute)-(\d{3})(?:-server|-open)?$/.exec(pkg.name)?.[1] : undefined;
+      pkg.ecosystem === 'apt'
+        ? /^(?:nvidia-(?:driver|dkms|utils|compute-utils)|libnvidia-compute)-(\d{3})(?:-server|-open)?$/.exec(
+            pkg.name,
+          )?.[1]
+        : undefined;
     if (!branch) continue;
     const fleetBranch = fleet?.split('.')[0];
     const mismatch = fleetBranch !== undefined && fleetBranch !== branch;

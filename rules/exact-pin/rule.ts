@@ -35,10 +35,20 @@ export default defineRule({
         const implied = impliedVersion(unit, pkg, kb);
         const fix = implied ? pinFix(file, pkg, implied.version, implied.why) : undefined;
         const prefix =
-          pkg.ecosystem === 'conda' && pkg.clauses.length === 1 && pkg.clauses[0]!.operator === '=' && !/\*/.test(pkg.specifier)
+          pkg.ecosystem === 'conda' &&
+          pkg.clauses.length === 1 &&
+          pkg.clauses[0]!.operator === '=' &&
+          !/\*/.test(pkg.specifier)
             ? pkg.clauses[0]!.version
             : undefined;
-        const messageId = pkg.specifier.trim() === '' ? 'unpinned' : prefix ? 'prefix' : /\*/.test(pkg.specifier) ? 'wildcard' : 'range';
+        const messageId =
+          pkg.specifier.trim() === ''
+            ? 'unpinned'
+            : prefix
+              ? 'prefix'
+              : /\*/.test(pkg.specifier)
+                ? 'wildcard'
+                : 'range';
         report({
           messageId,
           data: { name: pkg.rawName, spec: compactSpec(pkg.specifier), version: prefix ?? '' },
@@ -64,13 +74,18 @@ function extraNames(baseline: {
   readonly pinning: { readonly packages: readonly string[] };
 }): ReadonlySet<string> {
   let names = extraByBaseline.get(baseline);
-  if (!names) extraByBaseline.set(baseline, (names = new Set([...Object.keys(baseline.packages), ...baseline.pinning.packages])));
+  if (!names)
+    extraByBaseline.set(baseline, (names = new Set([...Object.keys(baseline.packages), ...baseline.pinning.packages])));
   return names;
 }
 
 function isPinned(pkg: PackageFact): boolean {
   // A VCS install is pinned by its ref (git+https://…/xformers.git@v0.0.28); without one it takes the default branch.
-  if (pkg.url) return !/^(?:git|hg|svn|bzr)\+/i.test(pkg.url) || /@[^/@#?]+(?:[#?].*)?$/.test(pkg.url.replace(/^[a-z+]+:\/\/[^/]*@/i, ''));
+  if (pkg.url)
+    return (
+      !/^(?:git|hg|svn|bzr)\+/i.test(pkg.url) ||
+      /@[^/@#?]+(?:[#?].*)?$/.test(pkg.url.replace(/^[a-z+]+:\/\/[^/]*@/i, ''))
+    );
   if (!pkg.exact) return false;
   if (pkg.ecosystem !== 'conda') return true;
   if (CONDA_MINOR_PINS.has(pkg.name)) return true;
@@ -82,7 +97,11 @@ const pinnedTorch = new WeakMap<Unit, PackageFact | null>();
 
 function pinnedTorchOf(unit: Unit): PackageFact | undefined {
   let torch = pinnedTorch.get(unit);
-  if (torch === undefined) pinnedTorch.set(unit, (torch = unit.packages.find((other) => projectName(other.pkg) === 'torch' && other.pkg.exact)?.pkg ?? null));
+  if (torch === undefined)
+    pinnedTorch.set(
+      unit,
+      (torch = unit.packages.find((other) => projectName(other.pkg) === 'torch' && other.pkg.exact)?.pkg ?? null),
+    );
   return torch ?? undefined;
 }
 
@@ -92,7 +111,8 @@ function impliedVersion(unit: Unit, pkg: PackageFact, kb: KnowledgeBase): { vers
   const torch = name === 'torchvision' || name === 'torchaudio' ? pinnedTorchOf(unit) : undefined;
   if (torch && (name === 'torchvision' || name === 'torchaudio')) {
     const version = kb.companions(torch.exact!)?.[name][0];
-    if (version) return { version, why: `${name} ${version} is the release that belongs to torch ${publicVersion(torch.exact!)}` };
+    if (version)
+      return { version, why: `${name} ${version} is the release that belongs to torch ${publicVersion(torch.exact!)}` };
   }
   const target = unit.target;
   if (target && target.precision === 'minor' && (pkg.name === 'pytorch-cuda' || pkg.name === 'cuda-version')) {
@@ -109,7 +129,11 @@ function pinFix(file: ParsedFile, pkg: PackageFact, version: string, why: string
   if (current !== pkg.specifier) return undefined;
   const label = pkg.ecosystem === 'pip' && pkg.localLabel ? `+${pkg.localLabel}` : '';
   const text = pkg.ecosystem === 'conda' ? `=${version}` : `==${version}${label}`;
-  return { title: `Pin ${pkg.rawName} to ${version} (${why})`, safety: 'safe', edits: [{ path: file.path, range: [span.start, span.end], text }] };
+  return {
+    title: `Pin ${pkg.rawName} to ${version} (${why})`,
+    safety: 'safe',
+    edits: [{ path: file.path, range: [span.start, span.end], text }],
+  };
 }
 
 /** `a`, `a or b`, `a, b or c`. */

@@ -21,12 +21,14 @@ interface FleetGpu {
 
 export default defineRule({
   id: 'gpu-arch',
-  description: "The fleet's GPUs are supported by the CUDA version and by the compiled architectures of the torch build",
+  description:
+    "The fleet's GPUs are supported by the CUDA version and by the compiled architectures of the torch build",
   defaultSeverity: 'error',
   fix: 'safe',
   messages: {
     tooOld: '{{subject}} uses CUDA {{cuda}}, but {{gpu}} (compute capability {{cc}}) needs CUDA >= {{minCuda}}',
-    dropped: '{{subject}} uses CUDA {{cuda}}, which no longer supports {{gpu}} (compute capability {{cc}}); the last CUDA for it is {{last}}.x',
+    dropped:
+      '{{subject}} uses CUDA {{cuda}}, which no longer supports {{gpu}} (compute capability {{cc}}); the last CUDA for it is {{last}}.x',
     noKernels: '{{subject}} has no kernels for {{gpu}} (sm_{{sm}}): it is compiled for {{archs}}',
     archList: 'TORCH_CUDA_ARCH_LIST "{{value}}" does not cover {{gpu}} (compute capability {{cc}})',
     gpuDriver: "{{gpu}} needs NVIDIA driver >= {{needed}}, but the baseline's fleet driver is {{fleet}}",
@@ -80,7 +82,9 @@ export default defineRule({
         checkContainer(unit, pools, kb, reportAll, verdict);
         continue;
       }
-      if (pools.length > 0) for (const claim of gpuClaims(unit)) for (const hit of poolHits(claim, pools, kb)) verdict(hitVerdict(unit, claim, hit));
+      if (pools.length > 0)
+        for (const claim of gpuClaims(unit))
+          for (const hit of poolHits(claim, pools, kb)) verdict(hitVerdict(unit, claim, hit));
       for (const claim of unit.claims) {
         if (claim.kind !== 'image' && claim.kind !== 'conda' && claim.kind !== 'apt') continue;
         const cuda = claimCuda(claim);
@@ -111,10 +115,19 @@ export default defineRule({
       for (const { file, pkg, build } of unit.packages) {
         if (!build || pkg.name !== 'torch' || build.cpu || !build.cuda || build.missing) continue;
         for (const gpu of fleet)
-          checkTorchBuild(file, pkg.span, `torch ${pkg.exact}${pkg.localLabel ? '' : ` (${tagFromCuda(build.cuda)} build)`}`, build, gpu, kb, report);
+          checkTorchBuild(
+            file,
+            pkg.span,
+            `torch ${pkg.exact}${pkg.localLabel ? '' : ` (${tagFromCuda(build.cuda)} build)`}`,
+            build,
+            gpu,
+            kb,
+            report,
+          );
       }
     }
-    for (const file of files) for (const env of file.env) if (env.key === 'TORCH_CUDA_ARCH_LIST') checkArchList(file, env, fleet, report);
+    for (const file of files)
+      for (const env of file.env) if (env.key === 'TORCH_CUDA_ARCH_LIST') checkArchList(file, env, fleet, report);
     held?.flush();
   },
 });
@@ -129,7 +142,9 @@ function gpuMiss(claim: CudaClaim, gpu: Pick<GpuInfo, 'minCuda' | 'lastCudaMajor
 
 /** The claims a rule judges a unit's GPUs by: a container's image (or its Dockerfile's), else the unit's image, conda and apt claims. */
 function gpuClaims(unit: Unit): readonly CudaClaim[] {
-  return (unit.container?.claims ?? unit.claims).filter((claim) => claim.kind === 'image' || claim.kind === 'conda' || claim.kind === 'apt');
+  return (unit.container?.claims ?? unit.claims).filter(
+    (claim) => claim.kind === 'image' || claim.kind === 'conda' || claim.kind === 'apt',
+  );
 }
 
 interface PoolHit {
@@ -162,14 +177,27 @@ function hitReason(claim: CudaClaim, hit: PoolHit): string {
 
 /** The pool table's cell for a pool with a GPU the unit's claim cannot use. */
 function hitVerdict(unit: Unit, claim: CudaClaim, hit: PoolHit): UnitVerdict {
-  return { unit: unit.label, file: claim.file, span: claim.span, pool: hit.pool.name, tier: 'fails', reason: hitReason(claim, hit) };
+  return {
+    unit: unit.label,
+    file: claim.file,
+    span: claim.span,
+    pool: hit.pool.name,
+    tier: 'fails',
+    reason: hitReason(claim, hit),
+  };
 }
 
 /**
  * A Kubernetes container on a fleet of pools: its image judged on the GPUs of the pools its pods may be scheduled
  * on. An error when every one of them has a GPU the image cannot use, else a warning naming those that do.
  */
-function checkContainer(unit: Unit, pools: readonly Pool[], kb: KnowledgeBase, report: Reporter, verdict: (verdict: UnitVerdict) => void): void {
+function checkContainer(
+  unit: Unit,
+  pools: readonly Pool[],
+  kb: KnowledgeBase,
+  report: Reporter,
+  verdict: (verdict: UnitVerdict) => void,
+): void {
   const selection = selectPools(pools, unit.container!.fact.placement, kb);
   for (const claim of gpuClaims(unit)) {
     const hits = poolHits(claim, selection.pools, kb);
@@ -184,7 +212,14 @@ function checkContainer(unit: Unit, pools: readonly Pool[], kb: KnowledgeBase, r
         : '';
     report({
       messageId: miss,
-      data: { subject: claim.subject, cuda: claimCuda(claim), gpu: gpu.name, cc: gpu.cc, minCuda: gpu.minCuda, last: gpu.lastCudaMajor ?? '' },
+      data: {
+        subject: claim.subject,
+        cuda: claimCuda(claim),
+        gpu: gpu.name,
+        cc: gpu.cc,
+        minCuda: gpu.minCuda,
+        last: gpu.lastCudaMajor ?? '',
+      },
       file: claim.file,
       span: claim.span,
       ...(clear.length > 0 ? { severity: 'warning' as const } : {}),
@@ -246,7 +281,9 @@ function checkTorchBuild(
       messageId: 'noKernels',
       data: {
         ...data,
-        archs: archs.sass.map((arch) => `sm_${arch.replace('.', '')}`).join(', ') + (archs.ptx?.length ? ` (+PTX ${archs.ptx.join(', ')})` : ''),
+        archs:
+          archs.sass.map((arch) => `sm_${arch.replace('.', '')}`).join(', ') +
+          (archs.ptx?.length ? ` (+PTX ${archs.ptx.join(', ')})` : ''),
       },
       file,
       span,

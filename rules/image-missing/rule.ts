@@ -1,6 +1,12 @@
 import type { ImageFact, ParsedFile } from '../../src/parsers/facts.js';
 import type { Fix } from '../../src/finding.js';
-import { cite, latestCudaPatch, latestImagePatch, type KnowledgeBase, type NvidiaCudaTag } from '../../src/knowledge/index.js';
+import {
+  cite,
+  latestCudaPatch,
+  latestImagePatch,
+  type KnowledgeBase,
+  type NvidiaCudaTag,
+} from '../../src/knowledge/index.js';
 import { defineRule, type Reporter } from '../../src/rule.js';
 import { cudaMajorMinor } from '../../src/knowledge/versions.js';
 import { compareDotted } from '../../src/util/dotted.js';
@@ -11,14 +17,17 @@ export default defineRule({
   defaultSeverity: 'error',
   fix: 'safe',
   messages: {
-    grammar: 'nvidia/cuda has no tag "{{tag}}": tags are <major>.<minor>.<patch>-[cudnn-]<base|runtime|devel>-<os><version>',
+    grammar:
+      'nvidia/cuda has no tag "{{tag}}": tags are <major>.<minor>.<patch>-[cudnn-]<base|runtime|devel>-<os><version>',
     shortVersion: 'nvidia/cuda has no tag "{{tag}}": from CUDA 11.2 on every tag names the full version ({{full}})',
     gone: 'nvidia/cuda:{{tag}} no longer exists: NVIDIA deleted the end-of-life CUDA {{version}} tags from Docker Hub',
     noRelease: 'nvidia/cuda:{{tag}} names CUDA {{cuda}}, which NVIDIA never released',
     noUpdate: 'nvidia/cuda:{{tag}} names CUDA {{cuda}}, an update CUDA {{minor}} never had (its updates: {{updates}})',
     noTags: 'nvidia/cuda:{{tag}} does not exist: NVIDIA published no nvidia/cuda images for CUDA {{cuda}}',
-    unknownPatch: 'nvidia/cuda:{{tag}} names CUDA {{cuda}}, newer than the knowledge base knows (newest {{minor}} release: {{latest}})',
-    newerCuda: 'nvidia/cuda:{{tag}} names CUDA {{cuda}}, newer than the knowledge base knows (newest release: {{newest}})',
+    unknownPatch:
+      'nvidia/cuda:{{tag}} names CUDA {{cuda}}, newer than the knowledge base knows (newest {{minor}} release: {{latest}})',
+    newerCuda:
+      'nvidia/cuda:{{tag}} names CUDA {{cuda}}, newer than the knowledge base knows (newest release: {{newest}})',
     cudnnSpelling: 'nvidia/cuda tags for CUDA {{cuda}} spell cuDNN as "-{{expected}}-", not "-{{found}}-"',
     deleted: 'nvidia/cuda:{{tag}} is end-of-life; NVIDIA deletes such tags six months after end of life',
     os: 'nvidia/cuda {{cuda}} images are not published for {{os}}{{osVersion}} ({{rule}})',
@@ -27,7 +36,14 @@ export default defineRule({
     for (const file of files) {
       for (const image of file.images) {
         // Only a fully resolved tag can be judged: anything still holding a variable is known only at build time.
-        if (!image.tag || image.unresolved || image.digest || /[$`{}]/.test(image.tag) || !kb.isNvidiaCuda(image.registry, image.repository)) continue;
+        if (
+          !image.tag ||
+          image.unresolved ||
+          image.digest ||
+          /[$`{}]/.test(image.tag) ||
+          !kb.isNvidiaCuda(image.registry, image.repository)
+        )
+          continue;
         checkTag(file, image, kb, report);
       }
     }
@@ -53,7 +69,13 @@ function checkTag(file: ParsedFile, image: ImageFact, kb: KnowledgeBase, report:
   const minor = cudaMajorMinor(parsed.version);
   if (minor && kb.cudaExists(minor) === 'no') {
     const record = kb.noReleaseRecord(parsed.version)!;
-    report({ messageId: 'noRelease', data: { tag, cuda: minor }, file, span: image.span, help: `${record.note ?? ''}. Source: ${cite(record)}` });
+    report({
+      messageId: 'noRelease',
+      data: { tag, cuda: minor },
+      file,
+      span: image.span,
+      help: `${record.note ?? ''}. Source: ${cite(record)}`,
+    });
     return;
   }
   if (minor && parsed.version.split('.').length === 3 && kb.cudaExists(parsed.version) === 'no') {
@@ -71,7 +93,11 @@ function checkTag(file: ParsedFile, image: ImageFact, kb: KnowledgeBase, report:
       ...(fix ? { fix } : {}),
       suggestions: updates
         .filter((version) => version !== latest)
-        .map((version) => ({ title: `Use ${version}`, safety: 'unsafe' as const, edits: versionFix(file, image, parsed, version, kb)?.edits ?? [] }))
+        .map((version) => ({
+          title: `Use ${version}`,
+          safety: 'unsafe' as const,
+          edits: versionFix(file, image, parsed, version, kb)?.edits ?? [],
+        }))
         .filter((suggestion) => suggestion.edits.length > 0),
     });
     return;
@@ -79,7 +105,10 @@ function checkTag(file: ParsedFile, image: ImageFact, kb: KnowledgeBase, report:
   const withoutTags = kb.nvidiaCudaWithoutTags(parsed.version);
   if (minor && withoutTags) {
     const latest = latestImagePatch(kb, minor);
-    const fix = latest && latest !== parsed.version && !kb.nvidiaCudaWithoutTags(latest) ? versionFix(file, image, parsed, latest, kb) : undefined;
+    const fix =
+      latest && latest !== parsed.version && !kb.nvidiaCudaWithoutTags(latest)
+        ? versionFix(file, image, parsed, latest, kb)
+        : undefined;
     report({
       messageId: 'noTags',
       data: { tag, cuda: parsed.version },
@@ -193,16 +222,30 @@ function checkTag(file: ParsedFile, image: ImageFact, kb: KnowledgeBase, report:
   }
 }
 
-function versionFix(file: ParsedFile, image: ImageFact, parsed: NvidiaCudaTag, full: string, kb: KnowledgeBase): Fix | undefined {
+function versionFix(
+  file: ParsedFile,
+  image: ImageFact,
+  parsed: NvidiaCudaTag,
+  full: string,
+  kb: KnowledgeBase,
+): Fix | undefined {
   const span = image.tagMap?.origin(0, parsed.version.length);
   if (!span || file.source.text.slice(span.start, span.end) !== parsed.version) return undefined;
   if (parsed.cudnn && kb.cudnnSpelling(full)?.spelling !== parsed.cudnn) return undefined;
-  return { title: `Use ${full}`, safety: 'safe', edits: [{ path: file.path, range: [span.start, span.end], text: full }] };
+  return {
+    title: `Use ${full}`,
+    safety: 'safe',
+    edits: [{ path: file.path, range: [span.start, span.end], text: full }],
+  };
 }
 
 function spellingFix(file: ParsedFile, image: ImageFact, parsed: NvidiaCudaTag, spelling: string): Fix | undefined {
   const from = parsed.version.length + 1;
   const span = image.tagMap?.origin(from, from + parsed.cudnn!.length);
   if (!span || file.source.text.slice(span.start, span.end) !== parsed.cudnn) return undefined;
-  return { title: `Spell it -${spelling}-`, safety: 'safe', edits: [{ path: file.path, range: [span.start, span.end], text: spelling }] };
+  return {
+    title: `Spell it -${spelling}-`,
+    safety: 'safe',
+    edits: [{ path: file.path, range: [span.start, span.end], text: spelling }],
+  };
 }

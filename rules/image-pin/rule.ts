@@ -60,7 +60,11 @@ function tagProblem(image: ImageFact): 'noTag' | 'latest' | 'floating' | undefin
   if (image.tag === undefined) return 'noTag';
   if (image.tag === 'latest') return 'latest';
   const version = /^v?(\d+(?:\.\d+)*)/.exec(image.tag)?.[1];
-  if (version !== undefined && version.split('.').length < 3 && /^(nvidia\/cuda|pytorch\/pytorch|nvidia\/pytorch)$/.test(image.repository)) {
+  if (
+    version !== undefined &&
+    version.split('.').length < 3 &&
+    /^(nvidia\/cuda|pytorch\/pytorch|nvidia\/pytorch)$/.test(image.repository)
+  ) {
     // nvidia/cuda and PyTorch images version with three parts; NGC uses YY.MM, which is exact.
     if (!(image.registry === 'nvcr.io' && /^\d{2}\.\d{2}-/.test(image.tag))) return 'floating';
   }

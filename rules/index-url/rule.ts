@@ -18,7 +18,8 @@ export default defineRule({
   messages: {
     extraIndex:
       "{{subject}} installs PyPI's {{name}} {{newest}}, not a {{tag}} build: {{url}} is an extra index, and pip takes the newest version any index has ({{onIndex}})",
-    noIndex: '{{name}}=={{version}} is a {{tag}} build, but no index of this install serves {{tag}} builds, so pip cannot find it',
+    noIndex:
+      '{{name}}=={{version}} is a {{tag}} build, but no index of this install serves {{tag}} builds, so pip cannot find it',
     noLocalSource:
       '{{name}}=={{version}} is a +{{label}} build, but this install names no index or page beside PyPI, which has no local versions, so pip cannot find it',
     noPygPage:
@@ -27,7 +28,8 @@ export default defineRule({
     autoBackend:
       '{{setting}} picks the PyTorch index from the NVIDIA driver of the machine that runs it; docker build runs without a GPU, so uv falls back to the CPU-only builds',
     pipEnvForUv: '{{setting}} is read by pip, not by uv: the uv command in this stage does not use it',
-    notExplicit: 'the index "{{name}}" ({{url}}) is not explicit, so uv takes every package it has from it, not only torch',
+    notExplicit:
+      'the index "{{name}}" ({{url}}) is not explicit, so uv takes every package it has from it, not only torch',
   },
   helps: {
     extraIndex:
@@ -36,7 +38,8 @@ export default defineRule({
     noLocalSource:
       'PyPI hosts no local versions (+{{label}}): Warehouse refuses their upload. Add the index or find-links page that publishes this build, or pin the version PyPI has. Source: https://packaging.python.org/en/latest/specifications/version-specifiers/#local-version-identifiers',
     noPygPage: `PyPI hosts no local versions (+{{label}}): Warehouse refuses their upload. PyG publishes +{{label}} wheels on {{page}} (one page per torch minor and CUDA): add --find-links {{page}}. Source: ${PYG_DOCS} Source: https://packaging.python.org/en/latest/specifications/version-specifiers/#local-version-identifiers`,
-    ignored: '{{reason}}. Source: https://pip.pypa.io/en/stable/reference/requirements-file-format/#per-requirement-options',
+    ignored:
+      '{{reason}}. Source: https://pip.pypa.io/en/stable/reference/requirements-file-format/#per-requirement-options',
     autoBackend:
       'Name the backend the image is for, e.g. --torch-backend=cu126 (or ENV UV_TORCH_BACKEND=cu126), matching the CUDA of the base image. Source: https://docs.astral.sh/uv/guides/integration/pytorch/#automatic-backend-selection',
     pipEnvForUv:
@@ -47,7 +50,11 @@ export default defineRule({
   check({ units, files, kb, report }) {
     // The installs that compare versions across indexes as pip does (uv's `--index-strategy unsafe-best-match`).
     const bestMatch = new Set(
-      files.flatMap((file) => file.options.filter((option) => option.name === 'unsafe-best-match').map((option) => file.contexts[option.context])),
+      files.flatMap((file) =>
+        file.options
+          .filter((option) => option.name === 'unsafe-best-match')
+          .map((option) => file.contexts[option.context]),
+      ),
     );
     const invocationsOf = new Map<InstallContext, Invocation[]>();
     for (const unit of units) {
@@ -87,7 +94,9 @@ function checkAutoBackend(file: ParsedFile, report: Reporter): void {
     report({
       messageId: 'autoBackend',
       data: {
-        setting: file.source.text.slice(option.span.start, option.span.end).includes('UV_TORCH_BACKEND') ? 'UV_TORCH_BACKEND=auto' : '--torch-backend=auto',
+        setting: file.source.text.slice(option.span.start, option.span.end).includes('UV_TORCH_BACKEND')
+          ? 'UV_TORCH_BACKEND=auto'
+          : '--torch-backend=auto',
       },
       file,
       span: option.span,
@@ -102,14 +111,21 @@ function checkAutoBackend(file: ParsedFile, report: Reporter): void {
  * one, so the index does nothing there. Not reported when a pip command of the file uses the setting too.
  */
 function checkPipEnvForUv(file: ParsedFile, report: Reporter): void {
-  const usedByPip = new Set(file.indexes.filter((index) => file.contexts[index.context]?.tool === 'pip').map((index) => index.span.start));
+  const usedByPip = new Set(
+    file.indexes.filter((index) => file.contexts[index.context]?.tool === 'pip').map((index) => index.span.start),
+  );
   const seen = new Set<number>();
   for (const option of file.options) {
     if (option.name !== 'pip-env-for-uv' || seen.has(option.span.start) || usedByPip.has(option.span.start)) continue;
     seen.add(option.span.start);
     const text = file.source.text.slice(option.span.start, option.span.end);
     const variable = /\b(PIP_[A-Z_]+)/.exec(text)?.[1] ?? 'this pip setting';
-    const uv = variable === 'PIP_EXTRA_INDEX_URL' ? 'UV_INDEX' : variable === 'PIP_FIND_LINKS' ? 'UV_FIND_LINKS' : 'UV_DEFAULT_INDEX';
+    const uv =
+      variable === 'PIP_EXTRA_INDEX_URL'
+        ? 'UV_INDEX'
+        : variable === 'PIP_FIND_LINKS'
+          ? 'UV_FIND_LINKS'
+          : 'UV_DEFAULT_INDEX';
     report({
       messageId: 'pipEnvForUv',
       data: { setting: variable, uvSetting: uv },
@@ -125,14 +141,21 @@ function checkPipEnvForUv(file: ParsedFile, report: Reporter): void {
  * newest allowed version from any index, so an unpinned `torch` gets PyPI's newest build. A pin the index has
  * (`torch==2.3.0` with `/whl/cu118`) is fine: `2.3.0+cu118` sorts above PyPI's `2.3.0`, so pip takes it.
  */
-function checkExtraIndexes(unit: Unit, bestMatch: ReadonlySet<InstallContext | undefined>, kb: KnowledgeBase, report: Reporter): void {
+function checkExtraIndexes(
+  unit: Unit,
+  bestMatch: ReadonlySet<InstallContext | undefined>,
+  kb: KnowledgeBase,
+  report: Reporter,
+): void {
   for (const invocation of unit.invocations) {
     if (invocation.members.some((member) => member.context.hiddenIndexes)) continue;
     // uv's default strategy (first-index) takes a package from the first index that has it, and extra indexes come
     // before the default one: the PyTorch index wins for everything it hosts. Only unsafe-best-match is pip's rule
     // (docs.astral.sh/uv/concepts/indexes/#searching-across-multiple-indexes).
     if (invocation.members.every(({ context }) => context.tool === 'uv' && !bestMatch.has(context))) continue;
-    const extras = invocation.indexes.filter((index) => (index.kind === 'extra-index-url' || index.kind === 'find-links') && isPytorchIndex(index.url));
+    const extras = invocation.indexes.filter(
+      (index) => (index.kind === 'extra-index-url' || index.kind === 'find-links') && isPytorchIndex(index.url),
+    );
     if (extras.length === 0 || extras.some((index) => servedVariant(index.url) === 'all')) continue;
     const contexts = new Set(invocation.members.map((member) => member.context));
     for (const { file, pkg } of unit.packages) {
@@ -182,11 +205,20 @@ function serves(index: IndexFact, tag: string): boolean {
   return !isPytorchIndex(index.url) && index.kind !== 'conda-channel';
 }
 
-function checkUnservedLabels(unit: Unit, invocationsOf: ReadonlyMap<InstallContext, Invocation[]>, report: Reporter): void {
+function checkUnservedLabels(
+  unit: Unit,
+  invocationsOf: ReadonlyMap<InstallContext, Invocation[]>,
+  report: Reporter,
+): void {
   for (const { file, pkg } of unit.packages) {
     if (pkg.ecosystem !== 'pip' || pkg.url || !pkg.localLabel || !pkg.exact) continue;
     if (!TORCH_FAMILY.has(pkg.name)) {
-      checkOtherLocalLabel(file, pkg, (file.contexts[pkg.context] && invocationsOf.get(file.contexts[pkg.context]!)) ?? [], report);
+      checkOtherLocalLabel(
+        file,
+        pkg,
+        (file.contexts[pkg.context] && invocationsOf.get(file.contexts[pkg.context]!)) ?? [],
+        report,
+      );
       continue;
     }
     const cuda = cudaFromLabel(pkg.localLabel);
@@ -196,18 +228,29 @@ function checkUnservedLabels(unit: Unit, invocationsOf: ReadonlyMap<InstallConte
     const invocations = (context && invocationsOf.get(context)) ?? [];
     if (
       invocations.some(
-        (invocation) => invocation.members.some((member) => member.context.hiddenIndexes) || invocation.indexes.some((index) => serves(index, tag)),
+        (invocation) =>
+          invocation.members.some((member) => member.context.hiddenIndexes) ||
+          invocation.indexes.some((index) => serves(index, tag)),
       )
     )
       continue;
     const url = `https://download.pytorch.org/whl/${tag}`;
     const insertAt = file.source.text.charCodeAt(0) === 0xfeff ? 1 : 0;
     const fix: Fix | undefined = formatOf(file.kind).optionLines
-      ? { title: `Add ${url} as an index`, safety: 'safe', edits: [{ path: file.path, range: [insertAt, insertAt], text: `--extra-index-url ${url}\n` }] }
+      ? {
+          title: `Add ${url} as an index`,
+          safety: 'safe',
+          edits: [{ path: file.path, range: [insertAt, insertAt], text: `--extra-index-url ${url}\n` }],
+        }
       : undefined;
     report({
       messageId: 'noIndex',
-      data: { name: pkg.rawName, version: publicVersion(pkg.exact), tag, addIndex: (ADD_INDEX[file.kind] ?? ADD_INDEX_TO_COMMAND)(url, pkg) },
+      data: {
+        name: pkg.rawName,
+        version: publicVersion(pkg.exact),
+        tag,
+        addIndex: (ADD_INDEX[file.kind] ?? ADD_INDEX_TO_COMMAND)(url, pkg),
+      },
       file,
       span: pkg.span,
       severity: 'error',
@@ -224,7 +267,8 @@ const ADD_INDEX: Partial<Record<FileKind, (url: string, pkg: PackageFact) => str
   pyproject: (url, pkg) =>
     `Add a [[tool.uv.index]] with url = "${url}" and explicit = true, and route ${pkg.rawName} to it in [tool.uv.sources] (uv's PyTorch guide: https://docs.astral.sh/uv/guides/integration/pytorch/).`,
 };
-const ADD_INDEX_TO_COMMAND = (url: string): string => `Add --index-url ${url} (or --extra-index-url) to the install command.`;
+const ADD_INDEX_TO_COMMAND = (url: string): string =>
+  `Add --index-url ${url} (or --extra-index-url) to the install command.`;
 
 const PYG_LABEL = /^pt(\d)(\d{1,2})(cu\d{2,3}|cpu)$/;
 
@@ -235,7 +279,12 @@ const PYG_LABEL = /^pt(\d)(\d{1,2})(cu\d{2,3}|cpu)$/;
  * `data.pyg.org/whl/torch-X.Y.0+<tag>.html` serves `+ptXY<tag>` wheels (PyG's installation guide), so the fix adds it.
  * A page of another torch or CUDA is companion-mismatch's and cuda-mismatch's to report; here it counts as a source.
  */
-function checkOtherLocalLabel(file: ParsedFile, pkg: PackageFact, invocations: readonly Invocation[], report: Reporter): void {
+function checkOtherLocalLabel(
+  file: ParsedFile,
+  pkg: PackageFact,
+  invocations: readonly Invocation[],
+  report: Reporter,
+): void {
   if (invocations.length === 0) return;
   // PyG's wheels are on its own pages: the PyTorch index serves none of them.
   const pyg = PYG_LABEL.exec(pkg.localLabel!);
@@ -255,7 +304,11 @@ function checkOtherLocalLabel(file: ParsedFile, pkg: PackageFact, invocations: r
   const insertAt = file.source.text.charCodeAt(0) === 0xfeff ? 1 : 0;
   const fix: Fix | undefined =
     page && formatOf(file.kind).optionLines
-      ? { title: `Add ${page} as a find-links page`, safety: 'safe', edits: [{ path: file.path, range: [insertAt, insertAt], text: `--find-links ${page}\n` }] }
+      ? {
+          title: `Add ${page} as a find-links page`,
+          safety: 'safe',
+          edits: [{ path: file.path, range: [insertAt, insertAt], text: `--find-links ${page}\n` }],
+        }
       : undefined;
   report({
     messageId: pyg ? 'noPygPage' : 'noLocalSource',
@@ -284,7 +337,14 @@ function checkOtherLocalLabel(file: ParsedFile, pkg: PackageFact, invocations: r
 function checkExplicit(file: ParsedFile, report: Reporter): void {
   const seen = new Set<number>();
   for (const index of file.indexes) {
-    if (!index.uvIndex || index.uvIndex.explicit || index.kind !== 'extra-index-url' || !isPytorchIndex(index.url) || seen.has(index.span.start)) continue;
+    if (
+      !index.uvIndex ||
+      index.uvIndex.explicit ||
+      index.kind !== 'extra-index-url' ||
+      !isPytorchIndex(index.url) ||
+      seen.has(index.span.start)
+    )
+      continue;
     seen.add(index.span.start);
     report({
       messageId: 'notExplicit',

@@ -23,9 +23,21 @@ export default defineRule({
         const unknown = suppression.rules.filter((id) => !ruleIds.has(id));
         if (suppression.rules.length === 0) report({ messageId: 'noRule', file, span: suppression.span, help });
         else if (unknown.length > 0)
-          report({ messageId: 'unknownRule', data: { rules: unknown.map((id) => `"${id}"`).join(', ') }, file, span: suppression.span, help });
+          report({
+            messageId: 'unknownRule',
+            data: { rules: unknown.map((id) => `"${id}"`).join(', ') },
+            file,
+            span: suppression.span,
+            help,
+          });
         else if (suppression.reason === '')
-          report({ messageId: 'noReason', data: { rules: suppression.rules.join(', ') }, file, span: suppression.span, help });
+          report({
+            messageId: 'noReason',
+            data: { rules: suppression.rules.join(', ') },
+            file,
+            span: suppression.span,
+            help,
+          });
       }
     }
   },

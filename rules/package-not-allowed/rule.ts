@@ -40,7 +40,8 @@ export default defineRule({
 /** An allow-list entry is a version (`2.6.0`, compared by PEP 440) or a specifier (`>=2.6,<2.8`, `2.7.*`). */
 function matches(version: string, entry: string): boolean {
   try {
-    if (/[<>=!~*,]/.test(entry)) return satisfies(version, entry.includes('*') && !/[<>=!~]/.test(entry) ? `==${entry}` : entry);
+    if (/[<>=!~*,]/.test(entry))
+      return satisfies(version, entry.includes('*') && !/[<>=!~]/.test(entry) ? `==${entry}` : entry);
     return eq(version, entry);
   } catch {
     return version === entry;
@@ -55,8 +56,13 @@ function nearest(version: string, allowed: readonly string[]): string | undefine
 
 function replaceVersion(file: ParsedFile, pkg: PackageFact, version: string, proposal: string): Fix | undefined {
   const clause = pkg.clauses[0];
-  if (!clause || file.source.text.slice(clause.versionSpan.start, clause.versionSpan.end) !== clause.version) return undefined;
+  if (!clause || file.source.text.slice(clause.versionSpan.start, clause.versionSpan.end) !== clause.version)
+    return undefined;
   const start = clause.versionSpan.start + clause.version.indexOf(version);
   if (start < clause.versionSpan.start) return undefined;
-  return { title: `Use ${pkg.rawName} ${proposal}`, safety: 'unsafe', edits: [{ path: file.path, range: [start, start + version.length], text: proposal }] };
+  return {
+    title: `Use ${pkg.rawName} ${proposal}`,
+    safety: 'unsafe',
+    edits: [{ path: file.path, range: [start, start + version.length], text: proposal }],
+  };
 }

@@ -19,7 +19,9 @@ export default defineRule({
       }
       // What the file says but only the build (or the install) knows: a notice, so nothing is skipped in silence.
       // Base images are image-pin's to report (it says when their tag cannot be checked).
-      const images = new Set(file.images.filter((image) => image.unresolved).map((image) => `${image.span.start}:${image.span.end}`));
+      const images = new Set(
+        file.images.filter((image) => image.unresolved).map((image) => `${image.span.start}:${image.span.end}`),
+      );
       for (const fact of file.unresolved) {
         if (images.has(`${fact.span.start}:${fact.span.end}`)) continue;
         report({

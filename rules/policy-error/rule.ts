@@ -9,7 +9,8 @@ export default defineRule({
   messages: {
     invalid: '{{message}}',
     noSuchCuda: 'cuda.allowed lists CUDA {{cuda}}, which NVIDIA never released',
-    unknownGpu: 'gpus lists "{{gpu}}", which the knowledge base does not know; use a compute capability such as "8.0" or a known model name',
+    unknownGpu:
+      'gpus lists "{{gpu}}", which the knowledge base does not know; use a compute capability such as "8.0" or a known model name',
   },
   check({ policy, policyProblems, kb, report }) {
     for (const problem of policyProblems ?? []) {

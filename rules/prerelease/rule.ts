@@ -29,7 +29,8 @@ export default defineRule({
       for (const index of file.indexes) {
         if (index.ignoredReason) continue;
         if (index.kind === 'conda-channel') {
-          if (/nightly/.test(index.url)) report({ messageId: 'channel', data: { channel: index.url }, file, span: index.span, help });
+          if (/nightly/.test(index.url))
+            report({ messageId: 'channel', data: { channel: index.url }, file, span: index.span, help });
           continue;
         }
         if (!isPytorchIndex(index.url)) continue;
@@ -47,7 +48,8 @@ export default defineRule({
         if (pkg.ecosystem === 'conda' && pkg.channel && /nightly/.test(pkg.channel))
           report({ messageId: 'channel', data: { channel: pkg.channel }, file, span: pkg.span, help });
       }
-      for (const option of file.options) report({ messageId: 'flag', data: { flag: option.name }, file, span: option.span, help });
+      for (const option of file.options)
+        report({ messageId: 'flag', data: { flag: option.name }, file, span: option.span, help });
     }
   },
 });

@@ -7,14 +7,22 @@ import type { Fix } from '../../src/finding.js';
 import { cite, isUnverified, type KnowledgeBase, type TorchRelease } from '../../src/knowledge/index.js';
 import { defineRule, type Reporter } from '../../src/rule.js';
 import { TORCH_FAMILY } from '../../src/parsers/python-requirement.js';
-import { cudaFromTag, cudaMajorMinor, cudaOfVersion, minorOf, publicVersion, tagFromCuda } from '../../src/knowledge/versions.js';
+import {
+  cudaFromTag,
+  cudaMajorMinor,
+  cudaOfVersion,
+  minorOf,
+  publicVersion,
+  tagFromCuda,
+} from '../../src/knowledge/versions.js';
 import { compareDotted } from '../../src/util/dotted.js';
 import { cudaFromLabel } from '../../src/analysis/cuda-labels.js';
 import { condaAdmits, parseCondaVersionSpec } from '../../src/analysis/conda-versions.js';
 
 export default defineRule({
   id: 'wheel-missing',
-  description: 'The requested build exists (torch/torchvision/torchaudio CUDA variants, conda pytorch-cuda/cudatoolkit builds)',
+  description:
+    'The requested build exists (torch/torchvision/torchaudio CUDA variants, conda pytorch-cuda/cudatoolkit builds)',
   defaultSeverity: 'error',
   fix: 'unsafe',
   messages: {
@@ -24,19 +32,23 @@ export default defineRule({
     newerVersion: '{{name}} {{version}} is newer than the knowledge base knows (newest: {{newest}})',
     noPytorchCuda: 'pytorch-cuda={{version}} does not exist (published: {{published}})',
     condaCombination: 'pytorch {{version}} was not published for {{what}} {{cuda}} (published: {{published}})',
-    condaRangeCombination: 'no pytorch release that {{version}} allows was published for {{what}} {{cuda}} ({{published}})',
+    condaRangeCombination:
+      'no pytorch release that {{version}} allows was published for {{what}} {{cuda}} ({{published}})',
     condaRangeSome: 'of the pytorch releases {{version}} allows, only {{some}} was published for {{what}} {{cuda}}',
     channelEnded: 'pytorch {{version}} is not on the pytorch conda channel: its last release there was {{last}}',
     condaLabel: '{{subject}} names a pip build: conda packages carry no +{{label}} label, so no such version exists',
-    selectorIgnored: '{{name}} does not select the CUDA build of pytorch {{version}}: from 1.0.1 the pytorch channel selects it with cudatoolkit',
-    toolkitIgnored: 'cudatoolkit does not select the CUDA build of pytorch {{version}}: from 1.13 the pytorch channel selects it with pytorch-cuda',
+    selectorIgnored:
+      '{{name}} does not select the CUDA build of pytorch {{version}}: from 1.0.1 the pytorch channel selects it with cudatoolkit',
+    toolkitIgnored:
+      'cudatoolkit does not select the CUDA build of pytorch {{version}}: from 1.13 the pytorch channel selects it with pytorch-cuda',
     noCuda: '{{subject}} names CUDA {{cuda}}, which NVIDIA never released',
   },
   check({ units, kb, report }) {
     for (const unit of units) {
       for (const { file, pkg, build } of unit.packages) {
         if (build) checkBuild(unit, file, pkg, build, kb, report);
-        else if (pkg.ecosystem === 'pip' && pkg.exact && TORCH_FAMILY.has(pkg.name)) checkUnknown(file, pkg, kb, report);
+        else if (pkg.ecosystem === 'pip' && pkg.exact && TORCH_FAMILY.has(pkg.name))
+          checkUnknown(file, pkg, kb, report);
       }
       checkConda(unit, kb, report);
       checkNeverReleased(unit, kb, report);
@@ -66,7 +78,14 @@ function checkNeverReleased(unit: Unit, kb: KnowledgeBase, report: Reporter): vo
   }
 }
 
-function checkBuild(unit: Unit, file: ParsedFile, pkg: PackageFact, build: TorchBuild, kb: KnowledgeBase, report: Reporter): void {
+function checkBuild(
+  unit: Unit,
+  file: ParsedFile,
+  pkg: PackageFact,
+  build: TorchBuild,
+  kb: KnowledgeBase,
+  report: Reporter,
+): void {
   if (!build.release) {
     checkUnknown(file, pkg, kb, report);
     return;
@@ -81,7 +100,13 @@ function checkBuild(unit: Unit, file: ParsedFile, pkg: PackageFact, build: Torch
   if (missing.via === 'extra-index-url' && missing.index) {
     report({
       messageId: 'fallback',
-      data: { name: pkg.rawName, version: build.version, tag: missing.tag, url: missing.index.url, pypi: build.release.pypiDefault ?? 'default' },
+      data: {
+        name: pkg.rawName,
+        version: build.version,
+        tag: missing.tag,
+        url: missing.index.url,
+        pypi: build.release.pypiDefault ?? 'default',
+      },
       file,
       span: pkg.span,
       unverified: lenient,
@@ -113,14 +138,24 @@ function checkBuild(unit: Unit, file: ParsedFile, pkg: PackageFact, build: Torch
 }
 
 function indexOwner(unit: Unit, index: NonNullable<TorchBuild['index']>): ParsedFile[] {
-  const owner = unit.invocations.flatMap((invocation) => invocation.members).find((member) => member.context.indexes.includes(index));
+  const owner = unit.invocations
+    .flatMap((invocation) => invocation.members)
+    .find((member) => member.context.indexes.includes(index));
   return owner ? [owner.file] : [];
 }
 
-function alternatives(file: ParsedFile, pkg: PackageFact, version: string, release: TorchRelease, wantedCuda: string, kb: KnowledgeBase): Fix[] {
+function alternatives(
+  file: ParsedFile,
+  pkg: PackageFact,
+  version: string,
+  release: TorchRelease,
+  wantedCuda: string,
+  kb: KnowledgeBase,
+): Fix[] {
   const fixes: Fix[] = [];
   const clause = pkg.clauses[0];
-  const editable = clause && file.source.text.slice(clause.versionSpan.start, clause.versionSpan.end) === clause.version;
+  const editable =
+    clause && file.source.text.slice(clause.versionSpan.start, clause.versionSpan.end) === clause.version;
   const nearestTag = wantedCuda ? nearestCudaBuild(release, wantedCuda) : undefined;
   if (nearestTag) {
     const text = pkg.localLabel && editable ? `${publicVersion(clause!.version)}+${nearestTag}` : undefined;
@@ -133,13 +168,22 @@ function alternatives(file: ParsedFile, pkg: PackageFact, version: string, relea
   const torchVersion = pkg.name === 'torch' ? version : release.version;
   const other = wantedCuda ? nearestReleaseWithCuda(kb, torchVersion, wantedCuda) : undefined;
   if (other) {
-    const wanted = pkg.name === 'torch' ? other.version : pkg.name === 'torchvision' ? other.torchvision[0] : other.torchaudio[0];
+    const wanted =
+      pkg.name === 'torch' ? other.version : pkg.name === 'torchvision' ? other.torchvision[0] : other.torchaudio[0];
     if (wanted) {
       const label = pkg.localLabel ? `+${pkg.localLabel}` : '';
       fixes.push({
         title: `${pkg.rawName} ${wanted}${label} (nearest release with a ${tagFromCuda(wantedCuda)} build)`,
         safety: 'unsafe',
-        edits: editable ? [{ path: file.path, range: [clause!.versionSpan.start, clause!.versionSpan.end], text: `${wanted}${label}` }] : [],
+        edits: editable
+          ? [
+              {
+                path: file.path,
+                range: [clause!.versionSpan.start, clause!.versionSpan.end],
+                text: `${wanted}${label}`,
+              },
+            ]
+          : [],
       });
     }
   }
@@ -172,7 +216,10 @@ function checkUnknown(file: ParsedFile, pkg: PackageFact, kb: KnowledgeBase, rep
     });
     return;
   }
-  const staleMinor = newestOfMinor !== undefined && compareDotted(version, newestOfMinor) > 0 && compareDotted(minorOf(line.newest ?? '0'), minor) > 0;
+  const staleMinor =
+    newestOfMinor !== undefined &&
+    compareDotted(version, newestOfMinor) > 0 &&
+    compareDotted(minorOf(line.newest ?? '0'), minor) > 0;
   report({
     messageId: 'unknownVersion',
     data: { name: pkg.rawName, version },
@@ -183,7 +230,8 @@ function checkUnknown(file: ParsedFile, pkg: PackageFact, kb: KnowledgeBase, rep
   });
 }
 
-const PREVIOUS_VERSIONS = 'https://github.com/pytorch/pytorch.github.io/blob/04862e376ea686ba351674864400db1d93113979/_get_started/previous-versions.md';
+const PREVIOUS_VERSIONS =
+  'https://github.com/pytorch/pytorch.github.io/blob/04862e376ea686ba351674864400db1d93113979/_get_started/previous-versions.md';
 
 function checkConda(unit: Unit, kb: KnowledgeBase, report: Reporter): void {
   const conda = unit.packages.filter(({ pkg }) => pkg.ecosystem === 'conda');
@@ -219,7 +267,8 @@ function checkConda(unit: Unit, kb: KnowledgeBase, report: Reporter): void {
   // The releases the spec can match, as conda reads it: `pytorch=1.9` is 1.9.0 and 1.9.1, `>=1.10,<1.11` 1.10.x.
   const candidates = condaCandidates(pytorch.pkg, kb);
   // An exact version the knowledge base does not list still says whether the pytorch channel can have it.
-  const versions = candidates.length > 0 ? candidates.map((release) => release.version) : pytorch.pkg.exact ? [pytorch.pkg.exact] : [];
+  const versions =
+    candidates.length > 0 ? candidates.map((release) => release.version) : pytorch.pkg.exact ? [pytorch.pkg.exact] : [];
   if (versions.length === 0) return;
   const ranged = versions.length > 1 || versions[0] !== pytorch.pkg.exact;
   // As "pytorch {{version}}" reads: `1.10`, `>=1.10,<1.11`; the range messages name the whole spec.
@@ -244,7 +293,8 @@ function checkConda(unit: Unit, kb: KnowledgeBase, report: Reporter): void {
     return;
   }
   if (candidates.length === 0 || channel === 'conda-forge' || pytorch.pkg.channel === 'conda-forge') return;
-  const onChannel = channel === 'pytorch' ? candidates.filter((release) => compareDotted(release.version, last) <= 0) : candidates;
+  const onChannel =
+    channel === 'pytorch' ? candidates.filter((release) => compareDotted(release.version, last) <= 0) : candidates;
   const lenient = onChannel.some((release) => isUnverified(release));
   if (
     channel === 'pytorch' &&
@@ -265,7 +315,12 @@ function checkConda(unit: Unit, kb: KnowledgeBase, report: Reporter): void {
     });
   }
   const selector = conda.find(({ pkg }) => CUDA_SELECTOR.test(pkg.name));
-  if (selector && channel !== 'conda-forge' && onChannel.length > 0 && onChannel.every((release) => compareDotted(release.version, '1.0.1') >= 0)) {
+  if (
+    selector &&
+    channel !== 'conda-forge' &&
+    onChannel.length > 0 &&
+    onChannel.every((release) => compareDotted(release.version, '1.0.1') >= 0)
+  ) {
     report({
       messageId: 'selectorIgnored',
       data: { name: selector.pkg.rawName, version },
@@ -332,7 +387,10 @@ function checkConda(unit: Unit, kb: KnowledgeBase, report: Reporter): void {
         : built.length > 0
           ? `Of the pytorch releases ${describePackage(pytorch.pkg)} allows, only ${built.map((release) => release.version).join(', ')} ${built.length > 1 ? 'have' : 'has'} ${check.what} ${check.cuda} builds, so the solver takes ${built.length > 1 ? 'one of those' : 'that one'}; pin it if that is what you mean. Source: ${cite(known[0]!)}`
           : `None of the pytorch releases ${describePackage(pytorch.pkg)} allows that the knowledge base lists builds of has ${check.what} ${check.cuda} builds (${lists}). Source: ${cite(known[0]!)}`,
-      related: check.at.pkg === pytorch.pkg ? [] : [{ file: pytorch.file, span: pytorch.pkg.span, message: `pytorch ${version} is pinned here` }],
+      related:
+        check.at.pkg === pytorch.pkg
+          ? []
+          : [{ file: pytorch.file, span: pytorch.pkg.span, message: `pytorch ${version} is pinned here` }],
     });
   }
 }
@@ -341,12 +399,16 @@ function checkConda(unit: Unit, kb: KnowledgeBase, report: Reporter): void {
 function condaCudaOf(pkg: PackageFact): string | undefined {
   const version =
     pkg.exact ??
-    (pkg.clauses.length >= 1 && pkg.clauses.every((clause) => clause.operator === '=' || clause.operator === '==') ? pkg.clauses[0]!.version : undefined);
+    (pkg.clauses.length >= 1 && pkg.clauses.every((clause) => clause.operator === '=' || clause.operator === '==')
+      ? pkg.clauses[0]!.version
+      : undefined);
   if (!version) return undefined;
   const minor = cudaOfVersion(version.replace(/\.?\*$/, ''));
   if (!minor) return undefined;
   // Every alternative must name the same minor (`11.3|11.3.*`).
-  return pkg.clauses.every((clause) => cudaOfVersion(clause.version.replace(/\.?\*$/, '')) === minor) ? minor : undefined;
+  return pkg.clauses.every((clause) => cudaOfVersion(clause.version.replace(/\.?\*$/, '')) === minor)
+    ? minor
+    : undefined;
 }
 
 /** The torch releases a conda pytorch spec can install. */

@@ -49,10 +49,16 @@ function baselineRef(io: ActionIo): string | undefined {
   const base = io.env.GITHUB_BASE_REF;
   if (!base) return undefined;
   try {
-    execFileSync('git', ['fetch', '--no-tags', '--depth=1', 'origin', `+refs/heads/${base}:refs/remotes/origin/${base}`], { cwd: io.cwd, stdio: 'ignore' });
+    execFileSync(
+      'git',
+      ['fetch', '--no-tags', '--depth=1', 'origin', `+refs/heads/${base}:refs/remotes/origin/${base}`],
+      { cwd: io.cwd, stdio: 'ignore' },
+    );
     return `origin/${base}`;
   } catch {
-    io.out(`::warning::${escapeData(`cuda-gatekeeper could not fetch the base branch ${base}; the baseline is read from the checkout`)}\n`);
+    io.out(
+      `::warning::${escapeData(`cuda-gatekeeper could not fetch the base branch ${base}; the baseline is read from the checkout`)}\n`,
+    );
     return undefined;
   }
 }
@@ -60,7 +66,14 @@ function baselineRef(io: ActionIo): string | undefined {
 /** The CLI's arguments for the inputs. */
 function checkArguments(io: ActionIo, ref: string | undefined): string[] {
   const paths = input(io, 'paths').split(/\s+/).filter(Boolean);
-  const args = ['check', ...(paths.length ? paths : ['.']), '--format', input(io, 'format') || 'text', '--fail-on', input(io, 'fail-on') || 'error'];
+  const args = [
+    'check',
+    ...(paths.length ? paths : ['.']),
+    '--format',
+    input(io, 'format') || 'text',
+    '--fail-on',
+    input(io, 'fail-on') || 'error',
+  ];
   const baseline = input(io, 'baseline');
   if (baseline) args.push('--baseline', baseline);
   if (ref) args.push('--baseline-ref', ref);
@@ -124,7 +137,9 @@ export async function action(io: ActionIo): Promise<number> {
       mkdirSync(dirname(resolve(io.cwd, sarifFile)), { recursive: true });
       writeWhole(resolve(io.cwd, sarifFile), sarif);
     } catch (error) {
-      io.out(`::warning::${escapeData(`cuda-gatekeeper could not write the SARIF file ${sarifFile}: ${(error as Error).message}`)}\n`);
+      io.out(
+        `::warning::${escapeData(`cuda-gatekeeper could not write the SARIF file ${sarifFile}: ${(error as Error).message}`)}\n`,
+      );
     }
   }
 
@@ -134,7 +149,8 @@ export async function action(io: ActionIo): Promise<number> {
 
   if (io.env.GITHUB_STEP_SUMMARY) {
     let summary = `## ${CHECK_NAME}: ${output.title}\n\n${output.summary}\n`;
-    if (Buffer.byteLength(summary) > SUMMARY_LIMIT) summary = `${summary.slice(0, SUMMARY_LIMIT - 200)}\n\n… cut at GitHub's 1 MiB summary limit.\n`;
+    if (Buffer.byteLength(summary) > SUMMARY_LIMIT)
+      summary = `${summary.slice(0, SUMMARY_LIMIT - 200)}\n\n… cut at GitHub's 1 MiB summary limit.\n`;
     appendFileSync(io.env.GITHUB_STEP_SUMMARY, summary);
   }
   if (io.env.GITHUB_OUTPUT) {
@@ -170,13 +186,16 @@ function invalidBaseline(io: ActionIo, problems: readonly BaselineProblem[], sta
     );
   }
   if (io.env.GITHUB_STEP_SUMMARY) {
-    const lines = problems.map((problem) => `- \`${problem.path}:${problem.line}:${problem.column}\`: ${problem.message}`);
+    const lines = problems.map(
+      (problem) => `- \`${problem.path}:${problem.line}:${problem.column}\`: ${problem.message}`,
+    );
     appendFileSync(
       io.env.GITHUB_STEP_SUMMARY,
       `## ${CHECK_NAME}: the baseline is invalid\n\nNothing was checked. Fix the baseline and re-run the job:\n\n${lines.join('\n')}\n`,
     );
   }
-  if (io.env.GITHUB_OUTPUT) appendFileSync(io.env.GITHUB_OUTPUT, `errors=${problems.length}\nwarnings=0\nnotices=0\nconclusion=failure\n`);
+  if (io.env.GITHUB_OUTPUT)
+    appendFileSync(io.env.GITHUB_OUTPUT, `errors=${problems.length}\nwarnings=0\nnotices=0\nconclusion=failure\n`);
   return status;
 }
 
@@ -196,11 +215,14 @@ export function describeFailure(error: unknown, baseUrl: string, timeoutMs: numb
     return 'the token may not create check runs (give the job `permissions: checks: write`; a pull request from a fork gets a read-only token)';
   // @octokit/request reports a request that got no response (refused, reset, timed out) as status 500 with the
   // fetch error as its cause and no response: only a response is GitHub answering.
-  if (typeof status === 'number' && (error as { response?: unknown }).response !== undefined) return `GitHub answered ${status}`;
+  if (typeof status === 'number' && (error as { response?: unknown }).response !== undefined)
+    return `GitHub answered ${status}`;
   const causes: unknown[] = [];
   for (let at: unknown = error; at && causes.length < 5; at = (at as { cause?: unknown }).cause) causes.push(at);
   const code = causes.map((cause) => (cause as { code?: string }).code).find(Boolean);
-  const name = causes.map((cause) => (cause as { name?: string }).name).find((value) => value === 'TimeoutError' || value === 'AbortError');
+  const name = causes
+    .map((cause) => (cause as { name?: string }).name)
+    .find((value) => value === 'TimeoutError' || value === 'AbortError');
   if (name) return `GitHub at ${baseUrl} did not answer within ${timeoutMs / 1000} s`;
   if (code === 'ECONNREFUSED') return `the connection to ${baseUrl} was refused`;
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return `${baseUrl} could not be resolved`;
@@ -227,7 +249,9 @@ async function postCheckRun(io: ActionIo, output: CheckOutput): Promise<string |
     baseUrl,
     userAgent: `cuda-gatekeeper-action/${packageVersion()}`,
     // Each request with its own deadline (undici's own is 300 s).
-    request: { fetch: (url: string, init: RequestInit) => fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs) }) },
+    request: {
+      fetch: (url: string, init: RequestInit) => fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs) }),
+    },
   });
   const [first = [], ...rest] = batches(output.annotations);
   const base = { title: output.title, summary: output.summary, ...(output.text ? { text: output.text } : {}) };
@@ -241,11 +265,19 @@ async function postCheckRun(io: ActionIo, output: CheckOutput): Promise<string |
       conclusion: output.conclusion,
       output: { ...base, annotations: first },
     });
-    for (const annotations of rest) await octokit.rest.checks.update({ owner, repo, check_run_id: created.data.id, output: { ...base, annotations } });
+    for (const annotations of rest)
+      await octokit.rest.checks.update({
+        owner,
+        repo,
+        check_run_id: created.data.id,
+        output: { ...base, annotations },
+      });
     return created.data.html_url ?? undefined;
   } catch (error) {
     const why = describeFailure(error, baseUrl, timeoutMs);
-    io.out(`::warning::${escapeData(`cuda-gatekeeper could not create its check run: ${why}. The findings follow as workflow annotations.`)}\n`);
+    io.out(
+      `::warning::${escapeData(`cuda-gatekeeper could not create its check run: ${why}. The findings follow as workflow annotations.`)}\n`,
+    );
     return undefined;
   }
 }

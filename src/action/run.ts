@@ -10,7 +10,9 @@ action({
 }).then(
   (status) => (process.exitCode = status),
   (error: unknown) => {
-    process.stdout.write(`::error::${escapeData(`cuda-gatekeeper failed: ${error instanceof Error ? error.message : String(error)}`)}\n`);
+    process.stdout.write(
+      `::error::${escapeData(`cuda-gatekeeper failed: ${error instanceof Error ? error.message : String(error)}`)}\n`,
+    );
     process.exitCode = 2;
   },
 );

@@ -11,7 +11,11 @@ const BATCH_FILES = 256;
  * their original order as far as possible. All the rules read one batch's facts before the next batch is built, so
  * they stay in the CPU caches instead of every rule walking the whole repository (docs/performance.md).
  */
-export function fileBatches(files: readonly ParsedFile[], links: ReadonlyMap<ParsedFile, readonly Link[]>, size = BATCH_FILES): ParsedFile[][] {
+export function fileBatches(
+  files: readonly ParsedFile[],
+  links: ReadonlyMap<ParsedFile, readonly Link[]>,
+  size = BATCH_FILES,
+): ParsedFile[][] {
   const indexOf = new Map(files.map((file, i) => [file, i]));
   const sets = new UnionFind(files.length);
   files.forEach((file, i) => {

@@ -3,7 +3,14 @@ import type { ContainerFact, ImageFact, IndexFact, PackageFact, ParsedFile } fro
 import type { TextEdit } from '../finding.js';
 import { latestImagePatch, type KnowledgeBase, type Sourced } from '../knowledge/index.js';
 import type { Span } from '../parsers/source.js';
-import { cudaFromDigits, cudaMajorMinor, cudaOfVersion, parseCuda, publicVersion, tagFromCuda } from '../knowledge/versions.js';
+import {
+  cudaFromDigits,
+  cudaMajorMinor,
+  cudaOfVersion,
+  parseCuda,
+  publicVersion,
+  tagFromCuda,
+} from '../knowledge/versions.js';
 import { cudaFromAptName, cudaFromCondaLabel, cudaFromLabel, cudaFromPythonName, cudaFromUrl } from './cuda-labels.js';
 import { replaceExact, replaceWithin } from './edits.js';
 import { releaseFor } from './torch-build.js';
@@ -105,11 +112,23 @@ export function cudaClaim(f: CudaClaim): CudaClaim {
 
 /** For a claim carried from a Dockerfile to a manifest: the related location where the Dockerfile makes it. */
 export function originRelated(claim: CudaClaim): { file: ParsedFile; span: Span; message: string }[] {
-  return claim.origin ? [{ file: claim.origin.file, span: claim.origin.span, message: `the image is built from here: ${claim.origin.subject}` }] : [];
+  return claim.origin
+    ? [
+        {
+          file: claim.origin.file,
+          span: claim.origin.span,
+          message: `the image is built from here: ${claim.origin.subject}`,
+        },
+      ]
+    : [];
 }
 
 /** The CUDA a Kubernetes container's image says by its name (an nvidia/cuda, PyTorch or NGC tag), if any. */
-export function containerImageClaim(file: ParsedFile, container: ContainerFact, kb: KnowledgeBase): CudaClaim | undefined {
+export function containerImageClaim(
+  file: ParsedFile,
+  container: ContainerFact,
+  kb: KnowledgeBase,
+): CudaClaim | undefined {
   const claim = imageClaim(file, container.image, kb);
   // No rewrite: a manifest's image is deployed as built, so no fix or plan edits its tag.
   return claim && cudaClaim({ ...claim, rewrite: undefined });
@@ -127,7 +146,15 @@ export function fileClaims(file: ParsedFile, kb: KnowledgeBase): CudaClaim[] {
     const minor = cudaMajorMinor(env.value);
     if (!minor) continue;
     claims.push(
-      cudaClaim({ kind: 'env', file, stage: env.stage, cuda: env.value, precision: 'minor', span: env.span, subject: `ENV CUDA_VERSION=${env.value}` }),
+      cudaClaim({
+        kind: 'env',
+        file,
+        stage: env.stage,
+        cuda: env.value,
+        precision: 'minor',
+        span: env.span,
+        subject: `ENV CUDA_VERSION=${env.value}`,
+      }),
     );
   }
   for (const index of file.indexes) {
@@ -199,12 +226,23 @@ function systemClaims(file: ParsedFile, claims: CudaClaim[]): void {
         cuda: major[2] !== undefined ? `${major[1]}.${major[2]}` : major[1]!,
         precision: major[2] !== undefined ? 'minor' : 'major',
         span: required.span,
-        subject: literal.includes('__cuda') ? `the platform's virtual package ${literal} (${where})` : `system-requirements cuda = ${literal} (${where})`,
+        subject: literal.includes('__cuda')
+          ? `the platform's virtual package ${literal} (${where})`
+          : `system-requirements cuda = ${literal} (${where})`,
         // Raising the floor keeps its spelling: "12" → "13", "12.0" → "13.0".
         rewrite: (target) => {
           const to = parseCuda(target);
           if (!to) return undefined;
-          return one(replaceWithin(file, required.span, literal, at, at + original.length, major[2] !== undefined ? `${to.major}.0` : `${to.major}`));
+          return one(
+            replaceWithin(
+              file,
+              required.span,
+              literal,
+              at,
+              at + original.length,
+              major[2] !== undefined ? `${to.major}.0` : `${to.major}`,
+            ),
+          );
         },
       }),
     );
@@ -243,7 +281,10 @@ export function cudaOfName(name: string): { cuda: string; precision: 'minor' | '
   const tag = /(?:^|[^a-z0-9])cu(\d{2,3})(?![0-9])/.exec(name);
   if (tag) return cudaFromDigits(tag[1]!);
   const spelled = /(?:^|[^a-z0-9])cuda[-_]?(\d{2})(?:[._-]?(\d))?(?![0-9])/.exec(name);
-  if (spelled) return spelled[2] ? { cuda: `${spelled[1]}.${spelled[2]}`, precision: 'minor' } : { cuda: spelled[1]!, precision: 'major' };
+  if (spelled)
+    return spelled[2]
+      ? { cuda: `${spelled[1]}.${spelled[2]}`, precision: 'minor' }
+      : { cuda: spelled[1]!, precision: 'major' };
   return undefined;
 }
 
@@ -268,14 +309,33 @@ function imageClaim(file: ParsedFile, image: ImageFact, kb: KnowledgeBase): Cuda
   if (!image.registry && image.repository === 'pytorch/pytorch') {
     const tag = kb.pytorchImageTag(image.tag);
     if (!tag) return undefined;
-    return cudaClaim({ kind: 'image', file, stage: image.stage, cuda: tag.cuda, precision: 'minor', span: image.span, subject, image });
+    return cudaClaim({
+      kind: 'image',
+      file,
+      stage: image.stage,
+      cuda: tag.cuda,
+      precision: 'minor',
+      span: image.span,
+      subject,
+      image,
+    });
   }
   if (image.registry === 'nvcr.io' && image.repository === 'nvidia/pytorch') {
     const row = kb.ngcPytorch(image.tag);
     if (!row) return undefined;
     const cuda = row.cuda ?? (row.cudaMajor !== undefined ? String(row.cudaMajor) : undefined);
     if (!cuda) return undefined;
-    return cudaClaim({ kind: 'image', file, stage: image.stage, cuda, precision: row.cuda ? 'minor' : 'major', span: image.span, subject, image, record: row });
+    return cudaClaim({
+      kind: 'image',
+      file,
+      stage: image.stage,
+      cuda,
+      precision: row.cuda ? 'minor' : 'major',
+      span: image.span,
+      subject,
+      image,
+      record: row,
+    });
   }
   return undefined;
 }
@@ -317,7 +377,14 @@ function one(edit: TextEdit | undefined): TextEdit[] | undefined {
   return edit ? [edit] : undefined;
 }
 
-function rewriteLabel(file: ParsedFile, span: Span, value: string, range: readonly [number, number], label: string, target: string): TextEdit | undefined {
+function rewriteLabel(
+  file: ParsedFile,
+  span: Span,
+  value: string,
+  range: readonly [number, number],
+  label: string,
+  target: string,
+): TextEdit | undefined {
   const parsed = parseCuda(target);
   if (!parsed) return undefined;
   const isDotted = label.toLowerCase().startsWith('cuda') && value.slice(range[0], range[1]).includes('.');
@@ -339,15 +406,35 @@ const CONDA_CUDA_PACKAGES = new Set([
 const NVIDIA_VERSIONED = /^nvidia-cuda-(runtime|nvrtc|cupti|nvcc)(-cu\d{2})?$/;
 
 /** Cheap test that a package can declare a CUDA version at all (most lines of a requirements file cannot). */
-const MAY_CLAIM = /^(nvidia-|cupy-|cuda|jax|tensorflow|pytorch-cuda|cudatoolkit|onnxruntime-gpu|paddlepaddle-gpu|mxnet-|dgl-|bitsandbytes-cuda)|-cu1\d$/;
+const MAY_CLAIM =
+  /^(nvidia-|cupy-|cuda|jax|tensorflow|pytorch-cuda|cudatoolkit|onnxruntime-gpu|paddlepaddle-gpu|mxnet-|dgl-|bitsandbytes-cuda)|-cu1\d$/;
 
 /** Makes the claims of one package: kind, CUDA and precision, with the package's file, span and subject. */
-type ClaimOf = (kind: ClaimKind, cuda: string, precision: 'minor' | 'major', more?: Pick<CudaClaim, 'rewrite' | 'record' | 'subject'>) => CudaClaim;
+type ClaimOf = (
+  kind: ClaimKind,
+  cuda: string,
+  precision: 'minor' | 'major',
+  more?: Pick<CudaClaim, 'rewrite' | 'record' | 'subject'>,
+) => CudaClaim;
 
 /** Appends the claims `pkg` makes to `claims`. */
 function packageClaims(file: ParsedFile, pkg: PackageFact, kb: KnowledgeBase, claims: CudaClaim[]): CudaClaim[] {
-  if (pkg.ecosystem === 'pip' && !pkg.localLabel && !pkg.url && !MAY_CLAIM.test(pkg.name) && !pkg.specifier.includes('+')) return claims;
-  if (pkg.ecosystem === 'conda' && !pkg.build && !pkg.channel && !CONDA_CUDA_PACKAGES.has(pkg.name) && !CUDA_SELECTOR.test(pkg.name)) return claims;
+  if (
+    pkg.ecosystem === 'pip' &&
+    !pkg.localLabel &&
+    !pkg.url &&
+    !MAY_CLAIM.test(pkg.name) &&
+    !pkg.specifier.includes('+')
+  )
+    return claims;
+  if (
+    pkg.ecosystem === 'conda' &&
+    !pkg.build &&
+    !pkg.channel &&
+    !CONDA_CUDA_PACKAGES.has(pkg.name) &&
+    !CUDA_SELECTOR.test(pkg.name)
+  )
+    return claims;
   const subject = describePackage(pkg);
   const claimOf: ClaimOf = (kind, cuda, precision, more) =>
     cudaClaim({
@@ -381,7 +468,11 @@ function condaClaims(file: ParsedFile, pkg: PackageFact, subject: string, claimO
   if (selector) {
     claims.push(claimOf('conda', cudaFromDigits(selector[1]!)!.cuda, 'minor', { subject }));
   }
-  const version = pkg.exact ?? (pkg.clauses.length === 1 && pkg.clauses[0]!.operator === '=' ? pkg.clauses[0]!.version.replace(/\.\*$/, '') : undefined);
+  const version =
+    pkg.exact ??
+    (pkg.clauses.length === 1 && pkg.clauses[0]!.operator === '='
+      ? pkg.clauses[0]!.version.replace(/\.\*$/, '')
+      : undefined);
   if (CONDA_CUDA_PACKAGES.has(pkg.name) && version) {
     const minor = cudaOfVersion(version);
     const clause = pkg.clauses[0];
@@ -392,7 +483,12 @@ function condaClaims(file: ParsedFile, pkg: PackageFact, subject: string, claimO
           rewrite: (target) => {
             const t = cudaMajorMinor(target);
             if (!t) return undefined;
-            const replacement = pkg.name === 'pytorch-cuda' || pkg.name === 'cuda-version' ? t : version.split('.').length > 2 ? `${t}.0` : t;
+            const replacement =
+              pkg.name === 'pytorch-cuda' || pkg.name === 'cuda-version'
+                ? t
+                : version.split('.').length > 2
+                  ? `${t}.0`
+                  : t;
             return one(replaceExact(file, clause.versionSpan, clause.version, replacement));
           },
         }),
@@ -406,7 +502,11 @@ function condaClaims(file: ParsedFile, pkg: PackageFact, subject: string, claimO
     // (`jaxlib …cuda120…` depends on `cuda-version >=12.0,<13`): their build string says the major.
     const forge = pkg.channel === 'conda-forge' && found && Number.parseInt(found.cuda, 10) >= 12;
     if (found)
-      claims.push(forge ? claimOf('conda-build', String(Number.parseInt(found.cuda, 10)), 'major') : claimOf('conda-build', found.cuda, found.precision));
+      claims.push(
+        forge
+          ? claimOf('conda-build', String(Number.parseInt(found.cuda, 10)), 'major')
+          : claimOf('conda-build', found.cuda, found.precision),
+      );
   }
   if (pkg.channel) {
     const label = cudaFromCondaLabel(pkg.channel);
@@ -423,7 +523,14 @@ function aptClaims(pkg: PackageFact, claimOf: ClaimOf, claims: CudaClaim[]): voi
 }
 
 /** A pip requirement: a wheel URL or `+cuXYZ` label, a CUDA-named wheel, an extra, or a build whose version says its CUDA. */
-function pipClaims(file: ParsedFile, pkg: PackageFact, subject: string, kb: KnowledgeBase, claimOf: ClaimOf, claims: CudaClaim[]): void {
+function pipClaims(
+  file: ParsedFile,
+  pkg: PackageFact,
+  subject: string,
+  kb: KnowledgeBase,
+  claimOf: ClaimOf,
+  claims: CudaClaim[],
+): void {
   if (pkg.url) {
     const fromUrl = cudaFromUrl(pkg.url);
     if (fromUrl) {
@@ -442,7 +549,9 @@ function pipClaims(file: ParsedFile, pkg: PackageFact, subject: string, kb: Know
           // Only to a build that exists: torch 2.6.0 has no +cu128, so no rewrite is offered there.
           rewrite: clause
             ? (target: string) =>
-                hasBuild(kb, pkg, target) ? one(rewriteLabel(file, clause.versionSpan, clause.version, found.range, pkg.localLabel!, target)) : undefined
+                hasBuild(kb, pkg, target)
+                  ? one(rewriteLabel(file, clause.versionSpan, clause.version, found.range, pkg.localLabel!, target))
+                  : undefined
             : undefined,
         }),
       );
@@ -469,7 +578,10 @@ function pipClaims(file: ParsedFile, pkg: PackageFact, subject: string, kb: Know
   }
   // `jax[cuda12]`, `jax[cuda12_pip]`, `jax[cuda11_cudnn82]`: the CUDA major the extra installs or expects. The
   // `*_local` / `*-local` extras use the image's CUDA and bring none of their own: they claim nothing.
-  const jaxExtra = pkg.name === 'jax' || pkg.name === 'jaxlib' ? pkg.extras.find((item) => /^cuda1\d/.test(item) && !/[-_]local$/.test(item)) : undefined;
+  const jaxExtra =
+    pkg.name === 'jax' || pkg.name === 'jaxlib'
+      ? pkg.extras.find((item) => /^cuda1\d/.test(item) && !/[-_]local$/.test(item))
+      : undefined;
   if (jaxExtra) claims.push(claimOf('jax', jaxExtra.slice(4, 6), 'major'));
   if (pkg.name === 'jaxlib' && pkg.localLabel) {
     const found = /^cuda(\d{2})/.exec(pkg.localLabel);
@@ -485,7 +597,12 @@ function pipClaims(file: ParsedFile, pkg: PackageFact, subject: string, kb: Know
       const row = kb.gpuStackBuild(pkg.name, pkg.exact, pkg.extras);
       if (row)
         claims.push(
-          claimOf(pkg.name === 'tensorflow' ? 'tensorflow' : pkg.name === 'jax' ? 'jax' : 'library', String(row.cudaMajor), 'major', { subject, record: row }),
+          claimOf(
+            pkg.name === 'tensorflow' ? 'tensorflow' : pkg.name === 'jax' ? 'jax' : 'library',
+            String(row.cudaMajor),
+            'major',
+            { subject, record: row },
+          ),
         );
     }
   }

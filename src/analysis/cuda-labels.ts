@@ -16,7 +16,8 @@ export interface LabelCuda {
  */
 export function cudaFromLabel(label: string, offset = 0): LabelCuda | undefined {
   const dotted = /^cuda(\d{1,2})\.(\d)/i.exec(label);
-  if (dotted) return { cuda: `${dotted[1]}.${dotted[2]}`, precision: 'minor', range: [offset + 4, offset + dotted[0].length] };
+  if (dotted)
+    return { cuda: `${dotted[1]}.${dotted[2]}`, precision: 'minor', range: [offset + 4, offset + dotted[0].length] };
   const packed = /^cu(?:da)?(\d{2,3})(?!\d)/i.exec(label);
   if (!packed) return undefined;
   const digits = packed[1]!;
@@ -26,7 +27,9 @@ export function cudaFromLabel(label: string, offset = 0): LabelCuda | undefined 
 }
 
 /** A CUDA label inside a URL path: `/whl/cu118`, `/cu111/torch_stable.html`, `torch-2.0.1%2Bcu118-…`. */
-export const cudaFromUrl: (url: string) => (LabelCuda & { readonly label: string }) | undefined = memoize((url) => computeCudaFromUrl(url));
+export const cudaFromUrl: (url: string) => (LabelCuda & { readonly label: string }) | undefined = memoize((url) =>
+  computeCudaFromUrl(url),
+);
 
 function computeCudaFromUrl(url: string): (LabelCuda & { readonly label: string }) | undefined {
   const re = /(?:\/|%2B|\+)(cu(?:da)?\d{2,3})(?=\/|$|[-_.+%?#]|torch)/gi;
@@ -65,7 +68,10 @@ export function cudaFromCondaLabel(channel: string): string | undefined {
 
 /** apt package names that carry the CUDA version: `cuda-toolkit-12-4`, `libcublas-12-4`, `cuda-12-4`. */
 export function cudaFromAptName(name: string): LabelCuda | undefined {
-  const match = /^(?:cuda|cuda-[a-z0-9-]+|lib(?:cu[a-z0-9]+|npp[a-z]*|nvjpeg|nvjitlink|nvrtc|nvtoolsext))-(\d{1,2})-(\d)$/.exec(name);
+  const match =
+    /^(?:cuda|cuda-[a-z0-9-]+|lib(?:cu[a-z0-9]+|npp[a-z]*|nvjpeg|nvjitlink|nvrtc|nvtoolsext))-(\d{1,2})-(\d)$/.exec(
+      name,
+    );
   if (!match) return undefined;
   const start = name.length - match[1]!.length - match[2]!.length - 1;
   return { cuda: `${match[1]}.${match[2]}`, precision: 'minor', range: [start, name.length] };
@@ -77,14 +83,17 @@ export function cudaFromAptName(name: string): LabelCuda | undefined {
  * `jax-cuda12-plugin`, `nvidia-dali-cuda120` → 12 (major). `nvidia-*-cu110 … -cu116` are empty placeholder
  * packages (their install fails), not builds: they claim nothing.
  */
-export function cudaFromPythonName(name: string): (LabelCuda & { readonly family: 'nvidia' | 'cupy' | 'other' }) | undefined {
+export function cudaFromPythonName(
+  name: string,
+): (LabelCuda & { readonly family: 'nvidia' | 'cupy' | 'other' }) | undefined {
   const nvidia = /^nvidia-[a-z0-9-]+-cu(\d{2})$/.exec(name);
   if (nvidia) return { cuda: nvidia[1]!, precision: 'major', range: [name.length - 2, name.length], family: 'nvidia' };
   const dali = /^nvidia-dali(?:-nightly)?(?:-tf-plugin)?-cuda(1\d)0$/.exec(name);
   if (dali) return { cuda: dali[1]!, precision: 'major', range: [name.length - 3, name.length - 1], family: 'nvidia' };
   if (/^nvidia-/.test(name)) return undefined;
   const cupyMajor = /^cupy-cuda(\d{2})x$/.exec(name);
-  if (cupyMajor) return { cuda: cupyMajor[1]!, precision: 'major', range: [name.length - 3, name.length - 1], family: 'cupy' };
+  if (cupyMajor)
+    return { cuda: cupyMajor[1]!, precision: 'major', range: [name.length - 3, name.length - 1], family: 'cupy' };
   const cupy = /^cupy-cuda(\d{2,3})$/.exec(name);
   if (cupy) {
     const digits = cupy[1]!;
@@ -99,6 +108,7 @@ export function cudaFromPythonName(name: string): (LabelCuda & { readonly family
     return { ...cudaFromDigits(digits)!, range: [start, start + digits.length], family: 'other' };
   }
   const suffixed = /-cu(1[0-3])$/.exec(name);
-  if (suffixed) return { cuda: suffixed[1]!, precision: 'major', range: [name.length - 2, name.length], family: 'other' };
+  if (suffixed)
+    return { cuda: suffixed[1]!, precision: 'major', range: [name.length - 2, name.length], family: 'other' };
   return undefined;
 }

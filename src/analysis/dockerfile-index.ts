@@ -6,7 +6,8 @@ import type { Link } from './links.js';
 import { StageTree } from './stages.js';
 
 /** Paths that hold an installed Python environment: a conda prefix, a virtualenv, site-packages, a pip --prefix. */
-const ENVIRONMENT = /(?:conda|mamba|venv|virtualenv|site-packages|dist-packages|\/\.local\b|^\/install\b|^\/usr\/local\/?(?:lib\/?)?$|\/python\d(?:\.\d+)?\b)/i;
+const ENVIRONMENT =
+  /(?:conda|mamba|venv|virtualenv|site-packages|dist-packages|\/\.local\b|^\/install\b|^\/usr\/local\/?(?:lib\/?)?$|\/python\d(?:\.\d+)?\b)/i;
 
 /**
  * A Dockerfile's contexts, links, packages and claims grouped by stage and context once: each stage's unit reads
@@ -38,11 +39,14 @@ export class DockerfileIndex {
     this.copiesByStage = groupBy(file.copies, (copy) => copy.stage);
     // The first stage of a name wins (`COPY --from=NAME` names the first, as Docker reads it).
     for (const stage of file.stages)
-      if (stage.name && !this.stagesByName.has(stage.name.toLowerCase())) this.stagesByName.set(stage.name.toLowerCase(), stage.index);
+      if (stage.name && !this.stagesByName.has(stage.name.toLowerCase()))
+        this.stagesByName.set(stage.name.toLowerCase(), stage.index);
     this.linksByContext = groupBy(links, (link) => link.include.context);
     this.packagesByContext = groupBy(positions(file.packages.length), (i) => file.packages[i]!.context);
     const all = positions(claims.length);
-    const stageClaims = groupBy(all, (i) => (claims[i]!.stage !== undefined && claims[i]!.kind !== 'image' ? claims[i]!.stage : undefined));
+    const stageClaims = groupBy(all, (i) =>
+      claims[i]!.stage !== undefined && claims[i]!.kind !== 'image' ? claims[i]!.stage : undefined,
+    );
     this.chainClaims = this.tree.inherited((stage) => stageClaims.get(stage) ?? []);
     this.imageClaims = groupBy(all, (i) => (claims[i]!.kind === 'image' ? claims[i]!.stage : undefined));
     this.contextClaims = groupBy(all, (i) => (claims[i]!.stage === undefined ? claims[i]!.context : undefined));
@@ -73,7 +77,9 @@ export class DockerfileIndex {
 
   /** Whether any `COPY --from` of the file brings an environment (a conda prefix, a virtualenv, site-packages). */
   private get copiesEnvironments(): boolean {
-    this.environmentCopies ??= this.file.copies.some((copy) => copy.fromStage !== undefined && copy.sources.some((source) => ENVIRONMENT.test(source.path)));
+    this.environmentCopies ??= this.file.copies.some(
+      (copy) => copy.fromStage !== undefined && copy.sources.some((source) => ENVIRONMENT.test(source.path)),
+    );
     return this.environmentCopies;
   }
 
@@ -95,7 +101,11 @@ export class DockerfileIndex {
       this.copied.push([...copied]);
       const parent = this.tree.parent(at);
       this.reached.push([
-        ...new Set([...(this.contextsByStage.get(at) ?? []), ...copied, ...(parent !== undefined && parent < at ? this.reached[parent]! : [])]),
+        ...new Set([
+          ...(this.contextsByStage.get(at) ?? []),
+          ...copied,
+          ...(parent !== undefined && parent < at ? this.reached[parent]! : []),
+        ]),
       ]);
     }
   }

@@ -9,7 +9,14 @@ export function replaceExact(file: ParsedFile, span: Span, expected: string, tex
 }
 
 /** Replace text[from, to) of a value whose characters live at `span` in the file. */
-export function replaceWithin(file: ParsedFile, span: Span, value: string, from: number, to: number, text: string): TextEdit | undefined {
+export function replaceWithin(
+  file: ParsedFile,
+  span: Span,
+  value: string,
+  from: number,
+  to: number,
+  text: string,
+): TextEdit | undefined {
   if (file.source.text.slice(span.start, span.end) !== value) return undefined;
   return { path: file.path, range: [span.start + from, span.start + to], text };
 }

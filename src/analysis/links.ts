@@ -21,7 +21,8 @@ export function includeCandidates(file: ParsedFile, include: IncludeFact): strin
 
   const stage = file.contexts[include.context]?.stage ?? 0;
   const candidates: (string | undefined)[] = [];
-  for (const relative of CopyIndex.of(file).sourcesOf(stage, target)) candidates.push(joinRepo(base, relative), joinRepo(relative));
+  for (const relative of CopyIndex.of(file).sourcesOf(stage, target))
+    candidates.push(joinRepo(base, relative), joinRepo(relative));
   if (!target.startsWith('/') && !include.copiedOnly) candidates.push(joinRepo(base, target), joinRepo(target));
   return unique(candidates);
 }
@@ -157,7 +158,12 @@ class CopyIndex {
     const key = `${stage}\u0000${target}`;
     const known = this.answers.get(key);
     if (known) return known;
-    const groups = new Set([...(this.byName.get(baseName(target)) ?? []), ...(this.byDestination.get(target) ?? []), ...this.patterns, ...this.directories]);
+    const groups = new Set([
+      ...(this.byName.get(baseName(target)) ?? []),
+      ...(this.byDestination.get(target) ?? []),
+      ...this.patterns,
+      ...this.directories,
+    ]);
     const seen: CopiedSource[] = [];
     for (const group of groups) {
       const entry = this.firstSeen(group, stage);
@@ -195,8 +201,14 @@ function pathInsideCopy(copy: CopyFact, source: string, target: string): string 
   const sourceBase = baseName(source);
   const targetBase = target.split('/').pop() ?? target;
   if (!isDirectorySource(source)) {
-    if (targetBase === sourceBase || target === destination || (destination.endsWith('/') && target === `${destination}${sourceBase}`)) return source;
-    if (/[*?[]/.test(source) && globMatch(source.split('/').pop() ?? source, targetBase)) return `${dirname(source)}/${targetBase}`.replace(/^\//, '');
+    if (
+      targetBase === sourceBase ||
+      target === destination ||
+      (destination.endsWith('/') && target === `${destination}${sourceBase}`)
+    )
+      return source;
+    if (/[*?[]/.test(source) && globMatch(source.split('/').pop() ?? source, targetBase))
+      return `${dirname(source)}/${targetBase}`.replace(/^\//, '');
     return undefined;
   }
   const dest = destination.replace(/\/+$/, '');
@@ -234,13 +246,18 @@ export interface Link {
  * among them, or to the path `leadsTo` names for it (the k-th include of a file) when the caller has followed it
  * already. A file never links to itself.
  */
-export function resolveLinks(files: readonly ParsedFile[], leadsTo?: (file: ParsedFile, k: number) => string | undefined): Map<ParsedFile, Link[]> {
+export function resolveLinks(
+  files: readonly ParsedFile[],
+  leadsTo?: (file: ParsedFile, k: number) => string | undefined,
+): Map<ParsedFile, Link[]> {
   const byPath = new Map(files.map((file) => [file.path, file]));
   const links = new Map<ParsedFile, Link[]>();
   for (const file of files) {
     const list: Link[] = [];
     file.includes.forEach((include, k) => {
-      const path = leadsTo ? leadsTo(file, k) : includeCandidates(file, include).find((candidate) => byPath.has(candidate));
+      const path = leadsTo
+        ? leadsTo(file, k)
+        : includeCandidates(file, include).find((candidate) => byPath.has(candidate));
       const to = path === undefined ? undefined : byPath.get(path);
       if (to && to !== file) list.push({ from: file, include, to });
     });

@@ -1,7 +1,12 @@
 import type { PackageFact } from '../parsers/facts.js';
 
 /** conda package names that are the same project as a pip name. */
-const CONDA_TO_PIP: Readonly<Record<string, string>> = { pytorch: 'torch', 'pytorch-gpu': 'torch', torchtriton: 'triton', 'pytorch-triton': 'triton' };
+const CONDA_TO_PIP: Readonly<Record<string, string>> = {
+  pytorch: 'torch',
+  'pytorch-gpu': 'torch',
+  torchtriton: 'triton',
+  'pytorch-triton': 'triton',
+};
 
 /** The pip-style project name of a package, so conda `pytorch` and pip `torch` compare equal. */
 export function projectName(pkg: PackageFact): string {
@@ -65,7 +70,10 @@ export function isCudaRelevant(pkg: PackageFact, extra: ReadonlySet<string>): bo
   return answer;
 }
 
-const relevance = new WeakMap<ReadonlySet<string>, { readonly pip: Map<string, boolean>; readonly conda: Map<string, boolean> }>();
+const relevance = new WeakMap<
+  ReadonlySet<string>,
+  { readonly pip: Map<string, boolean>; readonly conda: Map<string, boolean> }
+>();
 
 function computeRelevance(pkg: PackageFact, extra: ReadonlySet<string>): boolean {
   const name = projectName(pkg);

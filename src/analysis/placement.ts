@@ -45,16 +45,25 @@ export function selectPools(pools: readonly Pool[], placement: Placement | undef
   const selected = pools.filter(
     (pool) =>
       placement.selector.every((requirement) => holds(pool, requirement)) &&
-      (placement.terms.length === 0 || placement.terms.some((term) => term.every((requirement) => holds(pool, requirement)))),
+      (placement.terms.length === 0 ||
+        placement.terms.some((term) => term.every((requirement) => holds(pool, requirement)))),
   );
   const by = requirements.map(describe);
-  if (selected.length === 0) return { pools, narrowed: false, by, unmatched: `its node selection (${by.join(', ')}) matches no pool of the baseline's fleet` };
+  if (selected.length === 0)
+    return {
+      pools,
+      narrowed: false,
+      by,
+      unmatched: `its node selection (${by.join(', ')}) matches no pool of the baseline's fleet`,
+    };
   return { pools: selected, narrowed: selected.length < pools.length, by };
 }
 
 function describe(requirement: LabelRequirement): string {
-  if (requirement.operator === 'In' && requirement.values.length === 1) return `${requirement.key}=${requirement.values[0]}`;
-  if (requirement.operator === 'Exists' || requirement.operator === 'DoesNotExist') return `${requirement.key} ${requirement.operator}`;
+  if (requirement.operator === 'In' && requirement.values.length === 1)
+    return `${requirement.key}=${requirement.values[0]}`;
+  if (requirement.operator === 'Exists' || requirement.operator === 'DoesNotExist')
+    return `${requirement.key} ${requirement.operator}`;
   return `${requirement.key} ${requirement.operator} (${requirement.values.join(', ')})`;
 }
 
@@ -138,6 +147,7 @@ function productMatch(requirement: LabelRequirement, pool: Pool, kb: KnowledgeBa
     const answers = requirement.values.map((value) => same(gpu, value));
     return answers.includes('yes') ? 'yes' : answers.every((answer) => answer === 'no') ? 'no' : 'unknown';
   });
-  if (requirement.operator === 'In') return perGpu.includes('yes') ? 'yes' : perGpu.every((m) => m === 'no') ? 'no' : 'unknown';
+  if (requirement.operator === 'In')
+    return perGpu.includes('yes') ? 'yes' : perGpu.every((m) => m === 'no') ? 'no' : 'unknown';
   return perGpu.includes('no') ? 'yes' : perGpu.every((m) => m === 'yes') ? 'no' : 'unknown';
 }

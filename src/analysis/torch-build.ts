@@ -19,7 +19,12 @@ export interface TorchBuild {
   readonly source: BuildSource;
   readonly index?: IndexFact;
   /** The build that was asked for does not exist. */
-  readonly missing?: { readonly cuda?: string; readonly tag: string; readonly via: 'label' | 'index-url' | 'extra-index-url'; readonly index?: IndexFact };
+  readonly missing?: {
+    readonly cuda?: string;
+    readonly tag: string;
+    readonly via: 'label' | 'index-url' | 'extra-index-url';
+    readonly index?: IndexFact;
+  };
   /** pip will take PyPI's build because the extra index does not have this version. */
   readonly fellBackFrom?: IndexFact;
 }
@@ -39,7 +44,11 @@ export function releaseFor(kb: KnowledgeBase, pkg: PackageFact, version: string)
  * takes the highest matching version from any index, and `X+cu121` sorts above `X`, so an extra index
  * that has the version wins, and one that does not silently falls back to PyPI's build.
  */
-export function resolveTorchBuild(pkg: PackageFact, indexes: readonly IndexFact[], kb: KnowledgeBase): TorchBuild | undefined {
+export function resolveTorchBuild(
+  pkg: PackageFact,
+  indexes: readonly IndexFact[],
+  kb: KnowledgeBase,
+): TorchBuild | undefined {
   if (pkg.ecosystem !== 'pip' || !pkg.exact || !TORCH_FAMILY.has(pkg.name)) return undefined;
   const version = publicVersion(pkg.exact);
   const release = releaseFor(kb, pkg, version);
@@ -47,7 +56,9 @@ export function resolveTorchBuild(pkg: PackageFact, indexes: readonly IndexFact[
   // binary distributions", pytorch/audio installation.rst): it claims no CUDA and no index can serve a wrong one.
   if (!pkg.localLabel && !pkg.url && release?.torchaudioCuda === false && pkg.name === 'torchaudio') return undefined;
   // Every build has every field, in one order (one hidden class; see packageFact in facts.ts).
-  const result = (f: Pick<TorchBuild, 'cpu' | 'source'> & Partial<Pick<TorchBuild, 'cuda' | 'index' | 'missing' | 'fellBackFrom'>>): TorchBuild => ({
+  const result = (
+    f: Pick<TorchBuild, 'cpu' | 'source'> & Partial<Pick<TorchBuild, 'cuda' | 'index' | 'missing' | 'fellBackFrom'>>,
+  ): TorchBuild => ({
     pkg,
     release,
     version,
@@ -74,7 +85,9 @@ export function resolveTorchBuild(pkg: PackageFact, indexes: readonly IndexFact[
     return result({ cuda: found.cuda, cpu: false, source: 'local-label', missing });
   }
 
-  const torchIndexes = indexes.filter((index) => index.kind !== 'conda-channel' && index.kind !== 'no-index' && isPytorchIndex(index.url));
+  const torchIndexes = indexes.filter(
+    (index) => index.kind !== 'conda-channel' && index.kind !== 'no-index' && isPytorchIndex(index.url),
+  );
   const primary = [...indexes].reverse().find((index) => index.kind === 'index-url');
   const extras = torchIndexes.filter((index) => index.kind !== 'index-url');
 
@@ -93,9 +106,15 @@ export function resolveTorchBuild(pkg: PackageFact, indexes: readonly IndexFact[
   for (const index of extras) {
     const build = served(index);
     if (!build) continue;
-    if (build.cpu) return result({ cpu: true, source: index.kind === 'find-links' ? 'find-links' : 'extra-index-url', index });
+    if (build.cpu)
+      return result({ cpu: true, source: index.kind === 'find-links' ? 'find-links' : 'extra-index-url', index });
     if (!release || available.has(build.tag))
-      return result({ cuda: build.cuda!, cpu: false, source: index.kind === 'find-links' ? 'find-links' : 'extra-index-url', index });
+      return result({
+        cuda: build.cuda!,
+        cpu: false,
+        source: index.kind === 'find-links' ? 'find-links' : 'extra-index-url',
+        index,
+      });
   }
 
   if (primary) {
@@ -104,7 +123,12 @@ export function resolveTorchBuild(pkg: PackageFact, indexes: readonly IndexFact[
     if (!build) return result({ cpu: false, source: 'index-url', index: primary });
     if (build.cpu) return result({ cpu: true, source: 'index-url', index: primary });
     if (release && !available.has(build.tag))
-      return result({ cpu: false, source: 'index-url', index: primary, missing: { cuda: build.cuda!, tag: build.tag, via: 'index-url', index: primary } });
+      return result({
+        cpu: false,
+        source: 'index-url',
+        index: primary,
+        missing: { cuda: build.cuda!, tag: build.tag, via: 'index-url', index: primary },
+      });
     return result({ cuda: build.cuda!, cpu: false, source: 'index-url', index: primary });
   }
 
@@ -116,7 +140,9 @@ export function resolveTorchBuild(pkg: PackageFact, indexes: readonly IndexFact[
     cpu: false,
     source: 'pypi',
     fellBackFrom: fellBack ? unserved : undefined,
-    missing: fellBack ? { cuda: fellBack.cuda!, tag: fellBack.tag, via: 'extra-index-url', index: unserved } : undefined,
+    missing: fellBack
+      ? { cuda: fellBack.cuda!, tag: fellBack.tag, via: 'extra-index-url', index: unserved }
+      : undefined,
   });
 }
 
@@ -145,18 +171,28 @@ export function pypiWins(
 ): { readonly newest: string; readonly release: TorchRelease; readonly newestOnIndex?: string } | undefined {
   if (pkg.ecosystem !== 'pip' || pkg.localLabel || pkg.url || !TORCH_FAMILY.has(pkg.name)) return undefined;
   // A question about the knowledge base alone (name, specifier, tag), asked for every unpinned torch of a repository.
-  return kb.memoized(`pypiWins:${pkg.name}:${pkg.specifier}:${tag}`, () => computePypiWins(pkg.name, pkg.specifier, tag, kb));
+  return kb.memoized(`pypiWins:${pkg.name}:${pkg.specifier}:${tag}`, () =>
+    computePypiWins(pkg.name, pkg.specifier, tag, kb),
+  );
 }
 
 function computePypiWins(name: string, specifier: string, tag: string, kb: KnowledgeBase): ReturnType<typeof pypiWins> {
   const pkg = { name, specifier };
   const versionOf = (release: TorchRelease): string | undefined =>
-    pkg.name === 'torch' ? release.version : pkg.name === 'torchvision' ? release.torchvision[0] : release.torchaudio[0];
+    pkg.name === 'torch'
+      ? release.version
+      : pkg.name === 'torchvision'
+        ? release.torchvision[0]
+        : release.torchaudio[0];
   const allowed = kb
     .torchReleases()
     .filter((release) => {
       const version = versionOf(release);
-      return version !== undefined && (pkg.specifier === '' || satisfiesSpec(version, pkg.specifier)) && !/[a-z]/i.test(version);
+      return (
+        version !== undefined &&
+        (pkg.specifier === '' || satisfiesSpec(version, pkg.specifier)) &&
+        !/[a-z]/i.test(version)
+      );
     })
     .sort((a, b) => compareVersions(versionOf(b)!, versionOf(a)!));
   if (allowed.length === 0 || kb.torchBuilds(allowed[0]!).has(tag)) return undefined;

@@ -2,7 +2,8 @@
  * Wheel pages built per torch minor and CUDA: PyG's extension wheels, mmcv's and detectron2's. The wheels on such
  * a page are compiled against one torch minor; which (torch, CUDA) pages exist is not in the knowledge base.
  */
-export const PYG_DOCS = 'https://github.com/pyg-team/pytorch_geometric/blob/5c6461b2305ad068a6d61165b3c55852a11aaa41/docs/source/install/installation.rst';
+export const PYG_DOCS =
+  'https://github.com/pyg-team/pytorch_geometric/blob/5c6461b2305ad068a6d61165b3c55852a11aaa41/docs/source/install/installation.rst';
 
 export interface TorchPage {
   /** The page's project. */
@@ -12,16 +13,23 @@ export interface TorchPage {
   readonly source: string;
 }
 
-const TORCH_PAGES: readonly { readonly project: TorchPage['project']; readonly pattern: RegExp; readonly source: string }[] = [
+const TORCH_PAGES: readonly {
+  readonly project: TorchPage['project'];
+  readonly pattern: RegExp;
+  readonly source: string;
+}[] = [
   {
     project: 'PyG',
-    pattern: /^https?:\/\/(?:data\.pyg\.org|pytorch-geometric\.com)\/whl\/torch-(\d+\.\d+)\.\d+(?:%2B|\+)(?:cu\d+|cpu)\.html$/i,
+    pattern:
+      /^https?:\/\/(?:data\.pyg\.org|pytorch-geometric\.com)\/whl\/torch-(\d+\.\d+)\.\d+(?:%2B|\+)(?:cu\d+|cpu)\.html$/i,
     source: PYG_DOCS,
   },
   {
     project: 'mmcv',
-    pattern: /^https?:\/\/download\.openmmlab\.com\/mmcv\/dist\/(?:cu\d+|cpu)\/torch(\d+\.\d+)(?:\.\d+)?\/index\.html$/i,
-    source: 'https://github.com/open-mmlab/mmcv/blob/a8073c74bf83d62ec36a103f835faa4837fb6585/docs/en/get_started/installation.md',
+    pattern:
+      /^https?:\/\/download\.openmmlab\.com\/mmcv\/dist\/(?:cu\d+|cpu)\/torch(\d+\.\d+)(?:\.\d+)?\/index\.html$/i,
+    source:
+      'https://github.com/open-mmlab/mmcv/blob/a8073c74bf83d62ec36a103f835faa4837fb6585/docs/en/get_started/installation.md',
   },
   {
     project: 'detectron2',

@@ -2,7 +2,14 @@ import { formatOf, hasSelections } from '../parsers/formats.js';
 import type { ContainerFact, IndexFact, InstallContext, PackageFact, ParsedFile } from '../parsers/facts.js';
 import type { KnowledgeBase } from '../knowledge/index.js';
 import { cudaMajor, cudaMajorMinor } from '../knowledge/versions.js';
-import { CLAIM_PRECEDENCE, containerImageClaim, cudaClaim, fileClaims, type ClaimKind, type CudaClaim } from './claims.js';
+import {
+  CLAIM_PRECEDENCE,
+  containerImageClaim,
+  cudaClaim,
+  fileClaims,
+  type ClaimKind,
+  type CudaClaim,
+} from './claims.js';
 import type { Link } from './links.js';
 import { DockerfileIndex } from './dockerfile-index.js';
 import { groupBy } from '../util/collections.js';
@@ -64,7 +71,11 @@ const TIERS: readonly (readonly ClaimKind[])[] = [
 ];
 
 /** Units of `files`, which must include every file linked to or from one of them. */
-export function buildUnits(files: readonly ParsedFile[], links: ReadonlyMap<ParsedFile, readonly Link[]>, kb: KnowledgeBase): Unit[] {
+export function buildUnits(
+  files: readonly ParsedFile[],
+  links: ReadonlyMap<ParsedFile, readonly Link[]>,
+  kb: KnowledgeBase,
+): Unit[] {
   const claimCache = new Map<ParsedFile, CudaClaim[]>();
   const claimsOf = (file: ParsedFile): CudaClaim[] => {
     let claims = claimCache.get(file);
@@ -90,15 +101,22 @@ export function buildUnits(files: readonly ParsedFile[], links: ReadonlyMap<Pars
     } else if (format.units === 'selections') {
       // The selections a Dockerfile installs (`uv sync --extra X`, `pixi install -e E`) are checked with its stage;
       // the others on their own.
-      const via = (includers.get(file) ?? []).flatMap((includer) => (links.get(includer) ?? []).filter((link) => link.to === file));
+      const via = (includers.get(file) ?? []).flatMap((includer) =>
+        (links.get(includer) ?? []).filter((link) => link.to === file),
+      );
       const covered = new Set(selectedContexts(file, via).map((context) => context.variant));
       units.push(...selectionUnits(file, claimsOf, kb, via.length ? covered : new Set()));
-    } else if (format.units === 'file' && !includedElsewhere(file, includers.get(file) ?? [], (component ??= components(files, links)))) {
+    } else if (
+      format.units === 'file' &&
+      !includedElsewhere(file, includers.get(file) ?? [], (component ??= components(files, links)))
+    ) {
       units.push(fileUnit(file, links, claimsOf, kb));
     }
   }
   // Manifests last: a container whose image is built here takes the claims of its Dockerfile's unit.
-  for (const file of files) if (formatOf(file.kind).units === 'containers') units.push(...containerUnits(file, links.get(file) ?? [], units, kb));
+  for (const file of files)
+    if (formatOf(file.kind).units === 'containers')
+      units.push(...containerUnits(file, links.get(file) ?? [], units, kb));
   return units;
 }
 
@@ -129,7 +147,11 @@ function containerUnits(file: ParsedFile, links: readonly Link[], units: readonl
       const own = containerImageClaim(file, fact, kb);
       claims = own ? [own] : [];
     }
-    const container: ContainerUnit = { fact, claims, ...(fact.dockerfile && !built ? { missing: fact.dockerfile.path } : {}) };
+    const container: ContainerUnit = {
+      fact,
+      claims,
+      ...(fact.dockerfile && !built ? { missing: fact.dockerfile.path } : {}),
+    };
     out.push({
       label: `${file.path} (${fact.workload}, container ${fact.name})`,
       root: file,
@@ -152,19 +174,34 @@ function containerUnits(file: ParsedFile, links: readonly Link[], units: readonl
  * different target and propose conflicting fixes. Files that include each other are each kept: an includer
  * reachable back from the file is in the file's strongly connected component.
  */
-function includedElsewhere(file: ParsedFile, includers: readonly ParsedFile[], component: ReadonlyMap<ParsedFile, number>): boolean {
-  return includers.some((includer) => includer !== file && (formatOf(includer.kind).units === 'stages' || component.get(includer) !== component.get(file)));
+function includedElsewhere(
+  file: ParsedFile,
+  includers: readonly ParsedFile[],
+  component: ReadonlyMap<ParsedFile, number>,
+): boolean {
+  return includers.some(
+    (includer) =>
+      includer !== file &&
+      (formatOf(includer.kind).units === 'stages' || component.get(includer) !== component.get(file)),
+  );
 }
 
 /** The strongly connected component of every file under the include links (src/util/graph.ts). */
-function components(files: readonly ParsedFile[], links: ReadonlyMap<ParsedFile, readonly Link[]>): Map<ParsedFile, number> {
+function components(
+  files: readonly ParsedFile[],
+  links: ReadonlyMap<ParsedFile, readonly Link[]>,
+): Map<ParsedFile, number> {
   return stronglyConnected(files, (file) => (links.get(file) ?? []).map((link) => link.to));
 }
 
 type ClaimsOf = (file: ParsedFile) => CudaClaim[];
 
 /** Files reachable through includes, each with all of its contexts. */
-function reachable(start: readonly Link[], links: ReadonlyMap<ParsedFile, readonly Link[]>, seen: Set<ParsedFile>): ParsedFile[] {
+function reachable(
+  start: readonly Link[],
+  links: ReadonlyMap<ParsedFile, readonly Link[]>,
+  seen: Set<ParsedFile>,
+): ParsedFile[] {
   const out: ParsedFile[] = [];
   const queue = [...start];
   for (let next = 0; next < queue.length; next++) {
@@ -177,7 +214,12 @@ function reachable(start: readonly Link[], links: ReadonlyMap<ParsedFile, readon
   return out;
 }
 
-function fileUnit(file: ParsedFile, links: ReadonlyMap<ParsedFile, readonly Link[]>, claimsOf: ClaimsOf, kb: KnowledgeBase): Unit {
+function fileUnit(
+  file: ParsedFile,
+  links: ReadonlyMap<ParsedFile, readonly Link[]>,
+  claimsOf: ClaimsOf,
+  kb: KnowledgeBase,
+): Unit {
   const seen = new Set([file]);
   const included = reachable(links.get(file) ?? [], links, seen);
   const files = [file, ...included];
@@ -186,7 +228,12 @@ function fileUnit(file: ParsedFile, links: ReadonlyMap<ParsedFile, readonly Link
   for (const context of pipContexts) {
     const contextLinks = (links.get(file) ?? []).filter((link) => link.include.context === context.id);
     const linked = reachable(contextLinks, links, new Set([file]));
-    invocations.push(makeInvocation([{ file, context }, ...linked.flatMap((member) => member.contexts.map((c) => ({ file: member, context: c })))]));
+    invocations.push(
+      makeInvocation([
+        { file, context },
+        ...linked.flatMap((member) => member.contexts.map((c) => ({ file: member, context: c }))),
+      ]),
+    );
   }
   const claims = files.flatMap((member) => claimsOf(member));
   return finishUnit({ label: file.path, root: file, files, claims, invocations }, kb);
@@ -197,7 +244,12 @@ function fileUnit(file: ParsedFile, links: ReadonlyMap<ParsedFile, readonly Link
  * with one group; a pixi environment; a lock's selection), so that extras meant to exclude each other (`cpu`,
  * `cu124`) are never compared, while everything one selection installs is.
  */
-function selectionUnits(file: ParsedFile, claimsOf: ClaimsOf, kb: KnowledgeBase, covered: ReadonlySet<string | undefined>): Unit[] {
+function selectionUnits(
+  file: ParsedFile,
+  claimsOf: ClaimsOf,
+  kb: KnowledgeBase,
+  covered: ReadonlySet<string | undefined>,
+): Unit[] {
   const claims = claimsOf(file);
   const units: Unit[] = [];
   for (const [variant, contexts] of groupBy(file.contexts, (context) => context.variant)) {
@@ -222,7 +274,13 @@ function selectionUnits(file: ParsedFile, claimsOf: ClaimsOf, kb: KnowledgeBase,
   return units;
 }
 
-function dockerStageUnit(index: DockerfileIndex, stage: number, links: ReadonlyMap<ParsedFile, readonly Link[]>, claimsOf: ClaimsOf, kb: KnowledgeBase): Unit {
+function dockerStageUnit(
+  index: DockerfileIndex,
+  stage: number,
+  links: ReadonlyMap<ParsedFile, readonly Link[]>,
+  claimsOf: ClaimsOf,
+  kb: KnowledgeBase,
+): Unit {
   const file = index.file;
   const name = file.stages[stage]?.name;
   const label = `${file.path} stage ${name ? `"${name}"` : stage + 1}`;
@@ -251,11 +309,26 @@ function dockerStageUnit(index: DockerfileIndex, stage: number, links: ReadonlyM
     });
     if (context.tool !== 'apt') invocations.push(makeInvocation([{ file, context }, ...members]));
   }
-  const inStage = (member: ParsedFile, context: number | undefined): boolean => context === undefined || (selected.get(member)?.has(context) ?? true);
-  const claims = [...index.claimsOf(stage, contexts), ...linkedFiles.flatMap((member) => claimsOf(member).filter((claim) => inStage(member, claim.context)))];
-  const memberPackages = new Map([...selected.keys()].map((member) => [member, member.packages.filter((pkg) => inStage(member, pkg.context))]));
+  const inStage = (member: ParsedFile, context: number | undefined): boolean =>
+    context === undefined || (selected.get(member)?.has(context) ?? true);
+  const claims = [
+    ...index.claimsOf(stage, contexts),
+    ...linkedFiles.flatMap((member) => claimsOf(member).filter((claim) => inStage(member, claim.context))),
+  ];
+  const memberPackages = new Map(
+    [...selected.keys()].map((member) => [member, member.packages.filter((pkg) => inStage(member, pkg.context))]),
+  );
   return finishUnit(
-    { label, root: file, stage, files: [file, ...linkedFiles], claims, invocations, rootPackages: index.packagesOf(contexts), memberPackages },
+    {
+      label,
+      root: file,
+      stage,
+      files: [file, ...linkedFiles],
+      claims,
+      invocations,
+      rootPackages: index.packagesOf(contexts),
+      memberPackages,
+    },
     kb,
   );
 }
@@ -273,7 +346,9 @@ function defaultSelection(kind: ParsedFile['kind']): readonly string[] {
  */
 export function selectedContexts(member: ParsedFile, via: readonly Link[]): readonly InstallContext[] {
   if (!hasSelections(member.kind)) return member.contexts;
-  const selects = new Set(via.filter((link) => link.to === member).flatMap((link) => link.include.selects ?? defaultSelection(member.kind)));
+  const selects = new Set(
+    via.filter((link) => link.to === member).flatMap((link) => link.include.selects ?? defaultSelection(member.kind)),
+  );
   return member.contexts.filter((context) => {
     const variant = context.variant ?? '';
     // A pixi environment that installs differently per platform is one selection per platform ("… on linux-64").
@@ -311,7 +386,8 @@ interface UnitParts {
 function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
   const { label, root, stage, files, claims: staticClaims, invocations, rootPackages, memberPackages } = parts;
   const invocationOf = new Map<InstallContext, Invocation>();
-  for (const invocation of invocations) for (const member of invocation.members) invocationOf.set(member.context, invocation);
+  for (const invocation of invocations)
+    for (const member of invocation.members) invocationOf.set(member.context, invocation);
   const packages: UnitPackage[] = [];
   const implied: CudaClaim[] = [];
   for (const file of files) {
@@ -350,9 +426,26 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
  * (12 here), so whichever pip picks, that is the major installed. A range whose releases span majors (or an
  * unpinned torch) says nothing certain, and neither does one installed with a PyTorch index (its claims decide).
  */
-function rangedTorchClaim(file: ParsedFile, pkg: PackageFact, invocation: Invocation | undefined, kb: KnowledgeBase): CudaClaim | undefined {
-  if (pkg.ecosystem !== 'pip' || pkg.name !== 'torch' || pkg.exact || pkg.url || !pkg.specifier.trim() || pkg.specifier.includes('+')) return undefined;
-  if ((invocation?.indexes ?? NO_INDEXES).some((index) => isPytorchIndex(index.url) || index.kind === 'index-url' || index.kind === 'find-links'))
+function rangedTorchClaim(
+  file: ParsedFile,
+  pkg: PackageFact,
+  invocation: Invocation | undefined,
+  kb: KnowledgeBase,
+): CudaClaim | undefined {
+  if (
+    pkg.ecosystem !== 'pip' ||
+    pkg.name !== 'torch' ||
+    pkg.exact ||
+    pkg.url ||
+    !pkg.specifier.trim() ||
+    pkg.specifier.includes('+')
+  )
+    return undefined;
+  if (
+    (invocation?.indexes ?? NO_INDEXES).some(
+      (index) => isPytorchIndex(index.url) || index.kind === 'index-url' || index.kind === 'find-links',
+    )
+  )
     return undefined;
   const { majors, releases } = kb.pypiTorchMajors(pkg.specifier.replace(/\s+/g, ''));
   const [major] = majors;
@@ -378,11 +471,14 @@ export function chooseTarget(claims: readonly CudaClaim[]): CudaClaim | undefine
     if (inTier.length === 0) continue;
     const precise = inTier.filter((claim) => claim.precision === 'minor');
     const pool = precise.length > 0 ? precise : inTier;
-    const key = (claim: CudaClaim): string => (claim.precision === 'minor' ? (cudaMajorMinor(claim.cuda) ?? claim.cuda) : String(cudaMajor(claim.cuda)));
+    const key = (claim: CudaClaim): string =>
+      claim.precision === 'minor' ? (cudaMajorMinor(claim.cuda) ?? claim.cuda) : String(cudaMajor(claim.cuda));
     const counts = new Map<string, number>();
     for (const claim of pool) counts.set(key(claim), (counts.get(key(claim)) ?? 0) + 1);
     const best = Math.max(...counts.values());
-    const sorted = [...pool].sort((a, b) => CLAIM_PRECEDENCE[a.kind] - CLAIM_PRECEDENCE[b.kind] || a.span.start - b.span.start);
+    const sorted = [...pool].sort(
+      (a, b) => CLAIM_PRECEDENCE[a.kind] - CLAIM_PRECEDENCE[b.kind] || a.span.start - b.span.start,
+    );
     return sorted.find((claim) => counts.get(key(claim)) === best);
   }
   return undefined;

@@ -39,7 +39,12 @@ export interface ResolvedBaseline extends MergedBaseline {
   readonly layers: readonly Layer[];
 }
 
-export function layerBaselines(owner: string, repo: string, repoConfig: ConfigBlob | undefined, orgConfig: ConfigBlob | null | undefined): ResolvedBaseline {
+export function layerBaselines(
+  owner: string,
+  repo: string,
+  repoConfig: ConfigBlob | undefined,
+  orgConfig: ConfigBlob | null | undefined,
+): ResolvedBaseline {
   const layers: Layer[] = [];
   const problems: ResolvedBaseline['problems'][number][] = [];
   if (orgConfig) {
@@ -47,7 +52,11 @@ export function layerBaselines(owner: string, repo: string, repoConfig: ConfigBl
     const loaded = loadBaseline(`${owner}/${ORG_CONFIG_REPO}/${ORG_CONFIG_PATH}`, orgConfig.text, RULE_IDS);
     layers.push({ origin, loaded, ...(orgConfig.commit ? { commit: orgConfig.commit } : {}) });
     for (const problem of loaded.problems)
-      problems.push({ file: { path: loaded.source.path, source: loaded.source }, span: problem.span, message: `organisation baseline: ${problem.message}` });
+      problems.push({
+        file: { path: loaded.source.path, source: loaded.source },
+        span: problem.span,
+        message: `organisation baseline: ${problem.message}`,
+      });
   }
   let repoFile: LoadedBaseline | undefined;
   if (repoConfig) {
@@ -82,7 +91,13 @@ export function layerBaselines(owner: string, repo: string, repoConfig: ConfigBl
       message: weakening.message,
     });
   }
-  return { ...merged, ...(repoFile ? { repoFile } : {}), problems, origin: layers.map((layer) => layer.origin).join(' + '), layers };
+  return {
+    ...merged,
+    ...(repoFile ? { repoFile } : {}),
+    problems,
+    origin: layers.map((layer) => layer.origin).join(' + '),
+    layers,
+  };
 }
 
 function isOrgConfigRepo(value: string, owner: string): boolean {

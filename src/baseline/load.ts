@@ -57,8 +57,15 @@ export function loadBaseline(path: string, text: string, ruleIds?: ReadonlySet<s
   if (!parsed.success) {
     return fail(
       parsed.error.issues.map((issue) => ({
-        message: describeIssue(issue, valueAt(value, issue.path as (string | number)[]) === undefined && issue.code !== 'unrecognized_keys'),
-        span: spanOf(doc, issue.path as (string | number)[], issue.code === 'unrecognized_keys' ? (issue as { keys?: string[] }).keys?.[0] : undefined),
+        message: describeIssue(
+          issue,
+          valueAt(value, issue.path as (string | number)[]) === undefined && issue.code !== 'unrecognized_keys',
+        ),
+        span: spanOf(
+          doc,
+          issue.path as (string | number)[],
+          issue.code === 'unrecognized_keys' ? (issue as { keys?: string[] }).keys?.[0] : undefined,
+        ),
       })),
     );
   }
@@ -66,7 +73,10 @@ export function loadBaseline(path: string, text: string, ruleIds?: ReadonlySet<s
   if (ruleIds) {
     for (const id of Object.keys(parsed.data.rules ?? {})) {
       if (!ruleIds.has(id))
-        problems.push({ message: `unknown rule "${id}" in rules (known: ${[...ruleIds].sort().join(', ')})`, span: spanOf(doc, ['rules'], id) });
+        problems.push({
+          message: `unknown rule "${id}" in rules (known: ${[...ruleIds].sort().join(', ')})`,
+          span: spanOf(doc, ['rules'], id),
+        });
     }
   }
   return { baseline: resolveBaseline(parsed.data), file: parsed.data, source, problems, locate };
@@ -101,7 +111,10 @@ function valueAt(root: unknown, path: readonly (string | number)[]): unknown {
   return current;
 }
 
-function describeIssue(issue: { path: PropertyKey[]; message: string; code: string; keys?: string[] }, missing = false): string {
+function describeIssue(
+  issue: { path: PropertyKey[]; message: string; code: string; keys?: string[] },
+  missing = false,
+): string {
   const where = issue.path.length > 0 ? issue.path.map(String).join('.') : 'the baseline';
   if (missing && issue.path.length > 0) return `${where} is required`;
   if (issue.code === 'unrecognized_keys')
@@ -115,7 +128,9 @@ function spanOf(doc: Document, path: readonly (string | number)[], key?: string)
     const node = length === 0 ? doc.contents : doc.getIn(path.slice(0, length), true);
     if (!isNode(node)) continue;
     if (key !== undefined && length === path.length && 'items' in node) {
-      const pair = (node.items as { key: unknown }[]).find((item) => isNode(item.key) && (item.key as { value?: unknown }).value === key);
+      const pair = (node.items as { key: unknown }[]).find(
+        (item) => isNode(item.key) && (item.key as { value?: unknown }).value === key,
+      );
       if (pair && isNode(pair.key) && pair.key.range) return { start: pair.key.range[0], end: pair.key.range[1] };
     }
     if (node.range) return { start: node.range[0], end: node.range[1] };

@@ -92,7 +92,8 @@ export const POLICY_KEYS: readonly KeySpec[] = [
     apply: (result, next) => ({ ...result, pools: next.pools }),
     loosens: (current, next) => {
       const missing = current.pools.filter((pool) => !next.pools.some((other) => other.name === pool.name));
-      if (missing.length) return `it drops the pool${missing.length === 1 ? '' : 's'} ${missing.map((pool) => pool.name).join(', ')} from the fleet`;
+      if (missing.length)
+        return `it drops the pool${missing.length === 1 ? '' : 's'} ${missing.map((pool) => pool.name).join(', ')} from the fleet`;
       const newer = next.pools.find((pool) => {
         const was = current.pools.find((other) => other.name === pool.name);
         return was !== undefined && compareDotted(pool.driver, was.driver) > 0;
@@ -104,7 +105,10 @@ export const POLICY_KEYS: readonly KeySpec[] = [
     path: 'pinning.python',
     present: (file) => file.pinning?.python !== undefined,
     apply: (result, next) => ({ ...result, pinning: { ...result.pinning, python: next.pinning.python } }),
-    loosens: (current, next) => (current.pinning.python === 'exact' && next.pinning.python !== 'exact' ? 'exact pinning cannot be turned off' : undefined),
+    loosens: (current, next) =>
+      current.pinning.python === 'exact' && next.pinning.python !== 'exact'
+        ? 'exact pinning cannot be turned off'
+        : undefined,
   },
   {
     path: 'pinning.images',
@@ -119,21 +123,27 @@ export const POLICY_KEYS: readonly KeySpec[] = [
     // A later layer adds packages that must be pinned; it cannot take any away.
     path: 'pinning.packages',
     present: (file) => file.pinning?.packages !== undefined,
-    apply: (result, next) => ({ ...result, pinning: { ...result.pinning, packages: [...new Set([...result.pinning.packages, ...next.pinning.packages])] } }),
+    apply: (result, next) => ({
+      ...result,
+      pinning: { ...result.pinning, packages: [...new Set([...result.pinning.packages, ...next.pinning.packages])] },
+    }),
     loosens: () => undefined,
   },
   {
     path: 'prerelease',
     present: (file) => file.prerelease !== undefined,
     apply: (result, next) => ({ ...result, prerelease: next.prerelease }),
-    loosens: (current, next) => (current.prerelease === 'forbid' && next.prerelease === 'allow' ? 'pre-releases cannot be allowed' : undefined),
+    loosens: (current, next) =>
+      current.prerelease === 'forbid' && next.prerelease === 'allow' ? 'pre-releases cannot be allowed' : undefined,
   },
   {
     path: 'unchecked',
     present: (file) => file.unchecked !== undefined,
     apply: (result, next) => ({ ...result, unchecked: next.unchecked }),
     loosens: (current, next) =>
-      current.unchecked === 'fail' && next.unchecked === 'neutral' ? 'a file that could not be checked cannot be let through as neutral' : undefined,
+      current.unchecked === 'fail' && next.unchecked === 'neutral'
+        ? 'a file that could not be checked cannot be let through as neutral'
+        : undefined,
   },
   {
     // Which Dockerfile builds an image: a later layer adds names and may point one elsewhere (it is not a policy).
@@ -145,19 +155,34 @@ export const POLICY_KEYS: readonly KeySpec[] = [
   {
     path: 'files.include',
     present: (file) => file.files?.include !== undefined,
-    apply: (result, next) => ({ ...result, files: { ...result.files, include: [...new Set([...result.files.include, ...next.files.include])] } }),
+    apply: (result, next) => ({
+      ...result,
+      files: { ...result.files, include: [...new Set([...result.files.include, ...next.files.include])] },
+    }),
     loosens: () => undefined,
   },
   {
     path: 'files.exclude',
     present: (file) => file.files?.exclude !== undefined,
-    apply: (result, next) => ({ ...result, files: { ...result.files, exclude: [...new Set([...result.files.exclude, ...next.files.exclude])] } }),
+    apply: (result, next) => ({
+      ...result,
+      files: { ...result.files, exclude: [...new Set([...result.files.exclude, ...next.files.exclude])] },
+    }),
     loosens: (current, next) => addedTo(next.files.exclude, current.files.exclude, 'excluded files'),
   },
 ];
 
 /** Sections and keys `locked` may name. */
-export const LOCKABLE: readonly string[] = ['cuda', 'driver', 'fleet', 'pinning', 'files', 'packages', 'rules', ...POLICY_KEYS.map((spec) => spec.path)];
+export const LOCKABLE: readonly string[] = [
+  'cuda',
+  'driver',
+  'fleet',
+  'pinning',
+  'files',
+  'packages',
+  'rules',
+  ...POLICY_KEYS.map((spec) => spec.path),
+];
 
 /** Which key a rule's findings enforce: a waiver of the rule gets round a lock of that key. */
 const RULE_KEYS: Readonly<Record<string, string>> = {
@@ -181,7 +206,10 @@ export function isLocked(locked: ReadonlySet<string>, path: string): boolean {
  * Merge layers, first the organisation's. `ruleDefaults` gives each rule's own severity: a locked rule the
  * organisation file does not name may not go below it.
  */
-export function mergeBaselines(layers: readonly Layer[], ruleDefaults: ReadonlyMap<string, RuleSeverity> = new Map()): MergedBaseline {
+export function mergeBaselines(
+  layers: readonly Layer[],
+  ruleDefaults: ReadonlyMap<string, RuleSeverity> = new Map(),
+): MergedBaseline {
   let result: Baseline = EMPTY_BASELINE;
   const provenance: Record<string, string> = {};
   const weakenings: Weakening[] = [];
@@ -198,11 +226,21 @@ export function mergeBaselines(layers: readonly Layer[], ruleDefaults: ReadonlyM
     const file = layer.loaded.file;
     if (!file) continue;
     const next = layer.loaded.baseline;
-    const set = (path: string, apply: () => Baseline, loosens: () => string | undefined, at?: readonly (string | number)[]): void => {
+    const set = (
+      path: string,
+      apply: () => Baseline,
+      loosens: () => string | undefined,
+      at?: readonly (string | number)[],
+    ): void => {
       if (isLocked(locked, path)) {
         const why = loosens();
         if (why) {
-          weakenings.push({ key: path, message: `${path} is locked by ${lockedBy(path)}: ${why}`, layer, ...(at ? { at } : {}) });
+          weakenings.push({
+            key: path,
+            message: `${path} is locked by ${lockedBy(path)}: ${why}`,
+            layer,
+            ...(at ? { at } : {}),
+          });
           return;
         }
       }
@@ -234,13 +272,17 @@ export function mergeBaselines(layers: readonly Layer[], ruleDefaults: ReadonlyM
             return SEVERITY_RANK[severity] < SEVERITY_RANK[current]
               ? `severity ${severity} is lower than ${current}${result.rules[id] === undefined ? ' (its default)' : ''}`
               : undefined;
-          return severity === 'off' || severity === 'notice' ? `rule ${id} cannot be lowered to ${severity}` : undefined;
+          return severity === 'off' || severity === 'notice'
+            ? `rule ${id} cannot be lowered to ${severity}`
+            : undefined;
         },
       );
     }
     const waivers = next.waivers.filter((waiver) => {
       const key = RULE_KEYS[waiver.rule];
-      const path = (key && isLocked(locked, key) ? key : undefined) ?? (isLocked(locked, `rules.${waiver.rule}`) ? `rules.${waiver.rule}` : undefined);
+      const path =
+        (key && isLocked(locked, key) ? key : undefined) ??
+        (isLocked(locked, `rules.${waiver.rule}`) ? `rules.${waiver.rule}` : undefined);
       if (!path) return true;
       weakenings.push({
         key: path,
@@ -250,8 +292,13 @@ export function mergeBaselines(layers: readonly Layer[], ruleDefaults: ReadonlyM
       });
       return false;
     });
-    if (waivers.length) result = { ...result, waivers: [...result.waivers, ...waivers.map((waiver) => ({ ...waiver, file: layer.loaded.source.path }))] };
-    if (file.migration?.pullRequests !== undefined) result = { ...result, migration: { pullRequests: next.migration.pullRequests } };
+    if (waivers.length)
+      result = {
+        ...result,
+        waivers: [...result.waivers, ...waivers.map((waiver) => ({ ...waiver, file: layer.loaded.source.path }))],
+      };
+    if (file.migration?.pullRequests !== undefined)
+      result = { ...result, migration: { pullRequests: next.migration.pullRequests } };
     if (file.sweep?.issues !== undefined) result = { ...result, sweep: { issues: next.sweep.issues } };
     next.locked.forEach((path, index) => {
       if (!LOCKABLE.includes(path) && !/^(packages|rules)\.[^.]+$/.test(path)) {

@@ -15,8 +15,19 @@ const RuleSetting = z.union([RuleSeverity, z.strictObject({ severity: RuleSeveri
 
 /** Keys of the public baseline format (baseline.yaml, .github/cuda-gatekeeper.yml). Unknown keys are errors. */
 export const BaselineFile = z.strictObject({
-  _extends: z.string().min(1).optional().describe('The organisation config repository this file builds on (".github"); implied when it exists'),
-  cuda: z.strictObject({ allowed: z.array(cudaMinor).optional().describe('CUDA versions (major.minor, e.g. "12.4") an image or wheel may target') }).optional(),
+  _extends: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('The organisation config repository this file builds on (".github"); implied when it exists'),
+  cuda: z
+    .strictObject({
+      allowed: z
+        .array(cudaMinor)
+        .optional()
+        .describe('CUDA versions (major.minor, e.g. "12.4") an image or wheel may target'),
+    })
+    .optional(),
   driver: z
     .strictObject({
       minimum: driverVersion.optional().describe('Oldest NVIDIA Linux driver in the GPU fleet, e.g. "550.54.14"'),
@@ -31,14 +42,18 @@ export const BaselineFile = z.strictObject({
   gpus: z
     .array(z.union([z.string().min(1), z.number()]).transform(String))
     .optional()
-    .describe('GPU models ("A100", "H100") or compute capabilities ("8.0") in the fleet (one pool; see fleet for several)'),
+    .describe(
+      'GPU models ("A100", "H100") or compute capabilities ("8.0") in the fleet (one pool; see fleet for several)',
+    ),
   fleet: z
     .strictObject({
       pools: z
         .array(
           z.strictObject({
             name: z.string().min(1).describe('The pool\'s name, e.g. "a100-legacy" (a node pool, a partition)'),
-            driver: driverVersion.describe('The NVIDIA Linux driver its nodes run, e.g. "535.183.01" (the oldest, if they differ)'),
+            driver: driverVersion.describe(
+              'The NVIDIA Linux driver its nodes run, e.g. "535.183.01" (the oldest, if they differ)',
+            ),
             gpus: z
               .array(z.union([z.string().min(1), z.number()]).transform(String))
               .optional()
@@ -46,7 +61,9 @@ export const BaselineFile = z.strictObject({
             class: z
               .enum(['data-center', 'workstation', 'geforce', 'jetson'])
               .optional()
-              .describe("Its GPUs' product line: forward compatibility (cuda-compat) works on data-center and Jetson GPUs only"),
+              .describe(
+                "Its GPUs' product line: forward compatibility (cuda-compat) works on data-center and Jetson GPUs only",
+              ),
             nodes: z.number().int().positive().optional().describe('How many nodes it has'),
             labels: z
               .record(z.string(), z.string())
@@ -73,7 +90,8 @@ export const BaselineFile = z.strictObject({
           .union([z.string(), z.number()])
           .transform(String)
           .refine((version) => valid(version) !== null || validRange(version), {
-            error: (issue) => `${JSON.stringify(issue.input)} is neither a PEP 440 version ("2.6.0") nor a specifier (">=2.6,<2.8")`,
+            error: (issue) =>
+              `${JSON.stringify(issue.input)} is neither a PEP 440 version ("2.6.0") nor a specifier (">=2.6,<2.8")`,
           }),
       ),
     )
@@ -81,7 +99,10 @@ export const BaselineFile = z.strictObject({
     .describe('Allowed versions (PEP 440 versions or specifiers) per package'),
   pinning: z
     .strictObject({
-      python: z.enum(['exact', 'none']).optional().describe('exact: CUDA-relevant Python/conda packages must be pinned to one version'),
+      python: z
+        .enum(['exact', 'none'])
+        .optional()
+        .describe('exact: CUDA-relevant Python/conda packages must be pinned to one version'),
       images: z.enum(['tag', 'digest', 'none']).optional().describe('How base images must be pinned'),
       packages: z.array(z.string()).optional().describe('More packages that must be pinned exactly'),
     })
@@ -93,7 +114,10 @@ export const BaselineFile = z.strictObject({
     .describe(
       'A CUDA-relevant file that could not be checked (too large, over the time budget, not listed by GitHub): fail (default) or neutral (fail-open: branch protection lets neutral through)',
     ),
-  rules: z.record(z.string(), RuleSetting).optional().describe('Per rule: error | warning | notice | off (or { severity })'),
+  rules: z
+    .record(z.string(), RuleSetting)
+    .optional()
+    .describe('Per rule: error | warning | notice | off (or { severity })'),
   waivers: z
     .array(
       z.strictObject({
@@ -112,7 +136,12 @@ export const BaselineFile = z.strictObject({
     .describe('Time-limited exceptions; each needs an owner and an expiry date'),
   migration: z
     .strictObject({
-      pullRequests: z.boolean().optional().describe('Open one migration pull request per repository whose default branch no longer conforms (off by default)'),
+      pullRequests: z
+        .boolean()
+        .optional()
+        .describe(
+          'Open one migration pull request per repository whose default branch no longer conforms (off by default)',
+        ),
     })
     .optional(),
   files: z
@@ -120,8 +149,13 @@ export const BaselineFile = z.strictObject({
       include: z
         .array(z.string().min(1))
         .optional()
-        .describe('More files to check, as gitignore-style patterns from the repository root; their kind is read from their content'),
-      exclude: z.array(z.string().min(1)).optional().describe('Files not to check, as gitignore-style patterns from the repository root (added to .gitignore)'),
+        .describe(
+          'More files to check, as gitignore-style patterns from the repository root; their kind is read from their content',
+        ),
+      exclude: z
+        .array(z.string().min(1))
+        .optional()
+        .describe('Files not to check, as gitignore-style patterns from the repository root (added to .gitignore)'),
     })
     .optional(),
   sweep: z
@@ -129,11 +163,16 @@ export const BaselineFile = z.strictObject({
       issues: z
         .enum(['none', 'repository', 'dashboard'])
         .optional()
-        .describe('Keep a "CUDA compliance" issue per repository, one dashboard issue in the config repository, or none (default)'),
+        .describe(
+          'Keep a "CUDA compliance" issue per repository, one dashboard issue in the config repository, or none (default)',
+        ),
     })
     .optional(),
   /** Dotted key paths a repository may not weaken (organisation baselines). */
-  locked: z.array(z.string()).optional().describe('Keys a repository may not weaken, e.g. ["cuda.allowed", "driver.minimum", "rules"]'),
+  locked: z
+    .array(z.string())
+    .optional()
+    .describe('Keys a repository may not weaken, e.g. ["cuda.allowed", "driver.minimum", "rules"]'),
 });
 export type BaselineFile = z.infer<typeof BaselineFile>;
 
@@ -147,7 +186,11 @@ export interface Baseline {
   /** Image name (registry/repository, lower case, no tag) → the repository's Dockerfile that builds it. */
   readonly images: Readonly<Record<string, string>>;
   readonly packages: Readonly<Record<string, readonly string[]>>;
-  readonly pinning: { readonly python: 'exact' | 'none'; readonly images: 'tag' | 'digest' | 'none'; readonly packages: readonly string[] };
+  readonly pinning: {
+    readonly python: 'exact' | 'none';
+    readonly images: 'tag' | 'digest' | 'none';
+    readonly packages: readonly string[];
+  };
   readonly prerelease: 'forbid' | 'allow';
   /** What a CUDA-relevant file that could not be checked makes the verdict. */
   readonly unchecked: 'fail' | 'neutral';
@@ -209,7 +252,8 @@ export function resolveBaseline(file: BaselineFile): Baseline {
     if (severity) rules[id] = severity;
   }
   const packages: Record<string, string[]> = {};
-  for (const [name, versions] of Object.entries(file.packages ?? {})) packages[name.toLowerCase().replace(/[-_.]+/g, '-')] = versions;
+  for (const [name, versions] of Object.entries(file.packages ?? {}))
+    packages[name.toLowerCase().replace(/[-_.]+/g, '-')] = versions;
   return {
     cuda: file.cuda?.allowed ? { allowed: file.cuda.allowed } : {},
     driver: {
@@ -225,7 +269,9 @@ export function resolveBaseline(file: BaselineFile): Baseline {
       ...(pool.nodes !== undefined ? { nodes: pool.nodes } : {}),
       labels: pool.labels ?? {},
     })),
-    images: Object.fromEntries(Object.entries(file.images ?? {}).map(([name, path]) => [imageName(name), path.replace(/^\.\//, '')])),
+    images: Object.fromEntries(
+      Object.entries(file.images ?? {}).map(([name, path]) => [imageName(name), path.replace(/^\.\//, '')]),
+    ),
     packages,
     pinning: {
       python: file.pinning?.python ?? 'none',

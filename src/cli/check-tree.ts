@@ -47,9 +47,18 @@ export function checkTree(job: TreeJob): TreeResult {
 }
 
 /** The check with its safe fixes verified: each applied, and the gate run again over the files it touches. */
-export function withVerifiedFixes(checked: RepositoryCheck, baseline: Baseline, kb: KnowledgeBase, options: GateOptions): RepositoryCheck {
+export function withVerifiedFixes(
+  checked: RepositoryCheck,
+  baseline: Baseline,
+  kb: KnowledgeBase,
+  options: GateOptions,
+): RepositoryCheck {
   if (!checked.report.findings.some((finding) => finding.fix?.safety === 'safe')) return checked;
   // Only the groups of linked files that a fix touches are parsed again.
-  const linked = checked.linked ?? linkedWithin(checked.sources.map((source) => parseFile(source.path, source.text, source.kind, { images: baseline.images })));
+  const linked =
+    checked.linked ??
+    linkedWithin(
+      checked.sources.map((source) => parseFile(source.path, source.text, source.kind, { images: baseline.images })),
+    );
   return { ...checked, report: verifyFixes(checked.report, linked, (subset) => gate(subset, baseline, kb, options)) };
 }

@@ -1,11 +1,36 @@
-import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readFileSync, readSync, realpathSync, statSync, type Dirent } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  realpathSync,
+  statSync,
+  type Dirent,
+} from 'node:fs';
 import ignore, { type Ignore } from 'ignore';
 import { join, relative, resolve, sep } from 'node:path';
 import type { FileKind, ParsedFile } from '../parsers/facts.js';
 import { classifyPath, kindByContent, yamlByContent, type ParseOptions } from '../parsers/index.js';
 import { listed, maxBytes, MAX_FILE_BYTES, readRepository, sourceOf, type RepositoryReader } from '../reader.js';
 
-const SKIP_DIRS = new Set(['.git', 'node_modules', '.hg', '.svn', '.venv', 'venv', '__pycache__', '.tox', '.mypy_cache', 'dist', 'build', 'site-packages']);
+const SKIP_DIRS = new Set([
+  '.git',
+  'node_modules',
+  '.hg',
+  '.svn',
+  '.venv',
+  'venv',
+  '__pycache__',
+  '.tox',
+  '.mypy_cache',
+  'dist',
+  'build',
+  'site-packages',
+]);
 
 export interface Skipped {
   readonly path: string;
@@ -22,7 +47,8 @@ export interface Loaded {
 /** A repository-relative posix path for an absolute path under root, or undefined if it is outside. */
 export function toRepoPath(root: string, absolute: string): string | undefined {
   const rel = relative(root, absolute);
-  if (rel === '' || rel.startsWith('..') || rel.split(sep)[0] === '..' || resolve(root, rel) !== absolute) return rel === '' ? '' : undefined;
+  if (rel === '' || rel.startsWith('..') || rel.split(sep)[0] === '..' || resolve(root, rel) !== absolute)
+    return rel === '' ? '' : undefined;
   return rel.split(sep).join('/');
 }
 
@@ -102,7 +128,8 @@ export function walk(root: string, inputs: readonly string[], filters: WalkFilte
     return byName ?? (yamlByContent(repoPath) ? kindInside(absolute, repoPath) : undefined);
   };
   const skipped = (levels: IgnoreLevels, repoPath: string, directory: boolean): boolean =>
-    (excluded?.ignores(directory ? `${repoPath}/` : repoPath) ?? false) || (gitignore && ignoredBy(levels, repoPath, directory));
+    (excluded?.ignores(directory ? `${repoPath}/` : repoPath) ?? false) ||
+    (gitignore && ignoredBy(levels, repoPath, directory));
   /** A file found while walking: by its name, or because files.include names it (then its content decides). */
   const found = (absolute: string, repoPath: string, viaLink: boolean, levels: IgnoreLevels): void => {
     if (skipped(levels, repoPath, false)) return;
@@ -110,19 +137,32 @@ export function walk(root: string, inputs: readonly string[], filters: WalkFilte
     if (kind || included?.ignores(repoPath)) add(repoPath, viaLink, kind === UNTOLD ? undefined : kind);
   };
   /** An entry found while walking: its type comes with the directory listing, so most need no lstat. */
-  const visitEntry = (directory: string, repoDirectory: string, entry: Dirent, viaLink: boolean, levels: IgnoreLevels): void => {
+  const visitEntry = (
+    directory: string,
+    repoDirectory: string,
+    entry: Dirent,
+    viaLink: boolean,
+    levels: IgnoreLevels,
+  ): void => {
     const absolute = join(directory, entry.name);
     const repoPath = repoDirectory === '' ? entry.name : `${repoDirectory}/${entry.name}`;
     if (entry.isSymbolicLink()) return; // never follow links found while walking
     if (entry.isDirectory()) {
-      if (!SKIP_DIRS.has(entry.name) && !skipped(levels, repoPath, true)) visitDirectory(absolute, repoPath, viaLink, levels);
+      if (!SKIP_DIRS.has(entry.name) && !skipped(levels, repoPath, true))
+        visitDirectory(absolute, repoPath, viaLink, levels);
     } else if (entry.isFile()) {
       found(absolute, repoPath, viaLink, levels);
     } else if (!entry.isBlockDevice() && !entry.isCharacterDevice() && !entry.isFIFO() && !entry.isSocket()) {
       visit(absolute, false, viaLink, levels); // a file system that does not report types
     }
   };
-  const visitDirectory = (absolute: string, repoPath: string, viaLink: boolean, outer: IgnoreLevels, named = false): void => {
+  const visitDirectory = (
+    absolute: string,
+    repoPath: string,
+    viaLink: boolean,
+    outer: IgnoreLevels,
+    named = false,
+  ): void => {
     let listing: Dirent[];
     try {
       listing = readdirSync(absolute, { withFileTypes: true });
@@ -131,7 +171,10 @@ export function walk(root: string, inputs: readonly string[], filters: WalkFilte
       return;
     }
     const entries = listing.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    const levels = gitignore && entries.some((entry) => entry.name === '.gitignore') ? withGitignore(outer, absolute, repoPath) : outer;
+    const levels =
+      gitignore && entries.some((entry) => entry.name === '.gitignore')
+        ? withGitignore(outer, absolute, repoPath)
+        : outer;
     for (const entry of entries) visitEntry(absolute, repoPath, entry, viaLink, levels);
   };
   /** The .gitignore rules of the directories from the root down to (not including) `repoPath`'s own. */
@@ -139,7 +182,8 @@ export function walk(root: string, inputs: readonly string[], filters: WalkFilte
     if (!gitignore) return [];
     let levels: IgnoreLevels = withGitignore([], root, '');
     const parts = repoPath.split('/').slice(0, -1);
-    for (let i = 1; i <= parts.length; i++) levels = withGitignore(levels, join(root, ...parts.slice(0, i)), parts.slice(0, i).join('/'));
+    for (let i = 1; i <= parts.length; i++)
+      levels = withGitignore(levels, join(root, ...parts.slice(0, i)), parts.slice(0, i).join('/'));
     return levels;
   };
   const visit = (absolute: string, explicit: boolean, viaLink: boolean, levels?: IgnoreLevels): void => {
@@ -158,7 +202,10 @@ export function walk(root: string, inputs: readonly string[], filters: WalkFilte
         // A dangling link, or one that loops (ELOOP): named on the command line, it is a usage error.
         unreadable.push({
           path: absolute,
-          reason: (error as NodeJS.ErrnoException).code === 'ELOOP' ? 'is a symbolic link that loops' : 'is a symbolic link to nothing',
+          reason:
+            (error as NodeJS.ErrnoException).code === 'ELOOP'
+              ? 'is a symbolic link that loops'
+              : 'is a symbolic link to nothing',
           named: explicit,
         });
         return;
@@ -208,7 +255,11 @@ export function walk(root: string, inputs: readonly string[], filters: WalkFilte
  * `walked` tells it what a walk has just seen: files whose includes need no stat, and plain paths whose real
  * path needs no lookup.
  */
-export function diskReader(root: string, skipped: Skipped[], walked?: Pick<Walked, 'paths' | 'plain'>): RepositoryReader {
+export function diskReader(
+  root: string,
+  skipped: Skipped[],
+  walked?: Pick<Walked, 'paths' | 'plain'>,
+): RepositoryReader {
   const realRoot = realpathSync.native(root);
   const files = new Set(walked?.paths);
   const plain = walked?.plain ?? new Set<string>();
@@ -253,7 +304,9 @@ export function loadFiles(
 ): Loaded {
   const skipped: Skipped[] = [];
   // The walk knows the kinds a YAML file's content decided (a manifest, an environment in an envs/ folder).
-  const files = [...readRepository(listed(paths, walked?.kinds), diskReader(root, skipped, walked), followLinks, parse)].map((file) => file.parsed);
+  const files = [
+    ...readRepository(listed(paths, walked?.kinds), diskReader(root, skipped, walked), followLinks, parse),
+  ].map((file) => file.parsed);
   return { files, skipped };
 }
 
@@ -289,7 +342,14 @@ function isFile(root: string, path: string): boolean {
   }
 }
 
-function readInside(realRoot: string, root: string, path: string, limit: number, plain: boolean, skipped: Skipped[]): string | undefined {
+function readInside(
+  realRoot: string,
+  root: string,
+  path: string,
+  limit: number,
+  plain: boolean,
+  skipped: Skipped[],
+): string | undefined {
   const read = readRegularInside(realRoot, root, path, limit, plain);
   if (typeof read === 'string') return read;
   skipped.push({ path, reason: read.reason });
@@ -300,14 +360,21 @@ function readInside(realRoot: string, root: string, path: string, limit: number,
  * A regular file inside the root, as text: never a link that leaves the root, a FIFO or device (opened without
  * blocking, then refused), a file over `maxBytes`, or a binary file. The reason otherwise.
  */
-export function readRegularInside(realRoot: string, root: string, path: string, maxBytes: number, plain = false): string | { readonly reason: string } {
+export function readRegularInside(
+  realRoot: string,
+  root: string,
+  path: string,
+  maxBytes: number,
+  plain = false,
+): string | { readonly reason: string } {
   let real: string;
   try {
     real = plain ? join(realRoot, path) : realpathSync.native(join(root, path));
   } catch (error) {
     return { reason: (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'does not exist' : 'cannot be read' };
   }
-  if (real !== realRoot && !real.startsWith(realRoot + sep)) return { reason: 'is a link to a file outside the repository' };
+  if (real !== realRoot && !real.startsWith(realRoot + sep))
+    return { reason: 'is a link to a file outside the repository' };
   let buffer: Buffer;
   let fd: number | undefined;
   try {
@@ -316,7 +383,12 @@ export function readRegularInside(realRoot: string, root: string, path: string, 
     const stat = fstatSync(fd);
     if (!stat.isFile()) return { reason: 'is not a regular file' };
     if (stat.size > maxBytes)
-      return { reason: maxBytes >= 1024 * 1024 ? `is larger than ${maxBytes / 1024 / 1024} MiB` : `is larger than ${maxBytes / 1024} KiB` };
+      return {
+        reason:
+          maxBytes >= 1024 * 1024
+            ? `is larger than ${maxBytes / 1024 / 1024} MiB`
+            : `is larger than ${maxBytes / 1024} KiB`,
+      };
     buffer = readAll(fd, stat.size, maxBytes);
   } catch {
     return { reason: 'cannot be read' };

@@ -55,13 +55,18 @@ export function fleetCommand(args: readonly string[], io: Io, usage: (message: s
     try {
       text = input === '-' ? (io.stdin?.() ?? readFileSync(0, 'utf8')) : readFileSync(resolve(io.cwd, input), 'utf8');
     } catch (error) {
-      throw usage(`cannot read ${escapeControl(input)}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+      throw usage(
+        `cannot read ${escapeControl(input)}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+      );
     }
     const read = readFleet(input === '-' ? '<stdin>' : input, text);
     nodes.push(...read.nodes);
     problems.push(...read.problems);
   }
-  for (const problem of problems) io.err(`${escapeControl(problem.path)}:${problem.line}:${problem.column}: error: ${escapeControl(problem.message)}\n`);
+  for (const problem of problems)
+    io.err(
+      `${escapeControl(problem.path)}:${problem.line}:${problem.column}: error: ${escapeControl(problem.message)}\n`,
+    );
   if (nodes.length === 0) {
     io.err('cuda-gatekeeper: no GPU node found in the input\n');
     return 2;
@@ -70,7 +75,9 @@ export function fleetCommand(args: readonly string[], io: Io, usage: (message: s
   for (const line of grouped.explained) io.err(`pool ${line}\n`);
   if (values.write) {
     writePools(resolve(io.cwd, values.write), grouped.pools, usage);
-    io.err(`cuda-gatekeeper: wrote fleet.pools (${grouped.pools.length} pool${grouped.pools.length === 1 ? '' : 's'}) into ${values.write}\n`);
+    io.err(
+      `cuda-gatekeeper: wrote fleet.pools (${grouped.pools.length} pool${grouped.pools.length === 1 ? '' : 's'}) into ${values.write}\n`,
+    );
   } else io.out(renderPools(grouped.pools));
   return problems.length > 0 ? 1 : 0;
 }

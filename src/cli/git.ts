@@ -44,8 +44,28 @@ export function fileAtRef(cwd: string, ref: string, path: string): string | unde
 export function changedSince(cwd: string, ref: string): Changes {
   const run = (args: string[]): string => git(cwd, args);
   commitOf(cwd, ref);
-  const changed = run(['diff', '--name-only', '--relative', '--no-renames', '--diff-filter=ACMT', '-z', '--end-of-options', ref, '--']).split('\0');
-  const removed = run(['diff', '--name-only', '--relative', '--no-renames', '--diff-filter=D', '-z', '--end-of-options', ref, '--']).split('\0');
+  const changed = run([
+    'diff',
+    '--name-only',
+    '--relative',
+    '--no-renames',
+    '--diff-filter=ACMT',
+    '-z',
+    '--end-of-options',
+    ref,
+    '--',
+  ]).split('\0');
+  const removed = run([
+    'diff',
+    '--name-only',
+    '--relative',
+    '--no-renames',
+    '--diff-filter=D',
+    '-z',
+    '--end-of-options',
+    ref,
+    '--',
+  ]).split('\0');
   const untracked = run(['ls-files', '--others', '--exclude-standard', '-z']).split('\0');
   return { changed: [...new Set([...changed, ...untracked].filter(Boolean))], removed: removed.filter(Boolean) };
 }

@@ -13,7 +13,15 @@ import { renderJson } from '../render/json.js';
 import { renderSarif } from '../render/sarif.js';
 import { escapeControl, renderText } from '../render/text.js';
 import { SourceText } from '../parsers/source.js';
-import { affectedFiles, readRepository, sourceOf, UNKNOWN_KIND, type Listed, type RepositoryReader, type SourceFile } from '../reader.js';
+import {
+  affectedFiles,
+  readRepository,
+  sourceOf,
+  UNKNOWN_KIND,
+  type Listed,
+  type RepositoryReader,
+  type SourceFile,
+} from '../reader.js';
 import type { FileKind } from '../parsers/facts.js';
 import { FILE_KIND_NAMES, isFileKind } from '../parsers/formats.js';
 import { gateRepository, type RepositoryCheck } from '../stream.js';
@@ -22,7 +30,16 @@ import { classifyPath } from '../parsers/index.js';
 import type { Baseline } from '../baseline/schema.js';
 import type { KnowledgeBase } from '../knowledge/index.js';
 import { RULE_IDS, RULES } from '../../rules/index.js';
-import { diskReader, loadFiles, readRegularInside, toRepoPath, walk, type Loaded, type Skipped, type Walked } from './discover.js';
+import {
+  diskReader,
+  loadFiles,
+  readRegularInside,
+  toRepoPath,
+  walk,
+  type Loaded,
+  type Skipped,
+  type Walked,
+} from './discover.js';
 import { changedSince, fileAtRef, GitError, type Changes } from './git.js';
 import { FLEET_HELP, fleetCommand } from './fleet.js';
 import { withVerifiedFixes } from './check-tree.js';
@@ -150,13 +167,17 @@ export function run(argv: readonly string[], io: Io): number {
     ) {
       const unknown = /Unknown option '(-{1,2}[^']+)'/.exec(error.message)?.[1];
       const suggestion = unknown ? nearestOption(unknown, argv[0]) : undefined;
-      const said = unknown ? `unknown option ${unknown}${suggestion ? ` (did you mean ${suggestion}?)` : ''}` : error.message.split('\n')[0];
+      const said = unknown
+        ? `unknown option ${unknown}${suggestion ? ` (did you mean ${suggestion}?)` : ''}`
+        : error.message.split('\n')[0];
       io.err(`cuda-gatekeeper: ${said}\n${USAGE}\n`);
       return 2;
     }
     // Anything else is our bug: one line, exit 2 (never 1, which means "findings"); the stack with CUDA_GATEKEEPER_DEBUG=1.
     const message = error instanceof Error ? error.message : String(error);
-    io.err(`cuda-gatekeeper: internal error: ${escapeControl(message.split('\n')[0] ?? '')} (please report it; CUDA_GATEKEEPER_DEBUG=1 shows where)\n`);
+    io.err(
+      `cuda-gatekeeper: internal error: ${escapeControl(message.split('\n')[0] ?? '')} (please report it; CUDA_GATEKEEPER_DEBUG=1 shows where)\n`,
+    );
     if (process.env.CUDA_GATEKEEPER_DEBUG === '1' && error instanceof Error && error.stack) io.err(`${error.stack}\n`);
     return 2;
   }
@@ -199,7 +220,8 @@ function editDistance(a: string, b: string): number {
   let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
   for (let i = 1; i <= a.length; i++) {
     const current = [i];
-    for (let j = 1; j <= b.length; j++) current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    for (let j = 1; j <= b.length; j++)
+      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
     previous = current;
   }
   return previous[b.length]!;
@@ -218,7 +240,8 @@ function dispatch(argv: readonly string[], io: Io): number {
   const help = rest.includes('--help') || rest.includes('-h');
   if (command === 'check') return help ? helpText(CHECK_HELP, io) : check(rest, io);
   if (command === 'plan') return help ? helpText(PLAN_HELP, io) : planCommand(rest, io);
-  if (command === 'fleet') return help ? helpText(FLEET_HELP, io) : fleetCommand(rest, io, (message) => new UsageError(message));
+  if (command === 'fleet')
+    return help ? helpText(FLEET_HELP, io) : fleetCommand(rest, io, (message) => new UsageError(message));
   if (command === 'rules') {
     if (help) return helpText(RULES_HELP, io);
     for (const rule of RULES) io.out(`${rule.id.padEnd(22)} ${rule.defaultSeverity.padEnd(8)} ${rule.description}\n`);
@@ -253,7 +276,8 @@ function readBaseline(option: string | undefined, io: Io, ref?: string): LoadedB
     return loadBaseline(`${path}@${ref}`, text, RULE_IDS);
   }
   if (option) return loadBaseline(option, readBaselineFile(io.cwd, option), RULE_IDS);
-  if (existsSync(resolve(io.cwd, repoConfig))) return loadBaseline(repoConfig, readBaselineFile(io.cwd, repoConfig), RULE_IDS);
+  if (existsSync(resolve(io.cwd, repoConfig)))
+    return loadBaseline(repoConfig, readBaselineFile(io.cwd, repoConfig), RULE_IDS);
   return loadBaseline('baseline.yaml (bundled default)', readFileSync(bundledBaselinePath(), 'utf8'), RULE_IDS);
 }
 
@@ -283,13 +307,23 @@ function readBaselineFile(cwd: string, path: string): string {
  */
 function policyFailure(policy: LoadedBaseline, kb: KnowledgeBase, io: Io): number | undefined {
   const path = policy.source.path;
-  let refused: BaselineProblem[] = policy.problems.map((problem) => ({ path, ...policy.source.position(problem.span.start), message: problem.message }));
+  let refused: BaselineProblem[] = policy.problems.map((problem) => ({
+    path,
+    ...policy.source.position(problem.span.start),
+    message: problem.message,
+  }));
   if (refused.length === 0)
     refused = gate([], policy.baseline, kb, { policy })
       .findings.filter((finding) => finding.ruleId === 'policy-error' && finding.location.path === path)
-      .map((finding) => ({ path, line: finding.location.start.line, column: finding.location.start.column, message: finding.message }));
+      .map((finding) => ({
+        path,
+        line: finding.location.start.line,
+        column: finding.location.start.column,
+        message: finding.message,
+      }));
   if (refused.length === 0) return undefined;
-  for (const problem of refused) io.err(`${path}:${problem.line}:${problem.column}: error: ${escapeControl(problem.message)} [policy-error]\n`);
+  for (const problem of refused)
+    io.err(`${path}:${problem.line}:${problem.column}: error: ${escapeControl(problem.message)} [policy-error]\n`);
   io.err('cuda-gatekeeper: the baseline is invalid; nothing was checked\n');
   io.onInvalidBaseline?.(refused);
   return 2;
@@ -305,7 +339,10 @@ function withTree(io: Io, baseline: Baseline, named: Walked): Walked {
   const paths = [...new Set([...tree.paths, ...named.paths])];
   return {
     paths,
-    unreadable: [...named.unreadable, ...tree.unreadable.filter((entry) => !named.unreadable.some((other) => other.path === entry.path))],
+    unreadable: [
+      ...named.unreadable,
+      ...tree.unreadable.filter((entry) => !named.unreadable.some((other) => other.path === entry.path)),
+    ],
     kinds: new Map([...tree.kinds, ...named.kinds]),
     missing: named.missing,
     plain: new Set([...[...tree.plain].filter((path) => !namedPaths.has(path)), ...named.plain]),
@@ -319,7 +356,10 @@ function select(io: Io, paths: readonly string[], baseline: Baseline): Walked {
 
 function collect(io: Io, paths: readonly string[], baseline: Baseline): Loaded & { missing: string[] } {
   const selected = select(io, paths, baseline);
-  return { ...loadFiles(io.cwd, selected.paths, true, selected, { images: baseline.images }), missing: selected.missing };
+  return {
+    ...loadFiles(io.cwd, selected.paths, true, selected, { images: baseline.images }),
+    missing: selected.missing,
+  };
 }
 
 /**
@@ -359,7 +399,8 @@ function threshold(failOn: string | undefined, maxWarnings: string | undefined):
   const level = failOn ?? 'error';
   if (level !== 'error' && level !== 'warning' && level !== 'notice' && level !== 'never')
     throw new UsageError(`unknown --fail-on "${level}" (use error, warning, notice or never)`);
-  if (maxWarnings !== undefined && !/^\d{1,9}$/.test(maxWarnings)) throw new UsageError(`--max-warnings needs a whole number, not "${maxWarnings}"`);
+  if (maxWarnings !== undefined && !/^\d{1,9}$/.test(maxWarnings))
+    throw new UsageError(`--max-warnings needs a whole number, not "${maxWarnings}"`);
   return { failOn: level, ...(maxWarnings !== undefined ? { maxWarnings: Number(maxWarnings) } : {}) };
 }
 
@@ -368,7 +409,9 @@ export function fails(report: Report, limit: Threshold): boolean {
   if (limit.maxWarnings !== undefined && report.counts.warning > limit.maxWarnings) return true;
   if (limit.failOn === 'never') return false;
   const floor = severityRank[limit.failOn];
-  return (['error', 'warning', 'notice'] as const).some((severity) => severityRank[severity] >= floor && report.counts[severity] > 0);
+  return (['error', 'warning', 'notice'] as const).some(
+    (severity) => severityRank[severity] >= floor && report.counts[severity] > 0,
+  );
 }
 
 /** `check`'s flags, parsed and checked against each other. */
@@ -394,12 +437,23 @@ function checkFlags(args: readonly string[]) {
     },
   });
   const format = values.format ?? 'text';
-  if (!['text', 'json', 'sarif', 'github'].includes(format)) throw new UsageError(`unknown format "${format}" (use text, json, sarif or github)`);
+  if (!['text', 'json', 'sarif', 'github'].includes(format))
+    throw new UsageError(`unknown format "${format}" (use text, json, sarif or github)`);
   const stdin = positionals.includes('-');
-  if (stdin && positionals.length > 1) throw new UsageError('"-" (standard input) is checked alone; name no other paths with it');
-  if (stdin && (values.fix || values['changed-since'] !== undefined)) throw new UsageError('--fix and --changed-since need files, not standard input');
-  if (values['stdin-filename'] !== undefined && !stdin) throw new UsageError('--stdin-filename goes with "-" (standard input)');
-  return { values, positionals, format, stdin, limit: threshold(values['fail-on'], values['max-warnings']), type: fileType(values.type) };
+  if (stdin && positionals.length > 1)
+    throw new UsageError('"-" (standard input) is checked alone; name no other paths with it');
+  if (stdin && (values.fix || values['changed-since'] !== undefined))
+    throw new UsageError('--fix and --changed-since need files, not standard input');
+  if (values['stdin-filename'] !== undefined && !stdin)
+    throw new UsageError('--stdin-filename goes with "-" (standard input)');
+  return {
+    values,
+    positionals,
+    format,
+    stdin,
+    limit: threshold(values['fail-on'], values['max-warnings']),
+    type: fileType(values.type),
+  };
 }
 
 type CheckFlags = ReturnType<typeof checkFlags>;
@@ -425,9 +479,23 @@ function check(args: readonly string[], io: Io): number {
   };
   const baselineOrigin = policy ? policy.source.path : 'none (built-in consistency rules only)';
   const output = (report: Report, sources: readonly SourceFile[], unchecked: Checked['unchecked'] = []): void => {
-    io.onReport?.({ report, sources, baselineOrigin, failed: fails(report, flags.limit) || uncheckedFails(flags, baseline, unchecked), unchecked });
-    const shown = values.quiet ? { ...report, findings: report.findings.filter((finding) => finding.severity === 'error') } : report;
-    const text = render(shown, flags.format, sources, values.verbose ?? false, (io.color ?? false) && values.output === undefined);
+    io.onReport?.({
+      report,
+      sources,
+      baselineOrigin,
+      failed: fails(report, flags.limit) || uncheckedFails(flags, baseline, unchecked),
+      unchecked,
+    });
+    const shown = values.quiet
+      ? { ...report, findings: report.findings.filter((finding) => finding.severity === 'error') }
+      : report;
+    const text = render(
+      shown,
+      flags.format,
+      sources,
+      values.verbose ?? false,
+      (io.color ?? false) && values.output === undefined,
+    );
     if (values.output === undefined) io.out(text);
     else writeOutput(io.cwd, values.output, text);
   };
@@ -448,7 +516,10 @@ function check(args: readonly string[], io: Io): number {
   }
   const sourcePaths = new Set(checked.sources.map((source) => source.path));
   const unchecked = [
-    ...chosen.selected.unreadable.map((entry) => ({ path: toRepoPath(io.cwd, entry.path) ?? entry.path, reason: entry.reason })),
+    ...chosen.selected.unreadable.map((entry) => ({
+      path: toRepoPath(io.cwd, entry.path) ?? entry.path,
+      reason: entry.reason,
+    })),
     ...skipped.filter((skip) => skip.reason !== UNKNOWN_KIND && !skip.duplicate),
   ]
     // Checking named files, a file elsewhere in the checkout that could not be read is said (above), not a failure
@@ -459,7 +530,11 @@ function check(args: readonly string[], io: Io): number {
   // A file named on the command line that could not be read as any kind was not checked: that is a usage error,
   // unless --ignore-unknown says the names are candidates (the pre-commit hook passes every YAML file that may be
   // a conda environment).
-  if (!values['ignore-unknown'] && skipped.some((skip) => skip.reason === UNKNOWN_KIND && chosen.namedPaths.has(skip.path))) return 2;
+  if (
+    !values['ignore-unknown'] &&
+    skipped.some((skip) => skip.reason === UNKNOWN_KIND && chosen.namedPaths.has(skip.path))
+  )
+    return 2;
   if (uncheckedFails(flags, baseline, unchecked)) {
     io.err(
       `cuda-gatekeeper: ${unchecked.length} CUDA-relevant file${unchecked.length === 1 ? ' was' : 's were'} not checked (${escapeControl(unchecked[0]!.path)}: ${unchecked[0]!.reason}${unchecked.length > 1 ? `; and ${unchecked.length - 1} more` : ''}), so the check fails; --fail-on never, or unchecked: neutral in the baseline, lets it pass\n`,
@@ -487,17 +562,25 @@ function chooseFiles(io: Io, flags: CheckFlags, baseline: Baseline) {
   const { values, positionals } = flags;
   const named = select(io, positionals, baseline);
   const namedSet = new Set(named.paths);
-  const namesFiles = positionals.length > 0 && positionals.every((path) => namedSet.has(toRepoPath(io.cwd, resolve(io.cwd, path)) ?? ''));
+  const namesFiles =
+    positionals.length > 0 &&
+    positionals.every((path) => namedSet.has(toRepoPath(io.cwd, resolve(io.cwd, path)) ?? ''));
   const selected = namesFiles && values['changed-since'] === undefined ? withTree(io, baseline, named) : named;
   const changes =
-    values['changed-since'] !== undefined ? changedSince(io.cwd, values['changed-since']) : namesFiles ? { changed: [...named.paths], removed: [] } : undefined;
+    values['changed-since'] !== undefined
+      ? changedSince(io.cwd, values['changed-since'])
+      : namesFiles
+        ? { changed: [...named.paths], removed: [] }
+        : undefined;
   if (selected.missing.length > 0) {
     // A path that exists but lies outside the working directory is not missing: say so (files are read inside it only).
     const outside = selected.missing.filter((path) => existsSync(resolve(io.cwd, path)));
     const absent = selected.missing.filter((path) => !outside.includes(path));
     throw new UsageError(
       [
-        ...(absent.length ? [`no such file or directory inside ${io.cwd}: ${absent.map(escapeControl).join(', ')}`] : []),
+        ...(absent.length
+          ? [`no such file or directory inside ${io.cwd}: ${absent.map(escapeControl).join(', ')}`]
+          : []),
         ...(outside.length
           ? [
               `${outside.map(escapeControl).join(', ')} ${outside.length === 1 ? 'is' : 'are'} outside ${io.cwd}: run cuda-gatekeeper from a folder that holds ${outside.length === 1 ? 'it' : 'them'} (files are read inside the working directory only)`,
@@ -507,8 +590,10 @@ function chooseFiles(io: Io, flags: CheckFlags, baseline: Baseline) {
     );
   }
   const unreadableNamed = selected.unreadable.filter((entry) => entry.named);
-  if (unreadableNamed.length > 0) throw new UsageError(unreadableNamed.map((entry) => `${escapeControl(entry.path)} ${entry.reason}`).join('; '));
-  for (const entry of selected.unreadable) io.err(`${escapeControl(toRepoPath(io.cwd, entry.path) ?? entry.path)}: skipped: ${entry.reason}\n`);
+  if (unreadableNamed.length > 0)
+    throw new UsageError(unreadableNamed.map((entry) => `${escapeControl(entry.path)} ${entry.reason}`).join('; '));
+  for (const entry of selected.unreadable)
+    io.err(`${escapeControl(toRepoPath(io.cwd, entry.path) ?? entry.path)}: skipped: ${entry.reason}\n`);
   // The walk knows each file's kind by name (or a YAML file's by content); a file named on the command line whose
   // name says nothing is read as --type says, or as its content says.
   const namedPaths = new Set(positionals.map((path) => toRepoPath(io.cwd, resolve(io.cwd, path))));
@@ -541,8 +626,15 @@ function checkChosen(
   let skipped: Skipped[] = [];
   const run = (list: readonly Listed[]): RepositoryCheck => {
     const reader = diskReader(io.cwd, skipped, selected);
-    const checked = changes ? checkChanges(list, reader, changes, baseline, kb, gateOptions) : gateRepository(list, reader, baseline, kb, gateOptions);
-    return withVerifiedFixes(checked, baseline, kb, changes ? { ...gateOptions, removed: changes.removed } : gateOptions);
+    const checked = changes
+      ? checkChanges(list, reader, changes, baseline, kb, gateOptions)
+      : gateRepository(list, reader, baseline, kb, gateOptions);
+    return withVerifiedFixes(
+      checked,
+      baseline,
+      kb,
+      changes ? { ...gateOptions, removed: changes.removed } : gateOptions,
+    );
   };
   const linked = selected.paths.some((path) => !selected.plain.has(path));
   const threads = io.threadScript && !changes && !flags.values.fix && !linked ? threadsFor(files.length) : 1;
@@ -560,7 +652,9 @@ function checkChosen(
       checked = { report: parallel.report, sources: parallel.sources, parsedAgain: parallel.parsedAgain };
     } catch (error) {
       // A worker that could not start or failed: the same check on this thread, and a word on why.
-      io.err(`cuda-gatekeeper: checking on ${threads} threads failed (${escapeControl((error as Error).message.split('\n')[0] ?? '')}); checking on one\n`);
+      io.err(
+        `cuda-gatekeeper: checking on ${threads} threads failed (${escapeControl((error as Error).message.split('\n')[0] ?? '')}); checking on one\n`,
+      );
       skipped = [];
     }
   }
@@ -591,7 +685,8 @@ function checkStdin(
   const path = name === undefined ? '<stdin>' : toRepoPath(io.cwd, resolve(io.cwd, name));
   if (path === undefined) return `--stdin-filename ${escapeControl(name ?? '')} is outside ${io.cwd}`;
   const kind = type ?? (name === undefined ? undefined : classifyPath(path));
-  if (!kind) return `standard input needs --type ${FILE_KIND_NAMES.join('|')} (or a --stdin-filename that says its kind)`;
+  if (!kind)
+    return `standard input needs --type ${FILE_KIND_NAMES.join('|')} (or a --stdin-filename that says its kind)`;
   let text: string;
   try {
     text = (io.stdin ?? (() => readFileSync(0, 'utf8')))();
@@ -634,10 +729,20 @@ function fileType(value: string | undefined): FileKind | undefined {
   throw new UsageError(`unknown --type "${value}" (use ${FILE_KIND_NAMES.join(', ')})`);
 }
 
-function render(report: Report, format: string, sources: readonly SourceFile[], verbose: boolean, color: boolean): string {
+function render(
+  report: Report,
+  format: string,
+  sources: readonly SourceFile[],
+  verbose: boolean,
+  color: boolean,
+): string {
   switch (format) {
     case 'json':
-      return renderJson(report, { tool: 'cuda-gatekeeper', toolVersion: packageVersion(), knowledgeRetrieved: defaultKnowledgeBase().retrieved });
+      return renderJson(report, {
+        tool: 'cuda-gatekeeper',
+        toolVersion: packageVersion(),
+        knowledgeRetrieved: defaultKnowledgeBase().retrieved,
+      });
     case 'sarif':
       return renderSarif(report, {
         rules: RULES,
@@ -686,12 +791,14 @@ function planCommand(args: readonly string[], io: Io): number {
   });
   if (!values.cuda) throw new UsageError('plan needs --cuda X.Y, e.g. --cuda 12.8');
   const format = values.format ?? 'text';
-  if (!['text', 'json'].includes(format)) throw new UsageError(`unknown format "${format}" for plan (use text or json)`);
+  if (!['text', 'json'].includes(format))
+    throw new UsageError(`unknown format "${format}" for plan (use text or json)`);
   const policy = readBaseline(values.baseline, io, values['baseline-ref']);
   const refused = policy && policyFailure(policy, defaultKnowledgeBase(), io);
   if (refused !== undefined) return refused;
   const loaded = collect(io, positionals, policy?.baseline ?? EMPTY_BASELINE);
-  if (loaded.missing.length > 0) throw new UsageError(`no such file or directory inside ${io.cwd}: ${loaded.missing.join(', ')}`);
+  if (loaded.missing.length > 0)
+    throw new UsageError(`no such file or directory inside ${io.cwd}: ${loaded.missing.join(', ')}`);
   const result = plan(loaded.files, values.cuda, defaultKnowledgeBase(), policy?.baseline ?? EMPTY_BASELINE);
   io.out(format === 'json' ? `${JSON.stringify(result, null, 2)}\n` : renderPlanText(result));
   if (values.write) {

@@ -11,7 +11,14 @@
  * needed. A worker is the CLI's own script started again (bin.ts hands over to threadMain there).
  */
 import { availableParallelism } from 'node:os';
-import { isMainThread, MessageChannel, receiveMessageOnPort, Worker, workerData, type MessagePort } from 'node:worker_threads';
+import {
+  isMainThread,
+  MessageChannel,
+  receiveMessageOnPort,
+  Worker,
+  workerData,
+  type MessagePort,
+} from 'node:worker_threads';
 import { dirname } from '../analysis/paths.js';
 import { Checker } from '../gate.js';
 import type { Listed, SourceFile } from '../reader.js';
@@ -61,7 +68,9 @@ export function threadMain(): boolean {
   try {
     data.port.postMessage({ result: checkTree(data.job) } satisfies ThreadMessage);
   } catch (error) {
-    data.port.postMessage({ error: error instanceof Error ? (error.stack ?? error.message) : String(error) } satisfies ThreadMessage);
+    data.port.postMessage({
+      error: error instanceof Error ? (error.stack ?? error.message) : String(error),
+    } satisfies ThreadMessage);
   } finally {
     Atomics.store(flag, 0, 1);
     Atomics.notify(flag, 0);
@@ -76,14 +85,19 @@ function runJobs(script: string, jobs: readonly TreeJob[]): TreeResult[] {
     const { port1, port2 } = new MessageChannel();
     // [0]: answered, [1]: started.
     const done = new SharedArrayBuffer(8);
-    const worker = new Worker(script, { workerData: { cudaGatekeeperThread: { job, port: port2, done } satisfies ThreadData }, transferList: [port2] });
+    const worker = new Worker(script, {
+      workerData: { cudaGatekeeperThread: { job, port: port2, done } satisfies ThreadData },
+      transferList: [port2],
+    });
     worker.unref();
     return { port: port1, flag: new Int32Array(done) };
   });
   const first = jobs.length > 0 ? [checkTree(jobs[0]!)] : [];
   const rest = started.map(({ port, flag }) => {
-    if (Atomics.wait(flag, 1, 0, START_TIMEOUT_MS) === 'timed-out') throw new Error('a worker thread did not start within 10 seconds');
-    if (Atomics.wait(flag, 0, 0, WORKER_TIMEOUT_MS) === 'timed-out') throw new Error('a worker thread did not answer within 30 minutes');
+    if (Atomics.wait(flag, 1, 0, START_TIMEOUT_MS) === 'timed-out')
+      throw new Error('a worker thread did not start within 10 seconds');
+    if (Atomics.wait(flag, 0, 0, WORKER_TIMEOUT_MS) === 'timed-out')
+      throw new Error('a worker thread did not answer within 30 minutes');
     const message = receiveMessageOnPort(port)?.message as ThreadMessage | undefined;
     port.close();
     if (!message?.result) throw new Error(`a worker thread failed: ${message?.error ?? 'it answered nothing'}`);
@@ -139,7 +153,9 @@ export function checkOnThreads(
   // Sources as one thread reads them: the files given, in walk order, then those includes led to.
   const order = new Map(files.map((file, i) => [file.path, i]));
   const sources = results.flatMap((result) => result.sources);
-  const given = sources.filter((source) => order.has(source.path)).sort((a, b) => order.get(a.path)! - order.get(b.path)!);
+  const given = sources
+    .filter((source) => order.has(source.path))
+    .sort((a, b) => order.get(a.path)! - order.get(b.path)!);
   const led = sources.filter((source) => !order.has(source.path));
   return {
     report: Checker.merge(results.map((result) => result.report)),

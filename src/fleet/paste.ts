@@ -23,15 +23,28 @@ export function readPastedFleet(text: string, kb: KnowledgeBase): PastedFleet {
   const csvStart = trimmed.search(/^(?:name|gpu_name)\s*,/im);
   const body = csvStart > 0 ? trimmed.slice(csvStart) : trimmed;
   const read = readFleet('pasted', body);
-  if (read.nodes.length > 0) return { pools: groupIntoPools(read.nodes, kb).pools, problems: read.problems.map((problem) => problem.message) };
+  if (read.nodes.length > 0)
+    return { pools: groupIntoPools(read.nodes, kb).pools, problems: read.problems.map((problem) => problem.message) };
   // A line of --format=csv,noheader: the product, the driver, and perhaps the compute capability.
   const lines = body.split(/\r?\n/).filter((line) => line.trim() !== '');
   const cells = lines[0]?.split(',').map((cell) => cell.trim()) ?? [];
   const driverAt = cells.findIndex((cell) => DRIVER.test(cell));
   if (driverAt > 0) {
-    const header = cells.map((_, i) => (i === 0 ? 'name' : i === driverAt ? 'driver_version' : /^\d+\.\d+$/.test(cells[i]!) ? 'compute_cap' : `column${i}`));
+    const header = cells.map((_, i) =>
+      i === 0
+        ? 'name'
+        : i === driverAt
+          ? 'driver_version'
+          : /^\d+\.\d+$/.test(cells[i]!)
+            ? 'compute_cap'
+            : `column${i}`,
+    );
     const noheader = readSmiCsv('pasted', `${header.join(', ')}\n${lines.join('\n')}`);
-    if (noheader.nodes.length > 0) return { pools: groupIntoPools(noheader.nodes, kb).pools, problems: noheader.problems.map((problem) => problem.message) };
+    if (noheader.nodes.length > 0)
+      return {
+        pools: groupIntoPools(noheader.nodes, kb).pools,
+        problems: noheader.problems.map((problem) => problem.message),
+      };
   }
   return {
     pools: [],
@@ -53,11 +66,18 @@ function poolsFromYaml(text: string): PastedFleet | undefined {
   const list = Array.isArray(value)
     ? value
     : record && typeof record === 'object'
-      ? ((record.fleet as Record<string, unknown> | undefined)?.pools ?? record.pools ?? ('driver' in record && 'name' in record ? [record] : undefined))
+      ? ((record.fleet as Record<string, unknown> | undefined)?.pools ??
+        record.pools ??
+        ('driver' in record && 'name' in record ? [record] : undefined))
       : undefined;
   if (!Array.isArray(list)) return undefined;
   const checked = BaselineFile.safeParse({ fleet: { pools: list } });
   if (!checked.success)
-    return { pools: [], problems: checked.error.issues.slice(0, 3).map((issue) => `${issue.path.slice(2).join('.') || 'pool'}: ${issue.message}`) };
+    return {
+      pools: [],
+      problems: checked.error.issues
+        .slice(0, 3)
+        .map((issue) => `${issue.path.slice(2).join('.') || 'pool'}: ${issue.message}`),
+    };
   return { pools: resolveBaseline(checked.data).pools, problems: [] };
 }

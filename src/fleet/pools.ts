@@ -10,7 +10,11 @@ import { compareDotted } from '../util/dotted.js';
 import type { FleetGpu, FleetNode } from './read.js';
 
 /** The managed-Kubernetes node pool labels (GKE, EKS managed node groups, AKS agent pools). */
-export const POOL_LABELS = ['cloud.google.com/gke-nodepool', 'eks.amazonaws.com/nodegroup', 'kubernetes.azure.com/agentpool'] as const;
+export const POOL_LABELS = [
+  'cloud.google.com/gke-nodepool',
+  'eks.amazonaws.com/nodegroup',
+  'kubernetes.azure.com/agentpool',
+] as const;
 
 export interface Grouped {
   readonly pools: readonly Pool[];
@@ -50,7 +54,10 @@ export function groupIntoPools(nodes: readonly FleetNode[], kb: KnowledgeBase, b
     const value = label ? node.labels[label] : undefined;
     const product = node.gpus[0] ? gpuName(node.gpus[0], kb) : 'gpu';
     const key = value !== undefined ? slug(value) : `${slug(product)}-${node.driver.split('.')[0]}`;
-    const reason = value !== undefined ? `label ${label}=${value}` : `GPU ${product} with driver branch ${node.driver.split('.')[0]}`;
+    const reason =
+      value !== undefined
+        ? `label ${label}=${value}`
+        : `GPU ${product} with driver branch ${node.driver.split('.')[0]}`;
     const group = groups.get(key) ?? { nodes: [], reason };
     group.nodes.push(node);
     groups.set(key, group);

@@ -72,7 +72,8 @@ export function readFleet(path: string, text: string): FleetRead {
         path,
         line: 1,
         column: 1,
-        message: 'not an nvidia-smi CSV (--query-gpu=name,driver_version,… --format=csv), nvidia-smi -q -x XML or kubectl get nodes -o json output',
+        message:
+          'not an nvidia-smi CSV (--query-gpu=name,driver_version,… --format=csv), nvidia-smi -q -x XML or kubectl get nodes -o json output',
       },
     ],
   };
@@ -98,17 +99,29 @@ export function readSmiCsv(path: string, text: string): FleetRead {
       finish();
       columns = cells.map((cell) => cell.replace(/\s*\[.*\]$/, '').toLowerCase());
       for (const needed of ['driver_version'])
-        if (!columns.includes(needed)) problems.push({ path, line, column: 1, message: `the header has no ${needed} column` });
-      if (!columns.includes('name') && !columns.includes('gpu_name')) problems.push({ path, line, column: 1, message: 'the header has no name column' });
+        if (!columns.includes(needed))
+          problems.push({ path, line, column: 1, message: `the header has no ${needed} column` });
+      if (!columns.includes('name') && !columns.includes('gpu_name'))
+        problems.push({ path, line, column: 1, message: 'the header has no name column' });
       current = { gpus: [], line };
       return;
     }
     if (!columns || !current) {
-      problems.push({ path, line, column: 1, message: 'a GPU line before any header line (run nvidia-smi with --format=csv, not csv,noheader)' });
+      problems.push({
+        path,
+        line,
+        column: 1,
+        message: 'a GPU line before any header line (run nvidia-smi with --format=csv, not csv,noheader)',
+      });
       return;
     }
     if (cells.length !== columns.length) {
-      problems.push({ path, line, column: 1, message: `${cells.length} values for the ${columns.length} columns of the header on line ${current.line}` });
+      problems.push({
+        path,
+        line,
+        column: 1,
+        message: `${cells.length} values for the ${columns.length} columns of the header on line ${current.line}`,
+      });
       return;
     }
     const value = (name: string): string | undefined => {
@@ -119,7 +132,12 @@ export function readSmiCsv(path: string, text: string): FleetRead {
     const driver = value('driver_version');
     const name = value('name') ?? value('gpu_name');
     if (!driver || !DRIVER.test(driver)) {
-      problems.push({ path, line, column: raw.indexOf(driver ?? '') + 1 || 1, message: `"${driver ?? ''}" is not a Linux driver version such as 580.159.04` });
+      problems.push({
+        path,
+        line,
+        column: raw.indexOf(driver ?? '') + 1 || 1,
+        message: `"${driver ?? ''}" is not a Linux driver version such as 580.159.04`,
+      });
       return;
     }
     if (!name) {
@@ -127,10 +145,18 @@ export function readSmiCsv(path: string, text: string): FleetRead {
       return;
     }
     if (current.driver && current.driver !== driver)
-      problems.push({ path, line, column: raw.indexOf(driver) + 1, message: `driver ${driver} differs from ${current.driver} on the same node` });
+      problems.push({
+        path,
+        line,
+        column: raw.indexOf(driver) + 1,
+        message: `driver ${driver} differs from ${current.driver} on the same node`,
+      });
     current.driver ??= driver;
     const cc = value('compute_cap');
-    current.gpus.push({ product: productName(name), ...(cc && /^\d+\.\d+$/.test(cc) ? { computeCapability: cc } : {}) });
+    current.gpus.push({
+      product: productName(name),
+      ...(cc && /^\d+\.\d+$/.test(cc) ? { computeCapability: cc } : {}),
+    });
   });
   finish();
   return { nodes, problems };
@@ -155,7 +181,13 @@ export function readSmiXml(path: string, text: string): FleetRead {
   const problems: FleetProblem[] = [];
   const lineOf = (offset: number): number => text.slice(0, offset).split('\n').length;
   const logs = [...text.matchAll(/<nvidia_smi_log>([\s\S]*?)<\/nvidia_smi_log>/g)];
-  if (logs.length === 0) problems.push({ path, line: 1, column: 1, message: 'no <nvidia_smi_log> element: not the output of nvidia-smi -q -x' });
+  if (logs.length === 0)
+    problems.push({
+      path,
+      line: 1,
+      column: 1,
+      message: 'no <nvidia_smi_log> element: not the output of nvidia-smi -q -x',
+    });
   for (const log of logs) {
     const body = log[1]!;
     const at = log.index!;
@@ -178,7 +210,11 @@ export function readSmiXml(path: string, text: string): FleetRead {
       }
       const brand = element(gpu[1]!, 'product_brand');
       const mig = element(/<mig_mode>([\s\S]*?)<\/mig_mode>/.exec(gpu[1]!)?.[1] ?? '', 'current_mig');
-      gpus.push({ product: productName(product), ...(brand ? { brand } : {}), ...(mig ? { mig: mig === 'Enabled' } : {}) });
+      gpus.push({
+        product: productName(product),
+        ...(brand ? { brand } : {}),
+        ...(mig ? { mig: mig === 'Enabled' } : {}),
+      });
     }
     if (gpus.length === 0) problems.push({ path, line: lineOf(at), column: 1, message: 'this log lists no <gpu>' });
     else nodes.push({ name: `${path} node ${nodes.length + 1}`, driver, gpus, labels: {} });
@@ -199,7 +235,17 @@ export function readKubeNodes(path: string, text: string): FleetRead {
     const position = /position (\d+)/.exec((error as Error).message)?.[1];
     const offset = position ? Number(position) : 0;
     const before = text.slice(0, offset).split('\n');
-    return { nodes: [], problems: [{ path, line: before.length, column: before.at(-1)!.length + 1, message: `not JSON: ${(error as Error).message}` }] };
+    return {
+      nodes: [],
+      problems: [
+        {
+          path,
+          line: before.length,
+          column: before.at(-1)!.length + 1,
+          message: `not JSON: ${(error as Error).message}`,
+        },
+      ],
+    };
   }
   const items = (parsed as { items?: unknown }).items;
   const list: KubeNode[] = Array.isArray(items) ? (items as KubeNode[]) : [parsed as KubeNode];
@@ -209,16 +255,24 @@ export function readKubeNodes(path: string, text: string): FleetRead {
     const raw = item?.metadata?.labels;
     // Labels are strings in Kubernetes; anything else in a hand-edited file is left out.
     const labels: Record<string, string> = {};
-    if (raw && typeof raw === 'object') for (const [key, value] of Object.entries(raw)) if (typeof value === 'string') labels[key] = value;
+    if (raw && typeof raw === 'object')
+      for (const [key, value] of Object.entries(raw)) if (typeof value === 'string') labels[key] = value;
     const product = labels['nvidia.com/gpu.product'];
     if (!product) continue;
     const major = labels['nvidia.com/cuda.driver.major'] ?? labels['nvidia.com/cuda.driver-version.major'];
     const minor = labels['nvidia.com/cuda.driver.minor'] ?? labels['nvidia.com/cuda.driver-version.minor'];
     const rev = labels['nvidia.com/cuda.driver.rev'] ?? labels['nvidia.com/cuda.driver-version.revision'];
-    const driver = labels['nvidia.com/cuda.driver-version.full'] ?? [major, minor, rev].filter((part) => part !== undefined && part !== '').join('.');
+    const driver =
+      labels['nvidia.com/cuda.driver-version.full'] ??
+      [major, minor, rev].filter((part) => part !== undefined && part !== '').join('.');
     const name = typeof item?.metadata?.name === 'string' ? item.metadata.name : `node ${index + 1}`;
     if (!DRIVER.test(driver)) {
-      problems.push({ path, line: 1, column: 1, message: `node ${name}: no driver version in its nvidia.com/cuda.driver.* labels` });
+      problems.push({
+        path,
+        line: 1,
+        column: 1,
+        message: `node ${name}: no driver version in its nvidia.com/cuda.driver.* labels`,
+      });
       continue;
     }
     const count = Math.max(1, Number.parseInt(labels['nvidia.com/gpu.count'] ?? '1', 10) || 1);

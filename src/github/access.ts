@@ -27,8 +27,12 @@ interface InstallationAuth {
 /** The installation's grants, from its (cached) access token. Unknown grants offer nothing that writes. */
 export async function installationGrants(github: GitHub): Promise<Grants> {
   try {
-    const auth = (await (github.auth as (options: { type: string }) => Promise<InstallationAuth>)({ type: 'installation' })) ?? {};
-    const selection = auth.repositorySelection === 'all' || auth.repositorySelection === 'selected' ? auth.repositorySelection : 'unknown';
+    const auth =
+      (await (github.auth as (options: { type: string }) => Promise<InstallationAuth>)({ type: 'installation' })) ?? {};
+    const selection =
+      auth.repositorySelection === 'all' || auth.repositorySelection === 'selected'
+        ? auth.repositorySelection
+        : 'unknown';
     return { contentsWrite: auth.permissions?.contents === 'write', selection };
   } catch {
     return { contentsWrite: false, selection: 'unknown' };

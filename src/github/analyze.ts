@@ -81,7 +81,8 @@ export function relevantChanges(changed: readonly ChangedFile[]): {
   const others: ChangedFile[] = [];
   const added = new Map<string, Set<number>>();
   for (const file of changed) {
-    if (file.previous_filename && file.status === 'renamed' && classifyPath(file.previous_filename)) removed.push(file.previous_filename);
+    if (file.previous_filename && file.status === 'renamed' && classifyPath(file.previous_filename))
+      removed.push(file.previous_filename);
     const kind = classifyPath(file.filename);
     if (!kind) {
       if (file.status !== 'removed') others.push(file);
@@ -146,7 +147,12 @@ interface Selection {
  * One pull request's analysis, in four steps: plan the reads from the changed files, read them with the baselines
  * in one request, select and read every file the baseline checks and the files joined to them, judge.
  */
-export async function analyzePull(github: GitHub, target: PullTarget, deps: AnalyzeDeps, changes: PullChanges): Promise<Analysis> {
+export async function analyzePull(
+  github: GitHub,
+  target: PullTarget,
+  deps: AnalyzeDeps,
+  changes: PullChanges,
+): Promise<Analysis> {
   const unseen = changes.incomplete ? { unseen: changes.incomplete } : {};
   const cachedOrg = deps.orgCache.get(target.installationId, target.owner);
   // 1. What changed, and what to read for it.
@@ -183,7 +189,8 @@ export async function analyzePull(github: GitHub, target: PullTarget, deps: Anal
     },
   );
   const org = organisationConfig(read.org, cachedOrg);
-  if (read.org && read.org.state !== 'unavailable') deps.orgCache.set(target.installationId, target.owner, org.config ?? null);
+  if (read.org && read.org.state !== 'unavailable')
+    deps.orgCache.set(target.installationId, target.owner, org.config ?? null);
   // 3. The files the baseline checks, and every file joined to them.
   const selection = await selectFiles(github, target, plan, read, org);
   // 4. The verdict.
@@ -219,7 +226,9 @@ function planReads(changes: PullChanges): ReadPlan | undefined {
   const requirementsLike = [...paths.filter((path) => !isDockerfile(path)), ...removed];
   const directories = unique(requirementsLike.flatMap(ancestors)).slice(0, MAX_DIRECTORIES);
   const speculative = unique([
-    ...paths.filter(isDockerfile).flatMap((path) => BESIDE_DOCKERFILE.map((name) => joinRepo(dirname(path), name) ?? name)),
+    ...paths
+      .filter(isDockerfile)
+      .flatMap((path) => BESIDE_DOCKERFILE.map((name) => joinRepo(dirname(path), name) ?? name)),
     ...paths.flatMap((path) => packagingPartners(basename(path)).map((name) => joinRepo(dirname(path), name) ?? name)),
     ...directories.flatMap((dir) => BESIDE_REQUIREMENTS.map((name) => joinRepo(dir, name) ?? name)),
   ]).filter((path) => !paths.includes(path));
@@ -246,7 +255,10 @@ async function selectFiles(
   for (const path of plan.byContent) {
     const blob = read.blobs.get(path);
     if (blob && 'unreadable' in blob) {
-      undecided.push({ path, reason: `could not be read to tell whether it is a Kubernetes manifest or a conda environment (${blob.unreadable})` });
+      undecided.push({
+        path,
+        reason: `could not be read to tell whether it is a Kubernetes manifest or a conda environment (${blob.unreadable})`,
+      });
       continue;
     }
     const kind = blob && blob.text !== null ? kindByContent(path, blob.text) : undefined;
@@ -271,11 +283,17 @@ async function selectFiles(
     .slice(0, READ_CHUNK)
     .map((path) => ({ path, kind: classifyPath(path)! }));
   const listing = { directories: read.listedDirectories, files: new Set(read.listedPaths) };
-  const commit = await readCommit(github, { owner: target.owner, repo: target.repo }, target.headSha, [...checkedRelevant, ...includers], {
-    known: read.blobs,
-    listing,
-    parse: { images: baseline.baseline.images },
-  });
+  const commit = await readCommit(
+    github,
+    { owner: target.owner, repo: target.repo },
+    target.headSha,
+    [...checkedRelevant, ...includers],
+    {
+      known: read.blobs,
+      listing,
+      parse: { images: baseline.baseline.images },
+    },
+  );
   const files = affectedFiles(
     commit.files.map((file) => file.parsed),
     given,
@@ -283,8 +301,15 @@ async function selectFiles(
   );
   const checked = new Set(files.map((file) => file.path));
   // What could not be checked and matters: a changed file, or a file a checked file includes.
-  const followed = new Set(commit.files.filter((file) => checked.has(file.source.path)).flatMap((file) => file.links.filter((link) => link !== undefined)));
-  const skipped = [...undecided, ...commit.skipped.filter((entry) => given.has(entry.path) || followed.has(entry.path))];
+  const followed = new Set(
+    commit.files
+      .filter((file) => checked.has(file.source.path))
+      .flatMap((file) => file.links.filter((link) => link !== undefined)),
+  );
+  const skipped = [
+    ...undecided,
+    ...commit.skipped.filter((entry) => given.has(entry.path) || followed.has(entry.path)),
+  ];
   const sources = commit.files.filter((file) => checked.has(file.source.path)).map((file) => file.source);
   const texts = new Map(sources.map((source) => [source.path, source.text]));
   return { baseline, org, read, files, sources, texts, given, skipped, requests: 1 + commit.requests };
@@ -316,7 +341,14 @@ async function judge(
     return { report: await pool.run(job), files, skipped };
   } catch (error) {
     if (!(error instanceof GateBudgetError)) throw error;
-    const unchecked = files.map((file) => ({ path: file.path, reason: `could not be checked: ${error.message} (the files are too large or too complex)` }));
-    return { report: gate([], baseline.baseline, defaultKnowledgeBase(), { ...options, removed: [] }), files, skipped: [...skipped, ...unchecked] };
+    const unchecked = files.map((file) => ({
+      path: file.path,
+      reason: `could not be checked: ${error.message} (the files are too large or too complex)`,
+    }));
+    return {
+      report: gate([], baseline.baseline, defaultKnowledgeBase(), { ...options, removed: [] }),
+      files,
+      skipped: [...skipped, ...unchecked],
+    };
   }
 }

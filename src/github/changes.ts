@@ -63,13 +63,19 @@ function listedAt(entries: readonly DiffEntry[], headSha: string): 'yes' | 'no' 
 export async function readChanges(github: GitHub, target: PullTarget): Promise<PullChanges> {
   const repo = { owner: target.owner, repo: target.repo };
   // 1. The pull request's file list: the whole answer when it is of this commit and not cut at 3,000.
-  const listed = (await github.paginate(github.rest.pulls.listFiles, { ...repo, pull_number: target.number, per_page: 100 })) as DiffEntry[];
+  const listed = (await github.paginate(github.rest.pulls.listFiles, {
+    ...repo,
+    pull_number: target.number,
+    per_page: 100,
+  })) as DiffEntry[];
   const listRequests = Math.max(1, Math.ceil(listed.length / 100));
   // The payload's count says whether the list was cut; without it, a list of 3,000 may have been.
-  const capped = target.changedFiles !== undefined ? target.changedFiles > listed.length : listed.length >= MAX_LISTED_FILES;
+  const capped =
+    target.changedFiles !== undefined ? target.changedFiles > listed.length : listed.length >= MAX_LISTED_FILES;
   const at = listedAt(listed, target.headSha);
   if (at === 'yes' && !capped) return { files: listed, source: 'list', requests: listRequests };
-  if (listed.length === 0 && target.changedFiles === 0) return { files: listed, source: 'list', requests: listRequests };
+  if (listed.length === 0 && target.changedFiles === 0)
+    return { files: listed, source: 'list', requests: listRequests };
   if (!target.baseSha) {
     // Without the base commit no other view can be asked for: the list is all there is.
     const why =
@@ -80,7 +86,11 @@ export async function readChanges(github: GitHub, target: PullTarget): Promise<P
   }
 
   // 2. The exact pair: compare base...head (merge base to head), complete below 300 files.
-  const compared = await github.rest.repos.compareCommitsWithBasehead({ ...repo, basehead: `${target.baseSha}...${target.headSha}`, per_page: 1 });
+  const compared = await github.rest.repos.compareCommitsWithBasehead({
+    ...repo,
+    basehead: `${target.baseSha}...${target.headSha}`,
+    per_page: 1,
+  });
   const files = (compared.data.files ?? []) as ChangedFile[];
   if (files.length < MAX_COMPARED_FILES) return { files, source: 'compare', requests: listRequests + 1 };
 
@@ -92,7 +102,11 @@ export async function readChanges(github: GitHub, target: PullTarget): Promise<P
   ]);
   const requests = listRequests + 3;
   const blobs = (tree: typeof head.data) =>
-    new Map(tree.tree.filter((entry) => entry.type === 'blob' && entry.path && entry.sha).map((entry) => [entry.path!, entry.sha!]));
+    new Map(
+      tree.tree
+        .filter((entry) => entry.type === 'blob' && entry.path && entry.sha)
+        .map((entry) => [entry.path!, entry.sha!]),
+    );
   const after = blobs(head.data);
   const before = blobs(base.data);
   const changed: ChangedFile[] = [];

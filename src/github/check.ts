@@ -33,7 +33,11 @@ export function externalId(pull: number, verdict: string, kind: 'verdict' | 'fai
   return `cuda-gatekeeper:pr=${pull}:${kind}=${verdict}`;
 }
 
-export function parseExternalId(text: string | null | undefined): { readonly pull?: number; readonly verdict?: string; readonly failed?: boolean } {
+export function parseExternalId(text: string | null | undefined): {
+  readonly pull?: number;
+  readonly verdict?: string;
+  readonly failed?: boolean;
+} {
   const match = EXTERNAL_ID.exec(text ?? '');
   return match ? { pull: Number(match[1]), verdict: match[3]!, failed: match[2] === 'failed' } : {};
 }
@@ -67,9 +71,18 @@ export interface SendOptions {
 }
 
 /** Post the verdict for a pull request's head commit, following the model above. */
-export async function sendCheck(github: GitHub, target: PullTarget, output: CheckOutput, options: SendOptions): Promise<Sent> {
+export async function sendCheck(
+  github: GitHub,
+  target: PullTarget,
+  output: CheckOutput,
+  options: SendOptions,
+): Promise<Sent> {
   const verdict = verdictOf(output, options.applyFixes);
-  if (options.trigger === 'event' && options.existing && parseExternalId(options.existing.externalId).verdict === verdict)
+  if (
+    options.trigger === 'event' &&
+    options.existing &&
+    parseExternalId(options.existing.externalId).verdict === verdict
+  )
     return { ...options.existing, posted: false };
   const identity = externalId(target.number, verdict, options.failed ? 'failed' : 'verdict');
   const [first = [], ...rest] = batches(output.annotations);
@@ -82,8 +95,19 @@ export async function sendCheck(github: GitHub, target: PullTarget, output: Chec
     status: 'completed',
     conclusion: output.conclusion,
     completed_at: new Date().toISOString(),
-    output: { title: output.title, summary: output.summary, ...(output.text ? { text: output.text } : {}), annotations: first },
-    ...(options.applyFixes ? { actions: [{ label: 'Apply fixes', identifier: APPLY_FIXES, description: 'Commit the safe fixes to this branch' }] } : {}),
+    output: {
+      title: output.title,
+      summary: output.summary,
+      ...(output.text ? { text: output.text } : {}),
+      annotations: first,
+    },
+    ...(options.applyFixes
+      ? {
+          actions: [
+            { label: 'Apply fixes', identifier: APPLY_FIXES, description: 'Commit the safe fixes to this branch' },
+          ],
+        }
+      : {}),
   });
   const id = created.data.id;
   for (const annotations of rest) {

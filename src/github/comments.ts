@@ -73,8 +73,15 @@ function replier(github: GitHub, target: PullTarget): (body: string) => Promise<
     existing ??= findBotComment(github, target);
     const id = await existing;
     const text = `${COMMENT_MARKER}\n${body}`;
-    if (id !== undefined) await github.rest.issues.updateComment({ owner: target.owner, repo: target.repo, comment_id: id, body: text });
-    else await github.rest.issues.createComment({ owner: target.owner, repo: target.repo, issue_number: target.number, body: text });
+    if (id !== undefined)
+      await github.rest.issues.updateComment({ owner: target.owner, repo: target.repo, comment_id: id, body: text });
+    else
+      await github.rest.issues.createComment({
+        owner: target.owner,
+        repo: target.repo,
+        issue_number: target.number,
+        body: text,
+      });
   };
 }
 
@@ -90,10 +97,19 @@ interface CommandContext {
   readonly deliveryId: string;
 }
 
-export async function onComment(context: Context<'issue_comment.created'>, deps: AppDeps): Promise<CheckOutcome | undefined> {
+export async function onComment(
+  context: Context<'issue_comment.created'>,
+  deps: AppDeps,
+): Promise<CheckOutcome | undefined> {
   const { comment, issue, repository, sender } = context.payload;
   // 1. Only people's comments on pull requests, with a command.
-  if (!issue.pull_request || sender.type === 'Bot' || comment.user?.type === 'Bot' || comment.body.includes(COMMENT_MARKER)) return undefined;
+  if (
+    !issue.pull_request ||
+    sender.type === 'Bot' ||
+    comment.user?.type === 'Bot' ||
+    comment.body.includes(COMMENT_MARKER)
+  )
+    return undefined;
   const command = parseCommand(comment.body);
   if (!command) return undefined;
   // 2. Acknowledge, and find the pull request as it is now.
@@ -113,13 +129,22 @@ export async function onComment(context: Context<'issue_comment.created'>, deps:
     log: context.log,
     deliveryId: context.id,
   };
-  const handler = COMMANDS[command.kind] as (run: CommandContext, command: Command) => Promise<CheckOutcome | undefined>;
+  const handler = COMMANDS[command.kind] as (
+    run: CommandContext,
+    command: Command,
+  ) => Promise<CheckOutcome | undefined>;
   return handler(run, command);
 }
 
 /** One handler per command, keyed by its kind (commands.ts parses them). */
-const COMMANDS: { readonly [K in Command['kind']]: (run: CommandContext, command: Extract<Command, { kind: K }>) => Promise<CheckOutcome | undefined> } = {
-  rerun: (run) => checkPull(run.github, run.deps, run.log, { target: run.target, trigger: 'request', deliveryId: run.deliveryId }),
+const COMMANDS: {
+  readonly [K in Command['kind']]: (
+    run: CommandContext,
+    command: Extract<Command, { kind: K }>,
+  ) => Promise<CheckOutcome | undefined>;
+} = {
+  rerun: (run) =>
+    checkPull(run.github, run.deps, run.log, { target: run.target, trigger: 'request', deliveryId: run.deliveryId }),
   help: (run, command) => run.reply(`${command.problem ? `${command.problem}.\n\n` : ''}${HELP}`).then(() => undefined),
   explain: (run, command) => explain(run, command.ruleId),
   baseline: (run) => showBaseline(run),
@@ -149,9 +174,13 @@ async function showBaseline(run: CommandContext): Promise<undefined> {
   const org = read.org ? (read.org.state === 'found' ? read.org.config : null) : cached;
   if (read.org) deps.orgCache.set(target.installationId, repo.owner, org ?? null);
   const resolved = layerBaselines(repo.owner, repo.repo, read.repoConfig, org);
-  const problems = [...(resolved.repoFile?.problems.map((problem) => problem.message) ?? []), ...resolved.problems.map((problem) => problem.message)];
+  const problems = [
+    ...(resolved.repoFile?.problems.map((problem) => problem.message) ?? []),
+    ...resolved.problems.map((problem) => problem.message),
+  ];
   const grants = await installationGrants(github);
-  const notes = !org && grants.selection === 'selected' && repo.repo !== ORG_CONFIG_REPO ? [orgHiddenNote(repo.owner)] : [];
+  const notes =
+    !org && grants.selection === 'selected' && repo.repo !== ORG_CONFIG_REPO ? [orgHiddenNote(repo.owner)] : [];
   await run.reply(baselineMarkdown(resolved.baseline, resolved.provenance, resolved.origin, problems, notes));
   return undefined;
 }
@@ -212,7 +241,9 @@ export async function onRequestedAction(context: Context<'check_run.requested_ac
   const github = context.octokit as GitHub;
   const checkRun = context.payload.check_run;
   const access = new WriteAccess(github);
-  for (const listed of await targetsOfCheck(github, context.payload, checkRun.pull_requests, checkRun.head_sha, { run: checkRun })) {
+  for (const listed of await targetsOfCheck(github, context.payload, checkRun.pull_requests, checkRun.head_sha, {
+    run: checkRun,
+  })) {
     // The pull request as it is now (its state; the button may be clicked long after the run was posted).
     const target = await pullTarget(github, listed, listed.number, listed.installationId, listed.headSha);
     if (!target) continue;

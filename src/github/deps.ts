@@ -33,7 +33,8 @@ export interface AppDeps {
 }
 
 /** What a process chooses; the rest of AppDeps is state every process starts empty. */
-export type DepsOptions = Pick<AppDeps, 'appId'> & Partial<Pick<AppDeps, 'paths' | 'fanout' | 'gatePool' | 'snippetPool' | 'sweepIntervalMs' | 'webUrl'>>;
+export type DepsOptions = Pick<AppDeps, 'appId'> &
+  Partial<Pick<AppDeps, 'paths' | 'fanout' | 'gatePool' | 'snippetPool' | 'sweepIntervalMs' | 'webUrl'>>;
 
 export function createDeps(options: DepsOptions): AppDeps {
   // Each default by name: an option given as undefined (exactOptionalPropertyTypes is off) still gets one.

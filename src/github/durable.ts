@@ -35,7 +35,10 @@ export class RedisHealth {
     emitter.on('error', (error: unknown) => {
       if (this.down) return;
       this.down = true;
-      this.log?.error({ redis: what, err: { message: (error as Error)?.message ?? String(error) } }, 'Redis is unreachable; durable work waits for it');
+      this.log?.error(
+        { redis: what, err: { message: (error as Error)?.message ?? String(error) } },
+        'Redis is unreachable; durable work waits for it',
+      );
     });
     emitter.on('ready', () => {
       if (!this.down) return;
@@ -53,7 +56,10 @@ function connection(url: string, health: RedisHealth, what: string): Redis {
 }
 
 /** Whether a Redis server keeps what it holds across a restart (AOF, or RDB snapshots), from CONFIG GET. */
-export type Persistence = { readonly durable: true } | { readonly durable: false; readonly why: string } | { readonly unknown: string };
+export type Persistence =
+  | { readonly durable: true }
+  | { readonly durable: false; readonly why: string }
+  | { readonly unknown: string };
 
 export async function redisPersistence(url: string): Promise<Persistence> {
   const redis = new Redis(url, { maxRetriesPerRequest: 1, lazyConnect: true, enableOfflineQueue: false });
@@ -79,11 +85,13 @@ export async function redisPersistence(url: string): Promise<Persistence> {
  */
 export function rateLimitWaitMs(error: unknown, now = Date.now()): number | undefined {
   const status = (error as { status?: number }).status;
-  const headers = ((error as { response?: { headers?: Record<string, string | undefined> } }).response?.headers ?? {}) as Record<string, string | undefined>;
+  const headers = ((error as { response?: { headers?: Record<string, string | undefined> } }).response?.headers ??
+    {}) as Record<string, string | undefined>;
   if (status !== 403 && status !== 429) return undefined;
   const retryAfter = Number(headers['retry-after']);
   if (headers['retry-after'] && Number.isFinite(retryAfter)) return Math.max(0, retryAfter) * 1000;
-  if (headers['x-ratelimit-remaining'] === '0' && headers['x-ratelimit-reset']) return Math.max(0, Number(headers['x-ratelimit-reset']) * 1000 - now);
+  if (headers['x-ratelimit-remaining'] === '0' && headers['x-ratelimit-reset'])
+    return Math.max(0, Number(headers['x-ratelimit-reset']) * 1000 - now);
   const message = String((error as Error).message ?? '');
   if (/secondary rate limit|rate limit exceeded/i.test(message) || status === 429) return 60_000;
   return undefined;
@@ -149,7 +157,9 @@ export class DurableFanout implements Fanout {
       QUEUE_NAME,
       async (job: Job<FanoutJob>) => {
         // A stored delivery is handed to Probot, which authenticates its own handlers.
-        const github = (job.data.kind === 'delivery' ? undefined : await probot.auth(job.data.installationId)) as GitHub;
+        const github = (
+          job.data.kind === 'delivery' ? undefined : await probot.auth(job.data.installationId)
+        ) as GitHub;
         try {
           await run(github, job.data);
         } catch (error) {
@@ -171,7 +181,9 @@ export class DurableFanout implements Fanout {
         maxStalledCount: 3,
       },
     );
-    worker.on('failed', (job, error) => log.warn({ job: job?.id, attempts: job?.attemptsMade, err: { message: error.message } }, 'fan-out job failed'));
+    worker.on('failed', (job, error) =>
+      log.warn({ job: job?.id, attempts: job?.attemptsMade, err: { message: error.message } }, 'fan-out job failed'),
+    );
     this.health.watch(worker as never, 'worker');
     this.worker = worker;
   }

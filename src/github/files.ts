@@ -5,7 +5,16 @@
  * path it asked about, so an include leads to the same file it would lead to on disk.
  */
 import { dirname } from '../analysis/paths.js';
-import { maxBytes, MAX_FILE_BYTES, readRepository, sourceOf, type Listed, type ReadFile, type RepositoryReader, type SourceFile } from '../reader.js';
+import {
+  maxBytes,
+  MAX_FILE_BYTES,
+  readRepository,
+  sourceOf,
+  type Listed,
+  type ReadFile,
+  type RepositoryReader,
+  type SourceFile,
+} from '../reader.js';
 import type { FileKind } from '../parsers/facts.js';
 import type { ParseOptions } from '../parsers/index.js';
 import { READ_CHUNK, readBlobs, readBlobsAcross, readWholeBlob, type BlobAnswer } from './read.js';
@@ -43,7 +52,12 @@ export class CommitFiles implements RepositoryReader {
   /** Known to be no file without a read: outside the whole tree, or unlisted in a directory listed in full. */
   private absent(path: string): boolean {
     if (this.tree) return !this.tree.has(path);
-    return this.listing !== undefined && !this.blobs.has(path) && this.listing.directories.has(dirname(path)) && !this.listing.files.has(path);
+    return (
+      this.listing !== undefined &&
+      !this.blobs.has(path) &&
+      this.listing.directories.has(dirname(path)) &&
+      !this.listing.files.has(path)
+    );
   }
 
   read(path: string, kind: FileKind | undefined): SourceFile | undefined {
@@ -55,7 +69,13 @@ export class CommitFiles implements RepositoryReader {
     }
     if (blob === null) return undefined;
     const limit = maxBytes(path, kind);
-    if (!('unreadable' in blob) && !blob.isBinary && blob.byteSize <= limit && !blob.whole && (blob.isTruncated || blob.byteSize > MAX_FILE_BYTES)) {
+    if (
+      !('unreadable' in blob) &&
+      !blob.isBinary &&
+      blob.byteSize <= limit &&
+      !blob.whole &&
+      (blob.isTruncated || blob.byteSize > MAX_FILE_BYTES)
+    ) {
       if (blob.oid) this.whole.set(path, blob.oid);
       else this.skipped.set(path, 'GitHub gave only part of it');
       return undefined;
@@ -151,7 +171,11 @@ export class CommitReading {
     if (whole.length > 0) return { whole };
     if (wanted.length === 0 || this.rounds >= INCLUDE_ROUNDS) {
       const skipped = [...this.source.skipped].map(([path, reason]) => ({ path, reason }));
-      for (const path of wanted) skipped.push({ path, reason: `not read: the chain of included files is longer than ${INCLUDE_ROUNDS + 1} files` });
+      for (const path of wanted)
+        skipped.push({
+          path,
+          reason: `not read: the chain of included files is longer than ${INCLUDE_ROUNDS + 1} files`,
+        });
       return { done: { files, skipped, blobs: this.source.blobs, requests: 0 } };
     }
     this.rounds++;
@@ -213,7 +237,11 @@ export interface CommitJob {
  * two files each cost two requests, not a hundred. Each answer is that commit's read, or the error that stopped
  * it (GitHub would not show the repository, or a request failed): one repository does not sink the others.
  */
-export async function readCommits(github: GitHub, owner: string, jobs: readonly CommitJob[]): Promise<(CommitRead | Error)[]> {
+export async function readCommits(
+  github: GitHub,
+  owner: string,
+  jobs: readonly CommitJob[],
+): Promise<(CommitRead | Error)[]> {
   const readings = jobs.map((job) => new CommitReading(job.listed, job.known, job.tree));
   const results: (CommitRead | Error | undefined)[] = jobs.map(() => undefined);
   let pending = jobs.map((_, i) => i);
@@ -226,7 +254,8 @@ export async function readCommits(github: GitHub, owner: string, jobs: readonly 
           if ('done' in step) results[index] = step.done;
           else if ('wanted' in step) wants.push({ index, paths: step.wanted });
           else {
-            for (const [path, sha] of step.whole) readings[index]!.learn([[path, await readWholeBlob(github, { owner, repo: jobs[index]!.repo }, sha)]]);
+            for (const [path, sha] of step.whole)
+              readings[index]!.learn([[path, await readWholeBlob(github, { owner, repo: jobs[index]!.repo }, sha)]]);
             continue;
           }
           break;
@@ -240,7 +269,11 @@ export async function readCommits(github: GitHub, owner: string, jobs: readonly 
         const answers = await readBlobsAcross(
           github,
           owner,
-          batch.map((want) => ({ repo: jobs[want.index]!.repo, revision: jobs[want.index]!.revision, paths: want.paths })),
+          batch.map((want) => ({
+            repo: jobs[want.index]!.repo,
+            revision: jobs[want.index]!.revision,
+            paths: want.paths,
+          })),
         );
         batch.forEach((want, i) => {
           const answer = answers[i]!;

@@ -18,7 +18,12 @@ export async function commitFixes(github: GitHub, target: PullTarget, commit: Fi
       branch: { repositoryNameWithOwner: target.headRepo, branchName: target.headRef },
       expectedHeadOid: target.headSha,
       message: fixCommitMessage(commit.titles),
-      fileChanges: { additions: commit.files.map((file) => ({ path: file.path, contents: Buffer.from(file.contents, 'utf8').toString('base64') })) },
+      fileChanges: {
+        additions: commit.files.map((file) => ({
+          path: file.path,
+          contents: Buffer.from(file.contents, 'utf8').toString('base64'),
+        })),
+      },
     },
   });
   return result.createCommitOnBranch.commit.oid;

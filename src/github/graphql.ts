@@ -31,7 +31,10 @@ interface ResponseError {
 
 function isResponseError(error: unknown): error is ResponseError {
   return (
-    typeof error === 'object' && error !== null && (error as ResponseError).name === 'GraphqlResponseError' && Array.isArray((error as ResponseError).errors)
+    typeof error === 'object' &&
+    error !== null &&
+    (error as ResponseError).name === 'GraphqlResponseError' &&
+    Array.isArray((error as ResponseError).errors)
   );
 }
 
@@ -39,7 +42,11 @@ function isResponseError(error: unknown): error is ResponseError {
  * Run a query and return what GitHub answered, errors included. Throws only when there is no data at all (a
  * query GitHub rejects as a whole, or a transport error), with every error message in the thrown error.
  */
-export async function partialQuery<T>(github: GitHub, query: string, variables: Record<string, unknown>): Promise<PartialAnswer<T>> {
+export async function partialQuery<T>(
+  github: GitHub,
+  query: string,
+  variables: Record<string, unknown>,
+): Promise<PartialAnswer<T>> {
   try {
     return { data: await github.graphql<T>(query, variables), problems: [] };
   } catch (error) {
@@ -54,7 +61,10 @@ export async function partialQuery<T>(github: GitHub, query: string, variables: 
 }
 
 /** The problems about a field at `path` or below it. */
-export function problemsAt(problems: readonly GraphqlProblem[], ...path: readonly (string | number)[]): GraphqlProblem[] {
+export function problemsAt(
+  problems: readonly GraphqlProblem[],
+  ...path: readonly (string | number)[]
+): GraphqlProblem[] {
   return problems.filter((problem) => path.every((part, i) => problem.path[i] === part));
 }
 
@@ -64,7 +74,9 @@ export class GitHubReadError extends Error {
     readonly what: string,
     readonly problems: readonly GraphqlProblem[],
   ) {
-    super(`${what}: ${problems.map((problem) => `${problem.message}${problem.type ? ` (${problem.type})` : ''}`).join('; ')}`);
+    super(
+      `${what}: ${problems.map((problem) => `${problem.message}${problem.type ? ` (${problem.type})` : ''}`).join('; ')}`,
+    );
     this.name = 'GitHubReadError';
   }
 }

@@ -22,7 +22,13 @@ export type FanoutJob =
       /** Set on the re-check of an open pull request after a new organisation baseline: that baseline's commit. */
       readonly baselineCommit?: string;
     }
-  | { readonly kind: 'preview'; readonly installationId: number; readonly target: PullTarget; readonly deliveryId: string; readonly trigger: Trigger }
+  | {
+      readonly kind: 'preview';
+      readonly installationId: number;
+      readonly target: PullTarget;
+      readonly deliveryId: string;
+      readonly trigger: Trigger;
+    }
   | {
       readonly kind: 'recheck-org';
       readonly installationId: number;
@@ -47,7 +53,13 @@ export type FanoutJob =
    * A webhook delivery stored before it was answered 202 (with Redis): any replica's worker hands it to Probot, so
    * a restart or a crash after the answer loses nothing (GitHub does not redeliver what it got a 202 for).
    */
-  | { readonly kind: 'delivery'; readonly installationId: number; readonly id: string; readonly name: string; readonly payload: unknown };
+  | {
+      readonly kind: 'delivery';
+      readonly installationId: number;
+      readonly id: string;
+      readonly name: string;
+      readonly payload: unknown;
+    };
 
 /** Where fan-out work goes: the in-process queue, or the durable queue on Redis (REDIS_URL). */
 export interface AddOptions {

@@ -47,12 +47,26 @@ export async function migrate(github: GitHub, input: MigrationInput): Promise<Mi
     input: {
       branch: { repositoryNameWithOwner: `${owner}/${repo}`, branchName: MIGRATION_BRANCH },
       expectedHeadOid: headSha,
-      message: { headline: 'Follow the organisation CUDA baseline', body: commit.titles.map((title) => `- ${title}`).join('\n') },
-      fileChanges: { additions: commit.files.map((file) => ({ path: file.path, contents: Buffer.from(file.contents, 'utf8').toString('base64') })) },
+      message: {
+        headline: 'Follow the organisation CUDA baseline',
+        body: commit.titles.map((title) => `- ${title}`).join('\n'),
+      },
+      fileChanges: {
+        additions: commit.files.map((file) => ({
+          path: file.path,
+          contents: Buffer.from(file.contents, 'utf8').toString('base64'),
+        })),
+      },
     },
   });
   const body = `${MIGRATION_MARKER}\n${migrationBody(report, commit.titles, baselineOrigin)}`;
-  const open = await github.rest.pulls.list({ owner, repo, state: 'open', head: `${owner}:${MIGRATION_BRANCH}`, per_page: 10 });
+  const open = await github.rest.pulls.list({
+    owner,
+    repo,
+    state: 'open',
+    head: `${owner}:${MIGRATION_BRANCH}`,
+    per_page: 10,
+  });
   const existing = open.data.find((pull) => pull.head.ref === MIGRATION_BRANCH);
   if (existing) {
     await github.rest.pulls.update({ owner, repo, pull_number: existing.number, body });

@@ -11,7 +11,11 @@ export const MAX_RETRY_AFTER_SECONDS = 60;
 
 type Log = { warn(message: string): void };
 
-export function shouldRetry(retryAfter: number, options: { method?: string; url?: string; request?: { retryCount?: number } }, octokit: { log: Log }): boolean {
+export function shouldRetry(
+  retryAfter: number,
+  options: { method?: string; url?: string; request?: { retryCount?: number } },
+  octokit: { log: Log },
+): boolean {
   const attempt = options.request?.retryCount ?? 0;
   const retry = attempt < MAX_RATE_LIMIT_RETRIES && retryAfter <= MAX_RETRY_AFTER_SECONDS;
   octokit.log.warn(
@@ -29,7 +33,10 @@ export function requestTimeout(
     hook: {
       wrap(
         name: 'request',
-        wrapper: (request: (options: Record<string, unknown>) => Promise<unknown>, options: Record<string, unknown>) => Promise<unknown>,
+        wrapper: (
+          request: (options: Record<string, unknown>) => Promise<unknown>,
+          options: Record<string, unknown>,
+        ) => Promise<unknown>,
       ): void;
     };
   },
@@ -42,8 +49,10 @@ export function requestTimeout(
   });
 }
 
-export const GatekeeperOctokit = ProbotOctokit.plugin(requestTimeout as never).defaults((options: Record<string, unknown>) => ({
-  ...options,
-  throttle: { ...(options.throttle as object), onRateLimit: shouldRetry, onSecondaryRateLimit: shouldRetry },
-  retry: { retries: 2, ...(options.retry as object) },
-}));
+export const GatekeeperOctokit = ProbotOctokit.plugin(requestTimeout as never).defaults(
+  (options: Record<string, unknown>) => ({
+    ...options,
+    throttle: { ...(options.throttle as object), onRateLimit: shouldRetry, onSecondaryRateLimit: shouldRetry },
+    retry: { retries: 2, ...(options.retry as object) },
+  }),
+);

@@ -16,10 +16,24 @@ import type { CheckOutput } from '../render/check-run.js';
 import { RULE_IDS } from '../../rules/index.js';
 import { counted } from './calls.js';
 import { sendCheck, type Trigger } from './check.js';
-import { gateOptionsFor, layerBaselines, ORG_CONFIG_PATH, ORG_CONFIG_REPO, type ConfigBlob } from '../baseline/layers.js';
+import {
+  gateOptionsFor,
+  layerBaselines,
+  ORG_CONFIG_PATH,
+  ORG_CONFIG_REPO,
+  type ConfigBlob,
+} from '../baseline/layers.js';
 import { rememberRun, type AppDeps } from './deps.js';
 import { partialQuery, problemsAt } from './graphql.js';
-import { readBranch, readBranches, readPullsAgainst, repositoriesInfo, repositoryInfo, type OpenPull, type RepositoryInfo } from './repository.js';
+import {
+  readBranch,
+  readBranches,
+  readPullsAgainst,
+  repositoriesInfo,
+  repositoryInfo,
+  type OpenPull,
+  type RepositoryInfo,
+} from './repository.js';
 import type { Skipped } from './files.js';
 import { branchPush, type PathIndex } from './path-index.js';
 import { newestRun, orgLayer, readOrgLayer, RUNS_FIELD, type Blob, type ExistingRun } from './read.js';
@@ -55,7 +69,12 @@ function gateUnderBoth(files: readonly ParsedFile[], place: Place, baselines: Ba
   const { owner, repo, repoConfig, removed = [] } = place;
   const run = (org: ConfigBlob | null) => {
     const resolved = layerBaselines(owner, repo, repoConfig, org);
-    return gate(files, resolved.baseline, defaultKnowledgeBase(), gateOptionsFor(resolved, owner, repo, { today: baselines.today, removed }));
+    return gate(
+      files,
+      resolved.baseline,
+      defaultKnowledgeBase(),
+      gateOptionsFor(resolved, owner, repo, { today: baselines.today, removed }),
+    );
   };
   const before = run(baselines.current);
   const after = run(baselines.proposed);
@@ -107,16 +126,30 @@ async function previewInputs(
       head: Parameters<typeof newestRun>[0];
     } | null;
   };
-  const { data, problems } = await partialQuery<Answer>(github, query, { owner: target.owner, name: target.repo, head: target.headSha, appId });
+  const { data, problems } = await partialQuery<Answer>(github, query, {
+    owner: target.owner,
+    name: target.repo,
+    head: target.headSha,
+    appId,
+  });
   const layer = orgLayer(data.org, problemsAt(problems, 'org', 'config'));
   const existing = newestRun(data.org?.head ?? null);
-  return { proposed: data.org?.proposed?.text ?? null, current: layer.state === 'found' ? layer.config : null, ...(existing ? { existing } : {}) };
+  return {
+    proposed: data.org?.proposed?.text ?? null,
+    current: layer.state === 'found' ? layer.config : null,
+    ...(existing ? { existing } : {}),
+  };
 }
 
 /** Every repository of the installation under `owner` but the config repository (archived ones left out). */
 export async function organisationRepositories(github: GitHub, owner: string, withConfig = false) {
   const repos = await github.paginate(github.rest.apps.listReposAccessibleToInstallation, { per_page: 100 });
-  return repos.filter((repo) => !repo.archived && (withConfig || repo.name !== ORG_CONFIG_REPO) && repo.owner.login.toLowerCase() === owner.toLowerCase());
+  return repos.filter(
+    (repo) =>
+      !repo.archived &&
+      (withConfig || repo.name !== ORG_CONFIG_REPO) &&
+      repo.owner.login.toLowerCase() === owner.toLowerCase(),
+  );
 }
 
 /** Repositories previewed together: their branches and pull requests are read in shared requests, then compared. */
@@ -167,7 +200,12 @@ async function previewGroup(
       return;
     }
     const gaps = [...(branch.truncated ? ['GitHub cut the file tree short'] : []), ...gapsOf(branch.skipped)];
-    outcomes.push({ name: entry.repo.name, url: entry.repo.html_url, ...run(branch.files, entry), ...(gaps.length ? { incomplete: gaps.join('; ') } : {}) });
+    outcomes.push({
+      name: entry.repo.name,
+      url: entry.repo.html_url,
+      ...run(branch.files, entry),
+      ...(gaps.length ? { incomplete: gaps.join('; ') } : {}),
+    });
     pulls.forEach((item, j) => {
       if (item.entry !== entry) return;
       const read = pullReads[j]!;
@@ -177,7 +215,12 @@ async function previewGroup(
         return;
       }
       const skipped = gapsOf(read.skipped);
-      outcomes.push({ name, url: item.pull.url, ...run(read.files, entry, item.pull.removed), ...(skipped.length ? { incomplete: skipped.join('; ') } : {}) });
+      outcomes.push({
+        name,
+        url: item.pull.url,
+        ...run(read.files, entry, item.pull.removed),
+        ...(skipped.length ? { incomplete: skipped.join('; ') } : {}),
+      });
     });
   });
   return outcomes;
@@ -195,7 +238,11 @@ async function previewVerdict(
   if (proposed === null) return removedBaselineOutput(ORG_CONFIG_PATH);
   const loaded = loadBaseline(ORG_CONFIG_PATH, proposed, RULE_IDS);
   if (loaded.problems.length > 0) return invalidBaselineOutput(ORG_CONFIG_PATH, loaded.source, loaded.problems);
-  const baselines = { current, proposed: { text: proposed, commit: target.headSha }, today: new Date().toISOString().slice(0, 10) };
+  const baselines = {
+    current,
+    proposed: { text: proposed, commit: target.headSha },
+    today: new Date().toISOString().slice(0, 10),
+  };
   const repos = await organisationRepositories(github, target.owner);
   const outcomes: PreviewOutcome[] = [];
   const unreadable: { name: string; reason: string }[] = [];
@@ -212,7 +259,10 @@ async function previewVerdict(
       if (info instanceof Error) {
         // One repository GitHub will not show does not sink the preview: it is listed as not evaluated.
         unreadable.push({ name: repo.name, reason: describeError(info) });
-        log.warn({ repo: `${target.owner}/${repo.name}`, err: { message: info.message } }, 'preview could not read a repository');
+        log.warn(
+          { repo: `${target.owner}/${repo.name}`, err: { message: info.message } },
+          'preview could not read a repository',
+        );
       } else if (info) group.push({ repo, info });
     }
     outcomes.push(...(await previewGroup(github, target.owner, group, baselines, index, unreadable)));
@@ -221,7 +271,14 @@ async function previewVerdict(
 }
 
 /** Validate and preview a config pull request, and post the verdict as its check run (see check.ts for the run model). */
-export async function previewConfigPull(github: GitHub, target: PullTarget, deps: AppDeps, log: Logger, trigger: Trigger, deliveryId: string): Promise<void> {
+export async function previewConfigPull(
+  github: GitHub,
+  target: PullTarget,
+  deps: AppDeps,
+  log: Logger,
+  trigger: Trigger,
+  deliveryId: string,
+): Promise<void> {
   const key = runKey(target);
   const where = { deliveryId, repo: `${target.owner}/${target.repo}`, pr: target.number };
   await serialized(deps, key, trigger, (effective) =>
@@ -231,12 +288,22 @@ export async function previewConfigPull(github: GitHub, target: PullTarget, deps
         const output = await previewVerdict(github, target, inputs.proposed, inputs.current, deps.paths, log);
         const known = deps.runs.get(key);
         const existing = known && (!inputs.existing || known.id >= inputs.existing.id) ? known : inputs.existing;
-        const sent = await sendCheck(github, target, output, { ...(existing ? { existing } : {}), trigger: effective, applyFixes: false });
+        const sent = await sendCheck(github, target, output, {
+          ...(existing ? { existing } : {}),
+          trigger: effective,
+          applyFixes: false,
+        });
         if (sent.posted) rememberRun(deps, key, { id: sent.id, externalId: sent.externalId });
-        log.info({ ...where, conclusion: output.conclusion, posted: sent.posted, apiCalls: calls() }, 'baseline preview completed');
+        log.info(
+          { ...where, conclusion: output.conclusion, posted: sent.posted, apiCalls: calls() },
+          'baseline preview completed',
+        );
         return sent.posted ? 'posted' : 'unchanged';
       } catch (error) {
-        log.error({ ...where, apiCalls: calls(), err: { message: (error as Error).message } }, 'baseline preview failed');
+        log.error(
+          { ...where, apiCalls: calls(), err: { message: (error as Error).message } },
+          'baseline preview failed',
+        );
         await sendFailure(github, deps, target, `The baseline preview failed: ${describeError(error)}`, log, where);
         return 'failed';
       }
@@ -260,7 +327,10 @@ export async function recheckOrganisation(
   deps.orgCache.invalidate(installationId, owner);
   const layer = await readOrgLayer(github, owner);
   if (layer.state === 'unavailable') {
-    log.warn({ deliveryId, owner, reason: layer.reason }, 'the organisation baseline could not be read; open pull requests are not re-checked');
+    log.warn(
+      { deliveryId, owner, reason: layer.reason },
+      'the organisation baseline could not be read; open pull requests are not re-checked',
+    );
     return 0;
   }
   const orgConfig = layer.state === 'found' ? layer.config : null;
@@ -280,23 +350,36 @@ export async function recheckOrganisation(
   for (const repo of repos) {
     if (migrations && repo.name !== ORG_CONFIG_REPO) {
       await deps.fanout.add(
-        { kind: 'migrate', installationId, owner, repo: repo.name, defaultBranch: repo.default_branch, deliveryId, baselineCommit: commit },
+        {
+          kind: 'migrate',
+          installationId,
+          owner,
+          repo: repo.name,
+          defaultBranch: repo.default_branch,
+          deliveryId,
+          baselineCommit: commit,
+        },
         github,
       );
     }
     const info = infos.get(repo.name);
     if (info instanceof Error) {
-      log.warn({ deliveryId, repo: `${owner}/${repo.name}`, err: { message: info.message } }, 'open pull requests could not be listed; not re-checked');
+      log.warn(
+        { deliveryId, repo: `${owner}/${repo.name}`, err: { message: info.message } },
+        'open pull requests could not be listed; not re-checked',
+      );
       continue;
     }
     const pulls: readonly Pick<OpenPull, 'number' | 'headSha' | 'headRef' | 'headRepo' | 'baseSha'>[] = info?.morePulls
-      ? (await github.paginate(github.rest.pulls.list, { owner, repo: repo.name, state: 'open', per_page: 100 })).map((pull) => ({
-          number: pull.number,
-          headSha: pull.head.sha,
-          headRef: pull.head.ref,
-          headRepo: pull.head.repo?.full_name ?? '(deleted fork)',
-          baseSha: pull.base.sha,
-        }))
+      ? (await github.paginate(github.rest.pulls.list, { owner, repo: repo.name, state: 'open', per_page: 100 })).map(
+          (pull) => ({
+            number: pull.number,
+            headSha: pull.head.sha,
+            headRef: pull.head.ref,
+            headRepo: pull.head.repo?.full_name ?? '(deleted fork)',
+            baseSha: pull.base.sha,
+          }),
+        )
       : (info?.pulls ?? []);
     for (const pull of pulls) {
       const target: PullTarget = {
@@ -309,7 +392,13 @@ export async function recheckOrganisation(
         installationId,
         baseSha: pull.baseSha,
       };
-      if (await deps.fanout.add({ kind: 'check-pull', installationId, target, deliveryId, trigger: 'event', baselineCommit: commit }, github)) queued++;
+      if (
+        await deps.fanout.add(
+          { kind: 'check-pull', installationId, target, deliveryId, trigger: 'event', baselineCommit: commit },
+          github,
+        )
+      )
+        queued++;
     }
   }
   log.info({ deliveryId, owner, repositories: repos.length, queued, migrations }, 'organisation re-check queued');
@@ -317,17 +406,37 @@ export async function recheckOrganisation(
 }
 
 /** A repository's default branch checked under the organisation baseline and its own file (sweeps, migrations). */
-export async function evaluateDefaultBranch(github: GitHub, owner: string, repo: string, orgConfig: ConfigBlob | null, index?: PathIndex) {
+export async function evaluateDefaultBranch(
+  github: GitHub,
+  owner: string,
+  repo: string,
+  orgConfig: ConfigBlob | null,
+  index?: PathIndex,
+) {
   const info = await repositoryInfo(github, { owner, repo }, 1);
   const resolved = layerBaselines(owner, repo, info?.repoConfig, orgConfig);
-  if (!info) return { resolved, headSha: '', report: gate([], resolved.baseline, defaultKnowledgeBase()), texts: new Map<string, string>(), files: 0 };
+  if (!info)
+    return {
+      resolved,
+      headSha: '',
+      report: gate([], resolved.baseline, defaultKnowledgeBase()),
+      texts: new Map<string, string>(),
+      files: 0,
+    };
   const branch = await readBranch(github, { owner, repo }, info.headSha, index);
   const report = gate(branch.files, resolved.baseline, defaultKnowledgeBase(), gateOptionsFor(resolved, owner, repo));
   return { resolved, headSha: info.headSha, report, texts: branch.texts, files: branch.files.length };
 }
 
 /** Open or update the repository's migration pull request when the organisation baseline asks for them. */
-export async function migrateIfEnabled(github: GitHub, owner: string, repo: string, defaultBranch: string, log: Logger, index?: PathIndex): Promise<void> {
+export async function migrateIfEnabled(
+  github: GitHub,
+  owner: string,
+  repo: string,
+  defaultBranch: string,
+  log: Logger,
+  index?: PathIndex,
+): Promise<void> {
   const layer = await readOrgLayer(github, owner);
   if (layer.state !== 'found') return;
   if (!layerBaselines(owner, ORG_CONFIG_REPO, undefined, layer.config).baseline.migration.pullRequests) return;
@@ -357,13 +466,27 @@ export function baselinePushed(
   deliveryId: string,
 ): Extract<FanoutJob, { kind: 'recheck-org' }> | undefined {
   const { repository, ref, installation, commits } = payload;
-  if (repository.name !== ORG_CONFIG_REPO || ref !== `refs/heads/${repository.default_branch}` || !installation || !repository.owner) return undefined;
+  if (
+    repository.name !== ORG_CONFIG_REPO ||
+    ref !== `refs/heads/${repository.default_branch}` ||
+    !installation ||
+    !repository.owner
+  )
+    return undefined;
   // A push GitHub lists no commits for (a force push, more than 2,048 commits) may have touched it: re-check.
   const touched =
     commits.length === 0 ||
-    commits.some((commit) => [...(commit.added ?? []), ...(commit.modified ?? []), ...(commit.removed ?? [])].includes(ORG_CONFIG_PATH));
+    commits.some((commit) =>
+      [...(commit.added ?? []), ...(commit.modified ?? []), ...(commit.removed ?? [])].includes(ORG_CONFIG_PATH),
+    );
   return touched
-    ? { kind: 'recheck-org', installationId: installation.id, owner: repository.owner.login, deliveryId, baselineCommit: payload.after }
+    ? {
+        kind: 'recheck-org',
+        installationId: installation.id,
+        owner: repository.owner.login,
+        deliveryId,
+        baselineCommit: payload.after,
+      }
     : undefined;
 }
 
@@ -372,11 +495,19 @@ export function baselinePushed(
  * first. When it cannot be queued (Redis is down), the delivery fails, never silently: the durable queue retries
  * the stored delivery, and a failed delivery can be redelivered from the App's settings.
  */
-async function queueOrgRecheck(github: GitHub, job: Extract<FanoutJob, { kind: 'recheck-org' }> | undefined, deps: AppDeps, log: Logger): Promise<void> {
+async function queueOrgRecheck(
+  github: GitHub,
+  job: Extract<FanoutJob, { kind: 'recheck-org' }> | undefined,
+  deps: AppDeps,
+  log: Logger,
+): Promise<void> {
   if (!job) return;
   deps.orgCache.invalidate(job.installationId, job.owner);
   await deps.fanout.add(job, github).catch((error: Error) => {
-    log.error({ deliveryId: job.deliveryId, owner: job.owner, err: { message: error.message } }, 'could not queue the organisation re-check');
+    log.error(
+      { deliveryId: job.deliveryId, owner: job.owner, err: { message: error.message } },
+      'could not queue the organisation re-check',
+    );
     throw error;
   });
 }
@@ -409,7 +540,12 @@ export function onInstallationChange(
   deps: AppDeps,
 ): Promise<void> {
   const event = context.name === 'installation_repositories' ? 'installation_repositories' : 'installation';
-  return queueOrgRecheck(context.octokit as GitHub, installationChanged(context.payload, event, context.id), deps, context.log);
+  return queueOrgRecheck(
+    context.octokit as GitHub,
+    installationChanged(context.payload, event, context.id),
+    deps,
+    context.log,
+  );
 }
 
 /**
@@ -433,7 +569,9 @@ export function installationChanged(
   // An enterprise installation's account has a slug, not a login: it owns no .github repository of an organisation.
   const owner = account?.login;
   if (!installation || !owner) return undefined;
-  const names = [...(payload.repositories_added ?? []), ...(payload.repositories_removed ?? [])].map((repo) => repo.name);
+  const names = [...(payload.repositories_added ?? []), ...(payload.repositories_removed ?? [])].map(
+    (repo) => repo.name,
+  );
   const affects =
     event === 'installation_repositories'
       ? names.includes(ORG_CONFIG_REPO)

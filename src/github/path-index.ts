@@ -61,8 +61,19 @@ export function entryFromTree(sha: string, paths: readonly string[], now = Date.
 }
 
 /** The entry's paths when it can stand for `sha` now; undefined when the tree must be read. */
-export function usablePaths(entry: PathEntry | undefined, sha: string, now = Date.now()): readonly string[] | undefined {
-  if (!entry || entry.sha !== sha || entry.version !== version() || now - entry.builtAt >= MAX_AGE_MS || now < entry.builtAt) return undefined;
+export function usablePaths(
+  entry: PathEntry | undefined,
+  sha: string,
+  now = Date.now(),
+): readonly string[] | undefined {
+  if (
+    !entry ||
+    entry.sha !== sha ||
+    entry.version !== version() ||
+    now - entry.builtAt >= MAX_AGE_MS ||
+    now < entry.builtAt
+  )
+    return undefined;
   return entry.paths;
 }
 
@@ -73,8 +84,16 @@ interface PushPayload {
   readonly created?: boolean;
   readonly deleted?: boolean;
   readonly forced?: boolean;
-  readonly repository: { readonly name: string; readonly default_branch?: string; readonly owner?: { readonly login?: string } | null };
-  readonly commits?: readonly { readonly added?: readonly string[]; readonly modified?: readonly string[]; readonly removed?: readonly string[] }[];
+  readonly repository: {
+    readonly name: string;
+    readonly default_branch?: string;
+    readonly owner?: { readonly login?: string } | null;
+  };
+  readonly commits?: readonly {
+    readonly added?: readonly string[];
+    readonly modified?: readonly string[];
+    readonly removed?: readonly string[];
+  }[];
 }
 
 /**
@@ -87,7 +106,8 @@ interface PushPayload {
 export function branchPush(payload: PushPayload): { readonly repo: string; readonly push: BranchPush } | undefined {
   const { repository } = payload;
   const owner = repository.owner?.login;
-  if (!owner || !repository.default_branch || payload.ref !== `refs/heads/${repository.default_branch}`) return undefined;
+  if (!owner || !repository.default_branch || payload.ref !== `refs/heads/${repository.default_branch}`)
+    return undefined;
   const commits = payload.commits ?? [];
   const complete =
     !payload.forced &&
@@ -203,7 +223,10 @@ export class RedisPathIndex implements PathIndex {
       return result;
     } catch (error) {
       if (!this.failing)
-        this.log?.warn({ redis: 'paths', err: { message: (error as Error).message } }, `the path index could not ${what}; trees are read instead`);
+        this.log?.warn(
+          { redis: 'paths', err: { message: (error as Error).message } },
+          `the path index could not ${what}; trees are read instead`,
+        );
       this.failing = true;
       return otherwise;
     }
@@ -215,7 +238,12 @@ export class RedisPathIndex implements PathIndex {
       async () => {
         const hash = await this.redis.hgetall(this.prefix + repo);
         if (!hash.sha || hash.paths === undefined || !hash.builtAt || !hash.version) return undefined;
-        return { sha: hash.sha, paths: hash.paths ? hash.paths.split(SEPARATOR) : [], builtAt: Number(hash.builtAt), version: hash.version };
+        return {
+          sha: hash.sha,
+          paths: hash.paths ? hash.paths.split(SEPARATOR) : [],
+          builtAt: Number(hash.builtAt),
+          version: hash.version,
+        };
       },
       undefined,
     );
@@ -230,7 +258,12 @@ export class RedisPathIndex implements PathIndex {
         const results = await this.redis
           .multi()
           .del(key)
-          .hset(key, { sha: entry.sha, paths: entry.paths.join(SEPARATOR), builtAt: String(entry.builtAt), version: entry.version })
+          .hset(key, {
+            sha: entry.sha,
+            paths: entry.paths.join(SEPARATOR),
+            builtAt: String(entry.builtAt),
+            version: entry.version,
+          })
           .pexpire(key, ttl)
           .exec();
         const failed = results?.find(([error]) => error)?.[0];
@@ -244,7 +277,15 @@ export class RedisPathIndex implements PathIndex {
     return this.attempt(
       'be moved forward',
       async () => {
-        await this.redis.eval(PUSH_SCRIPT, 1, this.prefix + repo, push.before, push.after, push.touched ? '1' : '0', (push.touched ?? []).join(SEPARATOR));
+        await this.redis.eval(
+          PUSH_SCRIPT,
+          1,
+          this.prefix + repo,
+          push.before,
+          push.after,
+          push.touched ? '1' : '0',
+          (push.touched ?? []).join(SEPARATOR),
+        );
       },
       undefined,
     );

@@ -56,7 +56,10 @@ export const OUTAGE_RETRIES = 3;
 
 /** A pull request of the organisation config repository that changes the organisation baseline. */
 export function isConfigPull(target: PullTarget, changed: readonly ChangedFile[]): boolean {
-  return target.repo === ORG_CONFIG_REPO && changed.some((file) => file.filename === ORG_CONFIG_PATH || file.previous_filename === ORG_CONFIG_PATH);
+  return (
+    target.repo === ORG_CONFIG_REPO &&
+    changed.some((file) => file.filename === ORG_CONFIG_PATH || file.previous_filename === ORG_CONFIG_PATH)
+  );
 }
 
 /** The most of an error's message a check run shows (a message can quote a whole response; a summary holds 65,535). */
@@ -70,11 +73,16 @@ export function describeError(error: unknown): string {
     .map((line) => line.trim())
     .filter(Boolean)
     .join(' ');
-  const message = whole.length > MESSAGE_LIMIT ? `${whole.slice(0, MESSAGE_LIMIT)}… (${whole.length - MESSAGE_LIMIT} more characters)` : whole;
-  if (status === 404) return `GitHub answered 404 (${message}): the branch or commit may have been deleted while the check ran.`;
+  const message =
+    whole.length > MESSAGE_LIMIT
+      ? `${whole.slice(0, MESSAGE_LIMIT)}… (${whole.length - MESSAGE_LIMIT} more characters)`
+      : whole;
+  if (status === 404)
+    return `GitHub answered 404 (${message}): the branch or commit may have been deleted while the check ran.`;
   if (status === 403 && /not accessible by integration/i.test(message))
     return `GitHub refused the request (403: ${message}): the App's installation lacks a permission this needs.`;
-  if (status === 403 || status === 429) return `GitHub refused the request (${status}: ${message}), probably a rate limit.`;
+  if (status === 403 || status === 429)
+    return `GitHub refused the request (${status}: ${message}), probably a rate limit.`;
   if (status && status >= 500) return `GitHub answered ${status} (${message}).`;
   const code = (error as { code?: string }).code;
   if (code && /^E[A-Z]+$/.test(code)) return `GitHub could not be reached (${code}: ${message}).`;
@@ -86,7 +94,12 @@ export function describeError(error: unknown): string {
  * arriving while one runs coalesce into a single follow-up, which counts as asked for by a person if any of them
  * was (a Re-run must not be swallowed by an event).
  */
-export async function serialized(deps: AppDeps, key: string, trigger: Trigger, task: (trigger: Trigger) => Promise<CheckOutcome>): Promise<CheckOutcome> {
+export async function serialized(
+  deps: AppDeps,
+  key: string,
+  trigger: Trigger,
+  task: (trigger: Trigger) => Promise<CheckOutcome>,
+): Promise<CheckOutcome> {
   const current = deps.locks.get(key);
   if (current?.next) {
     if (trigger === 'request') current.next.trigger = 'request';
@@ -146,7 +159,8 @@ function baselineLinks(target: PullTarget, analysis: Pick<Analysis, 'baseline'>,
     if (!commit) continue;
     if (path === `${target.owner}/${ORG_CONFIG_REPO}/${ORG_CONFIG_PATH}`)
       links.set(path, `${webUrl}/${target.owner}/${ORG_CONFIG_REPO}/blob/${commit}/${ORG_CONFIG_PATH}`);
-    else if (path === CONFIG_PATH) links.set(path, `${webUrl}/${target.owner}/${target.repo}/blob/${commit}/${CONFIG_PATH}`);
+    else if (path === CONFIG_PATH)
+      links.set(path, `${webUrl}/${target.owner}/${target.repo}/blob/${commit}/${CONFIG_PATH}`);
   }
   return links;
 }
@@ -159,14 +173,19 @@ export interface OutputContext {
 
 export function checkOutput(analysis: Analysis, target: PullTarget, context: OutputContext): CheckOutput {
   if (analysis.unavailable) {
-    return renderFailure(orgBaselineUnavailable(`${target.owner}/${ORG_CONFIG_REPO}:${ORG_CONFIG_PATH}`, analysis.unavailable));
+    return renderFailure(
+      orgBaselineUnavailable(`${target.owner}/${ORG_CONFIG_REPO}:${ORG_CONFIG_PATH}`, analysis.unavailable),
+    );
   }
   const notes = orgNotes(target, analysis, context.grants);
   if (context.deferredSince) notes.push(rateLimitNote(context.deferredSince));
   // The repository's baseline comes from the default branch: its problems are annotated only where the head commit
   // has the same file (else they are listed in the summary with a link).
   const config = analysis.read?.repoConfig?.text;
-  const texts = config !== undefined && config === analysis.read?.headConfigText ? new Map([...analysis.texts, [CONFIG_PATH, config]]) : analysis.texts;
+  const texts =
+    config !== undefined && config === analysis.read?.headConfigText
+      ? new Map([...analysis.texts, [CONFIG_PATH, config]])
+      : analysis.texts;
   return renderCheckRun(analysis.report, {
     baselineOrigin: analysis.baseline.origin,
     knowledgeRetrieved: defaultKnowledgeBase().retrieved,
@@ -182,7 +201,13 @@ export function checkOutput(analysis: Analysis, target: PullTarget, context: Out
 }
 
 /** Check a pull request's head commit and send the verdict; never throws unless `throwOnFailure` (durable jobs retry). */
-export async function checkPull(github: GitHub, deps: AppDeps, log: Log, request: CheckRequest, options: CheckOptions = {}): Promise<CheckOutcome> {
+export async function checkPull(
+  github: GitHub,
+  deps: AppDeps,
+  log: Log,
+  request: CheckRequest,
+  options: CheckOptions = {},
+): Promise<CheckOutcome> {
   const { target, deliveryId } = request;
   const key = runKey(target);
   const where = { deliveryId, repo: `${target.owner}/${target.repo}`, pr: target.number };
@@ -195,7 +220,10 @@ export async function checkPull(github: GitHub, deps: AppDeps, log: Log, request
 
         // 2. A new organisation baseline: validated and previewed by a fan-out job (it reads many repositories).
         if (isConfigPull(target, changes.files)) {
-          await deps.fanout.add({ kind: 'preview', installationId: target.installationId, target, deliveryId, trigger }, github);
+          await deps.fanout.add(
+            { kind: 'preview', installationId: target.installationId, target, deliveryId, trigger },
+            github,
+          );
           return 'queued';
         }
 
@@ -204,14 +232,22 @@ export async function checkPull(github: GitHub, deps: AppDeps, log: Log, request
 
         // 4. What the installation may do here (from its cached token: no request).
         const grants = await installationGrants(github);
-        const output = checkOutput(analysis, target, { grants, ...(deps.webUrl ? { webUrl: deps.webUrl } : {}), ...deferred(request) });
+        const output = checkOutput(analysis, target, {
+          grants,
+          ...(deps.webUrl ? { webUrl: deps.webUrl } : {}),
+          ...deferred(request),
+        });
         const applyFixes =
           !analysis.unavailable &&
           fixesOffer(target, analysis, grants).kind === 'button' &&
           analysis.report.findings.some((finding) => finding.fix?.safety === 'safe');
 
         // 5. The run (nothing is written when an event finds the same verdict already posted).
-        const sent = await sendCheck(github, target, output, { existing: newer(deps.runs.get(key), analysis.read?.latestRun), trigger, applyFixes });
+        const sent = await sendCheck(github, target, output, {
+          existing: newer(deps.runs.get(key), analysis.read?.latestRun),
+          trigger,
+          applyFixes,
+        });
         let suggestions = 0;
         if (sent.posted) {
           rememberRun(deps, key, { id: sent.id, externalId: sent.externalId });
@@ -235,7 +271,14 @@ export async function checkPull(github: GitHub, deps: AppDeps, log: Log, request
         );
         return sent.posted ? 'posted' : 'unchanged';
       } catch (error) {
-        log.error({ ...where, apiCalls: calls(), err: { message: (error as Error).message, status: (error as { status?: number }).status } }, 'check failed');
+        log.error(
+          {
+            ...where,
+            apiCalls: calls(),
+            err: { message: (error as Error).message, status: (error as { status?: number }).status },
+          },
+          'check failed',
+        );
         return checkFailed(github, deps, log, request, error, options, where);
       }
     }),
@@ -338,7 +381,10 @@ export async function sendFailure(
     checkRuns.inc({ conclusion: 'failure' });
     return 'posted';
   } catch (sendError) {
-    log.error({ ...where, err: { message: (sendError as Error).message } }, 'could not report the failure on a check run');
+    log.error(
+      { ...where, err: { message: (sendError as Error).message } },
+      'could not report the failure on a check run',
+    );
     return 'lost';
   }
 }
@@ -363,8 +409,19 @@ async function newestRunOnCommit(github: GitHub, deps: AppDeps, target: PullTarg
 }
 
 /** One review with the suggestions not posted before; a failed review costs only the one-click fixes. */
-async function postSuggestions(github: GitHub, target: PullTarget, analysis: Analysis, log: Log, where: object): Promise<number> {
-  const suggestions = reviewSuggestions(analysis.report, analysis.texts, analysis.added, analysis.read?.postedSuggestions ?? new Set());
+async function postSuggestions(
+  github: GitHub,
+  target: PullTarget,
+  analysis: Analysis,
+  log: Log,
+  where: object,
+): Promise<number> {
+  const suggestions = reviewSuggestions(
+    analysis.report,
+    analysis.texts,
+    analysis.added,
+    analysis.read?.postedSuggestions ?? new Set(),
+  );
   if (suggestions.length === 0) return 0;
   try {
     await github.rest.pulls.createReview({
@@ -378,7 +435,10 @@ async function postSuggestions(github: GitHub, target: PullTarget, analysis: Ana
     });
     return suggestions.length;
   } catch (error) {
-    log.warn({ ...where, err: { message: (error as Error).message, status: (error as { status?: number }).status } }, 'could not post review suggestions');
+    log.warn(
+      { ...where, err: { message: (error as Error).message, status: (error as { status?: number }).status } },
+      'could not post review suggestions',
+    );
     return 0;
   }
 }

@@ -65,7 +65,9 @@ export class JobQueue implements Fanout {
       this.running++;
       worker
         .run(github, job)
-        .catch((error: unknown) => worker.log.error({ job: key, err: { message: (error as Error).message } }, `${job.kind} job failed`))
+        .catch((error: unknown) =>
+          worker.log.error({ job: key, err: { message: (error as Error).message } }, `${job.kind} job failed`),
+        )
         .finally(() => {
           this.running--;
           this.keys.delete(key);

@@ -70,13 +70,20 @@ function literal(value: string): string {
 
 /** `object(expression:)` for each path, as aliases f0, f1, … */
 function blobFields(paths: readonly string[], revision: string): string {
-  return paths.map((path, i) => `f${i}: object(expression: ${literal(`${revision}:${path}`)}) { ...blob }`).join('\n    ');
+  return paths
+    .map((path, i) => `f${i}: object(expression: ${literal(`${revision}:${path}`)}) { ...blob }`)
+    .join('\n    ');
 }
 
 /** The newest of our check runs on a commit: the last page of runs by our name in our app's suites. */
 export const RUNS_FIELD = `checkSuites(first: 10, filterBy: { appId: $appId }) { nodes { checkRuns(last: 10, filterBy: { checkName: ${literal(CHECK_NAME)} }) { nodes { databaseId externalId } } } }`;
 
-export function firstReadQuery(paths: readonly string[], directories: readonly string[], headSha: string, withOrg: boolean): string {
+export function firstReadQuery(
+  paths: readonly string[],
+  directories: readonly string[],
+  headSha: string,
+  withOrg: boolean,
+): string {
   const trees = directories
     .map(
       (dir, i) =>
@@ -108,7 +115,11 @@ interface TreeEntry {
 }
 
 type RunsAnswer = {
-  checkSuites?: { nodes: ({ checkRuns: { nodes: ({ databaseId: number | null; externalId: string | null } | null)[] } | null } | null)[] };
+  checkSuites?: {
+    nodes: ({
+      checkRuns: { nodes: ({ databaseId: number | null; externalId: string | null } | null)[] } | null;
+    } | null)[];
+  };
 } | null;
 
 interface FirstReadResponse {
@@ -118,7 +129,10 @@ interface FirstReadResponse {
         headConfig: Blob | null;
         defaultBranchRef: { target: { oid: string } | null } | null;
         head: RunsAnswer;
-        pullRequest: { state: string; reviews: { nodes: ({ comments: { nodes: ({ body: string } | null)[] } } | null)[] } } | null;
+        pullRequest: {
+          state: string;
+          reviews: { nodes: ({ comments: { nodes: ({ body: string } | null)[] } } | null)[] };
+        } | null;
       })
     | null;
   org?: { config: Blob | null; defaultBranchRef: { target: { oid: string } | null } | null } | null;
@@ -133,7 +147,8 @@ function reasonOf(problems: readonly GraphqlProblem[]): string {
 
 /** The answer for one blob field, with the problems GitHub gave for it. */
 function blobAnswer(value: unknown, problems: readonly GraphqlProblem[]): BlobAnswer {
-  if (problems.length > 0 && (value === null || value === undefined)) return { unreadable: `GitHub would not show it: ${reasonOf(problems)}` };
+  if (problems.length > 0 && (value === null || value === undefined))
+    return { unreadable: `GitHub would not show it: ${reasonOf(problems)}` };
   return (value as Blob | null | undefined) ?? null;
 }
 
@@ -142,7 +157,8 @@ export function newestRun(answer: RunsAnswer): ExistingRun | undefined {
   let newest: ExistingRun | undefined;
   for (const suite of answer?.checkSuites?.nodes ?? []) {
     for (const run of suite?.checkRuns?.nodes ?? []) {
-      if (run?.databaseId && (!newest || run.databaseId > newest.id)) newest = { id: run.databaseId, externalId: run.externalId };
+      if (run?.databaseId && (!newest || run.databaseId > newest.id))
+        newest = { id: run.databaseId, externalId: run.externalId };
     }
   }
   return newest;
@@ -176,9 +192,12 @@ export async function firstRead(github: GitHub, repo: RepoRef, options: FirstRea
     appId: options.appId,
   });
   const repository = data.repository;
-  if (!repository) throw new GitHubReadError(`GitHub would not show ${repo.owner}/${repo.repo}`, problemsAt(problems, 'repository'));
+  if (!repository)
+    throw new GitHubReadError(`GitHub would not show ${repo.owner}/${repo.repo}`, problemsAt(problems, 'repository'));
   const blobs = new Map<string, BlobAnswer>();
-  options.paths.forEach((path, i) => blobs.set(path, blobAnswer(repository[`f${i}`], problemsAt(problems, 'repository', `f${i}`))));
+  options.paths.forEach((path, i) =>
+    blobs.set(path, blobAnswer(repository[`f${i}`], problemsAt(problems, 'repository', `f${i}`))),
+  );
   const listedPaths: string[] = [];
   const listedDirectories = new Set<string>();
   const visit = (entries: readonly TreeEntry[] | undefined): void => {
@@ -228,16 +247,28 @@ ${BLOB}`;
 }
 
 /** Read more files at a revision, one request per READ_CHUNK paths. */
-export async function readBlobs(github: GitHub, repo: RepoRef, paths: readonly string[], revision: string): Promise<Map<string, BlobAnswer>> {
+export async function readBlobs(
+  github: GitHub,
+  repo: RepoRef,
+  paths: readonly string[],
+  revision: string,
+): Promise<Map<string, BlobAnswer>> {
   const out = new Map<string, BlobAnswer>();
   for (let at = 0; at < paths.length; at += READ_CHUNK) {
     const part = paths.slice(at, at + READ_CHUNK);
-    const { data, problems } = await partialQuery<{ repository: Record<string, Blob | null> | null }>(github, blobsQuery(part, revision), {
-      owner: repo.owner,
-      name: repo.repo,
-    });
-    if (!data.repository) throw new GitHubReadError(`GitHub would not show ${repo.owner}/${repo.repo}`, problemsAt(problems, 'repository'));
-    part.forEach((path, i) => out.set(path, blobAnswer(data.repository![`f${i}`], problemsAt(problems, 'repository', `f${i}`))));
+    const { data, problems } = await partialQuery<{ repository: Record<string, Blob | null> | null }>(
+      github,
+      blobsQuery(part, revision),
+      {
+        owner: repo.owner,
+        name: repo.repo,
+      },
+    );
+    if (!data.repository)
+      throw new GitHubReadError(`GitHub would not show ${repo.owner}/${repo.repo}`, problemsAt(problems, 'repository'));
+    part.forEach((path, i) =>
+      out.set(path, blobAnswer(data.repository![`f${i}`], problemsAt(problems, 'repository', `f${i}`))),
+    );
   }
   return out;
 }
@@ -259,11 +290,18 @@ ${wants.map((want, i) => `  r${i}: repository(owner: $owner, name: $n${i}) {\n  
 ${BLOB}`;
   const variables: Record<string, unknown> = { owner };
   wants.forEach((want, i) => (variables[`n${i}`] = want.repo));
-  const { data, problems } = await partialQuery<Record<string, Record<string, Blob | null> | null>>(github, query, variables);
+  const { data, problems } = await partialQuery<Record<string, Record<string, Blob | null> | null>>(
+    github,
+    query,
+    variables,
+  );
   return wants.map((want, i) => {
     const repository = data[`r${i}`];
-    if (!repository) return new GitHubReadError(`GitHub would not show ${owner}/${want.repo}`, problemsAt(problems, `r${i}`));
-    return new Map(want.paths.map((path, j) => [path, blobAnswer(repository[`f${j}`], problemsAt(problems, `r${i}`, `f${j}`))]));
+    if (!repository)
+      return new GitHubReadError(`GitHub would not show ${owner}/${want.repo}`, problemsAt(problems, `r${i}`));
+    return new Map(
+      want.paths.map((path, j) => [path, blobAnswer(repository[`f${j}`], problemsAt(problems, `r${i}`, `f${j}`))]),
+    );
   });
 }
 
@@ -276,10 +314,17 @@ export async function readWholeBlob(github: GitHub, repo: RepoRef, sha: string):
   try {
     const { data } = await github.rest.git.getBlob({ owner: repo.owner, repo: repo.repo, file_sha: sha });
     const bytes = Buffer.from(data.content, data.encoding === 'base64' ? 'base64' : 'utf8');
-    return { text: bytes.includes(0) ? null : bytes.toString('utf8'), byteSize: bytes.length, isBinary: bytes.includes(0), whole: true, oid: sha };
+    return {
+      text: bytes.includes(0) ? null : bytes.toString('utf8'),
+      byteSize: bytes.length,
+      isBinary: bytes.includes(0),
+      whole: true,
+      oid: sha,
+    };
   } catch (error) {
     const status = (error as { status?: number }).status;
-    if (status === 404 || status === 403 || status === 409 || status === 422) return { unreadable: `GitHub would not give the whole file (HTTP ${status})` };
+    if (status === 404 || status === 403 || status === 409 || status === 422)
+      return { unreadable: `GitHub would not give the whole file (HTTP ${status})` };
     throw error;
   }
 }
@@ -310,9 +355,16 @@ export async function readBaselineFiles(
   repo: RepoRef,
   withOrg: boolean,
 ): Promise<{ readonly repoConfig?: ConfigBlob; readonly org?: OrgLayer }> {
-  type Answer = { repository: { config: Blob | null; defaultBranchRef: { target: { oid: string } | null } | null } | null; org?: FirstReadResponse['org'] };
-  const { data, problems } = await partialQuery<Answer>(github, BASELINES_QUERY(withOrg), { owner: repo.owner, name: repo.repo });
-  if (!data.repository) throw new GitHubReadError(`GitHub would not show ${repo.owner}/${repo.repo}`, problemsAt(problems, 'repository'));
+  type Answer = {
+    repository: { config: Blob | null; defaultBranchRef: { target: { oid: string } | null } | null } | null;
+    org?: FirstReadResponse['org'];
+  };
+  const { data, problems } = await partialQuery<Answer>(github, BASELINES_QUERY(withOrg), {
+    owner: repo.owner,
+    name: repo.repo,
+  });
+  if (!data.repository)
+    throw new GitHubReadError(`GitHub would not show ${repo.owner}/${repo.repo}`, problemsAt(problems, 'repository'));
   const text = data.repository.config?.text;
   return {
     ...(text != null ? { repoConfig: { text, commit: data.repository.defaultBranchRef?.target?.oid ?? '' } } : {}),

@@ -92,14 +92,23 @@ ${batch.map((_, i) => `  r${i}: repository(owner: $owner, name: $n${i}) {\n    $
     const { data, problems } = await partialQuery<Record<string, RepositoryAnswer | null>>(github, query, variables);
     batch.forEach((name, i) => {
       const answer = data[`r${i}`];
-      answers.set(name, answer ? infoOf(answer) : new GitHubReadError(`GitHub would not show ${owner}/${name}`, problemsAt(problems, `r${i}`)));
+      answers.set(
+        name,
+        answer
+          ? infoOf(answer)
+          : new GitHubReadError(`GitHub would not show ${owner}/${name}`, problemsAt(problems, `r${i}`)),
+      );
     });
   }
   return answers;
 }
 
 /** One repository's information (one request); throws when GitHub will not show it. */
-export async function repositoryInfo(github: GitHub, repo: RepoRef, pulls = MAX_PULLS_PER_REPO): Promise<RepositoryInfo | undefined> {
+export async function repositoryInfo(
+  github: GitHub,
+  repo: RepoRef,
+  pulls = MAX_PULLS_PER_REPO,
+): Promise<RepositoryInfo | undefined> {
   const answer = (await repositoriesInfo(github, repo.owner, [repo.repo], { pulls })).get(repo.repo);
   if (answer instanceof Error) throw answer;
   return answer;
@@ -115,7 +124,9 @@ function infoOf(repository: RepositoryAnswer): RepositoryInfo | undefined {
     morePulls: repository.pullRequests.pageInfo.hasNextPage,
     pulls: repository.pullRequests.nodes.flatMap((pull) => {
       if (!pull) return [];
-      const files = (pull.files?.nodes ?? []).filter((file) => file !== null && classifyPath(file.path) !== undefined) as {
+      const files = (pull.files?.nodes ?? []).filter(
+        (file) => file !== null && classifyPath(file.path) !== undefined,
+      ) as {
         path: string;
         changeType: string;
       }[];
@@ -196,7 +207,10 @@ export async function readBranches(
   index?: PathIndex,
 ): Promise<(BranchFiles | Error)[]> {
   const wheres: (BranchPaths | Error)[] = [];
-  for (const branch of branches) wheres.push(await branchPaths(github, { owner, repo: branch.repo }, branch.sha, index).catch((error: Error) => error));
+  for (const branch of branches)
+    wheres.push(
+      await branchPaths(github, { owner, repo: branch.repo }, branch.sha, index).catch((error: Error) => error),
+    );
   const listed = branches.flatMap((branch, i) => {
     const where = wheres[i]!;
     return where instanceof Error ? [] : [{ i, branch, where }];
@@ -204,13 +218,20 @@ export async function readBranches(
   const reads = await readCommits(
     github,
     owner,
-    listed.map(({ branch, where }) => ({ repo: branch.repo, revision: branch.sha, listed: where.paths, ...(where.tree ? { tree: where.tree } : {}) })),
+    listed.map(({ branch, where }) => ({
+      repo: branch.repo,
+      revision: branch.sha,
+      listed: where.paths,
+      ...(where.tree ? { tree: where.tree } : {}),
+    })),
   );
   const readOf = new Map(listed.map(({ i }, j) => [i, reads[j]!]));
   return wheres.map((where, i) => {
     if (where instanceof Error) return where;
     const read = readOf.get(i)!;
-    return read instanceof Error ? read : { ...fromRead(read), blobs: read.blobs, paths: where.paths, truncated: where.truncated };
+    return read instanceof Error
+      ? read
+      : { ...fromRead(read), blobs: read.blobs, paths: where.paths, truncated: where.truncated };
   });
 }
 
@@ -227,7 +248,10 @@ export async function readPullsAgainst(
   const jobs = pulls.map(({ repo, pull, branch }) => {
     const changed = new Set(pull.changed);
     const known = new Map([...branch.blobs].filter(([path]) => !changed.has(path) && !pull.removed.includes(path)));
-    const inputs = [...listed(pull.changed), ...branch.paths.filter((file) => !changed.has(file.path) && !pull.removed.includes(file.path))];
+    const inputs = [
+      ...listed(pull.changed),
+      ...branch.paths.filter((file) => !changed.has(file.path) && !pull.removed.includes(file.path)),
+    ];
     return { repo, revision: pull.headSha, listed: inputs, known };
   });
   const reads = await readCommits(github, owner, jobs);
@@ -238,7 +262,11 @@ export async function readPullsAgainst(
     const all = fromRead(read);
     const files = affectedFiles(all.files, changed, new Set(pull.removed));
     const kept = new Set(files.map((file) => file.path));
-    return { files, texts: new Map([...all.texts].filter(([path]) => kept.has(path))), skipped: all.skipped.filter((entry) => changed.has(entry.path)) };
+    return {
+      files,
+      texts: new Map([...all.texts].filter(([path]) => kept.has(path))),
+      skipped: all.skipped.filter((entry) => changed.has(entry.path)),
+    };
   });
 }
 

@@ -10,10 +10,20 @@ export interface RunOptions {
   /** Jobs of the durable queue: a check that GitHub fails throws, so the queue retries it. */
   readonly durable?: boolean;
   /** Hands a stored delivery to Probot's handlers. */
-  readonly receive?: (delivery: { readonly id: string; readonly name: string; readonly payload: unknown }) => Promise<void>;
+  readonly receive?: (delivery: {
+    readonly id: string;
+    readonly name: string;
+    readonly payload: unknown;
+  }) => Promise<void>;
 }
 
-export async function runJob(github: GitHub, job: FanoutJob, deps: AppDeps, log: Logger, options: RunOptions = {}): Promise<void> {
+export async function runJob(
+  github: GitHub,
+  job: FanoutJob,
+  deps: AppDeps,
+  log: Logger,
+  options: RunOptions = {},
+): Promise<void> {
   switch (job.kind) {
     case 'delivery':
       // Probot runs the handlers as it would for a delivery it had just received.

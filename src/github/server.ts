@@ -39,8 +39,12 @@ export function productionProblems(env: NodeJS.ProcessEnv): string[] {
   const problems: string[] = [];
   if (!env.APP_ID) problems.push('APP_ID is not set');
   if (!env.PRIVATE_KEY && !env.PRIVATE_KEY_PATH) problems.push('neither PRIVATE_KEY nor PRIVATE_KEY_PATH is set');
-  if (!env.WEBHOOK_SECRET) problems.push("WEBHOOK_SECRET is not set (without it anyone can send webhooks signed with Probot's public default)");
-  else if (env.WEBHOOK_SECRET === PROBOT_DEFAULT_SECRET) problems.push('WEBHOOK_SECRET is Probot\'s public default "development"');
+  if (!env.WEBHOOK_SECRET)
+    problems.push(
+      "WEBHOOK_SECRET is not set (without it anyone can send webhooks signed with Probot's public default)",
+    );
+  else if (env.WEBHOOK_SECRET === PROBOT_DEFAULT_SECRET)
+    problems.push('WEBHOOK_SECRET is Probot\'s public default "development"');
   return problems;
 }
 
@@ -69,7 +73,11 @@ export interface ServerOptions {
   /** Waits for queued jobs when draining. */
   readonly idle?: () => Promise<void>;
   /** Stores a verified delivery durably (Redis) before it is answered 202; its workers then run it. */
-  readonly store?: (delivery: { readonly id: string; readonly name: string; readonly payload: Record<string, unknown> }) => Promise<void>;
+  readonly store?: (delivery: {
+    readonly id: string;
+    readonly name: string;
+    readonly payload: Record<string, unknown>;
+  }) => Promise<void>;
   /** Deliveries that may wait in memory (without `store`). */
   readonly backlog?: number;
   /** Bytes of bodies not yet verified, across all connections. */
@@ -95,7 +103,10 @@ export function createAppServer(options: ServerOptions): AppServer {
 
   const reply = (res: ServerResponse, status: number, body: Record<string, unknown>, close = false): void => {
     if (res.headersSent) return;
-    res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...(close ? { connection: 'close' } : {}) });
+    res.writeHead(status, {
+      'content-type': 'application/json; charset=utf-8',
+      ...(close ? { connection: 'close' } : {}),
+    });
     res.end(`${JSON.stringify(body)}\n`);
   };
 
@@ -111,17 +122,23 @@ export function createAppServer(options: ServerOptions): AppServer {
     if (!options.store && inFlight.size >= backlog)
       return refuse(503, `busy: ${inFlight.size} deliveries are waiting to be checked; GitHub can redeliver this one`);
     if (!id || !name) return refuse(400, 'X-GitHub-Delivery and X-GitHub-Event headers are required');
-    if (!signature || !/^sha256=[0-9a-f]{64}$/.test(signature)) return refuse(401, 'X-Hub-Signature-256 is missing or malformed');
+    if (!signature || !/^sha256=[0-9a-f]{64}$/.test(signature))
+      return refuse(401, 'X-Hub-Signature-256 is missing or malformed');
     const declared = Number(req.headers['content-length'] ?? Number.NaN);
-    if (Number.isFinite(declared) && declared > maxBytes) return refuse(413, `the body is larger than ${maxBytes} bytes`);
+    if (Number.isFinite(declared) && declared > maxBytes)
+      return refuse(413, `the body is larger than ${maxBytes} bytes`);
     const body = await readCapped(req, maxBytes, bodyTimeoutMs, unverified);
     if (body === 'too-large') return refuse(413, `the body is larger than ${maxBytes} bytes`);
     if (body === 'timeout') return refuse(408, `the body did not arrive within ${bodyTimeoutMs / 1000} s`);
-    if (body === 'crowded') return refuse(503, 'busy: too many bodies are being received at once; GitHub can redeliver this delivery');
+    if (body === 'crowded')
+      return refuse(503, 'busy: too many bodies are being received at once; GitHub can redeliver this delivery');
     if (body === 'aborted') return;
     const expected = Buffer.from(`sha256=${createHmac('sha256', options.secret).update(body).digest('hex')}`);
     if (expected.length !== signature.length || !timingSafeEqual(expected, Buffer.from(signature))) {
-      log.warn({ deliveryId: id.slice(0, 64), event: name.slice(0, 64) }, 'webhook rejected: the signature does not match');
+      log.warn(
+        { deliveryId: id.slice(0, 64), event: name.slice(0, 64) },
+        'webhook rejected: the signature does not match',
+      );
       return refuse(401, 'the signature does not match');
     }
     let payload: Record<string, unknown>;
@@ -138,7 +155,10 @@ export function createAppServer(options: ServerOptions): AppServer {
       try {
         await options.store({ id, name, payload });
       } catch (error) {
-        log.error({ deliveryId: id, event: name, err: { message: (error as Error).message } }, 'delivery could not be stored; answered 503');
+        log.error(
+          { deliveryId: id, event: name, err: { message: (error as Error).message } },
+          'delivery could not be stored; answered 503',
+        );
         return refuse(503, 'the durable queue (Redis) cannot take this delivery now; GitHub can redeliver it');
       }
       reply(res, 202, { accepted: id, stored: true });
@@ -148,7 +168,10 @@ export function createAppServer(options: ServerOptions): AppServer {
     const work = options.probot.webhooks
       .receive({ id, name, payload } as never)
       .catch((error: unknown) =>
-        log.error({ deliveryId: id, event: name, err: { message: error instanceof Error ? error.message : String(error) } }, 'webhook handler failed'),
+        log.error(
+          { deliveryId: id, event: name, err: { message: error instanceof Error ? error.message : String(error) } },
+          'webhook handler failed',
+        ),
       )
       .finally(() => inFlight.delete(work));
     inFlight.add(work);
@@ -156,35 +179,42 @@ export function createAppServer(options: ServerOptions): AppServer {
 
   // Slow clients: headers within 10 s, the whole request within 30 s, checked every 2 s (Node's default check
   // interval of 30 s let a slow body hold its socket for a minute).
-  const server = createServer({ headersTimeout: 10_000, requestTimeout: 30_000, connectionsCheckingInterval: 2_000 }, (req, res) => {
-    const url = (req.url ?? '/').split('?')[0];
-    if (url === '/healthz' && draining) {
-      reply(res, 503, { status: 'draining' });
-      return;
-    }
-    if (url === path && req.method === 'POST') {
-      void receive(req, res).catch((error: Error) => {
-        log.error({ err: { message: error.message } }, 'webhook receiver failed');
-        reply(res, 500, { error: 'internal error' }, true);
-      });
-      return;
-    }
-    if (url === '/metrics' && !options.openMetrics) {
-      const auth = req.headers.authorization ?? '';
-      const token = options.metricsToken;
-      if (!token || auth.length !== token.length + 7 || !timingSafeEqual(Buffer.from(auth), Buffer.from(`Bearer ${token}`))) {
-        reply(res, token ? 401 : 404, { error: token ? 'a bearer token is required' : 'not found' });
+  const server = createServer(
+    { headersTimeout: 10_000, requestTimeout: 30_000, connectionsCheckingInterval: 2_000 },
+    (req, res) => {
+      const url = (req.url ?? '/').split('?')[0];
+      if (url === '/healthz' && draining) {
+        reply(res, 503, { status: 'draining' });
         return;
       }
-    }
-    void (async () => {
-      for (const handler of options.handlers) if (await handler(req, res)) return;
-      reply(res, 404, { error: 'not found' });
-    })().catch((error: Error) => {
-      log.error({ err: { message: error.message }, path: url }, 'request failed');
-      reply(res, 500, { error: 'internal error' });
-    });
-  });
+      if (url === path && req.method === 'POST') {
+        void receive(req, res).catch((error: Error) => {
+          log.error({ err: { message: error.message } }, 'webhook receiver failed');
+          reply(res, 500, { error: 'internal error' }, true);
+        });
+        return;
+      }
+      if (url === '/metrics' && !options.openMetrics) {
+        const auth = req.headers.authorization ?? '';
+        const token = options.metricsToken;
+        if (
+          !token ||
+          auth.length !== token.length + 7 ||
+          !timingSafeEqual(Buffer.from(auth), Buffer.from(`Bearer ${token}`))
+        ) {
+          reply(res, token ? 401 : 404, { error: token ? 'a bearer token is required' : 'not found' });
+          return;
+        }
+      }
+      void (async () => {
+        for (const handler of options.handlers) if (await handler(req, res)) return;
+        reply(res, 404, { error: 'not found' });
+      })().catch((error: Error) => {
+        log.error({ err: { message: error.message }, path: url }, 'request failed');
+        reply(res, 500, { error: 'internal error' });
+      });
+    },
+  );
   server.maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
 
   return {
@@ -197,7 +227,10 @@ export function createAppServer(options: ServerOptions): AppServer {
         await options.idle?.();
       })();
       let timer: NodeJS.Timeout | undefined;
-      const finished = await Promise.race([work.then(() => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)))]);
+      const finished = await Promise.race([
+        work.then(() => true),
+        new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs))),
+      ]);
       clearTimeout(timer);
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();

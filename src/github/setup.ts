@@ -52,7 +52,11 @@ function page(title: string, body: string): string {
 }
 
 function send(res: ServerResponse, status: number, html: string): true {
-  res.writeHead(status, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' });
+  res.writeHead(status, {
+    'content-type': 'text/html; charset=utf-8',
+    'cache-control': 'no-store',
+    'x-content-type-options': 'nosniff',
+  });
   res.end(html);
   return true;
 }
@@ -91,7 +95,11 @@ export function writeCredentials(envPath: string, app: Registered): void {
 /** The manifest GitHub is sent: app.yml with this deployment's webhook URL and callback. */
 export function manifestFor(appYml: string, webhookUrl: string, redirectUrl: string): Record<string, unknown> {
   const manifest = parse(appYml) as Record<string, unknown>;
-  return { ...manifest, hook_attributes: { ...((manifest.hook_attributes as object) ?? {}), url: webhookUrl, active: true }, redirect_url: redirectUrl };
+  return {
+    ...manifest,
+    hook_attributes: { ...((manifest.hook_attributes as object) ?? {}), url: webhookUrl, active: true },
+    redirect_url: redirectUrl,
+  };
 }
 
 /** The setup server's handler; resolves true when it answered. */
@@ -122,7 +130,8 @@ export function setupHandler(options: SetupOptions): (req: IncomingMessage, res:
       }
       const hook = (params.get('webhook') ?? '').trim();
       const org = (params.get('org') ?? '').trim();
-      if (!/^https?:\/\/[^\s/]+/.test(hook)) return send(res, 400, form(`"${hook}" is not a web address (it starts with https://)`, hook, org));
+      if (!/^https?:\/\/[^\s/]+/.test(hook))
+        return send(res, 400, form(`"${hook}" is not a web address (it starts with https://)`, hook, org));
       if (!/^[A-Za-z0-9-]*$/.test(org)) return send(res, 400, form(`"${org}" is not an organisation name`, hook, org));
       const state = randomBytes(16).toString('hex');
       states.set(state, Date.now());
@@ -157,7 +166,11 @@ export function setupHandler(options: SetupOptions): (req: IncomingMessage, res:
         if (!response.ok) throw new Error(`GitHub answered ${response.status} (a code works once, within an hour)`);
         app = (await response.json()) as Registered;
       } catch (error) {
-        return send(res, 502, form(`The App could not be fetched from GitHub: ${(error as Error).message}. Start again.`));
+        return send(
+          res,
+          502,
+          form(`The App could not be fetched from GitHub: ${(error as Error).message}. Start again.`),
+        );
       }
       try {
         writeCredentials(options.envPath, app);

@@ -76,7 +76,11 @@ export function reviewSuggestions(
     const path = fix.edits[0]!.path;
     const text = texts.get(path);
     if (text === undefined || fix.edits.some((edit) => edit.path !== path)) continue;
-    const at = lineAt(text, Math.min(...fix.edits.map((edit) => edit.range[0])), Math.max(...fix.edits.map((edit) => edit.range[1])));
+    const at = lineAt(
+      text,
+      Math.min(...fix.edits.map((edit) => edit.range[0])),
+      Math.max(...fix.edits.map((edit) => edit.range[1])),
+    );
     if (!at || !added.get(path)?.has(at.line)) continue;
     const key = `${path}\0${at.line}`;
     const entry = lines.get(key) ?? { path, ...at, edits: [], findings: [] };
@@ -93,11 +97,14 @@ export function reviewSuggestions(
     const original = text.slice(entry.start, entry.end);
     let replacement = original;
     for (const edit of [...entry.edits].sort((a, b) => b.range[0] - a.range[0]))
-      replacement = replacement.slice(0, edit.range[0] - entry.start) + edit.text + replacement.slice(edit.range[1] - entry.start);
+      replacement =
+        replacement.slice(0, edit.range[0] - entry.start) + edit.text + replacement.slice(edit.range[1] - entry.start);
     if (replacement.includes('\n') || replacement === original) continue;
     const key = suggestionKey(entry.path, entry.line, replacement);
     if (alreadyPosted.has(key)) continue;
-    const reasons = entry.findings.map((finding) => `**${finding.message}** ([${finding.ruleId}](${finding.docsUrl}))\n\n${finding.fix!.title}.`).join('\n\n');
+    const reasons = entry.findings
+      .map((finding) => `**${finding.message}** ([${finding.ruleId}](${finding.docsUrl}))\n\n${finding.fix!.title}.`)
+      .join('\n\n');
     const body = `${reasons}\n\n\`\`\`suggestion\n${replacement.replace(/\r$/, '')}\n\`\`\`\n<!-- ${SUGGESTION_MARKER}:${key} -->`;
     comments.push({ path: entry.path, line: entry.line, side: 'RIGHT', body });
   }

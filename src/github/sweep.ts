@@ -27,19 +27,36 @@ export interface SweepRow {
 
 /** Our compliance issue among the open issues, page by page until found. */
 async function findIssue(github: GitHub, owner: string, repo: string) {
-  for await (const page of github.paginate.iterator(github.rest.issues.listForRepo, { owner, repo, state: 'open', per_page: 100 })) {
+  for await (const page of github.paginate.iterator(github.rest.issues.listForRepo, {
+    owner,
+    repo,
+    state: 'open',
+    per_page: 100,
+  })) {
     const found = page.data.find((issue) => !issue.pull_request && issue.body?.includes(COMPLIANCE_MARKER));
     if (found) return found;
   }
   return undefined;
 }
 
-async function upsertIssue(github: GitHub, owner: string, repo: string, body: string, open: boolean): Promise<'created' | 'updated' | 'closed' | 'none'> {
+async function upsertIssue(
+  github: GitHub,
+  owner: string,
+  repo: string,
+  body: string,
+  open: boolean,
+): Promise<'created' | 'updated' | 'closed' | 'none'> {
   const existing = await findIssue(github, owner, repo);
   const text = `${COMPLIANCE_MARKER}\n${body}`;
   if (existing) {
     if (existing.body === text && open) return 'none';
-    await github.rest.issues.update({ owner, repo, issue_number: existing.number, body: text, ...(open ? {} : { state: 'closed' as const }) });
+    await github.rest.issues.update({
+      owner,
+      repo,
+      issue_number: existing.number,
+      body: text,
+      ...(open ? {} : { state: 'closed' as const }),
+    });
     return open ? 'updated' : 'closed';
   }
   if (!open) return 'none';
@@ -75,13 +92,22 @@ export async function sweepInstallation(
     };
     rows.push(row);
     if (mode === 'repository') {
-      await upsertIssue(github, owner, repo.name, complianceIssueBody(row.report, today), row.errors + row.warnings > 0);
+      await upsertIssue(
+        github,
+        owner,
+        repo.name,
+        complianceIssueBody(row.report, today),
+        row.errors + row.warnings > 0,
+      );
     }
   }
   if (mode === 'dashboard') {
     await upsertIssue(github, owner, ORG_CONFIG_REPO, complianceDashboard(rows, today), true);
   }
-  log.info({ owner, repositories: rows.length, failing: rows.filter((row) => row.errors > 0).length, issues: mode }, 'drift sweep completed');
+  log.info(
+    { owner, repositories: rows.length, failing: rows.filter((row) => row.errors > 0).length, issues: mode },
+    'drift sweep completed',
+  );
   return rows;
 }
 
@@ -96,11 +122,17 @@ export function scheduleSweeps(
   const tick = async (): Promise<void> => {
     const period = Math.floor(Date.now() / intervalMs);
     for (const installation of await listInstallations()) {
-      await deps.fanout.add({ kind: 'sweep', installationId: installation.id, owner: installation.owner, period }, await auth(installation.id));
+      await deps.fanout.add(
+        { kind: 'sweep', installationId: installation.id, owner: installation.owner, period },
+        await auth(installation.id),
+      );
     }
   };
   const timer = setInterval(
-    () => void tick().catch((error: Error) => log.error({ err: { message: error.message } }, 'could not list installations for the sweep')),
+    () =>
+      void tick().catch((error: Error) =>
+        log.error({ err: { message: error.message } }, 'could not list installations for the sweep'),
+      ),
     intervalMs,
   );
   timer.unref();
@@ -113,7 +145,10 @@ export function sweepEveryInstallation(probot: Probot, deps: AppDeps, intervalMs
     const app = await probot.auth();
     const all = await app.paginate(app.rest.apps.listInstallations, { per_page: 100 });
     return all
-      .map((installation) => ({ id: installation.id, owner: installation.account && 'login' in installation.account ? installation.account.login : '' }))
+      .map((installation) => ({
+        id: installation.id,
+        owner: installation.account && 'login' in installation.account ? installation.account.login : '',
+      }))
       .filter((installation) => installation.owner);
   };
   return scheduleSweeps(installations, async (id) => (await probot.auth(id)) as GitHub, deps, probot.log, intervalMs);

@@ -14,7 +14,12 @@ import { GitHubReadError, partialQuery, problemsAt } from './graphql.js';
 import type { GitHub, PullTarget, RepoRef } from './types.js';
 
 interface RepositoryPayload {
-  readonly repository: { readonly id?: number; readonly name: string; readonly full_name?: string; readonly owner: { readonly login: string } };
+  readonly repository: {
+    readonly id?: number;
+    readonly name: string;
+    readonly full_name?: string;
+    readonly owner: { readonly login: string };
+  };
   readonly installation?: { readonly id: number };
 }
 
@@ -45,7 +50,11 @@ export function targetFromPull(payload: RepositoryPayload, pull: PullPayload): P
 /** A pull request as check_suite and check_run payloads list it: repositories only as ids and API URLs. */
 export interface ListedPull {
   readonly number: number;
-  readonly head: { readonly ref: string; readonly sha: string; readonly repo: { readonly id: number; readonly url: string } };
+  readonly head: {
+    readonly ref: string;
+    readonly sha: string;
+    readonly repo: { readonly id: number; readonly url: string };
+  };
   readonly base: { readonly sha?: string; readonly repo: { readonly id: number; readonly url: string } };
 }
 
@@ -54,7 +63,8 @@ const REPO_URL = /\/repos\/([^/]+\/[^/]+)$/;
 function fromListed(payload: RepositoryPayload, pull: ListedPull, headSha: string): PullTarget {
   const owner = payload.repository.owner.login;
   const repo = payload.repository.name;
-  const headRepo = pull.head.repo.id === pull.base.repo.id ? `${owner}/${repo}` : (REPO_URL.exec(pull.head.repo.url)?.[1] ?? '(fork)');
+  const headRepo =
+    pull.head.repo.id === pull.base.repo.id ? `${owner}/${repo}` : (REPO_URL.exec(pull.head.repo.url)?.[1] ?? '(fork)');
   return {
     owner,
     repo,
@@ -95,8 +105,13 @@ export async function pullTarget(
   installationId: number,
   headSha?: string,
 ): Promise<(PullTarget & { readonly state: string }) | undefined> {
-  const { data, problems } = await partialQuery<PullAnswer>(github, PULL_QUERY, { owner: repo.owner, name: repo.repo, number });
-  if (!data.repository) throw new GitHubReadError(`GitHub would not show ${repo.owner}/${repo.repo}`, problemsAt(problems, 'repository'));
+  const { data, problems } = await partialQuery<PullAnswer>(github, PULL_QUERY, {
+    owner: repo.owner,
+    name: repo.repo,
+    number,
+  });
+  if (!data.repository)
+    throw new GitHubReadError(`GitHub would not show ${repo.owner}/${repo.repo}`, problemsAt(problems, 'repository'));
   const pull = data.repository.pullRequest;
   if (!pull) return undefined;
   return {
@@ -114,7 +129,9 @@ export async function pullTarget(
 }
 
 /** Where to look when a check payload lists no pull request: our run (check_run) or the suite of our runs (check_suite). */
-export type CheckOrigin = { readonly run: { readonly external_id: string | null } } | { readonly suite: { readonly id: number } };
+export type CheckOrigin =
+  | { readonly run: { readonly external_id: string | null } }
+  | { readonly suite: { readonly id: number } };
 
 /**
  * The open pull requests of this repository a check_suite or check_run event is about. Listed ones are taken as
@@ -137,15 +154,26 @@ export async function targetsOfCheck(
   let externalId: string | null | undefined;
   if ('run' in origin) externalId = origin.run.external_id;
   else {
-    const runs = await github.rest.checks.listForSuite({ ...repo, check_suite_id: origin.suite.id, check_name: CHECK_NAME, per_page: 100 });
-    externalId = runs.data.check_runs.map((run) => run.external_id).find((id) => parseExternalId(id).pull !== undefined);
+    const runs = await github.rest.checks.listForSuite({
+      ...repo,
+      check_suite_id: origin.suite.id,
+      check_name: CHECK_NAME,
+      per_page: 100,
+    });
+    externalId = runs.data.check_runs
+      .map((run) => run.external_id)
+      .find((id) => parseExternalId(id).pull !== undefined);
   }
   const { pull } = parseExternalId(externalId);
   if (pull !== undefined) {
     const target = await pullTarget(github, repo, pull, installationId, headSha);
     return target ? [target] : [];
   }
-  const associated = await github.rest.repos.listPullRequestsAssociatedWithCommit({ ...repo, commit_sha: headSha, per_page: 100 });
+  const associated = await github.rest.repos.listPullRequestsAssociatedWithCommit({
+    ...repo,
+    commit_sha: headSha,
+    per_page: 100,
+  });
   return associated.data
     .filter(
       (candidate) =>

@@ -181,22 +181,34 @@ export class KnowledgeBase {
     if (parsed.patch === undefined) {
       // `12.4`, `11.0` (a +cu110 wheel, cudatoolkit=11.0) mean the release's GA row: NVIDIA names 11.0.2 "11.0 GA"
       // and 13.4.1 "13.4 GA"; without a GA row, the minor's first release that is not an RC or a preview.
-      const rows = this.data.drivers.releases.filter((row) => row.linux && row.version.startsWith(`${parsed.major}.${parsed.minor}.`));
-      const ga = rows.find((row) => /\bGA\b/.test(row.label)) ?? rows.find((row) => !/\b(?:RC|Preview)\b/i.test(row.label)) ?? rows[0];
+      const rows = this.data.drivers.releases.filter(
+        (row) => row.linux && row.version.startsWith(`${parsed.major}.${parsed.minor}.`),
+      );
+      const ga =
+        rows.find((row) => /\bGA\b/.test(row.label)) ??
+        rows.find((row) => !/\b(?:RC|Preview)\b/i.test(row.label)) ??
+        rows[0];
       if (ga?.linux) return { cuda, row: ga, linux: ga.linux, exactRow: true };
     }
     const wanted = `${parsed.major}.${parsed.minor}.${parsed.patch ?? 0}`;
     const exact = this.releasesByVersion.get(wanted);
     if (exact?.linux) return { cuda, row: exact, linux: exact.linux, exactRow: true };
     const sameMinor = this.data.drivers.releases
-      .filter((row) => row.linux && row.version.startsWith(`${parsed.major}.${parsed.minor}.`) && compareDotted(row.version, wanted) <= 0)
+      .filter(
+        (row) =>
+          row.linux &&
+          row.version.startsWith(`${parsed.major}.${parsed.minor}.`) &&
+          compareDotted(row.version, wanted) <= 0,
+      )
       .at(-1);
     return sameMinor?.linux ? { cuda, row: sameMinor, linux: sameMinor.linux, exactRow: false } : undefined;
   }
 
   /** The oldest driver any release of a CUDA major runs on natively (11.x: 450.36.06, 11.0.1 RC). */
   lowestDriver(major: number): CudaRelease | undefined {
-    return this.data.drivers.releases.filter((row) => row.linux && cudaMajorOf(row.version) === major).sort((a, b) => compareDotted(a.linux!, b.linux!))[0];
+    return this.data.drivers.releases
+      .filter((row) => row.linux && cudaMajorOf(row.version) === major)
+      .sort((a, b) => compareDotted(a.linux!, b.linux!))[0];
   }
 
   /**
@@ -205,7 +217,9 @@ export class KnowledgeBase {
    */
   forwardCompat(cuda: string): CompatPackage | undefined {
     const minor = parseCuda(cuda);
-    return minor ? this.data.drivers.forwardCompat.packages.find((row) => row.cuda === `${minor.major}.${minor.minor}`) : undefined;
+    return minor
+      ? this.data.drivers.forwardCompat.packages.find((row) => row.cuda === `${minor.major}.${minor.minor}`)
+      : undefined;
   }
 
   /**
@@ -330,16 +344,27 @@ export class KnowledgeBase {
    * with the releases: what `pip install "torch>=2.1"` can get from PyPI alone. CPU-only PyPI releases (no
    * `pypiDefault`) count as a major of their own ('cpu').
    */
-  pypiTorchMajors(specifier: string): { readonly majors: ReadonlySet<string>; readonly releases: readonly TorchRelease[] } {
+  pypiTorchMajors(specifier: string): {
+    readonly majors: ReadonlySet<string>;
+    readonly releases: readonly TorchRelease[];
+  } {
     return this.cached('pypiTorchMajors', specifier, (spec) => {
-      const releases = this.data.pytorch.releases.filter((release) => release.confidence !== 'unverified' && safeSatisfies(release.version, spec));
-      const majors = new Set(releases.map((release) => (release.pypiDefault ? String(Number.parseInt(cudaFromTag(release.pypiDefault) ?? '', 10)) : 'cpu')));
+      const releases = this.data.pytorch.releases.filter(
+        (release) => release.confidence !== 'unverified' && safeSatisfies(release.version, spec),
+      );
+      const majors = new Set(
+        releases.map((release) =>
+          release.pypiDefault ? String(Number.parseInt(cudaFromTag(release.pypiDefault) ?? '', 10)) : 'cpu',
+        ),
+      );
       return { majors, releases };
     });
   }
 
   /** torchvision/torchaudio versions that belong to a torch release. */
-  companions(version: string): { readonly torchvision: readonly string[]; readonly torchaudio: readonly string[] } | undefined {
+  companions(
+    version: string,
+  ): { readonly torchvision: readonly string[]; readonly torchaudio: readonly string[] } | undefined {
     const release = this.torchRelease(version);
     return release ? { torchvision: release.torchvision, torchaudio: release.torchaudio } : undefined;
   }
@@ -359,9 +384,11 @@ export class KnowledgeBase {
   releaseLine(pkg: 'torch' | 'torchvision' | 'torchaudio'): ReleaseLine {
     return this.cached('releaseLine', pkg, () => {
       const releases = this.data.pytorch.releases;
-      const versions = [...new Set(pkg === 'torch' ? releases.map((release) => release.version) : releases.flatMap((release) => release[pkg]))].sort(
-        compareDotted,
-      );
+      const versions = [
+        ...new Set(
+          pkg === 'torch' ? releases.map((release) => release.version) : releases.flatMap((release) => release[pkg]),
+        ),
+      ].sort(compareDotted);
       const newestOfMinor = new Map<string, string>();
       for (const version of versions) newestOfMinor.set(minorOf(version), version);
       return { versions: new Set(versions), newest: versions.at(-1), newestOfMinor };
@@ -376,7 +403,9 @@ export class KnowledgeBase {
   /** Releases that ship a wheel for a CUDA version (`12.8`), oldest first. */
   torchReleasesWithCuda(cuda: string): readonly TorchRelease[] {
     const tag = tagFromCuda(cuda);
-    return this.data.pytorch.releases.filter((release) => release.variants.includes(tag) || release.pypiDefault === tag);
+    return this.data.pytorch.releases.filter(
+      (release) => release.variants.includes(tag) || release.pypiDefault === tag,
+    );
   }
 
   /** Compiled GPU architectures of a torch build, where published. */
@@ -437,7 +466,8 @@ export class KnowledgeBase {
     for (const gpu of this.data.gpus.gpus) {
       for (const name of gpu.names) {
         const normalized = normalizeGpuName(name);
-        if (gpuNameMatches(wanted, normalized) && (!best || normalized.length > best.length)) best = { gpu, name, length: normalized.length };
+        if (gpuNameMatches(wanted, normalized) && (!best || normalized.length > best.length))
+          best = { gpu, name, length: normalized.length };
       }
     }
     if (!best) return undefined;
@@ -470,7 +500,9 @@ export class KnowledgeBase {
   }
 
   private computeNvidiaCudaTag(tag: string): NvidiaCudaTag | undefined {
-    const match = /^(\d+\.\d+(?:\.\d+)?)(?:-(cudnn\d*))?(?:-(base|runtime|devel))?(?:-([a-z]+)(\d+(?:\.\d+)?))?$/.exec(tag);
+    const match = /^(\d+\.\d+(?:\.\d+)?)(?:-(cudnn\d*))?(?:-(base|runtime|devel))?(?:-([a-z]+)(\d+(?:\.\d+)?))?$/.exec(
+      tag,
+    );
     if (!match) return undefined;
     const version = match[1]!;
     return {
@@ -496,7 +528,9 @@ export class KnowledgeBase {
 
   /** Whether a cuDNN devel tag for this version was seen on Docker Hub (positive evidence only). */
   cudnnDevelTagSeen(version: string): boolean {
-    return Object.values(this.data.images.nvidiaCuda.cudnnDevelTagsSeen.versions).some((versions) => versions.includes(version));
+    return Object.values(this.data.images.nvidiaCuda.cudnnDevelTagsSeen.versions).some((versions) =>
+      versions.includes(version),
+    );
   }
 
   /** The CUDA versions whose cuDNN devel tags were seen on Docker Hub, cuDNN generation by generation. */
@@ -509,12 +543,17 @@ export class KnowledgeBase {
    * The OS row of nvidia/cuda for `os` + `osVersion` (ubuntu, 22.04), and whether CUDA `version` (X.Y.Z) is
    * inside the range NVIDIA published that OS for; undefined when no row names the OS.
    */
-  nvidiaCudaOs(os: string, osVersion: string, version: string): { readonly row: OsSuffix; readonly published: boolean } | undefined {
+  nvidiaCudaOs(
+    os: string,
+    osVersion: string,
+    version: string,
+  ): { readonly row: OsSuffix; readonly published: boolean } | undefined {
     const row = this.data.images.nvidiaCuda.osSuffixes.find(
       (candidate) => candidate.os === os && (candidate.versions.length === 0 || candidate.versions.includes(osVersion)),
     );
     if (!row) return undefined;
-    const published = !(row.from && compareDotted(version, row.from) < 0) && !(row.through && compareDotted(version, row.through) > 0);
+    const published =
+      !(row.from && compareDotted(version, row.from) < 0) && !(row.through && compareDotted(version, row.through) > 0);
     return { row, published };
   }
 
@@ -535,7 +574,13 @@ export class KnowledgeBase {
     const match = /^(\d+\.\d+\.\d+)-cuda(\d+\.\d+)-cudnn(\d+)-(runtime|devel)$/.exec(tag);
     if (!match) return undefined;
     const start = match[1]!.length + '-cuda'.length;
-    return { torch: match[1]!, cuda: match[2]!, cudnn: match[3]!, flavour: match[4]!, cudaRange: [start, start + match[2]!.length] };
+    return {
+      torch: match[1]!,
+      cuda: match[2]!,
+      cudnn: match[3]!,
+      flavour: match[4]!,
+      cudaRange: [start, start + match[2]!.length],
+    };
   }
 
   ngcPytorch(tag: string): NgcPytorch | undefined {
@@ -550,7 +595,10 @@ export class KnowledgeBase {
    */
   gpuStackBuild(name: string, version: string, extras: readonly string[]): GpuStackBuild | undefined {
     return this.data.gpuStacks.builds.find(
-      (row) => row.package === name && (row.extra === undefined ? true : extras.includes(row.extra)) && safeSatisfies(publicVersion(version), row.versions),
+      (row) =>
+        row.package === name &&
+        (row.extra === undefined ? true : extras.includes(row.extra)) &&
+        safeSatisfies(publicVersion(version), row.versions),
     );
   }
 
@@ -600,7 +648,11 @@ function gpuNameMatches(wanted: string, name: string): boolean {
   const compactWanted = wanted.replace(/ /g, '');
   const compactName = name.replace(/ /g, '');
   if (compactWanted === compactName) return true;
-  return compactWanted.startsWith(compactName) && /^[A-Z]/.test(compactWanted.slice(compactName.length)) && !/^[A-Z]\b/.test(wanted.slice(name.length).trim());
+  return (
+    compactWanted.startsWith(compactName) &&
+    /^[A-Z]/.test(compactWanted.slice(compactName.length)) &&
+    !/^[A-Z]\b/.test(wanted.slice(name.length).trim())
+  );
 }
 
 /** A one-line citation for help texts: the first source, plus "unverified" where that applies. */

@@ -10,10 +10,21 @@ const sourced = {
 const dotted = z.string().regex(/^\d+(\.\d+)*$/);
 const cudaTag = z.string().regex(/^cu\d{2,3}$/);
 
-export const DriverFloor = z.strictObject({ major: z.number().int(), linux: dotted, windows: dotted.optional(), ...sourced });
+export const DriverFloor = z.strictObject({
+  major: z.number().int(),
+  linux: dotted,
+  windows: dotted.optional(),
+  ...sourced,
+});
 export type DriverFloor = z.infer<typeof DriverFloor>;
 
-export const CudaRelease = z.strictObject({ version: dotted, label: z.string(), linux: dotted.optional(), windows: dotted.optional(), ...sourced });
+export const CudaRelease = z.strictObject({
+  version: dotted,
+  label: z.string(),
+  linux: dotted.optional(),
+  windows: dotted.optional(),
+  ...sourced,
+});
 export type CudaRelease = z.infer<typeof CudaRelease>;
 
 /** A cuda-compat-X-Y package and the driver branches NVIDIA supports it on (forward compatibility). */
@@ -112,14 +123,31 @@ export const Gpu = z
     classes: z.record(z.string(), GpuClass).optional(),
     ...sourced,
   })
-  .refine((gpu) => Object.keys(gpu.classes ?? {}).every((name) => gpu.names.includes(name)), { message: 'classes names a GPU the record does not list' });
+  .refine((gpu) => Object.keys(gpu.classes ?? {}).every((name) => gpu.names.includes(name)), {
+    message: 'classes names a GPU the record does not list',
+  });
 export type Gpu = z.infer<typeof Gpu>;
-export const ComputeCapability = z.strictObject({ cc: z.string(), minCuda: dotted, lastCudaMajor: z.number().int().optional(), ...sourced });
+export const ComputeCapability = z.strictObject({
+  cc: z.string(),
+  minCuda: dotted,
+  lastCudaMajor: z.number().int().optional(),
+  ...sourced,
+});
 export type ComputeCapability = z.infer<typeof ComputeCapability>;
-export const Gpus = z.strictObject({ description: z.string(), gpus: z.array(Gpu), computeCapabilities: z.array(ComputeCapability) });
+export const Gpus = z.strictObject({
+  description: z.string(),
+  gpus: z.array(Gpu),
+  computeCapabilities: z.array(ComputeCapability),
+});
 
 const CudnnSpelling = z.strictObject({ spelling: z.string(), from: dotted, through: dotted.optional(), ...sourced });
-export const OsSuffix = z.strictObject({ os: z.string(), versions: z.array(z.string()), from: dotted.optional(), through: dotted.optional(), ...sourced });
+export const OsSuffix = z.strictObject({
+  os: z.string(),
+  versions: z.array(z.string()),
+  from: dotted.optional(),
+  through: dotted.optional(),
+  ...sourced,
+});
 export type OsSuffix = z.infer<typeof OsSuffix>;
 export const NgcPytorch = z.strictObject({
   tag: z.string(),
@@ -145,7 +173,12 @@ export const Images = z.strictObject({
     releasesWithoutTags: z.strictObject({ versions: z.array(dotted), ...sourced }),
     supportPolicy: z.strictObject({ text: z.string(), ...sourced }),
   }),
-  pytorchImages: z.strictObject({ repository: z.string(), grammar: z.string(), examples: z.array(z.string()), ...sourced }),
+  pytorchImages: z.strictObject({
+    repository: z.string(),
+    grammar: z.string(),
+    examples: z.array(z.string()),
+    ...sourced,
+  }),
   ngcPytorch: z.array(NgcPytorch),
 });
 export type Images = z.infer<typeof Images>;
@@ -161,7 +194,13 @@ export const Conda = z.strictObject({
 });
 export type Conda = z.infer<typeof Conda>;
 
-export const TensorflowRelease = z.strictObject({ version: z.string(), python: z.string(), cudnn: dotted, cuda: dotted, ...sourced });
+export const TensorflowRelease = z.strictObject({
+  version: z.string(),
+  python: z.string(),
+  cudnn: dotted,
+  cuda: dotted,
+  ...sourced,
+});
 export type TensorflowRelease = z.infer<typeof TensorflowRelease>;
 export const Tensorflow = z.strictObject({
   description: z.string(),
@@ -169,11 +208,19 @@ export const Tensorflow = z.strictObject({
   notes: z.array(z.strictObject({ text: z.string(), ...sourced })),
 });
 
-export const Cudnn = z.strictObject({ description: z.string(), releases: z.array(z.strictObject({ version: dotted, cuda: z.array(z.string()), ...sourced })) });
+export const Cudnn = z.strictObject({
+  description: z.string(),
+  releases: z.array(z.strictObject({ version: dotted, cuda: z.array(z.string()), ...sourced })),
+});
 export const NvidiaWheels = z.strictObject({
   description: z.string(),
   suffixed: z.strictObject({ pattern: z.string(), majors: z.array(z.number().int()), ...sourced }),
-  cuda13Unsuffixed: z.strictObject({ packages: z.array(z.string()), deprecatedStubs: z.string(), keepSuffix: z.array(z.string()), ...sourced }),
+  cuda13Unsuffixed: z.strictObject({
+    packages: z.array(z.string()),
+    deprecatedStubs: z.string(),
+    keepSuffix: z.array(z.string()),
+    ...sourced,
+  }),
   cupy: z.strictObject({ pattern: z.string(), ...sourced }),
 });
 export type NvidiaWheels = z.infer<typeof NvidiaWheels>;

@@ -13,7 +13,11 @@ export const parseCuda: (text: string) => CudaVersion | undefined = memoize((tex
 function computeParseCuda(text: string): CudaVersion | undefined {
   const match = /^(\d{1,2})\.(\d{1,2})(?:\.(\d{1,3}))?$/.exec(text.trim());
   if (!match) return undefined;
-  return { major: Number(match[1]), minor: Number(match[2]), ...(match[3] !== undefined ? { patch: Number(match[3]) } : {}) };
+  return {
+    major: Number(match[1]),
+    minor: Number(match[2]),
+    ...(match[3] !== undefined ? { patch: Number(match[3]) } : {}),
+  };
 }
 
 export function cudaMajorMinor(text: string): string | undefined {
@@ -31,7 +35,9 @@ export function cudaMajorMinor(text: string): string | undefined {
  * Anything but two or three digits → undefined. src/analysis/cuda-labels.ts finds the labels in text; this reads
  * their digits.
  */
-export function cudaFromDigits(digits: string): { readonly cuda: string; readonly precision: 'minor' | 'major' } | undefined {
+export function cudaFromDigits(
+  digits: string,
+): { readonly cuda: string; readonly precision: 'minor' | 'major' } | undefined {
   if (!/^\d{2,3}$/.test(digits)) return undefined;
   if (digits.length === 2 && digits.startsWith('1')) return { cuda: String(Number(digits)), precision: 'major' };
   return { cuda: `${Number(digits.slice(0, -1))}.${digits.slice(-1)}`, precision: 'minor' };

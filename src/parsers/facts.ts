@@ -6,7 +6,17 @@ import { evaluateMarker } from './markers.js';
 import type { SourceText, Span } from './source.js';
 
 /** Every kind of file the checker reads; each is described and registered in src/parsers/formats.ts. */
-export type FileKind = 'dockerfile' | 'requirements' | 'conda' | 'pyproject' | 'uv-lock' | 'pixi' | 'pixi-lock' | 'poetry-lock' | 'conda-lock' | 'kubernetes';
+export type FileKind =
+  | 'dockerfile'
+  | 'requirements'
+  | 'conda'
+  | 'pyproject'
+  | 'uv-lock'
+  | 'pixi'
+  | 'pixi-lock'
+  | 'poetry-lock'
+  | 'conda-lock'
+  | 'kubernetes';
 
 export type Ecosystem = 'pip' | 'conda' | 'apt';
 
@@ -128,7 +138,10 @@ export interface PackageFact extends Spanned {
 }
 
 /** What a parser knows about a package; `context` and `hashes` are set by the file parser that records it. */
-export type PackageFields = Omit<PackageFact, 'context' | 'hashes'> & { readonly context?: number; readonly hashes?: number };
+export type PackageFields = Omit<PackageFact, 'context' | 'hashes'> & {
+  readonly context?: number;
+  readonly hashes?: number;
+};
 
 /**
  * A PackageFact with every field present, in one order: the rules read these objects millions of times in a
@@ -274,7 +287,12 @@ export interface ContainerFact extends Spanned {
    * The Dockerfile that builds its image: named by the workload's `cuda-gatekeeper.io/dockerfile` annotation, or by
    * the baseline's `images` mapping (`how`). Its include (a `dockerfile` include) is `include`, an index in `includes`.
    */
-  readonly dockerfile?: { readonly path: string; readonly span: Span; readonly how: 'annotation' | 'baseline'; readonly include: number };
+  readonly dockerfile?: {
+    readonly path: string;
+    readonly span: Span;
+    readonly how: 'annotation' | 'baseline';
+    readonly include: number;
+  };
 }
 
 export interface StageFact extends Spanned {
@@ -358,7 +376,9 @@ export class FactSink {
       source,
       stages: exactList(this.stages),
       contexts: exactList(contexts),
-      packages: exactList(this.packages.some((pkg) => pkg.markers) ? this.packages.filter(installsOnLinux) : this.packages),
+      packages: exactList(
+        this.packages.some((pkg) => pkg.markers) ? this.packages.filter(installsOnLinux) : this.packages,
+      ),
       indexes: exactList(this.indexes),
       includes: exactList(this.includes),
       images: exactList(this.images),

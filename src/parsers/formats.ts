@@ -60,7 +60,9 @@ interface FormatBase {
  * file names which, else `defaultSelection`); one per container (a Kubernetes manifest, after the Dockerfiles whose
  * images it runs); or the file as one unit unless a larger unit installs it (requirements, conda environments).
  */
-type Units = { readonly units: 'stages' | 'containers' | 'file' } | { readonly units: 'selections'; readonly defaultSelection: readonly string[] };
+type Units =
+  | { readonly units: 'stages' | 'containers' | 'file' }
+  | { readonly units: 'selections'; readonly defaultSelection: readonly string[] };
 
 export type FileFormat = FormatBase & Units;
 

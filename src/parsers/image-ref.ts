@@ -39,7 +39,12 @@ export function parseImageRef(reference: string): ImageRefParts {
     if (repository.startsWith('library/')) repository = repository.slice('library/'.length);
     if (registry) registry = undefined;
   }
-  return { ...(registry ? { registry } : {}), repository, ...(tag !== undefined ? { tag, tagOffset: tagOffset! } : {}), ...(digest ? { digest } : {}) };
+  return {
+    ...(registry ? { registry } : {}),
+    repository,
+    ...(tag !== undefined ? { tag, tagOffset: tagOffset! } : {}),
+    ...(digest ? { digest } : {}),
+  };
 }
 
 /** An image's name as the baseline's `images` mapping keys it: registry and repository as parseImageRef reads them, without tag or digest. */

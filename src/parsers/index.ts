@@ -98,7 +98,8 @@ export function sniffKind(text: string): FileKind | undefined {
   if (/^(?:FROM|ARG)\s+\S/i.test(lines[0]!)) return 'dockerfile';
   if (looksLikeManifest(text)) return 'kubernetes';
   if (looksLikeConda(text) || /^dependencies\s*:/m.test(text)) return 'conda';
-  const requirement = /^(?:-[-a-zA-Z]|[A-Za-z0-9][A-Za-z0-9._-]*\s*(?:\[[^\]]*\])?\s*(?:[<>=!~]=?|===|;|@|$)|(?:git|hg|svn|bzr)\+|https?:\/\/|\.{1,2}\/)/;
+  const requirement =
+    /^(?:-[-a-zA-Z]|[A-Za-z0-9][A-Za-z0-9._-]*\s*(?:\[[^\]]*\])?\s*(?:[<>=!~]=?|===|;|@|$)|(?:git|hg|svn|bzr)\+|https?:\/\/|\.{1,2}\/)/;
   return lines.every((line) => requirement.test(line)) ? 'requirements' : undefined;
 }
 
@@ -111,7 +112,10 @@ export function parseFile(path: string, text: string, kind: FileKind, options: P
     return formatOf(kind).parse(path, text, options);
   } catch (error) {
     const sink = new FactSink();
-    sink.problems.push({ span: { start: 0, end: 0 }, message: `internal error while reading this file: ${(error as Error).message}` });
+    sink.problems.push({
+      span: { start: 0, end: 0 },
+      message: `internal error while reading this file: ${(error as Error).message}`,
+    });
     return sink.finish(path, kind, new SourceText(path, text));
   }
 }

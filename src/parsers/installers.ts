@@ -15,9 +15,12 @@ export function recordInstallCommand(sink: FactSink, command: Command, stage: nu
   if (PIP.test(program)) return recordPip(sink, words.slice(1), stage, 'pip');
   if (program === 'uv' && words[1]?.text === 'pip') return recordPip(sink, words.slice(2), stage, 'uv');
   if (program === 'uv' && words[1]?.text === 'sync') return recordUvSync(sink, words.slice(2), words, stage);
-  if (program === 'pixi' && (words[1]?.text === 'install' || words[1]?.text === 'shell-hook')) return recordPixiInstall(sink, words.slice(2), words, stage);
-  if (program === 'poetry' && (words[1]?.text === 'install' || words[1]?.text === 'sync')) return recordPoetryInstall(sink, words.slice(2), words, stage);
-  if (program === 'conda-lock' && words[1]?.text === 'install') return recordCondaLockInstall(sink, words.slice(2), words, stage);
+  if (program === 'pixi' && (words[1]?.text === 'install' || words[1]?.text === 'shell-hook'))
+    return recordPixiInstall(sink, words.slice(2), words, stage);
+  if (program === 'poetry' && (words[1]?.text === 'install' || words[1]?.text === 'sync'))
+    return recordPoetryInstall(sink, words.slice(2), words, stage);
+  if (program === 'conda-lock' && words[1]?.text === 'install')
+    return recordCondaLockInstall(sink, words.slice(2), words, stage);
   if (/^(conda|mamba|micromamba)$/.test(program)) {
     // `conda run -n env pip install …` runs the rest as a command of its own.
     if (words[1]?.text === 'run') return recordInstallCommand(sink, skipRunOptions(words.slice(2)), stage);
@@ -183,9 +186,15 @@ function recordPoetryInstall(sink: FactSink, args: readonly Word[], all: readonl
       const groups = list();
       main = groups.includes('main');
       selects.push(...groups.filter((group) => group !== 'main').map((group) => `group ${group}`));
-    } else if (option.name === '-E' || option.name === '--extras') selects.push(...list().map((extra) => `extra ${extra}`));
+    } else if (option.name === '-E' || option.name === '--extras')
+      selects.push(...list().map((extra) => `extra ${extra}`));
     else if (option.name === '--all-extras') selects.push('*extras');
-    else if (option.name === '-C' || option.name === '--directory' || option.name === '-P' || option.name === '--project')
+    else if (
+      option.name === '-C' ||
+      option.name === '--directory' ||
+      option.name === '-P' ||
+      option.name === '--project'
+    )
       directory = option.value() ?? directory;
     else if (option.name === '--without') option.value();
     i = option.next();
@@ -253,7 +262,8 @@ const PIP = /^pip(\d+(\.\d+)?)?$/;
 /** The command after `conda run`'s own options (`-n env`, `--no-capture-output`, `-p prefix`). */
 function skipRunOptions(words: readonly Word[]): Word[] {
   let i = 0;
-  while (i < words.length && words[i]!.text.startsWith('-')) i += /^(-n|--name|-p|--prefix|--cwd)$/.test(words[i]!.text) ? 2 : 1;
+  while (i < words.length && words[i]!.text.startsWith('-'))
+    i += /^(-n|--name|-p|--prefix|--cwd)$/.test(words[i]!.text) ? 2 : 1;
   return words.slice(i);
 }
 
@@ -263,7 +273,12 @@ function stripPrefixes(command: Command): Word[] {
   let i = 0;
   while (i < command.length) {
     const text = command[i]!.text;
-    if (PREFIXES.has(text) || /^[A-Za-z_][A-Za-z0-9_]*=/.test(text) || (i > 0 && command[i - 1]!.text === 'sudo' && text.startsWith('-'))) i++;
+    if (
+      PREFIXES.has(text) ||
+      /^[A-Za-z_][A-Za-z0-9_]*=/.test(text) ||
+      (i > 0 && command[i - 1]!.text === 'sudo' && text.startsWith('-'))
+    )
+      i++;
     else break;
   }
   return command.slice(i);
@@ -288,7 +303,8 @@ const INDEX_KIND: Partial<Record<string, IndexKind>> = {
 
 function recordPip(sink: FactSink, args: readonly Word[], stage: number, tool: 'pip' | 'uv'): boolean {
   let i = 0;
-  while (i < args.length && args[i]!.text.startsWith('-')) i += optionSpec(splitOption(args[i]!.text).name).takesValue && !args[i]!.text.includes('=') ? 2 : 1;
+  while (i < args.length && args[i]!.text.startsWith('-'))
+    i += optionSpec(splitOption(args[i]!.text).name).takesValue && !args[i]!.text.includes('=') ? 2 : 1;
   if (args[i]?.text !== 'install') return false;
   const rest = args.slice(i + 1);
   const context = addRequirementsContext(sink, tool, commandSpan(args), { stage });
@@ -309,21 +325,28 @@ function recordPip(sink: FactSink, args: readonly Word[], stage: number, tool: '
       }
       const span = value ? { start: word.span.start, end: value.span.end } : word.span;
       const valueText = value ? value.text.slice(valueFrom) : '';
-      const valueSpan = value ? (value.mapped.origin(valueFrom, value.text.length) ?? value.mapped.site(valueFrom, value.text.length)) : span;
+      const valueSpan = value
+        ? (value.mapped.origin(valueFrom, value.text.length) ?? value.mapped.site(valueFrom, value.text.length))
+        : span;
       if (value?.unresolved) {
         sink.unresolved.push({ span, text: `${name} ${value.text}`, reason: value.unresolved });
         continue;
       }
       const indexKind = INDEX_KIND[spec.role];
-      if (spec.role === 'pre' && (name === '--pre' || /allow/.test(valueText))) sink.options.push({ name, span, context: context.id });
+      if (spec.role === 'pre' && (name === '--pre' || /allow/.test(valueText)))
+        sink.options.push({ name, span, context: context.id });
       // uv compares versions across indexes as pip does only with this strategy (docs.astral.sh/uv/concepts/indexes).
       if (tool === 'uv' && name === '--index-strategy' && valueText === 'unsafe-best-match')
         sink.options.push({ name: 'unsafe-best-match', span, context: context.id });
       if (indexKind) {
         // uv names an index: `--index pytorch=https://download.pytorch.org/whl/cu124`.
-        const named = value && tool === 'uv' ? (/^[A-Za-z0-9_.-]+=(?=[a-z][a-z0-9+.-]*:\/\/)/i.exec(valueText)?.[0].length ?? 0) : 0;
+        const named =
+          value && tool === 'uv'
+            ? (/^[A-Za-z0-9_.-]+=(?=[a-z][a-z0-9+.-]*:\/\/)/i.exec(valueText)?.[0].length ?? 0)
+            : 0;
         const url = valueText.slice(named);
-        const urlSpan = named && value ? (value.mapped.origin(valueFrom + named, value.text.length) ?? valueSpan) : valueSpan;
+        const urlSpan =
+          named && value ? (value.mapped.origin(valueFrom + named, value.text.length) ?? valueSpan) : valueSpan;
         const fact = { kind: indexKind, url, urlSpan, span, context: context.id };
         sink.addIndex(context, fact);
       } else if ((spec.role === 'requirement' || spec.role === 'constraint') && value) {
@@ -350,7 +373,8 @@ function recordPipRequirement(sink: FactSink, word: Word, context: ContextDraft)
     // A local project: its metadata says what it installs. A Dockerfile's `pip install .[cu124]` installs the
     // pyproject.toml there, as pip reads it: [project] dependencies and the extras named, from this command's
     // indexes (pip knows nothing of [tool.uv.sources] or Poetry's sources). A setup.py project has none.
-    if (context.tool === 'pip' && context.stage !== undefined && !word.unresolved) localProjectInclude(sink, word, context);
+    if (context.tool === 'pip' && context.stage !== undefined && !word.unresolved)
+      localProjectInclude(sink, word, context);
     return;
   }
   if (word.unresolved) {
@@ -399,7 +423,13 @@ function recordConda(sink: FactSink, args: readonly Word[], stage: number): bool
         const url = valueWord.text.slice(valueFrom);
         channels.push(url);
         const urlSpan = valueWord.mapped.origin(valueFrom, valueWord.text.length) ?? valueWord.span;
-        const fact = { kind: 'conda-channel' as const, url, urlSpan, span: { start: word.span.start, end: valueWord.span.end }, context: context.id };
+        const fact = {
+          kind: 'conda-channel' as const,
+          url,
+          urlSpan,
+          span: { start: word.span.start, end: valueWord.span.end },
+          context: context.id,
+        };
         sink.addIndex(context, fact);
       } else if (name === '--file' || name === '-f') {
         if (eq < 0) j++;
@@ -460,7 +490,10 @@ function recordApt(sink: FactSink, args: readonly Word[], stage: number): boolea
         span: word.span,
         extras: [],
         specifier: version,
-        specifierSpan: eq < 0 ? (word.mapped.origin(word.text.length, word.text.length) ?? { start: word.span.end, end: word.span.end }) : versionSpan,
+        specifierSpan:
+          eq < 0
+            ? (word.mapped.origin(word.text.length, word.text.length) ?? { start: word.span.end, end: word.span.end })
+            : versionSpan,
         clauses: version ? [{ operator: '=', version, versionSpan }] : [],
         exact: version || undefined,
         localLabel: cuda ? `cuda${cuda}` : undefined,

@@ -94,7 +94,8 @@ export function items(node: LockNode | undefined): readonly LockNode[] {
 export function entries(node: LockNode | undefined): [string, Span, LockNode][] {
   if (node?.kind !== 'map') return [];
   const out: [string, Span, LockNode][] = [];
-  for (const pair of node.pairs) if (pair.key !== undefined) out.push([pair.key, { start: pair.keyStart, end: pair.keyEnd }, pair.value]);
+  for (const pair of node.pairs)
+    if (pair.key !== undefined) out.push([pair.key, { start: pair.keyStart, end: pair.keyEnd }, pair.value]);
   return out;
 }
 

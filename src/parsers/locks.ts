@@ -25,16 +25,29 @@ export const MAX_LOCK_ALIASES = 1000;
  * name, so a package listed through one is read as conda-lock and pixi install it; its facts point at the
  * anchor's text.
  */
-export function readLockYaml(text: string, what: string, source: SourceText, problems: ParseProblem[]): LockMap | undefined {
+export function readLockYaml(
+  text: string,
+  what: string,
+  source: SourceText,
+  problems: ParseProblem[],
+): LockMap | undefined {
   return scanBlockYaml(text) ?? parseLockYaml(text, what, source, problems);
 }
 
 /** readLockYaml with the `yaml` package alone (the reference the scanner is checked against). */
-export function parseLockYaml(text: string, what: string, source: SourceText, problems: ParseProblem[]): LockMap | undefined {
+export function parseLockYaml(
+  text: string,
+  what: string,
+  source: SourceText,
+  problems: ParseProblem[],
+): LockMap | undefined {
   const doc = parseDocument(text, { uniqueKeys: false, prettyErrors: false, strict: false, keepSourceTokens: false });
   for (const error of doc.errors) {
     const start = Math.min(error.pos[0], text.length);
-    problems.push({ span: { start, end: Math.min(Math.max(error.pos[1], start), text.length) }, message: `YAML: ${error.message.split('\n')[0]}` });
+    problems.push({
+      span: { start, end: Math.min(Math.max(error.pos[1], start), text.length) },
+      message: `YAML: ${error.message.split('\n')[0]}`,
+    });
   }
   resolveAliases(doc, problems);
   const root = doc.contents;
@@ -61,18 +74,26 @@ function resolveAliases(doc: Document, problems: ParseProblem[]): void {
     const [start, end] = alias.range ?? [0, 0];
     if (++count > MAX_LOCK_ALIASES) {
       if (count === MAX_LOCK_ALIASES + 1)
-        problems.push({ span: { start, end }, message: `YAML: more than ${MAX_LOCK_ALIASES} aliases; the rest are not read` });
+        problems.push({
+          span: { start, end },
+          message: `YAML: more than ${MAX_LOCK_ALIASES} aliases; the rest are not read`,
+        });
       return null;
     }
     const target = anchors.get(alias.source);
-    if (!target) problems.push({ span: { start, end }, message: `YAML: the alias *${alias.source} names no anchor before it` });
-    else if (open.has(target)) problems.push({ span: { start, end }, message: `YAML: the alias *${alias.source} is inside the node it names` });
+    if (!target)
+      problems.push({ span: { start, end }, message: `YAML: the alias *${alias.source} names no anchor before it` });
+    else if (open.has(target))
+      problems.push({ span: { start, end }, message: `YAML: the alias *${alias.source} is inside the node it names` });
     else return target;
     return null;
   };
   // Each step enters a node, leaves it, or resolves an alias where it stands (in document order, so every anchor
   // before it has been recorded).
-  type Step = { readonly enter: Node } | { readonly leave: Node } | { readonly alias: Node & { source: string }; readonly put: (node: Node | null) => void };
+  type Step =
+    | { readonly enter: Node }
+    | { readonly leave: Node }
+    | { readonly alias: Node & { source: string }; readonly put: (node: Node | null) => void };
   const steps: Step[] = [];
   const root = doc.contents as Node | null;
   if (isAlias(root)) doc.contents = null;
@@ -111,7 +132,8 @@ function resolveAliases(doc: Document, problems: ParseProblem[]): void {
   }
 }
 
-const SUBDIR = /^(?:noarch|linux-64|linux-aarch64|linux-ppc64le|linux-s390x|linux-armv7l|osx-64|osx-arm64|win-64|win-arm64|linux-32|win-32)$/;
+const SUBDIR =
+  /^(?:noarch|linux-64|linux-aarch64|linux-ppc64le|linux-s390x|linux-armv7l|osx-64|osx-arm64|win-64|win-arm64|linux-32|win-32)$/;
 
 /**
  * A conda package file's URL as a conda fact at the URL's characters (`channel::name=version=build`). Undefined
@@ -134,7 +156,8 @@ export function condaPackageFromUrl(url: Mapped): PackageFact | undefined {
   const at = slash + 1;
   const versionAt = at + name.length + 1;
   const buildAt = versionAt + version.length + 1;
-  const versionSpan = url.origin(versionAt, versionAt + version.length) ?? url.site(versionAt, versionAt + version.length);
+  const versionSpan =
+    url.origin(versionAt, versionAt + version.length) ?? url.site(versionAt, versionAt + version.length);
   const label = cudaLabelFromBuild(build);
   return packageFact({
     ecosystem: 'conda',

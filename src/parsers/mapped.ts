@@ -41,7 +41,9 @@ export interface Mapped {
 export const Mapped = {
   /** Text at `fileOffset` in the file, or (offset -1) text that is not in the file. */
   of(text: string, fileOffset: number): Mapped {
-    return fileOffset >= 0 ? new PlainMapped(text, fileOffset) : new SegmentMapped(text, [plainSegment(text, fileOffset)]);
+    return fileOffset >= 0
+      ? new PlainMapped(text, fileOffset)
+      : new SegmentMapped(text, [plainSegment(text, fileOffset)]);
   },
 };
 
@@ -220,7 +222,12 @@ export class SegmentMapped implements Mapped {
       const a = Math.max(seg.from, from);
       const b = Math.min(seg.to, to);
       if (a >= b) continue;
-      builder.pushSegment(this.text.slice(a, b), seg.origin < 0 ? -1 : seg.origin + (a - seg.from), seg.origin < 0 || seg.via ? seg.site : undefined, seg.via);
+      builder.pushSegment(
+        this.text.slice(a, b),
+        seg.origin < 0 ? -1 : seg.origin + (a - seg.from),
+        seg.origin < 0 || seg.via ? seg.site : undefined,
+        seg.via,
+      );
     }
     return builder.build();
   }
@@ -245,7 +252,15 @@ export class MappedBuilder {
     const from = this.size;
     const ownSite = site ?? { start: origin, end: origin + text.length };
     const prev = this.segments.at(-1);
-    if (prev && !via && !prev.via && !site && origin >= 0 && prev.origin >= 0 && prev.origin + (prev.to - prev.from) === origin) {
+    if (
+      prev &&
+      !via &&
+      !prev.via &&
+      !site &&
+      origin >= 0 &&
+      prev.origin >= 0 &&
+      prev.origin + (prev.to - prev.from) === origin
+    ) {
       // Every segment has the same fields in the same order (see packageFact in facts.ts).
       this.segments[this.segments.length - 1] = {
         from: prev.from,

@@ -37,7 +37,8 @@ const TRAILING_SPACE = /\s*$/y;
 
 function tokenize(marker: string): readonly Token[] | undefined {
   const tokens: Token[] = [];
-  const re = /\s*(?:(['"])(.*?)\1|(\(|\))|(===|==|!=|<=|>=|~=|<|>)|(not\s+in\b|in\b|and\b|or\b|not\b)|([A-Za-z_][A-Za-z0-9_.]*))/y;
+  const re =
+    /\s*(?:(['"])(.*?)\1|(\(|\))|(===|==|!=|<=|>=|~=|<|>)|(not\s+in\b|in\b|and\b|or\b|not\b)|([A-Za-z_][A-Za-z0-9_.]*))/y;
   let at = 0;
   while (at < marker.length) {
     TRAILING_SPACE.lastIndex = at;
@@ -49,7 +50,8 @@ function tokenize(marker: string): readonly Token[] | undefined {
     if (match[1] !== undefined) tokens.push({ kind: 'string', text: match[2]! });
     else if (match[3]) tokens.push({ kind: match[3] as '(' | ')', text: match[3] });
     else if (match[4]) tokens.push({ kind: 'op', text: match[4] });
-    else if (match[5]) tokens.push({ kind: /^(?:and|or)$/.test(match[5]) ? 'name' : 'op', text: match[5].replace(/\s+/, ' ') });
+    else if (match[5])
+      tokens.push({ kind: /^(?:and|or)$/.test(match[5]) ? 'name' : 'op', text: match[5].replace(/\s+/, ' ') });
     else tokens.push({ kind: 'name', text: match[6]! });
   }
   return tokens;
@@ -103,7 +105,12 @@ export function evaluateMarker(marker: string | undefined, environment: MarkerEn
   return i === tokens.length ? result : undefined;
 }
 
-function compare(left: { variable?: string; text?: string }, op: string, right: { variable?: string; text?: string }, environment: MarkerEnvironment): Value {
+function compare(
+  left: { variable?: string; text?: string },
+  op: string,
+  right: { variable?: string; text?: string },
+  environment: MarkerEnvironment,
+): Value {
   // `extra == 'cpu'`: known when the selection's extras are.
   const extraSide = left.variable === 'extra' ? right.text : right.variable === 'extra' ? left.text : undefined;
   if (extraSide !== undefined && (op === '==' || op === '!=')) {
@@ -145,8 +152,21 @@ function compare(left: { variable?: string; text?: string }, op: string, right: 
 const VERSION = /^\d+(?:\.\d+)*$/;
 
 /** Pythons and machines a Linux image may have: the environments two markers are tried in together. */
-const SAMPLES: readonly Readonly<Record<string, string>>[] = ['3.7', '3.8', '3.9', '3.10', '3.11', '3.12', '3.13', '3.14'].flatMap((python) =>
-  ['x86_64', 'aarch64'].map((machine) => ({ python_version: python, python_full_version: `${python}.0`, platform_machine: machine })),
+const SAMPLES: readonly Readonly<Record<string, string>>[] = [
+  '3.7',
+  '3.8',
+  '3.9',
+  '3.10',
+  '3.11',
+  '3.12',
+  '3.13',
+  '3.14',
+].flatMap((python) =>
+  ['x86_64', 'aarch64'].map((machine) => ({
+    python_version: python,
+    python_full_version: `${python}.0`,
+    platform_machine: machine,
+  })),
 );
 
 /**

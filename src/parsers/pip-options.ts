@@ -111,7 +111,9 @@ export function optionSpec(name: string): OptionSpec {
 export function splitOption(token: string): { name: string; inlineValue?: string; valueOffset: number } {
   if (token.startsWith('--')) {
     const eq = token.indexOf('=');
-    return eq < 0 ? { name: token, valueOffset: token.length } : { name: token.slice(0, eq), inlineValue: token.slice(eq + 1), valueOffset: eq + 1 };
+    return eq < 0
+      ? { name: token, valueOffset: token.length }
+      : { name: token.slice(0, eq), inlineValue: token.slice(eq + 1), valueOffset: eq + 1 };
   }
   if (token.length > 2 && PIP_OPTIONS.get(token.slice(0, 2))?.takesValue) {
     const rest = token.slice(2);

@@ -13,7 +13,9 @@ export function normalizePythonName(name: string): string {
 
 const NORMALISED = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 
-export type RequirementResult = { readonly ok: true; readonly fact: PackageFact } | { readonly ok: false; readonly message: string; readonly span: Span };
+export type RequirementResult =
+  | { readonly ok: true; readonly fact: PackageFact }
+  | { readonly ok: false; readonly message: string; readonly span: Span };
 
 /**
  * The length of the name at the start of `text` (`/^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?/`, without
@@ -84,7 +86,12 @@ const URL_SCHEME = /^(?:[a-z][a-z0-9+.-]*:\/\/|git\+|hg\+|svn\+|bzr\+|file:)/i;
  */
 export function endsInWheel(text: string): boolean {
   if (/\.whl$/i.test(text)) return true;
-  const lastBreak = Math.max(text.lastIndexOf('\n'), text.lastIndexOf('\r'), text.lastIndexOf('\u2028'), text.lastIndexOf('\u2029'));
+  const lastBreak = Math.max(
+    text.lastIndexOf('\n'),
+    text.lastIndexOf('\r'),
+    text.lastIndexOf('\u2028'),
+    text.lastIndexOf('\u2029'),
+  );
   const wheel = /\.whl[#?]/gi;
   wheel.lastIndex = lastBreak + 1;
   return wheel.test(text);
@@ -106,7 +113,13 @@ export function isLocalProject(text: string): boolean {
     .trim()
     .replace(/\[[^\]]*\]$/, '');
   if (head === '' || ARCHIVE.test(head.split(/[#?]/)[0]!)) return false;
-  if (/^(?:\.{1,2}|~)(?:[/\\]|$)/.test(head) || head.startsWith('/') || /^[A-Za-z]:[\\/]/.test(head) || /^file:/i.test(head)) return true;
+  if (
+    /^(?:\.{1,2}|~)(?:[/\\]|$)/.test(head) ||
+    head.startsWith('/') ||
+    /^[A-Za-z]:[\\/]/.test(head) ||
+    /^file:/i.test(head)
+  )
+    return true;
   return /[/\\]/.test(head) && !/[<>=!~@:]/.test(head);
 }
 
@@ -121,11 +134,15 @@ export function parsePythonRequirement(m: Mapped): RequirementResult {
   const text = m.text;
   const whole = m.site(0, text.length);
   // Every URL scheme form has a ":" or a "+", and a wheel a ".": most requirements need neither test.
-  if (((text.includes(':') || text.includes('+')) && URL_SCHEME.test(text)) || (WHEEL.test(text) && endsInWheel(text.split(';')[0]!.trim())))
+  if (
+    ((text.includes(':') || text.includes('+')) && URL_SCHEME.test(text)) ||
+    (WHEEL.test(text) && endsInWheel(text.split(';')[0]!.trim()))
+  )
     return parseBareUrl(m, NAMED_URL.exec(text) ?? undefined);
 
   const nameLength = nameAt(text);
-  if (nameLength === 0) return { ok: false, message: `expected a package name, found "${truncate(text)}"`, span: whole };
+  if (nameLength === 0)
+    return { ok: false, message: `expected a package name, found "${truncate(text)}"`, span: whole };
   const rawName = text.slice(0, nameLength);
   let i = nameLength;
   const skipSpace = (): void => {
@@ -170,8 +187,17 @@ export function parsePythonRequirement(m: Mapped): RequirementResult {
       skipSpace();
       const vStart = i;
       while (i < text.length && isVersionChar(text.charCodeAt(i))) i++;
-      if (i === vStart) return { ok: false, message: `expected a version after "${op}"`, span: m.site(vStart - op.length, Math.max(i, vStart)) };
-      clauses.push({ operator: op, version: text.slice(vStart, i), versionSpan: m.origin(vStart, i) ?? m.site(vStart, i) });
+      if (i === vStart)
+        return {
+          ok: false,
+          message: `expected a version after "${op}"`,
+          span: m.site(vStart - op.length, Math.max(i, vStart)),
+        };
+      clauses.push({
+        operator: op,
+        version: text.slice(vStart, i),
+        versionSpan: m.origin(vStart, i) ?? m.site(vStart, i),
+      });
       specEnd = i;
       skipSpace();
       if (text[i] === ',') {
@@ -195,7 +221,11 @@ export function parsePythonRequirement(m: Mapped): RequirementResult {
   }
   skipSpace();
   if (i < text.length) {
-    return { ok: false, message: `unexpected "${truncate(text.slice(i))}" after the requirement`, span: m.site(i, text.length) };
+    return {
+      ok: false,
+      message: `unexpected "${truncate(text.slice(i))}" after the requirement`,
+      span: m.site(i, text.length),
+    };
   }
 
   const exact = exactVersion(clauses);
@@ -258,7 +288,9 @@ function parseBareUrl(m: Mapped, named?: RegExpExecArray): RequirementResult {
   const wheel = parseWheelFileName(fileName);
   const egg = /[#&]egg=([A-Za-z0-9._-]+)/.exec(urlText)?.[1];
   // A VCS URL without #egg= names the project by its repository: git+https://github.com/org/xformers.git@v0.0.23.
-  const vcs = /^(?:git|hg|svn|bzr)\+/i.test(urlText) ? /\/([A-Za-z0-9._-]+?)(?:\.git)?(?:@[^/#?]*)?(?:[#?].*)?$/.exec(urlText)?.[1] : undefined;
+  const vcs = /^(?:git|hg|svn|bzr)\+/i.test(urlText)
+    ? /\/([A-Za-z0-9._-]+?)(?:\.git)?(?:@[^/#?]*)?(?:[#?].*)?$/.exec(urlText)?.[1]
+    : undefined;
   const sdist = /^([A-Za-z0-9_.]+?)-(\d[^-]*)\.(?:tar\.gz|tgz|tar\.bz2|tar\.xz|zip)$/i.exec(safeDecode(fileName));
   const fileProject = wheel?.name ?? egg ?? vcs ?? sdist?.[1] ?? fileName;
   const rawName = named?.[1] ?? fileProject;
@@ -275,7 +307,9 @@ function parseBareUrl(m: Mapped, named?: RegExpExecArray): RequirementResult {
       ecosystem: 'pip',
       name: normalizePythonName(rawName),
       rawName,
-      nameSpan: named ? m.site(named.index + named[0].indexOf(named[1]!), named[0].indexOf(named[1]!) + named[1]!.length) : span,
+      nameSpan: named
+        ? m.site(named.index + named[0].indexOf(named[1]!), named[0].indexOf(named[1]!) + named[1]!.length)
+        : span,
       span,
       via,
       extras: named?.[2] ? named[2].split(',').flatMap((extra) => (extra.trim() ? [extra.trim()] : [])) : [],

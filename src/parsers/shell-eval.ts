@@ -21,7 +21,8 @@ const MAX_OUTPUT = 4096;
 /** The output of `stages` joined by `|`, with trailing newlines removed as command substitution does. */
 export function evaluatePipeline(stages: readonly Stage[]): Evaluated {
   if (stages.length === 0) return { unsupported: 'the command substitution is empty' };
-  if (stages.length > MAX_STAGES) return { unsupported: `a pipeline of more than ${MAX_STAGES} commands is not evaluated` };
+  if (stages.length > MAX_STAGES)
+    return { unsupported: `a pipeline of more than ${MAX_STAGES} commands is not evaluated` };
   let output: string | undefined;
   for (const stage of stages) {
     const [name, ...args] = stage.words;
@@ -55,7 +56,9 @@ function filter(name: string, args: readonly string[], input: string): Evaluated
     case 'head':
       return head(args, input);
     case 'rev':
-      return args.length === 0 ? { value: mapLines(input, (line) => [...line].reverse().join('')) } : { unsupported: 'rev with arguments is not evaluated' };
+      return args.length === 0
+        ? { value: mapLines(input, (line) => [...line].reverse().join('')) }
+        : { unsupported: 'rev with arguments is not evaluated' };
     default:
       return { unsupported: `${name} is not evaluated in a pipeline` };
   }
@@ -102,18 +105,22 @@ function printf(args: readonly string[]): Evaluated {
   do {
     let used = 0;
     let failed: string | undefined;
-    const text = format.replace(/%([%sdi])|\\([nt\\])/g, (whole, conversion: string | undefined, escape: string | undefined) => {
-      if (escape) return escape === 'n' ? '\n' : escape === 't' ? '\t' : '\\';
-      if (conversion === '%') return '%';
-      used++;
-      const value = values[next++] ?? '';
-      if (conversion === 's') return value;
-      if (value === '') return '0';
-      if (!/^[+-]?\d+$/.test(value)) failed = `printf %${conversion} of "${value}"`;
-      return String(Number.parseInt(value, 10));
-    });
+    const text = format.replace(
+      /%([%sdi])|\\([nt\\])/g,
+      (whole, conversion: string | undefined, escape: string | undefined) => {
+        if (escape) return escape === 'n' ? '\n' : escape === 't' ? '\t' : '\\';
+        if (conversion === '%') return '%';
+        used++;
+        const value = values[next++] ?? '';
+        if (conversion === 's') return value;
+        if (value === '') return '0';
+        if (!/^[+-]?\d+$/.test(value)) failed = `printf %${conversion} of "${value}"`;
+        return String(Number.parseInt(value, 10));
+      },
+    );
     if (failed) return { unsupported: `${failed} is not a number` };
-    if (/%[^%sdi]/.test(format.replace(/%%/g, ''))) return { unsupported: 'printf conversions other than %s and %d are not evaluated' };
+    if (/%[^%sdi]/.test(format.replace(/%%/g, '')))
+      return { unsupported: 'printf conversions other than %s and %d are not evaluated' };
     out += text;
     if (used === 0) break;
   } while (next < values.length);
@@ -174,7 +181,12 @@ function listOf(list: string): ((n: number) => boolean) | undefined {
 
 /** GNU cut: -d DELIM -f LIST (lines without the delimiter pass whole, unless -s), or -c / -b LIST. */
 function cut(args: readonly string[], input: string): Evaluated {
-  const parsed = options(args, 'dfcb', { delimiter: 'd', fields: 'f', characters: 'c', bytes: 'b', 'only-delimited': 's' }, 's');
+  const parsed = options(
+    args,
+    'dfcb',
+    { delimiter: 'd', fields: 'f', characters: 'c', bytes: 'b', 'only-delimited': 's' },
+    's',
+  );
   if (typeof parsed === 'string') return { unsupported: `cut: ${parsed}` };
   if (parsed.rest.length > 0) return { unsupported: 'cut reading files is not evaluated' };
   const { values } = parsed;
@@ -188,7 +200,8 @@ function cut(args: readonly string[], input: string): Evaluated {
   if (fields === undefined) return { unsupported: 'cut without -f or -c' };
   const keep = listOf(fields);
   const delimiter = values.get('d') ?? '\t';
-  if (!keep || [...delimiter].length !== 1) return { unsupported: `cut -f ${fields} -d '${delimiter}' is not evaluated` };
+  if (!keep || [...delimiter].length !== 1)
+    return { unsupported: `cut -f ${fields} -d '${delimiter}' is not evaluated` };
   const only = values.has('s');
   return {
     value: mapLines(input, (line) => {
@@ -288,7 +301,9 @@ function sedRegex(re: string, extended: boolean): string | undefined {
       // Inside brackets a backslash is literal in POSIX.
       body = body
         .replace(/\\/g, '\\\\')
-        .replace(/\[:([a-z]+):\]/g, (whole, name: string) => (CLASSES[name] ? CLASSES[name]!.replace(/[\\\]^-]/g, '\\$&') : whole));
+        .replace(/\[:([a-z]+):\]/g, (whole, name: string) =>
+          CLASSES[name] ? CLASSES[name]!.replace(/[\\\]^-]/g, '\\$&') : whole,
+        );
       out += `[${body}]`;
       i = close;
       continue;
@@ -358,7 +373,9 @@ function sed(args: readonly string[], input: string): Evaluated {
   if (commands.length === 0 || substitutions.some((substitution) => !substitution))
     return { unsupported: `sed ${scripts.join('; ')} is not a substitution we evaluate` };
   return {
-    value: mapLines(input, (line) => substitutions.reduce((text, substitution) => text.replace(substitution!.regex, substitution!.replacement), line)),
+    value: mapLines(input, (line) =>
+      substitutions.reduce((text, substitution) => text.replace(substitution!.regex, substitution!.replacement), line),
+    ),
   };
 }
 
@@ -391,7 +408,8 @@ function awk(args: readonly string[], input: string): Evaluated {
   }
   // -F: one character is literal (a blank means the default); `\.` and `[.]` are that character; other regexes are not read.
   const sep = separator === undefined || separator === ' ' ? undefined : /^(?:\\(.)|\[(.)\]|([^\\[]))$/.exec(separator);
-  if (separator !== undefined && separator !== ' ' && !sep) return { unsupported: `awk -F '${separator}' is not evaluated` };
+  if (separator !== undefined && separator !== ' ' && !sep)
+    return { unsupported: `awk -F '${separator}' is not evaluated` };
   const literal = sep ? (sep[1] ?? sep[2] ?? sep[3])! : undefined;
   return {
     value: mapLines(input, (line) => {
@@ -402,7 +420,17 @@ function awk(args: readonly string[], input: string): Evaluated {
               .split(/[ \t]+/)
               .filter(Boolean)
           : line.split(literal);
-      return items.map((item) => ('field' in item ? (item.field === 0 ? line : (fields[item.field - 1] ?? '')) : 'text' in item ? item.text : ' ')).join('');
+      return items
+        .map((item) =>
+          'field' in item
+            ? item.field === 0
+              ? line
+              : (fields[item.field - 1] ?? '')
+            : 'text' in item
+              ? item.text
+              : ' ',
+        )
+        .join('');
     }),
   };
 }

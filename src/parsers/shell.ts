@@ -48,12 +48,21 @@ export type Resolver = (name: string) => Variable | { readonly unresolved: strin
 
 /** `&`, `|`, `;`, `(`, `)` and a line break: they end a simple command. */
 function isOperator(code: number): boolean {
-  return code === AMPERSAND || code === PIPE || code === SEMICOLON || code === OPEN_PAREN || code === CLOSE_PAREN || code === LF;
+  return (
+    code === AMPERSAND ||
+    code === PIPE ||
+    code === SEMICOLON ||
+    code === OPEN_PAREN ||
+    code === CLOSE_PAREN ||
+    code === LF
+  );
 }
 
 /** What ends an unquoted word: a blank, an operator, or a redirection. */
 function endsWord(code: number): boolean {
-  return code === SPACE || code === TAB || code === CR || isOperator(code) || code === GREATER_THAN || code === LESS_THAN;
+  return (
+    code === SPACE || code === TAB || code === CR || isOperator(code) || code === GREATER_THAN || code === LESS_THAN
+  );
 }
 
 function isDigit(code: number): boolean {
@@ -120,7 +129,10 @@ function splitScript(script: Mapped, outer: Resolver): SplitScript {
       i++;
       continue;
     }
-    if (code === BACKSLASH && (text.charCodeAt(i + 1) === LF || (text.charCodeAt(i + 1) === CR && text.charCodeAt(i + 2) === LF))) {
+    if (
+      code === BACKSLASH &&
+      (text.charCodeAt(i + 1) === LF || (text.charCodeAt(i + 1) === CR && text.charCodeAt(i + 2) === LF))
+    ) {
       // A backslash before a line break joins the lines (heredoc scripts keep them): it separates nothing.
       i += text.charCodeAt(i + 1) === CR ? 3 : 2;
       continue;
@@ -137,7 +149,11 @@ function splitScript(script: Mapped, outer: Resolver): SplitScript {
       continue;
     }
     const following = text.charCodeAt(i + 1);
-    if (code === GREATER_THAN || code === LESS_THAN || (isDigit(code) && (following === GREATER_THAN || following === LESS_THAN))) {
+    if (
+      code === GREATER_THAN ||
+      code === LESS_THAN ||
+      (isDigit(code) && (following === GREATER_THAN || following === LESS_THAN))
+    ) {
       // Redirection (`>`, `2>`, `&>`, `<`): skip the operator; its target word is not an argument.
       while (i < text.length && isRedirectionChar(text.charCodeAt(i))) i++;
       skipNextWord = true;
@@ -160,7 +176,13 @@ function splitScript(script: Mapped, outer: Resolver): SplitScript {
  * After a command: the block depth it leaves, and the variables it sets. `NAME=value` alone (or after `export`) sets
  * a shell variable; before a command it is that command's environment only, which sets nothing here.
  */
-function track(command: Command, before: string, after: string, blocks: number, locals: Map<string, Variable | { readonly unresolved: string }>): number {
+function track(
+  command: Command,
+  before: string,
+  after: string,
+  blocks: number,
+  locals: Map<string, Variable | { readonly unresolved: string }>,
+): number {
   let words = command;
   const depth = blocks;
   const first = words[0]!.text;
@@ -170,7 +192,14 @@ function track(command: Command, before: string, after: string, blocks: number, 
   if (words.length === 0) return depth;
   if (DECLARE.has(words[0]!.text)) words = words.slice(1).filter((word) => !word.text.startsWith('-'));
   else if (!words.every((word) => ASSIGNMENT.test(word.text))) return depth;
-  const conditional = depth > 0 || before === '||' || after === '||' || before === '|' || after === '|' || after === '&' || before === '(';
+  const conditional =
+    depth > 0 ||
+    before === '||' ||
+    after === '||' ||
+    before === '|' ||
+    after === '|' ||
+    after === '&' ||
+    before === '(';
   for (const word of words) {
     const match = ASSIGNMENT.exec(word.text);
     if (!match) continue;
@@ -205,15 +234,22 @@ function commandOutput(
   const split = splitScript(inner, resolve);
   if (split.commands.length === 0) return { unresolved: runtime };
   const unresolved = split.commands.flat().find((word) => word.unresolved);
-  if (unresolved) return { unresolved: `${shown} is computed from a value only known when the build runs: ${unresolved.unresolved}` };
+  if (unresolved)
+    return { unresolved: `${shown} is computed from a value only known when the build runs: ${unresolved.unresolved}` };
   if (split.operators.slice(0, -1).some((operator) => operator !== '|') || split.redirected.some(Boolean))
     return { unresolved: `${shown} is not a plain pipeline, so it is only known when the build runs` };
   const result = evaluatePipeline(split.commands.map((command) => ({ words: command.map((word) => word.text) })));
-  if ('unsupported' in result) return { unresolved: `${shown} is only known when the build runs (not evaluated: ${result.unsupported})` };
+  if ('unsupported' in result)
+    return { unresolved: `${shown} is only known when the build runs (not evaluated: ${result.unsupported})` };
   return { value: synthetic(result.value, reference, '$(…)') };
 }
 
-function readWord(script: Mapped, startIndex: number, resolve: Resolver, braces: ClosingBraces): { word?: Word; next: number; split?: [number, number][] } {
+function readWord(
+  script: Mapped,
+  startIndex: number,
+  resolve: Resolver,
+  braces: ClosingBraces,
+): { word?: Word; next: number; split?: [number, number][] } {
   const text = script.text;
   // Built only for words with quotes, escapes or expansions; a plain word is a slice of the script.
   let out: MappedBuilder | undefined;
@@ -252,10 +288,13 @@ function readWord(script: Mapped, startIndex: number, resolve: Resolver, braces:
         const close = text.indexOf('`', i + 1);
         const end = close < 0 ? text.length : close + 1;
         flush(i);
-        const output = close < 0 ? undefined : commandOutput(script.slice(i + 1, close), resolve, script.site(i, end), 'backquote');
+        const output =
+          close < 0 ? undefined : commandOutput(script.slice(i + 1, close), resolve, script.site(i, end), 'backquote');
         if (output && 'value' in output) push(output.value);
         else {
-          unresolved ??= output?.unresolved ?? `\`${text.slice(i + 1, end)}\` is the output of a command, only known when the build runs`;
+          unresolved ??=
+            output?.unresolved ??
+            `\`${text.slice(i + 1, end)}\` is the output of a command, only known when the build runs`;
           push(script.slice(i, end));
         }
         i = end;
@@ -289,7 +328,8 @@ function readWord(script: Mapped, startIndex: number, resolve: Resolver, braces:
         } else {
           const at = out?.length ?? 0;
           push(expansion.value);
-          if (quote === 0 && /[ \t\n]/.test(expansion.value.text)) (split ??= []).push([at, at + expansion.value.length]);
+          if (quote === 0 && /[ \t\n]/.test(expansion.value.text))
+            (split ??= []).push([at, at + expansion.value.length]);
         }
         i = expansion.next;
         runStart = i;
@@ -315,13 +355,19 @@ function readWord(script: Mapped, startIndex: number, resolve: Resolver, braces:
 function fieldSplit(word: Word, ranges: readonly (readonly [number, number])[]): Word[] {
   const text = word.text;
   const cuts: number[] = [];
-  for (const [from, to] of ranges) for (let i = from; i < to; i++) if (text[i] === ' ' || text[i] === '\t' || text[i] === '\n') cuts.push(i);
+  for (const [from, to] of ranges)
+    for (let i = from; i < to; i++) if (text[i] === ' ' || text[i] === '\t' || text[i] === '\n') cuts.push(i);
   const words: Word[] = [];
   let start = 0;
   for (const cut of [...cuts, text.length]) {
     if (cut > start) {
       const mapped = word.mapped.slice(start, cut);
-      words.push({ text: mapped.text, mapped, span: mapped.site(0, mapped.length), ...(word.unresolved ? { unresolved: word.unresolved } : {}) });
+      words.push({
+        text: mapped.text,
+        mapped,
+        span: mapped.site(0, mapped.length),
+        ...(word.unresolved ? { unresolved: word.unresolved } : {}),
+      });
     }
     start = cut + 1;
   }
@@ -381,7 +427,12 @@ function closingParen(text: string, open: number): number {
 function closingBrace(text: string, from: number, braces: ClosingBraces): number {
   let close = braces.after(from);
   // A nested `${…}` (a default such as `${A:-${B}}`) closes first: take the next `}` for each one opened inside.
-  for (let open = text.indexOf('${', from); close >= 0 && open >= 0 && open < close; open = text.indexOf('${', open + 2)) close = text.indexOf('}', close + 1);
+  for (
+    let open = text.indexOf('${', from);
+    close >= 0 && open >= 0 && open < close;
+    open = text.indexOf('${', open + 2)
+  )
+    close = text.indexOf('}', close + 1);
   return close;
 }
 
@@ -400,7 +451,8 @@ function readExpansion(script: Mapped, at: number, resolve: Resolver, braces: Cl
     const close = closingParen(text, at + 1);
     const next = close < 0 ? text.length : close + 1;
     const inner = text.slice(at + 2, close < 0 ? next : close).replace(/^\(|\)$/g, '');
-    if (close < 0 || text[at + 2] === '(') return { unresolved: `$(${inner}) is the output of a command, only known when the build runs`, next };
+    if (close < 0 || text[at + 2] === '(')
+      return { unresolved: `$(${inner}) is the output of a command, only known when the build runs`, next };
     const output = commandOutput(script.slice(at + 2, close), resolve, script.site(at, next));
     return { ...output, next };
   }
@@ -421,7 +473,9 @@ function readExpansion(script: Mapped, at: number, resolve: Resolver, braces: Cl
   const length = /^#([A-Za-z_][A-Za-z0-9_]*)$/.exec(body);
   if (length) {
     const value = known(resolve, length[1]!);
-    return 'value' in value ? { value: synthetic(String(value.value.length), reference, length[1]!), next } : { unresolved: value.unresolved, next };
+    return 'value' in value
+      ? { value: synthetic(String(value.value.length), reference, length[1]!), next }
+      : { unresolved: value.unresolved, next };
   }
   const match = PARAMETER.exec(body);
   if (!match) return { unresolved: `\${${body}} uses shell features that are only evaluated at build time`, next };
@@ -463,8 +517,16 @@ function readExpansion(script: Mapped, at: number, resolve: Resolver, braces: Cl
   if (substitution) {
     const pattern = globRegex(substitution[2]!);
     const replacement = substitution[3] ?? '';
-    if (!pattern || replacement.includes('$')) return { unresolved: `\${${body}} uses a pattern that is only evaluated at build time`, next };
-    return { value: synthetic(substitute(current.text, pattern, replacement.replace(/\\(.)/g, '$1'), substitution[1]), reference, name), next };
+    if (!pattern || replacement.includes('$'))
+      return { unresolved: `\${${body}} uses a pattern that is only evaluated at build time`, next };
+    return {
+      value: synthetic(
+        substitute(current.text, pattern, replacement.replace(/\\(.)/g, '$1'), substitution[1]),
+        reference,
+        name,
+      ),
+      next,
+    };
   }
   const substring = /^:\s*(-?\d+)(?::\s*(-?\d+))?$/.exec(rest);
   if (substring) {
@@ -595,7 +657,8 @@ function substitute(value: string, pattern: string, replacement: string, mode: s
     return value;
   }
   if (mode === '%') {
-    for (let start = 0; start <= size; start++) if (whole.test(value.slice(start))) return value.slice(0, start) + replacement;
+    for (let start = 0; start <= size; start++)
+      if (whole.test(value.slice(start))) return value.slice(0, start) + replacement;
     return value;
   }
   let out = '';
@@ -631,7 +694,9 @@ function viaArg(value: Mapped, origin: ArgOrigin): Mapped {
 
 /** `0-9 < > & | -`: the characters of a redirection operator. */
 function isRedirectionChar(code: number): boolean {
-  return isDigit(code) || code === LESS_THAN || code === GREATER_THAN || code === AMPERSAND || code === PIPE || code === DASH;
+  return (
+    isDigit(code) || code === LESS_THAN || code === GREATER_THAN || code === AMPERSAND || code === PIPE || code === DASH
+  );
 }
 
 /** `"`, `\\`, `$` and a backquote: what a backslash escapes inside double quotes. */

@@ -7,7 +7,10 @@ const DIRECTIVE = /#\s*cuda-gatekeeper:\s*ignore(?:\[([^\]]*)\])?[ \t]*(.*)$/;
  * Find `# cuda-gatekeeper: ignore[rule-id] reason` comments. A comment alone on its line silences the next
  * statement; a trailing comment silences its own line. `statementEnd` widens a line to its whole statement.
  */
-export function findSuppressions(source: SourceText, statementEnd: (line: number) => number = (line) => line): Suppression[] {
+export function findSuppressions(
+  source: SourceText,
+  statementEnd: (line: number) => number = (line) => line,
+): Suppression[] {
   const found: Suppression[] = [];
   const text = source.text;
   if (!text.includes('cuda-gatekeeper:')) return found;
@@ -25,7 +28,11 @@ export function findSuppressions(source: SourceText, statementEnd: (line: number
     let target = line;
     if (ownLine) {
       target = Math.max(line + 1, lastTarget);
-      while (target <= source.lineCount && isBlankOrComment(text.slice(source.lineStart(target), source.lineEnd(target)))) target++;
+      while (
+        target <= source.lineCount &&
+        isBlankOrComment(text.slice(source.lineStart(target), source.lineEnd(target)))
+      )
+        target++;
       lastTarget = target;
     }
     const rules = (match[1] ?? '')

@@ -31,8 +31,10 @@ const TOKEN = /[0-9A-Za-z_+.:-]/;
 function endsInLoneZero(text: string): boolean {
   return text.endsWith('0') && (text.length === 1 || !TOKEN.test(text[text.length - 2]!));
 }
-const INTEGER = /^[+-]?(?:0|[1-9](?:_?[0-9])*)$|^0x[0-9A-Fa-f](?:_?[0-9A-Fa-f])*$|^0o[0-7](?:_?[0-7])*$|^0b[01](?:_?[01])*$/;
-const FLOAT = /^[+-]?(?:0|[1-9](?:_?[0-9])*)(?:\.[0-9](?:_?[0-9])*(?:[eE][+-]?[0-9](?:_?[0-9])*)?|[eE][+-]?[0-9](?:_?[0-9])*)$|^[+-]?(?:inf|nan)$/;
+const INTEGER =
+  /^[+-]?(?:0|[1-9](?:_?[0-9])*)$|^0x[0-9A-Fa-f](?:_?[0-9A-Fa-f])*$|^0o[0-7](?:_?[0-7])*$|^0b[01](?:_?[01])*$/;
+const FLOAT =
+  /^[+-]?(?:0|[1-9](?:_?[0-9])*)(?:\.[0-9](?:_?[0-9])*(?:[eE][+-]?[0-9](?:_?[0-9])*)?|[eE][+-]?[0-9](?:_?[0-9])*)$|^[+-]?(?:inf|nan)$/;
 const ESCAPES: Readonly<Record<string, string>> = { b: '\b', t: '\t', n: '\n', f: '\f', r: '\r', '"': '"', '\\': '\\' };
 
 class Decline extends Error {}
@@ -42,7 +44,8 @@ const decline = (): never => {
 
 /** The document's root table, or undefined when the scanner does not read it (the parser then does). Never throws. */
 export function scanToml(text: string, omit?: ReadonlySet<string>): TomlTable | undefined {
-  if (UNREAD.test(text) || (SURROGATE.test(text) && LONE_SURROGATE.test(text)) || endsInLoneZero(text)) return undefined;
+  if (UNREAD.test(text) || (SURROGATE.test(text) && LONE_SURROGATE.test(text)) || endsInLoneZero(text))
+    return undefined;
   try {
     return new Scanner(text, omit).document();
   } catch (error) {

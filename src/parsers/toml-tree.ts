@@ -6,7 +6,12 @@ import type { Mapped } from './mapped.js';
 import type { Span } from './source.js';
 
 export type TomlValue =
-  | { readonly kind: 'table'; readonly span: Span; readonly entries: Map<string, TomlValue>; readonly keySpans: Map<string, Span> }
+  | {
+      readonly kind: 'table';
+      readonly span: Span;
+      readonly entries: Map<string, TomlValue>;
+      readonly keySpans: Map<string, Span>;
+    }
   | { readonly kind: 'array'; readonly span: Span; readonly items: TomlValue[] }
   | { readonly kind: 'string'; readonly span: Span; readonly value: string; readonly mapped: Mapped }
   | { readonly kind: 'boolean'; readonly span: Span; readonly value: boolean }

@@ -13,7 +13,9 @@ import { LONG_STRING, newTable, type TomlString, type TomlTable, type TomlValue 
 
 export { LONG_STRING, newTable, type TomlString, type TomlTable, type TomlValue } from './toml-tree.js';
 
-export type TomlDocument = { readonly ok: true; readonly root: TomlTable } | { readonly ok: false; readonly message: string; readonly span: Span };
+export type TomlDocument =
+  | { readonly ok: true; readonly root: TomlTable }
+  | { readonly ok: false; readonly message: string; readonly span: Span };
 
 /** What converting a document needs: its text, and the starts of the strings left unread (blankLongStrings). */
 interface Reading {
@@ -36,15 +38,18 @@ function stringValue(node: AST.TOMLStringValue, text: string): Mapped {
 
 function convert(node: AST.TOMLContentNode, reading: Reading): TomlValue {
   const span = { start: node.range[0], end: node.range[1] };
-  if (node.type === 'TOMLArray') return { kind: 'array', span, items: node.elements.map((element) => convert(element, reading)) };
+  if (node.type === 'TOMLArray')
+    return { kind: 'array', span, items: node.elements.map((element) => convert(element, reading)) };
   if (node.type === 'TOMLInlineTable') {
     const inline = newTable(span);
     for (const pair of node.body) insert(inline, pair, reading);
     return inline;
   }
   // A string too long to read (see blankLongStrings) holds no fact: its value here is only the filler.
-  if (node.type === 'TOMLValue' && node.kind === 'string' && reading.unread.has(span.start)) return { kind: 'other', span };
-  if (node.type === 'TOMLValue' && node.kind === 'string') return { kind: 'string', span, value: node.value, mapped: stringValue(node, reading.text) };
+  if (node.type === 'TOMLValue' && node.kind === 'string' && reading.unread.has(span.start))
+    return { kind: 'other', span };
+  if (node.type === 'TOMLValue' && node.kind === 'string')
+    return { kind: 'string', span, value: node.value, mapped: stringValue(node, reading.text) };
   if (node.type === 'TOMLValue' && node.kind === 'boolean') return { kind: 'boolean', span, value: node.value };
   return { kind: 'other', span };
 }
@@ -162,8 +167,15 @@ export function parseToml(original: string): TomlDocument {
     program = parseTOML(text);
   } catch (error) {
     const index = typeof (error as { index?: unknown }).index === 'number' ? (error as { index: number }).index : 0;
-    const message = error instanceof RangeError ? 'beyond what the TOML parser can read here (it ran out of stack)' : (error as Error).message;
-    return { ok: false, message: `not valid TOML: ${message}`, span: { start: index, end: Math.min(text.length, index + 1) } };
+    const message =
+      error instanceof RangeError
+        ? 'beyond what the TOML parser can read here (it ran out of stack)'
+        : (error as Error).message;
+    return {
+      ok: false,
+      message: `not valid TOML: ${message}`,
+      span: { start: index, end: Math.min(text.length, index + 1) },
+    };
   }
   const root = newTable({ start: 0, end: text.length });
   const reading: Reading = { text: original, unread: new Set(blanked.map((span) => span.start)) };
@@ -195,7 +207,11 @@ export function parseToml(original: string): TomlDocument {
 }
 
 /** A document's root table, or undefined when it is not TOML, with the one positioned problem that says why. */
-export function readTomlRoot(text: string, problems: ParseProblem[], omit?: ReadonlySet<string>): TomlTable | undefined {
+export function readTomlRoot(
+  text: string,
+  problems: ParseProblem[],
+  omit?: ReadonlySet<string>,
+): TomlTable | undefined {
   const document = readToml(text, omit);
   if (document.ok) return document.root;
   problems.push({ span: document.span, message: document.message });

@@ -69,7 +69,8 @@ class Scanner {
       while (content < end && text.charCodeAt(content) === SPACE) content++;
       if (content < end && text.charCodeAt(content) !== HASH) {
         // Directives and document markers start in the first column.
-        if (content === at && (text.charCodeAt(at) === 37 || text.startsWith('---', at) || text.startsWith('...', at))) decline();
+        if (content === at && (text.charCodeAt(at) === 37 || text.startsWith('---', at) || text.startsWith('...', at)))
+          decline();
         this.starts.push(content);
         this.indents.push(content - at);
         this.ends.push(end);
@@ -199,7 +200,12 @@ class Scanner {
     const first = text.charCodeAt(start);
     if (first === SINGLE || first === DOUBLE) {
       const close = this.quoted(start, end).end;
-      if (close < end && text.charCodeAt(close) === COLON && (close + 1 === end || text.charCodeAt(close + 1) === SPACE)) return close;
+      if (
+        close < end &&
+        text.charCodeAt(close) === COLON &&
+        (close + 1 === end || text.charCodeAt(close + 1) === SPACE)
+      )
+        return close;
       return -1;
     }
     if (INDICATOR.has(first)) decline();
@@ -245,8 +251,17 @@ class Scanner {
     if (first === SINGLE || first === DOUBLE) {
       const read = this.quoted(start, end);
       stop = read.end;
-      node = { kind: 'scalar', value: read.value, at: read.escaped ? -1 : start + 1, start, end: stop } satisfies LockScalar;
-    } else if ((first === 123 && text.charCodeAt(start + 1) === 125) || (first === 91 && text.charCodeAt(start + 1) === 93)) {
+      node = {
+        kind: 'scalar',
+        value: read.value,
+        at: read.escaped ? -1 : start + 1,
+        start,
+        end: stop,
+      } satisfies LockScalar;
+    } else if (
+      (first === 123 && text.charCodeAt(start + 1) === 125) ||
+      (first === 91 && text.charCodeAt(start + 1) === 93)
+    ) {
       stop = start + 2;
       node = first === 123 ? { kind: 'map', pairs: [] } : { kind: 'seq', items: [] };
     } else {

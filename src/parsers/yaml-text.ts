@@ -17,7 +17,8 @@ export function scalarText(node: Node | null | undefined, source: SourceText): M
   const raw = source.text.slice(start, end);
   const text = String(node.source ?? value);
   if (node.type === 'PLAIN' && raw === text) return Mapped.of(text, start);
-  if ((node.type === 'QUOTE_SINGLE' || node.type === 'QUOTE_DOUBLE') && raw.length >= 2 && raw.slice(1, -1) === text) return Mapped.of(text, start + 1);
+  if ((node.type === 'QUOTE_SINGLE' || node.type === 'QUOTE_DOUBLE') && raw.length >= 2 && raw.slice(1, -1) === text)
+    return Mapped.of(text, start + 1);
   const builder = new MappedBuilder();
   builder.pushSegment(String(value), -1, { start, end });
   return builder.build();
@@ -27,5 +28,8 @@ export function scalarText(node: Node | null | undefined, source: SourceText): M
 export function yamlProblem(error: YAMLError, text: string): ParseProblem {
   const start = Math.min(error.pos[0], text.length);
   const end = Math.min(Math.max(error.pos[1], start), text.length);
-  return { span: { start, end }, message: `YAML: ${error.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '')}` };
+  return {
+    span: { start, end },
+    message: `YAML: ${error.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '')}`,
+  };
 }

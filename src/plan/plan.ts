@@ -46,7 +46,13 @@ export interface PlanHold {
 export interface Plan {
   readonly cuda: string;
   /** The torch release the moved units take (the newest one, where units take different releases). */
-  readonly torch?: { readonly version: string; readonly torchvision?: string; readonly torchaudio?: string; readonly variant: string; readonly source: string };
+  readonly torch?: {
+    readonly version: string;
+    readonly torchvision?: string;
+    readonly torchaudio?: string;
+    readonly variant: string;
+    readonly source: string;
+  };
   /** What the driver must be for the images the plan writes (their CUDA update's own row of Table 3). */
   readonly driver?: {
     readonly cuda: string;
@@ -69,7 +75,8 @@ const TARGET_POLICY = new Set(['cuda-not-allowed']);
 export function plan(files: readonly ParsedFile[], targetCuda: string, kb: KnowledgeBase, baseline: Baseline): Plan {
   const cuda = cudaMajorMinor(targetCuda);
   if (!cuda) throw new PlanError(`"${targetCuda}" is not a CUDA version (expected major.minor, e.g. 12.8)`);
-  if (kb.cudaExists(cuda) === 'no') throw new PlanError(`CUDA ${cuda} was never released (${kb.noReleaseRecord(cuda)?.note ?? ''})`);
+  if (kb.cudaExists(cuda) === 'no')
+    throw new PlanError(`CUDA ${cuda} was never released (${kb.noReleaseRecord(cuda)?.note ?? ''})`);
   const notes: string[] = [];
   const steps: PlanStep[] = [];
   const held: PlanHold[] = [];
@@ -78,7 +85,9 @@ export function plan(files: readonly ParsedFile[], targetCuda: string, kb: Knowl
   /** Every edit of the units moved so far: a later unit that shares a file must agree with them. */
   let accepted: TextEdit[] = [];
   const errorsOf = (subset: readonly ParsedFile[]): Finding[] =>
-    gate(subset, baseline, kb).findings.filter((finding) => finding.severity === 'error' && !TARGET_POLICY.has(finding.ruleId));
+    gate(subset, baseline, kb).findings.filter(
+      (finding) => finding.severity === 'error' && !TARGET_POLICY.has(finding.ruleId),
+    );
 
   for (const unit of units) {
     const move = planUnit(unit, cuda, kb);
@@ -93,7 +102,13 @@ export function plan(files: readonly ParsedFile[], targetCuda: string, kb: Knowl
       const before = errorsOf(subset.map((file) => withEdits(file, accepted)));
       const after = errorsOf(subset.map((file) => withEdits(file, together)));
       const added = after.find(
-        (finding) => !before.some((old) => old.ruleId === finding.ruleId && old.location.path === finding.location.path && old.message === finding.message),
+        (finding) =>
+          !before.some(
+            (old) =>
+              old.ruleId === finding.ruleId &&
+              old.location.path === finding.location.path &&
+              old.message === finding.message,
+          ),
       );
       if (added) reasons.push(`moving it gives ${added.ruleId} "${added.message}" (${added.location.path})`);
     }
@@ -104,7 +119,11 @@ export function plan(files: readonly ParsedFile[], targetCuda: string, kb: Knowl
     accepted = together!;
     steps.push(
       ...move.moves.filter(
-        (step) => !steps.some((other) => other.location.path === step.location.path && other.location.start.offset === step.location.start.offset),
+        (step) =>
+          !steps.some(
+            (other) =>
+              other.location.path === step.location.path && other.location.start.offset === step.location.start.offset,
+          ),
       ),
     );
     if (move.release) taken.push(move.release);
@@ -118,7 +137,8 @@ export function plan(files: readonly ParsedFile[], targetCuda: string, kb: Knowl
           .filter((row) => row.confidence !== 'unverified')
           .at(-1)
       : undefined);
-  if (!release && kb.torchReleasesWithCuda(cuda).length === 0) notes.push(`No PyTorch release in the knowledge base ships a ${tagFromCuda(cuda)} build.`);
+  if (!release && kb.torchReleasesWithCuda(cuda).length === 0)
+    notes.push(`No PyTorch release in the knowledge base ships a ${tagFromCuda(cuda)} build.`);
 
   // The driver the new images need: their CUDA update's own row (12.8.1 needs 570.124.06, not 12.8 GA's 570.26).
   const image = latestImagePatch(kb, cuda) ?? cuda;
@@ -132,7 +152,14 @@ export function plan(files: readonly ParsedFile[], targetCuda: string, kb: Knowl
           minimum: minimum.linux,
           floor: floor.linux,
           // A release whose own row is below the major's floor (CUDA 11.0.x) runs from that row.
-          ...(fleet ? { fleet, fleetOk: compareDotted(fleet, compareDotted(minimum.linux, floor.linux) < 0 ? minimum.linux : floor.linux) >= 0 } : {}),
+          ...(fleet
+            ? {
+                fleet,
+                fleetOk:
+                  compareDotted(fleet, compareDotted(minimum.linux, floor.linux) < 0 ? minimum.linux : floor.linux) >=
+                  0,
+              }
+            : {}),
           source: cite(minimum.row),
         }
       : undefined;
@@ -143,14 +170,19 @@ export function plan(files: readonly ParsedFile[], targetCuda: string, kb: Knowl
         : `The fleet driver ${fleet} cannot run CUDA ${cudaMajor(cuda)}.x at all; it needs >= ${driver.floor} first.`,
     );
   else if (driver && fleet && compareDotted(fleet, driver.minimum) < 0)
-    notes.push(`The fleet driver ${fleet} runs CUDA ${image} only under minor-version compatibility; >= ${driver.minimum} gives the full feature set.`);
+    notes.push(
+      `The fleet driver ${fleet} runs CUDA ${image} only under minor-version compatibility; >= ${driver.minimum} gives the full feature set.`,
+    );
   // A fleet of pools: which pools can take the new images now, and the driver each of the others needs first.
   if (driver && baseline.pools.length > 0) {
     const needed = compareDotted(driver.minimum, driver.floor) < 0 ? driver.minimum : driver.floor;
     const ready = baseline.pools.filter((pool) => compareDotted(pool.driver, driver.minimum) >= 0);
     const compat = baseline.pools.filter((pool) => !ready.includes(pool) && compareDotted(pool.driver, needed) >= 0);
     const behind = baseline.pools.filter((pool) => compareDotted(pool.driver, needed) < 0);
-    if (ready.length) notes.push(`Pools that run CUDA ${image} now: ${ready.map((pool) => `${pool.name} (${pool.driver})`).join(', ')}.`);
+    if (ready.length)
+      notes.push(
+        `Pools that run CUDA ${image} now: ${ready.map((pool) => `${pool.name} (${pool.driver})`).join(', ')}.`,
+      );
     if (compat.length)
       notes.push(
         `Pools that run it only under minor-version compatibility until they reach ${driver.minimum}: ${compat.map((pool) => `${pool.name} (${pool.driver})`).join(', ')}.`,
@@ -178,7 +210,9 @@ export function plan(files: readonly ParsedFile[], targetCuda: string, kb: Knowl
         }
       : {}),
     ...(driver ? { driver } : {}),
-    steps: steps.sort((a, b) => a.location.path.localeCompare(b.location.path) || a.location.start.offset - b.location.start.offset),
+    steps: steps.sort(
+      (a, b) => a.location.path.localeCompare(b.location.path) || a.location.start.offset - b.location.start.offset,
+    ),
     held,
     notes,
   };
@@ -195,7 +229,13 @@ function planUnit(unit: Unit, cuda: string, kb: KnowledgeBase): UnitMove {
   const moves: PlanStep[] = [];
   const reasons: string[] = [];
   const tag = tagFromCuda(cuda);
-  const step = (file: ParsedFile, span: { start: number; end: number }, what: string, edits: readonly TextEdit[], note?: string): void => {
+  const step = (
+    file: ParsedFile,
+    span: { start: number; end: number },
+    what: string,
+    edits: readonly TextEdit[],
+    note?: string,
+  ): void => {
     moves.push({
       location: file.source.location(span.start, span.end),
       what,
@@ -207,12 +247,15 @@ function planUnit(unit: Unit, cuda: string, kb: KnowledgeBase): UnitMove {
   };
 
   // The torch family first: which release the unit moves to decides the rest.
-  const torch = unit.packages.find(({ pkg }) => projectName(pkg) === 'torch' && pkg.exact && (pkg.ecosystem === 'pip' || pkg.ecosystem === 'conda'));
+  const torch = unit.packages.find(
+    ({ pkg }) => projectName(pkg) === 'torch' && pkg.exact && (pkg.ecosystem === 'pip' || pkg.ecosystem === 'conda'),
+  );
   const current = torch ? kb.torchRelease(publicVersion(torch.pkg.exact!)) : undefined;
   let release: TorchRelease | undefined;
   if (torch && !current) reasons.push(`torch ${torch.pkg.exact} is not in the knowledge base`);
   else if (torch && current) {
-    release = torch.pkg.ecosystem === 'conda' ? condaRelease(unit, current, cuda, kb) : pipRelease(torch, current, cuda, kb);
+    release =
+      torch.pkg.ecosystem === 'conda' ? condaRelease(unit, current, cuda, kb) : pipRelease(torch, current, cuda, kb);
     if (!release)
       reasons.push(
         torch.pkg.ecosystem === 'conda'
@@ -224,7 +267,11 @@ function planUnit(unit: Unit, cuda: string, kb: KnowledgeBase): UnitMove {
   }
 
   for (const claim of unit.claims) {
-    if (claim.kind === 'implied' || (claim.kind === 'wheel-tag' && claim.package && TORCH_FAMILY.has(claim.package.name))) continue;
+    if (
+      claim.kind === 'implied' ||
+      (claim.kind === 'wheel-tag' && claim.package && TORCH_FAMILY.has(claim.package.name))
+    )
+      continue;
     if (claim.precision === 'minor' ? claimCuda(claim) === cuda : cudaMajor(claim.cuda) === cudaMajor(cuda)) continue;
     const reason = claimHold(claim, cuda, kb);
     if (reason) {
@@ -233,10 +280,17 @@ function planUnit(unit: Unit, cuda: string, kb: KnowledgeBase): UnitMove {
     }
     const edits = claim.rewrite?.(cuda);
     if (!edits) {
-      reasons.push(`${claim.subject} (CUDA ${claimCuda(claim)}) cannot be rewritten to CUDA ${cuda}; change it by hand`);
+      reasons.push(
+        `${claim.subject} (CUDA ${claimCuda(claim)}) cannot be rewritten to CUDA ${cuda}; change it by hand`,
+      );
       continue;
     }
-    step(claim.file, claim.span, claim.kind === 'image' ? 'base image' : claim.kind === 'index' ? 'index URL' : `${claim.package?.name ?? 'pin'}`, edits);
+    step(
+      claim.file,
+      claim.span,
+      claim.kind === 'image' ? 'base image' : claim.kind === 'index' ? 'index URL' : `${claim.package?.name ?? 'pin'}`,
+      edits,
+    );
   }
 
   if (release && current) {
@@ -275,7 +329,9 @@ function planUnit(unit: Unit, cuda: string, kb: KnowledgeBase): UnitMove {
     }
     for (const { pkg } of unit.packages) {
       if (pkg.localLabel && /^pt\d+(cu\d+|cpu)$/.test(pkg.localLabel))
-        reasons.push(`${pkg.rawName}==${pkg.exact} is a PyG wheel built for one torch and CUDA; move it with the PyG page for torch ${release.version}`);
+        reasons.push(
+          `${pkg.rawName}==${pkg.exact} is a PyG wheel built for one torch and CUDA; move it with the PyG page for torch ${release.version}`,
+        );
     }
   }
   return { moves: reasons.length ? [] : moves, reasons: [...new Set(reasons)], ...(release ? { release } : {}) };
@@ -301,13 +357,20 @@ function claimHold(claim: CudaClaim, cuda: string, kb: KnowledgeBase): string | 
     return `pytorch-cuda has no ${cuda} build (published: ${kb.condaPytorchCudaVersions().join(', ')}); install torch from pip instead`;
   if (claim.kind === 'conda' && name === 'cudatoolkit' && Number(cudaMajor(cuda)) > kb.condaCudatoolkit().lastMajor)
     return `cudatoolkit has no CUDA ${cudaMajor(cuda)} packages (${cite(kb.condaCudatoolkit())}); use cuda-version=${cuda}`;
-  if (claim.kind === 'image' && !claim.rewrite) return `${claim.subject} is not an nvidia/cuda image; pick its CUDA ${cuda} tag by hand`;
-  if (!['image', 'index', 'conda', 'wheel-tag'].includes(claim.kind)) return `${claim.subject} is built for CUDA ${claimCuda(claim)}; move it by hand`;
+  if (claim.kind === 'image' && !claim.rewrite)
+    return `${claim.subject} is not an nvidia/cuda image; pick its CUDA ${cuda} tag by hand`;
+  if (!['image', 'index', 'conda', 'wheel-tag'].includes(claim.kind))
+    return `${claim.subject} is built for CUDA ${claimCuda(claim)}; move it by hand`;
   return undefined;
 }
 
 /** The release a pip torch moves to: one with a build for the target, reachable the way this torch is installed. */
-function pipRelease(torch: UnitPackage, current: TorchRelease, cuda: string, kb: KnowledgeBase): TorchRelease | undefined {
+function pipRelease(
+  torch: UnitPackage,
+  current: TorchRelease,
+  cuda: string,
+  kb: KnowledgeBase,
+): TorchRelease | undefined {
   const tag = tagFromCuda(cuda);
   if (torch.build?.source !== 'pypi') return nearestReleaseWithCuda(kb, current.version, cuda);
   // From PyPI the build is the release's PyPI default: only a release whose PyPI build is the target CUDA will do.
@@ -327,7 +390,9 @@ function condaRelease(unit: Unit, current: TorchRelease, cuda: string, kb: Knowl
       (release) =>
         compareDotted(release.version, last) <= 0 &&
         release.confidence !== 'unverified' &&
-        (names.has('cudatoolkit') ? release.condaCudatoolkit?.includes(cuda) : release.condaPytorchCuda?.includes(cuda)),
+        (names.has('cudatoolkit')
+          ? release.condaCudatoolkit?.includes(cuda)
+          : release.condaPytorchCuda?.includes(cuda)),
     );
   return nearest(candidates, current.version);
 }
@@ -337,7 +402,9 @@ function nearest(candidates: readonly TorchRelease[], version: string): TorchRel
   if (candidates.length === 0) return undefined;
   const distance = (release: TorchRelease): number => Math.abs(score(release.version) - score(version));
   const best = [...candidates].sort((a, b) => distance(a) - distance(b) || compareDotted(b.version, a.version))[0]!;
-  return candidates.filter((release) => minorOf(release.version) === minorOf(best.version)).sort((a, b) => compareDotted(b.version, a.version))[0];
+  return candidates
+    .filter((release) => minorOf(release.version) === minorOf(best.version))
+    .sort((a, b) => compareDotted(b.version, a.version))[0];
 }
 
 function score(version: string): number {
@@ -357,19 +424,23 @@ function familyVersion(
   tag: string,
   kb: KnowledgeBase,
 ): string | null | undefined {
-  const labelled = (version: string, cudaBuilds = true): string => (pkg.localLabel && cudaBuilds ? `${version}+${tag}` : version);
+  const labelled = (version: string, cudaBuilds = true): string =>
+    pkg.localLabel && cudaBuilds ? `${version}+${tag}` : version;
   if (name === 'torch') return pkg.ecosystem === 'conda' ? release.version : labelled(release.version);
   if (name === 'torchvision' || name === 'torchaudio') {
     // A companion that does not belong to the current torch (the gate says so) moves to the new torch's all the same.
     const version = release[name][0];
     if (!version) return null;
-    return pkg.ecosystem === 'conda' ? version : labelled(version, !(name === 'torchaudio' && release.torchaudioCuda === false));
+    return pkg.ecosystem === 'conda'
+      ? version
+      : labelled(version, !(name === 'torchaudio' && release.torchaudioCuda === false));
   }
   // xformers, triton, torchtext, torchdata: a release that requires the current torch moves to the one for the new torch.
   if (pkg.ecosystem !== 'pip') return undefined;
   const pins = kb.companionPins(name);
   // A pin of the torch minor (abi: minor, torchtext 0.18.0) serves every torch of that minor.
-  const serves = (row: (typeof pins)[number], torch: string): boolean => row.torch === torch || (row.abi === 'minor' && minorOf(row.torch) === minorOf(torch));
+  const serves = (row: (typeof pins)[number], torch: string): boolean =>
+    row.torch === torch || (row.abi === 'minor' && minorOf(row.torch) === minorOf(torch));
   if (!pins.some((row) => row.version === publicVersion(pkg.exact!) && serves(row, current.version))) return undefined;
   const next = pins
     .filter((row) => serves(row, release.version) && row.confidence !== 'unverified')
@@ -387,12 +458,18 @@ function withEdits(file: ParsedFile, edits: readonly TextEdit[]): ParsedFile {
 
 /** The declaration as it reads after the edits; edits outside it (an ARG default) are shown as `ARG=…`. */
 function preview(file: ParsedFile, span: { start: number; end: number }, edits: readonly TextEdit[]): string {
-  const inside = edits.filter((edit) => edit.range[0] >= span.start && edit.range[1] <= span.end).sort((a, b) => b.range[0] - a.range[0]);
+  const inside = edits
+    .filter((edit) => edit.range[0] >= span.start && edit.range[1] <= span.end)
+    .sort((a, b) => b.range[0] - a.range[0]);
   let text = file.source.text.slice(span.start, span.end);
-  for (const edit of inside) text = text.slice(0, edit.range[0] - span.start) + edit.text + text.slice(edit.range[1] - span.start);
+  for (const edit of inside)
+    text = text.slice(0, edit.range[0] - span.start) + edit.text + text.slice(edit.range[1] - span.start);
   const outside = edits
     .filter((edit) => !inside.includes(edit))
-    .map((edit) => `${file.source.text.slice(edit.range[0], edit.range[1])} → ${edit.text} at line ${file.source.position(edit.range[0]).line}`);
+    .map(
+      (edit) =>
+        `${file.source.text.slice(edit.range[0], edit.range[1])} → ${edit.text} at line ${file.source.position(edit.range[0]).line}`,
+    );
   return outside.length > 0 ? `${text} (and ${outside.join(', ')})` : text;
 }
 
@@ -408,9 +485,12 @@ export function renderPlanText(result: Plan): string {
     );
   lines.push('');
   for (const step of result.steps)
-    lines.push(`${step.location.path}:${step.location.start.line}: ${step.what}: ${step.from} -> ${step.to}${step.note ? `  (${step.note})` : ''}`);
+    lines.push(
+      `${step.location.path}:${step.location.start.line}: ${step.what}: ${step.from} -> ${step.to}${step.note ? `  (${step.note})` : ''}`,
+    );
   if (result.steps.length === 0 && result.held.length === 0) lines.push('No file declares a CUDA version to change.');
-  for (const hold of result.held) lines.push(`${hold.location.path}: not moved (${hold.unit}): ${hold.reasons.join('; ')}`);
+  for (const hold of result.held)
+    lines.push(`${hold.location.path}: not moved (${hold.unit}): ${hold.reasons.join('; ')}`);
   for (const note of result.notes) lines.push(`note: ${note}`);
   return `${lines.join('\n')}\n`;
 }

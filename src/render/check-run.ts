@@ -70,7 +70,11 @@ export interface CheckOutput {
   readonly verdict: unknown;
 }
 
-const LEVEL: Readonly<Record<Severity, Annotation['annotation_level']>> = { error: 'failure', warning: 'warning', notice: 'notice' };
+const LEVEL: Readonly<Record<Severity, Annotation['annotation_level']>> = {
+  error: 'failure',
+  warning: 'warning',
+  notice: 'notice',
+};
 
 export function countsTitle(report: Report): string {
   const { error, warning, notice } = report.counts;
@@ -123,7 +127,14 @@ export function renderCheckRun(report: Report, context: CheckContext): CheckOutp
   const counts = report.findings.length === 0 ? '' : countsTitle(report);
   const title = unchecked === 0 ? countsTitle(report) : [counts, uncheckedTitle(context)].filter(Boolean).join('; ');
   return {
-    conclusion: report.counts.error > 0 ? 'failure' : unchecked > 0 ? (context.unchecked === 'neutral' ? 'neutral' : 'failure') : 'success',
+    conclusion:
+      report.counts.error > 0
+        ? 'failure'
+        : unchecked > 0
+          ? context.unchecked === 'neutral'
+            ? 'neutral'
+            : 'failure'
+          : 'success',
     title,
     summary,
     ...(text ? { text } : {}),
@@ -138,7 +149,11 @@ export function renderCheckRun(report: Report, context: CheckContext): CheckOutp
  */
 function verdictData(report: Report, context: CheckContext): unknown {
   const edited = new Set(
-    report.findings.flatMap((finding) => [...(finding.fix?.edits ?? []), ...(finding.suggestions ?? []).flatMap((fix) => fix.edits)].map((edit) => edit.path)),
+    report.findings.flatMap((finding) =>
+      [...(finding.fix?.edits ?? []), ...(finding.suggestions ?? []).flatMap((fix) => fix.edits)].map(
+        (edit) => edit.path,
+      ),
+    ),
   );
   return {
     report,
@@ -148,10 +163,14 @@ function verdictData(report: Report, context: CheckContext): unknown {
     relevantFiles: context.relevantFiles,
     fixes: context.fixes ?? { kind: 'button' },
     // The links shown: those of findings about files outside the commit (a baseline file at its commit).
-    links: [...(context.links ?? [])].filter(([path]) => report.findings.some((finding) => finding.location.path === path && !context.texts.has(path))),
+    links: [...(context.links ?? [])].filter(([path]) =>
+      report.findings.some((finding) => finding.location.path === path && !context.texts.has(path)),
+    ),
     notes: context.notes ?? [],
     texts: [...edited].sort().map((path) => [path, context.texts.get(path) ?? null]),
-    annotated: [...new Set(report.findings.map((finding) => finding.location.path))].filter((path) => context.texts.has(path)).sort(),
+    annotated: [...new Set(report.findings.map((finding) => finding.location.path))]
+      .filter((path) => context.texts.has(path))
+      .sort(),
   };
 }
 
@@ -161,7 +180,9 @@ function uncheckedTitle(context: CheckContext): string {
   const [first, ...rest] = context.skipped;
   if (first) {
     const count = context.skipped.length;
-    parts.push(`${count} file${count === 1 ? '' : 's'} not checked (${first.path}: ${first.reason}${rest.length ? `; and ${rest.length} more` : ''})`);
+    parts.push(
+      `${count} file${count === 1 ? '' : 's'} not checked (${first.path}: ${first.reason}${rest.length ? `; and ${rest.length} more` : ''})`,
+    );
   }
   if (context.unseen) parts.push(`not every changed file was seen (${context.unseen})`);
   return parts.join('; ');
@@ -198,8 +219,11 @@ export function renderFailure(reason: string): CheckOutput {
 }
 
 function summaryTable(report: Report): string {
-  const waived = report.waived ? ` ${report.waived} finding${report.waived === 1 ? ' is' : 's are'} waived by the baseline.` : '';
-  if (report.findings.length === 0) return `Checked ${report.filesChecked} file${report.filesChecked === 1 ? '' : 's'}: no CUDA problems found.${waived}`;
+  const waived = report.waived
+    ? ` ${report.waived} finding${report.waived === 1 ? ' is' : 's are'} waived by the baseline.`
+    : '';
+  if (report.findings.length === 0)
+    return `Checked ${report.filesChecked} file${report.filesChecked === 1 ? '' : 's'}: no CUDA problems found.${waived}`;
   const byFile = new Map<string, Record<Severity, number>>();
   for (const finding of report.findings) {
     const row = byFile.get(finding.location.path) ?? { error: 0, warning: 0, notice: 0 };
@@ -207,7 +231,13 @@ function summaryTable(report: Report): string {
     byFile.set(finding.location.path, row);
   }
   const rows = [...byFile].map(([path, row]) => `| \`${path}\` | ${row.error} | ${row.warning} | ${row.notice} |`);
-  return [`Checked ${report.filesChecked} files.${waived}`, '', '| File | Errors | Warnings | Notices |', '|---|---:|---:|---:|', ...rows].join('\n');
+  return [
+    `Checked ${report.filesChecked} files.${waived}`,
+    '',
+    '| File | Errors | Warnings | Notices |',
+    '|---|---:|---:|---:|',
+    ...rows,
+  ].join('\n');
 }
 
 function fixesSection(report: Report, context: CheckContext): string {
@@ -221,7 +251,9 @@ function fixesSection(report: Report, context: CheckContext): string {
   }
   const blocks = [...byEdits.values()].map((group) => {
     const [first] = group as [Finding, ...Finding[]];
-    const where = group.map((finding) => `${finding.ruleId}, \`${finding.location.path}:${finding.location.start.line}\``).join('; ');
+    const where = group
+      .map((finding) => `${finding.ruleId}, \`${finding.location.path}:${finding.location.start.line}\``)
+      .join('; ');
     return `**${first.fix!.title}** (${where})\n\n\`\`\`diff\n${diff(first.fix!.edits, context.texts)}\n\`\`\``;
   });
   return `### Safe fixes\n\n${howToApply(context.fixes ?? { kind: 'button' })}\n\n${blocks.join('\n\n')}`;
@@ -278,7 +310,9 @@ function uncheckedSection(context: CheckContext): string {
     context.unchecked === 'neutral'
       ? 'The baseline says `unchecked: neutral`, so the run is neutral rather than a pass (branch protection lets neutral through).'
       : `A file that was not checked is not a pass, so the run fails. ${
-          context.fixes?.kind === 'local' ? 'Re-run the job' : 'Re-run it with the **Re-run** button or a `/cuda-check` comment'
+          context.fixes?.kind === 'local'
+            ? 'Re-run the job'
+            : 'Re-run it with the **Re-run** button or a `/cuda-check` comment'
         } once the cause is gone; a baseline with \`unchecked: neutral\` makes such runs neutral instead.`;
   const lines = [
     ...(context.unseen ? [`- Not every changed file was seen: ${context.unseen}.`] : []),
@@ -300,7 +334,8 @@ function detail(finding: Finding): string {
   const where = `${finding.location.path}:${finding.location.start.line}:${finding.location.start.column}`;
   const lines = [`**${finding.severity}** \`${where}\` ${finding.message} ([${finding.ruleId}](${finding.docsUrl}))`];
   if (finding.help) lines.push(`> ${finding.help}`);
-  for (const related of finding.related) lines.push(`> see \`${related.location.path}:${related.location.start.line}\`: ${related.message}`);
+  for (const related of finding.related)
+    lines.push(`> see \`${related.location.path}:${related.location.start.line}\`: ${related.message}`);
   for (const suggestion of finding.suggestions ?? []) lines.push(`> option: ${suggestion.title}`);
   return lines.join('\n');
 }
@@ -312,7 +347,9 @@ export function annotation(finding: Finding, text?: string): Annotation {
   const details = [
     finding.help,
     ...finding.related.map((related) => `${related.location.path}:${related.location.start.line}: ${related.message}`),
-    finding.fix ? `Fix (${finding.fix.safety}): ${finding.fix.title}${finding.fix.verification ? ` (${finding.fix.verification})` : ''}` : undefined,
+    finding.fix
+      ? `Fix (${finding.fix.safety}): ${finding.fix.title}${finding.fix.verification ? ` (${finding.fix.verification})` : ''}`
+      : undefined,
   ]
     .filter(Boolean)
     .join('\n');
@@ -320,7 +357,9 @@ export function annotation(finding: Finding, text?: string): Annotation {
     path: location.path,
     start_line: location.start.line,
     end_line: Math.max(location.end.line, location.start.line),
-    ...(sameLine ? { start_column: location.start.column, end_column: Math.max(location.end.column, location.start.column) } : {}),
+    ...(sameLine
+      ? { start_column: location.start.column, end_column: Math.max(location.end.column, location.start.column) }
+      : {}),
     annotation_level: LEVEL[finding.severity],
     message: finding.message.slice(0, 64_000),
     title: finding.ruleId,
@@ -332,7 +371,8 @@ export function annotation(finding: Finding, text?: string): Annotation {
 function insideFile(location: Finding['location'], text: string): Finding['location'] {
   let lines = 1;
   for (let i = text.indexOf('\n'); i >= 0 && i < text.length - 1; i = text.indexOf('\n', i + 1)) lines++;
-  const clamp = (position: Finding['location']['start']) => (position.line <= lines ? position : { line: lines, column: 1, offset: position.offset });
+  const clamp = (position: Finding['location']['start']) =>
+    position.line <= lines ? position : { line: lines, column: 1, offset: position.offset };
   return { ...location, start: clamp(location.start), end: clamp(location.end) };
 }
 

@@ -47,7 +47,8 @@ export const fixReplies = {
   nothingToFix: () => 'There are no safe fixes to apply on this pull request.',
   committed: (titles: readonly string[], branch: string, oid: string) =>
     `Committed ${titles.length} safe fix${titles.length === 1 ? '' : 'es'} to \`${branch}\` (${oid.slice(0, 7)}):\n\n${bullets(titles)}`,
-  failed: (why: string) => `cuda-gatekeeper could not commit the fixes: ${why} If the branch moved, run the check again first.`,
+  failed: (why: string) =>
+    `cuda-gatekeeper could not commit the fixes: ${why} If the branch moved, run the check again first.`,
 };
 
 /** The commit that applies the safe fixes: its headline and its body (one line per fix). */

@@ -22,7 +22,9 @@ export function baselineMarkdown(
     row('unchecked', baseline.unchecked),
     ...Object.entries(baseline.rules).map(([id, severity]) => row(`rules.${id}`, severity)),
   ];
-  const locked = baseline.locked.length ? `\n\nLocked by the organisation: ${baseline.locked.map((key) => `\`${key}\``).join(', ')}.` : '';
+  const locked = baseline.locked.length
+    ? `\n\nLocked by the organisation: ${baseline.locked.map((key) => `\`${key}\``).join(', ')}.`
+    : '';
   const issues = problems.length ? `\n\n**Problems:**\n${problems.map((problem) => `- ${problem}`).join('\n')}` : '';
   const said = notes.length ? `\n\n${notes.join('\n\n')}` : '';
   return `### Effective CUDA baseline\n\nFrom ${origin}.${said}\n\n| key | value | from |\n|---|---|---|\n${rows.join('\n')}${locked}${issues}`;

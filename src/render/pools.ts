@@ -36,7 +36,8 @@ export function poolTableMarkdown(table: FleetTable): string {
     });
     return `| \`${cellText(row.path)}\`:${row.line} ${cellText(row.unit.startsWith(row.path) ? row.unit.slice(row.path.length).trim() : row.unit)} | ${cells.join(' | ')} |`;
   });
-  const more = table.rows.length > MAX_ROWS ? [`…and ${table.rows.length - MAX_ROWS} more units (see the findings)`] : [];
+  const more =
+    table.rows.length > MAX_ROWS ? [`…and ${table.rows.length - MAX_ROWS} more units (see the findings)`] : [];
   return [
     '**The fleet**: where each image, environment and workload runs',
     '',
@@ -52,10 +53,14 @@ export function poolTableMarkdown(table: FleetTable): string {
 export function poolTableText(table: FleetTable, escape: (text: string) => string): string[] {
   const lines = [`fleet: ${table.pools.map((pool) => `${pool.name} (driver ${pool.driver})`).join(', ')}`];
   for (const row of table.rows) {
-    lines.push(`  ${escape(row.path)}:${row.line} ${escape(row.unit.startsWith(row.path) ? row.unit.slice(row.path.length).trim() : row.unit)}`);
+    lines.push(
+      `  ${escape(row.path)}:${row.line} ${escape(row.unit.startsWith(row.path) ? row.unit.slice(row.path.length).trim() : row.unit)}`,
+    );
     row.cells.forEach((cell, i) => {
       const pool = table.pools[i]!;
-      lines.push(`    ${pool.name}: ${WORD[cell.tier]}${cell.reason && cell.tier !== 'runs' ? `: ${escape(cell.reason)}` : ''}`);
+      lines.push(
+        `    ${pool.name}: ${WORD[cell.tier]}${cell.reason && cell.tier !== 'runs' ? `: ${escape(cell.reason)}` : ''}`,
+      );
     });
   }
   return lines;

@@ -44,7 +44,11 @@ export function previewOutput(
   const row = (outcome: PreviewOutcome) =>
     `| [${outcome.name}](${outcome.url}) | ${verdict(outcome)} | ${outcome.before} | ${outcome.after} |${outcome.incomplete ? ` ${outcome.incomplete}` : ''} |`;
   const table = (rows: readonly PreviewOutcome[]) =>
-    ['| repository / pull request | result | errors before | errors after | not evaluated |', '|---|---|---:|---:|---|', ...rows.map(row)].join('\n');
+    [
+      '| repository / pull request | result | errors before | errors after | not evaluated |',
+      '|---|---|---:|---:|---|',
+      ...rows.map(row),
+    ].join('\n');
   const interesting = [...breaking, ...fixed, ...changed];
   const shown = interesting.slice(0, 50);
   const gaps = [
@@ -55,7 +59,8 @@ export function previewOutput(
   const byPool = new Map<string, number>();
   for (const outcome of outcomes) for (const pool of outcome.pools ?? []) byPool.set(pool, (byPool.get(pool) ?? 0) + 1);
   const pools = [...byPool].map(
-    ([pool, count]) => `- would newly fail on pool **${pool}**: ${count} repositor${count === 1 ? 'y or pull request' : 'ies and pull requests'}`,
+    ([pool, count]) =>
+      `- would newly fail on pool **${pool}**: ${count} repositor${count === 1 ? 'y or pull request' : 'ies and pull requests'}`,
   );
   const summary = [
     `Evaluated ${repositories} repositories (default branches) and their open pull requests under the current and the proposed baseline.`,
@@ -64,7 +69,9 @@ export function previewOutput(
     pools.length ? `\n${pools.join('\n')}` : '',
     interesting.length ? `\n${table(shown)}` : '',
     interesting.length > shown.length ? `\n… and ${interesting.length - shown.length} more in the details below.` : '',
-    gaps.length ? `\n### Not evaluated\n\nThe preview is incomplete here, so it is not a pass:\n\n${gaps.join('\n')}` : '',
+    gaps.length
+      ? `\n### Not evaluated\n\nThe preview is incomplete here, so it is not a pass:\n\n${gaps.join('\n')}`
+      : '',
   ].join('\n');
   return {
     conclusion: breaking.length ? 'failure' : 'neutral',
@@ -77,7 +84,11 @@ export function previewOutput(
 }
 
 /** The proposed baseline is invalid: positioned annotations on the config file, nothing previewed. */
-export function invalidBaselineOutput(path: string, source: SourceText, problems: readonly PolicyProblem[]): CheckOutput {
+export function invalidBaselineOutput(
+  path: string,
+  source: SourceText,
+  problems: readonly PolicyProblem[],
+): CheckOutput {
   return {
     conclusion: 'failure',
     title: `The new baseline is invalid (${problems.length} problem${problems.length === 1 ? '' : 's'})`,
@@ -94,7 +105,10 @@ export function invalidBaselineOutput(path: string, source: SourceText, problems
         title: 'policy-error',
       };
     }),
-    verdict: { invalid: path, problems: problems.map((problem) => [problem.span.start, problem.span.end, problem.message]) },
+    verdict: {
+      invalid: path,
+      problems: problems.map((problem) => [problem.span.start, problem.span.end, problem.message]),
+    },
   };
 }
 

@@ -51,7 +51,9 @@ export const RULE_TAGS: Readonly<Record<string, readonly string[]>> = {
 export function pathUri(path: string): string {
   return path
     .split('/')
-    .map((segment) => encodeURIComponent(segment).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`))
+    .map((segment) =>
+      encodeURIComponent(segment).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`),
+    )
     .join('/');
 }
 
@@ -75,7 +77,9 @@ export function renderSarif(report: Report, options: SarifOptions): string {
   const ruleIndex = new Map(options.rules.map((rule, index) => [rule.id, index]));
   const limit = options.maxResults ?? MAX_RESULTS;
   const ordered =
-    report.findings.length > limit ? [...report.findings].sort((a, b) => severityRank[b.severity] - severityRank[a.severity]).slice(0, limit) : report.findings;
+    report.findings.length > limit
+      ? [...report.findings].sort((a, b) => severityRank[b.severity] - severityRank[a.severity]).slice(0, limit)
+      : report.findings;
   const fingerprints = fingerprinter(options.sources);
   const left = report.findings.length - ordered.length;
   const sarif = {
@@ -103,7 +107,11 @@ export function renderSarif(report: Report, options: SarifOptions): string {
                   markdown: readme ?? `${rule.description}\n\n[Documentation](${docsUrl(rule.id)})`,
                 },
                 defaultConfiguration: { level: LEVEL[rule.defaultSeverity] },
-                properties: { tags: [...(RULE_TAGS[rule.id] ?? ['cuda'])], precision: 'very-high', 'problem.severity': PROBLEM_SEVERITY[rule.defaultSeverity] },
+                properties: {
+                  tags: [...(RULE_TAGS[rule.id] ?? ['cuda'])],
+                  precision: 'very-high',
+                  'problem.severity': PROBLEM_SEVERITY[rule.defaultSeverity],
+                },
               };
             }),
           },
@@ -143,8 +151,14 @@ function fingerprinter(sources: ReadonlyMap<string, SourceText> | undefined): (f
   return (finding) => {
     const source = sources?.get(finding.location.path);
     const at = finding.location.start.line;
-    const line = source && at >= 1 && at <= source.lineCount ? source.slice(source.lineStart(at), source.lineEnd(at)).replace(/\s+/g, ' ').trim() : '';
-    const key = createHash('sha256').update(`${finding.ruleId}\0${finding.location.path}\0${line}\0${finding.message}`).digest('hex').slice(0, 32);
+    const line =
+      source && at >= 1 && at <= source.lineCount
+        ? source.slice(source.lineStart(at), source.lineEnd(at)).replace(/\s+/g, ' ').trim()
+        : '';
+    const key = createHash('sha256')
+      .update(`${finding.ruleId}\0${finding.location.path}\0${line}\0${finding.message}`)
+      .digest('hex')
+      .slice(0, 32);
     const count = (seen.get(key) ?? 0) + 1;
     seen.set(key, count);
     return `${key}:${count}`;
@@ -173,13 +187,18 @@ function result(
     ...(ruleIndex.has(finding.ruleId) ? { ruleIndex: ruleIndex.get(finding.ruleId) } : {}),
     level: LEVEL[finding.severity],
     message: { text: finding.help ? `${finding.message}. ${finding.help}` : finding.message },
-    locations: [{ physicalLocation: { artifactLocation: { uri: uri(finding.location.path) }, region: region(finding.location) } }],
+    locations: [
+      { physicalLocation: { artifactLocation: { uri: uri(finding.location.path) }, region: region(finding.location) } },
+    ],
     ...(finding.related.length
       ? {
           relatedLocations: finding.related.map((related, id) => ({
             id,
             message: { text: related.message },
-            physicalLocation: { artifactLocation: { uri: uri(related.location.path) }, region: region(related.location) },
+            physicalLocation: {
+              artifactLocation: { uri: uri(related.location.path) },
+              region: region(related.location),
+            },
           })),
         }
       : {}),
@@ -188,7 +207,11 @@ function result(
   };
 }
 
-function sarifFix(fix: NonNullable<Finding['fix']>, uri: (path: string) => string, sources: ReadonlyMap<string, SourceText>) {
+function sarifFix(
+  fix: NonNullable<Finding['fix']>,
+  uri: (path: string) => string,
+  sources: ReadonlyMap<string, SourceText>,
+) {
   const byPath = new Map<string, (typeof fix.edits)[number][]>();
   for (const edit of fix.edits) byPath.set(edit.path, [...(byPath.get(edit.path) ?? []), edit]);
   const changes = [];

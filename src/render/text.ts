@@ -2,7 +2,10 @@ import type { Finding, Report } from '../finding.js';
 import { poolTableText } from './pools.js';
 
 /** `path:line:col: severity: message [rule-id]` lines, then a one-line summary. */
-export function renderText(report: Report, options: { readonly color?: boolean; readonly verbose?: boolean } = {}): string {
+export function renderText(
+  report: Report,
+  options: { readonly color?: boolean; readonly verbose?: boolean } = {},
+): string {
   const lines: string[] = [];
   for (const finding of report.findings) {
     lines.push(formatLine(finding, options.color ?? false));
@@ -42,7 +45,10 @@ export function summaryLine(report: Report): string {
 export function renderGolden(findings: readonly Finding[]): string {
   return (
     findings
-      .map((finding) => `${finding.location.path}:${finding.location.start.line}:${finding.location.start.column}: ${finding.message} [${finding.ruleId}]`)
+      .map(
+        (finding) =>
+          `${finding.location.path}:${finding.location.start.line}:${finding.location.start.column}: ${finding.message} [${finding.ruleId}]`,
+      )
       .join('\n') + (findings.length ? '\n' : '')
   );
 }
@@ -58,6 +64,12 @@ export function escapeControl(text: string): string {
   CONTROL.lastIndex = 0;
   if (!CONTROL.test(text)) return text;
   return text.replace(CONTROL, (char) =>
-    char === '\n' ? '\\n' : char === '\r' ? '\\r' : char === '\t' ? '\\t' : `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`,
+    char === '\n'
+      ? '\\n'
+      : char === '\r'
+        ? '\\r'
+        : char === '\t'
+          ? '\\t'
+          : `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`,
   );
 }

@@ -22,14 +22,20 @@ export interface GateJob {
 
 export function runGateJob(job: GateJob): Report {
   const baseline = layerBaselines(job.owner, job.repo, job.repoConfig, job.orgConfig);
-  const files = job.sources.map((source) => parseFile(source.path, source.text, source.kind, { images: baseline.baseline.images }));
+  const files = job.sources.map((source) =>
+    parseFile(source.path, source.text, source.kind, { images: baseline.baseline.images }),
+  );
   const options: GateOptions = { ...gateOptionsFor(baseline, job.owner, job.repo), ...job.options };
   const kb = defaultKnowledgeBase();
-  return verifyFixes(gate(files, baseline.baseline, kb, options), files, (subset) => gate(subset, baseline.baseline, kb, options));
+  return verifyFixes(gate(files, baseline.baseline, kb, options), files, (subset) =>
+    gate(subset, baseline.baseline, kb, options),
+  );
 }
 
 /** What a worker thread is given: a pull request's gate, or a pasted file's check. */
-export type WorkerJob = { readonly kind: 'pull'; readonly job: GateJob } | { readonly kind: 'snippet'; readonly request: SnippetRequest };
+export type WorkerJob =
+  | { readonly kind: 'pull'; readonly job: GateJob }
+  | { readonly kind: 'snippet'; readonly request: SnippetRequest };
 
 export function runWorkerJob(job: WorkerJob): Report | SnippetResult {
   return job.kind === 'pull' ? runGateJob(job.job) : checkSnippet(job.request);

@@ -215,8 +215,12 @@ export function snippetRunner(pool: GatePool): SnippetRunner {
       return await pool.snippet(request);
     } catch (error) {
       if (error instanceof GateBudgetError)
-        throw new SnippetRefused(422, `${error.message}: this file is too much for the page; check it with the command line`);
-      if (error instanceof GateBusyError) throw new SnippetRefused(503, `the server is busy (${error.message}); try again in a few seconds`);
+        throw new SnippetRefused(
+          422,
+          `${error.message}: this file is too much for the page; check it with the command line`,
+        );
+      if (error instanceof GateBusyError)
+        throw new SnippetRefused(503, `the server is busy (${error.message}); try again in a few seconds`);
       throw error;
     }
   };

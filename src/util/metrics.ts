@@ -16,7 +16,11 @@ export const checkRuns = new Counter({
   labelNames: ['conclusion'] as const,
   registers: [metrics],
 });
-export const apiCalls = new Counter({ name: 'cuda_gatekeeper_github_api_calls_total', help: 'GitHub API requests made', registers: [metrics] });
+export const apiCalls = new Counter({
+  name: 'cuda_gatekeeper_github_api_calls_total',
+  help: 'GitHub API requests made',
+  registers: [metrics],
+});
 export const rateLimitRemaining = new Gauge({
   name: 'cuda_gatekeeper_github_rate_limit_remaining',
   help: 'x-ratelimit-remaining of the latest GitHub response',

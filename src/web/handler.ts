@@ -19,7 +19,11 @@ export const BODY_TIMEOUT_MS = 10_000;
 class SlowBodyError extends Error {}
 
 function send(res: ServerResponse, status: number, type: string, body: string): true {
-  res.writeHead(status, { 'content-type': `${type}; charset=utf-8`, 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' });
+  res.writeHead(status, {
+    'content-type': `${type}; charset=utf-8`,
+    'cache-control': 'no-store',
+    'x-content-type-options': 'nosniff',
+  });
   res.end(body);
   return true;
 }
@@ -33,7 +37,10 @@ function readBody(req: IncomingMessage, timeoutMs = BODY_TIMEOUT_MS): Promise<st
   return new Promise((resolve, reject) => {
     let size = 0;
     const chunks: Buffer[] = [];
-    const timer = setTimeout(() => finish(new SlowBodyError(`the request body did not arrive within ${timeoutMs / 1000} s`)), timeoutMs);
+    const timer = setTimeout(
+      () => finish(new SlowBodyError(`the request body did not arrive within ${timeoutMs / 1000} s`)),
+      timeoutMs,
+    );
     let done = false;
     const finish = (result: string | Error): void => {
       if (done) return;
@@ -77,7 +84,8 @@ function closing(req: IncomingMessage, res: ServerResponse): void {
 function recommendInput(params: URLSearchParams): RecommendInput | undefined {
   if (![...params.keys()].length) return undefined;
   const framework = params.get('framework') === 'tensorflow' ? 'tensorflow' : 'pytorch';
-  const version = params.get('version') ?? (framework === 'tensorflow' ? params.get('tf') : params.get('torch')) ?? undefined;
+  const version =
+    params.get('version') ?? (framework === 'tensorflow' ? params.get('tf') : params.get('torch')) ?? undefined;
   const pick = (name: string) => params.get(name)?.trim() || undefined;
   const driver = pick('driver');
   return {
@@ -117,7 +125,10 @@ export class RateLimiter {
   }
 }
 
-const snippetLimit = new RateLimiter(Number(process.env.SNIPPET_RATE_PER_MINUTE ?? 30), Number(process.env.SNIPPET_BURST ?? 10));
+const snippetLimit = new RateLimiter(
+  Number(process.env.SNIPPET_RATE_PER_MINUTE ?? 30),
+  Number(process.env.SNIPPET_BURST ?? 10),
+);
 
 /** The address a snippet request comes from (behind a proxy, X-Forwarded-For's first hop when TRUST_PROXY=1). */
 function clientOf(req: IncomingMessage): string {
@@ -131,7 +142,9 @@ function clientOf(req: IncomingMessage): string {
 }
 
 /** The page, the API, /healthz and /metrics; snippet checks run where `snippets` runs them. */
-export function createWebHandler(snippets: SnippetRunner = inline): (req: IncomingMessage, res: ServerResponse) => Promise<boolean> {
+export function createWebHandler(
+  snippets: SnippetRunner = inline,
+): (req: IncomingMessage, res: ServerResponse) => Promise<boolean> {
   return (req, res) => handle(req, res, snippets);
 }
 
@@ -174,7 +187,11 @@ async function handle(req: IncomingMessage, res: ServerResponse, snippets: Snipp
         const kind = form.get('kind') ?? 'requirements';
         const choice = form.get('baseline') ?? 'bundled';
         const input = { kind, text: form.get('text') ?? '', baseline: choice, custom: form.get('custom') ?? '' };
-        const result = await runSnippet(snippets, { kind, text: input.text, baseline: choice === 'custom' ? input.custom : choice });
+        const result = await runSnippet(snippets, {
+          kind,
+          text: input.text,
+          baseline: choice === 'custom' ? input.custom : choice,
+        });
         if (result instanceof SnippetRefused) {
           if (result.status === 503) res.setHeader('retry-after', '10');
           return send(res, result.status, 'text/html', checkPage(input, undefined, [], result.message));
@@ -184,7 +201,11 @@ async function handle(req: IncomingMessage, res: ServerResponse, snippets: Snipp
           res,
           200,
           'text/html',
-          checkPage({ kind, text: form.get('text') ?? '', baseline: choice, custom: form.get('custom') ?? '' }, result.report, result.policyProblems),
+          checkPage(
+            { kind, text: form.get('text') ?? '', baseline: choice, custom: form.get('custom') ?? '' },
+            result.report,
+            result.policyProblems,
+          ),
         );
       }
     }
@@ -202,7 +223,8 @@ async function handle(req: IncomingMessage, res: ServerResponse, snippets: Snipp
       } catch {
         return json(res, 400, { error: 'the body must be JSON: { "kind": "requirements", "text": "..." }' });
       }
-      if (typeof body.text !== 'string' || typeof body.kind !== 'string') return json(res, 400, { error: '"kind" and "text" must be strings' });
+      if (typeof body.text !== 'string' || typeof body.kind !== 'string')
+        return json(res, 400, { error: '"kind" and "text" must be strings' });
       const result = await runSnippet(snippets, {
         kind: body.kind,
         text: body.text,
@@ -213,7 +235,11 @@ async function handle(req: IncomingMessage, res: ServerResponse, snippets: Snipp
         return json(res, result.status, { error: result.message });
       }
       if ('error' in result) return json(res, 400, { error: result.error });
-      return json(res, 200, { counts: result.report.counts, policyProblems: result.policyProblems, findings: result.report.findings });
+      return json(res, 200, {
+        counts: result.report.counts,
+        policyProblems: result.policyProblems,
+        findings: result.report.findings,
+      });
     }
     if (req.method === 'GET' && route === '/static/style.css') return send(res, 200, 'text/css', STYLE);
     if (req.method === 'GET' && route === '/static/app.js') return send(res, 200, 'text/javascript', SCRIPT);

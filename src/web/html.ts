@@ -1,10 +1,18 @@
 /** Tiny HTML helpers: everything interpolated into a page goes through `esc`. */
 export function esc(value: unknown): string {
-  return String(value ?? '').replace(/[&<>"']/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[ch]!);
+  return String(value ?? '').replace(
+    /[&<>"']/g,
+    (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[ch]!,
+  );
 }
 
 export function options(values: readonly { value: string; label: string }[], selected: string | undefined): string {
-  return values.map((option) => `<option value="${esc(option.value)}"${option.value === selected ? ' selected' : ''}>${esc(option.label)}</option>`).join('');
+  return values
+    .map(
+      (option) =>
+        `<option value="${esc(option.value)}"${option.value === selected ? ' selected' : ''}>${esc(option.label)}</option>`,
+    )
+    .join('');
 }
 
 export function layout(title: string, body: string, active: 'recommend' | 'matrix' | 'check'): string {

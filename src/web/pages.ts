@@ -8,17 +8,26 @@ import { compareDotted } from '../util/dotted.js';
 import { esc, layout, options } from './html.js';
 
 function gpuChoices(kb: KnowledgeBase): { value: string; label: string }[] {
-  return kb.gpus().flatMap((gpu) => gpu.names.slice(0, 4).map((name) => ({ value: name, label: `${name} (compute capability ${gpu.cc})` })));
+  return kb
+    .gpus()
+    .flatMap((gpu) =>
+      gpu.names.slice(0, 4).map((name) => ({ value: name, label: `${name} (compute capability ${gpu.cc})` })),
+    );
 }
 
 function commandBlock(id: string, label: string, text: string): string {
   return `<h3 id="${id}-label">${esc(label)}</h3><div class="command"><pre id="${id}" aria-labelledby="${id}-label"><code>${esc(text)}</code></pre><button type="button" class="secondary" data-copy="${id}" aria-label="Copy ${esc(label)}">Copy</button></div>`;
 }
 
-export function recommendPage(kb: KnowledgeBase, input: RecommendInput | undefined, result: Recommendation | undefined): string {
-  const torchVersions = [...kb.torchReleases()]
-    .reverse()
-    .map((row) => ({ value: row.version, label: `${row.version}${row.confidence === 'unverified' ? ' (unverified)' : ''}` }));
+export function recommendPage(
+  kb: KnowledgeBase,
+  input: RecommendInput | undefined,
+  result: Recommendation | undefined,
+): string {
+  const torchVersions = [...kb.torchReleases()].reverse().map((row) => ({
+    value: row.version,
+    label: `${row.version}${row.confidence === 'unverified' ? ' (unverified)' : ''}`,
+  }));
   // The default choice is the newest release the knowledge base has verified, not one marked unverified.
   const newestVerified = kb
     .torchReleases()
@@ -65,7 +74,10 @@ function resultSection(result: Recommendation): string {
       `<p>On your pools: ${result.pools.map((pool) => `<span class="${pool.verdict === 'fails' ? 'bad' : 'ok'}">${esc(pool.name)} (driver ${esc(pool.driver)}) ${word[pool.verdict]}${pool.reason ? `: ${esc(pool.reason)}` : ''}</span>`).join('; ')}.</p>`,
     );
   }
-  if (result.gpu) parts.push(`<p>${esc(result.gpu.name)}: compute capability ${esc(result.gpu.cc)}, needs CUDA ≥ ${esc(result.gpu.minCuda)}.</p>`);
+  if (result.gpu)
+    parts.push(
+      `<p>${esc(result.gpu.name)}: compute capability ${esc(result.gpu.cc)}, needs CUDA ≥ ${esc(result.gpu.minCuda)}.</p>`,
+    );
   // The commands first: on a phone the first one is on the screen with the answer; the table of every build follows.
   if (result.install) {
     const install = result.install;
@@ -90,7 +102,9 @@ function resultSection(result: Recommendation): string {
     }
     parts.push('</tbody></table></div>');
   }
-  parts.push(`<h3>Sources</h3><ul class="sources">${result.sources.map((source) => `<li>${linkedSource(source)}</li>`).join('')}</ul></section>`);
+  parts.push(
+    `<h3>Sources</h3><ul class="sources">${result.sources.map((source) => `<li>${linkedSource(source)}</li>`).join('')}</ul></section>`,
+  );
   return parts.join('\n');
 }
 
@@ -128,7 +142,10 @@ function fixBlock(fix: NonNullable<Finding['fix']>, text: string): string {
     shown
       ? `<pre class="diff" aria-label="The fix as a diff">${shown
           .split('\n')
-          .map((line) => `<span class="${line.startsWith('+ ') ? 'add' : line.startsWith('- ') ? 'del' : 'file'}">${esc(line)}</span>`)
+          .map(
+            (line) =>
+              `<span class="${line.startsWith('+ ') ? 'add' : line.startsWith('- ') ? 'del' : 'file'}">${esc(line)}</span>`,
+          )
           .join('\n')}</pre>`
       : ''
   }</div>`;

@@ -7,7 +7,15 @@ import { satisfies } from '@renovatebot/pep440';
 import type { Baseline, Pool } from '../baseline/schema.js';
 import { readPastedFleet } from '../fleet/paste.js';
 
-import { cite, latestImagePatch, runsOn, torchBuildTags, type GpuInfo, type KnowledgeBase, type TorchRelease } from '../knowledge/index.js';
+import {
+  cite,
+  latestImagePatch,
+  runsOn,
+  torchBuildTags,
+  type GpuInfo,
+  type KnowledgeBase,
+  type TorchRelease,
+} from '../knowledge/index.js';
 import { cudaFromTag, cudaMajor, minorOf } from '../knowledge/versions.js';
 import { compareDotted } from '../util/dotted.js';
 
@@ -76,14 +84,22 @@ export const PYTHON_CHOICES = ['3.9', '3.10', '3.11', '3.12', '3.13', '3.14'] as
 export function recommend(kb: KnowledgeBase, input: RecommendInput, baseline?: Baseline): Recommendation {
   const pasted = input.fleet ? readPastedFleet(input.fleet, kb) : undefined;
   const pools = pasted?.pools.length ? pasted.pools : (baseline?.pools ?? []);
-  let policy = baseline ? { ...input, ...(input.driver === undefined && baseline.driver.minimum ? { driver: baseline.driver.minimum } : {}) } : input;
+  let policy = baseline
+    ? {
+        ...input,
+        ...(input.driver === undefined && baseline.driver.minimum ? { driver: baseline.driver.minimum } : {}),
+      }
+    : input;
   if (pools.length > 0 && policy.driver === undefined) {
     // An install for the whole fleet: judged on its oldest driver (and, without a GPU named, a GPU of its pools).
     const oldest = [...pools].sort((a, b) => compareDotted(a.driver, b.driver))[0]!;
     const gpu = pools.flatMap((pool) => pool.gpus).find((name) => kb.gpu(name));
     policy = { ...policy, driver: oldest.driver, ...(policy.gpu === undefined && gpu ? { gpu } : {}) };
   }
-  const result = input.framework === 'tensorflow' ? recommendTensorflow(kb, policy, baseline) : recommendPytorch(kb, policy, baseline);
+  const result =
+    input.framework === 'tensorflow'
+      ? recommendTensorflow(kb, policy, baseline)
+      : recommendPytorch(kb, policy, baseline);
   const sources = new Set(result.sources);
   return {
     ...result,
@@ -104,14 +120,17 @@ function poolAnswers(kb: KnowledgeBase, cuda: string, pools: readonly Pool[], so
     const base = { name: pool.name, driver: pool.driver };
     for (const name of pool.gpus) {
       const gpu = kb.gpu(name);
-      if (gpu && compareDotted(cuda, gpu.minCuda) < 0) return { ...base, verdict: 'fails', reason: `${gpu.name} needs CUDA >= ${gpu.minCuda}` };
+      if (gpu && compareDotted(cuda, gpu.minCuda) < 0)
+        return { ...base, verdict: 'fails', reason: `${gpu.name} needs CUDA >= ${gpu.minCuda}` };
       if (gpu?.lastCudaMajor !== undefined && cudaMajor(cuda) > gpu.lastCudaMajor)
         return { ...base, verdict: 'fails', reason: `CUDA ${cudaMajor(cuda)} no longer supports ${gpu.name}` };
     }
     // The same driver reading as the options table (driverChecks).
     const reasons: string[] = [];
     const { blocks } = driverChecks(kb, cuda, pool.driver, reasons, sources);
-    return reasons.length ? { ...base, verdict: blocks ? 'fails' : 'minor', reason: reasons[0]! } : { ...base, verdict: 'runs' };
+    return reasons.length
+      ? { ...base, verdict: blocks ? 'fails' : 'minor', reason: reasons[0]! }
+      : { ...base, verdict: 'runs' };
   });
 }
 
@@ -128,7 +147,14 @@ function keepToBaseline(options: CudaOption[], baseline: Baseline | undefined): 
   return options.map((option) =>
     allowed.includes(option.cuda)
       ? option
-      : { ...option, works: false, reasons: [...option.reasons, `the baseline does not allow CUDA ${option.cuda} (allowed: ${allowed.join(', ')})`] },
+      : {
+          ...option,
+          works: false,
+          reasons: [
+            ...option.reasons,
+            `the baseline does not allow CUDA ${option.cuda} (allowed: ${allowed.join(', ')})`,
+          ],
+        },
   );
 }
 
@@ -153,13 +179,16 @@ function driverChecks(
   const need = kb.minDriver(cuda);
   const floor = kb.driverFloor(cudaMajor(cuda));
   if (need) sources.add(cite(need.row));
-  if (!driver) return { ...(need ? { full: need.linux } : {}), ...(floor ? { floor: floor.linux } : {}), blocks: false };
+  if (!driver)
+    return { ...(need ? { full: need.linux } : {}), ...(floor ? { floor: floor.linux } : {}), blocks: false };
   let blocks = false;
   if (floor && compareDotted(driver, floor.linux) < 0) {
     reasons.push(`driver ${driver} cannot run CUDA ${cudaMajor(cuda)}.x (needs >= ${floor.linux})`);
     blocks = true;
   } else if (need && compareDotted(driver, need.linux) < 0) {
-    reasons.push(`driver ${driver} runs CUDA ${cuda} only under minor-version compatibility (full support from ${need.linux})`);
+    reasons.push(
+      `driver ${driver} runs CUDA ${cuda} only under minor-version compatibility (full support from ${need.linux})`,
+    );
   }
   return { ...(need ? { full: need.linux } : {}), ...(floor ? { floor: floor.linux } : {}), blocks };
 }
@@ -168,7 +197,13 @@ function driverChecks(
  * An nvidia/cuda image for the CUDA minor: its newest update that has tags, on the OS asked for when NVIDIA
  * published that OS for it, else on the nearest OS of the same family that it did (with a note).
  */
-function image(kb: KnowledgeBase, cuda: string, os: string, flavour: 'runtime' | 'cudnn-runtime', notes: string[]): { reference: string; os: string } {
+function image(
+  kb: KnowledgeBase,
+  cuda: string,
+  os: string,
+  flavour: 'runtime' | 'cudnn-runtime',
+  notes: string[],
+): { reference: string; os: string } {
   const full = latestImagePatch(kb, cuda) ?? `${cuda}.0`;
   const spelling = flavour === 'cudnn-runtime' ? (kb.cudnnSpelling(full)?.spelling ?? 'cudnn') : undefined;
   const published = (candidate: string): boolean => {
@@ -191,7 +226,13 @@ function image(kb: KnowledgeBase, cuda: string, os: string, flavour: 'runtime' |
 }
 
 /** The Python each base OS ships (Ubuntu release notes; RHEL 9 application streams). */
-const SYSTEM_PYTHON: Readonly<Record<string, string>> = { 'ubuntu20.04': '3.8', 'ubuntu22.04': '3.10', 'ubuntu24.04': '3.12', rockylinux9: '3.9', ubi9: '3.9' };
+const SYSTEM_PYTHON: Readonly<Record<string, string>> = {
+  'ubuntu20.04': '3.8',
+  'ubuntu22.04': '3.10',
+  'ubuntu24.04': '3.12',
+  rockylinux9: '3.9',
+  ubi9: '3.9',
+};
 /** Other Pythons RHEL 9 packages as application streams (python3.11 from 9.2, python3.12 from 9.4). */
 const RHEL9_STREAMS = new Set(['3.11', '3.12']);
 const DEADSNAKES = 'https://launchpad.net/~deadsnakes/+archive/ubuntu/ppa';
@@ -207,8 +248,13 @@ function pythonLines(os: string, python: string | undefined, notes: string[], pr
   const venv = ['RUN python3 -m venv /opt/venv', 'ENV PATH="/opt/venv/bin:$PATH"'];
   if (os.startsWith('ubuntu')) {
     if (!wanted || wanted === system)
-      return [`RUN apt-get update && apt-get install -y --no-install-recommends python3 python3-venv && rm -rf /var/lib/apt/lists/*`, ...venv];
-    notes.push(`Python ${wanted} on ${os} comes from the deadsnakes PPA (${DEADSNAKES}); the OS's own Python is ${system}.`);
+      return [
+        `RUN apt-get update && apt-get install -y --no-install-recommends python3 python3-venv && rm -rf /var/lib/apt/lists/*`,
+        ...venv,
+      ];
+    notes.push(
+      `Python ${wanted} on ${os} comes from the deadsnakes PPA (${DEADSNAKES}); the OS's own Python is ${system}.`,
+    );
     return [
       `RUN apt-get update && apt-get install -y --no-install-recommends software-properties-common && add-apt-repository -y ppa:deadsnakes/ppa && apt-get update && apt-get install -y --no-install-recommends python${wanted} python${wanted}-venv && rm -rf /var/lib/apt/lists/*`,
       `RUN python${wanted} -m venv /opt/venv`,
@@ -217,24 +263,54 @@ function pythonLines(os: string, python: string | undefined, notes: string[], pr
   }
   if (!wanted || wanted === system) return ['RUN dnf install -y python3 python3-pip && dnf clean all', ...venv];
   if (!RHEL9_STREAMS.has(wanted)) {
-    problems.push(`${os} packages Python ${system}, 3.11 and 3.12, not ${wanted}: choose one of those or an Ubuntu image.`);
+    problems.push(
+      `${os} packages Python ${system}, 3.11 and 3.12, not ${wanted}: choose one of those or an Ubuntu image.`,
+    );
     return ['RUN dnf install -y python3 python3-pip && dnf clean all', ...venv];
   }
-  return [`RUN dnf install -y python${wanted} && dnf clean all`, `RUN python${wanted} -m venv /opt/venv`, 'ENV PATH="/opt/venv/bin:$PATH"'];
+  return [
+    `RUN dnf install -y python${wanted} && dnf clean all`,
+    `RUN python${wanted} -m venv /opt/venv`,
+    'ENV PATH="/opt/venv/bin:$PATH"',
+  ];
 }
 
 /** A Dockerfile for the install: the image, the Python asked for in a virtual environment, then the packages. */
-function dockerfileFor(base: string, os: string, python: string | undefined, pip: string, notes: string[], problems: string[]): string {
-  return [`FROM ${base}`, ...pythonLines(os, python, notes, problems), `RUN ${pip.replace(/^pip install/, 'python -m pip install --no-cache-dir')}`].join('\n');
+function dockerfileFor(
+  base: string,
+  os: string,
+  python: string | undefined,
+  pip: string,
+  notes: string[],
+  problems: string[],
+): string {
+  return [
+    `FROM ${base}`,
+    ...pythonLines(os, python, notes, problems),
+    `RUN ${pip.replace(/^pip install/, 'python -m pip install --no-cache-dir')}`,
+  ].join('\n');
 }
 
 /** An answer: what was worked out for every answer, and the version, options and install when there are some. */
 function answer(
-  work: { input: RecommendInput; problems: string[]; notes: string[]; sources: ReadonlySet<string>; gpu: ReturnType<typeof gpuInfo> },
+  work: {
+    input: RecommendInput;
+    problems: string[];
+    notes: string[];
+    sources: ReadonlySet<string>;
+    gpu: ReturnType<typeof gpuInfo>;
+  },
   rest: Pick<Recommendation, 'version' | 'options' | 'install'>,
 ): Recommendation {
   const { input, problems, notes, sources, gpu } = work;
-  return { input, problems, notes, ...(gpu ? { gpu: { name: gpu.name, cc: gpu.cc, minCuda: gpu.minCuda } } : {}), ...rest, sources: [...sources] };
+  return {
+    input,
+    problems,
+    notes,
+    ...(gpu ? { gpu: { name: gpu.name, cc: gpu.cc, minCuda: gpu.minCuda } } : {}),
+    ...rest,
+    sources: [...sources],
+  };
 }
 
 function recommendPytorch(kb: KnowledgeBase, input: RecommendInput, baseline?: Baseline): Recommendation {
@@ -242,10 +318,14 @@ function recommendPytorch(kb: KnowledgeBase, input: RecommendInput, baseline?: B
   const notes: string[] = [];
   const sources = new Set<string>();
   const gpu = gpuInfo(kb, input, problems, sources);
-  const stable = kb.torchReleases().filter((row) => row.confidence !== 'unverified' && allowedBy(baseline, 'torch', row.version));
+  const stable = kb
+    .torchReleases()
+    .filter((row) => row.confidence !== 'unverified' && allowedBy(baseline, 'torch', row.version));
   let release: TorchRelease | undefined = input.version ? kb.torchRelease(input.version) : stable.at(-1);
   if (release && !allowedBy(baseline, 'torch', release.version))
-    problems.push(`The baseline does not allow torch ${release.version} (allowed: ${baseline!.packages.torch!.join(', ')}).`);
+    problems.push(
+      `The baseline does not allow torch ${release.version} (allowed: ${baseline!.packages.torch!.join(', ')}).`,
+    );
   if (input.version && !release) {
     const near = stable.filter((row) => minorOf(row.version) === minorOf(input.version!)).at(-1) ?? stable.at(-1)!;
     problems.push(`torch ${input.version} is not a known release; nearest: ${near.version}.`);
@@ -253,7 +333,8 @@ function recommendPytorch(kb: KnowledgeBase, input: RecommendInput, baseline?: B
   }
   if (!release) return { input, problems, notes, options: [], sources: [...sources] };
   sources.add(cite(release));
-  if (release.confidence === 'unverified') notes.push(`The data for torch ${release.version} is unverified: ${release.note ?? ''}`);
+  if (release.confidence === 'unverified')
+    notes.push(`The data for torch ${release.version} is unverified: ${release.note ?? ''}`);
   if (input.python && release.python && !allowedByLooseSpec(input.python, release.python))
     problems.push(`torch ${release.version} supports Python ${release.python}, not ${input.python}.`);
 
@@ -280,8 +361,16 @@ function recommendPytorch(kb: KnowledgeBase, input: RecommendInput, baseline?: B
   const vision = release.torchvision[0];
   const audio = release.torchaudio[0];
   const pins = pick.pypi
-    ? [`torch==${release.version}`, ...(vision ? [`torchvision==${vision}`] : []), ...(audio ? [`torchaudio==${audio}`] : [])]
-    : [`torch==${release.version}+${tag}`, ...(vision ? [`torchvision==${vision}+${tag}`] : []), ...(audio ? [`torchaudio==${audio}+${tag}`] : [])];
+    ? [
+        `torch==${release.version}`,
+        ...(vision ? [`torchvision==${vision}`] : []),
+        ...(audio ? [`torchaudio==${audio}`] : []),
+      ]
+    : [
+        `torch==${release.version}+${tag}`,
+        ...(vision ? [`torchvision==${vision}+${tag}`] : []),
+        ...(audio ? [`torchaudio==${audio}+${tag}`] : []),
+      ];
   const index = pick.pypi ? '' : ` --index-url https://download.pytorch.org/whl/${tag}`;
   const pip = `pip install ${pins.join(' ')}${index}`;
   if (pick.pypi)
@@ -364,14 +453,20 @@ function torchOptions(
 }
 
 /** The release nearest to `version` (then the newer one) with at least one CUDA build that works here. */
-function nearestWorkingRelease(kb: KnowledgeBase, version: string, gpu: GpuInfo | undefined, driverVersion: string | undefined): TorchRelease | undefined {
+function nearestWorkingRelease(
+  kb: KnowledgeBase,
+  version: string,
+  gpu: GpuInfo | undefined,
+  driverVersion: string | undefined,
+): TorchRelease | undefined {
   const releases = kb.torchReleases().filter((row) => row.confidence !== 'unverified');
   const index = releases.findIndex((row) => compareDotted(row.version, version) >= 0);
   const origin = index < 0 ? releases.length : index;
   const ordered = releases
     .map((row, i) => ({ row, distance: Math.abs(i - origin), newer: i >= origin }))
     .sort((a, b) => a.distance - b.distance || Number(b.newer) - Number(a.newer));
-  const works = (row: TorchRelease): boolean => torchOptions(kb, row, gpu, driverVersion, new Set()).some((option) => option.works);
+  const works = (row: TorchRelease): boolean =>
+    torchOptions(kb, row, gpu, driverVersion, new Set()).some((option) => option.works);
   const nearest = ordered.find(({ row }) => row.version !== version && works(row))?.row;
   // Same minor, newest patch: same features, more fixes.
   return nearest && releases.filter((row) => minorOf(row.version) === minorOf(nearest.version) && works(row)).at(-1);
@@ -385,7 +480,9 @@ function recommendTensorflow(kb: KnowledgeBase, input: RecommendInput, baseline?
   const releases = kb.tensorflowReleases();
   const row = input.version ? kb.tensorflow(input.version) : releases[0];
   if (!row) {
-    problems.push(`TensorFlow ${input.version} is not in the tested-configuration table; newest: ${releases[0]!.version}.`);
+    problems.push(
+      `TensorFlow ${input.version} is not in the tested-configuration table; newest: ${releases[0]!.version}.`,
+    );
     return { input, problems, notes, options: [], sources: [...sources] };
   }
   sources.add(cite(row));
@@ -396,12 +493,22 @@ function recommendTensorflow(kb: KnowledgeBase, input: RecommendInput, baseline?
   let works = true;
   if (gpu && compareDotted(row.cuda, gpu.minCuda) < 0) {
     works = false;
-    reasons.push(`${gpu.name} needs CUDA >= ${gpu.minCuda}; TensorFlow ${row.version} is built and tested with CUDA ${row.cuda}`);
+    reasons.push(
+      `${gpu.name} needs CUDA >= ${gpu.minCuda}; TensorFlow ${row.version} is built and tested with CUDA ${row.cuda}`,
+    );
   }
   const driver = driverChecks(kb, row.cuda, input.driver, reasons, sources);
   if (driver.blocks) works = false;
   const options = keepToBaseline(
-    [{ cuda: row.cuda, works, reasons, ...(driver.full ? { driverFull: driver.full } : {}), ...(driver.floor ? { driverFloor: driver.floor } : {}) }],
+    [
+      {
+        cuda: row.cuda,
+        works,
+        reasons,
+        ...(driver.full ? { driverFull: driver.full } : {}),
+        ...(driver.floor ? { driverFloor: driver.floor } : {}),
+      },
+    ],
     baseline,
   );
   works = options[0]!.works;
@@ -456,7 +563,9 @@ function allowedByLooseSpec(version: string, range: string): boolean {
 /** torch × CUDA and CUDA × driver tables for the matrix view. */
 export function matrices(kb: KnowledgeBase) {
   const releases = kb.torchReleases().filter((row) => compareDotted(row.version, '2.0.0') >= 0);
-  const tags = [...new Set(releases.flatMap(torchBuildTags))].sort((a, b) => compareDotted(cudaFromTag(a)!, cudaFromTag(b)!));
+  const tags = [...new Set(releases.flatMap(torchBuildTags))].sort((a, b) =>
+    compareDotted(cudaFromTag(a)!, cudaFromTag(b)!),
+  );
   const torch = {
     columns: tags,
     rows: releases.map((row) => ({

@@ -17,4 +17,6 @@ const server = createServer((req, res) => {
       res.end(`internal error: ${error.message}\n`);
     });
 });
-server.listen(port, host, () => process.stdout.write(`cuda-gatekeeper self-service page on http://${host}:${port}/cuda-gatekeeper/\n`));
+server.listen(port, host, () =>
+  process.stdout.write(`cuda-gatekeeper self-service page on http://${host}:${port}/cuda-gatekeeper/\n`),
+);

@@ -25,23 +25,31 @@ export interface SnippetRequest {
   readonly baseline?: string;
 }
 
-export type SnippetResult = { readonly report: Report; readonly policyProblems: readonly string[] } | { readonly error: string };
+export type SnippetResult =
+  | { readonly report: Report; readonly policyProblems: readonly string[] }
+  | { readonly error: string };
 
 /** Check one pasted file; returns the report or a user-facing error. */
 export function checkSnippet(request: SnippetRequest): SnippetResult {
   const { kind, text, baseline: choice } = request;
   if (!isFileKind(kind)) return { error: `kind must be one of ${FILE_KIND_NAMES.join(', ')}, not "${kind}"` };
-  if (Buffer.byteLength(text) > MAX_SNIPPET) return { error: `the file is larger than ${MAX_SNIPPET / 1024} KiB; check larger files with the command line` };
+  if (Buffer.byteLength(text) > MAX_SNIPPET)
+    return { error: `the file is larger than ${MAX_SNIPPET / 1024} KiB; check larger files with the command line` };
   let policy: LoadedBaseline | undefined;
-  if (!choice || choice === 'bundled') policy = loadBaseline('baseline.yaml', readFileSync(bundledBaselinePath(), 'utf8'), RULE_IDS);
+  if (!choice || choice === 'bundled')
+    policy = loadBaseline('baseline.yaml', readFileSync(bundledBaselinePath(), 'utf8'), RULE_IDS);
   else if (choice !== 'none') policy = loadBaseline('baseline.yaml', choice, RULE_IDS);
   const file = parseFile(formatOf(kind).fileName, text, kind);
-  const check = (files: readonly ParsedFile[]) => gate(files, policy?.baseline ?? EMPTY_BASELINE, defaultKnowledgeBase(), policy ? { policy } : {});
+  const check = (files: readonly ParsedFile[]) =>
+    gate(files, policy?.baseline ?? EMPTY_BASELINE, defaultKnowledgeBase(), policy ? { policy } : {});
   // Each safe fix is checked by gating its result, as on a pull request (verify.ts).
   const report = verifyFixes(check([file]), [file], check);
   const where = (offset: number) => policy!.source.position(offset);
   return {
     report,
-    policyProblems: policy?.problems.map((problem) => `${where(problem.span.start).line}:${where(problem.span.start).column} ${problem.message}`) ?? [],
+    policyProblems:
+      policy?.problems.map(
+        (problem) => `${where(problem.span.start).line}:${where(problem.span.start).column} ${problem.message}`,
+      ) ?? [],
   };
 }

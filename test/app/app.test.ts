@@ -10,8 +10,10 @@ import { setup, teardown, type LogLine } from '../support/probot.js';
 import { checkRunPayload, checkSuitePayload, FULL, pullScenario } from './scenario.js';
 import type { Probot } from 'probot';
 
-const DOCKERFILE = 'FROM nvidia/cuda:12.1.1-cudnn8-runtime-ubuntu22.04\nCOPY requirements.txt .\nRUN pip install -r requirements.txt\n';
-const REQUIREMENTS = '--extra-index-url https://download.pytorch.org/whl/cu121\ntorch==2.3.0+cu121\ntorchvision==0.17.0+cu121\n';
+const DOCKERFILE =
+  'FROM nvidia/cuda:12.1.1-cudnn8-runtime-ubuntu22.04\nCOPY requirements.txt .\nRUN pip install -r requirements.txt\n';
+const REQUIREMENTS =
+  '--extra-index-url https://download.pytorch.org/whl/cu121\ntorch==2.3.0+cu121\ntorchvision==0.17.0+cu121\n';
 const CONFIG = 'cuda:\n  allowed: ["12.1", "12.4"]\n';
 
 let fake: FakeGitHub;
@@ -43,12 +45,19 @@ describe('pull request checks', () => {
 
     expect(fake.checkRuns).toHaveLength(1);
     const run = fake.checkRuns[0]!;
-    expect(run).toMatchObject({ name: 'CUDA gatekeeper', head_sha: scenario.headSha, status: 'completed', conclusion: 'failure' });
+    expect(run).toMatchObject({
+      name: 'CUDA gatekeeper',
+      head_sha: scenario.headSha,
+      status: 'completed',
+      conclusion: 'failure',
+    });
     expect(run.output?.title).toBe('1 error');
     expect(run.output?.summary).toContain('| `requirements.txt` | 1 | 0 | 0 |');
     expect(run.output?.summary).toMatch(/Baseline: octo-org\/trainer:\.github\/cuda-gatekeeper\.yml@[0-9a-f]{7}/);
     expect(run.output?.summary).toMatch(/Knowledge base: data retrieved \d{4}-\d{2}-\d{2}/);
-    expect(run.output?.summary).toContain('```diff\n--- requirements.txt\n- torchvision==0.17.0+cu121\n+ torchvision==0.18.0+cu121');
+    expect(run.output?.summary).toContain(
+      '```diff\n--- requirements.txt\n- torchvision==0.17.0+cu121\n+ torchvision==0.18.0+cu121',
+    );
     expect(run.annotations).toEqual([
       expect.objectContaining({
         path: 'requirements.txt',
@@ -78,21 +87,36 @@ describe('pull request checks', () => {
     const pull = fake.pull(FULL, 7)!;
     expect(pull.reviews).toHaveLength(1);
     expect(pull.reviews[0]!.comments).toEqual([
-      { path: 'requirements.txt', line: 3, side: 'RIGHT', body: expect.stringContaining('```suggestion\ntorchvision==0.18.0+cu121\n```') },
+      {
+        path: 'requirements.txt',
+        line: 3,
+        side: 'RIGHT',
+        body: expect.stringContaining('```suggestion\ntorchvision==0.18.0+cu121\n```'),
+      },
     ]);
 
     // The same commit again (a redelivery under a new id): the verdict is unchanged, so nothing is written.
-    await probot.receive({ id: 'd2', name: 'pull_request', payload: { ...scenario.payload, action: 'synchronize' } } as never);
+    await probot.receive({
+      id: 'd2',
+      name: 'pull_request',
+      payload: { ...scenario.payload, action: 'synchronize' },
+    } as never);
     expect(pull.reviews).toHaveLength(1);
     expect(fake.checkRuns).toHaveLength(1);
     expect(fake.checkRuns[0]!.updates).toBe(0);
   });
 
   it('completes successfully in one check-run call when no CUDA-relevant file changed', async () => {
-    const scenario = pullScenario(fake, { head: { 'README.md': '# hi\n', 'src/app.py': 'print(1)\n' }, changed: ['README.md', 'src/app.py'] });
+    const scenario = pullScenario(fake, {
+      head: { 'README.md': '# hi\n', 'src/app.py': 'print(1)\n' },
+      changed: ['README.md', 'src/app.py'],
+    });
     await probot.receive({ id: 'd', name: 'pull_request', payload: scenario.payload } as never);
     expect(fake.checkRuns).toEqual([
-      expect.objectContaining({ conclusion: 'success', output: expect.objectContaining({ title: 'No CUDA-relevant files changed' }) }),
+      expect.objectContaining({
+        conclusion: 'success',
+        output: expect.objectContaining({ title: 'No CUDA-relevant files changed' }),
+      }),
     ]);
     expect(calls().filter((call) => call.includes('check-runs'))).toHaveLength(1);
   });
@@ -108,34 +132,53 @@ describe('pull request checks', () => {
       (run.annotations as { path: string; start_line: number; title: string }[])
         .map((annotation) => `${annotation.path}:${annotation.start_line} ${annotation.title}`)
         .sort(),
-    ).toEqual(['pyproject.toml:32 cuda-mismatch', 'uv.lock:24 cuda-mismatch', 'uv.lock:25 cuda-mismatch', 'uv.lock:42 cuda-mismatch']);
+    ).toEqual([
+      'pyproject.toml:32 cuda-mismatch',
+      'uv.lock:24 cuda-mismatch',
+      'uv.lock:25 cuda-mismatch',
+      'uv.lock:42 cuda-mismatch',
+    ]);
     // The lock is never edited by the App: no Apply fixes for it.
     expect(JSON.stringify(run.actions ?? [])).not.toContain('Apply');
   });
 
   it('checks a changed pixi.lock with the Dockerfile that runs pixi install -e and the manifest beside it', async () => {
-    const fixture = (name: string) => readFileSync(join(packageRoot(), 'fixtures', 'rules', 'cuda-mismatch', 'pixi-lock-under-image', name), 'utf8');
+    const fixture = (name: string) =>
+      readFileSync(join(packageRoot(), 'fixtures', 'rules', 'cuda-mismatch', 'pixi-lock-under-image', name), 'utf8');
     const main = { Dockerfile: fixture('Dockerfile'), 'pixi.toml': fixture('pixi.toml') };
-    const scenario = pullScenario(fake, { main, head: { ...main, 'pixi.lock': fixture('pixi.lock') }, changed: ['pixi.lock'] });
+    const scenario = pullScenario(fake, {
+      main,
+      head: { ...main, 'pixi.lock': fixture('pixi.lock') },
+      changed: ['pixi.lock'],
+    });
     await probot.receive({ id: 'pixi', name: 'pull_request', payload: scenario.payload } as never);
     const run = fake.checkRuns[0]!;
     expect(run).toMatchObject({ status: 'completed', conclusion: 'failure' });
     const annotations = run.annotations as { path: string; start_line: number; title: string; raw_details?: string }[];
-    expect(annotations.map((annotation) => `${annotation.path}:${annotation.start_line} ${annotation.title}`).sort()).toEqual([
+    expect(
+      annotations.map((annotation) => `${annotation.path}:${annotation.start_line} ${annotation.title}`).sort(),
+    ).toEqual([
       'pixi.lock:10 cuda-mismatch',
       'pixi.lock:12 cuda-mismatch',
       'pixi.lock:9 cuda-mismatch',
       'pixi.toml:13 cuda-mismatch',
     ]);
     // The lock's annotations say how a pixi.lock is changed; the App offers no edit of it.
-    expect(annotations.find((annotation) => annotation.path === 'pixi.lock')!.raw_details).toContain('then run pixi lock');
+    expect(annotations.find((annotation) => annotation.path === 'pixi.lock')!.raw_details).toContain(
+      'then run pixi lock',
+    );
     expect(JSON.stringify(run.actions ?? [])).not.toContain('Apply');
   });
 
   it('reads the lock beside a changed pyproject.toml, so its ranges are not taken for unpinned', async () => {
-    const fixture = (name: string) => readFileSync(join(packageRoot(), 'fixtures', 'rules', 'exact-pin', 'ok-pyproject-ranges', name), 'utf8');
+    const fixture = (name: string) =>
+      readFileSync(join(packageRoot(), 'fixtures', 'rules', 'exact-pin', 'ok-pyproject-ranges', name), 'utf8');
     const main = { 'uv.lock': fixture('uv.lock'), '.github/cuda-gatekeeper.yml': fixture('baseline.yaml') };
-    const scenario = pullScenario(fake, { main, head: { ...main, 'pyproject.toml': fixture('pyproject.toml') }, changed: ['pyproject.toml'] });
+    const scenario = pullScenario(fake, {
+      main,
+      head: { ...main, 'pyproject.toml': fixture('pyproject.toml') },
+      changed: ['pyproject.toml'],
+    });
     await probot.receive({ id: 'ranges', name: 'pull_request', payload: scenario.payload } as never);
     const run = fake.checkRuns[0]!;
     expect(run).toMatchObject({ status: 'completed' });
@@ -159,28 +202,36 @@ describe('pull request checks', () => {
     });
     await probot.receive({ id: 'd', name: 'pull_request', payload: scenario.payload } as never);
     expect(fake.checkRuns[0]!.annotations).toEqual(
-      expect.arrayContaining([expect.objectContaining({ path: 'requirements.txt', title: 'cuda-mismatch', annotation_level: 'failure' })]),
+      expect.arrayContaining([
+        expect.objectContaining({ path: 'requirements.txt', title: 'cuda-mismatch', annotation_level: 'failure' }),
+      ]),
     );
     // requirements.txt next to a changed Dockerfile is read speculatively in the same request.
     expect(calls().filter((call) => call === 'POST /graphql')).toHaveLength(1);
   });
 
   it('follows less usual links with one more read', async () => {
-    const dockerfile = 'FROM nvidia/cuda:12.1.1-cudnn8-runtime-ubuntu22.04\nCOPY deps/gpu.txt /tmp/gpu.txt\nRUN pip install -r /tmp/gpu.txt\n';
+    const dockerfile =
+      'FROM nvidia/cuda:12.1.1-cudnn8-runtime-ubuntu22.04\nCOPY deps/gpu.txt /tmp/gpu.txt\nRUN pip install -r /tmp/gpu.txt\n';
     const scenario = pullScenario(fake, {
       main: { 'docker/deps/gpu.txt': 'torch==2.1.0+cu118\n--extra-index-url https://download.pytorch.org/whl/cu118\n' },
       head: { 'docker/Dockerfile': dockerfile },
       changed: ['docker/Dockerfile'],
     });
     await probot.receive({ id: 'd', name: 'pull_request', payload: scenario.payload } as never);
-    expect(fake.checkRuns[0]!.annotations).toEqual(expect.arrayContaining([expect.objectContaining({ path: 'docker/deps/gpu.txt', title: 'cuda-mismatch' })]));
+    expect(fake.checkRuns[0]!.annotations).toEqual(
+      expect.arrayContaining([expect.objectContaining({ path: 'docker/deps/gpu.txt', title: 'cuda-mismatch' })]),
+    );
     expect(calls().filter((call) => call === 'POST /graphql')).toHaveLength(2);
   });
 
   it('checks a changed Kubernetes manifest on the pools it is pinned to, reading the Dockerfile that builds its image', async () => {
     const demo = (path: string) => readFileSync(join(packageRoot(), 'fixtures', 'repos', 'demo-fleet', path), 'utf8');
     const scenario = pullScenario(fake, {
-      main: { '.github/cuda-gatekeeper.yml': demo('.github/cuda-gatekeeper.yml'), 'trainer/Dockerfile': demo('trainer/Dockerfile') },
+      main: {
+        '.github/cuda-gatekeeper.yml': demo('.github/cuda-gatekeeper.yml'),
+        'trainer/Dockerfile': demo('trainer/Dockerfile'),
+      },
       head: { 'trainer/Dockerfile': demo('trainer/Dockerfile'), 'k8s/train.yaml': demo('k8s/train.yaml') },
       changed: ['k8s/train.yaml'],
     });
@@ -189,12 +240,26 @@ describe('pull request checks', () => {
     expect(run).toMatchObject({ status: 'completed', conclusion: 'failure' });
     // The manifest's error, and the Dockerfile's own verdict (it runs only on h200), read with it.
     expect(run.annotations).toEqual([
-      expect.objectContaining({ path: 'k8s/train.yaml', start_line: 17, annotation_level: 'failure', title: 'driver-floor' }),
-      expect.objectContaining({ path: 'trainer/Dockerfile', start_line: 2, annotation_level: 'warning', title: 'driver-floor' }),
+      expect.objectContaining({
+        path: 'k8s/train.yaml',
+        start_line: 17,
+        annotation_level: 'failure',
+        title: 'driver-floor',
+      }),
+      expect.objectContaining({
+        path: 'trainer/Dockerfile',
+        start_line: 2,
+        annotation_level: 'warning',
+        title: 'driver-floor',
+      }),
     ]);
-    expect((run.annotations[0] as { message: string }).message).toContain('which no pool it is scheduled on can run: a100-legacy (driver 550.127.05)');
+    expect((run.annotations[0] as { message: string }).message).toContain(
+      'which no pool it is scheduled on can run: a100-legacy (driver 550.127.05)',
+    );
     // The pool table: the pinned job fails on its pool and is not scheduled elsewhere; the H200 job runs.
-    expect(run.output?.summary).toContain('| Unit | a100-legacy (550.127.05) | h200 (580.159.04) | dev-rtx4090 (570.172.08) |');
+    expect(run.output?.summary).toContain(
+      '| Unit | a100-legacy (550.127.05) | h200 (580.159.04) | dev-rtx4090 (570.172.08) |',
+    );
     expect(run.output?.summary).toContain(
       '| `k8s/train.yaml`:17 (CronJob/nightly-finetune, container train) | ❌ fails [1] | — not scheduled [2] | — not scheduled [3] |',
     );
@@ -204,18 +269,25 @@ describe('pull request checks', () => {
   });
 
   it('fails closed on a changed YAML file GitHub will not show: it could be a manifest, so it is not a pass', async () => {
-    const scenario = pullScenario(fake, { head: { 'deploy/train.yaml': 'apiVersion: batch/v1\nkind: Job\n' }, changed: ['deploy/train.yaml'] });
+    const scenario = pullScenario(fake, {
+      head: { 'deploy/train.yaml': 'apiVersion: batch/v1\nkind: Job\n' },
+      changed: ['deploy/train.yaml'],
+    });
     fake.refusedPaths.set('deploy/train.yaml', 'Resource protected by organization SAML enforcement.');
     await probot.receive({ id: 'delivery-refused', name: 'pull_request', payload: scenario.payload } as never);
     const run = fake.checkRuns[0]!;
     expect(run).toMatchObject({ status: 'completed', conclusion: 'failure' });
-    expect(run.output?.title).toMatch(/^1 file not checked \(deploy\/train\.yaml: could not be read to tell whether it is a Kubernetes manifest/);
+    expect(run.output?.title).toMatch(
+      /^1 file not checked \(deploy\/train\.yaml: could not be read to tell whether it is a Kubernetes manifest/,
+    );
   });
 
   it('sends annotations in batches of 50 (120 library findings under the bundled default)', async () => {
     const lines = Array.from({ length: 120 }, (_, i) => `nvidia-lib${i}-cu11==1.0.${i}`);
     const scenario = pullScenario(fake, {
-      head: { 'requirements.txt': `torch==2.1.0+cu121\n--extra-index-url https://download.pytorch.org/whl/cu121\n${lines.join('\n')}\n` },
+      head: {
+        'requirements.txt': `torch==2.1.0+cu121\n--extra-index-url https://download.pytorch.org/whl/cu121\n${lines.join('\n')}\n`,
+      },
       changed: ['requirements.txt'],
     });
     await probot.receive({ id: 'd', name: 'pull_request', payload: scenario.payload } as never);
@@ -225,7 +297,9 @@ describe('pull request checks', () => {
     expect(
       fake.requests
         .filter((request) => request.path.includes('check-runs'))
-        .map((request) => ((request.body as { output?: { annotations?: unknown[] } }).output?.annotations ?? []).length),
+        .map(
+          (request) => ((request.body as { output?: { annotations?: unknown[] } }).output?.annotations ?? []).length,
+        ),
     ).toEqual([50, 50, 20]);
   });
 
@@ -239,7 +313,9 @@ describe('pull request checks', () => {
       changed: ['.github/cuda-gatekeeper.yml', 'requirements.txt'],
     });
     await probot.receive({ id: 'd', name: 'pull_request', payload: scenario.payload } as never);
-    expect(fake.checkRuns[0]!.annotations).toEqual(expect.arrayContaining([expect.objectContaining({ title: 'cuda-not-allowed' })]));
+    expect(fake.checkRuns[0]!.annotations).toEqual(
+      expect.arrayContaining([expect.objectContaining({ title: 'cuda-not-allowed' })]),
+    );
   });
 
   it('reports an invalid repository baseline as policy-error with its position, without crashing', async () => {
@@ -251,7 +327,12 @@ describe('pull request checks', () => {
     await probot.receive({ id: 'd', name: 'pull_request', payload: scenario.payload } as never);
     expect(fake.checkRuns[0]).toMatchObject({ conclusion: 'failure' });
     expect(fake.checkRuns[0]!.annotations).toEqual([
-      expect.objectContaining({ path: '.github/cuda-gatekeeper.yml', start_line: 2, title: 'policy-error', message: 'unknown key "allowd" in cuda' }),
+      expect.objectContaining({
+        path: '.github/cuda-gatekeeper.yml',
+        start_line: 2,
+        title: 'policy-error',
+        message: 'unknown key "allowd" in cuda',
+      }),
     ]);
   });
 
@@ -263,10 +344,14 @@ describe('pull request checks', () => {
       changed: ['requirements.txt'],
     });
     await probot.receive({ id: 'd', name: 'pull_request', payload: scenario.payload } as never);
-    const titles = (fake.checkRuns[0]!.annotations as { title: string; message: string }[]).map((annotation) => `${annotation.title}: ${annotation.message}`);
+    const titles = (fake.checkRuns[0]!.annotations as { title: string; message: string }[]).map(
+      (annotation) => `${annotation.title}: ${annotation.message}`,
+    );
     expect(titles).toEqual(
       expect.arrayContaining([
-        expect.stringMatching(/^policy-error: cuda\.allowed is locked by octo-org\/\.github:cuda-gatekeeper\.yml@[0-9a-f]{7}: it adds CUDA versions 12\.1$/),
+        expect.stringMatching(
+          /^policy-error: cuda\.allowed is locked by octo-org\/\.github:cuda-gatekeeper\.yml@[0-9a-f]{7}: it adds CUDA versions 12\.1$/,
+        ),
         expect.stringMatching(/^cuda-not-allowed: /),
       ]),
     );
@@ -285,10 +370,14 @@ describe('pull request checks', () => {
     });
     await probot.receive({ id: 'w', name: 'pull_request', payload: scenario.payload } as never);
     const run = fake.checkRuns[0]!;
-    expect((run.annotations as { title: string }[]).map((annotation) => annotation.title)).not.toContain('companion-mismatch');
+    expect((run.annotations as { title: string }[]).map((annotation) => annotation.title)).not.toContain(
+      'companion-mismatch',
+    );
     expect(run.output?.summary).toContain('1 finding is waived by the baseline.');
     // A problem of the organisation's file is no annotation (this repository has no such path): the summary lists it, linked.
-    expect((run.annotations as { path: string }[]).map((annotation) => annotation.path)).not.toContain('octo-org/.github/cuda-gatekeeper.yml');
+    expect((run.annotations as { path: string }[]).map((annotation) => annotation.path)).not.toContain(
+      'octo-org/.github/cuda-gatekeeper.yml',
+    );
     expect(run.output?.summary).toMatch(
       /### Baseline problems[\s\S]*\[`octo-org\/\.github\/cuda-gatekeeper\.yml:7`\]\(https:\/\/github\.com\/octo-org\/\.github\/blob\/[0-9a-f]{40}\/cuda-gatekeeper\.yml#L7\): the waiver of cuda-not-allowed for \* expired on 2020-01-31 \(owner ml-platform\)/,
     );
@@ -298,8 +387,16 @@ describe('pull request checks', () => {
   it('re-runs on "Re-run all checks" and "Re-run" with a new run each, every annotation once per run', async () => {
     const scenario = pullScenario(fake, { head: { 'requirements.txt': REQUIREMENTS }, changed: ['requirements.txt'] });
     await probot.receive({ id: 'd1', name: 'pull_request', payload: scenario.payload } as never);
-    await probot.receive({ id: 'd2', name: 'check_suite', payload: checkSuitePayload(fake, scenario, 'rerequested') } as never);
-    await probot.receive({ id: 'd3', name: 'check_run', payload: checkRunPayload(fake, scenario, fake.checkRuns.at(-1)!, 'rerequested') } as never);
+    await probot.receive({
+      id: 'd2',
+      name: 'check_suite',
+      payload: checkSuitePayload(fake, scenario, 'rerequested'),
+    } as never);
+    await probot.receive({
+      id: 'd3',
+      name: 'check_run',
+      payload: checkRunPayload(fake, scenario, fake.checkRuns.at(-1)!, 'rerequested'),
+    } as never);
     expect(fake.checkRuns).toHaveLength(3);
     for (const run of fake.checkRuns) expect(run.annotations).toEqual(fake.checkRuns[0]!.annotations);
     expect(fake.checkRuns.every((run) => run.status === 'completed' && run.updates === 0)).toBe(true);
@@ -339,14 +436,19 @@ describe('faults: the check always ends completed with an explanation', () => {
       method: 'GET',
       path: /\/pulls\/7\/files$/,
       status,
-      ...(status === 403 ? { headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(Math.floor(Date.now() / 1000) + 60) } } : {}),
+      ...(status === 403
+        ? { headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(Math.floor(Date.now() / 1000) + 60) } }
+        : {}),
     });
     await probot.receive({ id: 'd', name: 'pull_request', payload: scenario.payload } as never);
     expect(fake.checkRuns).toEqual([
       expect.objectContaining({
         status: 'completed',
         conclusion: 'failure',
-        output: expect.objectContaining({ title: 'cuda-gatekeeper could not check this pull request', summary: expect.stringMatching(explanation) }),
+        output: expect.objectContaining({
+          title: 'cuda-gatekeeper could not check this pull request',
+          summary: expect.stringMatching(explanation),
+        }),
       }),
     ]);
     expect(logs.some((line) => line.msg === 'check failed')).toBe(true);

@@ -5,7 +5,8 @@ import { FakeGitHub } from '../support/fake-github.js';
 import { setup, teardown } from '../support/probot.js';
 import { checkRunPayload, commentPayload, FULL, pullScenario, type Scenario } from './scenario.js';
 
-const REQUIREMENTS = '--extra-index-url https://download.pytorch.org/whl/cu121\ntorch==2.3.0+cu121\ntorchvision==0.17.0+cu121\n';
+const REQUIREMENTS =
+  '--extra-index-url https://download.pytorch.org/whl/cu121\ntorch==2.3.0+cu121\ntorchvision==0.17.0+cu121\n';
 
 let fake: FakeGitHub;
 let probot: Probot;
@@ -36,11 +37,19 @@ describe('/cuda-check commands', () => {
 
   it('explain answers with the rule documentation and keeps one comment, updated in place', async () => {
     const scenario = pullScenario(fake, { head: { 'requirements.txt': REQUIREMENTS }, changed: ['requirements.txt'] });
-    await probot.receive({ id: 'c1', name: 'issue_comment', payload: comment(scenario, '/cuda-check explain cuda-mismatch') } as never);
+    await probot.receive({
+      id: 'c1',
+      name: 'issue_comment',
+      payload: comment(scenario, '/cuda-check explain cuda-mismatch'),
+    } as never);
     expect(botComments()).toHaveLength(1);
     expect(botComments()[0]!.body).toContain('### cuda-mismatch');
     expect(botComments()[0]!.body).toContain('## Why');
-    await probot.receive({ id: 'c2', name: 'issue_comment', payload: comment(scenario, '/cuda-check explain no-such-rule') } as never);
+    await probot.receive({
+      id: 'c2',
+      name: 'issue_comment',
+      payload: comment(scenario, '/cuda-check explain no-such-rule'),
+    } as never);
     expect(botComments()).toHaveLength(1);
     expect(botComments()[0]!.body).toContain('There is no rule `no-such-rule`');
   });
@@ -52,7 +61,11 @@ describe('/cuda-check commands', () => {
       head: { 'requirements.txt': REQUIREMENTS },
       changed: ['requirements.txt'],
     });
-    await probot.receive({ id: 'c', name: 'issue_comment', payload: comment(scenario, '/cuda-check baseline') } as never);
+    await probot.receive({
+      id: 'c',
+      name: 'issue_comment',
+      payload: comment(scenario, '/cuda-check baseline'),
+    } as never);
     const body = botComments()[0]!.body;
     expect(body).toMatch(/\| `cuda\.allowed` \| `12\.4` \| octo-org\/trainer:\.github\/cuda-gatekeeper\.yml@\w{7} \|/);
     expect(body).toMatch(/\| `driver\.minimum` \| `550\.54\.14` \| octo-org\/\.github:cuda-gatekeeper\.yml@\w{7} \|/);
@@ -61,14 +74,22 @@ describe('/cuda-check commands', () => {
 
   it('plan answers with the upgrade plan', async () => {
     const scenario = pullScenario(fake, { head: { 'requirements.txt': REQUIREMENTS }, changed: ['requirements.txt'] });
-    await probot.receive({ id: 'c', name: 'issue_comment', payload: comment(scenario, '/cuda-check plan 12.4') } as never);
+    await probot.receive({
+      id: 'c',
+      name: 'issue_comment',
+      payload: comment(scenario, '/cuda-check plan 12.4'),
+    } as never);
     expect(botComments()[0]!.body).toContain('### Plan: move to CUDA 12.4');
     expect(botComments()[0]!.body).toContain('`torch==2.3.0+cu121` | `torch==2.4.1+cu124`');
   });
 
   it('unknown subcommands get a short help text', async () => {
     const scenario = pullScenario(fake, { head: { 'requirements.txt': REQUIREMENTS }, changed: ['requirements.txt'] });
-    await probot.receive({ id: 'c', name: 'issue_comment', payload: comment(scenario, '/cuda-check frobnicate') } as never);
+    await probot.receive({
+      id: 'c',
+      name: 'issue_comment',
+      payload: comment(scenario, '/cuda-check frobnicate'),
+    } as never);
     expect(botComments()[0]!.body).toContain('unknown command `frobnicate`');
     expect(botComments()[0]!.body).toContain('| `/cuda-check fix` |');
   });
@@ -101,7 +122,9 @@ describe('/cuda-check commands', () => {
       expect.objectContaining({
         branch: 'cuda-upgrade',
         repo: FULL,
-        files: [{ path: 'requirements.txt', contents: REQUIREMENTS.replace('torchvision==0.17.0', 'torchvision==0.18.0') }],
+        files: [
+          { path: 'requirements.txt', contents: REQUIREMENTS.replace('torchvision==0.17.0', 'torchvision==0.18.0') },
+        ],
       }),
     ]);
     expect(botComments()[0]!.body).toMatch(/Committed 1 safe fix to `cuda-upgrade`/);
@@ -125,7 +148,11 @@ describe('the Apply fixes button', () => {
   });
 
   it('explains how to apply the suggestions for a fork', async () => {
-    const scenario = pullScenario(fake, { head: { 'requirements.txt': REQUIREMENTS }, changed: ['requirements.txt'], fork: 'someone/trainer' });
+    const scenario = pullScenario(fake, {
+      head: { 'requirements.txt': REQUIREMENTS },
+      changed: ['requirements.txt'],
+      fork: 'someone/trainer',
+    });
     fake.installationPermissions.contents = 'write';
     fake.permissions.set('octocat', 'write');
     // A fork's run offers no button (nothing can be pushed there); an old run's button still gets an answer.

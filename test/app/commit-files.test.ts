@@ -20,7 +20,13 @@ describe('CommitFiles', () => {
 
   it('a lock file up to 32 MiB that GraphQL truncated or may have (over 1 MiB) is read whole; past 32 MiB, or any other file past 1 MiB, is not checked', () => {
     const MiB = 1024 * 1024;
-    const blob = (byteSize: number, extra: object = {}) => ({ text: 'version = 1\n', byteSize, isBinary: false, oid: 'a'.repeat(40), ...extra });
+    const blob = (byteSize: number, extra: object = {}) => ({
+      text: 'version = 1\n',
+      byteSize,
+      isBinary: false,
+      oid: 'a'.repeat(40),
+      ...extra,
+    });
     const files = new CommitFiles(
       new Map<string, BlobAnswer>([
         ['uv.lock', blob(2 * MiB)],

@@ -12,14 +12,23 @@ describe('the App server', () => {
   it('checks a pull request from a signed webhook: check run, annotations, review suggestion', async () => {
     const { fake, app } = server;
     const scenario = pullScenario(fake, {
-      head: { 'requirements.txt': '--extra-index-url https://download.pytorch.org/whl/cu121\ntorch==2.3.0+cu121\ntorchvision==0.17.0+cu121\n' },
+      head: {
+        'requirements.txt':
+          '--extra-index-url https://download.pytorch.org/whl/cu121\ntorch==2.3.0+cu121\ntorchvision==0.17.0+cu121\n',
+      },
       changed: ['requirements.txt'],
     });
     const response = await sendWebhook(app.port, 'pull_request', scenario.payload, 'e2e-1');
     expect(response.status).toBeLessThan(300);
-    const run = await waitFor(() => fake.checkRuns.find((candidate) => candidate.head_sha === scenario.headSha), 20_000, app.output);
+    const run = await waitFor(
+      () => fake.checkRuns.find((candidate) => candidate.head_sha === scenario.headSha),
+      20_000,
+      app.output,
+    );
     expect(run).toMatchObject({ name: 'CUDA gatekeeper', status: 'completed', conclusion: 'failure' });
-    expect(run.annotations).toEqual(expect.arrayContaining([expect.objectContaining({ path: 'requirements.txt', title: 'companion-mismatch' })]));
+    expect(run.annotations).toEqual(
+      expect.arrayContaining([expect.objectContaining({ path: 'requirements.txt', title: 'companion-mismatch' })]),
+    );
     await waitFor(() => (fake.pull(FULL, 7)!.reviews.length ? true : undefined), 20_000, app.output);
     expect(fake.pull(FULL, 7)!.reviews[0]!.comments[0]!.body).toContain('```suggestion');
     expect(fake.violations).toEqual([]);
@@ -30,7 +39,11 @@ describe('the App server', () => {
   it('rejects a webhook with a wrong signature and runs nothing', async () => {
     const { fake, app } = server;
     const before = fake.requests.length;
-    const scenario = pullScenario(fake, { head: { 'requirements.txt': 'torch==2.3.0\n' }, changed: ['requirements.txt'], number: 8 });
+    const scenario = pullScenario(fake, {
+      head: { 'requirements.txt': 'torch==2.3.0\n' },
+      changed: ['requirements.txt'],
+      number: 8,
+    });
     const response = await sendWebhook(app.port, 'pull_request', scenario.payload, 'e2e-2', 'wrong-secret');
     expect(response.status).toBeGreaterThanOrEqual(400);
     await new Promise((resolve) => setTimeout(resolve, 300));
@@ -40,7 +53,8 @@ describe('the App server', () => {
 
 /** The user stories of issue 13 against the real server process: signed webhooks in, check runs out. */
 describe('the App server on real GitHub answers', () => {
-  const FIVE = '--index-url https://download.pytorch.org/whl/cu124\ntorch==2.5.1+cu124\ntorchvision==0.17.0+cu118\ntorchaudio==2.1.0\n';
+  const FIVE =
+    '--index-url https://download.pytorch.org/whl/cu124\ntorch==2.5.1+cu124\ntorchvision==0.17.0+cu118\ntorchaudio==2.1.0\n';
   let delivery = 0;
   const send = (name: string, payload: unknown) => sendWebhook(server.app.port, name, payload, `story-${++delivery}`);
   const runs = (scenario: Scenario, count: number) =>
@@ -54,12 +68,18 @@ describe('the App server on real GitHub answers', () => {
     );
 
   it('an organisation without a .github repository: the normal check, annotated on the right lines', async () => {
-    const scenario = pullScenario(server.fake, { head: { 'requirements.txt': FIVE }, changed: ['requirements.txt'], number: 21 });
+    const scenario = pullScenario(server.fake, {
+      head: { 'requirements.txt': FIVE },
+      changed: ['requirements.txt'],
+      number: 21,
+    });
     expect((await send('pull_request', scenario.payload)).status).toBeLessThan(300);
     const [run] = await runs(scenario, 1);
     expect(run).toMatchObject({ status: 'completed', conclusion: 'failure' });
     expect(run!.annotations).toEqual(
-      expect.arrayContaining([expect.objectContaining({ path: 'requirements.txt', start_line: 3, title: 'companion-mismatch' })]),
+      expect.arrayContaining([
+        expect.objectContaining({ path: 'requirements.txt', start_line: 3, title: 'companion-mismatch' }),
+      ]),
     );
     expect(server.fake.violations).toEqual([]);
   }, 30_000);
@@ -79,7 +99,12 @@ describe('the App server on real GitHub answers', () => {
   }, 30_000);
 
   it('a fork: no Apply fixes button, and Re-run works though GitHub lists no pull request', async () => {
-    const scenario = pullScenario(server.fake, { fork: 'someone/trainer', head: { 'requirements.txt': FIVE }, changed: ['requirements.txt'], number: 23 });
+    const scenario = pullScenario(server.fake, {
+      fork: 'someone/trainer',
+      head: { 'requirements.txt': FIVE },
+      changed: ['requirements.txt'],
+      number: 23,
+    });
     await send('pull_request', scenario.payload);
     const [first] = await runs(scenario, 1);
     expect(first!.actions).toBeUndefined();
@@ -90,11 +115,18 @@ describe('the App server on real GitHub answers', () => {
   }, 30_000);
 
   it('re-run three times: every run shows each annotation once', async () => {
-    const scenario = pullScenario(server.fake, { head: { 'requirements.txt': FIVE }, changed: ['requirements.txt'], number: 24 });
+    const scenario = pullScenario(server.fake, {
+      head: { 'requirements.txt': FIVE },
+      changed: ['requirements.txt'],
+      number: 24,
+    });
     await send('pull_request', scenario.payload);
     const [first] = await runs(scenario, 1);
     for (let i = 2; i <= 4; i++) {
-      await send('check_run', checkRunPayload(server.fake, scenario, server.fake.runsOn(scenario.headSha).at(-1)!, 'rerequested'));
+      await send(
+        'check_run',
+        checkRunPayload(server.fake, scenario, server.fake.runsOn(scenario.headSha).at(-1)!, 'rerequested'),
+      );
       await runs(scenario, i);
     }
     for (const run of server.fake.runsOn(scenario.headSha)) expect(run.annotations).toEqual(first!.annotations);
@@ -102,7 +134,9 @@ describe('the App server on real GitHub answers', () => {
 
   it('a config pull request: the preview, and the preview again on Re-run', async () => {
     server.fake.addRepo(`${OWNER}/.github`, { 'cuda-gatekeeper.yml': 'cuda:\n  allowed: ["12.1", "12.4"]\n' });
-    server.fake.addRepo(`${OWNER}/legacy`, { 'requirements.txt': '--index-url https://download.pytorch.org/whl/cu121\ntorch==2.3.0+cu121\n' });
+    server.fake.addRepo(`${OWNER}/legacy`, {
+      'requirements.txt': '--index-url https://download.pytorch.org/whl/cu121\ntorch==2.3.0+cu121\n',
+    });
     const scenario = pullScenario(server.fake, {
       repo: `${OWNER}/.github`,
       head: { 'cuda-gatekeeper.yml': 'cuda:\n  allowed: ["12.4"]\n' },

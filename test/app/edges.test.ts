@@ -16,7 +16,8 @@ import { addedPatch, checkRunPayload, commentPayload, FULL, OWNER, pullScenario,
 
 const GOOD = '--index-url https://download.pytorch.org/whl/cu124\ntorch==2.5.1+cu124\ntorchvision==0.20.1+cu124\n';
 const BROKEN = '--index-url https://download.pytorch.org/whl/cu118\ntorch==2.3.0+cu118\n';
-const IMAGE = 'FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nCOPY requirements.txt .\nRUN pip install -r requirements.txt\n';
+const IMAGE =
+  'FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nCOPY requirements.txt .\nRUN pip install -r requirements.txt\n';
 /** A safe fix on line 3 (torchvision of another torch). */
 const FIXABLE = '--index-url https://download.pytorch.org/whl/cu121\ntorch==2.3.0+cu121\ntorchvision==0.17.0+cu121\n';
 
@@ -35,12 +36,15 @@ afterEach(() => {
   teardown();
 });
 
-const receive = (name: string, payload: Record<string, unknown>, id = `${name}-${Math.random()}`) => probot.receive({ id, name, payload } as never);
+const receive = (name: string, payload: Record<string, unknown>, id = `${name}-${Math.random()}`) =>
+  probot.receive({ id, name, payload } as never);
 const calls = () => fake.requests.map((request) => `${request.method} ${request.path}`);
 const runs = (scenario: Scenario) => fake.runsOn(scenario.headSha);
 const latest = (scenario: Scenario) => runs(scenario).at(-1)!;
 const paths = (annotations: unknown[]) =>
-  (annotations as { path: string; start_line: number }[]).map((annotation) => `${annotation.path}:${annotation.start_line}`);
+  (annotations as { path: string; start_line: number }[]).map(
+    (annotation) => `${annotation.path}:${annotation.start_line}`,
+  );
 
 async function waitFor<T>(probe: () => T | undefined, ms = 15_000): Promise<T> {
   const until = Date.now() + ms;
@@ -83,7 +87,9 @@ describe('1. more changed files than GitHub lists', () => {
     await receive('pull_request', scenario.payload);
     const run = latest(scenario);
     expect(run.conclusion).toBe('failure');
-    expect(run.output?.title).toMatch(/not every changed file was seen \(GitHub lists at most 3,000 changed files and the head commit's tree is larger/);
+    expect(run.output?.title).toMatch(
+      /not every changed file was seen \(GitHub lists at most 3,000 changed files and the head commit's tree is larger/,
+    );
     expect(run.output?.title).not.toMatch(/^No CUDA/);
   }, 30_000);
 });
@@ -108,7 +114,11 @@ describe('2. a run describes the commit it is posted on', () => {
   });
 
   it('the common pull request still costs one list of files and no comparison', async () => {
-    const scenario = pullScenario(fake, { main: { Dockerfile: IMAGE }, head: { 'requirements.txt': GOOD }, changed: ['requirements.txt'] });
+    const scenario = pullScenario(fake, {
+      main: { Dockerfile: IMAGE },
+      head: { 'requirements.txt': GOOD },
+      changed: ['requirements.txt'],
+    });
     await receive('pull_request', scenario.payload);
     expect(calls().some((call) => call.includes('/compare/'))).toBe(false);
   });
@@ -123,7 +133,9 @@ describe('3. a file that could not be checked', () => {
     await receive('pull_request', scenario.payload);
     expect(latest(scenario)).toMatchObject({
       conclusion: 'failure',
-      output: expect.objectContaining({ title: '1 file not checked (requirements.txt: 1.3 MiB, over the 1 MiB size limit)' }),
+      output: expect.objectContaining({
+        title: '1 file not checked (requirements.txt: 1.3 MiB, over the 1 MiB size limit)',
+      }),
     });
   });
 
@@ -156,10 +168,15 @@ describe('4. rate limits and outages never erase a verdict', () => {
     await receive('check_run', checkRunPayload(fake, scenario, verdict, 'rerequested'));
     // Nothing replaced the verdict while GitHub asked us to wait.
     expect(latest(scenario).id).toBe(verdict.id);
-    expect(runs(scenario).map((run) => run.output?.title)).not.toContain('cuda-gatekeeper could not check this pull request');
+    expect(runs(scenario).map((run) => run.output?.title)).not.toContain(
+      'cuda-gatekeeper could not check this pull request',
+    );
     // After retry-after (1 s), the re-run happens and says it waited.
     const again = await waitFor(() => (runs(scenario).length > 1 ? latest(scenario) : undefined));
-    expect(again).toMatchObject({ conclusion: 'failure', output: expect.objectContaining({ title: verdict.output?.title }) });
+    expect(again).toMatchObject({
+      conclusion: 'failure',
+      output: expect.objectContaining({ title: verdict.output?.title }),
+    });
     expect(again.output?.summary).toContain("GitHub's rate limit held this check back");
   }, 20_000);
 
@@ -178,7 +195,9 @@ describe('4. rate limits and outages never erase a verdict', () => {
     fake.secondaryRateLimit(/\/pulls\/7\/files$/, 3600);
     await receive('pull_request', scenario.payload);
     expect(latest(scenario)).toMatchObject({ conclusion: 'failure' });
-    expect(latest(scenario).output?.summary).toMatch(/GitHub's rate limit stops this check until \d\d:\d\d UTC; it runs again then by itself/);
+    expect(latest(scenario).output?.summary).toMatch(
+      /GitHub's rate limit stops this check until \d\d:\d\d UTC; it runs again then by itself/,
+    );
   });
 
   it('an outage during a Re-run leaves the verdict in place and retries', async () => {
@@ -199,12 +218,24 @@ describe('5. Apply fixes commits only for people who may write', () => {
     await receive('pull_request', scenario.payload);
     expect(latest(scenario).actions).toEqual([expect.objectContaining({ identifier: 'apply_fixes' })]);
     fake.permissions.set('drive-by', 'read');
-    await receive('check_run', checkRunPayload(fake, scenario, latest(scenario), 'requested_action', 'apply_fixes', { login: 'drive-by', type: 'User' }));
+    await receive(
+      'check_run',
+      checkRunPayload(fake, scenario, latest(scenario), 'requested_action', 'apply_fixes', {
+        login: 'drive-by',
+        type: 'User',
+      }),
+    );
     expect(fake.commits).toEqual([]);
     expect(fake.pull(FULL, 7)!.comments.at(-1)!.body).toContain('Sorry @drive-by, only people with write access');
     // The same click by a maintainer commits.
     fake.permissions.set('maintainer', 'maintain');
-    await receive('check_run', checkRunPayload(fake, scenario, latest(scenario), 'requested_action', 'apply_fixes', { login: 'maintainer', type: 'User' }));
+    await receive(
+      'check_run',
+      checkRunPayload(fake, scenario, latest(scenario), 'requested_action', 'apply_fixes', {
+        login: 'maintainer',
+        type: 'User',
+      }),
+    );
     expect(fake.commits).toHaveLength(1);
   });
 });
@@ -252,7 +283,11 @@ describe('8. the organisation baseline on every installation', () => {
   const ORG = { 'cuda-gatekeeper.yml': 'cuda:\n  allowed: ["11.8"]\n' };
 
   it('while .github is outside a selected-repository installation, the summary and /cuda-check baseline say so', async () => {
-    const scenario = pullScenario(fake, { org: ORG, head: { 'requirements.txt': GOOD }, changed: ['requirements.txt'] });
+    const scenario = pullScenario(fake, {
+      org: ORG,
+      head: { 'requirements.txt': GOOD },
+      changed: ['requirements.txt'],
+    });
     fake.selected = new Set([FULL]);
     await receive('pull_request', scenario.payload);
     expect(latest(scenario).output?.summary).toContain('The organisation baseline cannot be seen.');
@@ -261,15 +296,24 @@ describe('8. the organisation baseline on every installation', () => {
   });
 
   it('adding .github to the installation takes effect at once: open pull requests are checked again under it', async () => {
-    const scenario = pullScenario(fake, { org: ORG, head: { 'requirements.txt': GOOD }, changed: ['requirements.txt'] });
+    const scenario = pullScenario(fake, {
+      org: ORG,
+      head: { 'requirements.txt': GOOD },
+      changed: ['requirements.txt'],
+    });
     fake.selected = new Set([FULL]);
     await receive('pull_request', scenario.payload);
     expect(latest(scenario).conclusion).toBe('success');
     // The installation now sees .github (installation_repositories.added).
     fake.selected.add(`${OWNER}/.github`);
     const payload = example('installation_repositories', 'added');
-    Object.assign(payload.installation as object, { id: 42, account: { ...(payload.installation as { account: object }).account, login: OWNER } });
-    Object.assign(payload, { repositories_added: [{ id: 1, node_id: 'R', name: '.github', full_name: `${OWNER}/.github`, private: false }] });
+    Object.assign(payload.installation as object, {
+      id: 42,
+      account: { ...(payload.installation as { account: object }).account, login: OWNER },
+    });
+    Object.assign(payload, {
+      repositories_added: [{ id: 1, node_id: 'R', name: '.github', full_name: `${OWNER}/.github`, private: false }],
+    });
     await receive('installation_repositories', payload);
     await deps.fanout.idle();
     const rechecked = latest(scenario);
@@ -295,7 +339,10 @@ describe('9. annotations only where GitHub can show them', () => {
 
   it('a problem at the very end of a file is annotated on its last line', async () => {
     // The unclosed array is reported where the text ends: after the last newline, a line GitHub does not show.
-    const scenario = pullScenario(fake, { head: { 'pyproject.toml': '[project]\ndependencies = ["torch==2.3.0+cu118"\n' }, changed: ['pyproject.toml'] });
+    const scenario = pullScenario(fake, {
+      head: { 'pyproject.toml': '[project]\ndependencies = ["torch==2.3.0+cu118"\n' },
+      changed: ['pyproject.toml'],
+    });
     await receive('pull_request', scenario.payload);
     expect(paths(latest(scenario).annotations)).toContain('pyproject.toml:2');
     // (afterEach: no annotation past a file's last line)

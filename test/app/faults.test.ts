@@ -10,7 +10,8 @@ import { FakeGitHub } from '../support/fake-github.js';
 import { setup, teardown, type LogLine } from '../support/probot.js';
 import { pullScenario } from './scenario.js';
 
-const REQUIREMENTS = '--extra-index-url https://download.pytorch.org/whl/cu121\ntorch==2.3.0+cu121\ntorchvision==0.17.0+cu121\n';
+const REQUIREMENTS =
+  '--extra-index-url https://download.pytorch.org/whl/cu121\ntorch==2.3.0+cu121\ntorchvision==0.17.0+cu121\n';
 let fake: FakeGitHub;
 let probot: Probot;
 let logs: LogLine[];
@@ -18,7 +19,9 @@ const warnings = () => logs.filter((line) => line.level >= 40).map((line) => lin
 
 beforeEach(() => {
   fake = new FakeGitHub();
-  ({ probot, logs } = setup(fake, { Octokit: GatekeeperOctokit.defaults({ retry: { retryAfterBaseValue: 1 } }) as typeof GatekeeperOctokit }));
+  ({ probot, logs } = setup(fake, {
+    Octokit: GatekeeperOctokit.defaults({ retry: { retryAfterBaseValue: 1 } }) as typeof GatekeeperOctokit,
+  }));
 });
 
 afterEach(() => {
@@ -42,7 +45,11 @@ describe.each(STEPS)('faults at %s', (_step, method, path) => {
     fake.fail({ method, path, status, times: 2 });
     await run();
     expect(fake.checkRuns).toEqual([
-      expect.objectContaining({ status: 'completed', conclusion: 'failure', output: expect.objectContaining({ title: '1 error' }) }),
+      expect.objectContaining({
+        status: 'completed',
+        conclusion: 'failure',
+        output: expect.objectContaining({ title: '1 error' }),
+      }),
     ]);
   });
 
@@ -57,7 +64,10 @@ describe.each(STEPS)('faults at %s', (_step, method, path) => {
       expect(fake.checkRuns).toEqual([
         expect.objectContaining({
           conclusion: 'failure',
-          output: expect.objectContaining({ title: 'cuda-gatekeeper could not check this pull request', summary: expect.stringContaining('503') }),
+          output: expect.objectContaining({
+            title: 'cuda-gatekeeper could not check this pull request',
+            summary: expect.stringContaining('503'),
+          }),
         }),
       ]);
     }
@@ -66,7 +76,9 @@ describe.each(STEPS)('faults at %s', (_step, method, path) => {
   it('a connection reset is retried', async () => {
     fake.fail({ method, path, status: 0, times: 1 });
     await run();
-    expect(fake.checkRuns).toEqual([expect.objectContaining({ status: 'completed', output: expect.objectContaining({ title: '1 error' }) })]);
+    expect(fake.checkRuns).toEqual([
+      expect.objectContaining({ status: 'completed', output: expect.objectContaining({ title: '1 error' }) }),
+    ]);
   });
 });
 
@@ -82,7 +94,9 @@ describe('rate limits', () => {
     const started = Date.now();
     await run();
     expect(Date.now() - started).toBeGreaterThanOrEqual(900);
-    expect(fake.checkRuns).toEqual([expect.objectContaining({ output: expect.objectContaining({ title: '1 error' }) })]);
+    expect(fake.checkRuns).toEqual([
+      expect.objectContaining({ output: expect.objectContaining({ title: '1 error' }) }),
+    ]);
     expect(warnings().some((message) => /rate limited on GET .*retrying in 1 s/.test(message))).toBe(true);
   }, 20_000);
 
@@ -96,7 +110,10 @@ describe('rate limits', () => {
     });
     await run();
     expect(fake.checkRuns).toEqual([
-      expect.objectContaining({ conclusion: 'failure', output: expect.objectContaining({ summary: expect.stringMatching(/rate limit/) }) }),
+      expect.objectContaining({
+        conclusion: 'failure',
+        output: expect.objectContaining({ summary: expect.stringMatching(/rate limit/) }),
+      }),
     ]);
     expect(warnings().some((message) => /giving up \(asked to wait 3\d{3} s/.test(message))).toBe(true);
   }, 20_000);

@@ -14,7 +14,11 @@ describe('webhook flood', () => {
   it('1,000 deliveries with duplicates: exactly one completed check run per pull request, bounded memory', async () => {
     const { fake, app } = server;
     const pulls: Scenario[] = Array.from({ length: 20 }, (_, i) =>
-      pullScenario(fake, { head: { [`svc${i}/requirements.txt`]: `numpy==1.26.${i}\n` }, changed: [`svc${i}/requirements.txt`], number: 100 + i }),
+      pullScenario(fake, {
+        head: { [`svc${i}/requirements.txt`]: `numpy==1.26.${i}\n` },
+        changed: [`svc${i}/requirements.txt`],
+        number: 100 + i,
+      }),
     );
     const deliveries: { payload: Record<string, unknown>; id: string }[] = [];
     pulls.forEach((scenario, i) => {
@@ -27,17 +31,25 @@ describe('webhook flood', () => {
     let peak = app.rssMb();
     for (let i = 0; i < deliveries.length; i += 100) {
       const burst = deliveries.slice(i, i + 100);
-      const responses = await Promise.all(burst.map((delivery) => sendWebhook(app.port, 'pull_request', delivery.payload, delivery.id)));
+      const responses = await Promise.all(
+        burst.map((delivery) => sendWebhook(app.port, 'pull_request', delivery.payload, delivery.id)),
+      );
       expect(responses.every((response) => response.status < 300)).toBe(true);
       peak = Math.max(peak, app.rssMb());
     }
     await waitFor(
-      () => (pulls.every((scenario) => fake.checkRuns.some((run) => run.head_sha === scenario.headSha && run.status === 'completed')) ? true : undefined),
+      () =>
+        pulls.every((scenario) =>
+          fake.checkRuns.some((run) => run.head_sha === scenario.headSha && run.status === 'completed'),
+        )
+          ? true
+          : undefined,
       180_000,
       () => `${fake.checkRuns.length} check runs`,
     );
     await new Promise((resolve) => setTimeout(resolve, 2000)); // let coalesced follow-ups finish
-    for (const scenario of pulls) expect(fake.checkRuns.filter((run) => run.head_sha === scenario.headSha)).toHaveLength(1);
+    for (const scenario of pulls)
+      expect(fake.checkRuns.filter((run) => run.head_sha === scenario.headSha)).toHaveLength(1);
     expect(fake.checkRuns.every((run) => run.status === 'completed' && run.conclusion === 'success')).toBe(true);
     expect(fake.violations).toEqual([]);
     peak = Math.max(peak, app.rssMb());

@@ -37,7 +37,9 @@ function post(
         headers: {
           'content-type': 'application/json',
           ...headers,
-          ...(options.chunked ? { 'transfer-encoding': 'chunked' } : { 'content-length': String(Buffer.byteLength(body)) }),
+          ...(options.chunked
+            ? { 'transfer-encoding': 'chunked' }
+            : { 'content-length': String(Buffer.byteLength(body)) }),
         },
       },
       (res) => {
@@ -49,7 +51,9 @@ function post(
     // A write after the answer came can fail with EPIPE; a reset before any answer is a failure to report, not a hang.
     let answered = false;
     req.on('response', () => (answered = true));
-    req.on('error', (error: NodeJS.ErrnoException) => (answered && (error.code === 'EPIPE' || error.code === 'ECONNRESET') ? undefined : reject(error)));
+    req.on('error', (error: NodeJS.ErrnoException) =>
+      answered && (error.code === 'EPIPE' || error.code === 'ECONNRESET') ? undefined : reject(error),
+    );
     req.end(body);
   });
 }
@@ -59,7 +63,11 @@ function post(
  * (backpressure), and stop at the answer: `sent` is how many bytes were written by then. A server that refuses
  * before reading the body answers while most of it is unsent; one that buffers it first answers at `size`.
  */
-function postPaced(port: number, headers: Record<string, string>, size: number): Promise<{ status: number; sent: number }> {
+function postPaced(
+  port: number,
+  headers: Record<string, string>,
+  size: number,
+): Promise<{ status: number; sent: number }> {
   return new Promise((resolve, reject) => {
     let sent = 0;
     let answered = false;
@@ -81,7 +89,9 @@ function postPaced(port: number, headers: Record<string, string>, size: number):
         });
       },
     );
-    req.on('error', (error: NodeJS.ErrnoException) => (answered && (error.code === 'EPIPE' || error.code === 'ECONNRESET') ? undefined : reject(error)));
+    req.on('error', (error: NodeJS.ErrnoException) =>
+      answered && (error.code === 'EPIPE' || error.code === 'ECONNRESET') ? undefined : reject(error),
+    );
     const chunk = Buffer.alloc(64 * 1024, 0x7b);
     const pump = (): void => {
       while (!answered && sent < size) {
@@ -98,7 +108,8 @@ function postPaced(port: number, headers: Record<string, string>, size: number):
   });
 }
 
-const sign = (body: string | Buffer, secret = SECRET) => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+const sign = (body: string | Buffer, secret = SECRET) =>
+  `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 
 describe('production refuses to start without its secrets', () => {
   const start = (env: Record<string, string>) =>
@@ -132,7 +143,11 @@ describe('webhook bodies', () => {
     const size = 25 * 1024 * 1024;
     const answers = await Promise.all(
       Array.from({ length: 8 }, (_, i) =>
-        postPaced(app.port, { 'x-github-event': 'pull_request', 'x-github-delivery': `big-${i}`, 'x-hub-signature-256': sign('other') }, size),
+        postPaced(
+          app.port,
+          { 'x-github-event': 'pull_request', 'x-github-delivery': `big-${i}`, 'x-hub-signature-256': sign('other') },
+          size,
+        ),
       ),
     );
     expect(answers.map((answer) => answer.status)).toEqual(Array(8).fill(413));
@@ -155,9 +170,17 @@ describe('webhook bodies', () => {
   it('an unsigned body gets 401, a wrongly signed one 401, and neither is logged', async () => {
     const { app } = server;
     const body = JSON.stringify({ action: 'opened', secret_marker: 'BODY-MARKER-42' });
-    expect((await post(app.port, { 'x-github-event': 'pull_request', 'x-github-delivery': 'u1' }, body)).status).toBe(401);
+    expect((await post(app.port, { 'x-github-event': 'pull_request', 'x-github-delivery': 'u1' }, body)).status).toBe(
+      401,
+    );
     expect(
-      (await post(app.port, { 'x-github-event': 'pull_request', 'x-github-delivery': 'u2', 'x-hub-signature-256': sign(body, 'wrong') }, body)).status,
+      (
+        await post(
+          app.port,
+          { 'x-github-event': 'pull_request', 'x-github-delivery': 'u2', 'x-hub-signature-256': sign(body, 'wrong') },
+          body,
+        )
+      ).status,
     ).toBe(401);
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(app.output()).not.toContain('BODY-MARKER-42');
@@ -177,18 +200,32 @@ describe('webhook bodies', () => {
 
   it('a signed payload without the fields its event needs gets 400 with a plain reason', async () => {
     const body = JSON.stringify({ action: 'opened', repository: { name: 'x' } });
-    const answer = await post(server.app.port, { 'x-github-event': 'pull_request', 'x-github-delivery': 'm1', 'x-hub-signature-256': sign(body) }, body);
+    const answer = await post(
+      server.app.port,
+      { 'x-github-event': 'pull_request', 'x-github-delivery': 'm1', 'x-hub-signature-256': sign(body) },
+      body,
+    );
     expect(answer.status).toBe(400);
     expect(JSON.parse(answer.text)).toEqual({ error: 'a pull_request event needs pull_request, installation' });
     const notJson = '{"action": ';
-    expect((await post(server.app.port, { 'x-github-event': 'push', 'x-github-delivery': 'm2', 'x-hub-signature-256': sign(notJson) }, notJson)).status).toBe(
-      400,
-    );
+    expect(
+      (
+        await post(
+          server.app.port,
+          { 'x-github-event': 'push', 'x-github-delivery': 'm2', 'x-hub-signature-256': sign(notJson) },
+          notJson,
+        )
+      ).status,
+    ).toBe(400);
   });
 
   it('a good delivery is answered 202 at once and checked after', async () => {
     const { fake, app } = server;
-    const scenario = pullScenario(fake, { head: { 'requirements.txt': 'torch==2.3.0+cu121\n' }, changed: ['requirements.txt'], number: 61 });
+    const scenario = pullScenario(fake, {
+      head: { 'requirements.txt': 'torch==2.3.0+cu121\n' },
+      changed: ['requirements.txt'],
+      number: 61,
+    });
     const response = await sendWebhook(app.port, 'pull_request', scenario.payload, 'good-1');
     expect(response.status).toBe(202);
     await waitFor(() => fake.checkRuns.find((run) => run.head_sha === scenario.headSha), 20_000, app.output);
@@ -199,8 +236,17 @@ describe('no input blocks the server', () => {
   it('a Dockerfile of 10,000 chained stages: /healthz answers at once meanwhile, and the check fails within the budget, saying the file was not checked', async () => {
     const { fake, app } = server;
     const lines = ['FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04 AS s0', 'RUN pip install torch==2.5.1'];
-    for (let i = 1; i < 10_000; i++) lines.push(`FROM s${i - 1} AS s${i}`, `COPY --from=s${i - 1} /opt/conda /opt/conda`, `RUN pip install numpy==1.${i}.0`);
-    const scenario = pullScenario(fake, { head: { Dockerfile: `${lines.join('\n')}\n` }, changed: ['Dockerfile'], number: 63 });
+    for (let i = 1; i < 10_000; i++)
+      lines.push(
+        `FROM s${i - 1} AS s${i}`,
+        `COPY --from=s${i - 1} /opt/conda /opt/conda`,
+        `RUN pip install numpy==1.${i}.0`,
+      );
+    const scenario = pullScenario(fake, {
+      head: { Dockerfile: `${lines.join('\n')}\n` },
+      changed: ['Dockerfile'],
+      number: 63,
+    });
     expect((await sendWebhook(app.port, 'pull_request', scenario.payload, 'heavy-1')).status).toBe(202);
     const slowest = await (async () => {
       let worst = 0;
@@ -215,16 +261,23 @@ describe('no input blocks the server', () => {
     })();
     // The gate runs on a worker thread; the main thread only reads and parses the file (linear: ~0.5 s for this 1 MB file).
     expect(slowest).toBeLessThan(1500);
-    const run = await waitFor(() => fake.checkRuns.find((candidate) => candidate.head_sha === scenario.headSha), 30_000, app.output);
+    const run = await waitFor(
+      () => fake.checkRuns.find((candidate) => candidate.head_sha === scenario.headSha),
+      30_000,
+      app.output,
+    );
     // Not checked is not a pass: the run fails (neutral would let branch protection through) and says why.
     expect(run).toMatchObject({ status: 'completed', conclusion: 'failure' });
-    expect(run.output?.title).toMatch(/^1 file not checked \(Dockerfile: could not be checked: .*did not finish within 3 s/);
+    expect(run.output?.title).toMatch(
+      /^1 file not checked \(Dockerfile: could not be checked: .*did not finish within 3 s/,
+    );
     expect(run.output?.summary).toContain('did not finish within 3 s');
   }, 60_000);
 });
 
 describe('/metrics and /healthz', () => {
-  const get = async (path: string, headers: Record<string, string> = {}) => fetch(`http://127.0.0.1:${server.app.port}${path}`, { headers });
+  const get = async (path: string, headers: Record<string, string> = {}) =>
+    fetch(`http://127.0.0.1:${server.app.port}${path}`, { headers });
   it('/metrics needs the token; /healthz does not', async () => {
     expect((await get('/metrics')).status).toBe(401);
     expect((await get('/metrics', { authorization: 'Bearer wrong-token-for-tests!!' })).status).toBe(401);
@@ -238,7 +291,11 @@ describe('/metrics and /healthz', () => {
 describe('SIGTERM drains', () => {
   it('finishes the delivery in hand and exits 0 within the bound', async () => {
     const { fake, app } = server;
-    const scenario = pullScenario(fake, { head: { 'requirements.txt': 'torch==2.3.0+cu121\n' }, changed: ['requirements.txt'], number: 62 });
+    const scenario = pullScenario(fake, {
+      head: { 'requirements.txt': 'torch==2.3.0+cu121\n' },
+      changed: ['requirements.txt'],
+      number: 62,
+    });
     expect((await sendWebhook(app.port, 'pull_request', scenario.payload, 'drain-1')).status).toBe(202);
     const exited = new Promise<number | null>((resolve) => app.process.on('exit', (code) => resolve(code)));
     app.process.kill('SIGTERM');
@@ -246,6 +303,8 @@ describe('SIGTERM drains', () => {
     const code = await exited;
     expect(code).toBe(0);
     expect(Date.now() - started).toBeLessThan(15_000);
-    expect(fake.checkRuns.filter((run) => run.head_sha === scenario.headSha && run.status === 'completed')).toHaveLength(1);
+    expect(
+      fake.checkRuns.filter((run) => run.head_sha === scenario.headSha && run.status === 'completed'),
+    ).toHaveLength(1);
   }, 30_000);
 });

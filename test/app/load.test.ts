@@ -40,22 +40,34 @@ async function app(githubPort: number, env: Record<string, string> = {}): Promis
   return running;
 }
 
-async function redisServer(args: readonly string[] = ['--save', '', '--appendonly', 'no']): Promise<{ url: string; process: ChildProcess }> {
+async function redisServer(
+  args: readonly string[] = ['--save', '', '--appendonly', 'no'],
+): Promise<{ url: string; process: ChildProcess }> {
   if (!REDIS) throw new Error('redis-server is not installed (Debian package redis-server; .ci/run installs it)');
   const port = await freePort();
-  const child = spawn(REDIS, ['--port', String(port), '--bind', '127.0.0.1', '--dir', '/tmp', '--dbfilename', `load-${port}.rdb`, ...args], {
-    stdio: 'ignore',
-  });
+  const child = spawn(
+    REDIS,
+    ['--port', String(port), '--bind', '127.0.0.1', '--dir', '/tmp', '--dbfilename', `load-${port}.rdb`, ...args],
+    {
+      stdio: 'ignore',
+    },
+  );
   stops.push(() => child.kill('SIGKILL'));
   await new Promise((resolve) => setTimeout(resolve, 400));
   return { url: `redis://127.0.0.1:${port}`, process: child };
 }
 
-const exitOf = (child: ChildProcess) => new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-const completedOn = (fake: FakeGitHub, scenario: Scenario) => fake.checkRuns.filter((run) => run.head_sha === scenario.headSha && run.status === 'completed');
+const exitOf = (child: ChildProcess) =>
+  new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+const completedOn = (fake: FakeGitHub, scenario: Scenario) =>
+  fake.checkRuns.filter((run) => run.head_sha === scenario.headSha && run.status === 'completed');
 const pulls = (fake: FakeGitHub, count: number, from: number) =>
   Array.from({ length: count }, (_, i) =>
-    pullScenario(fake, { head: { [`svc${i}/requirements.txt`]: 'torch==2.3.0+cu121\n' }, changed: [`svc${i}/requirements.txt`], number: from + i }),
+    pullScenario(fake, {
+      head: { [`svc${i}/requirements.txt`]: 'torch==2.3.0+cu121\n' },
+      changed: [`svc${i}/requirements.txt`],
+      number: from + i,
+    }),
   );
 
 describe('a 202 is a promise', () => {
@@ -63,7 +75,9 @@ describe('a 202 is a promise', () => {
     const { fake, port } = await github(150); // a slow GitHub: the backlog fills
     const server = await app(port, { WEBHOOK_BACKLOG: '5', DRAIN_TIMEOUT_MS: '60000' });
     const scenarios = pulls(fake, 40, 1000);
-    const answers = await Promise.all(scenarios.map((scenario, i) => sendWebhook(server.port, 'pull_request', scenario.payload, `burst-${i}`)));
+    const answers = await Promise.all(
+      scenarios.map((scenario, i) => sendWebhook(server.port, 'pull_request', scenario.payload, `burst-${i}`)),
+    );
     const accepted = scenarios.filter((_, i) => answers[i]!.status === 202);
     const refused = answers.filter((answer) => answer.status === 503);
     expect(accepted.length).toBeGreaterThanOrEqual(5);
@@ -84,7 +98,9 @@ describe('a 202 is a promise', () => {
     const { fake, port } = await github(40);
     const first = await app(port, { REDIS_URL: redis.url, DRAIN_TIMEOUT_MS: '12000' });
     const scenarios = pulls(fake, 12, 2000);
-    const answers = await Promise.all(scenarios.map((scenario, i) => sendWebhook(first.port, 'pull_request', scenario.payload, `durable-${i}`)));
+    const answers = await Promise.all(
+      scenarios.map((scenario, i) => sendWebhook(first.port, 'pull_request', scenario.payload, `durable-${i}`)),
+    );
     expect(answers.map((answer) => answer.status)).toEqual(scenarios.map(() => 202));
     // Probot throttles writes (1 s apart): most are still queued when SIGTERM comes.
     const exited = exitOf(first.process);
@@ -123,7 +139,9 @@ describe('a Redis that may lose jobs', () => {
       timeout: 30_000,
     });
     expect(refused.status).toBe(1);
-    expect(refused.stderr).toContain('refusing to start: REQUIRE_DURABLE_REDIS=1, and Redis may lose jobs: appendonly is "no" and save is empty');
+    expect(refused.stderr).toContain(
+      'refusing to start: REQUIRE_DURABLE_REDIS=1, and Redis may lose jobs: appendonly is "no" and save is empty',
+    );
     const warned = await app(port, { REDIS_URL: redis.url });
     expect(warned.output().match(/Redis may lose queued jobs on restart/g)).toHaveLength(1);
   }, 60_000);
@@ -146,7 +164,10 @@ describe('a Redis that may lose jobs', () => {
 describe('unverified bodies cannot fill the memory', () => {
   it('300 connections sending half-bodies of 1 MiB: most are refused, and RSS stays bounded', async () => {
     const { port } = await github();
-    const server = await app(port, { WEBHOOK_UNVERIFIED_BYTES: String(32 * 1024 * 1024), WEBHOOK_BODY_TIMEOUT_MS: '20000' });
+    const server = await app(port, {
+      WEBHOOK_UNVERIFIED_BYTES: String(32 * 1024 * 1024),
+      WEBHOOK_BODY_TIMEOUT_MS: '20000',
+    });
     const before = server.rssMb();
     const sockets: Socket[] = [];
     const answers: string[] = [];
@@ -187,7 +208,9 @@ describe('the public snippet API', () => {
   it('runs off the main thread with its own budget: a heavy request fails alone, /healthz and webhooks answer meanwhile', async () => {
     const { fake, port } = await github();
     const server = await app(port, { SNIPPET_TIMEOUT_MS: '800', SNIPPET_RATE_PER_MINUTE: '600', SNIPPET_BURST: '50' });
-    const requests = Array.from({ length: 10 }, () => post(server.port, { kind: 'requirements', text: heavy, baseline: 'none' }));
+    const requests = Array.from({ length: 10 }, () =>
+      post(server.port, { kind: 'requirements', text: heavy, baseline: 'none' }),
+    );
     let slowest = 0;
     for (let i = 0; i < 10; i++) {
       const started = Date.now();
@@ -195,7 +218,11 @@ describe('the public snippet API', () => {
       slowest = Math.max(slowest, Date.now() - started);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    const scenario = pullScenario(fake, { head: { 'requirements.txt': 'torch==2.3.0+cu121\n' }, changed: ['requirements.txt'], number: 3000 });
+    const scenario = pullScenario(fake, {
+      head: { 'requirements.txt': 'torch==2.3.0+cu121\n' },
+      changed: ['requirements.txt'],
+      number: 3000,
+    });
     expect((await sendWebhook(server.port, 'pull_request', scenario.payload, 'during-snippets')).status).toBe(202);
     const statuses = (await Promise.all(requests)).map((response) => response.status);
     // Over the budget: 422; the queue full: 503 with Retry-After. Never a hung server.
@@ -217,7 +244,9 @@ describe('the public snippet API', () => {
       let status = '';
       socket.on('data', (data: Buffer) => (status ||= data.toString().split('\r\n')[0]!));
       socket.on('close', () => resolve({ status, closed: true }));
-      socket.write('POST /cuda-gatekeeper/api/check HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{"kind":');
+      socket.write(
+        'POST /cuda-gatekeeper/api/check HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{"kind":',
+      );
     });
     expect(slow.status).toMatch(/ 408 /);
     expect(Date.now() - started).toBeLessThan(20_000);
@@ -227,7 +256,9 @@ describe('the public snippet API', () => {
       let status = '';
       socket.on('data', (data: Buffer) => (status ||= data.toString().split('\r\n')[0]!));
       socket.on('close', () => resolve({ status, closed: true }));
-      socket.write('POST /cuda-gatekeeper/check HTTP/1.1\r\nhost: x\r\ncontent-type: application/x-www-form-urlencoded\r\ncontent-length: 100000\r\n\r\nkind=');
+      socket.write(
+        'POST /cuda-gatekeeper/check HTTP/1.1\r\nhost: x\r\ncontent-type: application/x-www-form-urlencoded\r\ncontent-length: 100000\r\n\r\nkind=',
+      );
     });
     expect(limited).toEqual({ status: expect.stringMatching(/ 429 /), closed: true });
   }, 60_000);

@@ -35,9 +35,13 @@ beforeEach(() => {
   index = new BypassableIndex();
   ({ probot, deps } = setup(fake, { deps: { paths: index } }));
   fake.addRepo(`${OWNER}/.github`, { 'cuda-gatekeeper.yml': OLD });
-  fake.addRepo(`${OWNER}/trainer`, { 'requirements.txt': '--index-url https://download.pytorch.org/whl/cu121\ntorch==2.3.0+cu121\n' });
+  fake.addRepo(`${OWNER}/trainer`, {
+    'requirements.txt': '--index-url https://download.pytorch.org/whl/cu121\ntorch==2.3.0+cu121\n',
+  });
   fake.addRepo(`${OWNER}/serving`, { Dockerfile: 'FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\n' });
-  const head = fake.commit({ 'requirements.txt': '--index-url https://download.pytorch.org/whl/cu124\ntorch==2.5.1+cu124\n' });
+  const head = fake.commit({
+    'requirements.txt': '--index-url https://download.pytorch.org/whl/cu124\ntorch==2.5.1+cu124\n',
+  });
   fake.addPull(`${OWNER}/trainer`, {
     number: 3,
     headSha: head,
@@ -58,12 +62,18 @@ const previewRun = () => fake.checkRuns.find((run) => run.repo === `${OWNER}/.gi
 
 describe('a pull request to the organisation baseline', () => {
   it('previews the blast radius: repositories and open pull requests that newly fail', async () => {
-    await probot.receive({ id: 'p1', name: 'pull_request', payload: configPull('cuda:\n  allowed: ["12.4"]\n') } as never);
+    await probot.receive({
+      id: 'p1',
+      name: 'pull_request',
+      payload: configPull('cuda:\n  allowed: ["12.4"]\n'),
+    } as never);
     await deps.fanout.idle();
     const run = previewRun();
     expect(run).toMatchObject({ status: 'completed', conclusion: 'failure' });
     expect(run.output?.title).toBe('Would newly fail 1 repository or pull request');
-    expect(run.output?.summary).toContain('| [trainer](https://github.test/octo-org/trainer) | newly fails | 0 | 1 | |');
+    expect(run.output?.summary).toContain(
+      '| [trainer](https://github.test/octo-org/trainer) | newly fails | 0 | 1 | |',
+    );
     expect(run.output?.summary).not.toContain('[serving]');
     expect(run.output?.text).toContain('| [serving](https://github.test/octo-org/serving) | unchanged | 0 | 0 |');
     expect(run.output?.text).toContain('| [trainer#3](https://github.test/octo-org/trainer/pull/3) | unchanged |');
@@ -82,7 +92,11 @@ describe('a pull request to the organisation baseline', () => {
   });
 
   it('is neutral when the change breaks nothing', async () => {
-    await probot.receive({ id: 'p2', name: 'pull_request', payload: configPull('cuda:\n  allowed: ["12.1", "12.4", "12.6"]\n') } as never);
+    await probot.receive({
+      id: 'p2',
+      name: 'pull_request',
+      payload: configPull('cuda:\n  allowed: ["12.1", "12.4", "12.6"]\n'),
+    } as never);
     await deps.fanout.idle();
     expect(previewRun()).toMatchObject({
       conclusion: 'neutral',
@@ -94,12 +108,19 @@ describe('a pull request to the organisation baseline', () => {
     await probot.receive({
       id: 'p3',
       name: 'pull_request',
-      payload: configPull('cuda:\n  allowed: ["12.4"]\nwaivers:\n  - rule: exact-pin\n    repo: trainer\n    reason: legacy\n'),
+      payload: configPull(
+        'cuda:\n  allowed: ["12.4"]\nwaivers:\n  - rule: exact-pin\n    repo: trainer\n    reason: legacy\n',
+      ),
     } as never);
     await deps.fanout.idle();
     expect(previewRun()).toMatchObject({ conclusion: 'failure' });
     expect(previewRun().annotations).toEqual([
-      expect.objectContaining({ path: 'cuda-gatekeeper.yml', start_line: 4, title: 'policy-error', message: 'waivers.0.owner is required' }),
+      expect.objectContaining({
+        path: 'cuda-gatekeeper.yml',
+        start_line: 4,
+        title: 'policy-error',
+        message: 'waivers.0.owner is required',
+      }),
       expect.objectContaining({ message: 'waivers.0.expires is required' }),
     ]);
   });
@@ -109,7 +130,12 @@ describe('the preview reads through the path index', () => {
   const treeReads = () => fake.requests.filter((request) => request.path.includes('/git/trees/')).length;
   let pushes = 0;
   /** A push to `repo`'s default branch: its head becomes `files`, and the event lists `commits` (as GitHub sends it). */
-  async function push(repo: string, files: Record<string, string>, commits: { added?: string[]; modified?: string[]; removed?: string[] }[], extra = {}) {
+  async function push(
+    repo: string,
+    files: Record<string, string>,
+    commits: { added?: string[]; modified?: string[]; removed?: string[] }[],
+    extra = {},
+  ) {
     const state = fake.repos.get(`${OWNER}/${repo}`)!;
     const before = state.head;
     state.head = fake.commit(files);
@@ -124,7 +150,12 @@ describe('the preview reads through the path index', () => {
       commits: commits.map((commit, i) => ({ id: `c${i}`, added: [], modified: [], removed: [], ...commit })),
       ...extra,
     });
-    Object.assign(payload.repository as object, { name: repo, full_name: `${OWNER}/${repo}`, default_branch: 'main', owner: { login: OWNER, name: OWNER } });
+    Object.assign(payload.repository as object, {
+      name: repo,
+      full_name: `${OWNER}/${repo}`,
+      default_branch: 'main',
+      owner: { login: OWNER, name: OWNER },
+    });
     Object.assign(payload.installation as object, { id: 42 });
     await probot.receive({ id: `push-${++pushes}`, name: 'push', payload } as never);
   }
@@ -135,7 +166,9 @@ describe('the preview reads through the path index', () => {
     await probot.receive({ id: `preview-${text.length}-${pushes}-${trees}`, name: 'pull_request', payload } as never);
     await deps.fanout.idle();
     const headSha = (payload.pull_request as { head: { sha: string } }).head.sha;
-    const run = fake.checkRuns.find((candidate) => candidate.repo === `${OWNER}/.github` && candidate.head_sha === headSha)!;
+    const run = fake.checkRuns.find(
+      (candidate) => candidate.repo === `${OWNER}/.github` && candidate.head_sha === headSha,
+    )!;
     return { output: run.output, trees: treeReads() - trees };
   }
   /** The same preview with an empty index: every tree is read (the reference). */
@@ -158,16 +191,22 @@ describe('the preview reads through the path index', () => {
 
     // A push adds a Dockerfile on CUDA 12.1 to serving: the index learns the path from the event.
     const image = 'FROM nvidia/cuda:12.1.1-runtime-ubuntu22.04\n';
-    await push('serving', { Dockerfile: 'FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\n', 'legacy/Dockerfile': image }, [{ added: ['legacy/Dockerfile'] }]);
+    await push('serving', { Dockerfile: 'FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\n', 'legacy/Dockerfile': image }, [
+      { added: ['legacy/Dockerfile'] },
+    ]);
     const pushed = await preview(`${STRICT}# pushed\n`);
     expect(pushed.trees).toBe(0);
-    expect(pushed.output?.summary).toContain('| [serving](https://github.test/octo-org/serving) | newly fails | 0 | 1 | |');
+    expect(pushed.output?.summary).toContain(
+      '| [serving](https://github.test/octo-org/serving) | newly fails | 0 | 1 | |',
+    );
     const reference = await withoutIndex(STRICT);
     expect(reference.trees).toBe(2);
     expect(pushed.output?.text).toBe(reference.output?.text);
 
     // A push that removes it: the index still names the path; the read finds no file there, and says nothing of it.
-    await push('serving', { Dockerfile: 'FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\n' }, [{ removed: ['legacy/Dockerfile'] }]);
+    await push('serving', { Dockerfile: 'FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\n' }, [
+      { removed: ['legacy/Dockerfile'] },
+    ]);
     const removed = await preview(`${STRICT}# removed\n`);
     expect(removed.trees).toBe(0);
     expect(removed.output?.text).toBe(first.output?.text);
@@ -193,7 +232,10 @@ describe('the preview reads through the path index', () => {
     );
     expect((await preview(`${STRICT}# many\n`)).trees).toBe(1);
     // A push the App never saw: the entry names an older commit, so it is not used.
-    fake.repos.get(`${OWNER}/trainer`)!.head = fake.commit({ ...files, 'requirements-dev.txt': 'torch==2.3.0+cu121\n' });
+    fake.repos.get(`${OWNER}/trainer`)!.head = fake.commit({
+      ...files,
+      'requirements-dev.txt': 'torch==2.3.0+cu121\n',
+    });
     const missed = await preview(`${STRICT}# missed\n`);
     expect(missed.trees).toBe(1);
     expect(missed.output?.text).toBe((await withoutIndex(`${STRICT}# missed\n`)).output?.text);
@@ -205,7 +247,12 @@ describe('the preview reads through the path index', () => {
       after: 'b'.repeat(40),
       commits: [{ id: 'x', added: ['Dockerfile'], modified: [], removed: [] }],
     });
-    Object.assign(other.repository as object, { name: 'trainer', full_name: `${OWNER}/trainer`, default_branch: 'main', owner: { login: OWNER, name: OWNER } });
+    Object.assign(other.repository as object, {
+      name: 'trainer',
+      full_name: `${OWNER}/trainer`,
+      default_branch: 'main',
+      owner: { login: OWNER, name: OWNER },
+    });
     await probot.receive({ id: 'push-feature', name: 'push', payload: other } as never);
     expect((await preview(`${STRICT}# other branch\n`)).trees).toBe(0);
   });
@@ -214,11 +261,19 @@ describe('the preview reads through the path index', () => {
 describe('after the baseline is merged', () => {
   it('re-checks every open pull request, posting only where the result changed', async () => {
     const open = example('pull_request', 'opened');
-    Object.assign(open.repository as object, { name: 'trainer', full_name: `${OWNER}/trainer`, default_branch: 'main' });
+    Object.assign(open.repository as object, {
+      name: 'trainer',
+      full_name: `${OWNER}/trainer`,
+      default_branch: 'main',
+    });
     Object.assign((open.repository as { owner: object }).owner, { login: OWNER });
     const pull = fake.pull(`${OWNER}/trainer`, 3)!;
     Object.assign(open.pull_request as object, { number: 3 });
-    Object.assign((open.pull_request as { head: object }).head, { sha: pull.headSha, ref: 'upgrade', repo: { full_name: `${OWNER}/trainer` } });
+    Object.assign((open.pull_request as { head: object }).head, {
+      sha: pull.headSha,
+      ref: 'upgrade',
+      repo: { full_name: `${OWNER}/trainer` },
+    });
     Object.assign(open.installation as object, { id: 42 });
     await probot.receive({ id: 'o1', name: 'pull_request', payload: open } as never);
     expect(fake.checkRuns).toHaveLength(1);
@@ -255,7 +310,9 @@ describe('after the baseline is merged', () => {
     await deps.fanout.idle();
     expect(fake.checkRuns).toHaveLength(2);
     expect(fake.checkRuns[1]).toMatchObject({ conclusion: 'failure', updates: 0 });
-    expect(fake.checkRuns[1]!.annotations).toEqual(expect.arrayContaining([expect.objectContaining({ title: 'cuda-not-allowed' })]));
+    expect(fake.checkRuns[1]!.annotations).toEqual(
+      expect.arrayContaining([expect.objectContaining({ title: 'cuda-not-allowed' })]),
+    );
   });
 });
 
@@ -277,7 +334,9 @@ describe('a re-check that cannot be queued', () => {
 
 describe('migration pull requests (migration.pullRequests: true)', () => {
   it('opens one pull request per non-conforming repository with the safe fixes, and updates it in place', async () => {
-    fake.addRepo(`${OWNER}/vision`, { 'requirements.txt': '--index-url https://download.pytorch.org/whl/cu121\ntorch==2.3.0+cu121\ntorchvision\n' });
+    fake.addRepo(`${OWNER}/vision`, {
+      'requirements.txt': '--index-url https://download.pytorch.org/whl/cu121\ntorch==2.3.0+cu121\ntorchvision\n',
+    });
     const push = example('push');
     const merge = (text: string, id: string) => {
       fake.repos.get(`${OWNER}/.github`)!.head = fake.commit({ 'cuda-gatekeeper.yml': text });
@@ -297,12 +356,19 @@ describe('migration pull requests (migration.pullRequests: true)', () => {
     merge('pinning:\n  python: exact\nmigration:\n  pullRequests: true\n', 'a');
     await probot.receive({ id: 'm1', name: 'push', payload: push } as never);
     await deps.fanout.idle();
-    expect(fake.createdPulls.map((pull) => [pull.repo, pull.head, pull.base])).toEqual([[`${OWNER}/vision`, 'cuda-gatekeeper/baseline-migration', 'main']]);
+    expect(fake.createdPulls.map((pull) => [pull.repo, pull.head, pull.base])).toEqual([
+      [`${OWNER}/vision`, 'cuda-gatekeeper/baseline-migration', 'main'],
+    ]);
     expect(fake.createdPulls[0]!.body).toContain('- Pin torchvision to 0.18.0');
     expect(fake.commits.at(-1)).toMatchObject({
       repo: `${OWNER}/vision`,
       branch: 'cuda-gatekeeper/baseline-migration',
-      files: [{ path: 'requirements.txt', contents: '--index-url https://download.pytorch.org/whl/cu121\ntorch==2.3.0+cu121\ntorchvision==0.18.0\n' }],
+      files: [
+        {
+          path: 'requirements.txt',
+          contents: '--index-url https://download.pytorch.org/whl/cu121\ntorch==2.3.0+cu121\ntorchvision==0.18.0\n',
+        },
+      ],
     });
     expect(fake.branches.get(`${OWNER}/vision#main`)).toBeUndefined(); // the default branch is never pushed to
 
@@ -316,8 +382,17 @@ describe('migration pull requests (migration.pullRequests: true)', () => {
     fake.addRepo(`${OWNER}/vision`, { 'requirements.txt': 'torch==2.3.0\ntorchvision\n' });
     const push = example('push');
     fake.repos.get(`${OWNER}/.github`)!.head = fake.commit({ 'cuda-gatekeeper.yml': 'pinning:\n  python: exact\n' });
-    Object.assign(push, { ref: 'refs/heads/main', after: 'x1', commits: [{ id: 'c', added: [], removed: [], modified: ['cuda-gatekeeper.yml'] }] });
-    Object.assign(push.repository as object, { name: '.github', full_name: `${OWNER}/.github`, default_branch: 'main', owner: { login: OWNER, name: OWNER } });
+    Object.assign(push, {
+      ref: 'refs/heads/main',
+      after: 'x1',
+      commits: [{ id: 'c', added: [], removed: [], modified: ['cuda-gatekeeper.yml'] }],
+    });
+    Object.assign(push.repository as object, {
+      name: '.github',
+      full_name: `${OWNER}/.github`,
+      default_branch: 'main',
+      owner: { login: OWNER, name: OWNER },
+    });
     Object.assign(push.installation as object, { id: 42 });
     await probot.receive({ id: 'm3', name: 'push', payload: push } as never);
     await deps.fanout.idle();
@@ -328,27 +403,53 @@ describe('migration pull requests (migration.pullRequests: true)', () => {
 describe('the drift sweep', () => {
   it('re-evaluates default branches and keeps one compliance issue per repository up to date', async () => {
     const { sweepInstallation } = await import('../../src/github/sweep.js');
-    fake.repos.get(`${OWNER}/.github`)!.head = fake.commit({ 'cuda-gatekeeper.yml': 'cuda:\n  allowed: ["12.4"]\nsweep:\n  issues: repository\n' });
+    fake.repos.get(`${OWNER}/.github`)!.head = fake.commit({
+      'cuda-gatekeeper.yml': 'cuda:\n  allowed: ["12.4"]\nsweep:\n  issues: repository\n',
+    });
     const github = (await probot.auth(42)) as never;
-    const rows = await sweepInstallation(github, OWNER, { info: () => undefined, warn: () => undefined, error: () => undefined }, '2026-11-30');
+    const rows = await sweepInstallation(
+      github,
+      OWNER,
+      { info: () => undefined, warn: () => undefined, error: () => undefined },
+      '2026-11-30',
+    );
     expect(rows.map((row) => [row.repo, row.errors > 0])).toEqual([
       ['trainer', true],
       ['serving', false],
     ]);
     expect(fake.issues).toEqual([
-      expect.objectContaining({ repo: `${OWNER}/trainer`, title: 'CUDA compliance', state: 'open', body: expect.stringContaining('cuda-not-allowed') }),
+      expect.objectContaining({
+        repo: `${OWNER}/trainer`,
+        title: 'CUDA compliance',
+        state: 'open',
+        body: expect.stringContaining('cuda-not-allowed'),
+      }),
     ]);
     // The repository is fixed; the next sweep closes its issue.
-    fake.repos.get(`${OWNER}/trainer`)!.head = fake.commit({ 'requirements.txt': '--index-url https://download.pytorch.org/whl/cu124\ntorch==2.5.1+cu124\n' });
-    await sweepInstallation(github, OWNER, { info: () => undefined, warn: () => undefined, error: () => undefined }, '2026-12-01');
+    fake.repos.get(`${OWNER}/trainer`)!.head = fake.commit({
+      'requirements.txt': '--index-url https://download.pytorch.org/whl/cu124\ntorch==2.5.1+cu124\n',
+    });
+    await sweepInstallation(
+      github,
+      OWNER,
+      { info: () => undefined, warn: () => undefined, error: () => undefined },
+      '2026-12-01',
+    );
     expect(fake.issues).toHaveLength(1);
     expect(fake.issues[0]).toMatchObject({ state: 'closed', body: expect.stringContaining('conforms') });
   });
 
   it('or one dashboard issue in the config repository', async () => {
     const { sweepInstallation } = await import('../../src/github/sweep.js');
-    fake.repos.get(`${OWNER}/.github`)!.head = fake.commit({ 'cuda-gatekeeper.yml': 'cuda:\n  allowed: ["12.4"]\nsweep:\n  issues: dashboard\n' });
-    await sweepInstallation((await probot.auth(42)) as never, OWNER, { info: () => undefined, warn: () => undefined, error: () => undefined }, '2026-11-30');
+    fake.repos.get(`${OWNER}/.github`)!.head = fake.commit({
+      'cuda-gatekeeper.yml': 'cuda:\n  allowed: ["12.4"]\nsweep:\n  issues: dashboard\n',
+    });
+    await sweepInstallation(
+      (await probot.auth(42)) as never,
+      OWNER,
+      { info: () => undefined, warn: () => undefined, error: () => undefined },
+      '2026-11-30',
+    );
     expect(fake.issues).toEqual([
       expect.objectContaining({
         repo: `${OWNER}/.github`,

@@ -48,7 +48,10 @@ describe('on Redis', () => {
 
   it('answers "no entry" and drops writes while Redis is unreachable, and never throws', async () => {
     const logged: string[] = [];
-    const log = { warn: (_: unknown, message: string) => logged.push(message), info: (_: unknown, message: string) => logged.push(message) };
+    const log = {
+      warn: (_: unknown, message: string) => logged.push(message),
+      info: (_: unknown, message: string) => logged.push(message),
+    };
     const index = new RedisPathIndex('redis://127.0.0.1:1', log as never);
     opened.push(index);
     await index.put('o/r', entryFromTree(A, ['Dockerfile'], Date.now()));

@@ -4,7 +4,14 @@
  */
 import { describe, expect, it } from 'vitest';
 import { storeContract } from '../support/path-index-contract.js';
-import { afterPush, branchPush, entryFromTree, MAX_AGE_MS, MemoryPathIndex, usablePaths } from '../../src/github/path-index.js';
+import {
+  afterPush,
+  branchPush,
+  entryFromTree,
+  MAX_AGE_MS,
+  MemoryPathIndex,
+  usablePaths,
+} from '../../src/github/path-index.js';
 
 const A = 'a'.repeat(40);
 const B = 'b'.repeat(40);
@@ -46,7 +53,9 @@ describe('what a push says', () => {
     ])
       expect(branchPush(payload(extra))?.push.touched, JSON.stringify(extra).slice(0, 60)).toBeUndefined();
     // 2,047 commits are all listed.
-    const listed = branchPush(payload({ commits: Array.from({ length: 2047 }, () => ({ added: ['Dockerfile'], modified: [], removed: [] })) }));
+    const listed = branchPush(
+      payload({ commits: Array.from({ length: 2047 }, () => ({ added: ['Dockerfile'], modified: [], removed: [] })) }),
+    );
     expect(listed?.push.touched).toEqual(['Dockerfile']);
   });
 

@@ -8,7 +8,16 @@ import type { Probot } from 'probot';
 import type { AppDeps } from '../../src/github/deps.js';
 import { BOT_LOGIN, FakeGitHub } from '../support/fake-github.js';
 import { setup, teardown, type LogLine } from '../support/probot.js';
-import { baselinePush, checkRunPayload, checkSuitePayload, commentPayload, FULL, OWNER, pullScenario, type Scenario } from './scenario.js';
+import {
+  baselinePush,
+  checkRunPayload,
+  checkSuitePayload,
+  commentPayload,
+  FULL,
+  OWNER,
+  pullScenario,
+  type Scenario,
+} from './scenario.js';
 import { codeBlock } from '../support/code-block.js';
 
 const DOCKERFILE = codeBlock`
@@ -39,19 +48,27 @@ afterEach(() => {
   teardown();
 });
 
-const receive = (name: string, payload: Record<string, unknown>, id = `${name}-${Math.random()}`) => probot.receive({ id, name, payload } as never);
+const receive = (name: string, payload: Record<string, unknown>, id = `${name}-${Math.random()}`) =>
+  probot.receive({ id, name, payload } as never);
 const calls = () => fake.requests.map((request) => `${request.method} ${request.path}`);
 const latest = (scenario: Scenario) => fake.runsOn(scenario.headSha).at(-1)!;
 const titles = (annotations: unknown[]) =>
-  (annotations as { title: string; start_line: number }[]).map((annotation) => `${annotation.title}@${annotation.start_line}`);
+  (annotations as { title: string; start_line: number }[]).map(
+    (annotation) => `${annotation.title}@${annotation.start_line}`,
+  );
 
 describe('no organisation layer is not an error', () => {
   it('a PR in an organisation without a .github repository gets the normal check in 3 calls plus the token', async () => {
-    const scenario = pullScenario(fake, { head: { Dockerfile: DOCKERFILE, 'requirements.txt': FIVE }, changed: ['Dockerfile', 'requirements.txt'] });
+    const scenario = pullScenario(fake, {
+      head: { Dockerfile: DOCKERFILE, 'requirements.txt': FIVE },
+      changed: ['Dockerfile', 'requirements.txt'],
+    });
     await receive('pull_request', scenario.payload);
     const run = latest(scenario);
     expect(run).toMatchObject({ status: 'completed', conclusion: 'failure' });
-    expect(titles(run.annotations)).toEqual(expect.arrayContaining(['companion-mismatch@3', 'cuda-mismatch@3', 'companion-mismatch@4']));
+    expect(titles(run.annotations)).toEqual(
+      expect.arrayContaining(['companion-mismatch@3', 'cuda-mismatch@3', 'companion-mismatch@4']),
+    );
     expect(run.output?.summary).toContain('Baseline: bundled baseline.yaml');
     // GitHub really answered NOT_FOUND for octo-org/.github, and the check went on.
     const graphql = fake.requests.find((request) => request.path === '/graphql')!;
@@ -65,9 +82,17 @@ describe('no organisation layer is not an error', () => {
   });
 
   it('a repository owned by a user account (no .github repository) is checked the same way', async () => {
-    const scenario = pullScenario(fake, { repo: 'octocat/trainer', user: true, head: { 'requirements.txt': FIVE }, changed: ['requirements.txt'] });
+    const scenario = pullScenario(fake, {
+      repo: 'octocat/trainer',
+      user: true,
+      head: { 'requirements.txt': FIVE },
+      changed: ['requirements.txt'],
+    });
     await receive('pull_request', scenario.payload);
-    expect(latest(scenario)).toMatchObject({ conclusion: 'failure', output: expect.objectContaining({ title: expect.stringMatching(/errors?/) }) });
+    expect(latest(scenario)).toMatchObject({
+      conclusion: 'failure',
+      output: expect.objectContaining({ title: expect.stringMatching(/errors?/) }),
+    });
   });
 
   it('an installation on selected repositories that leaves out .github runs without the organisation layer', async () => {
@@ -101,7 +126,10 @@ describe('no organisation layer is not an error', () => {
     );
     await receive('pull_request', scenario.payload);
     const run = latest(scenario);
-    expect(run).toMatchObject({ conclusion: 'failure', output: expect.objectContaining({ title: 'cuda-gatekeeper could not check this pull request' }) });
+    expect(run).toMatchObject({
+      conclusion: 'failure',
+      output: expect.objectContaining({ title: 'cuda-gatekeeper could not check this pull request' }),
+    });
     expect(run.output?.summary).toContain(
       'Resource protected by organization SAML enforcement. You must grant your Personal Access token access to this organization. (FORBIDDEN)',
     );
@@ -111,13 +139,21 @@ describe('no organisation layer is not an error', () => {
   it('a README-only pull request gets success without reading a file', async () => {
     const scenario = pullScenario(fake, { head: { 'README.md': '# hello\n' }, changed: ['README.md'] });
     await receive('pull_request', scenario.payload);
-    expect(latest(scenario)).toMatchObject({ conclusion: 'success', output: expect.objectContaining({ title: 'No CUDA-relevant files changed' }) });
-    expect(calls()).toEqual(['POST /app/installations/42/access_tokens', `GET /repos/${FULL}/pulls/7/files`, `POST /repos/${FULL}/check-runs`]);
+    expect(latest(scenario)).toMatchObject({
+      conclusion: 'success',
+      output: expect.objectContaining({ title: 'No CUDA-relevant files changed' }),
+    });
+    expect(calls()).toEqual([
+      'POST /app/installations/42/access_tokens',
+      `GET /repos/${FULL}/pulls/7/files`,
+      `POST /repos/${FULL}/check-runs`,
+    ]);
   });
 });
 
 describe('forks', () => {
-  const fork = () => pullScenario(fake, { fork: 'someone/trainer', head: { 'requirements.txt': FIVE }, changed: ['requirements.txt'] });
+  const fork = () =>
+    pullScenario(fake, { fork: 'someone/trainer', head: { 'requirements.txt': FIVE }, changed: ['requirements.txt'] });
 
   it('offers no Apply fixes button and says why in the run', async () => {
     const scenario = fork();
@@ -155,8 +191,15 @@ describe('forks', () => {
 
 describe('re-checks never duplicate an annotation', () => {
   it('synchronize and check_suite.requested for one push give one run', async () => {
-    const scenario = pullScenario(fake, { head: { 'requirements.txt': FIVE }, changed: ['requirements.txt'], action: 'synchronize' });
-    await Promise.all([receive('pull_request', scenario.payload), receive('check_suite', checkSuitePayload(fake, scenario, 'requested'))]);
+    const scenario = pullScenario(fake, {
+      head: { 'requirements.txt': FIVE },
+      changed: ['requirements.txt'],
+      action: 'synchronize',
+    });
+    await Promise.all([
+      receive('pull_request', scenario.payload),
+      receive('check_suite', checkSuitePayload(fake, scenario, 'requested')),
+    ]);
     expect(fake.runsOn(scenario.headSha)).toHaveLength(1);
     expect(fake.runsOn(scenario.headSha)[0]!.updates).toBe(0);
   });
@@ -189,8 +232,15 @@ describe('re-checks never duplicate an annotation', () => {
 describe('the baseline preview is the config pull request’s verdict', () => {
   const configPull = (text: string) => {
     fake.addRepo(`${OWNER}/.github`, { 'cuda-gatekeeper.yml': 'cuda:\n  allowed: ["12.1", "12.4"]\n' });
-    fake.addRepo(`${OWNER}/trainer`, { 'requirements.txt': '--index-url https://download.pytorch.org/whl/cu121\ntorch==2.3.0+cu121\n' });
-    return pullScenario(fake, { repo: `${OWNER}/.github`, head: { 'cuda-gatekeeper.yml': text }, changed: ['cuda-gatekeeper.yml'], number: 9 });
+    fake.addRepo(`${OWNER}/trainer`, {
+      'requirements.txt': '--index-url https://download.pytorch.org/whl/cu121\ntorch==2.3.0+cu121\n',
+    });
+    return pullScenario(fake, {
+      repo: `${OWNER}/.github`,
+      head: { 'cuda-gatekeeper.yml': text },
+      changed: ['cuda-gatekeeper.yml'],
+      number: 9,
+    });
   };
   const preview = async (scenario: Scenario) => {
     await deps.fanout.idle();
@@ -217,8 +267,12 @@ describe('the baseline preview is the config pull request’s verdict', () => {
     expect(runs).toHaveLength(4);
     for (const run of runs) expect(run.output?.title).toBe('Would newly fail 1 repository or pull request');
     // Each preview run was created completed: none could be left in progress by a process that died mid-preview.
-    const creates = fake.requests.filter((request) => request.method === 'POST' && request.path.endsWith('/check-runs'));
-    expect(creates.map((request) => (request.body as { status?: string }).status)).toEqual(creates.map(() => 'completed'));
+    const creates = fake.requests.filter(
+      (request) => request.method === 'POST' && request.path.endsWith('/check-runs'),
+    );
+    expect(creates.map((request) => (request.body as { status?: string }).status)).toEqual(
+      creates.map(() => 'completed'),
+    );
   });
 
   it('is computed again, not replaced, after another baseline change lands', async () => {
@@ -229,17 +283,24 @@ describe('the baseline preview is the config pull request’s verdict', () => {
     await receive('push', baselinePush(fake, OWNER, 'cuda:\n  allowed: ["12.4", "12.6"]\n'));
     const again = await preview(scenario);
     expect(again.output?.title).toMatch(/^Breaks nothing/);
-    expect(fake.runsOn(scenario.headSha).map((run) => run.output?.title)).not.toContain('No CUDA-relevant files changed');
+    expect(fake.runsOn(scenario.headSha).map((run) => run.output?.title)).not.toContain(
+      'No CUDA-relevant files changed',
+    );
   });
 });
 
 describe('a check never claims what it did not do', () => {
   it('a CUDA file it could not check fails the run, saying which and why (neutral would pass branch protection)', async () => {
-    const scenario = pullScenario(fake, { head: { 'requirements.txt': `torch==2.5.1\n${'# padding\n'.repeat(110_000)}` }, changed: ['requirements.txt'] });
+    const scenario = pullScenario(fake, {
+      head: { 'requirements.txt': `torch==2.5.1\n${'# padding\n'.repeat(110_000)}` },
+      changed: ['requirements.txt'],
+    });
     await receive('pull_request', scenario.payload);
     expect(latest(scenario)).toMatchObject({
       conclusion: 'failure',
-      output: expect.objectContaining({ title: '1 file not checked (requirements.txt: 1 MiB, over the 1 MiB size limit)' }),
+      output: expect.objectContaining({
+        title: '1 file not checked (requirements.txt: 1 MiB, over the 1 MiB size limit)',
+      }),
     });
     expect(latest(scenario).output?.summary).toContain('`requirements.txt`: 1 MiB, over the 1 MiB size limit');
   });
@@ -251,7 +312,10 @@ describe('a check never claims what it did not do', () => {
       changed: ['requirements.txt'],
     });
     await receive('pull_request', scenario.payload);
-    expect(latest(scenario)).toMatchObject({ conclusion: 'neutral', output: expect.objectContaining({ title: expect.stringMatching(/^1 file not checked/) }) });
+    expect(latest(scenario)).toMatchObject({
+      conclusion: 'neutral',
+      output: expect.objectContaining({ title: expect.stringMatching(/^1 file not checked/) }),
+    });
   });
 
   it('an organisation that locks unchecked: fail cannot be made neutral by a repository', async () => {
@@ -290,14 +354,19 @@ describe('a check never claims what it did not do', () => {
 
   it('a requirements file changed alone is checked with the Dockerfile that installs it', async () => {
     const scenario = pullScenario(fake, {
-      main: { 'docker/Dockerfile': 'FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nCOPY requirements.txt .\nRUN pip install -r requirements.txt\n' },
+      main: {
+        'docker/Dockerfile':
+          'FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nCOPY requirements.txt .\nRUN pip install -r requirements.txt\n',
+      },
       head: { 'requirements.txt': '--index-url https://download.pytorch.org/whl/cu118\ntorch==2.3.0+cu118\n' },
       changed: ['requirements.txt'],
     });
     await receive('pull_request', scenario.payload);
     expect(titles(latest(scenario).annotations)).toContain('cuda-mismatch@2');
     expect(latest(scenario).annotations).toEqual(
-      expect.arrayContaining([expect.objectContaining({ path: 'requirements.txt', title: 'cuda-mismatch', annotation_level: 'failure' })]),
+      expect.arrayContaining([
+        expect.objectContaining({ path: 'requirements.txt', title: 'cuda-mismatch', annotation_level: 'failure' }),
+      ]),
     );
   });
 });
@@ -354,7 +423,11 @@ describe('suggestions, messages, comments, fan-out', () => {
     const b = pullScenario(fake, { head: { 'requirements.txt': FIVE }, changed: ['requirements.txt'], number: 2 });
     const github = (await probot.auth(42)) as never;
     const { checkPull } = await import('../../src/github/pull-check.js');
-    const log = { info: (o: object, msg?: string) => logs.push({ level: 30, msg: msg ?? '', ...o }), warn: () => undefined, error: () => undefined };
+    const log = {
+      info: (o: object, msg?: string) => logs.push({ level: 30, msg: msg ?? '', ...o }),
+      warn: () => undefined,
+      error: () => undefined,
+    };
     for (const scenario of [a, b]) {
       const target = {
         owner: OWNER,
@@ -389,10 +462,15 @@ describe('suggestions, messages, comments, fan-out', () => {
 
 describe('the files people name', () => {
   it('a changed YAML file that is a conda environment by content is checked; the baseline’s files.exclude is honoured', async () => {
-    const env = 'name: gpu\nchannels:\n  - pytorch\n  - nvidia\ndependencies:\n  - pytorch=2.1.2\n  - pytorch-cuda=12.6\n';
+    const env =
+      'name: gpu\nchannels:\n  - pytorch\n  - nvidia\ndependencies:\n  - pytorch=2.1.2\n  - pytorch-cuda=12.6\n';
     const scenario = pullScenario(fake, {
       main: { '.github/cuda-gatekeeper.yml': 'files:\n  exclude: ["vendor/"]\n' },
-      head: { 'packages/env.gpu.yml': env, 'deploy/values.yaml': 'replicas: 2\n', 'vendor/requirements.txt': 'torch==2.3.0+cu999\n' },
+      head: {
+        'packages/env.gpu.yml': env,
+        'deploy/values.yaml': 'replicas: 2\n',
+        'vendor/requirements.txt': 'torch==2.3.0+cu999\n',
+      },
       changed: ['packages/env.gpu.yml', 'deploy/values.yaml', 'vendor/requirements.txt'],
     });
     await receive('pull_request', scenario.payload);

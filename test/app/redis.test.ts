@@ -43,7 +43,12 @@ afterAll(async () => {
 function startWorker(): Promise<ChildProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/worker.ts'], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH, REDIS_URL: redisUrl, GITHUB_BASE_URL: `http://127.0.0.1:${githubPort}/api/v3`, PRIVATE_KEY: privateKey() },
+    env: {
+      PATH: process.env.PATH,
+      REDIS_URL: redisUrl,
+      GITHUB_BASE_URL: `http://127.0.0.1:${githubPort}/api/v3`,
+      PRIVATE_KEY: privateKey(),
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   workers.push(child);
@@ -56,7 +61,11 @@ function startWorker(): Promise<ChildProcess> {
 describe('durable fan-out on Redis', () => {
   it('a killed worker loses nothing: a restarted worker finishes every pull request exactly once', async () => {
     const pulls: Scenario[] = Array.from({ length: 30 }, (_, i) =>
-      pullScenario(fake, { head: { [`svc${i}/requirements.txt`]: `numpy==1.26.${i}\n` }, changed: [`svc${i}/requirements.txt`], number: 200 + i }),
+      pullScenario(fake, {
+        head: { [`svc${i}/requirements.txt`]: `numpy==1.26.${i}\n` },
+        changed: [`svc${i}/requirements.txt`],
+        number: 200 + i,
+      }),
     );
     const producer = new DurableFanout({ redisUrl });
     for (const scenario of pulls) {
@@ -69,7 +78,14 @@ describe('durable fan-out on Redis', () => {
         headRepo: 'octo-org/trainer',
         installationId: 42,
       };
-      const job = { kind: 'check-pull' as const, installationId: 42, target, deliveryId: 'crash-test', trigger: 'event' as const, baselineCommit: 'b1' };
+      const job = {
+        kind: 'check-pull' as const,
+        installationId: 42,
+        target,
+        deliveryId: 'crash-test',
+        trigger: 'event' as const,
+        baselineCommit: 'b1',
+      };
       expect(await producer.add(job)).toBe(true);
       // The same job again (a duplicate delivery): it collapses.
       expect(await producer.add({ ...job, deliveryId: 'crash-test-again' })).toBe(false);
@@ -80,14 +96,16 @@ describe('durable fan-out on Redis', () => {
     const doneAtKill = fake.checkRuns.length;
     expect(doneAtKill).toBeLessThan(30);
     await startWorker();
-    const completed = (scenario: Scenario) => fake.checkRuns.filter((run) => run.head_sha === scenario.headSha && run.status === 'completed');
+    const completed = (scenario: Scenario) =>
+      fake.checkRuns.filter((run) => run.head_sha === scenario.headSha && run.status === 'completed');
     await waitFor(
       () => (pulls.every((scenario) => completed(scenario).length > 0) ? true : undefined),
       90_000,
       () => `${fake.checkRuns.length} check runs`,
     );
     await new Promise((resolve) => setTimeout(resolve, 1500));
-    for (const scenario of pulls) expect(fake.checkRuns.filter((run) => run.head_sha === scenario.headSha)).toHaveLength(1);
+    for (const scenario of pulls)
+      expect(fake.checkRuns.filter((run) => run.head_sha === scenario.headSha)).toHaveLength(1);
     const counts = await producer.queue.getJobCounts('completed', 'failed', 'waiting', 'active', 'delayed');
     expect(counts).toMatchObject({ completed: 30, failed: 0, waiting: 0, active: 0, delayed: 0 });
     await producer.close();
@@ -125,7 +143,12 @@ describe('a job asked for again after it finished runs again', () => {
     await fanout.queue.obliterate({ force: true });
     const runs: string[] = [];
     const probot = { auth: async () => ({}) } as unknown as Probot;
-    const log = { warn: () => undefined, info: () => undefined, error: () => undefined, debug: () => undefined } as never;
+    const log = {
+      warn: () => undefined,
+      info: () => undefined,
+      error: () => undefined,
+      debug: () => undefined,
+    } as never;
     fanout.start(probot, async (_github, queued) => void runs.push(delivery(queued)), log);
     await flip(fanout, runs);
     // While a job with the key is still waiting, the same work is not queued twice.
@@ -140,7 +163,9 @@ describe('a job asked for again after it finished runs again', () => {
   it('in-process', async () => {
     const runs: string[] = [];
     const queue = new JobQueue();
-    queue.start({} as Probot, async (_github, queued) => void runs.push(delivery(queued)), { error: () => undefined } as never);
+    queue.start({} as Probot, async (_github, queued) => void runs.push(delivery(queued)), {
+      error: () => undefined,
+    } as never);
     await flip(queue, runs);
   });
 });

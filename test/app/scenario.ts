@@ -87,7 +87,9 @@ export function pullScenario(fake: FakeGitHub, options: PullOptions): Scenario {
   const payload = withRepository(example('pull_request', 'opened'), fake, full);
   const pr = payload.pull_request as Record<string, unknown>;
   Object.assign(pr, { number });
-  const headRepository = options.fork ? { ...repositoryOf(fake, options.fork), id: 999_999, fork: true } : repositoryOf(fake, full);
+  const headRepository = options.fork
+    ? { ...repositoryOf(fake, options.fork), id: 999_999, fork: true }
+    : repositoryOf(fake, full);
   Object.assign(pr.head as object, {
     sha: headSha,
     ref: 'cuda-upgrade',
@@ -119,7 +121,11 @@ function listedPulls(fake: FakeGitHub, scenario: Scenario): unknown[] {
 }
 
 /** check_suite.requested (every push) or .rerequested ("Re-run all checks"). */
-export function checkSuitePayload(fake: FakeGitHub, scenario: Scenario, action: 'requested' | 'rerequested'): Record<string, unknown> {
+export function checkSuitePayload(
+  fake: FakeGitHub,
+  scenario: Scenario,
+  action: 'requested' | 'rerequested',
+): Record<string, unknown> {
   const payload = withRepository(example('check_suite', action), fake, scenario.repo);
   const fork = scenario.headRepo.toLowerCase() !== scenario.repo.toLowerCase();
   Object.assign(payload.check_suite as object, {
@@ -149,7 +155,11 @@ export function checkRunPayload(
     name: run.name,
     head_sha: run.head_sha,
     external_id: run.external_id ?? '',
-    check_suite: { ...(payload.check_run as { check_suite: object }).check_suite, id: run.suiteId, head_sha: run.head_sha },
+    check_suite: {
+      ...(payload.check_run as { check_suite: object }).check_suite,
+      id: run.suiteId,
+      head_sha: run.head_sha,
+    },
     pull_requests: listedPulls(fake, scenario),
   });
   if (action === 'requested_action') Object.assign(payload, { requested_action: { identifier } });
@@ -157,14 +167,28 @@ export function checkRunPayload(
 }
 
 /** A comment on the pull request (webhooks-examples has none on a pull request: derived by adding issue.pull_request). */
-export function commentPayload(fake: FakeGitHub, scenario: Scenario, body: string, user = { login: 'octocat', type: 'User' }): Record<string, unknown> {
+export function commentPayload(
+  fake: FakeGitHub,
+  scenario: Scenario,
+  body: string,
+  user = { login: 'octocat', type: 'User' },
+): Record<string, unknown> {
   const payload = withRepository(example('issue_comment', 'created'), fake, scenario.repo);
   const issue = payload.issue as Record<string, unknown>;
   Object.assign(issue, {
     number: scenario.number,
-    pull_request: { url: `https://api.github.com/repos/${scenario.repo}/pulls/${scenario.number}`, html_url: '', diff_url: '', patch_url: '' },
+    pull_request: {
+      url: `https://api.github.com/repos/${scenario.repo}/pulls/${scenario.number}`,
+      html_url: '',
+      diff_url: '',
+      patch_url: '',
+    },
   });
-  Object.assign(payload.comment as object, { id: 555, body, user: { ...(payload.comment as { user: object }).user, ...user } });
+  Object.assign(payload.comment as object, {
+    id: 555,
+    body,
+    user: { ...(payload.comment as { user: object }).user, ...user },
+  });
   Object.assign(payload.sender as object, user);
   return payload;
 }
@@ -176,7 +200,11 @@ export function baselinePush(fake: FakeGitHub, owner: string, text: string): Rec
   const repo = fake.repos.get(full.toLowerCase())!;
   repo.head = fake.commit({ 'cuda-gatekeeper.yml': text });
   const payload = withRepository(example('push'), fake, full);
-  Object.assign(payload, { ref: 'refs/heads/main', after: repo.head, commits: [{ id: repo.head, added: [], removed: [], modified: ['cuda-gatekeeper.yml'] }] });
+  Object.assign(payload, {
+    ref: 'refs/heads/main',
+    after: repo.head,
+    commits: [{ id: repo.head, added: [], removed: [], modified: ['cuda-gatekeeper.yml'] }],
+  });
   Object.assign(payload.repository as object, { owner: { login: owner, name: owner } });
   return payload;
 }
@@ -185,7 +213,12 @@ export function baselinePush(fake: FakeGitHub, owner: string, text: string): Rec
  * Pull request #9 to `<owner>/.github` that changes the organisation baseline to `text` (a new head commit each
  * call, as a push to the pull request makes): its payload, for `opened` or `synchronize`.
  */
-export function configPull(fake: FakeGitHub, owner: string, text: string, action: 'opened' | 'synchronize' = 'opened'): Record<string, unknown> {
+export function configPull(
+  fake: FakeGitHub,
+  owner: string,
+  text: string,
+  action: 'opened' | 'synchronize' = 'opened',
+): Record<string, unknown> {
   const full = `${owner}/.github`;
   const headSha = fake.commit({ 'cuda-gatekeeper.yml': text });
   fake.addPull(full, {
@@ -201,7 +234,10 @@ export function configPull(fake: FakeGitHub, owner: string, text: string, action
   const pr = payload.pull_request as Record<string, unknown>;
   Object.assign(pr, { number: 9 });
   Object.assign(pr.head as object, { sha: headSha, ref: 'policy', repo: { full_name: full } });
-  Object.assign(pr.base as object, { ref: 'main', sha: fake.repos.get(full.toLowerCase())?.head ?? (pr.base as { sha: string }).sha });
+  Object.assign(pr.base as object, {
+    ref: 'main',
+    sha: fake.repos.get(full.toLowerCase())?.head ?? (pr.base as { sha: string }).sha,
+  });
   Object.assign(payload.installation as object, { id: 42 });
   return payload;
 }

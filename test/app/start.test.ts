@@ -26,7 +26,10 @@ afterAll(() => {
 function freshClone(): string {
   const dir = mkdtempSync(join(tmpdir(), 'cg-clone-'));
   made.push(dir);
-  const files = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '-z'], { cwd: ROOT, encoding: 'utf8' })
+  const files = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '-z'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  })
     .split('\0')
     .filter(Boolean);
   for (const file of files) {
@@ -43,7 +46,11 @@ function freshClone(): string {
 
 function npmStart(cwd: string, env: Record<string, string>): { output: () => string; stop: () => void } {
   let output = '';
-  const child = spawn('npm', ['start', '--silent'], { cwd, env: { PATH: process.env.PATH!, HOME: cwd, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('npm', ['start', '--silent'], {
+    cwd,
+    env: { PATH: process.env.PATH!, HOME: cwd, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
   return { output: () => output, stop: () => void child.kill('SIGTERM') };
@@ -55,7 +62,11 @@ describe('npm start from a fresh clone', () => {
     const port = await freePort();
     const setup = npmStart(clone, { PORT: String(port), HOST: '127.0.0.1' });
     try {
-      await waitFor(() => (/to register the App on GitHub/.test(setup.output()) ? true : undefined), 120_000, setup.output);
+      await waitFor(
+        () => (/to register the App on GitHub/.test(setup.output()) ? true : undefined),
+        120_000,
+        setup.output,
+      );
       const page = await (await fetch(`http://127.0.0.1:${port}/`)).text();
       expect(page).toContain('<form method="post" action="/setup/start">');
     } finally {
@@ -101,7 +112,12 @@ describe('registering the App from app.yml', () => {
     const envPath = join(dir, '.env');
     writeFileSync(envPath, 'LOG_LEVEL=debug\n');
     const pem = privateKey();
-    fake.manifestCodes.set('code-123', { id: 4242, slug: 'cuda-gatekeeper-acme', pem, webhook_secret: 'whsec-from-github' });
+    fake.manifestCodes.set('code-123', {
+      id: 4242,
+      slug: 'cuda-gatekeeper-acme',
+      pem,
+      webhook_secret: 'whsec-from-github',
+    });
     const app = await serve(
       setupHandler({
         manifest: readFileSync(join(ROOT, 'app.yml'), 'utf8'),
@@ -150,9 +166,13 @@ describe('registering the App from app.yml', () => {
       expect(env).toContain('WEBHOOK_SECRET="whsec-from-github"');
       expect(statSync(envPath).mode & 0o777).toBe(0o600);
       // Node reads the key back as it was.
-      const probe = execFileSync(process.execPath, ['-e', `process.loadEnvFile(${JSON.stringify(envPath)}); process.stdout.write(process.env.PRIVATE_KEY)`], {
-        encoding: 'utf8',
-      });
+      const probe = execFileSync(
+        process.execPath,
+        ['-e', `process.loadEnvFile(${JSON.stringify(envPath)}); process.stdout.write(process.env.PRIVATE_KEY)`],
+        {
+          encoding: 'utf8',
+        },
+      );
       expect(probe).toBe(pem);
       expect(fake.requests.filter((request) => request.path === '/app-manifests/code-123/conversions')).toHaveLength(1);
     } finally {
@@ -170,7 +190,13 @@ describe('registering the App from app.yml', () => {
     writeFileSync(envPath, 'APP_ID=1\n');
     fake.manifestCodes.set('c', { id: 7, slug: 's', pem: 'p', webhook_secret: 'w' });
     const app = await serve(
-      setupHandler({ manifest: 'name: x\n', envPath, webUrl: 'https://github.test', apiUrl: `http://127.0.0.1:${github.port}/api/v3`, selfUrl: 'http://x' }),
+      setupHandler({
+        manifest: 'name: x\n',
+        envPath,
+        webUrl: 'https://github.test',
+        apiUrl: `http://127.0.0.1:${github.port}/api/v3`,
+        selfUrl: 'http://x',
+      }),
     );
     try {
       const start = await (
@@ -196,14 +222,25 @@ describe('compose.yaml: the App with Redis, for several replicas', () => {
     const compose = parse(readFileSync(join(ROOT, 'compose.yaml'), 'utf8')) as {
       services: Record<
         string,
-        { build?: string; image?: string; environment?: Record<string, string>; command?: string[]; ports?: string[]; depends_on?: unknown }
+        {
+          build?: string;
+          image?: string;
+          environment?: Record<string, string>;
+          command?: string[];
+          ports?: string[];
+          depends_on?: unknown;
+        }
       >;
       volumes: Record<string, unknown>;
       configs: Record<string, { content: string }>;
     };
     const { app, redis, proxy } = compose.services;
     expect(app!.build).toBe('.');
-    expect(app!.environment).toMatchObject({ NODE_ENV: 'production', REDIS_URL: 'redis://redis:6379', REQUIRE_DURABLE_REDIS: '1' });
+    expect(app!.environment).toMatchObject({
+      NODE_ENV: 'production',
+      REDIS_URL: 'redis://redis:6379',
+      REQUIRE_DURABLE_REDIS: '1',
+    });
     expect(app!.ports).toBeUndefined(); // replicas sit behind the proxy: one webhook URL for GitHub
     expect(redis!.command).toEqual(expect.arrayContaining(['--appendonly', 'yes']));
     expect(proxy!.ports).toEqual(['${PORT:-3000}:3000']);

@@ -15,8 +15,10 @@ import { FakeGitHub } from '../support/fake-github.js';
 import { privateKey } from '../support/probot.js';
 import { addedPatch, pullScenario } from '../app/scenario.js';
 
-const DOCKERFILE = 'FROM nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04\nCOPY requirements.txt .\nRUN pip install -r requirements.txt\n';
-const REQUIREMENTS = '--extra-index-url https://download.pytorch.org/whl/cu124\ntorch==2.5.1+cu124\ntorchvision==0.20.1+cu124\nnumpy==1.26.4\n';
+const DOCKERFILE =
+  'FROM nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04\nCOPY requirements.txt .\nRUN pip install -r requirements.txt\n';
+const REQUIREMENTS =
+  '--extra-index-url https://download.pytorch.org/whl/cu124\ntorch==2.5.1+cu124\ntorchvision==0.20.1+cu124\nnumpy==1.26.4\n';
 
 function changeSet(n: number): { head: Record<string, string>; changed: string[] } {
   const head: Record<string, string> = {};
@@ -37,7 +39,8 @@ function percentile(values: readonly number[], p: number): number {
 
 async function main(): Promise<void> {
   const results: Record<string, unknown> = {};
-  const perSize: { files: number; relevant: number; calls: number; callsFirst: number; ms: number; rssMb: number }[] = [];
+  const perSize: { files: number; relevant: number; calls: number; callsFirst: number; ms: number; rssMb: number }[] =
+    [];
   let maxRss = 0;
   for (const latency of [0, 50]) {
     const fake = new FakeGitHub(false);
@@ -57,8 +60,14 @@ async function main(): Promise<void> {
     let number = 1;
     const run = async (n: number): Promise<{ calls: number; ms: number }> => {
       const { head, changed } = changeSet(n);
-      const scenario = pullScenario(fake, { main: { 'svc0/requirements.txt': REQUIREMENTS }, head, changed, number: number++ });
-      for (const file of fake.pull('octo-org/trainer', scenario.number)!.files) Object.assign(file, { patch: addedPatch(head[file.filename] ?? '') });
+      const scenario = pullScenario(fake, {
+        main: { 'svc0/requirements.txt': REQUIREMENTS },
+        head,
+        changed,
+        number: number++,
+      });
+      for (const file of fake.pull('octo-org/trainer', scenario.number)!.files)
+        Object.assign(file, { patch: addedPatch(head[file.filename] ?? '') });
       const before = fake.requests.length;
       const started = performance.now();
       await probot.receive({ id: `bench-${number}`, name: 'pull_request', payload: scenario.payload } as never);
@@ -91,7 +100,8 @@ async function main(): Promise<void> {
       p99: percentile(latencies, 99),
       perSecond: Math.round((rounds / (performance.now() - started)) * 1000 * 10) / 10,
     };
-    if (fake.violations.length) throw new Error(`fake GitHub saw invalid requests: ${fake.violations.slice(0, 3).join('; ')}`);
+    if (fake.violations.length)
+      throw new Error(`fake GitHub saw invalid requests: ${fake.violations.slice(0, 3).join('; ')}`);
     await new Promise((resolve) => server.close(resolve));
   }
   results.perPullRequest = perSize;

@@ -117,7 +117,10 @@ function sourcesOf(projects: readonly Project[]): { paths: Listed[]; reader: Rep
         }),
       ),
     );
-    cached = { paths: sources.map((source) => ({ path: source.path, kind: source.kind })), reader: sourceReader(sources) };
+    cached = {
+      paths: sources.map((source) => ({ path: source.path, kind: source.kind })),
+      reader: sourceReader(sources),
+    };
     sourceCache.set(projects, cached);
   }
   return cached;
@@ -139,7 +142,13 @@ interface ModeResult {
   readonly referenceMs: number;
   readonly rssBeforeMb: number;
   readonly samples?: readonly { files: number; rssMb: number }[];
-  readonly perFormat?: readonly { format: string; files: number; usPerFile: number; usPerKb: number; filesPerSecond: number }[];
+  readonly perFormat?: readonly {
+    format: string;
+    files: number;
+    usPerFile: number;
+    usPerKb: number;
+    filesPerSecond: number;
+  }[];
 }
 
 /**
@@ -170,13 +179,20 @@ function measureMode(mode: Mode): void {
     warm,
     referenceMs: round(around[3]!),
     rssBeforeMb,
-    ...(mode === 'project' ? { samples: streamingMemory(measured, baseline, kb), perFormat: parseCosts(measured) } : {}),
+    ...(mode === 'project'
+      ? { samples: streamingMemory(measured, baseline, kb), perFormat: parseCosts(measured) }
+      : {}),
   };
   process.stdout.write(JSON.stringify(result));
 }
 
 const REFERENCE_INPUT = JSON.stringify(
-  Array.from({ length: 3000 }, (_, i) => ({ id: i, name: `item-${i}`, tags: ['a', 'b', String(i % 7)], nested: { x: i * 1.5, y: `v${i}` } })),
+  Array.from({ length: 3000 }, (_, i) => ({
+    id: i,
+    name: `item-${i}`,
+    tags: ['a', 'b', String(i % 7)],
+    nested: { x: i * 1.5, y: `v${i}` },
+  })),
 );
 
 /**
@@ -196,7 +212,11 @@ function referenceMs(): number {
 }
 
 /** RSS after every 2,000 files while streaming: it must stay flat. */
-function streamingMemory(projects: readonly Project[], baseline: Baseline, kb: KnowledgeBase): { files: number; rssMb: number }[] {
+function streamingMemory(
+  projects: readonly Project[],
+  baseline: Baseline,
+  kb: KnowledgeBase,
+): { files: number; rssMb: number }[] {
   const samples: { files: number; rssMb: number }[] = [];
   let files = 0;
   let next = 2000;
@@ -212,9 +232,12 @@ function streamingMemory(projects: readonly Project[], baseline: Baseline, kb: K
   return samples;
 }
 
-function parseCosts(projects: readonly Project[]): { format: string; files: number; usPerFile: number; usPerKb: number; filesPerSecond: number }[] {
+function parseCosts(
+  projects: readonly Project[],
+): { format: string; files: number; usPerFile: number; usPerKb: number; filesPerSecond: number }[] {
   return (['dockerfile', 'requirements', 'conda'] as const).map((kind) => {
-    const name = kind === 'dockerfile' ? 'Dockerfile' : kind === 'requirements' ? 'requirements.txt' : 'environment.yml';
+    const name =
+      kind === 'dockerfile' ? 'Dockerfile' : kind === 'requirements' ? 'requirements.txt' : 'environment.yml';
     const texts = projects.flatMap((files) => (files[name] === undefined ? [] : [files[name]!]));
     const kilobytes = texts.reduce((sum, text) => sum + Buffer.byteLength(text), 0) / 1024;
     // Median of five rounds: the first rounds also warm up code paths this format alone exercises.
@@ -236,14 +259,24 @@ function parseCosts(projects: readonly Project[]): { format: string; files: numb
 
 function inChild(mode: Mode, workload: Workload): ModeResult {
   // --single-threaded: no V8 helper threads for garbage collection or compilation, so the figures are one core's.
-  const out = execFileSync(process.execPath, ['--expose-gc', '--single-threaded', fileURLToPath(import.meta.url), '--mode', mode, '--workload', workload], {
-    encoding: 'utf8',
-    maxBuffer: 16 * 2 ** 20,
-  });
+  const out = execFileSync(
+    process.execPath,
+    ['--expose-gc', '--single-threaded', fileURLToPath(import.meta.url), '--mode', mode, '--workload', workload],
+    {
+      encoding: 'utf8',
+      maxBuffer: 16 * 2 ** 20,
+    },
+  );
   return JSON.parse(out) as ModeResult;
 }
 
-function summary(passes: readonly Pass[]): { filesPerSecond: number; min: number; max: number; ms: number; parseMs: number } {
+function summary(passes: readonly Pass[]): {
+  filesPerSecond: number;
+  min: number;
+  max: number;
+  ms: number;
+  parseMs: number;
+} {
   const sorted = [...passes].sort((a, b) => a.ms - b.ms);
   const median = sorted[Math.floor(sorted.length / 2)]!;
   return {
@@ -262,7 +295,10 @@ const CLI_RUNS = 3;
  * `cuda-gatekeeper check` on the measured repository written to disk: one cold process per run, as a user or a CI
  * job runs it (startup, walking the checkout, reading, checking and printing the JSON report included).
  */
-function cliOnDisk(workload: Workload, threads = 1): { files: number; findings: number; ms: number; minMs: number; maxMs: number; peakRssMb: number } {
+function cliOnDisk(
+  workload: Workload,
+  threads = 1,
+): { files: number; findings: number; ms: number; minMs: number; maxMs: number; peakRssMb: number } {
   const dir = mkdtempSync(join(tmpdir(), 'cgk-bench-'));
   try {
     const trees =
@@ -279,12 +315,27 @@ function cliOnDisk(workload: Workload, threads = 1): { files: number; findings: 
       const started = performance.now();
       const child = spawnSync(
         process.execPath,
-        ['--import', preload, join(ROOT, 'bin', 'cuda-gatekeeper.js'), 'check', '--format', 'json', '--baseline', join(ROOT, 'baseline.yaml')],
-        { cwd: dir, encoding: 'utf8', maxBuffer: 256 * 2 ** 20, env: { ...process.env, CUDA_GATEKEEPER_THREADS: String(threads) } },
+        [
+          '--import',
+          preload,
+          join(ROOT, 'bin', 'cuda-gatekeeper.js'),
+          'check',
+          '--format',
+          'json',
+          '--baseline',
+          join(ROOT, 'baseline.yaml'),
+        ],
+        {
+          cwd: dir,
+          encoding: 'utf8',
+          maxBuffer: 256 * 2 ** 20,
+          env: { ...process.env, CUDA_GATEKEEPER_THREADS: String(threads) },
+        },
       );
       const ms = performance.now() - started;
       const rss = /maxrss (\d+)/.exec(child.stderr)?.[1];
-      if (child.status !== 1 || !rss) throw new Error(`the CLI exited with ${child.status}: ${child.stderr.slice(0, 500)}`);
+      if (child.status !== 1 || !rss)
+        throw new Error(`the CLI exited with ${child.status}: ${child.stderr.slice(0, 500)}`);
       const report = JSON.parse(child.stdout) as { filesChecked: number; findings: unknown[] };
       return { ms, files: report.filesChecked, findings: report.findings.length, rssMb: Number(rss) / 1024 };
     }).sort((a, b) => a.ms - b.ms);
@@ -317,7 +368,10 @@ function measureWorkload(workload: Workload): { result: Record<string, unknown>;
       ? realProjects(realSources(join(ROOT, 'fixtures', 'corpus')), FILES).map((service) => service.files)
       : Array.from({ length: PROJECTS }, (_, i) => project(i));
   const files = FILES;
-  const megabytes = round(measured.reduce((sum, project) => sum + Object.values(project).reduce((s, text) => s + text.length, 0), 0) / 2 ** 20);
+  const megabytes = round(
+    measured.reduce((sum, project) => sum + Object.values(project).reduce((s, text) => s + text.length, 0), 0) /
+      2 ** 20,
+  );
   const warmWhole = summary(whole.warm);
   const warmProject = summary(byProject.warm);
   const samples = byProject.samples ?? [];
@@ -344,8 +398,14 @@ function measureWorkload(workload: Workload): { result: Record<string, unknown>;
     },
     perFormat,
     cli: { ...cli, filesPerSecond: Math.round(cli.files / (cli.ms / 1000)) },
-    ...(cliAll ? { cliAllCores: { ...cliAll, threads: cores, filesPerSecond: Math.round(cliAll.files / (cliAll.ms / 1000)) } } : {}),
-    target: { filesPerSecond: TARGET, wholeWarm: warmWhole.filesPerSecond >= TARGET, projectWarm: warmProject.filesPerSecond >= TARGET },
+    ...(cliAll
+      ? { cliAllCores: { ...cliAll, threads: cores, filesPerSecond: Math.round(cliAll.files / (cliAll.ms / 1000)) } }
+      : {}),
+    target: {
+      filesPerSecond: TARGET,
+      wholeWarm: warmWhole.filesPerSecond >= TARGET,
+      projectWarm: warmProject.filesPerSecond >= TARGET,
+    },
   };
 
   const verdict = (ok: boolean): string => (ok ? 'met' : 'NOT met');
@@ -365,9 +425,15 @@ function measureWorkload(workload: Workload): { result: Record<string, unknown>;
       'project by project, warm (median of 7)',
       `${warmProject.filesPerSecond} files/s (range ${warmProject.min}–${warmProject.max}; ${warmProject.ms} ms, parse ${warmProject.parseMs} ms)`,
     ],
-    ['project by project, cold (first pass)', `${result.project.cold.filesPerSecond} files/s (${result.project.cold.ms} ms)`],
+    [
+      'project by project, cold (first pass)',
+      `${result.project.cold.filesPerSecond} files/s (${result.project.cold.ms} ms)`,
+    ],
     ['RSS while streaming', samples.map((sample) => `${sample.files}: ${sample.rssMb}`).join(', ') + ' MiB'],
-    ...perFormat.map((row) => [`parse ${row.format} (warm)`, `${row.usPerFile} µs/file, ${row.usPerKb} µs/KB (${row.filesPerSecond} files/s)`]),
+    ...perFormat.map((row) => [
+      `parse ${row.format} (warm)`,
+      `${row.usPerFile} µs/file, ${row.usPerKb} µs/KB (${row.filesPerSecond} files/s)`,
+    ]),
     [
       'CLI on the checkout on disk, one thread (cold process, median of 3)',
       `${cli.ms} ms (range ${cli.minMs}–${cli.maxMs}; ${result.cli.filesPerSecond} files/s, ${cli.findings} findings), peak RSS ${cli.peakRssMb} MiB`,
@@ -418,7 +484,8 @@ function main(): void {
     const bytes = Buffer.byteLength(text);
     locks.push({ name: file.slice(0, -3), bytes, ms: round(ms), mbPerS: round(bytes / 1e6 / (ms / 1000)) });
   }
-  for (const lock of locks) real.rows.push([`parse real ${lock.name} (${round(lock.bytes / 1e6)} MB)`, `${lock.ms} ms, ${lock.mbPerS} MB/s`]);
+  for (const lock of locks)
+    real.rows.push([`parse real ${lock.name} (${round(lock.bytes / 1e6)} MB)`, `${lock.ms} ms, ${lock.mbPerS} MB/s`]);
   const totalBytes = locks.reduce((sum, lock) => sum + lock.bytes, 0);
   const totalMs = locks.reduce((sum, lock) => sum + lock.ms, 0);
   const slowest = Math.min(...locks.map((lock) => lock.mbPerS));
@@ -432,7 +499,10 @@ function main(): void {
   const width = Math.max(...rows.map((row) => row[0]!.length));
   process.stdout.write(`${rows.map((row) => `${row[0]!.padEnd(width)}  ${row[1]}`).join('\n')}\n`);
   mkdirSync(join(ROOT, 'bench-results'), { recursive: true });
-  writeFileSync(join(ROOT, 'bench-results', 'engine.json'), `${JSON.stringify({ real: real.result, synthetic: synthetic.result }, null, 2)}\n`);
+  writeFileSync(
+    join(ROOT, 'bench-results', 'engine.json'),
+    `${JSON.stringify({ real: real.result, synthetic: synthetic.result }, null, 2)}\n`,
+  );
 }
 
 function round(value: number): number {

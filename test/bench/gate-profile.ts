@@ -8,7 +8,9 @@ import { packageRoot } from '../../src/util/package-root.js';
 import { parseProject, project } from './synthetic.js';
 
 const kb = defaultKnowledgeBase();
-const policy = process.env.EMPTY ? loadBaseline('b', '') : loadBaseline('baseline.yaml', readFileSync(join(packageRoot(), 'baseline.yaml'), 'utf8'));
+const policy = process.env.EMPTY
+  ? loadBaseline('b', '')
+  : loadBaseline('baseline.yaml', readFileSync(join(packageRoot(), 'baseline.yaml'), 'utf8'));
 const files = Array.from({ length: 2000 }, (_, i) => parseProject(`p${i}`, project(i))).flat();
 for (let round = 0; round < 3; round++) {
   const t0 = performance.now();

@@ -13,22 +13,32 @@ import { packageRoot } from '../../src/util/package-root.js';
 
 function bytesUnder(path: string): number {
   const stats = statSync(path);
-  return stats.isDirectory() ? readdirSync(path).reduce((sum, name) => sum + bytesUnder(join(path, name)), 0) : stats.size;
+  return stats.isDirectory()
+    ? readdirSync(path).reduce((sum, name) => sum + bytesUnder(join(path, name)), 0)
+    : stats.size;
 }
 
 function main(): void {
   const root = packageRoot();
   const work = mkdtempSync(join(tmpdir(), 'cgk-bench-install-'));
-  const tarball = execFileSync(process.execPath, [join(root, 'scripts', 'pack-cli.mjs'), '--out', join(work, 'package'), '--pack'], {
-    encoding: 'utf8',
-  }).trim();
+  const tarball = execFileSync(
+    process.execPath,
+    [join(root, 'scripts', 'pack-cli.mjs'), '--out', join(work, 'package'), '--pack'],
+    {
+      encoding: 'utf8',
+    },
+  ).trim();
   const runs: number[] = [];
   let installedBytes = 0;
   let packages = 0;
   for (let i = 0; i < 3; i++) {
     const prefix = join(work, `prefix-${i}`);
     const started = performance.now();
-    const log = execFileSync('npm', ['install', '-g', '--prefix', prefix, '--offline', '--no-audit', '--no-fund', tarball], { encoding: 'utf8' });
+    const log = execFileSync(
+      'npm',
+      ['install', '-g', '--prefix', prefix, '--offline', '--no-audit', '--no-fund', tarball],
+      { encoding: 'utf8' },
+    );
     runs.push((performance.now() - started) / 1000);
     installedBytes = bytesUnder(join(prefix, 'lib', 'node_modules'));
     packages = Number(/added (\d+) package/.exec(log)?.[1] ?? 0);

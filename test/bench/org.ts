@@ -34,19 +34,36 @@ function organisation(fake: FakeGitHub, repositories: number): void {
     const ml = i % 5 === 0;
     fake.addRepo(
       full,
-      ml ? { Dockerfile: DOCKERFILE, 'requirements.txt': REQUIREMENTS, 'README.md': '# model\n' } : { 'README.md': '# service\n', 'src/main.py': 'print(1)\n' },
+      ml
+        ? { Dockerfile: DOCKERFILE, 'requirements.txt': REQUIREMENTS, 'README.md': '# model\n' }
+        : { 'README.md': '# service\n', 'src/main.py': 'print(1)\n' },
     );
     if (i % 10 === 0) {
       const changed = ml ? 'requirements.txt' : 'README.md';
       const text = ml ? `${REQUIREMENTS}numpy==1.26.4\n` : '# service, edited\n';
-      const headSha = fake.commit(ml ? { Dockerfile: DOCKERFILE, 'requirements.txt': text } : { 'README.md': text, 'src/main.py': 'print(1)\n' });
-      fake.addPull(full, { number: 1, headSha, headRef: 'work', headRepo: full, files: [{ filename: changed, status: 'modified', patch: addedPatch(text) }] });
+      const headSha = fake.commit(
+        ml ? { Dockerfile: DOCKERFILE, 'requirements.txt': text } : { 'README.md': text, 'src/main.py': 'print(1)\n' },
+      );
+      fake.addPull(full, {
+        number: 1,
+        headSha,
+        headRef: 'work',
+        headRepo: full,
+        files: [{ filename: changed, status: 'modified', patch: addedPatch(text) }],
+      });
     }
   }
 }
 
 async function main(): Promise<void> {
-  const rows: { repositories: number; job: string; calls: number; perRepository: number; seconds: number; detail: string }[] = [];
+  const rows: {
+    repositories: number;
+    job: string;
+    calls: number;
+    perRepository: number;
+    seconds: number;
+    detail: string;
+  }[] = [];
   for (const repositories of [1000, 10000]) {
     const fake = new FakeGitHub();
     organisation(fake, repositories);
@@ -56,7 +73,13 @@ async function main(): Promise<void> {
       retry: { enabled: false },
       throttle: { ...(options.throttle as object), enabled: false },
     }));
-    const probot = new Probot({ appId: 1, privateKey: privateKey(), baseUrl: `http://127.0.0.1:${port}/api/v3`, log: pino({ level: 'silent' }), Octokit });
+    const probot = new Probot({
+      appId: 1,
+      privateKey: privateKey(),
+      baseUrl: `http://127.0.0.1:${port}/api/v3`,
+      log: pino({ level: 'silent' }),
+      Octokit,
+    });
     const deps = createDeps({ appId: 1 });
     await probot.load(cudaGatekeeper(deps));
     const github = await probot.auth(42);
@@ -93,7 +116,9 @@ async function main(): Promise<void> {
       await probot.receive({ id: `bench-${job}`, name: 'pull_request', payload } as never);
       await deps.fanout.idle();
       calls = fake.requests.length - before;
-      const run = fake.checkRuns.find((candidate) => candidate.repo === `${OWNER}/.github` && candidate.head_sha === headSha);
+      const run = fake.checkRuns.find(
+        (candidate) => candidate.repo === `${OWNER}/.github` && candidate.head_sha === headSha,
+      );
       const trees = fake.requests.slice(before).filter((request) => request.path.includes('/git/trees/')).length;
       rows.push({
         repositories,
@@ -124,13 +149,22 @@ async function main(): Promise<void> {
         deleted: false,
         forced: false,
         installation: { id: 42 },
-        repository: { id: i + 2, name: `repo-${i}`, full_name: full, default_branch: 'main', owner: { login: OWNER, name: OWNER } },
-        commits: [{ id: `c${i}`, added: [], removed: [], modified: ml ? ['requirements.txt'] : ['README.md', 'src/main.py'] }],
+        repository: {
+          id: i + 2,
+          name: `repo-${i}`,
+          full_name: full,
+          default_branch: 'main',
+          owner: { login: OWNER, name: OWNER },
+        },
+        commits: [
+          { id: `c${i}`, added: [], removed: [], modified: ml ? ['requirements.txt'] : ['README.md', 'src/main.py'] },
+        ],
       };
       await probot.receive({ id: `bench-push-${i}`, name: 'push', payload: push } as never);
     }
     await previewOnce('preview, index kept by pushes', `${NEW}# second commit\n`);
-    if (fake.violations.length) throw new Error(`fake GitHub saw invalid requests: ${fake.violations.slice(0, 3).join('; ')}`);
+    if (fake.violations.length)
+      throw new Error(`fake GitHub saw invalid requests: ${fake.violations.slice(0, 3).join('; ')}`);
     await new Promise((resolve) => server.close(resolve));
   }
   process.stdout.write('\nOrganisation scale (fake GitHub on loopback, zero latency)\n');

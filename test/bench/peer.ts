@@ -13,7 +13,9 @@ const BENCH = join(ROOT, '..', 'shared', 'bench');
 
 function main(): void {
   if (!existsSync(join(BENCH, 'compare.sh')) || !existsSync(join(BENCH, 'node_modules'))) {
-    process.stdout.write(`\npeer (Renovate's extractors): not measured: run \`cd ${BENCH} && npm ci\` once (needs ../shared/bench)\n`);
+    process.stdout.write(
+      `\npeer (Renovate's extractors): not measured: run \`cd ${BENCH} && npm ci\` once (needs ../shared/bench)\n`,
+    );
     return;
   }
   const command = `cd {DIR} && node ${join(ROOT, 'bin', 'cuda-gatekeeper.js')} check . --format json --baseline none > /dev/null`;
@@ -23,11 +25,15 @@ function main(): void {
     env: { ...process.env, RUNS: process.env.RUNS ?? '3' },
     maxBuffer: 64 * 2 ** 20,
   });
-  const table = run.stdout.split('\n').filter((line) => /^(corpus:|tool\s|ours\s+[\d.]|renovate\s+[\d.]|ratio\s)/.test(line));
+  const table = run.stdout
+    .split('\n')
+    .filter((line) => /^(corpus:|tool\s|ours\s+[\d.]|renovate\s+[\d.]|ratio\s)/.test(line));
   const ours = /^ours\s+([\d.]+)/m.exec(run.stdout)?.[1];
   const renovate = /^renovate\s+([\d.]+)/m.exec(run.stdout)?.[1];
   if (run.status !== 0 || !ours || !renovate) {
-    process.stdout.write(`\npeer (Renovate's extractors): compare.sh failed (exit ${run.status}): ${run.stderr.slice(-500)}\n`);
+    process.stdout.write(
+      `\npeer (Renovate's extractors): compare.sh failed (exit ${run.status}): ${run.stderr.slice(-500)}\n`,
+    );
     process.exitCode = 1;
     return;
   }

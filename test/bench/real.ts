@@ -35,7 +35,10 @@ export function realSources(corpus: string): RealSource[] {
 }
 
 /** `count` files as projects (one service directory each): path in the project → text. */
-export function realProjects(sources: readonly RealSource[], count: number): { dir: string; files: Record<string, string> }[] {
+export function realProjects(
+  sources: readonly RealSource[],
+  count: number,
+): { dir: string; files: Record<string, string> }[] {
   const services: { dir: string; files: Record<string, string> }[] = [];
   let open: { dir: string; files: Record<string, string> } | undefined;
   for (let i = 0; i < count; i++) {
@@ -43,7 +46,10 @@ export function realProjects(sources: readonly RealSource[], count: number): { d
     const name = formatOf(source.kind).fileName;
     if (!open || name in open.files) {
       const n = services.length;
-      open = { dir: `services/g${String(Math.floor(n / 100)).padStart(3, '0')}/svc${String(n).padStart(5, '0')}`, files: {} };
+      open = {
+        dir: `services/g${String(Math.floor(n / 100)).padStart(3, '0')}/svc${String(n).padStart(5, '0')}`,
+        files: {},
+      };
       services.push(open);
     }
     open.files[name] = source.text;

@@ -96,7 +96,9 @@ async function main(): Promise<void> {
     if (fake.checkRuns.length > 2000) fake.checkRuns.splice(0, 1000);
     if (tick % 10 === 0) {
       samples.push({ second: Math.round((Date.now() - started) / 1000), rssMb: Math.round(rss()) });
-      process.stdout.write(`${samples.at(-1)!.second}s\tRSS ${samples.at(-1)!.rssMb} MiB\tchecks ${fake.checkRuns.length}\n`);
+      process.stdout.write(
+        `${samples.at(-1)!.second}s\tRSS ${samples.at(-1)!.rssMb} MiB\tchecks ${fake.checkRuns.length}\n`,
+      );
     }
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, tick * 1000 - (Date.now() - started))));
   }
@@ -105,7 +107,9 @@ async function main(): Promise<void> {
   github.close();
   // A sample every 10 s: fewer than four cannot tell growth from noise, and that is said, not passed.
   if (samples.length < 4) {
-    process.stdout.write(`\nSoak: ${SECONDS} s gives ${samples.length} memory samples (one per 10 s); run at least 40 s to judge memory\n`);
+    process.stdout.write(
+      `\nSoak: ${SECONDS} s gives ${samples.length} memory samples (one per 10 s); run at least 40 s to judge memory\n`,
+    );
     process.exit(1);
   }
   const half = Math.floor(samples.length / 2);

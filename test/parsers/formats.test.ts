@@ -63,24 +63,51 @@ describe('the format registry', () => {
       'env',
     );
     const separator = fc.constantFrom('.', '-', '_', '');
-    const ending = fc.constantFrom('', '.txt', '.in', '.yml', '.yaml', '.toml', '.lock', '.dockerfile', '.md', '.lock.yml');
+    const ending = fc.constantFrom(
+      '',
+      '.txt',
+      '.in',
+      '.yml',
+      '.yaml',
+      '.toml',
+      '.lock',
+      '.dockerfile',
+      '.md',
+      '.lock.yml',
+    );
     const folder = fc.constantFrom('', 'requirements/', 'docker/', 'conda/environments/');
     fc.assert(
-      fc.property(folder, fc.array(fc.tuple(part, separator), { minLength: 1, maxLength: 3 }), ending, (dir, parts, end) => {
-        const path = `${dir}${parts.map(([word, sep]) => word + sep).join('')}${end}`;
-        expect(claimants(path).length, path).toBeLessThanOrEqual(1);
-      }),
+      fc.property(
+        folder,
+        fc.array(fc.tuple(part, separator), { minLength: 1, maxLength: 3 }),
+        ending,
+        (dir, parts, end) => {
+          const path = `${dir}${parts.map(([word, sep]) => word + sep).join('')}${end}`;
+          expect(claimants(path).length, path).toBeLessThanOrEqual(1);
+        },
+      ),
       { numRuns: 3000 },
     );
   });
 
   it('derives the lock facts from the descriptors', () => {
     expect(FILE_KIND_NAMES.filter(isLockKind)).toEqual(['uv-lock', 'pixi-lock', 'poetry-lock', 'conda-lock']);
-    expect(FILE_KIND_NAMES.filter(hasSelections)).toEqual(['pyproject', 'uv-lock', 'pixi', 'pixi-lock', 'poetry-lock', 'conda-lock']);
+    expect(FILE_KIND_NAMES.filter(hasSelections)).toEqual([
+      'pyproject',
+      'uv-lock',
+      'pixi',
+      'pixi-lock',
+      'poetry-lock',
+      'conda-lock',
+    ]);
     expect(lockCommands('pyproject')).toEqual(['uv lock', 'poetry lock', 'pixi lock']);
     expect(lockCommands('pixi')).toEqual(['pixi lock']);
     expect(lockCommands('requirements')).toEqual([]);
-    expect(lockCompanions('svc/pyproject.toml', 'pyproject')).toEqual(['svc/uv.lock', 'svc/poetry.lock', 'svc/pixi.lock']);
+    expect(lockCompanions('svc/pyproject.toml', 'pyproject')).toEqual([
+      'svc/uv.lock',
+      'svc/poetry.lock',
+      'svc/pixi.lock',
+    ]);
     expect(lockCompanions('Dockerfile', 'dockerfile')).toEqual([]);
   });
 

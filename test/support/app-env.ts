@@ -34,12 +34,23 @@ export function appEnv(port: number, githubPort: number, extra: Record<string, s
 }
 
 /** A webhook delivery signed as GitHub signs it (X-Hub-Signature-256: HMAC-SHA256 of the body). */
-export function sendWebhook(port: number, name: string, payload: unknown, delivery: string, secret = SECRET): Promise<Response> {
+export function sendWebhook(
+  port: number,
+  name: string,
+  payload: unknown,
+  delivery: string,
+  secret = SECRET,
+): Promise<Response> {
   const body = JSON.stringify(payload);
   const signature = `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
   return fetch(`http://127.0.0.1:${port}/api/github/webhooks`, {
     method: 'POST',
     body,
-    headers: { 'content-type': 'application/json', 'x-github-event': name, 'x-github-delivery': delivery, 'x-hub-signature-256': signature },
+    headers: {
+      'content-type': 'application/json',
+      'x-github-event': name,
+      'x-github-delivery': delivery,
+      'x-hub-signature-256': signature,
+    },
   });
 }

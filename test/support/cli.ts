@@ -15,7 +15,12 @@ const BIN = join(import.meta.dirname, '..', '..', 'bin', 'cuda-gatekeeper.js');
 export function runCli(cwd: string, argv: readonly string[], stdin?: string): CliResult {
   let out = '';
   let err = '';
-  const code = run([...argv], { cwd, out: (text) => (out += text), err: (text) => (err += text), ...(stdin !== undefined ? { stdin: () => stdin } : {}) });
+  const code = run([...argv], {
+    cwd,
+    out: (text) => (out += text),
+    err: (text) => (err += text),
+    ...(stdin !== undefined ? { stdin: () => stdin } : {}),
+  });
   return { code, out, err };
 }
 

@@ -123,17 +123,27 @@ export interface Response {
 export const BOT_LOGIN = 'cuda-gatekeeper[bot]';
 
 export class FakeGitHub {
-  readonly repos = new Map<string, { defaultBranch: string; head: string; id: number; ownerType: 'Organization' | 'User' }>();
+  readonly repos = new Map<
+    string,
+    { defaultBranch: string; head: string; id: number; ownerType: 'Organization' | 'User' }
+  >();
   /** commit sha → path → text */
   readonly trees = new Map<string, Map<string, string>>();
   readonly pulls = new Map<string, FakePull>();
   readonly checkRuns: CheckRun[] = [];
   readonly reactions: { commentId: number; content: string }[] = [];
-  readonly commits: { branch: string; repo: string; oid: string; files: { path: string; contents: string }[]; message: unknown }[] = [];
+  readonly commits: {
+    branch: string;
+    repo: string;
+    oid: string;
+    files: { path: string; contents: string }[];
+    message: unknown;
+  }[] = [];
   readonly permissions = new Map<string, string>();
   /** repo#branch → head commit, for branches that are not a pull request's head. */
   readonly branches = new Map<string, string>();
-  readonly createdPulls: { repo: string; number: number; head: string; base: string; title: string; body: string }[] = [];
+  readonly createdPulls: { repo: string; number: number; head: string; base: string; title: string; body: string }[] =
+    [];
   readonly issues: { repo: string; number: number; title: string; body: string; state: 'open' | 'closed' }[] = [];
   readonly requests: Recorded[] = [];
   readonly violations: string[] = [];
@@ -151,7 +161,13 @@ export class FakeGitHub {
    */
   readonly refusedPaths = new Map<string, string>();
   /** What each installation's token is granted (the shipped app.yml by default). */
-  installationPermissions: Record<string, string> = { checks: 'write', contents: 'read', issues: 'write', metadata: 'read', pull_requests: 'write' };
+  installationPermissions: Record<string, string> = {
+    checks: 'write',
+    contents: 'read',
+    issues: 'write',
+    metadata: 'read',
+    pull_requests: 'write',
+  };
   /** Bytes of a blob's `text` GraphQL gives before it answers `isTruncated: true` (undocumented at GitHub). */
   blobTextLimit = 1024 * 1024;
   /** The most entries a recursive tree lists before it is `truncated` (GitHub: 100,000). */
@@ -168,7 +184,12 @@ export class FakeGitHub {
   /** Where clients reach this fake (used in pagination links). */
   baseUrl = 'https://api.github.com';
 
-  addRepo(fullName: string, files: Record<string, string>, defaultBranch = 'main', ownerType: 'Organization' | 'User' = 'Organization'): string {
+  addRepo(
+    fullName: string,
+    files: Record<string, string>,
+    defaultBranch = 'main',
+    ownerType: 'Organization' | 'User' = 'Organization',
+  ): string {
     const sha = this.commit(files);
     this.repos.set(fullName.toLowerCase(), { defaultBranch, head: sha, id: this.nextId++, ownerType });
     return sha;
@@ -185,7 +206,8 @@ export class FakeGitHub {
 
   addPull(
     repo: string,
-    pull: Omit<FakePull, 'reviews' | 'comments' | 'state' | 'baseSha'> & Partial<Pick<FakePull, 'comments' | 'state' | 'baseSha'>>,
+    pull: Omit<FakePull, 'reviews' | 'comments' | 'state' | 'baseSha'> &
+      Partial<Pick<FakePull, 'comments' | 'state' | 'baseSha'>>,
   ): FakePull {
     const base = pull.baseSha ?? this.repos.get(repo.toLowerCase())?.head ?? '';
     const full: FakePull = { reviews: [], comments: [], state: 'open', ...pull, baseSha: base };
@@ -211,7 +233,8 @@ export class FakeGitHub {
       headers: { 'retry-after': String(retryAfterSeconds), 'x-ratelimit-remaining': '4990' },
       body: {
         message: 'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.',
-        documentation_url: 'https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits',
+        documentation_url:
+          'https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits',
         status: '403',
       },
     });
@@ -260,18 +283,26 @@ export class FakeGitHub {
       const problems = validateRest(method, path, query, body);
       if (problems.length) this.violations.push(...problems.map((problem) => `${method} ${path}: ${problem}`));
     }
-    const fault = this.faults.find((candidate) => candidate.times > 0 && (!candidate.method || candidate.method === method) && candidate.path.test(path));
+    const fault = this.faults.find(
+      (candidate) =>
+        candidate.times > 0 && (!candidate.method || candidate.method === method) && candidate.path.test(path),
+    );
     if (fault) {
       fault.times--;
       return {
         status: fault.status,
-        body: fault.body ?? { message: `injected ${fault.status}`, documentation_url: 'https://docs.github.com/rest', status: String(fault.status) },
+        body: fault.body ?? {
+          message: `injected ${fault.status}`,
+          documentation_url: 'https://docs.github.com/rest',
+          status: String(fault.status),
+        },
         ...(fault.headers ? { headers: fault.headers } : {}),
       };
     }
     if (path === '/graphql') return this.graphql(body as { query: string; variables?: Record<string, unknown> });
     const repoPath = /^\/repos\/([^/]+\/[^/]+)(\/|$)/.exec(path)?.[1];
-    if (repoPath && !this.visible(repoPath)) return notFound('https://docs.github.com/rest/repos/repos#get-a-repository');
+    if (repoPath && !this.visible(repoPath))
+      return notFound('https://docs.github.com/rest/repos/repos#get-a-repository');
     return this.rest(method, path, query, body);
   }
 
@@ -380,7 +411,17 @@ export class FakeGitHub {
         for (const text of tree.values())
           if (gitBlobSha(text) === sha) {
             const bytes = Buffer.from(text, 'utf8');
-            return { status: 200, body: { sha, node_id: `B_${sha}`, size: bytes.length, url: '', content: bytes.toString('base64'), encoding: 'base64' } };
+            return {
+              status: 200,
+              body: {
+                sha,
+                node_id: `B_${sha}`,
+                size: bytes.length,
+                url: '',
+                content: bytes.toString('base64'),
+                encoding: 'base64',
+              },
+            };
           }
       return notFound('https://docs.github.com/rest/git/blobs#get-a-blob');
     }
@@ -395,7 +436,8 @@ export class FakeGitHub {
       const dirs = new Set<string>();
       for (const entryPath of tree.keys()) {
         const parts = entryPath.split('/').slice(0, -1);
-        for (let i = 1; i <= (recursive ? parts.length : Math.min(1, parts.length)); i++) dirs.add(parts.slice(0, i).join('/'));
+        for (let i = 1; i <= (recursive ? parts.length : Math.min(1, parts.length)); i++)
+          dirs.add(parts.slice(0, i).join('/'));
       }
       const entries = [
         ...[...dirs].map((dir) => ({ path: dir, mode: '040000', type: 'tree', sha: gitBlobSha(dir), url: '' })),
@@ -415,14 +457,22 @@ export class FakeGitHub {
       const repo = match[1]!.toLowerCase();
       const state = query.get('state') ?? 'open';
       return this.page(
-        this.issues.filter((issue) => issue.repo === repo && (state === 'all' || issue.state === state)).map((issue) => this.issueBody(issue)),
+        this.issues
+          .filter((issue) => issue.repo === repo && (state === 'all' || issue.state === state))
+          .map((issue) => this.issueBody(issue)),
         query,
         path,
       );
     }
     if (method === 'POST' && (match = /^\/repos\/([^/]+\/[^/]+)\/issues$/.exec(path))) {
       const input = body as { title: string; body?: string };
-      const issue = { repo: match[1]!.toLowerCase(), number: this.nextId++, title: input.title, body: input.body ?? '', state: 'open' as const };
+      const issue = {
+        repo: match[1]!.toLowerCase(),
+        number: this.nextId++,
+        title: input.title,
+        body: input.body ?? '',
+        state: 'open' as const,
+      };
       this.issues.push(issue);
       return { status: 201, body: this.issueBody(issue) };
     }
@@ -438,7 +488,12 @@ export class FakeGitHub {
       const repo = this.repos.get(match[1]!.toLowerCase())!;
       return {
         status: 200,
-        body: { name: decodeURIComponent(match[2]!), commit: { sha: repo.head, url: '' }, protected: false, _links: { html: '', self: '' } },
+        body: {
+          name: decodeURIComponent(match[2]!),
+          commit: { sha: repo.head, url: '' },
+          protected: false,
+          _links: { html: '', self: '' },
+        },
       };
     }
     if (method === 'POST' && (match = /^\/repos\/([^/]+\/[^/]+)\/git\/refs$/.exec(path))) {
@@ -447,29 +502,48 @@ export class FakeGitHub {
       if (this.branches.has(key))
         return {
           status: 422,
-          body: { message: 'Reference already exists', documentation_url: 'https://docs.github.com/rest/git/refs#create-a-reference', status: '422' },
+          body: {
+            message: 'Reference already exists',
+            documentation_url: 'https://docs.github.com/rest/git/refs#create-a-reference',
+            status: '422',
+          },
         };
       this.branches.set(key, input.sha);
-      return { status: 201, body: { ref: input.ref, node_id: 'REF', url: '', object: { type: 'commit', sha: input.sha, url: '' } } };
+      return {
+        status: 201,
+        body: { ref: input.ref, node_id: 'REF', url: '', object: { type: 'commit', sha: input.sha, url: '' } },
+      };
     }
     if (method === 'PATCH' && (match = /^\/repos\/([^/]+\/[^/]+)\/git\/refs\/(.+)$/.exec(path))) {
       const key = `${match[1]!.toLowerCase()}#${decodeURIComponent(match[2]!).replace(/^heads\//, '')}`;
       if (!this.branches.has(key))
         return {
           status: 422,
-          body: { message: 'Reference does not exist', documentation_url: 'https://docs.github.com/rest/git/refs#update-a-reference', status: '422' },
+          body: {
+            message: 'Reference does not exist',
+            documentation_url: 'https://docs.github.com/rest/git/refs#update-a-reference',
+            status: '422',
+          },
         };
       this.branches.set(key, (body as { sha: string }).sha);
       return {
         status: 200,
-        body: { ref: `refs/heads/${key.split('#')[1]}`, node_id: 'REF', url: '', object: { type: 'commit', sha: (body as { sha: string }).sha, url: '' } },
+        body: {
+          ref: `refs/heads/${key.split('#')[1]}`,
+          node_id: 'REF',
+          url: '',
+          object: { type: 'commit', sha: (body as { sha: string }).sha, url: '' },
+        },
       };
     }
     if (method === 'POST' && (match = /^\/repos\/([^/]+\/[^/]+)\/pulls$/.exec(path))) {
       const input = body as { head: string; base: string; title: string; body: string };
       const number = this.nextId++;
       this.createdPulls.push({ repo: match[1]!.toLowerCase(), number, ...input });
-      return { status: 201, body: { id: number, number, state: 'open', html_url: '', head: { ref: input.head }, base: { ref: input.base } } };
+      return {
+        status: 201,
+        body: { id: number, number, state: 'open', html_url: '', head: { ref: input.head }, base: { ref: input.base } },
+      };
     }
     if (method === 'PATCH' && (match = /^\/repos\/([^/]+\/[^/]+)\/pulls\/(\d+)$/.exec(path))) {
       const pull = this.createdPulls.find((candidate) => candidate.number === Number(match![2]));
@@ -497,14 +571,19 @@ export class FakeGitHub {
           path,
         );
       }
-      const pulls = [...this.pulls].filter(([key, pull]) => key.startsWith(`${repo}#`) && pull.state === 'open').map(([, pull]) => this.pullBody(repo, pull));
+      const pulls = [...this.pulls]
+        .filter(([key, pull]) => key.startsWith(`${repo}#`) && pull.state === 'open')
+        .map(([, pull]) => this.pullBody(repo, pull));
       return this.page(pulls, query, path);
     }
     if (method === 'GET' && (match = /^\/repos\/([^/]+\/[^/]+)\/commits\/([^/]+)\/pulls$/.exec(path))) {
       const repo = match[1]!.toLowerCase();
       // The base repository answers [] for a commit only a fork's branch has (observed; see the header).
       const pulls = [...this.pulls]
-        .filter(([key, pull]) => key.startsWith(`${repo}#`) && pull.headSha === match![2] && pull.headRepo.toLowerCase() === repo)
+        .filter(
+          ([key, pull]) =>
+            key.startsWith(`${repo}#`) && pull.headSha === match![2] && pull.headRepo.toLowerCase() === repo,
+        )
         .map(([, pull]) => this.pullBody(repo, pull));
       return this.page(pulls, query, path);
     }
@@ -526,7 +605,8 @@ export class FakeGitHub {
         if (old === text) continue;
         files.push({ filename: filePath, status: old === undefined ? 'added' : 'modified', patch: patchOf(text) });
       }
-      for (const filePath of before.keys()) if (!after.has(filePath)) files.push({ filename: filePath, status: 'removed' });
+      for (const filePath of before.keys())
+        if (!after.has(filePath)) files.push({ filename: filePath, status: 'removed' });
       return {
         status: 200,
         body: {
@@ -601,7 +681,9 @@ export class FakeGitHub {
     }
     if (method === 'GET' && (match = /^\/repos\/([^/]+\/[^/]+)\/check-suites\/(\d+)\/check-runs$/.exec(path))) {
       const name = query.get('check_name');
-      const runs = this.checkRuns.filter((run) => run.suiteId === Number(match![2]) && (!name || run.name === name)).map((run) => this.checkRunBody(run));
+      const runs = this.checkRuns
+        .filter((run) => run.suiteId === Number(match![2]) && (!name || run.name === name))
+        .map((run) => this.checkRunBody(run));
       const page = this.page(runs, query, path);
       return { ...page, body: { total_count: runs.length, check_runs: page.body } };
     }
@@ -630,7 +712,13 @@ export class FakeGitHub {
       this.reactions.push({ commentId: Number(match[2]), content: (body as { content: string }).content });
       return {
         status: 201,
-        body: { id: this.nextId++, node_id: 'X', user: null, content: (body as { content: string }).content, created_at: new Date().toISOString() },
+        body: {
+          id: this.nextId++,
+          node_id: 'X',
+          user: null,
+          content: (body as { content: string }).content,
+          created_at: new Date().toISOString(),
+        },
       };
     }
     if (method === 'POST' && (match = /^\/repos\/([^/]+\/[^/]+)\/issues\/(\d+)\/comments$/.exec(path))) {
@@ -656,7 +744,11 @@ export class FakeGitHub {
     }
     return {
       status: 404,
-      body: { message: `Not Found (the fake GitHub has no route for ${method} ${path})`, documentation_url: 'https://docs.github.com/rest', status: '404' },
+      body: {
+        message: `Not Found (the fake GitHub has no route for ${method} ${path})`,
+        documentation_url: 'https://docs.github.com/rest',
+        status: '404',
+      },
     };
   }
 
@@ -697,8 +789,10 @@ export class FakeGitHub {
     const files = this.trees.get(run.head_sha);
     for (const annotation of (annotations ?? []) as { path: string; start_line: number; end_line: number }[]) {
       const text = files?.get(annotation.path);
-      if (text === undefined) this.annotationProblems.push(`${annotation.path}: not a file of ${run.head_sha.slice(0, 7)}`);
-      else if (annotation.end_line > lineCount(text)) this.annotationProblems.push(`${annotation.path}: end_line ${annotation.end_line} past its last line`);
+      if (text === undefined)
+        this.annotationProblems.push(`${annotation.path}: not a file of ${run.head_sha.slice(0, 7)}`);
+      else if (annotation.end_line > lineCount(text))
+        this.annotationProblems.push(`${annotation.path}: end_line ${annotation.end_line} past its last line`);
     }
   }
 
@@ -869,7 +963,10 @@ function tooMany(count: number): Response {
 }
 
 /** GitHub's whole-query error for `first`/`last` outside 1–100 (literal or from a variable). */
-function excessivePagination(query: string, variables: Record<string, unknown>): { type: string; message: string } | undefined {
+function excessivePagination(
+  query: string,
+  variables: Record<string, unknown>,
+): { type: string; message: string } | undefined {
   for (const match of query.matchAll(/\b(first|last):\s*(\$?\w+)/g)) {
     const raw = match[2]!;
     const value = raw.startsWith('$') ? Number(variables[raw.slice(1)]) : Number(raw);
@@ -886,7 +983,10 @@ function excessivePagination(query: string, variables: Record<string, unknown>):
 function connection<T>(
   items: readonly T[],
   args: { first?: number; last?: number; after?: string | null; before?: string | null },
-): { nodes: T[]; pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; endCursor: string | null; startCursor: string | null } } {
+): {
+  nodes: T[];
+  pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; endCursor: string | null; startCursor: string | null };
+} {
   let from = args.after ? Number(args.after) + 1 : 0;
   let to = args.before ? Number(args.before) : items.length;
   if (args.first !== undefined) to = Math.min(to, from + args.first);
@@ -937,7 +1037,13 @@ function rootResolvers(fake: FakeGitHub): unknown {
       .sort(([a], [b]) => a.localeCompare(b))
       .map(([name, type]): TreeNode['entries'][number] => {
         const path = `${prefix}${name}`;
-        return { name, path, type, mode: type === 'blob' ? 33188 : 16384, object: type === 'blob' ? blob(files.get(path)) : tree(files, path) };
+        return {
+          name,
+          path,
+          type,
+          mode: type === 'blob' ? 33188 : 16384,
+          object: type === 'blob' ? blob(files.get(path)) : tree(files, path),
+        };
       });
     return { __typename: 'Tree', entries };
   };
@@ -947,7 +1053,11 @@ function rootResolvers(fake: FakeGitHub): unknown {
       const refusal = fake.forbidden.get(full);
       if (refusal) throw new GitHubGraphqlError('FORBIDDEN', refusal);
       const repo = fake.visible(full);
-      if (!repo) throw new GitHubGraphqlError('NOT_FOUND', `Could not resolve to a Repository with the name '${owner}/${name}'.`);
+      if (!repo)
+        throw new GitHubGraphqlError(
+          'NOT_FOUND',
+          `Could not resolve to a Repository with the name '${owner}/${name}'.`,
+        );
       return {
         defaultBranchRef: { name: repo.defaultBranch, target: { __typename: 'Commit', oid: repo.head } },
         object: ({ expression, oid }: { expression?: string; oid?: string }) => {
@@ -957,7 +1067,10 @@ function rootResolvers(fake: FakeGitHub): unknown {
               checkRuns: (args: { first?: number; last?: number; filterBy?: { checkName?: string } }) =>
                 connection(
                   runs
-                    .filter((run) => run.suiteId === suiteId && (!args.filterBy?.checkName || run.name === args.filterBy.checkName))
+                    .filter(
+                      (run) =>
+                        run.suiteId === suiteId && (!args.filterBy?.checkName || run.name === args.filterBy.checkName),
+                    )
                     .map((run) => ({
                       databaseId: run.id,
                       externalId: run.external_id ?? null,
@@ -967,7 +1080,11 @@ function rootResolvers(fake: FakeGitHub): unknown {
                   args,
                 ),
             }));
-            return { __typename: 'Commit', oid, checkSuites: (args: { first?: number; last?: number }) => connection(suites, args) };
+            return {
+              __typename: 'Commit',
+              oid,
+              checkSuites: (args: { first?: number; last?: number }) => connection(suites, args),
+            };
           }
           const [revision, ...rest] = (expression ?? '').split(':');
           const sha = revision === 'HEAD' ? repo.head : revision!;
@@ -980,13 +1097,20 @@ function rootResolvers(fake: FakeGitHub): unknown {
         },
         pullRequests: (args: { states?: string[]; first?: number; last?: number }) => {
           const pulls = [...fake.pulls]
-            .filter(([key, pull]) => key.startsWith(`${full}#`) && (!args.states || args.states.includes(pull.state.toUpperCase())))
+            .filter(
+              ([key, pull]) =>
+                key.startsWith(`${full}#`) && (!args.states || args.states.includes(pull.state.toUpperCase())),
+            )
             .map(([, pull]) => pullNode(full, pull));
           return connection(pulls, args);
         },
         pullRequest: ({ number }: { number: number }) => {
           const pull = fake.pull(full, number);
-          if (!pull) throw new GitHubGraphqlError('NOT_FOUND', `Could not resolve to a PullRequest with the number of ${number}.`);
+          if (!pull)
+            throw new GitHubGraphqlError(
+              'NOT_FOUND',
+              `Could not resolve to a PullRequest with the number of ${number}.`,
+            );
           return pullNode(full, pull);
         },
       };
@@ -1003,11 +1127,16 @@ function rootResolvers(fake: FakeGitHub): unknown {
     }) => {
       const branchKey = `${input.branch.repositoryNameWithOwner.toLowerCase()}#${input.branch.branchName}`;
       const pull = [...fake.pulls.values()].find(
-        (candidate) => candidate.headRepo.toLowerCase() === input.branch.repositoryNameWithOwner.toLowerCase() && candidate.headRef === input.branch.branchName,
+        (candidate) =>
+          candidate.headRepo.toLowerCase() === input.branch.repositoryNameWithOwner.toLowerCase() &&
+          candidate.headRef === input.branch.branchName,
       );
       const current = fake.branches.get(branchKey) ?? pull?.headSha;
       if (!current || current !== input.expectedHeadOid)
-        throw new GitHubGraphqlError('STALE_DATA', `Expected branch to point to "${input.expectedHeadOid}" but it did not. Pull and try again.`);
+        throw new GitHubGraphqlError(
+          'STALE_DATA',
+          `Expected branch to point to "${input.expectedHeadOid}" but it did not. Pull and try again.`,
+        );
       const files = Object.fromEntries(fake.trees.get(current) ?? []);
       const additions = (input.fileChanges.additions ?? []).map((file) => ({
         path: file.path,
@@ -1015,7 +1144,13 @@ function rootResolvers(fake: FakeGitHub): unknown {
       }));
       for (const file of additions) files[file.path] = file.contents;
       const oid = fake.commit(files);
-      fake.commits.push({ branch: input.branch.branchName, repo: input.branch.repositoryNameWithOwner, oid, files: additions, message: input.message });
+      fake.commits.push({
+        branch: input.branch.branchName,
+        repo: input.branch.repositoryNameWithOwner,
+        oid,
+        files: additions,
+        message: input.message,
+      });
       if (fake.branches.has(branchKey)) fake.branches.set(branchKey, oid);
       else if (pull) pull.headSha = oid;
       return { commit: { oid, url: `https://github.test/commit/${oid}` } };
@@ -1023,7 +1158,12 @@ function rootResolvers(fake: FakeGitHub): unknown {
   };
 
   function pullNode(full: string, pull: FakePull) {
-    const CHANGE: Record<FakeFile['status'], string> = { added: 'ADDED', modified: 'MODIFIED', removed: 'DELETED', renamed: 'RENAMED' };
+    const CHANGE: Record<FakeFile['status'], string> = {
+      added: 'ADDED',
+      modified: 'MODIFIED',
+      removed: 'DELETED',
+      renamed: 'RENAMED',
+    };
     return {
       number: pull.number,
       state: pull.state.toUpperCase(),
@@ -1036,7 +1176,12 @@ function rootResolvers(fake: FakeGitHub): unknown {
       isCrossRepository: pull.headRepo.toLowerCase() !== full,
       files: (args: { first?: number; last?: number; after?: string }) =>
         connection(
-          pull.files.map((file) => ({ path: file.filename, changeType: CHANGE[file.status], additions: 1, deletions: 0 })),
+          pull.files.map((file) => ({
+            path: file.filename,
+            changeType: CHANGE[file.status],
+            additions: 1,
+            deletions: 0,
+          })),
           args,
         ),
       reviews: (args: { first?: number; last?: number }) =>
@@ -1052,7 +1197,11 @@ function rootResolvers(fake: FakeGitHub): unknown {
         ),
       comments: (args: { first?: number; last?: number; after?: string; before?: string }) =>
         connection(
-          pull.comments.map((comment) => ({ databaseId: comment.id, body: comment.body, viewerDidAuthor: comment.login === BOT_LOGIN })),
+          pull.comments.map((comment) => ({
+            databaseId: comment.id,
+            body: comment.body,
+            viewerDidAuthor: comment.login === BOT_LOGIN,
+          })),
           args,
         ),
     };

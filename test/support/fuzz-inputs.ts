@@ -20,7 +20,9 @@ export function seeds(kind: Kind): string[] {
     for (const name of readdirSync(join(rules, rule))) {
       for (const path of inputPaths(join(rules, rule, name))) {
         const text = readFileSync(join(rules, rule, name, path), 'utf8');
-        const fileKind: Kind = classifyPath(path) ?? (/\.ya?ml$/.test(path) ? (looksLikeManifest(text) ? 'kubernetes' : 'conda') : 'requirements');
+        const fileKind: Kind =
+          classifyPath(path) ??
+          (/\.ya?ml$/.test(path) ? (looksLikeManifest(text) ? 'kubernetes' : 'conda') : 'requirements');
         if (fileKind === kind) out.push(text);
       }
     }
@@ -30,7 +32,10 @@ export function seeds(kind: Kind): string[] {
   }
   // Real pyproject.toml files (fixtures/corpus-packaging).
   const packaging = join(ROOT, 'fixtures', 'corpus-packaging');
-  const ending = kind === 'dockerfile' || kind === 'requirements' || kind === 'conda' || kind === 'kubernetes' ? undefined : formatOf(kind).fileName;
+  const ending =
+    kind === 'dockerfile' || kind === 'requirements' || kind === 'conda' || kind === 'kubernetes'
+      ? undefined
+      : formatOf(kind).fileName;
   // Files up to 64 KiB: a mutated seed is parsed once per case, and the large real locks are for their own tests.
   if (ending)
     for (const name of readdirSync(packaging).filter((file) => file.endsWith(ending))) {
@@ -108,14 +113,21 @@ const SYNTAX = [
 
 /** Random text with a bias towards the syntax of all three formats. */
 export const syntaxText = fc
-  .array(fc.oneof(fc.constantFrom(...SYNTAX), fc.string({ maxLength: 8 }), fc.string({ unit: 'grapheme', maxLength: 4 })), { maxLength: 60 })
+  .array(
+    fc.oneof(fc.constantFrom(...SYNTAX), fc.string({ maxLength: 8 }), fc.string({ unit: 'grapheme', maxLength: 4 })),
+    { maxLength: 60 },
+  )
   .map((parts) => parts.join(''));
 
 /** A seed file with random edits: insertions, deletions, duplications and truncation. */
 export function mutated(kind: Kind): fc.Arbitrary<string> {
   const base = seeds(kind);
   return fc
-    .tuple(fc.constantFrom(...base), fc.array(fc.tuple(fc.nat(), fc.nat({ max: 20 }), syntaxText), { maxLength: 6 }), fc.option(fc.nat()))
+    .tuple(
+      fc.constantFrom(...base),
+      fc.array(fc.tuple(fc.nat(), fc.nat({ max: 20 }), syntaxText), { maxLength: 6 }),
+      fc.option(fc.nat()),
+    )
     .map(([text, edits, cut]) => {
       let out = text;
       for (const [at, remove, insert] of edits) {

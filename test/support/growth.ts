@@ -21,11 +21,14 @@ export async function growth(run: (n: number) => void, small: number, big: numbe
     run(n);
     const ended = performance.now();
     await new Promise((resolve) => setTimeout(resolve, 0)); // gc entries arrive asynchronously
-    const collecting = collections.filter((c) => c.start >= started && c.start < ended).reduce((sum, c) => sum + c.duration, 0);
+    const collecting = collections
+      .filter((c) => c.start >= started && c.start < ended)
+      .reduce((sum, c) => sum + c.duration, 0);
     collections.length = 0;
     return ended - started - collecting;
   };
-  const fastest = async (n: number): Promise<number> => Math.min(await mutatorTime(n), await mutatorTime(n), await mutatorTime(n));
+  const fastest = async (n: number): Promise<number> =>
+    Math.min(await mutatorTime(n), await mutatorTime(n), await mutatorTime(n));
   try {
     run(Math.ceil(small / 4));
     return (await fastest(big)) / Math.max(await fastest(small), 1);

@@ -20,7 +20,15 @@ import { join } from 'node:path';
 import { classifyPath, sniffKind } from '../../src/parsers/index.js';
 import { formatOf } from '../../src/parsers/formats.js';
 
-export type MutantKind = 'index-major' | 'image-major' | 'label' | 'companion' | 'conda' | 'tag' | 'index-dropped' | 'other-major';
+export type MutantKind =
+  | 'index-major'
+  | 'image-major'
+  | 'label'
+  | 'companion'
+  | 'conda'
+  | 'tag'
+  | 'index-dropped'
+  | 'other-major';
 
 export interface Original {
   readonly name: string;
@@ -47,7 +55,10 @@ export interface Mutant {
 export function originals(root: string): Original[] {
   const out: Original[] = [];
   const corpus = join(root, 'fixtures', 'corpus');
-  const expect = JSON.parse(readFileSync(join(corpus, 'expect.json'), 'utf8')) as Record<string, { path: string; with?: Record<string, string> }>;
+  const expect = JSON.parse(readFileSync(join(corpus, 'expect.json'), 'utf8')) as Record<
+    string,
+    { path: string; with?: Record<string, string> }
+  >;
   for (const [name, entry] of Object.entries(expect)) {
     const files: Record<string, string> = { [entry.path]: readFileSync(join(corpus, name), 'utf8') };
     for (const [file, path] of Object.entries(entry.with ?? {})) files[path] = readFileSync(join(corpus, file), 'utf8');
@@ -76,7 +87,8 @@ function majorsBesides(text: string, skip: number): Set<string> {
     if (i === skip || /^\s*#/.test(line)) return;
     for (const match of line.matchAll(/\+cu(1[0-3])\d\b/g)) majors.add(match[1]!);
     for (const match of line.matchAll(/nvidia\/cuda:(1[0-3])\.\d/g)) majors.add(match[1]!);
-    for (const match of line.matchAll(/(?:pytorch-cuda|cudatoolkit|cuda-version)\s*[=:]?=?\s*["']?(1[0-3])\.\d/g)) majors.add(match[1]!);
+    for (const match of line.matchAll(/(?:pytorch-cuda|cudatoolkit|cuda-version)\s*[=:]?=?\s*["']?(1[0-3])\.\d/g))
+      majors.add(match[1]!);
     for (const match of line.matchAll(/download\.pytorch\.org\/whl\/cu(1[0-3])\d/g)) majors.add(match[1]!);
   });
   return majors;
@@ -95,7 +107,14 @@ interface Draft {
 export function mutantsOf(original: Original): Mutant[] {
   // Lock files are written by tools, not by people: their mistakes are made in the manifest.
   const kind = classifyPath(original.main);
-  if (kind === 'uv-lock' || kind === 'pixi-lock' || kind === 'poetry-lock' || kind === 'conda-lock' || /\.lock\.ya?ml$/.test(original.main)) return [];
+  if (
+    kind === 'uv-lock' ||
+    kind === 'pixi-lock' ||
+    kind === 'poetry-lock' ||
+    kind === 'conda-lock' ||
+    /\.lock\.ya?ml$/.test(original.main)
+  )
+    return [];
   const text = original.files[original.main]!;
   const lines = text.split('\n');
   const drafts: Draft[] = [];
@@ -116,9 +135,13 @@ export function mutantsOf(original: Original): Mutant[] {
       });
     }
     // image-major: only where the stage itself installs something that names its CUDA
-    const image = /nvidia\/cuda:(1[0-3])\.(\d+)\.(\d+)-((?:cudnn\d?-)?(?:base|runtime|devel))-ubuntu(\d\d\.\d\d)/.exec(line);
+    const image = /nvidia\/cuda:(1[0-3])\.(\d+)\.(\d+)-((?:cudnn\d?-)?(?:base|runtime|devel))-ubuntu(\d\d\.\d\d)/.exec(
+      line,
+    );
     const stageEnd = lines.findIndex((other, j) => j > i && /^\s*FROM\s/i.test(other));
-    const stage = lines.slice(i + 1, stageEnd < 0 ? lines.length : stageEnd).filter((other) => !/^\s*ENV\s/i.test(other));
+    const stage = lines
+      .slice(i + 1, stageEnd < 0 ? lines.length : stageEnd)
+      .filter((other) => !/^\s*ENV\s/i.test(other));
     if (image && majorsBesides(stage.join('\n'), -1).has(image[1]!)) {
       const other = OTHER_MAJOR_IMAGE[image[1]!]!;
       // The tag as NVIDIA spells it for that release: -cudnn8- up to 12.2, -cudnn- from 12.4; 11.8 and 12.1 on 22.04.
@@ -128,7 +151,10 @@ export function mutantsOf(original: Original): Mutant[] {
       drafts.push({
         kind: 'image-major',
         line: i,
-        replace: line.replace(image[0]!, `nvidia/cuda:${other}-${image[4]!.includes('cudnn') ? flavour : image[4]!}-ubuntu${os}`),
+        replace: line.replace(
+          image[0]!,
+          `nvidia/cuda:${other}-${image[4]!.includes('cudnn') ? flavour : image[4]!}-ubuntu${os}`,
+        ),
         rules: ['cuda-mismatch'],
         lines: lines.map((_, n) => n + 1),
         what: `image ${image[1]}.${image[2]}.${image[3]} → ${other}`,
@@ -229,7 +255,10 @@ export function mutantsOf(original: Original): Mutant[] {
       drafts.push({
         kind: 'tag',
         line: i,
-        replace: line.replace(tag[0]!, `nvidia/cuda:${tag[1] === '11' ? '11.9' : tag[1] === '12' ? '12.7' : '13.9'}.0${tag[4]}`),
+        replace: line.replace(
+          tag[0]!,
+          `nvidia/cuda:${tag[1] === '11' ? '11.9' : tag[1] === '12' ? '12.7' : '13.9'}.0${tag[4]}`,
+        ),
         rules: ['image-missing'],
         what: `nvidia/cuda ${tag[1]}.${tag[2]} → a CUDA release that never was`,
       });
@@ -289,7 +318,9 @@ export function mutantsOf(original: Original): Mutant[] {
     if (!/^\s*(--extra-index-url|--index-url|-i|--find-links|-f)\b.*download\.pytorch\.org\/whl/.test(line)) return;
     // Another index line of PyTorch's stays: then nothing is missing.
     if (lines.some((other, j) => j !== i && !comment(other) && /download\.pytorch\.org\/whl/.test(other))) return;
-    const pins = lines.flatMap((other, j) => (/\b(torch|torchvision|torchaudio)==[\d.]+\+cu\d+/.test(other) && !comment(other) ? [j + 1] : []));
+    const pins = lines.flatMap((other, j) =>
+      /\b(torch|torchvision|torchaudio)==[\d.]+\+cu\d+/.test(other) && !comment(other) ? [j + 1] : [],
+    );
     drafts.push({
       kind: 'index-dropped',
       line: i,

@@ -26,7 +26,10 @@ let operations: Operation[] | undefined;
 function load(): Operation[] {
   if (operations) return operations;
   // Ajv rejects OpenAPI's `nullable` without `type`; requests never need it, so it is dropped.
-  const text = readFileSync(join(MODULES, '@octokit', 'openapi', 'generated', 'api.github.com.json'), 'utf8').replace(/"nullable":\s*(true|false),?/g, '');
+  const text = readFileSync(join(MODULES, '@octokit', 'openapi', 'generated', 'api.github.com.json'), 'utf8').replace(
+    /"nullable":\s*(true|false),?/g,
+    '',
+  );
   const spec = JSON.parse(text.replace(/,(\s*[}\]])/g, '$1')) as {
     paths: Record<
       string,
@@ -39,18 +42,24 @@ function load(): Operation[] {
         }
       >
     >;
-    components: { parameters: Record<string, { name: string; in: string; required?: boolean }>; schemas: Record<string, unknown> };
+    components: {
+      parameters: Record<string, { name: string; in: string; required?: boolean }>;
+      schemas: Record<string, unknown>;
+    };
   };
   const ajv = new Ajv({ strict: false, allErrors: true });
   (addFormats as unknown as (ajv: Ajv) => void)(ajv);
   ajv.addSchema({ $id: 'gh', components: spec.components });
-  const rewrite = (schema: unknown): unknown => JSON.parse(JSON.stringify(schema).replace(/"#\/components\//g, '"gh#/components/'));
+  const rewrite = (schema: unknown): unknown =>
+    JSON.parse(JSON.stringify(schema).replace(/"#\/components\//g, '"gh#/components/'));
   operations = [];
   for (const [template, methods] of Object.entries(spec.paths)) {
     const regex = new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`);
     for (const [method, op] of Object.entries(methods)) {
       if (!op || typeof op !== 'object' || !('operationId' in op)) continue;
-      const params = (op.parameters ?? []).map((param) => (param.$ref ? spec.components.parameters[param.$ref.split('/').pop()!]! : param)) as {
+      const params = (op.parameters ?? []).map((param) =>
+        param.$ref ? spec.components.parameters[param.$ref.split('/').pop()!]! : param,
+      ) as {
         name: string;
         in: string;
         required?: boolean;
@@ -83,13 +92,17 @@ export function validateRest(method: string, path: string, query: URLSearchParam
   if (!op) return [`${method} ${path} is not an operation in GitHub's REST API description`];
   const problems: string[] = [];
   for (const name of query.keys()) {
-    if (!op.params.some((param) => param.in === 'query' && param.name === name)) problems.push(`${op.operationId}: unknown query parameter "${name}"`);
+    if (!op.params.some((param) => param.in === 'query' && param.name === name))
+      problems.push(`${op.operationId}: unknown query parameter "${name}"`);
   }
   if (op.body) {
     if (body === undefined && op.bodyRequired) problems.push(`${op.operationId}: request body required`);
     else if (body !== undefined) {
       const check = op.body();
-      if (!check(body)) problems.push(...(check.errors ?? []).map((error) => `${op.operationId}: body${error.instancePath} ${error.message}`));
+      if (!check(body))
+        problems.push(
+          ...(check.errors ?? []).map((error) => `${op.operationId}: body${error.instancePath} ${error.message}`),
+        );
     }
   }
   return problems;

@@ -14,7 +14,11 @@ function storeContract(make: () => PathIndex) {
     await index.put('o/r', entry);
     expect(await index.get('o/r')).toEqual(entry);
     await index.pushed('o/r', { before: A, after: B, touched: ['requirements.txt', 'Dockerfile'] });
-    expect(await index.get('o/r')).toEqual({ ...entry, sha: B, paths: ['Dockerfile', 'odd\nname/requirements.txt', 'requirements.txt'] });
+    expect(await index.get('o/r')).toEqual({
+      ...entry,
+      sha: B,
+      paths: ['Dockerfile', 'odd\nname/requirements.txt', 'requirements.txt'],
+    });
     await index.pushed('o/r', { before: A, after: B, touched: ['requirements.txt'] }); // redelivered: already at B
     expect((await index.get('o/r'))?.sha).toBe(B);
     await index.pushed('o/r', { before: A, after: C, touched: [] }); // out of order: B is the entry's commit

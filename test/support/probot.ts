@@ -10,7 +10,12 @@ import { packageRoot } from '../../src/util/package-root.js';
 import { createDeps, type AppDeps, type DepsOptions } from '../../src/github/deps.js';
 import type { FakeGitHub } from './fake-github.js';
 
-const EXAMPLES = JSON.parse(readFileSync(join(packageRoot(), 'node_modules', '@octokit', 'webhooks-examples', 'api.github.com', 'index.json'), 'utf8')) as {
+const EXAMPLES = JSON.parse(
+  readFileSync(
+    join(packageRoot(), 'node_modules', '@octokit', 'webhooks-examples', 'api.github.com', 'index.json'),
+    'utf8',
+  ),
+) as {
   name: string;
   examples: Record<string, unknown>[];
 }[];
@@ -51,7 +56,10 @@ export interface SetupOptions {
  * Probot with the App loaded, its GitHub requests answered by `fake` through nock. A fault registered on the fake
  * with status 0 is a connection reset (ECONNRESET) instead of an HTTP answer.
  */
-export function setup(fake: FakeGitHub, options: SetupOptions = {}): { probot: Probot; deps: AppDeps; logs: LogLine[] } {
+export function setup(
+  fake: FakeGitHub,
+  options: SetupOptions = {},
+): { probot: Probot; deps: AppDeps; logs: LogLine[] } {
   nock.disableNetConnect();
   for (const method of ['get', 'post', 'patch', 'put', 'delete'] as const) {
     const scope = nock('https://api.github.com').persist();
@@ -67,8 +75,16 @@ export function setup(fake: FakeGitHub, options: SetupOptions = {}): { probot: P
         reset.times--;
         throw Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
       }
-      const response = await fake.handle(method.toUpperCase(), uri, body === '' ? undefined : typeof body === 'string' ? JSON.parse(body) : body);
-      return [response.status, JSON.stringify(response.body), { 'content-type': 'application/json', ...response.headers }];
+      const response = await fake.handle(
+        method.toUpperCase(),
+        uri,
+        body === '' ? undefined : typeof body === 'string' ? JSON.parse(body) : body,
+      );
+      return [
+        response.status,
+        JSON.stringify(response.body),
+        { 'content-type': 'application/json', ...response.headers },
+      ];
     });
   }
   const logs: LogLine[] = [];

@@ -32,7 +32,11 @@ export async function startRedis(): Promise<RunningRedis> {
   if (!SERVER) throw new Error('redis-server is not installed (Debian package redis-server; .ci/run installs it)');
   for (let attempt = 0; attempt < 5; attempt++) {
     const port = 20_000 + Math.floor(Math.random() * 20_000);
-    const server: ChildProcess = spawn(SERVER, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    const server: ChildProcess = spawn(
+      SERVER,
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      { stdio: 'ignore' },
+    );
     let exited = false;
     server.once('exit', () => (exited = true));
     for (const deadline = Date.now() + 10_000; !exited && Date.now() < deadline; ) {

@@ -17,7 +17,12 @@ const probot = new Probot({
     throttle: { ...(options.throttle as object), enabled: false },
   })),
 });
-const fanout = new DurableFanout({ redisUrl: process.env.REDIS_URL!, concurrency: 2, lockDurationMs: 1500, stalledIntervalMs: 500 });
+const fanout = new DurableFanout({
+  redisUrl: process.env.REDIS_URL!,
+  concurrency: 2,
+  lockDurationMs: 1500,
+  stalledIntervalMs: 500,
+});
 const deps = createDeps({ appId: 1, fanout });
 fanout.start(probot, (github, job) => runJob(github, job, deps, probot.log, { durable: true }), probot.log);
 process.stdout.write('worker ready\n');

@@ -7,7 +7,10 @@ import { compareDotted } from '../../util/dotted.js';
 /** PEP 503 simple-index page (download.pytorch.org/whl/torch/): version → CUDA variants with a Linux x86_64 wheel. */
 export function parseWheelIndex(html: string, project = 'torch'): Map<string, Set<string>> {
   const variants = new Map<string, Set<string>>();
-  const re = new RegExp(`>\\s*${project}-(\\d+\\.\\d+\\.\\d+)(?:%2B|\\+)(cu\\d{2,3})-[^<]*?linux(?:_\\d+)*_x86_64\\.whl\\s*<`, 'gi');
+  const re = new RegExp(
+    `>\\s*${project}-(\\d+\\.\\d+\\.\\d+)(?:%2B|\\+)(cu\\d{2,3})-[^<]*?linux(?:_\\d+)*_x86_64\\.whl\\s*<`,
+    'gi',
+  );
   for (let match = re.exec(html); match; match = re.exec(html)) {
     const [, version, tag] = match;
     if (!variants.has(version!)) variants.set(version!, new Set());
@@ -36,7 +39,12 @@ export function parseDriverTable(html: string): DriverRow[] {
     const linux = driverOf(cells[1]!);
     const windows = cells[2] ? driverOf(cells[2]) : undefined;
     if (!linux && !windows) continue;
-    rows.push({ label: label.replace(/^CUDA\s+/i, ''), version, ...(linux ? { linux } : {}), ...(windows ? { windows } : {}) });
+    rows.push({
+      label: label.replace(/^CUDA\s+/i, ''),
+      version,
+      ...(linux ? { linux } : {}),
+      ...(windows ? { windows } : {}),
+    });
   }
   return rows.sort((a, b) => compareDotted(a.version, b.version));
 }

@@ -21,11 +21,16 @@ export type Fetch = (url: string) => Promise<string>;
 
 export async function fetchText(url: string): Promise<string> {
   try {
-    const response = await fetch(url, { signal: AbortSignal.timeout(20_000), headers: { 'user-agent': 'cuda-gatekeeper kb:refresh' } });
+    const response = await fetch(url, {
+      signal: AbortSignal.timeout(20_000),
+      headers: { 'user-agent': 'cuda-gatekeeper kb:refresh' },
+    });
     if (!response.ok) throw new Error(`HTTP ${response.status}`);
     return await response.text();
   } catch (error) {
-    throw new OfflineError(`cannot read ${url} (${(error as Error).message}); kb:refresh needs network access. The bundled data is unchanged.`);
+    throw new OfflineError(
+      `cannot read ${url} (${(error as Error).message}); kb:refresh needs network access. The bundled data is unchanged.`,
+    );
   }
 }
 
@@ -62,7 +67,11 @@ export async function refresh(dataDir: string, fetchSource: Fetch, today: string
       changes.push(`pytorch: new release ${version} (${variants.join(', ')})`);
     } else if (existing.variants.join() !== variants.join()) {
       changes.push(`pytorch: ${version} variants ${existing.variants.join(', ')} -> ${variants.join(', ')}`);
-      Object.assign(existing, { variants, retrieved: today, source: [...new Set([...existing.source, SOURCES.torchIndex])] });
+      Object.assign(existing, {
+        variants,
+        retrieved: today,
+        source: [...new Set([...existing.source, SOURCES.torchIndex])],
+      });
     }
   }
   pytorch.releases.sort((a, b) => compareDotted(a.version, b.version));
@@ -124,7 +133,8 @@ export async function refresh(dataDir: string, fetchSource: Fetch, today: string
 }
 
 export function writeData(dataDir: string, files: Readonly<Record<string, unknown>>): void {
-  for (const [name, data] of Object.entries(files)) writeFileSync(join(dataDir, name), `${JSON.stringify(data, null, 2)}\n`);
+  for (const [name, data] of Object.entries(files))
+    writeFileSync(join(dataDir, name), `${JSON.stringify(data, null, 2)}\n`);
 }
 
 const SOURCE_OF_CHANGE: Readonly<Record<string, string>> = {

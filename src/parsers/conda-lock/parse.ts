@@ -34,7 +34,15 @@ export function parseCondaLock(path: string, fileText: string): ParsedFile {
     const key = `${platform} ${tool}`;
     let context = contexts.get(key);
     if (!context) {
-      context = { id: sink.contexts.length, tool, span: { start: 0, end: 0 }, indexes: [], includes: [], channels, variant: `platform ${platform}` };
+      context = {
+        id: sink.contexts.length,
+        tool,
+        span: { start: 0, end: 0 },
+        indexes: [],
+        includes: [],
+        channels,
+        variant: `platform ${platform}`,
+      };
       sink.contexts.push(context);
       contexts.set(key, context);
     }
@@ -53,7 +61,11 @@ export function parseCondaLock(path: string, fileText: string): ParsedFile {
       const torchRequirement = text(get(get(entry, 'dependencies'), 'pytorch'))?.text;
       if (fact)
         sink.packages.push(
-          packageFact({ ...fact, ...(torchRequirement !== undefined ? { torchRequirement } : {}), context: contextOf(platform, 'conda-env').id }),
+          packageFact({
+            ...fact,
+            ...(torchRequirement !== undefined ? { torchRequirement } : {}),
+            context: contextOf(platform, 'conda-env').id,
+          }),
         );
     } else if (manager === 'pip' && name && version) {
       const pin = new MappedBuilder();

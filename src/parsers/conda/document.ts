@@ -45,7 +45,8 @@ export function readWithYaml(text: string, source: SourceText): CondaDocument {
     if (!node || !isAlias(node)) return node ?? undefined;
     const [start, end] = node.range ?? [0, 0];
     if (++aliases > MAX_ALIASES) {
-      if (aliases === MAX_ALIASES + 1) errors.push({ span: { start, end }, message: `YAML: more than ${MAX_ALIASES} aliases; the rest are not read` });
+      if (aliases === MAX_ALIASES + 1)
+        errors.push({ span: { start, end }, message: `YAML: more than ${MAX_ALIASES} aliases; the rest are not read` });
       return undefined;
     }
     const target = node.resolve(doc as Document) as Node | undefined;
@@ -61,7 +62,8 @@ export function readWithYaml(text: string, source: SourceText): CondaDocument {
     return { errors, root: { notMap: { start, end } }, channels: undefined, dependencies: undefined };
   }
   const channelsNode = resolved(valueOf(root.items, 'channels'));
-  const channels = channelsNode && isSeq(channelsNode) ? channelsNode.items.map((item) => scalar(item as Node)) : undefined;
+  const channels =
+    channelsNode && isSeq(channelsNode) ? channelsNode.items.map((item) => scalar(item as Node)) : undefined;
   const dependenciesNode = resolved(valueOf(root.items, 'dependencies'));
   let dependencies: CondaDocument['dependencies'];
   if (dependenciesNode && !isSeq(dependenciesNode)) {
@@ -101,7 +103,8 @@ interface Line {
 /** A key, `:`, and either nothing or a blank and a value. */
 const KEY = /^([A-Za-z_][A-Za-z0-9_.-]*):(?=$| )/;
 /** Plain scalars that YAML 1.2's core schema resolves to something other than a string. */
-const NOT_A_STRING = /^(?:~|null|Null|NULL|true|True|TRUE|false|False|FALSE|[-+]?\.?[0-9].*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$/;
+const NOT_A_STRING =
+  /^(?:~|null|Null|NULL|true|True|TRUE|false|False|FALSE|[-+]?\.?[0-9].*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$/;
 
 /**
  * The line scan of the plain subset, or undefined when the file is outside it. Accepted: top-level
@@ -154,7 +157,9 @@ export function scanPlainConda(text: string): CondaDocument | undefined {
     const block: Line[] = [];
     while (
       i < lines.length &&
-      (lines[i]!.at > lines[i]!.start || text.startsWith('- ', lines[i]!.at) || (text.charCodeAt(lines[i]!.at) === 45 && lines[i]!.end === lines[i]!.at + 1))
+      (lines[i]!.at > lines[i]!.start ||
+        text.startsWith('- ', lines[i]!.at) ||
+        (text.charCodeAt(lines[i]!.at) === 45 && lines[i]!.end === lines[i]!.at + 1))
     )
       block.push(lines[i++]!);
     if (block.length === 0) return undefined;
@@ -193,7 +198,11 @@ function listItems(text: string, block: readonly Line[], allowPip: boolean): Con
       // The yaml package counts comment lines indented into the `pip:` mapping as part of it: leave those to it.
       const end = nested.at(-1)!.next;
       if (indentedCommentFollows(text, end, indent + 2)) return undefined;
-      items.push({ kind: 'pip', span: { start: valueStart, end }, entries: entries.map((entry) => (entry as { value: Mapped }).value) });
+      items.push({
+        kind: 'pip',
+        span: { start: valueStart, end },
+        entries: entries.map((entry) => (entry as { value: Mapped }).value),
+      });
       continue;
     }
     const value = plainScalar(text, valueStart, line.end);
@@ -256,7 +265,11 @@ function plainBlock(text: string, block: readonly Line[]): boolean {
   return block.every((line) => {
     if (line.at - line.start !== indent) return false;
     const key = KEY.exec(text.slice(line.at, line.end));
-    return key !== null && line.end > line.at + key[0].length && plainScalar(text, line.at + key[0].length + 1, line.end) !== undefined;
+    return (
+      key !== null &&
+      line.end > line.at + key[0].length &&
+      plainScalar(text, line.at + key[0].length + 1, line.end) !== undefined
+    );
   });
 }
 
@@ -265,6 +278,12 @@ function plainScalar(text: string, start: number, end: number): string | undefin
   if (start >= end || text.charCodeAt(start) === 32) return undefined;
   const value = text.slice(start, end);
   // Indicators that start something other than a plain scalar, and `: ` / a final `:` that make a mapping.
-  if (/^[?:,[\]{}#&*!|>'"%@`]/.test(value) || /^-(?:$| )/.test(value) || /: |:$/.test(value) || NOT_A_STRING.test(value)) return undefined;
+  if (
+    /^[?:,[\]{}#&*!|>'"%@`]/.test(value) ||
+    /^-(?:$| )/.test(value) ||
+    /: |:$/.test(value) ||
+    NOT_A_STRING.test(value)
+  )
+    return undefined;
   return value;
 }

@@ -10,7 +10,8 @@ import { parseCondaEnvironment } from './parse.js';
 export const conda: FileFormat = {
   kind: 'conda',
   fileName: 'environment.yml',
-  matches: (name) => /(?:^|[._-])(?:conda|environment)(?:[._-][^/]*)?\.ya?ml$/.test(name) && !CONDA_LOCK_NAME.test(name),
+  matches: (name) =>
+    /(?:^|[._-])(?:conda|environment)(?:[._-][^/]*)?\.ya?ml$/.test(name) && !CONDA_LOCK_NAME.test(name),
   parse: parseCondaEnvironment,
   units: 'file',
   besideDockerfile: ['environment.yml', 'environment.yaml'],

@@ -3,7 +3,9 @@ import type { Span } from '../source.js';
 import type { Mapped } from '../mapped.js';
 import { truncate } from '../python-requirement.js';
 
-export type MatchSpecResult = { readonly ok: true; readonly fact: PackageFact } | { readonly ok: false; readonly message: string; readonly span: Span };
+export type MatchSpecResult =
+  | { readonly ok: true; readonly fact: PackageFact }
+  | { readonly ok: false; readonly message: string; readonly span: Span };
 
 const NAME = /^[A-Za-z0-9_][A-Za-z0-9_.+-]*/;
 const OPERATOR = /^(==|>=|<=|!=|~=|=|>|<)/;
@@ -25,7 +27,8 @@ export function parseMatchSpec(m: Mapped): MatchSpecResult {
     i = sep + 2;
   }
   const nameMatch = NAME.exec(text.slice(i));
-  if (!nameMatch) return { ok: false, message: `expected a conda package name, found "${truncate(text)}"`, span: whole };
+  if (!nameMatch)
+    return { ok: false, message: `expected a conda package name, found "${truncate(text)}"`, span: whole };
   const rawName = nameMatch[0];
   const nameStart = i;
   i += rawName.length;
@@ -83,7 +86,12 @@ export function parseMatchSpec(m: Mapped): MatchSpecResult {
       buildSpan = m.origin(buildStart, i) ?? m.site(buildStart, i);
     }
     skip();
-    if (i < text.length) return { ok: false, message: `unexpected "${truncate(text.slice(i))}" in conda spec`, span: m.site(i, text.length) };
+    if (i < text.length)
+      return {
+        ok: false,
+        message: `unexpected "${truncate(text.slice(i))}" in conda spec`,
+        span: m.site(i, text.length),
+      };
     if (!versionText) specStart = specEnd = afterName;
   }
 
@@ -124,7 +132,9 @@ function splitVersion(m: Mapped, versionText: string, offset: number, firstOpera
       clauses.push({
         operator: operator || '=',
         version,
-        versionSpan: m.origin(versionOffset, versionOffset + version.length) ?? m.site(versionOffset, versionOffset + version.length),
+        versionSpan:
+          m.origin(versionOffset, versionOffset + version.length) ??
+          m.site(versionOffset, versionOffset + version.length),
       });
     position += part.length + 1;
     firstOperator = '';

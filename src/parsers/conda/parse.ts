@@ -15,7 +15,10 @@ export function parseCondaEnvironment(path: string, text: string): ParsedFile {
   for (const error of doc.errors) sink.problems.push(error);
   if (doc.root === 'empty') return sink.finish(path, 'conda', source);
   if (doc.root !== 'map') {
-    sink.problems.push({ span: doc.root.notMap, message: 'a conda environment file must be a mapping with "channels" and "dependencies"' });
+    sink.problems.push({
+      span: doc.root.notMap,
+      message: 'a conda environment file must be a mapping with "channels" and "dependencies"',
+    });
     return sink.finish(path, 'conda', source);
   }
 
@@ -25,7 +28,13 @@ export function parseCondaEnvironment(path: string, text: string): ParsedFile {
     if (!value || value.text.trim() === '') continue;
     channels.push(value.text);
     const span = value.site(0, value.length);
-    const fact = { kind: 'conda-channel' as const, url: value.text, urlSpan: value.origin(0, value.length) ?? span, span, context: context.id };
+    const fact = {
+      kind: 'conda-channel' as const,
+      url: value.text,
+      urlSpan: value.origin(0, value.length) ?? span,
+      span,
+      context: context.id,
+    };
     sink.addIndex(context, fact);
   }
 

@@ -12,7 +12,9 @@ export const NOT_A_DOCKERFILE =
 export const dockerfile: FileFormat = {
   kind: 'dockerfile',
   fileName: 'Dockerfile',
-  matches: (name) => (/^(?:dockerfile|containerfile)(?:[._-].+)?$/.test(name) && !NOT_A_DOCKERFILE.test(name)) || /\.(?:dockerfile|containerfile)$/.test(name),
+  matches: (name) =>
+    (/^(?:dockerfile|containerfile)(?:[._-].+)?$/.test(name) && !NOT_A_DOCKERFILE.test(name)) ||
+    /\.(?:dockerfile|containerfile)$/.test(name),
   parse: parseDockerfile,
   units: 'stages',
   indexes: 'options',

@@ -113,7 +113,10 @@ export function dockerDirectives(text: string): { readonly text: string; readonl
 }
 
 /** dockerfile-ast's instructions of `text`, with positions made file offsets by `offsetOf`. */
-function readInstructions(text: string, offsetOf: (position: { line: number; character: number }) => number): InstructionView[] {
+function readInstructions(
+  text: string,
+  offsetOf: (position: { line: number; character: number }) => number,
+): InstructionView[] {
   return viewsOf(DockerfileParser.parse(text), offsetOf);
 }
 
@@ -121,7 +124,10 @@ function viewsOf(
   dockerfile: ReturnType<typeof DockerfileParser.parse>,
   offsetOf: (position: { line: number; character: number }) => number,
 ): InstructionView[] {
-  const spanOf = (range: { start: { line: number; character: number }; end: { line: number; character: number } }): Span => ({
+  const spanOf = (range: {
+    start: { line: number; character: number };
+    end: { line: number; character: number };
+  }): Span => ({
     start: offsetOf(range.start),
     end: offsetOf(range.end),
   });
@@ -134,7 +140,10 @@ function viewsOf(
       toLine: range.end.line + 1,
       args: () => instruction.getArguments().map((arg) => ({ value: arg.getValue(), ...spanOf(arg.getRange()) })),
       flag: (name) => {
-        const flags = (instruction as unknown as { getFlags?(): { getName(): string; getValue(): string | null }[] }).getFlags?.() ?? [];
+        const flags =
+          (
+            instruction as unknown as { getFlags?(): { getName(): string; getValue(): string | null }[] }
+          ).getFlags?.() ?? [];
         const found = flags.find((flag) => flag.getName() === name);
         return found ? found.getValue() : undefined;
       },
@@ -149,12 +158,16 @@ function viewsOf(
           };
         }),
       jsonStrings: () =>
-        ((instruction as Instruction & { getJSONStrings?(): { getValue(): string; getRange(): Parameters<typeof spanOf>[0] }[] }).getJSONStrings?.() ?? []).map(
-          (json) => ({
-            value: json.getValue(),
-            ...spanOf(json.getRange()),
-          }),
-        ),
+        (
+          (
+            instruction as Instruction & {
+              getJSONStrings?(): { getValue(): string; getRange(): Parameters<typeof spanOf>[0] }[];
+            }
+          ).getJSONStrings?.() ?? []
+        ).map((json) => ({
+          value: json.getValue(),
+          ...spanOf(json.getRange()),
+        })),
     };
   });
   return instructions;
@@ -171,7 +184,13 @@ const READ_ARGUMENTS = new Set(['FROM', 'COPY', 'ADD', 'ARG', 'ENV']);
  * where Docker's rules need more than "lines, `\` continuations, comment lines, blank-separated words".
  */
 export function scanPlainDockerfile(text: string): InstructionView[] | undefined {
-  if (text.includes('\r') || text.includes('<<') || UNUSUAL_SPACE.test(text) || /^[ \t]*#[ \t]*escape[ \t]*=/im.test(text)) return undefined;
+  if (
+    text.includes('\r') ||
+    text.includes('<<') ||
+    UNUSUAL_SPACE.test(text) ||
+    /^[ \t]*#[ \t]*escape[ \t]*=/im.test(text)
+  )
+    return undefined;
   const instructions: InstructionView[] = [];
   const length = text.length;
   let pos = 0;
@@ -221,7 +240,9 @@ export function scanPlainDockerfile(text: string): InstructionView[] | undefined
       if (firstComment >= 0 && /["']/.test(text.slice(firstComment, contentEnd))) return undefined;
       const quotes = upper === 'ARG' || upper === 'ENV' ? /\\/ : /["'\\]/; // ARG/ENV values may be quoted; see argProperties
       const plain =
-        lines > 1 || quotes.test(text.slice(keywordEnd, contentEnd)) ? undefined : plainArguments(text, upper, keyword, span, fromLine, keywordEnd, contentEnd);
+        lines > 1 || quotes.test(text.slice(keywordEnd, contentEnd))
+          ? undefined
+          : plainArguments(text, upper, keyword, span, fromLine, keywordEnd, contentEnd);
       // Quotes, backslashes and continuation lines in these instructions are dockerfile-ast's call: it reads this
       // one instruction, and the scan goes on (the file as a whole would cost a full syntax tree).
       instructions.push(plain ?? astInstruction(text, span, fromLine));
@@ -243,16 +264,36 @@ function astInstruction(text: string, span: Span, fromLine: number): Instruction
   const snippet = text.slice(span.start, span.end);
   const lineStarts = [0];
   for (let i = snippet.indexOf('\n'); i >= 0; i = snippet.indexOf('\n', i + 1)) lineStarts.push(i + 1);
-  const view = readInstructions(snippet, (position) => span.start + lineStarts[position.line]! + position.character)[0]!;
+  const view = readInstructions(
+    snippet,
+    (position) => span.start + lineStarts[position.line]! + position.character,
+  )[0]!;
   return { ...view, fromLine, toLine: fromLine + (view.toLine - view.fromLine) };
 }
 
 function unreadInstruction(keyword: string, span: Span, fromLine: number, toLine: number): InstructionView {
-  return { keyword, span, fromLine, toLine, args: () => [], flag: () => undefined, properties: () => [], jsonStrings: () => [] };
+  return {
+    keyword,
+    span,
+    fromLine,
+    toLine,
+    args: () => [],
+    flag: () => undefined,
+    properties: () => [],
+    jsonStrings: () => [],
+  };
 }
 
 /** A one-line FROM/COPY/ADD/ARG/ENV without quotes or backslashes. */
-function plainArguments(text: string, upper: string, keyword: string, span: Span, line: number, from: number, to: number): InstructionView | undefined {
+function plainArguments(
+  text: string,
+  upper: string,
+  keyword: string,
+  span: Span,
+  line: number,
+  from: number,
+  to: number,
+): InstructionView | undefined {
   const words: InstructionArg[] = [];
   let i = from;
   while (i < to) {
@@ -290,7 +331,16 @@ function plainArguments(text: string, upper: string, keyword: string, span: Span
     }
     return undefined;
   };
-  return { keyword, span, fromLine: line, toLine: line, args: () => args, flag, properties: () => properties, jsonStrings: () => [] };
+  return {
+    keyword,
+    span,
+    fromLine: line,
+    toLine: line,
+    args: () => args,
+    flag,
+    properties: () => properties,
+    jsonStrings: () => [],
+  };
 }
 
 /** `ARG NAME` or `ARG NAME=value …` (`ARG NAME value` is read like ENV's legacy form by dockerfile-ast: left to it); an empty default or a name starting with `=` is left to dockerfile-ast too. */
@@ -312,7 +362,12 @@ function argProperties(args: readonly InstructionArg[]): InstructionProperty[] |
       if (!/^(?:"[^"']*"|'[^"']*')$/.test(value)) return undefined;
       value = value.slice(1, -1);
     }
-    properties.push({ name, nameSpan: { start: arg.start, end: arg.start + eq }, value, valueSpan: { start: arg.start + eq + 1, end: arg.end } });
+    properties.push({
+      name,
+      nameSpan: { start: arg.start, end: arg.start + eq },
+      value,
+      valueSpan: { start: arg.start + eq + 1, end: arg.end },
+    });
   }
   return properties;
 }

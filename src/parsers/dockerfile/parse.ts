@@ -46,7 +46,10 @@ export function parseDockerfile(path: string, text: string): ParsedFile {
             stage: Math.max(stage, 0),
             kind: 'ARG',
             globals: stage < 0 ? undefined : globalScope,
-            resolve: stage < 0 ? resolverFor(globalScope, globalScope, undefined) : resolverFor(stageScope, globalScope, stageEnvs[stage]?.parent),
+            resolve:
+              stage < 0
+                ? resolverFor(globalScope, globalScope, undefined)
+                : resolverFor(stageScope, globalScope, stageEnvs[stage]?.parent),
           });
           break;
         case 'ENV': {
@@ -59,7 +62,10 @@ export function parseDockerfile(path: string, text: string): ParsedFile {
             resolve: resolverFor(stageScope, globalScope, stageEnvs[stage]?.parent),
           });
           for (const fact of sink.env.slice(before)) {
-            stageEnvs[stage]?.define(fact.key, { value: Mapped.of(fact.value, fact.valueSpan.start), defined: fact.valueSpan });
+            stageEnvs[stage]?.define(fact.key, {
+              value: Mapped.of(fact.value, fact.valueSpan.start),
+              defined: fact.valueSpan,
+            });
             pipEnvs[stage]?.setFromEnv(fact.key, fact.value, fact.valueSpan, fact.span);
           }
           break;
@@ -77,7 +83,13 @@ export function parseDockerfile(path: string, text: string): ParsedFile {
           break;
         }
         case 'RUN':
-          recordRun(reading, span, Math.max(stage, 0), resolverFor(stageScope, globalScope, stageEnvs[stage]?.parent), pipEnvs[stage]);
+          recordRun(
+            reading,
+            span,
+            Math.max(stage, 0),
+            resolverFor(stageScope, globalScope, stageEnvs[stage]?.parent),
+            pipEnvs[stage],
+          );
           break;
         case 'COPY':
         case 'ADD':
@@ -88,11 +100,17 @@ export function parseDockerfile(path: string, text: string): ParsedFile {
           break;
       }
     } catch (error) {
-      sink.problems.push({ span, message: `could not read this ${keyword} instruction (${(error as Error).message}); it was skipped` });
+      sink.problems.push({
+        span,
+        message: `could not read this ${keyword} instruction (${(error as Error).message}); it was skipped`,
+      });
     }
   }
   if (stage < 0 && instructions.length > 0)
-    sink.problems.push({ span: { start: 0, end: 0 }, message: 'no FROM instruction: this does not look like a Dockerfile' });
+    sink.problems.push({
+      span: { start: 0, end: 0 },
+      message: 'no FROM instruction: this does not look like a Dockerfile',
+    });
 
   // The last line of the instruction a line belongs to; the first instruction holding it wins. Built on the first
   // suppression comment, in one pass over the instructions.
@@ -100,7 +118,8 @@ export function parseDockerfile(path: string, text: string): ParsedFile {
   const statementEnd = (line: number): number => {
     if (!lastLineOf) {
       lastLineOf = new Map();
-      for (const lines of instructionLines) for (let at = lines.from; at <= lines.to; at++) if (!lastLineOf.has(at)) lastLineOf.set(at, lines.to);
+      for (const lines of instructionLines)
+        for (let at = lines.from; at <= lines.to; at++) if (!lastLineOf.has(at)) lastLineOf.set(at, lines.to);
     }
     return lastLineOf.get(line) ?? line;
   };
@@ -112,7 +131,9 @@ function resolverFor(scope: Scope, globals: Scope, inherited: StageEnv | undefin
   return (name) => {
     const found = scope.get(name) ?? inherited?.lookup(name);
     if (found || scope === globals || !globals.has(name)) return found;
-    return { unresolved: `ARG ${name} is declared before FROM, which does not make it visible in a stage; re-declare it after FROM (ARG ${name})` };
+    return {
+      unresolved: `ARG ${name} is declared before FROM, which does not make it visible in a stage; re-declare it after FROM (ARG ${name})`,
+    };
   };
 }
 
@@ -192,13 +213,20 @@ function recordProperties({ sink, source }: Reading, instruction: InstructionVie
     if (!found) {
       // `ARG NAME` in a stage re-exposes the global default; without one the value comes from --build-arg.
       const global = globals?.get(key);
-      scope.set(key, global ?? { unresolved: `ARG ${key} has no default value, so it is only known at build time (--build-arg ${key}=…)` });
+      scope.set(
+        key,
+        global ?? {
+          unresolved: `ARG ${key} has no default value, so it is only known at build time (--build-arg ${key}=…)`,
+        },
+      );
       continue;
     }
     // Docker substitutes the ARGs and ENVs defined before in a value: `ARG BASE=nvidia/cuda:${CUDA}-devel`.
     const expanded = found.value.text.includes('$') ? expandValue(found.value, resolve) : { value: found.value };
     if ('unresolved' in expanded) {
-      scope.set(key, { unresolved: `${kind} ${key} is built from a value only known at build time: ${expanded.unresolved}` });
+      scope.set(key, {
+        unresolved: `${kind} ${key} is built from a value only known at build time: ${expanded.unresolved}`,
+      });
       continue;
     }
     const value = expanded.value;
@@ -231,13 +259,17 @@ function recordFrom({ sink, source, escape }: Reading, instruction: InstructionV
     sink.problems.push({ span, message: 'FROM needs an image' });
     return;
   }
-  const commands = splitCommands(joinContinuations(source, imageArg.start, imageArg.end, escape), resolverFor(globals, globals, undefined));
+  const commands = splitCommands(
+    joinContinuations(source, imageArg.start, imageArg.end, escape),
+    resolverFor(globals, globals, undefined),
+  );
   const word = commands[0]?.[0];
   if (!word) return;
   const stageName = args.length >= 3 && args[1]!.value.toUpperCase() === 'AS' ? args[2]!.value : undefined;
   const fromStage = stageNames.get(word.text.toLowerCase());
   const parts = parseImageRef(word.text);
-  const tagMap = parts.tagOffset !== undefined ? word.mapped.slice(parts.tagOffset, parts.tagOffset + parts.tag!.length) : undefined;
+  const tagMap =
+    parts.tagOffset !== undefined ? word.mapped.slice(parts.tagOffset, parts.tagOffset + parts.tag!.length) : undefined;
   sink.images.push({
     span: word.span,
     stage,
@@ -264,7 +296,13 @@ function recordCopy(sink: FactSink, instruction: InstructionView, span: Span, st
           .filter((arg) => !arg.value.startsWith('<<'))
           .map((arg) => ({ path: arg.value, span: { start: arg.start, end: arg.end } }));
   if (items.length < 2) return;
-  sink.copies.push({ span, stage, sources: items.slice(0, -1), destination: items.at(-1)!.path, ...(fromStage ? { fromStage } : {}) });
+  sink.copies.push({
+    span,
+    stage,
+    sources: items.slice(0, -1),
+    destination: items.at(-1)!.path,
+    ...(fromStage ? { fromStage } : {}),
+  });
 }
 
 /** The instruction text from `start` to `end` with escaped line breaks and interior comment lines removed. */
@@ -293,7 +331,13 @@ function joinContinuations(source: SourceText, start: number, end: number, escap
 
 const SCRIPT_RUNNERS = new Set(['bash', 'sh', '/bin/bash', '/bin/sh', '/usr/bin/env']);
 
-function recordRun({ sink, source, escape }: Reading, span: Span, stage: number, resolve: Resolver, pip: PipEnv | undefined): void {
+function recordRun(
+  { sink, source, escape }: Reading,
+  span: Span,
+  stage: number,
+  resolve: Resolver,
+  pip: PipEnv | undefined,
+): void {
   const text = source.text;
   const firstLineEnd = Math.min(span.end, (text.indexOf('\n', span.start) + 1 || text.length + 1) - 1);
   const firstLine = text.slice(span.start, firstLineEnd);
@@ -306,7 +350,8 @@ function recordRun({ sink, source, escape }: Reading, span: Span, stage: number,
       .trim()
       .split(/\s+/)
       .filter((word) => word && !word.startsWith('--'));
-    const isScript = beforeHeredoc.length === 0 || (beforeHeredoc.length === 1 && SCRIPT_RUNNERS.has(beforeHeredoc[0]!));
+    const isScript =
+      beforeHeredoc.length === 0 || (beforeHeredoc.length === 1 && SCRIPT_RUNNERS.has(beforeHeredoc[0]!));
     const bodyStart = firstLineEnd + 1;
     const terminator = new RegExp(`^${heredoc[1] ? '\\t*' : ''}${heredoc[3]}\\r?$`, 'm');
     const bodyText = text.slice(bodyStart, span.end);
@@ -322,7 +367,10 @@ function recordRun({ sink, source, escape }: Reading, span: Span, stage: number,
     const commands = splitCommands(script, resolve);
     for (const command of commands) {
       // RUN flags (--mount=…, --network=…) precede the command.
-      const words = command[0]?.text.startsWith('--') && command === commands[0] && script === scripts[0] && !heredoc ? dropRunFlags(command) : command;
+      const words =
+        command[0]?.text.startsWith('--') && command === commands[0] && script === scripts[0] && !heredoc
+          ? dropRunFlags(command)
+          : command;
       const before = sink.contexts.length;
       if (pip?.configure(words)) continue;
       recordInstallCommand(sink, words, stage);

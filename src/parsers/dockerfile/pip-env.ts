@@ -20,7 +20,11 @@ interface Setting {
 
 type Tool = 'pip' | 'uv';
 
-const PIP_VARIABLES: Readonly<Record<string, IndexKind>> = { PIP_INDEX_URL: 'index-url', PIP_EXTRA_INDEX_URL: 'extra-index-url', PIP_FIND_LINKS: 'find-links' };
+const PIP_VARIABLES: Readonly<Record<string, IndexKind>> = {
+  PIP_INDEX_URL: 'index-url',
+  PIP_EXTRA_INDEX_URL: 'extra-index-url',
+  PIP_FIND_LINKS: 'find-links',
+};
 const UV_VARIABLES: Readonly<Record<string, IndexKind>> = {
   UV_INDEX_URL: 'index-url',
   UV_DEFAULT_INDEX: 'index-url',
@@ -28,11 +32,16 @@ const UV_VARIABLES: Readonly<Record<string, IndexKind>> = {
   UV_INDEX: 'extra-index-url',
   UV_FIND_LINKS: 'find-links',
 };
-const PIP_CONFIG_KEYS: Readonly<Record<string, IndexKind>> = { 'index-url': 'index-url', 'extra-index-url': 'extra-index-url', 'find-links': 'find-links' };
+const PIP_CONFIG_KEYS: Readonly<Record<string, IndexKind>> = {
+  'index-url': 'index-url',
+  'extra-index-url': 'extra-index-url',
+  'find-links': 'find-links',
+};
 
 /** Whether the command just recorded as `context` has the option: its options are the last ones of the sink. */
 function hasOption(sink: FactSink, context: ContextDraft, name: string): boolean {
-  for (let i = sink.options.length - 1; i >= 0 && sink.options[i]!.context === context.id; i--) if (sink.options[i]!.name === name) return true;
+  for (let i = sink.options.length - 1; i >= 0 && sink.options[i]!.context === context.id; i--)
+    if (sink.options[i]!.name === name) return true;
   return false;
 }
 
@@ -57,28 +66,35 @@ export class PipEnv {
 
   constructor(parent: PipEnv | undefined) {
     if (!parent) return;
-    for (const tool of ['pip', 'uv'] as const) for (const [kind, list] of parent.settings[tool]) this.settings[tool].set(kind, list);
+    for (const tool of ['pip', 'uv'] as const)
+      for (const [kind, list] of parent.settings[tool]) this.settings[tool].set(kind, list);
     this.hidden = parent.hidden;
     this.autoBackend = parent.autoBackend;
   }
 
   /** An ENV instruction's variable. */
   setFromEnv(key: string, value: string, valueSpan: Span, span: Span): void {
-    if (key === 'PIP_CONFIG_FILE') this.hidden = `ENV PIP_CONFIG_FILE points pip at a configuration file (${value}) this check cannot read`;
+    if (key === 'PIP_CONFIG_FILE')
+      this.hidden = `ENV PIP_CONFIG_FILE points pip at a configuration file (${value}) this check cannot read`;
     const pip = PIP_VARIABLES[key];
     if (pip) this.settings.pip.set(pip, urls(value, valueSpan, span, pip));
     const uv = UV_VARIABLES[key];
     if (uv) this.settings.uv.set(uv, urls(value, valueSpan, span, uv));
     if (key === 'UV_TORCH_BACKEND') this.autoBackend = value === 'auto' ? span : undefined;
     if (key === 'UV_TORCH_BACKEND' && /^(cu\d+|cpu)$/.test(value))
-      this.settings.uv.set('index-url', [{ kind: 'index-url', url: `https://download.pytorch.org/whl/${value}`, urlSpan: valueSpan, span }]);
+      this.settings.uv.set('index-url', [
+        { kind: 'index-url', url: `https://download.pytorch.org/whl/${value}`, urlSpan: valueSpan, span },
+      ]);
   }
 
   /** A COPY of a pip configuration file into the image. */
   noteCopy(copy: CopyFact | undefined): void {
     if (!copy) return;
     const target = copy.destination;
-    if (copy.sources.some((source) => /(^|\/)pip\.(conf|ini)$/.test(source.path)) || /(^|\/)pip\.(conf|ini)$|\/\.config\/pip\/?$|^\/etc\/pip/.test(target))
+    if (
+      copy.sources.some((source) => /(^|\/)pip\.(conf|ini)$/.test(source.path)) ||
+      /(^|\/)pip\.(conf|ini)$|\/\.config\/pip\/?$|^\/etc\/pip/.test(target)
+    )
       this.hidden = `a pip configuration file is copied into the image (${target}), which this check cannot read`;
   }
 
@@ -94,7 +110,10 @@ export class PipEnv {
     const kind = key ? PIP_CONFIG_KEYS[key] : undefined;
     if (kind && value) {
       const span = { start: command[0]!.span.start, end: value.span.end };
-      this.settings.pip.set(kind, urls(value.text, value.mapped.origin(0, value.text.length) ?? value.span, span, kind));
+      this.settings.pip.set(
+        kind,
+        urls(value.text, value.mapped.origin(0, value.text.length) ?? value.span, span, kind),
+      );
     }
     return true;
   }
@@ -119,7 +138,13 @@ export class PipEnv {
     for (const [kind, settings] of own) {
       if (given.has(kind)) continue;
       for (const setting of settings) {
-        const fact: IndexFact = { kind: setting.kind, url: setting.url, urlSpan: setting.urlSpan, span: setting.span, context: context.id };
+        const fact: IndexFact = {
+          kind: setting.kind,
+          url: setting.url,
+          urlSpan: setting.urlSpan,
+          span: setting.span,
+          context: context.id,
+        };
         sink.addIndex(context, fact);
       }
     }
@@ -136,7 +161,11 @@ export class PipEnv {
         }
     // `uv pip` reads UV_TORCH_BACKEND (docs.astral.sh/uv/guides/integration/pytorch/#automatic-backend-selection);
     // `uv sync` does not, and `--torch-backend` on the command line has said it already.
-    if (this.autoBackend && !context.includes.some((include) => include.selects) && !hasOption(sink, context, 'torch-backend-auto'))
+    if (
+      this.autoBackend &&
+      !context.includes.some((include) => include.selects) &&
+      !hasOption(sink, context, 'torch-backend-auto')
+    )
       sink.options.push({ name: 'torch-backend-auto', span: this.autoBackend, context: context.id });
   }
 }

@@ -79,7 +79,13 @@ class Reader {
   }
 
   /** Find pod specs below `node`; `replica` names an operator's replica template (PyTorchJob's `Worker`). */
-  private search(node: YAMLMap, workload: string, replica: string, dockerfile: Annotated | undefined, depth: number): void {
+  private search(
+    node: YAMLMap,
+    workload: string,
+    replica: string,
+    dockerfile: Annotated | undefined,
+    depth: number,
+  ): void {
     if (depth > MAX_DEPTH) return;
     const containers = this.resolve(node.get('containers', true) as Node | undefined);
     if (containers && isSeq(containers)) {
@@ -91,23 +97,35 @@ class Reader {
       if (key === undefined || key === 'metadata' || key === 'status') continue;
       const value = this.resolve(pair.value as Node | null);
       // A pod template carries its own metadata: its annotation names the Dockerfile as well as the workload's.
-      const own = key === 'template' && value && isMap(value) ? (this.annotation(this.map(value, 'metadata')) ?? dockerfile) : dockerfile;
+      const own =
+        key === 'template' && value && isMap(value)
+          ? (this.annotation(this.map(value, 'metadata')) ?? dockerfile)
+          : dockerfile;
       if (value && isMap(value) && /ReplicaSpecs$/.test(key)) {
         // PyTorchJob's pytorchReplicaSpecs, TFJob's tfReplicaSpecs: a map from replica type to its template.
         for (const inner of value.items) {
           const template = this.resolve(inner.value as Node | null);
-          if (template && isMap(template)) this.search(template, workload, isScalar(inner.key) ? String(inner.key.value) : '', own, depth + 1);
+          if (template && isMap(template))
+            this.search(template, workload, isScalar(inner.key) ? String(inner.key.value) : '', own, depth + 1);
         }
       } else if (value && isMap(value)) {
         // RayCluster's headGroupSpec is the "head" replica.
-        this.search(value, workload, replica || (key.endsWith('GroupSpec') ? key.slice(0, -'GroupSpec'.length) : ''), own, depth + 1);
+        this.search(
+          value,
+          workload,
+          replica || (key.endsWith('GroupSpec') ? key.slice(0, -'GroupSpec'.length) : ''),
+          own,
+          depth + 1,
+        );
       } else if (value && isSeq(value)) {
         // Lists of replicas (JobSet's replicatedJobs, RayCluster's workerGroupSpecs) are named by their entries.
         const replicas = /^replicatedJobs$|GroupSpecs$/.test(key);
         value.items.forEach((item, index) => {
           const entry = this.resolve(item as Node);
           if (!entry || !isMap(entry)) return;
-          const label = this.text(entry.get('groupName', true) as Node | undefined) ?? this.text(entry.get('name', true) as Node | undefined);
+          const label =
+            this.text(entry.get('groupName', true) as Node | undefined) ??
+            this.text(entry.get('name', true) as Node | undefined);
           this.search(entry, workload, replica || (replicas ? (label ?? `${key}[${index}]`) : ''), own, depth + 1);
         });
       }
@@ -135,9 +153,18 @@ class Reader {
         let dockerfile: ContainerFact['dockerfile'];
         if (named) {
           dockerfile = { ...named, how: annotated ? 'annotation' : 'baseline', include: this.sink.includes.length };
-          this.sink.includes.push({ kind: 'dockerfile', target: named.path, targetSpan: named.span, span: named.span, context: -1 });
+          this.sink.includes.push({
+            kind: 'dockerfile',
+            target: named.path,
+            targetSpan: named.span,
+            span: named.span,
+            context: -1,
+          });
         }
-        const tagSpan = parts.tagOffset !== undefined ? image.origin(parts.tagOffset, parts.tagOffset + parts.tag!.length) : undefined;
+        const tagSpan =
+          parts.tagOffset !== undefined
+            ? image.origin(parts.tagOffset, parts.tagOffset + parts.tag!.length)
+            : undefined;
         this.sink.containers.push({
           span,
           workload,
@@ -172,7 +199,12 @@ class Reader {
     if (env && isSeq(env))
       for (const item of env.items) {
         const entry = this.resolve(item as Node);
-        if (!entry || !isMap(entry) || this.text(entry.get('name', true) as Node | undefined) !== 'NVIDIA_VISIBLE_DEVICES') continue;
+        if (
+          !entry ||
+          !isMap(entry) ||
+          this.text(entry.get('name', true) as Node | undefined) !== 'NVIDIA_VISIBLE_DEVICES'
+        )
+          continue;
         const value = this.text(entry.get('value', true) as Node | undefined)
           ?.trim()
           .toLowerCase();
@@ -200,7 +232,9 @@ class Reader {
     const terms: LabelRequirement[][] = [];
     const affinity = this.map(spec, 'affinity');
     const nodeAffinity = affinity ? this.map(affinity, 'nodeAffinity') : undefined;
-    const required = nodeAffinity ? this.map(nodeAffinity, 'requiredDuringSchedulingIgnoredDuringExecution') : undefined;
+    const required = nodeAffinity
+      ? this.map(nodeAffinity, 'requiredDuringSchedulingIgnoredDuringExecution')
+      : undefined;
     const termList = required ? this.resolve(required.get('nodeSelectorTerms', true) as Node | undefined) : undefined;
     if (termList && isSeq(termList))
       for (const item of termList.items) {
@@ -217,13 +251,20 @@ class Reader {
             const operator = this.text(expression.get('operator', true) as Node | undefined);
             const valuesNode = this.resolve(expression.get('values', true) as Node | undefined);
             const values =
-              valuesNode && isSeq(valuesNode) ? valuesNode.items.map((value) => this.text(this.resolve(value as Node))).filter((v) => v !== undefined) : [];
+              valuesNode && isSeq(valuesNode)
+                ? valuesNode.items.map((value) => this.text(this.resolve(value as Node))).filter((v) => v !== undefined)
+                : [];
             if (key === undefined || !operator || !OPERATORS.has(operator)) {
               readable = false; // an expression we cannot read: the term may or may not match, so it is not used to narrow
               continue;
             }
             const range = expression.range ?? [0, 0];
-            requirements.push({ key, operator: operator as LabelRequirement['operator'], values, span: { start: range[0], end: range[1] } });
+            requirements.push({
+              key,
+              operator: operator as LabelRequirement['operator'],
+              values,
+              span: { start: range[0], end: range[1] },
+            });
           }
         // A term without expressions (only matchFields) or with one we cannot read narrows nothing.
         terms.push(readable ? requirements : []);
@@ -233,9 +274,14 @@ class Reader {
 
   private annotation(metadata: YAMLMap | undefined): Annotated | undefined {
     const annotations = metadata ? this.map(metadata, 'annotations') : undefined;
-    const value = annotations ? scalarText(this.resolve(annotations.get(DOCKERFILE_ANNOTATION, true) as Node | undefined), this.source) : undefined;
+    const value = annotations
+      ? scalarText(this.resolve(annotations.get(DOCKERFILE_ANNOTATION, true) as Node | undefined), this.source)
+      : undefined;
     if (!value?.text.trim()) return undefined;
-    return { path: value.text.trim().replace(/^\.\//, ''), span: value.origin(0, value.length) ?? value.site(0, value.length) };
+    return {
+      path: value.text.trim().replace(/^\.\//, ''),
+      span: value.origin(0, value.length) ?? value.site(0, value.length),
+    };
   }
 
   private map(node: YAMLMap, key: string): YAMLMap | undefined {
@@ -245,7 +291,8 @@ class Reader {
 
   private text(node: Node | null | undefined): string | undefined {
     const resolved = this.resolve(node);
-    if (!resolved || !isScalar(resolved) || resolved.value === null || typeof resolved.value === 'object') return undefined;
+    if (!resolved || !isScalar(resolved) || resolved.value === null || typeof resolved.value === 'object')
+      return undefined;
     return String(resolved.value);
   }
 
@@ -254,7 +301,10 @@ class Reader {
     if (++this.aliases > MAX_ALIASES) {
       if (this.aliases === MAX_ALIASES + 1) {
         const [start, end] = node.range ?? [0, 0];
-        this.sink.problems.push({ span: { start, end }, message: `YAML: more than ${MAX_ALIASES} aliases; the rest are not read` });
+        this.sink.problems.push({
+          span: { start, end },
+          message: `YAML: more than ${MAX_ALIASES} aliases; the rest are not read`,
+        });
       }
       return undefined;
     }

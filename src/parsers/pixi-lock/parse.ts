@@ -48,7 +48,15 @@ export function parsePixiLock(path: string, fileText: string): ParsedFile {
     for (const [platform, , list] of linux) {
       const variant = `environment ${name}${linux.length > 1 ? ` on ${platform}` : ''}`;
       const context = (tool: ContextDraft['tool']): ContextDraft => {
-        const made: ContextDraft = { id: sink.contexts.length, tool, span: { start: 0, end: 0 }, indexes: [], includes: [], channels, variant };
+        const made: ContextDraft = {
+          id: sink.contexts.length,
+          tool,
+          span: { start: 0, end: 0 },
+          indexes: [],
+          includes: [],
+          channels,
+          variant,
+        };
         sink.contexts.push(made);
         return made;
       };
@@ -59,7 +67,14 @@ export function parsePixiLock(path: string, fileText: string): ParsedFile {
         if (condaUrl) {
           const fact = condaPackageFromUrl(condaUrl);
           const torchRequirement = torchRequirements.get(condaUrl.text);
-          if (fact) sink.packages.push(packageFact({ ...fact, ...(torchRequirement !== undefined ? { torchRequirement } : {}), context: conda.id }));
+          if (fact)
+            sink.packages.push(
+              packageFact({
+                ...fact,
+                ...(torchRequirement !== undefined ? { torchRequirement } : {}),
+                context: conda.id,
+              }),
+            );
           continue;
         }
         const pypiUrl = text(get(entry, 'pypi'));
@@ -82,7 +97,9 @@ export function parsePixiLock(path: string, fileText: string): ParsedFile {
 function lockedTorchRequirements(root: LockNode): Map<string, string> {
   const found = new Map<string, string>();
   for (const entry of items(get(root, 'packages'))) {
-    const url = text(get(entry, 'conda'))?.text ?? (text(get(entry, 'kind'))?.text === 'conda' ? text(get(entry, 'url'))?.text : undefined);
+    const url =
+      text(get(entry, 'conda'))?.text ??
+      (text(get(entry, 'kind'))?.text === 'conda' ? text(get(entry, 'url'))?.text : undefined);
     if (!url) continue;
     for (const depend of items(get(entry, 'depends'))) {
       const spec = /^pytorch(?:\s+(.*))?$/.exec(text(depend)?.text.trim() ?? '');

@@ -19,14 +19,30 @@
  * read: the CUDA checks are about Linux, where the images run. Where features set the same package, the later
  * one (and a target over the feature's own table) is what this reads.
  */
-import { FactSink, packageFact, type IndexFact, type ContextDraft, type PackageFact, type ParsedFile } from '../facts.js';
+import {
+  FactSink,
+  packageFact,
+  type IndexFact,
+  type ContextDraft,
+  type PackageFact,
+  type ParsedFile,
+} from '../facts.js';
 import { compareDotted } from '../../util/dotted.js';
 import { parseMatchSpec } from '../conda/match-spec.js';
 import { Mapped, MappedBuilder } from '../mapped.js';
 import { normalizePythonName, parsePythonRequirement } from '../python-requirement.js';
 import { SourceText, type Span } from '../source.js';
 import { findSuppressions } from '../suppressions.js';
-import { isTrue, lookup, readTomlRoot, stringAt, textSpan, type TomlString, type TomlTable, type TomlValue } from '../toml.js';
+import {
+  isTrue,
+  lookup,
+  readTomlRoot,
+  stringAt,
+  textSpan,
+  type TomlString,
+  type TomlTable,
+  type TomlValue,
+} from '../toml.js';
 
 const PYPI = 'https://pypi.org/simple';
 
@@ -76,7 +92,10 @@ function pypiOptions(table: TomlTable): PypiOptions {
   if (options?.kind !== 'table') return { extra: [] };
   const indexUrl = stringAt(options, 'index-url');
   const extra = options.entries.get('extra-index-urls');
-  return { ...(indexUrl ? { indexUrl } : {}), extra: extra?.kind === 'array' ? extra.items.filter((item): item is TomlString => item.kind === 'string') : [] };
+  return {
+    ...(indexUrl ? { indexUrl } : {}),
+    extra: extra?.kind === 'array' ? extra.items.filter((item): item is TomlString => item.kind === 'string') : [],
+  };
 }
 
 export function parsePixiManifest(path: string, text: string): ParsedFile {
@@ -95,7 +114,9 @@ export function parsePixiManifest(path: string, text: string): ParsedFile {
  * dependencies`, which pixi installs into each environment).
  */
 export function readPixi(root: TomlTable, sink: FactSink, projectPypi: readonly PackageFact[]): void {
-  const workspace = [lookup(root, 'workspace'), lookup(root, 'project')].find((value): value is TomlTable => value?.kind === 'table');
+  const workspace = [lookup(root, 'workspace'), lookup(root, 'project')].find(
+    (value): value is TomlTable => value?.kind === 'table',
+  );
   const platforms = readPlatforms(workspace?.entries.get('platforms'));
   const features = new Map<string, Feature>();
   const defaultFeature: Feature = { table: root, channels: channelList(workspace?.entries.get('channels')) };
@@ -107,7 +128,9 @@ export function readPixi(root: TomlTable, sink: FactSink, projectPypi: readonly 
         features.set(name, {
           table: value,
           channels: channelList(value.entries.get('channels')),
-          ...(list?.kind === 'array' ? { platforms: list.items.flatMap((item) => (item.kind === 'string' ? [item.value] : [])) } : {}),
+          ...(list?.kind === 'array'
+            ? { platforms: list.items.flatMap((item) => (item.kind === 'string' ? [item.value] : [])) }
+            : {}),
         });
       }
 
@@ -123,12 +146,17 @@ export function readPixi(root: TomlTable, sink: FactSink, projectPypi: readonly 
         if (item.kind !== 'string') continue;
         const feature = features.get(item.value);
         if (feature) chosen.push(feature);
-        else sink.problems.push({ span: item.span, message: `environment ${name}: no [feature.${item.value}] in this manifest` });
+        else
+          sink.problems.push({
+            span: item.span,
+            message: `environment ${name}: no [feature.${item.value}] in this manifest`,
+          });
       }
       environments.push({ name, span: table.keySpans.get(name) ?? value.span, features: chosen });
     }
   }
-  if (!environments.some((environment) => environment.name === 'default')) environments.unshift({ name: 'default', features: [defaultFeature] });
+  if (!environments.some((environment) => environment.name === 'default'))
+    environments.unshift({ name: 'default', features: [defaultFeature] });
 
   const workspaceOptions = pypiOptions(root);
   for (const environment of environments) {
@@ -146,12 +174,17 @@ export function readPixi(root: TomlTable, sink: FactSink, projectPypi: readonly 
         workspaceOptions,
       );
     // Feature channels first, then the workspace's, which every environment can use.
-    const ordered = [...environment.features.filter((feature) => feature !== defaultFeature), defaultFeature].flatMap((feature) => feature.channels);
+    const ordered = [...environment.features.filter((feature) => feature !== defaultFeature), defaultFeature].flatMap(
+      (feature) => feature.channels,
+    );
     const channels = [...new Map(ordered.map((channel) => [channel.value, channel])).values()];
     // The environment's platforms: the narrowest list a feature gives, else the workspace's.
     const restricted = environment.features.find((feature) => feature.platforms)?.platforms;
-    const linux = platforms.filter((platform) => platform.platform.startsWith('linux') && (!restricted || restricted.includes(platform.name)));
-    const onLinux = linux.length > 0 ? linux : platforms.length === 0 ? [{ name: 'linux-64', platform: 'linux-64' }] : [];
+    const linux = platforms.filter(
+      (platform) => platform.platform.startsWith('linux') && (!restricted || restricted.includes(platform.name)),
+    );
+    const onLinux =
+      linux.length > 0 ? linux : platforms.length === 0 ? [{ name: 'linux-64', platform: 'linux-64' }] : [];
     const selections = new Map<string, { platforms: string[]; selection: Selection }>();
     for (const platform of onLinux) {
       const selection = select(environment.features, platform, sink);
@@ -188,7 +221,12 @@ function virtualCuda(list: TomlValue | undefined): TomlString | undefined {
     const match = item.kind === 'string' ? /^__cuda\s*[= ]\s*(\d+(?:\.\d+)*)/.exec(item.value) : null;
     if (item.kind === 'string' && match) {
       const at = item.value.indexOf(match[1]!);
-      return { kind: 'string', span: item.span, value: match[1]!, mapped: item.mapped.slice(at, at + match[1]!.length) };
+      return {
+        kind: 'string',
+        span: item.span,
+        value: match[1]!,
+        mapped: item.mapped.slice(at, at + match[1]!.length),
+      };
     }
   }
   return undefined;
@@ -197,13 +235,18 @@ function virtualCuda(list: TomlValue | undefined): TomlString | undefined {
 function channelList(value: TomlValue | undefined): TomlString[] {
   if (value?.kind !== 'array') return [];
   return value.items.flatMap((item) =>
-    item.kind === 'string' ? [item] : item.kind === 'table' && stringAt(item, 'channel') ? [stringAt(item, 'channel')!] : [],
+    item.kind === 'string'
+      ? [item]
+      : item.kind === 'table' && stringAt(item, 'channel')
+        ? [stringAt(item, 'channel')!]
+        : [],
   );
 }
 
 /** Whether a `[target.<selector>]` applies to a platform: its name, its base platform, `linux`/`unix`, or a glob. */
 function targets(selector: string, platform: Platform): boolean {
-  if (selector === platform.name || selector === platform.platform || selector === 'linux' || selector === 'unix') return true;
+  if (selector === platform.name || selector === platform.platform || selector === 'linux' || selector === 'unix')
+    return true;
   if (!selector.includes('*')) return false;
   const pattern = new RegExp(`^${selector.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`);
   return pattern.test(platform.name) || pattern.test(platform.platform);
@@ -217,9 +260,12 @@ function select(features: readonly Feature[], platform: Platform, sink: FactSink
   for (const feature of features) {
     const tables = [feature.table];
     const target = feature.table.entries.get('target');
-    if (target?.kind === 'table') for (const [selector, value] of target.entries) if (value.kind === 'table' && targets(selector, platform)) tables.push(value);
+    if (target?.kind === 'table')
+      for (const [selector, value] of target.entries)
+        if (value.kind === 'table' && targets(selector, platform)) tables.push(value);
     for (const table of tables) {
-      for (const declared of condaDependencies(table.entries.get('dependencies'), sink)) conda.set(declared.key, declared);
+      for (const declared of condaDependencies(table.entries.get('dependencies'), sink))
+        conda.set(declared.key, declared);
       for (const declared of pypiDependencies(table.entries.get('pypi-dependencies'), sink)) {
         if (declared.fact) pypi.set(declared.key, { ...declared, fact: declared.fact });
         else pypi.delete(declared.key);
@@ -234,7 +280,11 @@ function select(features: readonly Feature[], platform: Platform, sink: FactSink
 
 function selectionKey(selection: Selection): string {
   const part = (declared: Declared) => `${declared.key}@${declared.fact.span.start}`;
-  return [selection.conda.map(part).join(','), selection.pypi.map(part).join(','), selection.cuda?.span.start ?? ''].join('|');
+  return [
+    selection.conda.map(part).join(','),
+    selection.pypi.map(part).join(','),
+    selection.cuda?.span.start ?? '',
+  ].join('|');
 }
 
 /** A mapped string made of pieces of the file and synthetic text (spaces, operators) between them. */
@@ -288,7 +338,8 @@ function condaDependencies(value: TomlValue | undefined, sink: FactSink): Declar
     const nameText = keyText(value, name, spec);
     const pieces: (Mapped | string)[] = [];
     let channel: TomlString | undefined;
-    if (spec.kind === 'string') pieces.push(nameText, ' ', ...(BARE_VERSION.test(spec.value) ? ['='] : []), compact(spec.mapped.trim()));
+    if (spec.kind === 'string')
+      pieces.push(nameText, ' ', ...(BARE_VERSION.test(spec.value) ? ['='] : []), compact(spec.mapped.trim()));
     else if (spec.kind === 'table') {
       channel = stringAt(spec, 'channel');
       const version = stringAt(spec, 'version');
@@ -298,7 +349,10 @@ function condaDependencies(value: TomlValue | undefined, sink: FactSink): Declar
       if (version) pieces.push(' ', ...(BARE_VERSION.test(version.value) ? ['='] : []), compact(version.mapped.trim()));
       if (build) pieces.push(version ? ' ' : ' * ', build.mapped);
     } else {
-      sink.problems.push({ span: spec.span, message: `${name}: expected a conda version such as "12.6.*" or a table { version = "…" }` });
+      sink.problems.push({
+        span: spec.span,
+        message: `${name}: expected a conda version such as "12.6.*" or a table { version = "…" }`,
+      });
       continue;
     }
     const result = parseMatchSpec(assemble(pieces, spec.span));
@@ -342,7 +396,10 @@ function pypiDependencies(value: TomlValue | undefined, sink: FactSink): Declare
       const list = spec.entries.get('extras');
       if (list?.kind === 'array') for (const item of list.items) if (item.kind === 'string') extras.push(item.value);
     } else {
-      sink.problems.push({ span: spec.span, message: `${name}: expected a version such as ">=2.5" or a table { version = "…" }` });
+      sink.problems.push({
+        span: spec.span,
+        message: `${name}: expected a version such as ">=2.5" or a table { version = "…" }`,
+      });
       continue;
     }
     const text = version?.value.trim() ?? '*';
@@ -369,17 +426,30 @@ function writeSelection(
   options: PypiOptions,
 ): void {
   const systemCuda = selection.cuda ? { value: selection.cuda.value, span: selection.cuda.span } : undefined;
-  const common = { span: { start: 0, end: 0 }, includes: [], variant, ...(variantSpan ? { variantSpan } : {}), ...(systemCuda ? { systemCuda } : {}) };
+  const common = {
+    span: { start: 0, end: 0 },
+    includes: [],
+    variant,
+    ...(variantSpan ? { variantSpan } : {}),
+    ...(systemCuda ? { systemCuda } : {}),
+  };
   // The channels are kept as the context's, not as index facts: pixi takes each package from the first channel
   // that has it (strict priority), so a `nvidia/label/cuda-12.1.0` late in the list serves only what no earlier
   // channel has, or what names it (`{ channel = "…" }`, a claim of that package's own).
   const condaId = sink.contexts.length;
-  const conda: ContextDraft = { id: condaId, tool: 'conda-env', indexes: [], channels: channels.map((channel) => channel.value), ...common };
+  const conda: ContextDraft = {
+    id: condaId,
+    tool: 'conda-env',
+    indexes: [],
+    channels: channels.map((channel) => channel.value),
+    ...common,
+  };
   sink.contexts.push(conda);
   // With conda-forge the only channel, every package without a channel of its own comes from it (conda-forge's
   // CUDA builds then say their major only; claims.ts).
   const forge = channels.length === 1 && /(?:^|\/)conda-forge\/?$/.test(channels[0]!.value) ? 'conda-forge' : undefined;
-  for (const { fact } of selection.conda) sink.packages.push(packageFact({ ...fact, channel: fact.channel ?? forge, context: condaId }));
+  for (const { fact } of selection.conda)
+    sink.packages.push(packageFact({ ...fact, channel: fact.channel ?? forge, context: condaId }));
 
   const byIndex = new Map<string, { index?: TomlString; facts: PackageFact[] }>();
   for (const fact of projectPypi) byIndex.set('', { facts: [...(byIndex.get('')?.facts ?? []), fact] });
@@ -404,7 +474,10 @@ function writeSelection(
       ? own.value.replace(/\/+$/, '') === PYPI
         ? []
         : [fact('index-url', own)]
-      : [...(options.indexUrl ? [fact('index-url', options.indexUrl)] : []), ...options.extra.map((extra) => fact('extra-index-url', extra))];
+      : [
+          ...(options.indexUrl ? [fact('index-url', options.indexUrl)] : []),
+          ...options.extra.map((extra) => fact('extra-index-url', extra)),
+        ];
     sink.indexes.push(...indexes);
     sink.contexts.push({ id, tool: 'uv', indexes, channels: [], ...common });
     for (const declared of group.facts) sink.packages.push(packageFact({ ...declared, context: id }));

@@ -16,7 +16,14 @@
  * a name locked twice in one selection (a CPU and a CUDA torch, told apart by markers this does not judge) is left
  * out of it rather than guessed. A package's source URL is its index. The lock is never edited (gate.ts).
  */
-import { FactSink, packageFact, type IndexFact, type ContextDraft, type PackageFact, type ParsedFile } from '../facts.js';
+import {
+  FactSink,
+  packageFact,
+  type IndexFact,
+  type ContextDraft,
+  type PackageFact,
+  type ParsedFile,
+} from '../facts.js';
 import { holdsOnLinux, markerExtras } from '../markers.js';
 import { normalizePythonName } from '../python-requirement.js';
 import { SourceText } from '../source.js';
@@ -62,11 +69,13 @@ export function parsePoetryLock(path: string, text: string): ParsedFile {
     { name: 'the project', holds: (entry) => entry.groups.includes('main') && entry.extras.length === 0 },
     ...[...groups].map((group) => ({
       name: `group ${group}`,
-      holds: (entry: Locked) => (entry.groups.includes('main') || entry.groups.includes(group)) && entry.extras.length === 0,
+      holds: (entry: Locked) =>
+        (entry.groups.includes('main') || entry.groups.includes(group)) && entry.extras.length === 0,
     })),
     ...[...extras].map((extra) => ({
       name: `extra ${extra}`,
-      holds: (entry: Locked) => entry.groups.includes('main') && (entry.extras.length === 0 || entry.extras.includes(extra)),
+      holds: (entry: Locked) =>
+        entry.groups.includes('main') && (entry.extras.length === 0 || entry.extras.includes(extra)),
     })),
   ];
   for (const selection of selections) {
@@ -84,9 +93,18 @@ export function parsePoetryLock(path: string, text: string): ParsedFile {
     for (const [url, group] of bySource) {
       const id = sink.contexts.length;
       const first = group.find((entry) => entry.source?.value === url)?.source;
-      const indexes: IndexFact[] = url && first ? [{ kind: 'index-url', url, urlSpan: textSpan(first), span: first.span, context: id }] : [];
+      const indexes: IndexFact[] =
+        url && first ? [{ kind: 'index-url', url, urlSpan: textSpan(first), span: first.span, context: id }] : [];
       sink.indexes.push(...indexes);
-      const context: ContextDraft = { id, tool: 'pip', span: { start: 0, end: 0 }, indexes, includes: [], channels: [], variant: selection.name };
+      const context: ContextDraft = {
+        id,
+        tool: 'pip',
+        span: { start: 0, end: 0 },
+        indexes,
+        includes: [],
+        channels: [],
+        variant: selection.name,
+      };
       sink.contexts.push(context);
       for (const entry of group) sink.packages.push(packageFact({ ...entry.fact, context: id }));
     }
@@ -100,12 +118,17 @@ function readEntry(table: TomlTable, extrasOf: ReadonlyMap<string, readonly stri
   if (!name || !version) return undefined;
   const markers = stringAt(table, 'markers')?.value;
   const optional = table.entries.get('optional');
-  const extras = [...markerExtras(markers), ...(optional?.kind === 'boolean' && optional.value ? (extrasOf.get(normalizePythonName(name.value)) ?? []) : [])];
+  const extras = [
+    ...markerExtras(markers),
+    ...(optional?.kind === 'boolean' && optional.value ? (extrasOf.get(normalizePythonName(name.value)) ?? []) : []),
+  ];
   if (!holdsOnLinux(markers)) return undefined;
   const groupList = table.entries.get('groups');
   const category = stringAt(table, 'category')?.value;
   const groups =
-    groupList?.kind === 'array' ? groupList.items.flatMap((item) => (item.kind === 'string' ? [item.value] : [])) : [category === 'dev' ? 'dev' : 'main'];
+    groupList?.kind === 'array'
+      ? groupList.items.flatMap((item) => (item.kind === 'string' ? [item.value] : []))
+      : [category === 'dev' ? 'dev' : 'main'];
   const origin = table.entries.get('source');
   // git, directory and file sources are not index builds.
   const type = origin?.kind === 'table' ? stringAt(origin, 'type')?.value : undefined;

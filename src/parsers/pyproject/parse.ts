@@ -19,7 +19,14 @@
  * checks are about Linux, where the images run. Poetry's tables are read by poetry.ts, pixi's (`[tool.pixi]`,
  * each environment a selection) by pixi/parse.ts.
  */
-import { FactSink, packageFact, type IndexFact, type ContextDraft, type PackageFact, type ParsedFile } from '../facts.js';
+import {
+  FactSink,
+  packageFact,
+  type IndexFact,
+  type ContextDraft,
+  type PackageFact,
+  type ParsedFile,
+} from '../facts.js';
 import { SourceText, type Span } from '../source.js';
 import { findSuppressions } from '../suppressions.js';
 import { isTrue, lookup, readTomlRoot, textSpan, type TomlTable, type TomlValue } from '../toml.js';
@@ -95,7 +102,12 @@ export function parsePyproject(path: string, text: string): ParsedFile {
   const optional = lookup(root, 'project', 'optional-dependencies');
   if (optional?.kind === 'table')
     for (const [extra, list] of optional.entries)
-      add({ name: `extra ${extra}`, span: optional.keySpans.get(extra), extra, declared: [...base, ...requirements(list, sink, `extra ${extra}`)] });
+      add({
+        name: `extra ${extra}`,
+        span: optional.keySpans.get(extra),
+        extra,
+        declared: [...base, ...requirements(list, sink, `extra ${extra}`)],
+      });
   const groups = lookup(root, 'dependency-groups');
   // uv's older `[tool.uv] dev-dependencies` is merged into the `dev` group, which `uv sync` installs by default
   // (docs.astral.sh/uv/concepts/projects/dependencies, "Legacy dev dependencies").
@@ -130,7 +142,10 @@ export function parsePyproject(path: string, text: string): ParsedFile {
     { name: 'pip: the project', declared: base.map(({ fact }) => ({ fact })) },
     ...variants
       .filter((variant) => variant.extra !== undefined)
-      .map((variant) => ({ name: `pip: extra ${variant.extra}`, declared: variant.declared.map(({ fact }) => ({ fact })) })),
+      .map((variant) => ({
+        name: `pip: extra ${variant.extra}`,
+        declared: variant.declared.map(({ fact }) => ({ fact })),
+      })),
   ];
 
   for (const variant of variants) {
@@ -145,9 +160,13 @@ export function parsePyproject(path: string, text: string): ParsedFile {
         ? { index: own, span: fact.span }
         : (routes.get(fact.name) ?? []).find(
             (candidate) =>
-              (candidate.extra === undefined || candidate.extra === variant.extra) && (candidate.group === undefined || candidate.group === variant.group),
+              (candidate.extra === undefined || candidate.extra === variant.extra) &&
+              (candidate.group === undefined || candidate.group === variant.group),
           );
-      const routed = route && (indexes.get(route.index) ?? (own ? (named.get(route.index) ?? poetryPypi(route.index, route.span)) : undefined));
+      const routed =
+        route &&
+        (indexes.get(route.index) ??
+          (own ? (named.get(route.index) ?? poetryPypi(route.index, route.span)) : undefined));
       if (route && !routed)
         sink.problems.push({
           span: route.span,
@@ -156,7 +175,8 @@ export function parsePyproject(path: string, text: string): ParsedFile {
             : `[tool.uv.sources] ${fact.rawName}: no [[tool.uv.index]] is named "${route.index}"`,
         });
       if (routed) place(`route:${routed.name}`, [routed], true, fact);
-      else if (!bestMatch && firstPytorch && TORCH_FAMILY.has(fact.name)) place(`first:${firstPytorch.name}`, [firstPytorch], true, fact);
+      else if (!bestMatch && firstPytorch && TORCH_FAMILY.has(fact.name))
+        place(`first:${firstPytorch.name}`, [firstPytorch], true, fact);
       else place('all', [...implicit, ...(fallback ? [fallback] : [])], false, fact);
     }
     for (const group of groups.values()) {
@@ -192,7 +212,15 @@ export function parsePyproject(path: string, text: string): ParsedFile {
     budget -= variant.declared.length;
     if (budget < 0) break;
     const id = sink.contexts.length;
-    sink.contexts.push({ id, tool: 'requirements', span: { start: 0, end: 0 }, indexes: [], includes: [], channels: [], variant: variant.name });
+    sink.contexts.push({
+      id,
+      tool: 'requirements',
+      span: { start: 0, end: 0 },
+      indexes: [],
+      includes: [],
+      channels: [],
+      variant: variant.name,
+    });
     for (const { fact } of variant.declared) sink.packages.push(packageFact({ ...fact, context: id }));
   }
 
@@ -208,7 +236,10 @@ export function parsePyproject(path: string, text: string): ParsedFile {
   return sink.finish(path, 'pyproject', source);
 }
 
-const poetryDeclared = (dependency: PoetryDependency): Declared => ({ fact: dependency.fact, ...(dependency.source ? { index: dependency.source } : {}) });
+const poetryDeclared = (dependency: PoetryDependency): Declared => ({
+  fact: dependency.fact,
+  ...(dependency.source ? { index: dependency.source } : {}),
+});
 
 /**
  * Poetry's extras and groups as selections beside PEP 621's (see poetry.ts). Poetry's supplemental sources are
@@ -220,7 +251,10 @@ function poetryVariants(poetry: PoetryProject, base: readonly Declared[]): Varia
       name: `extra ${extra}`,
       span,
       extra,
-      declared: [...base, ...poetry.base.filter((dependency) => dependency.extras?.includes(extra)).map(poetryDeclared)],
+      declared: [
+        ...base,
+        ...poetry.base.filter((dependency) => dependency.extras?.includes(extra)).map(poetryDeclared),
+      ],
     })),
     ...[...poetry.groups].map(([group, { span, dependencies }]) => ({
       name: `group ${group}`,
@@ -253,7 +287,10 @@ function readIndexes(root: TomlTable, sink: FactSink): Map<string, Index> {
       // uv's `name` is optional: an unnamed index serves every package (it only cannot be named in
       // [tool.uv.sources]); the url is not (docs.astral.sh/uv/reference/settings/#index).
       if (url?.kind !== 'string' || (name !== undefined && name.kind !== 'string')) {
-        sink.problems.push({ span: entry.span, message: 'a [[tool.uv.index]] entry needs a url (and a name, if any, is a string)' });
+        sink.problems.push({
+          span: entry.span,
+          message: 'a [[tool.uv.index]] entry needs a url (and a name, if any, is a string)',
+        });
         continue;
       }
       const key = name?.kind === 'string' ? name.value : `unnamed index ${indexes.size + 1}`;
@@ -284,7 +321,15 @@ function readIndexes(root: TomlTable, sink: FactSink): Map<string, Index> {
   });
   const main = lookup(root, 'tool', 'uv', 'index-url');
   if (main?.kind === 'string' && ![...indexes.values()].some((index) => index.isDefault))
-    indexes.set('index-url', { name: 'index-url', url: main.value, urlSpan: textSpan(main), span: main.span, explicit: false, isDefault: true, table: false });
+    indexes.set('index-url', {
+      name: 'index-url',
+      url: main.value,
+      urlSpan: textSpan(main),
+      span: main.span,
+      explicit: false,
+      isDefault: true,
+      table: false,
+    });
   return indexes;
 }
 
@@ -298,7 +343,10 @@ function readSources(root: TomlTable, sink: FactSink): Map<string, Route[]> {
     const list: Route[] = [];
     for (const entry of entries) {
       if (entry.kind !== 'table') {
-        sink.problems.push({ span: entry.span, message: `[tool.uv.sources] ${name}: expected a table such as { index = "pytorch-cu124" }` });
+        sink.problems.push({
+          span: entry.span,
+          message: `[tool.uv.sources] ${name}: expected a table such as { index = "pytorch-cu124" }`,
+        });
         continue;
       }
       const index = entry.entries.get('index');

@@ -47,8 +47,10 @@ function dependencyFact(name: string, nameSpan: Span, version: TomlString | unde
   const text = version?.value.trim() ?? '';
   const exact = /^(?:==\s*)?(\d[\w.!+-]*)$/.exec(text)?.[1];
   const at = version ? textSpan(version) : span;
-  const offset = version && version.mapped.plainOffset >= 0 && exact ? at.start + version.value.indexOf(exact) : at.start;
-  const versionSpan = exact && version && version.mapped.plainOffset >= 0 ? { start: offset, end: offset + exact.length } : at;
+  const offset =
+    version && version.mapped.plainOffset >= 0 && exact ? at.start + version.value.indexOf(exact) : at.start;
+  const versionSpan =
+    exact && version && version.mapped.plainOffset >= 0 ? { start: offset, end: offset + exact.length } : at;
   const clauses: VersionClause[] = exact ? [{ operator: '==', version: exact, versionSpan }] : [];
   const plus = exact?.indexOf('+') ?? -1;
   return packageFact({
@@ -147,7 +149,10 @@ export function readPoetry(root: TomlTable): PoetryProject | undefined {
   if (dev) {
     const group = groups.get('dev');
     const legacy = dependencies(dev, extrasOf);
-    groups.set('dev', { span: group?.span ?? poetry.keySpans.get('dev-dependencies') ?? dev.span, dependencies: [...legacy, ...(group?.dependencies ?? [])] });
+    groups.set('dev', {
+      span: group?.span ?? poetry.keySpans.get('dev-dependencies') ?? dev.span,
+      dependencies: [...legacy, ...(group?.dependencies ?? [])],
+    });
   }
   if (base.length === 0 && groups.size === 0) return undefined;
 
@@ -161,7 +166,13 @@ export function readPoetry(root: TomlTable): PoetryProject | undefined {
       if (name?.kind !== 'string' || url?.kind !== 'string') continue;
       const priority = entry.entries.get('priority');
       const level =
-        priority?.kind === 'string' ? priority.value : isTrue(entry, 'default') ? 'primary' : isTrue(entry, 'secondary') ? 'supplemental' : 'primary';
+        priority?.kind === 'string'
+          ? priority.value
+          : isTrue(entry, 'default')
+            ? 'primary'
+            : isTrue(entry, 'secondary')
+              ? 'supplemental'
+              : 'primary';
       sources.push({
         name: name.value,
         url: url.value,

@@ -29,8 +29,21 @@ export function parseRequirements(path: string, text: string): ParsedFile {
   return sink.finish(path, 'requirements', source);
 }
 
-export function addRequirementsContext(sink: FactSink, tool: ContextDraft['tool'], span: Span, extra: Partial<ContextDraft> = {}): ContextDraft {
-  const context: ContextDraft = { id: sink.contexts.length, tool, span, indexes: [], includes: [], channels: [], ...extra };
+export function addRequirementsContext(
+  sink: FactSink,
+  tool: ContextDraft['tool'],
+  span: Span,
+  extra: Partial<ContextDraft> = {},
+): ContextDraft {
+  const context: ContextDraft = {
+    id: sink.contexts.length,
+    tool,
+    span,
+    indexes: [],
+    includes: [],
+    channels: [],
+    ...extra,
+  };
   sink.contexts.push(context);
   return context;
 }
@@ -46,7 +59,9 @@ export function parseRequirementLine(sink: FactSink, line: Mapped, context: Cont
     parseOptions(sink, line, tokens, context, undefined);
     return;
   }
-  const optionIndex = tokens ? tokens.findIndex((token) => token.text.startsWith('-') && token.from > 0 && /\s/.test(text[token.from - 1] ?? '')) : -1;
+  const optionIndex = tokens
+    ? tokens.findIndex((token) => token.text.startsWith('-') && token.from > 0 && /\s/.test(text[token.from - 1] ?? ''))
+    : -1;
   const requirementEnd = optionIndex < 0 ? line.length : tokens![optionIndex]!.from;
   const requirement = line.slice(0, requirementEnd).trim();
   // A local project (`.`, `./pkg[extra]`, `../lib`): pip installs what its own metadata asks for.
@@ -78,12 +93,21 @@ export function parseRequirementLine(sink: FactSink, line: Mapped, context: Cont
 }
 
 /** Returns the number of `--hash` options seen. */
-function parseOptions(sink: FactSink, line: Mapped, tokens: readonly Token[], context: ContextDraft, ignoredReason: string | undefined): number {
+function parseOptions(
+  sink: FactSink,
+  line: Mapped,
+  tokens: readonly Token[],
+  context: ContextDraft,
+  ignoredReason: string | undefined,
+): number {
   let hashes = 0;
   for (let i = 0; i < tokens.length; i++) {
     const token = tokens[i]!;
     if (!token.text.startsWith('-')) {
-      sink.problems.push({ span: line.site(token.from, token.to), message: `unexpected "${truncate(token.text)}": an option line holds options only` });
+      sink.problems.push({
+        span: line.site(token.from, token.to),
+        message: `unexpected "${truncate(token.text)}": an option line holds options only`,
+      });
       continue;
     }
     const { name, inlineValue, valueOffset } = splitOption(token.text);
@@ -109,13 +133,21 @@ function parseOptions(sink: FactSink, line: Mapped, tokens: readonly Token[], co
       }
     }
     if (name === '--hash') hashes++;
-    if (spec.role === 'pre' && !ignoredReason) sink.options.push({ name, span: line.site(token.from, token.to), context: context.id });
+    if (spec.role === 'pre' && !ignoredReason)
+      sink.options.push({ name, span: line.site(token.from, token.to), context: context.id });
     const span = line.site(token.from, value ? value.to : token.to);
     const indexKind = INDEX_ROLES[spec.role];
     if (indexKind) {
       const url = value?.text ?? '';
       const urlSpan = value ? (line.origin(value.from, value.to) ?? line.site(value.from, value.to)) : span;
-      const fact = { kind: indexKind, url, urlSpan, span, context: context.id, ...(ignoredReason ? { ignoredReason } : {}) };
+      const fact = {
+        kind: indexKind,
+        url,
+        urlSpan,
+        span,
+        context: context.id,
+        ...(ignoredReason ? { ignoredReason } : {}),
+      };
       sink.indexes.push(fact);
       if (!ignoredReason) (context.indexes as (typeof fact)[]).push(fact);
       continue;
@@ -170,7 +202,8 @@ function shellWord(raw: string, from: number): { text: string; from: number; to:
 function tokenize(text: string): Token[] {
   const tokens: Token[] = [];
   const re = /\S+/g;
-  for (let match = re.exec(text); match; match = re.exec(text)) tokens.push({ text: match[0], from: match.index, to: match.index + match[0].length });
+  for (let match = re.exec(text); match; match = re.exec(text))
+    tokens.push({ text: match[0], from: match.index, to: match.index + match[0].length });
   return tokens;
 }
 

@@ -12,7 +12,14 @@
  *
  * The lock is never edited: the checks that would rewrite a version say which `uv lock` to run instead (gate.ts).
  */
-import { FactSink, packageFact, type IndexFact, type ContextDraft, type PackageFact, type ParsedFile } from '../facts.js';
+import {
+  FactSink,
+  packageFact,
+  type IndexFact,
+  type ContextDraft,
+  type PackageFact,
+  type ParsedFile,
+} from '../facts.js';
 import { activeExtras, evaluateMarker } from '../markers.js';
 import { normalizePythonName } from '../python-requirement.js';
 import { SourceText, type Span } from '../source.js';
@@ -49,7 +56,8 @@ export function parseUvLock(path: string, text: string): ParsedFile {
     const version = stringAt(table, 'version');
     const origin = table.entries.get('source');
     if (!name) continue;
-    if (origin?.kind === 'table' && (origin.entries.has('virtual') || origin.entries.has('editable'))) roots.push(table);
+    if (origin?.kind === 'table' && (origin.entries.has('virtual') || origin.entries.has('editable')))
+      roots.push(table);
     if (!version) continue;
     const registry = origin?.kind === 'table' ? stringAt(origin, 'registry') : undefined;
     const locked: Locked = {
@@ -109,9 +117,19 @@ export function parseUvLock(path: string, text: string): ParsedFile {
         const id = sink.contexts.length;
         const first = group.find((locked) => locked.registry?.value === registry)?.registry;
         const indexes: IndexFact[] =
-          registry && first ? [{ kind: 'index-url', url: registry, urlSpan: textSpan(first), span: textSpan(first), context: id }] : [];
+          registry && first
+            ? [{ kind: 'index-url', url: registry, urlSpan: textSpan(first), span: textSpan(first), context: id }]
+            : [];
         sink.indexes.push(...indexes);
-        const context: ContextDraft = { id, tool: 'uv', span: { start: 0, end: 0 }, indexes, includes: [], channels: [], variant: selection.name };
+        const context: ContextDraft = {
+          id,
+          tool: 'uv',
+          span: { start: 0, end: 0 },
+          indexes,
+          includes: [],
+          channels: [],
+          variant: selection.name,
+        };
         sink.contexts.push(context);
         for (const locked of group) sink.packages.push(lockedFact(locked, id));
       }
@@ -124,7 +142,11 @@ export function parseUvLock(path: string, text: string): ParsedFile {
  * What a selection installs: its direct references' entries, then what each entry depends on (`dependencies`,
  * and `optional-dependencies.X` for a reference with `extra = ["X"]`), each once, in that order.
  */
-function closure(direct: readonly TomlTable[], byName: ReadonlyMap<string, readonly Locked[]>, extras: ReadonlySet<string>): Locked[] {
+function closure(
+  direct: readonly TomlTable[],
+  byName: ReadonlyMap<string, readonly Locked[]>,
+  extras: ReadonlySet<string>,
+): Locked[] {
   const seen = new Set<Locked>();
   const extrasSeen = new Map<Locked, Set<string>>();
   const order: Locked[] = [];
@@ -167,7 +189,9 @@ function refs(value: TomlValue | undefined, extras: ReadonlySet<string>): TomlTa
     if (verdict === undefined && !known.has(marker)) known.set(marker, (verdict = evaluateMarker(marker, { extras })));
     return verdict !== false;
   };
-  return value.items.filter((item): item is TomlTable => item.kind === 'table' && holds(stringAt(item, 'marker')?.value));
+  return value.items.filter(
+    (item): item is TomlTable => item.kind === 'table' && holds(stringAt(item, 'marker')?.value),
+  );
 }
 
 /** The locked entry a reference names: by name and, where given, version and registry; ambiguous → none. */
