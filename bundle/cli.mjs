@@ -50919,6 +50919,16 @@ var rule_default = defineRule({
     torchPage: "{{url}} serves builds for torch {{built}}, but torch {{torch}} is pinned",
     lockedRequirement: "{{subject}} requires pytorch {{requirement}}, but the lock installs pytorch {{torch}}"
   },
+  // `source` cites the record the finding rests on.
+  helps: {
+    companion: 'Each torch release has one matching {{name}} release, built against its C++ ABI; mixing them fails at import ("undefined symbol") or pulls another torch. torch {{torch}} pairs with {{name}} {{pairs}}. Source: {{source}}',
+    noCompanion: "{{note}} Source: {{source}}",
+    pinnedTorch: "{{why}} {{note}} Source: {{source}}",
+    extensionBuild: `PyG's extension wheels are compiled against one torch minor; with another the import fails with "undefined symbol". Source: ${PYG_DOCS}`,
+    triton: "The torch wheel pins triton exactly (Requires-Dist: triton=={{expected}}; {{marker}}), so pip either refuses the combination or replaces one of them.{{pythonNote}} Source: {{source}}",
+    lockedRequirement: "The lock records this build's dependencies: it needs pytorch {{requirement}}, so the environment cannot be installed as locked (or it was edited by hand). Source: https://docs.conda.io/projects/conda/en/latest/user-guide/concepts/pkg-specs.html#package-match-specifications",
+    torchPage: 'The wheels on this page are compiled against torch {{built}}; with torch {{torchMinor}} their import fails ("undefined symbol"), or pip finds none. Use the page for torch {{torchMinor}}. Source: {{source}}'
+  },
   check({ units, kb, report }) {
     for (const unit of units) {
       const torches = unit.packages.filter(({ pkg }) => projectName(pkg) === "torch" && pkg.exact);
@@ -50944,12 +50954,11 @@ var rule_default = defineRule({
           if (allowed.length === 0) {
             report({
               messageId: "noCompanion",
-              data: { name, version: version2, torch: torchVersion },
+              data: { name, version: version2, torch: torchVersion, note: release.note ?? "", source: cite(release) },
               file: file2,
               span: pkg.span,
               related,
-              severity: "notice",
-              help: `${release.note ?? ""} Source: ${cite(release)}`
+              severity: "notice"
             });
             continue;
           }
@@ -50961,13 +50970,14 @@ var rule_default = defineRule({
               name,
               version: version2,
               torch: torchVersion,
-              expected: owner ? `torch ${owner.version}` : "no torch release in the knowledge base"
+              expected: owner ? `torch ${owner.version}` : "no torch release in the knowledge base",
+              pairs: allowed.join(" or "),
+              source: cite(release)
             },
             file: file2,
             span: pkg.span,
             related,
             unverified: isUnverified(release),
-            help: `Each torch release has one matching ${name} release, built against its C++ ABI; mixing them fails at import ("undefined symbol") or pulls another torch. torch ${torchVersion} pairs with ${name} ${allowed.join(" or ")}. Source: ${cite(release)}`,
             ...fix ? { fix } : {}
           });
         } else if (EXACT_PINS.has(name)) {
@@ -50977,12 +50987,19 @@ var rule_default = defineRule({
           const expected = pin.abi === "minor" ? minorOf(pin.torch) : pin.torch;
           report({
             messageId: "pinnedTorch",
-            data: { name, version: version2, expected, torch: torchVersion },
+            data: {
+              name,
+              version: version2,
+              expected,
+              torch: torchVersion,
+              why: pin.abi === "minor" ? `${name} ${version2} is compiled against torch ${expected}: its wheel accepts torch ${torchVersion} (it requires torch>=${pin.torch}), but the import fails ("undefined symbol").` : `${name} ${version2} is built against torch ${pin.torch} and its wheel requires exactly that torch; pip would replace torch ${torchVersion} or the import fails ("undefined symbol").`,
+              note: pin.note ?? "",
+              source: cite(pin)
+            },
             file: file2,
             span: pkg.span,
             related,
-            unverified: isUnverified(pin),
-            help: pin.abi === "minor" ? `${name} ${version2} is compiled against torch ${expected}: its wheel accepts torch ${torchVersion} (it requires torch>=${pin.torch}), but the import fails ("undefined symbol"). ${pin.note ?? ""} Source: ${cite(pin)}` : `${name} ${version2} is built against torch ${pin.torch} and its wheel requires exactly that torch; pip would replace torch ${torchVersion} or the import fails ("undefined symbol"). ${pin.note ?? ""} Source: ${cite(pin)}`
+            unverified: isUnverified(pin)
           });
         } else if (pkg.localLabel && /^pt\d+(cu\d+|cpu)$/.test(pkg.localLabel)) {
           const digits = /^pt(\d)(\d+)/.exec(pkg.localLabel);
@@ -50993,8 +51010,7 @@ var rule_default = defineRule({
             data: { subject: `${pkg.rawName}==${pkg.exact}`, built, torch: torchVersion },
             file: file2,
             span: pkg.span,
-            related,
-            help: `PyG's extension wheels are compiled against one torch minor; with another the import fails with "undefined symbol". Source: ${PYG_DOCS}`
+            related
           });
         } else if (name === "triton" && pkg.ecosystem === "pip") {
           const pin = kb.companionPins("triton").find((row) => row.torch === torchVersion);
@@ -51005,13 +51021,20 @@ var rule_default = defineRule({
           const condition = below && !python ? ` on Python < ${below}` : "";
           report({
             messageId: "triton",
-            data: { version: version2, torch: torchVersion, expected: pin.version, condition },
+            data: {
+              version: version2,
+              torch: torchVersion,
+              expected: pin.version,
+              condition,
+              marker: pin.marker ?? 'platform_system == "Linux"',
+              pythonNote: condition ? ` The pin holds only on Python < ${below}, and this unit does not say which Python it runs.` : "",
+              source: cite(pin)
+            },
             file: file2,
             span: pkg.span,
             related,
             unverified: isUnverified(pin),
-            ...condition ? { severity: "warning" } : {},
-            help: `The torch wheel pins triton exactly (Requires-Dist: triton==${pin.version}; ${pin.marker ?? 'platform_system == "Linux"'}), so pip either refuses the combination or replaces one of them.${condition ? ` The pin holds only on Python < ${below}, and this unit does not say which Python it runs.` : ""} Source: ${cite(pin)}`
+            ...condition ? { severity: "warning" } : {}
           });
         }
       }
@@ -51031,8 +51054,7 @@ function checkLockedRequirement(entry, torch, torchVersion, report) {
     },
     file: file2,
     span: pkg.span,
-    related: [{ file: torch.file, span: torch.pkg.span, message: `pytorch ${torchVersion} is locked here` }],
-    help: `The lock records this build's dependencies: it needs pytorch ${pkg.torchRequirement}, so the environment cannot be installed as locked (or it was edited by hand). Source: https://docs.conda.io/projects/conda/en/latest/user-guide/concepts/pkg-specs.html#package-match-specifications`
+    related: [{ file: torch.file, span: torch.pkg.span, message: `pytorch ${torchVersion} is locked here` }]
   });
 }
 var EXACT_PINS = /* @__PURE__ */ new Set(["xformers", "torchtext", "torchdata", "vllm-flash-attn"]);
@@ -51048,11 +51070,10 @@ function checkTorchPages(unit, torch, torchVersion, report) {
         const file2 = invocation.members.find((member) => member.context.indexes.includes(index))?.file ?? unit.root;
         report({
           messageId: "torchPage",
-          data: { url: index.url, built, torch: torchVersion },
+          data: { url: index.url, built, torch: torchVersion, torchMinor: minorOf(torchVersion), source: page.source },
           file: file2,
           span: index.span,
-          related: [{ file: torch.file, span: torch.pkg.span, message: `torch ${torchVersion} is pinned here` }],
-          help: `The wheels on this page are compiled against torch ${built}; with torch ${minorOf(torchVersion)} their import fails ("undefined symbol"), or pip finds none. Use the page for torch ${minorOf(torchVersion)}. Source: ${page.source}`
+          related: [{ file: torch.file, span: torch.pkg.span, message: `torch ${torchVersion} is pinned here` }]
         });
       }
     }

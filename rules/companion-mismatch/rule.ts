@@ -27,6 +27,20 @@ export default defineRule({
     torchPage: '{{url}} serves builds for torch {{built}}, but torch {{torch}} is pinned',
     lockedRequirement: '{{subject}} requires pytorch {{requirement}}, but the lock installs pytorch {{torch}}',
   },
+  // `source` cites the record the finding rests on.
+  helps: {
+    companion:
+      'Each torch release has one matching {{name}} release, built against its C++ ABI; mixing them fails at import ("undefined symbol") or pulls another torch. torch {{torch}} pairs with {{name}} {{pairs}}. Source: {{source}}',
+    noCompanion: '{{note}} Source: {{source}}',
+    pinnedTorch: '{{why}} {{note}} Source: {{source}}',
+    extensionBuild: `PyG's extension wheels are compiled against one torch minor; with another the import fails with "undefined symbol". Source: ${PYG_DOCS}`,
+    triton:
+      'The torch wheel pins triton exactly (Requires-Dist: triton=={{expected}}; {{marker}}), so pip either refuses the combination or replaces one of them.{{pythonNote}} Source: {{source}}',
+    lockedRequirement:
+      "The lock records this build's dependencies: it needs pytorch {{requirement}}, so the environment cannot be installed as locked (or it was edited by hand). Source: https://docs.conda.io/projects/conda/en/latest/user-guide/concepts/pkg-specs.html#package-match-specifications",
+    torchPage:
+      'The wheels on this page are compiled against torch {{built}}; with torch {{torchMinor}} their import fails ("undefined symbol"), or pip finds none. Use the page for torch {{torchMinor}}. Source: {{source}}',
+  },
   check({ units, kb, report }) {
     for (const unit of units) {
       const torches = unit.packages.filter(({ pkg }) => projectName(pkg) === 'torch' && pkg.exact);
@@ -55,12 +69,11 @@ export default defineRule({
           if (allowed.length === 0) {
             report({
               messageId: 'noCompanion',
-              data: { name, version, torch: torchVersion },
+              data: { name, version, torch: torchVersion, note: release.note ?? '', source: cite(release) },
               file,
               span: pkg.span,
               related,
               severity: 'notice',
-              help: `${release.note ?? ''} Source: ${cite(release)}`,
             });
             continue;
           }
@@ -73,12 +86,13 @@ export default defineRule({
               version,
               torch: torchVersion,
               expected: owner ? `torch ${owner.version}` : 'no torch release in the knowledge base',
+              pairs: allowed.join(' or '),
+              source: cite(release),
             },
             file,
             span: pkg.span,
             related,
             unverified: isUnverified(release),
-            help: `Each torch release has one matching ${name} release, built against its C++ ABI; mixing them fails at import ("undefined symbol") or pulls another torch. torch ${torchVersion} pairs with ${name} ${allowed.join(' or ')}. Source: ${cite(release)}`,
             ...(fix ? { fix } : {}),
           });
         } else if (EXACT_PINS.has(name)) {
@@ -92,15 +106,22 @@ export default defineRule({
           const expected = pin.abi === 'minor' ? minorOf(pin.torch) : pin.torch;
           report({
             messageId: 'pinnedTorch',
-            data: { name, version, expected, torch: torchVersion },
+            data: {
+              name,
+              version,
+              expected,
+              torch: torchVersion,
+              why:
+                pin.abi === 'minor'
+                  ? `${name} ${version} is compiled against torch ${expected}: its wheel accepts torch ${torchVersion} (it requires torch>=${pin.torch}), but the import fails ("undefined symbol").`
+                  : `${name} ${version} is built against torch ${pin.torch} and its wheel requires exactly that torch; pip would replace torch ${torchVersion} or the import fails ("undefined symbol").`,
+              note: pin.note ?? '',
+              source: cite(pin),
+            },
             file,
             span: pkg.span,
             related,
             unverified: isUnverified(pin),
-            help:
-              pin.abi === 'minor'
-                ? `${name} ${version} is compiled against torch ${expected}: its wheel accepts torch ${torchVersion} (it requires torch>=${pin.torch}), but the import fails ("undefined symbol"). ${pin.note ?? ''} Source: ${cite(pin)}`
-                : `${name} ${version} is built against torch ${pin.torch} and its wheel requires exactly that torch; pip would replace torch ${torchVersion} or the import fails ("undefined symbol"). ${pin.note ?? ''} Source: ${cite(pin)}`,
           });
         } else if (pkg.localLabel && /^pt\d+(cu\d+|cpu)$/.test(pkg.localLabel)) {
           // PyG's extension wheels (torch-scatter==2.1.2+pt21cu121) are built against one torch minor.
@@ -113,7 +134,6 @@ export default defineRule({
             file,
             span: pkg.span,
             related,
-            help: `PyG's extension wheels are compiled against one torch minor; with another the import fails with "undefined symbol". Source: ${PYG_DOCS}`,
           });
         } else if (name === 'triton' && pkg.ecosystem === 'pip') {
           const pin = kb.companionPins('triton').find((row) => row.torch === torchVersion);
@@ -126,13 +146,22 @@ export default defineRule({
           const condition = below && !python ? ` on Python < ${below}` : '';
           report({
             messageId: 'triton',
-            data: { version, torch: torchVersion, expected: pin.version, condition },
+            data: {
+              version,
+              torch: torchVersion,
+              expected: pin.version,
+              condition,
+              marker: pin.marker ?? 'platform_system == "Linux"',
+              pythonNote: condition
+                ? ` The pin holds only on Python < ${below}, and this unit does not say which Python it runs.`
+                : '',
+              source: cite(pin),
+            },
             file,
             span: pkg.span,
             related,
             unverified: isUnverified(pin),
             ...(condition ? { severity: 'warning' as const } : {}),
-            help: `The torch wheel pins triton exactly (Requires-Dist: triton==${pin.version}; ${pin.marker ?? 'platform_system == "Linux"'}), so pip either refuses the combination or replaces one of them.${condition ? ` The pin holds only on Python < ${below}, and this unit does not say which Python it runs.` : ''} Source: ${cite(pin)}`,
           });
         }
       }
@@ -155,7 +184,6 @@ function checkLockedRequirement(entry: UnitPackage, torch: UnitPackage, torchVer
     file,
     span: pkg.span,
     related: [{ file: torch.file, span: torch.pkg.span, message: `pytorch ${torchVersion} is locked here` }],
-    help: `The lock records this build's dependencies: it needs pytorch ${pkg.torchRequirement}, so the environment cannot be installed as locked (or it was edited by hand). Source: https://docs.conda.io/projects/conda/en/latest/user-guide/concepts/pkg-specs.html#package-match-specifications`,
   });
 }
 
@@ -175,11 +203,10 @@ function checkTorchPages(unit: Unit, torch: UnitPackage, torchVersion: string, r
         const file = invocation.members.find((member) => member.context.indexes.includes(index))?.file ?? unit.root;
         report({
           messageId: 'torchPage',
-          data: { url: index.url, built, torch: torchVersion },
+          data: { url: index.url, built, torch: torchVersion, torchMinor: minorOf(torchVersion), source: page.source },
           file,
           span: index.span,
           related: [{ file: torch.file, span: torch.pkg.span, message: `torch ${torchVersion} is pinned here` }],
-          help: `The wheels on this page are compiled against torch ${built}; with torch ${minorOf(torchVersion)} their import fails ("undefined symbol"), or pip finds none. Use the page for torch ${minorOf(torchVersion)}. Source: ${page.source}`,
         });
       }
     }
