@@ -52478,6 +52478,7 @@ function checkArchList(file2, env, fleet, report) {
 }
 
 // rules/image-missing/rule.ts
+var POLICY = "https://gitlab.com/nvidia/container-images/cuda/-/issues/177";
 var rule_default8 = defineRule({
   id: "image-missing",
   description: "nvidia/cuda base image tags follow NVIDIA's tag grammar and name a CUDA release that exists",
@@ -52496,6 +52497,20 @@ var rule_default8 = defineRule({
     deleted: "nvidia/cuda:{{tag}} is end-of-life; NVIDIA deletes such tags six months after end of life",
     os: "nvidia/cuda {{cuda}} images are not published for {{os}}{{osVersion}} ({{rule}})"
   },
+  // `source` cites the knowledge record a finding rests on; `note` is that record's own words.
+  helps: {
+    grammar: "Flavours: base, runtime, devel; e.g. nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04. Source: {{source}}",
+    noRelease: "{{note}}. Source: {{source}}",
+    noUpdate: "{{note}}; the tags that exist name {{existing}}. Source: {{source}}",
+    noTags: "{{note}}{{alternative}}. Source: {{source}}",
+    gone: `{{policy}}{{move}} Sources: {{source}}; ${POLICY}`,
+    shortVersion: "Source: {{source}}",
+    unknownPatch: "NVIDIA's release table as the knowledge base has it (retrieved {{retrieved}}) has no CUDA {{cuda}} yet; check the tag, or update cuda-gatekeeper. Source: {{source}}",
+    newerCuda: "NVIDIA's release table as the knowledge base has it (retrieved {{retrieved}}) ends at CUDA {{newest}}, so this image's tags, drivers and builds are not checked; update cuda-gatekeeper, or check the tag. Source: {{source}}",
+    cudnnSpelling: "cuDNN tags are -cudnn8- up to 12.2.2, -cudnn9- for 12.3.2 and version-less -cudnn- (cuDNN 9) from 12.4.1. Source: {{source}}",
+    deleted: `{{policy}}{{move}} Sources: {{source}}; ${POLICY}`,
+    os: "{{note}}Source: {{source}}"
+  },
   check({ files, kb, report }) {
     for (const file2 of files) {
       for (const image of file2.images) {
@@ -52506,7 +52521,6 @@ var rule_default8 = defineRule({
     }
   }
 });
-var POLICY = "https://gitlab.com/nvidia/container-images/cuda/-/issues/177";
 function checkTag(file2, image, kb, report) {
   const tag = image.tag;
   const parsed = kb.nvidiaCudaTag(tag);
@@ -52514,10 +52528,9 @@ function checkTag(file2, image, kb, report) {
   if (!parsed || !parsed.flavour || !parsed.os) {
     report({
       messageId: "grammar",
-      data: { tag },
+      data: { tag, source: cite(policy) },
       file: file2,
-      span: image.span,
-      help: `Flavours: base, runtime, devel; e.g. nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04. Source: ${cite(policy)}`
+      span: image.span
     });
     return;
   }
@@ -52526,10 +52539,9 @@ function checkTag(file2, image, kb, report) {
     const record2 = kb.noReleaseRecord(parsed.version);
     report({
       messageId: "noRelease",
-      data: { tag, cuda: minor },
+      data: { tag, cuda: minor, note: record2.note ?? "", source: cite(record2) },
       file: file2,
-      span: image.span,
-      help: `${record2.note ?? ""}. Source: ${cite(record2)}`
+      span: image.span
     });
     return;
   }
@@ -52540,10 +52552,17 @@ function checkTag(file2, image, kb, report) {
     const fix = latest && !kb.nvidiaCudaTagDeleted(latest) ? versionFix(file2, image, parsed, latest, kb) : void 0;
     report({
       messageId: "noUpdate",
-      data: { tag, cuda: parsed.version, minor, updates: kb.cudaReleasesOf(minor).join(", ") },
+      data: {
+        tag,
+        cuda: parsed.version,
+        minor,
+        updates: kb.cudaReleasesOf(minor).join(", "),
+        note: String(record2.note),
+        existing: updates.map((version2) => tag.replace(parsed.version, version2)).join(" or "),
+        source: cite(record2)
+      },
       file: file2,
       span: image.span,
-      help: `${record2.note}; the tags that exist name ${updates.map((version2) => tag.replace(parsed.version, version2)).join(" or ")}. Source: ${cite(record2)}`,
       ...fix ? { fix } : {},
       suggestions: updates.filter((version2) => version2 !== latest).map((version2) => ({
         title: `Use ${version2}`,
@@ -52559,10 +52578,15 @@ function checkTag(file2, image, kb, report) {
     const fix = latest && latest !== parsed.version && !kb.nvidiaCudaWithoutTags(latest) ? versionFix(file2, image, parsed, latest, kb) : void 0;
     report({
       messageId: "noTags",
-      data: { tag, cuda: parsed.version },
+      data: {
+        tag,
+        cuda: parsed.version,
+        note: String(withoutTags.note),
+        alternative: fix ? `; ${latest} has images` : "",
+        source: cite(withoutTags)
+      },
       file: file2,
       span: image.span,
-      help: `${withoutTags.note}${fix ? `; ${latest} has images` : ""}. Source: ${cite(withoutTags)}`,
       ...fix ? { fix } : {}
     });
     return;
@@ -52574,10 +52598,15 @@ function checkTag(file2, image, kb, report) {
     const fix = latest && !kb.nvidiaCudaTagDeleted(latest) ? versionFix(file2, image, parsed, latest, kb) : void 0;
     report({
       messageId: "gone",
-      data: { tag, version: parsed.version },
+      data: {
+        tag,
+        version: parsed.version,
+        policy: policy.text,
+        move: fix ? ` ${latest} is the last update of CUDA ${minor} and its tags remain.` : " Move to a supported CUDA.",
+        source: cite(deleted)
+      },
       file: file2,
       span: image.span,
-      help: `${policy.text}${fix ? ` ${latest} is the last update of CUDA ${minor} and its tags remain.` : " Move to a supported CUDA."} Sources: ${cite(deleted)}; ${POLICY}`,
       ...fix ? { fix } : {}
     });
     return;
@@ -52587,10 +52616,9 @@ function checkTag(file2, image, kb, report) {
     const fix = full ? versionFix(file2, image, parsed, full, kb) : void 0;
     report({
       messageId: "shortVersion",
-      data: { tag, full: full ? `e.g. ${tag.replace(parsed.version, full)}` : "X.Y.Z" },
+      data: { tag, full: full ? `e.g. ${tag.replace(parsed.version, full)}` : "X.Y.Z", source: cite(policy) },
       file: file2,
       span: image.span,
-      help: `Source: ${cite(policy)}`,
       ...fix ? { fix } : {}
     });
     return;
@@ -52601,22 +52629,20 @@ function checkTag(file2, image, kb, report) {
       const row = kb.minDriver(latest).row;
       report({
         messageId: "unknownPatch",
-        data: { tag, cuda: parsed.version, minor, latest },
+        data: { tag, cuda: parsed.version, minor, latest, retrieved: row.retrieved, source: cite(row) },
         file: file2,
         span: image.span,
-        severity: "notice",
-        help: `NVIDIA's release table as the knowledge base has it (retrieved ${row.retrieved}) has no CUDA ${parsed.version} yet; check the tag, or update cuda-gatekeeper. Source: ${cite(row)}`
+        severity: "notice"
       });
     } else if (!latest && compareDotted(minor, kb.newestCuda()) > 0) {
       const row = kb.newestCudaRelease();
       const newest = row.version;
       report({
         messageId: "newerCuda",
-        data: { tag, cuda: minor, newest },
+        data: { tag, cuda: minor, newest, retrieved: row.retrieved, source: cite(row) },
         file: file2,
         span: image.span,
-        severity: "notice",
-        help: `NVIDIA's release table as the knowledge base has it (retrieved ${row.retrieved}) ends at CUDA ${newest}, so this image's tags, drivers and builds are not checked; update cuda-gatekeeper, or check the tag. Source: ${cite(row)}`
+        severity: "notice"
       });
     }
   }
@@ -52626,10 +52652,9 @@ function checkTag(file2, image, kb, report) {
       const fix = spellingFix(file2, image, parsed, expected.spelling);
       report({
         messageId: "cudnnSpelling",
-        data: { cuda: parsed.version, expected: expected.spelling, found: parsed.cudnn },
+        data: { cuda: parsed.version, expected: expected.spelling, found: parsed.cudnn, source: cite(expected.record) },
         file: file2,
         span: image.span,
-        help: `cuDNN tags are -cudnn8- up to 12.2.2, -cudnn9- for 12.3.2 and version-less -cudnn- (cuDNN 9) from 12.4.1. Source: ${cite(expected.record)}`,
         ...fix ? { fix } : {}
       });
     }
@@ -52638,12 +52663,16 @@ function checkTag(file2, image, kb, report) {
     const latest = minor ? latestCudaPatch(kb, minor) : void 0;
     report({
       messageId: "deleted",
-      data: { tag },
+      data: {
+        tag,
+        policy: policy.text,
+        move: latest && latest !== parsed.version ? ` Use ${latest} or a newer, supported CUDA.` : "",
+        source: cite(deleted)
+      },
       file: file2,
       span: image.span,
       severity: "warning",
-      unverified: deleted.confidence === "unverified",
-      help: `${policy.text}${latest && latest !== parsed.version ? ` Use ${latest} or a newer, supported CUDA.` : ""} Sources: ${cite(deleted)}; ${POLICY}`
+      unverified: deleted.confidence === "unverified"
     });
   }
   const os = parsed.os && parsed.osVersion ? kb.nvidiaCudaOs(parsed.os, parsed.osVersion, parsed.version) : void 0;
@@ -52652,12 +52681,18 @@ function checkTag(file2, image, kb, report) {
     const rule = row.from && compareDotted(parsed.version, row.from) < 0 ? `${parsed.os}${parsed.osVersion} from ${row.from}` : `${parsed.os}${parsed.osVersion} up to ${row.through}`;
     report({
       messageId: "os",
-      data: { cuda: parsed.version, os: parsed.os, osVersion: parsed.osVersion, rule },
+      data: {
+        cuda: parsed.version,
+        os: parsed.os,
+        osVersion: parsed.osVersion,
+        rule,
+        note: row.note ? `${row.note}. ` : "",
+        source: cite(row)
+      },
       file: file2,
       span: image.span,
       severity: "warning",
-      unverified: row.confidence === "unverified",
-      help: `${row.note ? `${row.note}. ` : ""}Source: ${cite(row)}`
+      unverified: row.confidence === "unverified"
     });
   }
 }

@@ -11,6 +11,9 @@ import { defineRule, type Reporter } from '../../src/rule.js';
 import { cudaMajorMinor } from '../../src/knowledge/versions.js';
 import { compareDotted } from '../../src/util/dotted.js';
 
+/** NVIDIA's policy of deleting end-of-life nvidia/cuda tags. */
+const POLICY = 'https://gitlab.com/nvidia/container-images/cuda/-/issues/177';
+
 export default defineRule({
   id: 'image-missing',
   description: "nvidia/cuda base image tags follow NVIDIA's tag grammar and name a CUDA release that exists",
@@ -32,6 +35,23 @@ export default defineRule({
     deleted: 'nvidia/cuda:{{tag}} is end-of-life; NVIDIA deletes such tags six months after end of life',
     os: 'nvidia/cuda {{cuda}} images are not published for {{os}}{{osVersion}} ({{rule}})',
   },
+  // `source` cites the knowledge record a finding rests on; `note` is that record's own words.
+  helps: {
+    grammar: 'Flavours: base, runtime, devel; e.g. nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04. Source: {{source}}',
+    noRelease: '{{note}}. Source: {{source}}',
+    noUpdate: '{{note}}; the tags that exist name {{existing}}. Source: {{source}}',
+    noTags: '{{note}}{{alternative}}. Source: {{source}}',
+    gone: `{{policy}}{{move}} Sources: {{source}}; ${POLICY}`,
+    shortVersion: 'Source: {{source}}',
+    unknownPatch:
+      "NVIDIA's release table as the knowledge base has it (retrieved {{retrieved}}) has no CUDA {{cuda}} yet; check the tag, or update cuda-gatekeeper. Source: {{source}}",
+    newerCuda:
+      "NVIDIA's release table as the knowledge base has it (retrieved {{retrieved}}) ends at CUDA {{newest}}, so this image's tags, drivers and builds are not checked; update cuda-gatekeeper, or check the tag. Source: {{source}}",
+    cudnnSpelling:
+      'cuDNN tags are -cudnn8- up to 12.2.2, -cudnn9- for 12.3.2 and version-less -cudnn- (cuDNN 9) from 12.4.1. Source: {{source}}',
+    deleted: `{{policy}}{{move}} Sources: {{source}}; ${POLICY}`,
+    os: '{{note}}Source: {{source}}',
+  },
   check({ files, kb, report }) {
     for (const file of files) {
       for (const image of file.images) {
@@ -50,8 +70,6 @@ export default defineRule({
   },
 });
 
-const POLICY = 'https://gitlab.com/nvidia/container-images/cuda/-/issues/177';
-
 function checkTag(file: ParsedFile, image: ImageFact, kb: KnowledgeBase, report: Reporter): void {
   const tag = image.tag!;
   const parsed = kb.nvidiaCudaTag(tag);
@@ -59,10 +77,9 @@ function checkTag(file: ParsedFile, image: ImageFact, kb: KnowledgeBase, report:
   if (!parsed || !parsed.flavour || !parsed.os) {
     report({
       messageId: 'grammar',
-      data: { tag },
+      data: { tag, source: cite(policy) },
       file,
       span: image.span,
-      help: `Flavours: base, runtime, devel; e.g. nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04. Source: ${cite(policy)}`,
     });
     return;
   }
@@ -71,10 +88,9 @@ function checkTag(file: ParsedFile, image: ImageFact, kb: KnowledgeBase, report:
     const record = kb.noReleaseRecord(parsed.version)!;
     report({
       messageId: 'noRelease',
-      data: { tag, cuda: minor },
+      data: { tag, cuda: minor, note: record.note ?? '', source: cite(record) },
       file,
       span: image.span,
-      help: `${record.note ?? ''}. Source: ${cite(record)}`,
     });
     return;
   }
@@ -86,10 +102,17 @@ function checkTag(file: ParsedFile, image: ImageFact, kb: KnowledgeBase, report:
     const fix = latest && !kb.nvidiaCudaTagDeleted(latest) ? versionFix(file, image, parsed, latest, kb) : undefined;
     report({
       messageId: 'noUpdate',
-      data: { tag, cuda: parsed.version, minor, updates: kb.cudaReleasesOf(minor).join(', ') },
+      data: {
+        tag,
+        cuda: parsed.version,
+        minor,
+        updates: kb.cudaReleasesOf(minor).join(', '),
+        note: String(record.note),
+        existing: updates.map((version) => tag.replace(parsed.version, version)).join(' or '),
+        source: cite(record),
+      },
       file,
       span: image.span,
-      help: `${record.note}; the tags that exist name ${updates.map((version) => tag.replace(parsed.version, version)).join(' or ')}. Source: ${cite(record)}`,
       ...(fix ? { fix } : {}),
       suggestions: updates
         .filter((version) => version !== latest)
@@ -111,10 +134,15 @@ function checkTag(file: ParsedFile, image: ImageFact, kb: KnowledgeBase, report:
         : undefined;
     report({
       messageId: 'noTags',
-      data: { tag, cuda: parsed.version },
+      data: {
+        tag,
+        cuda: parsed.version,
+        note: String(withoutTags.note),
+        alternative: fix ? `; ${latest} has images` : '',
+        source: cite(withoutTags),
+      },
       file,
       span: image.span,
-      help: `${withoutTags.note}${fix ? `; ${latest} has images` : ''}. Source: ${cite(withoutTags)}`,
       ...(fix ? { fix } : {}),
     });
     return;
@@ -128,10 +156,17 @@ function checkTag(file: ParsedFile, image: ImageFact, kb: KnowledgeBase, report:
     const fix = latest && !kb.nvidiaCudaTagDeleted(latest) ? versionFix(file, image, parsed, latest, kb) : undefined;
     report({
       messageId: 'gone',
-      data: { tag, version: parsed.version },
+      data: {
+        tag,
+        version: parsed.version,
+        policy: policy.text,
+        move: fix
+          ? ` ${latest} is the last update of CUDA ${minor} and its tags remain.`
+          : ' Move to a supported CUDA.',
+        source: cite(deleted),
+      },
       file,
       span: image.span,
-      help: `${policy.text}${fix ? ` ${latest} is the last update of CUDA ${minor} and its tags remain.` : ' Move to a supported CUDA.'} Sources: ${cite(deleted)}; ${POLICY}`,
       ...(fix ? { fix } : {}),
     });
     return;
@@ -141,10 +176,9 @@ function checkTag(file: ParsedFile, image: ImageFact, kb: KnowledgeBase, report:
     const fix = full ? versionFix(file, image, parsed, full, kb) : undefined;
     report({
       messageId: 'shortVersion',
-      data: { tag, full: full ? `e.g. ${tag.replace(parsed.version, full)}` : 'X.Y.Z' },
+      data: { tag, full: full ? `e.g. ${tag.replace(parsed.version, full)}` : 'X.Y.Z', source: cite(policy) },
       file,
       span: image.span,
-      help: `Source: ${cite(policy)}`,
       ...(fix ? { fix } : {}),
     });
     return;
@@ -156,11 +190,10 @@ function checkTag(file: ParsedFile, image: ImageFact, kb: KnowledgeBase, report:
       const row = kb.minDriver(latest)!.row;
       report({
         messageId: 'unknownPatch',
-        data: { tag, cuda: parsed.version, minor, latest },
+        data: { tag, cuda: parsed.version, minor, latest, retrieved: row.retrieved, source: cite(row) },
         file,
         span: image.span,
         severity: 'notice',
-        help: `NVIDIA's release table as the knowledge base has it (retrieved ${row.retrieved}) has no CUDA ${parsed.version} yet; check the tag, or update cuda-gatekeeper. Source: ${cite(row)}`,
       });
     } else if (!latest && compareDotted(minor, kb.newestCuda()) > 0) {
       // A CUDA minor after the newest the knowledge base knows: not checked, and said so with the data's date.
@@ -168,11 +201,10 @@ function checkTag(file: ParsedFile, image: ImageFact, kb: KnowledgeBase, report:
       const newest = row.version;
       report({
         messageId: 'newerCuda',
-        data: { tag, cuda: minor, newest },
+        data: { tag, cuda: minor, newest, retrieved: row.retrieved, source: cite(row) },
         file,
         span: image.span,
         severity: 'notice',
-        help: `NVIDIA's release table as the knowledge base has it (retrieved ${row.retrieved}) ends at CUDA ${newest}, so this image's tags, drivers and builds are not checked; update cuda-gatekeeper, or check the tag. Source: ${cite(row)}`,
       });
     }
   }
@@ -182,10 +214,9 @@ function checkTag(file: ParsedFile, image: ImageFact, kb: KnowledgeBase, report:
       const fix = spellingFix(file, image, parsed, expected.spelling);
       report({
         messageId: 'cudnnSpelling',
-        data: { cuda: parsed.version, expected: expected.spelling, found: parsed.cudnn },
+        data: { cuda: parsed.version, expected: expected.spelling, found: parsed.cudnn, source: cite(expected.record) },
         file,
         span: image.span,
-        help: `cuDNN tags are -cudnn8- up to 12.2.2, -cudnn9- for 12.3.2 and version-less -cudnn- (cuDNN 9) from 12.4.1. Source: ${cite(expected.record)}`,
         ...(fix ? { fix } : {}),
       });
     }
@@ -194,12 +225,16 @@ function checkTag(file: ParsedFile, image: ImageFact, kb: KnowledgeBase, report:
     const latest = minor ? latestCudaPatch(kb, minor) : undefined;
     report({
       messageId: 'deleted',
-      data: { tag },
+      data: {
+        tag,
+        policy: policy.text,
+        move: latest && latest !== parsed.version ? ` Use ${latest} or a newer, supported CUDA.` : '',
+        source: cite(deleted),
+      },
       file,
       span: image.span,
       severity: 'warning',
       unverified: deleted.confidence === 'unverified',
-      help: `${policy.text}${latest && latest !== parsed.version ? ` Use ${latest} or a newer, supported CUDA.` : ''} Sources: ${cite(deleted)}; ${POLICY}`,
     });
   }
   // The row for this OS and version (NVIDIA publishes each OS version for a range of CUDA releases).
@@ -212,12 +247,18 @@ function checkTag(file: ParsedFile, image: ImageFact, kb: KnowledgeBase, report:
         : `${parsed.os}${parsed.osVersion} up to ${row.through}`;
     report({
       messageId: 'os',
-      data: { cuda: parsed.version, os: parsed.os!, osVersion: parsed.osVersion!, rule },
+      data: {
+        cuda: parsed.version,
+        os: parsed.os!,
+        osVersion: parsed.osVersion!,
+        rule,
+        note: row.note ? `${row.note}. ` : '',
+        source: cite(row),
+      },
       file,
       span: image.span,
       severity: 'warning',
       unverified: row.confidence === 'unverified',
-      help: `${row.note ? `${row.note}. ` : ''}Source: ${cite(row)}`,
     });
   }
 }
