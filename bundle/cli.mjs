@@ -51443,6 +51443,7 @@ function moveTorch(unit, release, other, tag, kb) {
 }
 
 // rules/cuda-not-allowed/rule.ts
+var HELP = "The baseline's cuda.allowed lists the CUDA versions the organisation supports. Move to an allowed version (e.g. {{proposal}}; `cuda-gatekeeper plan --cuda {{proposal}}` lists the edits) or change the baseline.{{evidence}}";
 var rule_default4 = defineRule({
   id: "cuda-not-allowed",
   description: "Images and builds target a CUDA version the baseline allows",
@@ -51451,6 +51452,10 @@ var rule_default4 = defineRule({
   messages: {
     notAllowed: "{{subject}} targets CUDA {{cuda}}, which the baseline does not allow (allowed: {{allowed}})",
     notAllowedMany: "{{subject}} and {{more}} more declaration{{plural}} in this file target CUDA {{cuda}}, which the baseline does not allow (allowed: {{allowed}})"
+  },
+  helps: {
+    notAllowed: HELP,
+    notAllowedMany: HELP
   },
   check({ units, baseline, report }) {
     const allowed = baseline.cuda.allowed;
@@ -51488,11 +51493,18 @@ var rule_default4 = defineRule({
       const more = sorted.length - 1;
       report({
         messageId: more > 0 ? "notAllowedMany" : "notAllowed",
-        data: { subject: first.subject, cuda, allowed: allowed.join(", "), more, plural: more === 1 ? "" : "s" },
+        data: {
+          subject: first.subject,
+          cuda,
+          allowed: allowed.join(", "),
+          more,
+          plural: more === 1 ? "" : "s",
+          proposal,
+          evidence: first.record ? ` Fact: ${cite(first.record)}.` : ""
+        },
         file: first.file,
         span: first.span,
         unverified: sorted.every((claim2) => isUnverified(claim2.record)),
-        help: `The baseline's cuda.allowed lists the CUDA versions the organisation supports. Move to an allowed version (e.g. ${proposal}; \`cuda-gatekeeper plan --cuda ${proposal}\` lists the edits) or change the baseline.${first.record ? ` Fact: ${cite(first.record)}.` : ""}`,
         related: sorted.slice(1).map((claim2) => ({
           file: claim2.file,
           span: claim2.span,
@@ -52118,6 +52130,7 @@ function parseFile(path, text2, kind, options2 = {}) {
 }
 
 // rules/exact-pin/rule.ts
+var HELP2 = "The CUDA build of {{name}} changes with its version, so an unpinned install can silently pull a build for another CUDA. {{how}} ({{pin}}){{implied}}.";
 var rule_default6 = defineRule({
   id: "exact-pin",
   description: "CUDA-relevant Python and conda packages are pinned to one exact version",
@@ -52128,6 +52141,12 @@ var rule_default6 = defineRule({
     range: "{{name}}{{spec}} is a range, not an exact pin",
     wildcard: "{{name}}{{spec}} is a wildcard, not an exact pin",
     prefix: "{{name}}{{spec}} matches any {{version}}.* release, not one exact version"
+  },
+  helps: {
+    unpinned: HELP2,
+    range: HELP2,
+    wildcard: HELP2,
+    prefix: HELP2
   },
   check({ units, files, baseline, kb, report }) {
     if (baseline.pinning.python !== "exact") return;
@@ -52145,10 +52164,16 @@ var rule_default6 = defineRule({
         const messageId = pkg.specifier.trim() === "" ? "unpinned" : prefix ? "prefix" : /\*/.test(pkg.specifier) ? "wildcard" : "range";
         report({
           messageId,
-          data: { name: pkg.rawName, spec: compactSpec(pkg.specifier), version: prefix ?? "" },
+          data: {
+            name: pkg.rawName,
+            spec: compactSpec(pkg.specifier),
+            version: prefix ?? "",
+            how: manifest ? `No lock file beside ${file2.path} pins it: commit the lock (${orList(lockCommands(file2.kind))}) and install from it, or pin it here` : "Pin it",
+            pin: pkg.ecosystem === "conda" ? `${pkg.rawName}=X.Y.Z` : `${pkg.rawName}==X.Y.Z`,
+            implied: implied ? `; ${implied.why}` : ""
+          },
           file: file2,
           span: pkg.span,
-          help: `The CUDA build of ${pkg.rawName} changes with its version, so an unpinned install can silently pull a build for another CUDA. ${manifest ? `No lock file beside ${file2.path} pins it: commit the lock (${orList(lockCommands(file2.kind))}) and install from it, or pin it here` : "Pin it"} (${pkg.ecosystem === "conda" ? `${pkg.rawName}=X.Y.Z` : `${pkg.rawName}==X.Y.Z`})${implied ? `; ${implied.why}` : ""}.`,
           ...fix ? { fix } : {}
         });
       }
@@ -53098,6 +53123,9 @@ var rule_default12 = defineRule({
   messages: {
     deleted: "{{target}} is deleted by this change, but this line still installs it"
   },
+  helps: {
+    deleted: "{{how}}. Restore {{target}}, or change this line to install the file that replaces it."
+  },
   check({ files, removed, report }) {
     if (removed.size === 0) return;
     const present = new Set(files.map((file2) => file2.path));
@@ -53111,10 +53139,9 @@ var rule_default12 = defineRule({
         const how = formatOf(file2.kind).units === "stages" ? 'docker build stops at the COPY (or pip at `-r`) with "file not found"' : 'pip stops with "Could not open requirements file"';
         report({
           messageId: "deleted",
-          data: { target: gone },
+          data: { target: gone, how },
           file: file2,
-          span: include.span,
-          help: `${how}. Restore ${gone}, or change this line to install the file that replaces it.`
+          span: include.span
         });
       }
     }
@@ -53131,6 +53158,9 @@ var rule_default13 = defineRule({
   messages: {
     notAllowed: "{{name}} {{version}} is not allowed by the baseline (allowed: {{allowed}})"
   },
+  helps: {
+    notAllowed: "The baseline's packages.{{key}} lists the versions the organisation has validated. Use one of them{{closest}}, or extend the baseline."
+  },
   check({ files, baseline, report }) {
     const lists = baseline.packages;
     if (Object.keys(lists).length === 0) return;
@@ -53144,10 +53174,15 @@ var rule_default13 = defineRule({
         const suggestion = proposal ? replaceVersion(file2, pkg, version2, proposal) : void 0;
         report({
           messageId: "notAllowed",
-          data: { name: pkg.rawName, version: version2, allowed: allowed.join(", ") },
+          data: {
+            name: pkg.rawName,
+            version: version2,
+            allowed: allowed.join(", "),
+            key: projectName(pkg),
+            closest: proposal ? ` (closest: ${proposal})` : ""
+          },
           file: file2,
           span: pkg.span,
-          help: `The baseline's packages.${projectName(pkg)} lists the versions the organisation has validated. Use one of them${proposal ? ` (closest: ${proposal})` : ""}, or extend the baseline.`,
           ...suggestion ? { suggestions: [suggestion] } : {}
         });
       }

@@ -4,6 +4,10 @@ import { cite, isUnverified } from '../../src/knowledge/index.js';
 import { defineRule } from '../../src/rule.js';
 import { cudaMajor } from '../../src/knowledge/versions.js';
 
+/** Both messages' help: where the allow-list lives and how to move. */
+const HELP =
+  "The baseline's cuda.allowed lists the CUDA versions the organisation supports. Move to an allowed version (e.g. {{proposal}}; `cuda-gatekeeper plan --cuda {{proposal}}` lists the edits) or change the baseline.{{evidence}}";
+
 export default defineRule({
   id: 'cuda-not-allowed',
   description: 'Images and builds target a CUDA version the baseline allows',
@@ -14,6 +18,11 @@ export default defineRule({
     notAllowedMany:
       '{{subject}} and {{more}} more declaration{{plural}} in this file target CUDA {{cuda}}, which the baseline does not allow (allowed: {{allowed}})',
   },
+  helps: {
+    notAllowed: HELP,
+    notAllowedMany: HELP,
+  },
+
   check({ units, baseline, report }) {
     const allowed = baseline.cuda.allowed;
     if (!allowed || allowed.length === 0) return;
@@ -59,11 +68,18 @@ export default defineRule({
       const more = sorted.length - 1;
       report({
         messageId: more > 0 ? 'notAllowedMany' : 'notAllowed',
-        data: { subject: first.subject, cuda, allowed: allowed.join(', '), more, plural: more === 1 ? '' : 's' },
+        data: {
+          subject: first.subject,
+          cuda,
+          allowed: allowed.join(', '),
+          more,
+          plural: more === 1 ? '' : 's',
+          proposal,
+          evidence: first.record ? ` Fact: ${cite(first.record)}.` : '',
+        },
         file: first.file,
         span: first.span,
         unverified: sorted.every((claim) => isUnverified(claim.record)),
-        help: `The baseline's cuda.allowed lists the CUDA versions the organisation supports. Move to an allowed version (e.g. ${proposal}; \`cuda-gatekeeper plan --cuda ${proposal}\` lists the edits) or change the baseline.${first.record ? ` Fact: ${cite(first.record)}.` : ''}`,
         related: sorted.slice(1).map((claim) => ({
           file: claim.file,
           span: claim.span,

@@ -9,6 +9,10 @@ import { lockCompanions } from '../../src/parsers/index.js';
 import { defineRule } from '../../src/rule.js';
 import { cudaMajorMinor, publicVersion } from '../../src/knowledge/versions.js';
 
+/** Every message's help: why the version decides the CUDA build, and how to pin it (`lock`: commit the lock or pin). */
+const HELP =
+  'The CUDA build of {{name}} changes with its version, so an unpinned install can silently pull a build for another CUDA. {{how}} ({{pin}}){{implied}}.';
+
 export default defineRule({
   id: 'exact-pin',
   description: 'CUDA-relevant Python and conda packages are pinned to one exact version',
@@ -20,6 +24,13 @@ export default defineRule({
     wildcard: '{{name}}{{spec}} is a wildcard, not an exact pin',
     prefix: '{{name}}{{spec}} matches any {{version}}.* release, not one exact version',
   },
+  helps: {
+    unpinned: HELP,
+    range: HELP,
+    wildcard: HELP,
+    prefix: HELP,
+  },
+
   check({ units, files, baseline, kb, report }) {
     if (baseline.pinning.python !== 'exact') return;
     const extra = extraNames(baseline);
@@ -51,14 +62,18 @@ export default defineRule({
                 : 'range';
         report({
           messageId,
-          data: { name: pkg.rawName, spec: compactSpec(pkg.specifier), version: prefix ?? '' },
+          data: {
+            name: pkg.rawName,
+            spec: compactSpec(pkg.specifier),
+            version: prefix ?? '',
+            how: manifest
+              ? `No lock file beside ${file.path} pins it: commit the lock (${orList(lockCommands(file.kind))}) and install from it, or pin it here`
+              : 'Pin it',
+            pin: pkg.ecosystem === 'conda' ? `${pkg.rawName}=X.Y.Z` : `${pkg.rawName}==X.Y.Z`,
+            implied: implied ? `; ${implied.why}` : '',
+          },
           file,
           span: pkg.span,
-          help: `The CUDA build of ${pkg.rawName} changes with its version, so an unpinned install can silently pull a build for another CUDA. ${
-            manifest
-              ? `No lock file beside ${file.path} pins it: commit the lock (${orList(lockCommands(file.kind))}) and install from it, or pin it here`
-              : 'Pin it'
-          } (${pkg.ecosystem === 'conda' ? `${pkg.rawName}=X.Y.Z` : `${pkg.rawName}==X.Y.Z`})${implied ? `; ${implied.why}` : ''}.`,
           ...(fix ? { fix } : {}),
         });
       }

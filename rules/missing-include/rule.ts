@@ -15,6 +15,9 @@ export default defineRule({
   messages: {
     deleted: '{{target}} is deleted by this change, but this line still installs it',
   },
+  helps: {
+    deleted: '{{how}}. Restore {{target}}, or change this line to install the file that replaces it.',
+  },
   check({ files, removed, report }) {
     if (removed.size === 0) return;
     const present = new Set(files.map((file) => file.path));
@@ -32,10 +35,9 @@ export default defineRule({
             : 'pip stops with "Could not open requirements file"';
         report({
           messageId: 'deleted',
-          data: { target: gone },
+          data: { target: gone, how },
           file,
           span: include.span,
-          help: `${how}. Restore ${gone}, or change this line to install the file that replaces it.`,
         });
       }
     }

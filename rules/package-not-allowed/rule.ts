@@ -13,6 +13,10 @@ export default defineRule({
   messages: {
     notAllowed: '{{name}} {{version}} is not allowed by the baseline (allowed: {{allowed}})',
   },
+  helps: {
+    notAllowed:
+      "The baseline's packages.{{key}} lists the versions the organisation has validated. Use one of them{{closest}}, or extend the baseline.",
+  },
   check({ files, baseline, report }) {
     const lists = baseline.packages;
     if (Object.keys(lists).length === 0) return;
@@ -26,10 +30,15 @@ export default defineRule({
         const suggestion = proposal ? replaceVersion(file, pkg, version, proposal) : undefined;
         report({
           messageId: 'notAllowed',
-          data: { name: pkg.rawName, version, allowed: allowed.join(', ') },
+          data: {
+            name: pkg.rawName,
+            version,
+            allowed: allowed.join(', '),
+            key: projectName(pkg),
+            closest: proposal ? ` (closest: ${proposal})` : '',
+          },
           file,
           span: pkg.span,
-          help: `The baseline's packages.${projectName(pkg)} lists the versions the organisation has validated. Use one of them${proposal ? ` (closest: ${proposal})` : ''}, or extend the baseline.`,
           ...(suggestion ? { suggestions: [suggestion] } : {}),
         });
       }
