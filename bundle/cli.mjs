@@ -51258,7 +51258,8 @@ var rule_default3 = defineRule({
         mismatches.map(({ claim: claim2 }) => claim2),
         target
       );
-      for (const { claim: claim2, relation } of mismatches) reportMismatch(unit, claim2, target, relation, edits, kb, report);
+      for (const { claim: claim2, relation } of mismatches)
+        reportMismatch({ unit, claim: claim2, target, relation, unitFix: edits }, kb, report);
     }
     for (const unit of units) checkFloors(unit, report);
   }
@@ -51286,7 +51287,8 @@ function otherSource(unit, claim2) {
     (index) => (index.kind === "extra-index-url" || index.kind === "index-url" || index.kind === "find-links") && !isPytorchIndex(index.url) && !/^https?:\/\/(?:pypi\.org|pypi\.python\.org|files\.pythonhosted\.org)\b/i.test(index.url)
   );
 }
-function reportMismatch(unit, claim2, target, relation, unitFix, kb, report) {
+function reportMismatch(mismatch, kb, report) {
+  const { unit, claim: claim2, target, relation, unitFix } = mismatch;
   const expected = claimCuda(target);
   const found = claimCuda(claim2);
   const copied = copiedIn(unit, claim2);
@@ -51649,7 +51651,10 @@ var rule_default5 = defineRule({
   helps: HELPS,
   check({ units, files, kb, baseline, report, verdict }) {
     if (baseline.pools.length > 0) {
-      checkPools(units, files, baseline.pools, baseline.driver.forwardCompat, kb, report, verdict);
+      checkPools(
+        { units, files, kb, report, verdict },
+        { pools: baseline.pools, stated: baseline.driver.forwardCompat }
+      );
       checkContainers(units, report);
       return;
     }
@@ -51796,7 +51801,8 @@ function checkClaim(claim2, fleet, compat, forward, kb, report) {
 function rowLabel(need) {
   return `${need.row.label}${need.exactRow ? "" : ", nearest published row"}`;
 }
-function checkPools(units, files, pools, stated, kb, report, verdict) {
+function checkPools({ units, files, kb, report, verdict }, fleet) {
+  const { pools, stated } = fleet;
   for (const file2 of files) {
     const probes = pools.map((pool) => collect((probe) => checkDriverPackages(file2, pool.driver, probe)));
     for (const [i, draft] of (probes[0] ?? []).entries()) {

@@ -75,7 +75,8 @@ export default defineRule({
         mismatches.map(({ claim }) => claim),
         target,
       );
-      for (const { claim, relation } of mismatches) reportMismatch(unit, claim, target, relation, edits, kb, report);
+      for (const { claim, relation } of mismatches)
+        reportMismatch({ unit, claim, target, relation, unitFix: edits }, kb, report);
     }
     for (const unit of units) checkFloors(unit, report);
   },
@@ -126,15 +127,18 @@ function otherSource(unit: Unit, claim: CudaClaim): IndexFact | undefined {
   );
 }
 
-function reportMismatch(
-  unit: Unit,
-  claim: CudaClaim,
-  target: CudaClaim,
-  relation: 'minor' | 'major',
-  unitFix: readonly TextEdit[] | undefined,
-  kb: KnowledgeBase,
-  report: Reporter,
-): void {
+/** A claim of a unit that disagrees with the unit's target, how far apart they are, and the unit's safe edits. */
+interface Mismatch {
+  readonly unit: Unit;
+  readonly claim: CudaClaim;
+  readonly target: CudaClaim;
+  readonly relation: 'minor' | 'major';
+  /** The edits that move the whole unit to the target, when they can be made. */
+  readonly unitFix: readonly TextEdit[] | undefined;
+}
+
+function reportMismatch(mismatch: Mismatch, kb: KnowledgeBase, report: Reporter): void {
+  const { unit, claim, target, relation, unitFix } = mismatch;
   const expected = claimCuda(target);
   const found = claimCuda(claim);
   // A build installed in another stage and copied into this one (COPY --from=build /opt/conda …) is right for its

@@ -3,7 +3,7 @@ import type { ParsedFile } from '../../src/parsers/facts.js';
 import type { Unit } from '../../src/analysis/units.js';
 import { cite, isUnverified, type KnowledgeBase } from '../../src/knowledge/index.js';
 import type { Pool } from '../../src/baseline/schema.js';
-import { defineRule, helpText, type Draft, type Reporter, type UnitVerdict } from '../../src/rule.js';
+import { defineRule, helpText, type Draft, type Reporter, type RuleContext } from '../../src/rule.js';
 import { selectPools, type Selection } from '../../src/analysis/placement.js';
 import { cudaMajor } from '../../src/knowledge/versions.js';
 import { compareDotted } from '../../src/util/dotted.js';
@@ -50,7 +50,10 @@ export default defineRule({
   helps: HELPS,
   check({ units, files, kb, baseline, report, verdict }) {
     if (baseline.pools.length > 0) {
-      checkPools(units, files, baseline.pools, baseline.driver.forwardCompat, kb, report, verdict);
+      checkPools(
+        { units, files, kb, report, verdict },
+        { pools: baseline.pools, stated: baseline.driver.forwardCompat },
+      );
       checkContainers(units, report);
       return;
     }
@@ -252,15 +255,17 @@ type PoolVerdict =
  * no pool can run it; a warning naming the pools that cannot when some can; a warning (minor-version compatibility)
  * or notice (forward compatibility) naming the pools that run it only that way.
  */
+/** The fleet a pool check judges against: its pools, and what the baseline says of forward compatibility. */
+interface Fleet {
+  readonly pools: readonly Pool[];
+  readonly stated: boolean | undefined;
+}
+
 function checkPools(
-  units: readonly Unit[],
-  files: readonly ParsedFile[],
-  pools: readonly Pool[],
-  stated: boolean | undefined,
-  kb: KnowledgeBase,
-  report: Reporter,
-  verdict: (verdict: UnitVerdict) => void,
+  { units, files, kb, report, verdict }: Pick<RuleContext, 'units' | 'files' | 'kb' | 'report' | 'verdict'>,
+  fleet: Fleet,
 ): void {
+  const { pools, stated } = fleet;
   for (const file of files) {
     // Driver libraries in an image must match the host driver of every pool it runs on: an error when no pool runs that branch.
     const probes = pools.map((pool) => collect((probe) => checkDriverPackages(file, pool.driver, probe)));
