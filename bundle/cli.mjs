@@ -14722,7 +14722,7 @@ function replaceExact(file2, span, expected, text2) {
   if (span.end < span.start || file2.source.text.slice(span.start, span.end) !== expected) return void 0;
   return { path: file2.path, range: [span.start, span.end], text: text2 };
 }
-function replaceWithin(file2, span, value, from, to, text2) {
+function replaceWithin(file2, { span, value }, [from, to], text2) {
   if (file2.source.text.slice(span.start, span.end) !== value) return void 0;
   return { path: file2.path, range: [span.start + from, span.start + to], text: text2 };
 }
@@ -44757,7 +44757,7 @@ function scanPlainDockerfile(text2) {
     if (READ_ARGUMENTS.has(upper)) {
       if (firstComment >= 0 && /["']/.test(text2.slice(firstComment, contentEnd))) return void 0;
       const quotes = upper === "ARG" || upper === "ENV" ? /\\/ : /["'\\]/;
-      const plain = lines > 1 || quotes.test(text2.slice(keywordEnd, contentEnd)) ? void 0 : plainArguments(text2, upper, keyword, span, fromLine, keywordEnd, contentEnd);
+      const plain = lines > 1 || quotes.test(text2.slice(keywordEnd, contentEnd)) ? void 0 : plainArguments(text2, { keyword, upper, span, line: fromLine, from: keywordEnd, to: contentEnd });
       instructions.push(plain ?? astInstruction(text2, span, fromLine));
     } else {
       instructions.push(unreadInstruction(keyword, span, fromLine, line));
@@ -44789,7 +44789,7 @@ function unreadInstruction(keyword, span, fromLine, toLine) {
     jsonStrings: () => []
   };
 }
-function plainArguments(text2, upper, keyword, span, line, from, to) {
+function plainArguments(text2, { keyword, upper, span, line, from, to }) {
   const words = [];
   let i = from;
   while (i < to) {
@@ -48206,7 +48206,7 @@ function readPixi(root, sink, projectPypi) {
     }
     for (const { platforms: names, selection } of selections.values()) {
       const variant = `environment ${environment.name}${selections.size > 1 ? ` on ${names.join(", ")}` : ""}`;
-      writeSelection(sink, variant, environment.span, channels, selection, projectPypi, options2);
+      writeSelection(sink, selection, { variant, variantSpan: environment.span, channels, projectPypi, options: options2 });
     }
   }
 }
@@ -48391,7 +48391,7 @@ function pypiDependencies(value, sink) {
   }
   return out;
 }
-function writeSelection(sink, variant, variantSpan, channels, selection, projectPypi, options2) {
+function writeSelection(sink, selection, { variant, variantSpan, channels, projectPypi, options: options2 }) {
   const systemCuda = selection.cuda ? { value: selection.cuda.value, span: selection.cuda.span } : void 0;
   const common = {
     span: { start: 0, end: 0 },
@@ -49546,7 +49546,7 @@ function fileClaims(file2, kb) {
         index,
         // A pyproject.toml's index is named for its CUDA and chosen per extra: what to change there is the
         // selection (`uv sync --extra …`) or the routing, which no single text edit decides.
-        rewrite: formatOf(file2.kind).indexes === "tables" ? void 0 : (target) => one(rewriteLabel(file2, index.urlSpan, index.url, found.range, found.label, target))
+        rewrite: formatOf(file2.kind).indexes === "tables" ? void 0 : (target) => one(rewriteLabel(file2, { span: index.urlSpan, value: index.url }, found, target))
       })
     );
   }
@@ -49580,10 +49580,8 @@ function systemClaims(file2, claims) {
           return one(
             replaceWithin(
               file2,
-              required2.span,
-              literal2,
-              at,
-              at + original.length,
+              { span: required2.span, value: literal2 },
+              [at, at + original.length],
               major[2] !== void 0 ? `${to.major}.0` : `${to.major}`
             )
           );
@@ -49636,7 +49634,7 @@ function imageClaim(file2, image, kb) {
       span: image.span,
       subject,
       image,
-      rewrite: (target) => rewriteNvidiaCudaTag(file2, image, tag.version, tag.cudnn, target, kb)
+      rewrite: (target) => rewriteNvidiaCudaTag({ file: file2, image, version: tag.version, cudnn: tag.cudnn }, target, kb)
     });
   }
   if (!image.registry && image.repository === "pytorch/pytorch") {
@@ -49672,7 +49670,7 @@ function imageClaim(file2, image, kb) {
   }
   return void 0;
 }
-function rewriteNvidiaCudaTag(file2, image, version2, cudnn, target, kb) {
+function rewriteNvidiaCudaTag({ file: file2, image, version: version2, cudnn }, target, kb) {
   const map2 = image.tagMap;
   if (!map2) return void 0;
   const minor = cudaMajorMinor(target);
@@ -49697,12 +49695,12 @@ function hasBuild(kb, pkg, target) {
 function one(edit) {
   return edit ? [edit] : void 0;
 }
-function rewriteLabel(file2, span, value, range, label, target) {
+function rewriteLabel(file2, at, { label, range }, target) {
   const parsed = parseCuda(target);
   if (!parsed) return void 0;
-  const isDotted = label.toLowerCase().startsWith("cuda") && value.slice(range[0], range[1]).includes(".");
+  const isDotted = label.toLowerCase().startsWith("cuda") && at.value.slice(range[0], range[1]).includes(".");
   const digits = isDotted ? `${parsed.major}.${parsed.minor}` : `${parsed.major}${parsed.minor}`;
-  return replaceWithin(file2, span, value, range[0], range[1], digits);
+  return replaceWithin(file2, at, range, digits);
 }
 var CONDA_CUDA_PACKAGES = /* @__PURE__ */ new Set([
   "pytorch-cuda",
@@ -49735,13 +49733,14 @@ function packageClaims(file2, pkg, kb, claims) {
     rewrite: more?.rewrite,
     record: more?.record
   });
-  if (pkg.ecosystem === "conda") condaClaims(file2, pkg, subject, claimOf, claims);
-  else if (pkg.ecosystem === "apt") aptClaims(pkg, claimOf, claims);
-  else pipClaims(file2, pkg, subject, kb, claimOf, claims);
+  const site = { file: file2, pkg, subject, claimOf };
+  if (pkg.ecosystem === "conda") condaClaims(site, claims);
+  else if (pkg.ecosystem === "apt") aptClaims(site, claims);
+  else pipClaims(site, kb, claims);
   return claims;
 }
 var CUDA_SELECTOR = /^cuda(75|80|90|91|92|100)$/;
-function condaClaims(file2, pkg, subject, claimOf, claims) {
+function condaClaims({ file: file2, pkg, subject, claimOf }, claims) {
   const selector = CUDA_SELECTOR.exec(pkg.name);
   if (selector) {
     claims.push(claimOf("conda", cudaFromDigits(selector[1]).cuda, "minor", { subject }));
@@ -49778,13 +49777,13 @@ function condaClaims(file2, pkg, subject, claimOf, claims) {
     if (label) claims.push(claimOf("conda-channel", label, "minor"));
   }
 }
-function aptClaims(pkg, claimOf, claims) {
+function aptClaims({ pkg, claimOf }, claims) {
   const byName = cudaFromAptName(pkg.name);
   if (byName) claims.push(claimOf("apt", byName.cuda, "minor"));
   const suffix = pkg.localLabel ? cudaFromLabel(pkg.localLabel) : void 0;
   if (suffix) claims.push(claimOf("apt", suffix.cuda, suffix.precision));
 }
-function pipClaims(file2, pkg, subject, kb, claimOf, claims) {
+function pipClaims({ file: file2, pkg, subject, claimOf }, kb, claims) {
   if (pkg.url) {
     const fromUrl = cudaFromUrl(pkg.url);
     if (fromUrl) {
@@ -49801,7 +49800,14 @@ function pipClaims(file2, pkg, subject, kb, claimOf, claims) {
         claimOf("wheel-tag", found.cuda, found.precision, {
           subject,
           // Only to a build that exists: torch 2.6.0 has no +cu128, so no rewrite is offered there.
-          rewrite: clause ? (target) => hasBuild(kb, pkg, target) ? one(rewriteLabel(file2, clause.versionSpan, clause.version, found.range, pkg.localLabel, target)) : void 0 : void 0
+          rewrite: clause ? (target) => hasBuild(kb, pkg, target) ? one(
+            rewriteLabel(
+              file2,
+              { span: clause.versionSpan, value: clause.version },
+              { label: pkg.localLabel, range: found.range },
+              target
+            )
+          ) : void 0 : void 0
         })
       );
     } else if (found) {
@@ -51154,7 +51160,12 @@ var rule_default2 = defineRule({
         const tag = tagFromCuda(cuda);
         if (clause && pkg.localLabel === "cpu" && target.precision === "minor" && kb.torchVariants(build.release?.version ?? "").includes(tag)) {
           const plus = clause.version.indexOf("+");
-          const edit = replaceWithin(file2, clause.versionSpan, clause.version, plus + 1, clause.version.length, tag);
+          const edit = replaceWithin(
+            file2,
+            { span: clause.versionSpan, value: clause.version },
+            [plus + 1, clause.version.length],
+            tag
+          );
           if (edit) fix = { title: `Use the ${tag} build`, safety: "safe", edits: [edit] };
         }
         report({
@@ -51188,7 +51199,12 @@ var rule_default2 = defineRule({
           let fix;
           const at = index.url.search(/cpu(?=\/|$)/);
           if (at >= 0 && target.precision === "minor" && formatOf(claimFile.kind).indexes !== "tables") {
-            const edit = replaceWithin(claimFile, index.urlSpan, index.url, at, at + 3, tagFromCuda(cuda));
+            const edit = replaceWithin(
+              claimFile,
+              { span: index.urlSpan, value: index.url },
+              [at, at + 3],
+              tagFromCuda(cuda)
+            );
             if (edit) fix = { title: `Use the ${tagFromCuda(cuda)} index`, safety: "safe", edits: [edit] };
           }
           report({
@@ -51662,7 +51678,11 @@ var rule_default5 = defineRule({
     for (const file2 of files) checkDriverPackages(file2, fleet, report);
     if (!fleet) return;
     const forward = fleetForwardCompat(baseline.driver.forwardCompat, baseline.gpus, kb);
-    eachClaim(units, kb, (claim2, compat) => checkClaim(claim2, fleet, compat, forward, kb, withOrigin(claim2, report)));
+    eachClaim(
+      units,
+      kb,
+      (claim2, compat) => checkClaim(claim2, { driver: fleet, compat, forward }, kb, withOrigin(claim2, report))
+    );
     for (const file2 of files) checkRequireCuda(file2, fleet, kb, report);
     checkContainers(units, report);
   }
@@ -51707,7 +51727,7 @@ function compatImage(unit, kb) {
     (claim2) => claim2.kind === "image" && claim2.image !== void 0 && (kb.isNvidiaCuda(claim2.image.registry, claim2.image.repository) || claim2.image.registry === "nvcr.io" && claim2.image.repository.startsWith("nvidia/"))
   );
 }
-function checkClaim(claim2, fleet, compat, forward, kb, report) {
+function checkClaim(claim2, { driver: fleet, compat, forward }, kb, report) {
   const forwardCompat = forward.allowed;
   const major = cudaMajor(claim2.cuda);
   const floor = kb.driverFloor(major);
@@ -51853,7 +51873,7 @@ function checkPools({ units, files, kb, report, verdict }, fleet) {
     const selection = selectionOf(unit);
     const verdicts2 = selection.pools.map((pool) => {
       const [draft] = collect(
-        (probe) => checkClaim(claim2, pool.driver, compat, poolForwardCompat(pool, stated, kb), kb, probe)
+        (probe) => checkClaim(claim2, { driver: pool.driver, compat, forward: poolForwardCompat(pool, stated, kb) }, kb, probe)
       );
       if (!draft) return { pool, tier: "runs" };
       const tier = draft.messageId === "minor" ? "minor" : draft.messageId === "forwardCompat" ? "forward" : "fails";
@@ -52328,10 +52348,12 @@ var rule_default7 = defineRule({
         if (!build || pkg.name !== "torch" || build.cpu || !build.cuda || build.missing) continue;
         for (const gpu of fleet)
           checkTorchBuild(
-            file2,
-            pkg.span,
-            `torch ${pkg.exact}${pkg.localLabel ? "" : ` (${tagFromCuda(build.cuda)} build)`}`,
-            build,
+            {
+              file: file2,
+              span: pkg.span,
+              subject: `torch ${pkg.exact}${pkg.localLabel ? "" : ` (${tagFromCuda(build.cuda)} build)`}`,
+              build
+            },
             gpu,
             kb,
             report
@@ -52436,7 +52458,7 @@ function poolReporter(pools, kb, report) {
   };
   return hold;
 }
-function checkTorchBuild(file2, span, subject, build, gpu, kb, report) {
+function checkTorchBuild({ file: file2, span, subject, build }, gpu, kb, report) {
   const cuda = build.cuda;
   const archs = kb.compiledArchs(build.version, tagFromCuda(cuda));
   const data = { subject, cuda, gpu: gpu.label, cc: gpu.cc, minCuda: gpu.minCuda, sm: gpu.cc.replace(".", "") };
@@ -53390,7 +53412,7 @@ var rule_default17 = defineRule({
   check({ units, kb, report }) {
     for (const unit of units) {
       for (const { file: file2, pkg, build } of unit.packages) {
-        if (build) checkBuild(unit, file2, pkg, build, kb, report);
+        if (build) checkBuild(unit, { file: file2, pkg, build }, kb, report);
         else if (pkg.ecosystem === "pip" && pkg.exact && TORCH_FAMILY.has(pkg.name))
           checkUnknown(file2, pkg, kb, report);
       }
@@ -53415,7 +53437,7 @@ function checkNeverReleased(unit, kb, report) {
     });
   }
 }
-function checkBuild(unit, file2, pkg, build, kb, report) {
+function checkBuild(unit, { file: file2, pkg, build }, kb, report) {
   if (!build.release) {
     checkUnknown(file2, pkg, kb, report);
     return;
@@ -53424,7 +53446,7 @@ function checkBuild(unit, file2, pkg, build, kb, report) {
   if (!missing) return;
   const release = build.release;
   const lenient = release.variantsComplete === false || isUnverified(release);
-  const suggestions = alternatives(file2, pkg, build.version, release, missing.cuda ?? "", kb);
+  const suggestions = alternatives({ file: file2, pkg }, { version: build.version, release, cuda: missing.cuda ?? "" }, kb);
   const published = release.variants.join(", ");
   const help = `${pkg.rawName === "torch" ? "torch" : `${pkg.rawName} (torch ${release.version})`} ${release.version} is published for ${published}${release.pypiDefault ? ` (PyPI: ${release.pypiDefault})` : ""}.${suggestionText(suggestions)} Source: ${cite(release)}`;
   if (missing.via === "extra-index-url" && missing.index) {
@@ -53470,7 +53492,7 @@ function indexOwner(unit, index) {
   const owner = unit.invocations.flatMap((invocation) => invocation.members).find((member) => member.context.indexes.includes(index));
   return owner ? [owner.file] : [];
 }
-function alternatives(file2, pkg, version2, release, wantedCuda, kb) {
+function alternatives({ file: file2, pkg }, { version: version2, release, cuda: wantedCuda }, kb) {
   const fixes = [];
   const clause = pkg.clauses[0];
   const editable = clause && file2.source.text.slice(clause.versionSpan.start, clause.versionSpan.end) === clause.version;
@@ -54531,7 +54553,7 @@ function planUnit(unit, cuda, kb) {
       const { file: file2, pkg } = entry;
       const name = projectName(pkg);
       if (!pkg.exact) continue;
-      const wanted = familyVersion(name, pkg, release, current, tag, kb);
+      const wanted = familyVersion(name, pkg, { from: current, to: release, tag }, kb);
       if (wanted === void 0) continue;
       if (wanted === null) {
         reasons.push(`${pkg.rawName}==${pkg.exact} has no release for torch ${release.version} in the knowledge base`);
@@ -54615,7 +54637,7 @@ function score(version2) {
   const [major = 0, minor = 0, patch = 0] = version2.split(".").map((part) => Number.parseInt(part, 10) || 0);
   return major * 1e4 + minor * 100 + patch;
 }
-function familyVersion(name, pkg, release, current, tag, kb) {
+function familyVersion(name, pkg, { from: current, to: release, tag }, kb) {
   const labelled = (version2, cudaBuilds = true) => pkg.localLabel && cudaBuilds ? `${version2}+${tag}` : version2;
   if (name === "torch") return pkg.ecosystem === "conda" ? release.version : labelled(release.version);
   if (name === "torchvision" || name === "torchaudio") {
@@ -55253,8 +55275,11 @@ function diskReader(root, skipped, walked) {
         return void 0;
       }
       seen.set(real, path);
-      const text2 = readInside(realRoot, root, path, maxBytes(path, kind), plain.has(path), skipped);
-      if (text2 === void 0) return void 0;
+      const text2 = readRegularInside(realRoot, root, path, maxBytes(path, kind), plain.has(path));
+      if (typeof text2 !== "string") {
+        skipped.push({ path, reason: text2.reason });
+        return void 0;
+      }
       const source = sourceOf(path, text2, kind);
       if (typeof source !== "string") return source;
       skipped.push({ path, reason: source });
@@ -55291,12 +55316,6 @@ function isFile(root, path) {
   } catch {
     return false;
   }
-}
-function readInside(realRoot, root, path, limit, plain, skipped) {
-  const read = readRegularInside(realRoot, root, path, limit, plain);
-  if (typeof read === "string") return read;
-  skipped.push({ path, reason: read.reason });
-  return void 0;
 }
 function readRegularInside(realRoot, root, path, maxBytes2, plain = false) {
   let real;
@@ -56210,7 +56229,7 @@ function collect2(io, paths, baseline) {
     missing: selected.missing
   };
 }
-function checkChanges(files, reader, changes, baseline, kb, options2) {
+function checkChanges(files, reader, changes, { baseline, kb, gateOptions: options2 }) {
   const read = [...readRepository(files, reader, true, { images: baseline.images })];
   const affected = affectedFiles(
     read.map((file2) => file2.parsed),
@@ -56314,7 +56333,7 @@ function check2(args, io) {
     else writeOutput(io.cwd, values.output, text2);
   };
   if (flags.stdin) {
-    const checked2 = checkStdin(io, values["stdin-filename"], flags.type, baseline, kb, gateOptions);
+    const checked2 = checkStdin(io, { name: values["stdin-filename"], type: flags.type }, { baseline, kb, gateOptions });
     if (typeof checked2 === "string") throw new UsageError(checked2);
     output2(checked2.report, checked2.sources);
     return fails(checked2.report, flags.limit) ? 1 : 0;
@@ -56387,7 +56406,7 @@ function checkChosen(io, flags, chosen, engine) {
   let skipped = [];
   const run2 = (list) => {
     const reader = diskReader(io.cwd, skipped, selected);
-    const checked2 = changes ? checkChanges(list, reader, changes, baseline, kb, gateOptions) : gateRepository(list, reader, baseline, kb, gateOptions);
+    const checked2 = changes ? checkChanges(list, reader, changes, engine) : gateRepository(list, reader, baseline, kb, gateOptions);
     return withVerifiedFixes(
       checked2,
       baseline,
@@ -56429,7 +56448,7 @@ function checkChosen(io, flags, chosen, engine) {
   }
   return { checked, skipped };
 }
-function checkStdin(io, name, type, baseline, kb, options2) {
+function checkStdin(io, { name, type }, { baseline, kb, gateOptions: options2 }) {
   const path = name === void 0 ? "<stdin>" : toRepoPath(io.cwd, resolve4(io.cwd, name));
   if (path === void 0) return `--stdin-filename ${escapeControl(name ?? "")} is outside ${io.cwd}`;
   const kind = type ?? (name === void 0 ? void 0 : classifyPath(path));

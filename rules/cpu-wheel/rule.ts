@@ -65,7 +65,12 @@ export default defineRule({
           kb.torchVariants(build.release?.version ?? '').includes(tag)
         ) {
           const plus = clause.version.indexOf('+');
-          const edit = replaceWithin(file, clause.versionSpan, clause.version, plus + 1, clause.version.length, tag);
+          const edit = replaceWithin(
+            file,
+            { span: clause.versionSpan, value: clause.version },
+            [plus + 1, clause.version.length],
+            tag,
+          );
           if (edit) fix = { title: `Use the ${tag} build`, safety: 'safe', edits: [edit] };
         }
         report({
@@ -106,7 +111,12 @@ export default defineRule({
           const at = index.url.search(/cpu(?=\/|$)/);
           // A pyproject.toml's CPU index is what its cpu extra is for: the package beside it is what to change.
           if (at >= 0 && target.precision === 'minor' && formatOf(claimFile.kind).indexes !== 'tables') {
-            const edit = replaceWithin(claimFile, index.urlSpan, index.url, at, at + 3, tagFromCuda(cuda));
+            const edit = replaceWithin(
+              claimFile,
+              { span: index.urlSpan, value: index.url },
+              [at, at + 3],
+              tagFromCuda(cuda),
+            );
             if (edit) fix = { title: `Use the ${tagFromCuda(cuda)} index`, safety: 'safe', edits: [edit] };
           }
           report({

@@ -61,7 +61,9 @@ export default defineRule({
     for (const file of files) checkDriverPackages(file, fleet, report);
     if (!fleet) return;
     const forward = fleetForwardCompat(baseline.driver.forwardCompat, baseline.gpus, kb);
-    eachClaim(units, kb, (claim, compat) => checkClaim(claim, fleet, compat, forward, kb, withOrigin(claim, report)));
+    eachClaim(units, kb, (claim, compat) =>
+      checkClaim(claim, { driver: fleet, compat, forward }, kb, withOrigin(claim, report)),
+    );
     for (const file of files) checkRequireCuda(file, fleet, kb, report);
     checkContainers(units, report);
   },
@@ -124,6 +126,16 @@ function compatImage(unit: Pick<Unit, 'claims'>, kb: KnowledgeBase): boolean {
 }
 
 /**
+ * What a claim is judged on: the driver (the fleet's, or one pool's), whether the unit's image ships cuda-compat,
+ * and what the fleet allows of forward compatibility.
+ */
+interface Host {
+  readonly driver: string;
+  readonly compat: boolean;
+  readonly forward: ForwardCompat;
+}
+
+/**
  * NVIDIA's three tiers (CUDA Compatibility guide): a driver at or above the claimed release's own Table 3 row runs
  * it fully; below that but at or above the major's minor-version-compatibility floor it runs with a limited feature
  * set (a warning); below both it does not run, unless an NVIDIA image's cuda-compat package covers the driver's
@@ -131,9 +143,7 @@ function compatImage(unit: Pick<Unit, 'claims'>, kb: KnowledgeBase): boolean {
  */
 function checkClaim(
   claim: CudaClaim,
-  fleet: string,
-  compat: boolean,
-  forward: ForwardCompat,
+  { driver: fleet, compat, forward }: Host,
   kb: KnowledgeBase,
   report: Reporter,
 ): boolean {
@@ -249,18 +259,18 @@ type PoolVerdict =
   | { readonly pool: Pool; readonly tier: 'runs' }
   | { readonly pool: Pool; readonly tier: 'minor' | 'forward' | 'fails'; readonly draft: Draft };
 
-/**
- * The fleet as pools (baseline `fleet.pools`): each claim is judged on every pool with the pool's own driver and
- * GPUs (forward compatibility only where the pool's product line allows it), and reported once. An error only when
- * no pool can run it; a warning naming the pools that cannot when some can; a warning (minor-version compatibility)
- * or notice (forward compatibility) naming the pools that run it only that way.
- */
 /** The fleet a pool check judges against: its pools, and what the baseline says of forward compatibility. */
 interface Fleet {
   readonly pools: readonly Pool[];
   readonly stated: boolean | undefined;
 }
 
+/**
+ * The fleet as pools (baseline `fleet.pools`): each claim is judged on every pool with the pool's own driver and
+ * GPUs (forward compatibility only where the pool's product line allows it), and reported once. An error only when
+ * no pool can run it; a warning naming the pools that cannot when some can; a warning (minor-version compatibility)
+ * or notice (forward compatibility) naming the pools that run it only that way.
+ */
 function checkPools(
   { units, files, kb, report, verdict }: Pick<RuleContext, 'units' | 'files' | 'kb' | 'report' | 'verdict'>,
   fleet: Fleet,
@@ -319,7 +329,7 @@ function checkPools(
     const selection = selectionOf(unit);
     const verdicts: PoolVerdict[] = selection.pools.map((pool) => {
       const [draft] = collect((probe) =>
-        checkClaim(claim, pool.driver, compat, poolForwardCompat(pool, stated, kb), kb, probe),
+        checkClaim(claim, { driver: pool.driver, compat, forward: poolForwardCompat(pool, stated, kb) }, kb, probe),
       );
       if (!draft) return { pool, tier: 'runs' };
       const tier = draft.messageId === 'minor' ? 'minor' : draft.messageId === 'forwardCompat' ? 'forward' : 'fails';

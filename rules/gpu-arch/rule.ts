@@ -116,10 +116,12 @@ export default defineRule({
         if (!build || pkg.name !== 'torch' || build.cpu || !build.cuda || build.missing) continue;
         for (const gpu of fleet)
           checkTorchBuild(
-            file,
-            pkg.span,
-            `torch ${pkg.exact}${pkg.localLabel ? '' : ` (${tagFromCuda(build.cuda)} build)`}`,
-            build,
+            {
+              file,
+              span: pkg.span,
+              subject: `torch ${pkg.exact}${pkg.localLabel ? '' : ` (${tagFromCuda(build.cuda)} build)`}`,
+              build,
+            },
             gpu,
             kb,
             report,
@@ -263,11 +265,17 @@ function poolReporter(pools: readonly Pool[], kb: KnowledgeBase, report: Reporte
   return hold;
 }
 
+/** A torch pin of a CUDA build: where it is written, what findings call it, and the build it resolves to. */
+interface TorchPin {
+  readonly file: ParsedFile;
+  readonly span: { readonly start: number; readonly end: number };
+  readonly subject: string;
+  readonly build: TorchBuild;
+}
+
+/** Whether the torch build has kernels for the GPU (its compiled architectures), else whether its CUDA can. */
 function checkTorchBuild(
-  file: ParsedFile,
-  span: { start: number; end: number },
-  subject: string,
-  build: TorchBuild,
+  { file, span, subject, build }: TorchPin,
   gpu: FleetGpu,
   kb: KnowledgeBase,
   report: Reporter,

@@ -46,7 +46,7 @@ export default defineRule({
   check({ units, kb, report }) {
     for (const unit of units) {
       for (const { file, pkg, build } of unit.packages) {
-        if (build) checkBuild(unit, file, pkg, build, kb, report);
+        if (build) checkBuild(unit, { file, pkg, build }, kb, report);
         else if (pkg.ecosystem === 'pip' && pkg.exact && TORCH_FAMILY.has(pkg.name))
           checkUnknown(file, pkg, kb, report);
       }
@@ -78,11 +78,16 @@ function checkNeverReleased(unit: Unit, kb: KnowledgeBase, report: Reporter): vo
   }
 }
 
+/** A pin where it is written: the file and the package. */
+interface Pin {
+  readonly file: ParsedFile;
+  readonly pkg: PackageFact;
+}
+
+/** Whether the build a torch, torchvision or torchaudio pin resolves to exists (else the builds that do). */
 function checkBuild(
   unit: Unit,
-  file: ParsedFile,
-  pkg: PackageFact,
-  build: TorchBuild,
+  { file, pkg, build }: Pin & { readonly build: TorchBuild },
   kb: KnowledgeBase,
   report: Reporter,
 ): void {
@@ -94,7 +99,7 @@ function checkBuild(
   if (!missing) return;
   const release = build.release;
   const lenient = release.variantsComplete === false || isUnverified(release);
-  const suggestions = alternatives(file, pkg, build.version, release, missing.cuda ?? '', kb);
+  const suggestions = alternatives({ file, pkg }, { version: build.version, release, cuda: missing.cuda ?? '' }, kb);
   const published = release.variants.join(', ');
   const help = `${pkg.rawName === 'torch' ? 'torch' : `${pkg.rawName} (torch ${release.version})`} ${release.version} is published for ${published}${release.pypiDefault ? ` (PyPI: ${release.pypiDefault})` : ''}.${suggestionText(suggestions)} Source: ${cite(release)}`;
   if (missing.via === 'extra-index-url' && missing.index) {
@@ -144,12 +149,17 @@ function indexOwner(unit: Unit, index: NonNullable<TorchBuild['index']>): Parsed
   return owner ? [owner.file] : [];
 }
 
+/** The build a pin asks for and does not find: the package's version, its torch release, and the CUDA it wants (or ''). */
+interface MissingBuild {
+  readonly version: string;
+  readonly release: TorchRelease;
+  readonly cuda: string;
+}
+
+/** The builds nearest to a missing one: the same version for the nearest CUDA, the nearest release for this CUDA. */
 function alternatives(
-  file: ParsedFile,
-  pkg: PackageFact,
-  version: string,
-  release: TorchRelease,
-  wantedCuda: string,
+  { file, pkg }: Pin,
+  { version, release, cuda: wantedCuda }: MissingBuild,
   kb: KnowledgeBase,
 ): Fix[] {
   const fixes: Fix[] = [];

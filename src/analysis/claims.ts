@@ -12,7 +12,7 @@ import {
   tagFromCuda,
 } from '../knowledge/versions.js';
 import { cudaFromAptName, cudaFromCondaLabel, cudaFromLabel, cudaFromPythonName, cudaFromUrl } from './cuda-labels.js';
-import { replaceExact, replaceWithin } from './edits.js';
+import { replaceExact, replaceWithin, type Located } from './edits.js';
 import { releaseFor } from './torch-build.js';
 import { TORCH_FAMILY } from '../parsers/python-requirement.js';
 
@@ -193,7 +193,7 @@ export function fileClaims(file: ParsedFile, kb: KnowledgeBase): CudaClaim[] {
         rewrite:
           formatOf(file.kind).indexes === 'tables'
             ? undefined
-            : (target) => one(rewriteLabel(file, index.urlSpan, index.url, found.range, found.label, target)),
+            : (target) => one(rewriteLabel(file, { span: index.urlSpan, value: index.url }, found, target)),
       }),
     );
   }
@@ -236,10 +236,8 @@ function systemClaims(file: ParsedFile, claims: CudaClaim[]): void {
           return one(
             replaceWithin(
               file,
-              required.span,
-              literal,
-              at,
-              at + original.length,
+              { span: required.span, value: literal },
+              [at, at + original.length],
               major[2] !== undefined ? `${to.major}.0` : `${to.major}`,
             ),
           );
@@ -303,7 +301,7 @@ function imageClaim(file: ParsedFile, image: ImageFact, kb: KnowledgeBase): Cuda
       span: image.span,
       subject,
       image,
-      rewrite: (target) => rewriteNvidiaCudaTag(file, image, tag.version, tag.cudnn, target, kb),
+      rewrite: (target) => rewriteNvidiaCudaTag({ file, image, version: tag.version, cudnn: tag.cudnn }, target, kb),
     });
   }
   if (!image.registry && image.repository === 'pytorch/pytorch') {
@@ -340,11 +338,16 @@ function imageClaim(file: ParsedFile, image: ImageFact, kb: KnowledgeBase): Cuda
   return undefined;
 }
 
+/** An nvidia/cuda image and its tag's CUDA version and cuDNN part, as the tag spells them. */
+interface NvidiaCudaImage {
+  readonly file: ParsedFile;
+  readonly image: ImageFact;
+  readonly version: string;
+  readonly cudnn: string | undefined;
+}
+
 function rewriteNvidiaCudaTag(
-  file: ParsedFile,
-  image: ImageFact,
-  version: string,
-  cudnn: string | undefined,
+  { file, image, version, cudnn }: NvidiaCudaImage,
   target: string,
   kb: KnowledgeBase,
 ): TextEdit[] | undefined {
@@ -377,19 +380,24 @@ function one(edit: TextEdit | undefined): TextEdit[] | undefined {
   return edit ? [edit] : undefined;
 }
 
+/** A CUDA label found in a located value: the label (`cu121`, `cuda12.1`) and where in the value its digits are. */
+interface FoundLabel {
+  readonly label: string;
+  readonly range: readonly [number, number];
+}
+
+/** The label's digits rewritten to CUDA `target`, in the label's own spelling (`cu121` → `cu124`, `cuda12.1` → `cuda12.4`). */
 function rewriteLabel(
   file: ParsedFile,
-  span: Span,
-  value: string,
-  range: readonly [number, number],
-  label: string,
+  at: Located,
+  { label, range }: FoundLabel,
   target: string,
 ): TextEdit | undefined {
   const parsed = parseCuda(target);
   if (!parsed) return undefined;
-  const isDotted = label.toLowerCase().startsWith('cuda') && value.slice(range[0], range[1]).includes('.');
+  const isDotted = label.toLowerCase().startsWith('cuda') && at.value.slice(range[0], range[1]).includes('.');
   const digits = isDotted ? `${parsed.major}.${parsed.minor}` : `${parsed.major}${parsed.minor}`;
-  return replaceWithin(file, span, value, range[0], range[1], digits);
+  return replaceWithin(file, at, range, digits);
 }
 
 const CONDA_CUDA_PACKAGES = new Set([
@@ -416,6 +424,14 @@ type ClaimOf = (
   precision: 'minor' | 'major',
   more?: Pick<CudaClaim, 'rewrite' | 'record' | 'subject'>,
 ) => CudaClaim;
+
+/** One package being read for claims: its file, what the findings call it, and how to make one of its claims. */
+interface PackageSite {
+  readonly file: ParsedFile;
+  readonly pkg: PackageFact;
+  readonly subject: string;
+  readonly claimOf: ClaimOf;
+}
 
 /** Appends the claims `pkg` makes to `claims`. */
 function packageClaims(file: ParsedFile, pkg: PackageFact, kb: KnowledgeBase, claims: CudaClaim[]): CudaClaim[] {
@@ -449,9 +465,10 @@ function packageClaims(file: ParsedFile, pkg: PackageFact, kb: KnowledgeBase, cl
       rewrite: more?.rewrite,
       record: more?.record,
     });
-  if (pkg.ecosystem === 'conda') condaClaims(file, pkg, subject, claimOf, claims);
-  else if (pkg.ecosystem === 'apt') aptClaims(pkg, claimOf, claims);
-  else pipClaims(file, pkg, subject, kb, claimOf, claims);
+  const site: PackageSite = { file, pkg, subject, claimOf };
+  if (pkg.ecosystem === 'conda') condaClaims(site, claims);
+  else if (pkg.ecosystem === 'apt') aptClaims(site, claims);
+  else pipClaims(site, kb, claims);
   return claims;
 }
 
@@ -463,7 +480,7 @@ function packageClaims(file: ParsedFile, pkg: PackageFact, kb: KnowledgeBase, cl
  */
 export const CUDA_SELECTOR = /^cuda(75|80|90|91|92|100)$/;
 
-function condaClaims(file: ParsedFile, pkg: PackageFact, subject: string, claimOf: ClaimOf, claims: CudaClaim[]): void {
+function condaClaims({ file, pkg, subject, claimOf }: PackageSite, claims: CudaClaim[]): void {
   const selector = CUDA_SELECTOR.exec(pkg.name);
   if (selector) {
     claims.push(claimOf('conda', cudaFromDigits(selector[1]!)!.cuda, 'minor', { subject }));
@@ -515,7 +532,7 @@ function condaClaims(file: ParsedFile, pkg: PackageFact, subject: string, claimO
 }
 
 /** An apt package named for a CUDA version (`cuda-toolkit-12-4`) or with a `+cudaX.Y` version suffix. */
-function aptClaims(pkg: PackageFact, claimOf: ClaimOf, claims: CudaClaim[]): void {
+function aptClaims({ pkg, claimOf }: PackageSite, claims: CudaClaim[]): void {
   const byName = cudaFromAptName(pkg.name);
   if (byName) claims.push(claimOf('apt', byName.cuda, 'minor'));
   const suffix = pkg.localLabel ? cudaFromLabel(pkg.localLabel) : undefined;
@@ -523,14 +540,7 @@ function aptClaims(pkg: PackageFact, claimOf: ClaimOf, claims: CudaClaim[]): voi
 }
 
 /** A pip requirement: a wheel URL or `+cuXYZ` label, a CUDA-named wheel, an extra, or a build whose version says its CUDA. */
-function pipClaims(
-  file: ParsedFile,
-  pkg: PackageFact,
-  subject: string,
-  kb: KnowledgeBase,
-  claimOf: ClaimOf,
-  claims: CudaClaim[],
-): void {
+function pipClaims({ file, pkg, subject, claimOf }: PackageSite, kb: KnowledgeBase, claims: CudaClaim[]): void {
   if (pkg.url) {
     const fromUrl = cudaFromUrl(pkg.url);
     if (fromUrl) {
@@ -550,7 +560,14 @@ function pipClaims(
           rewrite: clause
             ? (target: string) =>
                 hasBuild(kb, pkg, target)
-                  ? one(rewriteLabel(file, clause.versionSpan, clause.version, found.range, pkg.localLabel!, target))
+                  ? one(
+                      rewriteLabel(
+                        file,
+                        { span: clause.versionSpan, value: clause.version },
+                        { label: pkg.localLabel!, range: found.range },
+                        target,
+                      ),
+                    )
                   : undefined
             : undefined,
         }),

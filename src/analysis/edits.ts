@@ -8,13 +8,17 @@ export function replaceExact(file: ParsedFile, span: Span, expected: string, tex
   return { path: file.path, range: [span.start, span.end], text };
 }
 
-/** Replace text[from, to) of a value whose characters live at `span` in the file. */
+/** A value as the file holds it: its characters live at `span`. */
+export interface Located {
+  readonly span: Span;
+  readonly value: string;
+}
+
+/** Replace `value[from, to)` of a value located in the file, but only if the file really holds it there. */
 export function replaceWithin(
   file: ParsedFile,
-  span: Span,
-  value: string,
-  from: number,
-  to: number,
+  { span, value }: Located,
+  [from, to]: readonly [number, number],
   text: string,
 ): TextEdit | undefined {
   if (file.source.text.slice(span.start, span.end) !== value) return undefined;

@@ -280,8 +280,11 @@ export function diskReader(
         return undefined;
       }
       seen.set(real, path);
-      const text = readInside(realRoot, root, path, maxBytes(path, kind), plain.has(path), skipped);
-      if (text === undefined) return undefined;
+      const text = readRegularInside(realRoot, root, path, maxBytes(path, kind), plain.has(path));
+      if (typeof text !== 'string') {
+        skipped.push({ path, reason: text.reason });
+        return undefined;
+      }
       const source = sourceOf(path, text, kind);
       if (typeof source !== 'string') return source;
       skipped.push({ path, reason: source });
@@ -340,20 +343,6 @@ function isFile(root: string, path: string): boolean {
   } catch {
     return false;
   }
-}
-
-function readInside(
-  realRoot: string,
-  root: string,
-  path: string,
-  limit: number,
-  plain: boolean,
-  skipped: Skipped[],
-): string | undefined {
-  const read = readRegularInside(realRoot, root, path, limit, plain);
-  if (typeof read === 'string') return read;
-  skipped.push({ path, reason: read.reason });
-  return undefined;
 }
 
 /**

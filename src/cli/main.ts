@@ -371,9 +371,7 @@ function checkChanges(
   files: readonly Listed[],
   reader: RepositoryReader,
   changes: Changes,
-  baseline: Baseline,
-  kb: KnowledgeBase,
-  options: GateOptions,
+  { baseline, kb, gateOptions: options }: Engine,
 ): RepositoryCheck {
   const read = [...readRepository(files, reader, true, { images: baseline.images })];
   const affected = affectedFiles(
@@ -387,6 +385,14 @@ function checkChanges(
     sources: read.map((file) => file.source).filter((source) => kept.has(source.path)),
     parsedAgain: 0,
   };
+}
+
+/** What a check runs with: the baseline (and the policy it came from), the knowledge base and the gate's options. */
+interface Engine {
+  readonly baseline: Baseline;
+  readonly kb: KnowledgeBase;
+  readonly gateOptions: GateOptions & { repository: string; today: string };
+  readonly policy?: LoadedBaseline | undefined;
 }
 
 /** `--fail-on`, `--max-warnings`: when findings make the exit status 1. */
@@ -500,7 +506,7 @@ function check(args: readonly string[], io: Io): number {
     else writeOutput(io.cwd, values.output, text);
   };
   if (flags.stdin) {
-    const checked = checkStdin(io, values['stdin-filename'], flags.type, baseline, kb, gateOptions);
+    const checked = checkStdin(io, { name: values['stdin-filename'], type: flags.type }, { baseline, kb, gateOptions });
     if (typeof checked === 'string') throw new UsageError(checked);
     output(checked.report, checked.sources);
     return fails(checked.report, flags.limit) ? 1 : 0;
@@ -614,12 +620,7 @@ function checkChosen(
   io: Io,
   flags: CheckFlags,
   chosen: ReturnType<typeof chooseFiles>,
-  engine: {
-    readonly baseline: Baseline;
-    readonly kb: KnowledgeBase;
-    readonly gateOptions: GateOptions & { repository: string; today: string };
-    readonly policy?: LoadedBaseline | undefined;
-  },
+  engine: Engine,
 ): { checked: RepositoryCheck; skipped: Skipped[] } {
   const { selected, changes, files } = chosen;
   const { baseline, kb, gateOptions, policy } = engine;
@@ -627,7 +628,7 @@ function checkChosen(
   const run = (list: readonly Listed[]): RepositoryCheck => {
     const reader = diskReader(io.cwd, skipped, selected);
     const checked = changes
-      ? checkChanges(list, reader, changes, baseline, kb, gateOptions)
+      ? checkChanges(list, reader, changes, engine)
       : gateRepository(list, reader, baseline, kb, gateOptions);
     return withVerifiedFixes(
       checked,
@@ -676,11 +677,8 @@ function checkChosen(
  */
 function checkStdin(
   io: Io,
-  name: string | undefined,
-  type: FileKind | undefined,
-  baseline: Baseline,
-  kb: KnowledgeBase,
-  options: GateOptions,
+  { name, type }: { readonly name: string | undefined; readonly type: FileKind | undefined },
+  { baseline, kb, gateOptions: options }: Engine,
 ): RepositoryCheck | string {
   const path = name === undefined ? '<stdin>' : toRepoPath(io.cwd, resolve(io.cwd, name));
   if (path === undefined) return `--stdin-filename ${escapeControl(name ?? '')} is outside ${io.cwd}`;

@@ -15,7 +15,7 @@ import { invalidBaselineOutput, previewOutput, removedBaselineOutput, type Previ
 import type { CheckOutput } from '../render/check-run.js';
 import { RULE_IDS } from '../../rules/index.js';
 import { counted } from './calls.js';
-import { sendCheck, type Trigger } from './check.js';
+import { sendCheck } from './check.js';
 import {
   gateOptionsFor,
   layerBaselines,
@@ -40,6 +40,10 @@ import { newestRun, orgLayer, readOrgLayer, RUNS_FIELD, type Blob, type Existing
 import { migrate } from './migrate.js';
 import { describeError, sendFailure, serialized } from './pull-check.js';
 import { runKey, type FanoutJob } from './jobs.js';
+
+type PreviewJob = Extract<FanoutJob, { kind: 'preview' }>;
+type RecheckJob = Extract<FanoutJob, { kind: 'recheck-org' }>;
+type MigrateJob = Extract<FanoutJob, { kind: 'migrate' }>;
 import type { GitHub, Logger, PullTarget } from './types.js';
 
 const errorsOf = (findings: readonly Finding[]) => findings.filter((finding) => finding.severity === 'error').length;
@@ -162,6 +166,15 @@ interface Previewed {
 
 const gapsOf = (skipped: readonly Skipped[]) => skipped.map((entry) => `\`${entry.path}\` ${entry.reason}`);
 
+/** One preview under way: the organisation, both baselines, the path index, and what could not be read so far. */
+interface PreviewRun {
+  readonly github: GitHub;
+  readonly owner: string;
+  readonly baselines: BaselinePair;
+  readonly index: PathIndex | undefined;
+  readonly unreadable: { name: string; reason: string }[];
+}
+
 /**
  * Evaluate a group of repositories' default branches and open pull requests under both baselines. Their paths
  * come from the path index where it holds the branch's commit (else from its tree), their files are read
@@ -169,12 +182,8 @@ const gapsOf = (skipped: readonly Skipped[]) => skipped.map((entry) => `\`${entr
  * `unreadable` with why.
  */
 async function previewGroup(
-  github: GitHub,
-  owner: string,
+  { github, owner, baselines, index, unreadable }: PreviewRun,
   group: readonly Previewed[],
-  baselines: BaselinePair,
-  index: PathIndex | undefined,
-  unreadable: { name: string; reason: string }[],
 ): Promise<PreviewOutcome[]> {
   const run = (files: readonly ParsedFile[], entry: Previewed, removed: readonly string[] = []) =>
     gateUnderBoth(files, { owner, repo: entry.repo.name, repoConfig: entry.info.repoConfig, removed }, baselines);
@@ -230,10 +239,8 @@ async function previewGroup(
 async function previewVerdict(
   github: GitHub,
   target: PullTarget,
-  proposed: string | null,
-  current: ConfigBlob | null,
-  index: PathIndex | undefined,
-  log: Logger,
+  { proposed, current }: { readonly proposed: string | null; readonly current: ConfigBlob | null },
+  { index, log }: { readonly index: PathIndex | undefined; readonly log: Logger },
 ): Promise<CheckOutput> {
   if (proposed === null) return removedBaselineOutput(ORG_CONFIG_PATH);
   const loaded = loadBaseline(ORG_CONFIG_PATH, proposed, RULE_IDS);
@@ -246,6 +253,7 @@ async function previewVerdict(
   const repos = await organisationRepositories(github, target.owner);
   const outcomes: PreviewOutcome[] = [];
   const unreadable: { name: string; reason: string }[] = [];
+  const run: PreviewRun = { github, owner: target.owner, baselines, index, unreadable };
   // One GraphQL request per 25 repositories for their heads, baseline files and open pull requests.
   const infos = await repositoriesInfo(
     github,
@@ -265,7 +273,7 @@ async function previewVerdict(
         );
       } else if (info) group.push({ repo, info });
     }
-    outcomes.push(...(await previewGroup(github, target.owner, group, baselines, index, unreadable)));
+    outcomes.push(...(await previewGroup(run, group)));
   }
   return previewOutput(outcomes, repos.length, unreadable);
 }
@@ -273,11 +281,9 @@ async function previewVerdict(
 /** Validate and preview a config pull request, and post the verdict as its check run (see check.ts for the run model). */
 export async function previewConfigPull(
   github: GitHub,
-  target: PullTarget,
   deps: AppDeps,
   log: Logger,
-  trigger: Trigger,
-  deliveryId: string,
+  { target, trigger, deliveryId }: Pick<PreviewJob, 'target' | 'trigger' | 'deliveryId'>,
 ): Promise<void> {
   const key = runKey(target);
   const where = { deliveryId, repo: `${target.owner}/${target.repo}`, pr: target.number };
@@ -285,7 +291,7 @@ export async function previewConfigPull(
     counted(github, async (calls) => {
       try {
         const inputs = await previewInputs(github, target, deps.appId);
-        const output = await previewVerdict(github, target, inputs.proposed, inputs.current, deps.paths, log);
+        const output = await previewVerdict(github, target, inputs, { index: deps.paths, log });
         const known = deps.runs.get(key);
         const existing = known && (!inputs.existing || known.id >= inputs.existing.id) ? known : inputs.existing;
         const sent = await sendCheck(github, target, output, {
@@ -304,7 +310,11 @@ export async function previewConfigPull(
           { ...where, apiCalls: calls(), err: { message: (error as Error).message } },
           'baseline preview failed',
         );
-        await sendFailure(github, deps, target, `The baseline preview failed: ${describeError(error)}`, log, where);
+        await sendFailure(github, deps, log, {
+          target,
+          reason: `The baseline preview failed: ${describeError(error)}`,
+          where,
+        });
         return 'failed';
       }
     }),
@@ -318,11 +328,9 @@ export async function previewConfigPull(
  */
 export async function recheckOrganisation(
   github: GitHub,
-  owner: string,
-  installationId: number,
   deps: AppDeps,
   log: Logger,
-  deliveryId: string,
+  { owner, installationId, deliveryId }: Pick<RecheckJob, 'owner' | 'installationId' | 'deliveryId'>,
 ): Promise<number> {
   deps.orgCache.invalidate(installationId, owner);
   const layer = await readOrgLayer(github, owner);
@@ -431,10 +439,8 @@ export async function evaluateDefaultBranch(
 /** Open or update the repository's migration pull request when the organisation baseline asks for them. */
 export async function migrateIfEnabled(
   github: GitHub,
-  owner: string,
-  repo: string,
-  defaultBranch: string,
   log: Logger,
+  { owner, repo, defaultBranch }: Pick<MigrateJob, 'owner' | 'repo' | 'defaultBranch'>,
   index?: PathIndex,
 ): Promise<void> {
   const layer = await readOrgLayer(github, owner);

@@ -279,7 +279,7 @@ export async function checkPull(
           },
           'check failed',
         );
-        return checkFailed(github, deps, log, request, error, options, where);
+        return checkFailed(github, deps, log, { request, error, where }, options);
       }
     }),
   );
@@ -299,10 +299,8 @@ async function checkFailed(
   github: GitHub,
   deps: AppDeps,
   log: Log,
-  request: CheckRequest,
-  error: unknown,
+  { request, error, where }: { readonly request: CheckRequest; readonly error: unknown; readonly where: object },
   options: CheckOptions,
-  where: object,
 ): Promise<CheckOutcome> {
   const { target } = request;
   const wait = rateLimitWaitMs(error);
@@ -330,19 +328,16 @@ async function checkFailed(
     // A verdict already on the commit stays while the check waits a short while; with none, or for a long wait,
     // the newest run says why and when (sendFailure never replaces a verdict).
     if (delayMs <= QUIET_WAIT_MS && holdsVerdict(deps.runs.get(runKey(target)))) return 'deferred';
-    await sendFailure(
-      github,
-      deps,
+    await sendFailure(github, deps, log, {
       target,
-      `GitHub's rate limit stops this check until ${at} UTC; it runs again then by itself. ${describeError(error)}`,
-      log,
+      reason: `GitHub's rate limit stops this check until ${at} UTC; it runs again then by itself. ${describeError(error)}`,
       where,
-    );
+    });
     return 'deferred';
   }
   if (options.throwOnFailure) throw error;
   const attempt = request.attempt ?? 0;
-  const sent = await sendFailure(github, deps, target, describeError(error), log, where);
+  const sent = await sendFailure(github, deps, log, { target, reason: describeError(error), where });
   if (sent === 'kept' && attempt < OUTAGE_RETRIES) {
     // The verdict stays; the check is tried again in 1, 2, 4 minutes.
     await again(60_000 * 2 ** attempt, attempt + 1).catch(() => undefined);
@@ -358,10 +353,8 @@ async function checkFailed(
 export async function sendFailure(
   github: GitHub,
   deps: AppDeps,
-  target: PullTarget,
-  reason: string,
   log: Log,
-  where: object,
+  { target, reason, where }: { readonly target: PullTarget; readonly reason: string; readonly where: object },
 ): Promise<'posted' | 'kept' | 'lost'> {
   const key = runKey(target);
   const existing = deps.runs.get(key) ?? (await newestRunOnCommit(github, deps, target));

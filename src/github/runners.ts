@@ -46,12 +46,12 @@ export async function runJob(
       );
       return;
     case 'preview':
-      return previewConfigPull(github, job.target, deps, log, job.trigger, job.deliveryId);
+      return previewConfigPull(github, deps, log, job);
     case 'recheck-org':
-      await recheckOrganisation(github, job.owner, job.installationId, deps, log, job.deliveryId);
+      await recheckOrganisation(github, deps, log, job);
       return;
     case 'migrate':
-      return migrateIfEnabled(github, job.owner, job.repo, job.defaultBranch, log, deps.paths);
+      return migrateIfEnabled(github, log, job, deps.paths);
     case 'sweep':
       await sweepInstallation(github, job.owner, log, undefined, deps.paths);
       return;

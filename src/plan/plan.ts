@@ -298,7 +298,7 @@ function planUnit(unit: Unit, cuda: string, kb: KnowledgeBase): UnitMove {
       const { file, pkg } = entry;
       const name = projectName(pkg);
       if (!pkg.exact) continue;
-      const wanted = familyVersion(name, pkg, release, current, tag, kb);
+      const wanted = familyVersion(name, pkg, { from: current, to: release, tag }, kb);
       if (wanted === undefined) continue;
       if (wanted === null) {
         reasons.push(`${pkg.rawName}==${pkg.exact} has no release for torch ${release.version} in the knowledge base`);
@@ -412,6 +412,13 @@ function score(version: string): number {
   return major * 10000 + minor * 100 + patch;
 }
 
+/** torch moving from one release to another, on the CUDA build `tag` (`cu124`). */
+interface TorchMove {
+  readonly from: TorchRelease;
+  readonly to: TorchRelease;
+  readonly tag: string;
+}
+
 /**
  * The version text a pin of the unit takes when torch moves from `current` to `release`: undefined when the pin
  * does not move with torch, null when it must and the knowledge base has no release for the new torch.
@@ -419,9 +426,7 @@ function score(version: string): number {
 function familyVersion(
   name: string,
   pkg: PackageFact,
-  release: TorchRelease,
-  current: TorchRelease,
-  tag: string,
+  { from: current, to: release, tag }: TorchMove,
   kb: KnowledgeBase,
 ): string | null | undefined {
   const labelled = (version: string, cudaBuilds = true): string =>

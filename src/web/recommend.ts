@@ -275,14 +275,21 @@ function pythonLines(os: string, python: string | undefined, notes: string[], pr
   ];
 }
 
-/** A Dockerfile for the install: the image, the Python asked for in a virtual environment, then the packages. */
+/** What a Dockerfile installs: the base image and its OS, the Python asked for, and the `pip install` line. */
+interface DockerfileInstall {
+  readonly base: string;
+  readonly os: string;
+  readonly python: string | undefined;
+  readonly pip: string;
+}
+
+/**
+ * A Dockerfile for the install: the image, the Python asked for in a virtual environment, then the packages. What
+ * it had to choose or could not do is added to the answer's notes and problems.
+ */
 function dockerfileFor(
-  base: string,
-  os: string,
-  python: string | undefined,
-  pip: string,
-  notes: string[],
-  problems: string[],
+  { base, os, python, pip }: DockerfileInstall,
+  { notes, problems }: { readonly notes: string[]; readonly problems: string[] },
 ): string {
   return [
     `FROM ${base}`,
@@ -385,7 +392,7 @@ function recommendPytorch(kb: KnowledgeBase, input: RecommendInput, baseline?: B
     ? undefined
     : `The pytorch conda channel has no torch ${release.version} with pytorch-cuda ${pick.cuda} (it ended with 2.5.1); install with pip inside the conda environment.`;
   if (!condaOk) sources.add(cite(kb.pytorchChannel()));
-  const dockerfile = dockerfileFor(base, os, input.python, pip, notes, problems);
+  const dockerfile = dockerfileFor({ base, os, python: input.python, pip }, { notes, problems });
   return answer(
     { input, problems, notes, sources, gpu },
     {
@@ -528,7 +535,7 @@ function recommendTensorflow(kb: KnowledgeBase, input: RecommendInput, baseline?
   notes.push(
     `TensorFlow ${row.version} is tested with CUDA ${row.cuda} and cuDNN ${row.cudnn}.${andCuda ? ' The [and-cuda] extra installs matching NVIDIA libraries from PyPI.' : ' It uses the CUDA and cuDNN of the image.'}`,
   );
-  const dockerfile = dockerfileFor(base, os, input.python, pip, notes, problems);
+  const dockerfile = dockerfileFor({ base, os, python: input.python, pip }, { notes, problems });
   return answer(
     { input, problems, notes, sources, gpu },
     {

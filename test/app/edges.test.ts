@@ -220,9 +220,8 @@ describe('5. Apply fixes commits only for people who may write', () => {
     fake.permissions.set('drive-by', 'read');
     await receive(
       'check_run',
-      checkRunPayload(fake, scenario, latest(scenario), 'requested_action', 'apply_fixes', {
-        login: 'drive-by',
-        type: 'User',
+      checkRunPayload(fake, scenario, latest(scenario), 'requested_action', {
+        sender: { login: 'drive-by', type: 'User' },
       }),
     );
     expect(fake.commits).toEqual([]);
@@ -231,9 +230,8 @@ describe('5. Apply fixes commits only for people who may write', () => {
     fake.permissions.set('maintainer', 'maintain');
     await receive(
       'check_run',
-      checkRunPayload(fake, scenario, latest(scenario), 'requested_action', 'apply_fixes', {
-        login: 'maintainer',
-        type: 'User',
+      checkRunPayload(fake, scenario, latest(scenario), 'requested_action', {
+        sender: { login: 'maintainer', type: 'User' },
       }),
     );
     expect(fake.commits).toHaveLength(1);

@@ -144,8 +144,15 @@ export function checkRunPayload(
   scenario: Scenario,
   run: CheckRun,
   action: 'rerequested' | 'requested_action',
-  identifier = 'apply_fixes',
-  sender = { login: 'octocat', type: 'User' },
+  {
+    identifier = 'apply_fixes',
+    sender = { login: 'octocat', type: 'User' },
+  }: {
+    /** The button's identifier (requested_action). */
+    readonly identifier?: string;
+    /** Whoever clicked. */
+    readonly sender?: { readonly login: string; readonly type: string };
+  } = {},
 ): Record<string, unknown> {
   const payload = withRepository(example('check_run', action), fake, scenario.repo);
   // `sender` is whoever clicked (Re-run or a button).

@@ -93,7 +93,11 @@ async function main(): Promise<void> {
     } as unknown as typeof deps;
     let before = fake.requests.length;
     let started = performance.now();
-    await recheckOrganisation(github as never, OWNER, 42, counting, pino({ level: 'silent' }) as never, 'bench');
+    await recheckOrganisation(github as never, counting, pino({ level: 'silent' }) as never, {
+      owner: OWNER,
+      installationId: 42,
+      deliveryId: 'bench',
+    });
     let calls = fake.requests.length - before;
     rows.push({
       repositories,

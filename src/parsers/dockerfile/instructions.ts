@@ -242,7 +242,7 @@ export function scanPlainDockerfile(text: string): InstructionView[] | undefined
       const plain =
         lines > 1 || quotes.test(text.slice(keywordEnd, contentEnd))
           ? undefined
-          : plainArguments(text, upper, keyword, span, fromLine, keywordEnd, contentEnd);
+          : plainArguments(text, { keyword, upper, span, line: fromLine, from: keywordEnd, to: contentEnd });
       // Quotes, backslashes and continuation lines in these instructions are dockerfile-ast's call: it reads this
       // one instruction, and the scan goes on (the file as a whole would cost a full syntax tree).
       instructions.push(plain ?? astInstruction(text, span, fromLine));
@@ -284,16 +284,18 @@ function unreadInstruction(keyword: string, span: Span, fromLine: number, toLine
   };
 }
 
+/** A one-line instruction as the scan found it: its keyword (as written and upper-cased), span and line, and text[from, to) its arguments. */
+interface OneLine {
+  readonly keyword: string;
+  readonly upper: string;
+  readonly span: Span;
+  readonly line: number;
+  readonly from: number;
+  readonly to: number;
+}
+
 /** A one-line FROM/COPY/ADD/ARG/ENV without quotes or backslashes. */
-function plainArguments(
-  text: string,
-  upper: string,
-  keyword: string,
-  span: Span,
-  line: number,
-  from: number,
-  to: number,
-): InstructionView | undefined {
+function plainArguments(text: string, { keyword, upper, span, line, from, to }: OneLine): InstructionView | undefined {
   const words: InstructionArg[] = [];
   let i = from;
   while (i < to) {

@@ -195,7 +195,7 @@ export function readPixi(root: TomlTable, sink: FactSink, projectPypi: readonly 
     }
     for (const { platforms: names, selection } of selections.values()) {
       const variant = `environment ${environment.name}${selections.size > 1 ? ` on ${names.join(', ')}` : ''}`;
-      writeSelection(sink, variant, environment.span, channels, selection, projectPypi, options);
+      writeSelection(sink, selection, { variant, variantSpan: environment.span, channels, projectPypi, options });
     }
   }
 }
@@ -415,15 +415,21 @@ function pypiDependencies(value: TomlValue | undefined, sink: FactSink): Declare
   return out;
 }
 
+/** The environment a selection is written for: its name (with the platforms), channels and PyPI settings. */
+interface SelectionSetting {
+  readonly variant: string;
+  readonly variantSpan: Span | undefined;
+  readonly channels: readonly TomlString[];
+  /** The project's own PyPI dependencies, which every environment installs. */
+  readonly projectPypi: readonly PackageFact[];
+  readonly options: PypiOptions;
+}
+
 /** One selection's contexts: its conda packages (with the channels and its CUDA requirement), then its PyPI ones by index. */
 function writeSelection(
   sink: FactSink,
-  variant: string,
-  variantSpan: Span | undefined,
-  channels: readonly TomlString[],
   selection: Selection,
-  projectPypi: readonly PackageFact[],
-  options: PypiOptions,
+  { variant, variantSpan, channels, projectPypi, options }: SelectionSetting,
 ): void {
   const systemCuda = selection.cuda ? { value: selection.cuda.value, span: selection.cuda.span } : undefined;
   const common = {
