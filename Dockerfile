@@ -9,7 +9,6 @@ COPY src src
 COPY rules rules
 COPY test/bench test/bench
 COPY test/support test/support
-COPY test/app/scenario.ts test/app/scenario.ts
 COPY baseline.yaml ./
 COPY examples examples
 RUN npm run build:ts && npm prune --omit=dev

@@ -7,19 +7,19 @@ import { defineConfig } from 'vitest/config';
  * (`npm run test:all`).
  */
 const SYSTEM = [
-  'test/browser.test.ts', // Chromium
-  'test/pre-commit.test.ts', // pre-commit
-  'test/app/redis.test.ts', // redis-server
-  'test/app/path-index-redis.test.ts',
-  'test/app/load.test.ts', // the server process, redis-server, 1,000 deliveries
-  'test/app/start.test.ts', // npm start from a fresh clone
+  'test/web/browser.test.ts', // Chromium
+  'test/cli/pre-commit.test.ts', // pre-commit
+  'test/github/redis.test.ts', // redis-server
+  'test/github/path-index-redis.test.ts',
+  'test/github/load.test.ts', // the server process, redis-server, 1,000 deliveries
+  'test/github/start.test.ts', // npm start from a fresh clone
   'test/boundaries.test.ts', // ESLint over probe files
   'test/fuzz.test.ts',
-  'test/mapped.test.ts',
-  'test/dockerfile-scan.test.ts',
-  'test/conda-scan.test.ts',
-  'test/paths.test.ts',
-  'test/lock-scan.test.ts',
+  'test/parsers/mapped.test.ts',
+  'test/parsers/dockerfile-scan.test.ts',
+  'test/parsers/conda-scan.test.ts',
+  'test/analysis/paths.test.ts',
+  'test/parsers/lock-scan.test.ts',
 ];
 
 export default defineConfig({

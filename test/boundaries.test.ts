@@ -4,7 +4,8 @@
  */
 import { ESLint } from 'eslint';
 import { describe, expect, it } from 'vitest';
-import { ROOT } from './harness.js';
+import { ROOT } from './support/harness.js';
+import { codeBlock } from './support/code-block.js';
 
 const eslint = new ESLint({ cwd: ROOT });
 
@@ -19,48 +20,82 @@ describe('import boundaries', () => {
   it.each([
     [
       'rules/cuda-mismatch/probe.ts',
-      "import type { GitHub } from '../../src/github/types.js';\nexport type X = GitHub;\n",
+      codeBlock`
+        import type { GitHub } from '../../src/github/types.js';
+        export type X = GitHub;
+      `,
       'never imports a host',
     ],
     [
       'src/parsers/probe.ts',
-      "import { run } from '../cli/main.js';\nexport const x = run;\n",
+      codeBlock`
+        import { run } from '../cli/main.js';
+        export const x = run;
+      `,
       'Nothing imports src/cli',
     ],
     [
       'src/github/probe.ts',
-      "import { run } from '../cli/main.js';\nexport const x = run;\n",
+      codeBlock`
+        import { run } from '../cli/main.js';
+        export const x = run;
+      `,
       'Nothing imports src/cli',
     ],
     [
       'rules/cuda-mismatch/probe.ts',
-      "import pytorch from '../../src/knowledge/data/pytorch.json' with { type: 'json' };\nexport const x = pytorch;\n",
+      codeBlock`
+        import pytorch from '../../src/knowledge/data/pytorch.json' with { type: 'json' };
+        export const x = pytorch;
+      `,
       'through its queries',
     ],
     [
       'rules/cuda-mismatch/probe.ts',
-      "import type { KnowledgeBase } from '../../src/knowledge/index.js';\nexport const f = (kb: KnowledgeBase) => kb.data.pytorch;\n",
+      codeBlock`
+        import type { KnowledgeBase } from '../../src/knowledge/index.js';
+        export const f = (kb: KnowledgeBase) => kb.data.pytorch;
+      `,
       'not kb.data',
     ],
-    ['src/parsers/probe.ts', "import { gate } from '../gate.js';\nexport const x = gate;\n", 'Parsers come first'],
+    [
+      'src/parsers/probe.ts',
+      codeBlock`
+        import { gate } from '../gate.js';
+        export const x = gate;
+      `,
+      'Parsers come first',
+    ],
     [
       'src/render/probe.ts',
-      "import { webHandler } from '../web/handler.js';\nexport const x = webHandler;\n",
+      codeBlock`
+        import { webHandler } from '../web/handler.js';
+        export const x = webHandler;
+      `,
       'never imports a host',
     ],
     [
       'src/parsers/probe.ts',
-      "import { parseCuda } from '../knowledge/versions.js';\nexport const x = parseCuda;\n",
+      codeBlock`
+        import { parseCuda } from '../knowledge/versions.js';
+        export const x = parseCuda;
+      `,
       'Parsers come first',
     ],
     [
       'src/sandbox/probe.ts',
-      "import { OrgConfigCache } from '../github/config.js';\nexport const x = OrgConfigCache;\n",
+      codeBlock`
+        import { OrgConfigCache } from '../github/config.js';
+        export const x = OrgConfigCache;
+      `,
       "never import the App's GitHub code",
     ],
     [
       'src/web/probe.ts',
-      "import type { GitHub } from '../github/types.js';\nexport type X = GitHub;\n",
+      codeBlock`
+        import type { GitHub } from '../github/types.js';
+        export type X = GitHub;
+      `,
       "never import the App's GitHub code",
     ],
   ])(
@@ -73,24 +108,39 @@ describe('import boundaries', () => {
 
   it('the same kinds of import where they are allowed pass', async () => {
     expect(
-      await problems('src/github/probe.ts', "import { gate } from '../gate.js';\nexport const x = gate;\n"),
+      await problems(
+        'src/github/probe.ts',
+        codeBlock`
+          import { gate } from '../gate.js';
+          export const x = gate;
+        `,
+      ),
     ).toEqual([]);
     expect(
       await problems(
         'rules/cuda-mismatch/probe.ts',
-        "import { cite } from '../../src/knowledge/index.js';\nexport const x = cite;\n",
+        codeBlock`
+          import { cite } from '../../src/knowledge/index.js';
+          export const x = cite;
+        `,
       ),
     ).toEqual([]);
     expect(
       await problems(
         'src/parsers/probe.ts',
-        "import { compareDotted } from '../util/dotted.js';\nexport const x = compareDotted;\n",
+        codeBlock`
+          import { compareDotted } from '../util/dotted.js';
+          export const x = compareDotted;
+        `,
       ),
     ).toEqual([]);
     expect(
       await problems(
         'src/sandbox/probe.ts',
-        "import { layerBaselines } from '../baseline/layers.js';\nexport const x = layerBaselines;\n",
+        codeBlock`
+          import { layerBaselines } from '../baseline/layers.js';
+          export const x = layerBaselines;
+        `,
       ),
     ).toEqual([]);
   }, 30_000);

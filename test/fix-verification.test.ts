@@ -18,7 +18,8 @@ import { classifyPath, parseFile, sniffKind } from '../src/parsers/index.js';
 import { plan } from '../src/plan/plan.js';
 import { merged, overlaps, verifyFixes } from '../src/verify.js';
 import { RULE_IDS } from '../rules/index.js';
-import { CORPUS, inputPaths, ROOT } from './harness.js';
+import { CORPUS, inputPaths, ROOT } from './support/harness.js';
+import { codeBlock } from './support/code-block.js';
 
 const kb = defaultKnowledgeBase();
 
@@ -141,8 +142,10 @@ describe('the "safe" fixes the audit caught writing builds that do not exist', (
 
   it('torch 2.6.0 under a CUDA 12.8 image is not relabelled +cu128 (2.6.0 has no cu128 build)', () => {
     const findings = check({
-      Dockerfile:
-        'FROM nvidia/cuda:12.8.1-runtime-ubuntu24.04\nRUN pip install torch==2.6.0+cu124 torchvision==0.21.0+cu124 --index-url https://download.pytorch.org/whl/cu124\n',
+      Dockerfile: codeBlock`
+        FROM nvidia/cuda:12.8.1-runtime-ubuntu24.04
+        RUN pip install torch==2.6.0+cu124 torchvision==0.21.0+cu124 --index-url https://download.pytorch.org/whl/cu124
+      `,
     });
     expect(safeTexts(findings)).toEqual([]);
     const torch = findings.find(
@@ -159,8 +162,12 @@ describe('the "safe" fixes the audit caught writing builds that do not exist', (
   it("a rule's safe fix that adds a finding is offered as unsafe, with what applying it gives", () => {
     // index-url would add the cu128 index that torchaudio's label asks for; cuda-mismatch moves torchaudio to cu126.
     const findings = check({
-      'requirements.txt':
-        '--index-url https://download.pytorch.org/whl/cu126\ntorch==2.7.1+cu126\ntorchvision==0.22.1+cu126\ntorchaudio==2.7.1+cu128\n',
+      'requirements.txt': codeBlock`
+        --index-url https://download.pytorch.org/whl/cu126
+        torch==2.7.1+cu126
+        torchvision==0.22.1+cu126
+        torchaudio==2.7.1+cu128
+      `,
     });
     const index = findings.find((finding) => finding.ruleId === 'index-url');
     expect(index?.fix).toMatchObject({
@@ -175,8 +182,10 @@ describe('the "safe" fixes the audit caught writing builds that do not exist', (
 
   it('torch==1.10.1+cu113 under a CUDA 11.6 image is not relabelled +cu116 (1.10.1 has no cu116 build)', () => {
     const findings = check({
-      Dockerfile:
-        'FROM nvidia/cuda:11.6.2-cudnn8-runtime-ubuntu20.04\nRUN pip install torch==1.10.1+cu113 -f https://download.pytorch.org/whl/cu113/torch_stable.html\n',
+      Dockerfile: codeBlock`
+        FROM nvidia/cuda:11.6.2-cudnn8-runtime-ubuntu20.04
+        RUN pip install torch==1.10.1+cu113 -f https://download.pytorch.org/whl/cu113/torch_stable.html
+      `,
     });
     expect(safeTexts(findings).filter((text) => text.includes('116'))).toEqual([]);
   });

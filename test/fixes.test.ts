@@ -9,7 +9,7 @@ import { applyEdits } from '../src/analysis/edits.js';
 import type { ParsedFile } from '../src/parsers/facts.js';
 import { parseFile } from '../src/parsers/index.js';
 import { merged, overlaps } from '../src/verify.js';
-import { ROOT, runCase } from './harness.js';
+import { ROOT, runCase } from './support/harness.js';
 
 const cases = [
   join(ROOT, 'fixtures', 'repos', 'demo'),

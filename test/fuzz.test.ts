@@ -17,8 +17,9 @@ import { verifyFixes } from '../src/verify.js';
 import { defaultKnowledgeBase } from '../src/knowledge/index.js';
 import { classifyPath, parseFile } from '../src/parsers/index.js';
 import { RULE_IDS } from '../rules/index.js';
-import { ROOT } from './harness.js';
+import { ROOT } from './support/harness.js';
 import { mutated, RUNS, syntaxText } from './support/fuzz-inputs.js';
+import { codeBlock } from './support/code-block.js';
 
 const kb = defaultKnowledgeBase();
 
@@ -101,7 +102,7 @@ describe('hostile inputs stay linear and bounded', () => {
   const directive = '# cuda-gatekeeper: ignore[exact-pin] reason';
 
   // Linear is 16x and quadratic 256x; the bar sits between them, at an exponent of 1.5. This catches gross
-  // blow-ups on a loaded machine; test/mapped.test.ts counts reads to pin one we had exactly.
+  // blow-ups on a loaded machine; test/parsers/mapped.test.ts counts reads to pin one we had exactly.
   it.each([
     [
       'requirements',
@@ -133,7 +134,11 @@ describe('hostile inputs stay linear and bounded', () => {
     [
       'dockerfile',
       'Dockerfile',
-      (n: number) => `FROM ubuntu:22.04\n${'ENV A=1 B="x;y"\nCOPY a b /app/\n'.repeat(n / 2)}`,
+      (n: number) =>
+        `FROM ubuntu:22.04\n${codeBlock`
+          ENV A=1 B="x;y"
+          COPY a b /app/
+        `.repeat(n / 2)}`,
     ],
     ['conda', 'environment.yml', (n: number) => `dependencies:\n${'  - numpy=1.26.4\n'.repeat(n)}`],
     [
@@ -244,7 +249,13 @@ describe('hostile inputs stay linear and bounded', () => {
           'Dockerfile',
           `${cu124} AS s0\n${lines(n, (i) => `FROM s${i} AS s${i + 1}\nCOPY r.txt .\nRUN pip install -r r.txt\n`)}`,
         ],
-        ['r.txt', 'torch==2.3.0+cu118\n--extra-index-url https://download.pytorch.org/whl/cu118\n'],
+        [
+          'r.txt',
+          codeBlock`
+            torch==2.3.0+cu118
+            --extra-index-url https://download.pytorch.org/whl/cu118
+          `,
+        ],
       ],
     ],
     [
@@ -256,7 +267,10 @@ describe('hostile inputs stay linear and bounded', () => {
         ],
         ...Array.from({ length: n }, (_, i): [string, string] => [
           `r${i}.txt`,
-          'torch==2.3.0+cu118\n--extra-index-url https://download.pytorch.org/whl/cu118\n',
+          codeBlock`
+            torch==2.3.0+cu118
+            --extra-index-url https://download.pytorch.org/whl/cu118
+          `,
         ]),
       ],
     ],

@@ -12,7 +12,8 @@ import { defaultKnowledgeBase } from '../src/knowledge/index.js';
 import { classifyPath, parseFile } from '../src/parsers/index.js';
 import { RULE_IDS } from '../rules/index.js';
 import { project } from './bench/synthetic.js';
-import { ROOT } from './harness.js';
+import { ROOT } from './support/harness.js';
+import { codeBlock } from './support/code-block.js';
 
 const kb = defaultKnowledgeBase();
 const { baseline } = loadBaseline('baseline.yaml', readFileSync(join(ROOT, 'baseline.yaml'), 'utf8'), RULE_IDS);
@@ -26,7 +27,14 @@ function repository(): ReturnType<typeof parseFile>[] {
     }),
   ).flat();
   files.push(
-    parseFile('shared/requirements-gpu.txt', 'torch==2.6.0+cu121\nnvidia-cudnn-cu12==9.1.0.70\n', 'requirements'),
+    parseFile(
+      'shared/requirements-gpu.txt',
+      codeBlock`
+        torch==2.6.0+cu121
+        nvidia-cudnn-cu12==9.1.0.70
+      `,
+      'requirements',
+    ),
   );
   return files;
 }

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { validateWorkflow } from '@action-validator/core';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { ROOT } from './harness.js';
+import { ROOT } from './support/harness.js';
 
 const workflows = readdirSync(join(ROOT, '.github', 'workflows')).filter((name) => /\.ya?ml$/.test(name));
 

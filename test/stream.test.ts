@@ -24,12 +24,26 @@ import {
 import { gateRepository } from '../src/stream.js';
 import { RULE_IDS } from '../rules/index.js';
 import { project } from './bench/synthetic.js';
-import { ROOT } from './harness.js';
+import { ROOT } from './support/harness.js';
 import { RUNS } from './support/fuzz-inputs.js';
+import { codeBlock } from './support/code-block.js';
 
 const kb = defaultKnowledgeBase();
 const repoBaseline = readFileSync(join(ROOT, 'examples', 'platform-team.yaml'), 'utf8');
-const waivers = `waivers:\n  - rule: cuda-not-allowed\n    repo: octo/mono\n    path: p1/\n    reason: the fleet runs an older driver here\n    owner: ml-platform\n    expires: 2026-12-31\n  - rule: companion-mismatch\n    repo: mono\n    reason: rebuilt in-house\n    owner: ml-platform\n    expires: 2026-01-01\n`;
+const waivers = codeBlock`
+  waivers:
+    - rule: cuda-not-allowed
+      repo: octo/mono
+      path: p1/
+      reason: the fleet runs an older driver here
+      owner: ml-platform
+      expires: 2026-12-31
+    - rule: companion-mismatch
+      repo: mono
+      reason: rebuilt in-house
+      owner: ml-platform
+      expires: 2026-01-01
+`;
 const policy = loadBaseline('baseline.yaml', `${repoBaseline}\n${waivers}`, RULE_IDS);
 const options = { policy, repository: 'octo/mono', today: '2026-11-30' };
 
@@ -67,10 +81,20 @@ function synthetic(projects: number): SourceFile[] {
     {
       path: 'aa/first.txt',
       kind: 'requirements',
-      text: 'torch==2.3.1 # cuda-gatekeeper: ignore[exact-pin] pinned elsewhere\ntorchvision\n',
+      text: codeBlock`
+        torch==2.3.1 # cuda-gatekeeper: ignore[exact-pin] pinned elsewhere
+        torchvision
+      `,
     },
     ...sources,
-    { path: 'zz/shared.txt', kind: 'requirements', text: 'torch==2.6.0+cu121\nnvidia-cudnn-cu12==9.1.0.70\n' },
+    {
+      path: 'zz/shared.txt',
+      kind: 'requirements',
+      text: codeBlock`
+        torch==2.6.0+cu121
+        nvidia-cudnn-cu12==9.1.0.70
+      `,
+    },
   ];
 }
 
@@ -114,12 +138,23 @@ describe('gateRepository', () => {
 
   it('checks a group again, whole, when a later file includes a file checked earlier', () => {
     const sources: SourceFile[] = [
-      { path: 'requirements.txt', kind: 'requirements', text: 'torch==2.3.1+cu118\ntorchvision==0.18.1\n' },
+      {
+        path: 'requirements.txt',
+        kind: 'requirements',
+        text: codeBlock`
+          torch==2.3.1+cu118
+          torchvision==0.18.1
+        `,
+      },
       { path: 'requirements-dev.txt', kind: 'requirements', text: 'pytest==8.2.2\n' },
       {
         path: 'services/api/Dockerfile',
         kind: 'dockerfile',
-        text: 'FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nCOPY requirements.txt /app/\nRUN pip install -r /app/requirements.txt\n',
+        text: codeBlock`
+          FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04
+          COPY requirements.txt /app/
+          RUN pip install -r /app/requirements.txt
+        `,
       },
     ];
     // On its own the requirements file is its own unit; installed by the Dockerfile it is part of the stage's, and
@@ -271,7 +306,11 @@ describe('gateRepository', () => {
       {
         path: 'b/Dockerfile',
         kind: 'dockerfile',
-        text: 'FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\nCOPY requirements.txt /deps/r.txt\nRUN pip install -r /deps/r.txt\n',
+        text: codeBlock`
+          FROM nvidia/cuda:12.4.1-devel-ubuntu22.04
+          COPY requirements.txt /deps/r.txt
+          RUN pip install -r /deps/r.txt
+        `,
       },
     ];
     const reader: RepositoryReader = {

@@ -3,7 +3,7 @@
  * main thread checks the first part while worker threads check the others, and the reports are merged
  * (Checker.merge). The result is the one-thread check's: files joined by includes are checked together, so when a
  * part read a file another part holds (`-r ../common/requirements.txt`), or two parts read the same file, those
- * parts are joined and checked again as one, until no part reaches into another (test/threads.test.ts compares
+ * parts are joined and checked again as one, until no part reaches into another (test/cli/threads.test.ts compares
  * both on the corpus).
  *
  * The CLI is synchronous: the main thread waits for the workers with Atomics.wait on a shared flag per worker and

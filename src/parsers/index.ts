@@ -62,7 +62,7 @@ export function kindByContent(path: string, text: string): FileKind | undefined 
  * Every path the CLI checks by name or may check by content (classifyPath, yamlByContent), as one
  * case-insensitive regular expression in the syntax pre-commit's `files` uses (Python's `re`, searched in the
  * path from the repository root). .pre-commit-hooks.yaml is generated from it (`npm run docs`);
- * test/pre-commit.test.ts checks with Python that it selects exactly the paths these functions select.
+ * test/cli/pre-commit.test.ts checks with Python that it selects exactly the paths these functions select.
  */
 export const HOOK_FILES = [
   '(?i)',

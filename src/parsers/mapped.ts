@@ -19,7 +19,7 @@ export interface Segment {
  * interface: `PlainMapped`, text copied from the file at one offset (most requirement lines and shell words, of
  * which a repository has hundreds of thousands: no segment objects), and `SegmentMapped`, text assembled from
  * pieces. Make one with `Mapped.of` or a `MappedBuilder`; both forms answer every question alike
- * (test/mapped.test.ts).
+ * (test/parsers/mapped.test.ts).
  */
 export interface Mapped {
   readonly text: string;

@@ -2,7 +2,7 @@
  * A scanner for the TOML that lock writers emit (uv.lock, poetry.lock): `[table]` and `[[array]]` headers with
  * bare or simply quoted keys, `key = value` with one-line strings, booleans, numbers, arrays over several lines
  * and one-line inline tables, comments. It builds the same tree `readToml` builds from toml-eslint-parser, with
- * the same spans, at a fraction of the cost (`test/lock-scan.test.ts` checks both on real locks and mutated ones).
+ * the same spans, at a fraction of the cost (`test/parsers/lock-scan.test.ts` checks both on real locks and mutated ones).
  *
  * It declines (returns undefined) whatever it is not certain to read exactly as the parser does: CR and control
  * characters, multi-line strings, `\u` escapes, strings longer than LONG_STRING, dotted keys in a pair, dates and

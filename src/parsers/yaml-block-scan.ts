@@ -2,7 +2,7 @@
  * A line scanner for the plain block YAML that lock writers emit (pixi's serde_yaml, conda-lock's ruamel): block
  * mappings and sequences, one-line plain and quoted scalars, `{}` and `[]`, comments. It reads a 5 MB pixi.lock in
  * tens of milliseconds where the `yaml` document parser takes seconds, and builds the same tree `readLockYaml`
- * makes from that parser (`test/lock-scan.test.ts` checks both on real locks and mutated ones).
+ * makes from that parser (`test/parsers/lock-scan.test.ts` checks both on real locks and mutated ones).
  *
  * It declines (returns undefined) everything it is not certain to read exactly as YAML 1.2 does: tabs, CR, control
  * characters, a byte-order mark, directives and document markers, anchors, aliases, tags, block scalars, flow

@@ -26,7 +26,7 @@ export interface SarifOptions {
  */
 export const MAX_RESULTS = 25_000;
 
-/** Tags GitHub shows and filters by (`properties.tags`); every rule has its own entry (test/sarif.test.ts). */
+/** Tags GitHub shows and filters by (`properties.tags`); every rule has its own entry (test/render/sarif.test.ts). */
 export const RULE_TAGS: Readonly<Record<string, readonly string[]>> = {
   'companion-mismatch': ['cuda', 'pytorch', 'dependencies', 'correctness'],
   'cpu-wheel': ['cuda', 'pytorch', 'dependencies', 'correctness'],

@@ -13,12 +13,20 @@ import { packageRoot } from '../../src/util/package-root.js';
 import { createDeps } from '../../src/github/deps.js';
 import { FakeGitHub } from '../support/fake-github.js';
 import { privateKey } from '../support/probot.js';
-import { addedPatch, pullScenario } from '../app/scenario.js';
+import { addedPatch, pullScenario } from '../support/scenario.js';
+import { codeBlock } from '../support/code-block.js';
 
-const DOCKERFILE =
-  'FROM nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04\nCOPY requirements.txt .\nRUN pip install -r requirements.txt\n';
-const REQUIREMENTS =
-  '--extra-index-url https://download.pytorch.org/whl/cu124\ntorch==2.5.1+cu124\ntorchvision==0.20.1+cu124\nnumpy==1.26.4\n';
+const DOCKERFILE = codeBlock`
+  FROM nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04
+  COPY requirements.txt .
+  RUN pip install -r requirements.txt
+`;
+const REQUIREMENTS = codeBlock`
+  --extra-index-url https://download.pytorch.org/whl/cu124
+  torch==2.5.1+cu124
+  torchvision==0.20.1+cu124
+  numpy==1.26.4
+`;
 
 function changeSet(n: number): { head: Record<string, string>; changed: string[] } {
   const head: Record<string, string> = {};

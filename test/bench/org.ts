@@ -18,14 +18,21 @@ import { cudaGatekeeper } from '../../src/app.js';
 import { packageRoot } from '../../src/util/package-root.js';
 import { FakeGitHub } from '../support/fake-github.js';
 import { privateKey } from '../support/probot.js';
-import { addedPatch, configPull } from '../app/scenario.js';
+import { addedPatch, configPull } from '../support/scenario.js';
+import { codeBlock } from '../support/code-block.js';
 
 const OWNER = 'octo-org';
 const corpus = join(packageRoot(), 'fixtures', 'corpus');
 const DOCKERFILE = readFileSync(join(corpus, 'b13__facebookresearch__sam2__backend.Dockerfile'), 'utf8');
 const REQUIREMENTS = readFileSync(join(corpus, 'b26__KwaiVGI__LivePortrait__requirements.txt'), 'utf8');
-const OLD = 'cuda:\n  allowed: ["12.1", "12.4", "12.6"]\n';
-const NEW = 'cuda:\n  allowed: ["12.4", "12.6"]\n';
+const OLD = codeBlock`
+  cuda:
+    allowed: ["12.1", "12.4", "12.6"]
+`;
+const NEW = codeBlock`
+  cuda:
+    allowed: ["12.4", "12.6"]
+`;
 
 function organisation(fake: FakeGitHub, repositories: number): void {
   fake.addRepo(`${OWNER}/.github`, { 'cuda-gatekeeper.yml': OLD });
@@ -171,7 +178,10 @@ async function main(): Promise<void> {
       throw new Error(`fake GitHub saw invalid requests: ${fake.violations.slice(0, 3).join('; ')}`);
     await new Promise((resolve) => server.close(resolve));
   }
-  process.stdout.write('\nOrganisation scale (fake GitHub on loopback, zero latency)\n');
+  process.stdout.write(codeBlock`
+
+    Organisation scale (fake GitHub on loopback, zero latency)
+  `);
   for (const row of rows)
     process.stdout.write(
       `${String(row.repositories).padStart(6)} repositories  ${row.job.padEnd(32)} ${String(row.calls).padStart(6)} calls  ${row.perRepository.toFixed(3)}/repository  ${row.seconds.toFixed(1)} s  ${row.detail}\n`,

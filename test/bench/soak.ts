@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { packageRoot } from '../../src/util/package-root.js';
 import { FakeGitHub } from '../support/fake-github.js';
 import { appEnv, freePort, SECRET, sendWebhook } from '../support/app-env.js';
-import { pullScenario } from '../app/scenario.js';
+import { pullScenario } from '../support/scenario.js';
 
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 600);
 

@@ -2,7 +2,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { CORPUS, inputPaths, ROOT } from '../harness.js';
+import { CORPUS, inputPaths, ROOT } from './harness.js';
 import type { FileKind } from '../../src/parsers/facts.js';
 import { formatOf } from '../../src/parsers/formats.js';
 import { classifyPath, looksLikeManifest } from '../../src/parsers/index.js';

@@ -24,7 +24,7 @@ export interface CondaDocument {
  * Read an environment file. Files in the plain block-YAML subset environment files are written in are read
  * by a line scan; anything else (flow collections, quotes, anchors, tags, block scalars, multi-line scalars,
  * tabs, CR line breaks, values YAML resolves to numbers, booleans or null, duplicate keys) by the yaml
- * package. Both give the same document for every file the scan accepts: test/conda-scan.test.ts checks that
+ * package. Both give the same document for every file the scan accepts: test/parsers/conda-scan.test.ts checks that
  * on the fixtures, the corpus, and generated and mutated files. The scan exists for speed: it builds no
  * general YAML document (docs/performance.md).
  */

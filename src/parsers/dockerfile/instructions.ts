@@ -44,7 +44,7 @@ export interface ReadDockerfile {
  * Split a Dockerfile into instructions. Files written in the plain subset almost every Dockerfile uses are
  * read by a single linear scan; anything else (an escape directive, heredocs, quotes or backslashes in
  * FROM/ARG/ENV/COPY/ADD, multi-line forms of those, JSON COPY, CR line breaks, a BOM) is read by dockerfile-ast.
- * Both give the same views for every file the scan accepts: test/dockerfile-scan.test.ts checks that on every
+ * Both give the same views for every file the scan accepts: test/parsers/dockerfile-scan.test.ts checks that on every
  * fixture, the corpus, and generated and mutated Dockerfiles. The scan exists for speed: dockerfile-ast builds a
  * full syntax tree and was about two thirds of the Dockerfile parse time (`npm run bench`).
  */

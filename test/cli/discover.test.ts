@@ -1,0 +1,58 @@
+/**
+ * The checkout walk takes entry types from the directory listing. Some file systems report no type (DT_UNKNOWN):
+ * then every entry must be looked at with lstat, with the same result.
+ */
+import type * as Fs from 'node:fs';
+import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+
+const listing = vi.hoisted(() => ({ untyped: false }));
+
+vi.mock('node:fs', async (importOriginal) => {
+  const fs = await importOriginal<typeof Fs>();
+  const readdirSync = ((path: string, options?: { withFileTypes?: boolean }) => {
+    const entries = fs.readdirSync(path, options as never) as unknown[];
+    if (!listing.untyped || !options?.withFileTypes) return entries;
+    // What a file system without d_type gives: names, and no type at all.
+    const no = (): boolean => false;
+    return (entries as { name: string }[]).map((entry) => ({
+      name: entry.name,
+      isFile: no,
+      isDirectory: no,
+      isSymbolicLink: no,
+      isBlockDevice: no,
+      isCharacterDevice: no,
+      isFIFO: no,
+      isSocket: no,
+    }));
+  }) as typeof fs.readdirSync;
+  return { ...fs, default: { ...fs, readdirSync }, readdirSync };
+});
+
+const { walk } = await import('../../src/cli/discover.js');
+
+afterEach(() => {
+  listing.untyped = false;
+});
+
+describe('walking a checkout', () => {
+  it('finds the same files, in the same order, on a file system that reports no entry types', () => {
+    const root = mkdtempSync(join(tmpdir(), 'cgk-walk-'));
+    mkdirSync(join(root, 'b', 'node_modules'), { recursive: true });
+    mkdirSync(join(root, 'a'));
+    writeFileSync(join(root, 'requirements.txt'), 'torch==2.3.0\n');
+    writeFileSync(join(root, 'a', 'Dockerfile'), 'FROM ubuntu:22.04\n');
+    writeFileSync(join(root, 'a', 'notes.md'), 'not checked\n');
+    writeFileSync(join(root, 'b', 'environment.yml'), 'dependencies: []\n');
+    writeFileSync(join(root, 'b', 'node_modules', 'requirements.txt'), 'skipped\n');
+    symlinkSync(join(root, 'a'), join(root, 'c')); // a link found while walking: never followed
+    const typed = walk(root, ['.']);
+    expect(typed.paths).toEqual(['a/Dockerfile', 'b/environment.yml', 'requirements.txt']);
+    listing.untyped = true;
+    const untyped = walk(root, ['.']);
+    expect(untyped.paths).toEqual(typed.paths);
+    expect([...untyped.plain]).toEqual([...typed.plain]);
+  });
+});

@@ -1,0 +1,187 @@
+/**
+ * The CLI on odd paths and hostile files (issue 16), as a user's shell runs it: the built CLI in a child process.
+ * Each case ends with one clear line and exit 2 (never a stack trace, never exit 1, which means "findings"), or
+ * with the files read once; nothing a file contains is echoed as a terminal or workflow command.
+ */
+import { execFileSync } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { cliProcess as cli } from '../support/cli.js';
+import { codeBlock } from '../support/code-block.js';
+
+function repo(files: Record<string, string> = {}): string {
+  const dir = mkdtempSync(join(tmpdir(), 'cgk-odd-'));
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(join(dir, path, '..'), { recursive: true });
+    writeFileSync(join(dir, path), text);
+  }
+  return dir;
+}
+
+/** One line on stderr, no stack frames. */
+function oneLine(err: string): void {
+  expect(err.trim().split('\n')).toHaveLength(1);
+  expect(err).not.toMatch(/\n\s+at /);
+}
+
+describe('paths named on the command line', () => {
+  it('a symbolic link that loops: exit 2, one line', () => {
+    const dir = repo();
+    symlinkSync('loop', join(dir, 'loop'));
+    const result = cli(dir, 'check', 'loop', '--baseline', 'none');
+    expect(result.code).toBe(2);
+    oneLine(result.err);
+    expect(result.err).toContain('loops');
+  });
+
+  it('a dangling symbolic link: exit 2, one line', () => {
+    const dir = repo();
+    symlinkSync('nowhere.txt', join(dir, 'requirements.txt'));
+    const result = cli(dir, 'check', 'requirements.txt', '--baseline', 'none');
+    expect(result.code).toBe(2);
+    oneLine(result.err);
+  });
+
+  it.skipIf(process.getuid?.() === 0)('an unreadable directory: exit 2, one line', () => {
+    const dir = repo({ 'locked/requirements.txt': 'torch==2.3.0\n' });
+    chmodSync(join(dir, 'locked'), 0o000);
+    const result = cli(dir, 'check', 'locked', '--baseline', 'none');
+    chmodSync(join(dir, 'locked'), 0o755);
+    expect(result.code).toBe(2);
+    oneLine(result.err);
+  });
+
+  it('--changed-since with an option for a ref: exit 2, one line', () => {
+    const dir = repo({ 'requirements.txt': 'torch==2.3.0\n' });
+    execFileSync('git', ['init', '-q'], { cwd: dir });
+    const result = cli(dir, 'check', '--changed-since=--output=x', '--baseline', 'none');
+    expect(result.code).toBe(2);
+    oneLine(result.err);
+    expect(result.err).toContain('"--output=x" is not a git ref');
+    // Without "=", the option has no value: a usage error too.
+    const ambiguous = cli(dir, 'check', '--changed-since', '--x', '--baseline', 'none');
+    expect(ambiguous.code).toBe(2);
+    expect(ambiguous.err).toContain("Option '--changed-since' argument is ambiguous");
+  });
+
+  it('two links to "." reached through -r includes: every file read once, and the run ends', () => {
+    const dir = repo({
+      'requirements.txt': codeBlock`
+        -r a/requirements-gpu.txt
+        torch==2.3.0
+      `,
+      'requirements-gpu.txt': '-r a/b/requirements.txt\n',
+    });
+    symlinkSync('.', join(dir, 'a'));
+    symlinkSync('.', join(dir, 'b'));
+    const result = cli(dir, 'check', '--baseline', 'none', '--format', 'json');
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.out).filesChecked).toBe(2);
+  });
+});
+
+describe('the baseline file is read like every other file', () => {
+  it('a FIFO is refused at once, not waited on', () => {
+    const dir = repo({ 'requirements.txt': 'torch==2.3.0\n' });
+    execFileSync('mkfifo', [join(dir, 'baseline.yaml')]);
+    const result = cli(dir, 'check', '--baseline', 'baseline.yaml');
+    expect(result.code).toBe(2);
+    expect(result.err).toBe('cuda-gatekeeper: cannot read baseline baseline.yaml: it is not a regular file\n');
+  });
+
+  it('a link to /dev/zero is refused', () => {
+    const dir = repo();
+    symlinkSync('/dev/zero', join(dir, 'baseline.yaml'));
+    const result = cli(dir, 'check', '--baseline', 'baseline.yaml');
+    expect(result.code).toBe(2);
+    oneLine(result.err);
+  });
+
+  it('.github/cuda-gatekeeper.yml that links out of the tree is refused, and its content never printed', () => {
+    const outside = repo({ 'secret.yml': 'cuda: { allowed: [SECRET-TOKEN-123] }\n' });
+    const dir = repo({ 'requirements.txt': 'torch==2.3.0\n' });
+    mkdirSync(join(dir, '.github'));
+    symlinkSync(join(outside, 'secret.yml'), join(dir, '.github', 'cuda-gatekeeper.yml'));
+    const result = cli(dir, 'check');
+    expect(result.code).toBe(2);
+    expect(result.err).toBe(
+      'cuda-gatekeeper: cannot read baseline .github/cuda-gatekeeper.yml: it is a link to a file outside the repository\n',
+    );
+    expect(result.out + result.err).not.toContain('SECRET');
+  });
+
+  it('a baseline over 256 KiB is refused', () => {
+    const dir = repo({ 'big.yaml': `# ${'x'.repeat(300 * 1024)}\n` });
+    expect(cli(dir, 'check', '--baseline', 'big.yaml')).toMatchObject({
+      code: 2,
+      err: 'cuda-gatekeeper: cannot read baseline big.yaml: it is larger than 256 KiB\n',
+    });
+  });
+});
+
+describe('text output escapes control characters', () => {
+  it('a file name that would start a workflow command or a terminal sequence is printed escaped', () => {
+    const name = 'x\n::error file=a::owned\u001b[31m';
+    const dir = repo({ [`${name}/requirements.txt`]: 'torch==2.3.0+cu999\n' });
+    const result = cli(dir, 'check', '--baseline', 'none');
+    expect(result.code).toBe(1);
+    expect(result.out).not.toMatch(/^::error/m);
+    expect(result.out).not.toContain('\u001b');
+    expect(result.out).toContain('x\\n::error file=a::owned\\u001b[31m/requirements.txt');
+  });
+});
+
+describe('--baseline-ref: the policy of the base branch, not of the change', () => {
+  it("a change that switches a rule off for itself is still checked with the base branch's rules", () => {
+    const dir = repo({
+      '.github/cuda-gatekeeper.yml': 'cuda: { allowed: ["12.4"] }\n',
+      'requirements.txt': codeBlock`
+        torch==2.5.1+cu124
+        --extra-index-url https://download.pytorch.org/whl/cu124
+      `,
+    });
+    const git = (...args: string[]) => execFileSync('git', args, { cwd: dir, stdio: 'pipe' });
+    git('init', '-q', '-b', 'main');
+    git('-c', 'user.name=t', '-c', 'user.email=t@t', 'add', '.');
+    git('-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-qm', 'base');
+    writeFileSync(join(dir, '.github', 'cuda-gatekeeper.yml'), 'rules: { cuda-not-allowed: off }\n');
+    writeFileSync(
+      join(dir, 'requirements.txt'),
+      codeBlock`
+        torch==2.5.1+cu121
+        --extra-index-url https://download.pytorch.org/whl/cu121
+      `,
+    );
+    expect(cli(dir, 'check', '--format', 'json').out).not.toContain('cuda-not-allowed');
+    const fromBase = cli(dir, 'check', '--baseline-ref', 'main', '--format', 'json');
+    expect(fromBase.code).toBe(1);
+    expect(fromBase.out).toContain('cuda-not-allowed');
+    // A ref without the file uses the bundled default and says so; an unknown ref is a usage error.
+    const empty = execFileSync(
+      'git',
+      [
+        '-c',
+        'user.name=t',
+        '-c',
+        'user.email=t@t',
+        'commit-tree',
+        '4b825dc642cb6eb9a060e54bf8d69288fbee4904',
+        '-m',
+        'empty',
+      ],
+      {
+        cwd: dir,
+        encoding: 'utf8',
+      },
+    ).trim();
+    expect(cli(dir, 'check', '--baseline-ref', empty).err).toContain(
+      `no .github/cuda-gatekeeper.yml at ${empty}; using the bundled baseline.yaml`,
+    );
+    expect(cli(dir, 'check', '--baseline-ref', 'nope')).toMatchObject({
+      code: 2,
+      err: 'cuda-gatekeeper: unknown git ref "nope"\n',
+    });
+  });
+});

@@ -1,0 +1,310 @@
+/**
+ * A server no stranger can hurt (issue 16), probed from outside: the real server process (`npm start`'s entry) on
+ * loopback, hostile requests over raw HTTP, a local fake GitHub behind it.
+ */
+import { spawnSync } from 'node:child_process';
+import { createHmac } from 'node:crypto';
+import { request } from 'node:http';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { privateKey } from '../support/probot.js';
+import { SECRET, sendWebhook, useAppServer, waitFor } from '../support/server.js';
+import { pullScenario } from '../support/scenario.js';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const server = useAppServer({
+  METRICS_TOKEN: 'metrics-token-for-tests',
+  WEBHOOK_MAX_BYTES: String(1024 * 1024),
+  WEBHOOK_BODY_TIMEOUT_MS: '1500',
+  DRAIN_TIMEOUT_MS: '15000',
+  GATE_TIMEOUT_MS: '3000',
+});
+
+function post(
+  port: number,
+  headers: Record<string, string>,
+  body: Buffer | string,
+  options: { chunked?: boolean } = {},
+): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        method: 'POST',
+        path: '/api/github/webhooks',
+        headers: {
+          'content-type': 'application/json',
+          ...headers,
+          ...(options.chunked
+            ? { 'transfer-encoding': 'chunked' }
+            : { 'content-length': String(Buffer.byteLength(body)) }),
+        },
+      },
+      (res) => {
+        let text = '';
+        res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      },
+    );
+    // A write after the answer came can fail with EPIPE; a reset before any answer is a failure to report, not a hang.
+    let answered = false;
+    req.on('response', () => (answered = true));
+    req.on('error', (error: NodeJS.ErrnoException) =>
+      answered && (error.code === 'EPIPE' || error.code === 'ECONNRESET') ? undefined : reject(error),
+    );
+    req.end(body);
+  });
+}
+
+/**
+ * POST a body of `size` bytes of `{` in 64 KiB chunks, each written only when the socket has taken the last one
+ * (backpressure), and stop at the answer: `sent` is how many bytes were written by then. A server that refuses
+ * before reading the body answers while most of it is unsent; one that buffers it first answers at `size`.
+ */
+function postPaced(
+  port: number,
+  headers: Record<string, string>,
+  size: number,
+): Promise<{ status: number; sent: number }> {
+  return new Promise((resolve, reject) => {
+    let sent = 0;
+    let answered = false;
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        method: 'POST',
+        path: '/api/github/webhooks',
+        headers: { 'content-type': 'application/json', ...headers, 'content-length': String(size) },
+      },
+      (res) => {
+        answered = true;
+        const at = sent;
+        res.resume();
+        res.on('end', () => {
+          req.destroy();
+          resolve({ status: res.statusCode ?? 0, sent: at });
+        });
+      },
+    );
+    req.on('error', (error: NodeJS.ErrnoException) =>
+      answered && (error.code === 'EPIPE' || error.code === 'ECONNRESET') ? undefined : reject(error),
+    );
+    const chunk = Buffer.alloc(64 * 1024, 0x7b);
+    const pump = (): void => {
+      while (!answered && sent < size) {
+        const piece = chunk.subarray(0, Math.min(chunk.length, size - sent));
+        sent += piece.length;
+        if (!req.write(piece)) {
+          req.once('drain', pump);
+          return;
+        }
+      }
+      if (!answered) req.end();
+    };
+    pump();
+  });
+}
+
+const sign = (body: string | Buffer, secret = SECRET) =>
+  `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+
+describe('production refuses to start without its secrets', () => {
+  const start = (env: Record<string, string>) =>
+    spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH, NODE_ENV: 'production', PORT: '0', ...env },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+  it('without WEBHOOK_SECRET', () => {
+    const result = start({ APP_ID: '1', PRIVATE_KEY: privateKey() });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain('refusing to start in production: WEBHOOK_SECRET is not set');
+  });
+  it("with Probot's public default secret, or without APP_ID and a key", () => {
+    expect(start({ APP_ID: '1', PRIVATE_KEY: privateKey(), WEBHOOK_SECRET: 'development' }).stderr).toContain(
+      'WEBHOOK_SECRET is Probot\'s public default "development"',
+    );
+    const bare = start({ WEBHOOK_SECRET: 's3cret' });
+    expect(bare.status).toBe(1);
+    expect(bare.stderr).toContain('APP_ID is not set; neither PRIVATE_KEY nor PRIVATE_KEY_PATH is set');
+    expect(bare.stderr).not.toContain('s3cret');
+  });
+});
+
+describe('webhook bodies', () => {
+  it('eight 25 MB wrongly signed bodies are refused before they are buffered: memory and log stay small', async () => {
+    const { app } = server;
+    const rss = app.rssMb();
+    const logBefore = app.output().length;
+    const size = 25 * 1024 * 1024;
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        postPaced(
+          app.port,
+          { 'x-github-event': 'pull_request', 'x-github-delivery': `big-${i}`, 'x-hub-signature-256': sign('other') },
+          size,
+        ),
+      ),
+    );
+    expect(answers.map((answer) => answer.status)).toEqual(Array(8).fill(413));
+    // Each answer came while most of its body was unsent: nothing waited for the bytes (a size bound, not a clock).
+    for (const answer of answers) expect(answer.sent).toBeLessThan(size / 2);
+    expect(app.rssMb() - rss).toBeLessThan(100);
+    expect(app.output().length - logBefore).toBeLessThan(10_000);
+  }, 30_000);
+
+  it('a chunked body past the cap is cut off with 413', async () => {
+    const answer = await post(
+      server.app.port,
+      { 'x-github-event': 'pull_request', 'x-github-delivery': 'chunked', 'x-hub-signature-256': sign('x') },
+      Buffer.alloc(2 * 1024 * 1024, 0x20),
+      { chunked: true },
+    );
+    expect(answer.status).toBe(413);
+  });
+
+  it('an unsigned body gets 401, a wrongly signed one 401, and neither is logged', async () => {
+    const { app } = server;
+    const body = JSON.stringify({ action: 'opened', secret_marker: 'BODY-MARKER-42' });
+    expect((await post(app.port, { 'x-github-event': 'pull_request', 'x-github-delivery': 'u1' }, body)).status).toBe(
+      401,
+    );
+    expect(
+      (
+        await post(
+          app.port,
+          { 'x-github-event': 'pull_request', 'x-github-delivery': 'u2', 'x-hub-signature-256': sign(body, 'wrong') },
+          body,
+        )
+      ).status,
+    ).toBe(401);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(app.output()).not.toContain('BODY-MARKER-42');
+  });
+
+  it('a body that trickles in too slowly gets 408, not 202', async () => {
+    const status = await new Promise<number>((resolve) => {
+      const socket = connect(server.app.port, '127.0.0.1', () => {
+        socket.write(
+          `POST /api/github/webhooks HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\nX-GitHub-Event: push\r\nX-GitHub-Delivery: slow\r\nX-Hub-Signature-256: ${sign('x')}\r\n\r\n{`,
+        );
+      });
+      socket.on('data', (chunk: Buffer) => resolve(Number(/HTTP\/1\.1 (\d{3})/.exec(chunk.toString())?.[1] ?? 0)));
+    });
+    expect(status).toBe(408);
+  });
+
+  it('a signed payload without the fields its event needs gets 400 with a plain reason', async () => {
+    const body = JSON.stringify({ action: 'opened', repository: { name: 'x' } });
+    const answer = await post(
+      server.app.port,
+      { 'x-github-event': 'pull_request', 'x-github-delivery': 'm1', 'x-hub-signature-256': sign(body) },
+      body,
+    );
+    expect(answer.status).toBe(400);
+    expect(JSON.parse(answer.text)).toEqual({ error: 'a pull_request event needs pull_request, installation' });
+    const notJson = '{"action": ';
+    expect(
+      (
+        await post(
+          server.app.port,
+          { 'x-github-event': 'push', 'x-github-delivery': 'm2', 'x-hub-signature-256': sign(notJson) },
+          notJson,
+        )
+      ).status,
+    ).toBe(400);
+  });
+
+  it('a good delivery is answered 202 at once and checked after', async () => {
+    const { fake, app } = server;
+    const scenario = pullScenario(fake, {
+      head: { 'requirements.txt': 'torch==2.3.0+cu121\n' },
+      changed: ['requirements.txt'],
+      number: 61,
+    });
+    const response = await sendWebhook(app.port, 'pull_request', scenario.payload, 'good-1');
+    expect(response.status).toBe(202);
+    await waitFor(() => fake.checkRuns.find((run) => run.head_sha === scenario.headSha), 20_000, app.output);
+  });
+});
+
+describe('no input blocks the server', () => {
+  it('a Dockerfile of 10,000 chained stages: /healthz answers at once meanwhile, and the check fails within the budget, saying the file was not checked', async () => {
+    const { fake, app } = server;
+    const lines = ['FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04 AS s0', 'RUN pip install torch==2.5.1'];
+    for (let i = 1; i < 10_000; i++)
+      lines.push(
+        `FROM s${i - 1} AS s${i}`,
+        `COPY --from=s${i - 1} /opt/conda /opt/conda`,
+        `RUN pip install numpy==1.${i}.0`,
+      );
+    const scenario = pullScenario(fake, {
+      head: { Dockerfile: `${lines.join('\n')}\n` },
+      changed: ['Dockerfile'],
+      number: 63,
+    });
+    expect((await sendWebhook(app.port, 'pull_request', scenario.payload, 'heavy-1')).status).toBe(202);
+    const slowest = await (async () => {
+      let worst = 0;
+      const until = Date.now() + 2500;
+      while (Date.now() < until) {
+        const started = Date.now();
+        expect((await fetch(`http://127.0.0.1:${app.port}/healthz`)).status).toBe(200);
+        worst = Math.max(worst, Date.now() - started);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      return worst;
+    })();
+    // The gate runs on a worker thread; the main thread only reads and parses the file (linear: ~0.5 s for this 1 MB file).
+    expect(slowest).toBeLessThan(1500);
+    const run = await waitFor(
+      () => fake.checkRuns.find((candidate) => candidate.head_sha === scenario.headSha),
+      30_000,
+      app.output,
+    );
+    // Not checked is not a pass: the run fails (neutral would let branch protection through) and says why.
+    expect(run).toMatchObject({ status: 'completed', conclusion: 'failure' });
+    expect(run.output?.title).toMatch(
+      /^1 file not checked \(Dockerfile: could not be checked: .*did not finish within 3 s/,
+    );
+    expect(run.output?.summary).toContain('did not finish within 3 s');
+  }, 60_000);
+});
+
+describe('/metrics and /healthz', () => {
+  const get = async (path: string, headers: Record<string, string> = {}) =>
+    fetch(`http://127.0.0.1:${server.app.port}${path}`, { headers });
+  it('/metrics needs the token; /healthz does not', async () => {
+    expect((await get('/metrics')).status).toBe(401);
+    expect((await get('/metrics', { authorization: 'Bearer wrong-token-for-tests!!' })).status).toBe(401);
+    const ok = await get('/metrics', { authorization: 'Bearer metrics-token-for-tests' });
+    expect(ok.status).toBe(200);
+    expect(await ok.text()).toContain('cuda_gatekeeper_webhooks_total');
+    expect(await (await get('/healthz')).json()).toEqual({ status: 'ok' });
+  });
+});
+
+describe('SIGTERM drains', () => {
+  it('finishes the delivery in hand and exits 0 within the bound', async () => {
+    const { fake, app } = server;
+    const scenario = pullScenario(fake, {
+      head: { 'requirements.txt': 'torch==2.3.0+cu121\n' },
+      changed: ['requirements.txt'],
+      number: 62,
+    });
+    expect((await sendWebhook(app.port, 'pull_request', scenario.payload, 'drain-1')).status).toBe(202);
+    const exited = new Promise<number | null>((resolve) => app.process.on('exit', (code) => resolve(code)));
+    app.process.kill('SIGTERM');
+    const started = Date.now();
+    const code = await exited;
+    expect(code).toBe(0);
+    expect(Date.now() - started).toBeLessThan(15_000);
+    expect(
+      fake.checkRuns.filter((run) => run.head_sha === scenario.headSha && run.status === 'completed'),
+    ).toHaveLength(1);
+  }, 30_000);
+});

@@ -1,0 +1,265 @@
+/**
+ * The server under load and under attack (issue 26), probed from outside: the real server process (`npm start`'s
+ * entry) on loopback, a fake GitHub behind it, and a real `redis-server` where the durable queue is on.
+ *
+ * - A 202 is a promise: with Redis every accepted delivery is stored before the answer, so a restart checks them
+ *   all; without, the backlog is bounded and the rest get 503; after SIGTERM new deliveries get 503, not a refused
+ *   connection; exit 0 when the drain completes.
+ * - Redis that keeps nothing on disk is said at start (or refused); its outages are one log line, not a stack trace
+ *   per retry.
+ * - Unverified bodies cannot make the server hold gigabytes.
+ * - The public snippet API runs on its own thread and budget: a heavy request fails alone, and the server answers.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { connect, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { FakeGitHub } from '../support/fake-github.js';
+import { privateKey } from '../support/probot.js';
+import { freePort, sendWebhook, startApp, waitFor, type RunningApp } from '../support/server.js';
+import { pullScenario, type Scenario } from '../support/scenario.js';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const REDIS = ['/usr/bin/redis-server', '/usr/local/bin/redis-server'].find((path) => existsSync(path));
+const stops: (() => void)[] = [];
+afterAll(() => {
+  for (const stop of stops.reverse()) stop();
+});
+
+async function github(latencyMs = 0): Promise<{ fake: FakeGitHub; port: number }> {
+  const fake = new FakeGitHub(false);
+  const listening = await fake.listen(latencyMs);
+  stops.push(() => listening.server.close());
+  return { fake, port: listening.port };
+}
+
+async function app(githubPort: number, env: Record<string, string> = {}): Promise<RunningApp> {
+  const running = await startApp(githubPort, env);
+  stops.push(() => running.process.kill('SIGKILL'));
+  return running;
+}
+
+async function redisServer(
+  args: readonly string[] = ['--save', '', '--appendonly', 'no'],
+): Promise<{ url: string; process: ChildProcess }> {
+  if (!REDIS) throw new Error('redis-server is not installed (Debian package redis-server; .ci/run installs it)');
+  const port = await freePort();
+  const child = spawn(
+    REDIS,
+    ['--port', String(port), '--bind', '127.0.0.1', '--dir', '/tmp', '--dbfilename', `load-${port}.rdb`, ...args],
+    {
+      stdio: 'ignore',
+    },
+  );
+  stops.push(() => child.kill('SIGKILL'));
+  await new Promise((resolve) => setTimeout(resolve, 400));
+  return { url: `redis://127.0.0.1:${port}`, process: child };
+}
+
+const exitOf = (child: ChildProcess) =>
+  new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+const completedOn = (fake: FakeGitHub, scenario: Scenario) =>
+  fake.checkRuns.filter((run) => run.head_sha === scenario.headSha && run.status === 'completed');
+const pulls = (fake: FakeGitHub, count: number, from: number) =>
+  Array.from({ length: count }, (_, i) =>
+    pullScenario(fake, {
+      head: { [`svc${i}/requirements.txt`]: 'torch==2.3.0+cu121\n' },
+      changed: [`svc${i}/requirements.txt`],
+      number: from + i,
+    }),
+  );
+
+describe('a 202 is a promise', () => {
+  it('without Redis: past the backlog a delivery gets 503; every 202 ends in a check run; SIGTERM answers 503, then exits 0', async () => {
+    const { fake, port } = await github(150); // a slow GitHub: the backlog fills
+    const server = await app(port, { WEBHOOK_BACKLOG: '5', DRAIN_TIMEOUT_MS: '60000' });
+    const scenarios = pulls(fake, 40, 1000);
+    const answers = await Promise.all(
+      scenarios.map((scenario, i) => sendWebhook(server.port, 'pull_request', scenario.payload, `burst-${i}`)),
+    );
+    const accepted = scenarios.filter((_, i) => answers[i]!.status === 202);
+    const refused = answers.filter((answer) => answer.status === 503);
+    expect(accepted.length).toBeGreaterThanOrEqual(5);
+    expect(refused.length).toBeGreaterThan(0);
+    expect(accepted.length + refused.length).toBe(40);
+    const exited = exitOf(server.process);
+    server.process.kill('SIGTERM');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Draining: still listening, and a new delivery is told to come back.
+    const late = await sendWebhook(server.port, 'pull_request', scenarios[0]!.payload, 'late-1');
+    expect(late.status).toBe(503);
+    expect(await exited).toBe(0);
+    for (const scenario of accepted) expect(completedOn(fake, scenario)).toHaveLength(1);
+  }, 120_000);
+
+  it('with Redis: every delivery answered 202 is stored first, and a restarted server checks them all', async () => {
+    const redis = await redisServer(['--appendonly', 'yes']);
+    const { fake, port } = await github(40);
+    const first = await app(port, { REDIS_URL: redis.url, DRAIN_TIMEOUT_MS: '12000' });
+    const scenarios = pulls(fake, 12, 2000);
+    const answers = await Promise.all(
+      scenarios.map((scenario, i) => sendWebhook(first.port, 'pull_request', scenario.payload, `durable-${i}`)),
+    );
+    expect(answers.map((answer) => answer.status)).toEqual(scenarios.map(() => 202));
+    // Probot throttles writes (1 s apart): most are still queued when SIGTERM comes.
+    const exited = exitOf(first.process);
+    first.process.kill('SIGTERM');
+    const code = await exited;
+    if (code !== 0) console.log(first.output().slice(-3000));
+    expect(code).toBe(0);
+    expect(fake.checkRuns.length).toBeLessThan(12); // the drain handed the rest back to Redis
+    await app(port, { REDIS_URL: redis.url });
+    await waitFor(
+      () => (scenarios.every((scenario) => completedOn(fake, scenario).length > 0) ? true : undefined),
+      90_000,
+      () => `${fake.checkRuns.length} runs`,
+    );
+    for (const scenario of scenarios) expect(completedOn(fake, scenario)).toHaveLength(1);
+  }, 150_000);
+});
+
+describe('a Redis that may lose jobs', () => {
+  it('is refused with REQUIRE_DURABLE_REDIS=1, and warned about once without it', async () => {
+    const redis = await redisServer(['--save', '', '--appendonly', 'no']);
+    const { port } = await github();
+    const refused = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      cwd: ROOT,
+      env: {
+        PATH: process.env.PATH,
+        NODE_ENV: 'production',
+        APP_ID: '1',
+        PRIVATE_KEY: privateKey(),
+        WEBHOOK_SECRET: 'x'.repeat(20),
+        PORT: String(await freePort()),
+        REDIS_URL: redis.url,
+        REQUIRE_DURABLE_REDIS: '1',
+      },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toContain(
+      'refusing to start: REQUIRE_DURABLE_REDIS=1, and Redis may lose jobs: appendonly is "no" and save is empty',
+    );
+    const warned = await app(port, { REDIS_URL: redis.url });
+    expect(warned.output().match(/Redis may lose queued jobs on restart/g)).toHaveLength(1);
+  }, 60_000);
+
+  it('an outage is one line through the logger, not a stack trace per retry', async () => {
+    const redis = await redisServer(['--appendonly', 'yes']);
+    const { port } = await github();
+    const server = await app(port, { REDIS_URL: redis.url });
+    redis.process.kill('SIGKILL');
+    await new Promise((resolve) => setTimeout(resolve, 6000));
+    const output = server.output();
+    expect(output).not.toMatch(/^\s+at /m); // no raw stack frames
+    expect(output).not.toContain('Unhandled error event');
+    const lines = output.split('\n').filter((line) => line.includes('Redis is unreachable'));
+    expect(lines.length).toBeGreaterThanOrEqual(1);
+    expect(lines.length).toBeLessThanOrEqual(3); // one per connection (queue, worker), not per retry
+  }, 60_000);
+});
+
+describe('unverified bodies cannot fill the memory', () => {
+  it('300 connections sending half-bodies of 1 MiB: most are refused, and RSS stays bounded', async () => {
+    const { port } = await github();
+    const server = await app(port, {
+      WEBHOOK_UNVERIFIED_BYTES: String(32 * 1024 * 1024),
+      WEBHOOK_BODY_TIMEOUT_MS: '20000',
+    });
+    const before = server.rssMb();
+    const sockets: Socket[] = [];
+    const answers: string[] = [];
+    const chunk = Buffer.alloc(1024 * 1024, 97);
+    for (let i = 0; i < 300; i++) {
+      const socket = connect(server.port, '127.0.0.1');
+      socket.on('data', (data: Buffer) => answers.push(data.toString().split('\r\n')[0]!));
+      socket.on('error', () => undefined);
+      socket.write(
+        `POST /api/github/webhooks HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\nx-github-event: push\r\nx-github-delivery: d${i}\r\nx-hub-signature-256: sha256=${'0'.repeat(64)}\r\ncontent-length: ${4 * 1024 * 1024}\r\n\r\n`,
+      );
+      socket.write(chunk);
+      sockets.push(socket);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    const grown = server.rssMb() - before;
+    for (const socket of sockets) socket.destroy();
+    expect(answers.filter((answer) => answer.includes('503')).length).toBeGreaterThan(200);
+    expect(grown).toBeLessThan(150);
+    expect((await fetch(`http://127.0.0.1:${server.port}/healthz`)).status).toBe(200);
+  }, 60_000);
+});
+
+describe('the public snippet API', () => {
+  /** 64 KiB of requirement lines with markers: seconds of gate work with fix verification. */
+  const heavy =
+    `torch==2.5.1\n${Array.from({ length: 700 }, (_, i) => `torchvision==0.${i % 19}.0 ; python_version >= "3.8" and sys_platform == "linux"\n`).join('')}`.slice(
+      0,
+      64 * 1024 - 100,
+    );
+  const post = (port: number, body: unknown) =>
+    fetch(`http://127.0.0.1:${port}/cuda-gatekeeper/api/check`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+
+  it('runs off the main thread with its own budget: a heavy request fails alone, /healthz and webhooks answer meanwhile', async () => {
+    const { fake, port } = await github();
+    const server = await app(port, { SNIPPET_TIMEOUT_MS: '800', SNIPPET_RATE_PER_MINUTE: '600', SNIPPET_BURST: '50' });
+    const requests = Array.from({ length: 10 }, () =>
+      post(server.port, { kind: 'requirements', text: heavy, baseline: 'none' }),
+    );
+    let slowest = 0;
+    for (let i = 0; i < 10; i++) {
+      const started = Date.now();
+      expect((await fetch(`http://127.0.0.1:${server.port}/healthz`)).status).toBe(200);
+      slowest = Math.max(slowest, Date.now() - started);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const scenario = pullScenario(fake, {
+      head: { 'requirements.txt': 'torch==2.3.0+cu121\n' },
+      changed: ['requirements.txt'],
+      number: 3000,
+    });
+    expect((await sendWebhook(server.port, 'pull_request', scenario.payload, 'during-snippets')).status).toBe(202);
+    const statuses = (await Promise.all(requests)).map((response) => response.status);
+    // Over the budget: 422; the queue full: 503 with Retry-After. Never a hung server.
+    expect(statuses.every((status) => status === 422 || status === 503)).toBe(true);
+    expect(statuses).toContain(422);
+    expect(slowest).toBeLessThan(2000);
+    await waitFor(() => completedOn(fake, scenario)[0], 30_000);
+    const light = await post(server.port, { kind: 'requirements', text: 'torch==2.3.0+cu121\n', baseline: 'none' });
+    expect(light.status).toBe(200);
+  }, 90_000);
+
+  it('a slow body is refused within seconds, a 429 closes its socket, and the form says why it did not check', async () => {
+    const { port } = await github();
+    const server = await app(port, { SNIPPET_RATE_PER_MINUTE: '1', SNIPPET_BURST: '1' });
+    // A body that trickles: 408 within the body timeout (10 s), not the 60 s Node's own timeout took.
+    const started = Date.now();
+    const slow = await new Promise<{ status: string; closed: boolean }>((resolve) => {
+      const socket = connect(server.port, '127.0.0.1');
+      let status = '';
+      socket.on('data', (data: Buffer) => (status ||= data.toString().split('\r\n')[0]!));
+      socket.on('close', () => resolve({ status, closed: true }));
+      socket.write(
+        'POST /cuda-gatekeeper/api/check HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{"kind":',
+      );
+    });
+    expect(slow.status).toMatch(/ 408 /);
+    expect(Date.now() - started).toBeLessThan(20_000);
+    // The rate limit is spent: the next request is 429 and its socket is closed by the server.
+    const limited = await new Promise<{ status: string; closed: boolean }>((resolve) => {
+      const socket = connect(server.port, '127.0.0.1');
+      let status = '';
+      socket.on('data', (data: Buffer) => (status ||= data.toString().split('\r\n')[0]!));
+      socket.on('close', () => resolve({ status, closed: true }));
+      socket.write(
+        'POST /cuda-gatekeeper/check HTTP/1.1\r\nhost: x\r\ncontent-type: application/x-www-form-urlencoded\r\ncontent-length: 100000\r\n\r\nkind=',
+      );
+    });
+    expect(limited).toEqual({ status: expect.stringMatching(/ 429 /), closed: true });
+  }, 60_000);
+});

@@ -1,0 +1,319 @@
+/** Table tests for the knowledge base: the important rows, written as in their sources. */
+import { describe, expect, it } from 'vitest';
+import { cite, defaultKnowledgeBase, KnowledgeBase, latestCudaPatch, loadData } from '../../src/knowledge/index.js';
+
+const kb = defaultKnowledgeBase();
+
+describe('data files', () => {
+  it('validate against their schemas', () => {
+    expect(() => loadData()).not.toThrow();
+  });
+
+  it('carry a source and a retrieval date on every record', () => {
+    const data = loadData();
+    const records = [
+      ...data.drivers.floors,
+      ...data.drivers.releases,
+      ...data.drivers.noRelease,
+      ...data.pytorch.releases,
+      ...data.archs.builds,
+      ...data.companions.pins,
+      ...data.gpus.gpus,
+      ...data.gpus.computeCapabilities,
+      ...data.images.ngcPytorch,
+      ...data.tensorflow.releases,
+      ...data.cudnn.releases,
+    ];
+    for (const record of records) {
+      expect(record.source.length).toBeGreaterThan(0);
+      expect(record.retrieved).toMatch(/^2026-\d\d-\d\d$/);
+    }
+  });
+
+  it('marks what is still unverified, and no longer what the audit verified (kb-audit-2026-12 §2)', () => {
+    const data = loadData();
+    const confidence = (version: string) => data.drivers.releases.find((row) => row.version === version)?.confidence;
+    expect(['13.4.0', '13.4.1', '13.4.2', '13.5.0', '12.8.2', '13.0.3'].map(confidence)).toEqual(
+      Array(6).fill('unverified'),
+    );
+    // 13.3.x: installer names and NVIDIA's Triton matrix agree on 610.43.02.
+    expect(['13.3.0', '13.3.1'].map(confidence)).toEqual([undefined, undefined]);
+    expect(kb.torchRelease('2.15.0')?.confidence).toBe('unverified');
+    expect(kb.torchRelease('2.14.1')?.confidence).toBe('unverified');
+    // CUDA 12.9 features archive: "adds compiler target support for SM architecture 10.3 … and 12.1".
+    expect(kb.gpu('B300')?.record.confidence).toBeUndefined();
+    expect(kb.gpu('GB10')?.record.confidence).toBeUndefined();
+    // NGC 25.06: CUDA 12.9.1, torch 2.8.0a0+5228986c39 (NVIDIA's Triton matrix and runtime logs).
+    expect(kb.ngcPytorch('25.06-py3')).toMatchObject({ cuda: '12.9.1', torch: '2.8.0a0+5228986c39' });
+    expect(kb.ngcPytorch('25.06-py3')?.confidence).toBeUndefined();
+  });
+});
+
+describe('minimum driver per CUDA release (NVIDIA Table 3, Linux x86_64)', () => {
+  it.each([
+    ['11.0.2', '450.51.05'],
+    ['11.8', '520.61.05'],
+    ['11.8.0', '520.61.05'],
+    ['12.0.0', '525.60.13'],
+    ['12.1', '530.30.02'],
+    ['12.2.2', '535.104.05'],
+    ['12.3.1', '545.23.08'],
+    ['12.4', '550.54.14'],
+    ['12.4.1', '550.54.15'],
+    ['12.6.3', '560.35.05'],
+    ['12.8', '570.26'],
+    ['12.8.1', '570.124.06'],
+    ['12.9.1', '575.57.08'],
+    ['13.0', '580.65.06'],
+    ['13.0.2', '580.95.05'],
+    ['13.1', '590.44.01'],
+    ['13.2.2', '595.71.05'],
+  ])('CUDA %s needs >= %s', (cuda, driver) => {
+    expect(kb.minDriver(cuda)?.linux).toBe(driver);
+  });
+
+  it('has a Windows column where NVIDIA publishes one', () => {
+    expect(kb.minDriver('12.4.1')?.row.windows).toBe('551.78');
+    expect(kb.minDriver('13.0.0')?.row.windows).toBeUndefined();
+  });
+
+  it('knows there is no CUDA 12.7 and no driver row for it', () => {
+    expect(kb.cudaExists('12.7')).toBe('no');
+    expect(kb.cudaExists('12.7.0')).toBe('no');
+    expect(kb.minDriver('12.7')).toBeUndefined();
+  });
+
+  it('covers every release and update from 11.0 to 13.5', () => {
+    const versions = loadData().drivers.releases.map((row) => row.version);
+    for (const minor of [
+      '11.0',
+      '11.1',
+      '11.2',
+      '11.3',
+      '11.4',
+      '11.5',
+      '11.6',
+      '11.7',
+      '11.8',
+      '12.0',
+      '12.1',
+      '12.2',
+      '12.3',
+      '12.4',
+      '12.5',
+      '12.6',
+      '12.8',
+      '12.9',
+      '13.0',
+      '13.1',
+      '13.2',
+      '13.3',
+      '13.4',
+      '13.5',
+    ]) {
+      expect(
+        versions.some((version) => version.startsWith(`${minor}.`)),
+        minor,
+      ).toBe(true);
+    }
+  });
+
+  it.each([
+    [11, '450.80.02', '452.39'],
+    [12, '525.60.13', '527.41'],
+    [13, '580', undefined],
+  ])('minor-version compatibility floor of CUDA %i.x is %s (Windows %s)', (major, linux, windows) => {
+    expect(kb.driverFloor(major)?.linux).toBe(linux);
+    expect(kb.driverFloor(major)?.windows).toBe(windows);
+  });
+
+  it('uses the newest verified patch for image rewrites', () => {
+    expect(latestCudaPatch(kb, '12.4')).toBe('12.4.1');
+    expect(latestCudaPatch(kb, '12.8')).toBe('12.8.1');
+    expect(latestCudaPatch(kb, '13.0')).toBe('13.0.2');
+  });
+});
+
+describe('PyTorch wheel variants on download.pytorch.org and the PyPI build', () => {
+  it.each([
+    ['1.13.1', ['cu116', 'cu117'], 'cu117'],
+    ['2.0.0', ['cu117', 'cu118'], 'cu117'],
+    ['2.1.0', ['cu118', 'cu121'], 'cu121'],
+    ['2.3.0', ['cu118', 'cu121'], 'cu121'],
+    ['2.4.1', ['cu118', 'cu121', 'cu124'], 'cu121'],
+    ['2.5.1', ['cu118', 'cu121', 'cu124'], 'cu124'],
+    ['2.6.0', ['cu118', 'cu124', 'cu126'], 'cu124'],
+    ['2.7.1', ['cu118', 'cu126', 'cu128'], 'cu126'],
+    ['2.8.0', ['cu126', 'cu128', 'cu129'], 'cu128'],
+    ['2.9.1', ['cu126', 'cu128', 'cu130'], 'cu128'],
+    ['2.10.0', ['cu126', 'cu128', 'cu130'], 'cu128'],
+    ['2.11.0', ['cu126', 'cu128', 'cu130'], 'cu130'],
+    ['2.12.0', ['cu126', 'cu130', 'cu132'], 'cu130'],
+    ['2.14.0', ['cu126', 'cu130', 'cu132'], 'cu130'],
+  ])('torch %s: %j, PyPI %s', (version, variants, pypi) => {
+    expect(kb.torchVariants(version)).toEqual(variants);
+    expect(kb.torchRelease(version)?.pypiDefault).toBe(pypi);
+  });
+
+  it.each([
+    ['2.1.0', '12.1'],
+    ['2.0.1', '11.7'],
+    ['2.6.0', '12.4'],
+    ['2.11.0', '13.0'],
+  ])('pypiDefaultCuda(%s) = %s', (version, cuda) => {
+    expect(kb.pypiDefaultCuda(version)).toBe(cuda);
+  });
+
+  it('has no cu121 build of 2.6.0 and no cu118 build of 2.8.0', () => {
+    expect(kb.torchVariants('2.6.0')).not.toContain('cu121');
+    expect(kb.torchVariants('2.8.0')).not.toContain('cu118');
+    expect(kb.torchVariants('2.12.0')).not.toContain('cu128');
+  });
+
+  it.each([
+    ['2.0.0', ['0.15.1', '0.15.0'], ['2.0.1', '2.0.0']],
+    ['2.0.1', ['0.15.2'], ['2.0.2']],
+    ['2.1.2', ['0.16.2'], ['2.1.2']],
+    ['2.3.1', ['0.18.1'], ['2.3.1']],
+    ['2.6.0', ['0.21.0'], ['2.6.0']],
+    ['2.9.1', ['0.24.1'], ['2.9.1']],
+    ['2.11.0', ['0.26.0'], ['2.11.0']],
+    // torchaudio 2.11.0 requires torch>=2.11 and is ABI-stable (pytorch/audio#4212, #4225): the one for 2.12-2.14.
+    ['2.12.1', ['0.27.1'], ['2.11.0']],
+    ['2.14.1', ['0.29.1'], ['2.11.0']],
+    ['1.10.0', ['0.11.0', '0.11.1'], ['0.10.0']],
+    // torch 1.7.0 was announced with torchvision 0.8.1 (googlecolab/colabtools#1676); 0.8.0 pairs too.
+    ['1.7.0', ['0.8.1', '0.8.0'], ['0.7.0']],
+    // The 1.8.2 LTS release (previous-versions.md, "v1.8.2 with LTS support").
+    ['1.8.2', ['0.9.2'], ['0.8.2']],
+  ])('companions(%s): torchvision %j, torchaudio %j', (torch, vision, audio) => {
+    expect(kb.companions(torch)).toEqual({ torchvision: vision, torchaudio: audio });
+  });
+
+  it('holds the conda pytorch-cuda and cudatoolkit builds per release', () => {
+    expect(kb.condaPytorchCudaVersions()).toEqual(['11.6', '11.7', '11.8', '12.1', '12.4']);
+    expect(kb.torchRelease('2.4.1')?.condaPytorchCuda).toEqual(['11.8', '12.1', '12.4']);
+    // Measured builds of the pytorch channel (moi90/pytorch_compute_capabilities table.md @2431f17; audit §1 row 3).
+    expect(kb.torchRelease('1.11.0')?.condaCudatoolkit).toEqual(['10.2', '11.1', '11.3', '11.5']);
+    expect(kb.torchRelease('1.10.1')?.condaCudatoolkit).toEqual(['10.2', '11.1', '11.3']);
+    expect(kb.torchRelease('1.9.0')?.condaCudatoolkit).toEqual(['10.2', '11.1']);
+    expect(kb.torchRelease('1.8.0')?.condaCudatoolkit).toEqual(['10.1', '10.2', '11.1']);
+    expect(kb.pytorchChannel().lastVersion).toBe('2.5.1');
+  });
+});
+
+describe('compiled GPU architectures', () => {
+  it.each([
+    ['2.0.0', 'cu117', false],
+    ['2.0.1', 'cu118', true],
+    ['2.8.0', 'cu128', true],
+    ['2.11.0', 'cu130', true],
+  ])('torch %s+%s includes sm_90: %s', (version, variant, has90) => {
+    expect(kb.compiledArchs(version, variant)?.sass.includes('9.0')).toBe(has90);
+  });
+
+  it('has Blackwell only from torch 2.7 with cu128+, and no Volta in CUDA 13 wheels', () => {
+    expect(kb.compiledArchs('2.7.1', 'cu128')?.sass).toContain('12.0');
+    expect(kb.compiledArchs('2.9.0', 'cu126')?.sass).not.toContain('10.0');
+    expect(kb.compiledArchs('2.10.0', 'cu130')?.sass).not.toContain('7.0');
+    expect(kb.compiledArchs('2.11.0', 'cu128')?.sass).not.toContain('7.0');
+  });
+});
+
+describe('GPUs: compute capability and minimum CUDA (NVIDIA)', () => {
+  it.each([
+    ['A100', '8.0', '11.0'],
+    ['NVIDIA A100-SXM4-80GB', '8.0', '11.0'],
+    ['A10G', '8.6', '11.1'],
+    ['L4', '8.9', '11.8'],
+    ['RTX 4090', '8.9', '11.8'],
+    ['H100', '9.0', '11.8'],
+    ['H100 80GB HBM3', '9.0', '11.8'],
+    ['B200', '10.0', '12.8'],
+    ['RTX 5090', '12.0', '12.8'],
+    ['GeForce RTX 5090', '12.0', '12.8'],
+    ['V100', '7.0', '9.0'],
+    ['8.9', '8.9', '11.8'],
+  ])('%s → compute capability %s, CUDA >= %s', (name, cc, minCuda) => {
+    expect(kb.gpu(name)).toMatchObject({ cc, minCuda });
+    expect(kb.minCudaForGpu(name)).toBe(minCuda);
+  });
+
+  it('does not confuse A10 with A100', () => {
+    expect(kb.gpu('A10')?.cc).toBe('8.6');
+    expect(kb.gpu('A100')?.cc).toBe('8.0');
+    expect(kb.gpu('Z9000')).toBeUndefined();
+  });
+
+  it('knows CUDA 13 dropped sm_50 to sm_70', () => {
+    for (const cc of ['5.0', '6.0', '6.1', '7.0']) expect(kb.gpu(cc)?.lastCudaMajor).toBe(12);
+    expect(kb.gpu('7.5')?.lastCudaMajor).toBeUndefined();
+  });
+});
+
+describe('images', () => {
+  it.each([
+    [
+      '12.4.1-cudnn-devel-ubuntu22.04',
+      { version: '12.4.1', cudnn: 'cudnn', flavour: 'devel', os: 'ubuntu', osVersion: '22.04' },
+    ],
+    ['11.8.0-cudnn8-runtime-ubuntu22.04', { version: '11.8.0', cudnn: 'cudnn8', flavour: 'runtime' }],
+    ['12.6.3-base-ubi9', { version: '12.6.3', flavour: 'base', os: 'ubi', osVersion: '9' }],
+  ])('nvidia/cuda:%s', (tag, expected) => {
+    expect(kb.nvidiaCudaTag(tag)).toMatchObject(expected);
+  });
+
+  it.each([
+    ['11.8.0', 'cudnn8'],
+    ['12.2.2', 'cudnn8'],
+    ['12.3.2', 'cudnn9'],
+    ['12.4.1', 'cudnn'],
+    ['13.0.2', 'cudnn'],
+  ])('cuDNN spelling for %s is -%s-', (cuda, spelling) => {
+    expect(kb.cudnnSpelling(cuda)?.spelling).toBe(spelling);
+  });
+
+  it('reads pytorch/pytorch and NGC tags', () => {
+    expect(kb.pytorchImageTag('2.3.0-cuda12.1-cudnn8-runtime')).toMatchObject({ torch: '2.3.0', cuda: '12.1' });
+    expect(kb.ngcPytorch('24.05-py3')).toMatchObject({ cuda: '12.4.1' });
+    expect(kb.ngcPytorch('25.12-py3')).toMatchObject({ cuda: '13.1.0' });
+    expect(kb.ngcPytorch('23.01-py3')).toBeUndefined();
+  });
+});
+
+describe('query cache', () => {
+  it('stays bounded when a long-running process sees endless distinct tags, and keeps answering right', () => {
+    const fresh = new KnowledgeBase();
+    for (let i = 0; i < 40_000; i++) fresh.nvidiaCudaTag(`12.4.${i}-devel-ubuntu22.04`);
+    expect(fresh.cachedAnswers).toBeLessThanOrEqual(4096); // one question asked: one table, emptied when full
+    expect(fresh.cachedAnswers).toBeGreaterThan(0);
+    expect(fresh.nvidiaCudaTag('12.4.1-cudnn-devel-ubuntu22.04')).toMatchObject({ version: '12.4.1', cudnn: 'cudnn' });
+    expect(fresh.cudaExists('12.7')).toBe('no');
+    expect(fresh.cudaExists('12.7')).toBe('no');
+  });
+});
+
+describe('TensorFlow tested configurations', () => {
+  it.each([
+    ['2.10.1', '11.2', '8.1'],
+    ['2.14.0', '11.8', '8.7'],
+    ['2.15.0', '12.2', '8.9'],
+    ['2.18.0', '12.5', '9.3'],
+  ])('TF %s → CUDA %s, cuDNN %s', (tf, cuda, cudnn) => {
+    expect(kb.tensorflow(tf)).toMatchObject({ cuda, cudnn });
+  });
+});
+
+describe('companion pins', () => {
+  it('knows which torch an xformers release is built against and which triton a torch wheel requires', () => {
+    expect(kb.companionPins('xformers').find((pin) => pin.version === '0.0.29.post2')?.torch).toBe('2.6.0');
+    expect(kb.companionPins('triton').find((pin) => pin.torch === '2.6.0')?.version).toBe('3.2.0');
+  });
+});
+
+describe('citations', () => {
+  it('names the source, date and confidence', () => {
+    expect(cite(kb.minDriver('12.4.1')!.row)).toMatch(/^https:\/\/docs\.nvidia\.com\/.+\(retrieved 2026-\d\d-\d\d\)$/);
+    expect(cite(kb.minDriver('13.4.1')!.row)).toContain('unverified');
+  });
+});

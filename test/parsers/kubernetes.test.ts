@@ -1,0 +1,391 @@
+/**
+ * Kubernetes manifests (issue 29): which YAML files are manifests, what the parser reads of their workloads (every
+ * container, its image with its exact position, whether it gets GPUs, its node selection, the Dockerfile that builds
+ * its image), which pools a node selection allows, and the CLI on the demo fleet repository.
+ */
+import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { selectPools } from '../../src/analysis/placement.js';
+import type { Pool } from '../../src/baseline/schema.js';
+import { run } from '../../src/cli/main.js';
+import { defaultKnowledgeBase } from '../../src/knowledge/index.js';
+import {
+  classifyPath,
+  kindByContent,
+  looksLikeManifest,
+  parseFile,
+  sniffKind,
+  yamlByContent,
+} from '../../src/parsers/index.js';
+import type { Placement } from '../../src/parsers/facts.js';
+import { ROOT } from '../support/harness.js';
+import { codeBlock } from '../support/code-block.js';
+
+const kb = defaultKnowledgeBase();
+const manifest = (text: string, images: Record<string, string> = {}) =>
+  parseFile('k8s/app.yaml', text, 'kubernetes', { images });
+const at = (text: string, span: { start: number; end: number }) => text.slice(span.start, span.end);
+
+const DEPLOYMENT = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: trainer
+spec:
+  template:
+    metadata:
+      annotations:
+        cuda-gatekeeper.io/dockerfile: ./docker/Dockerfile.train
+    spec:
+      nodeSelector:
+        cloud.google.com/gke-nodepool: a100
+      affinity:
+        nodeAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+            nodeSelectorTerms:
+              - matchExpressions:
+                  - { key: nvidia.com/gpu.product, operator: In, values: [NVIDIA-A100-SXM4-80GB] }
+              - matchExpressions:
+                  - key: nvidia.com/cuda.driver.major
+                    operator: Gt
+                    values: ["549"]
+      initContainers:
+        - name: fetch
+          image: busybox:1.36
+      containers:
+        - name: train
+          image: "ghcr.io/acme/trainer:1.4"
+          resources:
+            limits:
+              nvidia.com/gpu: 8
+`;
+
+describe('which YAML files are manifests', () => {
+  it('a workload kind and an apiVersion at the top level, in any document; never a Helm template', () => {
+    expect(looksLikeManifest(DEPLOYMENT)).toBe(true);
+    expect(
+      looksLikeManifest(codeBlock`
+        ---
+        apiVersion: v1
+        kind: ConfigMap
+        ---
+        apiVersion: batch/v1
+        kind: "CronJob"
+      `),
+    ).toBe(true);
+    expect(
+      looksLikeManifest(codeBlock`
+        apiVersion: v1
+        kind: ConfigMap
+        data: {}
+      `),
+    ).toBe(false);
+    expect(
+      looksLikeManifest(
+        codeBlock`
+          apiVersion: apps/v1
+          kind: Deployment
+          spec:
+            template:
+              spec:
+                containers:
+                  - image: {{ .Values.image }}
+        `,
+      ),
+    ).toBe(false);
+    expect(
+      looksLikeManifest(codeBlock`
+        name: ci
+        on: push
+        jobs:
+          build:
+            runs-on: ubuntu-latest
+      `),
+    ).toBe(false);
+    expect(
+      looksLikeManifest(codeBlock`
+        apiVersion: kubeflow.org/v1
+        kind: PyTorchJob # training operator
+      `),
+    ).toBe(true);
+  });
+
+  it('YAML no name claims is read by content: conda where the path hints at an environment, else a manifest', () => {
+    expect(yamlByContent('deploy/train.yaml')).toBe(true);
+    expect(yamlByContent('environment.yml')).toBe(false); // its name says conda
+    expect(kindByContent('deploy/train.yaml', DEPLOYMENT)).toBe('kubernetes');
+    expect(kindByContent('envs/train.yaml', DEPLOYMENT)).toBe('kubernetes');
+    expect(
+      kindByContent(
+        'envs/gpu.yaml',
+        codeBlock`
+          name: gpu
+          channels: [conda-forge]
+          dependencies: [python=3.11]
+        `,
+      ),
+    ).toBe('conda');
+    expect(
+      kindByContent(
+        '.github/workflows/ci.yml',
+        codeBlock`
+          on: push
+          jobs: {}
+        `,
+      ),
+    ).toBeUndefined();
+    expect(classifyPath('k8s/train.yaml')).toBeUndefined();
+    expect(sniffKind(DEPLOYMENT)).toBe('kubernetes');
+  });
+});
+
+describe('reading a manifest', () => {
+  it('every container with its image at its exact position, GPUs, node selection and the annotated Dockerfile', () => {
+    const file = manifest(DEPLOYMENT);
+    expect(file.problems).toEqual([]);
+    expect(file.containers.map((c) => [c.workload, c.name, c.image.reference, c.gpu])).toEqual([
+      ['Deployment/trainer', 'fetch', 'busybox:1.36', false],
+      ['Deployment/trainer', 'train', 'ghcr.io/acme/trainer:1.4', true],
+    ]);
+    const train = file.containers[1]!;
+    expect(at(DEPLOYMENT, train.span)).toBe('ghcr.io/acme/trainer:1.4');
+    expect(at(DEPLOYMENT, train.image.tagSpan!)).toBe('1.4');
+    expect(train.image).toMatchObject({ registry: 'ghcr.io', repository: 'acme/trainer', tag: '1.4' });
+    expect(train.placement.selector.map((r) => [r.key, r.operator, r.values])).toEqual([
+      ['cloud.google.com/gke-nodepool', 'In', ['a100']],
+    ]);
+    expect(
+      train.placement.terms.map((term) => term.map((r) => `${r.key} ${r.operator} ${r.values.join(',')}`)),
+    ).toEqual([['nvidia.com/gpu.product In NVIDIA-A100-SXM4-80GB'], ['nvidia.com/cuda.driver.major Gt 549']]);
+    expect(train.dockerfile).toMatchObject({ path: 'docker/Dockerfile.train', how: 'annotation' });
+    expect(file.includes[train.dockerfile!.include]).toMatchObject({
+      kind: 'dockerfile',
+      target: 'docker/Dockerfile.train',
+    });
+  });
+
+  it("the baseline's images mapping names the Dockerfile of an image by its name, whatever its tag or registry spelling", () => {
+    const text = DEPLOYMENT.replace(/ {6}annotations:\n.*\n/, '      labels: { app: t }\n');
+    const file = manifest(text, { 'ghcr.io/acme/trainer': 'trainer/Dockerfile' });
+    expect(file.containers[1]!.dockerfile).toMatchObject({ path: 'trainer/Dockerfile', how: 'baseline' });
+    expect(manifest(text).containers[1]!.dockerfile).toBeUndefined();
+  });
+
+  it('CronJob, List, operator jobs and multi-document files: every pod template, named by workload and replica', () => {
+    const text = `apiVersion: v1
+kind: List
+items:
+  - apiVersion: batch/v1
+    kind: CronJob
+    metadata: { name: nightly }
+    spec:
+      jobTemplate:
+        spec:
+          template:
+            spec:
+              runtimeClassName: nvidia
+              containers: [{ name: a, image: nvidia/cuda:12.4.1-base-ubuntu22.04 }]
+---
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: { name: bert }
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      template:
+        spec:
+          containers:
+            - name: pytorch
+              image: pytorch/pytorch:2.4.0-cuda12.4-cudnn9-runtime
+              env: [{ name: NVIDIA_VISIBLE_DEVICES, value: all }]
+    Worker:
+      template:
+        spec:
+          containers:
+            - name: pytorch
+              image: pytorch/pytorch:2.4.0-cuda12.4-cudnn9-runtime
+              resources: { limits: { nvidia.com/mig-1g.10gb: 1 } }
+`;
+    const file = manifest(text);
+    expect(file.problems).toEqual([]);
+    expect(file.containers.map((c) => `${c.workload} ${c.name} ${c.gpu}`)).toEqual([
+      'CronJob/nightly a true',
+      'PyTorchJob/bert (Master) pytorch true',
+      'PyTorchJob/bert (Worker) pytorch true',
+    ]);
+  });
+
+  it("RayCluster's head and worker groups are replicas of their own", () => {
+    const text = `apiVersion: ray.io/v1
+kind: RayCluster
+metadata: { name: serve }
+spec:
+  headGroupSpec:
+    rayStartParams: { dashboard-host: "0.0.0.0" }
+    template:
+      spec:
+        containers: [{ name: head, image: rayproject/ray:2.9.0 }]
+  workerGroupSpecs:
+    - groupName: gpu
+      template:
+        spec:
+          containers:
+            - name: worker
+              image: rayproject/ray:2.9.0-gpu
+              resources: { limits: { nvidia.com/gpu: 1 } }
+`;
+    expect(manifest(text).containers.map((c) => `${c.workload} ${c.name} ${c.gpu}`)).toEqual([
+      'RayCluster/serve (head) head false',
+      'RayCluster/serve (gpu) worker true',
+    ]);
+  });
+
+  it('templated images are read but not judged; YAML errors are positioned problems, never a crash', () => {
+    const templated = manifest(DEPLOYMENT.replace('"ghcr.io/acme/trainer:1.4"', '"${REGISTRY}/trainer:${TAG}"'));
+    expect(templated.containers[1]!.image.unresolved).toBeDefined();
+    const broken = manifest(codeBlock`
+      apiVersion: v1
+      kind: Pod
+      spec:
+        containers:
+          - image: [unclosed
+    `);
+    expect(broken.problems.length).toBeGreaterThan(0);
+    expect(broken.problems[0]!.message).toMatch(/^YAML: /);
+    const lookalike = manifest(codeBlock`
+      apiVersion: v1
+      kind: Pod
+      spec: 3
+    `);
+    expect(lookalike.containers).toEqual([]);
+  });
+
+  it('never throws and keeps every position inside the file, whatever the text (property)', () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 400 }), fc.integer({ min: 0, max: DEPLOYMENT.length }), (noise, cut) => {
+        const text = DEPLOYMENT.slice(0, cut) + noise + DEPLOYMENT.slice(cut);
+        const file = manifest(text);
+        for (const container of file.containers) {
+          expect(container.span.start).toBeGreaterThanOrEqual(0);
+          expect(container.span.end).toBeLessThanOrEqual(text.length);
+        }
+      }),
+      { numRuns: Number(process.env.FUZZ_RUNS ?? 300) },
+    );
+  });
+});
+
+describe('which pools a node selection allows', () => {
+  const pools: Pool[] = [
+    {
+      name: 'a100',
+      driver: '550.127.05',
+      gpus: ['A100'],
+      class: 'data-center',
+      labels: { 'cloud.google.com/gke-nodepool': 'a100' },
+    },
+    {
+      name: 'h200',
+      driver: '580.159.04',
+      gpus: ['H200'],
+      class: 'data-center',
+      labels: { 'cloud.google.com/gke-nodepool': 'h200' },
+    },
+    { name: 'dev', driver: '570.172.08', gpus: ['RTX 4090'], class: 'geforce', labels: {} },
+  ];
+  const span = { start: 0, end: 0 };
+  const placement = (selector: Record<string, string>, terms: [string, string, string[]][][] = []): Placement => ({
+    selector: Object.entries(selector).map(([key, value]) => ({ key, operator: 'In' as const, values: [value], span })),
+    terms: terms.map((term) =>
+      term.map(([key, operator, values]) => ({ key, operator: operator as 'In', values, span })),
+    ),
+  });
+  const names = (p: Placement) => selectPools(pools, p, kb).pools.map((pool) => pool.name);
+
+  it("a pool's own labels, its GPUs (GFD product names) and its driver decide; an unknown label never leaves a pool out", () => {
+    expect(names(placement({ 'cloud.google.com/gke-nodepool': 'h200' }))).toEqual(['h200', 'dev']); // dev has no such label: it may match
+    expect(names(placement({ 'nvidia.com/gpu.product': 'NVIDIA-H200' }))).toEqual(['h200']);
+    expect(names(placement({ 'nvidia.com/gpu.product': 'NVIDIA-A100-SXM4-80GB-SHARED' }))).toEqual(['a100']);
+    expect(names(placement({ 'nvidia.com/gpu.product': 'NVIDIA-A100-SXM4-80GB-MIG-1g.10gb' }))).toEqual(['a100']);
+    expect(names(placement({ 'nvidia.com/gpu.compute.major': '9' }))).toEqual(['h200']);
+    expect(names(placement({}, [[['nvidia.com/cuda.driver.major', 'Gt', ['560']]]]))).toEqual(['h200', 'dev']);
+    expect(names(placement({}, [[['nvidia.com/gpu.product', 'NotIn', ['NVIDIA-H200']]]]))).toEqual(['a100', 'dev']);
+    expect(names(placement({ 'kubernetes.io/arch': 'amd64' }))).toEqual(['a100', 'h200', 'dev']);
+    // Terms are ORed, expressions within one ANDed.
+    expect(
+      names(
+        placement({}, [
+          [
+            ['nvidia.com/gpu.compute.major', 'In', ['8']],
+            ['nvidia.com/cuda.driver.major', 'In', ['550']],
+          ],
+          [['nvidia.com/gpu.product', 'In', ['NVIDIA-H200']]],
+        ]),
+      ),
+    ).toEqual(['a100', 'h200']);
+  });
+
+  it('a selection that matches no pool is judged on every pool, and says so', () => {
+    const selection = selectPools(pools, placement({ 'nvidia.com/gpu.product': 'NVIDIA-L4' }), kb);
+    expect(selection.pools).toHaveLength(3);
+    expect(selection.unmatched).toMatch(/matches no pool/);
+    expect(selectPools(pools, undefined, kb)).toMatchObject({ narrowed: false, by: [] });
+  });
+});
+
+describe('the demo fleet repository', () => {
+  it('fails the job pinned to the R550 pool at its image line, with the Dockerfile and the pool as related locations', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cg-fleet-demo-'));
+    cpSync(join(ROOT, 'fixtures', 'repos', 'demo-fleet'), dir, { recursive: true });
+    let out = '';
+    const code = run(['check', '--verbose'], { cwd: dir, out: (text) => (out += text), err: () => {} });
+    expect(code).toBe(1);
+    expect(out).toContain(
+      'k8s/train.yaml:17:22: error: ghcr.io/demo/trainer:1.4.0 (built from trainer/Dockerfile: nvidia/cuda:13.0.1-cudnn-runtime-ubuntu24.04) needs CUDA 13.0, which no pool it is scheduled on can run: a100-legacy (driver 550.127.05) [driver-floor]',
+    );
+    expect(out).toContain('    see: trainer/Dockerfile:2:6: the image is built from here');
+    expect(out).toContain('    see: k8s/train.yaml:14:13: schedules it on a100-legacy (driver 550.127.05)');
+    // The same image on the H200 pool passes; the pool table says where each unit runs.
+    expect(out).not.toMatch(/k8s\/train\.yaml:4\d:\d+: error/);
+    expect(out).toContain('  k8s/train.yaml:41 (Job/eval, container eval)\n    a100-legacy: not scheduled');
+    expect(out).toMatch(
+      /\(CronJob\/nightly-finetune, container train\)\n {4}a100-legacy: FAILS: CUDA 13.0 needs driver >= 580, the pool runs 550.127.05/,
+    );
+  });
+
+  it('finds a workload after a large first document (rendered output that starts with a big ConfigMap or CRD)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cg-fleet-big-'));
+    cpSync(join(ROOT, 'fixtures', 'repos', 'demo-fleet'), dir, { recursive: true });
+    const config = `apiVersion: v1\nkind: ConfigMap\nmetadata: { name: big }\ndata:\n${Array.from({ length: 3000 }, (_, i) => `  key${i}: "${'x'.repeat(24)}"`).join('\n')}\n---\n`;
+    expect(config.length).toBeGreaterThan(64 * 1024);
+    writeFileSync(join(dir, 'k8s', 'rendered.yaml'), config + readFileSync(join(dir, 'k8s', 'train.yaml'), 'utf8'));
+    let out = '';
+    run(['check'], { cwd: dir, out: (text) => (out += text), err: () => {} });
+    expect(out).toMatch(
+      /k8s\/rendered\.yaml:\d+:22: error: ghcr\.io\/demo\/trainer:1\.4\.0 .* which no pool it is scheduled on can run/,
+    );
+  });
+
+  it('a CPU-only copy of the job passes: only containers that get GPUs are judged', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cg-fleet-cpu-'));
+    cpSync(join(ROOT, 'fixtures', 'repos', 'demo-fleet'), dir, { recursive: true });
+    writeFileSync(
+      join(dir, 'k8s', 'train.yaml'),
+      codeBlock`
+        apiVersion: batch/v1
+        kind: Job
+        metadata: { name: t }
+        spec:
+          template:
+            spec:
+              nodeSelector: { cloud.google.com/gke-nodepool: a100-legacy }
+              containers: [{ name: t, image: "ghcr.io/demo/trainer:1.4.0" }]
+      `,
+    );
+    let out = '';
+    run(['check'], { cwd: dir, out: (text) => (out += text), err: () => {} });
+    expect(out).not.toContain('k8s/train.yaml');
+  });
+});

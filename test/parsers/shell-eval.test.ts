@@ -1,0 +1,195 @@
+/**
+ * The pure shell subset build files use to compute a CUDA tag (shell-eval.ts), and the variables a RUN sets for the
+ * commands after it (shell.ts). Expected outputs are what bash 5 with GNU coreutils 9, GNU sed 4.9 and mawk give.
+ */
+import { describe, expect, it } from 'vitest';
+import { evaluatePipeline } from '../../src/parsers/shell-eval.js';
+import { splitCommands, type Resolver } from '../../src/parsers/shell.js';
+import { Mapped } from '../../src/parsers/mapped.js';
+
+const run = (...stages: string[][]) => evaluatePipeline(stages.map((words) => ({ words })));
+
+describe('evaluatePipeline', () => {
+  it.each([
+    [
+      [
+        ['echo', '12.1.1'],
+        ['cut', '-d.', '-f1,2'],
+        ['tr', '-d', '.'],
+      ],
+      '121',
+    ],
+    [
+      [
+        ['echo', '12.1.1'],
+        ['cut', '-d', '.', '-f', '1-2'],
+      ],
+      '12.1',
+    ],
+    [
+      [
+        ['echo', '11.8.0'],
+        ['sed', 's/\\.//g'],
+        ['cut', '-c1-3'],
+      ],
+      '118',
+    ],
+    [
+      [
+        ['echo', '11.8.0'],
+        ['sed', '-e', 's/\\([0-9]*\\)\\.\\([0-9]*\\).*/cu\\1\\2/'],
+      ],
+      'cu118',
+    ],
+    [
+      [
+        ['echo', '11.8.0'],
+        ['sed', '-E', 's/^([0-9]+)\\.([0-9]+).*$/\\1\\2/'],
+      ],
+      '118',
+    ],
+    [
+      [
+        ['echo', '12.4.1'],
+        ['awk', '-F.', '{print $1$2}'],
+      ],
+      '124',
+    ],
+    [
+      [
+        ['echo', '12.4.1'],
+        ['awk', '-F', '.', '{print "cu"$1$2}'],
+      ],
+      'cu124',
+    ],
+    [
+      [
+        ['echo', '12.4.1'],
+        ['awk', '-F.', '{print $1, $2}'],
+      ],
+      '12 4',
+    ],
+    [[['printf', 'cu%s%s', '12', '4']], 'cu124'],
+    [
+      [
+        ['printf', '%s\\n', '12.4'],
+        ['tr', '.', '_'],
+      ],
+      '12_4',
+    ],
+    [
+      [
+        ['echo', '-n', 'CU124'],
+        ['tr', '[:upper:]', '[:lower:]'],
+      ],
+      'cu124',
+    ],
+    [
+      [
+        ['echo', 'CU124'],
+        ['tr', 'A-Z', 'a-z'],
+      ],
+      'cu124',
+    ],
+    [
+      [
+        ['echo', '12.4.1'],
+        ['cut', '-f1', '-d.'],
+      ],
+      '12',
+    ],
+    [
+      [
+        ['echo', 'abc'],
+        ['cut', '-d.', '-f2'],
+      ],
+      'abc',
+    ],
+    [
+      [
+        ['echo', '12.4.1'],
+        ['head', '-c', '4'],
+      ],
+      '12.4',
+    ],
+  ])('%j gives %s', (stages, expected) => expect(run(...stages)).toEqual({ value: expected }));
+
+  it.each([
+    [[['cat', '/etc/cuda']], /cat is not evaluated/],
+    [
+      [
+        ['echo', '1'],
+        ['python3', '-c', 'print(1)'],
+      ],
+      /python3 is not evaluated/,
+    ],
+    [
+      [
+        ['echo', '1'],
+        ['sed', '-i', 's/a/b/'],
+      ],
+      /sed -i/,
+    ],
+    [
+      [
+        ['echo', '1'],
+        ['sed', 's/\\w/x/'],
+      ],
+      /not a substitution/,
+    ],
+    [
+      [
+        ['echo', '1'],
+        ['awk', '{ if ($1) print $1 }'],
+      ],
+      /not a print/,
+    ],
+    [
+      [
+        ['echo', '1'],
+        ['tr', '-s', ' '],
+      ],
+      /tr -s/,
+    ],
+    [
+      [
+        ['echo', '1'],
+        ['cut', '-d', '..', '-f1'],
+      ],
+      /cut -f 1/,
+    ],
+  ])('%j is not evaluated, with the reason', (stages, reason) => {
+    const result = run(...stages);
+    expect(result).toHaveProperty('unsupported');
+    expect((result as { unsupported: string }).unsupported).toMatch(reason);
+  });
+});
+
+describe('variables a RUN script sets', () => {
+  const args: Resolver = (name) => (name === 'CUDA_VERSION' ? { value: Mapped.of('11.8.0', 0) } : undefined);
+  const words = (script: string) =>
+    splitCommands(Mapped.of(script, 0), args).map((command) => command.map((word) => word.unresolved ?? word.text));
+
+  it('are known to the commands after them, computed or literal', () => {
+    expect(words('CU=$(echo $CUDA_VERSION | cut -d. -f1,2 | tr -d .) && echo cu$CU')).toEqual([
+      ['CU=118'],
+      ['echo', 'cu118'],
+    ]);
+    expect(words('export TAG=cu`echo ${CUDA_VERSION} | sed "s/\\.//g" | cut -c1-3`; echo $TAG')).toEqual([
+      ['export', 'TAG=cu118'],
+      ['echo', 'cu118'],
+    ]);
+    expect(words('A=x B=y\necho $A$B')).toEqual([
+      ['A=x', 'B=y'],
+      ['echo', 'xy'],
+    ]);
+  });
+
+  it('set conditionally, by a command we do not run, or only for one command, stay unresolved with the reason', () => {
+    expect(words('if true; then CU=cu118; fi; echo $CU').at(-1)![1]).toMatch(/set conditionally/);
+    expect(words('test -f x || CU=cu118; echo $CU').at(-1)![1]).toMatch(/set conditionally/);
+    expect(words('CU=$(cat /etc/cu) && echo $CU').at(-1)![1]).toMatch(/cat is not evaluated/);
+    expect(words('CU=cu118 pip install x && echo $CU').at(-1)![1]).toMatch(/not defined by an ARG or ENV/);
+    expect(words('CU=$(echo $UNKNOWN | tr -d .) && echo $CU').at(-1)![1]).toMatch(/\$UNKNOWN is not defined/);
+  });
+});

@@ -1,0 +1,66 @@
+/** Every rule is a folder with rule.ts, a README with the required headings and current examples, and fixtures. */
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { RULES } from '../../rules/index.js';
+import { baselineJsonSchema, withExamples, withRulesTable } from '../../scripts/generate.js';
+import { ROOT } from '../support/harness.js';
+
+const RULES_DIR = join(ROOT, 'rules');
+const folders = readdirSync(RULES_DIR)
+  .filter((entry) => statSync(join(RULES_DIR, entry)).isDirectory())
+  .sort();
+const HEADINGS = ['## What it checks', '## Why', '## How to fix', '## Options', '## Examples'];
+
+describe('rule registry', () => {
+  it('has one entry per rule folder, with the folder name as id', () => {
+    expect(RULES.map((rule) => rule.id).sort()).toEqual(folders);
+  });
+
+  it('has unique ids in kebab case', () => {
+    const ids = RULES.map((rule) => rule.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const id of ids) expect(id).toMatch(/^[a-z]+(-[a-z]+)*$/);
+  });
+});
+
+describe('generated files are current (npm run docs)', () => {
+  it('README rule table', () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    expect(withRulesTable(readme)).toBe(readme);
+  });
+  it('schema/baseline.schema.json', () => {
+    expect(readFileSync(join(ROOT, 'schema', 'baseline.schema.json'), 'utf8')).toBe(baselineJsonSchema());
+  });
+});
+
+describe.each(folders)('rules/%s', (id) => {
+  const dir = join(RULES_DIR, id);
+  const rule = RULES.find((candidate) => candidate.id === id)!;
+
+  it('has rule.ts and a README with the required headings', () => {
+    expect(existsSync(join(dir, 'rule.ts'))).toBe(true);
+    const readme = readFileSync(join(dir, 'README.md'), 'utf8');
+    expect(readme.startsWith(`# ${id}\n`)).toBe(true);
+    for (const heading of HEADINGS) expect(readme, heading).toContain(`\n${heading}\n`);
+    expect(readme).toContain(`**Default severity:** ${rule.defaultSeverity}`);
+  });
+
+  it('has README examples generated from its current fixtures', () => {
+    const readme = readFileSync(join(dir, 'README.md'), 'utf8');
+    expect(withExamples(readme, id), 'run npm run docs').toBe(readme);
+  });
+
+  it('has an error case and an ok case', () => {
+    const cases = join(ROOT, 'fixtures', 'rules', id);
+    const names = readdirSync(cases);
+    expect(names.some((name) => existsSync(join(cases, name, 'expected.out')))).toBe(true);
+    expect(names.some((name) => !existsSync(join(cases, name, 'expected.out')))).toBe(true);
+  });
+
+  it('declares metadata and messages', () => {
+    expect(rule.description.length).toBeGreaterThan(10);
+    expect(Object.keys(rule.messages).length).toBeGreaterThan(0);
+    expect(['none', 'safe', 'unsafe']).toContain(rule.fix);
+  });
+});
