@@ -55158,6 +55158,16 @@ var HELPS = {
   forwardCompat: `NVIDIA supports {{package}} on R{{branches}} drivers, and NVIDIA's images ship it, but only on data-center GPUs on Linux ("Forward Compatibility is applicable only for systems with: NVIDIA Data Center GPUs. Select NGC Server Ready SKUs of RTX cards. Jetson boards"). On other GPUs the container fails with CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE.{{fleetNote}} Sources: {{sources}}`,
   release: 'CUDA {{cuda}} code needs at least the driver it was released with ({{needed}}, CUDA {{row}}): older drivers fail CUDA initialisation with "driver version is insufficient for CUDA runtime version". {{floor}} is needed only for later CUDA {{major}}.x releases.{{compatNote}} Sources: {{sources}}',
   major: 'A driver older than {{floor}} runs no CUDA {{major}}.x code newer than its own release: CUDA initialisation fails with "driver version is insufficient for CUDA runtime version".{{compatNote}} Upgrade the fleet driver or stay on CUDA {{previous}}.x. Sources: {{sources}}',
+  noPool: "Per pool: {{reasons}}{{pinned}}",
+  somePools: "Per pool: {{reasons}}{{pinned}}",
+  pinned: "Per pool: {{reasons}}{{pinned}}",
+  poolsCompat: "Per pool: {{reasons}}{{pinned}}",
+  unmatched: "The pods cannot be scheduled on a node of the pools the baseline lists ({{labels}}), so either the fleet in the baseline is incomplete or the selector is wrong. Pools are matched by their labels, their GPUs (nvidia.com/gpu.product, nvidia.com/gpu.compute.*), their driver (nvidia.com/cuda.driver.*) and, for the GKE, EKS and AKS node-pool labels, their names.",
+  noDockerfile: "Without the Dockerfile, the image's CUDA is known only from its name{{says}}. Correct the path (it is read from the repository root). {{images}}",
+  unknownImage: "{{why}} {{images}}",
+  requireCudaBrand: "The container starts when any space-separated term holds; on the fleet's driver only terms that name a GPU brand do. Source: {{source}}",
+  requireCuda: "The NVIDIA container runtime starts a container only when one space-separated term of NVIDIA_REQUIRE_CUDA holds for the host; none does for {{driver}}. Lower the requirement or upgrade the fleet. Source: {{source}}",
+  driverInImage: `Containers use the host's kernel driver; the NVIDIA container toolkit mounts the matching user-space libraries at run time. Driver libraries baked into an image break with "Failed to initialize NVML: Driver/library version mismatch" whenever the host driver differs. Remove the package and let the toolkit inject the driver.`,
   minor: "Driver {{fleet}} is a CUDA {{major}}.x driver, so CUDA {{cuda}} code runs under minor-version compatibility: PTX that is newer than the driver cannot be JIT-compiled, and APIs added after the driver's CUDA version fail with cudaErrorCallRequiresNewerDriver. Needed for everything: >= {{needed}} (CUDA {{row}}). Sources: {{sources}}"
 };
 var rule_default5 = defineRule({
@@ -55214,20 +55224,27 @@ function checkContainers(units, report) {
     if (container.missing) {
       report({
         messageId: "noDockerfile",
-        data: { ...base, path: container.missing },
+        data: {
+          ...base,
+          path: container.missing,
+          says: container.claims.length ? "" : ", which says none",
+          images: IMAGES_HELP
+        },
         file: unit.root,
         span: fact.dockerfile.span,
-        severity: "warning",
-        help: `Without the Dockerfile, the image's CUDA is known only from its name${container.claims.length ? "" : ", which says none"}. Correct the path (it is read from the repository root). ${IMAGES_HELP}`
+        severity: "warning"
       });
     } else if (container.claims.length === 0) {
       report({
         messageId: "unknownImage",
-        data: base,
+        data: {
+          ...base,
+          why: fact.image.unresolved ? `The image is not a reference here (${fact.image.unresolved}): check the rendered manifest (kustomize build, helm template) instead.` : "Its tag names no CUDA version.",
+          images: IMAGES_HELP
+        },
         file: unit.root,
         span: fact.span,
-        severity: "notice",
-        help: `${fact.image.unresolved ? `The image is not a reference here (${fact.image.unresolved}): check the rendered manifest (kustomize build, helm template) instead.` : "Its tag names no CUDA version."} ${IMAGES_HELP}`
+        severity: "notice"
       });
     }
   }
@@ -55376,12 +55393,12 @@ function checkPools({ units, files, kb, report, verdict }, fleet) {
           data: {
             workload: unit.container.fact.workload,
             container: unit.container.fact.name,
-            why: selection.unmatched
+            why: selection.unmatched,
+            labels: pools.map((pool) => `${pool.name}: ${labelsOf(pool)}`).join("; ")
           },
           file: unit.root,
           span: unit.container.fact.span,
-          severity: "warning",
-          help: `The pods cannot be scheduled on a node of the pools the baseline lists (${pools.map((pool) => `${pool.name}: ${labelsOf(pool)}`).join("; ")}), so either the fleet in the baseline is incomplete or the selector is wrong. Pools are matched by their labels, their GPUs (nvidia.com/gpu.product, nvidia.com/gpu.compute.*), their driver (nvidia.com/cuda.driver.*) and, for the GKE, EKS and AKS node-pool labels, their names.`
+          severity: "warning"
         });
     }
     return selection;
@@ -55424,7 +55441,7 @@ function checkPools({ units, files, kb, report, verdict }, fleet) {
     const unverified = verdicts2.some((verdict2) => verdict2.tier !== "runs" && verdict2.draft.unverified === true);
     const cuda = claimCuda(claim2);
     const pinned = selection.narrowed ? ` It is scheduled only on ${selection.pools.map((pool) => pool.name).join(", ")} (${selection.by.join(", ")}).` : "";
-    const common = { file: claim2.file, span: claim2.span, unverified, help: `Per pool: ${reasons}${pinned}` };
+    const common = { file: claim2.file, span: claim2.span, unverified };
     if (failing.length > 0) {
       reportClaim({
         messageId: running.length === 0 ? selection.narrowed ? "pinned" : "noPool" : "somePools",
@@ -55432,6 +55449,8 @@ function checkPools({ units, files, kb, report, verdict }, fleet) {
           subject: claim2.subject,
           cuda,
           fails: named(failing),
+          reasons,
+          pinned,
           runs: running.map(
             (verdict2) => `${verdict2.pool.name}${verdict2.tier === "runs" ? "" : verdict2.tier === "minor" ? " (minor-version compatibility)" : " (forward compatibility)"}`
           ).join(", ")
@@ -55452,7 +55471,7 @@ function checkPools({ units, files, kb, report, verdict }, fleet) {
     const forwardSeverity = forward.some((verdict2) => verdict2.draft.severity === "warning") ? "warning" : "notice";
     reportClaim({
       messageId: "poolsCompat",
-      data: { subject: claim2.subject, cuda, how },
+      data: { subject: claim2.subject, cuda, how, reasons, pinned },
       severity: minor.length ? "warning" : forwardSeverity,
       ...common
     });
@@ -55572,20 +55591,24 @@ function checkRequireCuda(file2, fleet, kb, report) {
     if (branded.length) {
       report({
         messageId: "requireCudaBrand",
-        data: { value, fleet, brands: [...new Set(branded.flatMap((verdict) => verdict.brands))].join(", ") },
+        data: {
+          value,
+          fleet,
+          brands: [...new Set(branded.flatMap((verdict) => verdict.brands))].join(", "),
+          source: REQUIRE
+        },
         file: file2,
         span: env.span,
-        severity: "warning",
-        help: `The container starts when any space-separated term holds; on the fleet's driver only terms that name a GPU brand do. Source: ${REQUIRE}`
+        severity: "warning"
       });
       continue;
     }
     report({
       messageId: "requireCuda",
-      data: { value, fleet },
+      // `driver` stays the driver judged when a pool check names every pool in `fleet`.
+      data: { value, fleet, driver: fleet, source: REQUIRE },
       file: file2,
-      span: env.span,
-      help: `The NVIDIA container runtime starts a container only when one space-separated term of NVIDIA_REQUIRE_CUDA holds for the host; none does for ${fleet}. Lower the requirement or upgrade the fleet. Source: ${REQUIRE}`
+      span: env.span
     });
   }
 }
@@ -55602,8 +55625,7 @@ function checkDriverPackages(file2, fleet, report) {
       data: { name: pkg.rawName, branch, fleetNote: fleet ? ` (the fleet runs ${fleet})` : "" },
       file: file2,
       span: pkg.span,
-      severity: mismatch ? "error" : "warning",
-      help: `Containers use the host's kernel driver; the NVIDIA container toolkit mounts the matching user-space libraries at run time. Driver libraries baked into an image break with "Failed to initialize NVML: Driver/library version mismatch" whenever the host driver differs. Remove the package and let the toolkit inject the driver.`
+      severity: mismatch ? "error" : "warning"
     });
   }
 }
@@ -55781,6 +55803,13 @@ function orList(items2) {
 }
 
 // rules/gpu-arch/rule.ts
+var HELPS2 = {
+  gpuDriver: "Older drivers do not recognise this GPU at all. Source: {{source}}",
+  tooOld: "CUDA {{cuda}} cannot generate code for compute capability {{cc}}. Source: {{source}}",
+  dropped: "CUDA {{next}}.0 removed offline compilation and library support for this architecture. Source: {{source}}",
+  noKernels: 'torch raises "no kernel image is available for execution on the device" on this GPU. Use a build that includes sm_{{sm}} (compute capability {{cc}} needs CUDA >= {{minCuda}}). Sources: {{sources}}',
+  archList: 'Extensions built with this list carry no kernels for compute capability {{cc}} and fail with "no kernel image is available". Source: {{source}}'
+};
 var rule_default7 = defineRule({
   id: "gpu-arch",
   description: "The fleet's GPUs are supported by the CUDA version and by the compiled architectures of the torch build",
@@ -55793,6 +55822,7 @@ var rule_default7 = defineRule({
     archList: 'TORCH_CUDA_ARCH_LIST "{{value}}" does not cover {{gpu}} (compute capability {{cc}})',
     gpuDriver: "{{gpu}} needs NVIDIA driver >= {{needed}}, but the baseline's fleet driver is {{fleet}}"
   },
+  helps: HELPS2,
   check({ units, files, kb, baseline, policy, report: reportAll, verdict }) {
     const pools = baseline.pools;
     const held = pools.length > 0 ? poolReporter(pools, kb, reportAll) : void 0;
@@ -55817,11 +55847,10 @@ var rule_default7 = defineRule({
         if (info?.minDriver && compareDotted(fleetDriver, info.minDriver) < 0) {
           report({
             messageId: "gpuDriver",
-            data: { gpu: name, needed: info.minDriver, fleet: fleetDriver },
+            data: { gpu: name, needed: info.minDriver, fleet: fleetDriver, source: cite(info.record) },
             file: { path: policy.source.path, source: policy.source },
             span: policy.locate(["gpus", index]),
-            unverified: isUnverified(info.record),
-            help: `Older drivers do not recognise this GPU at all. Source: ${cite(info.record)}`
+            unverified: isUnverified(info.record)
           });
         }
       });
@@ -55843,20 +55872,18 @@ var rule_default7 = defineRule({
           if (miss === "tooOld") {
             report({
               messageId: "tooOld",
-              data,
+              data: { ...data, source: cite(gpu.record) },
               file: claim2.file,
               span: claim2.span,
-              unverified: isUnverified(gpu.record),
-              help: `CUDA ${cuda} cannot generate code for compute capability ${gpu.cc}. Source: ${cite(gpu.record)}`
+              unverified: isUnverified(gpu.record)
             });
           } else if (miss === "dropped") {
             report({
               messageId: "dropped",
-              data: { ...data, last: gpu.lastCudaMajor },
+              data: { ...data, last: gpu.lastCudaMajor, next: gpu.lastCudaMajor + 1, source: cite(gpu.record) },
               file: claim2.file,
               span: claim2.span,
-              unverified: isUnverified(gpu.record),
-              help: `CUDA ${gpu.lastCudaMajor + 1}.0 removed offline compilation and library support for this architecture. Source: ${cite(gpu.record)}`
+              unverified: isUnverified(gpu.record)
             });
           }
         }
@@ -55944,6 +55971,7 @@ function checkContainer(unit, pools, kb, report, verdict) {
       ...clear.length > 0 ? { severity: "warning" } : {},
       unverified: hits.some((hit) => isUnverified(hit.gpu.record)),
       related: originRelated(claim2),
+      // Per pool, the GPU each cannot use: its own help, over the message's template for one GPU.
       help: `${hits.map((hit) => `pool ${hit.pool.name}: ${hitReason(claim2, hit)}`).join("; ")}.${keep} Source: ${cite(gpu.record)}`
     });
   }
@@ -55968,7 +55996,7 @@ function poolReporter(pools, kb, report) {
           report({
             ...draft,
             severity: draft.severity === "notice" ? "notice" : "warning",
-            help: `Only on pool${hit.length === 1 ? "" : "s"} ${hit.map((pool) => pool.name).join(", ")}: ${clear.map((pool) => pool.name).join(", ")} ${clear.length === 1 ? "runs" : "run"} it, so keep it to ${clear.length === 1 ? "that pool" : "those pools"}. ${draft.help ?? ""}`
+            help: `Only on pool${hit.length === 1 ? "" : "s"} ${hit.map((pool) => pool.name).join(", ")}: ${clear.map((pool) => pool.name).join(", ")} ${clear.length === 1 ? "runs" : "run"} it, so keep it to ${clear.length === 1 ? "that pool" : "those pools"}. ${helpText(HELPS2, draft) ?? ""}`
           });
       }
     }
@@ -55985,12 +56013,12 @@ function checkTorchBuild({ file: file2, span, subject, build }, gpu, kb, report)
       messageId: "noKernels",
       data: {
         ...data,
-        archs: archs.sass.map((arch) => `sm_${arch.replace(".", "")}`).join(", ") + (archs.ptx?.length ? ` (+PTX ${archs.ptx.join(", ")})` : "")
+        archs: archs.sass.map((arch) => `sm_${arch.replace(".", "")}`).join(", ") + (archs.ptx?.length ? ` (+PTX ${archs.ptx.join(", ")})` : ""),
+        sources: `${cite(archs)}; ${cite(gpu.record)}`
       },
       file: file2,
       span,
-      unverified: isUnverified(archs) || isUnverified(gpu.record),
-      help: `torch raises "no kernel image is available for execution on the device" on this GPU. Use a build that includes sm_${data.sm} (compute capability ${gpu.cc} needs CUDA >= ${gpu.minCuda}). Sources: ${cite(archs)}; ${cite(gpu.record)}`
+      unverified: isUnverified(archs) || isUnverified(gpu.record)
     });
     return;
   }
@@ -56001,6 +56029,8 @@ function checkTorchBuild({ file: file2, span, subject, build }, gpu, kb, report)
       file: file2,
       span,
       unverified: isUnverified(gpu.record),
+      // A wheel's why, not the toolkit's of the message's template: its own help (a message id of its own would
+      // change the findings' messageId).
       help: `A CUDA ${cuda} build cannot contain code for compute capability ${gpu.cc}. Source: ${cite(gpu.record)}`
     });
   } else if (gpu.lastCudaMajor !== void 0 && cudaMajor(cuda) > gpu.lastCudaMajor) {
@@ -56010,6 +56040,7 @@ function checkTorchBuild({ file: file2, span, subject, build }, gpu, kb, report)
       file: file2,
       span,
       unverified: isUnverified(gpu.record),
+      // A wheel's why (see tooOld above).
       help: `CUDA ${gpu.lastCudaMajor + 1} wheels drop pre-Turing GPUs. Source: ${cite(gpu.record)}`
     });
   }
@@ -56036,12 +56067,11 @@ function checkArchList(file2, env, fleet, report) {
     } : void 0;
     report({
       messageId: "archList",
-      data: { value: env.value, gpu: gpu.label, cc: gpu.cc },
+      data: { value: env.value, gpu: gpu.label, cc: gpu.cc, source: cite(gpu.record) },
       file: file2,
       span: env.span,
       severity: "warning",
       unverified: isUnverified(gpu.record),
-      help: `Extensions built with this list carry no kernels for compute capability ${gpu.cc} and fail with "no kernel image is available". Source: ${cite(gpu.record)}`,
       ...fix ? { fix } : {}
     });
   }
@@ -56288,6 +56318,7 @@ function spellingFix(file2, image, parsed, spelling) {
 }
 
 // rules/image-pin/rule.ts
+var FLOATING = 'Tags such as "latest", "12" or "12.4" move to new releases; a CUDA base image that moves changes the CUDA, cuDNN and driver requirements of every build. Name the full version, e.g. nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04.';
 var rule_default9 = defineRule({
   id: "image-pin",
   description: "Base images are pinned to an exact tag (or digest, if the baseline asks for it)",
@@ -56299,6 +56330,13 @@ var rule_default9 = defineRule({
     floating: '{{image}} uses the floating tag "{{tag}}"; pin the full version',
     noDigest: "{{image}} is not pinned by digest, as the baseline requires",
     unresolved: "the base image cannot be checked: {{reason}}"
+  },
+  helps: {
+    noTag: FLOATING,
+    latest: FLOATING,
+    floating: FLOATING,
+    noDigest: "Append @sha256:<digest> (from `docker buildx imagetools inspect IMAGE:TAG`) so the build cannot change when the tag is re-pushed.",
+    unresolved: "Give the ARG a default value that names an exact tag, so the file documents what it builds from."
   },
   check({ files, baseline, report }) {
     if (baseline.pinning.images === "none") return;
@@ -56312,8 +56350,7 @@ var rule_default9 = defineRule({
             data: { reason: image.unresolved },
             file: file2,
             span: image.span,
-            severity: "notice",
-            help: "Give the ARG a default value that names an exact tag, so the file documents what it builds from."
+            severity: "notice"
           });
           continue;
         }
@@ -56323,8 +56360,7 @@ var rule_default9 = defineRule({
               messageId: "noDigest",
               data,
               file: file2,
-              span: image.span,
-              help: "Append @sha256:<digest> (from `docker buildx imagetools inspect IMAGE:TAG`) so the build cannot change when the tag is re-pushed."
+              span: image.span
             });
           continue;
         }
@@ -56335,8 +56371,7 @@ var rule_default9 = defineRule({
             messageId: problem,
             data: { ...data, tag: image.tag ?? "" },
             file: file2,
-            span: image.span,
-            help: 'Tags such as "latest", "12" or "12.4" move to new releases; a CUDA base image that moves changes the CUDA, cuDNN and driver requirements of every build. Name the full version, e.g. nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04.'
+            span: image.span
           });
       }
     }
@@ -57026,6 +57061,10 @@ var rule_default14 = defineRule({
   defaultSeverity: "error",
   fix: "none",
   messages: { problem: "{{message}}", notRead: "{{text}} is not checked: {{reason}}" },
+  helps: {
+    problem: "The rest of the file was still checked; whatever could not be read here was skipped, so fix it to get a complete check.",
+    notRead: "cuda-gatekeeper judges what a file states; a value only known when the build or install runs is left to it. Give it a default (an ARG value, a pinned version) to have it checked."
+  },
   check({ files, report }) {
     for (const file2 of files) {
       for (const problem of file2.problems) {
@@ -57033,8 +57072,7 @@ var rule_default14 = defineRule({
           messageId: "problem",
           data: { message: problem.message },
           file: file2,
-          span: problem.span,
-          help: "The rest of the file was still checked; whatever could not be read here was skipped, so fix it to get a complete check."
+          span: problem.span
         });
       }
       const images = new Set(
@@ -57047,8 +57085,7 @@ var rule_default14 = defineRule({
           data: { text: fact.text.length > 80 ? `${fact.text.slice(0, 77)}\u2026` : fact.text, reason: fact.reason },
           file: file2,
           span: fact.span,
-          severity: "notice",
-          help: "cuda-gatekeeper judges what a file states; a value only known when the build or install runs is left to it. Give it a default (an ARG value, a pinned version) to have it checked."
+          severity: "notice"
         });
       }
     }
@@ -57066,6 +57103,10 @@ var rule_default15 = defineRule({
     noSuchCuda: "cuda.allowed lists CUDA {{cuda}}, which NVIDIA never released",
     unknownGpu: 'gpus lists "{{gpu}}", which the knowledge base does not know; use a compute capability such as "8.0" or a known model name'
   },
+  helps: {
+    invalid: "The baseline was not applied; only the built-in consistency rules ran. See baseline.yaml in cuda-gatekeeper for the documented format.",
+    noSuchCuda: "{{note}} Source: {{source}}"
+  },
   check({ policy, policyProblems, kb, report }) {
     for (const problem of policyProblems ?? []) {
       report({
@@ -57073,6 +57114,8 @@ var rule_default15 = defineRule({
         data: { message: problem.message },
         file: problem.file,
         span: problem.span,
+        // A locked key, not an invalid baseline: the baseline was applied, without this value. Its own help (a
+        // message id of its own would change the findings' messageId).
         help: "The organisation baseline locks this key; the organisation value stays in effect. Change it in the organisation config repository instead."
       });
     }
@@ -57083,8 +57126,7 @@ var rule_default15 = defineRule({
         messageId: "invalid",
         data: { message: problem.message },
         file: file2,
-        span: problem.span,
-        help: "The baseline was not applied; only the built-in consistency rules ran. See baseline.yaml in cuda-gatekeeper for the documented format."
+        span: problem.span
       });
     }
     if (policy.problems.length > 0) return;
@@ -57093,10 +57135,9 @@ var rule_default15 = defineRule({
       if (kb.cudaExists(cuda) === "no" && missing)
         report({
           messageId: "noSuchCuda",
-          data: { cuda },
+          data: { cuda, note: missing.note ?? "", source: cite(missing) },
           file: file2,
-          span: policy.locate(["cuda", "allowed", index]),
-          help: `${missing.note ?? ""} Source: ${cite(missing)}`
+          span: policy.locate(["cuda", "allowed", index])
         });
     });
     policy.baseline.gpus.forEach((gpu, index) => {
@@ -57164,6 +57205,21 @@ var safeParse3 = memoize((version2) => {
 }, 1e4);
 
 // rules/wheel-missing/rule.ts
+var HELPS3 = {
+  noVariant: "{{owner}} {{torch}} is published for {{published}}{{pypiNote}}.{{builds}} Source: {{source}}",
+  fallback: "{{owner}} {{torch}} is published for {{published}}{{pypiNote}}.{{builds}} Source: {{source}}",
+  newerVersion: "The knowledge base (PyTorch data retrieved {{retrieved}}) ends at {{name}} {{newest}}, so the builds, CUDA and companions of {{version}} are not checked; update cuda-gatekeeper, or check the version. Source: {{source}}",
+  unknownVersion: "The knowledge base (PyTorch data retrieved {{retrieved}}) lists {{listed}}; check the version. Source: {{source}}",
+  noPytorchCuda: "The pytorch-cuda metapackage exists only for {{published}}; from torch 2.6 PyTorch publishes no conda packages (use pip wheels). Source: {{source}}",
+  condaLabel: "+{{label}} is how PyPI-style wheels name a CUDA build; conda names it in the build string or with pytorch-cuda. Write pytorch={{public}} with {{instead}}. Source: {{source}}",
+  channelEnded: "The pytorch channel is deprecated; install torch {{version}} with pip, or take pytorch from conda-forge. Source: {{source}}",
+  toolkitIgnored: "The pytorch channel's builds of {{version}} depend on pytorch-cuda ({{pytorchCuda}}), not on cudatoolkit, so the solver may pick a CPU build or another CUDA. Replace cudatoolkit with pytorch-cuda=X.Y from the nvidia channel. Source: {{source}}",
+  selectorIgnored: `{{name}} only tracks a conda feature that the pytorch channel's 0.3\u20131.0.0 builds carried; from 1.0.1 the CUDA build is chosen with cudatoolkit=X.Y (from 1.13 with pytorch-cuda=X.Y), so {{name}} picks nothing and the solver takes any CUDA build. Source: {{source}} (v1.0.0: "cuda100 -c pytorch"; v1.0.1: "cudatoolkit=10.0 -c pytorch")`,
+  condaCombination: "conda cannot solve {{spec}} with {{what}} {{cuda}}: the pytorch channel has builds for {{published}} only. Source: {{source}}",
+  condaRangeCombination: "conda cannot solve {{spec}} with {{what}} {{cuda}}: the pytorch channel has builds for {{published}} only. Source: {{source}}",
+  condaRangeSome: "Of the pytorch releases {{spec}} allows, only {{some}} {{have}} {{what}} {{cuda}} builds, so the solver takes {{which}}; pin it if that is what you mean. Source: {{source}}",
+  noCuda: "{{note}}. Source: {{source}}"
+};
 var rule_default17 = defineRule({
   id: "wheel-missing",
   description: "The requested build exists (torch/torchvision/torchaudio CUDA variants, conda pytorch-cuda/cudatoolkit builds)",
@@ -57184,6 +57240,7 @@ var rule_default17 = defineRule({
     toolkitIgnored: "cudatoolkit does not select the CUDA build of pytorch {{version}}: from 1.13 the pytorch channel selects it with pytorch-cuda",
     noCuda: "{{subject}} names CUDA {{cuda}}, which NVIDIA never released"
   },
+  helps: HELPS3,
   check({ units, kb, report }) {
     for (const unit of units) {
       for (const { file: file2, pkg, build } of unit.packages) {
@@ -57205,10 +57262,9 @@ function checkNeverReleased(unit, kb, report) {
     const record2 = kb.noReleaseRecord(minor);
     report({
       messageId: "noCuda",
-      data: { subject: claim2.subject, cuda: minor },
+      data: { subject: claim2.subject, cuda: minor, note: record2.note ?? "", source: cite(record2) },
       file: claim2.file,
-      span: claim2.span,
-      help: `${record2.note}. Source: ${cite(record2)}`
+      span: claim2.span
     });
   }
 }
@@ -57222,8 +57278,14 @@ function checkBuild(unit, { file: file2, pkg, build }, kb, report) {
   const release = build.release;
   const lenient = release.variantsComplete === false || isUnverified(release);
   const suggestions = alternatives({ file: file2, pkg }, { version: build.version, release, cuda: missing.cuda ?? "" }, kb);
-  const published = release.variants.join(", ");
-  const help = `${pkg.rawName === "torch" ? "torch" : `${pkg.rawName} (torch ${release.version})`} ${release.version} is published for ${published}${release.pypiDefault ? ` (PyPI: ${release.pypiDefault})` : ""}.${suggestionText(suggestions)} Source: ${cite(release)}`;
+  const why = {
+    owner: pkg.rawName === "torch" ? "torch" : `${pkg.rawName} (torch ${release.version})`,
+    torch: release.version,
+    published: release.variants.join(", "),
+    pypiNote: release.pypiDefault ? ` (PyPI: ${release.pypiDefault})` : "",
+    builds: suggestionText(suggestions),
+    source: cite(release)
+  };
   if (missing.via === "extra-index-url" && missing.index) {
     report({
       messageId: "fallback",
@@ -57232,13 +57294,13 @@ function checkBuild(unit, { file: file2, pkg, build }, kb, report) {
         version: build.version,
         tag: missing.tag,
         url: missing.index.url,
-        pypi: build.release.pypiDefault ?? "default"
+        pypi: build.release.pypiDefault ?? "default",
+        ...why
       },
       file: file2,
       span: pkg.span,
       unverified: lenient,
       severity: lenient ? "notice" : "error",
-      help,
       related: indexOwner(unit, missing.index).map((owner) => ({
         file: owner,
         span: missing.index.span,
@@ -57254,12 +57316,12 @@ function checkBuild(unit, { file: file2, pkg, build }, kb, report) {
       name: pkg.rawName,
       version: build.version,
       tag: missing.tag,
-      via: missing.via === "index-url" ? ` on ${missing.index?.url}, so pip finds no matching distribution` : ""
+      via: missing.via === "index-url" ? ` on ${missing.index?.url}, so pip finds no matching distribution` : "",
+      ...why
     },
     file: file2,
     span: pkg.span,
     unverified: lenient,
-    help,
     suggestions
   });
 }
@@ -57314,22 +57376,32 @@ function checkUnknown(file2, pkg, kb, report) {
   if (compareDotted(version2, line.newest ?? "0") > 0) {
     report({
       messageId: "newerVersion",
-      data: { name: pkg.rawName, version: version2, newest: line.newest ?? "" },
+      data: {
+        name: pkg.rawName,
+        version: version2,
+        newest: line.newest ?? "",
+        retrieved: newest.retrieved,
+        source: cite(newest)
+      },
       file: file2,
       span: pkg.span,
-      severity: "notice",
-      help: `The knowledge base (PyTorch data retrieved ${newest.retrieved}) ends at ${pkg.rawName} ${line.newest}, so the builds, CUDA and companions of ${version2} are not checked; update cuda-gatekeeper, or check the version. Source: ${cite(newest)}`
+      severity: "notice"
     });
     return;
   }
   const staleMinor = newestOfMinor !== void 0 && compareDotted(version2, newestOfMinor) > 0 && compareDotted(minorOf(line.newest ?? "0"), minor) > 0;
   report({
     messageId: "unknownVersion",
-    data: { name: pkg.rawName, version: version2 },
+    data: {
+      name: pkg.rawName,
+      version: version2,
+      retrieved: newest.retrieved,
+      listed: newestOfMinor ? `${pkg.rawName} ${minor} releases up to ${newestOfMinor}` : `no ${pkg.rawName} ${minor} release`,
+      source: cite(newest)
+    },
     file: file2,
     span: pkg.span,
-    severity: staleMinor ? "warning" : "notice",
-    help: `The knowledge base (PyTorch data retrieved ${newest.retrieved}) lists ${newestOfMinor ? `${pkg.rawName} ${minor} releases up to ${newestOfMinor}` : `no ${pkg.rawName} ${minor} release`}; check the version. Source: ${cite(newest)}`
+    severity: staleMinor ? "warning" : "notice"
   });
 }
 var PREVIOUS_VERSIONS = "https://github.com/pytorch/pytorch.github.io/blob/04862e376ea686ba351674864400db1d93113979/_get_started/previous-versions.md";
@@ -57345,10 +57417,13 @@ function checkConda(unit, kb, report) {
     if (!published.includes(version3)) {
       report({
         messageId: "noPytorchCuda",
-        data: { version: pytorchCuda.pkg.exact ?? pytorchCuda.pkg.specifier.trim(), published: published.join(", ") },
+        data: {
+          version: pytorchCuda.pkg.exact ?? pytorchCuda.pkg.specifier.trim(),
+          published: published.join(", "),
+          source
+        },
         file: pytorchCuda.file,
-        span: pytorchCuda.pkg.span,
-        help: `The pytorch-cuda metapackage exists only for ${published.join(", ")}; from torch 2.6 PyTorch publishes no conda packages (use pip wheels). Source: ${source}`
+        span: pytorchCuda.pkg.span
       });
     }
   }
@@ -57357,10 +57432,15 @@ function checkConda(unit, kb, report) {
     const label = pytorch.pkg.exact.slice(pytorch.pkg.exact.indexOf("+") + 1);
     report({
       messageId: "condaLabel",
-      data: { subject: describePackage(pytorch.pkg), label },
+      data: {
+        subject: describePackage(pytorch.pkg),
+        label,
+        public: publicVersion(pytorch.pkg.exact),
+        instead: cudaFromLabel(label) ? `pytorch-cuda=${cudaFromLabel(label).cuda}` : "the CUDA package of your channel",
+        source
+      },
       file: pytorch.file,
-      span: pytorch.pkg.span,
-      help: `+${label} is how PyPI-style wheels name a CUDA build; conda names it in the build string or with pytorch-cuda. Write pytorch=${publicVersion(pytorch.pkg.exact)} with ${cudaFromLabel(label) ? `pytorch-cuda=${cudaFromLabel(label).cuda}` : "the CUDA package of your channel"}. Source: ${source}`
+      span: pytorch.pkg.span
     });
     return;
   }
@@ -57375,10 +57455,9 @@ function checkConda(unit, kb, report) {
   if (channel === "pytorch" && versions.every((candidate) => compareDotted(candidate, last2) > 0)) {
     report({
       messageId: "channelEnded",
-      data: { version: version2, last: last2 },
+      data: { version: version2, last: last2, source: cite(kb.pytorchChannel()) },
       file: pytorch.file,
-      span: pytorch.pkg.span,
-      help: `The pytorch channel is deprecated; install torch ${version2} with pip, or take pytorch from conda-forge. Source: ${cite(kb.pytorchChannel())}`
+      span: pytorch.pkg.span
     });
     return;
   }
@@ -57388,13 +57467,16 @@ function checkConda(unit, kb, report) {
   if (channel === "pytorch" && cudatoolkit && !pytorchCuda && onChannel.every((release) => release.condaPytorchCuda?.length && !release.condaCudatoolkit?.length)) {
     report({
       messageId: "toolkitIgnored",
-      data: { version: version2 },
+      data: {
+        version: version2,
+        pytorchCuda: [...new Set(onChannel.flatMap((release) => release.condaPytorchCuda ?? []))].join(", "),
+        source: cite(onChannel[0])
+      },
       file: cudatoolkit.file,
       span: cudatoolkit.pkg.span,
       // The solver may still take a CUDA build of the same version: what it takes is not certain, so a warning.
       severity: "warning",
       unverified: lenient,
-      help: `The pytorch channel's builds of ${version2} depend on pytorch-cuda (${[...new Set(onChannel.flatMap((release) => release.condaPytorchCuda ?? []))].join(", ")}), not on cudatoolkit, so the solver may pick a CPU build or another CUDA. Replace cudatoolkit with pytorch-cuda=X.Y from the nvidia channel. Source: ${cite(onChannel[0])}`,
       related: [{ file: pytorch.file, span: pytorch.pkg.span, message: `pytorch ${version2} is pinned here` }]
     });
   }
@@ -57402,12 +57484,11 @@ function checkConda(unit, kb, report) {
   if (selector && channel !== "conda-forge" && onChannel.length > 0 && onChannel.every((release) => compareDotted(release.version, "1.0.1") >= 0)) {
     report({
       messageId: "selectorIgnored",
-      data: { name: selector.pkg.rawName, version: version2 },
+      data: { name: selector.pkg.rawName, version: version2, source: PREVIOUS_VERSIONS },
       file: selector.file,
       span: selector.pkg.span,
       // The solver still takes some CUDA build: which is not certain, so a warning.
       severity: "warning",
-      help: `${selector.pkg.rawName} only tracks a conda feature that the pytorch channel's 0.3\u20131.0.0 builds carried; from 1.0.1 the CUDA build is chosen with cudatoolkit=X.Y (from 1.13 with pytorch-cuda=X.Y), so ${selector.pkg.rawName} picks nothing and the solver takes any CUDA build. Source: ${PREVIOUS_VERSIONS} (v1.0.0: "cuda100 -c pytorch"; v1.0.1: "cudatoolkit=10.0 -c pytorch")`,
       related: [{ file: pytorch.file, span: pytorch.pkg.span, message: `pytorch ${version2} is pinned here` }]
     });
   }
@@ -57448,13 +57529,21 @@ function checkConda(unit, kb, report) {
         what: check3.what,
         cuda: check3.cuda,
         published: ranged ? lists : check3.list(known2[0]).join(", "),
-        some: built.map((release) => release.version).join(", ")
+        some: built.map((release) => release.version).join(", "),
+        spec: spec2,
+        have: built.length > 1 ? "have" : "has",
+        which: built.length > 1 ? "one of those" : "that one",
+        source: cite(known2[0])
       },
       file: check3.at.file,
       span: check3.at.pkg.span,
       unverified: lenient,
       ...certain ? {} : { severity: "warning" },
-      help: certain ? `conda cannot solve ${describePackage(pytorch.pkg)} with ${check3.what} ${check3.cuda}: the pytorch channel has builds for ${ranged ? lists : check3.list(known2[0]).join(", ")} only. Source: ${cite(known2[0])}` : built.length > 0 ? `Of the pytorch releases ${describePackage(pytorch.pkg)} allows, only ${built.map((release) => release.version).join(", ")} ${built.length > 1 ? "have" : "has"} ${check3.what} ${check3.cuda} builds, so the solver takes ${built.length > 1 ? "one of those" : "that one"}; pin it if that is what you mean. Source: ${cite(known2[0])}` : `None of the pytorch releases ${describePackage(pytorch.pkg)} allows that the knowledge base lists builds of has ${check3.what} ${check3.cuda} builds (${lists}). Source: ${cite(known2[0])}`,
+      // A range no listed release of which has the build, where the knowledge base does not list every release's
+      // builds: not certain, so the help says what is known rather than that conda cannot solve it.
+      ...!certain && built.length === 0 ? {
+        help: `None of the pytorch releases ${spec2} allows that the knowledge base lists builds of has ${check3.what} ${check3.cuda} builds (${lists}). Source: ${cite(known2[0])}`
+      } : {},
       related: check3.at.pkg === pytorch.pkg ? [] : [{ file: pytorch.file, span: pytorch.pkg.span, message: `pytorch ${version2} is pinned here` }]
     });
   }

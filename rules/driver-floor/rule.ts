@@ -16,6 +16,21 @@ const HELPS = {
     'CUDA {{cuda}} code needs at least the driver it was released with ({{needed}}, CUDA {{row}}): older drivers fail CUDA initialisation with "driver version is insufficient for CUDA runtime version". {{floor}} is needed only for later CUDA {{major}}.x releases.{{compatNote}} Sources: {{sources}}',
   major:
     'A driver older than {{floor}} runs no CUDA {{major}}.x code newer than its own release: CUDA initialisation fails with "driver version is insufficient for CUDA runtime version".{{compatNote}} Upgrade the fleet driver or stay on CUDA {{previous}}.x. Sources: {{sources}}',
+  noPool: 'Per pool: {{reasons}}{{pinned}}',
+  somePools: 'Per pool: {{reasons}}{{pinned}}',
+  pinned: 'Per pool: {{reasons}}{{pinned}}',
+  poolsCompat: 'Per pool: {{reasons}}{{pinned}}',
+  unmatched:
+    'The pods cannot be scheduled on a node of the pools the baseline lists ({{labels}}), so either the fleet in the baseline is incomplete or the selector is wrong. Pools are matched by their labels, their GPUs (nvidia.com/gpu.product, nvidia.com/gpu.compute.*), their driver (nvidia.com/cuda.driver.*) and, for the GKE, EKS and AKS node-pool labels, their names.',
+  noDockerfile:
+    "Without the Dockerfile, the image's CUDA is known only from its name{{says}}. Correct the path (it is read from the repository root). {{images}}",
+  unknownImage: '{{why}} {{images}}',
+  requireCudaBrand:
+    "The container starts when any space-separated term holds; on the fleet's driver only terms that name a GPU brand do. Source: {{source}}",
+  requireCuda:
+    'The NVIDIA container runtime starts a container only when one space-separated term of NVIDIA_REQUIRE_CUDA holds for the host; none does for {{driver}}. Lower the requirement or upgrade the fleet. Source: {{source}}',
+  driverInImage:
+    'Containers use the host\'s kernel driver; the NVIDIA container toolkit mounts the matching user-space libraries at run time. Driver libraries baked into an image break with "Failed to initialize NVML: Driver/library version mismatch" whenever the host driver differs. Remove the package and let the toolkit inject the driver.',
   minor:
     "Driver {{fleet}} is a CUDA {{major}}.x driver, so CUDA {{cuda}} code runs under minor-version compatibility: PTX that is newer than the driver cannot be JIT-compiled, and APIs added after the driver's CUDA version fail with cudaErrorCallRequiresNewerDriver. Needed for everything: >= {{needed}} (CUDA {{row}}). Sources: {{sources}}",
 };
@@ -85,20 +100,29 @@ function checkContainers(units: readonly Unit[], report: Reporter): void {
     if (container.missing) {
       report({
         messageId: 'noDockerfile',
-        data: { ...base, path: container.missing },
+        data: {
+          ...base,
+          path: container.missing,
+          says: container.claims.length ? '' : ', which says none',
+          images: IMAGES_HELP,
+        },
         file: unit.root,
         span: fact.dockerfile!.span,
         severity: 'warning',
-        help: `Without the Dockerfile, the image's CUDA is known only from its name${container.claims.length ? '' : ', which says none'}. Correct the path (it is read from the repository root). ${IMAGES_HELP}`,
       });
     } else if (container.claims.length === 0) {
       report({
         messageId: 'unknownImage',
-        data: base,
+        data: {
+          ...base,
+          why: fact.image.unresolved
+            ? `The image is not a reference here (${fact.image.unresolved}): check the rendered manifest (kustomize build, helm template) instead.`
+            : 'Its tag names no CUDA version.',
+          images: IMAGES_HELP,
+        },
         file: unit.root,
         span: fact.span,
         severity: 'notice',
-        help: `${fact.image.unresolved ? `The image is not a reference here (${fact.image.unresolved}): check the rendered manifest (kustomize build, helm template) instead.` : 'Its tag names no CUDA version.'} ${IMAGES_HELP}`,
       });
     }
   }
@@ -316,11 +340,11 @@ function checkPools(
             workload: unit.container.fact.workload,
             container: unit.container.fact.name,
             why: selection.unmatched,
+            labels: pools.map((pool) => `${pool.name}: ${labelsOf(pool)}`).join('; '),
           },
           file: unit.root,
           span: unit.container.fact.span,
           severity: 'warning',
-          help: `The pods cannot be scheduled on a node of the pools the baseline lists (${pools.map((pool) => `${pool.name}: ${labelsOf(pool)}`).join('; ')}), so either the fleet in the baseline is incomplete or the selector is wrong. Pools are matched by their labels, their GPUs (nvidia.com/gpu.product, nvidia.com/gpu.compute.*), their driver (nvidia.com/cuda.driver.*) and, for the GKE, EKS and AKS node-pool labels, their names.`,
         });
     }
     return selection;
@@ -369,7 +393,7 @@ function checkPools(
     const pinned = selection.narrowed
       ? ` It is scheduled only on ${selection.pools.map((pool) => pool.name).join(', ')} (${selection.by.join(', ')}).`
       : '';
-    const common = { file: claim.file, span: claim.span, unverified, help: `Per pool: ${reasons}${pinned}` };
+    const common = { file: claim.file, span: claim.span, unverified };
     if (failing.length > 0) {
       reportClaim({
         messageId: running.length === 0 ? (selection.narrowed ? 'pinned' : 'noPool') : 'somePools',
@@ -377,6 +401,8 @@ function checkPools(
           subject: claim.subject,
           cuda,
           fails: named(failing),
+          reasons,
+          pinned,
           runs: running
             .map(
               (verdict) =>
@@ -400,7 +426,7 @@ function checkPools(
     const forwardSeverity = forward.some((verdict) => verdict.draft.severity === 'warning') ? 'warning' : 'notice';
     reportClaim({
       messageId: 'poolsCompat',
-      data: { subject: claim.subject, cuda, how },
+      data: { subject: claim.subject, cuda, how, reasons, pinned },
       severity: minor.length ? 'warning' : forwardSeverity,
       ...common,
     });
@@ -590,20 +616,24 @@ function checkRequireCuda(file: ParsedFile, fleet: string, kb: KnowledgeBase, re
     if (branded.length) {
       report({
         messageId: 'requireCudaBrand',
-        data: { value, fleet, brands: [...new Set(branded.flatMap((verdict) => verdict.brands))].join(', ') },
+        data: {
+          value,
+          fleet,
+          brands: [...new Set(branded.flatMap((verdict) => verdict.brands))].join(', '),
+          source: REQUIRE,
+        },
         file,
         span: env.span,
         severity: 'warning',
-        help: `The container starts when any space-separated term holds; on the fleet's driver only terms that name a GPU brand do. Source: ${REQUIRE}`,
       });
       continue;
     }
     report({
       messageId: 'requireCuda',
-      data: { value, fleet },
+      // `driver` stays the driver judged when a pool check names every pool in `fleet`.
+      data: { value, fleet, driver: fleet, source: REQUIRE },
       file,
       span: env.span,
-      help: `The NVIDIA container runtime starts a container only when one space-separated term of NVIDIA_REQUIRE_CUDA holds for the host; none does for ${fleet}. Lower the requirement or upgrade the fleet. Source: ${REQUIRE}`,
     });
   }
 }
@@ -625,7 +655,6 @@ function checkDriverPackages(file: ParsedFile, fleet: string | undefined, report
       file,
       span: pkg.span,
       severity: mismatch ? 'error' : 'warning',
-      help: 'Containers use the host\'s kernel driver; the NVIDIA container toolkit mounts the matching user-space libraries at run time. Driver libraries baked into an image break with "Failed to initialize NVML: Driver/library version mismatch" whenever the host driver differs. Remove the package and let the toolkit inject the driver.',
     });
   }
 }

@@ -4,7 +4,7 @@ import type { EnvFact, ParsedFile } from '../../src/parsers/facts.js';
 import type { Fix } from '../../src/finding.js';
 import { cite, isUnverified, runsOn, type GpuInfo, type KnowledgeBase } from '../../src/knowledge/index.js';
 import type { Pool } from '../../src/baseline/schema.js';
-import { defineRule, type Draft, type Reporter, type UnitVerdict } from '../../src/rule.js';
+import { defineRule, helpText, type Draft, type Reporter, type UnitVerdict } from '../../src/rule.js';
 import { selectPools } from '../../src/analysis/placement.js';
 import { originRelated, type CudaClaim } from '../../src/analysis/claims.js';
 import type { Unit } from '../../src/analysis/units.js';
@@ -18,6 +18,17 @@ interface FleetGpu {
   readonly lastCudaMajor?: number;
   readonly record: Parameters<typeof cite>[0];
 }
+
+/** Why each finding matters and how to fix it, filled from its data (src/rule.ts, `helps`). */
+const HELPS = {
+  gpuDriver: 'Older drivers do not recognise this GPU at all. Source: {{source}}',
+  tooOld: 'CUDA {{cuda}} cannot generate code for compute capability {{cc}}. Source: {{source}}',
+  dropped: 'CUDA {{next}}.0 removed offline compilation and library support for this architecture. Source: {{source}}',
+  noKernels:
+    'torch raises "no kernel image is available for execution on the device" on this GPU. Use a build that includes sm_{{sm}} (compute capability {{cc}} needs CUDA >= {{minCuda}}). Sources: {{sources}}',
+  archList:
+    'Extensions built with this list carry no kernels for compute capability {{cc}} and fail with "no kernel image is available". Source: {{source}}',
+};
 
 export default defineRule({
   id: 'gpu-arch',
@@ -33,6 +44,7 @@ export default defineRule({
     archList: 'TORCH_CUDA_ARCH_LIST "{{value}}" does not cover {{gpu}} (compute capability {{cc}})',
     gpuDriver: "{{gpu}} needs NVIDIA driver >= {{needed}}, but the baseline's fleet driver is {{fleet}}",
   },
+  helps: HELPS,
   check({ units, files, kb, baseline, policy, report: reportAll, verdict }) {
     // With pools, every pool's GPUs are checked and a finding is an error only when it holds on every pool.
     const pools = baseline.pools;
@@ -68,11 +80,10 @@ export default defineRule({
         if (info?.minDriver && compareDotted(fleetDriver, info.minDriver) < 0) {
           report({
             messageId: 'gpuDriver',
-            data: { gpu: name, needed: info.minDriver, fleet: fleetDriver },
+            data: { gpu: name, needed: info.minDriver, fleet: fleetDriver, source: cite(info.record) },
             file: { path: policy.source.path, source: policy.source },
             span: policy.locate(['gpus', index]),
             unverified: isUnverified(info.record),
-            help: `Older drivers do not recognise this GPU at all. Source: ${cite(info.record)}`,
           });
         }
       });
@@ -94,20 +105,18 @@ export default defineRule({
           if (miss === 'tooOld') {
             report({
               messageId: 'tooOld',
-              data,
+              data: { ...data, source: cite(gpu.record) },
               file: claim.file,
               span: claim.span,
               unverified: isUnverified(gpu.record),
-              help: `CUDA ${cuda} cannot generate code for compute capability ${gpu.cc}. Source: ${cite(gpu.record)}`,
             });
           } else if (miss === 'dropped') {
             report({
               messageId: 'dropped',
-              data: { ...data, last: gpu.lastCudaMajor! },
+              data: { ...data, last: gpu.lastCudaMajor!, next: gpu.lastCudaMajor! + 1, source: cite(gpu.record) },
               file: claim.file,
               span: claim.span,
               unverified: isUnverified(gpu.record),
-              help: `CUDA ${gpu.lastCudaMajor! + 1}.0 removed offline compilation and library support for this architecture. Source: ${cite(gpu.record)}`,
             });
           }
         }
@@ -227,6 +236,7 @@ function checkContainer(
       ...(clear.length > 0 ? { severity: 'warning' as const } : {}),
       unverified: hits.some((hit) => isUnverified(hit.gpu.record)),
       related: originRelated(claim),
+      // Per pool, the GPU each cannot use: its own help, over the message's template for one GPU.
       help: `${hits.map((hit) => `pool ${hit.pool.name}: ${hitReason(claim, hit)}`).join('; ')}.${keep} Source: ${cite(gpu.record)}`,
     });
   }
@@ -257,7 +267,7 @@ function poolReporter(pools: readonly Pool[], kb: KnowledgeBase, report: Reporte
           report({
             ...draft,
             severity: draft.severity === 'notice' ? 'notice' : 'warning',
-            help: `Only on pool${hit.length === 1 ? '' : 's'} ${hit.map((pool) => pool.name).join(', ')}: ${clear.map((pool) => pool.name).join(', ')} ${clear.length === 1 ? 'runs' : 'run'} it, so keep it to ${clear.length === 1 ? 'that pool' : 'those pools'}. ${draft.help ?? ''}`,
+            help: `Only on pool${hit.length === 1 ? '' : 's'} ${hit.map((pool) => pool.name).join(', ')}: ${clear.map((pool) => pool.name).join(', ')} ${clear.length === 1 ? 'runs' : 'run'} it, so keep it to ${clear.length === 1 ? 'that pool' : 'those pools'}. ${helpText(HELPS, draft) ?? ''}`,
           });
       }
     }
@@ -292,11 +302,11 @@ function checkTorchBuild(
         archs:
           archs.sass.map((arch) => `sm_${arch.replace('.', '')}`).join(', ') +
           (archs.ptx?.length ? ` (+PTX ${archs.ptx.join(', ')})` : ''),
+        sources: `${cite(archs)}; ${cite(gpu.record)}`,
       },
       file,
       span,
       unverified: isUnverified(archs) || isUnverified(gpu.record),
-      help: `torch raises "no kernel image is available for execution on the device" on this GPU. Use a build that includes sm_${data.sm} (compute capability ${gpu.cc} needs CUDA >= ${gpu.minCuda}). Sources: ${cite(archs)}; ${cite(gpu.record)}`,
     });
     return;
   }
@@ -307,6 +317,8 @@ function checkTorchBuild(
       file,
       span,
       unverified: isUnverified(gpu.record),
+      // A wheel's why, not the toolkit's of the message's template: its own help (a message id of its own would
+      // change the findings' messageId).
       help: `A CUDA ${cuda} build cannot contain code for compute capability ${gpu.cc}. Source: ${cite(gpu.record)}`,
     });
   } else if (gpu.lastCudaMajor !== undefined && cudaMajor(cuda) > gpu.lastCudaMajor) {
@@ -316,6 +328,7 @@ function checkTorchBuild(
       file,
       span,
       unverified: isUnverified(gpu.record),
+      // A wheel's why (see tooOld above).
       help: `CUDA ${gpu.lastCudaMajor + 1} wheels drop pre-Turing GPUs. Source: ${cite(gpu.record)}`,
     });
   }
@@ -345,12 +358,11 @@ function checkArchList(file: ParsedFile, env: EnvFact, fleet: readonly FleetGpu[
       : undefined;
     report({
       messageId: 'archList',
-      data: { value: env.value, gpu: gpu.label, cc: gpu.cc },
+      data: { value: env.value, gpu: gpu.label, cc: gpu.cc, source: cite(gpu.record) },
       file,
       span: env.span,
       severity: 'warning',
       unverified: isUnverified(gpu.record),
-      help: `Extensions built with this list carry no kernels for compute capability ${gpu.cc} and fail with "no kernel image is available". Source: ${cite(gpu.record)}`,
       ...(fix ? { fix } : {}),
     });
   }

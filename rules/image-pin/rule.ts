@@ -1,6 +1,10 @@
 import type { ImageFact } from '../../src/parsers/facts.js';
 import { defineRule } from '../../src/rule.js';
 
+/** Why a tag that moves is a problem, for the three messages that say it does. */
+const FLOATING =
+  'Tags such as "latest", "12" or "12.4" move to new releases; a CUDA base image that moves changes the CUDA, cuDNN and driver requirements of every build. Name the full version, e.g. nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04.';
+
 export default defineRule({
   id: 'image-pin',
   description: 'Base images are pinned to an exact tag (or digest, if the baseline asks for it)',
@@ -12,6 +16,14 @@ export default defineRule({
     floating: '{{image}} uses the floating tag "{{tag}}"; pin the full version',
     noDigest: '{{image}} is not pinned by digest, as the baseline requires',
     unresolved: 'the base image cannot be checked: {{reason}}',
+  },
+  helps: {
+    noTag: FLOATING,
+    latest: FLOATING,
+    floating: FLOATING,
+    noDigest:
+      'Append @sha256:<digest> (from `docker buildx imagetools inspect IMAGE:TAG`) so the build cannot change when the tag is re-pushed.',
+    unresolved: 'Give the ARG a default value that names an exact tag, so the file documents what it builds from.',
   },
   check({ files, baseline, report }) {
     if (baseline.pinning.images === 'none') return;
@@ -26,7 +38,6 @@ export default defineRule({
             file,
             span: image.span,
             severity: 'notice',
-            help: 'Give the ARG a default value that names an exact tag, so the file documents what it builds from.',
           });
           continue;
         }
@@ -37,7 +48,6 @@ export default defineRule({
               data,
               file,
               span: image.span,
-              help: 'Append @sha256:<digest> (from `docker buildx imagetools inspect IMAGE:TAG`) so the build cannot change when the tag is re-pushed.',
             });
           continue;
         }
@@ -49,7 +59,6 @@ export default defineRule({
             data: { ...data, tag: image.tag ?? '' },
             file,
             span: image.span,
-            help: 'Tags such as "latest", "12" or "12.4" move to new releases; a CUDA base image that moves changes the CUDA, cuDNN and driver requirements of every build. Name the full version, e.g. nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04.',
           });
       }
     }

@@ -6,6 +6,12 @@ export default defineRule({
   defaultSeverity: 'error',
   fix: 'none',
   messages: { problem: '{{message}}', notRead: '{{text}} is not checked: {{reason}}' },
+  helps: {
+    problem:
+      'The rest of the file was still checked; whatever could not be read here was skipped, so fix it to get a complete check.',
+    notRead:
+      'cuda-gatekeeper judges what a file states; a value only known when the build or install runs is left to it. Give it a default (an ARG value, a pinned version) to have it checked.',
+  },
   check({ files, report }) {
     for (const file of files) {
       for (const problem of file.problems) {
@@ -14,7 +20,6 @@ export default defineRule({
           data: { message: problem.message },
           file,
           span: problem.span,
-          help: 'The rest of the file was still checked; whatever could not be read here was skipped, so fix it to get a complete check.',
         });
       }
       // What the file says but only the build (or the install) knows: a notice, so nothing is skipped in silence.
@@ -30,7 +35,6 @@ export default defineRule({
           file,
           span: fact.span,
           severity: 'notice',
-          help: 'cuda-gatekeeper judges what a file states; a value only known when the build or install runs is left to it. Give it a default (an ARG value, a pinned version) to have it checked.',
         });
       }
     }

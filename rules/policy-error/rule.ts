@@ -12,6 +12,11 @@ export default defineRule({
     unknownGpu:
       'gpus lists "{{gpu}}", which the knowledge base does not know; use a compute capability such as "8.0" or a known model name',
   },
+  helps: {
+    invalid:
+      'The baseline was not applied; only the built-in consistency rules ran. See baseline.yaml in cuda-gatekeeper for the documented format.',
+    noSuchCuda: '{{note}} Source: {{source}}',
+  },
   check({ policy, policyProblems, kb, report }) {
     for (const problem of policyProblems ?? []) {
       report({
@@ -19,6 +24,8 @@ export default defineRule({
         data: { message: problem.message },
         file: problem.file,
         span: problem.span,
+        // A locked key, not an invalid baseline: the baseline was applied, without this value. Its own help (a
+        // message id of its own would change the findings' messageId).
         help: 'The organisation baseline locks this key; the organisation value stays in effect. Change it in the organisation config repository instead.',
       });
     }
@@ -30,7 +37,6 @@ export default defineRule({
         data: { message: problem.message },
         file,
         span: problem.span,
-        help: 'The baseline was not applied; only the built-in consistency rules ran. See baseline.yaml in cuda-gatekeeper for the documented format.',
       });
     }
     if (policy.problems.length > 0) return;
@@ -39,10 +45,9 @@ export default defineRule({
       if (kb.cudaExists(cuda) === 'no' && missing)
         report({
           messageId: 'noSuchCuda',
-          data: { cuda },
+          data: { cuda, note: missing.note ?? '', source: cite(missing) },
           file,
           span: policy.locate(['cuda', 'allowed', index]),
-          help: `${missing.note ?? ''} Source: ${cite(missing)}`,
         });
     });
     policy.baseline.gpus.forEach((gpu, index) => {

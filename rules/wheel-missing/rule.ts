@@ -19,6 +19,33 @@ import { compareDotted } from '../../src/util/dotted.js';
 import { cudaFromLabel } from '../../src/analysis/cuda-labels.js';
 import { condaAdmits, parseCondaVersionSpec } from '../../src/analysis/conda-versions.js';
 
+/** Why each finding matters and how to fix it, filled from its data (src/rule.ts, `helps`). */
+const HELPS = {
+  noVariant: '{{owner}} {{torch}} is published for {{published}}{{pypiNote}}.{{builds}} Source: {{source}}',
+  fallback: '{{owner}} {{torch}} is published for {{published}}{{pypiNote}}.{{builds}} Source: {{source}}',
+  newerVersion:
+    'The knowledge base (PyTorch data retrieved {{retrieved}}) ends at {{name}} {{newest}}, so the builds, CUDA and companions of {{version}} are not checked; update cuda-gatekeeper, or check the version. Source: {{source}}',
+  unknownVersion:
+    'The knowledge base (PyTorch data retrieved {{retrieved}}) lists {{listed}}; check the version. Source: {{source}}',
+  noPytorchCuda:
+    'The pytorch-cuda metapackage exists only for {{published}}; from torch 2.6 PyTorch publishes no conda packages (use pip wheels). Source: {{source}}',
+  condaLabel:
+    '+{{label}} is how PyPI-style wheels name a CUDA build; conda names it in the build string or with pytorch-cuda. Write pytorch={{public}} with {{instead}}. Source: {{source}}',
+  channelEnded:
+    'The pytorch channel is deprecated; install torch {{version}} with pip, or take pytorch from conda-forge. Source: {{source}}',
+  toolkitIgnored:
+    "The pytorch channel's builds of {{version}} depend on pytorch-cuda ({{pytorchCuda}}), not on cudatoolkit, so the solver may pick a CPU build or another CUDA. Replace cudatoolkit with pytorch-cuda=X.Y from the nvidia channel. Source: {{source}}",
+  selectorIgnored:
+    '{{name}} only tracks a conda feature that the pytorch channel\'s 0.3–1.0.0 builds carried; from 1.0.1 the CUDA build is chosen with cudatoolkit=X.Y (from 1.13 with pytorch-cuda=X.Y), so {{name}} picks nothing and the solver takes any CUDA build. Source: {{source}} (v1.0.0: "cuda100 -c pytorch"; v1.0.1: "cudatoolkit=10.0 -c pytorch")',
+  condaCombination:
+    'conda cannot solve {{spec}} with {{what}} {{cuda}}: the pytorch channel has builds for {{published}} only. Source: {{source}}',
+  condaRangeCombination:
+    'conda cannot solve {{spec}} with {{what}} {{cuda}}: the pytorch channel has builds for {{published}} only. Source: {{source}}',
+  condaRangeSome:
+    'Of the pytorch releases {{spec}} allows, only {{some}} {{have}} {{what}} {{cuda}} builds, so the solver takes {{which}}; pin it if that is what you mean. Source: {{source}}',
+  noCuda: '{{note}}. Source: {{source}}',
+};
+
 export default defineRule({
   id: 'wheel-missing',
   description:
@@ -43,6 +70,7 @@ export default defineRule({
       'cudatoolkit does not select the CUDA build of pytorch {{version}}: from 1.13 the pytorch channel selects it with pytorch-cuda',
     noCuda: '{{subject}} names CUDA {{cuda}}, which NVIDIA never released',
   },
+  helps: HELPS,
   check({ units, kb, report }) {
     for (const unit of units) {
       for (const { file, pkg, build } of unit.packages) {
@@ -70,10 +98,9 @@ function checkNeverReleased(unit: Unit, kb: KnowledgeBase, report: Reporter): vo
     const record = kb.noReleaseRecord(minor)!;
     report({
       messageId: 'noCuda',
-      data: { subject: claim.subject, cuda: minor },
+      data: { subject: claim.subject, cuda: minor, note: record.note ?? '', source: cite(record) },
       file: claim.file,
       span: claim.span,
-      help: `${record.note}. Source: ${cite(record)}`,
     });
   }
 }
@@ -100,8 +127,14 @@ function checkBuild(
   const release = build.release;
   const lenient = release.variantsComplete === false || isUnverified(release);
   const suggestions = alternatives({ file, pkg }, { version: build.version, release, cuda: missing.cuda ?? '' }, kb);
-  const published = release.variants.join(', ');
-  const help = `${pkg.rawName === 'torch' ? 'torch' : `${pkg.rawName} (torch ${release.version})`} ${release.version} is published for ${published}${release.pypiDefault ? ` (PyPI: ${release.pypiDefault})` : ''}.${suggestionText(suggestions)} Source: ${cite(release)}`;
+  const why = {
+    owner: pkg.rawName === 'torch' ? 'torch' : `${pkg.rawName} (torch ${release.version})`,
+    torch: release.version,
+    published: release.variants.join(', '),
+    pypiNote: release.pypiDefault ? ` (PyPI: ${release.pypiDefault})` : '',
+    builds: suggestionText(suggestions),
+    source: cite(release),
+  };
   if (missing.via === 'extra-index-url' && missing.index) {
     report({
       messageId: 'fallback',
@@ -111,12 +144,12 @@ function checkBuild(
         tag: missing.tag,
         url: missing.index.url,
         pypi: build.release.pypiDefault ?? 'default',
+        ...why,
       },
       file,
       span: pkg.span,
       unverified: lenient,
       severity: lenient ? 'notice' : 'error',
-      help,
       related: indexOwner(unit, missing.index).map((owner) => ({
         file: owner,
         span: missing.index!.span,
@@ -133,11 +166,11 @@ function checkBuild(
       version: build.version,
       tag: missing.tag,
       via: missing.via === 'index-url' ? ` on ${missing.index?.url}, so pip finds no matching distribution` : '',
+      ...why,
     },
     file,
     span: pkg.span,
     unverified: lenient,
-    help,
     suggestions,
   });
 }
@@ -218,11 +251,16 @@ function checkUnknown(file: ParsedFile, pkg: PackageFact, kb: KnowledgeBase, rep
   if (compareDotted(version, line.newest ?? '0') > 0) {
     report({
       messageId: 'newerVersion',
-      data: { name: pkg.rawName, version, newest: line.newest ?? '' },
+      data: {
+        name: pkg.rawName,
+        version,
+        newest: line.newest ?? '',
+        retrieved: newest.retrieved,
+        source: cite(newest),
+      },
       file,
       span: pkg.span,
       severity: 'notice',
-      help: `The knowledge base (PyTorch data retrieved ${newest.retrieved}) ends at ${pkg.rawName} ${line.newest}, so the builds, CUDA and companions of ${version} are not checked; update cuda-gatekeeper, or check the version. Source: ${cite(newest)}`,
     });
     return;
   }
@@ -232,11 +270,18 @@ function checkUnknown(file: ParsedFile, pkg: PackageFact, kb: KnowledgeBase, rep
     compareDotted(minorOf(line.newest ?? '0'), minor) > 0;
   report({
     messageId: 'unknownVersion',
-    data: { name: pkg.rawName, version },
+    data: {
+      name: pkg.rawName,
+      version,
+      retrieved: newest.retrieved,
+      listed: newestOfMinor
+        ? `${pkg.rawName} ${minor} releases up to ${newestOfMinor}`
+        : `no ${pkg.rawName} ${minor} release`,
+      source: cite(newest),
+    },
     file,
     span: pkg.span,
     severity: staleMinor ? 'warning' : 'notice',
-    help: `The knowledge base (PyTorch data retrieved ${newest.retrieved}) lists ${newestOfMinor ? `${pkg.rawName} ${minor} releases up to ${newestOfMinor}` : `no ${pkg.rawName} ${minor} release`}; check the version. Source: ${cite(newest)}`,
   });
 }
 
@@ -255,10 +300,13 @@ function checkConda(unit: Unit, kb: KnowledgeBase, report: Reporter): void {
     if (!published.includes(version)) {
       report({
         messageId: 'noPytorchCuda',
-        data: { version: pytorchCuda.pkg.exact ?? pytorchCuda.pkg.specifier.trim(), published: published.join(', ') },
+        data: {
+          version: pytorchCuda.pkg.exact ?? pytorchCuda.pkg.specifier.trim(),
+          published: published.join(', '),
+          source,
+        },
         file: pytorchCuda.file,
         span: pytorchCuda.pkg.span,
-        help: `The pytorch-cuda metapackage exists only for ${published.join(', ')}; from torch 2.6 PyTorch publishes no conda packages (use pip wheels). Source: ${source}`,
       });
     }
   }
@@ -267,10 +315,17 @@ function checkConda(unit: Unit, kb: KnowledgeBase, report: Reporter): void {
     const label = pytorch.pkg.exact.slice(pytorch.pkg.exact.indexOf('+') + 1);
     report({
       messageId: 'condaLabel',
-      data: { subject: describePackage(pytorch.pkg), label },
+      data: {
+        subject: describePackage(pytorch.pkg),
+        label,
+        public: publicVersion(pytorch.pkg.exact),
+        instead: cudaFromLabel(label)
+          ? `pytorch-cuda=${cudaFromLabel(label)!.cuda}`
+          : 'the CUDA package of your channel',
+        source,
+      },
       file: pytorch.file,
       span: pytorch.pkg.span,
-      help: `+${label} is how PyPI-style wheels name a CUDA build; conda names it in the build string or with pytorch-cuda. Write pytorch=${publicVersion(pytorch.pkg.exact)} with ${cudaFromLabel(label) ? `pytorch-cuda=${cudaFromLabel(label)!.cuda}` : 'the CUDA package of your channel'}. Source: ${source}`,
     });
     return;
   }
@@ -295,10 +350,9 @@ function checkConda(unit: Unit, kb: KnowledgeBase, report: Reporter): void {
   if (channel === 'pytorch' && versions.every((candidate) => compareDotted(candidate, last) > 0)) {
     report({
       messageId: 'channelEnded',
-      data: { version, last },
+      data: { version, last, source: cite(kb.pytorchChannel()) },
       file: pytorch.file,
       span: pytorch.pkg.span,
-      help: `The pytorch channel is deprecated; install torch ${version} with pip, or take pytorch from conda-forge. Source: ${cite(kb.pytorchChannel())}`,
     });
     return;
   }
@@ -314,13 +368,16 @@ function checkConda(unit: Unit, kb: KnowledgeBase, report: Reporter): void {
   ) {
     report({
       messageId: 'toolkitIgnored',
-      data: { version },
+      data: {
+        version,
+        pytorchCuda: [...new Set(onChannel.flatMap((release) => release.condaPytorchCuda ?? []))].join(', '),
+        source: cite(onChannel[0]!),
+      },
       file: cudatoolkit.file,
       span: cudatoolkit.pkg.span,
       // The solver may still take a CUDA build of the same version: what it takes is not certain, so a warning.
       severity: 'warning',
       unverified: lenient,
-      help: `The pytorch channel's builds of ${version} depend on pytorch-cuda (${[...new Set(onChannel.flatMap((release) => release.condaPytorchCuda ?? []))].join(', ')}), not on cudatoolkit, so the solver may pick a CPU build or another CUDA. Replace cudatoolkit with pytorch-cuda=X.Y from the nvidia channel. Source: ${cite(onChannel[0]!)}`,
       related: [{ file: pytorch.file, span: pytorch.pkg.span, message: `pytorch ${version} is pinned here` }],
     });
   }
@@ -333,12 +390,11 @@ function checkConda(unit: Unit, kb: KnowledgeBase, report: Reporter): void {
   ) {
     report({
       messageId: 'selectorIgnored',
-      data: { name: selector.pkg.rawName, version },
+      data: { name: selector.pkg.rawName, version, source: PREVIOUS_VERSIONS },
       file: selector.file,
       span: selector.pkg.span,
       // The solver still takes some CUDA build: which is not certain, so a warning.
       severity: 'warning',
-      help: `${selector.pkg.rawName} only tracks a conda feature that the pytorch channel's 0.3–1.0.0 builds carried; from 1.0.1 the CUDA build is chosen with cudatoolkit=X.Y (from 1.13 with pytorch-cuda=X.Y), so ${selector.pkg.rawName} picks nothing and the solver takes any CUDA build. Source: ${PREVIOUS_VERSIONS} (v1.0.0: "cuda100 -c pytorch"; v1.0.1: "cudatoolkit=10.0 -c pytorch")`,
       related: [{ file: pytorch.file, span: pytorch.pkg.span, message: `pytorch ${version} is pinned here` }],
     });
   }
@@ -387,16 +443,22 @@ function checkConda(unit: Unit, kb: KnowledgeBase, report: Reporter): void {
         cuda: check.cuda,
         published: ranged ? lists : check.list(known[0]!)!.join(', '),
         some: built.map((release) => release.version).join(', '),
+        spec,
+        have: built.length > 1 ? 'have' : 'has',
+        which: built.length > 1 ? 'one of those' : 'that one',
+        source: cite(known[0]!),
       },
       file: check.at.file,
       span: check.at.pkg.span,
       unverified: lenient,
       ...(certain ? {} : { severity: 'warning' as const }),
-      help: certain
-        ? `conda cannot solve ${describePackage(pytorch.pkg)} with ${check.what} ${check.cuda}: the pytorch channel has builds for ${ranged ? lists : check.list(known[0]!)!.join(', ')} only. Source: ${cite(known[0]!)}`
-        : built.length > 0
-          ? `Of the pytorch releases ${describePackage(pytorch.pkg)} allows, only ${built.map((release) => release.version).join(', ')} ${built.length > 1 ? 'have' : 'has'} ${check.what} ${check.cuda} builds, so the solver takes ${built.length > 1 ? 'one of those' : 'that one'}; pin it if that is what you mean. Source: ${cite(known[0]!)}`
-          : `None of the pytorch releases ${describePackage(pytorch.pkg)} allows that the knowledge base lists builds of has ${check.what} ${check.cuda} builds (${lists}). Source: ${cite(known[0]!)}`,
+      // A range no listed release of which has the build, where the knowledge base does not list every release's
+      // builds: not certain, so the help says what is known rather than that conda cannot solve it.
+      ...(!certain && built.length === 0
+        ? {
+            help: `None of the pytorch releases ${spec} allows that the knowledge base lists builds of has ${check.what} ${check.cuda} builds (${lists}). Source: ${cite(known[0]!)}`,
+          }
+        : {}),
       related:
         check.at.pkg === pytorch.pkg
           ? []
