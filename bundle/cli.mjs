@@ -40726,7 +40726,9 @@ var KnowledgeBase = class {
     for (const table of this.answers.values()) count += table.size;
     return count;
   }
-  /** Memoise a pure query over this knowledge base (for helpers outside the class): `key` names question and arguments. */
+  /**
+   * Memoise a pure query over this knowledge base (for helpers outside the class): `key` names question and arguments.
+   */
   memoized(key, compute) {
     return this.cached("memoized", key, compute);
   }
@@ -47890,7 +47892,10 @@ var Scanner2 = class {
     } else mapped = Mapped.of(value, start + 1);
     return { kind: "string", span, value, mapped };
   }
-  /** Where the next `char` (a line break or a backslash) is at or after `from`, past the end when none: remembered, so each is searched for once. */
+  /**
+   * Where the next `char` (a line break or a backslash) is at or after `from`, past the end when none: remembered, so
+   * each is searched for once.
+   */
   found = /* @__PURE__ */ new Map();
   next(char, from) {
     let at = this.found.get(char);
@@ -50355,7 +50360,9 @@ var DockerfileIndex = class {
   contextsByStage;
   linksByContext;
   packagesByContext;
-  /** Claims by position in `claims`: those of a stage (not images) with its ancestors', images by stage, and by context. */
+  /**
+   * Claims by position in `claims`: those of a stage (not images) with its ancestors', images by stage, and by context.
+   */
   chainClaims;
   imageClaims;
   contextClaims;

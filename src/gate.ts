@@ -40,7 +40,9 @@ export interface GateOptions {
   readonly repository?: string;
   /** Today's date (YYYY-MM-DD) for waiver expiry; the gate never reads the clock itself. */
   readonly today?: string;
-  /** Paths the change deletes (a pull request, `--changed-since`): an include that leads to one of them is a finding. */
+  /**
+   * Paths the change deletes (a pull request, `--changed-since`): an include that leads to one of them is a finding.
+   */
   readonly removed?: readonly string[];
   /** Override the rule set (tests). */
   readonly rules?: readonly AnyRule[];

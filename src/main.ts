@@ -120,7 +120,8 @@ async function startApp(): Promise<void> {
       probot.log.info(`Metrics on http://${env.METRICS_HOST ?? host}:${metricsPort}/metrics`),
     );
 
-  // SIGTERM (docker stop, Kubernetes) and SIGINT drain: stop taking work, finish what is in hand, exit within the bound.
+  // SIGTERM (docker stop, Kubernetes) and SIGINT drain: stop taking work, finish what is in hand, exit within the
+  // bound.
   let stopping = false;
   const stop = (signal: string): void => {
     if (stopping) return;

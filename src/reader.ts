@@ -34,7 +34,9 @@ export interface Listed {
   readonly kind?: FileKind;
 }
 
-/** Where a repository's files come from: a checkout on disk (the CLI), blobs from GitHub (the App), or texts in memory. */
+/**
+ * Where a repository's files come from: a checkout on disk (the CLI), blobs from GitHub (the App), or texts in memory.
+ */
 export interface RepositoryReader {
   /**
    * The file at a repository path, read as `kind` (or as its content says, see `sourceOf`); undefined when it

@@ -30,7 +30,10 @@ export interface Draft<M extends string = string> {
   readonly data?: Readonly<Record<string, string | number>>;
   readonly file: TextFile;
   readonly span: Span;
-  /** Only for a help no template of the rule's `helps` can say; otherwise the help is `helps[messageId]` filled from `data`. */
+  /**
+   * Only for a help no template of the rule's `helps` can say; otherwise the help is `helps[messageId]` filled from
+   * `data`.
+   */
   readonly help?: string;
   readonly related?: readonly RelatedDraft[];
   readonly fix?: Fix;

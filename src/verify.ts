@@ -117,12 +117,13 @@ export const ALONE_PER_GROUP = 32;
 export const BLOCK_BUDGET = 48;
 
 /**
- * Verify the safe fixes of one group of linked files. Re-checking the group costs as much as the group is large,
- * so re-checking it once per fix is quadratic in a file with hundreds of fixes (docs/performance.md). The first ALONE_PER_GROUP fixes are checked alone and then together, as always;
- * the others are checked together with those kept, in blocks that are halved where a block adds a finding (group
- * testing: a few re-checks per failing fix). A fix kept from a block is safe together with the other safe fixes of
- * the group, which is how `--fix`, Apply fixes and `plan --write` apply them; its verification says it was not
- * checked alone. Where the budget runs out, the fixes left are not offered as safe.
+ * Verify the safe fixes of one group of linked files. Re-checking the group costs as much as the group is large, so
+ * re-checking it once per fix is quadratic in a file with hundreds of fixes (docs/performance.md). The first
+ * ALONE_PER_GROUP fixes are checked alone and then together, as always; the others are checked together with those
+ * kept, in blocks that are halved where a block adds a finding (group testing: a few re-checks per failing fix). A fix
+ * kept from a block is safe together with the other safe fixes of the group, which is how `--fix`, Apply fixes and
+ * `plan --write` apply them; its verification says it was not checked alone. Where the budget runs out, the fixes left
+ * are not offered as safe.
  */
 function verifyGroup(
   fixes: readonly Finding[],
@@ -237,7 +238,10 @@ function distinct(edits: readonly TextEdit[]): TextEdit[] {
   return unique;
 }
 
-/** Whether two edits overlap; with `each`, every overlapping neighbour pair is given to it (else the first ends the walk). */
+/**
+ * Whether two edits overlap; with `each`, every overlapping neighbour pair is given to it (else the first ends the
+ * walk).
+ */
 function overlapping(edits: readonly TextEdit[], each?: (pair: [TextEdit, TextEdit]) => void): boolean {
   const sorted = [...edits].sort((a, b) =>
     a.path < b.path ? -1 : a.path > b.path ? 1 : a.range[0] - b.range[0] || a.range[1] - b.range[1],

@@ -344,7 +344,10 @@ function kinded(paths: readonly string[]): Listed[] {
   }));
 }
 
-/** The paths the CLI read before readRepository, by its own loop: follow an include to its first candidate that was seen or is a file. */
+/**
+ * The paths the CLI read before readRepository, by its own loop: follow an include to its first candidate that was seen
+ * or is a file.
+ */
 function readTheOldWay(paths: readonly string[], reader: RepositoryReader, follow: boolean): string[] {
   const read: string[] = [];
   const seen = new Set<string>();

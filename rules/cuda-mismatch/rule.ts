@@ -62,8 +62,8 @@ export default defineRule({
       const mismatches = unit.claims.flatMap((claim) => {
         if (claim === target || (claim.kind === 'implied' && claim.index)) return [];
         if (claim.kind === 'system') return [];
-        // Alternatives by marker (`torch==2.0.1 ; python_version < "3.9"` beside `torch==2.5.1 ; python_version >= "3.9"`)
-        // are never installed together.
+        // Alternatives by marker (`torch==2.0.1 ; python_version < "3.9"` beside `torch==2.5.1 ; python_version >=
+        // "3.9"`) are never installed together.
         if (!mayHoldTogether(claim.package?.markers, target.package?.markers)) return [];
         const relation = compareClaims(claim, target);
         return relation === 'same' ? [] : [{ claim, relation }];
@@ -204,7 +204,9 @@ function reportMismatch(mismatch: Mismatch, kb: KnowledgeBase, report: Reporter)
   });
 }
 
-/** Which message says a mismatch: by what the claim is (a plain pin's index, an index, a name), else by the distance. */
+/**
+ * Which message says a mismatch: by what the claim is (a plain pin's index, an index, a name), else by the distance.
+ */
 function mismatchMessage(
   claim: CudaClaim,
   relation: 'major' | 'minor',
@@ -313,7 +315,10 @@ interface FamilyPin {
   readonly range: readonly [number, number];
 }
 
-/** The exact torch, torchvision and torchaudio pins of a unit that belong to `release`, where the version text is editable. */
+/**
+ * The exact torch, torchvision and torchaudio pins of a unit that belong to `release`, where the version text is
+ * editable.
+ */
 function familyPins(unit: Unit, release: TorchRelease, kb: KnowledgeBase): FamilyPin[] {
   const out: FamilyPin[] = [];
   for (const { file, pkg } of unit.packages) {

@@ -138,7 +138,10 @@ const MVC = 'https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-com
 const FORWARD = 'https://docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html';
 const REQUIRE = 'https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/docker-specialized.html';
 
-/** Whether the unit runs on an image of NVIDIA's that ships cuda-compat (nvidia/cuda, NGC): forward compatibility is possible there. */
+/**
+ * Whether the unit runs on an image of NVIDIA's that ships cuda-compat (nvidia/cuda, NGC): forward compatibility is
+ * possible there.
+ */
 function compatImage(unit: Pick<Unit, 'claims'>, kb: KnowledgeBase): boolean {
   return unit.claims.some(
     (claim) =>
@@ -301,7 +304,8 @@ function checkPools(
 ): void {
   const { pools, stated } = fleet;
   for (const file of files) {
-    // Driver libraries in an image must match the host driver of every pool it runs on: an error when no pool runs that branch.
+    // Driver libraries in an image must match the host driver of every pool it runs on: an error when no pool runs that
+    // branch.
     const probes = pools.map((pool) => collect((probe) => checkDriverPackages(file, pool.driver, probe)));
     for (const [i, draft] of (probes[0] ?? []).entries()) {
       const matches = probes.some((drafts) => drafts[i]?.severity !== 'error');
@@ -498,7 +502,10 @@ function collect(check: (probe: Reporter) => unknown): Draft[] {
   return drafts;
 }
 
-/** A pool's forward compatibility: its product line decides (cuda-compat: data-center and Jetson GPUs only), else its GPUs. */
+/**
+ * A pool's forward compatibility: its product line decides (cuda-compat: data-center and Jetson GPUs only), else its
+ * GPUs.
+ */
 function poolForwardCompat(pool: Pool, stated: boolean | undefined, kb: KnowledgeBase): ForwardCompat {
   if (pool.class === 'data-center' || pool.class === 'jetson')
     return { allowed: true, reason: `pool ${pool.name} is ${pool.class} GPUs` };

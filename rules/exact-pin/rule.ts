@@ -120,7 +120,9 @@ function pinnedTorchOf(unit: Unit): PackageFact | undefined {
   return torch ?? undefined;
 }
 
-/** A version the rest of the unit implies: a companion of the pinned torch, or the unit's CUDA for conda metapackages. */
+/**
+ * A version the rest of the unit implies: a companion of the pinned torch, or the unit's CUDA for conda metapackages.
+ */
 function impliedVersion(unit: Unit, pkg: PackageFact, kb: KnowledgeBase): { version: string; why: string } | undefined {
   const name = projectName(pkg);
   const torch = name === 'torchvision' || name === 'torchaudio' ? pinnedTorchOf(unit) : undefined;

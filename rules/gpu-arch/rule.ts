@@ -151,7 +151,10 @@ function gpuMiss(claim: CudaClaim, gpu: Pick<GpuInfo, 'minCuda' | 'lastCudaMajor
   return undefined;
 }
 
-/** The claims a rule judges a unit's GPUs by: a container's image (or its Dockerfile's), else the unit's image, conda and apt claims. */
+/**
+ * The claims a rule judges a unit's GPUs by: a container's image (or its Dockerfile's), else the unit's image, conda
+ * and apt claims.
+ */
 function gpuClaims(unit: Unit): readonly CudaClaim[] {
   return (unit.container?.claims ?? unit.claims).filter(
     (claim) => claim.kind === 'image' || claim.kind === 'conda' || claim.kind === 'apt',

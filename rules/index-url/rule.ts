@@ -71,7 +71,8 @@ export default defineRule({
       checkUnservedLabels(unit, invocationsOf, report);
     }
     for (const file of new Set(units.flatMap((unit) => unit.files))) {
-      // Each reads facts only one format writes: a Dockerfile's uv options and pip environment, a pyproject.toml's uv indexes.
+      // Each reads facts only one format writes: a Dockerfile's uv options and pip environment, a pyproject.toml's uv
+      // indexes.
       checkIgnoredOptions(file, report);
       checkAutoBackend(file, report);
       checkPipEnvForUv(file, report);

@@ -182,7 +182,9 @@ function indexOwner(unit: Unit, index: NonNullable<TorchBuild['index']>): Parsed
   return owner ? [owner.file] : [];
 }
 
-/** The build a pin asks for and does not find: the package's version, its torch release, and the CUDA it wants (or ''). */
+/**
+ * The build a pin asks for and does not find: the package's version, its torch release, and the CUDA it wants (or '').
+ */
 interface MissingBuild {
   readonly version: string;
   readonly release: TorchRelease;

@@ -31,7 +31,10 @@ export interface ActionIo {
   readonly err: (text: string) => void;
 }
 
-/** GitHub's limit for one step's summary: 1 MiB (docs.github.com/en/actions/writing-workflows/choosing-what-your-workflow-does/workflow-commands-for-github-actions#adding-a-job-summary). */
+/**
+ * GitHub's limit for one step's summary: 1 MiB
+ * (docs.github.com/en/actions/writing-workflows/choosing-what-your-workflow-does/workflow-commands-for-github-actions#adding-a-job-summary).
+ */
 const SUMMARY_LIMIT = 1024 * 1024;
 
 function input(io: ActionIo, name: string): string {

@@ -71,7 +71,10 @@ export interface CudaClaim {
   readonly span: Span;
   /** What declares it, for messages: `nvidia/cuda:12.1.0-devel-ubuntu22.04`, `torch==2.3.0+cu121`. */
   readonly subject: string;
-  /** How to make this declaration say another CUDA version, where plain text edits can (several when an ARG is involved). */
+  /**
+   * How to make this declaration say another CUDA version, where plain text edits can (several when an ARG is
+   * involved).
+   */
   readonly rewrite?: (target: string) => readonly TextEdit[] | undefined;
   /** Knowledge the claim rests on (implied builds, NGC tags). */
   readonly record?: Sourced;
@@ -369,7 +372,10 @@ function rewriteNvidiaCudaTag(
   return cudnnEdit ? [versionEdit, cudnnEdit] : undefined;
 }
 
-/** Whether a torch, torchvision or torchaudio pin has a build for CUDA `target` (other packages: not known here, so yes). */
+/**
+ * Whether a torch, torchvision or torchaudio pin has a build for CUDA `target` (other packages: not known here, so
+ * yes).
+ */
 function hasBuild(kb: KnowledgeBase, pkg: PackageFact, target: string): boolean {
   if (!TORCH_FAMILY.has(pkg.name)) return true;
   const release = releaseFor(kb, pkg, publicVersion(pkg.exact!));
@@ -386,7 +392,10 @@ interface FoundLabel {
   readonly range: readonly [number, number];
 }
 
-/** The label's digits rewritten to CUDA `target`, in the label's own spelling (`cu121` → `cu124`, `cuda12.1` → `cuda12.4`). */
+/**
+ * The label's digits rewritten to CUDA `target`, in the label's own spelling (`cu121` → `cu124`, `cuda12.1` →
+ * `cuda12.4`).
+ */
 function rewriteLabel(
   file: ParsedFile,
   at: Located,
@@ -472,7 +481,10 @@ function packageClaims(file: ParsedFile, pkg: PackageFact, kb: KnowledgeBase, cl
   return claims;
 }
 
-/** A conda pin of a CUDA package (`cudatoolkit=11.8`, `pytorch-cuda=12.1`), a CUDA build string, a `label/cuda-X.Y` channel. */
+/**
+ * A conda pin of a CUDA package (`cudatoolkit=11.8`, `pytorch-cuda=12.1`), a CUDA build string, a `label/cuda-X.Y`
+ * channel.
+ */
 /**
  * The pytorch channel's CUDA selectors of PyTorch 0.3–1.0 (`conda install pytorch cuda92 -c pytorch`): empty
  * packages that only track the feature of the same name, which the CUDA 9.2 builds carried (pytorch/builder
@@ -539,7 +551,10 @@ function aptClaims({ pkg, claimOf }: PackageSite, claims: CudaClaim[]): void {
   if (suffix) claims.push(claimOf('apt', suffix.cuda, suffix.precision));
 }
 
-/** A pip requirement: a wheel URL or `+cuXYZ` label, a CUDA-named wheel, an extra, or a build whose version says its CUDA. */
+/**
+ * A pip requirement: a wheel URL or `+cuXYZ` label, a CUDA-named wheel, an extra, or a build whose version says its
+ * CUDA.
+ */
 function pipClaims({ file, pkg, subject, claimOf }: PackageSite, kb: KnowledgeBase, claims: CudaClaim[]): void {
   if (pkg.url) {
     const fromUrl = cudaFromUrl(pkg.url);

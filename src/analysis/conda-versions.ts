@@ -8,8 +8,9 @@
  *
  * Versions compare as conda's VersionOrder does for what ML stacks write: components split at `.` `_` `-`, each into
  * runs of digits and letters; numbers compare as numbers, a letter run sorts before any number (2.1.0a0 < 2.1.0),
- * `post` after everything and `dev` before, a component that starts with letters has a 0 before them, missing components
- * count as 0 (conda's documented order: 1.1dev1 < 1.1a1 < 1.1.0dev1 == 1.1.dev1 < 1.1.a1 < 1.1.0rc1 < 1.1.0 == 1.1).
+ * `post` after everything and `dev` before, a component that starts with letters has a 0 before them, missing
+ * components count as 0 (conda's documented order: 1.1dev1 < 1.1a1 < 1.1.0dev1 == 1.1.dev1 < 1.1.a1 < 1.1.0rc1 < 1.1.0
+ * == 1.1).
  */
 
 export interface CondaVersionSpec {

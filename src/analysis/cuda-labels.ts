@@ -45,7 +45,10 @@ export function isCpuUrl(url: string): boolean {
   return /\/whl\/(?:nightly\/|test\/)?cpu(?:\/|$)|(?:%2B|\+)cpu[-.]/i.test(url);
 }
 
-/** Is this a PyTorch wheel index (`https://download.pytorch.org/whl/...`, or `download-r2.pytorch.org`, where uv.lock finds its wheels)? */
+/**
+ * Is this a PyTorch wheel index (`https://download.pytorch.org/whl/...`, or `download-r2.pytorch.org`, where uv.lock
+ * finds its wheels)?
+ */
 export function isPytorchIndex(url: string): boolean {
   return /^https?:\/\/download(?:-r2)?\.pytorch\.org\/whl\b/i.test(url);
 }

@@ -17,7 +17,9 @@ export class DockerfileIndex {
   readonly contextsByStage: Map<number, InstallContext[]>;
   readonly linksByContext: Map<number, Link[]>;
   private readonly packagesByContext: Map<number, number[]>;
-  /** Claims by position in `claims`: those of a stage (not images) with its ancestors', images by stage, and by context. */
+  /**
+   * Claims by position in `claims`: those of a stage (not images) with its ancestors', images by stage, and by context.
+   */
   private readonly chainClaims: (stage: number) => readonly number[];
   private readonly imageClaims: Map<number, number[]>;
   private readonly contextClaims: Map<number, number[]>;

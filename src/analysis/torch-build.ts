@@ -146,7 +146,9 @@ export function resolveTorchBuild(
   });
 }
 
-/** What a PyTorch index URL serves: one CUDA variant (`/whl/cu121`), CPU builds, or every variant (`torch_stable.html`). */
+/**
+ * What a PyTorch index URL serves: one CUDA variant (`/whl/cu121`), CPU builds, or every variant (`torch_stable.html`).
+ */
 export function servedVariant(url: string): { readonly tag: string; readonly cuda?: string } | 'all' | undefined {
   if (/\/whl\/torch_stable\.html$/i.test(url)) return 'all';
   if (isCpuUrl(url)) return { tag: 'cpu' };

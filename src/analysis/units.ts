@@ -333,7 +333,10 @@ function dockerStageUnit(
   );
 }
 
-/** What installing a file selects when the command names no selection (its format's `defaultSelection`): its project, pixi's default environment, a lock's every platform. */
+/**
+ * What installing a file selects when the command names no selection (its format's `defaultSelection`): its project,
+ * pixi's default environment, a lock's every platform.
+ */
 function defaultSelection(kind: ParsedFile['kind']): readonly string[] {
   const format = formatOf(kind);
   return format.units === 'selections' ? format.defaultSelection : [];

@@ -249,11 +249,11 @@ export function walk(root: string, inputs: readonly string[], filters: WalkFilte
 }
 
 /**
- * The files of a checkout: a path is read if it names a Dockerfile, requirements or conda file (or a .txt/.in/
- * .yml file an include leads to) inside the root, at most maxBytes long (32 MiB for locks, else 1 MiB) and not binary. Links are
- * followed only to files inside the root. Every path it declines is added to `skipped` with the reason.
- * `walked` tells it what a walk has just seen: files whose includes need no stat, and plain paths whose real
- * path needs no lookup.
+ * The files of a checkout: a path is read if it names a Dockerfile, requirements or conda file (or a .txt/.in/.yml
+ * file an include leads to) inside the root, at most maxBytes long (32 MiB for locks, else 1 MiB) and not binary. Links
+ * are followed only to files inside the root. Every path it declines is added to `skipped` with the reason. `walked`
+ * tells it what a walk has just seen: files whose includes need no stat, and plain paths whose real path needs no
+ * lookup.
  */
 export function diskReader(
   root: string,

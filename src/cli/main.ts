@@ -173,7 +173,8 @@ export function run(argv: readonly string[], io: Io): number {
       io.err(`cuda-gatekeeper: ${said}\n${USAGE}\n`);
       return 2;
     }
-    // Anything else is our bug: one line, exit 2 (never 1, which means "findings"); the stack with CUDA_GATEKEEPER_DEBUG=1.
+    // Anything else is our bug: one line, exit 2 (never 1, which means "findings"); the stack with
+    // CUDA_GATEKEEPER_DEBUG=1.
     const message = error instanceof Error ? error.message : String(error);
     io.err(
       `cuda-gatekeeper: internal error: ${escapeControl(message.split('\n')[0] ?? '')} (please report it; CUDA_GATEKEEPER_DEBUG=1 shows where)\n`,

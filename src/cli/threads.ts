@@ -38,7 +38,10 @@ const START_TIMEOUT_MS = 10_000;
 /** The longest the main thread waits for a started worker's answer (one that crashed never answers). */
 const WORKER_TIMEOUT_MS = 30 * 60 * 1000;
 
-/** How many threads a check of `files` files uses: one per core from four cores and 1,500 files; CUDA_GATEKEEPER_THREADS sets it. */
+/**
+ * How many threads a check of `files` files uses: one per core from four cores and 1,500 files; CUDA_GATEKEEPER_THREADS
+ * sets it.
+ */
 export function threadsFor(files: number, env: NodeJS.ProcessEnv = process.env): number {
   const asked = env.CUDA_GATEKEEPER_THREADS === undefined ? undefined : Number(env.CUDA_GATEKEEPER_THREADS);
   if (asked !== undefined && Number.isInteger(asked) && asked >= 1) return Math.max(1, Math.min(asked, 64, files));

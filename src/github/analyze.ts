@@ -316,10 +316,10 @@ async function selectFiles(
 }
 
 /**
- * Step 4: the gate, with the fixes verified (apply fixes, review suggestions and `/cuda-check fix` offer only fixes
- * the gate accepts once applied), run by the gates: in the server on a worker thread within its time and size
- * budget (src/sandbox/gate-pool.ts), in tests on the calling thread within the size budget; over budget nothing is judged and every file counts as not checked (the run fails
- * unless `unchecked: neutral`).
+ * Step 4: the gate, with the fixes verified (apply fixes, review suggestions and `/cuda-check fix` offer only fixes the
+ * gate accepts once applied), run by the gates: in the server on a worker thread within its time and size budget
+ * (src/sandbox/gate-pool.ts), in tests on the calling thread within the size budget; over budget nothing is judged and
+ * every file counts as not checked (the run fails unless `unchecked: neutral`).
  */
 async function judge(
   target: PullTarget,

@@ -48,7 +48,10 @@ export function holdsVerdict(run: ExistingRun | undefined): boolean {
   return parsed.verdict !== undefined && !parsed.failed;
 }
 
-/** What a run says (its verdict data, CheckOutput.verdict, and whether it offers Apply fixes): equal digests, equal runs. */
+/**
+ * What a run says (its verdict data, CheckOutput.verdict, and whether it offers Apply fixes): equal digests, equal
+ * runs.
+ */
 export function verdictOf(output: CheckOutput, actions: boolean): string {
   const stable = JSON.stringify([output.conclusion, output.verdict, actions]);
   return createHash('sha256').update(stable).digest('hex').slice(0, 16);

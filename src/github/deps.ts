@@ -20,7 +20,10 @@ export interface AppDeps {
   readonly deliveries: Deliveries;
   /** The CUDA-relevant paths of default branches, kept current from pushes (path-index.ts); in Redis with REDIS_URL. */
   readonly paths: PathIndex;
-  /** Fan-out work (previews, organisation re-checks): the in-process queue, or the durable one on Redis; app.ts starts it. */
+  /**
+   * Fan-out work (previews, organisation re-checks): the in-process queue, or the durable one on Redis; app.ts starts
+   * it.
+   */
   readonly fanout: Fanout;
   /** What runs the pull requests' gates: worker threads (the server), or the calling thread (tests, by default). */
   readonly gatePool: Gates;

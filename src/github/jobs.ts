@@ -15,7 +15,9 @@ export type FanoutJob =
       readonly target: PullTarget;
       readonly deliveryId: string;
       readonly trigger: Trigger;
-      /** Set on a check that waited for GitHub's rate limit: when it was asked for (ISO time), so the run can say so. */
+      /**
+       * Set on a check that waited for GitHub's rate limit: when it was asked for (ISO time), so the run can say so.
+       */
       readonly deferredSince?: string;
       /** Retries already made after GitHub failed this check. */
       readonly attempt?: number;
@@ -88,7 +90,8 @@ export function runKey(target: Pick<PullTarget, 'owner' | 'repo' | 'headSha'>): 
 export function jobKey(job: FanoutJob): string {
   switch (job.kind) {
     case 'check-pull':
-      // Under a new baseline, once per head commit and baseline; a retry (GitHub failed or asked to wait), once per head commit.
+      // Under a new baseline, once per head commit and baseline; a retry (GitHub failed or asked to wait), once per
+      // head commit.
       return job.baselineCommit
         ? `recheck:${job.installationId}:${job.target.owner}/${job.target.repo}@${job.target.headSha}:${job.baselineCommit}`
         : `retry:${runKey(job.target)}:${job.trigger}`;

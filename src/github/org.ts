@@ -91,7 +91,10 @@ function gateUnderBoth(files: readonly ParsedFile[], place: Place, baselines: Ba
   };
 }
 
-/** The pools on which some unit fails under the proposed baseline and did not under the current one (or the pool is new). */
+/**
+ * The pools on which some unit fails under the proposed baseline and did not under the current one (or the pool is
+ * new).
+ */
 function newlyFailingPools(before: FleetTable | undefined, after: FleetTable | undefined): string[] {
   if (!after) return [];
   const failedBefore = new Set<string>();
@@ -108,7 +111,9 @@ function newlyFailingPools(before: FleetTable | undefined, after: FleetTable | u
   return [...pools];
 }
 
-/** The proposed baseline (head of the pull request), the current one (default branch) and our newest run on the head. */
+/**
+ * The proposed baseline (head of the pull request), the current one (default branch) and our newest run on the head.
+ */
 async function previewInputs(
   github: GitHub,
   target: PullTarget,
@@ -278,7 +283,9 @@ async function previewVerdict(
   return previewOutput(outcomes, repos.length, unreadable);
 }
 
-/** Validate and preview a config pull request, and post the verdict as its check run (see check.ts for the run model). */
+/**
+ * Validate and preview a config pull request, and post the verdict as its check run (see check.ts for the run model).
+ */
 export async function previewConfigPull(
   github: GitHub,
   deps: AppDeps,
@@ -460,7 +467,10 @@ export async function migrateIfEnabled(
   log.info({ repo: `${owner}/${repo}`, ...result }, 'migration pull request');
 }
 
-/** The organisation re-check a push asks for: a push to the config repository's default branch that touches the baseline. */
+/**
+ * The organisation re-check a push asks for: a push to the config repository's default branch that touches the
+ * baseline.
+ */
 export function baselinePushed(
   payload: {
     repository: { name: string; default_branch?: string; owner?: { login: string } | null };
@@ -534,7 +544,9 @@ export async function onPush(
   await queueOrgRecheck(github, baselinePushed(payload, deliveryId), deps, log);
 }
 
-/** The `installation` and `installation_repositories` events (installationChanged says which re-check the organisation). */
+/**
+ * The `installation` and `installation_repositories` events (installationChanged says which re-check the organisation).
+ */
 export function onInstallationChange(
   context: {
     readonly name: string;

@@ -43,7 +43,10 @@ export interface PathIndex {
 /** An entry's tree is read again after this long, whatever the pushes said (a bound on any change they missed). */
 export const MAX_AGE_MS = 7 * 24 * 3600 * 1000;
 
-/** GitHub lists at most this many commits in a push event (docs.github.com/en/webhooks/webhook-events-and-payloads#push). */
+/**
+ * GitHub lists at most this many commits in a push event
+ * (docs.github.com/en/webhooks/webhook-events-and-payloads#push).
+ */
 export const PUSH_COMMITS_LISTED = 2048;
 
 const ZERO_SHA = /^0+$/;

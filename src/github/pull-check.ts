@@ -200,7 +200,9 @@ export function checkOutput(analysis: Analysis, target: PullTarget, context: Out
   });
 }
 
-/** Check a pull request's head commit and send the verdict; never throws unless `throwOnFailure` (durable jobs retry). */
+/**
+ * Check a pull request's head commit and send the verdict; never throws unless `throwOnFailure` (durable jobs retry).
+ */
 export async function checkPull(
   github: GitHub,
   deps: AppDeps,

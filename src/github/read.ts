@@ -51,7 +51,9 @@ export interface FirstRead {
   /** The directories whose every file is in `listedPaths`: a path in one of them that is not listed is no file. */
   readonly listedDirectories: ReadonlySet<string>;
   readonly repoConfig?: ConfigBlob;
-  /** The repository's baseline file as the head commit has it (its problems are annotated only where it is the same). */
+  /**
+   * The repository's baseline file as the head commit has it (its problems are annotated only where it is the same).
+   */
   readonly headConfigText?: string;
   /** Absent when the organisation layer was not asked for (it was cached). */
   readonly org?: OrgLayer;

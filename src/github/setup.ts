@@ -72,7 +72,9 @@ async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
   return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
 }
 
-/** A value as `.env` holds it: double-quoted, newlines and quotes escaped (Node's `--env-file` and dotenv read it back). */
+/**
+ * A value as `.env` holds it: double-quoted, newlines and quotes escaped (Node's `--env-file` and dotenv read it back).
+ */
 function envValue(value: string): string {
   return `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\r?\n/g, '\\n')}"`;
 }

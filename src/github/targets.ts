@@ -97,7 +97,10 @@ interface PullAnswer {
   } | null;
 }
 
-/** A pull request by number (comments, fork re-runs), with its state (OPEN, CLOSED, MERGED); undefined when it does not exist. */
+/**
+ * A pull request by number (comments, fork re-runs), with its state (OPEN, CLOSED, MERGED); undefined when it does not
+ * exist.
+ */
 export async function pullTarget(
   github: GitHub,
   repo: RepoRef,
@@ -128,7 +131,9 @@ export async function pullTarget(
   };
 }
 
-/** Where to look when a check payload lists no pull request: our run (check_run) or the suite of our runs (check_suite). */
+/**
+ * Where to look when a check payload lists no pull request: our run (check_run) or the suite of our runs (check_suite).
+ */
 export type CheckOrigin =
   | { readonly run: { readonly external_id: string | null } }
   | { readonly suite: { readonly id: number } };

@@ -140,7 +140,9 @@ export class KnowledgeBase {
     return count;
   }
 
-  /** Memoise a pure query over this knowledge base (for helpers outside the class): `key` names question and arguments. */
+  /**
+   * Memoise a pure query over this knowledge base (for helpers outside the class): `key` names question and arguments.
+   */
   memoized<T>(key: string, compute: () => T): T {
     return this.cached('memoized', key, compute);
   }
@@ -697,7 +699,9 @@ function computeLatestCudaPatch(kb: KnowledgeBase, minor: string): string | unde
   return (verified.at(-1) ?? rows.at(-1))?.version;
 }
 
-/** The wheel tags a torch release ships: its download.pytorch.org variants, then the PyPI build if that is another one. */
+/**
+ * The wheel tags a torch release ships: its download.pytorch.org variants, then the PyPI build if that is another one.
+ */
 export function torchBuildTags(release: TorchRelease): string[] {
   return [...new Set([...release.variants, ...(release.pypiDefault ? [release.pypiDefault] : [])])];
 }

@@ -43,7 +43,10 @@ export function cudaFromDigits(
   return { cuda: `${Number(digits.slice(0, -1))}.${digits.slice(-1)}`, precision: 'minor' };
 }
 
-/** A wheel tag's CUDA release: `cu121` → `12.1`, `cu118` → `11.8`, `cu92` → `9.2`, `cu130` → `13.0`; a major-only tag (`cu12`) or anything else → undefined. */
+/**
+ * A wheel tag's CUDA release: `cu121` → `12.1`, `cu118` → `11.8`, `cu92` → `9.2`, `cu130` → `13.0`; a major-only tag
+ * (`cu12`) or anything else → undefined.
+ */
 export function cudaFromTag(tag: string): string | undefined {
   const match = /^cu(\d{2,3})$/i.exec(tag);
   const read = match ? cudaFromDigits(match[1]!) : undefined;

@@ -184,7 +184,9 @@ export function exactList<T>(list: readonly T[]): readonly T[] {
   return list.length === 0 ? EMPTY : list.slice();
 }
 
-/** Record the install context (and hash count) of a fact a sub-parser just built; it is changed in place, never copied. */
+/**
+ * Record the install context (and hash count) of a fact a sub-parser just built; it is changed in place, never copied.
+ */
 export function inContext(fact: PackageFact, context: number, hashes = fact.hashes): PackageFact {
   const mutable = fact as { context: number; hashes: number };
   mutable.context = context;
@@ -256,7 +258,10 @@ export interface Suppression extends Spanned {
   readonly reason: string;
 }
 
-/** A node label requirement of a pod: `nodeSelector` (operator `In` with one value) or a required node-affinity expression. */
+/**
+ * A node label requirement of a pod: `nodeSelector` (operator `In` with one value) or a required node-affinity
+ * expression.
+ */
 export interface LabelRequirement extends Spanned {
   readonly key: string;
   readonly operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist' | 'Gt' | 'Lt';
@@ -280,7 +285,10 @@ export interface ContainerFact extends Spanned {
   readonly name: string;
   /** Its image, as a base image is read (`stage` is the container's index in the file). */
   readonly image: ImageFact;
-  /** Whether it gets NVIDIA GPUs: an `nvidia.com/gpu` (or MIG) resource, `runtimeClassName: nvidia`, NVIDIA_VISIBLE_DEVICES. */
+  /**
+   * Whether it gets NVIDIA GPUs: an `nvidia.com/gpu` (or MIG) resource, `runtimeClassName: nvidia`,
+   * NVIDIA_VISIBLE_DEVICES.
+   */
   readonly gpu: boolean;
   readonly placement: Placement;
   /**

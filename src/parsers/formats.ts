@@ -36,7 +36,10 @@ interface FormatBase {
    * fix would edit it says this instead, src/gate.ts).
    */
   readonly lock?: { readonly writtenBy: string; readonly relock: string };
-  /** The lock files beside it that pin it (read with it, so exact-pin sees that its ranges are locked). None when absent. */
+  /**
+   * The lock files beside it that pin it (read with it, so exact-pin sees that its ranges are locked). None when
+   * absent.
+   */
   readonly companions?: readonly string[];
   /**
    * The names under which a Dockerfile most likely installs a file of this format from its own folder (what
@@ -98,7 +101,9 @@ export function formatByName(path: string): FileFormat | undefined {
   return ALL.find((format) => format.matches?.(name, path));
 }
 
-/** The names a Dockerfile most likely installs from its folder, in registry order (each format's `besideDockerfile`). */
+/**
+ * The names a Dockerfile most likely installs from its folder, in registry order (each format's `besideDockerfile`).
+ */
 export const BESIDE_DOCKERFILE: readonly string[] = ALL.flatMap((format) => format.besideDockerfile ?? []);
 
 /**
@@ -118,12 +123,18 @@ export function isLockKind(kind: FileKind | undefined): boolean {
   return kind !== undefined && FORMATS[kind].lock !== undefined;
 }
 
-/** The commands that write the lock files pinning a manifest (`uv lock`, `poetry lock`, `pixi lock` for a pyproject.toml). */
+/**
+ * The commands that write the lock files pinning a manifest (`uv lock`, `poetry lock`, `pixi lock` for a
+ * pyproject.toml).
+ */
 export function lockCommands(kind: FileKind): string[] {
   return (FORMATS[kind].companions ?? []).flatMap((name) => formatByName(name)?.lock?.writtenBy ?? []);
 }
 
-/** Kinds whose contexts are selections (`variant`: the project, an extra, a group, a pixi environment, a lock's platform), one unit each. */
+/**
+ * Kinds whose contexts are selections (`variant`: the project, an extra, a group, a pixi environment, a lock's
+ * platform), one unit each.
+ */
 export function hasSelections(kind: FileKind): boolean {
   return FORMATS[kind].units === 'selections';
 }

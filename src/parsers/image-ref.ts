@@ -47,7 +47,10 @@ export function parseImageRef(reference: string): ImageRefParts {
   };
 }
 
-/** An image's name as the baseline's `images` mapping keys it: registry and repository as parseImageRef reads them, without tag or digest. */
+/**
+ * An image's name as the baseline's `images` mapping keys it: registry and repository as parseImageRef reads them,
+ * without tag or digest.
+ */
 export function imageName(reference: string): string {
   const { registry, repository } = parseImageRef(reference.trim());
   return registry ? `${registry}/${repository}` : repository;

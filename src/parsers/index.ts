@@ -16,7 +16,10 @@ export function classifyPath(path: string): FileKind | undefined {
   return formatByName(path)?.kind;
 }
 
-/** The lock files that pin a manifest, beside it (its format's `companions`): uv.lock, poetry.lock, pixi.lock for a pyproject.toml; pixi.lock for a pixi.toml. */
+/**
+ * The lock files that pin a manifest, beside it (its format's `companions`): uv.lock, poetry.lock, pixi.lock for a
+ * pyproject.toml; pixi.lock for a pixi.toml.
+ */
 export function lockCompanions(path: string, kind: FileKind): string[] {
   const directory = path.includes('/') ? path.slice(0, path.lastIndexOf('/') + 1) : '';
   return (formatOf(kind).companions ?? []).map((name) => `${directory}${name}`);
@@ -34,12 +37,18 @@ export function condaByContent(path: string): boolean {
   return CONDA_FOLDERS.test(path) || ENV_NAME.test(path.slice(path.lastIndexOf('/') + 1));
 }
 
-/** A YAML file that no name claims: its content decides (kindByContent) whether it is a conda environment or a Kubernetes manifest. */
+/**
+ * A YAML file that no name claims: its content decides (kindByContent) whether it is a conda environment or a
+ * Kubernetes manifest.
+ */
 export function yamlByContent(path: string): boolean {
   return /\.ya?ml$/i.test(path) && !classifyPath(path);
 }
 
-/** The workload kinds whose pod templates are read (the built-in ones, a List of them, and the training operators' jobs). */
+/**
+ * The workload kinds whose pod templates are read (the built-in ones, a List of them, and the training operators'
+ * jobs).
+ */
 const WORKLOAD_KINDS =
   'Pod|Deployment|StatefulSet|DaemonSet|ReplicaSet|ReplicationController|Job|CronJob|List|PyTorchJob|TFJob|MPIJob|XGBoostJob|PaddleJob|JAXJob|TrainJob|RayJob|RayCluster|RayService|JobSet';
 const MANIFEST_KIND = new RegExp(`^kind:[ \t]*(['"]?)(?:${WORKLOAD_KINDS})\\1[ \t]*(?:#.*)?$`, 'm');
@@ -52,7 +61,10 @@ export function looksLikeManifest(text: string): boolean {
   return MANIFEST_KIND.test(text) && /^apiVersion:[ \t]*\S/m.test(text) && !text.includes('{{');
 }
 
-/** What a YAML file that no name claims is, from its content: a conda environment where the path hints at one, else a manifest. */
+/**
+ * What a YAML file that no name claims is, from its content: a conda environment where the path hints at one, else a
+ * manifest.
+ */
 export function kindByContent(path: string, text: string): FileKind | undefined {
   if (condaByContent(path) && looksLikeConda(text)) return 'conda';
   return looksLikeManifest(text) ? 'kubernetes' : undefined;

@@ -169,8 +169,9 @@ function recordPixiInstall(sink: FactSink, args: readonly Word[], all: readonly 
 }
 
 /**
- * `poetry install [--with G,…] [--only G] [-E X…|--extras "X Y"] [--all-extras] [-C DIR]` (python-poetry.org/docs/cli/#install):
- * pyproject.toml and poetry.lock, with the main group, the groups and the extras it names.
+ * `poetry install [--with G,…] [--only G] [-E X…|--extras "X Y"] [--all-extras] [-C DIR]`
+ * (python-poetry.org/docs/cli/#install): pyproject.toml and poetry.lock, with the main group, the groups and the extras
+ * it names.
  */
 function recordPoetryInstall(sink: FactSink, args: readonly Word[], all: readonly Word[], stage: number): boolean {
   const context = addRequirementsContext(sink, 'pip', commandSpan(all), { stage });
@@ -226,7 +227,10 @@ function recordCondaLockInstall(sink: FactSink, args: readonly Word[], all: read
   return true;
 }
 
-/** `pip install ./svc[cu124,dev]`: an include of svc/pyproject.toml with the selections "pip: the project", "pip: extra cu124", … */
+/**
+ * `pip install ./svc[cu124,dev]`: an include of svc/pyproject.toml with the selections "pip: the project", "pip: extra
+ * cu124", …
+ */
 function localProjectInclude(sink: FactSink, word: Word, context: ContextDraft): void {
   const head = word.text.split(';')[0]!.trim();
   const extras = /\[([^\]]*)\]$/.exec(head)?.[1];

@@ -82,7 +82,8 @@ export class PlainMapped implements Mapped {
 
   origin(from: number, to: number): Span | undefined {
     if (to < from) return undefined;
-    // One piece covering [0, length): an empty range needs a character at or just before it; others need both ends inside.
+    // One piece covering [0, length): an empty range needs a character at or just before it; others need both ends
+    // inside.
     const length = this.text.length;
     if (to === from)
       return (from >= 0 && from < length) || (from - 1 >= 0 && from - 1 < length)

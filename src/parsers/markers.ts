@@ -1,8 +1,9 @@
 /**
- * PEP 508 environment markers (packaging.python.org/en/latest/specifications/dependency-specifiers/#environment-markers),
- * judged for the machines the CUDA checks are about: Linux, with the extras a selection installs. Everything
- * else (the Python version, the machine's architecture) is unknown, and the logic is three-valued: a marker is
- * false only when it cannot hold whatever the unknowns are.
+ * PEP 508 environment markers
+ * (packaging.python.org/en/latest/specifications/dependency-specifiers/#environment-markers), judged for the machines
+ * the CUDA checks are about: Linux, with the extras a selection installs. Everything else (the Python version, the
+ * machine's architecture) is unknown, and the logic is three-valued: a marker is false only when it cannot hold
+ * whatever the unknowns are.
  *
  * uv writes the extras and groups of conflicting selections into its lock's markers as
  * `extra == 'extra-8-nanochat-cpu'` and `extra == 'group-8-nanochat-dev'` (`extra-<length of the project's

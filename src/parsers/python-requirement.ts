@@ -2,7 +2,10 @@ import { packageFact, type PackageFact, type VersionClause } from './facts.js';
 import type { Span } from './source.js';
 import type { Mapped } from './mapped.js';
 
-/** The packages PyTorch publishes as `+cuXYZ` builds on its own index (download.pytorch.org/whl/<tag>): torch, torchvision, torchaudio. */
+/**
+ * The packages PyTorch publishes as `+cuXYZ` builds on its own index (download.pytorch.org/whl/<tag>): torch,
+ * torchvision, torchaudio.
+ */
 export const TORCH_FAMILY: ReadonlySet<string> = new Set(['torch', 'torchvision', 'torchaudio']);
 
 /** PEP 503 normalisation: `Torch_Vision` and `torch.vision` both become `torch-vision`. */

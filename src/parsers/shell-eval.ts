@@ -406,7 +406,8 @@ function awk(args: readonly string[], input: string): Evaluated {
     at = token.lastIndex;
     if (/^\s*$/.test(body.slice(at))) break;
   }
-  // -F: one character is literal (a blank means the default); `\.` and `[.]` are that character; other regexes are not read.
+  // -F: one character is literal (a blank means the default); `\.` and `[.]` are that character; other regexes are
+  // not read.
   const sep = separator === undefined || separator === ' ' ? undefined : /^(?:\\(.)|\[(.)\]|([^\\[]))$/.exec(separator);
   if (separator !== undefined && separator !== ' ' && !sep)
     return { unsupported: `awk -F '${separator}' is not evaluated` };

@@ -284,7 +284,8 @@ function readWord(
         continue;
       }
       if (code === BACKTICK) {
-        // `…` command substitution: evaluated when it is a pure pipeline of known values, else only known when the build runs.
+        // `…` command substitution: evaluated when it is a pure pipeline of known values, else only known when the
+        // build runs.
         const close = text.indexOf('`', i + 1);
         const end = close < 0 ? text.length : close + 1;
         flush(i);

@@ -1,8 +1,8 @@
 /**
- * A scanner for the TOML that lock writers emit (uv.lock, poetry.lock): `[table]` and `[[array]]` headers with
- * bare or simply quoted keys, `key = value` with one-line strings, booleans, numbers, arrays over several lines
- * and one-line inline tables, comments. It builds the same tree `readToml` builds from toml-eslint-parser, with
- * the same spans, at a fraction of the cost (`test/parsers/lock-scan.test.ts` checks both on real locks and mutated ones).
+ * A scanner for the TOML that lock writers emit (uv.lock, poetry.lock): `[table]` and `[[array]]` headers with bare or
+ * simply quoted keys, `key = value` with one-line strings, booleans, numbers, arrays over several lines and one-line
+ * inline tables, comments. It builds the same tree `readToml` builds from toml-eslint-parser, with the same spans, at a
+ * fraction of the cost (`test/parsers/lock-scan.test.ts` checks both on real locks and mutated ones).
  *
  * It declines (returns undefined) whatever it is not certain to read exactly as the parser does: CR and control
  * characters, multi-line strings, `\u` escapes, strings longer than LONG_STRING, dotted keys in a pair, dates and
@@ -327,7 +327,10 @@ class Scanner {
     return { kind: 'string', span, value, mapped };
   }
 
-  /** Where the next `char` (a line break or a backslash) is at or after `from`, past the end when none: remembered, so each is searched for once. */
+  /**
+   * Where the next `char` (a line break or a backslash) is at or after `from`, past the end when none: remembered, so
+   * each is searched for once.
+   */
   private readonly found = new Map<string, number>();
   private next(char: string, from: number): number {
     let at = this.found.get(char);

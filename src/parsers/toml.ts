@@ -25,7 +25,9 @@ interface Reading {
 
 const keyName = (key: AST.TOMLBare | AST.TOMLQuoted): string => (key.type === 'TOMLBare' ? key.name : key.value);
 
-/** A string's text, mapped to the file: exact for strings written without escapes, else pointing at the whole string. */
+/**
+ * A string's text, mapped to the file: exact for strings written without escapes, else pointing at the whole string.
+ */
 function stringValue(node: AST.TOMLStringValue, text: string): Mapped {
   const [start, end] = node.range;
   const quote = node.multiline ? 3 : 1;

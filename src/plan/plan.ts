@@ -69,7 +69,9 @@ export interface Plan {
 
 export class PlanError extends Error {}
 
-/** Rules whose findings about the target itself the plan's notes report instead (the baseline does not allow it yet). */
+/**
+ * Rules whose findings about the target itself the plan's notes report instead (the baseline does not allow it yet).
+ */
 const TARGET_POLICY = new Set(['cuda-not-allowed']);
 
 export function plan(files: readonly ParsedFile[], targetCuda: string, kb: KnowledgeBase, baseline: Baseline): Plan {
@@ -440,7 +442,8 @@ function familyVersion(
       ? version
       : labelled(version, !(name === 'torchaudio' && release.torchaudioCuda === false));
   }
-  // xformers, triton, torchtext, torchdata: a release that requires the current torch moves to the one for the new torch.
+  // xformers, triton, torchtext, torchdata: a release that requires the current torch moves to the one for the new
+  // torch.
   if (pkg.ecosystem !== 'pip') return undefined;
   const pins = kb.companionPins(name);
   // A pin of the torch minor (abi: minor, torchtext 0.18.0) serves every torch of that minor.

@@ -367,7 +367,9 @@ export function annotation(finding: Finding, text?: string): Annotation {
   };
 }
 
-/** A location with its lines no further than the file's last line (an end at the file's end counts as its last line). */
+/**
+ * A location with its lines no further than the file's last line (an end at the file's end counts as its last line).
+ */
 function insideFile(location: Finding['location'], text: string): Finding['location'] {
   let lines = 1;
   for (let i = text.indexOf('\n'); i >= 0 && i < text.length - 1; i = text.indexOf('\n', i + 1)) lines++;

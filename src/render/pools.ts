@@ -1,4 +1,6 @@
-/** The pool table of a report (Report.fleet): what each pool of the fleet makes of each unit, as Markdown and as text. */
+/**
+ * The pool table of a report (Report.fleet): what each pool of the fleet makes of each unit, as Markdown and as text.
+ */
 import type { FleetTable, PoolTier } from '../finding.js';
 
 const MARK: Readonly<Record<PoolTier, string>> = {
@@ -23,7 +25,10 @@ function cellText(text: string): string {
   return text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 }
 
-/** A Markdown table: a row per unit, a column per pool; the reasons of the cells that do not simply run, numbered below it. */
+/**
+ * A Markdown table: a row per unit, a column per pool; the reasons of the cells that do not simply run, numbered below
+ * it.
+ */
 export function poolTableMarkdown(table: FleetTable): string {
   const reasons: string[] = [];
   const header = `| Unit | ${table.pools.map((pool) => `${cellText(pool.name)} (${pool.driver})`).join(' | ')} |`;

@@ -22,7 +22,10 @@ export class Answers<T> {
   }
 }
 
-/** A pure function of a string, remembered (see Answers). For answers that depend on the knowledge base, use `kb.memoized` instead. */
+/**
+ * A pure function of a string, remembered (see Answers). For answers that depend on the knowledge base, use
+ * `kb.memoized` instead.
+ */
 export function memoize<T>(compute: (key: string) => T, limit = 4096): (key: string) => T {
   const answers = new Answers<T>(limit);
   return (key) => answers.of(key, compute);

@@ -1,4 +1,6 @@
-/** `npm run serve`: the self-service page alone, without the GitHub App (PORT, default 3000; HOST, default 127.0.0.1). */
+/**
+ * `npm run serve`: the self-service page alone, without the GitHub App (PORT, default 3000; HOST, default 127.0.0.1).
+ */
 import { createServer } from 'node:http';
 import { webHandler } from './handler.js';
 

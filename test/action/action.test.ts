@@ -166,7 +166,8 @@ describe('GitHub Action (the bundle, as a runner runs it)', () => {
   it('without checks: write (a fork pull request gets a read-only token) it falls back to workflow commands', async () => {
     fake = new FakeGitHub();
     fake.addRepo('octo-org/trainer', {});
-    // GitHub's answer to a GITHUB_TOKEN without the permission (docs.github.com/en/rest/checks/runs#create-a-check-run).
+    // GitHub's answer to a GITHUB_TOKEN without the permission
+    // (docs.github.com/en/rest/checks/runs#create-a-check-run).
     fake.fail({
       method: 'POST',
       path: /\/check-runs$/,

@@ -1,4 +1,7 @@
-/** conda's version specs as match-spec reads them (conda's models/version.py; docs.conda.io "Package match specifications"). */
+/**
+ * conda's version specs as match-spec reads them (conda's models/version.py; docs.conda.io "Package match
+ * specifications").
+ */
 import { describe, expect, it } from 'vitest';
 import { compareCondaVersions, condaAdmits, parseCondaVersionSpec } from '../../src/analysis/conda-versions.js';
 

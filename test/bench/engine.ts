@@ -10,10 +10,11 @@
  *   and parsed once, its includes followed, and checked a linked group at a time;
  * - project by project: parse and gate one project at a time (what the App does per pull request, and how a
  *   monorepo job can stream).
- * Each mode runs in a child process of its own, with V8 limited to one thread (`--single-threaded`), and is measured cold (its first pass, JIT compilation included)
- * and warm (after that and two passes over a different synthetic repository: median and range of seven passes).
- * The throughput target is judged on the warm figures; the cold ones are printed beside them. Each child also
- * times a fixed reference workload around its warm passes, so a run on a slow stretch of the machine shows as one.
+ * Each mode runs in a child process of its own, with V8 limited to one thread (`--single-threaded`), and is measured
+ * cold (its first pass, JIT compilation included) and warm (after that and two passes over a different synthetic
+ * repository: median and range of seven passes). The throughput target is judged on the warm figures; the cold ones are
+ * printed beside them. Each child also times a fixed reference workload around its warm passes, so a run on a slow
+ * stretch of the machine shows as one.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

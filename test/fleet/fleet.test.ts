@@ -226,7 +226,8 @@ describe('cuda-gatekeeper fleet', () => {
           .join(', '),
       )
       .join('\n');
-    // A stand-in nvidia-smi printing the real node's answer to the query scan makes (name, driver, compute_cap, bus id).
+    // A stand-in nvidia-smi printing the real node's answer to the query scan makes (name, driver, compute_cap, bus
+    // id).
     writeFileSync(join(bin, 'nvidia-smi'), `#!/bin/sh\ncat <<'CSV'\n${csv.trimEnd()}\nCSV\n`);
     chmodSync(join(bin, 'nvidia-smi'), 0o755);
     const main = join(ROOT, 'bin', 'cuda-gatekeeper.js');
@@ -300,7 +301,8 @@ describe('the self-service page takes pools or a node instead of a driver', () =
       ['h200', 'runs'],
       ['v100', 'runs'],
     ]);
-    // A driver named beside the pools decides the pick: CUDA 12.8 then runs on the R550 pool only under minor-version compatibility.
+    // A driver named beside the pools decides the pick: CUDA 12.8 then runs on the R550 pool only under minor-version
+    // compatibility.
     const named = recommend(kb, {
       framework: 'pytorch',
       version: '2.9.0',

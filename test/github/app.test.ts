@@ -447,7 +447,8 @@ describe('pull request checks', () => {
       'companion-mismatch',
     );
     expect(run.output?.summary).toContain('1 finding is waived by the baseline.');
-    // A problem of the organisation's file is no annotation (this repository has no such path): the summary lists it, linked.
+    // A problem of the organisation's file is no annotation (this repository has no such path): the summary lists it,
+    // linked.
     expect((run.annotations as { path: string }[]).map((annotation) => annotation.path)).not.toContain(
       'octo-org/.github/cuda-gatekeeper.yml',
     );

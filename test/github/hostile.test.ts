@@ -259,7 +259,8 @@ describe('no input blocks the server', () => {
       }
       return worst;
     })();
-    // The gate runs on a worker thread; the main thread only reads and parses the file (linear: ~0.5 s for this 1 MB file).
+    // The gate runs on a worker thread; the main thread only reads and parses the file (linear: ~0.5 s for this 1 MB
+    // file).
     expect(slowest).toBeLessThan(1500);
     const run = await waitFor(
       () => fake.checkRuns.find((candidate) => candidate.head_sha === scenario.headSha),

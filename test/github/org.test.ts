@@ -158,7 +158,9 @@ describe('a pull request to the organisation baseline', () => {
 describe('the preview reads through the path index', () => {
   const treeReads = () => fake.requests.filter((request) => request.path.includes('/git/trees/')).length;
   let pushes = 0;
-  /** A push to `repo`'s default branch: its head becomes `files`, and the event lists `commits` (as GitHub sends it). */
+  /**
+   * A push to `repo`'s default branch: its head becomes `files`, and the event lists `commits` (as GitHub sends it).
+   */
   async function push(
     repo: string,
     files: Record<string, string>,

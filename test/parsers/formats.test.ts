@@ -45,7 +45,7 @@ describe('the format registry', () => {
   it('never lets two formats claim one name: every fixture path, and generated names', () => {
     const paths = [...pathsUnder(join(ROOT, 'fixtures'))];
     expect(paths.length).toBeGreaterThan(500);
-    for (const path of paths) expect(claimants(path), path).toHaveLength(Math.min(claimants(path).length, 1));
+    for (const path of paths) expect(claimants(path).length, path).toBeLessThanOrEqual(1);
     const part = fc.constantFrom(
       'dockerfile',
       'Containerfile',

@@ -41,7 +41,9 @@ function yamlAgrees(text: string): boolean {
   return true;
 }
 
-/** The parser's tree with the values of `omit`'s keys, at any depth, as the scanner leaves them: `other` at their span. */
+/**
+ * The parser's tree with the values of `omit`'s keys, at any depth, as the scanner leaves them: `other` at their span.
+ */
 function pruned(value: TomlValue, omit: ReadonlySet<string>): TomlValue {
   if (value.kind === 'array') return { ...value, items: value.items.map((item) => pruned(item, omit)) };
   if (value.kind !== 'table') return value;

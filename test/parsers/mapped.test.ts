@@ -36,7 +36,9 @@ function assemble(pieces: readonly Piece[]): { mapped: Mapped; chars: Char[] } {
   return { mapped: builder.build(), chars };
 }
 
-/** What origin() must answer by definition: the file range when text[from, to) is one contiguous run of file characters. */
+/**
+ * What origin() must answer by definition: the file range when text[from, to) is one contiguous run of file characters.
+ */
 function expectedOrigin(chars: readonly Char[], from: number, to: number): { start: number; end: number } | undefined {
   if (to <= from) return undefined;
   for (let i = from; i < to; i++) {

@@ -1,7 +1,7 @@
 /**
- * SARIF as GitHub code scanning takes it: valid against the SARIF 2.1.0 JSON schema (the schema file Microsoft
- * ships in @microsoft/jest-sarif, validated with ajv's draft-04 support), with what GitHub's documentation says it
- * reads (docs.github.com/en/code-security/code-scanning/integrating-with-code-scanning/sarif-support-for-code-scanning):
+ * SARIF as GitHub code scanning takes it: valid against the SARIF 2.1.0 JSON schema (the schema file Microsoft ships in
+ * @microsoft/jest-sarif, validated with ajv's draft-04 support), with what GitHub's documentation says it reads
+ * (docs.github.com/en/code-security/code-scanning/integrating-with-code-scanning/sarif-support-for-code-scanning):
  * `partialFingerprints`, `rules[].fullDescription`, `help.text`/`help.markdown`, `properties.tags`; URIs
  * percent-encoded; at most 25,000 results per run.
  */

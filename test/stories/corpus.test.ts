@@ -128,7 +128,8 @@ describe('real-world corpus', () => {
   it('53 oobabooga: cu124 and cu128 wheels mixed; wildcards are not exact', () => {
     const file = load('53');
     const mismatch = findings(file, EMPTY_BASELINE, 'cuda-mismatch');
-    // The Linux wheels (L51, L53); their Windows twins (L50, L52, `platform_system == "Windows"`) never install on Linux.
+    // The Linux wheels (L51, L53); their Windows twins (L50, L52, `platform_system == "Windows"`) never install on
+    // Linux.
     expect(lines(mismatch)).toEqual([51, 53]);
     expect(mismatch.every((finding) => finding.severity === 'warning')).toBe(true);
     expect(findings(file, exact, 'exact-pin').map((finding) => finding.message)).toEqual(

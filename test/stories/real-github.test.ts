@@ -308,7 +308,8 @@ describe('the baseline preview is the config pull request’s verdict', () => {
     `);
     await receive('pull_request', scenario.payload);
     await preview(scenario);
-    // Another config pull request lands first: the current baseline already forbids 12.1, so this one breaks nothing new.
+    // Another config pull request lands first: the current baseline already forbids 12.1, so this one breaks nothing
+    // new.
     await receive(
       'push',
       baselinePush(

@@ -11,7 +11,9 @@ export interface CliResult {
 
 const BIN = join(import.meta.dirname, '..', '..', 'bin', 'cuda-gatekeeper.js');
 
-/** `cuda-gatekeeper <argv>` in `cwd`, run in this process (`run` of src/cli/main.ts), with `stdin` as standard input. */
+/**
+ * `cuda-gatekeeper <argv>` in `cwd`, run in this process (`run` of src/cli/main.ts), with `stdin` as standard input.
+ */
 export function runCli(cwd: string, argv: readonly string[], stdin?: string): CliResult {
   let out = '';
   let err = '';

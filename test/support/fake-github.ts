@@ -223,7 +223,10 @@ export class FakeGitHub {
     return pull.headSha;
   }
 
-  /** GitHub's secondary rate limit on the requests matching `path`, `times` times (REST docs, "Exceeding the rate limit"). */
+  /**
+   * GitHub's secondary rate limit on the requests matching `path`, `times` times (REST docs, "Exceeding the rate
+   * limit").
+   */
   secondaryRateLimit(path: RegExp, retryAfterSeconds: number, times = 1, method?: string): void {
     this.fail({
       ...(method ? { method } : {}),

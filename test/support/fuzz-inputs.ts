@@ -1,4 +1,6 @@
-/** Inputs for the property-based tests: real files as seeds, and random edits biased towards the syntax of our formats. */
+/**
+ * Inputs for the property-based tests: real files as seeds, and random edits biased towards the syntax of our formats.
+ */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';

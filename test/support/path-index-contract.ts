@@ -1,4 +1,6 @@
-/** What every path index store must do (test/github/path-index.test.ts in memory, path-index-redis.test.ts on Redis). */
+/**
+ * What every path index store must do (test/github/path-index.test.ts in memory, path-index-redis.test.ts on Redis).
+ */
 import { expect, it } from 'vitest';
 import { entryFromTree, type PathIndex } from '../../src/github/path-index.js';
 

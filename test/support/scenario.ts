@@ -173,7 +173,9 @@ export function checkRunPayload(
   return payload;
 }
 
-/** A comment on the pull request (webhooks-examples has none on a pull request: derived by adding issue.pull_request). */
+/**
+ * A comment on the pull request (webhooks-examples has none on a pull request: derived by adding issue.pull_request).
+ */
 export function commentPayload(
   fake: FakeGitHub,
   scenario: Scenario,

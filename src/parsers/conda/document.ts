@@ -213,7 +213,9 @@ function listItems(text: string, block: readonly Line[], allowPip: boolean): Con
   return items;
 }
 
-/** Where ` #` starts a comment within [from, to), or `to`; it only looks inside the line, so a file costs linear time. */
+/**
+ * Where ` #` starts a comment within [from, to), or `to`; it only looks inside the line, so a file costs linear time.
+ */
 function commentStart(text: string, from: number, to: number): number {
   for (let i = from; i < to - 1; i++) if (text.charCodeAt(i) === 32 && text.charCodeAt(i + 1) === 35) return i;
   return to;

@@ -284,7 +284,10 @@ function unreadInstruction(keyword: string, span: Span, fromLine: number, toLine
   };
 }
 
-/** A one-line instruction as the scan found it: its keyword (as written and upper-cased), span and line, and text[from, to) its arguments. */
+/**
+ * A one-line instruction as the scan found it: its keyword (as written and upper-cased), span and line, and text[from,
+ * to) its arguments.
+ */
 interface OneLine {
   readonly keyword: string;
   readonly upper: string;
@@ -345,7 +348,10 @@ function plainArguments(text: string, { keyword, upper, span, line, from, to }: 
   };
 }
 
-/** `ARG NAME` or `ARG NAME=value …` (`ARG NAME value` is read like ENV's legacy form by dockerfile-ast: left to it); an empty default or a name starting with `=` is left to dockerfile-ast too. */
+/**
+ * `ARG NAME` or `ARG NAME=value …` (`ARG NAME value` is read like ENV's legacy form by dockerfile-ast: left to it); an
+ * empty default or a name starting with `=` is left to dockerfile-ast too.
+ */
 function argProperties(args: readonly InstructionArg[]): InstructionProperty[] | undefined {
   const properties: InstructionProperty[] = [];
   for (const arg of args) {

@@ -10,10 +10,10 @@
  *         - conda: https://conda.anaconda.org/conda-forge/linux-64/cuda-version-12.1-h1d6eff3_3.conda
  *         - pypi: https://download.pytorch.org/whl/cu124/torch-2.5.1%2Bcu124-cp312-cp312-linux_x86_64.whl
  *
- * Each environment on each Linux platform is a selection ("environment cuda", or "environment cuda on linux-64"
- * where it has several), the same names as the manifest's. Its conda packages are facts at their URLs (name,
- * version and build from the file name), its PyPI packages at theirs (a wheel's file name gives the version and
- * its `+cu124`; the URL gives the index). The lock is never edited: the checks say which `pixi` command to run (gate.ts).
+ * Each environment on each Linux platform is a selection ("environment cuda", or "environment cuda on linux-64" where
+ * it has several), the same names as the manifest's. Its conda packages are facts at their URLs (name, version and
+ * build from the file name), its PyPI packages at theirs (a wheel's file name gives the version and its `+cu124`; the
+ * URL gives the index). The lock is never edited: the checks say which `pixi` command to run (gate.ts).
  */
 import { FactSink, packageFact, type ContextDraft, type ParsedFile } from '../facts.js';
 import { condaPackageFromUrl, entries, get, items, readLockYaml, text, type LockNode } from '../locks.js';

@@ -1,5 +1,6 @@
 /**
- * pixi manifests: `pixi.toml`, or the `[tool.pixi]` tables of a pyproject.toml (pixi.sh/latest/reference/pixi_manifest).
+ * pixi manifests: `pixi.toml`, or the `[tool.pixi]` tables of a pyproject.toml
+ * (pixi.sh/latest/reference/pixi_manifest).
  *
  * - The default feature is the manifest's top level: `[dependencies]` (conda match specs, `name = "spec"` or
  *   `{ version, build, channel }`), `[pypi-dependencies]` (`name = "spec"` or `{ version, index, extras }`; git,
@@ -425,7 +426,10 @@ interface SelectionSetting {
   readonly options: PypiOptions;
 }
 
-/** One selection's contexts: its conda packages (with the channels and its CUDA requirement), then its PyPI ones by index. */
+/**
+ * One selection's contexts: its conda packages (with the channels and its CUDA requirement), then its PyPI ones by
+ * index.
+ */
 function writeSelection(
   sink: FactSink,
   selection: Selection,

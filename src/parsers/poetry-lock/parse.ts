@@ -1,5 +1,6 @@
 /**
- * poetry.lock: every package `poetry install` installs, resolved (python-poetry.org/docs/basic-usage/#installing-with-poetrylock):
+ * poetry.lock: every package `poetry install` installs, resolved
+ * (python-poetry.org/docs/basic-usage/#installing-with-poetrylock):
  *
  *   [[package]]
  *   name = "torch"

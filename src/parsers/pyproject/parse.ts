@@ -87,8 +87,8 @@ export function parsePyproject(path: string, text: string): ParsedFile {
     ...(poetry?.base.filter((dependency) => !dependency.extras).map(poetryDeclared) ?? []),
   ];
   const variants: Variant[] = [{ name: 'the project', declared: base }];
-  // Each selection holds the project's own dependencies again: past a budget of facts (a hostile file of
-  // thousands of extras over thousands of dependencies), the remaining selections are not checked, and the file says so.
+  // Each selection holds the project's own dependencies again: past a budget of facts (a hostile file of thousands of
+  // extras over thousands of dependencies), the remaining selections are not checked, and the file says so.
   let budget = MAX_FACTS;
   const add = (variant: Variant): void => {
     budget -= variant.declared.length;
@@ -333,7 +333,9 @@ function readIndexes(root: TomlTable, sink: FactSink): Map<string, Index> {
   return indexes;
 }
 
-/** `[tool.uv.sources]`: package → the index routes that can hold on Linux (git, url and path sources are not indexes). */
+/**
+ * `[tool.uv.sources]`: package → the index routes that can hold on Linux (git, url and path sources are not indexes).
+ */
 function readSources(root: TomlTable, sink: FactSink): Map<string, Route[]> {
   const routes = new Map<string, Route[]>();
   const sources = lookup(root, 'tool', 'uv', 'sources');

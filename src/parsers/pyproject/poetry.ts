@@ -30,7 +30,9 @@ export interface PoetryDependency {
   readonly fact: PackageFact;
   /** The source (index) it names. */
   readonly source?: string;
-  /** Installed only with this extra (`optional = true` and listed in [tool.poetry.extras], or a marker `extra == 'x'`). */
+  /**
+   * Installed only with this extra (`optional = true` and listed in [tool.poetry.extras], or a marker `extra == 'x'`).
+   */
   readonly extras?: readonly string[];
 }
 

@@ -67,7 +67,8 @@ export function parseRequirementLine(sink: FactSink, line: Mapped, context: Cont
   // A local project (`.`, `./pkg[extra]`, `../lib`): pip installs what its own metadata asks for.
   if (isLocalProject(requirement.text)) return;
   if (requirement.text.includes('${')) {
-    // pip substitutes ${NAME} from the environment of the install (requirements-file-format, "Using environment variables").
+    // pip substitutes ${NAME} from the environment of the install (requirements-file-format, "Using environment
+    // variables").
     sink.unresolved.push({
       span: requirement.site(0, requirement.length),
       text: requirement.text,
@@ -246,7 +247,10 @@ export function* logicalLines(source: SourceText, firstLine = 1, lastLine = sour
   }
 }
 
-/** The last line of the logical line each line starts (continued by a trailing backslash); built on first use, in one pass. */
+/**
+ * The last line of the logical line each line starts (continued by a trailing backslash); built on first use, in one
+ * pass.
+ */
 function continuationEnds(source: SourceText): (line: number) => number {
   let ends: Int32Array | undefined;
   return (line) => {

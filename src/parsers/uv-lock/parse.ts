@@ -178,7 +178,9 @@ function closure(
  */
 const verdicts = new WeakMap<ReadonlySet<string>, Map<string, ReturnType<typeof evaluateMarker>>>();
 
-/** The references in a list of `{ name, version?, source?, marker? }` whose marker can hold on Linux with these extras. */
+/**
+ * The references in a list of `{ name, version?, source?, marker? }` whose marker can hold on Linux with these extras.
+ */
 function refs(value: TomlValue | undefined, extras: ReadonlySet<string>): TomlTable[] {
   if (value?.kind !== 'array') return [];
   let known = verdicts.get(extras);
