@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '../support/harness.js';
-import { runCli as cli } from '../support/cli.js';
+import { binProcess, CLI_BIN, runCli as cli } from '../support/cli.js';
 import { codeBlock } from '../support/code-block.js';
 
 function repo(files: Record<string, string>): string {
@@ -136,17 +136,9 @@ describe('standard input', () => {
   });
 
   it('the bin reads file descriptor 0', () => {
-    const result = spawnSync(
-      process.execPath,
-      [join(ROOT, 'bin', 'cuda-gatekeeper.js'), 'check', '-', '--type', 'dockerfile'],
-      {
-        cwd: repo({}),
-        input: MISMATCH,
-        encoding: 'utf8',
-      },
-    );
-    expect(result.status).toBe(1);
-    expect(result.stdout).toContain('[cuda-mismatch]');
+    const result = binProcess(['check', '-', '--type', 'dockerfile'], { cwd: repo({}), input: MISMATCH });
+    expect(result.code).toBe(1);
+    expect(result.out).toContain('[cuda-mismatch]');
   });
 });
 
@@ -180,26 +172,18 @@ describe('--output', () => {
 });
 
 describe('colour', () => {
-  const bin = join(ROOT, 'bin', 'cuda-gatekeeper.js');
+  const bin = CLI_BIN;
   it('is off when standard output is not a terminal', () => {
     const env = { ...process.env, FORCE_COLOR: undefined, NO_COLOR: undefined };
-    const piped = spawnSync(process.execPath, [bin, 'check', '.'], {
-      cwd: repo({ Dockerfile: MISMATCH }),
-      encoding: 'utf8',
-      env,
-    });
-    expect(piped.stdout).toContain('error:');
-    expect(piped.stdout).not.toContain('\x1b[');
+    const piped = binProcess(['check', '.'], { cwd: repo({ Dockerfile: MISMATCH }), env });
+    expect(piped.out).toContain('error:');
+    expect(piped.out).not.toContain('\x1b[');
   });
 
   it('FORCE_COLOR turns it on into a pipe and 0/false off, over NO_COLOR (as Node and chalk read it)', () => {
     const dir = repo({ Dockerfile: MISMATCH });
     const piped = (env: Record<string, string | undefined>) =>
-      spawnSync(process.execPath, [bin, 'check', '.'], {
-        cwd: dir,
-        encoding: 'utf8',
-        env: { ...process.env, NO_COLOR: undefined, ...env },
-      }).stdout;
+      binProcess(['check', '.'], { cwd: dir, env: { ...process.env, NO_COLOR: undefined, ...env } }).out;
     expect(piped({ FORCE_COLOR: '1' })).toContain('\x1b[31merror');
     expect(piped({ FORCE_COLOR: '', NO_COLOR: '1' })).toContain('\x1b[');
     expect(piped({ FORCE_COLOR: '0' })).not.toContain('\x1b[');
@@ -225,7 +209,7 @@ describe('colour', () => {
 });
 
 describe('small things a user meets first (issue 30)', () => {
-  const bin = join(ROOT, 'bin', 'cuda-gatekeeper.js');
+  const bin = CLI_BIN;
   it('a reader that stops early (rules | head -1) ends the command quietly, without a stack trace', () => {
     const result = spawnSync('sh', ['-c', `${process.execPath} ${bin} rules | head -1`], { encoding: 'utf8' });
     expect(result.stdout.split('\n').filter(Boolean)).toHaveLength(1);

@@ -3,16 +3,15 @@
  * format, the same exit code, the same files skipped, on a tree of the real corpus files with the demos and
  * includes that cross from one part of the tree into another (so parts must be joined and checked again).
  */
-import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { run } from '../../src/cli/main.js';
 import { cutIntoParts, threadsFor } from '../../src/cli/threads.js';
 import { realProjects, realSources } from '../bench/real.js';
 import { ROOT } from '../support/harness.js';
 import { codeBlock } from '../support/code-block.js';
+import { binProcess, runCli, type ProcessResult } from '../support/cli.js';
 
 function tree(): string {
   const dir = mkdtempSync(join(tmpdir(), 'cgk-threads-'));
@@ -50,20 +49,13 @@ function tree(): string {
   return dir;
 }
 
-function check(dir: string, threads: number, ...args: string[]): { code: number; out: string; err: string } {
-  try {
-    const out = execFileSync(process.execPath, [join(ROOT, 'bin', 'cuda-gatekeeper.js'), 'check', ...args], {
-      cwd: dir,
-      encoding: 'utf8',
-      env: { ...process.env, CUDA_GATEKEEPER_THREADS: String(threads) },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      maxBuffer: 64 * 1024 * 1024,
-    });
-    return { code: 0, out, err: '' };
-  } catch (error) {
-    const failed = error as { status: number; stdout: string; stderr: string };
-    return { code: failed.status, out: failed.stdout, err: failed.stderr };
-  }
+function check(dir: string, threads: number, ...args: string[]): ProcessResult {
+  return binProcess(['check', ...args], {
+    cwd: dir,
+    env: { ...process.env, CUDA_GATEKEEPER_THREADS: String(threads) },
+    input: '',
+    timeout: 110_000,
+  });
 }
 
 describe('check on worker threads', () => {
@@ -105,18 +97,10 @@ describe('when threads cannot help', () => {
       const script = join(mkdtempSync(join(tmpdir(), 'cgk-no-worker-')), 'empty.mjs');
       writeFileSync(script, '');
       const inProcess = (threadScript?: string) => {
-        let out = '';
-        let err = '';
         const saved = process.env.CUDA_GATEKEEPER_THREADS;
         process.env.CUDA_GATEKEEPER_THREADS = '3';
         try {
-          const code = run(['check', '.'], {
-            cwd: dir,
-            out: (text) => (out += text),
-            err: (text) => (err += text),
-            ...(threadScript ? { threadScript } : {}),
-          });
-          return { code, out, err };
+          return runCli(dir, ['check', '.'], undefined, threadScript ? { threadScript } : {});
         } finally {
           if (saved === undefined) delete process.env.CUDA_GATEKEEPER_THREADS;
           else process.env.CUDA_GATEKEEPER_THREADS = saved;

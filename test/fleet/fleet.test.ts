@@ -6,11 +6,10 @@
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { spawnSync } from 'node:child_process';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { loadBaseline } from '../../src/baseline/load.js';
-import { run } from '../../src/cli/main.js';
+import { binProcess, runCli as cli } from '../support/cli.js';
 import { groupIntoPools } from '../../src/fleet/pools.js';
 import { readFleet } from '../../src/fleet/read.js';
 import { readPastedFleet } from '../../src/fleet/paste.js';
@@ -23,18 +22,6 @@ import { codeBlock } from '../support/code-block.js';
 const FLEET = join(ROOT, 'fixtures', 'fleet');
 const fixture = (path: string) => readFileSync(join(FLEET, path), 'utf8');
 const kb = defaultKnowledgeBase();
-
-function cli(cwd: string, argv: string[], stdin?: string): { code: number; out: string; err: string } {
-  let out = '';
-  let err = '';
-  const code = run(argv, {
-    cwd,
-    out: (text) => (out += text),
-    err: (text) => (err += text),
-    ...(stdin !== undefined ? { stdin: () => stdin } : {}),
-  });
-  return { code, out, err };
-}
 
 describe('reading the nodes', () => {
   it("the real H200 node's --query-gpu CSV and -q -x XML give the same node", () => {
@@ -230,19 +217,12 @@ describe('cuda-gatekeeper fleet', () => {
     // id).
     writeFileSync(join(bin, 'nvidia-smi'), `#!/bin/sh\ncat <<'CSV'\n${csv.trimEnd()}\nCSV\n`);
     chmodSync(join(bin, 'nvidia-smi'), 0o755);
-    const main = join(ROOT, 'bin', 'cuda-gatekeeper.js');
-    const scanned = spawnSync(process.execPath, [main, 'fleet', 'scan'], {
-      encoding: 'utf8',
-      env: { ...process.env, PATH: `${bin}:${process.env.PATH}` },
-    });
-    expect(scanned.status, scanned.stderr).toBe(0);
-    expect(scanned.stdout).toBe(fixture('device/fleet-scan.txt'));
-    const none = spawnSync(process.execPath, [main, 'fleet', 'scan'], {
-      encoding: 'utf8',
-      env: { ...process.env, PATH: '/nonexistent' },
-    });
-    expect(none.status).toBe(2);
-    expect(none.stderr).toContain('there is no nvidia-smi on PATH');
+    const scanned = binProcess(['fleet', 'scan'], { env: { ...process.env, PATH: `${bin}:${process.env.PATH}` } });
+    expect(scanned.code, scanned.err).toBe(0);
+    expect(scanned.out).toBe(fixture('device/fleet-scan.txt'));
+    const none = binProcess(['fleet', 'scan'], { env: { ...process.env, PATH: '/nonexistent' } });
+    expect(none.code).toBe(2);
+    expect(none.err).toContain('there is no nvidia-smi on PATH');
   });
 
   it('bad usage is exit 2 with a message', () => {

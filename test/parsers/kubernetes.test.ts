@@ -10,7 +10,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { selectPools } from '../../src/analysis/placement.js';
 import type { Pool } from '../../src/baseline/schema.js';
-import { run } from '../../src/cli/main.js';
+import { cli } from '../support/cli.js';
 import { defaultKnowledgeBase } from '../../src/knowledge/index.js';
 import {
   classifyPath,
@@ -339,8 +339,7 @@ describe('the demo fleet repository', () => {
   it('fails the job pinned to the R550 pool at its image line, with the Dockerfile and the pool as related locations', () => {
     const dir = mkdtempSync(join(tmpdir(), 'cg-fleet-demo-'));
     cpSync(join(ROOT, 'fixtures', 'repos', 'demo-fleet'), dir, { recursive: true });
-    let out = '';
-    const code = run(['check', '--verbose'], { cwd: dir, out: (text) => (out += text), err: () => {} });
+    const { code, out } = cli(dir, 'check', '--verbose');
     expect(code).toBe(1);
     expect(out).toContain(
       'k8s/train.yaml:17:22: error: ghcr.io/demo/trainer:1.4.0 (built from trainer/Dockerfile: nvidia/cuda:13.0.1-cudnn-runtime-ubuntu24.04) needs CUDA 13.0, which no pool it is scheduled on can run: a100-legacy (driver 550.127.05) [driver-floor]',
@@ -361,8 +360,7 @@ describe('the demo fleet repository', () => {
     const config = `apiVersion: v1\nkind: ConfigMap\nmetadata: { name: big }\ndata:\n${Array.from({ length: 3000 }, (_, i) => `  key${i}: "${'x'.repeat(24)}"`).join('\n')}\n---\n`;
     expect(config.length).toBeGreaterThan(64 * 1024);
     writeFileSync(join(dir, 'k8s', 'rendered.yaml'), config + readFileSync(join(dir, 'k8s', 'train.yaml'), 'utf8'));
-    let out = '';
-    run(['check'], { cwd: dir, out: (text) => (out += text), err: () => {} });
+    const { out } = cli(dir, 'check');
     expect(out).toMatch(
       /k8s\/rendered\.yaml:\d+:22: error: ghcr\.io\/demo\/trainer:1\.4\.0 .* which no pool it is scheduled on can run/,
     );
@@ -384,8 +382,7 @@ describe('the demo fleet repository', () => {
               containers: [{ name: t, image: "ghcr.io/demo/trainer:1.4.0" }]
       `,
     );
-    let out = '';
-    run(['check'], { cwd: dir, out: (text) => (out += text), err: () => {} });
+    const { out } = cli(dir, 'check');
     expect(out).not.toContain('k8s/train.yaml');
   });
 });

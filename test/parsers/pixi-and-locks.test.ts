@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { run } from '../../src/cli/main.js';
+import { cli } from '../support/cli.js';
 import { EMPTY_BASELINE } from '../../src/baseline/schema.js';
 import { gate } from '../../src/gate.js';
 import { defaultKnowledgeBase } from '../../src/knowledge/index.js';
@@ -49,8 +49,7 @@ function check(files: Record<string, string>): string[] {
     mkdirSync(join(work, name, '..'), { recursive: true });
     writeFileSync(join(work, name), text);
   }
-  let out = '';
-  run(['check', '.', '--baseline', 'none'], { cwd: work, out: (text) => (out += text), err: () => {} });
+  const { out } = cli(work, 'check', '.', '--baseline', 'none');
   return out.split('\n').filter((line) => /^\S+:\d+:\d+: /.test(line));
 }
 

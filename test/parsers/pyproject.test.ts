@@ -6,7 +6,7 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { run } from '../../src/cli/main.js';
+import { cli } from '../support/cli.js';
 import { EMPTY_BASELINE } from '../../src/baseline/schema.js';
 import { gate } from '../../src/gate.js';
 import { defaultKnowledgeBase } from '../../src/knowledge/index.js';
@@ -250,11 +250,7 @@ describe('a Dockerfile that runs uv sync', () => {
     const fixture = join(ROOT, 'fixtures', 'rules', 'cuda-mismatch', 'pyproject-uv-sync-extra');
     for (const name of ['Dockerfile', 'pyproject.toml'])
       writeFileSync(join(work, name), readFileSync(join(fixture, name)));
-    const out = (args: string[]) => {
-      let text = '';
-      run(args, { cwd: work, out: (chunk) => (text += chunk), err: () => {} });
-      return text;
-    };
+    const out = (args: string[]) => cli(work, ...args).out;
     expect(out(['check', '.', '--baseline', 'none'])).toContain(
       'but nvidia/cuda:12.4.1-runtime-ubuntu22.04 sets CUDA 12.4 [cuda-mismatch]',
     );
@@ -420,12 +416,7 @@ mac = [{ name = "torch", version = "2.6.0+cpu", source = { registry = "https://d
 
 describe('the uv demo (fixtures/repos/demo-uv)', () => {
   it('shows the selected extra as locked under the image, and the mistakes of the files alone', () => {
-    let out = '';
-    const code = run(['check', 'fixtures/repos/demo-uv', '--baseline', 'none'], {
-      cwd: ROOT,
-      out: (text) => (out += text),
-      err: () => {},
-    });
+    const { code, out } = cli(ROOT, 'check', 'fixtures/repos/demo-uv', '--baseline', 'none');
     expect(code).toBe(1);
     expect(out.split('\n').filter(Boolean)).toEqual([
       'fixtures/repos/demo-uv/pyproject.toml:32:7: error: the index https://download.pytorch.org/whl/cu118 serves CUDA 11.8 builds, but nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04 sets CUDA 12.4 [cuda-mismatch]',
@@ -444,9 +435,9 @@ describe('the real pyproject.toml files (fixtures/corpus-packaging)', () => {
   function check(name: string): string[] {
     const work = mkdtempSync(join(tmpdir(), 'cgk-pyproject-'));
     writeFileSync(join(work, 'pyproject.toml'), readFileSync(join(dir, name)));
-    let out = '';
-    run(['check', '.', '--baseline', 'none'], { cwd: work, out: (text) => (out += text), err: () => {} });
-    return out.split('\n').filter((line) => line.startsWith('pyproject.toml:'));
+    return cli(work, 'check', '.', '--baseline', 'none')
+      .out.split('\n')
+      .filter((line) => line.startsWith('pyproject.toml:'));
   }
 
   it('every one reads without a problem', () => {

@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { run } from '../../src/cli/main.js';
+import { cli } from '../support/cli.js';
 import { ROOT } from '../support/harness.js';
 import { mutantsOf, originals, type Mutant, type MutantKind } from '../support/mutants.js';
 
@@ -25,12 +25,7 @@ function findings(files: Readonly<Record<string, string>>): Finding[] {
     writeFileSync(join(work, path), text);
   }
   writeFileSync(join(work, '.empty-baseline.yaml'), '{}\n');
-  let out = '';
-  run(['check', ...Object.keys(files), '--baseline', '.empty-baseline.yaml', '--format', 'json'], {
-    cwd: work,
-    out: (text) => (out += text),
-    err: () => {},
-  });
+  const { out } = cli(work, 'check', ...Object.keys(files), '--baseline', '.empty-baseline.yaml', '--format', 'json');
   return (JSON.parse(out) as { findings: Finding[] }).findings;
 }
 

@@ -8,7 +8,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } fro
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { run } from '../../src/cli/main.js';
+import { cli } from '../support/cli.js';
 import { CORPUS } from '../support/harness.js';
 
 interface Item {
@@ -52,13 +52,7 @@ describe.each(Object.entries(expectations))('real file %s', (name, entry) => {
       copyFileSync(join(CORPUS, file), join(work, path));
     }
     writeFileSync(join(work, 'empty-baseline.yaml'), '{}\n');
-    let out = '';
-    let err = '';
-    const code = run(['check', entry.path, '--baseline', 'empty-baseline.yaml', '--format', 'sarif'], {
-      cwd: work,
-      out: (text) => (out += text),
-      err: (text) => (err += text),
-    });
+    const { code, out, err } = cli(work, 'check', entry.path, '--baseline', 'empty-baseline.yaml', '--format', 'sarif');
     expect(list(entry.exit) ?? [0, 1]).toContain(code);
     expect(err, 'every file is checked').not.toMatch(/skipped/);
     const results = (JSON.parse(out) as { runs: { results?: SarifResult[] }[] }).runs.flatMap(
