@@ -180,7 +180,8 @@ function checkClaim(
   if (!floor) return false;
   const cuda = claimCuda(claim);
   const need = claim.precision === 'minor' ? kb.minDriver(claim.cuda) : undefined;
-  if (need && compareDotted(fleet, need.linux) >= 0) return false; // its own row: full support (CUDA 11.0.3 on 450.51.06)
+  // Its own row: full support (CUDA 11.0.3 on 450.51.06).
+  if (need && compareDotted(fleet, need.linux) >= 0) return false;
   const unverified = isUnverified(floor) || isUnverified(claim.record) || isUnverified(need?.row);
   if (claim.precision !== 'minor' && compareDotted(fleet, floor.linux) >= 0) return false;
   if (compareDotted(fleet, floor.linux) < 0) {

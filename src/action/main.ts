@@ -33,7 +33,7 @@ export interface ActionIo {
 
 /**
  * GitHub's limit for one step's summary: 1 MiB
- * (docs.github.com/en/actions/writing-workflows/choosing-what-your-workflow-does/workflow-commands-for-github-actions#adding-a-job-summary).
+ * (https://docs.github.com/en/actions/writing-workflows/choosing-what-your-workflow-does/workflow-commands-for-github-actions#adding-a-job-summary).
  */
 const SUMMARY_LIMIT = 1024 * 1024;
 

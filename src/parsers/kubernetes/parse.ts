@@ -255,7 +255,8 @@ class Reader {
                 ? valuesNode.items.map((value) => this.text(this.resolve(value as Node))).filter((v) => v !== undefined)
                 : [];
             if (key === undefined || !operator || !OPERATORS.has(operator)) {
-              readable = false; // an expression we cannot read: the term may or may not match, so it is not used to narrow
+              // An expression we cannot read: the term may or may not match, so it is not used to narrow.
+              readable = false;
               continue;
             }
             const range = expression.range ?? [0, 0];
