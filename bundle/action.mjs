@@ -54608,6 +54608,7 @@ function claimCuda(claim2) {
 
 // rules/cpu-wheel/rule.ts
 var OTHER_STACKS = /* @__PURE__ */ new Set(["nvidia-wheel", "cupy", "jax", "tensorflow", "library"]);
+var CPU_HELP = "A +cpu wheel has no CUDA kernels: torch.cuda.is_available() is False and every GPU job falls back to the CPU or fails.{{deliberate}}";
 var rule_default2 = defineRule({
   id: "cpu-wheel",
   description: "No CPU-only PyTorch builds where the image or environment targets CUDA",
@@ -54618,6 +54619,7 @@ var rule_default2 = defineRule({
     cpuIndex: "{{subject}} serves CPU-only builds, but {{target}} targets CUDA {{cuda}}",
     cpuConda: "{{subject}} selects CPU-only PyTorch, but {{target}} targets CUDA {{cuda}}"
   },
+  helps: { cpuBuild: CPU_HELP, cpuIndex: CPU_HELP, cpuConda: CPU_HELP },
   check({ units, kb, report }) {
     for (const unit of units) {
       const target = unit.target;
@@ -54626,16 +54628,19 @@ var rule_default2 = defineRule({
       const related = [{ file: target.file, span: target.span, message: `CUDA ${cuda} is set here` }];
       const otherStack = unit.claims.find((claim2) => OTHER_STACKS.has(claim2.kind));
       const severity = OTHER_STACKS.has(target.kind) || otherStack ? "notice" : void 0;
-      const help = `A +cpu wheel has no CUDA kernels: torch.cuda.is_available() is False and every GPU job falls back to the CPU or fails.${severity ? ` ${otherStack?.subject ?? target.subject} uses CUDA here, so a CPU torch may be deliberate.` : ""}`;
+      const why = {
+        target: target.subject,
+        cuda,
+        deliberate: severity ? ` ${otherStack?.subject ?? target.subject} uses CUDA here, so a CPU torch may be deliberate.` : ""
+      };
       for (const { file: file2, pkg, build } of unit.packages) {
         if (pkg.ecosystem === "conda" && (pkg.name === "cpuonly" || pkg.name === "pytorch-mutex" && /cpu/.test(pkg.build ?? pkg.specifier))) {
           report({
             messageId: "cpuConda",
-            data: { subject: pkg.rawName, target: target.subject, cuda },
+            data: { subject: pkg.rawName, ...why },
             file: file2,
             span: pkg.span,
             related,
-            help,
             ...severity ? { severity } : {}
           });
           continue;
@@ -54657,11 +54662,10 @@ var rule_default2 = defineRule({
         }
         report({
           messageId: "cpuBuild",
-          data: { subject: `${pkg.rawName} ${pkg.exact ?? ""}`.trim(), target: target.subject, cuda },
+          data: { subject: `${pkg.rawName} ${pkg.exact ?? ""}`.trim(), ...why },
           file: file2,
           span: pkg.span,
           related,
-          help,
           ...severity ? { severity } : {},
           ...fix && !severity ? { fix } : {}
         });
@@ -54696,11 +54700,10 @@ var rule_default2 = defineRule({
           }
           report({
             messageId: "cpuIndex",
-            data: { subject: indexSubject(claimFile, index), target: target.subject, cuda },
+            data: { subject: indexSubject(claimFile, index), ...why },
             file: claimFile,
             span: index.span,
             related,
-            help,
             ...severity ? { severity } : {},
             ...fix && !severity ? { fix } : {}
           });
@@ -56661,6 +56664,7 @@ function checkIgnoredOptions(file2, report) {
 }
 
 // rules/invalid-suppression/rule.ts
+var HOW = "Write `# cuda-gatekeeper: ignore[rule-id] reason` on the line before the statement (or at its end): name the rule and say why the finding does not apply.";
 var rule_default11 = defineRule({
   id: "invalid-suppression",
   description: "A `# cuda-gatekeeper: ignore[...]` comment is malformed, unjustified or unused",
@@ -56672,27 +56676,25 @@ var rule_default11 = defineRule({
     noReason: "suppression of {{rules}} gives no reason; a reason is required, so nothing is suppressed",
     unused: "suppression of {{rules}} matches no finding on the statement it precedes"
   },
+  helps: { noRule: HOW, unknownRule: HOW, noReason: HOW },
   check({ files, ruleIds, report }) {
-    const help = "Write `# cuda-gatekeeper: ignore[rule-id] reason` on the line before the statement (or at its end): name the rule and say why the finding does not apply.";
     for (const file2 of files) {
       for (const suppression of file2.suppressions) {
         const unknown2 = suppression.rules.filter((id) => !ruleIds.has(id));
-        if (suppression.rules.length === 0) report({ messageId: "noRule", file: file2, span: suppression.span, help });
+        if (suppression.rules.length === 0) report({ messageId: "noRule", file: file2, span: suppression.span });
         else if (unknown2.length > 0)
           report({
             messageId: "unknownRule",
             data: { rules: unknown2.map((id) => `"${id}"`).join(", ") },
             file: file2,
-            span: suppression.span,
-            help
+            span: suppression.span
           });
         else if (suppression.reason === "")
           report({
             messageId: "noReason",
             data: { rules: suppression.rules.join(", ") },
             file: file2,
-            span: suppression.span,
-            help
+            span: suppression.span
           });
       }
     }
@@ -57153,6 +57155,7 @@ var rule_default15 = defineRule({
 
 // rules/prerelease/rule.ts
 var import_pep4404 = __toESM(require_pep440(), 1);
+var FORBIDDEN = "The baseline sets prerelease: forbid. Pre-release builds (rc, dev, nightly, /whl/test) change without notice and are not supported; use a released version.";
 var rule_default16 = defineRule({
   id: "prerelease",
   description: "No nightly, dev, release-candidate or test builds where the baseline forbids pre-releases",
@@ -57164,21 +57167,21 @@ var rule_default16 = defineRule({
     flag: "{{flag}} lets pip install pre-releases",
     channel: 'conda channel "{{channel}}" publishes nightly builds'
   },
+  helps: { version: FORBIDDEN, index: FORBIDDEN, flag: FORBIDDEN, channel: FORBIDDEN },
   check({ files, baseline, report }) {
     if (baseline.prerelease !== "forbid") return;
-    const help = "The baseline sets prerelease: forbid. Pre-release builds (rc, dev, nightly, /whl/test) change without notice and are not supported; use a released version.";
     for (const file2 of files) {
       for (const pkg of file2.packages) {
         if (pkg.ecosystem !== "pip" || !pkg.exact) continue;
         const parsed = safeParse3(publicVersion(pkg.exact));
         if (parsed && (parsed.pre || parsed.dev !== null))
-          report({ messageId: "version", data: { name: pkg.rawName, version: pkg.exact }, file: file2, span: pkg.span, help });
+          report({ messageId: "version", data: { name: pkg.rawName, version: pkg.exact }, file: file2, span: pkg.span });
       }
       for (const index of file2.indexes) {
         if (index.ignoredReason) continue;
         if (index.kind === "conda-channel") {
           if (/nightly/.test(index.url))
-            report({ messageId: "channel", data: { channel: index.url }, file: file2, span: index.span, help });
+            report({ messageId: "channel", data: { channel: index.url }, file: file2, span: index.span });
           continue;
         }
         if (!isPytorchIndex(index.url)) continue;
@@ -57188,16 +57191,15 @@ var rule_default16 = defineRule({
             messageId: "index",
             data: { url: index.url, channel: channel === "test" ? "release-candidate (test)" : "nightly" },
             file: file2,
-            span: index.span,
-            help
+            span: index.span
           });
       }
       for (const pkg of file2.packages) {
         if (pkg.ecosystem === "conda" && pkg.channel && /nightly/.test(pkg.channel))
-          report({ messageId: "channel", data: { channel: pkg.channel }, file: file2, span: pkg.span, help });
+          report({ messageId: "channel", data: { channel: pkg.channel }, file: file2, span: pkg.span });
       }
       for (const option of file2.options)
-        report({ messageId: "flag", data: { flag: option.name }, file: file2, span: option.span, help });
+        report({ messageId: "flag", data: { flag: option.name }, file: file2, span: option.span });
     }
   }
 });

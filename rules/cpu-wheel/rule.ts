@@ -11,6 +11,10 @@ import { tagFromCuda } from '../../src/knowledge/versions.js';
 /** Claims of GPU stacks other than PyTorch (and NVIDIA's libraries alone). */
 const OTHER_STACKS: ReadonlySet<ClaimKind> = new Set(['nvidia-wheel', 'cupy', 'jax', 'tensorflow', 'library']);
 
+/** Every message's help: what a CPU build does to a GPU job, and when another stack makes it deliberate. */
+const CPU_HELP =
+  'A +cpu wheel has no CUDA kernels: torch.cuda.is_available() is False and every GPU job falls back to the CPU or fails.{{deliberate}}';
+
 export default defineRule({
   id: 'cpu-wheel',
   description: 'No CPU-only PyTorch builds where the image or environment targets CUDA',
@@ -21,6 +25,7 @@ export default defineRule({
     cpuIndex: '{{subject}} serves CPU-only builds, but {{target}} targets CUDA {{cuda}}',
     cpuConda: '{{subject}} selects CPU-only PyTorch, but {{target}} targets CUDA {{cuda}}',
   },
+  helps: { cpuBuild: CPU_HELP, cpuIndex: CPU_HELP, cpuConda: CPU_HELP },
   check({ units, kb, report }) {
     for (const unit of units) {
       const target = unit.target;
@@ -31,7 +36,13 @@ export default defineRule({
       // keep torch small; when that stack is all that says CUDA, or sits beside the image, the choice is deliberate.
       const otherStack = unit.claims.find((claim) => OTHER_STACKS.has(claim.kind));
       const severity = OTHER_STACKS.has(target.kind) || otherStack ? ('notice' as const) : undefined;
-      const help = `A +cpu wheel has no CUDA kernels: torch.cuda.is_available() is False and every GPU job falls back to the CPU or fails.${severity ? ` ${otherStack?.subject ?? target.subject} uses CUDA here, so a CPU torch may be deliberate.` : ''}`;
+      const why = {
+        target: target.subject,
+        cuda,
+        deliberate: severity
+          ? ` ${otherStack?.subject ?? target.subject} uses CUDA here, so a CPU torch may be deliberate.`
+          : '',
+      };
       for (const { file, pkg, build } of unit.packages) {
         if (
           pkg.ecosystem === 'conda' &&
@@ -39,11 +50,10 @@ export default defineRule({
         ) {
           report({
             messageId: 'cpuConda',
-            data: { subject: pkg.rawName, target: target.subject, cuda },
+            data: { subject: pkg.rawName, ...why },
             file,
             span: pkg.span,
             related,
-            help,
             ...(severity ? { severity } : {}),
           });
           continue;
@@ -75,11 +85,10 @@ export default defineRule({
         }
         report({
           messageId: 'cpuBuild',
-          data: { subject: `${pkg.rawName} ${pkg.exact ?? ''}`.trim(), target: target.subject, cuda },
+          data: { subject: `${pkg.rawName} ${pkg.exact ?? ''}`.trim(), ...why },
           file,
           span: pkg.span,
           related,
-          help,
           ...(severity ? { severity } : {}),
           ...(fix && !severity ? { fix } : {}),
         });
@@ -121,11 +130,10 @@ export default defineRule({
           }
           report({
             messageId: 'cpuIndex',
-            data: { subject: indexSubject(claimFile, index), target: target.subject, cuda },
+            data: { subject: indexSubject(claimFile, index), ...why },
             file: claimFile,
             span: index.span,
             related,
-            help,
             ...(severity ? { severity } : {}),
             ...(fix && !severity ? { fix } : {}),
           });
