@@ -1,0 +1,212 @@
+/** The Dockerfile parser on small inline inputs: images, ARGs, installs, links and exact positions. */
+import { describe, expect, it } from 'vitest';
+import { parseDockerfile } from '../../src/parsers/dockerfile/parse.js';
+import { at, text } from '../support/positions.js';
+
+describe('Dockerfile parser', () => {
+  it('reads stages: --platform, AS name, FROM <stage> chains, registries and digests', () => {
+    const file = parseDockerfile(
+      'Dockerfile',
+      [
+        'FROM --platform=linux/amd64 nvcr.io/nvidia/pytorch:24.05-py3 AS base',
+        'FROM base AS build',
+        'FROM docker.io/library/python:3.11@sha256:abc',
+        '',
+      ].join('\n'),
+    );
+    expect(
+      file.images.map((image) => ({
+        registry: image.registry,
+        repository: image.repository,
+        tag: image.tag,
+        digest: image.digest,
+        platform: image.platform,
+        stageName: image.stageName,
+        fromStage: image.fromStage,
+      })),
+    ).toEqual([
+      {
+        registry: 'nvcr.io',
+        repository: 'nvidia/pytorch',
+        tag: '24.05-py3',
+        digest: undefined,
+        platform: 'linux/amd64',
+        stageName: 'base',
+        fromStage: undefined,
+      },
+      {
+        registry: undefined,
+        repository: 'base',
+        tag: undefined,
+        digest: undefined,
+        platform: undefined,
+        stageName: 'build',
+        fromStage: 0,
+      },
+      {
+        registry: undefined,
+        repository: 'python',
+        tag: '3.11',
+        digest: 'sha256:abc',
+        platform: undefined,
+        stageName: undefined,
+        fromStage: undefined,
+      },
+    ]);
+  });
+
+  it('resolves global and stage ARGs into FROM and RUN, and maps edits to the ARG default', () => {
+    const file = parseDockerfile(
+      'Dockerfile',
+      [
+        'ARG CUDA=12.4.1',
+        'ARG TORCH',
+        'FROM nvidia/cuda:${CUDA}-cudnn-devel-ubuntu22.04',
+        'ARG CUDA',
+        'ARG TV=0.19.1',
+        'RUN pip install "torchvision==${TV}" torch==$TORCH',
+        '',
+      ].join('\n'),
+    );
+    const image = file.images[0]!;
+    expect(image.tag).toBe('12.4.1-cudnn-devel-ubuntu22.04');
+    expect(image.via?.name).toBe('CUDA');
+    expect(at(file, image.span.start)).toBe('3:6');
+    const versionSpan = image.tagMap!.origin(0, 6)!;
+    expect([text(file, versionSpan), at(file, versionSpan.start)]).toEqual(['12.4.1', '1:10']);
+    const vision = file.packages.find((pkg) => pkg.name === 'torchvision')!;
+    expect(vision.exact).toBe('0.19.1');
+    expect(at(file, vision.clauses[0]!.versionSpan.start)).toBe('5:8');
+    expect(file.unresolved).toEqual([
+      expect.objectContaining({ text: 'torch==$TORCH', reason: expect.stringContaining('re-declare it after FROM') }),
+    ]);
+  });
+
+  it('reads pip, pip3, python -m pip and uv pip commands across continuations and comments', () => {
+    const file = parseDockerfile(
+      'Dockerfile',
+      [
+        'FROM ubuntu:22.04',
+        'RUN pip3 install --no-cache-dir \\',
+        '      --extra-index-url=https://download.pytorch.org/whl/cu121 \\',
+        '    # a comment inside the continuation',
+        '      torch==2.3.0+cu121 \\',
+        '    && python3 -m pip install -r /app/requirements.txt -c constraints.txt \\',
+        '    && uv pip install --system --index-url https://download.pytorch.org/whl/cu124 torchaudio==2.4.1',
+        '',
+      ].join('\n'),
+    );
+    expect(file.contexts.map((context) => context.tool)).toEqual(['pip', 'pip', 'uv']);
+    expect(file.packages.map((pkg) => [pkg.name, pkg.exact, at(file, pkg.span.start)])).toEqual([
+      ['torch', '2.3.0+cu121', '5:7'],
+      ['torchaudio', '2.4.1', '7:83'],
+    ]);
+    expect(file.indexes.map((index) => [index.kind, index.url, at(file, index.span.start)])).toEqual([
+      ['extra-index-url', 'https://download.pytorch.org/whl/cu121', '3:7'],
+      ['index-url', 'https://download.pytorch.org/whl/cu124', '7:32'],
+    ]);
+    expect(file.includes.map((include) => [include.kind, include.target])).toEqual([
+      ['requirement', '/app/requirements.txt'],
+      ['constraint', 'constraints.txt'],
+    ]);
+  });
+
+  it('reads heredoc scripts but not heredoc data', () => {
+    const file = parseDockerfile(
+      'Dockerfile',
+      [
+        'FROM ubuntu:22.04',
+        'RUN <<EOF',
+        'set -e',
+        'pip install torch==2.5.1',
+        'EOF',
+        'RUN cat <<EOF > /tmp/requirements.txt',
+        'pip install numpy==1.0',
+        'EOF',
+        '',
+      ].join('\n'),
+    );
+    expect(file.packages.map((pkg) => [pkg.name, at(file, pkg.span.start)])).toEqual([['torch', '4:13']]);
+  });
+
+  it('reads conda, mamba and apt-get installs', () => {
+    const file = parseDockerfile(
+      'Dockerfile',
+      [
+        'FROM ubuntu:22.04',
+        'RUN conda install -y -c pytorch -c nvidia pytorch=2.1.0 "pytorch-cuda=12.1" && conda clean -a',
+        'RUN micromamba install -n base cuda-version=12.4',
+        'RUN apt-get update && apt-get install -y --no-install-recommends cuda-toolkit-12-4 libcudnn8=8.9.2.26-1+cuda12.2',
+        '',
+      ].join('\n'),
+    );
+    expect(file.packages.map((pkg) => [pkg.ecosystem, pkg.name, pkg.exact ?? '', pkg.localLabel ?? ''])).toEqual([
+      ['conda', 'pytorch', '2.1.0', ''],
+      ['conda', 'pytorch-cuda', '12.1', ''],
+      ['conda', 'cuda-version', '12.4', ''],
+      ['apt', 'cuda-toolkit-12-4', '', ''],
+      ['apt', 'libcudnn8', '8.9.2.26-1+cuda12.2', 'cuda12.2'],
+    ]);
+    expect(file.contexts[0]!.channels).toEqual(['pytorch', 'nvidia']);
+  });
+
+  it('reads ENV (both forms) and COPY sources', () => {
+    const file = parseDockerfile(
+      'Dockerfile',
+      [
+        'FROM nvidia/cuda:12.4.1-base-ubuntu22.04',
+        'ENV TORCH_CUDA_ARCH_LIST="8.0;9.0+PTX" CUDA_HOME=/usr/local/cuda',
+        'ENV NVIDIA_REQUIRE_CUDA cuda>=12.4',
+        'COPY --chown=app requirements.txt requirements-gpu.txt /app/',
+        'COPY ["env/environment.yml", "/env.yml"]',
+        '',
+      ].join('\n'),
+    );
+    expect(file.env.map((env) => [env.key, env.value])).toEqual([
+      ['TORCH_CUDA_ARCH_LIST', '8.0;9.0+PTX'],
+      ['CUDA_HOME', '/usr/local/cuda'],
+      ['NVIDIA_REQUIRE_CUDA', 'cuda>=12.4'],
+    ]);
+    expect(text(file, file.env[0]!.valueSpan)).toBe('8.0;9.0+PTX');
+    expect(file.copies.map((copy) => [copy.sources.map((source) => source.path), copy.destination])).toEqual([
+      [['requirements.txt', 'requirements-gpu.txt'], '/app/'],
+      [['env/environment.yml'], '/env.yml'],
+    ]);
+  });
+
+  it('a stage inherits ENV from every stage it builds on, nearest first, and ARG from none', () => {
+    const file = parseDockerfile(
+      'Dockerfile',
+      [
+        'FROM ubuntu:22.04 AS base',
+        'ENV TORCH_INDEX=https://download.pytorch.org/whl/cu118 EXTRA=https://download.pytorch.org/whl/cu121',
+        'ARG LOCAL=https://example.com/simple',
+        'FROM base AS deps',
+        'ENV TORCH_INDEX=https://download.pytorch.org/whl/cu124',
+        'FROM deps AS app',
+        'RUN pip install --index-url ${TORCH_INDEX} --extra-index-url $EXTRA --extra-index-url $LOCAL torch==2.5.1',
+        '',
+      ].join('\n'),
+    );
+    expect(file.indexes.map((index) => index.url)).toEqual([
+      'https://download.pytorch.org/whl/cu124',
+      'https://download.pytorch.org/whl/cu121',
+    ]);
+    expect(file.unresolved.map((u) => u.reason)).toEqual([expect.stringContaining('$LOCAL is not defined')]);
+    // An edit to the inherited URL goes to its definition two stages up.
+    expect(text(file, file.indexes[1]!.urlSpan)).toBe('https://download.pytorch.org/whl/cu121');
+    expect(file.indexes[1]!.urlSpan.start).toBeLessThan(file.source.text.indexOf('FROM base'));
+  });
+
+  it('honours the escape directive', () => {
+    const file = parseDockerfile(
+      'Dockerfile',
+      '# escape=`\nFROM mcr.microsoft.com/windows:ltsc2022\nRUN pip install `\n  torch==2.1.0\n',
+    );
+    expect(file.packages.map((pkg) => pkg.name)).toEqual(['torch']);
+  });
+
+  it('reports a file without FROM', () => {
+    expect(parseDockerfile('Dockerfile', 'RUN echo hi\n').problems[0]!.message).toContain('no FROM');
+  });
+});

@@ -1,0 +1,71 @@
+/** PEP 508 requirement reading (src/parsers/python-requirement.ts), checked against the expressions it replaces. */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { parseRequirements } from '../../src/parsers/requirements/parse.js';
+import { endsInWheel, isLocalProject } from '../../src/parsers/python-requirement.js';
+
+describe('endsInWheel', () => {
+  it('answers as /\\.whl(?:[#?].*)?$/i does, on text built from its own pieces', () => {
+    const piece = fc.constantFrom('.whl', '.WHL', '.wh', 'l', '#', '?', 'a', '\n', '\r', '\u2028', '\u2029', ' ', 'İ');
+    fc.assert(
+      fc.property(
+        fc.array(piece, { maxLength: 12 }).map((parts) => parts.join('')),
+        (text) => {
+          expect(endsInWheel(text)).toBe(/\.whl(?:[#?].*)?$/i.test(text));
+        },
+      ),
+      { numRuns: 5000 },
+    );
+  });
+});
+
+describe('PEP 508 names and operators, read without regular expressions', () => {
+  const NAME = /^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?/;
+
+  it('reads the name /^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?/ matches, on text built from its own pieces', () => {
+    const namePiece = fc.constantFrom('a', 'Z', '7', '.', '_', '-', 'é', ' ');
+    const rest = fc.constantFrom('', '==1.0', ' >=2', '[x]', ' ; python_version < "3"', '@', ']');
+    fc.assert(
+      fc.property(
+        fc.array(namePiece, { minLength: 1, maxLength: 8 }).map((parts) => parts.join('')),
+        rest,
+        (name, tail) => {
+          const line = `${name}${tail}`;
+          if (line.trim().startsWith('-')) return; // an option line
+          if (isLocalProject(line.trim().split(/\s+-/)[0]!)) return; // `.`, `.[x]`: a local project, not a name
+          const file = parseRequirements('requirements.txt', `${line}\n`);
+          const expected = NAME.exec(line.trim())?.[0];
+          if (file.packages[0]) expect(file.packages[0].rawName).toBe(expected);
+          // A name the expression reads whole, followed by a valid rest, is a package.
+          if (
+            name.trim() !== '' &&
+            expected === name.trim() &&
+            !['@', ']'].includes(tail) &&
+            !(name.endsWith(' ') && tail === '[x]')
+          )
+            expect(file.packages[0]?.rawName).toBe(name.trim());
+          if (expected === undefined && line.trim() !== '')
+            expect(file.problems[0]?.message).toMatch(/^expected a package name/);
+        },
+      ),
+      { numRuns: 5000 },
+    );
+  });
+
+  it('takes the longest operator at each clause, as /(===|==|!=|~=|<=|>=|<|>)/y does', () => {
+    const operator = fc.constantFrom('===', '==', '!=', '~=', '<=', '>=', '<', '>');
+    const space = fc.constantFrom('', ' ', '\t');
+    const clause = fc
+      .tuple(operator, space, fc.stringMatching(/^[0-9][0-9.]{0,5}$/))
+      .map(([op, sp, version]) => ({ op, text: `${op}${sp}${version}`, version }));
+    fc.assert(
+      fc.property(fc.array(clause, { minLength: 1, maxLength: 3 }), space, (clauses, sp) => {
+        const file = parseRequirements('requirements.txt', `pkg${sp}${clauses.map((c) => c.text).join(',')}\n`);
+        expect(file.packages[0]?.clauses.map((c) => [c.operator, c.version])).toEqual(
+          clauses.map((c) => [c.op, c.version]),
+        );
+      }),
+      { numRuns: 5000 },
+    );
+  });
+});
