@@ -40,11 +40,11 @@ import { newestRun, orgLayer, readOrgLayer, RUNS_FIELD, type Blob, type Existing
 import { migrate } from './migrate.js';
 import { describeError, sendFailure, serialized } from './pull-check.js';
 import { runKey, type FanoutJob } from './jobs.js';
+import type { GitHub, Logger, PullTarget } from './types.js';
 
 type PreviewJob = Extract<FanoutJob, { kind: 'preview' }>;
 type RecheckJob = Extract<FanoutJob, { kind: 'recheck-org' }>;
 type MigrateJob = Extract<FanoutJob, { kind: 'migrate' }>;
-import type { GitHub, Logger, PullTarget } from './types.js';
 
 const errorsOf = (findings: readonly Finding[]) => findings.filter((finding) => finding.severity === 'error').length;
 const keysOf = (findings: readonly Finding[]) =>
