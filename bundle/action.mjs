@@ -55162,14 +55162,15 @@ function productMatch(requirement, pool, kb) {
 }
 
 // rules/driver-floor/rule.ts
+var PER_POOL = "Per pool: {{reasons}}{{pinned}}";
 var HELPS = {
   forwardCompat: `NVIDIA supports {{package}} on R{{branches}} drivers, and NVIDIA's images ship it, but only on data-center GPUs on Linux ("Forward Compatibility is applicable only for systems with: NVIDIA Data Center GPUs. Select NGC Server Ready SKUs of RTX cards. Jetson boards"). On other GPUs the container fails with CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE.{{fleetNote}} Sources: {{sources}}`,
   release: 'CUDA {{cuda}} code needs at least the driver it was released with ({{needed}}, CUDA {{row}}): older drivers fail CUDA initialisation with "driver version is insufficient for CUDA runtime version". {{floor}} is needed only for later CUDA {{major}}.x releases.{{compatNote}} Sources: {{sources}}',
   major: 'A driver older than {{floor}} runs no CUDA {{major}}.x code newer than its own release: CUDA initialisation fails with "driver version is insufficient for CUDA runtime version".{{compatNote}} Upgrade the fleet driver or stay on CUDA {{previous}}.x. Sources: {{sources}}',
-  noPool: "Per pool: {{reasons}}{{pinned}}",
-  somePools: "Per pool: {{reasons}}{{pinned}}",
-  pinned: "Per pool: {{reasons}}{{pinned}}",
-  poolsCompat: "Per pool: {{reasons}}{{pinned}}",
+  noPool: PER_POOL,
+  somePools: PER_POOL,
+  pinned: PER_POOL,
+  poolsCompat: PER_POOL,
   unmatched: "The pods cannot be scheduled on a node of the pools the baseline lists ({{labels}}), so either the fleet in the baseline is incomplete or the selector is wrong. Pools are matched by their labels, their GPUs (nvidia.com/gpu.product, nvidia.com/gpu.compute.*), their driver (nvidia.com/cuda.driver.*) and, for the GKE, EKS and AKS node-pool labels, their names.",
   noDockerfile: "Without the Dockerfile, the image's CUDA is known only from its name{{says}}. Correct the path (it is read from the repository root). {{images}}",
   unknownImage: "{{why}} {{images}}",
@@ -57212,9 +57213,11 @@ var safeParse3 = memoize((version2) => {
 }, 1e4);
 
 // rules/wheel-missing/rule.ts
+var PUBLISHED = "{{owner}} {{torch}} is published for {{published}}{{pypiNote}}.{{builds}} Source: {{source}}";
+var UNSOLVABLE = "conda cannot solve {{spec}} with {{what}} {{cuda}}: the pytorch channel has builds for {{published}} only. Source: {{source}}";
 var HELPS3 = {
-  noVariant: "{{owner}} {{torch}} is published for {{published}}{{pypiNote}}.{{builds}} Source: {{source}}",
-  fallback: "{{owner}} {{torch}} is published for {{published}}{{pypiNote}}.{{builds}} Source: {{source}}",
+  noVariant: PUBLISHED,
+  fallback: PUBLISHED,
   newerVersion: "The knowledge base (PyTorch data retrieved {{retrieved}}) ends at {{name}} {{newest}}, so the builds, CUDA and companions of {{version}} are not checked; update cuda-gatekeeper, or check the version. Source: {{source}}",
   unknownVersion: "The knowledge base (PyTorch data retrieved {{retrieved}}) lists {{listed}}; check the version. Source: {{source}}",
   noPytorchCuda: "The pytorch-cuda metapackage exists only for {{published}}; from torch 2.6 PyTorch publishes no conda packages (use pip wheels). Source: {{source}}",
@@ -57222,8 +57225,8 @@ var HELPS3 = {
   channelEnded: "The pytorch channel is deprecated; install torch {{version}} with pip, or take pytorch from conda-forge. Source: {{source}}",
   toolkitIgnored: "The pytorch channel's builds of {{version}} depend on pytorch-cuda ({{pytorchCuda}}), not on cudatoolkit, so the solver may pick a CPU build or another CUDA. Replace cudatoolkit with pytorch-cuda=X.Y from the nvidia channel. Source: {{source}}",
   selectorIgnored: `{{name}} only tracks a conda feature that the pytorch channel's 0.3\u20131.0.0 builds carried; from 1.0.1 the CUDA build is chosen with cudatoolkit=X.Y (from 1.13 with pytorch-cuda=X.Y), so {{name}} picks nothing and the solver takes any CUDA build. Source: {{source}} (v1.0.0: "cuda100 -c pytorch"; v1.0.1: "cudatoolkit=10.0 -c pytorch")`,
-  condaCombination: "conda cannot solve {{spec}} with {{what}} {{cuda}}: the pytorch channel has builds for {{published}} only. Source: {{source}}",
-  condaRangeCombination: "conda cannot solve {{spec}} with {{what}} {{cuda}}: the pytorch channel has builds for {{published}} only. Source: {{source}}",
+  condaCombination: UNSOLVABLE,
+  condaRangeCombination: UNSOLVABLE,
   condaRangeSome: "Of the pytorch releases {{spec}} allows, only {{some}} {{have}} {{what}} {{cuda}} builds, so the solver takes {{which}}; pin it if that is what you mean. Source: {{source}}",
   noCuda: "{{note}}. Source: {{source}}"
 };

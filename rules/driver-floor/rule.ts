@@ -8,6 +8,9 @@ import { selectPools, type Selection } from '../../src/analysis/placement.js';
 import { cudaMajor } from '../../src/knowledge/versions.js';
 import { compareDotted } from '../../src/util/dotted.js';
 
+/** The help of a finding judged on the pools: each pool's own why, and where the workload is scheduled. */
+const PER_POOL = 'Per pool: {{reasons}}{{pinned}}';
+
 /** Why each finding matters and how to fix it, filled from its data (src/rule.ts, `helps`). */
 const HELPS = {
   forwardCompat:
@@ -16,10 +19,10 @@ const HELPS = {
     'CUDA {{cuda}} code needs at least the driver it was released with ({{needed}}, CUDA {{row}}): older drivers fail CUDA initialisation with "driver version is insufficient for CUDA runtime version". {{floor}} is needed only for later CUDA {{major}}.x releases.{{compatNote}} Sources: {{sources}}',
   major:
     'A driver older than {{floor}} runs no CUDA {{major}}.x code newer than its own release: CUDA initialisation fails with "driver version is insufficient for CUDA runtime version".{{compatNote}} Upgrade the fleet driver or stay on CUDA {{previous}}.x. Sources: {{sources}}',
-  noPool: 'Per pool: {{reasons}}{{pinned}}',
-  somePools: 'Per pool: {{reasons}}{{pinned}}',
-  pinned: 'Per pool: {{reasons}}{{pinned}}',
-  poolsCompat: 'Per pool: {{reasons}}{{pinned}}',
+  noPool: PER_POOL,
+  somePools: PER_POOL,
+  pinned: PER_POOL,
+  poolsCompat: PER_POOL,
   unmatched:
     'The pods cannot be scheduled on a node of the pools the baseline lists ({{labels}}), so either the fleet in the baseline is incomplete or the selector is wrong. Pools are matched by their labels, their GPUs (nvidia.com/gpu.product, nvidia.com/gpu.compute.*), their driver (nvidia.com/cuda.driver.*) and, for the GKE, EKS and AKS node-pool labels, their names.',
   noDockerfile:

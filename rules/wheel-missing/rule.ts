@@ -19,10 +19,16 @@ import { compareDotted } from '../../src/util/dotted.js';
 import { cudaFromLabel } from '../../src/analysis/cuda-labels.js';
 import { condaAdmits, parseCondaVersionSpec } from '../../src/analysis/conda-versions.js';
 
+/** The builds a release has, for a pin asking for one it lacks (with the builds nearest to it). */
+const PUBLISHED = '{{owner}} {{torch}} is published for {{published}}{{pypiNote}}.{{builds}} Source: {{source}}';
+/** A conda spec no build of the pytorch channel satisfies. */
+const UNSOLVABLE =
+  'conda cannot solve {{spec}} with {{what}} {{cuda}}: the pytorch channel has builds for {{published}} only. Source: {{source}}';
+
 /** Why each finding matters and how to fix it, filled from its data (src/rule.ts, `helps`). */
 const HELPS = {
-  noVariant: '{{owner}} {{torch}} is published for {{published}}{{pypiNote}}.{{builds}} Source: {{source}}',
-  fallback: '{{owner}} {{torch}} is published for {{published}}{{pypiNote}}.{{builds}} Source: {{source}}',
+  noVariant: PUBLISHED,
+  fallback: PUBLISHED,
   newerVersion:
     'The knowledge base (PyTorch data retrieved {{retrieved}}) ends at {{name}} {{newest}}, so the builds, CUDA and companions of {{version}} are not checked; update cuda-gatekeeper, or check the version. Source: {{source}}',
   unknownVersion:
@@ -37,10 +43,8 @@ const HELPS = {
     "The pytorch channel's builds of {{version}} depend on pytorch-cuda ({{pytorchCuda}}), not on cudatoolkit, so the solver may pick a CPU build or another CUDA. Replace cudatoolkit with pytorch-cuda=X.Y from the nvidia channel. Source: {{source}}",
   selectorIgnored:
     '{{name}} only tracks a conda feature that the pytorch channel\'s 0.3–1.0.0 builds carried; from 1.0.1 the CUDA build is chosen with cudatoolkit=X.Y (from 1.13 with pytorch-cuda=X.Y), so {{name}} picks nothing and the solver takes any CUDA build. Source: {{source}} (v1.0.0: "cuda100 -c pytorch"; v1.0.1: "cudatoolkit=10.0 -c pytorch")',
-  condaCombination:
-    'conda cannot solve {{spec}} with {{what}} {{cuda}}: the pytorch channel has builds for {{published}} only. Source: {{source}}',
-  condaRangeCombination:
-    'conda cannot solve {{spec}} with {{what}} {{cuda}}: the pytorch channel has builds for {{published}} only. Source: {{source}}',
+  condaCombination: UNSOLVABLE,
+  condaRangeCombination: UNSOLVABLE,
   condaRangeSome:
     'Of the pytorch releases {{spec}} allows, only {{some}} {{have}} {{what}} {{cuda}} builds, so the solver takes {{which}}; pin it if that is what you mean. Source: {{source}}',
   noCuda: '{{note}}. Source: {{source}}',

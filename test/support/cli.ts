@@ -39,16 +39,17 @@ export function cli(cwd: string, ...argv: string[]): CliResult {
   return runCli(cwd, argv);
 }
 
-/** A process's exit status (null when it was killed) and output. */
+/** A process's exit status and output. */
 export interface ProcessResult {
-  readonly code: number | null;
+  readonly code: number;
   readonly out: string;
   readonly err: string;
 }
 
 /**
  * `bin/cuda-gatekeeper.js <args>` as a process of its own (what a shell runs): in `cwd` (default: this one), with
- * `input` on file descriptor 0 and `env` as its environment (default: this process's), killed after `timeout` ms.
+ * `input` on file descriptor 0 and `env` as its environment (default: this process's). A process that cannot start,
+ * is killed (past `timeout` ms) or dies of a signal throws: it never stands as a result a test could compare.
  */
 export function binProcess(
   args: readonly string[],
@@ -68,6 +69,10 @@ export function binProcess(
     timeout,
     maxBuffer: 64 * 1024 * 1024,
   });
+  if (result.error || result.status === null)
+    throw new Error(
+      `cuda-gatekeeper ${args.join(' ')} did not finish: ${result.error?.message ?? `killed by ${result.signal}`}`,
+    );
   return { code: result.status, out: result.stdout, err: result.stderr };
 }
 
