@@ -2,8 +2,8 @@
  * `npm start`: the App's HTTP server. Configuration comes from the environment (and `./.env`, which never
  * overrides a variable already set): APP_ID, PRIVATE_KEY or PRIVATE_KEY_PATH, WEBHOOK_SECRET, PORT (3000), HOST,
  * LOG_LEVEL, GHE_HOST/GHE_PROTOCOL for GitHub Enterprise or a test server, WEBHOOK_MAX_BYTES, METRICS_TOKEN or
- * METRICS_PORT, DRAIN_TIMEOUT_MS, REDIS_URL. Probot never logs the key or the secret. See src/github/server.ts for
- * what the server refuses, and why.
+ * METRICS_PORT, DRAIN_TIMEOUT_MS, REDIS_URL, GITHUB_WRITE_INTERVAL_MS (src/github/octokit.ts). Probot never logs the
+ * key or the secret. See src/github/server.ts for what the server refuses, and why.
  *
  * Without APP_ID outside production, it serves the manifest flow instead (src/github/setup.ts): one page that
  * registers the App on GitHub from app.yml and writes its credentials to `.env`.
@@ -12,7 +12,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { createProbot } from 'probot';
-import { GatekeeperOctokit } from './github/octokit.js';
+import { gatekeeperOctokit, paceFromEnv } from './github/octokit.js';
 import { redisPersistence } from './github/durable.js';
 import {
   createAppServer,
@@ -89,7 +89,7 @@ async function startApp(): Promise<void> {
   // REDIS_URL is the App's durable queue, not Probot's: Probot 14 would fetch its own ioredis with npx at start
   // (a network install in production) and log every reconnection of it as a raw error. Each replica throttles
   // its own requests, and GitHub's rate limits are waited out through the durable queue (src/github/pull-check.ts).
-  const probot = createProbot({ overrides: { Octokit: GatekeeperOctokit, redisConfig: '' } });
+  const probot = createProbot({ overrides: { Octokit: gatekeeperOctokit(paceFromEnv(env)), redisConfig: '' } });
   const handlers: ((req: IncomingMessage, res: ServerResponse) => Promise<boolean> | boolean)[] = [];
   await probot.load(app, {
     cwd: process.cwd(),

@@ -4,6 +4,7 @@
  * when GitHub asks for a wait of at most a minute (Retry-After / X-RateLimit-Reset are honoured). Beyond
  * that the request fails and the check run completes with the reason.
  */
+import Bottleneck from 'bottleneck';
 import { ProbotOctokit } from 'probot';
 
 export const MAX_RATE_LIMIT_RETRIES = 2;
@@ -49,10 +50,72 @@ export function requestTimeout(
   });
 }
 
-export const GatekeeperOctokit = ProbotOctokit.plugin(requestTimeout as never).defaults(
-  (options: Record<string, unknown>) => ({
+/**
+ * How far apart the App spaces its requests to GitHub, and how long one second of a `Retry-After` is waited.
+ * GitHub's guidance ("Best practices for using the REST API": "If you're making a large number of POST, PATCH,
+ * PUT, or DELETE requests … wait at least one second between each request"; requests that create content and notify
+ * people further apart) is what @octokit/plugin-throttling applies by default: 1 s between writes (it counts GraphQL
+ * queries too) and 3 s between requests that notify. The App runs at that pace; only a GitHub Enterprise Server
+ * without secondary rate limits, or a local fake GitHub in the tests, may be paced faster (GITHUB_WRITE_INTERVAL_MS).
+ */
+export interface Pace {
+  /** Between two writes (and GraphQL queries) of one installation. */
+  readonly writeMs: number;
+  /** Between two writes that notify people (comments, reviews, issues). */
+  readonly notificationMs: number;
+  /** One second of a wait GitHub asks for (Retry-After, X-RateLimit-Reset). */
+  readonly secondMs: number;
+}
+
+export const GITHUB_PACE: Pace = { writeMs: 1000, notificationMs: 3000, secondMs: 1000 };
+
+/** GITHUB_WRITE_INTERVAL_MS sets the spacing of writes (notifying writes three times it); waits stay in seconds. */
+export function paceFromEnv(env: NodeJS.ProcessEnv): Pace {
+  const writeMs = Number(env.GITHUB_WRITE_INTERVAL_MS);
+  if (env.GITHUB_WRITE_INTERVAL_MS === undefined || !Number.isFinite(writeMs) || writeMs < 0) return GITHUB_PACE;
+  return { ...GITHUB_PACE, writeMs, notificationMs: 3 * writeMs };
+}
+
+/**
+ * The App's Octokit at a pace. The limiter groups are the plugin's own (one lane per installation, kept across the
+ * Octokit instances of one process), built with the pace's spacing; Octokit's retry of 5xx answers waits
+ * (attempt + 1)² seconds of the pace.
+ */
+export function gatekeeperOctokit(pace: Pace = GITHUB_PACE): typeof ProbotOctokit {
+  const { write, notifications } = limiterGroups(pace);
+  return ProbotOctokit.plugin(requestTimeout as never).defaults((options: Record<string, unknown>) => ({
     ...options,
-    throttle: { ...(options.throttle as object), onRateLimit: shouldRetry, onSecondaryRateLimit: shouldRetry },
-    retry: { retries: 2, ...(options.retry as object) },
-  }),
-);
+    throttle: {
+      ...(options.throttle as object),
+      write,
+      notifications,
+      retryAfterBaseValue: pace.secondMs,
+      onRateLimit: shouldRetry,
+      onSecondaryRateLimit: shouldRetry,
+    },
+    retry: { retries: 2, retryAfterBaseValue: pace.secondMs, ...(options.retry as object) },
+  })) as typeof ProbotOctokit;
+}
+
+const groups = new Map<string, { write: Bottleneck.Group; notifications: Bottleneck.Group }>();
+
+/** The write and notification lanes for a pace, as plugin-throttling builds them (two-minute Redis TTL aside). */
+function limiterGroups(pace: Pace): { write: Bottleneck.Group; notifications: Bottleneck.Group } {
+  const key = `${pace.writeMs}/${pace.notificationMs}`;
+  let found = groups.get(key);
+  if (!found) {
+    found = {
+      write: new Bottleneck.Group({ id: 'octokit-write', maxConcurrent: 1, minTime: pace.writeMs }),
+      notifications: new Bottleneck.Group({
+        id: 'octokit-notifications',
+        maxConcurrent: 1,
+        minTime: pace.notificationMs,
+      }),
+    };
+    groups.set(key, found);
+  }
+  return found;
+}
+
+/** The App's Octokit at GitHub's pace. */
+export const GatekeeperOctokit = gatekeeperOctokit();

@@ -18,10 +18,15 @@ export interface RunningApp {
   stop(): void;
 }
 
-export async function waitFor<T>(probe: () => T | undefined, ms = 20_000, describe = () => ''): Promise<T> {
+/** The probe's first value that is not undefined, looked for every 50 ms; past `ms`, an error with `describe()`. */
+export async function waitFor<T>(
+  probe: () => T | undefined | Promise<T | undefined>,
+  ms = 20_000,
+  describe = () => '',
+): Promise<T> {
   const started = Date.now();
   for (;;) {
-    const value = probe();
+    const value = await probe();
     if (value !== undefined) return value;
     if (Date.now() - started > ms) throw new Error(`timed out after ${ms} ms ${describe()}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -57,14 +62,23 @@ export interface AppServer {
   readonly app: RunningApp;
 }
 
-/** For a test file: a fake GitHub on loopback and the real App server against it, started once and stopped after. */
+/**
+ * The spacing of the App's writes against the fake GitHub: GitHub asks for a second between writes (src/github/
+ * octokit.ts), the fake for none, and a test that waited real seconds between writes would only be slow.
+ */
+export const FAKE_PACE_ENV = { GITHUB_WRITE_INTERVAL_MS: '10' };
+
+/**
+ * For a test file: a fake GitHub on loopback and the real App server against it (at FAKE_PACE_ENV's pace unless
+ * `extraEnv` says otherwise), started once and stopped after.
+ */
 export function useAppServer(extraEnv: Record<string, string> = {}): AppServer {
   const context = {} as { fake: FakeGitHub; app: RunningApp; github?: Server };
   beforeAll(async () => {
     context.fake = new FakeGitHub();
     const listening = await context.fake.listen();
     context.github = listening.server;
-    context.app = await startApp(listening.port, extraEnv);
+    context.app = await startApp(listening.port, { ...FAKE_PACE_ENV, ...extraEnv });
   }, 40_000);
   afterAll(async () => {
     context.app?.stop();
