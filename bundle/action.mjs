@@ -60306,6 +60306,7 @@ function withVerifiedFixes(checked, baseline, kb, options2) {
 
 // src/cli/threads.ts
 import { availableParallelism } from "node:os";
+import { pathToFileURL } from "node:url";
 import {
   isMainThread,
   MessageChannel,
@@ -60317,6 +60318,21 @@ var THREAD_MIN_FILES = 1500;
 var THREAD_MIN_CORES = 4;
 var START_TIMEOUT_MS = 1e4;
 var WORKER_TIMEOUT_MS = 30 * 60 * 1e3;
+var NOT_STARTED = 2;
+var START = `
+const { workerData } = require('node:worker_threads');
+const thread = workerData.cudaGatekeeperThread;
+const flag = new Int32Array(thread.done);
+const notStarted = (why) => {
+  if (Atomics.compareExchange(flag, 1, 0, ${NOT_STARTED}) !== 0) return;
+  thread.port.postMessage({ error: why });
+  Atomics.notify(flag, 1);
+};
+import(workerData.cudaGatekeeperScript).then(
+  () => notStarted('its script ended without starting a check'),
+  (error) => notStarted('its script could not be loaded: ' + (error && error.message ? error.message : String(error))),
+);
+`;
 function threadsFor(files, env = process.env) {
   const asked = env.CUDA_GATEKEEPER_THREADS === void 0 ? void 0 : Number(env.CUDA_GATEKEEPER_THREADS);
   if (asked !== void 0 && Number.isInteger(asked) && asked >= 1) return Math.max(1, Math.min(asked, 64, files));
@@ -60328,8 +60344,12 @@ function runJobs(script, jobs) {
   const started = jobs.slice(1).map((job) => {
     const { port1, port2 } = new MessageChannel();
     const done = new SharedArrayBuffer(8);
-    const worker = new Worker(script, {
-      workerData: { cudaGatekeeperThread: { job, port: port2, done } },
+    const worker = new Worker(START, {
+      eval: true,
+      workerData: {
+        cudaGatekeeperThread: { job, port: port2, done },
+        cudaGatekeeperScript: pathToFileURL(script).href
+      },
       transferList: [port2]
     });
     worker.unref();
@@ -60339,6 +60359,11 @@ function runJobs(script, jobs) {
   const rest = started.map(({ port, flag }) => {
     if (Atomics.wait(flag, 1, 0, START_TIMEOUT_MS) === "timed-out")
       throw new Error("a worker thread did not start within 10 seconds");
+    if (Atomics.load(flag, 1) === NOT_STARTED) {
+      const message2 = receiveMessageOnPort(port)?.message;
+      port.close();
+      throw new Error(`a worker thread did not start: ${message2?.error ?? "it gave no reason"}`);
+    }
     if (Atomics.wait(flag, 0, 0, WORKER_TIMEOUT_MS) === "timed-out")
       throw new Error("a worker thread did not answer within 30 minutes");
     const message = receiveMessageOnPort(port)?.message;

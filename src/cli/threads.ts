@@ -11,6 +11,7 @@
  * needed. A worker is the CLI's own script started again (bin.ts hands over to threadMain there).
  */
 import { availableParallelism } from 'node:os';
+import { pathToFileURL } from 'node:url';
 import {
   isMainThread,
   MessageChannel,
@@ -37,6 +38,27 @@ export const THREAD_MIN_CORES = 4;
 const START_TIMEOUT_MS = 10_000;
 /** The longest the main thread waits for a started worker's answer (one that crashed never answers). */
 const WORKER_TIMEOUT_MS = 30 * 60 * 1000;
+/** The start flag's value when the worker's script loaded, or failed to, without starting its part. */
+const NOT_STARTED = 2;
+/**
+ * A worker's first code (CommonJS, as `eval` workers run): load the CLI's script, whose threadMain starts the part
+ * while it loads. If the load ends, or fails, and the part was not started, say so at once (the start flag and a
+ * message), so the main thread does not wait START_TIMEOUT_MS for a worker that will never start.
+ */
+const START = `
+const { workerData } = require('node:worker_threads');
+const thread = workerData.cudaGatekeeperThread;
+const flag = new Int32Array(thread.done);
+const notStarted = (why) => {
+  if (Atomics.compareExchange(flag, 1, 0, ${NOT_STARTED}) !== 0) return;
+  thread.port.postMessage({ error: why });
+  Atomics.notify(flag, 1);
+};
+import(workerData.cudaGatekeeperScript).then(
+  () => notStarted('its script ended without starting a check'),
+  (error) => notStarted('its script could not be loaded: ' + (error && error.message ? error.message : String(error))),
+);
+`;
 
 /**
  * How many threads a check of `files` files uses: one per core from four cores and 1,500 files; CUDA_GATEKEEPER_THREADS
@@ -88,8 +110,12 @@ function runJobs(script: string, jobs: readonly TreeJob[]): TreeResult[] {
     const { port1, port2 } = new MessageChannel();
     // [0]: answered, [1]: started.
     const done = new SharedArrayBuffer(8);
-    const worker = new Worker(script, {
-      workerData: { cudaGatekeeperThread: { job, port: port2, done } satisfies ThreadData },
+    const worker = new Worker(START, {
+      eval: true,
+      workerData: {
+        cudaGatekeeperThread: { job, port: port2, done } satisfies ThreadData,
+        cudaGatekeeperScript: pathToFileURL(script).href,
+      },
       transferList: [port2],
     });
     worker.unref();
@@ -99,6 +125,11 @@ function runJobs(script: string, jobs: readonly TreeJob[]): TreeResult[] {
   const rest = started.map(({ port, flag }) => {
     if (Atomics.wait(flag, 1, 0, START_TIMEOUT_MS) === 'timed-out')
       throw new Error('a worker thread did not start within 10 seconds');
+    if (Atomics.load(flag, 1) === NOT_STARTED) {
+      const message = receiveMessageOnPort(port)?.message as ThreadMessage | undefined;
+      port.close();
+      throw new Error(`a worker thread did not start: ${message?.error ?? 'it gave no reason'}`);
+    }
     if (Atomics.wait(flag, 0, 0, WORKER_TIMEOUT_MS) === 'timed-out')
       throw new Error('a worker thread did not answer within 30 minutes');
     const message = receiveMessageOnPort(port)?.message as ThreadMessage | undefined;

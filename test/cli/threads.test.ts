@@ -109,7 +109,7 @@ describe('when threads cannot help', () => {
       const failed = inProcess(script);
       const one = inProcess();
       expect(failed.err).toContain(
-        'checking on 3 threads failed (a worker thread did not start within 10 seconds); checking on one',
+        'checking on 3 threads failed (a worker thread did not start: its script ended without starting a check); checking on one',
       );
       expect(failed.out).toEqual(one.out);
       expect(failed.code).toBe(one.code);
