@@ -15,6 +15,11 @@ export const MAX_GATE_BYTES = 8 * 1024 * 1024;
 
 export class GateBudgetError extends Error {}
 
+/** A budget as people say it: whole seconds, or milliseconds below one second. */
+function duration(ms: number): string {
+  return ms < 1000 ? `${ms} ms` : `${Math.round(ms / 1000)} s`;
+}
+
 /** The pool's queue is full: the work is refused at once (the caller answers 503), never queued without bound. */
 export class GateBusyError extends Error {}
 
@@ -131,7 +136,7 @@ export class GatePool implements Gates {
       const now = Date.now();
       for (const pending of this.queue.filter((candidate) => now - candidate.queued > maxWaitMs)) {
         this.queue.splice(this.queue.indexOf(pending), 1);
-        pending.reject(new GateBusyError(`the check waited ${Math.round(maxWaitMs / 1000)} s for a free thread`));
+        pending.reject(new GateBusyError(`the check waited ${duration(maxWaitMs)} for a free thread`));
       }
     }
     if (this.queue.length > 0 && yieldTo?.()) {
@@ -154,7 +159,7 @@ export class GatePool implements Gates {
         // Over budget: the thread cannot be interrupted, so it is stopped and replaced.
         this.slots.splice(this.slots.indexOf(slot), 1);
         void slot.worker.terminate();
-        pending.reject(new GateBudgetError(`the check did not finish within ${Math.round(this.timeoutMs / 1000)} s`));
+        pending.reject(new GateBudgetError(`the check did not finish within ${duration(this.timeoutMs)}`));
         this.pump();
       }, this.timeoutMs);
       slot.busy = { id, pending, timer };

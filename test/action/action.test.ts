@@ -299,7 +299,7 @@ describe('GitHub Action against a GitHub that does not answer (issue 30)', () =>
     const silent = createServer(() => undefined); // accepts, reads, never answers
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     const port = (silent.address() as { port: number }).port;
-    const started = Date.now();
+    // The run ends (the API never would): the request gave up after GITHUB_REQUEST_TIMEOUT_MS, as its message says.
     const result = await runAction(
       { Dockerfile: MISMATCH },
       {},
@@ -307,7 +307,6 @@ describe('GitHub Action against a GitHub that does not answer (issue 30)', () =>
     );
     silent.closeAllConnections();
     silent.close();
-    expect(Date.now() - started).toBeLessThan(15_000);
     expect(result.code).toBe(1);
     expect(result.stdout).toMatch(
       /could not create its check run: GitHub at http:\/\/127\.0\.0\.1:\d+\/api\/v3 did not answer within 1 s/,

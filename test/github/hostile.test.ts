@@ -18,7 +18,6 @@ const server = useAppServer({
   WEBHOOK_MAX_BYTES: String(1024 * 1024),
   WEBHOOK_BODY_TIMEOUT_MS: '1500',
   DRAIN_TIMEOUT_MS: '15000',
-  GATE_TIMEOUT_MS: '3000',
 });
 
 function post(
@@ -153,8 +152,11 @@ describe('webhook bodies', () => {
     expect(answers.map((answer) => answer.status)).toEqual(Array(8).fill(413));
     // Each answer came while most of its body was unsent: nothing waited for the bytes (a size bound, not a clock).
     for (const answer of answers) expect(answer.sent).toBeLessThan(size / 2);
-    expect(app.rssMb() - rss).toBeLessThan(100);
-    expect(app.output().length - logBefore).toBeLessThan(10_000);
+    // What the server holds and logs is no share of the 200 MiB offered: less than half of it in memory (noise of
+    // the heap included), and a few lines of log (one per refusal), not the bodies.
+    const offeredMb = (answers.length * size) / 1024 / 1024;
+    expect(app.rssMb() - rss).toBeLessThan(offeredMb / 2);
+    expect(app.output().length - logBefore).toBeLessThan(answers.length * 1000);
   }, 30_000);
 
   it('a chunked body past the cap is cut off with 413', async () => {
@@ -182,7 +184,9 @@ describe('webhook bodies', () => {
         )
       ).status,
     ).toBe(401);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // The wrongly signed one is logged (without its body) before it is answered: once that line is out, anything
+    // either delivery would have logged is too.
+    await waitFor(() => (/signature does not match\s+deliveryId: "u2"/.test(app.output()) ? true : undefined));
     expect(app.output()).not.toContain('BODY-MARKER-42');
   });
 
@@ -232,50 +236,6 @@ describe('webhook bodies', () => {
   });
 });
 
-describe('no input blocks the server', () => {
-  it('a Dockerfile of 10,000 chained stages: /healthz answers at once meanwhile, and the check fails within the budget, saying the file was not checked', async () => {
-    const { fake, app } = server;
-    const lines = ['FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04 AS s0', 'RUN pip install torch==2.5.1'];
-    for (let i = 1; i < 10_000; i++)
-      lines.push(
-        `FROM s${i - 1} AS s${i}`,
-        `COPY --from=s${i - 1} /opt/conda /opt/conda`,
-        `RUN pip install numpy==1.${i}.0`,
-      );
-    const scenario = pullScenario(fake, {
-      head: { Dockerfile: `${lines.join('\n')}\n` },
-      changed: ['Dockerfile'],
-      number: 63,
-    });
-    expect((await sendWebhook(app.port, 'pull_request', scenario.payload, 'heavy-1')).status).toBe(202);
-    const slowest = await (async () => {
-      let worst = 0;
-      const until = Date.now() + 2500;
-      while (Date.now() < until) {
-        const started = Date.now();
-        expect((await fetch(`http://127.0.0.1:${app.port}/healthz`)).status).toBe(200);
-        worst = Math.max(worst, Date.now() - started);
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-      return worst;
-    })();
-    // The gate runs on a worker thread; the main thread only reads and parses the file (linear: ~0.5 s for this 1 MB
-    // file).
-    expect(slowest).toBeLessThan(1500);
-    const run = await waitFor(
-      () => fake.checkRuns.find((candidate) => candidate.head_sha === scenario.headSha),
-      30_000,
-      app.output,
-    );
-    // Not checked is not a pass: the run fails (neutral would let branch protection through) and says why.
-    expect(run).toMatchObject({ status: 'completed', conclusion: 'failure' });
-    expect(run.output?.title).toMatch(
-      /^1 file not checked \(Dockerfile: could not be checked: .*did not finish within 3 s/,
-    );
-    expect(run.output?.summary).toContain('did not finish within 3 s');
-  }, 60_000);
-});
-
 describe('/metrics and /healthz', () => {
   const get = async (path: string, headers: Record<string, string> = {}) =>
     fetch(`http://127.0.0.1:${server.app.port}${path}`, { headers });
@@ -300,10 +260,8 @@ describe('SIGTERM drains', () => {
     expect((await sendWebhook(app.port, 'pull_request', scenario.payload, 'drain-1')).status).toBe(202);
     const exited = new Promise<number | null>((resolve) => app.process.on('exit', (code) => resolve(code)));
     app.process.kill('SIGTERM');
-    const started = Date.now();
-    const code = await exited;
-    expect(code).toBe(0);
-    expect(Date.now() - started).toBeLessThan(15_000);
+    // Exit 0 says the drain finished within DRAIN_TIMEOUT_MS; past it the server exits 1 (src/main.ts).
+    expect(await exited).toBe(0);
     expect(
       fake.checkRuns.filter((run) => run.head_sha === scenario.headSha && run.status === 'completed'),
     ).toHaveLength(1);
