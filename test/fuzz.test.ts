@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { growth } from './support/growth.js';
 import fc from 'fast-check';
+import { assertProperty } from './support/property.js';
 import { describe, expect, it } from 'vitest';
 import { loadBaseline } from '../src/baseline/load.js';
 import { EMPTY_BASELINE } from '../src/baseline/schema.js';
@@ -62,14 +63,14 @@ function checkFile(file: ParsedFile, text: string): void {
 describe.each(FILE_KIND_NAMES)('%s parser and gate', (kind) => {
   const name = formatOf(kind).fileName;
   it('never throw and keep every position valid on random text', () => {
-    fc.assert(
+    assertProperty(
       fc.property(syntaxText, (text) => checkFile(parseFile(name, text, kind), text)),
       { numRuns: RUNS },
     );
   });
 
   it('never throw and keep every position valid on mutated real files', () => {
-    fc.assert(
+    assertProperty(
       fc.property(mutated(kind), (text) => checkFile(parseFile(name, text, kind), text)),
       { numRuns: RUNS },
     );
@@ -85,7 +86,7 @@ describe('baseline loader', () => {
         .tuple(fc.nat(), syntaxText)
         .map(([at, insert]) => base.slice(0, at % base.length) + insert + base.slice(at % base.length)),
     );
-    fc.assert(
+    assertProperty(
       fc.property(input, (text) => {
         const loaded = loadBaseline('b.yaml', text, RULE_IDS);
         for (const problem of loaded.problems)

@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
+import { assertProperty } from './support/property.js';
 import { describe, expect, it } from 'vitest';
 import { includeCandidates } from '../src/analysis/links.js';
 import { loadBaseline } from '../src/baseline/load.js';
@@ -225,7 +226,7 @@ describe('gateRepository', () => {
     const repository = fc
       .tuple(...names.map(file))
       .chain((files) => fc.tuple(fc.shuffledSubarray(files, { minLength: 1 }), fc.integer({ min: 1, max: 8 })));
-    fc.assert(
+    assertProperty(
       fc.property(repository, ([sources, windowFiles]) => {
         expect(inParts(sources, windowFiles)).toEqual(whole(sources));
       }),
@@ -273,7 +274,7 @@ describe('gateRepository', () => {
       follow: fc.boolean(),
       windowFiles: fc.integer({ min: 1, max: 4 }),
     });
-    fc.assert(
+    assertProperty(
       fc.property(repository, ({ texts, unreadable, start, follow, windowFiles }) => {
         const files = new Map(names.map((path, i) => [path, texts[i]!]));
         const reader: RepositoryReader = {

@@ -7,6 +7,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from '
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
+import { assertProperty } from '../support/property.js';
 import { describe, expect, it } from 'vitest';
 import { loadBaseline } from '../../src/baseline/load.js';
 import { binProcess, runCli as cli } from '../support/cli.js';
@@ -106,7 +107,7 @@ describe('no input makes the readers throw', () => {
       'documented/kubectl-nodes.json',
       'documented/query-gpu-nodes.csv',
     ].map(fixture);
-    fc.assert(
+    assertProperty(
       fc.property(fc.constantFrom(...seeds), fc.nat(), fc.nat(), fc.string(), (seed, at, length, insert) => {
         const cut = at % (seed.length + 1);
         const text = seed.slice(0, cut) + insert + seed.slice(cut + (length % 40));
@@ -115,7 +116,7 @@ describe('no input makes the readers throw', () => {
       }),
       { numRuns: 300 },
     );
-    fc.assert(
+    assertProperty(
       fc.property(fc.jsonValue(), (value) => {
         readFleet(
           'x.json',

@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { assertProperty } from '../support/property.js';
 import { describe, expect, it } from 'vitest';
 import { cudaOfName } from '../../src/analysis/claims.js';
 import { cudaFromCondaLabel, cudaFromLabel, cudaFromPythonName } from '../../src/analysis/cuda-labels.js';
@@ -31,7 +32,7 @@ describe('compareDotted', () => {
       fc.constantFrom('', '0', '00', '05', 'rc1', '1a', ' 3', '-2', '+1', 'x'),
     );
     const version = fc.array(part, { minLength: 1, maxLength: 4 }).map((parts) => parts.join('.'));
-    fc.assert(
+    assertProperty(
       fc.property(version, version, (a, b) => compareDotted(a, b) === reference(a, b)),
       { numRuns: 20_000 },
     );
@@ -56,7 +57,7 @@ describe('packed CUDA digits: one reading everywhere', () => {
   });
 
   it('gives the same CUDA for the same digits in a label, a package name and a selection name', () => {
-    fc.assert(
+    assertProperty(
       fc.property(fc.stringMatching(/^(?:[2-9]\d|1\d|1[0-3]\d)$/), (digits) => {
         const expected = cudaFromDigits(digits);
         const label = cudaFromLabel(`cu${digits}`);

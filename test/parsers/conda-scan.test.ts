@@ -128,7 +128,7 @@ const environment = fc
   .map((parts) => `${parts.join('\n')}\n`);
 
 describe('the plain environment-file scan', () => {
-  fastPathProperties('conda', 'the yaml package', environment, agrees, { generated: 1 / 40 });
+  fastPathProperties('conda', 'the yaml package', environment, agrees, { generated: 0.048, mutated: 0.17 });
 
   it('declines what it does not handle, and the parser then uses the yaml package', () => {
     for (const text of [

@@ -148,7 +148,7 @@ const dockerfile = fc
   .map((lines) => `${lines.join('\n')}\n`);
 
 describe('the plain-Dockerfile scan', () => {
-  fastPathProperties('dockerfile', 'dockerfile-ast', dockerfile, agrees, { generated: 1 / 10 });
+  fastPathProperties('dockerfile', 'dockerfile-ast', dockerfile, agrees, { generated: 0.64, mutated: 0.6 });
 
   it('declines what it does not handle, and the parser then uses dockerfile-ast', () => {
     for (const text of [

@@ -2,6 +2,7 @@
 import { readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import fc from 'fast-check';
+import { assertProperty } from '../support/property.js';
 import { describe, expect, it } from 'vitest';
 import {
   BESIDE_DOCKERFILE,
@@ -76,7 +77,7 @@ describe('the format registry', () => {
       '.lock.yml',
     );
     const folder = fc.constantFrom('', 'requirements/', 'docker/', 'conda/environments/');
-    fc.assert(
+    assertProperty(
       fc.property(
         folder,
         fc.array(fc.tuple(part, separator), { minLength: 1, maxLength: 3 }),

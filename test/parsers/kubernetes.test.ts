@@ -7,6 +7,7 @@ import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
+import { assertProperty } from '../support/property.js';
 import { describe, expect, it } from 'vitest';
 import { selectPools } from '../../src/analysis/placement.js';
 import type { Pool } from '../../src/baseline/schema.js';
@@ -263,7 +264,7 @@ spec:
   });
 
   it('never throws and keeps every position inside the file, whatever the text (property)', () => {
-    fc.assert(
+    assertProperty(
       fc.property(fc.string({ maxLength: 400 }), fc.integer({ min: 0, max: DEPLOYMENT.length }), (noise, cut) => {
         const text = DEPLOYMENT.slice(0, cut) + noise + DEPLOYMENT.slice(cut);
         const file = manifest(text);

@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { assertProperty } from '../support/property.js';
 import { describe, expect, it } from 'vitest';
 import type { ArgOrigin } from '../../src/parsers/facts.js';
 import { Mapped, MappedBuilder, SegmentMapped, type Segment } from '../../src/parsers/mapped.js';
@@ -57,7 +58,7 @@ const withRange = fc.array(piece, { minLength: 1, maxLength: 12 }).chain((pieces
 
 describe('Mapped', () => {
   it('slice, origin and via agree with a character-by-character model', () => {
-    fc.assert(
+    assertProperty(
       fc.property(withRange, ({ pieces, from, to }) => {
         const { mapped, chars } = assemble(pieces);
         const slice = mapped.slice(from, to);
@@ -115,7 +116,7 @@ describe('Mapped', () => {
         trimmed: m.trim().pieces(),
       },
     });
-    fc.assert(
+    assertProperty(
       fc.property(
         fc.string({ maxLength: 8 }),
         fc.nat(500),

@@ -1,5 +1,6 @@
 /** PEP 508 requirement reading (src/parsers/python-requirement.ts), checked against the expressions it replaces. */
 import fc from 'fast-check';
+import { assertProperty } from '../support/property.js';
 import { describe, expect, it } from 'vitest';
 import { parseRequirements } from '../../src/parsers/requirements/parse.js';
 import { endsInWheel, isLocalProject } from '../../src/parsers/python-requirement.js';
@@ -7,7 +8,7 @@ import { endsInWheel, isLocalProject } from '../../src/parsers/python-requiremen
 describe('endsInWheel', () => {
   it('answers as /\\.whl(?:[#?].*)?$/i does, on text built from its own pieces', () => {
     const piece = fc.constantFrom('.whl', '.WHL', '.wh', 'l', '#', '?', 'a', '\n', '\r', '\u2028', '\u2029', ' ', 'İ');
-    fc.assert(
+    assertProperty(
       fc.property(
         fc.array(piece, { maxLength: 12 }).map((parts) => parts.join('')),
         (text) => {
@@ -25,7 +26,7 @@ describe('PEP 508 names and operators, read without regular expressions', () => 
   it('reads the name /^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?/ matches, on text built from its own pieces', () => {
     const namePiece = fc.constantFrom('a', 'Z', '7', '.', '_', '-', 'é', ' ');
     const rest = fc.constantFrom('', '==1.0', ' >=2', '[x]', ' ; python_version < "3"', '@', ']');
-    fc.assert(
+    assertProperty(
       fc.property(
         fc.array(namePiece, { minLength: 1, maxLength: 8 }).map((parts) => parts.join('')),
         rest,
@@ -58,7 +59,7 @@ describe('PEP 508 names and operators, read without regular expressions', () => 
     const clause = fc
       .tuple(operator, space, fc.stringMatching(/^[0-9][0-9.]{0,5}$/))
       .map(([op, sp, version]) => ({ op, text: `${op}${sp}${version}`, version }));
-    fc.assert(
+    assertProperty(
       fc.property(fc.array(clause, { minLength: 1, maxLength: 3 }), space, (clauses, sp) => {
         const file = parseRequirements('requirements.txt', `pkg${sp}${clauses.map((c) => c.text).join(',')}\n`);
         expect(file.packages[0]?.clauses.map((c) => [c.operator, c.version])).toEqual(

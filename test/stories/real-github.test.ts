@@ -48,7 +48,8 @@ afterEach(() => {
   teardown();
 });
 
-const receive = (name: string, payload: Record<string, unknown>, id = `${name}-${Math.random()}`) =>
+let delivered = 0;
+const receive = (name: string, payload: Record<string, unknown>, id = `${name}-${++delivered}`) =>
   probot.receive({ id, name, payload } as never);
 const calls = () => fake.requests.map((request) => `${request.method} ${request.path}`);
 const latest = (scenario: Scenario) => fake.runsOn(scenario.headSha).at(-1)!;
