@@ -58,6 +58,28 @@ describe.each(folders)('rules/%s', (id) => {
     expect(names.some((name) => !existsSync(join(cases, name, 'expected.out')))).toBe(true);
   });
 
+  it('says, in each case that expects no finding, what false alarm it guards against', () => {
+    // A case without expected.out passes as long as the rule stays quiet, which a rule that never fires does too.
+    // So its files mark the lines that must stay quiet (`# OK`, see harness.ts's markers) and a comment says why
+    // (`# OK: why`, or a comment of its own), or a README.md in the case folder says it.
+    const cases = join(ROOT, 'fixtures', 'rules', id);
+    const prose = /(?:^|\s)#(?!\s*OK\s*$)[^#\n]*(?:\S+\s+){5}/m;
+    for (const name of readdirSync(cases)) {
+      const dir = join(cases, name);
+      if (existsSync(join(dir, 'expected.out')) || existsSync(join(dir, 'README.md'))) continue;
+      const texts = readdirSync(dir).map((file) => readFileSync(join(dir, file), 'utf8'));
+      const where = `fixtures/rules/${id}/${name}`;
+      expect(
+        texts.some((text) => /#\s*OK\b/.test(text)),
+        `${where}: an # OK marker`,
+      ).toBe(true);
+      expect(
+        texts.some((text) => prose.test(text.replace(/^# This .*generated.*$/gim, ''))),
+        `${where}: why`,
+      ).toBe(true);
+    }
+  });
+
   it('declares metadata and messages', () => {
     expect(rule.description.length).toBeGreaterThan(10);
     expect(Object.keys(rule.messages).length).toBeGreaterThan(0);
