@@ -12,6 +12,7 @@ const SYSTEM = [
   'test/github/redis.test.ts', // redis-server
   'test/github/path-index-redis.test.ts',
   'test/github/load.test.ts', // the server process, redis-server, 1,000 deliveries
+  'test/github/flood.test.ts', // the server process, 1,000 deliveries
   'test/github/start.test.ts', // npm start from a fresh clone
   'test/boundaries.test.ts', // ESLint over probe files
   'test/fuzz.test.ts',

@@ -10,18 +10,17 @@
  * - Unverified bodies cannot make the server hold gigabytes.
  * - The public snippet API runs on its own thread and budget: a heavy request fails alone, and the server answers.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { connect, type Socket } from 'node:net';
+import { spawnSync, type ChildProcess } from 'node:child_process';
+import { connect, createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FakeGitHub } from '../support/fake-github.js';
 import { privateKey } from '../support/probot.js';
 import { freePort, sendWebhook, startApp, waitFor, type RunningApp } from '../support/server.js';
 import { pullScenario, type Scenario } from '../support/scenario.js';
+import { startRedis, type RunningRedis } from '../support/redis.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
-const REDIS = ['/usr/bin/redis-server', '/usr/local/bin/redis-server'].find((path) => existsSync(path));
 const stops: (() => void)[] = [];
 afterAll(() => {
   for (const stop of stops.reverse()) stop();
@@ -40,21 +39,10 @@ async function app(githubPort: number, env: Record<string, string> = {}): Promis
   return running;
 }
 
-async function redisServer(
-  args: readonly string[] = ['--save', '', '--appendonly', 'no'],
-): Promise<{ url: string; process: ChildProcess }> {
-  if (!REDIS) throw new Error('redis-server is not installed (Debian package redis-server; .ci/run installs it)');
-  const port = await freePort();
-  const child = spawn(
-    REDIS,
-    ['--port', String(port), '--bind', '127.0.0.1', '--dir', '/tmp', '--dbfilename', `load-${port}.rdb`, ...args],
-    {
-      stdio: 'ignore',
-    },
-  );
-  stops.push(() => child.kill('SIGKILL'));
-  await new Promise((resolve) => setTimeout(resolve, 400));
-  return { url: `redis://127.0.0.1:${port}`, process: child };
+async function redisServer(settings?: readonly string[]): Promise<RunningRedis> {
+  const redis = await startRedis(settings);
+  stops.push(redis.stop);
+  return redis;
 }
 
 const exitOf = (child: ChildProcess) =>
@@ -85,7 +73,7 @@ describe('a 202 is a promise', () => {
     expect(accepted.length + refused.length).toBe(40);
     const exited = exitOf(server.process);
     server.process.kill('SIGTERM');
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await waitFor(() => (/draining: no new work is taken/.test(server.output()) ? true : undefined));
     // Draining: still listening, and a new delivery is told to come back.
     const late = await sendWebhook(server.port, 'pull_request', scenarios[0]!.payload, 'late-1');
     expect(late.status).toBe(503);
@@ -151,7 +139,21 @@ describe('a Redis that may lose jobs', () => {
     const { port } = await github();
     const server = await app(port, { REDIS_URL: redis.url });
     redis.process.kill('SIGKILL');
-    await new Promise((resolve) => setTimeout(resolve, 6000));
+    await exitOf(redis.process);
+    // Where Redis was, a listener that counts the App's reconnection attempts and hangs up on each: once there have
+    // been many retries, the log must still say the outage once per connection.
+    let attempts = 0;
+    const listener = createServer((socket) => {
+      attempts++;
+      socket.destroy();
+    });
+    await new Promise<void>((resolve) => listener.listen(redis.port, '127.0.0.1', resolve));
+    stops.push(() => listener.close());
+    await waitFor(
+      () => (attempts >= 20 ? true : undefined),
+      60_000,
+      () => `${attempts} attempts`,
+    );
     const output = server.output();
     expect(output).not.toMatch(/^\s+at /m); // no raw stack frames
     expect(output).not.toContain('Unhandled error event');
@@ -182,17 +184,18 @@ describe('unverified bodies cannot fill the memory', () => {
       socket.write(chunk);
       sockets.push(socket);
     }
-    await new Promise((resolve) => setTimeout(resolve, 3000));
+    // Once most are refused, what the server holds is what it took in: a bound against the 300 MiB sent, not a clock.
+    await waitFor(() => (answers.filter((answer) => answer.includes('503')).length > 200 ? true : undefined));
     const grown = server.rssMb() - before;
     for (const socket of sockets) socket.destroy();
-    expect(answers.filter((answer) => answer.includes('503')).length).toBeGreaterThan(200);
-    expect(grown).toBeLessThan(150);
+    const sentMb = (sockets.length * chunk.length) / 1024 / 1024;
+    expect(grown).toBeLessThan(sentMb / 2);
     expect((await fetch(`http://127.0.0.1:${server.port}/healthz`)).status).toBe(200);
   }, 60_000);
 });
 
 describe('the public snippet API', () => {
-  /** 64 KiB of requirement lines with markers: seconds of gate work with fix verification. */
+  /** 64 KiB of requirement lines with markers: far more gate work than a budget of 1 ms allows. */
   const heavy =
     `torch==2.5.1\n${Array.from({ length: 700 }, (_, i) => `torchvision==0.${i % 19}.0 ; python_version >= "3.8" and sys_platform == "linux"\n`).join('')}`.slice(
       0,
@@ -207,17 +210,12 @@ describe('the public snippet API', () => {
 
   it('runs off the main thread with its own budget: a heavy request fails alone, /healthz and webhooks answer meanwhile', async () => {
     const { fake, port } = await github();
-    const server = await app(port, { SNIPPET_TIMEOUT_MS: '800', SNIPPET_RATE_PER_MINUTE: '600', SNIPPET_BURST: '50' });
+    // A budget of 1 ms, which no check meets on any machine: every snippet is stopped, none hangs the server.
+    const server = await app(port, { SNIPPET_TIMEOUT_MS: '1', SNIPPET_RATE_PER_MINUTE: '600', SNIPPET_BURST: '50' });
     const requests = Array.from({ length: 10 }, () =>
       post(server.port, { kind: 'requirements', text: heavy, baseline: 'none' }),
     );
-    let slowest = 0;
-    for (let i = 0; i < 10; i++) {
-      const started = Date.now();
-      expect((await fetch(`http://127.0.0.1:${server.port}/healthz`)).status).toBe(200);
-      slowest = Math.max(slowest, Date.now() - started);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    for (let i = 0; i < 10; i++) expect((await fetch(`http://127.0.0.1:${server.port}/healthz`)).status).toBe(200);
     const scenario = pullScenario(fake, {
       head: { 'requirements.txt': 'torch==2.3.0+cu121\n' },
       changed: ['requirements.txt'],
@@ -228,28 +226,30 @@ describe('the public snippet API', () => {
     // Over the budget: 422; the queue full: 503 with Retry-After. Never a hung server.
     expect(statuses.every((status) => status === 422 || status === 503)).toBe(true);
     expect(statuses).toContain(422);
-    expect(slowest).toBeLessThan(2000);
+    // The pull request's gate runs on the App's own threads and budget, untouched by the snippets'.
     await waitFor(() => completedOn(fake, scenario)[0], 30_000);
-    const light = await post(server.port, { kind: 'requirements', text: 'torch==2.3.0+cu121\n', baseline: 'none' });
-    expect(light.status).toBe(200);
+    expect(completedOn(fake, scenario)[0]!.output?.title).not.toMatch(/not checked|could not/);
+    // The snippet threads stopped past their budget were replaced: the next request is judged (and stopped) again.
+    const next = await post(server.port, { kind: 'requirements', text: 'torch==2.3.0+cu121\n', baseline: 'none' });
+    expect(next.status).toBe(422);
+    expect(await next.text()).toContain('did not finish within 1 ms');
   }, 90_000);
 
   it('a slow body is refused within seconds, a 429 closes its socket, and the form says why it did not check', async () => {
     const { port } = await github();
     const server = await app(port, { SNIPPET_RATE_PER_MINUTE: '1', SNIPPET_BURST: '1' });
-    // A body that trickles: 408 within the body timeout (10 s), not the 60 s Node's own timeout took.
-    const started = Date.now();
-    const slow = await new Promise<{ status: string; closed: boolean }>((resolve) => {
+    // A body that trickles: 408 from the App's own body timeout (its message says so), not Node's request timeout.
+    const slow = await new Promise<{ status: string; text: string; closed: boolean }>((resolve) => {
       const socket = connect(server.port, '127.0.0.1');
-      let status = '';
-      socket.on('data', (data: Buffer) => (status ||= data.toString().split('\r\n')[0]!));
-      socket.on('close', () => resolve({ status, closed: true }));
+      let text = '';
+      socket.on('data', (data: Buffer) => (text += data.toString()));
+      socket.on('close', () => resolve({ status: text.split('\r\n')[0]!, text, closed: true }));
       socket.write(
         'POST /cuda-gatekeeper/api/check HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{"kind":',
       );
     });
     expect(slow.status).toMatch(/ 408 /);
-    expect(Date.now() - started).toBeLessThan(20_000);
+    expect(slow.text).toContain('the request body did not arrive within 10 s');
     // The rate limit is spent: the next request is 429 and its socket is closed by the server.
     const limited = await new Promise<{ status: string; closed: boolean }>((resolve) => {
       const socket = connect(server.port, '127.0.0.1');

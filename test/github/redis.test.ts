@@ -103,10 +103,15 @@ describe('durable fan-out on Redis', () => {
       90_000,
       () => `${fake.checkRuns.length} check runs`,
     );
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    // The queue settled (nothing waiting, running or delayed): every job and follow-up has run, so the counts are
+    // final.
+    const settled = async () => {
+      const counts = await producer.queue.getJobCounts('completed', 'failed', 'waiting', 'active', 'delayed');
+      return (counts.waiting ?? 0) + (counts.active ?? 0) + (counts.delayed ?? 0) === 0 ? counts : undefined;
+    };
+    const counts = await waitFor(settled, 60_000, () => 'the queue did not settle');
     for (const scenario of pulls)
       expect(fake.checkRuns.filter((run) => run.head_sha === scenario.headSha)).toHaveLength(1);
-    const counts = await producer.queue.getJobCounts('completed', 'failed', 'waiting', 'active', 'delayed');
     expect(counts).toMatchObject({ completed: 30, failed: 0, waiting: 0, active: 0, delayed: 0 });
     await producer.close();
   }, 180_000);

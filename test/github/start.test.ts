@@ -44,7 +44,8 @@ function freshClone(): string {
   return dir;
 }
 
-function npmStart(cwd: string, env: Record<string, string>): { output: () => string; stop: () => void } {
+/** `npm start` in `cwd`; `stop` sends SIGTERM and resolves once the process has exited. */
+function npmStart(cwd: string, env: Record<string, string>): { output: () => string; stop: () => Promise<void> } {
   let output = '';
   const child = spawn('npm', ['start', '--silent'], {
     cwd,
@@ -53,7 +54,14 @@ function npmStart(cwd: string, env: Record<string, string>): { output: () => str
   });
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  return { output: () => output, stop: () => void child.kill('SIGTERM') };
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return {
+    output: () => output,
+    stop: () => {
+      child.kill('SIGTERM');
+      return exited;
+    },
+  };
 }
 
 describe('npm start from a fresh clone', () => {
@@ -70,9 +78,8 @@ describe('npm start from a fresh clone', () => {
       const page = await (await fetch(`http://127.0.0.1:${port}/`)).text();
       expect(page).toContain('<form method="post" action="/setup/start">');
     } finally {
-      setup.stop();
+      await setup.stop();
     }
-    await new Promise((resolve) => setTimeout(resolve, 300));
     // Now with credentials: the App itself (against a fake GitHub), from the build the first start made.
     const fake = new FakeGitHub();
     const { server, port: githubPort } = await fake.listen();
@@ -91,7 +98,7 @@ describe('npm start from a fresh clone', () => {
       expect(app.output()).not.toContain('compiling');
       expect((await fetch(`http://127.0.0.1:${appPort}/healthz`)).status).toBe(200);
     } finally {
-      app.stop();
+      await app.stop();
       server.close();
     }
   }, 240_000);
