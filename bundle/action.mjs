@@ -23340,6 +23340,25 @@ var pytorch_archs_default = {
       ],
       retrieved: "2026-11-29",
       note: "Linux x86_64 and Windows; Linux aarch64 builds carry 8.0, 9.0, 10.0, 11.0, 12.0"
+    },
+    {
+      torch: ">=2.12.1,<2.14",
+      variants: [
+        "cu129"
+      ],
+      sass: [
+        "7.5",
+        "8.0",
+        "8.6",
+        "9.0",
+        "10.0",
+        "12.0"
+      ],
+      source: [
+        'https://github.com/pytorch/pytorch/pull/188443 (release/2.12 and release/2.13 build 12.9 for x86_64 with TORCH_CUDA_ARCH_LIST="7.5;8.0;8.6;9.0;10.0;12.0")'
+      ],
+      retrieved: "2026-12-05",
+      note: "the 12.9 builds re-added for 2.12.1 and 2.13.0: no Volta (sm_70), Blackwell included"
     }
   ]
 };
@@ -24333,6 +24352,7 @@ var pytorch_default = {
       variants: [
         "cu126",
         "cu128",
+        "cu129",
         "cu130"
       ],
       pypiDefault: "cu128",
@@ -24353,15 +24373,19 @@ var pytorch_default = {
         "https://github.com/pytorch/pytorch.github.io/blob/site/published_versions.json (mirrored in PyTorchKR/pytorch.kr @18c5ce4)",
         "https://pytorch.org/get-started/previous-versions/ (pytorch/pytorch.github.io _get_started/previous-versions.md; PyTorchKR/pytorch.kr mirror)",
         "https://github.com/pytorch/pytorch/blob/main/RELEASE.md (Release Compatibility Matrix)",
-        "https://github.com/googlecolab/colabtools/issues/5661"
+        "https://github.com/googlecolab/colabtools/issues/5661",
+        "https://download.pytorch.org/whl/cu129/torch/ (the cu129 index: Linux x86_64 and aarch64 wheels)",
+        "https://download.pytorch.org/whl/cu129/torch-2.9.0%2Bcu129-cp310-cp310-manylinux_2_28_x86_64.whl (direct wheel URL in public Dockerfiles; the aarch64 wheel in public Bazel files)",
+        "cuda-gatekeeper knowledge audit round 4 (2026-12-04), row 1: installs and runtime reports of the cu129 builds"
       ],
-      retrieved: "2026-11-29"
+      retrieved: "2026-12-05"
     },
     {
       version: "2.9.1",
       variants: [
         "cu126",
         "cu128",
+        "cu129",
         "cu130"
       ],
       pypiDefault: "cu128",
@@ -24382,15 +24406,18 @@ var pytorch_default = {
         "https://github.com/pytorch/pytorch.github.io/blob/site/published_versions.json (mirrored in PyTorchKR/pytorch.kr @18c5ce4)",
         "https://pytorch.org/get-started/previous-versions/ (pytorch/pytorch.github.io _get_started/previous-versions.md; PyTorchKR/pytorch.kr mirror)",
         "https://github.com/pytorch/pytorch/blob/main/RELEASE.md (Release Compatibility Matrix)",
-        "https://github.com/googlecolab/colabtools/issues/5661"
+        "https://github.com/googlecolab/colabtools/issues/5661",
+        "https://download.pytorch.org/whl/cu129/torch/ (the cu129 index: Linux x86_64 and aarch64 wheels)",
+        "cuda-gatekeeper knowledge audit round 4 (2026-12-04), row 1: installs and runtime reports of the cu129 builds"
       ],
-      retrieved: "2026-11-29"
+      retrieved: "2026-12-05"
     },
     {
       version: "2.10.0",
       variants: [
         "cu126",
         "cu128",
+        "cu129",
         "cu130"
       ],
       pypiDefault: "cu128",
@@ -24416,15 +24443,18 @@ var pytorch_default = {
         "https://github.com/pytorch/pytorch.github.io/blob/site/published_versions.json (mirrored in PyTorchKR/pytorch.kr @18c5ce4)",
         "https://pytorch.org/get-started/previous-versions/ (pytorch/pytorch.github.io _get_started/previous-versions.md; PyTorchKR/pytorch.kr mirror)",
         "https://github.com/pytorch/pytorch/blob/main/RELEASE.md (Release Compatibility Matrix)",
-        "https://github.com/googlecolab/colabtools/issues/5801"
+        "https://github.com/googlecolab/colabtools/issues/5801",
+        "https://download.pytorch.org/whl/cu129/torch/ (the cu129 index: Linux x86_64 and aarch64 wheels)",
+        "cuda-gatekeeper knowledge audit round 4 (2026-12-04), row 1: installs and runtime reports of the cu129 builds"
       ],
-      retrieved: "2026-11-29"
+      retrieved: "2026-12-05"
     },
     {
       version: "2.11.0",
       variants: [
         "cu126",
         "cu128",
+        "cu129",
         "cu130"
       ],
       pypiDefault: "cu130",
@@ -24450,9 +24480,11 @@ var pytorch_default = {
         "https://github.com/pytorch/pytorch.github.io/blob/site/published_versions.json (mirrored in PyTorchKR/pytorch.kr @18c5ce4)",
         "https://pytorch.org/get-started/previous-versions/ (pytorch/pytorch.github.io _get_started/previous-versions.md; PyTorchKR/pytorch.kr mirror)",
         "https://github.com/pytorch/pytorch/blob/main/RELEASE.md (Release Compatibility Matrix)",
-        "https://github.com/googlecolab/colabtools/issues/5925"
+        "https://github.com/googlecolab/colabtools/issues/5925",
+        "https://download.pytorch.org/whl/cu129/torch/ (the cu129 index: Linux x86_64 and aarch64 wheels)",
+        "cuda-gatekeeper knowledge audit round 4 (2026-12-04), row 1: installs and runtime reports of the cu129 builds"
       ],
-      retrieved: "2026-11-29",
+      retrieved: "2026-12-05",
       note: "first release whose PyPI wheel is a CUDA 13 build"
     },
     {
@@ -24487,15 +24519,17 @@ var pytorch_default = {
         "https://github.com/pytorch/pytorch/blob/main/RELEASE.md (Release Compatibility Matrix)",
         "https://github.com/googlecolab/colabtools/issues/5982",
         'https://github.com/pytorch/audio/pull/4212 ("clarify torchaudio 2.11 supports torch>=2.11"); https://github.com/pytorch/audio/pull/4225 ("set torch dep to torch>=2.11")',
-        "https://github.com/pytorch/audio/pull/4142"
+        "https://github.com/pytorch/audio/pull/4142",
+        "https://github.com/pytorch/test-infra/pull/8164"
       ],
       retrieved: "2026-12-01",
-      note: "cu128 builds dropped; pytorch.org lists no torchaudio for this release; torchaudio 2.11.0 (torch>=2.11, stable ABI) is the one to use"
+      note: "cu128 builds dropped; pytorch.org lists no torchaudio for this release; torchaudio 2.11.0 (torch>=2.11, stable ABI) is the one to use; no cu129 build: 12.9 was dropped from the 2.12.0 matrix and re-added for 2.12.1 (pytorch/test-infra#8164)"
     },
     {
       version: "2.12.1",
       variants: [
         "cu126",
+        "cu129",
         "cu130",
         "cu132"
       ],
@@ -24524,15 +24558,26 @@ var pytorch_default = {
         "https://github.com/pytorch/pytorch/blob/main/RELEASE.md (Release Compatibility Matrix)",
         "https://github.com/googlecolab/colabtools/issues/5982",
         'https://github.com/pytorch/audio/pull/4212 ("clarify torchaudio 2.11 supports torch>=2.11"); https://github.com/pytorch/audio/pull/4225 ("set torch dep to torch>=2.11")',
-        "https://github.com/pytorch/audio/pull/4142"
+        "https://github.com/pytorch/audio/pull/4142",
+        "https://download.pytorch.org/whl/cu129/torch/ (the cu129 index: Linux x86_64 and aarch64 wheels)",
+        'https://github.com/pytorch/test-infra/pull/8164 ("Add CUDA 12.9 builds for Linux (x86 + aarch64) in the test channel", 2026-06-10)',
+        'https://github.com/pytorch/pytorch/pull/188443 ("In release/2.12, 12.9 (and 12.9-aarch64) was a valid build arch")',
+        "cuda-gatekeeper knowledge audit round 4 (2026-12-04), row 1: installs and runtime reports of the cu129 builds"
       ],
-      retrieved: "2026-12-01",
-      note: "cu128 builds dropped; pytorch.org lists no torchaudio for this release; torchaudio 2.11.0 (torch>=2.11, stable ABI) is the one to use"
+      retrieved: "2026-12-05",
+      note: "cu128 builds dropped; pytorch.org lists no torchaudio for this release; torchaudio 2.11.0 (torch>=2.11, stable ABI) is the one to use; cu129 builds (Linux x86_64 and aarch64 only) were re-added for this patch release (none for 2.12.0)",
+      platforms: {
+        cu129: [
+          "linux_x86_64",
+          "linux_aarch64"
+        ]
+      }
     },
     {
       version: "2.13.0",
       variants: [
         "cu126",
+        "cu129",
         "cu130",
         "cu132"
       ],
@@ -24555,17 +24600,26 @@ var pytorch_default = {
         cu130: "2.29.7",
         cu132: "2.29.7"
       },
-      variantsComplete: false,
       source: [
         "https://github.com/pytorch/pytorch.github.io/blob/site/published_versions.json (mirrored in PyTorchKR/pytorch.kr @18c5ce4)",
         "https://pytorch.org/get-started/previous-versions/ (pytorch/pytorch.github.io _get_started/previous-versions.md; PyTorchKR/pytorch.kr mirror)",
         "https://github.com/pytorch/pytorch/blob/main/RELEASE.md (Release Compatibility Matrix)",
         "https://github.com/googlecolab/colabtools/issues/6053",
         'https://github.com/pytorch/audio/pull/4212 ("clarify torchaudio 2.11 supports torch>=2.11"); https://github.com/pytorch/audio/pull/4225 ("set torch dep to torch>=2.11")',
-        "https://github.com/pytorch/audio/pull/4142"
+        "https://github.com/pytorch/audio/pull/4142",
+        "https://download.pytorch.org/whl/cu129/torch/ (the cu129 index: Linux x86_64 and aarch64 wheels)",
+        "https://github.com/pytorch/test-infra/pull/8215 (the same for release/2.13)",
+        'https://github.com/pytorch/pytorch/pull/188443 (release/2.13 CUDA_ARCHES = ["12.6", "12.9", "13.0", "13.2"])',
+        "cuda-gatekeeper knowledge audit round 4 (2026-12-04), row 1: installs and runtime reports of the cu129 builds"
       ],
-      retrieved: "2026-12-01",
-      note: "cu129 builds are mentioned by the release announcement but absent from published_versions.json; torchaudio 2.11.0 (torch>=2.11, stable ABI) is the one to use"
+      retrieved: "2026-12-05",
+      note: "cu129 builds (Linux x86_64 and aarch64 only) were re-added for 2.12.1 and 2.13.0 and are on the index though published_versions.json omits them; torchaudio 2.11.0 (torch>=2.11, stable ABI) is the one to use",
+      platforms: {
+        cu129: [
+          "linux_x86_64",
+          "linux_aarch64"
+        ]
+      }
     },
     {
       version: "2.14.0",
@@ -44725,6 +44779,7 @@ var sourced = {
 };
 var dotted = external_exports.string().regex(/^\d+(\.\d+)*$/);
 var cudaTag = external_exports.string().regex(/^cu\d{2,3}$/);
+var wheelPlatform = external_exports.enum(["linux_x86_64", "linux_aarch64", "win_amd64"]);
 var DriverFloor = external_exports.strictObject({
   major: external_exports.number().int(),
   linux: dotted,
@@ -44765,6 +44820,11 @@ var TorchRelease = external_exports.strictObject({
   cudnn: external_exports.record(cudaTag, external_exports.string()).optional(),
   nccl: external_exports.record(cudaTag, external_exports.string()).optional(),
   variantsComplete: external_exports.boolean().optional(),
+  /**
+   * The platforms a variant's wheels are published for, where the index was read for it (kb:refresh); a variant
+   * not listed here is known for Linux x86_64 only, which is what `variants` records.
+   */
+  platforms: external_exports.record(cudaTag, external_exports.array(wheelPlatform)).optional(),
   /** false: this release's torchaudio has no CUDA builds (before 0.10 it was one build for every CUDA). */
   torchaudioCuda: external_exports.boolean().optional(),
   ...sourced
@@ -53949,6 +54009,9 @@ function isCpuUrl(url2) {
 function isPytorchIndex(url2) {
   return /^https?:\/\/download(?:-r2)?\.pytorch\.org\/whl\b/i.test(url2);
 }
+function isPypiIndex(url2) {
+  return /^https?:\/\/(?:pypi\.org|pypi\.python\.org|files\.pythonhosted\.org)(?:[/:?#]|$)/i.test(url2);
+}
 function pytorchIndexChannel(url2) {
   if (/\/whl\/nightly\b/i.test(url2)) return "nightly";
   if (/\/whl\/test\b/i.test(url2)) return "test";
@@ -54825,7 +54888,7 @@ function otherSource(unit, claim2) {
   if (claim2.kind !== "library" || !claim2.package || claim2.package.localLabel || claim2.package.url) return void 0;
   const entry = unit.packages.find(({ pkg }) => pkg === claim2.package);
   return entry?.invocation?.indexes.find(
-    (index) => (index.kind === "extra-index-url" || index.kind === "index-url" || index.kind === "find-links") && !isPytorchIndex(index.url) && !/^https?:\/\/(?:pypi\.org|pypi\.python\.org|files\.pythonhosted\.org)\b/i.test(index.url)
+    (index) => (index.kind === "extra-index-url" || index.kind === "index-url" || index.kind === "find-links") && !isPytorchIndex(index.url) && !isPypiIndex(index.url)
   );
 }
 function reportMismatch(mismatch, kb, report) {
@@ -56535,6 +56598,7 @@ function serves(index, tag) {
   if (variant) return variant.tag === tag;
   const found = cudaFromUrl(index.url);
   if (found) return found.precision === "minor" && tagFromCuda(found.cuda) === tag;
+  if (isPypiIndex(index.url)) return false;
   return !isPytorchIndex(index.url) && index.kind !== "conda-channel";
 }
 function checkUnservedLabels(unit, invocationsOf, report) {
@@ -56593,7 +56657,7 @@ function checkOtherLocalLabel(file2, pkg, invocations, report) {
   const pyg = PYG_LABEL.exec(pkg.localLabel);
   const sourced2 = invocations.some(
     (invocation) => invocation.members.some((member) => member.context.hiddenIndexes) || invocation.indexes.some(
-      (index) => index.kind !== "conda-channel" && index.kind !== "no-index" && !/^https?:\/\/(?:pypi\.org|pypi\.python\.org|files\.pythonhosted\.org)\b/i.test(index.url) && !(pyg && isPytorchIndex(index.url))
+      (index) => index.kind !== "conda-channel" && index.kind !== "no-index" && !isPypiIndex(index.url) && !(pyg && isPytorchIndex(index.url))
     )
   );
   if (sourced2) return;

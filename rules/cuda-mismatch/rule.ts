@@ -4,7 +4,7 @@ import { nearestCudaBuild, nearestReleaseWithCuda } from '../../src/analysis/nea
 import { releaseFor } from '../../src/analysis/torch-build.js';
 import { TORCH_FAMILY } from '../../src/parsers/python-requirement.js';
 import type { IndexFact, PackageFact, ParsedFile } from '../../src/parsers/facts.js';
-import { isPytorchIndex } from '../../src/analysis/cuda-labels.js';
+import { isPypiIndex, isPytorchIndex } from '../../src/analysis/cuda-labels.js';
 import { mayHoldTogether } from '../../src/parsers/markers.js';
 import type { Fix, TextEdit } from '../../src/finding.js';
 import { cite, isUnverified, type KnowledgeBase, type TorchRelease } from '../../src/knowledge/index.js';
@@ -123,7 +123,7 @@ function otherSource(unit: Unit, claim: CudaClaim): IndexFact | undefined {
     (index) =>
       (index.kind === 'extra-index-url' || index.kind === 'index-url' || index.kind === 'find-links') &&
       !isPytorchIndex(index.url) &&
-      !/^https?:\/\/(?:pypi\.org|pypi\.python\.org|files\.pythonhosted\.org)\b/i.test(index.url),
+      !isPypiIndex(index.url),
   );
 }
 

@@ -1,4 +1,4 @@
-import { cudaFromLabel, cudaFromUrl, isPytorchIndex } from '../../src/analysis/cuda-labels.js';
+import { cudaFromLabel, cudaFromUrl, isPypiIndex, isPytorchIndex } from '../../src/analysis/cuda-labels.js';
 import { pypiWins, servedVariant } from '../../src/analysis/torch-build.js';
 import { TORCH_FAMILY } from '../../src/parsers/python-requirement.js';
 import type { Invocation, Unit } from '../../src/analysis/units.js';
@@ -202,6 +202,8 @@ function serves(index: IndexFact, tag: string): boolean {
   if (variant) return variant.tag === tag;
   const found = cudaFromUrl(index.url);
   if (found) return found.precision === 'minor' && tagFromCuda(found.cuda) === tag;
+  // PyPI named explicitly is PyPI: it holds no local versions.
+  if (isPypiIndex(index.url)) return false;
   // A private mirror or a flat find-links page may serve anything: do not claim it does not.
   return !isPytorchIndex(index.url) && index.kind !== 'conda-channel';
 }
@@ -296,7 +298,7 @@ function checkOtherLocalLabel(
         (index) =>
           index.kind !== 'conda-channel' &&
           index.kind !== 'no-index' &&
-          !/^https?:\/\/(?:pypi\.org|pypi\.python\.org|files\.pythonhosted\.org)\b/i.test(index.url) &&
+          !isPypiIndex(index.url) &&
           !(pyg && isPytorchIndex(index.url)),
       ),
   );

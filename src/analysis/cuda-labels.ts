@@ -53,6 +53,15 @@ export function isPytorchIndex(url: string): boolean {
   return /^https?:\/\/download(?:-r2)?\.pytorch\.org\/whl\b/i.test(url);
 }
 
+/**
+ * PyPI itself, named as an index or a file host (`https://pypi.org/simple`, the legacy `pypi.python.org`,
+ * `files.pythonhosted.org`): it never serves a local version such as `+cu121` (Warehouse refuses the upload: "Can't
+ * use PEP 440 local versions"), so naming it is no other source for one.
+ */
+export function isPypiIndex(url: string): boolean {
+  return /^https?:\/\/(?:pypi\.org|pypi\.python\.org|files\.pythonhosted\.org)(?:[/:?#]|$)/i.test(url);
+}
+
 /** `https://download.pytorch.org/whl/nightly/cu121` → nightly; `/whl/test/` → test. */
 export function pytorchIndexChannel(url: string): 'stable' | 'nightly' | 'test' {
   if (/\/whl\/nightly\b/i.test(url)) return 'nightly';

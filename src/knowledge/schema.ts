@@ -9,6 +9,9 @@ const sourced = {
 };
 const dotted = z.string().regex(/^\d+(\.\d+)*$/);
 const cudaTag = z.string().regex(/^cu\d{2,3}$/);
+/** A wheel's platform as the checks tell them apart (PEP 425 platform tags, manylinux folded into Linux). */
+export const wheelPlatform = z.enum(['linux_x86_64', 'linux_aarch64', 'win_amd64']);
+export type WheelPlatform = z.infer<typeof wheelPlatform>;
 
 export const DriverFloor = z.strictObject({
   major: z.number().int(),
@@ -59,6 +62,11 @@ export const TorchRelease = z.strictObject({
   cudnn: z.record(cudaTag, z.string()).optional(),
   nccl: z.record(cudaTag, z.string()).optional(),
   variantsComplete: z.boolean().optional(),
+  /**
+   * The platforms a variant's wheels are published for, where the index was read for it (kb:refresh); a variant
+   * not listed here is known for Linux x86_64 only, which is what `variants` records.
+   */
+  platforms: z.record(cudaTag, z.array(wheelPlatform)).optional(),
   /** false: this release's torchaudio has no CUDA builds (before 0.10 it was one build for every CUDA). */
   torchaudioCuda: z.boolean().optional(),
   ...sourced,
@@ -70,6 +78,7 @@ export const PyTorch = z.strictObject({
   index: z.strictObject({ base: z.string().url(), nightly: z.string().url(), test: z.string().url(), ...sourced }),
   releases: z.array(TorchRelease),
 });
+export type PyTorchData = z.infer<typeof PyTorch>;
 
 export const ArchBuild = z.strictObject({
   torch: z.string(),

@@ -1,26 +1,69 @@
-import { cpSync, mkdtempSync, readFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import {
-  parseDockerHubTags,
-  parseDriverTable,
-  parseWheelIndex,
-  toolkitVersion,
-} from '../../src/knowledge/refresh/parse.js';
-import { OfflineError, refresh, SOURCES, summary } from '../../src/knowledge/refresh/run.js';
+import { parseDockerHubTags, parseDriverTable, toolkitVersion } from '../../src/knowledge/refresh/parse.js';
+import { OfflineError, refresh, SOURCES, summary, type Fetch } from '../../src/knowledge/refresh/run.js';
+import { parseProjectPage, parseWheelName, SIMPLE_ACCEPT } from '../../src/knowledge/refresh/simple-index.js';
 import { parse } from 'yaml';
 import { ROOT } from '../support/harness.js';
 
 const excerpt = (name: string) => readFileSync(join(ROOT, 'fixtures', 'kb', name), 'utf8');
 
+/**
+ * The sources as recorded pages: the variant indexes of fixtures/kb/indexes/ (PEP 691 JSON where recorded so, else
+ * PEP 503 HTML; any other variant answers 404, as download.pytorch.org does for an index that does not exist), and
+ * `others` by URL. `edit` changes a page before it is served. The variant pages are asked for with PEP 691's Accept.
+ */
+function recorded(
+  others: Record<string, string>,
+  edit: (url: string, page: string) => string = (_, page) => page,
+): Fetch {
+  return async (url, accept) => {
+    if (url in others) return others[url];
+    const variant = /^https:\/\/download\.pytorch\.org\/whl\/([^/]+)\/([^/]+)\/$/.exec(url);
+    if (!variant) throw new OfflineError(`no recorded page for ${url}`);
+    expect(accept).toBe(SIMPLE_ACCEPT);
+    for (const ending of ['json', 'html']) {
+      const path = join(ROOT, 'fixtures', 'kb', 'indexes', variant[1]!, `${variant[2]}.${ending}`);
+      if (existsSync(path)) return edit(url, readFileSync(path, 'utf8'));
+    }
+    return undefined;
+  };
+}
+
 describe('kb:refresh parsers on saved excerpts', () => {
-  it('reads Linux x86_64 CUDA wheels from the PyTorch simple index', () => {
-    const index = parseWheelIndex(excerpt('torch-index.html'));
-    expect(Object.fromEntries([...index].map(([version, tags]) => [version, [...tags].sort()]))).toEqual({
-      '2.3.0': ['cu118', 'cu121'],
-      '2.6.0': ['cu118', 'cu124', 'cu126'],
+  it('reads a variant index page as PEP 503 HTML and as PEP 691 JSON: version, build tag and platform', () => {
+    const html = parseProjectPage(excerpt('indexes/cu126/torch.html'), 'torch');
+    expect(html).toContainEqual({ version: '2.9.0', label: 'cu126', platform: 'linux_x86_64' });
+    const json = parseProjectPage(excerpt('indexes/cu129/torch.json'), 'torch');
+    expect(new Set(json.map((wheel) => `${wheel.version}+${wheel.label} ${wheel.platform}`))).toEqual(
+      new Set(['2.9.0+cu129 linux_x86_64', '2.12.1+cu129 linux_x86_64', '2.12.1+cu129 linux_aarch64']),
+    );
+    // Another project's wheels on the page, sdists and unknown platforms are not this project's wheels.
+    expect(
+      parseProjectPage(
+        '<a href="/x">torchvision-0.24.0+cu129-cp310-cp310-manylinux_2_28_x86_64.whl</a>' +
+          '<a href="/y">torch-2.9.0.tar.gz</a><a href="/z">torch-2.9.0-cp310-none-macosx_11_0_arm64.whl</a>',
+        'torch',
+      ),
+    ).toEqual([]);
+  });
+
+  it('reads wheel file names as PEP 427 and PEP 425 write them', () => {
+    expect(parseWheelName('torch-2.9.0%2Bcu129-cp310-cp310-manylinux_2_28_aarch64.whl')).toEqual({
+      distribution: 'torch',
+      indexed: { version: '2.9.0', label: 'cu129', platform: 'linux_aarch64' },
     });
+    expect(parseWheelName('torch-2.5.1+cu124-1-cp311-cp311-win_amd64.whl')?.indexed).toEqual({
+      version: '2.5.1',
+      label: 'cu124',
+      platform: 'win_amd64',
+    });
+    expect(
+      parseWheelName('nvidia_nccl_cu12-2.21.5-py3-none-manylinux_2_17_x86_64.manylinux2014_x86_64.whl')?.indexed,
+    ).toEqual({ version: '2.21.5', platform: 'linux_x86_64' });
+    expect(parseWheelName('torch-2.9.0.tar.gz')).toBeUndefined();
   });
 
   it('reads NVIDIA Table 3 rows', () => {
@@ -52,20 +95,73 @@ describe('kb:refresh merge', () => {
   it('reports no change when the sources agree with the data, and new rows when they add some', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'cgk-kb-'));
     cpSync(join(ROOT, 'src', 'knowledge', 'data'), dir, { recursive: true });
-    const pages: Record<string, string> = {
-      [SOURCES.torchIndex]: excerpt('torch-index.html').replace(
-        '</body>',
-        '<a href="/whl/cu130/torch-2.16.0%2Bcu130-cp312-cp312-manylinux_2_28_x86_64.whl">torch-2.16.0+cu130-cp312-cp312-manylinux_2_28_x86_64.whl</a></body>',
-      ),
+    const others = {
       [SOURCES.releaseNotes]: excerpt('cuda-release-notes.html'),
       [SOURCES.dockerHub]: excerpt('dockerhub-tags.json'),
     };
-    const result = await refresh(dir, async (url) => pages[url]!, '2026-12-01');
+    const added = (url: string, page: string) =>
+      url.endsWith('/cu130/torch/')
+        ? page.replace(
+            '</body>',
+            '<a href="/whl/cu130/torch-2.16.0%2Bcu130-cp312-cp312-manylinux_2_28_x86_64.whl">torch-2.16.0+cu130-cp312-cp312-manylinux_2_28_x86_64.whl</a></body>',
+          )
+        : page;
+    const result = await refresh(dir, recorded(others, added), '2026-12-01');
     expect(result.changes).toEqual(['pytorch: new release 2.16.0 (cu130)']);
-    const added = (
-      result.files['pytorch.json'] as { releases: { version: string; confidence?: string }[] }
-    ).releases.find((release) => release.version === '2.16.0');
-    expect(added).toMatchObject({ confidence: 'unverified' });
+    const release = (
+      result.files['pytorch.json'] as { releases: { version: string; confidence?: string; source: string[] }[] }
+    ).releases.find((candidate) => candidate.version === '2.16.0');
+    expect(release).toMatchObject({
+      confidence: 'unverified',
+      source: ['https://download.pytorch.org/whl/cu130/torch/'],
+    });
+  });
+
+  it('adds the builds an index lists that the data lacks, with the platforms and the page as source', async () => {
+    // The data as it was before the cu129 builds of 2.9.0 and 2.12.1 were recorded (round-4 audit, row 1).
+    const dir = mkdtempSync(join(tmpdir(), 'cgk-kb-'));
+    cpSync(join(ROOT, 'src', 'knowledge', 'data'), dir, { recursive: true });
+    const path = join(dir, 'pytorch.json');
+    const data = JSON.parse(readFileSync(path, 'utf8')) as {
+      releases: { version: string; variants: string[]; platforms?: object; source: string[] }[];
+    };
+    for (const release of data.releases.filter((candidate) => ['2.9.0', '2.12.1'].includes(candidate.version))) {
+      release.variants = release.variants.filter((tag) => tag !== 'cu129');
+      delete release.platforms;
+    }
+    writeFileSync(path, JSON.stringify(data));
+    const others = {
+      [SOURCES.releaseNotes]: excerpt('cuda-release-notes.html'),
+      [SOURCES.dockerHub]: excerpt('dockerhub-tags.json'),
+    };
+    const result = await refresh(dir, recorded(others), '2026-12-05');
+    expect(result.changes).toEqual([
+      'pytorch: 2.9.0 variants cu126, cu128, cu130 -> cu126, cu128, cu129, cu130',
+      'pytorch: 2.12.1 variants cu126, cu130, cu132 -> cu126, cu129, cu130, cu132 (cu129 on linux_x86_64 and linux_aarch64)',
+    ]);
+    const releases = (result.files['pytorch.json'] as typeof data).releases;
+    expect(releases.find((release) => release.version === '2.12.1')).toMatchObject({
+      variants: ['cu126', 'cu129', 'cu130', 'cu132'],
+      platforms: { cu129: ['linux_x86_64', 'linux_aarch64'] },
+      source: expect.arrayContaining(['https://download.pytorch.org/whl/cu129/torch/']),
+    });
+  });
+
+  it('names a torchvision or torchaudio build the indexes lack though its torch has it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cgk-kb-'));
+    cpSync(join(ROOT, 'src', 'knowledge', 'data'), dir, { recursive: true });
+    const others = {
+      [SOURCES.releaseNotes]: excerpt('cuda-release-notes.html'),
+      [SOURCES.dockerHub]: excerpt('dockerhub-tags.json'),
+    };
+    const withoutOne = (url: string, page: string) =>
+      url.endsWith('/cu132/torchvision/')
+        ? page.replace(/<a [^>]*>torchvision-0\.27\.0\+cu132[^<]*<\/a><br\/>/g, '')
+        : page;
+    const result = await refresh(dir, recorded(others, withoutOne), '2026-12-05');
+    expect(result.changes).toEqual([
+      'pytorch: torchvision 0.27.0 has no cu132 build on the indexes, though torch 2.12.0 has',
+    ]);
   });
 
   it('fails with a clear message when offline', async () => {
@@ -100,12 +196,11 @@ describe('kb:refresh on a real page', () => {
   it('agrees with the knowledge base row for row: a refresh from it changes nothing', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'cgk-kb-'));
     cpSync(join(ROOT, 'src', 'knowledge', 'data'), dir, { recursive: true });
-    const pages: Record<string, string> = {
-      [SOURCES.torchIndex]: excerpt('torch-index.html'),
-      [SOURCES.releaseNotes]: page,
-      [SOURCES.dockerHub]: excerpt('dockerhub-tags.json'),
-    };
-    const result = await refresh(dir, async (url) => pages[url]!, '2026-12-01');
+    const result = await refresh(
+      dir,
+      recorded({ [SOURCES.releaseNotes]: page, [SOURCES.dockerHub]: excerpt('dockerhub-tags.json') }),
+      '2026-12-01',
+    );
     expect(result.changes).toEqual([]);
   });
 
@@ -114,12 +209,11 @@ describe('kb:refresh on a real page', () => {
     cpSync(join(ROOT, 'src', 'knowledge', 'data'), dir, { recursive: true });
     const changed = page.replace('595.45.04', '595.45.09');
     expect(changed).not.toBe(page);
-    const pages: Record<string, string> = {
-      [SOURCES.torchIndex]: excerpt('torch-index.html'),
-      [SOURCES.releaseNotes]: changed,
-      [SOURCES.dockerHub]: excerpt('dockerhub-tags.json'),
-    };
-    const result = await refresh(dir, async (url) => pages[url]!, '2026-12-08');
+    const result = await refresh(
+      dir,
+      recorded({ [SOURCES.releaseNotes]: changed, [SOURCES.dockerHub]: excerpt('dockerhub-tags.json') }),
+      '2026-12-08',
+    );
     expect(result.changes).toEqual(['drivers: CUDA 13.2 GA Linux 595.45.04 -> 595.45.09']);
     const body = summary(result.changes, '2026-12-08');
     expect(body).toContain(`### From ${SOURCES.releaseNotes}\n\n- CUDA 13.2 GA Linux 595.45.04 -> 595.45.09`);

@@ -145,10 +145,14 @@ describe('PyTorch wheel variants on download.pytorch.org and the PyPI build', ()
     ['2.6.0', ['cu118', 'cu124', 'cu126'], 'cu124'],
     ['2.7.1', ['cu118', 'cu126', 'cu128'], 'cu126'],
     ['2.8.0', ['cu126', 'cu128', 'cu129'], 'cu128'],
-    ['2.9.1', ['cu126', 'cu128', 'cu130'], 'cu128'],
-    ['2.10.0', ['cu126', 'cu128', 'cu130'], 'cu128'],
-    ['2.11.0', ['cu126', 'cu128', 'cu130'], 'cu130'],
+    // The cu129 builds of 2.9–2.13 are on the index though the install selector omits them (round-4 audit, row 1);
+    // 2.12.0 and 2.14.0 have none.
+    ['2.9.1', ['cu126', 'cu128', 'cu129', 'cu130'], 'cu128'],
+    ['2.10.0', ['cu126', 'cu128', 'cu129', 'cu130'], 'cu128'],
+    ['2.11.0', ['cu126', 'cu128', 'cu129', 'cu130'], 'cu130'],
     ['2.12.0', ['cu126', 'cu130', 'cu132'], 'cu130'],
+    ['2.12.1', ['cu126', 'cu129', 'cu130', 'cu132'], 'cu130'],
+    ['2.13.0', ['cu126', 'cu129', 'cu130', 'cu132'], 'cu130'],
     ['2.14.0', ['cu126', 'cu130', 'cu132'], 'cu130'],
   ])('torch %s: %j, PyPI %s', (version, variants, pypi) => {
     expect(kb.torchVariants(version)).toEqual(variants);

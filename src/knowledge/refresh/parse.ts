@@ -4,21 +4,6 @@
  */
 import { compareDotted } from '../../util/dotted.js';
 
-/** PEP 503 simple-index page (download.pytorch.org/whl/torch/): version → CUDA variants with a Linux x86_64 wheel. */
-export function parseWheelIndex(html: string, project = 'torch'): Map<string, Set<string>> {
-  const variants = new Map<string, Set<string>>();
-  const re = new RegExp(
-    `>\\s*${project}-(\\d+\\.\\d+\\.\\d+)(?:%2B|\\+)(cu\\d{2,3})-[^<]*?linux(?:_\\d+)*_x86_64\\.whl\\s*<`,
-    'gi',
-  );
-  for (let match = re.exec(html); match; match = re.exec(html)) {
-    const [, version, tag] = match;
-    if (!variants.has(version!)) variants.set(version!, new Set());
-    variants.get(version!)!.add(tag!.toLowerCase());
-  }
-  return variants;
-}
-
 export interface DriverRow {
   readonly label: string;
   readonly version: string;

@@ -7,37 +7,108 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as schema from '../schema.js';
 import { compareDotted } from '../../util/dotted.js';
-import { parseDockerHubTags, parseDriverTable, parseWheelIndex } from './parse.js';
+import { parseDockerHubTags, parseDriverTable } from './parse.js';
+import { addVariantPage, parseProjectPage, SIMPLE_ACCEPT, type IndexListing } from './simple-index.js';
+import { cudaFromTag, tagFromCuda } from '../versions.js';
+import type { WheelPlatform } from '../schema.js';
 
 export const SOURCES = {
-  torchIndex: 'https://download.pytorch.org/whl/torch/',
+  /** Each variant's project page: `https://download.pytorch.org/whl/cu129/torch/` (a PEP 503 / PEP 691 page). */
+  torchIndexes: 'https://download.pytorch.org/whl/',
   releaseNotes: 'https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html',
   dockerHub: 'https://hub.docker.com/v2/repositories/nvidia/cuda/tags?page_size=100&name=cudnn-devel',
 } as const;
 
+/** The packages whose variant pages are read. */
+export const INDEXED_PACKAGES = ['torch', 'torchvision', 'torchaudio'] as const;
+
 export class OfflineError extends Error {}
 
-export type Fetch = (url: string) => Promise<string>;
+/**
+ * Reads a source: its text, or undefined where the server says there is no such page (404, or 403 as S3 answers
+ * for a missing key behind download.pytorch.org). Any other failure throws OfflineError.
+ */
+export type Fetch = (url: string, accept?: string) => Promise<string | undefined>;
 
-export async function fetchText(url: string): Promise<string> {
+export async function fetchText(url: string, accept?: string): Promise<string | undefined> {
+  let response: Response;
   try {
-    const response = await fetch(url, {
+    response = await fetch(url, {
       signal: AbortSignal.timeout(20_000),
-      headers: { 'user-agent': 'cuda-gatekeeper kb:refresh' },
+      headers: { 'user-agent': 'cuda-gatekeeper kb:refresh', ...(accept ? { accept } : {}) },
     });
-    if (!response.ok) throw new Error(`HTTP ${response.status}`);
-    return await response.text();
   } catch (error) {
     throw new OfflineError(
       `cannot read ${url} (${(error as Error).message}); kb:refresh needs network access. The bundled data is unchanged.`,
     );
   }
+  if (response.status === 404 || response.status === 403) return undefined;
+  if (!response.ok)
+    throw new OfflineError(`cannot read ${url} (HTTP ${response.status}); the bundled data is unchanged.`);
+  return await response.text();
+}
+
+/** A source that must exist: its text, or OfflineError. */
+async function required(fetchSource: Fetch, url: string): Promise<string> {
+  const text = await fetchSource(url);
+  if (text === undefined) throw new OfflineError(`${url} is not there (404); the bundled data is unchanged.`);
+  return text;
 }
 
 export interface RefreshResult {
   readonly changes: readonly string[];
   readonly files: Readonly<Record<string, unknown>>;
 }
+
+/** The variant index a CUDA minor would have (`12.9` → cu129), for every CUDA the driver table knows from 9.0. */
+function candidateVariants(drivers: schema.CudaDrivers, pytorch: schema.PyTorchData): string[] {
+  const minors = new Set<string>();
+  for (const release of drivers.releases) minors.add(release.version.split('.').slice(0, 2).join('.'));
+  for (const version of drivers.earlierReleases.versions)
+    if (compareDotted(version, '9.0') >= 0) minors.add(version.split('.').slice(0, 2).join('.'));
+  const tags = new Set([...minors].map(tagFromCuda));
+  for (const release of pytorch.releases) for (const tag of release.variants) tags.add(tag);
+  return [...tags].sort((a, b) => compareDotted(cudaFromTag(a) ?? '0', cudaFromTag(b) ?? '0'));
+}
+
+/** Every variant index's page of `project`: what it lists, and the pages that were there. */
+async function readVariantPages(
+  fetchSource: Fetch,
+  variants: readonly string[],
+  project: string,
+): Promise<{ listing: IndexListing; pages: Map<string, string> }> {
+  const listing: IndexListing = new Map();
+  const pages = new Map<string, string>();
+  for (const variant of variants) {
+    const url = `${SOURCES.torchIndexes}${variant}/${project}/`;
+    const page = await fetchSource(url, SIMPLE_ACCEPT);
+    if (page === undefined) continue;
+    pages.set(variant, url);
+    addVariantPage(listing, variant, parseProjectPage(page, project));
+  }
+  return { listing, pages };
+}
+
+const sortTags = (tags: Iterable<string>): string[] =>
+  [...tags].sort((a, b) => compareDotted(cudaFromTag(a) ?? '0', cudaFromTag(b) ?? '0'));
+
+/**
+ * A release's CUDA variants as the indexes list them: the tags with a Linux x86_64 wheel (what `variants` records),
+ * and the platforms of each tag that has more than that one (`platforms`).
+ */
+function variantsOf(tags: ReadonlyMap<string, ReadonlySet<WheelPlatform>>): {
+  variants: string[];
+  platforms: Record<string, WheelPlatform[]>;
+} {
+  const cuda = [...tags].filter(([tag]) => /^cu\d{2,3}$/.test(tag));
+  const variants = sortTags(cuda.filter(([, platforms]) => platforms.has('linux_x86_64')).map(([tag]) => tag));
+  const platforms: Record<string, WheelPlatform[]> = {};
+  for (const [tag, seen] of cuda)
+    if (seen.size > 1 || !seen.has('linux_x86_64')) platforms[tag] = PLATFORM_ORDER.filter((p) => seen.has(p));
+  return { variants, platforms };
+}
+
+const PLATFORM_ORDER: readonly WheelPlatform[] = ['linux_x86_64', 'linux_aarch64', 'win_amd64'];
 
 /** Compute the updated data files from fetched sources; pure apart from `fetchSource`. */
 export async function refresh(dataDir: string, fetchSource: Fetch, today: string): Promise<RefreshResult> {
@@ -47,36 +118,61 @@ export async function refresh(dataDir: string, fetchSource: Fetch, today: string
   const images = schema.Images.parse(read('images.json'));
   const changes: string[] = [];
 
-  const index = parseWheelIndex(await fetchSource(SOURCES.torchIndex));
-  for (const [version, tags] of [...index].sort(([a], [b]) => compareDotted(a, b))) {
-    const variants = [...tags].sort((a, b) => compareDotted(a.slice(2), b.slice(2)));
+  const variants = candidateVariants(drivers, pytorch);
+  const torch = await readVariantPages(fetchSource, variants, 'torch');
+  if (torch.pages.size === 0)
+    throw new OfflineError(`no variant index answered under ${SOURCES.torchIndexes}; the bundled data is unchanged.`);
+  for (const [version, tags] of [...torch.listing].sort(([a], [b]) => compareDotted(a, b))) {
+    const listed = variantsOf(tags);
+    if (listed.variants.length === 0) continue; // CPU-only on these indexes (or not for Linux x86_64)
+    const sources = [...tags.keys()].flatMap((tag) => {
+      const page = torch.pages.get(tag);
+      return page ? [page] : [];
+    });
+    const platforms = Object.keys(listed.platforms).length > 0 ? { platforms: listed.platforms } : {};
     const existing = pytorch.releases.find((release) => release.version === version);
     if (!existing) {
       pytorch.releases.push({
         version,
-        variants,
+        variants: listed.variants,
         pypiDefault: null,
         torchvision: [],
         torchaudio: [],
+        ...platforms,
         variantsComplete: true,
-        source: [SOURCES.torchIndex],
+        source: sources,
         retrieved: today,
         confidence: 'unverified',
-        note: 'added by kb:refresh from the wheel index; companions and PyPI build not yet recorded',
+        note: 'added by kb:refresh from the wheel indexes; companions and PyPI build not yet recorded',
       });
-      changes.push(`pytorch: new release ${version} (${variants.join(', ')})`);
-    } else if (existing.variants.join() !== variants.join()) {
-      changes.push(`pytorch: ${version} variants ${existing.variants.join(', ')} -> ${variants.join(', ')}`);
-      Object.assign(existing, {
-        variants,
-        retrieved: today,
-        source: [...new Set([...existing.source, SOURCES.torchIndex])],
-      });
+      changes.push(`pytorch: new release ${version} (${listed.variants.join(', ')})`);
+      continue;
     }
+    const before = JSON.stringify([existing.variants, existing.platforms ?? {}]);
+    if (before === JSON.stringify([listed.variants, listed.platforms])) continue;
+    const platformText = (record: Readonly<Record<string, readonly string[]>>) =>
+      Object.entries(record)
+        .map(([tag, list]) => `${tag} on ${list.join(' and ')}`)
+        .join('; ');
+    changes.push(
+      `pytorch: ${version} variants ${existing.variants.join(', ')} -> ${listed.variants.join(', ')}` +
+        (platformText(existing.platforms ?? {}) !== platformText(listed.platforms)
+          ? ` (${platformText(listed.platforms) || 'Linux x86_64 only'})`
+          : ''),
+    );
+    Object.assign(existing, {
+      variants: listed.variants,
+      retrieved: today,
+      source: [...new Set([...existing.source, ...sources])],
+    });
+    if (platforms.platforms) existing.platforms = platforms.platforms;
+    else delete existing.platforms;
+    delete existing.variantsComplete;
   }
   pytorch.releases.sort((a, b) => compareDotted(a.version, b.version));
+  changes.push(...(await companionGaps(fetchSource, variants, pytorch)));
 
-  const rows = parseDriverTable(await fetchSource(SOURCES.releaseNotes));
+  const rows = parseDriverTable(await required(fetchSource, SOURCES.releaseNotes));
   for (const row of rows) {
     // Releases before 11.0 are kept as a list of versions (the driver floors of 11.0+ never need their rows).
     if (compareDotted(row.version, '11.0') < 0) {
@@ -115,7 +211,7 @@ export async function refresh(dataDir: string, fetchSource: Fetch, today: string
   drivers.releases.sort((a, b) => compareDotted(a.version, b.version));
 
   const seen = images.nvidiaCuda.cudnnDevelTagsSeen;
-  for (const tag of parseDockerHubTags(await fetchSource(SOURCES.dockerHub))) {
+  for (const tag of parseDockerHubTags(await required(fetchSource, SOURCES.dockerHub))) {
     const match = /^(\d+\.\d+\.\d+)-(cudnn\d*)-devel-/.exec(tag);
     if (!match) continue;
     const [, version, spelling] = match;
@@ -132,13 +228,40 @@ export async function refresh(dataDir: string, fetchSource: Fetch, today: string
   return { changes, files: { 'pytorch.json': pytorch, 'cuda-drivers.json': drivers, 'images.json': images } };
 }
 
+/**
+ * torchvision and torchaudio builds that the indexes list differently from the torch release they belong to: a
+ * companion is checked by its release's variants, so each difference is named for a reviewer (a change line; the
+ * data is left to them).
+ */
+async function companionGaps(
+  fetchSource: Fetch,
+  variants: readonly string[],
+  pytorch: schema.PyTorchData,
+): Promise<string[]> {
+  const gaps: string[] = [];
+  for (const project of ['torchvision', 'torchaudio'] as const) {
+    const { listing } = await readVariantPages(fetchSource, variants, project);
+    for (const [version, tags] of [...listing].sort(([a], [b]) => compareDotted(a, b))) {
+      const owner = pytorch.releases.find((release) => release[project].includes(version));
+      if (!owner) continue;
+      const own = new Set(variantsOf(tags).variants);
+      const extra = owner.variants.filter((tag) => !own.has(tag));
+      if (extra.length > 0)
+        gaps.push(
+          `pytorch: ${project} ${version} has no ${extra.join(', ')} build on the indexes, though torch ${owner.version} has`,
+        );
+    }
+  }
+  return gaps;
+}
+
 export function writeData(dataDir: string, files: Readonly<Record<string, unknown>>): void {
   for (const [name, data] of Object.entries(files))
     writeFileSync(join(dataDir, name), `${JSON.stringify(data, null, 2)}\n`);
 }
 
 const SOURCE_OF_CHANGE: Readonly<Record<string, string>> = {
-  pytorch: SOURCES.torchIndex,
+  pytorch: `${SOURCES.torchIndexes}<variant>/<package>/`,
   drivers: SOURCES.releaseNotes,
   images: SOURCES.dockerHub,
 };
