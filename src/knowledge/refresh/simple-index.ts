@@ -7,8 +7,9 @@
  *   as HTML (PEP 503: one `<a href="…">filename</a>` anchor per file; the anchor's text is the file name). An index
  *   that knows no JSON answers HTML whatever the client asks (PEP 691, "Content negotiation"): download.pytorch.org
  *   does. Both are read here, decided by the page itself.
- * - A wheel's file name is `{distribution}-{version}(-{build tag})?-{python tag}-{abi tag}-{platform tag}.whl` (PEP 427;
- *   the "Binary distribution format" specification), the version with `+` (or `%2B` in a URL) before its local label.
+ * - A wheel's file name is `{distribution}-{version}(-{build tag})?-{python tag}-{abi tag}-{platform tag}.whl`
+ *   (PEP 427; the "Binary distribution format" specification), the version with `+` (or `%2B` in a URL) before its
+ *   local label.
  * - Platform tags: `manylinux_2_28_x86_64`, `manylinux2014_aarch64`, `linux_x86_64` (PEP 600 / PEP 599) are Linux;
  *   `win_amd64` is 64-bit Windows; a compressed tag set (`manylinux_2_17_x86_64.manylinux2014_x86_64`) names one
  *   platform several ways (PEP 425).
