@@ -37803,12 +37803,13 @@ var images_default = {
           "20.04"
         ],
         from: "11.0.3",
-        through: "12.9.1",
+        through: "12.9.2",
         source: [
           "https://gitlab.com/nvidia/container-images/cuda (dist/ tree and doc/*.md, read from the mirror github.com/pranavmishra90/nvidia-container-images-cuda @60a1c89, 2025-08-18)",
-          "https://github.com/replicate/cog/blob/6110c91/pkg/config/cuda_compatibility.json"
+          "https://github.com/replicate/cog/blob/6110c91/pkg/config/cuda_compatibility.json",
+          "https://github.com/replicate/cog/pull/3016 (Docker Hub scrape: 12.9.2-cudnn-devel-ubuntu20.04, CUDA 12.9.2 with cuDNN 9 on Ubuntu 20.04)"
         ],
-        retrieved: "2026-12-01",
+        retrieved: "2026-12-05",
         note: "no 13.x ubuntu20.04 images: dist/13.0.0 has ubuntu2204/ubuntu2404 only, and cog's scrape lists 13.0.0-13.2.1 cuDNN tags for 22.04/24.04 only"
       },
       {
@@ -39970,7 +39971,7 @@ var pytorch_default = {
       cudnn: {
         cu126: "9.10.2.21",
         cu128: "9.17.1.4",
-        cu130: "9.17.1.4"
+        cu130: "9.19.0.56"
       },
       nccl: {
         cu126: "2.28.9",
@@ -39983,7 +39984,8 @@ var pytorch_default = {
         "https://github.com/pytorch/pytorch/blob/main/RELEASE.md (Release Compatibility Matrix)",
         "https://github.com/googlecolab/colabtools/issues/5925",
         "https://download.pytorch.org/whl/cu129/torch/ (the cu129 index: Linux x86_64 and aarch64 wheels)",
-        "cuda-gatekeeper knowledge audit round 4 (2026-12-04), row 1: installs and runtime reports of the cu129 builds"
+        "cuda-gatekeeper knowledge audit round 4 (2026-12-04), row 1: installs and runtime reports of the cu129 builds",
+        "torch 2.11.0+cu130 wheel METADATA (Requires-Dist nvidia-cudnn-cu13==9.19.0.56) and torch.backends.cudnn.version() 91900 on an H200 node (2026-12-01; ../shared/reference/device-h200/torch-facts.txt)"
       ],
       retrieved: "2026-12-05",
       note: "first release whose PyPI wheel is a CUDA 13 build"
@@ -55335,13 +55337,15 @@ function walk(root, inputs, filters = {}) {
   const visitEntry = (directory, repoDirectory, entry, viaLink, levels) => {
     const absolute = join(directory, entry.name);
     const repoPath = repoDirectory === "" ? entry.name : `${repoDirectory}/${entry.name}`;
-    if (entry.isSymbolicLink()) return;
     if (entry.isDirectory()) {
       if (!SKIP_DIRS.has(entry.name) && !skipped(levels, repoPath, true))
         visitDirectory(absolute, repoPath, viaLink, levels);
     } else if (entry.isFile()) {
       found(absolute, repoPath, viaLink, levels);
-    } else if (!entry.isBlockDevice() && !entry.isCharacterDevice() && !entry.isFIFO() && !entry.isSocket()) {
+    } else if (entry.isSymbolicLink() || entry.isFIFO() || entry.isCharacterDevice() || entry.isBlockDevice() || entry.isSocket()) {
+      const kind = classifyPath(repoPath);
+      if (kind && !skipped(levels, repoPath, false)) add(repoPath, true, kind);
+    } else {
       visit3(absolute, false, viaLink, levels);
     }
   };
@@ -55411,7 +55415,10 @@ function walk(root, inputs, filters = {}) {
       );
       return;
     }
-    if (!stats.isFile()) return;
+    if (!stats.isFile()) {
+      if (explicit) unreadable.push({ path: absolute, reason: "is not a regular file", named: true });
+      return;
+    }
     if (explicit) {
       const kind = kindOf(absolute, repoPath);
       add(repoPath, linked, kind === UNTOLD ? void 0 : kind);

@@ -146,13 +146,24 @@ export function walk(root: string, inputs: readonly string[], filters: WalkFilte
   ): void => {
     const absolute = join(directory, entry.name);
     const repoPath = repoDirectory === '' ? entry.name : `${repoDirectory}/${entry.name}`;
-    if (entry.isSymbolicLink()) return; // never follow links found while walking
     if (entry.isDirectory()) {
       if (!SKIP_DIRS.has(entry.name) && !skipped(levels, repoPath, true))
         visitDirectory(absolute, repoPath, viaLink, levels);
     } else if (entry.isFile()) {
       found(absolute, repoPath, viaLink, levels);
-    } else if (!entry.isBlockDevice() && !entry.isCharacterDevice() && !entry.isFIFO() && !entry.isSocket()) {
+    } else if (
+      entry.isSymbolicLink() ||
+      entry.isFIFO() ||
+      entry.isCharacterDevice() ||
+      entry.isBlockDevice() ||
+      entry.isSocket()
+    ) {
+      // Never followed or opened here (a linked directory could loop). One whose name says it is a file we check is
+      // handed to the reader, which follows a link only to a regular file inside the root and refuses anything else
+      // with the reason: a requirements.txt that is a FIFO, a device or a link to one is not checked, and says so.
+      const kind = classifyPath(repoPath);
+      if (kind && !skipped(levels, repoPath, false)) add(repoPath, true, kind);
+    } else {
       visit(absolute, false, viaLink, levels); // a file system that does not report types
     }
   };
@@ -237,7 +248,12 @@ export function walk(root: string, inputs: readonly string[], filters: WalkFilte
       );
       return;
     }
-    if (!stats.isFile()) return;
+    if (!stats.isFile()) {
+      // Named on the command line (walks add such files above, by name): a FIFO, a device or a socket is no file to
+      // check.
+      if (explicit) unreadable.push({ path: absolute, reason: 'is not a regular file', named: true });
+      return;
+    }
     // A file named on the command line is always checked: by its name, or else by its content.
     if (explicit) {
       const kind = kindOf(absolute, repoPath);

@@ -82,6 +82,49 @@ describe('paths named on the command line', () => {
   });
 });
 
+describe('a file the walk finds by its name that is no regular file is not checked, and says so (issue 50, item 7)', () => {
+  it('a requirements.txt that is a FIFO, or a link to one or to a device: exit 1, each named, nothing waited on', () => {
+    const dir = repo({ 'ok/requirements.txt': 'numpy==1.26.4\n' });
+    mkdirSync(join(dir, 'fifo'));
+    execFileSync('mkfifo', [join(dir, 'fifo', 'requirements.txt')]);
+    mkdirSync(join(dir, 'linked'));
+    execFileSync('mkfifo', [join(dir, 'linked', 'pipe')]);
+    symlinkSync('pipe', join(dir, 'linked', 'requirements.txt'));
+    mkdirSync(join(dir, 'device'));
+    symlinkSync('/dev/zero', join(dir, 'device', 'requirements.txt'));
+    const result = cli(dir, 'check', '.');
+    expect(result.code).toBe(1);
+    for (const path of ['fifo/requirements.txt', 'linked/requirements.txt'])
+      expect(result.err).toContain(`${path}: skipped: is not a regular file\n`);
+    expect(result.err).toContain('device/requirements.txt: skipped: is a link to a file outside the repository\n');
+    expect(result.err).toContain('3 CUDA-relevant files were not checked');
+    expect(result.out).toContain('1 file checked');
+  });
+
+  it('a requirements.txt linked to a file inside the repository is checked; one linked out of it is not', () => {
+    const outside = repo({ 'cu118.txt': 'torch==2.3.0+cu118\n' });
+    const dir = repo({ 'constraints/cu118.txt': 'torch==2.3.0+cu118\n' });
+    mkdirSync(join(dir, 'svc'));
+    symlinkSync('../constraints/cu118.txt', join(dir, 'svc', 'requirements.txt'));
+    const inside = cli(dir, 'check', '.');
+    expect(inside.out).toContain('svc/requirements.txt:1:1: error: torch==2.3.0 is a cu118 build');
+    expect(inside.code).toBe(1);
+    mkdirSync(join(dir, 'out'));
+    symlinkSync(join(outside, 'cu118.txt'), join(dir, 'out', 'requirements.txt'));
+    const out = cli(dir, 'check', '.');
+    expect(out.err).toContain('out/requirements.txt: skipped: is a link to a file outside the repository');
+  });
+
+  it('a FIFO named on the command line: exit 2, one line', () => {
+    const dir = repo();
+    execFileSync('mkfifo', [join(dir, 'requirements.txt')]);
+    const result = cli(dir, 'check', 'requirements.txt');
+    expect(result.code).toBe(2);
+    oneLine(result.err);
+    expect(result.err).toContain('requirements.txt is not a regular file');
+  });
+});
+
 describe('the baseline file is read like every other file', () => {
   it('a FIFO is refused at once, not waited on', () => {
     const dir = repo({ 'requirements.txt': 'torch==2.3.0\n' });
