@@ -81,3 +81,47 @@ describe('row 6: torch 2.11.0+cu130 requires nvidia-cudnn-cu13==9.19.0.56 (its M
     expect(kb.torchRelease('2.11.0')?.cudnn?.cu130).toBe('9.19.0.56');
   });
 });
+
+describe("row 3: NVIDIA's table lists the RTX PRO 4500 Blackwell Server Edition under Data Center", () => {
+  it('is a data-center GPU (forward compatibility applies), unlike the workstation RTX PRO 4500 Blackwell', () => {
+    expect(kb.gpu('NVIDIA RTX PRO 4500 Blackwell Server Edition')).toMatchObject({ cc: '12.0', class: 'data-center' });
+    expect(kb.gpu('NVIDIA-RTX-PRO-4500-Blackwell-Server-Edition')?.class).toBe('data-center');
+    expect(kb.gpu('NVIDIA RTX PRO 4500 Blackwell')?.class).toBe('workstation');
+  });
+});
+
+describe("row 7: GPU names NVIDIA's pages and nvidia-smi print", () => {
+  it.each([
+    ['Quadro RTX 4000', '7.5', 'workstation'],
+    ['Quadro RTX 5000', '7.5', 'workstation'],
+    ['NVIDIA T400', '7.5', 'workstation'],
+    ['NVIDIA T600', '7.5', 'workstation'],
+    ['NVIDIA T1000', '7.5', 'workstation'],
+    ['NVIDIA GeForce GTX 1660 Ti', '7.5', 'geforce'],
+    ['NVIDIA GeForce GTX 1650', '7.5', 'geforce'],
+    ['NVIDIA Thor', '11.0', 'jetson'],
+    ['Orin (nvgpu)', '8.7', 'jetson'],
+    ['NVIDIA GB10', '12.1', 'workstation'],
+  ])('%s: compute capability %s, %s', (name, cc, line) => {
+    expect(kb.gpu(name)).toMatchObject({ cc, class: line });
+    expect(kb.gpu(name)?.record.confidence).toBeUndefined();
+  });
+
+  it.each([
+    ['NVIDIA L2', '8.9'],
+    ['NVIDIA L40G', '8.9'],
+    ['NVIDIA AX800', '8.0'],
+    ['NVIDIA GeForce GTX 1630', '7.5'],
+  ])("%s: compute capability %s from its chip, marked unverified (not on NVIDIA's table)", (name, cc) => {
+    expect(kb.gpu(name)).toMatchObject({ cc });
+    expect(kb.gpu(name)?.record.confidence).toBe('unverified');
+  });
+
+  it('a hand-written gpus: entry with one of these names is a valid baseline', () => {
+    const findings = check(
+      { 'requirements.txt': 'numpy==1.26.4\n' },
+      'gpus: ["Quadro RTX 4000", "NVIDIA Thor", "L2"]\n',
+    );
+    expect(said(findings)).toEqual([]);
+  });
+});
