@@ -51,6 +51,13 @@ export function parseDockerfile(path: string, text: string): ParsedFile {
                 ? resolverFor(globalScope, globalScope, undefined)
                 : resolverFor(stageScope, globalScope, stageEnvs[stage]?.parent),
           });
+          // A stage built FROM this one inherits its build arguments too (Docker's "Build variables": "Arguments
+          // and variables are inherited from parent stages"), known or only known at build time.
+          if (stage >= 0)
+            for (const property of instruction.properties()) {
+              const variable = stageScope.get(property.name);
+              if (variable) stageEnvs[stage]?.define(property.name, variable);
+            }
           break;
         case 'ENV': {
           const before = sink.env.length;
@@ -138,30 +145,33 @@ function resolverFor(scope: Scope, globals: Scope, inherited: StageEnv | undefin
 }
 
 /**
- * The ENV a stage's image carries: its own ENV instructions over everything its parent stage carried (a stage
- * built FROM another inherits its whole environment, grandparents' included). Lookups walk up the chain and
+ * The ENV (and ARG) a stage passes on: its own ENV and ARG instructions over everything its parent stage carried (a
+ * stage built FROM another inherits its whole environment and its build arguments, grandparents' included). Lookups walk up the chain and
  * remember the answer in every stage they passed, so one creation per FROM and repeated lookups stay cheap.
  * Only finished stages are looked up (the current stage's own ENV is in its scope).
  */
 class StageEnv {
-  readonly own = new Map<string, Variable>();
+  readonly own = new Map<string, Inherited>();
   /** Answers from the stages above, remembered (null: not defined anywhere up the chain). */
-  readonly known = new Map<string, Variable | null>();
+  readonly known = new Map<string, Inherited | null>();
 
   constructor(readonly parent: StageEnv | undefined) {}
 
-  define(key: string, variable: Variable): void {
+  define(key: string, variable: Inherited): void {
     this.own.set(key, variable);
   }
 
-  lookup(name: string): Variable | undefined {
+  lookup(name: string): Inherited | undefined {
     return lookupEnv(this, name);
   }
 }
 
-function lookupEnv(start: StageEnv, name: string): Variable | undefined {
+/** What a stage passes on for a name: its value, or why it is only known at build time (an ARG without default). */
+type Inherited = Variable | { readonly unresolved: string };
+
+function lookupEnv(start: StageEnv, name: string): Inherited | undefined {
   const passed: StageEnv[] = [];
-  let found: Variable | null = null;
+  let found: Inherited | null = null;
   for (let at: StageEnv | undefined = start; at; at = at.parent) {
     const own = at.own.get(name);
     if (own) {
