@@ -174,7 +174,8 @@ describe('Dockerfile parser', () => {
     ]);
   });
 
-  it('a stage inherits ENV from every stage it builds on, nearest first, and ARG from none', () => {
+  // Docker's "Build variables" page: "Arguments and variables are inherited from parent stages".
+  it('a stage inherits ENV and ARG from every stage it builds on, nearest first', () => {
     const file = parseDockerfile(
       'Dockerfile',
       [
@@ -185,13 +186,17 @@ describe('Dockerfile parser', () => {
         'ENV TORCH_INDEX=https://download.pytorch.org/whl/cu124',
         'FROM deps AS app',
         'RUN pip install --index-url ${TORCH_INDEX} --extra-index-url $EXTRA --extra-index-url $LOCAL torch==2.5.1',
+        'FROM ubuntu:22.04 AS unrelated',
+        'RUN pip install --extra-index-url $LOCAL torch==2.5.1',
         '',
       ].join('\n'),
     );
     expect(file.indexes.map((index) => index.url)).toEqual([
       'https://download.pytorch.org/whl/cu124',
       'https://download.pytorch.org/whl/cu121',
+      'https://example.com/simple',
     ]);
+    // A stage from another image inherits nothing.
     expect(file.unresolved.map((u) => u.reason)).toEqual([expect.stringContaining('$LOCAL is not defined')]);
     // An edit to the inherited URL goes to its definition two stages up.
     expect(text(file, file.indexes[1]!.urlSpan)).toBe('https://download.pytorch.org/whl/cu121');

@@ -72,8 +72,19 @@ export function parseCondaLock(path: string, fileText: string): ParsedFile {
       pin.pushMapped(name);
       pin.pushSegment('==', -1, version.site(0, 0));
       pin.pushMapped(version);
-      const result = parsePythonRequirement(url && /\.whl$/.test(url.text.split(/[?#]/)[0]!) ? url : pin.build());
-      if (result.ok) sink.packages.push(packageFact({ ...result.fact, context: contextOf(platform, 'uv').id }));
+      const wheel = url && /\.whl$/.test(url.text.split(/[?#]/)[0]!);
+      const result = parsePythonRequirement(wheel ? url : pin.build());
+      // A pip package from a URL that is no wheel (a `git+https://` repository, an sdist) is a direct reference:
+      // pip takes it from there, never from an index.
+      const direct = url && !wheel && !/^https:\/\/files\.pythonhosted\.org\//.test(url.text) ? url : undefined;
+      if (result.ok)
+        sink.packages.push(
+          packageFact({
+            ...result.fact,
+            ...(direct ? { url: direct.text, urlSpan: direct.site(0, direct.length) } : {}),
+            context: contextOf(platform, 'uv').id,
+          }),
+        );
     }
   }
   return sink.finish(path, 'conda-lock', source);

@@ -146,9 +146,9 @@ function resolverFor(scope: Scope, globals: Scope, inherited: StageEnv | undefin
 
 /**
  * The ENV (and ARG) a stage passes on: its own ENV and ARG instructions over everything its parent stage carried (a
- * stage built FROM another inherits its whole environment and its build arguments, grandparents' included). Lookups walk up the chain and
- * remember the answer in every stage they passed, so one creation per FROM and repeated lookups stay cheap.
- * Only finished stages are looked up (the current stage's own ENV is in its scope).
+ * stage built FROM another inherits its whole environment and its build arguments, grandparents' included). Lookups
+ * walk up the chain and remember the answer in every stage they passed, so one creation per FROM and repeated lookups
+ * stay cheap. Only finished stages are looked up (the current stage's own ENV and ARG are in its scope).
  */
 class StageEnv {
   readonly own = new Map<string, Inherited>();

@@ -131,10 +131,11 @@ function readEntry(table: TomlTable, extrasOf: ReadonlyMap<string, readonly stri
       ? groupList.items.flatMap((item) => (item.kind === 'string' ? [item.value] : []))
       : [category === 'dev' ? 'dev' : 'main'];
   const origin = table.entries.get('source');
-  // git, directory and file sources are not index builds.
+  // A git, url, file or directory source is no index build: Poetry fetches or builds the package from there, a
+  // direct reference whose address is the source's `url` (a repository, an archive, a path).
   const type = origin?.kind === 'table' ? stringAt(origin, 'type')?.value : undefined;
-  if (type && type !== 'legacy') return undefined;
   const url = origin?.kind === 'table' ? stringAt(origin, 'url') : undefined;
+  const direct = type && type !== 'legacy' ? url : undefined;
   const value = version.value;
   const versionSpan = textSpan(version);
   const plus = value.indexOf('+');
@@ -151,9 +152,10 @@ function readEntry(table: TomlTable, extrasOf: ReadonlyMap<string, readonly stri
       clauses: [{ operator: '==', version: value, versionSpan }],
       exact: value,
       ...(plus >= 0 ? { localLabel: value.slice(plus + 1).toLowerCase() } : {}),
+      ...(direct ? { url: direct.value, urlSpan: textSpan(direct) } : {}),
     }),
     groups,
     extras,
-    ...(url ? { source: url } : {}),
+    ...(url && !direct ? { source: url } : {}),
   };
 }

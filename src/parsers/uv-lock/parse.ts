@@ -31,8 +31,17 @@ interface Locked {
   readonly nameSpan: Span;
   readonly version: TomlString;
   readonly registry?: TomlString;
+  /**
+   * Where a package that comes from no index is taken from: `source = { git = … }`, `{ url = … }`, `{ path = … }`,
+   * `{ directory = … }` or a workspace member's `{ editable = … }` (uv's lockfile). uv fetches or builds it from there,
+   * so it is a direct reference, never looked up on an index.
+   */
+  readonly direct?: TomlString;
   readonly table: TomlTable;
 }
+
+/** The `source` keys of a package that is not taken from an index. */
+const DIRECT_SOURCES = ['git', 'url', 'path', 'directory', 'editable'] as const;
 
 /** Package facts one lock may make across its selections (each selection holds what it installs, transitively). */
 const MAX_FACTS = 50_000;
@@ -60,6 +69,10 @@ export function parseUvLock(path: string, text: string): ParsedFile {
       roots.push(table);
     if (!version) continue;
     const registry = origin?.kind === 'table' ? stringAt(origin, 'registry') : undefined;
+    const direct =
+      origin?.kind === 'table'
+        ? DIRECT_SOURCES.map((key) => stringAt(origin, key)).find((value) => value !== undefined)
+        : undefined;
     const locked: Locked = {
       name: normalizePythonName(name.value),
       rawName: name.value,
@@ -67,6 +80,7 @@ export function parseUvLock(path: string, text: string): ParsedFile {
       version,
       table,
       ...(registry ? { registry } : {}),
+      ...(direct ? { direct } : {}),
     };
     const same = byName.get(locked.name) ?? [];
     same.push(locked);
@@ -225,6 +239,7 @@ function lockedFact(locked: Locked, context: number): PackageFact {
     clauses: [{ operator: '==', version, versionSpan }],
     exact: version,
     ...(plus >= 0 ? { localLabel: version.slice(plus + 1) } : {}),
+    ...(locked.direct ? { url: locked.direct.value, urlSpan: textSpan(locked.direct) } : {}),
     context,
   });
 }
