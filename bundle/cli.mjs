@@ -37043,15 +37043,25 @@ var gpus_default = {
         "RTX 2060",
         "Quadro RTX 8000",
         "Quadro RTX 6000",
-        "TITAN RTX"
+        "TITAN RTX",
+        "Quadro RTX 5000",
+        "Quadro RTX 4000",
+        "T1000",
+        "T600",
+        "T400",
+        "GTX 1660 Ti",
+        "GTX 1660 SUPER",
+        "GTX 1650 Ti",
+        "GTX 1650"
       ],
       cc: "7.5",
       minCuda: "10.0",
       source: [
         "https://developer.nvidia.com/cuda-gpus",
-        "https://forums.developer.nvidia.com/t/minimum-required-cuda-version-by-gpu/276955/2"
+        "https://forums.developer.nvidia.com/t/minimum-required-cuda-version-by-gpu/276955/2",
+        "https://developer.nvidia.com/cuda-gpus (now developer.nvidia.com/cuda/gpus: one table, Data Center | Workstation/Consumer | Jetson; read from two copies that keep its empty cells, index ids 48241113704 and 56686661791): QUADRO RTX 4000/5000, NVIDIA T400/T600/T1000 and GeForce GTX 1650 Ti at 7.5 (Workstation/Consumer); the GTX 1660 Ti, 1660 SUPER and 1650 from their deviceQuery / nvidia-smi output (round-4 audit row 7)"
       ],
-      retrieved: "2026-11-29",
+      retrieved: "2026-12-05",
       classes: {
         T4: "data-center",
         "Tesla T4": "data-center",
@@ -37061,7 +37071,16 @@ var gpus_default = {
         "RTX 2060": "geforce",
         "Quadro RTX 8000": "workstation",
         "Quadro RTX 6000": "workstation",
-        "TITAN RTX": "geforce"
+        "TITAN RTX": "geforce",
+        "Quadro RTX 5000": "workstation",
+        "Quadro RTX 4000": "workstation",
+        T1000: "workstation",
+        T600: "workstation",
+        T400: "workstation",
+        "GTX 1660 Ti": "geforce",
+        "GTX 1660 SUPER": "geforce",
+        "GTX 1650 Ti": "geforce",
+        "GTX 1650": "geforce"
       }
     },
     {
@@ -37131,20 +37150,23 @@ var gpus_default = {
         "Jetson AGX Orin",
         "Jetson Orin NX",
         "Jetson Orin Nano",
-        "Jetson Orin"
+        "Jetson Orin",
+        "Orin (nvgpu)"
       ],
       cc: "8.7",
       minCuda: "11.4",
       source: [
         "https://developer.nvidia.com/cuda-gpus",
-        "https://gitlab.kitware.com/cmake/cmake/-/merge_requests/8031"
+        "https://gitlab.kitware.com/cmake/cmake/-/merge_requests/8031",
+        "nvidia-smi on Jetson Orin (JetPack 6, driver 540.4.0) prints 'Orin (nvgpu)' with compute_cap 8.7 (round-4 audit row 7)"
       ],
-      retrieved: "2026-11-29",
+      retrieved: "2026-12-05",
       classes: {
         "Jetson AGX Orin": "jetson",
         "Jetson Orin NX": "jetson",
         "Jetson Orin Nano": "jetson",
-        "Jetson Orin": "jetson"
+        "Jetson Orin": "jetson",
+        "Orin (nvgpu)": "jetson"
       }
     },
     {
@@ -37259,20 +37281,23 @@ var gpus_default = {
       names: [
         "Jetson Thor",
         "Jetson T5000",
-        "Jetson T4000"
+        "Jetson T4000",
+        "Thor"
       ],
       cc: "11.0",
       minCuda: "13.0",
       source: [
         "https://developer.nvidia.com/cuda-gpus",
-        "cuRANDDx 0.2.1 release notes (sm_101 renamed sm_110 in CUDA 13.0)"
+        "cuRANDDx 0.2.1 release notes (sm_101 renamed sm_110 in CUDA 13.0)",
+        "nvidia-smi on Jetson Thor (JetPack 7.0/7.1) prints 'NVIDIA Thor' with compute_cap 11.0 (round-4 audit row 7; real outputs gathered for it)"
       ],
-      retrieved: "2026-11-29",
+      retrieved: "2026-12-05",
       note: "compiled as sm_101 with CUDA 12.8/12.9, as sm_110 from CUDA 13.0",
       classes: {
         "Jetson Thor": "jetson",
         "Jetson T5000": "jetson",
-        "Jetson T4000": "jetson"
+        "Jetson T4000": "jetson",
+        Thor: "jetson"
       }
     },
     {
@@ -37290,6 +37315,7 @@ var gpus_default = {
         "RTX PRO 6000 Blackwell Max-Q",
         "RTX PRO 5000 Blackwell",
         "RTX PRO 5000",
+        "RTX PRO 4500 Blackwell Server Edition",
         "RTX PRO 4500 Blackwell",
         "RTX PRO 4500",
         "RTX PRO 4000 Blackwell",
@@ -37304,9 +37330,10 @@ var gpus_default = {
         "https://docs.nvidia.com/deeplearning/cudnn/latest/support-matrix/index.html",
         "https://github.com/pytorch/pytorch/pull/141724",
         "NVIDIA Blackwell Compatibility Guide",
-        "https://docs.nvidia.com/deeplearning/cudnn/latest/support-matrix/index.html (Blackwell requires CUDA 12.8/12.9 and driver r570 or newer: >= 570.26 on Linux)"
+        "https://docs.nvidia.com/deeplearning/cudnn/latest/support-matrix/index.html (Blackwell requires CUDA 12.8/12.9 and driver r570 or newer: >= 570.26 on Linux)",
+        "https://developer.nvidia.com/cuda-gpus (now developer.nvidia.com/cuda/gpus: one table, Data Center | Workstation/Consumer | Jetson; read from two copies that keep its empty cells, index ids 48241113704 and 56686661791): 'NVIDIA RTX PRO 4500 Blackwell Server Edition' in the Data Center column beside the RTX PRO 6000 Server Edition (round-4 audit row 3)"
       ],
-      retrieved: "2026-12-01",
+      retrieved: "2026-12-05",
       minDriver: "570.26",
       classes: {
         "RTX 5090": "geforce",
@@ -37327,7 +37354,8 @@ var gpus_default = {
         "RTX PRO 4000 Blackwell": "workstation",
         "RTX PRO 4000": "workstation",
         "RTX PRO 2000 Blackwell": "workstation",
-        "RTX PRO 2000": "workstation"
+        "RTX PRO 2000": "workstation",
+        "RTX PRO 4500 Blackwell Server Edition": "data-center"
       }
     },
     {
@@ -37339,9 +37367,15 @@ var gpus_default = {
       minCuda: "12.9",
       source: [
         "https://docs.nvidia.com/cuda/archive/12.9.1/cuda-features-archive/index.html (same quote)",
-        "https://developer.nvidia.com/cuda-gpus (CUDA GPU Compute Capability; stored copy): '12.1 | NVIDIA GB10 (DGX Spark)'"
+        "https://developer.nvidia.com/cuda-gpus (CUDA GPU Compute Capability; stored copy): '12.1 | NVIDIA GB10 (DGX Spark)'",
+        "https://developer.nvidia.com/cuda-gpus (now developer.nvidia.com/cuda/gpus: one table, Data Center | Workstation/Consumer | Jetson; read from two copies that keep its empty cells, index ids 48241113704 and 56686661791): 'NVIDIA GB10 (DGX Spark)' at 12.1 in the Workstation/Consumer column, not Data Center; nvidia-smi prints 'NVIDIA GB10'"
       ],
-      retrieved: "2026-12-01"
+      retrieved: "2026-12-01",
+      classes: {
+        GB10: "workstation",
+        "DGX Spark": "workstation"
+      },
+      note: "product line: the Workstation/Consumer column of NVIDIA's table, so no forward compatibility (a data-center feature)"
     },
     {
       names: [
@@ -37532,6 +37566,62 @@ var gpus_default = {
         "Jetson AGX Xavier": "jetson",
         "Jetson Xavier NX": "jetson",
         "Jetson Xavier": "jetson"
+      }
+    },
+    {
+      names: [
+        "L2",
+        "L40G"
+      ],
+      cc: "8.9",
+      minCuda: "11.8",
+      source: [
+        "https://pci-ids.ucw.cz (pciutils/pciids pci.ids: L2 is AD104GL, the L4's die; L40G is AD102GL, the L40/L40S die)",
+        "NVIDIA AI Enterprise / vGPU supported-GPU lists name the L2 among Ada data-center GPUs"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "not on NVIDIA's compute-capability table: cc and product line from the chip (round-4 audit row 7)",
+      classes: {
+        L2: "data-center",
+        L40G: "data-center"
+      }
+    },
+    {
+      names: [
+        "AX800"
+      ],
+      cc: "8.0",
+      minCuda: "11.0",
+      source: [
+        "https://pci-ids.ucw.cz (pciutils/pciids pci.ids: AX800 is GA100, the A100's die)",
+        "NVIDIA AI Enterprise / vGPU supported-GPU lists name the AX800 among Ampere data-center GPUs"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "not on NVIDIA's compute-capability table: cc and product line from the chip (round-4 audit row 7)",
+      classes: {
+        AX800: "data-center"
+      }
+    },
+    {
+      names: [
+        "GTX 1660",
+        "GTX 1650 SUPER",
+        "GTX 1630"
+      ],
+      cc: "7.5",
+      minCuda: "10.0",
+      source: [
+        "https://pci-ids.ucw.cz (pciutils/pciids pci.ids: TU116 and TU117, the Turing chips of the GTX 16 series at 7.5)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "not on NVIDIA's compute-capability table: cc from the chip (round-4 audit row 7)",
+      classes: {
+        "GTX 1660": "geforce",
+        "GTX 1650 SUPER": "geforce",
+        "GTX 1630": "geforce"
       }
     }
   ],
@@ -41403,6 +41493,7 @@ function packageFact(f) {
     build: f.build,
     buildSpan: f.buildSpan,
     torchRequirement: f.torchRequirement,
+    pulledInBy: f.pulledInBy,
     context: f.context ?? 0,
     hashes: f.hashes ?? 0
   };
@@ -42579,8 +42670,17 @@ function parseCondaLock(path, fileText) {
       pin.pushMapped(name);
       pin.pushSegment("==", -1, version2.site(0, 0));
       pin.pushMapped(version2);
-      const result2 = parsePythonRequirement(url2 && /\.whl$/.test(url2.text.split(/[?#]/)[0]) ? url2 : pin.build());
-      if (result2.ok) sink.packages.push(packageFact({ ...result2.fact, context: contextOf(platform, "uv").id }));
+      const wheel = url2 && /\.whl$/.test(url2.text.split(/[?#]/)[0]);
+      const result2 = parsePythonRequirement(wheel ? url2 : pin.build());
+      const direct = url2 && !wheel && !/^https:\/\/files\.pythonhosted\.org\//.test(url2.text) ? url2 : void 0;
+      if (result2.ok)
+        sink.packages.push(
+          packageFact({
+            ...result2.fact,
+            ...direct ? { url: direct.text, urlSpan: direct.site(0, direct.length) } : {},
+            context: contextOf(platform, "uv").id
+          })
+        );
     }
   }
   return sink.finish(path, "conda-lock", source);
@@ -44980,6 +45080,11 @@ function parseDockerfile(path, text2) {
             globals: stage < 0 ? void 0 : globalScope,
             resolve: stage < 0 ? resolverFor(globalScope, globalScope, void 0) : resolverFor(stageScope, globalScope, stageEnvs[stage]?.parent)
           });
+          if (stage >= 0)
+            for (const property of instruction.properties()) {
+              const variable = stageScope.get(property.name);
+              if (variable) stageEnvs[stage]?.define(property.name, variable);
+            }
           break;
         case "ENV": {
           const before = sink.env.length;
@@ -48607,8 +48712,8 @@ function readEntry(table, extrasOf) {
   const groups = groupList?.kind === "array" ? groupList.items.flatMap((item) => item.kind === "string" ? [item.value] : []) : [category === "dev" ? "dev" : "main"];
   const origin = table.entries.get("source");
   const type = origin?.kind === "table" ? stringAt(origin, "type")?.value : void 0;
-  if (type && type !== "legacy") return void 0;
   const url2 = origin?.kind === "table" ? stringAt(origin, "url") : void 0;
+  const direct = type && type !== "legacy" ? url2 : void 0;
   const value = version2.value;
   const versionSpan = textSpan(version2);
   const plus = value.indexOf("+");
@@ -48624,11 +48729,12 @@ function readEntry(table, extrasOf) {
       specifierSpan: versionSpan,
       clauses: [{ operator: "==", version: value, versionSpan }],
       exact: value,
-      ...plus >= 0 ? { localLabel: value.slice(plus + 1).toLowerCase() } : {}
+      ...plus >= 0 ? { localLabel: value.slice(plus + 1).toLowerCase() } : {},
+      ...direct ? { url: direct.value, urlSpan: textSpan(direct) } : {}
     }),
     groups,
     extras,
-    ...url2 ? { source: url2 } : {}
+    ...url2 && !direct ? { source: url2 } : {}
   };
 }
 
@@ -49085,6 +49191,7 @@ var requirements2 = {
 };
 
 // src/parsers/uv-lock/parse.ts
+var DIRECT_SOURCES = ["git", "url", "path", "directory", "editable"];
 var MAX_FACTS2 = 5e4;
 var PYPI3 = /^https:\/\/pypi\.org\/simple\/?$/;
 var UNREAD_KEYS2 = /* @__PURE__ */ new Set(["wheels", "sdist"]);
@@ -49106,13 +49213,15 @@ function parseUvLock(path, text2) {
       roots.push(table);
     if (!version2) continue;
     const registry2 = origin?.kind === "table" ? stringAt(origin, "registry") : void 0;
+    const direct = origin?.kind === "table" ? DIRECT_SOURCES.map((key) => stringAt(origin, key)).find((value) => value !== void 0) : void 0;
     const locked = {
       name: normalizePythonName(name.value),
       rawName: name.value,
       nameSpan: textSpan(name),
       version: version2,
       table,
-      ...registry2 ? { registry: registry2 } : {}
+      ...registry2 ? { registry: registry2 } : {},
+      ...direct ? { direct } : {}
     };
     const same = byName.get(locked.name) ?? [];
     same.push(locked);
@@ -49138,7 +49247,7 @@ function parseUvLock(path, text2) {
         selections.push({ name: `group ${group}`, extras: active, refs: [...base(active), ...refs(value, active)] });
       }
     for (const selection of selections) {
-      const installed = closure(selection.refs, byName, selection.extras);
+      const { order: installed, through } = closure(selection.refs, byName, selection.extras);
       budget -= installed.length;
       if (budget < 0) {
         if (budget + installed.length >= 0)
@@ -49170,7 +49279,7 @@ function parseUvLock(path, text2) {
           variant: selection.name
         };
         sink.contexts.push(context);
-        for (const locked of group) sink.packages.push(lockedFact(locked, id));
+        for (const locked of group) sink.packages.push(lockedFact(locked, id, through.get(locked)));
       }
     }
   }
@@ -49180,15 +49289,23 @@ function closure(direct, byName, extras) {
   const seen = /* @__PURE__ */ new Set();
   const extrasSeen = /* @__PURE__ */ new Map();
   const order = [];
-  const queue = [...direct];
+  const children = /* @__PURE__ */ new Map();
+  const roots = /* @__PURE__ */ new Set();
+  const queue = direct.map((ref) => ({ ref }));
   for (let i = 0; i < queue.length; i++) {
-    const ref = queue[i];
+    const { ref, parent } = queue[i];
     const locked = resolve(ref, byName);
     if (!locked) continue;
+    if (parent) {
+      let own2 = children.get(parent);
+      if (!own2) children.set(parent, own2 = /* @__PURE__ */ new Set());
+      own2.add(locked);
+    } else roots.add(locked);
+    const follow = (value) => queue.push(...refs(value, extras).map((child) => ({ ref: child, parent: locked })));
     if (!seen.has(locked)) {
       seen.add(locked);
       order.push(locked);
-      queue.push(...refs(locked.table.entries.get("dependencies"), extras));
+      follow(locked.table.entries.get("dependencies"));
     }
     const wanted = ref.entries.get("extra");
     const optional2 = locked.table.entries.get("optional-dependencies");
@@ -49196,10 +49313,23 @@ function closure(direct, byName, extras) {
       for (const extra of wanted.items) {
         if (extra.kind !== "string" || extrasSeen.get(locked)?.has(extra.value)) continue;
         extrasSeen.set(locked, /* @__PURE__ */ new Set([...extrasSeen.get(locked) ?? [], extra.value]));
-        queue.push(...refs(optional2.entries.get(extra.value), extras));
+        follow(optional2.entries.get(extra.value));
       }
   }
-  return order;
+  const through = /* @__PURE__ */ new Map();
+  const work = [...roots].map((root) => ({ node: root, name: root.name }));
+  while (work.length > 0) {
+    const { node: node2, name } = work.pop();
+    for (const child of children.get(node2) ?? []) {
+      if (roots.has(child)) continue;
+      let names = through.get(child);
+      if (!names) through.set(child, names = /* @__PURE__ */ new Set());
+      if (names.has(name)) continue;
+      names.add(name);
+      work.push({ node: child, name });
+    }
+  }
+  return { order, through };
 }
 var verdicts = /* @__PURE__ */ new WeakMap();
 function refs(value, extras) {
@@ -49227,7 +49357,7 @@ function resolve(ref, byName) {
   if (registry2) candidates = candidates.filter((locked) => locked.registry?.value === registry2);
   return candidates.length === 1 ? candidates[0] : void 0;
 }
-function lockedFact(locked, context) {
+function lockedFact(locked, context, through) {
   const version2 = locked.version.value;
   const versionSpan = textSpan(locked.version);
   const plus = version2.indexOf("+");
@@ -49243,6 +49373,8 @@ function lockedFact(locked, context) {
     clauses: [{ operator: "==", version: version2, versionSpan }],
     exact: version2,
     ...plus >= 0 ? { localLabel: version2.slice(plus + 1) } : {},
+    ...locked.direct ? { url: locked.direct.value, urlSpan: textSpan(locked.direct) } : {},
+    ...through ? { pulledInBy: [...through].sort() } : {},
     context
   });
 }
@@ -51320,7 +51452,8 @@ var rule_default3 = defineRule({
     index: "{{subject}} serves CUDA {{found}} builds, but {{target}} sets CUDA {{expected}}",
     name: "{{subject}} is named for CUDA {{found}}, but {{target}} sets CUDA {{expected}}",
     otherBuild: "{{subject}} is a CUDA {{found}} build on PyPI, but {{index}} may serve another build of it, so which is installed beside {{target}} (CUDA {{expected}}) is not determined",
-    system: "{{target}} is built for CUDA {{expected}}, but {{subject}} says the machines support only CUDA {{found}}: pixi cannot solve it"
+    system: "{{target}} is built for CUDA {{expected}}, but {{subject}} says the machines support only CUDA {{found}}: pixi cannot solve it",
+    metaPackage: "{{meta}} installs builds for CUDA {{found}} ({{others}}) beside those for CUDA {{expected}} ({{matching}}), which {{target}} sets"
   },
   // `evidence` cites the record a claim rests on; `copied` says a build comes from another stage; `why` is WHY's.
   helps: {
@@ -51331,7 +51464,8 @@ var rule_default3 = defineRule({
     index: "{{why}}{{evidence}}{{copied}}",
     name: "Whoever installs {{named}} expects CUDA {{found}} builds and gets CUDA {{expected}} ones. Route it to the index of the CUDA it names, or rename it.{{evidence}}{{copied}}",
     otherBuild: `PyPI's build is for CUDA {{found}}, but {{index}} is another index of this install and may serve a build of the same version for another CUDA; pip treats all indexes alike ("no priority"), so either may be installed. Install it from one index only (--index-url for that package, or a pinned wheel URL) so the build is certain.{{evidence}} Source: ${PIP_INDEXES}`,
-    system: `pixi solves each environment for the virtual package __cuda that system-requirements declares, and CUDA {{expectedMajor}} builds need __cuda >= {{expectedMajor}}. Either pin builds for CUDA {{foundMajor}} (cuda-version = "{{foundMajor}}.*"), or raise the requirement if every machine's driver supports CUDA {{expected}}. Source: ${PIXI_SYSTEM}`
+    system: `pixi solves each environment for the virtual package __cuda that system-requirements declares, and CUDA {{expectedMajor}} builds need __cuda >= {{expectedMajor}}. Either pin builds for CUDA {{foundMajor}} (cuda-version = "{{foundMajor}}.*"), or raise the requirement if every machine's driver supports CUDA {{expected}}. Source: ${PIXI_SYSTEM}`,
+    metaPackage: "{{meta}} depends on a build for each CUDA major, so all of them are installed; the one for CUDA {{expected}} matches, and the others ({{others}}) are installed beside it without being the build that is loaded for this CUDA. Nothing to fix unless their size or their runtime libraries matter: then install {{matching}} without {{meta}} (or exclude {{others}}, e.g. with uv's override-dependencies). Source: the dependencies the lock records for {{meta}}."
   },
   check({ units, kb, report }) {
     for (const unit of units) {
@@ -51344,17 +51478,68 @@ var rule_default3 = defineRule({
         const relation = compareClaims(claim2, target);
         return relation === "same" ? [] : [{ claim: claim2, relation }];
       });
+      const meta3 = byMetaPackage(unit, mismatches, target);
+      for (const group of meta3.values()) reportMetaPackage(unit, group, target, report);
+      const own2 = mismatches.filter(({ claim: claim2 }) => ![...meta3.values()].some((group) => group.claims.includes(claim2)));
       const edits = unitEdits(
         unit,
-        mismatches.map(({ claim: claim2 }) => claim2),
+        own2.map(({ claim: claim2 }) => claim2),
         target
       );
-      for (const { claim: claim2, relation } of mismatches)
+      for (const { claim: claim2, relation } of own2)
         reportMismatch({ unit, claim: claim2, target, relation, unitFix: edits }, kb, report);
     }
     for (const unit of units) checkFloors(unit, report);
   }
 });
+function byMetaPackage(unit, mismatches, target) {
+  const groups = /* @__PURE__ */ new Map();
+  for (const { claim: claim2 } of mismatches) {
+    const through = claim2.package?.pulledInBy;
+    if (through?.length !== 1) continue;
+    const meta3 = through[0];
+    let group = groups.get(meta3);
+    if (!group) {
+      const matching = unit.claims.filter(
+        (other) => other !== target && other.package?.pulledInBy?.includes(meta3) && other.kind !== "implied" && compareClaims(other, target) === "same"
+      );
+      if (matching.length === 0) continue;
+      groups.set(meta3, group = { meta: meta3, claims: [], matching });
+    }
+    group.claims.push(claim2);
+  }
+  return groups;
+}
+function reportMetaPackage(unit, group, target, report) {
+  const first = group.claims[0];
+  const metaPin = unit.packages.find(
+    ({ file: file2, pkg }) => file2 === first.file && pkg.name === group.meta && pkg.context === first.package?.context
+  );
+  const names = (claims) => [...new Set(claims.map((claim2) => claim2.package.rawName))].join(", ");
+  const version2 = metaPin?.pkg.exact ? ` ${metaPin.pkg.exact}` : "";
+  report({
+    messageId: "metaPackage",
+    data: {
+      meta: `${metaPin?.pkg.rawName ?? group.meta}${version2}`,
+      found: [...new Set(group.claims.map((claim2) => claimCuda(claim2)))].join(", "),
+      others: names(group.claims),
+      expected: claimCuda(target),
+      matching: names(group.matching),
+      target: target.subject
+    },
+    file: metaPin?.file ?? first.file,
+    span: metaPin?.pkg.nameSpan ?? first.span,
+    severity: "warning",
+    related: [
+      ...group.claims.map((claim2) => ({
+        file: claim2.file,
+        span: claim2.span,
+        message: `${claim2.subject}: CUDA ${claimCuda(claim2)}, pulled in by ${group.meta} alone`
+      })),
+      { file: target.file, span: target.span, message: `CUDA ${claimCuda(target)} is set here (${unit.label})` }
+    ]
+  });
+}
 function unitEdits(unit, claims, target) {
   if (target.precision !== "minor" || claims.length === 0) return void 0;
   const expected = claimCuda(target);

@@ -42,6 +42,8 @@ export default defineRule({
       '{{subject}} is a CUDA {{found}} build on PyPI, but {{index}} may serve another build of it, so which is installed beside {{target}} (CUDA {{expected}}) is not determined',
     system:
       '{{target}} is built for CUDA {{expected}}, but {{subject}} says the machines support only CUDA {{found}}: pixi cannot solve it',
+    metaPackage:
+      '{{meta}} installs builds for CUDA {{found}} ({{others}}) beside those for CUDA {{expected}} ({{matching}}), which {{target}} sets',
   },
   // `evidence` cites the record a claim rests on; `copied` says a build comes from another stage; `why` is WHY's.
   helps: {
@@ -53,6 +55,8 @@ export default defineRule({
     name: 'Whoever installs {{named}} expects CUDA {{found}} builds and gets CUDA {{expected}} ones. Route it to the index of the CUDA it names, or rename it.{{evidence}}{{copied}}',
     otherBuild: `PyPI's build is for CUDA {{found}}, but {{index}} is another index of this install and may serve a build of the same version for another CUDA; pip treats all indexes alike ("no priority"), so either may be installed. Install it from one index only (--index-url for that package, or a pinned wheel URL) so the build is certain.{{evidence}} Source: ${PIP_INDEXES}`,
     system: `pixi solves each environment for the virtual package __cuda that system-requirements declares, and CUDA {{expectedMajor}} builds need __cuda >= {{expectedMajor}}. Either pin builds for CUDA {{foundMajor}} (cuda-version = "{{foundMajor}}.*"), or raise the requirement if every machine's driver supports CUDA {{expected}}. Source: ${PIXI_SYSTEM}`,
+    metaPackage:
+      "{{meta}} depends on a build for each CUDA major, so all of them are installed; the one for CUDA {{expected}} matches, and the others ({{others}}) are installed beside it without being the build that is loaded for this CUDA. Nothing to fix unless their size or their runtime libraries matter: then install {{matching}} without {{meta}} (or exclude {{others}}, e.g. with uv's override-dependencies). Source: the dependencies the lock records for {{meta}}.",
   },
   check({ units, kb, report }) {
     for (const unit of units) {
@@ -68,19 +72,94 @@ export default defineRule({
         const relation = compareClaims(claim, target);
         return relation === 'same' ? [] : [{ claim, relation }];
       });
+      // Builds a meta-package pulls in for every CUDA major (nixl on nixl-cu12 and nixl-cu13), whose sibling for the
+      // target's CUDA is there too: one warning for the meta-package, not an error for each build.
+      const meta = byMetaPackage(unit, mismatches, target);
+      for (const group of meta.values()) reportMetaPackage(unit, group, target, report);
+      const own = mismatches.filter(({ claim }) => ![...meta.values()].some((group) => group.claims.includes(claim)));
       // One fix moves every mismatching build of the unit at once (torch labels and their index together): a
       // label moved without its index, or the other way round, gives a build no index serves.
       const edits = unitEdits(
         unit,
-        mismatches.map(({ claim }) => claim),
+        own.map(({ claim }) => claim),
         target,
       );
-      for (const { claim, relation } of mismatches)
+      for (const { claim, relation } of own)
         reportMismatch({ unit, claim, target, relation, unitFix: edits }, kb, report);
     }
     for (const unit of units) checkFloors(unit, report);
   },
 });
+
+/** The mismatching builds one meta-package alone pulls in, and its builds that match the target. */
+interface MetaGroup {
+  readonly meta: string;
+  readonly claims: CudaClaim[];
+  readonly matching: CudaClaim[];
+}
+
+/**
+ * Mismatching builds that a lock says only one direct dependency pulls in (`pulledInBy`), grouped by it, where that
+ * dependency also pulls in a build whose CUDA is the target's: a meta-package with one build per CUDA major.
+ */
+function byMetaPackage(
+  unit: Unit,
+  mismatches: readonly { claim: CudaClaim }[],
+  target: CudaClaim,
+): Map<string, MetaGroup> {
+  const groups = new Map<string, MetaGroup>();
+  for (const { claim } of mismatches) {
+    const through = claim.package?.pulledInBy;
+    if (through?.length !== 1) continue;
+    const meta = through[0]!;
+    let group = groups.get(meta);
+    if (!group) {
+      const matching = unit.claims.filter(
+        (other) =>
+          other !== target &&
+          other.package?.pulledInBy?.includes(meta) &&
+          other.kind !== 'implied' &&
+          compareClaims(other, target) === 'same',
+      );
+      if (matching.length === 0) continue;
+      groups.set(meta, (group = { meta, claims: [], matching }));
+    }
+    group.claims.push(claim);
+  }
+  return groups;
+}
+
+function reportMetaPackage(unit: Unit, group: MetaGroup, target: CudaClaim, report: Reporter): void {
+  const first = group.claims[0]!;
+  const metaPin = unit.packages.find(
+    ({ file, pkg }) => file === first.file && pkg.name === group.meta && pkg.context === first.package?.context,
+  );
+  const names = (claims: readonly CudaClaim[]) =>
+    [...new Set(claims.map((claim) => claim.package!.rawName))].join(', ');
+  const version = metaPin?.pkg.exact ? ` ${metaPin.pkg.exact}` : '';
+  report({
+    messageId: 'metaPackage',
+    data: {
+      meta: `${metaPin?.pkg.rawName ?? group.meta}${version}`,
+      found: [...new Set(group.claims.map((claim) => claimCuda(claim)))].join(', '),
+      others: names(group.claims),
+      expected: claimCuda(target),
+      matching: names(group.matching),
+      target: target.subject,
+    },
+    file: metaPin?.file ?? first.file,
+    span: metaPin?.pkg.nameSpan ?? first.span,
+    severity: 'warning',
+    related: [
+      ...group.claims.map((claim) => ({
+        file: claim.file,
+        span: claim.span,
+        message: `${claim.subject}: CUDA ${claimCuda(claim)}, pulled in by ${group.meta} alone`,
+      })),
+      { file: target.file, span: target.span, message: `CUDA ${claimCuda(target)} is set here (${unit.label})` },
+    ],
+  });
+}
 
 /**
  * The edits that move every mismatching claim of a unit that can move to the target's CUDA, or undefined when a

@@ -132,6 +132,12 @@ export interface PackageFact extends Spanned {
    * `depends`: `>=2.0.0,<2.1.0a0`): for a conda build that, not PyPI's pairing, says which torch it works with.
    */
   readonly torchRequirement?: string;
+  /**
+   * The direct dependencies of the selection through which a lock reaches this package (normalized names), when it is
+   * not itself one: `nixl-cu12` is pulled in by `nixl` alone. Undefined for a direct dependency, or where the file
+   * does not say.
+   */
+  readonly pulledInBy?: readonly string[];
   readonly context: number;
   /** Index options written on this requirement line (pip ignores them). */
   readonly hashes: number;
@@ -168,6 +174,7 @@ export function packageFact(f: PackageFields): PackageFact {
     build: f.build,
     buildSpan: f.buildSpan,
     torchRequirement: f.torchRequirement,
+    pulledInBy: f.pulledInBy,
     context: f.context ?? 0,
     hashes: f.hashes ?? 0,
   };

@@ -110,7 +110,7 @@ export function parseUvLock(path: string, text: string): ParsedFile {
       }
 
     for (const selection of selections) {
-      const installed = closure(selection.refs, byName, selection.extras);
+      const { order: installed, through } = closure(selection.refs, byName, selection.extras);
       budget -= installed.length;
       if (budget < 0) {
         if (budget + installed.length >= 0)
@@ -145,7 +145,7 @@ export function parseUvLock(path: string, text: string): ParsedFile {
           variant: selection.name,
         };
         sink.contexts.push(context);
-        for (const locked of group) sink.packages.push(lockedFact(locked, id));
+        for (const locked of group) sink.packages.push(lockedFact(locked, id, through.get(locked)));
       }
     }
   }
@@ -154,25 +154,35 @@ export function parseUvLock(path: string, text: string): ParsedFile {
 
 /**
  * What a selection installs: its direct references' entries, then what each entry depends on (`dependencies`,
- * and `optional-dependencies.X` for a reference with `extra = ["X"]`), each once, in that order.
+ * and `optional-dependencies.X` for a reference with `extra = ["X"]`), each once, in that order; and for each entry
+ * that is not a direct reference, the direct references it is reached through.
  */
 function closure(
   direct: readonly TomlTable[],
   byName: ReadonlyMap<string, readonly Locked[]>,
   extras: ReadonlySet<string>,
-): Locked[] {
+): { order: Locked[]; through: Map<Locked, Set<string>> } {
   const seen = new Set<Locked>();
   const extrasSeen = new Map<Locked, Set<string>>();
   const order: Locked[] = [];
-  const queue = [...direct];
+  const children = new Map<Locked, Set<Locked>>();
+  const roots = new Set<Locked>();
+  const queue: { ref: TomlTable; parent?: Locked }[] = direct.map((ref) => ({ ref }));
   for (let i = 0; i < queue.length; i++) {
-    const ref = queue[i]!;
+    const { ref, parent } = queue[i]!;
     const locked = resolve(ref, byName);
     if (!locked) continue;
+    if (parent) {
+      let own = children.get(parent);
+      if (!own) children.set(parent, (own = new Set()));
+      own.add(locked);
+    } else roots.add(locked);
+    const follow = (value: TomlValue | undefined) =>
+      queue.push(...refs(value, extras).map((child) => ({ ref: child, parent: locked })));
     if (!seen.has(locked)) {
       seen.add(locked);
       order.push(locked);
-      queue.push(...refs(locked.table.entries.get('dependencies'), extras));
+      follow(locked.table.entries.get('dependencies'));
     }
     const wanted = ref.entries.get('extra');
     const optional = locked.table.entries.get('optional-dependencies');
@@ -180,10 +190,24 @@ function closure(
       for (const extra of wanted.items) {
         if (extra.kind !== 'string' || extrasSeen.get(locked)?.has(extra.value)) continue;
         extrasSeen.set(locked, new Set([...(extrasSeen.get(locked) ?? []), extra.value]));
-        queue.push(...refs(optional.entries.get(extra.value), extras));
+        follow(optional.entries.get(extra.value));
       }
   }
-  return order;
+  // Each direct reference's name flows down its dependencies (a worklist: cycles end when nothing is added).
+  const through = new Map<Locked, Set<string>>();
+  const work = [...roots].map((root) => ({ node: root, name: root.name }));
+  while (work.length > 0) {
+    const { node, name } = work.pop()!;
+    for (const child of children.get(node) ?? []) {
+      if (roots.has(child)) continue;
+      let names = through.get(child);
+      if (!names) through.set(child, (names = new Set()));
+      if (names.has(name)) continue;
+      names.add(name);
+      work.push({ node: child, name });
+    }
+  }
+  return { order, through };
 }
 
 /**
@@ -223,7 +247,7 @@ function resolve(ref: TomlTable, byName: ReadonlyMap<string, readonly Locked[]>)
   return candidates.length === 1 ? candidates[0] : undefined;
 }
 
-function lockedFact(locked: Locked, context: number): PackageFact {
+function lockedFact(locked: Locked, context: number, through: ReadonlySet<string> | undefined): PackageFact {
   const version = locked.version.value;
   const versionSpan = textSpan(locked.version);
   const plus = version.indexOf('+');
@@ -240,6 +264,7 @@ function lockedFact(locked: Locked, context: number): PackageFact {
     exact: version,
     ...(plus >= 0 ? { localLabel: version.slice(plus + 1) } : {}),
     ...(locked.direct ? { url: locked.direct.value, urlSpan: textSpan(locked.direct) } : {}),
+    ...(through ? { pulledInBy: [...through].sort() } : {}),
     context,
   });
 }
