@@ -50861,7 +50861,10 @@ function dockerStageUnit(index, stage, links, claimsOf, kb) {
       }
       return chosen.map((c) => ({ file: member, context: c }));
     });
-    if (context.tool !== "apt") invocations.push(makeInvocation([{ file: file2, context }, ...members2]));
+    if (context.tool === "apt") continue;
+    const routed = members2.filter((member) => member.context.tool === "uv");
+    invocations.push(makeInvocation([{ file: file2, context }, ...members2.filter((member) => !routed.includes(member))]));
+    for (const member of routed) invocations.push(makeInvocation([member]));
   }
   const inStage = (member, context) => context === void 0 || (selected.get(member)?.has(context) ?? true);
   const claims = [

@@ -307,7 +307,13 @@ function dockerStageUnit(
       }
       return chosen.map((c) => ({ file: member, context: c }));
     });
-    if (context.tool !== 'apt') invocations.push(makeInvocation([{ file, context }, ...members]));
+    if (context.tool === 'apt') continue;
+    // A project or lock a uv command installs (`uv sync`) routes each package to its own index ([tool.uv.sources],
+    // an explicit index, a lock's registry): its contexts are installed as they are, never with one another's
+    // indexes; what pip reads (requirements files, `pip install .`) shares the command's indexes.
+    const routed = members.filter((member) => member.context.tool === 'uv');
+    invocations.push(makeInvocation([{ file, context }, ...members.filter((member) => !routed.includes(member))]));
+    for (const member of routed) invocations.push(makeInvocation([member]));
   }
   const inStage = (member: ParsedFile, context: number | undefined): boolean =>
     context === undefined || (selected.get(member)?.has(context) ?? true);
