@@ -44288,6 +44288,7 @@ var GREATER_THAN = 62;
 var BACKSLASH2 = 92;
 var BACKTICK = 96;
 var PIPE = 124;
+var MAX_ALTERNATIVES = 8;
 function isOperator(code) {
   return code === AMPERSAND || code === PIPE || code === SEMICOLON || code === OPEN_PAREN || code === CLOSE_PAREN || code === LF;
 }
@@ -44311,8 +44312,16 @@ function splitScript(script, outer) {
   const operators = [];
   const redirected = [];
   const locals = /* @__PURE__ */ new Map();
-  const resolve5 = (name) => locals.get(name) ?? outer(name);
+  let referenced;
+  const resolve5 = (name) => {
+    const local = locals.get(name);
+    if (local && "alternatives" in local) (referenced ??= /* @__PURE__ */ new Set()).add(name);
+    return local ?? outer(name);
+  };
+  const rereads = [];
+  const paths = new Paths();
   let current = [];
+  let commandStart = 0;
   let redirect = false;
   let before = "";
   let blocks = 0;
@@ -44321,14 +44330,23 @@ function splitScript(script, outer) {
   const braces = new ClosingBraces(text2);
   const endCommand = (operator) => {
     if (current.length > 0) {
+      if (referenced && current.some((word) => word.unresolved))
+        rereads.push({
+          index: commands.length,
+          start: commandStart,
+          end: i,
+          names: [...referenced],
+          scope: new Map(locals)
+        });
       commands.push(current);
       operators.push(operator);
       redirected.push(redirect);
-      blocks = track(current, before, operator, blocks, locals);
+      blocks = track(current, { before, after: operator, blocks, locals, paths });
       before = operator;
     } else if (operator !== "\n" && operator !== ";") before = operator;
     current = [];
     redirect = false;
+    referenced = void 0;
   };
   while (i < text2.length) {
     const code = text2.charCodeAt(i);
@@ -44357,6 +44375,7 @@ function splitScript(script, outer) {
       redirect = true;
       continue;
     }
+    if (current.length === 0 && !skipNextWord) commandStart = i;
     const { word, next, split } = readWord(script, i, resolve5, braces);
     i = next;
     if (skipNextWord) {
@@ -44366,32 +44385,132 @@ function splitScript(script, outer) {
     if (word) current.push(...split ? fieldSplit(word, split) : [word]);
   }
   endCommand("");
+  for (const reread of rereads.reverse()) {
+    const expanded = readEachAlternative(script, reread, outer);
+    if (expanded) commands.splice(reread.index, 1, ...expanded);
+    if (expanded) {
+      operators.splice(reread.index, 1, ...expanded.map(() => operators[reread.index]));
+      redirected.splice(reread.index, 1, ...expanded.map(() => redirected[reread.index]));
+    }
+  }
   return { commands, operators, redirected };
 }
-function track(command, before, after, blocks, locals) {
+function readEachAlternative(script, reread, outer) {
+  let combinations = [/* @__PURE__ */ new Map()];
+  for (const name of reread.names) {
+    const local = reread.scope.get(name);
+    if (!local || !("alternatives" in local)) return void 0;
+    combinations = combinations.flatMap(
+      (combination) => local.alternatives.map((value) => new Map([...combination, [name, value]]))
+    );
+    if (combinations.length > MAX_ALTERNATIVES) return void 0;
+  }
+  const slice = script.slice(reread.start, reread.end);
+  const out = [];
+  for (const combination of combinations) {
+    const bound = (name) => {
+      const value = combination.get(name);
+      if (value) return value;
+      const local = reread.scope.get(name);
+      return local && "alternatives" in local ? { unresolved: local.unresolved } : local ?? outer(name);
+    };
+    const read = splitScript(slice, bound).commands;
+    if (read.length !== 1 || read[0].some((word) => word.unresolved)) return void 0;
+    const alternative = `when ${[...combination].map(([name, value]) => `$${name} is '${value.value.text}'`).join(" and ")}`;
+    out.push(read[0].map((word) => ({ ...word, alternative })));
+  }
+  return out;
+}
+var Paths = class {
+  open = [];
+  /** The assignment of `cmd && X=1` waiting for its `|| X=2`. */
+  pendingOr;
+  opened(keyword) {
+    this.open.push({ kind: keyword === "if" ? "if" : "other", branches: [], complete: false });
+  }
+  /** `then` and `else` start a branch of the innermost `if` (`elif` is followed by its own `then`). */
+  branch(keyword) {
+    const top = this.open.at(-1);
+    if (top?.kind !== "if") return;
+    if (keyword === "then" || keyword === "else") top.branches.push(/* @__PURE__ */ new Map());
+    if (keyword === "else") top.complete = true;
+  }
+  /** An assignment on the innermost block's current branch; false when it lies on no branch this class follows. */
+  assigned(name, value) {
+    const top = this.open.at(-1);
+    const branch = top?.kind === "if" ? top.branches.at(-1) : void 0;
+    if (!branch) return false;
+    branch.set(name, value);
+    return true;
+  }
+  /** The variables set on every branch of a block that closes, with their values (an `if` with an `else` only). */
+  closed() {
+    const block = this.open.pop();
+    const set3 = /* @__PURE__ */ new Map();
+    if (block?.kind !== "if" || !block.complete || block.branches.length < 2) return set3;
+    for (const name of block.branches[0].keys()) {
+      const values = block.branches.map((branch) => branch.get(name));
+      if (values.every((value) => value !== void 0 && value !== null)) set3.set(name, values);
+    }
+    return set3;
+  }
+};
+function distinct(values) {
+  const seen = /* @__PURE__ */ new Set();
+  return values.filter((value) => !seen.has(value.value.text) && (seen.add(value.value.text), true));
+}
+var CONDITIONAL = (name) => `$${name} is set conditionally in this RUN (in an if, case or loop, or beside || or |), so its value depends on the build`;
+function track(command, where) {
+  const { before, after, blocks, locals, paths } = where;
   let words = command;
   const depth = blocks;
   const first = words[0].text;
-  if (BLOCK_OPEN.has(first)) return depth + 1;
-  if (BLOCK_CLOSE.has(first)) return Math.max(0, depth - 1);
-  if (BLOCK_INNER.has(first)) words = words.slice(1);
+  if (BLOCK_OPEN.has(first)) {
+    paths.opened(first);
+    paths.pendingOr = void 0;
+    return depth + 1;
+  }
+  if (BLOCK_CLOSE.has(first)) {
+    for (const [name, values] of paths.closed())
+      locals.set(name, { unresolved: CONDITIONAL(name), alternatives: distinct(values) });
+    paths.pendingOr = void 0;
+    return Math.max(0, depth - 1);
+  }
+  if (BLOCK_INNER.has(first)) {
+    paths.branch(first);
+    words = words.slice(1);
+    if (words.length > 0 && BLOCK_OPEN.has(words[0].text)) {
+      paths.opened(words[0].text);
+      paths.pendingOr = void 0;
+      return depth + 1;
+    }
+  }
   if (words.length === 0) return depth;
   if (DECLARE.has(words[0].text)) words = words.slice(1).filter((word) => !word.text.startsWith("-"));
-  else if (!words.every((word) => ASSIGNMENT.test(word.text))) return depth;
+  else if (!words.every((word) => ASSIGNMENT.test(word.text))) {
+    paths.pendingOr = void 0;
+    return depth;
+  }
   const conditional = depth > 0 || before === "||" || after === "||" || before === "|" || after === "|" || after === "&" || before === "(";
+  const pending = paths.pendingOr;
+  paths.pendingOr = void 0;
   for (const word of words) {
     const match = ASSIGNMENT.exec(word.text);
     if (!match) continue;
     const name = match[1];
-    if (conditional)
-      locals.set(name, {
-        unresolved: `$${name} is set conditionally in this RUN (in an if, case or loop, or beside || or |), so its value depends on the build`
-      });
-    else if (word.unresolved)
+    const value = word.unresolved ? null : { value: word.mapped.slice(match[0].length), defined: word.span };
+    if (conditional) {
+      locals.set(name, { unresolved: CONDITIONAL(name) });
+      const single = words.length === 1;
+      if (depth > 0 && single) paths.assigned(name, value);
+      else if (depth === 0 && single && before === "&&" && after === "||") paths.pendingOr = { name, value };
+      else if (depth === 0 && single && before === "||" && after !== "||" && after !== "&&" && after !== "|" && after !== "&" && pending?.name === name && pending.value && value)
+        locals.set(name, { unresolved: CONDITIONAL(name), alternatives: distinct([pending.value, value]) });
+    } else if (word.unresolved)
       locals.set(name, {
         unresolved: `$${name} is set from a value only known when the build runs: ${word.unresolved.replace(/, only known when the build runs$/, "")}`
       });
-    else locals.set(name, { value: word.mapped.slice(match[0].length), defined: word.span });
+    else locals.set(name, value);
   }
   return depth;
 }
@@ -45344,7 +45463,11 @@ function recordRun({ sink, source, escape }, span, stage, resolve5, pip) {
       const before = sink.contexts.length;
       if (pip?.configure(words)) continue;
       recordInstallCommand(sink, words, stage);
-      for (const context of sink.contexts.slice(before)) pip?.apply(sink, context, words);
+      const alternative = words[0]?.alternative;
+      for (const context of sink.contexts.slice(before)) {
+        pip?.apply(sink, context, words);
+        if (alternative) context.alternative = alternative;
+      }
     }
   }
 }
@@ -49662,6 +49785,10 @@ function indexSubject(file2, index) {
   if (written === "registry") return `the registry ${index.url}`;
   return `${index.kind === "find-links" ? "--find-links" : `--${index.kind}`} ${index.url}`;
 }
+function withAlternative(file2, context, subject) {
+  const alternative = file2.contexts[context]?.alternative;
+  return alternative ? `${subject} (${alternative})` : subject;
+}
 function cudaClaim(f) {
   return {
     kind: f.kind,
@@ -49922,7 +50049,7 @@ function packageClaims(file2, pkg, kb, claims) {
     return claims;
   if (pkg.ecosystem === "conda" && !pkg.build && !pkg.channel && !CONDA_CUDA_PACKAGES.has(pkg.name) && !CUDA_SELECTOR.test(pkg.name))
     return claims;
-  const subject = describePackage(pkg);
+  const subject = withAlternative(file2, pkg.context, describePackage(pkg));
   const claimOf = (kind, cuda, precision, more) => cudaClaim({
     kind,
     file: file2,
@@ -50931,7 +51058,7 @@ function finishUnit(parts, kb) {
             cuda: build.cuda,
             precision: "minor",
             span: pkg.span,
-            subject: `${pkg.rawName}${pkg.specifier}`,
+            subject: withAlternative(file2, pkg.context, `${pkg.rawName}${pkg.specifier}`),
             package: pkg,
             record: build.release,
             index: build.index
@@ -54663,10 +54790,10 @@ function edited(file2, edits) {
   return parseFile(file2.path, applyEdits(file2.source.text, own2), file2.kind);
 }
 function merged(edits) {
-  const unique2 = distinct(edits);
+  const unique2 = distinct2(edits);
   return overlapping(unique2) ? void 0 : unique2;
 }
-function distinct(edits) {
+function distinct2(edits) {
   const unique2 = [];
   const seen = /* @__PURE__ */ new Set();
   for (const edit of edits) {

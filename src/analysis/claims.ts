@@ -90,7 +90,18 @@ export function indexSubject(file: ParsedFile, index: IndexFact): string {
   const written = formatOf(file.kind).indexes;
   if (written === 'tables') return `the index ${index.url}`;
   if (written === 'registry') return `the registry ${index.url}`;
+  // No alternative named: an index whose URL a conditional value built shows that value in its URL, and one that
+  // every reading shares is one finding.
   return `${index.kind === 'find-links' ? '--find-links' : `--${index.kind}`} ${index.url}`;
+}
+
+/**
+ * A package read from one of a command's alternative readings says which (`torch==2.3.0 (when $CU is 'cu118')`): the
+ * build takes one path, and the message names it.
+ */
+export function withAlternative(file: ParsedFile, context: number, subject: string): string {
+  const alternative = file.contexts[context]?.alternative;
+  return alternative ? `${subject} (${alternative})` : subject;
 }
 
 /** A claim with every field present, in one order: one hidden class for all claims (see `packageFact` in facts.ts). */
@@ -460,7 +471,7 @@ function packageClaims(file: ParsedFile, pkg: PackageFact, kb: KnowledgeBase, cl
     !CUDA_SELECTOR.test(pkg.name)
   )
     return claims;
-  const subject = describePackage(pkg);
+  const subject = withAlternative(file, pkg.context, describePackage(pkg));
   const claimOf: ClaimOf = (kind, cuda, precision, more) =>
     cudaClaim({
       kind,

@@ -7,6 +7,7 @@ import {
   containerImageClaim,
   cudaClaim,
   fileClaims,
+  withAlternative,
   type ClaimKind,
   type CudaClaim,
 } from './claims.js';
@@ -416,7 +417,7 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
             cuda: build.cuda,
             precision: 'minor',
             span: pkg.span,
-            subject: `${pkg.rawName}${pkg.specifier}`,
+            subject: withAlternative(file, pkg.context, `${pkg.rawName}${pkg.specifier}`),
             package: pkg,
             record: build.release,
             index: build.index,

@@ -61,6 +61,11 @@ export interface InstallContext extends Spanned {
    * pixi solves against (the `__cuda` virtual package).
    */
   readonly systemCuda?: { readonly value: string; readonly span: Span };
+  /**
+   * Which values of conditionally set variables this command was read with (`when $X is 'torch'`): a RUN whose
+   * variable is set on every path of an `if` is read once per value (shell.ts), and each reading is a context.
+   */
+  readonly alternative?: string;
 }
 
 export type IndexKind = 'index-url' | 'extra-index-url' | 'find-links' | 'no-index' | 'conda-channel';
@@ -344,10 +349,11 @@ function installsOnLinux(pkg: PackageFact): boolean {
 }
 
 /** An install context while its file is read: its lists still grow (FactSink.addIndex, addInclude). */
-export type ContextDraft = Omit<InstallContext, 'indexes' | 'includes' | 'channels'> & {
+export type ContextDraft = Omit<InstallContext, 'indexes' | 'includes' | 'channels' | 'alternative'> & {
   indexes: IndexFact[];
   includes: IncludeFact[];
   channels: string[];
+  alternative?: string;
 };
 
 /** A mutable builder the parsers fill in; `finish` makes the ParsedFile, whose lists no one changes after. */

@@ -33,6 +33,11 @@ export interface Word {
   readonly span: Span;
   /** Set when the word contains a `$VAR` whose value is not known at build-file level. */
   readonly unresolved?: string;
+  /**
+   * Set on the words of a command read once per value a conditional assignment gives (`when $X is 'torch'`): the
+   * command runs with one of them, whichever path the build takes.
+   */
+  readonly alternative?: string;
 }
 
 export type Command = readonly Word[];
@@ -45,6 +50,20 @@ export interface Variable {
 }
 
 export type Resolver = (name: string) => Variable | { readonly unresolved: string } | undefined;
+
+/**
+ * A variable a script sets on each of its paths (`[ -n "$V" ] && X=a || X=b`, an `if` with an `else` setting it in
+ * every branch): not one value, but each of them is known.
+ */
+interface Alternatives {
+  readonly unresolved: string;
+  readonly alternatives: readonly Variable[];
+}
+
+type Local = Variable | { readonly unresolved: string } | Alternatives;
+
+/** Commands are read once per combination of alternative values, up to this many; beyond, they are not checked. */
+const MAX_ALTERNATIVES = 8;
 
 /** `&`, `|`, `;`, `(`, `)` and a line break: they end a simple command. */
 function isOperator(code: number): boolean {
@@ -101,9 +120,19 @@ function splitScript(script: Mapped, outer: Resolver): SplitScript {
   const commands: Command[] = [];
   const operators: string[] = [];
   const redirected: boolean[] = [];
-  const locals = new Map<string, Variable | { readonly unresolved: string }>();
-  const resolve: Resolver = (name) => locals.get(name) ?? outer(name);
+  const locals = new Map<string, Local>();
+  /** The variables with alternative values the command being read refers to. */
+  let referenced: Set<string> | undefined;
+  const resolve: Resolver = (name) => {
+    const local = locals.get(name);
+    if (local && 'alternatives' in local) (referenced ??= new Set()).add(name);
+    return local ?? outer(name);
+  };
+  /** Commands to read again once per alternative: where they are, and the variables as they were there. */
+  const rereads: { index: number; start: number; end: number; names: string[]; scope: Map<string, Local> }[] = [];
+  const paths = new Paths();
   let current: Word[] = [];
+  let commandStart = 0;
   let redirect = false;
   let before = '';
   let blocks = 0;
@@ -113,14 +142,23 @@ function splitScript(script: Mapped, outer: Resolver): SplitScript {
 
   const endCommand = (operator: string): void => {
     if (current.length > 0) {
+      if (referenced && current.some((word) => word.unresolved))
+        rereads.push({
+          index: commands.length,
+          start: commandStart,
+          end: i,
+          names: [...referenced],
+          scope: new Map(locals),
+        });
       commands.push(current);
       operators.push(operator);
       redirected.push(redirect);
-      blocks = track(current, before, operator, blocks, locals);
+      blocks = track(current, { before, after: operator, blocks, locals, paths });
       before = operator;
     } else if (operator !== '\n' && operator !== ';') before = operator;
     current = [];
     redirect = false;
+    referenced = undefined;
   };
 
   while (i < text.length) {
@@ -160,6 +198,7 @@ function splitScript(script: Mapped, outer: Resolver): SplitScript {
       redirect = true;
       continue;
     }
+    if (current.length === 0 && !skipNextWord) commandStart = i;
     const { word, next, split } = readWord(script, i, resolve, braces);
     i = next;
     if (skipNextWord) {
@@ -169,29 +208,161 @@ function splitScript(script: Mapped, outer: Resolver): SplitScript {
     if (word) current.push(...(split ? fieldSplit(word, split) : [word]));
   }
   endCommand('');
+  // Last first, so the indexes of the earlier ones stay put.
+  for (const reread of rereads.reverse()) {
+    const expanded = readEachAlternative(script, reread, outer);
+    if (expanded) commands.splice(reread.index, 1, ...expanded);
+    if (expanded) {
+      operators.splice(reread.index, 1, ...expanded.map(() => operators[reread.index]!));
+      redirected.splice(reread.index, 1, ...expanded.map(() => redirected[reread.index]!));
+    }
+  }
   return { commands, operators, redirected };
 }
 
 /**
- * After a command: the block depth it leaves, and the variables it sets. `NAME=value` alone (or after `export`) sets
- * a shell variable; before a command it is that command's environment only, which sets nothing here.
+ * A command that refers to variables with alternative values, read once per combination of them (at most
+ * MAX_ALTERNATIVES), each reading marked with the values it used; undefined when there are more, or a reading is
+ * still not known.
  */
-function track(
-  command: Command,
-  before: string,
-  after: string,
-  blocks: number,
-  locals: Map<string, Variable | { readonly unresolved: string }>,
-): number {
+function readEachAlternative(
+  script: Mapped,
+  reread: {
+    readonly start: number;
+    readonly end: number;
+    readonly names: readonly string[];
+    readonly scope: ReadonlyMap<string, Local>;
+  },
+  outer: Resolver,
+): Command[] | undefined {
+  let combinations: Map<string, Variable>[] = [new Map()];
+  for (const name of reread.names) {
+    const local = reread.scope.get(name);
+    if (!local || !('alternatives' in local)) return undefined;
+    combinations = combinations.flatMap((combination) =>
+      local.alternatives.map((value) => new Map([...combination, [name, value]])),
+    );
+    if (combinations.length > MAX_ALTERNATIVES) return undefined;
+  }
+  const slice = script.slice(reread.start, reread.end);
+  const out: Command[] = [];
+  for (const combination of combinations) {
+    const bound: Resolver = (name) => {
+      const value = combination.get(name);
+      if (value) return value;
+      const local = reread.scope.get(name);
+      return local && 'alternatives' in local ? { unresolved: local.unresolved } : (local ?? outer(name));
+    };
+    const read = splitScript(slice, bound).commands;
+    if (read.length !== 1 || read[0]!.some((word) => word.unresolved)) return undefined;
+    const alternative = `when ${[...combination].map(([name, value]) => `$${name} is '${value.value.text}'`).join(' and ')}`;
+    out.push(read[0]!.map((word) => ({ ...word, alternative })));
+  }
+  return out;
+}
+
+/**
+ * The paths a script's assignments lie on, to tell when every path sets a variable: the `then`, `elif` and `else`
+ * branches of each open `if` (and the other blocks, whose paths are not followed), and an `a && X=1 || X=2` pair.
+ */
+class Paths {
+  private readonly open: {
+    readonly kind: 'if' | 'other';
+    readonly branches: Map<string, Variable | null>[];
+    complete: boolean;
+  }[] = [];
+  /** The assignment of `cmd && X=1` waiting for its `|| X=2`. */
+  pendingOr: { readonly name: string; readonly value: Variable | null } | undefined;
+
+  opened(keyword: string): void {
+    this.open.push({ kind: keyword === 'if' ? 'if' : 'other', branches: [], complete: false });
+  }
+
+  /** `then` and `else` start a branch of the innermost `if` (`elif` is followed by its own `then`). */
+  branch(keyword: string): void {
+    const top = this.open.at(-1);
+    if (top?.kind !== 'if') return;
+    if (keyword === 'then' || keyword === 'else') top.branches.push(new Map());
+    if (keyword === 'else') top.complete = true;
+  }
+
+  /** An assignment on the innermost block's current branch; false when it lies on no branch this class follows. */
+  assigned(name: string, value: Variable | null): boolean {
+    const top = this.open.at(-1);
+    const branch = top?.kind === 'if' ? top.branches.at(-1) : undefined;
+    if (!branch) return false;
+    branch.set(name, value);
+    return true;
+  }
+
+  /** The variables set on every branch of a block that closes, with their values (an `if` with an `else` only). */
+  closed(): Map<string, Variable[]> {
+    const block = this.open.pop();
+    const set = new Map<string, Variable[]>();
+    if (block?.kind !== 'if' || !block.complete || block.branches.length < 2) return set;
+    for (const name of block.branches[0]!.keys()) {
+      const values = block.branches.map((branch) => branch.get(name));
+      if (values.every((value): value is Variable => value !== undefined && value !== null)) set.set(name, values);
+    }
+    return set;
+  }
+}
+
+/** Distinct values, by text, in the order first met. */
+function distinct(values: readonly Variable[]): Variable[] {
+  const seen = new Set<string>();
+  return values.filter((value) => !seen.has(value.value.text) && (seen.add(value.value.text), true));
+}
+
+/** Where a command stands: the operators around it, the block depth, the variables so far, the paths open. */
+interface Surroundings {
+  readonly before: string;
+  readonly after: string;
+  readonly blocks: number;
+  readonly locals: Map<string, Local>;
+  readonly paths: Paths;
+}
+
+const CONDITIONAL = (name: string): string =>
+  `$${name} is set conditionally in this RUN (in an if, case or loop, or beside || or |), so its value depends on the build`;
+
+/**
+ * After a command: the block depth it leaves, and the variables it sets. `NAME=value` alone (or after `export`) sets
+ * a shell variable; before a command it is that command's environment only, which sets nothing here. A variable set
+ * on every path of an `if … else … fi`, or by `cmd && X=1 || X=2`, has each of those values (Alternatives).
+ */
+function track(command: Command, where: Surroundings): number {
+  const { before, after, blocks, locals, paths } = where;
   let words = command;
   const depth = blocks;
   const first = words[0]!.text;
-  if (BLOCK_OPEN.has(first)) return depth + 1;
-  if (BLOCK_CLOSE.has(first)) return Math.max(0, depth - 1);
-  if (BLOCK_INNER.has(first)) words = words.slice(1);
+  if (BLOCK_OPEN.has(first)) {
+    paths.opened(first);
+    paths.pendingOr = undefined;
+    return depth + 1;
+  }
+  if (BLOCK_CLOSE.has(first)) {
+    for (const [name, values] of paths.closed())
+      locals.set(name, { unresolved: CONDITIONAL(name), alternatives: distinct(values) });
+    paths.pendingOr = undefined;
+    return Math.max(0, depth - 1);
+  }
+  if (BLOCK_INNER.has(first)) {
+    paths.branch(first);
+    words = words.slice(1);
+    // `then if b` opens a block inside the branch.
+    if (words.length > 0 && BLOCK_OPEN.has(words[0]!.text)) {
+      paths.opened(words[0]!.text);
+      paths.pendingOr = undefined;
+      return depth + 1;
+    }
+  }
   if (words.length === 0) return depth;
   if (DECLARE.has(words[0]!.text)) words = words.slice(1).filter((word) => !word.text.startsWith('-'));
-  else if (!words.every((word) => ASSIGNMENT.test(word.text))) return depth;
+  else if (!words.every((word) => ASSIGNMENT.test(word.text))) {
+    paths.pendingOr = undefined;
+    return depth;
+  }
   const conditional =
     depth > 0 ||
     before === '||' ||
@@ -200,19 +371,38 @@ function track(
     after === '|' ||
     after === '&' ||
     before === '(';
+  const pending = paths.pendingOr;
+  paths.pendingOr = undefined;
   for (const word of words) {
     const match = ASSIGNMENT.exec(word.text);
     if (!match) continue;
     const name = match[1]!;
-    if (conditional)
-      locals.set(name, {
-        unresolved: `$${name} is set conditionally in this RUN (in an if, case or loop, or beside || or |), so its value depends on the build`,
-      });
-    else if (word.unresolved)
+    const value: Variable | null = word.unresolved
+      ? null
+      : { value: word.mapped.slice(match[0].length), defined: word.span };
+    if (conditional) {
+      locals.set(name, { unresolved: CONDITIONAL(name) });
+      const single = words.length === 1;
+      if (depth > 0 && single) paths.assigned(name, value);
+      else if (depth === 0 && single && before === '&&' && after === '||') paths.pendingOr = { name, value };
+      else if (
+        depth === 0 &&
+        single &&
+        before === '||' &&
+        after !== '||' &&
+        after !== '&&' &&
+        after !== '|' &&
+        after !== '&' &&
+        pending?.name === name &&
+        pending.value &&
+        value
+      )
+        locals.set(name, { unresolved: CONDITIONAL(name), alternatives: distinct([pending.value, value]) });
+    } else if (word.unresolved)
       locals.set(name, {
         unresolved: `$${name} is set from a value only known when the build runs: ${word.unresolved.replace(/, only known when the build runs$/, '')}`,
       });
-    else locals.set(name, { value: word.mapped.slice(match[0].length), defined: word.span });
+    else locals.set(name, value!);
   }
   return depth;
 }

@@ -193,3 +193,66 @@ describe('variables a RUN script sets', () => {
     expect(words('CU=$(echo $UNKNOWN | tr -d .) && echo $CU').at(-1)![1]).toMatch(/\$UNKNOWN is not defined/);
   });
 });
+
+describe('variables a RUN script sets on every path (issue 50, item 6)', () => {
+  const args: Resolver = (name) => (name === 'V' ? { value: Mapped.of('2.3.0', 0) } : undefined);
+  /** Each command as its words, and the alternative it was read with. */
+  const read = (script: string) =>
+    splitCommands(Mapped.of(script, 0), args).map((command) => ({
+      words: command.map((word) => word.unresolved ?? word.text),
+      when: command[0]?.alternative,
+    }));
+
+  it('an if with an else setting it in every branch: the next command is read once per value', () => {
+    expect(
+      read('if [ "$(uname -m)" = x86_64 ]; then CU=cu118; else CU=cu121; fi && pip install torch /whl/$CU').slice(-2),
+    ).toEqual([
+      { words: ['pip', 'install', 'torch', '/whl/cu118'], when: "when $CU is 'cu118'" },
+      { words: ['pip', 'install', 'torch', '/whl/cu121'], when: "when $CU is 'cu121'" },
+    ]);
+  });
+
+  it('elif branches count when an else closes them; equal values are read once', () => {
+    const commands = read('if a; then X=1\nelif b; then X=2\nelse X=1\nfi\necho $X');
+    expect(commands.filter((command) => command.words[0] === 'echo')).toEqual([
+      { words: ['echo', '1'], when: "when $X is '1'" },
+      { words: ['echo', '2'], when: "when $X is '2'" },
+    ]);
+  });
+
+  it('`cmd && X=a || X=b`, the pattern of a real Dockerfile', () => {
+    expect(read("[ ${#V} -gt 0 ] && X='torch=='$V'.*' || X='torch'; pip install $X").slice(-2)).toEqual([
+      { words: ['pip', 'install', 'torch==2.3.0.*'], when: "when $X is 'torch==2.3.0.*'" },
+      { words: ['pip', 'install', 'torch'], when: "when $X is 'torch'" },
+    ]);
+  });
+
+  it('two such variables: each combination', () => {
+    const commands = read('[ -n "$A" ] && X=1 || X=2; [ -n "$B" ] && Y=a || Y=b; echo $X$Y');
+    expect(commands.filter((command) => command.words[0] === 'echo').map((command) => command.words[1])).toEqual([
+      '1a',
+      '1b',
+      '2a',
+      '2b',
+    ]);
+  });
+
+  it('a path that may not set it (no else, a case, a loop, `X=1 || X=2`, a value only known at build time) stays unresolved', () => {
+    for (const script of [
+      'if a; then X=1; fi; echo $X',
+      'if a; then X=1; elif b; then X=2; fi; echo $X',
+      'case $A in a) X=1;; *) X=2;; esac; echo $X',
+      'for a in 1 2; do X=$a; done; echo $X',
+      'test -f x || X=1; echo $X',
+      'if a; then X=1; else X=$(cat f); fi; echo $X',
+      'if a; then X=1; else Y=2; fi; echo $X',
+      'if a; then if b; then X=1; fi; else X=2; fi; echo $X',
+    ])
+      expect(read(script).at(-1)!.words[1], script).toMatch(/set conditionally|only known/);
+  });
+
+  it('more than eight combinations are not read one by one', () => {
+    const script = ['A', 'B', 'C', 'D'].map((name) => `[ -n "$${name}" ] && ${name}=1 || ${name}=2;`).join(' ');
+    expect(read(`${script} echo $A$B$C$D`).at(-1)!.words[1]).toMatch(/set conditionally/);
+  });
+});

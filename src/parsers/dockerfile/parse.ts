@@ -384,7 +384,11 @@ function recordRun(
       const before = sink.contexts.length;
       if (pip?.configure(words)) continue;
       recordInstallCommand(sink, words, stage);
-      for (const context of sink.contexts.slice(before)) pip?.apply(sink, context, words);
+      const alternative = words[0]?.alternative;
+      for (const context of sink.contexts.slice(before)) {
+        pip?.apply(sink, context, words);
+        if (alternative) context.alternative = alternative;
+      }
     }
   }
 }
