@@ -40646,6 +40646,47 @@ var gpu_stacks_default = {
   ]
 };
 
+// src/knowledge/data/python.json
+var python_default = {
+  description: "Which Python an image runs, for what an unpinned or ranged torch requirement installs (each torch release supports a range of Pythons, and pip takes the newest release that supports the Python at hand): the python3 of a distribution's release, and the CPython versions a current image plausibly runs where nothing says which.",
+  osDefaults: [
+    {
+      os: "ubuntu",
+      version: "18.04",
+      python: "3.6",
+      source: ["https://packages.ubuntu.com/bionic/python3 (python3 3.6.7)"],
+      retrieved: "2026-12-05"
+    },
+    {
+      os: "ubuntu",
+      version: "20.04",
+      python: "3.8",
+      source: ["https://packages.ubuntu.com/focal/python3 (python3 3.8.2)"],
+      retrieved: "2026-12-05"
+    },
+    {
+      os: "ubuntu",
+      version: "22.04",
+      python: "3.10",
+      source: ["https://packages.ubuntu.com/jammy/python3 (python3 3.10.6)"],
+      retrieved: "2026-12-05"
+    },
+    {
+      os: "ubuntu",
+      version: "24.04",
+      python: "3.12",
+      source: ["https://packages.ubuntu.com/noble/python3 (python3 3.12.3)"],
+      retrieved: "2026-12-05"
+    }
+  ],
+  current: {
+    versions: ["3.10", "3.11", "3.12", "3.13", "3.14"],
+    source: ["https://devguide.python.org/versions/ (the status of Python versions)"],
+    retrieved: "2026-12-05",
+    note: "3.10 reached end of life in October 2026 and is kept, as Ubuntu 22.04's python3; 3.15 (October 2026) is left out until torch publishes wheels for it"
+  }
+};
+
 // src/knowledge/schema.ts
 var sourced = {
   source: external_exports.array(external_exports.string().min(1)).min(1),
@@ -40841,6 +40882,11 @@ var NvidiaWheels = external_exports.strictObject({
   }),
   cupy: external_exports.strictObject({ pattern: external_exports.string(), ...sourced })
 });
+var Python = external_exports.strictObject({
+  description: external_exports.string(),
+  osDefaults: external_exports.array(external_exports.strictObject({ os: external_exports.string(), version: dotted, python: dotted, ...sourced })),
+  current: external_exports.strictObject({ versions: external_exports.array(dotted).min(1), ...sourced })
+});
 
 // src/knowledge/index.ts
 var import_pep4402 = __toESM(require_pep440(), 1);
@@ -40856,7 +40902,8 @@ function loadData() {
     tensorflow: Tensorflow.parse(tensorflow_default),
     cudnn: Cudnn.parse(cudnn_default),
     nvidiaWheels: NvidiaWheels.parse(nvidia_wheels_default),
-    gpuStacks: GpuStacks.parse(gpu_stacks_default)
+    gpuStacks: GpuStacks.parse(gpu_stacks_default),
+    python: Python.parse(python_default)
   };
 }
 var KnowledgeBase = class {
@@ -41089,6 +41136,21 @@ var KnowledgeBase = class {
       (release) => release.variants.includes(tag) || release.pypiDefault === tag
     );
   }
+  /**
+   * The Pythons an image may run: its distribution's python3 where the image names the distribution, else the
+   * CPython versions a current image plausibly runs (python.json), each with its record.
+   */
+  pythonsFor(os, osVersion) {
+    const own2 = this.data.python.osDefaults.find((row) => row.os === os && row.version === osVersion);
+    return own2 ? { versions: [own2.python], record: own2 } : { versions: this.data.python.current.versions, record: this.data.python.current };
+  }
+  /**
+   * The release `pip install "torch<specifier>"` takes from plain PyPI with Python `python`: the newest verified
+   * release the specifier admits that supports that Python (pip skips releases whose Requires-Python excludes it).
+   */
+  newestTorchFor(specifier, python) {
+    return this.pypiTorchMajors(specifier).releases.filter((release) => !release.python || safeSatisfies(python, release.python)).at(-1);
+  }
   /** Compiled GPU architectures of a torch build, where published. */
   compiledArchs(version2, variant) {
     const release = publicVersion(version2);
@@ -41213,6 +41275,17 @@ var KnowledgeBase = class {
     if (!row) return void 0;
     const published = !(row.from && compareDotted(version2, row.from) < 0) && !(row.through && compareDotted(version2, row.through) > 0);
     return { row, published };
+  }
+  /**
+   * The newest verified CUDA release NVIDIA publishes for a distribution (of one major, where given): what its
+   * `cuda-toolkit` meta-package installs from NVIDIA's repository. A distribution's range is the one its nvidia/cuda
+   * images have (they install from that repository); an unknown one is not limited.
+   */
+  newestCudaFor(os, osVersion, major) {
+    const releases = this.data.drivers.releases.filter(
+      (release) => release.confidence !== "unverified" && release.linux !== void 0 && (major === void 0 || release.version.split(".")[0] === major) && (!os || !osVersion || this.nvidiaCudaOs(os, osVersion, release.version)?.published !== false)
+    );
+    return releases.at(-1);
   }
   /** A CUDA release NVIDIA published no nvidia/cuda image for (11.0.1, 11.4.4). */
   nvidiaCudaWithoutTags(version2) {
@@ -49804,7 +49877,8 @@ function cudaClaim(f) {
     package: f.package,
     image: f.image,
     index: f.index,
-    origin: f.origin
+    origin: f.origin,
+    newest: f.newest
   };
 }
 function originRelated(claim2) {
@@ -50761,6 +50835,89 @@ var DockerfileIndex = class {
   }
 };
 
+// src/analysis/unpinned.ts
+var LATEST_CUDA = /^cuda(?:-toolkit)?(?:-(\d{1,2}))?$/;
+function surroundingsOf(claims, packages) {
+  const images = claims.flatMap((claim2) => claim2.kind === "image" && claim2.image ? [claim2.image] : []);
+  const pythons = /* @__PURE__ */ new Set();
+  for (const pkg of packages) {
+    const apt = pkg.ecosystem === "apt" ? /^python(3\.\d+)$/.exec(pkg.name) : null;
+    if (apt) pythons.add(apt[1]);
+    if (pkg.ecosystem === "conda" && pkg.name === "python" && pkg.exact) pythons.add(minorOf(pkg.exact));
+    else if (pkg.ecosystem === "conda" && pkg.name === "python" && /^=?=?3\.\d+(\.\*)?$/.test(pkg.specifier))
+      pythons.add(minorOf(pkg.specifier.replace(/^=+/, "").replace(/\.\*$/, "")));
+  }
+  return { images, pythons: [...pythons] };
+}
+function distributionOf(images, kb) {
+  for (const image of images) {
+    if (!image.tag || !kb.isNvidiaCuda(image.registry, image.repository)) continue;
+    const tag = kb.nvidiaCudaTag(image.tag);
+    if (tag?.os) return { os: tag.os, osVersion: tag.osVersion };
+  }
+  return {};
+}
+function newestTorchClaim(file2, pkg, install, around, kb) {
+  if (pkg.ecosystem !== "pip" || pkg.name !== "torch" || pkg.exact || pkg.url || pkg.specifier.includes("+"))
+    return void 0;
+  if ((install?.indexes ?? []).some(
+    (index) => isPytorchIndex(index.url) || index.kind === "index-url" || index.kind === "find-links"
+  ))
+    return void 0;
+  const { os, osVersion } = distributionOf(around.images, kb);
+  const base = kb.pythonsFor(os, osVersion);
+  const pythons = [.../* @__PURE__ */ new Set([...base.versions, ...around.pythons])];
+  const picks = pythons.map((python) => kb.newestTorchFor(pkg.specifier.replace(/\s+/g, ""), python));
+  if (picks.some((pick2) => !pick2?.pypiDefault)) return void 0;
+  const builds = new Set(picks.map((pick2) => cudaFromTag(pick2.pypiDefault)));
+  const majors = new Set([...builds].map((cuda) => cuda.split(".")[0]));
+  if (majors.size !== 1) return void 0;
+  const [only] = builds;
+  const newest = [...new Set(picks.map((pick2) => pick2.version))].sort(compareDotted);
+  return cudaClaim({
+    kind: "implied",
+    file: file2,
+    context: pkg.context,
+    cuda: builds.size === 1 ? only : [...majors][0],
+    precision: builds.size === 1 ? "minor" : "major",
+    span: pkg.span,
+    subject: `${pkg.rawName}${pkg.specifier}`,
+    package: pkg,
+    record: picks.at(-1),
+    index: void 0,
+    newest: `${newest.join(" or ")} for Python ${pythons.join(", ")}${os && base.versions.length === 1 ? ` (${os} ${osVersion}'s python3)` : ""}`
+  });
+}
+function newestToolkitClaim(file2, pkg, around, kb) {
+  if (pkg.ecosystem !== "apt" || pkg.specifier) return void 0;
+  const match = LATEST_CUDA.exec(pkg.name);
+  if (!match) return void 0;
+  const { os, osVersion } = distributionOf(around.images, kb);
+  const newest = kb.newestCudaFor(os, osVersion, match[1]);
+  if (!newest) return void 0;
+  const minor = minorOf(newest.version);
+  return cudaClaim({
+    kind: "apt",
+    file: file2,
+    context: pkg.context,
+    cuda: minor,
+    precision: "minor",
+    span: pkg.span,
+    subject: pkg.rawName,
+    package: pkg,
+    record: newest,
+    newest: `CUDA ${minor}${os ? ` for ${os}${osVersion}` : ""}`,
+    rewrite: (target) => {
+      const [wantMajor, wantMinor] = target.split(".");
+      if (!wantMajor || !wantMinor || match[1] && match[1] !== wantMajor) return void 0;
+      const name = pkg.name.replace(/-\d+$/, "");
+      return [
+        { path: file2.path, range: [pkg.nameSpan.start, pkg.nameSpan.end], text: `${name}-${wantMajor}-${wantMinor}` }
+      ];
+    }
+  });
+}
+
 // src/util/graph.ts
 function stronglyConnected(nodes, edges) {
   const index = /* @__PURE__ */ new Map();
@@ -51041,14 +51198,20 @@ function finishUnit(parts, kb) {
     for (const member of invocation.members) invocationOf.set(member.context, invocation);
   const packages = [];
   const implied = [];
+  const unitPackages = (file2) => file2 === root && rootPackages ? rootPackages : memberPackages?.get(file2) ?? file2.packages;
+  let around;
+  const surroundings = () => around ??= surroundingsOf(
+    staticClaims,
+    files.flatMap((file2) => unitPackages(file2))
+  );
   for (const file2 of files) {
-    for (const pkg of file2 === root && rootPackages ? rootPackages : memberPackages?.get(file2) ?? file2.packages) {
+    for (const pkg of unitPackages(file2)) {
       const context = file2.contexts[pkg.context];
       const invocation = context ? invocationOf.get(context) : void 0;
       const build = resolveTorchBuild(pkg, invocation?.indexes ?? NO_INDEXES, kb);
       packages.push({ file: file2, pkg, invocation, build });
-      const ranged = !build ? rangedTorchClaim(file2, pkg, invocation, kb) : void 0;
-      if (ranged) implied.push(ranged);
+      const unpinned = (!build ? rangedTorchClaim(file2, pkg, invocation, kb) : void 0) ?? (!build && pkg.name === "torch" ? newestTorchClaim(file2, pkg, invocation ? { indexes: invocation.indexes } : void 0, surroundings(), kb) : void 0) ?? (pkg.ecosystem === "apt" ? newestToolkitClaim(file2, pkg, surroundings(), kb) : void 0);
+      if (unpinned) implied.push(unpinned);
       if (build?.cuda && !pkg.localLabel && !pkg.url) {
         implied.push(
           cudaClaim({
@@ -51583,7 +51746,9 @@ var rule_default3 = defineRule({
     name: "{{subject}} is named for CUDA {{found}}, but {{target}} sets CUDA {{expected}}",
     otherBuild: "{{subject}} is a CUDA {{found}} build on PyPI, but {{index}} may serve another build of it, so which is installed beside {{target}} (CUDA {{expected}}) is not determined",
     system: "{{target}} is built for CUDA {{expected}}, but {{subject}} says the machines support only CUDA {{found}}: pixi cannot solve it",
-    metaPackage: "{{meta}} installs builds for CUDA {{found}} ({{others}}) beside those for CUDA {{expected}} ({{matching}}), which {{target}} sets"
+    metaPackage: "{{meta}} installs builds for CUDA {{found}} ({{others}}) beside those for CUDA {{expected}} ({{matching}}), which {{target}} sets",
+    newestTorch: "{{subject}} installs the newest torch it admits, today {{newest}}, a CUDA {{found}} build on plain PyPI, but {{target}} sets CUDA {{expected}}",
+    newestToolkit: "{{subject}} installs the newest CUDA in NVIDIA's repository, today {{newest}}, but {{target}} sets CUDA {{expected}}"
   },
   // `evidence` cites the record a claim rests on; `copied` says a build comes from another stage; `why` is WHY's.
   helps: {
@@ -51595,6 +51760,8 @@ var rule_default3 = defineRule({
     name: "Whoever installs {{named}} expects CUDA {{found}} builds and gets CUDA {{expected}} ones. Route it to the index of the CUDA it names, or rename it.{{evidence}}{{copied}}",
     otherBuild: `PyPI's build is for CUDA {{found}}, but {{index}} is another index of this install and may serve a build of the same version for another CUDA; pip treats all indexes alike ("no priority"), so either may be installed. Install it from one index only (--index-url for that package, or a pinned wheel URL) so the build is certain.{{evidence}} Source: ${PIP_INDEXES}`,
     system: `pixi solves each environment for the virtual package __cuda that system-requirements declares, and CUDA {{expectedMajor}} builds need __cuda >= {{expectedMajor}}. Either pin builds for CUDA {{foundMajor}} (cuda-version = "{{foundMajor}}.*"), or raise the requirement if every machine's driver supports CUDA {{expected}}. Source: ${PIXI_SYSTEM}`,
+    newestTorch: "pip takes the newest release a requirement admits that supports the Python at hand, and the PyPI build of today's is for CUDA {{found}}; the pick moves as releases appear, so the build changes with the day of the build. Pin torch to a release with a CUDA {{expected}} build, from the index that serves it (torch==X+cuYYY with --index-url https://download.pytorch.org/whl/cuYYY).{{evidence}}",
+    newestToolkit: `NVIDIA's cuda-toolkit (and cuda) meta-package "handles upgrading to the latest version of CUDA when it's released" (CUDA 12.1 release notes, "New meta-packages for Linux installation"): it installs the newest CUDA the repository has, not the image's, and the pick moves as releases appear. Install the toolkit of the image's CUDA by its versioned name (cuda-toolkit-X-Y).{{evidence}}`,
     metaPackage: "{{meta}} depends on a build for each CUDA major, so all of them are installed; the one for CUDA {{expected}} matches, and the others ({{others}}) are installed beside it without being the build that is loaded for this CUDA. Nothing to fix unless their size or their runtime libraries matter: then install {{matching}} without {{meta}} (or exclude {{others}}, e.g. with uv's override-dependencies). Source: the dependencies the lock records for {{meta}}."
   },
   check({ units, kb, report }) {
@@ -51731,6 +51898,7 @@ function reportMismatch(mismatch, kb, report) {
       expected,
       how,
       named: claim2.subject.replace(/^the /, ""),
+      newest: claim2.newest ?? "",
       why: formatMessage(WHY[relation], majors),
       ...majors,
       evidence,
@@ -51746,6 +51914,7 @@ function reportMismatch(mismatch, kb, report) {
   });
 }
 function mismatchMessage(claim2, relation) {
+  if (claim2.newest) return claim2.kind === "apt" ? "newestToolkit" : "newestTorch";
   if (claim2.kind === "implied") return claim2.precision === "major" && !claim2.index ? "impliedRange" : "implied";
   if (claim2.kind === "index" || claim2.kind === "conda-channel") return "index";
   if (claim2.kind === "name") return "name";

@@ -44,6 +44,10 @@ export default defineRule({
       '{{target}} is built for CUDA {{expected}}, but {{subject}} says the machines support only CUDA {{found}}: pixi cannot solve it',
     metaPackage:
       '{{meta}} installs builds for CUDA {{found}} ({{others}}) beside those for CUDA {{expected}} ({{matching}}), which {{target}} sets',
+    newestTorch:
+      '{{subject}} installs the newest torch it admits, today {{newest}}, a CUDA {{found}} build on plain PyPI, but {{target}} sets CUDA {{expected}}',
+    newestToolkit:
+      "{{subject}} installs the newest CUDA in NVIDIA's repository, today {{newest}}, but {{target}} sets CUDA {{expected}}",
   },
   // `evidence` cites the record a claim rests on; `copied` says a build comes from another stage; `why` is WHY's.
   helps: {
@@ -55,6 +59,10 @@ export default defineRule({
     name: 'Whoever installs {{named}} expects CUDA {{found}} builds and gets CUDA {{expected}} ones. Route it to the index of the CUDA it names, or rename it.{{evidence}}{{copied}}',
     otherBuild: `PyPI's build is for CUDA {{found}}, but {{index}} is another index of this install and may serve a build of the same version for another CUDA; pip treats all indexes alike ("no priority"), so either may be installed. Install it from one index only (--index-url for that package, or a pinned wheel URL) so the build is certain.{{evidence}} Source: ${PIP_INDEXES}`,
     system: `pixi solves each environment for the virtual package __cuda that system-requirements declares, and CUDA {{expectedMajor}} builds need __cuda >= {{expectedMajor}}. Either pin builds for CUDA {{foundMajor}} (cuda-version = "{{foundMajor}}.*"), or raise the requirement if every machine's driver supports CUDA {{expected}}. Source: ${PIXI_SYSTEM}`,
+    newestTorch:
+      "pip takes the newest release a requirement admits that supports the Python at hand, and the PyPI build of today's is for CUDA {{found}}; the pick moves as releases appear, so the build changes with the day of the build. Pin torch to a release with a CUDA {{expected}} build, from the index that serves it (torch==X+cuYYY with --index-url https://download.pytorch.org/whl/cuYYY).{{evidence}}",
+    newestToolkit:
+      'NVIDIA\'s cuda-toolkit (and cuda) meta-package "handles upgrading to the latest version of CUDA when it\'s released" (CUDA 12.1 release notes, "New meta-packages for Linux installation"): it installs the newest CUDA the repository has, not the image\'s, and the pick moves as releases appear. Install the toolkit of the image\'s CUDA by its versioned name (cuda-toolkit-X-Y).{{evidence}}',
     metaPackage:
       "{{meta}} depends on a build for each CUDA major, so all of them are installed; the one for CUDA {{expected}} matches, and the others ({{others}}) are installed beside it without being the build that is loaded for this CUDA. Nothing to fix unless their size or their runtime libraries matter: then install {{matching}} without {{meta}} (or exclude {{others}}, e.g. with uv's override-dependencies). Source: the dependencies the lock records for {{meta}}.",
   },
@@ -266,6 +274,7 @@ function reportMismatch(mismatch: Mismatch, kb: KnowledgeBase, report: Reporter)
       expected,
       how,
       named: claim.subject.replace(/^the /, ''),
+      newest: claim.newest ?? '',
       why: formatMessage(WHY[relation], majors),
       ...majors,
       evidence,
@@ -289,7 +298,8 @@ function reportMismatch(mismatch: Mismatch, kb: KnowledgeBase, report: Reporter)
 function mismatchMessage(
   claim: CudaClaim,
   relation: 'major' | 'minor',
-): 'major' | 'minor' | 'implied' | 'impliedRange' | 'index' | 'name' {
+): 'major' | 'minor' | 'implied' | 'impliedRange' | 'index' | 'name' | 'newestTorch' | 'newestToolkit' {
+  if (claim.newest) return claim.kind === 'apt' ? 'newestToolkit' : 'newestTorch';
   if (claim.kind === 'implied') return claim.precision === 'major' && !claim.index ? 'impliedRange' : 'implied';
   if (claim.kind === 'index' || claim.kind === 'conda-channel') return 'index';
   if (claim.kind === 'name') return 'name';

@@ -83,6 +83,11 @@ export interface CudaClaim {
   readonly index?: IndexFact;
   /** A claim carried to a Kubernetes container from the Dockerfile that builds its image: where it is written there. */
   readonly origin?: { readonly file: ParsedFile; readonly span: Span; readonly subject: string };
+  /**
+   * What an install that pins nothing takes today, where the claim rests on that pick (`2.14.0 (with Python 3.10 …)`,
+   * `CUDA 13.3 for ubuntu22.04`): the newest release it admits, which moves as releases appear (unpinned.ts).
+   */
+  readonly newest?: string;
 }
 
 /** How an index is named in messages: the option as written, or a pyproject.toml's index URL. */
@@ -121,6 +126,7 @@ export function cudaClaim(f: CudaClaim): CudaClaim {
     image: f.image,
     index: f.index,
     origin: f.origin,
+    newest: f.newest,
   };
 }
 

@@ -16,6 +16,7 @@ import { DockerfileIndex } from './dockerfile-index.js';
 import { groupBy } from '../util/collections.js';
 import { isPytorchIndex } from './cuda-labels.js';
 import { resolveTorchBuild, type TorchBuild } from './torch-build.js';
+import { newestToolkitClaim, newestTorchClaim, surroundingsOf, type Surroundings } from './unpinned.js';
 import { stronglyConnected } from '../util/graph.js';
 
 /** One pip/conda run: a command or file plus the files it pulls in, sharing index options. */
@@ -400,14 +401,29 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
     for (const member of invocation.members) invocationOf.set(member.context, invocation);
   const packages: UnitPackage[] = [];
   const implied: CudaClaim[] = [];
+  const unitPackages = (file: ParsedFile) =>
+    file === root && rootPackages ? rootPackages : (memberPackages?.get(file) ?? file.packages);
+  let around: Surroundings | undefined;
+  const surroundings = () =>
+    (around ??= surroundingsOf(
+      staticClaims,
+      files.flatMap((file) => unitPackages(file)),
+    ));
   for (const file of files) {
-    for (const pkg of file === root && rootPackages ? rootPackages : (memberPackages?.get(file) ?? file.packages)) {
+    for (const pkg of unitPackages(file)) {
       const context = file.contexts[pkg.context];
       const invocation = context ? invocationOf.get(context) : undefined;
       const build = resolveTorchBuild(pkg, invocation?.indexes ?? NO_INDEXES, kb);
       packages.push({ file, pkg, invocation, build });
-      const ranged = !build ? rangedTorchClaim(file, pkg, invocation, kb) : undefined;
-      if (ranged) implied.push(ranged);
+      // What a range (or no version) installs: every release it admits has one CUDA major on PyPI, or else the
+      // newest it admits, for each Python the image may run, does; `apt-get install cuda-toolkit`: the newest CUDA.
+      const unpinned =
+        (!build ? rangedTorchClaim(file, pkg, invocation, kb) : undefined) ??
+        (!build && pkg.name === 'torch'
+          ? newestTorchClaim(file, pkg, invocation ? { indexes: invocation.indexes } : undefined, surroundings(), kb)
+          : undefined) ??
+        (pkg.ecosystem === 'apt' ? newestToolkitClaim(file, pkg, surroundings(), kb) : undefined);
+      if (unpinned) implied.push(unpinned);
       if (build?.cuda && !pkg.localLabel && !pkg.url) {
         implied.push(
           cudaClaim({

@@ -16,6 +16,7 @@ import archsData from './data/pytorch-archs.json' with { type: 'json' };
 import pytorchData from './data/pytorch.json' with { type: 'json' };
 import tensorflowData from './data/tensorflow.json' with { type: 'json' };
 import gpuStacksData from './data/gpu-stacks.json' with { type: 'json' };
+import pythonData from './data/python.json' with { type: 'json' };
 import * as schema from './schema.js';
 import type {
   ArchBuild,
@@ -67,6 +68,7 @@ export function loadData() {
     cudnn: schema.Cudnn.parse(cudnnData),
     nvidiaWheels: schema.NvidiaWheels.parse(nvidiaWheelsData),
     gpuStacks: schema.GpuStacks.parse(gpuStacksData),
+    python: schema.Python.parse(pythonData),
   };
 }
 
@@ -410,6 +412,30 @@ export class KnowledgeBase {
     );
   }
 
+  /**
+   * The Pythons an image may run: its distribution's python3 where the image names the distribution, else the
+   * CPython versions a current image plausibly runs (python.json), each with its record.
+   */
+  pythonsFor(
+    os: string | undefined,
+    osVersion: string | undefined,
+  ): { readonly versions: readonly string[]; readonly record: Sourced } {
+    const own = this.data.python.osDefaults.find((row) => row.os === os && row.version === osVersion);
+    return own
+      ? { versions: [own.python], record: own }
+      : { versions: this.data.python.current.versions, record: this.data.python.current };
+  }
+
+  /**
+   * The release `pip install "torch<specifier>"` takes from plain PyPI with Python `python`: the newest verified
+   * release the specifier admits that supports that Python (pip skips releases whose Requires-Python excludes it).
+   */
+  newestTorchFor(specifier: string, python: string): TorchRelease | undefined {
+    return this.pypiTorchMajors(specifier)
+      .releases.filter((release) => !release.python || safeSatisfies(python, release.python))
+      .at(-1);
+  }
+
   /** Compiled GPU architectures of a torch build, where published. */
   compiledArchs(version: string, variant: string): ArchBuild | undefined {
     const release = publicVersion(version);
@@ -557,6 +583,22 @@ export class KnowledgeBase {
     const published =
       !(row.from && compareDotted(version, row.from) < 0) && !(row.through && compareDotted(version, row.through) > 0);
     return { row, published };
+  }
+
+  /**
+   * The newest verified CUDA release NVIDIA publishes for a distribution (of one major, where given): what its
+   * `cuda-toolkit` meta-package installs from NVIDIA's repository. A distribution's range is the one its nvidia/cuda
+   * images have (they install from that repository); an unknown one is not limited.
+   */
+  newestCudaFor(os: string | undefined, osVersion: string | undefined, major?: string): CudaRelease | undefined {
+    const releases = this.data.drivers.releases.filter(
+      (release) =>
+        release.confidence !== 'unverified' &&
+        release.linux !== undefined &&
+        (major === undefined || release.version.split('.')[0] === major) &&
+        (!os || !osVersion || this.nvidiaCudaOs(os, osVersion, release.version)?.published !== false),
+    );
+    return releases.at(-1);
   }
 
   /** A CUDA release NVIDIA published no nvidia/cuda image for (11.0.1, 11.4.4). */

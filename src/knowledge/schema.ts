@@ -241,3 +241,10 @@ export interface Sourced {
   readonly confidence?: 'unverified';
   readonly note?: string;
 }
+
+/** The python3 of a distribution's release, and the CPython versions a current image plausibly runs (python.json). */
+export const Python = z.strictObject({
+  description: z.string(),
+  osDefaults: z.array(z.strictObject({ os: z.string(), version: dotted, python: dotted, ...sourced })),
+  current: z.strictObject({ versions: z.array(dotted).min(1), ...sourced }),
+});

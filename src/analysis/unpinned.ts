@@ -1,0 +1,137 @@
+/**
+ * What an install that pins nothing exact really gets: the newest release it admits, from the indexes it uses. Two
+ * installs people write every day:
+ *
+ * - `pip install torch` (or a range such as `torch>=2.1`) from plain PyPI takes the newest torch the range admits
+ *   that supports the Python at hand (pip skips releases whose Requires-Python excludes it), and that release's PyPI
+ *   build is for one CUDA: today a CUDA 13 build. Judged when every Python the image may run picks a build of the
+ *   same CUDA major; the pick moves as releases appear, and the message says so.
+ * - `apt-get install cuda-toolkit` (or `cuda`) installs NVIDIA's meta-package, which "handles upgrading to the latest
+ *   version of CUDA when it's released" (CUDA 12.1 release notes, "New meta-packages for Linux installation"), so it
+ *   installs the newest CUDA NVIDIA's repository has for the image's distribution; `cuda-toolkit-12` the newest 12.x.
+ */
+import type { ImageFact, IndexFact, PackageFact, ParsedFile } from '../parsers/facts.js';
+import type { KnowledgeBase } from '../knowledge/index.js';
+import { cudaFromTag, minorOf } from '../knowledge/versions.js';
+import { compareDotted } from '../util/dotted.js';
+import { cudaClaim, type CudaClaim } from './claims.js';
+import { isPytorchIndex } from './cuda-labels.js';
+
+/** NVIDIA's apt meta-packages that follow the newest CUDA (of every major, or of one). */
+const LATEST_CUDA = /^cuda(?:-toolkit)?(?:-(\d{1,2}))?$/;
+
+/** The images and Pythons an install runs with, where its unit says. */
+export interface Surroundings {
+  readonly images: readonly ImageFact[];
+  /** Pythons the unit installs explicitly (apt `python3.11`, conda `python=3.11`). */
+  readonly pythons: readonly string[];
+}
+
+/** The images of a unit's claims, and the Pythons its packages install. */
+export function surroundingsOf(claims: readonly CudaClaim[], packages: readonly PackageFact[]): Surroundings {
+  const images = claims.flatMap((claim) => (claim.kind === 'image' && claim.image ? [claim.image] : []));
+  const pythons = new Set<string>();
+  for (const pkg of packages) {
+    const apt = pkg.ecosystem === 'apt' ? /^python(3\.\d+)$/.exec(pkg.name) : null;
+    if (apt) pythons.add(apt[1]!);
+    if (pkg.ecosystem === 'conda' && pkg.name === 'python' && pkg.exact) pythons.add(minorOf(pkg.exact));
+    else if (pkg.ecosystem === 'conda' && pkg.name === 'python' && /^=?=?3\.\d+(\.\*)?$/.test(pkg.specifier))
+      pythons.add(minorOf(pkg.specifier.replace(/^=+/, '').replace(/\.\*$/, '')));
+  }
+  return { images, pythons: [...pythons] };
+}
+
+/** The distribution an image names (`nvidia/cuda:12.4.1-devel-ubuntu22.04` → ubuntu 22.04), where it does. */
+function distributionOf(images: readonly ImageFact[], kb: KnowledgeBase): { os?: string; osVersion?: string } {
+  for (const image of images) {
+    if (!image.tag || !kb.isNvidiaCuda(image.registry, image.repository)) continue;
+    const tag = kb.nvidiaCudaTag(image.tag);
+    if (tag?.os) return { os: tag.os, osVersion: tag.osVersion };
+  }
+  return {};
+}
+
+/**
+ * `pip install torch` / `torch>=2.1` from plain PyPI, when the release it takes is the same CUDA major for every
+ * Python the image may run: a claim of that major, naming the release (`newest`). Undefined when the install names a
+ * PyTorch index or another primary index (their builds decide), or the picks differ.
+ */
+export function newestTorchClaim(
+  file: ParsedFile,
+  pkg: PackageFact,
+  install: { readonly indexes: readonly IndexFact[] } | undefined,
+  around: Surroundings,
+  kb: KnowledgeBase,
+): CudaClaim | undefined {
+  if (pkg.ecosystem !== 'pip' || pkg.name !== 'torch' || pkg.exact || pkg.url || pkg.specifier.includes('+'))
+    return undefined;
+  if (
+    (install?.indexes ?? []).some(
+      (index) => isPytorchIndex(index.url) || index.kind === 'index-url' || index.kind === 'find-links',
+    )
+  )
+    return undefined;
+  const { os, osVersion } = distributionOf(around.images, kb);
+  const base = kb.pythonsFor(os, osVersion);
+  const pythons = [...new Set([...base.versions, ...around.pythons])];
+  const picks = pythons.map((python) => kb.newestTorchFor(pkg.specifier.replace(/\s+/g, ''), python));
+  if (picks.some((pick) => !pick?.pypiDefault)) return undefined;
+  const builds = new Set(picks.map((pick) => cudaFromTag(pick!.pypiDefault!)!));
+  const majors = new Set([...builds].map((cuda) => cuda.split('.')[0]!));
+  if (majors.size !== 1) return undefined;
+  // One build for every Python: its CUDA, as an exact pin of it says; else the major they share.
+  const [only] = builds;
+  const newest = [...new Set(picks.map((pick) => pick!.version))].sort(compareDotted);
+  return cudaClaim({
+    kind: 'implied',
+    file,
+    context: pkg.context,
+    cuda: builds.size === 1 ? only! : [...majors][0]!,
+    precision: builds.size === 1 ? 'minor' : 'major',
+    span: pkg.span,
+    subject: `${pkg.rawName}${pkg.specifier}`,
+    package: pkg,
+    record: picks.at(-1)!,
+    index: undefined,
+    newest: `${newest.join(' or ')} for Python ${pythons.join(', ')}${os && base.versions.length === 1 ? ` (${os} ${osVersion}'s python3)` : ''}`,
+  });
+}
+
+/**
+ * `apt-get install cuda-toolkit` (`cuda`, `cuda-toolkit-12`) without a version: the newest CUDA of NVIDIA's
+ * repository for the image's distribution (of one major for `cuda-toolkit-12`), as a claim naming it (`newest`).
+ */
+export function newestToolkitClaim(
+  file: ParsedFile,
+  pkg: PackageFact,
+  around: Surroundings,
+  kb: KnowledgeBase,
+): CudaClaim | undefined {
+  if (pkg.ecosystem !== 'apt' || pkg.specifier) return undefined;
+  const match = LATEST_CUDA.exec(pkg.name);
+  if (!match) return undefined;
+  const { os, osVersion } = distributionOf(around.images, kb);
+  const newest = kb.newestCudaFor(os, osVersion, match[1]);
+  if (!newest) return undefined;
+  const minor = minorOf(newest.version);
+  return cudaClaim({
+    kind: 'apt',
+    file,
+    context: pkg.context,
+    cuda: minor,
+    precision: 'minor',
+    span: pkg.span,
+    subject: pkg.rawName,
+    package: pkg,
+    record: newest,
+    newest: `CUDA ${minor}${os ? ` for ${os}${osVersion}` : ''}`,
+    rewrite: (target) => {
+      const [wantMajor, wantMinor] = target.split('.');
+      if (!wantMajor || !wantMinor || (match[1] && match[1] !== wantMajor)) return undefined;
+      const name = pkg.name.replace(/-\d+$/, '');
+      return [
+        { path: file.path, range: [pkg.nameSpan.start, pkg.nameSpan.end], text: `${name}-${wantMajor}-${wantMinor}` },
+      ];
+    },
+  });
+}
