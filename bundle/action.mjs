@@ -19461,7 +19461,7 @@ function compareDigitsAndDots(a, b) {
 
 // src/knowledge/data/companions.json
 var companions_default = {
-  description: "Exact torch pins of companion wheels: xformers wheels (up to 0.0.34) require one exact torch; Linux torch wheels require one exact triton, under the environment marker given in each note; torchtext (up to 0.17) and torchdata (up to 0.7.0) release wheels require torch== exactly; torchtext 0.18.0 requires torch>=2.3.0 but is built against torch 2.3 (abi: minor); vllm-flash-attn 2.5.9.post1 requires torch 2.3.1 (its publisher's requirements file).",
+  description: "Exact torch pins of companion wheels: xformers wheels (up to 0.0.34) require one exact torch; Linux torch wheels require one exact triton, under the environment marker given in each note; torchtext (up to 0.17) and torchdata (up to 0.7.0) release wheels require torch== exactly; torchtext 0.18.0 requires torch>=2.3.0 but is built against torch 2.3 (abi: minor); vllm-flash-attn 2.5.9.post1 requires torch 2.3.1 (its publisher's requirements file); vllm releases require one exact torch (requirements-cuda.txt / requirements/cuda.txt at each tag, v0.4.0\u2013v0.15.0); bitsandbytes ships one library per CUDA it was built for (cudaLibraries).",
   pins: [
     {
       package: "xformers",
@@ -20421,6 +20421,485 @@ var companions_default = {
         'https://github.com/vllm-project/vllm/blob/005a1fbdcd82077f7bb4ead4933318d3f9569ec7/requirements-cuda.txt ("vllm-flash-attn == 2.5.9.post1  # Requires PyTorch 2.3.1"; vllm-project publishes vllm-flash-attn)'
       ],
       retrieved: "2026-12-02"
+    },
+    {
+      package: "vllm",
+      version: "0.4.0",
+      torch: "2.1.2",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/51c31bc10ca7c48b580cd58fcd741ba4d6db4447/requirements.txt (tag v0.4.0: the torch pin of the CUDA build, which setup.py makes the wheel's Requires-Dist)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      package: "vllm",
+      version: "0.4.0.post1",
+      torch: "2.1.2",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/a3c226e7eb19b976a937e745f3867eb05f809278/requirements.txt (tag v0.4.0.post1: the torch pin of the CUDA build, which setup.py makes the wheel's Requires-Dist)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      package: "vllm",
+      version: "0.4.1",
+      torch: "2.2.1",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/468d761b32e3b3c5d64eeaa797e54ab809b7e50c/requirements-cuda.txt (tag v0.4.1: the torch pin of the CUDA build, which setup.py makes the wheel's Requires-Dist)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      package: "vllm",
+      version: "0.4.2",
+      torch: "2.3.0",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/c7f2cf2b7f67bce5842fedfdba508440fe257375/requirements-cuda.txt (tag v0.4.2: the torch pin of the CUDA build, which setup.py makes the wheel's Requires-Dist)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      package: "vllm",
+      version: "0.4.3",
+      torch: "2.3.0",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/1197e02141df1a7442f21ff6922c98ec0bba153e/requirements-cuda.txt (tag v0.4.3: the torch pin of the CUDA build, which setup.py makes the wheel's Requires-Dist)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      package: "vllm",
+      version: "0.5.0",
+      torch: "2.3.0",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/8f89d72090da70895d77d32248ea8504f7daba50/requirements-cuda.txt (tag v0.5.0: the torch pin of the CUDA build, which setup.py makes the wheel's Requires-Dist)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      package: "vllm",
+      version: "0.5.0.post1",
+      torch: "2.3.0",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/50eed24d252965a81ce50b64fd387d60fb1f4f6e/requirements-cuda.txt (tag v0.5.0.post1: the torch pin of the CUDA build, which setup.py makes the wheel's Requires-Dist)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      package: "vllm",
+      version: "0.5.1",
+      torch: "2.3.0",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/79d406e9183aa12cdef6f1876eb9a15385662587/requirements-cuda.txt (tag v0.5.1: the torch pin of the CUDA build, which setup.py makes the wheel's Requires-Dist)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      package: "vllm",
+      version: "0.5.2",
+      torch: "2.3.1",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/4cf256ae7f8b0be8f06f6b85821e55d4f5bdaa13/requirements-cuda.txt (tag v0.5.2: the torch pin of the CUDA build, which setup.py makes the wheel's Requires-Dist)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      package: "vllm",
+      version: "0.5.3",
+      torch: "2.3.1",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/bb2fc08072db2d96e547407b4301fb6ba141d9d6/requirements-cuda.txt (tag v0.5.3: the torch pin of the CUDA build, which setup.py makes the wheel's Requires-Dist)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      package: "vllm",
+      version: "0.5.3.post1",
+      torch: "2.3.1",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/38c4b7e863570a045308af814c72f4504297222e/requirements-cuda.txt (tag v0.5.3.post1: the torch pin of the CUDA build, which setup.py makes the wheel's Requires-Dist)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      package: "vllm",
+      version: "0.5.4",
+      torch: "2.4.0",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/4db5176d9758b720b05460c50ace3c01026eb158/requirements-cuda.txt (tag v0.5.4: the torch pin of the CUDA build, which setup.py makes the wheel's Requires-Dist)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      package: "vllm",
+      version: "0.5.5",
+      torch: "2.4.0",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/09c7792610ada9f88bbf87d32b472dd44bf23cc2/requirements-cuda.txt (tag v0.5.5: the torch pin of the CUDA build, which setup.py makes the wheel's Requires-Dist)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      package: "vllm",
+      version: "0.6.0",
+      torch: "2.4.0",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/32e7db25365415841ebc7c4215851743fbb1bad1/requirements-cuda.txt (tag v0.6.0: the torch pin of the CUDA build, which setup.py makes the wheel's Requires-Dist)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      package: "vllm",
+      version: "0.6.1",
+      torch: "2.4.0",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/3fd2b0d21cd9ec78de410fdf8aa1de840e9ad77a/requirements-cuda.txt (tag v0.6.1: the torch pin of the CUDA build, which setup.py makes the wheel's Requires-Dist)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      package: "vllm",
+      version: "0.6.1.post1",
+      torch: "2.4.0",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/acda0b35d00e733982aa4c1198f2bd381d368cb5/requirements-cuda.txt (tag v0.6.1.post1: the torch pin of the CUDA build, which setup.py makes the wheel's Requires-Dist)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      package: "vllm",
+      version: "0.6.1.post2",
+      torch: "2.4.0",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/9ba0817ff1eb514f51cc6de9cb8e16c98d6ee44f/requirements-cuda.txt (tag v0.6.1.post2: the torch pin of the CUDA build, which setup.py makes the wheel's Requires-Dist)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      package: "vllm",
+      version: "0.6.2",
+      torch: "2.4.0",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/7193774b1ff8603ad5bf4598e5efba0d9a39b436/requirements-cuda.txt (tag v0.6.2: the torch pin of the CUDA build, which setup.py makes the wheel's Requires-Dist)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      package: "vllm",
+      version: "0.6.3",
+      torch: "2.4.0",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/fd47e57f4b0d5f7920903490bce13bc9e49d8dba/requirements-cuda.txt (tag v0.6.3: the torch pin of the CUDA build, which setup.py makes the wheel's Requires-Dist)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      package: "vllm",
+      version: "0.6.3.post1",
+      torch: "2.4.0",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/a2c71c5405fdd8822956bcd785e72149c1cfb655/requirements-cuda.txt (tag v0.6.3.post1: the torch pin of the CUDA build, which setup.py makes the wheel's Requires-Dist)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      package: "vllm",
+      version: "0.6.4",
+      torch: "2.5.1",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/02dbf30e9a4389b41d95dd595bfe1224592dd404/requirements-cuda.txt (tag v0.6.4: the torch pin of the CUDA build, which setup.py makes the wheel's Requires-Dist)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      package: "vllm",
+      version: "0.6.4.post1",
+      torch: "2.5.1",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/a6221a144af772fd1a68fe7e627935dc53e81738/requirements-cuda.txt (tag v0.6.4.post1: the torch pin of the CUDA build, which setup.py makes the wheel's Requires-Dist)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      package: "vllm",
+      version: "0.6.5",
+      torch: "2.5.1",
+      marker: "platform_machine != 'aarch64'",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/2d1b9baa8f57fc59912c7bcd07fd630fb9d72c9d/requirements-cuda.txt (tag v0.6.5: the torch pin of the CUDA build, which setup.py makes the wheel's Requires-Dist)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      package: "vllm",
+      version: "0.6.6",
+      torch: "2.5.1",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/f49777ba62b4926d0f8c100ab06edb03c5c10098/requirements-cuda.txt (tag v0.6.6: the torch pin of the CUDA build, which setup.py makes the wheel's Requires-Dist)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      package: "vllm",
+      version: "0.6.6.post1",
+      torch: "2.5.1",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/2339d59f9260499599d60599f83978fad1827999/requirements-cuda.txt (tag v0.6.6.post1: the torch pin of the CUDA build, which setup.py makes the wheel's Requires-Dist)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      package: "vllm",
+      version: "0.7.0",
+      torch: "2.5.1",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/5204ff5c3feeb96e8a6eea65dfcb78395f90d4d8/requirements-cuda.txt (tag v0.7.0: the torch pin of the CUDA build, which setup.py makes the wheel's Requires-Dist)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      package: "vllm",
+      version: "0.7.1",
+      torch: "2.5.1",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/4f4d427ac2cee0f8ff7f79103001f6617fa8989c/requirements-cuda.txt (tag v0.7.1: the torch pin of the CUDA build, which setup.py makes the wheel's Requires-Dist)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      package: "vllm",
+      version: "0.7.2",
+      torch: "2.5.1",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/0408efc6d0c17fba17b2be38d0d0f02e96d2bf9d/requirements-cuda.txt (tag v0.7.2: the torch pin of the CUDA build, which setup.py makes the wheel's Requires-Dist)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      package: "vllm",
+      version: "0.7.3",
+      torch: "2.5.1",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/ed6e9075d31e32c8548b480a47d1ffb77da1f54c/requirements-cuda.txt (tag v0.7.3: the torch pin of the CUDA build, which setup.py makes the wheel's Requires-Dist)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      package: "vllm",
+      version: "0.8.0",
+      torch: "2.6.0",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/966f933ee1cd7c9a41db60de5c7ff98657005251/requirements/cuda.txt (tag v0.8.0: the torch pin of the CUDA build, which setup.py makes the wheel's Requires-Dist)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      package: "vllm",
+      version: "0.8.1",
+      torch: "2.6.0",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/61c7a1b856e32ef8b12c70abcb9fd9ad22619a13/requirements/cuda.txt (tag v0.8.1: the torch pin of the CUDA build, which setup.py makes the wheel's Requires-Dist)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      package: "vllm",
+      version: "0.8.2",
+      torch: "2.6.0",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/25f560a62c4f955672e2c6080b17ab3a48f96201/requirements/cuda.txt (tag v0.8.2: the torch pin of the CUDA build, which setup.py makes the wheel's Requires-Dist)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      package: "vllm",
+      version: "0.8.3",
+      torch: "2.6.0",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/296c6572dd1f76b31b93be19e550790afcfb8843/requirements/cuda.txt (tag v0.8.3: the torch pin of the CUDA build, which setup.py makes the wheel's Requires-Dist)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      package: "vllm",
+      version: "0.8.4",
+      torch: "2.6.0",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/dc1b4a6f1300003ae27f033afbdff5e2683721ce/requirements/cuda.txt (tag v0.8.4: the torch pin of the CUDA build, which setup.py makes the wheel's Requires-Dist)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      package: "vllm",
+      version: "0.8.5",
+      torch: "2.6.0",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/ba41cc90e8ef7f236347b2f1599eec2cbb9e1f0d/requirements/cuda.txt (tag v0.8.5: the torch pin of the CUDA build, which setup.py makes the wheel's Requires-Dist)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      package: "vllm",
+      version: "0.8.5.post1",
+      torch: "2.6.0",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/3015d5634e74d59704e2b39bab0dbe2e6f86a38a/requirements/cuda.txt (tag v0.8.5.post1: the torch pin of the CUDA build, which setup.py makes the wheel's Requires-Dist)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      package: "vllm",
+      version: "0.9.0",
+      torch: "2.7.0",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/58738772410c5e0d60b61db39538a9b313d2d7ad/requirements/cuda.txt (tag v0.9.0: the torch pin of the CUDA build, which setup.py makes the wheel's Requires-Dist)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      package: "vllm",
+      version: "0.9.0.1",
+      torch: "2.7.0",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/5fbbfe9a4c13094ad72ed3d6b4ef208a7ddc0fd7/requirements/cuda.txt (tag v0.9.0.1: the torch pin of the CUDA build, which setup.py makes the wheel's Requires-Dist)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      package: "vllm",
+      version: "0.9.1",
+      torch: "2.7.0",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/b6553be1bc75f046b00046a4ad7576364d03c835/requirements/cuda.txt (tag v0.9.1: the torch pin of the CUDA build, which setup.py makes the wheel's Requires-Dist)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      package: "vllm",
+      version: "0.9.2",
+      torch: "2.7.0",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/a5dd03c1ebc5e4f56f3c9d3dc0436e9c582c978f/requirements/cuda.txt (tag v0.9.2: the torch pin of the CUDA build, which setup.py makes the wheel's Requires-Dist)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      package: "vllm",
+      version: "0.10.0",
+      torch: "2.7.1",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/6d8d0a24c02bfd84d46b3016b865a44f048ae84b/requirements/cuda.txt (tag v0.10.0: the torch pin of the CUDA build, which setup.py makes the wheel's Requires-Dist)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      package: "vllm",
+      version: "0.10.1",
+      torch: "2.7.1",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/aab549870df50edf0512f0a59b574f692f546465/requirements/cuda.txt (tag v0.10.1: the torch pin of the CUDA build, which setup.py makes the wheel's Requires-Dist)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      package: "vllm",
+      version: "0.10.1.1",
+      torch: "2.7.1",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/1da94e673c257373280026f75ceb4effac80e892/requirements/cuda.txt (tag v0.10.1.1: the torch pin of the CUDA build, which setup.py makes the wheel's Requires-Dist)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      package: "vllm",
+      version: "0.10.2",
+      torch: "2.8.0",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/01efc7ef781391e744ed08c3292817a773d654e6/requirements/cuda.txt (tag v0.10.2: the torch pin of the CUDA build, which setup.py makes the wheel's Requires-Dist)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      package: "vllm",
+      version: "0.11.0",
+      torch: "2.8.0",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/b8b302cde434df8c9289a2b465406b47ebab1c2d/requirements/cuda.txt (tag v0.11.0: the torch pin of the CUDA build, which setup.py makes the wheel's Requires-Dist)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      package: "vllm",
+      version: "0.11.1",
+      torch: "2.9.0",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/439368496db48d8f992ba8c606a0c0b1eebbfa69/requirements/cuda.txt (tag v0.11.1: the torch pin of the CUDA build, which setup.py makes the wheel's Requires-Dist)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      package: "vllm",
+      version: "0.11.2",
+      torch: "2.9.0",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/275de34170654274616082721348b7edd9741d32/requirements/cuda.txt (tag v0.11.2: the torch pin of the CUDA build, which setup.py makes the wheel's Requires-Dist)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      package: "vllm",
+      version: "0.12.0",
+      torch: "2.9.0",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/4fd9d6a85c00ac0186aa9abbeff73fc2ac6c721e/requirements/cuda.txt (tag v0.12.0: the torch pin of the CUDA build, which setup.py makes the wheel's Requires-Dist)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      package: "vllm",
+      version: "0.13.0",
+      torch: "2.9.0",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/72506c98349d6bcd32b4e33eec7b5513453c1502/requirements/cuda.txt (tag v0.13.0: the torch pin of the CUDA build, which setup.py makes the wheel's Requires-Dist)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      package: "vllm",
+      version: "0.15.0",
+      torch: "2.9.1",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/f176443446f659dbab5315e056e605d8984fd976/requirements/cuda.txt (tag v0.15.0: the torch pin of the CUDA build, which setup.py makes the wheel's Requires-Dist)"
+      ],
+      retrieved: "2026-12-05"
+    }
+  ],
+  cudaLibraries: [
+    {
+      package: "bitsandbytes",
+      versions: ">=0.43.0,<0.48.0",
+      cudaMajors: [
+        11,
+        12
+      ],
+      source: [
+        "https://github.com/bitsandbytes-foundation/bitsandbytes/blob/c0dcdf27186e4e44b907729825eaebdf0c2028c3/.github/workflows/python-package.yml (0.47.0: libraries for CUDA 11.8.0 to 12.9.1, none for 13.x)"
+      ],
+      retrieved: "2026-12-05",
+      note: "the library is loaded by the CUDA of the torch at hand (libbitsandbytes_cuda<major><minor>); with a CUDA 13 torch no library is found and the import fails"
+    },
+    {
+      package: "bitsandbytes",
+      versions: ">=0.48.0",
+      cudaMajors: [
+        11,
+        12,
+        13
+      ],
+      source: [
+        "https://github.com/bitsandbytes-foundation/bitsandbytes/blob/406fb6aaeb92509540ccbbb2013518b6eea2fc7c/.github/workflows/python-package.yml (0.48.0 adds CUDA 13.0.1; 'Add CUDA 13.0 Support (#1761)')"
+      ],
+      retrieved: "2026-12-05"
     }
   ]
 };
@@ -44998,7 +45477,18 @@ var CompanionPin = external_exports.strictObject({
   abi: external_exports.literal("minor").optional(),
   ...sourced
 });
-var Companions = external_exports.strictObject({ description: external_exports.string(), pins: external_exports.array(CompanionPin) });
+var CudaLibraries = external_exports.strictObject({
+  package: external_exports.string(),
+  /** PEP 440 specifier of the releases the row covers. */
+  versions: external_exports.string(),
+  cudaMajors: external_exports.array(external_exports.number().int()),
+  ...sourced
+});
+var Companions = external_exports.strictObject({
+  description: external_exports.string(),
+  pins: external_exports.array(CompanionPin),
+  cudaLibraries: external_exports.array(CudaLibraries)
+});
 var GpuClass = external_exports.enum(["data-center", "workstation", "geforce", "jetson"]);
 var Gpu = external_exports.strictObject({
   names: external_exports.array(external_exports.string()).min(1),
@@ -45344,6 +45834,12 @@ var KnowledgeBase = class {
   /** Exact torch a package release was built against (xformers), or the triton a torch release pins. */
   companionPins(pkg) {
     return this.data.companions.pins.filter((pin) => pin.package === pkg);
+  }
+  /** The CUDA majors a release of `pkg` ships libraries for, where recorded (bitsandbytes). */
+  cudaLibraries(pkg, version2) {
+    return this.data.companions.cudaLibraries.find(
+      (row) => row.package === pkg && safeSatisfies(version2, row.versions)
+    );
   }
   /** Releases that ship a wheel for a CUDA version (`12.8`), oldest first. */
   torchReleasesWithCuda(cuda) {
@@ -45976,7 +46472,7 @@ function activeExtras(project, extras, groups = []) {
 // rules/companion-mismatch/rule.ts
 var rule_default = defineRule({
   id: "companion-mismatch",
-  description: "torch and its companions (torchvision, torchaudio, torchtext, torchdata, xformers, vllm-flash-attn, triton, PyG and mmcv builds) belong together",
+  description: "torch and its companions (torchvision, torchaudio, torchtext, torchdata, xformers, vllm, vllm-flash-attn, triton, flash-attn, bitsandbytes, PyG and mmcv builds) belong together",
   defaultSeverity: "error",
   fix: "safe",
   messages: {
@@ -45986,7 +46482,9 @@ var rule_default = defineRule({
     triton: "triton {{version}} is installed with torch {{torch}}, whose Linux wheel requires triton {{expected}}{{condition}}",
     extensionBuild: "{{subject}} is built for torch {{built}}, but torch {{torch}} is pinned",
     torchPage: "{{url}} serves builds for torch {{built}}, but torch {{torch}} is pinned",
-    lockedRequirement: "{{subject}} requires pytorch {{requirement}}, but the lock installs pytorch {{torch}}"
+    lockedRequirement: "{{subject}} requires pytorch {{requirement}}, but the lock installs pytorch {{torch}}",
+    noLibrary: "{{name}} {{version}} ships no library for CUDA {{cuda}}, the CUDA of torch {{torch}}",
+    wheelBuild: "{{subject}} is built for torch {{built}}, but torch {{torch}} is pinned"
   },
   // `source` cites the record the finding rests on.
   helps: {
@@ -45996,6 +46494,8 @@ var rule_default = defineRule({
     extensionBuild: `PyG's extension wheels are compiled against one torch minor; with another the import fails with "undefined symbol". Source: ${PYG_DOCS}`,
     triton: "The torch wheel pins triton exactly (Requires-Dist: triton=={{expected}}; {{marker}}), so pip either refuses the combination or replaces one of them.{{pythonNote}} Source: {{source}}",
     lockedRequirement: "The lock records this build's dependencies: it needs pytorch {{requirement}}, so the environment cannot be installed as locked (or it was edited by hand). Source: https://docs.conda.io/projects/conda/en/latest/user-guide/concepts/pkg-specs.html#package-match-specifications",
+    wheelBuild: 'flash-attn publishes its wheels per torch minor, CUDA major and C++ ABI, named in the local version (+cu12torch2.6cxx11abiFALSE); compiled against torch {{built}}, the extension fails to import with torch {{torch}} ("undefined symbol"). Take the wheel named for torch {{torchMinor}}, or build flash-attn against this torch. Source: https://github.com/Dao-AILab/flash-attention/blob/main/.github/workflows/publish.yml (the build matrix and wheel names of each release)',
+    noLibrary: "{{name}} loads the library built for the CUDA of the torch at hand, and {{version}} ships libraries for CUDA {{majors}}.x only, so its import fails. Move it to a release that ships CUDA {{cuda}} libraries. Source: {{source}}",
     torchPage: 'The wheels on this page are compiled against torch {{built}}; with torch {{torchMinor}} their import fails ("undefined symbol"), or pip finds none. Use the page for torch {{torchMinor}}. Source: {{source}}'
   },
   check({ units, kb, report }) {
@@ -46070,6 +46570,23 @@ var rule_default = defineRule({
             related,
             unverified: isUnverified(pin)
           });
+        } else if (name === "flash-attn" && FLASH_ATTN_LABEL.test(wheelLabel(pkg) ?? "")) {
+          const built = FLASH_ATTN_LABEL.exec(wheelLabel(pkg))[1];
+          if (built === minorOf(torchVersion)) continue;
+          report({
+            messageId: "wheelBuild",
+            data: {
+              subject: `${pkg.rawName} ${pkg.exact}`,
+              built,
+              torch: torchVersion,
+              torchMinor: minorOf(torchVersion)
+            },
+            file: file2,
+            span: pkg.span,
+            related
+          });
+        } else if (name === "bitsandbytes" && pkg.ecosystem === "pip") {
+          checkLibraries(entry, torch, { version: version2, torchVersion, related }, kb, report);
         } else if (pkg.localLabel && /^pt\d+(cu\d+|cpu)$/.test(pkg.localLabel)) {
           const digits = /^pt(\d)(\d+)/.exec(pkg.localLabel);
           const built = `${digits[1]}.${digits[2]}`;
@@ -46110,6 +46627,29 @@ var rule_default = defineRule({
     }
   }
 });
+function checkLibraries(entry, torch, pinned, kb, report) {
+  const { file: file2, pkg } = entry;
+  const cuda = torch.build?.cuda;
+  const libraries = kb.cudaLibraries(pkg.name, pinned.version);
+  if (!cuda || !libraries) return;
+  const major = Number.parseInt(cuda, 10);
+  if (libraries.cudaMajors.includes(major)) return;
+  report({
+    messageId: "noLibrary",
+    data: {
+      name: pkg.rawName,
+      version: pinned.version,
+      cuda,
+      torch: `${pinned.torchVersion}${torch.pkg.localLabel ? `+${torch.pkg.localLabel}` : ""}`,
+      majors: libraries.cudaMajors.join(", "),
+      source: cite(libraries)
+    },
+    file: file2,
+    span: pkg.span,
+    related: pinned.related,
+    unverified: isUnverified(libraries)
+  });
+}
 function checkLockedRequirement(entry, torch, torchVersion, report) {
   const { file: file2, pkg } = entry;
   const spec2 = parseCondaVersionSpec(pkg.torchRequirement, "exact");
@@ -46126,7 +46666,13 @@ function checkLockedRequirement(entry, torch, torchVersion, report) {
     related: [{ file: torch.file, span: torch.pkg.span, message: `pytorch ${torchVersion} is locked here` }]
   });
 }
-var EXACT_PINS = /* @__PURE__ */ new Set(["xformers", "torchtext", "torchdata", "vllm-flash-attn"]);
+var EXACT_PINS = /* @__PURE__ */ new Set(["xformers", "torchtext", "torchdata", "vllm-flash-attn", "vllm"]);
+var FLASH_ATTN_LABEL = /^cu\d+torch(\d+\.\d+)cxx11abi(?:true|false)$/i;
+function wheelLabel(pkg) {
+  if (pkg.localLabel) return pkg.localLabel;
+  const file2 = pkg.url?.split(/[?#]/)[0]?.split("/").pop();
+  return file2 ? /^[^-]+-[^-+]+(?:\+|%2B)([^-]+)-/i.exec(file2)?.[1] : void 0;
+}
 function checkTorchPages(unit, torch, torchVersion, report) {
   const seen = /* @__PURE__ */ new Set();
   for (const invocation of unit.invocations) {
@@ -59381,6 +59927,9 @@ function affectedFiles(files, changed, removed = /* @__PURE__ */ new Set()) {
   return [...components3.values()].flat().sort((a, b) => a - b).map((i) => files[i]);
 }
 
+// src/plan/plan.ts
+var import_pep4406 = __toESM(require_pep440(), 1);
+
 // src/verify.ts
 function linkedWithin(files) {
   let components3;
@@ -59876,8 +60425,10 @@ function familyVersion(name, pkg, { from: current, to: release, tag }, kb) {
   if (pkg.ecosystem !== "pip") return void 0;
   const pins = kb.companionPins(name);
   const serves2 = (row, torch) => row.torch === torch || row.abi === "minor" && minorOf(row.torch) === minorOf(torch);
-  if (!pins.some((row) => row.version === publicVersion(pkg.exact) && serves2(row, current.version))) return void 0;
-  const next = pins.filter((row) => serves2(row, release.version) && row.confidence !== "unverified").map((row) => row.version).sort(compareDotted).at(-1);
+  const own2 = pins.filter((row) => row.version === publicVersion(pkg.exact));
+  if (!own2.some((row) => serves2(row, current.version))) return void 0;
+  if (own2.some((row) => serves2(row, release.version))) return void 0;
+  const next = pins.filter((row) => serves2(row, release.version) && row.confidence !== "unverified").map((row) => row.version).sort(import_pep4406.compare).at(-1);
   return next ?? null;
 }
 function withEdits(file2, edits) {

@@ -5,15 +5,15 @@ import type { Unit, UnitPackage } from '../../src/analysis/units.js';
 import type { IndexFact } from '../../src/parsers/facts.js';
 import type { Fix } from '../../src/finding.js';
 import { mayHoldTogether } from '../../src/parsers/markers.js';
-import { cite, isUnverified } from '../../src/knowledge/index.js';
-import { defineRule, type Reporter } from '../../src/rule.js';
+import { cite, isUnverified, type KnowledgeBase } from '../../src/knowledge/index.js';
+import { defineRule, type Draft, type Reporter } from '../../src/rule.js';
 import { minorOf, publicVersion } from '../../src/knowledge/versions.js';
 import { compareDotted } from '../../src/util/dotted.js';
 
 export default defineRule({
   id: 'companion-mismatch',
   description:
-    'torch and its companions (torchvision, torchaudio, torchtext, torchdata, xformers, vllm-flash-attn, triton, PyG and mmcv builds) belong together',
+    'torch and its companions (torchvision, torchaudio, torchtext, torchdata, xformers, vllm, vllm-flash-attn, triton, flash-attn, bitsandbytes, PyG and mmcv builds) belong together',
   defaultSeverity: 'error',
   fix: 'safe',
   messages: {
@@ -26,6 +26,8 @@ export default defineRule({
     extensionBuild: '{{subject}} is built for torch {{built}}, but torch {{torch}} is pinned',
     torchPage: '{{url}} serves builds for torch {{built}}, but torch {{torch}} is pinned',
     lockedRequirement: '{{subject}} requires pytorch {{requirement}}, but the lock installs pytorch {{torch}}',
+    noLibrary: '{{name}} {{version}} ships no library for CUDA {{cuda}}, the CUDA of torch {{torch}}',
+    wheelBuild: '{{subject}} is built for torch {{built}}, but torch {{torch}} is pinned',
   },
   // `source` cites the record the finding rests on.
   helps: {
@@ -38,6 +40,10 @@ export default defineRule({
       'The torch wheel pins triton exactly (Requires-Dist: triton=={{expected}}; {{marker}}), so pip either refuses the combination or replaces one of them.{{pythonNote}} Source: {{source}}',
     lockedRequirement:
       "The lock records this build's dependencies: it needs pytorch {{requirement}}, so the environment cannot be installed as locked (or it was edited by hand). Source: https://docs.conda.io/projects/conda/en/latest/user-guide/concepts/pkg-specs.html#package-match-specifications",
+    wheelBuild:
+      'flash-attn publishes its wheels per torch minor, CUDA major and C++ ABI, named in the local version (+cu12torch2.6cxx11abiFALSE); compiled against torch {{built}}, the extension fails to import with torch {{torch}} ("undefined symbol"). Take the wheel named for torch {{torchMinor}}, or build flash-attn against this torch. Source: https://github.com/Dao-AILab/flash-attention/blob/main/.github/workflows/publish.yml (the build matrix and wheel names of each release)',
+    noLibrary:
+      '{{name}} loads the library built for the CUDA of the torch at hand, and {{version}} ships libraries for CUDA {{majors}}.x only, so its import fails. Move it to a release that ships CUDA {{cuda}} libraries. Source: {{source}}',
     torchPage:
       'The wheels on this page are compiled against torch {{built}}; with torch {{torchMinor}} their import fails ("undefined symbol"), or pip finds none. Use the page for torch {{torchMinor}}. Source: {{source}}',
   },
@@ -123,6 +129,23 @@ export default defineRule({
             related,
             unverified: isUnverified(pin),
           });
+        } else if (name === 'flash-attn' && FLASH_ATTN_LABEL.test(wheelLabel(pkg) ?? '')) {
+          const built = FLASH_ATTN_LABEL.exec(wheelLabel(pkg)!)![1]!;
+          if (built === minorOf(torchVersion)) continue;
+          report({
+            messageId: 'wheelBuild',
+            data: {
+              subject: `${pkg.rawName} ${pkg.exact}`,
+              built,
+              torch: torchVersion,
+              torchMinor: minorOf(torchVersion),
+            },
+            file,
+            span: pkg.span,
+            related,
+          });
+        } else if (name === 'bitsandbytes' && pkg.ecosystem === 'pip') {
+          checkLibraries(entry, torch, { version, torchVersion, related }, kb, report);
         } else if (pkg.localLabel && /^pt\d+(cu\d+|cpu)$/.test(pkg.localLabel)) {
           // PyG's extension wheels (torch-scatter==2.1.2+pt21cu121) are built against one torch minor.
           const digits = /^pt(\d)(\d+)/.exec(pkg.localLabel)!;
@@ -169,6 +192,40 @@ export default defineRule({
   },
 });
 
+/**
+ * A package that loads the library of torch's CUDA (bitsandbytes: `libbitsandbytes_cuda<XY>`) in a release that
+ * ships none for that CUDA major: the import fails.
+ */
+function checkLibraries(
+  entry: UnitPackage,
+  torch: UnitPackage,
+  pinned: { readonly version: string; readonly torchVersion: string; readonly related: Draft['related'] },
+  kb: KnowledgeBase,
+  report: Reporter,
+): void {
+  const { file, pkg } = entry;
+  const cuda = torch.build?.cuda;
+  const libraries = kb.cudaLibraries(pkg.name, pinned.version);
+  if (!cuda || !libraries) return;
+  const major = Number.parseInt(cuda, 10);
+  if (libraries.cudaMajors.includes(major)) return;
+  report({
+    messageId: 'noLibrary',
+    data: {
+      name: pkg.rawName,
+      version: pinned.version,
+      cuda,
+      torch: `${pinned.torchVersion}${torch.pkg.localLabel ? `+${torch.pkg.localLabel}` : ''}`,
+      majors: libraries.cudaMajors.join(', '),
+      source: cite(libraries),
+    },
+    file,
+    span: pkg.span,
+    related: pinned.related,
+    unverified: isUnverified(libraries),
+  });
+}
+
 /** A locked conda build's own pytorch requirement against the locked pytorch: the lock itself is inconsistent. */
 function checkLockedRequirement(entry: UnitPackage, torch: UnitPackage, torchVersion: string, report: Reporter): void {
   const { file, pkg } = entry;
@@ -188,7 +245,21 @@ function checkLockedRequirement(entry: UnitPackage, torch: UnitPackage, torchVer
 }
 
 /** Packages whose release wheels require one exact torch (companions.json). */
-const EXACT_PINS: ReadonlySet<string> = new Set(['xformers', 'torchtext', 'torchdata', 'vllm-flash-attn']);
+const EXACT_PINS: ReadonlySet<string> = new Set(['xformers', 'torchtext', 'torchdata', 'vllm-flash-attn', 'vllm']);
+
+/**
+ * flash-attn's prebuilt wheels name the torch and CUDA they are compiled for in their local version
+ * (`flash_attn-2.7.4.post1+cu12torch2.6cxx11abiFALSE-cp311-cp311-linux_x86_64.whl`; the publish workflow of
+ * Dao-AILab/flash-attention at each tag): `torch2.6` is the torch minor.
+ */
+const FLASH_ATTN_LABEL = /^cu\d+torch(\d+\.\d+)cxx11abi(?:true|false)$/i;
+
+/** The local label of a requirement, or of the wheel file its URL names. */
+function wheelLabel(pkg: { readonly localLabel?: string; readonly url?: string }): string | undefined {
+  if (pkg.localLabel) return pkg.localLabel;
+  const file = pkg.url?.split(/[?#]/)[0]?.split('/').pop();
+  return file ? /^[^-]+-[^-+]+(?:\+|%2B)([^-]+)-/i.exec(file)?.[1] : undefined;
+}
 
 /** A find-links page that serves builds for another torch minor than the pinned torch. */
 function checkTorchPages(unit: Unit, torch: UnitPackage, torchVersion: string, report: Reporter): void {

@@ -404,6 +404,13 @@ export class KnowledgeBase {
     return this.data.companions.pins.filter((pin) => pin.package === pkg);
   }
 
+  /** The CUDA majors a release of `pkg` ships libraries for, where recorded (bitsandbytes). */
+  cudaLibraries(pkg: string, version: string): schema.CudaLibraries | undefined {
+    return this.data.companions.cudaLibraries.find(
+      (row) => row.package === pkg && safeSatisfies(version, row.versions),
+    );
+  }
+
   /** Releases that ship a wheel for a CUDA version (`12.8`), oldest first. */
   torchReleasesWithCuda(cuda: string): readonly TorchRelease[] {
     const tag = tagFromCuda(cuda);

@@ -116,7 +116,20 @@ export const CompanionPin = z.strictObject({
   ...sourced,
 });
 export type CompanionPin = z.infer<typeof CompanionPin>;
-export const Companions = z.strictObject({ description: z.string(), pins: z.array(CompanionPin) });
+/** The CUDA majors a package ships libraries for, by release range (bitsandbytes loads the one of torch's CUDA). */
+export const CudaLibraries = z.strictObject({
+  package: z.string(),
+  /** PEP 440 specifier of the releases the row covers. */
+  versions: z.string(),
+  cudaMajors: z.array(z.number().int()),
+  ...sourced,
+});
+export type CudaLibraries = z.infer<typeof CudaLibraries>;
+export const Companions = z.strictObject({
+  description: z.string(),
+  pins: z.array(CompanionPin),
+  cudaLibraries: z.array(CudaLibraries),
+});
 
 /** NVIDIA's product lines, as the cuda-gpus page sections them; forward compatibility depends on it. */
 export const GpuClass = z.enum(['data-center', 'workstation', 'geforce', 'jetson']);

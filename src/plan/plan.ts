@@ -25,6 +25,7 @@ import { parseFile } from '../parsers/index.js';
 import { affectedFiles } from '../reader.js';
 import { cudaMajor, cudaMajorMinor, minorOf, publicVersion, tagFromCuda } from '../knowledge/versions.js';
 import { compareDotted } from '../util/dotted.js';
+import { compare as comparePep440 } from '@renovatebot/pep440';
 import { merged } from '../verify.js';
 
 export interface PlanStep {
@@ -449,11 +450,14 @@ function familyVersion(
   // A pin of the torch minor (abi: minor, torchtext 0.18.0) serves every torch of that minor.
   const serves = (row: (typeof pins)[number], torch: string): boolean =>
     row.torch === torch || (row.abi === 'minor' && minorOf(row.torch) === minorOf(torch));
-  if (!pins.some((row) => row.version === publicVersion(pkg.exact!) && serves(row, current.version))) return undefined;
+  const own = pins.filter((row) => row.version === publicVersion(pkg.exact!));
+  if (!own.some((row) => serves(row, current.version))) return undefined;
+  // A release that already serves the new torch (the same torch in another CUDA build) stays as it is.
+  if (own.some((row) => serves(row, release.version))) return undefined;
   const next = pins
     .filter((row) => serves(row, release.version) && row.confidence !== 'unverified')
     .map((row) => row.version)
-    .sort(compareDotted)
+    .sort(comparePep440)
     .at(-1);
   return next ?? null;
 }

@@ -230,6 +230,37 @@ describe('cuda-gatekeeper plan', () => {
     });
     expect(cli(dir, 'plan')).toMatchObject({ code: 2, err: expect.stringContaining('--cuda') });
   });
+
+  it('moves the packages built for one torch with it, naming the release (issue 50, item 10), and leaves them when torch stays', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cgk-plan-companions-'));
+    writeFileSync(
+      join(dir, 'requirements.txt'),
+      codeBlock`
+        --extra-index-url https://download.pytorch.org/whl/cu126
+        torch==2.7.1+cu126
+        vllm==0.10.1.1
+        xformers==0.0.31.post1
+      `,
+    );
+    const steps = (cuda: string) =>
+      (
+        JSON.parse(cli(dir, 'plan', '--cuda', cuda, '--format', 'json', '--baseline', 'none').out) as {
+          steps: { what: string; to: string }[];
+        }
+      ).steps.map((step) => `${step.what}: ${step.to}`);
+    // torch 2.7.1 has a cu128 build: torch stays, and so do vllm and xformers.
+    expect(steps('12.8')).toEqual([
+      'index URL: --extra-index-url https://download.pytorch.org/whl/cu128',
+      'torch: torch==2.7.1+cu128',
+    ]);
+    // CUDA 13 needs torch 2.9: vllm and xformers move to their releases for it.
+    expect(steps('13.0')).toEqual([
+      'index URL: --extra-index-url https://download.pytorch.org/whl/cu130',
+      'torch: torch==2.9.1+cu130',
+      'vllm: vllm==0.15.0',
+      'xformers: xformers==0.0.33.post2',
+    ]);
+  });
 });
 
 describe('never reading outside the repository', () => {
