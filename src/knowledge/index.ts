@@ -608,6 +608,32 @@ export class KnowledgeBase {
     return releases.at(-1);
   }
 
+  /**
+   * The NVIDIA_REQUIRE_CUDA an nvidia/cuda image of `version` carries (amd64), as NVIDIA's Dockerfiles write it;
+   * undefined for a version not recorded.
+   */
+  nvidiaCudaRequire(version: string): { readonly value: string; readonly record: Sourced } | undefined {
+    const table = this.data.images.nvidiaCuda.requireCuda;
+    const row = table.rows.find((candidate) => candidate.versions.includes(version));
+    if (!row) return undefined;
+    const terms = row.branches.flatMap((branch) =>
+      row.brands.map((brand) => `brand=${brand},driver>=${branch},driver<${branch + 1}`),
+    );
+    return { value: [`cuda>=${minorOf(version)}`, ...terms].join(' '), record: table };
+  }
+
+  /**
+   * The CUDA version a driver reports (nvidia-smi's "CUDA Version", NVML's nvmlSystemGetCudaDriverVersion): the newest
+   * CUDA whose first release's Table 3 minimum it meets (535.183.01 → 12.2, 550.54.14 → 12.4, 580.65.06 → 13.0).
+   */
+  driverCuda(driver: string): string | undefined {
+    let found: string | undefined;
+    for (const release of this.data.drivers.releases)
+      if (release.linux && /\.0$/.test(release.version) && compareDotted(driver, release.linux) >= 0)
+        found = minorOf(release.version);
+    return found;
+  }
+
   /** A CUDA release NVIDIA published no nvidia/cuda image for (11.0.1, 11.4.4). */
   nvidiaCudaWithoutTags(version: string): Sourced | undefined {
     const row = this.data.images.nvidiaCuda.releasesWithoutTags;

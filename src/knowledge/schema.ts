@@ -194,6 +194,17 @@ export const Images = z.strictObject({
     deletedTags: z.strictObject({ versions: z.array(dotted), majors: z.array(z.number().int()), ...sourced }),
     releasesWithoutTags: z.strictObject({ versions: z.array(dotted), ...sourced }),
     supportPolicy: z.strictObject({ text: z.string(), ...sourced }),
+    requireCuda: z.strictObject({
+      description: z.string(),
+      rows: z.array(
+        z.strictObject({
+          versions: z.array(dotted).min(1),
+          branches: z.array(z.number().int()),
+          brands: z.array(z.string().min(1)),
+        }),
+      ),
+      ...sourced,
+    }),
   }),
   pytorchImages: z.strictObject({
     repository: z.string(),
