@@ -7,6 +7,7 @@ import { defineRule, helpText, type Draft, type Reporter, type RuleContext } fro
 import { selectPools, type Selection } from '../../src/analysis/placement.js';
 import { cudaMajor } from '../../src/knowledge/versions.js';
 import { compareDotted } from '../../src/util/dotted.js';
+import { stageRequirements, startOn, type StageRequirements } from './toolkit-start.js';
 
 /** The help of a finding judged on the pools: each pool's own why, and where the workload is scheduled. */
 const PER_POOL = 'Per pool: {{reasons}}{{pinned}}';
@@ -28,6 +29,9 @@ const HELPS = {
   noDockerfile:
     "Without the Dockerfile, the image's CUDA is known only from its name{{says}}. Correct the path (it is read from the repository root). {{images}}",
   unknownImage: '{{why}} {{images}}',
+  refusedEverywhere: 'Per pool: {{reasons}}{{pinned}}',
+  refused:
+    'The NVIDIA Container Toolkit\'s legacy path (docker run --gpus, the nvidia runtime before toolkit 1.18, mode = "legacy") evaluates the image\'s NVIDIA_REQUIRE_CUDA on every GPU and refuses to start the container: "{{condition}}" (driver {{driver}} reports CUDA {{driverCuda}}; no brand term admits {{gpus}}). Use an image whose CUDA the driver supports, upgrade the driver, or start containers through CDI (which does not check it). Source: {{source}}',
   requireCudaBrand:
     "The container starts when any space-separated term holds; on the fleet's driver only terms that name a GPU brand do. Source: {{source}}",
   requireCuda:
@@ -56,6 +60,9 @@ export default defineRule({
     driverInImage:
       '{{name}} installs NVIDIA driver {{branch}} libraries into the image; they must match the host kernel driver{{fleetNote}}',
     noPool: '{{subject}} needs CUDA {{cuda}}, which no pool of the fleet can run: {{fails}}',
+    refused: '{{subject}}: the NVIDIA Container Toolkit refuses to start it on driver {{driver}} ({{condition}})',
+    refusedEverywhere:
+      '{{subject}}: the NVIDIA Container Toolkit refuses to start it on every pool it may run on, {{pools}} ({{condition}})',
     somePools: '{{subject}} needs CUDA {{cuda}}: it runs on {{runs}}, not on {{fails}}',
     poolsCompat: '{{subject}} targets CUDA {{cuda}}: {{how}}',
     pinned: '{{subject}} needs CUDA {{cuda}}, which no pool it is scheduled on can run: {{fails}}',
@@ -138,6 +145,31 @@ function withOrigin(claim: CudaClaim, report: Reporter): Reporter {
 }
 
 const MVC = 'https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html';
+const TOOLKIT =
+  'libnvidia-container src/cli/dsl.c and configure.c; NVIDIA/nvidia-container-toolkit#1470 (CDI modes do not check NVIDIA_REQUIRE_*)';
+
+/** A pool's nodes refuse the container on the legacy path: the draft a pool verdict carries. */
+function refusedDraft(
+  claim: CudaClaim,
+  pool: Pool,
+  condition: string,
+  requirements: StageRequirements,
+  kb: KnowledgeBase,
+): Draft {
+  return {
+    messageId: 'refused',
+    data: {
+      subject: claim.subject,
+      condition,
+      driver: pool.driver,
+      driverCuda: kb.driverCuda(pool.driver) ?? 'not known',
+      gpus: pool.gpus.length ? pool.gpus.join(', ') : 'GPUs the pool does not name',
+      source: `${cite(requirements.record)}; ${TOOLKIT}`,
+    },
+    file: claim.file,
+    span: claim.span,
+  };
+}
 const FORWARD = 'https://docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html';
 const REQUIRE = 'https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/docker-specialized.html';
 
@@ -359,10 +391,18 @@ function checkPools(
   };
   eachClaim(units, kb, (claim, compat, unit) => {
     const selection = selectionOf(unit);
+    const requirements = stageRequirements(claim, kb);
+    // Pools whose runtime is not said, where the legacy path would refuse the container: the message names both.
+    const unsaid: string[] = [];
     const verdicts: PoolVerdict[] = selection.pools.map((pool) => {
       const [draft] = collect((probe) =>
         checkClaim(claim, { driver: pool.driver, compat, forward: poolForwardCompat(pool, stated, kb) }, kb, probe),
       );
+      const start = requirements ? startOn(pool, requirements, kb) : undefined;
+      if (start && 'refused' in start && pool.runtime === 'legacy')
+        return { pool, tier: 'fails', draft: refusedDraft(claim, pool, start.refused, requirements!, kb) };
+      if (start && 'refused' in start && pool.runtime === undefined)
+        unsaid.push(`${pool.name}: ${helpText(HELPS, refusedDraft(claim, pool, start.refused, requirements!, kb))}`);
       if (!draft) return { pool, tier: 'runs' };
       const tier = draft.messageId === 'minor' ? 'minor' : draft.messageId === 'forwardCompat' ? 'forward' : 'fails';
       return { pool, tier, draft };
@@ -392,16 +432,41 @@ function checkPools(
       list.map((verdict) => `${verdict.pool.name} (driver ${verdict.pool.driver})`).join(', ');
     const failing = verdicts.filter((verdict) => verdict.tier === 'fails');
     const running = verdicts.filter((verdict) => verdict.tier !== 'fails');
-    const reasons = verdicts
-      .filter((verdict): verdict is Extract<PoolVerdict, { draft: Draft }> => verdict.tier !== 'runs')
-      .map((verdict) => `${verdict.pool.name}: ${helpText(HELPS, verdict.draft) ?? ''}`)
-      .join(' ');
+    const reasons = [
+      ...verdicts
+        .filter((verdict): verdict is Extract<PoolVerdict, { draft: Draft }> => verdict.tier !== 'runs')
+        .map((verdict) => `${verdict.pool.name}: ${helpText(HELPS, verdict.draft) ?? ''}`),
+      ...(unsaid.length
+        ? [
+            `Where the runtime is not said (${unsaid.map((line) => line.split(':')[0]).join(', ')}): under CDI (the nvidia runtime's default from toolkit 1.18.0) the container starts as above; in legacy mode it does not. ${unsaid.join(' ')} Say runtime: legacy or cdi for the pool in the baseline.`,
+          ]
+        : []),
+    ].join(' ');
     const unverified = verdicts.some((verdict) => verdict.tier !== 'runs' && verdict.draft.unverified === true);
     const cuda = claimCuda(claim);
     const pinned = selection.narrowed
       ? ` It is scheduled only on ${selection.pools.map((pool) => pool.name).join(', ')} (${selection.by.join(', ')}).`
       : '';
     const common = { file: claim.file, span: claim.span, unverified };
+    const refusals = failing.filter(
+      (verdict): verdict is Extract<PoolVerdict, { draft: Draft }> =>
+        verdict.tier === 'fails' && verdict.draft.messageId === 'refused',
+    );
+    if (failing.length > 0 && running.length === 0 && refusals.length === failing.length) {
+      // Refused by the container toolkit everywhere it may run: said as that, not as a driver it lacks.
+      reportClaim({
+        messageId: 'refusedEverywhere',
+        data: {
+          subject: claim.subject,
+          pools: named(refusals),
+          condition: String(refusals[0]!.draft.data?.condition ?? ''),
+          reasons,
+          pinned,
+        },
+        ...common,
+      });
+      return true;
+    }
     if (failing.length > 0) {
       reportClaim({
         messageId: running.length === 0 ? (selection.narrowed ? 'pinned' : 'noPool') : 'somePools',
@@ -472,6 +537,8 @@ function tierReason(claim: CudaClaim, verdict: Extract<PoolVerdict, { draft: Dra
   if (verdict.tier === 'minor')
     return `CUDA ${cuda} under minor-version compatibility (all of it needs driver >= ${data.needed})`;
   if (verdict.tier === 'forward') return `CUDA ${cuda} through forward compatibility (${data.package} in the image)`;
+  if (verdict.draft.messageId === 'refused')
+    return `the container toolkit refuses it in legacy mode: ${data.condition} (driver ${verdict.pool.driver} is CUDA ${data.driverCuda})`;
   // 'major' names the major's floor, 'release' the release's own row.
   return `CUDA ${cuda} needs driver >= ${data.floor ?? data.needed}, the pool runs ${verdict.pool.driver}`;
 }

@@ -65,6 +65,12 @@ export const BaselineFile = z.strictObject({
                 "Its GPUs' product line: forward compatibility (cuda-compat) works on data-center and Jetson GPUs only",
               ),
             nodes: z.number().int().positive().optional().describe('How many nodes it has'),
+            runtime: z
+              .enum(['legacy', 'cdi'])
+              .optional()
+              .describe(
+                'How its nodes start GPU containers: legacy (docker run --gpus, the nvidia runtime before toolkit 1.18, mode = "legacy") checks the image\'s NVIDIA_REQUIRE_CUDA and refuses what it does not meet; cdi (the nvidia runtime\'s default from 1.18.0, native CDI) never checks it',
+              ),
             labels: z
               .record(z.string(), z.string())
               .optional()
@@ -211,6 +217,8 @@ export interface Pool {
   readonly class?: 'data-center' | 'workstation' | 'geforce' | 'jetson';
   readonly nodes?: number;
   readonly labels: Readonly<Record<string, string>>;
+  /** How its nodes start GPU containers: legacy checks NVIDIA_REQUIRE_*, cdi does not; unset when not said. */
+  readonly runtime?: 'legacy' | 'cdi';
 }
 
 export interface Waiver {
@@ -268,6 +276,7 @@ export function resolveBaseline(file: BaselineFile): Baseline {
       ...(pool.class ? { class: pool.class } : {}),
       ...(pool.nodes !== undefined ? { nodes: pool.nodes } : {}),
       labels: pool.labels ?? {},
+      ...(pool.runtime ? { runtime: pool.runtime } : {}),
     })),
     images: Object.fromEntries(
       Object.entries(file.images ?? {}).map(([name, path]) => [imageName(name), path.replace(/^\.\//, '')]),
