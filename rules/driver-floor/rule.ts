@@ -239,7 +239,7 @@ function checkClaim(
               ? ` Here ${forward.reason}.`
               : ''
             : ` ${forward.reason ? `Here ${forward.reason}; say` : 'Say'} which fleet this is with gpus: [...] or driver.forwardCompat: true (data-center) or false in the baseline.`,
-          sources: `${cite(pkg)}; ${FORWARD}`,
+          sources: `${imageSource(claim)}${cite(pkg)}; ${FORWARD}`,
         },
         file: claim.file,
         span: claim.span,
@@ -267,7 +267,7 @@ function checkClaim(
           floor: floor.linux,
           major,
           compatNote,
-          sources: `${cite(need.row)}; ${MVC}`,
+          sources: `${imageSource(claim)}${cite(need.row)}; ${MVC}`,
         },
         file: claim.file,
         span: claim.span,
@@ -284,7 +284,7 @@ function checkClaim(
         fleet,
         compatNote,
         previous: major - 1,
-        sources: `${cite(floor)}; ${MVC}`,
+        sources: `${imageSource(claim)}${cite(floor)}; ${MVC}`,
       },
       file: claim.file,
       span: claim.span,
@@ -302,7 +302,7 @@ function checkClaim(
       fleet,
       major,
       row: rowLabel(need),
-      sources: `${cite(need.row)}; ${MVC}`,
+      sources: `${imageSource(claim)}${cite(need.row)}; ${MVC}`,
     },
     file: claim.file,
     span: claim.span,
@@ -310,6 +310,18 @@ function checkClaim(
     unverified,
   });
   return true;
+}
+
+/**
+ * Where an NGC image's CUDA comes from, for the sources of its finding: the release notes row, or the tag that names it.
+ * Other claims carry their CUDA in what is written (a tag, a wheel's local version), which the message quotes.
+ */
+function imageSource(claim: CudaClaim): string {
+  const image = claim.image;
+  if (claim.kind !== 'image' || image?.registry !== 'nvcr.io') return '';
+  return claim.record
+    ? `${claim.subject} is CUDA ${claim.cuda}: ${cite(claim.record)}; `
+    : `${claim.subject} names CUDA ${claim.cuda} in its tag; `;
 }
 
 /** The driver table row a release's need comes from: `12.4 Update 1`, or `…, nearest published row`. */

@@ -338,24 +338,38 @@ function imageClaim(file: ParsedFile, image: ImageFact, kb: KnowledgeBase): Cuda
       image,
     });
   }
-  if (image.registry === 'nvcr.io' && image.repository === 'nvidia/pytorch') {
-    const row = kb.ngcPytorch(image.tag);
-    if (!row) return undefined;
-    const cuda = row.cuda ?? (row.cudaMajor !== undefined ? String(row.cudaMajor) : undefined);
-    if (!cuda) return undefined;
-    return cudaClaim({
+  if (image.registry === 'nvcr.io' && image.repository.startsWith('nvidia/'))
+    return ngcImageClaim(file, image, kb);
+  return undefined;
+}
+
+/**
+ * An NGC container's CUDA: its release-notes row (PyTorch's own rows, then every other repository's), else a CUDA
+ * that the tag itself names (`cuda-dl-base:25.03-cuda12.8-devel-ubuntu24.04`).
+ */
+function ngcImageClaim(file: ParsedFile, image: ImageFact, kb: KnowledgeBase): CudaClaim | undefined {
+  const tag = image.tag!;
+  const claim = (cuda: string, precision: 'minor' | 'major', record?: Sourced): CudaClaim =>
+    cudaClaim({
       kind: 'image',
       file,
       stage: image.stage,
       cuda,
-      precision: row.cuda ? 'minor' : 'major',
+      precision,
       span: image.span,
-      subject,
+      subject: image.reference,
       image,
-      record: row,
+      record,
     });
+  const pytorch = image.repository === 'nvidia/pytorch' ? kb.ngcPytorch(tag) : undefined;
+  if (pytorch) {
+    const cuda = pytorch.cuda ?? (pytorch.cudaMajor !== undefined ? String(pytorch.cudaMajor) : undefined);
+    return cuda ? claim(cuda, pytorch.cuda ? 'minor' : 'major', pytorch) : undefined;
   }
-  return undefined;
+  const row = kb.ngcImage(image.repository, tag);
+  if (row?.cuda) return claim(row.cuda, 'minor', row);
+  const named = /^\d{2}\.\d{2}-cuda(\d+\.\d+)(?:[.-]|$)/.exec(tag);
+  return named ? claim(named[1]!, 'minor') : undefined;
 }
 
 /** An nvidia/cuda image and its tag's CUDA version and cuDNN part, as the tag spells them. */

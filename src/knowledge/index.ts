@@ -30,6 +30,7 @@ import type {
   GpuClass,
   GpuStackBuild,
   Images,
+  NgcImage,
   NgcPytorch,
   OsSuffix,
   Sourced,
@@ -48,6 +49,7 @@ export type {
   Gpu,
   GpuClass,
   GpuStackBuild,
+  NgcImage,
   NgcPytorch,
   Sourced,
   TensorflowRelease,
@@ -662,6 +664,21 @@ export class KnowledgeBase {
 
   ngcPytorch(tag: string): NgcPytorch | undefined {
     return this.data.images.ngcPytorch.find((row) => row.tag === tag);
+  }
+
+  /** An NGC container tag's row (`nvidia/tritonserver`, `23.05-py3`), for repositories other than PyTorch's rows. */
+  ngcImage(repository: string, tag: string): NgcImage | undefined {
+    return this.cached('ngcImage', `${repository}:${tag}`, () =>
+      this.data.images.ngc.find((row) => row.repository === repository && row.tag === tag),
+    );
+  }
+
+  /** Every known tag of an NGC repository (its PyTorch rows included), for the nearest tags of one that is not. */
+  ngcTags(repository: string): readonly string[] {
+    return this.cached('ngcTags', repository, () => [
+      ...(repository === 'nvidia/pytorch' ? this.data.images.ngcPytorch.map((row) => row.tag) : []),
+      ...this.data.images.ngc.filter((row) => row.repository === repository).map((row) => row.tag),
+    ]);
   }
 
   // ------------------------------------------------------------------ other GPU stacks

@@ -181,6 +181,22 @@ export const NgcPytorch = z.strictObject({
   ...sourced,
 });
 export type NgcPytorch = z.infer<typeof NgcPytorch>;
+
+/** An NGC container tag other than the PyTorch rows: the CUDA inside it, and what its release notes say. */
+export const NgcImage = z.strictObject({
+  /** `nvidia/tritonserver` (on nvcr.io). */
+  repository: z.string().regex(/^nvidia\/[a-z0-9._-]+$/),
+  tag: z.string().min(1),
+  /** The CUDA inside (X.Y.Z, or X.Y where the source gives no patch); absent where only the tag is known to exist. */
+  cuda: dotted.optional(),
+  /** The minimum driver the release notes state, as written. */
+  driver: z.string().optional(),
+  /** The older branches the release notes allow on data-center GPUs, as written. */
+  dataCenterDrivers: z.string().optional(),
+  frameworks: z.record(z.string(), z.string()).optional(),
+  ...sourced,
+});
+export type NgcImage = z.infer<typeof NgcImage>;
 export const Images = z.strictObject({
   description: z.string(),
   nvidiaCuda: z.strictObject({
@@ -213,6 +229,7 @@ export const Images = z.strictObject({
     ...sourced,
   }),
   ngcPytorch: z.array(NgcPytorch),
+  ngc: z.array(NgcImage),
 });
 export type Images = z.infer<typeof Images>;
 

@@ -21,6 +21,7 @@ describe('data files', () => {
       ...data.gpus.gpus,
       ...data.gpus.computeCapabilities,
       ...data.images.ngcPytorch,
+      ...data.images.ngc,
       ...data.tensorflow.releases,
       ...data.cudnn.releases,
     ];
@@ -282,6 +283,30 @@ describe('images', () => {
     expect(kb.ngcPytorch('24.05-py3')).toMatchObject({ cuda: '12.4.1' });
     expect(kb.ngcPytorch('25.12-py3')).toMatchObject({ cuda: '13.1.0' });
     expect(kb.ngcPytorch('23.01-py3')).toBeUndefined();
+  });
+
+  it('reads the CUDA of NGC containers other than PyTorch from their release notes', () => {
+    // Triton release notes 25.10: "based on CUDA 13.0.2"; TensorRT 24.08 on CUDA 12.6.
+    expect(kb.ngcImage('nvidia/tritonserver', '25.10-py3')?.cuda).toBe('13.0.2');
+    expect(kb.ngcImage('nvidia/tritonserver', '25.10-vllm-python-py3')?.cuda).toBe('13.0.2');
+    expect(kb.ngcImage('nvidia/tritonserver', '99.99-py3')).toBeUndefined();
+    expect(kb.ngcTags('nvidia/pytorch')).toContain('24.05-py3');
+  });
+
+  it('keeps NGC rows that agree with what their tags say', () => {
+    const rows = loadData().images.ngc;
+    for (const row of rows) {
+      // A monthly tag (YY.MM-…) names a month; a release tag (nemo-rl's v0.5.0) names none. A tag that names its
+      // CUDA (cuda-dl-base) names the row's CUDA.
+      const month = /^\d{2}\.(\d{2})/.exec(row.tag)?.[1];
+      if (month) expect(Number(month), `${row.repository}:${row.tag}`).toBeGreaterThanOrEqual(1);
+      if (month) expect(Number(month), `${row.repository}:${row.tag}`).toBeLessThanOrEqual(12);
+      else expect(row.tag, `${row.repository}:${row.tag}`).toMatch(/^v\d+\.\d+/);
+      const named = /-cuda(\d+\.\d+)/.exec(row.tag)?.[1];
+      if (named && row.cuda) expect(row.cuda.startsWith(named), `${row.repository}:${row.tag}`).toBe(true);
+    }
+    const keys = rows.map((row) => `${row.repository}:${row.tag}`);
+    expect(new Set(keys).size).toBe(keys.length);
   });
 });
 
