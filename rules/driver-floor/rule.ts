@@ -313,12 +313,12 @@ function checkClaim(
 }
 
 /**
- * Where an NGC image's CUDA comes from, for the sources of its finding: the release notes row, or the tag that names it.
- * Other claims carry their CUDA in what is written (a tag, a wheel's local version), which the message quotes.
+ * Where an NGC or vendor image's CUDA comes from, for the sources of its finding: the release notes or build row, or
+ * the tag that names it. nvidia/cuda tags and wheels carry their CUDA in what is written, which the message quotes.
  */
 function imageSource(claim: CudaClaim): string {
-  const image = claim.image;
-  if (claim.kind !== 'image' || image?.registry !== 'nvcr.io') return '';
+  if (claim.kind !== 'image' || !claim.image) return '';
+  if (!claim.record && claim.image.registry !== 'nvcr.io') return '';
   return claim.record
     ? `${claim.subject} is CUDA ${claim.cuda}: ${cite(claim.record)}; `
     : `${claim.subject} names CUDA ${claim.cuda} in its tag; `;

@@ -340,6 +340,19 @@ function imageClaim(file: ParsedFile, image: ImageFact, kb: KnowledgeBase): Cuda
   }
   if (image.registry === 'nvcr.io' && image.repository.startsWith('nvidia/'))
     return ngcImageClaim(file, image, kb);
+  const vendor = kb.vendorImage(image.registry ? `${image.registry}/${image.repository}` : image.repository, image.tag);
+  if (vendor)
+    return cudaClaim({
+      kind: 'image',
+      file,
+      stage: image.stage,
+      cuda: vendor.cuda,
+      precision: 'minor',
+      span: image.span,
+      subject,
+      image,
+      record: vendor.record,
+    });
   return undefined;
 }
 

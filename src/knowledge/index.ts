@@ -33,6 +33,7 @@ import type {
   NgcImage,
   NgcPytorch,
   OsSuffix,
+  VendorImage,
   Sourced,
   TensorflowRelease,
   TorchRelease,
@@ -52,6 +53,7 @@ export type {
   NgcImage,
   NgcPytorch,
   Sourced,
+  VendorImage,
   TensorflowRelease,
   TorchRelease,
 };
@@ -681,6 +683,35 @@ export class KnowledgeBase {
     ]);
   }
 
+  /**
+   * A vendor image's CUDA (vLLM, SGLang, text-generation-inference, Ray): the row for its tag (a per-architecture tag,
+   * `v0.10.1-x86_64`, as its multi-architecture tag), else a `-cuXY` part of the tag where the image's tags name
+   * their CUDA that way. `precision` says whether the patch is known.
+   */
+  vendorImage(name: string, tag: string): VendorCuda | undefined {
+    return this.cached('vendorImage', `${name}:${tag}`, () => {
+      const rows = this.data.images.vendor;
+      const row =
+        rows.find((r) => r.name === name && r.tag === tag) ??
+        rows.find((r) => r.name === name && r.tag === tag.replace(/-(?:x86_64|aarch64|amd64|arm64)$/, ''));
+      if (row) return { cuda: row.cuda, record: row };
+      const grammar = this.data.images.cudaTagSuffix;
+      if (!grammar.names.includes(name)) return undefined;
+      const digits = /(?:^|-)cu(\d)(\d{1,2})(?:-|$)/.exec(tag);
+      if (!digits) return undefined;
+      // cu118 → 11.8, cu121 → 12.1, cu92 → 9.2.
+      const [major, minor] = digits[2]!.length === 2 ? [digits[1]! + digits[2]![0], digits[2]![1]] : [digits[1], digits[2]];
+      return { cuda: `${Number(major)}.${Number(minor)}`, record: grammar };
+    });
+  }
+
+  /** Whether the knowledge has tags of this vendor image (a tag it lacks is then newer, or not the image's). */
+  hasVendorImage(name: string): boolean {
+    return this.cached('hasVendorImage', name, () =>
+      this.data.images.vendor.some((row) => row.name === name) || this.data.images.cudaTagSuffix.names.includes(name),
+    );
+  }
+
   // ------------------------------------------------------------------ other GPU stacks
 
   /**
@@ -747,6 +778,13 @@ function gpuNameMatches(wanted: string, name: string): boolean {
     /^[A-Z]/.test(compactWanted.slice(compactName.length)) &&
     !/^[A-Z]\b/.test(wanted.slice(name.length).trim())
   );
+}
+
+/** What a vendor image's tag says of its CUDA, and the record that says it. */
+export interface VendorCuda {
+  /** `12.9.1`, or `12.1` where only the tag's `-cu121` says it. */
+  readonly cuda: string;
+  readonly record: Sourced;
 }
 
 /** A one-line citation for help texts: the first source, plus "unverified" where that applies. */

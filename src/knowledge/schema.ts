@@ -197,6 +197,16 @@ export const NgcImage = z.strictObject({
   ...sourced,
 });
 export type NgcImage = z.infer<typeof NgcImage>;
+/** A vendor's image tag (vLLM, SGLang, text-generation-inference) and the CUDA of its nvidia/cuda base. */
+export const VendorImage = z.strictObject({
+  /** The image's name as a reference spells it without tag, Docker Hub's without registry (`vllm/vllm-openai`). */
+  name: z.string().regex(/^[a-z0-9][a-z0-9._/-]*$/),
+  tag: z.string().min(1),
+  cuda: dotted,
+  ...sourced,
+});
+export type VendorImage = z.infer<typeof VendorImage>;
+
 export const Images = z.strictObject({
   description: z.string(),
   nvidiaCuda: z.strictObject({
@@ -230,6 +240,9 @@ export const Images = z.strictObject({
   }),
   ngcPytorch: z.array(NgcPytorch),
   ngc: z.array(NgcImage),
+  vendor: z.array(VendorImage),
+  /** Images whose tags name their CUDA as a `-cuXY` part (Ray's `2.40.0-py310-cu121`). */
+  cudaTagSuffix: z.strictObject({ names: z.array(z.string()), ...sourced }),
 });
 export type Images = z.infer<typeof Images>;
 
