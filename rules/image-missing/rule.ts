@@ -34,6 +34,7 @@ export default defineRule({
     cudnnSpelling: 'nvidia/cuda tags for CUDA {{cuda}} spell cuDNN as "-{{expected}}-", not "-{{found}}-"',
     deleted: 'nvidia/cuda:{{tag}} is end-of-life; NVIDIA deletes such tags six months after end of life',
     os: 'nvidia/cuda {{cuda}} images are not published for {{os}}{{osVersion}} ({{rule}})',
+    ngcMonth: '{{image}} does not exist: NGC tags are YY.MM-… (the release month), and there is no month {{month}}',
   },
   // `source` cites the knowledge record a finding rests on; `note` is that record's own words.
   helps: {
@@ -51,20 +52,16 @@ export default defineRule({
       'cuDNN tags are -cudnn8- up to 12.2.2, -cudnn9- for 12.3.2 and version-less -cudnn- (cuDNN 9) from 12.4.1. Source: {{source}}',
     deleted: `{{policy}}{{move}} Sources: {{source}}; ${POLICY}`,
     os: '{{note}}Source: {{source}}',
+    ngcMonth: 'NGC containers are released monthly and tagged by year and month.{{nearest}} Source: {{source}}',
   },
   check({ files, kb, report }) {
     for (const file of files) {
-      for (const image of file.images) {
+      // A Dockerfile's FROM lines and a manifest's container images alike: a tag that does not exist fails the pull.
+      for (const image of [...file.images, ...file.containers.map((container) => container.image)]) {
         // Only a fully resolved tag can be judged: anything still holding a variable is known only at build time.
-        if (
-          !image.tag ||
-          image.unresolved ||
-          image.digest ||
-          /[$`{}]/.test(image.tag) ||
-          !kb.isNvidiaCuda(image.registry, image.repository)
-        )
-          continue;
-        checkTag(file, image, kb, report);
+        if (!image.tag || image.unresolved || image.digest || /[$`{}]/.test(image.tag)) continue;
+        if (kb.isNvidiaCuda(image.registry, image.repository)) checkTag(file, image, kb, report);
+        else if (image.registry === 'nvcr.io' && image.repository.startsWith('nvidia/')) checkNgcTag(file, image, kb, report);
       }
     }
   },
@@ -261,6 +258,49 @@ function checkTag(file: ParsedFile, image: ImageFact, kb: KnowledgeBase, report:
       unverified: row.confidence === 'unverified',
     });
   }
+}
+
+/** NGC's release notes: every container is tagged `YY.MM-<variant>` by its release month. */
+const NGC_TAGS = 'https://docs.nvidia.com/deeplearning/frameworks/support-matrix/index.html';
+
+/**
+ * An NGC tag whose month cannot be (`pytorch:25.13-py3`): the registry cannot have it. The nearest tags of the same
+ * variant the knowledge base has are offered as unsafe suggestions (which month was meant is the author's call).
+ */
+function checkNgcTag(file: ParsedFile, image: ImageFact, kb: KnowledgeBase, report: Reporter): void {
+  const tag = image.tag!;
+  const monthly = /^(\d{2})\.(\d{2})(?=[.-]|$)/.exec(tag);
+  if (!monthly) return;
+  const month = Number(monthly[2]);
+  if (month >= 1 && month <= 12) return;
+  const variant = tag.slice(monthly[0].length);
+  const when = (t: string) => Number(t.slice(0, 2)) * 12 + Number(t.slice(3, 5));
+  const wanted = Number(monthly[1]) * 12 + Math.min(Math.max(month, 1), 12);
+  const nearest = kb
+    .ngcTags(image.repository)
+    .filter((known) => /^\d{2}\.\d{2}/.test(known) && known.slice(5) === variant)
+    .sort((a, b) => Math.abs(when(a) - wanted) - Math.abs(when(b) - wanted) || when(b) - when(a))
+    .slice(0, 2);
+  const span = image.tagSpan;
+  report({
+    messageId: 'ngcMonth',
+    data: {
+      image: image.reference,
+      month: monthly[2]!,
+      nearest: nearest.length ? ` The nearest tags the knowledge base knows: ${nearest.join(', ')}.` : '',
+      source: NGC_TAGS,
+    },
+    file,
+    span: image.span,
+    suggestions:
+      span && file.source.text.slice(span.start, span.end) === tag
+        ? nearest.map((known) => ({
+            title: `Use ${known}`,
+            safety: 'unsafe' as const,
+            edits: [{ path: file.path, range: [span.start, span.end] as const, text: known }],
+          }))
+        : [],
+  });
 }
 
 function versionFix(
