@@ -9,6 +9,7 @@ import exactPin from './exact-pin/rule.js';
 import gpuArch from './gpu-arch/rule.js';
 import imageMissing from './image-missing/rule.js';
 import imagePin from './image-pin/rule.js';
+import imageUnknown from './image-unknown/rule.js';
 import indexUrl from './index-url/rule.js';
 import invalidSuppression from './invalid-suppression/rule.js';
 import missingInclude from './missing-include/rule.js';
@@ -25,6 +26,7 @@ export const RULES: readonly AnyRule[] = [
   companionMismatch,
   gpuArch,
   imageMissing,
+  imageUnknown,
   missingInclude,
   cpuWheel,
   indexUrl,

@@ -2,6 +2,7 @@ import { resolveLinks, type Link } from './analysis/links.js';
 import { groupBy, positions } from './util/collections.js';
 import { fileBatches } from './analysis/batches.js';
 import { buildUnits, type Unit } from './analysis/units.js';
+import type { ImageLookups } from './images/lookup.js';
 import type { LoadedBaseline } from './baseline/load.js';
 import type { Baseline } from './baseline/schema.js';
 import type { FileKind, ParsedFile, Suppression } from './parsers/facts.js';
@@ -48,6 +49,8 @@ export interface GateOptions {
   readonly rules?: readonly AnyRule[];
   /** Files per batch of linked files the rules run over (default 256; tests compare other sizes). */
   readonly batchFiles?: number;
+  /** What this check read of its images from their registries (src/images), by image key. */
+  readonly images?: ImageLookups;
 }
 
 export const SUPPRESSION_RULE_ID = 'invalid-suppression';
@@ -63,7 +66,7 @@ export function gate(
   kb: KnowledgeBase,
   options: GateOptions = {},
 ): Report {
-  const checker = new Checker(baseline, kb, options);
+  const checker = new Checker(baseline, options.images ? kb.withImages(options.images) : kb, options);
   return checker.report(files.length, [checker.checkPolicy(), checker.checkFiles(files)]);
 }
 

@@ -54,7 +54,7 @@ export function gateRepository(
   kb: KnowledgeBase,
   options: RepositoryOptions = {},
 ): RepositoryCheck {
-  const checker = new Checker(baseline, kb, options);
+  const checker = new Checker(baseline, options.images ? kb.withImages(options.images) : kb, options);
   const sources: SourceFile[] = [];
   const indexOf = new Map<string, number>();
   const groups = new Groups();

@@ -28,7 +28,6 @@ const HELPS = {
     'The pods cannot be scheduled on a node of the pools the baseline lists ({{labels}}), so either the fleet in the baseline is incomplete or the selector is wrong. Pools are matched by their labels, their GPUs (nvidia.com/gpu.product, nvidia.com/gpu.compute.*), their driver (nvidia.com/cuda.driver.*) and, for the GKE, EKS and AKS node-pool labels, their names.',
   noDockerfile:
     "Without the Dockerfile, the image's CUDA is known only from its name{{says}}. Correct the path (it is read from the repository root). {{images}}",
-  unknownImage: '{{why}} {{images}}',
   refusedEverywhere: 'Per pool: {{reasons}}{{pinned}}',
   refused:
     'The NVIDIA Container Toolkit\'s legacy path (docker run --gpus, the nvidia runtime before toolkit 1.18, mode = "legacy") evaluates the image\'s NVIDIA_REQUIRE_CUDA on every GPU and refuses to start the container: "{{condition}}" (driver {{driver}} reports CUDA {{driverCuda}}; no brand term admits {{gpus}}). Use an image whose CUDA the driver supports, upgrade the driver, or start containers through CDI (which does not check it). Source: {{source}}',
@@ -69,8 +68,6 @@ export default defineRule({
     unmatched: '{{workload}} container {{container}}: {{why}}, so it is judged on every pool',
     noDockerfile:
       '{{workload}} container {{container}}: {{path}}, named as the Dockerfile of {{image}}, is not in the repository',
-    unknownImage:
-      "{{workload}} container {{container}} gets NVIDIA GPUs, but the CUDA of {{image}} is not known, so the fleet's drivers cannot be checked against it",
   },
   helps: HELPS,
   check({ units, files, kb, baseline, report, verdict }) {
@@ -98,8 +95,8 @@ const IMAGES_HELP =
   'Name the Dockerfile that builds it: `images: { "<image name>": "<path to Dockerfile>" }` in the baseline, or the annotation `cuda-gatekeeper.io/dockerfile: <path>` on the workload or its pod template.';
 
 /**
- * What a GPU container leaves unjudged, said rather than passed in silence: a node selection that matches no pool, a
- * Dockerfile named for its image that is not there, an image whose CUDA nothing says.
+ * What a GPU container leaves unjudged, said rather than passed in silence: a Dockerfile named for its image that is
+ * not there (an image whose CUDA nothing says is image-unknown's).
  */
 function checkContainers(units: readonly Unit[], report: Reporter): void {
   for (const unit of units) {
@@ -119,20 +116,6 @@ function checkContainers(units: readonly Unit[], report: Reporter): void {
         file: unit.root,
         span: fact.dockerfile!.span,
         severity: 'warning',
-      });
-    } else if (container.claims.length === 0) {
-      report({
-        messageId: 'unknownImage',
-        data: {
-          ...base,
-          why: fact.image.unresolved
-            ? `The image is not a reference here (${fact.image.unresolved}): check the rendered manifest (kustomize build, helm template) instead.`
-            : 'Its tag names no CUDA version.',
-          images: IMAGES_HELP,
-        },
-        file: unit.root,
-        span: fact.span,
-        severity: 'notice',
       });
     }
   }

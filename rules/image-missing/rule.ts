@@ -35,6 +35,7 @@ export default defineRule({
     deleted: 'nvidia/cuda:{{tag}} is end-of-life; NVIDIA deletes such tags six months after end of life',
     os: 'nvidia/cuda {{cuda}} images are not published for {{os}}{{osVersion}} ({{rule}})',
     ngcMonth: '{{image}} does not exist: NGC tags are YY.MM-… (the release month), and there is no month {{month}}',
+    registry: '{{image}} does not exist: {{reason}}',
   },
   // `source` cites the knowledge record a finding rests on; `note` is that record's own words.
   helps: {
@@ -53,15 +54,21 @@ export default defineRule({
     deleted: `{{policy}}{{move}} Sources: {{source}}; ${POLICY}`,
     os: '{{note}}Source: {{source}}',
     ngcMonth: 'NGC containers are released monthly and tagged by year and month.{{nearest}} Source: {{source}}',
+    registry:
+      'The registry was asked for this image during the check and answers that it has no such manifest, so every pull of it fails. Pick a tag the registry lists (`crane ls {{name}}`, or its web page).{{nearest}}',
   },
   check({ files, kb, report }) {
     for (const file of files) {
       // A Dockerfile's FROM lines and a manifest's container images alike: a tag that does not exist fails the pull.
       for (const image of [...file.images, ...file.containers.map((container) => container.image)]) {
         // Only a fully resolved tag can be judged: anything still holding a variable is known only at build time.
-        if (!image.tag || image.unresolved || image.digest || /[$`{}]/.test(image.tag)) continue;
-        if (kb.isNvidiaCuda(image.registry, image.repository)) checkTag(file, image, kb, report);
-        else if (image.registry === 'nvcr.io' && image.repository.startsWith('nvidia/')) checkNgcTag(file, image, kb, report);
+        if (image.unresolved || /[$`{}]/.test(image.reference)) continue;
+        if (kb.isNvidiaCuda(image.registry, image.repository)) {
+          if (image.tag && !image.digest) checkTag(file, image, kb, report);
+        } else if (
+          !(image.registry === 'nvcr.io' && image.tag && !image.digest && checkNgcTag(file, image, kb, report))
+        )
+          checkRegistry(file, image, kb, report);
       }
     }
   },
@@ -267,12 +274,13 @@ const NGC_TAGS = 'https://docs.nvidia.com/deeplearning/frameworks/support-matrix
  * An NGC tag whose month cannot be (`pytorch:25.13-py3`): the registry cannot have it. The nearest tags of the same
  * variant the knowledge base has are offered as unsafe suggestions (which month was meant is the author's call).
  */
-function checkNgcTag(file: ParsedFile, image: ImageFact, kb: KnowledgeBase, report: Reporter): void {
+function checkNgcTag(file: ParsedFile, image: ImageFact, kb: KnowledgeBase, report: Reporter): boolean {
   const tag = image.tag!;
+  if (!image.repository.startsWith('nvidia/')) return false;
   const monthly = /^(\d{2})\.(\d{2})(?=[.-]|$)/.exec(tag);
-  if (!monthly) return;
+  if (!monthly) return false;
   const month = Number(monthly[2]);
-  if (month >= 1 && month <= 12) return;
+  if (month >= 1 && month <= 12) return false;
   const variant = tag.slice(monthly[0].length);
   const when = (t: string) => Number(t.slice(0, 2)) * 12 + Number(t.slice(3, 5));
   const wanted = Number(monthly[1]) * 12 + Math.min(Math.max(month, 1), 12);
@@ -300,6 +308,26 @@ function checkNgcTag(file: ParsedFile, image: ImageFact, kb: KnowledgeBase, repo
             edits: [{ path: file.path, range: [span.start, span.end] as const, text: known }],
           }))
         : [],
+  });
+  return true;
+}
+
+/** An image its registry, asked during this check, says it does not have (404 MANIFEST_UNKNOWN or NAME_UNKNOWN). */
+function checkRegistry(file: ParsedFile, image: ImageFact, kb: KnowledgeBase, report: Reporter): void {
+  const lookup = kb.imageLookup(image);
+  if (lookup?.state !== 'missing') return;
+  const name = image.registry ? `${image.registry}/${image.repository}` : image.repository;
+  const known = image.registry === 'nvcr.io' ? kb.ngcTags(image.repository) : [];
+  report({
+    messageId: 'registry',
+    data: {
+      image: image.reference,
+      reason: lookup.reason,
+      name,
+      nearest: known.length ? ` Tags the knowledge base knows: ${known.slice(-3).join(', ')}.` : '',
+    },
+    file,
+    span: image.span,
   });
 }
 

@@ -22,13 +22,15 @@ import { SourceText } from '../parsers/source.js';
 import { defaultKnowledgeBase } from '../knowledge/index.js';
 import { packageVersion } from '../util/package-root.js';
 import { RULES } from '../../rules/index.js';
-import { ruleDocs, run, type BaselineProblem, type Checked } from '../cli/main.js';
+import { ruleDocs, runAsync, type BaselineProblem, type Checked } from '../cli/main.js';
 
 export interface ActionIo {
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly cwd: string;
   readonly out: (text: string) => void;
   readonly err: (text: string) => void;
+  /** How registries are reached (tests pass a fake registry's fetch). */
+  readonly fetch?: typeof fetch;
 }
 
 /**
@@ -82,6 +84,8 @@ function checkArguments(io: ActionIo, ref: string | undefined): string[] {
   if (ref) args.push('--baseline-ref', ref);
   const since = input(io, 'changed-since');
   if (since) args.push('--changed-since', since);
+  // The Action looks images up unless told not to (README "Images").
+  args.push(input(io, 'lookup') === 'false' ? '--offline' : '--online');
   return args;
 }
 
@@ -97,10 +101,12 @@ function event(io: ActionIo): { pull_request?: { head?: { sha?: string } } } {
 export async function action(io: ActionIo): Promise<number> {
   let checked: Checked | undefined;
   let refused: readonly BaselineProblem[] = [];
-  const status = run(checkArguments(io, baselineRef(io)), {
+  const status = await runAsync(checkArguments(io, baselineRef(io)), {
     cwd: io.cwd,
     out: io.out,
     err: io.err,
+    env: io.env,
+    ...(io.fetch ? { fetch: io.fetch } : {}),
     onReport: (result) => (checked = result),
     onInvalidBaseline: (problems) => (refused = problems),
   });

@@ -2,6 +2,7 @@ import { formatOf } from '../parsers/formats.js';
 import type { ContainerFact, ImageFact, IndexFact, PackageFact, ParsedFile } from '../parsers/facts.js';
 import type { TextEdit } from '../finding.js';
 import { latestImagePatch, type KnowledgeBase, type Sourced } from '../knowledge/index.js';
+import { configCuda } from '../images/config.js';
 import type { Span } from '../parsers/source.js';
 import {
   cudaFromDigits,
@@ -307,52 +308,98 @@ export function cudaOfName(name: string): { cuda: string; precision: 'minor' | '
 }
 
 function imageClaim(file: ParsedFile, image: ImageFact, kb: KnowledgeBase): CudaClaim | undefined {
-  if (!image.tag || image.unresolved) return undefined;
-  const subject = image.reference;
+  const known = imageCuda(image, kb);
+  if (!known) return undefined;
+  const nvidia = known.nvidiaCuda;
+  return cudaClaim({
+    kind: 'image',
+    file,
+    stage: image.stage,
+    cuda: known.cuda,
+    precision: known.precision,
+    span: image.span,
+    subject: image.reference,
+    image,
+    record: known.record,
+    rewrite: nvidia
+      ? (target) => rewriteNvidiaCudaTag({ file, image, version: nvidia.version, cudnn: nvidia.cudnn }, target, kb)
+      : undefined,
+  });
+}
+
+/** What is known of an image's CUDA, and from where. */
+export interface ImageCuda {
+  readonly cuda: string;
+  readonly precision: 'minor' | 'major';
+  /** The knowledge row, or the registry's config, it rests on (none: the tag's own grammar says it). */
+  readonly record?: Sourced;
+  /** Where the tag is read from the image's own config rather than the knowledge snapshot. */
+  readonly fromConfig: boolean;
+  /** An nvidia/cuda tag's parts (a fix can rewrite those). */
+  readonly nvidiaCuda?: { readonly version: string; readonly cudnn: string | undefined };
+}
+
+/**
+ * An image's CUDA: from the knowledge snapshot by its tag (nvidia/cuda's grammar, pytorch/pytorch's, NGC's release
+ * notes and cuda-dl-base's grammar, vendor images' rows), else from its config as the registry served it in this
+ * check (CUDA_VERSION, src/images/config.ts). Undefined where neither says.
+ */
+export function imageCuda(image: ImageFact, kb: KnowledgeBase): ImageCuda | undefined {
+  if (image.unresolved) return undefined;
+  return (image.tag ? snapshotCuda(image, image.tag, kb) : undefined) ?? configImageCuda(image, kb);
+}
+
+/** Whether the knowledge snapshot judges this image by its tag (nvidia/cuda tags are image-missing's, known or not). */
+export function snapshotKnows(image: ImageFact, kb: KnowledgeBase): boolean {
+  const name = image.registry ? `${image.registry}/${image.repository}` : image.repository;
+  return (
+    kb.isNvidiaCuda(image.registry, image.repository) ||
+    (image.tag !== undefined &&
+      (snapshotCuda(image, image.tag, kb) !== undefined || kb.toolImage(name, image.tag) !== undefined))
+  );
+}
+
+function snapshotCuda(image: ImageFact, tag: string, kb: KnowledgeBase): ImageCuda | undefined {
   if (kb.isNvidiaCuda(image.registry, image.repository)) {
-    const tag = kb.nvidiaCudaTag(image.tag);
-    if (!tag) return undefined;
-    return cudaClaim({
-      kind: 'image',
-      file,
-      stage: image.stage,
-      cuda: tag.version,
-      precision: 'minor',
-      span: image.span,
-      subject,
-      image,
-      rewrite: (target) => rewriteNvidiaCudaTag({ file, image, version: tag.version, cudnn: tag.cudnn }, target, kb),
-    });
+    const parsed = kb.nvidiaCudaTag(tag);
+    return parsed
+      ? {
+          cuda: parsed.version,
+          precision: 'minor',
+          fromConfig: false,
+          nvidiaCuda: { version: parsed.version, cudnn: parsed.cudnn },
+        }
+      : undefined;
   }
   if (!image.registry && image.repository === 'pytorch/pytorch') {
-    const tag = kb.pytorchImageTag(image.tag);
-    if (!tag) return undefined;
-    return cudaClaim({
-      kind: 'image',
-      file,
-      stage: image.stage,
-      cuda: tag.cuda,
-      precision: 'minor',
-      span: image.span,
-      subject,
-      image,
-    });
+    const parsed = kb.pytorchImageTag(tag);
+    return parsed ? { cuda: parsed.cuda, precision: 'minor', fromConfig: false } : undefined;
   }
-  if (image.registry === 'nvcr.io' && image.repository.startsWith('nvidia/'))
-    return ngcImageClaim(file, image, kb);
-  const vendor = kb.vendorImage(image.registry ? `${image.registry}/${image.repository}` : image.repository, image.tag);
-  if (vendor)
-    return cudaClaim({
-      kind: 'image',
-      file,
-      stage: image.stage,
-      cuda: vendor.cuda,
-      precision: 'minor',
-      span: image.span,
-      subject,
-      image,
-      record: vendor.record,
-    });
+  if (image.registry === 'nvcr.io' && image.repository.startsWith('nvidia/')) return ngcCuda(image.repository, tag, kb);
+  const name = image.registry ? `${image.registry}/${image.repository}` : image.repository;
+  const vendor = kb.vendorImage(name, tag);
+  if (vendor) return { cuda: vendor.cuda, precision: 'minor', record: vendor.record, fromConfig: false };
+  const tool = kb.toolImage(name, tag);
+  return tool && tool.cuda !== 'none'
+    ? { cuda: tool.cuda, precision: 'minor', record: tool.record, fromConfig: false }
+    : undefined;
+}
+
+/**
+ * Where an image is known to ship no CUDA of its own, why: a Docker Official Image, a package-manager image on a
+ * plain OS (knowledge), or a config this check read that sets no CUDA_VERSION. What runs in it brings its CUDA.
+ */
+export function imageWithoutCuda(image: ImageFact, kb: KnowledgeBase): string | undefined {
+  if (image.unresolved) return undefined;
+  if (!image.registry && !image.repository.includes('/'))
+    return 'a Docker Official Image, which ships no CUDA of its own';
+  const name = image.registry ? `${image.registry}/${image.repository}` : image.repository;
+  const tool = image.tag !== undefined ? kb.toolImage(name, image.tag) : undefined;
+  if (tool?.cuda === 'none')
+    return `a package-manager image on a plain OS, with no CUDA of its own (${tool.record.source[0]})`;
+  const lookup = kb.imageLookup(image);
+  if (lookup?.state === 'read' && !configCuda(lookup.config))
+    return `its config on ${lookup.registry} (${lookup.digest}) sets no CUDA_VERSION, so no CUDA of NVIDIA's images is in it`;
   return undefined;
 }
 
@@ -360,29 +407,35 @@ function imageClaim(file: ParsedFile, image: ImageFact, kb: KnowledgeBase): Cuda
  * An NGC container's CUDA: its release-notes row (PyTorch's own rows, then every other repository's), else a CUDA
  * that the tag itself names (`cuda-dl-base:25.03-cuda12.8-devel-ubuntu24.04`).
  */
-function ngcImageClaim(file: ParsedFile, image: ImageFact, kb: KnowledgeBase): CudaClaim | undefined {
-  const tag = image.tag!;
-  const claim = (cuda: string, precision: 'minor' | 'major', record?: Sourced): CudaClaim =>
-    cudaClaim({
-      kind: 'image',
-      file,
-      stage: image.stage,
-      cuda,
-      precision,
-      span: image.span,
-      subject: image.reference,
-      image,
-      record,
-    });
-  const pytorch = image.repository === 'nvidia/pytorch' ? kb.ngcPytorch(tag) : undefined;
+function ngcCuda(repository: string, tag: string, kb: KnowledgeBase): ImageCuda | undefined {
+  const pytorch = repository === 'nvidia/pytorch' ? kb.ngcPytorch(tag) : undefined;
   if (pytorch) {
     const cuda = pytorch.cuda ?? (pytorch.cudaMajor !== undefined ? String(pytorch.cudaMajor) : undefined);
-    return cuda ? claim(cuda, pytorch.cuda ? 'minor' : 'major', pytorch) : undefined;
+    return cuda ? { cuda, precision: pytorch.cuda ? 'minor' : 'major', record: pytorch, fromConfig: false } : undefined;
   }
-  const row = kb.ngcImage(image.repository, tag);
-  if (row?.cuda) return claim(row.cuda, 'minor', row);
+  const row = kb.ngcImage(repository, tag);
+  if (row?.cuda) return { cuda: row.cuda, precision: 'minor', record: row, fromConfig: false };
   const named = /^\d{2}\.\d{2}-cuda(\d+\.\d+)(?:[.-]|$)/.exec(tag);
-  return named ? claim(named[1]!, 'minor') : undefined;
+  return named ? { cuda: named[1]!, precision: 'minor', fromConfig: false } : undefined;
+}
+
+/** The CUDA_VERSION of the image's config, where this check read it from the registry. */
+function configImageCuda(image: ImageFact, kb: KnowledgeBase): ImageCuda | undefined {
+  const lookup = kb.imageLookup(image);
+  if (lookup?.state !== 'read') return undefined;
+  const cuda = configCuda(lookup.config);
+  if (!cuda) return undefined;
+  return {
+    cuda,
+    precision: 'minor',
+    fromConfig: true,
+    record: {
+      source: [
+        `the image's config on ${lookup.registry} (${lookup.digest}, ${lookup.config.platform}): CUDA_VERSION=${lookup.config.env.CUDA_VERSION}`,
+      ],
+      retrieved: lookup.retrieved,
+    },
+  };
 }
 
 /** An nvidia/cuda image and its tag's CUDA version and cuDNN part, as the tag spells them. */

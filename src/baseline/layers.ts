@@ -50,7 +50,7 @@ export function layerBaselines(
   if (orgConfig) {
     const origin = `${owner}/${ORG_CONFIG_REPO}:${ORG_CONFIG_PATH}@${orgConfig.commit.slice(0, 7)}`;
     const loaded = loadBaseline(`${owner}/${ORG_CONFIG_REPO}/${ORG_CONFIG_PATH}`, orgConfig.text, RULE_IDS);
-    layers.push({ origin, loaded, ...(orgConfig.commit ? { commit: orgConfig.commit } : {}) });
+    layers.push({ origin, loaded, organisation: true, ...(orgConfig.commit ? { commit: orgConfig.commit } : {}) });
     for (const problem of loaded.problems)
       problems.push({
         file: { path: loaded.source.path, source: loaded.source },

@@ -21,6 +21,8 @@ export interface Layer {
   readonly loaded: LoadedBaseline;
   /** The commit the file was read at (GitHub), for links to it. */
   readonly commit?: string;
+  /** The organisation's baseline (its config repository): the only layer that may name registry credentials. */
+  readonly organisation?: boolean;
 }
 
 export interface Weakening {
@@ -151,6 +153,15 @@ export const POLICY_KEYS: readonly KeySpec[] = [
     present: (file) => file.images !== undefined,
     apply: (result, next) => ({ ...result, images: { ...result.images, ...next.images } }),
     loosens: () => undefined,
+  },
+  {
+    path: 'registries.lookup',
+    present: (file) => file.registries?.lookup !== undefined,
+    apply: (result, next) => ({ ...result, registries: { ...result.registries, lookup: next.registries.lookup! } }),
+    loosens: (current, next) =>
+      next.registries.lookup === false && current.registries.lookup !== false
+        ? 'turning image lookups off leaves images unread that their registries would describe'
+        : undefined,
   },
   {
     path: 'files.include',
@@ -297,6 +308,19 @@ export function mergeBaselines(
         ...result,
         waivers: [...result.waivers, ...waivers.map((waiver) => ({ ...waiver, file: layer.loaded.source.path }))],
       };
+    if (file.registries?.credentials !== undefined) {
+      // Credentials leave the machine: only the organisation's layer may name them, so a repository's own file cannot
+      // have the App send the organisation's registry credentials to a host it picks.
+      if (layer.organisation)
+        result = { ...result, registries: { ...result.registries, credentials: next.registries.credentials } };
+      else
+        weakenings.push({
+          key: 'registries.credentials',
+          message:
+            "registries.credentials is read from the organisation baseline only: a repository's file cannot name where registry credentials are sent",
+          layer,
+        });
+    }
     if (file.migration?.pullRequests !== undefined)
       result = { ...result, migration: { pullRequests: next.migration.pullRequests } };
     if (file.sweep?.issues !== undefined) result = { ...result, sweep: { issues: next.sweep.issues } };

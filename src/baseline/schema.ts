@@ -13,6 +13,17 @@ export type RuleSeverity = z.infer<typeof RuleSeverity>;
 
 const RuleSetting = z.union([RuleSeverity, z.strictObject({ severity: RuleSeverity.optional() })]);
 
+/**
+ * The name of an environment variable that holds a registry credential. Only names that start with REGISTRY_: a
+ * baseline can then never have the App send another of its secrets (its private key, a GitHub token) to a registry.
+ */
+const credentialVariable = z
+  .string()
+  .regex(
+    /^REGISTRY_[A-Z0-9_]+$/,
+    'expected the name of an environment variable that starts with REGISTRY_ (never the credential itself)',
+  );
+
 /** Keys of the public baseline format (baseline.yaml, .github/cuda-gatekeeper.yml). Unknown keys are errors. */
 export const BaselineFile = z.strictObject({
   _extends: z
@@ -86,8 +97,33 @@ export const BaselineFile = z.strictObject({
     .record(z.string().min(1), z.string().min(1))
     .optional()
     .describe(
-      'Images this repository builds, by name without tag ("ghcr.io/org/trainer"), each with the Dockerfile that builds it (a path from the repository root): a Kubernetes manifest that runs one is judged by that Dockerfile',
+      'Images this repository builds, by name without tag ("ghcr.io/org/trainer"), each with the Dockerfile that builds it (a path from the repository root): a Kubernetes manifest that runs one is judged by that Dockerfile. The key "unknown" (error | warning | notice | off) sets the level of image-unknown instead',
     ),
+  registries: z
+    .strictObject({
+      lookup: z
+        .boolean()
+        .optional()
+        .describe(
+          "Read images' configs from their registries: the CLI does with true (as with --online); the App and the Action do unless false",
+        ),
+      credentials: z
+        .record(
+          z
+            .string()
+            .regex(/^[a-z0-9.-]+(:\d+)?$/, 'expected a registry host, e.g. "registry.example.com" or "nvcr.io"'),
+          z.strictObject({
+            username: credentialVariable.describe('The environment variable that holds the user name'),
+            password: credentialVariable.describe('The environment variable that holds the password or token'),
+          }),
+        )
+        .optional()
+        .describe(
+          'Registries to read private images from (beyond the public ones), each with the environment variables (REGISTRY_…) that hold its credentials; read from the organisation baseline only',
+        ),
+    })
+    .optional()
+    .describe('Looking images up in their registries (see README "Images")'),
   packages: z
     .record(
       z.string().min(1),
@@ -191,6 +227,7 @@ export interface Baseline {
   readonly pools: readonly Pool[];
   /** Image name (registry/repository, lower case, no tag) → the repository's Dockerfile that builds it. */
   readonly images: Readonly<Record<string, string>>;
+  readonly registries: Registries;
   readonly packages: Readonly<Record<string, readonly string[]>>;
   readonly pinning: {
     readonly python: 'exact' | 'none';
@@ -207,6 +244,13 @@ export interface Baseline {
   readonly sweep: { readonly issues: 'none' | 'repository' | 'dashboard' };
   /** gitignore-style patterns: files to check beyond the names we know, and files not to check. */
   readonly files: { readonly include: readonly string[]; readonly exclude: readonly string[] };
+}
+
+/** Looking images up: whether (unset: the App and the Action do, the CLI does not), and with which credentials. */
+export interface Registries {
+  readonly lookup?: boolean;
+  /** Registry host → the environment variables that hold its user name and password. */
+  readonly credentials: Readonly<Record<string, { readonly username: string; readonly password: string }>>;
 }
 
 /** One GPU node pool of the fleet: its driver, GPUs and their product line. */
@@ -241,6 +285,7 @@ export const EMPTY_BASELINE: Baseline = {
   gpus: [],
   pools: [],
   images: {},
+  registries: { credentials: {} },
   packages: {},
   pinning: { python: 'none', images: 'none', packages: [] },
   prerelease: 'allow',
@@ -255,6 +300,9 @@ export const EMPTY_BASELINE: Baseline = {
 
 export function resolveBaseline(file: BaselineFile): Baseline {
   const rules: Record<string, RuleSeverity> = {};
+  // `images.unknown: warning` is the level of image-unknown (an image called "unknown" would need a registry).
+  const unknownLevel = RuleSeverity.safeParse(file.images?.unknown);
+  if (unknownLevel.success) rules['image-unknown'] = unknownLevel.data;
   for (const [id, setting] of Object.entries(file.rules ?? {})) {
     const severity = typeof setting === 'string' ? setting : setting.severity;
     if (severity) rules[id] = severity;
@@ -279,8 +327,14 @@ export function resolveBaseline(file: BaselineFile): Baseline {
       ...(pool.runtime ? { runtime: pool.runtime } : {}),
     })),
     images: Object.fromEntries(
-      Object.entries(file.images ?? {}).map(([name, path]) => [imageName(name), path.replace(/^\.\//, '')]),
+      Object.entries(file.images ?? {})
+        .filter(([name]) => !(name === 'unknown' && unknownLevel.success))
+        .map(([name, path]) => [imageName(name), path.replace(/^\.\//, '')]),
     ),
+    registries: {
+      ...(file.registries?.lookup !== undefined ? { lookup: file.registries.lookup } : {}),
+      credentials: file.registries?.credentials ?? {},
+    },
     packages,
     pinning: {
       python: file.pinning?.python ?? 'none',

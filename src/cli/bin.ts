@@ -1,6 +1,6 @@
 /** The `cuda-gatekeeper` command's process: arguments, standard streams, and colour (see colorWanted). */
 import { fileURLToPath } from 'node:url';
-import { colorWanted, run } from './main.js';
+import { colorWanted, runAsync } from './main.js';
 import { threadMain } from './threads.js';
 
 // A worker thread of a large check (threads.ts) runs its part and answers; the process is the CLI otherwise.
@@ -16,11 +16,11 @@ function cli(): void {
     });
   }
 
-  process.exitCode = run(process.argv.slice(2), {
+  void runAsync(process.argv.slice(2), {
     cwd: process.cwd(),
     out: (text) => process.stdout.write(text),
     err: (text) => process.stderr.write(text),
     color: colorWanted(process.env, process.stdout.isTTY === true),
     threadScript: fileURLToPath(import.meta.url),
-  });
+  }).then((status) => (process.exitCode = status));
 }

@@ -7,6 +7,7 @@ import { loadBaseline } from '../baseline/load.js';
 import { EMPTY_BASELINE, type Baseline } from '../baseline/schema.js';
 import type { Report } from '../finding.js';
 import { gate, type GateOptions } from '../gate.js';
+import type { ImageLookups } from '../images/lookup.js';
 import { defaultKnowledgeBase, type KnowledgeBase } from '../knowledge/index.js';
 import { parseFile } from '../parsers/index.js';
 import type { Listed, SourceFile } from '../reader.js';
@@ -25,6 +26,8 @@ export interface TreeJob {
   readonly list: readonly Listed[];
   /** The walk's files and the plain paths among them (see diskReader). */
   readonly walked: { readonly paths: readonly string[]; readonly plain: readonly string[] };
+  /** What --online read of the images from their registries. */
+  readonly images?: ImageLookups;
 }
 
 export interface TreeResult {
@@ -39,7 +42,12 @@ export function checkTree(job: TreeJob): TreeResult {
   const policy = job.baseline ? loadBaseline(job.baseline.name, job.baseline.text, RULE_IDS) : undefined;
   const baseline = policy?.baseline ?? EMPTY_BASELINE;
   const kb = defaultKnowledgeBase();
-  const options: GateOptions = { ...(policy ? { policy } : {}), repository: job.repository, today: job.today };
+  const options: GateOptions = {
+    ...(policy ? { policy } : {}),
+    repository: job.repository,
+    today: job.today,
+    ...(job.images ? { images: job.images } : {}),
+  };
   const skipped: Skipped[] = [];
   const reader = diskReader(job.cwd, skipped, { paths: job.walked.paths, plain: new Set(job.walked.plain) });
   const checked = withVerifiedFixes(gateRepository(job.list, reader, baseline, kb, options), baseline, kb, options);

@@ -44,6 +44,7 @@ import { changedSince, fileAtRef, GitError, type Changes } from './git.js';
 import { FLEET_HELP, fleetCommand } from './fleet.js';
 import { withVerifiedFixes } from './check-tree.js';
 import { checkOnThreads, threadsFor } from './threads.js';
+import { lookUpForCli } from './lookup.js';
 import { bundledBaselinePath, packageRoot, packageVersion } from '../util/package-root.js';
 
 export class UsageError extends Error {}
@@ -87,6 +88,10 @@ Options:
   --max-warnings N         also exit 1 when there are more than N warnings
   --fix                    apply the safe fixes (each verified by checking the result again)
   --verbose                show each finding's explanation, sources and fix
+  --online                 look images up in their registries (their configs' CUDA_VERSION and NVIDIA_REQUIRE_*):
+                           only image references leave the machine (README "Images"); registries.lookup: true in
+                           the baseline does the same, --offline turns it off
+  --offline                never ask a registry (the knowledge snapshot only; the default)
   --repository OWNER/NAME  the repository waivers are matched against (default: $GITHUB_REPOSITORY, else the
                            folder's name)
   --type KIND              read the named files (or standard input) as one of ${FILE_KIND_NAMES.join(', ')}
@@ -131,6 +136,10 @@ export interface Io {
   readonly onInvalidBaseline?: (problems: readonly BaselineProblem[]) => void;
   /** The CLI's script, to start worker threads from for a large tree (threads.ts); without it, one thread. */
   readonly threadScript?: string;
+  /** The environment (registry credentials' variables, the cache folder; default: this process's). */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /** How registries are reached with --online (default: global fetch; tests pass a fake registry's). */
+  readonly fetch?: typeof fetch;
 }
 
 /** One positioned problem of a refused baseline. */
@@ -151,37 +160,58 @@ export interface Checked {
   readonly unchecked: readonly { readonly path: string; readonly reason: string }[];
 }
 
-/** Run the CLI; returns the exit status. Never throws for user mistakes. */
+/**
+ * Run the CLI; returns the exit status. Never throws for user mistakes. A command that asks registries
+ * (`check --online`) finishes later: `runAsync` waits for it; here it is refused as a usage error (tests and
+ * in-process callers that need it use runAsync).
+ */
 export function run(argv: readonly string[], io: Io): number {
   try {
-    return dispatch(argv, io);
+    const status = dispatch(argv, io, false);
+    // dispatch refuses (before asking anything) what needs a registry when it may not wait.
+    if (typeof status !== 'number') throw new Error('a command that waits ran where it may not');
+    return status;
   } catch (error) {
-    if (error instanceof UsageError || error instanceof GitError || error instanceof PlanError) {
-      io.err(`cuda-gatekeeper: ${error.message}\n`);
-      return 2;
-    }
-    if (
-      error instanceof TypeError &&
-      (String((error as NodeJS.ErrnoException).code ?? '').startsWith('ERR_PARSE_ARGS') ||
-        /Unknown option|unexpected argument|argument missing|requires a value/i.test(error.message))
-    ) {
-      const unknown = /Unknown option '(-{1,2}[^']+)'/.exec(error.message)?.[1];
-      const suggestion = unknown ? nearestOption(unknown, argv[0]) : undefined;
-      const said = unknown
-        ? `unknown option ${unknown}${suggestion ? ` (did you mean ${suggestion}?)` : ''}`
-        : error.message.split('\n')[0];
-      io.err(`cuda-gatekeeper: ${said}\n${USAGE}\n`);
-      return 2;
-    }
-    // Anything else is our bug: one line, exit 2 (never 1, which means "findings"); the stack with
-    // CUDA_GATEKEEPER_DEBUG=1.
-    const message = error instanceof Error ? error.message : String(error);
-    io.err(
-      `cuda-gatekeeper: internal error: ${escapeControl(message.split('\n')[0] ?? '')} (please report it; CUDA_GATEKEEPER_DEBUG=1 shows where)\n`,
-    );
-    if (process.env.CUDA_GATEKEEPER_DEBUG === '1' && error instanceof Error && error.stack) io.err(`${error.stack}\n`);
+    return failure(error, argv, io);
+  }
+}
+
+/** Run the CLI to the end, registry lookups included; resolves to the exit status. Never rejects. */
+export async function runAsync(argv: readonly string[], io: Io): Promise<number> {
+  try {
+    return await dispatch(argv, io, true);
+  } catch (error) {
+    return failure(error, argv, io);
+  }
+}
+
+/** What a command's failure makes of the exit status: 2, with one line that says why (our bugs say so too). */
+function failure(error: unknown, argv: readonly string[], io: Io): number {
+  if (error instanceof UsageError || error instanceof GitError || error instanceof PlanError) {
+    io.err(`cuda-gatekeeper: ${error.message}\n`);
     return 2;
   }
+  if (
+    error instanceof TypeError &&
+    (String((error as NodeJS.ErrnoException).code ?? '').startsWith('ERR_PARSE_ARGS') ||
+      /Unknown option|unexpected argument|argument missing|requires a value/i.test(error.message))
+  ) {
+    const unknown = /Unknown option '(-{1,2}[^']+)'/.exec(error.message)?.[1];
+    const suggestion = unknown ? nearestOption(unknown, argv[0]) : undefined;
+    const said = unknown
+      ? `unknown option ${unknown}${suggestion ? ` (did you mean ${suggestion}?)` : ''}`
+      : error.message.split('\n')[0];
+    io.err(`cuda-gatekeeper: ${said}\n${USAGE}\n`);
+    return 2;
+  }
+  // Anything else is our bug: one line, exit 2 (never 1, which means "findings"); the stack with
+  // CUDA_GATEKEEPER_DEBUG=1.
+  const message = error instanceof Error ? error.message : String(error);
+  io.err(
+    `cuda-gatekeeper: internal error: ${escapeControl(message.split('\n')[0] ?? '')} (please report it; CUDA_GATEKEEPER_DEBUG=1 shows where)\n`,
+  );
+  if (process.env.CUDA_GATEKEEPER_DEBUG === '1' && error instanceof Error && error.stack) io.err(`${error.stack}\n`);
+  return 2;
 }
 
 /** The options each command takes, for "did you mean". */
@@ -197,6 +227,8 @@ const OPTIONS: Readonly<Record<string, readonly string[]>> = {
     '--changed-since',
     '--fix',
     '--verbose',
+    '--online',
+    '--offline',
     '--repository',
     '--type',
     '--stdin-filename',
@@ -228,7 +260,8 @@ function editDistance(a: string, b: string): number {
   return previous[b.length]!;
 }
 
-function dispatch(argv: readonly string[], io: Io): number {
+/** A command's status; with `canWait`, a command that asks registries returns the promise of it. */
+function dispatch(argv: readonly string[], io: Io, canWait: boolean): number | Promise<number> {
   const [command, ...rest] = argv;
   if (command === '--version' || command === '-v') {
     io.out(`${packageVersion()}\n`);
@@ -239,7 +272,7 @@ function dispatch(argv: readonly string[], io: Io): number {
     return command === undefined ? 2 : 0;
   }
   const help = rest.includes('--help') || rest.includes('-h');
-  if (command === 'check') return help ? helpText(CHECK_HELP, io) : check(rest, io);
+  if (command === 'check') return help ? helpText(CHECK_HELP, io) : check(rest, io, canWait);
   if (command === 'plan') return help ? helpText(PLAN_HELP, io) : planCommand(rest, io);
   if (command === 'fleet')
     return help ? helpText(FLEET_HELP, io) : fleetCommand(rest, io, (message) => new UsageError(message));
@@ -437,6 +470,8 @@ function checkFlags(args: readonly string[]) {
       'changed-since': { type: 'string' },
       fix: { type: 'boolean', default: false },
       verbose: { type: 'boolean', default: false },
+      online: { type: 'boolean', default: false },
+      offline: { type: 'boolean', default: false },
       repository: { type: 'string' },
       type: { type: 'string' },
       'stdin-filename': { type: 'string' },
@@ -453,6 +488,7 @@ function checkFlags(args: readonly string[]) {
     throw new UsageError('--fix and --changed-since need files, not standard input');
   if (values['stdin-filename'] !== undefined && !stdin)
     throw new UsageError('--stdin-filename goes with "-" (standard input)');
+  if (values.online && values.offline) throw new UsageError('--online and --offline cannot both be given');
   return {
     values,
     positionals,
@@ -469,7 +505,7 @@ type CheckFlags = ReturnType<typeof checkFlags>;
  * `check`: 1. flags and baseline, 2. the files to check, 3. the check (on every core for a large tree) and the safe
  * fixes, 4. the report and the exit code.
  */
-function check(args: readonly string[], io: Io): number {
+function check(args: readonly string[], io: Io, canWait: boolean): number | Promise<number> {
   // 1. Flags and the baseline.
   const flags = checkFlags(args);
   const { values } = flags;
@@ -479,43 +515,62 @@ function check(args: readonly string[], io: Io): number {
   if (refused !== undefined) return refused;
   const baseline = policy?.baseline ?? EMPTY_BASELINE;
   // Waivers name repositories: --repository, else GitHub Actions' GITHUB_REPOSITORY, else the folder's name.
-  const gateOptions = {
-    ...(policy ? { policy } : {}),
-    repository: values.repository ?? process.env.GITHUB_REPOSITORY ?? basename(io.cwd),
-    today: new Date().toISOString().slice(0, 10),
+  const env = io.env ?? process.env;
+  const engine: Engine = {
+    baseline,
+    kb,
+    policy,
+    gateOptions: {
+      ...(policy ? { policy } : {}),
+      repository: values.repository ?? env.GITHUB_REPOSITORY ?? basename(io.cwd),
+      today: new Date().toISOString().slice(0, 10),
+    },
   };
-  const baselineOrigin = policy ? policy.source.path : 'none (built-in consistency rules only)';
-  const output = (report: Report, sources: readonly SourceFile[], unchecked: Checked['unchecked'] = []): void => {
-    io.onReport?.({
-      report,
-      sources,
-      baselineOrigin,
-      failed: fails(report, flags.limit) || uncheckedFails(flags, baseline, unchecked),
-      unchecked,
-    });
-    const shown = values.quiet
-      ? { ...report, findings: report.findings.filter((finding) => finding.severity === 'error') }
-      : report;
-    const text = render(
-      shown,
-      flags.format,
-      sources,
-      values.verbose ?? false,
-      (io.color ?? false) && values.output === undefined,
-    );
-    if (values.output === undefined) io.out(text);
-    else writeOutput(io.cwd, values.output, text);
-  };
+  const online = values.online || (!values.offline && baseline.registries.lookup === true);
+  if (online && !canWait)
+    throw new UsageError('looking images up (--online, registries.lookup) needs the command line itself (runAsync)');
   if (flags.stdin) {
-    const checked = checkStdin(io, { name: values['stdin-filename'], type: flags.type }, { baseline, kb, gateOptions });
-    if (typeof checked === 'string') throw new UsageError(checked);
-    output(checked.report, checked.sources);
-    return fails(checked.report, flags.limit) ? 1 : 0;
+    const stdin = readStdin(io, { name: values['stdin-filename'], type: flags.type });
+    if (typeof stdin === 'string') throw new UsageError(stdin);
+    const finish = (withImages: Engine): number => {
+      const checked = checkStdin(io, stdin, withImages);
+      reportChecked(io, flags, withImages, checked.report, checked.sources);
+      return fails(checked.report, flags.limit) ? 1 : 0;
+    };
+    if (!online) return finish(engine);
+    return lookUp(io, [{ path: stdin.path, kind: stdin.kind }], stdin.reader, flags, engine).then(finish);
   }
   // 2. The files: those named with the files on disk joined to them, or the whole tree.
   const chosen = chooseFiles(io, flags, baseline);
+  const finish = (withImages: Engine): number => finishCheck(io, flags, chosen, withImages);
+  if (!online) return finish(engine);
+  return lookUp(io, chosen.files, diskReader(io.cwd, [], chosen.selected), flags, engine).then(finish);
+}
+
+/** `--online`: the checked Dockerfiles' and manifests' images looked up; the engine then carries what was read. */
+async function lookUp(
+  io: Io,
+  list: readonly Listed[],
+  reader: RepositoryReader,
+  flags: CheckFlags,
+  engine: Engine,
+): Promise<Engine> {
+  const env = io.env ?? process.env;
+  const found = await lookUpForCli(list, reader, engine.baseline, engine.kb, {
+    env,
+    today: engine.gateOptions.today,
+    ...(io.fetch ? { fetch: io.fetch } : {}),
+  });
+  if (flags.values.verbose) io.err(`cuda-gatekeeper: ${found.summary}\n`);
+  return { ...engine, gateOptions: { ...engine.gateOptions, images: found.images } };
+}
+
+/** Steps 3 and 4 of `check`: the check, the safe fixes, what was skipped, the report and the exit status. */
+function finishCheck(io: Io, flags: CheckFlags, chosen: ReturnType<typeof chooseFiles>, engine: Engine): number {
+  const { values } = flags;
+  const { baseline } = engine;
   // 3. The check, and the safe fixes with --fix.
-  const { checked, skipped } = checkChosen(io, flags, chosen, { baseline, kb, gateOptions, policy });
+  const { checked, skipped } = checkChosen(io, flags, chosen, engine);
   // 4. What was skipped and not checked, the report, the exit code.
   for (const skip of skipped) {
     if (values['ignore-unknown'] && skip.reason === UNKNOWN_KIND && chosen.namedPaths.has(skip.path)) continue;
@@ -533,7 +588,7 @@ function check(args: readonly string[], io: Io): number {
     // of theirs: only the named files, and the files their units hold, count.
     .filter(({ path }) => !chosen.namesFiles || chosen.namedSet.has(path) || sourcePaths.has(path))
     .map(({ path, reason }) => ({ path, reason }));
-  output(checked.report, checked.sources, unchecked);
+  reportChecked(io, flags, engine, checked.report, checked.sources, unchecked);
   // A file named on the command line that could not be read as any kind was not checked: that is a usage error,
   // unless --ignore-unknown says the names are candidates (the pre-commit hook passes every YAML file that may be
   // a conda environment).
@@ -549,6 +604,37 @@ function check(args: readonly string[], io: Io): number {
     return 1;
   }
   return fails(checked.report, flags.limit) ? 1 : 0;
+}
+
+/** The report rendered where --output says, and handed to the Action (io.onReport). */
+function reportChecked(
+  io: Io,
+  flags: CheckFlags,
+  { baseline, policy }: Engine,
+  report: Report,
+  sources: readonly SourceFile[],
+  unchecked: Checked['unchecked'] = [],
+): void {
+  const { values } = flags;
+  io.onReport?.({
+    report,
+    sources,
+    baselineOrigin: policy ? policy.source.path : 'none (built-in consistency rules only)',
+    failed: fails(report, flags.limit) || uncheckedFails(flags, baseline, unchecked),
+    unchecked,
+  });
+  const shown = values.quiet
+    ? { ...report, findings: report.findings.filter((finding) => finding.severity === 'error') }
+    : report;
+  const text = render(
+    shown,
+    flags.format,
+    sources,
+    values.verbose ?? false,
+    (io.color ?? false) && values.output === undefined,
+  );
+  if (values.output === undefined) io.out(text);
+  else writeOutput(io.cwd, values.output, text);
 }
 
 /**
@@ -649,6 +735,7 @@ function checkChosen(
         repository: gateOptions.repository,
         today: gateOptions.today,
         walked: { paths: selected.paths, plain: [...selected.plain] },
+        ...(gateOptions.images ? { images: gateOptions.images } : {}),
       });
       skipped.push(...parallel.skipped);
       checked = { report: parallel.report, sources: parallel.sources, parsedAgain: parallel.parsedAgain };
@@ -672,15 +759,22 @@ function checkChosen(
   return { checked, skipped };
 }
 
+/** Standard input as a file of the check: its repository path, kind and text, and a reader that serves it. */
+interface Stdin {
+  readonly path: string;
+  readonly kind: FileKind;
+  readonly reader: RepositoryReader;
+  readonly skipped: Skipped[];
+}
+
 /**
  * `check -`: one file from standard input, at the repository path `--stdin-filename` names (default `<stdin>` at
- * the top of the working directory); the files it includes are read from the disk as usual.
+ * the top of the working directory); the files it includes are read from the disk as usual. A string says why not.
  */
-function checkStdin(
+function readStdin(
   io: Io,
   { name, type }: { readonly name: string | undefined; readonly type: FileKind | undefined },
-  { baseline, kb, gateOptions: options }: Engine,
-): RepositoryCheck | string {
+): Stdin | string {
   const path = name === undefined ? '<stdin>' : toRepoPath(io.cwd, resolve(io.cwd, name));
   if (path === undefined) return `--stdin-filename ${escapeControl(name ?? '')} is outside ${io.cwd}`;
   const kind = type ?? (name === undefined ? undefined : classifyPath(path));
@@ -702,8 +796,12 @@ function checkStdin(
     },
     isFile: (at) => at === path || disk.isFile(at),
   };
-  const checked = gateRepository([{ path, kind }], reader, baseline, kb, options);
-  for (const skip of skipped) io.err(`${escapeControl(skip.path)}: skipped: ${skip.reason}\n`);
+  return { path, kind, reader, skipped };
+}
+
+function checkStdin(io: Io, stdin: Stdin, { baseline, kb, gateOptions: options }: Engine): RepositoryCheck {
+  const checked = gateRepository([{ path: stdin.path, kind: stdin.kind }], stdin.reader, baseline, kb, options);
+  for (const skip of stdin.skipped) io.err(`${escapeControl(skip.path)}: skipped: ${skip.reason}\n`);
   return withVerifiedFixes(checked, baseline, kb, options);
 }
 

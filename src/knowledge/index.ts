@@ -18,6 +18,8 @@ import tensorflowData from './data/tensorflow.json' with { type: 'json' };
 import gpuStacksData from './data/gpu-stacks.json' with { type: 'json' };
 import pythonData from './data/python.json' with { type: 'json' };
 import * as schema from './schema.js';
+import type { ImageLookup, ImageLookups } from '../images/lookup.js';
+import { imageKey, type ImageRef } from '../images/reference.js';
 import type {
   ArchBuild,
   CompanionPin,
@@ -160,8 +162,12 @@ export class KnowledgeBase {
     return (table as Answers<T>).of(arg, compute, this);
   }
 
-  constructor(data: KnowledgeData = loadData()) {
+  /** What this check read of its images from their registries (src/images), by image key. */
+  private readonly images: ImageLookups;
+
+  constructor(data: KnowledgeData = loadData(), images: ImageLookups = {}) {
     this.data = data;
+    this.images = images;
     this.releasesByVersion = new Map(data.drivers.releases.map((row) => [row.version, row]));
     this.torchByVersion = new Map(data.pytorch.releases.map((row) => [row.version, row]));
     this.retrieved =
@@ -675,6 +681,19 @@ export class KnowledgeBase {
     );
   }
 
+  /**
+   * This knowledge with what a check read of its images from their registries: each image's own config. Answers
+   * that do not depend on lookups are computed afresh (the tables are per instance).
+   */
+  withImages(images: ImageLookups): KnowledgeBase {
+    return Object.keys(images).length === 0 ? this : new KnowledgeBase(this.data, images);
+  }
+
+  /** What the registry said of an image in this check (undefined: not looked up). */
+  imageLookup(image: ImageRef): ImageLookup | undefined {
+    return this.images[imageKey(image)];
+  }
+
   /** Every known tag of an NGC repository (its PyTorch rows included), for the nearest tags of one that is not. */
   ngcTags(repository: string): readonly string[] {
     return this.cached('ngcTags', repository, () => [
@@ -697,18 +716,31 @@ export class KnowledgeBase {
       if (row) return { cuda: row.cuda, record: row };
       const grammar = this.data.images.cudaTagSuffix;
       if (!grammar.names.includes(name)) return undefined;
-      const digits = /(?:^|-)cu(\d)(\d{1,2})(?:-|$)/.exec(tag);
+      // cu118 → 11.8, cu121 → 12.1, cu92 → 9.2: the last digit is the minor.
+      const digits = /(?:^|-)cu(\d{2,3})(?:-|$)/.exec(tag)?.[1];
       if (!digits) return undefined;
-      // cu118 → 11.8, cu121 → 12.1, cu92 → 9.2.
-      const [major, minor] = digits[2]!.length === 2 ? [digits[1]! + digits[2]![0], digits[2]![1]] : [digits[1], digits[2]];
-      return { cuda: `${Number(major)}.${Number(minor)}`, record: grammar };
+      return { cuda: `${Number(digits.slice(0, -1))}.${digits.slice(-1)}`, record: grammar };
     });
+  }
+
+  /**
+   * A package-manager image (pixi, micromamba, miniforge, miniconda): the CUDA of an nvidia/cuda-based variant, which
+   * its tag names (`noble-cuda-12.6.3`), or `none` where the tag names none (the image ships no CUDA).
+   */
+  toolImage(name: string, tag: string): { readonly cuda: string | 'none'; readonly record: Sourced } | undefined {
+    const record = this.data.images.toolImages.images.find((row) => row.name === name);
+    if (!record) return undefined;
+    const cuda = /(?:^|-)cuda-(\d+\.\d+(?:\.\d+)?)(?:-|$)/.exec(tag)?.[1];
+    return { cuda: cuda ?? 'none', record };
   }
 
   /** Whether the knowledge has tags of this vendor image (a tag it lacks is then newer, or not the image's). */
   hasVendorImage(name: string): boolean {
-    return this.cached('hasVendorImage', name, () =>
-      this.data.images.vendor.some((row) => row.name === name) || this.data.images.cudaTagSuffix.names.includes(name),
+    return this.cached(
+      'hasVendorImage',
+      name,
+      () =>
+        this.data.images.vendor.some((row) => row.name === name) || this.data.images.cudaTagSuffix.names.includes(name),
     );
   }
 

@@ -37,6 +37,7 @@ export const RULE_TAGS: Readonly<Record<string, readonly string[]>> = {
   'gpu-arch': ['cuda', 'gpu', 'policy', 'correctness'],
   'image-missing': ['docker', 'cuda', 'correctness'],
   'image-pin': ['docker', 'reproducibility'],
+  'image-unknown': ['docker', 'kubernetes', 'cuda', 'coverage'],
   'index-url': ['pytorch', 'dependencies', 'correctness'],
   'invalid-suppression': ['configuration'],
   'missing-include': ['dependencies', 'configuration'],

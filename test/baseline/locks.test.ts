@@ -96,6 +96,12 @@ const SAMPLES: Readonly<Record<string, Sample>> = {
     tight: 'files: { include: ["env/*.yml"] }',
     get: (b) => b.files.include.includes('env/*.yml'),
   },
+  'registries.lookup': {
+    org: 'registries: { lookup: true }',
+    loose: ['registries: { lookup: false }'],
+    tight: 'registries: { lookup: true }',
+    get: (b) => b.registries.lookup,
+  },
   'files.exclude': {
     org: 'files: { exclude: [] }',
     loose: ['files: { exclude: ["docker/**"] }'],
@@ -146,12 +152,13 @@ describe('every policy key of the schema has a lock model', () => {
     const leaves: string[] = [];
     for (const [key, value] of Object.entries(BaselineFile.shape)) {
       if (['_extends', 'waivers', 'migration', 'sweep', 'locked'].includes(key)) continue;
+      // registries.credentials is not layered: only the organisation's file may name it (tested below).
       const inner = (value as { unwrap?: () => unknown }).unwrap?.() as { shape?: Record<string, unknown> } | undefined;
       if (inner?.shape) for (const child of Object.keys(inner.shape)) leaves.push(`${key}.${child}`);
       else leaves.push(key);
     }
     const modelled = [...POLICY_KEYS.map((spec) => spec.path), 'packages', 'rules'];
-    expect(leaves.filter((leaf) => !modelled.includes(leaf))).toEqual([]);
+    expect(leaves.filter((leaf) => !modelled.includes(leaf) && leaf !== 'registries.credentials')).toEqual([]);
     for (const spec of POLICY_KEYS) expect(SAMPLES[spec.path], spec.path).toBeDefined();
   });
 });
@@ -224,5 +231,29 @@ describe('lock names', () => {
     expect(isLocked(new Set(['pinning']), 'pinning.images')).toBe(true);
     expect(isLocked(new Set(['pinning.python']), 'pinning.images')).toBe(false);
     expect(isLocked(new Set(['rules']), 'rules.exact-pin')).toBe(true);
+  });
+});
+
+describe('registries.credentials', () => {
+  const credentials =
+    'registries: { credentials: { registry.example.com: { username: REGISTRY_USER, password: REGISTRY_TOKEN } } }';
+
+  it("is read from the organisation's baseline", () => {
+    const merged = mergeBaselines([{ ...layer('org', credentials), organisation: true }], RULE_DEFAULTS);
+    expect(merged.baseline.registries.credentials).toEqual({
+      'registry.example.com': { username: 'REGISTRY_USER', password: 'REGISTRY_TOKEN' },
+    });
+  });
+
+  it("is refused from a repository's file, which cannot name where the App sends registry credentials", () => {
+    const merged = mergeBaselines(
+      [
+        { ...layer('org', '{}'), organisation: true },
+        layer('repo', credentials.replace('registry.example.com', 'evil.example')),
+      ],
+      RULE_DEFAULTS,
+    );
+    expect(merged.baseline.registries.credentials).toEqual({});
+    expect(merged.weakenings.map((weakening) => weakening.key)).toEqual(['registries.credentials']);
   });
 });

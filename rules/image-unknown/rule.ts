@@ -1,0 +1,165 @@
+import { imageCuda, imageWithoutCuda } from '../../src/analysis/claims.js';
+import type { Unit } from '../../src/analysis/units.js';
+import { isScratch } from '../../src/images/reference.js';
+import type { KnowledgeBase } from '../../src/knowledge/index.js';
+import type { ImageFact, ParsedFile } from '../../src/parsers/facts.js';
+import { defineRule, type Reporter } from '../../src/rule.js';
+
+/** Names that say an image is for GPUs (an unknown one of those is said, at notice, even where nothing needs it). */
+const GPU_NAME =
+  /cuda|gpu|nvidia|nvcr|torch|tensorflow|triton|tensorrt|vllm|sglang|jax|rapids|cupy|nemo|deepspeed|megatron|ray-ml|ray-llm|text-generation-inference|(?:^|[^a-z])cu\d{2,3}(?![0-9])/i;
+
+const LOOKUP =
+  'Images are looked up in their registries by the App and the Action, and by the CLI with --online (or registries.lookup: true in the baseline); private registries need registries.credentials.';
+
+export default defineRule({
+  id: 'image-unknown',
+  description:
+    'An image whose CUDA is not known is said, with the reason, where a GPU workload or a CUDA stage runs it',
+  defaultSeverity: 'warning',
+  fix: 'none',
+  messages: {
+    container:
+      "{{workload}} container {{container}} gets NVIDIA GPUs, but the CUDA of {{image}} is not known ({{why}}), so the fleet's drivers are not checked against it",
+    stage:
+      '{{image}} is the base of a stage that installs CUDA builds ({{what}}), but its own CUDA is not known ({{why}}), so the two are not compared',
+    named: 'the CUDA of {{image}} is not known ({{why}})',
+  },
+  helps: {
+    container: '{{help}}',
+    stage: '{{help}}',
+    named: '{{help}}',
+  },
+  check({ files, units, kb, baseline, report }) {
+    const fleet = baseline.pools.length > 0 || baseline.driver.minimum !== undefined;
+    const said = new Set<string>();
+    const once = (file: ParsedFile, image: ImageFact): boolean => {
+      const key = `${file.path}:${image.span.start}`;
+      if (said.has(key)) return false;
+      said.add(key);
+      return true;
+    };
+    for (const unit of units) {
+      if (unit.container) checkContainer(unit, kb, report, once);
+      else if (unit.root.kind === 'dockerfile' && unit.stage !== undefined) checkStage(unit, kb, report, once);
+    }
+    // Any other unknown image whose name says it is for GPUs, or that the image a Dockerfile builds starts from when
+    // the baseline has a fleet to judge it on: a notice.
+    for (const file of files) {
+      if (file.kind !== 'dockerfile') continue;
+      const last = file.images.at(-1);
+      const built = fleet && last ? baseImage(file, last.stage) : undefined;
+      for (const image of file.images) {
+        // A reference a build argument completes is the build's to say (image-pin notes it where pinning is asked).
+        if (image.unresolved || !(image === built || GPU_NAME.test(image.reference)) || !unknown(image, kb)) continue;
+        if (imageWithoutCuda(image, kb) || kb.imageLookup(image)?.state === 'missing' || !once(file, image)) continue;
+        const why = whyUnknown(image, kb);
+        report({
+          messageId: 'named',
+          data: { image: image.reference, why: why.reason, help: why.help },
+          file,
+          span: image.span,
+          severity: 'notice',
+        });
+      }
+    }
+  },
+});
+
+/** A GPU container whose image's CUDA nothing says (its Dockerfile, the knowledge, its registry). */
+function checkContainer(
+  unit: Unit,
+  kb: KnowledgeBase,
+  report: Reporter,
+  once: (file: ParsedFile, image: ImageFact) => boolean,
+): void {
+  const container = unit.container!;
+  if (container.missing || container.claims.length > 0) return;
+  const { fact } = container;
+  if (kb.imageLookup(fact.image)?.state === 'missing' || !once(unit.root, fact.image)) return;
+  const why = whyUnknown(fact.image, kb);
+  report({
+    messageId: 'container',
+    data: {
+      workload: fact.workload,
+      container: fact.name,
+      image: fact.image.reference,
+      why: why.reason,
+      help: `${why.help} Or name the Dockerfile that builds it: \`images: { "<image name>": "<path to Dockerfile>" }\` in the baseline, or the annotation \`cuda-gatekeeper.io/dockerfile: <path>\` on the workload.`,
+    },
+    file: unit.root,
+    span: fact.span,
+    // An image known to ship no CUDA: said at notice (the CUDA comes with what runs in it).
+    ...(why.withoutCuda ? { severity: 'notice' as const } : {}),
+  });
+}
+
+/** A Dockerfile stage that installs CUDA builds on a base whose CUDA is not known. */
+function checkStage(
+  unit: Unit,
+  kb: KnowledgeBase,
+  report: Reporter,
+  once: (file: ParsedFile, image: ImageFact) => boolean,
+): void {
+  const pinned = unit.claims.filter((claim) => claim.kind !== 'image' && claim.kind !== 'env');
+  if (pinned.length === 0) return;
+  const base = baseImage(unit.root, unit.stage!);
+  // A base without CUDA of its own (python, pixi, a config without CUDA_VERSION): the builds bring theirs.
+  if (!base || isScratch(base) || !unknown(base, kb) || imageWithoutCuda(base, kb)) return;
+  if (kb.imageLookup(base)?.state === 'missing' || !once(unit.root, base)) return;
+  const why = whyUnknown(base, kb);
+  const subjects = [...new Set(pinned.map((claim) => claim.subject))];
+  report({
+    messageId: 'stage',
+    data: {
+      image: base.reference,
+      what: subjects.length > 2 ? `${subjects.slice(0, 2).join(', ')}, …` : subjects.join(', '),
+      why: why.reason,
+      help: why.help,
+    },
+    file: unit.root,
+    span: base.span,
+  });
+}
+
+/** The image a stage's chain of `FROM <stage>` starts from. */
+function baseImage(file: ParsedFile, stage: number): ImageFact | undefined {
+  const seen = new Set<number>();
+  let image = file.images.find((candidate) => candidate.stage === stage);
+  while (image?.fromStage !== undefined && !seen.has(image.fromStage)) {
+    seen.add(image.fromStage);
+    const parent = image.fromStage;
+    image = file.images.find((candidate) => candidate.stage === parent);
+  }
+  return image;
+}
+
+/** An image that names a real image whose CUDA neither the knowledge nor its registry gives. */
+function unknown(image: ImageFact, kb: KnowledgeBase): boolean {
+  return image.fromStage === undefined && !isScratch(image) && imageCuda(image, kb) === undefined;
+}
+
+/** Why the CUDA of an image is not known, in words, and what would make it known. */
+function whyUnknown(
+  image: ImageFact,
+  kb: KnowledgeBase,
+): { readonly reason: string; readonly help: string; readonly withoutCuda?: boolean } {
+  if (image.unresolved)
+    return {
+      reason: `the reference is not resolved here: ${image.unresolved}`,
+      help: 'Check the rendered manifest (kustomize build, helm template) or give the ARG a default.',
+    };
+  const none = imageWithoutCuda(image, kb);
+  if (none)
+    return {
+      reason: none,
+      help: 'The CUDA it runs comes with what is installed in it (wheels, conda packages), which the gate sees only in the Dockerfile that builds it.',
+      withoutCuda: true,
+    };
+  const lookup = kb.imageLookup(image);
+  if (lookup?.state === 'unread') return { reason: `not read: ${lookup.reason}`, help: LOOKUP };
+  return {
+    reason: `the knowledge snapshot of ${kb.retrieved} has no tag of ${image.registry ? `${image.registry}/` : ''}${image.repository}, and its registry was not asked`,
+    help: LOOKUP,
+  };
+}
