@@ -8,6 +8,7 @@ import { createDeps, type AppDeps } from './github/deps.js';
 import { DurableFanout } from './github/durable.js';
 import { onInstallationChange, onPush } from './github/org.js';
 import { RedisPathIndex } from './github/path-index.js';
+import { MemoryCache, RedisCache, TieredCache } from './images/cache.js';
 import { checkPull, type CheckOutcome } from './github/pull-check.js';
 import { GatePool, snippetRunner } from './sandbox/gate-pool.js';
 import { runJob } from './github/runners.js';
@@ -158,6 +159,7 @@ export function cudaGatekeeper(deps: AppDeps): GatekeeperApp {
     await deps.gatePool.close();
     await deps.snippetPool?.close();
     if (deps.paths instanceof RedisPathIndex) deps.paths.close();
+    await deps.images?.close?.();
   };
   const fanout = deps.fanout;
   return Object.assign(app, {
@@ -201,7 +203,27 @@ function defaultDeps(): AppDeps {
       yieldTo: () => gatePool.busy,
     }),
     ...(Number.isFinite(hours) && hours > 0 ? { sweepIntervalMs: hours * 3600 * 1000 } : {}),
+    ...imageLookups(process.env),
   });
+}
+
+/**
+ * Image lookups (README "Images"): on unless IMAGE_LOOKUP=off; IMAGE_LOOKUP_BUDGET_MS (default 8 s) per pull
+ * request, inside its gate's budget; configs and tags cached in memory, and in Redis with REDIS_URL so every replica
+ * shares what one read.
+ */
+export function imageLookups(env: NodeJS.ProcessEnv): Pick<AppDeps, 'images'> {
+  if (env.IMAGE_LOOKUP === 'off') return {};
+  const budget = Number(env.IMAGE_LOOKUP_BUDGET_MS ?? 8000);
+  const shared = env.REDIS_URL ? new RedisCache(env.REDIS_URL) : undefined;
+  return {
+    images: {
+      cache: shared ? new TieredCache(new MemoryCache(), shared) : new MemoryCache(),
+      env,
+      budgetMs: Number.isFinite(budget) && budget > 0 ? budget : 8000,
+      ...(shared ? { close: () => shared.close() } : {}),
+    },
+  };
 }
 
 export default cudaGatekeeper(defaultDeps());

@@ -25,6 +25,11 @@ import { readCommit, type Skipped } from './files.js';
 import { firstRead, READ_CHUNK, type FirstRead, type OrgLayer } from './read.js';
 import { addedLines } from './suggestions.js';
 import type { GitHub, PullTarget } from './types.js';
+import type { ImageLookupService } from './deps.js';
+import type { Baseline } from '../baseline/schema.js';
+import type { ImageLookups } from '../images/lookup.js';
+import { imagesToLookUp, lookUpImages } from '../images/resolve.js';
+import { snapshotKnows } from '../analysis/claims.js';
 
 /** Beside a changed requirements or conda file, and in each directory above it: the files most likely to install it. */
 const BESIDE_REQUIREMENTS = ['Dockerfile'];
@@ -67,6 +72,8 @@ export interface AnalyzeDeps {
   readonly orgCache: OrgConfigCache;
   /** What runs the gate: worker threads (the server), or the calling thread (tests). */
   readonly gatePool: Gates;
+  /** How images are looked up in their registries; unset, they are not. */
+  readonly images?: ImageLookupService;
 }
 
 /** The CUDA-relevant part of a pull request's file list: what it adds or changes, and what it deletes. */
@@ -194,7 +201,7 @@ export async function analyzePull(
   // 3. The files the baseline checks, and every file joined to them.
   const selection = await selectFiles(github, target, plan, read, org);
   // 4. The verdict.
-  const report = await judge(target, plan, selection, deps.gatePool);
+  const report = await judge(target, plan, selection, deps);
   return {
     files: report.files,
     texts: selection.texts,
@@ -316,6 +323,31 @@ async function selectFiles(
 }
 
 /**
+ * The images of the checked files that the knowledge snapshot does not know, looked up in their registries within
+ * the service's budget (unless the baseline says registries.lookup: false). Never throws: what could not be read is
+ * a lookup state the gate says.
+ */
+async function lookUpImagesOf(
+  files: readonly ParsedFile[],
+  baseline: Baseline,
+  service: ImageLookupService | undefined,
+  today: string,
+): Promise<ImageLookups | undefined> {
+  if (!service || baseline.registries.lookup === false) return undefined;
+  const kb = defaultKnowledgeBase();
+  const refs = imagesToLookUp(files, (image) => snapshotKnows(image, kb));
+  if (refs.length === 0) return undefined;
+  const run = await lookUpImages(refs, baseline, {
+    cache: service.cache,
+    env: service.env,
+    budgetMs: service.budgetMs,
+    today,
+    ...(service.fetch ? { fetch: service.fetch } : {}),
+  });
+  return run.lookups;
+}
+
+/**
  * Step 4: the gate, with the fixes verified (apply fixes, review suggestions and `/cuda-check fix` offer only fixes the
  * gate accepts once applied), run by the gates: in the server on a worker thread within its time and size budget
  * (src/sandbox/gate-pool.ts), in tests on the calling thread within the size budget; over budget nothing is judged and
@@ -325,17 +357,24 @@ async function judge(
   target: PullTarget,
   plan: ReadPlan,
   selection: Selection,
-  pool: Gates,
+  deps: Pick<AnalyzeDeps, 'gatePool' | 'images'>,
 ): Promise<{ readonly report: Report; readonly files: readonly ParsedFile[]; readonly skipped: readonly Skipped[] }> {
+  const pool = deps.gatePool;
   const { baseline, files, skipped } = selection;
   const options = gateOptionsFor(baseline, target.owner, target.repo, { removed: plan.removed });
+  const images = await lookUpImagesOf(files, baseline.baseline, deps.images, options.today!);
   const job: GateJob = {
     owner: target.owner,
     repo: target.repo,
     ...(selection.read.repoConfig ? { repoConfig: selection.read.repoConfig } : {}),
     orgConfig: selection.org.config,
     sources: [...selection.sources],
-    options: { repository: options.repository, today: options.today, removed: plan.removed },
+    options: {
+      repository: options.repository,
+      today: options.today,
+      removed: plan.removed,
+      ...(images ? { images } : {}),
+    },
   };
   try {
     return { report: await pool.run(job), files, skipped };

@@ -9,6 +9,19 @@ import type { Fanout } from './jobs.js';
 import { MemoryPathIndex, type PathIndex } from './path-index.js';
 import { JobQueue } from './queue.js';
 import type { ExistingRun } from './read.js';
+import type { LookupCache } from '../images/cache.js';
+
+/** How the App looks images up in their registries (src/images): unset, it does not (tests, by default). */
+export interface ImageLookupService {
+  readonly cache: LookupCache;
+  /** Where the credentials' REGISTRY_* variables are read. */
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** Milliseconds a pull request's lookups may take, all images together (within the check's own budget). */
+  readonly budgetMs: number;
+  readonly fetch?: typeof fetch;
+  /** Let go of the cache's connection (the shutdown drain). */
+  readonly close?: () => Promise<void>;
+}
 
 export interface AppDeps {
   readonly appId: number;
@@ -33,11 +46,13 @@ export interface AppDeps {
   readonly sweepIntervalMs?: number;
   /** GitHub's web address, for links in check runs (https://github.com, or a GitHub Enterprise host). */
   readonly webUrl?: string;
+  /** Image lookups (the server: on, unless IMAGE_LOOKUP=off or the baseline's registries.lookup is false). */
+  readonly images?: ImageLookupService;
 }
 
 /** What a process chooses; the rest of AppDeps is state every process starts empty. */
 export type DepsOptions = Pick<AppDeps, 'appId'> &
-  Partial<Pick<AppDeps, 'paths' | 'fanout' | 'gatePool' | 'snippetPool' | 'sweepIntervalMs' | 'webUrl'>>;
+  Partial<Pick<AppDeps, 'paths' | 'fanout' | 'gatePool' | 'snippetPool' | 'sweepIntervalMs' | 'webUrl' | 'images'>>;
 
 export function createDeps(options: DepsOptions): AppDeps {
   // Each default by name: an option given as undefined (exactOptionalPropertyTypes is off) still gets one.

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import type { Redis } from 'ioredis';
+import { Redis as RedisClient, type Redis } from 'ioredis';
 
 export interface LookupCache {
   get(key: string): Promise<string | undefined>;
@@ -94,12 +94,31 @@ export function cacheFolder(env: Readonly<Record<string, string | undefined>>): 
   return join(base, 'cuda-gatekeeper', 'images');
 }
 
-/** The App's cache, shared by its replicas: Redis keys under one prefix, each with its expiry. */
+/**
+ * The App's cache, shared by its replicas: Redis keys under one prefix, each with its expiry. Commands fail at once
+ * while Redis is away (no offline queue), so a lookup never waits on it: a miss asks the registry.
+ */
 export class RedisCache implements LookupCache {
+  private readonly redis: Pick<Redis, 'get' | 'set' | 'quit'>;
+
   constructor(
-    private readonly redis: Pick<Redis, 'get' | 'set'>,
+    redis: Pick<Redis, 'get' | 'set' | 'quit'> | string,
     private readonly prefix = 'cuda-gatekeeper:images:',
-  ) {}
+  ) {
+    this.redis =
+      typeof redis === 'string'
+        ? new RedisClient(redis, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false })
+        : redis;
+    if (this.redis instanceof RedisClient) this.redis.on('error', () => undefined);
+  }
+
+  async close(): Promise<void> {
+    try {
+      await this.redis.quit();
+    } catch {
+      // Already gone.
+    }
+  }
 
   async get(key: string): Promise<string | undefined> {
     try {

@@ -17,7 +17,7 @@ export interface GateJob {
   readonly repoConfig?: ConfigBlob;
   readonly orgConfig: ConfigBlob | null | undefined;
   readonly sources: readonly SourceFile[];
-  readonly options: Pick<GateOptions, 'repository' | 'today' | 'removed'>;
+  readonly options: Pick<GateOptions, 'repository' | 'today' | 'removed' | 'images'>;
 }
 
 export function runGateJob(job: GateJob): Report {

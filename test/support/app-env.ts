@@ -29,6 +29,8 @@ export function appEnv(port: number, githubPort: number, extra: Record<string, s
     GHE_PROTOCOL: 'http',
     NODE_ENV: 'production',
     LOG_LEVEL: 'info',
+    // No registry is asked from a test (test/github/images.test.ts gives the App a fake registry instead).
+    IMAGE_LOOKUP: 'off',
     ...extra,
   };
 }
