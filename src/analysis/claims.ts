@@ -354,6 +354,7 @@ export function snapshotKnows(image: ImageFact, kb: KnowledgeBase): boolean {
   const name = image.registry ? `${image.registry}/${image.repository}` : image.repository;
   return (
     kb.isNvidiaCuda(image.registry, image.repository) ||
+    kb.officialImage(image.registry, image.repository) !== undefined ||
     (image.tag !== undefined &&
       (snapshotCuda(image, image.tag, kb) !== undefined || kb.toolImage(name, image.tag) !== undefined))
   );

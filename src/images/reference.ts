@@ -37,14 +37,6 @@ export function repositoryPath(ref: ImageRef): string {
   return !ref.registry && !ref.repository.includes('/') ? `library/${ref.repository}` : ref.repository;
 }
 
-/**
- * A Docker Official Image (`python`, `ubuntu`, `debian`): Docker's own library, none of which ships NVIDIA's CUDA
- * (https://github.com/docker-library/official-images lists them all). Its CUDA is known: none.
- */
-export function isOfficialImage(ref: Pick<ImageRef, 'registry' | 'repository'>): boolean {
-  return !ref.registry && !ref.repository.includes('/');
-}
-
 /** `FROM scratch`: the empty image, not an image anywhere. */
 export function isScratch(ref: Pick<ImageRef, 'registry' | 'repository'>): boolean {
   return !ref.registry && ref.repository === 'scratch';

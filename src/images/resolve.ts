@@ -7,7 +7,7 @@ import type { Baseline } from '../baseline/schema.js';
 import type { ImageFact, ParsedFile } from '../parsers/facts.js';
 import { DIGEST_SECONDS, MISSING_SECONDS, TAG_SECONDS, type LookupCache } from './cache.js';
 import type { ImageLookup, ImageLookups } from './lookup.js';
-import { imageKey, isOfficialImage, isScratch, registryHost, registryName, type ImageRef } from './reference.js';
+import { imageKey, isScratch, registryHost, registryName, type ImageRef } from './reference.js';
 import { LookupFailure, RegistryClient, type RegistryCredentials, type Spent } from './registry.js';
 
 /**
@@ -53,8 +53,8 @@ export interface LookupRun {
 
 /**
  * The images of parsed files that a lookup could tell more about: resolved references (no variable left) that are
- * not a stage, not `scratch`, not a Docker Official Image (none ships CUDA), and whose CUDA the knowledge snapshot
- * does not already give by tag (`known`); each once.
+ * not a stage, not `scratch`, and that the knowledge snapshot does not already describe by name and tag (`known`:
+ * its CUDA, or that it ships none); each once.
  */
 export function imagesToLookUp(
   files: readonly ParsedFile[],
@@ -64,7 +64,7 @@ export function imagesToLookUp(
   for (const file of files) {
     for (const image of [...file.images, ...file.containers.map((container) => container.image)]) {
       if (image.fromStage !== undefined || image.unresolved || /[$`{}]/.test(image.reference)) continue;
-      if (isScratch(image) || isOfficialImage(image) || known(image)) continue;
+      if (isScratch(image) || known(image)) continue;
       const ref: ImageRef = {
         ...(image.registry ? { registry: image.registry } : {}),
         repository: image.repository,

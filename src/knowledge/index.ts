@@ -723,6 +723,12 @@ export class KnowledgeBase {
     });
   }
 
+  /** The record that says a Docker Hub name is a Docker Official Image (which ships no CUDA), if it is one. */
+  officialImage(registry: string | undefined, repository: string): Sourced | undefined {
+    const official = this.data.images.officialImages;
+    return !registry && official.names.includes(repository) ? official : undefined;
+  }
+
   /**
    * A package-manager image (pixi, micromamba, miniforge, miniconda): the CUDA of an nvidia/cuda-based variant, which
    * its tag names (`noble-cuda-12.6.3`), or `none` where the tag names none (the image ships no CUDA).

@@ -79,7 +79,7 @@ describe('image lookups in pull request checks', () => {
     expect(run.annotations).toEqual([
       expect.objectContaining({ path: 'deploy/serve.yaml', title: 'driver-floor', annotation_level: 'failure' }),
     ]);
-    expect(run.annotations[0]!.message).toMatch(/refuses to start it on every pool it may run on, desk/);
+    expect((run.annotations[0] as { message: string }).message).toMatch(/refuses to start it on every pool it may run on, desk/);
     expect(ghcr.requests.length).toBeGreaterThan(0);
   });
 
@@ -96,7 +96,7 @@ describe('image lookups in pull request checks', () => {
     const run = fake.checkRuns[0]!;
     expect(run.status).toBe('completed');
     expect(run.annotations).toEqual([expect.objectContaining({ title: 'image-unknown', annotation_level: 'warning' })]);
-    expect(run.annotations[0]!.message).toContain('not read: cannot reach ghcr.io (ECONNREFUSED)');
+    expect((run.annotations[0] as { message: string }).message).toContain('not read: cannot reach ghcr.io (ECONNREFUSED)');
   });
 
   it('asks no registry when the baseline says registries.lookup: false', async () => {
@@ -109,7 +109,7 @@ describe('image lookups in pull request checks', () => {
     });
     await probot.receive({ id: 'd3', name: 'pull_request', payload: scenario.payload } as never);
     expect(ghcr.requests).toEqual([]);
-    expect(fake.checkRuns[0]!.annotations[0]!.message).toContain('its registry was not asked');
+    expect((fake.checkRuns[0]!.annotations[0] as { message: string }).message).toContain('its registry was not asked');
   });
 });
 
