@@ -79,7 +79,9 @@ describe('image lookups in pull request checks', () => {
     expect(run.annotations).toEqual([
       expect.objectContaining({ path: 'deploy/serve.yaml', title: 'driver-floor', annotation_level: 'failure' }),
     ]);
-    expect((run.annotations[0] as { message: string }).message).toMatch(/refuses to start it on every pool it may run on, desk/);
+    expect((run.annotations[0] as { message: string }).message).toMatch(
+      /refuses to start it on every pool it may run on, desk/,
+    );
     expect(ghcr.requests.length).toBeGreaterThan(0);
   });
 
@@ -96,7 +98,9 @@ describe('image lookups in pull request checks', () => {
     const run = fake.checkRuns[0]!;
     expect(run.status).toBe('completed');
     expect(run.annotations).toEqual([expect.objectContaining({ title: 'image-unknown', annotation_level: 'warning' })]);
-    expect((run.annotations[0] as { message: string }).message).toContain('not read: cannot reach ghcr.io (ECONNREFUSED)');
+    expect((run.annotations[0] as { message: string }).message).toContain(
+      'not read: cannot reach ghcr.io (ECONNREFUSED)',
+    );
   });
 
   it('asks no registry when the baseline says registries.lookup: false', async () => {
