@@ -10,12 +10,14 @@ export default defineRule({
     invalid: '{{message}}',
     noSuchCuda: 'cuda.allowed lists CUDA {{cuda}}, which NVIDIA never released',
     unknownGpu:
-      'gpus lists "{{gpu}}", which the knowledge base does not know; use a compute capability such as "8.0" or a known model name',
+      '{{where}} lists "{{gpu}}", which the knowledge base does not know: the GPU checks leave it out; give its compute capability (such as "8.9") or a known model name',
   },
   helps: {
     invalid:
       'The baseline was not applied; only the built-in consistency rules ran. See baseline.yaml in cuda-gatekeeper for the documented format.',
     noSuchCuda: '{{note}} Source: {{source}}',
+    unknownGpu:
+      'The rest of the baseline applies. Names are read as nvidia-smi and NVIDIA\'s compute capability table print them ("H100", "RTX 4090", "A10G"); a compute capability says what the checks need of a GPU the knowledge base does not list yet.',
   },
   check({ policy, policyProblems, kb, report }) {
     for (const problem of policyProblems ?? []) {
@@ -50,8 +52,14 @@ export default defineRule({
           span: policy.locate(['cuda', 'allowed', index]),
         });
     });
-    policy.baseline.gpus.forEach((gpu, index) => {
-      if (!kb.gpu(gpu)) report({ messageId: 'unknownGpu', data: { gpu }, file, span: policy.locate(['gpus', index]) });
-    });
+    // An unknown GPU does not make the baseline invalid: it is said, at warning, and left out of the GPU checks.
+    const unknownGpu = (gpu: string, where: string, path: readonly (string | number)[]): void => {
+      if (!kb.gpu(gpu))
+        report({ messageId: 'unknownGpu', data: { gpu, where }, file, span: policy.locate(path), severity: 'warning' });
+    };
+    policy.baseline.gpus.forEach((gpu, index) => unknownGpu(gpu, 'gpus', ['gpus', index]));
+    policy.baseline.pools.forEach((pool, at) =>
+      pool.gpus.forEach((gpu, index) => unknownGpu(gpu, `pool ${pool.name}`, ['fleet', 'pools', at, 'gpus', index])),
+    );
   },
 });

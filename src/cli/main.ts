@@ -336,7 +336,8 @@ function readBaselineFile(cwd: string, path: string): string {
 
 /**
  * A baseline the CLI will not apply: one that does not read (unknown keys, wrong types), or one that names things
- * that do not exist (CUDA 12.7, an unknown GPU) — the policy-error rule's findings on the baseline file. Each
+ * that do not exist (CUDA 12.7) — the policy-error rule's error findings on the baseline file (an unknown GPU is a
+ * warning: the baseline applies without it). Each
  * problem is printed with its position; nothing is checked, exit 2.
  */
 function policyFailure(policy: LoadedBaseline, kb: KnowledgeBase, io: Io): number | undefined {
@@ -348,7 +349,10 @@ function policyFailure(policy: LoadedBaseline, kb: KnowledgeBase, io: Io): numbe
   }));
   if (refused.length === 0)
     refused = gate([], policy.baseline, kb, { policy })
-      .findings.filter((finding) => finding.ruleId === 'policy-error' && finding.location.path === path)
+      .findings.filter(
+        (finding) =>
+          finding.ruleId === 'policy-error' && finding.severity === 'error' && finding.location.path === path,
+      )
       .map((finding) => ({
         path,
         line: finding.location.start.line,

@@ -314,7 +314,6 @@ describe('a baseline that names what does not exist', () => {
       `,
       'b.yaml:2:21: error: cuda.allowed lists CUDA 12.7, which NVIDIA never released [policy-error]',
     ],
-    ['gpus: ["A100", "H900"]\n', 'b.yaml:1:16: error: gpus lists "H900"'],
     [
       codeBlock`
         packages:
@@ -334,6 +333,16 @@ describe('a baseline that names what does not exist', () => {
       expect(result.err).toContain(message);
       expect(result.err).toContain('the baseline is invalid; nothing was checked');
     }
+  });
+
+  it('an unknown GPU is a warning at its line, and the rest of the baseline applies (issue 47)', () => {
+    const dir = repo({ Dockerfile: MISMATCH, 'b.yaml': 'gpus: ["A100", "H900"]\n' });
+    const result = cli(dir, ['check', '.', '--baseline', 'b.yaml']);
+    expect(result.out).toContain(
+      'b.yaml:1:16: warning: gpus lists "H900", which the knowledge base does not know: the GPU checks leave it out',
+    );
+    expect(result.err).not.toContain('the baseline is invalid');
+    expect(result.out).toMatch(/\[cuda-mismatch\]/);
   });
 
   it('PEP 440 specifiers in packages are accepted', () => {
