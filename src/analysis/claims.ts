@@ -323,8 +323,23 @@ function imageClaim(file: ParsedFile, image: ImageFact, kb: KnowledgeBase): Cuda
     record: known.record,
     rewrite: nvidia
       ? (target) => rewriteNvidiaCudaTag({ file, image, version: nvidia.version, cudnn: nvidia.cudnn }, target, kb)
-      : undefined,
+      : image.registry === 'nvcr.io' && !known.fromConfig
+        ? (target) => rewriteNgcTag(file, image, target, kb)
+        : undefined,
   });
+}
+
+/**
+ * An NGC base moved to another CUDA: the newest tag of the same container and variant whose CUDA it is, as the
+ * knowledge records them (`pytorch:24.05-py3` → `pytorch:25.01-py3` for CUDA 12.8). Undefined where none is known,
+ * or where the tag is not written out in the file (an ARG default elsewhere is edited only when it holds all of it).
+ */
+function rewriteNgcTag(file: ParsedFile, image: ImageFact, target: string, kb: KnowledgeBase): TextEdit[] | undefined {
+  const tag = image.tag;
+  const found = tag ? kb.ngcTagFor(image.repository, tag, target) : undefined;
+  const span = tag ? image.tagMap?.origin(0, tag.length) : undefined;
+  if (!tag || !found || !span) return undefined;
+  return one(replaceExact(file, span, tag, found.tag));
 }
 
 /** What is known of an image's CUDA, and from where. */

@@ -703,6 +703,38 @@ export class KnowledgeBase {
   }
 
   /**
+   * The newest NGC tag of `repository` with the same variant as `tag` (`-py3`, `-trtllm-python-py3`; cuda-dl-base's
+   * `-cudaX.Y-devel-ubuntu24.04` with the CUDA in it) whose CUDA is `cuda` (a minor, or a full release): verified
+   * rows first. For moving an NGC base to another CUDA.
+   */
+  ngcTagFor(repository: string, tag: string, cuda: string): { readonly tag: string; readonly record: Sourced } | undefined {
+    const monthly = /^\d{2}\.\d{2}(?=-)/.exec(tag);
+    if (!monthly) return undefined;
+    const variant = tag.slice(monthly[0].length);
+    const minor = cuda.split('.').slice(0, 2).join('.');
+    const wantedVariant = variant.replace(/-cuda\d+\.\d+(?=-|$)/, `-cuda${minor}`);
+    const rows: { tag: string; cuda?: string; record: Sourced }[] = [
+      ...(repository === 'nvidia/pytorch'
+        ? this.data.images.ngcPytorch.map((row) => ({ tag: row.tag, cuda: row.cuda, record: row }))
+        : []),
+      ...this.data.images.ngc
+        .filter((row) => row.repository === repository)
+        .map((row) => ({ tag: row.tag, cuda: row.cuda, record: row })),
+    ];
+    const matching = rows.filter(
+      (row) =>
+        row.tag.slice(5) === wantedVariant &&
+        row.cuda !== undefined &&
+        (row.cuda === cuda || row.cuda.startsWith(`${cuda}.`) || (cuda === minor && minorOf(row.cuda) === minor)),
+    );
+    const best = [...matching].sort(
+      (a, b) =>
+        Number(isUnverified(a.record)) - Number(isUnverified(b.record)) || b.tag.localeCompare(a.tag),
+    )[0];
+    return best ? { tag: best.tag, record: best.record } : undefined;
+  }
+
+  /**
    * A vendor image's CUDA (vLLM, SGLang, text-generation-inference, Ray): the row for its tag (a per-architecture tag,
    * `v0.10.1-x86_64`, as its multi-architecture tag), else a `-cuXY` part of the tag where the image's tags name
    * their CUDA that way. `precision` says whether the patch is known.

@@ -191,6 +191,30 @@ describe('cuda-gatekeeper plan', () => {
     expect(out).toContain('driver: >= 550.54.15 for CUDA 12.4.1 images');
   });
 
+  it('moves an NGC base to the newest NGC tag of the same variant with the target CUDA (issue 47)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cgk-cli-'));
+    writeFileSync(
+      join(dir, 'Dockerfile'),
+      'FROM nvcr.io/nvidia/pytorch:24.05-py3\nRUN pip install transformers==4.44.0\n',
+    );
+    writeFileSync(join(dir, 'Dockerfile.triton'), 'FROM nvcr.io/nvidia/tritonserver:24.05-trtllm-python-py3\n');
+    const { out } = cli(dir, 'plan', '--cuda', '12.8', '--baseline', 'none');
+    // NGC's rows: PyTorch 25.01 is built on CUDA 12.8.0; Triton's TensorRT-LLM container of 25.05 on 12.8.1.
+    expect(out).toMatch(
+      /Dockerfile:1: base image: nvcr\.io\/nvidia\/pytorch:24\.05-py3 -> nvcr\.io\/nvidia\/pytorch:25\.0\d-py3/,
+    );
+    expect(out).toMatch(
+      /Dockerfile\.triton:1: base image: nvcr\.io\/nvidia\/tritonserver:24\.05-trtllm-python-py3 -> nvcr\.io\/nvidia\/tritonserver:25\.\d\d-trtllm-python-py3/,
+    );
+    expect(cli(dir, 'plan', '--cuda', '11.1', '--baseline', 'none').out).toContain(
+      'nvcr.io/nvidia/pytorch:24.05-py3 -> nvcr.io/nvidia/pytorch:20.12-py3',
+    );
+    // No cuda-dl-base tag with CUDA 12.2 is known: said, not guessed.
+    writeFileSync(join(dir, 'Dockerfile'), 'FROM nvcr.io/nvidia/cuda-dl-base:24.09-cuda12.6-devel-ubuntu22.04\n');
+    const none = cli(dir, 'plan', '--cuda', '12.2', '--baseline', 'none');
+    expect(none.out).toContain('no tag of nvidia/cuda-dl-base with CUDA 12.2 is in the knowledge base');
+  });
+
   it('applies the plan with --write, after which the files agree on the new CUDA', () => {
     const dir = demoCopy();
     expect(cli(dir, 'plan', '--cuda', '12.4', '--write', '--baseline', 'baseline.yaml').err).toMatch(
