@@ -707,7 +707,11 @@ export class KnowledgeBase {
    * `-cudaX.Y-devel-ubuntu24.04` with the CUDA in it) whose CUDA is `cuda` (a minor, or a full release): verified
    * rows first. For moving an NGC base to another CUDA.
    */
-  ngcTagFor(repository: string, tag: string, cuda: string): { readonly tag: string; readonly record: Sourced } | undefined {
+  ngcTagFor(
+    repository: string,
+    tag: string,
+    cuda: string,
+  ): { readonly tag: string; readonly record: Sourced } | undefined {
     const monthly = /^\d{2}\.\d{2}(?=-)/.exec(tag);
     if (!monthly) return undefined;
     const variant = tag.slice(monthly[0].length);

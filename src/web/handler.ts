@@ -7,7 +7,13 @@ import { defaultKnowledgeBase } from '../knowledge/index.js';
 import { metrics } from '../util/metrics.js';
 import { matrices, recommend, type RecommendInput } from './recommend.js';
 import { SCRIPT, STYLE } from './html.js';
-import { API_DOC, checkPage, matrixPage, recommendPage } from './pages.js';
+import { API_DOC, checkPage, imagePage, matrixPage, recommendPage } from './pages.js';
+import { imageVerdict } from './image.js';
+import { loadBaseline } from '../baseline/load.js';
+import { bundledBaselinePath } from '../util/package-root.js';
+import { readFileSync } from 'node:fs';
+import type { Baseline } from '../baseline/schema.js';
+import { RULE_IDS } from '../../rules/index.js';
 import { checkSnippet, MAX_SNIPPET, type SnippetRequest, type SnippetResult } from './snippet.js';
 
 const PREFIX = '/cuda-gatekeeper';
@@ -160,6 +166,13 @@ async function runSnippet(snippets: SnippetRunner, request: SnippetRequest): Pro
   }
 }
 
+let bundled: Baseline | undefined;
+/** The bundled baseline.yaml: the rules the image box judges with when no pools are pasted. */
+function bundledBaseline(): Baseline {
+  bundled ??= loadBaseline('baseline.yaml', readFileSync(bundledBaselinePath(), 'utf8'), RULE_IDS).baseline;
+  return bundled;
+}
+
 async function handle(req: IncomingMessage, res: ServerResponse, snippets: SnippetRunner): Promise<boolean> {
   const url = new URL(req.url ?? '/', 'http://localhost');
   const path = url.pathname;
@@ -174,6 +187,19 @@ async function handle(req: IncomingMessage, res: ServerResponse, snippets: Snipp
       return send(res, 200, 'text/html', recommendPage(kb, input, input ? recommend(kb, input) : undefined));
     }
     if (req.method === 'GET' && route === '/matrix') return send(res, 200, 'text/html', matrixPage(kb));
+    if (req.method === 'GET' && (route === '/image' || route === '/api/image')) {
+      const image = url.searchParams.get('image') ?? undefined;
+      const fleet = url.searchParams.get('fleet') ?? undefined;
+      const verdict = image !== undefined ? imageVerdict(kb, image, fleet, bundledBaseline()) : undefined;
+      if (route === '/api/image')
+        return verdict ? json(res, 200, verdict) : json(res, 400, { error: 'give ?image=<reference>[&fleet=<pools>]' });
+      return send(
+        res,
+        200,
+        'text/html',
+        imagePage({ ...(image ? { image } : {}), ...(fleet ? { fleet } : {}) }, verdict),
+      );
+    }
     if (req.method === 'POST' && (route === '/check' || route === '/api/check') && !snippetLimit.take(clientOf(req))) {
       res.setHeader('retry-after', '10');
       // The body is not read: close the connection once the answer is out, so the socket is not left open.

@@ -15,9 +15,10 @@ export function options(values: readonly { value: string; label: string }[], sel
     .join('');
 }
 
-export function layout(title: string, body: string, active: 'recommend' | 'matrix' | 'check'): string {
+export function layout(title: string, body: string, active: 'recommend' | 'image' | 'matrix' | 'check'): string {
   const nav = [
     ['recommend', '/cuda-gatekeeper/', 'What do I install?'],
+    ['image', '/cuda-gatekeeper/image', 'Will this image run?'],
     ['matrix', '/cuda-gatekeeper/matrix', 'Compatibility matrix'],
     ['check', '/cuda-gatekeeper/check', 'Check a snippet'],
   ]

@@ -1,4 +1,5 @@
 /** The self-service pages (server-rendered; forms work without JavaScript). */
+import type { ImageVerdict } from './image.js';
 import { FILE_KIND_NAMES, formatOf } from '../parsers/formats.js';
 import type { Finding, Report } from '../finding.js';
 import { diff } from '../render/check-run.js';
@@ -211,6 +212,7 @@ export const API_DOC = `cuda-gatekeeper JSON API
 
 GET  /cuda-gatekeeper/api/recommend?framework=pytorch|tensorflow&version=2.7.1&gpu=H100&python=3.11&os=ubuntu22.04&driver=550.54.14  (or &fleet=<pasted pools or an nvidia-smi line>)
      → { input, problems[], notes[], gpu?, version, options[{ cuda, tag, works, reasons[], driverFull, driverFloor, pypi }], install?{ cuda, image, pip, requirements, conda?, condaNote?, dockerfile, driverFull, driverFloor }, pools?[{ name, driver, verdict: runs|minor|fails, reason? }], sources[] }
+GET  /cuda-gatekeeper/api/image?image=nvcr.io/nvidia/tritonserver:25.10-py3&fleet=<pasted pools or an nvidia-smi line>
 GET  /cuda-gatekeeper/api/matrix
      → { torch: { columns[], rows[{ version, unverified, cells[] }] }, drivers[{ cuda, ga, latest, floor, unverified }], retrieved }
 POST /cuda-gatekeeper/api/check   (application/json) { "kind": "dockerfile|requirements|conda", "text": "...", "baseline": "bundled|none|<YAML>" }
@@ -218,3 +220,46 @@ POST /cuda-gatekeeper/api/check   (application/json) { "kind": "dockerfile|requi
 GET  /healthz → { status: "ok" }
 GET  /metrics → Prometheus text format
 `;
+
+/** "Will this image run on my pools?": an image reference and pasted pools in, the verdict per pool out. */
+export function imagePage(
+  input: { readonly image?: string; readonly fleet?: string },
+  verdict: ImageVerdict | undefined,
+): string {
+  const form = `<h1>Will this image run?</h1>
+<p>Name an image and paste your pools (or a node's <code>nvidia-smi</code> line): the answer says its CUDA, with the source, and whether each pool's driver and container toolkit run it.</p>
+<form class="grid" method="get" action="/cuda-gatekeeper/image#image-answer">
+<label>Image<input name="image" id="image" required maxlength="256" spellcheck="false" placeholder="nvcr.io/nvidia/tritonserver:25.10-py3" value="${esc(input.image ?? '')}"></label>
+<label>Your pools or node<textarea name="fleet" id="image-fleet" rows="3" placeholder="{ name: a100, driver: &quot;550.127.05&quot;, gpus: [A100], runtime: legacy }">${esc(input.fleet ?? '')}</textarea></label>
+<button type="submit">Check the image</button>
+</form>`;
+  return layout('Will this image run?', form + (verdict ? imageSection(verdict) : ''), 'image');
+}
+
+function imageSection(verdict: ImageVerdict): string {
+  const word: Readonly<Record<string, string>> = {
+    runs: 'runs',
+    minor: 'runs under minor-version compatibility',
+    forward: 'runs through forward compatibility',
+    fails: 'does not run',
+    'not-scheduled': 'is not scheduled there',
+  };
+  const parts = ['<section aria-labelledby="image-answer"><h2 id="image-answer">Answer</h2>'];
+  for (const problem of verdict.problems) parts.push(`<p class="problem">${esc(problem)}</p>`);
+  if (verdict.cuda)
+    parts.push(
+      `<p>${esc(verdict.image)} is CUDA ${esc(verdict.cuda.version)}${verdict.cuda.source ? ` (${linkedSource(verdict.cuda.source)})` : ''}.</p>`,
+    );
+  else if (verdict.unknown)
+    parts.push(`<p class="note">The CUDA of ${esc(verdict.image)} is not known: ${esc(verdict.unknown)}.</p>`);
+  if (verdict.pools.length)
+    parts.push(
+      `<ul>${verdict.pools.map((pool) => `<li class="${pool.cell.tier === 'fails' ? 'bad' : 'ok'}">${esc(pool.name)} (driver ${esc(pool.driver)}) ${word[pool.cell.tier] ?? pool.cell.tier}${pool.cell.reason ? `: ${esc(pool.cell.reason)}` : ''}</li>`).join('')}</ul>`,
+    );
+  for (const finding of verdict.findings)
+    parts.push(
+      `<p class="${finding.severity === 'error' ? 'bad' : 'note'}">${esc(finding.severity)}: ${esc(finding.message)} [${esc(finding.ruleId)}]${finding.help ? `<br><span class="sources">${esc(finding.help)}</span>` : ''}</p>`,
+    );
+  parts.push('</section>');
+  return parts.join('\n');
+}

@@ -287,3 +287,41 @@ describe('the public snippet API has limits', () => {
     expect(limited.headers.get('retry-after')).toBe('10');
   });
 });
+
+describe('will this image run on my pools? (issue 47)', () => {
+  it('names the image CUDA with its source and the verdict per pasted pool, on the page and in the API', async () => {
+    const query = new URLSearchParams({
+      image: 'nvcr.io/nvidia/tritonserver:25.10-py3',
+      fleet:
+        '- { name: desk, driver: "570.172.08", gpus: [RTX 4090], class: geforce }\n- { name: dc, driver: "580.95.05", gpus: [H100] }',
+    });
+    const api = (await (await fetch(`${base}/cuda-gatekeeper/api/image?${query}`)).json()) as {
+      cuda: { version: string; source: string };
+      pools: { name: string; cell: { tier: string } }[];
+    };
+    // Triton 25.10's release notes: CUDA 13.0.2; R570 on a GeForce card cannot run CUDA 13, R580 can.
+    expect(api.cuda.version).toBe('13.0.2');
+    expect(api.cuda.source).toContain('rel-25-10.html');
+    expect(api.pools.map((pool) => `${pool.name}: ${pool.cell.tier}`)).toEqual(['desk: fails', 'dc: runs']);
+    const html = await (await fetch(`${base}/cuda-gatekeeper/image?${query}`)).text();
+    expect(html).toContain('is CUDA 13.0.2');
+    expect(html).toMatch(/desk \(driver 570\.172\.08\) does not run/);
+  });
+
+  it('says when an image is not known, and refuses what is not a reference', async () => {
+    const unknown = (await (await fetch(`${base}/cuda-gatekeeper/api/image?image=ghcr.io/acme/serve:1`)).json()) as {
+      unknown: string;
+    };
+    expect(unknown.unknown).toContain('--online');
+    const bad = (await (
+      await fetch(`${base}/cuda-gatekeeper/api/image?image=${encodeURIComponent('a b <c>')}`)
+    ).json()) as {
+      problems: string[];
+    };
+    expect(bad.problems[0]).toContain('Give one image reference');
+    const html = await (
+      await fetch(`${base}/cuda-gatekeeper/image?image=${encodeURIComponent('<script>x</script>')}`)
+    ).text();
+    expect(html).not.toContain('<script>x</script>');
+  });
+});
