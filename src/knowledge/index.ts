@@ -732,8 +732,7 @@ export class KnowledgeBase {
         (row.cuda === cuda || row.cuda.startsWith(`${cuda}.`) || (cuda === minor && minorOf(row.cuda) === minor)),
     );
     const best = [...matching].sort(
-      (a, b) =>
-        Number(isUnverified(a.record)) - Number(isUnverified(b.record)) || b.tag.localeCompare(a.tag),
+      (a, b) => Number(isUnverified(a.record)) - Number(isUnverified(b.record)) || b.tag.localeCompare(a.tag),
     )[0];
     return best ? { tag: best.tag, record: best.record } : undefined;
   }

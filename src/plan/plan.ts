@@ -360,7 +360,12 @@ function claimHold(claim: CudaClaim, cuda: string, kb: KnowledgeBase): string | 
     return `pytorch-cuda has no ${cuda} build (published: ${kb.condaPytorchCudaVersions().join(', ')}); install torch from pip instead`;
   if (claim.kind === 'conda' && name === 'cudatoolkit' && Number(cudaMajor(cuda)) > kb.condaCudatoolkit().lastMajor)
     return `cudatoolkit has no CUDA ${cudaMajor(cuda)} packages (${cite(kb.condaCudatoolkit())}); use cuda-version=${cuda}`;
-  if (claim.kind === 'image' && claim.image?.registry === 'nvcr.io' && claim.image.tag && !claim.image.tag.includes('$')) {
+  if (
+    claim.kind === 'image' &&
+    claim.image?.registry === 'nvcr.io' &&
+    claim.image.tag &&
+    !claim.image.tag.includes('$')
+  ) {
     if (!kb.ngcTagFor(claim.image.repository, claim.image.tag, cuda))
       return `${claim.subject}: no tag of ${claim.image.repository} with CUDA ${cuda} is in the knowledge base (NGC's release notes as of ${kb.retrieved}); pick one from NGC's support matrix by hand`;
   }
