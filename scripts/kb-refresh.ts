@@ -4,7 +4,10 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fetchText, OfflineError, refresh, summary, writeData } from '../src/knowledge/refresh/run.js';
+import { fetchText, OfflineError, refresh, summary, writeData, type ReadImages } from '../src/knowledge/refresh/run.js';
+import { MemoryCache } from '../src/images/cache.js';
+import { lookUpImages } from '../src/images/resolve.js';
+import { EMPTY_BASELINE } from '../src/baseline/schema.js';
 
 const dataDir = join(import.meta.dirname, '..', 'src', 'knowledge', 'data');
 const dryRun = process.argv.includes('--dry-run');
@@ -17,7 +20,19 @@ if (summaryAt >= 0 && !summaryFile) {
 const today = new Date().toISOString().slice(0, 10);
 
 try {
-  const result = await refresh(dataDir, fetchText, today);
+  // The unverified image rows are checked against the images' configs (HEAD resolves tags: Docker Hub's pull limit
+  // counts only the manifests read, one per image).
+  const readImages: ReadImages = async (refs) =>
+    (
+      await lookUpImages(refs, EMPTY_BASELINE, {
+        cache: new MemoryCache(),
+        env: process.env,
+        budgetMs: 10 * 60_000,
+        maxImages: refs.length,
+        today,
+      })
+    ).lookups;
+  const result = await refresh(dataDir, fetchText, today, readImages);
   if (summaryFile) writeFileSync(summaryFile, summary(result.changes, today));
   for (const change of result.changes) process.stdout.write(`${change}\n`);
   if (result.changes.length === 0) process.stdout.write('kb:refresh: the knowledge base matches its sources\n');

@@ -6,7 +6,7 @@ import type { Baseline } from '../baseline/schema.js';
 import { snapshotKnows } from '../analysis/claims.js';
 import { cacheFolder, FileCache, MemoryCache, TieredCache } from '../images/cache.js';
 import type { ImageLookups } from '../images/lookup.js';
-import { imagesToLookUp, lookUpImages } from '../images/resolve.js';
+import { fleetPlatform, imagesToLookUp, lookUpImages } from '../images/resolve.js';
 import type { KnowledgeBase } from '../knowledge/index.js';
 import { parseFile } from '../parsers/index.js';
 import type { Listed, RepositoryReader } from '../reader.js';
@@ -46,6 +46,7 @@ export async function lookUpForCli(
     cache: new TieredCache(new MemoryCache(), new FileCache(cacheFolder(env))),
     env,
     budgetMs: Number.isFinite(budget) && budget > 0 ? budget : BUDGET_MS,
+    platform: fleetPlatform(baseline),
     today,
     ...(options.fetch ? { fetch: options.fetch } : {}),
   });

@@ -28,7 +28,7 @@ import type { GitHub, PullTarget } from './types.js';
 import type { ImageLookupService } from './deps.js';
 import type { Baseline } from '../baseline/schema.js';
 import type { ImageLookups } from '../images/lookup.js';
-import { imagesToLookUp, lookUpImages } from '../images/resolve.js';
+import { fleetPlatform, imagesToLookUp, lookUpImages } from '../images/resolve.js';
 import { snapshotKnows } from '../analysis/claims.js';
 
 /** Beside a changed requirements or conda file, and in each directory above it: the files most likely to install it. */
@@ -341,6 +341,7 @@ async function lookUpImagesOf(
     cache: service.cache,
     env: service.env,
     budgetMs: service.budgetMs,
+    platform: fleetPlatform(baseline),
     today,
     ...(service.fetch ? { fetch: service.fetch } : {}),
   });

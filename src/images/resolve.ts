@@ -77,6 +77,17 @@ export function imagesToLookUp(
   return [...wanted.values()];
 }
 
+/**
+ * The platform whose config a lookup reads: linux/arm64 where every pool of the fleet is Arm (Grace: GH200, GB200,
+ * GB300, GB10; Jetson), else linux/amd64. (A fleet of both is read as amd64; its Arm pools' builds are not checked.)
+ */
+export function fleetPlatform(baseline: Pick<Baseline, 'pools'>): string {
+  const arm = (pool: Baseline['pools'][number]) =>
+    pool.class === 'jetson' ||
+    (pool.gpus.length > 0 && pool.gpus.every((gpu) => /^G[BH]\d|jetson|orin|thor/i.test(gpu)));
+  return baseline.pools.length > 0 && baseline.pools.every(arm) ? 'linux/arm64' : 'linux/amd64';
+}
+
 /** Whether the baseline asks a registry for this host: a public registry, or one it names credentials for. */
 export function lookupAllowed(host: string, baseline: Pick<Baseline, 'registries'>): boolean {
   return (

@@ -403,3 +403,20 @@ describe('protocol details', () => {
     });
   });
 });
+
+describe('the platform a lookup reads', () => {
+  it('is linux/arm64 for a fleet of Grace or Jetson pools only', async () => {
+    const { fleetPlatform } = await import('../../src/images/resolve.js');
+    const pool = (gpus: string[], cls?: 'jetson') => ({
+      name: 'p',
+      driver: '580.95.05',
+      gpus,
+      labels: {},
+      ...(cls ? { class: cls } : {}),
+    });
+    expect(fleetPlatform({ pools: [pool(['GH200']), pool(['GB200'])] })).toBe('linux/arm64');
+    expect(fleetPlatform({ pools: [pool([], 'jetson')] })).toBe('linux/arm64');
+    expect(fleetPlatform({ pools: [pool(['GH200']), pool(['H100'])] })).toBe('linux/amd64');
+    expect(fleetPlatform({ pools: [] })).toBe('linux/amd64');
+  });
+});

@@ -2,8 +2,19 @@ import { cpSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { EMPTY_BASELINE } from '../../src/baseline/schema.js';
+import { MemoryCache } from '../../src/images/cache.js';
+import { lookUpImages } from '../../src/images/resolve.js';
+import { FakeRegistry, imageConfig } from '../support/fake-registry.js';
 import { parseDockerHubTags, parseDriverTable, toolkitVersion } from '../../src/knowledge/refresh/parse.js';
-import { OfflineError, refresh, SOURCES, summary, type Fetch } from '../../src/knowledge/refresh/run.js';
+import {
+  OfflineError,
+  refresh,
+  SOURCES,
+  summary,
+  type Fetch,
+  type ReadImages,
+} from '../../src/knowledge/refresh/run.js';
 import { parseProjectPage, parseWheelName, SIMPLE_ACCEPT } from '../../src/knowledge/refresh/simple-index.js';
 import { parse } from 'yaml';
 import { ROOT } from '../support/harness.js';
@@ -230,5 +241,45 @@ describe('kb:refresh on a real page', () => {
     const runs = parsed.jobs.refresh.steps.map((step) => step.run ?? '').join('\n');
     expect(runs).toContain('npm run kb:refresh -- --summary');
     expect(runs).toMatch(/gh pr (create|edit)/);
+  });
+});
+
+describe('image rows checked against the images themselves', () => {
+  it('confirms an unverified row by its config, corrects one the config contradicts, and names a tag that is gone', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cgk-kb-'));
+    cpSync(join(ROOT, 'src', 'knowledge', 'data'), dir, { recursive: true });
+    const others = {
+      [SOURCES.releaseNotes]: excerpt('cuda-release-notes.html'),
+      [SOURCES.dockerHub]: excerpt('dockerhub-tags.json'),
+    };
+    // A registry with two of the unverified vLLM rows' images: v0.8.4's config says 12.4.0 (as the row), v0.7.3's
+    // 12.4.1 (the row says 12.1.0); v0.6.5 is not on it.
+    const hub = new FakeRegistry({ host: 'registry-1.docker.io', realm: 'https://auth.docker.io/token' });
+    hub.push('vllm/vllm-openai', 'v0.8.4', { platforms: { 'linux/amd64': imageConfig({ CUDA_VERSION: '12.4.0' }) } });
+    hub.push('vllm/vllm-openai', 'v0.7.3', { platforms: { 'linux/amd64': imageConfig({ CUDA_VERSION: '12.4.1' }) } });
+    const readImages: ReadImages = async (refs) =>
+      (
+        await lookUpImages(
+          refs.filter((ref) => !ref.registry && ['v0.8.4', 'v0.7.3', 'v0.6.5'].includes(ref.tag ?? '')),
+          EMPTY_BASELINE,
+          { cache: new MemoryCache(), env: {}, budgetMs: 5_000, today: '2026-12-06', fetch: hub.fetch },
+        )
+      ).lookups;
+    const result = await refresh(dir, recorded(others), '2026-12-06', readImages);
+    expect(result.changes).toEqual([
+      'images: vllm/vllm-openai:v0.6.5 is not on its registry (docker.io has no tag v0.6.5 of vllm/vllm-openai (404 manifest unknown))',
+      'images: vllm/vllm-openai:v0.7.3 CUDA 12.1.0 -> 12.4.1 (its config)',
+      'images: vllm/vllm-openai:v0.8.4 CUDA 12.4.0 confirmed by its config',
+    ]);
+    const vendor = (
+      result.files['images.json'] as { vendor: { tag: string; cuda: string; confidence?: string; source: string[] }[] }
+    ).vendor;
+    const row = (tag: string) => vendor.find((candidate) => candidate.tag === tag && candidate.source.length > 0)!;
+    expect(row('v0.8.4').confidence).toBeUndefined();
+    expect(row('v0.8.4').source[0]).toMatch(
+      /^docker\.io image config of vllm\/vllm-openai:v0\.8\.4 \(sha256:[0-9a-f]{64}, linux\/amd64\): CUDA_VERSION=12\.4\.0$/,
+    );
+    expect(row('v0.7.3')).toMatchObject({ cuda: '12.4.1' });
+    expect(row('v0.6.5')).toMatchObject({ cuda: '12.1.0', confidence: 'unverified' });
   });
 });

@@ -11,6 +11,10 @@ import { parseDockerHubTags, parseDriverTable } from './parse.js';
 import { addVariantPage, parseProjectPage, SIMPLE_ACCEPT, type IndexListing } from './simple-index.js';
 import { cudaFromTag, tagFromCuda } from '../versions.js';
 import type { WheelPlatform } from '../schema.js';
+import { configCuda } from '../../images/config.js';
+import type { ImageLookups } from '../../images/lookup.js';
+import { imageKey, type ImageRef } from '../../images/reference.js';
+import { parseImageRef } from '../../parsers/image-ref.js';
 
 export const SOURCES = {
   /** Each variant's project page: `https://download.pytorch.org/whl/cu129/torch/` (a PEP 503 / PEP 691 page). */
@@ -110,8 +114,19 @@ function variantsOf(tags: ReadonlyMap<string, ReadonlySet<WheelPlatform>>): {
 
 const PLATFORM_ORDER: readonly WheelPlatform[] = ['linux_x86_64', 'linux_aarch64', 'win_amd64'];
 
-/** Compute the updated data files from fetched sources; pure apart from `fetchSource`. */
-export async function refresh(dataDir: string, fetchSource: Fetch, today: string): Promise<RefreshResult> {
+/**
+ * Reads images' configs from their registries (src/images), for the rows of images.json: what the registry says of
+ * each image key. The script passes one over the network; tests a fake registry's.
+ */
+export type ReadImages = (refs: readonly ImageRef[]) => Promise<ImageLookups>;
+
+/** Compute the updated data files from fetched sources; pure apart from `fetchSource` and `readImages`. */
+export async function refresh(
+  dataDir: string,
+  fetchSource: Fetch,
+  today: string,
+  readImages?: ReadImages,
+): Promise<RefreshResult> {
   const read = (name: string): unknown => JSON.parse(readFileSync(join(dataDir, name), 'utf8'));
   const pytorch = schema.PyTorch.parse(read('pytorch.json'));
   const drivers = schema.CudaDrivers.parse(read('cuda-drivers.json'));
@@ -224,8 +239,43 @@ export async function refresh(dataDir: string, fetchSource: Fetch, today: string
   }
   if (changes.some((change) => change.startsWith('images:')))
     Object.assign(seen, { retrieved: today, source: [...new Set([...seen.source, SOURCES.dockerHub])] });
+  if (readImages) changes.push(...(await verifyImageRows(images, readImages, today)));
 
   return { changes, files: { 'pytorch.json': pytorch, 'cuda-drivers.json': drivers, 'images.json': images } };
+}
+
+/**
+ * The unverified NGC and vendor rows checked against the images' own configs: a config whose CUDA_VERSION is the
+ * row's makes it verified, with the config as a source; one that says another CUDA corrects the row (and says so);
+ * a registry that has no such tag is named for a reviewer (the row is left to them). Images not read are left.
+ */
+async function verifyImageRows(images: schema.Images, readImages: ReadImages, today: string): Promise<string[]> {
+  const rows = [
+    ...images.ngc.map((row) => ({ row, ref: { registry: 'nvcr.io', repository: row.repository, tag: row.tag } })),
+    ...images.vendor.map((row) => ({ row, ref: refOf(row.name, row.tag) })),
+  ].filter(({ row }) => row.confidence === 'unverified');
+  if (rows.length === 0) return [];
+  const lookups = await readImages(rows.map(({ ref }) => ref));
+  const changes: string[] = [];
+  for (const { row, ref } of rows) {
+    const name = `${ref.registry ? `${ref.registry}/` : ''}${ref.repository}:${ref.tag}`;
+    const lookup = lookups[imageKey(ref)];
+    if (lookup?.state === 'missing') changes.push(`images: ${name} is not on its registry (${lookup.reason})`);
+    if (lookup?.state !== 'read') continue;
+    const cuda = configCuda(lookup.config);
+    if (!cuda) continue;
+    const source = `${lookup.registry} image config of ${name} (${lookup.digest}, ${lookup.config.platform}): CUDA_VERSION=${lookup.config.env.CUDA_VERSION}`;
+    if (row.cuda !== cuda) changes.push(`images: ${name} CUDA ${row.cuda ?? 'not recorded'} -> ${cuda} (its config)`);
+    else changes.push(`images: ${name} CUDA ${cuda} confirmed by its config`);
+    Object.assign(row, { cuda, retrieved: today, source: [source, ...row.source] });
+    delete (row as { confidence?: string }).confidence;
+  }
+  return changes;
+}
+
+function refOf(name: string, tag: string): ImageRef {
+  const parsed = parseImageRef(`${name}:${tag}`);
+  return { ...(parsed.registry ? { registry: parsed.registry } : {}), repository: parsed.repository, tag };
 }
 
 /**
@@ -263,7 +313,7 @@ export function writeData(dataDir: string, files: Readonly<Record<string, unknow
 const SOURCE_OF_CHANGE: Readonly<Record<string, string>> = {
   pytorch: `${SOURCES.torchIndexes}<variant>/<package>/`,
   drivers: SOURCES.releaseNotes,
-  images: SOURCES.dockerHub,
+  images: `${SOURCES.dockerHub} and the images' configs on their registries`,
 };
 
 /** The pull request body the weekly workflow opens: each change under the source it was read from. */
