@@ -9470,8 +9470,8 @@ var init_main = __esm({
         return Is.defined(candidate) && Is.string(candidate.uri) && (Is.undefined(candidate.languageId) || Is.string(candidate.languageId)) && Is.uinteger(candidate.lineCount) && Is.func(candidate.getText) && Is.func(candidate.positionAt) && Is.func(candidate.offsetAt) ? true : false;
       }
       TextDocument3.is = is;
-      function applyEdits2(document, edits) {
-        let text2 = document.getText();
+      function applyEdits2(document2, edits) {
+        let text2 = document2.getText();
         const sortedEdits = mergeSort2(edits, (a, b) => {
           const diff2 = a.range.start.line - b.range.start.line;
           if (diff2 === 0) {
@@ -9482,8 +9482,8 @@ var init_main = __esm({
         let lastModifiedOffset = text2.length;
         for (let i = sortedEdits.length - 1; i >= 0; i--) {
           const e = sortedEdits[i];
-          const startOffset = document.offsetAt(e.range.start);
-          const endOffset = document.offsetAt(e.range.end);
+          const startOffset = document2.offsetAt(e.range.start);
+          const endOffset = document2.offsetAt(e.range.end);
           if (endOffset <= lastModifiedOffset) {
             text2 = text2.substring(0, startOffset) + e.newText + text2.substring(endOffset, text2.length);
           } else {
@@ -9666,8 +9666,8 @@ var require_line = __commonJS({
     Object.defineProperty(exports, "__esModule", { value: true });
     exports.Line = void 0;
     var Line = class {
-      constructor(document, range) {
-        this.document = document;
+      constructor(document2, range) {
+        this.document = document2;
         this.range = range;
       }
       getRange() {
@@ -9786,8 +9786,8 @@ var require_comment = __commonJS({
     var line_1 = require_line();
     var util_1 = require_util();
     var Comment = class extends line_1.Line {
-      constructor(document, range) {
-        super(document, range);
+      constructor(document2, range) {
+        super(document2, range);
       }
       toString() {
         const content = this.getContent();
@@ -10066,17 +10066,17 @@ var init_main2 = __esm({
         return new FullTextDocument2(uri, languageId, version2, content);
       }
       TextDocument3.create = create;
-      function update(document, changes, version2) {
-        if (document instanceof FullTextDocument2) {
-          document.update(changes, version2);
-          return document;
+      function update(document2, changes, version2) {
+        if (document2 instanceof FullTextDocument2) {
+          document2.update(changes, version2);
+          return document2;
         } else {
           throw new Error("TextDocument.update: document must be created by TextDocument.create");
         }
       }
       TextDocument3.update = update;
-      function applyEdits2(document, edits) {
-        const text2 = document.getText();
+      function applyEdits2(document2, edits) {
+        const text2 = document2.getText();
         const sortedEdits = mergeSort(edits.map(getWellformedEdit), (a, b) => {
           const diff2 = a.range.start.line - b.range.start.line;
           if (diff2 === 0) {
@@ -10087,7 +10087,7 @@ var init_main2 = __esm({
         let lastModifiedOffset = 0;
         const spans = [];
         for (const e of sortedEdits) {
-          const startOffset = document.offsetAt(e.range.start);
+          const startOffset = document2.offsetAt(e.range.start);
           if (startOffset < lastModifiedOffset) {
             throw new Error("Overlapping edit");
           } else if (startOffset > lastModifiedOffset) {
@@ -10096,7 +10096,7 @@ var init_main2 = __esm({
           if (e.newText.length) {
             spans.push(e.newText);
           }
-          lastModifiedOffset = document.offsetAt(e.range.end);
+          lastModifiedOffset = document2.offsetAt(e.range.end);
         }
         spans.push(text2.substr(lastModifiedOffset));
         return spans.join("");
@@ -10115,8 +10115,8 @@ var require_parserDirective = __commonJS({
     var main_1 = require_main();
     var line_1 = require_line();
     var ParserDirective = class extends line_1.Line {
-      constructor(document, range, nameRange, valueRange) {
-        super(document, range);
+      constructor(document2, range, nameRange, valueRange) {
+        super(document2, range);
         this.nameRange = nameRange;
         this.valueRange = valueRange;
       }
@@ -10324,8 +10324,8 @@ var require_instruction = __commonJS({
     var variable_1 = require_variable();
     var main_1 = require_main();
     var Instruction = class extends line_1.Line {
-      constructor(document, range, dockerfile2, escapeChar, instruction, instructionRange) {
-        super(document, range);
+      constructor(document2, range, dockerfile2, escapeChar, instruction, instructionRange) {
+        super(document2, range);
         this.dockerfile = dockerfile2;
         this.escapeChar = escapeChar;
         this.instruction = instruction;
@@ -11180,7 +11180,7 @@ var require_flag = __commonJS({
     var vscode_languageserver_types_1 = (init_main(), __toCommonJS(main_exports));
     var flagOption_1 = require_flagOption();
     var Flag = class {
-      constructor(document, range, name, nameRange, value, valueRange) {
+      constructor(document2, range, name, nameRange, value, valueRange) {
         this.options = [];
         this.range = range;
         this.name = name;
@@ -11188,7 +11188,7 @@ var require_flag = __commonJS({
         this.value = value;
         this.valueRange = valueRange;
         if (this.value !== null) {
-          let offset = document.offsetAt(valueRange.start);
+          let offset = document2.offsetAt(valueRange.start);
           let nameStart = -1;
           let valueStart = -1;
           let hasOptions = false;
@@ -11202,7 +11202,7 @@ var require_flag = __commonJS({
                 }
                 break;
               case ",":
-                this.options.push(this.createFlagOption(document, value, offset, nameStart, valueStart, i));
+                this.options.push(this.createFlagOption(document2, value, offset, nameStart, valueStart, i));
                 nameStart = -1;
                 valueStart = -1;
                 break;
@@ -11214,16 +11214,16 @@ var require_flag = __commonJS({
             }
           }
           if (hasOptions && nameStart !== -1) {
-            this.options.push(this.createFlagOption(document, value, offset, nameStart, valueStart, value.length));
+            this.options.push(this.createFlagOption(document2, value, offset, nameStart, valueStart, value.length));
           }
         }
       }
-      createFlagOption(document, content, documentOffset, nameStart, valueStart, valueEnd) {
-        const optionRange = vscode_languageserver_types_1.Range.create(document.positionAt(documentOffset + nameStart), document.positionAt(documentOffset + valueEnd));
+      createFlagOption(document2, content, documentOffset, nameStart, valueStart, valueEnd) {
+        const optionRange = vscode_languageserver_types_1.Range.create(document2.positionAt(documentOffset + nameStart), document2.positionAt(documentOffset + valueEnd));
         if (valueStart === -1) {
           return new flagOption_1.FlagOption(optionRange, content.substring(nameStart, valueEnd), optionRange, null, null);
         }
-        return new flagOption_1.FlagOption(optionRange, content.substring(nameStart, valueStart - 1), vscode_languageserver_types_1.Range.create(document.positionAt(documentOffset + nameStart), document.positionAt(documentOffset + valueStart - 1)), content.substring(valueStart, valueEnd), vscode_languageserver_types_1.Range.create(document.positionAt(documentOffset + valueStart), document.positionAt(documentOffset + valueEnd)));
+        return new flagOption_1.FlagOption(optionRange, content.substring(nameStart, valueStart - 1), vscode_languageserver_types_1.Range.create(document2.positionAt(documentOffset + nameStart), document2.positionAt(documentOffset + valueStart - 1)), content.substring(valueStart, valueEnd), vscode_languageserver_types_1.Range.create(document2.positionAt(documentOffset + valueStart), document2.positionAt(documentOffset + valueEnd)));
       }
       toString() {
         if (this.valueRange) {
@@ -11309,8 +11309,8 @@ var require_modifiableInstruction = __commonJS({
     var flag_1 = require_flag();
     var instruction_1 = require_instruction();
     var ModifiableInstruction = class extends instruction_1.Instruction {
-      constructor(document, range, dockerfile2, escapeChar, instruction, instructionRange) {
-        super(document, range, dockerfile2, escapeChar, instruction, instructionRange);
+      constructor(document2, range, dockerfile2, escapeChar, instruction, instructionRange) {
+        super(document2, range, dockerfile2, escapeChar, instruction, instructionRange);
       }
       getFlags() {
         if (!this.flags) {
@@ -11392,8 +11392,8 @@ var require_jsonInstruction = __commonJS({
     var jsonArgument_1 = require_jsonArgument();
     var modifiableInstruction_1 = require_modifiableInstruction();
     var JSONInstruction = class extends modifiableInstruction_1.ModifiableInstruction {
-      constructor(document, range, dockerfile2, escapeChar, instruction, instructionRange) {
-        super(document, range, dockerfile2, escapeChar, instruction, instructionRange);
+      constructor(document2, range, dockerfile2, escapeChar, instruction, instructionRange) {
+        super(document2, range, dockerfile2, escapeChar, instruction, instructionRange);
         this.openingBracket = null;
         this.closingBracket = null;
         this.jsonStrings = [];
@@ -11412,7 +11412,7 @@ var require_jsonInstruction = __commonJS({
           this.closingBracket = args[1];
           return;
         }
-        const argsOffset = document.offsetAt(this.getArgumentsRange().start);
+        const argsOffset = document2.offsetAt(this.getArgumentsRange().start);
         let start = -1;
         let last2 = "";
         let quoted = false;
@@ -11422,7 +11422,7 @@ var require_jsonInstruction = __commonJS({
           switch (char) {
             case "[":
               if (last2 === "") {
-                this.openingBracket = new argument_1.Argument("[", vscode_languageserver_types_1.Range.create(document.positionAt(argsOffset + i), document.positionAt(argsOffset + i + 1)));
+                this.openingBracket = new argument_1.Argument("[", vscode_languageserver_types_1.Range.create(document2.positionAt(argsOffset + i), document2.positionAt(argsOffset + i + 1)));
                 last2 = "[";
               } else if (quoted) {
                 escapedArg = escapedArg + char;
@@ -11441,7 +11441,7 @@ var require_jsonInstruction = __commonJS({
                 if (quoted) {
                   escapedArg = escapedArg + char;
                   quoted = false;
-                  this.jsonStrings.push(new jsonArgument_1.JSONArgument(escapedArg, vscode_languageserver_types_1.Range.create(document.positionAt(argsOffset + start), document.positionAt(argsOffset + i + 1)), vscode_languageserver_types_1.Range.create(document.positionAt(argsOffset + start + 1), document.positionAt(argsOffset + i))));
+                  this.jsonStrings.push(new jsonArgument_1.JSONArgument(escapedArg, vscode_languageserver_types_1.Range.create(document2.positionAt(argsOffset + start), document2.positionAt(argsOffset + i + 1)), vscode_languageserver_types_1.Range.create(document2.positionAt(argsOffset + start + 1), document2.positionAt(argsOffset + i))));
                   escapedArg = "";
                 } else {
                   break argsCheck;
@@ -11465,7 +11465,7 @@ var require_jsonInstruction = __commonJS({
               if (quoted) {
                 escapedArg = escapedArg + char;
               } else if (last2 !== "") {
-                this.closingBracket = new argument_1.Argument("]", vscode_languageserver_types_1.Range.create(document.positionAt(argsOffset + i), document.positionAt(argsOffset + i + 1)));
+                this.closingBracket = new argument_1.Argument("]", vscode_languageserver_types_1.Range.create(document2.positionAt(argsOffset + i), document2.positionAt(argsOffset + i + 1)));
                 break argsCheck;
               }
               break;
@@ -11554,8 +11554,8 @@ var require_add = __commonJS({
     exports.Add = void 0;
     var jsonInstruction_1 = require_jsonInstruction();
     var Add = class extends jsonInstruction_1.JSONInstruction {
-      constructor(document, range, dockerfile2, escapeChar, instruction, instructionRange) {
-        super(document, range, dockerfile2, escapeChar, instruction, instructionRange);
+      constructor(document2, range, dockerfile2, escapeChar, instruction, instructionRange) {
+        super(document2, range, dockerfile2, escapeChar, instruction, instructionRange);
       }
       stopSearchingForFlags(argument) {
         return argument.indexOf("--") === -1;
@@ -11574,27 +11574,27 @@ var require_property = __commonJS({
     var vscode_languageserver_types_1 = (init_main(), __toCommonJS(main_exports));
     var util_1 = require_util();
     var Property = class _Property {
-      constructor(document, escapeChar, arg, arg2) {
+      constructor(document2, escapeChar, arg, arg2) {
         this.assignmentOperatorRange = null;
         this.assignmentOperator = null;
         this.valueRange = null;
         this.value = null;
-        this.document = document;
+        this.document = document2;
         this.escapeChar = escapeChar;
-        this.nameRange = _Property.getNameRange(document, arg);
-        let value = document.getText().substring(document.offsetAt(this.nameRange.start), document.offsetAt(this.nameRange.end));
+        this.nameRange = _Property.getNameRange(document2, arg);
+        let value = document2.getText().substring(document2.offsetAt(this.nameRange.start), document2.offsetAt(this.nameRange.end));
         this.name = _Property.getValue(value, escapeChar);
         if (arg2) {
           this.valueRange = arg2.getRange();
-          value = document.getText().substring(document.offsetAt(this.valueRange.start), document.offsetAt(this.valueRange.end));
+          value = document2.getText().substring(document2.offsetAt(this.valueRange.start), document2.offsetAt(this.valueRange.end));
           this.value = _Property.getValue(value, escapeChar);
           this.range = vscode_languageserver_types_1.Range.create(this.nameRange.start, this.valueRange.end);
         } else {
           let argRange = arg.getRange();
           if (this.nameRange.start.line === argRange.start.line && this.nameRange.start.character === argRange.start.character && this.nameRange.end.line === argRange.end.line && this.nameRange.end.character === argRange.end.character) {
           } else {
-            this.valueRange = _Property.getValueRange(document, arg);
-            value = document.getText().substring(document.offsetAt(this.valueRange.start), document.offsetAt(this.valueRange.end));
+            this.valueRange = _Property.getValueRange(document2, arg);
+            value = document2.getText().substring(document2.offsetAt(this.valueRange.start), document2.offsetAt(this.valueRange.end));
             this.value = _Property.getValue(value, escapeChar);
             this.assignmentOperatorRange = vscode_languageserver_types_1.Range.create(this.nameRange.end, this.valueRange.start);
             this.assignmentOperator = "=";
@@ -11700,20 +11700,20 @@ var require_property = __commonJS({
         }
         return rawValue;
       }
-      static getNameRange(document, arg) {
+      static getNameRange(document2, arg) {
         let value = arg.getValue();
         let index = value.indexOf("=");
         if (index !== -1) {
           let initial = value.charAt(0);
           let before = value.charAt(index - 1);
           if (initial === '"' && before === '"' || initial === "'" && before === "'" || initial !== '"' && initial !== "'") {
-            return vscode_languageserver_types_1.Range.create(arg.getRange().start, document.positionAt(document.offsetAt(arg.getRange().start) + index));
+            return vscode_languageserver_types_1.Range.create(arg.getRange().start, document2.positionAt(document2.offsetAt(arg.getRange().start) + index));
           }
         }
         return arg.getRange();
       }
-      static getValueRange(document, arg) {
-        return vscode_languageserver_types_1.Range.create(document.positionAt(document.offsetAt(arg.getRange().start) + arg.getValue().indexOf("=") + 1), document.positionAt(document.offsetAt(arg.getRange().end)));
+      static getValueRange(document2, arg) {
+        return vscode_languageserver_types_1.Range.create(document2.positionAt(document2.offsetAt(arg.getRange().start) + arg.getValue().indexOf("=") + 1), document2.positionAt(document2.offsetAt(arg.getRange().end)));
       }
       /**
        * Returns the actual value of this key-value pair. The value will
@@ -11889,8 +11889,8 @@ var require_propertyInstruction = __commonJS({
     var argument_1 = require_argument();
     var util_1 = require_util();
     var PropertyInstruction = class extends instruction_1.Instruction {
-      constructor(document, range, dockerfile2, escapeChar, instruction, instructionRange) {
-        super(document, range, dockerfile2, escapeChar, instruction, instructionRange);
+      constructor(document2, range, dockerfile2, escapeChar, instruction, instructionRange) {
+        super(document2, range, dockerfile2, escapeChar, instruction, instructionRange);
         this.properties = void 0;
       }
       getProperties() {
@@ -12183,8 +12183,8 @@ var require_arg = __commonJS({
     var property_1 = require_property();
     var propertyInstruction_1 = require_propertyInstruction();
     var Arg = class extends propertyInstruction_1.PropertyInstruction {
-      constructor(document, range, dockerfile2, escapeChar, instruction, instructionRange) {
-        super(document, range, dockerfile2, escapeChar, instruction, instructionRange);
+      constructor(document2, range, dockerfile2, escapeChar, instruction, instructionRange) {
+        super(document2, range, dockerfile2, escapeChar, instruction, instructionRange);
         this.property = null;
         const args = this.getPropertyArguments();
         if (args.length === 1) {
@@ -12214,8 +12214,8 @@ var require_cmd = __commonJS({
     exports.Cmd = void 0;
     var jsonInstruction_1 = require_jsonInstruction();
     var Cmd = class extends jsonInstruction_1.JSONInstruction {
-      constructor(document, range, dockerfile2, escapeChar, instruction, instructionRange) {
-        super(document, range, dockerfile2, escapeChar, instruction, instructionRange);
+      constructor(document2, range, dockerfile2, escapeChar, instruction, instructionRange) {
+        super(document2, range, dockerfile2, escapeChar, instruction, instructionRange);
       }
     };
     exports.Cmd = Cmd;
@@ -12230,8 +12230,8 @@ var require_copy = __commonJS({
     exports.Copy = void 0;
     var jsonInstruction_1 = require_jsonInstruction();
     var Copy = class extends jsonInstruction_1.JSONInstruction {
-      constructor(document, range, dockerfile2, escapeChar, instruction, instructionRange) {
-        super(document, range, dockerfile2, escapeChar, instruction, instructionRange);
+      constructor(document2, range, dockerfile2, escapeChar, instruction, instructionRange) {
+        super(document2, range, dockerfile2, escapeChar, instruction, instructionRange);
       }
       stopSearchingForFlags(argument) {
         return argument.indexOf("--") === -1;
@@ -12262,8 +12262,8 @@ var require_env = __commonJS({
     exports.Env = void 0;
     var propertyInstruction_1 = require_propertyInstruction();
     var Env = class extends propertyInstruction_1.PropertyInstruction {
-      constructor(document, range, dockerfile2, escapeChar, instruction, instructionRange) {
-        super(document, range, dockerfile2, escapeChar, instruction, instructionRange);
+      constructor(document2, range, dockerfile2, escapeChar, instruction, instructionRange) {
+        super(document2, range, dockerfile2, escapeChar, instruction, instructionRange);
       }
       getProperties() {
         return super.getProperties();
@@ -12281,8 +12281,8 @@ var require_entrypoint = __commonJS({
     exports.Entrypoint = void 0;
     var jsonInstruction_1 = require_jsonInstruction();
     var Entrypoint = class extends jsonInstruction_1.JSONInstruction {
-      constructor(document, range, dockerfile2, escapeChar, instruction, instructionRange) {
-        super(document, range, dockerfile2, escapeChar, instruction, instructionRange);
+      constructor(document2, range, dockerfile2, escapeChar, instruction, instructionRange) {
+        super(document2, range, dockerfile2, escapeChar, instruction, instructionRange);
       }
     };
     exports.Entrypoint = Entrypoint;
@@ -12298,8 +12298,8 @@ var require_from = __commonJS({
     var vscode_languageserver_types_1 = (init_main(), __toCommonJS(main_exports));
     var modifiableInstruction_1 = require_modifiableInstruction();
     var From = class extends modifiableInstruction_1.ModifiableInstruction {
-      constructor(document, range, dockerfile2, escapeChar, instruction, instructionRange) {
-        super(document, range, dockerfile2, escapeChar, instruction, instructionRange);
+      constructor(document2, range, dockerfile2, escapeChar, instruction, instructionRange) {
+        super(document2, range, dockerfile2, escapeChar, instruction, instructionRange);
       }
       stopSearchingForFlags(argument) {
         return argument.indexOf("--") === -1;
@@ -12549,8 +12549,8 @@ var require_healthcheck = __commonJS({
     exports.Healthcheck = void 0;
     var modifiableInstruction_1 = require_modifiableInstruction();
     var Healthcheck = class extends modifiableInstruction_1.ModifiableInstruction {
-      constructor(document, range, dockerfile2, escapeChar, instruction, instructionRange) {
-        super(document, range, dockerfile2, escapeChar, instruction, instructionRange);
+      constructor(document2, range, dockerfile2, escapeChar, instruction, instructionRange) {
+        super(document2, range, dockerfile2, escapeChar, instruction, instructionRange);
       }
       stopSearchingForFlags(argument) {
         argument = argument.toUpperCase();
@@ -12574,8 +12574,8 @@ var require_label = __commonJS({
     var propertyInstruction_1 = require_propertyInstruction();
     var util_1 = require_util();
     var Label = class extends propertyInstruction_1.PropertyInstruction {
-      constructor(document, range, dockerfile2, escapeChar, instruction, instructionRange) {
-        super(document, range, dockerfile2, escapeChar, instruction, instructionRange);
+      constructor(document2, range, dockerfile2, escapeChar, instruction, instructionRange) {
+        super(document2, range, dockerfile2, escapeChar, instruction, instructionRange);
       }
       getVariables() {
         const variables = super.getVariables();
@@ -12612,8 +12612,8 @@ var require_onbuild = __commonJS({
     var parser_1 = require_parser2();
     var instruction_1 = require_instruction();
     var Onbuild = class extends instruction_1.Instruction {
-      constructor(document, range, dockerfile2, escapeChar, instruction, instructionRange) {
-        super(document, range, dockerfile2, escapeChar, instruction, instructionRange);
+      constructor(document2, range, dockerfile2, escapeChar, instruction, instructionRange) {
+        super(document2, range, dockerfile2, escapeChar, instruction, instructionRange);
       }
       getTrigger() {
         let trigger = this.getTriggerWord();
@@ -12647,8 +12647,8 @@ var require_run = __commonJS({
     exports.Run = void 0;
     var jsonInstruction_1 = require_jsonInstruction();
     var Run = class extends jsonInstruction_1.JSONInstruction {
-      constructor(document, range, dockerfile2, escapeChar, instruction, instructionRange) {
-        super(document, range, dockerfile2, escapeChar, instruction, instructionRange);
+      constructor(document2, range, dockerfile2, escapeChar, instruction, instructionRange) {
+        super(document2, range, dockerfile2, escapeChar, instruction, instructionRange);
       }
       stopSearchingForFlags(argument) {
         return argument.indexOf("--") === -1;
@@ -12675,8 +12675,8 @@ var require_shell = __commonJS({
     exports.Shell = void 0;
     var jsonInstruction_1 = require_jsonInstruction();
     var Shell = class extends jsonInstruction_1.JSONInstruction {
-      constructor(document, range, dockerfile2, escapeChar, instruction, instructionRange) {
-        super(document, range, dockerfile2, escapeChar, instruction, instructionRange);
+      constructor(document2, range, dockerfile2, escapeChar, instruction, instructionRange) {
+        super(document2, range, dockerfile2, escapeChar, instruction, instructionRange);
       }
     };
     exports.Shell = Shell;
@@ -12691,8 +12691,8 @@ var require_stopsignal = __commonJS({
     exports.Stopsignal = void 0;
     var instruction_1 = require_instruction();
     var Stopsignal = class extends instruction_1.Instruction {
-      constructor(document, range, dockerfile2, escapeChar, instruction, instructionRange) {
-        super(document, range, dockerfile2, escapeChar, instruction, instructionRange);
+      constructor(document2, range, dockerfile2, escapeChar, instruction, instructionRange) {
+        super(document2, range, dockerfile2, escapeChar, instruction, instructionRange);
       }
     };
     exports.Stopsignal = Stopsignal;
@@ -12707,8 +12707,8 @@ var require_workdir = __commonJS({
     exports.Workdir = void 0;
     var instruction_1 = require_instruction();
     var Workdir = class extends instruction_1.Instruction {
-      constructor(document, range, dockerfile2, escapeChar, instruction, instructionRange) {
-        super(document, range, dockerfile2, escapeChar, instruction, instructionRange);
+      constructor(document2, range, dockerfile2, escapeChar, instruction, instructionRange) {
+        super(document2, range, dockerfile2, escapeChar, instruction, instructionRange);
       }
       /**
        * Returns the path that has been defined. Note that this path may
@@ -12766,8 +12766,8 @@ var require_user = __commonJS({
     exports.User = void 0;
     var instruction_1 = require_instruction();
     var User = class extends instruction_1.Instruction {
-      constructor(document, range, dockerfile2, escapeChar, instruction, instructionRange) {
-        super(document, range, dockerfile2, escapeChar, instruction, instructionRange);
+      constructor(document2, range, dockerfile2, escapeChar, instruction, instructionRange) {
+        super(document2, range, dockerfile2, escapeChar, instruction, instructionRange);
       }
     };
     exports.User = User;
@@ -12782,8 +12782,8 @@ var require_volume = __commonJS({
     exports.Volume = void 0;
     var jsonInstruction_1 = require_jsonInstruction();
     var Volume = class extends jsonInstruction_1.JSONInstruction {
-      constructor(document, range, dockerfile2, escapeChar, instruction, instructionRange) {
-        super(document, range, dockerfile2, escapeChar, instruction, instructionRange);
+      constructor(document2, range, dockerfile2, escapeChar, instruction, instructionRange) {
+        super(document2, range, dockerfile2, escapeChar, instruction, instructionRange);
       }
     };
     exports.Volume = Volume;
@@ -13040,13 +13040,13 @@ var require_dockerfile = __commonJS({
     var util_1 = require_util();
     var main_1 = require_main();
     var Dockerfile = class extends imageTemplate_1.ImageTemplate {
-      constructor(document) {
+      constructor(document2) {
         super();
         this.initialInstructions = new imageTemplate_1.ImageTemplate();
         this.buildStages = [];
         this.directives = [];
         this.foundFrom = false;
-        this.document = document;
+        this.document = document2;
       }
       getEscapeCharacter() {
         for (const directive of this.directives) {
@@ -13280,44 +13280,44 @@ var require_parser2 = __commonJS({
       constructor() {
         this.escapeChar = null;
       }
-      static createInstruction(document, dockerfile2, escapeChar, lineRange, instruction, instructionRange) {
+      static createInstruction(document2, dockerfile2, escapeChar, lineRange, instruction, instructionRange) {
         switch (instruction.toUpperCase()) {
           case "ADD":
-            return new add_1.Add(document, lineRange, dockerfile2, escapeChar, instruction, instructionRange);
+            return new add_1.Add(document2, lineRange, dockerfile2, escapeChar, instruction, instructionRange);
           case "ARG":
-            return new arg_1.Arg(document, lineRange, dockerfile2, escapeChar, instruction, instructionRange);
+            return new arg_1.Arg(document2, lineRange, dockerfile2, escapeChar, instruction, instructionRange);
           case "CMD":
-            return new cmd_1.Cmd(document, lineRange, dockerfile2, escapeChar, instruction, instructionRange);
+            return new cmd_1.Cmd(document2, lineRange, dockerfile2, escapeChar, instruction, instructionRange);
           case "COPY":
-            return new copy_1.Copy(document, lineRange, dockerfile2, escapeChar, instruction, instructionRange);
+            return new copy_1.Copy(document2, lineRange, dockerfile2, escapeChar, instruction, instructionRange);
           case "ENTRYPOINT":
-            return new entrypoint_1.Entrypoint(document, lineRange, dockerfile2, escapeChar, instruction, instructionRange);
+            return new entrypoint_1.Entrypoint(document2, lineRange, dockerfile2, escapeChar, instruction, instructionRange);
           case "ENV":
-            return new env_1.Env(document, lineRange, dockerfile2, escapeChar, instruction, instructionRange);
+            return new env_1.Env(document2, lineRange, dockerfile2, escapeChar, instruction, instructionRange);
           case "FROM":
-            return new from_1.From(document, lineRange, dockerfile2, escapeChar, instruction, instructionRange);
+            return new from_1.From(document2, lineRange, dockerfile2, escapeChar, instruction, instructionRange);
           case "HEALTHCHECK":
-            return new healthcheck_1.Healthcheck(document, lineRange, dockerfile2, escapeChar, instruction, instructionRange);
+            return new healthcheck_1.Healthcheck(document2, lineRange, dockerfile2, escapeChar, instruction, instructionRange);
           case "LABEL":
-            return new label_1.Label(document, lineRange, dockerfile2, escapeChar, instruction, instructionRange);
+            return new label_1.Label(document2, lineRange, dockerfile2, escapeChar, instruction, instructionRange);
           case "ONBUILD":
-            return new onbuild_1.Onbuild(document, lineRange, dockerfile2, escapeChar, instruction, instructionRange);
+            return new onbuild_1.Onbuild(document2, lineRange, dockerfile2, escapeChar, instruction, instructionRange);
           case "RUN":
-            return new run_1.Run(document, lineRange, dockerfile2, escapeChar, instruction, instructionRange);
+            return new run_1.Run(document2, lineRange, dockerfile2, escapeChar, instruction, instructionRange);
           case "SHELL":
-            return new shell_1.Shell(document, lineRange, dockerfile2, escapeChar, instruction, instructionRange);
+            return new shell_1.Shell(document2, lineRange, dockerfile2, escapeChar, instruction, instructionRange);
           case "STOPSIGNAL":
-            return new stopsignal_1.Stopsignal(document, lineRange, dockerfile2, escapeChar, instruction, instructionRange);
+            return new stopsignal_1.Stopsignal(document2, lineRange, dockerfile2, escapeChar, instruction, instructionRange);
           case "WORKDIR":
-            return new workdir_1.Workdir(document, lineRange, dockerfile2, escapeChar, instruction, instructionRange);
+            return new workdir_1.Workdir(document2, lineRange, dockerfile2, escapeChar, instruction, instructionRange);
           case "USER":
-            return new user_1.User(document, lineRange, dockerfile2, escapeChar, instruction, instructionRange);
+            return new user_1.User(document2, lineRange, dockerfile2, escapeChar, instruction, instructionRange);
           case "VOLUME":
-            return new volume_1.Volume(document, lineRange, dockerfile2, escapeChar, instruction, instructionRange);
+            return new volume_1.Volume(document2, lineRange, dockerfile2, escapeChar, instruction, instructionRange);
         }
-        return new instruction_1.Instruction(document, lineRange, dockerfile2, escapeChar, instruction, instructionRange);
+        return new instruction_1.Instruction(document2, lineRange, dockerfile2, escapeChar, instruction, instructionRange);
       }
-      getParserDirectives(document, buffer) {
+      getParserDirectives(document2, buffer) {
         const directives = [];
         this.escapeChar = "";
         const offset = util_1.Util.isUTF8BOM(buffer.substring(0, 1)) ? 1 : 0;
@@ -13383,10 +13383,10 @@ var require_parser2 = __commonJS({
                     } else if (valueEnd === -1) {
                       valueEnd = buffer.length;
                     }
-                    const lineRange = vscode_languageserver_types_1.Range.create(document.positionAt(i), document.positionAt(lineEnd));
-                    const nameRange = vscode_languageserver_types_1.Range.create(document.positionAt(directiveStart), document.positionAt(directiveEnd));
-                    const valueRange = vscode_languageserver_types_1.Range.create(document.positionAt(valueStart), document.positionAt(valueEnd));
-                    directives.push(new parserDirective_1.ParserDirective(document, lineRange, nameRange, valueRange));
+                    const lineRange = vscode_languageserver_types_1.Range.create(document2.positionAt(i), document2.positionAt(lineEnd));
+                    const nameRange = vscode_languageserver_types_1.Range.create(document2.positionAt(directiveStart), document2.positionAt(directiveEnd));
+                    const valueRange = vscode_languageserver_types_1.Range.create(document2.positionAt(valueStart), document2.positionAt(valueEnd));
+                    directives.push(new parserDirective_1.ParserDirective(document2, lineRange, nameRange, valueRange));
                     directiveStart = -1;
                     if (buffer.charAt(valueEnd) === "\r") {
                       i = valueEnd + 1;
@@ -14032,7 +14032,7 @@ var require_ignore = __commonJS({
         //   ever starts again inside it -- `(\\+?) ` did, which made a long run
         //   quadratic.
         /(\\+)( ?)/g,
-        (_, run2, space) => space ? run2.slice(0, run2.length - run2.length % 2) + SPACE3 : run2,
+        (_, run, space) => space ? run.slice(0, run.length - run.length % 2) + SPACE3 : run,
         ESCAPE + SPACE3
       ],
       // git's wildmatch() reads a run of two or more asterisks as one globstar
@@ -14217,10 +14217,10 @@ var require_ignore = __commonJS({
     };
     var REGEX_REPLACE_TRAILING_DOUBLESTAR = /\uE001$/;
     var replaceTrailingDoublestar = () => "[\\s\\S]";
-    var separatorAfter = (run2, at) => {
+    var separatorAfter = (run, at) => {
       let separator = EMPTY2;
-      for (let index = at + 1; index < run2.length && !run2[index].wildcard; index++) {
-        separator += run2[index].single;
+      for (let index = at + 1; index < run.length && !run[index].wildcard; index++) {
+        separator += run[index].single;
       }
       return separator;
     };
@@ -14280,26 +14280,26 @@ var require_ignore = __commonJS({
         }
       }
       let out = EMPTY2;
-      let run2 = [];
+      let run = [];
       const flush = () => {
         let lastWildcard;
-        run2.forEach((token, at) => {
+        run.forEach((token, at) => {
           if (token.wildcard) {
             lastWildcard = at;
           }
         });
-        run2.forEach((token, at) => {
+        run.forEach((token, at) => {
           if (!token.wildcard) {
             out += token.single;
             return;
           }
-          out += at === lastWildcard ? WILDCARD : `(?:(?!${separatorAfter(run2, at)})[^\\/])*`;
+          out += at === lastWildcard ? WILDCARD : `(?:(?!${separatorAfter(run, at)})[^\\/])*`;
         });
-        run2 = [];
+        run = [];
       };
       tokens.forEach((token) => {
         if (token.boundary === void 0) {
-          run2.push(token);
+          run.push(token);
           return;
         }
         flush();
@@ -14709,6 +14709,9771 @@ var require_ignore = __commonJS({
   }
 });
 
+// node_modules/@ioredis/commands/built/commands.json
+var require_commands = __commonJS({
+  "node_modules/@ioredis/commands/built/commands.json"(exports, module) {
+    module.exports = {
+      acl: {
+        arity: -2,
+        flags: [],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      append: {
+        arity: 3,
+        flags: [
+          "write",
+          "denyoom",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      asking: {
+        arity: 1,
+        flags: [
+          "fast"
+        ],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      auth: {
+        arity: -2,
+        flags: [
+          "noscript",
+          "loading",
+          "stale",
+          "fast",
+          "no_auth",
+          "allow_busy"
+        ],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      bgrewriteaof: {
+        arity: 1,
+        flags: [
+          "admin",
+          "noscript",
+          "no_async_loading"
+        ],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      bgsave: {
+        arity: -1,
+        flags: [
+          "admin",
+          "noscript",
+          "no_async_loading"
+        ],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      bitcount: {
+        arity: -2,
+        flags: [
+          "readonly"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      bitfield: {
+        arity: -2,
+        flags: [
+          "write",
+          "denyoom"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      bitfield_ro: {
+        arity: -2,
+        flags: [
+          "readonly",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      bitop: {
+        arity: -4,
+        flags: [
+          "write",
+          "denyoom"
+        ],
+        keyStart: 2,
+        keyStop: -1,
+        step: 1
+      },
+      bitpos: {
+        arity: -3,
+        flags: [
+          "readonly"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      blmove: {
+        arity: 6,
+        flags: [
+          "write",
+          "denyoom",
+          "noscript",
+          "blocking"
+        ],
+        keyStart: 1,
+        keyStop: 2,
+        step: 1
+      },
+      blmpop: {
+        arity: -5,
+        flags: [
+          "write",
+          "blocking",
+          "movablekeys"
+        ],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      blpop: {
+        arity: -3,
+        flags: [
+          "write",
+          "noscript",
+          "blocking"
+        ],
+        keyStart: 1,
+        keyStop: -2,
+        step: 1
+      },
+      brpop: {
+        arity: -3,
+        flags: [
+          "write",
+          "noscript",
+          "blocking"
+        ],
+        keyStart: 1,
+        keyStop: -2,
+        step: 1
+      },
+      brpoplpush: {
+        arity: 4,
+        flags: [
+          "write",
+          "denyoom",
+          "noscript",
+          "blocking"
+        ],
+        keyStart: 1,
+        keyStop: 2,
+        step: 1
+      },
+      bzmpop: {
+        arity: -5,
+        flags: [
+          "write",
+          "blocking",
+          "movablekeys"
+        ],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      bzpopmax: {
+        arity: -3,
+        flags: [
+          "write",
+          "noscript",
+          "blocking",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: -2,
+        step: 1
+      },
+      bzpopmin: {
+        arity: -3,
+        flags: [
+          "write",
+          "noscript",
+          "blocking",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: -2,
+        step: 1
+      },
+      client: {
+        arity: -2,
+        flags: [],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      cluster: {
+        arity: -2,
+        flags: [],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      command: {
+        arity: -1,
+        flags: [
+          "loading",
+          "stale"
+        ],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      config: {
+        arity: -2,
+        flags: [],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      copy: {
+        arity: -3,
+        flags: [
+          "write",
+          "denyoom"
+        ],
+        keyStart: 1,
+        keyStop: 2,
+        step: 1
+      },
+      dbsize: {
+        arity: 1,
+        flags: [
+          "readonly",
+          "fast"
+        ],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      debug: {
+        arity: -2,
+        flags: [
+          "admin",
+          "noscript",
+          "loading",
+          "stale"
+        ],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      decr: {
+        arity: 2,
+        flags: [
+          "write",
+          "denyoom",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      decrby: {
+        arity: 3,
+        flags: [
+          "write",
+          "denyoom",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      del: {
+        arity: -2,
+        flags: [
+          "write"
+        ],
+        keyStart: 1,
+        keyStop: -1,
+        step: 1
+      },
+      discard: {
+        arity: 1,
+        flags: [
+          "noscript",
+          "loading",
+          "stale",
+          "fast",
+          "allow_busy"
+        ],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      dump: {
+        arity: 2,
+        flags: [
+          "readonly"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      echo: {
+        arity: 2,
+        flags: [
+          "fast"
+        ],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      eval: {
+        arity: -3,
+        flags: [
+          "noscript",
+          "stale",
+          "skip_monitor",
+          "no_mandatory_keys",
+          "movablekeys"
+        ],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      eval_ro: {
+        arity: -3,
+        flags: [
+          "readonly",
+          "noscript",
+          "stale",
+          "skip_monitor",
+          "no_mandatory_keys",
+          "movablekeys"
+        ],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      evalsha: {
+        arity: -3,
+        flags: [
+          "noscript",
+          "stale",
+          "skip_monitor",
+          "no_mandatory_keys",
+          "movablekeys"
+        ],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      evalsha_ro: {
+        arity: -3,
+        flags: [
+          "readonly",
+          "noscript",
+          "stale",
+          "skip_monitor",
+          "no_mandatory_keys",
+          "movablekeys"
+        ],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      exec: {
+        arity: 1,
+        flags: [
+          "noscript",
+          "loading",
+          "stale",
+          "skip_slowlog"
+        ],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      exists: {
+        arity: -2,
+        flags: [
+          "readonly",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: -1,
+        step: 1
+      },
+      expire: {
+        arity: -3,
+        flags: [
+          "write",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      expireat: {
+        arity: -3,
+        flags: [
+          "write",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      expiretime: {
+        arity: 2,
+        flags: [
+          "readonly",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      failover: {
+        arity: -1,
+        flags: [
+          "admin",
+          "noscript",
+          "stale"
+        ],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      fcall: {
+        arity: -3,
+        flags: [
+          "noscript",
+          "stale",
+          "skip_monitor",
+          "no_mandatory_keys",
+          "movablekeys"
+        ],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      fcall_ro: {
+        arity: -3,
+        flags: [
+          "readonly",
+          "noscript",
+          "stale",
+          "skip_monitor",
+          "no_mandatory_keys",
+          "movablekeys"
+        ],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      flushall: {
+        arity: -1,
+        flags: [
+          "write"
+        ],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      flushdb: {
+        arity: -1,
+        flags: [
+          "write"
+        ],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      function: {
+        arity: -2,
+        flags: [],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      geoadd: {
+        arity: -5,
+        flags: [
+          "write",
+          "denyoom"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      geodist: {
+        arity: -4,
+        flags: [
+          "readonly"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      geohash: {
+        arity: -2,
+        flags: [
+          "readonly"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      geopos: {
+        arity: -2,
+        flags: [
+          "readonly"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      georadius: {
+        arity: -6,
+        flags: [
+          "write",
+          "denyoom",
+          "movablekeys"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      georadius_ro: {
+        arity: -6,
+        flags: [
+          "readonly"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      georadiusbymember: {
+        arity: -5,
+        flags: [
+          "write",
+          "denyoom",
+          "movablekeys"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      georadiusbymember_ro: {
+        arity: -5,
+        flags: [
+          "readonly"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      geosearch: {
+        arity: -7,
+        flags: [
+          "readonly"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      geosearchstore: {
+        arity: -8,
+        flags: [
+          "write",
+          "denyoom"
+        ],
+        keyStart: 1,
+        keyStop: 2,
+        step: 1
+      },
+      get: {
+        arity: 2,
+        flags: [
+          "readonly",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      getbit: {
+        arity: 3,
+        flags: [
+          "readonly",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      getdel: {
+        arity: 2,
+        flags: [
+          "write",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      getex: {
+        arity: -2,
+        flags: [
+          "write",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      getrange: {
+        arity: 4,
+        flags: [
+          "readonly"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      getset: {
+        arity: 3,
+        flags: [
+          "write",
+          "denyoom",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      hdel: {
+        arity: -3,
+        flags: [
+          "write",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      hello: {
+        arity: -1,
+        flags: [
+          "noscript",
+          "loading",
+          "stale",
+          "fast",
+          "no_auth",
+          "allow_busy"
+        ],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      hexists: {
+        arity: 3,
+        flags: [
+          "readonly",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      hexpire: {
+        arity: -6,
+        flags: [
+          "write",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      hpexpire: {
+        arity: -6,
+        flags: [
+          "write",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      hget: {
+        arity: 3,
+        flags: [
+          "readonly",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      hgetall: {
+        arity: 2,
+        flags: [
+          "readonly"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      hincrby: {
+        arity: 4,
+        flags: [
+          "write",
+          "denyoom",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      hincrbyfloat: {
+        arity: 4,
+        flags: [
+          "write",
+          "denyoom",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      hkeys: {
+        arity: 2,
+        flags: [
+          "readonly"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      hlen: {
+        arity: 2,
+        flags: [
+          "readonly",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      hmget: {
+        arity: -3,
+        flags: [
+          "readonly",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      hmset: {
+        arity: -4,
+        flags: [
+          "write",
+          "denyoom",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      hrandfield: {
+        arity: -2,
+        flags: [
+          "readonly"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      hscan: {
+        arity: -3,
+        flags: [
+          "readonly"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      hset: {
+        arity: -4,
+        flags: [
+          "write",
+          "denyoom",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      hsetnx: {
+        arity: 4,
+        flags: [
+          "write",
+          "denyoom",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      hstrlen: {
+        arity: 3,
+        flags: [
+          "readonly",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      hvals: {
+        arity: 2,
+        flags: [
+          "readonly"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      incr: {
+        arity: 2,
+        flags: [
+          "write",
+          "denyoom",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      incrby: {
+        arity: 3,
+        flags: [
+          "write",
+          "denyoom",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      incrbyfloat: {
+        arity: 3,
+        flags: [
+          "write",
+          "denyoom",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      info: {
+        arity: -1,
+        flags: [
+          "loading",
+          "stale"
+        ],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      keys: {
+        arity: 2,
+        flags: [
+          "readonly"
+        ],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      lastsave: {
+        arity: 1,
+        flags: [
+          "loading",
+          "stale",
+          "fast"
+        ],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      latency: {
+        arity: -2,
+        flags: [],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      lcs: {
+        arity: -3,
+        flags: [
+          "readonly"
+        ],
+        keyStart: 1,
+        keyStop: 2,
+        step: 1
+      },
+      lindex: {
+        arity: 3,
+        flags: [
+          "readonly"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      linsert: {
+        arity: 5,
+        flags: [
+          "write",
+          "denyoom"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      llen: {
+        arity: 2,
+        flags: [
+          "readonly",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      lmove: {
+        arity: 5,
+        flags: [
+          "write",
+          "denyoom"
+        ],
+        keyStart: 1,
+        keyStop: 2,
+        step: 1
+      },
+      lmpop: {
+        arity: -4,
+        flags: [
+          "write",
+          "movablekeys"
+        ],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      lolwut: {
+        arity: -1,
+        flags: [
+          "readonly",
+          "fast"
+        ],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      lpop: {
+        arity: -2,
+        flags: [
+          "write",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      lpos: {
+        arity: -3,
+        flags: [
+          "readonly"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      lpush: {
+        arity: -3,
+        flags: [
+          "write",
+          "denyoom",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      lpushx: {
+        arity: -3,
+        flags: [
+          "write",
+          "denyoom",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      lrange: {
+        arity: 4,
+        flags: [
+          "readonly"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      lrem: {
+        arity: 4,
+        flags: [
+          "write"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      lset: {
+        arity: 4,
+        flags: [
+          "write",
+          "denyoom"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      ltrim: {
+        arity: 4,
+        flags: [
+          "write"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      memory: {
+        arity: -2,
+        flags: [],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      mget: {
+        arity: -2,
+        flags: [
+          "readonly",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: -1,
+        step: 1
+      },
+      migrate: {
+        arity: -6,
+        flags: [
+          "write",
+          "movablekeys"
+        ],
+        keyStart: 3,
+        keyStop: 3,
+        step: 1
+      },
+      module: {
+        arity: -2,
+        flags: [],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      monitor: {
+        arity: 1,
+        flags: [
+          "admin",
+          "noscript",
+          "loading",
+          "stale"
+        ],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      move: {
+        arity: 3,
+        flags: [
+          "write",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      mset: {
+        arity: -3,
+        flags: [
+          "write",
+          "denyoom"
+        ],
+        keyStart: 1,
+        keyStop: -1,
+        step: 2
+      },
+      msetnx: {
+        arity: -3,
+        flags: [
+          "write",
+          "denyoom"
+        ],
+        keyStart: 1,
+        keyStop: -1,
+        step: 2
+      },
+      multi: {
+        arity: 1,
+        flags: [
+          "noscript",
+          "loading",
+          "stale",
+          "fast",
+          "allow_busy"
+        ],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      object: {
+        arity: -2,
+        flags: [],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      persist: {
+        arity: 2,
+        flags: [
+          "write",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      pexpire: {
+        arity: -3,
+        flags: [
+          "write",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      pexpireat: {
+        arity: -3,
+        flags: [
+          "write",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      pexpiretime: {
+        arity: 2,
+        flags: [
+          "readonly",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      pfadd: {
+        arity: -2,
+        flags: [
+          "write",
+          "denyoom",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      pfcount: {
+        arity: -2,
+        flags: [
+          "readonly"
+        ],
+        keyStart: 1,
+        keyStop: -1,
+        step: 1
+      },
+      pfdebug: {
+        arity: 3,
+        flags: [
+          "write",
+          "denyoom",
+          "admin"
+        ],
+        keyStart: 2,
+        keyStop: 2,
+        step: 1
+      },
+      pfmerge: {
+        arity: -2,
+        flags: [
+          "write",
+          "denyoom"
+        ],
+        keyStart: 1,
+        keyStop: -1,
+        step: 1
+      },
+      pfselftest: {
+        arity: 1,
+        flags: [
+          "admin"
+        ],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      ping: {
+        arity: -1,
+        flags: [
+          "fast"
+        ],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      psetex: {
+        arity: 4,
+        flags: [
+          "write",
+          "denyoom"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      psubscribe: {
+        arity: -2,
+        flags: [
+          "pubsub",
+          "noscript",
+          "loading",
+          "stale"
+        ],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      psync: {
+        arity: -3,
+        flags: [
+          "admin",
+          "noscript",
+          "no_async_loading",
+          "no_multi"
+        ],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      pttl: {
+        arity: 2,
+        flags: [
+          "readonly",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      publish: {
+        arity: 3,
+        flags: [
+          "pubsub",
+          "loading",
+          "stale",
+          "fast"
+        ],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      pubsub: {
+        arity: -2,
+        flags: [],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      punsubscribe: {
+        arity: -1,
+        flags: [
+          "pubsub",
+          "noscript",
+          "loading",
+          "stale"
+        ],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      quit: {
+        arity: -1,
+        flags: [
+          "noscript",
+          "loading",
+          "stale",
+          "fast",
+          "no_auth",
+          "allow_busy"
+        ],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      randomkey: {
+        arity: 1,
+        flags: [
+          "readonly"
+        ],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      readonly: {
+        arity: 1,
+        flags: [
+          "loading",
+          "stale",
+          "fast"
+        ],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      readwrite: {
+        arity: 1,
+        flags: [
+          "loading",
+          "stale",
+          "fast"
+        ],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      rename: {
+        arity: 3,
+        flags: [
+          "write"
+        ],
+        keyStart: 1,
+        keyStop: 2,
+        step: 1
+      },
+      renamenx: {
+        arity: 3,
+        flags: [
+          "write",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 2,
+        step: 1
+      },
+      replconf: {
+        arity: -1,
+        flags: [
+          "admin",
+          "noscript",
+          "loading",
+          "stale",
+          "allow_busy"
+        ],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      replicaof: {
+        arity: 3,
+        flags: [
+          "admin",
+          "noscript",
+          "stale",
+          "no_async_loading"
+        ],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      reset: {
+        arity: 1,
+        flags: [
+          "noscript",
+          "loading",
+          "stale",
+          "fast",
+          "no_auth",
+          "allow_busy"
+        ],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      restore: {
+        arity: -4,
+        flags: [
+          "write",
+          "denyoom"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      "restore-asking": {
+        arity: -4,
+        flags: [
+          "write",
+          "denyoom",
+          "asking"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      role: {
+        arity: 1,
+        flags: [
+          "noscript",
+          "loading",
+          "stale",
+          "fast"
+        ],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      rpop: {
+        arity: -2,
+        flags: [
+          "write",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      rpoplpush: {
+        arity: 3,
+        flags: [
+          "write",
+          "denyoom"
+        ],
+        keyStart: 1,
+        keyStop: 2,
+        step: 1
+      },
+      rpush: {
+        arity: -3,
+        flags: [
+          "write",
+          "denyoom",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      rpushx: {
+        arity: -3,
+        flags: [
+          "write",
+          "denyoom",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      sadd: {
+        arity: -3,
+        flags: [
+          "write",
+          "denyoom",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      save: {
+        arity: 1,
+        flags: [
+          "admin",
+          "noscript",
+          "no_async_loading",
+          "no_multi"
+        ],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      scan: {
+        arity: -2,
+        flags: [
+          "readonly"
+        ],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      scard: {
+        arity: 2,
+        flags: [
+          "readonly",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      script: {
+        arity: -2,
+        flags: [],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      sdiff: {
+        arity: -2,
+        flags: [
+          "readonly"
+        ],
+        keyStart: 1,
+        keyStop: -1,
+        step: 1
+      },
+      sdiffstore: {
+        arity: -3,
+        flags: [
+          "write",
+          "denyoom"
+        ],
+        keyStart: 1,
+        keyStop: -1,
+        step: 1
+      },
+      select: {
+        arity: 2,
+        flags: [
+          "loading",
+          "stale",
+          "fast"
+        ],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      set: {
+        arity: -3,
+        flags: [
+          "write",
+          "denyoom"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      setbit: {
+        arity: 4,
+        flags: [
+          "write",
+          "denyoom"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      setex: {
+        arity: 4,
+        flags: [
+          "write",
+          "denyoom"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      setnx: {
+        arity: 3,
+        flags: [
+          "write",
+          "denyoom",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      setrange: {
+        arity: 4,
+        flags: [
+          "write",
+          "denyoom"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      shutdown: {
+        arity: -1,
+        flags: [
+          "admin",
+          "noscript",
+          "loading",
+          "stale",
+          "no_multi",
+          "allow_busy"
+        ],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      sinter: {
+        arity: -2,
+        flags: [
+          "readonly"
+        ],
+        keyStart: 1,
+        keyStop: -1,
+        step: 1
+      },
+      sintercard: {
+        arity: -3,
+        flags: [
+          "readonly",
+          "movablekeys"
+        ],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      sinterstore: {
+        arity: -3,
+        flags: [
+          "write",
+          "denyoom"
+        ],
+        keyStart: 1,
+        keyStop: -1,
+        step: 1
+      },
+      sismember: {
+        arity: 3,
+        flags: [
+          "readonly",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      slaveof: {
+        arity: 3,
+        flags: [
+          "admin",
+          "noscript",
+          "stale",
+          "no_async_loading"
+        ],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      slowlog: {
+        arity: -2,
+        flags: [],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      smembers: {
+        arity: 2,
+        flags: [
+          "readonly"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      smismember: {
+        arity: -3,
+        flags: [
+          "readonly",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      smove: {
+        arity: 4,
+        flags: [
+          "write",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 2,
+        step: 1
+      },
+      sort: {
+        arity: -2,
+        flags: [
+          "write",
+          "denyoom",
+          "movablekeys"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      sort_ro: {
+        arity: -2,
+        flags: [
+          "readonly",
+          "movablekeys"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      spop: {
+        arity: -2,
+        flags: [
+          "write",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      spublish: {
+        arity: 3,
+        flags: [
+          "pubsub",
+          "loading",
+          "stale",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      srandmember: {
+        arity: -2,
+        flags: [
+          "readonly"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      srem: {
+        arity: -3,
+        flags: [
+          "write",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      sscan: {
+        arity: -3,
+        flags: [
+          "readonly"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      ssubscribe: {
+        arity: -2,
+        flags: [
+          "pubsub",
+          "noscript",
+          "loading",
+          "stale"
+        ],
+        keyStart: 1,
+        keyStop: -1,
+        step: 1
+      },
+      strlen: {
+        arity: 2,
+        flags: [
+          "readonly",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      subscribe: {
+        arity: -2,
+        flags: [
+          "pubsub",
+          "noscript",
+          "loading",
+          "stale"
+        ],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      substr: {
+        arity: 4,
+        flags: [
+          "readonly"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      sunion: {
+        arity: -2,
+        flags: [
+          "readonly"
+        ],
+        keyStart: 1,
+        keyStop: -1,
+        step: 1
+      },
+      sunionstore: {
+        arity: -3,
+        flags: [
+          "write",
+          "denyoom"
+        ],
+        keyStart: 1,
+        keyStop: -1,
+        step: 1
+      },
+      sunsubscribe: {
+        arity: -1,
+        flags: [
+          "pubsub",
+          "noscript",
+          "loading",
+          "stale"
+        ],
+        keyStart: 1,
+        keyStop: -1,
+        step: 1
+      },
+      swapdb: {
+        arity: 3,
+        flags: [
+          "write",
+          "fast"
+        ],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      sync: {
+        arity: 1,
+        flags: [
+          "admin",
+          "noscript",
+          "no_async_loading",
+          "no_multi"
+        ],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      time: {
+        arity: 1,
+        flags: [
+          "loading",
+          "stale",
+          "fast"
+        ],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      touch: {
+        arity: -2,
+        flags: [
+          "readonly",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: -1,
+        step: 1
+      },
+      ttl: {
+        arity: 2,
+        flags: [
+          "readonly",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      type: {
+        arity: 2,
+        flags: [
+          "readonly",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      unlink: {
+        arity: -2,
+        flags: [
+          "write",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: -1,
+        step: 1
+      },
+      unsubscribe: {
+        arity: -1,
+        flags: [
+          "pubsub",
+          "noscript",
+          "loading",
+          "stale"
+        ],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      unwatch: {
+        arity: 1,
+        flags: [
+          "noscript",
+          "loading",
+          "stale",
+          "fast",
+          "allow_busy"
+        ],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      wait: {
+        arity: 3,
+        flags: [
+          "noscript"
+        ],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      watch: {
+        arity: -2,
+        flags: [
+          "noscript",
+          "loading",
+          "stale",
+          "fast",
+          "allow_busy"
+        ],
+        keyStart: 1,
+        keyStop: -1,
+        step: 1
+      },
+      xack: {
+        arity: -4,
+        flags: [
+          "write",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      xadd: {
+        arity: -5,
+        flags: [
+          "write",
+          "denyoom",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      xautoclaim: {
+        arity: -6,
+        flags: [
+          "write",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      xclaim: {
+        arity: -6,
+        flags: [
+          "write",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      xdel: {
+        arity: -3,
+        flags: [
+          "write",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      xdelex: {
+        arity: -5,
+        flags: [
+          "write",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      xgroup: {
+        arity: -2,
+        flags: [],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      xinfo: {
+        arity: -2,
+        flags: [],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      xlen: {
+        arity: 2,
+        flags: [
+          "readonly",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      xpending: {
+        arity: -3,
+        flags: [
+          "readonly"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      xrange: {
+        arity: -4,
+        flags: [
+          "readonly"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      xread: {
+        arity: -4,
+        flags: [
+          "readonly",
+          "blocking",
+          "movablekeys"
+        ],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      xreadgroup: {
+        arity: -7,
+        flags: [
+          "write",
+          "blocking",
+          "movablekeys"
+        ],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      xrevrange: {
+        arity: -4,
+        flags: [
+          "readonly"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      xsetid: {
+        arity: -3,
+        flags: [
+          "write",
+          "denyoom",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      xtrim: {
+        arity: -4,
+        flags: [
+          "write"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      zadd: {
+        arity: -4,
+        flags: [
+          "write",
+          "denyoom",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      zcard: {
+        arity: 2,
+        flags: [
+          "readonly",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      zcount: {
+        arity: 4,
+        flags: [
+          "readonly",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      zdiff: {
+        arity: -3,
+        flags: [
+          "readonly",
+          "movablekeys"
+        ],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      zdiffstore: {
+        arity: -4,
+        flags: [
+          "write",
+          "denyoom",
+          "movablekeys"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      zincrby: {
+        arity: 4,
+        flags: [
+          "write",
+          "denyoom",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      zinter: {
+        arity: -3,
+        flags: [
+          "readonly",
+          "movablekeys"
+        ],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      zintercard: {
+        arity: -3,
+        flags: [
+          "readonly",
+          "movablekeys"
+        ],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      zinterstore: {
+        arity: -4,
+        flags: [
+          "write",
+          "denyoom",
+          "movablekeys"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      zlexcount: {
+        arity: 4,
+        flags: [
+          "readonly",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      zmpop: {
+        arity: -4,
+        flags: [
+          "write",
+          "movablekeys"
+        ],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      zmscore: {
+        arity: -3,
+        flags: [
+          "readonly",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      zpopmax: {
+        arity: -2,
+        flags: [
+          "write",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      zpopmin: {
+        arity: -2,
+        flags: [
+          "write",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      zrandmember: {
+        arity: -2,
+        flags: [
+          "readonly"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      zrange: {
+        arity: -4,
+        flags: [
+          "readonly"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      zrangebylex: {
+        arity: -4,
+        flags: [
+          "readonly"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      zrangebyscore: {
+        arity: -4,
+        flags: [
+          "readonly"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      zrangestore: {
+        arity: -5,
+        flags: [
+          "write",
+          "denyoom"
+        ],
+        keyStart: 1,
+        keyStop: 2,
+        step: 1
+      },
+      zrank: {
+        arity: 3,
+        flags: [
+          "readonly",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      zrem: {
+        arity: -3,
+        flags: [
+          "write",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      zremrangebylex: {
+        arity: 4,
+        flags: [
+          "write"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      zremrangebyrank: {
+        arity: 4,
+        flags: [
+          "write"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      zremrangebyscore: {
+        arity: 4,
+        flags: [
+          "write"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      zrevrange: {
+        arity: -4,
+        flags: [
+          "readonly"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      zrevrangebylex: {
+        arity: -4,
+        flags: [
+          "readonly"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      zrevrangebyscore: {
+        arity: -4,
+        flags: [
+          "readonly"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      zrevrank: {
+        arity: 3,
+        flags: [
+          "readonly",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      zscan: {
+        arity: -3,
+        flags: [
+          "readonly"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      zscore: {
+        arity: 3,
+        flags: [
+          "readonly",
+          "fast"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      },
+      zunion: {
+        arity: -3,
+        flags: [
+          "readonly",
+          "movablekeys"
+        ],
+        keyStart: 0,
+        keyStop: 0,
+        step: 0
+      },
+      zunionstore: {
+        arity: -4,
+        flags: [
+          "write",
+          "denyoom",
+          "movablekeys"
+        ],
+        keyStart: 1,
+        keyStop: 1,
+        step: 1
+      }
+    };
+  }
+});
+
+// node_modules/@ioredis/commands/built/index.js
+var require_built = __commonJS({
+  "node_modules/@ioredis/commands/built/index.js"(exports) {
+    "use strict";
+    var __importDefault = exports && exports.__importDefault || function(mod) {
+      return mod && mod.__esModule ? mod : { "default": mod };
+    };
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.getKeyIndexes = exports.hasFlag = exports.exists = exports.list = void 0;
+    var commands_json_1 = __importDefault(require_commands());
+    exports.list = Object.keys(commands_json_1.default);
+    var flags = {};
+    exports.list.forEach((commandName) => {
+      flags[commandName] = commands_json_1.default[commandName].flags.reduce(function(flags2, flag) {
+        flags2[flag] = true;
+        return flags2;
+      }, {});
+    });
+    function exists(commandName) {
+      return Boolean(commands_json_1.default[commandName]);
+    }
+    exports.exists = exists;
+    function hasFlag(commandName, flag) {
+      if (!flags[commandName]) {
+        throw new Error("Unknown command " + commandName);
+      }
+      return Boolean(flags[commandName][flag]);
+    }
+    exports.hasFlag = hasFlag;
+    function getKeyIndexes(commandName, args, options2) {
+      const command = commands_json_1.default[commandName];
+      if (!command) {
+        throw new Error("Unknown command " + commandName);
+      }
+      if (!Array.isArray(args)) {
+        throw new Error("Expect args to be an array");
+      }
+      const keys = [];
+      const parseExternalKey = Boolean(options2 && options2.parseExternalKey);
+      const takeDynamicKeys = (args2, startIndex) => {
+        const keys2 = [];
+        const keyStop = Number(args2[startIndex]);
+        for (let i = 0; i < keyStop; i++) {
+          keys2.push(i + startIndex + 1);
+        }
+        return keys2;
+      };
+      const takeKeyAfterToken = (args2, startIndex, token) => {
+        for (let i = startIndex; i < args2.length - 1; i += 1) {
+          if (String(args2[i]).toLowerCase() === token.toLowerCase()) {
+            return i + 1;
+          }
+        }
+        return null;
+      };
+      switch (commandName) {
+        case "zunionstore":
+        case "zinterstore":
+        case "zdiffstore":
+          keys.push(0, ...takeDynamicKeys(args, 1));
+          break;
+        case "eval":
+        case "evalsha":
+        case "eval_ro":
+        case "evalsha_ro":
+        case "fcall":
+        case "fcall_ro":
+        case "blmpop":
+        case "bzmpop":
+          keys.push(...takeDynamicKeys(args, 1));
+          break;
+        case "sintercard":
+        case "lmpop":
+        case "zunion":
+        case "zinter":
+        case "zmpop":
+        case "zintercard":
+        case "zdiff": {
+          keys.push(...takeDynamicKeys(args, 0));
+          break;
+        }
+        case "georadius": {
+          keys.push(0);
+          const storeKey = takeKeyAfterToken(args, 5, "STORE");
+          if (storeKey)
+            keys.push(storeKey);
+          const distKey = takeKeyAfterToken(args, 5, "STOREDIST");
+          if (distKey)
+            keys.push(distKey);
+          break;
+        }
+        case "georadiusbymember": {
+          keys.push(0);
+          const storeKey = takeKeyAfterToken(args, 4, "STORE");
+          if (storeKey)
+            keys.push(storeKey);
+          const distKey = takeKeyAfterToken(args, 4, "STOREDIST");
+          if (distKey)
+            keys.push(distKey);
+          break;
+        }
+        case "sort":
+        case "sort_ro":
+          keys.push(0);
+          for (let i = 1; i < args.length - 1; i++) {
+            let arg = args[i];
+            if (typeof arg !== "string") {
+              continue;
+            }
+            const directive = arg.toUpperCase();
+            if (directive === "GET") {
+              i += 1;
+              arg = args[i];
+              if (arg !== "#") {
+                if (parseExternalKey) {
+                  keys.push([i, getExternalKeyNameLength(arg)]);
+                } else {
+                  keys.push(i);
+                }
+              }
+            } else if (directive === "BY") {
+              i += 1;
+              if (parseExternalKey) {
+                keys.push([i, getExternalKeyNameLength(args[i])]);
+              } else {
+                keys.push(i);
+              }
+            } else if (directive === "STORE") {
+              i += 1;
+              keys.push(i);
+            }
+          }
+          break;
+        case "migrate":
+          if (args[2] === "") {
+            for (let i = 5; i < args.length - 1; i++) {
+              const arg = args[i];
+              if (typeof arg === "string" && arg.toUpperCase() === "KEYS") {
+                for (let j = i + 1; j < args.length; j++) {
+                  keys.push(j);
+                }
+                break;
+              }
+            }
+          } else {
+            keys.push(2);
+          }
+          break;
+        case "xreadgroup":
+        case "xread":
+          for (let i = commandName === "xread" ? 0 : 3; i < args.length - 1; i++) {
+            if (String(args[i]).toUpperCase() === "STREAMS") {
+              for (let j = i + 1; j <= i + (args.length - 1 - i) / 2; j++) {
+                keys.push(j);
+              }
+              break;
+            }
+          }
+          break;
+        default:
+          if (command.step > 0) {
+            const keyStart = command.keyStart - 1;
+            const keyStop = command.keyStop > 0 ? command.keyStop : args.length + command.keyStop + 1;
+            for (let i = keyStart; i < keyStop; i += command.step) {
+              keys.push(i);
+            }
+          }
+          break;
+      }
+      return keys;
+    }
+    exports.getKeyIndexes = getKeyIndexes;
+    function getExternalKeyNameLength(key) {
+      if (typeof key !== "string") {
+        key = String(key);
+      }
+      const hashPos = key.indexOf("->");
+      return hashPos === -1 ? key.length : hashPos;
+    }
+  }
+});
+
+// node_modules/standard-as-callback/built/utils.js
+var require_utils = __commonJS({
+  "node_modules/standard-as-callback/built/utils.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.tryCatch = exports.errorObj = void 0;
+    exports.errorObj = { e: {} };
+    var tryCatchTarget;
+    function tryCatcher(err, val) {
+      try {
+        const target = tryCatchTarget;
+        tryCatchTarget = null;
+        return target.apply(this, arguments);
+      } catch (e) {
+        exports.errorObj.e = e;
+        return exports.errorObj;
+      }
+    }
+    function tryCatch(fn) {
+      tryCatchTarget = fn;
+      return tryCatcher;
+    }
+    exports.tryCatch = tryCatch;
+  }
+});
+
+// node_modules/standard-as-callback/built/index.js
+var require_built2 = __commonJS({
+  "node_modules/standard-as-callback/built/index.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    var utils_1 = require_utils();
+    function throwLater(e) {
+      setTimeout(function() {
+        throw e;
+      }, 0);
+    }
+    function asCallback(promise2, nodeback, options2) {
+      if (typeof nodeback === "function") {
+        promise2.then((val) => {
+          let ret;
+          if (options2 !== void 0 && Object(options2).spread && Array.isArray(val)) {
+            ret = utils_1.tryCatch(nodeback).apply(void 0, [null].concat(val));
+          } else {
+            ret = val === void 0 ? utils_1.tryCatch(nodeback)(null) : utils_1.tryCatch(nodeback)(null, val);
+          }
+          if (ret === utils_1.errorObj) {
+            throwLater(ret.e);
+          }
+        }, (cause) => {
+          if (!cause) {
+            const newReason = new Error(cause + "");
+            Object.assign(newReason, { cause });
+            cause = newReason;
+          }
+          const ret = utils_1.tryCatch(nodeback)(cause);
+          if (ret === utils_1.errorObj) {
+            throwLater(ret.e);
+          }
+        });
+      }
+      return promise2;
+    }
+    exports.default = asCallback;
+  }
+});
+
+// node_modules/redis-errors/lib/old.js
+var require_old = __commonJS({
+  "node_modules/redis-errors/lib/old.js"(exports, module) {
+    "use strict";
+    var assert2 = __require("assert");
+    var util = __require("util");
+    function RedisError(message) {
+      Object.defineProperty(this, "message", {
+        value: message || "",
+        configurable: true,
+        writable: true
+      });
+      Error.captureStackTrace(this, this.constructor);
+    }
+    util.inherits(RedisError, Error);
+    Object.defineProperty(RedisError.prototype, "name", {
+      value: "RedisError",
+      configurable: true,
+      writable: true
+    });
+    function ParserError(message, buffer, offset) {
+      assert2(buffer);
+      assert2.strictEqual(typeof offset, "number");
+      Object.defineProperty(this, "message", {
+        value: message || "",
+        configurable: true,
+        writable: true
+      });
+      const tmp = Error.stackTraceLimit;
+      Error.stackTraceLimit = 2;
+      Error.captureStackTrace(this, this.constructor);
+      Error.stackTraceLimit = tmp;
+      this.offset = offset;
+      this.buffer = buffer;
+    }
+    util.inherits(ParserError, RedisError);
+    Object.defineProperty(ParserError.prototype, "name", {
+      value: "ParserError",
+      configurable: true,
+      writable: true
+    });
+    function ReplyError(message) {
+      Object.defineProperty(this, "message", {
+        value: message || "",
+        configurable: true,
+        writable: true
+      });
+      const tmp = Error.stackTraceLimit;
+      Error.stackTraceLimit = 2;
+      Error.captureStackTrace(this, this.constructor);
+      Error.stackTraceLimit = tmp;
+    }
+    util.inherits(ReplyError, RedisError);
+    Object.defineProperty(ReplyError.prototype, "name", {
+      value: "ReplyError",
+      configurable: true,
+      writable: true
+    });
+    function AbortError(message) {
+      Object.defineProperty(this, "message", {
+        value: message || "",
+        configurable: true,
+        writable: true
+      });
+      Error.captureStackTrace(this, this.constructor);
+    }
+    util.inherits(AbortError, RedisError);
+    Object.defineProperty(AbortError.prototype, "name", {
+      value: "AbortError",
+      configurable: true,
+      writable: true
+    });
+    function InterruptError(message) {
+      Object.defineProperty(this, "message", {
+        value: message || "",
+        configurable: true,
+        writable: true
+      });
+      Error.captureStackTrace(this, this.constructor);
+    }
+    util.inherits(InterruptError, AbortError);
+    Object.defineProperty(InterruptError.prototype, "name", {
+      value: "InterruptError",
+      configurable: true,
+      writable: true
+    });
+    module.exports = {
+      RedisError,
+      ParserError,
+      ReplyError,
+      AbortError,
+      InterruptError
+    };
+  }
+});
+
+// node_modules/redis-errors/lib/modern.js
+var require_modern = __commonJS({
+  "node_modules/redis-errors/lib/modern.js"(exports, module) {
+    "use strict";
+    var assert2 = __require("assert");
+    var RedisError = class extends Error {
+      get name() {
+        return this.constructor.name;
+      }
+    };
+    var ParserError = class extends RedisError {
+      constructor(message, buffer, offset) {
+        assert2(buffer);
+        assert2.strictEqual(typeof offset, "number");
+        const tmp = Error.stackTraceLimit;
+        Error.stackTraceLimit = 2;
+        super(message);
+        Error.stackTraceLimit = tmp;
+        this.offset = offset;
+        this.buffer = buffer;
+      }
+      get name() {
+        return this.constructor.name;
+      }
+    };
+    var ReplyError = class extends RedisError {
+      constructor(message) {
+        const tmp = Error.stackTraceLimit;
+        Error.stackTraceLimit = 2;
+        super(message);
+        Error.stackTraceLimit = tmp;
+      }
+      get name() {
+        return this.constructor.name;
+      }
+    };
+    var AbortError = class extends RedisError {
+      get name() {
+        return this.constructor.name;
+      }
+    };
+    var InterruptError = class extends AbortError {
+      get name() {
+        return this.constructor.name;
+      }
+    };
+    module.exports = {
+      RedisError,
+      ParserError,
+      ReplyError,
+      AbortError,
+      InterruptError
+    };
+  }
+});
+
+// node_modules/redis-errors/index.js
+var require_redis_errors = __commonJS({
+  "node_modules/redis-errors/index.js"(exports, module) {
+    "use strict";
+    var Errors = process.version.charCodeAt(1) < 55 && process.version.charCodeAt(2) === 46 ? require_old() : require_modern();
+    module.exports = Errors;
+  }
+});
+
+// node_modules/cluster-key-slot/lib/index.js
+var require_lib = __commonJS({
+  "node_modules/cluster-key-slot/lib/index.js"(exports, module) {
+    var lookup2 = [
+      0,
+      4129,
+      8258,
+      12387,
+      16516,
+      20645,
+      24774,
+      28903,
+      33032,
+      37161,
+      41290,
+      45419,
+      49548,
+      53677,
+      57806,
+      61935,
+      4657,
+      528,
+      12915,
+      8786,
+      21173,
+      17044,
+      29431,
+      25302,
+      37689,
+      33560,
+      45947,
+      41818,
+      54205,
+      50076,
+      62463,
+      58334,
+      9314,
+      13379,
+      1056,
+      5121,
+      25830,
+      29895,
+      17572,
+      21637,
+      42346,
+      46411,
+      34088,
+      38153,
+      58862,
+      62927,
+      50604,
+      54669,
+      13907,
+      9842,
+      5649,
+      1584,
+      30423,
+      26358,
+      22165,
+      18100,
+      46939,
+      42874,
+      38681,
+      34616,
+      63455,
+      59390,
+      55197,
+      51132,
+      18628,
+      22757,
+      26758,
+      30887,
+      2112,
+      6241,
+      10242,
+      14371,
+      51660,
+      55789,
+      59790,
+      63919,
+      35144,
+      39273,
+      43274,
+      47403,
+      23285,
+      19156,
+      31415,
+      27286,
+      6769,
+      2640,
+      14899,
+      10770,
+      56317,
+      52188,
+      64447,
+      60318,
+      39801,
+      35672,
+      47931,
+      43802,
+      27814,
+      31879,
+      19684,
+      23749,
+      11298,
+      15363,
+      3168,
+      7233,
+      60846,
+      64911,
+      52716,
+      56781,
+      44330,
+      48395,
+      36200,
+      40265,
+      32407,
+      28342,
+      24277,
+      20212,
+      15891,
+      11826,
+      7761,
+      3696,
+      65439,
+      61374,
+      57309,
+      53244,
+      48923,
+      44858,
+      40793,
+      36728,
+      37256,
+      33193,
+      45514,
+      41451,
+      53516,
+      49453,
+      61774,
+      57711,
+      4224,
+      161,
+      12482,
+      8419,
+      20484,
+      16421,
+      28742,
+      24679,
+      33721,
+      37784,
+      41979,
+      46042,
+      49981,
+      54044,
+      58239,
+      62302,
+      689,
+      4752,
+      8947,
+      13010,
+      16949,
+      21012,
+      25207,
+      29270,
+      46570,
+      42443,
+      38312,
+      34185,
+      62830,
+      58703,
+      54572,
+      50445,
+      13538,
+      9411,
+      5280,
+      1153,
+      29798,
+      25671,
+      21540,
+      17413,
+      42971,
+      47098,
+      34713,
+      38840,
+      59231,
+      63358,
+      50973,
+      55100,
+      9939,
+      14066,
+      1681,
+      5808,
+      26199,
+      30326,
+      17941,
+      22068,
+      55628,
+      51565,
+      63758,
+      59695,
+      39368,
+      35305,
+      47498,
+      43435,
+      22596,
+      18533,
+      30726,
+      26663,
+      6336,
+      2273,
+      14466,
+      10403,
+      52093,
+      56156,
+      60223,
+      64286,
+      35833,
+      39896,
+      43963,
+      48026,
+      19061,
+      23124,
+      27191,
+      31254,
+      2801,
+      6864,
+      10931,
+      14994,
+      64814,
+      60687,
+      56684,
+      52557,
+      48554,
+      44427,
+      40424,
+      36297,
+      31782,
+      27655,
+      23652,
+      19525,
+      15522,
+      11395,
+      7392,
+      3265,
+      61215,
+      65342,
+      53085,
+      57212,
+      44955,
+      49082,
+      36825,
+      40952,
+      28183,
+      32310,
+      20053,
+      24180,
+      11923,
+      16050,
+      3793,
+      7920
+    ];
+    var toUTF8Array = function toUTF8Array2(str) {
+      var char;
+      var i = 0;
+      var p = 0;
+      var utf8 = [];
+      var len = str.length;
+      for (; i < len; i++) {
+        char = str.charCodeAt(i);
+        if (char < 128) {
+          utf8[p++] = char;
+        } else if (char < 2048) {
+          utf8[p++] = char >> 6 | 192;
+          utf8[p++] = char & 63 | 128;
+        } else if ((char & 64512) === 55296 && i + 1 < str.length && (str.charCodeAt(i + 1) & 64512) === 56320) {
+          char = 65536 + ((char & 1023) << 10) + (str.charCodeAt(++i) & 1023);
+          utf8[p++] = char >> 18 | 240;
+          utf8[p++] = char >> 12 & 63 | 128;
+          utf8[p++] = char >> 6 & 63 | 128;
+          utf8[p++] = char & 63 | 128;
+        } else {
+          utf8[p++] = char >> 12 | 224;
+          utf8[p++] = char >> 6 & 63 | 128;
+          utf8[p++] = char & 63 | 128;
+        }
+      }
+      return utf8;
+    };
+    var generate = module.exports = function generate2(str) {
+      var char;
+      var i = 0;
+      var start = -1;
+      var result2 = 0;
+      var resultHash = 0;
+      var utf8 = typeof str === "string" ? toUTF8Array(str) : str;
+      var len = utf8.length;
+      while (i < len) {
+        char = utf8[i++];
+        if (start === -1) {
+          if (char === 123) {
+            start = i;
+          }
+        } else if (char !== 125) {
+          resultHash = lookup2[(char ^ resultHash >> 8) & 255] ^ resultHash << 8;
+        } else if (i - 1 !== start) {
+          return resultHash & 16383;
+        }
+        result2 = lookup2[(char ^ result2 >> 8) & 255] ^ result2 << 8;
+      }
+      return result2 & 16383;
+    };
+    module.exports.generateMulti = function generateMulti(keys) {
+      var i = 1;
+      var len = keys.length;
+      var base = generate(keys[0]);
+      while (i < len) {
+        if (generate(keys[i++]) !== base) return -1;
+      }
+      return base;
+    };
+  }
+});
+
+// node_modules/lodash.defaults/index.js
+var require_lodash = __commonJS({
+  "node_modules/lodash.defaults/index.js"(exports, module) {
+    var MAX_SAFE_INTEGER = 9007199254740991;
+    var argsTag = "[object Arguments]";
+    var funcTag = "[object Function]";
+    var genTag = "[object GeneratorFunction]";
+    var reIsUint = /^(?:0|[1-9]\d*)$/;
+    function apply(func, thisArg, args) {
+      switch (args.length) {
+        case 0:
+          return func.call(thisArg);
+        case 1:
+          return func.call(thisArg, args[0]);
+        case 2:
+          return func.call(thisArg, args[0], args[1]);
+        case 3:
+          return func.call(thisArg, args[0], args[1], args[2]);
+      }
+      return func.apply(thisArg, args);
+    }
+    function baseTimes(n, iteratee) {
+      var index = -1, result2 = Array(n);
+      while (++index < n) {
+        result2[index] = iteratee(index);
+      }
+      return result2;
+    }
+    var objectProto = Object.prototype;
+    var hasOwnProperty = objectProto.hasOwnProperty;
+    var objectToString = objectProto.toString;
+    var propertyIsEnumerable = objectProto.propertyIsEnumerable;
+    var nativeMax = Math.max;
+    function arrayLikeKeys(value, inherited) {
+      var result2 = isArray(value) || isArguments(value) ? baseTimes(value.length, String) : [];
+      var length = result2.length, skipIndexes = !!length;
+      for (var key in value) {
+        if ((inherited || hasOwnProperty.call(value, key)) && !(skipIndexes && (key == "length" || isIndex(key, length)))) {
+          result2.push(key);
+        }
+      }
+      return result2;
+    }
+    function assignInDefaults(objValue, srcValue, key, object2) {
+      if (objValue === void 0 || eq2(objValue, objectProto[key]) && !hasOwnProperty.call(object2, key)) {
+        return srcValue;
+      }
+      return objValue;
+    }
+    function assignValue(object2, key, value) {
+      var objValue = object2[key];
+      if (!(hasOwnProperty.call(object2, key) && eq2(objValue, value)) || value === void 0 && !(key in object2)) {
+        object2[key] = value;
+      }
+    }
+    function baseKeysIn(object2) {
+      if (!isObject4(object2)) {
+        return nativeKeysIn(object2);
+      }
+      var isProto = isPrototype(object2), result2 = [];
+      for (var key in object2) {
+        if (!(key == "constructor" && (isProto || !hasOwnProperty.call(object2, key)))) {
+          result2.push(key);
+        }
+      }
+      return result2;
+    }
+    function baseRest(func, start) {
+      start = nativeMax(start === void 0 ? func.length - 1 : start, 0);
+      return function() {
+        var args = arguments, index = -1, length = nativeMax(args.length - start, 0), array2 = Array(length);
+        while (++index < length) {
+          array2[index] = args[start + index];
+        }
+        index = -1;
+        var otherArgs = Array(start + 1);
+        while (++index < start) {
+          otherArgs[index] = args[index];
+        }
+        otherArgs[start] = array2;
+        return apply(func, this, otherArgs);
+      };
+    }
+    function copyObject(source, props, object2, customizer) {
+      object2 || (object2 = {});
+      var index = -1, length = props.length;
+      while (++index < length) {
+        var key = props[index];
+        var newValue = customizer ? customizer(object2[key], source[key], key, object2, source) : void 0;
+        assignValue(object2, key, newValue === void 0 ? source[key] : newValue);
+      }
+      return object2;
+    }
+    function createAssigner(assigner) {
+      return baseRest(function(object2, sources) {
+        var index = -1, length = sources.length, customizer = length > 1 ? sources[length - 1] : void 0, guard = length > 2 ? sources[2] : void 0;
+        customizer = assigner.length > 3 && typeof customizer == "function" ? (length--, customizer) : void 0;
+        if (guard && isIterateeCall(sources[0], sources[1], guard)) {
+          customizer = length < 3 ? void 0 : customizer;
+          length = 1;
+        }
+        object2 = Object(object2);
+        while (++index < length) {
+          var source = sources[index];
+          if (source) {
+            assigner(object2, source, index, customizer);
+          }
+        }
+        return object2;
+      });
+    }
+    function isIndex(value, length) {
+      length = length == null ? MAX_SAFE_INTEGER : length;
+      return !!length && (typeof value == "number" || reIsUint.test(value)) && (value > -1 && value % 1 == 0 && value < length);
+    }
+    function isIterateeCall(value, index, object2) {
+      if (!isObject4(object2)) {
+        return false;
+      }
+      var type = typeof index;
+      if (type == "number" ? isArrayLike(object2) && isIndex(index, object2.length) : type == "string" && index in object2) {
+        return eq2(object2[index], value);
+      }
+      return false;
+    }
+    function isPrototype(value) {
+      var Ctor = value && value.constructor, proto = typeof Ctor == "function" && Ctor.prototype || objectProto;
+      return value === proto;
+    }
+    function nativeKeysIn(object2) {
+      var result2 = [];
+      if (object2 != null) {
+        for (var key in Object(object2)) {
+          result2.push(key);
+        }
+      }
+      return result2;
+    }
+    function eq2(value, other) {
+      return value === other || value !== value && other !== other;
+    }
+    function isArguments(value) {
+      return isArrayLikeObject(value) && hasOwnProperty.call(value, "callee") && (!propertyIsEnumerable.call(value, "callee") || objectToString.call(value) == argsTag);
+    }
+    var isArray = Array.isArray;
+    function isArrayLike(value) {
+      return value != null && isLength(value.length) && !isFunction(value);
+    }
+    function isArrayLikeObject(value) {
+      return isObjectLike(value) && isArrayLike(value);
+    }
+    function isFunction(value) {
+      var tag = isObject4(value) ? objectToString.call(value) : "";
+      return tag == funcTag || tag == genTag;
+    }
+    function isLength(value) {
+      return typeof value == "number" && value > -1 && value % 1 == 0 && value <= MAX_SAFE_INTEGER;
+    }
+    function isObject4(value) {
+      var type = typeof value;
+      return !!value && (type == "object" || type == "function");
+    }
+    function isObjectLike(value) {
+      return !!value && typeof value == "object";
+    }
+    var assignInWith = createAssigner(function(object2, source, srcIndex, customizer) {
+      copyObject(source, keysIn(source), object2, customizer);
+    });
+    var defaults = baseRest(function(args) {
+      args.push(void 0, assignInDefaults);
+      return apply(assignInWith, void 0, args);
+    });
+    function keysIn(object2) {
+      return isArrayLike(object2) ? arrayLikeKeys(object2, true) : baseKeysIn(object2);
+    }
+    module.exports = defaults;
+  }
+});
+
+// node_modules/lodash.isarguments/index.js
+var require_lodash2 = __commonJS({
+  "node_modules/lodash.isarguments/index.js"(exports, module) {
+    var MAX_SAFE_INTEGER = 9007199254740991;
+    var argsTag = "[object Arguments]";
+    var funcTag = "[object Function]";
+    var genTag = "[object GeneratorFunction]";
+    var objectProto = Object.prototype;
+    var hasOwnProperty = objectProto.hasOwnProperty;
+    var objectToString = objectProto.toString;
+    var propertyIsEnumerable = objectProto.propertyIsEnumerable;
+    function isArguments(value) {
+      return isArrayLikeObject(value) && hasOwnProperty.call(value, "callee") && (!propertyIsEnumerable.call(value, "callee") || objectToString.call(value) == argsTag);
+    }
+    function isArrayLike(value) {
+      return value != null && isLength(value.length) && !isFunction(value);
+    }
+    function isArrayLikeObject(value) {
+      return isObjectLike(value) && isArrayLike(value);
+    }
+    function isFunction(value) {
+      var tag = isObject4(value) ? objectToString.call(value) : "";
+      return tag == funcTag || tag == genTag;
+    }
+    function isLength(value) {
+      return typeof value == "number" && value > -1 && value % 1 == 0 && value <= MAX_SAFE_INTEGER;
+    }
+    function isObject4(value) {
+      var type = typeof value;
+      return !!value && (type == "object" || type == "function");
+    }
+    function isObjectLike(value) {
+      return !!value && typeof value == "object";
+    }
+    module.exports = isArguments;
+  }
+});
+
+// node_modules/ioredis/built/utils/lodash.js
+var require_lodash3 = __commonJS({
+  "node_modules/ioredis/built/utils/lodash.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.isArguments = exports.defaults = exports.noop = void 0;
+    var defaults = require_lodash();
+    exports.defaults = defaults;
+    var isArguments = require_lodash2();
+    exports.isArguments = isArguments;
+    function noop3() {
+    }
+    exports.noop = noop3;
+  }
+});
+
+// node_modules/ms/index.js
+var require_ms = __commonJS({
+  "node_modules/ms/index.js"(exports, module) {
+    var s = 1e3;
+    var m = s * 60;
+    var h = m * 60;
+    var d = h * 24;
+    var w = d * 7;
+    var y = d * 365.25;
+    module.exports = function(val, options2) {
+      options2 = options2 || {};
+      var type = typeof val;
+      if (type === "string" && val.length > 0) {
+        return parse6(val);
+      } else if (type === "number" && isFinite(val)) {
+        return options2.long ? fmtLong(val) : fmtShort(val);
+      }
+      throw new Error(
+        "val is not a non-empty string or a valid number. val=" + JSON.stringify(val)
+      );
+    };
+    function parse6(str) {
+      str = String(str);
+      if (str.length > 100) {
+        return;
+      }
+      var match = /^(-?(?:\d+)?\.?\d+) *(milliseconds?|msecs?|ms|seconds?|secs?|s|minutes?|mins?|m|hours?|hrs?|h|days?|d|weeks?|w|years?|yrs?|y)?$/i.exec(
+        str
+      );
+      if (!match) {
+        return;
+      }
+      var n = parseFloat(match[1]);
+      var type = (match[2] || "ms").toLowerCase();
+      switch (type) {
+        case "years":
+        case "year":
+        case "yrs":
+        case "yr":
+        case "y":
+          return n * y;
+        case "weeks":
+        case "week":
+        case "w":
+          return n * w;
+        case "days":
+        case "day":
+        case "d":
+          return n * d;
+        case "hours":
+        case "hour":
+        case "hrs":
+        case "hr":
+        case "h":
+          return n * h;
+        case "minutes":
+        case "minute":
+        case "mins":
+        case "min":
+        case "m":
+          return n * m;
+        case "seconds":
+        case "second":
+        case "secs":
+        case "sec":
+        case "s":
+          return n * s;
+        case "milliseconds":
+        case "millisecond":
+        case "msecs":
+        case "msec":
+        case "ms":
+          return n;
+        default:
+          return void 0;
+      }
+    }
+    function fmtShort(ms) {
+      var msAbs = Math.abs(ms);
+      if (msAbs >= d) {
+        return Math.round(ms / d) + "d";
+      }
+      if (msAbs >= h) {
+        return Math.round(ms / h) + "h";
+      }
+      if (msAbs >= m) {
+        return Math.round(ms / m) + "m";
+      }
+      if (msAbs >= s) {
+        return Math.round(ms / s) + "s";
+      }
+      return ms + "ms";
+    }
+    function fmtLong(ms) {
+      var msAbs = Math.abs(ms);
+      if (msAbs >= d) {
+        return plural2(ms, msAbs, d, "day");
+      }
+      if (msAbs >= h) {
+        return plural2(ms, msAbs, h, "hour");
+      }
+      if (msAbs >= m) {
+        return plural2(ms, msAbs, m, "minute");
+      }
+      if (msAbs >= s) {
+        return plural2(ms, msAbs, s, "second");
+      }
+      return ms + " ms";
+    }
+    function plural2(ms, msAbs, n, name) {
+      var isPlural = msAbs >= n * 1.5;
+      return Math.round(ms / n) + " " + name + (isPlural ? "s" : "");
+    }
+  }
+});
+
+// node_modules/debug/src/common.js
+var require_common = __commonJS({
+  "node_modules/debug/src/common.js"(exports, module) {
+    function setup(env) {
+      createDebug.debug = createDebug;
+      createDebug.default = createDebug;
+      createDebug.coerce = coerce;
+      createDebug.disable = disable;
+      createDebug.enable = enable;
+      createDebug.enabled = enabled;
+      createDebug.humanize = require_ms();
+      createDebug.destroy = destroy;
+      Object.keys(env).forEach((key) => {
+        createDebug[key] = env[key];
+      });
+      createDebug.names = [];
+      createDebug.skips = [];
+      createDebug.formatters = {};
+      function selectColor(namespace) {
+        let hash2 = 0;
+        for (let i = 0; i < namespace.length; i++) {
+          hash2 = (hash2 << 5) - hash2 + namespace.charCodeAt(i);
+          hash2 |= 0;
+        }
+        return createDebug.colors[Math.abs(hash2) % createDebug.colors.length];
+      }
+      createDebug.selectColor = selectColor;
+      function createDebug(namespace) {
+        let prevTime;
+        let enableOverride = null;
+        let namespacesCache;
+        let enabledCache;
+        function debug(...args) {
+          if (!debug.enabled) {
+            return;
+          }
+          const self = debug;
+          const curr = Number(/* @__PURE__ */ new Date());
+          const ms = curr - (prevTime || curr);
+          self.diff = ms;
+          self.prev = prevTime;
+          self.curr = curr;
+          prevTime = curr;
+          args[0] = createDebug.coerce(args[0]);
+          if (typeof args[0] !== "string") {
+            args.unshift("%O");
+          }
+          let index = 0;
+          args[0] = args[0].replace(/%([a-zA-Z%])/g, (match, format) => {
+            if (match === "%%") {
+              return "%";
+            }
+            index++;
+            const formatter = createDebug.formatters[format];
+            if (typeof formatter === "function") {
+              const val = args[index];
+              match = formatter.call(self, val);
+              args.splice(index, 1);
+              index--;
+            }
+            return match;
+          });
+          createDebug.formatArgs.call(self, args);
+          const logFn = self.log || createDebug.log;
+          logFn.apply(self, args);
+        }
+        debug.namespace = namespace;
+        debug.useColors = createDebug.useColors();
+        debug.color = createDebug.selectColor(namespace);
+        debug.extend = extend2;
+        debug.destroy = createDebug.destroy;
+        Object.defineProperty(debug, "enabled", {
+          enumerable: true,
+          configurable: false,
+          get: () => {
+            if (enableOverride !== null) {
+              return enableOverride;
+            }
+            if (namespacesCache !== createDebug.namespaces) {
+              namespacesCache = createDebug.namespaces;
+              enabledCache = createDebug.enabled(namespace);
+            }
+            return enabledCache;
+          },
+          set: (v) => {
+            enableOverride = v;
+          }
+        });
+        if (typeof createDebug.init === "function") {
+          createDebug.init(debug);
+        }
+        return debug;
+      }
+      function extend2(namespace, delimiter) {
+        const newDebug = createDebug(this.namespace + (typeof delimiter === "undefined" ? ":" : delimiter) + namespace);
+        newDebug.log = this.log;
+        return newDebug;
+      }
+      function enable(namespaces) {
+        createDebug.save(namespaces);
+        createDebug.namespaces = namespaces;
+        createDebug.names = [];
+        createDebug.skips = [];
+        const split = (typeof namespaces === "string" ? namespaces : "").trim().replace(/\s+/g, ",").split(",").filter(Boolean);
+        for (const ns of split) {
+          if (ns[0] === "-") {
+            createDebug.skips.push(ns.slice(1));
+          } else {
+            createDebug.names.push(ns);
+          }
+        }
+      }
+      function matchesTemplate(search, template) {
+        let searchIndex = 0;
+        let templateIndex = 0;
+        let starIndex = -1;
+        let matchIndex = 0;
+        while (searchIndex < search.length) {
+          if (templateIndex < template.length && (template[templateIndex] === search[searchIndex] || template[templateIndex] === "*")) {
+            if (template[templateIndex] === "*") {
+              starIndex = templateIndex;
+              matchIndex = searchIndex;
+              templateIndex++;
+            } else {
+              searchIndex++;
+              templateIndex++;
+            }
+          } else if (starIndex !== -1) {
+            templateIndex = starIndex + 1;
+            matchIndex++;
+            searchIndex = matchIndex;
+          } else {
+            return false;
+          }
+        }
+        while (templateIndex < template.length && template[templateIndex] === "*") {
+          templateIndex++;
+        }
+        return templateIndex === template.length;
+      }
+      function disable() {
+        const namespaces = [
+          ...createDebug.names,
+          ...createDebug.skips.map((namespace) => "-" + namespace)
+        ].join(",");
+        createDebug.enable("");
+        return namespaces;
+      }
+      function enabled(name) {
+        for (const skip of createDebug.skips) {
+          if (matchesTemplate(name, skip)) {
+            return false;
+          }
+        }
+        for (const ns of createDebug.names) {
+          if (matchesTemplate(name, ns)) {
+            return true;
+          }
+        }
+        return false;
+      }
+      function coerce(val) {
+        if (val instanceof Error) {
+          return val.stack || val.message;
+        }
+        return val;
+      }
+      function destroy() {
+        console.warn("Instance method `debug.destroy()` is deprecated and no longer does anything. It will be removed in the next major version of `debug`.");
+      }
+      createDebug.enable(createDebug.load());
+      return createDebug;
+    }
+    module.exports = setup;
+  }
+});
+
+// node_modules/debug/src/browser.js
+var require_browser = __commonJS({
+  "node_modules/debug/src/browser.js"(exports, module) {
+    exports.formatArgs = formatArgs;
+    exports.save = save;
+    exports.load = load;
+    exports.useColors = useColors;
+    exports.storage = localstorage();
+    exports.destroy = /* @__PURE__ */ (() => {
+      let warned = false;
+      return () => {
+        if (!warned) {
+          warned = true;
+          console.warn("Instance method `debug.destroy()` is deprecated and no longer does anything. It will be removed in the next major version of `debug`.");
+        }
+      };
+    })();
+    exports.colors = [
+      "#0000CC",
+      "#0000FF",
+      "#0033CC",
+      "#0033FF",
+      "#0066CC",
+      "#0066FF",
+      "#0099CC",
+      "#0099FF",
+      "#00CC00",
+      "#00CC33",
+      "#00CC66",
+      "#00CC99",
+      "#00CCCC",
+      "#00CCFF",
+      "#3300CC",
+      "#3300FF",
+      "#3333CC",
+      "#3333FF",
+      "#3366CC",
+      "#3366FF",
+      "#3399CC",
+      "#3399FF",
+      "#33CC00",
+      "#33CC33",
+      "#33CC66",
+      "#33CC99",
+      "#33CCCC",
+      "#33CCFF",
+      "#6600CC",
+      "#6600FF",
+      "#6633CC",
+      "#6633FF",
+      "#66CC00",
+      "#66CC33",
+      "#9900CC",
+      "#9900FF",
+      "#9933CC",
+      "#9933FF",
+      "#99CC00",
+      "#99CC33",
+      "#CC0000",
+      "#CC0033",
+      "#CC0066",
+      "#CC0099",
+      "#CC00CC",
+      "#CC00FF",
+      "#CC3300",
+      "#CC3333",
+      "#CC3366",
+      "#CC3399",
+      "#CC33CC",
+      "#CC33FF",
+      "#CC6600",
+      "#CC6633",
+      "#CC9900",
+      "#CC9933",
+      "#CCCC00",
+      "#CCCC33",
+      "#FF0000",
+      "#FF0033",
+      "#FF0066",
+      "#FF0099",
+      "#FF00CC",
+      "#FF00FF",
+      "#FF3300",
+      "#FF3333",
+      "#FF3366",
+      "#FF3399",
+      "#FF33CC",
+      "#FF33FF",
+      "#FF6600",
+      "#FF6633",
+      "#FF9900",
+      "#FF9933",
+      "#FFCC00",
+      "#FFCC33"
+    ];
+    function useColors() {
+      if (typeof window !== "undefined" && window.process && (window.process.type === "renderer" || window.process.__nwjs)) {
+        return true;
+      }
+      if (typeof navigator !== "undefined" && navigator.userAgent && navigator.userAgent.toLowerCase().match(/(edge|trident)\/(\d+)/)) {
+        return false;
+      }
+      let m;
+      return typeof document !== "undefined" && document.documentElement && document.documentElement.style && document.documentElement.style.WebkitAppearance || // Is firebug? http://stackoverflow.com/a/398120/376773
+      typeof window !== "undefined" && window.console && (window.console.firebug || window.console.exception && window.console.table) || // Is firefox >= v31?
+      // https://developer.mozilla.org/en-US/docs/Tools/Web_Console#Styling_messages
+      typeof navigator !== "undefined" && navigator.userAgent && (m = navigator.userAgent.toLowerCase().match(/firefox\/(\d+)/)) && parseInt(m[1], 10) >= 31 || // Double check webkit in userAgent just in case we are in a worker
+      typeof navigator !== "undefined" && navigator.userAgent && navigator.userAgent.toLowerCase().match(/applewebkit\/(\d+)/);
+    }
+    function formatArgs(args) {
+      args[0] = (this.useColors ? "%c" : "") + this.namespace + (this.useColors ? " %c" : " ") + args[0] + (this.useColors ? "%c " : " ") + "+" + module.exports.humanize(this.diff);
+      if (!this.useColors) {
+        return;
+      }
+      const c = "color: " + this.color;
+      args.splice(1, 0, c, "color: inherit");
+      let index = 0;
+      let lastC = 0;
+      args[0].replace(/%[a-zA-Z%]/g, (match) => {
+        if (match === "%%") {
+          return;
+        }
+        index++;
+        if (match === "%c") {
+          lastC = index;
+        }
+      });
+      args.splice(lastC, 0, c);
+    }
+    exports.log = console.debug || console.log || (() => {
+    });
+    function save(namespaces) {
+      try {
+        if (namespaces) {
+          exports.storage.setItem("debug", namespaces);
+        } else {
+          exports.storage.removeItem("debug");
+        }
+      } catch (error62) {
+      }
+    }
+    function load() {
+      let r;
+      try {
+        r = exports.storage.getItem("debug") || exports.storage.getItem("DEBUG");
+      } catch (error62) {
+      }
+      if (!r && typeof process !== "undefined" && "env" in process) {
+        r = process.env.DEBUG;
+      }
+      return r;
+    }
+    function localstorage() {
+      try {
+        return localStorage;
+      } catch (error62) {
+      }
+    }
+    module.exports = require_common()(exports);
+    var { formatters } = module.exports;
+    formatters.j = function(v) {
+      try {
+        return JSON.stringify(v);
+      } catch (error62) {
+        return "[UnexpectedJSONParseError]: " + error62.message;
+      }
+    };
+  }
+});
+
+// node_modules/has-flag/index.js
+var require_has_flag = __commonJS({
+  "node_modules/has-flag/index.js"(exports, module) {
+    "use strict";
+    module.exports = (flag, argv = process.argv) => {
+      const prefix = flag.startsWith("-") ? "" : flag.length === 1 ? "-" : "--";
+      const position = argv.indexOf(prefix + flag);
+      const terminatorPosition = argv.indexOf("--");
+      return position !== -1 && (terminatorPosition === -1 || position < terminatorPosition);
+    };
+  }
+});
+
+// node_modules/supports-color/index.js
+var require_supports_color = __commonJS({
+  "node_modules/supports-color/index.js"(exports, module) {
+    "use strict";
+    var os = __require("os");
+    var tty = __require("tty");
+    var hasFlag = require_has_flag();
+    var { env } = process;
+    var forceColor;
+    if (hasFlag("no-color") || hasFlag("no-colors") || hasFlag("color=false") || hasFlag("color=never")) {
+      forceColor = 0;
+    } else if (hasFlag("color") || hasFlag("colors") || hasFlag("color=true") || hasFlag("color=always")) {
+      forceColor = 1;
+    }
+    if ("FORCE_COLOR" in env) {
+      if (env.FORCE_COLOR === "true") {
+        forceColor = 1;
+      } else if (env.FORCE_COLOR === "false") {
+        forceColor = 0;
+      } else {
+        forceColor = env.FORCE_COLOR.length === 0 ? 1 : Math.min(parseInt(env.FORCE_COLOR, 10), 3);
+      }
+    }
+    function translateLevel(level) {
+      if (level === 0) {
+        return false;
+      }
+      return {
+        level,
+        hasBasic: true,
+        has256: level >= 2,
+        has16m: level >= 3
+      };
+    }
+    function supportsColor(haveStream, streamIsTTY) {
+      if (forceColor === 0) {
+        return 0;
+      }
+      if (hasFlag("color=16m") || hasFlag("color=full") || hasFlag("color=truecolor")) {
+        return 3;
+      }
+      if (hasFlag("color=256")) {
+        return 2;
+      }
+      if (haveStream && !streamIsTTY && forceColor === void 0) {
+        return 0;
+      }
+      const min = forceColor || 0;
+      if (env.TERM === "dumb") {
+        return min;
+      }
+      if (process.platform === "win32") {
+        const osRelease = os.release().split(".");
+        if (Number(osRelease[0]) >= 10 && Number(osRelease[2]) >= 10586) {
+          return Number(osRelease[2]) >= 14931 ? 3 : 2;
+        }
+        return 1;
+      }
+      if ("CI" in env) {
+        if (["TRAVIS", "CIRCLECI", "APPVEYOR", "GITLAB_CI", "GITHUB_ACTIONS", "BUILDKITE"].some((sign) => sign in env) || env.CI_NAME === "codeship") {
+          return 1;
+        }
+        return min;
+      }
+      if ("TEAMCITY_VERSION" in env) {
+        return /^(9\.(0*[1-9]\d*)\.|\d{2,}\.)/.test(env.TEAMCITY_VERSION) ? 1 : 0;
+      }
+      if (env.COLORTERM === "truecolor") {
+        return 3;
+      }
+      if ("TERM_PROGRAM" in env) {
+        const version2 = parseInt((env.TERM_PROGRAM_VERSION || "").split(".")[0], 10);
+        switch (env.TERM_PROGRAM) {
+          case "iTerm.app":
+            return version2 >= 3 ? 3 : 2;
+          case "Apple_Terminal":
+            return 2;
+        }
+      }
+      if (/-256(color)?$/i.test(env.TERM)) {
+        return 2;
+      }
+      if (/^screen|^xterm|^vt100|^vt220|^rxvt|color|ansi|cygwin|linux/i.test(env.TERM)) {
+        return 1;
+      }
+      if ("COLORTERM" in env) {
+        return 1;
+      }
+      return min;
+    }
+    function getSupportLevel(stream) {
+      const level = supportsColor(stream, stream && stream.isTTY);
+      return translateLevel(level);
+    }
+    module.exports = {
+      supportsColor: getSupportLevel,
+      stdout: translateLevel(supportsColor(true, tty.isatty(1))),
+      stderr: translateLevel(supportsColor(true, tty.isatty(2)))
+    };
+  }
+});
+
+// node_modules/debug/src/node.js
+var require_node = __commonJS({
+  "node_modules/debug/src/node.js"(exports, module) {
+    var tty = __require("tty");
+    var util = __require("util");
+    exports.init = init;
+    exports.log = log;
+    exports.formatArgs = formatArgs;
+    exports.save = save;
+    exports.load = load;
+    exports.useColors = useColors;
+    exports.destroy = util.deprecate(
+      () => {
+      },
+      "Instance method `debug.destroy()` is deprecated and no longer does anything. It will be removed in the next major version of `debug`."
+    );
+    exports.colors = [6, 2, 3, 4, 5, 1];
+    try {
+      const supportsColor = require_supports_color();
+      if (supportsColor && (supportsColor.stderr || supportsColor).level >= 2) {
+        exports.colors = [
+          20,
+          21,
+          26,
+          27,
+          32,
+          33,
+          38,
+          39,
+          40,
+          41,
+          42,
+          43,
+          44,
+          45,
+          56,
+          57,
+          62,
+          63,
+          68,
+          69,
+          74,
+          75,
+          76,
+          77,
+          78,
+          79,
+          80,
+          81,
+          92,
+          93,
+          98,
+          99,
+          112,
+          113,
+          128,
+          129,
+          134,
+          135,
+          148,
+          149,
+          160,
+          161,
+          162,
+          163,
+          164,
+          165,
+          166,
+          167,
+          168,
+          169,
+          170,
+          171,
+          172,
+          173,
+          178,
+          179,
+          184,
+          185,
+          196,
+          197,
+          198,
+          199,
+          200,
+          201,
+          202,
+          203,
+          204,
+          205,
+          206,
+          207,
+          208,
+          209,
+          214,
+          215,
+          220,
+          221
+        ];
+      }
+    } catch (error62) {
+    }
+    exports.inspectOpts = Object.keys(process.env).filter((key) => {
+      return /^debug_/i.test(key);
+    }).reduce((obj, key) => {
+      const prop = key.substring(6).toLowerCase().replace(/_([a-z])/g, (_, k) => {
+        return k.toUpperCase();
+      });
+      let val = process.env[key];
+      if (/^(yes|on|true|enabled)$/i.test(val)) {
+        val = true;
+      } else if (/^(no|off|false|disabled)$/i.test(val)) {
+        val = false;
+      } else if (val === "null") {
+        val = null;
+      } else {
+        val = Number(val);
+      }
+      obj[prop] = val;
+      return obj;
+    }, {});
+    function useColors() {
+      return "colors" in exports.inspectOpts ? Boolean(exports.inspectOpts.colors) : tty.isatty(process.stderr.fd);
+    }
+    function formatArgs(args) {
+      const { namespace: name, useColors: useColors2 } = this;
+      if (useColors2) {
+        const c = this.color;
+        const colorCode = "\x1B[3" + (c < 8 ? c : "8;5;" + c);
+        const prefix = `  ${colorCode};1m${name} \x1B[0m`;
+        args[0] = prefix + args[0].split("\n").join("\n" + prefix);
+        args.push(colorCode + "m+" + module.exports.humanize(this.diff) + "\x1B[0m");
+      } else {
+        args[0] = getDate() + name + " " + args[0];
+      }
+    }
+    function getDate() {
+      if (exports.inspectOpts.hideDate) {
+        return "";
+      }
+      return (/* @__PURE__ */ new Date()).toISOString() + " ";
+    }
+    function log(...args) {
+      return process.stderr.write(util.formatWithOptions(exports.inspectOpts, ...args) + "\n");
+    }
+    function save(namespaces) {
+      if (namespaces) {
+        process.env.DEBUG = namespaces;
+      } else {
+        delete process.env.DEBUG;
+      }
+    }
+    function load() {
+      return process.env.DEBUG;
+    }
+    function init(debug) {
+      debug.inspectOpts = {};
+      const keys = Object.keys(exports.inspectOpts);
+      for (let i = 0; i < keys.length; i++) {
+        debug.inspectOpts[keys[i]] = exports.inspectOpts[keys[i]];
+      }
+    }
+    module.exports = require_common()(exports);
+    var { formatters } = module.exports;
+    formatters.o = function(v) {
+      this.inspectOpts.colors = this.useColors;
+      return util.inspect(v, this.inspectOpts).split("\n").map((str) => str.trim()).join(" ");
+    };
+    formatters.O = function(v) {
+      this.inspectOpts.colors = this.useColors;
+      return util.inspect(v, this.inspectOpts);
+    };
+  }
+});
+
+// node_modules/debug/src/index.js
+var require_src = __commonJS({
+  "node_modules/debug/src/index.js"(exports, module) {
+    if (typeof process === "undefined" || process.type === "renderer" || process.browser === true || process.__nwjs) {
+      module.exports = require_browser();
+    } else {
+      module.exports = require_node();
+    }
+  }
+});
+
+// node_modules/ioredis/built/utils/debug.js
+var require_debug = __commonJS({
+  "node_modules/ioredis/built/utils/debug.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.genRedactedString = exports.getStringValue = exports.MAX_ARGUMENT_LENGTH = void 0;
+    var debug_1 = require_src();
+    var MAX_ARGUMENT_LENGTH = 200;
+    exports.MAX_ARGUMENT_LENGTH = MAX_ARGUMENT_LENGTH;
+    var NAMESPACE_PREFIX = "ioredis";
+    function getStringValue(v) {
+      if (v === null) {
+        return;
+      }
+      switch (typeof v) {
+        case "boolean":
+          return;
+        case "number":
+          return;
+        case "object":
+          if (Buffer.isBuffer(v)) {
+            return v.toString("hex");
+          }
+          if (Array.isArray(v)) {
+            return v.join(",");
+          }
+          try {
+            return JSON.stringify(v);
+          } catch (e) {
+            return;
+          }
+        case "string":
+          return v;
+      }
+    }
+    exports.getStringValue = getStringValue;
+    function genRedactedString(str, maxLen) {
+      const { length } = str;
+      return length <= maxLen ? str : str.slice(0, maxLen) + ' ... <REDACTED full-length="' + length + '">';
+    }
+    exports.genRedactedString = genRedactedString;
+    function genDebugFunction(namespace) {
+      const fn = (0, debug_1.default)(`${NAMESPACE_PREFIX}:${namespace}`);
+      function wrappedDebug(...args) {
+        if (!fn.enabled) {
+          return;
+        }
+        for (let i = 1; i < args.length; i++) {
+          const str = getStringValue(args[i]);
+          if (typeof str === "string" && str.length > MAX_ARGUMENT_LENGTH) {
+            args[i] = genRedactedString(str, MAX_ARGUMENT_LENGTH);
+          }
+        }
+        return fn.apply(null, args);
+      }
+      Object.defineProperties(wrappedDebug, {
+        namespace: {
+          get() {
+            return fn.namespace;
+          }
+        },
+        enabled: {
+          get() {
+            return fn.enabled;
+          }
+        },
+        destroy: {
+          get() {
+            return fn.destroy;
+          }
+        },
+        log: {
+          get() {
+            return fn.log;
+          },
+          set(l) {
+            fn.log = l;
+          }
+        }
+      });
+      return wrappedDebug;
+    }
+    exports.default = genDebugFunction;
+  }
+});
+
+// node_modules/ioredis/built/constants/TLSProfiles.js
+var require_TLSProfiles = __commonJS({
+  "node_modules/ioredis/built/constants/TLSProfiles.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    var RedisCloudCA = `-----BEGIN CERTIFICATE-----
+MIIDTzCCAjegAwIBAgIJAKSVpiDswLcwMA0GCSqGSIb3DQEBBQUAMD4xFjAUBgNV
+BAoMDUdhcmFudGlhIERhdGExJDAiBgNVBAMMG1NTTCBDZXJ0aWZpY2F0aW9uIEF1
+dGhvcml0eTAeFw0xMzEwMDExMjE0NTVaFw0yMzA5MjkxMjE0NTVaMD4xFjAUBgNV
+BAoMDUdhcmFudGlhIERhdGExJDAiBgNVBAMMG1NTTCBDZXJ0aWZpY2F0aW9uIEF1
+dGhvcml0eTCCASIwDQYJKoZIhvcNAQEBBQADggEPADCCAQoCggEBALZqkh/DczWP
+JnxnHLQ7QL0T4B4CDKWBKCcisriGbA6ZePWVNo4hfKQC6JrzfR+081NeD6VcWUiz
+rmd+jtPhIY4c+WVQYm5PKaN6DT1imYdxQw7aqO5j2KUCEh/cznpLxeSHoTxlR34E
+QwF28Wl3eg2vc5ct8LjU3eozWVk3gb7alx9mSA2SgmuX5lEQawl++rSjsBStemY2
+BDwOpAMXIrdEyP/cVn8mkvi/BDs5M5G+09j0gfhyCzRWMQ7Hn71u1eolRxwVxgi3
+TMn+/vTaFSqxKjgck6zuAYjBRPaHe7qLxHNr1So/Mc9nPy+3wHebFwbIcnUojwbp
+4nctkWbjb2cCAwEAAaNQME4wHQYDVR0OBBYEFP1whtcrydmW3ZJeuSoKZIKjze3w
+MB8GA1UdIwQYMBaAFP1whtcrydmW3ZJeuSoKZIKjze3wMAwGA1UdEwQFMAMBAf8w
+DQYJKoZIhvcNAQEFBQADggEBAG2erXhwRAa7+ZOBs0B6X57Hwyd1R4kfmXcs0rta
+lbPpvgULSiB+TCbf3EbhJnHGyvdCY1tvlffLjdA7HJ0PCOn+YYLBA0pTU/dyvrN6
+Su8NuS5yubnt9mb13nDGYo1rnt0YRfxN+8DM3fXIVr038A30UlPX2Ou1ExFJT0MZ
+uFKY6ZvLdI6/1cbgmguMlAhM+DhKyV6Sr5699LM3zqeI816pZmlREETYkGr91q7k
+BpXJu/dtHaGxg1ZGu6w/PCsYGUcECWENYD4VQPd8N32JjOfu6vEgoEAwfPP+3oGp
+Z4m3ewACcWOAenqflb+cQYC4PsF7qbXDmRaWrbKntOlZ3n0=
+-----END CERTIFICATE-----
+-----BEGIN CERTIFICATE-----
+MIIGMTCCBBmgAwIBAgICEAAwDQYJKoZIhvcNAQELBQAwajELMAkGA1UEBhMCVVMx
+CzAJBgNVBAgMAkNBMQswCQYDVQQHDAJDQTESMBAGA1UECgwJUmVkaXNMYWJzMS0w
+KwYDVQQDDCRSZWRpc0xhYnMgUm9vdCBDZXJ0aWZpY2F0ZSBBdXRob3JpdHkwHhcN
+MTgwMjI1MTUzNzM3WhcNMjgwMjIzMTUzNzM3WjBfMQswCQYDVQQGEwJVUzELMAkG
+A1UECAwCQ0ExEjAQBgNVBAoMCVJlZGlzTGFiczEvMC0GA1UEAwwmUkNQIEludGVy
+bWVkaWF0ZSBDZXJ0aWZpY2F0ZSBBdXRob3JpdHkwggIiMA0GCSqGSIb3DQEBAQUA
+A4ICDwAwggIKAoICAQDf9dqbxc8Bq7Ctq9rWcxrGNKKHivqLAFpPq02yLPx6fsOv
+Tq7GsDChAYBBc4v7Y2Ap9RD5Vs3dIhEANcnolf27QwrG9RMnnvzk8pCvp1o6zSU4
+VuOE1W66/O1/7e2rVxyrnTcP7UgK43zNIXu7+tiAqWsO92uSnuMoGPGpeaUm1jym
+hjWKtkAwDFSqvHY+XL5qDVBEjeUe+WHkYUg40cAXjusAqgm2hZt29c2wnVrxW25W
+P0meNlzHGFdA2AC5z54iRiqj57dTfBTkHoBczQxcyw6hhzxZQ4e5I5zOKjXXEhZN
+r0tA3YC14CTabKRus/JmZieyZzRgEy2oti64tmLYTqSlAD78pRL40VNoaSYetXLw
+hhNsXCHgWaY6d5bLOc/aIQMAV5oLvZQKvuXAF1IDmhPA+bZbpWipp0zagf1P1H3s
+UzsMdn2KM0ejzgotbtNlj5TcrVwpmvE3ktvUAuA+hi3FkVx1US+2Gsp5x4YOzJ7u
+P1WPk6ShF0JgnJH2ILdj6kttTWwFzH17keSFICWDfH/+kM+k7Y1v3EXMQXE7y0T9
+MjvJskz6d/nv+sQhY04xt64xFMGTnZjlJMzfQNi7zWFLTZnDD0lPowq7l3YiPoTT
+t5Xky83lu0KZsZBo0WlWaDG00gLVdtRgVbcuSWxpi5BdLb1kRab66JptWjxwXQID
+AQABo4HrMIHoMDoGA1UdHwQzMDEwL6AtoCuGKWh0dHBzOi8vcmwtY2Etc2VydmVy
+LnJlZGlzbGFicy5jb20vdjEvY3JsMEYGCCsGAQUFBwEBBDowODA2BggrBgEFBQcw
+AYYqaHR0cHM6Ly9ybC1jYS1zZXJ2ZXIucmVkaXNsYWJzLmNvbS92MS9vY3NwMB0G
+A1UdDgQWBBQHar5OKvQUpP2qWt6mckzToeCOHDAfBgNVHSMEGDAWgBQi42wH6hM4
+L2sujEvLM0/u8lRXTzASBgNVHRMBAf8ECDAGAQH/AgEAMA4GA1UdDwEB/wQEAwIB
+hjANBgkqhkiG9w0BAQsFAAOCAgEAirEn/iTsAKyhd+pu2W3Z5NjCko4NPU0EYUbr
+AP7+POK2rzjIrJO3nFYQ/LLuC7KCXG+2qwan2SAOGmqWst13Y+WHp44Kae0kaChW
+vcYLXXSoGQGC8QuFSNUdaeg3RbMDYFT04dOkqufeWVccoHVxyTSg9eD8LZuHn5jw
+7QDLiEECBmIJHk5Eeo2TAZrx4Yx6ufSUX5HeVjlAzqwtAqdt99uCJ/EL8bgpWbe+
+XoSpvUv0SEC1I1dCAhCKAvRlIOA6VBcmzg5Am12KzkqTul12/VEFIgzqu0Zy2Jbc
+AUPrYVu/+tOGXQaijy7YgwH8P8n3s7ZeUa1VABJHcxrxYduDDJBLZi+MjheUDaZ1
+jQRHYevI2tlqeSBqdPKG4zBY5lS0GiAlmuze5oENt0P3XboHoZPHiqcK3VECgTVh
+/BkJcuudETSJcZDmQ8YfoKfBzRQNg2sv/hwvUv73Ss51Sco8GEt2lD8uEdib1Q6z
+zDT5lXJowSzOD5ZA9OGDjnSRL+2riNtKWKEqvtEG3VBJoBzu9GoxbAc7wIZLxmli
+iF5a/Zf5X+UXD3s4TMmy6C4QZJpAA2egsSQCnraWO2ULhh7iXMysSkF/nzVfZn43
+iqpaB8++9a37hWq14ZmOv0TJIDz//b2+KC4VFXWQ5W5QC6whsjT+OlG4p5ZYG0jo
+616pxqo=
+-----END CERTIFICATE-----
+-----BEGIN CERTIFICATE-----
+MIIFujCCA6KgAwIBAgIJAJ1aTT1lu2ScMA0GCSqGSIb3DQEBCwUAMGoxCzAJBgNV
+BAYTAlVTMQswCQYDVQQIDAJDQTELMAkGA1UEBwwCQ0ExEjAQBgNVBAoMCVJlZGlz
+TGFiczEtMCsGA1UEAwwkUmVkaXNMYWJzIFJvb3QgQ2VydGlmaWNhdGUgQXV0aG9y
+aXR5MB4XDTE4MDIyNTE1MjA0MloXDTM4MDIyMDE1MjA0MlowajELMAkGA1UEBhMC
+VVMxCzAJBgNVBAgMAkNBMQswCQYDVQQHDAJDQTESMBAGA1UECgwJUmVkaXNMYWJz
+MS0wKwYDVQQDDCRSZWRpc0xhYnMgUm9vdCBDZXJ0aWZpY2F0ZSBBdXRob3JpdHkw
+ggIiMA0GCSqGSIb3DQEBAQUAA4ICDwAwggIKAoICAQDLEjXy7YrbN5Waau5cd6g1
+G5C2tMmeTpZ0duFAPxNU4oE3RHS5gGiok346fUXuUxbZ6QkuzeN2/2Z+RmRcJhQY
+Dm0ZgdG4x59An1TJfnzKKoWj8ISmoHS/TGNBdFzXV7FYNLBuqZouqePI6ReC6Qhl
+pp45huV32Q3a6IDrrvx7Wo5ZczEQeFNbCeCOQYNDdTmCyEkHqc2AGo8eoIlSTutT
+ULOC7R5gzJVTS0e1hesQ7jmqHjbO+VQS1NAL4/5K6cuTEqUl+XhVhPdLWBXJQ5ag
+54qhX4v+ojLzeU1R/Vc6NjMvVtptWY6JihpgplprN0Yh2556ewcXMeturcKgXfGJ
+xeYzsjzXerEjrVocX5V8BNrg64NlifzTMKNOOv4fVZszq1SIHR8F9ROrqiOdh8iC
+JpUbLpXH9hWCSEO6VRMB2xJoKu3cgl63kF30s77x7wLFMEHiwsQRKxooE1UhgS9K
+2sO4TlQ1eWUvFvHSTVDQDlGQ6zu4qjbOpb3Q8bQwoK+ai2alkXVR4Ltxe9QlgYK3
+StsnPhruzZGA0wbXdpw0bnM+YdlEm5ffSTpNIfgHeaa7Dtb801FtA71ZlH7A6TaI
+SIQuUST9EKmv7xrJyx0W1pGoPOLw5T029aTjnICSLdtV9bLwysrLhIYG5bnPq78B
+cS+jZHFGzD7PUVGQD01nOQIDAQABo2MwYTAdBgNVHQ4EFgQUIuNsB+oTOC9rLoxL
+yzNP7vJUV08wHwYDVR0jBBgwFoAUIuNsB+oTOC9rLoxLyzNP7vJUV08wDwYDVR0T
+AQH/BAUwAwEB/zAOBgNVHQ8BAf8EBAMCAYYwDQYJKoZIhvcNAQELBQADggIBAHfg
+z5pMNUAKdMzK1aS1EDdK9yKz4qicILz5czSLj1mC7HKDRy8cVADUxEICis++CsCu
+rYOvyCVergHQLREcxPq4rc5Nq1uj6J6649NEeh4WazOOjL4ZfQ1jVznMbGy+fJm3
+3Hoelv6jWRG9iqeJZja7/1s6YC6bWymI/OY1e4wUKeNHAo+Vger7MlHV+RuabaX+
+hSJ8bJAM59NCM7AgMTQpJCncrcdLeceYniGy5Q/qt2b5mJkQVkIdy4TPGGB+AXDJ
+D0q3I/JDRkDUFNFdeW0js7fHdsvCR7O3tJy5zIgEV/o/BCkmJVtuwPYOrw/yOlKj
+TY/U7ATAx9VFF6/vYEOMYSmrZlFX+98L6nJtwDqfLB5VTltqZ4H/KBxGE3IRSt9l
+FXy40U+LnXzhhW+7VBAvyYX8GEXhHkKU8Gqk1xitrqfBXY74xKgyUSTolFSfFVgj
+mcM/X4K45bka+qpkj7Kfv/8D4j6aZekwhN2ly6hhC1SmQ8qjMjpG/mrWOSSHZFmf
+ybu9iD2AYHeIOkshIl6xYIa++Q/00/vs46IzAbQyriOi0XxlSMMVtPx0Q3isp+ji
+n8Mq9eOuxYOEQ4of8twUkUDd528iwGtEdwf0Q01UyT84S62N8AySl1ZBKXJz6W4F
+UhWfa/HQYOAPDdEjNgnVwLI23b8t0TozyCWw7q8h
+-----END CERTIFICATE-----
+
+-----BEGIN CERTIFICATE-----
+MIIEjzCCA3egAwIBAgIQe55B/ALCKJDZtdNT8kD6hTANBgkqhkiG9w0BAQsFADBM
+MSAwHgYDVQQLExdHbG9iYWxTaWduIFJvb3QgQ0EgLSBSMzETMBEGA1UEChMKR2xv
+YmFsU2lnbjETMBEGA1UEAxMKR2xvYmFsU2lnbjAeFw0yMjAxMjYxMjAwMDBaFw0y
+NTAxMjYwMDAwMDBaMFgxCzAJBgNVBAYTAkJFMRkwFwYDVQQKExBHbG9iYWxTaWdu
+IG52LXNhMS4wLAYDVQQDEyVHbG9iYWxTaWduIEF0bGFzIFIzIE9WIFRMUyBDQSAy
+MDIyIFEyMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAmGmg1LW9b7Lf
+8zDD83yBDTEkt+FOxKJZqF4veWc5KZsQj9HfnUS2e5nj/E+JImlGPsQuoiosLuXD
+BVBNAMcUFa11buFMGMeEMwiTmCXoXRrXQmH0qjpOfKgYc5gHG3BsRGaRrf7VR4eg
+ofNMG9wUBw4/g/TT7+bQJdA4NfE7Y4d5gEryZiBGB/swaX6Jp/8MF4TgUmOWmalK
+dZCKyb4sPGQFRTtElk67F7vU+wdGcrcOx1tDcIB0ncjLPMnaFicagl+daWGsKqTh
+counQb6QJtYHa91KvCfKWocMxQ7OIbB5UARLPmC4CJ1/f8YFm35ebfzAeULYdGXu
+jE9CLor0OwIDAQABo4IBXzCCAVswDgYDVR0PAQH/BAQDAgGGMB0GA1UdJQQWMBQG
+CCsGAQUFBwMBBggrBgEFBQcDAjASBgNVHRMBAf8ECDAGAQH/AgEAMB0GA1UdDgQW
+BBSH5Zq7a7B/t95GfJWkDBpA8HHqdjAfBgNVHSMEGDAWgBSP8Et/qC5FJK5NUPpj
+move4t0bvDB7BggrBgEFBQcBAQRvMG0wLgYIKwYBBQUHMAGGImh0dHA6Ly9vY3Nw
+Mi5nbG9iYWxzaWduLmNvbS9yb290cjMwOwYIKwYBBQUHMAKGL2h0dHA6Ly9zZWN1
+cmUuZ2xvYmFsc2lnbi5jb20vY2FjZXJ0L3Jvb3QtcjMuY3J0MDYGA1UdHwQvMC0w
+K6ApoCeGJWh0dHA6Ly9jcmwuZ2xvYmFsc2lnbi5jb20vcm9vdC1yMy5jcmwwIQYD
+VR0gBBowGDAIBgZngQwBAgIwDAYKKwYBBAGgMgoBAjANBgkqhkiG9w0BAQsFAAOC
+AQEAKRic9/f+nmhQU/wz04APZLjgG5OgsuUOyUEZjKVhNGDwxGTvKhyXGGAMW2B/
+3bRi+aElpXwoxu3pL6fkElbX3B0BeS5LoDtxkyiVEBMZ8m+sXbocwlPyxrPbX6mY
+0rVIvnuUeBH8X0L5IwfpNVvKnBIilTbcebfHyXkPezGwz7E1yhUULjJFm2bt0SdX
+y+4X/WeiiYIv+fTVgZZgl+/2MKIsu/qdBJc3f3TvJ8nz+Eax1zgZmww+RSQWeOj3
+15Iw6Z5FX+NwzY/Ab+9PosR5UosSeq+9HhtaxZttXG1nVh+avYPGYddWmiMT90J5
+ZgKnO/Fx2hBgTxhOTMYaD312kg==
+-----END CERTIFICATE-----
+
+-----BEGIN CERTIFICATE-----
+MIIDXzCCAkegAwIBAgILBAAAAAABIVhTCKIwDQYJKoZIhvcNAQELBQAwTDEgMB4G
+A1UECxMXR2xvYmFsU2lnbiBSb290IENBIC0gUjMxEzARBgNVBAoTCkdsb2JhbFNp
+Z24xEzARBgNVBAMTCkdsb2JhbFNpZ24wHhcNMDkwMzE4MTAwMDAwWhcNMjkwMzE4
+MTAwMDAwWjBMMSAwHgYDVQQLExdHbG9iYWxTaWduIFJvb3QgQ0EgLSBSMzETMBEG
+A1UEChMKR2xvYmFsU2lnbjETMBEGA1UEAxMKR2xvYmFsU2lnbjCCASIwDQYJKoZI
+hvcNAQEBBQADggEPADCCAQoCggEBAMwldpB5BngiFvXAg7aEyiie/QV2EcWtiHL8
+RgJDx7KKnQRfJMsuS+FggkbhUqsMgUdwbN1k0ev1LKMPgj0MK66X17YUhhB5uzsT
+gHeMCOFJ0mpiLx9e+pZo34knlTifBtc+ycsmWQ1z3rDI6SYOgxXG71uL0gRgykmm
+KPZpO/bLyCiR5Z2KYVc3rHQU3HTgOu5yLy6c+9C7v/U9AOEGM+iCK65TpjoWc4zd
+QQ4gOsC0p6Hpsk+QLjJg6VfLuQSSaGjlOCZgdbKfd/+RFO+uIEn8rUAVSNECMWEZ
+XriX7613t2Saer9fwRPvm2L7DWzgVGkWqQPabumDk3F2xmmFghcCAwEAAaNCMEAw
+DgYDVR0PAQH/BAQDAgEGMA8GA1UdEwEB/wQFMAMBAf8wHQYDVR0OBBYEFI/wS3+o
+LkUkrk1Q+mOai97i3Ru8MA0GCSqGSIb3DQEBCwUAA4IBAQBLQNvAUKr+yAzv95ZU
+RUm7lgAJQayzE4aGKAczymvmdLm6AC2upArT9fHxD4q/c2dKg8dEe3jgr25sbwMp
+jjM5RcOO5LlXbKr8EpbsU8Yt5CRsuZRj+9xTaGdWPoO4zzUhw8lo/s7awlOqzJCK
+6fBdRoyV3XpYKBovHd7NADdBj+1EbddTKJd+82cEHhXXipa0095MJ6RMG3NzdvQX
+mcIfeg7jLQitChws/zyrVQ4PkX4268NXSb7hLi18YIvDQVETI53O9zJrlAGomecs
+Mx86OyXShkDOOyyGeMlhLxS67ttVb9+E7gUJTb0o2HLO02JQZR7rkpeDMdmztcpH
+WD9f
+-----END CERTIFICATE-----`;
+    var TLSProfiles = {
+      RedisCloudFixed: { ca: RedisCloudCA },
+      RedisCloudFlexible: { ca: RedisCloudCA }
+    };
+    exports.default = TLSProfiles;
+  }
+});
+
+// node_modules/ioredis/built/utils/index.js
+var require_utils2 = __commonJS({
+  "node_modules/ioredis/built/utils/index.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.noop = exports.defaults = exports.Debug = exports.getPackageMeta = exports.zipMap = exports.CONNECTION_CLOSED_ERROR_MSG = exports.shuffle = exports.sample = exports.resolveTLSProfile = exports.parseURL = exports.optimizeErrorStack = exports.toArg = exports.convertMapToArray = exports.convertObjectToArray = exports.timeout = exports.packObject = exports.isInt = exports.wrapMultiResult = exports.convertBufferToString = void 0;
+    var fs_1 = __require("fs");
+    var path_1 = __require("path");
+    var url_1 = __require("url");
+    var lodash_1 = require_lodash3();
+    Object.defineProperty(exports, "defaults", { enumerable: true, get: function() {
+      return lodash_1.defaults;
+    } });
+    Object.defineProperty(exports, "noop", { enumerable: true, get: function() {
+      return lodash_1.noop;
+    } });
+    var debug_1 = require_debug();
+    exports.Debug = debug_1.default;
+    var TLSProfiles_1 = require_TLSProfiles();
+    function convertBufferToString(value, encoding) {
+      if (value instanceof Buffer) {
+        return value.toString(encoding);
+      }
+      if (Array.isArray(value)) {
+        const length = value.length;
+        const res = Array(length);
+        for (let i = 0; i < length; ++i) {
+          res[i] = value[i] instanceof Buffer && encoding === "utf8" ? value[i].toString() : convertBufferToString(value[i], encoding);
+        }
+        return res;
+      }
+      return value;
+    }
+    exports.convertBufferToString = convertBufferToString;
+    function wrapMultiResult(arr) {
+      if (!arr) {
+        return null;
+      }
+      const result2 = [];
+      const length = arr.length;
+      for (let i = 0; i < length; ++i) {
+        const item = arr[i];
+        if (item instanceof Error) {
+          result2.push([item]);
+        } else {
+          result2.push([null, item]);
+        }
+      }
+      return result2;
+    }
+    exports.wrapMultiResult = wrapMultiResult;
+    function isInt(value) {
+      const x = parseFloat(value);
+      return !isNaN(value) && (x | 0) === x;
+    }
+    exports.isInt = isInt;
+    function packObject(array2) {
+      const result2 = {};
+      const length = array2.length;
+      for (let i = 1; i < length; i += 2) {
+        result2[array2[i - 1]] = array2[i];
+      }
+      return result2;
+    }
+    exports.packObject = packObject;
+    function timeout(callback, timeout2) {
+      let timer = null;
+      const run = function() {
+        if (timer) {
+          clearTimeout(timer);
+          timer = null;
+          callback.apply(this, arguments);
+        }
+      };
+      timer = setTimeout(run, timeout2, new Error("timeout"));
+      return run;
+    }
+    exports.timeout = timeout;
+    function convertObjectToArray(obj) {
+      const result2 = [];
+      const keys = Object.keys(obj);
+      for (let i = 0, l = keys.length; i < l; i++) {
+        result2.push(keys[i], obj[keys[i]]);
+      }
+      return result2;
+    }
+    exports.convertObjectToArray = convertObjectToArray;
+    function convertMapToArray(map2) {
+      const result2 = [];
+      let pos = 0;
+      map2.forEach(function(value, key) {
+        result2[pos] = key;
+        result2[pos + 1] = value;
+        pos += 2;
+      });
+      return result2;
+    }
+    exports.convertMapToArray = convertMapToArray;
+    function toArg(arg) {
+      if (arg === null || typeof arg === "undefined") {
+        return "";
+      }
+      return String(arg);
+    }
+    exports.toArg = toArg;
+    function optimizeErrorStack(error62, friendlyStack, filterPath) {
+      const stacks = friendlyStack.split("\n");
+      let lines = "";
+      let i;
+      for (i = 1; i < stacks.length; ++i) {
+        if (stacks[i].indexOf(filterPath) === -1) {
+          break;
+        }
+      }
+      for (let j = i; j < stacks.length; ++j) {
+        lines += "\n" + stacks[j];
+      }
+      if (error62.stack) {
+        const pos = error62.stack.indexOf("\n");
+        error62.stack = error62.stack.slice(0, pos) + lines;
+      }
+      return error62;
+    }
+    exports.optimizeErrorStack = optimizeErrorStack;
+    function parseURL(url2) {
+      if (isInt(url2)) {
+        return { port: url2 };
+      }
+      let parsed = (0, url_1.parse)(url2, true, true);
+      if (!parsed.slashes && url2[0] !== "/") {
+        url2 = "//" + url2;
+        parsed = (0, url_1.parse)(url2, true, true);
+      }
+      const options2 = parsed.query || {};
+      const result2 = {};
+      if (parsed.auth) {
+        const index = parsed.auth.indexOf(":");
+        result2.username = index === -1 ? parsed.auth : parsed.auth.slice(0, index);
+        result2.password = index === -1 ? "" : parsed.auth.slice(index + 1);
+      }
+      if (parsed.pathname) {
+        if (parsed.protocol === "redis:" || parsed.protocol === "rediss:") {
+          if (parsed.pathname.length > 1) {
+            result2.db = parsed.pathname.slice(1);
+          }
+        } else {
+          result2.path = parsed.pathname;
+        }
+      }
+      if (parsed.host) {
+        result2.host = parsed.hostname;
+      }
+      if (parsed.port) {
+        result2.port = parsed.port;
+      }
+      if (typeof options2.family === "string") {
+        const intFamily = Number.parseInt(options2.family, 10);
+        if (!Number.isNaN(intFamily)) {
+          result2.family = intFamily;
+        }
+      }
+      (0, lodash_1.defaults)(result2, options2);
+      return result2;
+    }
+    exports.parseURL = parseURL;
+    function resolveTLSProfile(options2) {
+      let tls = options2 === null || options2 === void 0 ? void 0 : options2.tls;
+      if (typeof tls === "string")
+        tls = { profile: tls };
+      const profile = TLSProfiles_1.default[tls === null || tls === void 0 ? void 0 : tls.profile];
+      if (profile) {
+        tls = Object.assign({}, profile, tls);
+        delete tls.profile;
+        options2 = Object.assign({}, options2, { tls });
+      }
+      return options2;
+    }
+    exports.resolveTLSProfile = resolveTLSProfile;
+    function sample(array2, from = 0) {
+      const length = array2.length;
+      if (from >= length) {
+        return null;
+      }
+      return array2[from + Math.floor(Math.random() * (length - from))];
+    }
+    exports.sample = sample;
+    function shuffle(array2) {
+      let counter = array2.length;
+      while (counter > 0) {
+        const index = Math.floor(Math.random() * counter);
+        counter--;
+        [array2[counter], array2[index]] = [array2[index], array2[counter]];
+      }
+      return array2;
+    }
+    exports.shuffle = shuffle;
+    exports.CONNECTION_CLOSED_ERROR_MSG = "Connection is closed.";
+    function zipMap(keys, values) {
+      const map2 = /* @__PURE__ */ new Map();
+      keys.forEach((key, index) => {
+        map2.set(key, values[index]);
+      });
+      return map2;
+    }
+    exports.zipMap = zipMap;
+    var cachedPackageMeta = null;
+    async function getPackageMeta() {
+      if (cachedPackageMeta) {
+        return cachedPackageMeta;
+      }
+      try {
+        const filePath = (0, path_1.resolve)(__dirname, "..", "..", "package.json");
+        const data = await fs_1.promises.readFile(filePath, "utf8");
+        const parsed = JSON.parse(data);
+        cachedPackageMeta = {
+          version: parsed.version
+        };
+        return cachedPackageMeta;
+      } catch (err) {
+        cachedPackageMeta = {
+          version: "error-fetching-version"
+        };
+        return cachedPackageMeta;
+      }
+    }
+    exports.getPackageMeta = getPackageMeta;
+  }
+});
+
+// node_modules/ioredis/built/Command.js
+var require_Command = __commonJS({
+  "node_modules/ioredis/built/Command.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    var commands_1 = require_built();
+    var calculateSlot = require_lib();
+    var standard_as_callback_1 = require_built2();
+    var utils_1 = require_utils2();
+    var Command2 = class _Command {
+      /**
+       * Creates an instance of Command.
+       * @param name Command name
+       * @param args An array of command arguments
+       * @param options
+       * @param callback The callback that handles the response.
+       * If omit, the response will be handled via Promise
+       */
+      constructor(name, args = [], options2 = {}, callback) {
+        this.name = name;
+        this.inTransaction = false;
+        this.isResolved = false;
+        this.transformed = false;
+        this.replyEncoding = options2.replyEncoding;
+        this.errorStack = options2.errorStack;
+        this.args = args.flat();
+        this.callback = callback;
+        this.initPromise();
+        if (options2.keyPrefix) {
+          const isBufferKeyPrefix = options2.keyPrefix instanceof Buffer;
+          let keyPrefixBuffer = isBufferKeyPrefix ? options2.keyPrefix : null;
+          this._iterateKeys((key) => {
+            if (key instanceof Buffer) {
+              if (keyPrefixBuffer === null) {
+                keyPrefixBuffer = Buffer.from(options2.keyPrefix);
+              }
+              return Buffer.concat([keyPrefixBuffer, key]);
+            } else if (isBufferKeyPrefix) {
+              return Buffer.concat([options2.keyPrefix, Buffer.from(String(key))]);
+            }
+            return options2.keyPrefix + key;
+          });
+        }
+        if (options2.readOnly) {
+          this.isReadOnly = true;
+        }
+      }
+      /**
+       * Check whether the command has the flag
+       */
+      static checkFlag(flagName, commandName) {
+        return !!this.getFlagMap()[flagName][commandName];
+      }
+      static setArgumentTransformer(name, func) {
+        this._transformer.argument[name] = func;
+      }
+      static setReplyTransformer(name, func) {
+        this._transformer.reply[name] = func;
+      }
+      static getFlagMap() {
+        if (!this.flagMap) {
+          this.flagMap = Object.keys(_Command.FLAGS).reduce((map2, flagName) => {
+            map2[flagName] = {};
+            _Command.FLAGS[flagName].forEach((commandName) => {
+              map2[flagName][commandName] = true;
+            });
+            return map2;
+          }, {});
+        }
+        return this.flagMap;
+      }
+      getSlot() {
+        if (typeof this.slot === "undefined") {
+          const key = this.getKeys()[0];
+          this.slot = key == null ? null : calculateSlot(key);
+        }
+        return this.slot;
+      }
+      getKeys() {
+        return this._iterateKeys();
+      }
+      /**
+       * Convert command to writable buffer or string
+       */
+      toWritable(_socket) {
+        let result2;
+        const commandStr = "*" + (this.args.length + 1) + "\r\n$" + Buffer.byteLength(this.name) + "\r\n" + this.name + "\r\n";
+        if (this.bufferMode) {
+          const buffers = new MixedBuffers();
+          buffers.push(commandStr);
+          for (let i = 0; i < this.args.length; ++i) {
+            const arg = this.args[i];
+            if (arg instanceof Buffer) {
+              if (arg.length === 0) {
+                buffers.push("$0\r\n\r\n");
+              } else {
+                buffers.push("$" + arg.length + "\r\n");
+                buffers.push(arg);
+                buffers.push("\r\n");
+              }
+            } else {
+              buffers.push("$" + Buffer.byteLength(arg) + "\r\n" + arg + "\r\n");
+            }
+          }
+          result2 = buffers.toBuffer();
+        } else {
+          result2 = commandStr;
+          for (let i = 0; i < this.args.length; ++i) {
+            const arg = this.args[i];
+            result2 += "$" + Buffer.byteLength(arg) + "\r\n" + arg + "\r\n";
+          }
+        }
+        return result2;
+      }
+      stringifyArguments() {
+        for (let i = 0; i < this.args.length; ++i) {
+          const arg = this.args[i];
+          if (typeof arg === "string") {
+          } else if (arg instanceof Buffer) {
+            this.bufferMode = true;
+          } else {
+            this.args[i] = (0, utils_1.toArg)(arg);
+          }
+        }
+      }
+      /**
+       * Convert buffer/buffer[] to string/string[],
+       * and apply reply transformer.
+       */
+      transformReply(result2) {
+        if (this.replyEncoding) {
+          result2 = (0, utils_1.convertBufferToString)(result2, this.replyEncoding);
+        }
+        const transformer = _Command._transformer.reply[this.name];
+        if (transformer) {
+          result2 = transformer(result2);
+        }
+        return result2;
+      }
+      /**
+       * Set the wait time before terminating the attempt to execute a command
+       * and generating an error.
+       */
+      setTimeout(ms) {
+        if (!this._commandTimeoutTimer) {
+          this._commandTimeoutTimer = setTimeout(() => {
+            if (!this.isResolved) {
+              this.reject(new Error("Command timed out"));
+            }
+          }, ms);
+        }
+      }
+      initPromise() {
+        const promise2 = new Promise((resolve6, reject) => {
+          if (!this.transformed) {
+            this.transformed = true;
+            const transformer = _Command._transformer.argument[this.name];
+            if (transformer) {
+              this.args = transformer(this.args);
+            }
+            this.stringifyArguments();
+          }
+          this.resolve = this._convertValue(resolve6);
+          if (this.errorStack) {
+            this.reject = (err) => {
+              reject((0, utils_1.optimizeErrorStack)(err, this.errorStack.stack, __dirname));
+            };
+          } else {
+            this.reject = reject;
+          }
+        });
+        this.promise = (0, standard_as_callback_1.default)(promise2, this.callback);
+      }
+      /**
+       * Iterate through the command arguments that are considered keys.
+       */
+      _iterateKeys(transform2 = (key) => key) {
+        if (typeof this.keys === "undefined") {
+          this.keys = [];
+          if ((0, commands_1.exists)(this.name)) {
+            const keyIndexes = (0, commands_1.getKeyIndexes)(this.name, this.args);
+            for (const index of keyIndexes) {
+              this.args[index] = transform2(this.args[index]);
+              this.keys.push(this.args[index]);
+            }
+          }
+        }
+        return this.keys;
+      }
+      /**
+       * Convert the value from buffer to the target encoding.
+       */
+      _convertValue(resolve6) {
+        return (value) => {
+          try {
+            const existingTimer = this._commandTimeoutTimer;
+            if (existingTimer) {
+              clearTimeout(existingTimer);
+              delete this._commandTimeoutTimer;
+            }
+            resolve6(this.transformReply(value));
+            this.isResolved = true;
+          } catch (err) {
+            this.reject(err);
+          }
+          return this.promise;
+        };
+      }
+    };
+    exports.default = Command2;
+    Command2.FLAGS = {
+      VALID_IN_SUBSCRIBER_MODE: [
+        "subscribe",
+        "psubscribe",
+        "unsubscribe",
+        "punsubscribe",
+        "ssubscribe",
+        "sunsubscribe",
+        "ping",
+        "quit"
+      ],
+      VALID_IN_MONITOR_MODE: ["monitor", "auth"],
+      ENTER_SUBSCRIBER_MODE: ["subscribe", "psubscribe", "ssubscribe"],
+      EXIT_SUBSCRIBER_MODE: ["unsubscribe", "punsubscribe", "sunsubscribe"],
+      WILL_DISCONNECT: ["quit"],
+      HANDSHAKE_COMMANDS: ["auth", "select", "client", "readonly", "info"],
+      IGNORE_RECONNECT_ON_ERROR: ["client"]
+    };
+    Command2._transformer = {
+      argument: {},
+      reply: {}
+    };
+    var msetArgumentTransformer = function(args) {
+      if (args.length === 1) {
+        if (args[0] instanceof Map) {
+          return (0, utils_1.convertMapToArray)(args[0]);
+        }
+        if (typeof args[0] === "object" && args[0] !== null) {
+          return (0, utils_1.convertObjectToArray)(args[0]);
+        }
+      }
+      return args;
+    };
+    var hsetArgumentTransformer = function(args) {
+      if (args.length === 2) {
+        if (args[1] instanceof Map) {
+          return [args[0]].concat((0, utils_1.convertMapToArray)(args[1]));
+        }
+        if (typeof args[1] === "object" && args[1] !== null) {
+          return [args[0]].concat((0, utils_1.convertObjectToArray)(args[1]));
+        }
+      }
+      return args;
+    };
+    Command2.setArgumentTransformer("mset", msetArgumentTransformer);
+    Command2.setArgumentTransformer("msetnx", msetArgumentTransformer);
+    Command2.setArgumentTransformer("hset", hsetArgumentTransformer);
+    Command2.setArgumentTransformer("hmset", hsetArgumentTransformer);
+    Command2.setReplyTransformer("hgetall", function(result2) {
+      if (Array.isArray(result2)) {
+        const obj = {};
+        for (let i = 0; i < result2.length; i += 2) {
+          const key = result2[i];
+          const value = result2[i + 1];
+          if (key in obj) {
+            Object.defineProperty(obj, key, {
+              value,
+              configurable: true,
+              enumerable: true,
+              writable: true
+            });
+          } else {
+            obj[key] = value;
+          }
+        }
+        return obj;
+      }
+      return result2;
+    });
+    var MixedBuffers = class {
+      constructor() {
+        this.length = 0;
+        this.items = [];
+      }
+      push(x) {
+        this.length += Buffer.byteLength(x);
+        this.items.push(x);
+      }
+      toBuffer() {
+        const result2 = Buffer.allocUnsafe(this.length);
+        let offset = 0;
+        for (const item of this.items) {
+          const length = Buffer.byteLength(item);
+          Buffer.isBuffer(item) ? item.copy(result2, offset) : result2.write(item, offset, length);
+          offset += length;
+        }
+        return result2;
+      }
+    };
+  }
+});
+
+// node_modules/ioredis/built/errors/ClusterAllFailedError.js
+var require_ClusterAllFailedError = __commonJS({
+  "node_modules/ioredis/built/errors/ClusterAllFailedError.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    var redis_errors_1 = require_redis_errors();
+    var ClusterAllFailedError = class extends redis_errors_1.RedisError {
+      constructor(message, lastNodeError) {
+        super(message);
+        this.lastNodeError = lastNodeError;
+        Error.captureStackTrace(this, this.constructor);
+      }
+      get name() {
+        return this.constructor.name;
+      }
+    };
+    exports.default = ClusterAllFailedError;
+    ClusterAllFailedError.defaultMessage = "Failed to refresh slots cache.";
+  }
+});
+
+// node_modules/ioredis/built/ScanStream.js
+var require_ScanStream = __commonJS({
+  "node_modules/ioredis/built/ScanStream.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    var stream_1 = __require("stream");
+    var ScanStream = class extends stream_1.Readable {
+      constructor(opt) {
+        super(opt);
+        this.opt = opt;
+        this._redisCursor = "0";
+        this._redisDrained = false;
+      }
+      _read() {
+        if (this._redisDrained) {
+          this.push(null);
+          return;
+        }
+        const args = [this._redisCursor];
+        if (this.opt.key) {
+          args.unshift(this.opt.key);
+        }
+        if (this.opt.match) {
+          args.push("MATCH", this.opt.match);
+        }
+        if (this.opt.type) {
+          args.push("TYPE", this.opt.type);
+        }
+        if (this.opt.count) {
+          args.push("COUNT", String(this.opt.count));
+        }
+        if (this.opt.noValues) {
+          args.push("NOVALUES");
+        }
+        this.opt.redis[this.opt.command](args, (err, res) => {
+          if (err) {
+            this.emit("error", err);
+            return;
+          }
+          this._redisCursor = res[0] instanceof Buffer ? res[0].toString() : res[0];
+          if (this._redisCursor === "0") {
+            this._redisDrained = true;
+          }
+          this.push(res[1]);
+        });
+      }
+      close() {
+        this._redisDrained = true;
+      }
+    };
+    exports.default = ScanStream;
+  }
+});
+
+// node_modules/ioredis/built/autoPipelining.js
+var require_autoPipelining = __commonJS({
+  "node_modules/ioredis/built/autoPipelining.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.executeWithAutoPipelining = exports.getFirstValueInFlattenedArray = exports.shouldUseAutoPipelining = exports.notAllowedAutoPipelineCommands = exports.kCallbacks = exports.kExec = void 0;
+    var lodash_1 = require_lodash3();
+    var calculateSlot = require_lib();
+    var standard_as_callback_1 = require_built2();
+    exports.kExec = /* @__PURE__ */ Symbol("exec");
+    exports.kCallbacks = /* @__PURE__ */ Symbol("callbacks");
+    exports.notAllowedAutoPipelineCommands = [
+      "auth",
+      "info",
+      "script",
+      "quit",
+      "cluster",
+      "pipeline",
+      "multi",
+      "subscribe",
+      "psubscribe",
+      "unsubscribe",
+      "unpsubscribe",
+      "select",
+      "client"
+    ];
+    function executeAutoPipeline(client, slotKey) {
+      if (client._runningAutoPipelines.has(slotKey)) {
+        return;
+      }
+      if (!client._autoPipelines.has(slotKey)) {
+        return;
+      }
+      client._runningAutoPipelines.add(slotKey);
+      const pipeline = client._autoPipelines.get(slotKey);
+      client._autoPipelines.delete(slotKey);
+      const callbacks = pipeline[exports.kCallbacks];
+      pipeline[exports.kCallbacks] = null;
+      pipeline.exec(function(err, results) {
+        client._runningAutoPipelines.delete(slotKey);
+        if (err) {
+          for (let i = 0; i < callbacks.length; i++) {
+            process.nextTick(callbacks[i], err);
+          }
+        } else {
+          for (let i = 0; i < callbacks.length; i++) {
+            process.nextTick(callbacks[i], ...results[i]);
+          }
+        }
+        if (client._autoPipelines.has(slotKey)) {
+          executeAutoPipeline(client, slotKey);
+        }
+      });
+    }
+    function shouldUseAutoPipelining(client, functionName, commandName) {
+      return functionName && client.options.enableAutoPipelining && !client.isPipeline && !exports.notAllowedAutoPipelineCommands.includes(commandName) && !client.options.autoPipeliningIgnoredCommands.includes(commandName);
+    }
+    exports.shouldUseAutoPipelining = shouldUseAutoPipelining;
+    function getFirstValueInFlattenedArray(args) {
+      for (let i = 0; i < args.length; i++) {
+        const arg = args[i];
+        if (typeof arg === "string") {
+          return arg;
+        } else if (Array.isArray(arg) || (0, lodash_1.isArguments)(arg)) {
+          if (arg.length === 0) {
+            continue;
+          }
+          return arg[0];
+        }
+        const flattened = [arg].flat();
+        if (flattened.length > 0) {
+          return flattened[0];
+        }
+      }
+      return void 0;
+    }
+    exports.getFirstValueInFlattenedArray = getFirstValueInFlattenedArray;
+    function executeWithAutoPipelining(client, functionName, commandName, args, callback) {
+      if (client.isCluster && !client.slots.length) {
+        if (client.status === "wait")
+          client.connect().catch(lodash_1.noop);
+        return (0, standard_as_callback_1.default)(new Promise(function(resolve6, reject) {
+          client.delayUntilReady((err) => {
+            if (err) {
+              reject(err);
+              return;
+            }
+            executeWithAutoPipelining(client, functionName, commandName, args, null).then(resolve6, reject);
+          });
+        }), callback);
+      }
+      const prefix = client.options.keyPrefix || "";
+      const slotKey = client.isCluster ? client.slots[calculateSlot(`${prefix}${getFirstValueInFlattenedArray(args)}`)].join(",") : "main";
+      if (!client._autoPipelines.has(slotKey)) {
+        const pipeline2 = client.pipeline();
+        pipeline2[exports.kExec] = false;
+        pipeline2[exports.kCallbacks] = [];
+        client._autoPipelines.set(slotKey, pipeline2);
+      }
+      const pipeline = client._autoPipelines.get(slotKey);
+      if (!pipeline[exports.kExec]) {
+        pipeline[exports.kExec] = true;
+        setImmediate(executeAutoPipeline, client, slotKey);
+      }
+      const autoPipelinePromise = new Promise(function(resolve6, reject) {
+        pipeline[exports.kCallbacks].push(function(err, value) {
+          if (err) {
+            reject(err);
+            return;
+          }
+          resolve6(value);
+        });
+        if (functionName === "call") {
+          args.unshift(commandName);
+        }
+        pipeline[functionName](...args);
+      });
+      return (0, standard_as_callback_1.default)(autoPipelinePromise, callback);
+    }
+    exports.executeWithAutoPipelining = executeWithAutoPipelining;
+  }
+});
+
+// node_modules/ioredis/built/Script.js
+var require_Script = __commonJS({
+  "node_modules/ioredis/built/Script.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    var crypto_1 = __require("crypto");
+    var Command_1 = require_Command();
+    var standard_as_callback_1 = require_built2();
+    var Script = class {
+      constructor(lua, numberOfKeys = null, keyPrefix = "", readOnly = false) {
+        this.lua = lua;
+        this.numberOfKeys = numberOfKeys;
+        this.keyPrefix = keyPrefix;
+        this.readOnly = readOnly;
+        this.sha = (0, crypto_1.createHash)("sha1").update(lua).digest("hex");
+        const sha = this.sha;
+        const socketHasScriptLoaded = /* @__PURE__ */ new WeakSet();
+        this.Command = class CustomScriptCommand extends Command_1.default {
+          toWritable(socket) {
+            const origReject = this.reject;
+            this.reject = (err) => {
+              if (err.message.indexOf("NOSCRIPT") !== -1) {
+                socketHasScriptLoaded.delete(socket);
+              }
+              origReject.call(this, err);
+            };
+            if (!socketHasScriptLoaded.has(socket)) {
+              socketHasScriptLoaded.add(socket);
+              this.name = "eval";
+              this.args[0] = lua;
+            } else if (this.name === "eval") {
+              this.name = "evalsha";
+              this.args[0] = sha;
+            }
+            return super.toWritable(socket);
+          }
+        };
+      }
+      execute(container, args, options2, callback) {
+        if (typeof this.numberOfKeys === "number") {
+          args.unshift(this.numberOfKeys);
+        }
+        if (this.keyPrefix) {
+          options2.keyPrefix = this.keyPrefix;
+        }
+        if (this.readOnly) {
+          options2.readOnly = true;
+        }
+        const evalsha = new this.Command("evalsha", [this.sha, ...args], options2);
+        evalsha.promise = evalsha.promise.catch((err) => {
+          if (err.message.indexOf("NOSCRIPT") === -1) {
+            throw err;
+          }
+          const resend = new this.Command("evalsha", [this.sha, ...args], options2);
+          const client = container.isPipeline ? container.redis : container;
+          return client.sendCommand(resend);
+        });
+        (0, standard_as_callback_1.default)(evalsha.promise, callback);
+        return container.sendCommand(evalsha);
+      }
+    };
+    exports.default = Script;
+  }
+});
+
+// node_modules/ioredis/built/utils/Commander.js
+var require_Commander = __commonJS({
+  "node_modules/ioredis/built/utils/Commander.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    var commands_1 = require_built();
+    var autoPipelining_1 = require_autoPipelining();
+    var Command_1 = require_Command();
+    var Script_1 = require_Script();
+    var Commander = class {
+      constructor() {
+        this.options = {};
+        this.scriptsSet = {};
+        this.addedBuiltinSet = /* @__PURE__ */ new Set();
+      }
+      /**
+       * Return supported builtin commands
+       */
+      getBuiltinCommands() {
+        return commands.slice(0);
+      }
+      /**
+       * Create a builtin command
+       */
+      createBuiltinCommand(commandName) {
+        return {
+          string: generateFunction(null, commandName, "utf8"),
+          buffer: generateFunction(null, commandName, null)
+        };
+      }
+      /**
+       * Create add builtin command
+       */
+      addBuiltinCommand(commandName) {
+        this.addedBuiltinSet.add(commandName);
+        this[commandName] = generateFunction(commandName, commandName, "utf8");
+        this[commandName + "Buffer"] = generateFunction(commandName + "Buffer", commandName, null);
+      }
+      /**
+       * Define a custom command using lua script
+       */
+      defineCommand(name, definition) {
+        const script = new Script_1.default(definition.lua, definition.numberOfKeys, this.options.keyPrefix, definition.readOnly);
+        this.scriptsSet[name] = script;
+        this[name] = generateScriptingFunction(name, name, script, "utf8");
+        this[name + "Buffer"] = generateScriptingFunction(name + "Buffer", name, script, null);
+      }
+      /**
+       * @ignore
+       */
+      sendCommand(command, stream, node2) {
+        throw new Error('"sendCommand" is not implemented');
+      }
+    };
+    var commands = commands_1.list.filter((command) => command !== "monitor");
+    commands.push("sentinel");
+    commands.forEach(function(commandName) {
+      Commander.prototype[commandName] = generateFunction(commandName, commandName, "utf8");
+      Commander.prototype[commandName + "Buffer"] = generateFunction(commandName + "Buffer", commandName, null);
+    });
+    Commander.prototype.call = generateFunction("call", "utf8");
+    Commander.prototype.callBuffer = generateFunction("callBuffer", null);
+    Commander.prototype.send_command = Commander.prototype.call;
+    function generateFunction(functionName, _commandName, _encoding) {
+      if (typeof _encoding === "undefined") {
+        _encoding = _commandName;
+        _commandName = null;
+      }
+      return function(...args) {
+        const commandName = _commandName || args.shift();
+        let callback = args[args.length - 1];
+        if (typeof callback === "function") {
+          args.pop();
+        } else {
+          callback = void 0;
+        }
+        const options2 = {
+          errorStack: this.options.showFriendlyErrorStack ? new Error() : void 0,
+          keyPrefix: this.options.keyPrefix,
+          replyEncoding: _encoding
+        };
+        if (!(0, autoPipelining_1.shouldUseAutoPipelining)(this, functionName, commandName)) {
+          return this.sendCommand(
+            // @ts-expect-error
+            new Command_1.default(commandName, args, options2, callback)
+          );
+        }
+        return (0, autoPipelining_1.executeWithAutoPipelining)(
+          this,
+          functionName,
+          commandName,
+          // @ts-expect-error
+          args,
+          callback
+        );
+      };
+    }
+    function generateScriptingFunction(functionName, commandName, script, encoding) {
+      return function(...args) {
+        const callback = typeof args[args.length - 1] === "function" ? args.pop() : void 0;
+        const options2 = {
+          replyEncoding: encoding
+        };
+        if (this.options.showFriendlyErrorStack) {
+          options2.errorStack = new Error();
+        }
+        if (!(0, autoPipelining_1.shouldUseAutoPipelining)(this, functionName, commandName)) {
+          return script.execute(this, args, options2, callback);
+        }
+        return (0, autoPipelining_1.executeWithAutoPipelining)(this, functionName, commandName, args, callback);
+      };
+    }
+    exports.default = Commander;
+  }
+});
+
+// node_modules/ioredis/built/Pipeline.js
+var require_Pipeline = __commonJS({
+  "node_modules/ioredis/built/Pipeline.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    var calculateSlot = require_lib();
+    var commands_1 = require_built();
+    var standard_as_callback_1 = require_built2();
+    var util_1 = __require("util");
+    var Command_1 = require_Command();
+    var utils_1 = require_utils2();
+    var Commander_1 = require_Commander();
+    function generateMultiWithNodes(redis, keys) {
+      const slot = calculateSlot(keys[0]);
+      const target = redis._groupsBySlot[slot];
+      for (let i = 1; i < keys.length; i++) {
+        if (redis._groupsBySlot[calculateSlot(keys[i])] !== target) {
+          return -1;
+        }
+      }
+      return slot;
+    }
+    var Pipeline = class extends Commander_1.default {
+      constructor(redis) {
+        super();
+        this.redis = redis;
+        this.isPipeline = true;
+        this.replyPending = 0;
+        this._queue = [];
+        this._result = [];
+        this._transactions = 0;
+        this._shaToScript = {};
+        this.isCluster = this.redis.constructor.name === "Cluster" || this.redis.isCluster;
+        this.options = redis.options;
+        Object.keys(redis.scriptsSet).forEach((name) => {
+          const script = redis.scriptsSet[name];
+          this._shaToScript[script.sha] = script;
+          this[name] = redis[name];
+          this[name + "Buffer"] = redis[name + "Buffer"];
+        });
+        redis.addedBuiltinSet.forEach((name) => {
+          this[name] = redis[name];
+          this[name + "Buffer"] = redis[name + "Buffer"];
+        });
+        this.promise = new Promise((resolve6, reject) => {
+          this.resolve = resolve6;
+          this.reject = reject;
+        });
+        const _this = this;
+        Object.defineProperty(this, "length", {
+          get: function() {
+            return _this._queue.length;
+          }
+        });
+      }
+      fillResult(value, position) {
+        if (this._queue[position].name === "exec" && Array.isArray(value[1])) {
+          const execLength = value[1].length;
+          for (let i = 0; i < execLength; i++) {
+            if (value[1][i] instanceof Error) {
+              continue;
+            }
+            const cmd = this._queue[position - (execLength - i)];
+            try {
+              value[1][i] = cmd.transformReply(value[1][i]);
+            } catch (err) {
+              value[1][i] = err;
+            }
+          }
+        }
+        this._result[position] = value;
+        if (--this.replyPending) {
+          return;
+        }
+        if (this.isCluster) {
+          let retriable = true;
+          let commonError;
+          for (let i = 0; i < this._result.length; ++i) {
+            const error62 = this._result[i][0];
+            const command = this._queue[i];
+            if (error62) {
+              if (command.name === "exec" && error62.message === "EXECABORT Transaction discarded because of previous errors.") {
+                continue;
+              }
+              if (!commonError) {
+                commonError = {
+                  name: error62.name,
+                  message: error62.message
+                };
+              } else if (commonError.name !== error62.name || commonError.message !== error62.message) {
+                retriable = false;
+                break;
+              }
+            } else if (!command.inTransaction) {
+              const isReadOnly = (0, commands_1.exists)(command.name) && (0, commands_1.hasFlag)(command.name, "readonly");
+              if (!isReadOnly) {
+                retriable = false;
+                break;
+              }
+            }
+          }
+          if (commonError && retriable) {
+            const _this = this;
+            const errv = commonError.message.split(" ");
+            const queue = this._queue;
+            let inTransaction = false;
+            this._queue = [];
+            for (let i = 0; i < queue.length; ++i) {
+              if (errv[0] === "ASK" && !inTransaction && queue[i].name !== "asking" && (!queue[i - 1] || queue[i - 1].name !== "asking")) {
+                const asking = new Command_1.default("asking");
+                asking.ignore = true;
+                this.sendCommand(asking);
+              }
+              queue[i].initPromise();
+              this.sendCommand(queue[i]);
+              inTransaction = queue[i].inTransaction;
+            }
+            let matched = true;
+            if (typeof this.leftRedirections === "undefined") {
+              this.leftRedirections = {};
+            }
+            const exec = function() {
+              _this.exec();
+            };
+            const cluster = this.redis;
+            cluster.handleError(commonError, this.leftRedirections, {
+              moved: function(_slot, key) {
+                _this.preferKey = key;
+                cluster.slots[errv[1]] = [key];
+                cluster._groupsBySlot[errv[1]] = cluster._groupsIds[cluster.slots[errv[1]].join(";")];
+                cluster.refreshSlotsCache();
+                _this.exec();
+              },
+              ask: function(_slot, key) {
+                _this.preferKey = key;
+                _this.exec();
+              },
+              tryagain: exec,
+              clusterDown: exec,
+              connectionClosed: exec,
+              maxRedirections: () => {
+                matched = false;
+              },
+              defaults: () => {
+                matched = false;
+              }
+            });
+            if (matched) {
+              return;
+            }
+          }
+        }
+        let ignoredCount = 0;
+        for (let i = 0; i < this._queue.length - ignoredCount; ++i) {
+          if (this._queue[i + ignoredCount].ignore) {
+            ignoredCount += 1;
+          }
+          this._result[i] = this._result[i + ignoredCount];
+        }
+        this.resolve(this._result.slice(0, this._result.length - ignoredCount));
+      }
+      sendCommand(command) {
+        if (this._transactions > 0) {
+          command.inTransaction = true;
+        }
+        const position = this._queue.length;
+        command.pipelineIndex = position;
+        command.promise.then((result2) => {
+          this.fillResult([null, result2], position);
+        }).catch((error62) => {
+          this.fillResult([error62], position);
+        });
+        this._queue.push(command);
+        return this;
+      }
+      addBatch(commands) {
+        let command, commandName, args;
+        for (let i = 0; i < commands.length; ++i) {
+          command = commands[i];
+          commandName = command[0];
+          args = command.slice(1);
+          this[commandName].apply(this, args);
+        }
+        return this;
+      }
+    };
+    exports.default = Pipeline;
+    var multi = Pipeline.prototype.multi;
+    Pipeline.prototype.multi = function() {
+      this._transactions += 1;
+      return multi.apply(this, arguments);
+    };
+    var execBuffer = Pipeline.prototype.execBuffer;
+    Pipeline.prototype.execBuffer = (0, util_1.deprecate)(function() {
+      if (this._transactions > 0) {
+        this._transactions -= 1;
+      }
+      return execBuffer.apply(this, arguments);
+    }, "Pipeline#execBuffer: Use Pipeline#exec instead");
+    Pipeline.prototype.exec = function(callback) {
+      if (this.isCluster && !this.redis.slots.length) {
+        if (this.redis.status === "wait")
+          this.redis.connect().catch(utils_1.noop);
+        if (callback && !this.nodeifiedPromise) {
+          this.nodeifiedPromise = true;
+          (0, standard_as_callback_1.default)(this.promise, callback);
+        }
+        this.redis.delayUntilReady((err) => {
+          if (err) {
+            this.reject(err);
+            return;
+          }
+          this.exec(callback);
+        });
+        return this.promise;
+      }
+      if (this._transactions > 0) {
+        this._transactions -= 1;
+        return execBuffer.apply(this, arguments);
+      }
+      if (!this.nodeifiedPromise) {
+        this.nodeifiedPromise = true;
+        (0, standard_as_callback_1.default)(this.promise, callback);
+      }
+      if (!this._queue.length) {
+        this.resolve([]);
+      }
+      let pipelineSlot;
+      if (this.isCluster) {
+        const sampleKeys = [];
+        for (let i = 0; i < this._queue.length; i++) {
+          const keys = this._queue[i].getKeys();
+          if (keys.length) {
+            sampleKeys.push(keys[0]);
+          }
+          if (keys.length && calculateSlot.generateMulti(keys) < 0) {
+            this.reject(new Error("All the keys in a pipeline command should belong to the same slot"));
+            return this.promise;
+          }
+        }
+        if (sampleKeys.length) {
+          pipelineSlot = generateMultiWithNodes(this.redis, sampleKeys);
+          if (pipelineSlot < 0) {
+            this.reject(new Error("All keys in the pipeline should belong to the same slots allocation group"));
+            return this.promise;
+          }
+        } else {
+          pipelineSlot = Math.random() * 16384 | 0;
+        }
+      }
+      const _this = this;
+      execPipeline();
+      return this.promise;
+      function execPipeline() {
+        let writePending = _this.replyPending = _this._queue.length;
+        let node2;
+        if (_this.isCluster) {
+          node2 = {
+            slot: pipelineSlot,
+            redis: _this.redis.connectionPool.nodes.all[_this.preferKey]
+          };
+        }
+        let data = "";
+        let buffers;
+        const stream = {
+          isPipeline: true,
+          destination: _this.isCluster ? node2 : { redis: _this.redis },
+          write(writable) {
+            if (typeof writable !== "string") {
+              if (!buffers) {
+                buffers = [];
+              }
+              if (data) {
+                buffers.push(Buffer.from(data, "utf8"));
+                data = "";
+              }
+              buffers.push(writable);
+            } else {
+              data += writable;
+            }
+            if (!--writePending) {
+              if (buffers) {
+                if (data) {
+                  buffers.push(Buffer.from(data, "utf8"));
+                }
+                stream.destination.redis.stream.write(Buffer.concat(buffers));
+              } else {
+                stream.destination.redis.stream.write(data);
+              }
+              writePending = _this._queue.length;
+              data = "";
+              buffers = void 0;
+            }
+          }
+        };
+        for (let i = 0; i < _this._queue.length; ++i) {
+          _this.redis.sendCommand(_this._queue[i], stream, node2);
+        }
+        return _this.promise;
+      }
+    };
+  }
+});
+
+// node_modules/ioredis/built/transaction.js
+var require_transaction = __commonJS({
+  "node_modules/ioredis/built/transaction.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.addTransactionSupport = void 0;
+    var utils_1 = require_utils2();
+    var standard_as_callback_1 = require_built2();
+    var Pipeline_1 = require_Pipeline();
+    function addTransactionSupport(redis) {
+      redis.pipeline = function(commands) {
+        const pipeline = new Pipeline_1.default(this);
+        if (Array.isArray(commands)) {
+          pipeline.addBatch(commands);
+        }
+        return pipeline;
+      };
+      const { multi } = redis;
+      redis.multi = function(commands, options2) {
+        if (typeof options2 === "undefined" && !Array.isArray(commands)) {
+          options2 = commands;
+          commands = null;
+        }
+        if (options2 && options2.pipeline === false) {
+          return multi.call(this);
+        }
+        const pipeline = new Pipeline_1.default(this);
+        pipeline.multi();
+        if (Array.isArray(commands)) {
+          pipeline.addBatch(commands);
+        }
+        const exec2 = pipeline.exec;
+        pipeline.exec = function(callback) {
+          if (this.isCluster && !this.redis.slots.length) {
+            if (this.redis.status === "wait")
+              this.redis.connect().catch(utils_1.noop);
+            return (0, standard_as_callback_1.default)(new Promise((resolve6, reject) => {
+              this.redis.delayUntilReady((err) => {
+                if (err) {
+                  reject(err);
+                  return;
+                }
+                this.exec(pipeline).then(resolve6, reject);
+              });
+            }), callback);
+          }
+          if (this._transactions > 0) {
+            exec2.call(pipeline);
+          }
+          if (this.nodeifiedPromise) {
+            return exec2.call(pipeline);
+          }
+          const promise2 = exec2.call(pipeline);
+          return (0, standard_as_callback_1.default)(promise2.then(function(result2) {
+            const execResult = result2[result2.length - 1];
+            if (typeof execResult === "undefined") {
+              throw new Error("Pipeline cannot be used to send any commands when the `exec()` has been called on it.");
+            }
+            if (execResult[0]) {
+              execResult[0].previousErrors = [];
+              for (let i = 0; i < result2.length - 1; ++i) {
+                if (result2[i][0]) {
+                  execResult[0].previousErrors.push(result2[i][0]);
+                }
+              }
+              throw execResult[0];
+            }
+            return (0, utils_1.wrapMultiResult)(execResult[1]);
+          }), callback);
+        };
+        const { execBuffer } = pipeline;
+        pipeline.execBuffer = function(callback) {
+          if (this._transactions > 0) {
+            execBuffer.call(pipeline);
+          }
+          return pipeline.exec(callback);
+        };
+        return pipeline;
+      };
+      const { exec } = redis;
+      redis.exec = function(callback) {
+        return (0, standard_as_callback_1.default)(exec.call(this).then(function(results) {
+          if (Array.isArray(results)) {
+            results = (0, utils_1.wrapMultiResult)(results);
+          }
+          return results;
+        }), callback);
+      };
+    }
+    exports.addTransactionSupport = addTransactionSupport;
+  }
+});
+
+// node_modules/ioredis/built/utils/applyMixin.js
+var require_applyMixin = __commonJS({
+  "node_modules/ioredis/built/utils/applyMixin.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    function applyMixin(derivedConstructor, mixinConstructor) {
+      Object.getOwnPropertyNames(mixinConstructor.prototype).forEach((name) => {
+        Object.defineProperty(derivedConstructor.prototype, name, Object.getOwnPropertyDescriptor(mixinConstructor.prototype, name));
+      });
+    }
+    exports.default = applyMixin;
+  }
+});
+
+// node_modules/ioredis/built/cluster/ClusterOptions.js
+var require_ClusterOptions = __commonJS({
+  "node_modules/ioredis/built/cluster/ClusterOptions.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.DEFAULT_CLUSTER_OPTIONS = void 0;
+    var dns_1 = __require("dns");
+    exports.DEFAULT_CLUSTER_OPTIONS = {
+      clusterRetryStrategy: (times) => Math.min(100 + times * 2, 2e3),
+      enableOfflineQueue: true,
+      enableReadyCheck: true,
+      scaleReads: "master",
+      maxRedirections: 16,
+      retryDelayOnMoved: 0,
+      retryDelayOnFailover: 100,
+      retryDelayOnClusterDown: 100,
+      retryDelayOnTryAgain: 100,
+      slotsRefreshTimeout: 1e3,
+      useSRVRecords: false,
+      resolveSrv: dns_1.resolveSrv,
+      dnsLookup: dns_1.lookup,
+      enableAutoPipelining: false,
+      autoPipeliningIgnoredCommands: [],
+      shardedSubscribers: false
+    };
+  }
+});
+
+// node_modules/ioredis/built/cluster/util.js
+var require_util2 = __commonJS({
+  "node_modules/ioredis/built/cluster/util.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.getConnectionName = exports.weightSrvRecords = exports.groupSrvRecords = exports.getUniqueHostnamesFromOptions = exports.normalizeNodeOptions = exports.nodeKeyToRedisOptions = exports.getNodeKey = void 0;
+    var utils_1 = require_utils2();
+    var net_1 = __require("net");
+    function getNodeKey(node2) {
+      node2.port = node2.port || 6379;
+      node2.host = node2.host || "127.0.0.1";
+      return node2.host + ":" + node2.port;
+    }
+    exports.getNodeKey = getNodeKey;
+    function nodeKeyToRedisOptions(nodeKey) {
+      const portIndex = nodeKey.lastIndexOf(":");
+      if (portIndex === -1) {
+        throw new Error(`Invalid node key ${nodeKey}`);
+      }
+      return {
+        host: nodeKey.slice(0, portIndex),
+        port: Number(nodeKey.slice(portIndex + 1))
+      };
+    }
+    exports.nodeKeyToRedisOptions = nodeKeyToRedisOptions;
+    function normalizeNodeOptions(nodes) {
+      return nodes.map((node2) => {
+        const options2 = {};
+        if (typeof node2 === "object") {
+          Object.assign(options2, node2);
+        } else if (typeof node2 === "string") {
+          Object.assign(options2, (0, utils_1.parseURL)(node2));
+        } else if (typeof node2 === "number") {
+          options2.port = node2;
+        } else {
+          throw new Error("Invalid argument " + node2);
+        }
+        if (typeof options2.port === "string") {
+          options2.port = parseInt(options2.port, 10);
+        }
+        delete options2.db;
+        if (!options2.port) {
+          options2.port = 6379;
+        }
+        if (!options2.host) {
+          options2.host = "127.0.0.1";
+        }
+        return (0, utils_1.resolveTLSProfile)(options2);
+      });
+    }
+    exports.normalizeNodeOptions = normalizeNodeOptions;
+    function getUniqueHostnamesFromOptions(nodes) {
+      const uniqueHostsMap = {};
+      nodes.forEach((node2) => {
+        uniqueHostsMap[node2.host] = true;
+      });
+      return Object.keys(uniqueHostsMap).filter((host) => !(0, net_1.isIP)(host));
+    }
+    exports.getUniqueHostnamesFromOptions = getUniqueHostnamesFromOptions;
+    function groupSrvRecords(records) {
+      const recordsByPriority = {};
+      for (const record2 of records) {
+        if (!recordsByPriority.hasOwnProperty(record2.priority)) {
+          recordsByPriority[record2.priority] = {
+            totalWeight: record2.weight,
+            records: [record2]
+          };
+        } else {
+          recordsByPriority[record2.priority].totalWeight += record2.weight;
+          recordsByPriority[record2.priority].records.push(record2);
+        }
+      }
+      return recordsByPriority;
+    }
+    exports.groupSrvRecords = groupSrvRecords;
+    function weightSrvRecords(recordsGroup) {
+      if (recordsGroup.records.length === 1) {
+        recordsGroup.totalWeight = 0;
+        return recordsGroup.records.shift();
+      }
+      const random = Math.floor(Math.random() * (recordsGroup.totalWeight + recordsGroup.records.length));
+      let total = 0;
+      for (const [i, record2] of recordsGroup.records.entries()) {
+        total += 1 + record2.weight;
+        if (total > random) {
+          recordsGroup.totalWeight -= record2.weight;
+          recordsGroup.records.splice(i, 1);
+          return record2;
+        }
+      }
+    }
+    exports.weightSrvRecords = weightSrvRecords;
+    function getConnectionName(component, nodeConnectionName) {
+      const prefix = `ioredis-cluster(${component})`;
+      return nodeConnectionName ? `${prefix}:${nodeConnectionName}` : prefix;
+    }
+    exports.getConnectionName = getConnectionName;
+  }
+});
+
+// node_modules/ioredis/built/cluster/ClusterSubscriber.js
+var require_ClusterSubscriber = __commonJS({
+  "node_modules/ioredis/built/cluster/ClusterSubscriber.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    var util_1 = require_util2();
+    var utils_1 = require_utils2();
+    var Redis_1 = require_Redis();
+    var debug = (0, utils_1.Debug)("cluster:subscriber");
+    var ClusterSubscriber = class {
+      constructor(connectionPool, emitter, isSharded = false) {
+        this.connectionPool = connectionPool;
+        this.emitter = emitter;
+        this.isSharded = isSharded;
+        this.started = false;
+        this.subscriber = null;
+        this.slotRange = [];
+        this.onSubscriberEnd = () => {
+          if (!this.started) {
+            debug("subscriber has disconnected, but ClusterSubscriber is not started, so not reconnecting.");
+            return;
+          }
+          debug("subscriber has disconnected, selecting a new one...");
+          this.selectSubscriber();
+        };
+        this.connectionPool.on("-node", (_, key) => {
+          if (!this.started || !this.subscriber) {
+            return;
+          }
+          if ((0, util_1.getNodeKey)(this.subscriber.options) === key) {
+            debug("subscriber has left, selecting a new one...");
+            this.selectSubscriber();
+          }
+        });
+        this.connectionPool.on("+node", () => {
+          if (!this.started || this.subscriber) {
+            return;
+          }
+          debug("a new node is discovered and there is no subscriber, selecting a new one...");
+          this.selectSubscriber();
+        });
+      }
+      getInstance() {
+        return this.subscriber;
+      }
+      /**
+       * Associate this subscriber to a specific slot range.
+       *
+       * Returns the range or an empty array if the slot range couldn't be associated.
+       *
+       * BTW: This is more for debugging and testing purposes.
+       *
+       * @param range
+       */
+      associateSlotRange(range) {
+        if (this.isSharded) {
+          this.slotRange = range;
+        }
+        return this.slotRange;
+      }
+      start() {
+        this.started = true;
+        this.selectSubscriber();
+        debug("started");
+      }
+      stop() {
+        this.started = false;
+        if (this.subscriber) {
+          this.subscriber.disconnect();
+          this.subscriber = null;
+        }
+      }
+      isStarted() {
+        return this.started;
+      }
+      selectSubscriber() {
+        const lastActiveSubscriber = this.lastActiveSubscriber;
+        if (lastActiveSubscriber) {
+          lastActiveSubscriber.off("end", this.onSubscriberEnd);
+          lastActiveSubscriber.disconnect();
+        }
+        if (this.subscriber) {
+          this.subscriber.off("end", this.onSubscriberEnd);
+          this.subscriber.disconnect();
+        }
+        const sampleNode = (0, utils_1.sample)(this.connectionPool.getNodes());
+        if (!sampleNode) {
+          debug("selecting subscriber failed since there is no node discovered in the cluster yet");
+          this.subscriber = null;
+          return;
+        }
+        const { options: options2 } = sampleNode;
+        debug("selected a subscriber %s:%s", options2.host, options2.port);
+        let connectionPrefix = "subscriber";
+        if (this.isSharded)
+          connectionPrefix = "ssubscriber";
+        this.subscriber = new Redis_1.default({
+          port: options2.port,
+          host: options2.host,
+          username: options2.username,
+          password: options2.password,
+          enableReadyCheck: true,
+          connectionName: (0, util_1.getConnectionName)(connectionPrefix, options2.connectionName),
+          lazyConnect: true,
+          tls: options2.tls,
+          // Don't try to reconnect the subscriber connection. If the connection fails
+          // we will get an end event (handled below), at which point we'll pick a new
+          // node from the pool and try to connect to that as the subscriber connection.
+          retryStrategy: null
+        });
+        this.subscriber.on("error", utils_1.noop);
+        this.subscriber.on("moved", () => {
+          this.emitter.emit("forceRefresh");
+        });
+        this.subscriber.once("end", this.onSubscriberEnd);
+        const previousChannels = { subscribe: [], psubscribe: [], ssubscribe: [] };
+        if (lastActiveSubscriber) {
+          const condition = lastActiveSubscriber.condition || lastActiveSubscriber.prevCondition;
+          if (condition && condition.subscriber) {
+            previousChannels.subscribe = condition.subscriber.channels("subscribe");
+            previousChannels.psubscribe = condition.subscriber.channels("psubscribe");
+            previousChannels.ssubscribe = condition.subscriber.channels("ssubscribe");
+          }
+        }
+        if (previousChannels.subscribe.length || previousChannels.psubscribe.length || previousChannels.ssubscribe.length) {
+          let pending = 0;
+          for (const type of ["subscribe", "psubscribe", "ssubscribe"]) {
+            const channels = previousChannels[type];
+            if (channels.length == 0) {
+              continue;
+            }
+            debug("%s %d channels", type, channels.length);
+            if (type === "ssubscribe") {
+              for (const channel of channels) {
+                pending += 1;
+                this.subscriber[type](channel).then(() => {
+                  if (!--pending) {
+                    this.lastActiveSubscriber = this.subscriber;
+                  }
+                }).catch(() => {
+                  debug("failed to ssubscribe to channel: %s", channel);
+                });
+              }
+            } else {
+              pending += 1;
+              this.subscriber[type](channels).then(() => {
+                if (!--pending) {
+                  this.lastActiveSubscriber = this.subscriber;
+                }
+              }).catch(() => {
+                debug("failed to %s %d channels", type, channels.length);
+              });
+            }
+          }
+        } else {
+          this.lastActiveSubscriber = this.subscriber;
+        }
+        for (const event2 of [
+          "message",
+          "messageBuffer"
+        ]) {
+          this.subscriber.on(event2, (arg1, arg2) => {
+            this.emitter.emit(event2, arg1, arg2);
+          });
+        }
+        for (const event2 of ["pmessage", "pmessageBuffer"]) {
+          this.subscriber.on(event2, (arg1, arg2, arg3) => {
+            this.emitter.emit(event2, arg1, arg2, arg3);
+          });
+        }
+        if (this.isSharded == true) {
+          for (const event2 of [
+            "smessage",
+            "smessageBuffer"
+          ]) {
+            this.subscriber.on(event2, (arg1, arg2) => {
+              this.emitter.emit(event2, arg1, arg2);
+            });
+          }
+        }
+      }
+    };
+    exports.default = ClusterSubscriber;
+  }
+});
+
+// node_modules/ioredis/built/cluster/ConnectionPool.js
+var require_ConnectionPool = __commonJS({
+  "node_modules/ioredis/built/cluster/ConnectionPool.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    var events_1 = __require("events");
+    var utils_1 = require_utils2();
+    var util_1 = require_util2();
+    var Redis_1 = require_Redis();
+    var debug = (0, utils_1.Debug)("cluster:connectionPool");
+    var ConnectionPool = class extends events_1.EventEmitter {
+      constructor(redisOptions) {
+        super();
+        this.redisOptions = redisOptions;
+        this.nodes = {
+          all: {},
+          master: {},
+          slave: {}
+        };
+        this.specifiedOptions = {};
+      }
+      getNodes(role = "all") {
+        const nodes = this.nodes[role];
+        return Object.keys(nodes).map((key) => nodes[key]);
+      }
+      getInstanceByKey(key) {
+        return this.nodes.all[key];
+      }
+      getSampleInstance(role) {
+        const keys = Object.keys(this.nodes[role]);
+        const sampleKey = (0, utils_1.sample)(keys);
+        return this.nodes[role][sampleKey];
+      }
+      /**
+       * Add a master node to the pool
+       * @param node
+       */
+      addMasterNode(node2) {
+        const key = (0, util_1.getNodeKey)(node2.options);
+        const redis = this.createRedisFromOptions(node2, node2.options.readOnly);
+        if (!node2.options.readOnly) {
+          this.nodes.all[key] = redis;
+          this.nodes.master[key] = redis;
+          return true;
+        }
+        return false;
+      }
+      /**
+       * Creates a Redis connection instance from the node options
+       * @param node
+       * @param readOnly
+       */
+      createRedisFromOptions(node2, readOnly) {
+        const redis = new Redis_1.default((0, utils_1.defaults)({
+          // Never try to reconnect when a node is lose,
+          // instead, waiting for a `MOVED` error and
+          // fetch the slots again.
+          retryStrategy: null,
+          // Offline queue should be enabled so that
+          // we don't need to wait for the `ready` event
+          // before sending commands to the node.
+          enableOfflineQueue: true,
+          readOnly
+        }, node2, this.redisOptions, { lazyConnect: true }));
+        return redis;
+      }
+      /**
+       * Find or create a connection to the node
+       */
+      findOrCreate(node2, readOnly = false) {
+        const key = (0, util_1.getNodeKey)(node2);
+        readOnly = Boolean(readOnly);
+        if (this.specifiedOptions[key]) {
+          Object.assign(node2, this.specifiedOptions[key]);
+        } else {
+          this.specifiedOptions[key] = node2;
+        }
+        let redis;
+        if (this.nodes.all[key]) {
+          redis = this.nodes.all[key];
+          if (redis.options.readOnly !== readOnly) {
+            redis.options.readOnly = readOnly;
+            debug("Change role of %s to %s", key, readOnly ? "slave" : "master");
+            redis[readOnly ? "readonly" : "readwrite"]().catch(utils_1.noop);
+            if (readOnly) {
+              delete this.nodes.master[key];
+              this.nodes.slave[key] = redis;
+            } else {
+              delete this.nodes.slave[key];
+              this.nodes.master[key] = redis;
+            }
+          }
+        } else {
+          debug("Connecting to %s as %s", key, readOnly ? "slave" : "master");
+          redis = this.createRedisFromOptions(node2, readOnly);
+          this.nodes.all[key] = redis;
+          this.nodes[readOnly ? "slave" : "master"][key] = redis;
+          redis.once("end", () => {
+            this.removeNode(key);
+            this.emit("-node", redis, key);
+            if (!Object.keys(this.nodes.all).length) {
+              this.emit("drain");
+            }
+          });
+          this.emit("+node", redis, key);
+          redis.on("error", function(error62) {
+            this.emit("nodeError", error62, key);
+          });
+        }
+        return redis;
+      }
+      /**
+       * Reset the pool with a set of nodes.
+       * The old node will be removed.
+       */
+      reset(nodes) {
+        debug("Reset with %O", nodes);
+        const newNodes = {};
+        nodes.forEach((node2) => {
+          const key = (0, util_1.getNodeKey)(node2);
+          if (!(node2.readOnly && newNodes[key])) {
+            newNodes[key] = node2;
+          }
+        });
+        Object.keys(this.nodes.all).forEach((key) => {
+          if (!newNodes[key]) {
+            debug("Disconnect %s because the node does not hold any slot", key);
+            this.nodes.all[key].disconnect();
+            this.removeNode(key);
+          }
+        });
+        Object.keys(newNodes).forEach((key) => {
+          const node2 = newNodes[key];
+          this.findOrCreate(node2, node2.readOnly);
+        });
+      }
+      /**
+       * Remove a node from the pool.
+       */
+      removeNode(key) {
+        const { nodes } = this;
+        if (nodes.all[key]) {
+          debug("Remove %s from the pool", key);
+          delete nodes.all[key];
+        }
+        delete nodes.master[key];
+        delete nodes.slave[key];
+      }
+    };
+    exports.default = ConnectionPool;
+  }
+});
+
+// node_modules/denque/index.js
+var require_denque = __commonJS({
+  "node_modules/denque/index.js"(exports, module) {
+    "use strict";
+    function Denque(array2, options2) {
+      var options2 = options2 || {};
+      this._capacity = options2.capacity;
+      this._head = 0;
+      this._tail = 0;
+      if (Array.isArray(array2)) {
+        this._fromArray(array2);
+      } else {
+        this._capacityMask = 3;
+        this._list = new Array(4);
+      }
+    }
+    Denque.prototype.peekAt = function peekAt(index) {
+      var i = index;
+      if (i !== (i | 0)) {
+        return void 0;
+      }
+      var len = this.size();
+      if (i >= len || i < -len) return void 0;
+      if (i < 0) i += len;
+      i = this._head + i & this._capacityMask;
+      return this._list[i];
+    };
+    Denque.prototype.get = function get2(i) {
+      return this.peekAt(i);
+    };
+    Denque.prototype.peek = function peek() {
+      if (this._head === this._tail) return void 0;
+      return this._list[this._head];
+    };
+    Denque.prototype.peekFront = function peekFront() {
+      return this.peek();
+    };
+    Denque.prototype.peekBack = function peekBack() {
+      return this.peekAt(-1);
+    };
+    Object.defineProperty(Denque.prototype, "length", {
+      get: function length() {
+        return this.size();
+      }
+    });
+    Denque.prototype.size = function size() {
+      if (this._head === this._tail) return 0;
+      if (this._head < this._tail) return this._tail - this._head;
+      else return this._capacityMask + 1 - (this._head - this._tail);
+    };
+    Denque.prototype.unshift = function unshift(item) {
+      if (arguments.length === 0) return this.size();
+      var len = this._list.length;
+      this._head = this._head - 1 + len & this._capacityMask;
+      this._list[this._head] = item;
+      if (this._tail === this._head) this._growArray();
+      if (this._capacity && this.size() > this._capacity) this.pop();
+      if (this._head < this._tail) return this._tail - this._head;
+      else return this._capacityMask + 1 - (this._head - this._tail);
+    };
+    Denque.prototype.shift = function shift() {
+      var head2 = this._head;
+      if (head2 === this._tail) return void 0;
+      var item = this._list[head2];
+      this._list[head2] = void 0;
+      this._head = head2 + 1 & this._capacityMask;
+      if (head2 < 2 && this._tail > 1e4 && this._tail <= this._list.length >>> 2) this._shrinkArray();
+      return item;
+    };
+    Denque.prototype.push = function push2(item) {
+      if (arguments.length === 0) return this.size();
+      var tail = this._tail;
+      this._list[tail] = item;
+      this._tail = tail + 1 & this._capacityMask;
+      if (this._tail === this._head) {
+        this._growArray();
+      }
+      if (this._capacity && this.size() > this._capacity) {
+        this.shift();
+      }
+      if (this._head < this._tail) return this._tail - this._head;
+      else return this._capacityMask + 1 - (this._head - this._tail);
+    };
+    Denque.prototype.pop = function pop() {
+      var tail = this._tail;
+      if (tail === this._head) return void 0;
+      var len = this._list.length;
+      this._tail = tail - 1 + len & this._capacityMask;
+      var item = this._list[this._tail];
+      this._list[this._tail] = void 0;
+      if (this._head < 2 && tail > 1e4 && tail <= len >>> 2) this._shrinkArray();
+      return item;
+    };
+    Denque.prototype.removeOne = function removeOne(index) {
+      var i = index;
+      if (i !== (i | 0)) {
+        return void 0;
+      }
+      if (this._head === this._tail) return void 0;
+      var size = this.size();
+      var len = this._list.length;
+      if (i >= size || i < -size) return void 0;
+      if (i < 0) i += size;
+      i = this._head + i & this._capacityMask;
+      var item = this._list[i];
+      var k;
+      if (index < size / 2) {
+        for (k = index; k > 0; k--) {
+          this._list[i] = this._list[i = i - 1 + len & this._capacityMask];
+        }
+        this._list[i] = void 0;
+        this._head = this._head + 1 + len & this._capacityMask;
+      } else {
+        for (k = size - 1 - index; k > 0; k--) {
+          this._list[i] = this._list[i = i + 1 + len & this._capacityMask];
+        }
+        this._list[i] = void 0;
+        this._tail = this._tail - 1 + len & this._capacityMask;
+      }
+      return item;
+    };
+    Denque.prototype.remove = function remove(index, count) {
+      var i = index;
+      var removed;
+      var del_count = count;
+      if (i !== (i | 0)) {
+        return void 0;
+      }
+      if (this._head === this._tail) return void 0;
+      var size = this.size();
+      var len = this._list.length;
+      if (i >= size || i < -size || count < 1) return void 0;
+      if (i < 0) i += size;
+      if (count === 1 || !count) {
+        removed = new Array(1);
+        removed[0] = this.removeOne(i);
+        return removed;
+      }
+      if (i === 0 && i + count >= size) {
+        removed = this.toArray();
+        this.clear();
+        return removed;
+      }
+      if (i + count > size) count = size - i;
+      var k;
+      removed = new Array(count);
+      for (k = 0; k < count; k++) {
+        removed[k] = this._list[this._head + i + k & this._capacityMask];
+      }
+      i = this._head + i & this._capacityMask;
+      if (index + count === size) {
+        this._tail = this._tail - count + len & this._capacityMask;
+        for (k = count; k > 0; k--) {
+          this._list[i = i + 1 + len & this._capacityMask] = void 0;
+        }
+        return removed;
+      }
+      if (index === 0) {
+        this._head = this._head + count + len & this._capacityMask;
+        for (k = count - 1; k > 0; k--) {
+          this._list[i = i + 1 + len & this._capacityMask] = void 0;
+        }
+        return removed;
+      }
+      if (i < size / 2) {
+        this._head = this._head + index + count + len & this._capacityMask;
+        for (k = index; k > 0; k--) {
+          this.unshift(this._list[i = i - 1 + len & this._capacityMask]);
+        }
+        i = this._head - 1 + len & this._capacityMask;
+        while (del_count > 0) {
+          this._list[i = i - 1 + len & this._capacityMask] = void 0;
+          del_count--;
+        }
+        if (index < 0) this._tail = i;
+      } else {
+        this._tail = i;
+        i = i + count + len & this._capacityMask;
+        for (k = size - (count + index); k > 0; k--) {
+          this.push(this._list[i++]);
+        }
+        i = this._tail;
+        while (del_count > 0) {
+          this._list[i = i + 1 + len & this._capacityMask] = void 0;
+          del_count--;
+        }
+      }
+      if (this._head < 2 && this._tail > 1e4 && this._tail <= len >>> 2) this._shrinkArray();
+      return removed;
+    };
+    Denque.prototype.splice = function splice(index, count) {
+      var i = index;
+      if (i !== (i | 0)) {
+        return void 0;
+      }
+      var size = this.size();
+      if (i < 0) i += size;
+      if (i > size) return void 0;
+      if (arguments.length > 2) {
+        var k;
+        var temp;
+        var removed;
+        var arg_len = arguments.length;
+        var len = this._list.length;
+        var arguments_index = 2;
+        if (!size || i < size / 2) {
+          temp = new Array(i);
+          for (k = 0; k < i; k++) {
+            temp[k] = this._list[this._head + k & this._capacityMask];
+          }
+          if (count === 0) {
+            removed = [];
+            if (i > 0) {
+              this._head = this._head + i + len & this._capacityMask;
+            }
+          } else {
+            removed = this.remove(i, count);
+            this._head = this._head + i + len & this._capacityMask;
+          }
+          while (arg_len > arguments_index) {
+            this.unshift(arguments[--arg_len]);
+          }
+          for (k = i; k > 0; k--) {
+            this.unshift(temp[k - 1]);
+          }
+        } else {
+          temp = new Array(size - (i + count));
+          var leng = temp.length;
+          for (k = 0; k < leng; k++) {
+            temp[k] = this._list[this._head + i + count + k & this._capacityMask];
+          }
+          if (count === 0) {
+            removed = [];
+            if (i != size) {
+              this._tail = this._head + i + len & this._capacityMask;
+            }
+          } else {
+            removed = this.remove(i, count);
+            this._tail = this._tail - leng + len & this._capacityMask;
+          }
+          while (arguments_index < arg_len) {
+            this.push(arguments[arguments_index++]);
+          }
+          for (k = 0; k < leng; k++) {
+            this.push(temp[k]);
+          }
+        }
+        return removed;
+      } else {
+        return this.remove(i, count);
+      }
+    };
+    Denque.prototype.clear = function clear() {
+      this._list = new Array(this._list.length);
+      this._head = 0;
+      this._tail = 0;
+    };
+    Denque.prototype.isEmpty = function isEmpty() {
+      return this._head === this._tail;
+    };
+    Denque.prototype.toArray = function toArray() {
+      return this._copyArray(false);
+    };
+    Denque.prototype._fromArray = function _fromArray(array2) {
+      var length = array2.length;
+      var capacity = this._nextPowerOf2(length);
+      this._list = new Array(capacity);
+      this._capacityMask = capacity - 1;
+      this._tail = length;
+      for (var i = 0; i < length; i++) this._list[i] = array2[i];
+    };
+    Denque.prototype._copyArray = function _copyArray(fullCopy, size) {
+      var src = this._list;
+      var capacity = src.length;
+      var length = this.length;
+      size = size | length;
+      if (size == length && this._head < this._tail) {
+        return this._list.slice(this._head, this._tail);
+      }
+      var dest = new Array(size);
+      var k = 0;
+      var i;
+      if (fullCopy || this._head > this._tail) {
+        for (i = this._head; i < capacity; i++) dest[k++] = src[i];
+        for (i = 0; i < this._tail; i++) dest[k++] = src[i];
+      } else {
+        for (i = this._head; i < this._tail; i++) dest[k++] = src[i];
+      }
+      return dest;
+    };
+    Denque.prototype._growArray = function _growArray() {
+      if (this._head != 0) {
+        var newList = this._copyArray(true, this._list.length << 1);
+        this._tail = this._list.length;
+        this._head = 0;
+        this._list = newList;
+      } else {
+        this._tail = this._list.length;
+        this._list.length <<= 1;
+      }
+      this._capacityMask = this._capacityMask << 1 | 1;
+    };
+    Denque.prototype._shrinkArray = function _shrinkArray() {
+      this._list.length >>>= 1;
+      this._capacityMask >>>= 1;
+    };
+    Denque.prototype._nextPowerOf2 = function _nextPowerOf2(num) {
+      var log2 = Math.log(num) / Math.log(2);
+      var nextPow2 = 1 << log2 + 1;
+      return Math.max(nextPow2, 4);
+    };
+    module.exports = Denque;
+  }
+});
+
+// node_modules/ioredis/built/cluster/DelayQueue.js
+var require_DelayQueue = __commonJS({
+  "node_modules/ioredis/built/cluster/DelayQueue.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    var utils_1 = require_utils2();
+    var Deque = require_denque();
+    var debug = (0, utils_1.Debug)("delayqueue");
+    var DelayQueue = class {
+      constructor() {
+        this.queues = {};
+        this.timeouts = {};
+      }
+      /**
+       * Add a new item to the queue
+       *
+       * @param bucket bucket name
+       * @param item function that will run later
+       * @param options
+       */
+      push(bucket, item, options2) {
+        const callback = options2.callback || process.nextTick;
+        if (!this.queues[bucket]) {
+          this.queues[bucket] = new Deque();
+        }
+        const queue = this.queues[bucket];
+        queue.push(item);
+        if (!this.timeouts[bucket]) {
+          this.timeouts[bucket] = setTimeout(() => {
+            callback(() => {
+              this.timeouts[bucket] = null;
+              this.execute(bucket);
+            });
+          }, options2.timeout);
+        }
+      }
+      execute(bucket) {
+        const queue = this.queues[bucket];
+        if (!queue) {
+          return;
+        }
+        const { length } = queue;
+        if (!length) {
+          return;
+        }
+        debug("send %d commands in %s queue", length, bucket);
+        this.queues[bucket] = null;
+        while (queue.length > 0) {
+          queue.shift()();
+        }
+      }
+    };
+    exports.default = DelayQueue;
+  }
+});
+
+// node_modules/ioredis/built/cluster/ClusterSubscriberGroup.js
+var require_ClusterSubscriberGroup = __commonJS({
+  "node_modules/ioredis/built/cluster/ClusterSubscriberGroup.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    var utils_1 = require_utils2();
+    var ClusterSubscriber_1 = require_ClusterSubscriber();
+    var ConnectionPool_1 = require_ConnectionPool();
+    var util_1 = require_util2();
+    var calculateSlot = require_lib();
+    var debug = (0, utils_1.Debug)("cluster:subscriberGroup");
+    var ClusterSubscriberGroup = class {
+      /**
+       * Register callbacks
+       *
+       * @param cluster
+       */
+      constructor(cluster, refreshSlotsCacheCallback) {
+        this.cluster = cluster;
+        this.shardedSubscribers = /* @__PURE__ */ new Map();
+        this.clusterSlots = [];
+        this.subscriberToSlotsIndex = /* @__PURE__ */ new Map();
+        this.channels = /* @__PURE__ */ new Map();
+        cluster.on("+node", (redis) => {
+          this._addSubscriber(redis);
+        });
+        cluster.on("-node", (redis) => {
+          this._removeSubscriber(redis);
+        });
+        cluster.on("refresh", () => {
+          this._refreshSlots(cluster);
+        });
+        cluster.on("forceRefresh", () => {
+          refreshSlotsCacheCallback();
+        });
+      }
+      /**
+       * Get the responsible subscriber.
+       *
+       * Returns null if no subscriber was found
+       *
+       * @param slot
+       */
+      getResponsibleSubscriber(slot) {
+        const nodeKey = this.clusterSlots[slot][0];
+        return this.shardedSubscribers.get(nodeKey);
+      }
+      /**
+       * Adds a channel for which this subscriber group is responsible
+       *
+       * @param channels
+       */
+      addChannels(channels) {
+        const slot = calculateSlot(channels[0]);
+        channels.forEach((c) => {
+          if (calculateSlot(c) != slot)
+            return -1;
+        });
+        const currChannels = this.channels.get(slot);
+        if (!currChannels) {
+          this.channels.set(slot, channels);
+        } else {
+          this.channels.set(slot, currChannels.concat(channels));
+        }
+        return [...this.channels.values()].flatMap((v) => v).length;
+      }
+      /**
+       * Removes channels for which the subscriber group is responsible by optionally unsubscribing
+       * @param channels
+       */
+      removeChannels(channels) {
+        const slot = calculateSlot(channels[0]);
+        channels.forEach((c) => {
+          if (calculateSlot(c) != slot)
+            return -1;
+        });
+        const slotChannels = this.channels.get(slot);
+        if (slotChannels) {
+          const updatedChannels = slotChannels.filter((c) => !channels.includes(c));
+          this.channels.set(slot, updatedChannels);
+        }
+        return [...this.channels.values()].flatMap((v) => v).length;
+      }
+      /**
+       * Disconnect all subscribers
+       */
+      stop() {
+        for (const s of this.shardedSubscribers.values()) {
+          s.stop();
+        }
+      }
+      /**
+       * Start all not yet started subscribers
+       */
+      start() {
+        for (const s of this.shardedSubscribers.values()) {
+          if (!s.isStarted()) {
+            s.start();
+          }
+        }
+      }
+      /**
+       * Add a subscriber to the group of subscribers
+       *
+       * @param redis
+       */
+      _addSubscriber(redis) {
+        const pool = new ConnectionPool_1.default(redis.options);
+        if (pool.addMasterNode(redis)) {
+          const sub = new ClusterSubscriber_1.default(pool, this.cluster, true);
+          const nodeKey = (0, util_1.getNodeKey)(redis.options);
+          this.shardedSubscribers.set(nodeKey, sub);
+          sub.start();
+          this._resubscribe();
+          this.cluster.emit("+subscriber");
+          return sub;
+        }
+        return null;
+      }
+      /**
+       * Removes a subscriber from the group
+       * @param redis
+       */
+      _removeSubscriber(redis) {
+        const nodeKey = (0, util_1.getNodeKey)(redis.options);
+        const sub = this.shardedSubscribers.get(nodeKey);
+        if (sub) {
+          sub.stop();
+          this.shardedSubscribers.delete(nodeKey);
+          this._resubscribe();
+          this.cluster.emit("-subscriber");
+        }
+        return this.shardedSubscribers;
+      }
+      /**
+       * Refreshes the subscriber-related slot ranges
+       *
+       * Returns false if no refresh was needed
+       *
+       * @param cluster
+       */
+      _refreshSlots(cluster) {
+        if (this._slotsAreEqual(cluster.slots)) {
+          debug("Nothing to refresh because the new cluster map is equal to the previous one.");
+        } else {
+          debug("Refreshing the slots of the subscriber group.");
+          this.subscriberToSlotsIndex = /* @__PURE__ */ new Map();
+          for (let slot = 0; slot < cluster.slots.length; slot++) {
+            const node2 = cluster.slots[slot][0];
+            if (!this.subscriberToSlotsIndex.has(node2)) {
+              this.subscriberToSlotsIndex.set(node2, []);
+            }
+            this.subscriberToSlotsIndex.get(node2).push(Number(slot));
+          }
+          this._resubscribe();
+          this.clusterSlots = JSON.parse(JSON.stringify(cluster.slots));
+          this.cluster.emit("subscribersReady");
+          return true;
+        }
+        return false;
+      }
+      /**
+       * Resubscribes to the previous channels
+       *
+       * @private
+       */
+      _resubscribe() {
+        if (this.shardedSubscribers) {
+          this.shardedSubscribers.forEach((s, nodeKey) => {
+            const subscriberSlots = this.subscriberToSlotsIndex.get(nodeKey);
+            if (subscriberSlots) {
+              s.associateSlotRange(subscriberSlots);
+              subscriberSlots.forEach((ss) => {
+                const redis = s.getInstance();
+                const channels = this.channels.get(ss);
+                if (channels && channels.length > 0) {
+                  if (redis) {
+                    redis.ssubscribe(channels);
+                    redis.on("ready", () => {
+                      redis.ssubscribe(channels);
+                    });
+                  }
+                }
+              });
+            }
+          });
+        }
+      }
+      /**
+       * Deep equality of the cluster slots objects
+       *
+       * @param other
+       * @private
+       */
+      _slotsAreEqual(other) {
+        if (this.clusterSlots === void 0)
+          return false;
+        else
+          return JSON.stringify(this.clusterSlots) === JSON.stringify(other);
+      }
+    };
+    exports.default = ClusterSubscriberGroup;
+  }
+});
+
+// node_modules/ioredis/built/cluster/index.js
+var require_cluster = __commonJS({
+  "node_modules/ioredis/built/cluster/index.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    var commands_1 = require_built();
+    var events_1 = __require("events");
+    var redis_errors_1 = require_redis_errors();
+    var standard_as_callback_1 = require_built2();
+    var Command_1 = require_Command();
+    var ClusterAllFailedError_1 = require_ClusterAllFailedError();
+    var Redis_1 = require_Redis();
+    var ScanStream_1 = require_ScanStream();
+    var transaction_1 = require_transaction();
+    var utils_1 = require_utils2();
+    var applyMixin_1 = require_applyMixin();
+    var Commander_1 = require_Commander();
+    var ClusterOptions_1 = require_ClusterOptions();
+    var ClusterSubscriber_1 = require_ClusterSubscriber();
+    var ConnectionPool_1 = require_ConnectionPool();
+    var DelayQueue_1 = require_DelayQueue();
+    var util_1 = require_util2();
+    var Deque = require_denque();
+    var ClusterSubscriberGroup_1 = require_ClusterSubscriberGroup();
+    var debug = (0, utils_1.Debug)("cluster");
+    var REJECT_OVERWRITTEN_COMMANDS = /* @__PURE__ */ new WeakSet();
+    var Cluster = class _Cluster extends Commander_1.default {
+      /**
+       * Creates an instance of Cluster.
+       */
+      //TODO: Add an option that enables or disables sharded PubSub
+      constructor(startupNodes, options2 = {}) {
+        super();
+        this.slots = [];
+        this._groupsIds = {};
+        this._groupsBySlot = Array(16384);
+        this.isCluster = true;
+        this.retryAttempts = 0;
+        this.delayQueue = new DelayQueue_1.default();
+        this.offlineQueue = new Deque();
+        this.isRefreshing = false;
+        this._refreshSlotsCacheCallbacks = [];
+        this._autoPipelines = /* @__PURE__ */ new Map();
+        this._runningAutoPipelines = /* @__PURE__ */ new Set();
+        this._readyDelayedCallbacks = [];
+        this.connectionEpoch = 0;
+        events_1.EventEmitter.call(this);
+        this.startupNodes = startupNodes;
+        this.options = (0, utils_1.defaults)({}, options2, ClusterOptions_1.DEFAULT_CLUSTER_OPTIONS, this.options);
+        if (this.options.shardedSubscribers == true)
+          this.shardedSubscribers = new ClusterSubscriberGroup_1.default(this, this.refreshSlotsCache.bind(this));
+        if (this.options.redisOptions && this.options.redisOptions.keyPrefix && !this.options.keyPrefix) {
+          this.options.keyPrefix = this.options.redisOptions.keyPrefix;
+        }
+        if (typeof this.options.scaleReads !== "function" && ["all", "master", "slave"].indexOf(this.options.scaleReads) === -1) {
+          throw new Error('Invalid option scaleReads "' + this.options.scaleReads + '". Expected "all", "master", "slave" or a custom function');
+        }
+        this.connectionPool = new ConnectionPool_1.default(this.options.redisOptions);
+        this.connectionPool.on("-node", (redis, key) => {
+          this.emit("-node", redis);
+        });
+        this.connectionPool.on("+node", (redis) => {
+          this.emit("+node", redis);
+        });
+        this.connectionPool.on("drain", () => {
+          this.setStatus("close");
+        });
+        this.connectionPool.on("nodeError", (error62, key) => {
+          this.emit("node error", error62, key);
+        });
+        this.subscriber = new ClusterSubscriber_1.default(this.connectionPool, this);
+        if (this.options.scripts) {
+          Object.entries(this.options.scripts).forEach(([name, definition]) => {
+            this.defineCommand(name, definition);
+          });
+        }
+        if (this.options.lazyConnect) {
+          this.setStatus("wait");
+        } else {
+          this.connect().catch((err) => {
+            debug("connecting failed: %s", err);
+          });
+        }
+      }
+      /**
+       * Connect to a cluster
+       */
+      connect() {
+        return new Promise((resolve6, reject) => {
+          if (this.status === "connecting" || this.status === "connect" || this.status === "ready") {
+            reject(new Error("Redis is already connecting/connected"));
+            return;
+          }
+          const epoch = ++this.connectionEpoch;
+          this.setStatus("connecting");
+          this.resolveStartupNodeHostnames().then((nodes) => {
+            if (this.connectionEpoch !== epoch) {
+              debug("discard connecting after resolving startup nodes because epoch not match: %d != %d", epoch, this.connectionEpoch);
+              reject(new redis_errors_1.RedisError("Connection is discarded because a new connection is made"));
+              return;
+            }
+            if (this.status !== "connecting") {
+              debug("discard connecting after resolving startup nodes because the status changed to %s", this.status);
+              reject(new redis_errors_1.RedisError("Connection is aborted"));
+              return;
+            }
+            this.connectionPool.reset(nodes);
+            const readyHandler = () => {
+              this.setStatus("ready");
+              this.retryAttempts = 0;
+              this.executeOfflineCommands();
+              this.resetNodesRefreshInterval();
+              resolve6();
+            };
+            let closeListener = void 0;
+            const refreshListener = () => {
+              this.invokeReadyDelayedCallbacks(void 0);
+              this.removeListener("close", closeListener);
+              this.manuallyClosing = false;
+              this.setStatus("connect");
+              if (this.options.enableReadyCheck) {
+                this.readyCheck((err, fail) => {
+                  if (err || fail) {
+                    debug("Ready check failed (%s). Reconnecting...", err || fail);
+                    if (this.status === "connect") {
+                      this.disconnect(true);
+                    }
+                  } else {
+                    readyHandler();
+                  }
+                });
+              } else {
+                readyHandler();
+              }
+            };
+            closeListener = () => {
+              const error62 = new Error("None of startup nodes is available");
+              this.removeListener("refresh", refreshListener);
+              this.invokeReadyDelayedCallbacks(error62);
+              reject(error62);
+            };
+            this.once("refresh", refreshListener);
+            this.once("close", closeListener);
+            this.once("close", this.handleCloseEvent.bind(this));
+            this.refreshSlotsCache((err) => {
+              if (err && err.message === ClusterAllFailedError_1.default.defaultMessage) {
+                Redis_1.default.prototype.silentEmit.call(this, "error", err);
+                this.connectionPool.reset([]);
+              }
+            });
+            this.subscriber.start();
+            if (this.options.shardedSubscribers) {
+              this.shardedSubscribers.start();
+            }
+          }).catch((err) => {
+            this.setStatus("close");
+            this.handleCloseEvent(err);
+            this.invokeReadyDelayedCallbacks(err);
+            reject(err);
+          });
+        });
+      }
+      /**
+       * Disconnect from every node in the cluster.
+       */
+      disconnect(reconnect = false) {
+        const status = this.status;
+        this.setStatus("disconnecting");
+        if (!reconnect) {
+          this.manuallyClosing = true;
+        }
+        if (this.reconnectTimeout && !reconnect) {
+          clearTimeout(this.reconnectTimeout);
+          this.reconnectTimeout = null;
+          debug("Canceled reconnecting attempts");
+        }
+        this.clearNodesRefreshInterval();
+        this.subscriber.stop();
+        if (this.options.shardedSubscribers) {
+          this.shardedSubscribers.stop();
+        }
+        if (status === "wait") {
+          this.setStatus("close");
+          this.handleCloseEvent();
+        } else {
+          this.connectionPool.reset([]);
+        }
+      }
+      /**
+       * Quit the cluster gracefully.
+       */
+      quit(callback) {
+        const status = this.status;
+        this.setStatus("disconnecting");
+        this.manuallyClosing = true;
+        if (this.reconnectTimeout) {
+          clearTimeout(this.reconnectTimeout);
+          this.reconnectTimeout = null;
+        }
+        this.clearNodesRefreshInterval();
+        this.subscriber.stop();
+        if (this.options.shardedSubscribers) {
+          this.shardedSubscribers.stop();
+        }
+        if (status === "wait") {
+          const ret = (0, standard_as_callback_1.default)(Promise.resolve("OK"), callback);
+          setImmediate(function() {
+            this.setStatus("close");
+            this.handleCloseEvent();
+          }.bind(this));
+          return ret;
+        }
+        return (0, standard_as_callback_1.default)(Promise.all(this.nodes().map((node2) => node2.quit().catch((err) => {
+          if (err.message === utils_1.CONNECTION_CLOSED_ERROR_MSG) {
+            return "OK";
+          }
+          throw err;
+        }))).then(() => "OK"), callback);
+      }
+      /**
+       * Create a new instance with the same startup nodes and options as the current one.
+       *
+       * @example
+       * ```js
+       * var cluster = new Redis.Cluster([{ host: "127.0.0.1", port: "30001" }]);
+       * var anotherCluster = cluster.duplicate();
+       * ```
+       */
+      duplicate(overrideStartupNodes = [], overrideOptions = {}) {
+        const startupNodes = overrideStartupNodes.length > 0 ? overrideStartupNodes : this.startupNodes.slice(0);
+        const options2 = Object.assign({}, this.options, overrideOptions);
+        return new _Cluster(startupNodes, options2);
+      }
+      /**
+       * Get nodes with the specified role
+       */
+      nodes(role = "all") {
+        if (role !== "all" && role !== "master" && role !== "slave") {
+          throw new Error('Invalid role "' + role + '". Expected "all", "master" or "slave"');
+        }
+        return this.connectionPool.getNodes(role);
+      }
+      /**
+       * This is needed in order not to install a listener for each auto pipeline
+       *
+       * @ignore
+       */
+      delayUntilReady(callback) {
+        this._readyDelayedCallbacks.push(callback);
+      }
+      /**
+       * Get the number of commands queued in automatic pipelines.
+       *
+       * This is not available (and returns 0) until the cluster is connected and slots information have been received.
+       */
+      get autoPipelineQueueSize() {
+        let queued = 0;
+        for (const pipeline of this._autoPipelines.values()) {
+          queued += pipeline.length;
+        }
+        return queued;
+      }
+      /**
+       * Refresh the slot cache
+       *
+       * @ignore
+       */
+      refreshSlotsCache(callback) {
+        if (callback) {
+          this._refreshSlotsCacheCallbacks.push(callback);
+        }
+        if (this.isRefreshing) {
+          return;
+        }
+        this.isRefreshing = true;
+        const _this = this;
+        const wrapper = (error62) => {
+          this.isRefreshing = false;
+          for (const callback2 of this._refreshSlotsCacheCallbacks) {
+            callback2(error62);
+          }
+          this._refreshSlotsCacheCallbacks = [];
+        };
+        const nodes = (0, utils_1.shuffle)(this.connectionPool.getNodes());
+        let lastNodeError = null;
+        function tryNode(index) {
+          if (index === nodes.length) {
+            const error62 = new ClusterAllFailedError_1.default(ClusterAllFailedError_1.default.defaultMessage, lastNodeError);
+            return wrapper(error62);
+          }
+          const node2 = nodes[index];
+          const key = `${node2.options.host}:${node2.options.port}`;
+          debug("getting slot cache from %s", key);
+          _this.getInfoFromNode(node2, function(err) {
+            switch (_this.status) {
+              case "close":
+              case "end":
+                return wrapper(new Error("Cluster is disconnected."));
+              case "disconnecting":
+                return wrapper(new Error("Cluster is disconnecting."));
+            }
+            if (err) {
+              _this.emit("node error", err, key);
+              lastNodeError = err;
+              tryNode(index + 1);
+            } else {
+              _this.emit("refresh");
+              wrapper();
+            }
+          });
+        }
+        tryNode(0);
+      }
+      /**
+       * @ignore
+       */
+      sendCommand(command, stream, node2) {
+        if (this.status === "wait") {
+          this.connect().catch(utils_1.noop);
+        }
+        if (this.status === "end") {
+          command.reject(new Error(utils_1.CONNECTION_CLOSED_ERROR_MSG));
+          return command.promise;
+        }
+        let to = this.options.scaleReads;
+        if (to !== "master") {
+          const isCommandReadOnly = command.isReadOnly || (0, commands_1.exists)(command.name) && (0, commands_1.hasFlag)(command.name, "readonly");
+          if (!isCommandReadOnly) {
+            to = "master";
+          }
+        }
+        let targetSlot = node2 ? node2.slot : command.getSlot();
+        const ttl = {};
+        const _this = this;
+        if (!node2 && !REJECT_OVERWRITTEN_COMMANDS.has(command)) {
+          REJECT_OVERWRITTEN_COMMANDS.add(command);
+          const reject = command.reject;
+          command.reject = function(err) {
+            const partialTry = tryConnection.bind(null, true);
+            _this.handleError(err, ttl, {
+              moved: function(slot, key) {
+                debug("command %s is moved to %s", command.name, key);
+                targetSlot = Number(slot);
+                if (_this.slots[slot]) {
+                  _this.slots[slot][0] = key;
+                } else {
+                  _this.slots[slot] = [key];
+                }
+                _this._groupsBySlot[slot] = _this._groupsIds[_this.slots[slot].join(";")];
+                _this.connectionPool.findOrCreate(_this.natMapper(key));
+                tryConnection();
+                debug("refreshing slot caches... (triggered by MOVED error)");
+                _this.refreshSlotsCache();
+              },
+              ask: function(slot, key) {
+                debug("command %s is required to ask %s:%s", command.name, key);
+                const mapped = _this.natMapper(key);
+                _this.connectionPool.findOrCreate(mapped);
+                tryConnection(false, `${mapped.host}:${mapped.port}`);
+              },
+              tryagain: partialTry,
+              clusterDown: partialTry,
+              connectionClosed: partialTry,
+              maxRedirections: function(redirectionError) {
+                reject.call(command, redirectionError);
+              },
+              defaults: function() {
+                reject.call(command, err);
+              }
+            });
+          };
+        }
+        tryConnection();
+        function tryConnection(random, asking) {
+          if (_this.status === "end") {
+            command.reject(new redis_errors_1.AbortError("Cluster is ended."));
+            return;
+          }
+          let redis;
+          if (_this.status === "ready" || command.name === "cluster") {
+            if (node2 && node2.redis) {
+              redis = node2.redis;
+            } else if (Command_1.default.checkFlag("ENTER_SUBSCRIBER_MODE", command.name) || Command_1.default.checkFlag("EXIT_SUBSCRIBER_MODE", command.name)) {
+              if (_this.options.shardedSubscribers == true && (command.name == "ssubscribe" || command.name == "sunsubscribe")) {
+                const sub = _this.shardedSubscribers.getResponsibleSubscriber(targetSlot);
+                let status = -1;
+                if (command.name == "ssubscribe")
+                  status = _this.shardedSubscribers.addChannels(command.getKeys());
+                if (command.name == "sunsubscribe")
+                  status = _this.shardedSubscribers.removeChannels(command.getKeys());
+                if (status !== -1) {
+                  redis = sub.getInstance();
+                } else {
+                  command.reject(new redis_errors_1.AbortError("Can't add or remove the given channels. Are they in the same slot?"));
+                }
+              } else {
+                redis = _this.subscriber.getInstance();
+              }
+              if (!redis) {
+                command.reject(new redis_errors_1.AbortError("No subscriber for the cluster"));
+                return;
+              }
+            } else {
+              if (!random) {
+                if (typeof targetSlot === "number" && _this.slots[targetSlot]) {
+                  const nodeKeys = _this.slots[targetSlot];
+                  if (typeof to === "function") {
+                    const nodes = nodeKeys.map(function(key) {
+                      return _this.connectionPool.getInstanceByKey(key);
+                    });
+                    redis = to(nodes, command);
+                    if (Array.isArray(redis)) {
+                      redis = (0, utils_1.sample)(redis);
+                    }
+                    if (!redis) {
+                      redis = nodes[0];
+                    }
+                  } else {
+                    let key;
+                    if (to === "all") {
+                      key = (0, utils_1.sample)(nodeKeys);
+                    } else if (to === "slave" && nodeKeys.length > 1) {
+                      key = (0, utils_1.sample)(nodeKeys, 1);
+                    } else {
+                      key = nodeKeys[0];
+                    }
+                    redis = _this.connectionPool.getInstanceByKey(key);
+                  }
+                }
+                if (asking) {
+                  redis = _this.connectionPool.getInstanceByKey(asking);
+                  redis.asking();
+                }
+              }
+              if (!redis) {
+                redis = (typeof to === "function" ? null : _this.connectionPool.getSampleInstance(to)) || _this.connectionPool.getSampleInstance("all");
+              }
+            }
+            if (node2 && !node2.redis) {
+              node2.redis = redis;
+            }
+          }
+          if (redis) {
+            redis.sendCommand(command, stream);
+          } else if (_this.options.enableOfflineQueue) {
+            _this.offlineQueue.push({
+              command,
+              stream,
+              node: node2
+            });
+          } else {
+            command.reject(new Error("Cluster isn't ready and enableOfflineQueue options is false"));
+          }
+        }
+        return command.promise;
+      }
+      sscanStream(key, options2) {
+        return this.createScanStream("sscan", { key, options: options2 });
+      }
+      sscanBufferStream(key, options2) {
+        return this.createScanStream("sscanBuffer", { key, options: options2 });
+      }
+      hscanStream(key, options2) {
+        return this.createScanStream("hscan", { key, options: options2 });
+      }
+      hscanBufferStream(key, options2) {
+        return this.createScanStream("hscanBuffer", { key, options: options2 });
+      }
+      zscanStream(key, options2) {
+        return this.createScanStream("zscan", { key, options: options2 });
+      }
+      zscanBufferStream(key, options2) {
+        return this.createScanStream("zscanBuffer", { key, options: options2 });
+      }
+      /**
+       * @ignore
+       */
+      handleError(error62, ttl, handlers) {
+        if (typeof ttl.value === "undefined") {
+          ttl.value = this.options.maxRedirections;
+        } else {
+          ttl.value -= 1;
+        }
+        if (ttl.value <= 0) {
+          handlers.maxRedirections(new Error("Too many Cluster redirections. Last error: " + error62));
+          return;
+        }
+        const errv = error62.message.split(" ");
+        if (errv[0] === "MOVED") {
+          const timeout = this.options.retryDelayOnMoved;
+          if (timeout && typeof timeout === "number") {
+            this.delayQueue.push("moved", handlers.moved.bind(null, errv[1], errv[2]), { timeout });
+          } else {
+            handlers.moved(errv[1], errv[2]);
+          }
+        } else if (errv[0] === "ASK") {
+          handlers.ask(errv[1], errv[2]);
+        } else if (errv[0] === "TRYAGAIN") {
+          this.delayQueue.push("tryagain", handlers.tryagain, {
+            timeout: this.options.retryDelayOnTryAgain
+          });
+        } else if (errv[0] === "CLUSTERDOWN" && this.options.retryDelayOnClusterDown > 0) {
+          this.delayQueue.push("clusterdown", handlers.connectionClosed, {
+            timeout: this.options.retryDelayOnClusterDown,
+            callback: this.refreshSlotsCache.bind(this)
+          });
+        } else if (error62.message === utils_1.CONNECTION_CLOSED_ERROR_MSG && this.options.retryDelayOnFailover > 0 && this.status === "ready") {
+          this.delayQueue.push("failover", handlers.connectionClosed, {
+            timeout: this.options.retryDelayOnFailover,
+            callback: this.refreshSlotsCache.bind(this)
+          });
+        } else {
+          handlers.defaults();
+        }
+      }
+      resetOfflineQueue() {
+        this.offlineQueue = new Deque();
+      }
+      clearNodesRefreshInterval() {
+        if (this.slotsTimer) {
+          clearTimeout(this.slotsTimer);
+          this.slotsTimer = null;
+        }
+      }
+      resetNodesRefreshInterval() {
+        if (this.slotsTimer || !this.options.slotsRefreshInterval) {
+          return;
+        }
+        const nextRound = () => {
+          this.slotsTimer = setTimeout(() => {
+            debug('refreshing slot caches... (triggered by "slotsRefreshInterval" option)');
+            this.refreshSlotsCache(() => {
+              nextRound();
+            });
+          }, this.options.slotsRefreshInterval);
+        };
+        nextRound();
+      }
+      /**
+       * Change cluster instance's status
+       */
+      setStatus(status) {
+        debug("status: %s -> %s", this.status || "[empty]", status);
+        this.status = status;
+        process.nextTick(() => {
+          this.emit(status);
+        });
+      }
+      /**
+       * Called when closed to check whether a reconnection should be made
+       */
+      handleCloseEvent(reason) {
+        if (reason) {
+          debug("closed because %s", reason);
+        }
+        let retryDelay;
+        if (!this.manuallyClosing && typeof this.options.clusterRetryStrategy === "function") {
+          retryDelay = this.options.clusterRetryStrategy.call(this, ++this.retryAttempts, reason);
+        }
+        if (typeof retryDelay === "number") {
+          this.setStatus("reconnecting");
+          this.reconnectTimeout = setTimeout(() => {
+            this.reconnectTimeout = null;
+            debug("Cluster is disconnected. Retrying after %dms", retryDelay);
+            this.connect().catch(function(err) {
+              debug("Got error %s when reconnecting. Ignoring...", err);
+            });
+          }, retryDelay);
+        } else {
+          this.setStatus("end");
+          this.flushQueue(new Error("None of startup nodes is available"));
+        }
+      }
+      /**
+       * Flush offline queue with error.
+       */
+      flushQueue(error62) {
+        let item;
+        while (item = this.offlineQueue.shift()) {
+          item.command.reject(error62);
+        }
+      }
+      executeOfflineCommands() {
+        if (this.offlineQueue.length) {
+          debug("send %d commands in offline queue", this.offlineQueue.length);
+          const offlineQueue = this.offlineQueue;
+          this.resetOfflineQueue();
+          let item;
+          while (item = offlineQueue.shift()) {
+            this.sendCommand(item.command, item.stream, item.node);
+          }
+        }
+      }
+      natMapper(nodeKey) {
+        const key = typeof nodeKey === "string" ? nodeKey : `${nodeKey.host}:${nodeKey.port}`;
+        let mapped = null;
+        if (this.options.natMap && typeof this.options.natMap === "function") {
+          mapped = this.options.natMap(key);
+        } else if (this.options.natMap && typeof this.options.natMap === "object") {
+          mapped = this.options.natMap[key];
+        }
+        if (mapped) {
+          debug("NAT mapping %s -> %O", key, mapped);
+          return Object.assign({}, mapped);
+        }
+        return typeof nodeKey === "string" ? (0, util_1.nodeKeyToRedisOptions)(nodeKey) : nodeKey;
+      }
+      getInfoFromNode(redis, callback) {
+        if (!redis) {
+          return callback(new Error("Node is disconnected"));
+        }
+        const duplicatedConnection = redis.duplicate({
+          enableOfflineQueue: true,
+          enableReadyCheck: false,
+          retryStrategy: null,
+          connectionName: (0, util_1.getConnectionName)("refresher", this.options.redisOptions && this.options.redisOptions.connectionName)
+        });
+        duplicatedConnection.on("error", utils_1.noop);
+        duplicatedConnection.cluster("SLOTS", (0, utils_1.timeout)((err, result2) => {
+          duplicatedConnection.disconnect();
+          if (err) {
+            debug("error encountered running CLUSTER.SLOTS: %s", err);
+            return callback(err);
+          }
+          if (this.status === "disconnecting" || this.status === "close" || this.status === "end") {
+            debug("ignore CLUSTER.SLOTS results (count: %d) since cluster status is %s", result2.length, this.status);
+            callback();
+            return;
+          }
+          const nodes = [];
+          debug("cluster slots result count: %d", result2.length);
+          for (let i = 0; i < result2.length; ++i) {
+            const items2 = result2[i];
+            const slotRangeStart = items2[0];
+            const slotRangeEnd = items2[1];
+            const keys = [];
+            for (let j2 = 2; j2 < items2.length; j2++) {
+              if (!items2[j2][0]) {
+                continue;
+              }
+              const node2 = this.natMapper({
+                host: items2[j2][0],
+                port: items2[j2][1]
+              });
+              node2.readOnly = j2 !== 2;
+              nodes.push(node2);
+              keys.push(node2.host + ":" + node2.port);
+            }
+            debug("cluster slots result [%d]: slots %d~%d served by %s", i, slotRangeStart, slotRangeEnd, keys);
+            for (let slot = slotRangeStart; slot <= slotRangeEnd; slot++) {
+              this.slots[slot] = keys;
+            }
+          }
+          this._groupsIds = /* @__PURE__ */ Object.create(null);
+          let j = 0;
+          for (let i = 0; i < 16384; i++) {
+            const target = (this.slots[i] || []).join(";");
+            if (!target.length) {
+              this._groupsBySlot[i] = void 0;
+              continue;
+            }
+            if (!this._groupsIds[target]) {
+              this._groupsIds[target] = ++j;
+            }
+            this._groupsBySlot[i] = this._groupsIds[target];
+          }
+          this.connectionPool.reset(nodes);
+          callback();
+        }, this.options.slotsRefreshTimeout));
+      }
+      invokeReadyDelayedCallbacks(err) {
+        for (const c of this._readyDelayedCallbacks) {
+          process.nextTick(c, err);
+        }
+        this._readyDelayedCallbacks = [];
+      }
+      /**
+       * Check whether Cluster is able to process commands
+       */
+      readyCheck(callback) {
+        this.cluster("INFO", (err, res) => {
+          if (err) {
+            return callback(err);
+          }
+          if (typeof res !== "string") {
+            return callback();
+          }
+          let state;
+          const lines = res.split("\r\n");
+          for (let i = 0; i < lines.length; ++i) {
+            const parts = lines[i].split(":");
+            if (parts[0] === "cluster_state") {
+              state = parts[1];
+              break;
+            }
+          }
+          if (state === "fail") {
+            debug("cluster state not ok (%s)", state);
+            callback(null, state);
+          } else {
+            callback();
+          }
+        });
+      }
+      resolveSrv(hostname3) {
+        return new Promise((resolve6, reject) => {
+          this.options.resolveSrv(hostname3, (err, records) => {
+            if (err) {
+              return reject(err);
+            }
+            const self = this, groupedRecords = (0, util_1.groupSrvRecords)(records), sortedKeys = Object.keys(groupedRecords).sort((a, b) => parseInt(a) - parseInt(b));
+            function tryFirstOne(err2) {
+              if (!sortedKeys.length) {
+                return reject(err2);
+              }
+              const key = sortedKeys[0], group = groupedRecords[key], record2 = (0, util_1.weightSrvRecords)(group);
+              if (!group.records.length) {
+                sortedKeys.shift();
+              }
+              self.dnsLookup(record2.name).then((host) => resolve6({
+                host,
+                port: record2.port
+              }), tryFirstOne);
+            }
+            tryFirstOne();
+          });
+        });
+      }
+      dnsLookup(hostname3) {
+        return new Promise((resolve6, reject) => {
+          this.options.dnsLookup(hostname3, (err, address) => {
+            if (err) {
+              debug("failed to resolve hostname %s to IP: %s", hostname3, err.message);
+              reject(err);
+            } else {
+              debug("resolved hostname %s to IP %s", hostname3, address);
+              resolve6(address);
+            }
+          });
+        });
+      }
+      /**
+       * Normalize startup nodes, and resolving hostnames to IPs.
+       *
+       * This process happens every time when #connect() is called since
+       * #startupNodes and DNS records may chanage.
+       */
+      async resolveStartupNodeHostnames() {
+        if (!Array.isArray(this.startupNodes) || this.startupNodes.length === 0) {
+          throw new Error("`startupNodes` should contain at least one node.");
+        }
+        const startupNodes = (0, util_1.normalizeNodeOptions)(this.startupNodes);
+        const hostnames = (0, util_1.getUniqueHostnamesFromOptions)(startupNodes);
+        if (hostnames.length === 0) {
+          return startupNodes;
+        }
+        const configs = await Promise.all(hostnames.map((this.options.useSRVRecords ? this.resolveSrv : this.dnsLookup).bind(this)));
+        const hostnameToConfig = (0, utils_1.zipMap)(hostnames, configs);
+        return startupNodes.map((node2) => {
+          const config2 = hostnameToConfig.get(node2.host);
+          if (!config2) {
+            return node2;
+          }
+          if (this.options.useSRVRecords) {
+            return Object.assign({}, node2, config2);
+          }
+          return Object.assign({}, node2, { host: config2 });
+        });
+      }
+      createScanStream(command, { key, options: options2 = {} }) {
+        return new ScanStream_1.default({
+          objectMode: true,
+          key,
+          redis: this,
+          command,
+          ...options2
+        });
+      }
+    };
+    (0, applyMixin_1.default)(Cluster, events_1.EventEmitter);
+    (0, transaction_1.addTransactionSupport)(Cluster.prototype);
+    exports.default = Cluster;
+  }
+});
+
+// node_modules/ioredis/built/connectors/AbstractConnector.js
+var require_AbstractConnector = __commonJS({
+  "node_modules/ioredis/built/connectors/AbstractConnector.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    var utils_1 = require_utils2();
+    var debug = (0, utils_1.Debug)("AbstractConnector");
+    var AbstractConnector = class {
+      constructor(disconnectTimeout) {
+        this.connecting = false;
+        this.disconnectTimeout = disconnectTimeout;
+      }
+      check(info) {
+        return true;
+      }
+      disconnect() {
+        this.connecting = false;
+        if (this.stream) {
+          const stream = this.stream;
+          const timeout = setTimeout(() => {
+            debug("stream %s:%s still open, destroying it", stream.remoteAddress, stream.remotePort);
+            stream.destroy();
+          }, this.disconnectTimeout);
+          stream.on("close", () => clearTimeout(timeout));
+          stream.end();
+        }
+      }
+    };
+    exports.default = AbstractConnector;
+  }
+});
+
+// node_modules/ioredis/built/connectors/StandaloneConnector.js
+var require_StandaloneConnector = __commonJS({
+  "node_modules/ioredis/built/connectors/StandaloneConnector.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    var net_1 = __require("net");
+    var tls_1 = __require("tls");
+    var utils_1 = require_utils2();
+    var AbstractConnector_1 = require_AbstractConnector();
+    var StandaloneConnector = class extends AbstractConnector_1.default {
+      constructor(options2) {
+        super(options2.disconnectTimeout);
+        this.options = options2;
+      }
+      connect(_) {
+        const { options: options2 } = this;
+        this.connecting = true;
+        let connectionOptions;
+        if ("path" in options2 && options2.path) {
+          connectionOptions = {
+            path: options2.path
+          };
+        } else {
+          connectionOptions = {};
+          if ("port" in options2 && options2.port != null) {
+            connectionOptions.port = options2.port;
+          }
+          if ("host" in options2 && options2.host != null) {
+            connectionOptions.host = options2.host;
+          }
+          if ("family" in options2 && options2.family != null) {
+            connectionOptions.family = options2.family;
+          }
+        }
+        if (options2.tls) {
+          Object.assign(connectionOptions, options2.tls);
+        }
+        return new Promise((resolve6, reject) => {
+          process.nextTick(() => {
+            if (!this.connecting) {
+              reject(new Error(utils_1.CONNECTION_CLOSED_ERROR_MSG));
+              return;
+            }
+            try {
+              if (options2.tls) {
+                this.stream = (0, tls_1.connect)(connectionOptions);
+              } else {
+                this.stream = (0, net_1.createConnection)(connectionOptions);
+              }
+            } catch (err) {
+              reject(err);
+              return;
+            }
+            this.stream.once("error", (err) => {
+              this.firstError = err;
+            });
+            resolve6(this.stream);
+          });
+        });
+      }
+    };
+    exports.default = StandaloneConnector;
+  }
+});
+
+// node_modules/ioredis/built/connectors/SentinelConnector/SentinelIterator.js
+var require_SentinelIterator = __commonJS({
+  "node_modules/ioredis/built/connectors/SentinelConnector/SentinelIterator.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    function isSentinelEql(a, b) {
+      return (a.host || "127.0.0.1") === (b.host || "127.0.0.1") && (a.port || 26379) === (b.port || 26379);
+    }
+    var SentinelIterator = class {
+      constructor(sentinels) {
+        this.cursor = 0;
+        this.sentinels = sentinels.slice(0);
+      }
+      next() {
+        const done = this.cursor >= this.sentinels.length;
+        return { done, value: done ? void 0 : this.sentinels[this.cursor++] };
+      }
+      reset(moveCurrentEndpointToFirst) {
+        if (moveCurrentEndpointToFirst && this.sentinels.length > 1 && this.cursor !== 1) {
+          this.sentinels.unshift(...this.sentinels.splice(this.cursor - 1));
+        }
+        this.cursor = 0;
+      }
+      add(sentinel) {
+        for (let i = 0; i < this.sentinels.length; i++) {
+          if (isSentinelEql(sentinel, this.sentinels[i])) {
+            return false;
+          }
+        }
+        this.sentinels.push(sentinel);
+        return true;
+      }
+      toString() {
+        return `${JSON.stringify(this.sentinels)} @${this.cursor}`;
+      }
+    };
+    exports.default = SentinelIterator;
+  }
+});
+
+// node_modules/ioredis/built/connectors/SentinelConnector/FailoverDetector.js
+var require_FailoverDetector = __commonJS({
+  "node_modules/ioredis/built/connectors/SentinelConnector/FailoverDetector.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.FailoverDetector = void 0;
+    var utils_1 = require_utils2();
+    var debug = (0, utils_1.Debug)("FailoverDetector");
+    var CHANNEL_NAME = "+switch-master";
+    var FailoverDetector = class {
+      // sentinels can't be used for regular commands after this
+      constructor(connector, sentinels) {
+        this.isDisconnected = false;
+        this.connector = connector;
+        this.sentinels = sentinels;
+      }
+      cleanup() {
+        this.isDisconnected = true;
+        for (const sentinel of this.sentinels) {
+          sentinel.client.disconnect();
+        }
+      }
+      async subscribe() {
+        debug("Starting FailoverDetector");
+        const promises = [];
+        for (const sentinel of this.sentinels) {
+          const promise2 = sentinel.client.subscribe(CHANNEL_NAME).catch((err) => {
+            debug("Failed to subscribe to failover messages on sentinel %s:%s (%s)", sentinel.address.host || "127.0.0.1", sentinel.address.port || 26739, err.message);
+          });
+          promises.push(promise2);
+          sentinel.client.on("message", (channel) => {
+            if (!this.isDisconnected && channel === CHANNEL_NAME) {
+              this.disconnect();
+            }
+          });
+        }
+        await Promise.all(promises);
+      }
+      disconnect() {
+        this.isDisconnected = true;
+        debug("Failover detected, disconnecting");
+        this.connector.disconnect();
+      }
+    };
+    exports.FailoverDetector = FailoverDetector;
+  }
+});
+
+// node_modules/ioredis/built/connectors/SentinelConnector/index.js
+var require_SentinelConnector = __commonJS({
+  "node_modules/ioredis/built/connectors/SentinelConnector/index.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.SentinelIterator = void 0;
+    var net_1 = __require("net");
+    var utils_1 = require_utils2();
+    var tls_1 = __require("tls");
+    var SentinelIterator_1 = require_SentinelIterator();
+    exports.SentinelIterator = SentinelIterator_1.default;
+    var AbstractConnector_1 = require_AbstractConnector();
+    var Redis_1 = require_Redis();
+    var FailoverDetector_1 = require_FailoverDetector();
+    var debug = (0, utils_1.Debug)("SentinelConnector");
+    var SentinelConnector = class extends AbstractConnector_1.default {
+      constructor(options2) {
+        super(options2.disconnectTimeout);
+        this.options = options2;
+        this.emitter = null;
+        this.failoverDetector = null;
+        if (!this.options.sentinels.length) {
+          throw new Error("Requires at least one sentinel to connect to.");
+        }
+        if (!this.options.name) {
+          throw new Error("Requires the name of master.");
+        }
+        this.sentinelIterator = new SentinelIterator_1.default(this.options.sentinels);
+      }
+      check(info) {
+        const roleMatches = !info.role || this.options.role === info.role;
+        if (!roleMatches) {
+          debug("role invalid, expected %s, but got %s", this.options.role, info.role);
+          this.sentinelIterator.next();
+          this.sentinelIterator.next();
+          this.sentinelIterator.reset(true);
+        }
+        return roleMatches;
+      }
+      disconnect() {
+        super.disconnect();
+        if (this.failoverDetector) {
+          this.failoverDetector.cleanup();
+        }
+      }
+      connect(eventEmitter) {
+        this.connecting = true;
+        this.retryAttempts = 0;
+        let lastError;
+        const connectToNext = async () => {
+          const endpoint2 = this.sentinelIterator.next();
+          if (endpoint2.done) {
+            this.sentinelIterator.reset(false);
+            const retryDelay = typeof this.options.sentinelRetryStrategy === "function" ? this.options.sentinelRetryStrategy(++this.retryAttempts) : null;
+            let errorMsg = typeof retryDelay !== "number" ? "All sentinels are unreachable and retry is disabled." : `All sentinels are unreachable. Retrying from scratch after ${retryDelay}ms.`;
+            if (lastError) {
+              errorMsg += ` Last error: ${lastError.message}`;
+            }
+            debug(errorMsg);
+            const error62 = new Error(errorMsg);
+            if (typeof retryDelay === "number") {
+              eventEmitter("error", error62);
+              await new Promise((resolve6) => setTimeout(resolve6, retryDelay));
+              return connectToNext();
+            } else {
+              throw error62;
+            }
+          }
+          let resolved = null;
+          let err = null;
+          try {
+            resolved = await this.resolve(endpoint2.value);
+          } catch (error62) {
+            err = error62;
+          }
+          if (!this.connecting) {
+            throw new Error(utils_1.CONNECTION_CLOSED_ERROR_MSG);
+          }
+          const endpointAddress = endpoint2.value.host + ":" + endpoint2.value.port;
+          if (resolved) {
+            debug("resolved: %s:%s from sentinel %s", resolved.host, resolved.port, endpointAddress);
+            if (this.options.enableTLSForSentinelMode && this.options.tls) {
+              Object.assign(resolved, this.options.tls);
+              this.stream = (0, tls_1.connect)(resolved);
+              this.stream.once("secureConnect", this.initFailoverDetector.bind(this));
+            } else {
+              this.stream = (0, net_1.createConnection)(resolved);
+              this.stream.once("connect", this.initFailoverDetector.bind(this));
+            }
+            this.stream.once("error", (err2) => {
+              this.firstError = err2;
+            });
+            return this.stream;
+          } else {
+            const errorMsg = err ? "failed to connect to sentinel " + endpointAddress + " because " + err.message : "connected to sentinel " + endpointAddress + " successfully, but got an invalid reply: " + resolved;
+            debug(errorMsg);
+            eventEmitter("sentinelError", new Error(errorMsg));
+            if (err) {
+              lastError = err;
+            }
+            return connectToNext();
+          }
+        };
+        return connectToNext();
+      }
+      async updateSentinels(client) {
+        if (!this.options.updateSentinels) {
+          return;
+        }
+        const result2 = await client.sentinel("sentinels", this.options.name);
+        if (!Array.isArray(result2)) {
+          return;
+        }
+        result2.map(utils_1.packObject).forEach((sentinel) => {
+          const flags = sentinel.flags ? sentinel.flags.split(",") : [];
+          if (flags.indexOf("disconnected") === -1 && sentinel.ip && sentinel.port) {
+            const endpoint2 = this.sentinelNatResolve(addressResponseToAddress(sentinel));
+            if (this.sentinelIterator.add(endpoint2)) {
+              debug("adding sentinel %s:%s", endpoint2.host, endpoint2.port);
+            }
+          }
+        });
+        debug("Updated internal sentinels: %s", this.sentinelIterator);
+      }
+      async resolveMaster(client) {
+        const result2 = await client.sentinel("get-master-addr-by-name", this.options.name);
+        await this.updateSentinels(client);
+        return this.sentinelNatResolve(Array.isArray(result2) ? { host: result2[0], port: Number(result2[1]) } : null);
+      }
+      async resolveSlave(client) {
+        const result2 = await client.sentinel("slaves", this.options.name);
+        if (!Array.isArray(result2)) {
+          return null;
+        }
+        const availableSlaves = result2.map(utils_1.packObject).filter((slave) => slave.flags && !slave.flags.match(/(disconnected|s_down|o_down)/));
+        return this.sentinelNatResolve(selectPreferredSentinel(availableSlaves, this.options.preferredSlaves));
+      }
+      sentinelNatResolve(item) {
+        if (!item || !this.options.natMap)
+          return item;
+        const key = `${item.host}:${item.port}`;
+        let result2 = item;
+        if (typeof this.options.natMap === "function") {
+          result2 = this.options.natMap(key) || item;
+        } else if (typeof this.options.natMap === "object") {
+          result2 = this.options.natMap[key] || item;
+        }
+        return result2;
+      }
+      connectToSentinel(endpoint2, options2) {
+        const redis = new Redis_1.default({
+          port: endpoint2.port || 26379,
+          host: endpoint2.host,
+          username: this.options.sentinelUsername || null,
+          password: this.options.sentinelPassword || null,
+          family: endpoint2.family || // @ts-expect-error
+          ("path" in this.options && this.options.path ? void 0 : (
+            // @ts-expect-error
+            this.options.family
+          )),
+          tls: this.options.sentinelTLS,
+          retryStrategy: null,
+          enableReadyCheck: false,
+          connectTimeout: this.options.connectTimeout,
+          commandTimeout: this.options.sentinelCommandTimeout,
+          ...options2
+        });
+        return redis;
+      }
+      async resolve(endpoint2) {
+        const client = this.connectToSentinel(endpoint2);
+        client.on("error", noop3);
+        try {
+          if (this.options.role === "slave") {
+            return await this.resolveSlave(client);
+          } else {
+            return await this.resolveMaster(client);
+          }
+        } finally {
+          client.disconnect();
+        }
+      }
+      async initFailoverDetector() {
+        var _a3;
+        if (!this.options.failoverDetector) {
+          return;
+        }
+        this.sentinelIterator.reset(true);
+        const sentinels = [];
+        while (sentinels.length < this.options.sentinelMaxConnections) {
+          const { done, value } = this.sentinelIterator.next();
+          if (done) {
+            break;
+          }
+          const client = this.connectToSentinel(value, {
+            lazyConnect: true,
+            retryStrategy: this.options.sentinelReconnectStrategy
+          });
+          client.on("reconnecting", () => {
+            var _a4;
+            (_a4 = this.emitter) === null || _a4 === void 0 ? void 0 : _a4.emit("sentinelReconnecting");
+          });
+          sentinels.push({ address: value, client });
+        }
+        this.sentinelIterator.reset(false);
+        if (this.failoverDetector) {
+          this.failoverDetector.cleanup();
+        }
+        this.failoverDetector = new FailoverDetector_1.FailoverDetector(this, sentinels);
+        await this.failoverDetector.subscribe();
+        (_a3 = this.emitter) === null || _a3 === void 0 ? void 0 : _a3.emit("failoverSubscribed");
+      }
+    };
+    exports.default = SentinelConnector;
+    function selectPreferredSentinel(availableSlaves, preferredSlaves) {
+      if (availableSlaves.length === 0) {
+        return null;
+      }
+      let selectedSlave;
+      if (typeof preferredSlaves === "function") {
+        selectedSlave = preferredSlaves(availableSlaves);
+      } else if (preferredSlaves !== null && typeof preferredSlaves === "object") {
+        const preferredSlavesArray = Array.isArray(preferredSlaves) ? preferredSlaves : [preferredSlaves];
+        preferredSlavesArray.sort((a, b) => {
+          if (!a.prio) {
+            a.prio = 1;
+          }
+          if (!b.prio) {
+            b.prio = 1;
+          }
+          if (a.prio < b.prio) {
+            return -1;
+          }
+          if (a.prio > b.prio) {
+            return 1;
+          }
+          return 0;
+        });
+        for (let p = 0; p < preferredSlavesArray.length; p++) {
+          for (let a = 0; a < availableSlaves.length; a++) {
+            const slave = availableSlaves[a];
+            if (slave.ip === preferredSlavesArray[p].ip) {
+              if (slave.port === preferredSlavesArray[p].port) {
+                selectedSlave = slave;
+                break;
+              }
+            }
+          }
+          if (selectedSlave) {
+            break;
+          }
+        }
+      }
+      if (!selectedSlave) {
+        selectedSlave = (0, utils_1.sample)(availableSlaves);
+      }
+      return addressResponseToAddress(selectedSlave);
+    }
+    function addressResponseToAddress(input3) {
+      return { host: input3.ip, port: Number(input3.port) };
+    }
+    function noop3() {
+    }
+  }
+});
+
+// node_modules/ioredis/built/connectors/index.js
+var require_connectors = __commonJS({
+  "node_modules/ioredis/built/connectors/index.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.SentinelConnector = exports.StandaloneConnector = void 0;
+    var StandaloneConnector_1 = require_StandaloneConnector();
+    exports.StandaloneConnector = StandaloneConnector_1.default;
+    var SentinelConnector_1 = require_SentinelConnector();
+    exports.SentinelConnector = SentinelConnector_1.default;
+  }
+});
+
+// node_modules/ioredis/built/errors/MaxRetriesPerRequestError.js
+var require_MaxRetriesPerRequestError = __commonJS({
+  "node_modules/ioredis/built/errors/MaxRetriesPerRequestError.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    var redis_errors_1 = require_redis_errors();
+    var MaxRetriesPerRequestError = class extends redis_errors_1.AbortError {
+      constructor(maxRetriesPerRequest) {
+        const message = `Reached the max retries per request limit (which is ${maxRetriesPerRequest}). Refer to "maxRetriesPerRequest" option for details.`;
+        super(message);
+        Error.captureStackTrace(this, this.constructor);
+      }
+      get name() {
+        return this.constructor.name;
+      }
+    };
+    exports.default = MaxRetriesPerRequestError;
+  }
+});
+
+// node_modules/ioredis/built/errors/index.js
+var require_errors2 = __commonJS({
+  "node_modules/ioredis/built/errors/index.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.MaxRetriesPerRequestError = void 0;
+    var MaxRetriesPerRequestError_1 = require_MaxRetriesPerRequestError();
+    exports.MaxRetriesPerRequestError = MaxRetriesPerRequestError_1.default;
+  }
+});
+
+// node_modules/redis-parser/lib/parser.js
+var require_parser3 = __commonJS({
+  "node_modules/redis-parser/lib/parser.js"(exports, module) {
+    "use strict";
+    var Buffer2 = __require("buffer").Buffer;
+    var StringDecoder = __require("string_decoder").StringDecoder;
+    var decoder2 = new StringDecoder();
+    var errors = require_redis_errors();
+    var ReplyError = errors.ReplyError;
+    var ParserError = errors.ParserError;
+    var bufferPool = Buffer2.allocUnsafe(32 * 1024);
+    var bufferOffset = 0;
+    var interval = null;
+    var counter = 0;
+    var notDecreased = 0;
+    function parseSimpleNumbers(parser) {
+      const length = parser.buffer.length - 1;
+      var offset = parser.offset;
+      var number4 = 0;
+      var sign = 1;
+      if (parser.buffer[offset] === 45) {
+        sign = -1;
+        offset++;
+      }
+      while (offset < length) {
+        const c1 = parser.buffer[offset++];
+        if (c1 === 13) {
+          parser.offset = offset + 1;
+          return sign * number4;
+        }
+        number4 = number4 * 10 + (c1 - 48);
+      }
+    }
+    function parseStringNumbers(parser) {
+      const length = parser.buffer.length - 1;
+      var offset = parser.offset;
+      var number4 = 0;
+      var res = "";
+      if (parser.buffer[offset] === 45) {
+        res += "-";
+        offset++;
+      }
+      while (offset < length) {
+        var c1 = parser.buffer[offset++];
+        if (c1 === 13) {
+          parser.offset = offset + 1;
+          if (number4 !== 0) {
+            res += number4;
+          }
+          return res;
+        } else if (number4 > 429496728) {
+          res += number4 * 10 + (c1 - 48);
+          number4 = 0;
+        } else if (c1 === 48 && number4 === 0) {
+          res += 0;
+        } else {
+          number4 = number4 * 10 + (c1 - 48);
+        }
+      }
+    }
+    function parseSimpleString(parser) {
+      const start = parser.offset;
+      const buffer = parser.buffer;
+      const length = buffer.length - 1;
+      var offset = start;
+      while (offset < length) {
+        if (buffer[offset++] === 13) {
+          parser.offset = offset + 1;
+          if (parser.optionReturnBuffers === true) {
+            return parser.buffer.slice(start, offset - 1);
+          }
+          return parser.buffer.toString("utf8", start, offset - 1);
+        }
+      }
+    }
+    function parseLength(parser) {
+      const length = parser.buffer.length - 1;
+      var offset = parser.offset;
+      var number4 = 0;
+      while (offset < length) {
+        const c1 = parser.buffer[offset++];
+        if (c1 === 13) {
+          parser.offset = offset + 1;
+          return number4;
+        }
+        number4 = number4 * 10 + (c1 - 48);
+      }
+    }
+    function parseInteger(parser) {
+      if (parser.optionStringNumbers === true) {
+        return parseStringNumbers(parser);
+      }
+      return parseSimpleNumbers(parser);
+    }
+    function parseBulkString(parser) {
+      const length = parseLength(parser);
+      if (length === void 0) {
+        return;
+      }
+      if (length < 0) {
+        return null;
+      }
+      const offset = parser.offset + length;
+      if (offset + 2 > parser.buffer.length) {
+        parser.bigStrSize = offset + 2;
+        parser.totalChunkSize = parser.buffer.length;
+        parser.bufferCache.push(parser.buffer);
+        return;
+      }
+      const start = parser.offset;
+      parser.offset = offset + 2;
+      if (parser.optionReturnBuffers === true) {
+        return parser.buffer.slice(start, offset);
+      }
+      return parser.buffer.toString("utf8", start, offset);
+    }
+    function parseError(parser) {
+      var string4 = parseSimpleString(parser);
+      if (string4 !== void 0) {
+        if (parser.optionReturnBuffers === true) {
+          string4 = string4.toString();
+        }
+        return new ReplyError(string4);
+      }
+    }
+    function handleError(parser, type) {
+      const err = new ParserError(
+        "Protocol error, got " + JSON.stringify(String.fromCharCode(type)) + " as reply type byte",
+        JSON.stringify(parser.buffer),
+        parser.offset
+      );
+      parser.buffer = null;
+      parser.returnFatalError(err);
+    }
+    function parseArray(parser) {
+      const length = parseLength(parser);
+      if (length === void 0) {
+        return;
+      }
+      if (length < 0) {
+        return null;
+      }
+      const responses = new Array(length);
+      return parseArrayElements(parser, responses, 0);
+    }
+    function pushArrayCache(parser, array2, pos) {
+      parser.arrayCache.push(array2);
+      parser.arrayPos.push(pos);
+    }
+    function parseArrayChunks(parser) {
+      const tmp = parser.arrayCache.pop();
+      var pos = parser.arrayPos.pop();
+      if (parser.arrayCache.length) {
+        const res = parseArrayChunks(parser);
+        if (res === void 0) {
+          pushArrayCache(parser, tmp, pos);
+          return;
+        }
+        tmp[pos++] = res;
+      }
+      return parseArrayElements(parser, tmp, pos);
+    }
+    function parseArrayElements(parser, responses, i) {
+      const bufferLength = parser.buffer.length;
+      while (i < responses.length) {
+        const offset = parser.offset;
+        if (parser.offset >= bufferLength) {
+          pushArrayCache(parser, responses, i);
+          return;
+        }
+        const response = parseType(parser, parser.buffer[parser.offset++]);
+        if (response === void 0) {
+          if (!(parser.arrayCache.length || parser.bufferCache.length)) {
+            parser.offset = offset;
+          }
+          pushArrayCache(parser, responses, i);
+          return;
+        }
+        responses[i] = response;
+        i++;
+      }
+      return responses;
+    }
+    function parseType(parser, type) {
+      switch (type) {
+        case 36:
+          return parseBulkString(parser);
+        case 43:
+          return parseSimpleString(parser);
+        case 42:
+          return parseArray(parser);
+        case 58:
+          return parseInteger(parser);
+        case 45:
+          return parseError(parser);
+        default:
+          return handleError(parser, type);
+      }
+    }
+    function decreaseBufferPool() {
+      if (bufferPool.length > 50 * 1024) {
+        if (counter === 1 || notDecreased > counter * 2) {
+          const minSliceLen = Math.floor(bufferPool.length / 10);
+          const sliceLength = minSliceLen < bufferOffset ? bufferOffset : minSliceLen;
+          bufferOffset = 0;
+          bufferPool = bufferPool.slice(sliceLength, bufferPool.length);
+        } else {
+          notDecreased++;
+          counter--;
+        }
+      } else {
+        clearInterval(interval);
+        counter = 0;
+        notDecreased = 0;
+        interval = null;
+      }
+    }
+    function resizeBuffer(length) {
+      if (bufferPool.length < length + bufferOffset) {
+        const multiplier = length > 1024 * 1024 * 75 ? 2 : 3;
+        if (bufferOffset > 1024 * 1024 * 111) {
+          bufferOffset = 1024 * 1024 * 50;
+        }
+        bufferPool = Buffer2.allocUnsafe(length * multiplier + bufferOffset);
+        bufferOffset = 0;
+        counter++;
+        if (interval === null) {
+          interval = setInterval(decreaseBufferPool, 50);
+        }
+      }
+    }
+    function concatBulkString(parser) {
+      const list = parser.bufferCache;
+      const oldOffset = parser.offset;
+      var chunks = list.length;
+      var offset = parser.bigStrSize - parser.totalChunkSize;
+      parser.offset = offset;
+      if (offset <= 2) {
+        if (chunks === 2) {
+          return list[0].toString("utf8", oldOffset, list[0].length + offset - 2);
+        }
+        chunks--;
+        offset = list[list.length - 2].length + offset;
+      }
+      var res = decoder2.write(list[0].slice(oldOffset));
+      for (var i = 1; i < chunks - 1; i++) {
+        res += decoder2.write(list[i]);
+      }
+      res += decoder2.end(list[i].slice(0, offset - 2));
+      return res;
+    }
+    function concatBulkBuffer(parser) {
+      const list = parser.bufferCache;
+      const oldOffset = parser.offset;
+      const length = parser.bigStrSize - oldOffset - 2;
+      var chunks = list.length;
+      var offset = parser.bigStrSize - parser.totalChunkSize;
+      parser.offset = offset;
+      if (offset <= 2) {
+        if (chunks === 2) {
+          return list[0].slice(oldOffset, list[0].length + offset - 2);
+        }
+        chunks--;
+        offset = list[list.length - 2].length + offset;
+      }
+      resizeBuffer(length);
+      const start = bufferOffset;
+      list[0].copy(bufferPool, start, oldOffset, list[0].length);
+      bufferOffset += list[0].length - oldOffset;
+      for (var i = 1; i < chunks - 1; i++) {
+        list[i].copy(bufferPool, bufferOffset);
+        bufferOffset += list[i].length;
+      }
+      list[i].copy(bufferPool, bufferOffset, 0, offset - 2);
+      bufferOffset += offset - 2;
+      return bufferPool.slice(start, bufferOffset);
+    }
+    var JavascriptRedisParser = class {
+      /**
+       * Javascript Redis Parser constructor
+       * @param {{returnError: Function, returnReply: Function, returnFatalError?: Function, returnBuffers: boolean, stringNumbers: boolean }} options
+       * @constructor
+       */
+      constructor(options2) {
+        if (!options2) {
+          throw new TypeError("Options are mandatory.");
+        }
+        if (typeof options2.returnError !== "function" || typeof options2.returnReply !== "function") {
+          throw new TypeError("The returnReply and returnError options have to be functions.");
+        }
+        this.setReturnBuffers(!!options2.returnBuffers);
+        this.setStringNumbers(!!options2.stringNumbers);
+        this.returnError = options2.returnError;
+        this.returnFatalError = options2.returnFatalError || options2.returnError;
+        this.returnReply = options2.returnReply;
+        this.reset();
+      }
+      /**
+       * Reset the parser values to the initial state
+       *
+       * @returns {undefined}
+       */
+      reset() {
+        this.offset = 0;
+        this.buffer = null;
+        this.bigStrSize = 0;
+        this.totalChunkSize = 0;
+        this.bufferCache = [];
+        this.arrayCache = [];
+        this.arrayPos = [];
+      }
+      /**
+       * Set the returnBuffers option
+       *
+       * @param {boolean} returnBuffers
+       * @returns {undefined}
+       */
+      setReturnBuffers(returnBuffers) {
+        if (typeof returnBuffers !== "boolean") {
+          throw new TypeError("The returnBuffers argument has to be a boolean");
+        }
+        this.optionReturnBuffers = returnBuffers;
+      }
+      /**
+       * Set the stringNumbers option
+       *
+       * @param {boolean} stringNumbers
+       * @returns {undefined}
+       */
+      setStringNumbers(stringNumbers) {
+        if (typeof stringNumbers !== "boolean") {
+          throw new TypeError("The stringNumbers argument has to be a boolean");
+        }
+        this.optionStringNumbers = stringNumbers;
+      }
+      /**
+       * Parse the redis buffer
+       * @param {Buffer} buffer
+       * @returns {undefined}
+       */
+      execute(buffer) {
+        if (this.buffer === null) {
+          this.buffer = buffer;
+          this.offset = 0;
+        } else if (this.bigStrSize === 0) {
+          const oldLength = this.buffer.length;
+          const remainingLength = oldLength - this.offset;
+          const newBuffer = Buffer2.allocUnsafe(remainingLength + buffer.length);
+          this.buffer.copy(newBuffer, 0, this.offset, oldLength);
+          buffer.copy(newBuffer, remainingLength, 0, buffer.length);
+          this.buffer = newBuffer;
+          this.offset = 0;
+          if (this.arrayCache.length) {
+            const arr = parseArrayChunks(this);
+            if (arr === void 0) {
+              return;
+            }
+            this.returnReply(arr);
+          }
+        } else if (this.totalChunkSize + buffer.length >= this.bigStrSize) {
+          this.bufferCache.push(buffer);
+          var tmp = this.optionReturnBuffers ? concatBulkBuffer(this) : concatBulkString(this);
+          this.bigStrSize = 0;
+          this.bufferCache = [];
+          this.buffer = buffer;
+          if (this.arrayCache.length) {
+            this.arrayCache[0][this.arrayPos[0]++] = tmp;
+            tmp = parseArrayChunks(this);
+            if (tmp === void 0) {
+              return;
+            }
+          }
+          this.returnReply(tmp);
+        } else {
+          this.bufferCache.push(buffer);
+          this.totalChunkSize += buffer.length;
+          return;
+        }
+        while (this.offset < this.buffer.length) {
+          const offset = this.offset;
+          const type = this.buffer[this.offset++];
+          const response = parseType(this, type);
+          if (response === void 0) {
+            if (!(this.arrayCache.length || this.bufferCache.length)) {
+              this.offset = offset;
+            }
+            return;
+          }
+          if (type === 45) {
+            this.returnError(response);
+          } else {
+            this.returnReply(response);
+          }
+        }
+        this.buffer = null;
+      }
+    };
+    module.exports = JavascriptRedisParser;
+  }
+});
+
+// node_modules/redis-parser/index.js
+var require_redis_parser = __commonJS({
+  "node_modules/redis-parser/index.js"(exports, module) {
+    "use strict";
+    module.exports = require_parser3();
+  }
+});
+
+// node_modules/ioredis/built/SubscriptionSet.js
+var require_SubscriptionSet = __commonJS({
+  "node_modules/ioredis/built/SubscriptionSet.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    var SubscriptionSet = class {
+      constructor() {
+        this.set = {
+          subscribe: {},
+          psubscribe: {},
+          ssubscribe: {}
+        };
+      }
+      add(set3, channel) {
+        this.set[mapSet(set3)][channel] = true;
+      }
+      del(set3, channel) {
+        delete this.set[mapSet(set3)][channel];
+      }
+      channels(set3) {
+        return Object.keys(this.set[mapSet(set3)]);
+      }
+      isEmpty() {
+        return this.channels("subscribe").length === 0 && this.channels("psubscribe").length === 0 && this.channels("ssubscribe").length === 0;
+      }
+    };
+    exports.default = SubscriptionSet;
+    function mapSet(set3) {
+      if (set3 === "unsubscribe") {
+        return "subscribe";
+      }
+      if (set3 === "punsubscribe") {
+        return "psubscribe";
+      }
+      if (set3 === "sunsubscribe") {
+        return "ssubscribe";
+      }
+      return set3;
+    }
+  }
+});
+
+// node_modules/ioredis/built/DataHandler.js
+var require_DataHandler = __commonJS({
+  "node_modules/ioredis/built/DataHandler.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    var Command_1 = require_Command();
+    var utils_1 = require_utils2();
+    var RedisParser = require_redis_parser();
+    var SubscriptionSet_1 = require_SubscriptionSet();
+    var debug = (0, utils_1.Debug)("dataHandler");
+    var DataHandler = class {
+      constructor(redis, parserOptions) {
+        this.redis = redis;
+        const parser = new RedisParser({
+          stringNumbers: parserOptions.stringNumbers,
+          returnBuffers: true,
+          returnError: (err) => {
+            this.returnError(err);
+          },
+          returnFatalError: (err) => {
+            this.returnFatalError(err);
+          },
+          returnReply: (reply) => {
+            this.returnReply(reply);
+          }
+        });
+        redis.stream.prependListener("data", (data) => {
+          parser.execute(data);
+        });
+        redis.stream.resume();
+      }
+      returnFatalError(err) {
+        err.message += ". Please report this.";
+        this.redis.recoverFromFatalError(err, err, { offlineQueue: false });
+      }
+      returnError(err) {
+        const item = this.shiftCommand(err);
+        if (!item) {
+          return;
+        }
+        err.command = {
+          name: item.command.name,
+          args: item.command.args
+        };
+        if (item.command.name == "ssubscribe" && err.message.includes("MOVED")) {
+          this.redis.emit("moved");
+          return;
+        }
+        this.redis.handleReconnection(err, item);
+      }
+      returnReply(reply) {
+        if (this.handleMonitorReply(reply)) {
+          return;
+        }
+        if (this.handleSubscriberReply(reply)) {
+          return;
+        }
+        const item = this.shiftCommand(reply);
+        if (!item) {
+          return;
+        }
+        if (Command_1.default.checkFlag("ENTER_SUBSCRIBER_MODE", item.command.name)) {
+          this.redis.condition.subscriber = new SubscriptionSet_1.default();
+          this.redis.condition.subscriber.add(item.command.name, reply[1].toString());
+          if (!fillSubCommand(item.command, reply[2])) {
+            this.redis.commandQueue.unshift(item);
+          }
+        } else if (Command_1.default.checkFlag("EXIT_SUBSCRIBER_MODE", item.command.name)) {
+          if (!fillUnsubCommand(item.command, reply[2])) {
+            this.redis.commandQueue.unshift(item);
+          }
+        } else {
+          item.command.resolve(reply);
+        }
+      }
+      handleSubscriberReply(reply) {
+        if (!this.redis.condition.subscriber) {
+          return false;
+        }
+        const replyType = Array.isArray(reply) ? reply[0].toString() : null;
+        debug('receive reply "%s" in subscriber mode', replyType);
+        switch (replyType) {
+          case "message":
+            if (this.redis.listeners("message").length > 0) {
+              this.redis.emit("message", reply[1].toString(), reply[2] ? reply[2].toString() : "");
+            }
+            this.redis.emit("messageBuffer", reply[1], reply[2]);
+            break;
+          case "pmessage": {
+            const pattern = reply[1].toString();
+            if (this.redis.listeners("pmessage").length > 0) {
+              this.redis.emit("pmessage", pattern, reply[2].toString(), reply[3].toString());
+            }
+            this.redis.emit("pmessageBuffer", pattern, reply[2], reply[3]);
+            break;
+          }
+          case "smessage": {
+            if (this.redis.listeners("smessage").length > 0) {
+              this.redis.emit("smessage", reply[1].toString(), reply[2] ? reply[2].toString() : "");
+            }
+            this.redis.emit("smessageBuffer", reply[1], reply[2]);
+            break;
+          }
+          case "ssubscribe":
+          case "subscribe":
+          case "psubscribe": {
+            const channel = reply[1].toString();
+            this.redis.condition.subscriber.add(replyType, channel);
+            const item = this.shiftCommand(reply);
+            if (!item) {
+              return;
+            }
+            if (!fillSubCommand(item.command, reply[2])) {
+              this.redis.commandQueue.unshift(item);
+            }
+            break;
+          }
+          case "sunsubscribe":
+          case "unsubscribe":
+          case "punsubscribe": {
+            const channel = reply[1] ? reply[1].toString() : null;
+            if (channel) {
+              this.redis.condition.subscriber.del(replyType, channel);
+            }
+            const count = reply[2];
+            if (Number(count) === 0) {
+              this.redis.condition.subscriber = false;
+            }
+            const item = this.shiftCommand(reply);
+            if (!item) {
+              return;
+            }
+            if (!fillUnsubCommand(item.command, count)) {
+              this.redis.commandQueue.unshift(item);
+            }
+            break;
+          }
+          default: {
+            const item = this.shiftCommand(reply);
+            if (!item) {
+              return;
+            }
+            item.command.resolve(reply);
+          }
+        }
+        return true;
+      }
+      handleMonitorReply(reply) {
+        if (this.redis.status !== "monitoring") {
+          return false;
+        }
+        const replyStr = reply.toString();
+        if (replyStr === "OK") {
+          return false;
+        }
+        const len = replyStr.indexOf(" ");
+        const timestamp = replyStr.slice(0, len);
+        const argIndex = replyStr.indexOf('"');
+        const args = replyStr.slice(argIndex + 1, -1).split('" "').map((elem) => elem.replace(/\\"/g, '"'));
+        const dbAndSource = replyStr.slice(len + 2, argIndex - 2).split(" ");
+        this.redis.emit("monitor", timestamp, args, dbAndSource[1], dbAndSource[0]);
+        return true;
+      }
+      shiftCommand(reply) {
+        const item = this.redis.commandQueue.shift();
+        if (!item) {
+          const message = "Command queue state error. If you can reproduce this, please report it.";
+          const error62 = new Error(message + (reply instanceof Error ? ` Last error: ${reply.message}` : ` Last reply: ${reply.toString()}`));
+          this.redis.emit("error", error62);
+          return null;
+        }
+        return item;
+      }
+    };
+    exports.default = DataHandler;
+    var remainingRepliesMap = /* @__PURE__ */ new WeakMap();
+    function fillSubCommand(command, count) {
+      let remainingReplies = remainingRepliesMap.has(command) ? remainingRepliesMap.get(command) : command.args.length;
+      remainingReplies -= 1;
+      if (remainingReplies <= 0) {
+        command.resolve(count);
+        remainingRepliesMap.delete(command);
+        return true;
+      }
+      remainingRepliesMap.set(command, remainingReplies);
+      return false;
+    }
+    function fillUnsubCommand(command, count) {
+      let remainingReplies = remainingRepliesMap.has(command) ? remainingRepliesMap.get(command) : command.args.length;
+      if (remainingReplies === 0) {
+        if (Number(count) === 0) {
+          remainingRepliesMap.delete(command);
+          command.resolve(count);
+          return true;
+        }
+        return false;
+      }
+      remainingReplies -= 1;
+      if (remainingReplies <= 0) {
+        command.resolve(count);
+        return true;
+      }
+      remainingRepliesMap.set(command, remainingReplies);
+      return false;
+    }
+  }
+});
+
+// node_modules/ioredis/built/redis/event_handler.js
+var require_event_handler = __commonJS({
+  "node_modules/ioredis/built/redis/event_handler.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.readyHandler = exports.errorHandler = exports.closeHandler = exports.connectHandler = void 0;
+    var redis_errors_1 = require_redis_errors();
+    var Command_1 = require_Command();
+    var errors_1 = require_errors2();
+    var utils_1 = require_utils2();
+    var DataHandler_1 = require_DataHandler();
+    var debug = (0, utils_1.Debug)("connection");
+    function connectHandler(self) {
+      return function() {
+        var _a3;
+        self.setStatus("connect");
+        self.resetCommandQueue();
+        let flushed = false;
+        const { connectionEpoch } = self;
+        if (self.condition.auth) {
+          self.auth(self.condition.auth, function(err) {
+            if (connectionEpoch !== self.connectionEpoch) {
+              return;
+            }
+            if (err) {
+              if (err.message.indexOf("no password is set") !== -1) {
+                console.warn("[WARN] Redis server does not require a password, but a password was supplied.");
+              } else if (err.message.indexOf("without any password configured for the default user") !== -1) {
+                console.warn("[WARN] This Redis server's `default` user does not require a password, but a password was supplied");
+              } else if (err.message.indexOf("wrong number of arguments for 'auth' command") !== -1) {
+                console.warn(`[ERROR] The server returned "wrong number of arguments for 'auth' command". You are probably passing both username and password to Redis version 5 or below. You should only pass the 'password' option for Redis version 5 and under.`);
+              } else {
+                flushed = true;
+                self.recoverFromFatalError(err, err);
+              }
+            }
+          });
+        }
+        if (self.condition.select) {
+          self.select(self.condition.select).catch((err) => {
+            self.silentEmit("error", err);
+          });
+        }
+        new DataHandler_1.default(self, {
+          stringNumbers: self.options.stringNumbers
+        });
+        const clientCommandPromises = [];
+        if (self.options.connectionName) {
+          debug("set the connection name [%s]", self.options.connectionName);
+          clientCommandPromises.push(self.client("setname", self.options.connectionName).catch(utils_1.noop));
+        }
+        if (!self.options.disableClientInfo) {
+          debug("set the client info");
+          clientCommandPromises.push((0, utils_1.getPackageMeta)().then((packageMeta) => {
+            return self.client("SETINFO", "LIB-VER", packageMeta.version).catch(utils_1.noop);
+          }).catch(utils_1.noop));
+          clientCommandPromises.push(self.client("SETINFO", "LIB-NAME", ((_a3 = self.options) === null || _a3 === void 0 ? void 0 : _a3.clientInfoTag) ? `ioredis(${self.options.clientInfoTag})` : "ioredis").catch(utils_1.noop));
+        }
+        Promise.all(clientCommandPromises).catch(utils_1.noop).finally(() => {
+          if (!self.options.enableReadyCheck) {
+            exports.readyHandler(self)();
+          }
+          if (self.options.enableReadyCheck) {
+            self._readyCheck(function(err, info) {
+              if (connectionEpoch !== self.connectionEpoch) {
+                return;
+              }
+              if (err) {
+                if (!flushed) {
+                  self.recoverFromFatalError(new Error("Ready check failed: " + err.message), err);
+                }
+              } else {
+                if (self.connector.check(info)) {
+                  exports.readyHandler(self)();
+                } else {
+                  self.disconnect(true);
+                }
+              }
+            });
+          }
+        });
+      };
+    }
+    exports.connectHandler = connectHandler;
+    function abortError(command) {
+      const err = new redis_errors_1.AbortError("Command aborted due to connection close");
+      err.command = {
+        name: command.name,
+        args: command.args
+      };
+      return err;
+    }
+    function abortIncompletePipelines(commandQueue) {
+      var _a3;
+      let expectedIndex = 0;
+      for (let i = 0; i < commandQueue.length; ) {
+        const command = (_a3 = commandQueue.peekAt(i)) === null || _a3 === void 0 ? void 0 : _a3.command;
+        const pipelineIndex = command.pipelineIndex;
+        if (pipelineIndex === void 0 || pipelineIndex === 0) {
+          expectedIndex = 0;
+        }
+        if (pipelineIndex !== void 0 && pipelineIndex !== expectedIndex++) {
+          commandQueue.remove(i, 1);
+          command.reject(abortError(command));
+          continue;
+        }
+        i++;
+      }
+    }
+    function abortTransactionFragments(commandQueue) {
+      var _a3;
+      for (let i = 0; i < commandQueue.length; ) {
+        const command = (_a3 = commandQueue.peekAt(i)) === null || _a3 === void 0 ? void 0 : _a3.command;
+        if (command.name === "multi") {
+          break;
+        }
+        if (command.name === "exec") {
+          commandQueue.remove(i, 1);
+          command.reject(abortError(command));
+          break;
+        }
+        if (command.inTransaction) {
+          commandQueue.remove(i, 1);
+          command.reject(abortError(command));
+        } else {
+          i++;
+        }
+      }
+    }
+    function closeHandler(self) {
+      return function() {
+        const prevStatus = self.status;
+        self.setStatus("close");
+        if (self.commandQueue.length) {
+          abortIncompletePipelines(self.commandQueue);
+        }
+        if (self.offlineQueue.length) {
+          abortTransactionFragments(self.offlineQueue);
+        }
+        if (prevStatus === "ready") {
+          if (!self.prevCondition) {
+            self.prevCondition = self.condition;
+          }
+          if (self.commandQueue.length) {
+            self.prevCommandQueue = self.commandQueue;
+          }
+        }
+        if (self.manuallyClosing) {
+          self.manuallyClosing = false;
+          debug("skip reconnecting since the connection is manually closed.");
+          return close();
+        }
+        if (typeof self.options.retryStrategy !== "function") {
+          debug("skip reconnecting because `retryStrategy` is not a function");
+          return close();
+        }
+        const retryDelay = self.options.retryStrategy(++self.retryAttempts);
+        if (typeof retryDelay !== "number") {
+          debug("skip reconnecting because `retryStrategy` doesn't return a number");
+          return close();
+        }
+        debug("reconnect in %sms", retryDelay);
+        self.setStatus("reconnecting", retryDelay);
+        self.reconnectTimeout = setTimeout(function() {
+          self.reconnectTimeout = null;
+          self.connect().catch(utils_1.noop);
+        }, retryDelay);
+        const { maxRetriesPerRequest } = self.options;
+        if (typeof maxRetriesPerRequest === "number") {
+          if (maxRetriesPerRequest < 0) {
+            debug("maxRetriesPerRequest is negative, ignoring...");
+          } else {
+            const remainder = self.retryAttempts % (maxRetriesPerRequest + 1);
+            if (remainder === 0) {
+              debug("reach maxRetriesPerRequest limitation, flushing command queue...");
+              self.flushQueue(new errors_1.MaxRetriesPerRequestError(maxRetriesPerRequest));
+            }
+          }
+        }
+      };
+      function close() {
+        self.setStatus("end");
+        self.flushQueue(new Error(utils_1.CONNECTION_CLOSED_ERROR_MSG));
+      }
+    }
+    exports.closeHandler = closeHandler;
+    function errorHandler(self) {
+      return function(error62) {
+        debug("error: %s", error62);
+        self.silentEmit("error", error62);
+      };
+    }
+    exports.errorHandler = errorHandler;
+    function readyHandler(self) {
+      return function() {
+        self.setStatus("ready");
+        self.retryAttempts = 0;
+        if (self.options.monitor) {
+          self.call("monitor").then(() => self.setStatus("monitoring"), (error62) => self.emit("error", error62));
+          const { sendCommand } = self;
+          self.sendCommand = function(command) {
+            if (Command_1.default.checkFlag("VALID_IN_MONITOR_MODE", command.name)) {
+              return sendCommand.call(self, command);
+            }
+            command.reject(new Error("Connection is in monitoring mode, can't process commands."));
+            return command.promise;
+          };
+          self.once("close", function() {
+            delete self.sendCommand;
+          });
+          return;
+        }
+        const finalSelect = self.prevCondition ? self.prevCondition.select : self.condition.select;
+        if (self.options.readOnly) {
+          debug("set the connection to readonly mode");
+          self.readonly().catch(utils_1.noop);
+        }
+        if (self.prevCondition) {
+          const condition = self.prevCondition;
+          self.prevCondition = null;
+          if (condition.subscriber && self.options.autoResubscribe) {
+            if (self.condition.select !== finalSelect) {
+              debug("connect to db [%d]", finalSelect);
+              self.select(finalSelect);
+            }
+            const subscribeChannels = condition.subscriber.channels("subscribe");
+            if (subscribeChannels.length) {
+              debug("subscribe %d channels", subscribeChannels.length);
+              self.subscribe(subscribeChannels);
+            }
+            const psubscribeChannels = condition.subscriber.channels("psubscribe");
+            if (psubscribeChannels.length) {
+              debug("psubscribe %d channels", psubscribeChannels.length);
+              self.psubscribe(psubscribeChannels);
+            }
+            const ssubscribeChannels = condition.subscriber.channels("ssubscribe");
+            if (ssubscribeChannels.length) {
+              debug("ssubscribe %s", ssubscribeChannels.length);
+              for (const channel of ssubscribeChannels) {
+                self.ssubscribe(channel);
+              }
+            }
+          }
+        }
+        if (self.prevCommandQueue) {
+          if (self.options.autoResendUnfulfilledCommands) {
+            debug("resend %d unfulfilled commands", self.prevCommandQueue.length);
+            while (self.prevCommandQueue.length > 0) {
+              const item = self.prevCommandQueue.shift();
+              if (item.select !== self.condition.select && item.command.name !== "select") {
+                self.select(item.select);
+              }
+              self.sendCommand(item.command, item.stream);
+            }
+          } else {
+            self.prevCommandQueue = null;
+          }
+        }
+        if (self.offlineQueue.length) {
+          debug("send %d commands in offline queue", self.offlineQueue.length);
+          const offlineQueue = self.offlineQueue;
+          self.resetOfflineQueue();
+          while (offlineQueue.length > 0) {
+            const item = offlineQueue.shift();
+            if (item.select !== self.condition.select && item.command.name !== "select") {
+              self.select(item.select);
+            }
+            self.sendCommand(item.command, item.stream);
+          }
+        }
+        if (self.condition.select !== finalSelect) {
+          debug("connect to db [%d]", finalSelect);
+          self.select(finalSelect);
+        }
+      };
+    }
+    exports.readyHandler = readyHandler;
+  }
+});
+
+// node_modules/ioredis/built/redis/RedisOptions.js
+var require_RedisOptions = __commonJS({
+  "node_modules/ioredis/built/redis/RedisOptions.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.DEFAULT_REDIS_OPTIONS = void 0;
+    exports.DEFAULT_REDIS_OPTIONS = {
+      // Connection
+      port: 6379,
+      host: "localhost",
+      family: 0,
+      connectTimeout: 1e4,
+      disconnectTimeout: 2e3,
+      retryStrategy: function(times) {
+        return Math.min(times * 50, 2e3);
+      },
+      keepAlive: 0,
+      noDelay: true,
+      connectionName: null,
+      disableClientInfo: false,
+      clientInfoTag: void 0,
+      // Sentinel
+      sentinels: null,
+      name: null,
+      role: "master",
+      sentinelRetryStrategy: function(times) {
+        return Math.min(times * 10, 1e3);
+      },
+      sentinelReconnectStrategy: function() {
+        return 6e4;
+      },
+      natMap: null,
+      enableTLSForSentinelMode: false,
+      updateSentinels: true,
+      failoverDetector: false,
+      // Status
+      username: null,
+      password: null,
+      db: 0,
+      // Others
+      enableOfflineQueue: true,
+      enableReadyCheck: true,
+      autoResubscribe: true,
+      autoResendUnfulfilledCommands: true,
+      lazyConnect: false,
+      keyPrefix: "",
+      reconnectOnError: null,
+      readOnly: false,
+      stringNumbers: false,
+      maxRetriesPerRequest: 20,
+      maxLoadingRetryTime: 1e4,
+      enableAutoPipelining: false,
+      autoPipeliningIgnoredCommands: [],
+      sentinelMaxConnections: 10
+    };
+  }
+});
+
+// node_modules/ioredis/built/Redis.js
+var require_Redis = __commonJS({
+  "node_modules/ioredis/built/Redis.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    var commands_1 = require_built();
+    var events_1 = __require("events");
+    var standard_as_callback_1 = require_built2();
+    var cluster_1 = require_cluster();
+    var Command_1 = require_Command();
+    var connectors_1 = require_connectors();
+    var SentinelConnector_1 = require_SentinelConnector();
+    var eventHandler = require_event_handler();
+    var RedisOptions_1 = require_RedisOptions();
+    var ScanStream_1 = require_ScanStream();
+    var transaction_1 = require_transaction();
+    var utils_1 = require_utils2();
+    var applyMixin_1 = require_applyMixin();
+    var Commander_1 = require_Commander();
+    var lodash_1 = require_lodash3();
+    var Deque = require_denque();
+    var debug = (0, utils_1.Debug)("redis");
+    var Redis = class _Redis extends Commander_1.default {
+      constructor(arg1, arg2, arg3) {
+        super();
+        this.status = "wait";
+        this.isCluster = false;
+        this.reconnectTimeout = null;
+        this.connectionEpoch = 0;
+        this.retryAttempts = 0;
+        this.manuallyClosing = false;
+        this._autoPipelines = /* @__PURE__ */ new Map();
+        this._runningAutoPipelines = /* @__PURE__ */ new Set();
+        this.parseOptions(arg1, arg2, arg3);
+        events_1.EventEmitter.call(this);
+        this.resetCommandQueue();
+        this.resetOfflineQueue();
+        if (this.options.Connector) {
+          this.connector = new this.options.Connector(this.options);
+        } else if (this.options.sentinels) {
+          const sentinelConnector = new SentinelConnector_1.default(this.options);
+          sentinelConnector.emitter = this;
+          this.connector = sentinelConnector;
+        } else {
+          this.connector = new connectors_1.StandaloneConnector(this.options);
+        }
+        if (this.options.scripts) {
+          Object.entries(this.options.scripts).forEach(([name, definition]) => {
+            this.defineCommand(name, definition);
+          });
+        }
+        if (this.options.lazyConnect) {
+          this.setStatus("wait");
+        } else {
+          this.connect().catch(lodash_1.noop);
+        }
+      }
+      /**
+       * Create a Redis instance.
+       * This is the same as `new Redis()` but is included for compatibility with node-redis.
+       */
+      static createClient(...args) {
+        return new _Redis(...args);
+      }
+      get autoPipelineQueueSize() {
+        let queued = 0;
+        for (const pipeline of this._autoPipelines.values()) {
+          queued += pipeline.length;
+        }
+        return queued;
+      }
+      /**
+       * Create a connection to Redis.
+       * This method will be invoked automatically when creating a new Redis instance
+       * unless `lazyConnect: true` is passed.
+       *
+       * When calling this method manually, a Promise is returned, which will
+       * be resolved when the connection status is ready. The promise can reject
+       * if the connection fails, times out, or if Redis is already connecting/connected.
+       */
+      connect(callback) {
+        const promise2 = new Promise((resolve6, reject) => {
+          if (this.status === "connecting" || this.status === "connect" || this.status === "ready") {
+            reject(new Error("Redis is already connecting/connected"));
+            return;
+          }
+          this.connectionEpoch += 1;
+          this.setStatus("connecting");
+          const { options: options2 } = this;
+          this.condition = {
+            select: options2.db,
+            auth: options2.username ? [options2.username, options2.password] : options2.password,
+            subscriber: false
+          };
+          const _this = this;
+          (0, standard_as_callback_1.default)(this.connector.connect(function(type, err) {
+            _this.silentEmit(type, err);
+          }), function(err, stream) {
+            if (err) {
+              _this.flushQueue(err);
+              _this.silentEmit("error", err);
+              reject(err);
+              _this.setStatus("end");
+              return;
+            }
+            let CONNECT_EVENT = options2.tls ? "secureConnect" : "connect";
+            if ("sentinels" in options2 && options2.sentinels && !options2.enableTLSForSentinelMode) {
+              CONNECT_EVENT = "connect";
+            }
+            _this.stream = stream;
+            if (options2.noDelay) {
+              stream.setNoDelay(true);
+            }
+            if (typeof options2.keepAlive === "number") {
+              if (stream.connecting) {
+                stream.once(CONNECT_EVENT, () => {
+                  stream.setKeepAlive(true, options2.keepAlive);
+                });
+              } else {
+                stream.setKeepAlive(true, options2.keepAlive);
+              }
+            }
+            if (stream.connecting) {
+              stream.once(CONNECT_EVENT, eventHandler.connectHandler(_this));
+              if (options2.connectTimeout) {
+                let connectTimeoutCleared = false;
+                stream.setTimeout(options2.connectTimeout, function() {
+                  if (connectTimeoutCleared) {
+                    return;
+                  }
+                  stream.setTimeout(0);
+                  stream.destroy();
+                  const err2 = new Error("connect ETIMEDOUT");
+                  err2.errorno = "ETIMEDOUT";
+                  err2.code = "ETIMEDOUT";
+                  err2.syscall = "connect";
+                  eventHandler.errorHandler(_this)(err2);
+                });
+                stream.once(CONNECT_EVENT, function() {
+                  connectTimeoutCleared = true;
+                  stream.setTimeout(0);
+                });
+              }
+            } else if (stream.destroyed) {
+              const firstError = _this.connector.firstError;
+              if (firstError) {
+                process.nextTick(() => {
+                  eventHandler.errorHandler(_this)(firstError);
+                });
+              }
+              process.nextTick(eventHandler.closeHandler(_this));
+            } else {
+              process.nextTick(eventHandler.connectHandler(_this));
+            }
+            if (!stream.destroyed) {
+              stream.once("error", eventHandler.errorHandler(_this));
+              stream.once("close", eventHandler.closeHandler(_this));
+            }
+            const connectionReadyHandler = function() {
+              _this.removeListener("close", connectionCloseHandler);
+              resolve6();
+            };
+            var connectionCloseHandler = function() {
+              _this.removeListener("ready", connectionReadyHandler);
+              reject(new Error(utils_1.CONNECTION_CLOSED_ERROR_MSG));
+            };
+            _this.once("ready", connectionReadyHandler);
+            _this.once("close", connectionCloseHandler);
+          });
+        });
+        return (0, standard_as_callback_1.default)(promise2, callback);
+      }
+      /**
+       * Disconnect from Redis.
+       *
+       * This method closes the connection immediately,
+       * and may lose some pending replies that haven't written to client.
+       * If you want to wait for the pending replies, use Redis#quit instead.
+       */
+      disconnect(reconnect = false) {
+        if (!reconnect) {
+          this.manuallyClosing = true;
+        }
+        if (this.reconnectTimeout && !reconnect) {
+          clearTimeout(this.reconnectTimeout);
+          this.reconnectTimeout = null;
+        }
+        if (this.status === "wait") {
+          eventHandler.closeHandler(this)();
+        } else {
+          this.connector.disconnect();
+        }
+      }
+      /**
+       * Disconnect from Redis.
+       *
+       * @deprecated
+       */
+      end() {
+        this.disconnect();
+      }
+      /**
+       * Create a new instance with the same options as the current one.
+       *
+       * @example
+       * ```js
+       * var redis = new Redis(6380);
+       * var anotherRedis = redis.duplicate();
+       * ```
+       */
+      duplicate(override) {
+        return new _Redis({ ...this.options, ...override });
+      }
+      /**
+       * Mode of the connection.
+       *
+       * One of `"normal"`, `"subscriber"`, or `"monitor"`. When the connection is
+       * not in `"normal"` mode, certain commands are not allowed.
+       */
+      get mode() {
+        var _a3;
+        return this.options.monitor ? "monitor" : ((_a3 = this.condition) === null || _a3 === void 0 ? void 0 : _a3.subscriber) ? "subscriber" : "normal";
+      }
+      /**
+       * Listen for all requests received by the server in real time.
+       *
+       * This command will create a new connection to Redis and send a
+       * MONITOR command via the new connection in order to avoid disturbing
+       * the current connection.
+       *
+       * @param callback The callback function. If omit, a promise will be returned.
+       * @example
+       * ```js
+       * var redis = new Redis();
+       * redis.monitor(function (err, monitor) {
+       *   // Entering monitoring mode.
+       *   monitor.on('monitor', function (time, args, source, database) {
+       *     console.log(time + ": " + util.inspect(args));
+       *   });
+       * });
+       *
+       * // supports promise as well as other commands
+       * redis.monitor().then(function (monitor) {
+       *   monitor.on('monitor', function (time, args, source, database) {
+       *     console.log(time + ": " + util.inspect(args));
+       *   });
+       * });
+       * ```
+       */
+      monitor(callback) {
+        const monitorInstance = this.duplicate({
+          monitor: true,
+          lazyConnect: false
+        });
+        return (0, standard_as_callback_1.default)(new Promise(function(resolve6, reject) {
+          monitorInstance.once("error", reject);
+          monitorInstance.once("monitoring", function() {
+            resolve6(monitorInstance);
+          });
+        }), callback);
+      }
+      /**
+       * Send a command to Redis
+       *
+       * This method is used internally and in most cases you should not
+       * use it directly. If you need to send a command that is not supported
+       * by the library, you can use the `call` method:
+       *
+       * ```js
+       * const redis = new Redis();
+       *
+       * redis.call('set', 'foo', 'bar');
+       * // or
+       * redis.call(['set', 'foo', 'bar']);
+       * ```
+       *
+       * @ignore
+       */
+      sendCommand(command, stream) {
+        var _a3, _b;
+        if (this.status === "wait") {
+          this.connect().catch(lodash_1.noop);
+        }
+        if (this.status === "end") {
+          command.reject(new Error(utils_1.CONNECTION_CLOSED_ERROR_MSG));
+          return command.promise;
+        }
+        if (((_a3 = this.condition) === null || _a3 === void 0 ? void 0 : _a3.subscriber) && !Command_1.default.checkFlag("VALID_IN_SUBSCRIBER_MODE", command.name)) {
+          command.reject(new Error("Connection in subscriber mode, only subscriber commands may be used"));
+          return command.promise;
+        }
+        if (typeof this.options.commandTimeout === "number") {
+          command.setTimeout(this.options.commandTimeout);
+        }
+        let writable = this.status === "ready" || !stream && this.status === "connect" && (0, commands_1.exists)(command.name) && ((0, commands_1.hasFlag)(command.name, "loading") || Command_1.default.checkFlag("HANDSHAKE_COMMANDS", command.name));
+        if (!this.stream) {
+          writable = false;
+        } else if (!this.stream.writable) {
+          writable = false;
+        } else if (this.stream._writableState && this.stream._writableState.ended) {
+          writable = false;
+        }
+        if (!writable) {
+          if (!this.options.enableOfflineQueue) {
+            command.reject(new Error("Stream isn't writeable and enableOfflineQueue options is false"));
+            return command.promise;
+          }
+          if (command.name === "quit" && this.offlineQueue.length === 0) {
+            this.disconnect();
+            command.resolve(Buffer.from("OK"));
+            return command.promise;
+          }
+          if (debug.enabled) {
+            debug("queue command[%s]: %d -> %s(%o)", this._getDescription(), this.condition.select, command.name, command.args);
+          }
+          this.offlineQueue.push({
+            command,
+            stream,
+            select: this.condition.select
+          });
+        } else {
+          if (debug.enabled) {
+            debug("write command[%s]: %d -> %s(%o)", this._getDescription(), (_b = this.condition) === null || _b === void 0 ? void 0 : _b.select, command.name, command.args);
+          }
+          if (stream) {
+            if ("isPipeline" in stream && stream.isPipeline) {
+              stream.write(command.toWritable(stream.destination.redis.stream));
+            } else {
+              stream.write(command.toWritable(stream));
+            }
+          } else {
+            this.stream.write(command.toWritable(this.stream));
+          }
+          this.commandQueue.push({
+            command,
+            stream,
+            select: this.condition.select
+          });
+          if (Command_1.default.checkFlag("WILL_DISCONNECT", command.name)) {
+            this.manuallyClosing = true;
+          }
+          if (this.options.socketTimeout !== void 0 && this.socketTimeoutTimer === void 0) {
+            this.setSocketTimeout();
+          }
+        }
+        if (command.name === "select" && (0, utils_1.isInt)(command.args[0])) {
+          const db = parseInt(command.args[0], 10);
+          if (this.condition.select !== db) {
+            this.condition.select = db;
+            this.emit("select", db);
+            debug("switch to db [%d]", this.condition.select);
+          }
+        }
+        return command.promise;
+      }
+      setSocketTimeout() {
+        this.socketTimeoutTimer = setTimeout(() => {
+          this.stream.destroy(new Error(`Socket timeout. Expecting data, but didn't receive any in ${this.options.socketTimeout}ms.`));
+          this.socketTimeoutTimer = void 0;
+        }, this.options.socketTimeout);
+        this.stream.once("data", () => {
+          clearTimeout(this.socketTimeoutTimer);
+          this.socketTimeoutTimer = void 0;
+          if (this.commandQueue.length === 0)
+            return;
+          this.setSocketTimeout();
+        });
+      }
+      scanStream(options2) {
+        return this.createScanStream("scan", { options: options2 });
+      }
+      scanBufferStream(options2) {
+        return this.createScanStream("scanBuffer", { options: options2 });
+      }
+      sscanStream(key, options2) {
+        return this.createScanStream("sscan", { key, options: options2 });
+      }
+      sscanBufferStream(key, options2) {
+        return this.createScanStream("sscanBuffer", { key, options: options2 });
+      }
+      hscanStream(key, options2) {
+        return this.createScanStream("hscan", { key, options: options2 });
+      }
+      hscanBufferStream(key, options2) {
+        return this.createScanStream("hscanBuffer", { key, options: options2 });
+      }
+      zscanStream(key, options2) {
+        return this.createScanStream("zscan", { key, options: options2 });
+      }
+      zscanBufferStream(key, options2) {
+        return this.createScanStream("zscanBuffer", { key, options: options2 });
+      }
+      /**
+       * Emit only when there's at least one listener.
+       *
+       * @ignore
+       */
+      silentEmit(eventName, arg) {
+        let error62;
+        if (eventName === "error") {
+          error62 = arg;
+          if (this.status === "end") {
+            return;
+          }
+          if (this.manuallyClosing) {
+            if (error62 instanceof Error && (error62.message === utils_1.CONNECTION_CLOSED_ERROR_MSG || // @ts-expect-error
+            error62.syscall === "connect" || // @ts-expect-error
+            error62.syscall === "read")) {
+              return;
+            }
+          }
+        }
+        if (this.listeners(eventName).length > 0) {
+          return this.emit.apply(this, arguments);
+        }
+        if (error62 && error62 instanceof Error) {
+          console.error("[ioredis] Unhandled error event:", error62.stack);
+        }
+        return false;
+      }
+      /**
+       * @ignore
+       */
+      recoverFromFatalError(_commandError, err, options2) {
+        this.flushQueue(err, options2);
+        this.silentEmit("error", err);
+        this.disconnect(true);
+      }
+      /**
+       * @ignore
+       */
+      handleReconnection(err, item) {
+        var _a3;
+        let needReconnect = false;
+        if (this.options.reconnectOnError && !Command_1.default.checkFlag("IGNORE_RECONNECT_ON_ERROR", item.command.name)) {
+          needReconnect = this.options.reconnectOnError(err);
+        }
+        switch (needReconnect) {
+          case 1:
+          case true:
+            if (this.status !== "reconnecting") {
+              this.disconnect(true);
+            }
+            item.command.reject(err);
+            break;
+          case 2:
+            if (this.status !== "reconnecting") {
+              this.disconnect(true);
+            }
+            if (((_a3 = this.condition) === null || _a3 === void 0 ? void 0 : _a3.select) !== item.select && item.command.name !== "select") {
+              this.select(item.select);
+            }
+            this.sendCommand(item.command);
+            break;
+          default:
+            item.command.reject(err);
+        }
+      }
+      /**
+       * Get description of the connection. Used for debugging.
+       */
+      _getDescription() {
+        let description;
+        if ("path" in this.options && this.options.path) {
+          description = this.options.path;
+        } else if (this.stream && this.stream.remoteAddress && this.stream.remotePort) {
+          description = this.stream.remoteAddress + ":" + this.stream.remotePort;
+        } else if ("host" in this.options && this.options.host) {
+          description = this.options.host + ":" + this.options.port;
+        } else {
+          description = "";
+        }
+        if (this.options.connectionName) {
+          description += ` (${this.options.connectionName})`;
+        }
+        return description;
+      }
+      resetCommandQueue() {
+        this.commandQueue = new Deque();
+      }
+      resetOfflineQueue() {
+        this.offlineQueue = new Deque();
+      }
+      parseOptions(...args) {
+        const options2 = {};
+        let isTls = false;
+        for (let i = 0; i < args.length; ++i) {
+          const arg = args[i];
+          if (arg === null || typeof arg === "undefined") {
+            continue;
+          }
+          if (typeof arg === "object") {
+            (0, lodash_1.defaults)(options2, arg);
+          } else if (typeof arg === "string") {
+            (0, lodash_1.defaults)(options2, (0, utils_1.parseURL)(arg));
+            if (arg.startsWith("rediss://")) {
+              isTls = true;
+            }
+          } else if (typeof arg === "number") {
+            options2.port = arg;
+          } else {
+            throw new Error("Invalid argument " + arg);
+          }
+        }
+        if (isTls) {
+          (0, lodash_1.defaults)(options2, { tls: true });
+        }
+        (0, lodash_1.defaults)(options2, _Redis.defaultOptions);
+        if (typeof options2.port === "string") {
+          options2.port = parseInt(options2.port, 10);
+        }
+        if (typeof options2.db === "string") {
+          options2.db = parseInt(options2.db, 10);
+        }
+        this.options = (0, utils_1.resolveTLSProfile)(options2);
+      }
+      /**
+       * Change instance's status
+       */
+      setStatus(status, arg) {
+        if (debug.enabled) {
+          debug("status[%s]: %s -> %s", this._getDescription(), this.status || "[empty]", status);
+        }
+        this.status = status;
+        process.nextTick(this.emit.bind(this, status, arg));
+      }
+      createScanStream(command, { key, options: options2 = {} }) {
+        return new ScanStream_1.default({
+          objectMode: true,
+          key,
+          redis: this,
+          command,
+          ...options2
+        });
+      }
+      /**
+       * Flush offline queue and command queue with error.
+       *
+       * @param error The error object to send to the commands
+       * @param options options
+       */
+      flushQueue(error62, options2) {
+        options2 = (0, lodash_1.defaults)({}, options2, {
+          offlineQueue: true,
+          commandQueue: true
+        });
+        let item;
+        if (options2.offlineQueue) {
+          while (item = this.offlineQueue.shift()) {
+            item.command.reject(error62);
+          }
+        }
+        if (options2.commandQueue) {
+          if (this.commandQueue.length > 0) {
+            if (this.stream) {
+              this.stream.removeAllListeners("data");
+            }
+            while (item = this.commandQueue.shift()) {
+              item.command.reject(error62);
+            }
+          }
+        }
+      }
+      /**
+       * Check whether Redis has finished loading the persistent data and is able to
+       * process commands.
+       */
+      _readyCheck(callback) {
+        const _this = this;
+        this.info(function(err, res) {
+          if (err) {
+            if (err.message && err.message.includes("NOPERM")) {
+              console.warn(`Skipping the ready check because INFO command fails: "${err.message}". You can disable ready check with "enableReadyCheck". More: https://github.com/luin/ioredis/wiki/Disable-ready-check.`);
+              return callback(null, {});
+            }
+            return callback(err);
+          }
+          if (typeof res !== "string") {
+            return callback(null, res);
+          }
+          const info = {};
+          const lines = res.split("\r\n");
+          for (let i = 0; i < lines.length; ++i) {
+            const [fieldName, ...fieldValueParts] = lines[i].split(":");
+            const fieldValue = fieldValueParts.join(":");
+            if (fieldValue) {
+              info[fieldName] = fieldValue;
+            }
+          }
+          if (!info.loading || info.loading === "0") {
+            callback(null, info);
+          } else {
+            const loadingEtaMs = (info.loading_eta_seconds || 1) * 1e3;
+            const retryTime = _this.options.maxLoadingRetryTime && _this.options.maxLoadingRetryTime < loadingEtaMs ? _this.options.maxLoadingRetryTime : loadingEtaMs;
+            debug("Redis server still loading, trying again in " + retryTime + "ms");
+            setTimeout(function() {
+              _this._readyCheck(callback);
+            }, retryTime);
+          }
+        }).catch(lodash_1.noop);
+      }
+    };
+    Redis.Cluster = cluster_1.default;
+    Redis.Command = Command_1.default;
+    Redis.defaultOptions = RedisOptions_1.DEFAULT_REDIS_OPTIONS;
+    (0, applyMixin_1.default)(Redis, events_1.EventEmitter);
+    (0, transaction_1.addTransactionSupport)(Redis.prototype);
+    exports.default = Redis;
+  }
+});
+
+// node_modules/ioredis/built/index.js
+var require_built3 = __commonJS({
+  "node_modules/ioredis/built/index.js"(exports, module) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.print = exports.ReplyError = exports.SentinelIterator = exports.SentinelConnector = exports.AbstractConnector = exports.Pipeline = exports.ScanStream = exports.Command = exports.Cluster = exports.Redis = exports.default = void 0;
+    exports = module.exports = require_Redis().default;
+    var Redis_1 = require_Redis();
+    Object.defineProperty(exports, "default", { enumerable: true, get: function() {
+      return Redis_1.default;
+    } });
+    var Redis_2 = require_Redis();
+    Object.defineProperty(exports, "Redis", { enumerable: true, get: function() {
+      return Redis_2.default;
+    } });
+    var cluster_1 = require_cluster();
+    Object.defineProperty(exports, "Cluster", { enumerable: true, get: function() {
+      return cluster_1.default;
+    } });
+    var Command_1 = require_Command();
+    Object.defineProperty(exports, "Command", { enumerable: true, get: function() {
+      return Command_1.default;
+    } });
+    var ScanStream_1 = require_ScanStream();
+    Object.defineProperty(exports, "ScanStream", { enumerable: true, get: function() {
+      return ScanStream_1.default;
+    } });
+    var Pipeline_1 = require_Pipeline();
+    Object.defineProperty(exports, "Pipeline", { enumerable: true, get: function() {
+      return Pipeline_1.default;
+    } });
+    var AbstractConnector_1 = require_AbstractConnector();
+    Object.defineProperty(exports, "AbstractConnector", { enumerable: true, get: function() {
+      return AbstractConnector_1.default;
+    } });
+    var SentinelConnector_1 = require_SentinelConnector();
+    Object.defineProperty(exports, "SentinelConnector", { enumerable: true, get: function() {
+      return SentinelConnector_1.default;
+    } });
+    Object.defineProperty(exports, "SentinelIterator", { enumerable: true, get: function() {
+      return SentinelConnector_1.SentinelIterator;
+    } });
+    exports.ReplyError = require_redis_errors().ReplyError;
+    Object.defineProperty(exports, "Promise", {
+      get() {
+        console.warn("ioredis v5 does not support plugging third-party Promise library anymore. Native Promise will be used.");
+        return Promise;
+      },
+      set(_lib) {
+        console.warn("ioredis v5 does not support plugging third-party Promise library anymore. Native Promise will be used.");
+      }
+    });
+    function print(err, reply) {
+      if (err) {
+        console.log("Error: " + err);
+      } else {
+        console.log("Reply: " + reply);
+      }
+    }
+    exports.print = print;
+  }
+});
+
 // src/render/github.ts
 var LEVEL = { error: "error", warning: "warning", notice: "notice" };
 function renderGithubAnnotations(report) {
@@ -14737,7 +24502,7 @@ function escapeProperty(text2) {
 
 // src/action/main.ts
 import { execFileSync as execFileSync2 } from "node:child_process";
-import { appendFileSync, mkdirSync, readFileSync as readFileSync5, renameSync as renameSync2, rmSync as rmSync2, writeFileSync as writeFileSync3 } from "node:fs";
+import { appendFileSync, mkdirSync as mkdirSync2, readFileSync as readFileSync6, renameSync as renameSync3, rmSync as rmSync2, writeFileSync as writeFileSync4 } from "node:fs";
 import { dirname as dirname4, relative as relative2, resolve as resolve5 } from "node:path";
 
 // node_modules/universal-user-agent/index.js
@@ -15374,8 +25139,8 @@ var stringifyIteratively = (rootValue, replacer, spaceParam) => {
   const isFunctionReplacer = typeof replacer === "function";
   const propertyList = Array.isArray(replacer) ? new Set(replacer.map(String)) : null;
   const prepareVal = (parent, key, val) => {
-    const isObject2 = val !== null && typeof val === "object";
-    const hasToJSON = isObject2 && typeof val.toJSON === "function";
+    const isObject4 = val !== null && typeof val === "object";
+    const hasToJSON = isObject4 && typeof val.toJSON === "function";
     if (hasToJSON) {
       val = val.toJSON(key);
     }
@@ -19148,6 +28913,7 @@ var RULE_TAGS = {
   "gpu-arch": ["cuda", "gpu", "policy", "correctness"],
   "image-missing": ["docker", "cuda", "correctness"],
   "image-pin": ["docker", "reproducibility"],
+  "image-unknown": ["docker", "kubernetes", "cuda", "coverage"],
   "index-url": ["pytorch", "dependencies", "correctness"],
   "invalid-suppression": ["configuration"],
   "missing-include": ["dependencies", "configuration"],
@@ -22793,7 +32559,7 @@ var gpus_default = {
 
 // src/knowledge/data/images.json
 var images_default = {
-  description: "Container images whose tags name a CUDA version: nvidia/cuda tag grammar and eras, NVIDIA's image support policy, pytorch/pytorch tags, NGC PyTorch containers.",
+  description: "Container images whose tags name a CUDA version: nvidia/cuda tag grammar and eras, NVIDIA's image support policy, pytorch/pytorch tags, NGC PyTorch containers; NGC containers other than the PyTorch rows (ngc): the CUDA inside each tag, with the driver their release notes state.",
   nvidiaCuda: {
     repositories: [
       "nvidia/cuda",
@@ -23149,6 +32915,272 @@ var images_default = {
         "https://gitlab.com/nvidia/container-images/cuda/-/issues/177"
       ],
       retrieved: "2026-12-01"
+    },
+    requireCuda: {
+      description: "The NVIDIA_REQUIRE_CUDA value of nvidia/cuda images (amd64; the same for every OS and flavour of a version): `cuda>=X.Y` followed by `brand=<b>,driver>=<B>,driver<<B+1>` for each branch and brand, in that order. Versions not listed are not recorded.",
+      rows: [
+        {
+          versions: [
+            "11.8.0"
+          ],
+          branches: [
+            470
+          ],
+          brands: [
+            "tesla",
+            "unknown",
+            "nvidia",
+            "nvidiartx",
+            "geforce",
+            "geforcertx",
+            "quadro",
+            "quadrortx",
+            "titan",
+            "titanrtx"
+          ]
+        },
+        {
+          versions: [
+            "12.0.1"
+          ],
+          branches: [
+            470
+          ],
+          brands: [
+            "tesla",
+            "unknown",
+            "nvidia",
+            "nvidiartx",
+            "geforce",
+            "geforcertx",
+            "quadro",
+            "quadrortx",
+            "titan",
+            "titanrtx"
+          ]
+        },
+        {
+          versions: [
+            "12.1.1"
+          ],
+          branches: [
+            470,
+            525
+          ],
+          brands: [
+            "tesla",
+            "unknown",
+            "nvidia",
+            "nvidiartx",
+            "geforce",
+            "geforcertx",
+            "quadro",
+            "quadrortx",
+            "titan",
+            "titanrtx"
+          ]
+        },
+        {
+          versions: [
+            "12.2.2"
+          ],
+          branches: [
+            470,
+            525
+          ],
+          brands: [
+            "tesla",
+            "unknown",
+            "nvidia",
+            "nvidiartx",
+            "geforce",
+            "geforcertx",
+            "quadro",
+            "quadrortx",
+            "titan",
+            "titanrtx"
+          ]
+        },
+        {
+          versions: [
+            "12.3.2"
+          ],
+          branches: [
+            470,
+            525,
+            535
+          ],
+          brands: [
+            "tesla",
+            "unknown",
+            "nvidia",
+            "nvidiartx",
+            "geforce",
+            "geforcertx",
+            "quadro",
+            "quadrortx",
+            "titan",
+            "titanrtx"
+          ]
+        },
+        {
+          versions: [
+            "12.4.1"
+          ],
+          branches: [
+            470,
+            525,
+            535
+          ],
+          brands: [
+            "tesla",
+            "unknown",
+            "nvidia",
+            "nvidiartx",
+            "geforce",
+            "geforcertx",
+            "quadro",
+            "quadrortx",
+            "titan",
+            "titanrtx"
+          ]
+        },
+        {
+          versions: [
+            "12.5.0",
+            "12.5.1"
+          ],
+          branches: [
+            470,
+            535,
+            550
+          ],
+          brands: [
+            "unknown",
+            "grid",
+            "tesla",
+            "nvidia",
+            "quadro",
+            "quadrortx",
+            "nvidiartx",
+            "vapps",
+            "vpc",
+            "vcs",
+            "vws",
+            "cloudgaming"
+          ]
+        },
+        {
+          versions: [
+            "12.6.3"
+          ],
+          branches: [
+            470,
+            535,
+            550
+          ],
+          brands: [
+            "unknown",
+            "grid",
+            "tesla",
+            "nvidia",
+            "quadro",
+            "quadrortx",
+            "nvidiartx",
+            "vapps",
+            "vpc",
+            "vcs",
+            "vws",
+            "cloudgaming"
+          ]
+        },
+        {
+          versions: [
+            "12.8.0",
+            "12.8.1"
+          ],
+          branches: [
+            470,
+            535,
+            550,
+            560,
+            565
+          ],
+          brands: [
+            "unknown",
+            "grid",
+            "tesla",
+            "nvidia",
+            "quadro",
+            "quadrortx",
+            "nvidiartx",
+            "vapps",
+            "vpc",
+            "vcs",
+            "vws",
+            "cloudgaming"
+          ]
+        },
+        {
+          versions: [
+            "12.9.0",
+            "12.9.1"
+          ],
+          branches: [
+            535,
+            550,
+            560,
+            565,
+            570
+          ],
+          brands: [
+            "unknown",
+            "grid",
+            "tesla",
+            "nvidia",
+            "quadro",
+            "quadrortx",
+            "nvidiartx",
+            "vapps",
+            "vpc",
+            "vcs",
+            "vws",
+            "cloudgaming"
+          ]
+        },
+        {
+          versions: [
+            "13.0.0"
+          ],
+          branches: [
+            535,
+            550,
+            565,
+            570,
+            575
+          ],
+          brands: [
+            "unknown",
+            "grid",
+            "tesla",
+            "nvidia",
+            "quadro",
+            "quadrortx",
+            "nvidiartx",
+            "vapps",
+            "vpc",
+            "vcs",
+            "vws",
+            "cloudgaming"
+          ]
+        }
+      ],
+      source: [
+        "https://gitlab.com/nvidia/container-images/cuda (dist/<version>/<os>/base/Dockerfile, ENV NVIDIA_REQUIRE_CUDA; read from the mirror github.com/pranavmishra90/nvidia-container-images-cuda @60a1c89, 2025-08-18)",
+        "../shared/reference/toolkit-require-cuda.md, section 5"
+      ],
+      retrieved: "2026-12-05",
+      note: "arm64 images of 11.8.0\u201312.3.2 carry `cuda>=X.Y` alone (12.3.2 as CUDA>=12.3); from 12.4.1 the same value as amd64"
     }
   },
   pytorchImages: {
@@ -23552,7 +33584,11679 @@ var images_default = {
       confidence: "unverified",
       note: "torch from NVIDIA's Jetson/NGC table; CUDA patch from NVIDIA's same-month Triton row or runtime logs, not from the PyTorch release notes"
     }
-  ]
+  ],
+  ngc: [
+    {
+      repository: "nvidia/cuda-dl-base",
+      tag: "24.11-cuda12.6-devel-ubuntu24.04",
+      cuda: "12.6",
+      source: [
+        "NVIDIA/JAX-Toolbox@bcbbfa578be90bf5c1dfef2c67cf074589391eee:docs/reference/container-versions.md"
+      ],
+      retrieved: "2026-12-05",
+      note: "Tag grammar YY.MM-cudaMAJ.MIN-{devel|runtime}-ubuntuXX.XX; only MAJ.MIN is in the tag."
+    },
+    {
+      repository: "nvidia/cuda-dl-base",
+      tag: "25.01-cuda12.8-devel-ubuntu24.04",
+      cuda: "12.8.0",
+      source: [
+        "NVIDIA/JAX-Toolbox@bcbbfa578be90bf5c1dfef2c67cf074589391eee:docs/reference/container-versions.md"
+      ],
+      retrieved: "2026-12-05",
+      note: "Tag grammar YY.MM-cudaMAJ.MIN-{devel|runtime}-ubuntuXX.XX; only MAJ.MIN is in the tag.; CUDA as written: 12.8 (full: 12.8.0.038 per same-month tritonserver notes, inferred)"
+    },
+    {
+      repository: "nvidia/cuda-dl-base",
+      tag: "25.02-cuda12.8-devel-ubuntu24.04",
+      cuda: "12.8",
+      source: [
+        "NVIDIA/JAX-Toolbox@bcbbfa578be90bf5c1dfef2c67cf074589391eee:docs/reference/container-versions.md"
+      ],
+      retrieved: "2026-12-05",
+      note: "Tag grammar YY.MM-cudaMAJ.MIN-{devel|runtime}-ubuntuXX.XX; only MAJ.MIN is in the tag."
+    },
+    {
+      repository: "nvidia/cuda-dl-base",
+      tag: "25.03-cuda12.8-devel-ubuntu24.04",
+      cuda: "12.8.1",
+      source: [
+        "NVIDIA/JAX-Toolbox@bcbbfa578be90bf5c1dfef2c67cf074589391eee:docs/reference/container-versions.md"
+      ],
+      retrieved: "2026-12-05",
+      note: "Tag grammar YY.MM-cudaMAJ.MIN-{devel|runtime}-ubuntuXX.XX; only MAJ.MIN is in the tag.; CUDA as written: 12.8 (full: 12.8.1.012 per same-month tritonserver notes, inferred)"
+    },
+    {
+      repository: "nvidia/cuda-dl-base",
+      tag: "25.06-cuda12.9-devel-ubuntu24.04",
+      cuda: "12.9.1",
+      source: [
+        "NVIDIA/JAX-Toolbox@bcbbfa578be90bf5c1dfef2c67cf074589391eee:docs/reference/container-versions.md"
+      ],
+      retrieved: "2026-12-05",
+      note: "Tag grammar YY.MM-cudaMAJ.MIN-{devel|runtime}-ubuntuXX.XX; only MAJ.MIN is in the tag.; CUDA as written: 12.9 (full: 12.9.1.010 per same-month tritonserver notes, inferred)"
+    },
+    {
+      repository: "nvidia/cuda-dl-base",
+      tag: "25.08-cuda13.0-devel-ubuntu24.04",
+      cuda: "13.0.0",
+      source: [
+        "NVIDIA/JAX-Toolbox@bcbbfa578be90bf5c1dfef2c67cf074589391eee:docs/reference/container-versions.md"
+      ],
+      retrieved: "2026-12-05",
+      note: "Tag grammar YY.MM-cudaMAJ.MIN-{devel|runtime}-ubuntuXX.XX; only MAJ.MIN is in the tag.; CUDA as written: 13.0 (full: 13.0.0.044 per same-month tritonserver notes, inferred)"
+    },
+    {
+      repository: "nvidia/cuda-dl-base",
+      tag: "25.09-cuda13.0-devel-ubuntu24.04",
+      cuda: "13.0",
+      source: [
+        "NVIDIA/JAX-Toolbox@bcbbfa578be90bf5c1dfef2c67cf074589391eee:docs/reference/container-versions.md"
+      ],
+      retrieved: "2026-12-05",
+      note: "Tag grammar YY.MM-cudaMAJ.MIN-{devel|runtime}-ubuntuXX.XX; only MAJ.MIN is in the tag."
+    },
+    {
+      repository: "nvidia/cuda-dl-base",
+      tag: "25.11-cuda13.0-devel-ubuntu24.04",
+      cuda: "13.0",
+      source: [
+        "NVIDIA/JAX-Toolbox@bcbbfa578be90bf5c1dfef2c67cf074589391eee:docs/reference/container-versions.md"
+      ],
+      retrieved: "2026-12-05",
+      note: "Tag grammar YY.MM-cudaMAJ.MIN-{devel|runtime}-ubuntuXX.XX; only MAJ.MIN is in the tag."
+    },
+    {
+      repository: "nvidia/cuda-dl-base",
+      tag: "26.02-cuda13.1-devel-ubuntu24.04",
+      cuda: "13.1.1",
+      source: [
+        "NVIDIA/JAX-Toolbox@bcbbfa578be90bf5c1dfef2c67cf074589391eee:docs/reference/container-versions.md"
+      ],
+      retrieved: "2026-12-05",
+      note: "Tag grammar YY.MM-cudaMAJ.MIN-{devel|runtime}-ubuntuXX.XX; only MAJ.MIN is in the tag.; CUDA as written: 13.1 (full: 13.1.1 per same-month tritonserver notes, inferred)"
+    },
+    {
+      repository: "nvidia/cuda-dl-base",
+      tag: "26.04-cuda13.2-devel-ubuntu24.04",
+      cuda: "13.2.1",
+      source: [
+        "NVIDIA/JAX-Toolbox@bcbbfa578be90bf5c1dfef2c67cf074589391eee:docs/reference/container-versions.md"
+      ],
+      retrieved: "2026-12-05",
+      note: "Tag grammar YY.MM-cudaMAJ.MIN-{devel|runtime}-ubuntuXX.XX; only MAJ.MIN is in the tag.; CUDA as written: 13.2 (full: 13.2.1 per same-month tritonserver notes, inferred)"
+    },
+    {
+      repository: "nvidia/cuda-dl-base",
+      tag: "26.05-cuda13.2-devel-ubuntu24.04",
+      cuda: "13.2",
+      source: [
+        "NVIDIA/JAX-Toolbox@bcbbfa578be90bf5c1dfef2c67cf074589391eee:docs/reference/container-versions.md"
+      ],
+      retrieved: "2026-12-05",
+      note: "Tag grammar YY.MM-cudaMAJ.MIN-{devel|runtime}-ubuntuXX.XX; only MAJ.MIN is in the tag."
+    },
+    {
+      repository: "nvidia/cuda-dl-base",
+      tag: "26.06-cuda13.3-devel-ubuntu24.04",
+      cuda: "13.3.0",
+      source: [
+        "NVIDIA/JAX-Toolbox@bcbbfa578be90bf5c1dfef2c67cf074589391eee:docs/reference/container-versions.md"
+      ],
+      retrieved: "2026-12-05",
+      note: "Tag grammar YY.MM-cudaMAJ.MIN-{devel|runtime}-ubuntuXX.XX; only MAJ.MIN is in the tag.; CUDA as written: 13.3 (full: 13.3.0 per same-month tritonserver notes, inferred)"
+    },
+    {
+      repository: "nvidia/mxnet",
+      tag: "20.01-py3",
+      cuda: "10.2.89",
+      driver: "440.33.01",
+      dataCenterDrivers: "Tesla: 396, 384.111+, 410, 418.xx or 440.30",
+      frameworks: {
+        tensorrt: "7.0.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/frameworks/mxnet-release-notes/rel_20-01.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/mxnet",
+      tag: "21.05-py3",
+      cuda: "11.3.0",
+      driver: "465.19.01",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27) on data center GPUs",
+      frameworks: {
+        mxnet: "1.8.0",
+        tensorrt: "7.2.3.4"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/frameworks/mxnet-release-notes/rel_21-05.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/mxnet",
+      tag: "22.03-py3",
+      cuda: "11.6.1",
+      driver: "470 (as stated on MXNet page; Triton 22.03 page says 510)",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27) on data center GPUs",
+      frameworks: {
+        mxnet: "1.9.0.rc6",
+        tensorrt: "8.2.3"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/frameworks/mxnet-release-notes/rel_22-03.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/mxnet",
+      tag: "22.05-py3",
+      cuda: "11.7.0",
+      driver: "515",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47) on data center GPUs",
+      frameworks: {
+        mxnet: "1.9.0.rc6",
+        tensorrt: "8.2.5"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/frameworks/mxnet-release-notes/rel_22-05.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/mxnet",
+      tag: "24.05-py3",
+      cuda: "12.4.1",
+      driver: "545",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      frameworks: {
+        mxnet: "1.9.1",
+        tensorrt: "10.0.1.6"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/frameworks/mxnet-release-notes/rel-24-05.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/mxnet",
+      tag: "24.06-py3",
+      cuda: "12.4.1",
+      driver: "545",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      frameworks: {
+        mxnet: "1.9.1"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/frameworks/mxnet-release-notes/rel-24-06.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/nemo",
+      tag: "24.05",
+      frameworks: {
+        pytorch: "2.3.0a0",
+        "pytorch-lightning": "2.2.4",
+        "megatron-core": "0.7.0",
+        "transformer-engine": "1.6.0.dev0",
+        nemo: "2.0.0rc0"
+      },
+      source: [
+        "https://docs.nvidia.com/nemo-framework/user-guide/24.09/softwarecomponentversions.html"
+      ],
+      retrieved: "2026-12-05",
+      note: "CUDA not stated; if built on PyTorch 24.02 as the page says, CUDA would be 12.3.2 (Triton 24.02 notes) \u2014 inferred only."
+    },
+    {
+      repository: "nvidia/nemo",
+      tag: "24.07",
+      frameworks: {
+        pytorch: "2.3.0a0",
+        "pytorch-lightning": "2.3.3",
+        "megatron-core": "0.8",
+        "transformer-engine": "1.8.0.dev0",
+        nemo: "2.0.0rc1",
+        "tensorrt-llm": "0.10.0"
+      },
+      source: [
+        "https://docs.nvidia.com/nemo-framework/user-guide/24.09/softwarecomponentversions.html"
+      ],
+      retrieved: "2026-12-05",
+      note: "CUDA/driver not stated on the NeMo software-component page."
+    },
+    {
+      repository: "nvidia/nemo",
+      tag: "24.09",
+      frameworks: {
+        pytorch: "2.4.0a0",
+        "pytorch-lightning": "2.4.0",
+        "megatron-core": "0.9.0",
+        "transformer-engine": "1.10",
+        nemo: "2.0.0",
+        "tensorrt-llm": "0.12.0"
+      },
+      source: [
+        "https://docs.nvidia.com/nemo-framework/user-guide/24.09/softwarecomponentversions.html"
+      ],
+      retrieved: "2026-12-05",
+      note: "CUDA/driver not stated on the NeMo software-component page."
+    },
+    {
+      repository: "nvidia/nemo-rl",
+      tag: "v0.5.0",
+      frameworks: {
+        pytorch: "2.9.0",
+        vllm: "0.11.2",
+        "megatron-core": "0.16.0.rc0+b73ae5c"
+      },
+      source: [
+        "https://github.com/nvidia-nemo/rl/releases/tag/v0.5.0"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/pytorch",
+      tag: "19.03-py3",
+      cuda: "10.1.105",
+      driver: "418.xx+",
+      dataCenterDrivers: "Tesla: 384.111+ or 410",
+      frameworks: {
+        tensorrt: "5.1.2"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel_19-03.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/pytorch",
+      tag: "19.05-py3",
+      cuda: "10.1.1",
+      driver: "418.xx",
+      dataCenterDrivers: "Tesla: 384.111+ or 410",
+      frameworks: {
+        tensorrt: "5.1.5"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel_19-05.html"
+      ],
+      retrieved: "2026-12-05",
+      note: "CUDA as written: 10.1 Update 1"
+    },
+    {
+      repository: "nvidia/pytorch",
+      tag: "19.06-py3",
+      cuda: "10.1.168",
+      driver: "418.xx",
+      dataCenterDrivers: "Tesla: 384.111+ or 410",
+      frameworks: {
+        tensorrt: "5.1.5"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel_19-06.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/pytorch",
+      tag: "19.10-py3",
+      cuda: "10.1.243",
+      driver: "418.xx",
+      dataCenterDrivers: "Tesla: 396, 384.111+ or 410",
+      frameworks: {
+        tensorrt: "6.0.1"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel_19-10.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/pytorch",
+      tag: "19.11-py3",
+      cuda: "10.2.89",
+      driver: "440.30",
+      dataCenterDrivers: "Tesla: 396, 384.111+, 410 or 418.xx",
+      frameworks: {
+        tensorrt: "6.0.1"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel_19-11.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/pytorch",
+      tag: "20.01-py3",
+      cuda: "10.2.89",
+      driver: "440.33.01",
+      dataCenterDrivers: "Tesla: 396, 384.111+, 410, 418.xx or 440.30",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel_20-01.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No PyTorch release-notes page for this month in the searchable corpora; CUDA/driver copied from the same-month tritonserver release notes (NGC DL containers of one month share the CUDA base). Unverified for PyTorch specifically."
+    },
+    {
+      repository: "nvidia/pytorch",
+      tag: "20.02-py3",
+      cuda: "10.2.89",
+      driver: "440.33.01",
+      dataCenterDrivers: "Tesla: 396, 384.111+, 410, 418.xx or 440.30",
+      frameworks: {
+        pytorch: "1.4.0a0+a5b4d78 (with LU fix)"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel_20-02.html",
+        "https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel_20-02.html (pages corpus)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/pytorch",
+      tag: "20.03-py3",
+      cuda: "10.2.89",
+      driver: "440.33.01",
+      dataCenterDrivers: "Tesla: 396, 384.111+, 410, 418.xx or 440.30",
+      frameworks: {
+        pytorch: "1.5.0a0+8f84ded",
+        tensorrt: "7.0.0"
+      },
+      source: [
+        'search index id 32223888127 (copy of https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel_20-12.html incl. "NVIDIA PyTorch Container Versions" table)',
+        'search index id 32223888127 (copy of https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel_20-12.html incl. "NVIDIA PyTorch Container Versions" table)'
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/pytorch",
+      tag: "20.06-py3",
+      cuda: "11.0",
+      driver: "450",
+      dataCenterDrivers: "Tesla: 418.xx or 440.30",
+      source: [
+        "https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel_20-06.html"
+      ],
+      retrieved: "2026-12-05",
+      note: "CUDA as written: 11.0.167"
+    },
+    {
+      repository: "nvidia/pytorch",
+      tag: "20.07-py3",
+      cuda: "11.0",
+      driver: "450",
+      dataCenterDrivers: "Tesla: 418.xx or 440.30",
+      frameworks: {
+        pytorch: "1.6.0a0+9907a3e",
+        tensorrt: "7.1.3"
+      },
+      source: [
+        'search index id 32223888127 (copy of https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel_20-12.html incl. "NVIDIA PyTorch Container Versions" table)',
+        'search index id 32223888127 (copy of https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel_20-12.html incl. "NVIDIA PyTorch Container Versions" table)'
+      ],
+      retrieved: "2026-12-05",
+      note: "CUDA as written: 11.0.194"
+    },
+    {
+      repository: "nvidia/pytorch",
+      tag: "20.08-py3",
+      cuda: "11.0.3",
+      driver: "450",
+      dataCenterDrivers: "Tesla: 418.xx or 440.30",
+      frameworks: {
+        pytorch: "1.7.0a0+6392713",
+        tensorrt: "7.1.3"
+      },
+      source: [
+        'search index id 32223888127 (copy of https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel_20-12.html incl. "NVIDIA PyTorch Container Versions" table)',
+        'search index id 32223888127 (copy of https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel_20-12.html incl. "NVIDIA PyTorch Container Versions" table)'
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/pytorch",
+      tag: "20.09-py3",
+      cuda: "11.0.3",
+      driver: "450",
+      dataCenterDrivers: "Tesla: 418.xx or 440.30",
+      frameworks: {
+        pytorch: "1.7.0a0+8deb4fe",
+        tensorrt: "7.1.3"
+      },
+      source: [
+        'search index id 32223888127 (copy of https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel_20-12.html incl. "NVIDIA PyTorch Container Versions" table)',
+        'search index id 32223888127 (copy of https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel_20-12.html incl. "NVIDIA PyTorch Container Versions" table)'
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/pytorch",
+      tag: "20.10-py3",
+      cuda: "11.1.0",
+      driver: "455",
+      dataCenterDrivers: "Tesla: 418.xx, 440.30, or 450.xx",
+      frameworks: {
+        pytorch: "1.7.0a0+7036e91",
+        tensorrt: "7.2.1"
+      },
+      source: [
+        'search index id 32223888127 (copy of https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel_20-12.html incl. "NVIDIA PyTorch Container Versions" table)',
+        'search index id 32223888127 (copy of https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel_20-12.html incl. "NVIDIA PyTorch Container Versions" table)'
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/pytorch",
+      tag: "20.11-py3",
+      cuda: "11.1.0",
+      driver: "455",
+      dataCenterDrivers: "Tesla: 418.xx, 440.30, or 450.xx",
+      frameworks: {
+        pytorch: "1.8.0a0+17f8c32",
+        tensorrt: "7.2.1"
+      },
+      source: [
+        'search index id 32223888127 (copy of https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel_20-12.html incl. "NVIDIA PyTorch Container Versions" table)',
+        'search index id 32223888127 (copy of https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel_20-12.html incl. "NVIDIA PyTorch Container Versions" table)'
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/pytorch",
+      tag: "20.12-py3",
+      cuda: "11.1.1",
+      driver: "455",
+      dataCenterDrivers: "Tesla: 418.xx, 440.30, or 450.xx",
+      frameworks: {
+        pytorch: "1.8.0a0+1606899",
+        tensorrt: "7.2.2"
+      },
+      source: [
+        'search index id 32223888127 (copy of https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel_20-12.html incl. "NVIDIA PyTorch Container Versions" table)',
+        'search index id 32223888127 (copy of https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel_20-12.html incl. "NVIDIA PyTorch Container Versions" table)'
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/pytorch",
+      tag: "21.02-py3",
+      cuda: "11.2.0",
+      driver: "460.27.04",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_21-02.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No PyTorch release-notes page for this month in the searchable corpora; CUDA/driver copied from the same-month tritonserver release notes (NGC DL containers of one month share the CUDA base). Unverified for PyTorch specifically."
+    },
+    {
+      repository: "nvidia/pytorch",
+      tag: "21.03-py3",
+      cuda: "11.2.1",
+      driver: "460.32.03",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_21-03.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No PyTorch release-notes page for this month in the searchable corpora; CUDA/driver copied from the same-month tritonserver release notes (NGC DL containers of one month share the CUDA base). Unverified for PyTorch specifically."
+    },
+    {
+      repository: "nvidia/pytorch",
+      tag: "21.04-py3",
+      cuda: "11.3.0",
+      driver: "465.19.01",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_21-04.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No PyTorch release-notes page for this month in the searchable corpora; CUDA/driver copied from the same-month tritonserver release notes (NGC DL containers of one month share the CUDA base). Unverified for PyTorch specifically."
+    },
+    {
+      repository: "nvidia/pytorch",
+      tag: "21.05-py3",
+      cuda: "11.3.0",
+      driver: "465.19.01",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel_21-05.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No PyTorch release-notes page for this month in the searchable corpora; CUDA/driver copied from the same-month tritonserver release notes (NGC DL containers of one month share the CUDA base). Unverified for PyTorch specifically."
+    },
+    {
+      repository: "nvidia/pytorch",
+      tag: "21.06-py3",
+      cuda: "11.3.1",
+      driver: "465.19.01",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27) on data center GPUs",
+      frameworks: {
+        pytorch: "1.9.0 (per DLProf notes)"
+      },
+      source: [
+        'https://docs.nvidia.com/deeplearning/frameworks/dlprof-release-notes/dlprof-release-notes-2106.html \u2014 DLProf release notes (DLProf ships in the TF1/TF2/PyTorch NGC containers of this release; versions are the ones DLProf "is supported for")'
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/pytorch",
+      tag: "21.07-py3",
+      cuda: "11.4.0",
+      driver: "470",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27) on data center GPUs",
+      frameworks: {
+        pytorch: "1.10.0 (per DLProf notes)"
+      },
+      source: [
+        'https://docs.nvidia.com/deeplearning/dgx/dlprof-release-notes/dlprof-release-notes-2107.html \u2014 DLProf release notes (DLProf ships in the TF1/TF2/PyTorch NGC containers of this release; versions are the ones DLProf "is supported for")'
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/pytorch",
+      tag: "21.08-py3",
+      cuda: "11.4.1",
+      driver: "470",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_21-08.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No PyTorch release-notes page for this month in the searchable corpora; CUDA/driver copied from the same-month tritonserver release notes (NGC DL containers of one month share the CUDA base). Unverified for PyTorch specifically."
+    },
+    {
+      repository: "nvidia/pytorch",
+      tag: "21.09-py3",
+      cuda: "11.4.2",
+      driver: "470",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27) on data center GPUs",
+      frameworks: {
+        pytorch: "1.10 (per DLProf notes)"
+      },
+      source: [
+        'https://docs.nvidia.com/deeplearning/frameworks/dlprof-release-notes/dlprof-release-notes-2109.html \u2014 DLProf release notes (DLProf ships in the TF1/TF2/PyTorch NGC containers of this release; versions are the ones DLProf "is supported for")'
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/pytorch",
+      tag: "21.10-py3",
+      cuda: "11.4.2",
+      driver: "470",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27) on data center GPUs",
+      frameworks: {
+        pytorch: "1.10.0a0+0aef44c"
+      },
+      source: [
+        'https://docs.nvidia.com/deeplearning/frameworks/dlprof-release-notes/dlprof-release-notes-2110.html \u2014 DLProf release notes (DLProf ships in the TF1/TF2/PyTorch NGC containers of this release; versions are the ones DLProf "is supported for")',
+        "Project-MONAI/MONAI PR #4045 .github/workflows/pythonapp-gpu.yml comment"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/pytorch",
+      tag: "21.11-py3",
+      cuda: "11.5.0",
+      driver: "495",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27), R470 (>=470.57) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel_21-11.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No PyTorch release-notes page for this month in the searchable corpora; CUDA/driver copied from the same-month tritonserver release notes (NGC DL containers of one month share the CUDA base). Unverified for PyTorch specifically."
+    },
+    {
+      repository: "nvidia/pytorch",
+      tag: "21.12-py3",
+      cuda: "11.5.0",
+      driver: "495",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27) on data center GPUs",
+      frameworks: {
+        pytorch: "1.11 (per DLProf notes)"
+      },
+      source: [
+        'https://docs.nvidia.com/deeplearning/frameworks/dlprof-release-notes/dlprof-release-notes-2112.html \u2014 DLProf release notes (DLProf ships in the TF1/TF2/PyTorch NGC containers of this release; versions are the ones DLProf "is supported for")'
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/pytorch",
+      tag: "22.01-py3",
+      cuda: "11.6.0",
+      driver: "510",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27), R470 (>=470.57) on data center GPUs",
+      frameworks: {
+        pytorch: "1.11.0a0+bfe5ad28"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_22-01.html (the same month's sibling container)",
+        'search index id 56393824658 (third-party copy of NVIDIA "PyTorch for Jetson" compatibility matrix: PyTorch Version | NVIDIA Framework Container | Wheel | JetPack)'
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No PyTorch release-notes page for this month in the searchable corpora; CUDA/driver copied from the same-month tritonserver release notes (NGC DL containers of one month share the CUDA base). Unverified for PyTorch specifically."
+    },
+    {
+      repository: "nvidia/pytorch",
+      tag: "22.02-py3",
+      cuda: "11.6.0",
+      driver: "510",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27), R470 (>=470.57) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_22-02.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No PyTorch release-notes page for this month in the searchable corpora; CUDA/driver copied from the same-month tritonserver release notes (NGC DL containers of one month share the CUDA base). Unverified for PyTorch specifically."
+    },
+    {
+      repository: "nvidia/pytorch",
+      tag: "22.03-py3",
+      cuda: "11.6.1",
+      driver: "510",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27), R470 (>=470.57) on data center GPUs",
+      frameworks: {
+        pytorch: "1.12.0a0+2c916ef"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_22-03.html (the same month's sibling container)",
+        "Project-MONAI/MONAI PR #4045 .github/workflows/pythonapp-gpu.yml comment"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No PyTorch release-notes page for this month in the searchable corpora; CUDA/driver copied from the same-month tritonserver release notes (NGC DL containers of one month share the CUDA base). Unverified for PyTorch specifically."
+    },
+    {
+      repository: "nvidia/pytorch",
+      tag: "22.04-py3",
+      frameworks: {
+        pytorch: "1.12.0a0+bd13bc66"
+      },
+      source: [
+        'search index id 56393824658 (third-party copy of NVIDIA "PyTorch for Jetson" compatibility matrix: PyTorch Version | NVIDIA Framework Container | Wheel | JetPack)'
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No PyTorch release-notes page for this month in the searchable corpora; CUDA/driver copied from the same-month ? release notes (NGC DL containers of one month share the CUDA base). Unverified for PyTorch specifically."
+    },
+    {
+      repository: "nvidia/pytorch",
+      tag: "22.05-py3",
+      cuda: "11.7",
+      driver: "515",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47) on data center GPUs",
+      frameworks: {
+        pytorch: "1.12.0a0+8a1a93a9"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_22-05.html (the same month's sibling container)",
+        'search index id 56393824658 (third-party copy of NVIDIA "PyTorch for Jetson" compatibility matrix: PyTorch Version | NVIDIA Framework Container | Wheel | JetPack)'
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No PyTorch release-notes page for this month in the searchable corpora; CUDA/driver copied from the same-month tritonserver release notes (NGC DL containers of one month share the CUDA base). Unverified for PyTorch specifically."
+    },
+    {
+      repository: "nvidia/pytorch",
+      tag: "22.06-py3",
+      cuda: "11.7.1",
+      driver: "515",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47) on data center GPUs",
+      frameworks: {
+        pytorch: "1.13.0a0+340c412"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel_22-06.html (the same month's sibling container)",
+        'search index id 56393824658 (third-party copy of NVIDIA "PyTorch for Jetson" compatibility matrix: PyTorch Version | NVIDIA Framework Container | Wheel | JetPack)'
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No PyTorch release-notes page for this month in the searchable corpora; CUDA/driver copied from the same-month tritonserver release notes (NGC DL containers of one month share the CUDA base). Unverified for PyTorch specifically.; CUDA as written: 11.7 Update 1 Preview"
+    },
+    {
+      repository: "nvidia/pytorch",
+      tag: "22.07-py3",
+      cuda: "11.7.1",
+      driver: "515",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47) on data center GPUs",
+      frameworks: {
+        pytorch: "1.13.0a0+08820cb"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel_22-07.html (the same month's sibling container)",
+        'search index id 56393824658 (third-party copy of NVIDIA "PyTorch for Jetson" compatibility matrix: PyTorch Version | NVIDIA Framework Container | Wheel | JetPack)'
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No PyTorch release-notes page for this month in the searchable corpora; CUDA/driver copied from the same-month tritonserver release notes (NGC DL containers of one month share the CUDA base). Unverified for PyTorch specifically.; CUDA as written: 11.7 Update 1 Preview"
+    },
+    {
+      repository: "nvidia/pytorch",
+      tag: "22.08-py3",
+      cuda: "11.7.1",
+      driver: "515",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel_22-08.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No PyTorch release-notes page for this month in the searchable corpora; CUDA/driver copied from the same-month tritonserver release notes (NGC DL containers of one month share the CUDA base). Unverified for PyTorch specifically.; CUDA as written: 11.7 Update 1"
+    },
+    {
+      repository: "nvidia/pytorch",
+      tag: "22.09-py3",
+      cuda: "11.8.0",
+      driver: "520",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R515 (>=515.65) on data center GPUs",
+      frameworks: {
+        pytorch: "1.13.0a0+d0d6b1f"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-22-09.html (the same month's sibling container)",
+        'search index id 56393824658 (third-party copy of NVIDIA "PyTorch for Jetson" compatibility matrix: PyTorch Version | NVIDIA Framework Container | Wheel | JetPack)'
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No PyTorch release-notes page for this month in the searchable corpora; CUDA/driver copied from the same-month tritonserver release notes (NGC DL containers of one month share the CUDA base). Unverified for PyTorch specifically."
+    },
+    {
+      repository: "nvidia/pytorch",
+      tag: "22.10-py3",
+      cuda: "11.8.0",
+      driver: "520",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R515 (>=515.65) on data center GPUs",
+      frameworks: {
+        pytorch: "1.13.0a0+d0d6b1f"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel-22-10.html (the same month's sibling container)",
+        'search index id 56393824658 (third-party copy of NVIDIA "PyTorch for Jetson" compatibility matrix: PyTorch Version | NVIDIA Framework Container | Wheel | JetPack)'
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No PyTorch release-notes page for this month in the searchable corpora; CUDA/driver copied from the same-month tritonserver release notes (NGC DL containers of one month share the CUDA base). Unverified for PyTorch specifically."
+    },
+    {
+      repository: "nvidia/pytorch",
+      tag: "22.11-py3",
+      cuda: "11.8.0",
+      driver: "520",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R515 (>=515.65) on data center GPUs",
+      frameworks: {
+        pytorch: "1.13.0a0+936e930"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-22-11.html (the same month's sibling container)",
+        'search index id 56393824658 (third-party copy of NVIDIA "PyTorch for Jetson" compatibility matrix: PyTorch Version | NVIDIA Framework Container | Wheel | JetPack)'
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No PyTorch release-notes page for this month in the searchable corpora; CUDA/driver copied from the same-month tritonserver release notes (NGC DL containers of one month share the CUDA base). Unverified for PyTorch specifically."
+    },
+    {
+      repository: "nvidia/pytorch",
+      tag: "22.12-py3",
+      cuda: "11.8.0",
+      driver: "520",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R515 (>=515.65) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel-22-12.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No PyTorch release-notes page for this month in the searchable corpora; CUDA/driver copied from the same-month tritonserver release notes (NGC DL containers of one month share the CUDA base). Unverified for PyTorch specifically."
+    },
+    {
+      repository: "nvidia/pytorch",
+      tag: "23.01-py3",
+      cuda: "12.0.1",
+      driver: "525",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R515 (>=515.65), R525 (>=525.85) on data center GPUs",
+      frameworks: {
+        pytorch: "1.14.0a0+44dac51c"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/frameworks/tensorflow-release-notes/rel-23-01.html (the same month's sibling container)",
+        'search index id 56393824658 (third-party copy of NVIDIA "PyTorch for Jetson" compatibility matrix: PyTorch Version | NVIDIA Framework Container | Wheel | JetPack)'
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No PyTorch release-notes page for this month in the searchable corpora; CUDA/driver copied from the same-month tensorflow release notes (NGC DL containers of one month share the CUDA base). Unverified for PyTorch specifically."
+    },
+    {
+      repository: "nvidia/pytorch",
+      tag: "23.02-py3",
+      frameworks: {
+        pytorch: "1.14.0a0+44dac51c"
+      },
+      source: [
+        'search index id 56393824658 (third-party copy of NVIDIA "PyTorch for Jetson" compatibility matrix: PyTorch Version | NVIDIA Framework Container | Wheel | JetPack)'
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No PyTorch release-notes page for this month in the searchable corpora; CUDA/driver copied from the same-month ? release notes (NGC DL containers of one month share the CUDA base). Unverified for PyTorch specifically."
+    },
+    {
+      repository: "nvidia/pytorch",
+      tag: "23.03-py3",
+      cuda: "12.1.0",
+      driver: "530",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R515 (>=515.65), R525 (>=525.85), R530 (>=530.30) on data center GPUs",
+      frameworks: {
+        pytorch: "2.0.0a0+8aa34602"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-23-03.html (the same month's sibling container)",
+        'search index id 56393824658 (third-party copy of NVIDIA "PyTorch for Jetson" compatibility matrix: PyTorch Version | NVIDIA Framework Container | Wheel | JetPack)'
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No PyTorch release-notes page for this month in the searchable corpora; CUDA/driver copied from the same-month tritonserver release notes (NGC DL containers of one month share the CUDA base). Unverified for PyTorch specifically."
+    },
+    {
+      repository: "nvidia/pytorch",
+      tag: "23.04-py3",
+      cuda: "12.1.0",
+      driver: "530",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R515 (>=515.65), R525 (>=525.85), R530 (>=530.30) on data center GPUs",
+      frameworks: {
+        pytorch: "2.0.0a0+fe05266f"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-23-04.html (the same month's sibling container)",
+        'search index id 56393824658 (third-party copy of NVIDIA "PyTorch for Jetson" compatibility matrix: PyTorch Version | NVIDIA Framework Container | Wheel | JetPack)'
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No PyTorch release-notes page for this month in the searchable corpora; CUDA/driver copied from the same-month tritonserver release notes (NGC DL containers of one month share the CUDA base). Unverified for PyTorch specifically."
+    },
+    {
+      repository: "nvidia/pytorch",
+      tag: "23.05-py3",
+      cuda: "12.1.1",
+      driver: "530",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R515 (>=515.65), R525 (>=525.85), R530 (>=530.30) on data center GPUs",
+      frameworks: {
+        pytorch: "2.0.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-23-05.html (the same month's sibling container)",
+        'search index id 56393824658 (third-party copy of NVIDIA "PyTorch for Jetson" compatibility matrix: PyTorch Version | NVIDIA Framework Container | Wheel | JetPack)'
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No PyTorch release-notes page for this month in the searchable corpora; CUDA/driver copied from the same-month tritonserver release notes (NGC DL containers of one month share the CUDA base). Unverified for PyTorch specifically."
+    },
+    {
+      repository: "nvidia/pytorch",
+      tag: "23.06-py3",
+      cuda: "12.1.1",
+      driver: "530",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R515 (>=515.65), R525 (>=525.85), R530 (>=530.30) on data center GPUs",
+      frameworks: {
+        pytorch: '2.1.0a0+41361538 (listed as "2.1.0a", commit 41361538)'
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-23-06.html (the same month's sibling container)",
+        'search index id 56393824658 (third-party copy of NVIDIA "PyTorch for Jetson" compatibility matrix: PyTorch Version | NVIDIA Framework Container | Wheel | JetPack)'
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No PyTorch release-notes page for this month in the searchable corpora; CUDA/driver copied from the same-month tritonserver release notes (NGC DL containers of one month share the CUDA base). Unverified for PyTorch specifically."
+    },
+    {
+      repository: "nvidia/pytorch",
+      tag: "23.07-py3",
+      cuda: "12.1.1",
+      driver: "530",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R515 (>=515.65), R525 (>=525.85), R530 (>=530.30) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel-23-07.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No PyTorch release-notes page for this month in the searchable corpora; CUDA/driver copied from the same-month tritonserver release notes (NGC DL containers of one month share the CUDA base). Unverified for PyTorch specifically."
+    },
+    {
+      repository: "nvidia/pytorch",
+      tag: "23.08-py3",
+      cuda: "12.2.1",
+      driver: "535",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R525 (>=525.85), R535 (>=535.86) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel-23-08.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No PyTorch release-notes page for this month in the searchable corpora; CUDA/driver copied from the same-month tritonserver release notes (NGC DL containers of one month share the CUDA base). Unverified for PyTorch specifically."
+    },
+    {
+      repository: "nvidia/pytorch",
+      tag: "23.09-py3",
+      cuda: "12.2.1",
+      driver: "535",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R525 (>=525.85), R535 (>=535.86) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-23-09.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No PyTorch release-notes page for this month in the searchable corpora; CUDA/driver copied from the same-month tritonserver release notes (NGC DL containers of one month share the CUDA base). Unverified for PyTorch specifically."
+    },
+    {
+      repository: "nvidia/pytorch",
+      tag: "23.10-py3",
+      cuda: "12.2.2",
+      driver: "535",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R525 (>=525.85), R535 (>=535.86) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-23-10.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No PyTorch release-notes page for this month in the searchable corpora; CUDA/driver copied from the same-month tritonserver release notes (NGC DL containers of one month share the CUDA base). Unverified for PyTorch specifically."
+    },
+    {
+      repository: "nvidia/pytorch",
+      tag: "23.11-py3",
+      cuda: "12.3.0",
+      driver: "545",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      frameworks: {
+        pytorch: "2.2.0a0+6a974bec"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-23-11.html (the same month's sibling container)",
+        'search index id 56393824658 (third-party copy of NVIDIA "PyTorch for Jetson" compatibility matrix: PyTorch Version | NVIDIA Framework Container | Wheel | JetPack)'
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No PyTorch release-notes page for this month in the searchable corpora; CUDA/driver copied from the same-month tritonserver release notes (NGC DL containers of one month share the CUDA base). Unverified for PyTorch specifically."
+    },
+    {
+      repository: "nvidia/pytorch",
+      tag: "23.12-py3",
+      cuda: "12.3.2",
+      driver: "545",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      frameworks: {
+        pytorch: "2.2.0a0+81ea7a4"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-23-12.html (the same month's sibling container)",
+        'search index id 56393824658 (third-party copy of NVIDIA "PyTorch for Jetson" compatibility matrix: PyTorch Version | NVIDIA Framework Container | Wheel | JetPack)'
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No PyTorch release-notes page for this month in the searchable corpora; CUDA/driver copied from the same-month tritonserver release notes (NGC DL containers of one month share the CUDA base). Unverified for PyTorch specifically."
+    },
+    {
+      repository: "nvidia/sglang",
+      tag: "25.10-py3",
+      cuda: "13.0.2",
+      driver: "570",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R550 (>=550.54) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/frameworks/sglang-release-notes/rel-25-10.html"
+      ],
+      retrieved: "2026-12-05",
+      note: "CUDA as written: 13.0.2.006"
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "20.01-tf1-py3",
+      cuda: "10.2.89",
+      driver: "440.33.01",
+      dataCenterDrivers: "Tesla: 396, 384.111+, 410, 418.xx or 440.30",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel_20-01.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No TensorFlow release-notes page for this month found; CUDA/driver copied from same-month tritonserver release notes. Also unverified that this TF tag was published (TF1 monthly releases stopped after 23.03 per NVIDIA/tensorflow releases page; TF2 container end date not verified)."
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "20.01-tf2-py3",
+      cuda: "10.2.89",
+      driver: "440.33.01",
+      dataCenterDrivers: "Tesla: 396, 384.111+, 410, 418.xx or 440.30",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel_20-01.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No TensorFlow release-notes page for this month found; CUDA/driver copied from same-month tritonserver release notes. Also unverified that this TF tag was published (TF1 monthly releases stopped after 23.03 per NVIDIA/tensorflow releases page; TF2 container end date not verified)."
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "20.02-tf1-py3",
+      cuda: "10.2.89",
+      driver: "440.33.01",
+      dataCenterDrivers: "Tesla: 396, 384.111+, 410, 418.xx or 440.30",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel_20-02.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No TensorFlow release-notes page for this month found; CUDA/driver copied from same-month tritonserver release notes. Also unverified that this TF tag was published (TF1 monthly releases stopped after 23.03 per NVIDIA/tensorflow releases page; TF2 container end date not verified)."
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "20.02-tf2-py3",
+      cuda: "10.2.89",
+      driver: "440.33.01",
+      dataCenterDrivers: "Tesla: 396, 384.111+, 410, 418.xx or 440.30",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel_20-02.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No TensorFlow release-notes page for this month found; CUDA/driver copied from same-month tritonserver release notes. Also unverified that this TF tag was published (TF1 monthly releases stopped after 23.03 per NVIDIA/tensorflow releases page; TF2 container end date not verified)."
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "20.03-tf1-py3",
+      cuda: "10.2.89",
+      driver: "440.33.01",
+      dataCenterDrivers: "Tesla: 396, 384.111+, 410, 418.xx or 440.30",
+      frameworks: {
+        tensorrt: "7.0.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/frameworks/tensorflow-release-notes/rel_20-03.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "20.03-tf2-py3",
+      cuda: "10.2.89",
+      driver: "440.33.01",
+      dataCenterDrivers: "Tesla: 396, 384.111+, 410, 418.xx or 440.30",
+      frameworks: {
+        tensorrt: "7.0.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/frameworks/tensorflow-release-notes/rel_20-03.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "20.06-tf1-py3",
+      cuda: "11.0",
+      driver: "450",
+      dataCenterDrivers: "Tesla: 418.xx or 440.30",
+      frameworks: {
+        tensorrt: "7.1.2"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/dgx/tensorflow-release-notes/rel_20-06.html"
+      ],
+      retrieved: "2026-12-05",
+      note: "CUDA as written: 11.0.167"
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "20.06-tf2-py3",
+      cuda: "11.0",
+      driver: "450",
+      dataCenterDrivers: "Tesla: 418.xx or 440.30",
+      frameworks: {
+        tensorrt: "7.1.2"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/dgx/tensorflow-release-notes/rel_20-06.html"
+      ],
+      retrieved: "2026-12-05",
+      note: "CUDA as written: 11.0.167"
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "20.07-tf1-py3",
+      cuda: "11.0",
+      driver: "450",
+      dataCenterDrivers: "Tesla: 418.xx or 440.30",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_20-07.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No TensorFlow release-notes page for this month found; CUDA/driver copied from same-month tritonserver release notes. Also unverified that this TF tag was published (TF1 monthly releases stopped after 23.03 per NVIDIA/tensorflow releases page; TF2 container end date not verified).; CUDA as written: 11.0.194"
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "20.07-tf2-py3",
+      cuda: "11.0",
+      driver: "450",
+      dataCenterDrivers: "Tesla: 418.xx or 440.30",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_20-07.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No TensorFlow release-notes page for this month found; CUDA/driver copied from same-month tritonserver release notes. Also unverified that this TF tag was published (TF1 monthly releases stopped after 23.03 per NVIDIA/tensorflow releases page; TF2 container end date not verified).; CUDA as written: 11.0.194"
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "20.08-tf1-py3",
+      cuda: "11.0.3",
+      driver: "450",
+      dataCenterDrivers: "Tesla: 418.xx or 440.30",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel_20-08.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No TensorFlow release-notes page for this month found; CUDA/driver copied from same-month tritonserver release notes. Also unverified that this TF tag was published (TF1 monthly releases stopped after 23.03 per NVIDIA/tensorflow releases page; TF2 container end date not verified)."
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "20.08-tf2-py3",
+      cuda: "11.0.3",
+      driver: "450",
+      dataCenterDrivers: "Tesla: 418.xx or 440.30",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel_20-08.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No TensorFlow release-notes page for this month found; CUDA/driver copied from same-month tritonserver release notes. Also unverified that this TF tag was published (TF1 monthly releases stopped after 23.03 per NVIDIA/tensorflow releases page; TF2 container end date not verified)."
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "20.09-tf1-py3",
+      cuda: "11.0.3",
+      driver: "450",
+      dataCenterDrivers: "Tesla: 418.xx or 440.30",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_20-09.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No TensorFlow release-notes page for this month found; CUDA/driver copied from same-month tritonserver release notes. Also unverified that this TF tag was published (TF1 monthly releases stopped after 23.03 per NVIDIA/tensorflow releases page; TF2 container end date not verified)."
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "20.09-tf2-py3",
+      cuda: "11.0.3",
+      driver: "450",
+      dataCenterDrivers: "Tesla: 418.xx or 440.30",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_20-09.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No TensorFlow release-notes page for this month found; CUDA/driver copied from same-month tritonserver release notes. Also unverified that this TF tag was published (TF1 monthly releases stopped after 23.03 per NVIDIA/tensorflow releases page; TF2 container end date not verified)."
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "20.10-tf1-py3",
+      cuda: "11.1.0",
+      driver: "455",
+      dataCenterDrivers: "Tesla: 418.xx, 440.30, or 450.xx",
+      frameworks: {
+        tensorrt: "7.2.1"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/frameworks/tensorflow-release-notes/rel_20-10.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "20.10-tf2-py3",
+      cuda: "11.1.0",
+      driver: "455",
+      dataCenterDrivers: "Tesla: 418.xx, 440.30, or 450.xx",
+      frameworks: {
+        tensorrt: "7.2.1"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/frameworks/tensorflow-release-notes/rel_20-10.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "20.11-tf1-py3",
+      cuda: "11.1.0",
+      driver: "455",
+      dataCenterDrivers: "Tesla: 418.xx, 440.30, or 450.xx",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_20-11.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No TensorFlow release-notes page for this month found; CUDA/driver copied from same-month tritonserver release notes. Also unverified that this TF tag was published (TF1 monthly releases stopped after 23.03 per NVIDIA/tensorflow releases page; TF2 container end date not verified)."
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "20.11-tf2-py3",
+      cuda: "11.1.0",
+      driver: "455",
+      dataCenterDrivers: "Tesla: 418.xx, 440.30, or 450.xx",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_20-11.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No TensorFlow release-notes page for this month found; CUDA/driver copied from same-month tritonserver release notes. Also unverified that this TF tag was published (TF1 monthly releases stopped after 23.03 per NVIDIA/tensorflow releases page; TF2 container end date not verified)."
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "20.12-tf1-py3",
+      cuda: "11.1.1",
+      driver: "455",
+      dataCenterDrivers: "Tesla: 418.xx, 440.30, or 450.xx",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_20-12.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No TensorFlow release-notes page for this month found; CUDA/driver copied from same-month tritonserver release notes. Also unverified that this TF tag was published (TF1 monthly releases stopped after 23.03 per NVIDIA/tensorflow releases page; TF2 container end date not verified)."
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "20.12-tf2-py3",
+      cuda: "11.1.1",
+      driver: "455",
+      dataCenterDrivers: "Tesla: 418.xx, 440.30, or 450.xx",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_20-12.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No TensorFlow release-notes page for this month found; CUDA/driver copied from same-month tritonserver release notes. Also unverified that this TF tag was published (TF1 monthly releases stopped after 23.03 per NVIDIA/tensorflow releases page; TF2 container end date not verified)."
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "21.02-tf1-py3",
+      cuda: "11.2.0",
+      driver: "460.27.04",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_21-02.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No TensorFlow release-notes page for this month found; CUDA/driver copied from same-month tritonserver release notes. Also unverified that this TF tag was published (TF1 monthly releases stopped after 23.03 per NVIDIA/tensorflow releases page; TF2 container end date not verified)."
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "21.02-tf2-py3",
+      cuda: "11.2.0",
+      driver: "460.27.04",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_21-02.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No TensorFlow release-notes page for this month found; CUDA/driver copied from same-month tritonserver release notes. Also unverified that this TF tag was published (TF1 monthly releases stopped after 23.03 per NVIDIA/tensorflow releases page; TF2 container end date not verified)."
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "21.03-tf1-py3",
+      cuda: "11.2.1",
+      driver: "460.32.03",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_21-03.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No TensorFlow release-notes page for this month found; CUDA/driver copied from same-month tritonserver release notes. Also unverified that this TF tag was published (TF1 monthly releases stopped after 23.03 per NVIDIA/tensorflow releases page; TF2 container end date not verified)."
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "21.03-tf2-py3",
+      cuda: "11.2.1",
+      driver: "460.32.03",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_21-03.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No TensorFlow release-notes page for this month found; CUDA/driver copied from same-month tritonserver release notes. Also unverified that this TF tag was published (TF1 monthly releases stopped after 23.03 per NVIDIA/tensorflow releases page; TF2 container end date not verified)."
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "21.04-tf1-py3",
+      cuda: "11.3.0",
+      driver: "465.19.01",
+      frameworks: {
+        tensorrt: "7.2.3.4"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/frameworks/tensorflow-release-notes/rel_21-04.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "21.04-tf2-py3",
+      cuda: "11.3.0",
+      driver: "465.19.01",
+      frameworks: {
+        tensorrt: "7.2.3.4"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/frameworks/tensorflow-release-notes/rel_21-04.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "21.05-tf1-py3",
+      cuda: "11.3.0",
+      driver: "465.19.01",
+      frameworks: {
+        tensorrt: "7.2.3.4"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/frameworks/tensorflow-release-notes/rel_21-05.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "21.05-tf2-py3",
+      cuda: "11.3.0",
+      driver: "465.19.01",
+      frameworks: {
+        tensorrt: "7.2.3.4"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/frameworks/tensorflow-release-notes/rel_21-05.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "21.06-tf1-py3",
+      cuda: "11.3.1",
+      driver: "465.19.01",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27) on data center GPUs",
+      frameworks: {
+        tensorflow1: "1.15.5 (per DLProf notes)",
+        tensorrt: "7.2.3.4"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/dgx/tensorflow-release-notes/rel_21-06.html",
+        'https://docs.nvidia.com/deeplearning/frameworks/dlprof-release-notes/dlprof-release-notes-2106.html \u2014 DLProf release notes (DLProf ships in the TF1/TF2/PyTorch NGC containers of this release; versions are the ones DLProf "is supported for")'
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "21.06-tf2-py3",
+      cuda: "11.3.1",
+      driver: "465.19.01",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27) on data center GPUs",
+      frameworks: {
+        tensorflow2: "2.4.0 (per DLProf notes)",
+        tensorrt: "7.2.3.4",
+        tensorboard_tf2: "2.5.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/dgx/tensorflow-release-notes/rel_21-06.html",
+        'https://docs.nvidia.com/deeplearning/frameworks/dlprof-release-notes/dlprof-release-notes-2106.html \u2014 DLProf release notes (DLProf ships in the TF1/TF2/PyTorch NGC containers of this release; versions are the ones DLProf "is supported for")'
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "21.07-tf1-py3",
+      cuda: "11.4.0",
+      driver: "470",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27) on data center GPUs",
+      frameworks: {
+        tensorflow1: "1.15.5 (per DLProf notes)"
+      },
+      source: [
+        'https://docs.nvidia.com/deeplearning/dgx/dlprof-release-notes/dlprof-release-notes-2107.html \u2014 DLProf release notes (DLProf ships in the TF1/TF2/PyTorch NGC containers of this release; versions are the ones DLProf "is supported for")'
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "21.07-tf2-py3",
+      cuda: "11.4.0",
+      driver: "470",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27) on data center GPUs",
+      frameworks: {
+        tensorflow2: "2.5.0 (per DLProf notes)"
+      },
+      source: [
+        'https://docs.nvidia.com/deeplearning/dgx/dlprof-release-notes/dlprof-release-notes-2107.html \u2014 DLProf release notes (DLProf ships in the TF1/TF2/PyTorch NGC containers of this release; versions are the ones DLProf "is supported for")'
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "21.08-tf1-py3",
+      cuda: "11.4.1",
+      driver: "470",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_21-08.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No TensorFlow release-notes page for this month found; CUDA/driver copied from same-month tritonserver release notes. Also unverified that this TF tag was published (TF1 monthly releases stopped after 23.03 per NVIDIA/tensorflow releases page; TF2 container end date not verified)."
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "21.08-tf2-py3",
+      cuda: "11.4.1",
+      driver: "470",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_21-08.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No TensorFlow release-notes page for this month found; CUDA/driver copied from same-month tritonserver release notes. Also unverified that this TF tag was published (TF1 monthly releases stopped after 23.03 per NVIDIA/tensorflow releases page; TF2 container end date not verified)."
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "21.09-tf1-py3",
+      cuda: "11.4.2",
+      driver: "470",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27) on data center GPUs",
+      frameworks: {
+        tensorflow1: "1.15.5 (per DLProf notes)"
+      },
+      source: [
+        'https://docs.nvidia.com/deeplearning/frameworks/dlprof-release-notes/dlprof-release-notes-2109.html \u2014 DLProf release notes (DLProf ships in the TF1/TF2/PyTorch NGC containers of this release; versions are the ones DLProf "is supported for")'
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "21.09-tf2-py3",
+      cuda: "11.4.2",
+      driver: "470",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27) on data center GPUs",
+      frameworks: {
+        tensorflow2: "2.6.0 (per DLProf notes)"
+      },
+      source: [
+        'https://docs.nvidia.com/deeplearning/frameworks/dlprof-release-notes/dlprof-release-notes-2109.html \u2014 DLProf release notes (DLProf ships in the TF1/TF2/PyTorch NGC containers of this release; versions are the ones DLProf "is supported for")'
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "21.10-tf1-py3",
+      cuda: "11.4.2",
+      driver: "470",
+      dataCenterDrivers: "Data Center (text truncated in excerpt)",
+      frameworks: {
+        tensorflow1: "1.15.5 (per DLProf notes)",
+        tensorrt: "8.0.3.4 (x64), 8.0.2.2 (ARM SBSA)"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/frameworks/tensorflow-release-notes/rel_21-10.html",
+        'https://docs.nvidia.com/deeplearning/frameworks/dlprof-release-notes/dlprof-release-notes-2110.html \u2014 DLProf release notes (DLProf ships in the TF1/TF2/PyTorch NGC containers of this release; versions are the ones DLProf "is supported for")'
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "21.10-tf2-py3",
+      cuda: "11.4.2",
+      driver: "470",
+      dataCenterDrivers: "Data Center (text truncated in excerpt)",
+      frameworks: {
+        tensorflow2: "2.6.0 (per DLProf notes)",
+        tensorrt: "8.0.3.4 (x64), 8.0.2.2 (ARM SBSA)",
+        tensorboard_tf2: "2.6.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/frameworks/tensorflow-release-notes/rel_21-10.html",
+        'https://docs.nvidia.com/deeplearning/frameworks/dlprof-release-notes/dlprof-release-notes-2110.html \u2014 DLProf release notes (DLProf ships in the TF1/TF2/PyTorch NGC containers of this release; versions are the ones DLProf "is supported for")'
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "21.11-tf1-py3",
+      cuda: "11.5.0",
+      driver: "495",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27), R470 (>=470.57) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel_21-11.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No TensorFlow release-notes page for this month found; CUDA/driver copied from same-month tritonserver release notes. Also unverified that this TF tag was published (TF1 monthly releases stopped after 23.03 per NVIDIA/tensorflow releases page; TF2 container end date not verified)."
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "21.11-tf2-py3",
+      cuda: "11.5.0",
+      driver: "495",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27), R470 (>=470.57) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel_21-11.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No TensorFlow release-notes page for this month found; CUDA/driver copied from same-month tritonserver release notes. Also unverified that this TF tag was published (TF1 monthly releases stopped after 23.03 per NVIDIA/tensorflow releases page; TF2 container end date not verified)."
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "21.12-tf1-py3",
+      cuda: "11.5.0",
+      driver: "495",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27) on data center GPUs",
+      frameworks: {
+        tensorflow1: "1.15.5 (per DLProf notes)"
+      },
+      source: [
+        'https://docs.nvidia.com/deeplearning/frameworks/dlprof-release-notes/dlprof-release-notes-2112.html \u2014 DLProf release notes (DLProf ships in the TF1/TF2/PyTorch NGC containers of this release; versions are the ones DLProf "is supported for")'
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "21.12-tf2-py3",
+      cuda: "11.5.0",
+      driver: "495",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27) on data center GPUs",
+      frameworks: {
+        tensorflow2: "2.6.2 (per DLProf notes)"
+      },
+      source: [
+        'https://docs.nvidia.com/deeplearning/frameworks/dlprof-release-notes/dlprof-release-notes-2112.html \u2014 DLProf release notes (DLProf ships in the TF1/TF2/PyTorch NGC containers of this release; versions are the ones DLProf "is supported for")'
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "22.01-tf1-py3",
+      cuda: "11.6.0",
+      driver: "510",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27), R470 (>=470.57) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_22-01.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No TensorFlow release-notes page for this month found; CUDA/driver copied from same-month tritonserver release notes. Also unverified that this TF tag was published (TF1 monthly releases stopped after 23.03 per NVIDIA/tensorflow releases page; TF2 container end date not verified)."
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "22.01-tf2-py3",
+      cuda: "11.6.0",
+      driver: "510",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27), R470 (>=470.57) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_22-01.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No TensorFlow release-notes page for this month found; CUDA/driver copied from same-month tritonserver release notes. Also unverified that this TF tag was published (TF1 monthly releases stopped after 23.03 per NVIDIA/tensorflow releases page; TF2 container end date not verified)."
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "22.02-tf1-py3",
+      cuda: "11.6.0",
+      driver: "510",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27), R470 (>=470.57) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_22-02.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No TensorFlow release-notes page for this month found; CUDA/driver copied from same-month tritonserver release notes. Also unverified that this TF tag was published (TF1 monthly releases stopped after 23.03 per NVIDIA/tensorflow releases page; TF2 container end date not verified)."
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "22.02-tf2-py3",
+      cuda: "11.6.0",
+      driver: "510",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27), R470 (>=470.57) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_22-02.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No TensorFlow release-notes page for this month found; CUDA/driver copied from same-month tritonserver release notes. Also unverified that this TF tag was published (TF1 monthly releases stopped after 23.03 per NVIDIA/tensorflow releases page; TF2 container end date not verified)."
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "22.03-tf1-py3",
+      cuda: "11.6.1",
+      driver: "510",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27), R470 (>=470.57) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_22-03.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No TensorFlow release-notes page for this month found; CUDA/driver copied from same-month tritonserver release notes. Also unverified that this TF tag was published (TF1 monthly releases stopped after 23.03 per NVIDIA/tensorflow releases page; TF2 container end date not verified)."
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "22.03-tf2-py3",
+      cuda: "11.6.1",
+      driver: "510",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27), R470 (>=470.57) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_22-03.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No TensorFlow release-notes page for this month found; CUDA/driver copied from same-month tritonserver release notes. Also unverified that this TF tag was published (TF1 monthly releases stopped after 23.03 per NVIDIA/tensorflow releases page; TF2 container end date not verified)."
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "22.05-tf1-py3",
+      cuda: "11.7",
+      driver: "515",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_22-05.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No TensorFlow release-notes page for this month found; CUDA/driver copied from same-month tritonserver release notes. Also unverified that this TF tag was published (TF1 monthly releases stopped after 23.03 per NVIDIA/tensorflow releases page; TF2 container end date not verified)."
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "22.05-tf2-py3",
+      cuda: "11.7",
+      driver: "515",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_22-05.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No TensorFlow release-notes page for this month found; CUDA/driver copied from same-month tritonserver release notes. Also unverified that this TF tag was published (TF1 monthly releases stopped after 23.03 per NVIDIA/tensorflow releases page; TF2 container end date not verified)."
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "22.06-tf1-py3",
+      cuda: "11.7.1",
+      driver: "515",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/frameworks/tensorflow-release-notes/rel_22-06.html"
+      ],
+      retrieved: "2026-12-05",
+      note: "CUDA as written: 11.7 Update 1 Preview"
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "22.06-tf2-py3",
+      cuda: "11.7.1",
+      driver: "515",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/frameworks/tensorflow-release-notes/rel_22-06.html"
+      ],
+      retrieved: "2026-12-05",
+      note: "CUDA as written: 11.7 Update 1 Preview"
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "22.07-tf1-py3",
+      cuda: "11.7.1",
+      driver: "515",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel_22-07.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No TensorFlow release-notes page for this month found; CUDA/driver copied from same-month tritonserver release notes. Also unverified that this TF tag was published (TF1 monthly releases stopped after 23.03 per NVIDIA/tensorflow releases page; TF2 container end date not verified).; CUDA as written: 11.7 Update 1 Preview"
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "22.07-tf2-py3",
+      cuda: "11.7.1",
+      driver: "515",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel_22-07.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No TensorFlow release-notes page for this month found; CUDA/driver copied from same-month tritonserver release notes. Also unverified that this TF tag was published (TF1 monthly releases stopped after 23.03 per NVIDIA/tensorflow releases page; TF2 container end date not verified).; CUDA as written: 11.7 Update 1 Preview"
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "22.08-tf1-py3",
+      cuda: "11.7.1",
+      driver: "515",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel_22-08.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No TensorFlow release-notes page for this month found; CUDA/driver copied from same-month tritonserver release notes. Also unverified that this TF tag was published (TF1 monthly releases stopped after 23.03 per NVIDIA/tensorflow releases page; TF2 container end date not verified).; CUDA as written: 11.7 Update 1"
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "22.08-tf2-py3",
+      cuda: "11.7.1",
+      driver: "515",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel_22-08.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No TensorFlow release-notes page for this month found; CUDA/driver copied from same-month tritonserver release notes. Also unverified that this TF tag was published (TF1 monthly releases stopped after 23.03 per NVIDIA/tensorflow releases page; TF2 container end date not verified).; CUDA as written: 11.7 Update 1"
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "22.09-tf1-py3",
+      cuda: "11.8.0",
+      driver: "520",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R515 (>=515.65) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-22-09.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No TensorFlow release-notes page for this month found; CUDA/driver copied from same-month tritonserver release notes. Also unverified that this TF tag was published (TF1 monthly releases stopped after 23.03 per NVIDIA/tensorflow releases page; TF2 container end date not verified)."
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "22.09-tf2-py3",
+      cuda: "11.8.0",
+      driver: "520",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R515 (>=515.65) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-22-09.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No TensorFlow release-notes page for this month found; CUDA/driver copied from same-month tritonserver release notes. Also unverified that this TF tag was published (TF1 monthly releases stopped after 23.03 per NVIDIA/tensorflow releases page; TF2 container end date not verified)."
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "22.10-tf1-py3",
+      cuda: "11.8.0",
+      driver: "520",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R515 (>=515.65) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/frameworks/tensorflow-release-notes/rel-22-10.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "22.10-tf2-py3",
+      cuda: "11.8.0",
+      driver: "520",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R515 (>=515.65) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/frameworks/tensorflow-release-notes/rel-22-10.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "22.11-tf1-py3",
+      cuda: "11.8.0",
+      driver: "520",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R515 (>=515.65) on data center GPUs",
+      frameworks: {
+        tensorflow1: "1.15.5"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-22-11.html (the same month's sibling container)",
+        'https://www.github.com/NVIDIA/tensorflow/releases ("NVIDIA TensorFlow release 22.11..23.03 is based on TensorFlow 1.15.5"; TF1 monthly releases end after 23.03)'
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No TensorFlow release-notes page for this month found; CUDA/driver copied from same-month tritonserver release notes. Also unverified that this TF tag was published (TF1 monthly releases stopped after 23.03 per NVIDIA/tensorflow releases page; TF2 container end date not verified)."
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "22.11-tf2-py3",
+      cuda: "11.8.0",
+      driver: "520",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R515 (>=515.65) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-22-11.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No TensorFlow release-notes page for this month found; CUDA/driver copied from same-month tritonserver release notes. Also unverified that this TF tag was published (TF1 monthly releases stopped after 23.03 per NVIDIA/tensorflow releases page; TF2 container end date not verified)."
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "22.12-tf1-py3",
+      cuda: "11.8.0",
+      driver: "520",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R515 (>=515.65) on data center GPUs",
+      frameworks: {
+        tensorflow1: "1.15.5"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel-22-12.html (the same month's sibling container)",
+        'https://www.github.com/NVIDIA/tensorflow/releases ("NVIDIA TensorFlow release 22.11..23.03 is based on TensorFlow 1.15.5"; TF1 monthly releases end after 23.03)'
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No TensorFlow release-notes page for this month found; CUDA/driver copied from same-month tritonserver release notes. Also unverified that this TF tag was published (TF1 monthly releases stopped after 23.03 per NVIDIA/tensorflow releases page; TF2 container end date not verified)."
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "22.12-tf2-py3",
+      cuda: "11.8.0",
+      driver: "520",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R515 (>=515.65) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel-22-12.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No TensorFlow release-notes page for this month found; CUDA/driver copied from same-month tritonserver release notes. Also unverified that this TF tag was published (TF1 monthly releases stopped after 23.03 per NVIDIA/tensorflow releases page; TF2 container end date not verified)."
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "23.01-tf1-py3",
+      cuda: "12.0.1",
+      driver: "525",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R515 (>=515.65), R525 (>=525.85) on data center GPUs",
+      frameworks: {
+        tensorflow1: "1.15.5"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/frameworks/tensorflow-release-notes/rel-23-01.html",
+        'https://www.github.com/NVIDIA/tensorflow/releases ("NVIDIA TensorFlow release 22.11..23.03 is based on TensorFlow 1.15.5"; TF1 monthly releases end after 23.03)'
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "23.01-tf2-py3",
+      cuda: "12.0.1",
+      driver: "525",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R515 (>=515.65), R525 (>=525.85) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/frameworks/tensorflow-release-notes/rel-23-01.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "23.03-tf2-py3",
+      cuda: "12.1.0",
+      driver: "530",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R515 (>=515.65), R525 (>=525.85), R530 (>=530.30) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-23-03.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No TensorFlow release-notes page for this month found; CUDA/driver copied from same-month tritonserver release notes. Also unverified that this TF tag was published (TF1 monthly releases stopped after 23.03 per NVIDIA/tensorflow releases page; TF2 container end date not verified)."
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "23.04-tf2-py3",
+      cuda: "12.1.0",
+      driver: "530",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R515 (>=515.65), R525 (>=525.85), R530 (>=530.30) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-23-04.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No TensorFlow release-notes page for this month found; CUDA/driver copied from same-month tritonserver release notes. Also unverified that this TF tag was published (TF1 monthly releases stopped after 23.03 per NVIDIA/tensorflow releases page; TF2 container end date not verified)."
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "23.05-tf2-py3",
+      cuda: "12.1.1",
+      driver: "530",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R515 (>=515.65), R525 (>=525.85), R530 (>=530.30) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-23-05.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No TensorFlow release-notes page for this month found; CUDA/driver copied from same-month tritonserver release notes. Also unverified that this TF tag was published (TF1 monthly releases stopped after 23.03 per NVIDIA/tensorflow releases page; TF2 container end date not verified)."
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "23.06-tf2-py3",
+      cuda: "12.1.1",
+      driver: "530",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R515 (>=515.65), R525 (>=525.85), R530 (>=530.30) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-23-06.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No TensorFlow release-notes page for this month found; CUDA/driver copied from same-month tritonserver release notes. Also unverified that this TF tag was published (TF1 monthly releases stopped after 23.03 per NVIDIA/tensorflow releases page; TF2 container end date not verified)."
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "23.07-tf2-py3",
+      cuda: "12.1.1",
+      driver: "530",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R515 (>=515.65), R525 (>=525.85), R530 (>=530.30) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel-23-07.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No TensorFlow release-notes page for this month found; CUDA/driver copied from same-month tritonserver release notes. Also unverified that this TF tag was published (TF1 monthly releases stopped after 23.03 per NVIDIA/tensorflow releases page; TF2 container end date not verified)."
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "23.08-tf2-py3",
+      cuda: "12.2.1",
+      driver: "535",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R525 (>=525.85), R535 (>=535.86) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel-23-08.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No TensorFlow release-notes page for this month found; CUDA/driver copied from same-month tritonserver release notes. Also unverified that this TF tag was published (TF1 monthly releases stopped after 23.03 per NVIDIA/tensorflow releases page; TF2 container end date not verified)."
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "23.09-tf2-py3",
+      cuda: "12.2.1",
+      driver: "535",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R525 (>=525.85), R535 (>=535.86) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-23-09.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No TensorFlow release-notes page for this month found; CUDA/driver copied from same-month tritonserver release notes. Also unverified that this TF tag was published (TF1 monthly releases stopped after 23.03 per NVIDIA/tensorflow releases page; TF2 container end date not verified)."
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "23.10-tf2-py3",
+      cuda: "12.2.2",
+      driver: "535",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R525 (>=525.85), R535 (>=535.86) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-23-10.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No TensorFlow release-notes page for this month found; CUDA/driver copied from same-month tritonserver release notes. Also unverified that this TF tag was published (TF1 monthly releases stopped after 23.03 per NVIDIA/tensorflow releases page; TF2 container end date not verified)."
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "23.11-tf2-py3",
+      cuda: "12.3.0",
+      driver: "545",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-23-11.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No TensorFlow release-notes page for this month found; CUDA/driver copied from same-month tritonserver release notes. Also unverified that this TF tag was published (TF1 monthly releases stopped after 23.03 per NVIDIA/tensorflow releases page; TF2 container end date not verified)."
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "23.12-tf2-py3",
+      cuda: "12.3.2",
+      driver: "545",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-23-12.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No TensorFlow release-notes page for this month found; CUDA/driver copied from same-month tritonserver release notes. Also unverified that this TF tag was published (TF1 monthly releases stopped after 23.03 per NVIDIA/tensorflow releases page; TF2 container end date not verified)."
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "24.01-tf2-py3",
+      cuda: "12.3.2",
+      driver: "545",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-24-01.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No TensorFlow release-notes page for this month found; CUDA/driver copied from same-month tritonserver release notes. Also unverified that this TF tag was published (TF1 monthly releases stopped after 23.03 per NVIDIA/tensorflow releases page; TF2 container end date not verified)."
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "24.02-tf2-py3",
+      cuda: "12.3.2",
+      driver: "545",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel-24-02.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No TensorFlow release-notes page for this month found; CUDA/driver copied from same-month tritonserver release notes. Also unverified that this TF tag was published (TF1 monthly releases stopped after 23.03 per NVIDIA/tensorflow releases page; TF2 container end date not verified)."
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "24.03-tf2-py3",
+      cuda: "12.4.0",
+      driver: "545",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-24-03.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No TensorFlow release-notes page for this month found; CUDA/driver copied from same-month tritonserver release notes. Also unverified that this TF tag was published (TF1 monthly releases stopped after 23.03 per NVIDIA/tensorflow releases page; TF2 container end date not verified).; CUDA as written: 12.4.0.41"
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "24.04-tf2-py3",
+      cuda: "12.4",
+      driver: "545",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel-24-04.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No TensorFlow release-notes page for this month found; CUDA/driver copied from same-month tritonserver release notes. Also unverified that this TF tag was published (TF1 monthly releases stopped after 23.03 per NVIDIA/tensorflow releases page; TF2 container end date not verified)."
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "24.05-tf2-py3",
+      cuda: "12.4",
+      driver: "545",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-24-05.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No TensorFlow release-notes page for this month found; CUDA/driver copied from same-month tritonserver release notes. Also unverified that this TF tag was published (TF1 monthly releases stopped after 23.03 per NVIDIA/tensorflow releases page; TF2 container end date not verified)."
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "24.06-tf2-py3",
+      cuda: "12.5.0",
+      driver: "545",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-24-06.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No TensorFlow release-notes page for this month found; CUDA/driver copied from same-month tritonserver release notes. Also unverified that this TF tag was published (TF1 monthly releases stopped after 23.03 per NVIDIA/tensorflow releases page; TF2 container end date not verified).; CUDA as written: 12.5.0.23"
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "24.07-tf2-py3",
+      cuda: "12.5.1",
+      driver: "555",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-24-07.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No TensorFlow release-notes page for this month found; CUDA/driver copied from same-month tritonserver release notes. Also unverified that this TF tag was published (TF1 monthly releases stopped after 23.03 per NVIDIA/tensorflow releases page; TF2 container end date not verified)."
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "24.08-tf2-py3",
+      cuda: "12.6",
+      driver: "560",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-24-08.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No TensorFlow release-notes page for this month found; CUDA/driver copied from same-month tritonserver release notes. Also unverified that this TF tag was published (TF1 monthly releases stopped after 23.03 per NVIDIA/tensorflow releases page; TF2 container end date not verified)."
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "24.10-tf2-py3",
+      cuda: "12.6.2",
+      driver: "560",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-24-10.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No TensorFlow release-notes page for this month found; CUDA/driver copied from same-month tritonserver release notes. Also unverified that this TF tag was published (TF1 monthly releases stopped after 23.03 per NVIDIA/tensorflow releases page; TF2 container end date not verified)."
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "24.12-tf2-py3",
+      cuda: "12.6.3",
+      driver: "560",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      source: [
+        "triton-inference-server/server@1efbd53bd538b139e471cf8b94291dd820f78c70:docs/introduction/release_notes.md (v2.53.0); also https://docs.nvidia.com/deeplearning/triton-inference-server/archives/triton-inference-server-2530/user-guide/docs/introduction/release_notes.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No TensorFlow release-notes page for this month found; CUDA/driver copied from same-month tritonserver release notes. Also unverified that this TF tag was published (TF1 monthly releases stopped after 23.03 per NVIDIA/tensorflow releases page; TF2 container end date not verified)."
+    },
+    {
+      repository: "nvidia/tensorflow",
+      tag: "25.01-tf2-py3",
+      cuda: "12.8.0",
+      driver: "560",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-25-01.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: No TensorFlow release-notes page for this month found; CUDA/driver copied from same-month tritonserver release notes. Also unverified that this TF tag was published (TF1 monthly releases stopped after 23.03 per NVIDIA/tensorflow releases page; TF2 container end date not verified).; CUDA as written: 12.8.0.038"
+    },
+    {
+      repository: "nvidia/tensorrt",
+      tag: "20.01-py3",
+      cuda: "10.2.89",
+      driver: "440.33.01",
+      dataCenterDrivers: "Tesla: 396, 384.111+, 410, 418.xx or 440.30",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel_20-01.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: TensorRT container release-notes pages were not retrievable (only PDF tables of contents and 18.xx/19.xx pages were indexed); CUDA/driver copied from the same-month tritonserver release notes. Unverified for the TensorRT image."
+    },
+    {
+      repository: "nvidia/tensorrt",
+      tag: "20.02-py3",
+      cuda: "10.2.89",
+      driver: "440.33.01",
+      dataCenterDrivers: "Tesla: 396, 384.111+, 410, 418.xx or 440.30",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel_20-02.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: TensorRT container release-notes pages were not retrievable (only PDF tables of contents and 18.xx/19.xx pages were indexed); CUDA/driver copied from the same-month tritonserver release notes. Unverified for the TensorRT image."
+    },
+    {
+      repository: "nvidia/tensorrt",
+      tag: "20.03-py3",
+      cuda: "10.2.89",
+      driver: "440.33.01",
+      dataCenterDrivers: "Tesla: 396, 384.111+, 410, 418.xx or 440.30",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_20-03.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: TensorRT container release-notes pages were not retrievable (only PDF tables of contents and 18.xx/19.xx pages were indexed); CUDA/driver copied from the same-month tritonserver release notes. Unverified for the TensorRT image."
+    },
+    {
+      repository: "nvidia/tensorrt",
+      tag: "20.06-py3",
+      cuda: "11.0",
+      driver: "450",
+      dataCenterDrivers: "Tesla: 418.xx or 440.30",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel_20-06.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: TensorRT container release-notes pages were not retrievable (only PDF tables of contents and 18.xx/19.xx pages were indexed); CUDA/driver copied from the same-month tritonserver release notes. Unverified for the TensorRT image.; CUDA as written: 11.0.167"
+    },
+    {
+      repository: "nvidia/tensorrt",
+      tag: "20.07-py3",
+      cuda: "11.0",
+      driver: "450",
+      dataCenterDrivers: "Tesla: 418.xx or 440.30",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_20-07.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: TensorRT container release-notes pages were not retrievable (only PDF tables of contents and 18.xx/19.xx pages were indexed); CUDA/driver copied from the same-month tritonserver release notes. Unverified for the TensorRT image.; CUDA as written: 11.0.194"
+    },
+    {
+      repository: "nvidia/tensorrt",
+      tag: "20.08-py3",
+      cuda: "11.0.3",
+      driver: "450",
+      dataCenterDrivers: "Tesla: 418.xx or 440.30",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel_20-08.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: TensorRT container release-notes pages were not retrievable (only PDF tables of contents and 18.xx/19.xx pages were indexed); CUDA/driver copied from the same-month tritonserver release notes. Unverified for the TensorRT image."
+    },
+    {
+      repository: "nvidia/tensorrt",
+      tag: "20.09-py3",
+      cuda: "11.0.3",
+      driver: "450",
+      dataCenterDrivers: "Tesla: 418.xx or 440.30",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_20-09.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: TensorRT container release-notes pages were not retrievable (only PDF tables of contents and 18.xx/19.xx pages were indexed); CUDA/driver copied from the same-month tritonserver release notes. Unverified for the TensorRT image."
+    },
+    {
+      repository: "nvidia/tensorrt",
+      tag: "20.10-py3",
+      cuda: "11.1.0",
+      driver: "455",
+      dataCenterDrivers: "Tesla: 418.xx, 440.30, or 450.xx",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_20-10.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: TensorRT container release-notes pages were not retrievable (only PDF tables of contents and 18.xx/19.xx pages were indexed); CUDA/driver copied from the same-month tritonserver release notes. Unverified for the TensorRT image."
+    },
+    {
+      repository: "nvidia/tensorrt",
+      tag: "20.11-py3",
+      cuda: "11.1.0",
+      driver: "455",
+      dataCenterDrivers: "Tesla: 418.xx, 440.30, or 450.xx",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_20-11.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: TensorRT container release-notes pages were not retrievable (only PDF tables of contents and 18.xx/19.xx pages were indexed); CUDA/driver copied from the same-month tritonserver release notes. Unverified for the TensorRT image."
+    },
+    {
+      repository: "nvidia/tensorrt",
+      tag: "20.12-py3",
+      cuda: "11.1.1",
+      driver: "455",
+      dataCenterDrivers: "Tesla: 418.xx, 440.30, or 450.xx",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_20-12.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: TensorRT container release-notes pages were not retrievable (only PDF tables of contents and 18.xx/19.xx pages were indexed); CUDA/driver copied from the same-month tritonserver release notes. Unverified for the TensorRT image."
+    },
+    {
+      repository: "nvidia/tensorrt",
+      tag: "21.02-py3",
+      cuda: "11.2.0",
+      driver: "460.27.04",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_21-02.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: TensorRT container release-notes pages were not retrievable (only PDF tables of contents and 18.xx/19.xx pages were indexed); CUDA/driver copied from the same-month tritonserver release notes. Unverified for the TensorRT image."
+    },
+    {
+      repository: "nvidia/tensorrt",
+      tag: "21.03-py3",
+      cuda: "11.2.1",
+      driver: "460.32.03",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_21-03.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: TensorRT container release-notes pages were not retrievable (only PDF tables of contents and 18.xx/19.xx pages were indexed); CUDA/driver copied from the same-month tritonserver release notes. Unverified for the TensorRT image."
+    },
+    {
+      repository: "nvidia/tensorrt",
+      tag: "21.04-py3",
+      cuda: "11.3.0",
+      driver: "465.19.01",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_21-04.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: TensorRT container release-notes pages were not retrievable (only PDF tables of contents and 18.xx/19.xx pages were indexed); CUDA/driver copied from the same-month tritonserver release notes. Unverified for the TensorRT image."
+    },
+    {
+      repository: "nvidia/tensorrt",
+      tag: "21.05-py3",
+      cuda: "11.3.0",
+      driver: "465.19.01",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel_21-05.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: TensorRT container release-notes pages were not retrievable (only PDF tables of contents and 18.xx/19.xx pages were indexed); CUDA/driver copied from the same-month tritonserver release notes. Unverified for the TensorRT image."
+    },
+    {
+      repository: "nvidia/tensorrt",
+      tag: "21.06-py3",
+      cuda: "11.3.1",
+      driver: "465.19.01",
+      source: [
+        "https://docs.nvidia.com/deeplearning/dgx/tensorflow-release-notes/rel_21-06.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: TensorRT container release-notes pages were not retrievable (only PDF tables of contents and 18.xx/19.xx pages were indexed); CUDA/driver copied from the same-month tensorflow release notes. Unverified for the TensorRT image."
+    },
+    {
+      repository: "nvidia/tensorrt",
+      tag: "21.07-py3",
+      cuda: "11.4.0",
+      driver: "470",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_21-07.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: TensorRT container release-notes pages were not retrievable (only PDF tables of contents and 18.xx/19.xx pages were indexed); CUDA/driver copied from the same-month tritonserver release notes. Unverified for the TensorRT image."
+    },
+    {
+      repository: "nvidia/tensorrt",
+      tag: "21.08-py3",
+      cuda: "11.4.1",
+      driver: "470",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_21-08.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: TensorRT container release-notes pages were not retrievable (only PDF tables of contents and 18.xx/19.xx pages were indexed); CUDA/driver copied from the same-month tritonserver release notes. Unverified for the TensorRT image."
+    },
+    {
+      repository: "nvidia/tensorrt",
+      tag: "21.09-py3",
+      cuda: "11.4.2",
+      driver: "470",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_21-09.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: TensorRT container release-notes pages were not retrievable (only PDF tables of contents and 18.xx/19.xx pages were indexed); CUDA/driver copied from the same-month tritonserver release notes. Unverified for the TensorRT image."
+    },
+    {
+      repository: "nvidia/tensorrt",
+      tag: "21.10-py3",
+      cuda: "11.4.2",
+      driver: "470",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel_21-10.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: TensorRT container release-notes pages were not retrievable (only PDF tables of contents and 18.xx/19.xx pages were indexed); CUDA/driver copied from the same-month tritonserver release notes. Unverified for the TensorRT image."
+    },
+    {
+      repository: "nvidia/tensorrt",
+      tag: "21.11-py3",
+      cuda: "11.5.0",
+      driver: "495",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27), R470 (>=470.57) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel_21-11.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: TensorRT container release-notes pages were not retrievable (only PDF tables of contents and 18.xx/19.xx pages were indexed); CUDA/driver copied from the same-month tritonserver release notes. Unverified for the TensorRT image."
+    },
+    {
+      repository: "nvidia/tensorrt",
+      tag: "21.12-py3",
+      cuda: "11.5.0",
+      driver: "495",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27), R470 (>=470.57) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_21-12.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: TensorRT container release-notes pages were not retrievable (only PDF tables of contents and 18.xx/19.xx pages were indexed); CUDA/driver copied from the same-month tritonserver release notes. Unverified for the TensorRT image."
+    },
+    {
+      repository: "nvidia/tensorrt",
+      tag: "22.01-py3",
+      cuda: "11.6.0",
+      driver: "510",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27), R470 (>=470.57) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_22-01.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: TensorRT container release-notes pages were not retrievable (only PDF tables of contents and 18.xx/19.xx pages were indexed); CUDA/driver copied from the same-month tritonserver release notes. Unverified for the TensorRT image."
+    },
+    {
+      repository: "nvidia/tensorrt",
+      tag: "22.02-py3",
+      cuda: "11.6.0",
+      driver: "510",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27), R470 (>=470.57) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_22-02.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: TensorRT container release-notes pages were not retrievable (only PDF tables of contents and 18.xx/19.xx pages were indexed); CUDA/driver copied from the same-month tritonserver release notes. Unverified for the TensorRT image."
+    },
+    {
+      repository: "nvidia/tensorrt",
+      tag: "22.03-py3",
+      cuda: "11.6.1",
+      driver: "510",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27), R470 (>=470.57) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_22-03.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: TensorRT container release-notes pages were not retrievable (only PDF tables of contents and 18.xx/19.xx pages were indexed); CUDA/driver copied from the same-month tritonserver release notes. Unverified for the TensorRT image."
+    },
+    {
+      repository: "nvidia/tensorrt",
+      tag: "22.05-py3",
+      cuda: "11.7",
+      driver: "515",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_22-05.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: TensorRT container release-notes pages were not retrievable (only PDF tables of contents and 18.xx/19.xx pages were indexed); CUDA/driver copied from the same-month tritonserver release notes. Unverified for the TensorRT image."
+    },
+    {
+      repository: "nvidia/tensorrt",
+      tag: "22.06-py3",
+      cuda: "11.7.1",
+      driver: "515",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel_22-06.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: TensorRT container release-notes pages were not retrievable (only PDF tables of contents and 18.xx/19.xx pages were indexed); CUDA/driver copied from the same-month tritonserver release notes. Unverified for the TensorRT image.; CUDA as written: 11.7 Update 1 Preview"
+    },
+    {
+      repository: "nvidia/tensorrt",
+      tag: "22.07-py3",
+      cuda: "11.7.1",
+      driver: "515",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel_22-07.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: TensorRT container release-notes pages were not retrievable (only PDF tables of contents and 18.xx/19.xx pages were indexed); CUDA/driver copied from the same-month tritonserver release notes. Unverified for the TensorRT image.; CUDA as written: 11.7 Update 1 Preview"
+    },
+    {
+      repository: "nvidia/tensorrt",
+      tag: "22.08-py3",
+      cuda: "11.7.1",
+      driver: "515",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel_22-08.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: TensorRT container release-notes pages were not retrievable (only PDF tables of contents and 18.xx/19.xx pages were indexed); CUDA/driver copied from the same-month tritonserver release notes. Unverified for the TensorRT image.; CUDA as written: 11.7 Update 1"
+    },
+    {
+      repository: "nvidia/tensorrt",
+      tag: "22.09-py3",
+      cuda: "11.8.0",
+      driver: "520",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R515 (>=515.65) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-22-09.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: TensorRT container release-notes pages were not retrievable (only PDF tables of contents and 18.xx/19.xx pages were indexed); CUDA/driver copied from the same-month tritonserver release notes. Unverified for the TensorRT image."
+    },
+    {
+      repository: "nvidia/tensorrt",
+      tag: "22.10-py3",
+      cuda: "11.8.0",
+      driver: "520",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R515 (>=515.65) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel-22-10.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: TensorRT container release-notes pages were not retrievable (only PDF tables of contents and 18.xx/19.xx pages were indexed); CUDA/driver copied from the same-month tritonserver release notes. Unverified for the TensorRT image."
+    },
+    {
+      repository: "nvidia/tensorrt",
+      tag: "22.11-py3",
+      cuda: "11.8.0",
+      driver: "520",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R515 (>=515.65) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-22-11.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: TensorRT container release-notes pages were not retrievable (only PDF tables of contents and 18.xx/19.xx pages were indexed); CUDA/driver copied from the same-month tritonserver release notes. Unverified for the TensorRT image."
+    },
+    {
+      repository: "nvidia/tensorrt",
+      tag: "22.12-py3",
+      cuda: "11.8.0",
+      driver: "520",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R515 (>=515.65) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel-22-12.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: TensorRT container release-notes pages were not retrievable (only PDF tables of contents and 18.xx/19.xx pages were indexed); CUDA/driver copied from the same-month tritonserver release notes. Unverified for the TensorRT image."
+    },
+    {
+      repository: "nvidia/tensorrt",
+      tag: "23.01-py3",
+      cuda: "12.0.1",
+      driver: "525",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R515 (>=515.65), R525 (>=525.85) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/frameworks/tensorflow-release-notes/rel-23-01.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: TensorRT container release-notes pages were not retrievable (only PDF tables of contents and 18.xx/19.xx pages were indexed); CUDA/driver copied from the same-month tensorflow release notes. Unverified for the TensorRT image."
+    },
+    {
+      repository: "nvidia/tensorrt",
+      tag: "23.03-py3",
+      cuda: "12.1.0",
+      driver: "530",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R515 (>=515.65), R525 (>=525.85), R530 (>=530.30) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-23-03.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: TensorRT container release-notes pages were not retrievable (only PDF tables of contents and 18.xx/19.xx pages were indexed); CUDA/driver copied from the same-month tritonserver release notes. Unverified for the TensorRT image."
+    },
+    {
+      repository: "nvidia/tensorrt",
+      tag: "23.04-py3",
+      cuda: "12.1.0",
+      driver: "530",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R515 (>=515.65), R525 (>=525.85), R530 (>=530.30) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-23-04.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: TensorRT container release-notes pages were not retrievable (only PDF tables of contents and 18.xx/19.xx pages were indexed); CUDA/driver copied from the same-month tritonserver release notes. Unverified for the TensorRT image."
+    },
+    {
+      repository: "nvidia/tensorrt",
+      tag: "23.05-py3",
+      cuda: "12.1.1",
+      driver: "530",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R515 (>=515.65), R525 (>=525.85), R530 (>=530.30) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-23-05.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: TensorRT container release-notes pages were not retrievable (only PDF tables of contents and 18.xx/19.xx pages were indexed); CUDA/driver copied from the same-month tritonserver release notes. Unverified for the TensorRT image."
+    },
+    {
+      repository: "nvidia/tensorrt",
+      tag: "23.06-py3",
+      cuda: "12.1.1",
+      driver: "530",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R515 (>=515.65), R525 (>=525.85), R530 (>=530.30) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-23-06.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: TensorRT container release-notes pages were not retrievable (only PDF tables of contents and 18.xx/19.xx pages were indexed); CUDA/driver copied from the same-month tritonserver release notes. Unverified for the TensorRT image."
+    },
+    {
+      repository: "nvidia/tensorrt",
+      tag: "23.07-py3",
+      cuda: "12.1.1",
+      driver: "530",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R515 (>=515.65), R525 (>=525.85), R530 (>=530.30) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel-23-07.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: TensorRT container release-notes pages were not retrievable (only PDF tables of contents and 18.xx/19.xx pages were indexed); CUDA/driver copied from the same-month tritonserver release notes. Unverified for the TensorRT image."
+    },
+    {
+      repository: "nvidia/tensorrt",
+      tag: "23.08-py3",
+      cuda: "12.2.1",
+      driver: "535",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R525 (>=525.85), R535 (>=535.86) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel-23-08.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: TensorRT container release-notes pages were not retrievable (only PDF tables of contents and 18.xx/19.xx pages were indexed); CUDA/driver copied from the same-month tritonserver release notes. Unverified for the TensorRT image."
+    },
+    {
+      repository: "nvidia/tensorrt",
+      tag: "23.09-py3",
+      cuda: "12.2.1",
+      driver: "535",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R525 (>=525.85), R535 (>=535.86) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-23-09.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: TensorRT container release-notes pages were not retrievable (only PDF tables of contents and 18.xx/19.xx pages were indexed); CUDA/driver copied from the same-month tritonserver release notes. Unverified for the TensorRT image."
+    },
+    {
+      repository: "nvidia/tensorrt",
+      tag: "23.10-py3",
+      cuda: "12.2.2",
+      driver: "535",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R525 (>=525.85), R535 (>=535.86) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-23-10.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: TensorRT container release-notes pages were not retrievable (only PDF tables of contents and 18.xx/19.xx pages were indexed); CUDA/driver copied from the same-month tritonserver release notes. Unverified for the TensorRT image."
+    },
+    {
+      repository: "nvidia/tensorrt",
+      tag: "23.11-py3",
+      cuda: "12.3.0",
+      driver: "545",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-23-11.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: TensorRT container release-notes pages were not retrievable (only PDF tables of contents and 18.xx/19.xx pages were indexed); CUDA/driver copied from the same-month tritonserver release notes. Unverified for the TensorRT image."
+    },
+    {
+      repository: "nvidia/tensorrt",
+      tag: "23.12-py3",
+      cuda: "12.3.2",
+      driver: "545",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-23-12.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: TensorRT container release-notes pages were not retrievable (only PDF tables of contents and 18.xx/19.xx pages were indexed); CUDA/driver copied from the same-month tritonserver release notes. Unverified for the TensorRT image."
+    },
+    {
+      repository: "nvidia/tensorrt",
+      tag: "24.01-py3",
+      cuda: "12.3.2",
+      driver: "545",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-24-01.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: TensorRT container release-notes pages were not retrievable (only PDF tables of contents and 18.xx/19.xx pages were indexed); CUDA/driver copied from the same-month tritonserver release notes. Unverified for the TensorRT image."
+    },
+    {
+      repository: "nvidia/tensorrt",
+      tag: "24.02-py3",
+      cuda: "12.3.2",
+      driver: "545",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel-24-02.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: TensorRT container release-notes pages were not retrievable (only PDF tables of contents and 18.xx/19.xx pages were indexed); CUDA/driver copied from the same-month tritonserver release notes. Unverified for the TensorRT image."
+    },
+    {
+      repository: "nvidia/tensorrt",
+      tag: "24.03-py3",
+      cuda: "12.4.0",
+      driver: "545",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-24-03.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: TensorRT container release-notes pages were not retrievable (only PDF tables of contents and 18.xx/19.xx pages were indexed); CUDA/driver copied from the same-month tritonserver release notes. Unverified for the TensorRT image.; CUDA as written: 12.4.0.41"
+    },
+    {
+      repository: "nvidia/tensorrt",
+      tag: "24.04-py3",
+      cuda: "12.4",
+      driver: "545",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel-24-04.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: TensorRT container release-notes pages were not retrievable (only PDF tables of contents and 18.xx/19.xx pages were indexed); CUDA/driver copied from the same-month tritonserver release notes. Unverified for the TensorRT image."
+    },
+    {
+      repository: "nvidia/tensorrt",
+      tag: "24.05-py3",
+      cuda: "12.4",
+      driver: "545",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-24-05.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: TensorRT container release-notes pages were not retrievable (only PDF tables of contents and 18.xx/19.xx pages were indexed); CUDA/driver copied from the same-month tritonserver release notes. Unverified for the TensorRT image."
+    },
+    {
+      repository: "nvidia/tensorrt",
+      tag: "24.06-py3",
+      cuda: "12.5.0",
+      driver: "545",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-24-06.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: TensorRT container release-notes pages were not retrievable (only PDF tables of contents and 18.xx/19.xx pages were indexed); CUDA/driver copied from the same-month tritonserver release notes. Unverified for the TensorRT image.; CUDA as written: 12.5.0.23"
+    },
+    {
+      repository: "nvidia/tensorrt",
+      tag: "24.07-py3",
+      cuda: "12.5.1",
+      driver: "555",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-24-07.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: TensorRT container release-notes pages were not retrievable (only PDF tables of contents and 18.xx/19.xx pages were indexed); CUDA/driver copied from the same-month tritonserver release notes. Unverified for the TensorRT image."
+    },
+    {
+      repository: "nvidia/tensorrt",
+      tag: "24.08-py3",
+      cuda: "12.6",
+      driver: "560",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-24-08.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: TensorRT container release-notes pages were not retrievable (only PDF tables of contents and 18.xx/19.xx pages were indexed); CUDA/driver copied from the same-month tritonserver release notes. Unverified for the TensorRT image."
+    },
+    {
+      repository: "nvidia/tensorrt",
+      tag: "24.10-py3",
+      cuda: "12.6.2",
+      driver: "560",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-24-10.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: TensorRT container release-notes pages were not retrievable (only PDF tables of contents and 18.xx/19.xx pages were indexed); CUDA/driver copied from the same-month tritonserver release notes. Unverified for the TensorRT image."
+    },
+    {
+      repository: "nvidia/tensorrt",
+      tag: "24.12-py3",
+      cuda: "12.6.3",
+      driver: "560",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      source: [
+        "triton-inference-server/server@1efbd53bd538b139e471cf8b94291dd820f78c70:docs/introduction/release_notes.md (v2.53.0); also https://docs.nvidia.com/deeplearning/triton-inference-server/archives/triton-inference-server-2530/user-guide/docs/introduction/release_notes.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: TensorRT container release-notes pages were not retrievable (only PDF tables of contents and 18.xx/19.xx pages were indexed); CUDA/driver copied from the same-month tritonserver release notes. Unverified for the TensorRT image."
+    },
+    {
+      repository: "nvidia/tensorrt",
+      tag: "25.01-py3",
+      cuda: "12.8.0",
+      driver: "560",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-25-01.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: TensorRT container release-notes pages were not retrievable (only PDF tables of contents and 18.xx/19.xx pages were indexed); CUDA/driver copied from the same-month tritonserver release notes. Unverified for the TensorRT image.; CUDA as written: 12.8.0.038"
+    },
+    {
+      repository: "nvidia/tensorrt",
+      tag: "25.03-py3",
+      cuda: "12.8.1",
+      driver: "560",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-25-03.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: TensorRT container release-notes pages were not retrievable (only PDF tables of contents and 18.xx/19.xx pages were indexed); CUDA/driver copied from the same-month tritonserver release notes. Unverified for the TensorRT image.; CUDA as written: 12.8.1.012"
+    },
+    {
+      repository: "nvidia/tensorrt",
+      tag: "25.04-py3",
+      cuda: "12.9.0",
+      driver: "575",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/Chunk786889861.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: TensorRT container release-notes pages were not retrievable (only PDF tables of contents and 18.xx/19.xx pages were indexed); CUDA/driver copied from the same-month tritonserver release notes. Unverified for the TensorRT image."
+    },
+    {
+      repository: "nvidia/tensorrt",
+      tag: "25.06-py3",
+      cuda: "12.9.1",
+      driver: "575",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-25-06.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: TensorRT container release-notes pages were not retrievable (only PDF tables of contents and 18.xx/19.xx pages were indexed); CUDA/driver copied from the same-month tritonserver release notes. Unverified for the TensorRT image.; CUDA as written: 12.9.1.010"
+    },
+    {
+      repository: "nvidia/tensorrt",
+      tag: "25.08-py3",
+      cuda: "13.0.0",
+      driver: "575",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-25-08.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: TensorRT container release-notes pages were not retrievable (only PDF tables of contents and 18.xx/19.xx pages were indexed); CUDA/driver copied from the same-month tritonserver release notes. Unverified for the TensorRT image.; CUDA as written: 13.0.0.044"
+    },
+    {
+      repository: "nvidia/tensorrt",
+      tag: "25.10-py3",
+      cuda: "13.0.2",
+      driver: "575",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-25-10.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: TensorRT container release-notes pages were not retrievable (only PDF tables of contents and 18.xx/19.xx pages were indexed); CUDA/driver copied from the same-month tritonserver release notes. Unverified for the TensorRT image.; CUDA as written: 13.0.2.006"
+    },
+    {
+      repository: "nvidia/tensorrt",
+      tag: "25.12-py3",
+      cuda: "13.1.0",
+      dataCenterDrivers: "not stated (page refers to CUDA compatibility docs)",
+      source: [
+        "https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel-25-12.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: TensorRT container release-notes pages were not retrievable (only PDF tables of contents and 18.xx/19.xx pages were indexed); CUDA/driver copied from the same-month pytorch release notes. Unverified for the TensorRT image."
+    },
+    {
+      repository: "nvidia/tensorrt",
+      tag: "26.02-py3",
+      cuda: "13.1.1",
+      driver: "575",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-26-02.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: TensorRT container release-notes pages were not retrievable (only PDF tables of contents and 18.xx/19.xx pages were indexed); CUDA/driver copied from the same-month tritonserver release notes. Unverified for the TensorRT image."
+    },
+    {
+      repository: "nvidia/tensorrt",
+      tag: "26.04-py3",
+      cuda: "13.2.1",
+      driver: "575",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-26-04.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: TensorRT container release-notes pages were not retrievable (only PDF tables of contents and 18.xx/19.xx pages were indexed); CUDA/driver copied from the same-month tritonserver release notes. Unverified for the TensorRT image."
+    },
+    {
+      repository: "nvidia/tensorrt",
+      tag: "26.06-py3",
+      cuda: "13.3.0",
+      dataCenterDrivers: 'not stated ("requires the NVIDIA Driver release. Please see CUDA Compatibility")',
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-26-06.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: TensorRT container release-notes pages were not retrievable (only PDF tables of contents and 18.xx/19.xx pages were indexed); CUDA/driver copied from the same-month tritonserver release notes. Unverified for the TensorRT image."
+    },
+    {
+      repository: "nvidia/tensorrt",
+      tag: "26.08-py3",
+      cuda: "13.4.1",
+      dataCenterDrivers: 'not stated ("requires the NVIDIA Driver release. Please see CUDA Compatibility")',
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-26-08.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: TensorRT container release-notes pages were not retrievable (only PDF tables of contents and 18.xx/19.xx pages were indexed); CUDA/driver copied from the same-month tritonserver release notes. Unverified for the TensorRT image."
+    },
+    {
+      repository: "nvidia/tensorrt",
+      tag: "26.10-py3",
+      cuda: "13.4.3",
+      dataCenterDrivers: 'not stated ("requires the NVIDIA Driver release. Please see CUDA Compatibility")',
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-26-10.html (the same month's sibling container)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: TensorRT container release-notes pages were not retrievable (only PDF tables of contents and 18.xx/19.xx pages were indexed); CUDA/driver copied from the same-month tritonserver release notes. Unverified for the TensorRT image.; CUDA as written: 13.4.3.001"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "20.01-py3",
+      cuda: "10.2.89",
+      driver: "440.33.01",
+      dataCenterDrivers: "Tesla: 396, 384.111+, 410, 418.xx or 440.30",
+      frameworks: {
+        tensorrt: "7.0.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel_20-01.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "20.02-py3",
+      cuda: "10.2.89",
+      driver: "440.33.01",
+      dataCenterDrivers: "Tesla: 396, 384.111+, 410, 418.xx or 440.30",
+      frameworks: {
+        tensorrt: "7.0.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel_20-02.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "20.03-py3",
+      cuda: "10.2.89",
+      driver: "440.33.01",
+      dataCenterDrivers: "Tesla: 396, 384.111+, 410, 418.xx or 440.30",
+      frameworks: {
+        tensorrt: "7.0.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_20-03.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "20.03.1-py3",
+      cuda: "10.2.89",
+      driver: "440.33.01",
+      dataCenterDrivers: "Tesla: 396, 384.111+, 410, 418.xx or 440.30",
+      frameworks: {
+        tensorrt: "7.0.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel_20-03-1.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "20.06-py3",
+      cuda: "11.0",
+      driver: "450",
+      dataCenterDrivers: "Tesla: 418.xx or 440.30",
+      frameworks: {
+        tensorrt: "7.1.2",
+        triton: "2.0.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel_20-06.html"
+      ],
+      retrieved: "2026-12-05",
+      note: "CUDA as written: 11.0.167"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "20.07-py3",
+      cuda: "11.0",
+      driver: "450",
+      dataCenterDrivers: "Tesla: 418.xx or 440.30",
+      frameworks: {
+        tensorrt: "7.1.3",
+        triton: "2.1.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_20-07.html"
+      ],
+      retrieved: "2026-12-05",
+      note: "CUDA as written: 11.0.194"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "20.08-py3",
+      cuda: "11.0.3",
+      driver: "450",
+      dataCenterDrivers: "Tesla: 418.xx or 440.30",
+      frameworks: {
+        tensorrt: "7.1.3",
+        triton: "2.2.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel_20-08.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "20.09-py3",
+      cuda: "11.0.3",
+      driver: "450",
+      dataCenterDrivers: "Tesla: 418.xx or 440.30",
+      frameworks: {
+        tensorrt: "7.1.3",
+        triton: "2.3.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_20-09.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "20.10-py3",
+      cuda: "11.1.0",
+      driver: "455",
+      dataCenterDrivers: "Tesla: 418.xx, 440.30, or 450.xx",
+      frameworks: {
+        tensorrt: "7.2.1",
+        triton: "2.4.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_20-10.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "20.11-py3",
+      cuda: "11.1.0",
+      driver: "455",
+      dataCenterDrivers: "Tesla: 418.xx, 440.30, or 450.xx",
+      frameworks: {
+        tensorrt: "7.2.1",
+        triton: "2.5.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_20-11.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "20.11-py3-min",
+      cuda: "11.1.0",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_20-11.html",
+        "https://github.com/triton-inference-server/server/blob/e1db8a603d863b1317ee859bdeea2be19959462e/build.py#L1593 (from 20.11, commit adebff48b 'Use min image as base for build and release image': a GPU build of the -py3 image starts FROM the same release's nvcr.io/nvidia/tritonserver:<version>-py3-min)"
+      ],
+      retrieved: "2026-12-05",
+      note: "the CUDA of the same release's -py3 image, which is built on this one"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "20.12-py3",
+      cuda: "11.1.1",
+      driver: "455",
+      dataCenterDrivers: "Tesla: 418.xx, 440.30, or 450.xx",
+      frameworks: {
+        tensorrt: "7.2.2",
+        triton: "2.6.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_20-12.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "20.12-py3-min",
+      cuda: "11.1.1",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_20-12.html",
+        "https://github.com/triton-inference-server/server/blob/e1db8a603d863b1317ee859bdeea2be19959462e/build.py#L1593 (from 20.11, commit adebff48b 'Use min image as base for build and release image': a GPU build of the -py3 image starts FROM the same release's nvcr.io/nvidia/tritonserver:<version>-py3-min)"
+      ],
+      retrieved: "2026-12-05",
+      note: "the CUDA of the same release's -py3 image, which is built on this one"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "20.12-py3-sdk",
+      cuda: "11.1",
+      source: [
+        "triton-inference-server/server@4af943f64653182059986a04116751e96ef23f89:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: Dockerfile.sdk default base is a plain CUDA image; exact 11.1.x patch level not stated.; CUDA as written: 11.1 (base image nvidia/cuda:11.1-devel-ubuntu20.04)"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "21.02-py3",
+      cuda: "11.2.0",
+      driver: "460.27.04",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51) on data center GPUs",
+      frameworks: {
+        tensorrt: "7.2.2",
+        triton: "2.7.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_21-02.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "21.02-py3-min",
+      cuda: "11.2.0",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_21-02.html",
+        "https://github.com/triton-inference-server/server/blob/e1db8a603d863b1317ee859bdeea2be19959462e/build.py#L1593 (from 20.11, commit adebff48b 'Use min image as base for build and release image': a GPU build of the -py3 image starts FROM the same release's nvcr.io/nvidia/tritonserver:<version>-py3-min)"
+      ],
+      retrieved: "2026-12-05",
+      note: "the CUDA of the same release's -py3 image, which is built on this one"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "21.02-py3-sdk",
+      cuda: "11.1",
+      source: [
+        "triton-inference-server/server@c7d7b00fdd009100b4bb4f683a052d9529d7d78b:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: Dockerfile.sdk default base is a plain CUDA image; exact 11.1.x patch level not stated.; CUDA as written: 11.1 (base image nvidia/cuda:11.1-devel-ubuntu20.04)"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "21.03-py3",
+      cuda: "11.2.1",
+      driver: "460.32.03",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51) on data center GPUs",
+      frameworks: {
+        tensorrt: "7.2.2.3",
+        triton: "2.8.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_21-03.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "21.03-py3-min",
+      cuda: "11.2.1",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_21-03.html",
+        "https://github.com/triton-inference-server/server/blob/e1db8a603d863b1317ee859bdeea2be19959462e/build.py#L1593 (from 20.11, commit adebff48b 'Use min image as base for build and release image': a GPU build of the -py3 image starts FROM the same release's nvcr.io/nvidia/tritonserver:<version>-py3-min)"
+      ],
+      retrieved: "2026-12-05",
+      note: "the CUDA of the same release's -py3 image, which is built on this one"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "21.03-py3-sdk",
+      cuda: "11.1",
+      source: [
+        "triton-inference-server/server@f5b001cd6d1a55a54dcccd6190d2fb9c56118bf4:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: Dockerfile.sdk default base is a plain CUDA image; exact 11.1.x patch level not stated.; CUDA as written: 11.1 (base image nvidia/cuda:11.1-devel-ubuntu20.04)"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "21.04-py3",
+      cuda: "11.3.0",
+      driver: "465.19.01",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27) on data center GPUs",
+      frameworks: {
+        tensorrt: "7.2.3.4",
+        triton: "2.9.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_21-04.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "21.04-py3-min",
+      cuda: "11.3.0",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_21-04.html",
+        "https://github.com/triton-inference-server/server/blob/e1db8a603d863b1317ee859bdeea2be19959462e/build.py#L1593 (from 20.11, commit adebff48b 'Use min image as base for build and release image': a GPU build of the -py3 image starts FROM the same release's nvcr.io/nvidia/tritonserver:<version>-py3-min)"
+      ],
+      retrieved: "2026-12-05",
+      note: "the CUDA of the same release's -py3 image, which is built on this one"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "21.04-py3-sdk",
+      cuda: "11.3.0",
+      driver: "465.19.01",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27) on data center GPUs",
+      source: [
+        "triton-inference-server/server@b4d6cc227acf5dfe985d7982592764014fbcf047:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: CUDA/driver taken from the 21.04-py3 release notes, because Dockerfile.sdk builds FROM nvcr.io/nvidia/tritonserver:21.04-py3-min (py3-min of that release). This is the default ARG; NVIDIA CI may override it."
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "21.05-py3",
+      cuda: "11.3.0",
+      driver: "465.19.01",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27) on data center GPUs",
+      frameworks: {
+        tensorrt: "7.2.3.4",
+        triton: "2.10.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel_21-05.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "21.05-py3-min",
+      cuda: "11.3.0",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel_21-05.html",
+        "https://github.com/triton-inference-server/server/blob/e1db8a603d863b1317ee859bdeea2be19959462e/build.py#L1593 (from 20.11, commit adebff48b 'Use min image as base for build and release image': a GPU build of the -py3 image starts FROM the same release's nvcr.io/nvidia/tritonserver:<version>-py3-min)"
+      ],
+      retrieved: "2026-12-05",
+      note: "the CUDA of the same release's -py3 image, which is built on this one"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "21.05-py3-sdk",
+      cuda: "11.3.0",
+      driver: "465.19.01",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27) on data center GPUs",
+      source: [
+        "triton-inference-server/server@021593fef5dbbed99c8f9ec6314c952f58730082:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: CUDA/driver taken from the 21.04-py3 release notes, because Dockerfile.sdk builds FROM nvcr.io/nvidia/tritonserver:21.04-py3-min (py3-min of that release). This is the default ARG; NVIDIA CI may override it. NOTE: default base lags the release month."
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "21.06-py3-sdk",
+      source: [
+        "triton-inference-server/server@30b08baff16dc8c7b74cf55eb61f9a938d21f5a8:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: CUDA/driver taken from the 21.06-py3 release notes, because Dockerfile.sdk builds FROM nvcr.io/nvidia/tritonserver:21.06-py3-min (py3-min of that release). This is the default ARG; NVIDIA CI may override it. CUDA for 21.06 not found in sources."
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "21.06.1-py3",
+      cuda: "11.3.1",
+      driver: "465.19.01",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27) on data center GPUs",
+      frameworks: {
+        tensorrt: "7.2.3.4"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_21-06-1.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "21.06.1-py3-min",
+      cuda: "11.3.1",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_21-06-1.html",
+        "https://github.com/triton-inference-server/server/blob/e1db8a603d863b1317ee859bdeea2be19959462e/build.py#L1593 (from 20.11, commit adebff48b 'Use min image as base for build and release image': a GPU build of the -py3 image starts FROM the same release's nvcr.io/nvidia/tritonserver:<version>-py3-min)"
+      ],
+      retrieved: "2026-12-05",
+      note: "the CUDA of the same release's -py3 image, which is built on this one"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "21.07-py3",
+      cuda: "11.4.0",
+      driver: "470",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27) on data center GPUs",
+      frameworks: {
+        tensorrt: "8.0.1.6",
+        triton: "2.12.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_21-07.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "21.07-py3-min",
+      cuda: "11.4.0",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_21-07.html",
+        "https://github.com/triton-inference-server/server/blob/e1db8a603d863b1317ee859bdeea2be19959462e/build.py#L1593 (from 20.11, commit adebff48b 'Use min image as base for build and release image': a GPU build of the -py3 image starts FROM the same release's nvcr.io/nvidia/tritonserver:<version>-py3-min)"
+      ],
+      retrieved: "2026-12-05",
+      note: "the CUDA of the same release's -py3 image, which is built on this one"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "21.07-py3-sdk",
+      cuda: "11.4.0",
+      driver: "470",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27) on data center GPUs",
+      source: [
+        "triton-inference-server/server@6733c3f35317f74f6b49ea2e8c5a1f29c847e94b:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: CUDA/driver taken from the 21.07-py3 release notes, because Dockerfile.sdk builds FROM nvcr.io/nvidia/tritonserver:21.07-py3-min (py3-min of that release). This is the default ARG; NVIDIA CI may override it."
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "21.08-py3",
+      cuda: "11.4.1",
+      driver: "470",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27) on data center GPUs",
+      frameworks: {
+        tensorrt: "8.0.1.6",
+        triton: "2.13.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_21-08.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "21.08-py3-min",
+      cuda: "11.4.1",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_21-08.html",
+        "https://github.com/triton-inference-server/server/blob/e1db8a603d863b1317ee859bdeea2be19959462e/build.py#L1593 (from 20.11, commit adebff48b 'Use min image as base for build and release image': a GPU build of the -py3 image starts FROM the same release's nvcr.io/nvidia/tritonserver:<version>-py3-min)"
+      ],
+      retrieved: "2026-12-05",
+      note: "the CUDA of the same release's -py3 image, which is built on this one"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "21.08-py3-sdk",
+      cuda: "11.4.1",
+      driver: "470",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27) on data center GPUs",
+      source: [
+        "triton-inference-server/server@48cc33c593cb7726e6f0741bfd6784dcc5d55547:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: CUDA/driver taken from the 21.08-py3 release notes, because Dockerfile.sdk builds FROM nvcr.io/nvidia/tritonserver:21.08-py3-min (py3-min of that release). This is the default ARG; NVIDIA CI may override it."
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "21.09-py3",
+      cuda: "11.4.2",
+      driver: "470",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27) on data center GPUs",
+      frameworks: {
+        tensorrt: "8.0.3",
+        triton: "2.14.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_21-09.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "21.09-py3-min",
+      cuda: "11.4.2",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_21-09.html",
+        "https://github.com/triton-inference-server/server/blob/e1db8a603d863b1317ee859bdeea2be19959462e/build.py#L1593 (from 20.11, commit adebff48b 'Use min image as base for build and release image': a GPU build of the -py3 image starts FROM the same release's nvcr.io/nvidia/tritonserver:<version>-py3-min)"
+      ],
+      retrieved: "2026-12-05",
+      note: "the CUDA of the same release's -py3 image, which is built on this one"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "21.09-py3-sdk",
+      cuda: "11.4.2",
+      driver: "470",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27) on data center GPUs",
+      source: [
+        "triton-inference-server/server@39b93374b88ecba2c4912323ed6406c13d0bc6b7:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: CUDA/driver taken from the 21.09-py3 release notes, because Dockerfile.sdk builds FROM nvcr.io/nvidia/tritonserver:21.09-py3-min (py3-min of that release). This is the default ARG; NVIDIA CI may override it."
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "21.10-py3",
+      cuda: "11.4.2",
+      driver: "470",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27) on data center GPUs",
+      frameworks: {
+        tensorrt: "8.0.3.4 (x64), 8.0.2.2 (ARM SBSA)",
+        triton: "2.15.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel_21-10.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "21.10-py3-min",
+      cuda: "11.4.2",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel_21-10.html",
+        "https://github.com/triton-inference-server/server/blob/e1db8a603d863b1317ee859bdeea2be19959462e/build.py#L1593 (from 20.11, commit adebff48b 'Use min image as base for build and release image': a GPU build of the -py3 image starts FROM the same release's nvcr.io/nvidia/tritonserver:<version>-py3-min)"
+      ],
+      retrieved: "2026-12-05",
+      note: "the CUDA of the same release's -py3 image, which is built on this one"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "21.10-py3-sdk",
+      cuda: "11.4.2",
+      driver: "470",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27) on data center GPUs",
+      source: [
+        "triton-inference-server/server@5e5db26c9d08b1f98930aea95abe28910ea0377f:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: CUDA/driver taken from the 21.10-py3 release notes, because Dockerfile.sdk builds FROM nvcr.io/nvidia/tritonserver:21.10-py3-min (py3-min of that release). This is the default ARG; NVIDIA CI may override it."
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "21.11-py3",
+      cuda: "11.5.0",
+      driver: "495",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27), R470 (>=470.57) on data center GPUs",
+      frameworks: {
+        tensorrt: "8.0.3.4 (x64), 8.0.2.2 (ARM SBSA)",
+        triton: "2.16.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel_21-11.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "21.11-py3-min",
+      cuda: "11.5.0",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel_21-11.html",
+        "https://github.com/triton-inference-server/server/blob/e1db8a603d863b1317ee859bdeea2be19959462e/build.py#L1593 (from 20.11, commit adebff48b 'Use min image as base for build and release image': a GPU build of the -py3 image starts FROM the same release's nvcr.io/nvidia/tritonserver:<version>-py3-min)"
+      ],
+      retrieved: "2026-12-05",
+      note: "the CUDA of the same release's -py3 image, which is built on this one"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "21.11-py3-sdk",
+      cuda: "11.5.0",
+      driver: "495",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27), R470 (>=470.57) on data center GPUs",
+      source: [
+        "triton-inference-server/server@a9367c6cd31613638915d5b58de05f0073bacbc1:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: CUDA/driver taken from the 21.11-py3 release notes, because Dockerfile.sdk builds FROM nvcr.io/nvidia/tritonserver:21.11-py3-min (py3-min of that release). This is the default ARG; NVIDIA CI may override it."
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "21.12-py3",
+      cuda: "11.5.0",
+      driver: "495",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27), R470 (>=470.57) on data center GPUs",
+      frameworks: {
+        tensorrt: "8.2.1.8",
+        triton: "2.17.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_21-12.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "21.12-py3-min",
+      cuda: "11.5.0",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_21-12.html",
+        "https://github.com/triton-inference-server/server/blob/e1db8a603d863b1317ee859bdeea2be19959462e/build.py#L1593 (from 20.11, commit adebff48b 'Use min image as base for build and release image': a GPU build of the -py3 image starts FROM the same release's nvcr.io/nvidia/tritonserver:<version>-py3-min)"
+      ],
+      retrieved: "2026-12-05",
+      note: "the CUDA of the same release's -py3 image, which is built on this one"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "21.12-py3-sdk",
+      cuda: "11.5.0",
+      driver: "495",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27), R470 (>=470.57) on data center GPUs",
+      source: [
+        "triton-inference-server/server@dd5d1891c176bf6bf7a0e7979814e0083c665362:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: CUDA/driver taken from the 21.12-py3 release notes, because Dockerfile.sdk builds FROM nvcr.io/nvidia/tritonserver:21.12-py3-min (py3-min of that release). This is the default ARG; NVIDIA CI may override it."
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "22.01-py3",
+      cuda: "11.6.0",
+      driver: "510",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27), R470 (>=470.57) on data center GPUs",
+      frameworks: {
+        triton: "2.18.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_22-01.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "22.01-py3-min",
+      cuda: "11.6.0",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_22-01.html",
+        "https://github.com/triton-inference-server/server/blob/e1db8a603d863b1317ee859bdeea2be19959462e/build.py#L1593 (from 20.11, commit adebff48b 'Use min image as base for build and release image': a GPU build of the -py3 image starts FROM the same release's nvcr.io/nvidia/tritonserver:<version>-py3-min)"
+      ],
+      retrieved: "2026-12-05",
+      note: "the CUDA of the same release's -py3 image, which is built on this one"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "22.01-py3-sdk",
+      cuda: "11.6.0",
+      driver: "510",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27), R470 (>=470.57) on data center GPUs",
+      source: [
+        "triton-inference-server/server@b6721bffac490f8162eb6aa7539d58f6b9577b8b:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: CUDA/driver taken from the 22.01-py3 release notes, because Dockerfile.sdk builds FROM nvcr.io/nvidia/tritonserver:22.01-py3-min (py3-min of that release). This is the default ARG; NVIDIA CI may override it."
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "22.02-py3",
+      cuda: "11.6.0",
+      driver: "510",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27), R470 (>=470.57) on data center GPUs",
+      frameworks: {
+        triton: "2.19.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_22-02.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "22.02-py3-min",
+      cuda: "11.6.0",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_22-02.html",
+        "https://github.com/triton-inference-server/server/blob/e1db8a603d863b1317ee859bdeea2be19959462e/build.py#L1593 (from 20.11, commit adebff48b 'Use min image as base for build and release image': a GPU build of the -py3 image starts FROM the same release's nvcr.io/nvidia/tritonserver:<version>-py3-min)"
+      ],
+      retrieved: "2026-12-05",
+      note: "the CUDA of the same release's -py3 image, which is built on this one"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "22.02-py3-sdk",
+      cuda: "11.6.0",
+      driver: "510",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27), R470 (>=470.57) on data center GPUs",
+      source: [
+        "triton-inference-server/server@f6ad9caf5ebe5c7a8b93f176df9927af42d588c5:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: CUDA/driver taken from the 22.02-py3 release notes, because Dockerfile.sdk builds FROM nvcr.io/nvidia/tritonserver:22.02-py3-min (py3-min of that release). This is the default ARG; NVIDIA CI may override it."
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "22.03-py3",
+      cuda: "11.6.1",
+      driver: "510",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27), R470 (>=470.57) on data center GPUs",
+      frameworks: {
+        triton: "2.20.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_22-03.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "22.03-py3-min",
+      cuda: "11.6.1",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_22-03.html",
+        "https://github.com/triton-inference-server/server/blob/e1db8a603d863b1317ee859bdeea2be19959462e/build.py#L1593 (from 20.11, commit adebff48b 'Use min image as base for build and release image': a GPU build of the -py3 image starts FROM the same release's nvcr.io/nvidia/tritonserver:<version>-py3-min)"
+      ],
+      retrieved: "2026-12-05",
+      note: "the CUDA of the same release's -py3 image, which is built on this one"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "22.03-py3-sdk",
+      cuda: "11.6.1",
+      driver: "510",
+      dataCenterDrivers: "R418 (>=418.40), R440 (>=440.33), R450 (>=450.51), R460 (>=460.27), R470 (>=470.57) on data center GPUs",
+      source: [
+        "triton-inference-server/server@e8d7325255fbbf07fe658f89a67c7917e6195ff3:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: CUDA/driver taken from the 22.03-py3 release notes, because Dockerfile.sdk builds FROM nvcr.io/nvidia/tritonserver:22.03-py3-min (py3-min of that release). This is the default ARG; NVIDIA CI may override it."
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "22.04-py3-sdk",
+      source: [
+        "triton-inference-server/server@a31b11896be3dbf8fc7c39604ca57432dd1d92dd:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: CUDA/driver taken from the 22.04-py3 release notes, because Dockerfile.sdk builds FROM nvcr.io/nvidia/tritonserver:22.04-py3-min (py3-min of that release). This is the default ARG; NVIDIA CI may override it. CUDA for 22.04 not found in sources."
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "22.05-py3",
+      cuda: "11.7",
+      driver: "515",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47) on data center GPUs",
+      frameworks: {
+        triton: "2.22.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_22-05.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "22.05-py3-min",
+      cuda: "11.7",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel_22-05.html",
+        "https://github.com/triton-inference-server/server/blob/e1db8a603d863b1317ee859bdeea2be19959462e/build.py#L1593 (from 20.11, commit adebff48b 'Use min image as base for build and release image': a GPU build of the -py3 image starts FROM the same release's nvcr.io/nvidia/tritonserver:<version>-py3-min)"
+      ],
+      retrieved: "2026-12-05",
+      note: "the CUDA of the same release's -py3 image, which is built on this one"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "22.05-py3-sdk",
+      cuda: "11.7",
+      driver: "515",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47) on data center GPUs",
+      source: [
+        "triton-inference-server/server@be579093ac71ce7b55381ff5747a7b9455739cdf:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: CUDA/driver taken from the 22.05-py3 release notes, because Dockerfile.sdk builds FROM nvcr.io/nvidia/tritonserver:22.05-py3-min (py3-min of that release). This is the default ARG; NVIDIA CI may override it."
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "22.06-py3",
+      cuda: "11.7.1",
+      driver: "515",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47) on data center GPUs",
+      frameworks: {
+        triton: "2.23.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel_22-06.html"
+      ],
+      retrieved: "2026-12-05",
+      note: "CUDA as written: 11.7 Update 1 Preview"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "22.06-py3-min",
+      cuda: "11.7.1",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel_22-06.html",
+        "https://github.com/triton-inference-server/server/blob/e1db8a603d863b1317ee859bdeea2be19959462e/build.py#L1593 (from 20.11, commit adebff48b 'Use min image as base for build and release image': a GPU build of the -py3 image starts FROM the same release's nvcr.io/nvidia/tritonserver:<version>-py3-min)"
+      ],
+      retrieved: "2026-12-05",
+      note: "the CUDA of the same release's -py3 image, which is built on this one"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "22.06-py3-sdk",
+      cuda: "11.7.1",
+      driver: "515",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47) on data center GPUs",
+      source: [
+        "triton-inference-server/server@e0bec87fd31cc2fa9427f03cf154613e2543c0f2:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: CUDA/driver taken from the 22.06-py3 release notes, because Dockerfile.sdk builds FROM nvcr.io/nvidia/tritonserver:22.06-py3-min (py3-min of that release). This is the default ARG; NVIDIA CI may override it.; CUDA as written: 11.7 Update 1 Preview"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "22.07-py3",
+      cuda: "11.7.1",
+      driver: "515",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47) on data center GPUs",
+      frameworks: {
+        triton: "2.24.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel_22-07.html"
+      ],
+      retrieved: "2026-12-05",
+      note: "CUDA as written: 11.7 Update 1 Preview"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "22.07-py3-min",
+      cuda: "11.7.1",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel_22-07.html",
+        "https://github.com/triton-inference-server/server/blob/e1db8a603d863b1317ee859bdeea2be19959462e/build.py#L1593 (from 20.11, commit adebff48b 'Use min image as base for build and release image': a GPU build of the -py3 image starts FROM the same release's nvcr.io/nvidia/tritonserver:<version>-py3-min)"
+      ],
+      retrieved: "2026-12-05",
+      note: "the CUDA of the same release's -py3 image, which is built on this one"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "22.07-py3-sdk",
+      cuda: "11.7.1",
+      driver: "515",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47) on data center GPUs",
+      source: [
+        "triton-inference-server/server@1a34a639ed5b634ce54dab6bea1164ee797bd772:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: CUDA/driver taken from the 22.07-py3 release notes, because Dockerfile.sdk builds FROM nvcr.io/nvidia/tritonserver:22.07-py3-min (py3-min of that release). This is the default ARG; NVIDIA CI may override it.; CUDA as written: 11.7 Update 1 Preview"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "22.08-py3",
+      cuda: "11.7.1",
+      driver: "515",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47) on data center GPUs",
+      frameworks: {
+        triton: "2.25.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel_22-08.html"
+      ],
+      retrieved: "2026-12-05",
+      note: "CUDA as written: 11.7 Update 1"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "22.08-py3-min",
+      cuda: "11.7.1",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel_22-08.html",
+        "https://github.com/triton-inference-server/server/blob/e1db8a603d863b1317ee859bdeea2be19959462e/build.py#L1593 (from 20.11, commit adebff48b 'Use min image as base for build and release image': a GPU build of the -py3 image starts FROM the same release's nvcr.io/nvidia/tritonserver:<version>-py3-min)"
+      ],
+      retrieved: "2026-12-05",
+      note: "the CUDA of the same release's -py3 image, which is built on this one"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "22.08-py3-sdk",
+      cuda: "11.7.1",
+      driver: "515",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47) on data center GPUs",
+      source: [
+        "triton-inference-server/server@98ee6a10ff896d6bde431ec2fb602bfd624864a7:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: CUDA/driver taken from the 22.08-py3 release notes, because Dockerfile.sdk builds FROM nvcr.io/nvidia/tritonserver:22.08-py3-min (py3-min of that release). This is the default ARG; NVIDIA CI may override it.; CUDA as written: 11.7 Update 1"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "22.09-py3",
+      cuda: "11.8.0",
+      driver: "520",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R515 (>=515.65) on data center GPUs",
+      frameworks: {
+        triton: "2.26.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-22-09.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "22.09-py3-min",
+      cuda: "11.8.0",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-22-09.html",
+        "https://github.com/triton-inference-server/server/blob/e1db8a603d863b1317ee859bdeea2be19959462e/build.py#L1593 (from 20.11, commit adebff48b 'Use min image as base for build and release image': a GPU build of the -py3 image starts FROM the same release's nvcr.io/nvidia/tritonserver:<version>-py3-min)"
+      ],
+      retrieved: "2026-12-05",
+      note: "the CUDA of the same release's -py3 image, which is built on this one"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "22.09-py3-sdk",
+      cuda: "11.8.0",
+      driver: "520",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R515 (>=515.65) on data center GPUs",
+      source: [
+        "triton-inference-server/server@ed30e90876344364fc1c920d4033377f80819a49:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: CUDA/driver taken from the 22.09-py3 release notes, because Dockerfile.sdk builds FROM nvcr.io/nvidia/tritonserver:22.09-py3-min (py3-min of that release). This is the default ARG; NVIDIA CI may override it."
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "22.10-py3",
+      cuda: "11.8.0",
+      driver: "520",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R515 (>=515.65) on data center GPUs",
+      frameworks: {
+        triton: "2.27.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel-22-10.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "22.10-py3-min",
+      cuda: "11.8.0",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel-22-10.html",
+        "https://github.com/triton-inference-server/server/blob/e1db8a603d863b1317ee859bdeea2be19959462e/build.py#L1593 (from 20.11, commit adebff48b 'Use min image as base for build and release image': a GPU build of the -py3 image starts FROM the same release's nvcr.io/nvidia/tritonserver:<version>-py3-min)"
+      ],
+      retrieved: "2026-12-05",
+      note: "the CUDA of the same release's -py3 image, which is built on this one"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "22.10-py3-sdk",
+      cuda: "11.8.0",
+      driver: "520",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R515 (>=515.65) on data center GPUs",
+      source: [
+        "triton-inference-server/server@386d05dfc6ce9071c8aa3bbfe13f881495015bb1:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: CUDA/driver taken from the 22.10-py3 release notes, because Dockerfile.sdk builds FROM nvcr.io/nvidia/tritonserver:22.10-py3-min (py3-min of that release). This is the default ARG; NVIDIA CI may override it."
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "22.11-py3",
+      cuda: "11.8.0",
+      driver: "520",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R515 (>=515.65) on data center GPUs",
+      frameworks: {
+        triton: "2.28.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-22-11.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "22.11-py3-min",
+      cuda: "11.8.0",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-22-11.html",
+        "https://github.com/triton-inference-server/server/blob/e1db8a603d863b1317ee859bdeea2be19959462e/build.py#L1593 (from 20.11, commit adebff48b 'Use min image as base for build and release image': a GPU build of the -py3 image starts FROM the same release's nvcr.io/nvidia/tritonserver:<version>-py3-min)"
+      ],
+      retrieved: "2026-12-05",
+      note: "the CUDA of the same release's -py3 image, which is built on this one"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "22.11-py3-sdk",
+      cuda: "11.8.0",
+      driver: "520",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R515 (>=515.65) on data center GPUs",
+      source: [
+        "triton-inference-server/server@75a84807a019bf4961faf713df9d748f0fc83b47:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: CUDA/driver taken from the 22.11-py3 release notes, because Dockerfile.sdk builds FROM nvcr.io/nvidia/tritonserver:22.11-py3-min (py3-min of that release). This is the default ARG; NVIDIA CI may override it."
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "22.12-py3",
+      cuda: "11.8.0",
+      driver: "520",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R515 (>=515.65) on data center GPUs",
+      frameworks: {
+        triton: "2.29.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel-22-12.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "22.12-py3-min",
+      cuda: "11.8.0",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel-22-12.html",
+        "https://github.com/triton-inference-server/server/blob/e1db8a603d863b1317ee859bdeea2be19959462e/build.py#L1593 (from 20.11, commit adebff48b 'Use min image as base for build and release image': a GPU build of the -py3 image starts FROM the same release's nvcr.io/nvidia/tritonserver:<version>-py3-min)"
+      ],
+      retrieved: "2026-12-05",
+      note: "the CUDA of the same release's -py3 image, which is built on this one"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "22.12-py3-sdk",
+      cuda: "11.8.0",
+      driver: "520",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R515 (>=515.65) on data center GPUs",
+      source: [
+        "triton-inference-server/server@2d77fd06a45e1d96b59b45631ca205865f3d033e:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: CUDA/driver taken from the 22.12-py3 release notes, because Dockerfile.sdk builds FROM nvcr.io/nvidia/tritonserver:22.12-py3-min (py3-min of that release). This is the default ARG; NVIDIA CI may override it."
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "23.01-py3-sdk",
+      source: [
+        "triton-inference-server/server@ba482cf648bf216e93cabce41e2ce76f02d9f6c4:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: CUDA/driver taken from the 23.01-py3 release notes, because Dockerfile.sdk builds FROM nvcr.io/nvidia/tritonserver:23.01-py3-min (py3-min of that release). This is the default ARG; NVIDIA CI may override it. CUDA for 23.01 not found in sources."
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "23.02-py3-sdk",
+      source: [
+        "triton-inference-server/server@60f7af622a990a9b8611da5fc845744d81dd0b23:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: CUDA/driver taken from the 23.02-py3 release notes, because Dockerfile.sdk builds FROM nvcr.io/nvidia/tritonserver:23.02-py3-min (py3-min of that release). This is the default ARG; NVIDIA CI may override it. CUDA for 23.02 not found in sources."
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "23.03-py3",
+      cuda: "12.1.0",
+      driver: "530",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R515 (>=515.65), R525 (>=525.85), R530 (>=530.30) on data center GPUs",
+      frameworks: {
+        triton: "2.32.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-23-03.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "23.03-py3-min",
+      cuda: "12.1.0",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-23-03.html",
+        "https://github.com/triton-inference-server/server/blob/e1db8a603d863b1317ee859bdeea2be19959462e/build.py#L1593 (from 20.11, commit adebff48b 'Use min image as base for build and release image': a GPU build of the -py3 image starts FROM the same release's nvcr.io/nvidia/tritonserver:<version>-py3-min)"
+      ],
+      retrieved: "2026-12-05",
+      note: "the CUDA of the same release's -py3 image, which is built on this one"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "23.03-py3-sdk",
+      cuda: "12.1.0",
+      driver: "530",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R515 (>=515.65), R525 (>=525.85), R530 (>=530.30) on data center GPUs",
+      source: [
+        "triton-inference-server/server@17e971b19fb65415a0756d772bfe805c6baf4cc1:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: CUDA/driver taken from the 23.03-py3 release notes, because Dockerfile.sdk builds FROM nvcr.io/nvidia/tritonserver:23.03-py3-min (py3-min of that release). This is the default ARG; NVIDIA CI may override it."
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "23.04-py3",
+      cuda: "12.1.0",
+      driver: "530",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R515 (>=515.65), R525 (>=525.85), R530 (>=530.30) on data center GPUs",
+      frameworks: {
+        triton: "2.33.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-23-04.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "23.04-py3-min",
+      cuda: "12.1.0",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-23-04.html",
+        "https://github.com/triton-inference-server/server/blob/e1db8a603d863b1317ee859bdeea2be19959462e/build.py#L1593 (from 20.11, commit adebff48b 'Use min image as base for build and release image': a GPU build of the -py3 image starts FROM the same release's nvcr.io/nvidia/tritonserver:<version>-py3-min)"
+      ],
+      retrieved: "2026-12-05",
+      note: "the CUDA of the same release's -py3 image, which is built on this one"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "23.04-py3-sdk",
+      cuda: "12.1.0",
+      driver: "530",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R515 (>=515.65), R525 (>=525.85), R530 (>=530.30) on data center GPUs",
+      source: [
+        "triton-inference-server/server@f4c87a85ce241cb72b6eba9f21a27a211904d1a4:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: CUDA/driver taken from the 23.04-py3 release notes, because Dockerfile.sdk builds FROM nvcr.io/nvidia/tritonserver:23.04-py3-min (py3-min of that release). This is the default ARG; NVIDIA CI may override it."
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "23.05-py3",
+      cuda: "12.1.1",
+      driver: "530",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R515 (>=515.65), R525 (>=525.85), R530 (>=530.30) on data center GPUs",
+      frameworks: {
+        triton: "2.34.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-23-05.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "23.05-py3-min",
+      cuda: "12.1.1",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-23-05.html",
+        "https://github.com/triton-inference-server/server/blob/e1db8a603d863b1317ee859bdeea2be19959462e/build.py#L1593 (from 20.11, commit adebff48b 'Use min image as base for build and release image': a GPU build of the -py3 image starts FROM the same release's nvcr.io/nvidia/tritonserver:<version>-py3-min)"
+      ],
+      retrieved: "2026-12-05",
+      note: "the CUDA of the same release's -py3 image, which is built on this one"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "23.05-py3-sdk",
+      cuda: "12.1.1",
+      driver: "530",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R515 (>=515.65), R525 (>=525.85), R530 (>=530.30) on data center GPUs",
+      source: [
+        "triton-inference-server/server@cd373275a8e87d1be028d23df1bb5dd854fb6dca:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: CUDA/driver taken from the 23.05-py3 release notes, because Dockerfile.sdk builds FROM nvcr.io/nvidia/tritonserver:23.05-py3-min (py3-min of that release). This is the default ARG; NVIDIA CI may override it."
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "23.06-py3",
+      cuda: "12.1.1",
+      driver: "530",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R515 (>=515.65), R525 (>=525.85), R530 (>=530.30) on data center GPUs",
+      frameworks: {
+        triton: "2.35.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-23-06.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "23.06-py3-min",
+      cuda: "12.1.1",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-23-06.html",
+        "https://github.com/triton-inference-server/server/blob/e1db8a603d863b1317ee859bdeea2be19959462e/build.py#L1593 (from 20.11, commit adebff48b 'Use min image as base for build and release image': a GPU build of the -py3 image starts FROM the same release's nvcr.io/nvidia/tritonserver:<version>-py3-min)"
+      ],
+      retrieved: "2026-12-05",
+      note: "the CUDA of the same release's -py3 image, which is built on this one"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "23.06-py3-sdk",
+      cuda: "12.1.1",
+      driver: "530",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R515 (>=515.65), R525 (>=525.85), R530 (>=530.30) on data center GPUs",
+      source: [
+        "triton-inference-server/server@46dbbe707dd52d1404d12ef3b4200caebc37751c:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: CUDA/driver taken from the 23.06-py3 release notes, because Dockerfile.sdk builds FROM nvcr.io/nvidia/tritonserver:23.06-py3-min (py3-min of that release). This is the default ARG; NVIDIA CI may override it."
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "23.07-py3",
+      cuda: "12.1.1",
+      driver: "530",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R515 (>=515.65), R525 (>=525.85), R530 (>=530.30) on data center GPUs",
+      frameworks: {
+        triton: "2.36.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel-23-07.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "23.07-py3-min",
+      cuda: "12.1.1",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel-23-07.html",
+        "https://github.com/triton-inference-server/server/blob/e1db8a603d863b1317ee859bdeea2be19959462e/build.py#L1593 (from 20.11, commit adebff48b 'Use min image as base for build and release image': a GPU build of the -py3 image starts FROM the same release's nvcr.io/nvidia/tritonserver:<version>-py3-min)"
+      ],
+      retrieved: "2026-12-05",
+      note: "the CUDA of the same release's -py3 image, which is built on this one"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "23.07-py3-sdk",
+      cuda: "12.1.1",
+      driver: "530",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R515 (>=515.65), R525 (>=525.85), R530 (>=530.30) on data center GPUs",
+      source: [
+        "triton-inference-server/server@079ddc60a79d0b84c46cd980c3af2ddbd0e7cdae:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: CUDA/driver taken from the 23.07-py3 release notes, because Dockerfile.sdk builds FROM nvcr.io/nvidia/tritonserver:23.07-py3-min (py3-min of that release). This is the default ARG; NVIDIA CI may override it."
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "23.08-py3",
+      cuda: "12.2.1",
+      driver: "535",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R525 (>=525.85), R535 (>=535.86) on data center GPUs",
+      frameworks: {
+        triton: "2.37.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel-23-08.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "23.08-py3-min",
+      cuda: "12.2.1",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel-23-08.html",
+        "https://github.com/triton-inference-server/server/blob/e1db8a603d863b1317ee859bdeea2be19959462e/build.py#L1593 (from 20.11, commit adebff48b 'Use min image as base for build and release image': a GPU build of the -py3 image starts FROM the same release's nvcr.io/nvidia/tritonserver:<version>-py3-min)"
+      ],
+      retrieved: "2026-12-05",
+      note: "the CUDA of the same release's -py3 image, which is built on this one"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "23.08-py3-sdk",
+      cuda: "12.2.1",
+      driver: "535",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R525 (>=525.85), R535 (>=535.86) on data center GPUs",
+      source: [
+        "triton-inference-server/server@ebbc8636c4c93e0de5674a8c8549fb56320eb764:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: CUDA/driver taken from the 23.08-py3 release notes, because Dockerfile.sdk builds FROM nvcr.io/nvidia/tritonserver:23.08-py3-min (py3-min of that release). This is the default ARG; NVIDIA CI may override it."
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "23.09-py3",
+      cuda: "12.2.1",
+      driver: "535",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R525 (>=525.85), R535 (>=535.86) on data center GPUs",
+      frameworks: {
+        triton: "2.38.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-23-09.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "23.09-py3-min",
+      cuda: "12.2.1",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-23-09.html",
+        "https://github.com/triton-inference-server/server/blob/e1db8a603d863b1317ee859bdeea2be19959462e/build.py#L1593 (from 20.11, commit adebff48b 'Use min image as base for build and release image': a GPU build of the -py3 image starts FROM the same release's nvcr.io/nvidia/tritonserver:<version>-py3-min)"
+      ],
+      retrieved: "2026-12-05",
+      note: "the CUDA of the same release's -py3 image, which is built on this one"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "23.09-py3-sdk",
+      cuda: "12.2.1",
+      driver: "535",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R525 (>=525.85), R535 (>=535.86) on data center GPUs",
+      source: [
+        "triton-inference-server/server@1412282ba9edd0885862187854945c9332da3f8f:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: CUDA/driver taken from the 23.09-py3 release notes, because Dockerfile.sdk builds FROM nvcr.io/nvidia/tritonserver:23.09-py3-min (py3-min of that release). This is the default ARG; NVIDIA CI may override it."
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "23.10-py3",
+      cuda: "12.2.2",
+      driver: "535",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R525 (>=525.85), R535 (>=535.86) on data center GPUs",
+      frameworks: {
+        triton: "2.39.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-23-10.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "23.10-py3-min",
+      cuda: "12.2.2",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-23-10.html",
+        "https://github.com/triton-inference-server/server/blob/e1db8a603d863b1317ee859bdeea2be19959462e/build.py#L1593 (from 20.11, commit adebff48b 'Use min image as base for build and release image': a GPU build of the -py3 image starts FROM the same release's nvcr.io/nvidia/tritonserver:<version>-py3-min)"
+      ],
+      retrieved: "2026-12-05",
+      note: "the CUDA of the same release's -py3 image, which is built on this one"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "23.10-py3-sdk",
+      cuda: "12.2.2",
+      driver: "535",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R525 (>=525.85), R535 (>=535.86) on data center GPUs",
+      source: [
+        "triton-inference-server/server@011b9a53c74c4504ffe64256c58ebdbc05f644ad:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: CUDA/driver taken from the 23.10-py3 release notes, because Dockerfile.sdk builds FROM nvcr.io/nvidia/tritonserver:23.10-py3-min (py3-min of that release). This is the default ARG; NVIDIA CI may override it."
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "23.11-py3",
+      cuda: "12.3.0",
+      driver: "545",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      frameworks: {
+        triton: "2.40.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-23-11.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "23.11-py3-min",
+      cuda: "12.3.0",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-23-11.html",
+        "https://github.com/triton-inference-server/server/blob/e1db8a603d863b1317ee859bdeea2be19959462e/build.py#L1593 (from 20.11, commit adebff48b 'Use min image as base for build and release image': a GPU build of the -py3 image starts FROM the same release's nvcr.io/nvidia/tritonserver:<version>-py3-min)"
+      ],
+      retrieved: "2026-12-05",
+      note: "the CUDA of the same release's -py3 image, which is built on this one"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "23.11-py3-sdk",
+      cuda: "12.3.0",
+      driver: "545",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      source: [
+        "triton-inference-server/server@6dfa3e72018fad6b01f45a7c776dfea1178c9a34:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: CUDA/driver taken from the 23.11-py3 release notes, because Dockerfile.sdk builds FROM nvcr.io/nvidia/tritonserver:23.11-py3-min (py3-min of that release). This is the default ARG; NVIDIA CI may override it."
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "23.12-py3",
+      cuda: "12.3.2",
+      driver: "545",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      frameworks: {
+        triton: "2.41.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-23-12.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "23.12-py3-min",
+      cuda: "12.3.2",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-23-12.html",
+        "https://github.com/triton-inference-server/server/blob/e1db8a603d863b1317ee859bdeea2be19959462e/build.py#L1593 (from 20.11, commit adebff48b 'Use min image as base for build and release image': a GPU build of the -py3 image starts FROM the same release's nvcr.io/nvidia/tritonserver:<version>-py3-min)"
+      ],
+      retrieved: "2026-12-05",
+      note: "the CUDA of the same release's -py3 image, which is built on this one"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "23.12-py3-sdk",
+      cuda: "12.3.2",
+      driver: "545",
+      dataCenterDrivers: "R450 (>=450.51), R470 (>=470.57), R510 (>=510.47), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      source: [
+        "triton-inference-server/server@705a673410ec827c9fb9233725343277af201e2a:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: CUDA/driver taken from the 23.12-py3 release notes, because Dockerfile.sdk builds FROM nvcr.io/nvidia/tritonserver:23.12-py3-min (py3-min of that release). This is the default ARG; NVIDIA CI may override it."
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "24.01-py3",
+      cuda: "12.3.2",
+      driver: "545",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      frameworks: {
+        triton: "2.42.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-24-01.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "24.01-py3-min",
+      cuda: "12.3.2",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-24-01.html",
+        "https://github.com/triton-inference-server/server/blob/e1db8a603d863b1317ee859bdeea2be19959462e/build.py#L1593 (from 20.11, commit adebff48b 'Use min image as base for build and release image': a GPU build of the -py3 image starts FROM the same release's nvcr.io/nvidia/tritonserver:<version>-py3-min)"
+      ],
+      retrieved: "2026-12-05",
+      note: "the CUDA of the same release's -py3 image, which is built on this one"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "24.01-py3-sdk",
+      cuda: "12.3.2",
+      driver: "545",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      source: [
+        "triton-inference-server/server@9db063cb1168b946eb2cdc25d3cf7321f1aebf6f:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: CUDA/driver taken from the 24.01-py3 release notes, because Dockerfile.sdk builds FROM nvcr.io/nvidia/tritonserver:24.01-py3-min (py3-min of that release). This is the default ARG; NVIDIA CI may override it."
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "24.02-py3",
+      cuda: "12.3.2",
+      driver: "545",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      frameworks: {
+        triton: "2.43.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel-24-02.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "24.02-py3-min",
+      cuda: "12.3.2",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel-24-02.html",
+        "https://github.com/triton-inference-server/server/blob/e1db8a603d863b1317ee859bdeea2be19959462e/build.py#L1593 (from 20.11, commit adebff48b 'Use min image as base for build and release image': a GPU build of the -py3 image starts FROM the same release's nvcr.io/nvidia/tritonserver:<version>-py3-min)"
+      ],
+      retrieved: "2026-12-05",
+      note: "the CUDA of the same release's -py3 image, which is built on this one"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "24.02-py3-sdk",
+      cuda: "12.3.2",
+      driver: "545",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      source: [
+        "triton-inference-server/server@8ced3bb7f6531d0cb5b3fd3bb095d8afa9f1e2aa:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: CUDA/driver taken from the 24.02-py3 release notes, because Dockerfile.sdk builds FROM nvcr.io/nvidia/tritonserver:24.02-py3-min (py3-min of that release). This is the default ARG; NVIDIA CI may override it."
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "24.03-py3",
+      cuda: "12.4.0",
+      driver: "545",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      frameworks: {
+        triton: "2.44.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-24-03.html"
+      ],
+      retrieved: "2026-12-05",
+      note: "CUDA as written: 12.4.0.41"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "24.03-py3-min",
+      cuda: "12.4.0",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-24-03.html",
+        "https://github.com/triton-inference-server/server/blob/e1db8a603d863b1317ee859bdeea2be19959462e/build.py#L1593 (from 20.11, commit adebff48b 'Use min image as base for build and release image': a GPU build of the -py3 image starts FROM the same release's nvcr.io/nvidia/tritonserver:<version>-py3-min)"
+      ],
+      retrieved: "2026-12-05",
+      note: "the CUDA of the same release's -py3 image, which is built on this one"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "24.03-py3-sdk",
+      cuda: "12.4.0",
+      driver: "545",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      source: [
+        "triton-inference-server/server@835225c470563ffe181396e6494699595ac1ed8d:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: CUDA/driver taken from the 24.03-py3 release notes, because Dockerfile.sdk builds FROM nvcr.io/nvidia/tritonserver:24.03-py3-min (py3-min of that release). This is the default ARG; NVIDIA CI may override it.; CUDA as written: 12.4.0.41"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "24.04-py3",
+      cuda: "12.4",
+      driver: "545",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      frameworks: {
+        triton: "2.45.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel-24-04.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "24.04-py3-min",
+      cuda: "12.4",
+      source: [
+        "https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel-24-04.html",
+        "https://github.com/triton-inference-server/server/blob/e1db8a603d863b1317ee859bdeea2be19959462e/build.py#L1593 (from 20.11, commit adebff48b 'Use min image as base for build and release image': a GPU build of the -py3 image starts FROM the same release's nvcr.io/nvidia/tritonserver:<version>-py3-min)"
+      ],
+      retrieved: "2026-12-05",
+      note: "the CUDA of the same release's -py3 image, which is built on this one"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "24.04-py3-sdk",
+      cuda: "12.4",
+      driver: "545",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      source: [
+        "triton-inference-server/server@bf430f8589c82c57cc28e64be456c63a65ce7664:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: CUDA/driver taken from the 24.04-py3 release notes, because Dockerfile.sdk builds FROM nvcr.io/nvidia/tritonserver:24.04-py3-min (py3-min of that release). This is the default ARG; NVIDIA CI may override it."
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "24.04-trtllm-python-py3",
+      cuda: "12.3.2",
+      driver: "545.23.08",
+      frameworks: {
+        python: "3.10.12",
+        pytorch: "2.3.0a0+ebedce2",
+        tensorrt: "9.3.0.post12.dev1",
+        "tensorrt-llm": "0.9.0",
+        triton: "2.45.0"
+      },
+      source: [
+        "triton-inference-server/server@e1db8a603d863b1317ee859bdeea2be19959462e:docs/introduction/compatibility.md"
+      ],
+      retrieved: "2026-12-05",
+      note: '"driver" is the "CUDA Driver version" column of the compatibility table (the driver matching the bundled CUDA toolkit), not the DLFW forward-compat exception list.; CUDA as written: 12.3.2.001'
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "24.04-vllm-python-py3",
+      cuda: "12.4.1",
+      driver: "550.54.15",
+      frameworks: {
+        python: "3.10.12",
+        vllm: "0.4.0 post1",
+        triton: "2.45.0"
+      },
+      source: [
+        "triton-inference-server/server@e1db8a603d863b1317ee859bdeea2be19959462e:docs/introduction/compatibility.md"
+      ],
+      retrieved: "2026-12-05",
+      note: '"driver" is the "CUDA Driver version" column of the compatibility table (the driver matching the bundled CUDA toolkit), not the DLFW forward-compat exception list.'
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "24.05-py3",
+      cuda: "12.4",
+      driver: "545",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      frameworks: {
+        triton: "2.46.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-24-05.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "24.05-py3-min",
+      cuda: "12.4",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-24-05.html",
+        "https://github.com/triton-inference-server/server/blob/e1db8a603d863b1317ee859bdeea2be19959462e/build.py#L1593 (from 20.11, commit adebff48b 'Use min image as base for build and release image': a GPU build of the -py3 image starts FROM the same release's nvcr.io/nvidia/tritonserver:<version>-py3-min)"
+      ],
+      retrieved: "2026-12-05",
+      note: "the CUDA of the same release's -py3 image, which is built on this one"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "24.05-py3-sdk",
+      cuda: "12.4",
+      driver: "545",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      source: [
+        "triton-inference-server/server@e8f2e2dc80b8c10345ba4d22603df9a0b836bcee:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: CUDA/driver taken from the 24.05-py3 release notes, because Dockerfile.sdk builds FROM nvcr.io/nvidia/tritonserver:24.05-py3-min (py3-min of that release). This is the default ARG; NVIDIA CI may override it."
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "24.05-trtllm-python-py3",
+      cuda: "12.3.2",
+      driver: "545.23.08",
+      frameworks: {
+        python: "3.10.12",
+        pytorch: "2.3.0a0+ebedce2",
+        tensorrt: "10.0.1.6",
+        "tensorrt-llm": "0.9.0",
+        triton: "2.46.0"
+      },
+      source: [
+        "triton-inference-server/server@e1db8a603d863b1317ee859bdeea2be19959462e:docs/introduction/compatibility.md"
+      ],
+      retrieved: "2026-12-05",
+      note: '"driver" is the "CUDA Driver version" column of the compatibility table (the driver matching the bundled CUDA toolkit), not the DLFW forward-compat exception list.; CUDA as written: 12.3.2.001'
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "24.05-vllm-python-py3",
+      cuda: "12.4.1",
+      driver: "550.54.15",
+      frameworks: {
+        python: "3.10.12",
+        vllm: "0.4.0 post1",
+        triton: "2.46.0"
+      },
+      source: [
+        "triton-inference-server/server@e1db8a603d863b1317ee859bdeea2be19959462e:docs/introduction/compatibility.md"
+      ],
+      retrieved: "2026-12-05",
+      note: '"driver" is the "CUDA Driver version" column of the compatibility table (the driver matching the bundled CUDA toolkit), not the DLFW forward-compat exception list.'
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "24.06-py3",
+      cuda: "12.5.0",
+      driver: "545",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      frameworks: {
+        triton: "2.47.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-24-06.html"
+      ],
+      retrieved: "2026-12-05",
+      note: "CUDA as written: 12.5.0.23"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "24.06-py3-min",
+      cuda: "12.5.0",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-24-06.html",
+        "https://github.com/triton-inference-server/server/blob/e1db8a603d863b1317ee859bdeea2be19959462e/build.py#L1593 (from 20.11, commit adebff48b 'Use min image as base for build and release image': a GPU build of the -py3 image starts FROM the same release's nvcr.io/nvidia/tritonserver:<version>-py3-min)"
+      ],
+      retrieved: "2026-12-05",
+      note: "the CUDA of the same release's -py3 image, which is built on this one"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "24.06-py3-sdk",
+      cuda: "12.5.0",
+      driver: "545",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      source: [
+        "triton-inference-server/server@bf86c27169ad4027202c76cf609ce42a2ec7b533:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: CUDA/driver taken from the 24.06-py3 release notes, because Dockerfile.sdk builds FROM nvcr.io/nvidia/tritonserver:24.06-py3-min (py3-min of that release). This is the default ARG; NVIDIA CI may override it.; CUDA as written: 12.5.0.23"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "24.06-trtllm-python-py3",
+      cuda: "12.4.0",
+      driver: "550.54.14",
+      frameworks: {
+        python: "3.10.12",
+        pytorch: "2.3.0a0+40ec155e58.nv24.3",
+        tensorrt: "10.0.1",
+        "tensorrt-llm": "0.10.0",
+        triton: "2.47.0"
+      },
+      source: [
+        "triton-inference-server/server@e1db8a603d863b1317ee859bdeea2be19959462e:docs/introduction/compatibility.md"
+      ],
+      retrieved: "2026-12-05",
+      note: '"driver" is the "CUDA Driver version" column of the compatibility table (the driver matching the bundled CUDA toolkit), not the DLFW forward-compat exception list.; CUDA as written: 12.4.0.041'
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "24.06-vllm-python-py3",
+      cuda: "12.5.0",
+      driver: "555.42.02",
+      frameworks: {
+        python: "3.10.12",
+        vllm: "0.4.3",
+        triton: "2.47.0"
+      },
+      source: [
+        "triton-inference-server/server@e1db8a603d863b1317ee859bdeea2be19959462e:docs/introduction/compatibility.md"
+      ],
+      retrieved: "2026-12-05",
+      note: '"driver" is the "CUDA Driver version" column of the compatibility table (the driver matching the bundled CUDA toolkit), not the DLFW forward-compat exception list.; CUDA as written: 12.5.0.23'
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "24.07-py3",
+      cuda: "12.5.1",
+      driver: "555",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      frameworks: {
+        triton: "2.48.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-24-07.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "24.07-py3-min",
+      cuda: "12.5.1",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-24-07.html",
+        "https://github.com/triton-inference-server/server/blob/e1db8a603d863b1317ee859bdeea2be19959462e/build.py#L1593 (from 20.11, commit adebff48b 'Use min image as base for build and release image': a GPU build of the -py3 image starts FROM the same release's nvcr.io/nvidia/tritonserver:<version>-py3-min)"
+      ],
+      retrieved: "2026-12-05",
+      note: "the CUDA of the same release's -py3 image, which is built on this one"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "24.07-py3-sdk",
+      cuda: "12.5.1",
+      driver: "555",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      source: [
+        "triton-inference-server/server@bd7238fa511a8ad3005cc7ecc63e0e0bf683ca10:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: CUDA/driver taken from the 24.07-py3 release notes, because Dockerfile.sdk builds FROM nvcr.io/nvidia/tritonserver:24.07-py3-min (py3-min of that release). This is the default ARG; NVIDIA CI may override it."
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "24.07-trtllm-python-py3",
+      cuda: "12.4.1",
+      driver: "550.54.15",
+      frameworks: {
+        python: "3.10.12",
+        pytorch: "2.4.0a0+07cecf4168.nv24.5",
+        tensorrt: "10.1.0",
+        "tensorrt-llm": "0.11.0",
+        triton: "2.48.0"
+      },
+      source: [
+        "triton-inference-server/server@e1db8a603d863b1317ee859bdeea2be19959462e:docs/introduction/compatibility.md"
+      ],
+      retrieved: "2026-12-05",
+      note: '"driver" is the "CUDA Driver version" column of the compatibility table (the driver matching the bundled CUDA toolkit), not the DLFW forward-compat exception list.; CUDA as written: 12.4.1.003'
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "24.07-vllm-python-py3",
+      cuda: "12.5.1",
+      driver: "555.42.06",
+      frameworks: {
+        python: "3.10.12",
+        vllm: "0.5.0 post1",
+        triton: "2.48.0"
+      },
+      source: [
+        "triton-inference-server/server@e1db8a603d863b1317ee859bdeea2be19959462e:docs/introduction/compatibility.md"
+      ],
+      retrieved: "2026-12-05",
+      note: '"driver" is the "CUDA Driver version" column of the compatibility table (the driver matching the bundled CUDA toolkit), not the DLFW forward-compat exception list.'
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "24.08-py3",
+      cuda: "12.6",
+      driver: "560",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      frameworks: {
+        triton: "2.49.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-24-08.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "24.08-py3-min",
+      cuda: "12.6",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-24-08.html",
+        "https://github.com/triton-inference-server/server/blob/e1db8a603d863b1317ee859bdeea2be19959462e/build.py#L1593 (from 20.11, commit adebff48b 'Use min image as base for build and release image': a GPU build of the -py3 image starts FROM the same release's nvcr.io/nvidia/tritonserver:<version>-py3-min)"
+      ],
+      retrieved: "2026-12-05",
+      note: "the CUDA of the same release's -py3 image, which is built on this one"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "24.08-py3-sdk",
+      cuda: "12.5.1",
+      driver: "555",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      source: [
+        "triton-inference-server/server@30230a04d9f40e0ad696e2ba88b07d11a1e503b2:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: CUDA/driver taken from the 24.07-py3 release notes, because Dockerfile.sdk builds FROM nvcr.io/nvidia/tritonserver:24.07-py3-min (py3-min of that release). This is the default ARG; NVIDIA CI may override it. NOTE: default base lags the release month."
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "24.08-trtllm-python-py3",
+      cuda: "12.5.1",
+      driver: "555.42.06",
+      frameworks: {
+        python: "3.10.12",
+        pytorch: "2.4.0a0+3bcc3cddb5.nv24.7",
+        tensorrt: "10.3.0",
+        "tensorrt-llm": "0.12.0",
+        triton: "2.49.0"
+      },
+      source: [
+        "triton-inference-server/server@e1db8a603d863b1317ee859bdeea2be19959462e:docs/introduction/compatibility.md"
+      ],
+      retrieved: "2026-12-05",
+      note: '"driver" is the "CUDA Driver version" column of the compatibility table (the driver matching the bundled CUDA toolkit), not the DLFW forward-compat exception list.; CUDA as written: 12.5.1.007'
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "24.08-vllm-python-py3",
+      cuda: "12.6.0",
+      driver: "560.35.03",
+      frameworks: {
+        python: "3.10.12",
+        vllm: "0.5.0 post1",
+        triton: "2.49.0"
+      },
+      source: [
+        "triton-inference-server/server@e1db8a603d863b1317ee859bdeea2be19959462e:docs/introduction/compatibility.md"
+      ],
+      retrieved: "2026-12-05",
+      note: '"driver" is the "CUDA Driver version" column of the compatibility table (the driver matching the bundled CUDA toolkit), not the DLFW forward-compat exception list.; CUDA as written: 12.6.0.022'
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "24.09-py3-sdk",
+      cuda: "12.6",
+      driver: "560",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      source: [
+        "triton-inference-server/server@c3414c1314ff2eaaae1987735b1dc5fc3300e8be:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: CUDA/driver taken from the 24.08-py3 release notes, because Dockerfile.sdk builds FROM nvcr.io/nvidia/tritonserver:24.08-py3-min (py3-min of that release). This is the default ARG; NVIDIA CI may override it. NOTE: default base lags the release month."
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "24.09-trtllm-python-py3",
+      cuda: "12.5.1",
+      driver: "555.42.06",
+      frameworks: {
+        python: "3.10.12",
+        pytorch: "2.4.0a0+3bcc3cddb5.nv24.7",
+        tensorrt: "10.4.0",
+        "tensorrt-llm": "0.13.0",
+        triton: "2.50.0"
+      },
+      source: [
+        "triton-inference-server/server@e1db8a603d863b1317ee859bdeea2be19959462e:docs/introduction/compatibility.md"
+      ],
+      retrieved: "2026-12-05",
+      note: '"driver" is the "CUDA Driver version" column of the compatibility table (the driver matching the bundled CUDA toolkit), not the DLFW forward-compat exception list.; CUDA as written: 12.5.1.007'
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "24.09-vllm-python-py3",
+      cuda: "12.6.1",
+      driver: "560.35.03",
+      frameworks: {
+        python: "3.10.12",
+        vllm: "0.5.3.post1",
+        triton: "2.50.0"
+      },
+      source: [
+        "triton-inference-server/server@e1db8a603d863b1317ee859bdeea2be19959462e:docs/introduction/compatibility.md"
+      ],
+      retrieved: "2026-12-05",
+      note: '"driver" is the "CUDA Driver version" column of the compatibility table (the driver matching the bundled CUDA toolkit), not the DLFW forward-compat exception list.; CUDA as written: 12.6.1.006'
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "24.10-py3",
+      cuda: "12.6.2",
+      driver: "560",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      frameworks: {
+        triton: "2.51.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-24-10.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "24.10-py3-min",
+      cuda: "12.6.2",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-24-10.html",
+        "https://github.com/triton-inference-server/server/blob/e1db8a603d863b1317ee859bdeea2be19959462e/build.py#L1593 (from 20.11, commit adebff48b 'Use min image as base for build and release image': a GPU build of the -py3 image starts FROM the same release's nvcr.io/nvidia/tritonserver:<version>-py3-min)"
+      ],
+      retrieved: "2026-12-05",
+      note: "the CUDA of the same release's -py3 image, which is built on this one"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "24.10-py3-sdk",
+      source: [
+        "triton-inference-server/server@e0f0734d61c789535ac58c22b79d67eabc5d7477:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: CUDA/driver taken from the 24.09-py3 release notes, because Dockerfile.sdk builds FROM nvcr.io/nvidia/tritonserver:24.09-py3-min (py3-min of that release). This is the default ARG; NVIDIA CI may override it. NOTE: default base lags the release month. CUDA for 24.09 not found in sources."
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "24.10-trtllm-python-py3",
+      cuda: "12.5.1",
+      driver: "555.42.06",
+      frameworks: {
+        python: "3.10.12",
+        pytorch: "2.4.0a0+3bcc3cddb5.nv24.7",
+        tensorrt: "10.4.0",
+        "tensorrt-llm": "0.14.0",
+        triton: "2.51.0"
+      },
+      source: [
+        "triton-inference-server/server@e1db8a603d863b1317ee859bdeea2be19959462e:docs/introduction/compatibility.md"
+      ],
+      retrieved: "2026-12-05",
+      note: '"driver" is the "CUDA Driver version" column of the compatibility table (the driver matching the bundled CUDA toolkit), not the DLFW forward-compat exception list.; CUDA as written: 12.5.1.007'
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "24.10-vllm-python-py3",
+      cuda: "12.6.2",
+      driver: "560.35.03",
+      frameworks: {
+        python: "3.10.12",
+        vllm: "0.5.5",
+        triton: "2.51.0"
+      },
+      source: [
+        "triton-inference-server/server@e1db8a603d863b1317ee859bdeea2be19959462e:docs/introduction/compatibility.md"
+      ],
+      retrieved: "2026-12-05",
+      note: '"driver" is the "CUDA Driver version" column of the compatibility table (the driver matching the bundled CUDA toolkit), not the DLFW forward-compat exception list.; CUDA as written: 12.6.2.004'
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "24.11-py3-sdk",
+      source: [
+        "triton-inference-server/server@5815d218664f277e866146fb05ef0cd9913883d4:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: CUDA/driver taken from the 24.11-py3 release notes, because Dockerfile.sdk builds FROM nvcr.io/nvidia/tritonserver:24.11-py3-min (py3-min of that release). This is the default ARG; NVIDIA CI may override it. CUDA for 24.11 not found in sources."
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "24.11-trtllm-python-py3",
+      cuda: "12.6.3",
+      driver: "555.42.06",
+      frameworks: {
+        python: "3.10.12",
+        pytorch: "2.5.0a0+e000cf0ad9.nv24.10",
+        tensorrt: "10.6.0",
+        "tensorrt-llm": "0.15.0",
+        triton: "2.52.0"
+      },
+      source: [
+        "triton-inference-server/server@e1db8a603d863b1317ee859bdeea2be19959462e:docs/introduction/compatibility.md"
+      ],
+      retrieved: "2026-12-05",
+      note: '"driver" is the "CUDA Driver version" column of the compatibility table (the driver matching the bundled CUDA toolkit), not the DLFW forward-compat exception list.'
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "24.11-vllm-python-py3",
+      cuda: "12.6.3",
+      driver: "560.35.05",
+      frameworks: {
+        python: "3.12.3",
+        vllm: "0.5.5",
+        triton: "2.52.0"
+      },
+      source: [
+        "triton-inference-server/server@e1db8a603d863b1317ee859bdeea2be19959462e:docs/introduction/compatibility.md"
+      ],
+      retrieved: "2026-12-05",
+      note: '"driver" is the "CUDA Driver version" column of the compatibility table (the driver matching the bundled CUDA toolkit), not the DLFW forward-compat exception list.; CUDA as written: 12.6.3.001'
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "24.12-py3",
+      cuda: "12.6.3",
+      driver: "560",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      frameworks: {
+        "tensorrt-llm": "release/0.15.0",
+        vllm: "0.5.5",
+        triton: "2.53.0"
+      },
+      source: [
+        "triton-inference-server/server@1efbd53bd538b139e471cf8b94291dd820f78c70:docs/introduction/release_notes.md (v2.53.0); also https://docs.nvidia.com/deeplearning/triton-inference-server/archives/triton-inference-server-2530/user-guide/docs/introduction/release_notes.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "24.12-py3-min",
+      cuda: "12.6.3",
+      source: [
+        "triton-inference-server/server@1efbd53bd538b139e471cf8b94291dd820f78c70:docs/introduction/release_notes.md (v2.53.0); also https://docs.nvidia.com/deeplearning/triton-inference-server/archives/triton-inference-server-2530/user-guide/docs/introduction/release_notes.html",
+        "https://github.com/triton-inference-server/server/blob/e1db8a603d863b1317ee859bdeea2be19959462e/build.py#L1593 (from 20.11, commit adebff48b 'Use min image as base for build and release image': a GPU build of the -py3 image starts FROM the same release's nvcr.io/nvidia/tritonserver:<version>-py3-min)"
+      ],
+      retrieved: "2026-12-05",
+      note: "the CUDA of the same release's -py3 image, which is built on this one"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "24.12-py3-sdk",
+      cuda: "12.6.3",
+      driver: "560",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      source: [
+        "triton-inference-server/server@1efbd53bd538b139e471cf8b94291dd820f78c70:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: CUDA/driver taken from the 24.12-py3 release notes, because Dockerfile.sdk builds FROM nvcr.io/nvidia/tritonserver:24.12-py3-min (py3-min of that release). This is the default ARG; NVIDIA CI may override it."
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "24.12-trtllm-python-py3",
+      cuda: "12.6.3",
+      driver: "560.35.05",
+      frameworks: {
+        python: "3.12.3",
+        pytorch: "2.6.0a0+df5bbc09d1.nv24.11",
+        tensorrt: "10.7.0",
+        "tensorrt-llm": "0.16.0",
+        triton: "2.53.0"
+      },
+      source: [
+        "triton-inference-server/server@e1db8a603d863b1317ee859bdeea2be19959462e:docs/introduction/compatibility.md"
+      ],
+      retrieved: "2026-12-05",
+      note: '"driver" is the "CUDA Driver version" column of the compatibility table (the driver matching the bundled CUDA toolkit), not the DLFW forward-compat exception list.'
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "24.12-vllm-python-py3",
+      cuda: "12.6.3",
+      driver: "560.35.05",
+      frameworks: {
+        python: "3.12.3",
+        vllm: "0.5.5",
+        triton: "2.53.0"
+      },
+      source: [
+        "triton-inference-server/server@e1db8a603d863b1317ee859bdeea2be19959462e:docs/introduction/compatibility.md"
+      ],
+      retrieved: "2026-12-05",
+      note: '"driver" is the "CUDA Driver version" column of the compatibility table (the driver matching the bundled CUDA toolkit), not the DLFW forward-compat exception list.; CUDA as written: 12.6.3.004'
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "25.01-py3",
+      cuda: "12.8.0",
+      driver: "560",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      frameworks: {
+        triton: "2.54.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-25-01.html"
+      ],
+      retrieved: "2026-12-05",
+      note: "CUDA as written: 12.8.0.038"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "25.01-py3-min",
+      cuda: "12.8.0",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-25-01.html",
+        "https://github.com/triton-inference-server/server/blob/e1db8a603d863b1317ee859bdeea2be19959462e/build.py#L1593 (from 20.11, commit adebff48b 'Use min image as base for build and release image': a GPU build of the -py3 image starts FROM the same release's nvcr.io/nvidia/tritonserver:<version>-py3-min)"
+      ],
+      retrieved: "2026-12-05",
+      note: "the CUDA of the same release's -py3 image, which is built on this one"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "25.01-trtllm-python-py3",
+      cuda: "12.8.0",
+      driver: "570.86.10",
+      frameworks: {
+        python: "3.12.3",
+        pytorch: "2.6.0a0+ecf3bae40a.nv25.1",
+        tensorrt: "10.8.0.43",
+        "tensorrt-llm": "0.17.0",
+        triton: "2.54.0"
+      },
+      source: [
+        "triton-inference-server/server@e1db8a603d863b1317ee859bdeea2be19959462e:docs/introduction/compatibility.md"
+      ],
+      retrieved: "2026-12-05",
+      note: '"driver" is the "CUDA Driver version" column of the compatibility table (the driver matching the bundled CUDA toolkit), not the DLFW forward-compat exception list.; CUDA as written: 12.8.0.038'
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "25.01-vllm-python-py3",
+      cuda: "12.8.0",
+      driver: "570.86.10",
+      frameworks: {
+        python: "3.12.3",
+        vllm: "0.6.3.post1",
+        triton: "2.54.0"
+      },
+      source: [
+        "triton-inference-server/server@e1db8a603d863b1317ee859bdeea2be19959462e:docs/introduction/compatibility.md"
+      ],
+      retrieved: "2026-12-05",
+      note: '"driver" is the "CUDA Driver version" column of the compatibility table (the driver matching the bundled CUDA toolkit), not the DLFW forward-compat exception list.; CUDA as written: 12.8.0.038'
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "25.02-py3-sdk",
+      source: [
+        "triton-inference-server/server@ee143622d2ab00fd903b53714f4d335223ddf21b:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: CUDA/driver taken from the 25.02-py3 release notes, because Dockerfile.sdk builds FROM nvcr.io/nvidia/tritonserver:25.02-py3-min (py3-min of that release). This is the default ARG; NVIDIA CI may override it. CUDA for 25.02 not found in sources."
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "25.02-trtllm-python-py3",
+      cuda: "12.8.0",
+      driver: "570.86.10",
+      frameworks: {
+        python: "3.12.3",
+        pytorch: "2.6.0a0+ecf3bae40a.nv25.1",
+        tensorrt: "10.8.0.43",
+        "tensorrt-llm": "0.17.0.post1",
+        triton: "2.55.0"
+      },
+      source: [
+        "triton-inference-server/server@e1db8a603d863b1317ee859bdeea2be19959462e:docs/introduction/compatibility.md"
+      ],
+      retrieved: "2026-12-05",
+      note: '"driver" is the "CUDA Driver version" column of the compatibility table (the driver matching the bundled CUDA toolkit), not the DLFW forward-compat exception list.; CUDA as written: 12.8.0.038'
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "25.02-vllm-python-py3",
+      cuda: "12.8.0",
+      driver: "570.86.10",
+      frameworks: {
+        python: "3.12.3",
+        vllm: "0.7.0+5e800e3d.nv25.2.cu128",
+        triton: "2.55.0"
+      },
+      source: [
+        "triton-inference-server/server@e1db8a603d863b1317ee859bdeea2be19959462e:docs/introduction/compatibility.md"
+      ],
+      retrieved: "2026-12-05",
+      note: '"driver" is the "CUDA Driver version" column of the compatibility table (the driver matching the bundled CUDA toolkit), not the DLFW forward-compat exception list.; CUDA as written: 12.8.0.038'
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "25.03-py3",
+      cuda: "12.8.1",
+      driver: "560",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      frameworks: {
+        triton: "2.56.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-25-03.html"
+      ],
+      retrieved: "2026-12-05",
+      note: "CUDA as written: 12.8.1.012"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "25.03-py3-min",
+      cuda: "12.8.1",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-25-03.html",
+        "https://github.com/triton-inference-server/server/blob/e1db8a603d863b1317ee859bdeea2be19959462e/build.py#L1593 (from 20.11, commit adebff48b 'Use min image as base for build and release image': a GPU build of the -py3 image starts FROM the same release's nvcr.io/nvidia/tritonserver:<version>-py3-min)"
+      ],
+      retrieved: "2026-12-05",
+      note: "the CUDA of the same release's -py3 image, which is built on this one"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "25.03-py3-sdk",
+      cuda: "12.8.1",
+      driver: "560",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      source: [
+        "triton-inference-server/server@da88e086c37a8323f0722587895fde54ab027b07:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: CUDA/driver taken from the 25.03-py3 release notes, because Dockerfile.sdk builds FROM nvcr.io/nvidia/tritonserver:25.03-py3-min (py3-min of that release). This is the default ARG; NVIDIA CI may override it.; CUDA as written: 12.8.1.012"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "25.03-trtllm-python-py3",
+      cuda: "12.8.1",
+      driver: "570.124.06",
+      frameworks: {
+        python: "3.12.3",
+        pytorch: "2.7.0a0+7c8ec84dab.nv25.3",
+        tensorrt: "10.9.0.34",
+        "tensorrt-llm": "0.18.0",
+        triton: "2.56.0"
+      },
+      source: [
+        "triton-inference-server/server@e1db8a603d863b1317ee859bdeea2be19959462e:docs/introduction/compatibility.md"
+      ],
+      retrieved: "2026-12-05",
+      note: '"driver" is the "CUDA Driver version" column of the compatibility table (the driver matching the bundled CUDA toolkit), not the DLFW forward-compat exception list.; CUDA as written: 12.8.1.012'
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "25.03-vllm-python-py3",
+      cuda: "12.8.1",
+      driver: "570.124.06",
+      frameworks: {
+        python: "3.12.3",
+        vllm: "0.7.3+04de634a.nv25.3.cu128",
+        triton: "2.56.0"
+      },
+      source: [
+        "triton-inference-server/server@e1db8a603d863b1317ee859bdeea2be19959462e:docs/introduction/compatibility.md"
+      ],
+      retrieved: "2026-12-05",
+      note: '"driver" is the "CUDA Driver version" column of the compatibility table (the driver matching the bundled CUDA toolkit), not the DLFW forward-compat exception list.; CUDA as written: 12.8.1.012'
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "25.04-py3",
+      cuda: "12.9.0",
+      driver: "575",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      frameworks: {
+        triton: "2.57.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/Chunk786889861.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "25.04-py3-min",
+      cuda: "12.9.0",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/Chunk786889861.html",
+        "https://github.com/triton-inference-server/server/blob/e1db8a603d863b1317ee859bdeea2be19959462e/build.py#L1593 (from 20.11, commit adebff48b 'Use min image as base for build and release image': a GPU build of the -py3 image starts FROM the same release's nvcr.io/nvidia/tritonserver:<version>-py3-min)"
+      ],
+      retrieved: "2026-12-05",
+      note: "the CUDA of the same release's -py3 image, which is built on this one"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "25.04-py3-sdk",
+      cuda: "12.9.0",
+      driver: "575",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      source: [
+        "triton-inference-server/server@d79c4f11ed08572571b2eac99e0dac268e38cf9b:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: CUDA/driver taken from the 25.04-py3 release notes, because Dockerfile.sdk builds FROM nvcr.io/nvidia/tritonserver:25.04-py3-min (py3-min of that release). This is the default ARG; NVIDIA CI may override it."
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "25.04-trtllm-python-py3",
+      cuda: "12.8.1",
+      driver: "570.124.06",
+      frameworks: {
+        python: "3.12.3",
+        pytorch: "2.7.0a0+7c8ec84dab.nv25.3",
+        tensorrt: "10.9.0.34",
+        "tensorrt-llm": "0.18.2",
+        triton: "2.57.0"
+      },
+      source: [
+        "triton-inference-server/server@e1db8a603d863b1317ee859bdeea2be19959462e:docs/introduction/compatibility.md"
+      ],
+      retrieved: "2026-12-05",
+      note: '"driver" is the "CUDA Driver version" column of the compatibility table (the driver matching the bundled CUDA toolkit), not the DLFW forward-compat exception list.; CUDA as written: 12.8.1.012'
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "25.04-vllm-python-py3",
+      cuda: "12.9.0",
+      driver: "575.51.02",
+      frameworks: {
+        python: "3.12.3",
+        vllm: "0.8.1+5f4af9e0.nv25.4.cu129",
+        triton: "2.57.0"
+      },
+      source: [
+        "triton-inference-server/server@e1db8a603d863b1317ee859bdeea2be19959462e:docs/introduction/compatibility.md"
+      ],
+      retrieved: "2026-12-05",
+      note: '"driver" is the "CUDA Driver version" column of the compatibility table (the driver matching the bundled CUDA toolkit), not the DLFW forward-compat exception list.; CUDA as written: 12.9.0.036'
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "25.05-py3-sdk",
+      source: [
+        "triton-inference-server/server@4ae60c9efd2703492408b379a53ce4f519db7722:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: CUDA/driver taken from the 25.05-py3 release notes, because Dockerfile.sdk builds FROM nvcr.io/nvidia/tritonserver:25.05-py3-min (py3-min of that release). This is the default ARG; NVIDIA CI may override it. CUDA for 25.05 not found in sources."
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "25.05-trtllm-python-py3",
+      cuda: "12.8.1",
+      driver: "570.124.06",
+      frameworks: {
+        python: "3.12.3",
+        pytorch: "2.7.0a0+7c8ec84dab.nv25.3",
+        tensorrt: "10.9.0.34",
+        "tensorrt-llm": "0.19.0",
+        triton: "2.58.0"
+      },
+      source: [
+        "triton-inference-server/server@e1db8a603d863b1317ee859bdeea2be19959462e:docs/introduction/compatibility.md"
+      ],
+      retrieved: "2026-12-05",
+      note: '"driver" is the "CUDA Driver version" column of the compatibility table (the driver matching the bundled CUDA toolkit), not the DLFW forward-compat exception list.; CUDA as written: 12.8.1.012'
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "25.05-vllm-python-py3",
+      cuda: "12.9.0",
+      driver: "575.51.03",
+      frameworks: {
+        python: "3.12.3",
+        vllm: "0.8.4+dc1a3e10.nv25.5.cu129",
+        triton: "2.58.0"
+      },
+      source: [
+        "triton-inference-server/server@e1db8a603d863b1317ee859bdeea2be19959462e:docs/introduction/compatibility.md"
+      ],
+      retrieved: "2026-12-05",
+      note: '"driver" is the "CUDA Driver version" column of the compatibility table (the driver matching the bundled CUDA toolkit), not the DLFW forward-compat exception list.; CUDA as written: 12.9.0.043'
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "25.06-py3",
+      cuda: "12.9.1",
+      driver: "575",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      frameworks: {
+        triton: "2.59.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-25-06.html"
+      ],
+      retrieved: "2026-12-05",
+      note: "CUDA as written: 12.9.1.010"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "25.06-py3-min",
+      cuda: "12.9.1",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-25-06.html",
+        "https://github.com/triton-inference-server/server/blob/e1db8a603d863b1317ee859bdeea2be19959462e/build.py#L1593 (from 20.11, commit adebff48b 'Use min image as base for build and release image': a GPU build of the -py3 image starts FROM the same release's nvcr.io/nvidia/tritonserver:<version>-py3-min)"
+      ],
+      retrieved: "2026-12-05",
+      note: "the CUDA of the same release's -py3 image, which is built on this one"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "25.06-py3-sdk",
+      cuda: "12.9.1",
+      driver: "575",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      source: [
+        "triton-inference-server/server@624ac90d2f018de0233ae00af47551e37293d211:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: CUDA/driver taken from the 25.06-py3 release notes, because Dockerfile.sdk builds FROM nvcr.io/nvidia/tritonserver:25.06-py3-min (py3-min of that release). This is the default ARG; NVIDIA CI may override it.; CUDA as written: 12.9.1.010"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "25.06-trtllm-python-py3",
+      cuda: "12.9.0",
+      driver: "575.51.03",
+      frameworks: {
+        python: "3.12.3",
+        pytorch: "2.7.0a0+79aa17489c.nv25.4",
+        tensorrt: "10.10.0.31",
+        "tensorrt-llm": "0.20.0",
+        triton: "2.59.0"
+      },
+      source: [
+        "triton-inference-server/server@e1db8a603d863b1317ee859bdeea2be19959462e:docs/introduction/compatibility.md"
+      ],
+      retrieved: "2026-12-05",
+      note: '"driver" is the "CUDA Driver version" column of the compatibility table (the driver matching the bundled CUDA toolkit), not the DLFW forward-compat exception list.; CUDA as written: 12.9.0.036'
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "25.06-vllm-python-py3",
+      cuda: "12.9.0",
+      driver: "575.51.03",
+      frameworks: {
+        python: "3.12.3",
+        vllm: "0.9.0rc1+1958ee56.nv25.6.cu129",
+        triton: "2.59.0"
+      },
+      source: [
+        "triton-inference-server/server@e1db8a603d863b1317ee859bdeea2be19959462e:docs/introduction/compatibility.md"
+      ],
+      retrieved: "2026-12-05",
+      note: '"driver" is the "CUDA Driver version" column of the compatibility table (the driver matching the bundled CUDA toolkit), not the DLFW forward-compat exception list.; CUDA as written: 12.9.0.043'
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "25.07-py3-sdk",
+      source: [
+        "triton-inference-server/server@559f87bd1bfdcb02b3e6005ff7d6b32d236b0f53:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: CUDA/driver taken from the 25.07-py3 release notes, because Dockerfile.sdk builds FROM nvcr.io/nvidia/tritonserver:25.07-py3-min (py3-min of that release). This is the default ARG; NVIDIA CI may override it. CUDA for 25.07 not found in sources."
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "25.07-trtllm-python-py3",
+      cuda: "12.9.0",
+      driver: "575.51.03",
+      frameworks: {
+        python: "3.12.3",
+        pytorch: "2.7.0a0+79aa17489c.nv25.4",
+        tensorrt: "10.10.0.31",
+        "tensorrt-llm": "0.20.0",
+        triton: "2.59.1"
+      },
+      source: [
+        "triton-inference-server/server@e1db8a603d863b1317ee859bdeea2be19959462e:docs/introduction/compatibility.md"
+      ],
+      retrieved: "2026-12-05",
+      note: '"driver" is the "CUDA Driver version" column of the compatibility table (the driver matching the bundled CUDA toolkit), not the DLFW forward-compat exception list.; CUDA as written: 12.9.0.036'
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "25.07-vllm-python-py3",
+      cuda: "12.9.0",
+      driver: "575.51.03",
+      frameworks: {
+        python: "3.12.3",
+        vllm: "0.9.0rc1+1958ee56.nv25.6.cu129",
+        triton: "2.59.1"
+      },
+      source: [
+        "triton-inference-server/server@e1db8a603d863b1317ee859bdeea2be19959462e:docs/introduction/compatibility.md"
+      ],
+      retrieved: "2026-12-05",
+      note: '"driver" is the "CUDA Driver version" column of the compatibility table (the driver matching the bundled CUDA toolkit), not the DLFW forward-compat exception list.; CUDA as written: 12.9.0.043'
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "25.08-py3",
+      cuda: "13.0.0",
+      driver: "575",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      frameworks: {
+        triton: "2.60.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-25-08.html"
+      ],
+      retrieved: "2026-12-05",
+      note: "CUDA as written: 13.0.0.044"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "25.08-py3-min",
+      cuda: "13.0.0",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-25-08.html",
+        "https://github.com/triton-inference-server/server/blob/e1db8a603d863b1317ee859bdeea2be19959462e/build.py#L1593 (from 20.11, commit adebff48b 'Use min image as base for build and release image': a GPU build of the -py3 image starts FROM the same release's nvcr.io/nvidia/tritonserver:<version>-py3-min)"
+      ],
+      retrieved: "2026-12-05",
+      note: "the CUDA of the same release's -py3 image, which is built on this one"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "25.08-py3-sdk",
+      cuda: "13.0.0",
+      driver: "575",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      source: [
+        "triton-inference-server/server@944dc29aaf5b80605a55f5a0f8b831c8fd16fcdf:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: CUDA/driver taken from the 25.08-py3 release notes, because Dockerfile.sdk builds FROM nvcr.io/nvidia/tritonserver:25.08-py3-min (py3-min of that release). This is the default ARG; NVIDIA CI may override it.; CUDA as written: 13.0.0.044"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "25.08-trtllm-python-py3",
+      cuda: "12.9.0",
+      driver: "575.51.03",
+      frameworks: {
+        python: "3.12.3",
+        pytorch: "2.8.0a0+5228986c39.nv25.5",
+        tensorrt: "10.11.0.33",
+        "tensorrt-llm": "0.21.0",
+        triton: "2.60.0"
+      },
+      source: [
+        "triton-inference-server/server@e1db8a603d863b1317ee859bdeea2be19959462e:docs/introduction/compatibility.md"
+      ],
+      retrieved: "2026-12-05",
+      note: '"driver" is the "CUDA Driver version" column of the compatibility table (the driver matching the bundled CUDA toolkit), not the DLFW forward-compat exception list.; CUDA as written: 12.9.0.043'
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "25.08-vllm-python-py3",
+      cuda: "13.0.1",
+      driver: "580.82.07",
+      frameworks: {
+        python: "3.12.3",
+        vllm: "0.9.2+4ef1e343.nv25.8.post1.cu130",
+        triton: "2.60.0"
+      },
+      source: [
+        "triton-inference-server/server@e1db8a603d863b1317ee859bdeea2be19959462e:docs/introduction/compatibility.md"
+      ],
+      retrieved: "2026-12-05",
+      note: '"driver" is the "CUDA Driver version" column of the compatibility table (the driver matching the bundled CUDA toolkit), not the DLFW forward-compat exception list.; CUDA as written: 13.0.1.012'
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "25.09-py3-sdk",
+      source: [
+        "triton-inference-server/server@4c6494236655542466724e7562cee7ec74001409:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: CUDA/driver taken from the 25.09-py3 release notes, because Dockerfile.sdk builds FROM nvcr.io/nvidia/tritonserver:25.09-py3-min (py3-min of that release). This is the default ARG; NVIDIA CI may override it. CUDA for 25.09 not found in sources."
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "25.09-trtllm-python-py3",
+      cuda: "12.9.1",
+      driver: "575.57.08",
+      frameworks: {
+        python: "3.12.3",
+        pytorch: "2.8.0a0+5228986c39.nv25.6",
+        tensorrt: "10.11.0.33",
+        "tensorrt-llm": "1.0.0",
+        triton: "2.61.0"
+      },
+      source: [
+        "triton-inference-server/server@e1db8a603d863b1317ee859bdeea2be19959462e:docs/introduction/compatibility.md"
+      ],
+      retrieved: "2026-12-05",
+      note: '"driver" is the "CUDA Driver version" column of the compatibility table (the driver matching the bundled CUDA toolkit), not the DLFW forward-compat exception list.; CUDA as written: 12.9.1.010'
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "25.09-vllm-python-py3",
+      cuda: "13.0.1",
+      driver: "580.82.07",
+      frameworks: {
+        python: "3.12.3",
+        vllm: "0.10.1.1+381074ae.nv25.9.cu130",
+        triton: "2.61.0"
+      },
+      source: [
+        "triton-inference-server/server@e1db8a603d863b1317ee859bdeea2be19959462e:docs/introduction/compatibility.md"
+      ],
+      retrieved: "2026-12-05",
+      note: '"driver" is the "CUDA Driver version" column of the compatibility table (the driver matching the bundled CUDA toolkit), not the DLFW forward-compat exception list.; CUDA as written: 13.0.1.012'
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "25.10-py3",
+      cuda: "13.0.2",
+      driver: "575",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      frameworks: {
+        triton: "2.62.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-25-10.html"
+      ],
+      retrieved: "2026-12-05",
+      note: "CUDA as written: 13.0.2.006"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "25.10-py3-min",
+      cuda: "13.0.2",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-25-10.html",
+        "https://github.com/triton-inference-server/server/blob/e1db8a603d863b1317ee859bdeea2be19959462e/build.py#L1593 (from 20.11, commit adebff48b 'Use min image as base for build and release image': a GPU build of the -py3 image starts FROM the same release's nvcr.io/nvidia/tritonserver:<version>-py3-min)"
+      ],
+      retrieved: "2026-12-05",
+      note: "the CUDA of the same release's -py3 image, which is built on this one"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "25.10-py3-sdk",
+      cuda: "13.0.2",
+      driver: "575",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      source: [
+        "triton-inference-server/server@76eeeec3a5523b0e12b0d3248d06fe62b3f1787c:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: CUDA/driver taken from the 25.10-py3 release notes, because Dockerfile.sdk builds FROM nvcr.io/nvidia/tritonserver:25.10-py3-min (py3-min of that release). This is the default ARG; NVIDIA CI may override it.; CUDA as written: 13.0.2.006"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "25.10-trtllm-python-py3",
+      cuda: "12.9.1",
+      driver: "575.57.08",
+      frameworks: {
+        python: "3.12.3",
+        pytorch: "2.8.0a0+5228986c39.nv25.6",
+        tensorrt: "10.11.0.33",
+        "tensorrt-llm": "1.0.0",
+        triton: "2.62.0"
+      },
+      source: [
+        "triton-inference-server/server@e1db8a603d863b1317ee859bdeea2be19959462e:docs/introduction/compatibility.md"
+      ],
+      retrieved: "2026-12-05",
+      note: '"driver" is the "CUDA Driver version" column of the compatibility table (the driver matching the bundled CUDA toolkit), not the DLFW forward-compat exception list.; CUDA as written: 12.9.1.010'
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "25.10-vllm-python-py3",
+      cuda: "13.0.2",
+      driver: "580.95.05",
+      frameworks: {
+        python: "3.12.3",
+        vllm: "0.10.2+9dd9ca32.nv25.10.cu130",
+        triton: "2.62.0"
+      },
+      source: [
+        "triton-inference-server/server@e1db8a603d863b1317ee859bdeea2be19959462e:docs/introduction/compatibility.md"
+      ],
+      retrieved: "2026-12-05",
+      note: '"driver" is the "CUDA Driver version" column of the compatibility table (the driver matching the bundled CUDA toolkit), not the DLFW forward-compat exception list.; CUDA as written: 13.0.2.006'
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "25.11-py3-sdk",
+      source: [
+        "triton-inference-server/server@f30b53f554bfcf5d4792b744db9292eec695e5f9:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: CUDA/driver taken from the 25.11-py3 release notes, because Dockerfile.sdk builds FROM nvcr.io/nvidia/tritonserver:25.11-py3-min (py3-min of that release). This is the default ARG; NVIDIA CI may override it. CUDA for 25.11 not found in sources."
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "25.11-trtllm-python-py3",
+      cuda: "13.0.2",
+      driver: "580.95.05",
+      frameworks: {
+        python: "3.12.3",
+        pytorch: "2.9.0a0+145a3a7bda.nv25.10",
+        tensorrt: "10.13.3.9",
+        "tensorrt-llm": "1.0.3.2510",
+        triton: "2.63.0"
+      },
+      source: [
+        "triton-inference-server/server@e1db8a603d863b1317ee859bdeea2be19959462e:docs/introduction/compatibility.md"
+      ],
+      retrieved: "2026-12-05",
+      note: '"driver" is the "CUDA Driver version" column of the compatibility table (the driver matching the bundled CUDA toolkit), not the DLFW forward-compat exception list.; CUDA as written: 13.0.2.006'
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "25.11-vllm-python-py3",
+      cuda: "13.0.2",
+      driver: "580.95.05",
+      frameworks: {
+        python: "3.12.3",
+        vllm: "0.11.0+582e4e37.nv25.11.cu130",
+        triton: "2.63.0"
+      },
+      source: [
+        "triton-inference-server/server@e1db8a603d863b1317ee859bdeea2be19959462e:docs/introduction/compatibility.md"
+      ],
+      retrieved: "2026-12-05",
+      note: '"driver" is the "CUDA Driver version" column of the compatibility table (the driver matching the bundled CUDA toolkit), not the DLFW forward-compat exception list.; CUDA as written: 13.0.2.006'
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "25.12-py3-sdk",
+      source: [
+        "triton-inference-server/server@f6d01881f53a23541fec034e68a9e4b2a744e319:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: CUDA/driver taken from the 25.12-py3 release notes, because Dockerfile.sdk builds FROM nvcr.io/nvidia/tritonserver:25.12-py3-min (py3-min of that release). This is the default ARG; NVIDIA CI may override it. CUDA for 25.12 not found in sources."
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "25.12-trtllm-python-py3",
+      cuda: "13.0.2",
+      driver: "580.95.05",
+      frameworks: {
+        python: "3.12.3",
+        pytorch: "2.9.0a0+145a3a7bda.nv25.10",
+        tensorrt: "10.13.3.9",
+        "tensorrt-llm": "1.1.0",
+        triton: "2.64.0"
+      },
+      source: [
+        "triton-inference-server/server@e1db8a603d863b1317ee859bdeea2be19959462e:docs/introduction/compatibility.md"
+      ],
+      retrieved: "2026-12-05",
+      note: '"driver" is the "CUDA Driver version" column of the compatibility table (the driver matching the bundled CUDA toolkit), not the DLFW forward-compat exception list.; CUDA as written: 13.0.2.006'
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "25.12-vllm-python-py3",
+      cuda: "13.1.0",
+      driver: "590.44.01",
+      frameworks: {
+        python: "3.12.3",
+        vllm: "0.11.1+9114fd76.nv25.12.cu131",
+        triton: "2.64.0"
+      },
+      source: [
+        "triton-inference-server/server@e1db8a603d863b1317ee859bdeea2be19959462e:docs/introduction/compatibility.md"
+      ],
+      retrieved: "2026-12-05",
+      note: '"driver" is the "CUDA Driver version" column of the compatibility table (the driver matching the bundled CUDA toolkit), not the DLFW forward-compat exception list.; CUDA as written: 13.1.0.036'
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "26.01-py3-sdk",
+      source: [
+        "triton-inference-server/server@91c61c5d942dd6bc245a9324e0b2966d5c2a877d:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: CUDA/driver taken from the 26.01-py3 release notes, because Dockerfile.sdk builds FROM nvcr.io/nvidia/tritonserver:26.01-py3-min (py3-min of that release). This is the default ARG; NVIDIA CI may override it. CUDA for 26.01 not found in sources."
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "26.01-trtllm-python-py3",
+      cuda: "13.0.2",
+      driver: "580.95.05",
+      frameworks: {
+        python: "3.12.3",
+        pytorch: "2.9.0a0+145a3a7bda.nv25.10",
+        tensorrt: "10.13.3.9",
+        "tensorrt-llm": "1.1.0",
+        triton: "2.65.0"
+      },
+      source: [
+        "triton-inference-server/server@e1db8a603d863b1317ee859bdeea2be19959462e:docs/introduction/compatibility.md"
+      ],
+      retrieved: "2026-12-05",
+      note: '"driver" is the "CUDA Driver version" column of the compatibility table (the driver matching the bundled CUDA toolkit), not the DLFW forward-compat exception list.; CUDA as written: 13.0.2.006'
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "26.01-vllm-python-py3",
+      cuda: "13.1.1",
+      driver: "590.48.01",
+      frameworks: {
+        python: "3.12.3",
+        vllm: "0.13.0+faa43dbf.nv26.1.cu131",
+        triton: "2.65.0"
+      },
+      source: [
+        "triton-inference-server/server@e1db8a603d863b1317ee859bdeea2be19959462e:docs/introduction/compatibility.md"
+      ],
+      retrieved: "2026-12-05",
+      note: '"driver" is the "CUDA Driver version" column of the compatibility table (the driver matching the bundled CUDA toolkit), not the DLFW forward-compat exception list.; CUDA as written: 13.1.1.006'
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "26.02-py3",
+      cuda: "13.1.1",
+      driver: "575",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      frameworks: {
+        triton: "2.66.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-26-02.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "26.02-py3-min",
+      cuda: "13.1.1",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-26-02.html",
+        "https://github.com/triton-inference-server/server/blob/e1db8a603d863b1317ee859bdeea2be19959462e/build.py#L1593 (from 20.11, commit adebff48b 'Use min image as base for build and release image': a GPU build of the -py3 image starts FROM the same release's nvcr.io/nvidia/tritonserver:<version>-py3-min)"
+      ],
+      retrieved: "2026-12-05",
+      note: "the CUDA of the same release's -py3 image, which is built on this one"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "26.02-py3-sdk",
+      cuda: "13.1.1",
+      driver: "575",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      source: [
+        "triton-inference-server/server@cbaea23e00567ff7b6cf442cc24be8e460c9c5fd:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: CUDA/driver taken from the 26.02-py3 release notes, because Dockerfile.sdk builds FROM nvcr.io/nvidia/tritonserver:26.02-py3-min (py3-min of that release). This is the default ARG; NVIDIA CI may override it."
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "26.02-trtllm-python-py3",
+      cuda: "13.0.2",
+      driver: "580.95.05",
+      frameworks: {
+        python: "3.12.3",
+        pytorch: "2.9.0a0+145a3a7bda.nv25.10",
+        tensorrt: "10.13.3.9",
+        "tensorrt-llm": "1.1.0",
+        triton: "2.66.0"
+      },
+      source: [
+        "triton-inference-server/server@e1db8a603d863b1317ee859bdeea2be19959462e:docs/introduction/compatibility.md"
+      ],
+      retrieved: "2026-12-05",
+      note: '"driver" is the "CUDA Driver version" column of the compatibility table (the driver matching the bundled CUDA toolkit), not the DLFW forward-compat exception list.; CUDA as written: 13.0.2.006'
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "26.02-vllm-python-py3",
+      cuda: "13.1.1",
+      driver: "590.48.01",
+      frameworks: {
+        python: "3.12.3",
+        vllm: "0.15.1+nv26.2",
+        triton: "2.66.0"
+      },
+      source: [
+        "triton-inference-server/server@e1db8a603d863b1317ee859bdeea2be19959462e:docs/introduction/compatibility.md"
+      ],
+      retrieved: "2026-12-05",
+      note: '"driver" is the "CUDA Driver version" column of the compatibility table (the driver matching the bundled CUDA toolkit), not the DLFW forward-compat exception list.; CUDA as written: 13.1.1.006'
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "26.03-py3-sdk",
+      source: [
+        "triton-inference-server/server@f72de0733e63cb7ada8bd374930de1a86ba9fe6b:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: CUDA/driver taken from the 26.03-py3 release notes, because Dockerfile.sdk builds FROM nvcr.io/nvidia/tritonserver:26.03-py3-min (py3-min of that release). This is the default ARG; NVIDIA CI may override it. CUDA for 26.03 not found in sources."
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "26.03-trtllm-python-py3",
+      cuda: "13.1.0",
+      driver: "590.44.01",
+      frameworks: {
+        python: "3.12.3",
+        pytorch: "2.10.0a0+b4e4ee81d3.nv25.12",
+        tensorrt: "10.14.1.48",
+        "tensorrt-llm": "1.2.0",
+        triton: "2.67.0"
+      },
+      source: [
+        "triton-inference-server/server@e1db8a603d863b1317ee859bdeea2be19959462e:docs/introduction/compatibility.md"
+      ],
+      retrieved: "2026-12-05",
+      note: '"driver" is the "CUDA Driver version" column of the compatibility table (the driver matching the bundled CUDA toolkit), not the DLFW forward-compat exception list.; CUDA as written: 13.1.0.036'
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "26.03-vllm-python-py3",
+      cuda: "13.2.0",
+      driver: "595.45.04",
+      frameworks: {
+        python: "3.12.3",
+        vllm: "0.17.1+fb2e3ab6.nv26.3.46332470.cu132",
+        triton: "2.67.0"
+      },
+      source: [
+        "triton-inference-server/server@e1db8a603d863b1317ee859bdeea2be19959462e:docs/introduction/compatibility.md"
+      ],
+      retrieved: "2026-12-05",
+      note: '"driver" is the "CUDA Driver version" column of the compatibility table (the driver matching the bundled CUDA toolkit), not the DLFW forward-compat exception list.; CUDA as written: 13.2.0.046'
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "26.04-py3",
+      cuda: "13.2.1",
+      driver: "575",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      frameworks: {
+        triton: "2.68.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-26-04.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "26.04-py3-min",
+      cuda: "13.2.1",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-26-04.html",
+        "https://github.com/triton-inference-server/server/blob/e1db8a603d863b1317ee859bdeea2be19959462e/build.py#L1593 (from 20.11, commit adebff48b 'Use min image as base for build and release image': a GPU build of the -py3 image starts FROM the same release's nvcr.io/nvidia/tritonserver:<version>-py3-min)"
+      ],
+      retrieved: "2026-12-05",
+      note: "the CUDA of the same release's -py3 image, which is built on this one"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "26.04-py3-sdk",
+      cuda: "13.2.1",
+      driver: "575",
+      dataCenterDrivers: "R470 (>=470.57), R525 (>=525.85), R535 (>=535.86), R545 (>=545.23) on data center GPUs",
+      source: [
+        "triton-inference-server/server@dd16c0cad0399599240e8eb37178865eca994303:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: CUDA/driver taken from the 26.04-py3 release notes, because Dockerfile.sdk builds FROM nvcr.io/nvidia/tritonserver:26.04-py3-min (py3-min of that release). This is the default ARG; NVIDIA CI may override it."
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "26.04-trtllm-python-py3",
+      cuda: "13.1.0",
+      driver: "590.44.01",
+      frameworks: {
+        python: "3.12.3",
+        pytorch: "2.10.0a0+b4e4ee81d3.nv25.12",
+        tensorrt: "10.14.1.48",
+        "tensorrt-llm": "1.2.1",
+        triton: "2.68.0"
+      },
+      source: [
+        "triton-inference-server/server@e1db8a603d863b1317ee859bdeea2be19959462e:docs/introduction/compatibility.md"
+      ],
+      retrieved: "2026-12-05",
+      note: '"driver" is the "CUDA Driver version" column of the compatibility table (the driver matching the bundled CUDA toolkit), not the DLFW forward-compat exception list.; CUDA as written: 13.1.0.036'
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "26.04-vllm-python-py3",
+      cuda: "13.2.1",
+      driver: "595.58.03",
+      frameworks: {
+        python: "3.12.3",
+        vllm: "0.19.0+6bc3197f.nv26.04.48761268",
+        triton: "2.68.0"
+      },
+      source: [
+        "triton-inference-server/server@e1db8a603d863b1317ee859bdeea2be19959462e:docs/introduction/compatibility.md"
+      ],
+      retrieved: "2026-12-05",
+      note: '"driver" is the "CUDA Driver version" column of the compatibility table (the driver matching the bundled CUDA toolkit), not the DLFW forward-compat exception list.; CUDA as written: 13.2.1.009'
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "26.05-py3-sdk",
+      source: [
+        "triton-inference-server/server@34ca83e780bff7829b33d922fa9d16a0628e050c:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: CUDA/driver taken from the 26.05-py3 release notes, because Dockerfile.sdk builds FROM nvcr.io/nvidia/tritonserver:26.05-py3-min (py3-min of that release). This is the default ARG; NVIDIA CI may override it. CUDA for 26.05 not found in sources."
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "26.05-trtllm-python-py3",
+      cuda: "13.1.0",
+      driver: "590.44.01",
+      frameworks: {
+        python: "3.12.3",
+        pytorch: "2.10.0a0+b4e4ee81d3.nv25.12",
+        tensorrt: "10.14.1.48",
+        "tensorrt-llm": "1.2.1",
+        triton: "2.69.0"
+      },
+      source: [
+        "triton-inference-server/server@e1db8a603d863b1317ee859bdeea2be19959462e:docs/introduction/compatibility.md"
+      ],
+      retrieved: "2026-12-05",
+      note: '"driver" is the "CUDA Driver version" column of the compatibility table (the driver matching the bundled CUDA toolkit), not the DLFW forward-compat exception list.; CUDA as written: 13.1.0.036'
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "26.05-vllm-python-py3",
+      cuda: "13.2.1",
+      driver: "595.58.03",
+      frameworks: {
+        python: "3.12.3",
+        vllm: "0.19.0+6bc3197f.nv26.04.48761268",
+        triton: "2.69.0"
+      },
+      source: [
+        "triton-inference-server/server@e1db8a603d863b1317ee859bdeea2be19959462e:docs/introduction/compatibility.md"
+      ],
+      retrieved: "2026-12-05",
+      note: '"driver" is the "CUDA Driver version" column of the compatibility table (the driver matching the bundled CUDA toolkit), not the DLFW forward-compat exception list.; CUDA as written: 13.2.1.009'
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "26.06-py3",
+      cuda: "13.3.0",
+      dataCenterDrivers: 'not stated ("requires the NVIDIA Driver release. Please see CUDA Compatibility")',
+      frameworks: {
+        triton: "2.70.0"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-26-06.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "26.06-py3-min",
+      cuda: "13.3.0",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-26-06.html",
+        "https://github.com/triton-inference-server/server/blob/e1db8a603d863b1317ee859bdeea2be19959462e/build.py#L1593 (from 20.11, commit adebff48b 'Use min image as base for build and release image': a GPU build of the -py3 image starts FROM the same release's nvcr.io/nvidia/tritonserver:<version>-py3-min)"
+      ],
+      retrieved: "2026-12-05",
+      note: "the CUDA of the same release's -py3 image, which is built on this one"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "26.06-py3-sdk",
+      cuda: "13.3.0",
+      dataCenterDrivers: 'not stated ("requires the NVIDIA Driver release. Please see CUDA Compatibility")',
+      source: [
+        "triton-inference-server/server@690f9dd2c16901f1b63d43e73d29f2a623d64c55:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: CUDA/driver taken from the 26.06-py3 release notes, because Dockerfile.sdk builds FROM nvcr.io/nvidia/tritonserver:26.06-py3-min (py3-min of that release). This is the default ARG; NVIDIA CI may override it."
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "26.06-trtllm-python-py3",
+      cuda: "13.1.0",
+      driver: "590.44.01",
+      frameworks: {
+        python: "3.12.3",
+        pytorch: "2.10.0a0+b4e4ee81d3.nv25.12",
+        tensorrt: "10.14.1.48",
+        "tensorrt-llm": "1.2.1",
+        triton: "2.70.0"
+      },
+      source: [
+        "triton-inference-server/server@e1db8a603d863b1317ee859bdeea2be19959462e:docs/introduction/compatibility.md"
+      ],
+      retrieved: "2026-12-05",
+      note: '"driver" is the "CUDA Driver version" column of the compatibility table (the driver matching the bundled CUDA toolkit), not the DLFW forward-compat exception list.; CUDA as written: 13.1.0.036'
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "26.06-vllm-python-py3",
+      cuda: "13.3.0",
+      driver: "610.43.02",
+      frameworks: {
+        python: "3.12.3",
+        vllm: "0.22.1+7b9cb5b7.nv26.6.55098374",
+        triton: "2.70.0"
+      },
+      source: [
+        "triton-inference-server/server@e1db8a603d863b1317ee859bdeea2be19959462e:docs/introduction/compatibility.md"
+      ],
+      retrieved: "2026-12-05",
+      note: '"driver" is the "CUDA Driver version" column of the compatibility table (the driver matching the bundled CUDA toolkit), not the DLFW forward-compat exception list.; CUDA as written: 13.3.0.035'
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "26.07-py3-sdk",
+      source: [
+        "triton-inference-server/server@819ee37770df2fcd6d799d2a5d1dacf812f7d62c:Dockerfile.sdk (ARG BASE_IMAGE default)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "inferred: CUDA/driver taken from the 26.07-py3 release notes, because Dockerfile.sdk builds FROM nvcr.io/nvidia/tritonserver:26.07-py3-min (py3-min of that release). This is the default ARG; NVIDIA CI may override it. CUDA for 26.07 not found in sources."
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "26.07-trtllm-python-py3",
+      cuda: "13.1.0",
+      driver: "590.44.01",
+      frameworks: {
+        python: "3.12.3",
+        pytorch: "2.10.0a0+b4e4ee81d3.nv25.12",
+        tensorrt: "10.14.1.48",
+        "tensorrt-llm": "1.2.1",
+        triton: "2.71.0"
+      },
+      source: [
+        "triton-inference-server/server@e1db8a603d863b1317ee859bdeea2be19959462e:docs/introduction/compatibility.md"
+      ],
+      retrieved: "2026-12-05",
+      note: '"driver" is the "CUDA Driver version" column of the compatibility table (the driver matching the bundled CUDA toolkit), not the DLFW forward-compat exception list.; CUDA as written: 13.1.0.036'
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "26.07-vllm-python-py3",
+      cuda: "13.3.0",
+      driver: "610.43.02",
+      frameworks: {
+        python: "3.12.3",
+        vllm: "0.24.0+092c4842.nv26.7.57386851",
+        triton: "2.71.0"
+      },
+      source: [
+        "triton-inference-server/server@e1db8a603d863b1317ee859bdeea2be19959462e:docs/introduction/compatibility.md"
+      ],
+      retrieved: "2026-12-05",
+      note: '"driver" is the "CUDA Driver version" column of the compatibility table (the driver matching the bundled CUDA toolkit), not the DLFW forward-compat exception list.; CUDA as written: 13.3.0.035'
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "26.08-py3",
+      cuda: "13.4.1",
+      dataCenterDrivers: 'not stated ("requires the NVIDIA Driver release. Please see CUDA Compatibility")',
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-26-08.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "26.08-py3-min",
+      cuda: "13.4.1",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-26-08.html",
+        "https://github.com/triton-inference-server/server/blob/e1db8a603d863b1317ee859bdeea2be19959462e/build.py#L1593 (from 20.11, commit adebff48b 'Use min image as base for build and release image': a GPU build of the -py3 image starts FROM the same release's nvcr.io/nvidia/tritonserver:<version>-py3-min)"
+      ],
+      retrieved: "2026-12-05",
+      note: "the CUDA of the same release's -py3 image, which is built on this one"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "26.08-vllm-python-py3",
+      cuda: "13.4.1",
+      driver: "615.61",
+      source: [
+        "https://github.com/triton-inference-server/server/blob/0f963c9a/docs/introduction/compatibility.md (the vllm container table: CUDA 13.4.1.012, driver 615.61; round-4 knowledge audit row 4)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "26.10-py3",
+      cuda: "13.4.3",
+      dataCenterDrivers: 'not stated ("requires the NVIDIA Driver release. Please see CUDA Compatibility")',
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-26-10.html"
+      ],
+      retrieved: "2026-12-05",
+      note: "CUDA as written: 13.4.3.001"
+    },
+    {
+      repository: "nvidia/tritonserver",
+      tag: "26.10-py3-min",
+      cuda: "13.4.3",
+      source: [
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-26-10.html",
+        "https://github.com/triton-inference-server/server/blob/e1db8a603d863b1317ee859bdeea2be19959462e/build.py#L1593 (from 20.11, commit adebff48b 'Use min image as base for build and release image': a GPU build of the -py3 image starts FROM the same release's nvcr.io/nvidia/tritonserver:<version>-py3-min)"
+      ],
+      retrieved: "2026-12-05",
+      note: "the CUDA of the same release's -py3 image, which is built on this one"
+    },
+    {
+      repository: "nvidia/vllm",
+      tag: "25.10-py3",
+      cuda: "13.0.2",
+      dataCenterDrivers: "not stated (page refers to CUDA Compatibility Guide)",
+      frameworks: {
+        vllm: "0.10.2",
+        pytorch: "NVIDIA PyTorch 25.09",
+        flashinfer: "0.4.0",
+        transformers: "4.56.1"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/frameworks/vllm-release-notes/rel-25-10.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/vllm",
+      tag: "26.01-py3",
+      cuda: "13.1.1",
+      dataCenterDrivers: "not stated (page refers to CUDA Compatibility Guide)",
+      frameworks: {
+        vllm: "0.11.1",
+        pytorch: "2.10.0a0+a36e1d39eb",
+        flashinfer: "0.5.2"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/frameworks/vllm-release-notes/rel-26-01.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/vllm",
+      tag: "26.03-py3",
+      cuda: "13.2.0",
+      dataCenterDrivers: "not stated (page refers to CUDA Compatibility Guide)",
+      frameworks: {
+        vllm: "0.17.1",
+        pytorch: "2.11.0a0+a6c236b9fd1",
+        flashinfer: "0.6.7"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/frameworks/vllm-release-notes/rel-26-03.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/vllm",
+      tag: "26.05-py3",
+      cuda: "13.2.1",
+      dataCenterDrivers: "not stated (page refers to CUDA Compatibility Guide)",
+      frameworks: {
+        vllm: "0.20.1",
+        pytorch: "2.12.0a0+5aff3928d8",
+        flashinfer: "0.6.10"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/frameworks/vllm-release-notes/rel-26-05.html"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      repository: "nvidia/vllm",
+      tag: "26.10-py3",
+      cuda: "13.4.3",
+      dataCenterDrivers: "not stated (page refers to CUDA Compatibility Guide)",
+      frameworks: {
+        vllm: "0.31.0",
+        pytorch: "2.15.0a0+875d815502",
+        flashinfer: "0.7.1rc5"
+      },
+      source: [
+        "https://docs.nvidia.com/deeplearning/frameworks/vllm-release-notes/rel-26-10.html"
+      ],
+      retrieved: "2026-12-05"
+    }
+  ],
+  vendor: [
+    {
+      name: "vllm/vllm-openai",
+      tag: "v0.2.2",
+      cuda: "12.1.0",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/c5f7740d89737744438e08c26da1d4fbadcb3893/Dockerfile"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "the CUDA the build would take; no published image config confirms it"
+    },
+    {
+      name: "vllm/vllm-openai",
+      tag: "v0.2.3",
+      cuda: "12.1.0",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/0f90effc660317070b88b860eda76bfb3b596701/Dockerfile"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "the CUDA the build would take; no published image config confirms it"
+    },
+    {
+      name: "vllm/vllm-openai",
+      tag: "v0.2.4",
+      cuda: "12.1.0",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/4dd4b5c538dabcf2c822bc91b4f760364520e5af/Dockerfile"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "the CUDA the build would take; no published image config confirms it"
+    },
+    {
+      name: "vllm/vllm-openai",
+      tag: "v0.2.5",
+      cuda: "12.1.0",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/31c1f3255ee9771538da138396e1a50e369f8723/Dockerfile"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "the CUDA the build would take; no published image config confirms it"
+    },
+    {
+      name: "vllm/vllm-openai",
+      tag: "v0.2.6",
+      cuda: "12.1.0",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/671af2b1c0b3ed6d856d37c21a561cc429a10701/Dockerfile"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "the CUDA the build would take; no published image config confirms it"
+    },
+    {
+      name: "vllm/vllm-openai",
+      tag: "v0.2.7",
+      cuda: "12.1.0",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/2e0b6e775756345aa1d39f772c186e00f8c29e92/Dockerfile"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "the CUDA the build would take; no published image config confirms it"
+    },
+    {
+      name: "vllm/vllm-openai",
+      tag: "v0.3.0",
+      cuda: "12.1.0",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/1af090b57d0e23d268e79941f8084bf0a8ad8621/Dockerfile"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "the CUDA the build would take; no published image config confirms it"
+    },
+    {
+      name: "vllm/vllm-openai",
+      tag: "v0.3.1",
+      cuda: "12.1.0",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/5f08050d8d0bfcdaced0fe706cdfc9e311e0f263/Dockerfile"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "the CUDA the build would take; no published image config confirms it"
+    },
+    {
+      name: "vllm/vllm-openai",
+      tag: "v0.3.2",
+      cuda: "12.1.0",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/8fbd84bf7839d53e6dd26a1dd4473dd1a99aab6e/Dockerfile"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "the CUDA the build would take; no published image config confirms it"
+    },
+    {
+      name: "vllm/vllm-openai",
+      tag: "v0.3.3",
+      cuda: "12.1.0",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/82091b864af105dbe373353655dc9d8c0a6ba66f/Dockerfile"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "the CUDA the build would take; no published image config confirms it"
+    },
+    {
+      name: "vllm/vllm-openai",
+      tag: "v0.4.0",
+      cuda: "12.1.0",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/51c31bc10ca7c48b580cd58fcd741ba4d6db4447/Dockerfile"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "the CUDA the build would take; no published image config confirms it"
+    },
+    {
+      name: "vllm/vllm-openai",
+      tag: "v0.4.0.post1",
+      cuda: "12.1.0",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/a3c226e7eb19b976a937e745f3867eb05f809278/Dockerfile"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "the CUDA the build would take; no published image config confirms it"
+    },
+    {
+      name: "vllm/vllm-openai",
+      tag: "v0.4.1",
+      cuda: "12.1.0",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/468d761b32e3b3c5d64eeaa797e54ab809b7e50c/Dockerfile"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "the CUDA the build would take; no published image config confirms it"
+    },
+    {
+      name: "vllm/vllm-openai",
+      tag: "v0.4.2",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/c7f2cf2b7f67bce5842fedfdba508440fe257375/Dockerfile"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "the CUDA the build would take; no published image config confirms it"
+    },
+    {
+      name: "vllm/vllm-openai",
+      tag: "v0.4.3",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/1197e02141df1a7442f21ff6922c98ec0bba153e/Dockerfile"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "the CUDA the build would take; no published image config confirms it"
+    },
+    {
+      name: "vllm/vllm-openai",
+      tag: "v0.5.0",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/8f89d72090da70895d77d32248ea8504f7daba50/Dockerfile"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "the CUDA the build would take; no published image config confirms it"
+    },
+    {
+      name: "vllm/vllm-openai",
+      tag: "v0.5.0.post1",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/50eed24d252965a81ce50b64fd387d60fb1f4f6e/Dockerfile"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "the CUDA the build would take; no published image config confirms it"
+    },
+    {
+      name: "vllm/vllm-openai",
+      tag: "v0.5.1",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/79d406e9183aa12cdef6f1876eb9a15385662587/Dockerfile"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "the CUDA the build would take; no published image config confirms it"
+    },
+    {
+      name: "vllm/vllm-openai",
+      tag: "v0.5.2",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/4cf256ae7f8b0be8f06f6b85821e55d4f5bdaa13/Dockerfile"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "the CUDA the build would take; no published image config confirms it"
+    },
+    {
+      name: "vllm/vllm-openai",
+      tag: "v0.5.3",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/bb2fc08072db2d96e547407b4301fb6ba141d9d6/Dockerfile"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "the CUDA the build would take; no published image config confirms it"
+    },
+    {
+      name: "vllm/vllm-openai",
+      tag: "v0.5.3.post1",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/38c4b7e863570a045308af814c72f4504297222e/Dockerfile"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "the CUDA the build would take; no published image config confirms it"
+    },
+    {
+      name: "vllm/vllm-openai",
+      tag: "v0.5.4",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/4db5176d9758b720b05460c50ace3c01026eb158/Dockerfile"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "the CUDA the build would take; no published image config confirms it"
+    },
+    {
+      name: "vllm/vllm-openai",
+      tag: "v0.5.5",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/09c7792610ada9f88bbf87d32b472dd44bf23cc2/Dockerfile"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "the CUDA the build would take; no published image config confirms it"
+    },
+    {
+      name: "vllm/vllm-openai",
+      tag: "v0.6.0",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/32e7db25365415841ebc7c4215851743fbb1bad1/Dockerfile"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "the CUDA the build would take; no published image config confirms it"
+    },
+    {
+      name: "vllm/vllm-openai",
+      tag: "v0.6.1",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/3fd2b0d21cd9ec78de410fdf8aa1de840e9ad77a/Dockerfile"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "the CUDA the build would take; no published image config confirms it"
+    },
+    {
+      name: "vllm/vllm-openai",
+      tag: "v0.6.1.post1",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/acda0b35d00e733982aa4c1198f2bd381d368cb5/Dockerfile"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "the CUDA the build would take; no published image config confirms it"
+    },
+    {
+      name: "vllm/vllm-openai",
+      tag: "v0.6.1.post2",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/9ba0817ff1eb514f51cc6de9cb8e16c98d6ee44f/Dockerfile"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "the CUDA the build would take; no published image config confirms it"
+    },
+    {
+      name: "vllm/vllm-openai",
+      tag: "v0.6.2",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/7193774b1ff8603ad5bf4598e5efba0d9a39b436/Dockerfile"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "the CUDA the build would take; no published image config confirms it"
+    },
+    {
+      name: "vllm/vllm-openai",
+      tag: "v0.6.3",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/fd47e57f4b0d5f7920903490bce13bc9e49d8dba/Dockerfile"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "the CUDA the build would take; no published image config confirms it"
+    },
+    {
+      name: "vllm/vllm-openai",
+      tag: "v0.6.3.post1",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/a2c71c5405fdd8822956bcd785e72149c1cfb655/Dockerfile"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "the CUDA the build would take; no published image config confirms it"
+    },
+    {
+      name: "vllm/vllm-openai",
+      tag: "v0.6.4",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/02dbf30e9a4389b41d95dd595bfe1224592dd404/Dockerfile"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "the CUDA the build would take; no published image config confirms it"
+    },
+    {
+      name: "vllm/vllm-openai",
+      tag: "v0.6.4.post1",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/a6221a144af772fd1a68fe7e627935dc53e81738/Dockerfile"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "the CUDA the build would take; no published image config confirms it"
+    },
+    {
+      name: "vllm/vllm-openai",
+      tag: "v0.6.5",
+      cuda: "12.1.0",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/2d1b9baa8f57fc59912c7bcd07fd630fb9d72c9d/Dockerfile",
+        "https://github.com/vllm-project/vllm/blob/2d1b9baa8f57fc59912c7bcd07fd630fb9d72c9d/.buildkite/release-pipeline.yaml (--build-arg CUDA_VERSION=12.1.0)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "the release pipeline's CUDA build argument; the published image's config was not read"
+    },
+    {
+      name: "vllm/vllm-openai",
+      tag: "v0.6.6",
+      cuda: "12.1.0",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/f49777ba62b4926d0f8c100ab06edb03c5c10098/Dockerfile",
+        "https://github.com/vllm-project/vllm/blob/f49777ba62b4926d0f8c100ab06edb03c5c10098/.buildkite/release-pipeline.yaml (--build-arg CUDA_VERSION=12.1.0)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "the release pipeline's CUDA build argument; the published image's config was not read"
+    },
+    {
+      name: "vllm/vllm-openai",
+      tag: "v0.6.6.post1",
+      cuda: "12.1.0",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/2339d59f9260499599d60599f83978fad1827999/Dockerfile",
+        "https://github.com/vllm-project/vllm/blob/2339d59f9260499599d60599f83978fad1827999/.buildkite/release-pipeline.yaml (--build-arg CUDA_VERSION=12.1.0)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "the release pipeline's CUDA build argument; the published image's config was not read"
+    },
+    {
+      name: "vllm/vllm-openai",
+      tag: "v0.7.0",
+      cuda: "12.1.0",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/5204ff5c3feeb96e8a6eea65dfcb78395f90d4d8/Dockerfile",
+        "https://github.com/vllm-project/vllm/blob/5204ff5c3feeb96e8a6eea65dfcb78395f90d4d8/.buildkite/release-pipeline.yaml (--build-arg CUDA_VERSION=12.1.0)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "the release pipeline's CUDA build argument; the published image's config was not read"
+    },
+    {
+      name: "vllm/vllm-openai",
+      tag: "v0.7.1",
+      cuda: "12.1.0",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/4f4d427ac2cee0f8ff7f79103001f6617fa8989c/Dockerfile",
+        "https://github.com/vllm-project/vllm/blob/4f4d427ac2cee0f8ff7f79103001f6617fa8989c/.buildkite/release-pipeline.yaml (--build-arg CUDA_VERSION=12.1.0)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "the release pipeline's CUDA build argument; the published image's config was not read"
+    },
+    {
+      name: "vllm/vllm-openai",
+      tag: "v0.7.2",
+      cuda: "12.1.0",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/0408efc6d0c17fba17b2be38d0d0f02e96d2bf9d/Dockerfile",
+        "https://github.com/vllm-project/vllm/blob/0408efc6d0c17fba17b2be38d0d0f02e96d2bf9d/.buildkite/release-pipeline.yaml (--build-arg CUDA_VERSION=12.1.0)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "the release pipeline's CUDA build argument; the published image's config was not read"
+    },
+    {
+      name: "vllm/vllm-openai",
+      tag: "v0.7.3",
+      cuda: "12.1.0",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/ed6e9075d31e32c8548b480a47d1ffb77da1f54c/Dockerfile",
+        "https://github.com/vllm-project/vllm/blob/ed6e9075d31e32c8548b480a47d1ffb77da1f54c/.buildkite/release-pipeline.yaml (--build-arg CUDA_VERSION=12.1.0)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "the release pipeline's CUDA build argument; the published image's config was not read"
+    },
+    {
+      name: "vllm/vllm-openai",
+      tag: "v0.8.0",
+      cuda: "12.4.0",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/966f933ee1cd7c9a41db60de5c7ff98657005251/Dockerfile",
+        "https://github.com/vllm-project/vllm/blob/966f933ee1cd7c9a41db60de5c7ff98657005251/.buildkite/release-pipeline.yaml (--build-arg CUDA_VERSION=12.4.0)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "the release pipeline's CUDA build argument; the published image's config was not read"
+    },
+    {
+      name: "vllm/vllm-openai",
+      tag: "v0.8.1",
+      cuda: "12.4.0",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/61c7a1b856e32ef8b12c70abcb9fd9ad22619a13/Dockerfile",
+        "https://github.com/vllm-project/vllm/blob/61c7a1b856e32ef8b12c70abcb9fd9ad22619a13/.buildkite/release-pipeline.yaml (--build-arg CUDA_VERSION=12.4.0)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "the release pipeline's CUDA build argument; the published image's config was not read"
+    },
+    {
+      name: "vllm/vllm-openai",
+      tag: "v0.8.2",
+      cuda: "12.4.0",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/25f560a62c4f955672e2c6080b17ab3a48f96201/Dockerfile",
+        "https://github.com/vllm-project/vllm/blob/25f560a62c4f955672e2c6080b17ab3a48f96201/.buildkite/release-pipeline.yaml (--build-arg CUDA_VERSION=12.4.0)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "the release pipeline's CUDA build argument; the published image's config was not read"
+    },
+    {
+      name: "vllm/vllm-openai",
+      tag: "v0.8.3",
+      cuda: "12.4.0",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/296c6572dd1f76b31b93be19e550790afcfb8843/docker/Dockerfile",
+        "https://github.com/vllm-project/vllm/blob/296c6572dd1f76b31b93be19e550790afcfb8843/.buildkite/release-pipeline.yaml (--build-arg CUDA_VERSION=12.4.0)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "the release pipeline's CUDA build argument; the published image's config was not read"
+    },
+    {
+      name: "vllm/vllm-openai",
+      tag: "v0.8.4",
+      cuda: "12.4.0",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/dc1b4a6f1300003ae27f033afbdff5e2683721ce/docker/Dockerfile",
+        "https://github.com/vllm-project/vllm/blob/dc1b4a6f1300003ae27f033afbdff5e2683721ce/.buildkite/release-pipeline.yaml (--build-arg CUDA_VERSION=12.4.0)"
+      ],
+      retrieved: "2026-12-05",
+      confidence: "unverified",
+      note: "the release pipeline's CUDA build argument; the published image's config was not read"
+    },
+    {
+      name: "vllm/vllm-openai",
+      tag: "v0.8.5",
+      cuda: "12.4.0",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/ba41cc90e8ef7f236347b2f1599eec2cbb9e1f0d/docker/Dockerfile",
+        "https://github.com/vllm-project/vllm/blob/ba41cc90e8ef7f236347b2f1599eec2cbb9e1f0d/.buildkite/release-pipeline.yaml (--build-arg CUDA_VERSION=12.4.0)",
+        "docker inspect vllm/vllm-openai:v0.8.5 Config.Env (CUDA_VERSION=12.4.0), a public capture"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "vllm/vllm-openai",
+      tag: "v0.8.5.post1",
+      cuda: "12.4.0",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/3015d5634e74d59704e2b39bab0dbe2e6f86a38a/docker/Dockerfile",
+        "https://github.com/vllm-project/vllm/blob/3015d5634e74d59704e2b39bab0dbe2e6f86a38a/.buildkite/release-pipeline.yaml (--build-arg CUDA_VERSION=12.4.0)",
+        "docker inspect vllm/vllm-openai:v0.8.5 Config.Env (CUDA_VERSION=12.4.0), a public capture"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "vllm/vllm-openai",
+      tag: "v0.9.0",
+      cuda: "12.8.1",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/58738772410c5e0d60b61db39538a9b313d2d7ad/docker/Dockerfile",
+        "https://github.com/vllm-project/vllm/blob/58738772410c5e0d60b61db39538a9b313d2d7ad/.buildkite/release-pipeline.yaml (--build-arg CUDA_VERSION=12.8.1)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "vllm/vllm-openai",
+      tag: "v0.9.0.1",
+      cuda: "12.8.1",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/5fbbfe9a4c13094ad72ed3d6b4ef208a7ddc0fd7/docker/Dockerfile",
+        "https://github.com/vllm-project/vllm/blob/5fbbfe9a4c13094ad72ed3d6b4ef208a7ddc0fd7/.buildkite/release-pipeline.yaml (--build-arg CUDA_VERSION=12.8.1)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "vllm/vllm-openai",
+      tag: "v0.9.1",
+      cuda: "12.8.1",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/b6553be1bc75f046b00046a4ad7576364d03c835/docker/Dockerfile",
+        "https://github.com/vllm-project/vllm/blob/b6553be1bc75f046b00046a4ad7576364d03c835/.buildkite/release-pipeline.yaml (--build-arg CUDA_VERSION=12.8.1)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "vllm/vllm-openai",
+      tag: "v0.9.2",
+      cuda: "12.8.1",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/a5dd03c1ebc5e4f56f3c9d3dc0436e9c582c978f/docker/Dockerfile",
+        "https://github.com/vllm-project/vllm/blob/a5dd03c1ebc5e4f56f3c9d3dc0436e9c582c978f/.buildkite/release-pipeline.yaml (--build-arg CUDA_VERSION=12.8.1)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "vllm/vllm-openai",
+      tag: "v0.10.0",
+      cuda: "12.8.1",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/6d8d0a24c02bfd84d46b3016b865a44f048ae84b/docker/Dockerfile",
+        "https://github.com/vllm-project/vllm/blob/6d8d0a24c02bfd84d46b3016b865a44f048ae84b/.buildkite/release-pipeline.yaml (--build-arg CUDA_VERSION=12.8.1)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "vllm/vllm-openai",
+      tag: "v0.10.1",
+      cuda: "12.8.1",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/aab549870df50edf0512f0a59b574f692f546465/docker/Dockerfile",
+        "https://github.com/vllm-project/vllm/blob/aab549870df50edf0512f0a59b574f692f546465/.buildkite/release-pipeline.yaml (--build-arg CUDA_VERSION=12.8.1)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "vllm/vllm-openai",
+      tag: "v0.10.1.1",
+      cuda: "12.8.1",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/1da94e673c257373280026f75ceb4effac80e892/docker/Dockerfile",
+        "https://github.com/vllm-project/vllm/blob/1da94e673c257373280026f75ceb4effac80e892/.buildkite/release-pipeline.yaml (--build-arg CUDA_VERSION=12.8.1)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "vllm/vllm-openai",
+      tag: "v0.10.2",
+      cuda: "12.8.1",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/01efc7ef781391e744ed08c3292817a773d654e6/docker/Dockerfile",
+        "https://github.com/vllm-project/vllm/blob/01efc7ef781391e744ed08c3292817a773d654e6/.buildkite/release-pipeline.yaml (--build-arg CUDA_VERSION=12.8.1)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "vllm/vllm-openai",
+      tag: "v0.11.0",
+      cuda: "12.8.1",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/b8b302cde434df8c9289a2b465406b47ebab1c2d/docker/Dockerfile",
+        "https://github.com/vllm-project/vllm/blob/b8b302cde434df8c9289a2b465406b47ebab1c2d/.buildkite/release-pipeline.yaml (--build-arg CUDA_VERSION=12.8.1)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "vllm/vllm-openai",
+      tag: "v0.11.1",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/439368496db48d8f992ba8c606a0c0b1eebbfa69/docker/Dockerfile",
+        "https://github.com/vllm-project/vllm/blob/439368496db48d8f992ba8c606a0c0b1eebbfa69/.buildkite/release-pipeline.yaml (--build-arg CUDA_VERSION=12.9.1)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "vllm/vllm-openai",
+      tag: "v0.11.2",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/275de34170654274616082721348b7edd9741d32/docker/Dockerfile",
+        "https://github.com/vllm-project/vllm/blob/275de34170654274616082721348b7edd9741d32/.buildkite/release-pipeline.yaml (--build-arg CUDA_VERSION=12.9.1)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "vllm/vllm-openai",
+      tag: "v0.12.0",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/4fd9d6a85c00ac0186aa9abbeff73fc2ac6c721e/docker/Dockerfile",
+        "https://github.com/vllm-project/vllm/blob/4fd9d6a85c00ac0186aa9abbeff73fc2ac6c721e/.buildkite/release-pipeline.yaml (--build-arg CUDA_VERSION=12.9.1)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "vllm/vllm-openai",
+      tag: "v0.13.0",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/72506c98349d6bcd32b4e33eec7b5513453c1502/docker/Dockerfile",
+        "https://github.com/vllm-project/vllm/blob/72506c98349d6bcd32b4e33eec7b5513453c1502/.buildkite/release-pipeline.yaml (--build-arg CUDA_VERSION=12.9.1)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "vllm/vllm-openai",
+      tag: "v0.15.0",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/f176443446f659dbab5315e056e605d8984fd976/docker/Dockerfile",
+        "https://github.com/vllm-project/vllm/blob/f176443446f659dbab5315e056e605d8984fd976/.buildkite/release-pipeline.yaml (--build-arg CUDA_VERSION=12.9.1)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "vllm/vllm-openai",
+      tag: "v0.15.0-cu130",
+      cuda: "13.0.1",
+      source: [
+        "https://github.com/vllm-project/vllm/blob/f176443446f659dbab5315e056e605d8984fd976/docker/Dockerfile",
+        "https://github.com/vllm-project/vllm/blob/f176443446f659dbab5315e056e605d8984fd976/.buildkite/release-pipeline.yaml (--build-arg CUDA_VERSION=12.9.1)",
+        "https://github.com/vllm-project/vllm/blob/f176443446f659dbab5315e056e605d8984fd976/.buildkite/release-pipeline.yaml (Build release image - x86_64 - CUDA 13.0: BUILD_BASE_IMAGE nvidia/cuda:13.0.1-devel-ubuntu22.04)"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.2.8-cu121",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/e4d3333c6c9841f139222ea675a4f29241362f49/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/e4d3333c6c9841f139222ea675a4f29241362f49/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.2.8-cu124",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/e4d3333c6c9841f139222ea675a4f29241362f49/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/e4d3333c6c9841f139222ea675a4f29241362f49/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.2.9-cu121",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/30a9b2ef203329110477dd10cf3ff45df0c2e8f4/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/30a9b2ef203329110477dd10cf3ff45df0c2e8f4/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.2.9-cu124",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/30a9b2ef203329110477dd10cf3ff45df0c2e8f4/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/30a9b2ef203329110477dd10cf3ff45df0c2e8f4/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.2.9.post1-cu121",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/b906c015926c9064e086dd1f378e705330076da3/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/b906c015926c9064e086dd1f378e705330076da3/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.2.9.post1-cu124",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/b906c015926c9064e086dd1f378e705330076da3/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/b906c015926c9064e086dd1f378e705330076da3/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.2.10-cu121",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/141e8c71a31eb24041a373141c5d3da3b92938d8/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/141e8c71a31eb24041a373141c5d3da3b92938d8/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.2.10-cu124",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/141e8c71a31eb24041a373141c5d3da3b92938d8/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/141e8c71a31eb24041a373141c5d3da3b92938d8/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.2.11-cu121",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/dc9d06d886151707f97d0b78095df9de262fd3c9/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/dc9d06d886151707f97d0b78095df9de262fd3c9/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.2.11-cu124",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/dc9d06d886151707f97d0b78095df9de262fd3c9/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/dc9d06d886151707f97d0b78095df9de262fd3c9/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.2.12-cu118",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/b0ad0c1bc8787937a7df5bc0487af1e9db6efb5e/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/b0ad0c1bc8787937a7df5bc0487af1e9db6efb5e/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.2.12-cu118-srt",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/b0ad0c1bc8787937a7df5bc0487af1e9db6efb5e/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/b0ad0c1bc8787937a7df5bc0487af1e9db6efb5e/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.2.12-cu121",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/b0ad0c1bc8787937a7df5bc0487af1e9db6efb5e/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/b0ad0c1bc8787937a7df5bc0487af1e9db6efb5e/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.2.12-cu121-srt",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/b0ad0c1bc8787937a7df5bc0487af1e9db6efb5e/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/b0ad0c1bc8787937a7df5bc0487af1e9db6efb5e/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.2.12-cu124",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/b0ad0c1bc8787937a7df5bc0487af1e9db6efb5e/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/b0ad0c1bc8787937a7df5bc0487af1e9db6efb5e/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.2.12-cu124-srt",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/b0ad0c1bc8787937a7df5bc0487af1e9db6efb5e/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/b0ad0c1bc8787937a7df5bc0487af1e9db6efb5e/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.2.13-cu118",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/5bd953749b520070a5b72b5b99b9a92853698685/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/5bd953749b520070a5b72b5b99b9a92853698685/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.2.13-cu118-srt",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/5bd953749b520070a5b72b5b99b9a92853698685/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/5bd953749b520070a5b72b5b99b9a92853698685/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.2.13-cu121",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/5bd953749b520070a5b72b5b99b9a92853698685/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/5bd953749b520070a5b72b5b99b9a92853698685/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.2.13-cu121-srt",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/5bd953749b520070a5b72b5b99b9a92853698685/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/5bd953749b520070a5b72b5b99b9a92853698685/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.2.13-cu124",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/5bd953749b520070a5b72b5b99b9a92853698685/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/5bd953749b520070a5b72b5b99b9a92853698685/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.2.13-cu124-srt",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/5bd953749b520070a5b72b5b99b9a92853698685/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/5bd953749b520070a5b72b5b99b9a92853698685/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.2.14-cu118",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/c5fe11a8e175d48b00b32aafd7412953180314e4/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/c5fe11a8e175d48b00b32aafd7412953180314e4/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.2.14-cu118-srt",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/c5fe11a8e175d48b00b32aafd7412953180314e4/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/c5fe11a8e175d48b00b32aafd7412953180314e4/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.2.14-cu121",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/c5fe11a8e175d48b00b32aafd7412953180314e4/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/c5fe11a8e175d48b00b32aafd7412953180314e4/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.2.14-cu121-srt",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/c5fe11a8e175d48b00b32aafd7412953180314e4/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/c5fe11a8e175d48b00b32aafd7412953180314e4/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.2.14-cu124",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/c5fe11a8e175d48b00b32aafd7412953180314e4/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/c5fe11a8e175d48b00b32aafd7412953180314e4/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.2.14-cu124-srt",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/c5fe11a8e175d48b00b32aafd7412953180314e4/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/c5fe11a8e175d48b00b32aafd7412953180314e4/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.2.14.post1-cu118",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/f25f4dfde5af9a81be52c1ba6d99cc2ac5cca179/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/f25f4dfde5af9a81be52c1ba6d99cc2ac5cca179/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.2.14.post1-cu118-srt",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/f25f4dfde5af9a81be52c1ba6d99cc2ac5cca179/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/f25f4dfde5af9a81be52c1ba6d99cc2ac5cca179/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.2.14.post1-cu121",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/f25f4dfde5af9a81be52c1ba6d99cc2ac5cca179/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/f25f4dfde5af9a81be52c1ba6d99cc2ac5cca179/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.2.14.post1-cu121-srt",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/f25f4dfde5af9a81be52c1ba6d99cc2ac5cca179/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/f25f4dfde5af9a81be52c1ba6d99cc2ac5cca179/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.2.14.post1-cu124",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/f25f4dfde5af9a81be52c1ba6d99cc2ac5cca179/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/f25f4dfde5af9a81be52c1ba6d99cc2ac5cca179/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.2.14.post1-cu124-srt",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/f25f4dfde5af9a81be52c1ba6d99cc2ac5cca179/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/f25f4dfde5af9a81be52c1ba6d99cc2ac5cca179/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.2.14.post2-cu118",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/13ac95b8946ff0bc62527567931bdf647cc43c5e/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/13ac95b8946ff0bc62527567931bdf647cc43c5e/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.2.14.post2-cu118-srt",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/13ac95b8946ff0bc62527567931bdf647cc43c5e/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/13ac95b8946ff0bc62527567931bdf647cc43c5e/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.2.14.post2-cu121",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/13ac95b8946ff0bc62527567931bdf647cc43c5e/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/13ac95b8946ff0bc62527567931bdf647cc43c5e/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.2.14.post2-cu121-srt",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/13ac95b8946ff0bc62527567931bdf647cc43c5e/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/13ac95b8946ff0bc62527567931bdf647cc43c5e/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.2.14.post2-cu124",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/13ac95b8946ff0bc62527567931bdf647cc43c5e/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/13ac95b8946ff0bc62527567931bdf647cc43c5e/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.2.14.post2-cu124-srt",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/13ac95b8946ff0bc62527567931bdf647cc43c5e/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/13ac95b8946ff0bc62527567931bdf647cc43c5e/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.2.15-cu118",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/9999442756cf34a298933d2e072bd07493346d52/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/9999442756cf34a298933d2e072bd07493346d52/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.2.15-cu118-srt",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/9999442756cf34a298933d2e072bd07493346d52/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/9999442756cf34a298933d2e072bd07493346d52/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.2.15-cu121",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/9999442756cf34a298933d2e072bd07493346d52/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/9999442756cf34a298933d2e072bd07493346d52/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.2.15-cu121-srt",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/9999442756cf34a298933d2e072bd07493346d52/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/9999442756cf34a298933d2e072bd07493346d52/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.2.15-cu124",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/9999442756cf34a298933d2e072bd07493346d52/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/9999442756cf34a298933d2e072bd07493346d52/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.2.15-cu124-srt",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/9999442756cf34a298933d2e072bd07493346d52/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/9999442756cf34a298933d2e072bd07493346d52/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.0-cu118",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/5ab9418f5b4c9ad1a90d72a803331d9a0b26d13e/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/5ab9418f5b4c9ad1a90d72a803331d9a0b26d13e/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.0-cu118-srt",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/5ab9418f5b4c9ad1a90d72a803331d9a0b26d13e/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/5ab9418f5b4c9ad1a90d72a803331d9a0b26d13e/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.0-cu121",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/5ab9418f5b4c9ad1a90d72a803331d9a0b26d13e/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/5ab9418f5b4c9ad1a90d72a803331d9a0b26d13e/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.0-cu121-srt",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/5ab9418f5b4c9ad1a90d72a803331d9a0b26d13e/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/5ab9418f5b4c9ad1a90d72a803331d9a0b26d13e/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.0-cu124",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/5ab9418f5b4c9ad1a90d72a803331d9a0b26d13e/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/5ab9418f5b4c9ad1a90d72a803331d9a0b26d13e/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.0-cu124-srt",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/5ab9418f5b4c9ad1a90d72a803331d9a0b26d13e/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/5ab9418f5b4c9ad1a90d72a803331d9a0b26d13e/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.1.post1-cu118",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/90a26be31cea2e15c26ef5e91b296bc76a75004c/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/90a26be31cea2e15c26ef5e91b296bc76a75004c/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.1.post1-cu118-srt",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/90a26be31cea2e15c26ef5e91b296bc76a75004c/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/90a26be31cea2e15c26ef5e91b296bc76a75004c/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.1.post1-cu121",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/90a26be31cea2e15c26ef5e91b296bc76a75004c/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/90a26be31cea2e15c26ef5e91b296bc76a75004c/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.1.post1-cu121-srt",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/90a26be31cea2e15c26ef5e91b296bc76a75004c/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/90a26be31cea2e15c26ef5e91b296bc76a75004c/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.1.post1-cu124",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/90a26be31cea2e15c26ef5e91b296bc76a75004c/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/90a26be31cea2e15c26ef5e91b296bc76a75004c/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.1.post1-cu124-srt",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/90a26be31cea2e15c26ef5e91b296bc76a75004c/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/90a26be31cea2e15c26ef5e91b296bc76a75004c/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.1.post2-cu118",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/5ce55aee15311802b7f57caf80eb278e4d8453f4/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/5ce55aee15311802b7f57caf80eb278e4d8453f4/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.1.post2-cu118-srt",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/5ce55aee15311802b7f57caf80eb278e4d8453f4/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/5ce55aee15311802b7f57caf80eb278e4d8453f4/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.1.post2-cu121",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/5ce55aee15311802b7f57caf80eb278e4d8453f4/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/5ce55aee15311802b7f57caf80eb278e4d8453f4/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.1.post2-cu121-srt",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/5ce55aee15311802b7f57caf80eb278e4d8453f4/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/5ce55aee15311802b7f57caf80eb278e4d8453f4/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.1.post2-cu124",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/5ce55aee15311802b7f57caf80eb278e4d8453f4/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/5ce55aee15311802b7f57caf80eb278e4d8453f4/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.1.post2-cu124-srt",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/5ce55aee15311802b7f57caf80eb278e4d8453f4/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/5ce55aee15311802b7f57caf80eb278e4d8453f4/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.1.post3-cu118",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/82136eb0b58cf93c953b9f701360aa1fe4718c14/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/82136eb0b58cf93c953b9f701360aa1fe4718c14/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.1.post3-cu118-srt",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/82136eb0b58cf93c953b9f701360aa1fe4718c14/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/82136eb0b58cf93c953b9f701360aa1fe4718c14/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.1.post3-cu121",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/82136eb0b58cf93c953b9f701360aa1fe4718c14/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/82136eb0b58cf93c953b9f701360aa1fe4718c14/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.1.post3-cu121-srt",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/82136eb0b58cf93c953b9f701360aa1fe4718c14/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/82136eb0b58cf93c953b9f701360aa1fe4718c14/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.1.post3-cu124",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/82136eb0b58cf93c953b9f701360aa1fe4718c14/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/82136eb0b58cf93c953b9f701360aa1fe4718c14/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.1.post3-cu124-srt",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/82136eb0b58cf93c953b9f701360aa1fe4718c14/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/82136eb0b58cf93c953b9f701360aa1fe4718c14/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.2-cu118",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/37c5899fc2100de1c9afd51a7b1977b2f8185a28/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/37c5899fc2100de1c9afd51a7b1977b2f8185a28/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.2-cu118-srt",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/37c5899fc2100de1c9afd51a7b1977b2f8185a28/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/37c5899fc2100de1c9afd51a7b1977b2f8185a28/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.2-cu121",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/37c5899fc2100de1c9afd51a7b1977b2f8185a28/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/37c5899fc2100de1c9afd51a7b1977b2f8185a28/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.2-cu121-srt",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/37c5899fc2100de1c9afd51a7b1977b2f8185a28/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/37c5899fc2100de1c9afd51a7b1977b2f8185a28/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.2-cu124",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/37c5899fc2100de1c9afd51a7b1977b2f8185a28/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/37c5899fc2100de1c9afd51a7b1977b2f8185a28/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.2-cu124-srt",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/37c5899fc2100de1c9afd51a7b1977b2f8185a28/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/37c5899fc2100de1c9afd51a7b1977b2f8185a28/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.3-cu118",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/7b69d91b4f94a73f6b8fa3a86de3a910a16dc645/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/7b69d91b4f94a73f6b8fa3a86de3a910a16dc645/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.3-cu118-srt",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/7b69d91b4f94a73f6b8fa3a86de3a910a16dc645/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/7b69d91b4f94a73f6b8fa3a86de3a910a16dc645/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.3-cu121",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/7b69d91b4f94a73f6b8fa3a86de3a910a16dc645/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/7b69d91b4f94a73f6b8fa3a86de3a910a16dc645/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.3-cu121-srt",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/7b69d91b4f94a73f6b8fa3a86de3a910a16dc645/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/7b69d91b4f94a73f6b8fa3a86de3a910a16dc645/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.3-cu124",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/7b69d91b4f94a73f6b8fa3a86de3a910a16dc645/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/7b69d91b4f94a73f6b8fa3a86de3a910a16dc645/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.3-cu124-srt",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/7b69d91b4f94a73f6b8fa3a86de3a910a16dc645/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/7b69d91b4f94a73f6b8fa3a86de3a910a16dc645/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.3.post1-cu118",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/00c7e6368bbf598da9af5443f24353e8ff2a6fd0/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/00c7e6368bbf598da9af5443f24353e8ff2a6fd0/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.3.post1-cu118-srt",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/00c7e6368bbf598da9af5443f24353e8ff2a6fd0/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/00c7e6368bbf598da9af5443f24353e8ff2a6fd0/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.3.post1-cu121",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/00c7e6368bbf598da9af5443f24353e8ff2a6fd0/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/00c7e6368bbf598da9af5443f24353e8ff2a6fd0/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.3.post1-cu121-srt",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/00c7e6368bbf598da9af5443f24353e8ff2a6fd0/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/00c7e6368bbf598da9af5443f24353e8ff2a6fd0/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.3.post1-cu124",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/00c7e6368bbf598da9af5443f24353e8ff2a6fd0/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/00c7e6368bbf598da9af5443f24353e8ff2a6fd0/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.3.post1-cu124-srt",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/00c7e6368bbf598da9af5443f24353e8ff2a6fd0/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/00c7e6368bbf598da9af5443f24353e8ff2a6fd0/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.4-cu118",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/087257ea032a8a8fb74798aba7a35a8314d9a4f4/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/087257ea032a8a8fb74798aba7a35a8314d9a4f4/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.4-cu118-srt",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/087257ea032a8a8fb74798aba7a35a8314d9a4f4/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/087257ea032a8a8fb74798aba7a35a8314d9a4f4/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.4-cu121",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/087257ea032a8a8fb74798aba7a35a8314d9a4f4/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/087257ea032a8a8fb74798aba7a35a8314d9a4f4/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.4-cu121-srt",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/087257ea032a8a8fb74798aba7a35a8314d9a4f4/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/087257ea032a8a8fb74798aba7a35a8314d9a4f4/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.4-cu124",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/087257ea032a8a8fb74798aba7a35a8314d9a4f4/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/087257ea032a8a8fb74798aba7a35a8314d9a4f4/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.4-cu124-srt",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/087257ea032a8a8fb74798aba7a35a8314d9a4f4/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/087257ea032a8a8fb74798aba7a35a8314d9a4f4/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.4.post1-cu118",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/1f26e8b8e4c8b884e59036dccd87929b2af592f9/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/1f26e8b8e4c8b884e59036dccd87929b2af592f9/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.4.post1-cu118-srt",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/1f26e8b8e4c8b884e59036dccd87929b2af592f9/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/1f26e8b8e4c8b884e59036dccd87929b2af592f9/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.4.post1-cu121",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/1f26e8b8e4c8b884e59036dccd87929b2af592f9/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/1f26e8b8e4c8b884e59036dccd87929b2af592f9/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.4.post1-cu121-srt",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/1f26e8b8e4c8b884e59036dccd87929b2af592f9/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/1f26e8b8e4c8b884e59036dccd87929b2af592f9/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.4.post1-cu124",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/1f26e8b8e4c8b884e59036dccd87929b2af592f9/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/1f26e8b8e4c8b884e59036dccd87929b2af592f9/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.4.post1-cu124-srt",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/1f26e8b8e4c8b884e59036dccd87929b2af592f9/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/1f26e8b8e4c8b884e59036dccd87929b2af592f9/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.4.post2-cu118",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/30643fed7f92be32540dfcdf9e4310e477ce0f6d/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/30643fed7f92be32540dfcdf9e4310e477ce0f6d/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.4.post2-cu118-srt",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/30643fed7f92be32540dfcdf9e4310e477ce0f6d/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/30643fed7f92be32540dfcdf9e4310e477ce0f6d/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.4.post2-cu121",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/30643fed7f92be32540dfcdf9e4310e477ce0f6d/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/30643fed7f92be32540dfcdf9e4310e477ce0f6d/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.4.post2-cu121-srt",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/30643fed7f92be32540dfcdf9e4310e477ce0f6d/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/30643fed7f92be32540dfcdf9e4310e477ce0f6d/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.4.post2-cu124",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/30643fed7f92be32540dfcdf9e4310e477ce0f6d/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/30643fed7f92be32540dfcdf9e4310e477ce0f6d/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.4.post2-cu124-srt",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/30643fed7f92be32540dfcdf9e4310e477ce0f6d/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/30643fed7f92be32540dfcdf9e4310e477ce0f6d/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.5-cu118",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/65859754f1463ce280bbaaf68d04797705849240/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/65859754f1463ce280bbaaf68d04797705849240/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.5-cu118-srt",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/65859754f1463ce280bbaaf68d04797705849240/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/65859754f1463ce280bbaaf68d04797705849240/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.5-cu121",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/65859754f1463ce280bbaaf68d04797705849240/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/65859754f1463ce280bbaaf68d04797705849240/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.5-cu121-srt",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/65859754f1463ce280bbaaf68d04797705849240/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/65859754f1463ce280bbaaf68d04797705849240/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.5-cu124",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/65859754f1463ce280bbaaf68d04797705849240/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/65859754f1463ce280bbaaf68d04797705849240/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.5-cu124-srt",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/65859754f1463ce280bbaaf68d04797705849240/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/65859754f1463ce280bbaaf68d04797705849240/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.5.post1-cu118",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/f407fcf9ef0ef637deb6b62cd9044e1778c53b89/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/f407fcf9ef0ef637deb6b62cd9044e1778c53b89/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.5.post1-cu118-srt",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/f407fcf9ef0ef637deb6b62cd9044e1778c53b89/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/f407fcf9ef0ef637deb6b62cd9044e1778c53b89/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.5.post1-cu121",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/f407fcf9ef0ef637deb6b62cd9044e1778c53b89/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/f407fcf9ef0ef637deb6b62cd9044e1778c53b89/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.5.post1-cu121-srt",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/f407fcf9ef0ef637deb6b62cd9044e1778c53b89/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/f407fcf9ef0ef637deb6b62cd9044e1778c53b89/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.5.post1-cu124",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/f407fcf9ef0ef637deb6b62cd9044e1778c53b89/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/f407fcf9ef0ef637deb6b62cd9044e1778c53b89/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.5.post1-cu124-srt",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/f407fcf9ef0ef637deb6b62cd9044e1778c53b89/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/f407fcf9ef0ef637deb6b62cd9044e1778c53b89/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.5.post2-cu118",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/32c9a7ec11b8dde282f637614f7f8e51a2f20b11/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/32c9a7ec11b8dde282f637614f7f8e51a2f20b11/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.5.post2-cu118-srt",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/32c9a7ec11b8dde282f637614f7f8e51a2f20b11/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/32c9a7ec11b8dde282f637614f7f8e51a2f20b11/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.5.post2-cu121",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/32c9a7ec11b8dde282f637614f7f8e51a2f20b11/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/32c9a7ec11b8dde282f637614f7f8e51a2f20b11/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.5.post2-cu121-srt",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/32c9a7ec11b8dde282f637614f7f8e51a2f20b11/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/32c9a7ec11b8dde282f637614f7f8e51a2f20b11/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.5.post2-cu124",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/32c9a7ec11b8dde282f637614f7f8e51a2f20b11/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/32c9a7ec11b8dde282f637614f7f8e51a2f20b11/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.5.post2-cu124-srt",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/32c9a7ec11b8dde282f637614f7f8e51a2f20b11/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/32c9a7ec11b8dde282f637614f7f8e51a2f20b11/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.6-cu118",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/9a00e6f453e764c0b286e2a62f652a1202c0bf9c/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/9a00e6f453e764c0b286e2a62f652a1202c0bf9c/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.6-cu118-srt",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/9a00e6f453e764c0b286e2a62f652a1202c0bf9c/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/9a00e6f453e764c0b286e2a62f652a1202c0bf9c/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.6-cu121",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/9a00e6f453e764c0b286e2a62f652a1202c0bf9c/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/9a00e6f453e764c0b286e2a62f652a1202c0bf9c/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.6-cu121-srt",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/9a00e6f453e764c0b286e2a62f652a1202c0bf9c/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/9a00e6f453e764c0b286e2a62f652a1202c0bf9c/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.6-cu124",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/9a00e6f453e764c0b286e2a62f652a1202c0bf9c/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/9a00e6f453e764c0b286e2a62f652a1202c0bf9c/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.6-cu124-srt",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/9a00e6f453e764c0b286e2a62f652a1202c0bf9c/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/9a00e6f453e764c0b286e2a62f652a1202c0bf9c/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.6.post1-cu118",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/ac5a0f048870364126c7c97ed8660306be58609d/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/ac5a0f048870364126c7c97ed8660306be58609d/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.6.post1-cu118-srt",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/ac5a0f048870364126c7c97ed8660306be58609d/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/ac5a0f048870364126c7c97ed8660306be58609d/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.6.post1-cu121",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/ac5a0f048870364126c7c97ed8660306be58609d/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/ac5a0f048870364126c7c97ed8660306be58609d/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.6.post1-cu121-srt",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/ac5a0f048870364126c7c97ed8660306be58609d/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/ac5a0f048870364126c7c97ed8660306be58609d/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.6.post1-cu124",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/ac5a0f048870364126c7c97ed8660306be58609d/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/ac5a0f048870364126c7c97ed8660306be58609d/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.6.post1-cu124-srt",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/ac5a0f048870364126c7c97ed8660306be58609d/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/ac5a0f048870364126c7c97ed8660306be58609d/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.6.post2-cu118",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/fed4c6946acd476ab94cad85a1210900a3ae6076/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/fed4c6946acd476ab94cad85a1210900a3ae6076/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.6.post2-cu118-srt",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/fed4c6946acd476ab94cad85a1210900a3ae6076/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/fed4c6946acd476ab94cad85a1210900a3ae6076/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.6.post2-cu121",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/fed4c6946acd476ab94cad85a1210900a3ae6076/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/fed4c6946acd476ab94cad85a1210900a3ae6076/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.6.post2-cu121-srt",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/fed4c6946acd476ab94cad85a1210900a3ae6076/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/fed4c6946acd476ab94cad85a1210900a3ae6076/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.6.post2-cu124",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/fed4c6946acd476ab94cad85a1210900a3ae6076/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/fed4c6946acd476ab94cad85a1210900a3ae6076/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.6.post2-cu124-srt",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/fed4c6946acd476ab94cad85a1210900a3ae6076/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/fed4c6946acd476ab94cad85a1210900a3ae6076/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.6.post3-cu118",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/fae4e5e99a93f8f5e7fa462833754c91ecbea1c2/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/fae4e5e99a93f8f5e7fa462833754c91ecbea1c2/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.6.post3-cu118-srt",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/fae4e5e99a93f8f5e7fa462833754c91ecbea1c2/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/fae4e5e99a93f8f5e7fa462833754c91ecbea1c2/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.6.post3-cu121",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/fae4e5e99a93f8f5e7fa462833754c91ecbea1c2/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/fae4e5e99a93f8f5e7fa462833754c91ecbea1c2/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.6.post3-cu121-srt",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/fae4e5e99a93f8f5e7fa462833754c91ecbea1c2/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/fae4e5e99a93f8f5e7fa462833754c91ecbea1c2/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.6.post3-cu124",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/fae4e5e99a93f8f5e7fa462833754c91ecbea1c2/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/fae4e5e99a93f8f5e7fa462833754c91ecbea1c2/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.3.6.post3-cu124-srt",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/fae4e5e99a93f8f5e7fa462833754c91ecbea1c2/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/fae4e5e99a93f8f5e7fa462833754c91ecbea1c2/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.0-cu118",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/f8b0326934bacb7a7d4eba68fb6eddebaa6ff751/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/f8b0326934bacb7a7d4eba68fb6eddebaa6ff751/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.0-cu118-srt",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/f8b0326934bacb7a7d4eba68fb6eddebaa6ff751/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/f8b0326934bacb7a7d4eba68fb6eddebaa6ff751/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.0-cu121",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/f8b0326934bacb7a7d4eba68fb6eddebaa6ff751/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/f8b0326934bacb7a7d4eba68fb6eddebaa6ff751/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.0-cu121-srt",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/f8b0326934bacb7a7d4eba68fb6eddebaa6ff751/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/f8b0326934bacb7a7d4eba68fb6eddebaa6ff751/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.0-cu124",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/f8b0326934bacb7a7d4eba68fb6eddebaa6ff751/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/f8b0326934bacb7a7d4eba68fb6eddebaa6ff751/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.0-cu124-srt",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/f8b0326934bacb7a7d4eba68fb6eddebaa6ff751/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/f8b0326934bacb7a7d4eba68fb6eddebaa6ff751/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.0.post1-cu118",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/e5f227c0ee9f491ed8a625733314e7218988e744/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/e5f227c0ee9f491ed8a625733314e7218988e744/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.0.post1-cu118-srt",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/e5f227c0ee9f491ed8a625733314e7218988e744/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/e5f227c0ee9f491ed8a625733314e7218988e744/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.0.post1-cu121",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/e5f227c0ee9f491ed8a625733314e7218988e744/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/e5f227c0ee9f491ed8a625733314e7218988e744/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.0.post1-cu121-srt",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/e5f227c0ee9f491ed8a625733314e7218988e744/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/e5f227c0ee9f491ed8a625733314e7218988e744/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.0.post1-cu124",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/e5f227c0ee9f491ed8a625733314e7218988e744/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/e5f227c0ee9f491ed8a625733314e7218988e744/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.0.post1-cu124-srt",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/e5f227c0ee9f491ed8a625733314e7218988e744/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/e5f227c0ee9f491ed8a625733314e7218988e744/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.0.post2-cu118",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/8f4d04e5403510fdea9d6ab83fc67f3e07ea4e32/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/8f4d04e5403510fdea9d6ab83fc67f3e07ea4e32/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.0.post2-cu118-srt",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/8f4d04e5403510fdea9d6ab83fc67f3e07ea4e32/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/8f4d04e5403510fdea9d6ab83fc67f3e07ea4e32/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.0.post2-cu121",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/8f4d04e5403510fdea9d6ab83fc67f3e07ea4e32/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/8f4d04e5403510fdea9d6ab83fc67f3e07ea4e32/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.0.post2-cu121-srt",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/8f4d04e5403510fdea9d6ab83fc67f3e07ea4e32/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/8f4d04e5403510fdea9d6ab83fc67f3e07ea4e32/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.0.post2-cu124",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/8f4d04e5403510fdea9d6ab83fc67f3e07ea4e32/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/8f4d04e5403510fdea9d6ab83fc67f3e07ea4e32/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.0.post2-cu124-srt",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/8f4d04e5403510fdea9d6ab83fc67f3e07ea4e32/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/8f4d04e5403510fdea9d6ab83fc67f3e07ea4e32/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.1-cu118",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/efc52f85e2d5c9b31545d4092f2b361b6ff04d67/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/efc52f85e2d5c9b31545d4092f2b361b6ff04d67/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.1-cu118-srt",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/efc52f85e2d5c9b31545d4092f2b361b6ff04d67/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/efc52f85e2d5c9b31545d4092f2b361b6ff04d67/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.1-cu121",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/efc52f85e2d5c9b31545d4092f2b361b6ff04d67/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/efc52f85e2d5c9b31545d4092f2b361b6ff04d67/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.1-cu121-srt",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/efc52f85e2d5c9b31545d4092f2b361b6ff04d67/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/efc52f85e2d5c9b31545d4092f2b361b6ff04d67/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.1-cu124",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/efc52f85e2d5c9b31545d4092f2b361b6ff04d67/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/efc52f85e2d5c9b31545d4092f2b361b6ff04d67/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.1-cu124-srt",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/efc52f85e2d5c9b31545d4092f2b361b6ff04d67/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/efc52f85e2d5c9b31545d4092f2b361b6ff04d67/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.1.post1-cu118",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/ef5b0ff90b526e4f8dc301553f3a1ce04e9dd71d/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/ef5b0ff90b526e4f8dc301553f3a1ce04e9dd71d/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.1.post1-cu118-srt",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/ef5b0ff90b526e4f8dc301553f3a1ce04e9dd71d/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/ef5b0ff90b526e4f8dc301553f3a1ce04e9dd71d/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.1.post1-cu121",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/ef5b0ff90b526e4f8dc301553f3a1ce04e9dd71d/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/ef5b0ff90b526e4f8dc301553f3a1ce04e9dd71d/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.1.post1-cu121-srt",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/ef5b0ff90b526e4f8dc301553f3a1ce04e9dd71d/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/ef5b0ff90b526e4f8dc301553f3a1ce04e9dd71d/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.1.post1-cu124",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/ef5b0ff90b526e4f8dc301553f3a1ce04e9dd71d/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/ef5b0ff90b526e4f8dc301553f3a1ce04e9dd71d/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.1.post1-cu124-srt",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/ef5b0ff90b526e4f8dc301553f3a1ce04e9dd71d/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/ef5b0ff90b526e4f8dc301553f3a1ce04e9dd71d/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.1.post2-cu118",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/3ccf566b0d4941a446353b14b5251ac9a30090a4/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/3ccf566b0d4941a446353b14b5251ac9a30090a4/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.1.post2-cu118-srt",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/3ccf566b0d4941a446353b14b5251ac9a30090a4/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/3ccf566b0d4941a446353b14b5251ac9a30090a4/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.1.post2-cu121",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/3ccf566b0d4941a446353b14b5251ac9a30090a4/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/3ccf566b0d4941a446353b14b5251ac9a30090a4/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.1.post2-cu121-srt",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/3ccf566b0d4941a446353b14b5251ac9a30090a4/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/3ccf566b0d4941a446353b14b5251ac9a30090a4/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.1.post2-cu124",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/3ccf566b0d4941a446353b14b5251ac9a30090a4/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/3ccf566b0d4941a446353b14b5251ac9a30090a4/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.1.post2-cu124-srt",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/3ccf566b0d4941a446353b14b5251ac9a30090a4/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/3ccf566b0d4941a446353b14b5251ac9a30090a4/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.1.post3-cu118",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/03d5fbfd441ad1b03feb66a4d1cbb03088399eff/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/03d5fbfd441ad1b03feb66a4d1cbb03088399eff/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.1.post3-cu118-srt",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/03d5fbfd441ad1b03feb66a4d1cbb03088399eff/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/03d5fbfd441ad1b03feb66a4d1cbb03088399eff/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.1.post3-cu121",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/03d5fbfd441ad1b03feb66a4d1cbb03088399eff/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/03d5fbfd441ad1b03feb66a4d1cbb03088399eff/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.1.post3-cu121-srt",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/03d5fbfd441ad1b03feb66a4d1cbb03088399eff/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/03d5fbfd441ad1b03feb66a4d1cbb03088399eff/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.1.post3-cu124",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/03d5fbfd441ad1b03feb66a4d1cbb03088399eff/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/03d5fbfd441ad1b03feb66a4d1cbb03088399eff/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.1.post3-cu124-srt",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/03d5fbfd441ad1b03feb66a4d1cbb03088399eff/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/03d5fbfd441ad1b03feb66a4d1cbb03088399eff/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.1.post4-cu118",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/2f0d3864962343ce894b7abc705b876028f2c668/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/2f0d3864962343ce894b7abc705b876028f2c668/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.1.post4-cu118-srt",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/2f0d3864962343ce894b7abc705b876028f2c668/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/2f0d3864962343ce894b7abc705b876028f2c668/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.1.post4-cu121",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/2f0d3864962343ce894b7abc705b876028f2c668/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/2f0d3864962343ce894b7abc705b876028f2c668/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.1.post4-cu121-srt",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/2f0d3864962343ce894b7abc705b876028f2c668/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/2f0d3864962343ce894b7abc705b876028f2c668/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.1.post4-cu124",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/2f0d3864962343ce894b7abc705b876028f2c668/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/2f0d3864962343ce894b7abc705b876028f2c668/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.1.post4-cu124-srt",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/2f0d3864962343ce894b7abc705b876028f2c668/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/2f0d3864962343ce894b7abc705b876028f2c668/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.1.post5-cu118",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/f624901cdd5da4ad6ffa20a5c29561dcbac0eb4a/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/f624901cdd5da4ad6ffa20a5c29561dcbac0eb4a/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.1.post5-cu118-srt",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/f624901cdd5da4ad6ffa20a5c29561dcbac0eb4a/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/f624901cdd5da4ad6ffa20a5c29561dcbac0eb4a/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.1.post5-cu121",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/f624901cdd5da4ad6ffa20a5c29561dcbac0eb4a/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/f624901cdd5da4ad6ffa20a5c29561dcbac0eb4a/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.1.post5-cu121-srt",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/f624901cdd5da4ad6ffa20a5c29561dcbac0eb4a/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/f624901cdd5da4ad6ffa20a5c29561dcbac0eb4a/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.1.post5-cu124",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/f624901cdd5da4ad6ffa20a5c29561dcbac0eb4a/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/f624901cdd5da4ad6ffa20a5c29561dcbac0eb4a/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.1.post5-cu124-srt",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/f624901cdd5da4ad6ffa20a5c29561dcbac0eb4a/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/f624901cdd5da4ad6ffa20a5c29561dcbac0eb4a/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.1.post6-cu118",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/b3e99dfb2292ee9de83ca1a29800dff900da19af/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/b3e99dfb2292ee9de83ca1a29800dff900da19af/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.1.post6-cu118-srt",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/b3e99dfb2292ee9de83ca1a29800dff900da19af/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/b3e99dfb2292ee9de83ca1a29800dff900da19af/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.1.post6-cu121",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/b3e99dfb2292ee9de83ca1a29800dff900da19af/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/b3e99dfb2292ee9de83ca1a29800dff900da19af/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.1.post6-cu121-srt",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/b3e99dfb2292ee9de83ca1a29800dff900da19af/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/b3e99dfb2292ee9de83ca1a29800dff900da19af/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.1.post6-cu124",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/b3e99dfb2292ee9de83ca1a29800dff900da19af/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/b3e99dfb2292ee9de83ca1a29800dff900da19af/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.1.post6-cu124-srt",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/b3e99dfb2292ee9de83ca1a29800dff900da19af/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/b3e99dfb2292ee9de83ca1a29800dff900da19af/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.1.post7-cu118",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/e94fb7cb1094f1210c0ab92a31bcc848e2c2cf7a/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/e94fb7cb1094f1210c0ab92a31bcc848e2c2cf7a/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.1.post7-cu118-srt",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/e94fb7cb1094f1210c0ab92a31bcc848e2c2cf7a/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/e94fb7cb1094f1210c0ab92a31bcc848e2c2cf7a/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.1.post7-cu121",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/e94fb7cb1094f1210c0ab92a31bcc848e2c2cf7a/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/e94fb7cb1094f1210c0ab92a31bcc848e2c2cf7a/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.1.post7-cu121-srt",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/e94fb7cb1094f1210c0ab92a31bcc848e2c2cf7a/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/e94fb7cb1094f1210c0ab92a31bcc848e2c2cf7a/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.1.post7-cu124",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/e94fb7cb1094f1210c0ab92a31bcc848e2c2cf7a/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/e94fb7cb1094f1210c0ab92a31bcc848e2c2cf7a/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.1.post7-cu124-srt",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/e94fb7cb1094f1210c0ab92a31bcc848e2c2cf7a/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/e94fb7cb1094f1210c0ab92a31bcc848e2c2cf7a/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.2-cu118",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/4ab43cfb3ebfe1b8a77d90ac7f64afef82a4dbdc/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/4ab43cfb3ebfe1b8a77d90ac7f64afef82a4dbdc/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.2-cu118-srt",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/4ab43cfb3ebfe1b8a77d90ac7f64afef82a4dbdc/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/4ab43cfb3ebfe1b8a77d90ac7f64afef82a4dbdc/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.2-cu121",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/4ab43cfb3ebfe1b8a77d90ac7f64afef82a4dbdc/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/4ab43cfb3ebfe1b8a77d90ac7f64afef82a4dbdc/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.2-cu121-srt",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/4ab43cfb3ebfe1b8a77d90ac7f64afef82a4dbdc/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/4ab43cfb3ebfe1b8a77d90ac7f64afef82a4dbdc/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.2-cu124",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/4ab43cfb3ebfe1b8a77d90ac7f64afef82a4dbdc/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/4ab43cfb3ebfe1b8a77d90ac7f64afef82a4dbdc/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.2-cu124-srt",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/4ab43cfb3ebfe1b8a77d90ac7f64afef82a4dbdc/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/4ab43cfb3ebfe1b8a77d90ac7f64afef82a4dbdc/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.2.post1-cu118",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/cf0f7eafe69a7bb2aebf2c6c6ac361be8d4ccfe6/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/cf0f7eafe69a7bb2aebf2c6c6ac361be8d4ccfe6/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.2.post1-cu118-srt",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/cf0f7eafe69a7bb2aebf2c6c6ac361be8d4ccfe6/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/cf0f7eafe69a7bb2aebf2c6c6ac361be8d4ccfe6/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.2.post1-cu121",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/cf0f7eafe69a7bb2aebf2c6c6ac361be8d4ccfe6/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/cf0f7eafe69a7bb2aebf2c6c6ac361be8d4ccfe6/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.2.post1-cu121-srt",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/cf0f7eafe69a7bb2aebf2c6c6ac361be8d4ccfe6/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/cf0f7eafe69a7bb2aebf2c6c6ac361be8d4ccfe6/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.2.post1-cu124",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/cf0f7eafe69a7bb2aebf2c6c6ac361be8d4ccfe6/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/cf0f7eafe69a7bb2aebf2c6c6ac361be8d4ccfe6/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.2.post1-cu124-srt",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/cf0f7eafe69a7bb2aebf2c6c6ac361be8d4ccfe6/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/cf0f7eafe69a7bb2aebf2c6c6ac361be8d4ccfe6/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.2.post1-cu125",
+      cuda: "12.5.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/cf0f7eafe69a7bb2aebf2c6c6ac361be8d4ccfe6/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/cf0f7eafe69a7bb2aebf2c6c6ac361be8d4ccfe6/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.2.post1-cu125-srt",
+      cuda: "12.5.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/cf0f7eafe69a7bb2aebf2c6c6ac361be8d4ccfe6/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/cf0f7eafe69a7bb2aebf2c6c6ac361be8d4ccfe6/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.2.post2-cu118",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/7aad8d1854010de2cdfd057524d44fe538b160e1/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/7aad8d1854010de2cdfd057524d44fe538b160e1/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.2.post2-cu118-srt",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/7aad8d1854010de2cdfd057524d44fe538b160e1/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/7aad8d1854010de2cdfd057524d44fe538b160e1/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.2.post2-cu121",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/7aad8d1854010de2cdfd057524d44fe538b160e1/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/7aad8d1854010de2cdfd057524d44fe538b160e1/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.2.post2-cu121-srt",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/7aad8d1854010de2cdfd057524d44fe538b160e1/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/7aad8d1854010de2cdfd057524d44fe538b160e1/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.2.post2-cu124",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/7aad8d1854010de2cdfd057524d44fe538b160e1/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/7aad8d1854010de2cdfd057524d44fe538b160e1/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.2.post2-cu124-srt",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/7aad8d1854010de2cdfd057524d44fe538b160e1/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/7aad8d1854010de2cdfd057524d44fe538b160e1/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.2.post2-cu125",
+      cuda: "12.5.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/7aad8d1854010de2cdfd057524d44fe538b160e1/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/7aad8d1854010de2cdfd057524d44fe538b160e1/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.2.post2-cu125-srt",
+      cuda: "12.5.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/7aad8d1854010de2cdfd057524d44fe538b160e1/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/7aad8d1854010de2cdfd057524d44fe538b160e1/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.2.post3-cu118",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/c1f5f99f607d01900d3974ea779588ebce75693b/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/c1f5f99f607d01900d3974ea779588ebce75693b/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.2.post3-cu118-srt",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/c1f5f99f607d01900d3974ea779588ebce75693b/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/c1f5f99f607d01900d3974ea779588ebce75693b/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.2.post3-cu121",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/c1f5f99f607d01900d3974ea779588ebce75693b/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/c1f5f99f607d01900d3974ea779588ebce75693b/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.2.post3-cu121-srt",
+      cuda: "12.1.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/c1f5f99f607d01900d3974ea779588ebce75693b/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/c1f5f99f607d01900d3974ea779588ebce75693b/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.2.post3-cu124",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/c1f5f99f607d01900d3974ea779588ebce75693b/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/c1f5f99f607d01900d3974ea779588ebce75693b/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.2.post3-cu124-srt",
+      cuda: "12.4.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/c1f5f99f607d01900d3974ea779588ebce75693b/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/c1f5f99f607d01900d3974ea779588ebce75693b/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.2.post3-cu125",
+      cuda: "12.5.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/c1f5f99f607d01900d3974ea779588ebce75693b/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/c1f5f99f607d01900d3974ea779588ebce75693b/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.2.post3-cu125-srt",
+      cuda: "12.5.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/c1f5f99f607d01900d3974ea779588ebce75693b/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/c1f5f99f607d01900d3974ea779588ebce75693b/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.8-cu126",
+      cuda: "12.6.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/7c3a12c0002e33fed1e72f4157e74a64a998f251/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/7c3a12c0002e33fed1e72f4157e74a64a998f251/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.8-cu128-b200",
+      cuda: "12.8.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/7c3a12c0002e33fed1e72f4157e74a64a998f251/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/7c3a12c0002e33fed1e72f4157e74a64a998f251/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.8.post1-cu126",
+      cuda: "12.6.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/69183f8808ec82d55e366324c1fb0564e65366a4/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/69183f8808ec82d55e366324c1fb0564e65366a4/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.8.post1-cu128-b200",
+      cuda: "12.8.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/69183f8808ec82d55e366324c1fb0564e65366a4/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/69183f8808ec82d55e366324c1fb0564e65366a4/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.9-cu126",
+      cuda: "12.6.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/ec5f9c6269c18e88cd3141be56369cbd23cf4d64/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/ec5f9c6269c18e88cd3141be56369cbd23cf4d64/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.9-cu128-b200",
+      cuda: "12.8.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/ec5f9c6269c18e88cd3141be56369cbd23cf4d64/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/ec5f9c6269c18e88cd3141be56369cbd23cf4d64/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.9.post1-cu126",
+      cuda: "12.6.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/066f4ec91f7becd1d490745c856c4a57ede9d1ca/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/066f4ec91f7becd1d490745c856c4a57ede9d1ca/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.9.post1-cu128-b200",
+      cuda: "12.8.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/066f4ec91f7becd1d490745c856c4a57ede9d1ca/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/066f4ec91f7becd1d490745c856c4a57ede9d1ca/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.9.post2-cu126",
+      cuda: "12.6.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/eb118d88c47d95f0006506ea7abeb0bd51a780b5/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/eb118d88c47d95f0006506ea7abeb0bd51a780b5/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.9.post2-cu128-b200",
+      cuda: "12.8.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/eb118d88c47d95f0006506ea7abeb0bd51a780b5/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/eb118d88c47d95f0006506ea7abeb0bd51a780b5/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.9.post3-cu126",
+      cuda: "12.6.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/01c000043c96e50d3bd33416cf26d394834729cc/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/01c000043c96e50d3bd33416cf26d394834729cc/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.9.post3-cu128-b200",
+      cuda: "12.8.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/01c000043c96e50d3bd33416cf26d394834729cc/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/01c000043c96e50d3bd33416cf26d394834729cc/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.9.post4-cu126",
+      cuda: "12.6.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/2272c2a5b5025b3c7aae9291cbf3e5cb868556dd/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/2272c2a5b5025b3c7aae9291cbf3e5cb868556dd/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.9.post4-cu128-b200",
+      cuda: "12.8.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/2272c2a5b5025b3c7aae9291cbf3e5cb868556dd/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/2272c2a5b5025b3c7aae9291cbf3e5cb868556dd/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.9.post5-cu126",
+      cuda: "12.6.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/45bc170b36ebdb74496e66260bde209ba7687ea8/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/45bc170b36ebdb74496e66260bde209ba7687ea8/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.9.post5-cu128-b200",
+      cuda: "12.8.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/45bc170b36ebdb74496e66260bde209ba7687ea8/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/45bc170b36ebdb74496e66260bde209ba7687ea8/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.9.post6-cu126",
+      cuda: "12.6.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/6478831be9af43cf6aa85a112805cad85b5a4fbb/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/6478831be9af43cf6aa85a112805cad85b5a4fbb/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.9.post6-cu128-b200",
+      cuda: "12.8.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/6478831be9af43cf6aa85a112805cad85b5a4fbb/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/6478831be9af43cf6aa85a112805cad85b5a4fbb/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.10-cu126",
+      cuda: "12.6.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/023288645b80fb41b3eed55fd413dd69a7904593/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/023288645b80fb41b3eed55fd413dd69a7904593/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.10-cu128-b200",
+      cuda: "12.8.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/023288645b80fb41b3eed55fd413dd69a7904593/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/023288645b80fb41b3eed55fd413dd69a7904593/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.10.post1-cu126",
+      cuda: "12.6.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/33f0de337d978b37c63b98575b4962c6e6479e8c/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/33f0de337d978b37c63b98575b4962c6e6479e8c/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.10.post1-cu128-b200",
+      cuda: "12.8.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/33f0de337d978b37c63b98575b4962c6e6479e8c/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/33f0de337d978b37c63b98575b4962c6e6479e8c/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.10.post2-cu126",
+      cuda: "12.6.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/8cd344586e09669432d35c678b7cc208c0a6f47e/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/8cd344586e09669432d35c678b7cc208c0a6f47e/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.4.10.post2-cu128-b200",
+      cuda: "12.8.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/8cd344586e09669432d35c678b7cc208c0a6f47e/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/8cd344586e09669432d35c678b7cc208c0a6f47e/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.1-cu126",
+      cuda: "12.6.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/97a38ee85ba62e268bde6388f1bf8edfe2ca9d76/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/97a38ee85ba62e268bde6388f1bf8edfe2ca9d76/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.1-cu128-b200",
+      cuda: "12.8.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/97a38ee85ba62e268bde6388f1bf8edfe2ca9d76/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/97a38ee85ba62e268bde6388f1bf8edfe2ca9d76/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.1.post1-cu126",
+      cuda: "12.6.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/e0ab167db04d30ccf55ddfa59b3a44a32f39484e/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/e0ab167db04d30ccf55ddfa59b3a44a32f39484e/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.1.post1-cu128-b200",
+      cuda: "12.8.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/e0ab167db04d30ccf55ddfa59b3a44a32f39484e/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/e0ab167db04d30ccf55ddfa59b3a44a32f39484e/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.1.post2-cu126",
+      cuda: "12.6.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/e3e97a120bf7caebc1fad10880782900209d9cb4/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/e3e97a120bf7caebc1fad10880782900209d9cb4/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.1.post2-cu128-b200",
+      cuda: "12.8.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/e3e97a120bf7caebc1fad10880782900209d9cb4/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/e3e97a120bf7caebc1fad10880782900209d9cb4/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.1.post3-cu126",
+      cuda: "12.6.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/bc80dc4ce0ae5a97b8a58faa1d8b8cfbb56e21f5/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/bc80dc4ce0ae5a97b8a58faa1d8b8cfbb56e21f5/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.1.post3-cu128-b200",
+      cuda: "12.8.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/bc80dc4ce0ae5a97b8a58faa1d8b8cfbb56e21f5/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/bc80dc4ce0ae5a97b8a58faa1d8b8cfbb56e21f5/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.2-cu126",
+      cuda: "12.6.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/b0d25e72c401f37b55d689ddbf05b8c583afe854/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/b0d25e72c401f37b55d689ddbf05b8c583afe854/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.2-cu128-b200",
+      cuda: "12.8.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/b0d25e72c401f37b55d689ddbf05b8c583afe854/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/b0d25e72c401f37b55d689ddbf05b8c583afe854/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.2-cu129-b200",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/b0d25e72c401f37b55d689ddbf05b8c583afe854/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/b0d25e72c401f37b55d689ddbf05b8c583afe854/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.2",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/b0d25e72c401f37b55d689ddbf05b8c583afe854/.github/workflows/release-docker.yml"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.3",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/a4a3d8239365d2fc16e2dc707605373ea3f35ded/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/a4a3d8239365d2fc16e2dc707605373ea3f35ded/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.3-cu129-amd64",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/a4a3d8239365d2fc16e2dc707605373ea3f35ded/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/a4a3d8239365d2fc16e2dc707605373ea3f35ded/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.3-cu129-arm64",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/a4a3d8239365d2fc16e2dc707605373ea3f35ded/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/a4a3d8239365d2fc16e2dc707605373ea3f35ded/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.3.post1",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/758b887ad19df35bc31f570e898696c90745a3af/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/758b887ad19df35bc31f570e898696c90745a3af/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.3.post1-cu129-amd64",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/758b887ad19df35bc31f570e898696c90745a3af/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/758b887ad19df35bc31f570e898696c90745a3af/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.3.post1-cu129-arm64",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/758b887ad19df35bc31f570e898696c90745a3af/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/758b887ad19df35bc31f570e898696c90745a3af/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.3.post2",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/baf277a9bfd17669a1b1956d3bdbc24c3678a65b/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/baf277a9bfd17669a1b1956d3bdbc24c3678a65b/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.3.post2-cu129-amd64",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/baf277a9bfd17669a1b1956d3bdbc24c3678a65b/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/baf277a9bfd17669a1b1956d3bdbc24c3678a65b/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.3.post2-cu129-arm64",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/baf277a9bfd17669a1b1956d3bdbc24c3678a65b/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/baf277a9bfd17669a1b1956d3bdbc24c3678a65b/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.3.post3",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/85ebeecf0694bdb94ace25319775d4b060baf655/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/85ebeecf0694bdb94ace25319775d4b060baf655/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.3.post3-cu129-amd64",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/85ebeecf0694bdb94ace25319775d4b060baf655/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/85ebeecf0694bdb94ace25319775d4b060baf655/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.3.post3-cu129-arm64",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/85ebeecf0694bdb94ace25319775d4b060baf655/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/85ebeecf0694bdb94ace25319775d4b060baf655/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.4",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/1053e1be17ac1220acce874f80435d765c15aab9/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/1053e1be17ac1220acce874f80435d765c15aab9/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.4-cu129-amd64",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/1053e1be17ac1220acce874f80435d765c15aab9/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/1053e1be17ac1220acce874f80435d765c15aab9/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.4-cu129-arm64",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/1053e1be17ac1220acce874f80435d765c15aab9/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/1053e1be17ac1220acce874f80435d765c15aab9/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.4.post1",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/55d75e11bd32b6cabd03065afaa140fc3d969c69/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/55d75e11bd32b6cabd03065afaa140fc3d969c69/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.4.post1-cu129-amd64",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/55d75e11bd32b6cabd03065afaa140fc3d969c69/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/55d75e11bd32b6cabd03065afaa140fc3d969c69/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.4.post1-cu129-arm64",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/55d75e11bd32b6cabd03065afaa140fc3d969c69/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/55d75e11bd32b6cabd03065afaa140fc3d969c69/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.4.post2",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/41c10e67fcae6ac50dfe283655bdf545d224cba9/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/41c10e67fcae6ac50dfe283655bdf545d224cba9/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.4.post2-cu129-amd64",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/41c10e67fcae6ac50dfe283655bdf545d224cba9/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/41c10e67fcae6ac50dfe283655bdf545d224cba9/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.4.post2-cu129-arm64",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/41c10e67fcae6ac50dfe283655bdf545d224cba9/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/41c10e67fcae6ac50dfe283655bdf545d224cba9/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.4.post3",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/09938e1f82334a98c124ae3352d893480963775f/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/09938e1f82334a98c124ae3352d893480963775f/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.4.post3-cu129-amd64",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/09938e1f82334a98c124ae3352d893480963775f/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/09938e1f82334a98c124ae3352d893480963775f/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.4.post3-cu129-arm64",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/09938e1f82334a98c124ae3352d893480963775f/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/09938e1f82334a98c124ae3352d893480963775f/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.5",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/0c006b8809cd99e1f95926401a2823dd952641c8/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/0c006b8809cd99e1f95926401a2823dd952641c8/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.5-cu129-amd64",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/0c006b8809cd99e1f95926401a2823dd952641c8/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/0c006b8809cd99e1f95926401a2823dd952641c8/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.5-cu129-arm64",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/0c006b8809cd99e1f95926401a2823dd952641c8/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/0c006b8809cd99e1f95926401a2823dd952641c8/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.5.post1",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/303cc957e62384044dfa8e52d7d8af8abe12f0ac/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/303cc957e62384044dfa8e52d7d8af8abe12f0ac/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.5.post1-cu129-amd64",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/303cc957e62384044dfa8e52d7d8af8abe12f0ac/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/303cc957e62384044dfa8e52d7d8af8abe12f0ac/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.5.post1-cu129-arm64",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/303cc957e62384044dfa8e52d7d8af8abe12f0ac/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/303cc957e62384044dfa8e52d7d8af8abe12f0ac/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.5.post2",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/ebaf86d441447cb37dac92b7bd0838832fcdef48/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/ebaf86d441447cb37dac92b7bd0838832fcdef48/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.5.post2-cu129-amd64",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/ebaf86d441447cb37dac92b7bd0838832fcdef48/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/ebaf86d441447cb37dac92b7bd0838832fcdef48/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.5.post2-cu129-arm64",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/ebaf86d441447cb37dac92b7bd0838832fcdef48/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/ebaf86d441447cb37dac92b7bd0838832fcdef48/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.5.post3",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/7b2fb3d47c9dc43367c6fd3bf9396f7ba45e6883/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/7b2fb3d47c9dc43367c6fd3bf9396f7ba45e6883/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.5.post3-cu129-amd64",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/7b2fb3d47c9dc43367c6fd3bf9396f7ba45e6883/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/7b2fb3d47c9dc43367c6fd3bf9396f7ba45e6883/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.5.post3-cu129-arm64",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/7b2fb3d47c9dc43367c6fd3bf9396f7ba45e6883/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/7b2fb3d47c9dc43367c6fd3bf9396f7ba45e6883/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.6",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/7ae368efde14f0b2abe769a5fbb99b8154b2a9b7/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/7ae368efde14f0b2abe769a5fbb99b8154b2a9b7/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.6-cu129-amd64",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/7ae368efde14f0b2abe769a5fbb99b8154b2a9b7/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/7ae368efde14f0b2abe769a5fbb99b8154b2a9b7/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.6-cu129-arm64",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/7ae368efde14f0b2abe769a5fbb99b8154b2a9b7/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/7ae368efde14f0b2abe769a5fbb99b8154b2a9b7/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.6.post1",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/6abb8051e801d970ba952fa77606f0cce16f9922/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/6abb8051e801d970ba952fa77606f0cce16f9922/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.6.post1-cu129-amd64",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/6abb8051e801d970ba952fa77606f0cce16f9922/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/6abb8051e801d970ba952fa77606f0cce16f9922/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.6.post1-cu129-arm64",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/6abb8051e801d970ba952fa77606f0cce16f9922/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/6abb8051e801d970ba952fa77606f0cce16f9922/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.6.post1-runtime",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/6abb8051e801d970ba952fa77606f0cce16f9922/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/6abb8051e801d970ba952fa77606f0cce16f9922/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.6.post1-cu130-runtime",
+      cuda: "13.0.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/6abb8051e801d970ba952fa77606f0cce16f9922/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/6abb8051e801d970ba952fa77606f0cce16f9922/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.6.post2",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/5c8bd8b51b53b9b39eb1edec582ee43b21002106/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/5c8bd8b51b53b9b39eb1edec582ee43b21002106/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.6.post2-cu129-amd64",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/5c8bd8b51b53b9b39eb1edec582ee43b21002106/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/5c8bd8b51b53b9b39eb1edec582ee43b21002106/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.6.post2-cu129-arm64",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/5c8bd8b51b53b9b39eb1edec582ee43b21002106/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/5c8bd8b51b53b9b39eb1edec582ee43b21002106/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.6.post2-runtime",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/5c8bd8b51b53b9b39eb1edec582ee43b21002106/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/5c8bd8b51b53b9b39eb1edec582ee43b21002106/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.6.post2-cu130-runtime",
+      cuda: "13.0.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/5c8bd8b51b53b9b39eb1edec582ee43b21002106/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/5c8bd8b51b53b9b39eb1edec582ee43b21002106/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.7",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/232982a0dee4f0f9545189a7d9b6b9bb802e4910/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/232982a0dee4f0f9545189a7d9b6b9bb802e4910/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.7-cu129-amd64",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/232982a0dee4f0f9545189a7d9b6b9bb802e4910/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/232982a0dee4f0f9545189a7d9b6b9bb802e4910/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.7-cu129-arm64",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/232982a0dee4f0f9545189a7d9b6b9bb802e4910/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/232982a0dee4f0f9545189a7d9b6b9bb802e4910/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.7-runtime",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/232982a0dee4f0f9545189a7d9b6b9bb802e4910/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/232982a0dee4f0f9545189a7d9b6b9bb802e4910/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.7-cu130-runtime",
+      cuda: "13.0.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/232982a0dee4f0f9545189a7d9b6b9bb802e4910/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/232982a0dee4f0f9545189a7d9b6b9bb802e4910/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.8",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/0189f41c30ede088a040a711a384f3024b8d7af5/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/0189f41c30ede088a040a711a384f3024b8d7af5/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.8-cu129-amd64",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/0189f41c30ede088a040a711a384f3024b8d7af5/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/0189f41c30ede088a040a711a384f3024b8d7af5/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.8-cu129-arm64",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/0189f41c30ede088a040a711a384f3024b8d7af5/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/0189f41c30ede088a040a711a384f3024b8d7af5/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.8-runtime",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/0189f41c30ede088a040a711a384f3024b8d7af5/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/0189f41c30ede088a040a711a384f3024b8d7af5/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.8-cu130-runtime",
+      cuda: "13.0.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/0189f41c30ede088a040a711a384f3024b8d7af5/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/0189f41c30ede088a040a711a384f3024b8d7af5/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.8.post1",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/c1f2241a32b69be69828288b61331887c5647a4b/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/c1f2241a32b69be69828288b61331887c5647a4b/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.8.post1-cu129-amd64",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/c1f2241a32b69be69828288b61331887c5647a4b/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/c1f2241a32b69be69828288b61331887c5647a4b/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.8.post1-cu129-arm64",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/c1f2241a32b69be69828288b61331887c5647a4b/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/c1f2241a32b69be69828288b61331887c5647a4b/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.8.post1-runtime",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/c1f2241a32b69be69828288b61331887c5647a4b/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/c1f2241a32b69be69828288b61331887c5647a4b/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.8.post1-cu130-runtime",
+      cuda: "13.0.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/c1f2241a32b69be69828288b61331887c5647a4b/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/c1f2241a32b69be69828288b61331887c5647a4b/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.9",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/bbe9c7eeb520b0a67e92d133dfc137a3688dc7f2/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/bbe9c7eeb520b0a67e92d133dfc137a3688dc7f2/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.9-cu129-amd64",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/bbe9c7eeb520b0a67e92d133dfc137a3688dc7f2/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/bbe9c7eeb520b0a67e92d133dfc137a3688dc7f2/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.9-cu129-arm64",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/bbe9c7eeb520b0a67e92d133dfc137a3688dc7f2/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/bbe9c7eeb520b0a67e92d133dfc137a3688dc7f2/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.9-runtime",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/bbe9c7eeb520b0a67e92d133dfc137a3688dc7f2/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/bbe9c7eeb520b0a67e92d133dfc137a3688dc7f2/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.9-cu130-runtime",
+      cuda: "13.0.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/bbe9c7eeb520b0a67e92d133dfc137a3688dc7f2/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/bbe9c7eeb520b0a67e92d133dfc137a3688dc7f2/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.9-cu130",
+      cuda: "13.0.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/bbe9c7eeb520b0a67e92d133dfc137a3688dc7f2/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/bbe9c7eeb520b0a67e92d133dfc137a3688dc7f2/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.10",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/1519acf37c23f2189adb93f57ca9cd2db1bebf18/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/1519acf37c23f2189adb93f57ca9cd2db1bebf18/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.10-cu130",
+      cuda: "13.0.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/1519acf37c23f2189adb93f57ca9cd2db1bebf18/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/1519acf37c23f2189adb93f57ca9cd2db1bebf18/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.10.post1",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/7c35342c10e201899e22fe2972d40e60da19ff3e/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/7c35342c10e201899e22fe2972d40e60da19ff3e/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.10.post1-cu130",
+      cuda: "13.0.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/7c35342c10e201899e22fe2972d40e60da19ff3e/.github/workflows/release-docker.yml",
+        "https://github.com/sgl-project/sglang/blob/7c35342c10e201899e22fe2972d40e60da19ff3e/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.11",
+      cuda: "13.0.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/600df8dd498955f5aef4417383ea9ae5d2c238f7/.github/workflows/_docker-build-and-publish.yml",
+        "https://github.com/sgl-project/sglang/blob/600df8dd498955f5aef4417383ea9ae5d2c238f7/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.11-cu130",
+      cuda: "13.0.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/600df8dd498955f5aef4417383ea9ae5d2c238f7/.github/workflows/_docker-build-and-publish.yml",
+        "https://github.com/sgl-project/sglang/blob/600df8dd498955f5aef4417383ea9ae5d2c238f7/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.11-cu129",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/600df8dd498955f5aef4417383ea9ae5d2c238f7/.github/workflows/_docker-build-and-publish.yml",
+        "https://github.com/sgl-project/sglang/blob/600df8dd498955f5aef4417383ea9ae5d2c238f7/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.12",
+      cuda: "13.0.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/127b9e3283f7c2a43234b852ff5c9f1796d53624/.github/workflows/_docker-build-and-publish.yml",
+        "https://github.com/sgl-project/sglang/blob/127b9e3283f7c2a43234b852ff5c9f1796d53624/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.12-cu130",
+      cuda: "13.0.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/127b9e3283f7c2a43234b852ff5c9f1796d53624/.github/workflows/_docker-build-and-publish.yml",
+        "https://github.com/sgl-project/sglang/blob/127b9e3283f7c2a43234b852ff5c9f1796d53624/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.12-cu129",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/127b9e3283f7c2a43234b852ff5c9f1796d53624/.github/workflows/_docker-build-and-publish.yml",
+        "https://github.com/sgl-project/sglang/blob/127b9e3283f7c2a43234b852ff5c9f1796d53624/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.12.post1",
+      cuda: "13.0.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/5a15cde858ea09b77116212a39356f2fc51b8584/.github/workflows/_docker-build-and-publish.yml",
+        "https://github.com/sgl-project/sglang/blob/5a15cde858ea09b77116212a39356f2fc51b8584/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.12.post1-cu130",
+      cuda: "13.0.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/5a15cde858ea09b77116212a39356f2fc51b8584/.github/workflows/_docker-build-and-publish.yml",
+        "https://github.com/sgl-project/sglang/blob/5a15cde858ea09b77116212a39356f2fc51b8584/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.12.post1-cu129",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/5a15cde858ea09b77116212a39356f2fc51b8584/.github/workflows/_docker-build-and-publish.yml",
+        "https://github.com/sgl-project/sglang/blob/5a15cde858ea09b77116212a39356f2fc51b8584/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.13",
+      cuda: "13.0.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/28b095c01005d4a3a2a5b637b7d028b07fba31b2/.github/workflows/_docker-build-and-publish.yml",
+        "https://github.com/sgl-project/sglang/blob/28b095c01005d4a3a2a5b637b7d028b07fba31b2/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.13-cu130",
+      cuda: "13.0.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/28b095c01005d4a3a2a5b637b7d028b07fba31b2/.github/workflows/_docker-build-and-publish.yml",
+        "https://github.com/sgl-project/sglang/blob/28b095c01005d4a3a2a5b637b7d028b07fba31b2/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.13-cu129",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/28b095c01005d4a3a2a5b637b7d028b07fba31b2/.github/workflows/_docker-build-and-publish.yml",
+        "https://github.com/sgl-project/sglang/blob/28b095c01005d4a3a2a5b637b7d028b07fba31b2/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.13.post1",
+      cuda: "13.0.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/45ec48350a1bec643a85b1268f57e687c6ea44c1/.github/workflows/_docker-build-and-publish.yml",
+        "https://github.com/sgl-project/sglang/blob/45ec48350a1bec643a85b1268f57e687c6ea44c1/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.13.post1-cu130",
+      cuda: "13.0.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/45ec48350a1bec643a85b1268f57e687c6ea44c1/.github/workflows/_docker-build-and-publish.yml",
+        "https://github.com/sgl-project/sglang/blob/45ec48350a1bec643a85b1268f57e687c6ea44c1/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.13.post1-cu129",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/45ec48350a1bec643a85b1268f57e687c6ea44c1/.github/workflows/_docker-build-and-publish.yml",
+        "https://github.com/sgl-project/sglang/blob/45ec48350a1bec643a85b1268f57e687c6ea44c1/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.14",
+      cuda: "13.0.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/49e384ce9d304648e9959666ecb8ce8cd98d0deb/.github/workflows/_docker-build-and-publish.yml",
+        "https://github.com/sgl-project/sglang/blob/49e384ce9d304648e9959666ecb8ce8cd98d0deb/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.14-cu130",
+      cuda: "13.0.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/49e384ce9d304648e9959666ecb8ce8cd98d0deb/.github/workflows/_docker-build-and-publish.yml",
+        "https://github.com/sgl-project/sglang/blob/49e384ce9d304648e9959666ecb8ce8cd98d0deb/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.14-cu129",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/49e384ce9d304648e9959666ecb8ce8cd98d0deb/.github/workflows/_docker-build-and-publish.yml",
+        "https://github.com/sgl-project/sglang/blob/49e384ce9d304648e9959666ecb8ce8cd98d0deb/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.15",
+      cuda: "13.0.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/f63458b5beaceabbd9d749b9fc956370e1b649e6/.github/workflows/_docker-build-and-publish.yml",
+        "https://github.com/sgl-project/sglang/blob/f63458b5beaceabbd9d749b9fc956370e1b649e6/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.15-cu130",
+      cuda: "13.0.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/f63458b5beaceabbd9d749b9fc956370e1b649e6/.github/workflows/_docker-build-and-publish.yml",
+        "https://github.com/sgl-project/sglang/blob/f63458b5beaceabbd9d749b9fc956370e1b649e6/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.15-cu129",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/f63458b5beaceabbd9d749b9fc956370e1b649e6/.github/workflows/_docker-build-and-publish.yml",
+        "https://github.com/sgl-project/sglang/blob/f63458b5beaceabbd9d749b9fc956370e1b649e6/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.15.post1",
+      cuda: "13.0.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/0b3bb0cbe31873994c9f989fddfe2f87ca839fdd/.github/workflows/_docker-build-and-publish.yml",
+        "https://github.com/sgl-project/sglang/blob/0b3bb0cbe31873994c9f989fddfe2f87ca839fdd/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.15.post1-cu130",
+      cuda: "13.0.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/0b3bb0cbe31873994c9f989fddfe2f87ca839fdd/.github/workflows/_docker-build-and-publish.yml",
+        "https://github.com/sgl-project/sglang/blob/0b3bb0cbe31873994c9f989fddfe2f87ca839fdd/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.15.post1-cu129",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/0b3bb0cbe31873994c9f989fddfe2f87ca839fdd/.github/workflows/_docker-build-and-publish.yml",
+        "https://github.com/sgl-project/sglang/blob/0b3bb0cbe31873994c9f989fddfe2f87ca839fdd/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.16",
+      cuda: "13.0.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/fdebc938f7f4d16fe6b9f55dcd9a767cf0899ea1/.github/workflows/_docker-build-and-publish.yml",
+        "https://github.com/sgl-project/sglang/blob/fdebc938f7f4d16fe6b9f55dcd9a767cf0899ea1/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.16-cu130",
+      cuda: "13.0.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/fdebc938f7f4d16fe6b9f55dcd9a767cf0899ea1/.github/workflows/_docker-build-and-publish.yml",
+        "https://github.com/sgl-project/sglang/blob/fdebc938f7f4d16fe6b9f55dcd9a767cf0899ea1/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.16-cu129",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/fdebc938f7f4d16fe6b9f55dcd9a767cf0899ea1/.github/workflows/_docker-build-and-publish.yml",
+        "https://github.com/sgl-project/sglang/blob/fdebc938f7f4d16fe6b9f55dcd9a767cf0899ea1/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.17",
+      cuda: "13.0.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/29481685462732237d80d86076d6563e1f658102/.github/workflows/_docker-build-and-publish.yml",
+        "https://github.com/sgl-project/sglang/blob/29481685462732237d80d86076d6563e1f658102/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.17-cu130",
+      cuda: "13.0.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/29481685462732237d80d86076d6563e1f658102/.github/workflows/_docker-build-and-publish.yml",
+        "https://github.com/sgl-project/sglang/blob/29481685462732237d80d86076d6563e1f658102/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.17-cu129",
+      cuda: "12.9.1",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/29481685462732237d80d86076d6563e1f658102/.github/workflows/_docker-build-and-publish.yml",
+        "https://github.com/sgl-project/sglang/blob/29481685462732237d80d86076d6563e1f658102/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.18",
+      cuda: "13.0.3",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/71de97b264b04dcd514cf904003028aefe9775c8/.github/workflows/_docker-build-and-publish.yml",
+        "https://github.com/sgl-project/sglang/blob/71de97b264b04dcd514cf904003028aefe9775c8/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.18-cu130",
+      cuda: "13.0.3",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/71de97b264b04dcd514cf904003028aefe9775c8/.github/workflows/_docker-build-and-publish.yml",
+        "https://github.com/sgl-project/sglang/blob/71de97b264b04dcd514cf904003028aefe9775c8/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "lmsysorg/sglang",
+      tag: "v0.5.18-cu129",
+      cuda: "12.9.2",
+      source: [
+        "https://github.com/sgl-project/sglang/blob/71de97b264b04dcd514cf904003028aefe9775c8/.github/workflows/_docker-build-and-publish.yml",
+        "https://github.com/sgl-project/sglang/blob/71de97b264b04dcd514cf904003028aefe9775c8/docker/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "0.2.0",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/20c3c5940c6af1ceb50a8b4c713443690a148190/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "0.2.1",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/2fe5e1b30e5bd490887e5b3ffa9fcaab8cbe1304/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "0.3.0",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/c720555adc4ea192a55c101deafcd96daa8ee6b1/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "0.3.1",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/4b1c9720c03609d424469c1b6eb221745fefde4b/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "0.3.2",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/1c19b0934e281f6a09d5adf393f92525b4070918/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "0.4.0",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/411d6247f41d5688ccb63a9f93fb97dfc50b05c0/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "0.4.1",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/ab5fd8cf93393db8a7fbbff9f8c23afeff18f3fc/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "0.4.2",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/84722f3e331035d5bce04e34fe650504ff13e315/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "0.4.3",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/fef1a1c381d6a0d01b64d888032b4ed7f5bb113e/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "0.5.0",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/6f0f1d70f6871b76d4dd7d6a80a983d3307a0725/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "0.7.0",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/d31562f300ee8cd44b3ead667a9f260d6a762f7a/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "0.8.0",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/081b92658470bf5b40aec7427e084b7a96c8fbd2/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "0.8.1",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/db2ebe3947c4cb018e1504ae417f3efb9a517d89/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "0.8.2",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/e7248fe90e27c7c8e39dd4cac5874eb9f96ab182/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "0.9.0",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/e28a809004620c3f3a1cc28d4bbc0b4775b1328f/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "0.9.1",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/31b36cca21fcd0e6b7db477a7545063e1b860156/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "0.9.2",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/c58a0c185b974e6af1eed8372a3cce3624f00617/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "0.9.3",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/5e6ddfd6a4fecc394255d7109f87c420c98b4e15/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "0.9.4",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/9f18f4c00627e1a0ad696b6774e5ad7ca8f4261c/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "1.0.0",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/3ef5ffbc6400370ff2e1546550a6bad3ac61b079/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "1.0.1",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/09eca6422788b1710c54ee0d05dd6746f16bb681/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "1.0.2",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/c4422e567811051e40469551c58a8078158a6656/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "1.0.3",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/5485c142e87a182f2eee713a6b056ee38bd901f5/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "1.1.0",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/7a6fad6aac67d9bf21fe75c034a6bcab5dbd88d2/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "1.1.1",
+      cuda: "11.8.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/8acdc1fae79053ae08f7cf809e1d6331f3a6a8c8/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "1.2.0",
+      cuda: "12.1.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/ccd5725a0c0b2ef151d317c86d1f52ad038bbae9/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "1.3.0",
+      cuda: "12.1.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/d0841cc8eb2c27bf96c96aa78c42014ac7a9928b/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "1.3.1",
+      cuda: "12.1.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/ec6d4592d59c136ea1d2cac3b4e2a7ea004a0ce3/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "1.3.2",
+      cuda: "12.1.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/88aae2595d9a2011a58956391848cde869479653/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "1.3.3",
+      cuda: "12.1.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/f3aea78fb642967838e7b5b1940a25fe67f4f7a9/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "1.3.4",
+      cuda: "12.1.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/630800eed37b15c4b0c9eb8e6ab47212026720f7/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "1.4.0",
+      cuda: "12.1.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/c2d4a3b5c7bb6a8367c00f7c797bf87f4b2fcef9/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "1.4.1",
+      cuda: "12.1.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/4139054b82c7eedefcb401400d5ba4172a960ecc/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "1.4.2",
+      cuda: "12.1.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/9c1cb81cd8fc01c8f736c554f316ba42b0695717/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "1.4.3",
+      cuda: "12.1.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/e6bb3ff81fd670ad2f54904676f8165367dd47f8/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "1.4.4",
+      cuda: "12.1.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/6c4496a1a30f119cebd3afbfedd847039325dbc9/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "1.4.5",
+      cuda: "12.1.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/4ee0a0c4010b6e000f176977648aa1749339e8cb/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "2.0.0",
+      cuda: "12.1.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/c38a7d7ddd9c612e368adec1ef94583be602fc7e/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "2.0.1",
+      cuda: "12.1.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/2d0a7173d4891e7cd5f9b77f8e0987b82a339e51/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "2.0.2",
+      cuda: "12.1.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/6073ece4fc2d7180c2057cb49b9ea436463fd52b/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "2.0.3",
+      cuda: "12.1.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/40213c957f360bbfa740b27d67d1693e64b94102/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "2.0.4",
+      cuda: "12.1.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/8f22cb961ad1afaba1755b98fb4e5e81536c8971/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "2.1.0",
+      cuda: "12.1.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/192d49af0bfa71e886c27856232031f3935628ff/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "2.1.1",
+      cuda: "12.1.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/4dfdb481fb1f9cf31561c056061d693f38ba4168/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "2.2.0",
+      cuda: "12.1.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/db7e043ded45e14ed24188d5a963911c96049618/Dockerfile"
+      ],
+      retrieved: "2026-12-05"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "2.3.0",
+      cuda: "12.1.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/169178b937d0c4173b0fdcd6bf10a858cfe4f428/Dockerfile"
+      ],
+      retrieved: "2026-12-05",
+      note: "the final stage's nvidia/cuda base; the server's torch was built in a CUDA 12.4 stage"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "2.3.1",
+      cuda: "12.1.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/a094729386b5689aabfba40b7fdb207142dec8d5/Dockerfile"
+      ],
+      retrieved: "2026-12-05",
+      note: "the final stage's nvidia/cuda base; the server's torch was built in a CUDA 12.4 stage"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "2.4.0",
+      cuda: "12.1.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/0a655a0ab5db15f08e45d8c535e263044b944190/Dockerfile"
+      ],
+      retrieved: "2026-12-05",
+      note: "the final stage's nvidia/cuda base; the server's torch was built in a CUDA 12.4 stage"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "2.4.1",
+      cuda: "12.1.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/d2ed52f531cf8098ca62375248e007022eaadc65/Dockerfile"
+      ],
+      retrieved: "2026-12-05",
+      note: "the final stage's nvidia/cuda base; the server's torch was built in a CUDA 12.4 stage"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "3.0.0",
+      cuda: "12.1.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/8f326c97912a20d20cddb6ba61bf1569fa9a8601/Dockerfile"
+      ],
+      retrieved: "2026-12-05",
+      note: "the final stage's nvidia/cuda base; the server's torch was built in a CUDA 12.4 stage"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "3.0.1",
+      cuda: "12.1.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/bb9095aae339579fbf3b4e7be3909932de26a7ee/Dockerfile"
+      ],
+      retrieved: "2026-12-05",
+      note: "the final stage's nvidia/cuda base; the server's torch was built in a CUDA 12.4 stage"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "3.0.2",
+      cuda: "12.1.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/b70f29d72908a7388135e62826d36a998f1508a8/Dockerfile"
+      ],
+      retrieved: "2026-12-05",
+      note: "the final stage's nvidia/cuda base; the server's torch was built in a CUDA 12.4 stage"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "3.1.0",
+      cuda: "12.1.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/463228ebfc444f60fa351da34a2ba158af0fe9d8/Dockerfile"
+      ],
+      retrieved: "2026-12-05",
+      note: "the final stage's nvidia/cuda base; the server's torch was built in a CUDA 12.4 stage"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "3.1.1",
+      cuda: "12.4.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/c34bd9d8d97f7b93e55772e44ced4e27c649977a/Dockerfile"
+      ],
+      retrieved: "2026-12-05",
+      note: "the final stage's nvidia/cuda base; torch installed via `uv pip install torch==2.6` from default PyPI index (CUDA of the wheel not pinned in Dockerfile)"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "3.2.0",
+      cuda: "12.4.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/411a28288de9218e2684dccbace481a1abdb0cef/Dockerfile"
+      ],
+      retrieved: "2026-12-05",
+      note: "the final stage's nvidia/cuda base; torch installed via `uv pip install torch==2.6` from default PyPI index (CUDA of the wheel not pinned in Dockerfile)"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "3.2.1",
+      cuda: "12.4.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/4d28897b4e345f4dfdd93d3434e50ac8afcdf9e1/Dockerfile"
+      ],
+      retrieved: "2026-12-05",
+      note: "the final stage's nvidia/cuda base; torch installed via `uv pip install torch==2.6` from default PyPI index (CUDA of the wheel not pinned in Dockerfile)"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "3.2.2",
+      cuda: "12.4.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/c67546fd402259804f44fab281db3e4ce3004f90/Dockerfile"
+      ],
+      retrieved: "2026-12-05",
+      note: "the final stage's nvidia/cuda base; torch installed via `uv pip install torch==2.6` from default PyPI index (CUDA of the wheel not pinned in Dockerfile)"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "3.2.3",
+      cuda: "12.4.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/a1f3ebe17ca1cbe5f8a52291a7339a40eb2830ae/Dockerfile"
+      ],
+      retrieved: "2026-12-05",
+      note: "the final stage's nvidia/cuda base; torch installed via `uv pip install torch==2.6` from default PyPI index (CUDA of the wheel not pinned in Dockerfile)"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "3.3.0",
+      cuda: "12.4.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/03a8b8d75194abd796772473d1e46ca26beb3504/Dockerfile"
+      ],
+      retrieved: "2026-12-05",
+      note: "the final stage's nvidia/cuda base; torch installed via `uv pip install torch==2.6` from default PyPI index (CUDA of the wheel not pinned in Dockerfile)"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "3.3.1",
+      cuda: "12.4.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/767a65202d2a00af355494764ac0c60bece7dcb5/Dockerfile"
+      ],
+      retrieved: "2026-12-05",
+      note: "the final stage's nvidia/cuda base; torch installed via `uv pip install torch==2.7` from default PyPI index (CUDA of the wheel not pinned in Dockerfile)"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "3.3.2",
+      cuda: "12.4.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/8e41da951d863e29a77c4ee03d00814b18463d66/Dockerfile"
+      ],
+      retrieved: "2026-12-05",
+      note: "the final stage's nvidia/cuda base; torch installed via `uv pip install torch==2.7` from default PyPI index (CUDA of the wheel not pinned in Dockerfile)"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "3.3.3",
+      cuda: "12.4.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/1754b79f10e325042e0d9ffff7ea30f372d8b696/Dockerfile"
+      ],
+      retrieved: "2026-12-05",
+      note: "the final stage's nvidia/cuda base; torch installed via `uv pip install torch==2.7` from default PyPI index (CUDA of the wheel not pinned in Dockerfile)"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "3.3.4",
+      cuda: "12.4.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/d4bd5cac7978e5713e123c3f7e4a46687582c913/Dockerfile"
+      ],
+      retrieved: "2026-12-05",
+      note: "the final stage's nvidia/cuda base; torch installed via `uv pip install torch==2.7` from default PyPI index (CUDA of the wheel not pinned in Dockerfile)"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "3.3.5",
+      cuda: "12.4.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/8d029d2fc36c814e1464278b414d2d414f71cacf/Dockerfile"
+      ],
+      retrieved: "2026-12-05",
+      note: "the final stage's nvidia/cuda base; torch installed via `uv pip install torch==2.7` from default PyPI index (CUDA of the wheel not pinned in Dockerfile)"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "3.3.6",
+      cuda: "12.4.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/efb94e0d3db6aba9d464bc9a2f83191146203152/Dockerfile"
+      ],
+      retrieved: "2026-12-05",
+      note: "the final stage's nvidia/cuda base; torch installed via `uv pip install torch==2.7` from default PyPI index (CUDA of the wheel not pinned in Dockerfile)"
+    },
+    {
+      name: "ghcr.io/huggingface/text-generation-inference",
+      tag: "3.3.7",
+      cuda: "12.4.0",
+      source: [
+        "https://github.com/huggingface/text-generation-inference/blob/dfb3fbe78e0d1d69251bd33065591c61bafdfaa8/Dockerfile"
+      ],
+      retrieved: "2026-12-05",
+      note: "the final stage's nvidia/cuda base; torch installed via `uv pip install torch==2.7` from default PyPI index (CUDA of the wheel not pinned in Dockerfile)"
+    }
+  ],
+  cudaTagSuffix: {
+    names: [
+      "rayproject/ray",
+      "rayproject/ray-ml",
+      "rayproject/ray-llm"
+    ],
+    source: [
+      "https://github.com/ray-project/ray/blob/0178d7f673fd43956b1737a977b93d05436d8a18/ci/ray_ci/docker_container.py (PLATFORMS_RAY cu11.7.1-cudnn8 \u2026 cu12.8.1-cudnn; a platform cuX.Y.Z is tagged -cuXY)",
+      "https://github.com/ray-project/ray/blob/1.3/docker/base-deps/README.md (-gpu aliases a specific -cuXX image; no suffix is -cpu for ray and -gpu for ray-ml)"
+    ],
+    retrieved: "2026-12-05",
+    note: "a -gpu tag, and a ray-ml tag without suffix, alias a CUDA that changed between releases (cu116, cu118, cu121): not read from the tag"
+  },
+  toolImages: {
+    description: "Images that install a package manager on a plain OS base and ship no CUDA: what runs in them brings its own (conda's cuda-version, pip's nvidia-* wheels). The ones that also publish nvidia/cuda-based variants name the CUDA in the tag as cuda-<version>.",
+    images: [
+      {
+        name: "ghcr.io/prefix-dev/pixi",
+        source: [
+          "https://github.com/prefix-dev/pixi-docker/blob/main/README.md (images based on ubuntu and debian; those based on nvidia/cuda are tagged cuda-<cuda-version>-<distribution>, e.g. noble-cuda-12.6.3)"
+        ],
+        retrieved: "2026-12-05"
+      },
+      {
+        name: "mambaorg/micromamba",
+        source: [
+          "https://github.com/mamba-org/micromamba-docker/blob/main/README.md (debian and ubuntu bases; nvidia/cuda-based variants tagged <version>-<distribution>-cuda-<cuda-version>, e.g. 1.5.10-jammy-cuda-12.3.2)"
+        ],
+        retrieved: "2026-12-05"
+      },
+      {
+        name: "condaforge/miniforge3",
+        source: [
+          "https://github.com/conda-forge/miniforge-images/blob/master/ubuntu/Dockerfile (FROM ubuntu, Miniforge installed into /opt/conda)"
+        ],
+        retrieved: "2026-12-05"
+      },
+      {
+        name: "quay.io/condaforge/miniforge3",
+        source: [
+          "https://github.com/conda-forge/miniforge-images/blob/master/ubuntu/Dockerfile (the same image on quay.io)"
+        ],
+        retrieved: "2026-12-05"
+      },
+      {
+        name: "condaforge/mambaforge",
+        source: [
+          "https://github.com/conda-forge/miniforge-images/blob/master/ubuntu/Dockerfile (Mambaforge: the same Dockerfile with MINIFORGE_NAME=Mambaforge)"
+        ],
+        retrieved: "2026-12-05"
+      },
+      {
+        name: "continuumio/miniconda3",
+        source: [
+          "https://github.com/ContinuumIO/docker-images/blob/main/miniconda3/debian/Dockerfile (FROM debian, Miniconda installed into /opt/conda)"
+        ],
+        retrieved: "2026-12-05"
+      }
+    ]
+  },
+  officialImages: {
+    names: [
+      "almalinux",
+      "alpine",
+      "amazoncorretto",
+      "amazonlinux",
+      "archlinux",
+      "bash",
+      "buildpack-deps",
+      "busybox",
+      "caddy",
+      "centos",
+      "clojure",
+      "debian",
+      "docker",
+      "eclipse-temurin",
+      "elixir",
+      "erlang",
+      "fedora",
+      "gcc",
+      "golang",
+      "gradle",
+      "groovy",
+      "haproxy",
+      "haskell",
+      "hello-world",
+      "httpd",
+      "julia",
+      "mariadb",
+      "maven",
+      "memcached",
+      "mongo",
+      "mysql",
+      "nginx",
+      "node",
+      "openjdk",
+      "oraclelinux",
+      "perl",
+      "photon",
+      "php",
+      "postgres",
+      "pypy",
+      "python",
+      "r-base",
+      "rabbitmq",
+      "redis",
+      "rockylinux",
+      "ruby",
+      "rust",
+      "sapmachine",
+      "swift",
+      "tomcat",
+      "traefik",
+      "ubuntu"
+    ],
+    source: [
+      "https://github.com/docker-library/official-images/tree/master/library (one file per Docker Official Image; none of them is NVIDIA's CUDA)"
+    ],
+    retrieved: "2026-12-05",
+    note: "a selection of the most used; a name outside it is not assumed to be an official image"
+  }
 };
 
 // src/knowledge/data/nvidia-wheels.json
@@ -29227,7 +50931,7 @@ var $ZodObject = /* @__PURE__ */ $constructor("$ZodObject", (inst, def) => {
     }
     return propValues;
   });
-  const isObject2 = isObject;
+  const isObject4 = isObject;
   const catchall = def.catchall;
   let value;
   const memo2 = globalConfig.memoizer;
@@ -29235,7 +50939,7 @@ var $ZodObject = /* @__PURE__ */ $constructor("$ZodObject", (inst, def) => {
   inst._zod.parse = (payload, ctx) => {
     value ?? (value = _normalized.value);
     const input3 = payload.value;
-    if (!isObject2(input3)) {
+    if (!isObject4(input3)) {
       payload.issues.push({
         expected: "object",
         code: "invalid_type",
@@ -29371,7 +51075,7 @@ var $ZodObjectJIT = /* @__PURE__ */ $constructor("$ZodObjectJIT", (inst, def) =>
     return doc.compile();
   };
   let fastpass;
-  const isObject2 = isObject;
+  const isObject4 = isObject;
   const jit = !globalConfig.jitless;
   const allowsEval2 = allowsEval;
   const fastEnabled = jit && allowsEval2.value;
@@ -29380,7 +51084,7 @@ var $ZodObjectJIT = /* @__PURE__ */ $constructor("$ZodObjectJIT", (inst, def) =>
   inst._zod.parse = (payload, ctx) => {
     value ?? (value = _normalized.value);
     const input3 = payload.value;
-    if (!isObject2(input3)) {
+    if (!isObject4(input3)) {
       payload.issues.push({
         expected: "object",
         code: "invalid_type",
@@ -45168,7 +66872,7 @@ function visit(schema, fnOrHandlers) {
     return h ? h(node2, rewritten) : node2;
   };
   const cache = /* @__PURE__ */ new Map();
-  function run2(s) {
+  function run(s) {
     const cached2 = cache.get(s);
     if (cached2 === RESOLVING) {
       return new $ZodLazy({
@@ -45194,21 +66898,21 @@ function visit(schema, fnOrHandlers) {
         let changed = false;
         const newShape = {};
         for (const k of keys) {
-          const mapped = run2(oldShape[k]);
+          const mapped = run(oldShape[k]);
           if (mapped !== oldShape[k])
             changed = true;
           newShape[k] = mapped;
         }
         let newCatchall = def.catchall;
         if (def.catchall) {
-          newCatchall = run2(def.catchall);
+          newCatchall = run(def.catchall);
           if (newCatchall !== def.catchall)
             changed = true;
         }
         return changed ? clone(s, { ...def, shape: newShape, catchall: newCatchall }) : s;
       }
       case "array": {
-        const mapped = run2(def.element);
+        const mapped = run(def.element);
         return mapped === def.element ? s : clone(s, { ...def, element: mapped });
       }
       case "tuple": {
@@ -45216,14 +66920,14 @@ function visit(schema, fnOrHandlers) {
         let changed = false;
         const newItems = [];
         for (const item of oldItems) {
-          const mapped = run2(item);
+          const mapped = run(item);
           if (mapped !== item)
             changed = true;
           newItems.push(mapped);
         }
         let newRest = def.rest;
         if (def.rest) {
-          newRest = run2(def.rest);
+          newRest = run(def.rest);
           if (newRest !== def.rest)
             changed = true;
         }
@@ -45231,12 +66935,12 @@ function visit(schema, fnOrHandlers) {
       }
       case "record":
       case "map": {
-        const newKey = run2(def.keyType);
-        const newVal = run2(def.valueType);
+        const newKey = run(def.keyType);
+        const newVal = run(def.valueType);
         return newKey === def.keyType && newVal === def.valueType ? s : clone(s, { ...def, keyType: newKey, valueType: newVal });
       }
       case "set": {
-        const newVal = run2(def.valueType);
+        const newVal = run(def.valueType);
         return newVal === def.valueType ? s : clone(s, { ...def, valueType: newVal });
       }
       case "union": {
@@ -45244,7 +66948,7 @@ function visit(schema, fnOrHandlers) {
         let changed = false;
         const newOptions = [];
         for (const opt of oldOptions) {
-          const mapped = run2(opt);
+          const mapped = run(opt);
           if (mapped !== opt)
             changed = true;
           newOptions.push(mapped);
@@ -45252,8 +66956,8 @@ function visit(schema, fnOrHandlers) {
         return changed ? clone(s, { ...def, options: newOptions }) : s;
       }
       case "intersection": {
-        const newLeft = run2(def.left);
-        const newRight = run2(def.right);
+        const newLeft = run(def.left);
+        const newRight = run(def.right);
         return newLeft === def.left && newRight === def.right ? s : clone(s, { ...def, left: newLeft, right: newRight });
       }
       case "optional":
@@ -45265,23 +66969,23 @@ function visit(schema, fnOrHandlers) {
       case "nonoptional":
       case "promise":
       case "success": {
-        const newInner = run2(def.innerType);
+        const newInner = run(def.innerType);
         return newInner === def.innerType ? s : clone(s, { ...def, innerType: newInner });
       }
       case "pipe": {
-        const newIn = run2(def.in);
-        const newOut = run2(def.out);
+        const newIn = run(def.in);
+        const newOut = run(def.out);
         return newIn === def.in && newOut === def.out ? s : clone(s, { ...def, in: newIn, out: newOut });
       }
       case "function": {
-        const newInput = run2(def.input);
-        const newOutput = run2(def.output);
+        const newInput = run(def.input);
+        const newOutput = run(def.output);
         return newInput === def.input && newOutput === def.output ? s : clone(s, { ...def, input: newInput, output: newOutput });
       }
       case "lazy": {
         const original = def.getter;
         const { _cachedInner, ...rest } = def;
-        return clone(s, { ...rest, getter: () => run2(original()) });
+        return clone(s, { ...rest, getter: () => run(original()) });
       }
       // A leaf by choice: `parts` are regex fragments, not data positions.
       case "template_literal":
@@ -45312,7 +67016,7 @@ function visit(schema, fnOrHandlers) {
       }
     }
   }
-  return run2(schema);
+  return run(schema);
 }
 
 // node_modules/zod/v4/classic/deep-partial.js
@@ -45530,6 +67234,26 @@ var NgcPytorch = external_exports.strictObject({
   nccl: external_exports.string().optional(),
   ...sourced
 });
+var NgcImage = external_exports.strictObject({
+  /** `nvidia/tritonserver` (on nvcr.io). */
+  repository: external_exports.string().regex(/^nvidia\/[a-z0-9._-]+$/),
+  tag: external_exports.string().min(1),
+  /** The CUDA inside (X.Y.Z, or X.Y where the source gives no patch); absent where only the tag is known to exist. */
+  cuda: dotted.optional(),
+  /** The minimum driver the release notes state, as written. */
+  driver: external_exports.string().optional(),
+  /** The older branches the release notes allow on data-center GPUs, as written. */
+  dataCenterDrivers: external_exports.string().optional(),
+  frameworks: external_exports.record(external_exports.string(), external_exports.string()).optional(),
+  ...sourced
+});
+var VendorImage = external_exports.strictObject({
+  /** The image's name as a reference spells it without tag, Docker Hub's without registry (`vllm/vllm-openai`). */
+  name: external_exports.string().regex(/^[a-z0-9][a-z0-9._/-]*$/),
+  tag: external_exports.string().min(1),
+  cuda: dotted,
+  ...sourced
+});
 var Images = external_exports.strictObject({
   description: external_exports.string(),
   nvidiaCuda: external_exports.strictObject({
@@ -45542,7 +67266,18 @@ var Images = external_exports.strictObject({
     cudnnDevelTagsSeen: external_exports.strictObject({ versions: external_exports.record(external_exports.string(), external_exports.array(dotted)), ...sourced }),
     deletedTags: external_exports.strictObject({ versions: external_exports.array(dotted), majors: external_exports.array(external_exports.number().int()), ...sourced }),
     releasesWithoutTags: external_exports.strictObject({ versions: external_exports.array(dotted), ...sourced }),
-    supportPolicy: external_exports.strictObject({ text: external_exports.string(), ...sourced })
+    supportPolicy: external_exports.strictObject({ text: external_exports.string(), ...sourced }),
+    requireCuda: external_exports.strictObject({
+      description: external_exports.string(),
+      rows: external_exports.array(
+        external_exports.strictObject({
+          versions: external_exports.array(dotted).min(1),
+          branches: external_exports.array(external_exports.number().int()),
+          brands: external_exports.array(external_exports.string().min(1))
+        })
+      ),
+      ...sourced
+    })
   }),
   pytorchImages: external_exports.strictObject({
     repository: external_exports.string(),
@@ -45550,7 +67285,18 @@ var Images = external_exports.strictObject({
     examples: external_exports.array(external_exports.string()),
     ...sourced
   }),
-  ngcPytorch: external_exports.array(NgcPytorch)
+  ngcPytorch: external_exports.array(NgcPytorch),
+  ngc: external_exports.array(NgcImage),
+  vendor: external_exports.array(VendorImage),
+  /** Images whose tags name their CUDA as a `-cuXY` part (Ray's `2.40.0-py310-cu121`). */
+  cudaTagSuffix: external_exports.strictObject({ names: external_exports.array(external_exports.string()), ...sourced }),
+  /** Docker Official Images (a selection): none ships CUDA. */
+  officialImages: external_exports.strictObject({ names: external_exports.array(external_exports.string()), ...sourced }),
+  /** Package-manager images on a plain OS: no CUDA, unless the tag names an nvidia/cuda-based variant. */
+  toolImages: external_exports.strictObject({
+    description: external_exports.string(),
+    images: external_exports.array(external_exports.strictObject({ name: external_exports.string(), ...sourced }))
+  })
 });
 var Conda = external_exports.strictObject({
   description: external_exports.string(),
@@ -45594,6 +67340,25 @@ var Python = external_exports.strictObject({
   current: external_exports.strictObject({ versions: external_exports.array(dotted).min(1), ...sourced })
 });
 
+// src/images/reference.ts
+var DOCKER_HUB = "registry-1.docker.io";
+function imageKey(ref) {
+  const name = `${ref.registry ?? "docker.io"}/${ref.repository}`;
+  return ref.digest ? `${name}@${ref.digest}` : `${name}:${ref.tag ?? "latest"}`;
+}
+function registryHost(ref) {
+  return ref.registry ?? DOCKER_HUB;
+}
+function registryName(ref) {
+  return ref.registry ?? "docker.io";
+}
+function repositoryPath(ref) {
+  return !ref.registry && !ref.repository.includes("/") ? `library/${ref.repository}` : ref.repository;
+}
+function isScratch(ref) {
+  return !ref.registry && ref.repository === "scratch";
+}
+
 // src/knowledge/index.ts
 var import_pep440 = __toESM(require_pep440(), 1);
 function loadData() {
@@ -45612,7 +67377,7 @@ function loadData() {
     python: Python.parse(python_default)
   };
 }
-var KnowledgeBase = class {
+var KnowledgeBase = class _KnowledgeBase {
   /** The records; read them through the queries below (rules, renderers and the web page alike). */
   data;
   /** The newest `retrieved` date of any record: how fresh the knowledge is. */
@@ -45643,8 +67408,11 @@ var KnowledgeBase = class {
     if (table === void 0) this.answers.set(question, table = new Answers());
     return table.of(arg, compute, this);
   }
-  constructor(data = loadData()) {
+  /** What this check read of its images from their registries (src/images), by image key. */
+  images;
+  constructor(data = loadData(), images = {}) {
     this.data = data;
+    this.images = images;
     this.releasesByVersion = new Map(data.drivers.releases.map((row) => [row.version, row]));
     this.torchByVersion = new Map(data.pytorch.releases.map((row) => [row.version, row]));
     this.retrieved = [...data.drivers.releases, ...data.pytorch.releases, ...data.gpus.gpus].map((row) => row.retrieved).sort().at(-1) ?? "unknown";
@@ -45999,6 +67767,30 @@ var KnowledgeBase = class {
     );
     return releases.at(-1);
   }
+  /**
+   * The NVIDIA_REQUIRE_CUDA an nvidia/cuda image of `version` carries (amd64), as NVIDIA's Dockerfiles write it;
+   * undefined for a version not recorded.
+   */
+  nvidiaCudaRequire(version2) {
+    const table = this.data.images.nvidiaCuda.requireCuda;
+    const row = table.rows.find((candidate) => candidate.versions.includes(version2));
+    if (!row) return void 0;
+    const terms = row.branches.flatMap(
+      (branch) => row.brands.map((brand) => `brand=${brand},driver>=${branch},driver<${branch + 1}`)
+    );
+    return { value: [`cuda>=${minorOf(version2)}`, ...terms].join(" "), record: table };
+  }
+  /**
+   * The CUDA version a driver reports (nvidia-smi's "CUDA Version", NVML's nvmlSystemGetCudaDriverVersion): the newest
+   * CUDA whose first release's Table 3 minimum it meets (535.183.01 → 12.2, 550.54.14 → 12.4, 580.65.06 → 13.0).
+   */
+  driverCuda(driver) {
+    let found;
+    for (const release of this.data.drivers.releases)
+      if (release.linux && /\.0$/.test(release.version) && compareDotted(driver, release.linux) >= 0)
+        found = minorOf(release.version);
+    return found;
+  }
   /** A CUDA release NVIDIA published no nvidia/cuda image for (11.0.1, 11.4.4). */
   nvidiaCudaWithoutTags(version2) {
     const row = this.data.images.nvidiaCuda.releasesWithoutTags;
@@ -46024,6 +67816,95 @@ var KnowledgeBase = class {
   }
   ngcPytorch(tag) {
     return this.data.images.ngcPytorch.find((row) => row.tag === tag);
+  }
+  /** An NGC container tag's row (`nvidia/tritonserver`, `23.05-py3`), for repositories other than PyTorch's rows. */
+  ngcImage(repository, tag) {
+    return this.cached(
+      "ngcImage",
+      `${repository}:${tag}`,
+      () => this.data.images.ngc.find((row) => row.repository === repository && row.tag === tag)
+    );
+  }
+  /**
+   * This knowledge with what a check read of its images from their registries: each image's own config. Answers
+   * that do not depend on lookups are computed afresh (the tables are per instance).
+   */
+  withImages(images) {
+    return Object.keys(images).length === 0 ? this : new _KnowledgeBase(this.data, images);
+  }
+  /** What the registry said of an image in this check (undefined: not looked up). */
+  imageLookup(image) {
+    return this.images[imageKey(image)];
+  }
+  /** Every known tag of an NGC repository (its PyTorch rows included), for the nearest tags of one that is not. */
+  ngcTags(repository) {
+    return this.cached("ngcTags", repository, () => [
+      ...repository === "nvidia/pytorch" ? this.data.images.ngcPytorch.map((row) => row.tag) : [],
+      ...this.data.images.ngc.filter((row) => row.repository === repository).map((row) => row.tag)
+    ]);
+  }
+  /**
+   * The newest NGC tag of `repository` with the same variant as `tag` (`-py3`, `-trtllm-python-py3`; cuda-dl-base's
+   * `-cudaX.Y-devel-ubuntu24.04` with the CUDA in it) whose CUDA is `cuda` (a minor, or a full release): verified
+   * rows first. For moving an NGC base to another CUDA.
+   */
+  ngcTagFor(repository, tag, cuda) {
+    const monthly = /^\d{2}\.\d{2}(?=-)/.exec(tag);
+    if (!monthly) return void 0;
+    const variant = tag.slice(monthly[0].length);
+    const minor = cuda.split(".").slice(0, 2).join(".");
+    const wantedVariant = variant.replace(/-cuda\d+\.\d+(?=-|$)/, `-cuda${minor}`);
+    const rows = [
+      ...repository === "nvidia/pytorch" ? this.data.images.ngcPytorch.map((row) => ({ tag: row.tag, cuda: row.cuda, record: row })) : [],
+      ...this.data.images.ngc.filter((row) => row.repository === repository).map((row) => ({ tag: row.tag, cuda: row.cuda, record: row }))
+    ];
+    const matching = rows.filter(
+      (row) => row.tag.slice(5) === wantedVariant && row.cuda !== void 0 && (row.cuda === cuda || row.cuda.startsWith(`${cuda}.`) || cuda === minor && minorOf(row.cuda) === minor)
+    );
+    const best = [...matching].sort(
+      (a, b) => Number(isUnverified(a.record)) - Number(isUnverified(b.record)) || b.tag.localeCompare(a.tag)
+    )[0];
+    return best ? { tag: best.tag, record: best.record } : void 0;
+  }
+  /**
+   * A vendor image's CUDA (vLLM, SGLang, text-generation-inference, Ray): the row for its tag (a per-architecture tag,
+   * `v0.10.1-x86_64`, as its multi-architecture tag), else a `-cuXY` part of the tag where the image's tags name
+   * their CUDA that way. `precision` says whether the patch is known.
+   */
+  vendorImage(name, tag) {
+    return this.cached("vendorImage", `${name}:${tag}`, () => {
+      const rows = this.data.images.vendor;
+      const row = rows.find((r) => r.name === name && r.tag === tag) ?? rows.find((r) => r.name === name && r.tag === tag.replace(/-(?:x86_64|aarch64|amd64|arm64)$/, ""));
+      if (row) return { cuda: row.cuda, record: row };
+      const grammar = this.data.images.cudaTagSuffix;
+      if (!grammar.names.includes(name)) return void 0;
+      const digits = /(?:^|-)cu(\d{2,3})(?:-|$)/.exec(tag)?.[1];
+      if (!digits) return void 0;
+      return { cuda: `${Number(digits.slice(0, -1))}.${digits.slice(-1)}`, record: grammar };
+    });
+  }
+  /** The record that says a Docker Hub name is a Docker Official Image (which ships no CUDA), if it is one. */
+  officialImage(registry2, repository) {
+    const official = this.data.images.officialImages;
+    return !registry2 && official.names.includes(repository) ? official : void 0;
+  }
+  /**
+   * A package-manager image (pixi, micromamba, miniforge, miniconda): the CUDA of an nvidia/cuda-based variant, which
+   * its tag names (`noble-cuda-12.6.3`), or `none` where the tag names none (the image ships no CUDA).
+   */
+  toolImage(name, tag) {
+    const record2 = this.data.images.toolImages.images.find((row) => row.name === name);
+    if (!record2) return void 0;
+    const cuda = /(?:^|-)cuda-(\d+\.\d+(?:\.\d+)?)(?:-|$)/.exec(tag)?.[1];
+    return { cuda: cuda ?? "none", record: record2 };
+  }
+  /** Whether the knowledge has tags of this vendor image (a tag it lacks is then newer, or not the image's). */
+  hasVendorImage(name) {
+    return this.cached(
+      "hasVendorImage",
+      name,
+      () => this.data.images.vendor.some((row) => row.name === name) || this.data.images.cudaTagSuffix.names.includes(name)
+    );
   }
   // ------------------------------------------------------------------ other GPU stacks
   /**
@@ -46186,7 +68067,7 @@ function components(version2) {
   const local = version2.toLowerCase().split("+")[0];
   const epoch = /^\d+!/.test(local) ? local.slice(local.indexOf("!") + 1) : local;
   return epoch.split(/[._-]/).map((component) => {
-    const runs = (component.match(/\d+|[a-z]+/g) ?? ["0"]).map((run2) => /^\d/.test(run2) ? Number(run2) : run2);
+    const runs = (component.match(/\d+|[a-z]+/g) ?? ["0"]).map((run) => /^\d/.test(run) ? Number(run) : run);
     return typeof runs[0] === "string" ? [0, ...runs] : runs;
   });
 }
@@ -53686,9 +75567,9 @@ function parseToml(original) {
   return { ok: true, root };
 }
 function readTomlRoot(text2, problems, omit3) {
-  const document = readToml(text2, omit3);
-  if (document.ok) return document.root;
-  problems.push({ span: document.span, message: document.message });
+  const document2 = readToml(text2, omit3);
+  if (document2.ok) return document2.root;
+  problems.push({ span: document2.span, message: document2.message });
   return void 0;
 }
 function lookup(from, ...path) {
@@ -54760,14 +76641,14 @@ function refs(value, extras) {
   if (value?.kind !== "array") return [];
   let known2 = verdicts.get(extras);
   if (!known2) verdicts.set(extras, known2 = /* @__PURE__ */ new Map());
-  const holds2 = (marker) => {
+  const holds3 = (marker) => {
     if (marker === void 0) return true;
     let verdict = known2.get(marker);
     if (verdict === void 0 && !known2.has(marker)) known2.set(marker, verdict = evaluateMarker(marker, { extras }));
     return verdict !== false;
   };
   return value.items.filter(
-    (item) => item.kind === "table" && holds2(stringAt(item, "marker")?.value)
+    (item) => item.kind === "table" && holds3(stringAt(item, "marker")?.value)
   );
 }
 function resolve(ref, byName) {
@@ -54853,6 +76734,36 @@ function lockCommands(kind) {
 }
 function hasSelections(kind) {
   return FORMATS[kind].units === "selections";
+}
+
+// src/images/config.ts
+function readImageConfig(json2) {
+  if (!isObject2(json2)) return "the image config is not a JSON object";
+  const config2 = json2.config ?? {};
+  if (!isObject2(config2)) return 'the image config has no "config" object';
+  const env = {};
+  const list = config2.Env ?? [];
+  if (!Array.isArray(list)) return `the image config's "Env" is not a list`;
+  for (const entry of list) {
+    if (typeof entry !== "string") return `the image config's "Env" holds a value that is not a string`;
+    const equals = entry.indexOf("=");
+    if (equals < 0) env[entry] = "";
+    else env[entry.slice(0, equals)] = entry.slice(equals + 1);
+  }
+  const labels = {};
+  const given = config2.Labels ?? {};
+  if (given !== null && !isObject2(given)) return `the image config's "Labels" is not a map`;
+  for (const [key, value] of Object.entries(given ?? {})) if (typeof value === "string") labels[key] = value;
+  const os = typeof json2.os === "string" ? json2.os : "unknown";
+  const architecture = typeof json2.architecture === "string" ? json2.architecture : "unknown";
+  const variant = typeof json2.variant === "string" ? `/${json2.variant}` : "";
+  return { env, labels, platform: `${os}/${architecture}${variant}` };
+}
+function configCuda(config2) {
+  return /^(\d+\.\d+(?:\.\d+)?)(?:\.\d+)?$/.exec(config2.env.CUDA_VERSION?.trim() ?? "")?.[1];
+}
+function isObject2(value) {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 // src/analysis/cuda-labels.ts
@@ -55280,55 +77191,98 @@ function cudaOfName(name) {
   return void 0;
 }
 function imageClaim(file2, image, kb) {
-  if (!image.tag || image.unresolved) return void 0;
-  const subject = image.reference;
+  const known2 = imageCuda(image, kb);
+  if (!known2) return void 0;
+  const nvidia = known2.nvidiaCuda;
+  return cudaClaim({
+    kind: "image",
+    file: file2,
+    stage: image.stage,
+    cuda: known2.cuda,
+    precision: known2.precision,
+    span: image.span,
+    subject: image.reference,
+    image,
+    record: known2.record,
+    rewrite: nvidia ? (target) => rewriteNvidiaCudaTag({ file: file2, image, version: nvidia.version, cudnn: nvidia.cudnn }, target, kb) : image.registry === "nvcr.io" && !known2.fromConfig ? (target) => rewriteNgcTag(file2, image, target, kb) : void 0
+  });
+}
+function rewriteNgcTag(file2, image, target, kb) {
+  const tag = image.tag;
+  const found = tag ? kb.ngcTagFor(image.repository, tag, target) : void 0;
+  const span = tag ? image.tagMap?.origin(0, tag.length) : void 0;
+  if (!tag || !found || !span) return void 0;
+  return one(replaceExact(file2, span, tag, found.tag));
+}
+function imageCuda(image, kb) {
+  if (image.unresolved) return void 0;
+  return (image.tag ? snapshotCuda(image, image.tag, kb) : void 0) ?? configImageCuda(image, kb);
+}
+function snapshotKnows(image, kb) {
+  const name = image.registry ? `${image.registry}/${image.repository}` : image.repository;
+  return kb.isNvidiaCuda(image.registry, image.repository) || kb.officialImage(image.registry, image.repository) !== void 0 || image.tag !== void 0 && (snapshotCuda(image, image.tag, kb) !== void 0 || kb.toolImage(name, image.tag) !== void 0);
+}
+function snapshotCuda(image, tag, kb) {
   if (kb.isNvidiaCuda(image.registry, image.repository)) {
-    const tag = kb.nvidiaCudaTag(image.tag);
-    if (!tag) return void 0;
-    return cudaClaim({
-      kind: "image",
-      file: file2,
-      stage: image.stage,
-      cuda: tag.version,
+    const parsed = kb.nvidiaCudaTag(tag);
+    return parsed ? {
+      cuda: parsed.version,
       precision: "minor",
-      span: image.span,
-      subject,
-      image,
-      rewrite: (target) => rewriteNvidiaCudaTag({ file: file2, image, version: tag.version, cudnn: tag.cudnn }, target, kb)
-    });
+      fromConfig: false,
+      nvidiaCuda: { version: parsed.version, cudnn: parsed.cudnn }
+    } : void 0;
   }
   if (!image.registry && image.repository === "pytorch/pytorch") {
-    const tag = kb.pytorchImageTag(image.tag);
-    if (!tag) return void 0;
-    return cudaClaim({
-      kind: "image",
-      file: file2,
-      stage: image.stage,
-      cuda: tag.cuda,
-      precision: "minor",
-      span: image.span,
-      subject,
-      image
-    });
+    const parsed = kb.pytorchImageTag(tag);
+    return parsed ? { cuda: parsed.cuda, precision: "minor", fromConfig: false } : void 0;
   }
-  if (image.registry === "nvcr.io" && image.repository === "nvidia/pytorch") {
-    const row = kb.ngcPytorch(image.tag);
-    if (!row) return void 0;
-    const cuda = row.cuda ?? (row.cudaMajor !== void 0 ? String(row.cudaMajor) : void 0);
-    if (!cuda) return void 0;
-    return cudaClaim({
-      kind: "image",
-      file: file2,
-      stage: image.stage,
-      cuda,
-      precision: row.cuda ? "minor" : "major",
-      span: image.span,
-      subject,
-      image,
-      record: row
-    });
-  }
+  if (image.registry === "nvcr.io" && image.repository.startsWith("nvidia/")) return ngcCuda(image.repository, tag, kb);
+  const name = image.registry ? `${image.registry}/${image.repository}` : image.repository;
+  const vendor = kb.vendorImage(name, tag);
+  if (vendor) return { cuda: vendor.cuda, precision: "minor", record: vendor.record, fromConfig: false };
+  const tool = kb.toolImage(name, tag);
+  return tool && tool.cuda !== "none" ? { cuda: tool.cuda, precision: "minor", record: tool.record, fromConfig: false } : void 0;
+}
+function imageWithoutCuda(image, kb) {
+  if (image.unresolved) return void 0;
+  if (!image.registry && !image.repository.includes("/"))
+    return "a Docker Official Image, which ships no CUDA of its own";
+  const name = image.registry ? `${image.registry}/${image.repository}` : image.repository;
+  const tool = image.tag !== void 0 ? kb.toolImage(name, image.tag) : void 0;
+  if (tool?.cuda === "none")
+    return `a package-manager image on a plain OS, with no CUDA of its own (${tool.record.source[0]})`;
+  const lookup2 = kb.imageLookup(image);
+  if (lookup2?.state === "read" && !configCuda(lookup2.config))
+    return `its config on ${lookup2.registry} (${lookup2.digest}) sets no CUDA_VERSION, so no CUDA of NVIDIA's images is in it`;
   return void 0;
+}
+function ngcCuda(repository, tag, kb) {
+  const pytorch = repository === "nvidia/pytorch" ? kb.ngcPytorch(tag) : void 0;
+  if (pytorch) {
+    const cuda = pytorch.cuda ?? (pytorch.cudaMajor !== void 0 ? String(pytorch.cudaMajor) : void 0);
+    return cuda ? { cuda, precision: pytorch.cuda ? "minor" : "major", record: pytorch, fromConfig: false } : void 0;
+  }
+  const row = kb.ngcImage(repository, tag);
+  if (row?.cuda) return { cuda: row.cuda, precision: "minor", record: row, fromConfig: false };
+  const named = /^\d{2}\.\d{2}-cuda(\d+\.\d+)(?:[.-]|$)/.exec(tag);
+  return named ? { cuda: named[1], precision: "minor", fromConfig: false } : void 0;
+}
+function configImageCuda(image, kb) {
+  const lookup2 = kb.imageLookup(image);
+  if (lookup2?.state !== "read") return void 0;
+  const cuda = configCuda(lookup2.config);
+  if (!cuda) return void 0;
+  return {
+    cuda,
+    precision: "minor",
+    fromConfig: true,
+    record: {
+      source: [
+        `the image's config on ${lookup2.registry} (${lookup2.digest}, ${lookup2.config.platform}): CUDA_VERSION=${lookup2.config.env.CUDA_VERSION}`
+      ],
+      retrieved: lookup2.retrieved
+    }
+  };
 }
 function rewriteNvidiaCudaTag({ file: file2, image, version: version2, cudnn }, target, kb) {
   const map2 = image.tagMap;
@@ -56073,9 +78027,9 @@ var POOL_NAME_LABELS = /* @__PURE__ */ new Set([
 function selectPools(pools, placement, kb) {
   const requirements3 = placement ? [...placement.selector, ...placement.terms.flat()] : [];
   if (!placement || requirements3.length === 0) return { pools, narrowed: false, by: [] };
-  const holds2 = (pool, requirement) => (requirement.key === "nvidia.com/gpu.product" && pool.labels[requirement.key] === void 0 ? productMatch(requirement, pool, kb) : matches(requirement, labelOf(pool, requirement.key, pools, kb))) !== "no";
+  const holds3 = (pool, requirement) => (requirement.key === "nvidia.com/gpu.product" && pool.labels[requirement.key] === void 0 ? productMatch(requirement, pool, kb) : matches(requirement, labelOf(pool, requirement.key, pools, kb))) !== "no";
   const selected = pools.filter(
-    (pool) => placement.selector.every((requirement) => holds2(pool, requirement)) && (placement.terms.length === 0 || placement.terms.some((term) => term.every((requirement) => holds2(pool, requirement))))
+    (pool) => placement.selector.every((requirement) => holds3(pool, requirement)) && (placement.terms.length === 0 || placement.terms.some((term) => term.every((requirement) => holds3(pool, requirement))))
   );
   const by = requirements3.map(describe3);
   if (selected.length === 0)
@@ -56164,6 +78118,196 @@ function productMatch(requirement, pool, kb) {
   return perGpu.includes("no") ? "yes" : perGpu.every((m) => m === "yes") ? "no" : "unknown";
 }
 
+// src/analysis/toolkit.ts
+var ALL_BRANDS = ["Quadro", "Tesla", "NVS", "GRID", "GeForce", "TITAN", "Unknown"];
+function parseRequirement(name, value) {
+  const terms = [];
+  for (const term of value.split(" ")) {
+    if (term === "") continue;
+    const constraints = [];
+    for (const piece of term.split(",")) {
+      if (piece === "") continue;
+      const match = /^([A-Za-z]+)(!=|<=|>=|=|<|>)(.+)$/.exec(piece);
+      const property = match?.[1]?.toLowerCase();
+      if (!match || !["cuda", "driver", "arch", "brand"].includes(property))
+        return { invalid: `${name}: "${piece}" is not a constraint the toolkit reads (cuda, driver, arch, brand)` };
+      constraints.push({ property, operator: match[2], value: match[3] });
+    }
+    if (constraints.length > 0) terms.push(constraints);
+  }
+  return { name, value, terms };
+}
+function parseBoolTrue(value) {
+  return ["1", "t", "T", "TRUE", "true", "True"].includes(value);
+}
+function requirementsOf(env) {
+  if (parseBoolTrue(env.get("NVIDIA_DISABLE_REQUIRE") ?? "")) return { requirements: [], invalid: [], disabled: true };
+  const requirements3 = [];
+  const invalid = [];
+  for (const [name, value] of env) {
+    if (!name.startsWith("NVIDIA_REQUIRE_") || name.startsWith("NVIDIA_REQUIRE_JETPACK")) continue;
+    const parsed = parseRequirement(name, value);
+    if ("invalid" in parsed) invalid.push(parsed.invalid);
+    else requirements3.push(parsed);
+  }
+  const cuda = env.get("CUDA_VERSION");
+  if (!env.has("NVIDIA_REQUIRE_CUDA") && cuda && /^\d+\.\d+/.test(cuda)) {
+    const minor = /^(\d+\.\d+)/.exec(cuda)[1];
+    requirements3.push(parseRequirement("NVIDIA_REQUIRE_CUDA", `cuda>=${minor}`));
+  }
+  return { requirements: requirements3, invalid, disabled: false };
+}
+function compareVersions2(a, b) {
+  const left = a.split(".").map((part) => Number.parseInt(part, 10) || 0);
+  const right = b.split(".").map((part) => Number.parseInt(part, 10) || 0);
+  for (let i = 0; i < Math.max(left.length, right.length); i++) {
+    const diff2 = (left[i] ?? 0) - (right[i] ?? 0);
+    if (diff2 !== 0) return diff2;
+  }
+  return 0;
+}
+function holds2(comparison, operator) {
+  switch (operator) {
+    case "=":
+      return comparison === 0;
+    case "!=":
+      return comparison !== 0;
+    case "<":
+      return comparison < 0;
+    case "<=":
+      return comparison <= 0;
+    case ">":
+      return comparison > 0;
+    case ">=":
+      return comparison >= 0;
+  }
+}
+function constraintHolds(constraint, host, brand, arch) {
+  const { property, operator, value } = constraint;
+  if (property === "cuda") return holds2(compareVersions2(host.driverCuda, value), operator);
+  if (property === "driver") return holds2(compareVersions2(host.driver, value), operator);
+  if (property === "brand") {
+    const equal = brand.toLowerCase() === value.toLowerCase();
+    return operator === "=" ? equal : operator === "!=" ? !equal : false;
+  }
+  return arch === void 0 ? void 0 : holds2(compareVersions2(arch, value), operator);
+}
+function requirementHolds(requirement, host, brand, arch) {
+  let unknown3 = false;
+  for (const term of requirement.terms) {
+    const results = term.map((constraint) => constraintHolds(constraint, host, brand, arch));
+    if (results.every((result2) => result2 === true)) return true;
+    if (!results.includes(false)) unknown3 = true;
+  }
+  return unknown3 ? void 0 : false;
+}
+function legacyStart(requirements3, host) {
+  const arches = host.arches.length > 0 ? host.arches : [void 0];
+  let depends;
+  for (const requirement of requirements3) {
+    const outcomes = host.brands.flatMap(
+      (brand) => arches.map((arch) => requirementHolds(requirement, host, brand, arch))
+    );
+    if (outcomes.every((outcome) => outcome === false)) return { refused: refusal(requirement), requirement };
+    if (!outcomes.every((outcome) => outcome === true))
+      depends ??= `${requirement.name} holds for some GPUs this pool may have and not for others`;
+  }
+  return depends ? { depends } : { starts: true };
+}
+function refusal(requirement) {
+  const first = requirement.terms[0]?.map((c) => `${c.property}${c.operator}${c.value}`).join(",") ?? "";
+  return `unsatisfied condition: ${first}`;
+}
+function poolBrands(pool, kb) {
+  const brands = /* @__PURE__ */ new Set();
+  const classes = /* @__PURE__ */ new Set();
+  for (const gpu of pool.gpus) {
+    const info = kb.gpu(gpu);
+    const name = info?.name ?? gpu;
+    const line = info?.class ?? pool.class;
+    classes.add(line);
+    if (/^TITAN RTX/i.test(name)) brands.add("Unknown");
+    else if (/^TITAN\b/i.test(name)) brands.add("TITAN");
+    else if (line === "geforce") brands.add("GeForce");
+    else if (line === "data-center") brands.add("Tesla").add("Unknown");
+    else if (line === "workstation" && /^Quadro\b/i.test(name)) brands.add("Quadro").add("Unknown");
+    else if (line === "workstation") brands.add("Unknown");
+    else return ALL_BRANDS;
+  }
+  if (pool.gpus.length === 0) {
+    if (pool.class === "geforce") return ["GeForce", "TITAN"];
+    if (pool.class === "data-center") return ["Tesla", "Unknown"];
+    if (pool.class === "workstation") return ["Quadro", "Unknown"];
+    return ALL_BRANDS;
+  }
+  return [...brands];
+}
+function toolkitHost(pool, kb) {
+  if (pool.class === "jetson") return void 0;
+  const driverCuda = kb.driverCuda(pool.driver);
+  if (!driverCuda) return void 0;
+  const arches = pool.gpus.flatMap((gpu) => {
+    const cc = kb.gpu(gpu)?.cc;
+    return cc ? [cc] : [];
+  });
+  return {
+    driver: pool.driver,
+    driverCuda,
+    brands: poolBrands(pool, kb),
+    arches: arches.length === pool.gpus.length ? arches : []
+  };
+}
+
+// rules/driver-floor/toolkit-start.ts
+function stageRequirements(claim2, kb) {
+  const image = claim2.image;
+  if (claim2.kind !== "image" || !image) return void 0;
+  const base = fromConfig(image, kb) ?? fromRecord(image, kb);
+  if (!base) return void 0;
+  const own2 = claim2.file.env.filter((fact) => fact.instruction === "ENV" && fact.stage === image.stage);
+  if (own2.some((fact) => fact.key === "NVIDIA_REQUIRE_CUDA")) return void 0;
+  const env = new Map(base.env);
+  for (const fact of own2) env.set(fact.key, fact.value);
+  return { env, record: base.record, image: image.reference };
+}
+function fromConfig(image, kb) {
+  const lookup2 = kb.imageLookup(image);
+  if (lookup2?.state !== "read") return void 0;
+  const env = new Map(
+    Object.entries(lookup2.config.env).filter(
+      ([key]) => key.startsWith("NVIDIA_REQUIRE_") || key === "CUDA_VERSION" || key === "NVIDIA_DISABLE_REQUIRE"
+    )
+  );
+  if (![...env.keys()].some((key) => key.startsWith("NVIDIA_REQUIRE_"))) return void 0;
+  return {
+    env,
+    record: {
+      source: [`the image's config on ${lookup2.registry} (${lookup2.digest}, ${lookup2.config.platform})`],
+      retrieved: lookup2.retrieved
+    }
+  };
+}
+function fromRecord(image, kb) {
+  if (!image.tag || !kb.isNvidiaCuda(image.registry, image.repository)) return void 0;
+  const version2 = kb.nvidiaCudaTag(image.tag)?.version;
+  const value = version2 ? kb.nvidiaCudaRequire(version2) : void 0;
+  if (!version2 || !value) return void 0;
+  return {
+    env: /* @__PURE__ */ new Map([
+      ["CUDA_VERSION", version2],
+      ["NVIDIA_REQUIRE_CUDA", value.value]
+    ]),
+    record: value.record
+  };
+}
+function startOn(pool, requirements3, kb) {
+  const host = toolkitHost(pool, kb);
+  if (!host) return void 0;
+  const read = requirementsOf(requirements3.env);
+  if (read.disabled || read.invalid.length > 0) return void 0;
+  return legacyStart(read.requirements, host);
+}
+
 // rules/driver-floor/rule.ts
 var PER_POOL = "Per pool: {{reasons}}{{pinned}}";
 var HELPS = {
@@ -56176,7 +78320,8 @@ var HELPS = {
   poolsCompat: PER_POOL,
   unmatched: "The pods cannot be scheduled on a node of the pools the baseline lists ({{labels}}), so either the fleet in the baseline is incomplete or the selector is wrong. Pools are matched by their labels, their GPUs (nvidia.com/gpu.product, nvidia.com/gpu.compute.*), their driver (nvidia.com/cuda.driver.*) and, for the GKE, EKS and AKS node-pool labels, their names.",
   noDockerfile: "Without the Dockerfile, the image's CUDA is known only from its name{{says}}. Correct the path (it is read from the repository root). {{images}}",
-  unknownImage: "{{why}} {{images}}",
+  refusedEverywhere: "Per pool: {{reasons}}{{pinned}}",
+  refused: `The NVIDIA Container Toolkit's legacy path (docker run --gpus, the nvidia runtime before toolkit 1.18, mode = "legacy") evaluates the image's NVIDIA_REQUIRE_CUDA on every GPU and refuses to start the container: "{{condition}}" (driver {{driver}} reports CUDA {{driverCuda}}; no brand term admits {{gpus}}). Use an image whose CUDA the driver supports, upgrade the driver, or start containers through CDI (which does not check it). Source: {{source}}`,
   requireCudaBrand: "The container starts when any space-separated term holds; on the fleet's driver only terms that name a GPU brand do. Source: {{source}}",
   requireCuda: "The NVIDIA container runtime starts a container only when one space-separated term of NVIDIA_REQUIRE_CUDA holds for the host; none does for {{driver}}. Lower the requirement or upgrade the fleet. Source: {{source}}",
   driverInImage: `Containers use the host's kernel driver; the NVIDIA container toolkit mounts the matching user-space libraries at run time. Driver libraries baked into an image break with "Failed to initialize NVML: Driver/library version mismatch" whenever the host driver differs. Remove the package and let the toolkit inject the driver.`,
@@ -56196,12 +78341,13 @@ var rule_default5 = defineRule({
     requireCudaBrand: "NVIDIA_REQUIRE_CUDA ({{value}}) accepts the fleet's {{fleet}} only on {{brands}} GPUs",
     driverInImage: "{{name}} installs NVIDIA driver {{branch}} libraries into the image; they must match the host kernel driver{{fleetNote}}",
     noPool: "{{subject}} needs CUDA {{cuda}}, which no pool of the fleet can run: {{fails}}",
+    refused: "{{subject}}: the NVIDIA Container Toolkit refuses to start it on driver {{driver}} ({{condition}})",
+    refusedEverywhere: "{{subject}}: the NVIDIA Container Toolkit refuses to start it on every pool it may run on, {{pools}} ({{condition}})",
     somePools: "{{subject}} needs CUDA {{cuda}}: it runs on {{runs}}, not on {{fails}}",
     poolsCompat: "{{subject}} targets CUDA {{cuda}}: {{how}}",
     pinned: "{{subject}} needs CUDA {{cuda}}, which no pool it is scheduled on can run: {{fails}}",
     unmatched: "{{workload}} container {{container}}: {{why}}, so it is judged on every pool",
-    noDockerfile: "{{workload}} container {{container}}: {{path}}, named as the Dockerfile of {{image}}, is not in the repository",
-    unknownImage: "{{workload}} container {{container}} gets NVIDIA GPUs, but the CUDA of {{image}} is not known, so the fleet's drivers cannot be checked against it"
+    noDockerfile: "{{workload}} container {{container}}: {{path}}, named as the Dockerfile of {{image}}, is not in the repository"
   },
   helps: HELPS,
   check({ units, files, kb, baseline, report, verdict }) {
@@ -56246,18 +78392,6 @@ function checkContainers(units, report) {
         span: fact.dockerfile.span,
         severity: "warning"
       });
-    } else if (container.claims.length === 0) {
-      report({
-        messageId: "unknownImage",
-        data: {
-          ...base,
-          why: fact.image.unresolved ? `The image is not a reference here (${fact.image.unresolved}): check the rendered manifest (kustomize build, helm template) instead.` : "Its tag names no CUDA version.",
-          images: IMAGES_HELP
-        },
-        file: unit.root,
-        span: fact.span,
-        severity: "notice"
-      });
     }
   }
 }
@@ -56266,6 +78400,22 @@ function withOrigin(claim2, report) {
   return (draft) => report({ ...draft, related: [...draft.related ?? [], ...originRelated(claim2)] });
 }
 var MVC2 = "https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html";
+var TOOLKIT = "libnvidia-container src/cli/dsl.c and configure.c; NVIDIA/nvidia-container-toolkit#1470 (CDI modes do not check NVIDIA_REQUIRE_*)";
+function refusedDraft(claim2, pool, condition, requirements3, kb) {
+  return {
+    messageId: "refused",
+    data: {
+      subject: claim2.subject,
+      condition,
+      driver: pool.driver,
+      driverCuda: kb.driverCuda(pool.driver) ?? "not known",
+      gpus: pool.gpus.length ? pool.gpus.join(", ") : "GPUs the pool does not name",
+      source: `${cite(requirements3.record)}; ${TOOLKIT}`
+    },
+    file: claim2.file,
+    span: claim2.span
+  };
+}
 var FORWARD = "https://docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html";
 var REQUIRE = "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/docker-specialized.html";
 function compatImage(unit, kb) {
@@ -56298,7 +78448,7 @@ function checkClaim(claim2, { driver: fleet, compat, forward }, kb, report) {
           package: pkg.package,
           branches: pkg.compatibleBranches.filter((b) => b < branchOf(floor.linux)).join(", R"),
           fleetNote: forwardCompat ? forward.reason ? ` Here ${forward.reason}.` : "" : ` ${forward.reason ? `Here ${forward.reason}; say` : "Say"} which fleet this is with gpus: [...] or driver.forwardCompat: true (data-center) or false in the baseline.`,
-          sources: `${cite(pkg)}; ${FORWARD}`
+          sources: `${imageSource(claim2)}${cite(pkg)}; ${FORWARD}`
         },
         file: claim2.file,
         span: claim2.span,
@@ -56320,7 +78470,7 @@ function checkClaim(claim2, { driver: fleet, compat, forward }, kb, report) {
           floor: floor.linux,
           major,
           compatNote,
-          sources: `${cite(need.row)}; ${MVC2}`
+          sources: `${imageSource(claim2)}${cite(need.row)}; ${MVC2}`
         },
         file: claim2.file,
         span: claim2.span,
@@ -56337,7 +78487,7 @@ function checkClaim(claim2, { driver: fleet, compat, forward }, kb, report) {
         fleet,
         compatNote,
         previous: major - 1,
-        sources: `${cite(floor)}; ${MVC2}`
+        sources: `${imageSource(claim2)}${cite(floor)}; ${MVC2}`
       },
       file: claim2.file,
       span: claim2.span,
@@ -56355,7 +78505,7 @@ function checkClaim(claim2, { driver: fleet, compat, forward }, kb, report) {
       fleet,
       major,
       row: rowLabel(need),
-      sources: `${cite(need.row)}; ${MVC2}`
+      sources: `${imageSource(claim2)}${cite(need.row)}; ${MVC2}`
     },
     file: claim2.file,
     span: claim2.span,
@@ -56363,6 +78513,11 @@ function checkClaim(claim2, { driver: fleet, compat, forward }, kb, report) {
     unverified
   });
   return true;
+}
+function imageSource(claim2) {
+  if (claim2.kind !== "image" || !claim2.image) return "";
+  if (!claim2.record && claim2.image.registry !== "nvcr.io") return "";
+  return claim2.record ? `${claim2.subject} is CUDA ${claim2.cuda}: ${cite(claim2.record)}; ` : `${claim2.subject} names CUDA ${claim2.cuda} in its tag; `;
 }
 function rowLabel(need) {
   return `${need.row.label}${need.exactRow ? "" : ", nearest published row"}`;
@@ -56417,10 +78572,17 @@ function checkPools({ units, files, kb, report, verdict }, fleet) {
   };
   eachClaim(units, kb, (claim2, compat, unit) => {
     const selection = selectionOf(unit);
+    const requirements3 = stageRequirements(claim2, kb);
+    const unsaid = [];
     const verdicts2 = selection.pools.map((pool) => {
       const [draft] = collect(
         (probe) => checkClaim(claim2, { driver: pool.driver, compat, forward: poolForwardCompat(pool, stated, kb) }, kb, probe)
       );
+      const start = requirements3 ? startOn(pool, requirements3, kb) : void 0;
+      if (start && "refused" in start && pool.runtime === "legacy")
+        return { pool, tier: "fails", draft: refusedDraft(claim2, pool, start.refused, requirements3, kb) };
+      if (start && "refused" in start && pool.runtime === void 0)
+        unsaid.push(`${pool.name}: ${helpText(HELPS, refusedDraft(claim2, pool, start.refused, requirements3, kb))}`);
       if (!draft) return { pool, tier: "runs" };
       const tier = draft.messageId === "minor" ? "minor" : draft.messageId === "forwardCompat" ? "forward" : "fails";
       return { pool, tier, draft };
@@ -56449,11 +78611,33 @@ function checkPools({ units, files, kb, report, verdict }, fleet) {
     const named = (list) => list.map((verdict2) => `${verdict2.pool.name} (driver ${verdict2.pool.driver})`).join(", ");
     const failing = verdicts2.filter((verdict2) => verdict2.tier === "fails");
     const running = verdicts2.filter((verdict2) => verdict2.tier !== "fails");
-    const reasons = verdicts2.filter((verdict2) => verdict2.tier !== "runs").map((verdict2) => `${verdict2.pool.name}: ${helpText(HELPS, verdict2.draft) ?? ""}`).join(" ");
+    const reasons = [
+      ...verdicts2.filter((verdict2) => verdict2.tier !== "runs").map((verdict2) => `${verdict2.pool.name}: ${helpText(HELPS, verdict2.draft) ?? ""}`),
+      ...unsaid.length ? [
+        `Where the runtime is not said (${unsaid.map((line) => line.split(":")[0]).join(", ")}): under CDI (the nvidia runtime's default from toolkit 1.18.0) the container starts as above; in legacy mode it does not. ${unsaid.join(" ")} Say runtime: legacy or cdi for the pool in the baseline.`
+      ] : []
+    ].join(" ");
     const unverified = verdicts2.some((verdict2) => verdict2.tier !== "runs" && verdict2.draft.unverified === true);
     const cuda = claimCuda(claim2);
     const pinned = selection.narrowed ? ` It is scheduled only on ${selection.pools.map((pool) => pool.name).join(", ")} (${selection.by.join(", ")}).` : "";
     const common = { file: claim2.file, span: claim2.span, unverified };
+    const refusals = failing.filter(
+      (verdict2) => verdict2.tier === "fails" && verdict2.draft.messageId === "refused"
+    );
+    if (failing.length > 0 && running.length === 0 && refusals.length === failing.length) {
+      reportClaim({
+        messageId: "refusedEverywhere",
+        data: {
+          subject: claim2.subject,
+          pools: named(refusals),
+          condition: String(refusals[0].draft.data?.condition ?? ""),
+          reasons,
+          pinned
+        },
+        ...common
+      });
+      return true;
+    }
     if (failing.length > 0) {
       reportClaim({
         messageId: running.length === 0 ? selection.narrowed ? "pinned" : "noPool" : "somePools",
@@ -56508,6 +78692,8 @@ function tierReason(claim2, verdict) {
   if (verdict.tier === "minor")
     return `CUDA ${cuda} under minor-version compatibility (all of it needs driver >= ${data.needed})`;
   if (verdict.tier === "forward") return `CUDA ${cuda} through forward compatibility (${data.package} in the image)`;
+  if (verdict.draft.messageId === "refused")
+    return `the container toolkit refuses it in legacy mode: ${data.condition} (driver ${verdict.pool.driver} is CUDA ${data.driverCuda})`;
   return `CUDA ${cuda} needs driver >= ${data.floor ?? data.needed}, the pool runs ${verdict.pool.driver}`;
 }
 function withSelection(unit, selection, report) {
@@ -56564,10 +78750,10 @@ function fleetForwardCompat(stated, gpus, kb) {
   if (stated !== void 0) return { allowed: stated };
   if (placed.length > 0 && placed.every((gpu) => gpu.line === "data-center" || gpu.line === "jetson"))
     return { allowed: true, reason: `the fleet's GPUs (${gpus.join(", ")}) are data-center or Jetson GPUs` };
-  const unknown2 = placed.find((gpu) => !gpu.line);
+  const unknown3 = placed.find((gpu) => !gpu.line);
   return {
     allowed: void 0,
-    ...unknown2 ? { reason: `the knowledge base does not know which product line ${unknown2.name} is` } : {}
+    ...unknown3 ? { reason: `the knowledge base does not know which product line ${unknown3.name} is` } : {}
   };
 }
 function branchOf(driver) {
@@ -56587,8 +78773,8 @@ function evaluateTerm(term, fleet, kb) {
     const driver = key === "cuda" ? kb.minDriver(value)?.linux : value;
     if (!driver) continue;
     const order = compareDotted(fleet, driver);
-    const holds2 = key === "cuda" ? op === ">=" ? order >= 0 : op === ">" ? order > 0 : true : op === ">=" ? order >= 0 : op === ">" ? order > 0 : op === "<" ? compareDotted(fleet, value) < 0 : op === "<=" ? compareDotted(fleet, value) <= 0 : compareDotted(fleet, value) === 0;
-    if (!holds2) return "no";
+    const holds3 = key === "cuda" ? op === ">=" ? order >= 0 : op === ">" ? order > 0 : true : op === ">=" ? order >= 0 : op === ">" ? order > 0 : op === "<" ? compareDotted(fleet, value) < 0 : op === "<=" ? compareDotted(fleet, value) <= 0 : compareDotted(fleet, value) === 0;
+    if (!holds3) return "no";
   }
   return brands.length ? { brands } : "yes";
 }
@@ -57107,7 +79293,9 @@ var rule_default8 = defineRule({
     newerCuda: "nvidia/cuda:{{tag}} names CUDA {{cuda}}, newer than the knowledge base knows (newest release: {{newest}})",
     cudnnSpelling: 'nvidia/cuda tags for CUDA {{cuda}} spell cuDNN as "-{{expected}}-", not "-{{found}}-"',
     deleted: "nvidia/cuda:{{tag}} is end-of-life; NVIDIA deletes such tags six months after end of life",
-    os: "nvidia/cuda {{cuda}} images are not published for {{os}}{{osVersion}} ({{rule}})"
+    os: "nvidia/cuda {{cuda}} images are not published for {{os}}{{osVersion}} ({{rule}})",
+    ngcMonth: "{{image}} does not exist: NGC tags are YY.MM-\u2026 (the release month), and there is no month {{month}}",
+    registry: "{{image}} does not exist: {{reason}}"
   },
   // `source` cites the knowledge record a finding rests on; `note` is that record's own words.
   helps: {
@@ -57121,14 +79309,18 @@ var rule_default8 = defineRule({
     newerCuda: "NVIDIA's release table as the knowledge base has it (retrieved {{retrieved}}) ends at CUDA {{newest}}, so this image's tags, drivers and builds are not checked; update cuda-gatekeeper, or check the tag. Source: {{source}}",
     cudnnSpelling: "cuDNN tags are -cudnn8- up to 12.2.2, -cudnn9- for 12.3.2 and version-less -cudnn- (cuDNN 9) from 12.4.1. Source: {{source}}",
     deleted: `{{policy}}{{move}} Sources: {{source}}; ${POLICY}`,
-    os: "{{note}}Source: {{source}}"
+    os: "{{note}}Source: {{source}}",
+    ngcMonth: "NGC containers are released monthly and tagged by year and month.{{nearest}} Source: {{source}}",
+    registry: "The registry was asked for this image during the check and answers that it has no such manifest, so every pull of it fails. Pick a tag the registry lists (`crane ls {{name}}`, or its web page).{{nearest}}"
   },
   check({ files, kb, report }) {
     for (const file2 of files) {
-      for (const image of file2.images) {
-        if (!image.tag || image.unresolved || image.digest || /[$`{}]/.test(image.tag) || !kb.isNvidiaCuda(image.registry, image.repository))
-          continue;
-        checkTag(file2, image, kb, report);
+      for (const image of [...file2.images, ...file2.containers.map((container) => container.image)]) {
+        if (image.unresolved || /[$`{}]/.test(image.reference)) continue;
+        if (kb.isNvidiaCuda(image.registry, image.repository)) {
+          if (image.tag && !image.digest) checkTag(file2, image, kb, report);
+        } else if (!(image.registry === "nvcr.io" && image.tag && !image.digest && checkNgcTag(file2, image, kb, report)))
+          checkRegistry(file2, image, kb, report);
       }
     }
   }
@@ -57308,6 +79500,54 @@ function checkTag(file2, image, kb, report) {
     });
   }
 }
+var NGC_TAGS = "https://docs.nvidia.com/deeplearning/frameworks/support-matrix/index.html";
+function checkNgcTag(file2, image, kb, report) {
+  const tag = image.tag;
+  if (!image.repository.startsWith("nvidia/")) return false;
+  const monthly = /^(\d{2})\.(\d{2})(?=[.-]|$)/.exec(tag);
+  if (!monthly) return false;
+  const month = Number(monthly[2]);
+  if (month >= 1 && month <= 12) return false;
+  const variant = tag.slice(monthly[0].length);
+  const when = (t) => Number(t.slice(0, 2)) * 12 + Number(t.slice(3, 5));
+  const wanted = Number(monthly[1]) * 12 + Math.min(Math.max(month, 1), 12);
+  const nearest3 = kb.ngcTags(image.repository).filter((known2) => /^\d{2}\.\d{2}/.test(known2) && known2.slice(5) === variant).sort((a, b) => Math.abs(when(a) - wanted) - Math.abs(when(b) - wanted) || when(b) - when(a)).slice(0, 2);
+  const span = image.tagSpan;
+  report({
+    messageId: "ngcMonth",
+    data: {
+      image: image.reference,
+      month: monthly[2],
+      nearest: nearest3.length ? ` The nearest tags the knowledge base knows: ${nearest3.join(", ")}.` : "",
+      source: NGC_TAGS
+    },
+    file: file2,
+    span: image.span,
+    suggestions: span && file2.source.text.slice(span.start, span.end) === tag ? nearest3.map((known2) => ({
+      title: `Use ${known2}`,
+      safety: "unsafe",
+      edits: [{ path: file2.path, range: [span.start, span.end], text: known2 }]
+    })) : []
+  });
+  return true;
+}
+function checkRegistry(file2, image, kb, report) {
+  const lookup2 = kb.imageLookup(image);
+  if (lookup2?.state !== "missing") return;
+  const name = image.registry ? `${image.registry}/${image.repository}` : image.repository;
+  const known2 = image.registry === "nvcr.io" ? kb.ngcTags(image.repository) : [];
+  report({
+    messageId: "registry",
+    data: {
+      image: image.reference,
+      reason: lookup2.reason,
+      name,
+      nearest: known2.length ? ` Tags the knowledge base knows: ${known2.slice(-3).join(", ")}.` : ""
+    },
+    file: file2,
+    span: image.span
+  });
+}
 function versionFix(file2, image, parsed, full, kb) {
   const span = image.tagMap?.origin(0, parsed.version.length);
   if (!span || file2.source.text.slice(span.start, span.end) !== parsed.version) return void 0;
@@ -57400,8 +79640,133 @@ function tagProblem(image) {
   return void 0;
 }
 
-// rules/index-url/rule.ts
+// rules/image-unknown/rule.ts
+var GPU_NAME = /cuda|gpu|nvidia|nvcr|torch|tensorflow|triton|tensorrt|vllm|sglang|jax|rapids|cupy|nemo|deepspeed|megatron|ray-ml|ray-llm|text-generation-inference|(?:^|[^a-z])cu\d{2,3}(?![0-9])/i;
+var LOOKUP = "Images are looked up in their registries by the App and the Action, and by the CLI with --online (or registries.lookup: true in the baseline); private registries need registries.credentials.";
 var rule_default10 = defineRule({
+  id: "image-unknown",
+  description: "An image whose CUDA is not known is said, with the reason, where a GPU workload or a CUDA stage runs it",
+  defaultSeverity: "warning",
+  fix: "none",
+  messages: {
+    container: "{{workload}} container {{container}} gets NVIDIA GPUs, but the CUDA of {{image}} is not known ({{why}}), so the fleet's drivers are not checked against it",
+    stage: "{{image}} is the base of a stage that installs CUDA builds ({{what}}), but its own CUDA is not known ({{why}}), so the two are not compared",
+    named: "the CUDA of {{image}} is not known ({{why}})"
+  },
+  helps: {
+    container: "{{help}}",
+    stage: "{{help}}",
+    named: "{{help}}"
+  },
+  check({ files, units, kb, baseline, report }) {
+    const fleet = baseline.pools.length > 0 || baseline.driver.minimum !== void 0;
+    const said = /* @__PURE__ */ new Set();
+    const once = (file2, image) => {
+      const key = `${file2.path}:${image.span.start}`;
+      if (said.has(key)) return false;
+      said.add(key);
+      return true;
+    };
+    for (const unit of units) {
+      if (unit.container) checkContainer2(unit, kb, report, once);
+      else if (unit.root.kind === "dockerfile" && unit.stage !== void 0) checkStage(unit, kb, report, once);
+    }
+    for (const file2 of files) {
+      if (file2.kind !== "dockerfile") continue;
+      const last2 = file2.images.at(-1);
+      const built = fleet && last2 ? baseImage(file2, last2.stage) : void 0;
+      for (const image of file2.images) {
+        if (image.unresolved || !(image === built || GPU_NAME.test(image.reference)) || !unknown2(image, kb)) continue;
+        if (imageWithoutCuda(image, kb) || kb.imageLookup(image)?.state === "missing" || !once(file2, image)) continue;
+        const why = whyUnknown(image, kb);
+        report({
+          messageId: "named",
+          data: { image: image.reference, why: why.reason, help: why.help },
+          file: file2,
+          span: image.span,
+          severity: "notice"
+        });
+      }
+    }
+  }
+});
+function checkContainer2(unit, kb, report, once) {
+  const container = unit.container;
+  if (container.missing || container.claims.length > 0) return;
+  const { fact } = container;
+  if (kb.imageLookup(fact.image)?.state === "missing" || !once(unit.root, fact.image)) return;
+  const why = whyUnknown(fact.image, kb);
+  report({
+    messageId: "container",
+    data: {
+      workload: fact.workload,
+      container: fact.name,
+      image: fact.image.reference,
+      why: why.reason,
+      help: `${why.help} Or name the Dockerfile that builds it: \`images: { "<image name>": "<path to Dockerfile>" }\` in the baseline, or the annotation \`cuda-gatekeeper.io/dockerfile: <path>\` on the workload.`
+    },
+    file: unit.root,
+    span: fact.span,
+    // An image known to ship no CUDA: said at notice (the CUDA comes with what runs in it).
+    ...why.withoutCuda ? { severity: "notice" } : {}
+  });
+}
+function checkStage(unit, kb, report, once) {
+  const pinned = unit.claims.filter((claim2) => claim2.kind !== "image" && claim2.kind !== "env");
+  if (pinned.length === 0) return;
+  const base = baseImage(unit.root, unit.stage);
+  if (!base || isScratch(base) || !unknown2(base, kb) || imageWithoutCuda(base, kb)) return;
+  if (kb.imageLookup(base)?.state === "missing" || !once(unit.root, base)) return;
+  const why = whyUnknown(base, kb);
+  const subjects = [...new Set(pinned.map((claim2) => claim2.subject))];
+  report({
+    messageId: "stage",
+    data: {
+      image: base.reference,
+      what: subjects.length > 2 ? `${subjects.slice(0, 2).join(", ")}, \u2026` : subjects.join(", "),
+      why: why.reason,
+      help: why.help
+    },
+    file: unit.root,
+    span: base.span
+  });
+}
+function baseImage(file2, stage) {
+  const seen = /* @__PURE__ */ new Set();
+  let image = file2.images.find((candidate) => candidate.stage === stage);
+  while (image?.fromStage !== void 0 && !seen.has(image.fromStage)) {
+    seen.add(image.fromStage);
+    const parent = image.fromStage;
+    image = file2.images.find((candidate) => candidate.stage === parent);
+  }
+  return image;
+}
+function unknown2(image, kb) {
+  return image.fromStage === void 0 && !isScratch(image) && imageCuda(image, kb) === void 0;
+}
+function whyUnknown(image, kb) {
+  if (image.unresolved)
+    return {
+      reason: `the reference is not resolved here: ${image.unresolved}`,
+      help: "Check the rendered manifest (kustomize build, helm template) or give the ARG a default."
+    };
+  const none = imageWithoutCuda(image, kb);
+  if (none)
+    return {
+      reason: none,
+      help: "The CUDA it runs comes with what is installed in it (wheels, conda packages), which the gate sees only in the Dockerfile that builds it.",
+      withoutCuda: true
+    };
+  const lookup2 = kb.imageLookup(image);
+  if (lookup2?.state === "unread") return { reason: `not read: ${lookup2.reason}`, help: LOOKUP };
+  return {
+    reason: `the knowledge snapshot of ${kb.retrieved} has no tag of ${image.registry ? `${image.registry}/` : ""}${image.repository}, and its registry was not asked`,
+    help: LOOKUP
+  };
+}
+
+// rules/index-url/rule.ts
+var rule_default11 = defineRule({
   id: "index-url",
   description: "CUDA wheels come from an index that serves them, and index options are where pip reads them",
   defaultSeverity: "error",
@@ -57670,7 +80035,7 @@ function checkIgnoredOptions(file2, report) {
 
 // rules/invalid-suppression/rule.ts
 var HOW = "Write `# cuda-gatekeeper: ignore[rule-id] reason` on the line before the statement (or at its end): name the rule and say why the finding does not apply.";
-var rule_default11 = defineRule({
+var rule_default12 = defineRule({
   id: "invalid-suppression",
   description: "A `# cuda-gatekeeper: ignore[...]` comment is malformed, unjustified or unused",
   defaultSeverity: "error",
@@ -57685,12 +80050,12 @@ var rule_default11 = defineRule({
   check({ files, ruleIds, report }) {
     for (const file2 of files) {
       for (const suppression of file2.suppressions) {
-        const unknown2 = suppression.rules.filter((id) => !ruleIds.has(id));
+        const unknown3 = suppression.rules.filter((id) => !ruleIds.has(id));
         if (suppression.rules.length === 0) report({ messageId: "noRule", file: file2, span: suppression.span });
-        else if (unknown2.length > 0)
+        else if (unknown3.length > 0)
           report({
             messageId: "unknownRule",
-            data: { rules: unknown2.map((id) => `"${id}"`).join(", ") },
+            data: { rules: unknown3.map((id) => `"${id}"`).join(", ") },
             file: file2,
             span: suppression.span
           });
@@ -57965,7 +80330,7 @@ function resolveLinks(files, leadsTo) {
 }
 
 // rules/missing-include/rule.ts
-var rule_default12 = defineRule({
+var rule_default13 = defineRule({
   id: "missing-include",
   description: "No file installs or includes a file that the change deletes",
   defaultSeverity: "error",
@@ -58000,7 +80365,7 @@ var rule_default12 = defineRule({
 
 // rules/package-not-allowed/rule.ts
 var import_pep4403 = __toESM(require_pep440(), 1);
-var rule_default13 = defineRule({
+var rule_default14 = defineRule({
   id: "package-not-allowed",
   description: "Pinned package versions are on the baseline allow-list",
   defaultSeverity: "error",
@@ -58067,7 +80432,7 @@ function replaceVersion(file2, pkg, version2, proposal) {
 }
 
 // rules/parse-error/rule.ts
-var rule_default14 = defineRule({
+var rule_default15 = defineRule({
   id: "parse-error",
   description: "A file could not be read completely",
   defaultSeverity: "error",
@@ -58105,7 +80470,7 @@ var rule_default14 = defineRule({
 });
 
 // rules/policy-error/rule.ts
-var rule_default15 = defineRule({
+var rule_default16 = defineRule({
   id: "policy-error",
   description: "The baseline (CUDA policy) is invalid or names things that do not exist",
   defaultSeverity: "error",
@@ -58113,11 +80478,12 @@ var rule_default15 = defineRule({
   messages: {
     invalid: "{{message}}",
     noSuchCuda: "cuda.allowed lists CUDA {{cuda}}, which NVIDIA never released",
-    unknownGpu: 'gpus lists "{{gpu}}", which the knowledge base does not know; use a compute capability such as "8.0" or a known model name'
+    unknownGpu: '{{where}} lists "{{gpu}}", which the knowledge base does not know: the GPU checks leave it out; give its compute capability (such as "8.9") or a known model name'
   },
   helps: {
     invalid: "The baseline was not applied; only the built-in consistency rules ran. See baseline.yaml in cuda-gatekeeper for the documented format.",
-    noSuchCuda: "{{note}} Source: {{source}}"
+    noSuchCuda: "{{note}} Source: {{source}}",
+    unknownGpu: `The rest of the baseline applies. Names are read as nvidia-smi and NVIDIA's compute capability table print them ("H100", "RTX 4090", "A10G"); a compute capability says what the checks need of a GPU the knowledge base does not list yet.`
   },
   check({ policy, policyProblems, kb, report }) {
     for (const problem of policyProblems ?? []) {
@@ -58152,16 +80518,21 @@ var rule_default15 = defineRule({
           span: policy.locate(["cuda", "allowed", index])
         });
     });
-    policy.baseline.gpus.forEach((gpu, index) => {
-      if (!kb.gpu(gpu)) report({ messageId: "unknownGpu", data: { gpu }, file: file2, span: policy.locate(["gpus", index]) });
-    });
+    const unknownGpu = (gpu, where, path) => {
+      if (!kb.gpu(gpu))
+        report({ messageId: "unknownGpu", data: { gpu, where }, file: file2, span: policy.locate(path), severity: "warning" });
+    };
+    policy.baseline.gpus.forEach((gpu, index) => unknownGpu(gpu, "gpus", ["gpus", index]));
+    policy.baseline.pools.forEach(
+      (pool, at) => pool.gpus.forEach((gpu, index) => unknownGpu(gpu, `pool ${pool.name}`, ["fleet", "pools", at, "gpus", index]))
+    );
   }
 });
 
 // rules/prerelease/rule.ts
 var import_pep4404 = __toESM(require_pep440(), 1);
 var FORBIDDEN = "The baseline sets prerelease: forbid. Pre-release builds (rc, dev, nightly, /whl/test) change without notice and are not supported; use a released version.";
-var rule_default16 = defineRule({
+var rule_default17 = defineRule({
   id: "prerelease",
   description: "No nightly, dev, release-candidate or test builds where the baseline forbids pre-releases",
   defaultSeverity: "error",
@@ -58234,7 +80605,7 @@ var HELPS3 = {
   condaRangeSome: "Of the pytorch releases {{spec}} allows, only {{some}} {{have}} {{what}} {{cuda}} builds, so the solver takes {{which}}; pin it if that is what you mean. Source: {{source}}",
   noCuda: "{{note}}. Source: {{source}}"
 };
-var rule_default17 = defineRule({
+var rule_default18 = defineRule({
   id: "wheel-missing",
   description: "The requested build exists (torch/torchvision/torchaudio CUDA variants, conda pytorch-cuda/cudatoolkit builds)",
   defaultSeverity: "error",
@@ -58580,21 +80951,22 @@ function condaCandidates(pkg, kb) {
 var RULES = [
   rule_default3,
   rule_default5,
-  rule_default17,
+  rule_default18,
   rule_default,
   rule_default7,
   rule_default8,
-  rule_default12,
-  rule_default2,
   rule_default10,
+  rule_default13,
+  rule_default2,
+  rule_default11,
   rule_default6,
   rule_default9,
   rule_default4,
-  rule_default13,
-  rule_default16,
   rule_default14,
+  rule_default17,
   rule_default15,
-  rule_default11
+  rule_default16,
+  rule_default12
 ];
 var RULE_IDS = new Set(RULES.map((rule) => rule.id));
 var RULE_DEFAULTS = new Map(
@@ -58602,8 +80974,8 @@ var RULE_DEFAULTS = new Map(
 );
 
 // src/cli/main.ts
-import { existsSync as existsSync3, readFileSync as readFileSync4, realpathSync as realpathSync2, renameSync, rmSync, writeFileSync as writeFileSync2 } from "node:fs";
-import { basename as basename2, dirname as dirname3, join as join3, resolve as resolve4, sep as sep3 } from "node:path";
+import { existsSync as existsSync3, readFileSync as readFileSync5, realpathSync as realpathSync2, renameSync as renameSync2, rmSync, writeFileSync as writeFileSync3 } from "node:fs";
+import { basename as basename2, dirname as dirname3, join as join4, resolve as resolve4, sep as sep3 } from "node:path";
 import { parseArgs as parseArgs2 } from "node:util";
 
 // src/analysis/safe-fixes.ts
@@ -58642,6 +81014,10 @@ var cudaMinor = external_exports.union([external_exports.string(), external_expo
 var driverVersion = external_exports.union([external_exports.string(), external_exports.number().transform(String)]).pipe(external_exports.string().regex(/^\d{3}(\.\d{1,3}){0,2}$/, 'expected an NVIDIA driver version, e.g. "550.54.14"'));
 var RuleSeverity = external_exports.enum(["error", "warning", "notice", "off"]);
 var RuleSetting = external_exports.union([RuleSeverity, external_exports.strictObject({ severity: RuleSeverity.optional() })]);
+var credentialVariable = external_exports.string().regex(
+  /^REGISTRY_[A-Z0-9_]+$/,
+  "expected the name of an environment variable that starts with REGISTRY_ (never the credential itself)"
+);
 var BaselineFile = external_exports.strictObject({
   _extends: external_exports.string().min(1).optional().describe('The organisation config repository this file builds on (".github"); implied when it exists'),
   cuda: external_exports.strictObject({
@@ -58668,13 +81044,30 @@ var BaselineFile = external_exports.strictObject({
           "Its GPUs' product line: forward compatibility (cuda-compat) works on data-center and Jetson GPUs only"
         ),
         nodes: external_exports.number().int().positive().optional().describe("How many nodes it has"),
+        runtime: external_exports.enum(["legacy", "cdi"]).optional().describe(
+          `How its nodes start GPU containers: legacy (docker run --gpus, the nvidia runtime before toolkit 1.18, mode = "legacy") checks the image's NVIDIA_REQUIRE_CUDA and refuses what it does not meet; cdi (the nvidia runtime's default from 1.18.0, native CDI) never checks it`
+        ),
         labels: external_exports.record(external_exports.string(), external_exports.string()).optional().describe('Node labels that select it (nodeSelector), e.g. { "cloud.google.com/gke-nodepool": "a100" }')
       })
     ).min(1).describe("The GPU node pools, each with its own driver and GPUs; an image must run on at least one")
   }).optional().describe("The GPU fleet as pools (driver.minimum and gpus are the one-pool shorthand)"),
   images: external_exports.record(external_exports.string().min(1), external_exports.string().min(1)).optional().describe(
-    'Images this repository builds, by name without tag ("ghcr.io/org/trainer"), each with the Dockerfile that builds it (a path from the repository root): a Kubernetes manifest that runs one is judged by that Dockerfile'
+    'Images this repository builds, by name without tag ("ghcr.io/org/trainer"), each with the Dockerfile that builds it (a path from the repository root): a Kubernetes manifest that runs one is judged by that Dockerfile. The key "unknown" (error | warning | notice | off) sets the level of image-unknown instead'
   ),
+  registries: external_exports.strictObject({
+    lookup: external_exports.boolean().optional().describe(
+      "Read images' configs from their registries: the CLI does with true (as with --online); the App and the Action do unless false"
+    ),
+    credentials: external_exports.record(
+      external_exports.string().regex(/^[a-z0-9.-]+(:\d+)?$/, 'expected a registry host, e.g. "registry.example.com" or "nvcr.io"'),
+      external_exports.strictObject({
+        username: credentialVariable.describe("The environment variable that holds the user name"),
+        password: credentialVariable.describe("The environment variable that holds the password or token")
+      })
+    ).optional().describe(
+      "Registries to read private images from (beyond the public ones), each with the environment variables (REGISTRY_\u2026) that hold its credentials; read from the organisation baseline only"
+    )
+  }).optional().describe('Looking images up in their registries (see README "Images")'),
   packages: external_exports.record(
     external_exports.string().min(1),
     external_exports.array(
@@ -58728,6 +81121,7 @@ var EMPTY_BASELINE = {
   gpus: [],
   pools: [],
   images: {},
+  registries: { credentials: {} },
   packages: {},
   pinning: { python: "none", images: "none", packages: [] },
   prerelease: "allow",
@@ -58741,6 +81135,8 @@ var EMPTY_BASELINE = {
 };
 function resolveBaseline(file2) {
   const rules = {};
+  const unknownLevel = RuleSeverity.safeParse(file2.images?.unknown);
+  if (unknownLevel.success) rules["image-unknown"] = unknownLevel.data;
   for (const [id, setting] of Object.entries(file2.rules ?? {})) {
     const severity = typeof setting === "string" ? setting : setting.severity;
     if (severity) rules[id] = severity;
@@ -58761,11 +81157,16 @@ function resolveBaseline(file2) {
       gpus: pool.gpus ?? [],
       ...pool.class ? { class: pool.class } : {},
       ...pool.nodes !== void 0 ? { nodes: pool.nodes } : {},
-      labels: pool.labels ?? {}
+      labels: pool.labels ?? {},
+      ...pool.runtime ? { runtime: pool.runtime } : {}
     })),
     images: Object.fromEntries(
-      Object.entries(file2.images ?? {}).map(([name, path]) => [imageName(name), path.replace(/^\.\//, "")])
+      Object.entries(file2.images ?? {}).filter(([name]) => !(name === "unknown" && unknownLevel.success)).map(([name, path]) => [imageName(name), path.replace(/^\.\//, "")])
     ),
+    registries: {
+      ...file2.registries?.lookup !== void 0 ? { lookup: file2.registries.lookup } : {},
+      credentials: file2.registries?.credentials ?? {}
+    },
     packages,
     pinning: {
       python: file2.pinning?.python ?? "none",
@@ -59512,7 +81913,7 @@ var TextPool = class {
 // src/gate.ts
 var SUPPRESSION_RULE_ID = "invalid-suppression";
 function gate(files, baseline, kb, options2 = {}) {
-  const checker = new Checker(baseline, kb, options2);
+  const checker = new Checker(baseline, options2.images ? kb.withImages(options2.images) : kb, options2);
   return checker.report(files.length, [checker.checkPolicy(), checker.checkFiles(files)]);
 }
 var Checker = class {
@@ -59537,7 +81938,7 @@ var Checker = class {
   /** The baseline's own problems (one pass with no repository files) and notes on expired waivers. */
   checkPolicy() {
     const { findings } = this.run(
-      (run2) => run2([], [], { policy: this.options.policy, policyProblems: this.options.policyProblems })
+      (run) => run([], [], { policy: this.options.policy, policyProblems: this.options.policyProblems })
     );
     const unwaived = applyWaivers(findings, this.baseline, this.options);
     return {
@@ -59550,9 +81951,9 @@ var Checker = class {
    * resolved them already (exactly as resolveLinks would).
    */
   checkFiles(files, links = resolveLinks(files)) {
-    const { findings, verdicts: verdicts2 } = this.run((run2) => {
+    const { findings, verdicts: verdicts2 } = this.run((run) => {
       for (const group of fileBatches(files, links, this.options.batchFiles))
-        run2(group, buildUnits(group, links, this.kb), {});
+        run(group, buildUnits(group, links, this.kb), {});
     });
     const unwaived = applyWaivers(findings, this.baseline, this.options);
     return {
@@ -60382,8 +82783,12 @@ function claimHold(claim2, cuda, kb) {
     return `pytorch-cuda has no ${cuda} build (published: ${kb.condaPytorchCudaVersions().join(", ")}); install torch from pip instead`;
   if (claim2.kind === "conda" && name === "cudatoolkit" && Number(cudaMajor(cuda)) > kb.condaCudatoolkit().lastMajor)
     return `cudatoolkit has no CUDA ${cudaMajor(cuda)} packages (${cite(kb.condaCudatoolkit())}); use cuda-version=${cuda}`;
+  if (claim2.kind === "image" && claim2.image?.registry === "nvcr.io" && claim2.image.tag && !claim2.image.tag.includes("$")) {
+    if (!kb.ngcTagFor(claim2.image.repository, claim2.image.tag, cuda))
+      return `${claim2.subject}: no tag of ${claim2.image.repository} with CUDA ${cuda} is in the knowledge base (NGC's release notes as of ${kb.retrieved}); pick one from NGC's support matrix by hand`;
+  }
   if (claim2.kind === "image" && !claim2.rewrite)
-    return `${claim2.subject} is not an nvidia/cuda image; pick its CUDA ${cuda} tag by hand`;
+    return `${claim2.subject} is not an nvidia/cuda or NGC image; pick its CUDA ${cuda} tag by hand`;
   if (!["image", "index", "conda", "wheel-tag"].includes(claim2.kind))
     return `${claim2.subject} is built for CUDA ${claimCuda(claim2)}; move it by hand`;
   return void 0;
@@ -60520,7 +82925,7 @@ function escapeControl(text2) {
 
 // src/stream.ts
 function gateRepository(files, reader, baseline, kb, options2 = {}) {
-  const checker = new Checker(baseline, kb, options2);
+  const checker = new Checker(baseline, options2.images ? kb.withImages(options2.images) : kb, options2);
   const sources = [];
   const indexOf = /* @__PURE__ */ new Map();
   const groups = new Groups();
@@ -60533,7 +82938,7 @@ function gateRepository(files, reader, baseline, kb, options2 = {}) {
     if (!held.has(to)) groups.spoil(to);
     groups.join(i, to);
   };
-  const window = Math.max(1, options2.windowFiles ?? 16);
+  const window2 = Math.max(1, options2.windowFiles ?? 16);
   const parse6 = { images: baseline.images };
   for (const { source, parsed, links } of readRepository(files, reader, options2.follow ?? true, parse6)) {
     const i = groups.add();
@@ -60556,10 +82961,10 @@ function gateRepository(files, reader, baseline, kb, options2 = {}) {
         unread.set(i, (unread.get(i) ?? 0) + 1);
       }
     }
-    if (sources.length % window !== 0) continue;
+    if (sources.length % window2 !== 0) continue;
     const ready = [];
     const here = dirname2(source.path);
-    const recent = sources.length - window;
+    const recent = sources.length - window2;
     for (const [root, members2] of groupBy([...held.keys()], (at) => groups.find(at))) {
       if (groups.spoiled(root) || members2.some((at) => unread.get(at) || at >= recent && dirname2(sources[at].path) === here))
         continue;
@@ -60966,9 +83371,9 @@ function fileAtRef(cwd, ref, path) {
   }
 }
 function changedSince(cwd, ref) {
-  const run2 = (args) => git(cwd, args);
+  const run = (args) => git(cwd, args);
   commitOf(cwd, ref);
-  const changed = run2([
+  const changed = run([
     "diff",
     "--name-only",
     "--relative",
@@ -60979,7 +83384,7 @@ function changedSince(cwd, ref) {
     ref,
     "--"
   ]).split("\0");
-  const removed = run2([
+  const removed = run([
     "diff",
     "--name-only",
     "--relative",
@@ -60990,7 +83395,7 @@ function changedSince(cwd, ref) {
     ref,
     "--"
   ]).split("\0");
-  const untracked = run2(["ls-files", "--others", "--exclude-standard", "-z"]).split("\0");
+  const untracked = run(["ls-files", "--others", "--exclude-standard", "-z"]).split("\0");
   return { changed: [...new Set([...changed, ...untracked].filter(Boolean))], removed: removed.filter(Boolean) };
 }
 
@@ -61396,7 +83801,12 @@ function checkTree(job) {
   const policy = job.baseline ? loadBaseline(job.baseline.name, job.baseline.text, RULE_IDS) : void 0;
   const baseline = policy?.baseline ?? EMPTY_BASELINE;
   const kb = defaultKnowledgeBase();
-  const options2 = { ...policy ? { policy } : {}, repository: job.repository, today: job.today };
+  const options2 = {
+    ...policy ? { policy } : {},
+    repository: job.repository,
+    today: job.today,
+    ...job.images ? { images: job.images } : {}
+  };
   const skipped = [];
   const reader = diskReader(job.cwd, skipped, { paths: job.walked.paths, plain: new Set(job.walked.plain) });
   const checked = withVerifiedFixes(gateRepository(job.list, reader, baseline, kb, options2), baseline, kb, options2);
@@ -61545,6 +83955,524 @@ function joinedParts(parts, results) {
   return [...groups.values()];
 }
 
+// src/images/cache.ts
+var import_ioredis = __toESM(require_built3(), 1);
+import { createHash as createHash2 } from "node:crypto";
+import { mkdirSync, readFileSync as readFileSync4, renameSync, writeFileSync as writeFileSync2 } from "node:fs";
+import { homedir } from "node:os";
+import { join as join3 } from "node:path";
+var TAG_SECONDS = 6 * 3600;
+var MISSING_SECONDS = 600;
+var DIGEST_SECONDS = 90 * 24 * 3600;
+var MemoryCache = class {
+  constructor(limit = 2e3, now = Date.now) {
+    this.limit = limit;
+    this.now = now;
+  }
+  limit;
+  now;
+  entries = /* @__PURE__ */ new Map();
+  async get(key) {
+    const entry = this.entries.get(key);
+    if (!entry) return void 0;
+    if (entry.until <= this.now()) {
+      this.entries.delete(key);
+      return void 0;
+    }
+    return entry.value;
+  }
+  async set(key, value, seconds) {
+    this.entries.delete(key);
+    this.entries.set(key, { value, until: this.now() + seconds * 1e3 });
+    while (this.entries.size > this.limit) this.entries.delete(this.entries.keys().next().value);
+  }
+};
+var FileCache = class {
+  constructor(folder, now = Date.now) {
+    this.folder = folder;
+    this.now = now;
+  }
+  folder;
+  now;
+  async get(key) {
+    try {
+      const entry = JSON.parse(readFileSync4(this.path(key), "utf8"));
+      return typeof entry.value === "string" && typeof entry.until === "number" && entry.until > this.now() ? entry.value : void 0;
+    } catch {
+      return void 0;
+    }
+  }
+  async set(key, value, seconds) {
+    try {
+      mkdirSync(this.folder, { recursive: true });
+      const path = this.path(key);
+      const temporary = `${path}.${process.pid}.tmp`;
+      writeFileSync2(temporary, JSON.stringify({ until: this.now() + seconds * 1e3, value }));
+      renameSync(temporary, path);
+    } catch {
+    }
+  }
+  path(key) {
+    return join3(this.folder, `${createHash2("sha256").update(key).digest("hex")}.json`);
+  }
+};
+function cacheFolder(env) {
+  const base = env.XDG_CACHE_HOME && env.XDG_CACHE_HOME.startsWith("/") ? env.XDG_CACHE_HOME : join3(homedir(), ".cache");
+  return join3(base, "cuda-gatekeeper", "images");
+}
+var TieredCache = class {
+  constructor(near, far) {
+    this.near = near;
+    this.far = far;
+  }
+  near;
+  far;
+  async get(key) {
+    const near = await this.near.get(key);
+    if (near !== void 0) return near;
+    const far = await this.far.get(key);
+    if (far !== void 0) await this.near.set(key, far, MISSING_SECONDS);
+    return far;
+  }
+  async set(key, value, seconds) {
+    await Promise.all([this.near.set(key, value, seconds), this.far.set(key, value, seconds)]);
+  }
+};
+
+// src/images/registry.ts
+import { createHash as createHash3 } from "node:crypto";
+var MAX_BYTES = 4 * 1024 * 1024;
+var MAX_ATTEMPTS = 3;
+var MAX_REDIRECTS = 3;
+var INDEX_TYPES = [
+  "application/vnd.oci.image.index.v1+json",
+  "application/vnd.docker.distribution.manifest.list.v2+json"
+];
+var MANIFEST_TYPES = [
+  "application/vnd.oci.image.manifest.v1+json",
+  "application/vnd.docker.distribution.manifest.v2+json"
+];
+var ACCEPT = [...INDEX_TYPES, ...MANIFEST_TYPES].join(", ");
+var LookupFailure = class extends Error {
+  constructor(state, message) {
+    super(message);
+    this.state = state;
+  }
+  state;
+};
+var RegistryClient = class {
+  constructor(options2) {
+    this.options = options2;
+    this.fetch = options2.fetch ?? globalThis.fetch;
+    this.now = options2.now ?? Date.now;
+    this.sleep = options2.sleep ?? ((ms) => new Promise((resolve6) => setTimeout(resolve6, ms)));
+  }
+  options;
+  spent = { requests: 0, hubPulls: 0 };
+  fetch;
+  now;
+  sleep;
+  /** Bearer tokens by host and scope, with when they stop. */
+  tokens = /* @__PURE__ */ new Map();
+  /** The digest a tag names now, by HEAD (no pull counted); undefined where the registry sends no digest header. */
+  async digestOf(ref) {
+    const response = await this.request(ref, `manifests/${ref.tag ?? "latest"}`, "HEAD");
+    if (response.status === 404) throw this.notFound(ref, response);
+    await response.body?.cancel();
+    const digest = response.headers.get("docker-content-digest") ?? void 0;
+    return digest && /^sha256:[a-f0-9]{64}$/.test(digest) ? digest : void 0;
+  }
+  /**
+   * The image's config for `platform` (`linux/amd64`): the manifest at `reference` (a tag or digest), through an
+   * index to the platform's manifest, then its config blob, each checked against its digest.
+   */
+  async read(ref, reference, platform) {
+    const top = await this.manifest(ref, reference);
+    let manifest = top.json;
+    if (Array.isArray(manifest.manifests)) {
+      const chosen = pickPlatform(manifest.manifests, platform);
+      if ("problem" in chosen) throw new LookupFailure("unread", chosen.problem);
+      manifest = (await this.manifest(ref, chosen.digest)).json;
+    }
+    if (manifest.schemaVersion === 1)
+      throw new LookupFailure("unread", "the registry serves a schema 1 manifest, which has no config to read");
+    const digest = isObject3(manifest.config) ? manifest.config.digest : void 0;
+    if (typeof digest !== "string" || !/^sha256:[a-f0-9]{64}$/.test(digest))
+      throw new LookupFailure("unread", "the manifest names no config blob (not an image manifest)");
+    const blob = await this.request(ref, `blobs/${digest}`, "GET");
+    if (blob.status === 404)
+      throw new LookupFailure("unread", `${registryName(ref)} lists a config blob it does not serve (${digest})`);
+    const bytes = await readCapped(blob, "config");
+    checkDigest(bytes, digest, "config");
+    const config2 = readImageConfig(parseJson(bytes, "config"));
+    if (typeof config2 === "string") throw new LookupFailure("unread", config2);
+    return { digest: top.digest, config: config2 };
+  }
+  async manifest(ref, reference) {
+    const response = await this.request(ref, `manifests/${reference}`, "GET");
+    if (response.status === 404) throw this.notFound(ref, response);
+    if (!ref.registry) this.spent.hubPulls += 1;
+    const bytes = await readCapped(response, "manifest");
+    const digest = reference.startsWith("sha256:") ? reference : response.headers.get("docker-content-digest") ?? `sha256:${sha256(bytes)}`;
+    if (reference.startsWith("sha256:")) checkDigest(bytes, reference, "manifest");
+    const json2 = parseJson(bytes, "manifest");
+    if (!isObject3(json2)) throw new LookupFailure("unread", "the manifest is not a JSON object");
+    return { digest, json: json2 };
+  }
+  /** A 404 from the manifests endpoint: the tag or repository does not exist, in the registry's own words. */
+  notFound(ref, response) {
+    void response.body?.cancel();
+    return new LookupFailure(
+      "missing",
+      `${registryName(ref)} has no ${ref.tag ? `tag ${ref.tag} of ` : ""}${ref.repository} (404 manifest unknown)`
+    );
+  }
+  /** One API request, with authentication, redirects and retries; a 404 is returned, other failures thrown. */
+  async request(ref, path, method) {
+    const host = registryHost(ref);
+    const scope = `repository:${repositoryPath(ref)}:pull`;
+    let url2 = `https://${host}/v2/${repositoryPath(ref)}/${path}`;
+    let authorization = this.tokens.get(`${host} ${scope}`);
+    let authenticated = false;
+    let redirects = 0;
+    for (let attempt = 1; ; ) {
+      const sameHost = new URL(url2).host === host;
+      const headers = { accept: ACCEPT };
+      const token = authorization && authorization.until > this.now() ? authorization.token : void 0;
+      if (sameHost && token) headers.authorization = token;
+      const response = await this.send(ref, url2, { method, headers });
+      const status = response.status;
+      if (status >= 300 && status < 400 && response.headers.has("location")) {
+        void response.body?.cancel();
+        if (++redirects > MAX_REDIRECTS)
+          throw new LookupFailure("unread", `${registryName(ref)} redirected more than ${MAX_REDIRECTS} times`);
+        const next = new URL(response.headers.get("location"), url2);
+        if (next.protocol !== "https:")
+          throw new LookupFailure("unread", `${registryName(ref)} redirected to ${next.protocol} (only https is read)`);
+        url2 = next.href;
+        continue;
+      }
+      if (status === 401 && sameHost && !authenticated) {
+        void response.body?.cancel();
+        authenticated = true;
+        const header = await this.authorize(ref, response.headers.get("www-authenticate"), scope);
+        authorization = { token: header, until: Number.POSITIVE_INFINITY };
+        continue;
+      }
+      if (status === 401 || status === 403) {
+        void response.body?.cancel();
+        const credentials = this.options.credentials?.(host);
+        throw new LookupFailure(
+          "unread",
+          `${registryName(ref)} refused access (${status}): ${credentials ? "the credentials the baseline names were not accepted" : "a private image, or one that does not exist; name credentials for it under registries in the baseline"}`
+        );
+      }
+      if (status === 429 || status >= 500) {
+        const wait = retryAfter(response.headers.get("retry-after"), this.now()) ?? 500 * 2 ** (attempt - 1);
+        void response.body?.cancel();
+        const what = status === 429 ? "429 too many requests" : `${status}`;
+        if (attempt >= MAX_ATTEMPTS)
+          throw new LookupFailure("unread", `${registryName(ref)} answered ${what} ${attempt} times`);
+        if (this.now() + wait >= this.options.deadline)
+          throw new LookupFailure(
+            "unread",
+            `${registryName(ref)} answered ${what} and asks to wait ${Math.ceil(wait / 1e3)} s, past the lookup budget`
+          );
+        await this.sleep(wait);
+        attempt += 1;
+        continue;
+      }
+      if (status === 404 || status >= 200 && status < 300) return response;
+      void response.body?.cancel();
+      throw new LookupFailure("unread", `${registryName(ref)} answered ${status}`);
+    }
+  }
+  /** fetch within the deadline; a timeout or a network failure is a lookup failure that says which. */
+  async send(ref, url2, init) {
+    const left = this.options.deadline - this.now();
+    if (left <= 0) throw new LookupFailure("unread", "the lookup budget was spent before this image");
+    this.spent.requests += 1;
+    try {
+      return await this.fetch(url2, { ...init, redirect: "manual", signal: AbortSignal.timeout(left) });
+    } catch (error62) {
+      const name = error62.name;
+      if (name === "TimeoutError" || name === "AbortError")
+        throw new LookupFailure("unread", `${registryName(ref)} did not answer within the lookup budget`);
+      throw new LookupFailure("unread", `cannot reach ${registryName(ref)} (${describe5(error62)})`);
+    }
+  }
+  /** The Authorization header a 401's challenge asks for: a bearer token from its realm, or Basic credentials. */
+  async authorize(ref, header, scope) {
+    const host = registryHost(ref);
+    const challenge = parseChallenge(header ?? "");
+    const credentials = this.options.credentials?.(host);
+    const basic = credentials ? `Basic ${Buffer.from(`${credentials.username}:${credentials.password}`).toString("base64")}` : void 0;
+    if (challenge?.scheme === "basic") {
+      if (basic) {
+        this.tokens.set(`${host} ${scope}`, { token: basic, until: Number.POSITIVE_INFINITY });
+        return basic;
+      }
+      throw new LookupFailure(
+        "unread",
+        `${registryName(ref)} asks for a user and password: name credentials for it under registries in the baseline`
+      );
+    }
+    const realm = challenge?.params.realm;
+    if (!realm) throw new LookupFailure("unread", `${registryName(ref)} answered 401 without a challenge to answer`);
+    let url2;
+    try {
+      url2 = new URL(realm);
+    } catch {
+      throw new LookupFailure("unread", `${registryName(ref)} names a token service that is not a URL (${realm})`);
+    }
+    if (url2.protocol !== "https:")
+      throw new LookupFailure("unread", `${registryName(ref)} names a token service that is not https (${realm})`);
+    if (challenge.params.service) url2.searchParams.set("service", challenge.params.service);
+    url2.searchParams.set("scope", challenge.params.scope ?? scope);
+    const cached2 = this.tokens.get(`${host} ${scope}`);
+    if (cached2 && cached2.until > this.now()) return cached2.token;
+    const response = await this.send(ref, url2.href, {
+      method: "GET",
+      headers: { accept: "application/json", ...basic ? { authorization: basic } : {} }
+    });
+    if (response.status !== 200) {
+      void response.body?.cancel();
+      throw new LookupFailure(
+        "unread",
+        `${registryName(ref)}'s token service (${url2.host}) answered ${response.status}${credentials ? " to the credentials the baseline names" : ""}`
+      );
+    }
+    const body = parseJson(await readCapped(response, "token"), "token");
+    const token = isObject3(body) ? body.token ?? body.access_token : void 0;
+    if (typeof token !== "string" || token === "")
+      throw new LookupFailure("unread", `${registryName(ref)}'s token service answered no token`);
+    const seconds = isObject3(body) && typeof body.expires_in === "number" ? body.expires_in : 60;
+    const bearer = `Bearer ${token}`;
+    this.tokens.set(`${host} ${scope}`, { token: bearer, until: this.now() + Math.max(0, seconds - 5) * 1e3 });
+    return bearer;
+  }
+};
+function parseChallenge(header) {
+  const match = /\b(bearer|basic)\b\s*(.*)$/i.exec(header);
+  if (!match) return void 0;
+  const params = {};
+  for (const [, key, quoted, bare] of match[2].matchAll(/([a-z_]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]+))/gi))
+    params[key.toLowerCase()] = quoted !== void 0 ? quoted.replace(/\\(.)/g, "$1") : bare;
+  return { scheme: match[1].toLowerCase(), params };
+}
+function retryAfter(value, now) {
+  if (value === null || value.trim() === "") return void 0;
+  if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1e3;
+  const date5 = Date.parse(value);
+  return Number.isNaN(date5) ? void 0 : Math.max(0, date5 - now);
+}
+function pickPlatform(entries2, platform) {
+  const [os, architecture, variant] = platform.split("/");
+  const offered = [];
+  for (const entry of entries2) {
+    if (!isObject3(entry) || !isObject3(entry.platform) || typeof entry.digest !== "string") continue;
+    const p = entry.platform;
+    if (p.os === "unknown") continue;
+    offered.push(`${String(p.os)}/${String(p.architecture)}${p.variant ? `/${String(p.variant)}` : ""}`);
+    if (p.os !== os || p.architecture !== architecture) continue;
+    if (variant && p.variant !== void 0 && p.variant !== variant) continue;
+    return { digest: entry.digest };
+  }
+  return {
+    problem: `the image has no ${platform} build (its index lists ${offered.length ? offered.join(", ") : "none"})`
+  };
+}
+async function readCapped(response, what) {
+  const length = Number(response.headers.get("content-length"));
+  if (Number.isFinite(length) && length > MAX_BYTES) {
+    void response.body?.cancel();
+    throw new LookupFailure("unread", `the ${what} is larger than ${MAX_BYTES / 1024 / 1024} MiB (${length} bytes)`);
+  }
+  if (!response.body) return new Uint8Array();
+  const chunks = [];
+  let size = 0;
+  const reader = response.body.getReader();
+  for (; ; ) {
+    let next;
+    try {
+      next = await reader.read();
+    } catch (error62) {
+      throw new LookupFailure("unread", `the ${what} could not be read to its end (${describe5(error62)})`);
+    }
+    if (next.done) break;
+    size += next.value.byteLength;
+    if (size > MAX_BYTES) {
+      await reader.cancel();
+      throw new LookupFailure("unread", `the ${what} is larger than ${MAX_BYTES / 1024 / 1024} MiB`);
+    }
+    chunks.push(next.value);
+  }
+  return Buffer.concat(chunks);
+}
+function parseJson(bytes, what) {
+  try {
+    return JSON.parse(Buffer.from(bytes).toString("utf8"));
+  } catch {
+    throw new LookupFailure("unread", `the ${what} is not valid JSON`);
+  }
+}
+function sha256(bytes) {
+  return createHash3("sha256").update(bytes).digest("hex");
+}
+function checkDigest(bytes, digest, what) {
+  if (`sha256:${sha256(bytes)}` !== digest)
+    throw new LookupFailure("unread", `the ${what} the registry sent does not match its digest ${digest}`);
+}
+function isObject3(value) {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+function describe5(error62) {
+  const cause = error62.cause;
+  return cause?.code ?? cause?.message ?? error62.message ?? String(error62);
+}
+
+// src/images/resolve.ts
+var PUBLIC_REGISTRIES = [
+  "registry-1.docker.io",
+  "nvcr.io",
+  "ghcr.io",
+  "quay.io",
+  "public.ecr.aws",
+  "gcr.io",
+  /^[a-z]+\.gcr\.io$/,
+  /^[a-z0-9-]+-docker\.pkg\.dev$/,
+  "mcr.microsoft.com",
+  "registry.k8s.io"
+];
+function imagesToLookUp(files, known2) {
+  const wanted = /* @__PURE__ */ new Map();
+  for (const file2 of files) {
+    for (const image of [...file2.images, ...file2.containers.map((container) => container.image)]) {
+      if (image.fromStage !== void 0 || image.unresolved || /[$`{}]/.test(image.reference)) continue;
+      if (isScratch(image) || known2(image)) continue;
+      const ref = {
+        ...image.registry ? { registry: image.registry } : {},
+        repository: image.repository,
+        ...image.tag !== void 0 ? { tag: image.tag } : {},
+        ...image.digest ? { digest: image.digest } : {}
+      };
+      wanted.set(imageKey(ref), ref);
+    }
+  }
+  return [...wanted.values()];
+}
+function fleetPlatform(baseline) {
+  const arm = (pool) => pool.class === "jetson" || pool.gpus.length > 0 && pool.gpus.every((gpu) => /^G[BH]\d|jetson|orin|thor/i.test(gpu));
+  return baseline.pools.length > 0 && baseline.pools.every(arm) ? "linux/arm64" : "linux/amd64";
+}
+function lookupAllowed(host, baseline) {
+  return PUBLIC_REGISTRIES.some((known2) => typeof known2 === "string" ? known2 === host : known2.test(host)) || Object.hasOwn(baseline.registries.credentials, host);
+}
+async function lookUpImages(refs2, baseline, settings) {
+  const now = settings.now ?? Date.now;
+  const client = new RegistryClient({
+    deadline: now() + settings.budgetMs,
+    credentials: (host) => credentialsFor(host, baseline, settings.env),
+    ...settings.fetch ? { fetch: settings.fetch } : {},
+    now,
+    ...settings.sleep ? { sleep: settings.sleep } : {}
+  });
+  const platform = settings.platform ?? "linux/amd64";
+  const maxImages = settings.maxImages ?? 40;
+  const lookups = {};
+  let cached2 = 0;
+  const queue = refs2.slice(0, maxImages);
+  for (const ref of refs2.slice(maxImages))
+    lookups[imageKey(ref)] = {
+      state: "unread",
+      reason: `the check names more than ${maxImages} images to look up; this one was not`
+    };
+  const one2 = async (ref) => {
+    const key = imageKey(ref);
+    if (!lookupAllowed(registryHost(ref), baseline)) {
+      lookups[key] = {
+        state: "unread",
+        reason: `${registryName(ref)} is not a public registry cuda-gatekeeper reads; name it under registries.credentials in the baseline to have it read`
+      };
+      return;
+    }
+    const found = await lookUp(ref, client, settings.cache, platform, settings.today);
+    if (found.cached) cached2 += 1;
+    lookups[key] = found.lookup;
+  };
+  const workers = Array.from({ length: Math.min(settings.concurrency ?? 4, queue.length) }, async () => {
+    for (let ref = queue.shift(); ref; ref = queue.shift()) await one2(ref);
+  });
+  await Promise.all(workers);
+  return { lookups, spent: { ...client.spent, cached: cached2, images: refs2.length } };
+}
+async function lookUp(ref, client, cache, platform, today) {
+  const name = `${registryHost(ref)}/${ref.repository}`;
+  const tagKey = `tag ${name}:${ref.tag ?? "latest"}`;
+  try {
+    let digest = ref.digest;
+    if (!digest) {
+      const known2 = await cache.get(tagKey);
+      if (known2?.startsWith("missing ")) return { lookup: JSON.parse(known2.slice(8)), cached: true };
+      digest = known2 ?? await client.digestOf(ref);
+      if (digest && !known2) await cache.set(tagKey, digest, TAG_SECONDS);
+    }
+    const configKey = digest ? `config ${name}@${digest} ${platform}` : void 0;
+    const hit = configKey ? await cache.get(configKey) : void 0;
+    if (hit) return { lookup: JSON.parse(hit), cached: true };
+    const read = await client.read(ref, digest ?? ref.tag ?? "latest", platform);
+    const lookup2 = {
+      state: "read",
+      registry: registryName(ref),
+      digest: read.digest,
+      config: read.config,
+      retrieved: today
+    };
+    await cache.set(configKey ?? `config ${name}@${read.digest} ${platform}`, JSON.stringify(lookup2), DIGEST_SECONDS);
+    return { lookup: lookup2, cached: false };
+  } catch (error62) {
+    if (!(error62 instanceof LookupFailure))
+      return { lookup: { state: "unread", reason: `the lookup failed (${error62.message})` }, cached: false };
+    if (error62.state === "missing") {
+      const lookup2 = { state: "missing", registry: registryName(ref), reason: error62.message };
+      if (!ref.digest) await cache.set(tagKey, `missing ${JSON.stringify(lookup2)}`, MISSING_SECONDS);
+      return { lookup: lookup2, cached: false };
+    }
+    return { lookup: { state: "unread", reason: error62.message }, cached: false };
+  }
+}
+function credentialsFor(host, baseline, env) {
+  const named = baseline.registries.credentials[host === "registry-1.docker.io" ? "docker.io" : host];
+  const username = named && env[named.username];
+  const password = named && env[named.password];
+  return username && password ? { username, password } : void 0;
+}
+
+// src/cli/lookup.ts
+var BUDGET_MS = 2e4;
+async function lookUpForCli(list, reader, baseline, kb, options2) {
+  const files = list.filter((entry) => entry.kind === "dockerfile" || entry.kind === "kubernetes").map((entry) => reader.read(entry.path, entry.kind)).filter((source) => source !== void 0).map((source) => parseFile(source.path, source.text, source.kind, { images: baseline.images }));
+  const refs2 = imagesToLookUp(files, (image) => snapshotKnows(image, kb));
+  if (refs2.length === 0)
+    return { images: {}, summary: "no image needed a lookup (the knowledge snapshot knows them all)" };
+  const { env, today } = options2;
+  const budget = Number(env.CUDA_GATEKEEPER_LOOKUP_BUDGET_MS);
+  const run = await lookUpImages(refs2, baseline, {
+    cache: new TieredCache(new MemoryCache(), new FileCache(cacheFolder(env))),
+    env,
+    budgetMs: Number.isFinite(budget) && budget > 0 ? budget : BUDGET_MS,
+    platform: fleetPlatform(baseline),
+    today,
+    ...options2.fetch ? { fetch: options2.fetch } : {}
+  });
+  const states = Object.values(run.lookups);
+  const count = (state) => states.filter((lookup2) => lookup2.state === state).length;
+  return {
+    images: run.lookups,
+    summary: `looked up ${refs2.length} image${refs2.length === 1 ? "" : "s"}: ${count("read")} read (${run.spent.cached} from the cache), ${count("missing")} missing, ${count("unread")} not read; ${run.spent.requests} registry requests`
+  };
+}
+
 // src/cli/main.ts
 var UsageError = class extends Error {
 };
@@ -61575,6 +84503,10 @@ Options:
   --max-warnings N         also exit 1 when there are more than N warnings
   --fix                    apply the safe fixes (each verified by checking the result again)
   --verbose                show each finding's explanation, sources and fix
+  --online                 look images up in their registries (their configs' CUDA_VERSION and NVIDIA_REQUIRE_*):
+                           only image references leave the machine (README "Images"); registries.lookup: true in
+                           the baseline does the same, --offline turns it off
+  --offline                never ask a registry (the knowledge snapshot only; the default)
   --repository OWNER/NAME  the repository waivers are matched against (default: $GITHUB_REPOSITORY, else the
                            folder's name)
   --type KIND              read the named files (or standard input) as one of ${FILE_KIND_NAMES.join(", ")}
@@ -61603,33 +84535,36 @@ var RULES_HELP = `Usage: cuda-gatekeeper rules
 
 Lists every rule: its id, default severity and what it checks. Each rule's README (rules/<id>/README.md) says
 why and how to fix.`;
-function run(argv, io) {
+async function runAsync(argv, io) {
   try {
-    return dispatch(argv, io);
+    return await dispatch(argv, io, true);
   } catch (error62) {
-    if (error62 instanceof UsageError || error62 instanceof GitError || error62 instanceof PlanError) {
-      io.err(`cuda-gatekeeper: ${error62.message}
-`);
-      return 2;
-    }
-    if (error62 instanceof TypeError && (String(error62.code ?? "").startsWith("ERR_PARSE_ARGS") || /Unknown option|unexpected argument|argument missing|requires a value/i.test(error62.message))) {
-      const unknown2 = /Unknown option '(-{1,2}[^']+)'/.exec(error62.message)?.[1];
-      const suggestion = unknown2 ? nearestOption(unknown2, argv[0]) : void 0;
-      const said = unknown2 ? `unknown option ${unknown2}${suggestion ? ` (did you mean ${suggestion}?)` : ""}` : error62.message.split("\n")[0];
-      io.err(`cuda-gatekeeper: ${said}
-${USAGE}
-`);
-      return 2;
-    }
-    const message = error62 instanceof Error ? error62.message : String(error62);
-    io.err(
-      `cuda-gatekeeper: internal error: ${escapeControl(message.split("\n")[0] ?? "")} (please report it; CUDA_GATEKEEPER_DEBUG=1 shows where)
-`
-    );
-    if (process.env.CUDA_GATEKEEPER_DEBUG === "1" && error62 instanceof Error && error62.stack) io.err(`${error62.stack}
+    return failure2(error62, argv, io);
+  }
+}
+function failure2(error62, argv, io) {
+  if (error62 instanceof UsageError || error62 instanceof GitError || error62 instanceof PlanError) {
+    io.err(`cuda-gatekeeper: ${error62.message}
 `);
     return 2;
   }
+  if (error62 instanceof TypeError && (String(error62.code ?? "").startsWith("ERR_PARSE_ARGS") || /Unknown option|unexpected argument|argument missing|requires a value/i.test(error62.message))) {
+    const unknown3 = /Unknown option '(-{1,2}[^']+)'/.exec(error62.message)?.[1];
+    const suggestion = unknown3 ? nearestOption(unknown3, argv[0]) : void 0;
+    const said = unknown3 ? `unknown option ${unknown3}${suggestion ? ` (did you mean ${suggestion}?)` : ""}` : error62.message.split("\n")[0];
+    io.err(`cuda-gatekeeper: ${said}
+${USAGE}
+`);
+    return 2;
+  }
+  const message = error62 instanceof Error ? error62.message : String(error62);
+  io.err(
+    `cuda-gatekeeper: internal error: ${escapeControl(message.split("\n")[0] ?? "")} (please report it; CUDA_GATEKEEPER_DEBUG=1 shows where)
+`
+  );
+  if (process.env.CUDA_GATEKEEPER_DEBUG === "1" && error62 instanceof Error && error62.stack) io.err(`${error62.stack}
+`);
+  return 2;
 }
 var OPTIONS = {
   check: [
@@ -61643,6 +84578,8 @@ var OPTIONS = {
     "--changed-since",
     "--fix",
     "--verbose",
+    "--online",
+    "--offline",
     "--repository",
     "--type",
     "--stdin-filename",
@@ -61651,8 +84588,8 @@ var OPTIONS = {
   ],
   plan: ["--cuda", "--baseline", "--baseline-ref", "--format", "--write", "--help"]
 };
-function nearestOption(unknown2, command) {
-  const name = unknown2.split("=")[0];
+function nearestOption(unknown3, command) {
+  const name = unknown3.split("=")[0];
   let best;
   for (const option of OPTIONS[command ?? ""] ?? []) {
     const distance = option.startsWith(name) && name.length >= 4 ? 0 : editDistance(name, option);
@@ -61670,7 +84607,7 @@ function editDistance(a, b) {
   }
   return previous[b.length];
 }
-function dispatch(argv, io) {
+function dispatch(argv, io, canWait) {
   const [command, ...rest] = argv;
   if (command === "--version" || command === "-v") {
     io.out(`${packageVersion()}
@@ -61683,7 +84620,7 @@ function dispatch(argv, io) {
     return command === void 0 ? 2 : 0;
   }
   const help = rest.includes("--help") || rest.includes("-h");
-  if (command === "check") return help ? helpText2(CHECK_HELP, io) : check2(rest, io);
+  if (command === "check") return help ? helpText2(CHECK_HELP, io) : check2(rest, io, canWait);
   if (command === "plan") return help ? helpText2(PLAN_HELP, io) : planCommand(rest, io);
   if (command === "fleet")
     return help ? helpText2(FLEET_HELP, io) : fleetCommand(rest, io, (message) => new UsageError(message));
@@ -61712,14 +84649,14 @@ function readBaseline(option, io, ref) {
       if (option) throw new UsageError(`cannot read baseline ${option} at ${ref}`);
       io.err(`cuda-gatekeeper: no ${repoConfig} at ${ref}; using the bundled baseline.yaml
 `);
-      return loadBaseline("baseline.yaml (bundled default)", readFileSync4(bundledBaselinePath(), "utf8"), RULE_IDS);
+      return loadBaseline("baseline.yaml (bundled default)", readFileSync5(bundledBaselinePath(), "utf8"), RULE_IDS);
     }
     return loadBaseline(`${path}@${ref}`, text2, RULE_IDS);
   }
   if (option) return loadBaseline(option, readBaselineFile(io.cwd, option), RULE_IDS);
   if (existsSync3(resolve4(io.cwd, repoConfig)))
     return loadBaseline(repoConfig, readBaselineFile(io.cwd, repoConfig), RULE_IDS);
-  return loadBaseline("baseline.yaml (bundled default)", readFileSync4(bundledBaselinePath(), "utf8"), RULE_IDS);
+  return loadBaseline("baseline.yaml (bundled default)", readFileSync5(bundledBaselinePath(), "utf8"), RULE_IDS);
 }
 function readBaselineFile(cwd, path) {
   const absolute = resolve4(cwd, path);
@@ -61741,7 +84678,9 @@ function policyFailure(policy, kb, io) {
     message: problem.message
   }));
   if (refused.length === 0)
-    refused = gate([], policy.baseline, kb, { policy }).findings.filter((finding) => finding.ruleId === "policy-error" && finding.location.path === path).map((finding) => ({
+    refused = gate([], policy.baseline, kb, { policy }).findings.filter(
+      (finding) => finding.ruleId === "policy-error" && finding.severity === "error" && finding.location.path === path
+    ).map((finding) => ({
       path,
       line: finding.location.start.line,
       column: finding.location.start.column,
@@ -61825,6 +84764,8 @@ function checkFlags(args) {
       "changed-since": { type: "string" },
       fix: { type: "boolean", default: false },
       verbose: { type: "boolean", default: false },
+      online: { type: "boolean", default: false },
+      offline: { type: "boolean", default: false },
       repository: { type: "string" },
       type: { type: "string" },
       "stdin-filename": { type: "string" },
@@ -61841,6 +84782,7 @@ function checkFlags(args) {
     throw new UsageError("--fix and --changed-since need files, not standard input");
   if (values["stdin-filename"] !== void 0 && !stdin)
     throw new UsageError('--stdin-filename goes with "-" (standard input)');
+  if (values.online && values.offline) throw new UsageError("--online and --offline cannot both be given");
   return {
     values,
     positionals,
@@ -61850,7 +84792,7 @@ function checkFlags(args) {
     type: fileType(values.type)
   };
 }
-function check2(args, io) {
+function check2(args, io, canWait) {
   const flags = checkFlags(args);
   const { values } = flags;
   const kb = defaultKnowledgeBase();
@@ -61858,39 +84800,51 @@ function check2(args, io) {
   const refused = policy && policyFailure(policy, kb, io);
   if (refused !== void 0) return refused;
   const baseline = policy?.baseline ?? EMPTY_BASELINE;
-  const gateOptions = {
-    ...policy ? { policy } : {},
-    repository: values.repository ?? process.env.GITHUB_REPOSITORY ?? basename2(io.cwd),
-    today: (/* @__PURE__ */ new Date()).toISOString().slice(0, 10)
+  const env = io.env ?? process.env;
+  const engine = {
+    baseline,
+    kb,
+    policy,
+    gateOptions: {
+      ...policy ? { policy } : {},
+      repository: values.repository ?? env.GITHUB_REPOSITORY ?? basename2(io.cwd),
+      today: (/* @__PURE__ */ new Date()).toISOString().slice(0, 10)
+    }
   };
-  const baselineOrigin = policy ? policy.source.path : "none (built-in consistency rules only)";
-  const output2 = (report, sources, unchecked2 = []) => {
-    io.onReport?.({
-      report,
-      sources,
-      baselineOrigin,
-      failed: fails(report, flags.limit) || uncheckedFails(flags, baseline, unchecked2),
-      unchecked: unchecked2
-    });
-    const shown = values.quiet ? { ...report, findings: report.findings.filter((finding) => finding.severity === "error") } : report;
-    const text2 = render(
-      shown,
-      flags.format,
-      sources,
-      values.verbose ?? false,
-      (io.color ?? false) && values.output === void 0
-    );
-    if (values.output === void 0) io.out(text2);
-    else writeOutput(io.cwd, values.output, text2);
-  };
+  const online = values.online || !values.offline && baseline.registries.lookup === true;
+  if (online && !canWait)
+    throw new UsageError("looking images up (--online, registries.lookup) needs the command line itself (runAsync)");
   if (flags.stdin) {
-    const checked2 = checkStdin(io, { name: values["stdin-filename"], type: flags.type }, { baseline, kb, gateOptions });
-    if (typeof checked2 === "string") throw new UsageError(checked2);
-    output2(checked2.report, checked2.sources);
-    return fails(checked2.report, flags.limit) ? 1 : 0;
+    const stdin = readStdin(io, { name: values["stdin-filename"], type: flags.type });
+    if (typeof stdin === "string") throw new UsageError(stdin);
+    const finish2 = (withImages) => {
+      const checked = checkStdin(io, stdin, withImages);
+      reportChecked(io, flags, withImages, checked.report, checked.sources);
+      return fails(checked.report, flags.limit) ? 1 : 0;
+    };
+    if (!online) return finish2(engine);
+    return lookUp2(io, [{ path: stdin.path, kind: stdin.kind }], stdin.reader, flags, engine).then(finish2);
   }
   const chosen = chooseFiles(io, flags, baseline);
-  const { checked, skipped } = checkChosen(io, flags, chosen, { baseline, kb, gateOptions, policy });
+  const finish = (withImages) => finishCheck(io, flags, chosen, withImages);
+  if (!online) return finish(engine);
+  return lookUp2(io, chosen.files, diskReader(io.cwd, [], chosen.selected), flags, engine).then(finish);
+}
+async function lookUp2(io, list, reader, flags, engine) {
+  const env = io.env ?? process.env;
+  const found = await lookUpForCli(list, reader, engine.baseline, engine.kb, {
+    env,
+    today: engine.gateOptions.today,
+    ...io.fetch ? { fetch: io.fetch } : {}
+  });
+  if (flags.values.verbose) io.err(`cuda-gatekeeper: ${found.summary}
+`);
+  return { ...engine, gateOptions: { ...engine.gateOptions, images: found.images } };
+}
+function finishCheck(io, flags, chosen, engine) {
+  const { values } = flags;
+  const { baseline } = engine;
+  const { checked, skipped } = checkChosen(io, flags, chosen, engine);
   for (const skip of skipped) {
     if (values["ignore-unknown"] && skip.reason === UNKNOWN_KIND && chosen.namedPaths.has(skip.path)) continue;
     io.err(`${escapeControl(skip.path)}: skipped: ${skip.reason}
@@ -61904,7 +84858,7 @@ function check2(args, io) {
     })),
     ...skipped.filter((skip) => skip.reason !== UNKNOWN_KIND && !skip.duplicate)
   ].filter(({ path }) => !chosen.namesFiles || chosen.namedSet.has(path) || sourcePaths.has(path)).map(({ path, reason }) => ({ path, reason }));
-  output2(checked.report, checked.sources, unchecked);
+  reportChecked(io, flags, engine, checked.report, checked.sources, unchecked);
   if (!values["ignore-unknown"] && skipped.some((skip) => skip.reason === UNKNOWN_KIND && chosen.namedPaths.has(skip.path)))
     return 2;
   if (uncheckedFails(flags, baseline, unchecked)) {
@@ -61915,6 +84869,26 @@ function check2(args, io) {
     return 1;
   }
   return fails(checked.report, flags.limit) ? 1 : 0;
+}
+function reportChecked(io, flags, { baseline, policy }, report, sources, unchecked = []) {
+  const { values } = flags;
+  io.onReport?.({
+    report,
+    sources,
+    baselineOrigin: policy ? policy.source.path : "none (built-in consistency rules only)",
+    failed: fails(report, flags.limit) || uncheckedFails(flags, baseline, unchecked),
+    unchecked
+  });
+  const shown = values.quiet ? { ...report, findings: report.findings.filter((finding) => finding.severity === "error") } : report;
+  const text2 = render(
+    shown,
+    flags.format,
+    sources,
+    values.verbose ?? false,
+    (io.color ?? false) && values.output === void 0
+  );
+  if (values.output === void 0) io.out(text2);
+  else writeOutput(io.cwd, values.output, text2);
 }
 function uncheckedFails(flags, baseline, unchecked) {
   return unchecked.length > 0 && flags.limit.failOn !== "never" && baseline.unchecked !== "neutral";
@@ -61955,7 +84929,7 @@ function checkChosen(io, flags, chosen, engine) {
   const { selected, changes, files } = chosen;
   const { baseline, kb, gateOptions, policy } = engine;
   let skipped = [];
-  const run2 = (list) => {
+  const run = (list) => {
     const reader = diskReader(io.cwd, skipped, selected);
     const checked2 = changes ? checkChanges(list, reader, changes, engine) : gateRepository(list, reader, baseline, kb, gateOptions);
     return withVerifiedFixes(
@@ -61975,7 +84949,8 @@ function checkChosen(io, flags, chosen, engine) {
         ...policy ? { baseline: { name: policy.source.path, text: policy.source.text } } : {},
         repository: gateOptions.repository,
         today: gateOptions.today,
-        walked: { paths: selected.paths, plain: [...selected.plain] }
+        walked: { paths: selected.paths, plain: [...selected.plain] },
+        ...gateOptions.images ? { images: gateOptions.images } : {}
       });
       skipped.push(...parallel.skipped);
       checked = { report: parallel.report, sources: parallel.sources, parsedAgain: parallel.parsedAgain };
@@ -61987,19 +84962,19 @@ function checkChosen(io, flags, chosen, engine) {
       skipped = [];
     }
   }
-  checked ??= run2(files);
+  checked ??= run(files);
   if (flags.values.fix) {
     const fixed = applySafeFixes(io.cwd, checked.sources, checked.report);
     if (fixed > 0) {
       io.err(`cuda-gatekeeper: applied ${fixed} safe fix${fixed === 1 ? "" : "es"}
 `);
       skipped = [];
-      checked = run2(changes ? files : checked.sources.map((source) => ({ path: source.path, kind: source.kind })));
+      checked = run(changes ? files : checked.sources.map((source) => ({ path: source.path, kind: source.kind })));
     }
   }
   return { checked, skipped };
 }
-function checkStdin(io, { name, type }, { baseline, kb, gateOptions: options2 }) {
+function readStdin(io, { name, type }) {
   const path = name === void 0 ? "<stdin>" : toRepoPath(io.cwd, resolve4(io.cwd, name));
   if (path === void 0) return `--stdin-filename ${escapeControl(name ?? "")} is outside ${io.cwd}`;
   const kind = type ?? (name === void 0 ? void 0 : classifyPath(path));
@@ -62007,7 +84982,7 @@ function checkStdin(io, { name, type }, { baseline, kb, gateOptions: options2 })
     return `standard input needs --type ${FILE_KIND_NAMES.join("|")} (or a --stdin-filename that says its kind)`;
   let text2;
   try {
-    text2 = (io.stdin ?? (() => readFileSync4(0, "utf8")))();
+    text2 = (io.stdin ?? (() => readFileSync5(0, "utf8")))();
   } catch {
     return "standard input cannot be read";
   }
@@ -62021,8 +84996,11 @@ function checkStdin(io, { name, type }, { baseline, kb, gateOptions: options2 })
     },
     isFile: (at) => at === path || disk.isFile(at)
   };
-  const checked = gateRepository([{ path, kind }], reader, baseline, kb, options2);
-  for (const skip of skipped) io.err(`${escapeControl(skip.path)}: skipped: ${skip.reason}
+  return { path, kind, reader, skipped };
+}
+function checkStdin(io, stdin, { baseline, kb, gateOptions: options2 }) {
+  const checked = gateRepository([{ path: stdin.path, kind: stdin.kind }], stdin.reader, baseline, kb, options2);
+  for (const skip of stdin.skipped) io.err(`${escapeControl(skip.path)}: skipped: ${skip.reason}
 `);
   return withVerifiedFixes(checked, baseline, kb, options2);
 }
@@ -62030,8 +85008,8 @@ function writeOutput(cwd, file2, text2) {
   const target = resolve4(cwd, file2);
   const temporary = `${target}.${process.pid}.tmp`;
   try {
-    writeFileSync2(temporary, text2);
-    renameSync(temporary, target);
+    writeFileSync3(temporary, text2);
+    renameSync2(temporary, target);
   } catch (error62) {
     rmSync(temporary, { force: true });
     throw new UsageError(`cannot write ${escapeControl(file2)}: ${error62.code ?? "error"}`);
@@ -62067,7 +85045,7 @@ function ruleDocs() {
   const docs = /* @__PURE__ */ new Map();
   for (const rule of RULES) {
     try {
-      docs.set(rule.id, readFileSync4(join3(packageRoot(), "rules", rule.id, "README.md"), "utf8"));
+      docs.set(rule.id, readFileSync5(join4(packageRoot(), "rules", rule.id, "README.md"), "utf8"));
     } catch {
     }
   }
@@ -62075,7 +85053,7 @@ function ruleDocs() {
 }
 function applySafeFixes(cwd, sources, report) {
   const commit = safeFixContents(report, new Map(sources.map((source) => [source.path, source.text])));
-  for (const file2 of commit.files) writeFileSync2(resolve4(cwd, file2.path), file2.contents);
+  for (const file2 of commit.files) writeFileSync3(resolve4(cwd, file2.path), file2.contents);
   return commit.titles.length;
 }
 function planCommand(args, io) {
@@ -62107,7 +85085,7 @@ function planCommand(args, io) {
     const edits = result2.steps.flatMap((step) => step.edits ?? []);
     for (const file2 of loaded.files) {
       const own2 = edits.filter((edit) => edit.path === file2.path);
-      if (own2.length > 0) writeFileSync2(resolve4(io.cwd, file2.path), applyEdits(file2.source.text, own2));
+      if (own2.length > 0) writeFileSync3(resolve4(io.cwd, file2.path), applyEdits(file2.source.text, own2));
     }
     io.err(`cuda-gatekeeper: applied ${edits.length} edits
 `);
@@ -62156,11 +85134,12 @@ function checkArguments(io, ref) {
   if (ref) args.push("--baseline-ref", ref);
   const since = input2(io, "changed-since");
   if (since) args.push("--changed-since", since);
+  args.push(input2(io, "lookup") === "false" ? "--offline" : "--online");
   return args;
 }
 function event(io) {
   try {
-    return io.env.GITHUB_EVENT_PATH ? JSON.parse(readFileSync5(io.env.GITHUB_EVENT_PATH, "utf8")) : {};
+    return io.env.GITHUB_EVENT_PATH ? JSON.parse(readFileSync6(io.env.GITHUB_EVENT_PATH, "utf8")) : {};
   } catch {
     return {};
   }
@@ -62168,10 +85147,12 @@ function event(io) {
 async function action(io) {
   let checked;
   let refused = [];
-  const status = run(checkArguments(io, baselineRef(io)), {
+  const status = await runAsync(checkArguments(io, baselineRef(io)), {
     cwd: io.cwd,
     out: io.out,
     err: io.err,
+    env: io.env,
+    ...io.fetch ? { fetch: io.fetch } : {},
     onReport: (result2) => checked = result2,
     onInvalidBaseline: (problems) => refused = problems
   });
@@ -62205,7 +85186,7 @@ async function action(io) {
       docs: ruleDocs()
     });
     try {
-      mkdirSync(dirname4(resolve5(io.cwd, sarifFile)), { recursive: true });
+      mkdirSync2(dirname4(resolve5(io.cwd, sarifFile)), { recursive: true });
       writeWhole(resolve5(io.cwd, sarifFile), sarif);
     } catch (error62) {
       io.out(
@@ -62345,8 +85326,8 @@ async function postCheckRun(io, output2) {
 function writeWhole(path, text2) {
   const temporary = `${path}.${process.pid}.tmp`;
   try {
-    writeFileSync3(temporary, text2);
-    renameSync2(temporary, path);
+    writeFileSync4(temporary, text2);
+    renameSync3(temporary, path);
   } finally {
     rmSync2(temporary, { force: true });
   }
