@@ -2,13 +2,12 @@
  * Where lookups are kept between checks: a config by digest (content-addressed, so never stale) and a tag's digest
  * for a while (a tag can be pushed again). In memory for one process, a folder for the CLI (the XDG cache folder),
  * Redis for the App's replicas. A cache is a help, never a source of failure: one that cannot be read or written
- * is skipped.
+ * is skipped. The Redis cache is in redis-cache.ts (only the App loads ioredis).
  */
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { Redis as RedisClient, type Redis } from 'ioredis';
 
 export interface LookupCache {
   get(key: string): Promise<string | undefined>;
@@ -92,49 +91,6 @@ export function cacheFolder(env: Readonly<Record<string, string | undefined>>): 
   const base =
     env.XDG_CACHE_HOME && env.XDG_CACHE_HOME.startsWith('/') ? env.XDG_CACHE_HOME : join(homedir(), '.cache');
   return join(base, 'cuda-gatekeeper', 'images');
-}
-
-/**
- * The App's cache, shared by its replicas: Redis keys under one prefix, each with its expiry. Commands fail at once
- * while Redis is away (no offline queue), so a lookup never waits on it: a miss asks the registry.
- */
-export class RedisCache implements LookupCache {
-  private readonly redis: Pick<Redis, 'get' | 'set' | 'quit'>;
-
-  constructor(
-    redis: Pick<Redis, 'get' | 'set' | 'quit'> | string,
-    private readonly prefix = 'cuda-gatekeeper:images:',
-  ) {
-    this.redis =
-      typeof redis === 'string'
-        ? new RedisClient(redis, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false })
-        : redis;
-    if (this.redis instanceof RedisClient) this.redis.on('error', () => undefined);
-  }
-
-  async close(): Promise<void> {
-    try {
-      await this.redis.quit();
-    } catch {
-      // Already gone.
-    }
-  }
-
-  async get(key: string): Promise<string | undefined> {
-    try {
-      return (await this.redis.get(this.prefix + key)) ?? undefined;
-    } catch {
-      return undefined;
-    }
-  }
-
-  async set(key: string, value: string, seconds: number): Promise<void> {
-    try {
-      await this.redis.set(this.prefix + key, value, 'EX', Math.max(1, Math.round(seconds)));
-    } catch {
-      // Redis away: the lookup was made; the next check makes it again.
-    }
-  }
 }
 
 /** Memory first, then the shared cache (what the shared one had is kept in memory too). */

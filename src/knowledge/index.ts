@@ -744,11 +744,11 @@ export class KnowledgeBase {
    */
   vendorImage(name: string, tag: string): VendorCuda | undefined {
     return this.cached('vendorImage', `${name}:${tag}`, () => {
-      const rows = this.data.images.vendor;
-      const row =
-        rows.find((r) => r.name === name && r.tag === tag) ??
-        rows.find((r) => r.name === name && r.tag === tag.replace(/-(?:x86_64|aarch64|amd64|arm64)$/, ''));
-      if (row) return { cuda: row.cuda, record: row };
+      const groups = this.data.images.vendor.filter((group) => group.name === name);
+      for (const wanted of [tag, tag.replace(/-(?:x86_64|aarch64|amd64|arm64)$/, '')]) {
+        const group = groups.find((candidate) => Object.hasOwn(candidate.tags, wanted));
+        if (group) return { cuda: group.tags[wanted]!, record: group };
+      }
       const grammar = this.data.images.cudaTagSuffix;
       if (!grammar.names.includes(name)) return undefined;
       // cu118 → 11.8, cu121 → 12.1, cu92 → 9.2: the last digit is the minor.
@@ -773,16 +773,6 @@ export class KnowledgeBase {
     if (!record) return undefined;
     const cuda = /(?:^|-)cuda-(\d+\.\d+(?:\.\d+)?)(?:-|$)/.exec(tag)?.[1];
     return { cuda: cuda ?? 'none', record };
-  }
-
-  /** Whether the knowledge has tags of this vendor image (a tag it lacks is then newer, or not the image's). */
-  hasVendorImage(name: string): boolean {
-    return this.cached(
-      'hasVendorImage',
-      name,
-      () =>
-        this.data.images.vendor.some((row) => row.name === name) || this.data.images.cudaTagSuffix.names.includes(name),
-    );
   }
 
   // ------------------------------------------------------------------ other GPU stacks

@@ -197,12 +197,15 @@ export const NgcImage = z.strictObject({
   ...sourced,
 });
 export type NgcImage = z.infer<typeof NgcImage>;
-/** A vendor's image tag (vLLM, SGLang, text-generation-inference) and the CUDA of its nvidia/cuda base. */
+/**
+ * Tags of a vendor's image (vLLM, SGLang, text-generation-inference) that one source describes (a release's
+ * pipeline or Dockerfile), each with the CUDA of its nvidia/cuda base.
+ */
 export const VendorImage = z.strictObject({
   /** The image's name as a reference spells it without tag, Docker Hub's without registry (`vllm/vllm-openai`). */
   name: z.string().regex(/^[a-z0-9][a-z0-9._/-]*$/),
-  tag: z.string().min(1),
-  cuda: dotted,
+  /** Tag → CUDA. */
+  tags: z.record(z.string().min(1), dotted),
   ...sourced,
 });
 export type VendorImage = z.infer<typeof VendorImage>;

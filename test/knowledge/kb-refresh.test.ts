@@ -272,9 +272,13 @@ describe('image rows checked against the images themselves', () => {
       'images: vllm/vllm-openai:v0.8.4 CUDA 12.4.0 confirmed by its config',
     ]);
     const vendor = (
-      result.files['images.json'] as { vendor: { tag: string; cuda: string; confidence?: string; source: string[] }[] }
+      result.files['images.json'] as {
+        vendor: { name: string; tags: Record<string, string>; confidence?: string; source: string[] }[];
+      }
     ).vendor;
-    const row = (tag: string) => vendor.find((candidate) => candidate.tag === tag && candidate.source.length > 0)!;
+    const group = (tag: string) =>
+      vendor.find((candidate) => candidate.name === 'vllm/vllm-openai' && Object.hasOwn(candidate.tags, tag))!;
+    const row = (tag: string) => ({ ...group(tag), cuda: group(tag).tags[tag] });
     expect(row('v0.8.4').confidence).toBeUndefined();
     expect(row('v0.8.4').source[0]).toMatch(
       /^docker\.io image config of vllm\/vllm-openai:v0\.8\.4 \(sha256:[0-9a-f]{64}, linux\/amd64\): CUDA_VERSION=12\.4\.0$/,

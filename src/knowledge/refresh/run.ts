@@ -250,26 +250,49 @@ export async function refresh(
  * a registry that has no such tag is named for a reviewer (the row is left to them). Images not read are left.
  */
 async function verifyImageRows(images: schema.Images, readImages: ReadImages, today: string): Promise<string[]> {
-  const rows = [
-    ...images.ngc.map((row) => ({ row, ref: { registry: 'nvcr.io', repository: row.repository, tag: row.tag } })),
-    ...images.vendor.map((row) => ({ row, ref: refOf(row.name, row.tag) })),
-  ].filter(({ row }) => row.confidence === 'unverified');
-  if (rows.length === 0) return [];
-  const lookups = await readImages(rows.map(({ ref }) => ref));
+  const ngc = images.ngc
+    .filter((row) => row.confidence === 'unverified')
+    .map((row) => ({ row, ref: { registry: 'nvcr.io', repository: row.repository, tag: row.tag } }));
+  const vendor = images.vendor
+    .filter((group) => group.confidence === 'unverified')
+    .flatMap((group) => Object.keys(group.tags).map((tag) => ({ group, tag, ref: refOf(group.name, tag) })));
+  if (ngc.length + vendor.length === 0) return [];
+  const lookups = await readImages([...ngc, ...vendor].map(({ ref }) => ref));
   const changes: string[] = [];
-  for (const { row, ref } of rows) {
+  /** What the registry said of one image: its CUDA and the config as a source, after saying what changed. */
+  const read = (ref: ImageRef, recorded: string | undefined) => {
     const name = `${ref.registry ? `${ref.registry}/` : ''}${ref.repository}:${ref.tag}`;
     const lookup = lookups[imageKey(ref)];
     if (lookup?.state === 'missing') changes.push(`images: ${name} is not on its registry (${lookup.reason})`);
-    if (lookup?.state !== 'read') continue;
-    const cuda = configCuda(lookup.config);
-    if (!cuda) continue;
+    const cuda = lookup?.state === 'read' ? configCuda(lookup.config) : undefined;
+    if (lookup?.state !== 'read' || !cuda) return undefined;
+    changes.push(
+      recorded === cuda
+        ? `images: ${name} CUDA ${cuda} confirmed by its config`
+        : `images: ${name} CUDA ${recorded ?? 'not recorded'} -> ${cuda} (its config)`,
+    );
     const source = `${lookup.registry} image config of ${name} (${lookup.digest}, ${lookup.config.platform}): CUDA_VERSION=${lookup.config.env.CUDA_VERSION}`;
-    if (row.cuda !== cuda) changes.push(`images: ${name} CUDA ${row.cuda ?? 'not recorded'} -> ${cuda} (its config)`);
-    else changes.push(`images: ${name} CUDA ${cuda} confirmed by its config`);
-    Object.assign(row, { cuda, retrieved: today, source: [source, ...row.source] });
+    return { cuda, source };
+  };
+  for (const { row, ref } of ngc) {
+    const found = read(ref, row.cuda);
+    if (!found) continue;
+    Object.assign(row, { cuda: found.cuda, retrieved: today, source: [found.source, ...row.source] });
     delete (row as { confidence?: string }).confidence;
   }
+  // A vendor tag its config confirms (or corrects) leaves its unverified group for a verified one of its own.
+  for (const { group, tag, ref } of vendor) {
+    const found = read(ref, group.tags[tag]);
+    if (!found) continue;
+    delete group.tags[tag];
+    images.vendor.push({
+      name: group.name,
+      tags: { [tag]: found.cuda },
+      source: [found.source, ...group.source],
+      retrieved: today,
+    });
+  }
+  images.vendor = images.vendor.filter((group) => Object.keys(group.tags).length > 0);
   return changes;
 }
 
