@@ -49339,9 +49339,14 @@ function imageCuda(image, kb) {
   if (image.unresolved) return void 0;
   return (image.tag ? snapshotCuda(image, image.tag, kb) : void 0) ?? configImageCuda(image, kb);
 }
+function impossibleNgcTag(image) {
+  if (image.registry !== "nvcr.io" || !image.repository.startsWith("nvidia/") || !image.tag) return false;
+  const month = /^\d{2}\.(\d{2})(?=[.-]|$)/.exec(image.tag)?.[1];
+  return month !== void 0 && (Number(month) < 1 || Number(month) > 12);
+}
 function snapshotKnows(image, kb) {
   const name = image.registry ? `${image.registry}/${image.repository}` : image.repository;
-  return kb.isNvidiaCuda(image.registry, image.repository) || kb.officialImage(image.registry, image.repository) !== void 0 || image.tag !== void 0 && (snapshotCuda(image, image.tag, kb) !== void 0 || kb.toolImage(name, image.tag) !== void 0);
+  return kb.isNvidiaCuda(image.registry, image.repository) || impossibleNgcTag(image) || kb.officialImage(image.registry, image.repository) !== void 0 || image.tag !== void 0 && (snapshotCuda(image, image.tag, kb) !== void 0 || kb.toolImage(name, image.tag) !== void 0);
 }
 function snapshotCuda(image, tag, kb) {
   if (kb.isNvidiaCuda(image.registry, image.repository)) {
@@ -51624,11 +51629,9 @@ function checkTag(file2, image, kb, report) {
 var NGC_TAGS = "https://docs.nvidia.com/deeplearning/frameworks/support-matrix/index.html";
 function checkNgcTag(file2, image, kb, report) {
   const tag = image.tag;
-  if (!image.repository.startsWith("nvidia/")) return false;
   const monthly = /^(\d{2})\.(\d{2})(?=[.-]|$)/.exec(tag);
-  if (!monthly) return false;
+  if (!monthly || !impossibleNgcTag(image)) return false;
   const month = Number(monthly[2]);
-  if (month >= 1 && month <= 12) return false;
   const variant = tag.slice(monthly[0].length);
   const when = (t) => Number(t.slice(0, 2)) * 12 + Number(t.slice(3, 5));
   const wanted = Number(monthly[1]) * 12 + Math.min(Math.max(month, 1), 12);
@@ -51863,7 +51866,7 @@ function baseImage(file2, stage) {
   return image;
 }
 function unknown2(image, kb) {
-  return image.fromStage === void 0 && !isScratch(image) && imageCuda(image, kb) === void 0;
+  return image.fromStage === void 0 && !isScratch(image) && !impossibleNgcTag(image) && imageCuda(image, kb) === void 0;
 }
 function whyUnknown(image, kb) {
   if (image.unresolved)
@@ -51881,7 +51884,7 @@ function whyUnknown(image, kb) {
   const lookup2 = kb.imageLookup(image);
   if (lookup2?.state === "unread") return { reason: `not read: ${lookup2.reason}`, help: LOOKUP };
   return {
-    reason: `the knowledge snapshot of ${kb.retrieved} has no tag of ${image.registry ? `${image.registry}/` : ""}${image.repository}, and its registry was not asked`,
+    reason: `the knowledge snapshot of ${kb.retrieved} has no row for ${image.tag ? `tag ${image.tag} of ` : ""}${image.registry ? `${image.registry}/` : ""}${image.repository}, and its registry was not asked`,
     help: LOOKUP
   };
 }

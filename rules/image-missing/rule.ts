@@ -1,4 +1,5 @@
 import type { ImageFact, ParsedFile } from '../../src/parsers/facts.js';
+import { impossibleNgcTag } from '../../src/analysis/claims.js';
 import type { Fix } from '../../src/finding.js';
 import {
   cite,
@@ -276,11 +277,9 @@ const NGC_TAGS = 'https://docs.nvidia.com/deeplearning/frameworks/support-matrix
  */
 function checkNgcTag(file: ParsedFile, image: ImageFact, kb: KnowledgeBase, report: Reporter): boolean {
   const tag = image.tag!;
-  if (!image.repository.startsWith('nvidia/')) return false;
   const monthly = /^(\d{2})\.(\d{2})(?=[.-]|$)/.exec(tag);
-  if (!monthly) return false;
+  if (!monthly || !impossibleNgcTag(image)) return false;
   const month = Number(monthly[2]);
-  if (month >= 1 && month <= 12) return false;
   const variant = tag.slice(monthly[0].length);
   const when = (t: string) => Number(t.slice(0, 2)) * 12 + Number(t.slice(3, 5));
   const wanted = Number(monthly[1]) * 12 + Math.min(Math.max(month, 1), 12);

@@ -1,4 +1,4 @@
-import { imageCuda, imageWithoutCuda } from '../../src/analysis/claims.js';
+import { imageCuda, imageWithoutCuda, impossibleNgcTag } from '../../src/analysis/claims.js';
 import type { Unit } from '../../src/analysis/units.js';
 import { isScratch } from '../../src/images/reference.js';
 import type { KnowledgeBase } from '../../src/knowledge/index.js';
@@ -134,9 +134,14 @@ function baseImage(file: ParsedFile, stage: number): ImageFact | undefined {
   return image;
 }
 
-/** An image that names a real image whose CUDA neither the knowledge nor its registry gives. */
+/**
+ * An image that names a real image whose CUDA neither the knowledge nor its registry gives (an NGC tag that cannot
+ * exist is image-missing's).
+ */
 function unknown(image: ImageFact, kb: KnowledgeBase): boolean {
-  return image.fromStage === undefined && !isScratch(image) && imageCuda(image, kb) === undefined;
+  return (
+    image.fromStage === undefined && !isScratch(image) && !impossibleNgcTag(image) && imageCuda(image, kb) === undefined
+  );
 }
 
 /** Why the CUDA of an image is not known, in words, and what would make it known. */
@@ -159,7 +164,7 @@ function whyUnknown(
   const lookup = kb.imageLookup(image);
   if (lookup?.state === 'unread') return { reason: `not read: ${lookup.reason}`, help: LOOKUP };
   return {
-    reason: `the knowledge snapshot of ${kb.retrieved} has no tag of ${image.registry ? `${image.registry}/` : ''}${image.repository}, and its registry was not asked`,
+    reason: `the knowledge snapshot of ${kb.retrieved} has no row for ${image.tag ? `tag ${image.tag} of ` : ''}${image.registry ? `${image.registry}/` : ''}${image.repository}, and its registry was not asked`,
     help: LOOKUP,
   };
 }

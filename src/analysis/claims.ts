@@ -364,11 +364,19 @@ export function imageCuda(image: ImageFact, kb: KnowledgeBase): ImageCuda | unde
   return (image.tag ? snapshotCuda(image, image.tag, kb) : undefined) ?? configImageCuda(image, kb);
 }
 
+/** An NGC tag whose month cannot be (`25.13-py3`, `24.00-py3`): no registry has it (image-missing says so). */
+export function impossibleNgcTag(image: Pick<ImageFact, 'registry' | 'repository' | 'tag'>): boolean {
+  if (image.registry !== 'nvcr.io' || !image.repository.startsWith('nvidia/') || !image.tag) return false;
+  const month = /^\d{2}\.(\d{2})(?=[.-]|$)/.exec(image.tag)?.[1];
+  return month !== undefined && (Number(month) < 1 || Number(month) > 12);
+}
+
 /** Whether the knowledge snapshot judges this image by its tag (nvidia/cuda tags are image-missing's, known or not). */
 export function snapshotKnows(image: ImageFact, kb: KnowledgeBase): boolean {
   const name = image.registry ? `${image.registry}/${image.repository}` : image.repository;
   return (
     kb.isNvidiaCuda(image.registry, image.repository) ||
+    impossibleNgcTag(image) ||
     kb.officialImage(image.registry, image.repository) !== undefined ||
     (image.tag !== undefined &&
       (snapshotCuda(image, image.tag, kb) !== undefined || kb.toolImage(name, image.tag) !== undefined))
