@@ -201,6 +201,8 @@ function checkClaim(
   // Its own row: full support (CUDA 11.0.3 on 450.51.06).
   if (need && compareDotted(fleet, need.linux) >= 0) return false;
   const unverified = isUnverified(floor) || isUnverified(claim.record) || isUnverified(need?.row);
+  // Below the major's floor, only the major matters: an unverified row whose major is certain still fails for sure.
+  const majorUnverified = isUnverified(floor) || (isUnverified(claim.record) && !majorCertain(claim, major, kb));
   if (claim.precision !== 'minor' && compareDotted(fleet, floor.linux) >= 0) return false;
   if (compareDotted(fleet, floor.linux) < 0) {
     // A major-only claim (cupy-cuda11x) may be the oldest minor of the major: below that one's own row it cannot run.
@@ -271,7 +273,7 @@ function checkClaim(
       },
       file: claim.file,
       span: claim.span,
-      unverified,
+      unverified: majorUnverified,
     });
     return true;
   }
@@ -293,6 +295,13 @@ function checkClaim(
     unverified,
   });
   return true;
+}
+
+/** Whether the claim's CUDA major is certain though its row is unverified (an NGC tag past a verified one). */
+function majorCertain(claim: CudaClaim, major: number, kb: KnowledgeBase): boolean {
+  const image = claim.image;
+  if (claim.kind !== 'image' || image?.registry !== 'nvcr.io' || !image.tag) return false;
+  return kb.ngcMajorAtLeast(image.repository, image.tag, major);
 }
 
 /**
@@ -384,6 +393,9 @@ function checkPools(
     }
     return selection;
   };
+  // Every GPU container's selection is judged, whatever is known of its image: a pod that no pool can take stays
+  // Pending.
+  for (const unit of units) if (unit.container?.fact.gpu) selectionOf(unit);
   eachClaim(units, kb, (claim, compat, unit) => {
     const selection = selectionOf(unit);
     const requirements = stageRequirements(claim, kb);

@@ -74,7 +74,8 @@ function checkContainer(
   once: (file: ParsedFile, image: ImageFact) => boolean,
 ): void {
   const container = unit.container!;
-  if (container.missing || container.claims.length > 0) return;
+  // A GPU container whose image is a placeholder is parse-error's (not checked, failing closed).
+  if (container.missing || container.claims.length > 0 || container.fact.image.unresolved) return;
   const { fact } = container;
   if (kb.imageLookup(fact.image)?.state === 'missing' || !once(unit.root, fact.image)) return;
   const why = whyUnknown(fact.image, kb);

@@ -5,14 +5,20 @@ export default defineRule({
   description: 'A file could not be read completely',
   defaultSeverity: 'error',
   fix: 'none',
-  messages: { problem: '{{message}}', notRead: '{{text}} is not checked: {{reason}}' },
+  messages: {
+    problem: '{{message}}',
+    notRead: '{{text}} is not checked: {{reason}}',
+    notChecked: '{{text}} is not checked: {{reason}}',
+  },
   helps: {
     problem:
       'The rest of the file was still checked; whatever could not be read here was skipped, so fix it to get a complete check.',
     notRead:
       'cuda-gatekeeper judges what a file states; a value only known when the build or install runs is left to it. Give it a default (an ARG value, a pinned version) to have it checked.',
+    notChecked:
+      "A GPU workload the gate cannot read is not a pass (the baseline's unchecked: fail; neutral makes this a notice). Check the rendered manifests instead (helm template … | cuda-gatekeeper check --stdin-filename rendered.yaml -), give the container an image the workload states, or exclude the file (files.exclude) if it is not deployed.",
   },
-  check({ files, report }) {
+  check({ files, baseline, report }) {
     for (const file of files) {
       for (const problem of file.problems) {
         report({
@@ -29,6 +35,16 @@ export default defineRule({
       );
       for (const fact of file.unresolved) {
         if (images.has(`${fact.span.start}:${fact.span.end}`)) continue;
+        if (fact.fails) {
+          report({
+            messageId: 'notChecked',
+            data: { text: fact.text, reason: fact.reason },
+            file,
+            span: fact.span,
+            ...(baseline.unchecked === 'neutral' ? { severity: 'notice' as const } : {}),
+          });
+          continue;
+        }
         report({
           messageId: 'notRead',
           data: { text: fact.text.length > 80 ? `${fact.text.slice(0, 77)}…` : fact.text, reason: fact.reason },

@@ -415,7 +415,7 @@ function snapshotCuda(image: ImageFact, tag: string, kb: KnowledgeBase): ImageCu
  */
 export function imageWithoutCuda(image: ImageFact, kb: KnowledgeBase): string | undefined {
   if (image.unresolved) return undefined;
-  if (!image.registry && !image.repository.includes('/'))
+  if (kb.officialImage(image.registry, image.repository))
     return 'a Docker Official Image, which ships no CUDA of its own';
   const name = image.registry ? `${image.registry}/${image.repository}` : image.repository;
   const tool = image.tag !== undefined ? kb.toolImage(name, image.tag) : undefined;

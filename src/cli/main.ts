@@ -26,7 +26,7 @@ import type { FileKind } from '../parsers/facts.js';
 import { FILE_KIND_NAMES, isFileKind } from '../parsers/formats.js';
 import { gateRepository, type RepositoryCheck } from '../stream.js';
 import { gate, type GateOptions } from '../gate.js';
-import { classifyPath } from '../parsers/index.js';
+import { classifyPath, kindByContent, yamlByContent } from '../parsers/index.js';
 import type { Baseline } from '../baseline/schema.js';
 import type { KnowledgeBase } from '../knowledge/index.js';
 import { RULE_IDS, RULES } from '../../rules/index.js';
@@ -781,15 +781,21 @@ function readStdin(
 ): Stdin | string {
   const path = name === undefined ? '<stdin>' : toRepoPath(io.cwd, resolve(io.cwd, name));
   if (path === undefined) return `--stdin-filename ${escapeControl(name ?? '')} is outside ${io.cwd}`;
-  const kind = type ?? (name === undefined ? undefined : classifyPath(path));
-  if (!kind)
-    return `standard input needs --type ${FILE_KIND_NAMES.join('|')} (or a --stdin-filename that says its kind)`;
   let text: string;
   try {
     text = (io.stdin ?? (() => readFileSync(0, 'utf8')))();
   } catch {
     return 'standard input cannot be read';
   }
+  // Its kind: --type, else the name's, else (a YAML name: `helm template … | check --stdin-filename rendered.yaml -`)
+  // the content's.
+  const kind =
+    type ??
+    (name === undefined
+      ? undefined
+      : (classifyPath(path) ?? (yamlByContent(path) ? kindByContent(path, text) : undefined)));
+  if (!kind)
+    return `standard input needs --type ${FILE_KIND_NAMES.join('|')} (or a --stdin-filename that says its kind)`;
   const skipped: Skipped[] = [];
   const disk = diskReader(io.cwd, skipped);
   const reader: RepositoryReader = {

@@ -738,6 +738,31 @@ export class KnowledgeBase {
   }
 
   /**
+   * Whether an NGC tag's CUDA major is at least `major` for certain: a verified row of the same container and variant,
+   * from the same month or before, is already on that major (NGC's CUDA never goes back a major within a variant
+   * across months). Lets a failure below the major's driver floor stand on an unverified row.
+   */
+  ngcMajorAtLeast(repository: string, tag: string, major: number): boolean {
+    const monthly = /^(\d{2})\.(\d{2})(?=-|$)/.exec(tag);
+    if (!monthly) return false;
+    const variant = tag.slice(monthly[0].length);
+    const rows: { tag: string; cuda?: string; record: Sourced }[] = [
+      ...(repository === 'nvidia/pytorch'
+        ? this.data.images.ngcPytorch.map((row) => ({ tag: row.tag, cuda: row.cuda, record: row }))
+        : []),
+      ...this.data.images.ngc.filter((row) => row.repository === repository).map((row) => ({ ...row, record: row })),
+    ];
+    return rows.some(
+      (row) =>
+        !isUnverified(row.record) &&
+        row.cuda !== undefined &&
+        row.tag.slice(5) === variant &&
+        row.tag.slice(0, 5) <= monthly[0] &&
+        Number(row.cuda.split('.')[0]) >= major,
+    );
+  }
+
+  /**
    * A vendor image's CUDA (vLLM, SGLang, text-generation-inference, Ray): the row for its tag (a per-architecture tag,
    * `v0.10.1-x86_64`, as its multi-architecture tag), else a `-cuXY` part of the tag where the image's tags name
    * their CUDA that way. `precision` says whether the patch is known.

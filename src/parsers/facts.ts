@@ -256,6 +256,11 @@ export interface OptionFact extends Spanned {
 export interface UnresolvedFact extends Spanned {
   readonly text: string;
   readonly reason: string;
+  /**
+   * What is not read may hide a finding (a document that asks for NVIDIA GPUs, or a template of one): it counts as
+   * a file not checked (the baseline's `unchecked` policy), not as a notice.
+   */
+  readonly fails?: boolean;
 }
 
 export interface ParseProblem extends Spanned {

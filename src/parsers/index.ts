@@ -1,3 +1,4 @@
+import { WORKLOAD_SHAPE } from './kubernetes/kinds.js';
 import type { FileKind, ParsedFile } from './facts.js';
 import { FactSink } from './facts.js';
 import { SourceText } from './source.js';
@@ -46,19 +47,12 @@ export function yamlByContent(path: string): boolean {
 }
 
 /**
- * The workload kinds whose pod templates are read (the built-in ones, a List of them, and the training operators'
- * jobs).
- */
-const WORKLOAD_KINDS =
-  'Pod|Deployment|StatefulSet|DaemonSet|ReplicaSet|ReplicationController|Job|CronJob|List|PyTorchJob|TFJob|MPIJob|XGBoostJob|PaddleJob|JAXJob|TrainJob|RayJob|RayCluster|RayService|JobSet';
-const MANIFEST_KIND = new RegExp(`^kind:[ \t]*(['"]?)(?:${WORKLOAD_KINDS})\\1[ \t]*(?:#.*)?$`, 'm');
-
-/**
- * A Kubernetes manifest with a workload: a top-level `apiVersion:` and a workload `kind:` (in any of its documents).
- * A Helm or Go template (`{{ .Values.image }}`) is not: only its rendered output can be read.
+ * A Kubernetes manifest with workloads, by shape (src/parsers/kubernetes/kinds.ts): a top-level `apiVersion:` and
+ * `kind:` (in any of its documents) and a container list, a container, an image or a GPU request somewhere, whatever
+ * the kind. A Helm or Go template is one too: its documents that parse are read, the others said not checked.
  */
 export function looksLikeManifest(text: string): boolean {
-  return MANIFEST_KIND.test(text) && /^apiVersion:[ \t]*\S/m.test(text) && !text.includes('{{');
+  return /^apiVersion:[ \t]*\S/m.test(text) && /^kind:[ \t]*\S/m.test(text) && WORKLOAD_SHAPE.test(text);
 }
 
 /**

@@ -64,7 +64,7 @@ spec:
 `;
 
 describe('which YAML files are manifests', () => {
-  it('a workload kind and an apiVersion at the top level, in any document; never a Helm template', () => {
+  it('an apiVersion and a kind at the top level and a workload shape, whatever the kind, templates included', () => {
     expect(looksLikeManifest(DEPLOYMENT)).toBe(true);
     expect(
       looksLikeManifest(codeBlock`
@@ -72,10 +72,16 @@ describe('which YAML files are manifests', () => {
         apiVersion: v1
         kind: ConfigMap
         ---
-        apiVersion: batch/v1
-        kind: "CronJob"
+        apiVersion: leaderworkerset.x-k8s.io/v1
+        kind: "LeaderWorkerSet"
+        spec:
+          leaderWorkerTemplate:
+            leaderTemplate:
+              spec:
+                containers: []
       `),
     ).toBe(true);
+    // No container, no image, no GPU: nothing of a workload to read.
     expect(
       looksLikeManifest(codeBlock`
         apiVersion: v1
@@ -83,6 +89,7 @@ describe('which YAML files are manifests', () => {
         data: {}
       `),
     ).toBe(false);
+    // A Helm template is read too: its documents that parse, and the others said not checked.
     expect(
       looksLikeManifest(
         codeBlock`
@@ -95,7 +102,7 @@ describe('which YAML files are manifests', () => {
                   - image: {{ .Values.image }}
         `,
       ),
-    ).toBe(false);
+    ).toBe(true);
     expect(
       looksLikeManifest(codeBlock`
         name: ci
@@ -103,12 +110,22 @@ describe('which YAML files are manifests', () => {
         jobs:
           build:
             runs-on: ubuntu-latest
+            container:
+              image: nvidia/cuda:12.4.1-base-ubuntu22.04
       `),
     ).toBe(false);
+    // A KServe InferenceService that names no image but asks for GPUs: read, to be said not checked.
     expect(
       looksLikeManifest(codeBlock`
-        apiVersion: kubeflow.org/v1
-        kind: PyTorchJob # training operator
+        apiVersion: serving.kserve.io/v1beta1
+        kind: InferenceService
+        spec:
+          predictor:
+            model:
+              modelFormat: { name: huggingface }
+              resources:
+                limits:
+                  nvidia.com/gpu: 1
       `),
     ).toBe(true);
   });

@@ -35,10 +35,25 @@ function read(folder: string): ParsedFile[] {
 const judged = (image: ImageFact) => imageCuda(image, kb) !== undefined || imageWithoutCuda(image, kb) !== undefined;
 
 describe('real GPU images: judged or said, never silent', () => {
+  it('reads every GPU document of the real manifests, or says it is not checked', () => {
+    for (const file of read('manifests')) {
+      const findings = gate([file], baseline, kb).findings;
+      const gpuDocuments = file.source.text.split(/^---$/m).filter((doc) => /nvidia\.com\/gpu/.test(doc)).length;
+      const read = file.containers.some((container) => container.gpu);
+      const said = findings.some((finding) => finding.messageId === 'notChecked');
+      expect(read || said || gpuDocuments === 0, file.path).toBe(true);
+    }
+  });
+
   it.each(read('manifests').map((file) => [file.path, file] as const))('%s', (_path, file) => {
     const findings = gate([file], baseline, kb).findings;
     for (const container of file.containers.filter((candidate) => candidate.gpu)) {
       if (judged(container.image)) continue;
+      // A placeholder image (`<image>`, a template) makes its document not checked, failing closed.
+      if (container.image.unresolved) {
+        expect(findings.some((finding) => finding.messageId === 'notChecked')).toBe(true);
+        continue;
+      }
       const line = file.source.location(container.span.start, container.span.end).start.line;
       expect(
         findings.some((finding) => finding.ruleId === 'image-unknown' && finding.location.start.line === line),

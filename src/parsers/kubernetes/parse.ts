@@ -1,12 +1,14 @@
 /**
  * Kubernetes manifests: every container of every workload in a (multi-document) YAML file, with its image and where
  * its pod may be scheduled. Plain manifests and the output of `kustomize build` / `helm template` saved as files are
- * read; templates themselves (`{{ .Values.image }}`) are not manifests (looksLikeManifest).
+ * read; in a template (`{{ .Values.image }}`) the documents that parse are read and the others are said not checked.
  *
- * A pod spec is any mapping with a `containers` list, wherever the workload keeps it: a Pod's `spec`, the
- * `spec.template.spec` of a Deployment, StatefulSet, DaemonSet, ReplicaSet or Job, a CronJob's
- * `spec.jobTemplate.spec.template.spec`, and the replica templates of operators' kinds (PyTorchJob, RayCluster,
- * JobSet). Scheduling follows "Assigning Pods to Nodes" (kubernetes.io/docs/concepts/scheduling-eviction/
+ * A pod spec is any mapping with a `containers` list, wherever the workload keeps it (kinds.ts lists where the kinds
+ * ML teams run keep theirs: a Pod's `spec`, a Deployment's `spec.template.spec`, LeaderWorkerSet's leader and worker
+ * templates, the replica templates of JobSet, Ray and the training operators, KServe, Knative, Notebooks, Volcano);
+ * a single container is read where a kind keeps one (Argo's `container` and `script`, a TrainJob's `trainer`, a
+ * NIMService's `image`). A document that asks for NVIDIA GPUs but whose containers are not found is said not checked,
+ * never passed. Scheduling follows "Assigning Pods to Nodes" (kubernetes.io/docs/concepts/scheduling-eviction/
  * assign-pod-node/): every `nodeSelector` label must match, and with
  * `affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution` one of its `nodeSelectorTerms` must,
  * each term's `matchExpressions` all holding.
@@ -17,6 +19,14 @@ import { imageName, parseImageRef } from '../image-ref.js';
 import { SourceText, type Span } from '../source.js';
 import { findSuppressions } from '../suppressions.js';
 import { scalarText, yamlProblem } from '../yaml-text.js';
+import { MappedBuilder, type Mapped } from '../mapped.js';
+
+/**
+ * A reference as Docker's grammar writes one (distribution/reference): an optional registry host, lower-case path
+ * components, an optional tag and digest. `PLACEHOLDER` or `<image>` is not one.
+ */
+const IMAGE_REFERENCE =
+  /^(?:[a-zA-Z0-9.-]+(?::\d+)?\/)?[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:\/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*(?::[\w][\w.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$/;
 
 /** Aliases resolved per file at most this many times (YAML's "billion laughs" bound). */
 const MAX_ALIASES = 200;
@@ -44,13 +54,100 @@ export function parseKubernetesManifest(path: string, text: string, options: Man
   sink.suppressions.push(...findSuppressions(source));
   const docs = parseAllDocuments(text, { uniqueKeys: false, prettyErrors: false, strict: false });
   const list = Array.isArray(docs) ? docs : [docs];
+  const claims = gpuClaims(list, text);
   for (const doc of list) {
-    // A document YAML cannot read is a positioned problem (parse-error), and none of its containers is guessed at.
-    for (const error of doc.errors) sink.problems.push(yamlProblem(error, text));
-    if (doc.errors.length > 0) continue;
-    new Reader(doc as Document, source, sink, options.images ?? {}).document(doc.contents as Node | null);
+    const [start, , end] = doc.range ?? [0, 0, text.length];
+    const body = text.slice(start, end);
+    if (doc.errors.length > 0) {
+      // A template's document (Helm, Go) is not YAML until rendered: said not checked at its line, failing closed
+      // where it asks for GPUs. Any other document YAML cannot read is a positioned problem (parse-error); none of
+      // its containers is guessed at.
+      if (body.includes('{{'))
+        notChecked(sink, body, start, 'a template (Helm or Go placeholders)', text, asksForGpus(body));
+      else for (const error of doc.errors) sink.problems.push(yamlProblem(error, text));
+      continue;
+    }
+    const before = sink.containers.length;
+    new Reader(doc as Document, source, sink, options.images ?? {}, claims).document(doc.contents as Node | null);
+    const found = sink.containers.slice(before);
+    const gpus = found.filter((container) => container.gpu);
+    const placeholders = gpus.filter((container) => container.image.unresolved);
+    if (asksForGpus(body) && gpus.length === 0)
+      notChecked(sink, body, start, `it asks for NVIDIA GPUs, but ${whereTheImageIs(body)}`, text, true);
+    else if (placeholders.length > 0)
+      notChecked(
+        sink,
+        body,
+        start,
+        `the image of ${placeholders.map((container) => `container ${container.name}`).join(', ')}, which gets NVIDIA GPUs, is not a reference here (${placeholders[0]!.image.reference})`,
+        text,
+        true,
+      );
   }
   return sink.finish(path, 'kubernetes', source);
+}
+
+/** `repository` and a `:tag` written elsewhere, as one reference: the tag is not editable where the reference is. */
+function withTag(repository: Mapped, tag: string): Mapped {
+  const builder = new MappedBuilder();
+  builder.pushMapped(repository);
+  builder.pushSegment(`:${tag}`, -1, repository.site(0, repository.length));
+  return builder.build();
+}
+
+/** Why a GPU document's image is not in it, as its kind has it (kinds.ts). */
+function whereTheImageIs(body: string): string {
+  const kind = /^kind:[ \t]*["']?(\w+)/m.exec(body)?.[1];
+  if (kind === 'InferenceService' || kind === 'LLMInferenceService')
+    return "its image is the serving runtime's its model names (a ServingRuntime or ClusterServingRuntime), not in this document";
+  if (kind === 'TrainJob') return "its image is the training runtime's it names (runtimeRef), not in this document";
+  return 'no container of it that gets them is where the gate reads one (src/parsers/kubernetes/kinds.ts)';
+}
+
+/**
+ * A GPU request anywhere in a document's text: an extended resource or a MIG profile as a key (`nvidia.com/gpu: 1`),
+ * or named as a field's value by an operator (`gpuType: nvidia.com/gpu`). A toleration's or a selector's
+ * `key: nvidia.com/gpu` asks for nothing (the device plugin's DaemonSet tolerates the GPU taint without a GPU).
+ */
+function asksForGpus(body: string): boolean {
+  return (
+    /^[ \t-]*["']?nvidia\.com\/(?:gpu|mig-[\w.-]+)["']?[ \t]*:/m.test(body) ||
+    /^[ \t-]*(?!key[ \t]*:)[\w.-]+[ \t]*:[ \t]*["']?nvidia\.com\/(?:gpu|mig-[\w.-]+)["']?[ \t]*(?:#.*)?$/m.test(body)
+  );
+}
+
+/**
+ * The names of the file's ResourceClaimTemplates and ResourceClaims that ask NVIDIA's DRA driver for GPUs (device
+ * class `gpu.nvidia.com` or `mig.nvidia.com`, https://github.com/NVIDIA/k8s-dra-driver-gpu): a pod's
+ * `resourceClaims` naming one give the containers that use the claim GPUs (Kubernetes DRA,
+ * kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/).
+ */
+function gpuClaims(docs: readonly Document[], text: string): ReadonlySet<string> {
+  const names = new Set<string>();
+  for (const doc of docs) {
+    if (doc.errors.length > 0) continue;
+    const [start, , end] = doc.range ?? [0, 0, 0];
+    const body = text.slice(start, end);
+    if (!/^kind:[ \t]*["']?ResourceClaim(?:Template)?["']?[ \t]*$/m.test(body)) continue;
+    if (!/deviceClassName:[ \t]*["']?(?:gpu|mig)\.nvidia\.com/.test(body)) continue;
+    const name = (doc.toJS({ maxAliasCount: MAX_ALIASES }) as { metadata?: { name?: unknown } } | null)?.metadata?.name;
+    if (typeof name === 'string') names.add(name);
+  }
+  return names;
+}
+
+/** A document the gate cannot judge, at its `kind:` line (else its first line), failing closed if it is a GPU one. */
+function notChecked(sink: FactSink, body: string, start: number, why: string, text: string, gpu: boolean): void {
+  const kindAt = /^kind:[ \t]*["']?([\w.-]+)/m.exec(body);
+  const lineStart = kindAt ? start + kindAt.index : start + (/\S/.exec(body)?.index ?? 0);
+  const lineEnd = text.indexOf('\n', lineStart);
+  const span = { start: lineStart, end: lineEnd < 0 ? text.length : lineEnd };
+  sink.unresolved.push({
+    span,
+    text: kindAt ? `kind: ${kindAt[1]!.trim()}` : 'this document',
+    reason: `${why}${gpu ? '' : ' (it asks for no NVIDIA GPU)'}`,
+    ...(gpu ? { fails: true } : {}),
+  });
 }
 
 class Reader {
@@ -60,6 +157,7 @@ class Reader {
     private readonly source: SourceText,
     private readonly sink: FactSink,
     private readonly images: Readonly<Record<string, string>>,
+    private readonly claims: ReadonlySet<string> = new Set(),
   ) {}
 
   document(node: Node | null | undefined): void {
@@ -92,6 +190,21 @@ class Reader {
       this.podSpec(node, workload + (replica ? ` (${replica})` : ''), dockerfile);
       return;
     }
+    // One container where a kind keeps one: Argo's template `container` or `script`, a TrainJob's `trainer`.
+    for (const key of ['container', 'script', 'trainer'] as const) {
+      const single = this.map(node, key);
+      if (single && this.text(single.get('image', true) as Node | undefined) !== undefined) {
+        const name = this.text(node.get('name', true) as Node | undefined);
+        this.containerOf(single, node, workload + (replica || name ? ` (${replica || name})` : ''), dockerfile, key);
+        return;
+      }
+    }
+    // NIMService: `spec.image.repository` and `.tag`, with `spec.resources`.
+    const image = this.map(node, 'image');
+    if (image && this.text(image.get('repository', true) as Node | undefined) !== undefined) {
+      this.containerOf(node, node, workload, dockerfile, 'image');
+      return;
+    }
     for (const pair of node.items) {
       const key = isScalar(pair.key) ? String(pair.key.value) : undefined;
       if (key === undefined || key === 'metadata' || key === 'status') continue;
@@ -109,14 +222,14 @@ class Reader {
             this.search(template, workload, isScalar(inner.key) ? String(inner.key.value) : '', own, depth + 1);
         }
       } else if (value && isMap(value)) {
-        // RayCluster's headGroupSpec is the "head" replica.
-        this.search(
-          value,
-          workload,
-          replica || (key.endsWith('GroupSpec') ? key.slice(0, -'GroupSpec'.length) : ''),
-          own,
-          depth + 1,
-        );
+        // RayCluster's headGroupSpec is the "head" replica; LeaderWorkerSet's leaderTemplate and workerTemplate the
+        // "leader" and "worker".
+        const named = key.endsWith('GroupSpec')
+          ? key.slice(0, -'GroupSpec'.length)
+          : /^(?:leader|worker)Template$/.test(key)
+            ? key.slice(0, -'Template'.length)
+            : '';
+        this.search(value, workload, replica || named, own, depth + 1);
       } else if (value && isSeq(value)) {
         // Lists of replicas (JobSet's replicatedJobs, RayCluster's workerGroupSpecs) are named by their entries.
         const replicas = /^replicatedJobs$|GroupSpecs$/.test(key);
@@ -133,61 +246,117 @@ class Reader {
   }
 
   private podSpec(spec: YAMLMap, workload: string, annotated: Annotated | undefined): void {
-    const placement = this.placement(spec);
-    const runtimeGpu = this.text(spec.get('runtimeClassName', true) as Node | undefined)?.toLowerCase() === 'nvidia';
     for (const list of ['initContainers', 'containers']) {
       const containers = this.resolve(spec.get(list, true) as Node | undefined);
       if (!containers || !isSeq(containers)) continue;
       for (const item of containers.items) {
         const container = this.resolve(item as Node);
-        if (!container || !isMap(container)) continue;
-        const image = scalarText(this.resolve(container.get('image', true) as Node | undefined), this.source);
-        if (!image) continue;
-        const reference = image.text;
-        const span = image.origin(0, image.length) ?? image.site(0, image.length);
-        const name = this.text(container.get('name', true) as Node | undefined) ?? reference;
-        const parts = parseImageRef(reference);
-        const templated = /[{}$]/.test(reference);
-        const mapped = templated ? undefined : this.images[imageName(reference)];
-        const named = annotated ?? (mapped ? { path: mapped, span } : undefined);
-        let dockerfile: ContainerFact['dockerfile'];
-        if (named) {
-          dockerfile = { ...named, how: annotated ? 'annotation' : 'baseline', include: this.sink.includes.length };
-          this.sink.includes.push({
-            kind: 'dockerfile',
-            target: named.path,
-            targetSpan: named.span,
-            span: named.span,
-            context: -1,
-          });
-        }
-        const tagSpan =
-          parts.tagOffset !== undefined
-            ? image.origin(parts.tagOffset, parts.tagOffset + parts.tag!.length)
-            : undefined;
-        this.sink.containers.push({
-          span,
-          workload,
-          name,
-          image: {
-            span,
-            stage: this.sink.containers.length,
-            reference,
-            ...parts,
-            ...(tagSpan ? { tagSpan } : {}),
-            ...(templated ? { unresolved: 'the image is a template or a variable, not a reference' } : {}),
-          },
-          gpu: runtimeGpu || this.requestsGpu(container),
-          placement,
-          ...(dockerfile ? { dockerfile } : {}),
-        });
+        if (container && isMap(container)) this.containerOf(container, spec, workload, annotated);
       }
     }
   }
 
-  /** `nvidia.com/gpu` or a MIG profile in its requests or limits, or NVIDIA_VISIBLE_DEVICES set to devices. */
-  private requestsGpu(container: YAMLMap): boolean {
+  /**
+   * One container: its image (a reference; NIMService's `image: {repository, tag}`), whether it gets NVIDIA GPUs,
+   * where its pod may run (`spec`: the pod spec, or the mapping that holds a single container), the Dockerfile named
+   * for it. `shape` says where a kind keeps a single container (`trainer`: TrainJob's `resourcesPerNode`).
+   */
+  private containerOf(
+    container: YAMLMap,
+    spec: YAMLMap,
+    workload: string,
+    annotated: Annotated | undefined,
+    shape?: 'container' | 'script' | 'trainer' | 'image',
+  ): void {
+    const image = this.imageText(container, shape);
+    if (!image) return;
+    const placement = this.placement(spec);
+    const runtimeGpu = this.text(spec.get('runtimeClassName', true) as Node | undefined)?.toLowerCase() === 'nvidia';
+    const reference = image.text;
+    const span = image.origin(0, image.length) ?? image.site(0, image.length);
+    const name = this.text(container.get('name', true) as Node | undefined) ?? reference;
+    const parts = parseImageRef(reference);
+    const templated = /[{}$]/.test(reference);
+    const invalid = !templated && !IMAGE_REFERENCE.test(reference);
+    const mapped = templated ? undefined : this.images[imageName(reference)];
+    const named = annotated ?? (mapped ? { path: mapped, span } : undefined);
+    let dockerfile: ContainerFact['dockerfile'];
+    if (named) {
+      dockerfile = { ...named, how: annotated ? 'annotation' : 'baseline', include: this.sink.includes.length };
+      this.sink.includes.push({
+        kind: 'dockerfile',
+        target: named.path,
+        targetSpan: named.span,
+        span: named.span,
+        context: -1,
+      });
+    }
+    const tagSpan =
+      parts.tagOffset !== undefined ? image.origin(parts.tagOffset, parts.tagOffset + parts.tag!.length) : undefined;
+    this.sink.containers.push({
+      span,
+      workload,
+      name,
+      image: {
+        span,
+        stage: this.sink.containers.length,
+        reference,
+        ...parts,
+        ...(tagSpan ? { tagSpan } : {}),
+        ...(templated ? { unresolved: 'the image is a template or a variable, not a reference' } : {}),
+        ...(invalid ? { unresolved: `"${reference}" is a placeholder, not an image reference` } : {}),
+      },
+      gpu:
+        runtimeGpu ||
+        this.requestsGpu(container, shape === 'trainer' ? 'resourcesPerNode' : 'resources') ||
+        this.claimsGpu(container, spec),
+      placement,
+      ...(dockerfile ? { dockerfile } : {}),
+    });
+  }
+
+  /** A container that uses a pod resource claim of one of the file's GPU claim templates (DRA). */
+  private claimsGpu(container: YAMLMap, spec: YAMLMap): boolean {
+    if (this.claims.size === 0) return false;
+    const gpuClaims = new Set<string>();
+    const podClaims = this.resolve(spec.get('resourceClaims', true) as Node | undefined);
+    if (podClaims && isSeq(podClaims))
+      for (const item of podClaims.items) {
+        const claim = this.resolve(item as Node);
+        if (!claim || !isMap(claim)) continue;
+        const template =
+          this.text(claim.get('resourceClaimTemplateName', true) as Node | undefined) ??
+          this.text(claim.get('resourceClaimName', true) as Node | undefined);
+        const name = this.text(claim.get('name', true) as Node | undefined);
+        if (name && template && this.claims.has(template)) gpuClaims.add(name);
+      }
     const resources = this.map(container, 'resources');
+    const used = resources ? this.resolve(resources.get('claims', true) as Node | undefined) : undefined;
+    return (
+      !!used &&
+      isSeq(used) &&
+      used.items.some((item) => {
+        const entry = this.resolve(item as Node);
+        const name = entry && isMap(entry) ? this.text(entry.get('name', true) as Node | undefined) : undefined;
+        return name !== undefined && gpuClaims.has(name);
+      })
+    );
+  }
+
+  /** A container's image as written: `image: ref`, or NIMService's `image: { repository, tag }` joined. */
+  private imageText(container: YAMLMap, shape: string | undefined): ReturnType<typeof scalarText> {
+    const node = this.resolve(container.get('image', true) as Node | undefined);
+    if (shape !== 'image' || !node || !isMap(node)) return scalarText(node, this.source);
+    const repository = scalarText(this.resolve(node.get('repository', true) as Node | undefined), this.source);
+    const tag = this.text(node.get('tag', true) as Node | undefined);
+    if (!repository) return undefined;
+    // The repository is where the image is written; the tag beside it is added to the reference read.
+    return tag === undefined ? repository : withTag(repository, tag);
+  }
+
+  /** `nvidia.com/gpu` or a MIG profile in its requests or limits, or NVIDIA_VISIBLE_DEVICES set to devices. */
+  private requestsGpu(container: YAMLMap, field = 'resources'): boolean {
+    const resources = this.map(container, field);
     for (const field of ['limits', 'requests']) {
       const map = resources ? this.map(resources, field) : undefined;
       for (const pair of map?.items ?? []) {

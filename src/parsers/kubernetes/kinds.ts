@@ -1,0 +1,109 @@
+/**
+ * The workload kinds ML teams run, and where each keeps its containers: one list, here. The parser finds pod specs
+ * by shape (any mapping with a `containers` list, as Renovate's Kubernetes manager finds images), so this list names
+ * what each kind's own documentation or CRD says, for the fixtures and the README; the few kinds whose container is
+ * not in a pod spec (a single `container`, a `trainer`, an `image` object) are read by the shapes below.
+ */
+export interface WorkloadKind {
+  readonly kind: string;
+  /** Where its containers are, as its documentation or CRD writes it. */
+  readonly containers: string;
+  readonly source: string;
+}
+
+export const WORKLOAD_KINDS: readonly WorkloadKind[] = [
+  { kind: 'Pod', containers: 'spec.containers', source: 'https://kubernetes.io/docs/concepts/workloads/pods/' },
+  ...['Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet', 'ReplicationController', 'Job'].map((kind) => ({
+    kind,
+    containers: 'spec.template.spec.containers',
+    source: 'https://kubernetes.io/docs/concepts/workloads/controllers/',
+  })),
+  {
+    kind: 'CronJob',
+    containers: 'spec.jobTemplate.spec.template.spec.containers',
+    source: 'https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/',
+  },
+  {
+    kind: 'PodTemplate',
+    containers: 'template.spec.containers',
+    source: 'https://kubernetes.io/docs/reference/kubernetes-api/workload-resources/pod-template-v1/',
+  },
+  {
+    kind: 'JobSet',
+    containers: 'spec.replicatedJobs[].template.spec.template.spec.containers',
+    source: 'https://jobset.sigs.k8s.io/docs/reference/jobset.v1alpha2/',
+  },
+  {
+    kind: 'LeaderWorkerSet',
+    containers: 'spec.leaderWorkerTemplate.{leaderTemplate,workerTemplate}.spec.containers',
+    source: 'https://lws.sigs.k8s.io/docs/reference/leaderworkerset.v1/',
+  },
+  ...['RayCluster', 'RayJob', 'RayService'].map((kind) => ({
+    kind,
+    containers: '…headGroupSpec.template.spec.containers, …workerGroupSpecs[].template.spec.containers',
+    source: 'https://docs.ray.io/en/latest/cluster/kubernetes/user-guides/config.html',
+  })),
+  ...['PyTorchJob', 'TFJob', 'MPIJob', 'XGBoostJob', 'PaddleJob', 'JAXJob'].map((kind) => ({
+    kind,
+    containers: 'spec.<framework>ReplicaSpecs.<Master|Worker|…>.template.spec.containers',
+    source: 'https://www.kubeflow.org/docs/components/trainer/legacy-v1/',
+  })),
+  {
+    kind: 'TrainJob',
+    containers: 'spec.trainer.image with spec.trainer.resourcesPerNode (else its runtime’s template)',
+    source: 'https://www.kubeflow.org/docs/components/trainer/user-guides/',
+  },
+  ...['TrainingRuntime', 'ClusterTrainingRuntime'].map((kind) => ({
+    kind,
+    containers: 'spec.template.spec.replicatedJobs[].template.spec.template.spec.containers (a JobSet template)',
+    source: 'https://www.kubeflow.org/docs/components/trainer/operator-guides/runtime/',
+  })),
+  {
+    kind: 'InferenceService',
+    containers:
+      'spec.{predictor,transformer,explainer}.containers (a model with runtime and resources takes its runtime’s image)',
+    source: 'https://kserve.github.io/website/latest/reference/api/',
+  },
+  ...['ServingRuntime', 'ClusterServingRuntime'].map((kind) => ({
+    kind,
+    containers: 'spec.containers',
+    source: 'https://kserve.github.io/website/latest/modelserving/servingruntimes/',
+  })),
+  {
+    kind: 'LLMInferenceService',
+    containers: 'spec.template.containers (else the runtime’s)',
+    source: 'https://kserve.github.io/website/latest/reference/api/',
+  },
+  {
+    kind: 'Service (serving.knative.dev)',
+    containers: 'spec.template.spec.containers',
+    source: 'https://knative.dev/docs/serving/reference/serving-api/',
+  },
+  {
+    kind: 'Notebook',
+    containers: 'spec.template.spec.containers',
+    source: 'https://www.kubeflow.org/docs/components/notebooks/',
+  },
+  ...['Workflow', 'CronWorkflow', 'WorkflowTemplate', 'ClusterWorkflowTemplate'].map((kind) => ({
+    kind,
+    containers: 'spec.templates[].container, spec.templates[].script (one container each)',
+    source: 'https://argo-workflows.readthedocs.io/en/latest/fields/',
+  })),
+  {
+    kind: 'Job (batch.volcano.sh)',
+    containers: 'spec.tasks[].template.spec.containers',
+    source: 'https://volcano.sh/en/docs/vcjob/',
+  },
+  {
+    kind: 'NIMService',
+    containers: 'spec.image.{repository,tag} with spec.resources',
+    source: 'https://docs.nvidia.com/nim-operator/latest/service.html',
+  },
+];
+
+/**
+ * What a YAML document must have to be read as a Kubernetes object with workloads: a top-level `apiVersion` and
+ * `kind`, and somewhere a container list, a single container or image, or a GPU request.
+ */
+export const WORKLOAD_SHAPE =
+  /^[ \t-]*(?:containers|container|script|trainer|image|resourceClaims|nvidia\.com\/(?:gpu|mig-[\w.-]+))[ \t]*:/m;
