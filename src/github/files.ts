@@ -16,7 +16,7 @@ import {
   type SourceFile,
 } from '../reader.js';
 import type { FileKind } from '../parsers/facts.js';
-import type { ParseOptions } from '../parsers/index.js';
+import { kindByContent, type ParseOptions } from '../parsers/index.js';
 import { READ_CHUNK, readBlobs, readBlobsAcross, readWholeBlob, type BlobAnswer } from './read.js';
 import type { GitHub, RepoRef } from './types.js';
 import { overLimit } from '../util/bytes.js';
@@ -45,6 +45,11 @@ export class CommitFiles implements RepositoryReader {
     known: ReadonlyMap<string, BlobAnswer> = new Map(),
     private readonly tree?: ReadonlySet<string>,
     private readonly listing?: Listing,
+    /**
+     * YAML files listed without a kind for their content to decide (a Kubernetes manifest, a conda environment):
+     * one that is neither is not a CUDA-relevant file, and is passed over without a word.
+     */
+    private readonly byContent: ReadonlySet<string> = new Set(),
   ) {
     this.blobs = new Map(known);
   }
@@ -85,7 +90,12 @@ export class CommitFiles implements RepositoryReader {
       this.skipped.set(path, reason);
       return undefined;
     }
-    const source = sourceOf(path, (blob as { text: string }).text, kind);
+    const text = (blob as { text: string }).text;
+    if (kind === undefined && this.byContent.has(path)) {
+      const decided = kindByContent(path, text);
+      return decided ? { path, kind: decided, text } : undefined;
+    }
+    const source = sourceOf(path, text, kind);
     if (typeof source === 'string') {
       this.skipped.set(path, source);
       return undefined;
@@ -160,8 +170,9 @@ export class CommitReading {
     tree?: ReadonlySet<string>,
     listing?: Listing,
     private readonly parse: ParseOptions = {},
+    byContent?: ReadonlySet<string>,
   ) {
-    this.source = new CommitFiles(known, tree, listing);
+    this.source = new CommitFiles(known, tree, listing, byContent);
   }
 
   step(): ReadStep {
@@ -193,6 +204,8 @@ export interface CommitReadOptions {
   readonly tree?: ReadonlySet<string>;
   readonly listing?: Listing;
   readonly parse?: ParseOptions;
+  /** YAML files listed for their content to decide their kind (CommitFiles). */
+  readonly byContent?: ReadonlySet<string>;
 }
 
 /**
@@ -206,7 +219,14 @@ export async function readCommit(
   listed: readonly Listed[],
   options: CommitReadOptions = {},
 ): Promise<CommitRead> {
-  const reading = new CommitReading(listed, options.known, options.tree, options.listing, options.parse ?? {});
+  const reading = new CommitReading(
+    listed,
+    options.known,
+    options.tree,
+    options.listing,
+    options.parse ?? {},
+    options.byContent,
+  );
   let requests = 0;
   for (;;) {
     const step = reading.step();
@@ -229,6 +249,8 @@ export interface CommitJob {
   readonly listed: readonly Listed[];
   readonly known?: ReadonlyMap<string, BlobAnswer>;
   readonly tree?: ReadonlySet<string>;
+  /** YAML files listed for their content to decide their kind (CommitFiles). */
+  readonly byContent?: ReadonlySet<string>;
 }
 
 /**
@@ -242,7 +264,7 @@ export async function readCommits(
   owner: string,
   jobs: readonly CommitJob[],
 ): Promise<(CommitRead | Error)[]> {
-  const readings = jobs.map((job) => new CommitReading(job.listed, job.known, job.tree));
+  const readings = jobs.map((job) => new CommitReading(job.listed, job.known, job.tree, undefined, {}, job.byContent));
   const results: (CommitRead | Error | undefined)[] = jobs.map(() => undefined);
   let pending = jobs.map((_, i) => i);
   while (pending.length > 0) {

@@ -10,7 +10,7 @@
  * reads the tree again. Kept in memory, or in Redis (REDIS_URL) so every replica and restart shares it.
  */
 import { Redis } from 'ioredis';
-import { classifyPath } from '../parsers/index.js';
+import { candidatePath } from '../parsers/index.js';
 import { packageVersion } from '../util/package-root.js';
 import type { Logger } from './types.js';
 
@@ -50,9 +50,14 @@ export const MAX_AGE_MS = 7 * 24 * 3600 * 1000;
 export const PUSH_COMMITS_LISTED = 2048;
 
 const ZERO_SHA = /^0+$/;
+/**
+ * Entries hold every candidate path (named, and YAML files whose content decides, from the second format on): an
+ * entry of another App version or format is read again.
+ */
+const FORMAT = 'paths-2';
 const version = (() => {
   let cached: string | undefined;
-  return () => (cached ??= packageVersion());
+  return () => (cached ??= `${packageVersion()}+${FORMAT}`);
 })();
 
 /** The key an entry is stored under: owner and name, as GitHub compares them (case-insensitively). */
@@ -125,7 +130,7 @@ export function branchPush(payload: PushPayload): { readonly repo: string; reado
   const touched = new Set<string>();
   for (const commit of commits)
     for (const path of [...(commit.added ?? []), ...(commit.modified ?? []), ...(commit.removed ?? [])])
-      if (classifyPath(path) !== undefined) touched.add(path);
+      if (candidatePath(path)) touched.add(path);
   return { repo: indexKey(owner, repository.name), push: { ...push, touched: [...touched] } };
 }
 

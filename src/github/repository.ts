@@ -5,7 +5,7 @@
  * shared reader (files.ts).
  */
 import type { ParsedFile } from '../parsers/facts.js';
-import { classifyPath } from '../parsers/index.js';
+import { candidatePath, classifyPath, yamlByContent } from '../parsers/index.js';
 import { affectedFiles, listed, type Listed } from '../reader.js';
 import { readCommit, readCommits, type CommitRead, type Skipped } from './files.js';
 import { entryFromTree, indexKey, usablePaths, type PathIndex } from './path-index.js';
@@ -124,9 +124,7 @@ function infoOf(repository: RepositoryAnswer): RepositoryInfo | undefined {
     morePulls: repository.pullRequests.pageInfo.hasNextPage,
     pulls: repository.pullRequests.nodes.flatMap((pull) => {
       if (!pull) return [];
-      const files = (pull.files?.nodes ?? []).filter(
-        (file) => file !== null && classifyPath(file.path) !== undefined,
-      ) as {
+      const files = (pull.files?.nodes ?? []).filter((file) => file !== null && candidatePath(file.path)) as {
         path: string;
         changeType: string;
       }[];
@@ -157,11 +155,21 @@ export interface BranchFiles {
   readonly truncated: boolean;
 }
 
-/** A commit's CUDA-relevant paths, and its whole tree's file paths when it was read. */
+/**
+ * A commit's CUDA-relevant paths (those its names say, and YAML files whose content decides: `byContent`), and its
+ * whole tree's file paths when it was read.
+ */
 interface BranchPaths {
   readonly paths: readonly Listed[];
+  readonly byContent: ReadonlySet<string>;
   readonly tree?: ReadonlySet<string>;
   readonly truncated: boolean;
+}
+
+/** Candidate paths as listed files: named ones with their kind, YAML ones without (their content decides). */
+function candidates(paths: readonly string[]): Pick<BranchPaths, 'paths' | 'byContent'> {
+  const byContent = new Set(paths.filter((path) => classifyPath(path) === undefined && yamlByContent(path)));
+  return { paths: [...listed(paths), ...[...byContent].map((path) => ({ path }))], byContent };
 }
 
 /**
@@ -172,27 +180,27 @@ interface BranchPaths {
 async function branchPaths(github: GitHub, repo: RepoRef, sha: string, index?: PathIndex): Promise<BranchPaths> {
   const key = indexKey(repo.owner, repo.repo);
   const indexed = index ? usablePaths(await index.get(key), sha) : undefined;
-  if (indexed) return { paths: listed(indexed), truncated: false };
+  if (indexed) return { ...candidates(indexed), truncated: false };
   const tree = await github.rest.git.getTree({ ...repo, tree_sha: sha, recursive: 'true' });
   const all = tree.data.tree.filter((entry) => entry.type === 'blob' && entry.path).map((entry) => entry.path!);
-  const paths = listed(all);
-  if (tree.data.truncated) return { paths, truncated: true };
+  const found = candidates(all.filter(candidatePath));
+  if (tree.data.truncated) return { ...found, truncated: true };
   if (index)
     await index.put(
       key,
       entryFromTree(
         sha,
-        paths.map((file) => file.path),
+        found.paths.map((file) => file.path),
       ),
     );
   // The whole tree says which paths are files: an include to a path outside it needs no read to find out.
-  return { paths, tree: new Set(all), truncated: false };
+  return { ...found, tree: new Set(all), truncated: false };
 }
 
 /** Every CUDA-relevant file of a default branch commit, from the index or its tree, and the shared reader. */
 export async function readBranch(github: GitHub, repo: RepoRef, sha: string, index?: PathIndex): Promise<BranchFiles> {
   const where = await branchPaths(github, repo, sha, index);
-  const read = await readCommit(github, repo, sha, where.paths, { tree: where.tree });
+  const read = await readCommit(github, repo, sha, where.paths, { tree: where.tree, byContent: where.byContent });
   return { ...fromRead(read), blobs: read.blobs, paths: where.paths, truncated: where.truncated };
 }
 
@@ -222,6 +230,7 @@ export async function readBranches(
       repo: branch.repo,
       revision: branch.sha,
       listed: where.paths,
+      byContent: where.byContent,
       ...(where.tree ? { tree: where.tree } : {}),
     })),
   );
@@ -249,10 +258,11 @@ export async function readPullsAgainst(
     const changed = new Set(pull.changed);
     const known = new Map([...branch.blobs].filter(([path]) => !changed.has(path) && !pull.removed.includes(path)));
     const inputs = [
-      ...listed(pull.changed),
+      ...candidates(pull.changed).paths,
       ...branch.paths.filter((file) => !changed.has(file.path) && !pull.removed.includes(file.path)),
     ];
-    return { repo, revision: pull.headSha, listed: inputs, known };
+    const byContent = new Set(inputs.filter((file) => file.kind === undefined).map((file) => file.path));
+    return { repo, revision: pull.headSha, listed: inputs, known, byContent };
   });
   const reads = await readCommits(github, owner, jobs);
   return pulls.map(({ pull }, i) => {

@@ -39,6 +39,14 @@ export function condaByContent(path: string): boolean {
 }
 
 /**
+ * A path the gate reads by its name, or may read by its content (a YAML file no name claims): what a repository's
+ * index of CUDA-relevant paths keeps.
+ */
+export function candidatePath(path: string): boolean {
+  return classifyPath(path) !== undefined || yamlByContent(path);
+}
+
+/**
  * A YAML file that no name claims: its content decides (kindByContent) whether it is a conda environment or a
  * Kubernetes manifest.
  */

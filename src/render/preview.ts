@@ -22,8 +22,13 @@ export interface PreviewOutcome {
 
 export type Verdict = 'newly fails' | 'newly passes' | 'findings change' | 'unchanged';
 
+/**
+ * One comparison decides everything the preview says: a repository or pull request newly fails when it gets its
+ * first error, or when some unit of it newly fails on a pool (its pool lines count the same outcomes), so a neutral
+ * preview with a "would newly fail on pool" line cannot be.
+ */
 export function verdict(outcome: PreviewOutcome): Verdict {
-  if (outcome.before === 0 && outcome.after > 0) return 'newly fails';
+  if ((outcome.before === 0 && outcome.after > 0) || (outcome.pools?.length ?? 0) > 0) return 'newly fails';
   if (outcome.before > 0 && outcome.after === 0) return 'newly passes';
   return outcome.changed ? 'findings change' : 'unchanged';
 }

@@ -558,3 +558,54 @@ describe('the drift sweep', () => {
     ]);
   });
 });
+
+describe('a fleet change previewed with the workloads it moves (issue 48)', () => {
+  it('fails when a pool driver goes down under a Job pinned to it, counting the default branch and an open PR', async () => {
+    const pool = (driver: string) => codeBlock`
+      cuda:
+        allowed: ["12.1", "12.4"]
+      fleet:
+        pools:
+          - { name: v100-legacy, driver: "${driver}", gpus: [V100], class: data-center, labels: { pool: v100-legacy } }
+    `;
+    fake.addRepo(`${OWNER}/.github`, { 'cuda-gatekeeper.yml': pool('550.127.05') });
+    const job = (name: string) => codeBlock`
+      apiVersion: batch/v1
+      kind: Job
+      metadata:
+        name: ${name}
+      spec:
+        template:
+          spec:
+            nodeSelector:
+              pool: v100-legacy
+            containers:
+              - name: ${name}
+                image: nvidia/cuda:12.4.1-runtime-ubuntu22.04
+                resources:
+                  limits:
+                    nvidia.com/gpu: 1
+    `;
+    // A manifest is YAML read by its content: a name says nothing of it.
+    fake.addRepo(`${OWNER}/batch`, { 'deploy/nightly.yaml': job('nightly') });
+    const head = fake.commit({ 'deploy/nightly.yaml': job('nightly'), 'deploy/eval.yaml': job('eval') });
+    fake.addPull(`${OWNER}/batch`, {
+      number: 5,
+      headSha: head,
+      headRef: 'eval',
+      headRepo: `${OWNER}/batch`,
+      files: [{ filename: 'deploy/eval.yaml', status: 'added', patch: addedPatch(job('eval')) }],
+    });
+    // R470 runs no CUDA 12 code: both Jobs newly fail on the pool (and so do the other repositories' CUDA 12 files).
+    await probot.receive({ id: 'p-fleet', name: 'pull_request', payload: configPull(pool('470.256.02')) } as never);
+    await deps.fanout.idle();
+    const run = previewRun();
+    expect(run).toMatchObject({ status: 'completed', conclusion: 'failure' });
+    expect(run.output?.title).toBe('Would newly fail 5 repositories and pull requests');
+    expect(run.output?.summary).toContain(
+      '- would newly fail on pool **v100-legacy**: 5 repositories and pull requests',
+    );
+    expect(run.output?.summary).toContain('[batch](https://github.test/octo-org/batch) | newly fails');
+    expect(run.output?.summary).toContain('[batch#5](https://github.test/octo-org/batch/pull/5) | newly fails');
+  });
+});
