@@ -284,23 +284,34 @@ async function selectFiles(
   }
   const kept = (path: string) => !excluded?.ignores(path);
   const checkedRelevant = relevant.filter((file) => kept(file.path));
-  const given = new Set(checkedRelevant.map((file) => file.path));
+  const given = new Set<string>(checkedRelevant.map((file) => file.path));
   const includers = unique([...read.listedPaths, ...plan.speculative.filter((path) => read.blobs.get(path))])
     .filter((path) => !given.has(path) && classifyPath(path) !== undefined && kept(path))
     .slice(0, READ_CHUNK)
     .map((path) => ({ path, kind: classifyPath(path)! }));
   const listing = { directories: read.listedDirectories, files: new Set(read.listedPaths) };
+  // The manifests that run an image whose Dockerfile this change edits (the baseline's `images` maps it): read from
+  // the head tree's YAML files, and judged with the new image.
+  const runners = await runnersOf(github, target, baseline.baseline, checkedRelevant, kept);
   const commit = await readCommit(
     github,
     { owner: target.owner, repo: target.repo },
     target.headSha,
-    [...checkedRelevant, ...includers],
+    [...checkedRelevant, ...includers, ...runners.candidates],
     {
       known: read.blobs,
       listing,
       parse: { images: baseline.baseline.images },
+      byContent: new Set(runners.candidates.map((file) => file.path)),
     },
   );
+  for (const file of commit.files)
+    if (
+      file.parsed.containers.some(
+        (container) => container.dockerfile && runners.dockerfiles.has(container.dockerfile.path),
+      )
+    )
+      given.add(file.source.path);
   const files = affectedFiles(
     commit.files.map((file) => file.parsed),
     given,
@@ -319,7 +330,51 @@ async function selectFiles(
   ];
   const sources = commit.files.filter((file) => checked.has(file.source.path)).map((file) => file.source);
   const texts = new Map(sources.map((source) => [source.path, source.text]));
-  return { baseline, org, read, files, sources, texts, given, skipped, requests: 1 + commit.requests };
+  return {
+    baseline,
+    org,
+    read,
+    files,
+    sources,
+    texts,
+    given,
+    skipped,
+    requests: 1 + commit.requests + runners.requests,
+  };
+}
+
+/**
+ * When the change edits a Dockerfile the baseline maps an image to (`images: { ghcr.io/org/trainer: … }`), the head
+ * tree's YAML files (one tree read) to read by content: the manifests among them that run the image are checked
+ * with it. No request otherwise.
+ */
+async function runnersOf(
+  github: GitHub,
+  target: PullTarget,
+  baseline: Baseline,
+  changed: readonly Listed[],
+  kept: (path: string) => boolean,
+): Promise<{
+  readonly candidates: readonly Listed[];
+  readonly dockerfiles: ReadonlySet<string>;
+  readonly requests: number;
+}> {
+  const mapped = new Set(Object.values(baseline.images));
+  const dockerfiles = new Set(
+    changed.filter((file) => isDockerfile(file.path) && mapped.has(file.path)).map((file) => file.path),
+  );
+  if (dockerfiles.size === 0) return { candidates: [], dockerfiles, requests: 0 };
+  const tree = await github.rest.git.getTree({
+    owner: target.owner,
+    repo: target.repo,
+    tree_sha: target.headSha,
+    recursive: 'true',
+  });
+  const yaml = tree.data.tree
+    .filter((entry) => entry.type === 'blob' && entry.path && yamlByContent(entry.path) && kept(entry.path))
+    .map((entry) => ({ path: entry.path! }))
+    .filter((file) => !changed.some((other) => other.path === file.path));
+  return { candidates: yaml, dockerfiles, requests: 1 };
 }
 
 /**

@@ -542,3 +542,51 @@ describe('faults: the check always ends completed with an explanation', () => {
     expect(logs.some((line) => line.msg === 'could not report the failure on a check run')).toBe(true);
   });
 });
+
+describe('a change to the Dockerfile of an image a workload runs (issue 48)', () => {
+  it('judges the manifests that run the image with the new Dockerfile: the CronJob on the R550 pool fails', async () => {
+    const config = codeBlock`
+      images:
+        ghcr.io/acme/trainer: trainer/Dockerfile
+      fleet:
+        pools:
+          - { name: a100-legacy, driver: "550.127.05", gpus: [A100], class: data-center, labels: { pool: a100-legacy } }
+    `;
+    const cronjob = codeBlock`
+      apiVersion: batch/v1
+      kind: CronJob
+      metadata:
+        name: nightly
+      spec:
+        schedule: "0 3 * * *"
+        jobTemplate:
+          spec:
+            template:
+              spec:
+                nodeSelector:
+                  pool: a100-legacy
+                containers:
+                  - name: train
+                    image: ghcr.io/acme/trainer:2026.12
+                    resources:
+                      limits:
+                        nvidia.com/gpu: 8
+    `;
+    const scenario = pullScenario(fake, {
+      main: {
+        '.github/cuda-gatekeeper.yml': config,
+        'trainer/Dockerfile': 'FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\n',
+        'deploy/nightly.yaml': cronjob,
+        '.github/workflows/ci.yml': 'on: push\njobs: {}\n',
+      },
+      head: { 'trainer/Dockerfile': 'FROM nvidia/cuda:13.0.1-runtime-ubuntu24.04\n' },
+      changed: ['trainer/Dockerfile'],
+    });
+    await probot.receive({ id: 'delivery-images', name: 'pull_request', payload: scenario.payload } as never);
+    const run = fake.checkRuns.at(-1)!;
+    expect(run.conclusion).toBe('failure');
+    expect(run.annotations).toContainEqual(
+      expect.objectContaining({ path: 'deploy/nightly.yaml', title: 'driver-floor', annotation_level: 'failure' }),
+    );
+  });
+});
