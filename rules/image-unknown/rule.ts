@@ -102,11 +102,11 @@ function checkStage(
   report: Reporter,
   once: (file: ParsedFile, image: ImageFact) => boolean,
 ): void {
-  const pinned = unit.claims.filter((claim) => claim.kind !== 'image' && claim.kind !== 'env');
-  if (pinned.length === 0) return;
   const base = baseImage(unit.root, unit.stage!);
   // A base without CUDA of its own (python, pixi, a config without CUDA_VERSION): the builds bring theirs.
   if (!base || isScratch(base) || !unknown(base, kb) || imageWithoutCuda(base, kb)) return;
+  const pinned = unit.claims.filter((claim) => claim.kind !== 'image' && claim.kind !== 'env');
+  if (pinned.length === 0) return;
   if (kb.imageLookup(base)?.state === 'missing' || !once(unit.root, base)) return;
   const why = whyUnknown(base, kb);
   const subjects = [...new Set(pinned.map((claim) => claim.subject))];
@@ -123,16 +123,28 @@ function checkStage(
   });
 }
 
+/** Each Dockerfile's stages → the image its chain of `FROM <stage>` starts from (computed once per file). */
+const bases = new WeakMap<ParsedFile, Map<number, ImageFact | undefined>>();
+
 /** The image a stage's chain of `FROM <stage>` starts from. */
 function baseImage(file: ParsedFile, stage: number): ImageFact | undefined {
-  const seen = new Set<number>();
-  let image = file.images.find((candidate) => candidate.stage === stage);
-  while (image?.fromStage !== undefined && !seen.has(image.fromStage)) {
-    seen.add(image.fromStage);
-    const parent = image.fromStage;
-    image = file.images.find((candidate) => candidate.stage === parent);
+  let memo = bases.get(file);
+  if (!memo) {
+    memo = new Map();
+    const byStage = new Map(file.images.map((image) => [image.stage, image]));
+    // Stages only build on earlier ones: in order, each stage's base is its parent's.
+    for (const image of file.images)
+      memo.set(
+        image.stage,
+        image.fromStage !== undefined && image.fromStage < image.stage
+          ? memo.get(image.fromStage)
+          : image.fromStage === undefined
+            ? image
+            : byStage.get(image.fromStage),
+      );
+    bases.set(file, memo);
   }
-  return image;
+  return memo.get(stage);
 }
 
 /**
