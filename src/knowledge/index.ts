@@ -448,12 +448,10 @@ export class KnowledgeBase {
    * release the specifier admits that supports that Python (pip skips releases whose Requires-Python excludes it).
    */
   newestTorchFor(specifier: string, python: string): TorchRelease | undefined {
-    const supports = this.cached(
-      'torchForPython',
-      python,
-      (wanted) =>
-        new Set(this.data.pytorch.releases.filter((release) => !release.python || safeSatisfies(wanted, release.python))),
-    );
+    const supports = this.cached('torchForPython', python, (wanted) => {
+      const releases = this.data.pytorch.releases;
+      return new Set(releases.filter((release) => !release.python || safeSatisfies(wanted, release.python)));
+    });
     const releases = this.pypiTorchMajors(specifier).releases;
     for (let i = releases.length - 1; i >= 0; i--) if (supports.has(releases[i]!)) return releases[i];
     return undefined;
