@@ -35568,7 +35568,13 @@ var KnowledgeBase = class _KnowledgeBase {
    * release the specifier admits that supports that Python (pip skips releases whose Requires-Python excludes it).
    */
   newestTorchFor(specifier, python) {
-    return this.pypiTorchMajors(specifier).releases.filter((release) => !release.python || safeSatisfies(python, release.python)).at(-1);
+    const supports = this.cached("torchForPython", python, (wanted) => {
+      const releases2 = this.data.pytorch.releases;
+      return new Set(releases2.filter((release) => !release.python || safeSatisfies(wanted, release.python)));
+    });
+    const releases = this.pypiTorchMajors(specifier).releases;
+    for (let i = releases.length - 1; i >= 0; i--) if (supports.has(releases[i])) return releases[i];
+    return void 0;
   }
   /** Compiled GPU architectures of a torch build, where published. */
   compiledArchs(version2, variant) {
@@ -35804,6 +35810,23 @@ var KnowledgeBase = class _KnowledgeBase {
       (a, b) => Number(isUnverified(a.record)) - Number(isUnverified(b.record)) || b.tag.localeCompare(a.tag)
     )[0];
     return best ? { tag: best.tag, record: best.record } : void 0;
+  }
+  /**
+   * Whether an NGC tag's CUDA major is at least `major` for certain: a verified row of the same container and variant,
+   * from the same month or before, is already on that major (NGC's CUDA never goes back a major within a variant
+   * across months). Lets a failure below the major's driver floor stand on an unverified row.
+   */
+  ngcMajorAtLeast(repository, tag, major) {
+    const monthly = /^(\d{2})\.(\d{2})(?=-|$)/.exec(tag);
+    if (!monthly) return false;
+    const variant = tag.slice(monthly[0].length);
+    const rows = [
+      ...repository === "nvidia/pytorch" ? this.data.images.ngcPytorch.map((row) => ({ tag: row.tag, cuda: row.cuda, record: row })) : [],
+      ...this.data.images.ngc.filter((row) => row.repository === repository).map((row) => ({ ...row, record: row }))
+    ];
+    return rows.some(
+      (row) => !isUnverified(row.record) && row.cuda !== void 0 && row.tag.slice(5) === variant && row.tag.slice(0, 5) <= monthly[0] && Number(row.cuda.split(".")[0]) >= major
+    );
   }
   /**
    * A vendor image's CUDA (vLLM, SGLang, text-generation-inference, Ray): the row for its tag (a per-architecture tag,
@@ -40094,6 +40117,7 @@ var dockerfile = {
 
 // src/parsers/kubernetes/parse.ts
 var import_yaml6 = __toESM(require_dist(), 1);
+var IMAGE_REFERENCE = /^(?:[a-zA-Z0-9.-]+(?::\d+)?\/)?[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:\/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*(?::[\w][\w.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$/;
 var MAX_ALIASES2 = 200;
 var MAX_DEPTH3 = 12;
 var OPERATORS = /* @__PURE__ */ new Set(["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]);
@@ -40104,24 +40128,89 @@ function parseKubernetesManifest(path, text2, options2 = {}) {
   sink.suppressions.push(...findSuppressions(source));
   const docs = (0, import_yaml6.parseAllDocuments)(text2, { uniqueKeys: false, prettyErrors: false, strict: false });
   const list = Array.isArray(docs) ? docs : [docs];
+  const claims = gpuClaims(list, text2);
   for (const doc of list) {
-    for (const error62 of doc.errors) sink.problems.push(yamlProblem(error62, text2));
-    if (doc.errors.length > 0) continue;
-    new Reader(doc, source, sink, options2.images ?? {}).document(doc.contents);
+    const [start, , end] = doc.range ?? [0, 0, text2.length];
+    const body = text2.slice(start, end);
+    if (doc.errors.length > 0) {
+      if (body.includes("{{"))
+        notChecked(sink, body, start, "a template (Helm or Go placeholders)", text2, asksForGpus(body));
+      else for (const error62 of doc.errors) sink.problems.push(yamlProblem(error62, text2));
+      continue;
+    }
+    const before = sink.containers.length;
+    new Reader(doc, source, sink, options2.images ?? {}, claims).document(doc.contents);
+    const found = sink.containers.slice(before);
+    const gpus = found.filter((container) => container.gpu);
+    const placeholders = gpus.filter((container) => container.image.unresolved);
+    if (asksForGpus(body) && gpus.length === 0)
+      notChecked(sink, body, start, `it asks for NVIDIA GPUs, but ${whereTheImageIs(body)}`, text2, true);
+    else if (placeholders.length > 0)
+      notChecked(
+        sink,
+        body,
+        start,
+        `the image of ${placeholders.map((container) => `container ${container.name}`).join(", ")}, which gets NVIDIA GPUs, is not a reference here (${placeholders[0].image.reference})`,
+        text2,
+        true
+      );
   }
   return sink.finish(path, "kubernetes", source);
 }
+function withTag(repository, tag) {
+  const builder = new MappedBuilder();
+  builder.pushMapped(repository);
+  builder.pushSegment(`:${tag}`, -1, repository.site(0, repository.length));
+  return builder.build();
+}
+function whereTheImageIs(body) {
+  const kind = /^kind:[ \t]*["']?(\w+)/m.exec(body)?.[1];
+  if (kind === "InferenceService" || kind === "LLMInferenceService")
+    return "its image is the serving runtime's its model names (a ServingRuntime or ClusterServingRuntime), not in this document";
+  if (kind === "TrainJob") return "its image is the training runtime's it names (runtimeRef), not in this document";
+  return "no container of it that gets them is where the gate reads one (src/parsers/kubernetes/kinds.ts)";
+}
+function asksForGpus(body) {
+  return /^[ \t-]*["']?nvidia\.com\/(?:gpu|mig-[\w.-]+)["']?[ \t]*:/m.test(body) || /^[ \t-]*(?!key[ \t]*:)[\w.-]+[ \t]*:[ \t]*["']?nvidia\.com\/(?:gpu|mig-[\w.-]+)["']?[ \t]*(?:#.*)?$/m.test(body);
+}
+function gpuClaims(docs, text2) {
+  const names = /* @__PURE__ */ new Set();
+  for (const doc of docs) {
+    if (doc.errors.length > 0) continue;
+    const [start, , end] = doc.range ?? [0, 0, 0];
+    const body = text2.slice(start, end);
+    if (!/^kind:[ \t]*["']?ResourceClaim(?:Template)?["']?[ \t]*$/m.test(body)) continue;
+    if (!/deviceClassName:[ \t]*["']?(?:gpu|mig)\.nvidia\.com/.test(body)) continue;
+    const name = doc.toJS({ maxAliasCount: MAX_ALIASES2 })?.metadata?.name;
+    if (typeof name === "string") names.add(name);
+  }
+  return names;
+}
+function notChecked(sink, body, start, why, text2, gpu) {
+  const kindAt = /^kind:[ \t]*["']?([\w.-]+)/m.exec(body);
+  const lineStart = kindAt ? start + kindAt.index : start + (/\S/.exec(body)?.index ?? 0);
+  const lineEnd = text2.indexOf("\n", lineStart);
+  const span = { start: lineStart, end: lineEnd < 0 ? text2.length : lineEnd };
+  sink.unresolved.push({
+    span,
+    text: kindAt ? `kind: ${kindAt[1].trim()}` : "this document",
+    reason: `${why}${gpu ? "" : " (it asks for no NVIDIA GPU)"}`,
+    ...gpu ? { fails: true } : {}
+  });
+}
 var Reader = class {
-  constructor(doc, source, sink, images) {
+  constructor(doc, source, sink, images, claims = /* @__PURE__ */ new Set()) {
     this.doc = doc;
     this.source = source;
     this.sink = sink;
     this.images = images;
+    this.claims = claims;
   }
   doc;
   source;
   sink;
   images;
+  claims;
   aliases = 0;
   document(node2) {
     const root = this.resolve(node2);
@@ -40146,6 +40235,19 @@ var Reader = class {
       this.podSpec(node2, workload + (replica ? ` (${replica})` : ""), dockerfile2);
       return;
     }
+    for (const key of ["container", "script", "trainer"]) {
+      const single = this.map(node2, key);
+      if (single && this.text(single.get("image", true)) !== void 0) {
+        const name = this.text(node2.get("name", true));
+        this.containerOf(single, node2, workload + (replica || name ? ` (${replica || name})` : ""), dockerfile2, key);
+        return;
+      }
+    }
+    const image = this.map(node2, "image");
+    if (image && this.text(image.get("repository", true)) !== void 0) {
+      this.containerOf(node2, node2, workload, dockerfile2, "image");
+      return;
+    }
     for (const pair of node2.items) {
       const key = (0, import_yaml6.isScalar)(pair.key) ? String(pair.key.value) : void 0;
       if (key === void 0 || key === "metadata" || key === "status") continue;
@@ -40158,13 +40260,8 @@ var Reader = class {
             this.search(template, workload, (0, import_yaml6.isScalar)(inner.key) ? String(inner.key.value) : "", own2, depth + 1);
         }
       } else if (value && (0, import_yaml6.isMap)(value)) {
-        this.search(
-          value,
-          workload,
-          replica || (key.endsWith("GroupSpec") ? key.slice(0, -"GroupSpec".length) : ""),
-          own2,
-          depth + 1
-        );
+        const named = key.endsWith("GroupSpec") ? key.slice(0, -"GroupSpec".length) : /^(?:leader|worker)Template$/.test(key) ? key.slice(0, -"Template".length) : "";
+        this.search(value, workload, replica || named, own2, depth + 1);
       } else if (value && (0, import_yaml6.isSeq)(value)) {
         const replicas = /^replicatedJobs$|GroupSpecs$/.test(key);
         value.items.forEach((item, index) => {
@@ -40177,59 +40274,98 @@ var Reader = class {
     }
   }
   podSpec(spec2, workload, annotated) {
-    const placement = this.placement(spec2);
-    const runtimeGpu = this.text(spec2.get("runtimeClassName", true))?.toLowerCase() === "nvidia";
     for (const list of ["initContainers", "containers"]) {
       const containers = this.resolve(spec2.get(list, true));
       if (!containers || !(0, import_yaml6.isSeq)(containers)) continue;
       for (const item of containers.items) {
         const container = this.resolve(item);
-        if (!container || !(0, import_yaml6.isMap)(container)) continue;
-        const image = scalarText(this.resolve(container.get("image", true)), this.source);
-        if (!image) continue;
-        const reference = image.text;
-        const span = image.origin(0, image.length) ?? image.site(0, image.length);
-        const name = this.text(container.get("name", true)) ?? reference;
-        const parts = parseImageRef(reference);
-        const templated = /[{}$]/.test(reference);
-        const mapped = templated ? void 0 : this.images[imageName(reference)];
-        const named = annotated ?? (mapped ? { path: mapped, span } : void 0);
-        let dockerfile2;
-        if (named) {
-          dockerfile2 = { ...named, how: annotated ? "annotation" : "baseline", include: this.sink.includes.length };
-          this.sink.includes.push({
-            kind: "dockerfile",
-            target: named.path,
-            targetSpan: named.span,
-            span: named.span,
-            context: -1
-          });
-        }
-        const tagSpan = parts.tagOffset !== void 0 ? image.origin(parts.tagOffset, parts.tagOffset + parts.tag.length) : void 0;
-        this.sink.containers.push({
-          span,
-          workload,
-          name,
-          image: {
-            span,
-            stage: this.sink.containers.length,
-            reference,
-            ...parts,
-            ...tagSpan ? { tagSpan } : {},
-            ...templated ? { unresolved: "the image is a template or a variable, not a reference" } : {}
-          },
-          gpu: runtimeGpu || this.requestsGpu(container),
-          placement,
-          ...dockerfile2 ? { dockerfile: dockerfile2 } : {}
-        });
+        if (container && (0, import_yaml6.isMap)(container)) this.containerOf(container, spec2, workload, annotated);
       }
     }
   }
-  /** `nvidia.com/gpu` or a MIG profile in its requests or limits, or NVIDIA_VISIBLE_DEVICES set to devices. */
-  requestsGpu(container) {
+  /**
+   * One container: its image (a reference; NIMService's `image: {repository, tag}`), whether it gets NVIDIA GPUs,
+   * where its pod may run (`spec`: the pod spec, or the mapping that holds a single container), the Dockerfile named
+   * for it. `shape` says where a kind keeps a single container (`trainer`: TrainJob's `resourcesPerNode`).
+   */
+  containerOf(container, spec2, workload, annotated, shape) {
+    const image = this.imageText(container, shape);
+    if (!image) return;
+    const placement = this.placement(spec2);
+    const runtimeGpu = this.text(spec2.get("runtimeClassName", true))?.toLowerCase() === "nvidia";
+    const reference = image.text;
+    const span = image.origin(0, image.length) ?? image.site(0, image.length);
+    const name = this.text(container.get("name", true)) ?? reference;
+    const parts = parseImageRef(reference);
+    const templated = /[{}$]/.test(reference);
+    const invalid = !templated && !IMAGE_REFERENCE.test(reference);
+    const mapped = templated ? void 0 : this.images[imageName(reference)];
+    const named = annotated ?? (mapped ? { path: mapped, span } : void 0);
+    let dockerfile2;
+    if (named) {
+      dockerfile2 = { ...named, how: annotated ? "annotation" : "baseline", include: this.sink.includes.length };
+      this.sink.includes.push({
+        kind: "dockerfile",
+        target: named.path,
+        targetSpan: named.span,
+        span: named.span,
+        context: -1
+      });
+    }
+    const tagSpan = parts.tagOffset !== void 0 ? image.origin(parts.tagOffset, parts.tagOffset + parts.tag.length) : void 0;
+    this.sink.containers.push({
+      span,
+      workload,
+      name,
+      image: {
+        span,
+        stage: this.sink.containers.length,
+        reference,
+        ...parts,
+        ...tagSpan ? { tagSpan } : {},
+        ...templated ? { unresolved: "the image is a template or a variable, not a reference" } : {},
+        ...invalid ? { unresolved: `"${reference}" is a placeholder, not an image reference` } : {}
+      },
+      gpu: runtimeGpu || this.requestsGpu(container, shape === "trainer" ? "resourcesPerNode" : "resources") || this.claimsGpu(container, spec2),
+      placement,
+      ...dockerfile2 ? { dockerfile: dockerfile2 } : {}
+    });
+  }
+  /** A container that uses a pod resource claim of one of the file's GPU claim templates (DRA). */
+  claimsGpu(container, spec2) {
+    if (this.claims.size === 0) return false;
+    const gpuClaims3 = /* @__PURE__ */ new Set();
+    const podClaims = this.resolve(spec2.get("resourceClaims", true));
+    if (podClaims && (0, import_yaml6.isSeq)(podClaims))
+      for (const item of podClaims.items) {
+        const claim2 = this.resolve(item);
+        if (!claim2 || !(0, import_yaml6.isMap)(claim2)) continue;
+        const template = this.text(claim2.get("resourceClaimTemplateName", true)) ?? this.text(claim2.get("resourceClaimName", true));
+        const name = this.text(claim2.get("name", true));
+        if (name && template && this.claims.has(template)) gpuClaims3.add(name);
+      }
     const resources = this.map(container, "resources");
-    for (const field of ["limits", "requests"]) {
-      const map2 = resources ? this.map(resources, field) : void 0;
+    const used = resources ? this.resolve(resources.get("claims", true)) : void 0;
+    return !!used && (0, import_yaml6.isSeq)(used) && used.items.some((item) => {
+      const entry = this.resolve(item);
+      const name = entry && (0, import_yaml6.isMap)(entry) ? this.text(entry.get("name", true)) : void 0;
+      return name !== void 0 && gpuClaims3.has(name);
+    });
+  }
+  /** A container's image as written: `image: ref`, or NIMService's `image: { repository, tag }` joined. */
+  imageText(container, shape) {
+    const node2 = this.resolve(container.get("image", true));
+    if (shape !== "image" || !node2 || !(0, import_yaml6.isMap)(node2)) return scalarText(node2, this.source);
+    const repository = scalarText(this.resolve(node2.get("repository", true)), this.source);
+    const tag = this.text(node2.get("tag", true));
+    if (!repository) return void 0;
+    return tag === void 0 ? repository : withTag(repository, tag);
+  }
+  /** `nvidia.com/gpu` or a MIG profile in its requests or limits, or NVIDIA_VISIBLE_DEVICES set to devices. */
+  requestsGpu(container, field = "resources") {
+    const resources = this.map(container, field);
+    for (const field2 of ["limits", "requests"]) {
+      const map2 = resources ? this.map(resources, field2) : void 0;
       for (const pair of map2?.items ?? []) {
         const key = (0, import_yaml6.isScalar)(pair.key) ? String(pair.key.value) : "";
         if (/^nvidia\.com\/(?:gpu|mig-[\w.-]+)$/.test(key) && this.text(pair.value) !== "0") return true;
@@ -44638,7 +44774,7 @@ function snapshotCuda(image, tag, kb) {
 }
 function imageWithoutCuda(image, kb) {
   if (image.unresolved) return void 0;
-  if (!image.registry && !image.repository.includes("/"))
+  if (kb.officialImage(image.registry, image.repository))
     return "a Docker Official Image, which ships no CUDA of its own";
   const name = image.registry ? `${image.registry}/${image.repository}` : image.repository;
   const tool = image.tag !== void 0 ? kb.toolImage(name, image.tag) : void 0;
@@ -47163,6 +47299,7 @@ function checkClaim(claim2, { driver: fleet, compat, forward }, kb, report) {
   const need = claim2.precision === "minor" ? kb.minDriver(claim2.cuda) : void 0;
   if (need && compareDotted(fleet, need.linux) >= 0) return false;
   const unverified = isUnverified(floor) || isUnverified(claim2.record) || isUnverified(need?.row);
+  const majorUnverified = isUnverified(floor) || isUnverified(claim2.record) && !majorCertain(claim2, major, kb);
   if (claim2.precision !== "minor" && compareDotted(fleet, floor.linux) >= 0) return false;
   if (compareDotted(fleet, floor.linux) < 0) {
     const lowest = kb.lowestDriver(major);
@@ -47222,7 +47359,7 @@ function checkClaim(claim2, { driver: fleet, compat, forward }, kb, report) {
       },
       file: claim2.file,
       span: claim2.span,
-      unverified
+      unverified: majorUnverified
     });
     return true;
   }
@@ -47244,6 +47381,11 @@ function checkClaim(claim2, { driver: fleet, compat, forward }, kb, report) {
     unverified
   });
   return true;
+}
+function majorCertain(claim2, major, kb) {
+  const image = claim2.image;
+  if (claim2.kind !== "image" || image?.registry !== "nvcr.io" || !image.tag) return false;
+  return kb.ngcMajorAtLeast(image.repository, image.tag, major);
 }
 function imageSource(claim2) {
   if (claim2.kind !== "image" || !claim2.image) return "";
@@ -47301,6 +47443,7 @@ function checkPools({ units, files, kb, report, verdict }, fleet) {
     }
     return selection;
   };
+  for (const unit of units) if (unit.container?.fact.gpu) selectionOf(unit);
   eachClaim(units, kb, (claim2, compat, unit) => {
     const selection = selectionOf(unit);
     const requirements3 = stageRequirements(claim2, kb);
@@ -47559,6 +47702,97 @@ function checkDriverPackages(file2, fleet, report) {
   }
 }
 
+// src/parsers/kubernetes/kinds.ts
+var WORKLOAD_KINDS = [
+  { kind: "Pod", containers: "spec.containers", source: "https://kubernetes.io/docs/concepts/workloads/pods/" },
+  ...["Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "ReplicationController", "Job"].map((kind) => ({
+    kind,
+    containers: "spec.template.spec.containers",
+    source: "https://kubernetes.io/docs/concepts/workloads/controllers/"
+  })),
+  {
+    kind: "CronJob",
+    containers: "spec.jobTemplate.spec.template.spec.containers",
+    source: "https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/"
+  },
+  {
+    kind: "PodTemplate",
+    containers: "template.spec.containers",
+    source: "https://kubernetes.io/docs/reference/kubernetes-api/workload-resources/pod-template-v1/"
+  },
+  {
+    kind: "JobSet",
+    containers: "spec.replicatedJobs[].template.spec.template.spec.containers",
+    source: "https://jobset.sigs.k8s.io/docs/reference/jobset.v1alpha2/"
+  },
+  {
+    kind: "LeaderWorkerSet",
+    containers: "spec.leaderWorkerTemplate.{leaderTemplate,workerTemplate}.spec.containers",
+    source: "https://lws.sigs.k8s.io/docs/reference/leaderworkerset.v1/"
+  },
+  ...["RayCluster", "RayJob", "RayService"].map((kind) => ({
+    kind,
+    containers: "\u2026headGroupSpec.template.spec.containers, \u2026workerGroupSpecs[].template.spec.containers",
+    source: "https://docs.ray.io/en/latest/cluster/kubernetes/user-guides/config.html"
+  })),
+  ...["PyTorchJob", "TFJob", "MPIJob", "XGBoostJob", "PaddleJob", "JAXJob"].map((kind) => ({
+    kind,
+    containers: "spec.<framework>ReplicaSpecs.<Master|Worker|\u2026>.template.spec.containers",
+    source: "https://www.kubeflow.org/docs/components/trainer/legacy-v1/"
+  })),
+  {
+    kind: "TrainJob",
+    containers: "spec.trainer.image with spec.trainer.resourcesPerNode (else its runtime\u2019s template)",
+    source: "https://www.kubeflow.org/docs/components/trainer/user-guides/"
+  },
+  ...["TrainingRuntime", "ClusterTrainingRuntime"].map((kind) => ({
+    kind,
+    containers: "spec.template.spec.replicatedJobs[].template.spec.template.spec.containers (a JobSet template)",
+    source: "https://www.kubeflow.org/docs/components/trainer/operator-guides/runtime/"
+  })),
+  {
+    kind: "InferenceService",
+    containers: "spec.{predictor,transformer,explainer}.containers (a model with runtime and resources takes its runtime\u2019s image)",
+    source: "https://kserve.github.io/website/latest/reference/api/"
+  },
+  ...["ServingRuntime", "ClusterServingRuntime"].map((kind) => ({
+    kind,
+    containers: "spec.containers",
+    source: "https://kserve.github.io/website/latest/modelserving/servingruntimes/"
+  })),
+  {
+    kind: "LLMInferenceService",
+    containers: "spec.template.containers (else the runtime\u2019s)",
+    source: "https://kserve.github.io/website/latest/reference/api/"
+  },
+  {
+    kind: "Service (serving.knative.dev)",
+    containers: "spec.template.spec.containers",
+    source: "https://knative.dev/docs/serving/reference/serving-api/"
+  },
+  {
+    kind: "Notebook",
+    containers: "spec.template.spec.containers",
+    source: "https://www.kubeflow.org/docs/components/notebooks/"
+  },
+  ...["Workflow", "CronWorkflow", "WorkflowTemplate", "ClusterWorkflowTemplate"].map((kind) => ({
+    kind,
+    containers: "spec.templates[].container, spec.templates[].script (one container each)",
+    source: "https://argo-workflows.readthedocs.io/en/latest/fields/"
+  })),
+  {
+    kind: "Job (batch.volcano.sh)",
+    containers: "spec.tasks[].template.spec.containers",
+    source: "https://volcano.sh/en/docs/vcjob/"
+  },
+  {
+    kind: "NIMService",
+    containers: "spec.image.{repository,tag} with spec.resources",
+    source: "https://docs.nvidia.com/nim-operator/latest/service.html"
+  }
+];
+var WORKLOAD_SHAPE = /^[ \t-]*(?:containers|container|script|trainer|image|resourceClaims|nvidia\.com\/(?:gpu|mig-[\w.-]+))[ \t]*:/m;
+
 // src/parsers/index.ts
 function classifyPath(path) {
   return formatByName(path)?.kind;
@@ -47576,10 +47810,8 @@ function condaByContent(path) {
 function yamlByContent(path) {
   return /\.ya?ml$/i.test(path) && !classifyPath(path);
 }
-var WORKLOAD_KINDS = "Pod|Deployment|StatefulSet|DaemonSet|ReplicaSet|ReplicationController|Job|CronJob|List|PyTorchJob|TFJob|MPIJob|XGBoostJob|PaddleJob|JAXJob|TrainJob|RayJob|RayCluster|RayService|JobSet";
-var MANIFEST_KIND = new RegExp(`^kind:[ 	]*(['"]?)(?:${WORKLOAD_KINDS})\\1[ 	]*(?:#.*)?$`, "m");
 function looksLikeManifest(text2) {
-  return MANIFEST_KIND.test(text2) && /^apiVersion:[ \t]*\S/m.test(text2) && !text2.includes("{{");
+  return /^apiVersion:[ \t]*\S/m.test(text2) && /^kind:[ \t]*\S/m.test(text2) && WORKLOAD_SHAPE.test(text2);
 }
 function kindByContent(path, text2) {
   if (condaByContent(path) && looksLikeConda(text2)) return "conda";
@@ -47790,7 +48022,7 @@ var rule_default7 = defineRule({
         continue;
       }
       if (pools.length > 0)
-        for (const claim2 of gpuClaims(unit))
+        for (const claim2 of gpuClaims2(unit))
           for (const hit of poolHits(claim2, pools, kb)) verdict(hitVerdict(unit, claim2, hit));
       for (const claim2 of unit.claims) {
         if (claim2.kind !== "image" && claim2.kind !== "conda" && claim2.kind !== "apt") continue;
@@ -47844,7 +48076,7 @@ function gpuMiss(claim2, gpu) {
   if (gpu.lastCudaMajor !== void 0 && cudaMajor(cuda) > gpu.lastCudaMajor) return "dropped";
   return void 0;
 }
-function gpuClaims(unit) {
+function gpuClaims2(unit) {
   return (unit.container?.claims ?? unit.claims).filter(
     (claim2) => claim2.kind === "image" || claim2.kind === "conda" || claim2.kind === "apt"
   );
@@ -47878,7 +48110,7 @@ function hitVerdict(unit, claim2, hit) {
 }
 function checkContainer(unit, pools, kb, report, verdict) {
   const selection = selectPools(pools, unit.container.fact.placement, kb);
-  for (const claim2 of gpuClaims(unit)) {
+  for (const claim2 of gpuClaims2(unit)) {
     const hits = poolHits(claim2, selection.pools, kb);
     for (const hit of hits) verdict(hitVerdict(unit, claim2, hit));
     if (hits.length === 0) continue;
@@ -48421,7 +48653,7 @@ var rule_default10 = defineRule({
 });
 function checkContainer2(unit, kb, report, once) {
   const container = unit.container;
-  if (container.missing || container.claims.length > 0) return;
+  if (container.missing || container.claims.length > 0 || container.fact.image.unresolved) return;
   const { fact } = container;
   if (kb.imageLookup(fact.image)?.state === "missing" || !once(unit.root, fact.image)) return;
   const why = whyUnknown(fact.image, kb);
@@ -48441,10 +48673,10 @@ function checkContainer2(unit, kb, report, once) {
   });
 }
 function checkStage(unit, kb, report, once) {
-  const pinned = unit.claims.filter((claim2) => claim2.kind !== "image" && claim2.kind !== "env");
-  if (pinned.length === 0) return;
   const base = baseImage(unit.root, unit.stage);
   if (!base || isScratch(base) || !unknown2(base, kb) || imageWithoutCuda(base, kb)) return;
+  const pinned = unit.claims.filter((claim2) => claim2.kind !== "image" && claim2.kind !== "env");
+  if (pinned.length === 0) return;
   if (kb.imageLookup(base)?.state === "missing" || !once(unit.root, base)) return;
   const why = whyUnknown(base, kb);
   const subjects = [...new Set(pinned.map((claim2) => claim2.subject))];
@@ -48460,15 +48692,20 @@ function checkStage(unit, kb, report, once) {
     span: base.span
   });
 }
+var bases = /* @__PURE__ */ new WeakMap();
 function baseImage(file2, stage) {
-  const seen = /* @__PURE__ */ new Set();
-  let image = file2.images.find((candidate) => candidate.stage === stage);
-  while (image?.fromStage !== void 0 && !seen.has(image.fromStage)) {
-    seen.add(image.fromStage);
-    const parent = image.fromStage;
-    image = file2.images.find((candidate) => candidate.stage === parent);
+  let memo2 = bases.get(file2);
+  if (!memo2) {
+    memo2 = /* @__PURE__ */ new Map();
+    const byStage = new Map(file2.images.map((image) => [image.stage, image]));
+    for (const image of file2.images)
+      memo2.set(
+        image.stage,
+        image.fromStage !== void 0 && image.fromStage < image.stage ? memo2.get(image.fromStage) : image.fromStage === void 0 ? image : byStage.get(image.fromStage)
+      );
+    bases.set(file2, memo2);
   }
-  return image;
+  return memo2.get(stage);
 }
 function unknown2(image, kb) {
   return image.fromStage === void 0 && !isScratch(image) && !impossibleNgcTag(image) && imageCuda(image, kb) === void 0;
@@ -48908,12 +49145,17 @@ var rule_default15 = defineRule({
   description: "A file could not be read completely",
   defaultSeverity: "error",
   fix: "none",
-  messages: { problem: "{{message}}", notRead: "{{text}} is not checked: {{reason}}" },
+  messages: {
+    problem: "{{message}}",
+    notRead: "{{text}} is not checked: {{reason}}",
+    notChecked: "{{text}} is not checked: {{reason}}"
+  },
   helps: {
     problem: "The rest of the file was still checked; whatever could not be read here was skipped, so fix it to get a complete check.",
-    notRead: "cuda-gatekeeper judges what a file states; a value only known when the build or install runs is left to it. Give it a default (an ARG value, a pinned version) to have it checked."
+    notRead: "cuda-gatekeeper judges what a file states; a value only known when the build or install runs is left to it. Give it a default (an ARG value, a pinned version) to have it checked.",
+    notChecked: "A GPU workload the gate cannot read is not a pass (the baseline's unchecked: fail; neutral makes this a notice). Check the rendered manifests instead (helm template \u2026 | cuda-gatekeeper check --stdin-filename rendered.yaml -), give the container an image the workload states, or exclude the file (files.exclude) if it is not deployed."
   },
-  check({ files, report }) {
+  check({ files, baseline, report }) {
     for (const file2 of files) {
       for (const problem of file2.problems) {
         report({
@@ -48928,6 +49170,16 @@ var rule_default15 = defineRule({
       );
       for (const fact of file2.unresolved) {
         if (images.has(`${fact.span.start}:${fact.span.end}`)) continue;
+        if (fact.fails) {
+          report({
+            messageId: "notChecked",
+            data: { text: fact.text, reason: fact.reason },
+            file: file2,
+            span: fact.span,
+            ...baseline.unchecked === "neutral" ? { severity: "notice" } : {}
+          });
+          continue;
+        }
         report({
           messageId: "notRead",
           data: { text: fact.text.length > 80 ? `${fact.text.slice(0, 77)}\u2026` : fact.text, reason: fact.reason },
@@ -52781,15 +53033,15 @@ function checkChosen(io, flags, chosen, engine) {
 function readStdin(io, { name, type }) {
   const path = name === void 0 ? "<stdin>" : toRepoPath(io.cwd, resolve4(io.cwd, name));
   if (path === void 0) return `--stdin-filename ${escapeControl(name ?? "")} is outside ${io.cwd}`;
-  const kind = type ?? (name === void 0 ? void 0 : classifyPath(path));
-  if (!kind)
-    return `standard input needs --type ${FILE_KIND_NAMES.join("|")} (or a --stdin-filename that says its kind)`;
   let text2;
   try {
     text2 = (io.stdin ?? (() => readFileSync5(0, "utf8")))();
   } catch {
     return "standard input cannot be read";
   }
+  const kind = type ?? (name === void 0 ? void 0 : classifyPath(path) ?? (yamlByContent(path) ? kindByContent(path, text2) : void 0));
+  if (!kind)
+    return `standard input needs --type ${FILE_KIND_NAMES.join("|")} (or a --stdin-filename that says its kind)`;
   const skipped = [];
   const disk = diskReader(io.cwd, skipped);
   const reader = {
