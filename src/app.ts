@@ -14,7 +14,7 @@ import { checkPull, type CheckOutcome } from './github/pull-check.js';
 import { GatePool, snippetRunner } from './sandbox/gate-pool.js';
 import { runJob } from './github/runners.js';
 import { sweepEveryInstallation } from './github/sweep.js';
-import { targetFromPull, targetsOfCheck } from './github/targets.js';
+import { queueTarget, targetFromPull, targetsOfCheck } from './github/targets.js';
 import type { GitHub, PullTarget } from './github/types.js';
 import type { Trigger } from './github/check.js';
 
@@ -71,13 +71,46 @@ export function cudaGatekeeper(deps: AppDeps): GatekeeperApp {
       once((context) => check(context, [targetFromPull(context.payload, context.payload.pull_request)], 'event')),
     );
 
+    // `edited` is sent for a new title or body too, and for a new base branch (`changes.base`; GitHub also retargets
+    // a stacked pull request by itself when its base branch is deleted after merging): only a new base changes what
+    // the pull request brings in, and no synchronize or check suite follows it, so the head is checked again here.
+    probot.on(
+      'pull_request.edited',
+      once(async (context) =>
+        context.payload.changes.base
+          ? check(context, [targetFromPull(context.payload, context.payload.pull_request)], 'event')
+          : [],
+      ),
+    );
+
+    // A merge queue waits for the required checks on its own commit ("Managing a merge queue"): that commit is
+    // checked against the base it was built on, and the run posted on it.
+    probot.on(
+      'merge_group.checks_requested',
+      once(async (context) => {
+        const { merge_group: group, repository } = context.payload;
+        if (!repository) return [];
+        const target = queueTarget({ ...context.payload, repository }, {
+          headSha: group.head_sha,
+          headRef: group.head_ref,
+          baseSha: group.base_sha,
+          baseRef: group.base_ref,
+        });
+        return target ? check(context, [target], 'event') : [];
+      }),
+    );
+
     // Every push also sends pull_request.synchronize, which names the pull request even for forks (whose suites list
     // none): a suite with no pull request listed is left to it. The two events for one commit give one run (check.ts).
+    // A merge queue's branch lists none either, and no pull request event follows: it is checked as the queue's commit.
     probot.on(
       'check_suite.requested',
       once(async (context) => {
         const suite = context.payload.check_suite;
-        if (suite.pull_requests.length === 0) return [];
+        if (suite.pull_requests.length === 0) {
+          const queued = queueTarget(context.payload, { headSha: suite.head_sha, headRef: suite.head_branch ?? '' });
+          return queued ? check(context, [queued], 'event') : [];
+        }
         return check(
           context,
           await targetsOfCheck(context.octokit as GitHub, context.payload, suite.pull_requests, suite.head_sha, {
@@ -97,9 +130,7 @@ export function cudaGatekeeper(deps: AppDeps): GatekeeperApp {
             context.payload,
             context.payload.check_suite.pull_requests,
             context.payload.check_suite.head_sha,
-            {
-              suite: context.payload.check_suite,
-            },
+            { suite: context.payload.check_suite, headBranch: context.payload.check_suite.head_branch },
           ),
           'request',
         ),
@@ -115,9 +146,7 @@ export function cudaGatekeeper(deps: AppDeps): GatekeeperApp {
             context.payload,
             context.payload.check_run.pull_requests,
             context.payload.check_run.head_sha,
-            {
-              run: context.payload.check_run,
-            },
+            { run: context.payload.check_run, headBranch: context.payload.check_run.check_suite.head_branch },
           ),
           'request',
         ),

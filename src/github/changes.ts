@@ -62,6 +62,9 @@ function listedAt(entries: readonly DiffEntry[], headSha: string): 'yes' | 'no' 
 /** The changes of `target`'s base...head pair, from the cheapest view GitHub can answer completely. */
 export async function readChanges(github: GitHub, target: PullTarget): Promise<PullChanges> {
   const repo = { owner: target.owner, repo: target.repo };
+  // A merge queue's commit has no pull request: its changes are the exact pair, from the base it was built on.
+  if (target.queue)
+    return compared(github, target, target.baseSha ?? target.queue.baseRef, { listed: [], at: 'no', requests: 0 });
   // 1. The pull request's file list: the whole answer when it is of this commit and not cut at 3,000.
   const listed = (await github.paginate(github.rest.pulls.listFiles, {
     ...repo,
@@ -85,10 +88,24 @@ export async function readChanges(github: GitHub, target: PullTarget): Promise<P
     return { files: at === 'no' ? [] : listed, source: 'list', incomplete: why, requests: listRequests };
   }
 
+  return compared(github, target, target.baseSha, { listed, at, requests: listRequests });
+}
+
+/** What the list gave, for the views after it. */
+interface Listed {
+  readonly listed: readonly DiffEntry[];
+  readonly at: 'yes' | 'no' | 'unknown';
+  readonly requests: number;
+}
+
+/** Steps 2 and 3: the exact pair `base...head`, then the trees where the pair is cut at 300 files. */
+async function compared(github: GitHub, target: PullTarget, from: string, listing: Listed): Promise<PullChanges> {
+  const repo = { owner: target.owner, repo: target.repo };
+  const { listed, at, requests: listRequests } = listing;
   // 2. The exact pair: compare base...head (merge base to head), complete below 300 files.
   const compared = await github.rest.repos.compareCommitsWithBasehead({
     ...repo,
-    basehead: `${target.baseSha}...${target.headSha}`,
+    basehead: `${from}...${target.headSha}`,
     per_page: 1,
   });
   const files = (compared.data.files ?? []) as ChangedFile[];

@@ -58,6 +58,7 @@ export const OUTAGE_RETRIES = 3;
 export function isConfigPull(target: PullTarget, changed: readonly ChangedFile[]): boolean {
   return (
     target.repo === ORG_CONFIG_REPO &&
+    !target.queue &&
     changed.some((file) => file.filename === ORG_CONFIG_PATH || file.previous_filename === ORG_CONFIG_PATH)
   );
 }
@@ -132,6 +133,8 @@ function newer(a: ExistingRun | undefined, b: ExistingRun | undefined): Existing
 
 /** How the safe fixes of this run can be applied: the button only where a commit can land and is allowed. */
 export function fixesOffer(target: PullTarget, analysis: Pick<Analysis, 'read'>, grants: Grants): FixesOffer {
+  if (target.queue) return { kind: 'queue', base: target.queue.baseRef };
+  if (target.superseded) return { kind: 'superseded' };
   if (isFork(target)) return { kind: 'fork', repo: target.headRepo };
   const state = analysis.read?.pullState;
   if (state && state !== 'OPEN') return { kind: 'closed', state: state.toLowerCase() };
@@ -179,6 +182,10 @@ export function checkOutput(analysis: Analysis, target: PullTarget, context: Out
   }
   const notes = orgNotes(target, analysis, context.grants);
   if (context.deferredSince) notes.push(rateLimitNote(context.deferredSince));
+  if (target.queue)
+    notes.push(
+      `**Merge queue.** This is the queue's commit for \`${target.queue.baseRef}\`, checked as it would land: the changes from the base it was built on.`,
+    );
   // The repository's baseline comes from the default branch: its problems are annotated only where the head commit
   // has the same file (else they are listed in the summary with a link).
   const config = analysis.read?.repoConfig?.text;
@@ -411,6 +418,7 @@ async function postSuggestions(
   log: Log,
   where: object,
 ): Promise<number> {
+  if (target.queue) return 0; // a merge queue's commit has no pull request to review
   const suggestions = reviewSuggestions(
     analysis.report,
     analysis.texts,

@@ -85,6 +85,7 @@ export function firstReadQuery(
   directories: readonly string[],
   headSha: string,
   withOrg: boolean,
+  withPull = true,
 ): string {
   const trees = directories
     .map(
@@ -95,7 +96,11 @@ export function firstReadQuery(
   const org = withOrg
     ? `org: repository(owner: $owner, name: ${literal(ORG_CONFIG_REPO)}) { config: object(expression: ${literal(`HEAD:${ORG_CONFIG_PATH}`)}) { ...blob } defaultBranchRef { target { oid } } }`
     : '';
-  return `query CudaGatekeeperRead($owner: String!, $name: String!, $number: Int!, $head: GitObjectID!, $appId: Int!) {
+  // A merge queue's commit has no pull request (and GraphQL refuses a variable the query does not use).
+  const pull = withPull
+    ? 'pullRequest(number: $number) { state reviews(last: 100) { nodes { comments(first: 100) { nodes { body } } } } }'
+    : '';
+  return `query CudaGatekeeperRead($owner: String!, $name: String!${withPull ? ', $number: Int!' : ''}, $head: GitObjectID!, $appId: Int!) {
   repository(owner: $owner, name: $name) {
     ${blobFields(paths, headSha)}
     ${trees}
@@ -103,7 +108,7 @@ export function firstReadQuery(
     headConfig: object(expression: ${literal(`${headSha}:${CONFIG_PATH}`)}) { ...blob }
     defaultBranchRef { target { oid } }
     head: object(oid: $head) { ... on Commit { ${RUNS_FIELD} } }
-    pullRequest(number: $number) { state reviews(last: 100) { nodes { comments(first: 100) { nodes { body } } } } }
+    ${pull}
   }
   ${org}
 }
@@ -179,17 +184,19 @@ export interface FirstReadOptions {
   readonly paths: readonly string[];
   readonly directories: readonly string[];
   readonly headSha: string;
+  /** The pull request (0: a merge queue's commit, which has none). */
   readonly number: number;
   readonly appId: number;
   readonly withOrg: boolean;
 }
 
 export async function firstRead(github: GitHub, repo: RepoRef, options: FirstReadOptions): Promise<FirstRead> {
-  const query = firstReadQuery(options.paths, options.directories, options.headSha, options.withOrg);
+  const withPull = options.number > 0;
+  const query = firstReadQuery(options.paths, options.directories, options.headSha, options.withOrg, withPull);
   const { data, problems } = await partialQuery<FirstReadResponse>(github, query, {
     owner: repo.owner,
     name: repo.repo,
-    number: options.number,
+    ...(withPull ? { number: options.number } : {}),
     head: options.headSha,
     appId: options.appId,
   });

@@ -60,6 +60,43 @@ export interface ListedPull {
 
 const REPO_URL = /\/repos\/([^/]+\/[^/]+)$/;
 
+/**
+ * A merge queue's branch: `gh-readonly-queue/<base branch>/pr-<number>-<sha>` ("Managing a merge queue": the queue
+ * builds each group's commit on a temporary branch with this prefix; the merge_group payload's `head_ref` is
+ * `refs/heads/gh-readonly-queue/main/pr-104-929f…`, @octokit/webhooks-examples).
+ */
+const QUEUE_BRANCH = /^(?:refs\/heads\/)?gh-readonly-queue\/(.+)\/pr-\d+-[0-9a-f]{40}$/;
+
+/** The base branch of a merge queue's branch; undefined for any other branch. */
+export function queueBase(branch: string | null | undefined): string | undefined {
+  return QUEUE_BRANCH.exec(branch ?? '')?.[1];
+}
+
+/**
+ * A merge queue's commit to check: `merge_group.checks_requested` names its head and the base commit it was built
+ * on (docs.github.com/en/webhooks/webhook-events-and-payloads#merge_group: head_sha "The SHA of the merge group",
+ * base_sha "The SHA of the merge group's parent commit"); a check suite of the queue branch names only the branch,
+ * whose base branch is then the other side of the comparison.
+ */
+export function queueTarget(
+  payload: RepositoryPayload,
+  group: { readonly headSha: string; readonly headRef: string; readonly baseSha?: string; readonly baseRef?: string },
+): PullTarget | undefined {
+  const baseRef = group.baseRef?.replace(/^refs\/heads\//, '') ?? queueBase(group.headRef);
+  if (!baseRef) return undefined;
+  return {
+    owner: payload.repository.owner.login,
+    repo: payload.repository.name,
+    number: 0,
+    headSha: group.headSha,
+    headRef: group.headRef.replace(/^refs\/heads\//, ''),
+    headRepo: payload.repository.full_name ?? `${payload.repository.owner.login}/${payload.repository.name}`,
+    installationId: payload.installation?.id ?? 0,
+    ...(group.baseSha ? { baseSha: group.baseSha } : {}),
+    queue: { baseRef },
+  };
+}
+
 function fromListed(payload: RepositoryPayload, pull: ListedPull, headSha: string): PullTarget {
   const owner = payload.repository.owner.login;
   const repo = payload.repository.name;
@@ -74,6 +111,8 @@ function fromListed(payload: RepositoryPayload, pull: ListedPull, headSha: strin
     headRepo,
     installationId: payload.installation?.id ?? 0,
     ...(pull.base.sha ? { baseSha: pull.base.sha } : {}),
+    // A Re-run of a run on an older commit: the pull request's head is elsewhere now.
+    ...(pull.head.sha && pull.head.sha !== headSha ? { superseded: true } : {}),
   };
 }
 
@@ -126,7 +165,9 @@ export async function pullTarget(
     installationId,
     baseSha: pull.baseRefOid,
     // The count is of the current head; for an older commit it is not known.
-    ...(headSha === undefined || headSha === pull.headRefOid ? { changedFiles: pull.changedFiles } : {}),
+    ...(headSha === undefined || headSha === pull.headRefOid
+      ? { changedFiles: pull.changedFiles }
+      : { superseded: true }),
     state: pull.state,
   };
 }
@@ -134,9 +175,13 @@ export async function pullTarget(
 /**
  * Where to look when a check payload lists no pull request: our run (check_run) or the suite of our runs (check_suite).
  */
-export type CheckOrigin =
+export type CheckOrigin = (
   | { readonly run: { readonly external_id: string | null } }
-  | { readonly suite: { readonly id: number } };
+  | { readonly suite: { readonly id: number } }
+) & {
+  /** The check suite's head branch (null for forks): a merge queue's branch is checked as the queue's commit. */
+  readonly headBranch?: string | null;
+};
 
 /**
  * The open pull requests of this repository a check_suite or check_run event is about. Listed ones are taken as
@@ -154,6 +199,8 @@ export async function targetsOfCheck(
   const own = payload.repository.id;
   const mine = listed.filter((pull) => own === undefined || pull.base.repo.id === own);
   if (mine.length > 0) return mine.map((pull) => fromListed(payload, pull, headSha));
+  const queued = origin.headBranch ? queueTarget(payload, { headSha, headRef: origin.headBranch }) : undefined;
+  if (queued) return [queued];
   const repo = { owner: payload.repository.owner.login, repo: payload.repository.name };
   const installationId = payload.installation?.id ?? 0;
   let externalId: string | null | undefined;
@@ -170,7 +217,7 @@ export async function targetsOfCheck(
       .find((id) => parseExternalId(id).pull !== undefined);
   }
   const { pull } = parseExternalId(externalId);
-  if (pull !== undefined) {
+  if (pull !== undefined && pull > 0) {
     const target = await pullTarget(github, repo, pull, installationId, headSha);
     return target ? [target] : [];
   }

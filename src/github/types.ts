@@ -20,6 +20,13 @@ export interface PullTarget extends RepoRef {
   readonly baseSha?: string;
   /** How many files the pull request changes at `headSha`, when the payload says (`pull_request.changed_files`). */
   readonly changedFiles?: number;
+  /**
+   * A merge queue's commit (`merge_group`, or the check suite of its `gh-readonly-queue/…` branch): no pull request
+   * (`number` is 0); its changes are `baseSha` (or the base branch) `...headSha`.
+   */
+  readonly queue?: { readonly baseRef: string };
+  /** The pull request's head has moved past `headSha` (a Re-run of an older commit): nothing is committed there. */
+  readonly superseded?: boolean;
 }
 
 export interface Logger {

@@ -19,7 +19,11 @@ export type FixesOffer =
   /** The pull request is closed or merged: nothing to commit to. */
   | { readonly kind: 'closed'; readonly state: string }
   /** No App around (the Action): the command line and the suggestions only. */
-  | { readonly kind: 'local' };
+  | { readonly kind: 'local' }
+  /** A merge queue's commit: the fixes belong on the pull request's branch. */
+  | { readonly kind: 'queue'; readonly base: string }
+  /** A Re-run of a commit the pull request has moved past: a commit there would be lost. */
+  | { readonly kind: 'superseded' };
 
 export interface CheckContext {
   readonly baselineOrigin: string;
@@ -271,6 +275,10 @@ function howToApply(offer: FixesOffer): string {
       return `This pull request is ${offer.state}, so nothing is committed to it: the fixes below are for a new pull request.`;
     case 'local':
       return 'Apply them with `cuda-gatekeeper check --fix` (in a checkout of this branch), then commit and push.';
+    case 'queue':
+      return `This is a merge queue's commit for \`${offer.base}\`, so nothing is committed to it: remove the pull request from the queue, apply the fixes on its branch (\`cuda-gatekeeper check --fix\`), and queue it again.`;
+    case 'superseded':
+      return "This run is of a commit the pull request has moved past, so there is no **Apply fixes** button (a commit would not land on the pull request's head): the newest commit's run offers the fixes that still apply.";
   }
 }
 

@@ -224,6 +224,43 @@ export class FakeGitHub {
   }
 
   /**
+   * A new base branch for a pull request ("Changing the base branch of a pull request"; GitHub does it by itself for
+   * a stacked pull request when its base branch is deleted after merging): the base moves to `ref`'s head and the
+   * file list is the diff from it, as "List pull requests files" then answers. GitHub sends `pull_request.edited`
+   * with `changes.base` and no `synchronize` (docs.github.com/en/webhooks/webhook-events-and-payloads#pull_request).
+   */
+  retarget(repo: string, number: number, ref: string): string {
+    const pull = this.pull(repo, number)!;
+    pull.baseSha = this.resolve(repo, ref)!;
+    pull.files.splice(0, pull.files.length, ...this.diff(pull.baseSha, pull.headSha));
+    return pull.baseSha;
+  }
+
+  /** A commit by SHA, or the head of a branch by name (the default branch, or one in `branches`). */
+  resolve(repo: string, ref: string): string | undefined {
+    if (/^[0-9a-f]{40}$/.test(ref)) return this.trees.has(ref) ? ref : undefined;
+    const name = ref.replace(/^refs\/heads\//, '');
+    const found = this.repos.get(repo.toLowerCase());
+    if (found && found.defaultBranch === name) return found.head;
+    return this.branches.get(`${repo.toLowerCase()}#${name}`);
+  }
+
+  /** The files that differ from commit `base` to commit `head`, as GitHub's diff entries list them. */
+  diff(base: string, head: string): FakeFile[] {
+    const before = this.trees.get(base)!;
+    const after = this.trees.get(head)!;
+    const files: FakeFile[] = [];
+    for (const [filePath, text] of after) {
+      const old = before.get(filePath);
+      if (old === text) continue;
+      files.push({ filename: filePath, status: old === undefined ? 'added' : 'modified', patch: patchOf(text) });
+    }
+    for (const filePath of before.keys())
+      if (!after.has(filePath)) files.push({ filename: filePath, status: 'removed' });
+    return files;
+  }
+
+  /**
    * GitHub's secondary rate limit on the requests matching `path`, `times` times (REST docs, "Exceeding the rate
    * limit").
    */
@@ -597,19 +634,13 @@ export class FakeGitHub {
       const items = pull.files.slice(0, 3000).map((file) => this.diffEntry(match![1]!, pull.headSha, file));
       return this.page(items, query, path);
     }
-    if (method === 'GET' && (match = /^\/repos\/([^/]+\/[^/]+)\/compare\/([0-9a-f]+)\.\.\.([0-9a-f]+)$/.exec(path))) {
-      const [, repo, base, head] = match as unknown as [string, string, string, string];
-      const before = this.trees.get(base);
-      const after = this.trees.get(head);
-      if (!before || !after) return notFound('https://docs.github.com/rest/commits/commits#compare-two-commits');
-      const files: FakeFile[] = [];
-      for (const [filePath, text] of after) {
-        const old = before.get(filePath);
-        if (old === text) continue;
-        files.push({ filename: filePath, status: old === undefined ? 'added' : 'modified', patch: patchOf(text) });
-      }
-      for (const filePath of before.keys())
-        if (!after.has(filePath)) files.push({ filename: filePath, status: 'removed' });
+    // "Compare two commits": `basehead` is `BASE...HEAD`, each a commit SHA or a branch name (REST reference).
+    if (method === 'GET' && (match = /^\/repos\/([^/]+\/[^/]+)\/compare\/(.+)\.\.\.(.+)$/.exec(path))) {
+      const [, repo, baseRef, headRef] = match as unknown as [string, string, string, string];
+      const base = this.resolve(repo, decodeURIComponent(baseRef));
+      const head = this.resolve(repo, decodeURIComponent(headRef));
+      if (!base || !head) return notFound('https://docs.github.com/rest/commits/commits#compare-two-commits');
+      const files = this.diff(base, head);
       return {
         status: 200,
         body: {

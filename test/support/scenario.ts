@@ -5,6 +5,7 @@
  * suite's head_branch is in a forked repository it will be null and the pull_requests array will be empty":
  * docs.github.com/en/webhooks/webhook-events-and-payloads#check_suite).
  */
+import { createHash } from 'node:crypto';
 import type { CheckRun, FakeFile, FakeGitHub } from './fake-github.js';
 import { example } from './probot.js';
 
@@ -249,4 +250,52 @@ export function configPull(
   });
   Object.assign(payload.installation as object, { id: 42 });
   return payload;
+}
+
+/**
+ * `pull_request.edited` as GitHub sends it for a new base branch: `changes.base.ref.from` and `changes.base.sha.from`
+ * name the old base, `pull_request.base` the new one (docs.github.com/en/webhooks/webhook-events-and-payloads,
+ * pull_request "edited": "The title or body of a pull request was edited, or the base branch of a pull request was
+ * changed"). webhooks-examples has no `edited` payload: derived from `opened`. Without `from`, a title edit.
+ */
+export function editedPayload(
+  fake: FakeGitHub,
+  scenario: Scenario,
+  from?: { readonly ref: string; readonly sha: string },
+  to = 'main',
+): Record<string, unknown> {
+  const payload = structuredClone(scenario.payload);
+  const pr = payload.pull_request as Record<string, unknown>;
+  Object.assign(pr.base as object, { ref: to, sha: fake.pull(scenario.repo, scenario.number)!.baseSha });
+  Object.assign(payload, {
+    action: 'edited',
+    changes: from
+      ? { base: { ref: { from: from.ref }, sha: { from: from.sha } } }
+      : { title: { from: 'Upgrade CUDA (draft)' } },
+  });
+  return payload;
+}
+
+/**
+ * `merge_group.checks_requested` for the queue's commit `headSha`, built on `baseSha` of `main` for pull request
+ * `number` (the webhooks-examples payload, with this repository and installation).
+ */
+export function mergeGroupPayload(
+  fake: FakeGitHub,
+  full: string,
+  group: { readonly headSha: string; readonly baseSha: string; readonly number: number },
+): Record<string, unknown> {
+  const payload = withRepository(example('merge_group', 'checks_requested'), fake, full);
+  Object.assign(payload.merge_group as object, {
+    head_sha: group.headSha,
+    head_ref: `refs/heads/${queueBranch(group)}`,
+    base_sha: group.baseSha,
+    base_ref: 'refs/heads/main',
+  });
+  return payload;
+}
+
+/** The merge queue's branch for a group: `gh-readonly-queue/main/pr-<number>-<sha of the pull request's head>`. */
+export function queueBranch(group: { readonly headSha: string; readonly number: number }): string {
+  return `gh-readonly-queue/main/pr-${group.number}-${createHash('sha1').update(group.headSha).digest('hex')}`;
 }

@@ -1,0 +1,139 @@
+/**
+ * The App on GitHub's remaining paths (issue 41): each story drives Probot with the payloads GitHub sends and a fake
+ * GitHub that answers as the cited page documents; each failed on the code before it.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Probot } from 'probot';
+import { FakeGitHub } from '../support/fake-github.js';
+import { setup, teardown } from '../support/probot.js';
+import {
+  checkSuitePayload,
+  editedPayload,
+  FULL,
+  mergeGroupPayload,
+  pullScenario,
+  queueBranch,
+  type Scenario,
+} from '../support/scenario.js';
+import { codeBlock } from '../support/code-block.js';
+
+/** A cu118 wheel on a CUDA 12.6 image: `cuda-mismatch`, an error. */
+const BROKEN = codeBlock`
+  FROM nvidia/cuda:12.6.3-cudnn-runtime-ubuntu22.04
+  RUN pip install torch==2.5.1 --index-url https://download.pytorch.org/whl/cu118
+`;
+
+let fake: FakeGitHub;
+let probot: Probot;
+
+beforeEach(() => {
+  fake = new FakeGitHub();
+  ({ probot } = setup(fake));
+});
+
+afterEach(() => {
+  expect(fake.violations, "every request matches GitHub's API description").toEqual([]);
+  teardown();
+});
+
+const calls = () => fake.requests.map((request) => `${request.method} ${request.path}`);
+
+describe('a retargeted pull request', () => {
+  /**
+   * A pull request against `dev`, where the broken Dockerfile already is: against `dev` it changes only the README.
+   */
+  function stacked(): { scenario: Scenario; devSha: string } {
+    const scenario = pullScenario(fake, {
+      main: { 'README.md': 'trainer\n' },
+      head: { 'README.md': 'trainer, now on CUDA 12.6\n', Dockerfile: BROKEN },
+      changed: ['README.md'],
+    });
+    const devSha = fake.commit({ 'README.md': 'trainer\n', Dockerfile: BROKEN });
+    fake.branches.set(`${FULL.toLowerCase()}#dev`, devSha);
+    fake.retarget(FULL, 7, 'dev');
+    Object.assign((scenario.payload.pull_request as { base: object }).base, { ref: 'dev', sha: devSha });
+    return { scenario, devSha };
+  }
+
+  it('is checked again against its new base: the Dockerfile it now brings into main fails', async () => {
+    const { scenario, devSha } = stacked();
+    await probot.receive({ id: 'opened', name: 'pull_request', payload: scenario.payload } as never);
+    expect(fake.checkRuns.map((run) => run.conclusion)).toEqual(['success']);
+
+    // Edit → base: dev → main. GitHub sends `edited` with `changes.base`, and nothing else.
+    fake.retarget(FULL, 7, 'main');
+    const before = fake.requests.length;
+    await probot.receive({
+      id: 'retargeted',
+      name: 'pull_request',
+      payload: editedPayload(fake, scenario, { ref: 'dev', sha: devSha }),
+    } as never);
+    expect(fake.requests.length).toBeGreaterThan(before);
+    const newest = fake.runsOn(scenario.headSha).at(-1)!;
+    expect(newest.conclusion).toBe('failure');
+    expect(newest.annotations).toEqual([
+      expect.objectContaining({ path: 'Dockerfile', start_line: 2, title: 'cuda-mismatch' }),
+    ]);
+  });
+
+  it('a title or body edit costs no API call', async () => {
+    const { scenario } = stacked();
+    await probot.receive({ id: 'opened', name: 'pull_request', payload: scenario.payload } as never);
+    const before = fake.requests.length;
+    await probot.receive({ id: 'title', name: 'pull_request', payload: editedPayload(fake, scenario) } as never);
+    expect(fake.requests.length).toBe(before);
+  });
+});
+
+describe('merge queues', () => {
+  /** Pull request #7 brings the broken Dockerfile; the queue builds its commit on main's head. */
+  function queued(): { headSha: string; baseSha: string } {
+    fake.installationPermissions.contents = 'write';
+    const baseSha = fake.addRepo(FULL, { 'README.md': 'trainer\n' });
+    const headSha = fake.commit({ 'README.md': 'trainer\n', Dockerfile: BROKEN });
+    fake.branches.set(`${FULL.toLowerCase()}#${queueBranch({ headSha, number: 7 })}`, headSha);
+    return { headSha, baseSha };
+  }
+
+  it("checks the queue's commit against the base it was built on and reports on it, so the queue is not left waiting", async () => {
+    const { headSha, baseSha } = queued();
+    await probot.receive({
+      id: 'group',
+      name: 'merge_group',
+      payload: mergeGroupPayload(fake, FULL, { headSha, baseSha, number: 7 }),
+    } as never);
+    expect(fake.checkRuns).toHaveLength(1);
+    const run = fake.checkRuns[0]!;
+    expect(run).toMatchObject({ head_sha: headSha, status: 'completed', conclusion: 'failure' });
+    expect(run.annotations).toEqual([expect.objectContaining({ path: 'Dockerfile', title: 'cuda-mismatch' })]);
+    // A queue's commit has no pull request: no review, no button (nothing may be committed to the queue's branch).
+    expect(run.actions ?? []).toEqual([]);
+    expect(run.output?.summary).toContain("**Merge queue.** This is the queue's commit for `main`");
+    expect(calls()).toEqual([
+      'POST /app/installations/42/access_tokens',
+      `GET /repos/${FULL}/compare/${baseSha}...${headSha}`,
+      'POST /graphql',
+      `POST /repos/${FULL}/check-runs`,
+    ]);
+  });
+
+  it("the queue branch's check suite (no pull request listed) is checked the same way, and both events give one run", async () => {
+    const { headSha, baseSha } = queued();
+    const suite = checkSuitePayload(
+      fake,
+      { repo: FULL, headSha, number: 7, headRepo: FULL, payload: {} },
+      'requested',
+    ) as { check_suite: Record<string, unknown> };
+    Object.assign(suite.check_suite, { head_branch: queueBranch({ headSha, number: 7 }), pull_requests: [] });
+    await probot.receive({ id: 'suite', name: 'check_suite', payload: suite } as never);
+    expect(fake.checkRuns.map((run) => [run.head_sha, run.conclusion])).toEqual([[headSha, 'failure']]);
+    expect(calls()).toContain(`GET /repos/${FULL}/compare/main...${headSha}`);
+
+    await probot.receive({
+      id: 'group',
+      name: 'merge_group',
+      payload: mergeGroupPayload(fake, FULL, { headSha, baseSha, number: 7 }),
+    } as never);
+    expect(fake.checkRuns).toHaveLength(1);
+  });
+});
