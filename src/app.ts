@@ -90,12 +90,15 @@ export function cudaGatekeeper(deps: AppDeps): GatekeeperApp {
       once(async (context) => {
         const { merge_group: group, repository } = context.payload;
         if (!repository) return [];
-        const target = queueTarget({ ...context.payload, repository }, {
-          headSha: group.head_sha,
-          headRef: group.head_ref,
-          baseSha: group.base_sha,
-          baseRef: group.base_ref,
-        });
+        const target = queueTarget(
+          { ...context.payload, repository },
+          {
+            headSha: group.head_sha,
+            headRef: group.head_ref,
+            baseSha: group.base_sha,
+            baseRef: group.base_ref,
+          },
+        );
         return target ? check(context, [target], 'event') : [];
       }),
     );
