@@ -1,4 +1,10 @@
-/** `/cuda-check` comment commands, parsed from a comment body (the first line that starts with the command). */
+/**
+ * `/cuda-check` comment commands, parsed from a comment body: the first line of a paragraph that starts with the
+ * command. The body is read as Markdown (GitHub renders comments as GitHub Flavored Markdown, a superset of
+ * CommonMark), so a command inside a code block, inline code, a quote, a list or an HTML comment is text someone
+ * wrote about the command, not a command.
+ */
+import { Lexer, type Token } from 'marked';
 
 export type Command =
   | { readonly kind: 'rerun' }
@@ -8,11 +14,29 @@ export type Command =
   | { readonly kind: 'plan'; readonly cuda: string }
   | { readonly kind: 'help'; readonly problem?: string };
 
+const COMMAND = /^\/cuda-check\b/;
+
+/** A paragraph's text with its inline code and inline HTML blanked out (a command there is quoted, not given). */
+function prose(tokens: readonly Token[]): string {
+  return tokens.map((token) => (token.type === 'codespan' || token.type === 'html' ? ' ' : token.raw)).join('');
+}
+
+/** The first line of a top-level paragraph that starts with `/cuda-check`. */
+function commandLine(body: string): string | undefined {
+  if (!body.includes('/cuda-check')) return undefined;
+  for (const token of new Lexer({ gfm: true }).lex(body.replace(/\r\n?/g, '\n'))) {
+    if (token.type !== 'paragraph') continue;
+    const line = prose(token.tokens ?? [])
+      .split('\n')
+      .map((text) => text.trim())
+      .find((text) => COMMAND.test(text));
+    if (line) return line;
+  }
+  return undefined;
+}
+
 export function parseCommand(body: string): Command | undefined {
-  const line = body
-    .split(/\r?\n/)
-    .map((text) => text.trim())
-    .find((text) => /^\/cuda-check\b/.test(text));
+  const line = commandLine(body);
   if (!line) return undefined;
   const [, sub, ...args] = line.split(/\s+/);
   switch (sub?.toLowerCase()) {

@@ -8,6 +8,7 @@ import { FakeGitHub } from '../support/fake-github.js';
 import { setup, teardown } from '../support/probot.js';
 import {
   checkSuitePayload,
+  commentPayload,
   editedPayload,
   FULL,
   mergeGroupPayload,
@@ -135,5 +136,50 @@ describe('merge queues', () => {
       payload: mergeGroupPayload(fake, FULL, { headSha, baseSha, number: 7 }),
     } as never);
     expect(fake.checkRuns).toHaveLength(1);
+  });
+});
+
+describe('code is not a command', () => {
+  const REQUIREMENTS = codeBlock`
+    --extra-index-url https://download.pytorch.org/whl/cu121
+    torch==2.3.0+cu121
+    torchvision==0.17.0+cu121
+  `;
+  /** A maintainer explains the command; GitHub renders each of these as code or a quote, not as a command. */
+  const explanations = [
+    'To apply the fixes yourself, comment:\n\n```\n/cuda-check fix\n```\n',
+    'To apply the fixes yourself, comment `/cuda-check fix` on this pull request.',
+    '> /cuda-check fix\n\nPlease do not run that on a contributor branch.',
+    'Run it like this:\n\n    /cuda-check fix\n',
+    '~~~markdown\n/cuda-check fix\n~~~',
+    '<!--\n/cuda-check fix\n-->\nNot yet.',
+  ];
+
+  it.each(explanations)('a writer explaining the command in %j commits nothing', async (body) => {
+    const scenario = pullScenario(fake, { head: { 'requirements.txt': REQUIREMENTS }, changed: ['requirements.txt'] });
+    fake.permissions.set('maintainer', 'write');
+    fake.installationPermissions.contents = 'write';
+    await probot.receive({
+      id: 'c',
+      name: 'issue_comment',
+      payload: commentPayload(fake, scenario, body, { login: 'maintainer', type: 'User' }),
+    } as never);
+    expect(fake.commits).toEqual([]);
+    expect(fake.requests).toEqual([]);
+  });
+
+  it('a command on its own line after some prose is still a command', async () => {
+    const scenario = pullScenario(fake, { head: { 'requirements.txt': REQUIREMENTS }, changed: ['requirements.txt'] });
+    fake.permissions.set('maintainer', 'write');
+    fake.installationPermissions.contents = 'write';
+    await probot.receive({
+      id: 'c',
+      name: 'issue_comment',
+      payload: commentPayload(fake, scenario, 'Thanks! Fixing the pins:\n/cuda-check fix', {
+        login: 'maintainer',
+        type: 'User',
+      }),
+    } as never);
+    expect(fake.commits).toHaveLength(1);
   });
 });
