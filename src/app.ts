@@ -3,6 +3,7 @@ import type { ApplicationFunctionOptions, Context, Probot } from 'probot';
 import { pino } from 'pino';
 import { webhooksHandled } from './util/metrics.js';
 import { createWebHandler } from './web/handler.js';
+import { renewToken } from './github/access.js';
 import { onComment, onRequestedAction } from './github/comments.js';
 import { createDeps, type AppDeps } from './github/deps.js';
 import { DurableFanout } from './github/durable.js';
@@ -168,9 +169,22 @@ export function cudaGatekeeper(deps: AppDeps): GatekeeperApp {
     probot.on(['installation_repositories.added', 'installation_repositories.removed'], (context) =>
       onInstallationChange(context, deps),
     );
-    probot.on(['installation.created', 'installation.new_permissions_accepted', 'installation.unsuspend'], (context) =>
-      onInstallationChange(context, deps),
+    probot.on(
+      ['installation.created', 'installation.new_permissions_accepted', 'installation.unsuspend'],
+      async (context) => {
+        // The cached token was created with the old permissions (or before the suspension): a new one, at once.
+        if (context.payload.action !== 'created')
+          await renewToken(context.octokit as GitHub).catch((error: Error) =>
+            context.log.warn({ err: { message: error.message } }, 'could not renew the installation token'),
+          );
+        await onInstallationChange(context, deps);
+      },
     );
+    // A suspended installation's organisation baseline is forgotten: it is read again once the App is back.
+    probot.on('installation.suspend', async (context) => {
+      const owner = (context.payload.installation.account as { login?: string } | null)?.login;
+      if (owner) deps.orgCache.invalidate(context.payload.installation.id, owner);
+    });
 
     // The drift sweep over every installation's default branches (SWEEP_INTERVAL_HOURS; 0 turns it off).
     if (deps.sweepIntervalMs) sweepEveryInstallation(probot, deps, deps.sweepIntervalMs);

@@ -39,6 +39,33 @@ export async function installationGrants(github: GitHub): Promise<Grants> {
   }
 }
 
+/**
+ * A new access token for the installation, now. A token keeps the permissions it was created with, so after an owner
+ * accepts new ones (`installation.new_permissions_accepted`) or unsuspends the installation, Octokit's cached token
+ * is stale: `refresh` makes @octokit/auth-app create one and replace the cached one (its README, "refresh").
+ */
+export async function renewToken(github: GitHub): Promise<void> {
+  await (github.auth as (options: { type: string; refresh: boolean }) => Promise<unknown>)({
+    type: 'installation',
+    refresh: true,
+  });
+}
+
+/**
+ * The grants for a write a person asked for: when the cached token may not write, a new token is asked for once (the
+ * owner may have accepted `contents: write` since, with the event sent to another replica).
+ */
+export async function grantsForWrite(github: GitHub): Promise<Grants> {
+  const grants = await installationGrants(github);
+  if (grants.contentsWrite) return grants;
+  try {
+    await renewToken(github);
+  } catch {
+    return grants;
+  }
+  return installationGrants(github);
+}
+
 const WRITERS = new Set(['admin', 'maintain', 'write']);
 
 /** The permission rule for people, with the answers of one delivery remembered. */

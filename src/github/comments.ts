@@ -12,7 +12,7 @@ import { plan } from '../plan/plan.js';
 import { baselineMarkdown, planMarkdown } from '../render/markdown.js';
 import { packageRoot } from '../util/package-root.js';
 import { RULE_IDS } from '../../rules/index.js';
-import { installationGrants, WriteAccess } from './access.js';
+import { grantsForWrite, installationGrants, WriteAccess } from './access.js';
 import { analyzePull } from './analyze.js';
 import { readChanges } from './changes.js';
 import { APPLY_FIXES } from './check.js';
@@ -217,7 +217,7 @@ async function applyFixes(run: CommandContext): Promise<void> {
     await reply(fixReplies.fork(target.headRepo));
     return;
   }
-  if (!(await installationGrants(github)).contentsWrite) {
+  if (!(await grantsForWrite(github)).contentsWrite) {
     await reply(fixReplies.readOnly());
     return;
   }

@@ -5,8 +5,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Probot } from 'probot';
 import { FakeGitHub } from '../support/fake-github.js';
-import { setup, teardown } from '../support/probot.js';
+import { example, setup, teardown } from '../support/probot.js';
 import {
+  checkRunPayload,
   checkSuitePayload,
   commentPayload,
   editedPayload,
@@ -181,5 +182,64 @@ describe('code is not a command', () => {
       }),
     } as never);
     expect(fake.commits).toHaveLength(1);
+  });
+});
+
+describe('newly accepted permissions', () => {
+  const REQUIREMENTS = codeBlock`
+    --extra-index-url https://download.pytorch.org/whl/cu121
+    torch==2.3.0+cu121
+    torchvision==0.17.0+cu121
+  `;
+
+  /** `installation.new_permissions_accepted` for installation 42 of octo-org (the webhooks-examples payload). */
+  function accepted(): Record<string, unknown> {
+    const payload = example('installation', 'new_permissions_accepted');
+    Object.assign(payload.installation as object, {
+      id: 42,
+      account: { ...((payload.installation as { account: object }).account ?? {}), login: 'octo-org' },
+      permissions: { ...fake.installationPermissions },
+    });
+    return payload;
+  }
+
+  it('take effect at once: the next run offers Apply fixes, and a click commits', async () => {
+    const scenario = pullScenario(fake, { head: { 'requirements.txt': REQUIREMENTS }, changed: ['requirements.txt'] });
+    fake.permissions.set('octocat', 'write');
+    await probot.receive({ id: 'opened', name: 'pull_request', payload: scenario.payload } as never);
+    expect(fake.checkRuns[0]!.actions ?? []).toEqual([]);
+
+    // The owner changes app.yml's contents: read to write and accepts it on the installation.
+    fake.installationPermissions.contents = 'write';
+    await probot.receive({ id: 'accepted', name: 'installation', payload: accepted() } as never);
+    await probot.receive({
+      id: 'rerun',
+      name: 'check_run',
+      payload: checkRunPayload(fake, scenario, fake.checkRuns[0]!, 'rerequested'),
+    } as never);
+    const newest = fake.checkRuns.at(-1)!;
+    expect(newest.actions).toEqual([expect.objectContaining({ identifier: 'apply_fixes' })]);
+
+    await probot.receive({
+      id: 'click',
+      name: 'check_run',
+      payload: checkRunPayload(fake, scenario, newest, 'requested_action'),
+    } as never);
+    expect(fake.commits).toHaveLength(1);
+  });
+
+  it('a click on a replica that did not get the event still commits (one new token)', async () => {
+    const scenario = pullScenario(fake, { head: { 'requirements.txt': REQUIREMENTS }, changed: ['requirements.txt'] });
+    fake.permissions.set('octocat', 'write');
+    await probot.receive({ id: 'opened', name: 'pull_request', payload: scenario.payload } as never);
+    fake.installationPermissions.contents = 'write';
+    const tokens = fake.tokensIssued;
+    await probot.receive({
+      id: 'fix',
+      name: 'issue_comment',
+      payload: commentPayload(fake, scenario, '/cuda-check fix'),
+    } as never);
+    expect(fake.commits).toHaveLength(1);
+    expect(fake.tokensIssued).toBe(tokens + 1);
   });
 });

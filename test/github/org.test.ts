@@ -385,6 +385,8 @@ describe('a re-check that cannot be queued', () => {
 
 describe('migration pull requests (migration.pullRequests: true)', () => {
   it('opens one pull request per non-conforming repository with the safe fixes, and updates it in place', async () => {
+    // Migration pull requests push a branch: the installation must be granted contents: write (app.yml says so).
+    fake.installationPermissions.contents = 'write';
     fake.addRepo(`${OWNER}/vision`, {
       'requirements.txt': codeBlock`
         --index-url https://download.pytorch.org/whl/cu121

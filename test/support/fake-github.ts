@@ -36,8 +36,12 @@
  *   not retry your request until after that many seconds has elapsed" (docs.github.com/en/rest/using-the-rest-api/
  *   rate-limits-for-the-rest-api, "Exceeding the rate limit"). Tests inject it with `secondaryRateLimit()`.
  * - Installations: the access token's response lists the permissions granted and `repository_selection` (REST
- *   reference, apps#create-an-installation-access-token-for-an-app); a write the installation was not granted
- *   answers 403 "Resource not accessible by integration". `GET /app/installations/{id}` answers the same.
+ *   reference, apps#create-an-installation-access-token-for-an-app). A token keeps the permissions it was created
+ *   with: permissions an owner accepts later ("installation.new_permissions_accepted") need a new token. A commit
+ *   (createCommitOnBranch) or a ref write with a token not granted `contents: write` is refused: REST 403, GraphQL
+ *   `FORBIDDEN`, "Resource not accessible by integration" (docs.github.com/en/rest/using-the-rest-api/
+ *   troubleshooting-the-rest-api, "Resource not accessible"). `GET /app/installations/{id}` answers the
+ *   installation's permissions now.
  * - Registering from a manifest: `POST /app-manifests/{code}/conversions` answers 201 with the new App's `id`,
  *   `pem`, `webhook_secret`, `client_id` and `client_secret`, once per code; a used or unknown code is 404
  *   (docs.github.com/en/apps/sharing-github-apps/registering-a-github-app-from-a-manifest).
@@ -177,6 +181,8 @@ export class FakeGitHub {
   /** Annotations GitHub would show nowhere: a path the run's commit lacks, or a line past the file's end. */
   readonly annotationProblems: string[] = [];
   private nextId = 1000;
+  /** Each installation token issued, with the permissions it was created with. */
+  private readonly tokens = new Map<string, Record<string, string>>();
   private readonly suites = new Map<string, number>();
   /** Validate requests against GitHub's API description (the benchmark turns it off to measure the App alone). */
   constructor(readonly validateRequests = true) {}
@@ -301,12 +307,31 @@ export class FakeGitHub {
 
   // ------------------------------------------------------------------------------------------ dispatch
 
-  async handle(method: string, rawPath: string, body: unknown): Promise<Response> {
+  /** Tokens issued so far (each `POST …/access_tokens` is one). */
+  get tokensIssued(): number {
+    return this.tokens.size;
+  }
+
+  /**
+   * One request. `authorization` is the request's header: with an installation token this fake issued, writes are
+   * held to that token's permissions; without one (a test calling in directly, the App's JWT) they are not checked.
+   */
+  async handle(method: string, rawPath: string, body: unknown, authorization?: string): Promise<Response> {
     const url = new URL(rawPath, 'http://github.test');
     const path = url.pathname.replace(/^\/api\/v3/, '').replace(/^\/api\/graphql$/, '/graphql');
-    const response = await this.route(method, path, url.searchParams, body);
+    const granted = this.tokens.get(/^(?:token|bearer) (\S+)$/i.exec(authorization ?? '')?.[1] ?? '');
+    const response =
+      granted && granted.contents !== 'write' && this.writesContents(method, path, body)
+        ? forbidden(path === '/graphql')
+        : await this.route(method, path, url.searchParams, body);
     this.requests.push({ method, path, query: url.search, body, status: response.status });
     return response;
+  }
+
+  /** A request that needs `contents: write`: a commit through GraphQL, or a branch created or moved. */
+  private writesContents(method: string, path: string, body: unknown): boolean {
+    if (path === '/graphql') return /\bcreateCommitOnBranch\b/.test((body as { query?: string })?.query ?? '');
+    return (method === 'POST' || method === 'PATCH') && /^\/repos\/[^/]+\/[^/]+\/git\/refs/.test(path);
   }
 
   private async route(method: string, path: string, query: URLSearchParams, body: unknown): Promise<Response> {
@@ -365,10 +390,12 @@ export class FakeGitHub {
   private rest(method: string, path: string, query: URLSearchParams, body: unknown): Response {
     let match: RegExpExecArray | null;
     if (method === 'POST' && (match = /^\/app\/installations\/(\d+)\/access_tokens$/.exec(path))) {
+      const token = `ghs_fake${match[1]}_${this.nextId++}`;
+      this.tokens.set(token, { ...this.installationPermissions });
       return {
         status: 201,
         body: {
-          token: `ghs_fake${match[1]}`,
+          token,
           expires_at: new Date(Date.now() + 3600_000).toISOString(),
           permissions: { ...this.installationPermissions },
           repository_selection: this.selected ? 'selected' : 'all',
@@ -945,7 +972,12 @@ export class FakeGitHub {
         const raw = Buffer.concat(chunks).toString('utf8');
         const respond = async () => {
           if (latencyMs) await new Promise((resolve) => setTimeout(resolve, latencyMs));
-          const result = await this.handle(req.method ?? 'GET', req.url ?? '/', raw ? JSON.parse(raw) : undefined);
+          const result = await this.handle(
+            req.method ?? 'GET',
+            req.url ?? '/',
+            raw ? JSON.parse(raw) : undefined,
+            req.headers.authorization,
+          );
           res.writeHead(result.status, { 'content-type': 'application/json', ...result.headers });
           res.end(result.status === 204 ? undefined : JSON.stringify(result.body));
         };
@@ -979,6 +1011,16 @@ function lineCount(text: string): number {
 function patchOf(text: string): string {
   const lines = text.replace(/\n$/, '').split('\n');
   return `@@ -0,0 +1,${lines.length} @@\n${lines.map((line) => `+${line}`).join('\n')}`;
+}
+
+/** A write the token was not granted: REST's 403, or GraphQL's FORBIDDEN error (HTTP 200). */
+function forbidden(graphql: boolean): Response {
+  const message = 'Resource not accessible by integration';
+  if (graphql) return { status: 200, body: { data: null, errors: [{ type: 'FORBIDDEN', message, path: [] }] } };
+  return {
+    status: 403,
+    body: { message, documentation_url: 'https://docs.github.com/rest', status: '403' },
+  };
 }
 
 function notFound(documentation: string): Response {

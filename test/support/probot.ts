@@ -75,10 +75,12 @@ export function setup(
         reset.times--;
         throw Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
       }
+      const authorization = this.req.headers.authorization;
       const response = await fake.handle(
         method.toUpperCase(),
         uri,
         body === '' ? undefined : typeof body === 'string' ? JSON.parse(body) : body,
+        Array.isArray(authorization) ? authorization[0] : authorization,
       );
       return [
         response.status,
