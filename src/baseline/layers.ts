@@ -18,6 +18,9 @@ export const CONFIG_PATH = '.github/cuda-gatekeeper.yml';
 /** The organisation's config repository, and its baseline file there. */
 export const ORG_CONFIG_REPO = '.github';
 export const ORG_CONFIG_PATH = 'cuda-gatekeeper.yml';
+/** The same files with `.yaml`: not read (one name, one file); the App and the CLI say so where they find one. */
+export const MISNAMED_CONFIG_PATH = '.github/cuda-gatekeeper.yaml';
+export const MISNAMED_ORG_CONFIG_PATH = 'cuda-gatekeeper.yaml';
 
 /** A baseline file as read: its text and the commit it was read at. */
 export interface ConfigBlob {

@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import { applyEdits } from '../analysis/edits.js';
 import { safeFixContents } from '../analysis/safe-fixes.js';
 import { loadBaseline, type LoadedBaseline } from '../baseline/load.js';
+import { MISNAMED_CONFIG_PATH } from '../baseline/layers.js';
 import { EMPTY_BASELINE } from '../baseline/schema.js';
 import { severityRank, type Report, type Severity } from '../finding.js';
 import { defaultKnowledgeBase } from '../knowledge/index.js';
@@ -312,6 +313,10 @@ function readBaseline(option: string | undefined, io: Io, ref?: string): LoadedB
   if (option) return loadBaseline(option, readBaselineFile(io.cwd, option), RULE_IDS);
   if (existsSync(resolve(io.cwd, repoConfig)))
     return loadBaseline(repoConfig, readBaselineFile(io.cwd, repoConfig), RULE_IDS);
+  if (existsSync(resolve(io.cwd, MISNAMED_CONFIG_PATH)))
+    io.err(
+      `cuda-gatekeeper: ${MISNAMED_CONFIG_PATH} is not read (the baseline file is ${repoConfig}): rename it; using the bundled baseline.yaml\n`,
+    );
   return loadBaseline('baseline.yaml (bundled default)', readFileSync(bundledBaselinePath(), 'utf8'), RULE_IDS);
 }
 

@@ -63,6 +63,8 @@ export interface Analysis {
   readonly unseen?: string;
   /** The organisation's baseline was found (false: none, or this installation cannot see `<owner>/.github`). */
   readonly orgFound: boolean;
+  /** Why no organisation baseline applies, where known: no `.github` seen, or no baseline file in it. */
+  readonly orgMissing?: 'repository' | 'file';
   /** GitHub requests made. */
   readonly requests: number;
 }
@@ -179,6 +181,9 @@ export async function analyzePull(
       added: new Map(),
       requests: 0,
       orgFound: Boolean(cachedOrg),
+      ...(cachedOrg === null && deps.orgCache.missing(target.installationId, target.owner)
+        ? { orgMissing: deps.orgCache.missing(target.installationId, target.owner)! }
+        : {}),
       ...unseen,
     };
   }
@@ -197,7 +202,13 @@ export async function analyzePull(
   );
   const org = organisationConfig(read.org, cachedOrg);
   if (read.org && read.org.state !== 'unavailable')
-    deps.orgCache.set(target.installationId, target.owner, org.config ?? null);
+    deps.orgCache.set(
+      target.installationId,
+      target.owner,
+      org.config ?? null,
+      read.org.state === 'none' ? read.org.missing : undefined,
+    );
+  const orgMissing = org.config ? undefined : deps.orgCache.missing(target.installationId, target.owner);
   // 3. The files the baseline checks, and every file joined to them.
   const selection = await selectFiles(github, target, plan, read, org);
   // 4. The verdict.
@@ -213,6 +224,7 @@ export async function analyzePull(
     ...(org.unavailable ? { unavailable: org.unavailable } : {}),
     ...unseen,
     orgFound: Boolean(org.config),
+    ...(orgMissing ? { orgMissing } : {}),
     requests: selection.requests,
     report: report.report,
     skipped: report.skipped,

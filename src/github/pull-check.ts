@@ -142,10 +142,30 @@ export function fixesOffer(target: PullTarget, analysis: Pick<Analysis, 'read'>,
   return { kind: 'button' };
 }
 
-/** What the summary says about the organisation layer, when the installation cannot see it. */
-function orgNotes(target: PullTarget, analysis: Pick<Analysis, 'orgFound'>, grants: Grants): string[] {
-  if (analysis.orgFound || grants.selection !== 'selected' || target.repo === ORG_CONFIG_REPO) return [];
-  return [orgHiddenNote(target.owner)];
+/**
+ * What the summary says about the baseline files: a file under a name that is not read, and, for an installation on
+ * selected repositories, why no organisation layer applies (`.github` not seen, or seen without a baseline file).
+ */
+function orgNotes(
+  target: PullTarget,
+  analysis: Pick<Analysis, 'orgFound' | 'orgMissing' | 'read'>,
+  grants: Grants,
+): string[] {
+  const notes = (analysis.read?.misnamed ?? []).map(misnamedNote);
+  if (analysis.orgFound || grants.selection !== 'selected' || target.repo === ORG_CONFIG_REPO) return notes;
+  if (analysis.orgMissing === 'file') notes.push(orgFileMissingNote(target.owner));
+  else notes.push(orgHiddenNote(target.owner));
+  return notes;
+}
+
+/** A baseline file named `.yaml`: it is not read, and nothing else says so. */
+export function misnamedNote(path: string): string {
+  return `**\`${path}\` is not read.** The baseline file is named \`.yml\` (\`${path.replace(/\.yaml$/, '.yml')}\`): rename it, and it applies.`;
+}
+
+/** `<owner>/.github` is in the installation but holds no baseline file. */
+export function orgFileMissingNote(owner: string): string {
+  return `**No organisation baseline.** \`${owner}/${ORG_CONFIG_REPO}\` is in this installation but has no \`${ORG_CONFIG_PATH}\` on its default branch, so only this repository's baseline and the bundled one apply.`;
 }
 
 /** The installation covers selected repositories and `<owner>/.github` is not among them (or does not exist). */

@@ -6,7 +6,14 @@
  * request each. Every answer is read by path, partial errors included (see graphql.ts): a missing organisation
  * config repository is "no organisation layer", not a failure.
  */
-import { CONFIG_PATH, ORG_CONFIG_PATH, ORG_CONFIG_REPO, type ConfigBlob } from '../baseline/layers.js';
+import {
+  CONFIG_PATH,
+  MISNAMED_CONFIG_PATH,
+  MISNAMED_ORG_CONFIG_PATH,
+  ORG_CONFIG_PATH,
+  ORG_CONFIG_REPO,
+  type ConfigBlob,
+} from '../baseline/layers.js';
 import { CHECK_NAME } from '../render/check-run.js';
 import { GitHubReadError, partialQuery, problemsAt, type GraphqlProblem } from './graphql.js';
 import type { GitHub, RepoRef } from './types.js';
@@ -34,7 +41,8 @@ export type BlobAnswer = Blob | null | { readonly unreadable: string };
  * baseline file in it (both mean "no organisation layer"); `unavailable` when GitHub refused to show it.
  */
 export type OrgLayer =
-  | { readonly state: 'none' }
+  /** `missing`: no `<owner>/.github` the installation can see, or the repository without the baseline file. */
+  | { readonly state: 'none'; readonly missing: 'repository' | 'file' }
   | { readonly state: 'found'; readonly config: ConfigBlob }
   | { readonly state: 'unavailable'; readonly reason: string };
 
@@ -61,6 +69,8 @@ export interface FirstRead {
   readonly postedSuggestions: ReadonlySet<string>;
   /** The pull request's state: OPEN, CLOSED or MERGED. */
   readonly pullState?: string;
+  /** Baseline files under a name that is not read (`.yaml` for `.yml`), on default branches. */
+  readonly misnamed: readonly string[];
 }
 
 const BLOB = 'fragment blob on Blob { text byteSize isBinary isTruncated oid }';
@@ -94,7 +104,7 @@ export function firstReadQuery(
     )
     .join('\n    ');
   const org = withOrg
-    ? `org: repository(owner: $owner, name: ${literal(ORG_CONFIG_REPO)}) { config: object(expression: ${literal(`HEAD:${ORG_CONFIG_PATH}`)}) { ...blob } defaultBranchRef { target { oid } } }`
+    ? `org: repository(owner: $owner, name: ${literal(ORG_CONFIG_REPO)}) { config: object(expression: ${literal(`HEAD:${ORG_CONFIG_PATH}`)}) { ...blob } misnamed: object(expression: ${literal(`HEAD:${MISNAMED_ORG_CONFIG_PATH}`)}) { ... on Blob { byteSize } } defaultBranchRef { target { oid } } }`
     : '';
   // A merge queue's commit has no pull request (and GraphQL refuses a variable the query does not use).
   const pull = withPull
@@ -106,6 +116,7 @@ export function firstReadQuery(
     ${trees}
     config: object(expression: ${literal(`HEAD:${CONFIG_PATH}`)}) { ...blob }
     headConfig: object(expression: ${literal(`${headSha}:${CONFIG_PATH}`)}) { ...blob }
+    misnamed: object(expression: ${literal(`HEAD:${MISNAMED_CONFIG_PATH}`)}) { ... on Blob { byteSize } }
     defaultBranchRef { target { oid } }
     head: object(oid: $head) { ... on Commit { ${RUNS_FIELD} } }
     ${pull}
@@ -134,6 +145,7 @@ interface FirstReadResponse {
     | (Record<string, unknown> & {
         config: Blob | null;
         headConfig: Blob | null;
+        misnamed?: { byteSize?: number } | null;
         defaultBranchRef: { target: { oid: string } | null } | null;
         head: RunsAnswer;
         pullRequest: {
@@ -142,7 +154,11 @@ interface FirstReadResponse {
         } | null;
       })
     | null;
-  org?: { config: Blob | null; defaultBranchRef: { target: { oid: string } | null } | null } | null;
+  org?: {
+    config: Blob | null;
+    misnamed?: { byteSize?: number } | null;
+    defaultBranchRef: { target: { oid: string } | null } | null;
+  } | null;
 }
 
 const SUGGESTION_KEY = /<!-- cuda-gatekeeper:suggestion:([0-9a-f]{16}) -->/;
@@ -176,7 +192,8 @@ export function orgLayer(answer: FirstReadResponse['org'], problems: readonly Gr
   const forbidden = problems.filter((problem) => problem.type !== 'NOT_FOUND');
   if (forbidden.length > 0) return { state: 'unavailable', reason: reasonOf(forbidden) };
   const text = answer?.config?.text;
-  if (!answer || text === null || text === undefined) return { state: 'none' };
+  if (!answer) return { state: 'none', missing: 'repository' };
+  if (text === null || text === undefined) return { state: 'none', missing: 'file' };
   return { state: 'found', config: { text, commit: answer.defaultBranchRef?.target?.oid ?? '' } };
 }
 
@@ -243,6 +260,12 @@ export async function firstRead(github: GitHub, repo: RepoRef, options: FirstRea
     ...(latestRun ? { latestRun } : {}),
     postedSuggestions: posted,
     ...(repository.pullRequest?.state ? { pullState: repository.pullRequest.state } : {}),
+    misnamed: [
+      ...(repository.misnamed && !repository.config ? [MISNAMED_CONFIG_PATH] : []),
+      ...(data.org?.misnamed && !data.org.config
+        ? [`${repo.owner}/${ORG_CONFIG_REPO}:${MISNAMED_ORG_CONFIG_PATH}`]
+        : []),
+    ],
   };
 }
 

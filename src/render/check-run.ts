@@ -236,7 +236,7 @@ function summaryTable(report: Report): string {
   }
   const rows = [...byFile].map(([path, row]) => `| \`${path}\` | ${row.error} | ${row.warning} | ${row.notice} |`);
   return [
-    `Checked ${report.filesChecked} files.${waived}`,
+    `Checked ${report.filesChecked} file${report.filesChecked === 1 ? '' : 's'}.${waived}`,
     '',
     '| File | Errors | Warnings | Notices |',
     '|---|---:|---:|---:|',

@@ -243,3 +243,73 @@ describe('newly accepted permissions', () => {
     expect(fake.tokensIssued).toBe(tokens + 1);
   });
 });
+
+describe('small ones', () => {
+  const REQUIREMENTS = codeBlock`
+    --extra-index-url https://download.pytorch.org/whl/cu121
+    torch==2.3.0+cu121
+    torchvision==0.17.0+cu121
+  `;
+
+  it('a baseline file named .yaml is said not to be read, in the summary', async () => {
+    const scenario = pullScenario(fake, {
+      main: { '.github/cuda-gatekeeper.yaml': 'cuda:\n  allowed: ["12.1"]\n' },
+      head: { 'requirements.txt': REQUIREMENTS },
+      changed: ['requirements.txt'],
+    });
+    await probot.receive({ id: 'opened', name: 'pull_request', payload: scenario.payload } as never);
+    expect(fake.checkRuns[0]!.output?.summary).toContain(
+      '**`.github/cuda-gatekeeper.yaml` is not read.** The baseline file is named `.yml` (`.github/cuda-gatekeeper.yml`)',
+    );
+  });
+
+  it('tells "`.github` is not in the installation" from "`.github` has no baseline file"', async () => {
+    const scenario = pullScenario(fake, {
+      head: { 'requirements.txt': REQUIREMENTS },
+      changed: ['requirements.txt'],
+      org: { 'README.md': 'the organisation profile\n' },
+    });
+    fake.selected = new Set([FULL.toLowerCase(), 'octo-org/.github']);
+    await probot.receive({ id: 'opened', name: 'pull_request', payload: scenario.payload } as never);
+    const summary = fake.checkRuns[0]!.output?.summary ?? '';
+    expect(summary).toContain('`octo-org/.github` is in this installation but has no `cuda-gatekeeper.yml`');
+    expect(summary).not.toContain('cannot be seen');
+
+    const other = new FakeGitHub();
+    teardown();
+    ({ probot } = setup(other));
+    fake = other;
+    const again = pullScenario(fake, {
+      head: { 'requirements.txt': REQUIREMENTS },
+      changed: ['requirements.txt'],
+      org: { 'README.md': 'the organisation profile\n' },
+    });
+    fake.selected = new Set([FULL.toLowerCase()]);
+    await probot.receive({ id: 'opened', name: 'pull_request', payload: again.payload } as never);
+    expect(fake.checkRuns[0]!.output?.summary).toContain('**The organisation baseline cannot be seen.**');
+  });
+
+  it('a Re-run of a commit the pull request has moved past offers no Apply fixes', async () => {
+    fake.installationPermissions.contents = 'write';
+    const scenario = pullScenario(fake, { head: { 'requirements.txt': REQUIREMENTS }, changed: ['requirements.txt'] });
+    await probot.receive({ id: 'opened', name: 'pull_request', payload: scenario.payload } as never);
+    const old = fake.checkRuns[0]!;
+    expect(old.actions).toEqual([expect.objectContaining({ identifier: 'apply_fixes' })]);
+    // A new push (the same broken pins plus a README) moves the head; then someone re-runs the old commit's run.
+    fake.push(FULL, 7, { 'requirements.txt': REQUIREMENTS, 'README.md': 'x\n' }, []);
+    const payload = checkRunPayload(fake, scenario, old, 'rerequested');
+    const listed = (payload.check_run as { pull_requests: { head: { sha: string } }[] }).pull_requests;
+    listed[0]!.head.sha = fake.pull(FULL, 7)!.headSha;
+    await probot.receive({ id: 'rerun', name: 'check_run', payload } as never);
+    const rerun = fake.runsOn(scenario.headSha).at(-1)!;
+    expect(rerun.id).not.toBe(old.id);
+    expect(rerun.actions ?? []).toEqual([]);
+    expect(`${rerun.output?.summary}\n${rerun.output?.text}`).toContain('a commit the pull request has moved past');
+  });
+
+  it('says "Checked 1 file."', async () => {
+    const scenario = pullScenario(fake, { head: { 'requirements.txt': REQUIREMENTS }, changed: ['requirements.txt'] });
+    await probot.receive({ id: 'opened', name: 'pull_request', payload: scenario.payload } as never);
+    expect(fake.checkRuns[0]!.output?.summary).toContain('Checked 1 file.');
+  });
+});
