@@ -7,6 +7,7 @@
  * requirements file beside a changed Dockerfile, the Dockerfile beside a changed requirements file), so the common
  * pull request needs one read. What the listing shows beyond that is read in one more request.
  */
+import { followLinks } from './links.js';
 import { basename, dirname, joinRepo } from '../analysis/paths.js';
 import type { ParsedFile } from '../parsers/facts.js';
 import type { Report } from '../finding.js';
@@ -63,6 +64,8 @@ export interface Analysis {
   readonly unseen?: string;
   /** The organisation's baseline was found (false: none, or this installation cannot see `<owner>/.github`). */
   readonly orgFound: boolean;
+  /** Submodules the pull request moves: their files live in other repositories and are not read here. */
+  readonly submodules?: readonly string[];
   /** Why no organisation baseline applies, where known: no `.github` seen, or no baseline file in it. */
   readonly orgMissing?: 'repository' | 'file';
   /** GitHub requests made. */
@@ -162,7 +165,11 @@ export async function analyzePull(
   deps: AnalyzeDeps,
   changes: PullChanges,
 ): Promise<Analysis> {
-  const unseen = changes.incomplete ? { unseen: changes.incomplete } : {};
+  const moved = movedSubmodules(changes.files);
+  const unseen = {
+    ...(changes.incomplete ? { unseen: changes.incomplete } : {}),
+    ...(moved.length > 0 ? { submodules: moved } : {}),
+  };
   const cachedOrg = deps.orgCache.get(target.installationId, target.owner);
   // 1. What changed, and what to read for it.
   const plan = planReads(changes);
@@ -187,19 +194,19 @@ export async function analyzePull(
       ...unseen,
     };
   }
-  // 2. The changed files, the speculative reads, the directory listings and the baselines: one request.
-  const read = await firstRead(
-    github,
-    { owner: target.owner, repo: target.repo },
-    {
-      paths: plan.firstPaths,
-      directories: plan.directories,
-      headSha: target.headSha,
-      number: target.number,
-      appId: deps.appId,
-      withOrg: cachedOrg === undefined,
-    },
-  );
+  // 2. The changed files, the speculative reads, the directory listings and the baselines: one request (and, where a
+  // file read could be a symbolic link, its mode and its target: links.ts).
+  const repo = { owner: target.owner, repo: target.repo };
+  const first = await firstRead(github, repo, {
+    paths: plan.firstPaths,
+    directories: plan.directories,
+    headSha: target.headSha,
+    number: target.number,
+    appId: deps.appId,
+    withOrg: cachedOrg === undefined,
+  });
+  const linked = await followLinks(github, repo, target.headSha, first.blobs);
+  const read: FirstRead = { ...first, blobs: linked.blobs };
   const org = organisationConfig(read.org, cachedOrg);
   if (read.org && read.org.state !== 'unavailable')
     deps.orgCache.set(
@@ -225,10 +232,20 @@ export async function analyzePull(
     ...unseen,
     orgFound: Boolean(org.config),
     ...(orgMissing ? { orgMissing } : {}),
-    requests: selection.requests,
+    requests: selection.requests + linked.requests,
     report: report.report,
     skipped: report.skipped,
   };
+}
+
+/**
+ * The submodules a change moves. GitHub's diff of a submodule is its commit line ("-Subproject commit <sha>",
+ * "+Subproject commit <sha>", as `git diff` writes a gitlink); the files behind it are another repository's.
+ */
+export function movedSubmodules(files: readonly ChangedFile[]): string[] {
+  return files
+    .filter((file) => /^[-+]Subproject commit [0-9a-f]{40}/m.test(file.patch ?? ''))
+    .map((file) => file.filename);
 }
 
 /** A Dockerfile by its name: the files beside it are read with it. */

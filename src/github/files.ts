@@ -4,6 +4,7 @@
  * and did not have, and those are fetched in one request before it runs again. The last round has seen every
  * path it asked about, so an include leads to the same file it would lead to on disk.
  */
+import { followLinks } from './links.js';
 import { dirname } from '../analysis/paths.js';
 import {
   maxBytes,
@@ -238,7 +239,9 @@ export async function readCommit(
       continue;
     }
     requests += Math.ceil(step.wanted.length / READ_CHUNK);
-    reading.learn(await readBlobs(github, repo, step.wanted, revision));
+    const linked = await followLinks(github, repo, revision, await readBlobs(github, repo, step.wanted, revision));
+    requests += linked.requests;
+    reading.learn(linked.blobs);
   }
 }
 
@@ -297,11 +300,15 @@ export async function readCommits(
             paths: want.paths,
           })),
         );
-        batch.forEach((want, i) => {
+        for (const [i, want] of batch.entries()) {
           const answer = answers[i]!;
           if (answer instanceof Error) results[want.index] = answer;
-          else readings[want.index]!.learn(answer);
-        });
+          else {
+            const job = jobs[want.index]!;
+            const linked = await followLinks(github, { owner, repo: job.repo }, job.revision, answer);
+            readings[want.index]!.learn(linked.blobs);
+          }
+        }
       } catch (error) {
         for (const want of batch) results[want.index] = error as Error;
       }

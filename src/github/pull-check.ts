@@ -202,6 +202,10 @@ export function checkOutput(analysis: Analysis, target: PullTarget, context: Out
   }
   const notes = orgNotes(target, analysis, context.grants);
   if (context.deferredSince) notes.push(rateLimitNote(context.deferredSince));
+  if (analysis.submodules?.length)
+    notes.push(
+      `**Submodules are not followed.** This change moves ${analysis.submodules.map((path) => `\`${path}\``).join(', ')}: a submodule's files live in its own repository and are not checked here (install cuda-gatekeeper there, or run \`cuda-gatekeeper check\` in a checkout with the submodule).`,
+    );
   if (target.queue)
     notes.push(
       `**Merge queue.** This is the queue's commit for \`${target.queue.baseRef}\`, checked as it would land: the changes from the base it was built on.`,

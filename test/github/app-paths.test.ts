@@ -313,3 +313,83 @@ describe('small ones', () => {
     expect(fake.checkRuns[0]!.output?.summary).toContain('Checked 1 file.');
   });
 });
+
+describe('symbolic links and submodules', () => {
+  const DOCKERFILE = codeBlock`
+    FROM nvidia/cuda:12.6.3-cudnn-runtime-ubuntu22.04
+    COPY requirements.txt .
+    RUN pip install -r requirements.txt
+  `;
+  const CU118 = codeBlock`
+    --index-url https://download.pytorch.org/whl/cu118
+    torch==2.5.1
+  `;
+  const CU126 = codeBlock`
+    --index-url https://download.pytorch.org/whl/cu126
+    torch==2.6.0
+  `;
+
+  /** The pull request turns requirements.txt into a link (GitHub's diff of a link is its target path). */
+  function linked(target: string, extra: Record<string, string> = {}): Scenario {
+    const main = {
+      Dockerfile: DOCKERFILE,
+      'requirements.txt': CU126,
+      'constraints/cu118.txt': CU118,
+      ...extra,
+    };
+    const scenario = pullScenario(fake, { main, head: {}, changed: [] });
+    const headSha = fake.push(
+      FULL,
+      7,
+      { ...main, 'requirements.txt': target },
+      [{ filename: 'requirements.txt', status: 'modified', patch: `@@ -1,2 +1 @@\n-x\n+${target}` }],
+      { 'requirements.txt': '120000' },
+    );
+    const pr = scenario.payload.pull_request as { head: { sha: string }; changed_files: number };
+    pr.head.sha = headSha;
+    pr.changed_files = 1;
+    return { ...scenario, headSha };
+  }
+
+  it('a requirements file turned into a link is read through to its target, as docker build reads it', async () => {
+    const scenario = linked('constraints/cu118.txt');
+    await probot.receive({ id: 'opened', name: 'pull_request', payload: scenario.payload } as never);
+    const run = fake.runsOn(scenario.headSha).at(-1)!;
+    expect(run.conclusion).toBe('failure');
+    expect(run.output?.summary).toContain('`requirements.txt`');
+    expect(JSON.stringify(run.annotations)).toContain('cuda-mismatch');
+  });
+
+  it('a link out of the repository is not followed: the file is not checked, and the check says why', async () => {
+    const scenario = linked('../../etc/requirements.txt');
+    await probot.receive({ id: 'opened', name: 'pull_request', payload: scenario.payload } as never);
+    const run = fake.runsOn(scenario.headSha).at(-1)!;
+    expect(run.conclusion).toBe('failure');
+    expect(`${run.output?.summary}\n${run.output?.text}`).toContain(
+      'a symbolic link to `../../etc/requirements.txt`, outside the repository: not followed',
+    );
+  });
+
+  it('a moved submodule is named in the summary as not followed', async () => {
+    const scenario = pullScenario(fake, { main: { 'README.md': 'x\n' }, head: {}, changed: [] });
+    const headSha = fake.push(
+      FULL,
+      7,
+      { 'README.md': 'x\n', 'third_party/megatron': '' },
+      [
+        {
+          filename: 'third_party/megatron',
+          status: 'modified',
+          patch: `@@ -1 +1 @@\n-Subproject commit ${'a'.repeat(40)}\n+Subproject commit ${'b'.repeat(40)}`,
+        },
+      ],
+      { 'third_party/megatron': '160000' },
+    );
+    Object.assign((scenario.payload.pull_request as { head: object }).head, { sha: headSha });
+    Object.assign(scenario.payload.pull_request as object, { changed_files: 1 });
+    await probot.receive({ id: 'opened', name: 'pull_request', payload: scenario.payload } as never);
+    expect(fake.runsOn(headSha).at(-1)!.output?.summary).toContain(
+      '**Submodules are not followed.** This change moves `third_party/megatron`',
+    );
+  });
+});

@@ -133,6 +133,8 @@ export class FakeGitHub {
   >();
   /** commit sha → path → text */
   readonly trees = new Map<string, Map<string, string>>();
+  /** commit sha → path → mode, for entries that are links or submodules (see `commit`). */
+  readonly modes = new Map<string, Map<string, '120000' | '160000'>>();
   readonly pulls = new Map<string, FakePull>();
   readonly checkRuns: CheckRun[] = [];
   readonly reactions: { commentId: number; content: string }[] = [];
@@ -201,13 +203,25 @@ export class FakeGitHub {
     return sha;
   }
 
-  /** Store a tree and return its (fake) commit sha. */
-  commit(files: Record<string, string>): string {
+  /**
+   * Store a tree and return its (fake) commit sha. `modes` marks entries that are not regular files: `120000`, a
+   * symbolic link, whose blob is the target's path (the text given); `160000`, a submodule (a commit of another
+   * repository; its text is ignored). "Get a tree": mode "100644 for file (blob), 100755 for executable (blob),
+   * 040000 for subdirectory (tree), 160000 for submodule (commit), or 120000 for a blob that specifies the path of
+   * a symlink" (REST reference, git/trees#get-a-tree).
+   */
+  commit(files: Record<string, string>, modes: Record<string, '120000' | '160000'> = {}): string {
     const sha = createHash('sha1')
       .update(JSON.stringify(files) + this.nextId++)
       .digest('hex');
     this.trees.set(sha, new Map(Object.entries(files)));
+    if (Object.keys(modes).length > 0) this.modes.set(sha, new Map(Object.entries(modes)));
     return sha;
+  }
+
+  /** An entry's mode at a commit, as git writes it (octal text). */
+  modeOf(sha: string, path: string): string {
+    return this.modes.get(sha)?.get(path) ?? '100644';
   }
 
   addPull(
@@ -222,9 +236,15 @@ export class FakeGitHub {
   }
 
   /** A push to a pull request's branch: its head moves to a commit of `files`, and its file list with it. */
-  push(repo: string, number: number, files: Record<string, string>, changed: FakeFile[]): string {
+  push(
+    repo: string,
+    number: number,
+    files: Record<string, string>,
+    changed: FakeFile[],
+    modes: Record<string, '120000' | '160000'> = {},
+  ): string {
     const pull = this.pull(repo, number)!;
-    pull.headSha = this.commit(files);
+    pull.headSha = this.commit(files, modes);
     pull.files.splice(0, pull.files.length, ...changed);
     return pull.headSha;
   }
@@ -510,8 +530,8 @@ export class FakeGitHub {
         ...[...dirs].map((dir) => ({ path: dir, mode: '040000', type: 'tree', sha: gitBlobSha(dir), url: '' })),
         ...blobs.map((entryPath) => ({
           path: entryPath,
-          mode: '100644',
-          type: 'blob',
+          mode: this.modeOf(sha, entryPath),
+          type: this.modeOf(sha, entryPath) === '160000' ? 'commit' : 'blob',
           sha: gitBlobSha(tree.get(entryPath)!),
           size: Buffer.byteLength(tree.get(entryPath)!),
           url: '',
@@ -1166,6 +1186,14 @@ function rootResolvers(fake: FakeGitHub): unknown {
           const sha = revision === 'HEAD' ? repo.head : revision!;
           const files = fake.trees.get(sha);
           if (!files) return null;
+          // A revision alone is its commit; `Commit.file(path:)` answers the TreeEntry there, its `mode` an Int.
+          if (rest.length === 0)
+            return {
+              __typename: 'Commit',
+              oid: sha,
+              file: ({ path }: { path: string }) =>
+                files.has(path) ? { path, mode: parseInt(fake.modeOf(sha, path), 8), object: blob(files.get(path)) } : null,
+            };
           const path = rest.join(':').replace(/\/$/, '');
           const refused = fake.refusedPaths.get(path);
           if (refused) throw new GitHubGraphqlError('FORBIDDEN', refused);
