@@ -1192,7 +1192,9 @@ function rootResolvers(fake: FakeGitHub): unknown {
               __typename: 'Commit',
               oid: sha,
               file: ({ path }: { path: string }) =>
-                files.has(path) ? { path, mode: parseInt(fake.modeOf(sha, path), 8), object: blob(files.get(path)) } : null,
+                files.has(path)
+                  ? { path, mode: parseInt(fake.modeOf(sha, path), 8), object: blob(files.get(path)) }
+                  : null,
             };
           const path = rest.join(':').replace(/\/$/, '');
           const refused = fake.refusedPaths.get(path);
