@@ -18974,7 +18974,7 @@ function summaryTable(report) {
   }
   const rows = [...byFile].map(([path, row]) => `| \`${path}\` | ${row.error} | ${row.warning} | ${row.notice} |`);
   return [
-    `Checked ${report.filesChecked} files.${waived}`,
+    `Checked ${report.filesChecked} file${report.filesChecked === 1 ? "" : "s"}.${waived}`,
     "",
     "| File | Errors | Warnings | Notices |",
     "|---|---:|---:|---:|",
@@ -19016,6 +19016,10 @@ function howToApply(offer) {
       return `This pull request is ${offer.state}, so nothing is committed to it: the fixes below are for a new pull request.`;
     case "local":
       return "Apply them with `cuda-gatekeeper check --fix` (in a checkout of this branch), then commit and push.";
+    case "queue":
+      return `This is a merge queue's commit for \`${offer.base}\`, so nothing is committed to it: remove the pull request from the queue, apply the fixes on its branch (\`cuda-gatekeeper check --fix\`), and queue it again.`;
+    case "superseded":
+      return "This run is of a commit the pull request has moved past, so there is no **Apply fixes** button (a commit would not land on the pull request's head): the newest commit's run offers the fixes that still apply.";
   }
 }
 function diff(edits, texts) {
@@ -53663,6 +53667,136 @@ function spanOf(doc, path, key) {
   return { start: 0, end: 0 };
 }
 
+// src/baseline/merge.ts
+var IMAGES_RANK = { none: 0, tag: 1, digest: 2 };
+var POLICY_KEYS = [
+  {
+    path: "cuda.allowed",
+    present: (file2) => file2.cuda?.allowed !== void 0,
+    apply: (result2, next) => ({ ...result2, cuda: { allowed: next.cuda.allowed } }),
+    loosens: (current, next) => addedTo(next.cuda.allowed, current.cuda.allowed, "CUDA versions")
+  },
+  {
+    path: "driver.minimum",
+    present: (file2) => file2.driver?.minimum !== void 0,
+    apply: (result2, next) => ({ ...result2, driver: { ...result2.driver, minimum: next.driver.minimum } }),
+    loosens: (current, next) => current.driver.minimum && compareDotted(next.driver.minimum, current.driver.minimum) > 0 ? `a newer fleet driver (${next.driver.minimum}) than ${current.driver.minimum} hides driver problems` : void 0
+  },
+  {
+    path: "driver.forwardCompat",
+    present: (file2) => file2.driver?.forwardCompat !== void 0,
+    apply: (result2, next) => ({ ...result2, driver: { ...result2.driver, forwardCompat: next.driver.forwardCompat } }),
+    loosens: (current, next) => next.driver.forwardCompat && current.driver.forwardCompat !== true ? "assuming forward compatibility (data-center GPUs) lowers driver findings" : void 0
+  },
+  {
+    path: "gpus",
+    present: (file2) => file2.gpus !== void 0,
+    apply: (result2, next) => ({ ...result2, gpus: next.gpus }),
+    loosens: (current, next) => {
+      const missing = current.gpus.filter((gpu) => !next.gpus.includes(gpu));
+      return missing.length ? `it drops ${missing.join(", ")} from the fleet` : void 0;
+    }
+  },
+  {
+    path: "fleet.pools",
+    present: (file2) => file2.fleet?.pools !== void 0,
+    apply: (result2, next) => ({ ...result2, pools: next.pools }),
+    loosens: (current, next) => {
+      const missing = current.pools.filter((pool) => !next.pools.some((other) => other.name === pool.name));
+      if (missing.length)
+        return `it drops the pool${missing.length === 1 ? "" : "s"} ${missing.map((pool) => pool.name).join(", ")} from the fleet`;
+      const newer = next.pools.find((pool) => {
+        const was = current.pools.find((other) => other.name === pool.name);
+        return was !== void 0 && compareDotted(pool.driver, was.driver) > 0;
+      });
+      return newer ? `a newer driver for pool ${newer.name} (${newer.driver}) hides driver problems` : void 0;
+    }
+  },
+  {
+    path: "pinning.python",
+    present: (file2) => file2.pinning?.python !== void 0,
+    apply: (result2, next) => ({ ...result2, pinning: { ...result2.pinning, python: next.pinning.python } }),
+    loosens: (current, next) => current.pinning.python === "exact" && next.pinning.python !== "exact" ? "exact pinning cannot be turned off" : void 0
+  },
+  {
+    path: "pinning.images",
+    present: (file2) => file2.pinning?.images !== void 0,
+    apply: (result2, next) => ({ ...result2, pinning: { ...result2.pinning, images: next.pinning.images } }),
+    loosens: (current, next) => IMAGES_RANK[next.pinning.images] < IMAGES_RANK[current.pinning.images] ? `"${next.pinning.images}" is weaker than "${current.pinning.images}"` : void 0
+  },
+  {
+    // A later layer adds packages that must be pinned; it cannot take any away.
+    path: "pinning.packages",
+    present: (file2) => file2.pinning?.packages !== void 0,
+    apply: (result2, next) => ({
+      ...result2,
+      pinning: { ...result2.pinning, packages: [.../* @__PURE__ */ new Set([...result2.pinning.packages, ...next.pinning.packages])] }
+    }),
+    loosens: () => void 0
+  },
+  {
+    path: "prerelease",
+    present: (file2) => file2.prerelease !== void 0,
+    apply: (result2, next) => ({ ...result2, prerelease: next.prerelease }),
+    loosens: (current, next) => current.prerelease === "forbid" && next.prerelease === "allow" ? "pre-releases cannot be allowed" : void 0
+  },
+  {
+    path: "unchecked",
+    present: (file2) => file2.unchecked !== void 0,
+    apply: (result2, next) => ({ ...result2, unchecked: next.unchecked }),
+    loosens: (current, next) => current.unchecked === "fail" && next.unchecked === "neutral" ? "a file that could not be checked cannot be let through as neutral" : void 0
+  },
+  {
+    // Which Dockerfile builds an image: a later layer adds names and may point one elsewhere (it is not a policy).
+    path: "images",
+    present: (file2) => file2.images !== void 0,
+    apply: (result2, next) => ({ ...result2, images: { ...result2.images, ...next.images } }),
+    loosens: () => void 0
+  },
+  {
+    path: "registries.lookup",
+    present: (file2) => file2.registries?.lookup !== void 0,
+    apply: (result2, next) => ({ ...result2, registries: { ...result2.registries, lookup: next.registries.lookup } }),
+    loosens: (current, next) => next.registries.lookup === false && current.registries.lookup !== false ? "turning image lookups off leaves images unread that their registries would describe" : void 0
+  },
+  {
+    path: "files.include",
+    present: (file2) => file2.files?.include !== void 0,
+    apply: (result2, next) => ({
+      ...result2,
+      files: { ...result2.files, include: [.../* @__PURE__ */ new Set([...result2.files.include, ...next.files.include])] }
+    }),
+    loosens: () => void 0
+  },
+  {
+    path: "files.exclude",
+    present: (file2) => file2.files?.exclude !== void 0,
+    apply: (result2, next) => ({
+      ...result2,
+      files: { ...result2.files, exclude: [.../* @__PURE__ */ new Set([...result2.files.exclude, ...next.files.exclude])] }
+    }),
+    loosens: (current, next) => addedTo(next.files.exclude, current.files.exclude, "excluded files")
+  }
+];
+var LOCKABLE = [
+  "cuda",
+  "driver",
+  "fleet",
+  "pinning",
+  "files",
+  "packages",
+  "rules",
+  ...POLICY_KEYS.map((spec2) => spec2.path)
+];
+function addedTo(next, current, what) {
+  if (!current) return void 0;
+  const extra = next.filter((value) => !current.includes(value));
+  return extra.length ? `it adds ${what} ${extra.join(", ")}` : void 0;
+}
+
+// src/baseline/layers.ts
+var MISNAMED_CONFIG_PATH = ".github/cuda-gatekeeper.yaml";
+
 // src/util/collections.ts
 function groupBy(items2, key) {
   const groups = /* @__PURE__ */ new Map();
@@ -57031,6 +57165,11 @@ function readBaseline(option, io, ref) {
   if (option) return loadBaseline(option, readBaselineFile(io.cwd, option), RULE_IDS);
   if (existsSync3(resolve4(io.cwd, repoConfig)))
     return loadBaseline(repoConfig, readBaselineFile(io.cwd, repoConfig), RULE_IDS);
+  if (existsSync3(resolve4(io.cwd, MISNAMED_CONFIG_PATH)))
+    io.err(
+      `cuda-gatekeeper: ${MISNAMED_CONFIG_PATH} is not read (the baseline file is ${repoConfig}): rename it; using the bundled baseline.yaml
+`
+    );
   return loadBaseline("baseline.yaml (bundled default)", readFileSync5(bundledBaselinePath(), "utf8"), RULE_IDS);
 }
 function readBaselineFile(cwd, path) {

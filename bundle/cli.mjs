@@ -34871,15 +34871,258 @@ function spanOf(doc, path, key) {
   return { start: 0, end: 0 };
 }
 
-// src/finding.ts
-var TIER_RANK = {
-  "not-scheduled": 0,
-  runs: 1,
-  forward: 2,
-  minor: 3,
-  fails: 4
+// src/util/package-root.ts
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+function packageRoot() {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(dir, "package.json")) || !existsSync(join(dir, "baseline.yaml"))) {
+    const parent = dirname(dir);
+    if (parent === dir) throw new Error("cannot find the cuda-gatekeeper package root");
+    dir = parent;
+  }
+  return dir;
+}
+function packageVersion() {
+  return JSON.parse(readFileSync(join(packageRoot(), "package.json"), "utf8")).version;
+}
+function bundledBaselinePath() {
+  return join(packageRoot(), "baseline.yaml");
+}
+
+// src/analysis/conda-versions.ts
+var OPERATOR = /^(==|!=|>=|<=|~=|>|<|=)?\s*(.*)$/;
+function parseCondaVersionSpec(text2, bare = "fuzzy") {
+  const trimmed2 = text2.trim();
+  if (!trimmed2) return void 0;
+  const anyOf = [];
+  for (const alternative of trimmed2.split("|")) {
+    const all = [];
+    for (const part of alternative.split(",")) {
+      const match = OPERATOR.exec(part.trim());
+      const [, op, raw] = match ?? [];
+      const version2 = (raw ?? "").trim();
+      if (!version2 || /\s/.test(version2) || !/^[0-9A-Za-z*][0-9A-Za-z.*_+!-]*$/.test(version2)) return void 0;
+      if (version2 === "*") continue;
+      if (version2.endsWith(".*") || version2.endsWith("*")) {
+        if (op && op !== "=" && op !== "==") return void 0;
+        all.push({ operator: "prefix", version: version2.replace(/\.?\*$/, "") });
+      } else if (op === "=" || !op && bare === "fuzzy") all.push({ operator: "prefix", version: version2 });
+      else all.push({ operator: op ?? "==", version: version2 });
+    }
+    anyOf.push(all);
+  }
+  return { anyOf };
+}
+function condaAdmits(spec2, version2) {
+  return spec2.anyOf.some((all) => all.every((constraint) => holds(constraint, version2)));
+}
+function holds({ operator, version: version2 }, candidate) {
+  switch (operator) {
+    case "prefix": {
+      const want = components(version2);
+      const have = components(candidate);
+      return want.every((part, i) => compareComponent(part, have[i] ?? [0]) === 0);
+    }
+    case "==":
+      return compareCondaVersions(candidate, version2) === 0;
+    case "!=":
+      return compareCondaVersions(candidate, version2) !== 0;
+    case ">=":
+      return compareCondaVersions(candidate, version2) >= 0;
+    case "<=":
+      return compareCondaVersions(candidate, version2) <= 0;
+    case ">":
+      return compareCondaVersions(candidate, version2) > 0;
+    case "<":
+      return compareCondaVersions(candidate, version2) < 0;
+    case "~=": {
+      const parts = version2.split(".");
+      const prefix = parts.slice(0, Math.max(1, parts.length - 1)).join(".");
+      return compareCondaVersions(candidate, version2) >= 0 && holds({ operator: "prefix", version: prefix }, candidate);
+    }
+  }
+}
+function components(version2) {
+  const local = version2.toLowerCase().split("+")[0];
+  const epoch = /^\d+!/.test(local) ? local.slice(local.indexOf("!") + 1) : local;
+  return epoch.split(/[._-]/).map((component) => {
+    const runs = (component.match(/\d+|[a-z]+/g) ?? ["0"]).map((run) => /^\d/.test(run) ? Number(run) : run);
+    return typeof runs[0] === "string" ? [0, ...runs] : runs;
+  });
+}
+function rank(part) {
+  if (typeof part === "number") return 2;
+  if (part === "post") return 3;
+  if (part === "dev") return 0;
+  return 1;
+}
+function comparePart(a, b) {
+  const ra = rank(a);
+  const rb = rank(b);
+  if (ra !== rb) return ra - rb;
+  if (typeof a === "number" && typeof b === "number") return a - b;
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+function compareComponent(a, b) {
+  const length = Math.max(a.length, b.length);
+  for (let i = 0; i < length; i++) {
+    const order = comparePart(a[i] ?? 0, b[i] ?? 0);
+    if (order !== 0) return order;
+  }
+  return 0;
+}
+function compareCondaVersions(a, b) {
+  const left = components(a);
+  const right = components(b);
+  const length = Math.max(left.length, right.length);
+  for (let i = 0; i < length; i++) {
+    const order = compareComponent(left[i] ?? [0], right[i] ?? [0]);
+    if (order !== 0) return order;
+  }
+  return 0;
+}
+
+// src/analysis/packages.ts
+var CONDA_TO_PIP = {
+  pytorch: "torch",
+  "pytorch-gpu": "torch",
+  torchtriton: "triton",
+  "pytorch-triton": "triton"
 };
-var severityRank = { error: 3, warning: 2, notice: 1 };
+function projectName(pkg) {
+  if (pkg.ecosystem === "conda") return CONDA_TO_PIP[pkg.name] ?? pkg.name;
+  return pkg.name;
+}
+var CUDA_RELEVANT = /* @__PURE__ */ new Set([
+  "torch",
+  "torchvision",
+  "torchaudio",
+  "triton",
+  "pytorch-triton",
+  "xformers",
+  "flash-attn",
+  "tensorflow",
+  "tensorflow-gpu",
+  "jaxlib",
+  "pytorch-cuda",
+  "cudatoolkit",
+  "cuda-version",
+  "cuda-toolkit",
+  "cudnn",
+  "nccl",
+  "cuda-python",
+  "tensorrt",
+  "onnxruntime-gpu",
+  "paddlepaddle-gpu",
+  "bitsandbytes",
+  "torchao",
+  "vllm",
+  "deepspeed",
+  "apex",
+  "mmcv",
+  "mmcv-full",
+  "torch-scatter",
+  "torch-sparse",
+  "torch-geometric",
+  "torch-cluster",
+  "torch-spline-conv",
+  "pyg-lib",
+  "torchtext",
+  "torchdata",
+  "detectron2",
+  "dgl",
+  "cupy",
+  "spconv",
+  "onnxruntime-training"
+]);
+function isCudaRelevant(pkg, extra) {
+  if (pkg.ecosystem === "apt") return false;
+  if (pkg.name === "jax") return extra.has("jax") || pkg.extras.some((item) => /^cuda/.test(item));
+  let byName = relevance.get(extra);
+  if (!byName) relevance.set(extra, byName = { pip: /* @__PURE__ */ new Map(), conda: /* @__PURE__ */ new Map() });
+  const known2 = byName[pkg.ecosystem];
+  let answer = known2.get(pkg.name);
+  if (answer === void 0) known2.set(pkg.name, answer = computeRelevance(pkg, extra));
+  return answer;
+}
+var relevance = /* @__PURE__ */ new WeakMap();
+function computeRelevance(pkg, extra) {
+  const name = projectName(pkg);
+  if (CUDA_RELEVANT.has(name) || extra.has(name) || extra.has(pkg.name)) return true;
+  if (/^nvidia-/.test(name) && name !== "nvidia-pyindex") return true;
+  if (/^(?:cupy-cuda|dgl-cu|mxnet-cu|spconv-cu|jax-cuda\d+-)/.test(name) || /-cu1\d{1,2}$/.test(name)) return true;
+  return false;
+}
+var CONDA_MINOR_PINS = /* @__PURE__ */ new Set(["pytorch-cuda", "cuda-version", "cudatoolkit", "cuda-toolkit"]);
+
+// src/analysis/torch-pages.ts
+var PYG_DOCS = "https://github.com/pyg-team/pytorch_geometric/blob/5c6461b2305ad068a6d61165b3c55852a11aaa41/docs/source/install/installation.rst";
+var TORCH_PAGES = [
+  {
+    project: "PyG",
+    pattern: /^https?:\/\/(?:data\.pyg\.org|pytorch-geometric\.com)\/whl\/torch-(\d+\.\d+)\.\d+(?:%2B|\+)(?:cu\d+|cpu)\.html$/i,
+    source: PYG_DOCS
+  },
+  {
+    project: "mmcv",
+    pattern: /^https?:\/\/download\.openmmlab\.com\/mmcv\/dist\/(?:cu\d+|cpu)\/torch(\d+\.\d+)(?:\.\d+)?\/index\.html$/i,
+    source: "https://github.com/open-mmlab/mmcv/blob/a8073c74bf83d62ec36a103f835faa4837fb6585/docs/en/get_started/installation.md"
+  },
+  {
+    project: "detectron2",
+    pattern: /^https?:\/\/dl\.fbaipublicfiles\.com\/detectron2\/wheels\/(?:cu\d+|cpu)\/torch(\d+\.\d+)\/index\.html$/i,
+    source: "https://github.com/facebookresearch/detectron2/blob/640e061f^/INSTALL.md"
+  }
+];
+function torchPage(url2) {
+  for (const page of TORCH_PAGES) {
+    const torch = page.pattern.exec(url2)?.[1];
+    if (torch) return { project: page.project, torch, source: page.source };
+  }
+  return void 0;
+}
+
+// src/util/dotted.ts
+function compareDotted(a, b) {
+  if (a === b) return 0;
+  const fast = compareDigitsAndDots(a, b);
+  if (fast !== void 0) return fast;
+  const pa = a.split(".");
+  const pb = b.split(".");
+  const length = Math.max(pa.length, pb.length);
+  for (let i = 0; i < length; i++) {
+    const x = Number.parseInt(pa[i] ?? "0", 10) || 0;
+    const y = Number.parseInt(pb[i] ?? "0", 10) || 0;
+    if (x !== y) return x < y ? -1 : 1;
+  }
+  return 0;
+}
+function compareDigitsAndDots(a, b) {
+  let i = 0;
+  let j = 0;
+  while (i < a.length || j < b.length) {
+    let x = 0;
+    let y = 0;
+    for (; i < a.length; i++) {
+      const code = a.charCodeAt(i);
+      if (code === 46) break;
+      if (code < 48 || code > 57) return void 0;
+      x = x * 10 + (code - 48);
+    }
+    for (; j < b.length; j++) {
+      const code = b.charCodeAt(j);
+      if (code === 46) break;
+      if (code < 48 || code > 57) return void 0;
+      y = y * 10 + (code - 48);
+    }
+    if (x !== y) return x < y ? -1 : 1;
+    i++;
+    j++;
+  }
+  return 0;
+}
 
 // src/util/memo.ts
 var Answers = class {
@@ -34904,6 +35147,153 @@ var Answers = class {
 function memoize(compute, limit = 4096) {
   const answers = new Answers(limit);
   return (key) => answers.of(key, compute);
+}
+
+// src/parsers/markers.ts
+var LINUX = {
+  sys_platform: "linux",
+  platform_system: "Linux",
+  os_name: "posix",
+  implementation_name: "cpython",
+  platform_python_implementation: "CPython"
+};
+var tokensOf = memoize(tokenize);
+var TRAILING_SPACE = /\s*$/y;
+function tokenize(marker) {
+  const tokens = [];
+  const re = /\s*(?:(['"])(.*?)\1|(\(|\))|(===|==|!=|<=|>=|~=|<|>)|(not\s+in\b|in\b|and\b|or\b|not\b)|([A-Za-z_][A-Za-z0-9_.]*))/y;
+  let at = 0;
+  while (at < marker.length) {
+    TRAILING_SPACE.lastIndex = at;
+    if (TRAILING_SPACE.test(marker)) break;
+    re.lastIndex = at;
+    const match = re.exec(marker);
+    if (!match) return void 0;
+    at = re.lastIndex;
+    if (match[1] !== void 0) tokens.push({ kind: "string", text: match[2] });
+    else if (match[3]) tokens.push({ kind: match[3], text: match[3] });
+    else if (match[4]) tokens.push({ kind: "op", text: match[4] });
+    else if (match[5])
+      tokens.push({ kind: /^(?:and|or)$/.test(match[5]) ? "name" : "op", text: match[5].replace(/\s+/, " ") });
+    else tokens.push({ kind: "name", text: match[6] });
+  }
+  return tokens;
+}
+function evaluateMarker(marker, environment = {}) {
+  if (!marker || marker.trim() === "") return true;
+  const tokens = tokensOf(marker);
+  if (!tokens) return void 0;
+  let i = 0;
+  const peek = () => tokens[i];
+  const or = () => {
+    let result3 = and();
+    while (peek()?.kind === "name" && peek().text === "or") {
+      i++;
+      const right = and();
+      result3 = result3 === true || right === true ? true : result3 === false && right === false ? false : void 0;
+    }
+    return result3;
+  };
+  const and = () => {
+    let result3 = atom();
+    while (peek()?.kind === "name" && peek().text === "and") {
+      i++;
+      const right = atom();
+      result3 = result3 === false || right === false ? false : result3 === true && right === true ? true : void 0;
+    }
+    return result3;
+  };
+  const operand = () => {
+    const token = tokens[i++];
+    if (token?.kind === "string") return { text: token.text };
+    if (token?.kind === "name") return { variable: token.text };
+    return void 0;
+  };
+  const atom = () => {
+    if (peek()?.kind === "(") {
+      i++;
+      const inner = or();
+      if (peek()?.kind === ")") i++;
+      return inner;
+    }
+    const left = operand();
+    const op = tokens[i++];
+    const right = operand();
+    if (!left || !right || op?.kind !== "op") return void 0;
+    return compare(left, op.text, right, environment);
+  };
+  const result2 = or();
+  return i === tokens.length ? result2 : void 0;
+}
+function compare(left, op, right, environment) {
+  const extraSide = left.variable === "extra" ? right.text : right.variable === "extra" ? left.text : void 0;
+  if (extraSide !== void 0 && (op === "==" || op === "!=")) {
+    if (!environment.extras) return void 0;
+    const has = environment.extras.has(normalizeExtra(extraSide));
+    return op === "==" ? has : !has;
+  }
+  const value = (side) => side.text ?? (side.variable ? environment.values?.[side.variable] ?? LINUX[side.variable] : void 0);
+  const a = value(left);
+  const b = value(right);
+  if (a === void 0 || b === void 0) return void 0;
+  const versions = VERSION.test(a) && VERSION.test(b);
+  if (op === "==" || op === "===") return versions && op === "==" ? compareDotted(a, b) === 0 : a === b;
+  if (op === "!=") return versions ? compareDotted(a, b) !== 0 : a !== b;
+  if (op === "in") return b.includes(a);
+  if (op === "not in") return !b.includes(a);
+  if (!versions) return void 0;
+  const order = compareDotted(a, b);
+  if (op === "<") return order < 0;
+  if (op === "<=") return order <= 0;
+  if (op === ">") return order > 0;
+  if (op === ">=") return order >= 0;
+  if (op === "~=")
+    return order >= 0 && compareDotted(
+      a.split(".").slice(0, b.split(".").length - 1).join("."),
+      b.split(".").slice(0, -1).join(".")
+    ) === 0;
+  return void 0;
+}
+var VERSION = /^\d+(?:\.\d+)*$/;
+var SAMPLES = [
+  "3.7",
+  "3.8",
+  "3.9",
+  "3.10",
+  "3.11",
+  "3.12",
+  "3.13",
+  "3.14"
+].flatMap(
+  (python) => ["x86_64", "aarch64"].map((machine) => ({
+    python_version: python,
+    python_full_version: `${python}.0`,
+    platform_machine: machine
+  }))
+);
+function mayHoldTogether(a, b) {
+  if (!a || !b || a === b) return true;
+  return (samplesWhereItMayHold(a) & samplesWhereItMayHold(b)) !== 0;
+}
+var samplesWhereItMayHold = memoize(
+  (marker) => SAMPLES.reduce((mask, values, bit) => evaluateMarker(marker, { values }) !== false ? mask | 1 << bit : mask, 0)
+);
+function holdsOnLinux(marker) {
+  return evaluateMarker(marker) !== false;
+}
+function markerExtras(marker) {
+  return marker ? [...marker.matchAll(/\bextra\s*==\s*['"]([^'"]+)['"]/g)].map((match) => match[1]) : [];
+}
+function normalizeExtra(extra) {
+  return extra.toLowerCase().replace(/[-_.]+/g, "-");
+}
+function activeExtras(project, extras, groups = []) {
+  const name = normalizeExtra(project);
+  return /* @__PURE__ */ new Set([
+    ...extras.map(normalizeExtra),
+    ...extras.map((extra) => `extra-${name.length}-${name}-${normalizeExtra(extra)}`),
+    ...groups.map((group) => `group-${name.length}-${name}-${normalizeExtra(group)}`)
+  ]);
 }
 
 // src/knowledge/versions.ts
@@ -34947,46 +35337,6 @@ function minorOf(version2) {
 }
 function cudaOfVersion(version2) {
   return cudaMajorMinor(minorOf(version2));
-}
-
-// src/util/dotted.ts
-function compareDotted(a, b) {
-  if (a === b) return 0;
-  const fast = compareDigitsAndDots(a, b);
-  if (fast !== void 0) return fast;
-  const pa = a.split(".");
-  const pb = b.split(".");
-  const length = Math.max(pa.length, pb.length);
-  for (let i = 0; i < length; i++) {
-    const x = Number.parseInt(pa[i] ?? "0", 10) || 0;
-    const y = Number.parseInt(pb[i] ?? "0", 10) || 0;
-    if (x !== y) return x < y ? -1 : 1;
-  }
-  return 0;
-}
-function compareDigitsAndDots(a, b) {
-  let i = 0;
-  let j = 0;
-  while (i < a.length || j < b.length) {
-    let x = 0;
-    let y = 0;
-    for (; i < a.length; i++) {
-      const code = a.charCodeAt(i);
-      if (code === 46) break;
-      if (code < 48 || code > 57) return void 0;
-      x = x * 10 + (code - 48);
-    }
-    for (; j < b.length; j++) {
-      const code = b.charCodeAt(j);
-      if (code === 46) break;
-      if (code < 48 || code > 57) return void 0;
-      y = y * 10 + (code - 48);
-    }
-    if (x !== y) return x < y ? -1 : 1;
-    i++;
-    j++;
-  }
-  return 0;
 }
 
 // src/knowledge/data/companions.json
@@ -35946,151 +36296,280 @@ function runsOn(cc, sass, ptx) {
   return sassOk || ptxOk || sass.includes(cc);
 }
 
-// src/parsers/markers.ts
-var LINUX = {
-  sys_platform: "linux",
-  platform_system: "Linux",
-  os_name: "posix",
-  implementation_name: "cpython",
-  platform_python_implementation: "CPython"
-};
-var tokensOf = memoize(tokenize);
-var TRAILING_SPACE = /\s*$/y;
-function tokenize(marker) {
-  const tokens = [];
-  const re = /\s*(?:(['"])(.*?)\1|(\(|\))|(===|==|!=|<=|>=|~=|<|>)|(not\s+in\b|in\b|and\b|or\b|not\b)|([A-Za-z_][A-Za-z0-9_.]*))/y;
-  let at = 0;
-  while (at < marker.length) {
-    TRAILING_SPACE.lastIndex = at;
-    if (TRAILING_SPACE.test(marker)) break;
-    re.lastIndex = at;
-    const match = re.exec(marker);
-    if (!match) return void 0;
-    at = re.lastIndex;
-    if (match[1] !== void 0) tokens.push({ kind: "string", text: match[2] });
-    else if (match[3]) tokens.push({ kind: match[3], text: match[3] });
-    else if (match[4]) tokens.push({ kind: "op", text: match[4] });
-    else if (match[5])
-      tokens.push({ kind: /^(?:and|or)$/.test(match[5]) ? "name" : "op", text: match[5].replace(/\s+/, " ") });
-    else tokens.push({ kind: "name", text: match[6] });
-  }
-  return tokens;
+// src/rule.ts
+var DOCS_BASE = "https://github.com/cuda-gatekeeper/cuda-gatekeeper/blob/main/rules";
+function docsUrl(ruleId) {
+  return `${DOCS_BASE}/${ruleId}/README.md`;
 }
-function evaluateMarker(marker, environment = {}) {
-  if (!marker || marker.trim() === "") return true;
-  const tokens = tokensOf(marker);
-  if (!tokens) return void 0;
-  let i = 0;
-  const peek = () => tokens[i];
-  const or = () => {
-    let result3 = and();
-    while (peek()?.kind === "name" && peek().text === "or") {
-      i++;
-      const right = and();
-      result3 = result3 === true || right === true ? true : result3 === false && right === false ? false : void 0;
+function defineRule(rule) {
+  return rule;
+}
+function helpText(helps, draft) {
+  if (draft.help !== void 0) return draft.help;
+  const template = helps?.[draft.messageId];
+  return template === void 0 ? void 0 : formatMessage(template, draft.data);
+}
+function formatMessage(template, data = {}) {
+  return template.replace(/\{\{\s*(\w+)\s*\}\}/g, (whole, key) => key in data ? String(data[key]) : whole);
+}
+
+// rules/companion-mismatch/rule.ts
+var rule_default = defineRule({
+  id: "companion-mismatch",
+  description: "torch and its companions (torchvision, torchaudio, torchtext, torchdata, xformers, vllm, vllm-flash-attn, triton, flash-attn, bitsandbytes, PyG and mmcv builds) belong together",
+  defaultSeverity: "error",
+  fix: "safe",
+  messages: {
+    companion: "{{name}} {{version}} does not belong to torch {{torch}} (it belongs to {{expected}})",
+    noCompanion: "{{name}} {{version}} is installed with torch {{torch}}, for which PyTorch published no {{name}} release",
+    pinnedTorch: "{{name}} {{version}} is built against torch {{expected}}, but torch {{torch}} is pinned",
+    triton: "triton {{version}} is installed with torch {{torch}}, whose Linux wheel requires triton {{expected}}{{condition}}",
+    extensionBuild: "{{subject}} is built for torch {{built}}, but torch {{torch}} is pinned",
+    torchPage: "{{url}} serves builds for torch {{built}}, but torch {{torch}} is pinned",
+    lockedRequirement: "{{subject}} requires pytorch {{requirement}}, but the lock installs pytorch {{torch}}",
+    noLibrary: "{{name}} {{version}} ships no library for CUDA {{cuda}}, the CUDA of torch {{torch}}",
+    wheelBuild: "{{subject}} is built for torch {{built}}, but torch {{torch}} is pinned"
+  },
+  // `source` cites the record the finding rests on.
+  helps: {
+    companion: 'Each torch release has one matching {{name}} release, built against its C++ ABI; mixing them fails at import ("undefined symbol") or pulls another torch. torch {{torch}} pairs with {{name}} {{pairs}}. Source: {{source}}',
+    noCompanion: "{{note}} Source: {{source}}",
+    pinnedTorch: "{{why}} {{note}} Source: {{source}}",
+    extensionBuild: `PyG's extension wheels are compiled against one torch minor; with another the import fails with "undefined symbol". Source: ${PYG_DOCS}`,
+    triton: "The torch wheel pins triton exactly (Requires-Dist: triton=={{expected}}; {{marker}}), so pip either refuses the combination or replaces one of them.{{pythonNote}} Source: {{source}}",
+    lockedRequirement: "The lock records this build's dependencies: it needs pytorch {{requirement}}, so the environment cannot be installed as locked (or it was edited by hand). Source: https://docs.conda.io/projects/conda/en/latest/user-guide/concepts/pkg-specs.html#package-match-specifications",
+    wheelBuild: 'flash-attn publishes its wheels per torch minor, CUDA major and C++ ABI, named in the local version (+cu12torch2.6cxx11abiFALSE); compiled against torch {{built}}, the extension fails to import with torch {{torch}} ("undefined symbol"). Take the wheel named for torch {{torchMinor}}, or build flash-attn against this torch. Source: https://github.com/Dao-AILab/flash-attention/blob/main/.github/workflows/publish.yml (the build matrix and wheel names of each release)',
+    noLibrary: "{{name}} loads the library built for the CUDA of the torch at hand, and {{version}} ships libraries for CUDA {{majors}}.x only, so its import fails. Move it to a release that ships CUDA {{cuda}} libraries. Source: {{source}}",
+    torchPage: 'The wheels on this page are compiled against torch {{built}}; with torch {{torchMinor}} their import fails ("undefined symbol"), or pip finds none. Use the page for torch {{torchMinor}}. Source: {{source}}'
+  },
+  check({ units, kb, report }) {
+    for (const unit of units) {
+      const torches = unit.packages.filter(({ pkg }) => projectName(pkg) === "torch" && pkg.exact);
+      if (torches.length === 0) continue;
+      checkTorchPages(unit, torches[0], publicVersion(torches[0].pkg.exact), report);
+      for (const entry of unit.packages) {
+        const { file: file2, pkg } = entry;
+        const name = projectName(pkg);
+        if (!pkg.exact || torches.includes(entry)) continue;
+        const torch = torches.find((candidate) => mayHoldTogether(candidate.pkg.markers, pkg.markers));
+        if (!torch) continue;
+        const torchVersion = publicVersion(torch.pkg.exact);
+        const release = kb.torchRelease(torchVersion);
+        const related = [{ file: torch.file, span: torch.pkg.span, message: `torch ${torchVersion} is pinned here` }];
+        const version2 = publicVersion(pkg.exact);
+        if (pkg.torchRequirement !== void 0 && torch.pkg.ecosystem === "conda") {
+          checkLockedRequirement(entry, torch, torchVersion, report);
+          continue;
+        }
+        if ((name === "torchvision" || name === "torchaudio") && release) {
+          const allowed = release[name];
+          if (allowed.includes(version2)) continue;
+          if (allowed.length === 0) {
+            report({
+              messageId: "noCompanion",
+              data: { name, version: version2, torch: torchVersion, note: release.note ?? "", source: cite(release) },
+              file: file2,
+              span: pkg.span,
+              related,
+              severity: "notice"
+            });
+            continue;
+          }
+          const owner = kb.torchForCompanion(name, version2)[0];
+          const fix = companionFix(entry, allowed[0], torch.pkg.localLabel);
+          report({
+            messageId: "companion",
+            data: {
+              name,
+              version: version2,
+              torch: torchVersion,
+              expected: owner ? `torch ${owner.version}` : "no torch release in the knowledge base",
+              pairs: allowed.join(" or "),
+              source: cite(release)
+            },
+            file: file2,
+            span: pkg.span,
+            related,
+            unverified: isUnverified(release),
+            ...fix ? { fix } : {}
+          });
+        } else if (EXACT_PINS.has(name)) {
+          const pin = kb.companionPins(name).find((row) => row.version === version2);
+          if (!pin || pin.torch === torchVersion || pin.abi === "minor" && minorOf(pin.torch) === minorOf(torchVersion))
+            continue;
+          const expected = pin.abi === "minor" ? minorOf(pin.torch) : pin.torch;
+          report({
+            messageId: "pinnedTorch",
+            data: {
+              name,
+              version: version2,
+              expected,
+              torch: torchVersion,
+              why: pin.abi === "minor" ? `${name} ${version2} is compiled against torch ${expected}: its wheel accepts torch ${torchVersion} (it requires torch>=${pin.torch}), but the import fails ("undefined symbol").` : `${name} ${version2} is built against torch ${pin.torch} and its wheel requires exactly that torch; pip would replace torch ${torchVersion} or the import fails ("undefined symbol").`,
+              note: pin.note ?? "",
+              source: cite(pin)
+            },
+            file: file2,
+            span: pkg.span,
+            related,
+            unverified: isUnverified(pin)
+          });
+        } else if (name === "flash-attn" && FLASH_ATTN_LABEL.test(wheelLabel(pkg) ?? "")) {
+          const built = FLASH_ATTN_LABEL.exec(wheelLabel(pkg))[1];
+          if (built === minorOf(torchVersion)) continue;
+          report({
+            messageId: "wheelBuild",
+            data: {
+              subject: `${pkg.rawName} ${pkg.exact}`,
+              built,
+              torch: torchVersion,
+              torchMinor: minorOf(torchVersion)
+            },
+            file: file2,
+            span: pkg.span,
+            related
+          });
+        } else if (name === "bitsandbytes" && pkg.ecosystem === "pip") {
+          checkLibraries(entry, torch, { version: version2, torchVersion, related }, kb, report);
+        } else if (pkg.localLabel && /^pt\d+(cu\d+|cpu)$/.test(pkg.localLabel)) {
+          const digits = /^pt(\d)(\d+)/.exec(pkg.localLabel);
+          const built = `${digits[1]}.${digits[2]}`;
+          if (built === minorOf(torchVersion)) continue;
+          report({
+            messageId: "extensionBuild",
+            data: { subject: `${pkg.rawName}==${pkg.exact}`, built, torch: torchVersion },
+            file: file2,
+            span: pkg.span,
+            related
+          });
+        } else if (name === "triton" && pkg.ecosystem === "pip") {
+          const pin = kb.companionPins("triton").find((row) => row.torch === torchVersion);
+          if (!pin || pin.version === version2) continue;
+          const below = pin.marker ? /python_version\s*<\s*"(\d+\.\d+)"/.exec(pin.marker)?.[1] : void 0;
+          const python = below ? unitPython(unit) : void 0;
+          if (below && python && compareDotted(python, below) >= 0) continue;
+          const condition = below && !python ? ` on Python < ${below}` : "";
+          report({
+            messageId: "triton",
+            data: {
+              version: version2,
+              torch: torchVersion,
+              expected: pin.version,
+              condition,
+              marker: pin.marker ?? 'platform_system == "Linux"',
+              pythonNote: condition ? ` The pin holds only on Python < ${below}, and this unit does not say which Python it runs.` : "",
+              source: cite(pin)
+            },
+            file: file2,
+            span: pkg.span,
+            related,
+            unverified: isUnverified(pin),
+            ...condition ? { severity: "warning" } : {}
+          });
+        }
+      }
     }
-    return result3;
-  };
-  const and = () => {
-    let result3 = atom();
-    while (peek()?.kind === "name" && peek().text === "and") {
-      i++;
-      const right = atom();
-      result3 = result3 === false || right === false ? false : result3 === true && right === true ? true : void 0;
+  }
+});
+function checkLibraries(entry, torch, pinned, kb, report) {
+  const { file: file2, pkg } = entry;
+  const cuda = torch.build?.cuda;
+  const libraries = kb.cudaLibraries(pkg.name, pinned.version);
+  if (!cuda || !libraries) return;
+  const major = Number.parseInt(cuda, 10);
+  if (libraries.cudaMajors.includes(major)) return;
+  report({
+    messageId: "noLibrary",
+    data: {
+      name: pkg.rawName,
+      version: pinned.version,
+      cuda,
+      torch: `${pinned.torchVersion}${torch.pkg.localLabel ? `+${torch.pkg.localLabel}` : ""}`,
+      majors: libraries.cudaMajors.join(", "),
+      source: cite(libraries)
+    },
+    file: file2,
+    span: pkg.span,
+    related: pinned.related,
+    unverified: isUnverified(libraries)
+  });
+}
+function checkLockedRequirement(entry, torch, torchVersion, report) {
+  const { file: file2, pkg } = entry;
+  const spec2 = parseCondaVersionSpec(pkg.torchRequirement, "exact");
+  if (!spec2 || condaAdmits(spec2, torchVersion)) return;
+  report({
+    messageId: "lockedRequirement",
+    data: {
+      subject: `${pkg.rawName} ${pkg.exact}${pkg.build ? ` (${pkg.build})` : ""}`,
+      requirement: pkg.torchRequirement,
+      torch: torchVersion
+    },
+    file: file2,
+    span: pkg.span,
+    related: [{ file: torch.file, span: torch.pkg.span, message: `pytorch ${torchVersion} is locked here` }]
+  });
+}
+var EXACT_PINS = /* @__PURE__ */ new Set(["xformers", "torchtext", "torchdata", "vllm-flash-attn", "vllm"]);
+var FLASH_ATTN_LABEL = /^cu\d+torch(\d+\.\d+)cxx11abi(?:true|false)$/i;
+function wheelLabel(pkg) {
+  if (pkg.localLabel) return pkg.localLabel;
+  const file2 = pkg.url?.split(/[?#]/)[0]?.split("/").pop();
+  return file2 ? /^[^-]+-[^-+]+(?:\+|%2B)([^-]+)-/i.exec(file2)?.[1] : void 0;
+}
+function checkTorchPages(unit, torch, torchVersion, report) {
+  const seen = /* @__PURE__ */ new Set();
+  for (const invocation of unit.invocations) {
+    for (const index of invocation.indexes) {
+      if (seen.has(index) || index.kind !== "find-links") continue;
+      seen.add(index);
+      const page = torchPage(index.url);
+      const built = page?.torch;
+      if (page && built && built !== minorOf(torchVersion)) {
+        const file2 = invocation.members.find((member) => member.context.indexes.includes(index))?.file ?? unit.root;
+        report({
+          messageId: "torchPage",
+          data: { url: index.url, built, torch: torchVersion, torchMinor: minorOf(torchVersion), source: page.source },
+          file: file2,
+          span: index.span,
+          related: [{ file: torch.file, span: torch.pkg.span, message: `torch ${torchVersion} is pinned here` }]
+        });
+      }
     }
-    return result3;
-  };
-  const operand = () => {
-    const token = tokens[i++];
-    if (token?.kind === "string") return { text: token.text };
-    if (token?.kind === "name") return { variable: token.text };
+  }
+}
+function companionFix({ file: file2, pkg }, version2, torchLabel) {
+  const clause = pkg.clauses[0];
+  if (!clause || file2.source.text.slice(clause.versionSpan.start, clause.versionSpan.end) !== clause.version)
     return void 0;
+  const current = publicVersion(clause.version);
+  const relabel2 = pkg.localLabel && torchLabel && pkg.localLabel !== torchLabel;
+  const text2 = relabel2 ? `${version2}+${torchLabel}` : version2;
+  const end = relabel2 ? clause.versionSpan.end : clause.versionSpan.start + current.length;
+  return {
+    title: `Use ${pkg.rawName} ${text2}`,
+    safety: "safe",
+    edits: [{ path: file2.path, range: [clause.versionSpan.start, end], text: text2 }]
   };
-  const atom = () => {
-    if (peek()?.kind === "(") {
-      i++;
-      const inner = or();
-      if (peek()?.kind === ")") i++;
-      return inner;
-    }
-    const left = operand();
-    const op = tokens[i++];
-    const right = operand();
-    if (!left || !right || op?.kind !== "op") return void 0;
-    return compare(left, op.text, right, environment);
-  };
-  const result2 = or();
-  return i === tokens.length ? result2 : void 0;
 }
-function compare(left, op, right, environment) {
-  const extraSide = left.variable === "extra" ? right.text : right.variable === "extra" ? left.text : void 0;
-  if (extraSide !== void 0 && (op === "==" || op === "!=")) {
-    if (!environment.extras) return void 0;
-    const has = environment.extras.has(normalizeExtra(extraSide));
-    return op === "==" ? has : !has;
+function unitPython(unit) {
+  for (const { pkg } of unit.packages) {
+    if (pkg.ecosystem !== "conda" || pkg.name !== "python") continue;
+    const version2 = pkg.exact ?? /^\s*(?:==?|>=)?\s*(\d+\.\d+)/.exec(pkg.specifier)?.[1];
+    const minor = version2 ? minorOf(version2) : void 0;
+    if (minor) return minor;
   }
-  const value = (side) => side.text ?? (side.variable ? environment.values?.[side.variable] ?? LINUX[side.variable] : void 0);
-  const a = value(left);
-  const b = value(right);
-  if (a === void 0 || b === void 0) return void 0;
-  const versions = VERSION.test(a) && VERSION.test(b);
-  if (op === "==" || op === "===") return versions && op === "==" ? compareDotted(a, b) === 0 : a === b;
-  if (op === "!=") return versions ? compareDotted(a, b) !== 0 : a !== b;
-  if (op === "in") return b.includes(a);
-  if (op === "not in") return !b.includes(a);
-  if (!versions) return void 0;
-  const order = compareDotted(a, b);
-  if (op === "<") return order < 0;
-  if (op === "<=") return order <= 0;
-  if (op === ">") return order > 0;
-  if (op === ">=") return order >= 0;
-  if (op === "~=")
-    return order >= 0 && compareDotted(
-      a.split(".").slice(0, b.split(".").length - 1).join("."),
-      b.split(".").slice(0, -1).join(".")
-    ) === 0;
+  for (const file2 of unit.files) {
+    for (const image of file2.images) {
+      if (file2 === unit.root && unit.stage !== void 0 && image.stage !== unit.stage || image.unresolved || !image.tag || !/^(?:docker\.io\/)?(?:library\/)?python$/.test(
+        `${image.registry ? `${image.registry}/` : ""}${image.repository}`
+      ))
+        continue;
+      const minor = /^(\d+\.\d+)/.exec(image.tag)?.[1];
+      if (minor) return minor;
+    }
+  }
   return void 0;
-}
-var VERSION = /^\d+(?:\.\d+)*$/;
-var SAMPLES = [
-  "3.7",
-  "3.8",
-  "3.9",
-  "3.10",
-  "3.11",
-  "3.12",
-  "3.13",
-  "3.14"
-].flatMap(
-  (python) => ["x86_64", "aarch64"].map((machine) => ({
-    python_version: python,
-    python_full_version: `${python}.0`,
-    platform_machine: machine
-  }))
-);
-function mayHoldTogether(a, b) {
-  if (!a || !b || a === b) return true;
-  return (samplesWhereItMayHold(a) & samplesWhereItMayHold(b)) !== 0;
-}
-var samplesWhereItMayHold = memoize(
-  (marker) => SAMPLES.reduce((mask, values, bit) => evaluateMarker(marker, { values }) !== false ? mask | 1 << bit : mask, 0)
-);
-function holdsOnLinux(marker) {
-  return evaluateMarker(marker) !== false;
-}
-function markerExtras(marker) {
-  return marker ? [...marker.matchAll(/\bextra\s*==\s*['"]([^'"]+)['"]/g)].map((match) => match[1]) : [];
-}
-function normalizeExtra(extra) {
-  return extra.toLowerCase().replace(/[-_.]+/g, "-");
-}
-function activeExtras(project, extras, groups = []) {
-  const name = normalizeExtra(project);
-  return /* @__PURE__ */ new Set([
-    ...extras.map(normalizeExtra),
-    ...extras.map((extra) => `extra-${name.length}-${name}-${normalizeExtra(extra)}`),
-    ...groups.map((group) => `group-${name.length}-${name}-${normalizeExtra(group)}`)
-  ]);
 }
 
 // src/parsers/facts.ts
@@ -36443,7 +36922,7 @@ function truncate(text2, max = 40) {
 
 // src/parsers/conda/match-spec.ts
 var NAME = /^[A-Za-z0-9_][A-Za-z0-9_.+-]*/;
-var OPERATOR = /^(==|>=|<=|!=|~=|=|>|<)/;
+var OPERATOR2 = /^(==|>=|<=|!=|~=|=|>|<)/;
 function parseMatchSpec(m) {
   const text2 = m.text;
   const whole = m.site(0, text2.length);
@@ -36481,7 +36960,7 @@ function parseMatchSpec(m) {
     i = close < 0 ? text2.length : close + 1;
   } else if (i < text2.length) {
     specStart = i;
-    const op = OPERATOR.exec(text2.slice(i));
+    const op = OPERATOR2.exec(text2.slice(i));
     let operator = op?.[0] ?? "";
     if (op) {
       i += operator.length;
@@ -36547,7 +37026,7 @@ function splitVersion(m, versionText, offset, firstOperator = "") {
   const clauses = [];
   let position = offset;
   for (const part of versionText.split(/[,|]/)) {
-    const op = OPERATOR.exec(part);
+    const op = OPERATOR2.exec(part);
     const operator = op ? op[0] : firstOperator;
     const versionOffset = position + (op ? op[0].length : 0);
     const version2 = part.slice(op ? op[0].length : 0);
@@ -45033,1379 +45512,6 @@ function claimCuda(claim2) {
   return claim2.precision === "major" ? claim2.cuda : cudaMajorMinor(claim2.cuda) ?? claim2.cuda;
 }
 
-// src/analysis/paths.ts
-import { posix } from "node:path";
-function normalizeRepoPath(path) {
-  if (isNormal(path)) return path;
-  const normalized = posix.normalize(path.replace(/\\/g, "/"));
-  if (normalized.startsWith("../") || normalized === ".." || posix.isAbsolute(normalized)) return void 0;
-  return normalized === "." ? "" : normalized.replace(/^\.\//, "");
-}
-function dirname(path) {
-  const index = path.lastIndexOf("/");
-  return index < 0 ? "" : path.slice(0, index);
-}
-function joinRepo(...parts) {
-  const present = parts.filter((part) => part !== "");
-  const joined = present.join("/");
-  if (isNormal(joined)) return joined;
-  return normalizeRepoPath(posix.join(...present) || ".");
-}
-var NORMAL = /^(?!\.\.?(?:\/|$))[^/\\]+(?:\/(?!\.\.?(?:\/|$))[^/\\]+)*$/;
-function isNormal(path) {
-  return NORMAL.test(path);
-}
-
-// src/analysis/stages.ts
-var StageTree = class _StageTree {
-  constructor(stageCount, file2) {
-    this.stageCount = stageCount;
-    for (const image of file2.images) {
-      if (this.parents[image.stage] !== void 0 || image.stage >= stageCount) continue;
-      if (image.fromStage !== void 0 && image.fromStage < image.stage) this.parents[image.stage] = image.fromStage;
-    }
-    for (let stage = 0; stage < stageCount; stage++) {
-      const parent = this.parents[stage];
-      this.roots[stage] = parent === void 0 ? stage : this.roots[parent];
-    }
-  }
-  stageCount;
-  /** Parent stage of each stage (undefined for a stage built on an image). */
-  parents = [];
-  /** The stage at the end of each stage's chain: the one whose FROM names an image. */
-  roots = [];
-  static cache = /* @__PURE__ */ new WeakMap();
-  static of(file2) {
-    let tree = _StageTree.cache.get(file2);
-    if (!tree) {
-      let count = file2.stages.length;
-      for (const image of file2.images) count = Math.max(count, image.stage + 1);
-      _StageTree.cache.set(file2, tree = new _StageTree(count, file2));
-    }
-    return tree;
-  }
-  parent(stage) {
-    return this.parents[stage];
-  }
-  /** The base stage of this stage's chain (itself when it is built on an image). */
-  root(stage) {
-    return this.roots[stage] ?? stage;
-  }
-  /**
-   * For every stage, its own items after those of the stages it builds on (items in stage order, so in file
-   * order when `own` lists them in file order). A stage that adds nothing shares its parent's list.
-   */
-  inherited(own2) {
-    const lists = [];
-    for (let stage = 0; stage < this.stageCount; stage++) {
-      const parent = this.parents[stage];
-      const above = parent === void 0 ? [] : lists[parent];
-      const mine = own2(stage);
-      lists[stage] = mine.length === 0 ? above : above.length === 0 ? mine : [...above, ...mine];
-    }
-    return (stage) => lists[stage] ?? own2(stage);
-  }
-};
-
-// src/analysis/links.ts
-function includeCandidates(file2, include) {
-  const base = dirname(file2.path);
-  const target = include.target.replace(/^file:(?!\/\/)/i, "");
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(target)) return [];
-  if (include.kind === "dockerfile") return unique([joinRepo(target)]);
-  if (formatOf(file2.kind).units !== "stages") return unique([joinRepo(base, target)]);
-  const stage = file2.contexts[include.context]?.stage ?? 0;
-  const candidates = [];
-  for (const relative2 of CopyIndex.of(file2).sourcesOf(stage, target))
-    candidates.push(joinRepo(base, relative2), joinRepo(relative2));
-  if (!target.startsWith("/") && !include.copiedOnly) candidates.push(joinRepo(base, target), joinRepo(target));
-  return unique(candidates);
-}
-var CopyIndex = class _CopyIndex {
-  same = /* @__PURE__ */ new Map();
-  byName = /* @__PURE__ */ new Map();
-  byDestination = /* @__PURE__ */ new Map();
-  patterns = [];
-  directories = [];
-  enter = [];
-  exit = [];
-  answers = /* @__PURE__ */ new Map();
-  static cache = /* @__PURE__ */ new WeakMap();
-  static of(file2) {
-    let index = _CopyIndex.cache.get(file2);
-    if (!index) _CopyIndex.cache.set(file2, index = new _CopyIndex(file2));
-    return index;
-  }
-  constructor(file2) {
-    let order = 0;
-    for (const copy of file2.copies) {
-      if (copy.fromStage) continue;
-      for (const { path } of copy.sources) {
-        const entry = { order: order++, copy, source: path };
-        const key = `${path}\0${copy.destination}`;
-        const known2 = this.same.get(key);
-        if (known2) {
-          known2.entries.push(entry);
-          continue;
-        }
-        const group = { entries: [entry] };
-        this.same.set(key, group);
-        if (isDirectorySource(path)) this.directories.push(group);
-        else if (/[*?[]/.test(path)) this.patterns.push(group);
-        else {
-          push(this.byName, baseName(path), group);
-          push(this.byDestination, copy.destination, group);
-        }
-      }
-    }
-    const tree = StageTree.of(file2);
-    const children = Array.from({ length: tree.stageCount }, () => []);
-    const roots = [];
-    for (let stage = 0; stage < tree.stageCount; stage++) {
-      const parent = tree.parent(stage);
-      if (parent === void 0) roots.push(stage);
-      else children[parent].push(stage);
-    }
-    let clock = 0;
-    const stack = roots.reverse().map((root) => [root, 0]);
-    while (stack.length > 0) {
-      const top = stack[stack.length - 1];
-      const [stage, next] = top;
-      if (next === 0) this.enter[stage] = clock++;
-      const kids = children[stage];
-      if (next < kids.length) {
-        top[1] = next + 1;
-        stack.push([kids[next], 0]);
-      } else {
-        this.exit[stage] = clock++;
-        stack.pop();
-      }
-    }
-  }
-  /** The first copy of a kind that `stage` sees (it is that copy's stage or builds on it), if any. */
-  firstSeen(group, stage) {
-    const enter = this.enter[stage];
-    const exit = this.exit[stage];
-    if (enter === void 0 || exit === void 0) return group.entries.find((entry) => entry.copy.stage === stage);
-    if (!group.roots) {
-      const owners = group.entries.map((entry) => ({ enter: this.enter[entry.copy.stage] ?? -1, exit: this.exit[entry.copy.stage] ?? -1, entry })).filter((owner) => owner.enter >= 0).sort((a, b) => a.enter - b.enter || a.entry.order - b.entry.order);
-      const roots2 = [];
-      for (const owner of owners) {
-        const last2 = roots2.at(-1);
-        if (last2 && owner.enter <= last2.exit) continue;
-        roots2.push(owner);
-      }
-      group.roots = roots2;
-    }
-    const roots = group.roots;
-    let low = 0;
-    let high = roots.length - 1;
-    let found = -1;
-    while (low <= high) {
-      const middle = low + high >> 1;
-      if (roots[middle].enter <= enter) {
-        found = middle;
-        low = middle + 1;
-      } else high = middle - 1;
-    }
-    const root = found >= 0 ? roots[found] : void 0;
-    return root && exit <= root.exit ? root.entry : void 0;
-  }
-  /** The source-relative paths of what the copies `stage` sees may have put at `target`, in file order. */
-  sourcesOf(stage, target) {
-    const key = `${stage}\0${target}`;
-    const known2 = this.answers.get(key);
-    if (known2) return known2;
-    const groups = /* @__PURE__ */ new Set([
-      ...this.byName.get(baseName(target)) ?? [],
-      ...this.byDestination.get(target) ?? [],
-      ...this.patterns,
-      ...this.directories
-    ]);
-    const seen = [];
-    for (const group of groups) {
-      const entry = this.firstSeen(group, stage);
-      if (entry) seen.push(entry);
-    }
-    seen.sort((a, b) => a.order - b.order);
-    const out = [];
-    for (const entry of seen) {
-      const relative2 = pathInsideCopy(entry.copy, entry.source, target);
-      if (relative2 !== void 0) out.push(relative2);
-    }
-    this.answers.set(key, out);
-    return out;
-  }
-};
-function push(map2, key, value) {
-  const list = map2.get(key);
-  if (list) list.push(value);
-  else map2.set(key, [value]);
-}
-function baseName(path) {
-  return path.replace(/\/+$/, "").split("/").pop() ?? path;
-}
-function isDirectorySource(source) {
-  return source === "." || source.endsWith("/") || !/\.[A-Za-z0-9]+$/.test(baseName(source));
-}
-function pathInsideCopy(copy, source, target) {
-  const destination = copy.destination;
-  const sourceBase = baseName(source);
-  const targetBase = target.split("/").pop() ?? target;
-  if (!isDirectorySource(source)) {
-    if (targetBase === sourceBase || target === destination || destination.endsWith("/") && target === `${destination}${sourceBase}`)
-      return source;
-    if (/[*?[]/.test(source) && globMatch(source.split("/").pop() ?? source, targetBase))
-      return `${dirname(source)}/${targetBase}`.replace(/^\//, "");
-    return void 0;
-  }
-  const dest = destination.replace(/\/+$/, "");
-  let relative2 = target;
-  if (target.startsWith("/")) {
-    if (!target.startsWith(`${dest}/`)) return void 0;
-    relative2 = target.slice(dest.length + 1);
-  }
-  return `${source.replace(/\/+$/, "")}/${relative2}`;
-}
-function globMatch(pattern, name) {
-  const regex = new RegExp(
-    `^${pattern.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*").replace(/\?/g, ".")}$`
-  );
-  return regex.test(name);
-}
-function unique(paths) {
-  return [...new Set(paths.filter((path) => path !== void 0 && path !== ""))];
-}
-function resolveLinks(files, leadsTo) {
-  const byPath = new Map(files.map((file2) => [file2.path, file2]));
-  const links = /* @__PURE__ */ new Map();
-  for (const file2 of files) {
-    const list = [];
-    file2.includes.forEach((include, k) => {
-      const path = leadsTo ? leadsTo(file2, k) : includeCandidates(file2, include).find((candidate) => byPath.has(candidate));
-      const to = path === void 0 ? void 0 : byPath.get(path);
-      if (to && to !== file2) list.push({ from: file2, include, to });
-    });
-    links.set(file2, list);
-  }
-  return links;
-}
-
-// src/analysis/nearest.ts
-function nearestCudaBuild(release, wantedCuda) {
-  const tags = torchBuildTags(release);
-  const wanted = cudaScore(wantedCuda);
-  const scored = tags.map((tag) => ({ tag, cuda: cudaFromTag(tag) })).sort((a, b) => {
-    const majorA = cudaMajor(a.cuda) === cudaMajor(wantedCuda) ? 0 : 1;
-    const majorB = cudaMajor(b.cuda) === cudaMajor(wantedCuda) ? 0 : 1;
-    return majorA - majorB || Math.abs(cudaScore(a.cuda) - wanted) - Math.abs(cudaScore(b.cuda) - wanted) || cudaScore(b.cuda) - cudaScore(a.cuda);
-  });
-  return scored[0]?.tag;
-}
-function nearestReleaseWithCuda(kb, version2, cuda) {
-  const target = publicVersion(version2);
-  return kb.memoized(`nearestReleaseWithCuda:${target}:${cuda}`, () => computeNearestRelease(kb, target, cuda));
-}
-function computeNearestRelease(kb, target, cuda) {
-  const releases = kb.torchReleases();
-  const wantedTag = tagFromCuda(cuda);
-  const candidates = releases.filter(
-    (release) => release.variants.includes(wantedTag) && release.confidence !== "unverified"
-  );
-  if (candidates.length === 0) return void 0;
-  const found = releases.findIndex((release) => compareDotted(release.version, target) >= 0);
-  const targetIndex = found < 0 ? releases.length : found;
-  const distance = new Map(candidates.map((release) => [release, Math.abs(releases.indexOf(release) - targetIndex)]));
-  const nearest3 = [...candidates].sort(
-    (a, b) => distance.get(a) - distance.get(b) || compareDotted(b.version, a.version)
-  )[0];
-  return candidates.filter((release) => minorOf(release.version) === minorOf(nearest3.version)).sort((a, b) => compareDotted(b.version, a.version))[0];
-}
-function cudaScore(cuda) {
-  const [major, minor] = cuda.split(".");
-  return Number(major) * 10 + Number(minor ?? 0);
-}
-
-// src/analysis/packages.ts
-var CONDA_TO_PIP = {
-  pytorch: "torch",
-  "pytorch-gpu": "torch",
-  torchtriton: "triton",
-  "pytorch-triton": "triton"
-};
-function projectName(pkg) {
-  if (pkg.ecosystem === "conda") return CONDA_TO_PIP[pkg.name] ?? pkg.name;
-  return pkg.name;
-}
-var CUDA_RELEVANT = /* @__PURE__ */ new Set([
-  "torch",
-  "torchvision",
-  "torchaudio",
-  "triton",
-  "pytorch-triton",
-  "xformers",
-  "flash-attn",
-  "tensorflow",
-  "tensorflow-gpu",
-  "jaxlib",
-  "pytorch-cuda",
-  "cudatoolkit",
-  "cuda-version",
-  "cuda-toolkit",
-  "cudnn",
-  "nccl",
-  "cuda-python",
-  "tensorrt",
-  "onnxruntime-gpu",
-  "paddlepaddle-gpu",
-  "bitsandbytes",
-  "torchao",
-  "vllm",
-  "deepspeed",
-  "apex",
-  "mmcv",
-  "mmcv-full",
-  "torch-scatter",
-  "torch-sparse",
-  "torch-geometric",
-  "torch-cluster",
-  "torch-spline-conv",
-  "pyg-lib",
-  "torchtext",
-  "torchdata",
-  "detectron2",
-  "dgl",
-  "cupy",
-  "spconv",
-  "onnxruntime-training"
-]);
-function isCudaRelevant(pkg, extra) {
-  if (pkg.ecosystem === "apt") return false;
-  if (pkg.name === "jax") return extra.has("jax") || pkg.extras.some((item) => /^cuda/.test(item));
-  let byName = relevance.get(extra);
-  if (!byName) relevance.set(extra, byName = { pip: /* @__PURE__ */ new Map(), conda: /* @__PURE__ */ new Map() });
-  const known2 = byName[pkg.ecosystem];
-  let answer = known2.get(pkg.name);
-  if (answer === void 0) known2.set(pkg.name, answer = computeRelevance(pkg, extra));
-  return answer;
-}
-var relevance = /* @__PURE__ */ new WeakMap();
-function computeRelevance(pkg, extra) {
-  const name = projectName(pkg);
-  if (CUDA_RELEVANT.has(name) || extra.has(name) || extra.has(pkg.name)) return true;
-  if (/^nvidia-/.test(name) && name !== "nvidia-pyindex") return true;
-  if (/^(?:cupy-cuda|dgl-cu|mxnet-cu|spconv-cu|jax-cuda\d+-)/.test(name) || /-cu1\d{1,2}$/.test(name)) return true;
-  return false;
-}
-var CONDA_MINOR_PINS = /* @__PURE__ */ new Set(["pytorch-cuda", "cuda-version", "cudatoolkit", "cuda-toolkit"]);
-
-// src/analysis/torch-pages.ts
-var PYG_DOCS = "https://github.com/pyg-team/pytorch_geometric/blob/5c6461b2305ad068a6d61165b3c55852a11aaa41/docs/source/install/installation.rst";
-var TORCH_PAGES = [
-  {
-    project: "PyG",
-    pattern: /^https?:\/\/(?:data\.pyg\.org|pytorch-geometric\.com)\/whl\/torch-(\d+\.\d+)\.\d+(?:%2B|\+)(?:cu\d+|cpu)\.html$/i,
-    source: PYG_DOCS
-  },
-  {
-    project: "mmcv",
-    pattern: /^https?:\/\/download\.openmmlab\.com\/mmcv\/dist\/(?:cu\d+|cpu)\/torch(\d+\.\d+)(?:\.\d+)?\/index\.html$/i,
-    source: "https://github.com/open-mmlab/mmcv/blob/a8073c74bf83d62ec36a103f835faa4837fb6585/docs/en/get_started/installation.md"
-  },
-  {
-    project: "detectron2",
-    pattern: /^https?:\/\/dl\.fbaipublicfiles\.com\/detectron2\/wheels\/(?:cu\d+|cpu)\/torch(\d+\.\d+)\/index\.html$/i,
-    source: "https://github.com/facebookresearch/detectron2/blob/640e061f^/INSTALL.md"
-  }
-];
-function torchPage(url2) {
-  for (const page of TORCH_PAGES) {
-    const torch = page.pattern.exec(url2)?.[1];
-    if (torch) return { project: page.project, torch, source: page.source };
-  }
-  return void 0;
-}
-
-// src/util/collections.ts
-function groupBy(items2, key) {
-  const groups = /* @__PURE__ */ new Map();
-  for (const item of items2) {
-    const at = key(item);
-    if (at === void 0) continue;
-    const group = groups.get(at);
-    if (group) group.push(item);
-    else groups.set(at, [item]);
-  }
-  return groups;
-}
-function positions(length) {
-  return Array.from({ length }, (_, i) => i);
-}
-var UnionFind = class {
-  parent;
-  constructor(count = 0) {
-    this.parent = positions(count);
-  }
-  /** A new item in a set of its own; returns its number (the count so far). */
-  add() {
-    return this.parent.push(this.parent.length) - 1;
-  }
-  /** The representative of i's set. */
-  find(i) {
-    let root = i;
-    while (this.parent[root] !== root) root = this.parent[root];
-    while (this.parent[i] !== root) {
-      const next = this.parent[i];
-      this.parent[i] = root;
-      i = next;
-    }
-    return root;
-  }
-  /** Joins the sets of a and b; returns the representative of the joined set. */
-  join(a, b) {
-    const ra = this.find(a);
-    const rb = this.find(b);
-    if (ra !== rb) this.parent[rb] = ra;
-    return ra;
-  }
-};
-
-// src/analysis/dockerfile-index.ts
-var ENVIRONMENT = /(?:conda|mamba|venv|virtualenv|site-packages|dist-packages|\/\.local\b|^\/install\b|^\/usr\/local\/?(?:lib\/?)?$|\/python\d(?:\.\d+)?\b)/i;
-var DockerfileIndex = class {
-  constructor(file2, links, claims) {
-    this.file = file2;
-    this.claims = claims;
-    this.tree = StageTree.of(file2);
-    this.contextsByStage = groupBy(file2.contexts, (context) => context.stage);
-    this.copiesByStage = groupBy(file2.copies, (copy) => copy.stage);
-    for (const stage of file2.stages)
-      if (stage.name && !this.stagesByName.has(stage.name.toLowerCase()))
-        this.stagesByName.set(stage.name.toLowerCase(), stage.index);
-    this.linksByContext = groupBy(links, (link) => link.include.context);
-    this.packagesByContext = groupBy(positions(file2.packages.length), (i) => file2.packages[i].context);
-    const all = positions(claims.length);
-    const stageClaims = groupBy(
-      all,
-      (i) => claims[i].stage !== void 0 && claims[i].kind !== "image" ? claims[i].stage : void 0
-    );
-    this.chainClaims = this.tree.inherited((stage) => stageClaims.get(stage) ?? []);
-    this.imageClaims = groupBy(all, (i) => claims[i].kind === "image" ? claims[i].stage : void 0);
-    this.contextClaims = groupBy(all, (i) => claims[i].stage === void 0 ? claims[i].context : void 0);
-  }
-  file;
-  claims;
-  contextsByStage;
-  linksByContext;
-  packagesByContext;
-  /**
-   * Claims by position in `claims`: those of a stage (not images) with its ancestors', images by stage, and by context.
-   */
-  chainClaims;
-  imageClaims;
-  contextClaims;
-  tree;
-  copiesByStage;
-  stagesByName = /* @__PURE__ */ new Map();
-  /** By stage, in file order as far as computed: contexts a stage copies in, and what copying out of it brings. */
-  copied = [];
-  reached = [];
-  environmentCopies;
-  /**
-   * The file's own claims that bear on a stage, in the file's claim order: claims of the stage and the stages it
-   * builds on (the image only of the base stage, which is what the stage runs on), and those of its contexts.
-   */
-  claimsOf(stage, contexts) {
-    const picked = [...this.chainClaims(stage), ...this.imageClaims.get(this.tree.root(stage)) ?? []];
-    for (const context of contexts) picked.push(...this.contextClaims.get(context.id) ?? []);
-    return picked.sort((a, b) => a - b).map((i) => this.claims[i]);
-  }
-  /**
-   * The install contexts whose results a stage copies in: `COPY --from=build /opt/conda /opt/conda` (an environment:
-   * a conda prefix, a virtualenv, site-packages, a pip --prefix or --user directory) brings everything `build` and
-   * the stages it builds on installed, and what they copied in themselves.
-   */
-  copiedContexts(stage) {
-    if (!this.copiesEnvironments) return [];
-    this.computeUpTo(stage);
-    return this.copied[stage] ?? [];
-  }
-  /** Whether any `COPY --from` of the file brings an environment (a conda prefix, a virtualenv, site-packages). */
-  get copiesEnvironments() {
-    this.environmentCopies ??= this.file.copies.some(
-      (copy) => copy.fromStage !== void 0 && copy.sources.some((source) => ENVIRONMENT.test(source.path))
-    );
-    return this.environmentCopies;
-  }
-  /**
-   * Works out, stage by stage in file order, what each stage copies in and what an environment copied out of it
-   * holds (its installs, what it copied in, and its base stage's). A stage copies only from earlier stages, so each
-   * is computed once from results already there (linear in the copies, however the stages chain), and no recursion
-   * can run out of stack.
-   */
-  computeUpTo(stage) {
-    for (let at = this.copied.length; at <= stage; at++) {
-      const copied = /* @__PURE__ */ new Set();
-      for (const copy of this.copiesByStage.get(at) ?? []) {
-        if (copy.fromStage === void 0 || !copy.sources.some((source) => ENVIRONMENT.test(source.path))) continue;
-        const from = this.stageNamed(copy.fromStage);
-        if (from === void 0 || from >= at) continue;
-        for (const context of this.reached[from]) copied.add(context);
-      }
-      this.copied.push([...copied]);
-      const parent = this.tree.parent(at);
-      this.reached.push([
-        .../* @__PURE__ */ new Set([
-          ...this.contextsByStage.get(at) ?? [],
-          ...copied,
-          ...parent !== void 0 && parent < at ? this.reached[parent] : []
-        ])
-      ]);
-    }
-  }
-  stageNamed(name) {
-    if (/^\d+$/.test(name)) return Number(name);
-    return this.stagesByName.get(name.toLowerCase());
-  }
-  /** Packages installed by these contexts, in file order. */
-  packagesOf(contexts) {
-    const picked = [];
-    for (const context of contexts) picked.push(...this.packagesByContext.get(context.id) ?? []);
-    return picked.sort((a, b) => a - b).map((i) => this.file.packages[i]);
-  }
-};
-
-// src/analysis/unpinned.ts
-var LATEST_CUDA = /^cuda(?:-toolkit)?(?:-(\d{1,2}))?$/;
-function surroundingsOf(claims, packages) {
-  const images = claims.flatMap((claim2) => claim2.kind === "image" && claim2.image ? [claim2.image] : []);
-  const pythons = /* @__PURE__ */ new Set();
-  for (const pkg of packages) {
-    const apt = pkg.ecosystem === "apt" ? /^python(3\.\d+)$/.exec(pkg.name) : null;
-    if (apt) pythons.add(apt[1]);
-    if (pkg.ecosystem === "conda" && pkg.name === "python" && pkg.exact) pythons.add(minorOf(pkg.exact));
-    else if (pkg.ecosystem === "conda" && pkg.name === "python" && /^=?=?3\.\d+(\.\*)?$/.test(pkg.specifier))
-      pythons.add(minorOf(pkg.specifier.replace(/^=+/, "").replace(/\.\*$/, "")));
-  }
-  return { images, pythons: [...pythons] };
-}
-function distributionOf(images, kb) {
-  for (const image of images) {
-    if (!image.tag || !kb.isNvidiaCuda(image.registry, image.repository)) continue;
-    const tag = kb.nvidiaCudaTag(image.tag);
-    if (tag?.os) return { os: tag.os, osVersion: tag.osVersion };
-  }
-  return {};
-}
-function newestTorchClaim(file2, pkg, install, around, kb) {
-  if (pkg.ecosystem !== "pip" || pkg.name !== "torch" || pkg.exact || pkg.url || pkg.specifier.includes("+"))
-    return void 0;
-  if ((install?.indexes ?? []).some(
-    (index) => isPytorchIndex(index.url) || index.kind === "index-url" || index.kind === "find-links"
-  ))
-    return void 0;
-  const { os, osVersion } = distributionOf(around.images, kb);
-  const base = kb.pythonsFor(os, osVersion);
-  const pythons = [.../* @__PURE__ */ new Set([...base.versions, ...around.pythons])];
-  const picks = pythons.map((python) => kb.newestTorchFor(pkg.specifier.replace(/\s+/g, ""), python));
-  if (picks.some((pick2) => !pick2?.pypiDefault)) return void 0;
-  const builds = new Set(picks.map((pick2) => cudaFromTag(pick2.pypiDefault)));
-  const majors = new Set([...builds].map((cuda) => cuda.split(".")[0]));
-  if (majors.size !== 1) return void 0;
-  const [only] = builds;
-  const newest = [...new Set(picks.map((pick2) => pick2.version))].sort(compareDotted);
-  return cudaClaim({
-    kind: "implied",
-    file: file2,
-    context: pkg.context,
-    cuda: builds.size === 1 ? only : [...majors][0],
-    precision: builds.size === 1 ? "minor" : "major",
-    span: pkg.span,
-    subject: `${pkg.rawName}${pkg.specifier}`,
-    package: pkg,
-    record: picks.at(-1),
-    index: void 0,
-    newest: `${newest.join(" or ")} for Python ${pythons.join(", ")}${os && base.versions.length === 1 ? ` (${os} ${osVersion}'s python3)` : ""}`
-  });
-}
-function newestToolkitClaim(file2, pkg, around, kb) {
-  if (pkg.ecosystem !== "apt" || pkg.specifier) return void 0;
-  const match = LATEST_CUDA.exec(pkg.name);
-  if (!match) return void 0;
-  const { os, osVersion } = distributionOf(around.images, kb);
-  const newest = kb.newestCudaFor(os, osVersion, match[1]);
-  if (!newest) return void 0;
-  const minor = minorOf(newest.version);
-  return cudaClaim({
-    kind: "apt",
-    file: file2,
-    context: pkg.context,
-    cuda: minor,
-    precision: "minor",
-    span: pkg.span,
-    subject: pkg.rawName,
-    package: pkg,
-    record: newest,
-    newest: `CUDA ${minor}${os ? ` for ${os}${osVersion}` : ""}`,
-    rewrite: (target) => {
-      const [wantMajor, wantMinor] = target.split(".");
-      if (!wantMajor || !wantMinor || match[1] && match[1] !== wantMajor) return void 0;
-      const name = pkg.name.replace(/-\d+$/, "");
-      return [
-        { path: file2.path, range: [pkg.nameSpan.start, pkg.nameSpan.end], text: `${name}-${wantMajor}-${wantMinor}` }
-      ];
-    }
-  });
-}
-
-// src/util/graph.ts
-function stronglyConnected(nodes, edges) {
-  const index = /* @__PURE__ */ new Map();
-  const low = /* @__PURE__ */ new Map();
-  const onStack = /* @__PURE__ */ new Set();
-  const stack = [];
-  const component = /* @__PURE__ */ new Map();
-  let counter = 0;
-  let count = 0;
-  for (const start of nodes) {
-    if (index.has(start)) continue;
-    const frames = [{ node: start, out: edges(start), next: 0 }];
-    index.set(start, counter);
-    low.set(start, counter++);
-    stack.push(start);
-    onStack.add(start);
-    while (frames.length > 0) {
-      const frame = frames.at(-1);
-      if (frame.next < frame.out.length) {
-        const to = frame.out[frame.next++];
-        if (!index.has(to)) {
-          index.set(to, counter);
-          low.set(to, counter++);
-          stack.push(to);
-          onStack.add(to);
-          frames.push({ node: to, out: edges(to), next: 0 });
-        } else if (onStack.has(to)) {
-          low.set(frame.node, Math.min(low.get(frame.node), index.get(to)));
-        }
-        continue;
-      }
-      frames.pop();
-      const parent = frames.at(-1);
-      if (parent) low.set(parent.node, Math.min(low.get(parent.node), low.get(frame.node)));
-      if (low.get(frame.node) === index.get(frame.node)) {
-        let member;
-        do {
-          member = stack.pop();
-          onStack.delete(member);
-          component.set(member, count);
-        } while (member !== frame.node);
-        count++;
-      }
-    }
-  }
-  return component;
-}
-
-// src/analysis/units.ts
-var NO_INDEXES = [];
-var TIERS = [
-  ["image", "env"],
-  ["conda", "conda-build", "conda-channel", "apt"],
-  ["wheel-tag", "wheel-url", "implied"],
-  ["nvidia-wheel", "cupy", "jax", "tensorflow", "library"]
-];
-function buildUnits(files, links, kb) {
-  const claimCache = /* @__PURE__ */ new Map();
-  const claimsOf = (file2) => {
-    let claims = claimCache.get(file2);
-    if (!claims) claimCache.set(file2, claims = fileClaims(file2, kb));
-    return claims;
-  };
-  const units = [];
-  let component;
-  const includers = /* @__PURE__ */ new Map();
-  for (const from of files) {
-    for (const link of links.get(from) ?? []) {
-      const list = includers.get(link.to);
-      if (list) list.push(from);
-      else includers.set(link.to, [from]);
-    }
-  }
-  for (const file2 of files) {
-    const format = formatOf(file2.kind);
-    if (format.units === "stages") {
-      const stages = new DockerfileIndex(file2, links.get(file2) ?? [], claimsOf(file2));
-      for (const stage of file2.stages) units.push(dockerStageUnit(stages, stage.index, links, claimsOf, kb));
-    } else if (format.units === "selections") {
-      const via = (includers.get(file2) ?? []).flatMap(
-        (includer) => (links.get(includer) ?? []).filter((link) => link.to === file2)
-      );
-      const covered = new Set(selectedContexts(file2, via).map((context) => context.variant));
-      units.push(...selectionUnits(file2, claimsOf, kb, via.length ? covered : /* @__PURE__ */ new Set()));
-    } else if (format.units === "file" && !includedElsewhere(file2, includers.get(file2) ?? [], component ??= components(files, links))) {
-      units.push(fileUnit(file2, links, claimsOf, kb));
-    }
-  }
-  for (const file2 of files)
-    if (formatOf(file2.kind).units === "containers")
-      units.push(...containerUnits(file2, links.get(file2) ?? [], units, kb));
-  return units;
-}
-function containerUnits(file2, links, units, kb) {
-  const out = [];
-  for (const fact of file2.containers) {
-    if (!fact.gpu) continue;
-    const include = fact.dockerfile ? file2.includes[fact.dockerfile.include] : void 0;
-    const built = include ? links.find((link) => link.include === include)?.to : void 0;
-    let claims;
-    if (built) {
-      const last2 = built.stages.at(-1)?.index;
-      const stage = units.find((unit) => unit.root === built && unit.stage === last2);
-      claims = (stage?.claims ?? []).map(
-        (claim2) => cudaClaim({
-          ...claim2,
-          file: file2,
-          context: void 0,
-          stage: fact.image.stage,
-          span: fact.span,
-          subject: `${fact.image.reference} (built from ${built.path}: ${claim2.subject})`,
-          rewrite: void 0,
-          origin: { file: built, span: claim2.span, subject: claim2.subject }
-        })
-      );
-    } else {
-      const own2 = containerImageClaim(file2, fact, kb);
-      claims = own2 ? [own2] : [];
-    }
-    const container = {
-      fact,
-      claims,
-      ...fact.dockerfile && !built ? { missing: fact.dockerfile.path } : {}
-    };
-    out.push({
-      label: `${file2.path} (${fact.workload}, container ${fact.name})`,
-      root: file2,
-      stage: fact.image.stage,
-      files: [file2],
-      // Rules that compare a unit's claims see the image's own; the Dockerfile's claims are judged in the Dockerfile.
-      claims: built ? [] : claims,
-      ...built || claims.length === 0 ? {} : { target: claims[0] },
-      packages: [],
-      invocations: [],
-      container
-    });
-  }
-  return out;
-}
-function includedElsewhere(file2, includers, component) {
-  return includers.some(
-    (includer) => includer !== file2 && (formatOf(includer.kind).units === "stages" || component.get(includer) !== component.get(file2))
-  );
-}
-function components(files, links) {
-  return stronglyConnected(files, (file2) => (links.get(file2) ?? []).map((link) => link.to));
-}
-function reachable(start, links, seen) {
-  const out = [];
-  const queue = [...start];
-  for (let next = 0; next < queue.length; next++) {
-    const link = queue[next];
-    if (seen.has(link.to)) continue;
-    seen.add(link.to);
-    out.push(link.to);
-    queue.push(...links.get(link.to) ?? []);
-  }
-  return out;
-}
-function fileUnit(file2, links, claimsOf, kb) {
-  const seen = /* @__PURE__ */ new Set([file2]);
-  const included = reachable(links.get(file2) ?? [], links, seen);
-  const files = [file2, ...included];
-  const invocations = [];
-  const pipContexts = file2.contexts.filter((context) => context.tool !== "conda-env");
-  for (const context of pipContexts) {
-    const contextLinks = (links.get(file2) ?? []).filter((link) => link.include.context === context.id);
-    const linked = reachable(contextLinks, links, /* @__PURE__ */ new Set([file2]));
-    invocations.push(
-      makeInvocation([
-        { file: file2, context },
-        ...linked.flatMap((member) => member.contexts.map((c) => ({ file: member, context: c })))
-      ])
-    );
-  }
-  const claims = files.flatMap((member) => claimsOf(member));
-  return finishUnit({ label: file2.path, root: file2, files, claims, invocations }, kb);
-}
-function selectionUnits(file2, claimsOf, kb, covered) {
-  const claims = claimsOf(file2);
-  const units = [];
-  for (const [variant, contexts] of groupBy(file2.contexts, (context) => context.variant)) {
-    if (covered.has(variant) || variant?.startsWith("pip: ")) continue;
-    const ids = new Set(contexts.map((context) => context.id));
-    const own2 = (context) => context === void 0 || ids.has(context);
-    units.push(
-      finishUnit(
-        {
-          label: `${file2.path} (${variant})`,
-          root: file2,
-          files: [file2],
-          claims: claims.filter((claim2) => own2(claim2.context)),
-          invocations: contexts.map((context) => makeInvocation([{ file: file2, context }])),
-          rootPackages: file2.packages.filter((pkg) => ids.has(pkg.context))
-        },
-        kb
-      )
-    );
-  }
-  return units;
-}
-function dockerStageUnit(index, stage, links, claimsOf, kb) {
-  const file2 = index.file;
-  const name = file2.stages[stage]?.name;
-  const label = `${file2.path} stage ${name ? `"${name}"` : stage + 1}`;
-  const contexts = [...index.contextsByStage.get(stage) ?? [], ...index.copiedContexts(stage)];
-  const invocations = [];
-  const seen = /* @__PURE__ */ new Set([file2]);
-  const linkedFiles = [];
-  const selected = /* @__PURE__ */ new Map();
-  for (const context of contexts) {
-    const contextLinks = index.linksByContext.get(context.id) ?? [];
-    const linked = reachable(contextLinks, links, /* @__PURE__ */ new Set([file2]));
-    for (const member of linked) {
-      if (seen.has(member)) continue;
-      seen.add(member);
-      linkedFiles.push(member);
-    }
-    const members2 = linked.flatMap((member) => {
-      const chosen = selectedContexts(member, contextLinks);
-      if (hasSelections(member.kind)) {
-        const ids = selected.get(member) ?? /* @__PURE__ */ new Set();
-        for (const c of chosen) ids.add(c.id);
-        selected.set(member, ids);
-      }
-      return chosen.map((c) => ({ file: member, context: c }));
-    });
-    if (context.tool === "apt") continue;
-    const routed = members2.filter((member) => member.context.tool === "uv");
-    invocations.push(makeInvocation([{ file: file2, context }, ...members2.filter((member) => !routed.includes(member))]));
-    for (const member of routed) invocations.push(makeInvocation([member]));
-  }
-  const inStage = (member, context) => context === void 0 || (selected.get(member)?.has(context) ?? true);
-  const claims = [
-    ...index.claimsOf(stage, contexts),
-    ...linkedFiles.flatMap((member) => claimsOf(member).filter((claim2) => inStage(member, claim2.context)))
-  ];
-  const memberPackages = new Map(
-    [...selected.keys()].map((member) => [member, member.packages.filter((pkg) => inStage(member, pkg.context))])
-  );
-  return finishUnit(
-    {
-      label,
-      root: file2,
-      stage,
-      files: [file2, ...linkedFiles],
-      claims,
-      invocations,
-      rootPackages: index.packagesOf(contexts),
-      memberPackages
-    },
-    kb
-  );
-}
-function defaultSelection(kind) {
-  const format = formatOf(kind);
-  return format.units === "selections" ? format.defaultSelection : [];
-}
-function selectedContexts(member, via) {
-  if (!hasSelections(member.kind)) return member.contexts;
-  const selects = new Set(
-    via.filter((link) => link.to === member).flatMap((link) => link.include.selects ?? defaultSelection(member.kind))
-  );
-  return member.contexts.filter((context) => {
-    const variant = context.variant ?? "";
-    const on = variant.indexOf(" on ");
-    return selects.has("*") || selects.has(variant) || variant.startsWith("environment ") && on > 0 && selects.has(variant.slice(0, on)) || selects.has("*extras") && variant.startsWith("extra ") || selects.has("*environments") && variant.startsWith("environment ");
-  });
-}
-function makeInvocation(members2) {
-  const indexes = members2.flatMap((member) => member.context.indexes.filter((index) => !index.ignoredReason));
-  return { members: members2, indexes };
-}
-function finishUnit(parts, kb) {
-  const { label, root, stage, files, claims: staticClaims, invocations, rootPackages, memberPackages } = parts;
-  const invocationOf = /* @__PURE__ */ new Map();
-  for (const invocation of invocations)
-    for (const member of invocation.members) invocationOf.set(member.context, invocation);
-  const packages = [];
-  const implied = [];
-  const unitPackages = (file2) => file2 === root && rootPackages ? rootPackages : memberPackages?.get(file2) ?? file2.packages;
-  let around;
-  const surroundings = () => around ??= surroundingsOf(
-    staticClaims,
-    files.flatMap((file2) => unitPackages(file2))
-  );
-  for (const file2 of files) {
-    for (const pkg of unitPackages(file2)) {
-      const context = file2.contexts[pkg.context];
-      const invocation = context ? invocationOf.get(context) : void 0;
-      const build = resolveTorchBuild(pkg, invocation?.indexes ?? NO_INDEXES, kb);
-      packages.push({ file: file2, pkg, invocation, build });
-      const unpinned = (!build ? rangedTorchClaim(file2, pkg, invocation, kb) : void 0) ?? (!build && pkg.name === "torch" ? newestTorchClaim(file2, pkg, invocation ? { indexes: invocation.indexes } : void 0, surroundings(), kb) : void 0) ?? (pkg.ecosystem === "apt" ? newestToolkitClaim(file2, pkg, surroundings(), kb) : void 0);
-      if (unpinned) implied.push(unpinned);
-      if (build?.cuda && !pkg.localLabel && !pkg.url) {
-        implied.push(
-          cudaClaim({
-            kind: "implied",
-            file: file2,
-            context: pkg.context,
-            cuda: build.cuda,
-            precision: "minor",
-            span: pkg.span,
-            subject: withAlternative(file2, pkg.context, `${pkg.rawName}${pkg.specifier}`),
-            package: pkg,
-            record: build.release,
-            index: build.index
-          })
-        );
-      }
-    }
-  }
-  const claims = [...staticClaims, ...implied];
-  const target = chooseTarget(claims);
-  return { label, root, stage, files, claims, target, packages, invocations };
-}
-function rangedTorchClaim(file2, pkg, invocation, kb) {
-  if (pkg.ecosystem !== "pip" || pkg.name !== "torch" || pkg.exact || pkg.url || !pkg.specifier.trim() || pkg.specifier.includes("+"))
-    return void 0;
-  if ((invocation?.indexes ?? NO_INDEXES).some(
-    (index) => isPytorchIndex(index.url) || index.kind === "index-url" || index.kind === "find-links"
-  ))
-    return void 0;
-  const { majors, releases } = kb.pypiTorchMajors(pkg.specifier.replace(/\s+/g, ""));
-  const [major] = majors;
-  if (majors.size !== 1 || !major || major === "cpu" || releases.length === 0) return void 0;
-  return cudaClaim({
-    kind: "implied",
-    file: file2,
-    context: pkg.context,
-    cuda: major,
-    precision: "major",
-    span: pkg.span,
-    subject: `${pkg.rawName}${pkg.specifier}`,
-    package: pkg,
-    record: releases.at(-1),
-    index: void 0
-  });
-}
-function chooseTarget(claims) {
-  for (const tier of TIERS) {
-    const inTier = claims.filter((claim2) => tier.includes(claim2.kind));
-    if (inTier.length === 0) continue;
-    const precise = inTier.filter((claim2) => claim2.precision === "minor");
-    const pool = precise.length > 0 ? precise : inTier;
-    const key = (claim2) => claim2.precision === "minor" ? cudaMajorMinor(claim2.cuda) ?? claim2.cuda : String(cudaMajor(claim2.cuda));
-    const counts = /* @__PURE__ */ new Map();
-    for (const claim2 of pool) counts.set(key(claim2), (counts.get(key(claim2)) ?? 0) + 1);
-    const best = Math.max(...counts.values());
-    const sorted = [...pool].sort(
-      (a, b) => CLAIM_PRECEDENCE[a.kind] - CLAIM_PRECEDENCE[b.kind] || a.span.start - b.span.start
-    );
-    return sorted.find((claim2) => counts.get(key(claim2)) === best);
-  }
-  return void 0;
-}
-
-// src/analysis/batches.ts
-var BATCH_FILES = 256;
-function fileBatches(files, links, size = BATCH_FILES) {
-  const indexOf = new Map(files.map((file2, i) => [file2, i]));
-  const sets = new UnionFind(files.length);
-  files.forEach((file2, i) => {
-    for (const link of links.get(file2) ?? []) sets.join(i, indexOf.get(link.to));
-  });
-  const components3 = groupBy(positions(files.length), (i) => sets.find(i));
-  const out = [];
-  let current = [];
-  for (const members2 of components3.values()) {
-    for (const i of members2) current.push(files[i]);
-    if (current.length >= size) {
-      out.push(current);
-      current = [];
-    }
-  }
-  if (current.length > 0) out.push(current);
-  return out;
-}
-
-// src/rule.ts
-var DOCS_BASE = "https://github.com/cuda-gatekeeper/cuda-gatekeeper/blob/main/rules";
-function docsUrl(ruleId) {
-  return `${DOCS_BASE}/${ruleId}/README.md`;
-}
-function defineRule(rule) {
-  return rule;
-}
-function helpText(helps, draft) {
-  if (draft.help !== void 0) return draft.help;
-  const template = helps?.[draft.messageId];
-  return template === void 0 ? void 0 : formatMessage(template, draft.data);
-}
-function formatMessage(template, data = {}) {
-  return template.replace(/\{\{\s*(\w+)\s*\}\}/g, (whole, key) => key in data ? String(data[key]) : whole);
-}
-
-// src/analysis/conda-versions.ts
-var OPERATOR2 = /^(==|!=|>=|<=|~=|>|<|=)?\s*(.*)$/;
-function parseCondaVersionSpec(text2, bare = "fuzzy") {
-  const trimmed2 = text2.trim();
-  if (!trimmed2) return void 0;
-  const anyOf = [];
-  for (const alternative of trimmed2.split("|")) {
-    const all = [];
-    for (const part of alternative.split(",")) {
-      const match = OPERATOR2.exec(part.trim());
-      const [, op, raw] = match ?? [];
-      const version2 = (raw ?? "").trim();
-      if (!version2 || /\s/.test(version2) || !/^[0-9A-Za-z*][0-9A-Za-z.*_+!-]*$/.test(version2)) return void 0;
-      if (version2 === "*") continue;
-      if (version2.endsWith(".*") || version2.endsWith("*")) {
-        if (op && op !== "=" && op !== "==") return void 0;
-        all.push({ operator: "prefix", version: version2.replace(/\.?\*$/, "") });
-      } else if (op === "=" || !op && bare === "fuzzy") all.push({ operator: "prefix", version: version2 });
-      else all.push({ operator: op ?? "==", version: version2 });
-    }
-    anyOf.push(all);
-  }
-  return { anyOf };
-}
-function condaAdmits(spec2, version2) {
-  return spec2.anyOf.some((all) => all.every((constraint) => holds(constraint, version2)));
-}
-function holds({ operator, version: version2 }, candidate) {
-  switch (operator) {
-    case "prefix": {
-      const want = components2(version2);
-      const have = components2(candidate);
-      return want.every((part, i) => compareComponent(part, have[i] ?? [0]) === 0);
-    }
-    case "==":
-      return compareCondaVersions(candidate, version2) === 0;
-    case "!=":
-      return compareCondaVersions(candidate, version2) !== 0;
-    case ">=":
-      return compareCondaVersions(candidate, version2) >= 0;
-    case "<=":
-      return compareCondaVersions(candidate, version2) <= 0;
-    case ">":
-      return compareCondaVersions(candidate, version2) > 0;
-    case "<":
-      return compareCondaVersions(candidate, version2) < 0;
-    case "~=": {
-      const parts = version2.split(".");
-      const prefix = parts.slice(0, Math.max(1, parts.length - 1)).join(".");
-      return compareCondaVersions(candidate, version2) >= 0 && holds({ operator: "prefix", version: prefix }, candidate);
-    }
-  }
-}
-function components2(version2) {
-  const local = version2.toLowerCase().split("+")[0];
-  const epoch = /^\d+!/.test(local) ? local.slice(local.indexOf("!") + 1) : local;
-  return epoch.split(/[._-]/).map((component) => {
-    const runs = (component.match(/\d+|[a-z]+/g) ?? ["0"]).map((run) => /^\d/.test(run) ? Number(run) : run);
-    return typeof runs[0] === "string" ? [0, ...runs] : runs;
-  });
-}
-function rank(part) {
-  if (typeof part === "number") return 2;
-  if (part === "post") return 3;
-  if (part === "dev") return 0;
-  return 1;
-}
-function comparePart(a, b) {
-  const ra = rank(a);
-  const rb = rank(b);
-  if (ra !== rb) return ra - rb;
-  if (typeof a === "number" && typeof b === "number") return a - b;
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-function compareComponent(a, b) {
-  const length = Math.max(a.length, b.length);
-  for (let i = 0; i < length; i++) {
-    const order = comparePart(a[i] ?? 0, b[i] ?? 0);
-    if (order !== 0) return order;
-  }
-  return 0;
-}
-function compareCondaVersions(a, b) {
-  const left = components2(a);
-  const right = components2(b);
-  const length = Math.max(left.length, right.length);
-  for (let i = 0; i < length; i++) {
-    const order = compareComponent(left[i] ?? [0], right[i] ?? [0]);
-    if (order !== 0) return order;
-  }
-  return 0;
-}
-
-// rules/companion-mismatch/rule.ts
-var rule_default = defineRule({
-  id: "companion-mismatch",
-  description: "torch and its companions (torchvision, torchaudio, torchtext, torchdata, xformers, vllm, vllm-flash-attn, triton, flash-attn, bitsandbytes, PyG and mmcv builds) belong together",
-  defaultSeverity: "error",
-  fix: "safe",
-  messages: {
-    companion: "{{name}} {{version}} does not belong to torch {{torch}} (it belongs to {{expected}})",
-    noCompanion: "{{name}} {{version}} is installed with torch {{torch}}, for which PyTorch published no {{name}} release",
-    pinnedTorch: "{{name}} {{version}} is built against torch {{expected}}, but torch {{torch}} is pinned",
-    triton: "triton {{version}} is installed with torch {{torch}}, whose Linux wheel requires triton {{expected}}{{condition}}",
-    extensionBuild: "{{subject}} is built for torch {{built}}, but torch {{torch}} is pinned",
-    torchPage: "{{url}} serves builds for torch {{built}}, but torch {{torch}} is pinned",
-    lockedRequirement: "{{subject}} requires pytorch {{requirement}}, but the lock installs pytorch {{torch}}",
-    noLibrary: "{{name}} {{version}} ships no library for CUDA {{cuda}}, the CUDA of torch {{torch}}",
-    wheelBuild: "{{subject}} is built for torch {{built}}, but torch {{torch}} is pinned"
-  },
-  // `source` cites the record the finding rests on.
-  helps: {
-    companion: 'Each torch release has one matching {{name}} release, built against its C++ ABI; mixing them fails at import ("undefined symbol") or pulls another torch. torch {{torch}} pairs with {{name}} {{pairs}}. Source: {{source}}',
-    noCompanion: "{{note}} Source: {{source}}",
-    pinnedTorch: "{{why}} {{note}} Source: {{source}}",
-    extensionBuild: `PyG's extension wheels are compiled against one torch minor; with another the import fails with "undefined symbol". Source: ${PYG_DOCS}`,
-    triton: "The torch wheel pins triton exactly (Requires-Dist: triton=={{expected}}; {{marker}}), so pip either refuses the combination or replaces one of them.{{pythonNote}} Source: {{source}}",
-    lockedRequirement: "The lock records this build's dependencies: it needs pytorch {{requirement}}, so the environment cannot be installed as locked (or it was edited by hand). Source: https://docs.conda.io/projects/conda/en/latest/user-guide/concepts/pkg-specs.html#package-match-specifications",
-    wheelBuild: 'flash-attn publishes its wheels per torch minor, CUDA major and C++ ABI, named in the local version (+cu12torch2.6cxx11abiFALSE); compiled against torch {{built}}, the extension fails to import with torch {{torch}} ("undefined symbol"). Take the wheel named for torch {{torchMinor}}, or build flash-attn against this torch. Source: https://github.com/Dao-AILab/flash-attention/blob/main/.github/workflows/publish.yml (the build matrix and wheel names of each release)',
-    noLibrary: "{{name}} loads the library built for the CUDA of the torch at hand, and {{version}} ships libraries for CUDA {{majors}}.x only, so its import fails. Move it to a release that ships CUDA {{cuda}} libraries. Source: {{source}}",
-    torchPage: 'The wheels on this page are compiled against torch {{built}}; with torch {{torchMinor}} their import fails ("undefined symbol"), or pip finds none. Use the page for torch {{torchMinor}}. Source: {{source}}'
-  },
-  check({ units, kb, report }) {
-    for (const unit of units) {
-      const torches = unit.packages.filter(({ pkg }) => projectName(pkg) === "torch" && pkg.exact);
-      if (torches.length === 0) continue;
-      checkTorchPages(unit, torches[0], publicVersion(torches[0].pkg.exact), report);
-      for (const entry of unit.packages) {
-        const { file: file2, pkg } = entry;
-        const name = projectName(pkg);
-        if (!pkg.exact || torches.includes(entry)) continue;
-        const torch = torches.find((candidate) => mayHoldTogether(candidate.pkg.markers, pkg.markers));
-        if (!torch) continue;
-        const torchVersion = publicVersion(torch.pkg.exact);
-        const release = kb.torchRelease(torchVersion);
-        const related = [{ file: torch.file, span: torch.pkg.span, message: `torch ${torchVersion} is pinned here` }];
-        const version2 = publicVersion(pkg.exact);
-        if (pkg.torchRequirement !== void 0 && torch.pkg.ecosystem === "conda") {
-          checkLockedRequirement(entry, torch, torchVersion, report);
-          continue;
-        }
-        if ((name === "torchvision" || name === "torchaudio") && release) {
-          const allowed = release[name];
-          if (allowed.includes(version2)) continue;
-          if (allowed.length === 0) {
-            report({
-              messageId: "noCompanion",
-              data: { name, version: version2, torch: torchVersion, note: release.note ?? "", source: cite(release) },
-              file: file2,
-              span: pkg.span,
-              related,
-              severity: "notice"
-            });
-            continue;
-          }
-          const owner = kb.torchForCompanion(name, version2)[0];
-          const fix = companionFix(entry, allowed[0], torch.pkg.localLabel);
-          report({
-            messageId: "companion",
-            data: {
-              name,
-              version: version2,
-              torch: torchVersion,
-              expected: owner ? `torch ${owner.version}` : "no torch release in the knowledge base",
-              pairs: allowed.join(" or "),
-              source: cite(release)
-            },
-            file: file2,
-            span: pkg.span,
-            related,
-            unverified: isUnverified(release),
-            ...fix ? { fix } : {}
-          });
-        } else if (EXACT_PINS.has(name)) {
-          const pin = kb.companionPins(name).find((row) => row.version === version2);
-          if (!pin || pin.torch === torchVersion || pin.abi === "minor" && minorOf(pin.torch) === minorOf(torchVersion))
-            continue;
-          const expected = pin.abi === "minor" ? minorOf(pin.torch) : pin.torch;
-          report({
-            messageId: "pinnedTorch",
-            data: {
-              name,
-              version: version2,
-              expected,
-              torch: torchVersion,
-              why: pin.abi === "minor" ? `${name} ${version2} is compiled against torch ${expected}: its wheel accepts torch ${torchVersion} (it requires torch>=${pin.torch}), but the import fails ("undefined symbol").` : `${name} ${version2} is built against torch ${pin.torch} and its wheel requires exactly that torch; pip would replace torch ${torchVersion} or the import fails ("undefined symbol").`,
-              note: pin.note ?? "",
-              source: cite(pin)
-            },
-            file: file2,
-            span: pkg.span,
-            related,
-            unverified: isUnverified(pin)
-          });
-        } else if (name === "flash-attn" && FLASH_ATTN_LABEL.test(wheelLabel(pkg) ?? "")) {
-          const built = FLASH_ATTN_LABEL.exec(wheelLabel(pkg))[1];
-          if (built === minorOf(torchVersion)) continue;
-          report({
-            messageId: "wheelBuild",
-            data: {
-              subject: `${pkg.rawName} ${pkg.exact}`,
-              built,
-              torch: torchVersion,
-              torchMinor: minorOf(torchVersion)
-            },
-            file: file2,
-            span: pkg.span,
-            related
-          });
-        } else if (name === "bitsandbytes" && pkg.ecosystem === "pip") {
-          checkLibraries(entry, torch, { version: version2, torchVersion, related }, kb, report);
-        } else if (pkg.localLabel && /^pt\d+(cu\d+|cpu)$/.test(pkg.localLabel)) {
-          const digits = /^pt(\d)(\d+)/.exec(pkg.localLabel);
-          const built = `${digits[1]}.${digits[2]}`;
-          if (built === minorOf(torchVersion)) continue;
-          report({
-            messageId: "extensionBuild",
-            data: { subject: `${pkg.rawName}==${pkg.exact}`, built, torch: torchVersion },
-            file: file2,
-            span: pkg.span,
-            related
-          });
-        } else if (name === "triton" && pkg.ecosystem === "pip") {
-          const pin = kb.companionPins("triton").find((row) => row.torch === torchVersion);
-          if (!pin || pin.version === version2) continue;
-          const below = pin.marker ? /python_version\s*<\s*"(\d+\.\d+)"/.exec(pin.marker)?.[1] : void 0;
-          const python = below ? unitPython(unit) : void 0;
-          if (below && python && compareDotted(python, below) >= 0) continue;
-          const condition = below && !python ? ` on Python < ${below}` : "";
-          report({
-            messageId: "triton",
-            data: {
-              version: version2,
-              torch: torchVersion,
-              expected: pin.version,
-              condition,
-              marker: pin.marker ?? 'platform_system == "Linux"',
-              pythonNote: condition ? ` The pin holds only on Python < ${below}, and this unit does not say which Python it runs.` : "",
-              source: cite(pin)
-            },
-            file: file2,
-            span: pkg.span,
-            related,
-            unverified: isUnverified(pin),
-            ...condition ? { severity: "warning" } : {}
-          });
-        }
-      }
-    }
-  }
-});
-function checkLibraries(entry, torch, pinned, kb, report) {
-  const { file: file2, pkg } = entry;
-  const cuda = torch.build?.cuda;
-  const libraries = kb.cudaLibraries(pkg.name, pinned.version);
-  if (!cuda || !libraries) return;
-  const major = Number.parseInt(cuda, 10);
-  if (libraries.cudaMajors.includes(major)) return;
-  report({
-    messageId: "noLibrary",
-    data: {
-      name: pkg.rawName,
-      version: pinned.version,
-      cuda,
-      torch: `${pinned.torchVersion}${torch.pkg.localLabel ? `+${torch.pkg.localLabel}` : ""}`,
-      majors: libraries.cudaMajors.join(", "),
-      source: cite(libraries)
-    },
-    file: file2,
-    span: pkg.span,
-    related: pinned.related,
-    unverified: isUnverified(libraries)
-  });
-}
-function checkLockedRequirement(entry, torch, torchVersion, report) {
-  const { file: file2, pkg } = entry;
-  const spec2 = parseCondaVersionSpec(pkg.torchRequirement, "exact");
-  if (!spec2 || condaAdmits(spec2, torchVersion)) return;
-  report({
-    messageId: "lockedRequirement",
-    data: {
-      subject: `${pkg.rawName} ${pkg.exact}${pkg.build ? ` (${pkg.build})` : ""}`,
-      requirement: pkg.torchRequirement,
-      torch: torchVersion
-    },
-    file: file2,
-    span: pkg.span,
-    related: [{ file: torch.file, span: torch.pkg.span, message: `pytorch ${torchVersion} is locked here` }]
-  });
-}
-var EXACT_PINS = /* @__PURE__ */ new Set(["xformers", "torchtext", "torchdata", "vllm-flash-attn", "vllm"]);
-var FLASH_ATTN_LABEL = /^cu\d+torch(\d+\.\d+)cxx11abi(?:true|false)$/i;
-function wheelLabel(pkg) {
-  if (pkg.localLabel) return pkg.localLabel;
-  const file2 = pkg.url?.split(/[?#]/)[0]?.split("/").pop();
-  return file2 ? /^[^-]+-[^-+]+(?:\+|%2B)([^-]+)-/i.exec(file2)?.[1] : void 0;
-}
-function checkTorchPages(unit, torch, torchVersion, report) {
-  const seen = /* @__PURE__ */ new Set();
-  for (const invocation of unit.invocations) {
-    for (const index of invocation.indexes) {
-      if (seen.has(index) || index.kind !== "find-links") continue;
-      seen.add(index);
-      const page = torchPage(index.url);
-      const built = page?.torch;
-      if (page && built && built !== minorOf(torchVersion)) {
-        const file2 = invocation.members.find((member) => member.context.indexes.includes(index))?.file ?? unit.root;
-        report({
-          messageId: "torchPage",
-          data: { url: index.url, built, torch: torchVersion, torchMinor: minorOf(torchVersion), source: page.source },
-          file: file2,
-          span: index.span,
-          related: [{ file: torch.file, span: torch.pkg.span, message: `torch ${torchVersion} is pinned here` }]
-        });
-      }
-    }
-  }
-}
-function companionFix({ file: file2, pkg }, version2, torchLabel) {
-  const clause = pkg.clauses[0];
-  if (!clause || file2.source.text.slice(clause.versionSpan.start, clause.versionSpan.end) !== clause.version)
-    return void 0;
-  const current = publicVersion(clause.version);
-  const relabel2 = pkg.localLabel && torchLabel && pkg.localLabel !== torchLabel;
-  const text2 = relabel2 ? `${version2}+${torchLabel}` : version2;
-  const end = relabel2 ? clause.versionSpan.end : clause.versionSpan.start + current.length;
-  return {
-    title: `Use ${pkg.rawName} ${text2}`,
-    safety: "safe",
-    edits: [{ path: file2.path, range: [clause.versionSpan.start, end], text: text2 }]
-  };
-}
-function unitPython(unit) {
-  for (const { pkg } of unit.packages) {
-    if (pkg.ecosystem !== "conda" || pkg.name !== "python") continue;
-    const version2 = pkg.exact ?? /^\s*(?:==?|>=)?\s*(\d+\.\d+)/.exec(pkg.specifier)?.[1];
-    const minor = version2 ? minorOf(version2) : void 0;
-    if (minor) return minor;
-  }
-  for (const file2 of unit.files) {
-    for (const image of file2.images) {
-      if (file2 === unit.root && unit.stage !== void 0 && image.stage !== unit.stage || image.unresolved || !image.tag || !/^(?:docker\.io\/)?(?:library\/)?python$/.test(
-        `${image.registry ? `${image.registry}/` : ""}${image.repository}`
-      ))
-        continue;
-      const minor = /^(\d+\.\d+)/.exec(image.tag)?.[1];
-      if (minor) return minor;
-    }
-  }
-  return void 0;
-}
-
 // rules/cpu-wheel/rule.ts
 var OTHER_STACKS = /* @__PURE__ */ new Set(["nvidia-wheel", "cupy", "jax", "tensorflow", "library"]);
 var CPU_HELP = "A +cpu wheel has no CUDA kernels: torch.cuda.is_available() is False and every GPU job falls back to the CPU or fails.{{deliberate}}";
@@ -46512,6 +45618,41 @@ var rule_default2 = defineRule({
     }
   }
 });
+
+// src/analysis/nearest.ts
+function nearestCudaBuild(release, wantedCuda) {
+  const tags = torchBuildTags(release);
+  const wanted = cudaScore(wantedCuda);
+  const scored = tags.map((tag) => ({ tag, cuda: cudaFromTag(tag) })).sort((a, b) => {
+    const majorA = cudaMajor(a.cuda) === cudaMajor(wantedCuda) ? 0 : 1;
+    const majorB = cudaMajor(b.cuda) === cudaMajor(wantedCuda) ? 0 : 1;
+    return majorA - majorB || Math.abs(cudaScore(a.cuda) - wanted) - Math.abs(cudaScore(b.cuda) - wanted) || cudaScore(b.cuda) - cudaScore(a.cuda);
+  });
+  return scored[0]?.tag;
+}
+function nearestReleaseWithCuda(kb, version2, cuda) {
+  const target = publicVersion(version2);
+  return kb.memoized(`nearestReleaseWithCuda:${target}:${cuda}`, () => computeNearestRelease(kb, target, cuda));
+}
+function computeNearestRelease(kb, target, cuda) {
+  const releases = kb.torchReleases();
+  const wantedTag = tagFromCuda(cuda);
+  const candidates = releases.filter(
+    (release) => release.variants.includes(wantedTag) && release.confidence !== "unverified"
+  );
+  if (candidates.length === 0) return void 0;
+  const found = releases.findIndex((release) => compareDotted(release.version, target) >= 0);
+  const targetIndex = found < 0 ? releases.length : found;
+  const distance = new Map(candidates.map((release) => [release, Math.abs(releases.indexOf(release) - targetIndex)]));
+  const nearest3 = [...candidates].sort(
+    (a, b) => distance.get(a) - distance.get(b) || compareDotted(b.version, a.version)
+  )[0];
+  return candidates.filter((release) => minorOf(release.version) === minorOf(nearest3.version)).sort((a, b) => compareDotted(b.version, a.version))[0];
+}
+function cudaScore(cuda) {
+  const [major, minor] = cuda.split(".");
+  return Number(major) * 10 + Number(minor ?? 0);
+}
 
 // rules/cuda-mismatch/rule.ts
 var MVC = "https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html";
@@ -49037,6 +48178,264 @@ var rule_default12 = defineRule({
   }
 });
 
+// src/analysis/paths.ts
+import { posix } from "node:path";
+function normalizeRepoPath(path) {
+  if (isNormal(path)) return path;
+  const normalized = posix.normalize(path.replace(/\\/g, "/"));
+  if (normalized.startsWith("../") || normalized === ".." || posix.isAbsolute(normalized)) return void 0;
+  return normalized === "." ? "" : normalized.replace(/^\.\//, "");
+}
+function dirname2(path) {
+  const index = path.lastIndexOf("/");
+  return index < 0 ? "" : path.slice(0, index);
+}
+function joinRepo(...parts) {
+  const present = parts.filter((part) => part !== "");
+  const joined = present.join("/");
+  if (isNormal(joined)) return joined;
+  return normalizeRepoPath(posix.join(...present) || ".");
+}
+var NORMAL = /^(?!\.\.?(?:\/|$))[^/\\]+(?:\/(?!\.\.?(?:\/|$))[^/\\]+)*$/;
+function isNormal(path) {
+  return NORMAL.test(path);
+}
+
+// src/analysis/stages.ts
+var StageTree = class _StageTree {
+  constructor(stageCount, file2) {
+    this.stageCount = stageCount;
+    for (const image of file2.images) {
+      if (this.parents[image.stage] !== void 0 || image.stage >= stageCount) continue;
+      if (image.fromStage !== void 0 && image.fromStage < image.stage) this.parents[image.stage] = image.fromStage;
+    }
+    for (let stage = 0; stage < stageCount; stage++) {
+      const parent = this.parents[stage];
+      this.roots[stage] = parent === void 0 ? stage : this.roots[parent];
+    }
+  }
+  stageCount;
+  /** Parent stage of each stage (undefined for a stage built on an image). */
+  parents = [];
+  /** The stage at the end of each stage's chain: the one whose FROM names an image. */
+  roots = [];
+  static cache = /* @__PURE__ */ new WeakMap();
+  static of(file2) {
+    let tree = _StageTree.cache.get(file2);
+    if (!tree) {
+      let count = file2.stages.length;
+      for (const image of file2.images) count = Math.max(count, image.stage + 1);
+      _StageTree.cache.set(file2, tree = new _StageTree(count, file2));
+    }
+    return tree;
+  }
+  parent(stage) {
+    return this.parents[stage];
+  }
+  /** The base stage of this stage's chain (itself when it is built on an image). */
+  root(stage) {
+    return this.roots[stage] ?? stage;
+  }
+  /**
+   * For every stage, its own items after those of the stages it builds on (items in stage order, so in file
+   * order when `own` lists them in file order). A stage that adds nothing shares its parent's list.
+   */
+  inherited(own2) {
+    const lists = [];
+    for (let stage = 0; stage < this.stageCount; stage++) {
+      const parent = this.parents[stage];
+      const above = parent === void 0 ? [] : lists[parent];
+      const mine = own2(stage);
+      lists[stage] = mine.length === 0 ? above : above.length === 0 ? mine : [...above, ...mine];
+    }
+    return (stage) => lists[stage] ?? own2(stage);
+  }
+};
+
+// src/analysis/links.ts
+function includeCandidates(file2, include) {
+  const base = dirname2(file2.path);
+  const target = include.target.replace(/^file:(?!\/\/)/i, "");
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(target)) return [];
+  if (include.kind === "dockerfile") return unique([joinRepo(target)]);
+  if (formatOf(file2.kind).units !== "stages") return unique([joinRepo(base, target)]);
+  const stage = file2.contexts[include.context]?.stage ?? 0;
+  const candidates = [];
+  for (const relative2 of CopyIndex.of(file2).sourcesOf(stage, target))
+    candidates.push(joinRepo(base, relative2), joinRepo(relative2));
+  if (!target.startsWith("/") && !include.copiedOnly) candidates.push(joinRepo(base, target), joinRepo(target));
+  return unique(candidates);
+}
+var CopyIndex = class _CopyIndex {
+  same = /* @__PURE__ */ new Map();
+  byName = /* @__PURE__ */ new Map();
+  byDestination = /* @__PURE__ */ new Map();
+  patterns = [];
+  directories = [];
+  enter = [];
+  exit = [];
+  answers = /* @__PURE__ */ new Map();
+  static cache = /* @__PURE__ */ new WeakMap();
+  static of(file2) {
+    let index = _CopyIndex.cache.get(file2);
+    if (!index) _CopyIndex.cache.set(file2, index = new _CopyIndex(file2));
+    return index;
+  }
+  constructor(file2) {
+    let order = 0;
+    for (const copy of file2.copies) {
+      if (copy.fromStage) continue;
+      for (const { path } of copy.sources) {
+        const entry = { order: order++, copy, source: path };
+        const key = `${path}\0${copy.destination}`;
+        const known2 = this.same.get(key);
+        if (known2) {
+          known2.entries.push(entry);
+          continue;
+        }
+        const group = { entries: [entry] };
+        this.same.set(key, group);
+        if (isDirectorySource(path)) this.directories.push(group);
+        else if (/[*?[]/.test(path)) this.patterns.push(group);
+        else {
+          push(this.byName, baseName(path), group);
+          push(this.byDestination, copy.destination, group);
+        }
+      }
+    }
+    const tree = StageTree.of(file2);
+    const children = Array.from({ length: tree.stageCount }, () => []);
+    const roots = [];
+    for (let stage = 0; stage < tree.stageCount; stage++) {
+      const parent = tree.parent(stage);
+      if (parent === void 0) roots.push(stage);
+      else children[parent].push(stage);
+    }
+    let clock = 0;
+    const stack = roots.reverse().map((root) => [root, 0]);
+    while (stack.length > 0) {
+      const top = stack[stack.length - 1];
+      const [stage, next] = top;
+      if (next === 0) this.enter[stage] = clock++;
+      const kids = children[stage];
+      if (next < kids.length) {
+        top[1] = next + 1;
+        stack.push([kids[next], 0]);
+      } else {
+        this.exit[stage] = clock++;
+        stack.pop();
+      }
+    }
+  }
+  /** The first copy of a kind that `stage` sees (it is that copy's stage or builds on it), if any. */
+  firstSeen(group, stage) {
+    const enter = this.enter[stage];
+    const exit = this.exit[stage];
+    if (enter === void 0 || exit === void 0) return group.entries.find((entry) => entry.copy.stage === stage);
+    if (!group.roots) {
+      const owners = group.entries.map((entry) => ({ enter: this.enter[entry.copy.stage] ?? -1, exit: this.exit[entry.copy.stage] ?? -1, entry })).filter((owner) => owner.enter >= 0).sort((a, b) => a.enter - b.enter || a.entry.order - b.entry.order);
+      const roots2 = [];
+      for (const owner of owners) {
+        const last2 = roots2.at(-1);
+        if (last2 && owner.enter <= last2.exit) continue;
+        roots2.push(owner);
+      }
+      group.roots = roots2;
+    }
+    const roots = group.roots;
+    let low = 0;
+    let high = roots.length - 1;
+    let found = -1;
+    while (low <= high) {
+      const middle = low + high >> 1;
+      if (roots[middle].enter <= enter) {
+        found = middle;
+        low = middle + 1;
+      } else high = middle - 1;
+    }
+    const root = found >= 0 ? roots[found] : void 0;
+    return root && exit <= root.exit ? root.entry : void 0;
+  }
+  /** The source-relative paths of what the copies `stage` sees may have put at `target`, in file order. */
+  sourcesOf(stage, target) {
+    const key = `${stage}\0${target}`;
+    const known2 = this.answers.get(key);
+    if (known2) return known2;
+    const groups = /* @__PURE__ */ new Set([
+      ...this.byName.get(baseName(target)) ?? [],
+      ...this.byDestination.get(target) ?? [],
+      ...this.patterns,
+      ...this.directories
+    ]);
+    const seen = [];
+    for (const group of groups) {
+      const entry = this.firstSeen(group, stage);
+      if (entry) seen.push(entry);
+    }
+    seen.sort((a, b) => a.order - b.order);
+    const out = [];
+    for (const entry of seen) {
+      const relative2 = pathInsideCopy(entry.copy, entry.source, target);
+      if (relative2 !== void 0) out.push(relative2);
+    }
+    this.answers.set(key, out);
+    return out;
+  }
+};
+function push(map2, key, value) {
+  const list = map2.get(key);
+  if (list) list.push(value);
+  else map2.set(key, [value]);
+}
+function baseName(path) {
+  return path.replace(/\/+$/, "").split("/").pop() ?? path;
+}
+function isDirectorySource(source) {
+  return source === "." || source.endsWith("/") || !/\.[A-Za-z0-9]+$/.test(baseName(source));
+}
+function pathInsideCopy(copy, source, target) {
+  const destination = copy.destination;
+  const sourceBase = baseName(source);
+  const targetBase = target.split("/").pop() ?? target;
+  if (!isDirectorySource(source)) {
+    if (targetBase === sourceBase || target === destination || destination.endsWith("/") && target === `${destination}${sourceBase}`)
+      return source;
+    if (/[*?[]/.test(source) && globMatch(source.split("/").pop() ?? source, targetBase))
+      return `${dirname2(source)}/${targetBase}`.replace(/^\//, "");
+    return void 0;
+  }
+  const dest = destination.replace(/\/+$/, "");
+  let relative2 = target;
+  if (target.startsWith("/")) {
+    if (!target.startsWith(`${dest}/`)) return void 0;
+    relative2 = target.slice(dest.length + 1);
+  }
+  return `${source.replace(/\/+$/, "")}/${relative2}`;
+}
+function globMatch(pattern, name) {
+  const regex = new RegExp(
+    `^${pattern.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*").replace(/\?/g, ".")}$`
+  );
+  return regex.test(name);
+}
+function unique(paths) {
+  return [...new Set(paths.filter((path) => path !== void 0 && path !== ""))];
+}
+function resolveLinks(files, leadsTo) {
+  const byPath = new Map(files.map((file2) => [file2.path, file2]));
+  const links = /* @__PURE__ */ new Map();
+  for (const file2 of files) {
+    const list = [];
+    file2.includes.forEach((include, k) => {
+      const path = leadsTo ? leadsTo(file2, k) : includeCandidates(file2, include).find((candidate) => byPath.has(candidate));
+      const to = path === void 0 ? void 0 : byPath.get(path);
+      if (to && to !== file2) list.push({ from: file2, include, to });
+    });
+    links.set(file2, list);
+  }
+  return links;
+}
+
 // rules/missing-include/rule.ts
 var rule_default13 = defineRule({
   id: "missing-include",
@@ -49695,6 +49094,757 @@ var RULE_IDS = new Set(RULES.map((rule) => rule.id));
 var RULE_DEFAULTS = new Map(
   RULES.map((rule) => [rule.id, rule.defaultSeverity])
 );
+
+// src/baseline/merge.ts
+var IMAGES_RANK = { none: 0, tag: 1, digest: 2 };
+var POLICY_KEYS = [
+  {
+    path: "cuda.allowed",
+    present: (file2) => file2.cuda?.allowed !== void 0,
+    apply: (result2, next) => ({ ...result2, cuda: { allowed: next.cuda.allowed } }),
+    loosens: (current, next) => addedTo(next.cuda.allowed, current.cuda.allowed, "CUDA versions")
+  },
+  {
+    path: "driver.minimum",
+    present: (file2) => file2.driver?.minimum !== void 0,
+    apply: (result2, next) => ({ ...result2, driver: { ...result2.driver, minimum: next.driver.minimum } }),
+    loosens: (current, next) => current.driver.minimum && compareDotted(next.driver.minimum, current.driver.minimum) > 0 ? `a newer fleet driver (${next.driver.minimum}) than ${current.driver.minimum} hides driver problems` : void 0
+  },
+  {
+    path: "driver.forwardCompat",
+    present: (file2) => file2.driver?.forwardCompat !== void 0,
+    apply: (result2, next) => ({ ...result2, driver: { ...result2.driver, forwardCompat: next.driver.forwardCompat } }),
+    loosens: (current, next) => next.driver.forwardCompat && current.driver.forwardCompat !== true ? "assuming forward compatibility (data-center GPUs) lowers driver findings" : void 0
+  },
+  {
+    path: "gpus",
+    present: (file2) => file2.gpus !== void 0,
+    apply: (result2, next) => ({ ...result2, gpus: next.gpus }),
+    loosens: (current, next) => {
+      const missing = current.gpus.filter((gpu) => !next.gpus.includes(gpu));
+      return missing.length ? `it drops ${missing.join(", ")} from the fleet` : void 0;
+    }
+  },
+  {
+    path: "fleet.pools",
+    present: (file2) => file2.fleet?.pools !== void 0,
+    apply: (result2, next) => ({ ...result2, pools: next.pools }),
+    loosens: (current, next) => {
+      const missing = current.pools.filter((pool) => !next.pools.some((other) => other.name === pool.name));
+      if (missing.length)
+        return `it drops the pool${missing.length === 1 ? "" : "s"} ${missing.map((pool) => pool.name).join(", ")} from the fleet`;
+      const newer = next.pools.find((pool) => {
+        const was = current.pools.find((other) => other.name === pool.name);
+        return was !== void 0 && compareDotted(pool.driver, was.driver) > 0;
+      });
+      return newer ? `a newer driver for pool ${newer.name} (${newer.driver}) hides driver problems` : void 0;
+    }
+  },
+  {
+    path: "pinning.python",
+    present: (file2) => file2.pinning?.python !== void 0,
+    apply: (result2, next) => ({ ...result2, pinning: { ...result2.pinning, python: next.pinning.python } }),
+    loosens: (current, next) => current.pinning.python === "exact" && next.pinning.python !== "exact" ? "exact pinning cannot be turned off" : void 0
+  },
+  {
+    path: "pinning.images",
+    present: (file2) => file2.pinning?.images !== void 0,
+    apply: (result2, next) => ({ ...result2, pinning: { ...result2.pinning, images: next.pinning.images } }),
+    loosens: (current, next) => IMAGES_RANK[next.pinning.images] < IMAGES_RANK[current.pinning.images] ? `"${next.pinning.images}" is weaker than "${current.pinning.images}"` : void 0
+  },
+  {
+    // A later layer adds packages that must be pinned; it cannot take any away.
+    path: "pinning.packages",
+    present: (file2) => file2.pinning?.packages !== void 0,
+    apply: (result2, next) => ({
+      ...result2,
+      pinning: { ...result2.pinning, packages: [.../* @__PURE__ */ new Set([...result2.pinning.packages, ...next.pinning.packages])] }
+    }),
+    loosens: () => void 0
+  },
+  {
+    path: "prerelease",
+    present: (file2) => file2.prerelease !== void 0,
+    apply: (result2, next) => ({ ...result2, prerelease: next.prerelease }),
+    loosens: (current, next) => current.prerelease === "forbid" && next.prerelease === "allow" ? "pre-releases cannot be allowed" : void 0
+  },
+  {
+    path: "unchecked",
+    present: (file2) => file2.unchecked !== void 0,
+    apply: (result2, next) => ({ ...result2, unchecked: next.unchecked }),
+    loosens: (current, next) => current.unchecked === "fail" && next.unchecked === "neutral" ? "a file that could not be checked cannot be let through as neutral" : void 0
+  },
+  {
+    // Which Dockerfile builds an image: a later layer adds names and may point one elsewhere (it is not a policy).
+    path: "images",
+    present: (file2) => file2.images !== void 0,
+    apply: (result2, next) => ({ ...result2, images: { ...result2.images, ...next.images } }),
+    loosens: () => void 0
+  },
+  {
+    path: "registries.lookup",
+    present: (file2) => file2.registries?.lookup !== void 0,
+    apply: (result2, next) => ({ ...result2, registries: { ...result2.registries, lookup: next.registries.lookup } }),
+    loosens: (current, next) => next.registries.lookup === false && current.registries.lookup !== false ? "turning image lookups off leaves images unread that their registries would describe" : void 0
+  },
+  {
+    path: "files.include",
+    present: (file2) => file2.files?.include !== void 0,
+    apply: (result2, next) => ({
+      ...result2,
+      files: { ...result2.files, include: [.../* @__PURE__ */ new Set([...result2.files.include, ...next.files.include])] }
+    }),
+    loosens: () => void 0
+  },
+  {
+    path: "files.exclude",
+    present: (file2) => file2.files?.exclude !== void 0,
+    apply: (result2, next) => ({
+      ...result2,
+      files: { ...result2.files, exclude: [.../* @__PURE__ */ new Set([...result2.files.exclude, ...next.files.exclude])] }
+    }),
+    loosens: (current, next) => addedTo(next.files.exclude, current.files.exclude, "excluded files")
+  }
+];
+var LOCKABLE = [
+  "cuda",
+  "driver",
+  "fleet",
+  "pinning",
+  "files",
+  "packages",
+  "rules",
+  ...POLICY_KEYS.map((spec2) => spec2.path)
+];
+function addedTo(next, current, what) {
+  if (!current) return void 0;
+  const extra = next.filter((value) => !current.includes(value));
+  return extra.length ? `it adds ${what} ${extra.join(", ")}` : void 0;
+}
+
+// src/baseline/layers.ts
+var MISNAMED_CONFIG_PATH = ".github/cuda-gatekeeper.yaml";
+
+// src/finding.ts
+var TIER_RANK = {
+  "not-scheduled": 0,
+  runs: 1,
+  forward: 2,
+  minor: 3,
+  fails: 4
+};
+var severityRank = { error: 3, warning: 2, notice: 1 };
+
+// src/util/collections.ts
+function groupBy(items2, key) {
+  const groups = /* @__PURE__ */ new Map();
+  for (const item of items2) {
+    const at = key(item);
+    if (at === void 0) continue;
+    const group = groups.get(at);
+    if (group) group.push(item);
+    else groups.set(at, [item]);
+  }
+  return groups;
+}
+function positions(length) {
+  return Array.from({ length }, (_, i) => i);
+}
+var UnionFind = class {
+  parent;
+  constructor(count = 0) {
+    this.parent = positions(count);
+  }
+  /** A new item in a set of its own; returns its number (the count so far). */
+  add() {
+    return this.parent.push(this.parent.length) - 1;
+  }
+  /** The representative of i's set. */
+  find(i) {
+    let root = i;
+    while (this.parent[root] !== root) root = this.parent[root];
+    while (this.parent[i] !== root) {
+      const next = this.parent[i];
+      this.parent[i] = root;
+      i = next;
+    }
+    return root;
+  }
+  /** Joins the sets of a and b; returns the representative of the joined set. */
+  join(a, b) {
+    const ra = this.find(a);
+    const rb = this.find(b);
+    if (ra !== rb) this.parent[rb] = ra;
+    return ra;
+  }
+};
+
+// src/analysis/dockerfile-index.ts
+var ENVIRONMENT = /(?:conda|mamba|venv|virtualenv|site-packages|dist-packages|\/\.local\b|^\/install\b|^\/usr\/local\/?(?:lib\/?)?$|\/python\d(?:\.\d+)?\b)/i;
+var DockerfileIndex = class {
+  constructor(file2, links, claims) {
+    this.file = file2;
+    this.claims = claims;
+    this.tree = StageTree.of(file2);
+    this.contextsByStage = groupBy(file2.contexts, (context) => context.stage);
+    this.copiesByStage = groupBy(file2.copies, (copy) => copy.stage);
+    for (const stage of file2.stages)
+      if (stage.name && !this.stagesByName.has(stage.name.toLowerCase()))
+        this.stagesByName.set(stage.name.toLowerCase(), stage.index);
+    this.linksByContext = groupBy(links, (link) => link.include.context);
+    this.packagesByContext = groupBy(positions(file2.packages.length), (i) => file2.packages[i].context);
+    const all = positions(claims.length);
+    const stageClaims = groupBy(
+      all,
+      (i) => claims[i].stage !== void 0 && claims[i].kind !== "image" ? claims[i].stage : void 0
+    );
+    this.chainClaims = this.tree.inherited((stage) => stageClaims.get(stage) ?? []);
+    this.imageClaims = groupBy(all, (i) => claims[i].kind === "image" ? claims[i].stage : void 0);
+    this.contextClaims = groupBy(all, (i) => claims[i].stage === void 0 ? claims[i].context : void 0);
+  }
+  file;
+  claims;
+  contextsByStage;
+  linksByContext;
+  packagesByContext;
+  /**
+   * Claims by position in `claims`: those of a stage (not images) with its ancestors', images by stage, and by context.
+   */
+  chainClaims;
+  imageClaims;
+  contextClaims;
+  tree;
+  copiesByStage;
+  stagesByName = /* @__PURE__ */ new Map();
+  /** By stage, in file order as far as computed: contexts a stage copies in, and what copying out of it brings. */
+  copied = [];
+  reached = [];
+  environmentCopies;
+  /**
+   * The file's own claims that bear on a stage, in the file's claim order: claims of the stage and the stages it
+   * builds on (the image only of the base stage, which is what the stage runs on), and those of its contexts.
+   */
+  claimsOf(stage, contexts) {
+    const picked = [...this.chainClaims(stage), ...this.imageClaims.get(this.tree.root(stage)) ?? []];
+    for (const context of contexts) picked.push(...this.contextClaims.get(context.id) ?? []);
+    return picked.sort((a, b) => a - b).map((i) => this.claims[i]);
+  }
+  /**
+   * The install contexts whose results a stage copies in: `COPY --from=build /opt/conda /opt/conda` (an environment:
+   * a conda prefix, a virtualenv, site-packages, a pip --prefix or --user directory) brings everything `build` and
+   * the stages it builds on installed, and what they copied in themselves.
+   */
+  copiedContexts(stage) {
+    if (!this.copiesEnvironments) return [];
+    this.computeUpTo(stage);
+    return this.copied[stage] ?? [];
+  }
+  /** Whether any `COPY --from` of the file brings an environment (a conda prefix, a virtualenv, site-packages). */
+  get copiesEnvironments() {
+    this.environmentCopies ??= this.file.copies.some(
+      (copy) => copy.fromStage !== void 0 && copy.sources.some((source) => ENVIRONMENT.test(source.path))
+    );
+    return this.environmentCopies;
+  }
+  /**
+   * Works out, stage by stage in file order, what each stage copies in and what an environment copied out of it
+   * holds (its installs, what it copied in, and its base stage's). A stage copies only from earlier stages, so each
+   * is computed once from results already there (linear in the copies, however the stages chain), and no recursion
+   * can run out of stack.
+   */
+  computeUpTo(stage) {
+    for (let at = this.copied.length; at <= stage; at++) {
+      const copied = /* @__PURE__ */ new Set();
+      for (const copy of this.copiesByStage.get(at) ?? []) {
+        if (copy.fromStage === void 0 || !copy.sources.some((source) => ENVIRONMENT.test(source.path))) continue;
+        const from = this.stageNamed(copy.fromStage);
+        if (from === void 0 || from >= at) continue;
+        for (const context of this.reached[from]) copied.add(context);
+      }
+      this.copied.push([...copied]);
+      const parent = this.tree.parent(at);
+      this.reached.push([
+        .../* @__PURE__ */ new Set([
+          ...this.contextsByStage.get(at) ?? [],
+          ...copied,
+          ...parent !== void 0 && parent < at ? this.reached[parent] : []
+        ])
+      ]);
+    }
+  }
+  stageNamed(name) {
+    if (/^\d+$/.test(name)) return Number(name);
+    return this.stagesByName.get(name.toLowerCase());
+  }
+  /** Packages installed by these contexts, in file order. */
+  packagesOf(contexts) {
+    const picked = [];
+    for (const context of contexts) picked.push(...this.packagesByContext.get(context.id) ?? []);
+    return picked.sort((a, b) => a - b).map((i) => this.file.packages[i]);
+  }
+};
+
+// src/analysis/unpinned.ts
+var LATEST_CUDA = /^cuda(?:-toolkit)?(?:-(\d{1,2}))?$/;
+function surroundingsOf(claims, packages) {
+  const images = claims.flatMap((claim2) => claim2.kind === "image" && claim2.image ? [claim2.image] : []);
+  const pythons = /* @__PURE__ */ new Set();
+  for (const pkg of packages) {
+    const apt = pkg.ecosystem === "apt" ? /^python(3\.\d+)$/.exec(pkg.name) : null;
+    if (apt) pythons.add(apt[1]);
+    if (pkg.ecosystem === "conda" && pkg.name === "python" && pkg.exact) pythons.add(minorOf(pkg.exact));
+    else if (pkg.ecosystem === "conda" && pkg.name === "python" && /^=?=?3\.\d+(\.\*)?$/.test(pkg.specifier))
+      pythons.add(minorOf(pkg.specifier.replace(/^=+/, "").replace(/\.\*$/, "")));
+  }
+  return { images, pythons: [...pythons] };
+}
+function distributionOf(images, kb) {
+  for (const image of images) {
+    if (!image.tag || !kb.isNvidiaCuda(image.registry, image.repository)) continue;
+    const tag = kb.nvidiaCudaTag(image.tag);
+    if (tag?.os) return { os: tag.os, osVersion: tag.osVersion };
+  }
+  return {};
+}
+function newestTorchClaim(file2, pkg, install, around, kb) {
+  if (pkg.ecosystem !== "pip" || pkg.name !== "torch" || pkg.exact || pkg.url || pkg.specifier.includes("+"))
+    return void 0;
+  if ((install?.indexes ?? []).some(
+    (index) => isPytorchIndex(index.url) || index.kind === "index-url" || index.kind === "find-links"
+  ))
+    return void 0;
+  const { os, osVersion } = distributionOf(around.images, kb);
+  const base = kb.pythonsFor(os, osVersion);
+  const pythons = [.../* @__PURE__ */ new Set([...base.versions, ...around.pythons])];
+  const picks = pythons.map((python) => kb.newestTorchFor(pkg.specifier.replace(/\s+/g, ""), python));
+  if (picks.some((pick2) => !pick2?.pypiDefault)) return void 0;
+  const builds = new Set(picks.map((pick2) => cudaFromTag(pick2.pypiDefault)));
+  const majors = new Set([...builds].map((cuda) => cuda.split(".")[0]));
+  if (majors.size !== 1) return void 0;
+  const [only] = builds;
+  const newest = [...new Set(picks.map((pick2) => pick2.version))].sort(compareDotted);
+  return cudaClaim({
+    kind: "implied",
+    file: file2,
+    context: pkg.context,
+    cuda: builds.size === 1 ? only : [...majors][0],
+    precision: builds.size === 1 ? "minor" : "major",
+    span: pkg.span,
+    subject: `${pkg.rawName}${pkg.specifier}`,
+    package: pkg,
+    record: picks.at(-1),
+    index: void 0,
+    newest: `${newest.join(" or ")} for Python ${pythons.join(", ")}${os && base.versions.length === 1 ? ` (${os} ${osVersion}'s python3)` : ""}`
+  });
+}
+function newestToolkitClaim(file2, pkg, around, kb) {
+  if (pkg.ecosystem !== "apt" || pkg.specifier) return void 0;
+  const match = LATEST_CUDA.exec(pkg.name);
+  if (!match) return void 0;
+  const { os, osVersion } = distributionOf(around.images, kb);
+  const newest = kb.newestCudaFor(os, osVersion, match[1]);
+  if (!newest) return void 0;
+  const minor = minorOf(newest.version);
+  return cudaClaim({
+    kind: "apt",
+    file: file2,
+    context: pkg.context,
+    cuda: minor,
+    precision: "minor",
+    span: pkg.span,
+    subject: pkg.rawName,
+    package: pkg,
+    record: newest,
+    newest: `CUDA ${minor}${os ? ` for ${os}${osVersion}` : ""}`,
+    rewrite: (target) => {
+      const [wantMajor, wantMinor] = target.split(".");
+      if (!wantMajor || !wantMinor || match[1] && match[1] !== wantMajor) return void 0;
+      const name = pkg.name.replace(/-\d+$/, "");
+      return [
+        { path: file2.path, range: [pkg.nameSpan.start, pkg.nameSpan.end], text: `${name}-${wantMajor}-${wantMinor}` }
+      ];
+    }
+  });
+}
+
+// src/util/graph.ts
+function stronglyConnected(nodes, edges) {
+  const index = /* @__PURE__ */ new Map();
+  const low = /* @__PURE__ */ new Map();
+  const onStack = /* @__PURE__ */ new Set();
+  const stack = [];
+  const component = /* @__PURE__ */ new Map();
+  let counter = 0;
+  let count = 0;
+  for (const start of nodes) {
+    if (index.has(start)) continue;
+    const frames = [{ node: start, out: edges(start), next: 0 }];
+    index.set(start, counter);
+    low.set(start, counter++);
+    stack.push(start);
+    onStack.add(start);
+    while (frames.length > 0) {
+      const frame = frames.at(-1);
+      if (frame.next < frame.out.length) {
+        const to = frame.out[frame.next++];
+        if (!index.has(to)) {
+          index.set(to, counter);
+          low.set(to, counter++);
+          stack.push(to);
+          onStack.add(to);
+          frames.push({ node: to, out: edges(to), next: 0 });
+        } else if (onStack.has(to)) {
+          low.set(frame.node, Math.min(low.get(frame.node), index.get(to)));
+        }
+        continue;
+      }
+      frames.pop();
+      const parent = frames.at(-1);
+      if (parent) low.set(parent.node, Math.min(low.get(parent.node), low.get(frame.node)));
+      if (low.get(frame.node) === index.get(frame.node)) {
+        let member;
+        do {
+          member = stack.pop();
+          onStack.delete(member);
+          component.set(member, count);
+        } while (member !== frame.node);
+        count++;
+      }
+    }
+  }
+  return component;
+}
+
+// src/analysis/units.ts
+var NO_INDEXES = [];
+var TIERS = [
+  ["image", "env"],
+  ["conda", "conda-build", "conda-channel", "apt"],
+  ["wheel-tag", "wheel-url", "implied"],
+  ["nvidia-wheel", "cupy", "jax", "tensorflow", "library"]
+];
+function buildUnits(files, links, kb) {
+  const claimCache = /* @__PURE__ */ new Map();
+  const claimsOf = (file2) => {
+    let claims = claimCache.get(file2);
+    if (!claims) claimCache.set(file2, claims = fileClaims(file2, kb));
+    return claims;
+  };
+  const units = [];
+  let component;
+  const includers = /* @__PURE__ */ new Map();
+  for (const from of files) {
+    for (const link of links.get(from) ?? []) {
+      const list = includers.get(link.to);
+      if (list) list.push(from);
+      else includers.set(link.to, [from]);
+    }
+  }
+  for (const file2 of files) {
+    const format = formatOf(file2.kind);
+    if (format.units === "stages") {
+      const stages = new DockerfileIndex(file2, links.get(file2) ?? [], claimsOf(file2));
+      for (const stage of file2.stages) units.push(dockerStageUnit(stages, stage.index, links, claimsOf, kb));
+    } else if (format.units === "selections") {
+      const via = (includers.get(file2) ?? []).flatMap(
+        (includer) => (links.get(includer) ?? []).filter((link) => link.to === file2)
+      );
+      const covered = new Set(selectedContexts(file2, via).map((context) => context.variant));
+      units.push(...selectionUnits(file2, claimsOf, kb, via.length ? covered : /* @__PURE__ */ new Set()));
+    } else if (format.units === "file" && !includedElsewhere(file2, includers.get(file2) ?? [], component ??= components2(files, links))) {
+      units.push(fileUnit(file2, links, claimsOf, kb));
+    }
+  }
+  for (const file2 of files)
+    if (formatOf(file2.kind).units === "containers")
+      units.push(...containerUnits(file2, links.get(file2) ?? [], units, kb));
+  return units;
+}
+function containerUnits(file2, links, units, kb) {
+  const out = [];
+  for (const fact of file2.containers) {
+    if (!fact.gpu) continue;
+    const include = fact.dockerfile ? file2.includes[fact.dockerfile.include] : void 0;
+    const built = include ? links.find((link) => link.include === include)?.to : void 0;
+    let claims;
+    if (built) {
+      const last2 = built.stages.at(-1)?.index;
+      const stage = units.find((unit) => unit.root === built && unit.stage === last2);
+      claims = (stage?.claims ?? []).map(
+        (claim2) => cudaClaim({
+          ...claim2,
+          file: file2,
+          context: void 0,
+          stage: fact.image.stage,
+          span: fact.span,
+          subject: `${fact.image.reference} (built from ${built.path}: ${claim2.subject})`,
+          rewrite: void 0,
+          origin: { file: built, span: claim2.span, subject: claim2.subject }
+        })
+      );
+    } else {
+      const own2 = containerImageClaim(file2, fact, kb);
+      claims = own2 ? [own2] : [];
+    }
+    const container = {
+      fact,
+      claims,
+      ...fact.dockerfile && !built ? { missing: fact.dockerfile.path } : {}
+    };
+    out.push({
+      label: `${file2.path} (${fact.workload}, container ${fact.name})`,
+      root: file2,
+      stage: fact.image.stage,
+      files: [file2],
+      // Rules that compare a unit's claims see the image's own; the Dockerfile's claims are judged in the Dockerfile.
+      claims: built ? [] : claims,
+      ...built || claims.length === 0 ? {} : { target: claims[0] },
+      packages: [],
+      invocations: [],
+      container
+    });
+  }
+  return out;
+}
+function includedElsewhere(file2, includers, component) {
+  return includers.some(
+    (includer) => includer !== file2 && (formatOf(includer.kind).units === "stages" || component.get(includer) !== component.get(file2))
+  );
+}
+function components2(files, links) {
+  return stronglyConnected(files, (file2) => (links.get(file2) ?? []).map((link) => link.to));
+}
+function reachable(start, links, seen) {
+  const out = [];
+  const queue = [...start];
+  for (let next = 0; next < queue.length; next++) {
+    const link = queue[next];
+    if (seen.has(link.to)) continue;
+    seen.add(link.to);
+    out.push(link.to);
+    queue.push(...links.get(link.to) ?? []);
+  }
+  return out;
+}
+function fileUnit(file2, links, claimsOf, kb) {
+  const seen = /* @__PURE__ */ new Set([file2]);
+  const included = reachable(links.get(file2) ?? [], links, seen);
+  const files = [file2, ...included];
+  const invocations = [];
+  const pipContexts = file2.contexts.filter((context) => context.tool !== "conda-env");
+  for (const context of pipContexts) {
+    const contextLinks = (links.get(file2) ?? []).filter((link) => link.include.context === context.id);
+    const linked = reachable(contextLinks, links, /* @__PURE__ */ new Set([file2]));
+    invocations.push(
+      makeInvocation([
+        { file: file2, context },
+        ...linked.flatMap((member) => member.contexts.map((c) => ({ file: member, context: c })))
+      ])
+    );
+  }
+  const claims = files.flatMap((member) => claimsOf(member));
+  return finishUnit({ label: file2.path, root: file2, files, claims, invocations }, kb);
+}
+function selectionUnits(file2, claimsOf, kb, covered) {
+  const claims = claimsOf(file2);
+  const units = [];
+  for (const [variant, contexts] of groupBy(file2.contexts, (context) => context.variant)) {
+    if (covered.has(variant) || variant?.startsWith("pip: ")) continue;
+    const ids = new Set(contexts.map((context) => context.id));
+    const own2 = (context) => context === void 0 || ids.has(context);
+    units.push(
+      finishUnit(
+        {
+          label: `${file2.path} (${variant})`,
+          root: file2,
+          files: [file2],
+          claims: claims.filter((claim2) => own2(claim2.context)),
+          invocations: contexts.map((context) => makeInvocation([{ file: file2, context }])),
+          rootPackages: file2.packages.filter((pkg) => ids.has(pkg.context))
+        },
+        kb
+      )
+    );
+  }
+  return units;
+}
+function dockerStageUnit(index, stage, links, claimsOf, kb) {
+  const file2 = index.file;
+  const name = file2.stages[stage]?.name;
+  const label = `${file2.path} stage ${name ? `"${name}"` : stage + 1}`;
+  const contexts = [...index.contextsByStage.get(stage) ?? [], ...index.copiedContexts(stage)];
+  const invocations = [];
+  const seen = /* @__PURE__ */ new Set([file2]);
+  const linkedFiles = [];
+  const selected = /* @__PURE__ */ new Map();
+  for (const context of contexts) {
+    const contextLinks = index.linksByContext.get(context.id) ?? [];
+    const linked = reachable(contextLinks, links, /* @__PURE__ */ new Set([file2]));
+    for (const member of linked) {
+      if (seen.has(member)) continue;
+      seen.add(member);
+      linkedFiles.push(member);
+    }
+    const members2 = linked.flatMap((member) => {
+      const chosen = selectedContexts(member, contextLinks);
+      if (hasSelections(member.kind)) {
+        const ids = selected.get(member) ?? /* @__PURE__ */ new Set();
+        for (const c of chosen) ids.add(c.id);
+        selected.set(member, ids);
+      }
+      return chosen.map((c) => ({ file: member, context: c }));
+    });
+    if (context.tool === "apt") continue;
+    const routed = members2.filter((member) => member.context.tool === "uv");
+    invocations.push(makeInvocation([{ file: file2, context }, ...members2.filter((member) => !routed.includes(member))]));
+    for (const member of routed) invocations.push(makeInvocation([member]));
+  }
+  const inStage = (member, context) => context === void 0 || (selected.get(member)?.has(context) ?? true);
+  const claims = [
+    ...index.claimsOf(stage, contexts),
+    ...linkedFiles.flatMap((member) => claimsOf(member).filter((claim2) => inStage(member, claim2.context)))
+  ];
+  const memberPackages = new Map(
+    [...selected.keys()].map((member) => [member, member.packages.filter((pkg) => inStage(member, pkg.context))])
+  );
+  return finishUnit(
+    {
+      label,
+      root: file2,
+      stage,
+      files: [file2, ...linkedFiles],
+      claims,
+      invocations,
+      rootPackages: index.packagesOf(contexts),
+      memberPackages
+    },
+    kb
+  );
+}
+function defaultSelection(kind) {
+  const format = formatOf(kind);
+  return format.units === "selections" ? format.defaultSelection : [];
+}
+function selectedContexts(member, via) {
+  if (!hasSelections(member.kind)) return member.contexts;
+  const selects = new Set(
+    via.filter((link) => link.to === member).flatMap((link) => link.include.selects ?? defaultSelection(member.kind))
+  );
+  return member.contexts.filter((context) => {
+    const variant = context.variant ?? "";
+    const on = variant.indexOf(" on ");
+    return selects.has("*") || selects.has(variant) || variant.startsWith("environment ") && on > 0 && selects.has(variant.slice(0, on)) || selects.has("*extras") && variant.startsWith("extra ") || selects.has("*environments") && variant.startsWith("environment ");
+  });
+}
+function makeInvocation(members2) {
+  const indexes = members2.flatMap((member) => member.context.indexes.filter((index) => !index.ignoredReason));
+  return { members: members2, indexes };
+}
+function finishUnit(parts, kb) {
+  const { label, root, stage, files, claims: staticClaims, invocations, rootPackages, memberPackages } = parts;
+  const invocationOf = /* @__PURE__ */ new Map();
+  for (const invocation of invocations)
+    for (const member of invocation.members) invocationOf.set(member.context, invocation);
+  const packages = [];
+  const implied = [];
+  const unitPackages = (file2) => file2 === root && rootPackages ? rootPackages : memberPackages?.get(file2) ?? file2.packages;
+  let around;
+  const surroundings = () => around ??= surroundingsOf(
+    staticClaims,
+    files.flatMap((file2) => unitPackages(file2))
+  );
+  for (const file2 of files) {
+    for (const pkg of unitPackages(file2)) {
+      const context = file2.contexts[pkg.context];
+      const invocation = context ? invocationOf.get(context) : void 0;
+      const build = resolveTorchBuild(pkg, invocation?.indexes ?? NO_INDEXES, kb);
+      packages.push({ file: file2, pkg, invocation, build });
+      const unpinned = (!build ? rangedTorchClaim(file2, pkg, invocation, kb) : void 0) ?? (!build && pkg.name === "torch" ? newestTorchClaim(file2, pkg, invocation ? { indexes: invocation.indexes } : void 0, surroundings(), kb) : void 0) ?? (pkg.ecosystem === "apt" ? newestToolkitClaim(file2, pkg, surroundings(), kb) : void 0);
+      if (unpinned) implied.push(unpinned);
+      if (build?.cuda && !pkg.localLabel && !pkg.url) {
+        implied.push(
+          cudaClaim({
+            kind: "implied",
+            file: file2,
+            context: pkg.context,
+            cuda: build.cuda,
+            precision: "minor",
+            span: pkg.span,
+            subject: withAlternative(file2, pkg.context, `${pkg.rawName}${pkg.specifier}`),
+            package: pkg,
+            record: build.release,
+            index: build.index
+          })
+        );
+      }
+    }
+  }
+  const claims = [...staticClaims, ...implied];
+  const target = chooseTarget(claims);
+  return { label, root, stage, files, claims, target, packages, invocations };
+}
+function rangedTorchClaim(file2, pkg, invocation, kb) {
+  if (pkg.ecosystem !== "pip" || pkg.name !== "torch" || pkg.exact || pkg.url || !pkg.specifier.trim() || pkg.specifier.includes("+"))
+    return void 0;
+  if ((invocation?.indexes ?? NO_INDEXES).some(
+    (index) => isPytorchIndex(index.url) || index.kind === "index-url" || index.kind === "find-links"
+  ))
+    return void 0;
+  const { majors, releases } = kb.pypiTorchMajors(pkg.specifier.replace(/\s+/g, ""));
+  const [major] = majors;
+  if (majors.size !== 1 || !major || major === "cpu" || releases.length === 0) return void 0;
+  return cudaClaim({
+    kind: "implied",
+    file: file2,
+    context: pkg.context,
+    cuda: major,
+    precision: "major",
+    span: pkg.span,
+    subject: `${pkg.rawName}${pkg.specifier}`,
+    package: pkg,
+    record: releases.at(-1),
+    index: void 0
+  });
+}
+function chooseTarget(claims) {
+  for (const tier of TIERS) {
+    const inTier = claims.filter((claim2) => tier.includes(claim2.kind));
+    if (inTier.length === 0) continue;
+    const precise = inTier.filter((claim2) => claim2.precision === "minor");
+    const pool = precise.length > 0 ? precise : inTier;
+    const key = (claim2) => claim2.precision === "minor" ? cudaMajorMinor(claim2.cuda) ?? claim2.cuda : String(cudaMajor(claim2.cuda));
+    const counts = /* @__PURE__ */ new Map();
+    for (const claim2 of pool) counts.set(key(claim2), (counts.get(key(claim2)) ?? 0) + 1);
+    const best = Math.max(...counts.values());
+    const sorted = [...pool].sort(
+      (a, b) => CLAIM_PRECEDENCE[a.kind] - CLAIM_PRECEDENCE[b.kind] || a.span.start - b.span.start
+    );
+    return sorted.find((claim2) => counts.get(key(claim2)) === best);
+  }
+  return void 0;
+}
+
+// src/analysis/batches.ts
+var BATCH_FILES = 256;
+function fileBatches(files, links, size = BATCH_FILES) {
+  const indexOf = new Map(files.map((file2, i) => [file2, i]));
+  const sets = new UnionFind(files.length);
+  files.forEach((file2, i) => {
+    for (const link of links.get(file2) ?? []) sets.join(i, indexOf.get(link.to));
+  });
+  const components3 = groupBy(positions(files.length), (i) => sets.find(i));
+  const out = [];
+  let current = [];
+  for (const members2 of components3.values()) {
+    for (const i of members2) current.push(files[i]);
+    if (current.length >= size) {
+      out.push(current);
+      current = [];
+    }
+  }
+  if (current.length > 0) out.push(current);
+  return out;
+}
 
 // src/util/text-pool.ts
 var TextPool = class {
@@ -50976,10 +51126,10 @@ function gateRepository(files, reader, baseline, kb, options2 = {}) {
     }
     if (sources.length % window !== 0) continue;
     const ready = [];
-    const here = dirname(source.path);
+    const here = dirname2(source.path);
     const recent = sources.length - window;
     for (const [root, members2] of groupBy([...held.keys()], (at) => groups.find(at))) {
-      if (groups.spoiled(root) || members2.some((at) => unread.get(at) || at >= recent && dirname(sources[at].path) === here))
+      if (groups.spoiled(root) || members2.some((at) => unread.get(at) || at >= recent && dirname2(sources[at].path) === here))
         continue;
       ready.push(...members2);
     }
@@ -51082,12 +51232,12 @@ import {
   lstatSync,
   openSync,
   readdirSync,
-  readFileSync,
+  readFileSync as readFileSync2,
   readSync,
   realpathSync,
   statSync
 } from "node:fs";
-import { join, relative, resolve as resolve2, sep } from "node:path";
+import { join as join2, relative, resolve as resolve2, sep } from "node:path";
 var SKIP_DIRS = /* @__PURE__ */ new Set([
   ".git",
   "node_modules",
@@ -51119,7 +51269,7 @@ function ignoredBy(levels, repoPath, directory) {
 function withGitignore(levels, absoluteDirectory, repoDirectory) {
   let text2;
   try {
-    text2 = readFileSync(join(absoluteDirectory, ".gitignore"), "utf8");
+    text2 = readFileSync2(join2(absoluteDirectory, ".gitignore"), "utf8");
   } catch {
     return levels;
   }
@@ -51151,7 +51301,7 @@ function walk(root, inputs, filters = {}) {
     if (kind || included?.ignores(repoPath)) add(repoPath, viaLink, kind === UNTOLD ? void 0 : kind);
   };
   const visitEntry = (directory, repoDirectory, entry, viaLink, levels) => {
-    const absolute = join(directory, entry.name);
+    const absolute = join2(directory, entry.name);
     const repoPath = repoDirectory === "" ? entry.name : `${repoDirectory}/${entry.name}`;
     if (entry.isDirectory()) {
       if (!SKIP_DIRS.has(entry.name) && !skipped(levels, repoPath, true))
@@ -51182,7 +51332,7 @@ function walk(root, inputs, filters = {}) {
     let levels = withGitignore([], root, "");
     const parts = repoPath.split("/").slice(0, -1);
     for (let i = 1; i <= parts.length; i++)
-      levels = withGitignore(levels, join(root, ...parts.slice(0, i)), parts.slice(0, i).join("/"));
+      levels = withGitignore(levels, join2(root, ...parts.slice(0, i)), parts.slice(0, i).join("/"));
     return levels;
   };
   const visit3 = (absolute, explicit, viaLink, levels) => {
@@ -51218,7 +51368,7 @@ function walk(root, inputs, filters = {}) {
       unreadable.push({ path: absolute, reason: "cannot be read", named: explicit });
       return;
     }
-    const linked = viaLink || explicit && real !== (repoPath === "" ? realRoot : join(realRoot, repoPath));
+    const linked = viaLink || explicit && real !== (repoPath === "" ? realRoot : join2(realRoot, repoPath));
     if (stats.isDirectory()) {
       const name = absolute.split(sep).pop() ?? "";
       if (!explicit && SKIP_DIRS.has(name)) return;
@@ -51252,7 +51402,7 @@ function diskReader(root, skipped, walked) {
     read(path, kind) {
       let real;
       try {
-        real = plain.has(path) ? join(realRoot, path) : realpathSync.native(join(root, path));
+        real = plain.has(path) ? join2(realRoot, path) : realpathSync.native(join2(root, path));
       } catch {
         skipped.push({ path, reason: "cannot be read" });
         return void 0;
@@ -51300,7 +51450,7 @@ function kindInside(absolute, repoPath) {
 }
 function isFile(root, path) {
   try {
-    return statSync(join(root, path)).isFile();
+    return statSync(join2(root, path)).isFile();
   } catch {
     return false;
   }
@@ -51308,7 +51458,7 @@ function isFile(root, path) {
 function readRegularInside(realRoot, root, path, maxBytes2, plain = false) {
   let real;
   try {
-    real = plain ? join(realRoot, path) : realpathSync.native(join(root, path));
+    real = plain ? join2(realRoot, path) : realpathSync.native(join2(root, path));
   } catch (error62) {
     return { reason: error62.code === "ENOENT" ? "does not exist" : "cannot be read" };
   }
@@ -51415,7 +51565,7 @@ function changedSince(cwd, ref) {
 // src/cli/fleet.ts
 var import_yaml7 = __toESM(require_dist(), 1);
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync as readFileSync2, writeFileSync } from "node:fs";
+import { existsSync as existsSync2, readFileSync as readFileSync3, writeFileSync } from "node:fs";
 import { resolve as resolve3 } from "node:path";
 import { parseArgs } from "node:util";
 
@@ -51728,7 +51878,7 @@ function fleetCommand(args, io, usage) {
   for (const input2 of inputs) {
     let text2;
     try {
-      text2 = input2 === "-" ? io.stdin?.() ?? readFileSync2(0, "utf8") : readFileSync2(resolve3(io.cwd, input2), "utf8");
+      text2 = input2 === "-" ? io.stdin?.() ?? readFileSync3(0, "utf8") : readFileSync3(resolve3(io.cwd, input2), "utf8");
     } catch (error62) {
       throw usage(
         `cannot read ${escapeControl(input2)}: ${error62.code ?? error62.message}`
@@ -51778,7 +51928,7 @@ function renderPools(pools) {
 `;
 }
 function writePools(path, pools, usage) {
-  const doc = (0, import_yaml7.parseDocument)(existsSync(path) ? readFileSync2(path, "utf8") : "");
+  const doc = (0, import_yaml7.parseDocument)(existsSync2(path) ? readFileSync3(path, "utf8") : "");
   if (doc.errors.length > 0) throw usage(`${path} is not valid YAML: ${doc.errors[0].message.split("\n")[0]}`);
   if (doc.contents !== null && !(0, import_yaml7.isMap)(doc.contents)) throw usage(`${path} is not a YAML mapping`);
   const fresh = (0, import_yaml7.parseDocument)(renderPools(pools));
@@ -51926,7 +52076,7 @@ function cutIntoParts(files, count) {
   let at = 0;
   for (let part = 0; part < count && at < files.length; part++) {
     let end = part === count - 1 ? files.length : Math.max(at + 1, Math.round((part + 1) * files.length / count));
-    while (end < files.length && dirname(files[end].path) === dirname(files[end - 1].path)) end++;
+    while (end < files.length && dirname2(files[end].path) === dirname2(files[end - 1].path)) end++;
     parts.push(files.slice(at, end));
     at = end;
   }
@@ -51989,9 +52139,9 @@ function joinedParts(parts, results) {
 
 // src/images/cache.ts
 import { createHash as createHash2 } from "node:crypto";
-import { mkdirSync, readFileSync as readFileSync3, renameSync, writeFileSync as writeFileSync2 } from "node:fs";
+import { mkdirSync, readFileSync as readFileSync4, renameSync, writeFileSync as writeFileSync2 } from "node:fs";
 import { homedir } from "node:os";
-import { join as join2 } from "node:path";
+import { join as join3 } from "node:path";
 var TAG_SECONDS = 6 * 3600;
 var MISSING_SECONDS = 600;
 var DIGEST_SECONDS = 90 * 24 * 3600;
@@ -52027,7 +52177,7 @@ var FileCache = class {
   now;
   async get(key) {
     try {
-      const entry = JSON.parse(readFileSync3(this.path(key), "utf8"));
+      const entry = JSON.parse(readFileSync4(this.path(key), "utf8"));
       return typeof entry.value === "string" && typeof entry.until === "number" && entry.until > this.now() ? entry.value : void 0;
     } catch {
       return void 0;
@@ -52044,12 +52194,12 @@ var FileCache = class {
     }
   }
   path(key) {
-    return join2(this.folder, `${createHash2("sha256").update(key).digest("hex")}.json`);
+    return join3(this.folder, `${createHash2("sha256").update(key).digest("hex")}.json`);
   }
 };
 function cacheFolder(env) {
-  const base = env.XDG_CACHE_HOME && env.XDG_CACHE_HOME.startsWith("/") ? env.XDG_CACHE_HOME : join2(homedir(), ".cache");
-  return join2(base, "cuda-gatekeeper", "images");
+  const base = env.XDG_CACHE_HOME && env.XDG_CACHE_HOME.startsWith("/") ? env.XDG_CACHE_HOME : join3(homedir(), ".cache");
+  return join3(base, "cuda-gatekeeper", "images");
 }
 var TieredCache = class {
   constructor(near, far) {
@@ -52504,26 +52654,6 @@ async function lookUpForCli(list, reader, baseline, kb, options2) {
   };
 }
 
-// src/util/package-root.ts
-import { existsSync as existsSync2, readFileSync as readFileSync4 } from "node:fs";
-import { dirname as dirname2, join as join3 } from "node:path";
-import { fileURLToPath } from "node:url";
-function packageRoot() {
-  let dir = dirname2(fileURLToPath(import.meta.url));
-  while (!existsSync2(join3(dir, "package.json")) || !existsSync2(join3(dir, "baseline.yaml"))) {
-    const parent = dirname2(dir);
-    if (parent === dir) throw new Error("cannot find the cuda-gatekeeper package root");
-    dir = parent;
-  }
-  return dir;
-}
-function packageVersion() {
-  return JSON.parse(readFileSync4(join3(packageRoot(), "package.json"), "utf8")).version;
-}
-function bundledBaselinePath() {
-  return join3(packageRoot(), "baseline.yaml");
-}
-
 // src/cli/main.ts
 var UsageError = class extends Error {
 };
@@ -52712,6 +52842,11 @@ function readBaseline(option, io, ref) {
   if (option) return loadBaseline(option, readBaselineFile(io.cwd, option), RULE_IDS);
   if (existsSync3(resolve4(io.cwd, repoConfig)))
     return loadBaseline(repoConfig, readBaselineFile(io.cwd, repoConfig), RULE_IDS);
+  if (existsSync3(resolve4(io.cwd, MISNAMED_CONFIG_PATH)))
+    io.err(
+      `cuda-gatekeeper: ${MISNAMED_CONFIG_PATH} is not read (the baseline file is ${repoConfig}): rename it; using the bundled baseline.yaml
+`
+    );
   return loadBaseline("baseline.yaml (bundled default)", readFileSync5(bundledBaselinePath(), "utf8"), RULE_IDS);
 }
 function readBaselineFile(cwd, path) {

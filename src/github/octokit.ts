@@ -6,6 +6,7 @@
  */
 import Bottleneck from 'bottleneck';
 import { ProbotOctokit } from 'probot';
+import { Lanes, pacedBy } from './pacing.js';
 
 export const MAX_RATE_LIMIT_RETRIES = 2;
 export const MAX_RETRY_AFTER_SECONDS = 60;
@@ -77,40 +78,49 @@ export function paceFromEnv(env: NodeJS.ProcessEnv): Pace {
 }
 
 /**
- * The App's Octokit at a pace. The limiter groups are the plugin's own (one lane per installation, kept across the
- * Octokit instances of one process), built with the pace's spacing; Octokit's retry of 5xx answers waits
- * (attempt + 1)² seconds of the pace.
+ * The App's Octokit at a pace. Writes are paced by pacing.ts (a write and a notification lane per installation,
+ * served in check order, GraphQL queries as reads; kept across the Octokit instances of one process); the
+ * throttling plugin keeps its rate-limit handling with its own lanes opened wide. Octokit's retry of 5xx answers
+ * waits (attempt + 1)² seconds of the pace.
  */
 export function gatekeeperOctokit(pace: Pace = GITHUB_PACE): typeof ProbotOctokit {
-  const { write, notifications } = limiterGroups(pace);
-  return ProbotOctokit.plugin(requestTimeout as never).defaults((options: Record<string, unknown>) => ({
-    ...options,
-    throttle: {
-      ...(options.throttle as object),
-      write,
-      notifications,
-      retryAfterBaseValue: pace.secondMs,
-      onRateLimit: shouldRetry,
-      onSecondaryRateLimit: shouldRetry,
-    },
-    retry: { retries: 2, retryAfterBaseValue: pace.secondMs, ...(options.retry as object) },
-  })) as typeof ProbotOctokit;
+  const { write, notifications, lanes } = limiterGroups(pace);
+  return ProbotOctokit.plugin(requestTimeout as never, pacedBy(lanes) as never).defaults(
+    (options: Record<string, unknown>) => ({
+      ...options,
+      throttle: {
+        ...(options.throttle as object),
+        write,
+        notifications,
+        retryAfterBaseValue: pace.secondMs,
+        onRateLimit: shouldRetry,
+        onSecondaryRateLimit: shouldRetry,
+      },
+      retry: { retries: 2, retryAfterBaseValue: pace.secondMs, ...(options.retry as object) },
+    }),
+  ) as typeof ProbotOctokit;
 }
 
-const groups = new Map<string, { write: Bottleneck.Group; notifications: Bottleneck.Group }>();
+interface Limiters {
+  readonly write: Bottleneck.Group;
+  readonly notifications: Bottleneck.Group;
+  readonly lanes: Lanes;
+}
 
-/** The write and notification lanes for a pace, as plugin-throttling builds them (two-minute Redis TTL aside). */
-function limiterGroups(pace: Pace): { write: Bottleneck.Group; notifications: Bottleneck.Group } {
+const groups = new Map<string, Limiters>();
+
+/**
+ * The lanes for a pace: ours, and the throttling plugin's write and notification groups without limits (pacing.ts
+ * paces those requests; the plugin's groups are required options).
+ */
+function limiterGroups(pace: Pace): Limiters {
   const key = `${pace.writeMs}/${pace.notificationMs}`;
   let found = groups.get(key);
   if (!found) {
     found = {
-      write: new Bottleneck.Group({ id: 'octokit-write', maxConcurrent: 1, minTime: pace.writeMs }),
-      notifications: new Bottleneck.Group({
-        id: 'octokit-notifications',
-        maxConcurrent: 1,
-        minTime: pace.notificationMs,
-      }),
+      write: new Bottleneck.Group({ id: 'octokit-write', maxConcurrent: null, minTime: 0 }),
+      notifications: new Bottleneck.Group({ id: 'octokit-notifications', maxConcurrent: null, minTime: 0 }),
+      lanes: new Lanes(pace),
     };
     groups.set(key, found);
   }

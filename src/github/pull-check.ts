@@ -25,6 +25,7 @@ import { rememberRun, type AppDeps } from './deps.js';
 import { rateLimitWaitMs } from './durable.js';
 import { isFork } from './fixes.js';
 import { runKey } from './jobs.js';
+import { inCheckOrder } from './pacing.js';
 import { CONFIG_PATH, ORG_CONFIG_PATH, ORG_CONFIG_REPO } from '../baseline/layers.js';
 import type { ExistingRun } from './read.js';
 import { reviewSuggestions } from './suggestions.js';
@@ -244,77 +245,81 @@ export async function checkPull(
   const { target, deliveryId } = request;
   const key = runKey(target);
   const where = { deliveryId, repo: `${target.owner}/${target.repo}`, pr: target.number };
+  // Its writes go before those of checks started after it (pacing.ts): a burst of pull requests gets its verdicts
+  // one after another, not all at the end.
   const outcome = await serialized(deps, key, request.trigger, (trigger) =>
-    counted(github, async (calls) => {
-      const started = Date.now();
-      try {
-        // 1. What this exact commit changes (never the file list of a newer push).
-        const changes = await readChanges(github, target);
+    inCheckOrder(() =>
+      counted(github, async (calls) => {
+        const started = Date.now();
+        try {
+          // 1. What this exact commit changes (never the file list of a newer push).
+          const changes = await readChanges(github, target);
 
-        // 2. A new organisation baseline: validated and previewed by a fan-out job (it reads many repositories).
-        if (isConfigPull(target, changes.files)) {
-          await deps.fanout.add(
-            { kind: 'preview', installationId: target.installationId, target, deliveryId, trigger },
-            github,
+          // 2. A new organisation baseline: validated and previewed by a fan-out job (it reads many repositories).
+          if (isConfigPull(target, changes.files)) {
+            await deps.fanout.add(
+              { kind: 'preview', installationId: target.installationId, target, deliveryId, trigger },
+              github,
+            );
+            return 'queued';
+          }
+
+          // 3. The files, read at this commit, and the verdict.
+          const analysis = await analyzePull(github, target, deps, changes);
+
+          // 4. What the installation may do here (from its cached token: no request).
+          const grants = await installationGrants(github);
+          const output = checkOutput(analysis, target, {
+            grants,
+            ...(deps.webUrl ? { webUrl: deps.webUrl } : {}),
+            ...deferred(request),
+          });
+          const applyFixes =
+            !analysis.unavailable &&
+            fixesOffer(target, analysis, grants).kind === 'button' &&
+            analysis.report.findings.some((finding) => finding.fix?.safety === 'safe');
+
+          // 5. The run (nothing is written when an event finds the same verdict already posted).
+          const sent = await sendCheck(github, target, output, {
+            existing: newer(deps.runs.get(key), analysis.read?.latestRun),
+            trigger,
+            applyFixes,
+          });
+          let suggestions = 0;
+          if (sent.posted) {
+            rememberRun(deps, key, { id: sent.id, externalId: sent.externalId });
+            checkRuns.inc({ conclusion: output.conclusion });
+            // 6. The one-click fixes, as review suggestions on the lines the pull request adds.
+            suggestions = await postSuggestions(github, target, analysis, log, where);
+          }
+          latency.observe((Date.now() - started) / 1000);
+          log.info(
+            {
+              ...where,
+              conclusion: output.conclusion,
+              posted: sent.posted,
+              findings: analysis.report.findings.length,
+              suggestions,
+              changes: changes.source,
+              apiCalls: calls(),
+              ms: Date.now() - started,
+            },
+            sent.posted ? 'check completed' : 'check unchanged; nothing posted',
           );
-          return 'queued';
+          return sent.posted ? 'posted' : 'unchanged';
+        } catch (error) {
+          log.error(
+            {
+              ...where,
+              apiCalls: calls(),
+              err: { message: (error as Error).message, status: (error as { status?: number }).status },
+            },
+            'check failed',
+          );
+          return checkFailed(github, deps, log, { request, error, where }, options);
         }
-
-        // 3. The files, read at this commit, and the verdict.
-        const analysis = await analyzePull(github, target, deps, changes);
-
-        // 4. What the installation may do here (from its cached token: no request).
-        const grants = await installationGrants(github);
-        const output = checkOutput(analysis, target, {
-          grants,
-          ...(deps.webUrl ? { webUrl: deps.webUrl } : {}),
-          ...deferred(request),
-        });
-        const applyFixes =
-          !analysis.unavailable &&
-          fixesOffer(target, analysis, grants).kind === 'button' &&
-          analysis.report.findings.some((finding) => finding.fix?.safety === 'safe');
-
-        // 5. The run (nothing is written when an event finds the same verdict already posted).
-        const sent = await sendCheck(github, target, output, {
-          existing: newer(deps.runs.get(key), analysis.read?.latestRun),
-          trigger,
-          applyFixes,
-        });
-        let suggestions = 0;
-        if (sent.posted) {
-          rememberRun(deps, key, { id: sent.id, externalId: sent.externalId });
-          checkRuns.inc({ conclusion: output.conclusion });
-          // 6. The one-click fixes, as review suggestions on the lines the pull request adds.
-          suggestions = await postSuggestions(github, target, analysis, log, where);
-        }
-        latency.observe((Date.now() - started) / 1000);
-        log.info(
-          {
-            ...where,
-            conclusion: output.conclusion,
-            posted: sent.posted,
-            findings: analysis.report.findings.length,
-            suggestions,
-            changes: changes.source,
-            apiCalls: calls(),
-            ms: Date.now() - started,
-          },
-          sent.posted ? 'check completed' : 'check unchanged; nothing posted',
-        );
-        return sent.posted ? 'posted' : 'unchanged';
-      } catch (error) {
-        log.error(
-          {
-            ...where,
-            apiCalls: calls(),
-            err: { message: (error as Error).message, status: (error as { status?: number }).status },
-          },
-          'check failed',
-        );
-        return checkFailed(github, deps, log, { request, error, where }, options);
-      }
-    }),
+      }),
+    ),
   );
   if (outcome === 'coalesced') log.info(where, 'check already queued for this commit');
   return outcome;

@@ -11,6 +11,7 @@ import { Probot, ProbotOctokit } from 'probot';
 import { cudaGatekeeper } from '../../src/app.js';
 import { packageRoot } from '../../src/util/package-root.js';
 import { createDeps } from '../../src/github/deps.js';
+import { gatekeeperOctokit, GITHUB_PACE } from '../../src/github/octokit.js';
 import { FakeGitHub } from '../support/fake-github.js';
 import { privateKey } from '../support/probot.js';
 import { addedPatch, pullScenario } from '../support/scenario.js';
@@ -113,6 +114,7 @@ async function main(): Promise<void> {
     await new Promise((resolve) => server.close(resolve));
   }
   results.perPullRequest = perSize;
+  results.burst = await burst(30);
   // RSS of this one process, which also holds the fake GitHub and every pull request it serves.
   results.rssAfter3000Mb = perSize.find((row) => row.files === 3000)?.rssMb;
   results.maxRssMb = Math.round(maxRss / 2 ** 20);
@@ -138,8 +140,55 @@ async function main(): Promise<void> {
   process.stdout.write(
     `RSS right after the 3,000-file pull request: ${String(results.rssAfter3000Mb)} MiB; highest RSS sampled after any pull request: ${String(results.maxRssMb)} MiB (App and fake GitHub in one process)\n`,
   );
+  const b = results.burst as Awaited<ReturnType<typeof burst>>;
+  process.stdout.write(
+    `burst of ${b.pullRequests} pull_request.opened at GitHub's pace (1 s between writes): first verdict ${b.firstS} s, median ${b.medianS} s, last ${b.lastS} s after the burst; ${b.callsPerPullRequest} API calls per pull request\n`,
+  );
   mkdirSync(join(packageRoot(), 'bench-results'), { recursive: true });
   writeFileSync(join(packageRoot(), 'bench-results', 'app.json'), `${JSON.stringify(results, null, 2)}\n`);
+}
+
+/**
+ * `count` pull requests opened at once, at GitHub's real pace (one second between writes): when each verdict lands,
+ * counted from the burst, and the API calls per pull request.
+ */
+async function burst(count: number): Promise<{
+  pullRequests: number;
+  firstS: number;
+  medianS: number;
+  lastS: number;
+  callsPerPullRequest: number;
+}> {
+  const fake = new FakeGitHub(false);
+  const { server, port } = await fake.listen(0);
+  const probot = new Probot({
+    appId: 1,
+    privateKey: privateKey(),
+    baseUrl: `http://127.0.0.1:${port}/api/v3`,
+    log: pino({ level: 'silent' }),
+    Octokit: gatekeeperOctokit(GITHUB_PACE),
+  });
+  await probot.load(cudaGatekeeper(createDeps({ appId: 1 })));
+  // The one-file pull request of the table above, thirty times.
+  const scenarios = Array.from({ length: count }, (_, i) =>
+    pullScenario(fake, { main: { 'svc0/requirements.txt': REQUIREMENTS }, ...changeSet(1), number: 100 + i }),
+  );
+  const started = performance.now();
+  const landed = await Promise.all(
+    scenarios.map(async (scenario, i) => {
+      await probot.receive({ id: `burst-${i}`, name: 'pull_request', payload: scenario.payload } as never);
+      return (performance.now() - started) / 1000;
+    }),
+  );
+  await new Promise((resolve) => server.close(resolve));
+  const seconds = (value: number) => Math.round(value * 10) / 10;
+  return {
+    pullRequests: count,
+    firstS: seconds(Math.min(...landed)),
+    medianS: seconds(percentile(landed, 50)),
+    lastS: seconds(Math.max(...landed)),
+    callsPerPullRequest: Math.round((fake.requests.length / count) * 100) / 100,
+  };
 }
 
 await main();
