@@ -14,6 +14,8 @@ import { RedisCache } from './images/redis-cache.js';
 import { checkPull, type CheckOutcome } from './github/pull-check.js';
 import { GatePool, snippetRunner } from './sandbox/gate-pool.js';
 import { runJob } from './github/runners.js';
+import { MemoryRedeliveryState, scheduleRedelivery, type AppClient } from './github/redeliver.js';
+import { RedisRedeliveryState } from './github/redeliver-redis.js';
 import { sweepEveryInstallation } from './github/sweep.js';
 import { queueTarget, targetFromPull, targetsOfCheck } from './github/targets.js';
 import type { GitHub, PullTarget } from './github/types.js';
@@ -31,6 +33,7 @@ export type GatekeeperApp = ((probot: Probot, options?: Partial<ApplicationFunct
 };
 
 export function cudaGatekeeper(deps: AppDeps): GatekeeperApp {
+  let stopRedelivery: (() => void) | undefined;
   const app = function app(probot: Probot, options?: Partial<ApplicationFunctionOptions>): void {
     // Fan-out jobs run in this process: the in-process queue's, or (with REDIS_URL) the shared durable queue's, a
     // stored delivery of which is handed to Probot's own handlers; a durable check that GitHub fails is retried.
@@ -188,6 +191,12 @@ export function cudaGatekeeper(deps: AppDeps): GatekeeperApp {
 
     // The drift sweep over every installation's default branches (SWEEP_INTERVAL_HOURS; 0 turns it off).
     if (deps.sweepIntervalMs) sweepEveryInstallation(probot, deps, deps.sweepIntervalMs);
+    // Failed deliveries (refused while busy or draining, lost in a restart) asked for again (redeliver.ts).
+    if (deps.redelivery)
+      stopRedelivery = scheduleRedelivery(async () => (await probot.auth()) as unknown as AppClient, {
+        ...deps.redelivery,
+        log: probot.log,
+      });
 
     // The self-service page, its JSON API, /healthz and /metrics, on the App's own server (when there is
     // one: Probot throws "No server instance" for apps loaded without a server, as in tests).
@@ -200,6 +209,8 @@ export function cudaGatekeeper(deps: AppDeps): GatekeeperApp {
   // Draining: the in-process queue finishes its jobs; a durable worker stops taking jobs and finishes the ones it
   // holds (what it has not taken stays in Redis for the other replicas).
   const idle = async (): Promise<void> => {
+    stopRedelivery?.();
+    deps.redelivery?.close?.();
     const fanout = deps.fanout;
     if (fanout instanceof DurableFanout) await fanout.close();
     else await fanout.idle();
@@ -251,7 +262,29 @@ function defaultDeps(): AppDeps {
     }),
     ...(Number.isFinite(hours) && hours > 0 ? { sweepIntervalMs: hours * 3600 * 1000 } : {}),
     ...imageLookups(process.env),
+    ...redelivery(process.env),
   });
+}
+
+/**
+ * Redelivery of failed webhook deliveries (README "Running the GitHub App"): every REDELIVER_INTERVAL_MINUTES
+ * (default 10; 0 turns it off) and on start, back at most REDELIVER_WINDOW_HOURS (default 6; GitHub keeps three
+ * days). With REDIS_URL one replica scans at a time.
+ */
+export function redelivery(env: NodeJS.ProcessEnv): Pick<AppDeps, 'redelivery'> {
+  const minutes = Number(env.REDELIVER_INTERVAL_MINUTES ?? 10);
+  if (!Number.isFinite(minutes) || minutes <= 0) return {};
+  const hours = Number(env.REDELIVER_WINDOW_HOURS ?? 6);
+  const windowHours = Number.isFinite(hours) && hours > 0 ? Math.min(hours, 72) : 6;
+  const shared = env.REDIS_URL ? new RedisRedeliveryState(env.REDIS_URL) : undefined;
+  return {
+    redelivery: {
+      intervalMs: minutes * 60_000,
+      windowMs: windowHours * 3600_000,
+      state: shared ?? new MemoryRedeliveryState(),
+      ...(shared ? { close: () => shared.close() } : {}),
+    },
+  };
 }
 
 /**

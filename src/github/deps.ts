@@ -10,6 +10,7 @@ import { MemoryPathIndex, type PathIndex } from './path-index.js';
 import { JobQueue } from './queue.js';
 import type { ExistingRun } from './read.js';
 import type { LookupCache } from '../images/cache.js';
+import type { RedeliveryState } from './redeliver.js';
 
 /** How the App looks images up in their registries (src/images): unset, it does not (tests, by default). */
 export interface ImageLookupService {
@@ -48,11 +49,23 @@ export interface AppDeps {
   readonly webUrl?: string;
   /** Image lookups (the server: on, unless IMAGE_LOOKUP=off or the baseline's registries.lookup is false). */
   readonly images?: ImageLookupService;
+  /** Scans for failed webhook deliveries and asks GitHub to redeliver them (redeliver.ts); unset: none (tests). */
+  readonly redelivery?: {
+    readonly intervalMs: number;
+    readonly windowMs: number;
+    readonly state: RedeliveryState;
+    readonly close?: () => void;
+  };
 }
 
 /** What a process chooses; the rest of AppDeps is state every process starts empty. */
 export type DepsOptions = Pick<AppDeps, 'appId'> &
-  Partial<Pick<AppDeps, 'paths' | 'fanout' | 'gatePool' | 'snippetPool' | 'sweepIntervalMs' | 'webUrl' | 'images'>>;
+  Partial<
+    Pick<
+      AppDeps,
+      'paths' | 'fanout' | 'gatePool' | 'snippetPool' | 'sweepIntervalMs' | 'webUrl' | 'images' | 'redelivery'
+    >
+  >;
 
 export function createDeps(options: DepsOptions): AppDeps {
   // Each default by name: an option given as undefined (exactOptionalPropertyTypes is off) still gets one.

@@ -13,6 +13,9 @@ import type { GitHub, Logger } from './types.js';
 
 export const QUEUE_NAME = 'cuda-gatekeeper';
 
+/** How long a delivery may wait for Redis to store it before it is answered 503 (GitHub waits 10 s). */
+export const STORE_DEADLINE_MS = 2000;
+
 export interface DurableOptions {
   readonly redisUrl: string;
   readonly concurrency?: number;
@@ -109,10 +112,25 @@ export class DurableFanout implements Fanout {
     this.health.watch(this.queue as never, 'queue');
   }
 
-  /** Store a webhook delivery for the workers; resolves once Redis holds it (then the server answers 202). */
+  /**
+   * Store a webhook delivery for the workers; resolves once Redis holds it (then the server answers 202), and
+   * rejects after STORE_DEADLINE_MS (the server answers 503, GitHub records a failed delivery, and the redelivery
+   * scan asks for it again): GitHub waits 10 s for an answer, and ioredis would hold the command until Redis is back.
+   */
   async store(delivery: { readonly id: string; readonly name: string; readonly payload: unknown }): Promise<void> {
     const installationId = (delivery.payload as { installation?: { id?: number } }).installation?.id ?? 0;
-    await this.add({ kind: 'delivery', installationId, ...delivery });
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`Redis did not store the delivery within ${STORE_DEADLINE_MS / 1000} s`)),
+        STORE_DEADLINE_MS,
+      );
+    });
+    try {
+      await Promise.race([this.add({ kind: 'delivery', installationId, ...delivery }), deadline]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /**

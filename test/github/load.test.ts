@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FakeGitHub } from '../support/fake-github.js';
 import { privateKey } from '../support/probot.js';
-import { freePort, sendWebhook, startApp, waitFor, type RunningApp } from '../support/server.js';
+import { freePort, SECRET, sendWebhook, startApp, waitFor, type RunningApp } from '../support/server.js';
 import { pullScenario, type Scenario } from '../support/scenario.js';
 import { startRedis, type RunningRedis } from '../support/redis.js';
 
@@ -105,6 +105,60 @@ describe('a 202 is a promise', () => {
     );
     for (const scenario of scenarios) expect(completedOn(fake, scenario)).toHaveLength(1);
   }, 150_000);
+});
+
+describe('no lost deliveries: what failed is asked for again', () => {
+  /** The App's webhook URL on the fake, as the App's settings would name it. */
+  const hookOf = (server: RunningApp) => ({
+    url: `http://127.0.0.1:${server.port}/api/github/webhooks`,
+    secret: SECRET,
+  });
+
+  it('deliveries GitHub could not make while the App was down are redelivered once it starts', async () => {
+    const { fake, port } = await github();
+    const scenarios = pulls(fake, 3, 4000);
+    // Nothing listens yet: GitHub records "failed to connect" and does not try again by itself.
+    for (const [i, scenario] of scenarios.entries())
+      expect(await fake.send('pull_request', scenario.payload, `while-down-${i}`)).toBe(502);
+    const server = await app(port, { REDELIVER_INTERVAL_MINUTES: '0.05' });
+    fake.hook = hookOf(server);
+    await waitFor(
+      () => (scenarios.every((scenario) => completedOn(fake, scenario).length > 0) ? true : undefined),
+      60_000,
+      () => `${fake.checkRuns.length} runs; ${server.output().slice(-2000)}`,
+    );
+    for (const scenario of scenarios) expect(completedOn(fake, scenario)).toHaveLength(1);
+  }, 90_000);
+
+  it('without Redis: deliveries refused past the backlog are redelivered, and every pull request is checked', async () => {
+    const { fake, port } = await github(150); // a slow GitHub: the backlog fills
+    const server = await app(port, { WEBHOOK_BACKLOG: '5', REDELIVER_INTERVAL_MINUTES: '0.1' });
+    fake.hook = hookOf(server);
+    const scenarios = pulls(fake, 15, 5000);
+    const codes = await Promise.all(
+      scenarios.map((scenario, i) => fake.send('pull_request', scenario.payload, `burst-${i}`)),
+    );
+    expect(codes.filter((code) => code === 503).length).toBeGreaterThan(0);
+    await waitFor(
+      () => (scenarios.every((scenario) => completedOn(fake, scenario).length > 0) ? true : undefined),
+      100_000,
+      () => `${fake.checkRuns.length} runs`,
+    );
+    for (const scenario of scenarios) expect(completedOn(fake, scenario)).toHaveLength(1);
+  }, 120_000);
+
+  it('with Redis down, a delivery is answered 503 within 2 s (GitHub waits 10 s), not held', async () => {
+    const redis = await redisServer(['--appendonly', 'yes']);
+    const { fake, port } = await github();
+    const server = await app(port, { REDIS_URL: redis.url });
+    redis.process.kill('SIGKILL');
+    await exitOf(redis.process);
+    const [scenario] = pulls(fake, 1, 6000);
+    const started = Date.now();
+    const answer = await sendWebhook(server.port, 'pull_request', scenario!.payload, 'redis-down');
+    expect(answer.status).toBe(503);
+    expect(Date.now() - started).toBeLessThan(4000);
+  }, 60_000);
 });
 
 describe('a Redis that may lose jobs', () => {

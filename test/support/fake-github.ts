@@ -50,11 +50,19 @@
  *   document where it truncates; the fake truncates past `blobTextLimit` (1 MiB by default). "Get a blob" (REST,
  *   git/blobs#get-a-blob) answers `{ sha, node_id, size, url, content, encoding: "base64" }` for "blobs up to 100
  *   megabytes in size", 404 for a SHA the repository does not have.
+ * - Webhook deliveries: `send` delivers an event to the App's webhook URL, signed (X-Hub-Signature-256), waiting 10 s
+ *   for an answer ("Handling failed webhook deliveries": GitHub "does not automatically redeliver failed deliveries";
+ *   "Best practices": respond within 10 seconds), and records the attempt as "List deliveries for an app webhook"
+ *   shows it (`GET /app/hook/deliveries`: newest first, `per_page` up to 100, `cursor` pages named in the `link`
+ *   header; `guid` shared by a delivery and its redeliveries; `redelivery`, `status`, `status_code`: the App's
+ *   answer, 502 "failed to connect" when nothing listens, 0 "timed out" past 10 s). "Redeliver a delivery for an app
+ *   webhook" (`POST /app/hook/deliveries/{delivery_id}/attempts`) answers 202 and sends the delivery again, with
+ *   the same guid and `redelivery: true`; an unknown id is 404.
  * - Annotations: GitHub shows an annotation on a file of the run's commit at a line of that file; one on a path the
  *   commit does not have, or past its last line, is shown nowhere. The fake accepts them as GitHub does and records
  *   each in `annotationProblems` for tests to assert on.
  */
-import { createHash } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { executeGraphql, GitHubGraphqlError, validateGraphql, validateRest } from './openapi.js';
@@ -98,6 +106,21 @@ export interface CheckRun {
   annotations: unknown[];
   actions?: unknown[];
   updates: number;
+}
+
+/** A delivery attempt as "List deliveries for an app webhook" lists it (the hook-delivery-item schema). */
+export interface DeliveryRecord {
+  readonly id: number;
+  readonly guid: string;
+  readonly delivered_at: string;
+  readonly redelivery: boolean;
+  readonly duration: number;
+  readonly status: string;
+  readonly status_code: number;
+  readonly event: string;
+  readonly action: string | null;
+  readonly installation_id: number | null;
+  readonly repository_id: number | null;
 }
 
 export interface Recorded {
@@ -327,6 +350,57 @@ export class FakeGitHub {
 
   // ------------------------------------------------------------------------------------------ dispatch
 
+  /** Where webhooks go (the App's URL and secret); unset, deliveries fail as "failed to connect". */
+  hook?: { readonly url: string; readonly secret: string };
+  /** Every delivery attempt, oldest first, with the event sent. */
+  readonly deliveries: (DeliveryRecord & { readonly payload: unknown })[] = [];
+
+  /** Deliver `event` to the App as GitHub does, and record the attempt (see the header). */
+  async send(event: string, payload: Record<string, unknown>, guid: string, redelivery = false): Promise<number> {
+    const body = JSON.stringify(payload);
+    let statusCode = 502;
+    let status = 'failed to connect';
+    const started = Date.now();
+    if (this.hook) {
+      try {
+        const answer = await fetch(this.hook.url, {
+          method: 'POST',
+          body,
+          signal: AbortSignal.timeout(10_000),
+          headers: {
+            'content-type': 'application/json',
+            'user-agent': 'GitHub-Hookshot/fake',
+            'x-github-event': event,
+            'x-github-delivery': guid,
+            'x-hub-signature-256': `sha256=${createHmac('sha256', this.hook.secret).update(body).digest('hex')}`,
+          },
+        });
+        await answer.arrayBuffer();
+        statusCode = answer.status;
+        status = answer.ok ? 'OK' : `Invalid HTTP Response: ${answer.status}`;
+      } catch (error) {
+        const timedOut = (error as Error).name === 'TimeoutError';
+        statusCode = timedOut ? 0 : 502;
+        status = timedOut ? 'timed out' : 'failed to connect';
+      }
+    }
+    this.deliveries.push({
+      id: this.nextId++,
+      guid,
+      delivered_at: new Date(started).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+      redelivery,
+      duration: (Date.now() - started) / 1000,
+      status,
+      status_code: statusCode,
+      event,
+      action: typeof payload.action === 'string' ? payload.action : null,
+      installation_id: (payload.installation as { id?: number } | undefined)?.id ?? null,
+      repository_id: (payload.repository as { id?: number } | undefined)?.id ?? null,
+      payload,
+    });
+    return statusCode;
+  }
+
   /** Tokens issued so far (each `POST …/access_tokens` is one). */
   get tokensIssued(): number {
     return this.tokens.size;
@@ -445,6 +519,33 @@ export class FakeGitHub {
           suspended_by: null,
         },
       };
+    }
+    if (method === 'GET' && path === '/app/hook/deliveries') {
+      // Newest first; `cursor` is the id of the first delivery of the page (the `link` header names the next one).
+      const newest = [...this.deliveries].reverse().map(({ payload: _, ...record }) => record);
+      const perPage = Math.min(100, Math.max(1, Number(query.get('per_page') ?? 30)));
+      const cursor = query.get('cursor');
+      const from = cursor ? newest.findIndex((record) => String(record.id) === cursor) : 0;
+      const items = from < 0 ? [] : newest.slice(from, from + perPage);
+      const next = from < 0 ? undefined : newest[from + perPage];
+      return {
+        status: 200,
+        body: items,
+        ...(next
+          ? {
+              headers: {
+                link: `<${this.baseUrl}/app/hook/deliveries?per_page=${perPage}&cursor=${next.id}>; rel="next"`,
+              },
+            }
+          : {}),
+      };
+    }
+    if (method === 'POST' && (match = /^\/app\/hook\/deliveries\/(\d+)\/attempts$/.exec(path))) {
+      const original = this.deliveries.find((record) => String(record.id) === match![1]);
+      if (!original)
+        return notFound('https://docs.github.com/rest/apps/webhooks#redeliver-a-delivery-for-an-app-webhook');
+      void this.send(original.event, original.payload as Record<string, unknown>, original.guid, true);
+      return { status: 202, body: {} };
     }
     if (method === 'POST' && (match = /^\/app-manifests\/([^/]+)\/conversions$/.exec(path))) {
       const app = this.manifestCodes.get(match[1]!);
