@@ -18,6 +18,8 @@ import {
   createAppServer,
   createMetricsServer,
   DEFAULT_BACKLOG,
+  DEFAULT_DRAIN_MS,
+  drainableChecks,
   DEFAULT_MAX_BYTES,
   DEFAULT_MAX_CONNECTIONS,
   DEFAULT_MAX_UNVERIFIED_BYTES,
@@ -98,6 +100,7 @@ async function startApp(): Promise<void> {
   } as never);
 
   const metricsPort = env.METRICS_PORT ? Number(env.METRICS_PORT) : undefined;
+  const drainMs = Number(env.DRAIN_TIMEOUT_MS ?? DEFAULT_DRAIN_MS);
   const { server, drain } = createAppServer({
     probot,
     handlers,
@@ -110,6 +113,8 @@ async function startApp(): Promise<void> {
     idle: () => app.idle(),
     ...(app.store ? { store: app.store } : {}),
     backlog: Number(env.WEBHOOK_BACKLOG ?? DEFAULT_BACKLOG),
+    // What one installation's writes can finish within the drain window; the rest is answered 503 and redelivered.
+    backlogPerInstallation: drainableChecks(drainMs, paceFromEnv(env)),
     maxUnverifiedBytes: Number(env.WEBHOOK_UNVERIFIED_BYTES ?? DEFAULT_MAX_UNVERIFIED_BYTES),
     maxConnections: Number(env.MAX_CONNECTIONS ?? DEFAULT_MAX_CONNECTIONS),
   });
@@ -126,7 +131,7 @@ async function startApp(): Promise<void> {
   const stop = (signal: string): void => {
     if (stopping) return;
     stopping = true;
-    const timeoutMs = Number(env.DRAIN_TIMEOUT_MS ?? 20_000);
+    const timeoutMs = drainMs;
     probot.log.info({ signal, timeoutMs }, 'draining: no new work is taken');
     void drain(timeoutMs).then((finished) => {
       if (finished)

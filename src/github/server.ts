@@ -11,14 +11,17 @@
  * - /metrics answers only with METRICS_TOKEN as a bearer token, or on its own METRICS_PORT; outside production it is
  *   open. /healthz stays cheap;
  * - a 202 is a promise: with Redis (`store`), a delivery is answered 202 only once it is stored for the workers
- *   (503 if Redis cannot take it); without, at most WEBHOOK_BACKLOG deliveries (50) wait in memory and the next
- *   gets 503 (GitHub records it as failed, so it can be redelivered) rather than an answer the App cannot keep;
+ *   (503 if Redis cannot take it); without, an installation has at most as many deliveries waiting in memory as
+ *   its writes can finish within the drain window (`drainableChecks`), all installations at most WEBHOOK_BACKLOG
+ *   (50), and the next gets 503 (GitHub records it as failed, and the App's redelivery scan asks for it again)
+ *   rather than an answer the App cannot keep;
  * - bodies not yet verified hold at most WEBHOOK_UNVERIFIED_BYTES (32 MiB) together across connections (503
  *   past it), and at most MAX_CONNECTIONS (1,024) sockets are open, so a few hundred idle senders cannot make
  *   the server hold gigabytes;
  * - SIGTERM (and SIGINT) drain: new deliveries get 503 (the server keeps listening, so GitHub sees an answer, not a
  *   refused connection), /healthz says draining, the deliveries in hand and the in-process job queue finish up to
- *   DRAIN_TIMEOUT_MS (20 s), then the server closes.
+ *   DRAIN_TIMEOUT_MS (25 s: within Kubernetes' default terminationGracePeriodSeconds of 30), then the server
+ *   closes.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -30,6 +33,21 @@ export const DEFAULT_MAX_BYTES = 10 * 1024 * 1024;
 export const DEFAULT_MAX_UNVERIFIED_BYTES = 32 * 1024 * 1024;
 /** Deliveries accepted and waiting in memory (without Redis). */
 export const DEFAULT_BACKLOG = 50;
+/** How long SIGTERM waits for the work in hand: within Kubernetes' default grace period of 30 s, with room to exit. */
+export const DEFAULT_DRAIN_MS = 25_000;
+
+/**
+ * How many checks of one installation can finish within `drainMs`. Its writes share one lane (pacing.ts): a check
+ * needs up to two writes (the run, a review) and one notifying write (the review), so it holds its lanes for
+ * max(2 × write, notification) — 3 s at GitHub's pace; a fifth of the window is left for reads and the gate.
+ */
+export function drainableChecks(
+  drainMs: number,
+  pace: { readonly writeMs: number; readonly notificationMs: number },
+): number {
+  const perCheck = Math.max(2 * pace.writeMs, pace.notificationMs, 1);
+  return Math.max(1, Math.floor((drainMs * 0.8) / perCheck));
+}
 export const DEFAULT_MAX_CONNECTIONS = 1024;
 const PROBOT_DEFAULT_SECRET = 'development';
 
@@ -80,6 +98,8 @@ export interface ServerOptions {
   }) => Promise<void>;
   /** Deliveries that may wait in memory (without `store`). */
   readonly backlog?: number;
+  /** Of them, deliveries of one installation (its writes share one lane: see drainableChecks). */
+  readonly backlogPerInstallation?: number;
   /** Bytes of bodies not yet verified, across all connections. */
   readonly maxUnverifiedBytes?: number;
   readonly maxConnections?: number;
@@ -98,6 +118,9 @@ export function createAppServer(options: ServerOptions): AppServer {
   const log = options.probot.log;
   const inFlight = new Set<Promise<unknown>>();
   const backlog = options.backlog ?? DEFAULT_BACKLOG;
+  const perInstallation = options.backlogPerInstallation ?? backlog;
+  /** Deliveries in hand per installation (without `store`). */
+  const held = new Map<number, number>();
   const unverified = { bytes: 0, limit: options.maxUnverifiedBytes ?? DEFAULT_MAX_UNVERIFIED_BYTES };
   let draining = false;
 
@@ -164,6 +187,14 @@ export function createAppServer(options: ServerOptions): AppServer {
       reply(res, 202, { accepted: id, stored: true });
       return;
     }
+    const installation = Number((payload.installation as { id?: unknown } | undefined)?.id ?? 0) || 0;
+    const holding = held.get(installation) ?? 0;
+    if (holding >= perInstallation)
+      return refuse(
+        503,
+        `busy: ${holding} deliveries of this installation are waiting (what its writes can finish within the drain window); GitHub can redeliver this one`,
+      );
+    held.set(installation, holding + 1);
     reply(res, 202, { accepted: id });
     const work = options.probot.webhooks
       .receive({ id, name, payload } as never)
@@ -173,7 +204,12 @@ export function createAppServer(options: ServerOptions): AppServer {
           'webhook handler failed',
         ),
       )
-      .finally(() => inFlight.delete(work));
+      .finally(() => {
+        inFlight.delete(work);
+        const left = (held.get(installation) ?? 1) - 1;
+        if (left > 0) held.set(installation, left);
+        else held.delete(installation);
+      });
     inFlight.add(work);
   };
 

@@ -147,6 +147,34 @@ describe('no lost deliveries: what failed is asked for again', () => {
     for (const scenario of scenarios) expect(completedOn(fake, scenario)).toHaveLength(1);
   }, 120_000);
 
+  it('without Redis, at the defaults: SIGTERM right after a burst loses no accepted delivery, and the refused ones are redelivered after the restart', async () => {
+    const { fake, port } = await github(40);
+    const first = await app(port, {}); // GitHub's pace (1 s between writes), the default drain window
+    fake.hook = hookOf(first);
+    const scenarios = pulls(fake, 20, 7000);
+    const codes = await Promise.all(
+      scenarios.map((scenario, i) => fake.send('pull_request', scenario.payload, `term-${i}`)),
+    );
+    const accepted = scenarios.filter((_, i) => codes[i] === 202);
+    expect(accepted.length).toBeGreaterThan(0);
+    const exited = exitOf(first.process);
+    first.process.kill('SIGTERM');
+    const code = await exited;
+    if (code !== 0) console.log(first.output().slice(-3000));
+    expect(code).toBe(0);
+    // Every accepted delivery was checked before the exit.
+    for (const scenario of accepted) expect(completedOn(fake, scenario)).toHaveLength(1);
+    // The refused ones are failed deliveries at GitHub: the next server's scan asks for them again.
+    const second = await app(port, { REDELIVER_INTERVAL_MINUTES: '0.1' });
+    fake.hook = hookOf(second);
+    await waitFor(
+      () => (scenarios.every((scenario) => completedOn(fake, scenario).length > 0) ? true : undefined),
+      120_000,
+      () => `${fake.checkRuns.length} runs`,
+    );
+    for (const scenario of scenarios) expect(completedOn(fake, scenario)).toHaveLength(1);
+  }, 200_000);
+
   it('with Redis down, a delivery is answered 503 within 2 s (GitHub waits 10 s), not held', async () => {
     const redis = await redisServer(['--appendonly', 'yes']);
     const { fake, port } = await github();
