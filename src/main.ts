@@ -84,7 +84,12 @@ async function startApp(): Promise<void> {
     }
     if (problem)
       process.stderr.write(
-        `cuda-gatekeeper: warning: Redis may lose queued jobs on restart (${problem}); turn on appendonly (or RDB snapshots), or set REQUIRE_DURABLE_REDIS=1 to refuse such a Redis\n`,
+        `cuda-gatekeeper: warning: Redis may lose queued jobs on restart (${problem}); turn on appendonly, or set REQUIRE_DURABLE_REDIS=1 to refuse such a Redis\n`,
+      );
+    // What an acknowledged delivery can still be lost to, said once: the operator chooses appendfsync.
+    if ('durable' in persistence && persistence.durable)
+      process.stderr.write(
+        `cuda-gatekeeper: Redis keeps deliveries in its append-only file (appendfsync ${persistence.fsync}): a crash of its host loses ${persistence.loses}${persistence.fsync === 'always' ? '' : '; appendfsync always loses none'}\n`,
       );
   }
   const { default: app } = await import('./app.js');

@@ -216,6 +216,33 @@ describe('a Redis that may lose jobs', () => {
     expect(warned.output().match(/Redis may lose queued jobs on restart/g)).toHaveLength(1);
   }, 60_000);
 
+  it('RDB snapshots alone are not durable: refused with REQUIRE_DURABLE_REDIS=1; with AOF, start says what a crash can lose', async () => {
+    const snapshots = await redisServer(['--save', '3600 1 300 100 60 10000', '--appendonly', 'no']);
+    const refused = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      cwd: ROOT,
+      env: {
+        PATH: process.env.PATH,
+        NODE_ENV: 'production',
+        APP_ID: '1',
+        PRIVATE_KEY: privateKey(),
+        WEBHOOK_SECRET: 'x'.repeat(20),
+        PORT: String(await freePort()),
+        REDIS_URL: snapshots.url,
+        REQUIRE_DURABLE_REDIS: '1',
+      },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toContain('only RDB snapshots are kept');
+    const aof = await redisServer(['--appendonly', 'yes', '--appendfsync', 'everysec']);
+    const { port } = await github();
+    const started = await app(port, { REDIS_URL: aof.url, REQUIRE_DURABLE_REDIS: '1' });
+    expect(started.output()).toContain(
+      'Redis keeps deliveries in its append-only file (appendfsync everysec): a crash of its host loses up to one second of deliveries; appendfsync always loses none',
+    );
+  }, 60_000);
+
   it('an outage is one line through the logger, not a stack trace per retry', async () => {
     const redis = await redisServer(['--appendonly', 'yes']);
     const { port } = await github();
