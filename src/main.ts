@@ -46,7 +46,9 @@ if (problems.length > 0) {
 }
 if (!env.APP_ID || (!env.PRIVATE_KEY && !env.PRIVATE_KEY_PATH)) {
   const ghe = env.GHE_HOST ? `${env.GHE_PROTOCOL ?? 'https'}://${env.GHE_HOST}` : undefined;
-  const selfUrl = `http://${host === '0.0.0.0' ? 'localhost' : host}:${port}`;
+  // The address the operator's browser uses (SETUP_URL when it is not this machine's loopback): the only Host the
+  // setup server answers to, with loopback.
+  const selfUrl = env.SETUP_URL?.replace(/\/$/, '') ?? `http://${host === '0.0.0.0' ? 'localhost' : host}:${port}`;
   const handler = setupHandler({
     manifest: readFileSync(join(packageRoot(), 'app.yml'), 'utf8'),
     envPath,
@@ -54,6 +56,7 @@ if (!env.APP_ID || (!env.PRIVATE_KEY && !env.PRIVATE_KEY_PATH)) {
     apiUrl: ghe ? `${ghe}/api/v3` : 'https://api.github.com',
     selfUrl,
     ...(env.WEBHOOK_PROXY_URL ? { webhookProxyUrl: env.WEBHOOK_PROXY_URL } : {}),
+    allowedHosts: [new URL(selfUrl).host, `localhost:${port}`, `127.0.0.1:${port}`],
   });
   createServer((req, res) => {
     void handler(req, res).then((answered) => {

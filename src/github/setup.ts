@@ -11,10 +11,22 @@
  *    else can make it register an App), and the code is exchanged within the hour it lives:
  *    `POST /app-manifests/{code}/conversions` answers the new App's `id`, `pem` and `webhook_secret`.
  * 4. They are written to `.env` (mode 0600): APP_ID, PRIVATE_KEY, WEBHOOK_SECRET, added to what the file already
- *    holds; an `.env` that already names an APP_ID is never overwritten. The page says to restart.
+ *    holds; an `.env` that already names an APP_ID (`APP_ID=` or `export APP_ID=`) is never overwritten, and an
+ *    `.env` that is a symbolic link is not written through. The page says to restart.
+ *
+ * Only the operator's browser can finish it:
+ * - the state is bound to the browser that started the flow by a cookie (HttpOnly, SameSite=Lax: GitHub's redirect
+ *   back is a cross-site top-level navigation, on which a Strict cookie is not sent, RFC 6265bis §8.8.2); a callback
+ *   without that cookie is refused before the state or the code is touched, so a stranger can neither finish the flow
+ *   nor burn the operator's state;
+ * - requests must name this server's own Host (loopback, or SETUP_URL's host) and, for the POST, come from its own
+ *   Origin: a page the operator visits cannot drive it through DNS rebinding or a cross-site form;
+ * - a browser has one registration in progress at a time; past STATES_KEPT the next start is refused, never the
+ *   operator's evicted;
+ * - the setup server listens on loopback unless HOST says otherwise (src/main.ts).
  */
-import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { closeSync, constants, fchmodSync, ftruncateSync, lstatSync, openSync, readFileSync, writeSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse } from 'yaml';
 import { esc } from '../web/html.js';
@@ -32,6 +44,8 @@ export interface SetupOptions {
   readonly selfUrl: string;
   /** WEBHOOK_PROXY_URL, when webhooks come through a proxy such as smee.io. */
   readonly webhookProxyUrl?: string;
+  /** Host headers accepted besides loopback (`host:port`, lower case): SETUP_URL's. */
+  readonly allowedHosts?: readonly string[];
   readonly fetch?: typeof fetch;
 }
 
@@ -81,17 +95,50 @@ function envValue(value: string): string {
 
 /** Add the App's credentials to `.env`, keeping what it holds; refuse when it already names an App. */
 export function writeCredentials(envPath: string, app: Registered): void {
-  const existing = existsSync(envPath) ? readFileSync(envPath, 'utf8') : '';
-  if (/^\s*APP_ID\s*=/m.test(existing)) throw new Error(`${envPath} already sets APP_ID: it was left as it is`);
-  const lines = [
-    `# GitHub App "${app.slug}", registered from app.yml on ${new Date().toISOString().slice(0, 10)}`,
-    `APP_ID=${app.id}`,
-    `PRIVATE_KEY=${envValue(app.pem)}`,
-    ...(app.webhook_secret ? [`WEBHOOK_SECRET=${envValue(app.webhook_secret)}`] : []),
-  ];
-  const text = `${existing}${existing && !existing.endsWith('\n') ? '\n' : ''}${lines.join('\n')}\n`;
-  writeFileSync(envPath, text, { mode: 0o600 });
-  chmodSync(envPath, 0o600);
+  let linked = false;
+  try {
+    linked = lstatSync(envPath).isSymbolicLink();
+  } catch {
+    // no file yet
+  }
+  if (linked) throw new Error(`${envPath} is a symbolic link: nothing was written through it`);
+  if (!Number.isSafeInteger(app.id) || app.id <= 0) throw new Error('GitHub answered no App id');
+  // O_NOFOLLOW: a link put in place meanwhile is refused by the system (ELOOP), not followed.
+  const fd = openSync(envPath, constants.O_RDWR | constants.O_CREAT | constants.O_NOFOLLOW, 0o600);
+  try {
+    const existing = readFileSync(fd, 'utf8');
+    if (/^\s*(?:export\s+)?APP_ID\s*=/m.test(existing))
+      throw new Error(`${envPath} already sets APP_ID: it was left as it is`);
+    const slug = app.slug.replace(/[^A-Za-z0-9._-]/g, '');
+    const lines = [
+      `# GitHub App "${slug}", registered from app.yml on ${new Date().toISOString().slice(0, 10)}`,
+      `APP_ID=${app.id}`,
+      `PRIVATE_KEY=${envValue(app.pem)}`,
+      ...(app.webhook_secret ? [`WEBHOOK_SECRET=${envValue(app.webhook_secret)}`] : []),
+    ];
+    const text = `${existing}${existing && !existing.endsWith('\n') ? '\n' : ''}${lines.join('\n')}\n`;
+    ftruncateSync(fd, 0);
+    writeSync(fd, text, 0, 'utf8');
+    fchmodSync(fd, 0o600);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+const COOKIE = 'cuda_gatekeeper_setup';
+
+/** The browser's setup cookie, if it sent one. */
+function cookieOf(req: IncomingMessage): string | undefined {
+  for (const part of (req.headers.cookie ?? '').split(';')) {
+    const [name, ...value] = part.trim().split('=');
+    if (name === COOKIE) return value.join('=');
+  }
+  return undefined;
+}
+
+/** Constant-time equality of two strings' digests. */
+function same(a: string, b: string): boolean {
+  return timingSafeEqual(createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest());
 }
 
 /** The manifest GitHub is sent: app.yml with this deployment's webhook URL and callback. */
@@ -106,7 +153,18 @@ export function manifestFor(appYml: string, webhookUrl: string, redirectUrl: str
 
 /** The setup server's handler; resolves true when it answered. */
 export function setupHandler(options: SetupOptions): (req: IncomingMessage, res: ServerResponse) => Promise<boolean> {
-  const states = new Map<string, number>();
+  /** state → when it was issued and the browser (its cookie) it belongs to. */
+  const states = new Map<string, { readonly issued: number; readonly browser: string }>();
+  const self = new URL(options.selfUrl);
+  const port = self.port || (self.protocol === 'https:' ? '443' : '80');
+  const hosts = new Set(
+    [self.host, `localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`, ...(options.allowedHosts ?? [])].map(
+      (host) => host.toLowerCase(),
+    ),
+  );
+  const origins = new Set([...hosts].flatMap((host) => [`http://${host}`, `https://${host}`]));
+  const forbidden = (res: ServerResponse, why: string) =>
+    send(res, 403, page('Refused', `<p class="error">${esc(why)}</p>`));
   const doFetch = options.fetch ?? fetch;
   const defaultHook = options.webhookProxyUrl ?? `${options.selfUrl}/api/github/webhooks`;
 
@@ -122,8 +180,15 @@ export function setupHandler(options: SetupOptions): (req: IncomingMessage, res:
 
   return async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://setup.local');
+    // DNS rebinding: a foreign name resolving to this address carries its own Host.
+    if (!hosts.has((req.headers.host ?? '').toLowerCase()))
+      return forbidden(res, `This setup server answers only at ${options.selfUrl} (Host "${req.headers.host ?? ''}").`);
     if (req.method === 'GET' && url.pathname === '/') return send(res, 200, form());
     if (req.method === 'POST' && url.pathname === '/setup/start') {
+      // A form posted from another site names that site as its Origin (browsers send it on every cross-origin POST).
+      const origin = req.headers.origin;
+      if (origin !== undefined && !origins.has(origin.toLowerCase()))
+        return forbidden(res, `A registration can be started only from this page (Origin "${origin}").`);
       let params: URLSearchParams;
       try {
         params = await readForm(req);
@@ -135,9 +200,16 @@ export function setupHandler(options: SetupOptions): (req: IncomingMessage, res:
       if (!/^https?:\/\/[^\s/]+/.test(hook))
         return send(res, 400, form(`"${hook}" is not a web address (it starts with https://)`, hook, org));
       if (!/^[A-Za-z0-9-]*$/.test(org)) return send(res, 400, form(`"${org}" is not an organisation name`, hook, org));
+      const now = Date.now();
+      for (const [old, entry] of states) if (now - entry.issued > STATE_TTL_MS) states.delete(old);
+      // One registration per browser: a new start replaces the browser's own, never anyone else's.
+      const browser = cookieOf(req) ?? randomBytes(16).toString('hex');
+      for (const [old, entry] of states) if (same(entry.browser, browser)) states.delete(old);
+      if (states.size >= STATES_KEPT)
+        return send(res, 429, form('Too many registrations are in progress: finish one, or wait an hour.', hook, org));
       const state = randomBytes(16).toString('hex');
-      states.set(state, Date.now());
-      while (states.size > STATES_KEPT) states.delete(states.keys().next().value!);
+      states.set(state, { issued: now, browser });
+      res.setHeader('set-cookie', `${COOKIE}=${browser}; Path=/setup; HttpOnly; SameSite=Lax; Max-Age=3600`);
       const manifest = manifestFor(options.manifest, hook, `${options.selfUrl}/setup/callback`);
       const target = `${options.webUrl}${org ? `/organizations/${encodeURIComponent(org)}` : ''}/settings/apps/new?state=${state}`;
       return send(
@@ -154,10 +226,16 @@ export function setupHandler(options: SetupOptions): (req: IncomingMessage, res:
       const code = url.searchParams.get('code') ?? '';
       const state = url.searchParams.get('state') ?? '';
       const issued = states.get(state);
-      if (!issued || Date.now() - issued > STATE_TTL_MS)
-        return send(res, 400, form('This registration was not started here (or is over an hour old): start again.'));
-      states.delete(state);
+      const browser = cookieOf(req);
+      // Checked before anything is used up: a stranger's callback changes nothing.
+      if (!issued || Date.now() - issued.issued > STATE_TTL_MS || !browser || !same(issued.browser, browser))
+        return send(
+          res,
+          400,
+          form('This registration was not started in this browser (or is over an hour old): start again.'),
+        );
       if (!/^[A-Za-z0-9_-]{1,100}$/.test(code)) return send(res, 400, form('GitHub sent no usable code: start again.'));
+      states.delete(state);
       let app: Registered;
       try {
         const response = await doFetch(`${options.apiUrl}/app-manifests/${code}/conversions`, {

@@ -5,12 +5,12 @@
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { createServer, request as httpRequest, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { setupHandler } from '../../src/github/setup.js';
+import { setupHandler, type SetupOptions } from '../../src/github/setup.js';
 import { packageRoot } from '../../src/util/package-root.js';
 import { FakeGitHub } from '../support/fake-github.js';
 import { privateKey } from '../support/probot.js';
@@ -105,11 +105,18 @@ describe('npm start from a fresh clone', () => {
 });
 
 describe('registering the App from app.yml', () => {
-  async function serve(handler: ReturnType<typeof setupHandler>): Promise<{ server: Server; url: string }> {
-    const server = createServer((req, res) => void handler(req, res).then((done) => done || res.writeHead(404).end()));
+  /** The handler on a free loopback port; the browser reaches it there (its Host is allowed). */
+  async function serve(options: SetupOptions): Promise<{ server: Server; url: string }> {
+    let handler: ReturnType<typeof setupHandler> | undefined;
+    const server = createServer((req, res) => void handler!(req, res).then((done) => done || res.writeHead(404).end()));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    return { server, url: `http://127.0.0.1:${(server.address() as { port: number }).port}` };
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    handler = setupHandler({ ...options, allowedHosts: [new URL(url).host] });
+    return { server, url };
   }
+
+  /** The setup cookie a start answer set, as the browser sends it back. */
+  const cookieFrom = (answer: Response) => answer.headers.get('set-cookie')!.split(';')[0]!;
 
   it('posts app.yml as the manifest, exchanges the code and writes .env (0600), keeping what it held', async () => {
     const fake = new FakeGitHub();
@@ -125,23 +132,21 @@ describe('registering the App from app.yml', () => {
       pem,
       webhook_secret: 'whsec-from-github',
     });
-    const app = await serve(
-      setupHandler({
-        manifest: readFileSync(join(ROOT, 'app.yml'), 'utf8'),
-        envPath,
-        webUrl: 'https://github.test',
-        apiUrl: `http://127.0.0.1:${github.port}/api/v3`,
-        selfUrl: 'http://127.0.0.1:3000',
-      }),
-    );
+    const app = await serve({
+      manifest: readFileSync(join(ROOT, 'app.yml'), 'utf8'),
+      envPath,
+      webUrl: 'https://github.test',
+      apiUrl: `http://127.0.0.1:${github.port}/api/v3`,
+      selfUrl: 'http://127.0.0.1:3000',
+    });
     try {
-      const start = await (
-        await fetch(`${app.url}/setup/start`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/x-www-form-urlencoded' },
-          body: 'webhook=https%3A%2F%2Fsmee.io%2Fabc&org=acme',
-        })
-      ).text();
+      const started = await fetch(`${app.url}/setup/start`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'webhook=https%3A%2F%2Fsmee.io%2Fabc&org=acme',
+      });
+      const cookie = cookieFrom(started);
+      const start = await started.text();
       const action = /action="([^"]+)"/.exec(start)![1]!.replace(/&amp;/g, '&');
       expect(action).toMatch(/^https:\/\/github\.test\/organizations\/acme\/settings\/apps\/new\?state=[0-9a-f]{32}$/);
       const manifest = JSON.parse(
@@ -162,9 +167,12 @@ describe('registering the App from app.yml', () => {
       });
       expect(manifest.default_permissions.checks).toBe('write');
       // A callback with a state this server never issued is refused, and exchanges nothing.
-      expect((await fetch(`${app.url}/setup/callback?code=code-123&state=${'0'.repeat(32)}`)).status).toBe(400);
+      expect(
+        (await fetch(`${app.url}/setup/callback?code=code-123&state=${'0'.repeat(32)}`, { headers: { cookie } }))
+          .status,
+      ).toBe(400);
       const state = new URL(action).searchParams.get('state')!;
-      const done = await fetch(`${app.url}/setup/callback?code=code-123&state=${state}`);
+      const done = await fetch(`${app.url}/setup/callback?code=code-123&state=${state}`, { headers: { cookie } });
       expect(done.status).toBe(200);
       expect(await done.text()).toContain('Restart the server');
       const env = readFileSync(envPath, 'utf8');
@@ -196,25 +204,22 @@ describe('registering the App from app.yml', () => {
     const envPath = join(dir, '.env');
     writeFileSync(envPath, 'APP_ID=1\n');
     fake.manifestCodes.set('c', { id: 7, slug: 's', pem: 'p', webhook_secret: 'w' });
-    const app = await serve(
-      setupHandler({
-        manifest: 'name: x\n',
-        envPath,
-        webUrl: 'https://github.test',
-        apiUrl: `http://127.0.0.1:${github.port}/api/v3`,
-        selfUrl: 'http://x',
-      }),
-    );
+    const app = await serve({
+      manifest: 'name: x\n',
+      envPath,
+      webUrl: 'https://github.test',
+      apiUrl: `http://127.0.0.1:${github.port}/api/v3`,
+      selfUrl: 'http://x',
+    });
     try {
-      const start = await (
-        await fetch(`${app.url}/setup/start`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/x-www-form-urlencoded' },
-          body: 'webhook=https%3A%2F%2Fa.b',
-        })
-      ).text();
-      const state = /state=([0-9a-f]{32})/.exec(start)![1]!;
-      const answer = await fetch(`${app.url}/setup/callback?code=c&state=${state}`);
+      const started = await fetch(`${app.url}/setup/start`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'webhook=https%3A%2F%2Fa.b',
+      });
+      const cookie = cookieFrom(started);
+      const state = /state=([0-9a-f]{32})/.exec(await started.text())![1]!;
+      const answer = await fetch(`${app.url}/setup/callback?code=c&state=${state}`, { headers: { cookie } });
       expect(answer.status).toBe(409);
       expect(readFileSync(envPath, 'utf8')).toBe('APP_ID=1\n');
     } finally {
@@ -254,4 +259,117 @@ describe('compose.yaml: the App with Redis, for several replicas', () => {
     expect(compose.configs.nginx!.content).toContain('proxy_pass http://app;');
     expect(Object.keys(compose.volumes)).toContain('redis-data');
   });
+});
+
+describe('only the operator finishes the setup (the real server process)', () => {
+  /** A request with any Host and headers (fetch does not let a page, or a test, set Host). */
+  function raw(
+    port: number,
+    method: string,
+    path: string,
+    headers: Record<string, string>,
+    body = '',
+  ): Promise<{ status: number; text: string; cookie?: string }> {
+    return new Promise((resolve, reject) => {
+      const req = httpRequest({ host: '127.0.0.1', port, method, path, headers }, (res) => {
+        let text = '';
+        res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            text,
+            ...(res.headers['set-cookie'] ? { cookie: res.headers['set-cookie'][0]!.split(';')[0]! } : {}),
+          }),
+        );
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+  }
+
+  it('refuses a foreign Host or Origin, a callback from another browser, a symlinked .env and an exported APP_ID; the operator registers', async () => {
+    const fake = new FakeGitHub();
+    const github = await fake.listen();
+    for (const code of ['stranger', 'linked', 'exported', 'operator'])
+      fake.manifestCodes.set(code, {
+        id: 4000 + code.length,
+        slug: `app-${code}`,
+        pem: privateKey(),
+        webhook_secret: `w-${code}`,
+      });
+    const dir = mkdtempSync(join(tmpdir(), 'cg-setup-'));
+    made.push(dir);
+    const port = await freePort();
+    const child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), join(ROOT, 'src', 'main.ts')], {
+      cwd: dir,
+      env: {
+        PATH: process.env.PATH!,
+        HOME: dir,
+        PORT: String(port),
+        GHE_HOST: `127.0.0.1:${github.port}`,
+        GHE_PROTOCOL: 'http',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    try {
+      await waitFor(
+        () => (output.includes('no APP_ID is set') ? true : undefined),
+        30_000,
+        () => output,
+      );
+      const self = `127.0.0.1:${port}`;
+      const form = { 'content-type': 'application/x-www-form-urlencoded' };
+      const start = (headers: Record<string, string>) =>
+        raw(port, 'POST', '/setup/start', { ...form, ...headers }, 'webhook=https%3A%2F%2Fsmee.io%2Fabc');
+      const stateOf = (text: string) => /state=([0-9a-f]{32})/.exec(text)![1]!;
+      const callback = (code: string, state: string, cookie?: string) =>
+        raw(port, 'GET', `/setup/callback?code=${code}&state=${state}`, { host: self, ...(cookie ? { cookie } : {}) });
+
+      // DNS rebinding: a page on a foreign name that resolves here carries that name as its Host.
+      expect((await start({ host: `rebind.example:${port}` })).status).toBe(403);
+      // A cross-site form posted from a page the operator visits.
+      expect((await start({ host: self, origin: 'https://evil.example' })).status).toBe(403);
+
+      const operator = await start({ host: self, origin: `http://${self}` });
+      expect(operator.status).toBe(200);
+      const cookie = operator.cookie!;
+      expect(cookie).toMatch(/^cuda_gatekeeper_setup=[0-9a-f]{32}$/);
+      let state = stateOf(operator.text);
+      // Strangers flood the starts: they are refused past the cap, and the operator's state stays.
+      const flood = await Promise.all(Array.from({ length: 25 }, () => start({ host: self })));
+      expect(flood.filter((answer) => answer.status === 429).length).toBeGreaterThan(0);
+      // A stranger who learned the state has no cookie: refused, and nothing is used up.
+      expect((await callback('..malformed..', state)).status).toBe(400);
+      expect((await callback('stranger', state)).status).toBe(400);
+      expect(fake.requests.filter((request) => request.path.includes('/app-manifests/'))).toEqual([]);
+
+      // .env as a link to a file elsewhere: nothing is written through it.
+      const elsewhere = join(dir, 'elsewhere.env');
+      writeFileSync(elsewhere, 'KEEP=1\n');
+      symlinkSync(elsewhere, join(dir, '.env'));
+      const linked = await callback('linked', state, cookie);
+      expect(linked.status).toBe(409);
+      expect(linked.text).toContain('is a symbolic link');
+      expect(readFileSync(elsewhere, 'utf8')).toBe('KEEP=1\n');
+      rmSync(join(dir, '.env'));
+
+      // An .env that exports an APP_ID already names an App.
+      writeFileSync(join(dir, '.env'), 'export APP_ID=5\n');
+      state = stateOf((await start({ host: self, origin: `http://${self}`, cookie })).text);
+      expect((await callback('exported', state, cookie)).status).toBe(409);
+      expect(readFileSync(join(dir, '.env'), 'utf8')).toBe('export APP_ID=5\n');
+      rmSync(join(dir, '.env'));
+
+      state = stateOf((await start({ host: self, origin: `http://${self}`, cookie })).text);
+      const done = await callback('operator', state, cookie);
+      expect(done.status).toBe(200);
+      expect(readFileSync(join(dir, '.env'), 'utf8')).toContain(`APP_ID=${4000 + 'operator'.length}\n`);
+    } finally {
+      child.kill('SIGTERM');
+      github.server.close();
+    }
+  }, 60_000);
 });
