@@ -107,11 +107,13 @@ describe('npm start from a fresh clone', () => {
 describe('registering the App from app.yml', () => {
   /** The handler on a free loopback port; the browser reaches it there (its Host is allowed). */
   async function serve(options: SetupOptions): Promise<{ server: Server; url: string }> {
-    let handler: ReturnType<typeof setupHandler> | undefined;
-    const server = createServer((req, res) => void handler!(req, res).then((done) => done || res.writeHead(404).end()));
+    const current: { handler?: ReturnType<typeof setupHandler> } = {};
+    const server = createServer(
+      (req, res) => void current.handler!(req, res).then((done) => done || res.writeHead(404).end()),
+    );
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
-    handler = setupHandler({ ...options, allowedHosts: [new URL(url).host] });
+    current.handler = setupHandler({ ...options, allowedHosts: [new URL(url).host] });
     return { server, url };
   }
 
