@@ -7888,30 +7888,30 @@ var require_public_api = __commonJS({
     var errors = require_errors();
     var log = require_log();
     var identity = require_identity();
-    var lineCounter = require_line_counter();
+    var lineCounter2 = require_line_counter();
     var parser = require_parser();
     function parseOptions2(options2) {
       const prettyErrors = options2.prettyErrors !== false;
-      const lineCounter$1 = options2.lineCounter || prettyErrors && new lineCounter.LineCounter() || null;
+      const lineCounter$1 = options2.lineCounter || prettyErrors && new lineCounter2.LineCounter() || null;
       return { lineCounter: lineCounter$1, prettyErrors };
     }
     function parseAllDocuments2(source, options2 = {}) {
-      const { lineCounter: lineCounter2, prettyErrors } = parseOptions2(options2);
-      const parser$1 = new parser.Parser(lineCounter2?.addNewLine);
+      const { lineCounter: lineCounter3, prettyErrors } = parseOptions2(options2);
+      const parser$1 = new parser.Parser(lineCounter3?.addNewLine);
       const composer$1 = new composer.Composer(options2);
       const docs = Array.from(composer$1.compose(parser$1.parse(source)));
-      if (prettyErrors && lineCounter2)
+      if (prettyErrors && lineCounter3)
         for (const doc of docs) {
-          doc.errors.forEach(errors.prettifyError(source, lineCounter2));
-          doc.warnings.forEach(errors.prettifyError(source, lineCounter2));
+          doc.errors.forEach(errors.prettifyError(source, lineCounter3));
+          doc.warnings.forEach(errors.prettifyError(source, lineCounter3));
         }
       if (docs.length > 0)
         return docs;
       return Object.assign([], { empty: true }, composer$1.streamInfo());
     }
     function parseDocument5(source, options2 = {}) {
-      const { lineCounter: lineCounter2, prettyErrors } = parseOptions2(options2);
-      const parser$1 = new parser.Parser(lineCounter2?.addNewLine);
+      const { lineCounter: lineCounter3, prettyErrors } = parseOptions2(options2);
+      const parser$1 = new parser.Parser(lineCounter3?.addNewLine);
       const composer$1 = new composer.Composer(options2);
       let doc = null;
       for (const _doc of composer$1.compose(parser$1.parse(source), true, source.length)) {
@@ -7922,9 +7922,9 @@ var require_public_api = __commonJS({
           break;
         }
       }
-      if (prettyErrors && lineCounter2) {
-        doc.errors.forEach(errors.prettifyError(source, lineCounter2));
-        doc.warnings.forEach(errors.prettifyError(source, lineCounter2));
+      if (prettyErrors && lineCounter3) {
+        doc.errors.forEach(errors.prettifyError(source, lineCounter3));
+        doc.warnings.forEach(errors.prettifyError(source, lineCounter3));
       }
       return doc;
     }
@@ -7992,7 +7992,7 @@ var require_dist = __commonJS({
     var YAMLSeq = require_YAMLSeq();
     var cst = require_cst();
     var lexer = require_lexer();
-    var lineCounter = require_line_counter();
+    var lineCounter2 = require_line_counter();
     var parser = require_parser();
     var publicApi = require_public_api();
     var visit3 = require_visit();
@@ -8017,7 +8017,7 @@ var require_dist = __commonJS({
     exports.YAMLSeq = YAMLSeq.YAMLSeq;
     exports.CST = cst;
     exports.Lexer = lexer.Lexer;
-    exports.LineCounter = lineCounter.LineCounter;
+    exports.LineCounter = lineCounter2.LineCounter;
     exports.Parser = parser.Parser;
     exports.parse = publicApi.parse;
     exports.parseAllDocuments = publicApi.parseAllDocuments;
@@ -53354,7 +53354,7 @@ var RULE_DEFAULTS = new Map(
 );
 
 // src/cli/main.ts
-import { existsSync as existsSync3, readFileSync as readFileSync5, realpathSync as realpathSync2, renameSync as renameSync2, rmSync, writeFileSync as writeFileSync3 } from "node:fs";
+import { existsSync as existsSync3, readFileSync as readFileSync5, readSync as readSync2, realpathSync as realpathSync2, renameSync as renameSync2, rmSync, writeFileSync as writeFileSync3 } from "node:fs";
 import { basename as basename2, dirname as dirname3, join as join4, resolve as resolve4, sep as sep3 } from "node:path";
 import { parseArgs as parseArgs2 } from "node:util";
 
@@ -53795,7 +53795,23 @@ function addedTo(next, current, what) {
 }
 
 // src/baseline/layers.ts
+var ORG_CONFIG_REPO = ".github";
 var MISNAMED_CONFIG_PATH = ".github/cuda-gatekeeper.yaml";
+function isOrgConfigRepo(value, owner) {
+  const target = value.split(":")[0];
+  return target === ORG_CONFIG_REPO || target === `${owner}/${ORG_CONFIG_REPO}`;
+}
+function extendsProblem(file2, owner) {
+  const value = file2.file?._extends;
+  if (value === void 0) return void 0;
+  const target = value.split(":")[0];
+  const ok = owner === void 0 ? /^(?:[A-Za-z0-9-]+\/)?\.github$/.test(target) : isOrgConfigRepo(value, owner);
+  if (ok) return void 0;
+  return {
+    span: file2.locate(["_extends"]),
+    message: `_extends can only name the organisation's config repository (".github" or "${owner ?? "<owner>"}/.github"), not "${value}"`
+  };
+}
 
 // src/util/collections.ts
 function groupBy(items2, key) {
@@ -56087,10 +56103,24 @@ function element(xml, tag) {
   const text2 = match?.[1]?.trim().replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&amp;/g, "&");
   return text2 === void 0 || text2 === "" || text2 === "N/A" ? void 0 : text2;
 }
+function lineCounter(text2) {
+  const newlines = [];
+  for (let at = text2.indexOf("\n"); at >= 0; at = text2.indexOf("\n", at + 1)) newlines.push(at);
+  return (offset) => {
+    let low = 0;
+    let high = newlines.length;
+    while (low < high) {
+      const middle = low + high >>> 1;
+      if (newlines[middle] < offset) low = middle + 1;
+      else high = middle;
+    }
+    return low + 1;
+  };
+}
 function readSmiXml(path, text2) {
   const nodes = [];
   const problems = [];
-  const lineOf = (offset) => text2.slice(0, offset).split("\n").length;
+  const lineOf = lineCounter(text2);
   const logs = [...text2.matchAll(/<nvidia_smi_log>([\s\S]*?)<\/nvidia_smi_log>/g)];
   if (logs.length === 0)
     problems.push({
@@ -57186,7 +57216,8 @@ function readBaselineFile(cwd, path) {
 }
 function policyFailure(policy, kb, io) {
   const path = policy.source.path;
-  let refused = policy.problems.map((problem) => ({
+  const wrong = extendsProblem(policy);
+  let refused = [...policy.problems, ...wrong ? [wrong] : []].map((problem) => ({
     path,
     ...policy.source.position(problem.span.start),
     message: problem.message
@@ -57488,18 +57519,47 @@ function checkChosen(io, flags, chosen, engine) {
   }
   return { checked, skipped };
 }
+function readBoundedStdin(limit) {
+  const chunks = [];
+  let size = 0;
+  const buffer = Buffer.allocUnsafe(1024 * 1024);
+  for (; ; ) {
+    let read;
+    try {
+      read = readSync2(0, buffer, 0, buffer.length, null);
+    } catch (error62) {
+      if (error62.code === "EAGAIN") {
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+        continue;
+      }
+      if (error62.code === "EOF") break;
+      throw error62;
+    }
+    if (read === 0) break;
+    size += read;
+    if (size > limit) return void 0;
+    chunks.push(Buffer.from(buffer.subarray(0, read)));
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
 function readStdin(io, { name, type }) {
   const path = name === void 0 ? "<stdin>" : toRepoPath(io.cwd, resolve4(io.cwd, name));
   if (path === void 0) return `--stdin-filename ${escapeControl(name ?? "")} is outside ${io.cwd}`;
   let text2;
   try {
-    text2 = (io.stdin ?? (() => readFileSync5(0, "utf8")))();
+    const read = io.stdin ? io.stdin() : readBoundedStdin(MAX_LOCK_BYTES);
+    if (read === void 0) return `standard input is larger than ${MAX_LOCK_BYTES / 1024 / 1024} MiB: not read`;
+    text2 = read;
   } catch {
     return "standard input cannot be read";
   }
   const kind = type ?? (name === void 0 ? void 0 : classifyPath(path) ?? (yamlByContent(path) ? kindByContent(path, text2) : void 0));
   if (!kind)
     return `standard input needs --type ${FILE_KIND_NAMES.join("|")} (or a --stdin-filename that says its kind)`;
+  const limit = maxBytes(path, kind);
+  const size = Buffer.byteLength(text2);
+  if (size > limit)
+    return `${escapeControl(path)}: standard input is ${(size / 1024 / 1024).toFixed(1)} MiB, over the ${limit / 1024 / 1024} MiB size limit: not checked`;
   const skipped = [];
   const disk = diskReader(io.cwd, skipped);
   const reader = {

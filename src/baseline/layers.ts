@@ -64,14 +64,8 @@ export function layerBaselines(
   let repoFile: LoadedBaseline | undefined;
   if (repoConfig) {
     repoFile = loadBaseline(CONFIG_PATH, repoConfig.text, RULE_IDS);
-    const extendsValue = repoFile.file?._extends;
-    if (extendsValue !== undefined && !isOrgConfigRepo(extendsValue, owner)) {
-      problems.push({
-        file: { path: CONFIG_PATH, source: repoFile.source },
-        span: repoFile.locate(['_extends']),
-        message: `_extends can only name the organisation's config repository (".github" or "${owner}/.github"), not "${extendsValue}"`,
-      });
-    }
+    const wrong = extendsProblem(repoFile, owner);
+    if (wrong) problems.push({ file: { path: CONFIG_PATH, source: repoFile.source }, ...wrong });
     if (repo !== ORG_CONFIG_REPO)
       layers.push({
         origin: `${owner}/${repo}:${CONFIG_PATH}@${repoConfig.commit.slice(0, 7)}`,
@@ -106,6 +100,25 @@ export function layerBaselines(
 function isOrgConfigRepo(value: string, owner: string): boolean {
   const target = value.split(':')[0]!;
   return target === ORG_CONFIG_REPO || target === `${owner}/${ORG_CONFIG_REPO}`;
+}
+
+/**
+ * A repository baseline's `_extends` that names anything but an organisation's config repository (the CLI, which
+ * knows no owner, accepts `.github` and `<any owner>/.github`): what is wrong, and where.
+ */
+export function extendsProblem(
+  file: LoadedBaseline,
+  owner?: string,
+): { readonly span: ReturnType<LoadedBaseline['locate']>; readonly message: string } | undefined {
+  const value = file.file?._extends;
+  if (value === undefined) return undefined;
+  const target = value.split(':')[0]!;
+  const ok = owner === undefined ? /^(?:[A-Za-z0-9-]+\/)?\.github$/.test(target) : isOrgConfigRepo(value, owner);
+  if (ok) return undefined;
+  return {
+    span: file.locate(['_extends']),
+    message: `_extends can only name the organisation's config repository (".github" or "${owner ?? '<owner>'}/.github"), not "${value}"`,
+  };
 }
 
 /** The gate's options for a repository checked under a resolved baseline: its file, the layer problems, its name. */

@@ -1,10 +1,10 @@
-import { existsSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve, sep } from 'node:path';
 import { parseArgs } from 'node:util';
 import { applyEdits } from '../analysis/edits.js';
 import { safeFixContents } from '../analysis/safe-fixes.js';
 import { loadBaseline, type LoadedBaseline } from '../baseline/load.js';
-import { MISNAMED_CONFIG_PATH } from '../baseline/layers.js';
+import { extendsProblem, MISNAMED_CONFIG_PATH } from '../baseline/layers.js';
 import { EMPTY_BASELINE } from '../baseline/schema.js';
 import { severityRank, type Report, type Severity } from '../finding.js';
 import { defaultKnowledgeBase } from '../knowledge/index.js';
@@ -16,6 +16,8 @@ import { escapeControl, renderText } from '../render/text.js';
 import { SourceText } from '../parsers/source.js';
 import {
   affectedFiles,
+  MAX_LOCK_BYTES,
+  maxBytes,
   readRepository,
   sourceOf,
   UNKNOWN_KIND,
@@ -347,7 +349,9 @@ function readBaselineFile(cwd: string, path: string): string {
  */
 function policyFailure(policy: LoadedBaseline, kb: KnowledgeBase, io: Io): number | undefined {
   const path = policy.source.path;
-  let refused: BaselineProblem[] = policy.problems.map((problem) => ({
+  // `_extends` names nothing but an organisation's config repository, in the App and here alike.
+  const wrong = extendsProblem(policy);
+  let refused: BaselineProblem[] = [...policy.problems, ...(wrong ? [wrong] : [])].map((problem) => ({
     path,
     ...policy.source.position(problem.span.start),
     message: problem.message,
@@ -780,6 +784,35 @@ interface Stdin {
  * `check -`: one file from standard input, at the repository path `--stdin-filename` names (default `<stdin>` at
  * the top of the working directory); the files it includes are read from the disk as usual. A string says why not.
  */
+/**
+ * Standard input, read until its end or until it is longer than `limit` bytes (then undefined: `check -` of
+ * /dev/zero stops at the limit instead of filling the memory).
+ */
+function readBoundedStdin(limit: number): string | undefined {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  const buffer = Buffer.allocUnsafe(1024 * 1024);
+  for (;;) {
+    let read: number;
+    try {
+      read = readSync(0, buffer, 0, buffer.length, null);
+    } catch (error) {
+      // A non-blocking standard input with nothing yet: wait a little and try again.
+      if ((error as NodeJS.ErrnoException).code === 'EAGAIN') {
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+        continue;
+      }
+      if ((error as NodeJS.ErrnoException).code === 'EOF') break;
+      throw error;
+    }
+    if (read === 0) break;
+    size += read;
+    if (size > limit) return undefined;
+    chunks.push(Buffer.from(buffer.subarray(0, read)));
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
 function readStdin(
   io: Io,
   { name, type }: { readonly name: string | undefined; readonly type: FileKind | undefined },
@@ -788,7 +821,9 @@ function readStdin(
   if (path === undefined) return `--stdin-filename ${escapeControl(name ?? '')} is outside ${io.cwd}`;
   let text: string;
   try {
-    text = (io.stdin ?? (() => readFileSync(0, 'utf8')))();
+    const read = io.stdin ? io.stdin() : readBoundedStdin(MAX_LOCK_BYTES);
+    if (read === undefined) return `standard input is larger than ${MAX_LOCK_BYTES / 1024 / 1024} MiB: not read`;
+    text = read;
   } catch {
     return 'standard input cannot be read';
   }
@@ -801,6 +836,10 @@ function readStdin(
       : (classifyPath(path) ?? (yamlByContent(path) ? kindByContent(path, text) : undefined)));
   if (!kind)
     return `standard input needs --type ${FILE_KIND_NAMES.join('|')} (or a --stdin-filename that says its kind)`;
+  const limit = maxBytes(path, kind);
+  const size = Buffer.byteLength(text);
+  if (size > limit)
+    return `${escapeControl(path)}: standard input is ${(size / 1024 / 1024).toFixed(1)} MiB, over the ${limit / 1024 / 1024} MiB size limit: not checked`;
   const skipped: Skipped[] = [];
   const disk = diskReader(io.cwd, skipped);
   const reader: RepositoryReader = {

@@ -3,12 +3,12 @@
  * Each case ends with one clear line and exit 2 (never a stack trace, never exit 1, which means "findings"), or
  * with the files read once; nothing a file contains is echoed as a terminal or workflow command.
  */
-import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { chmodSync, closeSync, mkdirSync, mkdtempSync, openSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cliProcess as cli } from '../support/cli.js';
+import { CLI_BIN, cliProcess as cli } from '../support/cli.js';
 import { codeBlock } from '../support/code-block.js';
 
 function repo(files: Record<string, string> = {}): string {
@@ -226,5 +226,62 @@ describe('--baseline-ref: the policy of the base branch, not of the change', () 
       code: 2,
       err: 'cuda-gatekeeper: unknown git ref "nope"\n',
     });
+  });
+});
+
+describe('edges a hostile input reaches stay bounded (issue 42, item 5)', () => {
+  it('`check -` of an endless standard input stops at the size limit: exit 2, one line', () => {
+    const zero = openSync('/dev/zero', 'r');
+    try {
+      const run = spawnSync(process.execPath, [CLI_BIN, 'check', '-', '--type', 'requirements'], {
+        stdio: [zero, 'pipe', 'pipe'],
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
+      expect(run.signal).toBeNull(); // it ended by itself, not killed at the timeout
+      expect(run.status).toBe(2);
+      oneLine(run.stderr);
+      expect(run.stderr).toContain('standard input is larger than 32 MiB: not read');
+    } finally {
+      closeSync(zero);
+    }
+  });
+
+  it('`check -` of a requirements file over 1 MiB names the limit: exit 2, one line', () => {
+    const run = spawnSync(process.execPath, [CLI_BIN, 'check', '-', '--type', 'requirements'], {
+      input: `${'# padding\n'.repeat(150_000)}torch==2.5.1\n`,
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(run.status).toBe(2);
+    oneLine(run.stderr);
+    expect(run.stderr).toContain('<stdin>: standard input is 1.4 MiB, over the 1 MiB size limit: not checked');
+  });
+
+  it('`fleet import` of 40,000 malformed nvidia-smi logs answers each at its line, in seconds', () => {
+    const dir = repo({ 'fleet.xml': '<nvidia_smi_log>\n<gpu id="0">\n</gpu>\n</nvidia_smi_log>\n'.repeat(40_000) });
+    const run = spawnSync(process.execPath, [CLI_BIN, 'fleet', 'import', 'fleet.xml'], {
+      cwd: dir,
+      encoding: 'utf8',
+      timeout: 30_000, // was past 60 s: each problem's line was counted from the start of the file
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    expect(run.signal).toBeNull();
+    expect(run.status).toBe(2);
+    const lines = run.stderr.trim().split('\n');
+    expect(lines).toHaveLength(40_001);
+    expect(lines[39_999]).toBe("fleet.xml:159997:1: error: this log's <driver_version> is missing");
+  });
+
+  it('a repository baseline whose _extends names a file is a policy error at its position: exit 2', () => {
+    const dir = repo({
+      '.github/cuda-gatekeeper.yml': '_extends: shared/base.yaml\ncuda:\n  allowed: ["12.4"]\n',
+      'requirements.txt': 'torch==2.5.1\n',
+    });
+    const run = cli(dir, 'check', '.');
+    expect(run.code).toBe(2);
+    expect(run.err).toContain(
+      '.github/cuda-gatekeeper.yml:1:11: error: _extends can only name the organisation\'s config repository (".github" or "<owner>/.github"), not "shared/base.yaml" [policy-error]',
+    );
   });
 });
