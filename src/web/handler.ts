@@ -136,15 +136,38 @@ const snippetLimit = new RateLimiter(
   Number(process.env.SNIPPET_BURST ?? 10),
 );
 
-/** The address a snippet request comes from (behind a proxy, X-Forwarded-For's first hop when TRUST_PROXY=1). */
+/**
+ * The address a request comes from. Behind proxies, TRUST_PROXY=N names how many of them to trust (as Express's
+ * `trust proxy` with a number does): each proxy appends the address it received the request from to
+ * X-Forwarded-For, so the client is the address N hops from the right of [X-Forwarded-For…, the socket's peer]. The
+ * entries further left were written by whoever sent the request and are never trusted: a client that forges
+ * `X-Forwarded-For: 1.2.3.4` behind one proxy is still keyed by the address that proxy saw.
+ */
+export function clientAddress(
+  socketAddress: string | undefined,
+  forwardedFor: string | readonly string[] | undefined,
+  trusted: number,
+): string {
+  const hops = [socketAddress ?? 'unknown'];
+  if (trusted > 0) {
+    const header = Array.isArray(forwardedFor) ? forwardedFor.join(',') : String(forwardedFor ?? '');
+    const listed = header
+      .split(',')
+      .map((entry) => entry.trim())
+      .filter(Boolean);
+    hops.push(...listed.reverse());
+  }
+  return hops[Math.min(trusted, hops.length - 1)]!;
+}
+
+/** How many proxies in front are trusted (TRUST_PROXY; 0 when unset or not a count). */
+function trustedProxies(): number {
+  const value = Number(process.env.TRUST_PROXY ?? 0);
+  return Number.isInteger(value) && value > 0 ? value : 0;
+}
+
 function clientOf(req: IncomingMessage): string {
-  const forwarded =
-    process.env.TRUST_PROXY === '1'
-      ? String(req.headers['x-forwarded-for'] ?? '')
-          .split(',')[0]
-          ?.trim()
-      : '';
-  return forwarded || req.socket.remoteAddress || 'unknown';
+  return clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for'], trustedProxies());
 }
 
 /** The page, the API, /healthz and /metrics; snippet checks run where `snippets` runs them. */

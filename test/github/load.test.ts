@@ -307,6 +307,31 @@ describe('unverified bodies cannot fill the memory', () => {
 });
 
 describe('the public snippet API', () => {
+  it('behind one trusted proxy (TRUST_PROXY=1), a forged X-Forwarded-For does not escape the per-address limit', async () => {
+    const { port } = await github();
+    const server = await app(port, { TRUST_PROXY: '1', SNIPPET_BURST: '3', SNIPPET_RATE_PER_MINUTE: '1' });
+    // The client writes its own X-Forwarded-For; the proxy appends the address it saw (10.0.0.7) to it.
+    const statuses: number[] = [];
+    for (let i = 0; i < 8; i++) {
+      const answer = await fetch(`http://127.0.0.1:${server.port}/cuda-gatekeeper/api/check`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-forwarded-for': `203.0.113.${i}, 10.0.0.7` },
+        body: JSON.stringify({ files: [{ path: 'requirements.txt', text: 'torch==2.5.1\n' }] }),
+      });
+      await answer.arrayBuffer();
+      statuses.push(answer.status);
+    }
+    expect(statuses.slice(0, 3).every((status) => status !== 429)).toBe(true);
+    expect(statuses.slice(3)).toEqual([429, 429, 429, 429, 429]);
+    // Another client behind the same proxy has its own bucket.
+    const other = await fetch(`http://127.0.0.1:${server.port}/cuda-gatekeeper/api/check`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-forwarded-for': '10.0.0.8' },
+      body: JSON.stringify({ files: [{ path: 'requirements.txt', text: 'torch==2.5.1\n' }] }),
+    });
+    expect(other.status).not.toBe(429);
+  }, 60_000);
+
   /** 64 KiB of requirement lines with markers: far more gate work than a budget of 1 ms allows. */
   const heavy =
     `torch==2.5.1\n${Array.from({ length: 700 }, (_, i) => `torchvision==0.${i % 19}.0 ; python_version >= "3.8" and sys_platform == "linux"\n`).join('')}`.slice(
