@@ -2,11 +2,14 @@
  * `npm start`: the App's HTTP server. Configuration comes from the environment (and `./.env`, which never
  * overrides a variable already set): APP_ID, PRIVATE_KEY or PRIVATE_KEY_PATH, WEBHOOK_SECRET, PORT (3000), HOST,
  * LOG_LEVEL, GHE_HOST/GHE_PROTOCOL for GitHub Enterprise or a test server, WEBHOOK_MAX_BYTES, METRICS_TOKEN or
- * METRICS_PORT, DRAIN_TIMEOUT_MS, REDIS_URL, GITHUB_WRITE_INTERVAL_MS (src/github/octokit.ts). Probot never logs the
- * key or the secret. See src/github/server.ts for what the server refuses, and why.
+ * METRICS_PORT, DRAIN_TIMEOUT_MS (25 s), WEBHOOK_BACKLOG, REDIS_URL, REQUIRE_DURABLE_REDIS, GITHUB_WRITE_INTERVAL_MS
+ * (src/github/octokit.ts), REDELIVER_INTERVAL_MINUTES and REDELIVER_WINDOW_HOURS (src/github/redeliver.ts),
+ * TRUST_PROXY (src/web/handler.ts). Probot never logs the key or the secret. See src/github/server.ts for what the
+ * server refuses, and why.
  *
  * Without APP_ID outside production, it serves the manifest flow instead (src/github/setup.ts): one page that
- * registers the App on GitHub from app.yml and writes its credentials to `.env`.
+ * registers the App on GitHub from app.yml and writes its credentials to `.env` (SETUP_URL: the address the
+ * operator's browser uses, when it is not this machine's loopback).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
