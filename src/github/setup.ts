@@ -87,10 +87,20 @@ async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
 }
 
 /**
- * A value as `.env` holds it: double-quoted, newlines and quotes escaped (Node's `--env-file` and dotenv read it back).
+ * A value as `.env` holds it, read the same by every reader of the file: `docker run --env-file` (which takes what
+ * follows `=` literally, quotes included: docs.docker.com/reference/cli/docker/container/run, "--env-file"), Compose's
+ * `env_file` and `.env` (unquoted values: surrounding spaces trimmed, ` #` starts a comment, `$` interpolates:
+ * docs.docker.com/compose/how-tos/environment-variables/variable-interpolation, ".env file syntax") and Node's
+ * `--env-file`/`process.loadEnvFile` (unquoted: taken as written). So the value is written unquoted, on one line, its
+ * newlines as the two characters `\n` (the App expands them in PRIVATE_KEY, as Probot's getPrivateKey does), and a
+ * value no reader could agree on (quotes, `$`, `#`, a backslash, surrounding spaces) is refused rather than written.
  */
-function envValue(value: string): string {
-  return `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\r?\n/g, '\\n')}"`;
+export function envValue(value: string): string {
+  const line = value.replace(/\r?\n/g, '\\n');
+  const plain = line.replace(/\\n/g, '');
+  if (/["'`$#\\\r\n\t]/.test(plain) || /^\s|\s$/.test(line))
+    throw new Error('GitHub answered a credential that .env cannot hold the same way for docker, Compose and Node');
+  return line;
 }
 
 /** Add the App's credentials to `.env`, keeping what it holds; refuse when it already names an App. */

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { getPrivateKey } from '@probot/get-private-key';
 import { setupHandler, type SetupOptions } from '../../src/github/setup.js';
 import { packageRoot } from '../../src/util/package-root.js';
 import { FakeGitHub } from '../support/fake-github.js';
@@ -104,6 +105,40 @@ describe('npm start from a fresh clone', () => {
   }, 240_000);
 });
 
+/**
+ * `docker run --env-file`'s rules (docs.docker.com/reference/cli/docker/container/run, "Set environment variables"):
+ * one `VAR=VAL` per line, `#` lines are comments, and the value is everything after the first `=`, as written (no
+ * quote removal, no escapes).
+ */
+function dockerEnvFile(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const line of text.split('\n')) {
+    if (line.trim() === '' || line.trimStart().startsWith('#')) continue;
+    const at = line.indexOf('=');
+    out[line.slice(0, at).trim()] = line.slice(at + 1);
+  }
+  return out;
+}
+
+/**
+ * Compose's rules for an unquoted value (docs.docker.com/compose/how-tos/environment-variables/
+ * variable-interpolation, ".env file syntax"): surrounding blanks trimmed, an inline comment starts at ` #`, and
+ * `$VAR`/`${VAR}` are interpolated (none may appear in what the App writes). Quoted values are not written by it.
+ */
+function composeEnvFile(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const line of text.split('\n')) {
+    if (line.trim() === '' || line.trimStart().startsWith('#')) continue;
+    const at = line.indexOf('=');
+    let value = line.slice(at + 1);
+    const comment = value.indexOf(' #');
+    if (comment >= 0) value = value.slice(0, comment);
+    expect(value).not.toMatch(/\$/);
+    out[line.slice(0, at).trim()] = value.trim();
+  }
+  return out;
+}
+
 describe('registering the App from app.yml', () => {
   /** The handler on a free loopback port; the browser reaches it there (its Host is allowed). */
   async function serve(options: SetupOptions): Promise<{ server: Server; url: string }> {
@@ -180,17 +215,21 @@ describe('registering the App from app.yml', () => {
       const env = readFileSync(envPath, 'utf8');
       expect(env.startsWith('LOG_LEVEL=debug\n')).toBe(true);
       expect(env).toContain('APP_ID=4242\n');
-      expect(env).toContain('WEBHOOK_SECRET="whsec-from-github"');
+      expect(env).toContain('WEBHOOK_SECRET=whsec-from-github\n');
       expect(statSync(envPath).mode & 0o777).toBe(0o600);
-      // Node reads the key back as it was.
-      const probe = execFileSync(
-        process.execPath,
-        ['-e', `process.loadEnvFile(${JSON.stringify(envPath)}); process.stdout.write(process.env.PRIVATE_KEY)`],
-        {
-          encoding: 'utf8',
-        },
-      );
-      expect(probe).toBe(pem);
+      // Every reader of the file gets the same values, and the App's key reader (Probot's getPrivateKey) the key.
+      const node = JSON.parse(
+        execFileSync(
+          process.execPath,
+          ['-e', `process.loadEnvFile(${JSON.stringify(envPath)}); process.stdout.write(JSON.stringify(process.env))`],
+          { encoding: 'utf8' },
+        ),
+      ) as Record<string, string>;
+      for (const read of [node, dockerEnvFile(env), composeEnvFile(env)]) {
+        expect(read.APP_ID).toBe('4242');
+        expect(read.WEBHOOK_SECRET).toBe('whsec-from-github');
+        expect(getPrivateKey({ env: { PRIVATE_KEY: read.PRIVATE_KEY } })).toBe(pem);
+      }
       expect(fake.requests.filter((request) => request.path === '/app-manifests/code-123/conversions')).toHaveLength(1);
     } finally {
       app.server.close();
