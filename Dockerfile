@@ -1,6 +1,6 @@
 # The cuda-gatekeeper GitHub App's own image.
 # Build: docker build -t cuda-gatekeeper .   Run: docker run -p 3000:3000 --env-file .env cuda-gatekeeper
-FROM node:20.20-bookworm-slim AS build
+FROM node:24.22-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
@@ -13,7 +13,7 @@ COPY baseline.yaml ./
 COPY examples examples
 RUN npm run build:ts && npm prune --omit=dev
 
-FROM node:20.20-bookworm-slim
+FROM node:24.22-bookworm-slim
 # tini as PID 1: signals reach node (which drains on SIGTERM, see src/github/server.ts) and children are reaped.
 RUN apt-get update && apt-get install -y --no-install-recommends tini && rm -rf /var/lib/apt/lists/*
 ENV NODE_ENV=production PORT=3000

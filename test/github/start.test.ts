@@ -282,6 +282,7 @@ describe('compose.yaml: the App with Redis, for several replicas', () => {
           command?: string[];
           ports?: string[];
           depends_on?: unknown;
+          healthcheck?: { test: string[] };
         }
       >;
       volumes: Record<string, unknown>;
@@ -299,6 +300,28 @@ describe('compose.yaml: the App with Redis, for several replicas', () => {
     expect(proxy!.ports).toEqual(['${PORT:-3000}:3000']);
     expect(compose.configs.nginx!.content).toContain('proxy_pass http://app;');
     expect(Object.keys(compose.volumes)).toContain('redis-data');
+    // One trusted proxy, which appends the client's address ($$ is Compose's escape for $).
+    expect(app!.environment!.TRUST_PROXY).toBe('1');
+    expect(compose.configs.nginx!.content).toContain('X-Forwarded-For $$proxy_add_x_forwarded_for');
+    // Scaling without a restart: the upstream is re-resolved (`resolve` needs a shared zone and a resolver).
+    expect(compose.configs.nginx!.content).toMatch(/resolver 127\.0\.0\.11 valid=\d+s/);
+    expect(compose.configs.nginx!.content).toMatch(/zone app \d+k;\s*server app:3000 resolve;/);
+    expect(proxy!.image).toMatch(/^nginx:1\.(2[89]|[3-9]\d)/); // 1.27.3+: open-source nginx has `resolve`
+    expect(proxy!.depends_on).toEqual({ app: { condition: 'service_healthy' } });
+    // The App's health check asks /healthz with the image's own node (no curl in the image).
+    expect(app!.healthcheck!.test.join(' ')).toContain("fetch('http://127.0.0.1:3000/healthz')");
+  });
+
+  it('the image runs the current Node LTS (24), as the workflows do', () => {
+    const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
+    const bases = [...dockerfile.matchAll(/^FROM node:(\d+)[.\w-]*/gm)].map((match) => match[1]);
+    expect(bases.length).toBeGreaterThan(0);
+    expect(new Set(bases)).toEqual(new Set(['24']));
+    for (const workflow of ['release.yml', 'kb-refresh.yml']) {
+      const text = readFileSync(join(ROOT, '.github', 'workflows', workflow), 'utf8');
+      expect(text).not.toMatch(/actions\/(checkout|setup-node)@v[1-5]\b/);
+      for (const version of text.matchAll(/node-version: (\d+)/g)) expect(version[1]).toBe('24');
+    }
   });
 });
 
