@@ -87,7 +87,7 @@ Options:
   --format FORMAT          text (default), json, sarif or github (workflow annotations)
   --output FILE            write the report to FILE instead of standard output
   --quiet                  report error-level findings only
-  --fail-on LEVEL          exit 1 on findings at or above LEVEL: error (default), warning, or never
+  --fail-on LEVEL          exit 1 on findings at or above LEVEL: error (default), warning, notice, or never
   --max-warnings N         also exit 1 when there are more than N warnings
   --fix                    apply the safe fixes (each verified by checking the result again)
   --verbose                show each finding's explanation, sources and fix

@@ -78,8 +78,13 @@ const TARGET_POLICY = new Set(['cuda-not-allowed']);
 export function plan(files: readonly ParsedFile[], targetCuda: string, kb: KnowledgeBase, baseline: Baseline): Plan {
   const cuda = cudaMajorMinor(targetCuda);
   if (!cuda) throw new PlanError(`"${targetCuda}" is not a CUDA version (expected major.minor, e.g. 12.8)`);
-  if (kb.cudaExists(cuda) === 'no')
-    throw new PlanError(`CUDA ${cuda} was never released (${kb.noReleaseRecord(cuda)?.note ?? ''})`);
+  const exists = kb.cudaExists(cuda);
+  if (exists === 'no') throw new PlanError(`CUDA ${cuda} was never released (${kb.noReleaseRecord(cuda)?.note ?? ''})`);
+  // Nothing is known of a CUDA newer than the knowledge base (its driver floor, its wheels): no plan can be sound.
+  if (exists === 'unknown' && compareDotted(cuda, kb.newestCuda()) > 0)
+    throw new PlanError(
+      `CUDA ${cuda} is newer than any CUDA the knowledge base knows (the newest is ${kb.newestCuda()}, data retrieved ${kb.retrieved}): nothing can be planned for it`,
+    );
   const notes: string[] = [];
   const steps: PlanStep[] = [];
   const held: PlanHold[] = [];

@@ -52,6 +52,15 @@ describe('help', () => {
     expect(options.length).toBeGreaterThan(10);
     for (const option of options) expect(help).toContain(`--${option}`);
   });
+
+  it('--fail-on lists every level it accepts', () => {
+    const help = cli(ROOT, ['check', '--help']).out;
+    const line = help.split('\n').find((text) => text.includes('--fail-on LEVEL'))!;
+    for (const level of ['error', 'warning', 'notice', 'never']) {
+      expect(line).toContain(level);
+      expect(cli(ROOT, ['check', '--fail-on', level, 'fixtures/repos/demo']).code).not.toBe(2);
+    }
+  });
 });
 
 describe('exit status thresholds', () => {

@@ -252,6 +252,11 @@ describe('cuda-gatekeeper plan', () => {
       code: 2,
       err: expect.stringContaining('never released'),
     });
+    // A CUDA newer than anything known is refused the same way: nothing about it (driver floor, wheels) is known.
+    expect(cli(dir, 'plan', '--cuda', '99.9')).toMatchObject({
+      code: 2,
+      err: expect.stringContaining('CUDA 99.9 is newer than any CUDA the knowledge base knows'),
+    });
     expect(cli(dir, 'plan')).toMatchObject({ code: 2, err: expect.stringContaining('--cuda') });
   });
 
