@@ -55093,8 +55093,12 @@ var TARGET_POLICY = /* @__PURE__ */ new Set(["cuda-not-allowed"]);
 function plan(files, targetCuda, kb, baseline) {
   const cuda = cudaMajorMinor(targetCuda);
   if (!cuda) throw new PlanError(`"${targetCuda}" is not a CUDA version (expected major.minor, e.g. 12.8)`);
-  if (kb.cudaExists(cuda) === "no")
-    throw new PlanError(`CUDA ${cuda} was never released (${kb.noReleaseRecord(cuda)?.note ?? ""})`);
+  const exists = kb.cudaExists(cuda);
+  if (exists === "no") throw new PlanError(`CUDA ${cuda} was never released (${kb.noReleaseRecord(cuda)?.note ?? ""})`);
+  if (exists === "unknown" && compareDotted(cuda, kb.newestCuda()) > 0)
+    throw new PlanError(
+      `CUDA ${cuda} is newer than any CUDA the knowledge base knows (the newest is ${kb.newestCuda()}, data retrieved ${kb.retrieved}): nothing can be planned for it`
+    );
   const notes = [];
   const steps = [];
   const held = [];
@@ -57038,7 +57042,7 @@ Options:
   --format FORMAT          text (default), json, sarif or github (workflow annotations)
   --output FILE            write the report to FILE instead of standard output
   --quiet                  report error-level findings only
-  --fail-on LEVEL          exit 1 on findings at or above LEVEL: error (default), warning, or never
+  --fail-on LEVEL          exit 1 on findings at or above LEVEL: error (default), warning, notice, or never
   --max-warnings N         also exit 1 when there are more than N warnings
   --fix                    apply the safe fixes (each verified by checking the result again)
   --verbose                show each finding's explanation, sources and fix
@@ -57752,6 +57756,7 @@ async function action(io) {
     conclusion: checked.failed ? "failure" : rendered.conclusion === "failure" ? "neutral" : rendered.conclusion
   };
   const sarifFile = io.env["INPUT_SARIF-FILE"] === void 0 ? "cuda-gatekeeper.sarif" : input2(io, "sarif-file");
+  let sarifWritten;
   if (sarifFile) {
     const sarif = renderSarif(report, {
       rules: RULES,
@@ -57762,6 +57767,7 @@ async function action(io) {
     try {
       mkdirSync2(dirname4(resolve5(io.cwd, sarifFile)), { recursive: true });
       writeWhole(resolve5(io.cwd, sarifFile), sarif);
+      sarifWritten = sarifFile;
     } catch (error62) {
       io.out(
         `::warning::${escapeData(`cuda-gatekeeper could not write the SARIF file ${sarifFile}: ${error62.message}`)}
@@ -57789,7 +57795,7 @@ ${output2.summary}
       warnings: String(report.counts.warning),
       notices: String(report.counts.notice),
       conclusion: output2.conclusion,
-      ...sarifFile ? { "sarif-file": sarifFile } : {},
+      ...sarifWritten ? { "sarif-file": sarifWritten } : {},
       ...url2 ? { "check-run-url": url2 } : {}
     };
     appendFileSync(

@@ -50531,8 +50531,12 @@ var TARGET_POLICY = /* @__PURE__ */ new Set(["cuda-not-allowed"]);
 function plan(files, targetCuda, kb, baseline) {
   const cuda = cudaMajorMinor(targetCuda);
   if (!cuda) throw new PlanError(`"${targetCuda}" is not a CUDA version (expected major.minor, e.g. 12.8)`);
-  if (kb.cudaExists(cuda) === "no")
-    throw new PlanError(`CUDA ${cuda} was never released (${kb.noReleaseRecord(cuda)?.note ?? ""})`);
+  const exists = kb.cudaExists(cuda);
+  if (exists === "no") throw new PlanError(`CUDA ${cuda} was never released (${kb.noReleaseRecord(cuda)?.note ?? ""})`);
+  if (exists === "unknown" && compareDotted(cuda, kb.newestCuda()) > 0)
+    throw new PlanError(
+      `CUDA ${cuda} is newer than any CUDA the knowledge base knows (the newest is ${kb.newestCuda()}, data retrieved ${kb.retrieved}): nothing can be planned for it`
+    );
   const notes = [];
   const steps = [];
   const held = [];
@@ -52715,7 +52719,7 @@ Options:
   --format FORMAT          text (default), json, sarif or github (workflow annotations)
   --output FILE            write the report to FILE instead of standard output
   --quiet                  report error-level findings only
-  --fail-on LEVEL          exit 1 on findings at or above LEVEL: error (default), warning, or never
+  --fail-on LEVEL          exit 1 on findings at or above LEVEL: error (default), warning, notice, or never
   --max-warnings N         also exit 1 when there are more than N warnings
   --fix                    apply the safe fixes (each verified by checking the result again)
   --verbose                show each finding's explanation, sources and fix

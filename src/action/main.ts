@@ -133,6 +133,8 @@ export async function action(io: ActionIo): Promise<number> {
   };
 
   const sarifFile = io.env['INPUT_SARIF-FILE'] === undefined ? 'cuda-gatekeeper.sarif' : input(io, 'sarif-file');
+  /** The SARIF file, once it is written: the `sarif-file` output names only a file that exists. */
+  let sarifWritten: string | undefined;
   if (sarifFile) {
     const sarif = renderSarif(report, {
       rules: RULES,
@@ -145,6 +147,7 @@ export async function action(io: ActionIo): Promise<number> {
     try {
       mkdirSync(dirname(resolve(io.cwd, sarifFile)), { recursive: true });
       writeWhole(resolve(io.cwd, sarifFile), sarif);
+      sarifWritten = sarifFile;
     } catch (error) {
       io.out(
         `::warning::${escapeData(`cuda-gatekeeper could not write the SARIF file ${sarifFile}: ${(error as Error).message}`)}\n`,
@@ -168,7 +171,7 @@ export async function action(io: ActionIo): Promise<number> {
       warnings: String(report.counts.warning),
       notices: String(report.counts.notice),
       conclusion: output.conclusion,
-      ...(sarifFile ? { 'sarif-file': sarifFile } : {}),
+      ...(sarifWritten ? { 'sarif-file': sarifWritten } : {}),
       ...(url ? { 'check-run-url': url } : {}),
     };
     appendFileSync(

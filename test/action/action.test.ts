@@ -282,6 +282,17 @@ describe('GitHub Action (the bundle, as a runner runs it)', () => {
     expect(lines.length).toBeGreaterThan(0);
     expect(new Set(lines).size).toBe(lines.length);
   });
+  it('a SARIF file that cannot be written: a warning, and no sarif-file output naming a file that is not there', async () => {
+    fake = new FakeGitHub();
+    fake.addRepo('octo-org/trainer', {});
+    // A folder where the file should go: the write fails.
+    const result = await runAction({ Dockerfile: MISMATCH, 'out.sarif/keep': '' }, { 'sarif-file': 'out.sarif' });
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain('::warning::cuda-gatekeeper could not write the SARIF file out.sarif');
+    expect(result.outputs['sarif-file']).toBeUndefined();
+    expect(result.outputs.conclusion).toBe('failure');
+  });
+
   it('sarif-file "" writes no SARIF', async () => {
     fake = new FakeGitHub();
     fake.addRepo('octo-org/trainer', {});
