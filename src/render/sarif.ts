@@ -88,6 +88,9 @@ export function renderSarif(report: Report, options: SarifOptions): string {
     version: '2.1.0',
     runs: [
       {
+        // Code scanning keeps one analysis per category: ours replaces the previous cuda-gatekeeper upload, never
+        // another tool's ("SARIF support for code scanning", runAutomationDetails: `id` is "category/run-id").
+        automationDetails: { id: 'cuda-gatekeeper/' },
         tool: {
           driver: {
             name: 'cuda-gatekeeper',
@@ -175,6 +178,22 @@ function region(location: Finding['location']) {
   };
 }
 
+/** SARIF message text is plain text in which `[`, `]` and `\\` are escaped (SARIF 2.1.0 §3.11.5). */
+function plain(text: string): string {
+  return text.replace(/[\\[\]]/g, (character) => `\\${character}`);
+}
+
+/**
+ * The message, with each related location linked by its id (`[text](id)`, SARIF 2.1.0 §3.11.6: "embedded links"
+ * to `relatedLocations`), which code scanning shows as links to those lines.
+ */
+function messageText(finding: Finding): string {
+  const text = plain(finding.help ? `${finding.message}. ${finding.help}` : finding.message);
+  if (finding.related.length === 0) return text;
+  const links = finding.related.map((related, id) => `[${plain(related.message)}](${id})`);
+  return `${text} See ${links.join('; ')}.`;
+}
+
 function result(
   finding: Finding,
   uri: (path: string) => string,
@@ -187,7 +206,7 @@ function result(
     ruleId: finding.ruleId,
     ...(ruleIndex.has(finding.ruleId) ? { ruleIndex: ruleIndex.get(finding.ruleId) } : {}),
     level: LEVEL[finding.severity],
-    message: { text: finding.help ? `${finding.message}. ${finding.help}` : finding.message },
+    message: { text: messageText(finding) },
     locations: [
       { physicalLocation: { artifactLocation: { uri: uri(finding.location.path) }, region: region(finding.location) } },
     ],

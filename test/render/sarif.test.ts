@@ -94,6 +94,20 @@ describe('SARIF for code scanning', () => {
     expect(validate(zero)).toBe(false);
   });
 
+  it('one category per upload, and related locations linked from the message', () => {
+    const demo = mkdtempSync(join(tmpdir(), 'cgk-sarif-related-'));
+    cpSync(join(ROOT, 'fixtures', 'repos', 'demo'), demo, { recursive: true });
+    const run = cli(demo, 'check', '--format', 'sarif', '--baseline', 'baseline.yaml').runs[0]! as unknown as {
+      automationDetails: { id: string };
+      results: { message: { text: string }; relatedLocations?: { id: number }[] }[];
+    };
+    expect(run.automationDetails).toEqual({ id: 'cuda-gatekeeper/' });
+    const withRelated = run.results.filter((result) => result.relatedLocations?.length);
+    expect(withRelated.length).toBeGreaterThan(0);
+    for (const result of withRelated)
+      for (const related of result.relatedLocations!) expect(result.message.text).toContain(`](${related.id})`);
+  });
+
   it('the demo and every real file of the corpus give schema-valid SARIF', () => {
     const demo = mkdtempSync(join(tmpdir(), 'cgk-sarif-demo-'));
     cpSync(join(ROOT, 'fixtures', 'repos', 'demo'), demo, { recursive: true });
