@@ -53,6 +53,7 @@ const manifest = {
   bin: { 'cuda-gatekeeper': 'bin/cuda-gatekeeper.js' },
   repository: app.repository,
   homepage: app.homepage,
+  bugs: app.bugs,
   keywords: ['cuda', 'pytorch', 'docker', 'conda', 'pip', 'lint', 'pre-commit', 'gpu'],
   files: ['bin', 'bundle/cli.mjs', 'baseline.yaml', 'schema', 'rules/*/README.md', 'CHANGELOG.md'],
 };

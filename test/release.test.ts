@@ -60,8 +60,41 @@ describe('the release', () => {
       cwd: ROOT,
       encoding: 'utf8',
     });
-    expect(notes).toContain('### What the packaging tools accept, we read (issue 32)');
+    expect(notes).toContain('The first release: one engine');
     expect(notes).not.toMatch(/^## /m);
+    // The version's section only: not the development log that follows it.
+    expect(notes).not.toContain('(issue 32)');
+    expect(Buffer.byteLength(notes)).toBeLessThan(8 * 1024);
+  });
+
+  it('publishes by trusted publishing: no npm token, OIDC, an npm that supports it', () => {
+    const workflow = readFileSync(join(ROOT, '.github', 'workflows', 'release.yml'), 'utf8');
+    expect(workflow).not.toMatch(/NODE_AUTH_TOKEN|secrets\.NPM_TOKEN/);
+    const npm = /npm install -g npm@(\d+)\.(\d+)\.(\d+)/.exec(workflow);
+    expect(npm).not.toBeNull();
+    const [major, minor, patch] = npm!.slice(1).map(Number) as [number, number, number];
+    expect(major * 1e6 + minor * 1e3 + patch).toBeGreaterThanOrEqual(11 * 1e6 + 5 * 1e3 + 1); // 11.5.1
+  });
+
+  it("the packed CLI names the workflow's repository, and npm publish --dry-run accepts it", () => {
+    const work = mkdtempSync(join(tmpdir(), 'cgk-publish-'));
+    const tarball = execFileSync(
+      process.execPath,
+      [join(ROOT, 'scripts', 'pack-cli.mjs'), '--out', join(work, 'package'), '--pack'],
+      { encoding: 'utf8' },
+    ).trim();
+    const manifest = JSON.parse(readFileSync(join(work, 'package', 'package.json'), 'utf8')) as {
+      repository?: { url?: string };
+    };
+    // npm refuses a provenance publish whose repository.url does not match the repository the workflow runs in.
+    expect(manifest.repository?.url).toBe('git+https://github.com/cuda-gatekeeper/cuda-gatekeeper.git');
+    const dry = spawnSync('npm', ['publish', tarball, '--dry-run', '--access', 'public'], {
+      cwd: work,
+      encoding: 'utf8',
+      env: { ...process.env, npm_config_registry: 'https://registry.npmjs.org/' },
+    });
+    expect(dry.status, dry.stderr).toBe(0);
+    expect(dry.stderr + dry.stdout).toContain('cuda-gatekeeper');
   });
 
   it('the CLI package has no dependencies and works from a global install with nothing else installed', () => {
