@@ -37263,8 +37263,8 @@ var MappedBuilder = class {
     }
     for (const seg of mapped.pieces()) {
       const text2 = mapped.text.slice(seg.from, seg.to);
-      const plain = seg.origin >= 0 && !seg.via;
-      this.pushSegment(text2, seg.origin, plain ? void 0 : seg.site, seg.via);
+      const plain2 = seg.origin >= 0 && !seg.via;
+      this.pushSegment(text2, seg.origin, plain2 ? void 0 : seg.site, seg.via);
     }
   }
   build() {
@@ -39708,9 +39708,9 @@ function readWord(script, startIndex, resolve5, braces) {
     i++;
   }
   if (i === startIndex) return { next: i + 1 };
-  const plain = out === void 0 && runStart === startIndex;
-  if (!plain) flush(i);
-  const mapped = plain ? script.slice(startIndex, i) : (out ?? new MappedBuilder()).build();
+  const plain2 = out === void 0 && runStart === startIndex;
+  if (!plain2) flush(i);
+  const mapped = plain2 ? script.slice(startIndex, i) : (out ?? new MappedBuilder()).build();
   const word = {
     text: mapped.text,
     mapped,
@@ -40141,8 +40141,8 @@ function scanPlainDockerfile(text2) {
     if (READ_ARGUMENTS.has(upper)) {
       if (firstComment >= 0 && /["']/.test(text2.slice(firstComment, contentEnd))) return void 0;
       const quotes = upper === "ARG" || upper === "ENV" ? /\\/ : /["'\\]/;
-      const plain = lines > 1 || quotes.test(text2.slice(keywordEnd, contentEnd)) ? void 0 : plainArguments(text2, { keyword, upper, span, line: fromLine, from: keywordEnd, to: contentEnd });
-      instructions.push(plain ?? astInstruction(text2, span, fromLine));
+      const plain2 = lines > 1 || quotes.test(text2.slice(keywordEnd, contentEnd)) ? void 0 : plainArguments(text2, { keyword, upper, span, line: fromLine, from: keywordEnd, to: contentEnd });
+      instructions.push(plain2 ?? astInstruction(text2, span, fromLine));
     } else {
       instructions.push(unreadInstruction(keyword, span, fromLine, line));
     }
@@ -50918,6 +50918,9 @@ function renderSarif(report, options2) {
     version: "2.1.0",
     runs: [
       {
+        // Code scanning keeps one analysis per category: ours replaces the previous cuda-gatekeeper upload, never
+        // another tool's ("SARIF support for code scanning", runAutomationDetails: `id` is "category/run-id").
+        automationDetails: { id: "cuda-gatekeeper/" },
         tool: {
           driver: {
             name: "cuda-gatekeeper",
@@ -50992,13 +50995,22 @@ function region(location) {
     endColumn: Math.max(location.end.column, location.start.line === location.end.line ? location.start.column : 1)
   };
 }
+function plain(text2) {
+  return text2.replace(/[\\[\]]/g, (character) => `\\${character}`);
+}
+function messageText(finding) {
+  const text2 = plain(finding.help ? `${finding.message}. ${finding.help}` : finding.message);
+  if (finding.related.length === 0) return text2;
+  const links = finding.related.map((related, id) => `[${plain(related.message)}](${id})`);
+  return `${text2} See ${links.join("; ")}.`;
+}
 function result(finding, uri, ruleIndex, fingerprint, sources) {
   const fixes = finding.fix && sources ? [sarifFix(finding.fix, uri, sources)].filter((fix) => fix !== void 0) : [];
   return {
     ruleId: finding.ruleId,
     ...ruleIndex.has(finding.ruleId) ? { ruleIndex: ruleIndex.get(finding.ruleId) } : {},
     level: LEVEL2[finding.severity],
-    message: { text: finding.help ? `${finding.message}. ${finding.help}` : finding.message },
+    message: { text: messageText(finding) },
     locations: [
       { physicalLocation: { artifactLocation: { uri: uri(finding.location.path) }, region: region(finding.location) } }
     ],
@@ -51297,7 +51309,7 @@ function withGitignore(levels, absoluteDirectory, repoDirectory) {
 }
 function walk(root, inputs, filters = {}) {
   const paths = /* @__PURE__ */ new Set();
-  const plain = /* @__PURE__ */ new Set();
+  const plain2 = /* @__PURE__ */ new Set();
   const kinds = /* @__PURE__ */ new Map();
   const missing = [];
   const unreadable = [];
@@ -51308,7 +51320,7 @@ function walk(root, inputs, filters = {}) {
   const add = (repoPath, viaLink, kind) => {
     paths.add(repoPath);
     if (kind) kinds.set(repoPath, kind);
-    if (!viaLink) plain.add(repoPath);
+    if (!viaLink) plain2.add(repoPath);
   };
   const kindOf = (absolute, repoPath) => {
     const byName = classifyPath(repoPath);
@@ -51411,18 +51423,18 @@ function walk(root, inputs, filters = {}) {
     } else found(absolute, repoPath, linked, levels ?? []);
   };
   for (const input2 of inputs) visit3(resolve2(root, input2), true, false);
-  return { paths: [...paths], kinds, missing, unreadable, plain };
+  return { paths: [...paths], kinds, missing, unreadable, plain: plain2 };
 }
 function diskReader(root, skipped, walked) {
   const realRoot = realpathSync.native(root);
   const files = new Set(walked?.paths);
-  const plain = walked?.plain ?? /* @__PURE__ */ new Set();
+  const plain2 = walked?.plain ?? /* @__PURE__ */ new Set();
   const seen = /* @__PURE__ */ new Map();
   return {
     read(path, kind) {
       let real;
       try {
-        real = plain.has(path) ? join2(realRoot, path) : realpathSync.native(join2(root, path));
+        real = plain2.has(path) ? join2(realRoot, path) : realpathSync.native(join2(root, path));
       } catch {
         skipped.push({ path, reason: "cannot be read" });
         return void 0;
@@ -51433,7 +51445,7 @@ function diskReader(root, skipped, walked) {
         return void 0;
       }
       seen.set(real, path);
-      const text2 = readRegularInside(realRoot, root, path, maxBytes(path, kind), plain.has(path));
+      const text2 = readRegularInside(realRoot, root, path, maxBytes(path, kind), plain2.has(path));
       if (typeof text2 !== "string") {
         skipped.push({ path, reason: text2.reason });
         return void 0;
@@ -51475,10 +51487,10 @@ function isFile(root, path) {
     return false;
   }
 }
-function readRegularInside(realRoot, root, path, maxBytes2, plain = false) {
+function readRegularInside(realRoot, root, path, maxBytes2, plain2 = false) {
   let real;
   try {
-    real = plain ? join2(realRoot, path) : realpathSync.native(join2(root, path));
+    real = plain2 ? join2(realRoot, path) : realpathSync.native(join2(root, path));
   } catch (error62) {
     return { reason: error62.code === "ENOENT" ? "does not exist" : "cannot be read" };
   }
@@ -51580,6 +51592,14 @@ function changedSince(cwd, ref) {
   ]).split("\0");
   const untracked = run(["ls-files", "--others", "--exclude-standard", "-z"]).split("\0");
   return { changed: [...new Set([...changed, ...untracked].filter(Boolean))], removed: removed.filter(Boolean) };
+}
+function stagedDeletions(cwd) {
+  try {
+    git(cwd, ["rev-parse", "--is-inside-work-tree"]);
+  } catch {
+    throw new GitError(`--staged needs a git repository, and ${cwd} is not in one`);
+  }
+  return git(cwd, ["diff", "--cached", "--name-only", "--relative", "--no-renames", "--diff-filter=D", "-z"]).split("\0").filter(Boolean);
 }
 
 // src/cli/fleet.ts
@@ -52732,6 +52752,7 @@ Options:
   --type KIND              read the named files (or standard input) as one of ${FILE_KIND_NAMES.join(", ")}
   --stdin-filename PATH    the repository path standard input stands for (its includes are read relative to it)
   --ignore-unknown         named files whose kind cannot be told are passed over, not an error (pre-commit)
+  --staged                 also the files the git index deletes: the files that install them are checked (pre-commit)
   -h, --help               this text
 
 Colour: on when standard output is a terminal and NO_COLOR is not set; FORCE_COLOR=1 forces it, FORCE_COLOR=0 turns it off.
@@ -52804,6 +52825,7 @@ var OPTIONS = {
     "--type",
     "--stdin-filename",
     "--ignore-unknown",
+    "--staged",
     "--help"
   ],
   plan: ["--cuda", "--baseline", "--baseline-ref", "--format", "--write", "--help"]
@@ -52995,7 +53017,8 @@ function checkFlags(args) {
       repository: { type: "string" },
       type: { type: "string" },
       "stdin-filename": { type: "string" },
-      "ignore-unknown": { type: "boolean", default: false }
+      "ignore-unknown": { type: "boolean", default: false },
+      staged: { type: "boolean", default: false }
     }
   });
   const format = values.format ?? "text";
@@ -53124,8 +53147,10 @@ function chooseFiles(io, flags, baseline) {
   const named = select2(io, positionals, baseline);
   const namedSet = new Set(named.paths);
   const namesFiles = positionals.length > 0 && positionals.every((path) => namedSet.has(toRepoPath(io.cwd, resolve4(io.cwd, path)) ?? ""));
-  const selected = namesFiles && values["changed-since"] === void 0 ? withTree(io, baseline, named) : named;
-  const changes = values["changed-since"] !== void 0 ? changedSince(io.cwd, values["changed-since"]) : namesFiles ? { changed: [...named.paths], removed: [] } : void 0;
+  const removed = values.staged ? stagedDeletions(io.cwd) : [];
+  const nothing = { paths: [], unreadable: [], kinds: /* @__PURE__ */ new Map(), missing: [], plain: /* @__PURE__ */ new Set() };
+  const selected = values.staged && positionals.length === 0 ? removed.length > 0 ? withTree(io, baseline, nothing) : nothing : namesFiles && values["changed-since"] === void 0 ? withTree(io, baseline, named) : named;
+  const changes = values["changed-since"] !== void 0 ? changedSince(io.cwd, values["changed-since"]) : namesFiles || values.staged ? { changed: namesFiles ? [...named.paths] : [], removed } : void 0;
   if (selected.missing.length > 0) {
     const outside = selected.missing.filter((path) => existsSync3(resolve4(io.cwd, path)));
     const absent = selected.missing.filter((path) => !outside.includes(path));

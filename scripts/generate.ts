@@ -121,10 +121,11 @@ export function preCommitHooks(): string {
 - id: cuda-gatekeeper
   name: cuda-gatekeeper
   description: Check Dockerfiles, requirements and conda files for CUDA, driver and PyTorch mismatches
-  entry: bin/cuda-gatekeeper.js check --ignore-unknown
+  entry: bin/cuda-gatekeeper.js check --ignore-unknown --staged
   language: script
   files: ${JSON.stringify(HOOK_FILES)}
   pass_filenames: true
+  always_run: true
   require_serial: true
 `;
 }

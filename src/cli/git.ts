@@ -69,3 +69,18 @@ export function changedSince(cwd: string, ref: string): Changes {
   const untracked = run(['ls-files', '--others', '--exclude-standard', '-z']).split('\0');
   return { changed: [...new Set([...changed, ...untracked].filter(Boolean))], removed: removed.filter(Boolean) };
 }
+
+/**
+ * The paths the index deletes (`git diff --cached --diff-filter=D`): what a commit removes, which pre-commit passes
+ * to no hook (it passes the files that exist).
+ */
+export function stagedDeletions(cwd: string): string[] {
+  try {
+    git(cwd, ['rev-parse', '--is-inside-work-tree']);
+  } catch {
+    throw new GitError(`--staged needs a git repository, and ${cwd} is not in one`);
+  }
+  return git(cwd, ['diff', '--cached', '--name-only', '--relative', '--no-renames', '--diff-filter=D', '-z'])
+    .split('\0')
+    .filter(Boolean);
+}

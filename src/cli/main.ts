@@ -43,7 +43,7 @@ import {
   type Skipped,
   type Walked,
 } from './discover.js';
-import { changedSince, fileAtRef, GitError, type Changes } from './git.js';
+import { changedSince, fileAtRef, GitError, stagedDeletions, type Changes } from './git.js';
 import { FLEET_HELP, fleetCommand } from './fleet.js';
 import { withVerifiedFixes } from './check-tree.js';
 import { checkOnThreads, threadsFor } from './threads.js';
@@ -100,6 +100,7 @@ Options:
   --type KIND              read the named files (or standard input) as one of ${FILE_KIND_NAMES.join(', ')}
   --stdin-filename PATH    the repository path standard input stands for (its includes are read relative to it)
   --ignore-unknown         named files whose kind cannot be told are passed over, not an error (pre-commit)
+  --staged                 also the files the git index deletes: the files that install them are checked (pre-commit)
   -h, --help               this text
 
 Colour: on when standard output is a terminal and NO_COLOR is not set; FORCE_COLOR=1 forces it, FORCE_COLOR=0 turns it off.
@@ -236,6 +237,7 @@ const OPTIONS: Readonly<Record<string, readonly string[]>> = {
     '--type',
     '--stdin-filename',
     '--ignore-unknown',
+    '--staged',
     '--help',
   ],
   plan: ['--cuda', '--baseline', '--baseline-ref', '--format', '--write', '--help'],
@@ -489,6 +491,7 @@ function checkFlags(args: readonly string[]) {
       type: { type: 'string' },
       'stdin-filename': { type: 'string' },
       'ignore-unknown': { type: 'boolean', default: false },
+      staged: { type: 'boolean', default: false },
     },
   });
   const format = values.format ?? 'text';
@@ -671,12 +674,23 @@ function chooseFiles(io: Io, flags: CheckFlags, baseline: Baseline) {
   const namesFiles =
     positionals.length > 0 &&
     positionals.every((path) => namedSet.has(toRepoPath(io.cwd, resolve(io.cwd, path)) ?? ''));
-  const selected = namesFiles && values['changed-since'] === undefined ? withTree(io, baseline, named) : named;
+  // --staged (the pre-commit hook): the files the commit deletes count too, so the Dockerfile that installs a
+  // deleted requirements file is checked without it; with no file named and none deleted, nothing is checked.
+  const removed = values.staged ? stagedDeletions(io.cwd) : [];
+  const nothing: Walked = { paths: [], unreadable: [], kinds: new Map(), missing: [], plain: new Set() };
+  const selected =
+    values.staged && positionals.length === 0
+      ? removed.length > 0
+        ? withTree(io, baseline, nothing)
+        : nothing
+      : namesFiles && values['changed-since'] === undefined
+        ? withTree(io, baseline, named)
+        : named;
   const changes =
     values['changed-since'] !== undefined
       ? changedSince(io.cwd, values['changed-since'])
-      : namesFiles
-        ? { changed: [...named.paths], removed: [] }
+      : namesFiles || values.staged
+        ? { changed: namesFiles ? [...named.paths] : [], removed }
         : undefined;
   if (selected.missing.length > 0) {
     // A path that exists but lies outside the working directory is not missing: say so (files are read inside it only).

@@ -121,9 +121,11 @@ function paths(): string[] {
 describe('pre-commit hook', () => {
   it('is generated from the classification and runs the check on candidates only', () => {
     expect(hook).toMatchObject({
-      entry: 'bin/cuda-gatekeeper.js check --ignore-unknown',
+      entry: 'bin/cuda-gatekeeper.js check --ignore-unknown --staged',
       language: 'script',
       files: HOOK_FILES,
+      // A commit that only deletes a file passes the hook no file name: it runs anyway (--staged finds it).
+      always_run: true,
     });
   });
 
@@ -146,7 +148,15 @@ describe('pre-commit hook', () => {
 
   const preCommit = existsSync('/usr/bin/pre-commit') || spawnSync('pre-commit', ['--version']).status === 0;
   const inGit = spawnSync('git', ['rev-parse', 'HEAD'], { cwd: ROOT }).status === 0;
-  // CI installs Debian's pre-commit (.ci/run); a machine without it cannot run this one.
+  // CI installs Debian's pre-commit (.ci/run); a machine without it skips the two tests below, and says so here.
+  it(
+    preCommit
+      ? 'pre-commit is installed: the hook is run by pre-commit itself below'
+      : 'pre-commit is NOT installed: the two tests below are skipped (apt install pre-commit, or run .ci/run)',
+    () => {
+      if (process.env.CI) expect(preCommit, 'CI must run the hook with pre-commit (.ci/run installs it)').toBe(true);
+    },
+  );
   it.runIf(preCommit)(
     "the README's .pre-commit-config.yaml snippet and the hook file pass pre-commit's own validation",
     () => {
@@ -260,6 +270,17 @@ describe('pre-commit hook', () => {
       expect(alone.status, alone.stdout + alone.stderr).not.toBe(0);
       expect(alone.stdout + alone.stderr).toMatch(
         /requirements\.txt:2:1: error: torch==2\.3\.0\+cu118 is built for CUDA 11\.8, but nvidia\/cuda:12\.1\.1/,
+      );
+
+      // Issue 43: a commit that only deletes the requirements file the Dockerfile installs (pre-commit passes no
+      // file for a deletion) is refused: the hook runs always and checks what installs the deleted file.
+      git('reset', '-q', 'HEAD', '--', 'requirements.txt');
+      git('checkout', '-q', '--', 'requirements.txt');
+      expect(git('rm', '-q', 'requirements.txt').status).toBe(0);
+      const deleted = git('commit', '-qm', 'drop requirements.txt');
+      expect(deleted.status, deleted.stdout + deleted.stderr).not.toBe(0);
+      expect(deleted.stdout + deleted.stderr).toMatch(
+        /Dockerfile:3:\d+: error: requirements\.txt is deleted by this change, but this line still installs it/,
       );
     },
     600_000,
