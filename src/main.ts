@@ -61,12 +61,20 @@ if (!env.APP_ID || (!env.PRIVATE_KEY && !env.PRIVATE_KEY_PATH)) {
     ...(env.WEBHOOK_PROXY_URL ? { webhookProxyUrl: env.WEBHOOK_PROXY_URL } : {}),
     allowedHosts: [new URL(selfUrl).host, `localhost:${port}`, `127.0.0.1:${port}`],
   });
-  createServer((req, res) => {
+  const setupServer = createServer((req, res) => {
     void handler(req, res).then((answered) => {
       if (!answered)
         res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: open / to register the App\n');
     });
-  }).listen(port, host, () =>
+  });
+  // Nothing is in hand during setup: SIGTERM (docker stop, npm's group) or Ctrl-C ends it at once, exit 0.
+  for (const signal of ['SIGTERM', 'SIGINT'] as const)
+    process.on(signal, () => {
+      setupServer.close();
+      setupServer.closeAllConnections();
+      process.exit(0);
+    });
+  setupServer.listen(port, host, () =>
     process.stdout.write(
       `cuda-gatekeeper: no APP_ID is set. Open ${selfUrl}/ to register the App on GitHub from app.yml; its credentials go to ${envPath}.\n`,
     ),

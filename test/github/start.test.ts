@@ -45,22 +45,47 @@ function freshClone(): string {
   return dir;
 }
 
-/** `npm start` in `cwd`; `stop` sends SIGTERM and resolves once the process has exited. */
-function npmStart(cwd: string, env: Record<string, string>): { output: () => string; stop: () => Promise<void> } {
+/**
+ * `npm start` in `cwd`, in a process group of its own; `stop` sends SIGTERM to the group (npm, its shell and the
+ * server: what a terminal's Ctrl-C or `docker stop` reaches) and resolves once the server's port is closed.
+ */
+function npmStart(
+  cwd: string,
+  env: Record<string, string>,
+): { output: () => string; stop: () => Promise<void>; exited: Promise<number | null> } {
   let output = '';
   const child = spawn('npm', ['start', '--silent'], {
     cwd,
     env: { PATH: process.env.PATH!, HOME: cwd, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
   });
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const closed = async (): Promise<void> => {
+    const port = Number(env.PORT);
+    await waitFor(
+      () =>
+        fetch(`http://127.0.0.1:${port}/healthz`).then(
+          () => undefined,
+          () => true,
+        ),
+      10_000,
+      () => `a server still answers on ${port}`,
+    );
+  };
   return {
     output: () => output,
-    stop: () => {
-      child.kill('SIGTERM');
-      return exited;
+    exited,
+    stop: async () => {
+      try {
+        process.kill(-child.pid!, 'SIGTERM');
+      } catch {
+        // already gone
+      }
+      await exited;
+      await closed();
     },
   };
 }
@@ -78,6 +103,10 @@ describe('npm start from a fresh clone', () => {
       );
       const page = await (await fetch(`http://127.0.0.1:${port}/`)).text();
       expect(page).toContain('<form method="post" action="/setup/start">');
+      // SIGTERM during setup: the server exits at once, cleanly, and leaves nothing listening.
+      const stopped = Date.now();
+      await setup.stop();
+      expect(Date.now() - stopped).toBeLessThan(5000);
     } finally {
       await setup.stop();
     }
