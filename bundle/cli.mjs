@@ -44352,7 +44352,9 @@ function parsePyproject(path, text2) {
       base.map((declared) => declared.fact)
     );
   sink.suppressions.push(...findSuppressions(source));
-  return sink.finish(path, "pyproject", source);
+  const file2 = sink.finish(path, "pyproject", source);
+  const library = lookup(root, "build-system")?.kind === "table" && lookup(root, "project")?.kind === "table" && pixi2 === void 0 && indexes.size === 0 && file2.indexes.length === 0;
+  return library ? { ...file2, library: true } : file2;
 }
 var poetryDeclared = (dependency) => ({
   fact: dependency.fact,
@@ -47023,7 +47025,7 @@ var rule_default6 = defineRule({
     for (const unit of units) {
       for (const { file: file2, pkg } of unit.packages) {
         const manifest = (formatOf(file2.kind).companions ?? []).length > 0;
-        if (manifest && locked(file2)) continue;
+        if (manifest && (locked(file2) || file2.library)) continue;
         if (!isCudaRelevant(pkg, extra) || isPinned(pkg)) continue;
         const implied = impliedVersion(unit, pkg, kb);
         const fix = implied ? pinFix(file2, pkg, implied.version, implied.why) : void 0;

@@ -35,13 +35,14 @@ export default defineRule({
     if (baseline.pinning.python !== 'exact') return;
     const extra = extraNames(baseline);
     // pyproject.toml and pixi.toml declare ranges by design: a lock file beside them (uv.lock, poetry.lock,
-    // pixi.lock, read as exact versions) is the pin. Without one, their ranges are what is installed.
+    // pixi.lock, read as exact versions) is the pin. Without one, their ranges are what is installed — unless the
+    // project is a library others install (ParsedFile.library): its ranges are its users' to resolve.
     const paths = new Set(files.map((file) => file.path));
     const locked = (file: ParsedFile): boolean => lockCompanions(file.path, file.kind).some((lock) => paths.has(lock));
     for (const unit of units) {
       for (const { file, pkg } of unit.packages) {
         const manifest = (formatOf(file.kind).companions ?? []).length > 0;
-        if (manifest && locked(file)) continue;
+        if (manifest && (locked(file) || file.library)) continue;
         if (!isCudaRelevant(pkg, extra) || isPinned(pkg)) continue;
         const implied = impliedVersion(unit, pkg, kb);
         const fix = implied ? pinFix(file, pkg, implied.version, implied.why) : undefined;

@@ -343,6 +343,12 @@ export interface ParsedFile {
   readonly suppressions: readonly Suppression[];
   /** Kubernetes manifests: the containers of its workloads. */
   readonly containers: readonly ContainerFact[];
+  /**
+   * A pyproject.toml that builds a library for others to install: a `[project]` with a `[build-system]`, and no
+   * index of its own (no `[[tool.uv.index]]`, `[tool.uv]` index option or Poetry source). Its dependency ranges
+   * are what its users' resolvers choose within, by design, not what one deployment installs.
+   */
+  readonly library?: boolean;
 }
 
 /**

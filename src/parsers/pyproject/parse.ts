@@ -233,7 +233,14 @@ export function parsePyproject(path: string, text: string): ParsedFile {
       base.map((declared) => declared.fact),
     );
   sink.suppressions.push(...findSuppressions(source));
-  return sink.finish(path, 'pyproject', source);
+  const file = sink.finish(path, 'pyproject', source);
+  const library =
+    lookup(root, 'build-system')?.kind === 'table' &&
+    lookup(root, 'project')?.kind === 'table' &&
+    pixi === undefined &&
+    indexes.size === 0 &&
+    file.indexes.length === 0;
+  return library ? { ...file, library: true } : file;
 }
 
 const poetryDeclared = (dependency: PoetryDependency): Declared => ({
