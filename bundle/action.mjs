@@ -18848,6 +18848,56 @@ function poolTableText(table, escape) {
   return lines;
 }
 
+// src/render/text.ts
+function renderText(report, options2 = {}) {
+  const lines = [];
+  for (const finding of report.findings) {
+    lines.push(formatLine(finding, options2.color ?? false));
+    if (options2.verbose) {
+      if (finding.help) lines.push(`    why: ${escapeControl(finding.help)}`);
+      for (const related of finding.related)
+        lines.push(
+          `    see: ${escapeControl(related.location.path)}:${related.location.start.line}:${related.location.start.column}: ${escapeControl(related.message)}`
+        );
+      if (finding.fix)
+        lines.push(
+          `    fix (${finding.fix.safety}): ${escapeControl(finding.fix.title)}${finding.fix.verification ? ` (${escapeControl(finding.fix.verification)})` : ""}`
+        );
+      for (const suggestion of finding.suggestions ?? []) lines.push(`    option: ${escapeControl(suggestion.title)}`);
+    }
+  }
+  if (options2.verbose && report.fleet) lines.push(...poolTableText(report.fleet, escapeControl));
+  lines.push(summaryLine(report));
+  return `${lines.join("\n")}
+`;
+}
+var COLORS = { error: "\x1B[31m", warning: "\x1B[33m", notice: "\x1B[36m" };
+function formatLine(finding, color) {
+  const { path, start } = finding.location;
+  const severity = color ? `${COLORS[finding.severity]}${finding.severity}\x1B[0m` : finding.severity;
+  return `${escapeControl(path)}:${start.line}:${start.column}: ${severity}: ${escapeControl(finding.message)} [${finding.ruleId}]`;
+}
+function summaryLine(report) {
+  const { error: error62, warning, notice } = report.counts;
+  const fixable = report.findings.filter((finding) => finding.fix?.safety === "safe").length;
+  const rules = ruleCounts(report);
+  return `${report.filesChecked} file${report.filesChecked === 1 ? "" : "s"} checked: ${error62} error${error62 === 1 ? "" : "s"}, ${warning} warning${warning === 1 ? "" : "s"}, ${notice} notice${notice === 1 ? "" : "s"}${rules.length > 1 ? `; by rule: ${rules.map(([rule, count]) => `${rule} ${count}`).join(", ")}` : ""}${fixable ? ` (${fixable} fixable with --fix)` : ""}`;
+}
+function ruleCounts(report) {
+  const counts = /* @__PURE__ */ new Map();
+  for (const finding of report.findings) counts.set(finding.ruleId, (counts.get(finding.ruleId) ?? 0) + 1);
+  return [...counts].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+}
+var CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
+function escapeControl(text2) {
+  CONTROL.lastIndex = 0;
+  if (!CONTROL.test(text2)) return text2;
+  return text2.replace(
+    CONTROL,
+    (char) => char === "\n" ? "\\n" : char === "\r" ? "\\r" : char === "	" ? "\\t" : `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`
+  );
+}
+
 // src/render/check-run.ts
 var CHECK_NAME = "CUDA gatekeeper";
 var MAX_OUTPUT = 65535;
@@ -18973,8 +19023,10 @@ function summaryTable(report) {
     byFile.set(finding.location.path, row);
   }
   const rows = [...byFile].map(([path, row]) => `| \`${path}\` | ${row.error} | ${row.warning} | ${row.notice} |`);
+  const rules = ruleCounts(report);
+  const byRule = rules.length > 1 ? ` By rule: ${rules.map(([rule, count]) => `\`${rule}\` ${count}`).join(", ")}.` : "";
   return [
-    `Checked ${report.filesChecked} file${report.filesChecked === 1 ? "" : "s"}.${waived}`,
+    `Checked ${report.filesChecked} file${report.filesChecked === 1 ? "" : "s"}.${byRule}${waived}`,
     "",
     "| File | Errors | Warnings | Notices |",
     "|---|---:|---:|---:|",
@@ -55421,50 +55473,6 @@ function renderPlanText(result2) {
 function renderJson(report, meta3 = {}) {
   return `${JSON.stringify({ version: 1, ...meta3, filesChecked: report.filesChecked, counts: report.counts, findings: report.findings }, null, 2)}
 `;
-}
-
-// src/render/text.ts
-function renderText(report, options2 = {}) {
-  const lines = [];
-  for (const finding of report.findings) {
-    lines.push(formatLine(finding, options2.color ?? false));
-    if (options2.verbose) {
-      if (finding.help) lines.push(`    why: ${escapeControl(finding.help)}`);
-      for (const related of finding.related)
-        lines.push(
-          `    see: ${escapeControl(related.location.path)}:${related.location.start.line}:${related.location.start.column}: ${escapeControl(related.message)}`
-        );
-      if (finding.fix)
-        lines.push(
-          `    fix (${finding.fix.safety}): ${escapeControl(finding.fix.title)}${finding.fix.verification ? ` (${escapeControl(finding.fix.verification)})` : ""}`
-        );
-      for (const suggestion of finding.suggestions ?? []) lines.push(`    option: ${escapeControl(suggestion.title)}`);
-    }
-  }
-  if (options2.verbose && report.fleet) lines.push(...poolTableText(report.fleet, escapeControl));
-  lines.push(summaryLine(report));
-  return `${lines.join("\n")}
-`;
-}
-var COLORS = { error: "\x1B[31m", warning: "\x1B[33m", notice: "\x1B[36m" };
-function formatLine(finding, color) {
-  const { path, start } = finding.location;
-  const severity = color ? `${COLORS[finding.severity]}${finding.severity}\x1B[0m` : finding.severity;
-  return `${escapeControl(path)}:${start.line}:${start.column}: ${severity}: ${escapeControl(finding.message)} [${finding.ruleId}]`;
-}
-function summaryLine(report) {
-  const { error: error62, warning, notice } = report.counts;
-  const fixable = report.findings.filter((finding) => finding.fix?.safety === "safe").length;
-  return `${report.filesChecked} file${report.filesChecked === 1 ? "" : "s"} checked: ${error62} error${error62 === 1 ? "" : "s"}, ${warning} warning${warning === 1 ? "" : "s"}, ${notice} notice${notice === 1 ? "" : "s"}${fixable ? ` (${fixable} fixable with --fix)` : ""}`;
-}
-var CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
-function escapeControl(text2) {
-  CONTROL.lastIndex = 0;
-  if (!CONTROL.test(text2)) return text2;
-  return text2.replace(
-    CONTROL,
-    (char) => char === "\n" ? "\\n" : char === "\r" ? "\\r" : char === "	" ? "\\t" : `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`
-  );
 }
 
 // src/stream.ts

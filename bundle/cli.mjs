@@ -51108,7 +51108,13 @@ function formatLine(finding, color) {
 function summaryLine(report) {
   const { error: error62, warning, notice } = report.counts;
   const fixable = report.findings.filter((finding) => finding.fix?.safety === "safe").length;
-  return `${report.filesChecked} file${report.filesChecked === 1 ? "" : "s"} checked: ${error62} error${error62 === 1 ? "" : "s"}, ${warning} warning${warning === 1 ? "" : "s"}, ${notice} notice${notice === 1 ? "" : "s"}${fixable ? ` (${fixable} fixable with --fix)` : ""}`;
+  const rules = ruleCounts(report);
+  return `${report.filesChecked} file${report.filesChecked === 1 ? "" : "s"} checked: ${error62} error${error62 === 1 ? "" : "s"}, ${warning} warning${warning === 1 ? "" : "s"}, ${notice} notice${notice === 1 ? "" : "s"}${rules.length > 1 ? `; by rule: ${rules.map(([rule, count]) => `${rule} ${count}`).join(", ")}` : ""}${fixable ? ` (${fixable} fixable with --fix)` : ""}`;
+}
+function ruleCounts(report) {
+  const counts = /* @__PURE__ */ new Map();
+  for (const finding of report.findings) counts.set(finding.ruleId, (counts.get(finding.ruleId) ?? 0) + 1);
+  return [...counts].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
 }
 var CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
 function escapeControl(text2) {

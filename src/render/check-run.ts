@@ -3,6 +3,7 @@
  * as diffs), text (every finding with its reason) and annotations. Pure; sizes respect GitHub's limits.
  */
 import { poolTableMarkdown } from './pools.js';
+import { ruleCounts } from './text.js';
 import type { Finding, Report, Severity, TextEdit } from '../finding.js';
 
 export const CHECK_NAME = 'CUDA gatekeeper';
@@ -235,8 +236,11 @@ function summaryTable(report: Report): string {
     byFile.set(finding.location.path, row);
   }
   const rows = [...byFile].map(([path, row]) => `| \`${path}\` | ${row.error} | ${row.warning} | ${row.notice} |`);
+  const rules = ruleCounts(report);
+  const byRule =
+    rules.length > 1 ? ` By rule: ${rules.map(([rule, count]) => `\`${rule}\` ${count}`).join(', ')}.` : '';
   return [
-    `Checked ${report.filesChecked} file${report.filesChecked === 1 ? '' : 's'}.${waived}`,
+    `Checked ${report.filesChecked} file${report.filesChecked === 1 ? '' : 's'}.${byRule}${waived}`,
     '',
     '| File | Errors | Warnings | Notices |',
     '|---|---:|---:|---:|',

@@ -38,7 +38,15 @@ function formatLine(finding: Finding, color: boolean): string {
 export function summaryLine(report: Report): string {
   const { error, warning, notice } = report.counts;
   const fixable = report.findings.filter((finding) => finding.fix?.safety === 'safe').length;
-  return `${report.filesChecked} file${report.filesChecked === 1 ? '' : 's'} checked: ${error} error${error === 1 ? '' : 's'}, ${warning} warning${warning === 1 ? '' : 's'}, ${notice} notice${notice === 1 ? '' : 's'}${fixable ? ` (${fixable} fixable with --fix)` : ''}`;
+  const rules = ruleCounts(report);
+  return `${report.filesChecked} file${report.filesChecked === 1 ? '' : 's'} checked: ${error} error${error === 1 ? '' : 's'}, ${warning} warning${warning === 1 ? '' : 's'}, ${notice} notice${notice === 1 ? '' : 's'}${rules.length > 1 ? `; by rule: ${rules.map(([rule, count]) => `${rule} ${count}`).join(', ')}` : ''}${fixable ? ` (${fixable} fixable with --fix)` : ''}`;
+}
+
+/** Findings per rule, the most frequent first (what a first screen of many findings is mostly about). */
+export function ruleCounts(report: Pick<Report, 'findings'>): [string, number][] {
+  const counts = new Map<string, number>();
+  for (const finding of report.findings) counts.set(finding.ruleId, (counts.get(finding.ruleId) ?? 0) + 1);
+  return [...counts].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
 }
 
 /** The golden-file form used by rule fixtures: `path:line:col: message [rule-id]`. */

@@ -53,6 +53,18 @@ describe('help', () => {
     for (const option of options) expect(help).toContain(`--${option}`);
   });
 
+  it('the last line counts the findings by rule, the most frequent first, when there are several rules', () => {
+    const last = cli(join(ROOT, 'fixtures', 'repos', 'demo'), ['check', '.'])
+      .out.trim()
+      .split('\n')
+      .at(-1)!;
+    expect(last).toMatch(
+      /^3 files checked: \d+ errors?, \d+ warnings?, \d+ notices?; by rule: [a-z-]+ \d+(, [a-z-]+ \d+)+/,
+    );
+    const counts = [...last.matchAll(/([a-z-]+) (\d+)(?=,| \()/g)].map((match) => Number(match[2]));
+    expect(counts).toEqual([...counts].sort((a, b) => b - a));
+  });
+
   it('--fail-on lists every level it accepts', () => {
     const help = cli(ROOT, ['check', '--help']).out;
     const line = help.split('\n').find((text) => text.includes('--fail-on LEVEL'))!;
