@@ -55492,9 +55492,11 @@ function gateRepository(files, reader, baseline, kb, options2 = {}) {
   };
   const window = Math.max(1, options2.windowFiles ?? 16);
   const parse6 = { images: baseline.images };
+  const given = files.length;
   for (const { source, parsed, links } of readRepository(files, reader, options2.follow ?? true, parse6)) {
     const i = groups.add();
     sources.push(source);
+    options2.progress?.(sources.length, given);
     indexOf.set(source.path, i);
     held.set(i, { parsed, links });
     for (const from of waiting.get(source.path) ?? []) {
@@ -57513,9 +57515,11 @@ function checkChosen(io, flags, chosen, engine) {
   const { selected, changes, files } = chosen;
   const { baseline, kb, gateOptions, policy } = engine;
   let skipped = [];
+  const line = progressLine(io, flags);
   const run = (list) => {
     const reader = diskReader(io.cwd, skipped, selected);
-    const checked2 = changes ? checkChanges(list, reader, changes, engine) : gateRepository(list, reader, baseline, kb, gateOptions);
+    const checked2 = changes ? checkChanges(list, reader, changes, engine) : gateRepository(list, reader, baseline, kb, { ...gateOptions, ...line ? { progress: line.show } : {} });
+    line?.clear();
     return withVerifiedFixes(
       checked2,
       baseline,
@@ -57527,6 +57531,7 @@ function checkChosen(io, flags, chosen, engine) {
   const threads = io.threadScript && !changes && !flags.values.fix && !linked ? threadsFor(files.length) : 1;
   let checked;
   if (threads > 1) {
+    line?.say(`checking ${files.length.toLocaleString("en-US")} files on ${threads} threads\u2026`);
     try {
       const parallel = checkOnThreads(io.threadScript, files, threads, {
         cwd: io.cwd,
@@ -57536,6 +57541,7 @@ function checkChosen(io, flags, chosen, engine) {
         walked: { paths: selected.paths, plain: [...selected.plain] },
         ...gateOptions.images ? { images: gateOptions.images } : {}
       });
+      line?.clear();
       skipped.push(...parallel.skipped);
       checked = { report: parallel.report, sources: parallel.sources, parsedAgain: parallel.parsedAgain };
     } catch (error62) {
@@ -57557,6 +57563,30 @@ function checkChosen(io, flags, chosen, engine) {
     }
   }
   return { checked, skipped };
+}
+function progressLine(io, flags) {
+  if (!io.progress || flags.values.quiet) return void 0;
+  const started = Date.now();
+  const after = io.progress.afterMs ?? 1e3;
+  let shownAt = 0;
+  let shown = false;
+  const say = (text2) => {
+    io.err(`\r\x1B[Kcuda-gatekeeper: ${text2}`);
+    shown = true;
+  };
+  return {
+    show: (done, given) => {
+      const now = Date.now();
+      if (now - started < after || now - shownAt < 200) return;
+      shownAt = now;
+      say(`${done.toLocaleString("en-US")} of ${Math.max(done, given).toLocaleString("en-US")} files read\u2026`);
+    },
+    say,
+    clear: () => {
+      if (shown) io.err("\r\x1B[K");
+      shown = false;
+    }
+  };
 }
 function readBoundedStdin(limit) {
   const chunks = [];

@@ -16,6 +16,8 @@ export interface RepositoryOptions extends GateOptions {
   readonly windowFiles?: number;
   /** Read the files that includes lead to, as well as the files given (default true). */
   readonly follow?: boolean;
+  /** Told after each file read: how many so far, of how many given (the CLI's progress line on a terminal). */
+  readonly progress?: (done: number, given: number) => void;
 }
 
 export interface RepositoryCheck {
@@ -76,9 +78,11 @@ export function gateRepository(
 
   const window = Math.max(1, options.windowFiles ?? 16);
   const parse = { images: baseline.images };
+  const given = files.length;
   for (const { source, parsed, links } of readRepository(files, reader, options.follow ?? true, parse)) {
     const i = groups.add();
     sources.push(source);
+    options.progress?.(sources.length, given);
     indexOf.set(source.path, i);
     held.set(i, { parsed, links });
     for (const from of waiting.get(source.path) ?? []) {

@@ -20,6 +20,10 @@ function cli(): void {
     cwd: process.cwd(),
     out: (text) => process.stdout.write(text),
     err: (text) => process.stderr.write(text),
+    // CUDA_GATEKEEPER_PROGRESS_AFTER_MS: when the progress line starts (tests set 0).
+    ...(process.stderr.isTTY === true
+      ? { progress: { afterMs: Number(process.env.CUDA_GATEKEEPER_PROGRESS_AFTER_MS ?? 1000) } }
+      : {}),
     color: colorWanted(process.env, process.stdout.isTTY === true),
     threadScript: fileURLToPath(import.meta.url),
   }).then((status) => (process.exitCode = status));

@@ -138,6 +138,11 @@ export interface Io {
   readonly onReport?: (checked: Checked) => void;
   /** Called with each problem of a baseline that is refused (the Action annotates the baseline file with them). */
   readonly onInvalidBaseline?: (problems: readonly BaselineProblem[]) => void;
+  /**
+   * Standard error is a terminal: a check that runs longer than `afterMs` (default a second) shows its progress there
+   * (a line rewritten in place).
+   */
+  readonly progress?: { readonly afterMs?: number };
   /** The CLI's script, to start worker threads from for a large tree (threads.ts); without it, one thread. */
   readonly threadScript?: string;
   /** The environment (registry credentials' variables, the cache folder; default: this process's). */
@@ -739,11 +744,13 @@ function checkChosen(
   const { selected, changes, files } = chosen;
   const { baseline, kb, gateOptions, policy } = engine;
   let skipped: Skipped[] = [];
+  const line = progressLine(io, flags);
   const run = (list: readonly Listed[]): RepositoryCheck => {
     const reader = diskReader(io.cwd, skipped, selected);
     const checked = changes
       ? checkChanges(list, reader, changes, engine)
-      : gateRepository(list, reader, baseline, kb, gateOptions);
+      : gateRepository(list, reader, baseline, kb, { ...gateOptions, ...(line ? { progress: line.show } : {}) });
+    line?.clear();
     return withVerifiedFixes(
       checked,
       baseline,
@@ -755,6 +762,7 @@ function checkChosen(
   const threads = io.threadScript && !changes && !flags.values.fix && !linked ? threadsFor(files.length) : 1;
   let checked: RepositoryCheck | undefined;
   if (threads > 1) {
+    line?.say(`checking ${files.length.toLocaleString('en-US')} files on ${threads} threads…`);
     try {
       const parallel = checkOnThreads(io.threadScript!, files, threads, {
         cwd: io.cwd,
@@ -764,6 +772,7 @@ function checkChosen(
         walked: { paths: selected.paths, plain: [...selected.plain] },
         ...(gateOptions.images ? { images: gateOptions.images } : {}),
       });
+      line?.clear();
       skipped.push(...parallel.skipped);
       checked = { report: parallel.report, sources: parallel.sources, parsedAgain: parallel.parsedAgain };
     } catch (error) {
@@ -784,6 +793,39 @@ function checkChosen(
     }
   }
   return { checked, skipped };
+}
+
+/**
+ * The progress of a long check on a terminal (standard error, as ESLint and Renovate users expect): nothing for the
+ * first second, then `N of M files read…` at most five times a second, rewritten in place and cleared at the end.
+ * Never in --quiet, and never when standard error is not a terminal (CI logs, pipes).
+ */
+function progressLine(
+  io: Io,
+  flags: CheckFlags,
+): { show: (done: number, given: number) => void; say: (text: string) => void; clear: () => void } | undefined {
+  if (!io.progress || flags.values.quiet) return undefined;
+  const started = Date.now();
+  const after = io.progress.afterMs ?? 1000;
+  let shownAt = 0;
+  let shown = false;
+  const say = (text: string): void => {
+    io.err(`\r\x1b[Kcuda-gatekeeper: ${text}`);
+    shown = true;
+  };
+  return {
+    show: (done, given) => {
+      const now = Date.now();
+      if (now - started < after || now - shownAt < 200) return;
+      shownAt = now;
+      say(`${done.toLocaleString('en-US')} of ${Math.max(done, given).toLocaleString('en-US')} files read…`);
+    },
+    say,
+    clear: () => {
+      if (shown) io.err('\r\x1b[K');
+      shown = false;
+    },
+  };
 }
 
 /** Standard input as a file of the check: its repository path, kind and text, and a reader that serves it. */

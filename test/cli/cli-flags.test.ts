@@ -227,6 +227,29 @@ describe('colour', () => {
     expect(plain).toContain('error:');
     expect(plain).not.toContain('\x1b[');
   });
+
+  it.runIf(hasScript)(
+    'a long check shows its progress on a terminal, rewritten in place and cleared; never in a pipe or with --quiet',
+    () => {
+      const files: Record<string, string> = {};
+      for (let i = 0; i < 400; i++) files[`svc${i}/requirements.txt`] = 'torch==2.5.1\n';
+      const dir = repo(files);
+      // The line starts after CUDA_GATEKEEPER_PROGRESS_AFTER_MS (a second by default): at once here.
+      const env = { ...process.env, CUDA_GATEKEEPER_PROGRESS_AFTER_MS: '0', CUDA_GATEKEEPER_THREADS: '1' };
+      const onTerminal = (args: string): string =>
+        spawnSync('script', ['-qec', `${process.execPath} ${bin} check . --baseline none ${args}`, '/dev/null'], {
+          cwd: dir,
+          encoding: 'utf8',
+          env,
+        }).stdout;
+      const shown = onTerminal('');
+      expect(shown).toMatch(/\r\x1b\[Kcuda-gatekeeper: [\d,]+ of 400 files read…/);
+      expect(shown).toMatch(/\r\x1b\[K400 files checked: 0 errors/); // cleared before the result
+      expect(onTerminal('--quiet')).not.toContain('files read…');
+      const piped = binProcess(['check', '.', '--baseline', 'none'], { cwd: dir, env });
+      expect(piped.err).not.toContain('files read…');
+    },
+  );
 });
 
 describe('small things a user meets first (issue 30)', () => {
