@@ -63,7 +63,9 @@ button { background: var(--accent); color: #fff; border-color: var(--accent); cu
 button.secondary { background: #f6f8fa; color: var(--fg); border-color: var(--line); }
 :focus-visible { outline: 3px solid #54aeff; outline-offset: 2px; }
 pre { background: #f6f8fa; border: 1px solid var(--line); border-radius: 6px; padding: .75rem; overflow-x: auto; margin: 0; }
-.command { display: grid; grid-template-columns: 1fr auto; gap: .5rem; align-items: start; margin: .5rem 0 1rem; }
+.command { display: grid; grid-template-columns: minmax(0, 1fr) auto; gap: .5rem; align-items: start; margin: .5rem 0 1rem; }
+.command > * { min-width: 0; }
+p, li, .problem, .note, td { overflow-wrap: anywhere; }
 table { border-collapse: collapse; width: 100%; font-size: .92rem; }
 th, td { border: 1px solid var(--line); padding: .3rem .5rem; text-align: left; }
 .scroll { overflow-x: auto; }
@@ -74,7 +76,7 @@ th, td { border: 1px solid var(--line); padding: .3rem .5rem; text-align: left; 
 .sources a { color: var(--accent); }
 .fix pre.diff { margin-top: .25rem; font-size: .85rem; }
 .diff .add { color: var(--ok); } .diff .del { color: var(--bad); } .diff .file { color: var(--muted); }
-@media (max-width: 40rem) { .command { grid-template-columns: 1fr; } }
+@media (max-width: 40rem) { .command { grid-template-columns: minmax(0, 1fr); } }
 `;
 
 export const SCRIPT = `

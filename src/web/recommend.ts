@@ -365,6 +365,16 @@ function recommendPytorch(kb: KnowledgeBase, input: RecommendInput, baseline?: B
   const pick = fullSupport.find((option) => option.pypi) ?? fullSupport[0] ?? working[0]!;
   const tag = pick.tag!;
   const { reference: base, os } = image(kb, pick.cuda, input.os ?? 'ubuntu22.04', 'runtime', notes);
+  // The Python the Dockerfile would run (the one asked for, else the image's own): a release without wheels for it
+  // cannot install, so nothing is offered to install (the options above still say which builds exist).
+  const python = input.python ?? SYSTEM_PYTHON[os];
+  if (python && release.python && !allowedByLooseSpec(python, release.python)) {
+    if (!input.python)
+      problems.push(
+        `torch ${release.version} supports Python ${release.python}, not ${python} (the Python of ${os}): choose a Python it supports.`,
+      );
+    return answer({ input, problems, notes, sources, gpu }, { version: release.version, options });
+  }
   const vision = release.torchvision[0];
   const audio = release.torchaudio[0];
   const pins = pick.pypi
@@ -530,6 +540,15 @@ function recommendTensorflow(kb: KnowledgeBase, input: RecommendInput, baseline?
     );
   }
   const { reference: base, os } = image(kb, row.cuda, input.os ?? 'ubuntu22.04', 'cudnn-runtime', notes);
+  // TensorFlow's wheels exist for its tested Pythons only (pip refuses every other): no Dockerfile for another.
+  const python = input.python ?? SYSTEM_PYTHON[os];
+  if (python && low && high && (compareDotted(python, low) < 0 || compareDotted(python, high) > 0)) {
+    if (!input.python)
+      problems.push(
+        `TensorFlow ${row.version} supports Python ${row.python}, not ${python} (the Python of ${os}): choose a Python it supports.`,
+      );
+    return answer({ input, problems, notes, sources, gpu }, { version: row.version, options });
+  }
   const andCuda = compareDotted(row.version, '2.14.0') >= 0;
   const pip = andCuda ? `pip install "tensorflow[and-cuda]==${row.version}"` : `pip install tensorflow==${row.version}`;
   notes.push(

@@ -87,6 +87,23 @@ describe('self-service page in Chromium', () => {
     await context.close();
   }, 60_000);
 
+  it('shows long URLs and long commands on a phone without widening the page', async () => {
+    const context = await browser.newContext({ viewport: { width: 390, height: 844 } });
+    const page = await context.newPage();
+    for (const path of [
+      // A pip command with an index URL, and notes that quote URLs.
+      '/cuda-gatekeeper/?gpu=H100&framework=pytorch&torch=2.3.1&os=ubuntu22.04',
+      '/cuda-gatekeeper/?framework=pytorch&torch=2.5.1&os=rockylinux9&python=3.12',
+      // An image reference far longer than the screen.
+      `/cuda-gatekeeper/image?ref=${encodeURIComponent(`registry.example.com/${'very-long-team-name/'.repeat(6)}trainer:2025.11-cuda12.8.1-cudnn-runtime-ubuntu24.04`)}`,
+    ]) {
+      await page.goto(`${base}${path}`);
+      const width = await page.evaluate(() => document.documentElement.scrollWidth);
+      expect(width, path).toBeLessThanOrEqual(390);
+    }
+    await context.close();
+  }, 60_000);
+
   it('is usable on a phone-sized screen', async () => {
     const context = await browser.newContext({ viewport: { width: 390, height: 844 } });
     const page = await context.newPage();

@@ -66,6 +66,18 @@ describe('recommendations', () => {
     );
   });
 
+  it('never offers a stack that cannot install: no Dockerfile for a Python the release has no wheels for', () => {
+    // TensorFlow 2.15's wheels are for Python 3.9-3.11: pip refuses it on 3.12.
+    const asked = recommend(kb, { framework: 'tensorflow', version: '2.15.0', python: '3.12' });
+    expect(asked.problems).toContain('TensorFlow 2.15.0 supports Python 3.9-3.11, not 3.12.');
+    expect(asked.install).toBeUndefined();
+    expect(recommend(kb, { framework: 'pytorch', version: '2.9.1', python: '3.9' }).install).toBeUndefined();
+    // A Python it supports still gets the Dockerfile.
+    expect(recommend(kb, { framework: 'tensorflow', version: '2.15.0', python: '3.11' }).install?.dockerfile).toContain(
+      'tensorflow[and-cuda]==2.15.0',
+    );
+  });
+
   it('uses the PyPI build when it fits and explains the fleet driver', () => {
     const result = recommend(kb, { framework: 'pytorch', version: '2.5.1', gpu: 'H100', driver: '550.54.14' });
     expect(result.install?.pip).toBe('pip install torch==2.5.1 torchvision==0.20.1 torchaudio==2.5.1');
