@@ -139,6 +139,10 @@ async function startApp(): Promise<void> {
   });
 
   server.listen(port, host, () => probot.log.info(`Listening on http://${host}:${port}`));
+  // Local development: GitHub cannot reach this machine, so webhooks come through a smee.io channel (Probot's
+  // convention, WEBHOOK_PROXY_URL, whatever NODE_ENV says, as Probot does): its events are relayed to this server,
+  // signed as GitHub signed them (the signature is still verified here).
+  const relay = env.WEBHOOK_PROXY_URL ? await startRelay(env.WEBHOOK_PROXY_URL, port, probot.log) : undefined;
   if (metricsPort !== undefined)
     createMetricsServer().listen(metricsPort, env.METRICS_HOST ?? host, () =>
       probot.log.info(`Metrics on http://${env.METRICS_HOST ?? host}:${metricsPort}/metrics`),
@@ -152,6 +156,7 @@ async function startApp(): Promise<void> {
     stopping = true;
     const timeoutMs = drainMs;
     probot.log.info({ signal, timeoutMs }, 'draining: no new work is taken');
+    void relay?.stop();
     void drain(timeoutMs).then((finished) => {
       if (finished)
         probot.log.info(
@@ -168,4 +173,39 @@ async function startApp(): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+}
+
+/**
+ * The smee.io relay (smee-client, as Probot runs it): events posted to the channel are forwarded to this server's
+ * webhook path with their headers (the signature included). A channel that cannot be reached is a warning, never a
+ * failed start: the server still answers deliveries that reach it directly.
+ */
+async function startRelay(
+  source: string,
+  port: number,
+  log: { info(message: string): void; warn(object: object, message: string): void },
+): Promise<{ stop(): Promise<void> } | undefined> {
+  const { default: SmeeClient } = await import('smee-client');
+  const target = `http://127.0.0.1:${port}/api/github/webhooks`;
+  try {
+    const client = new SmeeClient({
+      source,
+      target,
+      logger: {
+        info: (...parts: unknown[]) => log.info(`webhook relay: ${parts.map(String).join(' ')}`),
+        error: (...parts: unknown[]) =>
+          log.warn(
+            { relay: source },
+            `webhook relay: ${parts.map((part) => (part instanceof Error ? part.message : String(part))).join(' ')}`,
+          ),
+      } as never,
+      maxConnectionTimeout: 10_000,
+    });
+    await client.start();
+    log.info(`Relaying webhooks from ${source} to ${target}`);
+    return client;
+  } catch (error) {
+    log.warn({ relay: source, err: { message: (error as Error).message } }, 'the webhook relay could not connect');
+    return undefined;
+  }
 }

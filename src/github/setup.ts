@@ -104,7 +104,7 @@ export function envValue(value: string): string {
 }
 
 /** Add the App's credentials to `.env`, keeping what it holds; refuse when it already names an App. */
-export function writeCredentials(envPath: string, app: Registered): void {
+export function writeCredentials(envPath: string, app: Registered, more: Record<string, string> = {}): void {
   let linked = false;
   try {
     linked = lstatSync(envPath).isSymbolicLink();
@@ -125,6 +125,9 @@ export function writeCredentials(envPath: string, app: Registered): void {
       `APP_ID=${app.id}`,
       `PRIVATE_KEY=${envValue(app.pem)}`,
       ...(app.webhook_secret ? [`WEBHOOK_SECRET=${envValue(app.webhook_secret)}`] : []),
+      ...Object.entries(more)
+        .filter(([key]) => !new RegExp(`^\\s*(?:export\\s+)?${key}\\s*=`, 'm').test(existing))
+        .map(([key, value]) => `${key}=${envValue(value)}`),
     ];
     const text = `${existing}${existing && !existing.endsWith('\n') ? '\n' : ''}${lines.join('\n')}\n`;
     ftruncateSync(fd, 0);
@@ -164,7 +167,7 @@ export function manifestFor(appYml: string, webhookUrl: string, redirectUrl: str
 /** The setup server's handler; resolves true when it answered. */
 export function setupHandler(options: SetupOptions): (req: IncomingMessage, res: ServerResponse) => Promise<boolean> {
   /** state → when it was issued and the browser (its cookie) it belongs to. */
-  const states = new Map<string, { readonly issued: number; readonly browser: string }>();
+  const states = new Map<string, { readonly issued: number; readonly browser: string; readonly hook: string }>();
   const self = new URL(options.selfUrl);
   const port = self.port || (self.protocol === 'https:' ? '443' : '80');
   const hosts = new Set(
@@ -183,7 +186,11 @@ export function setupHandler(options: SetupOptions): (req: IncomingMessage, res:
       'Register cuda-gatekeeper on GitHub',
       `${error ? `<p class="error">${esc(error)}</p>` : ''}<p>No <code>APP_ID</code> is set, so this server registers the App first: GitHub creates it from <code>app.yml</code>, and its credentials are written to <code>${esc(options.envPath)}</code>.</p>
 <form method="post" action="/setup/start">
-<label>Webhook URL (where GitHub can reach this server, or a proxy such as smee.io)<input name="webhook" value="${esc(hook)}" required></label>
+${
+  options.webhookProxyUrl
+    ? ''
+    : `<p>GitHub cannot send webhooks to <code>${esc(options.selfUrl)}</code>. For local development, open <a href="https://smee.io/new">smee.io/new</a> for a channel and paste its address below: it is written to <code>.env</code> as <code>WEBHOOK_PROXY_URL</code> with the credentials, and the App relays the channel to itself. A deployment gives its own address instead.</p>`
+}<label>Webhook URL (where GitHub can reach this server, or a smee.io channel)<input name="webhook" value="${esc(hook)}" required></label>
 <label>Organisation to own the App (empty: your account)<input name="org" value="${esc(org)}" pattern="[A-Za-z0-9-]*"></label>
 <button type="submit">Continue to GitHub</button></form>`,
     );
@@ -218,7 +225,7 @@ export function setupHandler(options: SetupOptions): (req: IncomingMessage, res:
       if (states.size >= STATES_KEPT)
         return send(res, 429, form('Too many registrations are in progress: finish one, or wait an hour.', hook, org));
       const state = randomBytes(16).toString('hex');
-      states.set(state, { issued: now, browser });
+      states.set(state, { issued: now, browser, hook });
       res.setHeader('set-cookie', `${COOKIE}=${browser}; Path=/setup; HttpOnly; SameSite=Lax; Max-Age=3600`);
       const manifest = manifestFor(options.manifest, hook, `${options.selfUrl}/setup/callback`);
       const target = `${options.webUrl}${org ? `/organizations/${encodeURIComponent(org)}` : ''}/settings/apps/new?state=${state}`;
@@ -263,7 +270,9 @@ export function setupHandler(options: SetupOptions): (req: IncomingMessage, res:
         );
       }
       try {
-        writeCredentials(options.envPath, app);
+        // A smee.io channel is where the App's webhooks arrive: the App relays it once it runs (WEBHOOK_PROXY_URL).
+        const proxy = new URL(issued.hook).host === 'smee.io' && !options.webhookProxyUrl ? issued.hook : undefined;
+        writeCredentials(options.envPath, app, proxy ? { WEBHOOK_PROXY_URL: proxy } : {});
       } catch (error) {
         return send(res, 409, page('Not written', `<p class="error">${esc((error as Error).message)}.</p>`));
       }

@@ -11,6 +11,7 @@
  * - The public snippet API runs on its own thread and budget: a heavy request fails alone, and the server answers.
  */
 import { spawnSync, type ChildProcess } from 'node:child_process';
+import { createHmac } from 'node:crypto';
 import { connect, createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -186,6 +187,59 @@ describe('no lost deliveries: what failed is asked for again', () => {
     const answer = await sendWebhook(server.port, 'pull_request', scenario!.payload, 'redis-down');
     expect(answer.status).toBe(503);
     expect(Date.now() - started).toBeLessThan(4000);
+  }, 60_000);
+});
+
+describe('local development: webhooks through a smee.io channel (WEBHOOK_PROXY_URL)', () => {
+  /**
+   * A smee.io channel as smee-client reads it: a text/event-stream of `message` events whose data is the delivery's
+   * headers with its `body` (parsed JSON) and `query` (github.com/probot/smee.io; smee-client forwards each as a
+   * POST of JSON.stringify(body) with those headers).
+   */
+  async function channel(): Promise<{ url: string; push: (event: Record<string, unknown>) => void }> {
+    const streams: import('node:http').ServerResponse[] = [];
+    const server = (await import('node:http')).createServer((req, res) => {
+      res.writeHead(200, {
+        'content-type': 'text/event-stream',
+        'cache-control': 'no-cache',
+        connection: 'keep-alive',
+      });
+      res.write('event: ready\ndata: {}\n\n');
+      streams.push(res);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    stops.push(() => {
+      for (const stream of streams) stream.destroy();
+      server.close();
+    });
+    const port = (server.address() as import('node:net').AddressInfo).port;
+    return {
+      url: `http://127.0.0.1:${port}/channel`,
+      push: (event) => {
+        for (const stream of streams) stream.write(`data: ${JSON.stringify(event)}\n\n`);
+      },
+    };
+  }
+
+  it('the App relays the channel to itself: a signed delivery posted to the channel is checked', async () => {
+    const smee = await channel();
+    const { fake, port } = await github();
+    const server = await app(port, { WEBHOOK_PROXY_URL: smee.url });
+    await waitFor(() => (/Relaying webhooks from/.test(server.output()) ? true : undefined), 20_000, server.output);
+    const [scenario] = pulls(fake, 1, 8000);
+    const body = JSON.stringify(scenario!.payload);
+    smee.push({
+      'x-github-event': 'pull_request',
+      'x-github-delivery': 'through-smee',
+      'x-hub-signature-256': `sha256=${createHmac('sha256', SECRET).update(body).digest('hex')}`,
+      'content-type': 'application/json',
+      host: 'smee.io',
+      body: scenario!.payload,
+      query: {},
+      timestamp: Date.now(),
+    });
+    await waitFor(() => (completedOn(fake, scenario!).length > 0 ? true : undefined), 30_000, server.output);
+    expect(completedOn(fake, scenario!)).toHaveLength(1);
   }, 60_000);
 });
 

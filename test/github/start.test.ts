@@ -245,6 +245,8 @@ describe('registering the App from app.yml', () => {
       expect(env.startsWith('LOG_LEVEL=debug\n')).toBe(true);
       expect(env).toContain('APP_ID=4242\n');
       expect(env).toContain('WEBHOOK_SECRET=whsec-from-github\n');
+      // The webhook URL given was a smee.io channel: the App relays it once it runs.
+      expect(env).toContain('WEBHOOK_PROXY_URL=https://smee.io/abc\n');
       expect(statSync(envPath).mode & 0o777).toBe(0o600);
       // Every reader of the file gets the same values, and the App's key reader (Probot's getPrivateKey) the key.
       const node = JSON.parse(
@@ -257,6 +259,7 @@ describe('registering the App from app.yml', () => {
       for (const read of [node, dockerEnvFile(env), composeEnvFile(env)]) {
         expect(read.APP_ID).toBe('4242');
         expect(read.WEBHOOK_SECRET).toBe('whsec-from-github');
+        expect(read.WEBHOOK_PROXY_URL).toBe('https://smee.io/abc');
         expect(getPrivateKey({ env: { PRIVATE_KEY: read.PRIVATE_KEY } })).toBe(pem);
       }
       expect(fake.requests.filter((request) => request.path === '/app-manifests/code-123/conversions')).toHaveLength(1);
