@@ -12,7 +12,8 @@
  */
 import { spawnSync, type ChildProcess } from 'node:child_process';
 import { createHmac } from 'node:crypto';
-import { connect, createServer, type Socket } from 'node:net';
+import { createServer as createHttpServer, type ServerResponse } from 'node:http';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FakeGitHub } from '../support/fake-github.js';
@@ -197,8 +198,8 @@ describe('local development: webhooks through a smee.io channel (WEBHOOK_PROXY_U
    * POST of JSON.stringify(body) with those headers).
    */
   async function channel(): Promise<{ url: string; push: (event: Record<string, unknown>) => void }> {
-    const streams: import('node:http').ServerResponse[] = [];
-    const server = (await import('node:http')).createServer((req, res) => {
+    const streams: ServerResponse[] = [];
+    const server = createHttpServer((req, res) => {
       res.writeHead(200, {
         'content-type': 'text/event-stream',
         'cache-control': 'no-cache',
@@ -212,7 +213,7 @@ describe('local development: webhooks through a smee.io channel (WEBHOOK_PROXY_U
       for (const stream of streams) stream.destroy();
       server.close();
     });
-    const port = (server.address() as import('node:net').AddressInfo).port;
+    const port = (server.address() as AddressInfo).port;
     return {
       url: `http://127.0.0.1:${port}/channel`,
       push: (event) => {
