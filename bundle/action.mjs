@@ -50215,23 +50215,30 @@ function torchOptions(unit, claim2, cuda, kb) {
   if (!release) return [];
   const options2 = [];
   const found = claimCuda(claim2);
-  const option = (why, family, tag) => {
+  const made = optionsMade(unit);
+  const option = (key, why, family, tag) => {
+    const cacheKey = `${key}|${release.version}|${tag}|${found ?? ""}|${cuda}`;
+    const cached2 = made.get(cacheKey);
+    if (cached2) return cached2;
+    const edits = family();
     const indexes = unit.claims.filter((other2) => other2.kind === "index" && claimCuda(other2) === found).flatMap((other2) => other2.rewrite?.(cudaFromTag(tag)) ?? []);
-    const moved = family.map(
-      (edit) => `${unit.packages.find(({ file: file2, pkg: pkg2 }) => file2.path === edit.path && pkg2.clauses[0]?.versionSpan.start === edit.range[0])?.pkg.rawName ?? "torch"}==${edit.text}`
-    );
-    return {
+    const names = pinNames(unit);
+    const moved = edits.map((edit) => `${names.get(`${edit.path}\0${edit.range[0]}`) ?? "torch"}==${edit.text}`);
+    const fix = {
       title: `${moved.join(", ")}${indexes.length ? ` and the ${tag} index` : ""} (${why})`,
       safety: "unsafe",
-      edits: [...family, ...indexes]
+      edits: [...edits, ...indexes]
     };
+    made.set(cacheKey, fix);
+    return fix;
   };
   const same = nearestCudaBuild(release, cuda);
   if (same && same !== pkg.localLabel)
     options2.push(
       option(
+        "relabel",
         `same release, CUDA ${cudaFromTag(same)} build, the nearest to ${cuda}`,
-        relabel(unit, release, same, kb),
+        () => relabel(unit, release, same, kb),
         same
       )
     );
@@ -50239,12 +50246,33 @@ function torchOptions(unit, claim2, cuda, kb) {
   if (other && other !== release)
     options2.push(
       option(
+        `move ${other.version}`,
         `torch ${other.version} is the nearest release with a CUDA ${cuda} build`,
-        moveTorch(unit, release, other, tagFromCuda(cuda), kb),
+        () => moveTorch(unit, release, other, tagFromCuda(cuda), kb),
         tagFromCuda(cuda)
       )
     );
   return options2;
+}
+var madeOptions = /* @__PURE__ */ new WeakMap();
+function optionsMade(unit) {
+  let made = madeOptions.get(unit);
+  if (!made) madeOptions.set(unit, made = /* @__PURE__ */ new Map());
+  return made;
+}
+var namesOfPins = /* @__PURE__ */ new WeakMap();
+function pinNames(unit) {
+  let names = namesOfPins.get(unit);
+  if (!names) {
+    names = /* @__PURE__ */ new Map();
+    for (const { file: file2, pkg } of unit.packages) {
+      const start = pkg.clauses[0]?.versionSpan.start;
+      const key = `${file2.path}\0${start}`;
+      if (start !== void 0 && !names.has(key)) names.set(key, pkg.rawName);
+    }
+    namesOfPins.set(unit, names);
+  }
+  return names;
 }
 function familyPins(unit, release, kb) {
   const out = [];

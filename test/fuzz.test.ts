@@ -224,6 +224,13 @@ describe('hostile inputs stay linear and bounded', () => {
   // as every host runs them. Each file has one fix per stage or line, so verification re-checks the group of files
   // many times: one by one for the first ALONE_PER_GROUP fixes, then in blocks (src/verify.ts).
   const cu124 = 'FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04';
+  /** Four torch releases' families, each pin of a build for another CUDA than the image's. */
+  const PINS = [
+    ['torch==2.5.1', 'torchvision==0.20.1', 'torchaudio==2.5.1'],
+    ['torch==2.4.1', 'torchvision==0.19.1', 'torchaudio==2.4.1'],
+    ['torch==2.3.1', 'torchvision==0.18.1', 'torchaudio==2.3.1'],
+    ['torch==2.6.0', 'torchvision==0.21.0', 'torchaudio==2.6.0'],
+  ];
   const markers = 'python_version >= "3.8" and platform_machine == "x86_64" and sys_platform == "linux"';
   it.each<[string, (n: number) => [string, string][]]>([
     [
@@ -281,6 +288,17 @@ describe('hostile inputs stay linear and bounded', () => {
         [
           'pyproject.toml',
           `[project]\nname = "x"\nversion = "1"\ndependencies = [\n  "torch==2.3.0+cu118",\n${lines(n, (i) => `  "torchvision==0.${i % 19}.0+cu118",\n`)}]\n`,
+        ],
+      ],
+    ],
+    [
+      // Issue 46: every pin of one family in one unit offered the same fixes, each made anew: cubic (600 pins, 27 s).
+      'many torch-family pins of other CUDA builds in one unit, installed by a CUDA 12.4 image',
+      (n) => [
+        ['Dockerfile', `${cu124}\nCOPY requirements.txt .\nRUN pip install -r requirements.txt\n`],
+        [
+          'requirements.txt',
+          `--extra-index-url https://download.pytorch.org/whl/cu121\n${lines(n, (i) => `${PINS[Math.floor(i / 3) % 4]![i % 3]}+cu121\n`)}`,
         ],
       ],
     ],

@@ -363,26 +363,34 @@ function torchOptions(unit: Unit, claim: CudaClaim, cuda: string, kb: KnowledgeB
   if (!release) return [];
   const options: Fix[] = [];
   const found = claimCuda(claim);
-  const option = (why: string, family: TextEdit[], tag: string): Fix => {
+  // Every pin of one release in a unit gets the same two options (each moves the whole family): they are made once
+  // per unit, release and CUDA, not once per pin (600 pins of one family were cubic: 27 s).
+  const made = optionsMade(unit);
+  const option = (key: string, why: string, family: () => TextEdit[], tag: string): Fix => {
+    const cacheKey = `${key}|${release.version}|${tag}|${found ?? ''}|${cuda}`;
+    const cached = made.get(cacheKey);
+    if (cached) return cached;
+    const edits = family();
     const indexes = unit.claims
       .filter((other) => other.kind === 'index' && claimCuda(other) === found)
       .flatMap((other) => other.rewrite?.(cudaFromTag(tag)!) ?? []);
-    const moved = family.map(
-      (edit) =>
-        `${unit.packages.find(({ file, pkg }) => file.path === edit.path && pkg.clauses[0]?.versionSpan.start === edit.range[0])?.pkg.rawName ?? 'torch'}==${edit.text}`,
-    );
-    return {
+    const names = pinNames(unit);
+    const moved = edits.map((edit) => `${names.get(`${edit.path}\0${edit.range[0]}`) ?? 'torch'}==${edit.text}`);
+    const fix: Fix = {
       title: `${moved.join(', ')}${indexes.length ? ` and the ${tag} index` : ''} (${why})`,
       safety: 'unsafe',
-      edits: [...family, ...indexes],
+      edits: [...edits, ...indexes],
     };
+    made.set(cacheKey, fix);
+    return fix;
   };
   const same = nearestCudaBuild(release, cuda);
   if (same && same !== pkg.localLabel)
     options.push(
       option(
+        'relabel',
         `same release, CUDA ${cudaFromTag(same)} build, the nearest to ${cuda}`,
-        relabel(unit, release, same, kb),
+        () => relabel(unit, release, same, kb),
         same,
       ),
     );
@@ -390,12 +398,39 @@ function torchOptions(unit: Unit, claim: CudaClaim, cuda: string, kb: KnowledgeB
   if (other && other !== release)
     options.push(
       option(
+        `move ${other.version}`,
         `torch ${other.version} is the nearest release with a CUDA ${cuda} build`,
-        moveTorch(unit, release, other, tagFromCuda(cuda), kb),
+        () => moveTorch(unit, release, other, tagFromCuda(cuda), kb),
         tagFromCuda(cuda),
       ),
     );
   return options;
+}
+
+const madeOptions = new WeakMap<Unit, Map<string, Fix>>();
+
+/** The options made so far for a unit (see torchOptions). */
+function optionsMade(unit: Unit): Map<string, Fix> {
+  let made = madeOptions.get(unit);
+  if (!made) madeOptions.set(unit, (made = new Map()));
+  return made;
+}
+
+const namesOfPins = new WeakMap<Unit, Map<string, string>>();
+
+/** Each pip pin's name as written, by its file and the offset of its first version (one pass per unit). */
+function pinNames(unit: Unit): Map<string, string> {
+  let names = namesOfPins.get(unit);
+  if (!names) {
+    names = new Map();
+    for (const { file, pkg } of unit.packages) {
+      const start = pkg.clauses[0]?.versionSpan.start;
+      const key = `${file.path}\0${start}`;
+      if (start !== undefined && !names.has(key)) names.set(key, pkg.rawName);
+    }
+    namesOfPins.set(unit, names);
+  }
+  return names;
 }
 
 interface FamilyPin {
