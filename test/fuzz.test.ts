@@ -303,6 +303,34 @@ describe('hostile inputs stay linear and bounded', () => {
       ],
     ],
     [
+      'many Dockerfiles installing one shared requirements file with its index',
+      (n) => [
+        ['base.txt', '--extra-index-url https://download.pytorch.org/whl/cu118\ntorch==2.3.0+cu118\n'],
+        ...Array.from({ length: n }, (_, i): [string, string] => [
+          `svc${i}/Dockerfile`,
+          `${cu124}\nCOPY base.txt .\nRUN pip install -r base.txt torchvision==0.18.0+cu118\n`,
+        ]),
+      ],
+    ],
+    [
+      'many fixes in one group: one file of companion pins under markers',
+      (n) => [
+        [
+          'requirements.txt',
+          `torch==2.3.0\n${lines(n, (i) => `torchvision==0.${10 + (i % 8)}.0 ; python_version >= "3.${8 + (i % 3)}"\n`)}`,
+        ],
+      ],
+    ],
+    [
+      'many stages sharing one ARG index',
+      (n) => [
+        [
+          'Dockerfile',
+          `ARG IDX=https://download.pytorch.org/whl/cu118\n${cu124} AS s0\n${lines(n, (i) => `FROM s${i} AS s${i + 1}\nARG IDX\nRUN pip install torch==2.3.0 --index-url $IDX\n`)}`,
+        ],
+      ],
+    ],
+    [
       'chained stages, each pinning a build of another CUDA',
       (n) => [
         [
