@@ -7888,30 +7888,30 @@ var require_public_api = __commonJS({
     var errors = require_errors();
     var log = require_log();
     var identity = require_identity();
-    var lineCounter2 = require_line_counter();
+    var lineCounter = require_line_counter();
     var parser = require_parser();
     function parseOptions2(options2) {
       const prettyErrors = options2.prettyErrors !== false;
-      const lineCounter$1 = options2.lineCounter || prettyErrors && new lineCounter2.LineCounter() || null;
+      const lineCounter$1 = options2.lineCounter || prettyErrors && new lineCounter.LineCounter() || null;
       return { lineCounter: lineCounter$1, prettyErrors };
     }
     function parseAllDocuments2(source, options2 = {}) {
-      const { lineCounter: lineCounter3, prettyErrors } = parseOptions2(options2);
-      const parser$1 = new parser.Parser(lineCounter3?.addNewLine);
+      const { lineCounter: lineCounter2, prettyErrors } = parseOptions2(options2);
+      const parser$1 = new parser.Parser(lineCounter2?.addNewLine);
       const composer$1 = new composer.Composer(options2);
       const docs = Array.from(composer$1.compose(parser$1.parse(source)));
-      if (prettyErrors && lineCounter3)
+      if (prettyErrors && lineCounter2)
         for (const doc of docs) {
-          doc.errors.forEach(errors.prettifyError(source, lineCounter3));
-          doc.warnings.forEach(errors.prettifyError(source, lineCounter3));
+          doc.errors.forEach(errors.prettifyError(source, lineCounter2));
+          doc.warnings.forEach(errors.prettifyError(source, lineCounter2));
         }
       if (docs.length > 0)
         return docs;
       return Object.assign([], { empty: true }, composer$1.streamInfo());
     }
     function parseDocument5(source, options2 = {}) {
-      const { lineCounter: lineCounter3, prettyErrors } = parseOptions2(options2);
-      const parser$1 = new parser.Parser(lineCounter3?.addNewLine);
+      const { lineCounter: lineCounter2, prettyErrors } = parseOptions2(options2);
+      const parser$1 = new parser.Parser(lineCounter2?.addNewLine);
       const composer$1 = new composer.Composer(options2);
       let doc = null;
       for (const _doc of composer$1.compose(parser$1.parse(source), true, source.length)) {
@@ -7922,9 +7922,9 @@ var require_public_api = __commonJS({
           break;
         }
       }
-      if (prettyErrors && lineCounter3) {
-        doc.errors.forEach(errors.prettifyError(source, lineCounter3));
-        doc.warnings.forEach(errors.prettifyError(source, lineCounter3));
+      if (prettyErrors && lineCounter2) {
+        doc.errors.forEach(errors.prettifyError(source, lineCounter2));
+        doc.warnings.forEach(errors.prettifyError(source, lineCounter2));
       }
       return doc;
     }
@@ -7992,7 +7992,7 @@ var require_dist = __commonJS({
     var YAMLSeq = require_YAMLSeq();
     var cst = require_cst();
     var lexer = require_lexer();
-    var lineCounter2 = require_line_counter();
+    var lineCounter = require_line_counter();
     var parser = require_parser();
     var publicApi = require_public_api();
     var visit3 = require_visit();
@@ -8017,7 +8017,7 @@ var require_dist = __commonJS({
     exports.YAMLSeq = YAMLSeq.YAMLSeq;
     exports.CST = cst;
     exports.Lexer = lexer.Lexer;
-    exports.LineCounter = lineCounter2.LineCounter;
+    exports.LineCounter = lineCounter.LineCounter;
     exports.Parser = parser.Parser;
     exports.parse = publicApi.parse;
     exports.parseAllDocuments = publicApi.parseAllDocuments;
@@ -56167,24 +56167,11 @@ function element(xml, tag) {
   const text2 = match?.[1]?.trim().replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&amp;/g, "&");
   return text2 === void 0 || text2 === "" || text2 === "N/A" ? void 0 : text2;
 }
-function lineCounter(text2) {
-  const newlines = [];
-  for (let at = text2.indexOf("\n"); at >= 0; at = text2.indexOf("\n", at + 1)) newlines.push(at);
-  return (offset) => {
-    let low = 0;
-    let high = newlines.length;
-    while (low < high) {
-      const middle = low + high >>> 1;
-      if (newlines[middle] < offset) low = middle + 1;
-      else high = middle;
-    }
-    return low + 1;
-  };
-}
 function readSmiXml(path, text2) {
   const nodes = [];
   const problems = [];
-  const lineOf = lineCounter(text2);
+  const source = new SourceText(path, text2);
+  const lineOf = (offset) => source.position(offset).line;
   const logs = [...text2.matchAll(/<nvidia_smi_log>([\s\S]*?)<\/nvidia_smi_log>/g)];
   if (logs.length === 0)
     problems.push({

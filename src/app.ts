@@ -3,7 +3,6 @@ import type { ApplicationFunctionOptions, Context, Probot } from 'probot';
 import { pino } from 'pino';
 import { webhooksHandled } from './util/metrics.js';
 import { createWebHandler } from './web/handler.js';
-import { renewToken } from './github/access.js';
 import { onComment, onRequestedAction } from './github/comments.js';
 import { createDeps, type AppDeps } from './github/deps.js';
 import { DurableFanout } from './github/durable.js';
@@ -17,7 +16,7 @@ import { runJob } from './github/runners.js';
 import { MemoryRedeliveryState, scheduleRedelivery, type AppClient } from './github/redeliver.js';
 import { RedisRedeliveryState } from './github/redeliver-redis.js';
 import { sweepEveryInstallation } from './github/sweep.js';
-import { queueTarget, targetFromPull, targetsOfCheck } from './github/targets.js';
+import { mergeGroupTarget, queueTarget, retargetedPull, targetFromPull, targetsOfCheck } from './github/targets.js';
 import type { GitHub, PullTarget } from './github/types.js';
 import type { Trigger } from './github/check.js';
 
@@ -75,16 +74,13 @@ export function cudaGatekeeper(deps: AppDeps): GatekeeperApp {
       once((context) => check(context, [targetFromPull(context.payload, context.payload.pull_request)], 'event')),
     );
 
-    // `edited` is sent for a new title or body too, and for a new base branch (`changes.base`; GitHub also retargets
-    // a stacked pull request by itself when its base branch is deleted after merging): only a new base changes what
-    // the pull request brings in, and no synchronize or check suite follows it, so the head is checked again here.
+    // A new base branch (targets.ts, retargetedPull); a title or body edit costs nothing.
     probot.on(
       'pull_request.edited',
-      once(async (context) =>
-        context.payload.changes.base
-          ? check(context, [targetFromPull(context.payload, context.payload.pull_request)], 'event')
-          : [],
-      ),
+      once(async (context) => {
+        const target = retargetedPull(context.payload);
+        return target ? check(context, [target], 'event') : [];
+      }),
     );
 
     // A merge queue waits for the required checks on its own commit ("Managing a merge queue"): that commit is
@@ -92,17 +88,7 @@ export function cudaGatekeeper(deps: AppDeps): GatekeeperApp {
     probot.on(
       'merge_group.checks_requested',
       once(async (context) => {
-        const { merge_group: group, repository } = context.payload;
-        if (!repository) return [];
-        const target = queueTarget(
-          { ...context.payload, repository },
-          {
-            headSha: group.head_sha,
-            headRef: group.head_ref,
-            baseSha: group.base_sha,
-            baseRef: group.base_ref,
-          },
-        );
+        const target = mergeGroupTarget(context.payload);
         return target ? check(context, [target], 'event') : [];
       }),
     );
@@ -172,22 +158,16 @@ export function cudaGatekeeper(deps: AppDeps): GatekeeperApp {
     probot.on(['installation_repositories.added', 'installation_repositories.removed'], (context) =>
       onInstallationChange(context, deps),
     );
+    // New permissions and unsuspension renew the cached token; a suspension forgets the organisation layer (org.ts).
     probot.on(
-      ['installation.created', 'installation.new_permissions_accepted', 'installation.unsuspend'],
-      async (context) => {
-        // The cached token was created with the old permissions (or before the suspension): a new one, at once.
-        if (context.payload.action !== 'created')
-          await renewToken(context.octokit as GitHub).catch((error: Error) =>
-            context.log.warn({ err: { message: error.message } }, 'could not renew the installation token'),
-          );
-        await onInstallationChange(context, deps);
-      },
+      [
+        'installation.created',
+        'installation.new_permissions_accepted',
+        'installation.unsuspend',
+        'installation.suspend',
+      ],
+      (context) => onInstallationChange(context, deps),
     );
-    // A suspended installation's organisation baseline is forgotten: it is read again once the App is back.
-    probot.on('installation.suspend', async (context) => {
-      const owner = (context.payload.installation.account as { login?: string } | null)?.login;
-      if (owner) deps.orgCache.invalidate(context.payload.installation.id, owner);
-    });
 
     // The drift sweep over every installation's default branches (SWEEP_INTERVAL_HOURS; 0 turns it off).
     if (deps.sweepIntervalMs) sweepEveryInstallation(probot, deps, deps.sweepIntervalMs);

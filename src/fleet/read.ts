@@ -10,6 +10,7 @@
  * Formats: NVIDIA's nvidia-smi documentation (docs.nvidia.com/deploy/nvidia-smi) and GFD's README
  * (github.com/NVIDIA/k8s-device-plugin, "GPU Feature Discovery"); real outputs are the tests' fixtures.
  */
+import { SourceText } from '../parsers/source.js';
 
 export interface FleetGpu {
   /** Product name without the `NVIDIA ` prefix newer drivers print: `A100-SXM4-80GB`, `GeForce RTX 4090`. */
@@ -175,30 +176,13 @@ function element(xml: string, tag: string): string | undefined {
   return text === undefined || text === '' || text === 'N/A' ? undefined : text;
 }
 
-/**
- * The line of an offset in `text`, by binary search over the offsets of its newlines (found once): a file of 40,000
- * malformed logs costs 40,000 lookups of log₂ n, not a scan from the start for each.
- */
-export function lineCounter(text: string): (offset: number) => number {
-  const newlines: number[] = [];
-  for (let at = text.indexOf('\n'); at >= 0; at = text.indexOf('\n', at + 1)) newlines.push(at);
-  return (offset) => {
-    let low = 0;
-    let high = newlines.length;
-    while (low < high) {
-      const middle = (low + high) >>> 1;
-      if (newlines[middle]! < offset) low = middle + 1;
-      else high = middle;
-    }
-    return low + 1;
-  };
-}
-
 /** One `<nvidia_smi_log>` per node; several may follow each other in one file (collected from many nodes). */
 export function readSmiXml(path: string, text: string): FleetRead {
   const nodes: FleetNode[] = [];
   const problems: FleetProblem[] = [];
-  const lineOf = lineCounter(text);
+  // Lines by binary search over the line starts, found once (40,000 malformed logs were quadratic by re-splitting).
+  const source = new SourceText(path, text);
+  const lineOf = (offset: number): number => source.position(offset).line;
   const logs = [...text.matchAll(/<nvidia_smi_log>([\s\S]*?)<\/nvidia_smi_log>/g)];
   if (logs.length === 0)
     problems.push({

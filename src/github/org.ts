@@ -5,6 +5,7 @@
  * re-checks after another baseline lands). A push of a new baseline to the default branch re-checks every open
  * pull request of the organisation, and queues migrations where the organisation baseline asks for them.
  */
+import { renewToken } from './access.js';
 import type { FleetTable } from '../finding.js';
 import { loadBaseline } from '../baseline/load.js';
 import type { Finding } from '../finding.js';
@@ -547,7 +548,7 @@ export async function onPush(
 /**
  * The `installation` and `installation_repositories` events (installationChanged says which re-check the organisation).
  */
-export function onInstallationChange(
+export async function onInstallationChange(
   context: {
     readonly name: string;
     readonly id: string;
@@ -558,6 +559,19 @@ export function onInstallationChange(
   deps: AppDeps,
 ): Promise<void> {
   const event = context.name === 'installation_repositories' ? 'installation_repositories' : 'installation';
+  const action = context.payload.action;
+  const installation = context.payload.installation;
+  if (event === 'installation' && action === 'suspend') {
+    // A suspended installation's organisation baseline is forgotten: it is read again once the App is back.
+    const owner = (installation?.account as { readonly login?: string } | null | undefined)?.login;
+    if (installation && owner) deps.orgCache.invalidate(installation.id, owner);
+    return;
+  }
+  // The cached token was created with the old permissions (or before the suspension): a new one, at once.
+  if (event === 'installation' && (action === 'new_permissions_accepted' || action === 'unsuspend'))
+    await renewToken(context.octokit as GitHub).catch((error: Error) =>
+      context.log.warn({ err: { message: error.message } }, 'could not renew the installation token'),
+    );
   return queueOrgRecheck(
     context.octokit as GitHub,
     installationChanged(context.payload, event, context.id),

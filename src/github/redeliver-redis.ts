@@ -5,6 +5,7 @@ import { KEPT_MS, type RedeliveryState } from './redeliver.js';
 
 const LOCK = 'cuda-gatekeeper:redeliver:lock';
 const SINCE = 'cuda-gatekeeper:redeliver:since';
+const COUNT = 'cuda-gatekeeper:redeliver:count:';
 
 /** Deletes the lock only when it is still ours (a lock that expired may be another replica's now). */
 const UNLOCK = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
@@ -41,12 +42,14 @@ export class RedisRedeliveryState implements RedeliveryState {
     await (await this.ready()).set(SINCE, String(at));
   }
 
-  async redelivering(guid: string): Promise<number> {
-    const key = `cuda-gatekeeper:redeliver:count:${guid}`;
+  async redeliveries(guid: string): Promise<number> {
+    return Number((await (await this.ready()).get(`${COUNT}${guid}`)) ?? 0);
+  }
+
+  async countRedelivery(guid: string): Promise<void> {
     const redis = await this.ready();
-    const count = await redis.incr(key);
-    await redis.pexpire(key, KEPT_MS);
-    return count;
+    await redis.incr(`${COUNT}${guid}`);
+    await redis.pexpire(`${COUNT}${guid}`, KEPT_MS);
   }
 
   close(): void {

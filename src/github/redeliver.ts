@@ -73,8 +73,10 @@ export interface RedeliveryState {
   /** Where the last scan stopped (epoch ms), if any. */
   since(): Promise<number | undefined>;
   setSince(at: number): Promise<void>;
-  /** How often a delivery GUID was asked for again, counting this time (kept three days, as GitHub keeps them). */
-  redelivering(guid: string): Promise<number>;
+  /** How often a delivery GUID was asked for again (kept three days, as GitHub keeps deliveries). */
+  redeliveries(guid: string): Promise<number>;
+  /** Count one more for a GUID (a redelivery asked for, or the App giving up on it). */
+  countRedelivery(guid: string): Promise<void>;
 }
 
 export class MemoryRedeliveryState implements RedeliveryState {
@@ -95,13 +97,15 @@ export class MemoryRedeliveryState implements RedeliveryState {
     this.stopped = at;
   }
   private readonly counts = new Map<string, { count: number; at: number }>();
-  async redelivering(guid: string): Promise<number> {
+  async redeliveries(guid: string): Promise<number> {
+    return this.counts.get(guid)?.count ?? 0;
+  }
+  async countRedelivery(guid: string): Promise<void> {
     const now = Date.now();
     for (const [key, entry] of this.counts) if (now - entry.at > KEPT_MS) this.counts.delete(key);
     const entry = this.counts.get(guid) ?? { count: 0, at: now };
     entry.count++;
     this.counts.set(guid, entry);
-    return entry.count;
   }
 }
 
@@ -153,11 +157,25 @@ export async function redeliverFailed(
       if (!cursor || !oldest || Date.parse(oldest.delivered_at) < since) break;
     }
     const recent = seen.filter((delivery) => Date.parse(delivery.delivered_at) >= since);
-    const failed = toRedeliver(recent);
+    // Deliveries the App has given up on are left out before the per-scan cap, so they never crowd out new ones.
+    const failed: DeliveryItem[] = [];
+    for (const delivery of toRedeliver(recent)) {
+      const times = await options.state.redeliveries(delivery.guid);
+      if (times < MAX_REDELIVERIES) failed.push(delivery);
+      else if (times === MAX_REDELIVERIES) {
+        // Said once, when the App stops asking (the count moves past the cap): the delivery is lost unless someone
+        // redelivers it by hand.
+        await options.state.countRedelivery(delivery.guid);
+        options.log.warn(
+          { delivery: delivery.guid, event: delivery.event, status: delivery.status_code },
+          `a delivery failed ${MAX_REDELIVERIES + 1} times; it is not asked for again (redeliver it from the App's settings, Advanced)`,
+        );
+      }
+    }
     const chosen = failed.slice(0, options.max ?? 200);
     const redelivered: string[] = [];
     for (const delivery of chosen) {
-      if ((await options.state.redelivering(delivery.guid)) > MAX_REDELIVERIES) continue;
+      await options.state.countRedelivery(delivery.guid);
       try {
         await app.request('POST /app/hook/deliveries/{delivery_id}/attempts', { delivery_id: delivery.id });
         redelivered.push(delivery.guid);

@@ -97,6 +97,36 @@ export function queueTarget(
   };
 }
 
+/**
+ * The pull request to check again after `pull_request.edited`: only a new base branch (`changes.base`) changes what
+ * it brings in, and no synchronize or check suite follows one (GitHub also retargets a stacked pull request by
+ * itself when its base branch is deleted after merging). A title or body edit: undefined.
+ */
+export function retargetedPull(
+  payload: RepositoryPayload & { readonly changes?: { readonly base?: unknown }; readonly pull_request: PullPayload },
+): PullTarget | undefined {
+  return payload.changes?.base ? targetFromPull(payload, payload.pull_request) : undefined;
+}
+
+/** The merge queue's commit of `merge_group.checks_requested`; undefined without a repository in the payload. */
+export function mergeGroupTarget(payload: {
+  readonly repository?: RepositoryPayload['repository'];
+  readonly installation?: { readonly id: number };
+  readonly merge_group: {
+    readonly head_sha: string;
+    readonly head_ref: string;
+    readonly base_sha: string;
+    readonly base_ref: string;
+  };
+}): PullTarget | undefined {
+  const { merge_group: group, repository } = payload;
+  if (!repository) return undefined;
+  return queueTarget(
+    { repository, ...(payload.installation ? { installation: payload.installation } : {}) },
+    { headSha: group.head_sha, headRef: group.head_ref, baseSha: group.base_sha, baseRef: group.base_ref },
+  );
+}
+
 function fromListed(payload: RepositoryPayload, pull: ListedPull, headSha: string): PullTarget {
   const owner = payload.repository.owner.login;
   const repo = payload.repository.name;

@@ -25,6 +25,13 @@ const BROKEN = codeBlock`
   RUN pip install torch==2.5.1 --index-url https://download.pytorch.org/whl/cu118
 `;
 
+/** A torchvision that does not belong to its torch: `companion-mismatch`, with a safe fix. */
+const REQUIREMENTS = codeBlock`
+  --extra-index-url https://download.pytorch.org/whl/cu121
+  torch==2.3.0+cu121
+  torchvision==0.17.0+cu121
+`;
+
 let fake: FakeGitHub;
 let probot: Probot;
 
@@ -141,11 +148,6 @@ describe('merge queues', () => {
 });
 
 describe('code is not a command', () => {
-  const REQUIREMENTS = codeBlock`
-    --extra-index-url https://download.pytorch.org/whl/cu121
-    torch==2.3.0+cu121
-    torchvision==0.17.0+cu121
-  `;
   /** A maintainer explains the command; GitHub renders each of these as code or a quote, not as a command. */
   const explanations = [
     'To apply the fixes yourself, comment:\n\n```\n/cuda-check fix\n```\n',
@@ -156,7 +158,8 @@ describe('code is not a command', () => {
     '<!--\n/cuda-check fix\n-->\nNot yet.',
   ];
 
-  it.each(explanations)('a writer explaining the command in %j commits nothing', async (body) => {
+  /** A maintainer (write access, on an installation that may commit) comments `body` on the pull request. */
+  async function maintainerComments(body: string): Promise<void> {
     const scenario = pullScenario(fake, { head: { 'requirements.txt': REQUIREMENTS }, changed: ['requirements.txt'] });
     fake.permissions.set('maintainer', 'write');
     fake.installationPermissions.contents = 'write';
@@ -165,33 +168,21 @@ describe('code is not a command', () => {
       name: 'issue_comment',
       payload: commentPayload(fake, scenario, body, { login: 'maintainer', type: 'User' }),
     } as never);
+  }
+
+  it.each(explanations)('a writer explaining the command in %j commits nothing', async (body) => {
+    await maintainerComments(body);
     expect(fake.commits).toEqual([]);
     expect(fake.requests).toEqual([]);
   });
 
   it('a command on its own line after some prose is still a command', async () => {
-    const scenario = pullScenario(fake, { head: { 'requirements.txt': REQUIREMENTS }, changed: ['requirements.txt'] });
-    fake.permissions.set('maintainer', 'write');
-    fake.installationPermissions.contents = 'write';
-    await probot.receive({
-      id: 'c',
-      name: 'issue_comment',
-      payload: commentPayload(fake, scenario, 'Thanks! Fixing the pins:\n/cuda-check fix', {
-        login: 'maintainer',
-        type: 'User',
-      }),
-    } as never);
+    await maintainerComments('Thanks! Fixing the pins:\n/cuda-check fix');
     expect(fake.commits).toHaveLength(1);
   });
 });
 
 describe('newly accepted permissions', () => {
-  const REQUIREMENTS = codeBlock`
-    --extra-index-url https://download.pytorch.org/whl/cu121
-    torch==2.3.0+cu121
-    torchvision==0.17.0+cu121
-  `;
-
   /** `installation.new_permissions_accepted` for installation 42 of octo-org (the webhooks-examples payload). */
   function accepted(): Record<string, unknown> {
     const payload = example('installation', 'new_permissions_accepted');
@@ -245,12 +236,6 @@ describe('newly accepted permissions', () => {
 });
 
 describe('small ones', () => {
-  const REQUIREMENTS = codeBlock`
-    --extra-index-url https://download.pytorch.org/whl/cu121
-    torch==2.3.0+cu121
-    torchvision==0.17.0+cu121
-  `;
-
   it('a baseline file named .yaml is said not to be read, in the summary', async () => {
     const scenario = pullScenario(fake, {
       main: { '.github/cuda-gatekeeper.yaml': 'cuda:\n  allowed: ["12.1"]\n' },

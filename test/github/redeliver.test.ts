@@ -56,7 +56,8 @@ describe('a scan', () => {
       }) as AppClient['request'],
     };
   }
-  const log = pino({ level: 'silent' });
+  const said: string[] = [];
+  const log = pino({ level: 'warn' }, { write: (line: string) => void said.push(line) });
 
   it('reads every page back to the window, redelivers each failed delivery, and gives up after the cap', async () => {
     const fake = new FakeGitHub();
@@ -76,6 +77,9 @@ describe('a scan', () => {
     for (const delivery of redeliveries) perGuid.set(delivery.guid, (perGuid.get(delivery.guid) ?? 0) + 1);
     expect(perGuid.size).toBe(250);
     expect(Math.max(...perGuid.values())).toBe(MAX_REDELIVERIES);
+    // Giving up is said, once per delivery.
+    const gaveUp = said.filter((line) => line.includes('it is not asked for again'));
+    expect(gaveUp).toHaveLength(250);
     expect(fake.violations).toEqual([]);
   });
 });
