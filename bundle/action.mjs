@@ -19195,6 +19195,7 @@ function formatMessage(template, data = {}) {
 var LEVEL3 = { error: "error", warning: "warning", notice: "note" };
 var MAX_RESULTS = 25e3;
 var RULE_TAGS = {
+  "arch-unsupported": ["cuda", "gpu", "docker", "correctness"],
   "companion-mismatch": ["cuda", "pytorch", "dependencies", "correctness"],
   "cpu-wheel": ["cuda", "pytorch", "dependencies", "correctness"],
   "cuda-mismatch": ["cuda", "pytorch", "docker", "dependencies", "correctness"],
@@ -39898,6 +39899,10 @@ var KnowledgeBase = class _KnowledgeBase {
       record: gpu
     };
   }
+  /** Every compute capability of the table, with the CUDA that first compiles it and the last major that does. */
+  computeCapabilities() {
+    return this.data.gpus.computeCapabilities;
+  }
   minCudaForGpu(nameOrCc) {
     return this.gpu(nameOrCc)?.minCuda;
   }
@@ -40222,197 +40227,46 @@ function bundledBaselinePath() {
   return join(packageRoot(), "baseline.yaml");
 }
 
-// src/analysis/conda-versions.ts
-var OPERATOR = /^(==|!=|>=|<=|~=|>|<|=)?\s*(.*)$/;
-function parseCondaVersionSpec(text2, bare = "fuzzy") {
-  const trimmed2 = text2.trim();
-  if (!trimmed2) return void 0;
-  const anyOf = [];
-  for (const alternative of trimmed2.split("|")) {
-    const all = [];
-    for (const part of alternative.split(",")) {
-      const match = OPERATOR.exec(part.trim());
-      const [, op, raw] = match ?? [];
-      const version2 = (raw ?? "").trim();
-      if (!version2 || /\s/.test(version2) || !/^[0-9A-Za-z*][0-9A-Za-z.*_+!-]*$/.test(version2)) return void 0;
-      if (version2 === "*") continue;
-      if (version2.endsWith(".*") || version2.endsWith("*")) {
-        if (op && op !== "=" && op !== "==") return void 0;
-        all.push({ operator: "prefix", version: version2.replace(/\.?\*$/, "") });
-      } else if (op === "=" || !op && bare === "fuzzy") all.push({ operator: "prefix", version: version2 });
-      else all.push({ operator: op ?? "==", version: version2 });
-    }
-    anyOf.push(all);
-  }
-  return { anyOf };
-}
-function condaAdmits(spec2, version2) {
-  return spec2.anyOf.some((all) => all.every((constraint) => holds(constraint, version2)));
-}
-function holds({ operator, version: version2 }, candidate) {
-  switch (operator) {
-    case "prefix": {
-      const want = components(version2);
-      const have = components(candidate);
-      return want.every((part, i) => compareComponent(part, have[i] ?? [0]) === 0);
-    }
-    case "==":
-      return compareCondaVersions(candidate, version2) === 0;
-    case "!=":
-      return compareCondaVersions(candidate, version2) !== 0;
-    case ">=":
-      return compareCondaVersions(candidate, version2) >= 0;
-    case "<=":
-      return compareCondaVersions(candidate, version2) <= 0;
-    case ">":
-      return compareCondaVersions(candidate, version2) > 0;
-    case "<":
-      return compareCondaVersions(candidate, version2) < 0;
-    case "~=": {
-      const parts = version2.split(".");
-      const prefix = parts.slice(0, Math.max(1, parts.length - 1)).join(".");
-      return compareCondaVersions(candidate, version2) >= 0 && holds({ operator: "prefix", version: prefix }, candidate);
-    }
-  }
-}
-function components(version2) {
-  const local = version2.toLowerCase().split("+")[0];
-  const epoch = /^\d+!/.test(local) ? local.slice(local.indexOf("!") + 1) : local;
-  return epoch.split(/[._-]/).map((component) => {
-    const runs = (component.match(/\d+|[a-z]+/g) ?? ["0"]).map((run) => /^\d/.test(run) ? Number(run) : run);
-    return typeof runs[0] === "string" ? [0, ...runs] : runs;
-  });
-}
-function rank(part) {
-  if (typeof part === "number") return 2;
-  if (part === "post") return 3;
-  if (part === "dev") return 0;
-  return 1;
-}
-function comparePart(a, b) {
-  const ra = rank(a);
-  const rb = rank(b);
-  if (ra !== rb) return ra - rb;
-  if (typeof a === "number" && typeof b === "number") return a - b;
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-function compareComponent(a, b) {
-  const length = Math.max(a.length, b.length);
-  for (let i = 0; i < length; i++) {
-    const order = comparePart(a[i] ?? 0, b[i] ?? 0);
-    if (order !== 0) return order;
-  }
-  return 0;
-}
-function compareCondaVersions(a, b) {
-  const left = components(a);
-  const right = components(b);
-  const length = Math.max(left.length, right.length);
-  for (let i = 0; i < length; i++) {
-    const order = compareComponent(left[i] ?? [0], right[i] ?? [0]);
-    if (order !== 0) return order;
-  }
-  return 0;
-}
-
-// src/analysis/packages.ts
-var CONDA_TO_PIP = {
-  pytorch: "torch",
-  "pytorch-gpu": "torch",
-  torchtriton: "triton",
-  "pytorch-triton": "triton"
+// src/analysis/arch-lists.ts
+var ARCH_LIST_VARIABLES = {
+  TORCH_CUDA_ARCH_LIST: "torch",
+  CMAKE_CUDA_ARCHITECTURES: "cmake",
+  CUDA_ARCHITECTURES: "cmake",
+  CUDAARCHS: "cmake"
 };
-function projectName(pkg) {
-  if (pkg.ecosystem === "conda") return CONDA_TO_PIP[pkg.name] ?? pkg.name;
-  return pkg.name;
-}
-var CUDA_RELEVANT = /* @__PURE__ */ new Set([
-  "torch",
-  "torchvision",
-  "torchaudio",
-  "triton",
-  "pytorch-triton",
-  "xformers",
-  "flash-attn",
-  "tensorflow",
-  "tensorflow-gpu",
-  "jaxlib",
-  "pytorch-cuda",
-  "cudatoolkit",
-  "cuda-version",
-  "cuda-toolkit",
-  "cudnn",
-  "nccl",
-  "cuda-python",
-  "tensorrt",
-  "onnxruntime-gpu",
-  "paddlepaddle-gpu",
-  "bitsandbytes",
-  "torchao",
-  "vllm",
-  "deepspeed",
-  "apex",
-  "mmcv",
-  "mmcv-full",
-  "torch-scatter",
-  "torch-sparse",
-  "torch-geometric",
-  "torch-cluster",
-  "torch-spline-conv",
-  "pyg-lib",
-  "torchtext",
-  "torchdata",
-  "detectron2",
-  "dgl",
-  "cupy",
-  "spconv",
-  "onnxruntime-training"
-]);
-function isCudaRelevant(pkg, extra) {
-  if (pkg.ecosystem === "apt") return false;
-  if (pkg.name === "jax") return extra.has("jax") || pkg.extras.some((item) => /^cuda/.test(item));
-  let byName = relevance.get(extra);
-  if (!byName) relevance.set(extra, byName = { pip: /* @__PURE__ */ new Map(), conda: /* @__PURE__ */ new Map() });
-  const known2 = byName[pkg.ecosystem];
-  let answer = known2.get(pkg.name);
-  if (answer === void 0) known2.set(pkg.name, answer = computeRelevance(pkg, extra));
-  return answer;
-}
-var relevance = /* @__PURE__ */ new WeakMap();
-function computeRelevance(pkg, extra) {
-  const name = projectName(pkg);
-  if (CUDA_RELEVANT.has(name) || extra.has(name) || extra.has(pkg.name)) return true;
-  if (/^nvidia-/.test(name) && name !== "nvidia-pyindex") return true;
-  if (/^(?:cupy-cuda|dgl-cu|mxnet-cu|spconv-cu|jax-cuda\d+-)/.test(name) || /-cu1\d{1,2}$/.test(name)) return true;
-  return false;
-}
-var CONDA_MINOR_PINS = /* @__PURE__ */ new Set(["pytorch-cuda", "cuda-version", "cudatoolkit", "cuda-toolkit"]);
-
-// src/analysis/torch-pages.ts
-var PYG_DOCS = "https://github.com/pyg-team/pytorch_geometric/blob/5c6461b2305ad068a6d61165b3c55852a11aaa41/docs/source/install/installation.rst";
-var TORCH_PAGES = [
-  {
-    project: "PyG",
-    pattern: /^https?:\/\/(?:data\.pyg\.org|pytorch-geometric\.com)\/whl\/torch-(\d+\.\d+)\.\d+(?:%2B|\+)(?:cu\d+|cpu)\.html$/i,
-    source: PYG_DOCS
-  },
-  {
-    project: "mmcv",
-    pattern: /^https?:\/\/download\.openmmlab\.com\/mmcv\/dist\/(?:cu\d+|cpu)\/torch(\d+\.\d+)(?:\.\d+)?\/index\.html$/i,
-    source: "https://github.com/open-mmlab/mmcv/blob/a8073c74bf83d62ec36a103f835faa4837fb6585/docs/en/get_started/installation.md"
-  },
-  {
-    project: "detectron2",
-    pattern: /^https?:\/\/dl\.fbaipublicfiles\.com\/detectron2\/wheels\/(?:cu\d+|cpu)\/torch(\d+\.\d+)\/index\.html$/i,
-    source: "https://github.com/facebookresearch/detectron2/blob/640e061f^/INSTALL.md"
+function archEntries(value, style) {
+  const entries2 = [];
+  for (const match of value.matchAll(/[^;\s]+/g)) {
+    const text2 = match[0];
+    const cc = style === "torch" ? /^(\d+\.\d+)[af]?(\+PTX)?$/i.exec(text2)?.[1] : (/^(\d+)(\d)[af]?(-real|-virtual)?$/.exec(text2) ?? void 0)?.slice(1, 3).join(".");
+    if (cc) entries2.push({ text: text2, cc, offset: match.index });
   }
-];
-function torchPage(url2) {
-  for (const page of TORCH_PAGES) {
-    const torch = page.pattern.exec(url2)?.[1];
-    if (torch) return { project: page.project, torch, source: page.source };
+  return entries2;
+}
+function archMiss(cc, cuda, kb) {
+  const row = kb.gpu(cc);
+  const major = Number(cudaMajor(cuda));
+  if (row) {
+    if (compareDotted(cuda, row.minCuda) < 0) return { reason: "too-new", bound: row.minCuda, record: row.record };
+    if (row.lastCudaMajor !== void 0 && major > row.lastCudaMajor)
+      return { reason: "dropped", bound: String(row.lastCudaMajor), record: row.record };
+    return void 0;
   }
+  const lowest = kb.computeCapabilities().filter((row2) => row2.lastCudaMajor === void 0 || row2.lastCudaMajor >= major).sort((a, b) => compareDotted(a.cc, b.cc))[0];
+  const below = kb.computeCapabilities().filter((row2) => row2.lastCudaMajor !== void 0 && row2.lastCudaMajor < major).sort((a, b) => compareDotted(b.cc, a.cc))[0];
+  if (lowest && below && compareDotted(cc, lowest.cc) < 0)
+    return { reason: "dropped", bound: String(below.lastCudaMajor), record: below };
   return void 0;
+}
+function archList(env) {
+  const style = ARCH_LIST_VARIABLES[env.key];
+  return style ? { style, entries: archEntries(env.value, style) } : void 0;
+}
+function withoutEntries(value, drop) {
+  const keep = [...value.matchAll(/[^;\s]+/g)].filter((match) => !drop.some((entry) => entry.offset === match.index));
+  if (keep.length === 0) return void 0;
+  const separator = value.includes(";") ? ";" : " ";
+  return keep.map((match) => match[0]).join(separator);
 }
 
 // src/parsers/markers.ts
@@ -40560,265 +40414,6 @@ function activeExtras(project, extras, groups = []) {
     ...extras.map((extra) => `extra-${name.length}-${name}-${normalizeExtra(extra)}`),
     ...groups.map((group) => `group-${name.length}-${name}-${normalizeExtra(group)}`)
   ]);
-}
-
-// rules/companion-mismatch/rule.ts
-var rule_default = defineRule({
-  id: "companion-mismatch",
-  description: "torch and its companions (torchvision, torchaudio, torchtext, torchdata, xformers, vllm, vllm-flash-attn, triton, flash-attn, bitsandbytes, PyG and mmcv builds) belong together",
-  defaultSeverity: "error",
-  fix: "safe",
-  messages: {
-    companion: "{{name}} {{version}} does not belong to torch {{torch}} (it belongs to {{expected}})",
-    noCompanion: "{{name}} {{version}} is installed with torch {{torch}}, for which PyTorch published no {{name}} release",
-    pinnedTorch: "{{name}} {{version}} is built against torch {{expected}}, but torch {{torch}} is pinned",
-    triton: "triton {{version}} is installed with torch {{torch}}, whose Linux wheel requires triton {{expected}}{{condition}}",
-    extensionBuild: "{{subject}} is built for torch {{built}}, but torch {{torch}} is pinned",
-    torchPage: "{{url}} serves builds for torch {{built}}, but torch {{torch}} is pinned",
-    lockedRequirement: "{{subject}} requires pytorch {{requirement}}, but the lock installs pytorch {{torch}}",
-    noLibrary: "{{name}} {{version}} ships no library for CUDA {{cuda}}, the CUDA of torch {{torch}}",
-    wheelBuild: "{{subject}} is built for torch {{built}}, but torch {{torch}} is pinned"
-  },
-  // `source` cites the record the finding rests on.
-  helps: {
-    companion: 'Each torch release has one matching {{name}} release, built against its C++ ABI; mixing them fails at import ("undefined symbol") or pulls another torch. torch {{torch}} pairs with {{name}} {{pairs}}. Source: {{source}}',
-    noCompanion: "{{note}} Source: {{source}}",
-    pinnedTorch: "{{why}} {{note}} Source: {{source}}",
-    extensionBuild: `PyG's extension wheels are compiled against one torch minor; with another the import fails with "undefined symbol". Source: ${PYG_DOCS}`,
-    triton: "The torch wheel pins triton exactly (Requires-Dist: triton=={{expected}}; {{marker}}), so pip either refuses the combination or replaces one of them.{{pythonNote}} Source: {{source}}",
-    lockedRequirement: "The lock records this build's dependencies: it needs pytorch {{requirement}}, so the environment cannot be installed as locked (or it was edited by hand). Source: https://docs.conda.io/projects/conda/en/latest/user-guide/concepts/pkg-specs.html#package-match-specifications",
-    wheelBuild: 'flash-attn publishes its wheels per torch minor, CUDA major and C++ ABI, named in the local version (+cu12torch2.6cxx11abiFALSE); compiled against torch {{built}}, the extension fails to import with torch {{torch}} ("undefined symbol"). Take the wheel named for torch {{torchMinor}}, or build flash-attn against this torch. Source: https://github.com/Dao-AILab/flash-attention/blob/main/.github/workflows/publish.yml (the build matrix and wheel names of each release)',
-    noLibrary: "{{name}} loads the library built for the CUDA of the torch at hand, and {{version}} ships libraries for CUDA {{majors}}.x only, so its import fails. Move it to a release that ships CUDA {{cuda}} libraries. Source: {{source}}",
-    torchPage: 'The wheels on this page are compiled against torch {{built}}; with torch {{torchMinor}} their import fails ("undefined symbol"), or pip finds none. Use the page for torch {{torchMinor}}. Source: {{source}}'
-  },
-  check({ units, kb, report }) {
-    for (const unit of units) {
-      const torches = unit.packages.filter(({ pkg }) => projectName(pkg) === "torch" && pkg.exact);
-      if (torches.length === 0) continue;
-      checkTorchPages(unit, torches[0], publicVersion(torches[0].pkg.exact), report);
-      for (const entry of unit.packages) {
-        const { file: file2, pkg } = entry;
-        const name = projectName(pkg);
-        if (!pkg.exact || torches.includes(entry)) continue;
-        const torch = torches.find((candidate) => mayHoldTogether(candidate.pkg.markers, pkg.markers));
-        if (!torch) continue;
-        const torchVersion = publicVersion(torch.pkg.exact);
-        const release = kb.torchRelease(torchVersion);
-        const related = [{ file: torch.file, span: torch.pkg.span, message: `torch ${torchVersion} is pinned here` }];
-        const version2 = publicVersion(pkg.exact);
-        if (pkg.torchRequirement !== void 0 && torch.pkg.ecosystem === "conda") {
-          checkLockedRequirement(entry, torch, torchVersion, report);
-          continue;
-        }
-        if ((name === "torchvision" || name === "torchaudio") && release) {
-          const allowed = release[name];
-          if (allowed.includes(version2)) continue;
-          if (allowed.length === 0) {
-            report({
-              messageId: "noCompanion",
-              data: { name, version: version2, torch: torchVersion, note: release.note ?? "", source: cite(release) },
-              file: file2,
-              span: pkg.span,
-              related,
-              severity: "notice"
-            });
-            continue;
-          }
-          const owner = kb.torchForCompanion(name, version2)[0];
-          const fix = companionFix(entry, allowed[0], torch.pkg.localLabel);
-          report({
-            messageId: "companion",
-            data: {
-              name,
-              version: version2,
-              torch: torchVersion,
-              expected: owner ? `torch ${owner.version}` : "no torch release in the knowledge base",
-              pairs: allowed.join(" or "),
-              source: cite(release)
-            },
-            file: file2,
-            span: pkg.span,
-            related,
-            unverified: isUnverified(release),
-            ...fix ? { fix } : {}
-          });
-        } else if (EXACT_PINS.has(name)) {
-          const pin = kb.companionPins(name).find((row) => row.version === version2);
-          if (!pin || pin.torch === torchVersion || pin.abi === "minor" && minorOf(pin.torch) === minorOf(torchVersion))
-            continue;
-          const expected = pin.abi === "minor" ? minorOf(pin.torch) : pin.torch;
-          report({
-            messageId: "pinnedTorch",
-            data: {
-              name,
-              version: version2,
-              expected,
-              torch: torchVersion,
-              why: pin.abi === "minor" ? `${name} ${version2} is compiled against torch ${expected}: its wheel accepts torch ${torchVersion} (it requires torch>=${pin.torch}), but the import fails ("undefined symbol").` : `${name} ${version2} is built against torch ${pin.torch} and its wheel requires exactly that torch; pip would replace torch ${torchVersion} or the import fails ("undefined symbol").`,
-              note: pin.note ?? "",
-              source: cite(pin)
-            },
-            file: file2,
-            span: pkg.span,
-            related,
-            unverified: isUnverified(pin)
-          });
-        } else if (name === "flash-attn" && FLASH_ATTN_LABEL.test(wheelLabel(pkg) ?? "")) {
-          const built = FLASH_ATTN_LABEL.exec(wheelLabel(pkg))[1];
-          if (built === minorOf(torchVersion)) continue;
-          report({
-            messageId: "wheelBuild",
-            data: {
-              subject: `${pkg.rawName} ${pkg.exact}`,
-              built,
-              torch: torchVersion,
-              torchMinor: minorOf(torchVersion)
-            },
-            file: file2,
-            span: pkg.span,
-            related
-          });
-        } else if (name === "bitsandbytes" && pkg.ecosystem === "pip") {
-          checkLibraries(entry, torch, { version: version2, torchVersion, related }, kb, report);
-        } else if (pkg.localLabel && /^pt\d+(cu\d+|cpu)$/.test(pkg.localLabel)) {
-          const digits = /^pt(\d)(\d+)/.exec(pkg.localLabel);
-          const built = `${digits[1]}.${digits[2]}`;
-          if (built === minorOf(torchVersion)) continue;
-          report({
-            messageId: "extensionBuild",
-            data: { subject: `${pkg.rawName}==${pkg.exact}`, built, torch: torchVersion },
-            file: file2,
-            span: pkg.span,
-            related
-          });
-        } else if (name === "triton" && pkg.ecosystem === "pip") {
-          const pin = kb.companionPins("triton").find((row) => row.torch === torchVersion);
-          if (!pin || pin.version === version2) continue;
-          const below = pin.marker ? /python_version\s*<\s*"(\d+\.\d+)"/.exec(pin.marker)?.[1] : void 0;
-          const python = below ? unitPython(unit) : void 0;
-          if (below && python && compareDotted(python, below) >= 0) continue;
-          const condition = below && !python ? ` on Python < ${below}` : "";
-          report({
-            messageId: "triton",
-            data: {
-              version: version2,
-              torch: torchVersion,
-              expected: pin.version,
-              condition,
-              marker: pin.marker ?? 'platform_system == "Linux"',
-              pythonNote: condition ? ` The pin holds only on Python < ${below}, and this unit does not say which Python it runs.` : "",
-              source: cite(pin)
-            },
-            file: file2,
-            span: pkg.span,
-            related,
-            unverified: isUnverified(pin),
-            ...condition ? { severity: "warning" } : {}
-          });
-        }
-      }
-    }
-  }
-});
-function checkLibraries(entry, torch, pinned, kb, report) {
-  const { file: file2, pkg } = entry;
-  const cuda = torch.build?.cuda;
-  const libraries = kb.cudaLibraries(pkg.name, pinned.version);
-  if (!cuda || !libraries) return;
-  const major = Number.parseInt(cuda, 10);
-  if (libraries.cudaMajors.includes(major)) return;
-  report({
-    messageId: "noLibrary",
-    data: {
-      name: pkg.rawName,
-      version: pinned.version,
-      cuda,
-      torch: `${pinned.torchVersion}${torch.pkg.localLabel ? `+${torch.pkg.localLabel}` : ""}`,
-      majors: libraries.cudaMajors.join(", "),
-      source: cite(libraries)
-    },
-    file: file2,
-    span: pkg.span,
-    related: pinned.related,
-    unverified: isUnverified(libraries)
-  });
-}
-function checkLockedRequirement(entry, torch, torchVersion, report) {
-  const { file: file2, pkg } = entry;
-  const spec2 = parseCondaVersionSpec(pkg.torchRequirement, "exact");
-  if (!spec2 || condaAdmits(spec2, torchVersion)) return;
-  report({
-    messageId: "lockedRequirement",
-    data: {
-      subject: `${pkg.rawName} ${pkg.exact}${pkg.build ? ` (${pkg.build})` : ""}`,
-      requirement: pkg.torchRequirement,
-      torch: torchVersion
-    },
-    file: file2,
-    span: pkg.span,
-    related: [{ file: torch.file, span: torch.pkg.span, message: `pytorch ${torchVersion} is locked here` }]
-  });
-}
-var EXACT_PINS = /* @__PURE__ */ new Set(["xformers", "torchtext", "torchdata", "vllm-flash-attn", "vllm"]);
-var FLASH_ATTN_LABEL = /^cu\d+torch(\d+\.\d+)cxx11abi(?:true|false)$/i;
-function wheelLabel(pkg) {
-  if (pkg.localLabel) return pkg.localLabel;
-  const file2 = pkg.url?.split(/[?#]/)[0]?.split("/").pop();
-  return file2 ? /^[^-]+-[^-+]+(?:\+|%2B)([^-]+)-/i.exec(file2)?.[1] : void 0;
-}
-function checkTorchPages(unit, torch, torchVersion, report) {
-  const seen = /* @__PURE__ */ new Set();
-  for (const invocation of unit.invocations) {
-    for (const index of invocation.indexes) {
-      if (seen.has(index) || index.kind !== "find-links") continue;
-      seen.add(index);
-      const page = torchPage(index.url);
-      const built = page?.torch;
-      if (page && built && built !== minorOf(torchVersion)) {
-        const file2 = invocation.members.find((member) => member.context.indexes.includes(index))?.file ?? unit.root;
-        report({
-          messageId: "torchPage",
-          data: { url: index.url, built, torch: torchVersion, torchMinor: minorOf(torchVersion), source: page.source },
-          file: file2,
-          span: index.span,
-          related: [{ file: torch.file, span: torch.pkg.span, message: `torch ${torchVersion} is pinned here` }]
-        });
-      }
-    }
-  }
-}
-function companionFix({ file: file2, pkg }, version2, torchLabel) {
-  const clause = pkg.clauses[0];
-  if (!clause || file2.source.text.slice(clause.versionSpan.start, clause.versionSpan.end) !== clause.version)
-    return void 0;
-  const current = publicVersion(clause.version);
-  const relabel2 = pkg.localLabel && torchLabel && pkg.localLabel !== torchLabel;
-  const text2 = relabel2 ? `${version2}+${torchLabel}` : version2;
-  const end = relabel2 ? clause.versionSpan.end : clause.versionSpan.start + current.length;
-  return {
-    title: `Use ${pkg.rawName} ${text2}`,
-    safety: "safe",
-    edits: [{ path: file2.path, range: [clause.versionSpan.start, end], text: text2 }]
-  };
-}
-function unitPython(unit) {
-  for (const { pkg } of unit.packages) {
-    if (pkg.ecosystem !== "conda" || pkg.name !== "python") continue;
-    const version2 = pkg.exact ?? /^\s*(?:==?|>=)?\s*(\d+\.\d+)/.exec(pkg.specifier)?.[1];
-    const minor = version2 ? minorOf(version2) : void 0;
-    if (minor) return minor;
-  }
-  for (const file2 of unit.files) {
-    for (const image of file2.images) {
-      if (file2 === unit.root && unit.stage !== void 0 && image.stage !== unit.stage || image.unresolved || !image.tag || !/^(?:docker\.io\/)?(?:library\/)?python$/.test(
-        `${image.registry ? `${image.registry}/` : ""}${image.repository}`
-      ))
-        continue;
-      const minor = /^(\d+\.\d+)/.exec(image.tag)?.[1];
-      if (minor) return minor;
-    }
-  }
-  return void 0;
 }
 
 // src/parsers/facts.ts
@@ -41171,7 +40766,7 @@ function truncate2(text2, max = 40) {
 
 // src/parsers/conda/match-spec.ts
 var NAME = /^[A-Za-z0-9_][A-Za-z0-9_.+-]*/;
-var OPERATOR2 = /^(==|>=|<=|!=|~=|=|>|<)/;
+var OPERATOR = /^(==|>=|<=|!=|~=|=|>|<)/;
 function parseMatchSpec(m) {
   const text2 = m.text;
   const whole = m.site(0, text2.length);
@@ -41209,7 +40804,7 @@ function parseMatchSpec(m) {
     i = close < 0 ? text2.length : close + 1;
   } else if (i < text2.length) {
     specStart = i;
-    const op = OPERATOR2.exec(text2.slice(i));
+    const op = OPERATOR.exec(text2.slice(i));
     let operator = op?.[0] ?? "";
     if (op) {
       i += operator.length;
@@ -41275,7 +40870,7 @@ function splitVersion(m, versionText, offset, firstOperator = "") {
   const clauses = [];
   let position = offset;
   for (const part of versionText.split(/[,|]/)) {
-    const op = OPERATOR2.exec(part);
+    const op = OPERATOR.exec(part);
     const operator = op ? op[0] : firstOperator;
     const versionOffset = position + (op ? op[0].length : 0);
     const version2 = part.slice(op ? op[0].length : 0);
@@ -49648,16 +49243,30 @@ function rewriteLabel(file2, at, { label, range }, target) {
   const digits = isDotted ? `${parsed.major}.${parsed.minor}` : `${parsed.major}${parsed.minor}`;
   return replaceWithin(file2, at, range, digits);
 }
+var CONDA_CUDA_RELEASE_PACKAGES = /* @__PURE__ */ new Set([
+  "cuda-version",
+  "cuda",
+  "cuda-toolkit",
+  "cuda-runtime",
+  "cuda-compiler",
+  "cuda-libraries",
+  "cuda-libraries-dev",
+  "cuda-cudart",
+  "cuda-cudart-dev",
+  "cuda-nvcc",
+  "cuda-nvrtc",
+  "cuda-nvvm",
+  "cuda-crt",
+  "cuda-cccl",
+  "cuda-cupti",
+  "cuda-nvtx",
+  "cuda-driver-dev",
+  "cuda-profiler-api"
+]);
 var CONDA_CUDA_PACKAGES = /* @__PURE__ */ new Set([
   "pytorch-cuda",
   "cudatoolkit",
-  "cuda-version",
-  "cuda-toolkit",
-  "cuda-runtime",
-  "cuda-cudart",
-  "cuda-nvcc",
-  "cuda-libraries",
-  "cuda-libraries-dev"
+  ...CONDA_CUDA_RELEASE_PACKAGES
 ]);
 var NVIDIA_VERSIONED = /^nvidia-cuda-(runtime|nvrtc|cupti|nvcc)(-cu\d{2})?$/;
 var MAY_CLAIM = /^(nvidia-|cupy-|cuda|jax|tensorflow|pytorch-cuda|cudatoolkit|onnxruntime-gpu|paddlepaddle-gpu|mxnet-|dgl-|bitsandbytes-cuda)|-cu1\d$/;
@@ -49836,10 +49445,538 @@ function claimCuda(claim2) {
   return claim2.precision === "major" ? claim2.cuda : cudaMajorMinor(claim2.cuda) ?? claim2.cuda;
 }
 
+// rules/arch-unsupported/rule.ts
+var COMPILER_CLAIMS = /* @__PURE__ */ new Set(["image", "env", "conda", "apt"]);
+var rule_default = defineRule({
+  id: "arch-unsupported",
+  description: "Architecture lists (TORCH_CUDA_ARCH_LIST, CMAKE_CUDA_ARCHITECTURES) name only GPUs the stage's CUDA can compile for",
+  defaultSeverity: "error",
+  fix: "safe",
+  messages: {
+    dropped: "{{name}} names compute capability {{cc}}{{written}}, which CUDA {{cuda}} cannot compile for: the last CUDA for it is {{last}}.x",
+    tooNew: "{{name}} names compute capability {{cc}}{{written}}, which CUDA {{cuda}} cannot compile for: it needs CUDA >= {{bound}}"
+  },
+  helps: {
+    dropped: `nvcc stops with "Unsupported gpu architecture 'compute_{{sm}}'", so the build fails (a PyTorch extension, a CMake project): CUDA {{next}}.0 removed offline compilation and library support for this architecture. Drop it from the list (the fix does), or build with CUDA {{last}}.x for the GPUs that need it. Source: {{source}}`,
+    tooNew: `nvcc stops with "Unsupported gpu architecture 'compute_{{sm}}'": CUDA {{cuda}} does not know this architecture. Use an image with CUDA >= {{bound}}, or drop it from the list (the fix does). Source: {{source}}`
+  },
+  check({ units, kb, report }) {
+    for (const unit of units) {
+      const compiler = compilerClaim(unit);
+      if (!compiler) continue;
+      const cuda = claimCuda(compiler);
+      for (const env of unit.root.env) {
+        if (env.stage !== unit.stage) continue;
+        const list = archList(env);
+        if (!list) continue;
+        const misses = list.entries.flatMap((entry) => {
+          const miss = archMiss(entry.cc, cuda, kb);
+          return miss ? [{ entry, miss }] : [];
+        });
+        if (misses.length === 0) continue;
+        const editable = unit.root.source.text.slice(env.valueSpan.start, env.valueSpan.end) === env.value;
+        const rest = editable ? withoutEntries(
+          env.value,
+          misses.map(({ entry }) => entry)
+        ) : void 0;
+        const fix = rest === void 0 ? void 0 : {
+          title: `Drop ${misses.map(({ entry }) => entry.text).join(", ")} from ${env.key} (CUDA ${cuda} cannot compile ${misses.length === 1 ? "it" : "them"})`,
+          safety: "safe",
+          edits: [{ path: unit.root.path, range: [env.valueSpan.start, env.valueSpan.end], text: rest }]
+        };
+        for (const { entry, miss } of misses) {
+          const at = env.valueSpan.start + entry.offset;
+          const span = editable ? { start: at, end: at + entry.text.length } : env.span;
+          reportMiss({ file: unit.root, env, entry, span }, miss, compiler, fix, report);
+        }
+      }
+    }
+  }
+});
+function compilerClaim(unit) {
+  const target = unit.target;
+  if (unit.container || unit.stage === void 0 || unit.root.kind !== "dockerfile" || !target) return void 0;
+  return COMPILER_CLAIMS.has(target.kind) && target.precision === "minor" ? target : void 0;
+}
+function reportMiss({ file: file2, env, entry, span }, miss, compiler, fix, report) {
+  const cuda = claimCuda(compiler);
+  report({
+    messageId: miss.reason === "dropped" ? "dropped" : "tooNew",
+    data: {
+      name: env.key,
+      cc: entry.cc,
+      written: entry.text === entry.cc ? "" : ` (${entry.text})`,
+      cuda,
+      bound: miss.bound,
+      last: miss.bound,
+      next: Number(miss.bound) + 1,
+      sm: entry.cc.replace(".", ""),
+      source: cite(miss.record)
+    },
+    file: file2,
+    span,
+    unverified: isUnverified(miss.record),
+    related: [{ file: compiler.file, span: compiler.span, message: `CUDA ${cuda} is set here` }],
+    ...fix ? { fix } : {}
+  });
+}
+
+// src/analysis/conda-versions.ts
+var OPERATOR2 = /^(==|!=|>=|<=|~=|>|<|=)?\s*(.*)$/;
+function parseCondaVersionSpec(text2, bare = "fuzzy") {
+  const trimmed2 = text2.trim();
+  if (!trimmed2) return void 0;
+  const anyOf = [];
+  for (const alternative of trimmed2.split("|")) {
+    const all = [];
+    for (const part of alternative.split(",")) {
+      const match = OPERATOR2.exec(part.trim());
+      const [, op, raw] = match ?? [];
+      const version2 = (raw ?? "").trim();
+      if (!version2 || /\s/.test(version2) || !/^[0-9A-Za-z*][0-9A-Za-z.*_+!-]*$/.test(version2)) return void 0;
+      if (version2 === "*") continue;
+      if (version2.endsWith(".*") || version2.endsWith("*")) {
+        if (op && op !== "=" && op !== "==") return void 0;
+        all.push({ operator: "prefix", version: version2.replace(/\.?\*$/, "") });
+      } else if (op === "=" || !op && bare === "fuzzy") all.push({ operator: "prefix", version: version2 });
+      else all.push({ operator: op ?? "==", version: version2 });
+    }
+    anyOf.push(all);
+  }
+  return { anyOf };
+}
+function condaAdmits(spec2, version2) {
+  return spec2.anyOf.some((all) => all.every((constraint) => holds(constraint, version2)));
+}
+function holds({ operator, version: version2 }, candidate) {
+  switch (operator) {
+    case "prefix": {
+      const want = components(version2);
+      const have = components(candidate);
+      return want.every((part, i) => compareComponent(part, have[i] ?? [0]) === 0);
+    }
+    case "==":
+      return compareCondaVersions(candidate, version2) === 0;
+    case "!=":
+      return compareCondaVersions(candidate, version2) !== 0;
+    case ">=":
+      return compareCondaVersions(candidate, version2) >= 0;
+    case "<=":
+      return compareCondaVersions(candidate, version2) <= 0;
+    case ">":
+      return compareCondaVersions(candidate, version2) > 0;
+    case "<":
+      return compareCondaVersions(candidate, version2) < 0;
+    case "~=": {
+      const parts = version2.split(".");
+      const prefix = parts.slice(0, Math.max(1, parts.length - 1)).join(".");
+      return compareCondaVersions(candidate, version2) >= 0 && holds({ operator: "prefix", version: prefix }, candidate);
+    }
+  }
+}
+function components(version2) {
+  const local = version2.toLowerCase().split("+")[0];
+  const epoch = /^\d+!/.test(local) ? local.slice(local.indexOf("!") + 1) : local;
+  return epoch.split(/[._-]/).map((component) => {
+    const runs = (component.match(/\d+|[a-z]+/g) ?? ["0"]).map((run) => /^\d/.test(run) ? Number(run) : run);
+    return typeof runs[0] === "string" ? [0, ...runs] : runs;
+  });
+}
+function rank(part) {
+  if (typeof part === "number") return 2;
+  if (part === "post") return 3;
+  if (part === "dev") return 0;
+  return 1;
+}
+function comparePart(a, b) {
+  const ra = rank(a);
+  const rb = rank(b);
+  if (ra !== rb) return ra - rb;
+  if (typeof a === "number" && typeof b === "number") return a - b;
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+function compareComponent(a, b) {
+  const length = Math.max(a.length, b.length);
+  for (let i = 0; i < length; i++) {
+    const order = comparePart(a[i] ?? 0, b[i] ?? 0);
+    if (order !== 0) return order;
+  }
+  return 0;
+}
+function compareCondaVersions(a, b) {
+  const left = components(a);
+  const right = components(b);
+  const length = Math.max(left.length, right.length);
+  for (let i = 0; i < length; i++) {
+    const order = compareComponent(left[i] ?? [0], right[i] ?? [0]);
+    if (order !== 0) return order;
+  }
+  return 0;
+}
+
+// src/analysis/packages.ts
+var CONDA_TO_PIP = {
+  pytorch: "torch",
+  "pytorch-gpu": "torch",
+  torchtriton: "triton",
+  "pytorch-triton": "triton"
+};
+function projectName(pkg) {
+  if (pkg.ecosystem === "conda") return CONDA_TO_PIP[pkg.name] ?? pkg.name;
+  return pkg.name;
+}
+var CUDA_RELEVANT = /* @__PURE__ */ new Set([
+  "torch",
+  "torchvision",
+  "torchaudio",
+  "triton",
+  "pytorch-triton",
+  "xformers",
+  "flash-attn",
+  "tensorflow",
+  "tensorflow-gpu",
+  "jaxlib",
+  "pytorch-cuda",
+  "cudatoolkit",
+  "cuda-version",
+  "cuda-toolkit",
+  "cudnn",
+  "nccl",
+  "cuda-python",
+  "tensorrt",
+  "onnxruntime-gpu",
+  "paddlepaddle-gpu",
+  "bitsandbytes",
+  "torchao",
+  "vllm",
+  "deepspeed",
+  "apex",
+  "mmcv",
+  "mmcv-full",
+  "torch-scatter",
+  "torch-sparse",
+  "torch-geometric",
+  "torch-cluster",
+  "torch-spline-conv",
+  "pyg-lib",
+  "torchtext",
+  "torchdata",
+  "detectron2",
+  "dgl",
+  "cupy",
+  "spconv",
+  "onnxruntime-training"
+]);
+function isCudaRelevant(pkg, extra) {
+  if (pkg.ecosystem === "apt") return false;
+  if (pkg.name === "jax") return extra.has("jax") || pkg.extras.some((item) => /^cuda/.test(item));
+  let byName = relevance.get(extra);
+  if (!byName) relevance.set(extra, byName = { pip: /* @__PURE__ */ new Map(), conda: /* @__PURE__ */ new Map() });
+  const known2 = byName[pkg.ecosystem];
+  let answer = known2.get(pkg.name);
+  if (answer === void 0) known2.set(pkg.name, answer = computeRelevance(pkg, extra));
+  return answer;
+}
+var relevance = /* @__PURE__ */ new WeakMap();
+function computeRelevance(pkg, extra) {
+  const name = projectName(pkg);
+  if (CUDA_RELEVANT.has(name) || extra.has(name) || extra.has(pkg.name)) return true;
+  if (/^nvidia-/.test(name) && name !== "nvidia-pyindex") return true;
+  if (/^(?:cupy-cuda|dgl-cu|mxnet-cu|spconv-cu|jax-cuda\d+-)/.test(name) || /-cu1\d{1,2}$/.test(name)) return true;
+  return false;
+}
+var CONDA_MINOR_PINS = /* @__PURE__ */ new Set(["pytorch-cuda", "cuda-version", "cudatoolkit", "cuda-toolkit"]);
+
+// src/analysis/torch-pages.ts
+var PYG_DOCS = "https://github.com/pyg-team/pytorch_geometric/blob/5c6461b2305ad068a6d61165b3c55852a11aaa41/docs/source/install/installation.rst";
+var TORCH_PAGES = [
+  {
+    project: "PyG",
+    pattern: /^https?:\/\/(?:data\.pyg\.org|pytorch-geometric\.com)\/whl\/torch-(\d+\.\d+)\.\d+(?:%2B|\+)(?:cu\d+|cpu)\.html$/i,
+    source: PYG_DOCS
+  },
+  {
+    project: "mmcv",
+    pattern: /^https?:\/\/download\.openmmlab\.com\/mmcv\/dist\/(?:cu\d+|cpu)\/torch(\d+\.\d+)(?:\.\d+)?\/index\.html$/i,
+    source: "https://github.com/open-mmlab/mmcv/blob/a8073c74bf83d62ec36a103f835faa4837fb6585/docs/en/get_started/installation.md"
+  },
+  {
+    project: "detectron2",
+    pattern: /^https?:\/\/dl\.fbaipublicfiles\.com\/detectron2\/wheels\/(?:cu\d+|cpu)\/torch(\d+\.\d+)\/index\.html$/i,
+    source: "https://github.com/facebookresearch/detectron2/blob/640e061f^/INSTALL.md"
+  }
+];
+function torchPage(url2) {
+  for (const page of TORCH_PAGES) {
+    const torch = page.pattern.exec(url2)?.[1];
+    if (torch) return { project: page.project, torch, source: page.source };
+  }
+  return void 0;
+}
+
+// rules/companion-mismatch/rule.ts
+var rule_default2 = defineRule({
+  id: "companion-mismatch",
+  description: "torch and its companions (torchvision, torchaudio, torchtext, torchdata, xformers, vllm, vllm-flash-attn, triton, flash-attn, bitsandbytes, PyG and mmcv builds) belong together",
+  defaultSeverity: "error",
+  fix: "safe",
+  messages: {
+    companion: "{{name}} {{version}} does not belong to torch {{torch}} (it belongs to {{expected}})",
+    noCompanion: "{{name}} {{version}} is installed with torch {{torch}}, for which PyTorch published no {{name}} release",
+    pinnedTorch: "{{name}} {{version}} is built against torch {{expected}}, but torch {{torch}} is pinned",
+    triton: "triton {{version}} is installed with torch {{torch}}, whose Linux wheel requires triton {{expected}}{{condition}}",
+    extensionBuild: "{{subject}} is built for torch {{built}}, but torch {{torch}} is pinned",
+    torchPage: "{{url}} serves builds for torch {{built}}, but torch {{torch}} is pinned",
+    lockedRequirement: "{{subject}} requires pytorch {{requirement}}, but the lock installs pytorch {{torch}}",
+    noLibrary: "{{name}} {{version}} ships no library for CUDA {{cuda}}, the CUDA of torch {{torch}}",
+    wheelBuild: "{{subject}} is built for torch {{built}}, but torch {{torch}} is pinned"
+  },
+  // `source` cites the record the finding rests on.
+  helps: {
+    companion: 'Each torch release has one matching {{name}} release, built against its C++ ABI; mixing them fails at import ("undefined symbol") or pulls another torch. torch {{torch}} pairs with {{name}} {{pairs}}. Source: {{source}}',
+    noCompanion: "{{note}} Source: {{source}}",
+    pinnedTorch: "{{why}} {{note}} Source: {{source}}",
+    extensionBuild: `PyG's extension wheels are compiled against one torch minor; with another the import fails with "undefined symbol". Source: ${PYG_DOCS}`,
+    triton: "The torch wheel pins triton exactly (Requires-Dist: triton=={{expected}}; {{marker}}), so pip either refuses the combination or replaces one of them.{{pythonNote}} Source: {{source}}",
+    lockedRequirement: "The lock records this build's dependencies: it needs pytorch {{requirement}}, so the environment cannot be installed as locked (or it was edited by hand). Source: https://docs.conda.io/projects/conda/en/latest/user-guide/concepts/pkg-specs.html#package-match-specifications",
+    wheelBuild: 'flash-attn publishes its wheels per torch minor, CUDA major and C++ ABI, named in the local version (+cu12torch2.6cxx11abiFALSE); compiled against torch {{built}}, the extension fails to import with torch {{torch}} ("undefined symbol"). Take the wheel named for torch {{torchMinor}}, or build flash-attn against this torch. Source: https://github.com/Dao-AILab/flash-attention/blob/main/.github/workflows/publish.yml (the build matrix and wheel names of each release)',
+    noLibrary: "{{name}} loads the library built for the CUDA of the torch at hand, and {{version}} ships libraries for CUDA {{majors}}.x only, so its import fails. Move it to a release that ships CUDA {{cuda}} libraries. Source: {{source}}",
+    torchPage: 'The wheels on this page are compiled against torch {{built}}; with torch {{torchMinor}} their import fails ("undefined symbol"), or pip finds none. Use the page for torch {{torchMinor}}. Source: {{source}}'
+  },
+  check({ units, kb, report }) {
+    for (const unit of units) {
+      const torches = unit.packages.filter(({ pkg }) => projectName(pkg) === "torch" && pkg.exact);
+      if (torches.length === 0) continue;
+      checkTorchPages(unit, torches[0], publicVersion(torches[0].pkg.exact), report);
+      for (const entry of unit.packages) {
+        const { file: file2, pkg } = entry;
+        const name = projectName(pkg);
+        if (!pkg.exact || torches.includes(entry)) continue;
+        const torch = torches.find((candidate) => mayHoldTogether(candidate.pkg.markers, pkg.markers));
+        if (!torch) continue;
+        const torchVersion = publicVersion(torch.pkg.exact);
+        const release = kb.torchRelease(torchVersion);
+        const related = [{ file: torch.file, span: torch.pkg.span, message: `torch ${torchVersion} is pinned here` }];
+        const version2 = publicVersion(pkg.exact);
+        if (pkg.torchRequirement !== void 0 && torch.pkg.ecosystem === "conda") {
+          checkLockedRequirement(entry, torch, torchVersion, report);
+          continue;
+        }
+        if ((name === "torchvision" || name === "torchaudio") && release) {
+          const allowed = release[name];
+          if (allowed.includes(version2)) continue;
+          if (allowed.length === 0) {
+            report({
+              messageId: "noCompanion",
+              data: { name, version: version2, torch: torchVersion, note: release.note ?? "", source: cite(release) },
+              file: file2,
+              span: pkg.span,
+              related,
+              severity: "notice"
+            });
+            continue;
+          }
+          const owner = kb.torchForCompanion(name, version2)[0];
+          const fix = companionFix(entry, allowed[0], torch.pkg.localLabel);
+          report({
+            messageId: "companion",
+            data: {
+              name,
+              version: version2,
+              torch: torchVersion,
+              expected: owner ? `torch ${owner.version}` : "no torch release in the knowledge base",
+              pairs: allowed.join(" or "),
+              source: cite(release)
+            },
+            file: file2,
+            span: pkg.span,
+            related,
+            unverified: isUnverified(release),
+            ...fix ? { fix } : {}
+          });
+        } else if (EXACT_PINS.has(name)) {
+          const pin = kb.companionPins(name).find((row) => row.version === version2);
+          if (!pin || pin.torch === torchVersion || pin.abi === "minor" && minorOf(pin.torch) === minorOf(torchVersion))
+            continue;
+          const expected = pin.abi === "minor" ? minorOf(pin.torch) : pin.torch;
+          report({
+            messageId: "pinnedTorch",
+            data: {
+              name,
+              version: version2,
+              expected,
+              torch: torchVersion,
+              why: pin.abi === "minor" ? `${name} ${version2} is compiled against torch ${expected}: its wheel accepts torch ${torchVersion} (it requires torch>=${pin.torch}), but the import fails ("undefined symbol").` : `${name} ${version2} is built against torch ${pin.torch} and its wheel requires exactly that torch; pip would replace torch ${torchVersion} or the import fails ("undefined symbol").`,
+              note: pin.note ?? "",
+              source: cite(pin)
+            },
+            file: file2,
+            span: pkg.span,
+            related,
+            unverified: isUnverified(pin)
+          });
+        } else if (name === "flash-attn" && FLASH_ATTN_LABEL.test(wheelLabel(pkg) ?? "")) {
+          const built = FLASH_ATTN_LABEL.exec(wheelLabel(pkg))[1];
+          if (built === minorOf(torchVersion)) continue;
+          report({
+            messageId: "wheelBuild",
+            data: {
+              subject: `${pkg.rawName} ${pkg.exact}`,
+              built,
+              torch: torchVersion,
+              torchMinor: minorOf(torchVersion)
+            },
+            file: file2,
+            span: pkg.span,
+            related
+          });
+        } else if (name === "bitsandbytes" && pkg.ecosystem === "pip") {
+          checkLibraries(entry, torch, { version: version2, torchVersion, related }, kb, report);
+        } else if (pkg.localLabel && /^pt\d+(cu\d+|cpu)$/.test(pkg.localLabel)) {
+          const digits = /^pt(\d)(\d+)/.exec(pkg.localLabel);
+          const built = `${digits[1]}.${digits[2]}`;
+          if (built === minorOf(torchVersion)) continue;
+          report({
+            messageId: "extensionBuild",
+            data: { subject: `${pkg.rawName}==${pkg.exact}`, built, torch: torchVersion },
+            file: file2,
+            span: pkg.span,
+            related
+          });
+        } else if (name === "triton" && pkg.ecosystem === "pip") {
+          const pin = kb.companionPins("triton").find((row) => row.torch === torchVersion);
+          if (!pin || pin.version === version2) continue;
+          const below = pin.marker ? /python_version\s*<\s*"(\d+\.\d+)"/.exec(pin.marker)?.[1] : void 0;
+          const python = below ? unitPython(unit) : void 0;
+          if (below && python && compareDotted(python, below) >= 0) continue;
+          const condition = below && !python ? ` on Python < ${below}` : "";
+          report({
+            messageId: "triton",
+            data: {
+              version: version2,
+              torch: torchVersion,
+              expected: pin.version,
+              condition,
+              marker: pin.marker ?? 'platform_system == "Linux"',
+              pythonNote: condition ? ` The pin holds only on Python < ${below}, and this unit does not say which Python it runs.` : "",
+              source: cite(pin)
+            },
+            file: file2,
+            span: pkg.span,
+            related,
+            unverified: isUnverified(pin),
+            ...condition ? { severity: "warning" } : {}
+          });
+        }
+      }
+    }
+  }
+});
+function checkLibraries(entry, torch, pinned, kb, report) {
+  const { file: file2, pkg } = entry;
+  const cuda = torch.build?.cuda;
+  const libraries = kb.cudaLibraries(pkg.name, pinned.version);
+  if (!cuda || !libraries) return;
+  const major = Number.parseInt(cuda, 10);
+  if (libraries.cudaMajors.includes(major)) return;
+  report({
+    messageId: "noLibrary",
+    data: {
+      name: pkg.rawName,
+      version: pinned.version,
+      cuda,
+      torch: `${pinned.torchVersion}${torch.pkg.localLabel ? `+${torch.pkg.localLabel}` : ""}`,
+      majors: libraries.cudaMajors.join(", "),
+      source: cite(libraries)
+    },
+    file: file2,
+    span: pkg.span,
+    related: pinned.related,
+    unverified: isUnverified(libraries)
+  });
+}
+function checkLockedRequirement(entry, torch, torchVersion, report) {
+  const { file: file2, pkg } = entry;
+  const spec2 = parseCondaVersionSpec(pkg.torchRequirement, "exact");
+  if (!spec2 || condaAdmits(spec2, torchVersion)) return;
+  report({
+    messageId: "lockedRequirement",
+    data: {
+      subject: `${pkg.rawName} ${pkg.exact}${pkg.build ? ` (${pkg.build})` : ""}`,
+      requirement: pkg.torchRequirement,
+      torch: torchVersion
+    },
+    file: file2,
+    span: pkg.span,
+    related: [{ file: torch.file, span: torch.pkg.span, message: `pytorch ${torchVersion} is locked here` }]
+  });
+}
+var EXACT_PINS = /* @__PURE__ */ new Set(["xformers", "torchtext", "torchdata", "vllm-flash-attn", "vllm"]);
+var FLASH_ATTN_LABEL = /^cu\d+torch(\d+\.\d+)cxx11abi(?:true|false)$/i;
+function wheelLabel(pkg) {
+  if (pkg.localLabel) return pkg.localLabel;
+  const file2 = pkg.url?.split(/[?#]/)[0]?.split("/").pop();
+  return file2 ? /^[^-]+-[^-+]+(?:\+|%2B)([^-]+)-/i.exec(file2)?.[1] : void 0;
+}
+function checkTorchPages(unit, torch, torchVersion, report) {
+  const seen = /* @__PURE__ */ new Set();
+  for (const invocation of unit.invocations) {
+    for (const index of invocation.indexes) {
+      if (seen.has(index) || index.kind !== "find-links") continue;
+      seen.add(index);
+      const page = torchPage(index.url);
+      const built = page?.torch;
+      if (page && built && built !== minorOf(torchVersion)) {
+        const file2 = invocation.members.find((member) => member.context.indexes.includes(index))?.file ?? unit.root;
+        report({
+          messageId: "torchPage",
+          data: { url: index.url, built, torch: torchVersion, torchMinor: minorOf(torchVersion), source: page.source },
+          file: file2,
+          span: index.span,
+          related: [{ file: torch.file, span: torch.pkg.span, message: `torch ${torchVersion} is pinned here` }]
+        });
+      }
+    }
+  }
+}
+function companionFix({ file: file2, pkg }, version2, torchLabel) {
+  const clause = pkg.clauses[0];
+  if (!clause || file2.source.text.slice(clause.versionSpan.start, clause.versionSpan.end) !== clause.version)
+    return void 0;
+  const current = publicVersion(clause.version);
+  const relabel2 = pkg.localLabel && torchLabel && pkg.localLabel !== torchLabel;
+  const text2 = relabel2 ? `${version2}+${torchLabel}` : version2;
+  const end = relabel2 ? clause.versionSpan.end : clause.versionSpan.start + current.length;
+  return {
+    title: `Use ${pkg.rawName} ${text2}`,
+    safety: "safe",
+    edits: [{ path: file2.path, range: [clause.versionSpan.start, end], text: text2 }]
+  };
+}
+function unitPython(unit) {
+  for (const { pkg } of unit.packages) {
+    if (pkg.ecosystem !== "conda" || pkg.name !== "python") continue;
+    const version2 = pkg.exact ?? /^\s*(?:==?|>=)?\s*(\d+\.\d+)/.exec(pkg.specifier)?.[1];
+    const minor = version2 ? minorOf(version2) : void 0;
+    if (minor) return minor;
+  }
+  for (const file2 of unit.files) {
+    for (const image of file2.images) {
+      if (file2 === unit.root && unit.stage !== void 0 && image.stage !== unit.stage || image.unresolved || !image.tag || !/^(?:docker\.io\/)?(?:library\/)?python$/.test(
+        `${image.registry ? `${image.registry}/` : ""}${image.repository}`
+      ))
+        continue;
+      const minor = /^(\d+\.\d+)/.exec(image.tag)?.[1];
+      if (minor) return minor;
+    }
+  }
+  return void 0;
+}
+
 // rules/cpu-wheel/rule.ts
 var OTHER_STACKS = /* @__PURE__ */ new Set(["nvidia-wheel", "cupy", "jax", "tensorflow", "library"]);
 var CPU_HELP = "A +cpu wheel has no CUDA kernels: torch.cuda.is_available() is False and every GPU job falls back to the CPU or fails.{{deliberate}}";
-var rule_default2 = defineRule({
+var rule_default3 = defineRule({
   id: "cpu-wheel",
   description: "No CPU-only PyTorch builds where the image or environment targets CUDA",
   defaultSeverity: "error",
@@ -49982,12 +50119,13 @@ function cudaScore(cuda) {
 var MVC = "https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html";
 var PIP_INDEXES = "https://pip.pypa.io/en/stable/cli/pip_install/#finding-packages";
 var PIXI_SYSTEM = "https://pixi.sh/latest/workspace/system_requirements/";
+var CUDA_FEEDSTOCK = 'conda-forge/cuda-cccl-feedstock recipe/meta.yaml (run: pin_compatible("cuda-version", max_pin="x.x"))';
 var WHY = {
   major: "Libraries built for different CUDA majors need different runtime libraries (libcudart.so.{{foundMajor}} vs .so.{{expectedMajor}}) and cannot share one process reliably.",
   minor: `Within one CUDA major, builds for different minors run only under minor-version compatibility, which has a limited feature set (no PTX JIT of newer PTX); keep them in step. Source: ${MVC}`
 };
 var PIN_BUILD = " Pin the build you want with a local version label (e.g. ==X.Y.Z+cu121) and an index that serves it.";
-var rule_default3 = defineRule({
+var rule_default4 = defineRule({
   id: "cuda-mismatch",
   description: "Every CUDA build in an image, environment or requirements set targets the same CUDA version",
   defaultSeverity: "error",
@@ -50002,6 +50140,7 @@ var rule_default3 = defineRule({
     otherBuild: "{{subject}} is a CUDA {{found}} build on PyPI, but {{index}} may serve another build of it, so which is installed beside {{target}} (CUDA {{expected}}) is not determined",
     system: "{{target}} is built for CUDA {{expected}}, but {{subject}} says the machines support only CUDA {{found}}: pixi cannot solve it",
     metaPackage: "{{meta}} installs builds for CUDA {{found}} ({{others}}) beside those for CUDA {{expected}} ({{matching}}), which {{target}} sets",
+    condaSolve: "{{subject}} is a package of CUDA {{found}}, but {{target}} is one of CUDA {{expected}}: conda cannot solve the environment",
     newestTorch: "{{subject}} installs the newest torch it admits, today {{newest}}, a CUDA {{found}} build on plain PyPI, but {{target}} sets CUDA {{expected}}",
     newestToolkit: "{{subject}} installs the newest CUDA in NVIDIA's repository, today {{newest}}, but {{target}} sets CUDA {{expected}}"
   },
@@ -50015,6 +50154,7 @@ var rule_default3 = defineRule({
     name: "Whoever installs {{named}} expects CUDA {{found}} builds and gets CUDA {{expected}} ones. Route it to the index of the CUDA it names, or rename it.{{evidence}}{{copied}}",
     otherBuild: `PyPI's build is for CUDA {{found}}, but {{index}} is another index of this install and may serve a build of the same version for another CUDA; pip treats all indexes alike ("no priority"), so either may be installed. Install it from one index only (--index-url for that package, or a pinned wheel URL) so the build is certain.{{evidence}} Source: ${PIP_INDEXES}`,
     system: `pixi solves each environment for the virtual package __cuda that system-requirements declares, and CUDA {{expectedMajor}} builds need __cuda >= {{expectedMajor}}. Either pin builds for CUDA {{foundMajor}} (cuda-version = "{{foundMajor}}.*"), or raise the requirement if every machine's driver supports CUDA {{expected}}. Source: ${PIXI_SYSTEM}`,
+    condaSolve: `Each package of NVIDIA's CUDA packaging (cuda, cuda-toolkit, cuda-nvcc, cuda-cccl, \u2026) depends on the cuda-version of its own CUDA release, so packages of CUDA {{found}} and CUDA {{expected}} exclude each other and the solver fails. Pin every CUDA package to one release (or pin only cuda-version={{expected}} and leave the others unpinned).{{evidence}} Source: ${CUDA_FEEDSTOCK}`,
     newestTorch: "pip takes the newest release a requirement admits that supports the Python at hand, and the PyPI build of today's is for CUDA {{found}}; the pick moves as releases appear, so the build changes with the day of the build. Pin torch to a release with a CUDA {{expected}} build, from the index that serves it (torch==X+cuYYY with --index-url https://download.pytorch.org/whl/cuYYY).{{evidence}}",
     newestToolkit: `NVIDIA's cuda-toolkit (and cuda) meta-package "handles upgrading to the latest version of CUDA when it's released" (CUDA 12.1 release notes, "New meta-packages for Linux installation"): it installs the newest CUDA the repository has, not the image's, and the pick moves as releases appear. Install the toolkit of the image's CUDA by its versioned name (cuda-toolkit-X-Y).{{evidence}}`,
     metaPackage: "{{meta}} depends on a build for each CUDA major, so all of them are installed; the one for CUDA {{expected}} matches, and the others ({{others}}) are installed beside it without being the build that is loaded for this CUDA. Nothing to fix unless their size or their runtime libraries matter: then install {{matching}} without {{meta}} (or exclude {{others}}, e.g. with uv's override-dependencies). Source: the dependencies the lock records for {{meta}}."
@@ -50144,8 +50284,9 @@ function reportMismatch(mismatch, kb, report) {
     });
     return;
   }
+  const unsolvable = condaExcludes(claim2, target);
   report({
-    messageId: mismatchMessage(claim2, relation),
+    messageId: unsolvable ? "condaSolve" : mismatchMessage(claim2, relation),
     data: {
       subject: claim2.subject,
       found,
@@ -50161,12 +50302,20 @@ function reportMismatch(mismatch, kb, report) {
     },
     file: claim2.file,
     span: claim2.span,
-    severity: relation === "major" ? "error" : "warning",
+    severity: relation === "major" || unsolvable ? "error" : "warning",
     unverified: isUnverified(claim2.record) || isUnverified(target.record),
     related: [{ file: target.file, span: target.span, message: `CUDA ${expected} is set here (${unit.label})` }],
     ...fix ? { fix } : {},
     ...options2.length ? { suggestions: options2 } : {}
   });
+}
+function condaExcludes(claim2, target) {
+  const split = (one2) => one2.kind === "conda" && one2.precision === "minor" && one2.package?.ecosystem === "conda" && one2.file.kind === "conda" && CONDA_CUDA_RELEASE_PACKAGES.has(one2.package.name) && Number.parseInt(claimCuda(one2), 10) >= 12 && (one2.package.channel ?? "conda-forge") === "conda-forge" && condaForgeOnly(one2.file);
+  return split(claim2) && split(target) && claimCuda(claim2) !== claimCuda(target);
+}
+function condaForgeOnly(file2) {
+  const channels = file2.indexes.filter((index) => index.kind === "conda-channel" && !index.ignoredReason);
+  return channels.length > 0 && channels.every((index) => /^(conda-forge|https:\/\/conda\.anaconda\.org\/conda-forge\/?)$/.test(index.url));
 }
 function mismatchMessage(claim2, relation) {
   if (claim2.newest) return claim2.kind === "apt" ? "newestToolkit" : "newestTorch";
@@ -50304,7 +50453,7 @@ function moveTorch(unit, release, other, tag, kb) {
 
 // rules/cuda-not-allowed/rule.ts
 var HELP = "The baseline's cuda.allowed lists the CUDA versions the organisation supports. Move to an allowed version (e.g. {{proposal}}; `cuda-gatekeeper plan --cuda {{proposal}}` lists the edits) or change the baseline.{{evidence}}";
-var rule_default4 = defineRule({
+var rule_default5 = defineRule({
   id: "cuda-not-allowed",
   description: "Images and builds target a CUDA version the baseline allows",
   defaultSeverity: "error",
@@ -50687,7 +50836,7 @@ var HELPS = {
   driverInImage: `Containers use the host's kernel driver; the NVIDIA container toolkit mounts the matching user-space libraries at run time. Driver libraries baked into an image break with "Failed to initialize NVML: Driver/library version mismatch" whenever the host driver differs. Remove the package and let the toolkit inject the driver.`,
   minor: "Driver {{fleet}} is a CUDA {{major}}.x driver, so CUDA {{cuda}} code runs under minor-version compatibility: PTX that is newer than the driver cannot be JIT-compiled, and APIs added after the driver's CUDA version fail with cudaErrorCallRequiresNewerDriver. Needed for everything: >= {{needed}} (CUDA {{row}}). Sources: {{sources}}"
 };
-var rule_default5 = defineRule({
+var rule_default6 = defineRule({
   id: "driver-floor",
   description: "What images and wheels need from the NVIDIA driver is within what the fleet runs",
   defaultSeverity: "error",
@@ -51350,7 +51499,7 @@ function parseFile(path, text2, kind, options2 = {}) {
 
 // rules/exact-pin/rule.ts
 var HELP2 = "The CUDA build of {{name}} changes with its version, so an unpinned install can silently pull a build for another CUDA. {{how}} ({{pin}}){{implied}}.";
-var rule_default6 = defineRule({
+var rule_default7 = defineRule({
   id: "exact-pin",
   description: "CUDA-relevant Python and conda packages are pinned to one exact version",
   defaultSeverity: "error",
@@ -51464,7 +51613,7 @@ var HELPS2 = {
   noKernels: 'torch raises "no kernel image is available for execution on the device" on this GPU. Use a build that includes sm_{{sm}} (compute capability {{cc}} needs CUDA >= {{minCuda}}). Sources: {{sources}}',
   archList: 'Extensions built with this list carry no kernels for compute capability {{cc}} and fail with "no kernel image is available". Source: {{source}}'
 };
-var rule_default7 = defineRule({
+var rule_default8 = defineRule({
   id: "gpu-arch",
   description: "The fleet's GPUs are supported by the CUDA version and by the compiled architectures of the torch build",
   defaultSeverity: "error",
@@ -51733,7 +51882,7 @@ function checkArchList(file2, env, fleet, report) {
 
 // rules/image-missing/rule.ts
 var POLICY = "https://gitlab.com/nvidia/container-images/cuda/-/issues/177";
-var rule_default8 = defineRule({
+var rule_default9 = defineRule({
   id: "image-missing",
   description: "nvidia/cuda base image tags follow NVIDIA's tag grammar and name a CUDA release that exists",
   defaultSeverity: "error",
@@ -52025,7 +52174,7 @@ function spellingFix(file2, image, parsed, spelling) {
 
 // rules/image-pin/rule.ts
 var FLOATING = 'Tags such as "latest", "12" or "12.4" move to new releases; a CUDA base image that moves changes the CUDA, cuDNN and driver requirements of every build. Name the full version, e.g. nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04.';
-var rule_default9 = defineRule({
+var rule_default10 = defineRule({
   id: "image-pin",
   description: "Base images are pinned to an exact tag (or digest, if the baseline asks for it)",
   defaultSeverity: "error",
@@ -52097,7 +52246,7 @@ function tagProblem(image) {
 // rules/image-unknown/rule.ts
 var GPU_NAME = /cuda|gpu|nvidia|nvcr|torch|tensorflow|triton|tensorrt|vllm|sglang|jax|rapids|cupy|nemo|deepspeed|megatron|ray-ml|ray-llm|text-generation-inference|(?:^|[^a-z])cu\d{2,3}(?![0-9])/i;
 var LOOKUP = "Images are looked up in their registries by the App and the Action, and by the CLI with --online (or registries.lookup: true in the baseline); private registries need registries.credentials.";
-var rule_default10 = defineRule({
+var rule_default11 = defineRule({
   id: "image-unknown",
   description: "An image whose CUDA is not known is said, with the reason, where a GPU workload or a CUDA stage runs it",
   defaultSeverity: "warning",
@@ -52225,7 +52374,7 @@ function whyUnknown(image, kb) {
 }
 
 // rules/index-url/rule.ts
-var rule_default11 = defineRule({
+var rule_default12 = defineRule({
   id: "index-url",
   description: "CUDA wheels come from an index that serves them, and index options are where pip reads them",
   defaultSeverity: "error",
@@ -52494,7 +52643,7 @@ function checkIgnoredOptions(file2, report) {
 
 // rules/invalid-suppression/rule.ts
 var HOW = "Write `# cuda-gatekeeper: ignore[rule-id] reason` on the line before the statement (or at its end): name the rule and say why the finding does not apply.";
-var rule_default12 = defineRule({
+var rule_default13 = defineRule({
   id: "invalid-suppression",
   description: "A `# cuda-gatekeeper: ignore[...]` comment is malformed, unjustified or unused",
   defaultSeverity: "error",
@@ -52789,7 +52938,7 @@ function resolveLinks(files, leadsTo) {
 }
 
 // rules/missing-include/rule.ts
-var rule_default13 = defineRule({
+var rule_default14 = defineRule({
   id: "missing-include",
   description: "No file installs or includes a file that the change deletes",
   defaultSeverity: "error",
@@ -52824,7 +52973,7 @@ var rule_default13 = defineRule({
 
 // rules/package-not-allowed/rule.ts
 var import_pep4403 = __toESM(require_pep440(), 1);
-var rule_default14 = defineRule({
+var rule_default15 = defineRule({
   id: "package-not-allowed",
   description: "Pinned package versions are on the baseline allow-list",
   defaultSeverity: "error",
@@ -52891,7 +53040,7 @@ function replaceVersion(file2, pkg, version2, proposal) {
 }
 
 // rules/parse-error/rule.ts
-var rule_default15 = defineRule({
+var rule_default16 = defineRule({
   id: "parse-error",
   description: "A file could not be read completely",
   defaultSeverity: "error",
@@ -52944,7 +53093,7 @@ var rule_default15 = defineRule({
 });
 
 // rules/policy-error/rule.ts
-var rule_default16 = defineRule({
+var rule_default17 = defineRule({
   id: "policy-error",
   description: "The baseline (CUDA policy) is invalid or names things that do not exist",
   defaultSeverity: "error",
@@ -53006,7 +53155,7 @@ var rule_default16 = defineRule({
 // rules/prerelease/rule.ts
 var import_pep4404 = __toESM(require_pep440(), 1);
 var FORBIDDEN = "The baseline sets prerelease: forbid. Pre-release builds (rc, dev, nightly, /whl/test) change without notice and are not supported; use a released version.";
-var rule_default17 = defineRule({
+var rule_default18 = defineRule({
   id: "prerelease",
   description: "No nightly, dev, release-candidate or test builds where the baseline forbids pre-releases",
   defaultSeverity: "error",
@@ -53079,7 +53228,7 @@ var HELPS3 = {
   condaRangeSome: "Of the pytorch releases {{spec}} allows, only {{some}} {{have}} {{what}} {{cuda}} builds, so the solver takes {{which}}; pin it if that is what you mean. Source: {{source}}",
   noCuda: "{{note}}. Source: {{source}}"
 };
-var rule_default18 = defineRule({
+var rule_default19 = defineRule({
   id: "wheel-missing",
   description: "The requested build exists (torch/torchvision/torchaudio CUDA variants, conda pytorch-cuda/cudatoolkit builds)",
   defaultSeverity: "error",
@@ -53423,24 +53572,25 @@ function condaCandidates(pkg, kb) {
 
 // rules/index.ts
 var RULES = [
-  rule_default3,
-  rule_default5,
-  rule_default18,
-  rule_default,
-  rule_default7,
-  rule_default8,
-  rule_default10,
-  rule_default13,
-  rule_default2,
-  rule_default11,
-  rule_default6,
-  rule_default9,
   rule_default4,
+  rule_default6,
+  rule_default19,
+  rule_default2,
+  rule_default8,
+  rule_default,
+  rule_default9,
+  rule_default11,
   rule_default14,
-  rule_default17,
+  rule_default3,
+  rule_default12,
+  rule_default7,
+  rule_default10,
+  rule_default5,
   rule_default15,
+  rule_default18,
   rule_default16,
-  rule_default12
+  rule_default17,
+  rule_default13
 ];
 var RULE_IDS = new Set(RULES.map((rule) => rule.id));
 var RULE_DEFAULTS = new Map(

@@ -1,5 +1,6 @@
 /** The rule registry: one entry per folder under rules/ (a meta test keeps the two in step). */
 import type { AnyRule } from '../src/rule.js';
+import archUnsupported from './arch-unsupported/rule.js';
 import companionMismatch from './companion-mismatch/rule.js';
 import cpuWheel from './cpu-wheel/rule.js';
 import cudaMismatch from './cuda-mismatch/rule.js';
@@ -25,6 +26,7 @@ export const RULES: readonly AnyRule[] = [
   wheelMissing,
   companionMismatch,
   gpuArch,
+  archUnsupported,
   imageMissing,
   imageUnknown,
   missingInclude,

@@ -1,4 +1,4 @@
-import { claimCuda, compareClaims, type CudaClaim } from '../../src/analysis/claims.js';
+import { claimCuda, compareClaims, CONDA_CUDA_RELEASE_PACKAGES, type CudaClaim } from '../../src/analysis/claims.js';
 import type { Unit } from '../../src/analysis/units.js';
 import { nearestCudaBuild, nearestReleaseWithCuda } from '../../src/analysis/nearest.js';
 import { releaseFor } from '../../src/analysis/torch-build.js';
@@ -14,6 +14,8 @@ import { defineRule, formatMessage, type Reporter } from '../../src/rule.js';
 const MVC = 'https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html';
 const PIP_INDEXES = 'https://pip.pypa.io/en/stable/cli/pip_install/#finding-packages';
 const PIXI_SYSTEM = 'https://pixi.sh/latest/workspace/system_requirements/';
+const CUDA_FEEDSTOCK =
+  'conda-forge/cuda-cccl-feedstock recipe/meta.yaml (run: pin_compatible("cuda-version", max_pin="x.x"))';
 
 /** Why builds of two CUDA versions in one install break it, by how far apart they are. */
 const WHY: Readonly<Record<'major' | 'minor', string>> = {
@@ -44,6 +46,8 @@ export default defineRule({
       '{{target}} is built for CUDA {{expected}}, but {{subject}} says the machines support only CUDA {{found}}: pixi cannot solve it',
     metaPackage:
       '{{meta}} installs builds for CUDA {{found}} ({{others}}) beside those for CUDA {{expected}} ({{matching}}), which {{target}} sets',
+    condaSolve:
+      '{{subject}} is a package of CUDA {{found}}, but {{target}} is one of CUDA {{expected}}: conda cannot solve the environment',
     newestTorch:
       '{{subject}} installs the newest torch it admits, today {{newest}}, a CUDA {{found}} build on plain PyPI, but {{target}} sets CUDA {{expected}}',
     newestToolkit:
@@ -59,6 +63,7 @@ export default defineRule({
     name: 'Whoever installs {{named}} expects CUDA {{found}} builds and gets CUDA {{expected}} ones. Route it to the index of the CUDA it names, or rename it.{{evidence}}{{copied}}',
     otherBuild: `PyPI's build is for CUDA {{found}}, but {{index}} is another index of this install and may serve a build of the same version for another CUDA; pip treats all indexes alike ("no priority"), so either may be installed. Install it from one index only (--index-url for that package, or a pinned wheel URL) so the build is certain.{{evidence}} Source: ${PIP_INDEXES}`,
     system: `pixi solves each environment for the virtual package __cuda that system-requirements declares, and CUDA {{expectedMajor}} builds need __cuda >= {{expectedMajor}}. Either pin builds for CUDA {{foundMajor}} (cuda-version = "{{foundMajor}}.*"), or raise the requirement if every machine's driver supports CUDA {{expected}}. Source: ${PIXI_SYSTEM}`,
+    condaSolve: `Each package of NVIDIA's CUDA packaging (cuda, cuda-toolkit, cuda-nvcc, cuda-cccl, …) depends on the cuda-version of its own CUDA release, so packages of CUDA {{found}} and CUDA {{expected}} exclude each other and the solver fails. Pin every CUDA package to one release (or pin only cuda-version={{expected}} and leave the others unpinned).{{evidence}} Source: ${CUDA_FEEDSTOCK}`,
     newestTorch:
       "pip takes the newest release a requirement admits that supports the Python at hand, and the PyPI build of today's is for CUDA {{found}}; the pick moves as releases appear, so the build changes with the day of the build. Pin torch to a release with a CUDA {{expected}} build, from the index that serves it (torch==X+cuYYY with --index-url https://download.pytorch.org/whl/cuYYY).{{evidence}}",
     newestToolkit:
@@ -265,8 +270,9 @@ function reportMismatch(mismatch: Mismatch, kb: KnowledgeBase, report: Reporter)
     });
     return;
   }
+  const unsolvable = condaExcludes(claim, target);
   report({
-    messageId: mismatchMessage(claim, relation),
+    messageId: unsolvable ? 'condaSolve' : mismatchMessage(claim, relation),
     data: {
       subject: claim.subject,
       found,
@@ -284,12 +290,40 @@ function reportMismatch(mismatch: Mismatch, kb: KnowledgeBase, report: Reporter)
     },
     file: claim.file,
     span: claim.span,
-    severity: relation === 'major' ? 'error' : 'warning',
+    severity: relation === 'major' || unsolvable ? 'error' : 'warning',
     unverified: isUnverified(claim.record) || isUnverified(target.record),
     related: [{ file: target.file, span: target.span, message: `CUDA ${expected} is set here (${unit.label})` }],
     ...(fix ? { fix } : {}),
     ...(options.length ? { suggestions: options } : {}),
   });
+}
+
+/**
+ * Whether two conda pins of NVIDIA's split CUDA packages (12.0 on) name different CUDA releases where the environment
+ * takes them from conda-forge alone: there each depends on the cuda-version of its own release, so no environment
+ * holds both. The nvidia channel's early 12.x packages do not (a real pixi.lock solves cuda 12.1.0 beside cuda-cccl
+ * 12.6.77 from it), and a lock records what was solved: neither is certain, so both keep the plain mismatch.
+ */
+function condaExcludes(claim: CudaClaim, target: CudaClaim): boolean {
+  const split = (one: CudaClaim): boolean =>
+    one.kind === 'conda' &&
+    one.precision === 'minor' &&
+    one.package?.ecosystem === 'conda' &&
+    one.file.kind === 'conda' &&
+    CONDA_CUDA_RELEASE_PACKAGES.has(one.package.name) &&
+    Number.parseInt(claimCuda(one), 10) >= 12 &&
+    (one.package.channel ?? 'conda-forge') === 'conda-forge' &&
+    condaForgeOnly(one.file);
+  return split(claim) && split(target) && claimCuda(claim) !== claimCuda(target);
+}
+
+/** Whether a conda environment file lists conda-forge and no other channel. */
+function condaForgeOnly(file: ParsedFile): boolean {
+  const channels = file.indexes.filter((index) => index.kind === 'conda-channel' && !index.ignoredReason);
+  return (
+    channels.length > 0 &&
+    channels.every((index) => /^(conda-forge|https:\/\/conda\.anaconda\.org\/conda-forge\/?)$/.test(index.url))
+  );
 }
 
 /**

@@ -530,16 +530,39 @@ function rewriteLabel(
   return replaceWithin(file, at, range, digits);
 }
 
-const CONDA_CUDA_PACKAGES = new Set([
-  'pytorch-cuda',
-  'cudatoolkit',
+/**
+ * NVIDIA's split CUDA packages (12.0 on): the meta-packages (`cuda` depends on `cuda-runtime` and `cuda-toolkit` of
+ * its own version, conda-forge/cuda-feedstock recipe/meta.yaml) and the toolkit's components, versioned by the CUDA
+ * release (`cuda-cccl` 13.0.50) and depending on `cuda-version` of their major.minor (`pin_compatible("cuda-version",
+ * max_pin="x.x")`, conda-forge/cuda-cccl-feedstock recipe/meta.yaml). Two of them of different CUDA releases in one
+ * environment cannot be solved.
+ */
+export const CONDA_CUDA_RELEASE_PACKAGES: ReadonlySet<string> = new Set([
   'cuda-version',
+  'cuda',
   'cuda-toolkit',
   'cuda-runtime',
-  'cuda-cudart',
-  'cuda-nvcc',
+  'cuda-compiler',
   'cuda-libraries',
   'cuda-libraries-dev',
+  'cuda-cudart',
+  'cuda-cudart-dev',
+  'cuda-nvcc',
+  'cuda-nvrtc',
+  'cuda-nvvm',
+  'cuda-crt',
+  'cuda-cccl',
+  'cuda-cupti',
+  'cuda-nvtx',
+  'cuda-driver-dev',
+  'cuda-profiler-api',
+]);
+
+/** conda packages whose version names the CUDA release they are for. */
+const CONDA_CUDA_PACKAGES: ReadonlySet<string> = new Set([
+  'pytorch-cuda',
+  'cudatoolkit',
+  ...CONDA_CUDA_RELEASE_PACKAGES,
 ]);
 const NVIDIA_VERSIONED = /^nvidia-cuda-(runtime|nvrtc|cupti|nvcc)(-cu\d{2})?$/;
 

@@ -532,6 +532,11 @@ export class KnowledgeBase {
     };
   }
 
+  /** Every compute capability of the table, with the CUDA that first compiles it and the last major that does. */
+  computeCapabilities(): readonly ComputeCapability[] {
+    return this.data.gpus.computeCapabilities;
+  }
+
   minCudaForGpu(nameOrCc: string): string | undefined {
     return this.gpu(nameOrCc)?.minCuda;
   }

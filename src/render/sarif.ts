@@ -28,6 +28,7 @@ export const MAX_RESULTS = 25_000;
 
 /** Tags GitHub shows and filters by (`properties.tags`); every rule has its own entry (test/render/sarif.test.ts). */
 export const RULE_TAGS: Readonly<Record<string, readonly string[]>> = {
+  'arch-unsupported': ['cuda', 'gpu', 'docker', 'correctness'],
   'companion-mismatch': ['cuda', 'pytorch', 'dependencies', 'correctness'],
   'cpu-wheel': ['cuda', 'pytorch', 'dependencies', 'correctness'],
   'cuda-mismatch': ['cuda', 'pytorch', 'docker', 'dependencies', 'correctness'],

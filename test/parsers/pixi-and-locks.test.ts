@@ -603,7 +603,10 @@ describe('the real lock files of the corpus (fixtures/corpus-packaging 39–49),
     });
     expect(found.every((line) => / warning: .*\[cuda-mismatch\]$/.test(line))).toBe(true);
     expect(found.map((line) => Number(/^pixi\.lock:(\d+):/.exec(line)?.[1]))).toEqual([
-      613, 616, 640, 1670, 1673, 1697, 2547, 2550, 2574,
+      // Per environment: cuda-cccl, cuda-compiler, cuda-driver-dev, cuda-libraries-dev, cuda-nvcc, cuda-profiler-api
+      // and cuda-version, all packages of CUDA 12.6.
+      592, 595, 609, 613, 616, 635, 640, 1649, 1652, 1666, 1670, 1673, 1692, 1697, 2526, 2529, 2543, 2547, 2550, 2569,
+      2574,
     ]);
     expect(found.filter((line) => line.includes('cuda-version=12.6'))).toHaveLength(3);
   });

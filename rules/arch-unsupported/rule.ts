@@ -1,0 +1,114 @@
+import { archList, archMiss, withoutEntries, type ArchEntry, type ArchMiss } from '../../src/analysis/arch-lists.js';
+import { claimCuda, type CudaClaim } from '../../src/analysis/claims.js';
+import type { Unit } from '../../src/analysis/units.js';
+import type { EnvFact, ParsedFile } from '../../src/parsers/facts.js';
+import type { Fix } from '../../src/finding.js';
+import { cite, isUnverified } from '../../src/knowledge/index.js';
+import { defineRule, type Reporter } from '../../src/rule.js';
+
+/** The claims that say which nvcc compiles a stage: its image, its CUDA_VERSION, a conda or apt toolkit. */
+const COMPILER_CLAIMS: ReadonlySet<string> = new Set(['image', 'env', 'conda', 'apt']);
+
+export default defineRule({
+  id: 'arch-unsupported',
+  description:
+    "Architecture lists (TORCH_CUDA_ARCH_LIST, CMAKE_CUDA_ARCHITECTURES) name only GPUs the stage's CUDA can compile for",
+  defaultSeverity: 'error',
+  fix: 'safe',
+  messages: {
+    dropped:
+      '{{name}} names compute capability {{cc}}{{written}}, which CUDA {{cuda}} cannot compile for: the last CUDA for it is {{last}}.x',
+    tooNew:
+      '{{name}} names compute capability {{cc}}{{written}}, which CUDA {{cuda}} cannot compile for: it needs CUDA >= {{bound}}',
+  },
+  helps: {
+    dropped:
+      'nvcc stops with "Unsupported gpu architecture \'compute_{{sm}}\'", so the build fails (a PyTorch extension, a CMake project): CUDA {{next}}.0 removed offline compilation and library support for this architecture. Drop it from the list (the fix does), or build with CUDA {{last}}.x for the GPUs that need it. Source: {{source}}',
+    tooNew:
+      'nvcc stops with "Unsupported gpu architecture \'compute_{{sm}}\'": CUDA {{cuda}} does not know this architecture. Use an image with CUDA >= {{bound}}, or drop it from the list (the fix does). Source: {{source}}',
+  },
+  check({ units, kb, report }) {
+    for (const unit of units) {
+      const compiler = compilerClaim(unit);
+      if (!compiler) continue;
+      const cuda = claimCuda(compiler);
+      for (const env of unit.root.env) {
+        if (env.stage !== unit.stage) continue;
+        const list = archList(env);
+        if (!list) continue;
+        const misses = list.entries.flatMap((entry) => {
+          const miss = archMiss(entry.cc, cuda, kb);
+          return miss ? [{ entry, miss }] : [];
+        });
+        if (misses.length === 0) continue;
+        const editable = unit.root.source.text.slice(env.valueSpan.start, env.valueSpan.end) === env.value;
+        const rest = editable
+          ? withoutEntries(
+              env.value,
+              misses.map(({ entry }) => entry),
+            )
+          : undefined;
+        const fix: Fix | undefined =
+          rest === undefined
+            ? undefined
+            : {
+                title: `Drop ${misses.map(({ entry }) => entry.text).join(', ')} from ${env.key} (CUDA ${cuda} cannot compile ${misses.length === 1 ? 'it' : 'them'})`,
+                safety: 'safe',
+                edits: [{ path: unit.root.path, range: [env.valueSpan.start, env.valueSpan.end], text: rest }],
+              };
+        for (const { entry, miss } of misses) {
+          const at = env.valueSpan.start + entry.offset;
+          const span = editable ? { start: at, end: at + entry.text.length } : env.span;
+          reportMiss({ file: unit.root, env, entry, span }, miss, compiler, fix, report);
+        }
+      }
+    }
+  },
+});
+
+/**
+ * The claim that says which CUDA compiles a Dockerfile stage: its image (or CUDA_VERSION), else a conda or apt
+ * toolkit, when it names a CUDA release. Kubernetes containers compile nothing.
+ */
+function compilerClaim(unit: Unit): CudaClaim | undefined {
+  const target = unit.target;
+  if (unit.container || unit.stage === undefined || unit.root.kind !== 'dockerfile' || !target) return undefined;
+  return COMPILER_CLAIMS.has(target.kind) && target.precision === 'minor' ? target : undefined;
+}
+
+/** One entry of a list, where it is written. */
+interface EntrySite {
+  readonly file: ParsedFile;
+  readonly env: EnvFact;
+  readonly entry: ArchEntry;
+  readonly span: { readonly start: number; readonly end: number };
+}
+
+function reportMiss(
+  { file, env, entry, span }: EntrySite,
+  miss: ArchMiss,
+  compiler: CudaClaim,
+  fix: Fix | undefined,
+  report: Reporter,
+): void {
+  const cuda = claimCuda(compiler);
+  report({
+    messageId: miss.reason === 'dropped' ? 'dropped' : 'tooNew',
+    data: {
+      name: env.key,
+      cc: entry.cc,
+      written: entry.text === entry.cc ? '' : ` (${entry.text})`,
+      cuda,
+      bound: miss.bound,
+      last: miss.bound,
+      next: Number(miss.bound) + 1,
+      sm: entry.cc.replace('.', ''),
+      source: cite(miss.record),
+    },
+    file,
+    span,
+    unverified: isUnverified(miss.record),
+    related: [{ file: compiler.file, span: compiler.span, message: `CUDA ${cuda} is set here` }],
+    ...(fix ? { fix } : {}),
+  });
+}
