@@ -77,6 +77,11 @@ export interface CudaClaim {
    * involved).
    */
   readonly rewrite?: (target: string) => readonly TextEdit[] | undefined;
+  /**
+   * How a move of the whole repository to another CUDA rewrites it, where a fix of one finding must not: a
+   * pyproject.toml's index is chosen per extra, so only a plan that moves every unit may move its URL.
+   */
+  readonly moveTo?: (target: string) => readonly TextEdit[] | undefined;
   /** Knowledge the claim rests on (implied builds, NGC tags). */
   readonly record?: Sourced;
   readonly package?: PackageFact;
@@ -122,6 +127,7 @@ export function cudaClaim(f: CudaClaim): CudaClaim {
     span: f.span,
     subject: f.subject,
     rewrite: f.rewrite,
+    moveTo: f.moveTo,
     record: f.record,
     package: f.package,
     image: f.image,
@@ -151,8 +157,9 @@ export function containerImageClaim(
   kb: KnowledgeBase,
 ): CudaClaim | undefined {
   const claim = imageClaim(file, container.image, kb);
-  // No rewrite: a manifest's image is deployed as built, so no fix or plan edits its tag.
-  return claim && cudaClaim({ ...claim, rewrite: undefined });
+  // No rewrite: a manifest's image is deployed as built, so no fix edits its tag; a plan that moves the repository to
+  // another CUDA moves it with the rest.
+  return claim && cudaClaim({ ...claim, rewrite: undefined, ...(claim.rewrite ? { moveTo: claim.rewrite } : {}) });
 }
 
 /** CUDA claims a file makes on its own (builds implied by PyPI/index resolution are added per unit). */
@@ -199,6 +206,8 @@ export function fileClaims(file: ParsedFile, kb: KnowledgeBase): CudaClaim[] {
     }
     const found = cudaFromUrl(index.url);
     if (!found) continue;
+    const move = (target: string): readonly TextEdit[] | undefined =>
+      one(rewriteLabel(file, { span: index.urlSpan, value: index.url }, found, target));
     claims.push(
       cudaClaim({
         kind: 'index',
@@ -211,10 +220,7 @@ export function fileClaims(file: ParsedFile, kb: KnowledgeBase): CudaClaim[] {
         index,
         // A pyproject.toml's index is named for its CUDA and chosen per extra: what to change there is the
         // selection (`uv sync --extra …`) or the routing, which no single text edit decides.
-        rewrite:
-          formatOf(file.kind).indexes === 'tables'
-            ? undefined
-            : (target) => one(rewriteLabel(file, { span: index.urlSpan, value: index.url }, found, target)),
+        ...(formatOf(file.kind).indexes === 'tables' ? { moveTo: move } : { rewrite: move }),
       }),
     );
   }

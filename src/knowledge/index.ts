@@ -421,6 +421,11 @@ export class KnowledgeBase {
     );
   }
 
+  /** Every row of the CUDA majors `pkg`'s releases ship libraries for. */
+  cudaLibraryRows(pkg: string): readonly schema.CudaLibraries[] {
+    return this.data.companions.cudaLibraries.filter((row) => row.package === pkg);
+  }
+
   /** Releases that ship a wheel for a CUDA version (`12.8`), oldest first. */
   torchReleasesWithCuda(cuda: string): readonly TorchRelease[] {
     const tag = tagFromCuda(cuda);

@@ -291,8 +291,9 @@ class Reader {
         context: -1,
       });
     }
-    const tagSpan =
-      parts.tagOffset !== undefined ? image.origin(parts.tagOffset, parts.tagOffset + parts.tag!.length) : undefined;
+    const tagMap =
+      parts.tagOffset !== undefined ? image.slice(parts.tagOffset, parts.tagOffset + parts.tag!.length) : undefined;
+    const tagSpan = tagMap?.origin(0, tagMap.length);
     this.sink.containers.push({
       span,
       workload,
@@ -302,7 +303,7 @@ class Reader {
         stage: this.sink.containers.length,
         reference,
         ...parts,
-        ...(tagSpan ? { tagSpan } : {}),
+        ...(tagSpan ? { tagSpan, tagMap: tagMap! } : {}),
         ...(templated ? { unresolved: 'the image is a template or a variable, not a reference' } : {}),
         ...(invalid ? { unresolved: `"${reference}" is a placeholder, not an image reference` } : {}),
       },
