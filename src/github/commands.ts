@@ -12,6 +12,7 @@ export type Command =
   | { readonly kind: 'baseline' }
   | { readonly kind: 'fix' }
   | { readonly kind: 'plan'; readonly cuda: string }
+  | { readonly kind: 'upgrade'; readonly cuda: string }
   | { readonly kind: 'help'; readonly problem?: string };
 
 const COMMAND = /^\/cuda-check\b/;
@@ -57,6 +58,10 @@ export function parseCommand(body: string): Command | undefined {
       return args[0] && /^\d{1,2}\.\d{1,2}$/.test(args[0])
         ? { kind: 'plan', cuda: args[0] }
         : { kind: 'help', problem: '`plan` needs a CUDA version, e.g. `/cuda-check plan 12.8`' };
+    case 'upgrade':
+      return args[0] && /^\d{1,2}\.\d{1,2}$/.test(args[0])
+        ? { kind: 'upgrade', cuda: args[0] }
+        : { kind: 'help', problem: '`upgrade` needs a CUDA version, e.g. `/cuda-check upgrade 12.8`' };
     case 'help':
       return { kind: 'help' };
     default:
@@ -72,4 +77,5 @@ export const HELP = [
   '| `/cuda-check baseline` | show the effective baseline and where each value comes from |',
   '| `/cuda-check fix` | commit the safe fixes to this branch (needs write access) |',
   '| `/cuda-check plan <cuda>` | the edits that move this pull request to another CUDA version |',
+  '| `/cuda-check upgrade <cuda>` | open a pull request that moves the default branch to another CUDA version, verified (needs write access) |',
 ].join('\n');

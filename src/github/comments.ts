@@ -2,7 +2,13 @@
  * `/cuda-check` comments and the Apply fixes button. The bot keeps one comment per pull request, found by its
  * marker among the comments it wrote (paged: a pull request can have thousands) and updated in place.
  */
-import { fixReplies, noSuchRule, orgBaselineUnreadable, ruleExplanation } from '../render/github-prose.js';
+import {
+  fixReplies,
+  noSuchRule,
+  orgBaselineUnreadable,
+  ruleExplanation,
+  upgradeReplies,
+} from '../render/github-prose.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Context } from 'probot';
@@ -25,6 +31,7 @@ import { checkPull, describeError, orgHiddenNote, type CheckOutcome } from './pu
 import { readBaselineFiles } from './read.js';
 import { pullTarget, targetsOfCheck } from './targets.js';
 import type { GitHub, PullTarget } from './types.js';
+import { upgrade, type UpgradeRequest } from './upgrade.js';
 
 export const COMMENT_MARKER = '<!-- cuda-gatekeeper:comment -->';
 /** Pages of 100 comments searched for the bot's comment before a new one is written. */
@@ -102,20 +109,24 @@ export async function onComment(
   deps: AppDeps,
 ): Promise<CheckOutcome | undefined> {
   const { comment, issue, repository, sender } = context.payload;
-  // 1. Only people's comments on pull requests, with a command.
-  if (
-    !issue.pull_request ||
-    sender.type === 'Bot' ||
-    comment.user?.type === 'Bot' ||
-    comment.body.includes(COMMENT_MARKER)
-  )
-    return undefined;
+  // 1. Only people's comments with a command: on pull requests, and `upgrade` on issues as well.
+  if (sender.type === 'Bot' || comment.user?.type === 'Bot' || comment.body.includes(COMMENT_MARKER)) return undefined;
   const command = parseCommand(comment.body);
-  if (!command) return undefined;
+  if (!command || (!issue.pull_request && command.kind !== 'upgrade')) return undefined;
   // 2. Acknowledge, and find the pull request as it is now.
   const github = context.octokit as GitHub;
   const repo = { owner: repository.owner.login, repo: repository.name };
   await github.rest.reactions.createForIssueComment({ ...repo, comment_id: comment.id, content: 'eyes' });
+  if (command.kind === 'upgrade') {
+    await upgradeFor(github, deps, {
+      ...repo,
+      cuda: command.cuda,
+      defaultBranch: repository.default_branch,
+      requester: sender.login,
+      from: issue.number,
+    });
+    return undefined;
+  }
   const target = await pullTarget(github, repo, issue.number, context.payload.installation?.id ?? 0);
   if (!target) return undefined;
   // 3. The command.
@@ -129,7 +140,7 @@ export async function onComment(
     log: context.log,
     deliveryId: context.id,
   };
-  const handler = COMMANDS[command.kind] as (
+  const handler = COMMANDS[command.kind as Exclude<Command['kind'], 'upgrade'>] as (
     run: CommandContext,
     command: Command,
   ) => Promise<CheckOutcome | undefined>;
@@ -138,7 +149,7 @@ export async function onComment(
 
 /** One handler per command, keyed by its kind (commands.ts parses them). */
 const COMMANDS: {
-  readonly [K in Command['kind']]: (
+  readonly [K in Exclude<Command['kind'], 'upgrade'>]: (
     run: CommandContext,
     command: Extract<Command, { kind: K }>,
   ) => Promise<CheckOutcome | undefined>;
@@ -189,6 +200,34 @@ async function showPlan(run: CommandContext, cuda: string): Promise<undefined> {
   const analysis = await analyzePull(run.github, run.target, run.deps, await readChanges(run.github, run.target));
   await run.reply(planMarkdown(plan(analysis.files, cuda, defaultKnowledgeBase(), analysis.baseline.baseline)));
   return undefined;
+}
+
+/**
+ * `/cuda-check upgrade X.Y`, on an issue or a pull request: for a person with write access, on an installation that
+ * may write contents, the default branch's move to CUDA X.Y as a pull request (upgrade.ts). The answer is a new
+ * comment where it was asked.
+ */
+async function upgradeFor(github: GitHub, deps: AppDeps, request: UpgradeRequest): Promise<void> {
+  const repo = { owner: request.owner, repo: request.repo };
+  const reply = async (body: string): Promise<void> => {
+    await github.rest.issues.createComment({ ...repo, issue_number: request.from!, body });
+  };
+  if (!(await new WriteAccess(github).allows(repo, request.requester))) {
+    await reply(upgradeReplies.noWriteAccess(request.requester, `${repo.owner}/${repo.repo}`));
+    return;
+  }
+  if (!(await grantsForWrite(github)).contentsWrite) {
+    await reply(upgradeReplies.readOnly());
+    return;
+  }
+  try {
+    const result = await upgrade(github, request, deps.paths);
+    if (result.action === 'refused') await reply(upgradeReplies.refused(request.cuda, result.reason));
+    else if (result.action === 'nothing to move') await reply(upgradeReplies.nothingToMove(planMarkdown(result.plan)));
+    else await reply(upgradeReplies.done(result.action, result.number, result.draft));
+  } catch (error) {
+    await reply(upgradeReplies.failed(describeError(error)));
+  }
 }
 
 /** `/cuda-check fix`: the safe fixes committed for a person with write access, on an open pull request. */

@@ -51,6 +51,19 @@ export const fixReplies = {
     `cuda-gatekeeper could not commit the fixes: ${why} If the branch moved, run the check again first.`,
 };
 
+/** Replies to `/cuda-check upgrade`. */
+export const upgradeReplies = {
+  noWriteAccess: (sender: string, repository: string) =>
+    `Sorry @${sender}, only people with write access to ${repository} can ask cuda-gatekeeper to open an upgrade pull request. \`/cuda-check plan <cuda>\` on a pull request shows the same plan to anyone.`,
+  readOnly: () =>
+    'This installation may read contents but not write them, so cuda-gatekeeper cannot push an upgrade branch. Give the App the **Contents: Read and write** repository permission (its settings, Permissions & events) and accept it on the installation, or run `cuda-gatekeeper plan --cuda <X.Y> --write` locally.',
+  refused: (cuda: string, reason: string) => `No upgrade to CUDA ${cuda}: ${reason}.`,
+  nothingToMove: (plan: string) => `Nothing on the default branch moves; here is the plan as it stands:\n\n${plan}`,
+  done: (action: 'opened' | 'updated', number: number, draft: boolean) =>
+    `${action === 'opened' ? 'Opened' : 'Updated'} #${number}${draft ? ' as a draft: something could not move, or a lock file must be regenerated (its body says what)' : ''}. Its check runs like on any pull request.`,
+  failed: (why: string) => `cuda-gatekeeper could not open the upgrade pull request: ${why}`,
+};
+
 /** The commit that applies the safe fixes: its headline and its body (one line per fix). */
 export function fixCommitMessage(titles: readonly string[]): { readonly headline: string; readonly body: string } {
   return { headline: 'Apply cuda-gatekeeper safe fixes', body: bullets(titles) };

@@ -171,8 +171,15 @@ export class FakeGitHub {
   readonly permissions = new Map<string, string>();
   /** repo#branch → head commit, for branches that are not a pull request's head. */
   readonly branches = new Map<string, string>();
-  readonly createdPulls: { repo: string; number: number; head: string; base: string; title: string; body: string }[] =
-    [];
+  readonly createdPulls: {
+    repo: string;
+    number: number;
+    head: string;
+    base: string;
+    title: string;
+    body: string;
+    draft?: boolean;
+  }[] = [];
   readonly issues: { repo: string; number: number; title: string; body: string; state: 'open' | 'closed' }[] = [];
   readonly requests: Recorded[] = [];
   readonly violations: string[] = [];
@@ -725,12 +732,21 @@ export class FakeGitHub {
       };
     }
     if (method === 'POST' && (match = /^\/repos\/([^/]+\/[^/]+)\/pulls$/.exec(path))) {
-      const input = body as { head: string; base: string; title: string; body: string };
+      // "Create a pull request": `draft` opens it as a draft (docs.github.com/rest/pulls/pulls#create-a-pull-request).
+      const input = body as { head: string; base: string; title: string; body: string; draft?: boolean };
       const number = this.nextId++;
-      this.createdPulls.push({ repo: match[1]!.toLowerCase(), number, ...input });
+      this.createdPulls.push({ repo: match[1]!.toLowerCase(), number, ...input, draft: input.draft ?? false });
       return {
         status: 201,
-        body: { id: number, number, state: 'open', html_url: '', head: { ref: input.head }, base: { ref: input.base } },
+        body: {
+          id: number,
+          number,
+          state: 'open',
+          draft: input.draft ?? false,
+          html_url: '',
+          head: { ref: input.head },
+          base: { ref: input.base },
+        },
       };
     }
     if (method === 'PATCH' && (match = /^\/repos\/([^/]+\/[^/]+)\/pulls\/(\d+)$/.exec(path))) {
@@ -751,6 +767,7 @@ export class FakeGitHub {
               id: pull.number,
               number: pull.number,
               state: 'open',
+              draft: pull.draft ?? false,
               html_url: '',
               head: { ref: pull.head, sha: '', repo: { full_name: repo } },
               base: { ref: pull.base },
