@@ -75,7 +75,7 @@ export interface Plan {
   readonly notes: readonly string[];
 }
 
-/** A pool of the fleet under the new images: runs them, runs them under minor-version compatibility, or needs a driver. */
+/** A pool of the fleet under the new images: runs them, runs them under minor-version compatibility, or not yet. */
 export interface PlanPool {
   readonly name: string;
   readonly driver: string;
