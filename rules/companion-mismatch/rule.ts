@@ -49,7 +49,11 @@ export default defineRule({
   },
   check({ units, kb, report }) {
     for (const unit of units) {
-      const torches = unit.packages.filter(({ pkg }) => projectName(pkg) === 'torch' && pkg.exact);
+      const isTorch = ({ pkg }: (typeof unit.packages)[number]): boolean =>
+        projectName(pkg) === 'torch' && pkg.exact !== undefined;
+      // A stage built FROM another runs with the torch the stages above it installed, unless it installs its own.
+      const own = unit.packages.filter(isTorch);
+      const torches = own.length > 0 ? own : (unit.inherited ?? []).filter(isTorch).slice(-1);
       if (torches.length === 0) continue;
       checkTorchPages(unit, torches[0]!, publicVersion(torches[0]!.pkg.exact!), report);
       for (const entry of unit.packages) {

@@ -12,6 +12,7 @@ import {
   type CudaClaim,
 } from './claims.js';
 import type { Link } from './links.js';
+import { StageTree } from './stages.js';
 import { DockerfileIndex } from './dockerfile-index.js';
 import { groupBy } from '../util/collections.js';
 import { isPytorchIndex } from './cuda-labels.js';
@@ -45,6 +46,11 @@ export interface Unit {
   readonly claims: readonly CudaClaim[];
   readonly target?: CudaClaim;
   readonly packages: readonly UnitPackage[];
+  /**
+   * A Dockerfile stage built FROM another: what the stages above it installed, which it runs with (its own
+   * torchvision is loaded beside its parent's torch). Compared with, never reported as the stage's own.
+   */
+  readonly inherited?: readonly UnitPackage[];
   readonly invocations: readonly Invocation[];
   /** A Kubernetes container: where it may be scheduled and the CUDA it runs (see ContainerUnit). */
   readonly container?: ContainerUnit;
@@ -99,7 +105,22 @@ export function buildUnits(
     const format = formatOf(file.kind);
     if (format.units === 'stages') {
       const stages = new DockerfileIndex(file, links.get(file) ?? [], claimsOf(file));
-      for (const stage of file.stages) units.push(dockerStageUnit(stages, stage.index, links, claimsOf, kb));
+      const tree = StageTree.of(file);
+      const byStage = new Map<number, Unit>();
+      for (const stage of file.stages) {
+        let unit = dockerStageUnit(stages, stage.index, links, claimsOf, kb);
+        const parent = tree.parent(stage.index);
+        const above = parent === undefined ? undefined : byStage.get(parent);
+        // A stage that installs nothing shares the list above it (a long chain of stages stays linear).
+        const inherited = !above
+          ? []
+          : above.packages.length === 0
+            ? (above.inherited ?? [])
+            : [...(above.inherited ?? []), ...above.packages];
+        if (inherited.length > 0) unit = { ...unit, inherited };
+        byStage.set(stage.index, unit);
+        units.push(unit);
+      }
     } else if (format.units === 'selections') {
       // The selections a Dockerfile installs (`uv sync --extra X`, `pixi install -e E`) are checked with its stage;
       // the others on their own.

@@ -11,6 +11,7 @@
 import { claimCuda, type CudaClaim } from '../analysis/claims.js';
 import { applyEdits } from '../analysis/edits.js';
 import { archList, archMiss, withoutEntries } from '../analysis/arch-lists.js';
+import { StageTree } from '../analysis/stages.js';
 import { resolveLinks } from '../analysis/links.js';
 import { nearestReleaseWithCuda } from '../analysis/nearest.js';
 import { projectName } from '../analysis/packages.js';
@@ -130,6 +131,8 @@ export function plan(files: readonly ParsedFile[], targetCuda: string, kb: Knowl
   const taken: TorchRelease[] = [];
   const locks = new Map<string, string>();
   const pools: PlanPool[] = [];
+  /** The torch move of each Dockerfile stage moved so far, by `path#stage`: the stages built FROM it inherit it. */
+  const moved = new Map<string, TorchMoveOf>();
   /** Every edit of the units moved so far: a later unit that shares a file must agree with them. */
   let accepted: TextEdit[] = [];
   // Lock files of what moves are regenerated, not edited: the moved tree is judged without them, before and after.
@@ -156,48 +159,71 @@ export function plan(files: readonly ParsedFile[], targetCuda: string, kb: Knowl
     );
   };
 
+  // Each unit's move, planned first: a stage built FROM another takes its parent's torch move.
+  const planned = new Map<Unit, UnitMove>();
   for (const unit of units) {
-    const move = planUnit(unit, cuda, kb);
-    if (move.moves.length === 0 && move.reasons.length === 0) continue;
-    const reasons = [...move.reasons];
-    let edits = move.moves.flatMap((step) => step.edits ?? []);
-    let together = reasons.length === 0 ? merged([...accepted, ...edits]) : undefined;
-    if (reasons.length === 0 && !together) reasons.push('another unit that shares its files moves them differently');
-    if (reasons.length === 0 && together) {
-      // The gate on the unit's files, before and after: the move must not add an error.
+    const move = planUnit(unit, cuda, kb, parentMove(unit, moved));
+    planned.set(unit, move);
+    if (move.release && move.from && unit.stage !== undefined && move.reasons.length === 0)
+      moved.set(`${unit.root.path}#${unit.stage}`, { from: move.from, to: move.release });
+  }
+  // The stages of one FROM chain run together (a child loads its parent's torch): they move, or stay, as one.
+  for (const group of chains(units)) {
+    const moves = group.map((unit) => ({ unit, move: planned.get(unit)! }));
+    const active = moves.filter(({ move }) => move.moves.length > 0 || move.reasons.length > 0);
+    if (active.length === 0) continue;
+    const blocked = active.filter(({ move }) => move.reasons.length > 0);
+    const reasons: string[] = [];
+    let edits = active.flatMap(({ move }) => move.moves.flatMap((step) => step.edits ?? []));
+    let together = blocked.length === 0 ? merged([...accepted, ...edits]) : undefined;
+    const extra: PlanStep[] = [];
+    if (blocked.length === 0 && !together) reasons.push('another unit that shares its files moves them differently');
+    if (blocked.length === 0 && together) {
+      // The gate on the units' files, before and after: the move must not add an error.
       const added = addedBy(edits, together);
       // A workload whose pools cannot run the new image moves to a pool that can, where its nodeSelector names one.
-      const repooled = added
-        ? repool(unit, baseline.pools, (more) => {
-            const all = merged([...accepted, ...edits, ...more]);
-            return all && !addedBy([...edits, ...more], all) ? all : undefined;
-          })
-        : undefined;
+      const repooled =
+        added && active.length === 1
+          ? repool(active[0]!.unit, baseline.pools, (more) => {
+              const all = merged([...accepted, ...edits, ...more]);
+              return all && !addedBy([...edits, ...more], all) ? all : undefined;
+            })
+          : undefined;
       if (repooled) {
-        move.moves.push(repooled.step);
+        extra.push(repooled.step);
         edits = [...edits, ...repooled.step.edits!];
         together = [...repooled.together];
       } else if (added) reasons.push(`moving it gives ${added.ruleId} "${added.message}" (${added.location.path})`);
     }
-    if (reasons.length > 0) {
-      held.push({ unit: unit.label, location: unit.root.source.location(0, 0), reasons });
+    if (blocked.length > 0 || reasons.length > 0) {
+      for (const { unit, move } of active) {
+        const own = [...move.reasons, ...reasons];
+        const why =
+          own.length > 0
+            ? own
+            : [`it runs with ${blocked.map(({ unit: other }) => other.label).join(', ')}, which cannot move`];
+        held.push({ unit: unit.label, location: unit.root.source.location(0, 0), reasons: [...new Set(why)] });
+      }
       continue;
     }
     accepted = together!;
     for (const path of new Set(edits.map((edit) => edit.path)))
       for (const file of affectedFiles(files, new Set([path])))
         if (isLock(file) && !locks.has(file.path)) locks.set(file.path, lockCommand(file, files));
-    steps.push(
-      ...move.moves.filter(
-        (step) =>
-          !steps.some(
-            (other) =>
-              other.location.path === step.location.path && other.location.start.offset === step.location.start.offset,
-          ),
-      ),
-    );
-    if (move.release) taken.push(move.release);
-    notes.push(...move.notes.filter((note) => !notes.includes(note)));
+    for (const { move } of active) {
+      steps.push(
+        ...[...move.moves, ...extra.splice(0)].filter(
+          (step) =>
+            !steps.some(
+              (other) =>
+                other.location.path === step.location.path &&
+                other.location.start.offset === step.location.start.offset,
+            ),
+        ),
+      );
+      if (move.release) taken.push(move.release);
+      notes.push(...move.notes.filter((note) => !notes.includes(note)));
+    }
   }
 
   const release =
@@ -301,6 +327,40 @@ export function plan(files: readonly ParsedFile[], targetCuda: string, kb: Knowl
 }
 
 /**
+ * The units in groups that move together, in order: the stages of one Dockerfile FROM chain (those built on one base
+ * stage), every other unit alone.
+ */
+function chains(units: readonly Unit[]): Unit[][] {
+  const groups = new Map<string, Unit[]>();
+  const order: Unit[][] = [];
+  for (const unit of units) {
+    const key =
+      unit.root.kind === 'dockerfile' && unit.stage !== undefined && !unit.container
+        ? `${unit.root.path}#${StageTree.of(unit.root).root(unit.stage)}`
+        : undefined;
+    const group = key === undefined ? undefined : groups.get(key);
+    if (group) group.push(unit);
+    else {
+      const fresh = [unit];
+      if (key !== undefined) groups.set(key, fresh);
+      order.push(fresh);
+    }
+  }
+  return order;
+}
+
+/** The torch move of the nearest stage a Dockerfile stage is built FROM, if one moved. */
+function parentMove(unit: Unit, moved: ReadonlyMap<string, TorchMoveOf>): TorchMoveOf | undefined {
+  if (unit.root.kind !== 'dockerfile' || unit.stage === undefined) return undefined;
+  const tree = StageTree.of(unit.root);
+  for (let stage = tree.parent(unit.stage); stage !== undefined; stage = tree.parent(stage)) {
+    const move = moved.get(`${unit.root.path}#${stage}`);
+    if (move) return move;
+  }
+  return undefined;
+}
+
+/**
  * A Kubernetes workload moved to a pool that runs its new image: its nodeSelector's pool label set to another pool's
  * value, trying pools with the same GPUs first. `verified` gives the plan's edits with the label's, where the gate
  * adds no error with them.
@@ -370,16 +430,23 @@ function lockCommand(lock: ParsedFile, files: readonly ParsedFile[]): string {
   return `${where}${base} -f ${name}`;
 }
 
+/** The torch release a unit moved from and to (what a child stage inherits). */
+interface TorchMoveOf {
+  readonly from: TorchRelease;
+  readonly to: TorchRelease;
+}
+
 interface UnitMove {
   readonly moves: PlanStep[];
   readonly reasons: string[];
   /** What a move leaves for a person to decide, said beside the plan. */
   readonly notes: string[];
   readonly release?: TorchRelease;
+  readonly from?: TorchRelease;
 }
 
 /** The steps that move one unit to `cuda`, or the reasons it cannot move. */
-function planUnit(unit: Unit, cuda: string, kb: KnowledgeBase): UnitMove {
+function planUnit(unit: Unit, cuda: string, kb: KnowledgeBase, inherited?: TorchMoveOf): UnitMove {
   const moves: PlanStep[] = [];
   const reasons: string[] = [];
   const notes: string[] = [];
@@ -411,8 +478,9 @@ function planUnit(unit: Unit, cuda: string, kb: KnowledgeBase): UnitMove {
   // A CPU build of torch with nothing else that names a CUDA (a `cpu` extra) has no CUDA to move.
   if (torch?.build?.cpu && !unit.claims.some((claim) => !isLock(claim.file) && claim.kind !== 'implied'))
     return { moves: [], reasons: [], notes: [] };
-  const current = torch ? kb.torchRelease(publicVersion(torch.pkg.exact!)) : undefined;
-  let release: TorchRelease | undefined;
+  // A stage built FROM another has its parent's torch: its own companions move with the parent's move.
+  const current = torch ? kb.torchRelease(publicVersion(torch.pkg.exact!)) : inherited?.from;
+  let release: TorchRelease | undefined = torch ? undefined : inherited?.to;
   if (torch && !current) reasons.push(`torch ${torch.pkg.exact} is not in the knowledge base`);
   else if (torch && current) {
     release =
@@ -494,7 +562,7 @@ function planUnit(unit: Unit, cuda: string, kb: KnowledgeBase): UnitMove {
           pkg.span,
           name,
           [{ path: file.path, range: [clause.versionSpan.start, clause.versionSpan.end], text: wanted }],
-          name === 'torch' ? jumpNote(current, release, tag, kb) : undefined,
+          name === 'torch' ? jumpNote(current, release, tag, kb, torch?.build?.source === 'pypi') : undefined,
         );
     }
     for (const invocation of unit.invocations) {
@@ -518,6 +586,7 @@ function planUnit(unit: Unit, cuda: string, kb: KnowledgeBase): UnitMove {
     reasons: [...new Set(reasons)],
     notes: [...new Set(notes)],
     ...(release ? { release } : {}),
+    ...(current ? { from: current } : {}),
   };
 }
 
@@ -576,16 +645,38 @@ function archListMoves(
 }
 
 /**
- * A move of torch past other releases (2.1 → 2.7) says so: the releases it skips have no build for the target, so
- * this is the nearest one that has, and the skipped releases' notes are worth reading before the move.
+ * A move of torch past other releases (2.1 → 2.7) says so: the releases it skips have no build for the target where
+ * this torch comes from (the PyTorch index, or PyPI, whose one build per release is its default CUDA), so this is
+ * the nearest one that has, and the skipped releases' notes are worth reading before the move.
  */
-function jumpNote(current: TorchRelease, release: TorchRelease, tag: string, kb: KnowledgeBase): string | undefined {
+function jumpNote(
+  current: TorchRelease,
+  release: TorchRelease,
+  tag: string,
+  kb: KnowledgeBase,
+  fromPypi: boolean,
+): string | undefined {
   const [low, high] = compareDotted(current.version, release.version) <= 0 ? [current, release] : [release, current];
-  const skipped = [...new Set(kb.torchReleases().map((entry) => minorOf(entry.version)))].filter(
-    (minor) => compareDotted(minor, minorOf(low.version)) > 0 && compareDotted(minor, minorOf(high.version)) < 0,
-  );
-  if (skipped.length === 0) return undefined;
-  return `a jump of ${skipped.length + 1} releases, ${minorOf(current.version)} to ${minorOf(release.version)}: torch ${skipped.join(', ')} ${skipped.length === 1 ? 'has' : 'have'} no ${tag} build, so ${release.version} is the nearest that has; read the release notes in between`;
+  const between = kb
+    .torchReleases()
+    .filter(
+      (entry) =>
+        compareDotted(minorOf(entry.version), minorOf(low.version)) > 0 &&
+        compareDotted(minorOf(entry.version), minorOf(high.version)) < 0,
+    );
+  if (between.length === 0) return undefined;
+  const minors = [...new Set(between.map((entry) => minorOf(entry.version)))];
+  const lacks = (minor: string): boolean =>
+    between
+      .filter((entry) => minorOf(entry.version) === minor)
+      .every((entry) => (fromPypi ? entry.pypiDefault !== tag : !kb.torchBuilds(entry).has(tag)));
+  const without = minors.filter(lacks);
+  const where = fromPypi ? `PyPI build for ${tag.replace(/^cu(\d+)(\d)$/, 'CUDA $1.$2')}` : `${tag} build`;
+  const why =
+    without.length === 0
+      ? ''
+      : `: torch ${without.join(', ')} ${without.length === 1 ? 'has' : 'have'} no ${where}, so ${release.version} is the nearest that has`;
+  return `a jump of ${minors.length + 1} releases, ${minorOf(current.version)} to ${minorOf(release.version)}${why}; read the release notes in between`;
 }
 
 /** Why a claim cannot move to `cuda` with the knowledge at hand, if it cannot. */
@@ -603,6 +694,18 @@ function claimHold(claim: CudaClaim, cuda: string, kb: KnowledgeBase): string | 
   ) {
     if (!kb.ngcTagFor(claim.image.repository, claim.image.tag, cuda))
       return `${claim.subject}: no tag of ${claim.image.repository} with CUDA ${cuda} is in the knowledge base (NGC's release notes as of ${kb.retrieved}); pick one from NGC's support matrix by hand`;
+  }
+  const pytorchImage =
+    claim.kind === 'image' && !claim.image?.registry && claim.image?.repository === 'pytorch/pytorch' && claim.image.tag
+      ? kb.pytorchImageTag(claim.image.tag)
+      : undefined;
+  if (pytorchImage) {
+    // One image per torch release and CUDA build, tagged <torch>-cuda<X.Y>-cudnn<N>-<flavour>; the knowledge base
+    // does not list which were pushed, so the nearest is named, not written.
+    const nearest = nearestReleaseWithCuda(kb, pytorchImage.torch, cuda);
+    return nearest
+      ? `${claim.subject}: the nearest torch with a CUDA ${cuda} build is ${nearest.version} (pytorch/pytorch:${nearest.version}-cuda${cuda}-cudnn<N>-${pytorchImage.flavour}); the knowledge base does not list the image's tags, so check that it exists (docker manifest inspect) and move its torch companions with it`
+      : `${claim.subject}: no torch release in the knowledge base has a CUDA ${cuda} build`;
   }
   if (claim.kind === 'image' && !claim.rewrite && !claim.moveTo)
     return `${claim.subject} is not an nvidia/cuda or NGC image; pick its CUDA ${cuda} tag by hand`;

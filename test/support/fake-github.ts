@@ -166,7 +166,7 @@ export class FakeGitHub {
     repo: string;
     oid: string;
     files: { path: string; contents: string }[];
-    message: unknown;
+    message: { headline: string; body?: string };
   }[] = [];
   readonly permissions = new Map<string, string>();
   /** repo#branch → head commit, for branches that are not a pull request's head. */
@@ -1373,7 +1373,7 @@ function rootResolvers(fake: FakeGitHub): unknown {
         repo: input.branch.repositoryNameWithOwner,
         oid,
         files: additions,
-        message: input.message,
+        message: input.message as { headline: string; body?: string },
       });
       if (fake.branches.has(branchKey)) fake.branches.set(branchKey, oid);
       else if (pull) pull.headSha = oid;
