@@ -438,10 +438,20 @@ export async function evaluateDefaultBranch(
       report: gate([], resolved.baseline, defaultKnowledgeBase()),
       texts: new Map<string, string>(),
       files: 0,
+      parsed: [],
     };
   const branch = await readBranch(github, { owner, repo }, info.headSha, index);
-  const report = gate(branch.files, resolved.baseline, defaultKnowledgeBase(), gateOptionsFor(resolved, owner, repo));
-  return { resolved, headSha: info.headSha, report, texts: branch.texts, files: branch.files.length };
+  const options = gateOptionsFor(resolved, owner, repo);
+  const report = gate(branch.files, resolved.baseline, defaultKnowledgeBase(), options);
+  return {
+    resolved,
+    headSha: info.headSha,
+    report,
+    texts: branch.texts,
+    files: branch.files.length,
+    parsed: branch.files,
+    options,
+  };
 }
 
 /** Open or update the repository's migration pull request when the organisation baseline asks for them. */
@@ -464,6 +474,9 @@ export async function migrateIfEnabled(
     report: evaluated.report,
     texts: evaluated.texts,
     baselineOrigin: evaluated.resolved.origin,
+    files: evaluated.parsed,
+    baseline: evaluated.resolved.baseline,
+    ...(evaluated.options ? { gateOptions: evaluated.options } : {}),
   });
   log.info({ repo: `${owner}/${repo}`, ...result }, 'migration pull request');
 }

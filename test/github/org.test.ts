@@ -488,6 +488,48 @@ describe('migration pull requests (migration.pullRequests: true)', () => {
   });
 });
 
+describe("a migration the planner makes (cuda.allowed no longer has the repository's CUDA)", () => {
+  it('moves the repository to the newest allowed CUDA, one verified commit per unit, with the plan in the body', async () => {
+    fake.installationPermissions.contents = 'write';
+    fake.addRepo(`${OWNER}/trainer`, {
+      Dockerfile: codeBlock`
+        FROM nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04
+        RUN pip install torch==2.5.1 torchvision==0.20.1 --index-url https://download.pytorch.org/whl/cu124
+      `,
+    });
+    await probot.receive({
+      id: 'm1',
+      name: 'push',
+      payload: baselinePush(
+        fake,
+        OWNER,
+        codeBlock`
+          cuda:
+            allowed: ["12.6", "12.8"]
+          migration:
+            pullRequests: true
+        `,
+      ),
+    } as never);
+    await deps.fanout.idle();
+    // Both repositories on CUDA 12.4 (serving's bare image too) get a pull request that moves them.
+    expect(fake.createdPulls.map((pull) => [pull.repo, pull.head]).sort()).toEqual([
+      [`${OWNER}/serving`, 'cuda-gatekeeper/baseline-migration'],
+      [`${OWNER}/trainer`, 'cuda-gatekeeper/baseline-migration'],
+    ]);
+    const pull = fake.createdPulls.find((candidate) => candidate.repo === `${OWNER}/trainer`)!;
+    expect(pull.body).toContain('Move to CUDA 12.8, the newest CUDA the baseline allows');
+    expect(pull.body).toContain('### Plan: move to CUDA 12.8');
+    const commits = fake.commits.filter(
+      (commit) => commit.branch === 'cuda-gatekeeper/baseline-migration' && commit.repo === `${OWNER}/trainer`,
+    );
+    expect(commits.map((commit) => commit.message.headline)).toEqual(['Move Dockerfile stage 1 to CUDA 12.8']);
+    expect(commits[0]!.files[0]!.contents).toContain('FROM nvidia/cuda:12.8.1-cudnn-runtime-ubuntu22.04');
+    expect(commits[0]!.files[0]!.contents).toContain('torch==2.7.1 torchvision==0.22.1');
+    expect(commits[0]!.files[0]!.contents).toContain('whl/cu128');
+  });
+});
+
 describe('the drift sweep', () => {
   it('re-evaluates default branches and keeps one compliance issue per repository up to date', async () => {
     const { sweepInstallation } = await import('../../src/github/sweep.js');
