@@ -544,8 +544,9 @@ function planUnit(unit: Unit, cuda: string, kb: KnowledgeBase, inherited?: Torch
       const { file, pkg } = entry;
       const name = projectName(pkg);
       if (!pkg.exact || isLock(file)) continue;
-      const wanted =
-        familyVersion(name, pkg, { from: current, to: release, tag }, kb) ?? libraryVersion(name, pkg, cuda, kb);
+      // null (must move, and nothing to move to) is an answer of its own: only undefined asks the next question.
+      const family = familyVersion(name, pkg, { from: current, to: release, tag }, kb);
+      const wanted = family === undefined ? libraryVersion(name, pkg, cuda, kb) : family;
       if (wanted === undefined) continue;
       if (wanted === null) {
         reasons.push(`${pkg.rawName}==${pkg.exact} has no release for torch ${release.version} in the knowledge base`);
@@ -722,6 +723,8 @@ function pipRelease(
   kb: KnowledgeBase,
 ): TorchRelease | undefined {
   const tag = tagFromCuda(cuda);
+  // A release that has the build where this torch comes from stays: a CUDA move is not a torch upgrade.
+  if (torch.build?.source === 'pypi' ? current.pypiDefault === tag : kb.torchBuilds(current).has(tag)) return current;
   if (torch.build?.source !== 'pypi') return nearestReleaseWithCuda(kb, current.version, cuda);
   // From PyPI the build is the release's PyPI default: only a release whose PyPI build is the target CUDA will do.
   return nearest(
