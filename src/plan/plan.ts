@@ -226,6 +226,20 @@ export function plan(files: readonly ParsedFile[], targetCuda: string, kb: Knowl
     }
   }
 
+  // A unit held for a claim it cannot rewrite may move all the same through an edit another unit made (a global ARG
+  // both stages read, `nvidia-cudnn-cu${CUDA_VERSION%%.*}`): judged again on the moved files, a held unit whose every
+  // CUDA claim now says the target has moved with them (the edits were verified on its file).
+  if (held.length > 0 && accepted.length > 0) {
+    const movedFiles = files.map((file) => withEdits(file, accepted));
+    const again = new Map(buildUnits(movedFiles, resolveLinks(movedFiles), kb).map((unit) => [unit.label, unit]));
+    for (const hold of [...held]) {
+      const unit = again.get(hold.unit);
+      if (!unit || !agrees(unit, cuda)) continue;
+      held.splice(held.indexOf(hold), 1);
+      notes.push(`${hold.unit} moves with the edits above: every CUDA it names follows them.`);
+    }
+  }
+
   const release =
     taken.sort((a, b) => compareDotted(b.version, a.version))[0] ??
     (units.length === 0 || !units.some((unit) => unit.packages.some(({ pkg }) => projectName(pkg) === 'torch'))
@@ -324,6 +338,19 @@ export function plan(files: readonly ParsedFile[], targetCuda: string, kb: Knowl
     locks: [...locks].sort(([a], [b]) => a.localeCompare(b)).map(([path, command]) => ({ path, command })),
     notes,
   };
+}
+
+/** Whether every CUDA a unit names (outside lock files) is the target's: a unit with none does not count. */
+function agrees(unit: Unit, cuda: string): boolean {
+  const claims = unit.claims.filter(
+    (claim) => !isLock(claim.file) && claim.kind !== 'implied' && claim.kind !== 'name',
+  );
+  return (
+    claims.length > 0 &&
+    claims.every((claim) =>
+      claim.precision === 'minor' ? claimCuda(claim) === cuda : cudaMajor(claim.cuda) === cudaMajor(cuda),
+    )
+  );
 }
 
 /**
@@ -690,6 +717,8 @@ function claimHold(claim: CudaClaim, cuda: string, kb: KnowledgeBase): string | 
   if (
     claim.kind === 'image' &&
     claim.image?.registry === 'nvcr.io' &&
+    // nvcr.io/nvidia/cuda is nvidia/cuda under NGC's name: its tags follow nvidia/cuda's grammar, not NGC's months.
+    !kb.isNvidiaCuda(claim.image.registry, claim.image.repository) &&
     claim.image.tag &&
     !claim.image.tag.includes('$')
   ) {
