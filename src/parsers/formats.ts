@@ -30,6 +30,13 @@ interface FormatBase {
    * formats claim one name (test/parsers/formats.test.ts). Absent: only the content says (a Kubernetes manifest).
    */
   readonly matches?: (name: string, path: string) => boolean;
+  /**
+   * The paths it is read from, as pre-commit's `files` selects them: a regular expression in Python's `re` syntax,
+   * searched case-insensitively in the path from the repository root. The names `matches` claims, and for a format
+   * read by content (a conda environment outside its names, a manifest) every YAML file. The hook's pattern is the
+   * union of these (HOOK_FILES); test/cli/pre-commit.test.ts checks with Python that it selects what the CLI reads.
+   */
+  readonly hookPattern: string;
   readonly parse: (path: string, text: string, options: ParseOptions) => ParsedFile;
   /**
    * A lock file, never edited by hand: the command that writes it, and how it is brought in line (a finding whose
@@ -100,6 +107,9 @@ export function formatByName(path: string): FileFormat | undefined {
   const name = path.slice(path.lastIndexOf('/') + 1).toLowerCase();
   return ALL.find((format) => format.matches?.(name, path));
 }
+
+/** Every path some format reads, as one pre-commit `files` pattern: the union of the formats' `hookPattern`s. */
+export const HOOK_FILES = `(?i)${[...new Set(ALL.map((format) => format.hookPattern))].join('|')}`;
 
 /**
  * The names a Dockerfile most likely installs from its folder, in registry order (each format's `besideDockerfile`).

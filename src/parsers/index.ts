@@ -2,10 +2,10 @@ import { WORKLOAD_SHAPE } from './kubernetes/kinds.js';
 import type { FileKind, ParsedFile } from './facts.js';
 import { FactSink } from './facts.js';
 import { SourceText } from './source.js';
-import { NOT_A_DOCKERFILE } from './dockerfile/index.js';
 import { formatByName, formatOf, type ParseOptions } from './formats.js';
 
 export type { ParseOptions } from './formats.js';
+export { HOOK_FILES } from './formats.js';
 
 /**
  * Which parser reads a path, by its name (each format's `matches`, src/parsers/formats.ts), or undefined when the
@@ -71,26 +71,6 @@ export function kindByContent(path: string, text: string): FileKind | undefined 
   if (condaByContent(path) && looksLikeConda(text)) return 'conda';
   return looksLikeManifest(text) ? 'kubernetes' : undefined;
 }
-
-/**
- * Every path the CLI checks by name or may check by content (classifyPath, yamlByContent), as one
- * case-insensitive regular expression in the syntax pre-commit's `files` uses (Python's `re`, searched in the
- * path from the repository root). .pre-commit-hooks.yaml is generated from it (`npm run docs`);
- * test/cli/pre-commit.test.ts checks with Python that it selects exactly the paths these functions select.
- */
-export const HOOK_FILES = [
-  '(?i)',
-  // Dockerfiles: Dockerfile, Dockerfile.gpu, Dockerfile-cuda (not Dockerfile.md, …), cuda.Dockerfile.
-  `(?:^|/)(?:(?![^/]*${NOT_A_DOCKERFILE.source})(?:dockerfile|containerfile)(?:[._-][^/]+)?|[^/]*\\.(?:dockerfile|containerfile))$`,
-  // pyproject.toml, pixi.toml and the TOML and lock files (conda-lock.yml is YAML: below).
-  '|(?:^|/)(?:pyproject\\.toml|pixi\\.toml|uv\\.lock|pixi\\.lock|poetry\\.lock)$',
-  // requirements by name: *requirement*.txt|.in, constraints*.txt|.in, and any .txt|.in below a requirements/ folder.
-  '|(?:^|/)(?:[^/]*requirement[^/]*|constraints[^/]*)\\.(?:txt|in)$',
-  '|(?:^|/)requirements/(?:[^/]+/)*[^/]*\\.(?:txt|in)$',
-  // Every YAML file: conda environments and conda-lock.yml by name, any other by content (an environment in an
-  // environment folder, a Kubernetes manifest).
-  '|\\.ya?ml$',
-].join('');
 
 /** A conda environment file: a top-level `dependencies:` list, with `name:` or `channels:` beside it. */
 export function looksLikeConda(text: string): boolean {

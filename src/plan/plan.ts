@@ -24,6 +24,7 @@ import type { Finding, Location, TextEdit } from '../finding.js';
 import { gate } from '../gate.js';
 import { cite, latestImagePatch, type KnowledgeBase, type TorchRelease } from '../knowledge/index.js';
 import { parseFile } from '../parsers/index.js';
+import { formatOf } from '../parsers/formats.js';
 import { affectedFiles } from '../reader.js';
 import { cudaMajor, cudaMajorMinor, minorOf, publicVersion, tagFromCuda } from '../knowledge/versions.js';
 import { compareDotted } from '../util/dotted.js';
@@ -92,19 +93,11 @@ export interface PlanLock {
 }
 
 /**
- * The command that regenerates each lock format from its manifest (run in the lock's folder): uv's `uv lock`,
- * Poetry's `poetry lock`, pixi's `pixi lock`, conda-lock's `conda-lock lock -f <environment>`. A lock records
- * hashes and URLs of the builds it resolved; edited by hand it no longer matches what it records.
+ * A lock file (its format's `lock`: uv.lock, poetry.lock, pixi.lock, conda-lock.yml): it records the URLs and hashes
+ * of the builds it resolved, so edited by hand it no longer matches what it records. Its tool regenerates it.
  */
-const LOCK_COMMANDS: Readonly<Partial<Record<ParsedFile['kind'], string>>> = {
-  'uv-lock': 'uv lock',
-  'poetry-lock': 'poetry lock',
-  'pixi-lock': 'pixi lock',
-  'conda-lock': 'conda-lock lock',
-};
-
 function isLock(file: ParsedFile): boolean {
-  return LOCK_COMMANDS[file.kind] !== undefined;
+  return formatOf(file.kind).lock !== undefined;
 }
 
 export class PlanError extends Error {}
@@ -442,19 +435,22 @@ function repool(
   return undefined;
 }
 
-/** The command that regenerates a lock, run in its folder; conda-lock names the environment it was made from. */
+/**
+ * The command that regenerates a lock, run in its folder: the tool that writes it (its format's `lock.writtenBy`:
+ * `uv lock`, `poetry lock`, `pixi lock`); conda-lock names the environment it is made from.
+ */
 function lockCommand(lock: ParsedFile, files: readonly ParsedFile[]): string {
-  const base = LOCK_COMMANDS[lock.kind]!;
   const folder = lock.path.includes('/') ? lock.path.slice(0, lock.path.lastIndexOf('/')) : '';
   const where = folder ? `cd ${folder} && ` : '';
-  if (lock.kind !== 'conda-lock') return `${where}${base}`;
+  const tool = formatOf(lock.kind).lock!.writtenBy;
+  if (lock.kind !== 'conda-lock') return `${where}${tool}`;
   const environment = files.find(
     (file) =>
       file.kind === 'conda' &&
       (file.path.includes('/') ? file.path.slice(0, file.path.lastIndexOf('/')) : '') === folder,
   );
   const name = environment ? environment.path.slice(environment.path.lastIndexOf('/') + 1) : 'environment.yml';
-  return `${where}${base} -f ${name}`;
+  return `${where}${tool} lock -f ${name}`;
 }
 
 /** The torch release a unit moved from and to (what a child stage inherits). */

@@ -12,12 +12,12 @@ import { EMPTY_BASELINE } from '../../src/baseline/schema.js';
 import { gate } from '../../src/gate.js';
 import { defaultKnowledgeBase } from '../../src/knowledge/index.js';
 import { parseFile } from '../../src/parsers/index.js';
+import { formatOf } from '../../src/parsers/formats.js';
 import { plan, renderPlanText } from '../../src/plan/plan.js';
 import { merged } from '../../src/verify.js';
 import { ROOT, runCase } from '../support/harness.js';
 
 const DIR = join(ROOT, 'fixtures', 'plan');
-const LOCKS = new Set(['uv-lock', 'poetry-lock', 'pixi-lock', 'conda-lock']);
 const kb = defaultKnowledgeBase();
 
 describe.each(readdirSync(DIR))('plan fixture %s', (name) => {
@@ -42,7 +42,7 @@ describe.each(readdirSync(DIR))('plan fixture %s', (name) => {
     });
     const errors = (tree: typeof files) =>
       gate(
-        tree.filter((file) => !LOCKS.has(file.kind)),
+        tree.filter((file) => formatOf(file.kind).lock === undefined),
         baseline,
         kb,
       )
@@ -50,8 +50,10 @@ describe.each(readdirSync(DIR))('plan fixture %s', (name) => {
         .map((finding) => `${finding.location.path}: ${finding.message} [${finding.ruleId}]`);
     const before = new Set(errors(files));
     expect(errors(moved).filter((line) => !before.has(line))).toEqual([]);
-    expect(result.locks.every((lock) => files.some((file) => file.path === lock.path && LOCKS.has(file.kind)))).toBe(
-      true,
-    );
+    expect(
+      result.locks.every((lock) =>
+        files.some((file) => file.path === lock.path && formatOf(file.kind).lock !== undefined),
+      ),
+    ).toBe(true);
   });
 });

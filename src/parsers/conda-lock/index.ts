@@ -11,6 +11,8 @@ export const condaLock: FileFormat = {
   kind: 'conda-lock',
   fileName: 'conda-lock.yml',
   matches: (name) => CONDA_LOCK_NAME.test(name),
+  // conda-lock.yml by name; any YAML may be read by content (kubernetes, conda).
+  hookPattern: '\\.ya?ml$',
   parse: parseCondaLock,
   lock: {
     writtenBy: 'conda-lock',

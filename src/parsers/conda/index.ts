@@ -12,6 +12,8 @@ export const conda: FileFormat = {
   fileName: 'environment.yml',
   matches: (name) =>
     /(?:^|[._-])(?:conda|environment)(?:[._-][^/]*)?\.ya?ml$/.test(name) && !CONDA_LOCK_NAME.test(name),
+  // By name, or by content in an environment folder: every YAML file may be one.
+  hookPattern: '\\.ya?ml$',
   parse: parseCondaEnvironment,
   units: 'file',
   besideDockerfile: ['environment.yml', 'environment.yaml'],

@@ -15,6 +15,8 @@ export const dockerfile: FileFormat = {
   matches: (name) =>
     (/^(?:dockerfile|containerfile)(?:[._-].+)?$/.test(name) && !NOT_A_DOCKERFILE.test(name)) ||
     /\.(?:dockerfile|containerfile)$/.test(name),
+  // Dockerfile, Dockerfile.gpu, Dockerfile-cuda (not Dockerfile.md, …), cuda.Dockerfile.
+  hookPattern: `(?:^|/)(?:(?![^/]*${NOT_A_DOCKERFILE.source})(?:dockerfile|containerfile)(?:[._-][^/]+)?|[^/]*\\.(?:dockerfile|containerfile))$`,
   parse: parseDockerfile,
   units: 'stages',
   indexes: 'options',

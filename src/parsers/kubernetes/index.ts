@@ -5,6 +5,8 @@ import { parseKubernetesManifest } from './parse.js';
 export const kubernetes: FileFormat = {
   kind: 'kubernetes',
   fileName: 'deployment.yaml',
+  // Decided by content: every YAML file may be one.
+  hookPattern: '\\.ya?ml$',
   parse: parseKubernetesManifest,
   units: 'containers',
   indexes: 'options',

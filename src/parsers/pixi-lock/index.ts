@@ -5,6 +5,7 @@ export const pixiLock: FileFormat = {
   kind: 'pixi-lock',
   fileName: 'pixi.lock',
   matches: (name) => name === 'pixi.lock',
+  hookPattern: '(?:^|/)pixi\\.lock$',
   parse: parsePixiLock,
   lock: {
     writtenBy: 'pixi lock',

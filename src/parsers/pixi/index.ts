@@ -5,6 +5,7 @@ export const pixi: FileFormat = {
   kind: 'pixi',
   fileName: 'pixi.toml',
   matches: (name) => name === 'pixi.toml',
+  hookPattern: '(?:^|/)pixi\\.toml$',
   parse: parsePixiManifest,
   units: 'selections',
   besideDockerfile: ['pixi.toml'],

@@ -5,6 +5,7 @@ export const poetryLock: FileFormat = {
   kind: 'poetry-lock',
   fileName: 'poetry.lock',
   matches: (name) => name === 'poetry.lock',
+  hookPattern: '(?:^|/)poetry\\.lock$',
   parse: parsePoetryLock,
   lock: {
     writtenBy: 'poetry lock',

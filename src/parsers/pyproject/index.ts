@@ -6,6 +6,7 @@ export const pyproject: FileFormat = {
   kind: 'pyproject',
   fileName: 'pyproject.toml',
   matches: (name) => name === 'pyproject.toml',
+  hookPattern: '(?:^|/)pyproject\\.toml$',
   parse: parsePyproject,
   units: 'selections',
   besideDockerfile: ['pyproject.toml'],

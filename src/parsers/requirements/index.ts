@@ -13,6 +13,9 @@ export const requirements: FileFormat = {
     /\.(?:txt|in)$/.test(name) &&
     (/requirements?/.test(name) || /(^|\/)requirements\//.test(path.toLowerCase()) || /^constraints/.test(name)) &&
     !dockerfile.matches!(name, path),
+  // *requirement*.txt|.in, constraints*.txt|.in, and any .txt|.in below a requirements/ folder.
+  hookPattern:
+    '(?:^|/)(?:[^/]*requirement[^/]*|constraints[^/]*)\\.(?:txt|in)$|(?:^|/)requirements/(?:[^/]+/)*[^/]*\\.(?:txt|in)$',
   parse: parseRequirements,
   units: 'file',
   besideDockerfile: ['requirements.txt', 'requirements-gpu.txt', 'requirements-cuda.txt'],

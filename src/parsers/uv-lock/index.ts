@@ -5,6 +5,7 @@ export const uvLock: FileFormat = {
   kind: 'uv-lock',
   fileName: 'uv.lock',
   matches: (name) => name === 'uv.lock',
+  hookPattern: '(?:^|/)uv\\.lock$',
   parse: parseUvLock,
   lock: {
     writtenBy: 'uv lock',
