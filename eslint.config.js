@@ -70,6 +70,8 @@ export default tseslint.config(
                 './src/render',
                 './src/plan',
                 './src/util',
+                './src/fleet',
+                './src/images',
                 './rules',
                 './src/gate.ts',
                 './src/rule.ts',
@@ -88,7 +90,7 @@ export default tseslint.config(
                 './src/main.ts',
               ],
               message:
-                'The engine (parsers, knowledge, analysis, rules, renderers, gate) never imports a host (src/github, src/cli, src/web, src/sandbox).',
+                'The engine (parsers, knowledge, analysis, rules, renderers, gate, the fleet and image readers) never imports a host (src/github, src/cli, src/action, src/web, src/sandbox).',
             },
             {
               target: [
@@ -99,7 +101,10 @@ export default tseslint.config(
                 './src/render',
                 './src/plan',
                 './src/util',
+                './src/fleet',
+                './src/images',
                 './src/github',
+                './src/action',
                 './src/web',
                 './src/sandbox',
                 './rules',

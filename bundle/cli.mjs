@@ -36409,6 +36409,8 @@ var condaLock = {
   kind: "conda-lock",
   fileName: "conda-lock.yml",
   matches: (name) => CONDA_LOCK_NAME.test(name),
+  // conda-lock.yml by name; any YAML may be read by content (kubernetes, conda).
+  hookPattern: "\\.ya?ml$",
   parse: parseCondaLock,
   lock: {
     writtenBy: "conda-lock",
@@ -37059,6 +37061,8 @@ var conda = {
   kind: "conda",
   fileName: "environment.yml",
   matches: (name) => /(?:^|[._-])(?:conda|environment)(?:[._-][^/]*)?\.ya?ml$/.test(name) && !CONDA_LOCK_NAME.test(name),
+  // By name, or by content in an environment folder: every YAML file may be one.
+  hookPattern: "\\.ya?ml$",
   parse: parseCondaEnvironment,
   units: "file",
   besideDockerfile: ["environment.yml", "environment.yaml"],
@@ -39205,6 +39209,8 @@ var dockerfile = {
   kind: "dockerfile",
   fileName: "Dockerfile",
   matches: (name) => /^(?:dockerfile|containerfile)(?:[._-].+)?$/.test(name) && !NOT_A_DOCKERFILE.test(name) || /\.(?:dockerfile|containerfile)$/.test(name),
+  // Dockerfile, Dockerfile.gpu, Dockerfile-cuda (not Dockerfile.md, …), cuda.Dockerfile.
+  hookPattern: `(?:^|/)(?:(?![^/]*${NOT_A_DOCKERFILE.source})(?:dockerfile|containerfile)(?:[._-][^/]+)?|[^/]*\\.(?:dockerfile|containerfile))$`,
   parse: parseDockerfile,
   units: "stages",
   indexes: "options"
@@ -39407,7 +39413,8 @@ var Reader = class {
         context: -1
       });
     }
-    const tagSpan = parts.tagOffset !== void 0 ? image.origin(parts.tagOffset, parts.tagOffset + parts.tag.length) : void 0;
+    const tagMap = parts.tagOffset !== void 0 ? image.slice(parts.tagOffset, parts.tagOffset + parts.tag.length) : void 0;
+    const tagSpan = tagMap?.origin(0, tagMap.length);
     this.sink.containers.push({
       span,
       workload,
@@ -39417,7 +39424,7 @@ var Reader = class {
         stage: this.sink.containers.length,
         reference,
         ...parts,
-        ...tagSpan ? { tagSpan } : {},
+        ...tagSpan ? { tagSpan, tagMap } : {},
         ...templated ? { unresolved: "the image is a template or a variable, not a reference" } : {},
         ...invalid ? { unresolved: `"${reference}" is a placeholder, not an image reference` } : {}
       },
@@ -39568,6 +39575,8 @@ var Reader = class {
 var kubernetes = {
   kind: "kubernetes",
   fileName: "deployment.yaml",
+  // Decided by content: every YAML file may be one.
+  hookPattern: "\\.ya?ml$",
   parse: parseKubernetesManifest,
   units: "containers",
   indexes: "options"
@@ -39667,6 +39676,7 @@ var pixiLock = {
   kind: "pixi-lock",
   fileName: "pixi.lock",
   matches: (name) => name === "pixi.lock",
+  hookPattern: "(?:^|/)pixi\\.lock$",
   parse: parsePixiLock,
   lock: {
     writtenBy: "pixi lock",
@@ -42570,6 +42580,7 @@ var pixi = {
   kind: "pixi",
   fileName: "pixi.toml",
   matches: (name) => name === "pixi.toml",
+  hookPattern: "(?:^|/)pixi\\.toml$",
   parse: parsePixiManifest,
   units: "selections",
   besideDockerfile: ["pixi.toml"],
@@ -42696,6 +42707,7 @@ var poetryLock = {
   kind: "poetry-lock",
   fileName: "poetry.lock",
   matches: (name) => name === "poetry.lock",
+  hookPattern: "(?:^|/)poetry\\.lock$",
   parse: parsePoetryLock,
   lock: {
     writtenBy: "poetry lock",
@@ -43125,6 +43137,7 @@ var pyproject = {
   kind: "pyproject",
   fileName: "pyproject.toml",
   matches: (name) => name === "pyproject.toml",
+  hookPattern: "(?:^|/)pyproject\\.toml$",
   parse: parsePyproject,
   units: "selections",
   besideDockerfile: ["pyproject.toml"],
@@ -43138,6 +43151,8 @@ var requirements2 = {
   kind: "requirements",
   fileName: "requirements.txt",
   matches: (name, path) => /\.(?:txt|in)$/.test(name) && (/requirements?/.test(name) || /(^|\/)requirements\//.test(path.toLowerCase()) || /^constraints/.test(name)) && !dockerfile.matches(name, path),
+  // *requirement*.txt|.in, constraints*.txt|.in, and any .txt|.in below a requirements/ folder.
+  hookPattern: "(?:^|/)(?:[^/]*requirement[^/]*|constraints[^/]*)\\.(?:txt|in)$|(?:^|/)requirements/(?:[^/]+/)*[^/]*\\.(?:txt|in)$",
   parse: parseRequirements,
   units: "file",
   besideDockerfile: ["requirements.txt", "requirements-gpu.txt", "requirements-cuda.txt"],
@@ -43339,6 +43354,7 @@ var uvLock = {
   kind: "uv-lock",
   fileName: "uv.lock",
   matches: (name) => name === "uv.lock",
+  hookPattern: "(?:^|/)uv\\.lock$",
   parse: parseUvLock,
   lock: {
     writtenBy: "uv lock",
@@ -43375,6 +43391,7 @@ function formatByName(path) {
   const name = path.slice(path.lastIndexOf("/") + 1).toLowerCase();
   return ALL.find((format) => format.matches?.(name, path));
 }
+var HOOK_FILES = `(?i)${[...new Set(ALL.map((format) => format.hookPattern))].join("|")}`;
 var BESIDE_DOCKERFILE = ALL.flatMap((format) => format.besideDockerfile ?? []);
 function isLockKind(kind) {
   return kind !== void 0 && FORMATS[kind].lock !== void 0;
@@ -43944,6 +43961,10 @@ var KnowledgeBase = class _KnowledgeBase {
     return this.data.companions.cudaLibraries.find(
       (row) => row.package === pkg && safeSatisfies(version2, row.versions)
     );
+  }
+  /** Every row of the CUDA majors `pkg`'s releases ship libraries for. */
+  cudaLibraryRows(pkg) {
+    return this.data.companions.cudaLibraries.filter((row) => row.package === pkg);
   }
   /** Releases that ship a wheel for a CUDA version (`12.8`), oldest first. */
   torchReleasesWithCuda(cuda) {
@@ -44623,6 +44644,7 @@ function cudaClaim(f) {
     span: f.span,
     subject: f.subject,
     rewrite: f.rewrite,
+    moveTo: f.moveTo,
     record: f.record,
     package: f.package,
     image: f.image,
@@ -44642,7 +44664,7 @@ function originRelated(claim2) {
 }
 function containerImageClaim(file2, container, kb) {
   const claim2 = imageClaim(file2, container.image, kb);
-  return claim2 && cudaClaim({ ...claim2, rewrite: void 0 });
+  return claim2 && cudaClaim({ ...claim2, rewrite: void 0, ...claim2.rewrite ? { moveTo: claim2.rewrite } : {} });
 }
 function fileClaims(file2, kb) {
   const claims = [];
@@ -44687,6 +44709,7 @@ function fileClaims(file2, kb) {
     }
     const found = cudaFromUrl(index.url);
     if (!found) continue;
+    const move = (target) => one(rewriteLabel(file2, { span: index.urlSpan, value: index.url }, found, target));
     claims.push(
       cudaClaim({
         kind: "index",
@@ -44699,7 +44722,7 @@ function fileClaims(file2, kb) {
         index,
         // A pyproject.toml's index is named for its CUDA and chosen per extra: what to change there is the
         // selection (`uv sync --extra …`) or the routing, which no single text edit decides.
-        rewrite: formatOf(file2.kind).indexes === "tables" ? void 0 : (target) => one(rewriteLabel(file2, { span: index.urlSpan, value: index.url }, found, target))
+        ...formatOf(file2.kind).indexes === "tables" ? { moveTo: move } : { rewrite: move }
       })
     );
   }
@@ -45422,7 +45445,9 @@ var rule_default2 = defineRule({
   },
   check({ units, kb, report }) {
     for (const unit of units) {
-      const torches = unit.packages.filter(({ pkg }) => projectName(pkg) === "torch" && pkg.exact);
+      const isTorch = ({ pkg }) => projectName(pkg) === "torch" && pkg.exact !== void 0;
+      const own2 = unit.packages.filter(isTorch);
+      const torches = own2.length > 0 ? own2 : (unit.inherited ?? []).filter(isTorch).slice(-1);
       if (torches.length === 0) continue;
       checkTorchPages(unit, torches[0], publicVersion(torches[0].pkg.exact), report);
       for (const entry of unit.packages) {
@@ -47136,19 +47161,6 @@ function kindByContent(path, text2) {
   if (condaByContent(path) && looksLikeConda(text2)) return "conda";
   return looksLikeManifest(text2) ? "kubernetes" : void 0;
 }
-var HOOK_FILES = [
-  "(?i)",
-  // Dockerfiles: Dockerfile, Dockerfile.gpu, Dockerfile-cuda (not Dockerfile.md, …), cuda.Dockerfile.
-  `(?:^|/)(?:(?![^/]*${NOT_A_DOCKERFILE.source})(?:dockerfile|containerfile)(?:[._-][^/]+)?|[^/]*\\.(?:dockerfile|containerfile))$`,
-  // pyproject.toml, pixi.toml and the TOML and lock files (conda-lock.yml is YAML: below).
-  "|(?:^|/)(?:pyproject\\.toml|pixi\\.toml|uv\\.lock|pixi\\.lock|poetry\\.lock)$",
-  // requirements by name: *requirement*.txt|.in, constraints*.txt|.in, and any .txt|.in below a requirements/ folder.
-  "|(?:^|/)(?:[^/]*requirement[^/]*|constraints[^/]*)\\.(?:txt|in)$",
-  "|(?:^|/)requirements/(?:[^/]+/)*[^/]*\\.(?:txt|in)$",
-  // Every YAML file: conda environments and conda-lock.yml by name, any other by content (an environment in an
-  // environment folder, a Kubernetes manifest).
-  "|\\.ya?ml$"
-].join("");
 function looksLikeConda(text2) {
   return /^dependencies\s*:/m.test(text2) && /^(?:name|channels|prefix)\s*:/m.test(text2);
 }
@@ -49739,7 +49751,17 @@ function buildUnits(files, links, kb) {
     const format = formatOf(file2.kind);
     if (format.units === "stages") {
       const stages = new DockerfileIndex(file2, links.get(file2) ?? [], claimsOf(file2));
-      for (const stage of file2.stages) units.push(dockerStageUnit(stages, stage.index, links, claimsOf, kb));
+      const tree = StageTree.of(file2);
+      const byStage = /* @__PURE__ */ new Map();
+      for (const stage of file2.stages) {
+        let unit = dockerStageUnit(stages, stage.index, links, claimsOf, kb);
+        const parent = tree.parent(stage.index);
+        const above = parent === void 0 ? void 0 : byStage.get(parent);
+        const inherited = !above ? [] : above.packages.length === 0 ? above.inherited ?? [] : [...above.inherited ?? [], ...above.packages];
+        if (inherited.length > 0) unit = { ...unit, inherited };
+        byStage.set(stage.index, unit);
+        units.push(unit);
+      }
     } else if (format.units === "selections") {
       const via = (includers.get(file2) ?? []).flatMap(
         (includer) => (links.get(includer) ?? []).filter((link) => link.to === file2)
@@ -50704,6 +50726,9 @@ function mergeOverlapping(groups) {
 }
 
 // src/plan/plan.ts
+function isLock(file2) {
+  return formatOf(file2.kind).lock !== void 0;
+}
 var PlanError = class extends Error {
 };
 var TARGET_POLICY = /* @__PURE__ */ new Set(["cuda-not-allowed"]);
@@ -50721,41 +50746,87 @@ function plan(files, targetCuda, kb, baseline) {
   const held = [];
   const units = buildUnits(files, resolveLinks(files), kb);
   const taken = [];
+  const locks = /* @__PURE__ */ new Map();
+  const pools = [];
+  const moved = /* @__PURE__ */ new Map();
   let accepted = [];
-  const errorsOf = (subset) => gate(subset, baseline, kb).findings.filter(
-    (finding) => finding.severity === "error" && !TARGET_POLICY.has(finding.ruleId)
-  );
+  const errorsOf = (subset) => gate(
+    subset.filter((file2) => !isLock(file2)),
+    baseline,
+    kb
+  ).findings.filter((finding) => finding.severity === "error" && !TARGET_POLICY.has(finding.ruleId));
+  const addedBy = (edits, together) => {
+    const subset = affectedFiles(files, new Set(edits.map((edit) => edit.path)));
+    const before = errorsOf(subset.map((file2) => withEdits(file2, accepted)));
+    const after = errorsOf(subset.map((file2) => withEdits(file2, together)));
+    return after.find(
+      (finding) => !before.some(
+        (old) => old.ruleId === finding.ruleId && old.location.path === finding.location.path && old.message === finding.message
+      )
+    );
+  };
+  const planned = /* @__PURE__ */ new Map();
   for (const unit of units) {
-    const move = planUnit(unit, cuda, kb);
-    if (move.moves.length === 0 && move.reasons.length === 0) continue;
-    const reasons = [...move.reasons];
-    const edits = move.moves.flatMap((step) => step.edits ?? []);
-    const together = reasons.length === 0 ? merged([...accepted, ...edits]) : void 0;
-    if (reasons.length === 0 && !together) reasons.push("another unit that shares its files moves them differently");
-    if (reasons.length === 0 && together) {
-      const subset = affectedFiles(files, new Set(edits.map((edit) => edit.path)));
-      const before = errorsOf(subset.map((file2) => withEdits(file2, accepted)));
-      const after = errorsOf(subset.map((file2) => withEdits(file2, together)));
-      const added = after.find(
-        (finding) => !before.some(
-          (old) => old.ruleId === finding.ruleId && old.location.path === finding.location.path && old.message === finding.message
-        )
-      );
-      if (added) reasons.push(`moving it gives ${added.ruleId} "${added.message}" (${added.location.path})`);
+    const move = planUnit(unit, cuda, kb, parentMove(unit, moved));
+    planned.set(unit, move);
+    if (move.release && move.from && unit.stage !== void 0 && move.reasons.length === 0)
+      moved.set(`${unit.root.path}#${unit.stage}`, { from: move.from, to: move.release });
+  }
+  for (const group of chains(units)) {
+    const moves = group.map((unit) => ({ unit, move: planned.get(unit) }));
+    const active = moves.filter(({ move }) => move.moves.length > 0 || move.reasons.length > 0);
+    if (active.length === 0) continue;
+    const blocked = active.filter(({ move }) => move.reasons.length > 0);
+    const reasons = [];
+    let edits = active.flatMap(({ move }) => move.moves.flatMap((step) => step.edits ?? []));
+    let together = blocked.length === 0 ? merged([...accepted, ...edits]) : void 0;
+    const extra = [];
+    if (blocked.length === 0 && !together) reasons.push("another unit that shares its files moves them differently");
+    if (blocked.length === 0 && together) {
+      const added = addedBy(edits, together);
+      const repooled = added && active.length === 1 ? repool(active[0].unit, baseline.pools, (more) => {
+        const all = merged([...accepted, ...edits, ...more]);
+        return all && !addedBy([...edits, ...more], all) ? all : void 0;
+      }) : void 0;
+      if (repooled) {
+        extra.push(repooled.step);
+        edits = [...edits, ...repooled.step.edits];
+        together = [...repooled.together];
+      } else if (added) reasons.push(`moving it gives ${added.ruleId} "${added.message}" (${added.location.path})`);
     }
-    if (reasons.length > 0) {
-      held.push({ unit: unit.label, location: unit.root.source.location(0, 0), reasons });
+    if (blocked.length > 0 || reasons.length > 0) {
+      for (const { unit, move } of active) {
+        const own2 = [...move.reasons, ...reasons];
+        const why = own2.length > 0 ? own2 : [`it runs with ${blocked.map(({ unit: other }) => other.label).join(", ")}, which cannot move`];
+        held.push({ unit: unit.label, location: unit.root.source.location(0, 0), reasons: [...new Set(why)] });
+      }
       continue;
     }
     accepted = together;
-    steps.push(
-      ...move.moves.filter(
-        (step) => !steps.some(
-          (other) => other.location.path === step.location.path && other.location.start.offset === step.location.start.offset
+    for (const path of new Set(edits.map((edit) => edit.path)))
+      for (const file2 of affectedFiles(files, /* @__PURE__ */ new Set([path])))
+        if (isLock(file2) && !locks.has(file2.path)) locks.set(file2.path, lockCommand(file2, files));
+    for (const { move } of active) {
+      steps.push(
+        ...[...move.moves, ...extra.splice(0)].filter(
+          (step) => !steps.some(
+            (other) => other.location.path === step.location.path && other.location.start.offset === step.location.start.offset
+          )
         )
-      )
-    );
-    if (move.release) taken.push(move.release);
+      );
+      if (move.release) taken.push(move.release);
+      notes.push(...move.notes.filter((note) => !notes.includes(note)));
+    }
+  }
+  if (held.length > 0 && accepted.length > 0) {
+    const movedFiles = files.map((file2) => withEdits(file2, accepted));
+    const again = new Map(buildUnits(movedFiles, resolveLinks(movedFiles), kb).map((unit) => [unit.label, unit]));
+    for (const hold of [...held]) {
+      const unit = again.get(hold.unit);
+      if (!unit || !agrees(unit, cuda)) continue;
+      held.splice(held.indexOf(hold), 1);
+      notes.push(`${hold.unit} moves with the edits above: every CUDA it names follows them.`);
+    }
   }
   const release = taken.sort((a, b) => compareDotted(b.version, a.version))[0] ?? (units.length === 0 || !units.some((unit) => unit.packages.some(({ pkg }) => projectName(pkg) === "torch")) ? kb.torchReleasesWithCuda(cuda).filter((row) => row.confidence !== "unverified").at(-1) : void 0);
   if (!release && kb.torchReleasesWithCuda(cuda).length === 0)
@@ -50788,6 +50859,11 @@ function plan(files, targetCuda, kb, baseline) {
     const ready = baseline.pools.filter((pool) => compareDotted(pool.driver, driver.minimum) >= 0);
     const compat = baseline.pools.filter((pool) => !ready.includes(pool) && compareDotted(pool.driver, needed) >= 0);
     const behind = baseline.pools.filter((pool) => compareDotted(pool.driver, needed) < 0);
+    pools.push(
+      ...baseline.pools.map(
+        (pool) => ready.includes(pool) ? { name: pool.name, driver: pool.driver, runs: "yes" } : compat.includes(pool) ? { name: pool.name, driver: pool.driver, runs: "compat", needs: driver.minimum } : { name: pool.name, driver: pool.driver, runs: "no", needs: needed }
+      )
+    );
     if (ready.length)
       notes.push(
         `Pools that run CUDA ${image} now: ${ready.map((pool) => `${pool.name} (${pool.driver})`).join(", ")}.`
@@ -50820,15 +50896,103 @@ function plan(files, targetCuda, kb, baseline) {
       (a, b) => a.location.path.localeCompare(b.location.path) || a.location.start.offset - b.location.start.offset
     ),
     held,
+    pools,
+    locks: [...locks].sort(([a], [b]) => a.localeCompare(b)).map(([path, command]) => ({ path, command })),
     notes
   };
 }
-function planUnit(unit, cuda, kb) {
+function agrees(unit, cuda) {
+  const claims = unit.claims.filter(
+    (claim2) => !isLock(claim2.file) && claim2.kind !== "implied" && claim2.kind !== "name"
+  );
+  return claims.length > 0 && claims.every(
+    (claim2) => claim2.precision === "minor" ? claimCuda(claim2) === cuda : cudaMajor(claim2.cuda) === cudaMajor(cuda)
+  );
+}
+function chains(units) {
+  const groups = /* @__PURE__ */ new Map();
+  const order = [];
+  for (const unit of units) {
+    const key = unit.root.kind === "dockerfile" && unit.stage !== void 0 && !unit.container ? `${unit.root.path}#${StageTree.of(unit.root).root(unit.stage)}` : void 0;
+    const group = key === void 0 ? void 0 : groups.get(key);
+    if (group) group.push(unit);
+    else {
+      const fresh = [unit];
+      if (key !== void 0) groups.set(key, fresh);
+      order.push(fresh);
+    }
+  }
+  return order;
+}
+function parentMove(unit, moved) {
+  if (unit.root.kind !== "dockerfile" || unit.stage === void 0) return void 0;
+  const tree = StageTree.of(unit.root);
+  for (let stage = tree.parent(unit.stage); stage !== void 0; stage = tree.parent(stage)) {
+    const move = moved.get(`${unit.root.path}#${stage}`);
+    if (move) return move;
+  }
+  return void 0;
+}
+function repool(unit, pools, verified) {
+  const container = unit.container?.fact;
+  if (!container || pools.length === 0) return void 0;
+  const file2 = unit.root;
+  for (const requirement of container.placement?.selector ?? []) {
+    const current = requirement.values[0];
+    const from = pools.filter((pool) => pool.labels[requirement.key] === current);
+    if (from.length === 0) continue;
+    const gpus = new Set(from.flatMap((pool) => pool.gpus));
+    const candidates = pools.filter((pool) => pool.labels[requirement.key] !== void 0 && pool.labels[requirement.key] !== current).sort(
+      (a, b) => Number(b.gpus.some((gpu) => gpus.has(gpu))) - Number(a.gpus.some((gpu) => gpus.has(gpu))) || Number(b.class === "data-center") - Number(a.class === "data-center")
+    );
+    const written = file2.source.text.slice(requirement.span.start, requirement.span.end);
+    const at = written.lastIndexOf(current);
+    if (at < 0) continue;
+    for (const pool of candidates) {
+      const value = pool.labels[requirement.key];
+      const edit = {
+        path: file2.path,
+        range: [requirement.span.start + at, requirement.span.start + at + current.length],
+        text: value
+      };
+      const together = verified([edit]);
+      if (!together) continue;
+      const sameGpus = pool.gpus.some((gpu) => gpus.has(gpu));
+      return {
+        together,
+        step: {
+          unit: unit.label,
+          location: file2.source.location(requirement.span.start, requirement.span.end),
+          what: "node pool",
+          from: written,
+          to: `${written.slice(0, at)}${value}${written.slice(at + current.length)}`,
+          edits: [edit],
+          note: `${from.map((old) => `${old.name} (driver ${old.driver})`).join(", ")} cannot run the new image; ${pool.name} (driver ${pool.driver}${sameGpus ? "" : `, GPUs ${pool.gpus.join(", ")}`}) can`
+        }
+      };
+    }
+  }
+  return void 0;
+}
+function lockCommand(lock, files) {
+  const folder = lock.path.includes("/") ? lock.path.slice(0, lock.path.lastIndexOf("/")) : "";
+  const where = folder ? `cd ${folder} && ` : "";
+  const tool = formatOf(lock.kind).lock.writtenBy;
+  if (lock.kind !== "conda-lock") return `${where}${tool}`;
+  const environment = files.find(
+    (file2) => file2.kind === "conda" && (file2.path.includes("/") ? file2.path.slice(0, file2.path.lastIndexOf("/")) : "") === folder
+  );
+  const name = environment ? environment.path.slice(environment.path.lastIndexOf("/") + 1) : "environment.yml";
+  return `${where}${tool} lock -f ${name}`;
+}
+function planUnit(unit, cuda, kb, inherited) {
   const moves = [];
   const reasons = [];
+  const notes = [];
   const tag = tagFromCuda(cuda);
   const step = (file2, span, what, edits, note) => {
     moves.push({
+      unit: unit.label,
       location: file2.source.location(span.start, span.end),
       what,
       from: file2.source.text.slice(span.start, span.end),
@@ -50837,11 +51001,14 @@ function planUnit(unit, cuda, kb) {
       ...note ? { note } : {}
     });
   };
-  const torch = unit.packages.find(
+  const torches = unit.packages.filter(
     ({ pkg }) => projectName(pkg) === "torch" && pkg.exact && (pkg.ecosystem === "pip" || pkg.ecosystem === "conda")
   );
-  const current = torch ? kb.torchRelease(publicVersion(torch.pkg.exact)) : void 0;
-  let release;
+  const torch = torches.find(({ file: file2 }) => !isLock(file2)) ?? torches[0];
+  if (torch?.build?.cpu && !unit.claims.some((claim2) => !isLock(claim2.file) && claim2.kind !== "implied"))
+    return { moves: [], reasons: [], notes: [] };
+  const current = torch ? kb.torchRelease(publicVersion(torch.pkg.exact)) : inherited?.from;
+  let release = torch ? void 0 : inherited?.to;
   if (torch && !current) reasons.push(`torch ${torch.pkg.exact} is not in the knowledge base`);
   else if (torch && current) {
     release = torch.pkg.ecosystem === "conda" ? condaRelease(unit, current, cuda, kb) : pipRelease(torch, current, cuda, kb);
@@ -50851,15 +51018,21 @@ function planUnit(unit, cuda, kb) {
       );
   }
   for (const claim2 of unit.claims) {
-    if (claim2.kind === "implied" || claim2.kind === "wheel-tag" && claim2.package && TORCH_FAMILY.has(claim2.package.name))
+    if (isLock(claim2.file) || claim2.kind === "implied" || claim2.kind === "wheel-tag" && claim2.package && TORCH_FAMILY.has(claim2.package.name))
       continue;
     if (claim2.precision === "minor" ? claimCuda(claim2) === cuda : cudaMajor(claim2.cuda) === cudaMajor(cuda)) continue;
+    if (claim2.kind === "name") {
+      notes.push(
+        `${claim2.subject} keeps its name; rename it (and what selects it) by hand if the name should say CUDA ${cuda}`
+      );
+      continue;
+    }
     const reason = claimHold(claim2, cuda, kb);
     if (reason) {
       reasons.push(reason);
       continue;
     }
-    const edits = claim2.rewrite?.(cuda);
+    const edits = (claim2.rewrite ?? claim2.moveTo)?.(cuda);
     if (!edits) {
       reasons.push(
         `${claim2.subject} (CUDA ${claimCuda(claim2)}) cannot be rewritten to CUDA ${cuda}; change it by hand`
@@ -50869,16 +51042,18 @@ function planUnit(unit, cuda, kb) {
     step(
       claim2.file,
       claim2.span,
-      claim2.kind === "image" ? "base image" : claim2.kind === "index" ? "index URL" : `${claim2.package?.name ?? "pin"}`,
+      claim2.kind === "image" ? claim2.file.kind === "kubernetes" ? "image" : "base image" : claim2.kind === "index" ? "index URL" : `${claim2.package?.name ?? "pin"}`,
       edits
     );
   }
+  if (moves.length > 0) archListMoves(unit, cuda, kb, { step, reasons });
   if (release && current) {
     for (const entry of unit.packages) {
       const { file: file2, pkg } = entry;
       const name = projectName(pkg);
-      if (!pkg.exact) continue;
-      const wanted = familyVersion(name, pkg, { from: current, to: release, tag }, kb);
+      if (!pkg.exact || isLock(file2)) continue;
+      const family = familyVersion(name, pkg, { from: current, to: release, tag }, kb);
+      const wanted = family === void 0 ? libraryVersion(name, pkg, cuda, kb) : family;
       if (wanted === void 0) continue;
       if (wanted === null) {
         reasons.push(`${pkg.rawName}==${pkg.exact} has no release for torch ${release.version} in the knowledge base`);
@@ -50895,7 +51070,7 @@ function planUnit(unit, cuda, kb) {
           pkg.span,
           name,
           [{ path: file2.path, range: [clause.versionSpan.start, clause.versionSpan.end], text: wanted }],
-          name === "torch" ? jumpNote(current, release, tag, kb) : void 0
+          name === "torch" ? jumpNote(current, release, tag, kb, torch?.build?.source === "pypi") : void 0
         );
     }
     for (const invocation of unit.invocations) {
@@ -50914,15 +51089,57 @@ function planUnit(unit, cuda, kb) {
         );
     }
   }
-  return { moves: reasons.length ? [] : moves, reasons: [...new Set(reasons)], ...release ? { release } : {} };
+  return {
+    moves: reasons.length ? [] : moves,
+    reasons: [...new Set(reasons)],
+    notes: [...new Set(notes)],
+    ...release ? { release } : {},
+    ...current ? { from: current } : {}
+  };
 }
-function jumpNote(current, release, tag, kb) {
+function archListMoves(unit, cuda, kb, out) {
+  if (unit.root.kind !== "dockerfile" || unit.stage === void 0) return;
+  for (const env of unit.root.env) {
+    if (env.stage !== unit.stage) continue;
+    const list = archList(env);
+    const drop = list?.entries.filter((entry) => archMiss(entry.cc, cuda, kb)) ?? [];
+    if (drop.length === 0) continue;
+    const rest = withoutEntries(env.value, drop);
+    const written = unit.root.source.text.slice(env.valueSpan.start, env.valueSpan.end) === env.value;
+    if (rest === void 0 || !written) {
+      out.reasons.push(
+        `${env.key}="${env.value}" names only architectures CUDA ${cuda} cannot compile; choose the GPUs to build for by hand`
+      );
+      continue;
+    }
+    const misses = drop.map((entry) => {
+      const miss = archMiss(entry.cc, cuda, kb);
+      return miss.reason === "dropped" ? `${entry.cc} (last CUDA ${miss.bound}.x)` : `${entry.cc} (needs CUDA ${miss.bound})`;
+    });
+    const text2 = unit.root.source.text;
+    const lineEnd = text2.indexOf("\n", env.valueSpan.end);
+    const span = { start: env.span.start, end: lineEnd < 0 ? text2.length : text2.slice(0, lineEnd).trimEnd().length };
+    out.step(
+      unit.root,
+      span,
+      env.key,
+      [{ path: unit.root.path, range: [env.valueSpan.start, env.valueSpan.end], text: rest }],
+      `CUDA ${cuda} cannot compile ${misses.join(", ")}; source: ${cite(archMiss(drop[0].cc, cuda, kb).record)}`
+    );
+  }
+}
+function jumpNote(current, release, tag, kb, fromPypi) {
   const [low, high] = compareDotted(current.version, release.version) <= 0 ? [current, release] : [release, current];
-  const skipped = [...new Set(kb.torchReleases().map((entry) => minorOf(entry.version)))].filter(
-    (minor) => compareDotted(minor, minorOf(low.version)) > 0 && compareDotted(minor, minorOf(high.version)) < 0
+  const between = kb.torchReleases().filter(
+    (entry) => compareDotted(minorOf(entry.version), minorOf(low.version)) > 0 && compareDotted(minorOf(entry.version), minorOf(high.version)) < 0
   );
-  if (skipped.length === 0) return void 0;
-  return `a jump of ${skipped.length + 1} releases, ${minorOf(current.version)} to ${minorOf(release.version)}: torch ${skipped.join(", ")} ${skipped.length === 1 ? "has" : "have"} no ${tag} build, so ${release.version} is the nearest that has; read the release notes in between`;
+  if (between.length === 0) return void 0;
+  const minors = [...new Set(between.map((entry) => minorOf(entry.version)))];
+  const lacks = (minor) => between.filter((entry) => minorOf(entry.version) === minor).every((entry) => fromPypi ? entry.pypiDefault !== tag : !kb.torchBuilds(entry).has(tag));
+  const without = minors.filter(lacks);
+  const where = fromPypi ? `PyPI build for ${tag.replace(/^cu(\d+)(\d)$/, "CUDA $1.$2")}` : `${tag} build`;
+  const why = without.length === 0 ? "" : `: torch ${without.join(", ")} ${without.length === 1 ? "has" : "have"} no ${where}, so ${release.version} is the nearest that has`;
+  return `a jump of ${minors.length + 1} releases, ${minorOf(current.version)} to ${minorOf(release.version)}${why}; read the release notes in between`;
 }
 function claimHold(claim2, cuda, kb) {
   const name = claim2.package?.name;
@@ -50930,11 +51147,17 @@ function claimHold(claim2, cuda, kb) {
     return `pytorch-cuda has no ${cuda} build (published: ${kb.condaPytorchCudaVersions().join(", ")}); install torch from pip instead`;
   if (claim2.kind === "conda" && name === "cudatoolkit" && Number(cudaMajor(cuda)) > kb.condaCudatoolkit().lastMajor)
     return `cudatoolkit has no CUDA ${cudaMajor(cuda)} packages (${cite(kb.condaCudatoolkit())}); use cuda-version=${cuda}`;
-  if (claim2.kind === "image" && claim2.image?.registry === "nvcr.io" && claim2.image.tag && !claim2.image.tag.includes("$")) {
+  if (claim2.kind === "image" && claim2.image?.registry === "nvcr.io" && // nvcr.io/nvidia/cuda is nvidia/cuda under NGC's name: its tags follow nvidia/cuda's grammar, not NGC's months.
+  !kb.isNvidiaCuda(claim2.image.registry, claim2.image.repository) && claim2.image.tag && !claim2.image.tag.includes("$")) {
     if (!kb.ngcTagFor(claim2.image.repository, claim2.image.tag, cuda))
       return `${claim2.subject}: no tag of ${claim2.image.repository} with CUDA ${cuda} is in the knowledge base (NGC's release notes as of ${kb.retrieved}); pick one from NGC's support matrix by hand`;
   }
-  if (claim2.kind === "image" && !claim2.rewrite)
+  const pytorchImage = claim2.kind === "image" && !claim2.image?.registry && claim2.image?.repository === "pytorch/pytorch" && claim2.image.tag ? kb.pytorchImageTag(claim2.image.tag) : void 0;
+  if (pytorchImage) {
+    const nearest3 = nearestReleaseWithCuda(kb, pytorchImage.torch, cuda);
+    return nearest3 ? `${claim2.subject}: the nearest torch with a CUDA ${cuda} build is ${nearest3.version} (pytorch/pytorch:${nearest3.version}-cuda${cuda}-cudnn<N>-${pytorchImage.flavour}); the knowledge base does not list the image's tags, so check that it exists (docker manifest inspect) and move its torch companions with it` : `${claim2.subject}: no torch release in the knowledge base has a CUDA ${cuda} build`;
+  }
+  if (claim2.kind === "image" && !claim2.rewrite && !claim2.moveTo)
     return `${claim2.subject} is not an nvidia/cuda or NGC image; pick its CUDA ${cuda} tag by hand`;
   if (!["image", "index", "conda", "wheel-tag"].includes(claim2.kind))
     return `${claim2.subject} is built for CUDA ${claimCuda(claim2)}; move it by hand`;
@@ -50942,6 +51165,7 @@ function claimHold(claim2, cuda, kb) {
 }
 function pipRelease(torch, current, cuda, kb) {
   const tag = tagFromCuda(cuda);
+  if (torch.build?.source === "pypi" ? current.pypiDefault === tag : kb.torchBuilds(current).has(tag)) return current;
   if (torch.build?.source !== "pypi") return nearestReleaseWithCuda(kb, current.version, cuda);
   return nearest2(
     kb.torchReleases().filter((release) => release.pypiDefault === tag && release.confidence !== "unverified"),
@@ -50983,6 +51207,15 @@ function familyVersion(name, pkg, { from: current, to: release, tag }, kb) {
   const next = pins.filter((row) => serves2(row, release.version) && row.confidence !== "unverified").map((row) => row.version).sort(import_pep4406.compare).at(-1);
   return next ?? null;
 }
+function libraryVersion(name, pkg, cuda, kb) {
+  if (pkg.ecosystem !== "pip" || !pkg.exact) return void 0;
+  const version2 = publicVersion(pkg.exact);
+  const major = Number(cudaMajor(cuda));
+  const own2 = kb.cudaLibraries(name, version2);
+  if (!own2 || own2.cudaMajors.includes(major)) return void 0;
+  const next = kb.cudaLibraryRows(name).filter((row) => row.cudaMajors.includes(major) && row.confidence !== "unverified").map((row) => /^>=\s*([^,\s]+)/.exec(row.versions)?.[1]).filter((first) => first !== void 0 && (0, import_pep4406.compare)(first, version2) > 0).sort(import_pep4406.compare)[0];
+  return next ?? null;
+}
 function withEdits(file2, edits) {
   const own2 = edits.filter((edit) => edit.path === file2.path);
   return own2.length === 0 ? file2 : parseFile(file2.path, applyEdits(file2.source.text, own2), file2.kind);
@@ -51015,6 +51248,8 @@ function renderPlanText(result2) {
   if (result2.steps.length === 0 && result2.held.length === 0) lines.push("No file declares a CUDA version to change.");
   for (const hold of result2.held)
     lines.push(`${hold.location.path}: not moved (${hold.unit}): ${hold.reasons.join("; ")}`);
+  for (const lock of result2.locks)
+    lines.push(`${lock.path}: regenerate with \`${lock.command}\` after these edits (lock files are not edited)`);
   for (const note of result2.notes) lines.push(`note: ${note}`);
   return `${lines.join("\n")}
 `;

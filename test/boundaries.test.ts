@@ -98,6 +98,30 @@ describe('import boundaries', () => {
       `,
       "never import the App's GitHub code",
     ],
+    [
+      'src/fleet/probe.ts',
+      codeBlock`
+        import type { GitHub } from '../github/types.js';
+        export type X = GitHub;
+      `,
+      'never imports a host',
+    ],
+    [
+      'src/images/probe.ts',
+      codeBlock`
+        import { run } from '../cli/main.js';
+        export const x = run;
+      `,
+      'never imports a host',
+    ],
+    [
+      'src/action/probe.ts',
+      codeBlock`
+        import { run } from '../cli/main.js';
+        export const x = run;
+      `,
+      'Nothing imports src/cli',
+    ],
   ])(
     '%s: %s is refused',
     async (path, code, message) => {
@@ -144,4 +168,30 @@ describe('import boundaries', () => {
       ),
     ).toEqual([]);
   }, 30_000);
+});
+
+describe('every folder is inside the boundaries', () => {
+  it('each folder of src/ and rules/ is the target of at least one zone (a new folder gets its place)', async () => {
+    const { default: config } = (await import('../eslint.config.js')) as {
+      default: { rules?: Record<string, unknown> }[];
+    };
+    const targets = new Set<string>();
+    for (const block of config) {
+      const rule = block.rules?.['import-x/no-restricted-paths'] as
+        | [string, { zones: { target: string | string[] }[] }]
+        | undefined;
+      for (const zone of rule?.[1].zones ?? [])
+        for (const target of [zone.target].flat()) targets.add(target.replace(/^\.\//, ''));
+    }
+    const { readdirSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const folders = [
+      'rules',
+      ...readdirSync(join(ROOT, 'src'), { withFileTypes: true })
+        .filter((entry) => entry.isDirectory())
+        .map((entry) => `src/${entry.name}`),
+    ];
+    // src/cli is the one folder only the command imports: its boundary is that nothing else imports it.
+    expect(folders.filter((folder) => folder !== 'src/cli' && !targets.has(folder))).toEqual([]);
+  });
 });
