@@ -104,7 +104,6 @@ export default tseslint.config(
                 './src/fleet',
                 './src/images',
                 './src/github',
-                './src/action',
                 './src/web',
                 './src/sandbox',
                 './rules',
@@ -139,6 +138,12 @@ export default tseslint.config(
                 './src/rule.ts',
               ],
               message: 'Parsers come first in the pipeline: they read files into facts and import nothing after them.',
+            },
+            {
+              target: './src/action',
+              from: ['./src/github', './src/web', './src/sandbox', './src/app.ts', './src/main.ts'],
+              message:
+                "The GitHub Action runs the CLI's check (src/cli); it never imports the App's or the server's code.",
             },
             {
               target: ['./src/sandbox', './src/web'],
