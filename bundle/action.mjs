@@ -52045,9 +52045,10 @@ function checkTag(file2, image, kb, report) {
     return;
   }
   if (minor && kb.cudaExists(parsed.version) === "unknown") {
-    const latest = latestCudaPatch(kb, minor);
+    const recorded = kb.cudaReleases().filter((row) => minorOf(row.version) === minor);
+    const latest = latestCudaPatch(kb, minor) ?? recorded.at(-1)?.version;
     if (latest && compareDotted(parsed.version, latest) > 0) {
-      const row = kb.minDriver(latest).row;
+      const row = kb.minDriver(latest)?.row ?? recorded.find((candidate) => candidate.version === latest);
       report({
         messageId: "unknownPatch",
         data: { tag, cuda: parsed.version, minor, latest, retrieved: row.retrieved, source: cite(row) },

@@ -9,7 +9,7 @@ import {
   type NvidiaCudaTag,
 } from '../../src/knowledge/index.js';
 import { defineRule, type Reporter } from '../../src/rule.js';
-import { cudaMajorMinor } from '../../src/knowledge/versions.js';
+import { cudaMajorMinor, minorOf } from '../../src/knowledge/versions.js';
 import { compareDotted } from '../../src/util/dotted.js';
 
 /** NVIDIA's policy of deleting end-of-life nvidia/cuda tags. */
@@ -190,9 +190,12 @@ function checkTag(file: ParsedFile, image: ImageFact, kb: KnowledgeBase, report:
   }
   if (minor && kb.cudaExists(parsed.version) === 'unknown') {
     // A later update of the newest CUDA than the knowledge base knows: said, at notice, with the data's date.
-    const latest = latestCudaPatch(kb, minor);
+    // The newest update with a driver row, else the newest the release notes record (13.5.0, whose Table 3 row was
+    // not read): an update after it is still one the data does not know, never a pass in silence.
+    const recorded = kb.cudaReleases().filter((row) => minorOf(row.version) === minor);
+    const latest = latestCudaPatch(kb, minor) ?? recorded.at(-1)?.version;
     if (latest && compareDotted(parsed.version, latest) > 0) {
-      const row = kb.minDriver(latest)!.row;
+      const row = kb.minDriver(latest)?.row ?? recorded.find((candidate) => candidate.version === latest)!;
       report({
         messageId: 'unknownPatch',
         data: { tag, cuda: parsed.version, minor, latest, retrieved: row.retrieved, source: cite(row) },

@@ -4,13 +4,21 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { RULES } from '../../rules/index.js';
 import { baselineJsonSchema, withExamples, withRulesTable } from '../../scripts/generate.js';
-import { ROOT } from '../support/harness.js';
+import { ROOT, runCase } from '../support/harness.js';
 
 const RULES_DIR = join(ROOT, 'rules');
 const folders = readdirSync(RULES_DIR)
   .filter((entry) => statSync(join(RULES_DIR, entry)).isDirectory())
   .sort();
 const HEADINGS = ['## What it checks', '## Why', '## How to fix', '## Options', '## Examples'];
+
+/** Message ids no rule fixture can produce, and why; each is covered where it can be. */
+const WITHOUT_FIXTURE: Readonly<Record<string, string>> = {
+  'driver-floor.refused':
+    'a per-pool verdict: its text is the help of refusedEverywhere and somePools, never a finding of its own',
+  'image-missing.registry': "a registry's 404, which needs a registry: test/images/gate.test.ts produces it",
+  'image-missing.deleted': "a deletion record marked unverified; the bundled record is verified, so it is 'gone'",
+};
 
 describe('rule registry', () => {
   it('has one entry per rule folder, with the folder name as id', () => {
@@ -78,6 +86,23 @@ describe.each(folders)('rules/%s', (id) => {
         `${where}: why`,
       ).toBe(true);
     }
+  });
+
+  it('has a fixture that produces each of its message ids', () => {
+    const cases = join(ROOT, 'fixtures', 'rules', id);
+    const produced = new Set(
+      readdirSync(cases).flatMap((name) =>
+        runCase(join(cases, name))
+          .report.findings.filter((finding) => finding.ruleId === id)
+          .map((finding) => finding.messageId),
+      ),
+    );
+    const missing = Object.keys(rule.messages).filter(
+      (messageId) => !produced.has(messageId) && !(`${id}.${messageId}` in WITHOUT_FIXTURE),
+    );
+    expect(missing, 'message ids no fixture produces').toEqual([]);
+    for (const messageId of Object.keys(WITHOUT_FIXTURE).filter((key) => key.startsWith(`${id}.`)))
+      expect(produced.has(messageId.slice(id.length + 1)), `${messageId} has a fixture now`).toBe(false);
   });
 
   it('declares metadata and messages', () => {
