@@ -90,10 +90,11 @@ export interface RuleDefinition<M extends string = string> {
 export type AnyRule = RuleDefinition<string>;
 
 /**
- * A rule's report function, for the helpers a rule splits its check into. Declared as a method so that a rule's
- * own `report` (which takes only its message ids) can be passed where any message id is written.
+ * A rule's report function, for the helpers a rule splits its check into: `Reporter<MessageId>` with the rule's own
+ * message ids (`keyof typeof MESSAGES`), so a misspelt id does not compile. Declared as a method so that a reporter
+ * of one rule's ids can be passed where a reporter of any id is asked for (a wrapper that only forwards drafts).
  */
-export type Reporter = { report(draft: Draft): void }['report'];
+export type Reporter<M extends string = string> = { report(draft: Draft<M>): void }['report'];
 
 /**
  * Declare a rule. Message ids are checked against `messages` inside the rule; the registry holds rules

@@ -9,18 +9,22 @@ import { defineRule, type Reporter } from '../../src/rule.js';
 /** The claims that say which nvcc compiles a stage: its image, its CUDA_VERSION, a conda or apt toolkit. */
 const COMPILER_CLAIMS: ReadonlySet<string> = new Set(['image', 'env', 'conda', 'apt']);
 
+/** The rule's messages, by id: `MessageId` types the helpers' reporter, so a misspelt id does not compile. */
+const MESSAGES = {
+  dropped:
+    '{{name}} names compute capability {{cc}}{{written}}, which CUDA {{cuda}} cannot compile for: the last CUDA for it is {{last}}.x',
+  tooNew:
+    '{{name}} names compute capability {{cc}}{{written}}, which CUDA {{cuda}} cannot compile for: it needs CUDA >= {{bound}}',
+};
+type MessageId = keyof typeof MESSAGES;
+
 export default defineRule({
   id: 'arch-unsupported',
   description:
     "Architecture lists (TORCH_CUDA_ARCH_LIST, CMAKE_CUDA_ARCHITECTURES) name only GPUs the stage's CUDA can compile for",
   defaultSeverity: 'error',
   fix: 'safe',
-  messages: {
-    dropped:
-      '{{name}} names compute capability {{cc}}{{written}}, which CUDA {{cuda}} cannot compile for: the last CUDA for it is {{last}}.x',
-    tooNew:
-      '{{name}} names compute capability {{cc}}{{written}}, which CUDA {{cuda}} cannot compile for: it needs CUDA >= {{bound}}',
-  },
+  messages: MESSAGES,
   helps: {
     dropped:
       'nvcc stops with "Unsupported gpu architecture \'compute_{{sm}}\'", so the build fails (a PyTorch extension, a CMake project): CUDA {{next}}.0 removed offline compilation and library support for this architecture. Drop it from the list (the fix does), or build with CUDA {{last}}.x for the GPUs that need it. Source: {{source}}',
@@ -89,7 +93,7 @@ function reportMiss(
   miss: ArchMiss,
   compiler: CudaClaim,
   fix: Fix | undefined,
-  report: Reporter,
+  report: Reporter<MessageId>,
 ): void {
   const cuda = claimCuda(compiler);
   report({

@@ -10,25 +10,29 @@ import { defineRule, type Draft, type Reporter } from '../../src/rule.js';
 import { minorOf, publicVersion } from '../../src/knowledge/versions.js';
 import { compareDotted } from '../../src/util/dotted.js';
 
+/** The rule's messages, by id: `MessageId` types the helpers' reporter, so a misspelt id does not compile. */
+const MESSAGES = {
+  companion: '{{name}} {{version}} does not belong to torch {{torch}} (it belongs to {{expected}})',
+  noCompanion:
+    '{{name}} {{version}} is installed with torch {{torch}}, for which PyTorch published no {{name}} release',
+  pinnedTorch: '{{name}} {{version}} is built against torch {{expected}}, but torch {{torch}} is pinned',
+  triton:
+    'triton {{version}} is installed with torch {{torch}}, whose Linux wheel requires triton {{expected}}{{condition}}',
+  extensionBuild: '{{subject}} is built for torch {{built}}, but torch {{torch}} is pinned',
+  torchPage: '{{url}} serves builds for torch {{built}}, but torch {{torch}} is pinned',
+  lockedRequirement: '{{subject}} requires pytorch {{requirement}}, but the lock installs pytorch {{torch}}',
+  noLibrary: '{{name}} {{version}} ships no library for CUDA {{cuda}}, the CUDA of torch {{torch}}',
+  wheelBuild: '{{subject}} is built for torch {{built}}, but torch {{torch}} is pinned',
+};
+type MessageId = keyof typeof MESSAGES;
+
 export default defineRule({
   id: 'companion-mismatch',
   description:
     'torch and its companions (torchvision, torchaudio, torchtext, torchdata, xformers, vllm, vllm-flash-attn, triton, flash-attn, bitsandbytes, PyG and mmcv builds) belong together',
   defaultSeverity: 'error',
   fix: 'safe',
-  messages: {
-    companion: '{{name}} {{version}} does not belong to torch {{torch}} (it belongs to {{expected}})',
-    noCompanion:
-      '{{name}} {{version}} is installed with torch {{torch}}, for which PyTorch published no {{name}} release',
-    pinnedTorch: '{{name}} {{version}} is built against torch {{expected}}, but torch {{torch}} is pinned',
-    triton:
-      'triton {{version}} is installed with torch {{torch}}, whose Linux wheel requires triton {{expected}}{{condition}}',
-    extensionBuild: '{{subject}} is built for torch {{built}}, but torch {{torch}} is pinned',
-    torchPage: '{{url}} serves builds for torch {{built}}, but torch {{torch}} is pinned',
-    lockedRequirement: '{{subject}} requires pytorch {{requirement}}, but the lock installs pytorch {{torch}}',
-    noLibrary: '{{name}} {{version}} ships no library for CUDA {{cuda}}, the CUDA of torch {{torch}}',
-    wheelBuild: '{{subject}} is built for torch {{built}}, but torch {{torch}} is pinned',
-  },
+  messages: MESSAGES,
   // `source` cites the record the finding rests on.
   helps: {
     companion:
@@ -203,9 +207,9 @@ export default defineRule({
 function checkLibraries(
   entry: UnitPackage,
   torch: UnitPackage,
-  pinned: { readonly version: string; readonly torchVersion: string; readonly related: Draft['related'] },
+  pinned: { readonly version: string; readonly torchVersion: string; readonly related: Draft<MessageId>['related'] },
   kb: KnowledgeBase,
-  report: Reporter,
+  report: Reporter<MessageId>,
 ): void {
   const { file, pkg } = entry;
   const cuda = torch.build?.cuda;
@@ -231,7 +235,12 @@ function checkLibraries(
 }
 
 /** A locked conda build's own pytorch requirement against the locked pytorch: the lock itself is inconsistent. */
-function checkLockedRequirement(entry: UnitPackage, torch: UnitPackage, torchVersion: string, report: Reporter): void {
+function checkLockedRequirement(
+  entry: UnitPackage,
+  torch: UnitPackage,
+  torchVersion: string,
+  report: Reporter<MessageId>,
+): void {
   const { file, pkg } = entry;
   const spec = parseCondaVersionSpec(pkg.torchRequirement!, 'exact');
   if (!spec || condaAdmits(spec, torchVersion)) return;
@@ -266,7 +275,7 @@ function wheelLabel(pkg: { readonly localLabel?: string; readonly url?: string }
 }
 
 /** A find-links page that serves builds for another torch minor than the pinned torch. */
-function checkTorchPages(unit: Unit, torch: UnitPackage, torchVersion: string, report: Reporter): void {
+function checkTorchPages(unit: Unit, torch: UnitPackage, torchVersion: string, report: Reporter<MessageId>): void {
   const seen = new Set<IndexFact>();
   for (const invocation of unit.invocations) {
     for (const index of invocation.indexes) {

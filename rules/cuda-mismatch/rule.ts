@@ -26,33 +26,36 @@ const WHY: Readonly<Record<'major' | 'minor', string>> = {
 const PIN_BUILD =
   ' Pin the build you want with a local version label (e.g. ==X.Y.Z+cu121) and an index that serves it.';
 
+/** The rule's messages, by id: `MessageId` types the helpers' reporter, so a misspelt id does not compile. */
+const MESSAGES = {
+  major: '{{subject}} is built for CUDA {{found}}, but {{target}} sets CUDA {{expected}}',
+  minor: '{{subject}} is built for CUDA {{found}}, but {{target}} sets CUDA {{expected}} (same major, different minor)',
+  implied: '{{subject}} installs the CUDA {{found}} build {{how}}, but {{target}} sets CUDA {{expected}}',
+  impliedRange:
+    'every torch release {{subject}} admits has a CUDA {{found}} build on plain PyPI, but {{target}} sets CUDA {{expected}}',
+  index: '{{subject}} serves CUDA {{found}} builds, but {{target}} sets CUDA {{expected}}',
+  name: '{{subject}} is named for CUDA {{found}}, but {{target}} sets CUDA {{expected}}',
+  otherBuild:
+    '{{subject}} is a CUDA {{found}} build on PyPI, but {{index}} may serve another build of it, so which is installed beside {{target}} (CUDA {{expected}}) is not determined',
+  system:
+    '{{target}} is built for CUDA {{expected}}, but {{subject}} says the machines support only CUDA {{found}}: pixi cannot solve it',
+  metaPackage:
+    '{{meta}} installs builds for CUDA {{found}} ({{others}}) beside those for CUDA {{expected}} ({{matching}}), which {{target}} sets',
+  condaSolve:
+    '{{subject}} is a package of CUDA {{found}}, but {{target}} is one of CUDA {{expected}}: conda cannot solve the environment',
+  newestTorch:
+    '{{subject}} installs the newest torch it admits, today {{newest}}, a CUDA {{found}} build on plain PyPI, but {{target}} sets CUDA {{expected}}',
+  newestToolkit:
+    "{{subject}} installs the newest CUDA in NVIDIA's repository, today {{newest}}, but {{target}} sets CUDA {{expected}}",
+};
+type MessageId = keyof typeof MESSAGES;
+
 export default defineRule({
   id: 'cuda-mismatch',
   description: 'Every CUDA build in an image, environment or requirements set targets the same CUDA version',
   defaultSeverity: 'error',
   fix: 'safe',
-  messages: {
-    major: '{{subject}} is built for CUDA {{found}}, but {{target}} sets CUDA {{expected}}',
-    minor:
-      '{{subject}} is built for CUDA {{found}}, but {{target}} sets CUDA {{expected}} (same major, different minor)',
-    implied: '{{subject}} installs the CUDA {{found}} build {{how}}, but {{target}} sets CUDA {{expected}}',
-    impliedRange:
-      'every torch release {{subject}} admits has a CUDA {{found}} build on plain PyPI, but {{target}} sets CUDA {{expected}}',
-    index: '{{subject}} serves CUDA {{found}} builds, but {{target}} sets CUDA {{expected}}',
-    name: '{{subject}} is named for CUDA {{found}}, but {{target}} sets CUDA {{expected}}',
-    otherBuild:
-      '{{subject}} is a CUDA {{found}} build on PyPI, but {{index}} may serve another build of it, so which is installed beside {{target}} (CUDA {{expected}}) is not determined',
-    system:
-      '{{target}} is built for CUDA {{expected}}, but {{subject}} says the machines support only CUDA {{found}}: pixi cannot solve it',
-    metaPackage:
-      '{{meta}} installs builds for CUDA {{found}} ({{others}}) beside those for CUDA {{expected}} ({{matching}}), which {{target}} sets',
-    condaSolve:
-      '{{subject}} is a package of CUDA {{found}}, but {{target}} is one of CUDA {{expected}}: conda cannot solve the environment',
-    newestTorch:
-      '{{subject}} installs the newest torch it admits, today {{newest}}, a CUDA {{found}} build on plain PyPI, but {{target}} sets CUDA {{expected}}',
-    newestToolkit:
-      "{{subject}} installs the newest CUDA in NVIDIA's repository, today {{newest}}, but {{target}} sets CUDA {{expected}}",
-  },
+  messages: MESSAGES,
   // `evidence` cites the record a claim rests on; `copied` says a build comes from another stage; `why` is WHY's.
   helps: {
     major: `${WHY.major}{{evidence}}{{copied}}`,
@@ -142,7 +145,7 @@ function byMetaPackage(
   return groups;
 }
 
-function reportMetaPackage(unit: Unit, group: MetaGroup, target: CudaClaim, report: Reporter): void {
+function reportMetaPackage(unit: Unit, group: MetaGroup, target: CudaClaim, report: Reporter<MessageId>): void {
   const first = group.claims[0]!;
   const metaPin = unit.packages.find(
     ({ file, pkg }) => file === first.file && pkg.name === group.meta && pkg.context === first.package?.context,
@@ -229,7 +232,7 @@ interface Mismatch {
   readonly unitFix: readonly TextEdit[] | undefined;
 }
 
-function reportMismatch(mismatch: Mismatch, kb: KnowledgeBase, report: Reporter): void {
+function reportMismatch(mismatch: Mismatch, kb: KnowledgeBase, report: Reporter<MessageId>): void {
   const { unit, claim, target, relation, unitFix } = mismatch;
   const expected = claimCuda(target);
   const found = claimCuda(claim);
@@ -346,7 +349,7 @@ function mismatchMessage(
  * manifest describes (pixi.sh/latest/workspace/system_requirements). Raising the requirement is a choice about
  * those machines, never a safe fix.
  */
-function checkFloors(unit: Unit, report: Reporter): void {
+function checkFloors(unit: Unit, report: Reporter<MessageId>): void {
   const floors = unit.claims.filter((claim) => claim.kind === 'system');
   if (floors.length === 0) return;
   // The conda builds the environment installs, which the solver matches with __cuda: not the image (pixi does
@@ -364,7 +367,7 @@ function checkFloors(unit: Unit, report: Reporter): void {
     if (Number.parseInt(newest.cuda, 10) > Number.parseInt(floor.cuda, 10)) reportFloor(unit, floor, newest, report);
 }
 
-function reportFloor(unit: Unit, claim: CudaClaim, target: CudaClaim, report: Reporter): void {
+function reportFloor(unit: Unit, claim: CudaClaim, target: CudaClaim, report: Reporter<MessageId>): void {
   const expected = claimCuda(target);
   const edits = claim.rewrite?.(expected);
   report({

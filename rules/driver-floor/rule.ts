@@ -41,34 +41,38 @@ const HELPS = {
     "Driver {{fleet}} is a CUDA {{major}}.x driver, so CUDA {{cuda}} code runs under minor-version compatibility: PTX that is newer than the driver cannot be JIT-compiled, and APIs added after the driver's CUDA version fail with cudaErrorCallRequiresNewerDriver. Needed for everything: >= {{needed}} (CUDA {{row}}). Sources: {{sources}}",
 };
 
+/** The rule's messages, by id: `MessageId` types the helpers' reporter, so a misspelt id does not compile. */
+const MESSAGES = {
+  major: '{{subject}} needs CUDA {{major}}.x, which needs NVIDIA driver >= {{floor}}; the fleet runs {{fleet}}',
+  release: '{{subject}} needs CUDA {{cuda}}, which needs NVIDIA driver >= {{needed}}; the fleet runs {{fleet}}',
+  forwardCompat:
+    "{{subject}} needs CUDA {{cuda}}; on the fleet's {{fleet}} it runs only through forward compatibility ({{package}} in the image, data-center GPUs only)",
+  minor:
+    '{{subject}} targets CUDA {{cuda}}, whose full feature set needs driver >= {{needed}}; the fleet runs {{fleet}}, so it runs only under minor-version compatibility',
+  requireCuda:
+    'NVIDIA_REQUIRE_CUDA ({{value}}) accepts no driver the fleet runs ({{fleet}}): the container runtime will refuse to start',
+  requireCudaBrand: "NVIDIA_REQUIRE_CUDA ({{value}}) accepts the fleet's {{fleet}} only on {{brands}} GPUs",
+  driverInImage:
+    '{{name}} installs NVIDIA driver {{branch}} libraries into the image; they must match the host kernel driver{{fleetNote}}',
+  noPool: '{{subject}} needs CUDA {{cuda}}, which no pool of the fleet can run: {{fails}}',
+  refused: '{{subject}}: the NVIDIA Container Toolkit refuses to start it on driver {{driver}} ({{condition}})',
+  refusedEverywhere:
+    '{{subject}}: the NVIDIA Container Toolkit refuses to start it on every pool it may run on, {{pools}} ({{condition}})',
+  somePools: '{{subject}} needs CUDA {{cuda}}: it runs on {{runs}}, not on {{fails}}',
+  poolsCompat: '{{subject}} targets CUDA {{cuda}}: {{how}}',
+  pinned: '{{subject}} needs CUDA {{cuda}}, which no pool it is scheduled on can run: {{fails}}',
+  unmatched: '{{workload}} container {{container}}: {{why}}, so it is judged on every pool',
+  noDockerfile:
+    '{{workload}} container {{container}}: {{path}}, named as the Dockerfile of {{image}}, is not in the repository',
+};
+type MessageId = keyof typeof MESSAGES;
+
 export default defineRule({
   id: 'driver-floor',
   description: 'What images and wheels need from the NVIDIA driver is within what the fleet runs',
   defaultSeverity: 'error',
   fix: 'none',
-  messages: {
-    major: '{{subject}} needs CUDA {{major}}.x, which needs NVIDIA driver >= {{floor}}; the fleet runs {{fleet}}',
-    release: '{{subject}} needs CUDA {{cuda}}, which needs NVIDIA driver >= {{needed}}; the fleet runs {{fleet}}',
-    forwardCompat:
-      "{{subject}} needs CUDA {{cuda}}; on the fleet's {{fleet}} it runs only through forward compatibility ({{package}} in the image, data-center GPUs only)",
-    minor:
-      '{{subject}} targets CUDA {{cuda}}, whose full feature set needs driver >= {{needed}}; the fleet runs {{fleet}}, so it runs only under minor-version compatibility',
-    requireCuda:
-      'NVIDIA_REQUIRE_CUDA ({{value}}) accepts no driver the fleet runs ({{fleet}}): the container runtime will refuse to start',
-    requireCudaBrand: "NVIDIA_REQUIRE_CUDA ({{value}}) accepts the fleet's {{fleet}} only on {{brands}} GPUs",
-    driverInImage:
-      '{{name}} installs NVIDIA driver {{branch}} libraries into the image; they must match the host kernel driver{{fleetNote}}',
-    noPool: '{{subject}} needs CUDA {{cuda}}, which no pool of the fleet can run: {{fails}}',
-    refused: '{{subject}}: the NVIDIA Container Toolkit refuses to start it on driver {{driver}} ({{condition}})',
-    refusedEverywhere:
-      '{{subject}}: the NVIDIA Container Toolkit refuses to start it on every pool it may run on, {{pools}} ({{condition}})',
-    somePools: '{{subject}} needs CUDA {{cuda}}: it runs on {{runs}}, not on {{fails}}',
-    poolsCompat: '{{subject}} targets CUDA {{cuda}}: {{how}}',
-    pinned: '{{subject}} needs CUDA {{cuda}}, which no pool it is scheduled on can run: {{fails}}',
-    unmatched: '{{workload}} container {{container}}: {{why}}, so it is judged on every pool',
-    noDockerfile:
-      '{{workload}} container {{container}}: {{path}}, named as the Dockerfile of {{image}}, is not in the repository',
-  },
+  messages: MESSAGES,
   helps: HELPS,
   check({ units, files, kb, baseline, report, verdict }) {
     if (baseline.pools.length > 0) {
@@ -98,7 +102,7 @@ const IMAGES_HELP =
  * What a GPU container leaves unjudged, said rather than passed in silence: a Dockerfile named for its image that is
  * not there (an image whose CUDA nothing says is image-unknown's).
  */
-function checkContainers(units: readonly Unit[], report: Reporter): void {
+function checkContainers(units: readonly Unit[], report: Reporter<MessageId>): void {
   for (const unit of units) {
     const container = unit.container;
     if (!container) continue;
@@ -122,7 +126,7 @@ function checkContainers(units: readonly Unit[], report: Reporter): void {
 }
 
 /** A reporter that adds, for a claim carried from a Dockerfile to a manifest, where the Dockerfile says it. */
-function withOrigin(claim: CudaClaim, report: Reporter): Reporter {
+function withOrigin(claim: CudaClaim, report: Reporter<MessageId>): Reporter<MessageId> {
   if (!claim.origin) return report;
   return (draft) => report({ ...draft, related: [...(draft.related ?? []), ...originRelated(claim)] });
 }
@@ -138,7 +142,7 @@ function refusedDraft(
   condition: string,
   requirements: StageRequirements,
   kb: KnowledgeBase,
-): Draft {
+): Draft<MessageId> {
   return {
     messageId: 'refused',
     data: {
@@ -190,7 +194,7 @@ function checkClaim(
   claim: CudaClaim,
   { driver: fleet, compat, forward }: Host,
   kb: KnowledgeBase,
-  report: Reporter,
+  report: Reporter<MessageId>,
 ): boolean {
   const forwardCompat = forward.allowed;
   const major = cudaMajor(claim.cuda);
@@ -324,7 +328,7 @@ function rowLabel(need: { readonly row: { readonly label: string }; readonly exa
 /** What one pool makes of a claim: it runs it, only under a compatibility mode, or not at all (with the reason). */
 type PoolVerdict =
   | { readonly pool: Pool; readonly tier: 'runs' }
-  | { readonly pool: Pool; readonly tier: 'minor' | 'forward' | 'fails'; readonly draft: Draft };
+  | { readonly pool: Pool; readonly tier: 'minor' | 'forward' | 'fails'; readonly draft: Draft<MessageId> };
 
 /** The fleet a pool check judges against: its pools, and what the baseline says of forward compatibility. */
 interface Fleet {
@@ -362,7 +366,7 @@ function checkPools(
   // NVIDIA_REQUIRE_CUDA: a finding only where no pool's driver satisfies it.
   const fleetText = pools.map((pool) => `${pool.name} ${pool.driver}`).join(', ');
   for (const file of files) {
-    const bySpan = new Map<number, Draft[]>();
+    const bySpan = new Map<number, Draft<MessageId>[]>();
     for (const pool of pools)
       for (const draft of collect((probe) => checkRequireCuda(file, pool.driver, kb, probe)))
         bySpan.set(draft.span.start, [...(bySpan.get(draft.span.start) ?? []), draft]);
@@ -441,7 +445,7 @@ function checkPools(
     const running = verdicts.filter((verdict) => verdict.tier !== 'fails');
     const reasons = [
       ...verdicts
-        .filter((verdict): verdict is Extract<PoolVerdict, { draft: Draft }> => verdict.tier !== 'runs')
+        .filter((verdict): verdict is Extract<PoolVerdict, { draft: Draft<MessageId> }> => verdict.tier !== 'runs')
         .map((verdict) => `${verdict.pool.name}: ${helpText(HELPS, verdict.draft) ?? ''}`),
       ...(unsaid.length
         ? [
@@ -456,7 +460,7 @@ function checkPools(
       : '';
     const common = { file: claim.file, span: claim.span, unverified };
     const refusals = failing.filter(
-      (verdict): verdict is Extract<PoolVerdict, { draft: Draft }> =>
+      (verdict): verdict is Extract<PoolVerdict, { draft: Draft<MessageId> }> =>
         verdict.tier === 'fails' && verdict.draft.messageId === 'refused',
     );
     if (failing.length > 0 && running.length === 0 && refusals.length === failing.length) {
@@ -497,7 +501,7 @@ function checkPools(
     }
     const minor = verdicts.filter((verdict) => verdict.tier === 'minor');
     const forward = verdicts.filter(
-      (verdict): verdict is Extract<PoolVerdict, { draft: Draft }> => verdict.tier === 'forward',
+      (verdict): verdict is Extract<PoolVerdict, { draft: Draft<MessageId> }> => verdict.tier === 'forward',
     );
     const how = [
       ...(minor.length ? [`on ${named(minor)} only under minor-version compatibility`] : []),
@@ -538,7 +542,7 @@ function eachClaim(
 }
 
 /** A table cell's reason: what the claim needs and how the pool falls short. */
-function tierReason(claim: CudaClaim, verdict: Extract<PoolVerdict, { draft: Draft }>): string {
+function tierReason(claim: CudaClaim, verdict: Extract<PoolVerdict, { draft: Draft<MessageId> }>): string {
   const data = verdict.draft.data ?? {};
   const cuda = claimCuda(claim);
   if (verdict.tier === 'minor')
@@ -551,7 +555,7 @@ function tierReason(claim: CudaClaim, verdict: Extract<PoolVerdict, { draft: Dra
 }
 
 /** A reporter that adds, for a container pinned to pools, where its node selection is written. */
-function withSelection(unit: Unit, selection: Selection, report: Reporter): Reporter {
+function withSelection(unit: Unit, selection: Selection, report: Reporter<MessageId>): Reporter<MessageId> {
   const placement = unit.container?.fact.placement;
   if (!placement || !selection.narrowed) return report;
   const written = [...placement.selector, ...placement.terms.flat()];
@@ -574,8 +578,8 @@ function labelsOf(pool: Pool): string {
 }
 
 /** The drafts a check reports, collected instead of reported. */
-function collect(check: (probe: Reporter) => unknown): Draft[] {
-  const drafts: Draft[] = [];
+function collect(check: (probe: Reporter<MessageId>) => unknown): Draft<MessageId>[] {
+  const drafts: Draft<MessageId>[] = [];
   check((draft) => drafts.push(draft));
   return drafts;
 }
@@ -687,7 +691,7 @@ function evaluateTerm(term: string, fleet: string, kb: KnowledgeBase): Verdict {
  * constraints are ANDed" (docker-specialized.html). `cuda>=12.8 brand=tesla,driver>=535,driver<536` starts on any
  * driver of CUDA 12.8 or newer, or on a Tesla GPU with an R535 driver.
  */
-function checkRequireCuda(file: ParsedFile, fleet: string, kb: KnowledgeBase, report: Reporter): void {
+function checkRequireCuda(file: ParsedFile, fleet: string, kb: KnowledgeBase, report: Reporter<MessageId>): void {
   if (file.env.some((env) => env.key === 'NVIDIA_DISABLE_REQUIRE' && /^(1|true)$/i.test(env.value))) return;
   for (const env of file.env) {
     if (env.key !== 'NVIDIA_REQUIRE_CUDA' || env.value.trim() === '') continue;
@@ -723,7 +727,7 @@ function checkRequireCuda(file: ParsedFile, fleet: string, kb: KnowledgeBase, re
   }
 }
 
-function checkDriverPackages(file: ParsedFile, fleet: string | undefined, report: Reporter): void {
+function checkDriverPackages(file: ParsedFile, fleet: string | undefined, report: Reporter<MessageId>): void {
   for (const pkg of file.packages) {
     const branch =
       pkg.ecosystem === 'apt'

@@ -30,26 +30,30 @@ const HELPS = {
     'Extensions built with this list carry no kernels for compute capability {{cc}} and fail with "no kernel image is available". Source: {{source}}',
 };
 
+/** The rule's messages, by id: `MessageId` types the helpers' reporter, so a misspelt id does not compile. */
+const MESSAGES = {
+  tooOld: '{{subject}} uses CUDA {{cuda}}, but {{gpu}} (compute capability {{cc}}) needs CUDA >= {{minCuda}}',
+  dropped:
+    '{{subject}} uses CUDA {{cuda}}, which no longer supports {{gpu}} (compute capability {{cc}}); the last CUDA for it is {{last}}.x',
+  noKernels: '{{subject}} has no kernels for {{gpu}} (sm_{{sm}}): it is compiled for {{archs}}',
+  archList: 'TORCH_CUDA_ARCH_LIST "{{value}}" does not cover {{gpu}} (compute capability {{cc}})',
+  gpuDriver: "{{gpu}} needs NVIDIA driver >= {{needed}}, but the baseline's fleet driver is {{fleet}}",
+};
+type MessageId = keyof typeof MESSAGES;
+
 export default defineRule({
   id: 'gpu-arch',
   description:
     "The fleet's GPUs are supported by the CUDA version and by the compiled architectures of the torch build",
   defaultSeverity: 'error',
   fix: 'safe',
-  messages: {
-    tooOld: '{{subject}} uses CUDA {{cuda}}, but {{gpu}} (compute capability {{cc}}) needs CUDA >= {{minCuda}}',
-    dropped:
-      '{{subject}} uses CUDA {{cuda}}, which no longer supports {{gpu}} (compute capability {{cc}}); the last CUDA for it is {{last}}.x',
-    noKernels: '{{subject}} has no kernels for {{gpu}} (sm_{{sm}}): it is compiled for {{archs}}',
-    archList: 'TORCH_CUDA_ARCH_LIST "{{value}}" does not cover {{gpu}} (compute capability {{cc}})',
-    gpuDriver: "{{gpu}} needs NVIDIA driver >= {{needed}}, but the baseline's fleet driver is {{fleet}}",
-  },
+  messages: MESSAGES,
   helps: HELPS,
   check({ units, files, kb, baseline, policy, report: reportAll, verdict }) {
     // With pools, every pool's GPUs are checked and a finding is an error only when it holds on every pool.
     const pools = baseline.pools;
     const held = pools.length > 0 ? poolReporter(pools, kb, reportAll) : undefined;
-    const report: Reporter = held ?? reportAll;
+    const report: Reporter<MessageId> = held ?? reportAll;
     // One GPU per compute capability across pools ("V100" in one pool and "Tesla V100" in another are one finding).
     const names =
       pools.length > 0
@@ -209,7 +213,7 @@ function checkContainer(
   unit: Unit,
   pools: readonly Pool[],
   kb: KnowledgeBase,
-  report: Reporter,
+  report: Reporter<MessageId>,
   verdict: (verdict: UnitVerdict) => void,
 ): void {
   const selection = selectPools(pools, unit.container!.fact.placement, kb);
@@ -250,12 +254,16 @@ function checkContainer(
  * only where every pool has a GPU it names; where some pool has none, it is a warning that names the pools it holds
  * for and those it does not.
  */
-function poolReporter(pools: readonly Pool[], kb: KnowledgeBase, report: Reporter): Reporter & { flush(): void } {
-  const held: Draft[] = [];
-  const hold = ((draft: Draft) => void held.push(draft)) as Reporter & { flush(): void };
+function poolReporter(
+  pools: readonly Pool[],
+  kb: KnowledgeBase,
+  report: Reporter<MessageId>,
+): Reporter<MessageId> & { flush(): void } {
+  const held: Draft<MessageId>[] = [];
+  const hold = ((draft: Draft<MessageId>) => void held.push(draft)) as Reporter<MessageId> & { flush(): void };
   const ccOf = (name: string) => kb.gpu(name)?.cc;
   hold.flush = () => {
-    const byPlace = new Map<string, Draft[]>();
+    const byPlace = new Map<string, Draft<MessageId>[]>();
     for (const draft of held) {
       const key = `${draft.file.path}\0${draft.span.start}\0${draft.messageId}`;
       byPlace.set(key, [...(byPlace.get(key) ?? []), draft]);
@@ -291,7 +299,7 @@ function checkTorchBuild(
   { file, span, subject, build }: TorchPin,
   gpu: FleetGpu,
   kb: KnowledgeBase,
-  report: Reporter,
+  report: Reporter<MessageId>,
 ): void {
   const cuda = build.cuda!;
   const archs = kb.compiledArchs(build.version, tagFromCuda(cuda));
@@ -337,7 +345,7 @@ function checkTorchBuild(
   }
 }
 
-function checkArchList(file: ParsedFile, env: EnvFact, fleet: readonly FleetGpu[], report: Reporter): void {
+function checkArchList(file: ParsedFile, env: EnvFact, fleet: readonly FleetGpu[], report: Reporter<MessageId>): void {
   const entries = env.value.split(/[;\s]+/).filter(Boolean);
   const sass: string[] = [];
   const ptx: string[] = [];

@@ -15,29 +15,33 @@ import { compareDotted } from '../../src/util/dotted.js';
 /** NVIDIA's policy of deleting end-of-life nvidia/cuda tags. */
 const POLICY = 'https://gitlab.com/nvidia/container-images/cuda/-/issues/177';
 
+/** The rule's messages, by id: `MessageId` types the helpers' reporter, so a misspelt id does not compile. */
+const MESSAGES = {
+  grammar:
+    'nvidia/cuda has no tag "{{tag}}": tags are <major>.<minor>.<patch>-[cudnn-]<base|runtime|devel>-<os><version>',
+  shortVersion: 'nvidia/cuda has no tag "{{tag}}": from CUDA 11.2 on every tag names the full version ({{full}})',
+  gone: 'nvidia/cuda:{{tag}} no longer exists: NVIDIA deleted the end-of-life CUDA {{version}} tags from Docker Hub',
+  noRelease: 'nvidia/cuda:{{tag}} names CUDA {{cuda}}, which NVIDIA never released',
+  noUpdate: 'nvidia/cuda:{{tag}} names CUDA {{cuda}}, an update CUDA {{minor}} never had (its updates: {{updates}})',
+  noTags: 'nvidia/cuda:{{tag}} does not exist: NVIDIA published no nvidia/cuda images for CUDA {{cuda}}',
+  unknownPatch:
+    'nvidia/cuda:{{tag}} names CUDA {{cuda}}, newer than the knowledge base knows (newest {{minor}} release: {{latest}})',
+  newerCuda:
+    'nvidia/cuda:{{tag}} names CUDA {{cuda}}, newer than the knowledge base knows (newest release: {{newest}})',
+  cudnnSpelling: 'nvidia/cuda tags for CUDA {{cuda}} spell cuDNN as "-{{expected}}-", not "-{{found}}-"',
+  deleted: 'nvidia/cuda:{{tag}} is end-of-life; NVIDIA deletes such tags six months after end of life',
+  os: 'nvidia/cuda {{cuda}} images are not published for {{os}}{{osVersion}} ({{rule}})',
+  ngcMonth: '{{image}} does not exist: NGC tags are YY.MM-… (the release month), and there is no month {{month}}',
+  registry: '{{image}} does not exist: {{reason}}',
+};
+type MessageId = keyof typeof MESSAGES;
+
 export default defineRule({
   id: 'image-missing',
   description: "nvidia/cuda base image tags follow NVIDIA's tag grammar and name a CUDA release that exists",
   defaultSeverity: 'error',
   fix: 'safe',
-  messages: {
-    grammar:
-      'nvidia/cuda has no tag "{{tag}}": tags are <major>.<minor>.<patch>-[cudnn-]<base|runtime|devel>-<os><version>',
-    shortVersion: 'nvidia/cuda has no tag "{{tag}}": from CUDA 11.2 on every tag names the full version ({{full}})',
-    gone: 'nvidia/cuda:{{tag}} no longer exists: NVIDIA deleted the end-of-life CUDA {{version}} tags from Docker Hub',
-    noRelease: 'nvidia/cuda:{{tag}} names CUDA {{cuda}}, which NVIDIA never released',
-    noUpdate: 'nvidia/cuda:{{tag}} names CUDA {{cuda}}, an update CUDA {{minor}} never had (its updates: {{updates}})',
-    noTags: 'nvidia/cuda:{{tag}} does not exist: NVIDIA published no nvidia/cuda images for CUDA {{cuda}}',
-    unknownPatch:
-      'nvidia/cuda:{{tag}} names CUDA {{cuda}}, newer than the knowledge base knows (newest {{minor}} release: {{latest}})',
-    newerCuda:
-      'nvidia/cuda:{{tag}} names CUDA {{cuda}}, newer than the knowledge base knows (newest release: {{newest}})',
-    cudnnSpelling: 'nvidia/cuda tags for CUDA {{cuda}} spell cuDNN as "-{{expected}}-", not "-{{found}}-"',
-    deleted: 'nvidia/cuda:{{tag}} is end-of-life; NVIDIA deletes such tags six months after end of life',
-    os: 'nvidia/cuda {{cuda}} images are not published for {{os}}{{osVersion}} ({{rule}})',
-    ngcMonth: '{{image}} does not exist: NGC tags are YY.MM-… (the release month), and there is no month {{month}}',
-    registry: '{{image}} does not exist: {{reason}}',
-  },
+  messages: MESSAGES,
   // `source` cites the knowledge record a finding rests on; `note` is that record's own words.
   helps: {
     grammar: 'Flavours: base, runtime, devel; e.g. nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04. Source: {{source}}',
@@ -75,7 +79,7 @@ export default defineRule({
   },
 });
 
-function checkTag(file: ParsedFile, image: ImageFact, kb: KnowledgeBase, report: Reporter): void {
+function checkTag(file: ParsedFile, image: ImageFact, kb: KnowledgeBase, report: Reporter<MessageId>): void {
   const tag = image.tag!;
   const parsed = kb.nvidiaCudaTag(tag);
   const policy = kb.nvidiaCudaSupportPolicy();
@@ -278,7 +282,7 @@ const NGC_TAGS = 'https://docs.nvidia.com/deeplearning/frameworks/support-matrix
  * An NGC tag whose month cannot be (`pytorch:25.13-py3`): the registry cannot have it. The nearest tags of the same
  * variant the knowledge base has are offered as unsafe suggestions (which month was meant is the author's call).
  */
-function checkNgcTag(file: ParsedFile, image: ImageFact, kb: KnowledgeBase, report: Reporter): boolean {
+function checkNgcTag(file: ParsedFile, image: ImageFact, kb: KnowledgeBase, report: Reporter<MessageId>): boolean {
   const tag = image.tag!;
   const monthly = /^(\d{2})\.(\d{2})(?=[.-]|$)/.exec(tag);
   if (!monthly || !impossibleNgcTag(image)) return false;
@@ -315,7 +319,7 @@ function checkNgcTag(file: ParsedFile, image: ImageFact, kb: KnowledgeBase, repo
 }
 
 /** An image its registry, asked during this check, says it does not have (404 MANIFEST_UNKNOWN or NAME_UNKNOWN). */
-function checkRegistry(file: ParsedFile, image: ImageFact, kb: KnowledgeBase, report: Reporter): void {
+function checkRegistry(file: ParsedFile, image: ImageFact, kb: KnowledgeBase, report: Reporter<MessageId>): void {
   const lookup = kb.imageLookup(image);
   if (lookup?.state !== 'missing') return;
   const name = image.registry ? `${image.registry}/${image.repository}` : image.repository;

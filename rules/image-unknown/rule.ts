@@ -12,19 +12,23 @@ const GPU_NAME =
 const LOOKUP =
   'Images are looked up in their registries by the App and the Action, and by the CLI with --online (or registries.lookup: true in the baseline); private registries need registries.credentials.';
 
+/** The rule's messages, by id: `MessageId` types the helpers' reporter, so a misspelt id does not compile. */
+const MESSAGES = {
+  container:
+    "{{workload}} container {{container}} gets NVIDIA GPUs, but the CUDA of {{image}} is not known ({{why}}), so the fleet's drivers are not checked against it",
+  stage:
+    '{{image}} is the base of a stage that installs CUDA builds ({{what}}), but its own CUDA is not known ({{why}}), so the two are not compared',
+  named: 'the CUDA of {{image}} is not known ({{why}})',
+};
+type MessageId = keyof typeof MESSAGES;
+
 export default defineRule({
   id: 'image-unknown',
   description:
     'An image whose CUDA is not known is said, with the reason, where a GPU workload or a CUDA stage runs it',
   defaultSeverity: 'warning',
   fix: 'none',
-  messages: {
-    container:
-      "{{workload}} container {{container}} gets NVIDIA GPUs, but the CUDA of {{image}} is not known ({{why}}), so the fleet's drivers are not checked against it",
-    stage:
-      '{{image}} is the base of a stage that installs CUDA builds ({{what}}), but its own CUDA is not known ({{why}}), so the two are not compared',
-    named: 'the CUDA of {{image}} is not known ({{why}})',
-  },
+  messages: MESSAGES,
   helps: {
     container: '{{help}}',
     stage: '{{help}}',
@@ -70,7 +74,7 @@ export default defineRule({
 function checkContainer(
   unit: Unit,
   kb: KnowledgeBase,
-  report: Reporter,
+  report: Reporter<MessageId>,
   once: (file: ParsedFile, image: ImageFact) => boolean,
 ): void {
   const container = unit.container!;
@@ -99,7 +103,7 @@ function checkContainer(
 function checkStage(
   unit: Unit,
   kb: KnowledgeBase,
-  report: Reporter,
+  report: Reporter<MessageId>,
   once: (file: ParsedFile, image: ImageFact) => boolean,
 ): void {
   const base = baseImage(unit.root, unit.stage!);

@@ -10,27 +10,31 @@ import { cite, isUnverified, type KnowledgeBase } from '../../src/knowledge/inde
 import { defineRule, type Reporter } from '../../src/rule.js';
 import { publicVersion, tagFromCuda } from '../../src/knowledge/versions.js';
 
+/** The rule's messages, by id: `MessageId` types the helpers' reporter, so a misspelt id does not compile. */
+const MESSAGES = {
+  extraIndex:
+    "{{subject}} installs PyPI's {{name}} {{newest}}, not a {{tag}} build: {{url}} is an extra index, and pip takes the newest version any index has ({{onIndex}})",
+  noIndex:
+    '{{name}}=={{version}} is a {{tag}} build, but no index of this install serves {{tag}} builds, so pip cannot find it',
+  noLocalSource:
+    '{{name}}=={{version}} is a +{{label}} build, but this install names no index or page beside PyPI, which has no local versions, so pip cannot find it',
+  noPygPage:
+    '{{name}}=={{version}} is a PyG build for torch {{torch}} ({{tag}}), but no find-links page of this install serves it: PyG publishes such wheels on data.pyg.org, not on PyPI or the PyTorch index',
+  ignored: '{{option}} is written on a requirement line, where pip ignores it',
+  autoBackend:
+    '{{setting}} picks the PyTorch index from the NVIDIA driver of the machine that runs it; docker build runs without a GPU, so uv falls back to the CPU-only builds',
+  pipEnvForUv: '{{setting}} is read by pip, not by uv: the uv command in this stage does not use it',
+  notExplicit:
+    'the index "{{name}}" ({{url}}) is not explicit, so uv takes every package it has from it, not only torch',
+};
+type MessageId = keyof typeof MESSAGES;
+
 export default defineRule({
   id: 'index-url',
   description: 'CUDA wheels come from an index that serves them, and index options are where pip reads them',
   defaultSeverity: 'error',
   fix: 'safe',
-  messages: {
-    extraIndex:
-      "{{subject}} installs PyPI's {{name}} {{newest}}, not a {{tag}} build: {{url}} is an extra index, and pip takes the newest version any index has ({{onIndex}})",
-    noIndex:
-      '{{name}}=={{version}} is a {{tag}} build, but no index of this install serves {{tag}} builds, so pip cannot find it',
-    noLocalSource:
-      '{{name}}=={{version}} is a +{{label}} build, but this install names no index or page beside PyPI, which has no local versions, so pip cannot find it',
-    noPygPage:
-      '{{name}}=={{version}} is a PyG build for torch {{torch}} ({{tag}}), but no find-links page of this install serves it: PyG publishes such wheels on data.pyg.org, not on PyPI or the PyTorch index',
-    ignored: '{{option}} is written on a requirement line, where pip ignores it',
-    autoBackend:
-      '{{setting}} picks the PyTorch index from the NVIDIA driver of the machine that runs it; docker build runs without a GPU, so uv falls back to the CPU-only builds',
-    pipEnvForUv: '{{setting}} is read by pip, not by uv: the uv command in this stage does not use it',
-    notExplicit:
-      'the index "{{name}}" ({{url}}) is not explicit, so uv takes every package it has from it, not only torch',
-  },
+  messages: MESSAGES,
   helps: {
     extraIndex:
       "pip takes the best matching version from every index, and a build with a +{{tag}} label wins only over the same version. PyPI's {{name}} {{newest}} is {{pypiBuild}}. Pin the build (=={{pinned}}+{{tag}}), or use --index-url for this install. Sources: https://pip.pypa.io/en/stable/cli/pip_install/#finding-packages; {{source}}",
@@ -87,7 +91,7 @@ export default defineRule({
  * (docs.astral.sh/uv/guides/integration/pytorch/#automatic-backend-selection), and a `docker build` RUN sees no
  * GPU unless the builder is given one. One finding per place it is set.
  */
-function checkAutoBackend(file: ParsedFile, report: Reporter): void {
+function checkAutoBackend(file: ParsedFile, report: Reporter<MessageId>): void {
   const seen = new Set<number>();
   for (const option of file.options) {
     if (option.name !== 'torch-backend-auto' || seen.has(option.span.start)) continue;
@@ -111,7 +115,7 @@ function checkAutoBackend(file: ParsedFile, report: Reporter): void {
  * uv has its own variables (UV_DEFAULT_INDEX, UV_INDEX, UV_INDEX_URL, UV_EXTRA_INDEX_URL) and reads no PIP_*
  * one, so the index does nothing there. Not reported when a pip command of the file uses the setting too.
  */
-function checkPipEnvForUv(file: ParsedFile, report: Reporter): void {
+function checkPipEnvForUv(file: ParsedFile, report: Reporter<MessageId>): void {
   const usedByPip = new Set(
     file.indexes.filter((index) => file.contexts[index.context]?.tool === 'pip').map((index) => index.span.start),
   );
@@ -146,7 +150,7 @@ function checkExtraIndexes(
   unit: Unit,
   bestMatch: ReadonlySet<InstallContext | undefined>,
   kb: KnowledgeBase,
-  report: Reporter,
+  report: Reporter<MessageId>,
 ): void {
   for (const invocation of unit.invocations) {
     if (invocation.members.some((member) => member.context.hiddenIndexes)) continue;
@@ -211,7 +215,7 @@ function serves(index: IndexFact, tag: string): boolean {
 function checkUnservedLabels(
   unit: Unit,
   invocationsOf: ReadonlyMap<InstallContext, Invocation[]>,
-  report: Reporter,
+  report: Reporter<MessageId>,
 ): void {
   for (const { file, pkg } of unit.packages) {
     if (pkg.ecosystem !== 'pip' || pkg.url || !pkg.localLabel || !pkg.exact) continue;
@@ -286,7 +290,7 @@ function checkOtherLocalLabel(
   file: ParsedFile,
   pkg: PackageFact,
   invocations: readonly Invocation[],
-  report: Reporter,
+  report: Reporter<MessageId>,
 ): void {
   if (invocations.length === 0) return;
   // PyG's wheels are on its own pages: the PyTorch index serves none of them.
@@ -337,7 +341,7 @@ function checkOtherLocalLabel(
  * torch, torchvision, or other PyTorch-related packages"). No edit: once explicit, torch comes from the index only
  * when [tool.uv.sources] routes it there, which the fix cannot decide alone.
  */
-function checkExplicit(file: ParsedFile, report: Reporter): void {
+function checkExplicit(file: ParsedFile, report: Reporter<MessageId>): void {
   const seen = new Set<number>();
   for (const index of file.indexes) {
     if (
@@ -359,7 +363,7 @@ function checkExplicit(file: ParsedFile, report: Reporter): void {
   }
 }
 
-function checkIgnoredOptions(file: ParsedFile, report: Reporter): void {
+function checkIgnoredOptions(file: ParsedFile, report: Reporter<MessageId>): void {
   for (const index of file.indexes) {
     if (!index.ignoredReason) continue;
     const optionText = file.source.text.slice(index.span.start, index.span.end);

@@ -50,30 +50,34 @@ const HELPS = {
   noCuda: '{{note}}. Source: {{source}}',
 };
 
+/** The rule's messages, by id: `MessageId` types the helpers' reporter, so a misspelt id does not compile. */
+const MESSAGES = {
+  noVariant: '{{name}} {{version}} has no {{tag}} build{{via}}',
+  fallback: "{{name}} {{version}} has no {{tag}} build, so pip ignores {{url}} and installs PyPI's {{pypi}} build",
+  unknownVersion: '{{name}} {{version}} is not a known release',
+  newerVersion: '{{name}} {{version}} is newer than the knowledge base knows (newest: {{newest}})',
+  noPytorchCuda: 'pytorch-cuda={{version}} does not exist (published: {{published}})',
+  condaCombination: 'pytorch {{version}} was not published for {{what}} {{cuda}} (published: {{published}})',
+  condaRangeCombination:
+    'no pytorch release that {{version}} allows was published for {{what}} {{cuda}} ({{published}})',
+  condaRangeSome: 'of the pytorch releases {{version}} allows, only {{some}} was published for {{what}} {{cuda}}',
+  channelEnded: 'pytorch {{version}} is not on the pytorch conda channel: its last release there was {{last}}',
+  condaLabel: '{{subject}} names a pip build: conda packages carry no +{{label}} label, so no such version exists',
+  selectorIgnored:
+    '{{name}} does not select the CUDA build of pytorch {{version}}: from 1.0.1 the pytorch channel selects it with cudatoolkit',
+  toolkitIgnored:
+    'cudatoolkit does not select the CUDA build of pytorch {{version}}: from 1.13 the pytorch channel selects it with pytorch-cuda',
+  noCuda: '{{subject}} names CUDA {{cuda}}, which NVIDIA never released',
+};
+type MessageId = keyof typeof MESSAGES;
+
 export default defineRule({
   id: 'wheel-missing',
   description:
     'The requested build exists (torch/torchvision/torchaudio CUDA variants, conda pytorch-cuda/cudatoolkit builds)',
   defaultSeverity: 'error',
   fix: 'unsafe',
-  messages: {
-    noVariant: '{{name}} {{version}} has no {{tag}} build{{via}}',
-    fallback: "{{name}} {{version}} has no {{tag}} build, so pip ignores {{url}} and installs PyPI's {{pypi}} build",
-    unknownVersion: '{{name}} {{version}} is not a known release',
-    newerVersion: '{{name}} {{version}} is newer than the knowledge base knows (newest: {{newest}})',
-    noPytorchCuda: 'pytorch-cuda={{version}} does not exist (published: {{published}})',
-    condaCombination: 'pytorch {{version}} was not published for {{what}} {{cuda}} (published: {{published}})',
-    condaRangeCombination:
-      'no pytorch release that {{version}} allows was published for {{what}} {{cuda}} ({{published}})',
-    condaRangeSome: 'of the pytorch releases {{version}} allows, only {{some}} was published for {{what}} {{cuda}}',
-    channelEnded: 'pytorch {{version}} is not on the pytorch conda channel: its last release there was {{last}}',
-    condaLabel: '{{subject}} names a pip build: conda packages carry no +{{label}} label, so no such version exists',
-    selectorIgnored:
-      '{{name}} does not select the CUDA build of pytorch {{version}}: from 1.0.1 the pytorch channel selects it with cudatoolkit',
-    toolkitIgnored:
-      'cudatoolkit does not select the CUDA build of pytorch {{version}}: from 1.13 the pytorch channel selects it with pytorch-cuda',
-    noCuda: '{{subject}} names CUDA {{cuda}}, which NVIDIA never released',
-  },
+  messages: MESSAGES,
   helps: HELPS,
   check({ units, kb, report }) {
     for (const unit of units) {
@@ -93,7 +97,7 @@ export default defineRule({
  * string `…cuda10.9…`, a `-cu11x` name): no build of it can exist. Images are image-missing's; the torch family's
  * `+cuXYZ` labels are checked against the builds each release has (checkBuild), which says more.
  */
-function checkNeverReleased(unit: Unit, kb: KnowledgeBase, report: Reporter): void {
+function checkNeverReleased(unit: Unit, kb: KnowledgeBase, report: Reporter<MessageId>): void {
   for (const claim of unit.claims) {
     if (claim.precision !== 'minor' || claim.kind === 'image' || claim.kind === 'implied' || !claim.package) continue;
     if (claim.kind === 'wheel-tag' && TORCH_FAMILY.has(claim.package.name)) continue;
@@ -120,7 +124,7 @@ function checkBuild(
   unit: Unit,
   { file, pkg, build }: Pin & { readonly build: TorchBuild },
   kb: KnowledgeBase,
-  report: Reporter,
+  report: Reporter<MessageId>,
 ): void {
   if (!build.release) {
     checkUnknown(file, pkg, kb, report);
@@ -243,7 +247,7 @@ function suggestionText(fixes: readonly Fix[]): string {
   return fixes.length === 0 ? '' : ` Builds that exist: ${fixes.map((fix) => fix.title).join('; ')}.`;
 }
 
-function checkUnknown(file: ParsedFile, pkg: PackageFact, kb: KnowledgeBase, report: Reporter): void {
+function checkUnknown(file: ParsedFile, pkg: PackageFact, kb: KnowledgeBase, report: Reporter<MessageId>): void {
   const version = publicVersion(pkg.exact ?? '');
   const line = kb.releaseLine(pkg.name as 'torch' | 'torchvision' | 'torchaudio');
   if (line.versions.has(version) || !/^\d+\.\d+\.\d+$/.test(version)) return;
@@ -294,7 +298,7 @@ function checkUnknown(file: ParsedFile, pkg: PackageFact, kb: KnowledgeBase, rep
 const PREVIOUS_VERSIONS =
   'https://github.com/pytorch/pytorch.github.io/blob/04862e376ea686ba351674864400db1d93113979/_get_started/previous-versions.md';
 
-function checkConda(unit: Unit, kb: KnowledgeBase, report: Reporter): void {
+function checkConda(unit: Unit, kb: KnowledgeBase, report: Reporter<MessageId>): void {
   const conda = unit.packages.filter(({ pkg }) => pkg.ecosystem === 'conda');
   const pytorch = conda.find(({ pkg }) => pkg.name === 'pytorch' && (pkg.exact || pkg.specifier.trim()));
   const pytorchCuda = conda.find(({ pkg }) => pkg.name === 'pytorch-cuda' && condaCudaOf(pkg));
