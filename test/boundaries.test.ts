@@ -195,3 +195,35 @@ describe('every folder is inside the boundaries', () => {
     expect(folders.filter((folder) => folder !== 'src/cli' && !targets.has(folder))).toEqual([]);
   });
 });
+
+describe('no import cycle, type-only imports included', () => {
+  it('the modules of src/ and rules/ form no cycle (import-x/no-cycle does not follow `import type`)', async () => {
+    const { readdirSync, readFileSync } = await import('node:fs');
+    const { dirname, join, relative, resolve } = await import('node:path');
+    const { stronglyConnected } = await import('../src/util/graph.js');
+    const modules: string[] = [];
+    const walk = (dir: string): void => {
+      for (const entry of readdirSync(dir, { withFileTypes: true })) {
+        const path = join(dir, entry.name);
+        if (entry.isDirectory()) walk(path);
+        else if (entry.name.endsWith('.ts')) modules.push(path);
+      }
+    };
+    walk(join(ROOT, 'src'));
+    walk(join(ROOT, 'rules'));
+    const known = new Set(modules);
+    const edges = new Map(
+      modules.map((module) => {
+        const text = readFileSync(module, 'utf8');
+        const targets = [...text.matchAll(/^(?:import|export)\b[^;]*?from\s+'(\.[^']+)'/gms)]
+          .map((match) => resolve(dirname(module), match[1]!.replace(/\.js$/, '.ts')))
+          .filter((target) => known.has(target));
+        return [module, targets] as const;
+      }),
+    );
+    const component = stronglyConnected(modules, (module) => edges.get(module) ?? []);
+    const sizes = new Map<number, string[]>();
+    for (const [module, id] of component) sizes.set(id, [...(sizes.get(id) ?? []), relative(ROOT, module)]);
+    expect([...sizes.values()].filter((members) => members.length > 1)).toEqual([]);
+  });
+});

@@ -25,7 +25,7 @@ import type { PullChanges } from './changes.js';
 import { readCommit, type Skipped } from './files.js';
 import { firstRead, READ_CHUNK, type FirstRead, type OrgLayer } from './read.js';
 import { addedLines } from './suggestions.js';
-import type { GitHub, PullTarget } from './types.js';
+import type { ChangedFile, GitHub, PullTarget } from './types.js';
 import type { ImageLookupService } from './deps.js';
 import type { Baseline } from '../baseline/schema.js';
 import type { ImageLookups } from '../images/lookup.js';
@@ -37,13 +37,6 @@ const BESIDE_REQUIREMENTS = ['Dockerfile'];
 /** Directories listed to find the files that include a changed one (the nearest first). */
 const MAX_DIRECTORIES = 20;
 
-/** A file as `pulls.listFiles` gives it. */
-export interface ChangedFile {
-  readonly filename: string;
-  readonly status: string;
-  readonly previous_filename?: string;
-  readonly patch?: string;
-}
 
 export interface Analysis {
   readonly report: Report;

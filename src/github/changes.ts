@@ -13,7 +13,7 @@
  * The first answers the common pull request in one request; the others only when it cannot be trusted. When none
  * can list every change, the result says which limit was hit: the check then counts its files as not seen.
  */
-import type { ChangedFile } from './analyze.js';
+import type { ChangedFile } from './types.js';
 import type { GitHub, PullTarget } from './types.js';
 
 /** What "List pull requests files" returns at most (REST reference). */

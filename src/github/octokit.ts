@@ -6,7 +6,9 @@
  */
 import Bottleneck from 'bottleneck';
 import { ProbotOctokit } from 'probot';
-import { Lanes, pacedBy } from './pacing.js';
+import { Lanes, pacedBy, type Pace } from './pacing.js';
+
+export type { Pace } from './pacing.js';
 
 export const MAX_RATE_LIMIT_RETRIES = 2;
 export const MAX_RETRY_AFTER_SECONDS = 60;
@@ -49,23 +51,6 @@ export function requestTimeout(
     const inner = (requestOptions.request ?? {}) as { signal?: AbortSignal };
     return request({ ...requestOptions, request: { ...inner, signal: inner.signal ?? AbortSignal.timeout(ms) } });
   });
-}
-
-/**
- * How far apart the App spaces its requests to GitHub, and how long one second of a `Retry-After` is waited.
- * GitHub's guidance ("Best practices for using the REST API": "If you're making a large number of POST, PATCH,
- * PUT, or DELETE requests … wait at least one second between each request"; requests that create content and notify
- * people further apart) is what @octokit/plugin-throttling applies by default: 1 s between writes (it counts GraphQL
- * queries too) and 3 s between requests that notify. The App runs at that pace; only a GitHub Enterprise Server
- * without secondary rate limits, or a local fake GitHub in the tests, may be paced faster (GITHUB_WRITE_INTERVAL_MS).
- */
-export interface Pace {
-  /** Between two writes (and GraphQL queries) of one installation. */
-  readonly writeMs: number;
-  /** Between two writes that notify people (comments, reviews, issues). */
-  readonly notificationMs: number;
-  /** One second of a wait GitHub asks for (Retry-After, X-RateLimit-Reset). */
-  readonly secondMs: number;
 }
 
 export const GITHUB_PACE: Pace = { writeMs: 1000, notificationMs: 3000, secondMs: 1000 };

@@ -15,7 +15,23 @@
  * writes start, and a request outside any check takes its place in line when it is made.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { Pace } from './octokit.js';
+
+/**
+ * How far apart the App spaces its requests to GitHub, and how long one second of a `Retry-After` is waited.
+ * GitHub's guidance ("Best practices for using the REST API": "If you're making a large number of POST, PATCH,
+ * PUT, or DELETE requests … wait at least one second between each request"; requests that create content and notify
+ * people further apart) is what @octokit/plugin-throttling applies by default: 1 s between writes (it counts GraphQL
+ * queries too) and 3 s between requests that notify. The App runs at that pace; only a GitHub Enterprise Server
+ * without secondary rate limits, or a local fake GitHub in the tests, may be paced faster (GITHUB_WRITE_INTERVAL_MS).
+ */
+export interface Pace {
+  /** Between two writes (and GraphQL queries) of one installation. */
+  readonly writeMs: number;
+  /** Between two writes that notify people (comments, reviews, issues). */
+  readonly notificationMs: number;
+  /** One second of a wait GitHub asks for (Retry-After, X-RateLimit-Reset). */
+  readonly secondMs: number;
+}
 
 type RequestKind = 'read' | 'write' | 'notify';
 

@@ -17,7 +17,7 @@ import { checkRuns, latency, queueDepth } from '../util/metrics.js';
 import { orgBaselineUnavailable, rateLimitNote } from '../render/github-prose.js';
 import { CHECK_NAME, renderCheckRun, renderFailure, type CheckOutput, type FixesOffer } from '../render/check-run.js';
 import { installationGrants, type Grants } from './access.js';
-import { analyzePull, type Analysis, type ChangedFile } from './analyze.js';
+import { analyzePull, type Analysis } from './analyze.js';
 import { counted } from './calls.js';
 import { readChanges } from './changes.js';
 import { holdsVerdict, sendCheck, type Trigger } from './check.js';
@@ -29,7 +29,7 @@ import { inCheckOrder } from './pacing.js';
 import { CONFIG_PATH, ORG_CONFIG_PATH, ORG_CONFIG_REPO } from '../baseline/layers.js';
 import type { ExistingRun } from './read.js';
 import { reviewSuggestions } from './suggestions.js';
-import type { GitHub, Logger, PullTarget } from './types.js';
+import type { ChangedFile, GitHub, Logger, PullTarget } from './types.js';
 
 export type CheckOutcome = 'posted' | 'unchanged' | 'queued' | 'coalesced' | 'deferred' | 'failed';
 

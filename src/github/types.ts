@@ -34,3 +34,11 @@ export interface Logger {
   warn(obj: object, msg?: string): void;
   error(obj: object, msg?: string): void;
 }
+
+/** A file as `pulls.listFiles` gives it. */
+export interface ChangedFile {
+  readonly filename: string;
+  readonly status: string;
+  readonly previous_filename?: string;
+  readonly patch?: string;
+}

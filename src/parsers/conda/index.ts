@@ -1,4 +1,4 @@
-import type { FileFormat } from '../formats.js';
+import type { FileFormat } from '../format.js';
 import { CONDA_LOCK_NAME } from '../conda-lock/index.js';
 import { parseCondaEnvironment } from './parse.js';
 

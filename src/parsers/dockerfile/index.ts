@@ -1,4 +1,4 @@
-import type { FileFormat } from '../formats.js';
+import type { FileFormat } from '../format.js';
 import { parseDockerfile } from './parse.js';
 
 /** Extensions that make a `Dockerfile…` name something else: documentation, scripts, data, templates. */

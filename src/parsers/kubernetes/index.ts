@@ -1,4 +1,4 @@
-import type { FileFormat } from '../formats.js';
+import type { FileFormat } from '../format.js';
 import { parseKubernetesManifest } from './parse.js';
 
 /** Kubernetes workloads: no name says so, only the content (`looksLikeManifest` in src/parsers/index.ts). */

@@ -1,4 +1,4 @@
-import type { FileFormat } from '../formats.js';
+import type { FileFormat } from '../format.js';
 import { parsePixiLock } from './parse.js';
 
 export const pixiLock: FileFormat = {

@@ -1,4 +1,4 @@
-import type { FileFormat } from '../formats.js';
+import type { FileFormat } from '../format.js';
 import { parsePoetryLock } from './parse.js';
 
 export const poetryLock: FileFormat = {

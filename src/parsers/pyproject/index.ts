@@ -1,4 +1,4 @@
-import type { FileFormat } from '../formats.js';
+import type { FileFormat } from '../format.js';
 import { parsePyproject } from './parse.js';
 
 /** A Python project's pyproject.toml (PEP 621, uv, Poetry, pixi's `[tool.pixi]`). */

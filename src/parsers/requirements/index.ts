@@ -1,4 +1,4 @@
-import type { FileFormat } from '../formats.js';
+import type { FileFormat } from '../format.js';
 import { dockerfile } from '../dockerfile/index.js';
 import { parseRequirements } from './parse.js';
 

@@ -1,4 +1,4 @@
-import type { FileFormat } from '../formats.js';
+import type { FileFormat } from '../format.js';
 import { parseUvLock } from './parse.js';
 
 export const uvLock: FileFormat = {
