@@ -140,6 +140,13 @@ export default tseslint.config(
               message: 'Parsers come first in the pipeline: they read files into facts and import nothing after them.',
             },
             {
+              target: ['./src/baseline', './src/web', './src/parsers', './src/knowledge'],
+              from: './rules',
+              except: ['./ids.ts'],
+              message:
+                'The baseline layer, the page, the parsers and the knowledge base know the rules as data (rules/ids.ts), not by loading their code.',
+            },
+            {
               target: './src/action',
               from: ['./src/github', './src/web', './src/sandbox', './src/app.ts', './src/main.ts'],
               message:

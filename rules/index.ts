@@ -42,9 +42,4 @@ export const RULES: readonly AnyRule[] = [
   invalidSuppression,
 ];
 
-export const RULE_IDS: ReadonlySet<string> = new Set(RULES.map((rule) => rule.id));
-
-/** Each rule's own severity, for the locks of `rules` (a locked rule may not go below it). */
-export const RULE_DEFAULTS: ReadonlyMap<string, 'error' | 'warning' | 'notice'> = new Map(
-  RULES.map((rule) => [rule.id, rule.defaultSeverity]),
-);
+export { RULE_DEFAULTS, RULE_IDS } from './ids.js';

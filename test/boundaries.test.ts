@@ -99,6 +99,14 @@ describe('import boundaries', () => {
       "never import the App's GitHub code",
     ],
     [
+      'src/baseline/probe.ts',
+      codeBlock`
+        import { RULES } from '../../rules/index.js';
+        export const x = RULES;
+      `,
+      'know the rules as data',
+    ],
+    [
       'src/fleet/probe.ts',
       codeBlock`
         import type { GitHub } from '../github/types.js';
@@ -131,6 +139,15 @@ describe('import boundaries', () => {
   );
 
   it('the same kinds of import where they are allowed pass', async () => {
+    expect(
+      await problems(
+        'src/baseline/probe.ts',
+        codeBlock`
+          import { RULE_IDS } from '../../rules/ids.js';
+          export const x = RULE_IDS;
+        `,
+      ),
+    ).toEqual([]);
     expect(
       await problems(
         'src/github/probe.ts',

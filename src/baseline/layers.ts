@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import type { GateOptions } from '../gate.js';
 import type { Span } from '../parsers/source.js';
 import { bundledBaselinePath, packageVersion } from '../util/package-root.js';
-import { RULE_DEFAULTS, RULE_IDS } from '../../rules/index.js';
+import { RULE_DEFAULTS, RULE_IDS } from '../../rules/ids.js';
 import { loadBaseline, type LoadedBaseline } from './load.js';
 import { mergeBaselines, type Layer, type MergedBaseline } from './merge.js';
 

@@ -13,7 +13,7 @@ import { parseFile } from '../parsers/index.js';
 import type { Listed, SourceFile } from '../reader.js';
 import { gateRepository, type RepositoryCheck } from '../stream.js';
 import { linkedWithin, verifyFixes } from '../verify.js';
-import { RULE_IDS } from '../../rules/index.js';
+import { RULE_IDS } from '../../rules/ids.js';
 import { diskReader, type Skipped } from './discover.js';
 
 /** A part of a tree to check, as plain data (it crosses to a worker thread). */

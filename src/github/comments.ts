@@ -17,7 +17,7 @@ import { defaultKnowledgeBase } from '../knowledge/index.js';
 import { plan } from '../plan/plan.js';
 import { baselineMarkdown, planMarkdown } from '../render/markdown.js';
 import { packageRoot } from '../util/package-root.js';
-import { RULE_IDS } from '../../rules/index.js';
+import { RULE_IDS } from '../../rules/ids.js';
 import { grantsForWrite, installationGrants, WriteAccess } from './access.js';
 import { analyzePull } from './analyze.js';
 import { readChanges } from './changes.js';

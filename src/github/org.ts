@@ -14,7 +14,7 @@ import { defaultKnowledgeBase } from '../knowledge/index.js';
 import type { ParsedFile } from '../parsers/facts.js';
 import { invalidBaselineOutput, previewOutput, removedBaselineOutput, type PreviewOutcome } from '../render/preview.js';
 import type { CheckOutput } from '../render/check-run.js';
-import { RULE_IDS } from '../../rules/index.js';
+import { RULE_IDS } from '../../rules/ids.js';
 import { counted } from './calls.js';
 import { sendCheck } from './check.js';
 import {

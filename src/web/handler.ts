@@ -13,7 +13,7 @@ import { loadBaseline } from '../baseline/load.js';
 import { bundledBaselinePath } from '../util/package-root.js';
 import { readFileSync } from 'node:fs';
 import type { Baseline } from '../baseline/schema.js';
-import { RULE_IDS } from '../../rules/index.js';
+import { RULE_IDS } from '../../rules/ids.js';
 import { checkSnippet, MAX_SNIPPET, type SnippetRequest, type SnippetResult } from './snippet.js';
 
 const PREFIX = '/cuda-gatekeeper';

@@ -13,7 +13,7 @@ import { FILE_KIND_NAMES, formatOf, isFileKind } from '../parsers/formats.js';
 import { parseFile } from '../parsers/index.js';
 import { bundledBaselinePath } from '../util/package-root.js';
 import { verifyFixes } from '../verify.js';
-import { RULE_IDS } from '../../rules/index.js';
+import { RULE_IDS } from '../../rules/ids.js';
 
 /** A snippet is one file: 64 KiB of text is plenty. */
 export const MAX_SNIPPET = 64 * 1024;

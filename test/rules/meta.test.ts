@@ -3,6 +3,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { RULES } from '../../rules/index.js';
+import { RULE_SEVERITIES } from '../../rules/ids.js';
 import { baselineJsonSchema, withExamples, withRulesTable } from '../../scripts/generate.js';
 import { ROOT, runCase } from '../support/harness.js';
 
@@ -23,6 +24,10 @@ const WITHOUT_FIXTURE: Readonly<Record<string, string>> = {
 describe('rule registry', () => {
   it('has one entry per rule folder, with the folder name as id', () => {
     expect(RULES.map((rule) => rule.id).sort()).toEqual(folders);
+  });
+
+  it('agrees with rules/ids.ts, the ids and default severities as data', () => {
+    expect(Object.fromEntries(RULES.map((rule) => [rule.id, rule.defaultSeverity]))).toEqual(RULE_SEVERITIES);
   });
 
   it('has unique ids in kebab case', () => {
