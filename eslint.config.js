@@ -43,6 +43,41 @@ export default tseslint.config(
     files: ['src/github/**', 'src/action/**', 'src/app.ts', 'src/main.ts', 'test/**'],
     rules: { 'no-restricted-imports': 'off' },
   },
+  // The engine is pure (ARCHITECTURE.md): parsing, analysis, the baseline layer, the plan, rules and renderers take
+  // texts and data; the hosts (CLI, App, Action, page, gate threads) read the disk, processes and the network.
+  {
+    files: [
+      'src/baseline/**/*.ts',
+      'src/analysis/**/*.ts',
+      'src/parsers/**/*.ts',
+      'src/plan/**/*.ts',
+      'src/render/**/*.ts',
+      'rules/**/*.ts',
+      'src/gate.ts',
+      'src/rule.ts',
+      'src/finding.ts',
+      'src/verify.ts',
+      'src/reader.ts',
+      'src/stream.ts',
+    ],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['probot', '@octokit/*'],
+              message: 'Only src/github, src/app.ts and the Action (src/action) talk to GitHub.',
+            },
+            {
+              group: ['node:fs', 'node:fs/*', 'fs', 'node:child_process', 'node:net', 'node:http', 'node:https'],
+              message: 'The engine is pure: the hosts read files, processes and the network and hand them in.',
+            },
+          ],
+        },
+      ],
+    },
+  },
   // No import circles in the product code: a module's dependencies never lead back to it (type-only imports too).
   {
     files: ['src/**/*.ts', 'rules/**/*.ts'],

@@ -101,6 +101,14 @@ describe('import boundaries', () => {
     [
       'src/baseline/probe.ts',
       codeBlock`
+        import { readFileSync } from 'node:fs';
+        export const x = readFileSync;
+      `,
+      'The engine is pure',
+    ],
+    [
+      'src/baseline/probe.ts',
+      codeBlock`
         import { RULES } from '../../rules/index.js';
         export const x = RULES;
       `,

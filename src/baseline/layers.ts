@@ -3,12 +3,11 @@
  * organisation's `<owner>/.github:cuda-gatekeeper.yml` is the base layer whenever it exists, the repository's
  * `.github/cuda-gatekeeper.yml` is layered on top (it may say `_extends: .github`, which is implied), and the
  * bundled baseline.yaml applies when neither exists. Locked organisation keys cannot be weakened. Pure: the hosts
- * (the App, its gate threads) read the files and hand them in.
+ * (the App, its gate threads, the CLI) read the files, the bundled baseline and the clock, and hand them in.
  */
-import { readFileSync } from 'node:fs';
 import type { GateOptions } from '../gate.js';
 import type { Span } from '../parsers/source.js';
-import { bundledBaselinePath, packageVersion } from '../util/package-root.js';
+import type { BundledBaseline } from '../util/package-root.js';
 import { RULE_DEFAULTS, RULE_IDS } from '../../rules/ids.js';
 import { loadBaseline, type LoadedBaseline } from './load.js';
 import { mergeBaselines, type Layer, type MergedBaseline } from './merge.js';
@@ -47,6 +46,7 @@ export function layerBaselines(
   repo: string,
   repoConfig: ConfigBlob | undefined,
   orgConfig: ConfigBlob | null | undefined,
+  bundled: BundledBaseline,
 ): ResolvedBaseline {
   const layers: Layer[] = [];
   const problems: ResolvedBaseline['problems'][number][] = [];
@@ -75,8 +75,8 @@ export function layerBaselines(
   }
   if (layers.length === 0) {
     layers.push({
-      origin: `bundled baseline.yaml (cuda-gatekeeper ${packageVersion()})`,
-      loaded: loadBaseline('baseline.yaml', readFileSync(bundledBaselinePath(), 'utf8'), RULE_IDS),
+      origin: `bundled baseline.yaml (cuda-gatekeeper ${bundled.version})`,
+      loaded: loadBaseline('baseline.yaml', bundled.text, RULE_IDS),
     });
   }
   const merged = mergeBaselines(layers, RULE_DEFAULTS);
@@ -126,14 +126,14 @@ export function gateOptionsFor(
   resolved: ResolvedBaseline,
   owner: string,
   repo: string,
-  extra: { readonly today?: string; readonly removed?: readonly string[] } = {},
+  extra: { readonly today: string; readonly removed?: readonly string[] },
 ): GateOptions {
   return {
     ...(resolved.repoFile ? { policy: resolved.repoFile } : {}),
     policyProblems: resolved.problems,
     policyFiles: resolved.layers.map((layer) => layer.loaded),
     repository: `${owner}/${repo}`,
-    today: extra.today ?? new Date().toISOString().slice(0, 10),
+    today: extra.today,
     ...(extra.removed ? { removed: extra.removed } : {}),
   };
 }

@@ -31,12 +31,12 @@ import type { Baseline } from '../baseline/schema.js';
 import type { ImageLookups } from '../images/lookup.js';
 import { fleetPlatform, imagesToLookUp, lookUpImages } from '../images/resolve.js';
 import { snapshotKnows } from '../analysis/claims.js';
+import { bundledBaseline, today } from '../util/package-root.js';
 
 /** Beside a changed requirements or conda file, and in each directory above it: the files most likely to install it. */
 const BESIDE_REQUIREMENTS = ['Dockerfile'];
 /** Directories listed to find the files that include a changed one (the nearest first). */
 const MAX_DIRECTORIES = 20;
-
 
 export interface Analysis {
   readonly report: Report;
@@ -168,7 +168,7 @@ export async function analyzePull(
   const plan = planReads(changes);
   if (!plan) {
     // Nothing CUDA-relevant changed: no file is read (the baseline only matters for files).
-    const baseline = layerBaselines(target.owner, target.repo, undefined, cachedOrg ?? null);
+    const baseline = layerBaselines(target.owner, target.repo, undefined, cachedOrg ?? null, bundledBaseline());
     const report = gate([], baseline.baseline, defaultKnowledgeBase());
     return {
       report,
@@ -278,7 +278,7 @@ async function selectFiles(
   read: FirstRead,
   org: ReturnType<typeof organisationConfig>,
 ): Promise<Selection> {
-  const baseline = layerBaselines(target.owner, target.repo, read.repoConfig, org.config);
+  const baseline = layerBaselines(target.owner, target.repo, read.repoConfig, org.config, bundledBaseline());
   const relevant = [...plan.relevant];
   const undecided: Skipped[] = [];
   for (const path of plan.byContent) {
@@ -439,7 +439,7 @@ async function judge(
 ): Promise<{ readonly report: Report; readonly files: readonly ParsedFile[]; readonly skipped: readonly Skipped[] }> {
   const pool = deps.gatePool;
   const { baseline, files, skipped } = selection;
-  const options = gateOptionsFor(baseline, target.owner, target.repo, { removed: plan.removed });
+  const options = gateOptionsFor(baseline, target.owner, target.repo, { today: today(), removed: plan.removed });
   const images = await lookUpImagesOf(files, baseline.baseline, deps.images, options.today!);
   const job: GateJob = {
     owner: target.owner,

@@ -32,6 +32,7 @@ import { readBaselineFiles } from './read.js';
 import { pullTarget, targetsOfCheck } from './targets.js';
 import type { GitHub, PullTarget } from './types.js';
 import { upgrade, type UpgradeRequest } from './upgrade.js';
+import { bundledBaseline } from '../util/package-root.js';
 
 export const COMMENT_MARKER = '<!-- cuda-gatekeeper:comment -->';
 /** Pages of 100 comments searched for the bot's comment before a new one is written. */
@@ -184,7 +185,7 @@ async function showBaseline(run: CommandContext): Promise<undefined> {
   }
   const org = read.org ? (read.org.state === 'found' ? read.org.config : null) : cached;
   if (read.org) deps.orgCache.set(target.installationId, repo.owner, org ?? null);
-  const resolved = layerBaselines(repo.owner, repo.repo, read.repoConfig, org);
+  const resolved = layerBaselines(repo.owner, repo.repo, read.repoConfig, org, bundledBaseline());
   const problems = [
     ...(resolved.repoFile?.problems.map((problem) => problem.message) ?? []),
     ...resolved.problems.map((problem) => problem.message),

@@ -42,6 +42,7 @@ import { migrate } from './migrate.js';
 import { describeError, sendFailure, serialized } from './pull-check.js';
 import { runKey, type FanoutJob } from './jobs.js';
 import type { GitHub, Logger, PullTarget } from './types.js';
+import { bundledBaseline, today } from '../util/package-root.js';
 
 type PreviewJob = Extract<FanoutJob, { kind: 'preview' }>;
 type RecheckJob = Extract<FanoutJob, { kind: 'recheck-org' }>;
@@ -73,7 +74,7 @@ interface Place {
 function gateUnderBoth(files: readonly ParsedFile[], place: Place, baselines: BaselinePair) {
   const { owner, repo, repoConfig, removed = [] } = place;
   const run = (org: ConfigBlob | null) => {
-    const resolved = layerBaselines(owner, repo, repoConfig, org);
+    const resolved = layerBaselines(owner, repo, repoConfig, org, bundledBaseline());
     return gate(
       files,
       resolved.baseline,
@@ -254,7 +255,7 @@ async function previewVerdict(
   const baselines = {
     current,
     proposed: { text: proposed, commit: target.headSha },
-    today: new Date().toISOString().slice(0, 10),
+    today: today(),
   };
   const repos = await organisationRepositories(github, target.owner);
   const outcomes: PreviewOutcome[] = [];
@@ -351,7 +352,8 @@ export async function recheckOrganisation(
   }
   const orgConfig = layer.state === 'found' ? layer.config : null;
   const commit = orgConfig?.commit || 'none';
-  const migrations = layerBaselines(owner, ORG_CONFIG_REPO, undefined, orgConfig).baseline.migration.pullRequests;
+  const migrations = layerBaselines(owner, ORG_CONFIG_REPO, undefined, orgConfig, bundledBaseline()).baseline.migration
+    .pullRequests;
   // Config pull requests are re-checked too: their preview compares with the new baseline.
   const repos = await organisationRepositories(github, owner, true);
   let queued = 0;
@@ -430,7 +432,7 @@ export async function evaluateDefaultBranch(
   index?: PathIndex,
 ) {
   const info = await repositoryInfo(github, { owner, repo }, 1);
-  const resolved = layerBaselines(owner, repo, info?.repoConfig, orgConfig);
+  const resolved = layerBaselines(owner, repo, info?.repoConfig, orgConfig, bundledBaseline());
   if (!info)
     return {
       resolved,
@@ -441,7 +443,7 @@ export async function evaluateDefaultBranch(
       parsed: [],
     };
   const branch = await readBranch(github, { owner, repo }, info.headSha, index);
-  const options = gateOptionsFor(resolved, owner, repo);
+  const options = gateOptionsFor(resolved, owner, repo, { today: today() });
   const report = gate(branch.files, resolved.baseline, defaultKnowledgeBase(), options);
   return {
     resolved,
@@ -463,7 +465,10 @@ export async function migrateIfEnabled(
 ): Promise<void> {
   const layer = await readOrgLayer(github, owner);
   if (layer.state !== 'found') return;
-  if (!layerBaselines(owner, ORG_CONFIG_REPO, undefined, layer.config).baseline.migration.pullRequests) return;
+  if (
+    !layerBaselines(owner, ORG_CONFIG_REPO, undefined, layer.config, bundledBaseline()).baseline.migration.pullRequests
+  )
+    return;
   const evaluated = await evaluateDefaultBranch(github, owner, repo, layer.config, index);
   if (evaluated.report.counts.error === 0) return;
   const result = await migrate(github, {

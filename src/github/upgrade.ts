@@ -16,6 +16,7 @@ import { readOrgLayer } from './read.js';
 import { readBranch, repositoryInfo } from './repository.js';
 import type { PathIndex } from './path-index.js';
 import type { GitHub, RepoRef } from './types.js';
+import { bundledBaseline } from '../util/package-root.js';
 
 export const UPGRADE_MARKER = '<!-- cuda-gatekeeper:upgrade -->';
 
@@ -91,7 +92,13 @@ export async function upgrade(github: GitHub, request: UpgradeRequest, index?: P
   const layer = await readOrgLayer(github, owner);
   if (layer.state === 'unavailable')
     return { action: 'refused', reason: `the organisation baseline could not be read (${layer.reason})` };
-  const resolved = layerBaselines(owner, repo, info.repoConfig, layer.state === 'found' ? layer.config : null);
+  const resolved = layerBaselines(
+    owner,
+    repo,
+    info.repoConfig,
+    layer.state === 'found' ? layer.config : null,
+    bundledBaseline(),
+  );
   const branch = await readBranch(github, { owner, repo }, info.headSha, index);
   if (branch.truncated)
     return {

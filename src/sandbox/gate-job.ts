@@ -10,6 +10,7 @@ import { parseFile } from '../parsers/index.js';
 import type { SourceFile } from '../reader.js';
 import { verifyFixes } from '../verify.js';
 import { checkSnippet, type SnippetRequest, type SnippetResult } from '../web/snippet.js';
+import { bundledBaseline, today } from '../util/package-root.js';
 
 export interface GateJob {
   readonly owner: string;
@@ -21,11 +22,11 @@ export interface GateJob {
 }
 
 export function runGateJob(job: GateJob): Report {
-  const baseline = layerBaselines(job.owner, job.repo, job.repoConfig, job.orgConfig);
+  const baseline = layerBaselines(job.owner, job.repo, job.repoConfig, job.orgConfig, bundledBaseline());
   const files = job.sources.map((source) =>
     parseFile(source.path, source.text, source.kind, { images: baseline.baseline.images }),
   );
-  const options: GateOptions = { ...gateOptionsFor(baseline, job.owner, job.repo), ...job.options };
+  const options: GateOptions = { ...gateOptionsFor(baseline, job.owner, job.repo, { today: today() }), ...job.options };
   const kb = defaultKnowledgeBase();
   return verifyFixes(gate(files, baseline.baseline, kb, options), files, (subset) =>
     gate(subset, baseline.baseline, kb, options),

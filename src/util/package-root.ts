@@ -20,3 +20,22 @@ export function packageVersion(): string {
 export function bundledBaselinePath(): string {
   return join(packageRoot(), 'baseline.yaml');
 }
+
+/** The bundled baseline.yaml as a host hands it to the pure baseline layer: its text and the package's version. */
+export interface BundledBaseline {
+  readonly text: string;
+  readonly version: string;
+}
+
+let bundled: BundledBaseline | undefined;
+
+/** The bundled baseline, read once per process. */
+export function bundledBaseline(): BundledBaseline {
+  bundled ??= { text: readFileSync(bundledBaselinePath(), 'utf8'), version: packageVersion() };
+  return bundled;
+}
+
+/** Today's date, UTC (YYYY-MM-DD): the clock a host hands the gate (end-of-life dates, drift). */
+export function today(): string {
+  return new Date().toISOString().slice(0, 10);
+}

@@ -3,7 +3,7 @@
  * mounted into the Probot server with addHandler, or served alone by `npm run serve`.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { defaultKnowledgeBase } from '../knowledge/index.js';
+import { defaultKnowledgeBase, type KnowledgeBase } from '../knowledge/index.js';
 import { metrics } from '../util/metrics.js';
 import { matrices, recommend, type RecommendInput } from './recommend.js';
 import { SCRIPT, STYLE } from './html.js';
@@ -196,6 +196,107 @@ function bundledBaseline(): Baseline {
   return bundled;
 }
 
+/** What a route answers with: the request, its URL and route, the knowledge base, and the snippet runner. */
+interface RouteContext {
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  readonly url: URL;
+  readonly route: string;
+  readonly kb: KnowledgeBase;
+  readonly snippets: SnippetRunner;
+}
+
+/** A route's handler for one method; `limited` routes take a check from the address's allowance first. */
+interface Handler {
+  readonly answer: (context: RouteContext) => boolean | Promise<boolean>;
+  readonly limited?: boolean;
+}
+
+function recommendRoute({ res, url, kb }: RouteContext): boolean {
+  const input = recommendInput(url.searchParams);
+  return send(res, 200, 'text/html', recommendPage(kb, input, input ? recommend(kb, input) : undefined));
+}
+
+/** "Will this image run?": the page (`/image`) or its JSON (`/api/image`). */
+function imageRoute({ res, url, route, kb }: RouteContext): boolean {
+  const image = url.searchParams.get('image') ?? undefined;
+  const fleet = url.searchParams.get('fleet') ?? undefined;
+  const verdict = image !== undefined ? imageVerdict(kb, image, fleet, bundledBaseline()) : undefined;
+  if (route === '/api/image')
+    return verdict ? json(res, 200, verdict) : json(res, 400, { error: 'give ?image=<reference>[&fleet=<pools>]' });
+  return send(res, 200, 'text/html', imagePage({ ...(image ? { image } : {}), ...(fleet ? { fleet } : {}) }, verdict));
+}
+
+/** The check form, posted: the page with the findings, or with what refused the check. */
+async function checkFormRoute({ req, res, snippets }: RouteContext): Promise<boolean> {
+  const form = new URLSearchParams(await readBody(req));
+  const kind = form.get('kind') ?? 'requirements';
+  const choice = form.get('baseline') ?? 'bundled';
+  const input = { kind, text: form.get('text') ?? '', baseline: choice, custom: form.get('custom') ?? '' };
+  const result = await runSnippet(snippets, {
+    kind,
+    text: input.text,
+    baseline: choice === 'custom' ? input.custom : choice,
+  });
+  if (result instanceof SnippetRefused) {
+    if (result.status === 503) res.setHeader('retry-after', '10');
+    return send(res, result.status, 'text/html', checkPage(input, undefined, [], result.message));
+  }
+  if ('error' in result) return send(res, 400, 'text/html', checkPage(input, undefined, [], result.error));
+  return send(res, 200, 'text/html', checkPage(input, result.report, result.policyProblems));
+}
+
+/** The check as JSON: `{ "kind", "text", "baseline"? }` in, counts, policy problems and findings out. */
+async function checkJsonRoute({ req, res, snippets }: RouteContext): Promise<boolean> {
+  let body: { kind?: unknown; text?: unknown; baseline?: unknown };
+  const raw = await readBody(req);
+  try {
+    body = JSON.parse(raw) as typeof body;
+  } catch {
+    return json(res, 400, { error: 'the body must be JSON: { "kind": "requirements", "text": "..." }' });
+  }
+  if (typeof body.text !== 'string' || typeof body.kind !== 'string')
+    return json(res, 400, { error: '"kind" and "text" must be strings' });
+  const result = await runSnippet(snippets, {
+    kind: body.kind,
+    text: body.text,
+    ...(typeof body.baseline === 'string' ? { baseline: body.baseline } : {}),
+  });
+  if (result instanceof SnippetRefused) {
+    if (result.status === 503) res.setHeader('retry-after', '10');
+    return json(res, result.status, { error: result.message });
+  }
+  if ('error' in result) return json(res, 400, { error: result.error });
+  return json(res, 200, {
+    counts: result.report.counts,
+    policyProblems: result.policyProblems,
+    findings: result.report.findings,
+  });
+}
+
+/** Every route of the page and its API, by path (below PREFIX) and method; anything else is 404. */
+const ROUTES: Readonly<Record<string, Readonly<Partial<Record<string, Handler>>>>> = {
+  '/': { GET: { answer: recommendRoute } },
+  '/matrix': { GET: { answer: ({ res, kb }) => send(res, 200, 'text/html', matrixPage(kb)) } },
+  '/image': { GET: { answer: imageRoute } },
+  '/check': {
+    GET: { answer: ({ res }) => send(res, 200, 'text/html', checkPage({}, undefined, [])) },
+    POST: { answer: checkFormRoute, limited: true },
+  },
+  '/api': { GET: { answer: ({ res }) => send(res, 200, 'text/plain', API_DOC) } },
+  '/api/recommend': {
+    GET: {
+      answer: ({ res, url, kb }) =>
+        json(res, 200, recommend(kb, recommendInput(url.searchParams) ?? { framework: 'pytorch' as const })),
+    },
+  },
+  '/api/matrix': { GET: { answer: ({ res, kb }) => json(res, 200, matrices(kb)) } },
+  '/api/image': { GET: { answer: imageRoute } },
+  '/api/check': { POST: { answer: checkJsonRoute, limited: true } },
+  '/static/style.css': { GET: { answer: ({ res }) => send(res, 200, 'text/css', STYLE) } },
+  '/static/app.js': { GET: { answer: ({ res }) => send(res, 200, 'text/javascript', SCRIPT) } },
+};
+
 async function handle(req: IncomingMessage, res: ServerResponse, snippets: SnippetRunner): Promise<boolean> {
   const url = new URL(req.url ?? '/', 'http://localhost');
   const path = url.pathname;
@@ -203,96 +304,16 @@ async function handle(req: IncomingMessage, res: ServerResponse, snippets: Snipp
   if (path === '/metrics') return send(res, 200, metrics.contentType.split(';')[0]!, await metrics.metrics());
   if (path !== PREFIX && !path.startsWith(`${PREFIX}/`)) return false;
   const route = path.slice(PREFIX.length) || '/';
-  const kb = defaultKnowledgeBase();
+  const handler = Object.hasOwn(ROUTES, route) ? ROUTES[route]![req.method ?? 'GET'] : undefined;
+  if (!handler) return send(res, 404, 'text/plain', 'Not found\n');
+  if (handler.limited && !snippetLimit.take(clientOf(req))) {
+    res.setHeader('retry-after', '10');
+    // The body is not read: close the connection once the answer is out, so the socket is not left open.
+    closing(req, res);
+    return json(res, 429, { error: 'too many checks from this address; try again in a few seconds' });
+  }
   try {
-    if (req.method === 'GET' && route === '/') {
-      const input = recommendInput(url.searchParams);
-      return send(res, 200, 'text/html', recommendPage(kb, input, input ? recommend(kb, input) : undefined));
-    }
-    if (req.method === 'GET' && route === '/matrix') return send(res, 200, 'text/html', matrixPage(kb));
-    if (req.method === 'GET' && (route === '/image' || route === '/api/image')) {
-      const image = url.searchParams.get('image') ?? undefined;
-      const fleet = url.searchParams.get('fleet') ?? undefined;
-      const verdict = image !== undefined ? imageVerdict(kb, image, fleet, bundledBaseline()) : undefined;
-      if (route === '/api/image')
-        return verdict ? json(res, 200, verdict) : json(res, 400, { error: 'give ?image=<reference>[&fleet=<pools>]' });
-      return send(
-        res,
-        200,
-        'text/html',
-        imagePage({ ...(image ? { image } : {}), ...(fleet ? { fleet } : {}) }, verdict),
-      );
-    }
-    if (req.method === 'POST' && (route === '/check' || route === '/api/check') && !snippetLimit.take(clientOf(req))) {
-      res.setHeader('retry-after', '10');
-      // The body is not read: close the connection once the answer is out, so the socket is not left open.
-      closing(req, res);
-      return json(res, 429, { error: 'too many checks from this address; try again in a few seconds' });
-    }
-    if (route === '/check') {
-      if (req.method === 'GET') return send(res, 200, 'text/html', checkPage({}, undefined, []));
-      if (req.method === 'POST') {
-        const form = new URLSearchParams(await readBody(req));
-        const kind = form.get('kind') ?? 'requirements';
-        const choice = form.get('baseline') ?? 'bundled';
-        const input = { kind, text: form.get('text') ?? '', baseline: choice, custom: form.get('custom') ?? '' };
-        const result = await runSnippet(snippets, {
-          kind,
-          text: input.text,
-          baseline: choice === 'custom' ? input.custom : choice,
-        });
-        if (result instanceof SnippetRefused) {
-          if (result.status === 503) res.setHeader('retry-after', '10');
-          return send(res, result.status, 'text/html', checkPage(input, undefined, [], result.message));
-        }
-        if ('error' in result) return send(res, 400, 'text/html', checkPage(input, undefined, [], result.error));
-        return send(
-          res,
-          200,
-          'text/html',
-          checkPage(
-            { kind, text: form.get('text') ?? '', baseline: choice, custom: form.get('custom') ?? '' },
-            result.report,
-            result.policyProblems,
-          ),
-        );
-      }
-    }
-    if (req.method === 'GET' && route === '/api') return send(res, 200, 'text/plain', API_DOC);
-    if (req.method === 'GET' && route === '/api/recommend') {
-      const input = recommendInput(url.searchParams) ?? { framework: 'pytorch' as const };
-      return json(res, 200, recommend(kb, input));
-    }
-    if (req.method === 'GET' && route === '/api/matrix') return json(res, 200, matrices(kb));
-    if (req.method === 'POST' && route === '/api/check') {
-      let body: { kind?: unknown; text?: unknown; baseline?: unknown };
-      const raw = await readBody(req);
-      try {
-        body = JSON.parse(raw) as typeof body;
-      } catch {
-        return json(res, 400, { error: 'the body must be JSON: { "kind": "requirements", "text": "..." }' });
-      }
-      if (typeof body.text !== 'string' || typeof body.kind !== 'string')
-        return json(res, 400, { error: '"kind" and "text" must be strings' });
-      const result = await runSnippet(snippets, {
-        kind: body.kind,
-        text: body.text,
-        ...(typeof body.baseline === 'string' ? { baseline: body.baseline } : {}),
-      });
-      if (result instanceof SnippetRefused) {
-        if (result.status === 503) res.setHeader('retry-after', '10');
-        return json(res, result.status, { error: result.message });
-      }
-      if ('error' in result) return json(res, 400, { error: result.error });
-      return json(res, 200, {
-        counts: result.report.counts,
-        policyProblems: result.policyProblems,
-        findings: result.report.findings,
-      });
-    }
-    if (req.method === 'GET' && route === '/static/style.css') return send(res, 200, 'text/css', STYLE);
-    if (req.method === 'GET' && route === '/static/app.js') return send(res, 200, 'text/javascript', SCRIPT);
-    return send(res, 404, 'text/plain', 'Not found\n');
+    return await handler.answer({ req, res, url, route, kb: defaultKnowledgeBase(), snippets });
   } catch (error) {
     if (error instanceof RangeError || error instanceof SlowBodyError) {
       // The rest of the body is not read: close the connection once the answer is out.
