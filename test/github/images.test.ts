@@ -119,7 +119,7 @@ describe('image lookups in pull request checks', () => {
 
 describe('the server looks images up by default', () => {
   it('with a memory cache, unless IMAGE_LOOKUP=off; with IMAGE_LOOKUP_BUDGET_MS as the budget', async () => {
-    const { imageLookups } = await import('../../src/app.js');
+    const { imageLookups } = await import('../../src/github/env-deps.js');
     fake = new FakeGitHub();
     const on = imageLookups({ IMAGE_LOOKUP_BUDGET_MS: '3000' });
     expect(on.images?.budgetMs).toBe(3000);
