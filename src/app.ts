@@ -6,7 +6,7 @@ import type { AppDeps } from './github/deps.js';
 import { depsFromEnv } from './github/env-deps.js';
 import { checksOf, handledOnce } from './github/events.js';
 import { DurableFanout } from './github/durable.js';
-import { onInstallationChange, onPush } from './github/org.js';
+import { onInstallationChange, onPush } from './github/org-recheck.js';
 import { RedisPathIndex } from './github/path-index.js';
 import { snippetRunner } from './sandbox/gate-pool.js';
 import { runJob } from './github/runners.js';

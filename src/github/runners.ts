@@ -1,7 +1,9 @@
 /** The runner of each kind of fan-out job; app.ts hands `runJob` to the queue. */
 import type { AppDeps } from './deps.js';
 import type { FanoutJob } from './jobs.js';
-import { migrateIfEnabled, previewConfigPull, recheckOrganisation } from './org.js';
+import { migrateIfEnabled } from './org-migrate.js';
+import { previewConfigPull } from './org-preview.js';
+import { recheckOrganisation } from './org-recheck.js';
 import { checkPull } from './pull-check.js';
 import { sweepInstallation } from './sweep.js';
 import type { GitHub, Logger } from './types.js';

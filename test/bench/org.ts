@@ -13,7 +13,7 @@ import { pino } from 'pino';
 import { Probot, ProbotOctokit } from 'probot';
 import { createDeps } from '../../src/github/deps.js';
 import type { FanoutJob } from '../../src/github/jobs.js';
-import { recheckOrganisation } from '../../src/github/org.js';
+import { recheckOrganisation } from '../../src/github/org-recheck.js';
 import { cudaGatekeeper } from '../../src/app.js';
 import { packageRoot } from '../../src/util/package-root.js';
 import { FakeGitHub } from '../support/fake-github.js';
