@@ -1,0 +1,222 @@
+/**
+ * One claim judged on one driver: NVIDIA's three tiers (full support, minor-version compatibility, forward
+ * compatibility through an NVIDIA image's cuda-compat), and the claims of the units a driver check judges.
+ */
+import { claimCuda, originRelated, type CudaClaim } from '../../src/analysis/claims.js';
+import type { Unit } from '../../src/analysis/units.js';
+import { cite, isUnverified, type KnowledgeBase } from '../../src/knowledge/index.js';
+import type { Draft, Reporter } from '../../src/rule.js';
+import { cudaMajor } from '../../src/knowledge/versions.js';
+import { compareDotted } from '../../src/util/dotted.js';
+import type { MessageId } from './messages.js';
+import type { ForwardCompat } from './forward-compat.js';
+
+/** A reporter that adds, for a claim carried from a Dockerfile to a manifest, where the Dockerfile says it. */
+export function withOrigin(claim: CudaClaim, report: Reporter<MessageId>): Reporter<MessageId> {
+  if (!claim.origin) return report;
+  return (draft) => report({ ...draft, related: [...(draft.related ?? []), ...originRelated(claim)] });
+}
+
+export const MVC = 'https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html';
+
+export const FORWARD = 'https://docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html';
+
+/**
+ * Whether the unit runs on an image of NVIDIA's that ships cuda-compat (nvidia/cuda, NGC): forward compatibility is
+ * possible there.
+ */
+export function compatImage(unit: Pick<Unit, 'claims'>, kb: KnowledgeBase): boolean {
+  return unit.claims.some(
+    (claim) =>
+      claim.kind === 'image' &&
+      claim.image !== undefined &&
+      (kb.isNvidiaCuda(claim.image.registry, claim.image.repository) ||
+        (claim.image.registry === 'nvcr.io' && claim.image.repository.startsWith('nvidia/'))),
+  );
+}
+
+/**
+ * What a claim is judged on: the driver (the fleet's, or one pool's), whether the unit's image ships cuda-compat,
+ * and what the fleet allows of forward compatibility.
+ */
+export interface Host {
+  readonly driver: string;
+  readonly compat: boolean;
+  readonly forward: ForwardCompat;
+}
+
+/**
+ * NVIDIA's three tiers (CUDA Compatibility guide): a driver at or above the claimed release's own Table 3 row runs
+ * it fully; below that but at or above the major's minor-version-compatibility floor it runs with a limited feature
+ * set (a warning); below both it does not run, unless an NVIDIA image's cuda-compat package covers the driver's
+ * branch on a data-center GPU (forward compatibility). Reports at most one finding; returns whether it did.
+ */
+export function checkClaim(
+  claim: CudaClaim,
+  { driver: fleet, compat, forward }: Host,
+  kb: KnowledgeBase,
+  report: Reporter<MessageId>,
+): boolean {
+  const forwardCompat = forward.allowed;
+  const major = cudaMajor(claim.cuda);
+  const floor = kb.driverFloor(major);
+  if (!floor) return false;
+  const cuda = claimCuda(claim);
+  const need = claim.precision === 'minor' ? kb.minDriver(claim.cuda) : undefined;
+  // Its own row: full support (CUDA 11.0.3 on 450.51.06).
+  if (need && compareDotted(fleet, need.linux) >= 0) return false;
+  const unverified = isUnverified(floor) || isUnverified(claim.record) || isUnverified(need?.row);
+  // Below the major's floor, only the major matters: an unverified row whose major is certain still fails for sure.
+  const majorUnverified = isUnverified(floor) || (isUnverified(claim.record) && !majorCertain(claim, major, kb));
+  if (claim.precision !== 'minor' && compareDotted(fleet, floor.linux) >= 0) return false;
+  if (compareDotted(fleet, floor.linux) < 0) {
+    // A major-only claim (cupy-cuda11x) may be the oldest minor of the major: below that one's own row it cannot run.
+    const lowest = kb.lowestDriver(major);
+    if (claim.precision !== 'minor' && lowest?.linux && compareDotted(fleet, lowest.linux) >= 0) return false;
+    const pkg = kb.forwardCompat(cuda);
+    const branch = branchOf(fleet);
+    if (compat && forwardCompat !== false && pkg && pkg.compatibleBranches.includes(branch)) {
+      report({
+        messageId: 'forwardCompat',
+        data: {
+          subject: claim.subject,
+          cuda,
+          fleet,
+          package: pkg.package,
+          branches: pkg.compatibleBranches.filter((b) => b < branchOf(floor.linux)).join(', R'),
+          fleetNote: forwardCompat
+            ? forward.reason
+              ? ` Here ${forward.reason}.`
+              : ''
+            : ` ${forward.reason ? `Here ${forward.reason}; say` : 'Say'} which fleet this is with gpus: [...] or driver.forwardCompat: true (data-center) or false in the baseline.`,
+          sources: `${imageSource(claim)}${cite(pkg)}; ${FORWARD}`,
+        },
+        file: claim.file,
+        span: claim.span,
+        severity: forwardCompat ? 'notice' : 'warning',
+        unverified: unverified || isUnverified(pkg),
+      });
+      return true;
+    }
+    const compatNote = compat
+      ? forwardCompat === false && pkg?.compatibleBranches.includes(branch)
+        ? ` Forward compatibility (${pkg.package}) covers R${branch} only on data-center GPUs: ${forward.reason ?? 'the baseline says this fleet has none (driver.forwardCompat: false)'}.`
+        : ` Forward compatibility (cuda-compat) does not cover R${branch}${forwardCompat === false ? ' on this fleet' : ''}.`
+      : '';
+    if (need && compareDotted(need.linux, floor.linux) < 0) {
+      // Below the major's minor-version floor, a release whose own row is lower (CUDA 11.0.x: 450.51.06 against the
+      // 11.x floor 450.80.02) runs from its own row: that is the driver to name, not the floor.
+      report({
+        messageId: 'release',
+        data: {
+          subject: claim.subject,
+          cuda,
+          needed: need.linux,
+          fleet,
+          row: rowLabel(need),
+          floor: floor.linux,
+          major,
+          compatNote,
+          sources: `${imageSource(claim)}${cite(need.row)}; ${MVC}`,
+        },
+        file: claim.file,
+        span: claim.span,
+        unverified,
+      });
+      return true;
+    }
+    report({
+      messageId: 'major',
+      data: {
+        subject: claim.subject,
+        major,
+        floor: floor.linux,
+        fleet,
+        compatNote,
+        previous: major - 1,
+        sources: `${imageSource(claim)}${cite(floor)}; ${MVC}`,
+      },
+      file: claim.file,
+      span: claim.span,
+      unverified: majorUnverified,
+    });
+    return true;
+  }
+  if (!need) return false;
+  report({
+    messageId: 'minor',
+    data: {
+      subject: claim.subject,
+      cuda,
+      needed: need.linux,
+      fleet,
+      major,
+      row: rowLabel(need),
+      sources: `${imageSource(claim)}${cite(need.row)}; ${MVC}`,
+    },
+    file: claim.file,
+    span: claim.span,
+    severity: 'warning',
+    unverified,
+  });
+  return true;
+}
+
+/** Whether the claim's CUDA major is certain though its row is unverified (an NGC tag past a verified one). */
+export function majorCertain(claim: CudaClaim, major: number, kb: KnowledgeBase): boolean {
+  const image = claim.image;
+  if (claim.kind !== 'image' || image?.registry !== 'nvcr.io' || !image.tag) return false;
+  return kb.ngcMajorAtLeast(image.repository, image.tag, major);
+}
+
+/**
+ * Where an NGC or vendor image's CUDA comes from, for the sources of its finding: the release notes or build row, or
+ * the tag that names it. nvidia/cuda tags and wheels carry their CUDA in what is written, which the message quotes.
+ */
+export function imageSource(claim: CudaClaim): string {
+  if (claim.kind !== 'image' || !claim.image) return '';
+  if (!claim.record && claim.image.registry !== 'nvcr.io') return '';
+  return claim.record
+    ? `${claim.subject} is CUDA ${claim.cuda}: ${cite(claim.record)}; `
+    : `${claim.subject} names CUDA ${claim.cuda} in its tag; `;
+}
+
+/** The driver table row a release's need comes from: `12.4 Update 1`, or `…, nearest published row`. */
+export function rowLabel(need: { readonly row: { readonly label: string }; readonly exactRow: boolean }): string {
+  return `${need.row.label}${need.exactRow ? '' : ', nearest published row'}`;
+}
+
+/**
+ * Each claim of the units that a driver check judges, with whether its unit runs on an NVIDIA image (cuda-compat):
+ * one finding per file and CUDA version, so `check` returns whether it reported one.
+ */
+export function eachClaim(
+  units: readonly Unit[],
+  kb: KnowledgeBase,
+  check: (claim: CudaClaim, compat: boolean, unit: Unit) => boolean,
+): void {
+  const done = new Set<string>();
+  for (const unit of units) {
+    // A container runs its image: its own claim, or those of the Dockerfile that builds it (cuda-compat as there).
+    const claims = unit.container?.claims ?? unit.claims;
+    const compat = compatImage({ claims }, kb);
+    for (const claim of claims) {
+      if (claim.kind === 'implied' && claim.index) continue;
+      // Each container is judged on its own pools, at its own image line.
+      const key = `${claim.file.path}#${claimCuda(claim)}${unit.container ? `#${unit.container.fact.span.start}` : ''}`;
+      if (!done.has(key) && check(claim, compat, unit)) done.add(key);
+    }
+  }
+}
+
+/** The drafts a check reports, collected instead of reported. */
+export function collect(check: (probe: Reporter<MessageId>) => unknown): Draft<MessageId>[] {
+  const drafts: Draft<MessageId>[] = [];
+  check((draft) => drafts.push(draft));
+  return drafts;
+}
+
+/** The branch of a driver version: 570 for 570.124.06. */
+export function branchOf(driver: string): number {
+  return Number.parseInt(driver, 10);
+}
