@@ -79,19 +79,38 @@ export default defineRule({
   },
 });
 
+/** An nvidia/cuda tag being checked: where it is written, the tag, and what the rule reports with. */
+interface TagSite {
+  readonly file: ParsedFile;
+  readonly image: ImageFact;
+  readonly tag: string;
+  readonly kb: KnowledgeBase;
+  readonly report: Reporter<MessageId>;
+}
+
+/**
+ * An nvidia/cuda tag against NVIDIA's tag grammar and releases, in order: the grammar, then the version (a release
+ * or update that never came, one without tags, tags that are gone, a short version: each says only that), then the
+ * cuDNN spelling, a deletion, and the OS.
+ */
 function checkTag(file: ParsedFile, image: ImageFact, kb: KnowledgeBase, report: Reporter<MessageId>): void {
   const tag = image.tag!;
   const parsed = kb.nvidiaCudaTag(tag);
   const policy = kb.nvidiaCudaSupportPolicy();
   if (!parsed || !parsed.flavour || !parsed.os) {
-    report({
-      messageId: 'grammar',
-      data: { tag, source: cite(policy) },
-      file,
-      span: image.span,
-    });
+    report({ messageId: 'grammar', data: { tag, source: cite(policy) }, file, span: image.span });
     return;
   }
+  const site: TagSite = { file, image, tag, kb, report };
+  if (checkVersion(site, parsed)) return;
+  checkCudnn(site, parsed);
+  checkDeletion(site, parsed);
+  checkOs(site, parsed);
+}
+
+/** The tag's version: true where a finding about it is all there is to say of the tag. */
+function checkVersion({ file, image, tag, kb, report }: TagSite, parsed: NvidiaCudaTag): boolean {
+  const policy = kb.nvidiaCudaSupportPolicy();
   const minor = cudaMajorMinor(parsed.version);
   if (minor && kb.cudaExists(minor) === 'no') {
     const record = kb.noReleaseRecord(parsed.version)!;
@@ -101,7 +120,7 @@ function checkTag(file: ParsedFile, image: ImageFact, kb: KnowledgeBase, report:
       file,
       span: image.span,
     });
-    return;
+    return true;
   }
   if (minor && parsed.version.split('.').length === 3 && kb.cudaExists(parsed.version) === 'no') {
     // An update that never came: the minor is finished, and the knowledge base lists every update it had.
@@ -132,7 +151,7 @@ function checkTag(file: ParsedFile, image: ImageFact, kb: KnowledgeBase, report:
         }))
         .filter((suggestion) => suggestion.edits.length > 0),
     });
-    return;
+    return true;
   }
   const withoutTags = kb.nvidiaCudaWithoutTags(parsed.version);
   if (minor && withoutTags) {
@@ -154,7 +173,7 @@ function checkTag(file: ParsedFile, image: ImageFact, kb: KnowledgeBase, report:
       span: image.span,
       ...(fix ? { fix } : {}),
     });
-    return;
+    return true;
   }
   const parts = parsed.version.split('.');
   const deleted = kb.nvidiaCudaTagDeleted(parsed.version);
@@ -178,7 +197,7 @@ function checkTag(file: ParsedFile, image: ImageFact, kb: KnowledgeBase, report:
       span: image.span,
       ...(fix ? { fix } : {}),
     });
-    return;
+    return true;
   }
   if (parts.length === 2 && minor) {
     const full = latestImagePatch(kb, minor);
@@ -190,7 +209,7 @@ function checkTag(file: ParsedFile, image: ImageFact, kb: KnowledgeBase, report:
       span: image.span,
       ...(fix ? { fix } : {}),
     });
-    return;
+    return true;
   }
   if (minor && kb.cudaExists(parsed.version) === 'unknown') {
     // A later update of the newest CUDA than the knowledge base knows: said, at notice, with the data's date.
@@ -220,6 +239,11 @@ function checkTag(file: ParsedFile, image: ImageFact, kb: KnowledgeBase, report:
       });
     }
   }
+  return false;
+}
+
+/** The cuDNN part of the tag, spelled as NVIDIA spells it for that CUDA (`cudnn8`, `cudnn`). */
+function checkCudnn({ file, image, kb, report }: TagSite, parsed: NvidiaCudaTag): void {
   if (parsed.cudnn) {
     const expected = kb.cudnnSpelling(parsed.version);
     if (expected && expected.spelling !== parsed.cudnn) {
@@ -233,6 +257,13 @@ function checkTag(file: ParsedFile, image: ImageFact, kb: KnowledgeBase, report:
       });
     }
   }
+}
+
+/** Tags of a CUDA that NVIDIA deletes (a record not yet confirmed: the confirmed ones are `gone`). */
+function checkDeletion({ file, image, tag, kb, report }: TagSite, parsed: NvidiaCudaTag): void {
+  const policy = kb.nvidiaCudaSupportPolicy();
+  const minor = cudaMajorMinor(parsed.version);
+  const deleted = kb.nvidiaCudaTagDeleted(parsed.version);
   if (deleted) {
     const latest = minor ? latestCudaPatch(kb, minor) : undefined;
     report({
@@ -249,6 +280,10 @@ function checkTag(file: ParsedFile, image: ImageFact, kb: KnowledgeBase, report:
       unverified: deleted.confidence === 'unverified',
     });
   }
+}
+
+/** The OS of the tag: NVIDIA publishes each OS version for a range of CUDA releases. */
+function checkOs({ file, image, kb, report }: TagSite, parsed: NvidiaCudaTag): void {
   // The row for this OS and version (NVIDIA publishes each OS version for a range of CUDA releases).
   const os = parsed.os && parsed.osVersion ? kb.nvidiaCudaOs(parsed.os, parsed.osVersion, parsed.version) : undefined;
   if (os && !os.published) {
