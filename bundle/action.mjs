@@ -49470,15 +49470,16 @@ function claimCuda(claim2) {
 
 // rules/arch-unsupported/rule.ts
 var COMPILER_CLAIMS = /* @__PURE__ */ new Set(["image", "env", "conda", "apt"]);
+var MESSAGES2 = {
+  dropped: "{{name}} names compute capability {{cc}}{{written}}, which CUDA {{cuda}} cannot compile for: the last CUDA for it is {{last}}.x",
+  tooNew: "{{name}} names compute capability {{cc}}{{written}}, which CUDA {{cuda}} cannot compile for: it needs CUDA >= {{bound}}"
+};
 var rule_default = defineRule({
   id: "arch-unsupported",
   description: "Architecture lists (TORCH_CUDA_ARCH_LIST, CMAKE_CUDA_ARCHITECTURES) name only GPUs the stage's CUDA can compile for",
   defaultSeverity: "error",
   fix: "safe",
-  messages: {
-    dropped: "{{name}} names compute capability {{cc}}{{written}}, which CUDA {{cuda}} cannot compile for: the last CUDA for it is {{last}}.x",
-    tooNew: "{{name}} names compute capability {{cc}}{{written}}, which CUDA {{cuda}} cannot compile for: it needs CUDA >= {{bound}}"
-  },
+  messages: MESSAGES2,
   helps: {
     dropped: `nvcc stops with "Unsupported gpu architecture 'compute_{{sm}}'", so the build fails (a PyTorch extension, a CMake project): CUDA {{next}}.0 removed offline compilation and library support for this architecture. Drop it from the list (the fix does), or build with CUDA {{last}}.x for the GPUs that need it. Source: {{source}}`,
     tooNew: `nvcc stops with "Unsupported gpu architecture 'compute_{{sm}}'": CUDA {{cuda}} does not know this architecture. Use an image with CUDA >= {{bound}}, or drop it from the list (the fix does). Source: {{source}}`
@@ -49738,22 +49739,23 @@ function torchPage(url2) {
 }
 
 // rules/companion-mismatch/rule.ts
+var MESSAGES3 = {
+  companion: "{{name}} {{version}} does not belong to torch {{torch}} (it belongs to {{expected}})",
+  noCompanion: "{{name}} {{version}} is installed with torch {{torch}}, for which PyTorch published no {{name}} release",
+  pinnedTorch: "{{name}} {{version}} is built against torch {{expected}}, but torch {{torch}} is pinned",
+  triton: "triton {{version}} is installed with torch {{torch}}, whose Linux wheel requires triton {{expected}}{{condition}}",
+  extensionBuild: "{{subject}} is built for torch {{built}}, but torch {{torch}} is pinned",
+  torchPage: "{{url}} serves builds for torch {{built}}, but torch {{torch}} is pinned",
+  lockedRequirement: "{{subject}} requires pytorch {{requirement}}, but the lock installs pytorch {{torch}}",
+  noLibrary: "{{name}} {{version}} ships no library for CUDA {{cuda}}, the CUDA of torch {{torch}}",
+  wheelBuild: "{{subject}} is built for torch {{built}}, but torch {{torch}} is pinned"
+};
 var rule_default2 = defineRule({
   id: "companion-mismatch",
   description: "torch and its companions (torchvision, torchaudio, torchtext, torchdata, xformers, vllm, vllm-flash-attn, triton, flash-attn, bitsandbytes, PyG and mmcv builds) belong together",
   defaultSeverity: "error",
   fix: "safe",
-  messages: {
-    companion: "{{name}} {{version}} does not belong to torch {{torch}} (it belongs to {{expected}})",
-    noCompanion: "{{name}} {{version}} is installed with torch {{torch}}, for which PyTorch published no {{name}} release",
-    pinnedTorch: "{{name}} {{version}} is built against torch {{expected}}, but torch {{torch}} is pinned",
-    triton: "triton {{version}} is installed with torch {{torch}}, whose Linux wheel requires triton {{expected}}{{condition}}",
-    extensionBuild: "{{subject}} is built for torch {{built}}, but torch {{torch}} is pinned",
-    torchPage: "{{url}} serves builds for torch {{built}}, but torch {{torch}} is pinned",
-    lockedRequirement: "{{subject}} requires pytorch {{requirement}}, but the lock installs pytorch {{torch}}",
-    noLibrary: "{{name}} {{version}} ships no library for CUDA {{cuda}}, the CUDA of torch {{torch}}",
-    wheelBuild: "{{subject}} is built for torch {{built}}, but torch {{torch}} is pinned"
-  },
+  messages: MESSAGES3,
   // `source` cites the record the finding rests on.
   helps: {
     companion: 'Each torch release has one matching {{name}} release, built against its C++ ABI; mixing them fails at import ("undefined symbol") or pulls another torch. torch {{torch}} pairs with {{name}} {{pairs}}. Source: {{source}}',
@@ -50150,25 +50152,26 @@ var WHY = {
   minor: `Within one CUDA major, builds for different minors run only under minor-version compatibility, which has a limited feature set (no PTX JIT of newer PTX); keep them in step. Source: ${MVC}`
 };
 var PIN_BUILD = " Pin the build you want with a local version label (e.g. ==X.Y.Z+cu121) and an index that serves it.";
+var MESSAGES4 = {
+  major: "{{subject}} is built for CUDA {{found}}, but {{target}} sets CUDA {{expected}}",
+  minor: "{{subject}} is built for CUDA {{found}}, but {{target}} sets CUDA {{expected}} (same major, different minor)",
+  implied: "{{subject}} installs the CUDA {{found}} build {{how}}, but {{target}} sets CUDA {{expected}}",
+  impliedRange: "every torch release {{subject}} admits has a CUDA {{found}} build on plain PyPI, but {{target}} sets CUDA {{expected}}",
+  index: "{{subject}} serves CUDA {{found}} builds, but {{target}} sets CUDA {{expected}}",
+  name: "{{subject}} is named for CUDA {{found}}, but {{target}} sets CUDA {{expected}}",
+  otherBuild: "{{subject}} is a CUDA {{found}} build on PyPI, but {{index}} may serve another build of it, so which is installed beside {{target}} (CUDA {{expected}}) is not determined",
+  system: "{{target}} is built for CUDA {{expected}}, but {{subject}} says the machines support only CUDA {{found}}: pixi cannot solve it",
+  metaPackage: "{{meta}} installs builds for CUDA {{found}} ({{others}}) beside those for CUDA {{expected}} ({{matching}}), which {{target}} sets",
+  condaSolve: "{{subject}} is a package of CUDA {{found}}, but {{target}} is one of CUDA {{expected}}: conda cannot solve the environment",
+  newestTorch: "{{subject}} installs the newest torch it admits, today {{newest}}, a CUDA {{found}} build on plain PyPI, but {{target}} sets CUDA {{expected}}",
+  newestToolkit: "{{subject}} installs the newest CUDA in NVIDIA's repository, today {{newest}}, but {{target}} sets CUDA {{expected}}"
+};
 var rule_default4 = defineRule({
   id: "cuda-mismatch",
   description: "Every CUDA build in an image, environment or requirements set targets the same CUDA version",
   defaultSeverity: "error",
   fix: "safe",
-  messages: {
-    major: "{{subject}} is built for CUDA {{found}}, but {{target}} sets CUDA {{expected}}",
-    minor: "{{subject}} is built for CUDA {{found}}, but {{target}} sets CUDA {{expected}} (same major, different minor)",
-    implied: "{{subject}} installs the CUDA {{found}} build {{how}}, but {{target}} sets CUDA {{expected}}",
-    impliedRange: "every torch release {{subject}} admits has a CUDA {{found}} build on plain PyPI, but {{target}} sets CUDA {{expected}}",
-    index: "{{subject}} serves CUDA {{found}} builds, but {{target}} sets CUDA {{expected}}",
-    name: "{{subject}} is named for CUDA {{found}}, but {{target}} sets CUDA {{expected}}",
-    otherBuild: "{{subject}} is a CUDA {{found}} build on PyPI, but {{index}} may serve another build of it, so which is installed beside {{target}} (CUDA {{expected}}) is not determined",
-    system: "{{target}} is built for CUDA {{expected}}, but {{subject}} says the machines support only CUDA {{found}}: pixi cannot solve it",
-    metaPackage: "{{meta}} installs builds for CUDA {{found}} ({{others}}) beside those for CUDA {{expected}} ({{matching}}), which {{target}} sets",
-    condaSolve: "{{subject}} is a package of CUDA {{found}}, but {{target}} is one of CUDA {{expected}}: conda cannot solve the environment",
-    newestTorch: "{{subject}} installs the newest torch it admits, today {{newest}}, a CUDA {{found}} build on plain PyPI, but {{target}} sets CUDA {{expected}}",
-    newestToolkit: "{{subject}} installs the newest CUDA in NVIDIA's repository, today {{newest}}, but {{target}} sets CUDA {{expected}}"
-  },
+  messages: MESSAGES4,
   // `evidence` cites the record a claim rests on; `copied` says a build comes from another stage; `why` is WHY's.
   helps: {
     major: `${WHY.major}{{evidence}}{{copied}}`,
@@ -50550,6 +50553,292 @@ var rule_default5 = defineRule({
   }
 });
 
+// rules/driver-floor/messages.ts
+var PER_POOL = "Per pool: {{reasons}}{{pinned}}";
+var HELPS = {
+  forwardCompat: `NVIDIA supports {{package}} on R{{branches}} drivers, and NVIDIA's images ship it, but only on data-center GPUs on Linux ("Forward Compatibility is applicable only for systems with: NVIDIA Data Center GPUs. Select NGC Server Ready SKUs of RTX cards. Jetson boards"). On other GPUs the container fails with CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE.{{fleetNote}} Sources: {{sources}}`,
+  release: 'CUDA {{cuda}} code needs at least the driver it was released with ({{needed}}, CUDA {{row}}): older drivers fail CUDA initialisation with "driver version is insufficient for CUDA runtime version". {{floor}} is needed only for later CUDA {{major}}.x releases.{{compatNote}} Sources: {{sources}}',
+  major: 'A driver older than {{floor}} runs no CUDA {{major}}.x code newer than its own release: CUDA initialisation fails with "driver version is insufficient for CUDA runtime version".{{compatNote}} Upgrade the fleet driver or stay on CUDA {{previous}}.x. Sources: {{sources}}',
+  noPool: PER_POOL,
+  somePools: PER_POOL,
+  pinned: PER_POOL,
+  poolsCompat: PER_POOL,
+  unmatched: "The pods cannot be scheduled on a node of the pools the baseline lists ({{labels}}), so either the fleet in the baseline is incomplete or the selector is wrong. Pools are matched by their labels, their GPUs (nvidia.com/gpu.product, nvidia.com/gpu.compute.*), their driver (nvidia.com/cuda.driver.*) and, for the GKE, EKS and AKS node-pool labels, their names.",
+  noDockerfile: "Without the Dockerfile, the image's CUDA is known only from its name{{says}}. Correct the path (it is read from the repository root). {{images}}",
+  refusedEverywhere: "Per pool: {{reasons}}{{pinned}}",
+  refused: `The NVIDIA Container Toolkit's legacy path (docker run --gpus, the nvidia runtime before toolkit 1.18, mode = "legacy") evaluates the image's NVIDIA_REQUIRE_CUDA on every GPU and refuses to start the container: "{{condition}}" (driver {{driver}} reports CUDA {{driverCuda}}; no brand term admits {{gpus}}). Use an image whose CUDA the driver supports, upgrade the driver, or start containers through CDI (which does not check it). Source: {{source}}`,
+  requireCudaBrand: "The container starts when any space-separated term holds; on the fleet's driver only terms that name a GPU brand do. Source: {{source}}",
+  requireCuda: "The NVIDIA container runtime starts a container only when one space-separated term of NVIDIA_REQUIRE_CUDA holds for the host; none does for {{driver}}. Lower the requirement or upgrade the fleet. Source: {{source}}",
+  driverInImage: `Containers use the host's kernel driver; the NVIDIA container toolkit mounts the matching user-space libraries at run time. Driver libraries baked into an image break with "Failed to initialize NVML: Driver/library version mismatch" whenever the host driver differs. Remove the package and let the toolkit inject the driver.`,
+  minor: "Driver {{fleet}} is a CUDA {{major}}.x driver, so CUDA {{cuda}} code runs under minor-version compatibility: PTX that is newer than the driver cannot be JIT-compiled, and APIs added after the driver's CUDA version fail with cudaErrorCallRequiresNewerDriver. Needed for everything: >= {{needed}} (CUDA {{row}}). Sources: {{sources}}"
+};
+var MESSAGES5 = {
+  major: "{{subject}} needs CUDA {{major}}.x, which needs NVIDIA driver >= {{floor}}; the fleet runs {{fleet}}",
+  release: "{{subject}} needs CUDA {{cuda}}, which needs NVIDIA driver >= {{needed}}; the fleet runs {{fleet}}",
+  forwardCompat: "{{subject}} needs CUDA {{cuda}}; on the fleet's {{fleet}} it runs only through forward compatibility ({{package}} in the image, data-center GPUs only)",
+  minor: "{{subject}} targets CUDA {{cuda}}, whose full feature set needs driver >= {{needed}}; the fleet runs {{fleet}}, so it runs only under minor-version compatibility",
+  requireCuda: "NVIDIA_REQUIRE_CUDA ({{value}}) accepts no driver the fleet runs ({{fleet}}): the container runtime will refuse to start",
+  requireCudaBrand: "NVIDIA_REQUIRE_CUDA ({{value}}) accepts the fleet's {{fleet}} only on {{brands}} GPUs",
+  driverInImage: "{{name}} installs NVIDIA driver {{branch}} libraries into the image; they must match the host kernel driver{{fleetNote}}",
+  noPool: "{{subject}} needs CUDA {{cuda}}, which no pool of the fleet can run: {{fails}}",
+  refused: "{{subject}}: the NVIDIA Container Toolkit refuses to start it on driver {{driver}} ({{condition}})",
+  refusedEverywhere: "{{subject}}: the NVIDIA Container Toolkit refuses to start it on every pool it may run on, {{pools}} ({{condition}})",
+  somePools: "{{subject}} needs CUDA {{cuda}}: it runs on {{runs}}, not on {{fails}}",
+  poolsCompat: "{{subject}} targets CUDA {{cuda}}: {{how}}",
+  pinned: "{{subject}} needs CUDA {{cuda}}, which no pool it is scheduled on can run: {{fails}}",
+  unmatched: "{{workload}} container {{container}}: {{why}}, so it is judged on every pool",
+  noDockerfile: "{{workload}} container {{container}}: {{path}}, named as the Dockerfile of {{image}}, is not in the repository"
+};
+
+// rules/driver-floor/claim.ts
+function withOrigin(claim2, report) {
+  if (!claim2.origin) return report;
+  return (draft) => report({ ...draft, related: [...draft.related ?? [], ...originRelated(claim2)] });
+}
+var MVC2 = "https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html";
+var FORWARD = "https://docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html";
+function compatImage(unit, kb) {
+  return unit.claims.some(
+    (claim2) => claim2.kind === "image" && claim2.image !== void 0 && (kb.isNvidiaCuda(claim2.image.registry, claim2.image.repository) || claim2.image.registry === "nvcr.io" && claim2.image.repository.startsWith("nvidia/"))
+  );
+}
+function checkClaim(claim2, { driver: fleet, compat, forward }, kb, report) {
+  const forwardCompat = forward.allowed;
+  const major = cudaMajor(claim2.cuda);
+  const floor = kb.driverFloor(major);
+  if (!floor) return false;
+  const cuda = claimCuda(claim2);
+  const need = claim2.precision === "minor" ? kb.minDriver(claim2.cuda) : void 0;
+  if (need && compareDotted(fleet, need.linux) >= 0) return false;
+  const unverified = isUnverified(floor) || isUnverified(claim2.record) || isUnverified(need?.row);
+  const majorUnverified = isUnverified(floor) || isUnverified(claim2.record) && !majorCertain(claim2, major, kb);
+  if (claim2.precision !== "minor" && compareDotted(fleet, floor.linux) >= 0) return false;
+  if (compareDotted(fleet, floor.linux) < 0) {
+    const lowest = kb.lowestDriver(major);
+    if (claim2.precision !== "minor" && lowest?.linux && compareDotted(fleet, lowest.linux) >= 0) return false;
+    const pkg = kb.forwardCompat(cuda);
+    const branch = branchOf(fleet);
+    if (compat && forwardCompat !== false && pkg && pkg.compatibleBranches.includes(branch)) {
+      report({
+        messageId: "forwardCompat",
+        data: {
+          subject: claim2.subject,
+          cuda,
+          fleet,
+          package: pkg.package,
+          branches: pkg.compatibleBranches.filter((b) => b < branchOf(floor.linux)).join(", R"),
+          fleetNote: forwardCompat ? forward.reason ? ` Here ${forward.reason}.` : "" : ` ${forward.reason ? `Here ${forward.reason}; say` : "Say"} which fleet this is with gpus: [...] or driver.forwardCompat: true (data-center) or false in the baseline.`,
+          sources: `${imageSource(claim2)}${cite(pkg)}; ${FORWARD}`
+        },
+        file: claim2.file,
+        span: claim2.span,
+        severity: forwardCompat ? "notice" : "warning",
+        unverified: unverified || isUnverified(pkg)
+      });
+      return true;
+    }
+    const compatNote = compat ? forwardCompat === false && pkg?.compatibleBranches.includes(branch) ? ` Forward compatibility (${pkg.package}) covers R${branch} only on data-center GPUs: ${forward.reason ?? "the baseline says this fleet has none (driver.forwardCompat: false)"}.` : ` Forward compatibility (cuda-compat) does not cover R${branch}${forwardCompat === false ? " on this fleet" : ""}.` : "";
+    if (need && compareDotted(need.linux, floor.linux) < 0) {
+      report({
+        messageId: "release",
+        data: {
+          subject: claim2.subject,
+          cuda,
+          needed: need.linux,
+          fleet,
+          row: rowLabel(need),
+          floor: floor.linux,
+          major,
+          compatNote,
+          sources: `${imageSource(claim2)}${cite(need.row)}; ${MVC2}`
+        },
+        file: claim2.file,
+        span: claim2.span,
+        unverified
+      });
+      return true;
+    }
+    report({
+      messageId: "major",
+      data: {
+        subject: claim2.subject,
+        major,
+        floor: floor.linux,
+        fleet,
+        compatNote,
+        previous: major - 1,
+        sources: `${imageSource(claim2)}${cite(floor)}; ${MVC2}`
+      },
+      file: claim2.file,
+      span: claim2.span,
+      unverified: majorUnverified
+    });
+    return true;
+  }
+  if (!need) return false;
+  report({
+    messageId: "minor",
+    data: {
+      subject: claim2.subject,
+      cuda,
+      needed: need.linux,
+      fleet,
+      major,
+      row: rowLabel(need),
+      sources: `${imageSource(claim2)}${cite(need.row)}; ${MVC2}`
+    },
+    file: claim2.file,
+    span: claim2.span,
+    severity: "warning",
+    unverified
+  });
+  return true;
+}
+function majorCertain(claim2, major, kb) {
+  const image = claim2.image;
+  if (claim2.kind !== "image" || image?.registry !== "nvcr.io" || !image.tag) return false;
+  return kb.ngcMajorAtLeast(image.repository, image.tag, major);
+}
+function imageSource(claim2) {
+  if (claim2.kind !== "image" || !claim2.image) return "";
+  if (!claim2.record && claim2.image.registry !== "nvcr.io") return "";
+  return claim2.record ? `${claim2.subject} is CUDA ${claim2.cuda}: ${cite(claim2.record)}; ` : `${claim2.subject} names CUDA ${claim2.cuda} in its tag; `;
+}
+function rowLabel(need) {
+  return `${need.row.label}${need.exactRow ? "" : ", nearest published row"}`;
+}
+function eachClaim(units, kb, check3) {
+  const done = /* @__PURE__ */ new Set();
+  for (const unit of units) {
+    const claims = unit.container?.claims ?? unit.claims;
+    const compat = compatImage({ claims }, kb);
+    for (const claim2 of claims) {
+      if (claim2.kind === "implied" && claim2.index) continue;
+      const key = `${claim2.file.path}#${claimCuda(claim2)}${unit.container ? `#${unit.container.fact.span.start}` : ""}`;
+      if (!done.has(key) && check3(claim2, compat, unit)) done.add(key);
+    }
+  }
+}
+function collect(check3) {
+  const drafts = [];
+  check3((draft) => drafts.push(draft));
+  return drafts;
+}
+function branchOf(driver) {
+  return Number.parseInt(driver, 10);
+}
+
+// rules/driver-floor/forward-compat.ts
+function poolForwardCompat(pool, stated, kb) {
+  if (pool.class === "data-center" || pool.class === "jetson")
+    return { allowed: true, reason: `pool ${pool.name} is ${pool.class} GPUs` };
+  if (pool.class === "geforce")
+    return {
+      allowed: false,
+      reason: `pool ${pool.name} is GeForce GPUs, on which cuda-compat fails with CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE (804)`
+    };
+  if (pool.class === "workstation" && stated !== true)
+    return {
+      allowed: false,
+      reason: `pool ${pool.name} is workstation GPUs: only select NGC-Server-Ready RTX SKUs support cuda-compat (if these are, set driver.forwardCompat: true)`
+    };
+  return fleetForwardCompat(stated, pool.gpus, kb);
+}
+function fleetForwardCompat(stated, gpus, kb) {
+  const placed = gpus.map((name) => ({ name, line: kb.gpu(name)?.class }));
+  const geforce = placed.find((gpu) => gpu.line === "geforce");
+  if (geforce)
+    return {
+      allowed: false,
+      reason: `the fleet's ${geforce.name} is a GeForce GPU, on which cuda-compat fails with CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE (804)`
+    };
+  const workstation = placed.find((gpu) => gpu.line === "workstation");
+  if (workstation && stated !== true)
+    return {
+      allowed: false,
+      reason: `the fleet's ${workstation.name} is a workstation GPU: only select NGC-Server-Ready RTX SKUs support cuda-compat (if these are, set driver.forwardCompat: true)`
+    };
+  if (stated !== void 0) return { allowed: stated };
+  if (placed.length > 0 && placed.every((gpu) => gpu.line === "data-center" || gpu.line === "jetson"))
+    return { allowed: true, reason: `the fleet's GPUs (${gpus.join(", ")}) are data-center or Jetson GPUs` };
+  const unknown3 = placed.find((gpu) => !gpu.line);
+  return {
+    allowed: void 0,
+    ...unknown3 ? { reason: `the knowledge base does not know which product line ${unknown3.name} is` } : {}
+  };
+}
+
+// rules/driver-floor/require-cuda.ts
+var REQUIRE = "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/docker-specialized.html";
+function evaluateTerm(term, fleet, kb) {
+  const brands = [];
+  for (const constraint of term.split(",")) {
+    const match = /^(cuda|driver|brand|arch)\s*(>=|<=|==|=|<|>)\s*(\S+)$/.exec(constraint.trim());
+    if (!match) continue;
+    const [, key, op, value] = match;
+    if (key === "brand") {
+      brands.push(value);
+      continue;
+    }
+    if (key === "arch") continue;
+    const driver = key === "cuda" ? kb.minDriver(value)?.linux : value;
+    if (!driver) continue;
+    const order = compareDotted(fleet, driver);
+    const holds3 = key === "cuda" ? op === ">=" ? order >= 0 : op === ">" ? order > 0 : true : op === ">=" ? order >= 0 : op === ">" ? order > 0 : op === "<" ? compareDotted(fleet, value) < 0 : op === "<=" ? compareDotted(fleet, value) <= 0 : compareDotted(fleet, value) === 0;
+    if (!holds3) return "no";
+  }
+  return brands.length ? { brands } : "yes";
+}
+function checkRequireCuda(file2, fleet, kb, report) {
+  if (file2.env.some((env) => env.key === "NVIDIA_DISABLE_REQUIRE" && /^(1|true)$/i.test(env.value))) return;
+  for (const env of file2.env) {
+    if (env.key !== "NVIDIA_REQUIRE_CUDA" || env.value.trim() === "") continue;
+    const verdicts2 = env.value.trim().split(/\s+/).map((term) => evaluateTerm(term, fleet, kb));
+    if (verdicts2.includes("yes")) continue;
+    const branded = verdicts2.filter((verdict) => typeof verdict === "object");
+    const value = env.value.trim().length > 80 ? `${env.value.trim().slice(0, 77)}\u2026` : env.value.trim();
+    if (branded.length) {
+      report({
+        messageId: "requireCudaBrand",
+        data: {
+          value,
+          fleet,
+          brands: [...new Set(branded.flatMap((verdict) => verdict.brands))].join(", "),
+          source: REQUIRE
+        },
+        file: file2,
+        span: env.span,
+        severity: "warning"
+      });
+      continue;
+    }
+    report({
+      messageId: "requireCuda",
+      // `driver` stays the driver judged when a pool check names every pool in `fleet`.
+      data: { value, fleet, driver: fleet, source: REQUIRE },
+      file: file2,
+      span: env.span
+    });
+  }
+}
+function checkDriverPackages(file2, fleet, report) {
+  for (const pkg of file2.packages) {
+    const branch = pkg.ecosystem === "apt" ? /^(?:nvidia-(?:driver|dkms|utils|compute-utils)|libnvidia-compute)-(\d{3})(?:-server|-open)?$/.exec(
+      pkg.name
+    )?.[1] : void 0;
+    if (!branch) continue;
+    const fleetBranch = fleet?.split(".")[0];
+    const mismatch = fleetBranch !== void 0 && fleetBranch !== branch;
+    report({
+      messageId: "driverInImage",
+      data: { name: pkg.rawName, branch, fleetNote: fleet ? ` (the fleet runs ${fleet})` : "" },
+      file: file2,
+      span: pkg.span,
+      severity: mismatch ? "error" : "warning"
+    });
+  }
+}
+
 // src/analysis/placement.ts
 var POOL_NAME_LABELS = /* @__PURE__ */ new Set([
   "cloud.google.com/gke-nodepool",
@@ -50842,98 +51131,7 @@ function startOn(pool, requirements3, kb) {
   return legacyStart(read.requirements, host);
 }
 
-// rules/driver-floor/rule.ts
-var PER_POOL = "Per pool: {{reasons}}{{pinned}}";
-var HELPS = {
-  forwardCompat: `NVIDIA supports {{package}} on R{{branches}} drivers, and NVIDIA's images ship it, but only on data-center GPUs on Linux ("Forward Compatibility is applicable only for systems with: NVIDIA Data Center GPUs. Select NGC Server Ready SKUs of RTX cards. Jetson boards"). On other GPUs the container fails with CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE.{{fleetNote}} Sources: {{sources}}`,
-  release: 'CUDA {{cuda}} code needs at least the driver it was released with ({{needed}}, CUDA {{row}}): older drivers fail CUDA initialisation with "driver version is insufficient for CUDA runtime version". {{floor}} is needed only for later CUDA {{major}}.x releases.{{compatNote}} Sources: {{sources}}',
-  major: 'A driver older than {{floor}} runs no CUDA {{major}}.x code newer than its own release: CUDA initialisation fails with "driver version is insufficient for CUDA runtime version".{{compatNote}} Upgrade the fleet driver or stay on CUDA {{previous}}.x. Sources: {{sources}}',
-  noPool: PER_POOL,
-  somePools: PER_POOL,
-  pinned: PER_POOL,
-  poolsCompat: PER_POOL,
-  unmatched: "The pods cannot be scheduled on a node of the pools the baseline lists ({{labels}}), so either the fleet in the baseline is incomplete or the selector is wrong. Pools are matched by their labels, their GPUs (nvidia.com/gpu.product, nvidia.com/gpu.compute.*), their driver (nvidia.com/cuda.driver.*) and, for the GKE, EKS and AKS node-pool labels, their names.",
-  noDockerfile: "Without the Dockerfile, the image's CUDA is known only from its name{{says}}. Correct the path (it is read from the repository root). {{images}}",
-  refusedEverywhere: "Per pool: {{reasons}}{{pinned}}",
-  refused: `The NVIDIA Container Toolkit's legacy path (docker run --gpus, the nvidia runtime before toolkit 1.18, mode = "legacy") evaluates the image's NVIDIA_REQUIRE_CUDA on every GPU and refuses to start the container: "{{condition}}" (driver {{driver}} reports CUDA {{driverCuda}}; no brand term admits {{gpus}}). Use an image whose CUDA the driver supports, upgrade the driver, or start containers through CDI (which does not check it). Source: {{source}}`,
-  requireCudaBrand: "The container starts when any space-separated term holds; on the fleet's driver only terms that name a GPU brand do. Source: {{source}}",
-  requireCuda: "The NVIDIA container runtime starts a container only when one space-separated term of NVIDIA_REQUIRE_CUDA holds for the host; none does for {{driver}}. Lower the requirement or upgrade the fleet. Source: {{source}}",
-  driverInImage: `Containers use the host's kernel driver; the NVIDIA container toolkit mounts the matching user-space libraries at run time. Driver libraries baked into an image break with "Failed to initialize NVML: Driver/library version mismatch" whenever the host driver differs. Remove the package and let the toolkit inject the driver.`,
-  minor: "Driver {{fleet}} is a CUDA {{major}}.x driver, so CUDA {{cuda}} code runs under minor-version compatibility: PTX that is newer than the driver cannot be JIT-compiled, and APIs added after the driver's CUDA version fail with cudaErrorCallRequiresNewerDriver. Needed for everything: >= {{needed}} (CUDA {{row}}). Sources: {{sources}}"
-};
-var rule_default6 = defineRule({
-  id: "driver-floor",
-  description: "What images and wheels need from the NVIDIA driver is within what the fleet runs",
-  defaultSeverity: "error",
-  fix: "none",
-  messages: {
-    major: "{{subject}} needs CUDA {{major}}.x, which needs NVIDIA driver >= {{floor}}; the fleet runs {{fleet}}",
-    release: "{{subject}} needs CUDA {{cuda}}, which needs NVIDIA driver >= {{needed}}; the fleet runs {{fleet}}",
-    forwardCompat: "{{subject}} needs CUDA {{cuda}}; on the fleet's {{fleet}} it runs only through forward compatibility ({{package}} in the image, data-center GPUs only)",
-    minor: "{{subject}} targets CUDA {{cuda}}, whose full feature set needs driver >= {{needed}}; the fleet runs {{fleet}}, so it runs only under minor-version compatibility",
-    requireCuda: "NVIDIA_REQUIRE_CUDA ({{value}}) accepts no driver the fleet runs ({{fleet}}): the container runtime will refuse to start",
-    requireCudaBrand: "NVIDIA_REQUIRE_CUDA ({{value}}) accepts the fleet's {{fleet}} only on {{brands}} GPUs",
-    driverInImage: "{{name}} installs NVIDIA driver {{branch}} libraries into the image; they must match the host kernel driver{{fleetNote}}",
-    noPool: "{{subject}} needs CUDA {{cuda}}, which no pool of the fleet can run: {{fails}}",
-    refused: "{{subject}}: the NVIDIA Container Toolkit refuses to start it on driver {{driver}} ({{condition}})",
-    refusedEverywhere: "{{subject}}: the NVIDIA Container Toolkit refuses to start it on every pool it may run on, {{pools}} ({{condition}})",
-    somePools: "{{subject}} needs CUDA {{cuda}}: it runs on {{runs}}, not on {{fails}}",
-    poolsCompat: "{{subject}} targets CUDA {{cuda}}: {{how}}",
-    pinned: "{{subject}} needs CUDA {{cuda}}, which no pool it is scheduled on can run: {{fails}}",
-    unmatched: "{{workload}} container {{container}}: {{why}}, so it is judged on every pool",
-    noDockerfile: "{{workload}} container {{container}}: {{path}}, named as the Dockerfile of {{image}}, is not in the repository"
-  },
-  helps: HELPS,
-  check({ units, files, kb, baseline, report, verdict }) {
-    if (baseline.pools.length > 0) {
-      checkPools(
-        { units, files, kb, report, verdict },
-        { pools: baseline.pools, stated: baseline.driver.forwardCompat }
-      );
-      checkContainers(units, report);
-      return;
-    }
-    const fleet = baseline.driver.minimum;
-    for (const file2 of files) checkDriverPackages(file2, fleet, report);
-    if (!fleet) return;
-    const forward = fleetForwardCompat(baseline.driver.forwardCompat, baseline.gpus, kb);
-    eachClaim(
-      units,
-      kb,
-      (claim2, compat) => checkClaim(claim2, { driver: fleet, compat, forward }, kb, withOrigin(claim2, report))
-    );
-    for (const file2 of files) checkRequireCuda(file2, fleet, kb, report);
-    checkContainers(units, report);
-  }
-});
-var IMAGES_HELP = 'Name the Dockerfile that builds it: `images: { "<image name>": "<path to Dockerfile>" }` in the baseline, or the annotation `cuda-gatekeeper.io/dockerfile: <path>` on the workload or its pod template.';
-function checkContainers(units, report) {
-  for (const unit of units) {
-    const container = unit.container;
-    if (!container) continue;
-    const { fact } = container;
-    const base = { workload: fact.workload, container: fact.name, image: fact.image.reference };
-    if (container.missing) {
-      report({
-        messageId: "noDockerfile",
-        data: {
-          ...base,
-          path: container.missing,
-          says: container.claims.length ? "" : ", which says none",
-          images: IMAGES_HELP
-        },
-        file: unit.root,
-        span: fact.dockerfile.span,
-        severity: "warning"
-      });
-    }
-  }
-}
-function withOrigin(claim2, report) {
-  if (!claim2.origin) return report;
-  return (draft) => report({ ...draft, related: [...draft.related ?? [], ...originRelated(claim2)] });
-}
-var MVC2 = "https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html";
+// rules/driver-floor/pools.ts
 var TOOLKIT = "libnvidia-container src/cli/dsl.c and configure.c; NVIDIA/nvidia-container-toolkit#1470 (CDI modes do not check NVIDIA_REQUIRE_*)";
 function refusedDraft(claim2, pool, condition, requirements3, kb) {
   return {
@@ -50950,127 +51148,20 @@ function refusedDraft(claim2, pool, condition, requirements3, kb) {
     span: claim2.span
   };
 }
-var FORWARD = "https://docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html";
-var REQUIRE = "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/docker-specialized.html";
-function compatImage(unit, kb) {
-  return unit.claims.some(
-    (claim2) => claim2.kind === "image" && claim2.image !== void 0 && (kb.isNvidiaCuda(claim2.image.registry, claim2.image.repository) || claim2.image.registry === "nvcr.io" && claim2.image.repository.startsWith("nvidia/"))
-  );
-}
-function checkClaim(claim2, { driver: fleet, compat, forward }, kb, report) {
-  const forwardCompat = forward.allowed;
-  const major = cudaMajor(claim2.cuda);
-  const floor = kb.driverFloor(major);
-  if (!floor) return false;
-  const cuda = claimCuda(claim2);
-  const need = claim2.precision === "minor" ? kb.minDriver(claim2.cuda) : void 0;
-  if (need && compareDotted(fleet, need.linux) >= 0) return false;
-  const unverified = isUnverified(floor) || isUnverified(claim2.record) || isUnverified(need?.row);
-  const majorUnverified = isUnverified(floor) || isUnverified(claim2.record) && !majorCertain(claim2, major, kb);
-  if (claim2.precision !== "minor" && compareDotted(fleet, floor.linux) >= 0) return false;
-  if (compareDotted(fleet, floor.linux) < 0) {
-    const lowest = kb.lowestDriver(major);
-    if (claim2.precision !== "minor" && lowest?.linux && compareDotted(fleet, lowest.linux) >= 0) return false;
-    const pkg = kb.forwardCompat(cuda);
-    const branch = branchOf(fleet);
-    if (compat && forwardCompat !== false && pkg && pkg.compatibleBranches.includes(branch)) {
-      report({
-        messageId: "forwardCompat",
-        data: {
-          subject: claim2.subject,
-          cuda,
-          fleet,
-          package: pkg.package,
-          branches: pkg.compatibleBranches.filter((b) => b < branchOf(floor.linux)).join(", R"),
-          fleetNote: forwardCompat ? forward.reason ? ` Here ${forward.reason}.` : "" : ` ${forward.reason ? `Here ${forward.reason}; say` : "Say"} which fleet this is with gpus: [...] or driver.forwardCompat: true (data-center) or false in the baseline.`,
-          sources: `${imageSource(claim2)}${cite(pkg)}; ${FORWARD}`
-        },
-        file: claim2.file,
-        span: claim2.span,
-        severity: forwardCompat ? "notice" : "warning",
-        unverified: unverified || isUnverified(pkg)
-      });
-      return true;
-    }
-    const compatNote = compat ? forwardCompat === false && pkg?.compatibleBranches.includes(branch) ? ` Forward compatibility (${pkg.package}) covers R${branch} only on data-center GPUs: ${forward.reason ?? "the baseline says this fleet has none (driver.forwardCompat: false)"}.` : ` Forward compatibility (cuda-compat) does not cover R${branch}${forwardCompat === false ? " on this fleet" : ""}.` : "";
-    if (need && compareDotted(need.linux, floor.linux) < 0) {
-      report({
-        messageId: "release",
-        data: {
-          subject: claim2.subject,
-          cuda,
-          needed: need.linux,
-          fleet,
-          row: rowLabel(need),
-          floor: floor.linux,
-          major,
-          compatNote,
-          sources: `${imageSource(claim2)}${cite(need.row)}; ${MVC2}`
-        },
-        file: claim2.file,
-        span: claim2.span,
-        unverified
-      });
-      return true;
-    }
-    report({
-      messageId: "major",
-      data: {
-        subject: claim2.subject,
-        major,
-        floor: floor.linux,
-        fleet,
-        compatNote,
-        previous: major - 1,
-        sources: `${imageSource(claim2)}${cite(floor)}; ${MVC2}`
-      },
-      file: claim2.file,
-      span: claim2.span,
-      unverified: majorUnverified
-    });
-    return true;
-  }
-  if (!need) return false;
-  report({
-    messageId: "minor",
-    data: {
-      subject: claim2.subject,
-      cuda,
-      needed: need.linux,
-      fleet,
-      major,
-      row: rowLabel(need),
-      sources: `${imageSource(claim2)}${cite(need.row)}; ${MVC2}`
-    },
-    file: claim2.file,
-    span: claim2.span,
-    severity: "warning",
-    unverified
-  });
-  return true;
-}
-function majorCertain(claim2, major, kb) {
-  const image = claim2.image;
-  if (claim2.kind !== "image" || image?.registry !== "nvcr.io" || !image.tag) return false;
-  return kb.ngcMajorAtLeast(image.repository, image.tag, major);
-}
-function imageSource(claim2) {
-  if (claim2.kind !== "image" || !claim2.image) return "";
-  if (!claim2.record && claim2.image.registry !== "nvcr.io") return "";
-  return claim2.record ? `${claim2.subject} is CUDA ${claim2.cuda}: ${cite(claim2.record)}; ` : `${claim2.subject} names CUDA ${claim2.cuda} in its tag; `;
-}
-function rowLabel(need) {
-  return `${need.row.label}${need.exactRow ? "" : ", nearest published row"}`;
-}
 function checkPools({ units, files, kb, report, verdict }, fleet) {
   const { pools, stated } = fleet;
   for (const file2 of files) {
-    const probes = pools.map((pool) => collect((probe) => checkDriverPackages(file2, pool.driver, probe)));
-    for (const [i, draft] of (probes[0] ?? []).entries()) {
-      const matches3 = probes.some((drafts) => drafts[i]?.severity !== "error");
+    const byPlace = /* @__PURE__ */ new Map();
+    for (const pool of pools)
+      for (const draft of collect((probe) => checkDriverPackages(file2, pool.driver, probe))) {
+        const entry = byPlace.get(draft.span.start) ?? { draft, erring: /* @__PURE__ */ new Set() };
+        if (draft.severity === "error") entry.erring.add(pool.name);
+        byPlace.set(draft.span.start, entry);
+      }
+    for (const { draft, erring } of byPlace.values()) {
       report({
         ...draft,
-        severity: matches3 ? "warning" : "error",
+        severity: erring.size === pools.length ? "error" : "warning",
         data: {
           ...draft.data,
           fleetNote: ` (the pools run ${pools.map((pool) => `${pool.name} ${pool.driver}`).join(", ")})`
@@ -51215,18 +51306,6 @@ function checkPools({ units, files, kb, report, verdict }, fleet) {
     return true;
   });
 }
-function eachClaim(units, kb, check3) {
-  const done = /* @__PURE__ */ new Set();
-  for (const unit of units) {
-    const claims = unit.container?.claims ?? unit.claims;
-    const compat = compatImage({ claims }, kb);
-    for (const claim2 of claims) {
-      if (claim2.kind === "implied" && claim2.index) continue;
-      const key = `${claim2.file.path}#${claimCuda(claim2)}${unit.container ? `#${unit.container.fact.span.start}` : ""}`;
-      if (!done.has(key) && check3(claim2, compat, unit)) done.add(key);
-    }
-  }
-}
 function tierReason(claim2, verdict) {
   const data = verdict.draft.data ?? {};
   const cuda = claimCuda(claim2);
@@ -51254,118 +51333,58 @@ function labelsOf(pool) {
   const labels = Object.entries(pool.labels).map(([key, value]) => `${key}=${value}`);
   return [...labels, ...pool.gpus.length ? [`GPUs ${pool.gpus.join(", ")}`] : [], `driver ${pool.driver}`].join(", ");
 }
-function collect(check3) {
-  const drafts = [];
-  check3((draft) => drafts.push(draft));
-  return drafts;
-}
-function poolForwardCompat(pool, stated, kb) {
-  if (pool.class === "data-center" || pool.class === "jetson")
-    return { allowed: true, reason: `pool ${pool.name} is ${pool.class} GPUs` };
-  if (pool.class === "geforce")
-    return {
-      allowed: false,
-      reason: `pool ${pool.name} is GeForce GPUs, on which cuda-compat fails with CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE (804)`
-    };
-  if (pool.class === "workstation" && stated !== true)
-    return {
-      allowed: false,
-      reason: `pool ${pool.name} is workstation GPUs: only select NGC-Server-Ready RTX SKUs support cuda-compat (if these are, set driver.forwardCompat: true)`
-    };
-  return fleetForwardCompat(stated, pool.gpus, kb);
-}
-function fleetForwardCompat(stated, gpus, kb) {
-  const placed = gpus.map((name) => ({ name, line: kb.gpu(name)?.class }));
-  const geforce = placed.find((gpu) => gpu.line === "geforce");
-  if (geforce)
-    return {
-      allowed: false,
-      reason: `the fleet's ${geforce.name} is a GeForce GPU, on which cuda-compat fails with CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE (804)`
-    };
-  const workstation = placed.find((gpu) => gpu.line === "workstation");
-  if (workstation && stated !== true)
-    return {
-      allowed: false,
-      reason: `the fleet's ${workstation.name} is a workstation GPU: only select NGC-Server-Ready RTX SKUs support cuda-compat (if these are, set driver.forwardCompat: true)`
-    };
-  if (stated !== void 0) return { allowed: stated };
-  if (placed.length > 0 && placed.every((gpu) => gpu.line === "data-center" || gpu.line === "jetson"))
-    return { allowed: true, reason: `the fleet's GPUs (${gpus.join(", ")}) are data-center or Jetson GPUs` };
-  const unknown3 = placed.find((gpu) => !gpu.line);
-  return {
-    allowed: void 0,
-    ...unknown3 ? { reason: `the knowledge base does not know which product line ${unknown3.name} is` } : {}
-  };
-}
-function branchOf(driver) {
-  return Number.parseInt(driver, 10);
-}
-function evaluateTerm(term, fleet, kb) {
-  const brands = [];
-  for (const constraint of term.split(",")) {
-    const match = /^(cuda|driver|brand|arch)\s*(>=|<=|==|=|<|>)\s*(\S+)$/.exec(constraint.trim());
-    if (!match) continue;
-    const [, key, op, value] = match;
-    if (key === "brand") {
-      brands.push(value);
-      continue;
+
+// rules/driver-floor/rule.ts
+var rule_default6 = defineRule({
+  id: "driver-floor",
+  description: "What images and wheels need from the NVIDIA driver is within what the fleet runs",
+  defaultSeverity: "error",
+  fix: "none",
+  messages: MESSAGES5,
+  helps: HELPS,
+  check({ units, files, kb, baseline, report, verdict }) {
+    if (baseline.pools.length > 0) {
+      checkPools(
+        { units, files, kb, report, verdict },
+        { pools: baseline.pools, stated: baseline.driver.forwardCompat }
+      );
+      checkContainers(units, report);
+      return;
     }
-    if (key === "arch") continue;
-    const driver = key === "cuda" ? kb.minDriver(value)?.linux : value;
-    if (!driver) continue;
-    const order = compareDotted(fleet, driver);
-    const holds3 = key === "cuda" ? op === ">=" ? order >= 0 : op === ">" ? order > 0 : true : op === ">=" ? order >= 0 : op === ">" ? order > 0 : op === "<" ? compareDotted(fleet, value) < 0 : op === "<=" ? compareDotted(fleet, value) <= 0 : compareDotted(fleet, value) === 0;
-    if (!holds3) return "no";
+    const fleet = baseline.driver.minimum;
+    for (const file2 of files) checkDriverPackages(file2, fleet, report);
+    if (!fleet) return;
+    const forward = fleetForwardCompat(baseline.driver.forwardCompat, baseline.gpus, kb);
+    eachClaim(
+      units,
+      kb,
+      (claim2, compat) => checkClaim(claim2, { driver: fleet, compat, forward }, kb, withOrigin(claim2, report))
+    );
+    for (const file2 of files) checkRequireCuda(file2, fleet, kb, report);
+    checkContainers(units, report);
   }
-  return brands.length ? { brands } : "yes";
-}
-function checkRequireCuda(file2, fleet, kb, report) {
-  if (file2.env.some((env) => env.key === "NVIDIA_DISABLE_REQUIRE" && /^(1|true)$/i.test(env.value))) return;
-  for (const env of file2.env) {
-    if (env.key !== "NVIDIA_REQUIRE_CUDA" || env.value.trim() === "") continue;
-    const verdicts2 = env.value.trim().split(/\s+/).map((term) => evaluateTerm(term, fleet, kb));
-    if (verdicts2.includes("yes")) continue;
-    const branded = verdicts2.filter((verdict) => typeof verdict === "object");
-    const value = env.value.trim().length > 80 ? `${env.value.trim().slice(0, 77)}\u2026` : env.value.trim();
-    if (branded.length) {
+});
+var IMAGES_HELP = 'Name the Dockerfile that builds it: `images: { "<image name>": "<path to Dockerfile>" }` in the baseline, or the annotation `cuda-gatekeeper.io/dockerfile: <path>` on the workload or its pod template.';
+function checkContainers(units, report) {
+  for (const unit of units) {
+    const container = unit.container;
+    if (!container) continue;
+    const { fact } = container;
+    const base = { workload: fact.workload, container: fact.name, image: fact.image.reference };
+    if (container.missing) {
       report({
-        messageId: "requireCudaBrand",
+        messageId: "noDockerfile",
         data: {
-          value,
-          fleet,
-          brands: [...new Set(branded.flatMap((verdict) => verdict.brands))].join(", "),
-          source: REQUIRE
+          ...base,
+          path: container.missing,
+          says: container.claims.length ? "" : ", which says none",
+          images: IMAGES_HELP
         },
-        file: file2,
-        span: env.span,
+        file: unit.root,
+        span: fact.dockerfile.span,
         severity: "warning"
       });
-      continue;
     }
-    report({
-      messageId: "requireCuda",
-      // `driver` stays the driver judged when a pool check names every pool in `fleet`.
-      data: { value, fleet, driver: fleet, source: REQUIRE },
-      file: file2,
-      span: env.span
-    });
-  }
-}
-function checkDriverPackages(file2, fleet, report) {
-  for (const pkg of file2.packages) {
-    const branch = pkg.ecosystem === "apt" ? /^(?:nvidia-(?:driver|dkms|utils|compute-utils)|libnvidia-compute)-(\d{3})(?:-server|-open)?$/.exec(
-      pkg.name
-    )?.[1] : void 0;
-    if (!branch) continue;
-    const fleetBranch = fleet?.split(".")[0];
-    const mismatch = fleetBranch !== void 0 && fleetBranch !== branch;
-    report({
-      messageId: "driverInImage",
-      data: { name: pkg.rawName, branch, fleetNote: fleet ? ` (the fleet runs ${fleet})` : "" },
-      file: file2,
-      span: pkg.span,
-      severity: mismatch ? "error" : "warning"
-    });
   }
 }
 
@@ -51625,18 +51644,19 @@ var HELPS2 = {
   noKernels: 'torch raises "no kernel image is available for execution on the device" on this GPU. Use a build that includes sm_{{sm}} (compute capability {{cc}} needs CUDA >= {{minCuda}}). Sources: {{sources}}',
   archList: 'Extensions built with this list carry no kernels for compute capability {{cc}} and fail with "no kernel image is available". Source: {{source}}'
 };
+var MESSAGES6 = {
+  tooOld: "{{subject}} uses CUDA {{cuda}}, but {{gpu}} (compute capability {{cc}}) needs CUDA >= {{minCuda}}",
+  dropped: "{{subject}} uses CUDA {{cuda}}, which no longer supports {{gpu}} (compute capability {{cc}}); the last CUDA for it is {{last}}.x",
+  noKernels: "{{subject}} has no kernels for {{gpu}} (sm_{{sm}}): it is compiled for {{archs}}",
+  archList: 'TORCH_CUDA_ARCH_LIST "{{value}}" does not cover {{gpu}} (compute capability {{cc}})',
+  gpuDriver: "{{gpu}} needs NVIDIA driver >= {{needed}}, but the baseline's fleet driver is {{fleet}}"
+};
 var rule_default8 = defineRule({
   id: "gpu-arch",
   description: "The fleet's GPUs are supported by the CUDA version and by the compiled architectures of the torch build",
   defaultSeverity: "error",
   fix: "safe",
-  messages: {
-    tooOld: "{{subject}} uses CUDA {{cuda}}, but {{gpu}} (compute capability {{cc}}) needs CUDA >= {{minCuda}}",
-    dropped: "{{subject}} uses CUDA {{cuda}}, which no longer supports {{gpu}} (compute capability {{cc}}); the last CUDA for it is {{last}}.x",
-    noKernels: "{{subject}} has no kernels for {{gpu}} (sm_{{sm}}): it is compiled for {{archs}}",
-    archList: 'TORCH_CUDA_ARCH_LIST "{{value}}" does not cover {{gpu}} (compute capability {{cc}})',
-    gpuDriver: "{{gpu}} needs NVIDIA driver >= {{needed}}, but the baseline's fleet driver is {{fleet}}"
-  },
+  messages: MESSAGES6,
   helps: HELPS2,
   check({ units, files, kb, baseline, policy, report: reportAll, verdict }) {
     const pools = baseline.pools;
@@ -51894,26 +51914,27 @@ function checkArchList(file2, env, fleet, report) {
 
 // rules/image-missing/rule.ts
 var POLICY = "https://gitlab.com/nvidia/container-images/cuda/-/issues/177";
+var MESSAGES7 = {
+  grammar: 'nvidia/cuda has no tag "{{tag}}": tags are <major>.<minor>.<patch>-[cudnn-]<base|runtime|devel>-<os><version>',
+  shortVersion: 'nvidia/cuda has no tag "{{tag}}": from CUDA 11.2 on every tag names the full version ({{full}})',
+  gone: "nvidia/cuda:{{tag}} no longer exists: NVIDIA deleted the end-of-life CUDA {{version}} tags from Docker Hub",
+  noRelease: "nvidia/cuda:{{tag}} names CUDA {{cuda}}, which NVIDIA never released",
+  noUpdate: "nvidia/cuda:{{tag}} names CUDA {{cuda}}, an update CUDA {{minor}} never had (its updates: {{updates}})",
+  noTags: "nvidia/cuda:{{tag}} does not exist: NVIDIA published no nvidia/cuda images for CUDA {{cuda}}",
+  unknownPatch: "nvidia/cuda:{{tag}} names CUDA {{cuda}}, newer than the knowledge base knows (newest {{minor}} release: {{latest}})",
+  newerCuda: "nvidia/cuda:{{tag}} names CUDA {{cuda}}, newer than the knowledge base knows (newest release: {{newest}})",
+  cudnnSpelling: 'nvidia/cuda tags for CUDA {{cuda}} spell cuDNN as "-{{expected}}-", not "-{{found}}-"',
+  deleted: "nvidia/cuda:{{tag}} is end-of-life; NVIDIA deletes such tags six months after end of life",
+  os: "nvidia/cuda {{cuda}} images are not published for {{os}}{{osVersion}} ({{rule}})",
+  ngcMonth: "{{image}} does not exist: NGC tags are YY.MM-\u2026 (the release month), and there is no month {{month}}",
+  registry: "{{image}} does not exist: {{reason}}"
+};
 var rule_default9 = defineRule({
   id: "image-missing",
   description: "nvidia/cuda base image tags follow NVIDIA's tag grammar and name a CUDA release that exists",
   defaultSeverity: "error",
   fix: "safe",
-  messages: {
-    grammar: 'nvidia/cuda has no tag "{{tag}}": tags are <major>.<minor>.<patch>-[cudnn-]<base|runtime|devel>-<os><version>',
-    shortVersion: 'nvidia/cuda has no tag "{{tag}}": from CUDA 11.2 on every tag names the full version ({{full}})',
-    gone: "nvidia/cuda:{{tag}} no longer exists: NVIDIA deleted the end-of-life CUDA {{version}} tags from Docker Hub",
-    noRelease: "nvidia/cuda:{{tag}} names CUDA {{cuda}}, which NVIDIA never released",
-    noUpdate: "nvidia/cuda:{{tag}} names CUDA {{cuda}}, an update CUDA {{minor}} never had (its updates: {{updates}})",
-    noTags: "nvidia/cuda:{{tag}} does not exist: NVIDIA published no nvidia/cuda images for CUDA {{cuda}}",
-    unknownPatch: "nvidia/cuda:{{tag}} names CUDA {{cuda}}, newer than the knowledge base knows (newest {{minor}} release: {{latest}})",
-    newerCuda: "nvidia/cuda:{{tag}} names CUDA {{cuda}}, newer than the knowledge base knows (newest release: {{newest}})",
-    cudnnSpelling: 'nvidia/cuda tags for CUDA {{cuda}} spell cuDNN as "-{{expected}}-", not "-{{found}}-"',
-    deleted: "nvidia/cuda:{{tag}} is end-of-life; NVIDIA deletes such tags six months after end of life",
-    os: "nvidia/cuda {{cuda}} images are not published for {{os}}{{osVersion}} ({{rule}})",
-    ngcMonth: "{{image}} does not exist: NGC tags are YY.MM-\u2026 (the release month), and there is no month {{month}}",
-    registry: "{{image}} does not exist: {{reason}}"
-  },
+  messages: MESSAGES7,
   // `source` cites the knowledge record a finding rests on; `note` is that record's own words.
   helps: {
     grammar: "Flavours: base, runtime, devel; e.g. nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04. Source: {{source}}",
@@ -51947,14 +51968,17 @@ function checkTag(file2, image, kb, report) {
   const parsed = kb.nvidiaCudaTag(tag);
   const policy = kb.nvidiaCudaSupportPolicy();
   if (!parsed || !parsed.flavour || !parsed.os) {
-    report({
-      messageId: "grammar",
-      data: { tag, source: cite(policy) },
-      file: file2,
-      span: image.span
-    });
+    report({ messageId: "grammar", data: { tag, source: cite(policy) }, file: file2, span: image.span });
     return;
   }
+  const site = { file: file2, image, tag, kb, report };
+  if (checkVersion(site, parsed)) return;
+  checkCudnn(site, parsed);
+  checkDeletion(site, parsed);
+  checkOs(site, parsed);
+}
+function checkVersion({ file: file2, image, tag, kb, report }, parsed) {
+  const policy = kb.nvidiaCudaSupportPolicy();
   const minor = cudaMajorMinor(parsed.version);
   if (minor && kb.cudaExists(minor) === "no") {
     const record2 = kb.noReleaseRecord(parsed.version);
@@ -51964,7 +51988,7 @@ function checkTag(file2, image, kb, report) {
       file: file2,
       span: image.span
     });
-    return;
+    return true;
   }
   if (minor && parsed.version.split(".").length === 3 && kb.cudaExists(parsed.version) === "no") {
     const record2 = kb.noReleaseRecord(parsed.version);
@@ -51991,7 +52015,7 @@ function checkTag(file2, image, kb, report) {
         edits: versionFix(file2, image, parsed, version2, kb)?.edits ?? []
       })).filter((suggestion) => suggestion.edits.length > 0)
     });
-    return;
+    return true;
   }
   const withoutTags = kb.nvidiaCudaWithoutTags(parsed.version);
   if (minor && withoutTags) {
@@ -52010,7 +52034,7 @@ function checkTag(file2, image, kb, report) {
       span: image.span,
       ...fix ? { fix } : {}
     });
-    return;
+    return true;
   }
   const parts = parsed.version.split(".");
   const deleted = kb.nvidiaCudaTagDeleted(parsed.version);
@@ -52030,7 +52054,7 @@ function checkTag(file2, image, kb, report) {
       span: image.span,
       ...fix ? { fix } : {}
     });
-    return;
+    return true;
   }
   if (parts.length === 2 && minor) {
     const full = latestImagePatch(kb, minor);
@@ -52042,7 +52066,7 @@ function checkTag(file2, image, kb, report) {
       span: image.span,
       ...fix ? { fix } : {}
     });
-    return;
+    return true;
   }
   if (minor && kb.cudaExists(parsed.version) === "unknown") {
     const recorded = kb.cudaReleases().filter((row) => minorOf(row.version) === minor);
@@ -52068,6 +52092,9 @@ function checkTag(file2, image, kb, report) {
       });
     }
   }
+  return false;
+}
+function checkCudnn({ file: file2, image, kb, report }, parsed) {
   if (parsed.cudnn) {
     const expected = kb.cudnnSpelling(parsed.version);
     if (expected && expected.spelling !== parsed.cudnn) {
@@ -52081,6 +52108,11 @@ function checkTag(file2, image, kb, report) {
       });
     }
   }
+}
+function checkDeletion({ file: file2, image, tag, kb, report }, parsed) {
+  const policy = kb.nvidiaCudaSupportPolicy();
+  const minor = cudaMajorMinor(parsed.version);
+  const deleted = kb.nvidiaCudaTagDeleted(parsed.version);
   if (deleted) {
     const latest = minor ? latestCudaPatch(kb, minor) : void 0;
     report({
@@ -52097,6 +52129,8 @@ function checkTag(file2, image, kb, report) {
       unverified: deleted.confidence === "unverified"
     });
   }
+}
+function checkOs({ file: file2, image, kb, report }, parsed) {
   const os = parsed.os && parsed.osVersion ? kb.nvidiaCudaOs(parsed.os, parsed.osVersion, parsed.version) : void 0;
   if (os && !os.published) {
     const { row } = os;
@@ -52259,16 +52293,17 @@ function tagProblem(image) {
 // rules/image-unknown/rule.ts
 var GPU_NAME = /cuda|gpu|nvidia|nvcr|torch|tensorflow|triton|tensorrt|vllm|sglang|jax|rapids|cupy|nemo|deepspeed|megatron|ray-ml|ray-llm|text-generation-inference|(?:^|[^a-z])cu\d{2,3}(?![0-9])/i;
 var LOOKUP = "Images are looked up in their registries by the App and the Action, and by the CLI with --online (or registries.lookup: true in the baseline); private registries need registries.credentials.";
+var MESSAGES8 = {
+  container: "{{workload}} container {{container}} gets NVIDIA GPUs, but the CUDA of {{image}} is not known ({{why}}), so the fleet's drivers are not checked against it",
+  stage: "{{image}} is the base of a stage that installs CUDA builds ({{what}}), but its own CUDA is not known ({{why}}), so the two are not compared",
+  named: "the CUDA of {{image}} is not known ({{why}})"
+};
 var rule_default11 = defineRule({
   id: "image-unknown",
   description: "An image whose CUDA is not known is said, with the reason, where a GPU workload or a CUDA stage runs it",
   defaultSeverity: "warning",
   fix: "none",
-  messages: {
-    container: "{{workload}} container {{container}} gets NVIDIA GPUs, but the CUDA of {{image}} is not known ({{why}}), so the fleet's drivers are not checked against it",
-    stage: "{{image}} is the base of a stage that installs CUDA builds ({{what}}), but its own CUDA is not known ({{why}}), so the two are not compared",
-    named: "the CUDA of {{image}} is not known ({{why}})"
-  },
+  messages: MESSAGES8,
   helps: {
     container: "{{help}}",
     stage: "{{help}}",
@@ -52387,21 +52422,22 @@ function whyUnknown(image, kb) {
 }
 
 // rules/index-url/rule.ts
+var MESSAGES9 = {
+  extraIndex: "{{subject}} installs PyPI's {{name}} {{newest}}, not a {{tag}} build: {{url}} is an extra index, and pip takes the newest version any index has ({{onIndex}})",
+  noIndex: "{{name}}=={{version}} is a {{tag}} build, but no index of this install serves {{tag}} builds, so pip cannot find it",
+  noLocalSource: "{{name}}=={{version}} is a +{{label}} build, but this install names no index or page beside PyPI, which has no local versions, so pip cannot find it",
+  noPygPage: "{{name}}=={{version}} is a PyG build for torch {{torch}} ({{tag}}), but no find-links page of this install serves it: PyG publishes such wheels on data.pyg.org, not on PyPI or the PyTorch index",
+  ignored: "{{option}} is written on a requirement line, where pip ignores it",
+  autoBackend: "{{setting}} picks the PyTorch index from the NVIDIA driver of the machine that runs it; docker build runs without a GPU, so uv falls back to the CPU-only builds",
+  pipEnvForUv: "{{setting}} is read by pip, not by uv: the uv command in this stage does not use it",
+  notExplicit: 'the index "{{name}}" ({{url}}) is not explicit, so uv takes every package it has from it, not only torch'
+};
 var rule_default12 = defineRule({
   id: "index-url",
   description: "CUDA wheels come from an index that serves them, and index options are where pip reads them",
   defaultSeverity: "error",
   fix: "safe",
-  messages: {
-    extraIndex: "{{subject}} installs PyPI's {{name}} {{newest}}, not a {{tag}} build: {{url}} is an extra index, and pip takes the newest version any index has ({{onIndex}})",
-    noIndex: "{{name}}=={{version}} is a {{tag}} build, but no index of this install serves {{tag}} builds, so pip cannot find it",
-    noLocalSource: "{{name}}=={{version}} is a +{{label}} build, but this install names no index or page beside PyPI, which has no local versions, so pip cannot find it",
-    noPygPage: "{{name}}=={{version}} is a PyG build for torch {{torch}} ({{tag}}), but no find-links page of this install serves it: PyG publishes such wheels on data.pyg.org, not on PyPI or the PyTorch index",
-    ignored: "{{option}} is written on a requirement line, where pip ignores it",
-    autoBackend: "{{setting}} picks the PyTorch index from the NVIDIA driver of the machine that runs it; docker build runs without a GPU, so uv falls back to the CPU-only builds",
-    pipEnvForUv: "{{setting}} is read by pip, not by uv: the uv command in this stage does not use it",
-    notExplicit: 'the index "{{name}}" ({{url}}) is not explicit, so uv takes every package it has from it, not only torch'
-  },
+  messages: MESSAGES9,
   helps: {
     extraIndex: "pip takes the best matching version from every index, and a build with a +{{tag}} label wins only over the same version. PyPI's {{name}} {{newest}} is {{pypiBuild}}. Pin the build (=={{pinned}}+{{tag}}), or use --index-url for this install. Sources: https://pip.pypa.io/en/stable/cli/pip_install/#finding-packages; {{source}}",
     noIndex: "PyPI never serves local versions such as +{{tag}}; they live on the PyTorch index. {{addIndex}}",
@@ -53241,26 +53277,27 @@ var HELPS3 = {
   condaRangeSome: "Of the pytorch releases {{spec}} allows, only {{some}} {{have}} {{what}} {{cuda}} builds, so the solver takes {{which}}; pin it if that is what you mean. Source: {{source}}",
   noCuda: "{{note}}. Source: {{source}}"
 };
+var MESSAGES10 = {
+  noVariant: "{{name}} {{version}} has no {{tag}} build{{via}}",
+  fallback: "{{name}} {{version}} has no {{tag}} build, so pip ignores {{url}} and installs PyPI's {{pypi}} build",
+  unknownVersion: "{{name}} {{version}} is not a known release",
+  newerVersion: "{{name}} {{version}} is newer than the knowledge base knows (newest: {{newest}})",
+  noPytorchCuda: "pytorch-cuda={{version}} does not exist (published: {{published}})",
+  condaCombination: "pytorch {{version}} was not published for {{what}} {{cuda}} (published: {{published}})",
+  condaRangeCombination: "no pytorch release that {{version}} allows was published for {{what}} {{cuda}} ({{published}})",
+  condaRangeSome: "of the pytorch releases {{version}} allows, only {{some}} was published for {{what}} {{cuda}}",
+  channelEnded: "pytorch {{version}} is not on the pytorch conda channel: its last release there was {{last}}",
+  condaLabel: "{{subject}} names a pip build: conda packages carry no +{{label}} label, so no such version exists",
+  selectorIgnored: "{{name}} does not select the CUDA build of pytorch {{version}}: from 1.0.1 the pytorch channel selects it with cudatoolkit",
+  toolkitIgnored: "cudatoolkit does not select the CUDA build of pytorch {{version}}: from 1.13 the pytorch channel selects it with pytorch-cuda",
+  noCuda: "{{subject}} names CUDA {{cuda}}, which NVIDIA never released"
+};
 var rule_default19 = defineRule({
   id: "wheel-missing",
   description: "The requested build exists (torch/torchvision/torchaudio CUDA variants, conda pytorch-cuda/cudatoolkit builds)",
   defaultSeverity: "error",
   fix: "unsafe",
-  messages: {
-    noVariant: "{{name}} {{version}} has no {{tag}} build{{via}}",
-    fallback: "{{name}} {{version}} has no {{tag}} build, so pip ignores {{url}} and installs PyPI's {{pypi}} build",
-    unknownVersion: "{{name}} {{version}} is not a known release",
-    newerVersion: "{{name}} {{version}} is newer than the knowledge base knows (newest: {{newest}})",
-    noPytorchCuda: "pytorch-cuda={{version}} does not exist (published: {{published}})",
-    condaCombination: "pytorch {{version}} was not published for {{what}} {{cuda}} (published: {{published}})",
-    condaRangeCombination: "no pytorch release that {{version}} allows was published for {{what}} {{cuda}} ({{published}})",
-    condaRangeSome: "of the pytorch releases {{version}} allows, only {{some}} was published for {{what}} {{cuda}}",
-    channelEnded: "pytorch {{version}} is not on the pytorch conda channel: its last release there was {{last}}",
-    condaLabel: "{{subject}} names a pip build: conda packages carry no +{{label}} label, so no such version exists",
-    selectorIgnored: "{{name}} does not select the CUDA build of pytorch {{version}}: from 1.0.1 the pytorch channel selects it with cudatoolkit",
-    toolkitIgnored: "cudatoolkit does not select the CUDA build of pytorch {{version}}: from 1.13 the pytorch channel selects it with pytorch-cuda",
-    noCuda: "{{subject}} names CUDA {{cuda}}, which NVIDIA never released"
-  },
+  messages: MESSAGES10,
   helps: HELPS3,
   check({ units, kb, report }) {
     for (const unit of units) {
@@ -53583,6 +53620,31 @@ function condaCandidates(pkg, kb) {
   return spec2 ? kb.torchReleases().filter((release) => condaAdmits(spec2, release.version)) : [];
 }
 
+// rules/ids.ts
+var RULE_SEVERITIES = {
+  "cuda-mismatch": "error",
+  "driver-floor": "error",
+  "wheel-missing": "error",
+  "companion-mismatch": "error",
+  "gpu-arch": "error",
+  "arch-unsupported": "error",
+  "image-missing": "error",
+  "image-unknown": "warning",
+  "missing-include": "error",
+  "cpu-wheel": "error",
+  "index-url": "error",
+  "exact-pin": "error",
+  "image-pin": "error",
+  "cuda-not-allowed": "error",
+  "package-not-allowed": "error",
+  prerelease: "error",
+  "parse-error": "error",
+  "policy-error": "error",
+  "invalid-suppression": "error"
+};
+var RULE_IDS = new Set(Object.keys(RULE_SEVERITIES));
+var RULE_DEFAULTS = new Map(Object.entries(RULE_SEVERITIES));
+
 // rules/index.ts
 var RULES = [
   rule_default4,
@@ -53605,10 +53667,6 @@ var RULES = [
   rule_default17,
   rule_default13
 ];
-var RULE_IDS = new Set(RULES.map((rule) => rule.id));
-var RULE_DEFAULTS = new Map(
-  RULES.map((rule) => [rule.id, rule.defaultSeverity])
-);
 
 // src/cli/main.ts
 import { existsSync as existsSync3, readFileSync as readFileSync5, readSync as readSync2, realpathSync as realpathSync2, renameSync as renameSync2, rmSync, writeFileSync as writeFileSync3 } from "node:fs";
