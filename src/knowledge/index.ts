@@ -721,6 +721,31 @@ export class KnowledgeBase {
    * `-cudaX.Y-devel-ubuntu24.04` with the CUDA in it) whose CUDA is `cuda` (a minor, or a full release): verified
    * rows first. For moving an NGC base to another CUDA.
    */
+  /**
+   * The tags of an NGC container and variant (`-py3`) nearest to a CUDA release, one below and one above it, for a
+   * plan that has no tag of that CUDA to offer: what is nearest, said, never written.
+   */
+  ngcNearestTags(
+    repository: string,
+    tag: string,
+    cuda: string,
+  ): readonly { readonly tag: string; readonly cuda: string }[] {
+    const monthly = /^\d{2}\.\d{2}(?=-)/.exec(tag);
+    if (!monthly) return [];
+    const variant = tag.slice(monthly[0].length);
+    const rows = [
+      ...(repository === 'nvidia/pytorch' ? this.data.images.ngcPytorch : []),
+      ...this.data.images.ngc.filter((row) => row.repository === repository),
+    ].filter((row): row is typeof row & { cuda: string } => row.tag.slice(5) === variant && row.cuda !== undefined);
+    const below = rows
+      .filter((row) => compareDotted(row.cuda, cuda) < 0)
+      .sort((a, b) => compareDotted(b.cuda, a.cuda) || b.tag.localeCompare(a.tag))[0];
+    const above = rows
+      .filter((row) => compareDotted(row.cuda, cuda) > 0)
+      .sort((a, b) => compareDotted(a.cuda, b.cuda) || a.tag.localeCompare(b.tag))[0];
+    return [below, above].flatMap((row) => (row ? [{ tag: row.tag, cuda: row.cuda }] : []));
+  }
+
   ngcTagFor(
     repository: string,
     tag: string,

@@ -718,8 +718,13 @@ function claimHold(claim: CudaClaim, cuda: string, kb: KnowledgeBase): string | 
     claim.image.tag &&
     !claim.image.tag.includes('$')
   ) {
-    if (!kb.ngcTagFor(claim.image.repository, claim.image.tag, cuda))
-      return `${claim.subject}: no tag of ${claim.image.repository} with CUDA ${cuda} is in the knowledge base (NGC's release notes as of ${kb.retrieved}); pick one from NGC's support matrix by hand`;
+    if (!kb.ngcTagFor(claim.image.repository, claim.image.tag, cuda)) {
+      const nearest = kb.ngcNearestTags(claim.image.repository, claim.image.tag, cuda);
+      const said = nearest.length
+        ? `; the nearest it knows: ${nearest.map((row) => `${row.tag} (CUDA ${row.cuda})`).join(', ')}`
+        : '';
+      return `${claim.subject}: no tag of ${claim.image.repository} with CUDA ${cuda} is in the knowledge base (NGC's release notes as of ${kb.retrieved})${said}; pick one from NGC's support matrix by hand`;
+    }
   }
   const pytorchImage =
     claim.kind === 'image' && !claim.image?.registry && claim.image?.repository === 'pytorch/pytorch' && claim.image.tag
