@@ -1,7 +1,7 @@
 import { CUDA_SELECTOR, describePackage } from '../../src/analysis/claims.js';
 import { nearestCudaBuild, nearestReleaseWithCuda } from '../../src/analysis/nearest.js';
 import type { TorchBuild } from '../../src/analysis/torch-build.js';
-import type { Unit } from '../../src/analysis/units.js';
+import type { Unit, UnitPackage } from '../../src/analysis/units.js';
 import type { PackageFact, ParsedFile } from '../../src/parsers/facts.js';
 import type { Fix } from '../../src/finding.js';
 import { cite, isUnverified, type KnowledgeBase, type TorchRelease } from '../../src/knowledge/index.js';
@@ -298,6 +298,33 @@ function checkUnknown(file: ParsedFile, pkg: PackageFact, kb: KnowledgeBase, rep
 const PREVIOUS_VERSIONS =
   'https://github.com/pytorch/pytorch.github.io/blob/04862e376ea686ba351674864400db1d93113979/_get_started/previous-versions.md';
 
+/** The conda pins of a unit that its pytorch builds are judged by. */
+interface CondaPins {
+  readonly conda: readonly UnitPackage[];
+  readonly pytorch: UnitPackage;
+  readonly pytorchCuda: UnitPackage | undefined;
+  readonly cudatoolkit: UnitPackage | undefined;
+  readonly published: readonly string[];
+  readonly source: string;
+}
+
+/** What a pytorch spec can install from its channel, as conda reads the spec. */
+interface PytorchSpec {
+  readonly candidates: readonly TorchRelease[];
+  readonly versions: readonly string[];
+  readonly ranged: boolean;
+  /** As "pytorch {{version}}" reads: `1.10`, `>=1.10,<1.11`. */
+  readonly version: string;
+  readonly spec: string;
+  readonly channel: string | undefined;
+  readonly last: string;
+}
+
+/**
+ * A conda environment's pytorch and its CUDA pins, in order: pytorch-cuda versions the channel never published, a
+ * pip-style `+cuXYZ` label, a release past the pytorch channel's end, CUDA selectors the release ignores, and
+ * combinations of pytorch and a CUDA the channel never built.
+ */
 function checkConda(unit: Unit, kb: KnowledgeBase, report: Reporter<MessageId>): void {
   const conda = unit.packages.filter(({ pkg }) => pkg.ecosystem === 'conda');
   const pytorch = conda.find(({ pkg }) => pkg.name === 'pytorch' && (pkg.exact || pkg.specifier.trim()));
@@ -321,6 +348,21 @@ function checkConda(unit: Unit, kb: KnowledgeBase, report: Reporter<MessageId>):
     }
   }
   if (!pytorch) return;
+  const pins: CondaPins = { conda, pytorch, pytorchCuda, cudatoolkit, published, source };
+  if (checkCondaLabel(pins, report)) return;
+  const spec = pytorchSpec(pytorch, kb);
+  if (!spec) return;
+  if (checkChannelEnded(pins, spec, kb, report)) return;
+  const { candidates, channel, last } = spec;
+  if (candidates.length === 0 || channel === 'conda-forge' || pytorch.pkg.channel === 'conda-forge') return;
+  const onChannel =
+    channel === 'pytorch' ? candidates.filter((release) => compareDotted(release.version, last) <= 0) : candidates;
+  checkIgnoredSelectors(pins, spec, onChannel, report);
+  checkCombinations(pins, spec, onChannel, report);
+}
+
+/** A pip-style local label on a conda pytorch (`pytorch=2.1.0+cu118`): conda has no such version. */
+function checkCondaLabel({ pytorch, source }: CondaPins, report: Reporter<MessageId>): boolean {
   if (pytorch.pkg.exact?.includes('+')) {
     const label = pytorch.pkg.exact.slice(pytorch.pkg.exact.indexOf('+') + 1);
     report({
@@ -337,14 +379,19 @@ function checkConda(unit: Unit, kb: KnowledgeBase, report: Reporter<MessageId>):
       file: pytorch.file,
       span: pytorch.pkg.span,
     });
-    return;
+    return true;
   }
+  return false;
+}
+
+/** The releases a pytorch spec can match, and the channel it is read from; undefined where it names none. */
+function pytorchSpec(pytorch: UnitPackage, kb: KnowledgeBase): PytorchSpec | undefined {
   // The releases the spec can match, as conda reads it: `pytorch=1.9` is 1.9.0 and 1.9.1, `>=1.10,<1.11` 1.10.x.
   const candidates = condaCandidates(pytorch.pkg, kb);
   // An exact version the knowledge base does not list still says whether the pytorch channel can have it.
   const versions =
     candidates.length > 0 ? candidates.map((release) => release.version) : pytorch.pkg.exact ? [pytorch.pkg.exact] : [];
-  if (versions.length === 0) return;
+  if (versions.length === 0) return undefined;
   const ranged = versions.length > 1 || versions[0] !== pytorch.pkg.exact;
   // As "pytorch {{version}}" reads: `1.10`, `>=1.10,<1.11`; the range messages name the whole spec.
   const version = ranged ? pytorch.pkg.specifier.trim().replace(/^=(?!=)/, '') : versions[0]!;
@@ -357,6 +404,16 @@ function checkConda(unit: Unit, kb: KnowledgeBase, report: Reporter<MessageId>):
         ? 'pytorch'
         : undefined);
   const last = kb.pytorchChannel().lastVersion;
+  return { candidates, versions, ranged, version, spec, channel, last };
+}
+
+/** A release after the pytorch channel's last (2.5.1): the channel has none. */
+function checkChannelEnded(
+  { pytorch }: CondaPins,
+  { versions, version, channel, last }: PytorchSpec,
+  kb: KnowledgeBase,
+  report: Reporter<MessageId>,
+): boolean {
   if (channel === 'pytorch' && versions.every((candidate) => compareDotted(candidate, last) > 0)) {
     report({
       messageId: 'channelEnded',
@@ -364,11 +421,18 @@ function checkConda(unit: Unit, kb: KnowledgeBase, report: Reporter<MessageId>):
       file: pytorch.file,
       span: pytorch.pkg.span,
     });
-    return;
+    return true;
   }
-  if (candidates.length === 0 || channel === 'conda-forge' || pytorch.pkg.channel === 'conda-forge') return;
-  const onChannel =
-    channel === 'pytorch' ? candidates.filter((release) => compareDotted(release.version, last) <= 0) : candidates;
+  return false;
+}
+
+/** cudatoolkit pins and CUDA selector packages that the releases the spec allows do not read. */
+function checkIgnoredSelectors(
+  { conda, pytorch, pytorchCuda, cudatoolkit }: CondaPins,
+  { version, channel }: PytorchSpec,
+  onChannel: readonly TorchRelease[],
+  report: Reporter<MessageId>,
+): void {
   const lenient = onChannel.some((release) => isUnverified(release));
   if (
     channel === 'pytorch' &&
@@ -408,6 +472,16 @@ function checkConda(unit: Unit, kb: KnowledgeBase, report: Reporter<MessageId>):
       related: [{ file: pytorch.file, span: pytorch.pkg.span, message: `pytorch ${version} is pinned here` }],
     });
   }
+}
+
+/** Each CUDA the environment pins (pytorch-cuda, cudatoolkit, a build string) against the builds of the releases. */
+function checkCombinations(
+  { pytorch, pytorchCuda, cudatoolkit, published }: CondaPins,
+  { ranged, version, spec }: PytorchSpec,
+  onChannel: readonly TorchRelease[],
+  report: Reporter<MessageId>,
+): void {
+  const lenient = onChannel.some((release) => isUnverified(release));
   const buildCuda = pytorch.pkg.localLabel ? cudaFromLabel(pytorch.pkg.localLabel)?.cuda : undefined;
   const checks: {
     what: string;
