@@ -194,7 +194,9 @@ export function plan(files: readonly ParsedFile[], targetCuda: string, kb: Knowl
         const why =
           own.length > 0
             ? own
-            : [`it runs with ${blocked.map(({ unit: other }) => other.label).join(', ')}, which cannot move`];
+            : [
+                `it is built on the same stages as ${blocked.map(({ unit: other }) => other.label).join(', ')}, which cannot move`,
+              ];
         held.push({ unit: unit.label, location: unit.root.source.location(0, 0), reasons: [...new Set(why)] });
       }
       continue;
