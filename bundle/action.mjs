@@ -40058,6 +40058,22 @@ var KnowledgeBase = class _KnowledgeBase {
    * `-cudaX.Y-devel-ubuntu24.04` with the CUDA in it) whose CUDA is `cuda` (a minor, or a full release): verified
    * rows first. For moving an NGC base to another CUDA.
    */
+  /**
+   * The tags of an NGC container and variant (`-py3`) nearest to a CUDA release, one below and one above it, for a
+   * plan that has no tag of that CUDA to offer: what is nearest, said, never written.
+   */
+  ngcNearestTags(repository, tag, cuda) {
+    const monthly = /^\d{2}\.\d{2}(?=-)/.exec(tag);
+    if (!monthly) return [];
+    const variant = tag.slice(monthly[0].length);
+    const rows = [
+      ...repository === "nvidia/pytorch" ? this.data.images.ngcPytorch : [],
+      ...this.data.images.ngc.filter((row) => row.repository === repository)
+    ].filter((row) => row.tag.slice(5) === variant && row.cuda !== void 0);
+    const below = rows.filter((row) => compareDotted(row.cuda, cuda) < 0).sort((a, b) => compareDotted(b.cuda, a.cuda) || b.tag.localeCompare(a.tag))[0];
+    const above = rows.filter((row) => compareDotted(row.cuda, cuda) > 0).sort((a, b) => compareDotted(a.cuda, b.cuda) || a.tag.localeCompare(b.tag))[0];
+    return [below, above].flatMap((row) => row ? [{ tag: row.tag, cuda: row.cuda }] : []);
+  }
   ngcTagFor(repository, tag, cuda) {
     const monthly = /^\d{2}\.\d{2}(?=-)/.exec(tag);
     if (!monthly) return void 0;
@@ -53471,8 +53487,8 @@ function checkConda(unit, kb, report) {
   const published = kb.condaPytorchCudaVersions();
   const source = cite(kb.condaPytorchCuda());
   if (pytorchCuda) {
-    const version3 = condaCudaOf(pytorchCuda.pkg);
-    if (!published.includes(version3)) {
+    const version2 = condaCudaOf(pytorchCuda.pkg);
+    if (!published.includes(version2)) {
       report({
         messageId: "noPytorchCuda",
         data: {
@@ -53486,6 +53502,18 @@ function checkConda(unit, kb, report) {
     }
   }
   if (!pytorch) return;
+  const pins = { conda: conda2, pytorch, pytorchCuda, cudatoolkit, published, source };
+  if (checkCondaLabel(pins, report)) return;
+  const spec2 = pytorchSpec(pytorch, kb);
+  if (!spec2) return;
+  if (checkChannelEnded(pins, spec2, kb, report)) return;
+  const { candidates, channel, last: last2 } = spec2;
+  if (candidates.length === 0 || channel === "conda-forge" || pytorch.pkg.channel === "conda-forge") return;
+  const onChannel = channel === "pytorch" ? candidates.filter((release) => compareDotted(release.version, last2) <= 0) : candidates;
+  checkIgnoredSelectors(pins, spec2, onChannel, report);
+  checkCombinations(pins, spec2, onChannel, report);
+}
+function checkCondaLabel({ pytorch, source }, report) {
   if (pytorch.pkg.exact?.includes("+")) {
     const label = pytorch.pkg.exact.slice(pytorch.pkg.exact.indexOf("+") + 1);
     report({
@@ -53500,16 +53528,22 @@ function checkConda(unit, kb, report) {
       file: pytorch.file,
       span: pytorch.pkg.span
     });
-    return;
+    return true;
   }
+  return false;
+}
+function pytorchSpec(pytorch, kb) {
   const candidates = condaCandidates(pytorch.pkg, kb);
   const versions = candidates.length > 0 ? candidates.map((release) => release.version) : pytorch.pkg.exact ? [pytorch.pkg.exact] : [];
-  if (versions.length === 0) return;
+  if (versions.length === 0) return void 0;
   const ranged = versions.length > 1 || versions[0] !== pytorch.pkg.exact;
   const version2 = ranged ? pytorch.pkg.specifier.trim().replace(/^=(?!=)/, "") : versions[0];
   const spec2 = describePackage(pytorch.pkg);
   const channel = pytorch.pkg.channel ?? (pytorch.file.contexts[pytorch.pkg.context]?.channels.includes("conda-forge") ? void 0 : pytorch.file.contexts[pytorch.pkg.context]?.channels.includes("pytorch") ? "pytorch" : void 0);
   const last2 = kb.pytorchChannel().lastVersion;
+  return { candidates, versions, ranged, version: version2, spec: spec2, channel, last: last2 };
+}
+function checkChannelEnded({ pytorch }, { versions, version: version2, channel, last: last2 }, kb, report) {
   if (channel === "pytorch" && versions.every((candidate) => compareDotted(candidate, last2) > 0)) {
     report({
       messageId: "channelEnded",
@@ -53517,10 +53551,11 @@ function checkConda(unit, kb, report) {
       file: pytorch.file,
       span: pytorch.pkg.span
     });
-    return;
+    return true;
   }
-  if (candidates.length === 0 || channel === "conda-forge" || pytorch.pkg.channel === "conda-forge") return;
-  const onChannel = channel === "pytorch" ? candidates.filter((release) => compareDotted(release.version, last2) <= 0) : candidates;
+  return false;
+}
+function checkIgnoredSelectors({ conda: conda2, pytorch, pytorchCuda, cudatoolkit }, { version: version2, channel }, onChannel, report) {
   const lenient = onChannel.some((release) => isUnverified(release));
   if (channel === "pytorch" && cudatoolkit && !pytorchCuda && onChannel.every((release) => release.condaPytorchCuda?.length && !release.condaCudatoolkit?.length)) {
     report({
@@ -53550,6 +53585,9 @@ function checkConda(unit, kb, report) {
       related: [{ file: pytorch.file, span: pytorch.pkg.span, message: `pytorch ${version2} is pinned here` }]
     });
   }
+}
+function checkCombinations({ pytorch, pytorchCuda, cudatoolkit, published }, { ranged, version: version2, spec: spec2 }, onChannel, report) {
+  const lenient = onChannel.some((release) => isUnverified(release));
   const buildCuda = pytorch.pkg.localLabel ? cudaFromLabel(pytorch.pkg.localLabel)?.cuda : void 0;
   const checks = [
     {
@@ -55483,7 +55521,9 @@ function plan(files, targetCuda, kb, baseline) {
     if (blocked.length > 0 || reasons.length > 0) {
       for (const { unit, move } of active) {
         const own2 = [...move.reasons, ...reasons];
-        const why = own2.length > 0 ? own2 : [`it runs with ${blocked.map(({ unit: other }) => other.label).join(", ")}, which cannot move`];
+        const why = own2.length > 0 ? own2 : [
+          `it is built on the same stages as ${blocked.map(({ unit: other }) => other.label).join(", ")}, which cannot move`
+        ];
         held.push({ unit: unit.label, location: unit.root.source.location(0, 0), reasons: [...new Set(why)] });
       }
       continue;
@@ -55835,8 +55875,11 @@ function claimHold(claim2, cuda, kb) {
     return `cudatoolkit has no CUDA ${cudaMajor(cuda)} packages (${cite(kb.condaCudatoolkit())}); use cuda-version=${cuda}`;
   if (claim2.kind === "image" && claim2.image?.registry === "nvcr.io" && // nvcr.io/nvidia/cuda is nvidia/cuda under NGC's name: its tags follow nvidia/cuda's grammar, not NGC's months.
   !kb.isNvidiaCuda(claim2.image.registry, claim2.image.repository) && claim2.image.tag && !claim2.image.tag.includes("$")) {
-    if (!kb.ngcTagFor(claim2.image.repository, claim2.image.tag, cuda))
-      return `${claim2.subject}: no tag of ${claim2.image.repository} with CUDA ${cuda} is in the knowledge base (NGC's release notes as of ${kb.retrieved}); pick one from NGC's support matrix by hand`;
+    if (!kb.ngcTagFor(claim2.image.repository, claim2.image.tag, cuda)) {
+      const nearest3 = kb.ngcNearestTags(claim2.image.repository, claim2.image.tag, cuda);
+      const said = nearest3.length ? `; the nearest it knows: ${nearest3.map((row) => `${row.tag} (CUDA ${row.cuda})`).join(", ")}` : "";
+      return `${claim2.subject}: no tag of ${claim2.image.repository} with CUDA ${cuda} is in the knowledge base (NGC's release notes as of ${kb.retrieved})${said}; pick one from NGC's support matrix by hand`;
+    }
   }
   const pytorchImage = claim2.kind === "image" && !claim2.image?.registry && claim2.image?.repository === "pytorch/pytorch" && claim2.image.tag ? kb.pytorchImageTag(claim2.image.tag) : void 0;
   if (pytorchImage) {
