@@ -17,7 +17,7 @@ import { plan, PlanError, type Plan } from '../plan/plan.js';
 import { migrationBody } from '../render/github-prose.js';
 import { planMarkdown } from '../render/markdown.js';
 import { compareDotted } from '../util/dotted.js';
-import { COMMIT_MUTATION } from './fixes.js';
+import { openOrUpdatePull, pushAppBranch, type BranchCommit } from './app-branch.js';
 import type { GitHub } from './types.js';
 import { upgradeCommits, type UpgradeCommit } from './upgrade.js';
 
@@ -98,7 +98,7 @@ export async function migrate(github: GitHub, input: MigrationInput): Promise<Mi
   const { owner, repo, defaultBranch, headSha, report, baselineOrigin } = input;
   const migration = migrationCommits(input);
   const fixes = migration.fixes;
-  const commits: readonly { headline: string; body: string; files: FixCommit['files'] }[] = [
+  const commits: readonly BranchCommit[] = [
     ...migration.commits,
     ...(fixes.files.length > 0
       ? [
@@ -111,30 +111,7 @@ export async function migrate(github: GitHub, input: MigrationInput): Promise<Mi
       : []),
   ];
   if (commits.length === 0) return { action: 'nothing to fix' };
-  // Our branch starts from the current default branch each time (force-moved: it is the app's own branch).
-  try {
-    await github.rest.git.updateRef({ owner, repo, ref: `heads/${MIGRATION_BRANCH}`, sha: headSha, force: true });
-  } catch (error) {
-    if ((error as { status?: number }).status !== 422 && (error as { status?: number }).status !== 404) throw error;
-    await github.rest.git.createRef({ owner, repo, ref: `refs/heads/${MIGRATION_BRANCH}`, sha: headSha });
-  }
-  let head = headSha;
-  for (const commit of commits) {
-    const answer = await github.graphql<{ createCommitOnBranch: { commit: { oid: string } } }>(COMMIT_MUTATION, {
-      input: {
-        branch: { repositoryNameWithOwner: `${owner}/${repo}`, branchName: MIGRATION_BRANCH },
-        expectedHeadOid: head,
-        message: { headline: commit.headline, body: commit.body },
-        fileChanges: {
-          additions: commit.files.map((file) => ({
-            path: file.path,
-            contents: Buffer.from(file.contents, 'utf8').toString('base64'),
-          })),
-        },
-      },
-    });
-    head = answer.createCommitOnBranch.commit.oid;
-  }
+  await pushAppBranch(github, { owner, repo }, MIGRATION_BRANCH, headSha, commits);
   const titles = [
     ...(migration.plan
       ? [`Move to CUDA ${migration.plan.cuda}, the newest CUDA the baseline allows (the plan below)`]
@@ -143,25 +120,10 @@ export async function migrate(github: GitHub, input: MigrationInput): Promise<Mi
   ];
   const planned = migration.plan ? `\n\n${planMarkdown(migration.plan, { for: 'pull' })}` : '';
   const body = `${MIGRATION_MARKER}\n${migrationBody(report, titles, baselineOrigin)}${planned}`;
-  const open = await github.rest.pulls.list({
-    owner,
-    repo,
-    state: 'open',
-    head: `${owner}:${MIGRATION_BRANCH}`,
-    per_page: 10,
-  });
-  const existing = open.data.find((pull) => pull.head.ref === MIGRATION_BRANCH);
-  if (existing) {
-    await github.rest.pulls.update({ owner, repo, pull_number: existing.number, body });
-    return { action: 'updated', number: existing.number };
-  }
-  const created = await github.rest.pulls.create({
-    owner,
-    repo,
-    head: MIGRATION_BRANCH,
-    base: defaultBranch,
-    title: 'Follow the organisation CUDA baseline',
-    body,
-  });
-  return { action: 'opened', number: created.data.number };
+  const pull = await openOrUpdatePull(
+    github,
+    { owner, repo },
+    { branch: MIGRATION_BRANCH, base: defaultBranch, title: 'Follow the organisation CUDA baseline', body },
+  );
+  return { action: pull.action, number: pull.number };
 }

@@ -11,7 +11,7 @@ import { defaultKnowledgeBase } from '../knowledge/index.js';
 import { layerBaselines } from '../baseline/layers.js';
 import { plan, PlanError, type Plan, type PlanStep } from '../plan/plan.js';
 import { planMarkdown } from '../render/markdown.js';
-import { COMMIT_MUTATION } from './fixes.js';
+import { openOrUpdatePull, pushAppBranch, type BranchCommit } from './app-branch.js';
 import { readOrgLayer } from './read.js';
 import { readBranch, repositoryInfo } from './repository.js';
 import type { PathIndex } from './path-index.js';
@@ -38,11 +38,7 @@ export interface UpgradeRequest extends RepoRef {
 }
 
 /** One commit of the upgrade: the steps of the units that move together, and the files as they read after them. */
-export interface UpgradeCommit {
-  readonly headline: string;
-  readonly body: string;
-  readonly files: readonly { readonly path: string; readonly contents: string }[];
-}
+export type UpgradeCommit = BranchCommit;
 
 /**
  * The plan's steps as commits, one per unit in the plan's order; a file two units edit is written by each with the
@@ -113,51 +109,25 @@ export async function upgrade(github: GitHub, request: UpgradeRequest, index?: P
     throw error;
   }
   if (result.steps.length === 0) return { action: 'nothing to move', plan: result };
-  const commits = upgradeCommits(result, branch.texts);
   const name = upgradeBranch(result.cuda);
-  // The app's own branch starts from the default branch each time (force-moved, as the migration branch is).
-  try {
-    await github.rest.git.updateRef({ owner, repo, ref: `heads/${name}`, sha: info.headSha, force: true });
-  } catch (error) {
-    const status = (error as { status?: number }).status;
-    if (status !== 422 && status !== 404) throw error;
-    await github.rest.git.createRef({ owner, repo, ref: `refs/heads/${name}`, sha: info.headSha });
-  }
-  let head = info.headSha;
-  for (const commit of commits) {
-    const answer = await github.graphql<{ createCommitOnBranch: { commit: { oid: string } } }>(COMMIT_MUTATION, {
-      input: {
-        branch: { repositoryNameWithOwner: `${owner}/${repo}`, branchName: name },
-        expectedHeadOid: head,
-        message: { headline: commit.headline, body: commit.body },
-        fileChanges: {
-          additions: commit.files.map((file) => ({
-            path: file.path,
-            contents: Buffer.from(file.contents, 'utf8').toString('base64'),
-          })),
-        },
-      },
-    });
-    head = answer.createCommitOnBranch.commit.oid;
-  }
-  const draft = result.held.length > 0 || result.locks.length > 0;
+  await pushAppBranch(github, { owner, repo }, name, info.headSha, upgradeCommits(result, branch.texts));
+  // Files the read could not take (too large, binary, a link out of the repository) may carry a CUDA too.
+  const unread = branch.skipped;
+  const reasons = [
+    result.held.length ? `${result.held.length} unit${result.held.length === 1 ? '' : 's'} could not move` : '',
+    result.locks.length ? 'lock files must be regenerated' : '',
+    unread.length ? `${unread.length} file${unread.length === 1 ? ' was' : 's were'} not read` : '',
+  ].filter(Boolean);
   const asked = `Asked for by @${request.requester}${request.from ? ` in #${request.from}` : ''}.`;
-  const why = draft
-    ? `\n\nOpened as a draft: ${[
-        result.held.length ? `${result.held.length} unit${result.held.length === 1 ? '' : 's'} could not move` : '',
-        result.locks.length ? `lock files must be regenerated` : '',
-      ]
-        .filter(Boolean)
-        .join(' and ')} (below); mark it ready once done.`
+  const why = reasons.length ? `\n\nOpened as a draft: ${reasons.join(', ')} (below); mark it ready once done.` : '';
+  const notRead = unread.length
+    ? `\n\n**Not read** (they may name a CUDA the plan did not move):\n${unread.map((file) => `- \`${file.path}\`: ${file.reason}`).join('\n')}`
     : '';
-  const body = `${UPGRADE_MARKER}\n${asked}${why}\n\n${planMarkdown(result, { for: 'pull' })}`;
-  const title = `Move to CUDA ${result.cuda}`;
-  const open = await github.rest.pulls.list({ owner, repo, state: 'open', head: `${owner}:${name}`, per_page: 10 });
-  const existing = open.data.find((pull) => pull.head.ref === name);
-  if (existing) {
-    await github.rest.pulls.update({ owner, repo, pull_number: existing.number, title, body });
-    return { action: 'updated', number: existing.number, draft: existing.draft ?? false, plan: result };
-  }
-  const created = await github.rest.pulls.create({ owner, repo, head: name, base: defaultBranch, title, body, draft });
-  return { action: 'opened', number: created.data.number, draft, plan: result };
+  const body = `${UPGRADE_MARKER}\n${asked}${why}\n\n${planMarkdown(result, { for: 'pull' })}${notRead}`;
+  const pull = await openOrUpdatePull(
+    github,
+    { owner, repo },
+    { branch: name, base: defaultBranch, title: `Move to CUDA ${result.cuda}`, body, draft: reasons.length > 0 },
+  );
+  return { ...pull, plan: result };
 }

@@ -131,6 +131,15 @@ describe('/cuda-check upgrade', () => {
     expect(replies().at(-1)).toMatch(/Opened #\d+ as a draft/);
   });
 
+  it('opens a draft that names the files it could not read: they may carry a CUDA too', async () => {
+    fake.permissions.set('octocat', 'write');
+    fake.installationPermissions.contents = 'write';
+    await ask({ ...MAIN, 'requirements-bin.txt': 'torch\0\0' }, '/cuda-check upgrade 12.8');
+    expect(fake.createdPulls).toEqual([expect.objectContaining({ head: branch, draft: true })]);
+    expect(fake.createdPulls[0]!.body).toContain('1 file was not read');
+    expect(fake.createdPulls[0]!.body).toMatch(/\*\*Not read\*\*[^]*`requirements-bin\.txt`/);
+  });
+
   it('answers a CUDA that was never released without writing anything', async () => {
     fake.permissions.set('octocat', 'write');
     fake.installationPermissions.contents = 'write';
