@@ -48,7 +48,7 @@ import { FLEET_HELP, fleetCommand } from './fleet.js';
 import { withVerifiedFixes } from './check-tree.js';
 import { checkOnThreads, threadsFor } from './threads.js';
 import { lookUpForCli } from './lookup.js';
-import { bundledBaselinePath, packageRoot, packageVersion } from '../util/package-root.js';
+import { bundledBaseline, packageRoot, packageVersion } from '../util/package-root.js';
 
 export class UsageError extends Error {}
 
@@ -315,7 +315,7 @@ function readBaseline(option: string | undefined, io: Io, ref?: string): LoadedB
     if (text === undefined) {
       if (option) throw new UsageError(`cannot read baseline ${option} at ${ref}`);
       io.err(`cuda-gatekeeper: no ${repoConfig} at ${ref}; using the bundled baseline.yaml\n`);
-      return loadBaseline('baseline.yaml (bundled default)', readFileSync(bundledBaselinePath(), 'utf8'), RULE_IDS);
+      return loadBaseline('baseline.yaml (bundled default)', bundledBaseline().text, RULE_IDS);
     }
     return loadBaseline(`${path}@${ref}`, text, RULE_IDS);
   }
@@ -326,7 +326,7 @@ function readBaseline(option: string | undefined, io: Io, ref?: string): LoadedB
     io.err(
       `cuda-gatekeeper: ${MISNAMED_CONFIG_PATH} is not read (the baseline file is ${repoConfig}): rename it; using the bundled baseline.yaml\n`,
     );
-  return loadBaseline('baseline.yaml (bundled default)', readFileSync(bundledBaselinePath(), 'utf8'), RULE_IDS);
+  return loadBaseline('baseline.yaml (bundled default)', bundledBaseline().text, RULE_IDS);
 }
 
 /**

@@ -10,8 +10,7 @@ import { SCRIPT, STYLE } from './html.js';
 import { API_DOC, checkPage, imagePage, matrixPage, recommendPage } from './pages.js';
 import { imageVerdict } from './image.js';
 import { loadBaseline } from '../baseline/load.js';
-import { bundledBaselinePath } from '../util/package-root.js';
-import { readFileSync } from 'node:fs';
+import { bundledBaseline as bundledFile } from '../util/package-root.js';
 import type { Baseline } from '../baseline/schema.js';
 import { RULE_IDS } from '../../rules/ids.js';
 import { checkSnippet, MAX_SNIPPET, type SnippetRequest, type SnippetResult } from './snippet.js';
@@ -192,7 +191,7 @@ async function runSnippet(snippets: SnippetRunner, request: SnippetRequest): Pro
 let bundled: Baseline | undefined;
 /** The bundled baseline.yaml: the rules the image box judges with when no pools are pasted. */
 function bundledBaseline(): Baseline {
-  bundled ??= loadBaseline('baseline.yaml', readFileSync(bundledBaselinePath(), 'utf8'), RULE_IDS).baseline;
+  bundled ??= loadBaseline('baseline.yaml', bundledFile().text, RULE_IDS).baseline;
   return bundled;
 }
 

@@ -2,7 +2,6 @@
  * One pasted file checked as on a pull request (pure): the self-service page and its JSON API run it, on the
  * snippet worker thread when the App serves them (src/sandbox/gate-pool.ts), inline otherwise.
  */
-import { readFileSync } from 'node:fs';
 import { loadBaseline, type LoadedBaseline } from '../baseline/load.js';
 import { EMPTY_BASELINE } from '../baseline/schema.js';
 import type { Report } from '../finding.js';
@@ -11,7 +10,7 @@ import { defaultKnowledgeBase } from '../knowledge/index.js';
 import type { ParsedFile } from '../parsers/facts.js';
 import { FILE_KIND_NAMES, formatOf, isFileKind } from '../parsers/formats.js';
 import { parseFile } from '../parsers/index.js';
-import { bundledBaselinePath } from '../util/package-root.js';
+import { bundledBaseline } from '../util/package-root.js';
 import { verifyFixes } from '../verify.js';
 import { RULE_IDS } from '../../rules/ids.js';
 
@@ -37,7 +36,7 @@ export function checkSnippet(request: SnippetRequest): SnippetResult {
     return { error: `the file is larger than ${MAX_SNIPPET / 1024} KiB; check larger files with the command line` };
   let policy: LoadedBaseline | undefined;
   if (!choice || choice === 'bundled')
-    policy = loadBaseline('baseline.yaml', readFileSync(bundledBaselinePath(), 'utf8'), RULE_IDS);
+    policy = loadBaseline('baseline.yaml', bundledBaseline().text, RULE_IDS);
   else if (choice !== 'none') policy = loadBaseline('baseline.yaml', choice, RULE_IDS);
   const file = parseFile(formatOf(kind).fileName, text, kind);
   const check = (files: readonly ParsedFile[]) =>
