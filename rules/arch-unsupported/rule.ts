@@ -12,7 +12,9 @@ const COMPILER_CLAIMS: ReadonlySet<string> = new Set(['image', 'env', 'conda', '
 /** The rule's messages, by id: `MessageId` types the helpers' reporter, so a misspelt id does not compile. */
 const MESSAGES = {
   dropped:
-    '{{name}} names compute capability {{cc}}{{written}}, which CUDA {{cuda}} cannot compile for: the last CUDA for it is {{last}}.x',
+    '{{name}} names compute capability {{cc}}{{written}}, which CUDA {{cuda}} cannot compile for: the last CUDA for it is {{last}}',
+  unknown:
+    '{{name}} names compute capability {{cc}}{{written}}, which the knowledge base does not list: whether CUDA {{cuda}} compiles for it is not checked',
   tooNew:
     '{{name}} names compute capability {{cc}}{{written}}, which CUDA {{cuda}} cannot compile for: it needs CUDA >= {{bound}}',
 };
@@ -27,7 +29,9 @@ export default defineRule({
   messages: MESSAGES,
   helps: {
     dropped:
-      'nvcc stops with "Unsupported gpu architecture \'compute_{{sm}}\'", so the build fails (a PyTorch extension, a CMake project): CUDA {{next}}.0 removed offline compilation and library support for this architecture. Drop it from the list (the fix does), or build with CUDA {{last}}.x for the GPUs that need it. Source: {{source}}',
+      'nvcc stops with "Unsupported gpu architecture \'compute_{{sm}}\'", so the build fails (a PyTorch extension, a CMake project): {{removed}} Drop it from the list (the fix does), or build with CUDA {{last}} for the GPUs that need it. Source: {{source}}',
+    unknown:
+      "The knowledge base lists the compute capabilities of NVIDIA's GPU table with the CUDA that first and last compiles each; {{cc}} is not among them (a typo, or a GPU newer than the data), so nothing says whether nvcc {{cuda}} accepts it. Check it against `nvcc --list-gpu-arch` in the image.",
     tooNew:
       'nvcc stops with "Unsupported gpu architecture \'compute_{{sm}}\'": CUDA {{cuda}} does not know this architecture. Use an image with CUDA >= {{bound}}, or drop it from the list (the fix does). Source: {{source}}',
   },
@@ -40,12 +44,27 @@ export default defineRule({
         if (env.stage !== unit.stage) continue;
         const list = archList(env);
         if (!list) continue;
-        const misses = list.entries.flatMap((entry) => {
+        const found = list.entries.flatMap((entry) => {
           const miss = archMiss(entry.cc, cuda, kb);
           return miss ? [{ entry, miss }] : [];
         });
-        if (misses.length === 0) continue;
         const editable = unit.root.source.text.slice(env.valueSpan.start, env.valueSpan.end) === env.value;
+        const spanOf = (entry: ArchEntry) => {
+          const at = env.valueSpan.start + entry.offset;
+          return editable ? { start: at, end: at + entry.text.length } : env.span;
+        };
+        // What is not known is said at its entry, as a notice, and never dropped by the fix.
+        for (const { entry, miss } of found)
+          if (miss.reason === 'unknown')
+            report({
+              messageId: 'unknown',
+              data: { name: env.key, cc: entry.cc, written: written(entry), cuda },
+              file: unit.root,
+              span: spanOf(entry),
+              severity: 'notice',
+            });
+        const misses = found.flatMap(({ entry, miss }) => (miss.reason === 'unknown' ? [] : [{ entry, miss }]));
+        if (misses.length === 0) continue;
         const rest = editable
           ? withoutEntries(
               env.value,
@@ -60,11 +79,8 @@ export default defineRule({
                 safety: 'safe',
                 edits: [{ path: unit.root.path, range: [env.valueSpan.start, env.valueSpan.end], text: rest }],
               };
-        for (const { entry, miss } of misses) {
-          const at = env.valueSpan.start + entry.offset;
-          const span = editable ? { start: at, end: at + entry.text.length } : env.span;
-          reportMiss({ file: unit.root, env, entry, span }, miss, compiler, fix, report);
-        }
+        for (const { entry, miss } of misses)
+          reportMiss({ file: unit.root, env, entry, span: spanOf(entry) }, miss, compiler, fix, report);
       }
     }
   },
@@ -88,24 +104,34 @@ interface EntrySite {
   readonly span: { readonly start: number; readonly end: number };
 }
 
+/** An entry as written, where it is not the bare capability (`70-real` for 7.0). */
+function written(entry: ArchEntry): string {
+  return entry.text === entry.cc ? '' : ` (${entry.text})`;
+}
+
 function reportMiss(
   { file, env, entry, span }: EntrySite,
-  miss: ArchMiss,
+  miss: Exclude<ArchMiss, { reason: 'unknown' }>,
   compiler: CudaClaim,
   fix: Fix | undefined,
   report: Reporter<MessageId>,
 ): void {
   const cuda = claimCuda(compiler);
+  const dropped = miss.reason === 'dropped' ? miss : undefined;
   report({
-    messageId: miss.reason === 'dropped' ? 'dropped' : 'tooNew',
+    messageId: dropped ? 'dropped' : 'tooNew',
     data: {
       name: env.key,
       cc: entry.cc,
-      written: entry.text === entry.cc ? '' : ` (${entry.text})`,
+      written: written(entry),
       cuda,
       bound: miss.bound,
-      last: miss.bound,
-      next: Number(miss.bound) + 1,
+      // A capability the table does not list, below the lowest the major compiles: gone by this major or earlier.
+      last: dropped && !dropped.exact ? `${miss.bound}.x or earlier` : `${miss.bound}.x`,
+      removed:
+        dropped && !dropped.exact
+          ? `CUDA ${cuda.split('.')[0]} compiles nothing below compute capability ${dropped.lowest}.`
+          : `CUDA ${Number(miss.bound) + 1}.0 removed offline compilation and library support for this architecture.`,
       sm: entry.cc.replace('.', ''),
       source: cite(miss.record),
     },

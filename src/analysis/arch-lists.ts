@@ -4,7 +4,7 @@
  * ("70;80-real;90a-virtual"). Pure: which entries a CUDA release can compile, and the text without the others.
  */
 import type { EnvFact } from '../parsers/facts.js';
-import type { KnowledgeBase, Sourced } from '../knowledge/index.js';
+import { isUnverified, type GpuInfo, type KnowledgeBase, type Sourced } from '../knowledge/index.js';
 import { cudaMajor } from '../knowledge/versions.js';
 import { compareDotted } from '../util/dotted.js';
 
@@ -42,36 +42,58 @@ export function archEntries(value: string, style: 'torch' | 'cmake'): ArchEntry[
   return entries;
 }
 
-/** Why a CUDA release cannot compile for a compute capability. */
-export interface ArchMiss {
-  readonly reason: 'too-new' | 'dropped';
-  /** The CUDA that first compiles it (too-new), or the last major that does (dropped). */
-  readonly bound: string;
-  readonly record: Sourced;
-}
+/**
+ * Why a CUDA release cannot compile for a compute capability, or that the knowledge base cannot say: `too-new` (the
+ * CUDA that first compiles it is `bound`), `dropped` (the last major that compiles it is `bound`, or at most `bound`
+ * where the table does not list the capability and the major's lowest listed one is above it: `exact` false), or
+ * `unknown` (a capability the table does not list, inside or above the range the major compiles).
+ */
+export type ArchMiss =
+  | { readonly reason: 'too-new'; readonly bound: string; readonly record: Sourced }
+  | {
+      readonly reason: 'dropped';
+      readonly bound: string;
+      readonly exact: boolean;
+      /** Where not exact: the lowest capability the major still compiles. */
+      readonly lowest?: string;
+      readonly record: Sourced;
+    }
+  | { readonly reason: 'unknown' };
 
-/** Why `cuda` cannot compile for `cc`, or undefined where it can or the knowledge base does not say. */
+/** Why `cuda` cannot compile for `cc` (or that it is not known), or undefined where it can. */
 export function archMiss(cc: string, cuda: string, kb: KnowledgeBase): ArchMiss | undefined {
   const row = kb.gpu(cc);
   const major = Number(cudaMajor(cuda));
-  if (row) {
-    if (compareDotted(cuda, row.minCuda) < 0) return { reason: 'too-new', bound: row.minCuda, record: row.record };
-    if (row.lastCudaMajor !== undefined && major > row.lastCudaMajor)
-      return { reason: 'dropped', bound: String(row.lastCudaMajor), record: row.record };
-    return undefined;
-  }
-  // A compute capability the table does not list (5.3, 6.2): a CUDA major compiles one contiguous range, so one below
-  // the lowest the major still compiles is dropped as well.
-  const lowest = kb
-    .computeCapabilities()
-    .filter((row) => row.lastCudaMajor === undefined || row.lastCudaMajor >= major)
+  if (row && !isUnverified(row.record)) return rowMiss(row, cuda, major);
+  // A CUDA major compiles one contiguous range of capabilities and drops them from the bottom: below a capability the
+  // major no longer compiles (a verified row), none is compiled either, and none was compiled by a later major. So a
+  // capability the table does not list, or lists unverified, is certainly dropped when such a row is above it.
+  const verified = kb.computeCapabilities().filter((known) => !isUnverified(known));
+  const above = verified
+    .filter(
+      (known) => compareDotted(known.cc, cc) > 0 && known.lastCudaMajor !== undefined && known.lastCudaMajor < major,
+    )
     .sort((a, b) => compareDotted(a.cc, b.cc))[0];
-  const below = kb
-    .computeCapabilities()
-    .filter((row) => row.lastCudaMajor !== undefined && row.lastCudaMajor < major)
-    .sort((a, b) => compareDotted(b.cc, a.cc))[0];
-  if (lowest && below && compareDotted(cc, lowest.cc) < 0)
-    return { reason: 'dropped', bound: String(below.lastCudaMajor), record: below };
+  if (above) {
+    const lowest = verified
+      .filter((known) => known.lastCudaMajor === undefined || known.lastCudaMajor >= major)
+      .sort((a, b) => compareDotted(a.cc, b.cc))[0];
+    return {
+      reason: 'dropped',
+      bound: String(above.lastCudaMajor),
+      exact: false,
+      ...(lowest ? { lowest: lowest.cc } : {}),
+      record: above,
+    };
+  }
+  return row ? rowMiss(row, cuda, major) : { reason: 'unknown' };
+}
+
+/** What a capability's own row says of `cuda`. */
+function rowMiss(row: GpuInfo, cuda: string, major: number): ArchMiss | undefined {
+  if (compareDotted(cuda, row.minCuda) < 0) return { reason: 'too-new', bound: row.minCuda, record: row.record };
+  if (row.lastCudaMajor !== undefined && major > row.lastCudaMajor)
+    return { reason: 'dropped', bound: String(row.lastCudaMajor), exact: true, record: row.record };
   return undefined;
 }
 

@@ -639,23 +639,32 @@ function archListMoves(
   if (unit.root.kind !== 'dockerfile' || unit.stage === undefined) return;
   for (const env of unit.root.env) {
     if (env.stage !== unit.stage) continue;
-    const list = archList(env);
-    const drop = list?.entries.filter((entry) => archMiss(entry.cc, cuda, kb)) ?? [];
-    if (drop.length === 0) continue;
+    // Only what the knowledge base says the new CUDA cannot compile is dropped; an entry it does not list stays (the
+    // gate says so at its line).
+    const misses = (archList(env)?.entries ?? []).flatMap((entry) => {
+      const miss = archMiss(entry.cc, cuda, kb);
+      return miss && miss.reason !== 'unknown' ? [{ entry, miss }] : [];
+    });
+    if (misses.length === 0) continue;
+    const drop = misses.map(({ entry }) => entry);
     const rest = withoutEntries(env.value, drop);
-    const written = unit.root.source.text.slice(env.valueSpan.start, env.valueSpan.end) === env.value;
-    if (rest === undefined || !written) {
+    if (rest === undefined) {
       out.reasons.push(
         `${env.key}="${env.value}" names only architectures CUDA ${cuda} cannot compile; choose the GPUs to build for by hand`,
       );
       continue;
     }
-    const misses = drop.map((entry) => {
-      const miss = archMiss(entry.cc, cuda, kb)!;
-      return miss.reason === 'dropped'
-        ? `${entry.cc} (last CUDA ${miss.bound}.x)`
-        : `${entry.cc} (needs CUDA ${miss.bound})`;
-    });
+    if (unit.root.source.text.slice(env.valueSpan.start, env.valueSpan.end) !== env.value) {
+      out.reasons.push(
+        `${env.key} names architectures CUDA ${cuda} cannot compile, in a value not written out in one place; edit it by hand`,
+      );
+      continue;
+    }
+    const said = misses.map(({ entry, miss }) =>
+      miss.reason === 'dropped'
+        ? `${entry.cc} (last CUDA ${miss.bound}.x${miss.exact ? '' : ' or earlier'})`
+        : `${entry.cc} (needs CUDA ${miss.bound})`,
+    );
     // The whole instruction as written (a quoted value's span ends inside its quotes).
     const text = unit.root.source.text;
     const lineEnd = text.indexOf('\n', env.valueSpan.end);
@@ -665,7 +674,7 @@ function archListMoves(
       span,
       env.key,
       [{ path: unit.root.path, range: [env.valueSpan.start, env.valueSpan.end], text: rest }],
-      `CUDA ${cuda} cannot compile ${misses.join(', ')}; source: ${cite(archMiss(drop[0]!.cc, cuda, kb)!.record)}`,
+      `CUDA ${cuda} cannot compile ${said.join(', ')}; source: ${cite(misses[0]!.miss.record)}`,
     );
   }
 }
