@@ -8,7 +8,7 @@
  * torch from PyPI whose PyPI build is another CUDA) is left as it is, and the plan says why. Every move is checked
  * by running the gate on the unit's files with the edits applied: a move that adds an error is not made.
  */
-import { claimCuda, type CudaClaim } from '../analysis/claims.js';
+import { claimCuda, imageCuda, imageWithoutCuda, type CudaClaim } from '../analysis/claims.js';
 import { applyEdits } from '../analysis/edits.js';
 import { archList, archMiss, withoutEntries } from '../analysis/arch-lists.js';
 import { StageTree } from '../analysis/stages.js';
@@ -371,6 +371,17 @@ function chains(units: readonly Unit[]): Unit[][] {
   return order;
 }
 
+/** A Dockerfile stage's base image (at the root of its FROM chain) whose CUDA is not known, as written. */
+function unknownBaseImage(unit: Unit, kb: KnowledgeBase): string | undefined {
+  if (unit.root.kind !== 'dockerfile' || unit.stage === undefined) return undefined;
+  const root = StageTree.of(unit.root).root(unit.stage);
+  const base = unit.root.images.find((image) => image.stage === root && image.fromStage === undefined);
+  if (!base || base.repository === 'scratch') return undefined;
+  if (!base.unresolved && (imageCuda(base, kb) !== undefined || imageWithoutCuda(base, kb) !== undefined))
+    return undefined;
+  return base.reference;
+}
+
 /** The torch move of the nearest stage a Dockerfile stage is built FROM, if one moved. */
 function parentMove(unit: Unit, moved: ReadonlyMap<string, TorchMoveOf>): TorchMoveOf | undefined {
   if (unit.root.kind !== 'dockerfile' || unit.stage === undefined) return undefined;
@@ -563,6 +574,13 @@ function planUnit(unit: Unit, cuda: string, kb: KnowledgeBase, inherited?: Torch
   }
 
   if (moves.length > 0) archListMoves(unit, cuda, kb, { step, reasons });
+  // A stage on an image whose CUDA nothing here says (a private base, a reference an ARG completes): what it installs
+  // cannot be moved to a CUDA the image may not have.
+  const unknownBase = moves.length > 0 ? unknownBaseImage(unit, kb) : undefined;
+  if (unknownBase)
+    reasons.push(
+      `the CUDA of its base image ${unknownBase} is not known here (the knowledge snapshot has no row, and no registry was asked); move the image first, or check it with \`cuda-gatekeeper check --online\``,
+    );
 
   if (release && current) {
     for (const entry of unit.packages) {
