@@ -35,8 +35,7 @@ export function checkSnippet(request: SnippetRequest): SnippetResult {
   if (Buffer.byteLength(text) > MAX_SNIPPET)
     return { error: `the file is larger than ${MAX_SNIPPET / 1024} KiB; check larger files with the command line` };
   let policy: LoadedBaseline | undefined;
-  if (!choice || choice === 'bundled')
-    policy = loadBaseline('baseline.yaml', bundledBaseline().text, RULE_IDS);
+  if (!choice || choice === 'bundled') policy = loadBaseline('baseline.yaml', bundledBaseline().text, RULE_IDS);
   else if (choice !== 'none') policy = loadBaseline('baseline.yaml', choice, RULE_IDS);
   const file = parseFile(formatOf(kind).fileName, text, kind);
   const check = (files: readonly ParsedFile[]) =>
