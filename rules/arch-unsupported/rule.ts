@@ -5,6 +5,7 @@ import type { EnvFact, ParsedFile } from '../../src/parsers/facts.js';
 import type { Fix } from '../../src/finding.js';
 import { cite, isUnverified } from '../../src/knowledge/index.js';
 import { defineRule, type Reporter } from '../../src/rule.js';
+import { envOfStage } from '../../src/analysis/env-by-stage.js';
 
 /** The claims that say which nvcc compiles a stage: its image, its CUDA_VERSION, a conda or apt toolkit. */
 const COMPILER_CLAIMS: ReadonlySet<string> = new Set(['image', 'env', 'conda', 'apt']);
@@ -40,8 +41,7 @@ export default defineRule({
       const compiler = compilerClaim(unit);
       if (!compiler) continue;
       const cuda = claimCuda(compiler);
-      for (const env of unit.root.env) {
-        if (env.stage !== unit.stage) continue;
+      for (const env of envOfStage(unit.root, unit.stage!)) {
         const list = archList(env);
         if (!list) continue;
         const found = list.entries.flatMap((entry) => {

@@ -8,6 +8,7 @@ import { legacyStart, requirementsOf, toolkitHost, type StartVerdict } from '../
 import type { Pool } from '../../src/baseline/schema.js';
 import type { KnowledgeBase, Sourced } from '../../src/knowledge/index.js';
 import type { ImageFact } from '../../src/parsers/facts.js';
+import { envOfStage } from '../../src/analysis/env-by-stage.js';
 
 /** The requirements a stage's containers are started with, and the record the image's value comes from. */
 export interface StageRequirements {
@@ -28,7 +29,7 @@ export function stageRequirements(claim: CudaClaim, kb: KnowledgeBase): StageReq
   if (claim.kind !== 'image' || !image) return undefined;
   const base = fromConfig(image, kb) ?? fromRecord(image, kb);
   if (!base) return undefined;
-  const own = claim.file.env.filter((fact) => fact.instruction === 'ENV' && fact.stage === image.stage);
+  const own = envOfStage(claim.file, image.stage).filter((fact) => fact.instruction === 'ENV');
   if (own.some((fact) => fact.key === 'NVIDIA_REQUIRE_CUDA')) return undefined;
   const env = new Map(base.env);
   for (const fact of own) env.set(fact.key, fact.value);

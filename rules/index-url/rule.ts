@@ -158,8 +158,15 @@ function checkExtraIndexes(
     // before the default one: the PyTorch index wins for everything it hosts. Only unsafe-best-match is pip's rule
     // (docs.astral.sh/uv/concepts/indexes/#searching-across-multiple-indexes).
     if (invocation.members.every(({ context }) => context.tool === 'uv' && !bestMatch.has(context))) continue;
+    // One index per URL, the first that names it: a URL given again says nothing new, so each pin is judged once per
+    // URL, not once per line that repeats it.
+    const urls = new Set<string>();
     const extras = invocation.indexes.filter(
-      (index) => (index.kind === 'extra-index-url' || index.kind === 'find-links') && isPytorchIndex(index.url),
+      (index) =>
+        (index.kind === 'extra-index-url' || index.kind === 'find-links') &&
+        isPytorchIndex(index.url) &&
+        !urls.has(index.url) &&
+        urls.add(index.url),
     );
     if (extras.length === 0 || extras.some((index) => servedVariant(index.url) === 'all')) continue;
     const contexts = new Set(invocation.members.map((member) => member.context));

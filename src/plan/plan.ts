@@ -30,6 +30,7 @@ import { cudaMajor, cudaMajorMinor, minorOf, publicVersion, tagFromCuda } from '
 import { compareDotted } from '../util/dotted.js';
 import { compare as comparePep440 } from '@renovatebot/pep440';
 import { merged } from '../verify.js';
+import { envOfStage } from '../analysis/env-by-stage.js';
 
 export interface PlanStep {
   /** The unit the step moves (`Dockerfile stage 1`): the steps of one unit move together. */
@@ -655,8 +656,7 @@ function archListMoves(
   },
 ): void {
   if (unit.root.kind !== 'dockerfile' || unit.stage === undefined) return;
-  for (const env of unit.root.env) {
-    if (env.stage !== unit.stage) continue;
+  for (const env of envOfStage(unit.root, unit.stage)) {
     // Only what the knowledge base says the new CUDA cannot compile is dropped; an entry it does not list stays (the
     // gate says so at its line).
     const misses = (archList(env)?.entries ?? []).flatMap((entry) => {

@@ -8,9 +8,9 @@ import { PerformanceObserver, performance } from 'node:perf_hooks';
 /**
  * How much longer `run(big)` takes than `run(small)`, counting only time outside the garbage collector:
  * collecting a large live set grows faster than the input on its own and says nothing about our algorithms.
- * The fastest of three runs at each size, so one slow moment on a shared machine does not decide.
+ * The fastest of `runs` runs at each size (three by default), so one slow moment on a shared machine does not decide.
  */
-export async function growth(run: (n: number) => void, small: number, big: number): Promise<number> {
+export async function growth(run: (n: number) => void, small: number, big: number, runs = 3): Promise<number> {
   const collections: { start: number; duration: number }[] = [];
   const observer = new PerformanceObserver((list) => {
     for (const entry of list.getEntries()) collections.push({ start: entry.startTime, duration: entry.duration });
@@ -27,8 +27,11 @@ export async function growth(run: (n: number) => void, small: number, big: numbe
     collections.length = 0;
     return ended - started - collecting;
   };
-  const fastest = async (n: number): Promise<number> =>
-    Math.min(await mutatorTime(n), await mutatorTime(n), await mutatorTime(n));
+  const fastest = async (n: number): Promise<number> => {
+    let best = Infinity;
+    for (let i = 0; i < runs; i++) best = Math.min(best, await mutatorTime(n));
+    return best;
+  };
   try {
     run(Math.ceil(small / 4));
     return (await fastest(big)) / Math.max(await fastest(small), 1);
