@@ -70,6 +70,20 @@ export function gate(
   return checker.report(files.length, [checker.checkPolicy(), checker.checkFiles(files)]);
 }
 
+/**
+ * gate() over sets of files again and again (fix verification, src/verify.ts): one checker for every call, and the
+ * files' findings only. The baseline's own findings are about the baseline file, never about the files checked, so
+ * they are not worked out again for each set.
+ */
+export function regateFiles(
+  baseline: Baseline,
+  kb: KnowledgeBase,
+  options: GateOptions = {},
+): (files: readonly ParsedFile[]) => Report {
+  const checker = new Checker(baseline, options.images ? kb.withImages(options.images) : kb, options);
+  return (files) => checker.report(files.length, [checker.checkFiles(files)]);
+}
+
 /** Findings about some files (or the baseline), after waivers and suppressions, and those waivers silenced. */
 export interface PartialReport {
   readonly findings: Finding[];

@@ -91,11 +91,18 @@ export function verifyFixes(report: Report, files: readonly ParsedFile[] | Linke
     const ours = (findings: readonly Finding[]): Finding[] =>
       findings.filter((finding) => paths.has(finding.location.path));
     const before = countFindings([...paths].flatMap((path) => byPath.get(path) ?? []));
+    // Many findings offer one and the same edits (every pin of a torch family offers the move of the whole family,
+    // every stage the edit of one shared ARG): the gate judges each distinct set of edits once.
+    const judged = new Map<string, Finding | undefined>();
     const added = (fixes: readonly Finding[]): Finding | undefined => {
       const edits = merged(fixes.flatMap((finding) => finding.fix!.edits));
       if (!edits) return undefined;
+      const key = editsKey(edits);
+      if (judged.has(key)) return judged.get(key);
       const after = regate(group.files.map((file) => edited(file, edits)));
-      return newFinding(before, ours(after.findings));
+      const gives = newFinding(before, ours(after.findings));
+      judged.set(key, gives);
+      return gives;
     };
     verifyGroup(group.fixes, added, verdicts, notes);
   }
@@ -111,8 +118,12 @@ export function verifyFixes(report: Report, files: readonly ParsedFile[] | Linke
   };
 }
 
-/** Fixes of one group verified one by one (each alone, then together); the rest in blocks, together. */
-export const ALONE_PER_GROUP = 32;
+/**
+ * Fixes of one group verified one by one (each alone, then together); the rest in blocks, together. Each check alone
+ * costs a re-check of the whole group, so a group's cost grows with its fixes times its size up to this count: kept
+ * small, so that a file twice as large costs twice as much to verify (test/growth.test.ts), not four times.
+ */
+export const ALONE_PER_GROUP = 8;
 /** Re-checks spent on the blocks of one group beyond those: a bound, so that verification stays linear. */
 export const BLOCK_BUDGET = 48;
 
@@ -224,6 +235,14 @@ export function overlaps(edits: readonly TextEdit[]): [TextEdit, TextEdit][] {
   const pairs: [TextEdit, TextEdit][] = [];
   overlapping(distinct(edits), (pair) => pairs.push(pair));
   return pairs;
+}
+
+/** One key for a set of edits, whatever their order: `merged` edits never overlap, so file order is a total order. */
+function editsKey(edits: readonly TextEdit[]): string {
+  return [...edits]
+    .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.range[0] - b.range[0] || a.range[1] - b.range[1]))
+    .map((edit) => `${edit.path}\u0000${edit.range[0]}\u0000${edit.range[1]}\u0000${edit.text}`)
+    .join('\u0001');
 }
 
 function distinct(edits: readonly TextEdit[]): TextEdit[] {

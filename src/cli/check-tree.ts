@@ -6,7 +6,7 @@
 import { loadBaseline } from '../baseline/load.js';
 import { EMPTY_BASELINE, type Baseline } from '../baseline/schema.js';
 import type { Report } from '../finding.js';
-import { gate, type GateOptions } from '../gate.js';
+import { regateFiles, type GateOptions } from '../gate.js';
 import type { ImageLookups } from '../images/lookup.js';
 import { defaultKnowledgeBase, type KnowledgeBase } from '../knowledge/index.js';
 import { parseFile } from '../parsers/index.js';
@@ -68,5 +68,5 @@ export function withVerifiedFixes(
     linkedWithin(
       checked.sources.map((source) => parseFile(source.path, source.text, source.kind, { images: baseline.images })),
     );
-  return { ...checked, report: verifyFixes(checked.report, linked, (subset) => gate(subset, baseline, kb, options)) };
+  return { ...checked, report: verifyFixes(checked.report, linked, regateFiles(baseline, kb, options)) };
 }

@@ -3,7 +3,7 @@
  * baseline as the blobs it is layered from, the options; the verified report back. Pure.
  */
 import type { Report } from '../finding.js';
-import { gate, type GateOptions } from '../gate.js';
+import { gate, regateFiles, type GateOptions } from '../gate.js';
 import { gateOptionsFor, layerBaselines, type ConfigBlob } from '../baseline/layers.js';
 import { defaultKnowledgeBase } from '../knowledge/index.js';
 import { parseFile } from '../parsers/index.js';
@@ -28,9 +28,7 @@ export function runGateJob(job: GateJob): Report {
   );
   const options: GateOptions = { ...gateOptionsFor(baseline, job.owner, job.repo, { today: today() }), ...job.options };
   const kb = defaultKnowledgeBase();
-  return verifyFixes(gate(files, baseline.baseline, kb, options), files, (subset) =>
-    gate(subset, baseline.baseline, kb, options),
-  );
+  return verifyFixes(gate(files, baseline.baseline, kb, options), files, regateFiles(baseline.baseline, kb, options));
 }
 
 /** What a worker thread is given: a pull request's gate, or a pasted file's check. */

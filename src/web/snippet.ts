@@ -5,9 +5,8 @@
 import { loadBaseline, type LoadedBaseline } from '../baseline/load.js';
 import { EMPTY_BASELINE } from '../baseline/schema.js';
 import type { Report } from '../finding.js';
-import { gate } from '../gate.js';
+import { gate, regateFiles } from '../gate.js';
 import { defaultKnowledgeBase } from '../knowledge/index.js';
-import type { ParsedFile } from '../parsers/facts.js';
 import { FILE_KIND_NAMES, formatOf, isFileKind } from '../parsers/formats.js';
 import { parseFile } from '../parsers/index.js';
 import { bundledBaseline } from '../util/package-root.js';
@@ -38,10 +37,14 @@ export function checkSnippet(request: SnippetRequest): SnippetResult {
   if (!choice || choice === 'bundled') policy = loadBaseline('baseline.yaml', bundledBaseline().text, RULE_IDS);
   else if (choice !== 'none') policy = loadBaseline('baseline.yaml', choice, RULE_IDS);
   const file = parseFile(formatOf(kind).fileName, text, kind);
-  const check = (files: readonly ParsedFile[]) =>
-    gate(files, policy?.baseline ?? EMPTY_BASELINE, defaultKnowledgeBase(), policy ? { policy } : {});
+  const baseline = policy?.baseline ?? EMPTY_BASELINE;
+  const options = policy ? { policy } : {};
   // Each safe fix is checked by gating its result, as on a pull request (verify.ts).
-  const report = verifyFixes(check([file]), [file], check);
+  const report = verifyFixes(
+    gate([file], baseline, defaultKnowledgeBase(), options),
+    [file],
+    regateFiles(baseline, defaultKnowledgeBase(), options),
+  );
   const where = (offset: number) => policy!.source.position(offset);
   return {
     report,
