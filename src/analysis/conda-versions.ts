@@ -13,6 +13,8 @@
  * == 1.1).
  */
 
+import { memoize } from '../util/memo.js';
+
 export interface CondaVersionSpec {
   /** Alternatives (`|`), each a list of constraints that must all hold (`,`). */
   readonly anyOf: readonly (readonly Constraint[])[];
@@ -84,7 +86,10 @@ function holds({ operator, version }: Constraint, candidate: string): boolean {
 
 type Part = number | string;
 
-function components(version: string): Part[][] {
+/** A version's components, read once per version text (a conda environment's specs meet the same candidates). */
+const components = memoize(readComponents);
+
+function readComponents(version: string): Part[][] {
   const local = version.toLowerCase().split('+')[0]!;
   const epoch = /^\d+!/.test(local) ? local.slice(local.indexOf('!') + 1) : local;
   // A component that starts with letters counts as 0 followed by them (conda: 1.1.dev1 == 1.1.0dev1).

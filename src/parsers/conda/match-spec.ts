@@ -7,8 +7,15 @@ export type MatchSpecResult =
   | { readonly ok: true; readonly fact: PackageFact }
   | { readonly ok: false; readonly message: string; readonly span: Span };
 
-const NAME = /^[A-Za-z0-9_][A-Za-z0-9_.+-]*/;
 const OPERATOR = /^(==|>=|<=|!=|~=|=|>|<)/;
+/** A package name and an operator, read at an index (sticky: no copy of the rest of the text). */
+const NAME_AT = /[A-Za-z0-9_][A-Za-z0-9_.+-]*/y;
+const OPERATOR_AT = /==|>=|<=|!=|~=|=|>|</y;
+
+const isBlank = (code: number): boolean => code === 0x20 || code === 0x09;
+/** JavaScript's \s, as the spec's words are split. */
+const isSpace = (code: number): boolean =>
+  code === 0x20 || (code >= 0x09 && code <= 0x0d) || (code > 0x7f && /\s/.test(String.fromCharCode(code)));
 
 /**
  * Parse a conda MatchSpec as written in environment files and `conda install` arguments:
@@ -26,7 +33,8 @@ export function parseMatchSpec(m: Mapped): MatchSpecResult {
     channel = text.slice(0, sep);
     i = sep + 2;
   }
-  const nameMatch = NAME.exec(text.slice(i));
+  NAME_AT.lastIndex = i;
+  const nameMatch = NAME_AT.exec(text);
   if (!nameMatch)
     return { ok: false, message: `expected a conda package name, found "${truncate(text)}"`, span: whole };
   const rawName = nameMatch[0];
@@ -34,7 +42,7 @@ export function parseMatchSpec(m: Mapped): MatchSpecResult {
   i += rawName.length;
   const afterName = i;
   const skip = (): void => {
-    while (i < text.length && /[ \t]/.test(text[i]!)) i++;
+    while (i < text.length && isBlank(text.charCodeAt(i))) i++;
   };
   skip();
 
@@ -55,7 +63,8 @@ export function parseMatchSpec(m: Mapped): MatchSpecResult {
     i = close < 0 ? text.length : close + 1;
   } else if (i < text.length) {
     specStart = i;
-    const op = OPERATOR.exec(text.slice(i));
+    OPERATOR_AT.lastIndex = i;
+    const op = OPERATOR_AT.exec(text);
     let operator = op?.[0] ?? '';
     if (op) {
       i += operator.length;
@@ -63,7 +72,7 @@ export function parseMatchSpec(m: Mapped): MatchSpecResult {
     }
     const versionStart = i;
     // The version runs to whitespace, or to an `=` that separates it from a build string.
-    while (i < text.length && !/\s/.test(text[i]!)) {
+    while (i < text.length && !isSpace(text.charCodeAt(i))) {
       if (text[i] === '=' && i > versionStart && /[A-Za-z0-9*.]/.test(text[i - 1]!) && text[i + 1] !== '=') break;
       i++;
     }
@@ -80,7 +89,7 @@ export function parseMatchSpec(m: Mapped): MatchSpecResult {
       skip();
     }
     const buildStart = i;
-    while (i < text.length && !/\s/.test(text[i]!)) i++;
+    while (i < text.length && !isSpace(text.charCodeAt(i))) i++;
     if (i > buildStart) {
       build = text.slice(buildStart, i);
       buildSpan = m.origin(buildStart, i) ?? m.site(buildStart, i);
