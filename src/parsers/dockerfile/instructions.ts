@@ -41,12 +41,13 @@ export interface ReadDockerfile {
 }
 
 /**
- * Split a Dockerfile into instructions. Files written in the plain subset almost every Dockerfile uses are
- * read by a single linear scan; anything else (an escape directive, heredocs, quotes or backslashes in
- * FROM/ARG/ENV/COPY/ADD, multi-line forms of those, JSON COPY, CR line breaks, a BOM) is read by dockerfile-ast.
- * Both give the same views for every file the scan accepts: test/parsers/dockerfile-scan.test.ts checks that on every
- * fixture, the corpus, and generated and mutated Dockerfiles. The scan exists for speed: dockerfile-ast builds a
- * full syntax tree and was about two thirds of the Dockerfile parse time (`npm run bench`).
+ * Split a Dockerfile into instructions. Almost every Dockerfile is read by a single linear scan: lines, `\`
+ * continuations, comment lines, blank-separated words, and heredocs (their bodies end where dockerfile-ast ends
+ * them). A FROM/ARG/ENV/COPY/ADD with quotes, backslashes, continuation lines, JSON or a heredoc is read by
+ * dockerfile-ast on its own; a file with an escape directive, CR line breaks or unusual whitespace is read by
+ * dockerfile-ast whole. Both give the same views for every file the scan accepts: test/parsers/dockerfile-scan.test.ts
+ * checks that on every fixture, the corpus, and generated and mutated Dockerfiles. The scan exists for speed:
+ * dockerfile-ast builds a full syntax tree and was about two thirds of the Dockerfile parse time (`npm run bench`).
  */
 export function readDockerfile(text: string, source: SourceText): ReadDockerfile {
   const scanned = scanPlainDockerfile(text);
@@ -184,13 +185,7 @@ const READ_ARGUMENTS = new Set(['FROM', 'COPY', 'ADD', 'ARG', 'ENV']);
  * where Docker's rules need more than "lines, `\` continuations, comment lines, blank-separated words".
  */
 export function scanPlainDockerfile(text: string): InstructionView[] | undefined {
-  if (
-    text.includes('\r') ||
-    text.includes('<<') ||
-    UNUSUAL_SPACE.test(text) ||
-    /^[ \t]*#[ \t]*escape[ \t]*=/im.test(text)
-  )
-    return undefined;
+  if (text.includes('\r') || UNUSUAL_SPACE.test(text) || /^[ \t]*#[ \t]*escape[ \t]*=/im.test(text)) return undefined;
   const instructions: InstructionView[] = [];
   const length = text.length;
   let pos = 0;
@@ -232,6 +227,15 @@ export function scanPlainDockerfile(text: string): InstructionView[] | undefined
       lines++;
     }
     const upper = keyword.toUpperCase();
+    // A heredoc's body follows the instruction's last line, to its terminator: dockerfile-ast's instruction holds it.
+    const heredoc = HEREDOC_KEYWORDS.has(upper) && text.slice(keywordEnd, contentEnd).includes('<<');
+    if (heredoc) {
+      const { names, tabbed } = heredocsOf(text.slice(indent, lineEnd));
+      let end = lineEnd;
+      for (const name of names) end = heredocEnd(text, end, name, tabbed);
+      for (let at = text.indexOf('\n', lineEnd); at >= 0 && at < end; at = text.indexOf('\n', at + 1)) line++;
+      lineEnd = end;
+    }
     // dockerfile-ast ends an instruction at the end of its last line, trailing blanks included.
     const span = { start: indent, end: lineEnd };
     if (READ_ARGUMENTS.has(upper)) {
@@ -240,11 +244,11 @@ export function scanPlainDockerfile(text: string): InstructionView[] | undefined
       if (firstComment >= 0 && /["']/.test(text.slice(firstComment, contentEnd))) return undefined;
       const quotes = upper === 'ARG' || upper === 'ENV' ? /\\/ : /["'\\]/; // ARG/ENV values may be quoted; see argProperties
       const plain =
-        lines > 1 || quotes.test(text.slice(keywordEnd, contentEnd))
+        heredoc || lines > 1 || quotes.test(text.slice(keywordEnd, contentEnd))
           ? undefined
           : plainArguments(text, { keyword, upper, span, line: fromLine, from: keywordEnd, to: contentEnd });
-      // Quotes, backslashes and continuation lines in these instructions are dockerfile-ast's call: it reads this
-      // one instruction, and the scan goes on (the file as a whole would cost a full syntax tree).
+      // Quotes, backslashes, continuation lines and heredocs in these instructions are dockerfile-ast's call: it reads
+      // this one instruction, and the scan goes on (the file as a whole would cost a full syntax tree).
       instructions.push(plain ?? astInstruction(text, span, fromLine));
     } else {
       instructions.push(unreadInstruction(keyword, span, fromLine, line));
@@ -255,10 +259,78 @@ export function scanPlainDockerfile(text: string): InstructionView[] | undefined
   return instructions;
 }
 
+/** Instructions whose arguments may open heredocs (ONBUILD through the instruction it triggers). */
+const HEREDOC_KEYWORDS = new Set(['RUN', 'COPY', 'ADD', 'ONBUILD']);
+
+/**
+ * The heredocs an instruction opens, as dockerfile-ast reads them (its parser's processHeredocs): every argument that
+ * starts with `<<` and names one (`<<EOF`, `<<-EOF`, `<<"EOF"`, `<<'EOF'`), in order; `<<-` anywhere lets every
+ * terminator be indented with tabs. The arguments are dockerfile-ast's own, from this one instruction's text.
+ */
+function heredocsOf(instructionText: string): { names: string[]; tabbed: boolean } {
+  let instruction: Instruction | null | undefined = DockerfileParser.parse(instructionText).getInstructions()[0];
+  if (instruction?.getKeyword() === 'ONBUILD')
+    instruction = (
+      instruction as Instruction & { getTriggerInstruction(): Instruction | null }
+    ).getTriggerInstruction();
+  const names: string[] = [];
+  let tabbed = false;
+  if (!instruction || !['ADD', 'COPY', 'RUN'].includes(instruction.getKeyword())) return { names, tabbed };
+  for (const arg of instruction.getArguments()) {
+    const value = arg.getValue();
+    if (!value.startsWith('<<') || value.length <= 2) continue;
+    if (value.startsWith('<<-')) tabbed = true;
+    const name = heredocName(value);
+    if (name !== null) names.push(name);
+  }
+  return { names, tabbed };
+}
+
+/** dockerfile-ast's Util.parseHeredocName: the terminator an argument names, or null. */
+function heredocName(argument: string): string | null {
+  let value = argument.slice(2);
+  if (value.startsWith('-')) value = value.slice(1);
+  if (value.startsWith('"')) {
+    if (!value.endsWith('"')) return null;
+    value = value.slice(1, -1);
+  }
+  if (value.startsWith("'")) {
+    if (!value.endsWith("'")) return null;
+    value = value.slice(1, -1);
+  }
+  return value.startsWith('<') ? null : value;
+}
+
+/**
+ * Where a heredoc's terminator line ends (the offset of its line break), looking from `offset` (the line break before
+ * the body): a line that is exactly `name`, after tabs when `tabbed` (dockerfile-ast's parseHeredoc); the end of the
+ * text when no line is.
+ */
+function heredocEnd(text: string, offset: number, name: string, tabbed: boolean): number {
+  let startWord = -1;
+  let lineStart = true;
+  for (let i = offset; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code === 32) lineStart = false;
+    else if (code === 9) {
+      if (!tabbed) lineStart = false;
+    } else if (code === 10) {
+      if (startWord !== -1 && text.slice(startWord, i) === name) return i;
+      startWord = -1;
+      lineStart = true;
+    } else if (lineStart) {
+      startWord = i;
+      lineStart = false;
+    }
+  }
+  return text.length;
+}
+
 /**
  * One instruction read by dockerfile-ast on its own: the text from its keyword to the end of its last line,
  * parsed, its positions moved back into the file. Instructions do not depend on each other in the plain subset
- * (no escape directive, no heredoc), so this is what the whole-file parse gives for it.
+ * (no escape directive; a heredoc's body is part of its instruction's text), so this is what the whole-file parse
+ * gives for it.
  */
 function astInstruction(text: string, span: Span, fromLine: number): InstructionView {
   const snippet = text.slice(span.start, span.end);
