@@ -259,6 +259,14 @@ const IMAGE_IN_MESSAGE = /\b[a-z0-9][a-z0-9._-]*(?:\/[a-z0-9][a-z0-9._-]*)+:[\w]
  * one finding, the other images its related locations. Kept first: the one with a fix. Sorted input, sorted output.
  */
 function sameMistakeOnce(findings: readonly Finding[]): Finding[] {
+  // Most reports have no two findings of one rule at one place: then there is nothing to merge, and no message needs
+  // its images taken out.
+  const places = new Set<string>();
+  for (const { ruleId, location, severity, messageId } of findings)
+    places.add(
+      `${ruleId}\0${location.path}\0${location.start.offset}\0${location.end.offset}\0${severity}\0${messageId}`,
+    );
+  if (places.size === findings.length) return [...findings];
   const groups = new Map<string, Finding[]>();
   for (const finding of findings) {
     const { location } = finding;

@@ -14,7 +14,7 @@ import type { Listed, SourceFile } from '../reader.js';
 import { gateRepository, type RepositoryCheck } from '../stream.js';
 import { linkedWithin, verifyFixes } from '../verify.js';
 import { RULE_IDS } from '../../rules/ids.js';
-import { diskReader, type Skipped } from './discover.js';
+import { diskReader, listingData, listingFrom, type Skipped } from './discover.js';
 
 /** A part of a tree to check, as plain data (it crosses to a worker thread). */
 export interface TreeJob {
@@ -25,7 +25,11 @@ export interface TreeJob {
   readonly today: string;
   readonly list: readonly Listed[];
   /** The walk's files and the plain paths among them (see diskReader). */
-  readonly walked: { readonly paths: readonly string[]; readonly plain: readonly string[] };
+  readonly walked: {
+    readonly paths: readonly string[];
+    readonly plain: readonly string[];
+    readonly listing: ReturnType<typeof listingData>;
+  };
   /** What --online read of the images from their registries. */
   readonly images?: ImageLookups;
 }
@@ -49,7 +53,11 @@ export function checkTree(job: TreeJob): TreeResult {
     ...(job.images ? { images: job.images } : {}),
   };
   const skipped: Skipped[] = [];
-  const reader = diskReader(job.cwd, skipped, { paths: job.walked.paths, plain: new Set(job.walked.plain) });
+  const reader = diskReader(job.cwd, skipped, {
+    paths: job.walked.paths,
+    plain: new Set(job.walked.plain),
+    listing: listingFrom(job.walked.listing),
+  });
   const checked = withVerifiedFixes(gateRepository(job.list, reader, baseline, kb, options), baseline, kb, options);
   return { report: checked.report, sources: checked.sources, skipped, parsedAgain: checked.parsedAgain };
 }

@@ -13,6 +13,7 @@ import {
 } from 'node:fs';
 import ignore, { type Ignore } from 'ignore';
 import { join, relative, resolve, sep } from 'node:path';
+import { dirname } from '../analysis/paths.js';
 import type { FileKind, ParsedFile } from '../parsers/facts.js';
 import { classifyPath, kindByContent, yamlByContent, type ParseOptions } from '../parsers/index.js';
 import { listed, maxBytes, MAX_FILE_BYTES, readRepository, sourceOf, type RepositoryReader } from '../reader.js';
@@ -63,6 +64,29 @@ export interface Walked {
   readonly missing: string[];
   /** Paths reached without passing a symbolic link: their real path is the root's real path joined with them. */
   readonly plain: ReadonlySet<string>;
+  /** What the walk listed, checkable or not: include candidates are looked up here before the disk (see diskReader). */
+  readonly listing: Listing;
+}
+
+/**
+ * The walk's directory listings: every regular file it saw, and the directories it listed whole with every entry's
+ * type known. A path in such a directory that is not among its regular files is no file (the directory's listing
+ * said so without a stat); anywhere else, only the disk can say.
+ */
+export interface Listing {
+  readonly regular: ReadonlySet<string>;
+  readonly complete: ReadonlySet<string>;
+}
+
+/** The listing as plain arrays (it crosses to worker threads) and back. */
+export function listingData(listing: Listing): { regular: string[]; complete: string[] } {
+  return { regular: [...listing.regular], complete: [...listing.complete] };
+}
+export function listingFrom(data: {
+  readonly regular: readonly string[];
+  readonly complete: readonly string[];
+}): Listing {
+  return { regular: new Set(data.regular), complete: new Set(data.complete) };
 }
 
 /** What the walk leaves out and adds, beside its file names: `.gitignore` files and the baseline's `files`. */
@@ -110,6 +134,8 @@ export function walk(root: string, inputs: readonly string[], filters: WalkFilte
   const kinds = new Map<string, FileKind>();
   const missing: string[] = [];
   const unreadable: { path: string; reason: string; named: boolean }[] = [];
+  const regular = new Set<string>();
+  const complete = new Set<string>();
   const realRoot = realpathSync.native(root);
   const gitignore = filters.gitignore ?? true;
   const excluded = filters.exclude?.length ? ignore().add([...filters.exclude]) : undefined;
@@ -182,6 +208,12 @@ export function walk(root: string, inputs: readonly string[], filters: WalkFilte
       return;
     }
     const entries = listing.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    let typed = true;
+    for (const entry of entries) {
+      if (entry.isFile()) regular.add(repoPath === '' ? entry.name : `${repoPath}/${entry.name}`);
+      else if (!entry.isDirectory()) typed = false; // a link, a device, or a type the file system did not report
+    }
+    if (typed) complete.add(repoPath);
     const levels =
       gitignore && entries.some((entry) => entry.name === '.gitignore')
         ? withGitignore(outer, absolute, repoPath)
@@ -261,7 +293,7 @@ export function walk(root: string, inputs: readonly string[], filters: WalkFilte
     } else found(absolute, repoPath, linked, levels ?? []);
   };
   for (const input of inputs) visit(resolve(root, input), true, false);
-  return { paths: [...paths], kinds, missing, unreadable, plain };
+  return { paths: [...paths], kinds, missing, unreadable, plain, listing: { regular, complete } };
 }
 
 /**
@@ -274,11 +306,12 @@ export function walk(root: string, inputs: readonly string[], filters: WalkFilte
 export function diskReader(
   root: string,
   skipped: Skipped[],
-  walked?: Pick<Walked, 'paths' | 'plain'>,
+  walked?: Pick<Walked, 'paths' | 'plain'> & Partial<Pick<Walked, 'listing'>>,
 ): RepositoryReader {
   const realRoot = realpathSync.native(root);
   const files = new Set(walked?.paths);
   const plain = walked?.plain ?? new Set<string>();
+  const listing = walked?.listing;
   /** Real path → the repository path it was read as: a file reached again through a link is read once. */
   const seen = new Map<string, string>();
   return {
@@ -306,7 +339,11 @@ export function diskReader(
       skipped.push({ path, reason: source });
       return undefined;
     },
-    isFile: (path) => files.has(path) || isFile(root, path),
+    isFile: (path) =>
+      files.has(path) ||
+      (listing
+        ? listing.regular.has(path) || (!listing.complete.has(dirname(path)) && isFile(root, path))
+        : isFile(root, path)),
   };
 }
 

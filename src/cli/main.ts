@@ -35,6 +35,7 @@ import type { KnowledgeBase } from '../knowledge/index.js';
 import { RULE_IDS, RULES } from '../../rules/index.js';
 import {
   diskReader,
+  listingData,
   loadFiles,
   readRegularInside,
   toRepoPath,
@@ -400,6 +401,10 @@ function withTree(io: Io, baseline: Baseline, named: Walked): Walked {
     kinds: new Map([...tree.kinds, ...named.kinds]),
     missing: named.missing,
     plain: new Set([...[...tree.plain].filter((path) => !namedPaths.has(path)), ...named.plain]),
+    listing: {
+      regular: new Set([...tree.listing.regular, ...named.listing.regular]),
+      complete: new Set([...tree.listing.complete, ...named.listing.complete]),
+    },
   };
 }
 
@@ -682,7 +687,14 @@ function chooseFiles(io: Io, flags: CheckFlags, baseline: Baseline) {
   // --staged (the pre-commit hook): the files the commit deletes count too, so the Dockerfile that installs a
   // deleted requirements file is checked without it; with no file named and none deleted, nothing is checked.
   const removed = values.staged ? stagedDeletions(io.cwd) : [];
-  const nothing: Walked = { paths: [], unreadable: [], kinds: new Map(), missing: [], plain: new Set() };
+  const nothing: Walked = {
+    paths: [],
+    unreadable: [],
+    kinds: new Map(),
+    missing: [],
+    plain: new Set(),
+    listing: { regular: new Set(), complete: new Set() },
+  };
   const selected =
     values.staged && positionals.length === 0
       ? removed.length > 0
@@ -769,7 +781,7 @@ function checkChosen(
         ...(policy ? { baseline: { name: policy.source.path, text: policy.source.text } } : {}),
         repository: gateOptions.repository,
         today: gateOptions.today,
-        walked: { paths: selected.paths, plain: [...selected.plain] },
+        walked: { paths: selected.paths, plain: [...selected.plain], listing: listingData(selected.listing) },
         ...(gateOptions.images ? { images: gateOptions.images } : {}),
       });
       line?.clear();

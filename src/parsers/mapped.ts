@@ -208,13 +208,15 @@ export class SegmentMapped implements Mapped {
   slice(from: number, to: number = this.text.length): Mapped {
     // The whole string: this one (a Mapped never changes).
     if (from <= 0 && to >= this.text.length && this.text.length > 0) return this;
+    const a = Math.max(0, Math.min(from, this.text.length));
+    const b = Math.max(a, Math.min(to, this.text.length));
+    // Inside one plain piece of the file (a word of one line of a continued RUN): a plain string, no segments.
+    const first = this.segments[this.firstEndingAfter(a)];
+    if (first && first.origin >= 0 && !first.via && first.from <= a && b <= first.to && b > a)
+      return new PlainMapped(this.text.slice(a, b), first.origin + (a - first.from));
     if (this.segments.length === 1) {
       const seg = this.segments[0]!;
-      if (seg.origin >= 0 && !seg.via) {
-        const a = Math.max(0, Math.min(from, this.text.length));
-        const b = Math.max(a, Math.min(to, this.text.length));
-        return Mapped.of(this.text.slice(a, b), seg.origin + a);
-      }
+      if (seg.origin >= 0 && !seg.via) return Mapped.of(this.text.slice(a, b), seg.origin + a);
     }
     const builder = new MappedBuilder();
     for (let i = this.firstEndingAfter(from); i < this.segments.length; i++) {

@@ -31,7 +31,7 @@ vi.mock('node:fs', async (importOriginal) => {
   return { ...fs, default: { ...fs, readdirSync }, readdirSync };
 });
 
-const { walk } = await import('../../src/cli/discover.js');
+const { diskReader, walk } = await import('../../src/cli/discover.js');
 
 afterEach(() => {
   listing.untyped = false;
@@ -54,5 +54,42 @@ describe('walking a checkout', () => {
     const untyped = walk(root, ['.']);
     expect(untyped.paths).toEqual(typed.paths);
     expect([...untyped.plain]).toEqual([...typed.plain]);
+  });
+
+  it('answers whether an include leads to a file from its listings, and asks the disk only where they cannot say', () => {
+    const root = mkdtempSync(join(tmpdir(), 'cgk-listing-'));
+    mkdirSync(join(root, 'svc'));
+    mkdirSync(join(root, 'api'));
+    mkdirSync(join(root, 'node_modules'));
+    writeFileSync(join(root, 'api', 'requirements.txt'), 'torch\n');
+    writeFileSync(join(root, 'svc', 'Dockerfile'), 'FROM ubuntu:22.04\n');
+    writeFileSync(join(root, 'svc', 'setup.py'), '\n'); // not checked, but a file
+    writeFileSync(join(root, 'node_modules', 'r.txt'), '\n'); // in a folder the walk skips
+    writeFileSync(join(root, 'real.txt'), '\n');
+    symlinkSync(join(root, 'real.txt'), join(root, 'svc', 'linked.txt'));
+    const walked = walk(root, ['.']);
+    // Listed whole, every entry's type known: the root and api/ (svc/ holds a link, node_modules/ is skipped).
+    expect([...walked.listing.complete].sort()).toEqual(['', 'api']);
+    const reader = diskReader(root, [], walked);
+    expect(reader.isFile('svc/Dockerfile')).toBe(true);
+    expect(reader.isFile('svc/setup.py')).toBe(true);
+    expect(reader.isFile('svc/missing.txt')).toBe(false);
+    expect(reader.isFile('svc')).toBe(false);
+    expect(reader.isFile('svc/linked.txt')).toBe(true); // a link: the disk says where it leads
+    expect(reader.isFile('node_modules/r.txt')).toBe(true); // a folder the walk did not list: the disk says
+    expect(reader.isFile('elsewhere/r.txt')).toBe(false);
+    expect(reader.isFile('api/requirements.txt')).toBe(true);
+    expect(reader.isFile('api/missing.txt')).toBe(false); // from api/'s listing, without a stat
+    // A listing says the same as the disk, file for file.
+    const disk = diskReader(root, []);
+    for (const path of [
+      'svc/Dockerfile',
+      'svc/setup.py',
+      'svc/missing.txt',
+      'svc',
+      'svc/linked.txt',
+      'api/missing.txt',
+    ])
+      expect(reader.isFile(path), path).toBe(disk.isFile(path));
   });
 });
