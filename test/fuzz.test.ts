@@ -102,8 +102,8 @@ describe('hostile inputs stay linear and bounded', () => {
     Array.from({ length: n }, (_, i) => line(i)).join('');
   const directive = '# cuda-gatekeeper: ignore[exact-pin] reason';
 
-  // Linear is 16x and quadratic 256x; the bar sits between them, at an exponent of 1.5. This catches gross
-  // blow-ups on a loaded machine; test/parsers/mapped.test.ts counts reads to pin one we had exactly.
+  // Linear is 16x and quadratic 256x; the bar is 20x (issue 46: sixteen times the input within twenty times the time),
+  // each size timed five times; test/parsers/mapped.test.ts counts reads to pin one blow-up we had exactly.
   it.each([
     [
       'requirements',
@@ -131,6 +131,9 @@ describe('hostile inputs stay linear and bounded', () => {
       'dockerfile',
       'Dockerfile',
       (n: number) => `FROM ubuntu:22.04 AS s0\n${lines(n / 2, (i) => `ENV V${i}=x\nFROM s${i} AS s${i + 1}\n`)}`,
+      // 32,000 chained stages, each with the scopes it keeps for its ENV (linear: 15× including the collector from
+      // 2,000 to 32,000 stages); outgrowing the caches costs a few points more than sixteen.
+      24,
     ],
     [
       'dockerfile',
@@ -166,9 +169,12 @@ describe('hostile inputs stay linear and bounded', () => {
       (n: number) =>
         `${lines(n / 4, (i) => `[[tool.uv.index]]\nname = "i${i}"\nurl = "https://download.pytorch.org/whl/cu124"\n`)}[project]\ndependencies = ["torch==2.6.0"]\n`,
     ],
-  ] as const)('parse %s: sixteen times the input takes roughly sixteen times as long', async (kind, name, make) => {
-    expect(await growth((n) => parseFile(name, make(n), kind), 2000, 32000)).toBeLessThan(64);
-  });
+  ] as const)(
+    'parse %s: sixteen times the input takes roughly sixteen times as long',
+    async (kind, name, make, bound?: number) => {
+      expect(await growth((n) => parseFile(name, make(n), kind), 4000, 64000, 5)).toBeLessThan(bound ?? 20);
+    },
+  );
 
   const policy = loadBaseline('baseline.yaml', readFileSync(join(ROOT, 'baseline.yaml'), 'utf8'), RULE_IDS).baseline;
   const image = 'FROM nvidia/cuda:12.4.1-devel-ubuntu22.04';
@@ -214,10 +220,9 @@ describe('hostile inputs stay linear and bounded', () => {
         kb,
       );
     };
-    // Each stage of a chain installs on top of all the stages before it, so its unit really holds O(n) packages and
-    // the units together O(n²) (a cheap part: 16× the input measured 40-75× on a loaded machine). A quadratic or
-    // cubic walk on top of that (the COPY --from walk was cubic) gives ≥ 256×.
-    expect(await growth(check, 250, 4000)).toBeLessThan(name === 'a chain of stages' ? 128 : 64);
+    // A stage of a chain builds on all the stages before it: its unit reads what they installed through the stage
+    // tree (src/analysis/stages.ts), never a copy per stage, so the chain too is linear.
+    expect(await growth(check, 250, 4000, 5)).toBeLessThan(20);
   });
 
   // The shapes a held-out probe found quadratic (issue 26): the gate and the verification of its safe fixes together,
@@ -350,10 +355,22 @@ describe('hostile inputs stay linear and bounded', () => {
         const regate = (subset: readonly ParsedFile[]) => gate(subset, EMPTY_BASELINE, kb);
         verifyFixes(regate(files), files, regate);
       };
-      expect(await growth(check, 40, 640)).toBeLessThan(64);
+      expect(await growth(check, 40, 640, 5)).toBeLessThan(20);
     },
     120_000,
   );
+
+  it("a stage at the end of a chain of 20,000 is compared with the torch at the chain's root, without a deep walk", () => {
+    const chain = `FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04 AS s0\nRUN pip install torch==2.5.1\n${lines(
+      20_000,
+      (i) => `FROM s${i} AS s${i + 1}\nRUN pip install numpy==1.26.${i % 10}\n`,
+    )}FROM s20000\nRUN pip install torchvision==0.19.1\n`;
+    const report = gate([parseFile('Dockerfile', chain, 'dockerfile')], EMPTY_BASELINE, kb);
+    const companions = report.findings.filter((finding) => finding.ruleId === 'companion-mismatch');
+    expect(companions.map((finding) => finding.message)).toEqual([
+      'torchvision 0.19.1 does not belong to torch 2.5.1 (it belongs to torch 2.4.1)',
+    ]);
+  });
 
   it('deeply nested YAML is an error, not a stack overflow', () => {
     const deep = `dependencies: ${'['.repeat(5000)}${']'.repeat(5000)}\n`;
@@ -368,10 +385,16 @@ describe('hostile inputs stay linear and bounded', () => {
         (n) => parseFile('requirements.txt', 'numpy==1.26.4  # pinned\n'.repeat(n), 'requirements'),
         13_750,
         220_000,
+        5,
       ),
-    ).toBeLessThan(64);
+    ).toBeLessThan(20);
     expect(
-      await growth((n) => parseFile('requirements.txt', `torch==${'1'.repeat(n)}\n`, 'requirements'), 1 << 16, 1 << 20),
-    ).toBeLessThan(64);
+      await growth(
+        (n) => parseFile('requirements.txt', `torch==${'1'.repeat(n)}\n`, 'requirements'),
+        1 << 16,
+        1 << 20,
+        5,
+      ),
+    ).toBeLessThan(20);
   });
 });

@@ -26,6 +26,11 @@ const MESSAGES = {
 };
 type MessageId = keyof typeof MESSAGES;
 
+/** A torch pinned to one version: what a stage's companions are compared with. */
+function isPinnedTorch({ pkg }: UnitPackage): boolean {
+  return projectName(pkg) === 'torch' && pkg.exact !== undefined;
+}
+
 export default defineRule({
   id: 'companion-mismatch',
   description:
@@ -53,11 +58,10 @@ export default defineRule({
   },
   check({ units, kb, report }) {
     for (const unit of units) {
-      const isTorch = ({ pkg }: (typeof unit.packages)[number]): boolean =>
-        projectName(pkg) === 'torch' && pkg.exact !== undefined;
       // A stage built FROM another runs with the torch the stages above it installed, unless it installs its own.
-      const own = unit.packages.filter(isTorch);
-      const torches = own.length > 0 ? own : (unit.inherited ?? []).filter(isTorch).slice(-1);
+      const own = unit.packages.filter(isPinnedTorch);
+      const above = own.length > 0 ? undefined : unit.inherited?.findLast(isPinnedTorch);
+      const torches = above ? [above] : own;
       if (torches.length === 0) continue;
       checkTorchPages(unit, torches[0]!, publicVersion(torches[0]!.pkg.exact!), report);
       for (const entry of unit.packages) {

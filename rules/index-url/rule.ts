@@ -9,6 +9,7 @@ import type { Fix } from '../../src/finding.js';
 import { cite, isUnverified, type KnowledgeBase } from '../../src/knowledge/index.js';
 import { defineRule, type Reporter } from '../../src/rule.js';
 import { publicVersion, tagFromCuda } from '../../src/knowledge/versions.js';
+import { groupBy } from '../../src/util/collections.js';
 
 /** The rule's messages, by id: `MessageId` types the helpers' reporter, so a misspelt id does not compile. */
 const MESSAGES = {
@@ -152,6 +153,11 @@ function checkExtraIndexes(
   kb: KnowledgeBase,
   report: Reporter<MessageId>,
 ): void {
+  // The pins an extra index may lose to PyPI, by install context, found once: each invocation reads its own contexts'
+  // (a stage of thousands of `pip install` commands would otherwise read every pin once per command).
+  const torchPins = unit.packages.filter(({ pkg }) => !pkg.exact && TORCH_FAMILY.has(pkg.name));
+  const order = new Map(torchPins.map((entry, i) => [entry, i]));
+  const pinsOf = groupBy(torchPins, ({ file, pkg }) => file.contexts[pkg.context]);
   for (const invocation of unit.invocations) {
     if (invocation.members.some((member) => member.context.hiddenIndexes)) continue;
     // uv's default strategy (first-index) takes a package from the first index that has it, and extra indexes come
@@ -169,9 +175,10 @@ function checkExtraIndexes(
         urls.add(index.url),
     );
     if (extras.length === 0 || extras.some((index) => servedVariant(index.url) === 'all')) continue;
-    const contexts = new Set(invocation.members.map((member) => member.context));
-    for (const { file, pkg } of unit.packages) {
-      if (pkg.exact || !TORCH_FAMILY.has(pkg.name) || !contexts.has(file.contexts[pkg.context]!)) continue;
+    const pins = [...new Set(invocation.members.map((member) => member.context))]
+      .flatMap((context) => pinsOf.get(context) ?? [])
+      .sort((a, b) => order.get(a)! - order.get(b)!);
+    for (const { file, pkg } of pins) {
       for (const index of extras) {
         const variant = servedVariant(index.url);
         if (!variant || variant === 'all') continue;

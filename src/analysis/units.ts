@@ -50,7 +50,7 @@ export interface Unit {
    * A Dockerfile stage built FROM another: what the stages above it installed, which it runs with (its own
    * torchvision is loaded beside its parent's torch). Compared with, never reported as the stage's own.
    */
-  readonly inherited?: readonly UnitPackage[];
+  readonly inherited?: Inherited;
   readonly invocations: readonly Invocation[];
   /** A Kubernetes container: where it may be scheduled and the CUDA it runs (see ContainerUnit). */
   readonly container?: ContainerUnit;
@@ -66,6 +66,46 @@ export interface ContainerUnit {
   readonly claims: readonly CudaClaim[];
   /** The Dockerfile named for it that is not in the repository (or not read). */
   readonly missing?: string;
+}
+
+/**
+ * What the stages above a stage installed, nearest last: each stage's own packages and a link to what its parent
+ * inherited, shared along the chain instead of copied into every stage (a chain of n installing stages would hold
+ * n²/2 entries). An answer about a chain is worked out once per stage.
+ */
+export class Inherited {
+  /** Answers of findLast, by test (null: nothing above passes it). */
+  readonly found = new WeakMap<(entry: UnitPackage) => boolean, UnitPackage | null>();
+
+  constructor(
+    /** What the nearest stage above installed. */
+    readonly packages: readonly UnitPackage[],
+    /** What that stage inherited in turn. */
+    readonly above: Inherited | undefined,
+  ) {}
+
+  /** The nearest package installed above that passes `test` (give the same function each time: it is remembered). */
+  findLast(test: (entry: UnitPackage) => boolean): UnitPackage | undefined {
+    return nearestAbove(this, test);
+  }
+}
+
+/** Up the chain to a stage that installed one, or whose answer is known; then every stage passed remembers it. */
+function nearestAbove(start: Inherited, test: (entry: UnitPackage) => boolean): UnitPackage | undefined {
+  const passed: Inherited[] = [];
+  let answer: UnitPackage | null = null;
+  for (let at: Inherited | undefined = start; at; at = at.above) {
+    const known = at.found.get(test);
+    if (known !== undefined) {
+      answer = known;
+      break;
+    }
+    passed.push(at);
+    for (let i = at.packages.length - 1; i >= 0 && !answer; i--) if (test(at.packages[i]!)) answer = at.packages[i]!;
+    if (answer) break;
+  }
+  for (const at of passed) at.found.set(test, answer);
+  return answer ?? undefined;
 }
 
 const NO_INDEXES: readonly IndexFact[] = [];
@@ -111,13 +151,13 @@ export function buildUnits(
         let unit = dockerStageUnit(stages, stage.index, links, claimsOf, kb);
         const parent = tree.parent(stage.index);
         const above = parent === undefined ? undefined : byStage.get(parent);
-        // A stage that installs nothing shares the list above it (a long chain of stages stays linear).
+        // A stage that installs nothing shares what is above it.
         const inherited = !above
-          ? []
+          ? undefined
           : above.packages.length === 0
-            ? (above.inherited ?? [])
-            : [...(above.inherited ?? []), ...above.packages];
-        if (inherited.length > 0) unit = { ...unit, inherited };
+            ? above.inherited
+            : new Inherited(above.packages, above.inherited);
+        if (inherited) unit = { ...unit, inherited };
         byStage.set(stage.index, unit);
         units.push(unit);
       }

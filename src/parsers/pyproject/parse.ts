@@ -65,6 +65,9 @@ interface Variant {
   readonly declared: readonly Declared[];
 }
 
+/** A selection before the project's own dependencies are added to it: `own` is what it adds. */
+type Selection = Omit<Variant, 'declared'> & { readonly own: readonly Declared[] };
+
 export function parsePyproject(path: string, text: string): ParsedFile {
   const source = new SourceText(path, text);
   const sink = new FactSink();
@@ -89,14 +92,17 @@ export function parsePyproject(path: string, text: string): ParsedFile {
   const variants: Variant[] = [{ name: 'the project', declared: base }];
   // Each selection holds the project's own dependencies again: past a budget of facts (a hostile file of thousands of
   // extras over thousands of dependencies), the remaining selections are not checked, and the file says so.
+  // A selection's list is made only within the budget: copying the project's dependencies into every one of thousands
+  // of extras is what the budget is there to prevent.
   let budget = MAX_FACTS;
-  const add = (variant: Variant): void => {
-    budget -= variant.declared.length;
-    if (budget >= 0) variants.push(variant);
-    else if (budget + variant.declared.length >= 0)
+  const add = ({ own, ...selection }: Selection): void => {
+    const size = base.length + own.length;
+    budget -= size;
+    if (budget >= 0) variants.push({ ...selection, declared: [...base, ...own] });
+    else if (budget + size >= 0)
       sink.problems.push({
-        span: variant.span ?? { start: 0, end: 0 },
-        message: `too many extras and groups to check each one; ${variant.name} and those after it were not checked`,
+        span: selection.span ?? { start: 0, end: 0 },
+        message: `too many extras and groups to check each one; ${selection.name} and those after it were not checked`,
       });
   };
   const optional = lookup(root, 'project', 'optional-dependencies');
@@ -106,7 +112,7 @@ export function parsePyproject(path: string, text: string): ParsedFile {
         name: `extra ${extra}`,
         span: optional.keySpans.get(extra),
         extra,
-        declared: [...base, ...requirements(list, sink, `extra ${extra}`)],
+        own: requirements(list, sink, `extra ${extra}`),
       });
   const groups = lookup(root, 'dependency-groups');
   // uv's older `[tool.uv] dev-dependencies` is merged into the `dev` group, which `uv sync` installs by default
@@ -119,10 +125,10 @@ export function parsePyproject(path: string, text: string): ParsedFile {
         name: `group ${group}`,
         span: groups.keySpans.get(group),
         group,
-        declared: [...base, ...groupRequirements(groups, group, sink, new Set()), ...(group === 'dev' ? uvDev : [])],
+        own: [...groupRequirements(groups, group, sink, new Set()), ...(group === 'dev' ? uvDev : [])],
       });
   if (uvDev.length > 0 && !(groups?.kind === 'table' && groups.entries.has('dev')))
-    add({ name: 'group dev', span: uvDevList?.span, group: 'dev', declared: [...base, ...uvDev] });
+    add({ name: 'group dev', span: uvDevList?.span, group: 'dev', own: uvDev });
 
   // Indexes every package may come from: non-explicit [[tool.uv.index]] entries, then [tool.uv] extra-index-url,
   // then the default index (an entry with default = true, or [tool.uv] index-url; else PyPI).
@@ -135,7 +141,7 @@ export function parsePyproject(path: string, text: string): ParsedFile {
   const bestMatch = strategy?.kind === 'string' && strategy.value === 'unsafe-best-match';
   const firstPytorch = implicit.find((index) => /^https?:\/\/download\.pytorch\.org\//.test(index.url));
 
-  for (const variant of poetry ? poetryVariants(poetry, base) : []) add(variant);
+  for (const selection of poetry ? poetrySelections(poetry) : []) add(selection);
   // What `pip install .[extra]` installs (a Dockerfile's, see installers.ts): the same requirements without uv's
   // or Poetry's routing, from the indexes of the pip command. Checked only with that command, never on their own.
   const asPip: Variant[] = [
@@ -252,22 +258,27 @@ const poetryDeclared = (dependency: PoetryDependency): Declared => ({
  * Poetry's extras and groups as selections beside PEP 621's (see poetry.ts). Poetry's supplemental sources are
  * searched only for what PyPI and the primary sources lack, so they serve no torch and are not indexes here.
  */
-function poetryVariants(poetry: PoetryProject, base: readonly Declared[]): Variant[] {
+function poetrySelections(poetry: PoetryProject): Selection[] {
+  // The optional dependencies of each extra, found in one pass over the dependencies.
+  const byExtra = new Map<string, Declared[]>();
+  for (const dependency of poetry.base)
+    for (const extra of new Set(dependency.extras ?? [])) {
+      const list = byExtra.get(extra);
+      if (list) list.push(poetryDeclared(dependency));
+      else byExtra.set(extra, [poetryDeclared(dependency)]);
+    }
   return [
     ...[...poetry.extras].map(([extra, span]) => ({
       name: `extra ${extra}`,
       span,
       extra,
-      declared: [
-        ...base,
-        ...poetry.base.filter((dependency) => dependency.extras?.includes(extra)).map(poetryDeclared),
-      ],
+      own: byExtra.get(extra) ?? [],
     })),
     ...[...poetry.groups].map(([group, { span, dependencies }]) => ({
       name: `group ${group}`,
       span,
       group,
-      declared: [...base, ...dependencies.map(poetryDeclared)],
+      own: dependencies.map(poetryDeclared),
     })),
   ];
 }
