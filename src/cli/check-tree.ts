@@ -14,7 +14,7 @@ import type { Listed, SourceFile } from '../reader.js';
 import { gateRepository, type RepositoryCheck } from '../stream.js';
 import { linkedWithin, verifyFixes } from '../verify.js';
 import { RULE_IDS } from '../../rules/ids.js';
-import { diskReader, listingData, listingFrom, type Skipped } from './discover.js';
+import { diskReader, listingFrom, type listingData, type Skipped } from './discover.js';
 
 /** A part of a tree to check, as plain data (it crosses to a worker thread). */
 export interface TreeJob {
