@@ -4,7 +4,7 @@
  * from GitHub) and tests (texts in memory) all read through here, so an include leads to the same file, with the
  * same kind, whoever reads.
  */
-import { includeCandidates, resolveLinks } from './analysis/links.js';
+import { includeCandidates } from './analysis/links.js';
 import { groupBy, positions, UnionFind } from './util/collections.js';
 import type { FileKind, ParsedFile } from './parsers/facts.js';
 import { formatByName, isLockKind } from './parsers/formats.js';
@@ -154,12 +154,43 @@ export function affectedFiles(
   changed: ReadonlySet<string>,
   removed: ReadonlySet<string> = new Set(),
 ): ParsedFile[] {
-  const links = resolveLinks(files);
-  const indexOf = new Map(files.map((file, i) => [file, i]));
+  return affectedIndices(files.map(outlineOf), changed, removed).map((i) => files[i]!);
+}
+
+/**
+ * What deciding a change's files needs of one file: its path, its kind, and each include's candidate paths. Much
+ * smaller than its facts: a large checkout is outlined file by file as it is read (the CLI's `check <file>`).
+ */
+export interface FileOutline {
+  readonly path: string;
+  readonly kind: FileKind;
+  readonly candidates: readonly (readonly string[])[];
+}
+
+export function outlineOf(file: ParsedFile): FileOutline {
+  return {
+    path: file.path,
+    kind: file.kind,
+    candidates: file.includes.map((include) => includeCandidates(file, include)),
+  };
+}
+
+/**
+ * affectedFiles over outlines: the positions of the files that belong with the change, in order. An include leads to
+ * its first candidate among the files, as gate() links it (resolveLinks).
+ */
+export function affectedIndices(
+  files: readonly FileOutline[],
+  changed: ReadonlySet<string>,
+  removed: ReadonlySet<string> = new Set(),
+): number[] {
   const sets = new UnionFind(files.length);
   const byPath = new Map(files.map((file, i) => [file.path, i]));
   files.forEach((file, i) => {
-    for (const link of links.get(file) ?? []) sets.join(i, indexOf.get(link.to)!);
+    for (const candidates of file.candidates) {
+      const to = candidates.find((candidate) => byPath.has(candidate));
+      if (to !== undefined && to !== file.path) sets.join(i, byPath.get(to)!);
+    }
     // A manifest and its lock go together: a change to either is checked with both.
     for (const lock of lockCompanions(file.path, file.kind)) {
       const at = byPath.get(lock);
@@ -170,14 +201,10 @@ export function affectedFiles(
   files.forEach((file, i) => {
     if (
       changed.has(file.path) ||
-      (removed.size > 0 &&
-        file.includes.some((include) => includeCandidates(file, include).some((path) => removed.has(path))))
+      (removed.size > 0 && file.candidates.some((candidates) => candidates.some((path) => removed.has(path))))
     )
       seeds.add(sets.find(i));
   });
   const components = groupBy(positions(files.length), (i) => (seeds.has(sets.find(i)) ? sets.find(i) : undefined));
-  return [...components.values()]
-    .flat()
-    .sort((a, b) => a - b)
-    .map((i) => files[i]!);
+  return [...components.values()].flat().sort((a, b) => a - b);
 }

@@ -15,12 +15,14 @@ import { renderSarif } from '../render/sarif.js';
 import { escapeControl, renderText } from '../render/text.js';
 import { SourceText } from '../parsers/source.js';
 import {
-  affectedFiles,
+  affectedIndices,
   MAX_LOCK_BYTES,
   maxBytes,
+  outlineOf,
   readRepository,
   sourceOf,
   UNKNOWN_KIND,
+  type FileOutline,
   type Listed,
   type RepositoryReader,
   type SourceFile,
@@ -29,7 +31,7 @@ import type { FileKind } from '../parsers/facts.js';
 import { FILE_KIND_NAMES, isFileKind } from '../parsers/formats.js';
 import { gateRepository, type RepositoryCheck } from '../stream.js';
 import { gate, type GateOptions } from '../gate.js';
-import { classifyPath, kindByContent, yamlByContent } from '../parsers/index.js';
+import { classifyPath, kindByContent, parseFile, yamlByContent } from '../parsers/index.js';
 import type { Baseline } from '../baseline/schema.js';
 import type { KnowledgeBase } from '../knowledge/index.js';
 import { RULE_IDS, RULES } from '../../rules/index.js';
@@ -432,16 +434,20 @@ function checkChanges(
   changes: Changes,
   { baseline, kb, gateOptions: options }: Engine,
 ): RepositoryCheck {
-  const read = [...readRepository(files, reader, true, { images: baseline.images })];
-  const affected = affectedFiles(
-    read.map((file) => file.parsed),
-    new Set(changes.changed),
-    new Set(changes.removed),
-  );
-  const kept = new Set(affected.map((file) => file.path));
+  // Every file is read to find those that include a changed one, but only its outline is kept: the checkout is never
+  // held parsed at once (a monorepo of hundreds of thousands of files ran out of memory). The files the change
+  // reaches are read and parsed again.
+  const parse = { images: baseline.images };
+  const outlines: FileOutline[] = [];
+  for (const { parsed } of readRepository(files, reader, true, parse)) outlines.push(outlineOf(parsed));
+  const sources = affectedIndices(outlines, new Set(changes.changed), new Set(changes.removed)).flatMap((i) => {
+    const source = reader.read(outlines[i]!.path, outlines[i]!.kind);
+    return source ? [source] : [];
+  });
+  const affected = sources.map((source) => parseFile(source.path, source.text, source.kind, parse));
   return {
     report: gate(affected, baseline, kb, { ...options, removed: changes.removed }),
-    sources: read.map((file) => file.source).filter((source) => kept.has(source.path)),
+    sources,
     parsedAgain: 0,
   };
 }
