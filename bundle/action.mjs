@@ -13630,7 +13630,7 @@ var require_parser2 = __commonJS({
         dockerfile2.addComment(new comment_1.Comment(this.document, range));
         return end;
       }
-      parseHeredoc(heredocName, offset, tabbed) {
+      parseHeredoc(heredocName2, offset, tabbed) {
         let startWord = -1;
         let lineStart = true;
         for (let i = offset; i < this.buffer.length; i++) {
@@ -13645,7 +13645,7 @@ var require_parser2 = __commonJS({
               break;
             case "\r":
             case "\n":
-              if (startWord !== -1 && heredocName === this.buffer.substring(startWord, i)) {
+              if (startWord !== -1 && heredocName2 === this.buffer.substring(startWord, i)) {
                 return i;
               }
               startWord = -1;
@@ -40801,8 +40801,11 @@ function truncate2(text2, max = 40) {
 }
 
 // src/parsers/conda/match-spec.ts
-var NAME = /^[A-Za-z0-9_][A-Za-z0-9_.+-]*/;
 var OPERATOR = /^(==|>=|<=|!=|~=|=|>|<)/;
+var NAME_AT = /[A-Za-z0-9_][A-Za-z0-9_.+-]*/y;
+var OPERATOR_AT = /==|>=|<=|!=|~=|=|>|</y;
+var isBlank = (code) => code === 32 || code === 9;
+var isSpace = (code) => code === 32 || code >= 9 && code <= 13 || code > 127 && /\s/.test(String.fromCharCode(code));
 function parseMatchSpec(m) {
   const text2 = m.text;
   const whole = m.site(0, text2.length);
@@ -40813,7 +40816,8 @@ function parseMatchSpec(m) {
     channel = text2.slice(0, sep4);
     i = sep4 + 2;
   }
-  const nameMatch = NAME.exec(text2.slice(i));
+  NAME_AT.lastIndex = i;
+  const nameMatch = NAME_AT.exec(text2);
   if (!nameMatch)
     return { ok: false, message: `expected a conda package name, found "${truncate2(text2)}"`, span: whole };
   const rawName = nameMatch[0];
@@ -40821,7 +40825,7 @@ function parseMatchSpec(m) {
   i += rawName.length;
   const afterName = i;
   const skip = () => {
-    while (i < text2.length && /[ \t]/.test(text2[i])) i++;
+    while (i < text2.length && isBlank(text2.charCodeAt(i))) i++;
   };
   skip();
   const clauses = [];
@@ -40840,14 +40844,15 @@ function parseMatchSpec(m) {
     i = close < 0 ? text2.length : close + 1;
   } else if (i < text2.length) {
     specStart = i;
-    const op = OPERATOR.exec(text2.slice(i));
+    OPERATOR_AT.lastIndex = i;
+    const op = OPERATOR_AT.exec(text2);
     let operator = op?.[0] ?? "";
     if (op) {
       i += operator.length;
       skip();
     }
     const versionStart = i;
-    while (i < text2.length && !/\s/.test(text2[i])) {
+    while (i < text2.length && !isSpace(text2.charCodeAt(i))) {
       if (text2[i] === "=" && i > versionStart && /[A-Za-z0-9*.]/.test(text2[i - 1]) && text2[i + 1] !== "=") break;
       i++;
     }
@@ -40864,7 +40869,7 @@ function parseMatchSpec(m) {
       skip();
     }
     const buildStart = i;
-    while (i < text2.length && !/\s/.test(text2[i])) i++;
+    while (i < text2.length && !isSpace(text2.charCodeAt(i))) i++;
     if (i > buildStart) {
       build = text2.slice(buildStart, i);
       buildSpan = m.origin(buildStart, i) ?? m.site(buildStart, i);
@@ -41081,24 +41086,25 @@ var SegmentMapped = class {
   }
   slice(from, to = this.text.length) {
     if (from <= 0 && to >= this.text.length && this.text.length > 0) return this;
+    const a = Math.max(0, Math.min(from, this.text.length));
+    const b = Math.max(a, Math.min(to, this.text.length));
+    const first = this.segments[this.firstEndingAfter(a)];
+    if (first && first.origin >= 0 && !first.via && first.from <= a && b <= first.to && b > a)
+      return new PlainMapped(this.text.slice(a, b), first.origin + (a - first.from));
     if (this.segments.length === 1) {
       const seg = this.segments[0];
-      if (seg.origin >= 0 && !seg.via) {
-        const a = Math.max(0, Math.min(from, this.text.length));
-        const b = Math.max(a, Math.min(to, this.text.length));
-        return Mapped.of(this.text.slice(a, b), seg.origin + a);
-      }
+      if (seg.origin >= 0 && !seg.via) return Mapped.of(this.text.slice(a, b), seg.origin + a);
     }
     const builder = new MappedBuilder();
     for (let i = this.firstEndingAfter(from); i < this.segments.length; i++) {
       const seg = this.segments[i];
       if (seg.from >= to) break;
-      const a = Math.max(seg.from, from);
-      const b = Math.min(seg.to, to);
-      if (a >= b) continue;
+      const a2 = Math.max(seg.from, from);
+      const b2 = Math.min(seg.to, to);
+      if (a2 >= b2) continue;
       builder.pushSegment(
-        this.text.slice(a, b),
-        seg.origin < 0 ? -1 : seg.origin + (a - seg.from),
+        this.text.slice(a2, b2),
+        seg.origin < 0 ? -1 : seg.origin + (a2 - seg.from),
         seg.origin < 0 || seg.via ? seg.site : void 0,
         seg.via
       );
@@ -44024,8 +44030,7 @@ function viewsOf(dockerfile2, offsetOf) {
 var UNUSUAL_SPACE = /[\f\v\u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]/;
 var READ_ARGUMENTS = /* @__PURE__ */ new Set(["FROM", "COPY", "ADD", "ARG", "ENV"]);
 function scanPlainDockerfile(text2) {
-  if (text2.includes("\r") || text2.includes("<<") || UNUSUAL_SPACE.test(text2) || /^[ \t]*#[ \t]*escape[ \t]*=/im.test(text2))
-    return void 0;
+  if (text2.includes("\r") || UNUSUAL_SPACE.test(text2) || /^[ \t]*#[ \t]*escape[ \t]*=/im.test(text2)) return void 0;
   const instructions = [];
   const length = text2.length;
   let pos = 0;
@@ -44040,7 +44045,7 @@ function scanPlainDockerfile(text2) {
       continue;
     }
     let keywordEnd = indent;
-    while (keywordEnd < lineEnd && !isBlank(text2.charCodeAt(keywordEnd))) keywordEnd++;
+    while (keywordEnd < lineEnd && !isBlank2(text2.charCodeAt(keywordEnd))) keywordEnd++;
     const keyword = text2.slice(indent, keywordEnd);
     if (!/^[A-Za-z]+$/.test(keyword) || skipBlanks(text2, keywordEnd, lineEnd) === lineEnd) return void 0;
     const fromLine = line;
@@ -44065,11 +44070,19 @@ function scanPlainDockerfile(text2) {
       lines++;
     }
     const upper = keyword.toUpperCase();
+    const heredoc = HEREDOC_KEYWORDS.has(upper) && text2.slice(keywordEnd, contentEnd).includes("<<");
+    if (heredoc) {
+      const { names, tabbed } = heredocsOf(text2.slice(indent, lineEnd));
+      let end = lineEnd;
+      for (const name of names) end = heredocEnd(text2, end, name, tabbed);
+      for (let at = text2.indexOf("\n", lineEnd); at >= 0 && at < end; at = text2.indexOf("\n", at + 1)) line++;
+      lineEnd = end;
+    }
     const span = { start: indent, end: lineEnd };
     if (READ_ARGUMENTS.has(upper)) {
       if (firstComment >= 0 && /["']/.test(text2.slice(firstComment, contentEnd))) return void 0;
       const quotes = upper === "ARG" || upper === "ENV" ? /\\/ : /["'\\]/;
-      const plain2 = lines > 1 || quotes.test(text2.slice(keywordEnd, contentEnd)) ? void 0 : plainArguments(text2, { keyword, upper, span, line: fromLine, from: keywordEnd, to: contentEnd });
+      const plain2 = heredoc || lines > 1 || quotes.test(text2.slice(keywordEnd, contentEnd)) ? void 0 : plainArguments(text2, { keyword, upper, span, line: fromLine, from: keywordEnd, to: contentEnd });
       instructions.push(plain2 ?? astInstruction(text2, span, fromLine));
     } else {
       instructions.push(unreadInstruction(keyword, span, fromLine, line));
@@ -44078,6 +44091,55 @@ function scanPlainDockerfile(text2) {
     line++;
   }
   return instructions;
+}
+var HEREDOC_KEYWORDS = /* @__PURE__ */ new Set(["RUN", "COPY", "ADD", "ONBUILD"]);
+function heredocsOf(instructionText) {
+  let instruction = import_dockerfile_ast.DockerfileParser.parse(instructionText).getInstructions()[0];
+  if (instruction?.getKeyword() === "ONBUILD")
+    instruction = instruction.getTriggerInstruction();
+  const names = [];
+  let tabbed = false;
+  if (!instruction || !["ADD", "COPY", "RUN"].includes(instruction.getKeyword())) return { names, tabbed };
+  for (const arg of instruction.getArguments()) {
+    const value = arg.getValue();
+    if (!value.startsWith("<<") || value.length <= 2) continue;
+    if (value.startsWith("<<-")) tabbed = true;
+    const name = heredocName(value);
+    if (name !== null) names.push(name);
+  }
+  return { names, tabbed };
+}
+function heredocName(argument) {
+  let value = argument.slice(2);
+  if (value.startsWith("-")) value = value.slice(1);
+  if (value.startsWith('"')) {
+    if (!value.endsWith('"')) return null;
+    value = value.slice(1, -1);
+  }
+  if (value.startsWith("'")) {
+    if (!value.endsWith("'")) return null;
+    value = value.slice(1, -1);
+  }
+  return value.startsWith("<") ? null : value;
+}
+function heredocEnd(text2, offset, name, tabbed) {
+  let startWord = -1;
+  let lineStart = true;
+  for (let i = offset; i < text2.length; i++) {
+    const code = text2.charCodeAt(i);
+    if (code === 32) lineStart = false;
+    else if (code === 9) {
+      if (!tabbed) lineStart = false;
+    } else if (code === 10) {
+      if (startWord !== -1 && text2.slice(startWord, i) === name) return i;
+      startWord = -1;
+      lineStart = true;
+    } else if (lineStart) {
+      startWord = i;
+      lineStart = false;
+    }
+  }
+  return text2.length;
 }
 function astInstruction(text2, span, fromLine) {
   const snippet = text2.slice(span.start, span.end);
@@ -44108,7 +44170,7 @@ function plainArguments(text2, { keyword, upper, span, line, from, to }) {
     i = skipBlanks(text2, i, to);
     if (i >= to) break;
     const start = i;
-    while (i < to && !isBlank(text2.charCodeAt(i))) i++;
+    while (i < to && !isBlank2(text2.charCodeAt(i))) i++;
     words.push({ value: text2.slice(start, i), start, end: i });
   }
   let flagCount = 0;
@@ -44187,17 +44249,17 @@ function envProperties(text2, args) {
     }
   ];
 }
-function isBlank(code) {
+function isBlank2(code) {
   return code === 32 || code === 9;
 }
 function skipBlanks(text2, from, to) {
   let i = from;
-  while (i < to && isBlank(text2.charCodeAt(i))) i++;
+  while (i < to && isBlank2(text2.charCodeAt(i))) i++;
   return i;
 }
 function trimEnd(text2, from, to) {
   let end = to;
-  while (end > from && isBlank(text2.charCodeAt(end - 1))) end--;
+  while (end > from && isBlank2(text2.charCodeAt(end - 1))) end--;
   return end;
 }
 
@@ -48173,13 +48235,14 @@ function parsePyproject(path, text2) {
   ];
   const variants = [{ name: "the project", declared: base }];
   let budget = MAX_FACTS;
-  const add = (variant) => {
-    budget -= variant.declared.length;
-    if (budget >= 0) variants.push(variant);
-    else if (budget + variant.declared.length >= 0)
+  const add = ({ own: own2, ...selection }) => {
+    const size = base.length + own2.length;
+    budget -= size;
+    if (budget >= 0) variants.push({ ...selection, declared: [...base, ...own2] });
+    else if (budget + size >= 0)
       sink.problems.push({
-        span: variant.span ?? { start: 0, end: 0 },
-        message: `too many extras and groups to check each one; ${variant.name} and those after it were not checked`
+        span: selection.span ?? { start: 0, end: 0 },
+        message: `too many extras and groups to check each one; ${selection.name} and those after it were not checked`
       });
   };
   const optional2 = lookup(root, "project", "optional-dependencies");
@@ -48189,7 +48252,7 @@ function parsePyproject(path, text2) {
         name: `extra ${extra}`,
         span: optional2.keySpans.get(extra),
         extra,
-        declared: [...base, ...requirements(list, sink, `extra ${extra}`)]
+        own: requirements(list, sink, `extra ${extra}`)
       });
   const groups = lookup(root, "dependency-groups");
   const uvDevList = lookup(root, "tool", "uv", "dev-dependencies");
@@ -48200,16 +48263,16 @@ function parsePyproject(path, text2) {
         name: `group ${group}`,
         span: groups.keySpans.get(group),
         group,
-        declared: [...base, ...groupRequirements(groups, group, sink, /* @__PURE__ */ new Set()), ...group === "dev" ? uvDev : []]
+        own: [...groupRequirements(groups, group, sink, /* @__PURE__ */ new Set()), ...group === "dev" ? uvDev : []]
       });
   if (uvDev.length > 0 && !(groups?.kind === "table" && groups.entries.has("dev")))
-    add({ name: "group dev", span: uvDevList?.span, group: "dev", declared: [...base, ...uvDev] });
+    add({ name: "group dev", span: uvDevList?.span, group: "dev", own: uvDev });
   const implicit = [...indexes.values()].filter((index) => !index.explicit && !index.isDefault);
   const fallback = [...indexes.values()].find((index) => index.isDefault);
   const strategy = lookup(root, "tool", "uv", "index-strategy");
   const bestMatch = strategy?.kind === "string" && strategy.value === "unsafe-best-match";
   const firstPytorch = implicit.find((index) => /^https?:\/\/download\.pytorch\.org\//.test(index.url));
-  for (const variant of poetry ? poetryVariants(poetry, base) : []) add(variant);
+  for (const selection of poetry ? poetrySelections(poetry) : []) add(selection);
   const asPip = [
     { name: "pip: the project", declared: base.map(({ fact }) => ({ fact })) },
     ...variants.filter((variant) => variant.extra !== void 0).map((variant) => ({
@@ -48296,22 +48359,26 @@ var poetryDeclared = (dependency) => ({
   fact: dependency.fact,
   ...dependency.source ? { index: dependency.source } : {}
 });
-function poetryVariants(poetry, base) {
+function poetrySelections(poetry) {
+  const byExtra = /* @__PURE__ */ new Map();
+  for (const dependency of poetry.base)
+    for (const extra of new Set(dependency.extras ?? [])) {
+      const list = byExtra.get(extra);
+      if (list) list.push(poetryDeclared(dependency));
+      else byExtra.set(extra, [poetryDeclared(dependency)]);
+    }
   return [
     ...[...poetry.extras].map(([extra, span]) => ({
       name: `extra ${extra}`,
       span,
       extra,
-      declared: [
-        ...base,
-        ...poetry.base.filter((dependency) => dependency.extras?.includes(extra)).map(poetryDeclared)
-      ]
+      own: byExtra.get(extra) ?? []
     })),
     ...[...poetry.groups].map(([group, { span, dependencies: dependencies2 }]) => ({
       name: `group ${group}`,
       span,
       group,
-      declared: [...base, ...dependencies2.map(poetryDeclared)]
+      own: dependencies2.map(poetryDeclared)
     }))
   ];
 }
@@ -49500,6 +49567,62 @@ function claimCuda(claim2) {
   return claim2.precision === "major" ? claim2.cuda : cudaMajorMinor(claim2.cuda) ?? claim2.cuda;
 }
 
+// src/util/collections.ts
+function groupBy(items2, key) {
+  const groups = /* @__PURE__ */ new Map();
+  for (const item of items2) {
+    const at = key(item);
+    if (at === void 0) continue;
+    const group = groups.get(at);
+    if (group) group.push(item);
+    else groups.set(at, [item]);
+  }
+  return groups;
+}
+function positions(length) {
+  return Array.from({ length }, (_, i) => i);
+}
+var UnionFind = class {
+  parent;
+  constructor(count = 0) {
+    this.parent = positions(count);
+  }
+  /** A new item in a set of its own; returns its number (the count so far). */
+  add() {
+    return this.parent.push(this.parent.length) - 1;
+  }
+  /** The representative of i's set. */
+  find(i) {
+    let root = i;
+    while (this.parent[root] !== root) root = this.parent[root];
+    while (this.parent[i] !== root) {
+      const next = this.parent[i];
+      this.parent[i] = root;
+      i = next;
+    }
+    return root;
+  }
+  /** Joins the sets of a and b; returns the representative of the joined set. */
+  join(a, b) {
+    const ra = this.find(a);
+    const rb = this.find(b);
+    if (ra !== rb) this.parent[rb] = ra;
+    return ra;
+  }
+};
+
+// src/analysis/env-by-stage.ts
+var NONE3 = [];
+var grouped = /* @__PURE__ */ new WeakMap();
+function envOfStage(file2, stage) {
+  let byStage = grouped.get(file2);
+  if (!byStage) {
+    byStage = groupBy(file2.env, (env) => env.stage);
+    grouped.set(file2, byStage);
+  }
+  return byStage.get(stage) ?? NONE3;
+}
+
 // rules/arch-unsupported/rule.ts
 var COMPILER_CLAIMS = /* @__PURE__ */ new Set(["image", "env", "conda", "apt"]);
 var MESSAGES2 = {
@@ -49523,8 +49646,7 @@ var rule_default = defineRule({
       const compiler = compilerClaim(unit);
       if (!compiler) continue;
       const cuda = claimCuda(compiler);
-      for (const env of unit.root.env) {
-        if (env.stage !== unit.stage) continue;
+      for (const env of envOfStage(unit.root, unit.stage)) {
         const list = archList(env);
         if (!list) continue;
         const found = list.entries.flatMap((entry) => {
@@ -49648,7 +49770,8 @@ function holds({ operator, version: version2 }, candidate) {
     }
   }
 }
-function components(version2) {
+var components = memoize(readComponents);
+function readComponents(version2) {
   const local = version2.toLowerCase().split("+")[0];
   const epoch = /^\d+!/.test(local) ? local.slice(local.indexOf("!") + 1) : local;
   return epoch.split(/[._-]/).map((component) => {
@@ -49800,6 +49923,9 @@ var MESSAGES3 = {
   noLibrary: "{{name}} {{version}} ships no library for CUDA {{cuda}}, the CUDA of torch {{torch}}",
   wheelBuild: "{{subject}} is built for torch {{built}}, but torch {{torch}} is pinned"
 };
+function isPinnedTorch({ pkg }) {
+  return projectName(pkg) === "torch" && pkg.exact !== void 0;
+}
 var rule_default2 = defineRule({
   id: "companion-mismatch",
   description: "torch and its companions (torchvision, torchaudio, torchtext, torchdata, xformers, vllm, vllm-flash-attn, triton, flash-attn, bitsandbytes, PyG and mmcv builds) belong together",
@@ -49820,9 +49946,9 @@ var rule_default2 = defineRule({
   },
   check({ units, kb, report }) {
     for (const unit of units) {
-      const isTorch = ({ pkg }) => projectName(pkg) === "torch" && pkg.exact !== void 0;
-      const own2 = unit.packages.filter(isTorch);
-      const torches = own2.length > 0 ? own2 : (unit.inherited ?? []).filter(isTorch).slice(-1);
+      const own2 = unit.packages.filter(isPinnedTorch);
+      const above = own2.length > 0 ? void 0 : unit.inherited?.findLast(isPinnedTorch);
+      const torches = above ? [above] : own2;
       if (torches.length === 0) continue;
       checkTorchPages(unit, torches[0], publicVersion(torches[0].pkg.exact), report);
       for (const entry of unit.packages) {
@@ -51137,7 +51263,7 @@ function stageRequirements(claim2, kb) {
   if (claim2.kind !== "image" || !image) return void 0;
   const base = fromConfig(image, kb) ?? fromRecord(image, kb);
   if (!base) return void 0;
-  const own2 = claim2.file.env.filter((fact) => fact.instruction === "ENV" && fact.stage === image.stage);
+  const own2 = envOfStage(claim2.file, image.stage).filter((fact) => fact.instruction === "ENV");
   if (own2.some((fact) => fact.key === "NVIDIA_REQUIRE_CUDA")) return void 0;
   const env = new Map(base.env);
   for (const fact of own2) env.set(fact.key, fact.value);
@@ -52563,16 +52689,19 @@ function checkPipEnvForUv(file2, report) {
   }
 }
 function checkExtraIndexes(unit, bestMatch, kb, report) {
+  const torchPins = unit.packages.filter(({ pkg }) => !pkg.exact && TORCH_FAMILY.has(pkg.name));
+  const order = new Map(torchPins.map((entry, i) => [entry, i]));
+  const pinsOf = groupBy(torchPins, ({ file: file2, pkg }) => file2.contexts[pkg.context]);
   for (const invocation of unit.invocations) {
     if (invocation.members.some((member) => member.context.hiddenIndexes)) continue;
     if (invocation.members.every(({ context }) => context.tool === "uv" && !bestMatch.has(context))) continue;
+    const urls2 = /* @__PURE__ */ new Set();
     const extras = invocation.indexes.filter(
-      (index) => (index.kind === "extra-index-url" || index.kind === "find-links") && isPytorchIndex(index.url)
+      (index) => (index.kind === "extra-index-url" || index.kind === "find-links") && isPytorchIndex(index.url) && !urls2.has(index.url) && urls2.add(index.url)
     );
     if (extras.length === 0 || extras.some((index) => servedVariant(index.url) === "all")) continue;
-    const contexts = new Set(invocation.members.map((member) => member.context));
-    for (const { file: file2, pkg } of unit.packages) {
-      if (pkg.exact || !TORCH_FAMILY.has(pkg.name) || !contexts.has(file2.contexts[pkg.context])) continue;
+    const pins = [...new Set(invocation.members.map((member) => member.context))].flatMap((context) => pinsOf.get(context) ?? []).sort((a, b) => order.get(a) - order.get(b));
+    for (const { file: file2, pkg } of pins) {
       for (const index of extras) {
         const variant = servedVariant(index.url);
         if (!variant || variant === "all") continue;
@@ -54200,50 +54329,6 @@ function extendsProblem(file2, owner) {
   };
 }
 
-// src/util/collections.ts
-function groupBy(items2, key) {
-  const groups = /* @__PURE__ */ new Map();
-  for (const item of items2) {
-    const at = key(item);
-    if (at === void 0) continue;
-    const group = groups.get(at);
-    if (group) group.push(item);
-    else groups.set(at, [item]);
-  }
-  return groups;
-}
-function positions(length) {
-  return Array.from({ length }, (_, i) => i);
-}
-var UnionFind = class {
-  parent;
-  constructor(count = 0) {
-    this.parent = positions(count);
-  }
-  /** A new item in a set of its own; returns its number (the count so far). */
-  add() {
-    return this.parent.push(this.parent.length) - 1;
-  }
-  /** The representative of i's set. */
-  find(i) {
-    let root = i;
-    while (this.parent[root] !== root) root = this.parent[root];
-    while (this.parent[i] !== root) {
-      const next = this.parent[i];
-      this.parent[i] = root;
-      i = next;
-    }
-    return root;
-  }
-  /** Joins the sets of a and b; returns the representative of the joined set. */
-  join(a, b) {
-    const ra = this.find(a);
-    const rb = this.find(b);
-    if (ra !== rb) this.parent[rb] = ra;
-    return ra;
-  }
-};
-
 // src/analysis/dockerfile-index.ts
 var ENVIRONMENT = /(?:conda|mamba|venv|virtualenv|site-packages|dist-packages|\/\.local\b|^\/install\b|^\/usr\/local\/?(?:lib\/?)?$|\/python\d(?:\.\d+)?\b)/i;
 var DockerfileIndex = class {
@@ -54481,6 +54566,36 @@ function stronglyConnected(nodes, edges) {
 }
 
 // src/analysis/units.ts
+var Inherited = class {
+  constructor(packages, above) {
+    this.packages = packages;
+    this.above = above;
+  }
+  packages;
+  above;
+  /** Answers of findLast, by test (null: nothing above passes it). */
+  found = /* @__PURE__ */ new WeakMap();
+  /** The nearest package installed above that passes `test` (give the same function each time: it is remembered). */
+  findLast(test) {
+    return nearestAbove(this, test);
+  }
+};
+function nearestAbove(start, test) {
+  const passed = [];
+  let answer = null;
+  for (let at = start; at; at = at.above) {
+    const known2 = at.found.get(test);
+    if (known2 !== void 0) {
+      answer = known2;
+      break;
+    }
+    passed.push(at);
+    for (let i = at.packages.length - 1; i >= 0 && !answer; i--) if (test(at.packages[i])) answer = at.packages[i];
+    if (answer) break;
+  }
+  for (const at of passed) at.found.set(test, answer);
+  return answer ?? void 0;
+}
 var NO_INDEXES = [];
 var TIERS = [
   ["image", "env"],
@@ -54515,8 +54630,8 @@ function buildUnits(files, links, kb) {
         let unit = dockerStageUnit(stages, stage.index, links, claimsOf, kb);
         const parent = tree.parent(stage.index);
         const above = parent === void 0 ? void 0 : byStage.get(parent);
-        const inherited = !above ? [] : above.packages.length === 0 ? above.inherited ?? [] : [...above.inherited ?? [], ...above.packages];
-        if (inherited.length > 0) unit = { ...unit, inherited };
+        const inherited = !above ? void 0 : above.packages.length === 0 ? above.inherited : new Inherited(above.packages, above.inherited);
+        if (inherited) unit = { ...unit, inherited };
         byStage.set(stage.index, unit);
         units.push(unit);
       }
@@ -54839,6 +54954,10 @@ function gate(files, baseline, kb, options2 = {}) {
   const checker = new Checker(baseline, options2.images ? kb.withImages(options2.images) : kb, options2);
   return checker.report(files.length, [checker.checkPolicy(), checker.checkFiles(files)]);
 }
+function regateFiles(baseline, kb, options2 = {}) {
+  const checker = new Checker(baseline, options2.images ? kb.withImages(options2.images) : kb, options2);
+  return (files) => checker.report(files.length, [checker.checkFiles(files)]);
+}
 var Checker = class {
   constructor(baseline, kb, options2) {
     this.baseline = baseline;
@@ -54966,6 +55085,12 @@ var Checker = class {
 };
 var IMAGE_IN_MESSAGE = /\b[a-z0-9][a-z0-9._-]*(?:\/[a-z0-9][a-z0-9._-]*)+:[\w][\w.-]*/g;
 function sameMistakeOnce(findings) {
+  const places = /* @__PURE__ */ new Set();
+  for (const { ruleId, location, severity, messageId } of findings)
+    places.add(
+      `${ruleId}\0${location.path}\0${location.start.offset}\0${location.end.offset}\0${severity}\0${messageId}`
+    );
+  if (places.size === findings.length) return [...findings];
   const groups = /* @__PURE__ */ new Map();
   for (const finding of findings) {
     const { location } = finding;
@@ -55231,12 +55356,23 @@ function* readRepository(files, reader, follow = true, parse6 = {}) {
   }
 }
 function affectedFiles(files, changed, removed = /* @__PURE__ */ new Set()) {
-  const links = resolveLinks(files);
-  const indexOf = new Map(files.map((file2, i) => [file2, i]));
+  return affectedIndices(files.map(outlineOf), changed, removed).map((i) => files[i]);
+}
+function outlineOf(file2) {
+  return {
+    path: file2.path,
+    kind: file2.kind,
+    candidates: file2.includes.map((include) => includeCandidates(file2, include))
+  };
+}
+function affectedIndices(files, changed, removed = /* @__PURE__ */ new Set()) {
   const sets = new UnionFind(files.length);
   const byPath = new Map(files.map((file2, i) => [file2.path, i]));
   files.forEach((file2, i) => {
-    for (const link of links.get(file2) ?? []) sets.join(i, indexOf.get(link.to));
+    for (const candidates of file2.candidates) {
+      const to = candidates.find((candidate) => byPath.has(candidate));
+      if (to !== void 0 && to !== file2.path) sets.join(i, byPath.get(to));
+    }
     for (const lock of lockCompanions(file2.path, file2.kind)) {
       const at = byPath.get(lock);
       if (at !== void 0) sets.join(i, at);
@@ -55244,11 +55380,11 @@ function affectedFiles(files, changed, removed = /* @__PURE__ */ new Set()) {
   });
   const seeds = /* @__PURE__ */ new Set();
   files.forEach((file2, i) => {
-    if (changed.has(file2.path) || removed.size > 0 && file2.includes.some((include) => includeCandidates(file2, include).some((path) => removed.has(path))))
+    if (changed.has(file2.path) || removed.size > 0 && file2.candidates.some((candidates) => candidates.some((path) => removed.has(path))))
       seeds.add(sets.find(i));
   });
   const components3 = groupBy(positions(files.length), (i) => seeds.has(sets.find(i)) ? sets.find(i) : void 0);
-  return [...components3.values()].flat().sort((a, b) => a - b).map((i) => files[i]);
+  return [...components3.values()].flat().sort((a, b) => a - b);
 }
 
 // src/plan/plan.ts
@@ -55313,11 +55449,16 @@ function verifyFixes(report, files, regate) {
     const paths = new Set(group.files.map((file2) => file2.path));
     const ours = (findings) => findings.filter((finding) => paths.has(finding.location.path));
     const before = countFindings([...paths].flatMap((path) => byPath.get(path) ?? []));
+    const judged = /* @__PURE__ */ new Map();
     const added = (fixes) => {
       const edits = merged(fixes.flatMap((finding) => finding.fix.edits));
       if (!edits) return void 0;
+      const key = editsKey(edits);
+      if (judged.has(key)) return judged.get(key);
       const after = regate(group.files.map((file2) => edited(file2, edits)));
-      return newFinding(before, ours(after.findings));
+      const gives = newFinding(before, ours(after.findings));
+      judged.set(key, gives);
+      return gives;
     };
     verifyGroup(group.fixes, added, verdicts2, notes);
   }
@@ -55332,8 +55473,8 @@ function verifyFixes(report, files, regate) {
     })
   };
 }
-var ALONE_PER_GROUP = 32;
-var BLOCK_BUDGET = 48;
+var ALONE_PER_GROUP = 8;
+var BLOCK_BUDGET = 16;
 function verifyGroup(fixes, added, verdicts2, notes) {
   const candidates = [];
   for (const finding of fixes) {
@@ -55411,6 +55552,9 @@ function edited(file2, edits) {
 function merged(edits) {
   const unique2 = distinct2(edits);
   return overlapping(unique2) ? void 0 : unique2;
+}
+function editsKey(edits) {
+  return [...edits].sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : a.range[0] - b.range[0] || a.range[1] - b.range[1]).map((edit) => `${edit.path}\0${edit.range[0]}\0${edit.range[1]}\0${edit.text}`).join("");
 }
 function distinct2(edits) {
   const unique2 = [];
@@ -55873,8 +56017,7 @@ function planUnit(unit, cuda, kb, inherited) {
 }
 function archListMoves(unit, cuda, kb, out) {
   if (unit.root.kind !== "dockerfile" || unit.stage === void 0) return;
-  for (const env of unit.root.env) {
-    if (env.stage !== unit.stage) continue;
+  for (const env of envOfStage(unit.root, unit.stage)) {
     const misses = (archList(env)?.entries ?? []).flatMap((entry) => {
       const miss = archMiss(entry.cc, cuda, kb);
       return miss && miss.reason !== "unknown" ? [{ entry, miss }] : [];
@@ -56219,6 +56362,12 @@ function toRepoPath(root, absolute) {
     return rel === "" ? "" : void 0;
   return rel.split(sep2).join("/");
 }
+function listingData(listing) {
+  return { regular: [...listing.regular], complete: [...listing.complete] };
+}
+function listingFrom(data) {
+  return { regular: new Set(data.regular), complete: new Set(data.complete) };
+}
 function ignoredBy(levels, repoPath, directory) {
   for (const level of levels) {
     if (level.base !== "" && !repoPath.startsWith(`${level.base}/`)) continue;
@@ -56242,6 +56391,8 @@ function walk(root, inputs, filters = {}) {
   const kinds = /* @__PURE__ */ new Map();
   const missing = [];
   const unreadable = [];
+  const regular = /* @__PURE__ */ new Set();
+  const complete = /* @__PURE__ */ new Set();
   const realRoot = realpathSync.native(root);
   const gitignore = filters.gitignore ?? true;
   const excluded = filters.exclude?.length ? (0, import_ignore.default)().add([...filters.exclude]) : void 0;
@@ -56285,6 +56436,12 @@ function walk(root, inputs, filters = {}) {
       return;
     }
     const entries2 = listing.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+    let typed = true;
+    for (const entry of entries2) {
+      if (entry.isFile()) regular.add(repoPath === "" ? entry.name : `${repoPath}/${entry.name}`);
+      else if (!entry.isDirectory()) typed = false;
+    }
+    if (typed) complete.add(repoPath);
     const levels = gitignore && entries2.some((entry) => entry.name === ".gitignore") ? withGitignore(outer, absolute, repoPath) : outer;
     for (const entry of entries2) visitEntry(absolute, repoPath, entry, viaLink, levels);
   };
@@ -56352,12 +56509,13 @@ function walk(root, inputs, filters = {}) {
     } else found(absolute, repoPath, linked, levels ?? []);
   };
   for (const input3 of inputs) visit3(resolve2(root, input3), true, false);
-  return { paths: [...paths], kinds, missing, unreadable, plain: plain2 };
+  return { paths: [...paths], kinds, missing, unreadable, plain: plain2, listing: { regular, complete } };
 }
 function diskReader(root, skipped, walked) {
   const realRoot = realpathSync.native(root);
   const files = new Set(walked?.paths);
   const plain2 = walked?.plain ?? /* @__PURE__ */ new Set();
+  const listing = walked?.listing;
   const seen = /* @__PURE__ */ new Map();
   return {
     read(path, kind) {
@@ -56384,7 +56542,7 @@ function diskReader(root, skipped, walked) {
       skipped.push({ path, reason: source });
       return void 0;
     },
-    isFile: (path) => files.has(path) || isFile(root, path)
+    isFile: (path) => files.has(path) || (listing ? listing.regular.has(path) || !listing.complete.has(dirname2(path)) && isFile(root, path) : isFile(root, path))
   };
 }
 function loadFiles(root, paths, followLinks = true, walked, parse6 = {}) {
@@ -56867,16 +57025,16 @@ function fleetCommand(args, io, usage) {
     io.err("cuda-gatekeeper: no GPU node found in the input\n");
     return 2;
   }
-  const grouped = groupIntoPools(nodes, defaultKnowledgeBase(), values["group-by"]);
-  for (const line of grouped.explained) io.err(`pool ${line}
+  const grouped2 = groupIntoPools(nodes, defaultKnowledgeBase(), values["group-by"]);
+  for (const line of grouped2.explained) io.err(`pool ${line}
 `);
   if (values.write) {
-    writePools(resolve3(io.cwd, values.write), grouped.pools, usage);
+    writePools(resolve3(io.cwd, values.write), grouped2.pools, usage);
     io.err(
-      `cuda-gatekeeper: wrote fleet.pools (${grouped.pools.length} pool${grouped.pools.length === 1 ? "" : "s"}) into ${values.write}
+      `cuda-gatekeeper: wrote fleet.pools (${grouped2.pools.length} pool${grouped2.pools.length === 1 ? "" : "s"}) into ${values.write}
 `
     );
-  } else io.out(renderPools(grouped.pools));
+  } else io.out(renderPools(grouped2.pools));
   return problems.length > 0 ? 1 : 0;
 }
 function renderPools(pools) {
@@ -56941,7 +57099,11 @@ function checkTree(job) {
     ...job.images ? { images: job.images } : {}
   };
   const skipped = [];
-  const reader = diskReader(job.cwd, skipped, { paths: job.walked.paths, plain: new Set(job.walked.plain) });
+  const reader = diskReader(job.cwd, skipped, {
+    paths: job.walked.paths,
+    plain: new Set(job.walked.plain),
+    listing: listingFrom(job.walked.listing)
+  });
   const checked = withVerifiedFixes(gateRepository(job.list, reader, baseline, kb, options2), baseline, kb, options2);
   return { report: checked.report, sources: checked.sources, skipped, parsedAgain: checked.parsedAgain };
 }
@@ -56950,7 +57112,7 @@ function withVerifiedFixes(checked, baseline, kb, options2) {
   const linked = checked.linked ?? linkedWithin(
     checked.sources.map((source) => parseFile(source.path, source.text, source.kind, { images: baseline.images }))
   );
-  return { ...checked, report: verifyFixes(checked.report, linked, (subset) => gate(subset, baseline, kb, options2)) };
+  return { ...checked, report: verifyFixes(checked.report, linked, regateFiles(baseline, kb, options2)) };
 }
 
 // src/cli/threads.ts
@@ -57846,7 +58008,11 @@ function withTree(io, baseline, named) {
     ],
     kinds: new Map([...tree.kinds, ...named.kinds]),
     missing: named.missing,
-    plain: /* @__PURE__ */ new Set([...[...tree.plain].filter((path) => !namedPaths.has(path)), ...named.plain])
+    plain: /* @__PURE__ */ new Set([...[...tree.plain].filter((path) => !namedPaths.has(path)), ...named.plain]),
+    listing: {
+      regular: /* @__PURE__ */ new Set([...tree.listing.regular, ...named.listing.regular]),
+      complete: /* @__PURE__ */ new Set([...tree.listing.complete, ...named.listing.complete])
+    }
   };
 }
 function select2(io, paths, baseline) {
@@ -57860,16 +58026,17 @@ function collect2(io, paths, baseline) {
   };
 }
 function checkChanges(files, reader, changes, { baseline, kb, gateOptions: options2 }) {
-  const read = [...readRepository(files, reader, true, { images: baseline.images })];
-  const affected = affectedFiles(
-    read.map((file2) => file2.parsed),
-    new Set(changes.changed),
-    new Set(changes.removed)
-  );
-  const kept = new Set(affected.map((file2) => file2.path));
+  const parse6 = { images: baseline.images };
+  const outlines = [];
+  for (const { parsed } of readRepository(files, reader, true, parse6)) outlines.push(outlineOf(parsed));
+  const sources = affectedIndices(outlines, new Set(changes.changed), new Set(changes.removed)).flatMap((i) => {
+    const source = reader.read(outlines[i].path, outlines[i].kind);
+    return source ? [source] : [];
+  });
+  const affected = sources.map((source) => parseFile(source.path, source.text, source.kind, parse6));
   return {
     report: gate(affected, baseline, kb, { ...options2, removed: changes.removed }),
-    sources: read.map((file2) => file2.source).filter((source) => kept.has(source.path)),
+    sources,
     parsedAgain: 0
   };
 }
@@ -58040,7 +58207,14 @@ function chooseFiles(io, flags, baseline) {
   const namedSet = new Set(named.paths);
   const namesFiles = positionals.length > 0 && positionals.every((path) => namedSet.has(toRepoPath(io.cwd, resolve4(io.cwd, path)) ?? ""));
   const removed = values.staged ? stagedDeletions(io.cwd) : [];
-  const nothing = { paths: [], unreadable: [], kinds: /* @__PURE__ */ new Map(), missing: [], plain: /* @__PURE__ */ new Set() };
+  const nothing = {
+    paths: [],
+    unreadable: [],
+    kinds: /* @__PURE__ */ new Map(),
+    missing: [],
+    plain: /* @__PURE__ */ new Set(),
+    listing: { regular: /* @__PURE__ */ new Set(), complete: /* @__PURE__ */ new Set() }
+  };
   const selected = values.staged && positionals.length === 0 ? removed.length > 0 ? withTree(io, baseline, nothing) : nothing : namesFiles && values["changed-since"] === void 0 ? withTree(io, baseline, named) : named;
   const changes = values["changed-since"] !== void 0 ? changedSince(io.cwd, values["changed-since"]) : namesFiles || values.staged ? { changed: namesFiles ? [...named.paths] : [], removed } : void 0;
   if (selected.missing.length > 0) {
@@ -58095,7 +58269,7 @@ function checkChosen(io, flags, chosen, engine) {
         ...policy ? { baseline: { name: policy.source.path, text: policy.source.text } } : {},
         repository: gateOptions.repository,
         today: gateOptions.today,
-        walked: { paths: selected.paths, plain: [...selected.plain] },
+        walked: { paths: selected.paths, plain: [...selected.plain], listing: listingData(selected.listing) },
         ...gateOptions.images ? { images: gateOptions.images } : {}
       });
       line?.clear();
