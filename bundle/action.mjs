@@ -50576,9 +50576,12 @@ function torchOptions(unit, claim2, cuda, kb) {
     const edits = family();
     const indexes = unit.claims.filter((other2) => other2.kind === "index" && claimCuda(other2) === found).flatMap((other2) => other2.rewrite?.(cudaFromTag(tag)) ?? []);
     const names = pinNames(unit);
-    const moved = edits.map((edit) => `${names.get(`${edit.path}\0${edit.range[0]}`) ?? "torch"}==${edit.text}`);
+    const moved = [
+      ...new Set(edits.map((edit) => `${names.get(`${edit.path}\0${edit.range[0]}`) ?? "torch"}==${edit.text}`))
+    ];
+    const lines = edits.length > moved.length ? ` on ${edits.length} lines` : "";
     const fix = {
-      title: `${moved.join(", ")}${indexes.length ? ` and the ${tag} index` : ""} (${why})`,
+      title: `${moved.join(", ")}${lines}${indexes.length ? ` and the ${tag} index` : ""} (${why})`,
       safety: "unsafe",
       edits: [...edits, ...indexes]
     };

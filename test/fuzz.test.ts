@@ -360,6 +360,23 @@ describe('hostile inputs stay linear and bounded', () => {
     120_000,
   );
 
+  it('a family pinned on many lines is moved by one fix whose title names each spec once', () => {
+    // Four releases' families on 600 lines (as in the growth shape above): each family's move edits 150 lines.
+    const requirements = `--extra-index-url https://download.pytorch.org/whl/cu121\n${lines(600, (i) => `${PINS[Math.floor(i / 3) % 4]![i % 3]}+cu121\n`)}`;
+    const files = [
+      parseFile('Dockerfile', `${cu124}\nCOPY requirements.txt .\nRUN pip install -r requirements.txt\n`, 'dockerfile'),
+      parseFile('requirements.txt', requirements, 'requirements'),
+    ];
+    const titles = new Set(
+      gate(files, EMPTY_BASELINE, kb).findings.flatMap((finding) =>
+        (finding.suggestions ?? []).map((fix) => fix.title),
+      ),
+    );
+    expect([...titles].filter((title) => title.startsWith('torch==2.5.1+cu124'))).toEqual([
+      'torch==2.5.1+cu124, torchvision==0.20.1+cu124, torchaudio==2.5.1+cu124 on 150 lines and the cu124 index (same release, CUDA 12.4 build, the nearest to 12.4)',
+    ]);
+  });
+
   it("a stage at the end of a chain of 20,000 is compared with the torch at the chain's root, without a deep walk", () => {
     const chain = `FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04 AS s0\nRUN pip install torch==2.5.1\n${lines(
       20_000,

@@ -412,9 +412,13 @@ function torchOptions(unit: Unit, claim: CudaClaim, cuda: string, kb: KnowledgeB
       .filter((other) => other.kind === 'index' && claimCuda(other) === found)
       .flatMap((other) => other.rewrite?.(cudaFromTag(tag)!) ?? []);
     const names = pinNames(unit);
-    const moved = edits.map((edit) => `${names.get(`${edit.path}\0${edit.range[0]}`) ?? 'torch'}==${edit.text}`);
+    // Each pin as it will read, once: a family pinned on many lines is named once per spec, with the count of lines.
+    const moved = [
+      ...new Set(edits.map((edit) => `${names.get(`${edit.path}\0${edit.range[0]}`) ?? 'torch'}==${edit.text}`)),
+    ];
+    const lines = edits.length > moved.length ? ` on ${edits.length} lines` : '';
     const fix: Fix = {
-      title: `${moved.join(', ')}${indexes.length ? ` and the ${tag} index` : ''} (${why})`,
+      title: `${moved.join(', ')}${lines}${indexes.length ? ` and the ${tag} index` : ''} (${why})`,
       safety: 'unsafe',
       edits: [...edits, ...indexes],
     };
