@@ -35435,11 +35435,11 @@ function foldObjects(members2) {
     for (const key of object2.required ?? [])
       required2.add(key);
   }
-  const folded = { type: "object", properties };
+  const folded2 = { type: "object", properties };
   if (required2.size)
-    folded.required = [...required2];
+    folded2.required = [...required2];
   if (objects.every((object2) => object2.additionalProperties === false)) {
-    folded.additionalProperties = false;
+    folded2.additionalProperties = false;
   } else {
     const constraints = [];
     for (const object2 of objects) {
@@ -35448,11 +35448,11 @@ function foldObjects(members2) {
         constraints.push(constraint);
     }
     if (constraints.length === 1)
-      folded.additionalProperties = constraints[0];
+      folded2.additionalProperties = constraints[0];
     else if (constraints.length > 1)
-      folded.additionalProperties = { allOf: constraints };
+      folded2.additionalProperties = { allOf: constraints };
   }
-  return folded;
+  return folded2;
 }
 function foldIntersection(json2) {
   const allOf = json2.allOf;
@@ -35462,9 +35462,9 @@ function foldIntersection(json2) {
     if (key in json2)
       return;
   const unions = allOf.filter((m) => UNION_KEYS.some((k) => Array.isArray(m[k])));
-  let folded = null;
+  let folded2 = null;
   if (!unions.length) {
-    folded = foldObjects(allOf);
+    folded2 = foldObjects(allOf);
   } else {
     const union2 = unions[0];
     const keyword = UNION_KEYS.find((k) => Array.isArray(union2[k]));
@@ -35474,12 +35474,12 @@ function foldIntersection(json2) {
     const branches = union2[keyword].map((branch) => foldObjects([...rest, branch]));
     if (branches.some((b) => !b))
       return;
-    folded = { [keyword]: branches };
+    folded2 = { [keyword]: branches };
   }
-  if (!folded)
+  if (!folded2)
     return;
   delete json2.allOf;
-  assignProps(json2, folded);
+  assignProps(json2, folded2);
 }
 function finalize(ctx, schema) {
   const root = ctx.seen.get(schema);
@@ -55557,13 +55557,19 @@ function merged(edits) {
   return overlapping(unique2) ? void 0 : unique2;
 }
 function editsKey(edits) {
-  return [...edits].sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : a.range[0] - b.range[0] || a.range[1] - b.range[1]).map((edit) => `${edit.path}\0${edit.range[0]}\0${edit.range[1]}\0${edit.text}`).join("");
+  return [...edits].sort(inFileOrder).map(editKey).join("");
+}
+function editKey(edit) {
+  return `${edit.path}\0${edit.range[0]}\0${edit.range[1]}\0${edit.text}`;
+}
+function inFileOrder(a, b) {
+  return a.path < b.path ? -1 : a.path > b.path ? 1 : a.range[0] - b.range[0] || a.range[1] - b.range[1];
 }
 function distinct2(edits) {
   const unique2 = [];
   const seen = /* @__PURE__ */ new Set();
   for (const edit of edits) {
-    const key = `${edit.path}\0${edit.range[0]}\0${edit.range[1]}\0${edit.text}`;
+    const key = editKey(edit);
     if (seen.has(key)) continue;
     seen.add(key);
     unique2.push(edit);
@@ -55571,9 +55577,7 @@ function distinct2(edits) {
   return unique2;
 }
 function overlapping(edits, each) {
-  const sorted = [...edits].sort(
-    (a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : a.range[0] - b.range[0] || a.range[1] - b.range[1]
-  );
+  const sorted = [...edits].sort(inFileOrder);
   let found = false;
   for (let i = 1; i < sorted.length; i++) {
     const previous = sorted[i - 1];
@@ -56365,11 +56369,26 @@ function toRepoPath(root, absolute) {
     return rel === "" ? "" : void 0;
   return rel.split(sep2).join("/");
 }
+function folded(path) {
+  return path.normalize("NFC").toLowerCase();
+}
+function listedFile(listing, path) {
+  if (listing.regular.has(path)) return true;
+  return listing.complete.has(dirname2(path)) && !listing.folded.has(folded(path)) ? false : void 0;
+}
+function joinListings(a, b) {
+  return {
+    regular: /* @__PURE__ */ new Set([...a.regular, ...b.regular]),
+    complete: /* @__PURE__ */ new Set([...a.complete, ...b.complete]),
+    folded: /* @__PURE__ */ new Set([...a.folded, ...b.folded])
+  };
+}
+var NO_LISTING = { regular: /* @__PURE__ */ new Set(), complete: /* @__PURE__ */ new Set(), folded: /* @__PURE__ */ new Set() };
 function listingData(listing) {
-  return { regular: [...listing.regular], complete: [...listing.complete] };
+  return { regular: [...listing.regular], complete: [...listing.complete], folded: [...listing.folded] };
 }
 function listingFrom(data) {
-  return { regular: new Set(data.regular), complete: new Set(data.complete) };
+  return { regular: new Set(data.regular), complete: new Set(data.complete), folded: new Set(data.folded) };
 }
 function ignoredBy(levels, repoPath, directory) {
   for (const level of levels) {
@@ -56396,6 +56415,7 @@ function walk(root, inputs, filters = {}) {
   const unreadable = [];
   const regular = /* @__PURE__ */ new Set();
   const complete = /* @__PURE__ */ new Set();
+  const foldedEntries = /* @__PURE__ */ new Set();
   const realRoot = realpathSync.native(root);
   const gitignore = filters.gitignore ?? true;
   const excluded = filters.exclude?.length ? (0, import_ignore.default)().add([...filters.exclude]) : void 0;
@@ -56441,10 +56461,15 @@ function walk(root, inputs, filters = {}) {
     const entries2 = listing.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
     let typed = true;
     for (const entry of entries2) {
-      if (entry.isFile()) regular.add(repoPath === "" ? entry.name : `${repoPath}/${entry.name}`);
+      const path = repoPath === "" ? entry.name : `${repoPath}/${entry.name}`;
+      if (entry.isFile()) regular.add(path);
       else if (!entry.isDirectory()) typed = false;
     }
-    if (typed) complete.add(repoPath);
+    if (typed) {
+      complete.add(repoPath);
+      for (const entry of entries2)
+        foldedEntries.add(folded(repoPath === "" ? entry.name : `${repoPath}/${entry.name}`));
+    }
     const levels = gitignore && entries2.some((entry) => entry.name === ".gitignore") ? withGitignore(outer, absolute, repoPath) : outer;
     for (const entry of entries2) visitEntry(absolute, repoPath, entry, viaLink, levels);
   };
@@ -56512,7 +56537,14 @@ function walk(root, inputs, filters = {}) {
     } else found(absolute, repoPath, linked, levels ?? []);
   };
   for (const input3 of inputs) visit3(resolve2(root, input3), true, false);
-  return { paths: [...paths], kinds, missing, unreadable, plain: plain2, listing: { regular, complete } };
+  return {
+    paths: [...paths],
+    kinds,
+    missing,
+    unreadable,
+    plain: plain2,
+    listing: { regular, complete, folded: foldedEntries }
+  };
 }
 function diskReader(root, skipped, walked) {
   const realRoot = realpathSync.native(root);
@@ -56545,7 +56577,7 @@ function diskReader(root, skipped, walked) {
       skipped.push({ path, reason: source });
       return void 0;
     },
-    isFile: (path) => files.has(path) || (listing ? listing.regular.has(path) || !listing.complete.has(dirname2(path)) && isFile(root, path) : isFile(root, path))
+    isFile: (path) => files.has(path) || ((listing && listedFile(listing, path)) ?? isFile(root, path))
   };
 }
 function loadFiles(root, paths, followLinks = true, walked, parse6 = {}) {
@@ -58012,10 +58044,7 @@ function withTree(io, baseline, named) {
     kinds: new Map([...tree.kinds, ...named.kinds]),
     missing: named.missing,
     plain: /* @__PURE__ */ new Set([...[...tree.plain].filter((path) => !namedPaths.has(path)), ...named.plain]),
-    listing: {
-      regular: /* @__PURE__ */ new Set([...tree.listing.regular, ...named.listing.regular]),
-      complete: /* @__PURE__ */ new Set([...tree.listing.complete, ...named.listing.complete])
-    }
+    listing: joinListings(tree.listing, named.listing)
   };
 }
 function select2(io, paths, baseline) {
@@ -58216,7 +58245,7 @@ function chooseFiles(io, flags, baseline) {
     kinds: /* @__PURE__ */ new Map(),
     missing: [],
     plain: /* @__PURE__ */ new Set(),
-    listing: { regular: /* @__PURE__ */ new Set(), complete: /* @__PURE__ */ new Set() }
+    listing: NO_LISTING
   };
   const selected = values.staged && positionals.length === 0 ? removed.length > 0 ? withTree(io, baseline, nothing) : nothing : namesFiles && values["changed-since"] === void 0 ? withTree(io, baseline, named) : named;
   const changes = values["changed-since"] !== void 0 ? changedSince(io.cwd, values["changed-since"]) : namesFiles || values.staged ? { changed: namesFiles ? [...named.paths] : [], removed } : void 0;

@@ -244,17 +244,24 @@ export function overlaps(edits: readonly TextEdit[]): [TextEdit, TextEdit][] {
 
 /** One key for a set of edits, whatever their order: `merged` edits never overlap, so file order is a total order. */
 function editsKey(edits: readonly TextEdit[]): string {
-  return [...edits]
-    .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.range[0] - b.range[0] || a.range[1] - b.range[1]))
-    .map((edit) => `${edit.path}\u0000${edit.range[0]}\u0000${edit.range[1]}\u0000${edit.text}`)
-    .join('\u0001');
+  return [...edits].sort(inFileOrder).map(editKey).join('\u0001');
+}
+
+/** What an edit does, as one string: two edits with the same key are the same edit. */
+function editKey(edit: TextEdit): string {
+  return `${edit.path}\u0000${edit.range[0]}\u0000${edit.range[1]}\u0000${edit.text}`;
+}
+
+/** Edits by file, then by where they start and end. */
+function inFileOrder(a: TextEdit, b: TextEdit): number {
+  return a.path < b.path ? -1 : a.path > b.path ? 1 : a.range[0] - b.range[0] || a.range[1] - b.range[1];
 }
 
 function distinct(edits: readonly TextEdit[]): TextEdit[] {
   const unique: TextEdit[] = [];
   const seen = new Set<string>();
   for (const edit of edits) {
-    const key = `${edit.path}\u0000${edit.range[0]}\u0000${edit.range[1]}\u0000${edit.text}`;
+    const key = editKey(edit);
     if (seen.has(key)) continue;
     seen.add(key);
     unique.push(edit);
@@ -267,9 +274,7 @@ function distinct(edits: readonly TextEdit[]): TextEdit[] {
  * walk).
  */
 function overlapping(edits: readonly TextEdit[], each?: (pair: [TextEdit, TextEdit]) => void): boolean {
-  const sorted = [...edits].sort((a, b) =>
-    a.path < b.path ? -1 : a.path > b.path ? 1 : a.range[0] - b.range[0] || a.range[1] - b.range[1],
-  );
+  const sorted = [...edits].sort(inFileOrder);
   let found = false;
   for (let i = 1; i < sorted.length; i++) {
     const previous = sorted[i - 1]!;

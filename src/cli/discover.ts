@@ -70,23 +70,48 @@ export interface Walked {
 
 /**
  * The walk's directory listings: every regular file it saw, and the directories it listed whole with every entry's
- * type known. A path in such a directory that is not among its regular files is no file (the directory's listing
- * said so without a stat); anywhere else, only the disk can say.
+ * type known. A path in such a directory that is not among its regular files, and that no entry there names but for
+ * case or Unicode form, is no file (the directory's listing said so without a stat); anywhere else, and wherever a
+ * case-insensitive file system may answer otherwise, only the disk can say.
  */
 export interface Listing {
   readonly regular: ReadonlySet<string>;
   readonly complete: ReadonlySet<string>;
+  /** Every entry of the complete directories, folded (see `folded`). */
+  readonly folded: ReadonlySet<string>;
 }
 
-/** The listing as plain arrays (it crosses to worker threads) and back. */
-export function listingData(listing: Listing): { regular: string[]; complete: string[] } {
-  return { regular: [...listing.regular], complete: [...listing.complete] };
+/** A path as a case-insensitive, normalising file system (macOS, Windows) may match it. */
+function folded(path: string): string {
+  return path.normalize('NFC').toLowerCase();
 }
-export function listingFrom(data: {
-  readonly regular: readonly string[];
-  readonly complete: readonly string[];
-}): Listing {
-  return { regular: new Set(data.regular), complete: new Set(data.complete) };
+
+/** Whether the listing says `path` is a regular file; undefined where only the disk can say. */
+function listedFile(listing: Listing, path: string): boolean | undefined {
+  if (listing.regular.has(path)) return true;
+  return listing.complete.has(dirname(path)) && !listing.folded.has(folded(path)) ? false : undefined;
+}
+
+/** The listings of two walks of one checkout, as one. */
+export function joinListings(a: Listing, b: Listing): Listing {
+  return {
+    regular: new Set([...a.regular, ...b.regular]),
+    complete: new Set([...a.complete, ...b.complete]),
+    folded: new Set([...a.folded, ...b.folded]),
+  };
+}
+
+/** A walk that listed nothing: every question goes to the disk. */
+export const NO_LISTING: Listing = { regular: new Set(), complete: new Set(), folded: new Set() };
+
+type ListingData = { readonly [K in keyof Listing]: readonly string[] };
+
+/** The listing as plain arrays (it crosses to worker threads) and back. */
+export function listingData(listing: Listing): ListingData {
+  return { regular: [...listing.regular], complete: [...listing.complete], folded: [...listing.folded] };
+}
+export function listingFrom(data: ListingData): Listing {
+  return { regular: new Set(data.regular), complete: new Set(data.complete), folded: new Set(data.folded) };
 }
 
 /** What the walk leaves out and adds, beside its file names: `.gitignore` files and the baseline's `files`. */
@@ -136,6 +161,7 @@ export function walk(root: string, inputs: readonly string[], filters: WalkFilte
   const unreadable: { path: string; reason: string; named: boolean }[] = [];
   const regular = new Set<string>();
   const complete = new Set<string>();
+  const foldedEntries = new Set<string>();
   const realRoot = realpathSync.native(root);
   const gitignore = filters.gitignore ?? true;
   const excluded = filters.exclude?.length ? ignore().add([...filters.exclude]) : undefined;
@@ -210,10 +236,15 @@ export function walk(root: string, inputs: readonly string[], filters: WalkFilte
     const entries = listing.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     let typed = true;
     for (const entry of entries) {
-      if (entry.isFile()) regular.add(repoPath === '' ? entry.name : `${repoPath}/${entry.name}`);
+      const path = repoPath === '' ? entry.name : `${repoPath}/${entry.name}`;
+      if (entry.isFile()) regular.add(path);
       else if (!entry.isDirectory()) typed = false; // a link, a device, or a type the file system did not report
     }
-    if (typed) complete.add(repoPath);
+    if (typed) {
+      complete.add(repoPath);
+      for (const entry of entries)
+        foldedEntries.add(folded(repoPath === '' ? entry.name : `${repoPath}/${entry.name}`));
+    }
     const levels =
       gitignore && entries.some((entry) => entry.name === '.gitignore')
         ? withGitignore(outer, absolute, repoPath)
@@ -293,7 +324,14 @@ export function walk(root: string, inputs: readonly string[], filters: WalkFilte
     } else found(absolute, repoPath, linked, levels ?? []);
   };
   for (const input of inputs) visit(resolve(root, input), true, false);
-  return { paths: [...paths], kinds, missing, unreadable, plain, listing: { regular, complete } };
+  return {
+    paths: [...paths],
+    kinds,
+    missing,
+    unreadable,
+    plain,
+    listing: { regular, complete, folded: foldedEntries },
+  };
 }
 
 /**
@@ -339,11 +377,7 @@ export function diskReader(
       skipped.push({ path, reason: source });
       return undefined;
     },
-    isFile: (path) =>
-      files.has(path) ||
-      (listing
-        ? listing.regular.has(path) || (!listing.complete.has(dirname(path)) && isFile(root, path))
-        : isFile(root, path)),
+    isFile: (path) => files.has(path) || ((listing && listedFile(listing, path)) ?? isFile(root, path)),
   };
 }
 

@@ -37,8 +37,10 @@ import type { KnowledgeBase } from '../knowledge/index.js';
 import { RULE_IDS, RULES } from '../../rules/index.js';
 import {
   diskReader,
+  joinListings,
   listingData,
   loadFiles,
+  NO_LISTING,
   readRegularInside,
   toRepoPath,
   walk,
@@ -403,10 +405,7 @@ function withTree(io: Io, baseline: Baseline, named: Walked): Walked {
     kinds: new Map([...tree.kinds, ...named.kinds]),
     missing: named.missing,
     plain: new Set([...[...tree.plain].filter((path) => !namedPaths.has(path)), ...named.plain]),
-    listing: {
-      regular: new Set([...tree.listing.regular, ...named.listing.regular]),
-      complete: new Set([...tree.listing.complete, ...named.listing.complete]),
-    },
+    listing: joinListings(tree.listing, named.listing),
   };
 }
 
@@ -699,7 +698,7 @@ function chooseFiles(io: Io, flags: CheckFlags, baseline: Baseline) {
     kinds: new Map(),
     missing: [],
     plain: new Set(),
-    listing: { regular: new Set(), complete: new Set() },
+    listing: NO_LISTING,
   };
   const selected =
     values.staged && positionals.length === 0

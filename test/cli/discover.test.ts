@@ -62,6 +62,7 @@ describe('walking a checkout', () => {
     mkdirSync(join(root, 'api'));
     mkdirSync(join(root, 'node_modules'));
     writeFileSync(join(root, 'api', 'requirements.txt'), 'torch\n');
+    writeFileSync(join(root, 'api', 'Extra.txt'), 'numpy\n'); // `extra.txt` on a case-insensitive disk: the disk says
     writeFileSync(join(root, 'svc', 'Dockerfile'), 'FROM ubuntu:22.04\n');
     writeFileSync(join(root, 'svc', 'setup.py'), '\n'); // not checked, but a file
     writeFileSync(join(root, 'node_modules', 'r.txt'), '\n'); // in a folder the walk skips
@@ -89,6 +90,8 @@ describe('walking a checkout', () => {
       'svc',
       'svc/linked.txt',
       'api/missing.txt',
+      'api/extra.txt',
+      'api/Extra.txt',
     ])
       expect(reader.isFile(path), path).toBe(disk.isFile(path));
   });

@@ -91,9 +91,8 @@ export function parsePyproject(path: string, text: string): ParsedFile {
   ];
   const variants: Variant[] = [{ name: 'the project', declared: base }];
   // Each selection holds the project's own dependencies again: past a budget of facts (a hostile file of thousands of
-  // extras over thousands of dependencies), the remaining selections are not checked, and the file says so.
-  // A selection's list is made only within the budget: copying the project's dependencies into every one of thousands
-  // of extras is what the budget is there to prevent.
+  // extras over thousands of dependencies), the remaining selections are not checked, and the file says so. A
+  // selection's list is made only within the budget (made for every extra, the copies were the quadratic part).
   let budget = MAX_FACTS;
   const add = ({ own, ...selection }: Selection): void => {
     const size = base.length + own.length;
