@@ -39,3 +39,20 @@ export async function growth(run: (n: number) => void, small: number, big: numbe
     observer.disconnect();
   }
 }
+
+/**
+ * growth(), measured again (up to twice more) while it is at or above `bound`, the lowest kept: a test's other
+ * workers on a small machine can slow one size for a moment, a blow-up is over the bound every time.
+ */
+export async function growthUnder(
+  bound: number,
+  run: (n: number) => void,
+  small: number,
+  big: number,
+  runs = 5,
+): Promise<number> {
+  let lowest = await growth(run, small, big, runs);
+  for (let again = 0; again < 2 && lowest >= bound; again++)
+    lowest = Math.min(lowest, await growth(run, small, big, runs));
+  return lowest;
+}
