@@ -86,10 +86,25 @@ function folded(path: string): string {
   return path.normalize('NFC').toLowerCase();
 }
 
-/** Whether the listing says `path` is a regular file; undefined where only the disk can say. */
-function listedFile(listing: Listing, path: string): boolean | undefined {
+/**
+ * Whether the listing says `path` is a regular file; undefined where only the disk can say. Below the nearest folder
+ * listed whole, a path is no file when that folder has no entry on its way (`svc/requirements/cuda.txt` where `svc/`
+ * has no `requirements`), or the entry there is a regular file, which has nothing below it.
+ */
+export function listedFile(listing: Listing, path: string): boolean | undefined {
   if (listing.regular.has(path)) return true;
-  return listing.complete.has(dirname(path)) && !listing.folded.has(folded(path)) ? false : undefined;
+  // `..`, `.` and absolute paths are the disk's to resolve.
+  if (path.startsWith('/') || /(^|\/)\.\.?(\/|$)/.test(path)) return undefined;
+  let entry = path;
+  for (;;) {
+    const folder = dirname(entry);
+    if (listing.complete.has(folder)) {
+      if (!listing.folded.has(folded(entry))) return false;
+      return entry !== path && listing.regular.has(entry) ? false : undefined;
+    }
+    if (folder === '') return undefined;
+    entry = folder;
+  }
 }
 
 /** The listings of two walks of one checkout, as one. */

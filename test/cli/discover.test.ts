@@ -31,7 +31,7 @@ vi.mock('node:fs', async (importOriginal) => {
   return { ...fs, default: { ...fs, readdirSync }, readdirSync };
 });
 
-const { diskReader, walk } = await import('../../src/cli/discover.js');
+const { diskReader, listedFile, walk } = await import('../../src/cli/discover.js');
 
 afterEach(() => {
   listing.untyped = false;
@@ -81,6 +81,17 @@ describe('walking a checkout', () => {
     expect(reader.isFile('elsewhere/r.txt')).toBe(false);
     expect(reader.isFile('api/requirements.txt')).toBe(true);
     expect(reader.isFile('api/missing.txt')).toBe(false); // from api/'s listing, without a stat
+    // Below a folder listed whole, a path with no entry on its way, or one below a file, is no file: no stat.
+    expect(listedFile(walked.listing, 'api/requirements/cuda.txt')).toBe(false);
+    expect(listedFile(walked.listing, 'elsewhere/deep/r.txt')).toBe(false);
+    expect(listedFile(walked.listing, 'api/requirements.txt/cuda.txt')).toBe(false);
+    expect(listedFile(walked.listing, 'real.txt/x')).toBe(false);
+    // Where a folder on the way was not listed whole, or an entry matches but for case, the disk says.
+    expect(listedFile(walked.listing, 'svc/sub/r.txt')).toBeUndefined();
+    expect(listedFile(walked.listing, 'node_modules/sub/r.txt')).toBeUndefined();
+    expect(listedFile(walked.listing, 'API/sub/r.txt')).toBeUndefined();
+    expect(listedFile(walked.listing, '../api/requirements.txt')).toBeUndefined();
+    expect(listedFile(walked.listing, 'api/./requirements.txt')).toBeUndefined();
     // A listing says the same as the disk, file for file.
     const disk = diskReader(root, []);
     for (const path of [
@@ -92,6 +103,11 @@ describe('walking a checkout', () => {
       'api/missing.txt',
       'api/extra.txt',
       'api/Extra.txt',
+      'api/requirements/cuda.txt',
+      'elsewhere/deep/r.txt',
+      'api/requirements.txt/cuda.txt',
+      'svc/sub/r.txt',
+      'API/Extra.txt',
     ])
       expect(reader.isFile(path), path).toBe(disk.isFile(path));
   });
