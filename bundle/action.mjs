@@ -56374,7 +56374,17 @@ function folded(path) {
 }
 function listedFile(listing, path) {
   if (listing.regular.has(path)) return true;
-  return listing.complete.has(dirname2(path)) && !listing.folded.has(folded(path)) ? false : void 0;
+  if (path.startsWith("/") || /(^|\/)\.\.?(\/|$)/.test(path)) return void 0;
+  let entry = path;
+  for (; ; ) {
+    const folder = dirname2(entry);
+    if (listing.complete.has(folder)) {
+      if (!listing.folded.has(folded(entry))) return false;
+      return entry !== path && listing.regular.has(entry) ? false : void 0;
+    }
+    if (folder === "") return void 0;
+    entry = folder;
+  }
 }
 function joinListings(a, b) {
   return {
