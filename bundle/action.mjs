@@ -56191,8 +56191,33 @@ function renderPlanText(result2) {
 
 // src/render/json.ts
 function renderJson(report, meta3 = {}) {
-  return `${JSON.stringify({ version: 1, ...meta3, filesChecked: report.filesChecked, counts: report.counts, findings: report.findings }, null, 2)}
+  return `${JSON.stringify({ version: 1, ...meta3, filesChecked: report.filesChecked, counts: report.counts, findings: sharedOnce(report.findings) }, null, 2)}
 `;
+}
+function sharedOnce(findings) {
+  const first = /* @__PURE__ */ new Map();
+  const once = (fix, pointer) => {
+    const key = `${fix.safety}\0${fix.title}\0${fix.verification ?? ""}`;
+    let byKey = first.get(fix.edits);
+    if (!byKey) first.set(fix.edits, byKey = /* @__PURE__ */ new Map());
+    const at = byKey.get(key);
+    if (at === void 0) {
+      byKey.set(key, pointer);
+      return fix;
+    }
+    return {
+      title: fix.title,
+      safety: fix.safety,
+      ...fix.verification !== void 0 ? { verification: fix.verification } : {},
+      sameAs: at
+    };
+  };
+  return findings.map((finding, i) => {
+    if (!finding.fix && !finding.suggestions) return finding;
+    const fix = finding.fix && once(finding.fix, `/findings/${i}/fix`);
+    const suggestions = finding.suggestions?.map((suggestion, k) => once(suggestion, `/findings/${i}/suggestions/${k}`));
+    return fix === finding.fix && suggestions?.every((suggestion, k) => suggestion === finding.suggestions[k]) !== false ? finding : { ...finding, ...fix ? { fix } : {}, ...suggestions ? { suggestions } : {} };
+  });
 }
 
 // src/stream.ts

@@ -1,6 +1,54 @@
-import type { Report } from '../finding.js';
+import type { Finding, Fix, Report } from '../finding.js';
 
-/** Findings as data (schema version 1): stable keys, positions 1-based, edit ranges as offsets. */
+/**
+ * Findings as data (schema version 1): stable keys, positions 1-based, edit ranges as offsets.
+ *
+ * A fix or suggestion that several findings share (a torch family moved as one, offered on each of its pins; a
+ * unit's safe fix, on each of its claims) is written in full where it first appears; each later finding names it
+ * with `sameAs`, a JSON pointer (RFC 6901) to that place, beside its title and safety, instead of repeating its
+ * edits. Otherwise 2,400 pins of one family printed 2,400 copies of a 600-edit move (287 MB).
+ */
 export function renderJson(report: Report, meta: Readonly<Record<string, unknown>> = {}): string {
-  return `${JSON.stringify({ version: 1, ...meta, filesChecked: report.filesChecked, counts: report.counts, findings: report.findings }, null, 2)}\n`;
+  return `${JSON.stringify({ version: 1, ...meta, filesChecked: report.filesChecked, counts: report.counts, findings: sharedOnce(report.findings) }, null, 2)}\n`;
+}
+
+/** A fix written out before: where, and what a reader needs without following the pointer. */
+interface SameAs {
+  readonly title: string;
+  readonly safety: Fix['safety'];
+  readonly verification?: string;
+  readonly sameAs: string;
+}
+
+/**
+ * The findings with every fix or suggestion after its first appearance replaced by a SameAs. A fix is the same when
+ * it has the same title, safety and verification and the very same list of edits (rules share one list among the
+ * findings a change answers, so this costs one lookup per fix, never a comparison of edits).
+ */
+function sharedOnce(findings: readonly Finding[]): readonly unknown[] {
+  const first = new Map<Fix['edits'], Map<string, string>>();
+  const once = (fix: Fix, pointer: string): Fix | SameAs => {
+    const key = `${fix.safety}\0${fix.title}\0${fix.verification ?? ''}`;
+    let byKey = first.get(fix.edits);
+    if (!byKey) first.set(fix.edits, (byKey = new Map()));
+    const at = byKey.get(key);
+    if (at === undefined) {
+      byKey.set(key, pointer);
+      return fix;
+    }
+    return {
+      title: fix.title,
+      safety: fix.safety,
+      ...(fix.verification !== undefined ? { verification: fix.verification } : {}),
+      sameAs: at,
+    };
+  };
+  return findings.map((finding, i) => {
+    if (!finding.fix && !finding.suggestions) return finding;
+    const fix = finding.fix && once(finding.fix, `/findings/${i}/fix`);
+    const suggestions = finding.suggestions?.map((suggestion, k) => once(suggestion, `/findings/${i}/suggestions/${k}`));
+    return fix === finding.fix && suggestions?.every((suggestion, k) => suggestion === finding.suggestions![k]) !== false
+      ? finding
+      : { ...finding, ...(fix ? { fix } : {}), ...(suggestions ? { suggestions } : {}) };
+  });
 }

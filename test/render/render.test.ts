@@ -11,6 +11,7 @@ import { gate } from '../../src/gate.js';
 import { defaultKnowledgeBase } from '../../src/knowledge/index.js';
 import { parseFile } from '../../src/parsers/index.js';
 import { renderGithubAnnotations } from '../../src/render/github.js';
+import { renderJson } from '../../src/render/json.js';
 import { renderSarif } from '../../src/render/sarif.js';
 import { renderText } from '../../src/render/text.js';
 import { RULES } from '../../rules/index.js';
@@ -78,6 +79,62 @@ describe('renderers', () => {
       }),
     ]);
     expect(sarif.runs[0].tool.driver.rules).toHaveLength(RULES.length);
+  });
+});
+
+describe('JSON', () => {
+  /** A Dockerfile on CUDA 12.4 installing `pins` torch-family pins of two releases built for CUDA 12.1. */
+  const pinned = (pins: number) => {
+    const families = [
+      ['torch==2.3.1', 'torchvision==0.18.1', 'torchaudio==2.3.1'],
+      ['torch==2.4.1', 'torchvision==0.19.1', 'torchaudio==2.4.1'],
+    ];
+    const lines = Array.from({ length: pins }, (_, i) => `${families[Math.floor(i / 3) % 2]![i % 3]}+cu121\n`);
+    const files = [
+      parseFile(
+        'Dockerfile',
+        'FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nCOPY requirements.txt .\nRUN pip install -r requirements.txt\n',
+        'dockerfile',
+      ),
+      parseFile(
+        'requirements.txt',
+        `--extra-index-url https://download.pytorch.org/whl/cu121\n${lines.join('')}`,
+        'requirements',
+      ),
+    ];
+    return gate(files, EMPTY_BASELINE, defaultKnowledgeBase());
+  };
+
+  it('writes a fix that findings share once, and points to it from the others', () => {
+    const report = pinned(60);
+    const json = JSON.parse(renderJson(report));
+    const at = (pointer: string) =>
+      pointer
+        .split('/')
+        .slice(1)
+        .reduce((node: Record<string, unknown>, key) => node[key] as Record<string, unknown>, json);
+    const shared = json.findings.flatMap((finding: { suggestions?: Record<string, unknown>[] }) =>
+      (finding.suggestions ?? []).filter((suggestion) => 'sameAs' in suggestion),
+    );
+    // Every pin of a release is offered the same move of its whole family: written once per release.
+    expect(shared.length).toBeGreaterThan(50);
+    for (const reference of shared) {
+      const target = at(reference.sameAs);
+      expect(reference).not.toHaveProperty('edits');
+      expect(target).toMatchObject({ title: reference.title, safety: reference.safety });
+      expect(target).not.toHaveProperty('sameAs');
+      expect((target.edits as unknown[]).length).toBeGreaterThan(20);
+    }
+    // The findings in memory keep their suggestions whole.
+    const original = report.findings.flatMap((finding) => finding.suggestions ?? []);
+    expect(original.every((suggestion) => suggestion.edits.length > 0)).toBe(true);
+  });
+
+  it('grows with the findings, not with their square', () => {
+    const small = renderJson(pinned(60)).length;
+    const large = renderJson(pinned(960)).length;
+    // 16 times the pins: the edits of each release's move grow 16 times, written once each.
+    expect(large / small).toBeLessThan(20);
   });
 });
 
