@@ -37866,9 +37866,9 @@ function* logicalLines(source, firstLine = 1, lastLine = source.lineCount) {
     let content = text2.slice(start, end);
     if (line === 1 && content.charCodeAt(0) === 65279) content = content.slice(1);
     const offset = end - content.length;
-    const comment = content.includes("#") ? /(^|\s)#/.exec(content) : null;
-    const body = comment ? content.slice(0, comment.index) : content;
-    const continued = !comment && body.includes("\\") && /\\\s*$/.test(body) ? body.replace(/\\\s*$/, "") : void 0;
+    const comment = commentAt(content);
+    const body = comment >= 0 ? content.slice(0, comment) : content;
+    const continued = comment < 0 && body.includes("\\") && /\\\s*$/.test(body) ? body.replace(/\\\s*$/, "") : void 0;
     if (continued !== void 0) {
       builder.pushSegment(continued, offset);
       open2 = true;
@@ -37891,6 +37891,12 @@ function* logicalLines(source, firstLine = 1, lastLine = source.lineCount) {
     if (mapped.length > 0) yield mapped;
   }
 }
+function commentAt(content) {
+  let at = content.indexOf("#");
+  while (at > 0 && !WHITE_SPACE.test(content[at - 1])) at = content.indexOf("#", at + 1);
+  return at;
+}
+var WHITE_SPACE = /\s/;
 function continuationEnds(source) {
   let ends;
   return (line) => {

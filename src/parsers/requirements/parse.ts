@@ -220,9 +220,10 @@ export function* logicalLines(source: SourceText, firstLine = 1, lastLine = sour
     if (line === 1 && content.charCodeAt(0) === 0xfeff) content = content.slice(1);
     const offset = end - content.length;
     // Most lines have neither a "#" nor a backslash: no expression needs to run on them.
-    const comment = content.includes('#') ? /(^|\s)#/.exec(content) : null;
-    const body = comment ? content.slice(0, comment.index) : content;
-    const continued = !comment && body.includes('\\') && /\\\s*$/.test(body) ? body.replace(/\\\s*$/, '') : undefined;
+    const comment = commentAt(content);
+    const body = comment >= 0 ? content.slice(0, comment) : content;
+    const continued =
+      comment < 0 && body.includes('\\') && /\\\s*$/.test(body) ? body.replace(/\\\s*$/, '') : undefined;
     if (continued !== undefined) {
       builder.pushSegment(continued, offset);
       open = true;
@@ -246,6 +247,15 @@ export function* logicalLines(source: SourceText, firstLine = 1, lastLine = sour
     if (mapped.length > 0) yield mapped;
   }
 }
+
+/** Where a line's comment starts: a `#` at the start or after white space (`/(^|\s)#/`, without a match array); -1. */
+function commentAt(content: string): number {
+  let at = content.indexOf('#');
+  while (at > 0 && !WHITE_SPACE.test(content[at - 1]!)) at = content.indexOf('#', at + 1);
+  return at;
+}
+
+const WHITE_SPACE = /\s/;
 
 /**
  * The last line of the logical line each line starts (continued by a trailing backslash); built on first use, in one
