@@ -19372,11 +19372,12 @@ function sarifFix(fix, uri, sources) {
 var SourceText = class {
   path;
   text;
+  /** Exactly as long as the file has lines, and no objects for the collector to visit: sources are kept all run. */
   lineStarts;
   constructor(path, text2) {
     this.path = path;
     this.text = text2;
-    this.lineStarts = computeLineStarts(text2).slice();
+    this.lineStarts = computeLineStarts(text2);
   }
   get lineCount() {
     return this.lineStarts.length;
@@ -19412,13 +19413,21 @@ var SourceText = class {
   }
 };
 function computeLineStarts(text2) {
+  if (!text2.includes("\r")) {
+    let count = 1;
+    for (let at = text2.indexOf("\n"); at >= 0; at = text2.indexOf("\n", at + 1)) count++;
+    const starts2 = new Int32Array(count);
+    let line = 1;
+    for (let at = text2.indexOf("\n"); at >= 0; at = text2.indexOf("\n", at + 1)) starts2[line++] = at + 1;
+    return starts2;
+  }
   const starts = [0];
   for (let i = 0; i < text2.length; i++) {
     const code = text2.charCodeAt(i);
     if (code === 10) starts.push(i + 1);
     else if (code === 13 && text2.charCodeAt(i + 1) !== 10) starts.push(i + 1);
   }
-  return starts;
+  return Int32Array.from(starts);
 }
 
 // src/util/memo.ts
@@ -44034,9 +44043,22 @@ function viewsOf(dockerfile2, offsetOf) {
   return instructions;
 }
 var UNUSUAL_SPACE = /[\f\v\u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]/;
+var ESCAPE_DIRECTIVE = /^[ \t]*#[ \t]*escape[ \t]*=/im;
+function directiveLines(text2) {
+  let pos = 0;
+  while (pos < text2.length) {
+    const end = text2.indexOf("\n", pos);
+    const lineEnd = end < 0 ? text2.length : end;
+    const first = skipBlanks(text2, pos, lineEnd);
+    if (first < lineEnd && text2.charCodeAt(first) !== 35) break;
+    pos = lineEnd + 1;
+  }
+  return text2.slice(0, pos);
+}
 var READ_ARGUMENTS = /* @__PURE__ */ new Set(["FROM", "COPY", "ADD", "ARG", "ENV"]);
 function scanPlainDockerfile(text2) {
-  if (text2.includes("\r") || UNUSUAL_SPACE.test(text2) || /^[ \t]*#[ \t]*escape[ \t]*=/im.test(text2)) return void 0;
+  if (text2.includes("\r") || UNUSUAL_SPACE.test(text2) || ESCAPE_DIRECTIVE.test(directiveLines(text2)))
+    return void 0;
   const instructions = [];
   const length = text2.length;
   let pos = 0;

@@ -159,9 +159,20 @@ describe('the plain-Dockerfile scan', () => {
   fastPathProperties('dockerfile', 'dockerfile-ast', dockerfile, agrees, { generated: 0.45, mutated: 0.6 });
 
   it('declines what it does not handle, and the parser then uses dockerfile-ast', () => {
-    for (const text of ['# escape=`\nFROM a\n', 'FROM a\r\nRUN b\r\n', 'RUN a \\\n', '\ufeffFROM a\n']) {
+    for (const text of [
+      '# escape=`\nFROM a\n',
+      '# syntax=docker/dockerfile:1\n# ESCAPE=`\nFROM a\n',
+      '\n# escape=\\\nFROM a\n',
+      'FROM a\r\nRUN b\r\n',
+      'RUN a \\\n',
+      '\ufeffFROM a\n',
+    ]) {
       expect(scanPlainDockerfile(text), text).toBeUndefined();
     }
+  });
+
+  it('reads an escape line after the first instruction as the comment it is to Docker and dockerfile-ast', () => {
+    expect(agrees('FROM a\n# escape=`\nRUN pip install torch \\\n  numpy\n')).toBe(true);
   });
 
   it('reads heredocs as dockerfile-ast does: the body to its terminator belongs to the instruction', () => {

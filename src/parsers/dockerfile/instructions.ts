@@ -177,6 +177,24 @@ function viewsOf(
 /** Whitespace other than blanks and line feeds, and BOMs: what counts as a separator there is dockerfile-ast's call. */
 const UNUSUAL_SPACE = /[\f\v\u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]/;
 
+const ESCAPE_DIRECTIVE = /^[ \t]*#[ \t]*escape[ \t]*=/im;
+
+/**
+ * The lines that may hold parser directives: the comment and blank lines before the first instruction (Docker reads
+ * directives only there, and stops earlier, at the first comment that is not one).
+ */
+function directiveLines(text: string): string {
+  let pos = 0;
+  while (pos < text.length) {
+    const end = text.indexOf('\n', pos);
+    const lineEnd = end < 0 ? text.length : end;
+    const first = skipBlanks(text, pos, lineEnd);
+    if (first < lineEnd && text.charCodeAt(first) !== 35 /* # */) break;
+    pos = lineEnd + 1;
+  }
+  return text.slice(0, pos);
+}
+
 /** Instructions whose arguments we read; the scan only accepts them on one line and without quotes or backslashes. */
 const READ_ARGUMENTS = new Set(['FROM', 'COPY', 'ADD', 'ARG', 'ENV']);
 
@@ -185,7 +203,12 @@ const READ_ARGUMENTS = new Set(['FROM', 'COPY', 'ADD', 'ARG', 'ENV']);
  * where Docker's rules need more than "lines, `\` continuations, comment lines, blank-separated words".
  */
 export function scanPlainDockerfile(text: string): InstructionView[] | undefined {
-  if (text.includes('\r') || UNUSUAL_SPACE.test(text) || /^[ \t]*#[ \t]*escape[ \t]*=/im.test(text)) return undefined;
+  if (
+    text.includes('\r') ||
+    UNUSUAL_SPACE.test(text) ||
+    ESCAPE_DIRECTIVE.test(directiveLines(text))
+  )
+    return undefined;
   const instructions: InstructionView[] = [];
   const length = text.length;
   let pos = 0;
