@@ -34945,6 +34945,53 @@ function compareDigitsAndDots(a, b) {
   return 0;
 }
 
+// src/util/collections.ts
+function groupBy(items2, key) {
+  const groups = /* @__PURE__ */ new Map();
+  for (const item of items2) {
+    const at = key(item);
+    if (at === void 0) continue;
+    const group = groups.get(at);
+    if (group) group.push(item);
+    else groups.set(at, [item]);
+  }
+  return groups;
+}
+function positions(length) {
+  return Array.from({ length }, (_, i) => i);
+}
+var UnionFind = class {
+  parent;
+  constructor(count = 0) {
+    this.parent = positions(count);
+  }
+  /** A new item in a set of its own; returns its number (the count so far). */
+  add() {
+    return this.parent.push(this.parent.length) - 1;
+  }
+  /** The representative of i's set. */
+  find(i) {
+    let root = i;
+    while (this.parent[root] !== root) root = this.parent[root];
+    while (this.parent[i] !== root) {
+      const next = this.parent[i];
+      this.parent[i] = root;
+      i = next;
+    }
+    return root;
+  }
+  /** Joins the sets of a and b; returns the representative of the joined set. */
+  join(a, b) {
+    const ra = this.find(a);
+    const rb = this.find(b);
+    if (ra !== rb) this.parent[rb] = ra;
+    return ra;
+  }
+};
+function ownValue(record2, key) {
+  return Object.hasOwn(record2, key) ? record2[key] : void 0;
+}
+
 // src/baseline/merge.ts
 var IMAGES_RANK = { none: 0, tag: 1, digest: 2 };
 var POLICY_KEYS = [
@@ -36233,7 +36280,8 @@ function compare(left, op, right, environment) {
     const has = environment.extras.has(normalizeExtra(extraSide));
     return op === "==" ? has : !has;
   }
-  const value = (side) => side.text ?? (side.variable ? environment.values?.[side.variable] ?? LINUX[side.variable] : void 0);
+  const known2 = (variable) => (environment.values && ownValue(environment.values, variable)) ?? ownValue(LINUX, variable);
+  const value = (side) => side.text ?? (side.variable ? known2(side.variable) : void 0);
   const a = value(left);
   const b = value(right);
   if (a === void 0 || b === void 0) return void 0;
@@ -38602,23 +38650,23 @@ function recordApt(sink, args, stage) {
 }
 
 // src/parsers/dockerfile/pip-env.ts
-var PIP_VARIABLES = {
-  PIP_INDEX_URL: "index-url",
-  PIP_EXTRA_INDEX_URL: "extra-index-url",
-  PIP_FIND_LINKS: "find-links"
-};
-var UV_VARIABLES = {
-  UV_INDEX_URL: "index-url",
-  UV_DEFAULT_INDEX: "index-url",
-  UV_EXTRA_INDEX_URL: "extra-index-url",
-  UV_INDEX: "extra-index-url",
-  UV_FIND_LINKS: "find-links"
-};
-var PIP_CONFIG_KEYS = {
-  "index-url": "index-url",
-  "extra-index-url": "extra-index-url",
-  "find-links": "find-links"
-};
+var PIP_VARIABLES = /* @__PURE__ */ new Map([
+  ["PIP_INDEX_URL", "index-url"],
+  ["PIP_EXTRA_INDEX_URL", "extra-index-url"],
+  ["PIP_FIND_LINKS", "find-links"]
+]);
+var UV_VARIABLES = /* @__PURE__ */ new Map([
+  ["UV_INDEX_URL", "index-url"],
+  ["UV_DEFAULT_INDEX", "index-url"],
+  ["UV_EXTRA_INDEX_URL", "extra-index-url"],
+  ["UV_INDEX", "extra-index-url"],
+  ["UV_FIND_LINKS", "find-links"]
+]);
+var PIP_CONFIG_KEYS = /* @__PURE__ */ new Map([
+  ["index-url", "index-url"],
+  ["extra-index-url", "extra-index-url"],
+  ["find-links", "find-links"]
+]);
 function hasOption(sink, context, name) {
   for (let i = sink.options.length - 1; i >= 0 && sink.options[i].context === context.id; i--)
     if (sink.options[i].name === name) return true;
@@ -38651,9 +38699,9 @@ var PipEnv = class {
   setFromEnv(key, value, valueSpan, span) {
     if (key === "PIP_CONFIG_FILE")
       this.hidden = `ENV PIP_CONFIG_FILE points pip at a configuration file (${value}) this check cannot read`;
-    const pip = PIP_VARIABLES[key];
+    const pip = PIP_VARIABLES.get(key);
     if (pip) this.settings.pip.set(pip, urls(value, valueSpan, span, pip));
-    const uv = UV_VARIABLES[key];
+    const uv = UV_VARIABLES.get(key);
     if (uv) this.settings.uv.set(uv, urls(value, valueSpan, span, uv));
     if (key === "UV_TORCH_BACKEND") this.autoBackend = value === "auto" ? span : void 0;
     if (key === "UV_TORCH_BACKEND" && /^(cu\d+|cpu)$/.test(value))
@@ -38677,7 +38725,7 @@ var PipEnv = class {
     if (set3 < 0) return true;
     const key = texts[set3 + 1]?.replace(/^[a-z]+\./, "");
     const value = command[set3 + 2];
-    const kind = key ? PIP_CONFIG_KEYS[key] : void 0;
+    const kind = key ? PIP_CONFIG_KEYS.get(key) : void 0;
     if (kind && value) {
       const span = { start: command[0].span.start, end: value.span.end };
       this.settings.pip.set(
@@ -38699,7 +38747,7 @@ var PipEnv = class {
     for (const word of command) {
       const eq2 = word.text.indexOf("=");
       if (eq2 <= 0 || !/^[A-Z_][A-Z0-9_]*$/.test(word.text.slice(0, eq2))) break;
-      const kind = variables[word.text.slice(0, eq2)];
+      const kind = variables.get(word.text.slice(0, eq2));
       const value = word.mapped.slice(eq2 + 1);
       if (kind) own2.set(kind, urls(value.text, value.origin(0, value.length) ?? word.span, word.span, kind));
     }
@@ -38907,22 +38955,22 @@ function cut(args, input2) {
 var DIGIT = "0123456789";
 var LOWER = "abcdefghijklmnopqrstuvwxyz";
 var UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
-var CLASSES = {
-  digit: DIGIT,
-  lower: LOWER,
-  upper: UPPER,
-  alpha: LOWER + UPPER,
-  alnum: DIGIT + LOWER + UPPER,
-  space: " 	\n\r\f\v",
-  blank: " 	",
-  punct: "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
-};
+var CLASSES = /* @__PURE__ */ new Map([
+  ["digit", DIGIT],
+  ["lower", LOWER],
+  ["upper", UPPER],
+  ["alpha", LOWER + UPPER],
+  ["alnum", DIGIT + LOWER + UPPER],
+  ["space", " 	\n\r\f\v"],
+  ["blank", " 	"],
+  ["punct", "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"]
+]);
 function trSet(set3) {
   const out = [];
   for (let i = 0; i < set3.length; ) {
     const cls = /^\[:([a-z]+):\]/.exec(set3.slice(i));
     if (cls) {
-      const chars = CLASSES[cls[1]];
+      const chars = CLASSES.get(cls[1]);
       if (!chars) return void 0;
       out.push(...chars);
       i += cls[0].length;
@@ -38984,7 +39032,7 @@ function sedRegex(re, extended2) {
       let body = re.slice(i + 1, close);
       body = body.replace(/\\/g, "\\\\").replace(
         /\[:([a-z]+):\]/g,
-        (whole, name) => CLASSES[name] ? CLASSES[name].replace(/[\\\]^-]/g, "\\$&") : whole
+        (whole, name) => CLASSES.get(name)?.replace(/[\\\]^-]/g, "\\$&") ?? whole
       );
       out += `[${body}]`;
       i = close;
@@ -45401,7 +45449,7 @@ function rowMiss(row, cuda, major) {
   return void 0;
 }
 function archList(env) {
-  const style = ARCH_LIST_VARIABLES[env.key];
+  const style = ownValue(ARCH_LIST_VARIABLES, env.key);
   return style ? { style, entries: archEntries(env.value, style) } : void 0;
 }
 function withoutEntries(value, drop) {
@@ -45705,14 +45753,14 @@ function cudaScore(cuda) {
 }
 
 // src/analysis/packages.ts
-var CONDA_TO_PIP = {
-  pytorch: "torch",
-  "pytorch-gpu": "torch",
-  torchtriton: "triton",
-  "pytorch-triton": "triton"
-};
+var CONDA_TO_PIP = /* @__PURE__ */ new Map([
+  ["pytorch", "torch"],
+  ["pytorch-gpu", "torch"],
+  ["torchtriton", "triton"],
+  ["pytorch-triton", "triton"]
+]);
 function projectName(pkg) {
-  if (pkg.ecosystem === "conda") return CONDA_TO_PIP[pkg.name] ?? pkg.name;
+  if (pkg.ecosystem === "conda") return CONDA_TO_PIP.get(pkg.name) ?? pkg.name;
   return pkg.name;
 }
 var CUDA_RELEVANT = /* @__PURE__ */ new Set([
@@ -45803,50 +45851,6 @@ function torchPage(url2) {
   }
   return void 0;
 }
-
-// src/util/collections.ts
-function groupBy(items2, key) {
-  const groups = /* @__PURE__ */ new Map();
-  for (const item of items2) {
-    const at = key(item);
-    if (at === void 0) continue;
-    const group = groups.get(at);
-    if (group) group.push(item);
-    else groups.set(at, [item]);
-  }
-  return groups;
-}
-function positions(length) {
-  return Array.from({ length }, (_, i) => i);
-}
-var UnionFind = class {
-  parent;
-  constructor(count = 0) {
-    this.parent = positions(count);
-  }
-  /** A new item in a set of its own; returns its number (the count so far). */
-  add() {
-    return this.parent.push(this.parent.length) - 1;
-  }
-  /** The representative of i's set. */
-  find(i) {
-    let root = i;
-    while (this.parent[root] !== root) root = this.parent[root];
-    while (this.parent[i] !== root) {
-      const next = this.parent[i];
-      this.parent[i] = root;
-      i = next;
-    }
-    return root;
-  }
-  /** Joins the sets of a and b; returns the representative of the joined set. */
-  join(a, b) {
-    const ra = this.find(a);
-    const rb = this.find(b);
-    if (ra !== rb) this.parent[rb] = ra;
-    return ra;
-  }
-};
 
 // src/analysis/dockerfile-index.ts
 var ENVIRONMENT = /(?:conda|mamba|venv|virtualenv|site-packages|dist-packages|\/\.local\b|^\/install\b|^\/usr\/local\/?(?:lib\/?)?$|\/python\d(?:\.\d+)?\b)/i;
@@ -53660,7 +53664,7 @@ var OPTIONS = {
 function nearestOption(unknown3, command) {
   const name = unknown3.split("=")[0];
   let best;
-  for (const option of OPTIONS[command ?? ""] ?? []) {
+  for (const option of ownValue(OPTIONS, command ?? "") ?? []) {
     const distance = option.startsWith(name) && name.length >= 4 ? 0 : editDistance(name, option);
     if (distance <= 2 && (!best || distance < best.distance)) best = { option, distance };
   }

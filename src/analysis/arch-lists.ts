@@ -7,6 +7,7 @@ import type { EnvFact } from '../parsers/facts.js';
 import { isUnverified, type GpuInfo, type KnowledgeBase, type Sourced } from '../knowledge/index.js';
 import { cudaMajor } from '../knowledge/versions.js';
 import { compareDotted } from '../util/dotted.js';
+import { ownValue } from '../util/collections.js';
 
 /** The variables that hold an architecture list, and how each spells a compute capability. */
 export const ARCH_LIST_VARIABLES: Readonly<Record<string, 'torch' | 'cmake'>> = {
@@ -99,7 +100,7 @@ function rowMiss(row: GpuInfo, cuda: string, major: number): ArchMiss | undefine
 
 /** An architecture list of an ENV or ARG, with its style, or undefined for any other variable. */
 export function archList(env: EnvFact): { style: 'torch' | 'cmake'; entries: ArchEntry[] } | undefined {
-  const style = ARCH_LIST_VARIABLES[env.key];
+  const style = ownValue(ARCH_LIST_VARIABLES, env.key);
   return style ? { style, entries: archEntries(env.value, style) } : undefined;
 }
 

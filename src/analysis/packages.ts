@@ -1,16 +1,19 @@
 import type { PackageFact } from '../parsers/facts.js';
 
-/** conda package names that are the same project as a pip name. */
-const CONDA_TO_PIP: Readonly<Record<string, string>> = {
-  pytorch: 'torch',
-  'pytorch-gpu': 'torch',
-  torchtriton: 'triton',
-  'pytorch-triton': 'triton',
-};
+/**
+ * conda package names that are the same project as a pip name. A Map, not an object: conda's own `constructor`
+ * package must not find Object.prototype.constructor.
+ */
+const CONDA_TO_PIP: ReadonlyMap<string, string> = new Map([
+  ['pytorch', 'torch'],
+  ['pytorch-gpu', 'torch'],
+  ['torchtriton', 'triton'],
+  ['pytorch-triton', 'triton'],
+]);
 
 /** The pip-style project name of a package, so conda `pytorch` and pip `torch` compare equal. */
 export function projectName(pkg: PackageFact): string {
-  if (pkg.ecosystem === 'conda') return CONDA_TO_PIP[pkg.name] ?? pkg.name;
+  if (pkg.ecosystem === 'conda') return CONDA_TO_PIP.get(pkg.name) ?? pkg.name;
   return pkg.name;
 }
 

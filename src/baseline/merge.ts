@@ -14,6 +14,7 @@
 import { compareDotted } from '../util/dotted.js';
 import type { LoadedBaseline } from './load.js';
 import { EMPTY_BASELINE, type Baseline, type BaselineFile, type RuleSeverity } from './schema.js';
+import { ownValue } from '../util/collections.js';
 
 export interface Layer {
   /** Where the file lives, for provenance: `octo-org/.github:cuda-gatekeeper.yml@1a2b3c4`. */
@@ -290,7 +291,7 @@ export function mergeBaselines(
       );
     }
     const waivers = next.waivers.filter((waiver) => {
-      const key = RULE_KEYS[waiver.rule];
+      const key = ownValue(RULE_KEYS, waiver.rule);
       const path =
         (key && isLocked(locked, key) ? key : undefined) ??
         (isLocked(locked, `rules.${waiver.rule}`) ? `rules.${waiver.rule}` : undefined);

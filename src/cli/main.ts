@@ -54,6 +54,7 @@ import { withVerifiedFixes } from './check-tree.js';
 import { checkOnThreads, threadsFor } from './threads.js';
 import { lookUpForCli } from './lookup.js';
 import { bundledBaseline, packageRoot, packageVersion } from '../util/package-root.js';
+import { ownValue } from '../util/collections.js';
 
 export class UsageError extends Error {}
 
@@ -257,7 +258,7 @@ const OPTIONS: Readonly<Record<string, readonly string[]>> = {
 export function nearestOption(unknown: string, command: string | undefined): string | undefined {
   const name = unknown.split('=')[0]!;
   let best: { option: string; distance: number } | undefined;
-  for (const option of OPTIONS[command ?? ''] ?? []) {
+  for (const option of ownValue(OPTIONS, command ?? '') ?? []) {
     const distance = option.startsWith(name) && name.length >= 4 ? 0 : editDistance(name, option);
     if (distance <= 2 && (!best || distance < best.distance)) best = { option, distance };
   }

@@ -67,15 +67,15 @@ export function productionProblems(env: NodeJS.ProcessEnv): string[] {
 }
 
 /** Top-level fields each handled event needs; other events are accepted and ignored by the App. */
-const REQUIRED: Readonly<Record<string, readonly string[]>> = {
-  pull_request: ['action', 'pull_request', 'repository', 'installation'],
-  check_suite: ['action', 'check_suite', 'repository', 'installation'],
-  check_run: ['action', 'check_run', 'repository', 'installation'],
-  issue_comment: ['action', 'issue', 'comment', 'repository', 'installation'],
-  push: ['ref', 'after', 'repository', 'installation'],
-  installation: ['action', 'installation'],
-  installation_repositories: ['action', 'installation'],
-};
+const REQUIRED: ReadonlyMap<string, readonly string[]> = new Map([
+  ['pull_request', ['action', 'pull_request', 'repository', 'installation']],
+  ['check_suite', ['action', 'check_suite', 'repository', 'installation']],
+  ['check_run', ['action', 'check_run', 'repository', 'installation']],
+  ['issue_comment', ['action', 'issue', 'comment', 'repository', 'installation']],
+  ['push', ['ref', 'after', 'repository', 'installation']],
+  ['installation', ['action', 'installation']],
+  ['installation_repositories', ['action', 'installation']],
+]);
 
 export interface ServerOptions {
   readonly probot: Probot;
@@ -171,7 +171,7 @@ export function createAppServer(options: ServerOptions): AppServer {
     } catch {
       return refuse(400, 'the body is not a JSON object');
     }
-    const missing = (REQUIRED[name] ?? []).filter((field) => payload[field] === undefined || payload[field] === null);
+    const missing = (REQUIRED.get(name) ?? []).filter((field) => payload[field] === undefined || payload[field] === null);
     if (missing.length > 0) return refuse(400, `a ${name} event needs ${missing.join(', ')}`);
     if (options.store) {
       // Durable: answered only once Redis holds it; any replica's worker runs it, after a restart too.

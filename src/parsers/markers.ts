@@ -11,6 +11,7 @@
  */
 import { compareDotted } from '../util/dotted.js';
 import { memoize } from '../util/memo.js';
+import { ownValue } from '../util/collections.js';
 
 /** What is known of the environment: the extras installed (undefined: any may be), and values of other variables. */
 export interface MarkerEnvironment {
@@ -119,8 +120,10 @@ function compare(
     const has = environment.extras.has(normalizeExtra(extraSide));
     return op === '==' ? has : !has;
   }
+  const known = (variable: string): string | undefined =>
+    (environment.values && ownValue(environment.values, variable)) ?? ownValue(LINUX, variable);
   const value = (side: { variable?: string; text?: string }): string | undefined =>
-    side.text ?? (side.variable ? (environment.values?.[side.variable] ?? LINUX[side.variable]) : undefined);
+    side.text ?? (side.variable ? known(side.variable) : undefined);
   const a = value(left);
   const b = value(right);
   if (a === undefined || b === undefined) return undefined;

@@ -217,16 +217,17 @@ function cut(args: readonly string[], input: string): Evaluated {
 const DIGIT = '0123456789';
 const LOWER = 'abcdefghijklmnopqrstuvwxyz';
 const UPPER = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
-const CLASSES: Readonly<Record<string, string>> = {
-  digit: DIGIT,
-  lower: LOWER,
-  upper: UPPER,
-  alpha: LOWER + UPPER,
-  alnum: DIGIT + LOWER + UPPER,
-  space: ' \t\n\r\f\v',
-  blank: ' \t',
-  punct: '!"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~',
-};
+/** POSIX character classes by name (a Map: `[:constructor:]` names nothing). */
+const CLASSES: ReadonlyMap<string, string> = new Map([
+  ['digit', DIGIT],
+  ['lower', LOWER],
+  ['upper', UPPER],
+  ['alpha', LOWER + UPPER],
+  ['alnum', DIGIT + LOWER + UPPER],
+  ['space', ' \t\n\r\f\v'],
+  ['blank', ' \t'],
+  ['punct', '!"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~'],
+]);
 
 /** A tr SET as its characters: ranges `a-z`, classes `[:digit:]`, escapes `\.` `\n`. */
 function trSet(set: string): string[] | undefined {
@@ -234,7 +235,7 @@ function trSet(set: string): string[] | undefined {
   for (let i = 0; i < set.length; ) {
     const cls = /^\[:([a-z]+):\]/.exec(set.slice(i));
     if (cls) {
-      const chars = CLASSES[cls[1]!];
+      const chars = CLASSES.get(cls[1]!);
       if (!chars) return undefined;
       out.push(...chars);
       i += cls[0].length;
@@ -302,7 +303,7 @@ function sedRegex(re: string, extended: boolean): string | undefined {
       body = body
         .replace(/\\/g, '\\\\')
         .replace(/\[:([a-z]+):\]/g, (whole, name: string) =>
-          CLASSES[name] ? CLASSES[name]!.replace(/[\\\]^-]/g, '\\$&') : whole,
+          CLASSES.get(name)?.replace(/[\\\]^-]/g, '\\$&') ?? whole,
         );
       out += `[${body}]`;
       i = close;

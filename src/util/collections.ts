@@ -49,3 +49,11 @@ export class UnionFind {
     return ra;
   }
 }
+
+/**
+ * A record's own value for a key written in a file or a request, never one its prototype lends (`constructor`,
+ * `toString`): `record[key]` would give those functions.
+ */
+export function ownValue<T>(record: Readonly<Record<string, T>>, key: string): T | undefined {
+  return Object.hasOwn(record, key) ? record[key] : undefined;
+}

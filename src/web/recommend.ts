@@ -18,6 +18,7 @@ import {
 } from '../knowledge/index.js';
 import { cudaFromTag, cudaMajor, minorOf } from '../knowledge/versions.js';
 import { compareDotted } from '../util/dotted.js';
+import { ownValue } from '../util/collections.js';
 
 export interface RecommendInput {
   readonly gpu?: string;
@@ -243,7 +244,7 @@ const DEADSNAKES = 'https://launchpad.net/~deadsnakes/+archive/ubuntu/ppa';
  * environment also keeps pip off the system Python, which Ubuntu 24.04 marks externally managed (PEP 668).
  */
 function pythonLines(os: string, python: string | undefined, notes: string[], problems: string[]): string[] {
-  const system = SYSTEM_PYTHON[os];
+  const system = ownValue(SYSTEM_PYTHON, os);
   const wanted = python ?? system;
   const venv = ['RUN python3 -m venv /opt/venv', 'ENV PATH="/opt/venv/bin:$PATH"'];
   if (os.startsWith('ubuntu')) {
@@ -367,7 +368,7 @@ function recommendPytorch(kb: KnowledgeBase, input: RecommendInput, baseline?: B
   const { reference: base, os } = image(kb, pick.cuda, input.os ?? 'ubuntu22.04', 'runtime', notes);
   // The Python the Dockerfile would run (the one asked for, else the image's own): a release without wheels for it
   // cannot install, so nothing is offered to install (the options above still say which builds exist).
-  const python = input.python ?? SYSTEM_PYTHON[os];
+  const python = input.python ?? ownValue(SYSTEM_PYTHON, os);
   if (python && release.python && !allowedByLooseSpec(python, release.python)) {
     if (!input.python)
       problems.push(
@@ -541,7 +542,7 @@ function recommendTensorflow(kb: KnowledgeBase, input: RecommendInput, baseline?
   }
   const { reference: base, os } = image(kb, row.cuda, input.os ?? 'ubuntu22.04', 'cudnn-runtime', notes);
   // TensorFlow's wheels exist for its tested Pythons only (pip refuses every other): no Dockerfile for another.
-  const python = input.python ?? SYSTEM_PYTHON[os];
+  const python = input.python ?? ownValue(SYSTEM_PYTHON, os);
   if (python && low && high && (compareDotted(python, low) < 0 || compareDotted(python, high) > 0)) {
     if (!input.python)
       problems.push(

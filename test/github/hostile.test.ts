@@ -223,6 +223,16 @@ describe('webhook bodies', () => {
     ).toBe(400);
   });
 
+  it('an event whose name only an object prototype knows is accepted and ignored, as any other event', async () => {
+    const body = JSON.stringify({ action: 'opened' });
+    const answer = await post(
+      server.app.port,
+      { 'x-github-event': 'constructor', 'x-github-delivery': 'm3', 'x-hub-signature-256': sign(body) },
+      body,
+    );
+    expect(answer.status).toBe(202);
+  });
+
   it('a good delivery is answered 202 at once and checked after', async () => {
     const { fake, app } = server;
     const scenario = pullScenario(fake, {

@@ -158,6 +158,14 @@ describe('evaluatePipeline', () => {
       ],
       /cut -f 1/,
     ],
+    // A class name that only an object's prototype knows (it once threw a TypeError out of the parser).
+    [
+      [
+        ['echo', 'CU124'],
+        ['tr', '[:constructor:]', 'a'],
+      ],
+      /tr '\[:constructor:\]'/,
+    ],
   ])('%j is not evaluated, with the reason', (stages, reason) => {
     const result = run(...stages);
     expect(result).toHaveProperty('unsupported');

@@ -20,23 +20,24 @@ interface Setting {
 
 type Tool = 'pip' | 'uv';
 
-const PIP_VARIABLES: Readonly<Record<string, IndexKind>> = {
-  PIP_INDEX_URL: 'index-url',
-  PIP_EXTRA_INDEX_URL: 'extra-index-url',
-  PIP_FIND_LINKS: 'find-links',
-};
-const UV_VARIABLES: Readonly<Record<string, IndexKind>> = {
-  UV_INDEX_URL: 'index-url',
-  UV_DEFAULT_INDEX: 'index-url',
-  UV_EXTRA_INDEX_URL: 'extra-index-url',
-  UV_INDEX: 'extra-index-url',
-  UV_FIND_LINKS: 'find-links',
-};
-const PIP_CONFIG_KEYS: Readonly<Record<string, IndexKind>> = {
-  'index-url': 'index-url',
-  'extra-index-url': 'extra-index-url',
-  'find-links': 'find-links',
-};
+// Maps, not objects: `ENV constructor=…` must not find Object.prototype.constructor (it once made an index of it).
+const PIP_VARIABLES: ReadonlyMap<string, IndexKind> = new Map([
+  ['PIP_INDEX_URL', 'index-url'],
+  ['PIP_EXTRA_INDEX_URL', 'extra-index-url'],
+  ['PIP_FIND_LINKS', 'find-links'],
+]);
+const UV_VARIABLES: ReadonlyMap<string, IndexKind> = new Map([
+  ['UV_INDEX_URL', 'index-url'],
+  ['UV_DEFAULT_INDEX', 'index-url'],
+  ['UV_EXTRA_INDEX_URL', 'extra-index-url'],
+  ['UV_INDEX', 'extra-index-url'],
+  ['UV_FIND_LINKS', 'find-links'],
+]);
+const PIP_CONFIG_KEYS: ReadonlyMap<string, IndexKind> = new Map([
+  ['index-url', 'index-url'],
+  ['extra-index-url', 'extra-index-url'],
+  ['find-links', 'find-links'],
+]);
 
 /** Whether the command just recorded as `context` has the option: its options are the last ones of the sink. */
 function hasOption(sink: FactSink, context: ContextDraft, name: string): boolean {
@@ -76,9 +77,9 @@ export class PipEnv {
   setFromEnv(key: string, value: string, valueSpan: Span, span: Span): void {
     if (key === 'PIP_CONFIG_FILE')
       this.hidden = `ENV PIP_CONFIG_FILE points pip at a configuration file (${value}) this check cannot read`;
-    const pip = PIP_VARIABLES[key];
+    const pip = PIP_VARIABLES.get(key);
     if (pip) this.settings.pip.set(pip, urls(value, valueSpan, span, pip));
-    const uv = UV_VARIABLES[key];
+    const uv = UV_VARIABLES.get(key);
     if (uv) this.settings.uv.set(uv, urls(value, valueSpan, span, uv));
     if (key === 'UV_TORCH_BACKEND') this.autoBackend = value === 'auto' ? span : undefined;
     if (key === 'UV_TORCH_BACKEND' && /^(cu\d+|cpu)$/.test(value))
@@ -107,7 +108,7 @@ export class PipEnv {
     if (set < 0) return true;
     const key = texts[set + 1]?.replace(/^[a-z]+\./, '');
     const value = command[set + 2];
-    const kind = key ? PIP_CONFIG_KEYS[key] : undefined;
+    const kind = key ? PIP_CONFIG_KEYS.get(key) : undefined;
     if (kind && value) {
       const span = { start: command[0]!.span.start, end: value.span.end };
       this.settings.pip.set(
@@ -130,7 +131,7 @@ export class PipEnv {
     for (const word of command) {
       const eq = word.text.indexOf('=');
       if (eq <= 0 || !/^[A-Z_][A-Z0-9_]*$/.test(word.text.slice(0, eq))) break;
-      const kind = variables[word.text.slice(0, eq)];
+      const kind = variables.get(word.text.slice(0, eq));
       const value = word.mapped.slice(eq + 1);
       if (kind) own.set(kind, urls(value.text, value.origin(0, value.length) ?? word.span, word.span, kind));
     }
