@@ -43238,10 +43238,7 @@ function sedRegex(re, extended2) {
       const close = re.indexOf("]", re[i + 1] === "]" ? i + 2 : re[i + 1] === "^" && re[i + 2] === "]" ? i + 3 : i + 1);
       if (close < 0) return void 0;
       let body = re.slice(i + 1, close);
-      body = body.replace(/\\/g, "\\\\").replace(
-        /\[:([a-z]+):\]/g,
-        (whole, name) => CLASSES.get(name)?.replace(/[\\\]^-]/g, "\\$&") ?? whole
-      );
+      body = body.replace(/\\/g, "\\\\").replace(/\[:([a-z]+):\]/g, (whole, name) => CLASSES.get(name)?.replace(/[\\\]^-]/g, "\\$&") ?? whole);
       out += `[${body}]`;
       i = close;
       continue;
@@ -44105,8 +44102,7 @@ function directiveLines(text2) {
 }
 var READ_ARGUMENTS = /* @__PURE__ */ new Set(["FROM", "COPY", "ADD", "ARG", "ENV"]);
 function scanPlainDockerfile(text2) {
-  if (text2.includes("\r") || UNUSUAL_SPACE.test(text2) || ESCAPE_DIRECTIVE.test(directiveLines(text2)))
-    return void 0;
+  if (text2.includes("\r") || UNUSUAL_SPACE.test(text2) || ESCAPE_DIRECTIVE.test(directiveLines(text2))) return void 0;
   const instructions = [];
   const length = text2.length;
   let pos = 0;
@@ -56247,8 +56243,9 @@ function sharedOnce(findings) {
   return findings.map((finding, i) => {
     if (!finding.fix && !finding.suggestions) return finding;
     const fix = finding.fix && once(finding.fix, `/findings/${i}/fix`);
-    const suggestions = finding.suggestions?.map((suggestion, k) => once(suggestion, `/findings/${i}/suggestions/${k}`));
-    return fix === finding.fix && suggestions?.every((suggestion, k) => suggestion === finding.suggestions[k]) !== false ? finding : { ...finding, ...fix ? { fix } : {}, ...suggestions ? { suggestions } : {} };
+    const suggestions = finding.suggestions?.map((option, k) => once(option, `/findings/${i}/suggestions/${k}`));
+    const unchanged = fix === finding.fix && (suggestions ?? []).every((option, k) => option === finding.suggestions[k]);
+    return unchanged ? finding : { ...finding, ...fix ? { fix } : {}, ...suggestions ? { suggestions } : {} };
   });
 }
 

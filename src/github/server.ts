@@ -171,7 +171,8 @@ export function createAppServer(options: ServerOptions): AppServer {
     } catch {
       return refuse(400, 'the body is not a JSON object');
     }
-    const missing = (REQUIRED.get(name) ?? []).filter((field) => payload[field] === undefined || payload[field] === null);
+    const needed = REQUIRED.get(name) ?? [];
+    const missing = needed.filter((field) => payload[field] === undefined || payload[field] === null);
     if (missing.length > 0) return refuse(400, `a ${name} event needs ${missing.join(', ')}`);
     if (options.store) {
       // Durable: answered only once Redis holds it; any replica's worker runs it, after a restart too.

@@ -302,9 +302,7 @@ function sedRegex(re: string, extended: boolean): string | undefined {
       // Inside brackets a backslash is literal in POSIX.
       body = body
         .replace(/\\/g, '\\\\')
-        .replace(/\[:([a-z]+):\]/g, (whole, name: string) =>
-          CLASSES.get(name)?.replace(/[\\\]^-]/g, '\\$&') ?? whole,
-        );
+        .replace(/\[:([a-z]+):\]/g, (whole, name: string) => CLASSES.get(name)?.replace(/[\\\]^-]/g, '\\$&') ?? whole);
       out += `[${body}]`;
       i = close;
       continue;

@@ -46,9 +46,9 @@ function sharedOnce(findings: readonly Finding[]): readonly unknown[] {
   return findings.map((finding, i) => {
     if (!finding.fix && !finding.suggestions) return finding;
     const fix = finding.fix && once(finding.fix, `/findings/${i}/fix`);
-    const suggestions = finding.suggestions?.map((suggestion, k) => once(suggestion, `/findings/${i}/suggestions/${k}`));
-    return fix === finding.fix && suggestions?.every((suggestion, k) => suggestion === finding.suggestions![k]) !== false
-      ? finding
-      : { ...finding, ...(fix ? { fix } : {}), ...(suggestions ? { suggestions } : {}) };
+    const suggestions = finding.suggestions?.map((option, k) => once(option, `/findings/${i}/suggestions/${k}`));
+    const unchanged =
+      fix === finding.fix && (suggestions ?? []).every((option, k) => option === finding.suggestions![k]);
+    return unchanged ? finding : { ...finding, ...(fix ? { fix } : {}), ...(suggestions ? { suggestions } : {}) };
   });
 }

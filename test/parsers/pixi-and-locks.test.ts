@@ -673,7 +673,7 @@ describe('PEP 508 markers, judged for Linux with the extras a selection installs
       ['not a marker ((', {}, undefined],
       // A name only an object's prototype knows is no variable with a value.
       ["constructor == 'x'", {}, undefined],
-      ["toString == toString", { values: { python_version: '3.11' } }, undefined],
+      ['toString == toString', { values: { python_version: '3.11' } }, undefined],
     ];
     for (const [marker, environment, expected] of cases)
       expect(evaluateMarker(marker, environment), marker).toBe(expected);

@@ -203,12 +203,7 @@ const READ_ARGUMENTS = new Set(['FROM', 'COPY', 'ADD', 'ARG', 'ENV']);
  * where Docker's rules need more than "lines, `\` continuations, comment lines, blank-separated words".
  */
 export function scanPlainDockerfile(text: string): InstructionView[] | undefined {
-  if (
-    text.includes('\r') ||
-    UNUSUAL_SPACE.test(text) ||
-    ESCAPE_DIRECTIVE.test(directiveLines(text))
-  )
-    return undefined;
+  if (text.includes('\r') || UNUSUAL_SPACE.test(text) || ESCAPE_DIRECTIVE.test(directiveLines(text))) return undefined;
   const instructions: InstructionView[] = [];
   const length = text.length;
   let pos = 0;
