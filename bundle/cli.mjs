@@ -50806,9 +50806,9 @@ function verifyFixes(report, files, regate) {
   const verdicts2 = /* @__PURE__ */ new Map();
   const notes = /* @__PURE__ */ new Map();
   const groups = /* @__PURE__ */ new Map();
+  const pathsOf = onePerList((edits) => new Set(edits.map((edit) => edit.path)));
   for (const finding of safe) {
-    const paths = new Set(finding.fix.edits.map((edit) => edit.path));
-    const members2 = linked(paths);
+    const members2 = linked(pathsOf(finding.fix.edits));
     if (!members2) {
       verdicts2.set(finding, "edits a file that was not checked");
       continue;
@@ -50830,7 +50830,7 @@ function verifyFixes(report, files, regate) {
     const before = countFindings([...paths].flatMap((path) => byPath.get(path) ?? []));
     const judged = /* @__PURE__ */ new Map();
     const added = (fixes) => {
-      const edits = merged(fixes.flatMap((finding) => finding.fix.edits));
+      const edits = merged(editsOf(fixes));
       if (!edits) return void 0;
       const key = editsKey(edits);
       if (judged.has(key)) return judged.get(key);
@@ -50856,8 +50856,9 @@ var ALONE_PER_GROUP = 8;
 var BLOCK_BUDGET = 16;
 function verifyGroup(fixes, added, verdicts2, notes) {
   const candidates = [];
+  const mergedOnce = onePerList(merged);
   for (const finding of fixes) {
-    if (merged(finding.fix.edits)) candidates.push(finding);
+    if (mergedOnce(finding.fix.edits)) candidates.push(finding);
     else verdicts2.set(finding, "its edits overlap");
   }
   const alone = candidates.slice(0, ALONE_PER_GROUP);
@@ -50869,11 +50870,11 @@ function verifyGroup(fixes, added, verdicts2, notes) {
     else accepted.push(finding);
   }
   let kept = accepted;
-  if (accepted.length >= 2 && !(merged(accepted.flatMap((finding) => finding.fix.edits)) && !added(accepted))) {
+  if (accepted.length >= 2 && !(merged(editsOf(accepted)) && !added(accepted))) {
     kept = [];
     for (const finding of accepted) {
       const together = [...kept, finding];
-      if (!merged(together.flatMap((fix) => fix.fix.edits))) {
+      if (!merged(editsOf(together))) {
         verdicts2.set(finding, "its edits overlap those of another safe fix");
         continue;
       }
@@ -50898,8 +50899,8 @@ function verifyGroup(fixes, added, verdicts2, notes) {
     }
     budget--;
     const together = [...kept, ...block];
-    const gives = merged(together.flatMap((fix) => fix.fix.edits)) ? added(together) : void 0;
-    const overlaps = !merged(together.flatMap((fix) => fix.fix.edits));
+    const overlaps = !merged(editsOf(together));
+    const gives = overlaps ? void 0 : added(together);
     if (!gives && !overlaps) {
       kept = together;
       for (const finding of block) notes.set(finding, note);
@@ -50915,6 +50916,20 @@ function verifyGroup(fixes, added, verdicts2, notes) {
     const half = Math.ceil(block.length / 2);
     blocks.unshift(block.slice(0, half), block.slice(half));
   }
+}
+function editsOf(fixes) {
+  const lists = /* @__PURE__ */ new Set();
+  for (const finding of fixes) lists.add(finding.fix.edits);
+  return lists.size === 1 ? [...lists.values().next().value] : [...lists].flat();
+}
+function onePerList(work) {
+  const done = /* @__PURE__ */ new Map();
+  return (edits) => {
+    if (done.has(edits)) return done.get(edits);
+    const result2 = work(edits);
+    done.set(edits, result2);
+    return result2;
+  };
 }
 function downgrade(finding, reason) {
   const fix = { ...finding.fix, safety: "unsafe", verification: `Not safe: applying it ${reason}.` };
@@ -51663,6 +51678,7 @@ function renderSarif(report, options2) {
   const limit = options2.maxResults ?? MAX_RESULTS;
   const ordered = report.findings.length > limit ? [...report.findings].sort((a, b) => severityRank[b.severity] - severityRank[a.severity]).slice(0, limit) : report.findings;
   const fingerprints = fingerprinter(options2.sources);
+  const given = new FixesGiven();
   const left = report.findings.length - ordered.length;
   const sarif = {
     $schema: "https://json.schemastore.org/sarif-2.1.0.json",
@@ -51718,7 +51734,9 @@ function renderSarif(report, options2) {
             } : {}
           }
         ],
-        results: ordered.map((finding) => result(finding, uri, ruleIndex, fingerprints, options2.sources))
+        results: ordered.map(
+          (finding, index) => result(finding, index, uri, ruleIndex, fingerprints, options2.sources, given)
+        )
       }
     ]
   };
@@ -51755,8 +51773,23 @@ function messageText(finding) {
   const links = finding.related.map((related, id) => `[${plain(related.message)}](${id})`);
   return `${text2} See ${links.join("; ")}.`;
 }
-function result(finding, uri, ruleIndex, fingerprint, sources) {
-  const fixes = finding.fix && sources ? [sarifFix(finding.fix, uri, sources)].filter((fix) => fix !== void 0) : [];
+var FixesGiven = class {
+  given = /* @__PURE__ */ new Map();
+  /** The pointer to where `fix` was given, if it was. */
+  pointer(fix) {
+    const at = this.given.get(fix.edits)?.get(fix.title);
+    return at === void 0 ? void 0 : `/runs/0/results/${at}/fixes/0`;
+  }
+  note(fix, result2) {
+    let byTitle = this.given.get(fix.edits);
+    if (!byTitle) this.given.set(fix.edits, byTitle = /* @__PURE__ */ new Map());
+    byTitle.set(fix.title, result2);
+  }
+};
+function result(finding, index, uri, ruleIndex, fingerprint, sources, given) {
+  const sameFixAs = finding.fix && given.pointer(finding.fix);
+  const fix = finding.fix && sources && !sameFixAs ? sarifFix(finding.fix, uri, sources) : void 0;
+  if (fix) given.note(finding.fix, index);
   return {
     ruleId: finding.ruleId,
     ...ruleIndex.has(finding.ruleId) ? { ruleIndex: ruleIndex.get(finding.ruleId) } : {},
@@ -51776,12 +51809,17 @@ function result(finding, uri, ruleIndex, fingerprint, sources) {
       }))
     } : {},
     partialFingerprints: { "cudaGatekeeperFinding/v1": fingerprint(finding) },
-    ...fixes.length ? { fixes } : {}
+    ...fix ? { fixes: [fix] } : {},
+    ...sameFixAs ? { properties: { sameFixAs } } : {}
   };
 }
 function sarifFix(fix, uri, sources) {
   const byPath = /* @__PURE__ */ new Map();
-  for (const edit of fix.edits) byPath.set(edit.path, [...byPath.get(edit.path) ?? [], edit]);
+  for (const edit of fix.edits) {
+    const edits = byPath.get(edit.path);
+    if (edits) edits.push(edit);
+    else byPath.set(edit.path, [edit]);
+  }
   const changes = [];
   for (const [path, edits] of byPath) {
     const source = sources.get(path);

@@ -65,9 +65,9 @@ export function verifyFixes(report: Report, files: readonly ParsedFile[] | Linke
 
   // Fixes whose files are joined by includes are judged together: group them by the files they make up.
   const groups = new Map<string, { files: ParsedFile[]; fixes: Finding[] }>();
+  const pathsOf = onePerList((edits) => new Set(edits.map((edit) => edit.path)));
   for (const finding of safe) {
-    const paths = new Set(finding.fix!.edits.map((edit) => edit.path));
-    const members = linked(paths);
+    const members = linked(pathsOf(finding.fix!.edits));
     if (!members) {
       verdicts.set(finding, 'edits a file that was not checked');
       continue;
@@ -95,7 +95,7 @@ export function verifyFixes(report: Report, files: readonly ParsedFile[] | Linke
     // every stage the edit of one shared ARG): the gate judges each distinct set of edits once.
     const judged = new Map<string, Finding | undefined>();
     const added = (fixes: readonly Finding[]): Finding | undefined => {
-      const edits = merged(fixes.flatMap((finding) => finding.fix!.edits));
+      const edits = merged(editsOf(fixes));
       if (!edits) return undefined;
       const key = editsKey(edits);
       if (judged.has(key)) return judged.get(key);
@@ -148,8 +148,9 @@ function verifyGroup(
   notes: Map<Finding, string>,
 ): void {
   const candidates: Finding[] = [];
+  const mergedOnce = onePerList(merged);
   for (const finding of fixes) {
-    if (merged(finding.fix!.edits)) candidates.push(finding);
+    if (mergedOnce(finding.fix!.edits)) candidates.push(finding);
     else verdicts.set(finding, 'its edits overlap');
   }
   const alone = candidates.slice(0, ALONE_PER_GROUP);
@@ -162,11 +163,11 @@ function verifyGroup(
   }
   // Together: where two fixes that are each safe conflict, keep the earlier ones and judge each later one with them.
   let kept: Finding[] = accepted;
-  if (accepted.length >= 2 && !(merged(accepted.flatMap((finding) => finding.fix!.edits)) && !added(accepted))) {
+  if (accepted.length >= 2 && !(merged(editsOf(accepted)) && !added(accepted))) {
     kept = [];
     for (const finding of accepted) {
       const together = [...kept, finding];
-      if (!merged(together.flatMap((fix) => fix.fix!.edits))) {
+      if (!merged(editsOf(together))) {
         verdicts.set(finding, 'its edits overlap those of another safe fix');
         continue;
       }
@@ -191,8 +192,8 @@ function verifyGroup(
     }
     budget--;
     const together = [...kept, ...block];
-    const gives = merged(together.flatMap((fix) => fix.fix!.edits)) ? added(together) : undefined;
-    const overlaps = !merged(together.flatMap((fix) => fix.fix!.edits));
+    const overlaps = !merged(editsOf(together));
+    const gives = overlaps ? undefined : added(together);
     if (!gives && !overlaps) {
       kept = together;
       for (const finding of block) notes.set(finding, note);
@@ -210,6 +211,27 @@ function verifyGroup(
     const half = Math.ceil(block.length / 2);
     blocks.unshift(block.slice(0, half), block.slice(half));
   }
+}
+
+/**
+ * The edits of some fixes, each list of edits once. Findings often share one list (a unit's fix, offered by each of
+ * its claims; a family move, by each pin): 2,400 pins sharing a 2,400-edit fix made 5.8 million edits to sort here.
+ */
+function editsOf(fixes: readonly Finding[]): TextEdit[] {
+  const lists = new Set<readonly TextEdit[]>();
+  for (const finding of fixes) lists.add(finding.fix!.edits);
+  return lists.size === 1 ? [...lists.values().next().value!] : [...lists].flat();
+}
+
+/** `work` over a list of edits, done once per list (findings share lists: see editsOf). */
+function onePerList<T>(work: (edits: readonly TextEdit[]) => T): (edits: readonly TextEdit[]) => T {
+  const done = new Map<readonly TextEdit[], T>();
+  return (edits) => {
+    if (done.has(edits)) return done.get(edits)!;
+    const result = work(edits);
+    done.set(edits, result);
+    return result;
+  };
 }
 
 /** A fix that failed verification: its edits stay on offer as an unsafe suggestion, with what applying them gives. */

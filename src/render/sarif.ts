@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { severityRank, type Finding, type Report } from '../finding.js';
+import { severityRank, type Finding, type Fix, type Report } from '../finding.js';
 import type { AnyRule } from '../rule.js';
 import { docsUrl } from '../rule.js';
 import type { SourceText } from '../parsers/source.js';
@@ -83,6 +83,7 @@ export function renderSarif(report: Report, options: SarifOptions): string {
       ? [...report.findings].sort((a, b) => severityRank[b.severity] - severityRank[a.severity]).slice(0, limit)
       : report.findings;
   const fingerprints = fingerprinter(options.sources);
+  const given = new FixesGiven();
   const left = report.findings.length - ordered.length;
   const sarif = {
     $schema: 'https://json.schemastore.org/sarif-2.1.0.json',
@@ -138,7 +139,9 @@ export function renderSarif(report: Report, options: SarifOptions): string {
               : {}),
           },
         ],
-        results: ordered.map((finding) => result(finding, uri, ruleIndex, fingerprints, options.sources)),
+        results: ordered.map((finding, index) =>
+          result(finding, index, uri, ruleIndex, fingerprints, options.sources, given),
+        ),
       },
     ],
   };
@@ -195,14 +198,40 @@ function messageText(finding: Finding): string {
   return `${text} See ${links.join('; ')}.`;
 }
 
+/**
+ * Where each fix was given in full. A unit's safe fix is offered by each of its claims, and 600 pins of one unit wrote
+ * 600 copies of its 600 replacements (139 MB of SARIF). The first result that carries a fix gives it; each later
+ * result offering the same fix names it in its property bag (SARIF 2.1.0 §3.8) with `sameFixAs`, a JSON pointer, as
+ * the JSON report's `sameAs` does. A fix is the same when it has the same title and the very same list of edits.
+ */
+class FixesGiven {
+  private readonly given = new Map<Fix['edits'], Map<string, number>>();
+
+  /** The pointer to where `fix` was given, if it was. */
+  pointer(fix: Fix): string | undefined {
+    const at = this.given.get(fix.edits)?.get(fix.title);
+    return at === undefined ? undefined : `/runs/0/results/${at}/fixes/0`;
+  }
+
+  note(fix: Fix, result: number): void {
+    let byTitle = this.given.get(fix.edits);
+    if (!byTitle) this.given.set(fix.edits, (byTitle = new Map()));
+    byTitle.set(fix.title, result);
+  }
+}
+
 function result(
   finding: Finding,
+  index: number,
   uri: (path: string) => string,
   ruleIndex: ReadonlyMap<string, number>,
   fingerprint: (finding: Finding) => string,
-  sources?: ReadonlyMap<string, SourceText>,
+  sources: ReadonlyMap<string, SourceText> | undefined,
+  given: FixesGiven,
 ) {
-  const fixes = finding.fix && sources ? [sarifFix(finding.fix, uri, sources)].filter((fix) => fix !== undefined) : [];
+  const sameFixAs = finding.fix && given.pointer(finding.fix);
+  const fix = finding.fix && sources && !sameFixAs ? sarifFix(finding.fix, uri, sources) : undefined;
+  if (fix) given.note(finding.fix!, index);
   return {
     ruleId: finding.ruleId,
     ...(ruleIndex.has(finding.ruleId) ? { ruleIndex: ruleIndex.get(finding.ruleId) } : {}),
@@ -224,7 +253,8 @@ function result(
         }
       : {}),
     partialFingerprints: { 'cudaGatekeeperFinding/v1': fingerprint(finding) },
-    ...(fixes.length ? { fixes } : {}),
+    ...(fix ? { fixes: [fix] } : {}),
+    ...(sameFixAs ? { properties: { sameFixAs } } : {}),
   };
 }
 
@@ -234,7 +264,11 @@ function sarifFix(
   sources: ReadonlyMap<string, SourceText>,
 ) {
   const byPath = new Map<string, (typeof fix.edits)[number][]>();
-  for (const edit of fix.edits) byPath.set(edit.path, [...(byPath.get(edit.path) ?? []), edit]);
+  for (const edit of fix.edits) {
+    const edits = byPath.get(edit.path);
+    if (edits) edits.push(edit);
+    else byPath.set(edit.path, [edit]);
+  }
   const changes = [];
   for (const [path, edits] of byPath) {
     const source = sources.get(path);

@@ -108,6 +108,35 @@ describe('SARIF for code scanning', () => {
       for (const related of result.relatedLocations!) expect(result.message.text).toContain(`](${related.id})`);
   });
 
+  it("gives a fix its results share once, and names it from the others (a unit's fix, offered by each pin)", () => {
+    /** A Dockerfile on CUDA 12.4 installing `pins` pins of torch 2.4.1's family built for CUDA 12.1. */
+    const pinned = (pins: number) => {
+      const family = ['torch==2.4.1+cu121', 'torchvision==0.19.1+cu121', 'torchaudio==2.4.1+cu121'];
+      const lines = Array.from({ length: pins }, (_, i) => `${family[i % 3]}\n`).join('');
+      const dir = repo({
+        Dockerfile:
+          'FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nCOPY requirements.txt .\nRUN pip install -r requirements.txt\n',
+        'requirements.txt': `--extra-index-url https://download.pytorch.org/whl/cu121\n${lines}`,
+      });
+      return runCli(dir, ['check', '--format', 'sarif', '--baseline', 'none']).out;
+    };
+    const text = pinned(60);
+    const sarif = JSON.parse(text);
+    expect(validate(sarif), JSON.stringify(validate.errors?.slice(0, 3))).toBe(true);
+    const results = sarif.runs[0].results as { fixes?: unknown[]; properties?: { sameFixAs?: string } }[];
+    const pointing = results.filter((result) => result.properties?.sameFixAs);
+    expect(pointing.length).toBeGreaterThan(50);
+    for (const result of pointing) {
+      expect(result.fixes).toBeUndefined();
+      const [, , , , index] = result.properties!.sameFixAs!.split('/');
+      const target = results[Number(index)]!;
+      expect(target.fixes).toHaveLength(1);
+      expect(target.properties?.sameFixAs).toBeUndefined();
+    }
+    // 16 times the pins: each fix's replacements grow 16 times, written once.
+    expect(pinned(960).length / text.length).toBeLessThan(20);
+  });
+
   it('the demo and every real file of the corpus give schema-valid SARIF', () => {
     const demo = mkdtempSync(join(tmpdir(), 'cgk-sarif-demo-'));
     cpSync(join(ROOT, 'fixtures', 'repos', 'demo'), demo, { recursive: true });
