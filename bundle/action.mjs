@@ -18898,6 +18898,38 @@ function escapeControl(text2) {
   );
 }
 
+// src/render/json.ts
+function renderJson(report, meta3 = {}) {
+  return `${JSON.stringify({ version: 1, ...meta3, filesChecked: report.filesChecked, counts: report.counts, findings: fixesOnce(report.findings) }, null, 2)}
+`;
+}
+function fixesOnce(findings) {
+  const first = /* @__PURE__ */ new Map();
+  const once = (fix, pointer) => {
+    const key = `${fix.safety}\0${fix.title}\0${fix.verification ?? ""}`;
+    let byKey = first.get(fix.edits);
+    if (!byKey) first.set(fix.edits, byKey = /* @__PURE__ */ new Map());
+    const at = byKey.get(key);
+    if (at === void 0) {
+      byKey.set(key, pointer);
+      return fix;
+    }
+    return {
+      title: fix.title,
+      safety: fix.safety,
+      ...fix.verification !== void 0 ? { verification: fix.verification } : {},
+      sameAs: at
+    };
+  };
+  return findings.map((finding, i) => {
+    if (!finding.fix && !finding.suggestions) return finding;
+    const fix = finding.fix && once(finding.fix, `/findings/${i}/fix`);
+    const suggestions = finding.suggestions?.map((option, k) => once(option, `/findings/${i}/suggestions/${k}`));
+    const unchanged = fix === finding.fix && (suggestions ?? []).every((option, k) => option === finding.suggestions[k]);
+    return unchanged ? finding : { ...finding, ...fix ? { fix } : {}, ...suggestions ? { suggestions } : {} };
+  });
+}
+
 // src/render/check-run.ts
 var CHECK_NAME = "CUDA gatekeeper";
 var MAX_OUTPUT = 65535;
@@ -18957,15 +18989,15 @@ function renderCheckRun(report, context) {
   };
 }
 function verdictData(report, context) {
-  const edited2 = new Set(
-    report.findings.flatMap(
-      (finding) => [...finding.fix?.edits ?? [], ...(finding.suggestions ?? []).flatMap((fix) => fix.edits)].map(
-        (edit) => edit.path
-      )
-    )
-  );
+  const lists = /* @__PURE__ */ new Set();
+  for (const finding of report.findings) {
+    if (finding.fix) lists.add(finding.fix.edits);
+    for (const option of finding.suggestions ?? []) lists.add(option.edits);
+  }
+  const edited2 = /* @__PURE__ */ new Set();
+  for (const edits of lists) for (const edit of edits) edited2.add(edit.path);
   return {
-    report,
+    report: { ...report, findings: fixesOnce(report.findings) },
     skipped: context.skipped,
     unseen: context.unseen ?? null,
     unchecked: context.unchecked ?? "fail",
@@ -19037,9 +19069,14 @@ function fixesSection(report, context) {
   const fixes = report.findings.filter((finding) => finding.fix?.safety === "safe");
   if (fixes.length === 0) return "";
   const byEdits = /* @__PURE__ */ new Map();
+  const keys = /* @__PURE__ */ new Map();
   for (const finding of fixes) {
-    const key = JSON.stringify(finding.fix.edits);
-    byEdits.set(key, [...byEdits.get(key) ?? [], finding]);
+    const edits = finding.fix.edits;
+    let key = keys.get(edits);
+    if (key === void 0) keys.set(edits, key = JSON.stringify(edits));
+    const group = byEdits.get(key);
+    if (group) group.push(finding);
+    else byEdits.set(key, [finding]);
   }
   const blocks = [...byEdits.values()].map((group) => {
     const [first] = group;
@@ -53932,11 +53969,18 @@ import { parseArgs as parseArgs2 } from "node:util";
 function safeFixContents(report, texts) {
   const byPath = /* @__PURE__ */ new Map();
   const titles = [];
+  const lists = /* @__PURE__ */ new Set();
   for (const finding of report.findings) {
     if (finding.fix?.safety !== "safe") continue;
     titles.push(`${finding.fix.title} (${finding.ruleId}, ${finding.location.path}:${finding.location.start.line})`);
-    for (const edit of finding.fix.edits) byPath.set(edit.path, [...byPath.get(edit.path) ?? [], edit]);
+    lists.add(finding.fix.edits);
   }
+  for (const edits of lists)
+    for (const edit of edits) {
+      const own2 = byPath.get(edit.path);
+      if (own2) own2.push(edit);
+      else byPath.set(edit.path, [edit]);
+    }
   const files = [...byPath].flatMap(([path, edits]) => {
     const text2 = texts.get(path);
     if (text2 === void 0) return [];
@@ -56253,38 +56297,6 @@ function renderPlanText(result2) {
   for (const note of result2.notes) lines.push(`note: ${note}`);
   return `${lines.join("\n")}
 `;
-}
-
-// src/render/json.ts
-function renderJson(report, meta3 = {}) {
-  return `${JSON.stringify({ version: 1, ...meta3, filesChecked: report.filesChecked, counts: report.counts, findings: sharedOnce(report.findings) }, null, 2)}
-`;
-}
-function sharedOnce(findings) {
-  const first = /* @__PURE__ */ new Map();
-  const once = (fix, pointer) => {
-    const key = `${fix.safety}\0${fix.title}\0${fix.verification ?? ""}`;
-    let byKey = first.get(fix.edits);
-    if (!byKey) first.set(fix.edits, byKey = /* @__PURE__ */ new Map());
-    const at = byKey.get(key);
-    if (at === void 0) {
-      byKey.set(key, pointer);
-      return fix;
-    }
-    return {
-      title: fix.title,
-      safety: fix.safety,
-      ...fix.verification !== void 0 ? { verification: fix.verification } : {},
-      sameAs: at
-    };
-  };
-  return findings.map((finding, i) => {
-    if (!finding.fix && !finding.suggestions) return finding;
-    const fix = finding.fix && once(finding.fix, `/findings/${i}/fix`);
-    const suggestions = finding.suggestions?.map((option, k) => once(option, `/findings/${i}/suggestions/${k}`));
-    const unchanged = fix === finding.fix && (suggestions ?? []).every((option, k) => option === finding.suggestions[k]);
-    return unchanged ? finding : { ...finding, ...fix ? { fix } : {}, ...suggestions ? { suggestions } : {} };
-  });
 }
 
 // src/stream.ts

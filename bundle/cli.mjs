@@ -14750,11 +14750,18 @@ function applyEdits(text2, edits) {
 function safeFixContents(report, texts) {
   const byPath = /* @__PURE__ */ new Map();
   const titles = [];
+  const lists = /* @__PURE__ */ new Set();
   for (const finding of report.findings) {
     if (finding.fix?.safety !== "safe") continue;
     titles.push(`${finding.fix.title} (${finding.ruleId}, ${finding.location.path}:${finding.location.start.line})`);
-    for (const edit of finding.fix.edits) byPath.set(edit.path, [...byPath.get(edit.path) ?? [], edit]);
+    lists.add(finding.fix.edits);
   }
+  for (const edits of lists)
+    for (const edit of edits) {
+      const own2 = byPath.get(edit.path);
+      if (own2) own2.push(edit);
+      else byPath.set(edit.path, [edit]);
+    }
   const files = [...byPath].flatMap(([path, edits]) => {
     const text2 = texts.get(path);
     if (text2 === void 0) return [];
@@ -51608,10 +51615,10 @@ function escapeProperty(text2) {
 
 // src/render/json.ts
 function renderJson(report, meta3 = {}) {
-  return `${JSON.stringify({ version: 1, ...meta3, filesChecked: report.filesChecked, counts: report.counts, findings: sharedOnce(report.findings) }, null, 2)}
+  return `${JSON.stringify({ version: 1, ...meta3, filesChecked: report.filesChecked, counts: report.counts, findings: fixesOnce(report.findings) }, null, 2)}
 `;
 }
-function sharedOnce(findings) {
+function fixesOnce(findings) {
   const first = /* @__PURE__ */ new Map();
   const once = (fix, pointer) => {
     const key = `${fix.safety}\0${fix.title}\0${fix.verification ?? ""}`;

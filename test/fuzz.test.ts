@@ -15,6 +15,7 @@ import type { ParsedFile } from '../src/parsers/facts.js';
 import { FILE_KIND_NAMES, formatOf } from '../src/parsers/formats.js';
 import { gate } from '../src/gate.js';
 import { verifyFixes } from '../src/verify.js';
+import { safeFixContents } from '../src/analysis/safe-fixes.js';
 import { defaultKnowledgeBase } from '../src/knowledge/index.js';
 import { classifyPath, parseFile } from '../src/parsers/index.js';
 import { RULE_IDS } from '../rules/index.js';
@@ -373,6 +374,35 @@ describe('hostile inputs stay linear and bounded', () => {
     },
     120_000,
   );
+
+  it('applying the safe fixes of many findings that share one fix is linear (--fix, Apply fixes)', async () => {
+    const reportOf = (n: number) => {
+      const files = [
+        parseFile(
+          'Dockerfile',
+          `${cu124}\nCOPY requirements.txt .\nRUN pip install -r requirements.txt\n`,
+          'dockerfile',
+        ),
+        parseFile(
+          'requirements.txt',
+          `--extra-index-url https://download.pytorch.org/whl/cu121\n${lines(n, (i) => `${PINS[1]![i % 3]}+cu121\n`)}`,
+          'requirements',
+        ),
+      ];
+      return { report: gate(files, EMPTY_BASELINE, kb), texts: new Map(files.map((f) => [f.path, f.source.text])) };
+    };
+    // Every pin's finding offers the unit's one fix: applied, it moves every pin once.
+    const { report, texts } = reportOf(60);
+    const commit = safeFixContents(report, texts);
+    expect(commit.files.map((file) => file.path)).toEqual(['requirements.txt']);
+    expect(commit.files[0]!.contents.match(/\+cu124/g)).toHaveLength(60);
+    const reports = new Map([40, 640].map((n) => [n, reportOf(n)]));
+    const apply = (n: number): void => {
+      const { report, texts } = reports.get(n) ?? reportOf(n);
+      safeFixContents(report, texts);
+    };
+    expect(await growthUnder(20, apply, 40, 640)).toBeLessThan(20);
+  });
 
   it('a family pinned on many lines is moved by one fix whose title names each spec once', () => {
     // Four releases' families on 600 lines (as in the growth shape above): each family's move edits 150 lines.

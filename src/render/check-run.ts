@@ -4,7 +4,8 @@
  */
 import { poolTableMarkdown } from './pools.js';
 import { ruleCounts } from './text.js';
-import type { Finding, Report, Severity, TextEdit } from '../finding.js';
+import type { Finding, Fix, Report, Severity, TextEdit } from '../finding.js';
+import { fixesOnce } from './json.js';
 
 export const CHECK_NAME = 'CUDA gatekeeper';
 export const MAX_OUTPUT = 65_535;
@@ -153,15 +154,17 @@ export function renderCheckRun(report: Report, context: CheckContext): CheckOutp
  * was not checked, how fixes are offered, the notes, and the texts the fixes' diffs are shown against.
  */
 function verdictData(report: Report, context: CheckContext): unknown {
-  const edited = new Set(
-    report.findings.flatMap((finding) =>
-      [...(finding.fix?.edits ?? []), ...(finding.suggestions ?? []).flatMap((fix) => fix.edits)].map(
-        (edit) => edit.path,
-      ),
-    ),
-  );
+  // Each list of edits once: findings share lists (a unit's fix, a family move), and a digest of every copy grew with
+  // the square of the pins (see fixesOnce).
+  const lists = new Set<Fix['edits']>();
+  for (const finding of report.findings) {
+    if (finding.fix) lists.add(finding.fix.edits);
+    for (const option of finding.suggestions ?? []) lists.add(option.edits);
+  }
+  const edited = new Set<string>();
+  for (const edits of lists) for (const edit of edits) edited.add(edit.path);
   return {
-    report,
+    report: { ...report, findings: fixesOnce(report.findings) },
     skipped: context.skipped,
     unseen: context.unseen ?? null,
     unchecked: context.unchecked ?? 'fail',
@@ -253,9 +256,15 @@ function fixesSection(report: Report, context: CheckContext): string {
   if (fixes.length === 0) return '';
   // One diff per fix: a fix that resolves several findings (the same edits) is shown once, naming each of them.
   const byEdits = new Map<string, Finding[]>();
+  // One key per list of edits (findings share lists: a unit's fix, offered by each of its claims).
+  const keys = new Map<Fix['edits'], string>();
   for (const finding of fixes) {
-    const key = JSON.stringify(finding.fix!.edits);
-    byEdits.set(key, [...(byEdits.get(key) ?? []), finding]);
+    const edits = finding.fix!.edits;
+    let key = keys.get(edits);
+    if (key === undefined) keys.set(edits, (key = JSON.stringify(edits)));
+    const group = byEdits.get(key);
+    if (group) group.push(finding);
+    else byEdits.set(key, [finding]);
   }
   const blocks = [...byEdits.values()].map((group) => {
     const [first] = group as [Finding, ...Finding[]];

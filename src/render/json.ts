@@ -9,7 +9,7 @@ import type { Finding, Fix, Report } from '../finding.js';
  * edits. Otherwise 2,400 pins of one family printed 2,400 copies of a 600-edit move (287 MB).
  */
 export function renderJson(report: Report, meta: Readonly<Record<string, unknown>> = {}): string {
-  return `${JSON.stringify({ version: 1, ...meta, filesChecked: report.filesChecked, counts: report.counts, findings: sharedOnce(report.findings) }, null, 2)}\n`;
+  return `${JSON.stringify({ version: 1, ...meta, filesChecked: report.filesChecked, counts: report.counts, findings: fixesOnce(report.findings) }, null, 2)}\n`;
 }
 
 /** A fix written out before: where, and what a reader needs without following the pointer. */
@@ -25,7 +25,7 @@ interface SameAs {
  * it has the same title, safety and verification and the very same list of edits (rules share one list among the
  * findings a change answers, so this costs one lookup per fix, never a comparison of edits).
  */
-function sharedOnce(findings: readonly Finding[]): readonly unknown[] {
+export function fixesOnce(findings: readonly Finding[]): readonly unknown[] {
   const first = new Map<Fix['edits'], Map<string, string>>();
   const once = (fix: Fix, pointer: string): Fix | SameAs => {
     const key = `${fix.safety}\0${fix.title}\0${fix.verification ?? ''}`;

@@ -136,6 +136,21 @@ describe('JSON', () => {
     // 16 times the pins: the edits of each release's move grow 16 times, written once each.
     expect(large / small).toBeLessThan(20);
   });
+
+  it("as a check run's verdict data (what the App digests), grows with the findings too", () => {
+    const verdict = (pins: number) => {
+      const report = pinned(pins);
+      const run = renderCheckRun(report, {
+        baselineOrigin: 'octo-org/x:.github/cuda-gatekeeper.yml@4f2c1a9',
+        knowledgeRetrieved: '2026-12-01',
+        texts: new Map(),
+        skipped: [],
+        relevantFiles: 2,
+      });
+      return JSON.stringify(run.verdict).length;
+    };
+    expect(verdict(960) / verdict(60)).toBeLessThan(20);
+  });
 });
 
 describe('the verdict digest of a check run', () => {
