@@ -60,6 +60,17 @@ function lineAt(text: string, from: number, to: number): { start: number; end: n
   return { start, end, line };
 }
 
+/** Where the first of some edits starts and the last ends (a loop: spread into Math.min, a huge fix overflows). */
+function extent(edits: readonly TextEdit[]): [number, number] {
+  let from = Number.POSITIVE_INFINITY;
+  let to = Number.NEGATIVE_INFINITY;
+  for (const edit of edits) {
+    from = Math.min(from, edit.range[0]);
+    to = Math.max(to, edit.range[1]);
+  }
+  return [from, to];
+}
+
 const overlaps = (a: TextEdit, b: TextEdit) => a.range[0] < b.range[1] && b.range[0] < a.range[1];
 const same = (a: TextEdit, b: TextEdit) => a.range[0] === b.range[0] && a.range[1] === b.range[1] && a.text === b.text;
 
@@ -70,17 +81,19 @@ export function reviewSuggestions(
   alreadyPosted: ReadonlySet<string>,
 ): ReviewComment[] {
   const lines = new Map<string, LineFix>();
+  // The line of each list of edits, found once: findings share lists (a unit's fix, offered by each of its claims).
+  const lineOf = new Map<readonly TextEdit[], ReturnType<typeof lineAt>>();
   for (const finding of report.findings) {
     const fix = finding.fix;
     if (fix?.safety !== 'safe' || fix.edits.length === 0) continue;
     const path = fix.edits[0]!.path;
     const text = texts.get(path);
-    if (text === undefined || fix.edits.some((edit) => edit.path !== path)) continue;
-    const at = lineAt(
-      text,
-      Math.min(...fix.edits.map((edit) => edit.range[0])),
-      Math.max(...fix.edits.map((edit) => edit.range[1])),
-    );
+    if (text === undefined) continue;
+    let at = lineOf.get(fix.edits);
+    if (at === undefined && !lineOf.has(fix.edits)) {
+      at = fix.edits.every((edit) => edit.path === path) ? lineAt(text, ...extent(fix.edits)) : undefined;
+      lineOf.set(fix.edits, at);
+    }
     if (!at || !added.get(path)?.has(at.line)) continue;
     const key = `${path}\0${at.line}`;
     const entry = lines.get(key) ?? { path, ...at, edits: [], findings: [] };
