@@ -18898,20 +18898,35 @@ function escapeControl(text2) {
   );
 }
 
+// src/render/fix-places.ts
+var FixPlaces = class {
+  places = /* @__PURE__ */ new Map();
+  /** Where the same fix was written before (a JSON pointer), if it was. */
+  before(fix) {
+    return this.places.get(fix.edits)?.get(sameness(fix));
+  }
+  /** Note that `fix` is written out in full at `pointer`. */
+  written(fix, pointer) {
+    let byKey = this.places.get(fix.edits);
+    if (!byKey) this.places.set(fix.edits, byKey = /* @__PURE__ */ new Map());
+    byKey.set(sameness(fix), pointer);
+  }
+};
+function sameness(fix) {
+  return `${fix.safety}\0${fix.title}\0${fix.verification ?? ""}`;
+}
+
 // src/render/json.ts
 function renderJson(report, meta3 = {}) {
   return `${JSON.stringify({ version: 1, ...meta3, filesChecked: report.filesChecked, counts: report.counts, findings: fixesOnce(report.findings) }, null, 2)}
 `;
 }
 function fixesOnce(findings) {
-  const first = /* @__PURE__ */ new Map();
+  const places = new FixPlaces();
   const once = (fix, pointer) => {
-    const key = `${fix.safety}\0${fix.title}\0${fix.verification ?? ""}`;
-    let byKey = first.get(fix.edits);
-    if (!byKey) first.set(fix.edits, byKey = /* @__PURE__ */ new Map());
-    const at = byKey.get(key);
+    const at = places.before(fix);
     if (at === void 0) {
-      byKey.set(key, pointer);
+      places.written(fix, pointer);
       return fix;
     }
     return {
@@ -19267,7 +19282,7 @@ function renderSarif(report, options2) {
   const limit = options2.maxResults ?? MAX_RESULTS;
   const ordered = report.findings.length > limit ? [...report.findings].sort((a, b) => severityRank[b.severity] - severityRank[a.severity]).slice(0, limit) : report.findings;
   const fingerprints = fingerprinter(options2.sources);
-  const given = new FixesGiven();
+  const given = new FixPlaces();
   const left = report.findings.length - ordered.length;
   const sarif = {
     $schema: "https://json.schemastore.org/sarif-2.1.0.json",
@@ -19362,23 +19377,10 @@ function messageText(finding) {
   const links = finding.related.map((related, id) => `[${plain(related.message)}](${id})`);
   return `${text2} See ${links.join("; ")}.`;
 }
-var FixesGiven = class {
-  given = /* @__PURE__ */ new Map();
-  /** The pointer to where `fix` was given, if it was. */
-  pointer(fix) {
-    const at = this.given.get(fix.edits)?.get(fix.title);
-    return at === void 0 ? void 0 : `/runs/0/results/${at}/fixes/0`;
-  }
-  note(fix, result2) {
-    let byTitle = this.given.get(fix.edits);
-    if (!byTitle) this.given.set(fix.edits, byTitle = /* @__PURE__ */ new Map());
-    byTitle.set(fix.title, result2);
-  }
-};
 function result(finding, index, uri, ruleIndex, fingerprint, sources, given) {
-  const sameFixAs = finding.fix && given.pointer(finding.fix);
+  const sameFixAs = finding.fix && given.before(finding.fix);
   const fix = finding.fix && sources && !sameFixAs ? sarifFix(finding.fix, uri, sources) : void 0;
-  if (fix) given.note(finding.fix, index);
+  if (fix) given.written(finding.fix, `/runs/0/results/${index}/fixes/0`);
   return {
     ruleId: finding.ruleId,
     ...ruleIndex.has(finding.ruleId) ? { ruleIndex: ruleIndex.get(finding.ruleId) } : {},

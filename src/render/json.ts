@@ -1,4 +1,5 @@
 import type { Finding, Fix, Report } from '../finding.js';
+import { FixPlaces } from './fix-places.js';
 
 /**
  * Findings as data (schema version 1): stable keys, positions 1-based, edit ranges as offsets.
@@ -20,20 +21,13 @@ interface SameAs {
   readonly sameAs: string;
 }
 
-/**
- * The findings with every fix or suggestion after its first appearance replaced by a SameAs. A fix is the same when
- * it has the same title, safety and verification and the very same list of edits (rules share one list among the
- * findings a change answers, so this costs one lookup per fix, never a comparison of edits).
- */
+/** The findings with every fix or suggestion after its first appearance replaced by a SameAs (see FixPlaces). */
 export function fixesOnce(findings: readonly Finding[]): readonly unknown[] {
-  const first = new Map<Fix['edits'], Map<string, string>>();
+  const places = new FixPlaces();
   const once = (fix: Fix, pointer: string): Fix | SameAs => {
-    const key = `${fix.safety}\0${fix.title}\0${fix.verification ?? ''}`;
-    let byKey = first.get(fix.edits);
-    if (!byKey) first.set(fix.edits, (byKey = new Map()));
-    const at = byKey.get(key);
+    const at = places.before(fix);
     if (at === undefined) {
-      byKey.set(key, pointer);
+      places.written(fix, pointer);
       return fix;
     }
     return {

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { severityRank, type Finding, type Fix, type Report } from '../finding.js';
+import { severityRank, type Finding, type Report } from '../finding.js';
+import { FixPlaces } from './fix-places.js';
 import type { AnyRule } from '../rule.js';
 import { docsUrl } from '../rule.js';
 import type { SourceText } from '../parsers/source.js';
@@ -83,7 +84,9 @@ export function renderSarif(report: Report, options: SarifOptions): string {
       ? [...report.findings].sort((a, b) => severityRank[b.severity] - severityRank[a.severity]).slice(0, limit)
       : report.findings;
   const fingerprints = fingerprinter(options.sources);
-  const given = new FixesGiven();
+  // A fix several results share is given with the first; the others name it (`properties.sameFixAs`, SARIF 2.1.0
+  // §3.8 property bags), as the JSON report's `sameAs` does.
+  const given = new FixPlaces();
   const left = report.findings.length - ordered.length;
   const sarif = {
     $schema: 'https://json.schemastore.org/sarif-2.1.0.json',
@@ -198,28 +201,6 @@ function messageText(finding: Finding): string {
   return `${text} See ${links.join('; ')}.`;
 }
 
-/**
- * Where each fix was given in full. A unit's safe fix is offered by each of its claims, and 600 pins of one unit wrote
- * 600 copies of its 600 replacements (139 MB of SARIF). The first result that carries a fix gives it; each later
- * result offering the same fix names it in its property bag (SARIF 2.1.0 §3.8) with `sameFixAs`, a JSON pointer, as
- * the JSON report's `sameAs` does. A fix is the same when it has the same title and the very same list of edits.
- */
-class FixesGiven {
-  private readonly given = new Map<Fix['edits'], Map<string, number>>();
-
-  /** The pointer to where `fix` was given, if it was. */
-  pointer(fix: Fix): string | undefined {
-    const at = this.given.get(fix.edits)?.get(fix.title);
-    return at === undefined ? undefined : `/runs/0/results/${at}/fixes/0`;
-  }
-
-  note(fix: Fix, result: number): void {
-    let byTitle = this.given.get(fix.edits);
-    if (!byTitle) this.given.set(fix.edits, (byTitle = new Map()));
-    byTitle.set(fix.title, result);
-  }
-}
-
 function result(
   finding: Finding,
   index: number,
@@ -227,11 +208,11 @@ function result(
   ruleIndex: ReadonlyMap<string, number>,
   fingerprint: (finding: Finding) => string,
   sources: ReadonlyMap<string, SourceText> | undefined,
-  given: FixesGiven,
+  given: FixPlaces,
 ) {
-  const sameFixAs = finding.fix && given.pointer(finding.fix);
+  const sameFixAs = finding.fix && given.before(finding.fix);
   const fix = finding.fix && sources && !sameFixAs ? sarifFix(finding.fix, uri, sources) : undefined;
-  if (fix) given.note(finding.fix!, index);
+  if (fix) given.written(finding.fix!, `/runs/0/results/${index}/fixes/0`);
   return {
     ruleId: finding.ruleId,
     ...(ruleIndex.has(finding.ruleId) ? { ruleIndex: ruleIndex.get(finding.ruleId) } : {}),
