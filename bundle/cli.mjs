@@ -36526,18 +36526,14 @@ function parsePythonRequirement(m) {
   if (nameLength === 0)
     return { ok: false, message: `expected a package name, found "${truncate(text2)}"`, span: whole };
   const rawName = text2.slice(0, nameLength);
-  let i = nameLength;
-  const skipSpace = () => {
-    i = spacesEnd(text2, i);
-  };
-  skipSpace();
+  let i = spacesEnd(text2, nameLength);
   const extras = [];
   if (text2[i] === "[") {
     const close = text2.indexOf("]", i);
     if (close < 0) return { ok: false, message: 'unclosed "[" in extras', span: m.site(i, text2.length) };
     for (const extra of text2.slice(i + 1, close).split(",")) if (extra.trim()) extras.push(extra.trim());
     i = close + 1;
-    skipSpace();
+    i = spacesEnd(text2, i);
   }
   const afterName = i;
   let url2;
@@ -36547,23 +36543,23 @@ function parsePythonRequirement(m) {
   let specEnd = i;
   if (text2[i] === "@") {
     i++;
-    skipSpace();
+    i = spacesEnd(text2, i);
     const start = i;
     while (i < text2.length && !/\s/.test(text2[i])) i++;
     url2 = text2.slice(start, i);
     urlSpan = m.origin(start, i) ?? m.site(start, i);
-    skipSpace();
+    i = spacesEnd(text2, i);
     specStart = specEnd = afterName;
   } else {
     const paren = text2[i] === "(";
     if (paren) i++;
     specStart = i;
     while (i < text2.length) {
-      skipSpace();
+      i = spacesEnd(text2, i);
       const op = operatorAt(text2, i);
       if (!op) break;
       i += op.length;
-      skipSpace();
+      i = spacesEnd(text2, i);
       const vStart = i;
       while (i < text2.length && isVersionChar(text2.charCodeAt(i))) i++;
       if (i === vStart)
@@ -36578,7 +36574,7 @@ function parsePythonRequirement(m) {
         versionSpan: m.origin(vStart, i) ?? m.site(vStart, i)
       });
       specEnd = i;
-      skipSpace();
+      i = spacesEnd(text2, i);
       if (text2[i] === ",") {
         i++;
         continue;
@@ -36586,18 +36582,18 @@ function parsePythonRequirement(m) {
       break;
     }
     if (paren) {
-      skipSpace();
+      i = spacesEnd(text2, i);
       if (text2[i] === ")") i++;
     }
     if (clauses.length === 0) specStart = specEnd = afterName;
-    skipSpace();
+    i = spacesEnd(text2, i);
   }
   let markers;
   if (text2[i] === ";") {
     markers = text2.slice(i + 1).trim();
     i = text2.length;
   }
-  skipSpace();
+  i = spacesEnd(text2, i);
   if (i < text2.length) {
     return {
       ok: false,
@@ -36705,6 +36701,10 @@ var OPERATOR = /^(==|>=|<=|!=|~=|=|>|<)/;
 var NAME_AT = /[A-Za-z0-9_][A-Za-z0-9_.+-]*/y;
 var OPERATOR_AT = /==|>=|<=|!=|~=|=|>|</y;
 var isBlank = (code) => code === 32 || code === 9;
+function blanksEnd(text2, i) {
+  while (i < text2.length && isBlank(text2.charCodeAt(i))) i++;
+  return i;
+}
 var isSpace = (code) => code === 32 || code >= 9 && code <= 13 || code > 127 && /\s/.test(String.fromCharCode(code));
 function parseMatchSpec(m) {
   const text2 = m.text;
@@ -36724,10 +36724,7 @@ function parseMatchSpec(m) {
   const nameStart = i;
   i += rawName.length;
   const afterName = i;
-  const skip = () => {
-    while (i < text2.length && isBlank(text2.charCodeAt(i))) i++;
-  };
-  skip();
+  i = blanksEnd(text2, i);
   const clauses = [];
   let specStart = afterName;
   let specEnd = afterName;
@@ -36749,7 +36746,7 @@ function parseMatchSpec(m) {
     let operator = op?.[0] ?? "";
     if (op) {
       i += operator.length;
-      skip();
+      i = blanksEnd(text2, i);
     }
     const versionStart = i;
     while (i < text2.length && !isSpace(text2.charCodeAt(i))) {
@@ -36763,10 +36760,10 @@ function parseMatchSpec(m) {
       operator = "=";
     }
     if (versionText) clauses.push(...splitVersion(m, versionText, versionStart, operator));
-    skip();
+    i = blanksEnd(text2, i);
     if (text2[i] === "=") {
       i++;
-      skip();
+      i = blanksEnd(text2, i);
     }
     const buildStart = i;
     while (i < text2.length && !isSpace(text2.charCodeAt(i))) i++;
@@ -36774,7 +36771,7 @@ function parseMatchSpec(m) {
       build = text2.slice(buildStart, i);
       buildSpan = m.origin(buildStart, i) ?? m.site(buildStart, i);
     }
-    skip();
+    i = blanksEnd(text2, i);
     if (i < text2.length)
       return {
         ok: false,
@@ -38447,11 +38444,12 @@ function skipRunOptions(words) {
   return words.slice(i);
 }
 var PREFIXES = /* @__PURE__ */ new Set(["sudo", "env", "time", "exec", "nohup", "command"]);
+var RESERVED = /* @__PURE__ */ new Set(["then", "else", "elif", "do", "if", "while", "until", "!", "{"]);
 function stripPrefixes(command) {
   let i = 0;
   while (i < command.length) {
     const text2 = command[i].text;
-    if (PREFIXES.has(text2) || /^[A-Za-z_][A-Za-z0-9_]*=/.test(text2) || i > 0 && command[i - 1].text === "sudo" && text2.startsWith("-"))
+    if (PREFIXES.has(text2) || RESERVED.has(text2) || /^[A-Za-z_][A-Za-z0-9_]*=/.test(text2) || i > 0 && command[i - 1].text === "sudo" && text2.startsWith("-"))
       i++;
     else break;
   }
@@ -38539,6 +38537,7 @@ function recordPipRequirement(sink, word, context) {
     sink.unresolved.push({ span: word.span, text: word.text, reason: word.unresolved });
     return;
   }
+  if (word.text === "") return;
   const result2 = parsePythonRequirement(word.mapped);
   if (result2.ok) sink.packages.push(inContext(result2.fact, context.id));
   else sink.problems.push({ span: result2.span, message: result2.message });
@@ -38608,6 +38607,7 @@ function recordConda(sink, args, stage) {
       sink.unresolved.push({ span: word.span, text: word.text, reason: word.unresolved });
       continue;
     }
+    if (word.text === "") continue;
     const result2 = parseMatchSpec(word.mapped);
     if (result2.ok) sink.packages.push(inContext(result2.fact, context.id));
     else sink.problems.push({ span: result2.span, message: result2.message });
@@ -39195,6 +39195,10 @@ function isDigit(code) {
 function splitCommands(script, resolve5) {
   return splitScript(script, resolve5).commands;
 }
+function readCommands(script, resolve5) {
+  const { commands, inBlock } = splitScript(script, resolve5);
+  return { commands, inBlock };
+}
 var BLOCK_OPEN = /* @__PURE__ */ new Set(["if", "case", "for", "while", "until", "select"]);
 var BLOCK_CLOSE = /* @__PURE__ */ new Set(["fi", "esac", "done"]);
 var BLOCK_INNER = /* @__PURE__ */ new Set(["then", "else", "elif", "do"]);
@@ -39205,6 +39209,7 @@ function splitScript(script, outer) {
   const commands = [];
   const operators = [];
   const redirected = [];
+  const inBlock = [];
   const locals = /* @__PURE__ */ new Map();
   let referenced;
   const resolve5 = (name) => {
@@ -39222,6 +39227,7 @@ function splitScript(script, outer) {
   let i = 0;
   let skipNextWord = false;
   const braces = new ClosingBraces(text2);
+  const read = { next: 0, split: void 0 };
   const endCommand = (operator) => {
     if (current.length > 0) {
       if (referenced && current.some((word) => word.unresolved))
@@ -39235,6 +39241,7 @@ function splitScript(script, outer) {
       commands.push(current);
       operators.push(operator);
       redirected.push(redirect);
+      inBlock.push(blocks > 0 && !BLOCK_CLOSE.has(current[0].text));
       blocks = track(current, { before, after: operator, blocks, locals, paths });
       before = operator;
     } else if (operator !== "\n" && operator !== ";") before = operator;
@@ -39270,13 +39277,15 @@ function splitScript(script, outer) {
       continue;
     }
     if (current.length === 0 && !skipNextWord) commandStart = i;
-    const { word, next, split } = readWord(script, i, resolve5, braces);
-    i = next;
+    const word = readWord(script, i, resolve5, braces, read);
+    i = read.next;
     if (skipNextWord) {
       skipNextWord = false;
       continue;
     }
-    if (word) current.push(...split ? fieldSplit(word, split) : [word]);
+    if (!word) continue;
+    if (read.split) for (const piece of fieldSplit(word, read.split)) current.push(piece);
+    else current.push(word);
   }
   endCommand("");
   for (const reread of rereads.reverse()) {
@@ -39285,9 +39294,10 @@ function splitScript(script, outer) {
     if (expanded) {
       operators.splice(reread.index, 1, ...expanded.map(() => operators[reread.index]));
       redirected.splice(reread.index, 1, ...expanded.map(() => redirected[reread.index]));
+      inBlock.splice(reread.index, 1, ...expanded.map(() => inBlock[reread.index]));
     }
   }
-  return { commands, operators, redirected };
+  return { commands, operators, redirected, inBlock };
 }
 function readEachAlternative(script, reread, outer) {
   let combinations = [/* @__PURE__ */ new Map()];
@@ -39425,7 +39435,7 @@ function commandOutput(inner, resolve5, reference, quote = "dollar") {
     return { unresolved: `${shown} is only known when the build runs (not evaluated: ${result2.unsupported})` };
   return { value: synthetic(result2.value, reference, "$(\u2026)") };
 }
-function readWord(script, startIndex, resolve5, braces) {
+function readWord(script, startIndex, resolve5, braces, wordEnd) {
   const text2 = script.text;
   let out;
   let split;
@@ -39433,22 +39443,18 @@ function readWord(script, startIndex, resolve5, braces) {
   let quote = 0;
   let unresolved;
   let runStart = i;
-  const push2 = (piece) => (out ??= new MappedBuilder()).pushMapped(piece);
-  const flush = (to) => {
-    if (to > runStart) push2(script.slice(runStart, to));
-  };
   while (i < text2.length) {
     const code = text2.charCodeAt(i);
     if (quote === 0) {
       if (endsWord(code)) break;
       if (code === DOUBLE_QUOTE || code === SINGLE_QUOTE) {
-        flush(i);
+        out = flushRun(script, out, runStart, i);
         quote = code;
         runStart = ++i;
         continue;
       }
       if (code === BACKSLASH2 && i + 1 < text2.length) {
-        flush(i);
+        out = flushRun(script, out, runStart, i);
         const joined = lineBreakAfter(text2, i);
         runStart = joined > 0 ? i + joined : i + 1;
         i += joined > 0 ? joined : 2;
@@ -39457,24 +39463,24 @@ function readWord(script, startIndex, resolve5, braces) {
       if (code === BACKTICK) {
         const close = text2.indexOf("`", i + 1);
         const end = close < 0 ? text2.length : close + 1;
-        flush(i);
+        out = flushRun(script, out, runStart, i);
         const output2 = close < 0 ? void 0 : commandOutput(script.slice(i + 1, close), resolve5, script.site(i, end), "backquote");
-        if (output2 && "value" in output2) push2(output2.value);
+        if (output2 && "value" in output2) out = pushPiece(out, output2.value);
         else {
           unresolved ??= output2?.unresolved ?? `\`${text2.slice(i + 1, end)}\` is the output of a command, only known when the build runs`;
-          push2(script.slice(i, end));
+          out = pushPiece(out, script.slice(i, end));
         }
         i = end;
         runStart = i;
         continue;
       }
     } else if (code === quote) {
-      flush(i);
+      out = flushRun(script, out, runStart, i);
       quote = 0;
       runStart = ++i;
       continue;
     } else if (quote === DOUBLE_QUOTE && code === BACKSLASH2 && i + 1 < text2.length && (escapableInDoubleQuotes(text2.charCodeAt(i + 1)) || lineBreakAfter(text2, i) > 0)) {
-      flush(i);
+      out = flushRun(script, out, runStart, i);
       const joined = lineBreakAfter(text2, i);
       runStart = joined > 0 ? i + joined : i + 1;
       i += joined > 0 ? joined : 2;
@@ -39483,13 +39489,13 @@ function readWord(script, startIndex, resolve5, braces) {
     if (code === DOLLAR && quote !== SINGLE_QUOTE) {
       const expansion = readExpansion(script, i, resolve5, braces);
       if (expansion) {
-        flush(i);
+        out = flushRun(script, out, runStart, i);
         if ("unresolved" in expansion) {
           unresolved ??= expansion.unresolved;
-          push2(script.slice(i, expansion.next));
+          out = pushPiece(out, script.slice(i, expansion.next));
         } else {
           const at = out?.length ?? 0;
-          push2(expansion.value);
+          out = pushPiece(out, expansion.value);
           if (quote === 0 && /[ \t\n]/.test(expansion.value.text))
             (split ??= []).push([at, at + expansion.value.length]);
         }
@@ -39500,17 +39506,24 @@ function readWord(script, startIndex, resolve5, braces) {
     }
     i++;
   }
-  if (i === startIndex) return { next: i + 1 };
+  wordEnd.split = split;
+  if (i === startIndex) {
+    wordEnd.next = i + 1;
+    return void 0;
+  }
+  wordEnd.next = i;
   const plain2 = out === void 0 && runStart === startIndex;
-  if (!plain2) flush(i);
+  if (!plain2) out = flushRun(script, out, runStart, i);
   const mapped = plain2 ? script.slice(startIndex, i) : (out ?? new MappedBuilder()).build();
-  const word = {
-    text: mapped.text,
-    mapped,
-    span: script.site(startIndex, i),
-    ...unresolved ? { unresolved } : {}
-  };
-  return { word, next: i, ...split ? { split } : {} };
+  const span = script.site(startIndex, i);
+  return unresolved ? { text: mapped.text, mapped, span, unresolved } : { text: mapped.text, mapped, span };
+}
+function pushPiece(out, piece) {
+  (out ??= new MappedBuilder()).pushMapped(piece);
+  return out;
+}
+function flushRun(script, out, runStart, to) {
+  return to > runStart ? pushPiece(out, script.slice(runStart, to)) : out;
 }
 function fieldSplit(word, ranges) {
   const text2 = word.text;
@@ -39578,6 +39591,7 @@ function closingBrace(text2, from, braces) {
   return close;
 }
 var PARAMETER = /^([A-Za-z_][A-Za-z0-9_]*)([\s\S]*)$/;
+var NAME_AT2 = /[A-Za-z_][A-Za-z0-9_]{0,63}/y;
 function readExpansion(script, at, resolve5, braces) {
   const text2 = script.text;
   if (text2[at + 1] === "(") {
@@ -39590,7 +39604,8 @@ function readExpansion(script, at, resolve5, braces) {
     return { ...output2, next: next2 };
   }
   if (text2[at + 1] !== "{") {
-    const match2 = /^[A-Za-z_][A-Za-z0-9_]*/.exec(text2.slice(at + 1, at + 65));
+    NAME_AT2.lastIndex = at + 1;
+    const match2 = NAME_AT2.exec(text2);
     if (!match2) return void 0;
     const name2 = match2[0];
     const next2 = at + 1 + name2.length;
@@ -40396,6 +40411,7 @@ function joinContinuations(source, start, end, escape) {
   }
   return builder.build();
 }
+var IN_BLOCK = "in an if, case or loop of its RUN, which may not run";
 var SCRIPT_RUNNERS = /* @__PURE__ */ new Set(["bash", "sh", "/bin/bash", "/bin/sh", "/usr/bin/env"]);
 function recordRun({ sink, source, escape }, span, stage, resolve5, pip) {
   const text2 = source.text;
@@ -40419,13 +40435,13 @@ function recordRun({ sink, source, escape }, span, stage, resolve5, pip) {
     scripts = [joinContinuations(source, keywordEnd, span.end, escape)];
   }
   for (const script of scripts) {
-    const commands = splitCommands(script, resolve5);
-    for (const command of commands) {
+    const { commands, inBlock } = readCommands(script, resolve5);
+    for (const [k, command] of commands.entries()) {
       const words = command[0]?.text.startsWith("--") && command === commands[0] && script === scripts[0] && !heredoc ? dropRunFlags(command) : command;
       const before = sink.contexts.length;
       if (pip?.configure(words)) continue;
       recordInstallCommand(sink, words, stage);
-      const alternative = words[0]?.alternative;
+      const alternative = words[0]?.alternative ?? (inBlock[k] ? IN_BLOCK : void 0);
       for (const context of sink.contexts.slice(before)) {
         pip?.apply(sink, context, words);
         if (alternative) context.alternative = alternative;
@@ -46719,15 +46735,20 @@ var rule_default2 = defineRule({
       const torches = above ? [above] : own2;
       if (torches.length === 0) continue;
       checkTorchPages(unit, torches[0], publicVersion(torches[0].pkg.exact), report);
+      const pinned = new Map(
+        torches.map((torch) => {
+          const version2 = publicVersion(torch.pkg.exact);
+          const related = [{ file: torch.file, span: torch.pkg.span, message: `torch ${version2} is pinned here` }];
+          return [torch, { version: version2, release: kb.torchRelease(version2), related }];
+        })
+      );
       for (const entry of unit.packages) {
         const { file: file2, pkg } = entry;
+        if (!pkg.exact || pinned.has(entry)) continue;
         const name = projectName(pkg);
-        if (!pkg.exact || torches.includes(entry)) continue;
         const torch = torches.find((candidate) => mayHoldTogether(candidate.pkg.markers, pkg.markers));
         if (!torch) continue;
-        const torchVersion = publicVersion(torch.pkg.exact);
-        const release = kb.torchRelease(torchVersion);
-        const related = [{ file: torch.file, span: torch.pkg.span, message: `torch ${torchVersion} is pinned here` }];
+        const { version: torchVersion, release, related } = pinned.get(torch);
         const version2 = publicVersion(pkg.exact);
         if (pkg.torchRequirement !== void 0 && torch.pkg.ecosystem === "conda") {
           checkLockedRequirement(entry, torch, torchVersion, report);

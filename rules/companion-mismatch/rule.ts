@@ -64,16 +64,22 @@ export default defineRule({
       const torches = above ? [above] : own;
       if (torches.length === 0) continue;
       checkTorchPages(unit, torches[0]!, publicVersion(torches[0]!.pkg.exact!), report);
+      // What each torch of the unit is compared as, worked out once per torch rather than once per package.
+      const pinned = new Map(
+        torches.map((torch) => {
+          const version = publicVersion(torch.pkg.exact!);
+          const related = [{ file: torch.file, span: torch.pkg.span, message: `torch ${version} is pinned here` }];
+          return [torch, { version, release: kb.torchRelease(version), related }] as const;
+        }),
+      );
       for (const entry of unit.packages) {
         const { file, pkg } = entry;
+        if (!pkg.exact || pinned.has(entry)) continue;
         const name = projectName(pkg);
-        if (!pkg.exact || torches.includes(entry)) continue;
         // The torch installed with it: alternatives by marker (one torch per Python version) are not compared.
         const torch = torches.find((candidate) => mayHoldTogether(candidate.pkg.markers, pkg.markers));
         if (!torch) continue;
-        const torchVersion = publicVersion(torch.pkg.exact!);
-        const release = kb.torchRelease(torchVersion);
-        const related = [{ file: torch.file, span: torch.pkg.span, message: `torch ${torchVersion} is pinned here` }];
+        const { version: torchVersion, release, related } = pinned.get(torch)!;
         const version = publicVersion(pkg.exact);
         if (pkg.torchRequirement !== undefined && torch.pkg.ecosystem === 'conda') {
           // A lock records what this very build requires of pytorch: that decides, not PyPI's pairing (conda-forge's

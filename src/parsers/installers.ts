@@ -272,6 +272,12 @@ function skipRunOptions(words: readonly Word[]): Word[] {
 }
 
 const PREFIXES = new Set(['sudo', 'env', 'time', 'exec', 'nohup', 'command']);
+/**
+ * The reserved words a command may follow in a compound command (`if pip install a; then pip install b; fi`, `do …`,
+ * `! …`, `{ …; }`): the command after them runs. `for`, `case` and `select` are not here: the words after them are no
+ * command.
+ */
+const RESERVED = new Set(['then', 'else', 'elif', 'do', 'if', 'while', 'until', '!', '{']);
 
 function stripPrefixes(command: Command): Word[] {
   let i = 0;
@@ -279,6 +285,7 @@ function stripPrefixes(command: Command): Word[] {
     const text = command[i]!.text;
     if (
       PREFIXES.has(text) ||
+      RESERVED.has(text) ||
       /^[A-Za-z_][A-Za-z0-9_]*=/.test(text) ||
       (i > 0 && command[i - 1]!.text === 'sudo' && text.startsWith('-'))
     )
@@ -385,6 +392,8 @@ function recordPipRequirement(sink: FactSink, word: Word, context: ContextDraft)
     sink.unresolved.push({ span: word.span, text: word.text, reason: word.unresolved });
     return;
   }
+  // `"${EXTRA}"` where EXTRA is empty (`ARG EXTRA=""`, used under `if [ -n "$EXTRA" ]`): an empty argument, no package.
+  if (word.text === '') return;
   const result = parsePythonRequirement(word.mapped);
   if (result.ok) sink.packages.push(inContext(result.fact, context.id));
   else sink.problems.push({ span: result.span, message: result.message });
@@ -456,6 +465,7 @@ function recordConda(sink: FactSink, args: readonly Word[], stage: number): bool
       sink.unresolved.push({ span: word.span, text: word.text, reason: word.unresolved });
       continue;
     }
+    if (word.text === '') continue; // an empty argument (an empty variable, quoted): no package
     const result = parseMatchSpec(word.mapped);
     if (result.ok) sink.packages.push(inContext(result.fact, context.id));
     else sink.problems.push({ span: result.span, message: result.message });

@@ -147,11 +147,8 @@ export function parsePythonRequirement(m: Mapped): RequirementResult {
   if (nameLength === 0)
     return { ok: false, message: `expected a package name, found "${truncate(text)}"`, span: whole };
   const rawName = text.slice(0, nameLength);
-  let i = nameLength;
-  const skipSpace = (): void => {
-    i = spacesEnd(text, i);
-  };
-  skipSpace();
+  // `i = spacesEnd(text, i)` skips blanks (a closure over `i` would put it, and every use of it, on the heap).
+  let i = spacesEnd(text, nameLength);
 
   const extras: string[] = [];
   if (text[i] === '[') {
@@ -159,7 +156,7 @@ export function parsePythonRequirement(m: Mapped): RequirementResult {
     if (close < 0) return { ok: false, message: 'unclosed "[" in extras', span: m.site(i, text.length) };
     for (const extra of text.slice(i + 1, close).split(',')) if (extra.trim()) extras.push(extra.trim());
     i = close + 1;
-    skipSpace();
+    i = spacesEnd(text, i);
   }
   const afterName = i;
 
@@ -171,23 +168,23 @@ export function parsePythonRequirement(m: Mapped): RequirementResult {
 
   if (text[i] === '@') {
     i++;
-    skipSpace();
+    i = spacesEnd(text, i);
     const start = i;
     while (i < text.length && !/\s/.test(text[i]!)) i++;
     url = text.slice(start, i);
     urlSpan = m.origin(start, i) ?? m.site(start, i);
-    skipSpace();
+    i = spacesEnd(text, i);
     specStart = specEnd = afterName;
   } else {
     const paren = text[i] === '(';
     if (paren) i++;
     specStart = i;
     while (i < text.length) {
-      skipSpace();
+      i = spacesEnd(text, i);
       const op = operatorAt(text, i);
       if (!op) break;
       i += op.length;
-      skipSpace();
+      i = spacesEnd(text, i);
       const vStart = i;
       while (i < text.length && isVersionChar(text.charCodeAt(i))) i++;
       if (i === vStart)
@@ -202,7 +199,7 @@ export function parsePythonRequirement(m: Mapped): RequirementResult {
         versionSpan: m.origin(vStart, i) ?? m.site(vStart, i),
       });
       specEnd = i;
-      skipSpace();
+      i = spacesEnd(text, i);
       if (text[i] === ',') {
         i++;
         continue;
@@ -210,11 +207,11 @@ export function parsePythonRequirement(m: Mapped): RequirementResult {
       break;
     }
     if (paren) {
-      skipSpace();
+      i = spacesEnd(text, i);
       if (text[i] === ')') i++;
     }
     if (clauses.length === 0) specStart = specEnd = afterName;
-    skipSpace();
+    i = spacesEnd(text, i);
   }
 
   let markers: string | undefined;
@@ -222,7 +219,7 @@ export function parsePythonRequirement(m: Mapped): RequirementResult {
     markers = text.slice(i + 1).trim();
     i = text.length;
   }
-  skipSpace();
+  i = spacesEnd(text, i);
   if (i < text.length) {
     return {
       ok: false,

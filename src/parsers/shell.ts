@@ -101,12 +101,23 @@ export function splitCommands(script: Mapped, resolve: Resolver): Command[] {
   return splitScript(script, resolve).commands;
 }
 
+/**
+ * splitCommands, and for each command whether it runs inside an `if`, `case` or loop of the script (`then pip install
+ * …`): on some of the script's paths only. A command keeps the reserved word it follows (`then`, `else`, `do`).
+ */
+export function readCommands(script: Mapped, resolve: Resolver): { commands: Command[]; inBlock: boolean[] } {
+  const { commands, inBlock } = splitScript(script, resolve);
+  return { commands, inBlock };
+}
+
 interface SplitScript {
   readonly commands: Command[];
   /** The operator after each command (`&&`, `||`, `|`, `;`, a line break, `&`, `(`, `)`), '' at the end. */
   readonly operators: string[];
   /** Whether a command had a redirection. */
   readonly redirected: boolean[];
+  /** Whether a command runs inside an `if`, `case` or loop (on some paths only). */
+  readonly inBlock: boolean[];
 }
 
 const BLOCK_OPEN = new Set(['if', 'case', 'for', 'while', 'until', 'select']);
@@ -120,6 +131,7 @@ function splitScript(script: Mapped, outer: Resolver): SplitScript {
   const commands: Command[] = [];
   const operators: string[] = [];
   const redirected: boolean[] = [];
+  const inBlock: boolean[] = [];
   const locals = new Map<string, Local>();
   /** The variables with alternative values the command being read refers to. */
   let referenced: Set<string> | undefined;
@@ -139,6 +151,7 @@ function splitScript(script: Mapped, outer: Resolver): SplitScript {
   let i = 0;
   let skipNextWord = false;
   const braces = new ClosingBraces(text);
+  const read: WordEnd = { next: 0, split: undefined };
 
   const endCommand = (operator: string): void => {
     if (current.length > 0) {
@@ -153,6 +166,8 @@ function splitScript(script: Mapped, outer: Resolver): SplitScript {
       commands.push(current);
       operators.push(operator);
       redirected.push(redirect);
+      // `then …` after `if a` is inside the block; `if a` itself (its condition runs) and `fi` are not.
+      inBlock.push(blocks > 0 && !BLOCK_CLOSE.has(current[0]!.text));
       blocks = track(current, { before, after: operator, blocks, locals, paths });
       before = operator;
     } else if (operator !== '\n' && operator !== ';') before = operator;
@@ -199,13 +214,15 @@ function splitScript(script: Mapped, outer: Resolver): SplitScript {
       continue;
     }
     if (current.length === 0 && !skipNextWord) commandStart = i;
-    const { word, next, split } = readWord(script, i, resolve, braces);
-    i = next;
+    const word = readWord(script, i, resolve, braces, read);
+    i = read.next;
     if (skipNextWord) {
       skipNextWord = false;
       continue;
     }
-    if (word) current.push(...(split ? fieldSplit(word, split) : [word]));
+    if (!word) continue;
+    if (read.split) for (const piece of fieldSplit(word, read.split)) current.push(piece);
+    else current.push(word);
   }
   endCommand('');
   // Last first, so the indexes of the earlier ones stay put.
@@ -215,9 +232,10 @@ function splitScript(script: Mapped, outer: Resolver): SplitScript {
     if (expanded) {
       operators.splice(reread.index, 1, ...expanded.map(() => operators[reread.index]!));
       redirected.splice(reread.index, 1, ...expanded.map(() => redirected[reread.index]!));
+      inBlock.splice(reread.index, 1, ...expanded.map(() => inBlock[reread.index]!));
     }
   }
-  return { commands, operators, redirected };
+  return { commands, operators, redirected, inBlock };
 }
 
 /**
@@ -434,12 +452,23 @@ function commandOutput(
   return { value: synthetic(result.value, reference, '$(…)') };
 }
 
+/** Where the word readWord read ends, and the ranges of it that unquoted expansions brought in. */
+interface WordEnd {
+  next: number;
+  split: [number, number][] | undefined;
+}
+
+/**
+ * The word at `startIndex` (undefined when there is none: an empty word at an operator), with where it ends and
+ * its expansions' ranges written to `wordEnd` (a record the caller reuses: a script has thousands of words).
+ */
 function readWord(
   script: Mapped,
   startIndex: number,
   resolve: Resolver,
   braces: ClosingBraces,
-): { word?: Word; next: number; split?: [number, number][] } {
+  wordEnd: WordEnd,
+): Word | undefined {
   const text = script.text;
   // Built only for words with quotes, escapes or expansions; a plain word is a slice of the script.
   let out: MappedBuilder | undefined;
@@ -448,25 +477,22 @@ function readWord(
   let i = startIndex;
   let quote = 0; // the open quote (DOUBLE_QUOTE or SINGLE_QUOTE), 0 outside quotes
   let unresolved: string | undefined;
-  // Runs of ordinary characters are copied as one piece; only quotes, escapes and `$` break a run.
+  // Runs of ordinary characters are copied as one piece; only quotes, escapes and `$` break a run. (No closures
+  // here: they would be allocated for every word of the script.)
   let runStart = i;
-  const push = (piece: Mapped): void => (out ??= new MappedBuilder()).pushMapped(piece);
-  const flush = (to: number): void => {
-    if (to > runStart) push(script.slice(runStart, to));
-  };
 
   while (i < text.length) {
     const code = text.charCodeAt(i);
     if (quote === 0) {
       if (endsWord(code)) break;
       if (code === DOUBLE_QUOTE || code === SINGLE_QUOTE) {
-        flush(i);
+        out = flushRun(script, out, runStart, i);
         quote = code;
         runStart = ++i;
         continue;
       }
       if (code === BACKSLASH && i + 1 < text.length) {
-        flush(i);
+        out = flushRun(script, out, runStart, i);
         const joined = lineBreakAfter(text, i);
         // `\` + line break is removed (a continued line); `\x` is x.
         runStart = joined > 0 ? i + joined : i + 1;
@@ -478,22 +504,22 @@ function readWord(
         // build runs.
         const close = text.indexOf('`', i + 1);
         const end = close < 0 ? text.length : close + 1;
-        flush(i);
+        out = flushRun(script, out, runStart, i);
         const output =
           close < 0 ? undefined : commandOutput(script.slice(i + 1, close), resolve, script.site(i, end), 'backquote');
-        if (output && 'value' in output) push(output.value);
+        if (output && 'value' in output) out = pushPiece(out, output.value);
         else {
           unresolved ??=
             output?.unresolved ??
             `\`${text.slice(i + 1, end)}\` is the output of a command, only known when the build runs`;
-          push(script.slice(i, end));
+          out = pushPiece(out, script.slice(i, end));
         }
         i = end;
         runStart = i;
         continue;
       }
     } else if (code === quote) {
-      flush(i);
+      out = flushRun(script, out, runStart, i);
       quote = 0;
       runStart = ++i;
       continue;
@@ -503,7 +529,7 @@ function readWord(
       i + 1 < text.length &&
       (escapableInDoubleQuotes(text.charCodeAt(i + 1)) || lineBreakAfter(text, i) > 0)
     ) {
-      flush(i);
+      out = flushRun(script, out, runStart, i);
       const joined = lineBreakAfter(text, i);
       runStart = joined > 0 ? i + joined : i + 1;
       i += joined > 0 ? joined : 2;
@@ -512,13 +538,13 @@ function readWord(
     if (code === DOLLAR && quote !== SINGLE_QUOTE) {
       const expansion = readExpansion(script, i, resolve, braces);
       if (expansion) {
-        flush(i);
+        out = flushRun(script, out, runStart, i);
         if ('unresolved' in expansion) {
           unresolved ??= expansion.unresolved;
-          push(script.slice(i, expansion.next));
+          out = pushPiece(out, script.slice(i, expansion.next));
         } else {
           const at = out?.length ?? 0;
-          push(expansion.value);
+          out = pushPiece(out, expansion.value);
           if (quote === 0 && /[ \t\n]/.test(expansion.value.text))
             (split ??= []).push([at, at + expansion.value.length]);
         }
@@ -529,17 +555,33 @@ function readWord(
     }
     i++;
   }
-  if (i === startIndex) return { next: i + 1 };
+  wordEnd.split = split;
+  if (i === startIndex) {
+    wordEnd.next = i + 1;
+    return undefined;
+  }
+  wordEnd.next = i;
   const plain = out === undefined && runStart === startIndex;
-  if (!plain) flush(i);
+  if (!plain) out = flushRun(script, out, runStart, i);
   const mapped = plain ? script.slice(startIndex, i) : (out ?? new MappedBuilder()).build();
-  const word: Word = {
-    text: mapped.text,
-    mapped,
-    span: script.site(startIndex, i),
-    ...(unresolved ? { unresolved } : {}),
-  };
-  return { word, next: i, ...(split ? { split } : {}) };
+  const span = script.site(startIndex, i);
+  return unresolved ? { text: mapped.text, mapped, span, unresolved } : { text: mapped.text, mapped, span };
+}
+
+/** `piece` added to a word being built (started here when it is the word's first piece). */
+function pushPiece(out: MappedBuilder | undefined, piece: Mapped): MappedBuilder {
+  (out ??= new MappedBuilder()).pushMapped(piece);
+  return out;
+}
+
+/** The run of ordinary characters from `runStart` to `to` added to a word being built, if there is one. */
+function flushRun(
+  script: Mapped,
+  out: MappedBuilder | undefined,
+  runStart: number,
+  to: number,
+): MappedBuilder | undefined {
+  return to > runStart ? pushPiece(out, script.slice(runStart, to)) : out;
 }
 
 /** A word cut at the blanks its unquoted expansions brought in (`$PKGS` = "torch==2.3.0 torchvision" is two words). */
@@ -628,6 +670,8 @@ function closingBrace(text: string, from: number, braces: ClosingBraces): number
 }
 
 const PARAMETER = /^([A-Za-z_][A-Za-z0-9_]*)([\s\S]*)$/;
+/** A variable's name where `lastIndex` points (`$NAME`), up to 64 characters. */
+const NAME_AT = /[A-Za-z_][A-Za-z0-9_]{0,63}/y;
 
 /**
  * `$NAME`, `${NAME}` and the bash parameter expansions people put in build files: defaults (`${A:-x}`, `${A-x}`,
@@ -648,7 +692,8 @@ function readExpansion(script: Mapped, at: number, resolve: Resolver, braces: Cl
     return { ...output, next };
   }
   if (text[at + 1] !== '{') {
-    const match = /^[A-Za-z_][A-Za-z0-9_]*/.exec(text.slice(at + 1, at + 65));
+    NAME_AT.lastIndex = at + 1;
+    const match = NAME_AT.exec(text);
     if (!match) return undefined;
     const name = match[0];
     const next = at + 1 + name.length;

@@ -150,6 +150,55 @@ describe('Dockerfile parser', () => {
     expect(file.contexts[0]!.channels).toEqual(['pytorch', 'nvidia']);
   });
 
+
+  it('reads installs inside if, case and loop bodies, marked as on some paths only', () => {
+    const file = parseDockerfile(
+      'Dockerfile',
+      [
+        'FROM python:3.12',
+        'ARG TARGETPLATFORM',
+        'RUN if [ "$TARGETPLATFORM" = "linux/arm64" ]; then \\',
+        '      pip install torch==2.6.0 --index-url https://download.pytorch.org/whl/cpu; \\',
+        '    else \\',
+        '      uv pip install --system torch==2.6.0+cu124; \\',
+        '    fi && pip install numpy==2.2.0',
+        'RUN for i in 1 2; do conda install -y pytorch=2.1.0; done',
+        'RUN if pip install vllm==0.8.0; then echo ok; fi',
+        '',
+      ].join('\n'),
+    );
+    expect(
+      file.packages.map((pkg) => [pkg.name, pkg.exact, file.contexts[pkg.context!]!.alternative ?? 'always']),
+    ).toEqual([
+      ['torch', '2.6.0', 'in an if, case or loop of its RUN, which may not run'],
+      ['torch', '2.6.0+cu124', 'in an if, case or loop of its RUN, which may not run'],
+      ['numpy', '2.2.0', 'always'],
+      ['pytorch', '2.1.0', 'in an if, case or loop of its RUN, which may not run'],
+      // The condition of an `if` runs whenever the `if` is reached.
+      ['vllm', '0.8.0', 'always'],
+    ]);
+    expect(file.indexes.map((index) => index.url)).toEqual(['https://download.pytorch.org/whl/cpu']);
+  });
+
+  it('an argument that an empty ARG leaves empty names no package (no parse problem at the top of the file)', () => {
+    // mlcommons/inference multimodal/qwen3-vl/docker/vllm-cuda.Dockerfile: the install runs only when the ARG is set.
+    const file = parseDockerfile(
+      'Dockerfile',
+      [
+        'FROM python:3.12',
+        'ARG LOADGEN_INSTALL_URL=""',
+        'ARG CONDA_EXTRA=',
+        'RUN if [ -n "${LOADGEN_INSTALL_URL}" ]; then uv pip install --system "${LOADGEN_INSTALL_URL}" torch==2.6.0; fi',
+        'RUN conda install -y "$CONDA_EXTRA" pytorch=2.1.0',
+        '',
+      ].join('\n'),
+    );
+    expect(file.problems).toEqual([]);
+    expect(file.packages.map((pkg) => [pkg.ecosystem, pkg.name, pkg.exact])).toEqual([
+      ['pip', 'torch', '2.6.0'],
+      ['conda', 'pytorch', '2.1.0'],
+    ]);
+  });
   it('reads ENV (both forms) and COPY sources', () => {
     const file = parseDockerfile(
       'Dockerfile',

@@ -13,6 +13,12 @@ const NAME_AT = /[A-Za-z0-9_][A-Za-z0-9_.+-]*/y;
 const OPERATOR_AT = /==|>=|<=|!=|~=|=|>|</y;
 
 const isBlank = (code: number): boolean => code === 0x20 || code === 0x09;
+/** Where the blanks (spaces and tabs) from `i` end. */
+function blanksEnd(text: string, i: number): number {
+  while (i < text.length && isBlank(text.charCodeAt(i))) i++;
+  return i;
+}
+
 /** JavaScript's \s, as the spec's words are split. */
 const isSpace = (code: number): boolean =>
   code === 0x20 || (code >= 0x09 && code <= 0x0d) || (code > 0x7f && /\s/.test(String.fromCharCode(code)));
@@ -41,10 +47,8 @@ export function parseMatchSpec(m: Mapped): MatchSpecResult {
   const nameStart = i;
   i += rawName.length;
   const afterName = i;
-  const skip = (): void => {
-    while (i < text.length && isBlank(text.charCodeAt(i))) i++;
-  };
-  skip();
+  // `i = blanksEnd(text, i)` skips blanks (a closure over `i` would put it, and every use of it, on the heap).
+  i = blanksEnd(text, i);
 
   const clauses: VersionClause[] = [];
   let specStart = afterName;
@@ -68,7 +72,7 @@ export function parseMatchSpec(m: Mapped): MatchSpecResult {
     let operator = op?.[0] ?? '';
     if (op) {
       i += operator.length;
-      skip();
+      i = blanksEnd(text, i);
     }
     const versionStart = i;
     // The version runs to whitespace, or to an `=` that separates it from a build string.
@@ -83,10 +87,10 @@ export function parseMatchSpec(m: Mapped): MatchSpecResult {
       operator = '=';
     }
     if (versionText) clauses.push(...splitVersion(m, versionText, versionStart, operator));
-    skip();
+    i = blanksEnd(text, i);
     if (text[i] === '=') {
       i++;
-      skip();
+      i = blanksEnd(text, i);
     }
     const buildStart = i;
     while (i < text.length && !isSpace(text.charCodeAt(i))) i++;
@@ -94,7 +98,7 @@ export function parseMatchSpec(m: Mapped): MatchSpecResult {
       build = text.slice(buildStart, i);
       buildSpan = m.origin(buildStart, i) ?? m.site(buildStart, i);
     }
-    skip();
+    i = blanksEnd(text, i);
     if (i < text.length)
       return {
         ok: false,

@@ -4,7 +4,7 @@ import { parseImageRef } from '../image-ref.js';
 import { recordInstallCommand } from '../installers.js';
 import { PipEnv } from './pip-env.js';
 import { Mapped, MappedBuilder } from '../mapped.js';
-import { expandValue, splitCommands, type Resolver, type Variable, type Word } from '../shell.js';
+import { expandValue, readCommands, splitCommands, type Resolver, type Variable, type Word } from '../shell.js';
 import { findSuppressions } from '../suppressions.js';
 import { readDockerfile, type InstructionProperty, type InstructionView } from './instructions.js';
 
@@ -339,6 +339,9 @@ function joinContinuations(source: SourceText, start: number, end: number, escap
   return builder.build();
 }
 
+/** How a package installed by a command inside an `if`, `case` or loop is named (`torch==2.6.0 (in …)`). */
+const IN_BLOCK = 'in an if, case or loop of its RUN, which may not run';
+
 const SCRIPT_RUNNERS = new Set(['bash', 'sh', '/bin/bash', '/bin/sh', '/usr/bin/env']);
 
 function recordRun(
@@ -374,8 +377,8 @@ function recordRun(
     scripts = [joinContinuations(source, keywordEnd, span.end, escape)];
   }
   for (const script of scripts) {
-    const commands = splitCommands(script, resolve);
-    for (const command of commands) {
+    const { commands, inBlock } = readCommands(script, resolve);
+    for (const [k, command] of commands.entries()) {
       // RUN flags (--mount=…, --network=…) precede the command.
       const words =
         command[0]?.text.startsWith('--') && command === commands[0] && script === scripts[0] && !heredoc
@@ -384,7 +387,8 @@ function recordRun(
       const before = sink.contexts.length;
       if (pip?.configure(words)) continue;
       recordInstallCommand(sink, words, stage);
-      const alternative = words[0]?.alternative;
+      // A command read once per value of a variable says which; one inside an `if`, `case` or loop says so.
+      const alternative = words[0]?.alternative ?? (inBlock[k] ? IN_BLOCK : undefined);
       for (const context of sink.contexts.slice(before)) {
         pip?.apply(sink, context, words);
         if (alternative) context.alternative = alternative;
