@@ -150,7 +150,6 @@ describe('Dockerfile parser', () => {
     expect(file.contexts[0]!.channels).toEqual(['pytorch', 'nvidia']);
   });
 
-
   it('reads installs inside if, case and loop bodies, marked as on some paths only', () => {
     const file = parseDockerfile(
       'Dockerfile',
