@@ -40735,11 +40735,14 @@ function isLocalProject(text2) {
     return true;
   return /[/\\]/.test(head2) && !/[<>=!~@:]/.test(head2);
 }
+function isArchivePath(text2) {
+  return text2.includes(".") && !text2.includes("@") && ARCHIVE.test(text2.split(";")[0].trim());
+}
 var LOCAL_HINT = /^\s*[.~]|[/\\:]/;
 function parsePythonRequirement(m) {
   const text2 = m.text;
   const whole = m.site(0, text2.length);
-  if ((text2.includes(":") || text2.includes("+")) && URL_SCHEME.test(text2) || WHEEL.test(text2) && endsInWheel(text2.split(";")[0].trim()))
+  if ((text2.includes(":") || text2.includes("+")) && URL_SCHEME.test(text2) || WHEEL.test(text2) && endsInWheel(text2.split(";")[0].trim()) || isArchivePath(text2))
     return parseBareUrl(m, NAMED_URL.exec(text2) ?? void 0);
   const nameLength = nameAt(text2);
   if (nameLength === 0)

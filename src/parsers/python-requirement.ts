@@ -126,6 +126,15 @@ export function isLocalProject(text: string): boolean {
   return /[/\\]/.test(head) && !/[<>=!~@:]/.test(head);
 }
 
+/**
+ * A source archive named by its path (`dist/text_generation_server-2.0.tar.gz`, `pkg-1.0.zip`): pip installs any
+ * argument that names an archive file as that file (pip's `_get_url_from_path`, `is_archive_file`), unless an `@`
+ * makes it a `name @ url` requirement. (Wheels are read by the wheel test.)
+ */
+function isArchivePath(text: string): boolean {
+  return text.includes('.') && !text.includes('@') && ARCHIVE.test(text.split(';')[0]!.trim());
+}
+
 /** Characters without which a requirement cannot be a local path (a leading `.` is checked by the pattern too). */
 const LOCAL_HINT = /^\s*[.~]|[/\\:]/;
 
@@ -139,7 +148,8 @@ export function parsePythonRequirement(m: Mapped): RequirementResult {
   // Every URL scheme form has a ":" or a "+", and a wheel a ".": most requirements need neither test.
   if (
     ((text.includes(':') || text.includes('+')) && URL_SCHEME.test(text)) ||
-    (WHEEL.test(text) && endsInWheel(text.split(';')[0]!.trim()))
+    (WHEEL.test(text) && endsInWheel(text.split(';')[0]!.trim())) ||
+    isArchivePath(text)
   )
     return parseBareUrl(m, NAMED_URL.exec(text) ?? undefined);
 

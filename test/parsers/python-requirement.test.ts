@@ -70,3 +70,28 @@ describe('PEP 508 names and operators, read without regular expressions', () => 
     );
   });
 });
+
+describe('source archives named by their path', () => {
+  it('reads them as the archive pip installs, not as a name followed by junk (pip _get_url_from_path)', () => {
+    const file = parseRequirements(
+      'requirements.txt',
+      [
+        'dist/text_generation_server-2.0.1.tar.gz',
+        'sub/foo-1.0.zip ; python_version > "3"',
+        'vendor/bar_baz-0.3.tgz',
+        'dist/server*.tar.gz',
+        'named @ file:///src/named-1.0.tar.gz',
+        '',
+      ].join('\n'),
+    );
+    expect(file.problems).toEqual([]);
+    expect(file.packages.map((pkg) => [pkg.name, pkg.exact, pkg.url, pkg.markers])).toEqual([
+      ['text-generation-server', '2.0.1', 'dist/text_generation_server-2.0.1.tar.gz', undefined],
+      ['foo', '1.0', 'sub/foo-1.0.zip', 'python_version > "3"'],
+      ['bar-baz', '0.3', 'vendor/bar_baz-0.3.tgz', undefined],
+      // A glob the shell expands: no project name to read, and no version.
+      ['server*-tar-gz', undefined, 'dist/server*.tar.gz', undefined],
+      ['named', undefined, 'file:///src/named-1.0.tar.gz', undefined],
+    ]);
+  });
+});
