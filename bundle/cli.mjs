@@ -7692,7 +7692,7 @@ var require_specifier = __commonJS({
     module.exports = {
       RANGE_PATTERN,
       parse: parse4,
-      satisfies: satisfies4,
+      satisfies: satisfies5,
       filter: filter2,
       validRange: validRange2,
       maxSatisfying,
@@ -7769,7 +7769,7 @@ var require_specifier = __commonJS({
         }, true);
       });
     }
-    function satisfies4(version2, specifier, options2 = {}) {
+    function satisfies5(version2, specifier, options2 = {}) {
       const filtered = pick2([version2], specifier, options2);
       return filtered.length === 1;
     }
@@ -7799,7 +7799,7 @@ var require_specifier = __commonJS({
         if (spec2.epoch) {
           compatiblePrefix = spec2.epoch + "!" + compatiblePrefix;
         }
-        return satisfies4(version2, `>=${spec2.version}, ==${compatiblePrefix}`, {
+        return satisfies5(version2, `>=${spec2.version}, ==${compatiblePrefix}`, {
           prereleases: spec2.prereleases
         });
       }
@@ -7990,7 +7990,7 @@ var require_pep440 = __commonJS({
       maxSatisfying,
       minSatisfying,
       RANGE_PATTERN,
-      satisfies: satisfies4,
+      satisfies: satisfies5,
       validRange: validRange2
     } = require_specifier();
     var { major, minor, patch, inc } = require_semantic();
@@ -8017,7 +8017,7 @@ var require_pep440 = __commonJS({
       maxSatisfying,
       minSatisfying,
       RANGE_PATTERN,
-      satisfies: satisfies4,
+      satisfies: satisfies5,
       validRange: validRange2,
       // semantic
       major,
@@ -38466,6 +38466,7 @@ function commandSpan(words) {
   const last2 = words.at(-1)?.span;
   return { start: first?.start ?? 0, end: last2?.end ?? first?.end ?? 0 };
 }
+var REPLACES_INSTALLED = /^(?:--upgrade|--force-reinstall|--ignore-installed|--reinstall|--reinstall-package|--upgrade-package|-P|-[A-Za-z]*[UI][A-Za-z]*)$/;
 var INDEX_KIND = {
   "index-url": "index-url",
   "extra-index-url": "extra-index-url",
@@ -38483,6 +38484,7 @@ function recordPip(sink, args, stage, tool) {
     const word = rest[j];
     if (word.text.startsWith("-") && word.text.length > 1) {
       const { name, inlineValue, valueOffset } = splitOption(word.text);
+      if (REPLACES_INSTALLED.test(name)) context.replacesInstalled = true;
       const spec2 = optionSpec(name);
       let value;
       let valueFrom = 0;
@@ -45874,6 +45876,9 @@ function torchPage(url2) {
   return void 0;
 }
 
+// src/analysis/units.ts
+var import_pep4404 = __toESM(require_pep440(), 1);
+
 // src/analysis/dockerfile-index.ts
 var ENVIRONMENT = /(?:conda|mamba|venv|virtualenv|site-packages|dist-packages|\/\.local\b|^\/install\b|^\/usr\/local\/?(?:lib\/?)?$|\/python\d(?:\.\d+)?\b)/i;
 var DockerfileIndex = class {
@@ -46388,13 +46393,14 @@ function finishUnit(parts, kb) {
     staticClaims,
     files.flatMap((file2) => unitPackages(file2))
   );
+  const kept = stage !== void 0 ? keptTorch(root, stage, files, unitPackages, invocationOf) : void 0;
   for (const file2 of files) {
     for (const pkg of unitPackages(file2)) {
       const context = file2.contexts[pkg.context];
       const invocation = context ? invocationOf.get(context) : void 0;
       const build = resolveTorchBuild(pkg, invocation?.indexes ?? NO_INDEXES, kb);
       packages.push({ file: file2, pkg, invocation, build });
-      const unpinned = (!build ? rangedTorchClaim(file2, pkg, invocation, kb) : void 0) ?? (!build && pkg.name === "torch" ? newestTorchClaim(file2, pkg, invocation ? { indexes: invocation.indexes } : void 0, surroundings(), kb) : void 0) ?? (pkg.ecosystem === "apt" ? newestToolkitClaim(file2, pkg, surroundings(), kb) : void 0);
+      const unpinned = kept?.has(pkg) ? void 0 : (!build ? rangedTorchClaim(file2, pkg, invocation, kb) : void 0) ?? (!build && pkg.name === "torch" ? newestTorchClaim(file2, pkg, invocation ? { indexes: invocation.indexes } : void 0, surroundings(), kb) : void 0) ?? (pkg.ecosystem === "apt" ? newestToolkitClaim(file2, pkg, surroundings(), kb) : void 0);
       if (unpinned) implied.push(unpinned);
       if (build?.cuda && !pkg.localLabel && !pkg.url) {
         implied.push(
@@ -46417,6 +46423,42 @@ function finishUnit(parts, kb) {
   const claims = [...staticClaims, ...implied];
   const target = chooseTarget(claims);
   return { label, root, stage, files, claims, target, packages, invocations };
+}
+function keptTorch(root, stage, files, packagesOf, invocationOf) {
+  const command = (file2, pkg) => {
+    const context = file2.contexts[pkg.context];
+    if (file2 === root) return context;
+    const invocation = context ? invocationOf.get(context) : void 0;
+    return invocation?.members.find((member) => member.file === root)?.context;
+  };
+  const installs = [];
+  for (const file2 of files)
+    for (const pkg of packagesOf(file2)) {
+      if (pkg.ecosystem !== "pip" || pkg.name !== "torch") continue;
+      const at = command(file2, pkg);
+      if (at && (at.tool === "pip" || at.tool === "uv")) installs.push({ pkg, at });
+    }
+  if (installs.length === 0) return void 0;
+  const unread = root.contexts.filter(
+    (context) => context.stage === stage && (context.tool === "pip" || context.tool === "uv") && context.includes.length > (invocationOf.get(context)?.members.length ?? 1) - 1
+  ).map((context) => context.span.start);
+  const kept = /* @__PURE__ */ new Set();
+  for (const later of installs) {
+    if (later.pkg.exact || later.pkg.url || later.at.replacesInstalled) continue;
+    const start = later.at.span.start;
+    const keeps = unread.some((at) => at < start) || installs.some(
+      ({ pkg, at }) => at.span.start < start && (!pkg.exact || later.pkg.specifier === "" || admits(later.pkg.specifier, pkg.exact))
+    );
+    if (keeps) kept.add(later.pkg);
+  }
+  return kept;
+}
+function admits(specifier, version2) {
+  try {
+    return (0, import_pep4404.satisfies)(version2.replace(/\+.*$/, ""), specifier.replace(/\s+/g, ""));
+  } catch {
+    return true;
+  }
 }
 function rangedTorchClaim(file2, pkg, invocation, kb) {
   if (pkg.ecosystem !== "pip" || pkg.name !== "torch" || pkg.exact || pkg.url || !pkg.specifier.trim() || pkg.specifier.includes("+"))
@@ -49702,7 +49744,7 @@ var rule_default14 = defineRule({
 });
 
 // rules/package-not-allowed/rule.ts
-var import_pep4404 = __toESM(require_pep440(), 1);
+var import_pep4405 = __toESM(require_pep440(), 1);
 var rule_default15 = defineRule({
   id: "package-not-allowed",
   description: "Pinned package versions are on the baseline allow-list",
@@ -49745,8 +49787,8 @@ var rule_default15 = defineRule({
 function matches2(version2, entry) {
   try {
     if (/[<>=!~*,]/.test(entry))
-      return (0, import_pep4404.satisfies)(version2, entry.includes("*") && !/[<>=!~]/.test(entry) ? `==${entry}` : entry);
-    return (0, import_pep4404.eq)(version2, entry);
+      return (0, import_pep4405.satisfies)(version2, entry.includes("*") && !/[<>=!~]/.test(entry) ? `==${entry}` : entry);
+    return (0, import_pep4405.eq)(version2, entry);
   } catch {
     return version2 === entry;
   }
@@ -49883,7 +49925,7 @@ var rule_default17 = defineRule({
 });
 
 // rules/prerelease/rule.ts
-var import_pep4405 = __toESM(require_pep440(), 1);
+var import_pep4406 = __toESM(require_pep440(), 1);
 var FORBIDDEN = "The baseline sets prerelease: forbid. Pre-release builds (rc, dev, nightly, /whl/test) change without notice and are not supported; use a released version.";
 var rule_default18 = defineRule({
   id: "prerelease",
@@ -49934,7 +49976,7 @@ var rule_default18 = defineRule({
 });
 var safeParse3 = memoize((version2) => {
   try {
-    return (0, import_pep4405.parse)(version2);
+    return (0, import_pep4406.parse)(version2);
   } catch {
     return null;
   }
@@ -50798,7 +50840,7 @@ function affectedIndices(files, changed, removed = /* @__PURE__ */ new Set()) {
 }
 
 // src/plan/plan.ts
-var import_pep4406 = __toESM(require_pep440(), 1);
+var import_pep4407 = __toESM(require_pep440(), 1);
 
 // src/verify.ts
 function linkedWithin(files) {
@@ -51560,7 +51602,7 @@ function familyVersion(name, pkg, { from: current, to: release, tag }, kb) {
   const own2 = pins.filter((row) => row.version === publicVersion(pkg.exact));
   if (!own2.some((row) => serves2(row, current.version))) return void 0;
   if (own2.some((row) => serves2(row, release.version))) return void 0;
-  const next = pins.filter((row) => serves2(row, release.version) && row.confidence !== "unverified").map((row) => row.version).sort(import_pep4406.compare).at(-1);
+  const next = pins.filter((row) => serves2(row, release.version) && row.confidence !== "unverified").map((row) => row.version).sort(import_pep4407.compare).at(-1);
   return next ?? null;
 }
 function libraryVersion(name, pkg, cuda, kb) {
@@ -51569,7 +51611,7 @@ function libraryVersion(name, pkg, cuda, kb) {
   const major = Number(cudaMajor(cuda));
   const own2 = kb.cudaLibraries(name, version2);
   if (!own2 || own2.cudaMajors.includes(major)) return void 0;
-  const next = kb.cudaLibraryRows(name).filter((row) => row.cudaMajors.includes(major) && row.confidence !== "unverified").map((row) => /^>=\s*([^,\s]+)/.exec(row.versions)?.[1]).filter((first) => first !== void 0 && (0, import_pep4406.compare)(first, version2) > 0).sort(import_pep4406.compare)[0];
+  const next = kb.cudaLibraryRows(name).filter((row) => row.cudaMajors.includes(major) && row.confidence !== "unverified").map((row) => /^>=\s*([^,\s]+)/.exec(row.versions)?.[1]).filter((first) => first !== void 0 && (0, import_pep4407.compare)(first, version2) > 0).sort(import_pep4407.compare)[0];
   return next ?? null;
 }
 function withEdits(file2, edits) {

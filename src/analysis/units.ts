@@ -1,3 +1,4 @@
+import { satisfies } from '@renovatebot/pep440';
 import { formatOf, hasSelections } from '../parsers/formats.js';
 import type { ContainerFact, IndexFact, InstallContext, PackageFact, ParsedFile } from '../parsers/facts.js';
 import type { KnowledgeBase } from '../knowledge/index.js';
@@ -470,6 +471,7 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
       staticClaims,
       files.flatMap((file) => unitPackages(file)),
     ));
+  const kept = stage !== undefined ? keptTorch(root, stage, files, unitPackages, invocationOf) : undefined;
   for (const file of files) {
     for (const pkg of unitPackages(file)) {
       const context = file.contexts[pkg.context];
@@ -478,12 +480,14 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
       packages.push({ file, pkg, invocation, build });
       // What a range (or no version) installs: every release it admits has one CUDA major on PyPI, or else the
       // newest it admits, for each Python the image may run, does; `apt-get install cuda-toolkit`: the newest CUDA.
-      const unpinned =
-        (!build ? rangedTorchClaim(file, pkg, invocation, kb) : undefined) ??
-        (!build && pkg.name === 'torch'
-          ? newestTorchClaim(file, pkg, invocation ? { indexes: invocation.indexes } : undefined, surroundings(), kb)
-          : undefined) ??
-        (pkg.ecosystem === 'apt' ? newestToolkitClaim(file, pkg, surroundings(), kb) : undefined);
+      // Not where an earlier command of the stage installed a torch that pip may keep (kept).
+      const unpinned = kept?.has(pkg)
+        ? undefined
+        : ((!build ? rangedTorchClaim(file, pkg, invocation, kb) : undefined) ??
+          (!build && pkg.name === 'torch'
+            ? newestTorchClaim(file, pkg, invocation ? { indexes: invocation.indexes } : undefined, surroundings(), kb)
+            : undefined) ??
+          (pkg.ecosystem === 'apt' ? newestToolkitClaim(file, pkg, surroundings(), kb) : undefined));
       if (unpinned) implied.push(unpinned);
       if (build?.cuda && !pkg.localLabel && !pkg.url) {
         implied.push(
@@ -506,6 +510,70 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
   const claims = [...staticClaims, ...implied];
   const target = chooseTarget(claims);
   return { label, root, stage, files, claims, target, packages, invocations };
+}
+
+/**
+ * The torch requirements of a Dockerfile stage that pip may answer with the torch an earlier command of the stage
+ * installed: a range (or no version) installed after another torch install, by a command that does not replace what
+ * is installed (no `-U`, `--force-reinstall`, `-I`). pip and uv keep an installed version that satisfies the
+ * requirement ("Requirement already satisfied"; pip's user guide, "Satisfying requirements"), so which torch the stage
+ * ends with is the earlier one's, unless that one is an exact version the range excludes. What the range would take
+ * from PyPI is then no certain claim.
+ */
+function keptTorch(
+  root: ParsedFile,
+  stage: number,
+  files: readonly ParsedFile[],
+  packagesOf: (file: ParsedFile) => readonly PackageFact[],
+  invocationOf: ReadonlyMap<InstallContext, Invocation>,
+): ReadonlySet<PackageFact> | undefined {
+  /** Where in the Dockerfile the command that installs a package is, and that command's context. */
+  const command = (file: ParsedFile, pkg: PackageFact): InstallContext | undefined => {
+    const context = file.contexts[pkg.context];
+    if (file === root) return context;
+    const invocation = context ? invocationOf.get(context) : undefined;
+    return invocation?.members.find((member) => member.file === root)?.context;
+  };
+  const installs: { pkg: PackageFact; at: InstallContext }[] = [];
+  for (const file of files)
+    for (const pkg of packagesOf(file)) {
+      if (pkg.ecosystem !== 'pip' || pkg.name !== 'torch') continue;
+      const at = command(file, pkg);
+      if (at && (at.tool === 'pip' || at.tool === 'uv')) installs.push({ pkg, at });
+    }
+  if (installs.length === 0) return undefined;
+  // Commands that install a requirements file the gate could not read (`pip install -r /tmp/torch.txt`, written by an
+  // earlier `grep`): they may install any torch.
+  const unread = root.contexts
+    .filter(
+      (context) =>
+        context.stage === stage &&
+        (context.tool === 'pip' || context.tool === 'uv') &&
+        context.includes.length > (invocationOf.get(context)?.members.length ?? 1) - 1,
+    )
+    .map((context) => context.span.start);
+  const kept = new Set<PackageFact>();
+  for (const later of installs) {
+    if (later.pkg.exact || later.pkg.url || later.at.replacesInstalled) continue;
+    const start = later.at.span.start;
+    const keeps =
+      unread.some((at) => at < start) ||
+      installs.some(
+        ({ pkg, at }) =>
+          at.span.start < start && (!pkg.exact || later.pkg.specifier === '' || admits(later.pkg.specifier, pkg.exact)),
+      );
+    if (keeps) kept.add(later.pkg);
+  }
+  return kept;
+}
+
+/** Whether a PEP 440 specifier admits a version (a local label such as +cu126 does not count); true when unreadable. */
+function admits(specifier: string, version: string): boolean {
+  try {
+    return satisfies(version.replace(/\+.*$/, ''), specifier.replace(/\s+/g, ''));
+  } catch {
+    return true;
+  }
 }
 
 /**

@@ -66,6 +66,12 @@ export interface InstallContext extends Spanned {
    * variable is set on every path of an `if` is read once per value (shell.ts), and each reading is a context.
    */
   readonly alternative?: string;
+  /**
+   * A pip or uv install that replaces what is installed already (`-U`, `--upgrade`, `--force-reinstall`, `-I`; uv's
+   * `--reinstall`, `--upgrade-package`): without one, a requirement that the installed version satisfies is kept as
+   * it is ("Requirement already satisfied").
+   */
+  readonly replacesInstalled?: boolean;
 }
 
 export type IndexKind = 'index-url' | 'extra-index-url' | 'find-links' | 'no-index' | 'conda-channel';
@@ -360,11 +366,15 @@ function installsOnLinux(pkg: PackageFact): boolean {
 }
 
 /** An install context while its file is read: its lists still grow (FactSink.addIndex, addInclude). */
-export type ContextDraft = Omit<InstallContext, 'indexes' | 'includes' | 'channels' | 'alternative'> & {
+export type ContextDraft = Omit<
+  InstallContext,
+  'indexes' | 'includes' | 'channels' | 'alternative' | 'replacesInstalled'
+> & {
   indexes: IndexFact[];
   includes: IncludeFact[];
   channels: string[];
   alternative?: string;
+  replacesInstalled?: boolean;
 };
 
 /** A mutable builder the parsers fill in; `finish` makes the ParsedFile, whose lists no one changes after. */

@@ -305,6 +305,13 @@ function commandSpan(words: readonly Word[]): { start: number; end: number } {
   return { start: first?.start ?? 0, end: last?.end ?? first?.end ?? 0 };
 }
 
+/**
+ * pip's and uv's options that install over what is installed (`pip install --help`; uv's reference for `uv pip
+ * install`), with the short ones also in a cluster (`-qU`).
+ */
+const REPLACES_INSTALLED =
+  /^(?:--upgrade|--force-reinstall|--ignore-installed|--reinstall|--reinstall-package|--upgrade-package|-P|-[A-Za-z]*[UI][A-Za-z]*)$/;
+
 const INDEX_KIND: Partial<Record<string, IndexKind>> = {
   'index-url': 'index-url',
   'extra-index-url': 'extra-index-url',
@@ -323,6 +330,7 @@ function recordPip(sink: FactSink, args: readonly Word[], stage: number, tool: '
     const word = rest[j]!;
     if (word.text.startsWith('-') && word.text.length > 1) {
       const { name, inlineValue, valueOffset } = splitOption(word.text);
+      if (REPLACES_INSTALLED.test(name)) context.replacesInstalled = true;
       const spec = optionSpec(name);
       let value: Word | undefined;
       let valueFrom = 0;

@@ -179,6 +179,30 @@ describe('Dockerfile parser', () => {
     expect(file.indexes.map((index) => index.url)).toEqual(['https://download.pytorch.org/whl/cpu']);
   });
 
+  it('marks the pip and uv installs that replace what is installed (-U, --force-reinstall, -I, uv --reinstall)', () => {
+    const file = parseDockerfile(
+      'Dockerfile',
+      [
+        'FROM python:3.12',
+        'RUN pip install torch',
+        'RUN pip install -qU torch',
+        'RUN pip install --upgrade torch && pip install --force-reinstall torch && pip install -I torch',
+        'RUN uv pip install --system --reinstall torch && uv pip install -P torch torch && pip install -q -i https://x/simple torch',
+        '',
+      ].join('\n'),
+    );
+    expect(file.contexts.map((context) => context.replacesInstalled ?? false)).toEqual([
+      false,
+      true,
+      true,
+      true,
+      true,
+      true,
+      true,
+      false,
+    ]);
+  });
+
   it('an argument that an empty ARG leaves empty names no package (no parse problem at the top of the file)', () => {
     // mlcommons/inference multimodal/qwen3-vl/docker/vllm-cuda.Dockerfile: the install runs only when the ARG is set.
     const file = parseDockerfile(
