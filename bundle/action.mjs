@@ -40853,8 +40853,13 @@ function exactVersion(clauses) {
   const [clause] = clauses;
   if (!clause) return void 0;
   if (clause.operator === "===") return clause.version;
-  if (clause.operator === "==" && !clause.version.includes("*")) return clause.version;
+  if (clause.operator === "==" && !clause.version.includes("*")) return padRelease(clause.version);
   return void 0;
+}
+function padRelease(version2) {
+  const match = /^(\d+)(\.\d+)?(\+.*)?$/.exec(version2);
+  if (!match) return version2;
+  return `${match[1]}${match[2] ?? ".0"}.0${match[3] ?? ""}`;
 }
 function parseWheelFileName(fileName) {
   const decoded = safeDecode3(fileName);
@@ -49179,10 +49184,11 @@ function computePypiWins(name, specifier, tag, kb) {
     const version2 = versionOf(release);
     return version2 !== void 0 && (pkg.specifier === "" || satisfiesSpec(version2, pkg.specifier)) && !/[a-z]/i.test(version2);
   }).sort((a, b) => compareVersions(versionOf(b), versionOf(a)));
-  if (allowed.length === 0 || kb.torchBuilds(allowed[0]).has(tag)) return void 0;
+  const served = (release) => tag === "cpu" || kb.torchBuilds(release).has(tag);
+  if (allowed.length === 0 || served(allowed[0])) return void 0;
   if (pkg.name === "torchaudio" && allowed[0].torchaudioCuda === false) return void 0;
   const newest = allowed.find((release) => release.confidence !== "unverified") ?? allowed[0];
-  const onIndex = allowed.find((release) => kb.torchBuilds(release).has(tag));
+  const onIndex = allowed.find(served);
   return { newest: versionOf(newest), release: newest, ...onIndex ? { newestOnIndex: versionOf(onIndex) } : {} };
 }
 function satisfiesSpec(version2, specifier) {

@@ -197,11 +197,15 @@ function computePypiWins(name: string, specifier: string, tag: string, kb: Knowl
       );
     })
     .sort((a, b) => compareVersions(versionOf(b)!, versionOf(a)!));
-  if (allowed.length === 0 || kb.torchBuilds(allowed[0]!).has(tag)) return undefined;
+  // The CPU index (download.pytorch.org/whl/cpu) holds the CPU build of every release: the previous-versions page
+  // (pytorch.org/get-started/previous-versions) gives its `--index-url …/whl/cpu` command for each one, and `X+cpu`
+  // sorts above PyPI's `X`. So pip takes the CPU build whatever the range; the knowledge lists CUDA variants only.
+  const served = (release: TorchRelease): boolean => tag === 'cpu' || kb.torchBuilds(release).has(tag);
+  if (allowed.length === 0 || served(allowed[0]!)) return undefined;
   if (pkg.name === 'torchaudio' && allowed[0]!.torchaudioCuda === false) return undefined; // one build for every CUDA
   // Name the newest release the knowledge base has verified: that one is certainly on PyPI.
   const newest = allowed.find((release) => release.confidence !== 'unverified') ?? allowed[0]!;
-  const onIndex = allowed.find((release) => kb.torchBuilds(release).has(tag));
+  const onIndex = allowed.find(served);
   return { newest: versionOf(newest)!, release: newest, ...(onIndex ? { newestOnIndex: versionOf(onIndex)! } : {}) };
 }
 

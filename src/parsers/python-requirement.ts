@@ -269,8 +269,18 @@ function exactVersion(clauses: readonly VersionClause[]): string | undefined {
   const [clause] = clauses;
   if (!clause) return undefined;
   if (clause.operator === '===') return clause.version;
-  if (clause.operator === '==' && !clause.version.includes('*')) return clause.version;
+  if (clause.operator === '==' && !clause.version.includes('*')) return padRelease(clause.version);
   return undefined;
+}
+
+/**
+ * `2.7` → `2.7.0` (and `2.7+cu126` → `2.7.0+cu126`): PEP 440 compares release segments padded with zeros, so
+ * `torch==2.7` is `torch==2.7.0`, the form releases are known by. Other versions are left as written.
+ */
+function padRelease(version: string): string {
+  const match = /^(\d+)(\.\d+)?(\+.*)?$/.exec(version);
+  if (!match) return version;
+  return `${match[1]}${match[2] ?? '.0'}.0${match[3] ?? ''}`;
 }
 
 /** A wheel's file name: `{name}-{version}(-{build})?-{python}-{abi}-{platform}.whl`. */

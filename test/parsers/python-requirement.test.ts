@@ -95,3 +95,30 @@ describe('source archives named by their path', () => {
     ]);
   });
 });
+
+describe('exact versions', () => {
+  it('pads a release of one or two parts as PEP 440 compares it (==2.7 is ==2.7.0), and leaves others as written', () => {
+    const file = parseRequirements(
+      'requirements.txt',
+      [
+        'torch==2.7',
+        'torchvision==0.22+cu126',
+        'numpy==2',
+        'xformers==0.0.30',
+        'triton===3.3',
+        'jax==0.4.*',
+        'a==1.0rc1',
+        '',
+      ].join('\n'),
+    );
+    expect(file.packages.map((pkg) => [pkg.name, pkg.exact, pkg.localLabel])).toEqual([
+      ['torch', '2.7.0', undefined],
+      ['torchvision', '0.22.0+cu126', 'cu126'],
+      ['numpy', '2.0.0', undefined],
+      ['xformers', '0.0.30', undefined],
+      ['triton', '3.3', undefined],
+      ['jax', undefined, undefined],
+      ['a', '1.0rc1', undefined],
+    ]);
+  });
+});
