@@ -39644,7 +39644,7 @@ function readExpansion(script, at, resolve5, braces) {
   if (rest === "") return "value" in value ? fromValue(value.value) : { unresolved: value.unresolved, next };
   const operator = /^(:?[-=+?])/.exec(rest)?.[1];
   if (operator) {
-    const word = expandWord(script.slice(bodyStart + operator.length, close), resolve5);
+    const word = expandWord(script.slice(bodyStart + operator.length, close), resolve5, true);
     const colon = operator.startsWith(":");
     const set3 = "value" in value && (!colon || value.value.length > 0);
     const kind = operator.slice(-1);
@@ -39707,14 +39707,29 @@ function known(resolve5, name) {
   if (found && "unresolved" in found) return { unresolved: found.unresolved };
   return { unresolved: `$${name} is not defined by an ARG or ENV in this build stage` };
 }
-function expandWord(word, resolve5) {
+function expandWord(word, resolve5, quotes = false) {
   const text2 = word.text;
-  if (!text2.includes("$")) return { value: word };
+  if (!text2.includes("$") && !(quotes && /["'\\]/.test(text2))) return { value: word };
   const builder = new MappedBuilder();
   const braces = new ClosingBraces(text2);
   let runStart = 0;
+  let quote = 0;
   for (let i = 0; i < text2.length; i++) {
-    if (text2.charCodeAt(i) !== DOLLAR) continue;
+    const code = text2.charCodeAt(i);
+    if (quotes) {
+      const closes = quote !== 0 && code === quote;
+      const opens = quote === 0 && (code === DOUBLE_QUOTE || code === SINGLE_QUOTE);
+      const escapes = code === BACKSLASH2 && i + 1 < text2.length && (quote === 0 || quote === DOUBLE_QUOTE && escapableInDoubleQuotes(text2.charCodeAt(i + 1)));
+      if (closes || opens || escapes) {
+        if (i > runStart) builder.pushMapped(word.slice(runStart, i));
+        quote = closes ? 0 : opens ? code : quote;
+        runStart = i + 1;
+        if (escapes) i++;
+        continue;
+      }
+      if (quote === SINGLE_QUOTE) continue;
+    }
+    if (code !== DOLLAR) continue;
     const expansion = readExpansion(word, i, resolve5, braces);
     if (!expansion) continue;
     if ("unresolved" in expansion) return { unresolved: expansion.unresolved };

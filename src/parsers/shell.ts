@@ -725,7 +725,9 @@ function readExpansion(script: Mapped, at: number, resolve: Resolver, braces: Cl
 
   const operator = /^(:?[-=+?])/.exec(rest)?.[1];
   if (operator) {
-    const word = expandWord(script.slice(bodyStart + operator.length, close), resolve);
+    // The word after the operator has its quotes removed (`${V:+"nvidia/cuda:${V}-devel"}`), as the shell and
+    // BuildKit's lexer (processDollar, then processStopOn with quote handling) both do.
+    const word = expandWord(script.slice(bodyStart + operator.length, close), resolve, true);
     const colon = operator.startsWith(':');
     const set = 'value' in value && (!colon || value.value.length > 0);
     const kind = operator.slice(-1);
@@ -802,14 +804,33 @@ function known(resolve: Resolver, name: string): Known {
 }
 
 /** The expansions in a word of a `${…}` (a default or alternative), without quote removal or splitting. */
-function expandWord(word: Mapped, resolve: Resolver): { value: Mapped } | { unresolved: string } {
+function expandWord(word: Mapped, resolve: Resolver, quotes = false): { value: Mapped } | { unresolved: string } {
   const text = word.text;
-  if (!text.includes('$')) return { value: word };
+  if (!text.includes('$') && !(quotes && /["'\\]/.test(text))) return { value: word };
   const builder = new MappedBuilder();
   const braces = new ClosingBraces(text);
   let runStart = 0;
+  let quote = 0;
   for (let i = 0; i < text.length; i++) {
-    if (text.charCodeAt(i) !== DOLLAR) continue;
+    const code = text.charCodeAt(i);
+    if (quotes) {
+      // Quote removal: the quotes go, what they hold stays (with no expansion inside '…').
+      const closes = quote !== 0 && code === quote;
+      const opens = quote === 0 && (code === DOUBLE_QUOTE || code === SINGLE_QUOTE);
+      const escapes =
+        code === BACKSLASH &&
+        i + 1 < text.length &&
+        (quote === 0 || (quote === DOUBLE_QUOTE && escapableInDoubleQuotes(text.charCodeAt(i + 1))));
+      if (closes || opens || escapes) {
+        if (i > runStart) builder.pushMapped(word.slice(runStart, i));
+        quote = closes ? 0 : opens ? code : quote;
+        runStart = i + 1;
+        if (escapes) i++; // the escaped character starts the next run
+        continue;
+      }
+      if (quote === SINGLE_QUOTE) continue;
+    }
+    if (code !== DOLLAR) continue;
     const expansion = readExpansion(word, i, resolve, braces);
     if (!expansion) continue;
     if ('unresolved' in expansion) return { unresolved: expansion.unresolved };

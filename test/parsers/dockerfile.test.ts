@@ -203,6 +203,21 @@ describe('Dockerfile parser', () => {
     ]);
   });
 
+  it('an ARG built with ${V:+"…"} names the image without the quotes', () => {
+    const file = parseDockerfile(
+      'Dockerfile',
+      [
+        'ARG CUDA_VERSION=12.4.1',
+        'ARG BASE_IMAGE=${CUDA_VERSION:+"nvidia/cuda:${CUDA_VERSION}-cudnn-devel-ubuntu22.04"}',
+        'FROM ${BASE_IMAGE}',
+        '',
+      ].join('\n'),
+    );
+    expect(file.images.map((image) => [image.repository, image.tag])).toEqual([
+      ['nvidia/cuda', '12.4.1-cudnn-devel-ubuntu22.04'],
+    ]);
+  });
+
   it('an argument that an empty ARG leaves empty names no package (no parse problem at the top of the file)', () => {
     // mlcommons/inference multimodal/qwen3-vl/docker/vllm-cuda.Dockerfile: the install runs only when the ARG is set.
     const file = parseDockerfile(

@@ -193,6 +193,13 @@ describe('variables a RUN script sets', () => {
     ]);
   });
 
+  it('the word of ${V:-word} and ${V:+word} loses its quotes, as the shell and BuildKit remove them', () => {
+    // mosaicml/composer docker/Dockerfile: ARG BASE_IMAGE=${CUDA_VERSION:+"nvidia/cuda:${CUDA_VERSION}-…"}
+    expect(words('echo ${CUDA_VERSION:+"nvidia/cuda:${CUDA_VERSION}-devel"} ${NOPE:-\'a$b\'} ${NOPE:-x\\"y}')).toEqual([
+      ['echo', 'nvidia/cuda:11.8.0-devel', 'a$b', 'x"y'],
+    ]);
+  });
+
   it('set conditionally, by a command we do not run, or only for one command, stay unresolved with the reason', () => {
     expect(words('if true; then CU=cu118; fi; echo $CU').at(-1)![1]).toMatch(/set conditionally/);
     expect(words('test -f x || CU=cu118; echo $CU').at(-1)![1]).toMatch(/set conditionally/);
