@@ -44753,9 +44753,9 @@ var NOT_A_DOCKERFILE = /\.(?:md|rst|txt|sh|bash|ps1|py|json|ya?ml|toml|cfg|ini|l
 var dockerfile = {
   kind: "dockerfile",
   fileName: "Dockerfile",
-  matches: (name) => /^(?:dockerfile|containerfile)(?:[._-].+)?$/.test(name) && !NOT_A_DOCKERFILE.test(name) || /\.(?:dockerfile|containerfile)$/.test(name),
-  // Dockerfile, Dockerfile.gpu, Dockerfile-cuda (not Dockerfile.md, …), cuda.Dockerfile.
-  hookPattern: `(?:^|/)(?:(?![^/]*${NOT_A_DOCKERFILE.source})(?:dockerfile|containerfile)(?:[._-][^/]+)?|[^/]*\\.(?:dockerfile|containerfile))$`,
+  matches: (name) => /^(?:dockerfile|containerfile)(?:[._-].+)?$/.test(name) && !NOT_A_DOCKERFILE.test(name) || /[._-](?:dockerfile|containerfile)$/.test(name),
+  // Dockerfile, Dockerfile.gpu, Dockerfile-cuda (not Dockerfile.md, …), cuda.Dockerfile, InternVL_Dockerfile.
+  hookPattern: `(?:^|/)(?:(?![^/]*${NOT_A_DOCKERFILE.source})(?:dockerfile|containerfile)(?:[._-][^/]+)?|[^/]*[._-](?:dockerfile|containerfile))$`,
   parse: parseDockerfile,
   units: "stages",
   indexes: "options"
@@ -56553,7 +56553,8 @@ var SKIP_DIRS = /* @__PURE__ */ new Set([
   ".tox",
   ".mypy_cache",
   "dist",
-  "build",
+  // Not `build`: repositories keep sources there (kubernetes-sigs/lws docs/examples/tensorrt-llm/build/Dockerfile);
+  // a build's output is left out by the .gitignore that ignores it.
   "site-packages"
 ]);
 function toRepoPath(root, absolute) {

@@ -29,7 +29,8 @@ const SKIP_DIRS = new Set([
   '.tox',
   '.mypy_cache',
   'dist',
-  'build',
+  // Not `build`: repositories keep sources there (kubernetes-sigs/lws docs/examples/tensorrt-llm/build/Dockerfile);
+  // a build's output is left out by the .gitignore that ignores it.
   'site-packages',
 ]);
 

@@ -56,6 +56,23 @@ describe('walking a checkout', () => {
     expect([...untyped.plain]).toEqual([...typed.plain]);
   });
 
+  it('walks build/ folders (sources live there; a build output is left out by .gitignore) but not dist/', () => {
+    const root = mkdtempSync(join(tmpdir(), 'cgk-build-'));
+    mkdirSync(join(root, 'docs', 'examples', 'tensorrt-llm', 'build'), { recursive: true });
+    mkdirSync(join(root, 'dist'));
+    mkdirSync(join(root, 'docker'));
+    writeFileSync(join(root, 'docs', 'examples', 'tensorrt-llm', 'build', 'Dockerfile'), 'FROM ubuntu:22.04\n');
+    writeFileSync(join(root, 'dist', 'requirements.txt'), 'torch\n');
+    writeFileSync(join(root, 'docker', 'InternVL_Dockerfile'), 'FROM ubuntu:22.04\n');
+    writeFileSync(join(root, '.gitignore'), 'out/\n');
+    mkdirSync(join(root, 'out', 'build'), { recursive: true });
+    writeFileSync(join(root, 'out', 'build', 'Dockerfile'), 'FROM ubuntu:22.04\n');
+    expect(walk(root, ['.']).paths).toEqual([
+      'docker/InternVL_Dockerfile',
+      'docs/examples/tensorrt-llm/build/Dockerfile',
+    ]);
+  });
+
   it('answers whether an include leads to a file from its listings, and asks the disk only where they cannot say', () => {
     const root = mkdtempSync(join(tmpdir(), 'cgk-listing-'));
     mkdirSync(join(root, 'svc'));

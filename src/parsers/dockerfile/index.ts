@@ -7,16 +7,17 @@ export const NOT_A_DOCKERFILE =
 
 /**
  * Dockerfiles, as Renovate and hadolint match them: `Dockerfile`, `Dockerfile.gpu`, `Dockerfile-cuda`,
- * `Dockerfile_dev`, `cuda.Dockerfile`, `backend.dockerfile`, and the same with `Containerfile`.
+ * `Dockerfile_dev`, `cuda.Dockerfile`, `backend.dockerfile`, and the same with `Containerfile`; and names that end in
+ * `_Dockerfile` or `-Dockerfile` (lmdeploy's `docker/InternVL_Dockerfile`).
  */
 export const dockerfile: FileFormat = {
   kind: 'dockerfile',
   fileName: 'Dockerfile',
   matches: (name) =>
     (/^(?:dockerfile|containerfile)(?:[._-].+)?$/.test(name) && !NOT_A_DOCKERFILE.test(name)) ||
-    /\.(?:dockerfile|containerfile)$/.test(name),
-  // Dockerfile, Dockerfile.gpu, Dockerfile-cuda (not Dockerfile.md, …), cuda.Dockerfile.
-  hookPattern: `(?:^|/)(?:(?![^/]*${NOT_A_DOCKERFILE.source})(?:dockerfile|containerfile)(?:[._-][^/]+)?|[^/]*\\.(?:dockerfile|containerfile))$`,
+    /[._-](?:dockerfile|containerfile)$/.test(name),
+  // Dockerfile, Dockerfile.gpu, Dockerfile-cuda (not Dockerfile.md, …), cuda.Dockerfile, InternVL_Dockerfile.
+  hookPattern: `(?:^|/)(?:(?![^/]*${NOT_A_DOCKERFILE.source})(?:dockerfile|containerfile)(?:[._-][^/]+)?|[^/]*[._-](?:dockerfile|containerfile))$`,
   parse: parseDockerfile,
   units: 'stages',
   indexes: 'options',
