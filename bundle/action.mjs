@@ -44779,8 +44779,7 @@ function parseKubernetesManifest(path, text2, options2 = {}) {
     const [start, , end] = doc.range ?? [0, 0, text2.length];
     const body = text2.slice(start, end);
     if (doc.errors.length > 0) {
-      if (body.includes("{{"))
-        notChecked(sink, body, start, "a template (Helm or Go placeholders)", text2, asksForGpus(body));
+      if (body.includes("{{")) templateNotChecked(sink, body, start, text2);
       else for (const error62 of doc.errors) sink.problems.push(yamlProblem(error62, text2));
       continue;
     }
@@ -44789,9 +44788,10 @@ function parseKubernetesManifest(path, text2, options2 = {}) {
     const found = sink.containers.slice(before);
     const gpus = found.filter((container) => container.gpu);
     const placeholders = gpus.filter((container) => container.image.unresolved);
-    if (asksForGpus(body) && gpus.length === 0)
-      notChecked(sink, body, start, `it asks for NVIDIA GPUs, but ${whereTheImageIs(body)}`, text2, true);
-    else if (placeholders.length > 0)
+    if (asksForGpus(body) && gpus.length === 0) {
+      if (body.includes("{{")) templateNotChecked(sink, body, start, text2);
+      else notChecked(sink, body, start, `it asks for NVIDIA GPUs, but ${whereTheImageIs(body)}`, text2, true);
+    } else if (placeholders.length > 0)
       notChecked(
         sink,
         body,
@@ -44812,10 +44812,25 @@ function withTag(repository, tag) {
 function whereTheImageIs(body) {
   const kind = /^kind:[ \t]*["']?(\w+)/m.exec(body)?.[1];
   if (kind === "InferenceService" || kind === "LLMInferenceService")
-    return "its image is the serving runtime's its model names (a ServingRuntime or ClusterServingRuntime), not in this document";
-  if (kind === "TrainJob") return "its image is the training runtime's it names (runtimeRef), not in this document";
-  return "no container of it that gets them is where the gate reads one (src/parsers/kubernetes/kinds.ts)";
+    return "its image is that of the serving runtime its model names (a ServingRuntime or ClusterServingRuntime), not in this document";
+  if (kind === "TrainJob")
+    return "its image is that of the training runtime it names (runtimeRef), not in this document";
+  return `no container that gets them is where the gate looks for the containers of ${kind ? `kind ${kind}` : "this document"}`;
 }
+function templateNotChecked(sink, body, start, text2) {
+  const gpu = asksForGpus(body);
+  const blocks = !gpu && TEMPLATE_BLOCK.test(body) && /^[ \t-]*(?:spec|template|containers)[ \t]*:/m.test(body);
+  notChecked(
+    sink,
+    body,
+    start,
+    blocks ? "a template (Helm or Go placeholders) whose blocks come from the chart, so whether it asks for NVIDIA GPUs is only known once rendered: check the output of `helm template`" : "a template (Helm or Go placeholders)",
+    text2,
+    gpu,
+    blocks
+  );
+}
+var TEMPLATE_BLOCK = /\{\{-?\s*(?:include|template|toYaml|tpl)\b|\|\s*(?:n?indent|toYaml)\b|^[ \t]*\{\{/m;
 function asksForGpus(body) {
   return /^[ \t-]*["']?nvidia\.com\/(?:gpu|mig-[\w.-]+)["']?[ \t]*:/m.test(body) || /^[ \t-]*(?!key[ \t]*:)[\w.-]+[ \t]*:[ \t]*["']?nvidia\.com\/(?:gpu|mig-[\w.-]+)["']?[ \t]*(?:#.*)?$/m.test(body);
 }
@@ -44832,7 +44847,7 @@ function gpuClaims(docs, text2) {
   }
   return names;
 }
-function notChecked(sink, body, start, why, text2, gpu) {
+function notChecked(sink, body, start, why, text2, gpu, unknownGpus = false) {
   const kindAt = /^kind:[ \t]*["']?([\w.-]+)/m.exec(body);
   const lineStart = kindAt ? start + kindAt.index : start + (/\S/.exec(body)?.index ?? 0);
   const lineEnd = text2.indexOf("\n", lineStart);
@@ -44840,7 +44855,7 @@ function notChecked(sink, body, start, why, text2, gpu) {
   sink.unresolved.push({
     span,
     text: kindAt ? `kind: ${kindAt[1].trim()}` : "this document",
-    reason: `${why}${gpu ? "" : " (it asks for no NVIDIA GPU)"}`,
+    reason: `${why}${gpu || unknownGpus ? "" : " (it asks for no NVIDIA GPU)"}`,
     ...gpu ? { fails: true } : {}
   });
 }
@@ -55500,7 +55515,7 @@ function includedKind(path) {
   if (format && format.units !== "stages") return format.kind;
   return /\.ya?ml$/i.test(path) ? "conda" : "requirements";
 }
-var UNKNOWN_KIND = "cannot tell whether this is a Dockerfile, a requirements file or a conda environment (its name does not say, and neither does its content); name the kind with --type";
+var UNKNOWN_KIND = "cannot tell what kind of file this is: a Dockerfile, a requirements file, a conda environment, a Kubernetes manifest, a project or lock file (its name does not say, and neither does its content); name the kind with --type";
 function sourceOf(path, text2, kind) {
   const known2 = kind ?? sniffKind(text2);
   return known2 ? { path, kind: known2, text: text2 } : UNKNOWN_KIND;

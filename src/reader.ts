@@ -71,7 +71,7 @@ export function includedKind(path: string): FileKind {
 
 /** Why a file whose name does not say what it is, and whose content does not either, is not checked. */
 export const UNKNOWN_KIND =
-  'cannot tell whether this is a Dockerfile, a requirements file or a conda environment (its name does not say, and neither does its content); name the kind with --type';
+  'cannot tell what kind of file this is: a Dockerfile, a requirements file, a conda environment, a Kubernetes manifest, a project or lock file (its name does not say, and neither does its content); name the kind with --type';
 
 /** A file read as `kind`, or as its content says when no kind is given; a string is the reason it cannot be read. */
 export function sourceOf(path: string, text: string, kind: FileKind | undefined): SourceFile | string {

@@ -280,6 +280,50 @@ spec:
     expect(lookalike.containers).toEqual([]);
   });
 
+  it('a Helm template is said to be one, also where YAML reads it, and is not said to ask for no GPU when its blocks come from the chart', () => {
+    // pytorch/serve kubernetes/Helm/templates/torchserve.yaml: `image: {{ .Values.image }}` is a YAML flow mapping.
+    const unquoted = manifest(codeBlock`
+      kind: Deployment
+      apiVersion: apps/v1
+      spec:
+        template:
+          spec:
+            containers:
+            - name: ts
+              image: {{ .Values.image }}
+              resources:
+                limits:
+                  nvidia.com/gpu: {{ .Values.n_gpu }}
+    `);
+    expect(unquoted.unresolved.map((fact) => [fact.text, fact.reason, fact.fails])).toEqual([
+      ['kind: Deployment', 'a template (Helm or Go placeholders)', true],
+    ]);
+    // vllm-project/production-stack helm/templates/deployment-vllm-multi.yaml: resources from a helper.
+    const included = manifest(codeBlock`
+      apiVersion: apps/v1
+      kind: Deployment
+      spec:
+        template:
+          spec:
+            containers:
+              - name: vllm
+                image: "{{ .Values.image }}"
+                resources:
+                  {{- include "chart.resources" . | nindent 18 }}
+      ---
+      apiVersion: v1
+      kind: ConfigMap
+      data:
+        {{- toYaml .Values.config | nindent 2 }}
+    `);
+    expect(included.unresolved.map((fact) => [fact.text, fact.fails ?? false])).toEqual([
+      ['kind: Deployment', false],
+      ['kind: ConfigMap', false],
+    ]);
+    expect(included.unresolved[0]!.reason).toMatch(/only known once rendered: check the output of `helm template`$/);
+    expect(included.unresolved[1]!.reason).toMatch(/\(it asks for no NVIDIA GPU\)$/);
+  });
+
   it('never throws and keeps every position inside the file, whatever the text (property)', () => {
     assertProperty(
       fc.property(fc.string({ maxLength: 400 }), fc.integer({ min: 0, max: DEPLOYMENT.length }), (noise, cut) => {

@@ -150,7 +150,7 @@ describe('files named on the command line are always checked', () => {
     const { code, err } = cli(dir, 'check', 'notes.cfg', '--baseline', 'none');
     expect(code).toBe(2);
     expect(err).toContain(
-      'notes.cfg: skipped: cannot tell whether this is a Dockerfile, a requirements file or a conda environment',
+      'notes.cfg: skipped: cannot tell what kind of file this is: a Dockerfile, a requirements file, a conda environment, a Kubernetes manifest, a project or lock file',
     );
   });
 });

@@ -62,8 +62,7 @@ export function parseKubernetesManifest(path: string, text: string, options: Man
       // A template's document (Helm, Go) is not YAML until rendered: said not checked at its line, failing closed
       // where it asks for GPUs. Any other document YAML cannot read is a positioned problem (parse-error); none of
       // its containers is guessed at.
-      if (body.includes('{{'))
-        notChecked(sink, body, start, 'a template (Helm or Go placeholders)', text, asksForGpus(body));
+      if (body.includes('{{')) templateNotChecked(sink, body, start, text);
       else for (const error of doc.errors) sink.problems.push(yamlProblem(error, text));
       continue;
     }
@@ -72,9 +71,11 @@ export function parseKubernetesManifest(path: string, text: string, options: Man
     const found = sink.containers.slice(before);
     const gpus = found.filter((container) => container.gpu);
     const placeholders = gpus.filter((container) => container.image.unresolved);
-    if (asksForGpus(body) && gpus.length === 0)
-      notChecked(sink, body, start, `it asks for NVIDIA GPUs, but ${whereTheImageIs(body)}`, text, true);
-    else if (placeholders.length > 0)
+    if (asksForGpus(body) && gpus.length === 0) {
+      // A template that YAML reads (`image: {{ .Values.image }}` is a flow mapping) is still a template.
+      if (body.includes('{{')) templateNotChecked(sink, body, start, text);
+      else notChecked(sink, body, start, `it asks for NVIDIA GPUs, but ${whereTheImageIs(body)}`, text, true);
+    } else if (placeholders.length > 0)
       notChecked(
         sink,
         body,
@@ -99,10 +100,35 @@ function withTag(repository: Mapped, tag: string): Mapped {
 function whereTheImageIs(body: string): string {
   const kind = /^kind:[ \t]*["']?(\w+)/m.exec(body)?.[1];
   if (kind === 'InferenceService' || kind === 'LLMInferenceService')
-    return "its image is the serving runtime's its model names (a ServingRuntime or ClusterServingRuntime), not in this document";
-  if (kind === 'TrainJob') return "its image is the training runtime's it names (runtimeRef), not in this document";
-  return 'no container of it that gets them is where the gate reads one (src/parsers/kubernetes/kinds.ts)';
+    return 'its image is that of the serving runtime its model names (a ServingRuntime or ClusterServingRuntime), not in this document';
+  if (kind === 'TrainJob')
+    return 'its image is that of the training runtime it names (runtimeRef), not in this document';
+  return `no container that gets them is where the gate looks for the containers of ${kind ? `kind ${kind}` : 'this document'}`;
 }
+
+/**
+ * A Helm or Go template's document, not read until rendered: said not checked, failing closed where it asks for
+ * GPUs. Where blocks come from the chart (`{{ include … }}`, `{{ toYaml .Values.resources | nindent 12 }}`), its
+ * GPU request may be among them: said so, rather than that it asks for none.
+ */
+function templateNotChecked(sink: FactSink, body: string, start: number, text: string): void {
+  const gpu = asksForGpus(body);
+  const blocks = !gpu && TEMPLATE_BLOCK.test(body) && /^[ \t-]*(?:spec|template|containers)[ \t]*:/m.test(body);
+  notChecked(
+    sink,
+    body,
+    start,
+    blocks
+      ? 'a template (Helm or Go placeholders) whose blocks come from the chart, so whether it asks for NVIDIA GPUs is only known once rendered: check the output of `helm template`'
+      : 'a template (Helm or Go placeholders)',
+    text,
+    gpu,
+    blocks,
+  );
+}
+
+/** Template actions that write YAML blocks (keys, not only scalar values): include, template, toYaml, tpl, indent. */
+const TEMPLATE_BLOCK = /\{\{-?\s*(?:include|template|toYaml|tpl)\b|\|\s*(?:n?indent|toYaml)\b|^[ \t]*\{\{/m;
 
 /**
  * A GPU request anywhere in a document's text: an extended resource or a MIG profile as a key (`nvidia.com/gpu: 1`),
@@ -137,7 +163,16 @@ function gpuClaims(docs: readonly Document[], text: string): ReadonlySet<string>
 }
 
 /** A document the gate cannot judge, at its `kind:` line (else its first line), failing closed if it is a GPU one. */
-function notChecked(sink: FactSink, body: string, start: number, why: string, text: string, gpu: boolean): void {
+function notChecked(
+  sink: FactSink,
+  body: string,
+  start: number,
+  why: string,
+  text: string,
+  gpu: boolean,
+  /** Whether the document may ask for GPUs in a way not written here (then nothing is said of its GPUs). */
+  unknownGpus = false,
+): void {
   const kindAt = /^kind:[ \t]*["']?([\w.-]+)/m.exec(body);
   const lineStart = kindAt ? start + kindAt.index : start + (/\S/.exec(body)?.index ?? 0);
   const lineEnd = text.indexOf('\n', lineStart);
@@ -145,7 +180,7 @@ function notChecked(sink: FactSink, body: string, start: number, why: string, te
   sink.unresolved.push({
     span,
     text: kindAt ? `kind: ${kindAt[1]!.trim()}` : 'this document',
-    reason: `${why}${gpu ? '' : ' (it asks for no NVIDIA GPU)'}`,
+    reason: `${why}${gpu || unknownGpus ? '' : ' (it asks for no NVIDIA GPU)'}`,
     ...(gpu ? { fails: true } : {}),
   });
 }
