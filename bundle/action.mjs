@@ -50198,7 +50198,7 @@ var rule_default2 = defineRule({
             span: pkg.span,
             related
           });
-        } else if (name === "triton" && pkg.ecosystem === "pip") {
+        } else if (name === "triton" && pkg.ecosystem === "pip" && !torch.build?.cpu) {
           const pin = kb.companionPins("triton").find((row) => row.torch === torchVersion);
           if (!pin || pin.version === version2) continue;
           const below = pin.marker ? /python_version\s*<\s*"(\d+\.\d+)"/.exec(pin.marker)?.[1] : void 0;

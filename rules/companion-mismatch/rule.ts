@@ -176,7 +176,10 @@ export default defineRule({
             span: pkg.span,
             related,
           });
-        } else if (name === 'triton' && pkg.ecosystem === 'pip') {
+        } else if (name === 'triton' && pkg.ecosystem === 'pip' && !torch.build?.cpu) {
+          // Only the CUDA (and ROCm) wheels require triton: pytorch's setup.py adds the requirements of
+          // PYTORCH_EXTRA_INSTALL_REQUIREMENTS, which .github/scripts/generate_binary_build_matrix.py sets for the
+          // accelerator builds only (a CPU wheel from /whl/cpu requires no triton).
           const pin = kb.companionPins('triton').find((row) => row.torch === torchVersion);
           if (!pin || pin.version === version) continue;
           // torch 2.2–2.5 pin triton only below a Python version (Requires-Dist marker): on a newer Python, or a
