@@ -44927,6 +44927,7 @@ function computePypiWins(name, specifier, tag, kb) {
   if (pkg.name === "torchaudio" && allowed[0].torchaudioCuda === false) return void 0;
   const newest = allowed.find((release) => release.confidence !== "unverified") ?? allowed[0];
   const onIndex = allowed.find(served);
+  if (onIndex && compareVersions(versionOf(onIndex), versionOf(newest)) >= 0) return void 0;
   return { newest: versionOf(newest), release: newest, ...onIndex ? { newestOnIndex: versionOf(onIndex) } : {} };
 }
 function satisfiesSpec(version2, specifier) {

@@ -203,9 +203,12 @@ function computePypiWins(name: string, specifier: string, tag: string, kb: Knowl
   const served = (release: TorchRelease): boolean => tag === 'cpu' || kb.torchBuilds(release).has(tag);
   if (allowed.length === 0 || served(allowed[0]!)) return undefined;
   if (pkg.name === 'torchaudio' && allowed[0]!.torchaudioCuda === false) return undefined; // one build for every CUDA
-  // Name the newest release the knowledge base has verified: that one is certainly on PyPI.
+  // Name the newest release the knowledge base has verified: that one is certainly on PyPI. PyPI's build certainly
+  // wins only if no release above it that the index serves may exist either (an unverified 2.14.1+cu126 above a
+  // verified 2.14.0 would win wherever it exists).
   const newest = allowed.find((release) => release.confidence !== 'unverified') ?? allowed[0]!;
   const onIndex = allowed.find(served);
+  if (onIndex && compareVersions(versionOf(onIndex)!, versionOf(newest)!) >= 0) return undefined;
   return { newest: versionOf(newest)!, release: newest, ...(onIndex ? { newestOnIndex: versionOf(onIndex)! } : {}) };
 }
 
