@@ -55054,20 +55054,49 @@ function keptTorch(root, stage, files, packagesOf, invocationOf) {
       const at = command(file2, pkg);
       if (at && (at.tool === "pip" || at.tool === "uv")) installs.push({ pkg, at });
     }
-  if (installs.length === 0) return void 0;
-  const unread = root.contexts.filter(
-    (context) => context.stage === stage && (context.tool === "pip" || context.tool === "uv") && context.includes.length > (invocationOf.get(context)?.members.length ?? 1) - 1
-  ).map((context) => context.span.start);
+  const candidates = installs.filter(({ pkg, at }) => !pkg.exact && !pkg.url && !at.replacesInstalled);
+  if (candidates.length === 0) return void 0;
+  let firstUnread = Infinity;
+  for (const context of stageContexts(root, stage))
+    if ((context.tool === "pip" || context.tool === "uv") && context.includes.length > (invocationOf.get(context)?.members.length ?? 1) - 1)
+      firstUnread = Math.min(firstUnread, context.span.start);
+  installs.sort((a, b) => a.at.span.start - b.at.span.start);
   const kept = /* @__PURE__ */ new Set();
-  for (const later of installs) {
-    if (later.pkg.exact || later.pkg.url || later.at.replacesInstalled) continue;
+  const exacts = [];
+  const seen = /* @__PURE__ */ new Set();
+  const admitted = /* @__PURE__ */ new Map();
+  let unpinnedBefore = -1;
+  let next = 0;
+  for (const later of [...candidates].sort((a, b) => a.at.span.start - b.at.span.start)) {
     const start = later.at.span.start;
-    const keeps = unread.some((at) => at < start) || installs.some(
-      ({ pkg, at }) => at.span.start < start && (!pkg.exact || later.pkg.specifier === "" || admits(later.pkg.specifier, pkg.exact))
-    );
-    if (keeps) kept.add(later.pkg);
+    for (; next < installs.length && installs[next].at.span.start < start; next++) {
+      const { pkg } = installs[next];
+      if (!pkg.exact) unpinnedBefore = start;
+      else if (!seen.has(pkg.exact)) {
+        seen.add(pkg.exact);
+        exacts.push(pkg.exact);
+      }
+    }
+    const spec2 = later.pkg.specifier;
+    const memo2 = admitted.get(spec2) ?? { checked: 0, admits: false };
+    for (; !memo2.admits && memo2.checked < exacts.length; memo2.checked++)
+      memo2.admits = spec2 === "" || admits(spec2, exacts[memo2.checked]);
+    admitted.set(spec2, memo2);
+    if (unpinnedBefore >= 0 || memo2.admits || firstUnread < start) kept.add(later.pkg);
   }
   return kept;
+}
+var contextsByStage = /* @__PURE__ */ new WeakMap();
+function stageContexts(root, stage) {
+  let byStage = contextsByStage.get(root);
+  if (!byStage) {
+    byStage = groupBy(
+      root.contexts.filter((context) => context.stage !== void 0),
+      (context) => context.stage
+    );
+    contextsByStage.set(root, byStage);
+  }
+  return byStage.get(stage) ?? [];
 }
 function admits(specifier, version2) {
   try {

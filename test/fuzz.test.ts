@@ -193,6 +193,16 @@ describe('hostile inputs stay linear and bounded', () => {
       (n: number) => [['Dockerfile', lines(n, (i) => `${image} AS s${i}\nRUN pip install torch==2.6.0\n`)]],
     ],
     [
+      // Each range after an install of torch asks whether pip keeps the installed one (units.ts keptTorch).
+      'exact torch pins and ranges, alternating in a stage',
+      (n: number) => [
+        [
+          'Dockerfile',
+          `${image}\n${lines(n, (i) => `RUN pip install torch==2.${i % 12}.${i % 3}\nRUN pip install "torch>=2.${i % 9},<3"\n`)}`,
+        ],
+      ],
+    ],
+    [
       'many pip commands in a stage',
       (n: number) => [
         [

@@ -541,30 +541,59 @@ function keptTorch(
       const at = command(file, pkg);
       if (at && (at.tool === 'pip' || at.tool === 'uv')) installs.push({ pkg, at });
     }
-  if (installs.length === 0) return undefined;
-  // Commands that install a requirements file the gate could not read (`pip install -r /tmp/torch.txt`, written by an
-  // earlier `grep`): they may install any torch.
-  const unread = root.contexts
-    .filter(
-      (context) =>
-        context.stage === stage &&
-        (context.tool === 'pip' || context.tool === 'uv') &&
-        context.includes.length > (invocationOf.get(context)?.members.length ?? 1) - 1,
+  // Only a range (or no version) can be kept: most stages pin torch, and nothing more is asked of them.
+  const candidates = installs.filter(({ pkg, at }) => !pkg.exact && !pkg.url && !at.replacesInstalled);
+  if (candidates.length === 0) return undefined;
+  // The first command of the stage that installs a requirements file the gate could not read (`pip install -r
+  // /tmp/torch.txt`, written by an earlier `grep`): it may install any torch.
+  let firstUnread = Infinity;
+  for (const context of stageContexts(root, stage))
+    if (
+      (context.tool === 'pip' || context.tool === 'uv') &&
+      context.includes.length > (invocationOf.get(context)?.members.length ?? 1) - 1
     )
-    .map((context) => context.span.start);
+      firstUnread = Math.min(firstUnread, context.span.start);
+  // The earlier installs, in file order: whether one pins no version, and the exact versions pinned (each checked
+  // once against each range).
+  installs.sort((a, b) => a.at.span.start - b.at.span.start);
   const kept = new Set<PackageFact>();
-  for (const later of installs) {
-    if (later.pkg.exact || later.pkg.url || later.at.replacesInstalled) continue;
+  const exacts: string[] = [];
+  const seen = new Set<string>();
+  const admitted = new Map<string, { checked: number; admits: boolean }>();
+  let unpinnedBefore = -1;
+  let next = 0;
+  for (const later of [...candidates].sort((a, b) => a.at.span.start - b.at.span.start)) {
     const start = later.at.span.start;
-    const keeps =
-      unread.some((at) => at < start) ||
-      installs.some(
-        ({ pkg, at }) =>
-          at.span.start < start && (!pkg.exact || later.pkg.specifier === '' || admits(later.pkg.specifier, pkg.exact)),
-      );
-    if (keeps) kept.add(later.pkg);
+    for (; next < installs.length && installs[next]!.at.span.start < start; next++) {
+      const { pkg } = installs[next]!;
+      if (!pkg.exact) unpinnedBefore = start;
+      else if (!seen.has(pkg.exact)) {
+        seen.add(pkg.exact);
+        exacts.push(pkg.exact);
+      }
+    }
+    const spec = later.pkg.specifier;
+    const memo = admitted.get(spec) ?? { checked: 0, admits: false };
+    for (; !memo.admits && memo.checked < exacts.length; memo.checked++)
+      memo.admits = spec === '' || admits(spec, exacts[memo.checked]!);
+    admitted.set(spec, memo);
+    if (unpinnedBefore >= 0 || memo.admits || firstUnread < start) kept.add(later.pkg);
   }
   return kept;
+}
+
+/** A Dockerfile's install contexts by stage, worked out once per file (a stage's unit asks for its own). */
+const contextsByStage = new WeakMap<ParsedFile, Map<number, InstallContext[]>>();
+function stageContexts(root: ParsedFile, stage: number): readonly InstallContext[] {
+  let byStage = contextsByStage.get(root);
+  if (!byStage) {
+    byStage = groupBy(
+      root.contexts.filter((context) => context.stage !== undefined),
+      (context) => context.stage!,
+    );
+    contextsByStage.set(root, byStage);
+  }
+  return byStage.get(stage) ?? [];
 }
 
 /** Whether a PEP 440 specifier admits a version (a local label such as +cu126 does not count); true when unreadable. */
