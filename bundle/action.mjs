@@ -40965,7 +40965,6 @@ function parseMatchSpec(m) {
     const buildValue = /build\s*=\s*['"]?([^'",\]]+)/.exec(body)?.[1];
     if (version2) clauses.push(...splitVersion(m, version2, i + 1 + body.indexOf(version2)));
     if (buildValue) build = buildValue;
-    i = close < 0 ? text2.length : close + 1;
   } else if (i < text2.length) {
     specStart = i;
     OPERATOR_AT.lastIndex = i;

@@ -64,7 +64,6 @@ export function parseMatchSpec(m: Mapped): MatchSpecResult {
     const buildValue = /build\s*=\s*['"]?([^'",\]]+)/.exec(body)?.[1];
     if (version) clauses.push(...splitVersion(m, version, i + 1 + body.indexOf(version)));
     if (buildValue) build = buildValue;
-    i = close < 0 ? text.length : close + 1;
   } else if (i < text.length) {
     specStart = i;
     OPERATOR_AT.lastIndex = i;
