@@ -36353,6 +36353,7 @@ function activeExtras(project, extras, groups = []) {
 }
 
 // src/parsers/facts.ts
+var MAY_NOT_RUN = "in an if, case or loop of its RUN, which may not run";
 function packageFact(f) {
   return {
     ecosystem: f.ecosystem,
@@ -40435,7 +40436,6 @@ function joinContinuations(source, start, end, escape) {
   }
   return builder.build();
 }
-var IN_BLOCK = "in an if, case or loop of its RUN, which may not run";
 var SCRIPT_RUNNERS = /* @__PURE__ */ new Set(["bash", "sh", "/bin/bash", "/bin/sh", "/usr/bin/env"]);
 function recordRun({ sink, source, escape }, span, stage, resolve5, pip) {
   const text2 = source.text;
@@ -40465,10 +40465,11 @@ function recordRun({ sink, source, escape }, span, stage, resolve5, pip) {
       const before = sink.contexts.length;
       if (pip?.configure(words)) continue;
       recordInstallCommand(sink, words, stage);
-      const alternative = words[0]?.alternative ?? (inBlock[k] ? IN_BLOCK : void 0);
+      const alternative = words[0]?.alternative ?? (inBlock[k] ? MAY_NOT_RUN : void 0);
       for (const context of sink.contexts.slice(before)) {
         pip?.apply(sink, context, words);
         if (alternative) context.alternative = alternative;
+        if (inBlock[k]) context.mayNotRun = true;
       }
     }
   }
@@ -50689,16 +50690,36 @@ function expiredWaiverNotes(baseline, options2) {
     };
   });
 }
+var AS_WRITTEN = /* @__PURE__ */ new Set([
+  "parse-error",
+  "policy-error",
+  "invalid-suppression",
+  "missing-include",
+  "package-not-allowed",
+  "cuda-not-allowed",
+  "exact-pin",
+  "prerelease",
+  "image-pin"
+]);
+function mayNotRun(file2, offset) {
+  if (!("contexts" in file2) || file2.kind !== "dockerfile") return false;
+  return file2.contexts.some(
+    (context) => context.mayNotRun && context.span.start <= offset && offset < Math.max(context.span.end, context.span.start + 1)
+  );
+}
 function toFinding(rule, draft, ceiling, url2, share) {
   let severity = draft.severity && severityRank[draft.severity] < severityRank[ceiling] ? draft.severity : ceiling;
   if (draft.unverified) severity = "notice";
+  const conditional = severity === "error" && !AS_WRITTEN.has(rule.id) && mayNotRun(draft.file, draft.span.start);
+  if (conditional) severity = "warning";
   const template = rule.messages[draft.messageId] ?? draft.messageId;
+  const message = formatMessage(template, draft.data);
   const help = helpText(rule.helps, draft);
   return {
     ruleId: rule.id,
     severity,
     messageId: draft.messageId,
-    message: share(formatMessage(template, draft.data)),
+    message: share(conditional && !message.includes(MAY_NOT_RUN) ? `${message} (${MAY_NOT_RUN})` : message),
     ...help ? { help: share(help) } : {},
     location: draft.file.source.location(draft.span.start, draft.span.end),
     related: (draft.related ?? []).map((related) => ({

@@ -5,7 +5,7 @@ import { buildUnits, type Unit } from './analysis/units.js';
 import type { ImageLookups } from './images/lookup.js';
 import type { LoadedBaseline } from './baseline/load.js';
 import type { Baseline } from './baseline/schema.js';
-import type { FileKind, ParsedFile, Suppression } from './parsers/facts.js';
+import { MAY_NOT_RUN, type FileKind, type ParsedFile, type Suppression } from './parsers/facts.js';
 import { formatOf, isLockKind } from './parsers/formats.js';
 import {
   severityRank,
@@ -25,6 +25,7 @@ import {
   type AnyRule,
   type Draft,
   type RuleContext,
+  type TextFile,
   type UnitVerdict,
 } from './rule.js';
 import { RULES } from '../rules/index.js';
@@ -370,6 +371,28 @@ function expiredWaiverNotes(baseline: Baseline, options: GateOptions): Finding[]
   });
 }
 
+/** Rules whose findings are about what a file says, whether or not the command that says it runs. */
+const AS_WRITTEN: ReadonlySet<string> = new Set([
+  'parse-error',
+  'policy-error',
+  'invalid-suppression',
+  'missing-include',
+  'package-not-allowed',
+  'cuda-not-allowed',
+  'exact-pin',
+  'prerelease',
+  'image-pin',
+]);
+
+/** Whether a place in a Dockerfile is in a command that runs on some paths of its RUN only. */
+function mayNotRun(file: TextFile, offset: number): boolean {
+  if (!('contexts' in file) || (file as ParsedFile).kind !== 'dockerfile') return false;
+  return (file as ParsedFile).contexts.some(
+    (context) =>
+      context.mayNotRun && context.span.start <= offset && offset < Math.max(context.span.end, context.span.start + 1),
+  );
+}
+
 function toFinding(
   rule: AnyRule,
   draft: Draft,
@@ -380,13 +403,18 @@ function toFinding(
   let severity: Severity =
     draft.severity && severityRank[draft.severity] < severityRank[ceiling] ? draft.severity : ceiling;
   if (draft.unverified) severity = 'notice';
+  // What a command inside an `if`, `case` or loop installs is installed only on some paths of its RUN: a finding that
+  // rests on it is not certain, so it is no error. (A policy's finding, or a parse problem, is about what is written.)
+  const conditional = severity === 'error' && !AS_WRITTEN.has(rule.id) && mayNotRun(draft.file, draft.span.start);
+  if (conditional) severity = 'warning';
   const template = rule.messages[draft.messageId] ?? draft.messageId;
+  const message = formatMessage(template, draft.data);
   const help = helpText(rule.helps, draft);
   return {
     ruleId: rule.id,
     severity,
     messageId: draft.messageId,
-    message: share(formatMessage(template, draft.data)),
+    message: share(conditional && !message.includes(MAY_NOT_RUN) ? `${message} (${MAY_NOT_RUN})` : message),
     ...(help ? { help: share(help) } : {}),
     location: draft.file.source.location(draft.span.start, draft.span.end),
     related: (draft.related ?? []).map((related) => ({

@@ -52,3 +52,32 @@ describe('gate batches', () => {
     expect(byDefault).toEqual(one);
   });
 });
+
+describe('a command inside an if, case or loop of a RUN', () => {
+  it('is checked, and what rests on it is a warning saying so (policy findings and parse problems stay as they are)', () => {
+    const text = readFileSync(join(ROOT, 'fixtures/rules/cuda-mismatch/install-in-if-branch/Dockerfile'), 'utf8');
+    const report = gate([parseFile('Dockerfile', text, 'dockerfile')], baseline, kb);
+    expect(
+      report.findings
+        .filter((finding) => finding.ruleId === 'cuda-mismatch')
+        .map((finding) => [
+          finding.location.start.line,
+          finding.severity,
+          finding.message.endsWith('which may not run)'),
+        ]),
+    ).toEqual([
+      [6, 'warning', true],
+      [9, 'error', false],
+    ]);
+    const policy = loadBaseline('baseline.yaml', 'packages:\n  torch: ["2.6.0"]\n', RULE_IDS);
+    const denied = gate(
+      [parseFile('Dockerfile', 'FROM ubuntu:22.04\nRUN if true; then pip install torch==2.5.1; fi\n', 'dockerfile')],
+      policy.baseline,
+      kb,
+      { policy },
+    );
+    expect(
+      denied.findings.filter((finding) => finding.ruleId === 'package-not-allowed').map((f) => f.severity),
+    ).toEqual(['error']);
+  });
+});

@@ -72,7 +72,15 @@ export interface InstallContext extends Spanned {
    * it is ("Requirement already satisfied").
    */
   readonly replacesInstalled?: boolean;
+  /** A Dockerfile command inside an `if`, `case` or loop of its RUN: on some of the script's paths only. */
+  readonly mayNotRun?: boolean;
 }
+
+/**
+ * How a package or a finding that rests on a command inside an `if`, `case` or loop of a RUN is named
+ * (`torch==2.6.0 (in …)`): that command runs on some of the script's paths only.
+ */
+export const MAY_NOT_RUN = 'in an if, case or loop of its RUN, which may not run';
 
 export type IndexKind = 'index-url' | 'extra-index-url' | 'find-links' | 'no-index' | 'conda-channel';
 
@@ -368,13 +376,14 @@ function installsOnLinux(pkg: PackageFact): boolean {
 /** An install context while its file is read: its lists still grow (FactSink.addIndex, addInclude). */
 export type ContextDraft = Omit<
   InstallContext,
-  'indexes' | 'includes' | 'channels' | 'alternative' | 'replacesInstalled'
+  'indexes' | 'includes' | 'channels' | 'alternative' | 'replacesInstalled' | 'mayNotRun'
 > & {
   indexes: IndexFact[];
   includes: IncludeFact[];
   channels: string[];
   alternative?: string;
   replacesInstalled?: boolean;
+  mayNotRun?: boolean;
 };
 
 /** A mutable builder the parsers fill in; `finish` makes the ParsedFile, whose lists no one changes after. */

@@ -1,4 +1,4 @@
-import { FactSink, type ParsedFile } from '../facts.js';
+import { FactSink, MAY_NOT_RUN, type ParsedFile } from '../facts.js';
 import { SourceText, type Span } from '../source.js';
 import { parseImageRef } from '../image-ref.js';
 import { recordInstallCommand } from '../installers.js';
@@ -339,9 +339,6 @@ function joinContinuations(source: SourceText, start: number, end: number, escap
   return builder.build();
 }
 
-/** How a package installed by a command inside an `if`, `case` or loop is named (`torch==2.6.0 (in …)`). */
-const IN_BLOCK = 'in an if, case or loop of its RUN, which may not run';
-
 const SCRIPT_RUNNERS = new Set(['bash', 'sh', '/bin/bash', '/bin/sh', '/usr/bin/env']);
 
 function recordRun(
@@ -388,10 +385,11 @@ function recordRun(
       if (pip?.configure(words)) continue;
       recordInstallCommand(sink, words, stage);
       // A command read once per value of a variable says which; one inside an `if`, `case` or loop says so.
-      const alternative = words[0]?.alternative ?? (inBlock[k] ? IN_BLOCK : undefined);
+      const alternative = words[0]?.alternative ?? (inBlock[k] ? MAY_NOT_RUN : undefined);
       for (const context of sink.contexts.slice(before)) {
         pip?.apply(sink, context, words);
         if (alternative) context.alternative = alternative;
+        if (inBlock[k]) context.mayNotRun = true;
       }
     }
   }
