@@ -44789,7 +44789,16 @@ function parseKubernetesManifest(path, text2, options2 = {}) {
     const gpus = found.filter((container) => container.gpu);
     const placeholders = gpus.filter((container) => container.image.unresolved);
     if (asksForGpus(body) && gpus.length === 0) {
-      if (body.includes("{{")) templateNotChecked(sink, body, start, text2);
+      if (gpuRequestInText(doc.contents))
+        notChecked(
+          sink,
+          body,
+          start,
+          "it asks for NVIDIA GPUs in a manifest written as text inside it (as Argo's resource.manifest is), which is not read",
+          text2,
+          true
+        );
+      else if (body.includes("{{")) templateNotChecked(sink, body, start, text2);
       else notChecked(sink, body, start, `it asks for NVIDIA GPUs, but ${whereTheImageIs(body)}`, text2, true);
     } else if (placeholders.length > 0)
       notChecked(
@@ -44809,12 +44818,23 @@ function withTag(repository, tag) {
   builder.pushSegment(`:${tag}`, -1, repository.site(0, repository.length));
   return builder.build();
 }
+function gpuRequestInText(node2, depth = 0) {
+  if (!node2 || depth > MAX_DEPTH3) return false;
+  if ((0, import_yaml5.isScalar)(node2)) return typeof node2.value === "string" && node2.value.includes("\n") && asksForGpus(node2.value);
+  if ((0, import_yaml5.isMap)(node2)) return node2.items.some((pair) => gpuRequestInText(pair.value, depth + 1));
+  if ((0, import_yaml5.isSeq)(node2)) return node2.items.some((item) => gpuRequestInText(item, depth + 1));
+  return false;
+}
 function whereTheImageIs(body) {
   const kind = /^kind:[ \t]*["']?(\w+)/m.exec(body)?.[1];
   if (kind === "InferenceService" || kind === "LLMInferenceService")
     return "its image is that of the serving runtime its model names (a ServingRuntime or ClusterServingRuntime), not in this document";
   if (kind === "TrainJob")
     return "its image is that of the training runtime it names (runtimeRef), not in this document";
+  if (!/^[ \t-]*image[ \t]*:/m.test(body))
+    return "no container of it names an image (a patch that kustomize merges into a base writes only what it changes), so what runs on them is only known in the output of `kustomize build`";
+  if (/^[ \t-]*image[ \t]*:[ \t]*(?:null|~)?[ \t]*(?:#.*)?$/m.test(body))
+    return "a container of it names no image (`image:` is empty or null), so what runs on them is not known";
   return `no container that gets them is where the gate looks for the containers of ${kind ? `kind ${kind}` : "this document"}`;
 }
 function templateNotChecked(sink, body, start, text2) {
@@ -44832,7 +44852,10 @@ function templateNotChecked(sink, body, start, text2) {
 }
 var TEMPLATE_BLOCK = /\{\{-?\s*(?:include|template|toYaml|tpl)\b|\|\s*(?:n?indent|toYaml)\b|^[ \t]*\{\{/m;
 function asksForGpus(body) {
-  return /^[ \t-]*["']?nvidia\.com\/(?:gpu|mig-[\w.-]+)["']?[ \t]*:/m.test(body) || /^[ \t-]*(?!key[ \t]*:)[\w.-]+[ \t]*:[ \t]*["']?nvidia\.com\/(?:gpu|mig-[\w.-]+)["']?[ \t]*(?:#.*)?$/m.test(body);
+  return (
+    // A count of zero asks for none (`nvidia.com/gpu: 0`).
+    /^[ \t-]*["']?nvidia\.com\/(?:gpu|mig-[\w.-]+)["']?[ \t]*:(?![ \t]*["']?0+["']?[ \t]*(?:#.*)?$)/m.test(body) || /^[ \t-]*(?!key[ \t]*:)[\w.-]+[ \t]*:[ \t]*["']?nvidia\.com\/(?:gpu|mig-[\w.-]+)["']?[ \t]*(?:#.*)?$/m.test(body)
+  );
 }
 function gpuClaims(docs, text2) {
   const names = /* @__PURE__ */ new Set();

@@ -324,6 +324,63 @@ spec:
     expect(included.unresolved[1]!.reason).toMatch(/\(it asks for no NVIDIA GPU\)$/);
   });
 
+  it('zero GPUs ask for none; a GPU request in a manifest written as text, or with no image, is said as such', () => {
+    const pod = (resources: string, image = 'busybox:1.36') =>
+      manifest(
+        `apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - name: main\n    image: ${image}\n    resources:\n      limits:\n        ${resources}\n`,
+      );
+    expect(pod('nvidia.com/gpu: 0').unresolved).toEqual([]);
+    expect(pod('"nvidia.com/gpu": "0"').unresolved).toEqual([]);
+    expect(pod('nvidia.com/gpu: 1', 'null  # set by the operator').unresolved.map((fact) => fact.reason)).toEqual([
+      'it asks for NVIDIA GPUs, but a container of it names no image (`image:` is empty or null), so what runs on them is not known',
+    ]);
+    // volcano-sh/volcano's Argo example: the Job it submits is text in resource.manifest.
+    const argo = manifest(codeBlock`
+      apiVersion: argoproj.io/v1alpha1
+      kind: WorkflowTemplate
+      spec:
+        templates:
+        - name: submit
+          resource:
+            action: create
+            manifest: |
+              apiVersion: batch.volcano.sh/v1alpha1
+              kind: Job
+              metadata:
+                name: {{workflow.parameters.job-name}}
+              spec:
+                tasks:
+                - template:
+                    spec:
+                      containers:
+                      - image: volcanosh/example-mpi:0.0.3
+                        resources:
+                          limits:
+                            nvidia.com/gpu: 1
+    `);
+    expect(argo.unresolved.map((fact) => [fact.text, fact.reason, fact.fails])).toEqual([
+      [
+        'kind: WorkflowTemplate',
+        "it asks for NVIDIA GPUs in a manifest written as text inside it (as Argo's resource.manifest is), which is not read",
+        true,
+      ],
+    ]);
+    // A kustomize overlay's patch: the image is in the base it patches.
+    const patch = manifest(codeBlock`
+      apiVersion: apps/v1
+      kind: Deployment
+      spec:
+        template:
+          spec:
+            containers:
+            - name: main
+              resources:
+                limits:
+                  nvidia.com/gpu: 1
+    `);
+    expect(patch.unresolved[0]!.reason).toMatch(/only known in the output of `kustomize build`$/);
+  });
+
   it('never throws and keeps every position inside the file, whatever the text (property)', () => {
     assertProperty(
       fc.property(fc.string({ maxLength: 400 }), fc.integer({ min: 0, max: DEPLOYMENT.length }), (noise, cut) => {

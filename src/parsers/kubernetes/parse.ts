@@ -72,8 +72,18 @@ export function parseKubernetesManifest(path: string, text: string, options: Man
     const gpus = found.filter((container) => container.gpu);
     const placeholders = gpus.filter((container) => container.image.unresolved);
     if (asksForGpus(body) && gpus.length === 0) {
-      // A template that YAML reads (`image: {{ .Values.image }}` is a flow mapping) is still a template.
-      if (body.includes('{{')) templateNotChecked(sink, body, start, text);
+      // A manifest another tool submits, written as text (Argo's `resource.manifest`), asks in that text; a template
+      // that YAML reads (`image: {{ .Values.image }}` is a flow mapping) is still a template.
+      if (gpuRequestInText(doc.contents as Node | null))
+        notChecked(
+          sink,
+          body,
+          start,
+          "it asks for NVIDIA GPUs in a manifest written as text inside it (as Argo's resource.manifest is), which is not read",
+          text,
+          true,
+        );
+      else if (body.includes('{{')) templateNotChecked(sink, body, start, text);
       else notChecked(sink, body, start, `it asks for NVIDIA GPUs, but ${whereTheImageIs(body)}`, text, true);
     } else if (placeholders.length > 0)
       notChecked(
@@ -96,6 +106,15 @@ function withTag(repository: Mapped, tag: string): Mapped {
   return builder.build();
 }
 
+/** Whether a string of the document (not a key or a structure) holds a GPU request: a manifest written as text. */
+function gpuRequestInText(node: Node | null | undefined, depth = 0): boolean {
+  if (!node || depth > MAX_DEPTH) return false;
+  if (isScalar(node)) return typeof node.value === 'string' && node.value.includes('\n') && asksForGpus(node.value);
+  if (isMap(node)) return node.items.some((pair) => gpuRequestInText(pair.value as Node | null, depth + 1));
+  if (isSeq(node)) return node.items.some((item) => gpuRequestInText(item as Node | null, depth + 1));
+  return false;
+}
+
 /** Why a GPU document's image is not in it, as its kind has it (kinds.ts). */
 function whereTheImageIs(body: string): string {
   const kind = /^kind:[ \t]*["']?(\w+)/m.exec(body)?.[1];
@@ -103,6 +122,10 @@ function whereTheImageIs(body: string): string {
     return 'its image is that of the serving runtime its model names (a ServingRuntime or ClusterServingRuntime), not in this document';
   if (kind === 'TrainJob')
     return 'its image is that of the training runtime it names (runtimeRef), not in this document';
+  if (!/^[ \t-]*image[ \t]*:/m.test(body))
+    return 'no container of it names an image (a patch that kustomize merges into a base writes only what it changes), so what runs on them is only known in the output of `kustomize build`';
+  if (/^[ \t-]*image[ \t]*:[ \t]*(?:null|~)?[ \t]*(?:#.*)?$/m.test(body))
+    return 'a container of it names no image (`image:` is empty or null), so what runs on them is not known';
   return `no container that gets them is where the gate looks for the containers of ${kind ? `kind ${kind}` : 'this document'}`;
 }
 
@@ -137,7 +160,8 @@ const TEMPLATE_BLOCK = /\{\{-?\s*(?:include|template|toYaml|tpl)\b|\|\s*(?:n?ind
  */
 function asksForGpus(body: string): boolean {
   return (
-    /^[ \t-]*["']?nvidia\.com\/(?:gpu|mig-[\w.-]+)["']?[ \t]*:/m.test(body) ||
+    // A count of zero asks for none (`nvidia.com/gpu: 0`).
+    /^[ \t-]*["']?nvidia\.com\/(?:gpu|mig-[\w.-]+)["']?[ \t]*:(?![ \t]*["']?0+["']?[ \t]*(?:#.*)?$)/m.test(body) ||
     /^[ \t-]*(?!key[ \t]*:)[\w.-]+[ \t]*:[ \t]*["']?nvidia\.com\/(?:gpu|mig-[\w.-]+)["']?[ \t]*(?:#.*)?$/m.test(body)
   );
 }
