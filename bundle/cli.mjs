@@ -36518,13 +36518,16 @@ function isLocalProject(text2) {
   return /[/\\]/.test(head2) && !/[<>=!~@:]/.test(head2);
 }
 function isArchivePath(text2) {
-  return text2.includes(".") && !text2.includes("@") && ARCHIVE.test(text2.split(";")[0].trim());
+  return text2.includes(".") && !text2.includes("@") && ARCHIVE.test(withoutExtras(text2.split(";")[0].trim()));
+}
+function withoutExtras(path) {
+  return path.endsWith("]") && path.includes("[") ? path.slice(0, path.lastIndexOf("[")) : path;
 }
 var LOCAL_HINT = /^\s*[.~]|[/\\:]/;
 function parsePythonRequirement(m) {
   const text2 = m.text;
   const whole = m.site(0, text2.length);
-  if ((text2.includes(":") || text2.includes("+")) && URL_SCHEME.test(text2) || WHEEL.test(text2) && endsInWheel(text2.split(";")[0].trim()) || isArchivePath(text2))
+  if ((text2.includes(":") || text2.includes("+")) && URL_SCHEME.test(text2) || WHEEL.test(text2) && endsInWheel(withoutExtras(text2.split(";")[0].trim())) || isArchivePath(text2))
     return parseBareUrl(m, NAMED_URL.exec(text2) ?? void 0);
   const nameLength = nameAt(text2);
   if (nameLength === 0)
@@ -36654,7 +36657,9 @@ function parseBareUrl(m, named) {
   const text2 = m.text;
   const from = named ? named[0].length : 0;
   const semi = text2.indexOf(";", from);
-  const urlText = (semi >= 0 ? text2.slice(from, semi) : text2.slice(from)).trim();
+  const written2 = (semi >= 0 ? text2.slice(from, semi) : text2.slice(from)).trim();
+  const pathExtras = !named && !URL_SCHEME.test(written2) ? /\[([^\]]*)\]$/.exec(written2) : null;
+  const urlText = pathExtras ? written2.slice(0, pathExtras.index) : written2;
   const markers = semi >= 0 ? text2.slice(semi + 1).trim() : void 0;
   const urlStart = text2.indexOf(urlText, from);
   const urlEnd = urlStart + urlText.length;
@@ -36681,7 +36686,7 @@ function parseBareUrl(m, named) {
       nameSpan: named ? m.site(named.index + named[0].indexOf(named[1]), named[0].indexOf(named[1]) + named[1].length) : span,
       span,
       via,
-      extras: named?.[2] ? named[2].split(",").flatMap((extra) => extra.trim() ? [extra.trim()] : []) : [],
+      extras: named?.[2] ?? pathExtras?.[1] ? (named?.[2] ?? pathExtras[1]).split(",").flatMap((extra) => extra.trim() ? [extra.trim()] : []) : [],
       specifier: "",
       specifierSpan: { start: span.end, end: span.end },
       clauses: [],

@@ -132,7 +132,12 @@ export function isLocalProject(text: string): boolean {
  * makes it a `name @ url` requirement. (Wheels are read by the wheel test.)
  */
 function isArchivePath(text: string): boolean {
-  return text.includes('.') && !text.includes('@') && ARCHIVE.test(text.split(';')[0]!.trim());
+  return text.includes('.') && !text.includes('@') && ARCHIVE.test(withoutExtras(text.split(';')[0]!.trim()));
+}
+
+/** A local path without the extras pip strips from it (`./pkg-1.0-py3-none-any.whl[all]`; pip's `_strip_extras`). */
+function withoutExtras(path: string): string {
+  return path.endsWith(']') && path.includes('[') ? path.slice(0, path.lastIndexOf('[')) : path;
 }
 
 /** Characters without which a requirement cannot be a local path (a leading `.` is checked by the pattern too). */
@@ -148,7 +153,7 @@ export function parsePythonRequirement(m: Mapped): RequirementResult {
   // Every URL scheme form has a ":" or a "+", and a wheel a ".": most requirements need neither test.
   if (
     ((text.includes(':') || text.includes('+')) && URL_SCHEME.test(text)) ||
-    (WHEEL.test(text) && endsInWheel(text.split(';')[0]!.trim())) ||
+    (WHEEL.test(text) && endsInWheel(withoutExtras(text.split(';')[0]!.trim()))) ||
     isArchivePath(text)
   )
     return parseBareUrl(m, NAMED_URL.exec(text) ?? undefined);
@@ -299,7 +304,10 @@ function parseBareUrl(m: Mapped, named?: RegExpExecArray): RequirementResult {
   const text = m.text;
   const from = named ? named[0].length : 0;
   const semi = text.indexOf(';', from);
-  const urlText = (semi >= 0 ? text.slice(from, semi) : text.slice(from)).trim();
+  const written = (semi >= 0 ? text.slice(from, semi) : text.slice(from)).trim();
+  // A local path may carry extras (`./pkg.whl[all]`), which pip strips from it; a URL's `[` is part of it.
+  const pathExtras = !named && !URL_SCHEME.test(written) ? /\[([^\]]*)\]$/.exec(written) : null;
+  const urlText = pathExtras ? written.slice(0, pathExtras.index) : written;
   const markers = semi >= 0 ? text.slice(semi + 1).trim() : undefined;
   const urlStart = text.indexOf(urlText, from);
   const urlEnd = urlStart + urlText.length;
@@ -332,7 +340,10 @@ function parseBareUrl(m: Mapped, named?: RegExpExecArray): RequirementResult {
         : span,
       span,
       via,
-      extras: named?.[2] ? named[2].split(',').flatMap((extra) => (extra.trim() ? [extra.trim()] : [])) : [],
+      extras:
+        (named?.[2] ?? pathExtras?.[1])
+          ? (named?.[2] ?? pathExtras![1]!).split(',').flatMap((extra) => (extra.trim() ? [extra.trim()] : []))
+          : [],
       specifier: '',
       specifierSpan: { start: span.end, end: span.end },
       clauses: [],

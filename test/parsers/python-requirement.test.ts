@@ -122,3 +122,18 @@ describe('exact versions', () => {
     ]);
   });
 });
+
+describe('local files with extras', () => {
+  it('are the file, with the extras pip strips from the path (_strip_extras)', () => {
+    // NVIDIA/DeepLearningExamples PyTorch/Recommendation/DLRM/triton/Dockerfile
+    const file = parseRequirements(
+      'requirements.txt',
+      ['./tritonclient-2.3.0-py3-none-any.whl[all]', 'dist/foo-1.0.tar.gz[a, b]', ''].join('\n'),
+    );
+    expect(file.problems).toEqual([]);
+    expect(file.packages.map((pkg) => [pkg.name, pkg.exact, pkg.url, pkg.extras])).toEqual([
+      ['tritonclient', '2.3.0', './tritonclient-2.3.0-py3-none-any.whl', ['all']],
+      ['foo', '1.0', 'dist/foo-1.0.tar.gz', ['a', 'b']],
+    ]);
+  });
+});
