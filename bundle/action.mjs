@@ -55038,13 +55038,20 @@ function finishUnit(parts, kb) {
     files.flatMap((file2) => unitPackages(file2))
   );
   const kept = stage !== void 0 ? keptTorch(root, stage, files, unitPackages, invocationOf) : void 0;
+  const pinned = exactPins(files, unitPackages);
   for (const file2 of files) {
     for (const pkg of unitPackages(file2)) {
       const context = file2.contexts[pkg.context];
       const invocation = context ? invocationOf.get(context) : void 0;
       const build = resolveTorchBuild(pkg, invocation?.indexes ?? NO_INDEXES, kb);
       packages.push({ file: file2, pkg, invocation, build });
-      const unpinned = kept?.has(pkg) ? void 0 : (!build ? rangedTorchClaim(file2, pkg, invocation, kb) : void 0) ?? (!build && pkg.name === "torch" ? newestTorchClaim(file2, pkg, invocation ? { indexes: invocation.indexes } : void 0, surroundings(), kb) : void 0) ?? (pkg.ecosystem === "apt" ? newestToolkitClaim(file2, pkg, surroundings(), kb) : void 0);
+      const unpinned = kept?.has(pkg) || !pkg.exact && pkg.ecosystem === "pip" && !replacesInstalled(context, invocation) && pinnedWithin(pinned, pkg) ? void 0 : (!build ? rangedTorchClaim(file2, pkg, invocation, kb) : void 0) ?? (!build && pkg.name === "torch" ? newestTorchClaim(
+        file2,
+        pkg,
+        invocation ? { indexes: invocation.indexes } : void 0,
+        surroundings(),
+        kb
+      ) : void 0) ?? (pkg.ecosystem === "apt" ? newestToolkitClaim(file2, pkg, surroundings(), kb) : void 0);
       if (unpinned) implied.push(unpinned);
       if (build?.cuda && !pkg.localLabel && !pkg.url) {
         implied.push(
@@ -55113,6 +55120,27 @@ function keptTorch(root, stage, files, packagesOf, invocationOf) {
     if (unpinnedBefore >= 0 || memo2.admits || firstUnread < start) kept.add(later.pkg);
   }
   return kept;
+}
+function exactPins(files, packagesOf) {
+  const pins = /* @__PURE__ */ new Map();
+  for (const file2 of files)
+    for (const pkg of packagesOf(file2)) {
+      if (pkg.ecosystem !== "pip" || !pkg.exact || pkg.url) continue;
+      const versions = pins.get(pkg.name);
+      if (!versions) pins.set(pkg.name, [pkg.exact]);
+      else if (versions.length <= MAX_PINS && !versions.includes(pkg.exact)) versions.push(pkg.exact);
+    }
+  return pins;
+}
+function replacesInstalled(context, invocation) {
+  return !!context?.replacesInstalled || !!invocation?.members.some((member) => member.context.replacesInstalled);
+}
+var MAX_PINS = 16;
+function pinnedWithin(pins, pkg) {
+  const versions = pins.get(pkg.name);
+  if (!versions) return false;
+  if (pkg.specifier === "" || versions.length > MAX_PINS) return true;
+  return versions.some((version2) => admits(pkg.specifier, version2));
 }
 var contextsByStage = /* @__PURE__ */ new WeakMap();
 function stageContexts(root, stage) {

@@ -472,6 +472,7 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
       files.flatMap((file) => unitPackages(file)),
     ));
   const kept = stage !== undefined ? keptTorch(root, stage, files, unitPackages, invocationOf) : undefined;
+  const pinned = exactPins(files, unitPackages);
   for (const file of files) {
     for (const pkg of unitPackages(file)) {
       const context = file.contexts[pkg.context];
@@ -481,13 +482,23 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
       // What a range (or no version) installs: every release it admits has one CUDA major on PyPI, or else the
       // newest it admits, for each Python the image may run, does; `apt-get install cuda-toolkit`: the newest CUDA.
       // Not where an earlier command of the stage installed a torch that pip may keep (kept).
-      const unpinned = kept?.has(pkg)
-        ? undefined
-        : ((!build ? rangedTorchClaim(file, pkg, invocation, kb) : undefined) ??
-          (!build && pkg.name === 'torch'
-            ? newestTorchClaim(file, pkg, invocation ? { indexes: invocation.indexes } : undefined, surroundings(), kb)
-            : undefined) ??
-          (pkg.ecosystem === 'apt' ? newestToolkitClaim(file, pkg, surroundings(), kb) : undefined));
+      // Nor where the unit pins the package to a version the range admits (an extra's `torch==2.7.1` beside the
+      // project's `torch>=1.13.1`, a constraints file's pin): pip resolves them to one version, that one.
+      const unpinned =
+        kept?.has(pkg) ||
+        (!pkg.exact && pkg.ecosystem === 'pip' && !replacesInstalled(context, invocation) && pinnedWithin(pinned, pkg))
+          ? undefined
+          : ((!build ? rangedTorchClaim(file, pkg, invocation, kb) : undefined) ??
+            (!build && pkg.name === 'torch'
+              ? newestTorchClaim(
+                  file,
+                  pkg,
+                  invocation ? { indexes: invocation.indexes } : undefined,
+                  surroundings(),
+                  kb,
+                )
+              : undefined) ??
+            (pkg.ecosystem === 'apt' ? newestToolkitClaim(file, pkg, surroundings(), kb) : undefined));
       if (unpinned) implied.push(unpinned);
       if (build?.cuda && !pkg.localLabel && !pkg.url) {
         implied.push(
@@ -580,6 +591,38 @@ function keptTorch(
     if (unpinnedBefore >= 0 || memo.admits || firstUnread < start) kept.add(later.pkg);
   }
   return kept;
+}
+
+/** The exact versions a unit pins each pip package to (distinct, a few at most per name in real files). */
+function exactPins(
+  files: readonly ParsedFile[],
+  packagesOf: (file: ParsedFile) => readonly PackageFact[],
+): ReadonlyMap<string, readonly string[]> {
+  const pins = new Map<string, string[]>();
+  for (const file of files)
+    for (const pkg of packagesOf(file)) {
+      if (pkg.ecosystem !== 'pip' || !pkg.exact || pkg.url) continue;
+      const versions = pins.get(pkg.name);
+      if (!versions) pins.set(pkg.name, [pkg.exact]);
+      else if (versions.length <= MAX_PINS && !versions.includes(pkg.exact)) versions.push(pkg.exact);
+    }
+  return pins;
+}
+
+/** Whether the command a package is installed by replaces what is installed (`pip install -U`): it takes the newest. */
+function replacesInstalled(context: InstallContext | undefined, invocation: Invocation | undefined): boolean {
+  return !!context?.replacesInstalled || !!invocation?.members.some((member) => member.context.replacesInstalled);
+}
+
+/** Past this many distinct pins of one package, a range is taken to admit one of them (nothing is claimed). */
+const MAX_PINS = 16;
+
+/** Whether a range (or no version) of a package is met by an exact pin of it in the same unit. */
+function pinnedWithin(pins: ReadonlyMap<string, readonly string[]>, pkg: PackageFact): boolean {
+  const versions = pins.get(pkg.name);
+  if (!versions) return false;
+  if (pkg.specifier === '' || versions.length > MAX_PINS) return true;
+  return versions.some((version) => admits(pkg.specifier, version));
 }
 
 /** A Dockerfile's install contexts by stage, worked out once per file (a stage's unit asks for its own). */
