@@ -42994,6 +42994,14 @@ var PipEnv = class {
         { kind: "index-url", url: `https://download.pytorch.org/whl/${value}`, urlSpan: valueSpan, span }
       ]);
   }
+  /**
+   * A RUN that writes a pip configuration file (`printf '[global]\\n…' > /etc/pip.conf`, `… | tee ~/.pip/pip.conf`):
+   * from then on pip reads indexes this check does not see.
+   */
+  noteScript(script) {
+    const written2 = PIP_CONFIG_WRITE.exec(script)?.[1];
+    if (written2) this.hidden = `a RUN writes a pip configuration file (${written2}), which this check cannot read`;
+  }
   /** A COPY of a pip configuration file into the image. */
   noteCopy(copy) {
     if (!copy) return;
@@ -43050,7 +43058,15 @@ var PipEnv = class {
         sink.addIndex(context, fact);
       }
     }
-    if (this.hidden) context.hiddenIndexes = this.hidden;
+    if (this.hidden) {
+      context.hiddenIndexes = this.hidden;
+      if (!context.indexes.some((index) => index.kind === "index-url"))
+        sink.unresolved.push({
+          span: context.span,
+          text: `which builds this ${tool === "uv" ? "uv pip install" : "pip install"} takes`,
+          reason: this.hidden
+        });
+    }
     if (tool !== "uv") return;
     const noted = /* @__PURE__ */ new Set();
     for (const settings of this.settings.pip.values())
@@ -43063,6 +43079,7 @@ var PipEnv = class {
       sink.options.push({ name: "torch-backend-auto", span: this.autoBackend, context: context.id });
   }
 };
+var PIP_CONFIG_WRITE = /(?:>>?|\btee\s+(?:-a\s+)?)\s*["']?([^\s"';&|<>]*pip\.(?:conf|ini))\b/;
 
 // src/parsers/shell-eval.ts
 var MAX_STAGES = 8;
@@ -44727,6 +44744,7 @@ function recordRun({ sink, source, escape }, span, stage, resolve6, pip) {
     scripts = [joinContinuations(source, keywordEnd, span.end, escape)];
   }
   for (const script of scripts) {
+    if (script.text.includes("pip.")) pip?.noteScript(script.text);
     const { commands, inBlock } = readCommands(script, resolve6);
     for (const [k, command] of commands.entries()) {
       const words = command[0]?.text.startsWith("--") && command === commands[0] && script === scripts[0] && !heredoc ? dropRunFlags(command) : command;
@@ -55043,9 +55061,11 @@ function finishUnit(parts, kb) {
     for (const pkg of unitPackages(file2)) {
       const context = file2.contexts[pkg.context];
       const invocation = context ? invocationOf.get(context) : void 0;
-      const build = resolveTorchBuild(pkg, invocation?.indexes ?? NO_INDEXES, kb);
+      const hidden = invocation?.members.some((member) => member.context.hiddenIndexes) ?? false;
+      const resolved = resolveTorchBuild(pkg, invocation?.indexes ?? NO_INDEXES, kb);
+      const build = hidden && resolved && !INDEPENDENT.has(resolved.source) ? void 0 : resolved;
       packages.push({ file: file2, pkg, invocation, build });
-      const unpinned = kept?.has(pkg) || !pkg.exact && pkg.ecosystem === "pip" && !replacesInstalled(context, invocation) && pinnedWithin(pinned, pkg) ? void 0 : (!build ? rangedTorchClaim(file2, pkg, invocation, kb) : void 0) ?? (!build && pkg.name === "torch" ? newestTorchClaim(
+      const unpinned = hidden || kept?.has(pkg) || !pkg.exact && pkg.ecosystem === "pip" && !replacesInstalled(context, invocation) && pinnedWithin(pinned, pkg) ? void 0 : (!build ? rangedTorchClaim(file2, pkg, invocation, kb) : void 0) ?? (!build && pkg.name === "torch" ? newestTorchClaim(
         file2,
         pkg,
         invocation ? { indexes: invocation.indexes } : void 0,
@@ -55121,6 +55141,7 @@ function keptTorch(root, stage, files, packagesOf, invocationOf) {
   }
   return kept;
 }
+var INDEPENDENT = /* @__PURE__ */ new Set(["local-label", "url", "index-url", "find-links"]);
 function exactPins(files, packagesOf) {
   const pins = /* @__PURE__ */ new Map();
   for (const file2 of files)

@@ -477,7 +477,12 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
     for (const pkg of unitPackages(file)) {
       const context = file.contexts[pkg.context];
       const invocation = context ? invocationOf.get(context) : undefined;
-      const build = resolveTorchBuild(pkg, invocation?.indexes ?? NO_INDEXES, kb);
+      // Where pip reads a configuration file the gate cannot (`COPY pip.conf /etc/pip.conf`, PIP_CONFIG_FILE), which
+      // index serves a requirement is not known: only a build its own name or URL gives, or a --index-url written
+      // on the command (which replaces the file's), is.
+      const hidden = invocation?.members.some((member) => member.context.hiddenIndexes) ?? false;
+      const resolved = resolveTorchBuild(pkg, invocation?.indexes ?? NO_INDEXES, kb);
+      const build = hidden && resolved && !INDEPENDENT.has(resolved.source) ? undefined : resolved;
       packages.push({ file, pkg, invocation, build });
       // What a range (or no version) installs: every release it admits has one CUDA major on PyPI, or else the
       // newest it admits, for each Python the image may run, does; `apt-get install cuda-toolkit`: the newest CUDA.
@@ -485,6 +490,7 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
       // Nor where the unit pins the package to a version the range admits (an extra's `torch==2.7.1` beside the
       // project's `torch>=1.13.1`, a constraints file's pin): pip resolves them to one version, that one.
       const unpinned =
+        hidden ||
         kept?.has(pkg) ||
         (!pkg.exact && pkg.ecosystem === 'pip' && !replacesInstalled(context, invocation) && pinnedWithin(pinned, pkg))
           ? undefined
@@ -592,6 +598,9 @@ function keptTorch(
   }
   return kept;
 }
+
+/** Where a build comes from whatever index a hidden pip configuration names. */
+const INDEPENDENT: ReadonlySet<string> = new Set(['local-label', 'url', 'index-url', 'find-links']);
 
 /** The exact versions a unit pins each pip package to (distinct, a few at most per name in real files). */
 function exactPins(

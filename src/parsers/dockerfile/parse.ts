@@ -374,6 +374,7 @@ function recordRun(
     scripts = [joinContinuations(source, keywordEnd, span.end, escape)];
   }
   for (const script of scripts) {
+    if (script.text.includes('pip.')) pip?.noteScript(script.text);
     const { commands, inBlock } = readCommands(script, resolve);
     for (const [k, command] of commands.entries()) {
       // RUN flags (--mount=…, --network=…) precede the command.

@@ -88,6 +88,15 @@ export class PipEnv {
       ]);
   }
 
+  /**
+   * A RUN that writes a pip configuration file (`printf '[global]\\n…' > /etc/pip.conf`, `… | tee ~/.pip/pip.conf`):
+   * from then on pip reads indexes this check does not see.
+   */
+  noteScript(script: string): void {
+    const written = PIP_CONFIG_WRITE.exec(script)?.[1];
+    if (written) this.hidden = `a RUN writes a pip configuration file (${written}), which this check cannot read`;
+  }
+
   /** A COPY of a pip configuration file into the image. */
   noteCopy(copy: CopyFact | undefined): void {
     if (!copy) return;
@@ -149,7 +158,16 @@ export class PipEnv {
         sink.addIndex(context, fact);
       }
     }
-    if (this.hidden) (context as { hiddenIndexes?: string }).hiddenIndexes = this.hidden;
+    if (this.hidden) {
+      (context as { hiddenIndexes?: string }).hiddenIndexes = this.hidden;
+      // Said, not silent: which index serves what this command installs is not known (unless it names its own).
+      if (!context.indexes.some((index) => index.kind === 'index-url'))
+        sink.unresolved.push({
+          span: context.span,
+          text: `which builds this ${tool === 'uv' ? 'uv pip install' : 'pip install'} takes`,
+          reason: this.hidden,
+        });
+    }
     // uv reads none of pip's variables (docs.astral.sh/uv/reference/environment/): a PIP_INDEX_URL set for a
     // uv command is dead configuration. Noted on the uv context; index-url reports it unless pip uses it too.
     if (tool !== 'uv') return;
@@ -170,3 +188,6 @@ export class PipEnv {
       sink.options.push({ name: 'torch-backend-auto', span: this.autoBackend, context: context.id });
   }
 }
+
+/** A redirection or `tee` into a pip configuration file (pip.conf, pip.ini), and its path. */
+const PIP_CONFIG_WRITE = /(?:>>?|\btee\s+(?:-a\s+)?)\s*["']?([^\s"';&|<>]*pip\.(?:conf|ini))\b/;
