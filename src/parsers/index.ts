@@ -74,8 +74,14 @@ export function kindByContent(path: string, text: string): FileKind | undefined 
 
 /** A conda environment file: a top-level `dependencies:` list, with `name:` or `channels:` beside it. */
 export function looksLikeConda(text: string): boolean {
-  return /^dependencies\s*:/m.test(text) && /^(?:name|channels|prefix)\s*:/m.test(text);
+  return DEPENDENCY_LIST.test(text) && /^(?:name|channels|prefix)\s*:/m.test(text);
 }
+
+/**
+ * A top-level `dependencies:` whose value is a list (`- numpy` on the lines after it, or `[…]`), as a conda
+ * environment's is: RAPIDS' dependencies.yaml and Flutter's pubspec.yaml hold a mapping there.
+ */
+const DEPENDENCY_LIST = /^dependencies[ \t]*:[ \t]*(?:\[|(?:#.*)?\r?\n(?:[ \t]*(?:#.*)?\r?\n)*[ \t]*-(?:[ \t]|$))/m;
 
 /**
  * The kind of a file from its content, for files named on the command line whose name does not say: a
@@ -91,7 +97,7 @@ export function sniffKind(text: string): FileKind | undefined {
   if (lines.length === 0) return undefined;
   if (/^(?:FROM|ARG)\s+\S/i.test(lines[0]!)) return 'dockerfile';
   if (looksLikeManifest(text)) return 'kubernetes';
-  if (looksLikeConda(text) || /^dependencies\s*:/m.test(text)) return 'conda';
+  if (looksLikeConda(text) || DEPENDENCY_LIST.test(text)) return 'conda';
   const requirement =
     /^(?:-[-a-zA-Z]|[A-Za-z0-9][A-Za-z0-9._-]*\s*(?:\[[^\]]*\])?\s*(?:[<>=!~]=?|===|;|@|$)|(?:git|hg|svn|bzr)\+|https?:\/\/|\.{1,2}\/)/;
   return lines.every((line) => requirement.test(line)) ? 'requirements' : undefined;

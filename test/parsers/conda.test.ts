@@ -1,6 +1,7 @@
 /** The conda environment parser on small inline inputs: channels, specs, build strings and the pip list. */
 import { describe, expect, it } from 'vitest';
 import { parseCondaEnvironment } from '../../src/parsers/conda/parse.js';
+import { looksLikeConda, sniffKind } from '../../src/parsers/index.js';
 import { growth } from '../support/growth.js';
 import { codeBlock } from '../support/code-block.js';
 import { text } from '../support/positions.js';
@@ -79,5 +80,22 @@ describe('conda parser', () => {
     };
     expect(parseCondaEnvironment('environment.yml', bomb(4)).packages).toEqual([]);
     expect(await growth((levels) => parseCondaEnvironment('environment.yml', bomb(levels)), 4, 6)).toBeLessThan(8);
+  });
+});
+
+describe('telling a conda environment by its content', () => {
+  it('needs a list under dependencies: (RAPIDS dependencies.yaml and Flutter pubspec.yaml hold a mapping there)', () => {
+    expect(sniffKind('name: env\nchannels:\n  - conda-forge\ndependencies:\n  - python=3.11\n')).toBe('conda');
+    expect(sniffKind('dependencies:\n# the GPU stack\n\n- pytorch\n')).toBe('conda');
+    expect(sniffKind('name: x\ndependencies: [python=3.11, numpy]\n')).toBe('conda');
+    expect(
+      looksLikeConda(
+        'channels:\n  - rapidsai\ndependencies:\n  build_python:\n    common:\n      - output_types: conda\n',
+      ),
+    ).toBe(false);
+    expect(
+      sniffKind('channels:\n  - rapidsai\ndependencies:\n  build_python:\n    common:\n      - output_types: conda\n'),
+    ).toBe(undefined);
+    expect(sniffKind('name: my_app\ndependencies:\n  flutter:\n    sdk: flutter\n')).toBe(undefined);
   });
 });
