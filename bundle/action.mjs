@@ -53905,7 +53905,10 @@ function pytorchSpec(pytorch, kb) {
   const ranged = versions.length > 1 || versions[0] !== pytorch.pkg.exact;
   const version2 = ranged ? pytorch.pkg.specifier.trim().replace(/^=(?!=)/, "") : versions[0];
   const spec2 = describePackage(pytorch.pkg);
-  const channel = pytorch.pkg.channel ?? (pytorch.file.contexts[pytorch.pkg.context]?.channels.includes("conda-forge") ? void 0 : pytorch.file.contexts[pytorch.pkg.context]?.channels.includes("pytorch") ? "pytorch" : void 0);
+  const channels = pytorch.file.contexts[pytorch.pkg.context]?.channels ?? [];
+  const forge = channels.includes("conda-forge");
+  const pytorchChannel = channels.includes("pytorch");
+  const channel = pytorch.pkg.channel ?? (forge && !pytorchChannel ? "conda-forge" : pytorchChannel && !forge ? "pytorch" : void 0);
   const last2 = kb.pytorchChannel().lastVersion;
   return { candidates, versions, ranged, version: version2, spec: spec2, channel, last: last2 };
 }

@@ -396,13 +396,14 @@ function pytorchSpec(pytorch: UnitPackage, kb: KnowledgeBase): PytorchSpec | und
   // As "pytorch {{version}}" reads: `1.10`, `>=1.10,<1.11`; the range messages name the whole spec.
   const version = ranged ? pytorch.pkg.specifier.trim().replace(/^=(?!=)/, '') : versions[0]!;
   const spec = describePackage(pytorch.pkg);
+  // The channel it comes from: the only one of the two listed. With both, the solver's channel priority decides
+  // (and may change); with neither, `defaults`.
+  const channels = pytorch.file.contexts[pytorch.pkg.context]?.channels ?? [];
+  const forge = channels.includes('conda-forge');
+  const pytorchChannel = channels.includes('pytorch');
   const channel =
     pytorch.pkg.channel ??
-    (pytorch.file.contexts[pytorch.pkg.context]?.channels.includes('conda-forge')
-      ? undefined
-      : pytorch.file.contexts[pytorch.pkg.context]?.channels.includes('pytorch')
-        ? 'pytorch'
-        : undefined);
+    (forge && !pytorchChannel ? 'conda-forge' : pytorchChannel && !forge ? 'pytorch' : undefined);
   const last = kb.pytorchChannel().lastVersion;
   return { candidates, versions, ranged, version, spec, channel, last };
 }
