@@ -56984,10 +56984,21 @@ function readRegularInside(realRoot, root, path, maxBytes2, plain2 = false) {
   } finally {
     if (fd !== void 0) closeSync(fd);
   }
-  if (buffer.includes(0)) return { reason: "is binary" };
+  if (buffer.includes(0)) return utf16Text(buffer) ?? { reason: "is binary" };
   return decoder.decode(buffer);
 }
 var decoder = new TextDecoder("utf-8", { fatal: false });
+function utf16Text(buffer) {
+  const encoding = utf16Encoding(buffer);
+  if (!encoding || buffer.length % 2 !== 0) return void 0;
+  const text2 = new TextDecoder(encoding, { fatal: false }).decode(buffer);
+  return text2.includes("\0") ? void 0 : text2;
+}
+function utf16Encoding(bytes) {
+  if (bytes[0] === 255 && bytes[1] === 254) return "utf-16le";
+  if (bytes[0] === 254 && bytes[1] === 255) return "utf-16be";
+  return void 0;
+}
 function readAll(fd, size, maxBytes2 = Number.POSITIVE_INFINITY) {
   const first = Buffer.allocUnsafe(Math.max(size, 1));
   let filled = 0;
@@ -58807,9 +58818,20 @@ function ruleDocs() {
   }
   return docs;
 }
+function writeLike(path, text2) {
+  let head2 = new Uint8Array(0);
+  try {
+    head2 = readFileSync5(path).subarray(0, 2);
+  } catch {
+  }
+  const encoding = utf16Encoding(head2);
+  if (!encoding) return writeFileSync3(path, text2);
+  const bytes = Buffer.from(`\uFEFF${text2}`, "utf16le");
+  writeFileSync3(path, encoding === "utf-16be" ? bytes.swap16() : bytes);
+}
 function applySafeFixes(cwd, sources, report) {
   const commit = safeFixContents(report, new Map(sources.map((source) => [source.path, source.text])));
-  for (const file2 of commit.files) writeFileSync3(resolve4(cwd, file2.path), file2.contents);
+  for (const file2 of commit.files) writeLike(resolve4(cwd, file2.path), file2.contents);
   return commit.titles.length;
 }
 function planCommand(args, io) {
@@ -58841,7 +58863,7 @@ function planCommand(args, io) {
     const edits = result2.steps.flatMap((step) => step.edits ?? []);
     for (const file2 of loaded.files) {
       const own2 = edits.filter((edit) => edit.path === file2.path);
-      if (own2.length > 0) writeFileSync3(resolve4(io.cwd, file2.path), applyEdits(file2.source.text, own2));
+      if (own2.length > 0) writeLike(resolve4(io.cwd, file2.path), applyEdits(file2.source.text, own2));
     }
     io.err(`cuda-gatekeeper: applied ${edits.length} edits
 `);

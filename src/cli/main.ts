@@ -43,6 +43,7 @@ import {
   NO_LISTING,
   readRegularInside,
   toRepoPath,
+  utf16Encoding,
   walk,
   type Loaded,
   type Skipped,
@@ -995,10 +996,24 @@ export function ruleDocs(): Map<string, string> {
   return docs;
 }
 
+/** A file's new text, written in the encoding the file has: UTF-16 where it starts with that byte-order mark. */
+function writeLike(path: string, text: string): void {
+  let head = new Uint8Array(0);
+  try {
+    head = readFileSync(path).subarray(0, 2);
+  } catch {
+    // A file that is not there (yet) is written as UTF-8.
+  }
+  const encoding = utf16Encoding(head);
+  if (!encoding) return writeFileSync(path, text);
+  const bytes = Buffer.from(`\uFEFF${text}`, 'utf16le');
+  writeFileSync(path, encoding === 'utf-16be' ? bytes.swap16() : bytes);
+}
+
 /** Apply every safe fix once (the same contents the App would commit); returns how many fixes were applied. */
 function applySafeFixes(cwd: string, sources: readonly SourceFile[], report: Report): number {
   const commit = safeFixContents(report, new Map(sources.map((source) => [source.path, source.text])));
-  for (const file of commit.files) writeFileSync(resolve(cwd, file.path), file.contents);
+  for (const file of commit.files) writeLike(resolve(cwd, file.path), file.contents);
   return commit.titles.length;
 }
 
@@ -1030,7 +1045,7 @@ function planCommand(args: readonly string[], io: Io): number {
     const edits = result.steps.flatMap((step) => step.edits ?? []);
     for (const file of loaded.files) {
       const own = edits.filter((edit) => edit.path === file.path);
-      if (own.length > 0) writeFileSync(resolve(io.cwd, file.path), applyEdits(file.source.text, own));
+      if (own.length > 0) writeLike(resolve(io.cwd, file.path), applyEdits(file.source.text, own));
     }
     io.err(`cuda-gatekeeper: applied ${edits.length} edits\n`);
   }

@@ -31,7 +31,7 @@ vi.mock('node:fs', async (importOriginal) => {
   return { ...fs, default: { ...fs, readdirSync }, readdirSync };
 });
 
-const { diskReader, listedFile, walk } = await import('../../src/cli/discover.js');
+const { diskReader, listedFile, utf16Text, walk } = await import('../../src/cli/discover.js');
 
 afterEach(() => {
   listing.untyped = false;
@@ -127,5 +127,22 @@ describe('walking a checkout', () => {
       'API/Extra.txt',
     ])
       expect(reader.isFile(path), path).toBe(disk.isFile(path));
+  });
+});
+
+describe('reading a UTF-16 file', () => {
+  it('decodes it by its byte-order mark, as pip does; other bytes with zeros stay binary', () => {
+    const text = 'torch==2.6.0+cu118\r\nnumpy\r\n';
+    const le = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')]);
+    expect(utf16Text(le)).toBe(text);
+    expect(utf16Text(Buffer.from(le).swap16())).toBe(text);
+    expect(utf16Text(Buffer.from([0x50, 0x4b, 0x03, 0x04, 0x00, 0x00]))).toBeUndefined();
+    expect(utf16Text(Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('a\0b', 'utf16le')]))).toBeUndefined();
+    const root = mkdtempSync(join(tmpdir(), 'cgk-utf16-'));
+    writeFileSync(join(root, 'requirements.txt'), le);
+    const skipped: { path: string; reason: string }[] = [];
+    const read = diskReader(root, skipped, walk(root, ['.'])).read('requirements.txt', 'requirements');
+    expect(skipped).toEqual([]);
+    expect(read?.text).toBe(text);
   });
 });
