@@ -47401,6 +47401,26 @@ function otherSource(unit, claim2) {
     (index) => (index.kind === "extra-index-url" || index.kind === "index-url" || index.kind === "find-links") && !isPytorchIndex(index.url) && !isPypiIndex(index.url)
   );
 }
+var CUDA_ON_PYTORCH_INDEX = /* @__PURE__ */ new Set([
+  ...TORCH_FAMILY,
+  "xformers",
+  "torchrec",
+  "fbgemm-gpu",
+  "torch-tensorrt",
+  "torchao",
+  "torchcodec"
+]);
+function unusedIndex(unit, claim2) {
+  const index = claim2.index;
+  if (claim2.kind !== "index" || !index || !isPytorchIndex(index.url)) return false;
+  const served = unit.packages.filter(({ invocation: invocation2 }) => invocation2?.indexes.includes(index));
+  const invocation = unit.invocations.find((candidate) => candidate.indexes.includes(index));
+  if (!invocation) return false;
+  const unread = invocation.members.some(
+    ({ context }) => context.includes.length > 0 && invocation.members.length - 1 < context.includes.length
+  );
+  return !unread && !served.some(({ pkg }) => CUDA_ON_PYTORCH_INDEX.has(pkg.name));
+}
 function reportMismatch(mismatch, kb, report) {
   const { unit, claim: claim2, target, relation, unitFix } = mismatch;
   const expected = claimCuda(target);
@@ -47448,7 +47468,7 @@ function reportMismatch(mismatch, kb, report) {
     },
     file: claim2.file,
     span: claim2.span,
-    severity: relation === "major" || unsolvable ? "error" : "warning",
+    severity: (relation === "major" || unsolvable) && !unusedIndex(unit, claim2) ? "error" : "warning",
     unverified: isUnverified(claim2.record) || isUnverified(target.record),
     related: [{ file: target.file, span: target.span, message: `CUDA ${expected} is set here (${unit.label})` }],
     ...fix ? { fix } : {},

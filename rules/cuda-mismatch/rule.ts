@@ -222,6 +222,34 @@ function otherSource(unit: Unit, claim: CudaClaim): IndexFact | undefined {
   );
 }
 
+/** The packages the PyTorch index serves in CUDA builds (the rest of it mirrors PyPI's pure-Python wheels). */
+const CUDA_ON_PYTORCH_INDEX: ReadonlySet<string> = new Set([
+  ...TORCH_FAMILY,
+  'xformers',
+  'torchrec',
+  'fbgemm-gpu',
+  'torch-tensorrt',
+  'torchao',
+  'torchcodec',
+]);
+
+/**
+ * A PyTorch index that nothing of the install takes a CUDA build from (`--extra-index-url …/cu118` above numpy and
+ * requests): it is set up wrong, but no build of the wrong CUDA is installed, so no certain error. Not where the
+ * install reads a file the gate could not (it may install torch).
+ */
+function unusedIndex(unit: Unit, claim: CudaClaim): boolean {
+  const index = claim.index;
+  if (claim.kind !== 'index' || !index || !isPytorchIndex(index.url)) return false;
+  const served = unit.packages.filter(({ invocation }) => invocation?.indexes.includes(index));
+  const invocation = unit.invocations.find((candidate) => candidate.indexes.includes(index));
+  if (!invocation) return false;
+  const unread = invocation.members.some(
+    ({ context }) => context.includes.length > 0 && invocation.members.length - 1 < context.includes.length,
+  );
+  return !unread && !served.some(({ pkg }) => CUDA_ON_PYTORCH_INDEX.has(pkg.name));
+}
+
 /** A claim of a unit that disagrees with the unit's target, how far apart they are, and the unit's safe edits. */
 interface Mismatch {
   readonly unit: Unit;
@@ -293,7 +321,7 @@ function reportMismatch(mismatch: Mismatch, kb: KnowledgeBase, report: Reporter<
     },
     file: claim.file,
     span: claim.span,
-    severity: relation === 'major' || unsolvable ? 'error' : 'warning',
+    severity: (relation === 'major' || unsolvable) && !unusedIndex(unit, claim) ? 'error' : 'warning',
     unverified: isUnverified(claim.record) || isUnverified(target.record),
     related: [{ file: target.file, span: target.span, message: `CUDA ${expected} is set here (${unit.label})` }],
     ...(fix ? { fix } : {}),
