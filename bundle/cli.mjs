@@ -46089,6 +46089,11 @@ function distributionOf(images, kb) {
   }
   return {};
 }
+function unitPythons(around, kb) {
+  const { os, osVersion } = distributionOf(around.images, kb);
+  const base = kb.pythonsFor(os, osVersion);
+  return base.versions.length === 0 && around.pythons.length === 0 ? [] : [.../* @__PURE__ */ new Set([...base.versions, ...around.pythons])];
+}
 function newestTorchClaim(file2, pkg, install, around, kb) {
   if (pkg.ecosystem !== "pip" || pkg.name !== "torch" || pkg.exact || pkg.url || pkg.specifier.includes("+"))
     return void 0;
@@ -46478,8 +46483,18 @@ function finishUnit(parts, kb) {
   );
   const kept = stage !== void 0 ? keptTorch(root, stage, files, unitPackages, invocationOf) : void 0;
   const pinned = exactPins(files, unitPackages);
+  let pythons;
+  let skipped;
   for (const file2 of files) {
     for (const pkg of unitPackages(file2)) {
+      if (pkg.ecosystem === "pip" && pkg.markers?.includes("python_version")) {
+        pythons ??= unitPythons(surroundings(), kb);
+        const markers = pkg.markers;
+        if (pythons.length > 0 && pythons.every((python) => evaluateMarker(markers, { values: { python_version: python } }) === false)) {
+          (skipped ??= /* @__PURE__ */ new Set()).add(pkg);
+          continue;
+        }
+      }
       const context = file2.contexts[pkg.context];
       const invocation = context ? invocationOf.get(context) : void 0;
       const hidden = invocation?.members.some((member) => member.context.hiddenIndexes) ?? false;
@@ -46512,7 +46527,10 @@ function finishUnit(parts, kb) {
       }
     }
   }
-  const claims = [...staticClaims, ...implied];
+  const claims = [
+    ...skipped ? staticClaims.filter((claim2) => !claim2.package || !skipped.has(claim2.package)) : staticClaims,
+    ...implied
+  ];
   const target = chooseTarget(claims);
   return { label, root, stage, files, claims, target, packages, invocations };
 }

@@ -18,7 +18,8 @@ import { DockerfileIndex } from './dockerfile-index.js';
 import { groupBy } from '../util/collections.js';
 import { isPytorchIndex } from './cuda-labels.js';
 import { resolveTorchBuild, type TorchBuild } from './torch-build.js';
-import { newestToolkitClaim, newestTorchClaim, surroundingsOf, type Surroundings } from './unpinned.js';
+import { newestToolkitClaim, newestTorchClaim, surroundingsOf, unitPythons, type Surroundings } from './unpinned.js';
+import { evaluateMarker } from '../parsers/markers.js';
 import { stronglyConnected } from '../util/graph.js';
 
 /** One pip/conda run: a command or file plus the files it pulls in, sharing index options. */
@@ -473,8 +474,23 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
     ));
   const kept = stage !== undefined ? keptTorch(root, stage, files, unitPackages, invocationOf) : undefined;
   const pinned = exactPins(files, unitPackages);
+  let pythons: readonly string[] | undefined;
+  let skipped: Set<PackageFact> | undefined;
   for (const file of files) {
     for (const pkg of unitPackages(file)) {
+      // A requirement whose marker no Python the unit may run satisfies is not installed (`; python_version ==
+      // "3.13"` on Ubuntu 24.04's python3.12): pip skips it.
+      if (pkg.ecosystem === 'pip' && pkg.markers?.includes('python_version')) {
+        pythons ??= unitPythons(surroundings(), kb);
+        const markers = pkg.markers;
+        if (
+          pythons.length > 0 &&
+          pythons.every((python) => evaluateMarker(markers, { values: { python_version: python } }) === false)
+        ) {
+          (skipped ??= new Set()).add(pkg);
+          continue;
+        }
+      }
       const context = file.contexts[pkg.context];
       const invocation = context ? invocationOf.get(context) : undefined;
       // Where pip reads a configuration file the gate cannot (`COPY pip.conf /etc/pip.conf`, PIP_CONFIG_FILE), which
@@ -524,7 +540,10 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
       }
     }
   }
-  const claims = [...staticClaims, ...implied];
+  const claims = [
+    ...(skipped ? staticClaims.filter((claim) => !claim.package || !skipped!.has(claim.package)) : staticClaims),
+    ...implied,
+  ];
   const target = chooseTarget(claims);
   return { label, root, stage, files, claims, target, packages, invocations };
 }

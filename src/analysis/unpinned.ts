@@ -52,6 +52,18 @@ function distributionOf(images: readonly ImageFact[], kb: KnowledgeBase): { os?:
 }
 
 /**
+ * The Pythons a unit may run its pip installs with, where it says: its image's distribution's python3 and the Pythons
+ * it installs explicitly. Empty when nothing says.
+ */
+export function unitPythons(around: Surroundings, kb: KnowledgeBase): readonly string[] {
+  const { os, osVersion } = distributionOf(around.images, kb);
+  const base = kb.pythonsFor(os, osVersion);
+  return base.versions.length === 0 && around.pythons.length === 0
+    ? []
+    : [...new Set([...base.versions, ...around.pythons])];
+}
+
+/**
  * `pip install torch` / `torch>=2.1` from plain PyPI, when the release it takes is the same CUDA major for every
  * Python the image may run: a claim of that major, naming the release (`newest`). Undefined when the install names a
  * PyTorch index or another primary index (their builds decide), or the picks differ.
