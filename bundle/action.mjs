@@ -55088,6 +55088,25 @@ function finishUnit(parts, kb) {
   const pinned = exactPins(files, unitPackages);
   let pythons;
   let skipped;
+  const hiddenByInvocation = /* @__PURE__ */ new Map();
+  const hiddenOf = (invocation) => {
+    let hidden = hiddenByInvocation.get(invocation);
+    if (hidden === void 0)
+      hiddenByInvocation.set(invocation, hidden = invocation.members.some((member) => member.context.hiddenIndexes));
+    return hidden;
+  };
+  const upgradedByInvocation = /* @__PURE__ */ new Map();
+  const upgrades = (context, invocation) => {
+    if (context?.replacesInstalled) return true;
+    if (!invocation) return false;
+    let upgraded = upgradedByInvocation.get(invocation);
+    if (upgraded === void 0)
+      upgradedByInvocation.set(
+        invocation,
+        upgraded = invocation.members.some((member) => member.context.replacesInstalled)
+      );
+    return upgraded;
+  };
   for (const file2 of files) {
     for (const pkg of unitPackages(file2)) {
       if (pkg.ecosystem === "pip" && pkg.markers?.includes("python_version")) {
@@ -55100,11 +55119,11 @@ function finishUnit(parts, kb) {
       }
       const context = file2.contexts[pkg.context];
       const invocation = context ? invocationOf.get(context) : void 0;
-      const hidden = invocation?.members.some((member) => member.context.hiddenIndexes) ?? false;
+      const hidden = invocation ? hiddenOf(invocation) : false;
       const resolved = resolveTorchBuild(pkg, invocation?.indexes ?? NO_INDEXES, kb);
       const build = hidden && resolved && !INDEPENDENT.has(resolved.source) ? void 0 : resolved;
       packages.push({ file: file2, pkg, invocation, build });
-      const unpinned = hidden || kept?.has(pkg) || !pkg.exact && pkg.ecosystem === "pip" && !replacesInstalled(context, invocation) && pinnedWithin(pinned, pkg) ? void 0 : (!build ? rangedTorchClaim(file2, pkg, invocation, kb) : void 0) ?? (!build && pkg.name === "torch" ? newestTorchClaim(
+      const unpinned = hidden || kept?.has(pkg) || !pkg.exact && pkg.ecosystem === "pip" && !upgrades(context, invocation) && pinnedWithin(pinned, pkg) ? void 0 : (!build ? rangedTorchClaim(file2, pkg, invocation, kb) : void 0) ?? (!build && pkg.name === "torch" ? newestTorchClaim(
         file2,
         pkg,
         invocation ? { indexes: invocation.indexes } : void 0,
@@ -55138,11 +55157,15 @@ function finishUnit(parts, kb) {
   return { label, root, stage, files, claims, target, packages, invocations };
 }
 function keptTorch(root, stage, files, packagesOf, invocationOf) {
+  const rootContext = /* @__PURE__ */ new Map();
   const command = (file2, pkg) => {
     const context = file2.contexts[pkg.context];
     if (file2 === root) return context;
     const invocation = context ? invocationOf.get(context) : void 0;
-    return invocation?.members.find((member) => member.file === root)?.context;
+    if (!invocation) return void 0;
+    if (!rootContext.has(invocation))
+      rootContext.set(invocation, invocation.members.find((member) => member.file === root)?.context);
+    return rootContext.get(invocation);
   };
   const installs = [];
   for (const file2 of files)
@@ -55194,9 +55217,6 @@ function exactPins(files, packagesOf) {
       else if (versions.length <= MAX_PINS && !versions.includes(pkg.exact)) versions.push(pkg.exact);
     }
   return pins;
-}
-function replacesInstalled(context, invocation) {
-  return !!context?.replacesInstalled || !!invocation?.members.some((member) => member.context.replacesInstalled);
 }
 var MAX_PINS = 16;
 function pinnedWithin(pins, pkg) {

@@ -222,6 +222,14 @@ describe('hostile inputs stay linear and bounded', () => {
       ],
     ],
     [
+      // A stage whose install reads a chain of requirements files, each pinning torch (units.ts keptTorch, exact pins).
+      'a stage installing a chain of includes',
+      (n: number) => [
+        ['Dockerfile', `${image}\nCOPY r/ r/\nRUN pip install -r r/r0.txt && pip install "torch>=2"\n`],
+        ...Array.from({ length: n }, (_, i) => [`r/r${i}.txt`, `-r r${i + 1}.txt\ntorch==2.6.0\n`] as [string, string]),
+      ],
+    ],
+    [
       'a chain of includes',
       (n: number) => Array.from({ length: n }, (_, i) => [`r/r${i}.txt`, `-r r${i + 1}.txt\ntorch==2.6.0\n`]),
     ],

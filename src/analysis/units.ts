@@ -476,6 +476,26 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
   const pinned = exactPins(files, unitPackages);
   let pythons: readonly string[] | undefined;
   let skipped: Set<PackageFact> | undefined;
+  // Per invocation, once (an invocation of a chain of includes has a member per file, and a package each).
+  const hiddenByInvocation = new Map<Invocation, boolean>();
+  const hiddenOf = (invocation: Invocation): boolean => {
+    let hidden = hiddenByInvocation.get(invocation);
+    if (hidden === undefined)
+      hiddenByInvocation.set(invocation, (hidden = invocation.members.some((member) => member.context.hiddenIndexes)));
+    return hidden;
+  };
+  const upgradedByInvocation = new Map<Invocation, boolean>();
+  const upgrades = (context: InstallContext | undefined, invocation: Invocation | undefined): boolean => {
+    if (context?.replacesInstalled) return true;
+    if (!invocation) return false;
+    let upgraded = upgradedByInvocation.get(invocation);
+    if (upgraded === undefined)
+      upgradedByInvocation.set(
+        invocation,
+        (upgraded = invocation.members.some((member) => member.context.replacesInstalled)),
+      );
+    return upgraded;
+  };
   for (const file of files) {
     for (const pkg of unitPackages(file)) {
       // A requirement whose marker no Python the unit may run satisfies is not installed (`; python_version ==
@@ -496,7 +516,7 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
       // Where pip reads a configuration file the gate cannot (`COPY pip.conf /etc/pip.conf`, PIP_CONFIG_FILE), which
       // index serves a requirement is not known: only a build its own name or URL gives, or a --index-url written
       // on the command (which replaces the file's), is.
-      const hidden = invocation?.members.some((member) => member.context.hiddenIndexes) ?? false;
+      const hidden = invocation ? hiddenOf(invocation) : false;
       const resolved = resolveTorchBuild(pkg, invocation?.indexes ?? NO_INDEXES, kb);
       const build = hidden && resolved && !INDEPENDENT.has(resolved.source) ? undefined : resolved;
       packages.push({ file, pkg, invocation, build });
@@ -508,7 +528,7 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
       const unpinned =
         hidden ||
         kept?.has(pkg) ||
-        (!pkg.exact && pkg.ecosystem === 'pip' && !replacesInstalled(context, invocation) && pinnedWithin(pinned, pkg))
+        (!pkg.exact && pkg.ecosystem === 'pip' && !upgrades(context, invocation) && pinnedWithin(pinned, pkg))
           ? undefined
           : ((!build ? rangedTorchClaim(file, pkg, invocation, kb) : undefined) ??
             (!build && pkg.name === 'torch'
@@ -564,11 +584,15 @@ function keptTorch(
   invocationOf: ReadonlyMap<InstallContext, Invocation>,
 ): ReadonlySet<PackageFact> | undefined {
   /** Where in the Dockerfile the command that installs a package is, and that command's context. */
+  const rootContext = new Map<Invocation, InstallContext | undefined>();
   const command = (file: ParsedFile, pkg: PackageFact): InstallContext | undefined => {
     const context = file.contexts[pkg.context];
     if (file === root) return context;
     const invocation = context ? invocationOf.get(context) : undefined;
-    return invocation?.members.find((member) => member.file === root)?.context;
+    if (!invocation) return undefined;
+    if (!rootContext.has(invocation))
+      rootContext.set(invocation, invocation.members.find((member) => member.file === root)?.context);
+    return rootContext.get(invocation);
   };
   const installs: { pkg: PackageFact; at: InstallContext }[] = [];
   for (const file of files)
@@ -635,11 +659,6 @@ function exactPins(
       else if (versions.length <= MAX_PINS && !versions.includes(pkg.exact)) versions.push(pkg.exact);
     }
   return pins;
-}
-
-/** Whether the command a package is installed by replaces what is installed (`pip install -U`): it takes the newest. */
-function replacesInstalled(context: InstallContext | undefined, invocation: Invocation | undefined): boolean {
-  return !!context?.replacesInstalled || !!invocation?.members.some((member) => member.context.replacesInstalled);
 }
 
 /** Past this many distinct pins of one package, a range is taken to admit one of them (nothing is claimed). */
