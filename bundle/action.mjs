@@ -50595,8 +50595,9 @@ function byMetaPackage(unit, mismatches, target) {
     const meta3 = through[0];
     let group = groups.get(meta3);
     if (!group) {
+      const withinMajor = claimCuda(claim2).split(".")[0] === claimCuda(target).split(".")[0];
       const matching = unit.claims.filter(
-        (other) => other !== target && other.package?.pulledInBy?.includes(meta3) && other.kind !== "implied" && compareClaims(other, target) === "same"
+        (other) => other !== target && other.package?.pulledInBy?.includes(meta3) && other.kind !== "implied" && (!withinMajor || other.precision === "minor") && compareClaims(other, target) === "same"
       );
       if (matching.length === 0) continue;
       groups.set(meta3, group = { meta: meta3, claims: [], matching });

@@ -130,11 +130,16 @@ function byMetaPackage(
     const meta = through[0]!;
     let group = groups.get(meta);
     if (!group) {
+      // Builds that match the target as precisely as this one misses it: for a miss within the major (12.6 under
+      // 12.9), a `-cu12` package whose minor is not known matches nothing (NeMo-RL's uv.lock: torch 2.7.0's cublas
+      // 12.6.4.1 is no CUDA 12.9 build).
+      const withinMajor = claimCuda(claim).split('.')[0] === claimCuda(target).split('.')[0];
       const matching = unit.claims.filter(
         (other) =>
           other !== target &&
           other.package?.pulledInBy?.includes(meta) &&
           other.kind !== 'implied' &&
+          (!withinMajor || other.precision === 'minor') &&
           compareClaims(other, target) === 'same',
       );
       if (matching.length === 0) continue;
