@@ -38286,10 +38286,14 @@ function recordUvSync(sink, args, all, stage) {
   const read = optionReader(args);
   let directory = ".";
   const selects = [];
+  const skips = [];
   for (let i = 0; i < args.length; i++) {
     const option = read(i);
     if (option.name === "--project" || option.name === "--directory") directory = option.value() ?? directory;
-    else if (option.name === "--extra") {
+    else if (option.name === "--no-install-package") {
+      const name = option.value();
+      if (name) skips.push(normalizePythonName(name));
+    } else if (option.name === "--extra") {
       const extra = option.value();
       if (extra) selects.push(`extra ${extra}`);
     } else if (option.name === "--all-extras") selects.push("*extras");
@@ -38307,12 +38311,13 @@ function recordUvSync(sink, args, all, stage) {
       ["pyproject.toml", false],
       ["uv.lock", true]
     ],
-    selects.length ? selects : ["the project"]
+    selects.length ? selects : ["the project"],
+    skips
   );
   return true;
 }
 var UV_SYNC_VALUES = /^--(?:python|index|default-index|extra-index-url|index-url|find-links|package|no-install-package|resolution|prerelease|index-strategy|python-platform|config-file|cache-dir|exclude-newer|link-mode|compile-bytecode-timeout)$/;
-function projectIncludes(sink, context, directory, names, selects) {
+function projectIncludes(sink, context, directory, names, selects, skips = []) {
   for (const [name, optional2] of names) {
     const target = `${directory.replace(/\/+$/, "") || "."}/${name}`.replace(/^\.\//, "");
     const fact = {
@@ -38322,7 +38327,8 @@ function projectIncludes(sink, context, directory, names, selects) {
       span: context.span,
       context: context.id,
       selects,
-      ...optional2 ? { optional: optional2 } : {}
+      ...optional2 ? { optional: optional2 } : {},
+      ...skips.length ? { skips } : {}
     };
     sink.addInclude(context, fact);
   }
@@ -46405,8 +46411,13 @@ function dockerStageUnit(index, stage, links, claimsOf, kb) {
   const seen = /* @__PURE__ */ new Set([file2]);
   const linkedFiles = [];
   const selected = /* @__PURE__ */ new Map();
+  const skipped = /* @__PURE__ */ new Map();
   for (const context of contexts) {
     const contextLinks = index.linksByContext.get(context.id) ?? [];
+    for (const link of contextLinks)
+      if (link.include.skips?.length)
+        for (const name2 of link.include.skips)
+          (skipped.get(link.to) ?? skipped.set(link.to, /* @__PURE__ */ new Set()).get(link.to)).add(name2);
     const linked = reachable(contextLinks, links, /* @__PURE__ */ new Set([file2]));
     for (const member of linked) {
       if (seen.has(member)) continue;
@@ -46428,12 +46439,18 @@ function dockerStageUnit(index, stage, links, claimsOf, kb) {
     for (const member of routed) invocations.push(makeInvocation([member]));
   }
   const inStage = (member, context) => context === void 0 || (selected.get(member)?.has(context) ?? true);
+  const kept = (member, pkg) => !pkg || !skipped.get(member)?.has(pkg.name);
   const claims = [
     ...index.claimsOf(stage, contexts),
-    ...linkedFiles.flatMap((member) => claimsOf(member).filter((claim2) => inStage(member, claim2.context)))
+    ...linkedFiles.flatMap(
+      (member) => claimsOf(member).filter((claim2) => inStage(member, claim2.context) && kept(member, claim2.package))
+    )
   ];
   const memberPackages = new Map(
-    [...selected.keys()].map((member) => [member, member.packages.filter((pkg) => inStage(member, pkg.context))])
+    [.../* @__PURE__ */ new Set([...selected.keys(), ...skipped.keys()])].map((member) => [
+      member,
+      member.packages.filter((pkg) => inStage(member, pkg.context) && kept(member, pkg))
+    ])
   );
   return finishUnit(
     {

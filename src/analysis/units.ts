@@ -355,8 +355,14 @@ function dockerStageUnit(
   const linkedFiles: ParsedFile[] = [];
   // The context ids of each file with selections (a pyproject.toml, a lock) that this stage installs.
   const selected = new Map<ParsedFile, Set<number>>();
+  /** The packages a command leaves out of a file it installs (`uv sync --no-install-package torch`), by file. */
+  const skipped = new Map<ParsedFile, Set<string>>();
   for (const context of contexts) {
     const contextLinks = index.linksByContext.get(context.id) ?? [];
+    for (const link of contextLinks)
+      if (link.include.skips?.length)
+        for (const name of link.include.skips)
+          (skipped.get(link.to) ?? skipped.set(link.to, new Set()).get(link.to)!).add(name);
     const linked = reachable(contextLinks, links, new Set([file]));
     for (const member of linked) {
       if (seen.has(member)) continue;
@@ -382,12 +388,19 @@ function dockerStageUnit(
   }
   const inStage = (member: ParsedFile, context: number | undefined): boolean =>
     context === undefined || (selected.get(member)?.has(context) ?? true);
+  const kept = (member: ParsedFile, pkg: PackageFact | undefined): boolean =>
+    !pkg || !skipped.get(member)?.has(pkg.name);
   const claims = [
     ...index.claimsOf(stage, contexts),
-    ...linkedFiles.flatMap((member) => claimsOf(member).filter((claim) => inStage(member, claim.context))),
+    ...linkedFiles.flatMap((member) =>
+      claimsOf(member).filter((claim) => inStage(member, claim.context) && kept(member, claim.package)),
+    ),
   ];
   const memberPackages = new Map(
-    [...selected.keys()].map((member) => [member, member.packages.filter((pkg) => inStage(member, pkg.context))]),
+    [...new Set([...selected.keys(), ...skipped.keys()])].map((member) => [
+      member,
+      member.packages.filter((pkg) => inStage(member, pkg.context) && kept(member, pkg)),
+    ]),
   );
   return finishUnit(
     {

@@ -115,6 +115,8 @@ export interface IncludeFact extends Spanned {
    * local project's pyproject.toml: a setup.py project copies none, and the build context's is not in the image).
    */
   readonly copiedOnly?: boolean;
+  /** Packages the command leaves out of what it installs (`uv sync --no-install-package torch`), by normalized name. */
+  readonly skips?: readonly string[];
 }
 
 export interface VersionClause {

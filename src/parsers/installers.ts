@@ -1,7 +1,7 @@
 import { inContext, packageFact, type FactSink, type IndexKind, type ContextDraft } from './facts.js';
 import { parseMatchSpec } from './conda/match-spec.js';
 import { optionSpec, splitOption } from './pip-options.js';
-import { isLocalProject, parsePythonRequirement } from './python-requirement.js';
+import { isLocalProject, normalizePythonName, parsePythonRequirement } from './python-requirement.js';
 import { addRequirementsContext } from './requirements/parse.js';
 import type { Command, Word } from './shell.js';
 
@@ -49,10 +49,15 @@ function recordUvSync(sink: FactSink, args: readonly Word[], all: readonly Word[
   const read = optionReader(args);
   let directory = '.';
   const selects: string[] = [];
+  /** Packages this sync leaves out (`--no-install-package torch`, docs.astral.sh/uv/reference/cli/#uv-sync). */
+  const skips: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const option = read(i);
     if (option.name === '--project' || option.name === '--directory') directory = option.value() ?? directory;
-    else if (option.name === '--extra') {
+    else if (option.name === '--no-install-package') {
+      const name = option.value();
+      if (name) skips.push(normalizePythonName(name));
+    } else if (option.name === '--extra') {
       const extra = option.value();
       if (extra) selects.push(`extra ${extra}`);
     } else if (option.name === '--all-extras') selects.push('*extras');
@@ -73,6 +78,7 @@ function recordUvSync(sink: FactSink, args: readonly Word[], all: readonly Word[
       ['uv.lock', true],
     ],
     selects.length ? selects : ['the project'],
+    skips,
   );
   return true;
 }
@@ -88,6 +94,7 @@ function projectIncludes(
   directory: string,
   names: readonly (readonly [name: string, optional: boolean])[],
   selects: readonly string[],
+  skips: readonly string[] = [],
 ): void {
   for (const [name, optional] of names) {
     const target = `${directory.replace(/\/+$/, '') || '.'}/${name}`.replace(/^\.\//, '');
@@ -99,6 +106,7 @@ function projectIncludes(
       context: context.id,
       selects,
       ...(optional ? { optional } : {}),
+      ...(skips.length ? { skips } : {}),
     };
     sink.addInclude(context, fact);
   }
