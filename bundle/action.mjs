@@ -40739,8 +40739,12 @@ function isLocalProject(text2) {
 function isArchivePath(text2) {
   return text2.includes(".") && !text2.includes("@") && ARCHIVE.test(withoutExtras(text2.split(";")[0].trim()));
 }
+function pathExtras(path) {
+  const match = path.endsWith("]") ? /\[([^\]]*)\]$/.exec(path) : null;
+  return match ? { path: path.slice(0, match.index), extras: match[1] } : { path };
+}
 function withoutExtras(path) {
-  return path.endsWith("]") && path.includes("[") ? path.slice(0, path.lastIndexOf("[")) : path;
+  return pathExtras(path).path;
 }
 var LOCAL_HINT = /^\s*[.~]|[/\\:]/;
 function parsePythonRequirement(m) {
@@ -40877,8 +40881,8 @@ function parseBareUrl(m, named) {
   const from = named ? named[0].length : 0;
   const semi = text2.indexOf(";", from);
   const written2 = (semi >= 0 ? text2.slice(from, semi) : text2.slice(from)).trim();
-  const pathExtras = !named && !URL_SCHEME.test(written2) ? /\[([^\]]*)\]$/.exec(written2) : null;
-  const urlText = pathExtras ? written2.slice(0, pathExtras.index) : written2;
+  const local = !named && !URL_SCHEME.test(written2) ? pathExtras(written2) : { path: written2 };
+  const urlText = local.path;
   const markers = semi >= 0 ? text2.slice(semi + 1).trim() : void 0;
   const urlStart = text2.indexOf(urlText, from);
   const urlEnd = urlStart + urlText.length;
@@ -40905,7 +40909,7 @@ function parseBareUrl(m, named) {
       nameSpan: named ? m.site(named.index + named[0].indexOf(named[1]), named[0].indexOf(named[1]) + named[1].length) : span,
       span,
       via,
-      extras: named?.[2] ?? pathExtras?.[1] ? (named?.[2] ?? pathExtras[1]).split(",").flatMap((extra) => extra.trim() ? [extra.trim()] : []) : [],
+      extras: named?.[2] ?? local.extras ? (named?.[2] ?? local.extras).split(",").flatMap((extra) => extra.trim() ? [extra.trim()] : []) : [],
       specifier: "",
       specifierSpan: { start: span.end, end: span.end },
       clauses: [],
@@ -43064,14 +43068,10 @@ var PipEnv = class {
         sink.addIndex(context, fact);
       }
     }
-    if (this.hidden) {
+    if (this.hidden && tool === "pip") {
       context.hiddenIndexes = this.hidden;
       if (!context.indexes.some((index) => index.kind === "index-url"))
-        sink.unresolved.push({
-          span: context.span,
-          text: `which builds this ${tool === "uv" ? "uv pip install" : "pip install"} takes`,
-          reason: this.hidden
-        });
+        sink.unresolved.push({ span: context.span, text: "which builds this pip install takes", reason: this.hidden });
     }
     if (tool !== "uv") return;
     const noted = /* @__PURE__ */ new Set();
@@ -50488,6 +50488,769 @@ var rule_default3 = defineRule({
   }
 });
 
+// src/analysis/units.ts
+var import_pep4403 = __toESM(require_pep440(), 1);
+
+// src/analysis/stages.ts
+var StageTree = class _StageTree {
+  constructor(stageCount, file2) {
+    this.stageCount = stageCount;
+    for (const image of file2.images) {
+      if (this.parents[image.stage] !== void 0 || image.stage >= stageCount) continue;
+      if (image.fromStage !== void 0 && image.fromStage < image.stage) this.parents[image.stage] = image.fromStage;
+    }
+    for (let stage = 0; stage < stageCount; stage++) {
+      const parent = this.parents[stage];
+      this.roots[stage] = parent === void 0 ? stage : this.roots[parent];
+    }
+  }
+  stageCount;
+  /** Parent stage of each stage (undefined for a stage built on an image). */
+  parents = [];
+  /** The stage at the end of each stage's chain: the one whose FROM names an image. */
+  roots = [];
+  static cache = /* @__PURE__ */ new WeakMap();
+  static of(file2) {
+    let tree = _StageTree.cache.get(file2);
+    if (!tree) {
+      let count = file2.stages.length;
+      for (const image of file2.images) count = Math.max(count, image.stage + 1);
+      _StageTree.cache.set(file2, tree = new _StageTree(count, file2));
+    }
+    return tree;
+  }
+  parent(stage) {
+    return this.parents[stage];
+  }
+  /** The base stage of this stage's chain (itself when it is built on an image). */
+  root(stage) {
+    return this.roots[stage] ?? stage;
+  }
+  /**
+   * For every stage, its own items after those of the stages it builds on (items in stage order, so in file
+   * order when `own` lists them in file order). A stage that adds nothing shares its parent's list.
+   */
+  inherited(own2) {
+    const lists = [];
+    for (let stage = 0; stage < this.stageCount; stage++) {
+      const parent = this.parents[stage];
+      const above = parent === void 0 ? [] : lists[parent];
+      const mine = own2(stage);
+      lists[stage] = mine.length === 0 ? above : above.length === 0 ? mine : [...above, ...mine];
+    }
+    return (stage) => lists[stage] ?? own2(stage);
+  }
+};
+
+// src/analysis/dockerfile-index.ts
+var ENVIRONMENT = /(?:conda|mamba|venv|virtualenv|site-packages|dist-packages|\/\.local\b|^\/install\b|^\/usr\/local\/?(?:lib\/?)?$|\/python\d(?:\.\d+)?\b)/i;
+var DockerfileIndex = class {
+  constructor(file2, links, claims) {
+    this.file = file2;
+    this.claims = claims;
+    this.tree = StageTree.of(file2);
+    this.contextsByStage = groupBy(file2.contexts, (context) => context.stage);
+    this.copiesByStage = groupBy(file2.copies, (copy) => copy.stage);
+    for (const stage of file2.stages)
+      if (stage.name && !this.stagesByName.has(stage.name.toLowerCase()))
+        this.stagesByName.set(stage.name.toLowerCase(), stage.index);
+    this.linksByContext = groupBy(links, (link) => link.include.context);
+    this.packagesByContext = groupBy(positions(file2.packages.length), (i) => file2.packages[i].context);
+    const all = positions(claims.length);
+    const stageClaims = groupBy(
+      all,
+      (i) => claims[i].stage !== void 0 && claims[i].kind !== "image" ? claims[i].stage : void 0
+    );
+    this.chainClaims = this.tree.inherited((stage) => stageClaims.get(stage) ?? []);
+    this.imageClaims = groupBy(all, (i) => claims[i].kind === "image" ? claims[i].stage : void 0);
+    this.contextClaims = groupBy(all, (i) => claims[i].stage === void 0 ? claims[i].context : void 0);
+  }
+  file;
+  claims;
+  contextsByStage;
+  linksByContext;
+  packagesByContext;
+  /**
+   * Claims by position in `claims`: those of a stage (not images) with its ancestors', images by stage, and by context.
+   */
+  chainClaims;
+  imageClaims;
+  contextClaims;
+  tree;
+  copiesByStage;
+  stagesByName = /* @__PURE__ */ new Map();
+  /** By stage, in file order as far as computed: contexts a stage copies in, and what copying out of it brings. */
+  copied = [];
+  reached = [];
+  environmentCopies;
+  /**
+   * The file's own claims that bear on a stage, in the file's claim order: claims of the stage and the stages it
+   * builds on (the image only of the base stage, which is what the stage runs on), and those of its contexts.
+   */
+  claimsOf(stage, contexts) {
+    const picked = [...this.chainClaims(stage), ...this.imageClaims.get(this.tree.root(stage)) ?? []];
+    for (const context of contexts) picked.push(...this.contextClaims.get(context.id) ?? []);
+    return picked.sort((a, b) => a - b).map((i) => this.claims[i]);
+  }
+  /**
+   * The install contexts whose results a stage copies in: `COPY --from=build /opt/conda /opt/conda` (an environment:
+   * a conda prefix, a virtualenv, site-packages, a pip --prefix or --user directory) brings everything `build` and
+   * the stages it builds on installed, and what they copied in themselves.
+   */
+  copiedContexts(stage) {
+    if (!this.copiesEnvironments) return [];
+    this.computeUpTo(stage);
+    return this.copied[stage] ?? [];
+  }
+  /** Whether any `COPY --from` of the file brings an environment (a conda prefix, a virtualenv, site-packages). */
+  get copiesEnvironments() {
+    this.environmentCopies ??= this.file.copies.some(
+      (copy) => copy.fromStage !== void 0 && copy.sources.some((source) => ENVIRONMENT.test(source.path))
+    );
+    return this.environmentCopies;
+  }
+  /**
+   * Works out, stage by stage in file order, what each stage copies in and what an environment copied out of it
+   * holds (its installs, what it copied in, and its base stage's). A stage copies only from earlier stages, so each
+   * is computed once from results already there (linear in the copies, however the stages chain), and no recursion
+   * can run out of stack.
+   */
+  computeUpTo(stage) {
+    for (let at = this.copied.length; at <= stage; at++) {
+      const copied = /* @__PURE__ */ new Set();
+      for (const copy of this.copiesByStage.get(at) ?? []) {
+        if (copy.fromStage === void 0 || !copy.sources.some((source) => ENVIRONMENT.test(source.path))) continue;
+        const from = this.stageNamed(copy.fromStage);
+        if (from === void 0 || from >= at) continue;
+        for (const context of this.reached[from]) copied.add(context);
+      }
+      this.copied.push([...copied]);
+      const parent = this.tree.parent(at);
+      this.reached.push([
+        .../* @__PURE__ */ new Set([
+          ...this.contextsByStage.get(at) ?? [],
+          ...copied,
+          ...parent !== void 0 && parent < at ? this.reached[parent] : []
+        ])
+      ]);
+    }
+  }
+  stageNamed(name) {
+    if (/^\d+$/.test(name)) return Number(name);
+    return this.stagesByName.get(name.toLowerCase());
+  }
+  /** Packages installed by these contexts, in file order. */
+  packagesOf(contexts) {
+    const picked = [];
+    for (const context of contexts) picked.push(...this.packagesByContext.get(context.id) ?? []);
+    return picked.sort((a, b) => a - b).map((i) => this.file.packages[i]);
+  }
+};
+
+// src/analysis/unpinned.ts
+var LATEST_CUDA = /^cuda(?:-toolkit)?(?:-(\d{1,2}))?$/;
+function surroundingsOf(claims, packages) {
+  const images = claims.flatMap((claim2) => claim2.kind === "image" && claim2.image ? [claim2.image] : []);
+  const pythons = /* @__PURE__ */ new Set();
+  for (const pkg of packages) {
+    const apt = pkg.ecosystem === "apt" ? /^python(3\.\d+)$/.exec(pkg.name) : null;
+    if (apt) pythons.add(apt[1]);
+    if (pkg.ecosystem === "conda" && pkg.name === "python" && pkg.exact) pythons.add(minorOf(pkg.exact));
+    else if (pkg.ecosystem === "conda" && pkg.name === "python" && /^=?=?3\.\d+(\.\*)?$/.test(pkg.specifier))
+      pythons.add(minorOf(pkg.specifier.replace(/^=+/, "").replace(/\.\*$/, "")));
+  }
+  return { images, pythons: [...pythons] };
+}
+function distributionOf(images, kb) {
+  for (const image of images) {
+    if (!image.tag || !kb.isNvidiaCuda(image.registry, image.repository)) continue;
+    const tag = kb.nvidiaCudaTag(image.tag);
+    if (tag?.os) return { os: tag.os, osVersion: tag.osVersion };
+  }
+  return {};
+}
+function unitPythons(around, kb) {
+  const { os, osVersion } = distributionOf(around.images, kb);
+  const base = kb.pythonsFor(os, osVersion);
+  return base.versions.length === 0 && around.pythons.length === 0 ? [] : [.../* @__PURE__ */ new Set([...base.versions, ...around.pythons])];
+}
+function newestTorchClaim(file2, pkg, install, around, kb) {
+  if (pkg.ecosystem !== "pip" || pkg.name !== "torch" || pkg.exact || pkg.url || pkg.specifier.includes("+"))
+    return void 0;
+  if ((install?.indexes ?? []).some(
+    (index) => isPytorchIndex(index.url) || index.kind === "index-url" || index.kind === "find-links"
+  ))
+    return void 0;
+  const { os, osVersion } = distributionOf(around.images, kb);
+  const base = kb.pythonsFor(os, osVersion);
+  const pythons = [.../* @__PURE__ */ new Set([...base.versions, ...around.pythons])];
+  const picks = pythons.map((python) => kb.newestTorchFor(pkg.specifier.replace(/\s+/g, ""), python));
+  if (picks.some((pick2) => !pick2?.pypiDefault)) return void 0;
+  const builds = new Set(picks.map((pick2) => cudaFromTag(pick2.pypiDefault)));
+  const majors = new Set([...builds].map((cuda) => cuda.split(".")[0]));
+  if (majors.size !== 1) return void 0;
+  const [only] = builds;
+  const newest = [...new Set(picks.map((pick2) => pick2.version))].sort(compareDotted);
+  return cudaClaim({
+    kind: "implied",
+    file: file2,
+    context: pkg.context,
+    cuda: builds.size === 1 ? only : [...majors][0],
+    precision: builds.size === 1 ? "minor" : "major",
+    span: pkg.span,
+    subject: `${pkg.rawName}${pkg.specifier}`,
+    package: pkg,
+    record: picks.at(-1),
+    index: void 0,
+    newest: `${newest.join(" or ")} for Python ${pythons.join(", ")}${os && base.versions.length === 1 ? ` (${os} ${osVersion}'s python3)` : ""}`
+  });
+}
+function newestToolkitClaim(file2, pkg, around, kb) {
+  if (pkg.ecosystem !== "apt" || pkg.specifier) return void 0;
+  const match = LATEST_CUDA.exec(pkg.name);
+  if (!match) return void 0;
+  const { os, osVersion } = distributionOf(around.images, kb);
+  const newest = kb.newestCudaFor(os, osVersion, match[1]);
+  if (!newest) return void 0;
+  const minor = minorOf(newest.version);
+  return cudaClaim({
+    kind: "apt",
+    file: file2,
+    context: pkg.context,
+    cuda: minor,
+    precision: "minor",
+    span: pkg.span,
+    subject: pkg.rawName,
+    package: pkg,
+    record: newest,
+    newest: `CUDA ${minor}${os ? ` for ${os}${osVersion}` : ""}`,
+    rewrite: (target) => {
+      const [wantMajor, wantMinor] = target.split(".");
+      if (!wantMajor || !wantMinor || match[1] && match[1] !== wantMajor) return void 0;
+      const name = pkg.name.replace(/-\d+$/, "");
+      return [
+        { path: file2.path, range: [pkg.nameSpan.start, pkg.nameSpan.end], text: `${name}-${wantMajor}-${wantMinor}` }
+      ];
+    }
+  });
+}
+
+// src/util/graph.ts
+function stronglyConnected(nodes, edges) {
+  const index = /* @__PURE__ */ new Map();
+  const low = /* @__PURE__ */ new Map();
+  const onStack = /* @__PURE__ */ new Set();
+  const stack = [];
+  const component = /* @__PURE__ */ new Map();
+  let counter = 0;
+  let count = 0;
+  for (const start of nodes) {
+    if (index.has(start)) continue;
+    const frames = [{ node: start, out: edges(start), next: 0 }];
+    index.set(start, counter);
+    low.set(start, counter++);
+    stack.push(start);
+    onStack.add(start);
+    while (frames.length > 0) {
+      const frame = frames.at(-1);
+      if (frame.next < frame.out.length) {
+        const to = frame.out[frame.next++];
+        if (!index.has(to)) {
+          index.set(to, counter);
+          low.set(to, counter++);
+          stack.push(to);
+          onStack.add(to);
+          frames.push({ node: to, out: edges(to), next: 0 });
+        } else if (onStack.has(to)) {
+          low.set(frame.node, Math.min(low.get(frame.node), index.get(to)));
+        }
+        continue;
+      }
+      frames.pop();
+      const parent = frames.at(-1);
+      if (parent) low.set(parent.node, Math.min(low.get(parent.node), low.get(frame.node)));
+      if (low.get(frame.node) === index.get(frame.node)) {
+        let member;
+        do {
+          member = stack.pop();
+          onStack.delete(member);
+          component.set(member, count);
+        } while (member !== frame.node);
+        count++;
+      }
+    }
+  }
+  return component;
+}
+
+// src/analysis/units.ts
+var Inherited = class {
+  constructor(packages, above) {
+    this.packages = packages;
+    this.above = above;
+  }
+  packages;
+  above;
+  /** Answers of findLast, by test (null: nothing above passes it). */
+  found = /* @__PURE__ */ new WeakMap();
+  /** The nearest package installed above that passes `test` (give the same function each time: it is remembered). */
+  findLast(test) {
+    return nearestAbove(this, test);
+  }
+};
+function nearestAbove(start, test) {
+  const passed = [];
+  let answer = null;
+  for (let at = start; at; at = at.above) {
+    const known2 = at.found.get(test);
+    if (known2 !== void 0) {
+      answer = known2;
+      break;
+    }
+    passed.push(at);
+    for (let i = at.packages.length - 1; i >= 0 && !answer; i--) if (test(at.packages[i])) answer = at.packages[i];
+    if (answer) break;
+  }
+  for (const at of passed) at.found.set(test, answer);
+  return answer ?? void 0;
+}
+var NO_INDEXES = [];
+var TIERS = [
+  ["image", "env"],
+  ["conda", "conda-build", "conda-channel", "apt"],
+  ["wheel-tag", "wheel-url", "implied"],
+  ["nvidia-wheel", "cupy", "jax", "tensorflow", "library"]
+];
+function buildUnits(files, links, kb) {
+  const claimCache = /* @__PURE__ */ new Map();
+  const claimsOf = (file2) => {
+    let claims = claimCache.get(file2);
+    if (!claims) claimCache.set(file2, claims = fileClaims(file2, kb));
+    return claims;
+  };
+  const units = [];
+  let component;
+  const includers = /* @__PURE__ */ new Map();
+  for (const from of files) {
+    for (const link of links.get(from) ?? []) {
+      const list = includers.get(link.to);
+      if (list) list.push(from);
+      else includers.set(link.to, [from]);
+    }
+  }
+  for (const file2 of files) {
+    const format = formatOf(file2.kind);
+    if (format.units === "stages") {
+      const stages = new DockerfileIndex(file2, links.get(file2) ?? [], claimsOf(file2));
+      const tree = StageTree.of(file2);
+      const byStage = /* @__PURE__ */ new Map();
+      for (const stage of file2.stages) {
+        let unit = dockerStageUnit(stages, stage.index, links, claimsOf, kb);
+        const parent = tree.parent(stage.index);
+        const above = parent === void 0 ? void 0 : byStage.get(parent);
+        const inherited = !above ? void 0 : above.packages.length === 0 ? above.inherited : new Inherited(above.packages, above.inherited);
+        if (inherited) unit = { ...unit, inherited };
+        byStage.set(stage.index, unit);
+        units.push(unit);
+      }
+    } else if (format.units === "selections") {
+      const via = (includers.get(file2) ?? []).flatMap(
+        (includer) => (links.get(includer) ?? []).filter((link) => link.to === file2)
+      );
+      const covered = new Set(selectedContexts(file2, via).map((context) => context.variant));
+      units.push(...selectionUnits(file2, claimsOf, kb, via.length ? covered : /* @__PURE__ */ new Set()));
+    } else if (format.units === "file" && !includedElsewhere(file2, includers.get(file2) ?? [], component ??= components2(files, links))) {
+      units.push(fileUnit(file2, links, claimsOf, kb));
+    }
+  }
+  for (const file2 of files)
+    if (formatOf(file2.kind).units === "containers")
+      units.push(...containerUnits(file2, links.get(file2) ?? [], units, kb));
+  return units;
+}
+function containerUnits(file2, links, units, kb) {
+  const out = [];
+  for (const fact of file2.containers) {
+    if (!fact.gpu) continue;
+    const include = fact.dockerfile ? file2.includes[fact.dockerfile.include] : void 0;
+    const built = include ? links.find((link) => link.include === include)?.to : void 0;
+    let claims;
+    if (built) {
+      const last2 = built.stages.at(-1)?.index;
+      const stage = units.find((unit) => unit.root === built && unit.stage === last2);
+      claims = (stage?.claims ?? []).map(
+        (claim2) => cudaClaim({
+          ...claim2,
+          file: file2,
+          context: void 0,
+          stage: fact.image.stage,
+          span: fact.span,
+          subject: `${fact.image.reference} (built from ${built.path}: ${claim2.subject})`,
+          rewrite: void 0,
+          origin: { file: built, span: claim2.span, subject: claim2.subject }
+        })
+      );
+    } else {
+      const own2 = containerImageClaim(file2, fact, kb);
+      claims = own2 ? [own2] : [];
+    }
+    const container = {
+      fact,
+      claims,
+      ...fact.dockerfile && !built ? { missing: fact.dockerfile.path } : {}
+    };
+    out.push({
+      label: `${file2.path} (${fact.workload}, container ${fact.name})`,
+      root: file2,
+      stage: fact.image.stage,
+      files: [file2],
+      // Rules that compare a unit's claims see the image's own; the Dockerfile's claims are judged in the Dockerfile.
+      claims: built ? [] : claims,
+      ...built || claims.length === 0 ? {} : { target: claims[0] },
+      packages: [],
+      invocations: [],
+      container
+    });
+  }
+  return out;
+}
+function includedElsewhere(file2, includers, component) {
+  return includers.some(
+    (includer) => includer !== file2 && (formatOf(includer.kind).units === "stages" || component.get(includer) !== component.get(file2))
+  );
+}
+function components2(files, links) {
+  return stronglyConnected(files, (file2) => (links.get(file2) ?? []).map((link) => link.to));
+}
+function reachable(start, links, seen) {
+  const out = [];
+  const queue = [...start];
+  for (let next = 0; next < queue.length; next++) {
+    const link = queue[next];
+    if (seen.has(link.to)) continue;
+    seen.add(link.to);
+    out.push(link.to);
+    queue.push(...links.get(link.to) ?? []);
+  }
+  return out;
+}
+function fileUnit(file2, links, claimsOf, kb) {
+  const seen = /* @__PURE__ */ new Set([file2]);
+  const included = reachable(links.get(file2) ?? [], links, seen);
+  const files = [file2, ...included];
+  const invocations = [];
+  const pipContexts = file2.contexts.filter((context) => context.tool !== "conda-env");
+  for (const context of pipContexts) {
+    const contextLinks = (links.get(file2) ?? []).filter((link) => link.include.context === context.id);
+    const linked = reachable(contextLinks, links, /* @__PURE__ */ new Set([file2]));
+    invocations.push(
+      makeInvocation([
+        { file: file2, context },
+        ...linked.flatMap((member) => member.contexts.map((c) => ({ file: member, context: c })))
+      ])
+    );
+  }
+  const claims = files.flatMap((member) => claimsOf(member));
+  return finishUnit({ label: file2.path, root: file2, files, claims, invocations }, kb);
+}
+function selectionUnits(file2, claimsOf, kb, covered) {
+  const claims = claimsOf(file2);
+  const units = [];
+  for (const [variant, contexts] of groupBy(file2.contexts, (context) => context.variant)) {
+    if (covered.has(variant) || variant?.startsWith("pip: ")) continue;
+    const ids = new Set(contexts.map((context) => context.id));
+    const own2 = (context) => context === void 0 || ids.has(context);
+    units.push(
+      finishUnit(
+        {
+          label: `${file2.path} (${variant})`,
+          root: file2,
+          files: [file2],
+          claims: claims.filter((claim2) => own2(claim2.context)),
+          invocations: contexts.map((context) => makeInvocation([{ file: file2, context }])),
+          rootPackages: file2.packages.filter((pkg) => ids.has(pkg.context))
+        },
+        kb
+      )
+    );
+  }
+  return units;
+}
+function dockerStageUnit(index, stage, links, claimsOf, kb) {
+  const file2 = index.file;
+  const name = file2.stages[stage]?.name;
+  const label = `${file2.path} stage ${name ? `"${name}"` : stage + 1}`;
+  const contexts = [...index.contextsByStage.get(stage) ?? [], ...index.copiedContexts(stage)];
+  const invocations = [];
+  const seen = /* @__PURE__ */ new Set([file2]);
+  const linkedFiles = [];
+  const selected = /* @__PURE__ */ new Map();
+  const skipped = /* @__PURE__ */ new Map();
+  for (const context of contexts) {
+    const contextLinks = index.linksByContext.get(context.id) ?? [];
+    for (const link of contextLinks)
+      if (link.include.skips?.length)
+        for (const name2 of link.include.skips)
+          (skipped.get(link.to) ?? skipped.set(link.to, /* @__PURE__ */ new Set()).get(link.to)).add(name2);
+    const linked = reachable(contextLinks, links, /* @__PURE__ */ new Set([file2]));
+    for (const member of linked) {
+      if (seen.has(member)) continue;
+      seen.add(member);
+      linkedFiles.push(member);
+    }
+    const members2 = linked.flatMap((member) => {
+      const chosen = selectedContexts(member, contextLinks);
+      if (hasSelections(member.kind)) {
+        const ids = selected.get(member) ?? /* @__PURE__ */ new Set();
+        for (const c of chosen) ids.add(c.id);
+        selected.set(member, ids);
+      }
+      return chosen.map((c) => ({ file: member, context: c }));
+    });
+    if (context.tool === "apt") continue;
+    const routed = members2.filter((member) => member.context.tool === "uv");
+    invocations.push(makeInvocation([{ file: file2, context }, ...members2.filter((member) => !routed.includes(member))]));
+    for (const member of routed) invocations.push(makeInvocation([member]));
+  }
+  const inStage = (member, context) => context === void 0 || (selected.get(member)?.has(context) ?? true);
+  const kept = (member, pkg) => !pkg || !skipped.get(member)?.has(pkg.name);
+  const claims = [
+    ...index.claimsOf(stage, contexts),
+    ...linkedFiles.flatMap(
+      (member) => claimsOf(member).filter((claim2) => inStage(member, claim2.context) && kept(member, claim2.package))
+    )
+  ];
+  const memberPackages = new Map(
+    [.../* @__PURE__ */ new Set([...selected.keys(), ...skipped.keys()])].map((member) => [
+      member,
+      member.packages.filter((pkg) => inStage(member, pkg.context) && kept(member, pkg))
+    ])
+  );
+  return finishUnit(
+    {
+      label,
+      root: file2,
+      stage,
+      files: [file2, ...linkedFiles],
+      claims,
+      invocations,
+      rootPackages: index.packagesOf(contexts),
+      memberPackages
+    },
+    kb
+  );
+}
+function defaultSelection(kind) {
+  const format = formatOf(kind);
+  return format.units === "selections" ? format.defaultSelection : [];
+}
+function selectedContexts(member, via) {
+  if (!hasSelections(member.kind)) return member.contexts;
+  const selects = new Set(
+    via.filter((link) => link.to === member).flatMap((link) => link.include.selects ?? defaultSelection(member.kind))
+  );
+  return member.contexts.filter((context) => {
+    const variant = context.variant ?? "";
+    const on = variant.indexOf(" on ");
+    return selects.has("*") || selects.has(variant) || variant.startsWith("environment ") && on > 0 && selects.has(variant.slice(0, on)) || selects.has("*extras") && variant.startsWith("extra ") || selects.has("*environments") && variant.startsWith("environment ");
+  });
+}
+function makeInvocation(members2) {
+  const indexes = members2.flatMap((member) => member.context.indexes.filter((index) => !index.ignoredReason));
+  return { members: members2, indexes };
+}
+function finishUnit(parts, kb) {
+  const { label, root, stage, files, claims: staticClaims, invocations, rootPackages, memberPackages } = parts;
+  const invocationOf = /* @__PURE__ */ new Map();
+  for (const invocation of invocations)
+    for (const member of invocation.members) invocationOf.set(member.context, invocation);
+  const packages = [];
+  const implied = [];
+  const unitPackages = (file2) => file2 === root && rootPackages ? rootPackages : memberPackages?.get(file2) ?? file2.packages;
+  let around;
+  const surroundings = () => around ??= surroundingsOf(
+    staticClaims,
+    files.flatMap((file2) => unitPackages(file2))
+  );
+  const kept = stage !== void 0 ? keptTorch(root, stage, files, unitPackages, invocationOf) : void 0;
+  const pinned = exactPins(files, unitPackages);
+  let pythons;
+  let notInstalled;
+  const flags = new Map(
+    invocations.map((invocation) => [
+      invocation,
+      {
+        hidden: invocation.members.some((member) => member.context.hiddenIndexes),
+        upgrades: invocation.members.some((member) => member.context.replacesInstalled)
+      }
+    ])
+  );
+  for (const file2 of files) {
+    for (const pkg of unitPackages(file2)) {
+      if (pkg.ecosystem === "pip" && pkg.markers?.includes("python_version")) {
+        pythons ??= unitPythons(surroundings(), kb);
+        const markers = pkg.markers;
+        if (pythons.length > 0 && pythons.every((python) => evaluateMarker(markers, { values: { python_version: python } }) === false)) {
+          (notInstalled ??= /* @__PURE__ */ new Set()).add(pkg);
+          continue;
+        }
+      }
+      const context = file2.contexts[pkg.context];
+      const invocation = context ? invocationOf.get(context) : void 0;
+      const hidden = (invocation && flags.get(invocation)?.hidden) ?? false;
+      const resolved = resolveTorchBuild(pkg, invocation?.indexes ?? NO_INDEXES, kb);
+      const build = hidden && resolved && !INDEPENDENT.has(resolved.source) ? void 0 : resolved;
+      packages.push({ file: file2, pkg, invocation, build });
+      const unpinned = hidden || kept?.has(pkg) || !pkg.exact && pkg.ecosystem === "pip" && !context?.replacesInstalled && !(invocation && flags.get(invocation)?.upgrades) && pinnedWithin(pinned, pkg) ? void 0 : (!build ? rangedTorchClaim(file2, pkg, invocation, kb) : void 0) ?? (!build && pkg.name === "torch" ? newestTorchClaim(
+        file2,
+        pkg,
+        invocation ? { indexes: invocation.indexes } : void 0,
+        surroundings(),
+        kb
+      ) : void 0) ?? (pkg.ecosystem === "apt" ? newestToolkitClaim(file2, pkg, surroundings(), kb) : void 0);
+      if (unpinned) implied.push(unpinned);
+      if (build?.cuda && !pkg.localLabel && !pkg.url) {
+        implied.push(
+          cudaClaim({
+            kind: "implied",
+            file: file2,
+            context: pkg.context,
+            cuda: build.cuda,
+            precision: "minor",
+            span: pkg.span,
+            subject: withAlternative(file2, pkg.context, `${pkg.rawName}${pkg.specifier}`),
+            package: pkg,
+            record: build.release,
+            index: build.index
+          })
+        );
+      }
+    }
+  }
+  const claims = [
+    ...notInstalled ? staticClaims.filter((claim2) => !claim2.package || !notInstalled.has(claim2.package)) : staticClaims,
+    ...implied
+  ];
+  const target = chooseTarget(claims);
+  return { label, root, stage, files, claims, target, packages, invocations };
+}
+function keptTorch(root, stage, files, packagesOf, invocationOf) {
+  const rootContext = /* @__PURE__ */ new Map();
+  const command = (file2, pkg) => {
+    const context = file2.contexts[pkg.context];
+    if (file2 === root) return context;
+    const invocation = context ? invocationOf.get(context) : void 0;
+    if (!invocation) return void 0;
+    if (!rootContext.has(invocation))
+      rootContext.set(invocation, invocation.members.find((member) => member.file === root)?.context);
+    return rootContext.get(invocation);
+  };
+  const installs = [];
+  for (const file2 of files)
+    for (const pkg of packagesOf(file2)) {
+      if (pkg.ecosystem !== "pip" || pkg.name !== "torch") continue;
+      const at = command(file2, pkg);
+      if (at && (at.tool === "pip" || at.tool === "uv")) installs.push({ pkg, at });
+    }
+  const candidates = installs.filter(({ pkg, at }) => !pkg.exact && !pkg.url && !at.replacesInstalled);
+  if (candidates.length === 0) return void 0;
+  let firstUnread = Infinity;
+  for (const context of stageContexts(root, stage)) {
+    const invocation = invocationOf.get(context);
+    if ((context.tool === "pip" || context.tool === "uv") && invocation && readsUnread(invocation))
+      firstUnread = Math.min(firstUnread, context.span.start);
+  }
+  let firstUnpinned = Infinity;
+  for (const { pkg, at } of installs)
+    if (!pkg.exact && !pkg.url) firstUnpinned = Math.min(firstUnpinned, at.span.start);
+  const kept = /* @__PURE__ */ new Set();
+  for (const { pkg, at } of candidates) if (Math.min(firstUnread, firstUnpinned) < at.span.start) kept.add(pkg);
+  return kept;
+}
+function readsUnread(invocation) {
+  let includes = 0;
+  for (const member of invocation.members) includes += member.context.includes.length;
+  return includes > invocation.members.length - 1;
+}
+var INDEPENDENT = /* @__PURE__ */ new Set(["local-label", "url", "index-url", "find-links"]);
+function exactPins(files, packagesOf) {
+  const pins = /* @__PURE__ */ new Map();
+  for (const file2 of files)
+    for (const pkg of packagesOf(file2)) {
+      if (pkg.ecosystem !== "pip" || !pkg.exact || pkg.url) continue;
+      const versions = pins.get(pkg.name);
+      if (!versions) pins.set(pkg.name, [pkg.exact]);
+      else if (versions.length <= MAX_PINS && !versions.includes(pkg.exact)) versions.push(pkg.exact);
+    }
+  return pins;
+}
+var MAX_PINS = 16;
+function pinnedWithin(pins, pkg) {
+  const versions = pins.get(pkg.name);
+  if (!versions) return false;
+  if (pkg.specifier === "" || versions.length > MAX_PINS) return true;
+  return versions.some((version2) => admits(pkg.specifier, version2));
+}
+var contextsByStage = /* @__PURE__ */ new WeakMap();
+function stageContexts(root, stage) {
+  let byStage = contextsByStage.get(root);
+  if (!byStage) {
+    byStage = groupBy(
+      root.contexts.filter((context) => context.stage !== void 0),
+      (context) => context.stage
+    );
+    contextsByStage.set(root, byStage);
+  }
+  return byStage.get(stage) ?? [];
+}
+function admits(specifier, version2) {
+  try {
+    return (0, import_pep4403.satisfies)(version2.replace(/\+.*$/, ""), specifier.replace(/\s+/g, ""));
+  } catch {
+    return true;
+  }
+}
+function rangedTorchClaim(file2, pkg, invocation, kb) {
+  if (pkg.ecosystem !== "pip" || pkg.name !== "torch" || pkg.exact || pkg.url || !pkg.specifier.trim() || pkg.specifier.includes("+"))
+    return void 0;
+  if ((invocation?.indexes ?? NO_INDEXES).some(
+    (index) => isPytorchIndex(index.url) || index.kind === "index-url" || index.kind === "find-links"
+  ))
+    return void 0;
+  const { majors, releases } = kb.pypiTorchMajors(pkg.specifier.replace(/\s+/g, ""));
+  const [major] = majors;
+  if (majors.size !== 1 || !major || major === "cpu" || releases.length === 0) return void 0;
+  return cudaClaim({
+    kind: "implied",
+    file: file2,
+    context: pkg.context,
+    cuda: major,
+    precision: "major",
+    span: pkg.span,
+    subject: `${pkg.rawName}${pkg.specifier}`,
+    package: pkg,
+    record: releases.at(-1),
+    index: void 0
+  });
+}
+function chooseTarget(claims) {
+  for (const tier of TIERS) {
+    const inTier = claims.filter((claim2) => tier.includes(claim2.kind));
+    if (inTier.length === 0) continue;
+    const precise = inTier.filter((claim2) => claim2.precision === "minor");
+    const pool = precise.length > 0 ? precise : inTier;
+    const key = (claim2) => claim2.precision === "minor" ? cudaMajorMinor(claim2.cuda) ?? claim2.cuda : String(cudaMajor(claim2.cuda));
+    const counts = /* @__PURE__ */ new Map();
+    for (const claim2 of pool) counts.set(key(claim2), (counts.get(key(claim2)) ?? 0) + 1);
+    const best = Math.max(...counts.values());
+    const sorted = [...pool].sort(
+      (a, b) => CLAIM_PRECEDENCE[a.kind] - CLAIM_PRECEDENCE[b.kind] || a.span.start - b.span.start
+    );
+    return sorted.find((claim2) => counts.get(key(claim2)) === best);
+  }
+  return void 0;
+}
+
 // src/analysis/nearest.ts
 function nearestCudaBuild(release, wantedCuda) {
   const tags = torchBuildTags(release);
@@ -50679,11 +51442,7 @@ function unusedIndex(unit, claim2) {
   if (claim2.kind !== "index" || !index || !isPytorchIndex(index.url)) return false;
   const served = unit.packages.filter(({ invocation: invocation2 }) => invocation2?.indexes.includes(index));
   const invocation = unit.invocations.find((candidate) => candidate.indexes.includes(index));
-  if (!invocation) return false;
-  const unread = invocation.members.some(
-    ({ context }) => context.includes.length > 0 && invocation.members.length - 1 < context.includes.length
-  );
-  return !unread && !served.some(({ pkg }) => CUDA_ON_PYTORCH_INDEX.has(pkg.name));
+  return !!invocation && !readsUnread(invocation) && !served.some(({ pkg }) => CUDA_ON_PYTORCH_INDEX.has(pkg.name));
 }
 function reportMismatch(mismatch, kb, report) {
   const { unit, claim: claim2, target, relation, unitFix } = mismatch;
@@ -50891,6 +51650,7 @@ var rule_default5 = defineRule({
   description: "Images and builds target a CUDA version the baseline allows",
   defaultSeverity: "error",
   fix: "unsafe",
+  about: "written",
   messages: {
     notAllowed: "{{subject}} targets CUDA {{cuda}}, which the baseline does not allow (allowed: {{allowed}})",
     notAllowedMany: "{{subject}} and {{more}} more declaration{{plural}} in this file target CUDA {{cuda}}, which the baseline does not allow (allowed: {{allowed}})"
@@ -51941,6 +52701,7 @@ var rule_default7 = defineRule({
   description: "CUDA-relevant Python and conda packages are pinned to one exact version",
   defaultSeverity: "error",
   fix: "safe",
+  about: "written",
   messages: {
     unpinned: "{{name}} is not pinned: any version may be installed",
     range: "{{name}}{{spec}} is a range, not an exact pin",
@@ -52632,6 +53393,7 @@ var rule_default10 = defineRule({
   description: "Base images are pinned to an exact tag (or digest, if the baseline asks for it)",
   defaultSeverity: "error",
   fix: "none",
+  about: "written",
   messages: {
     noTag: '{{image}} has no tag, so Docker pulls "latest", which changes under you',
     latest: '{{image}} uses the floating "latest" tag',
@@ -53106,6 +53868,7 @@ var rule_default13 = defineRule({
   description: "A `# cuda-gatekeeper: ignore[...]` comment is malformed, unjustified or unused",
   defaultSeverity: "error",
   fix: "none",
+  about: "written",
   messages: {
     noRule: "suppression names no rule: write ignore[rule-id] with the rule it silences",
     unknownRule: "suppression names unknown rule {{rules}}",
@@ -53159,57 +53922,6 @@ var NORMAL = /^(?!\.\.?(?:\/|$))[^/\\]+(?:\/(?!\.\.?(?:\/|$))[^/\\]+)*$/;
 function isNormal(path) {
   return NORMAL.test(path);
 }
-
-// src/analysis/stages.ts
-var StageTree = class _StageTree {
-  constructor(stageCount, file2) {
-    this.stageCount = stageCount;
-    for (const image of file2.images) {
-      if (this.parents[image.stage] !== void 0 || image.stage >= stageCount) continue;
-      if (image.fromStage !== void 0 && image.fromStage < image.stage) this.parents[image.stage] = image.fromStage;
-    }
-    for (let stage = 0; stage < stageCount; stage++) {
-      const parent = this.parents[stage];
-      this.roots[stage] = parent === void 0 ? stage : this.roots[parent];
-    }
-  }
-  stageCount;
-  /** Parent stage of each stage (undefined for a stage built on an image). */
-  parents = [];
-  /** The stage at the end of each stage's chain: the one whose FROM names an image. */
-  roots = [];
-  static cache = /* @__PURE__ */ new WeakMap();
-  static of(file2) {
-    let tree = _StageTree.cache.get(file2);
-    if (!tree) {
-      let count = file2.stages.length;
-      for (const image of file2.images) count = Math.max(count, image.stage + 1);
-      _StageTree.cache.set(file2, tree = new _StageTree(count, file2));
-    }
-    return tree;
-  }
-  parent(stage) {
-    return this.parents[stage];
-  }
-  /** The base stage of this stage's chain (itself when it is built on an image). */
-  root(stage) {
-    return this.roots[stage] ?? stage;
-  }
-  /**
-   * For every stage, its own items after those of the stages it builds on (items in stage order, so in file
-   * order when `own` lists them in file order). A stage that adds nothing shares its parent's list.
-   */
-  inherited(own2) {
-    const lists = [];
-    for (let stage = 0; stage < this.stageCount; stage++) {
-      const parent = this.parents[stage];
-      const above = parent === void 0 ? [] : lists[parent];
-      const mine = own2(stage);
-      lists[stage] = mine.length === 0 ? above : above.length === 0 ? mine : [...above, ...mine];
-    }
-    return (stage) => lists[stage] ?? own2(stage);
-  }
-};
 
 // src/analysis/links.ts
 function includeCandidates(file2, include) {
@@ -53401,6 +54113,7 @@ var rule_default14 = defineRule({
   description: "No file installs or includes a file that the change deletes",
   defaultSeverity: "error",
   fix: "none",
+  about: "written",
   messages: {
     deleted: "{{target}} is deleted by this change, but this line still installs it"
   },
@@ -53430,12 +54143,13 @@ var rule_default14 = defineRule({
 });
 
 // rules/package-not-allowed/rule.ts
-var import_pep4403 = __toESM(require_pep440(), 1);
+var import_pep4404 = __toESM(require_pep440(), 1);
 var rule_default15 = defineRule({
   id: "package-not-allowed",
   description: "Pinned package versions are on the baseline allow-list",
   defaultSeverity: "error",
   fix: "unsafe",
+  about: "written",
   messages: {
     notAllowed: "{{name}} {{version}} is not allowed by the baseline (allowed: {{allowed}})"
   },
@@ -53473,8 +54187,8 @@ var rule_default15 = defineRule({
 function matches2(version2, entry) {
   try {
     if (/[<>=!~*,]/.test(entry))
-      return (0, import_pep4403.satisfies)(version2, entry.includes("*") && !/[<>=!~]/.test(entry) ? `==${entry}` : entry);
-    return (0, import_pep4403.eq)(version2, entry);
+      return (0, import_pep4404.satisfies)(version2, entry.includes("*") && !/[<>=!~]/.test(entry) ? `==${entry}` : entry);
+    return (0, import_pep4404.eq)(version2, entry);
   } catch {
     return version2 === entry;
   }
@@ -53503,6 +54217,7 @@ var rule_default16 = defineRule({
   description: "A file could not be read completely",
   defaultSeverity: "error",
   fix: "none",
+  about: "written",
   messages: {
     problem: "{{message}}",
     notRead: "{{text}} is not checked: {{reason}}",
@@ -53556,6 +54271,7 @@ var rule_default17 = defineRule({
   description: "The baseline (CUDA policy) is invalid or names things that do not exist",
   defaultSeverity: "error",
   fix: "none",
+  about: "written",
   messages: {
     invalid: "{{message}}",
     noSuchCuda: "cuda.allowed lists CUDA {{cuda}}, which NVIDIA never released",
@@ -53611,13 +54327,14 @@ var rule_default17 = defineRule({
 });
 
 // rules/prerelease/rule.ts
-var import_pep4404 = __toESM(require_pep440(), 1);
+var import_pep4405 = __toESM(require_pep440(), 1);
 var FORBIDDEN = "The baseline sets prerelease: forbid. Pre-release builds (rc, dev, nightly, /whl/test) change without notice and are not supported; use a released version.";
 var rule_default18 = defineRule({
   id: "prerelease",
   description: "No nightly, dev, release-candidate or test builds where the baseline forbids pre-releases",
   defaultSeverity: "error",
   fix: "none",
+  about: "written",
   messages: {
     version: "{{name}} {{version}} is a pre-release",
     index: "{{url}} serves {{channel}} builds",
@@ -53662,7 +54379,7 @@ var rule_default18 = defineRule({
 });
 var safeParse3 = memoize((version2) => {
   try {
-    return (0, import_pep4404.parse)(version2);
+    return (0, import_pep4405.parse)(version2);
   } catch {
     return null;
   }
@@ -54145,7 +54862,7 @@ function dedupe(edits) {
 var import_yaml6 = __toESM(require_dist(), 1);
 
 // src/baseline/schema.ts
-var import_pep4405 = __toESM(require_pep440(), 1);
+var import_pep4406 = __toESM(require_pep440(), 1);
 var cudaMinor = external_exports.union([external_exports.string(), external_exports.number().transform(String)]).pipe(external_exports.string().regex(/^\d{1,2}\.\d{1,2}$/, 'expected a CUDA version as major.minor, e.g. "12.4"'));
 var driverVersion = external_exports.union([external_exports.string(), external_exports.number().transform(String)]).pipe(external_exports.string().regex(/^\d{3}(\.\d{1,3}){0,2}$/, 'expected an NVIDIA driver version, e.g. "550.54.14"'));
 var RuleSeverity = external_exports.enum(["error", "warning", "notice", "off"]);
@@ -54207,7 +54924,7 @@ var BaselineFile = external_exports.strictObject({
   packages: external_exports.record(
     external_exports.string().min(1),
     external_exports.array(
-      external_exports.union([external_exports.string(), external_exports.number()]).transform(String).refine((version2) => (0, import_pep4405.valid)(version2) !== null || (0, import_pep4405.validRange)(version2), {
+      external_exports.union([external_exports.string(), external_exports.number()]).transform(String).refine((version2) => (0, import_pep4406.valid)(version2) !== null || (0, import_pep4406.validRange)(version2), {
         error: (issue2) => `${JSON.stringify(issue2.input)} is neither a PEP 440 version ("2.6.0") nor a specifier (">=2.6,<2.8")`
       })
     )
@@ -54569,740 +55286,6 @@ function extendsProblem(file2, owner) {
   };
 }
 
-// src/analysis/units.ts
-var import_pep4406 = __toESM(require_pep440(), 1);
-
-// src/analysis/dockerfile-index.ts
-var ENVIRONMENT = /(?:conda|mamba|venv|virtualenv|site-packages|dist-packages|\/\.local\b|^\/install\b|^\/usr\/local\/?(?:lib\/?)?$|\/python\d(?:\.\d+)?\b)/i;
-var DockerfileIndex = class {
-  constructor(file2, links, claims) {
-    this.file = file2;
-    this.claims = claims;
-    this.tree = StageTree.of(file2);
-    this.contextsByStage = groupBy(file2.contexts, (context) => context.stage);
-    this.copiesByStage = groupBy(file2.copies, (copy) => copy.stage);
-    for (const stage of file2.stages)
-      if (stage.name && !this.stagesByName.has(stage.name.toLowerCase()))
-        this.stagesByName.set(stage.name.toLowerCase(), stage.index);
-    this.linksByContext = groupBy(links, (link) => link.include.context);
-    this.packagesByContext = groupBy(positions(file2.packages.length), (i) => file2.packages[i].context);
-    const all = positions(claims.length);
-    const stageClaims = groupBy(
-      all,
-      (i) => claims[i].stage !== void 0 && claims[i].kind !== "image" ? claims[i].stage : void 0
-    );
-    this.chainClaims = this.tree.inherited((stage) => stageClaims.get(stage) ?? []);
-    this.imageClaims = groupBy(all, (i) => claims[i].kind === "image" ? claims[i].stage : void 0);
-    this.contextClaims = groupBy(all, (i) => claims[i].stage === void 0 ? claims[i].context : void 0);
-  }
-  file;
-  claims;
-  contextsByStage;
-  linksByContext;
-  packagesByContext;
-  /**
-   * Claims by position in `claims`: those of a stage (not images) with its ancestors', images by stage, and by context.
-   */
-  chainClaims;
-  imageClaims;
-  contextClaims;
-  tree;
-  copiesByStage;
-  stagesByName = /* @__PURE__ */ new Map();
-  /** By stage, in file order as far as computed: contexts a stage copies in, and what copying out of it brings. */
-  copied = [];
-  reached = [];
-  environmentCopies;
-  /**
-   * The file's own claims that bear on a stage, in the file's claim order: claims of the stage and the stages it
-   * builds on (the image only of the base stage, which is what the stage runs on), and those of its contexts.
-   */
-  claimsOf(stage, contexts) {
-    const picked = [...this.chainClaims(stage), ...this.imageClaims.get(this.tree.root(stage)) ?? []];
-    for (const context of contexts) picked.push(...this.contextClaims.get(context.id) ?? []);
-    return picked.sort((a, b) => a - b).map((i) => this.claims[i]);
-  }
-  /**
-   * The install contexts whose results a stage copies in: `COPY --from=build /opt/conda /opt/conda` (an environment:
-   * a conda prefix, a virtualenv, site-packages, a pip --prefix or --user directory) brings everything `build` and
-   * the stages it builds on installed, and what they copied in themselves.
-   */
-  copiedContexts(stage) {
-    if (!this.copiesEnvironments) return [];
-    this.computeUpTo(stage);
-    return this.copied[stage] ?? [];
-  }
-  /** Whether any `COPY --from` of the file brings an environment (a conda prefix, a virtualenv, site-packages). */
-  get copiesEnvironments() {
-    this.environmentCopies ??= this.file.copies.some(
-      (copy) => copy.fromStage !== void 0 && copy.sources.some((source) => ENVIRONMENT.test(source.path))
-    );
-    return this.environmentCopies;
-  }
-  /**
-   * Works out, stage by stage in file order, what each stage copies in and what an environment copied out of it
-   * holds (its installs, what it copied in, and its base stage's). A stage copies only from earlier stages, so each
-   * is computed once from results already there (linear in the copies, however the stages chain), and no recursion
-   * can run out of stack.
-   */
-  computeUpTo(stage) {
-    for (let at = this.copied.length; at <= stage; at++) {
-      const copied = /* @__PURE__ */ new Set();
-      for (const copy of this.copiesByStage.get(at) ?? []) {
-        if (copy.fromStage === void 0 || !copy.sources.some((source) => ENVIRONMENT.test(source.path))) continue;
-        const from = this.stageNamed(copy.fromStage);
-        if (from === void 0 || from >= at) continue;
-        for (const context of this.reached[from]) copied.add(context);
-      }
-      this.copied.push([...copied]);
-      const parent = this.tree.parent(at);
-      this.reached.push([
-        .../* @__PURE__ */ new Set([
-          ...this.contextsByStage.get(at) ?? [],
-          ...copied,
-          ...parent !== void 0 && parent < at ? this.reached[parent] : []
-        ])
-      ]);
-    }
-  }
-  stageNamed(name) {
-    if (/^\d+$/.test(name)) return Number(name);
-    return this.stagesByName.get(name.toLowerCase());
-  }
-  /** Packages installed by these contexts, in file order. */
-  packagesOf(contexts) {
-    const picked = [];
-    for (const context of contexts) picked.push(...this.packagesByContext.get(context.id) ?? []);
-    return picked.sort((a, b) => a - b).map((i) => this.file.packages[i]);
-  }
-};
-
-// src/analysis/unpinned.ts
-var LATEST_CUDA = /^cuda(?:-toolkit)?(?:-(\d{1,2}))?$/;
-function surroundingsOf(claims, packages) {
-  const images = claims.flatMap((claim2) => claim2.kind === "image" && claim2.image ? [claim2.image] : []);
-  const pythons = /* @__PURE__ */ new Set();
-  for (const pkg of packages) {
-    const apt = pkg.ecosystem === "apt" ? /^python(3\.\d+)$/.exec(pkg.name) : null;
-    if (apt) pythons.add(apt[1]);
-    if (pkg.ecosystem === "conda" && pkg.name === "python" && pkg.exact) pythons.add(minorOf(pkg.exact));
-    else if (pkg.ecosystem === "conda" && pkg.name === "python" && /^=?=?3\.\d+(\.\*)?$/.test(pkg.specifier))
-      pythons.add(minorOf(pkg.specifier.replace(/^=+/, "").replace(/\.\*$/, "")));
-  }
-  return { images, pythons: [...pythons] };
-}
-function distributionOf(images, kb) {
-  for (const image of images) {
-    if (!image.tag || !kb.isNvidiaCuda(image.registry, image.repository)) continue;
-    const tag = kb.nvidiaCudaTag(image.tag);
-    if (tag?.os) return { os: tag.os, osVersion: tag.osVersion };
-  }
-  return {};
-}
-function unitPythons(around, kb) {
-  const { os, osVersion } = distributionOf(around.images, kb);
-  const base = kb.pythonsFor(os, osVersion);
-  return base.versions.length === 0 && around.pythons.length === 0 ? [] : [.../* @__PURE__ */ new Set([...base.versions, ...around.pythons])];
-}
-function newestTorchClaim(file2, pkg, install, around, kb) {
-  if (pkg.ecosystem !== "pip" || pkg.name !== "torch" || pkg.exact || pkg.url || pkg.specifier.includes("+"))
-    return void 0;
-  if ((install?.indexes ?? []).some(
-    (index) => isPytorchIndex(index.url) || index.kind === "index-url" || index.kind === "find-links"
-  ))
-    return void 0;
-  const { os, osVersion } = distributionOf(around.images, kb);
-  const base = kb.pythonsFor(os, osVersion);
-  const pythons = [.../* @__PURE__ */ new Set([...base.versions, ...around.pythons])];
-  const picks = pythons.map((python) => kb.newestTorchFor(pkg.specifier.replace(/\s+/g, ""), python));
-  if (picks.some((pick2) => !pick2?.pypiDefault)) return void 0;
-  const builds = new Set(picks.map((pick2) => cudaFromTag(pick2.pypiDefault)));
-  const majors = new Set([...builds].map((cuda) => cuda.split(".")[0]));
-  if (majors.size !== 1) return void 0;
-  const [only] = builds;
-  const newest = [...new Set(picks.map((pick2) => pick2.version))].sort(compareDotted);
-  return cudaClaim({
-    kind: "implied",
-    file: file2,
-    context: pkg.context,
-    cuda: builds.size === 1 ? only : [...majors][0],
-    precision: builds.size === 1 ? "minor" : "major",
-    span: pkg.span,
-    subject: `${pkg.rawName}${pkg.specifier}`,
-    package: pkg,
-    record: picks.at(-1),
-    index: void 0,
-    newest: `${newest.join(" or ")} for Python ${pythons.join(", ")}${os && base.versions.length === 1 ? ` (${os} ${osVersion}'s python3)` : ""}`
-  });
-}
-function newestToolkitClaim(file2, pkg, around, kb) {
-  if (pkg.ecosystem !== "apt" || pkg.specifier) return void 0;
-  const match = LATEST_CUDA.exec(pkg.name);
-  if (!match) return void 0;
-  const { os, osVersion } = distributionOf(around.images, kb);
-  const newest = kb.newestCudaFor(os, osVersion, match[1]);
-  if (!newest) return void 0;
-  const minor = minorOf(newest.version);
-  return cudaClaim({
-    kind: "apt",
-    file: file2,
-    context: pkg.context,
-    cuda: minor,
-    precision: "minor",
-    span: pkg.span,
-    subject: pkg.rawName,
-    package: pkg,
-    record: newest,
-    newest: `CUDA ${minor}${os ? ` for ${os}${osVersion}` : ""}`,
-    rewrite: (target) => {
-      const [wantMajor, wantMinor] = target.split(".");
-      if (!wantMajor || !wantMinor || match[1] && match[1] !== wantMajor) return void 0;
-      const name = pkg.name.replace(/-\d+$/, "");
-      return [
-        { path: file2.path, range: [pkg.nameSpan.start, pkg.nameSpan.end], text: `${name}-${wantMajor}-${wantMinor}` }
-      ];
-    }
-  });
-}
-
-// src/util/graph.ts
-function stronglyConnected(nodes, edges) {
-  const index = /* @__PURE__ */ new Map();
-  const low = /* @__PURE__ */ new Map();
-  const onStack = /* @__PURE__ */ new Set();
-  const stack = [];
-  const component = /* @__PURE__ */ new Map();
-  let counter = 0;
-  let count = 0;
-  for (const start of nodes) {
-    if (index.has(start)) continue;
-    const frames = [{ node: start, out: edges(start), next: 0 }];
-    index.set(start, counter);
-    low.set(start, counter++);
-    stack.push(start);
-    onStack.add(start);
-    while (frames.length > 0) {
-      const frame = frames.at(-1);
-      if (frame.next < frame.out.length) {
-        const to = frame.out[frame.next++];
-        if (!index.has(to)) {
-          index.set(to, counter);
-          low.set(to, counter++);
-          stack.push(to);
-          onStack.add(to);
-          frames.push({ node: to, out: edges(to), next: 0 });
-        } else if (onStack.has(to)) {
-          low.set(frame.node, Math.min(low.get(frame.node), index.get(to)));
-        }
-        continue;
-      }
-      frames.pop();
-      const parent = frames.at(-1);
-      if (parent) low.set(parent.node, Math.min(low.get(parent.node), low.get(frame.node)));
-      if (low.get(frame.node) === index.get(frame.node)) {
-        let member;
-        do {
-          member = stack.pop();
-          onStack.delete(member);
-          component.set(member, count);
-        } while (member !== frame.node);
-        count++;
-      }
-    }
-  }
-  return component;
-}
-
-// src/analysis/units.ts
-var Inherited = class {
-  constructor(packages, above) {
-    this.packages = packages;
-    this.above = above;
-  }
-  packages;
-  above;
-  /** Answers of findLast, by test (null: nothing above passes it). */
-  found = /* @__PURE__ */ new WeakMap();
-  /** The nearest package installed above that passes `test` (give the same function each time: it is remembered). */
-  findLast(test) {
-    return nearestAbove(this, test);
-  }
-};
-function nearestAbove(start, test) {
-  const passed = [];
-  let answer = null;
-  for (let at = start; at; at = at.above) {
-    const known2 = at.found.get(test);
-    if (known2 !== void 0) {
-      answer = known2;
-      break;
-    }
-    passed.push(at);
-    for (let i = at.packages.length - 1; i >= 0 && !answer; i--) if (test(at.packages[i])) answer = at.packages[i];
-    if (answer) break;
-  }
-  for (const at of passed) at.found.set(test, answer);
-  return answer ?? void 0;
-}
-var NO_INDEXES = [];
-var TIERS = [
-  ["image", "env"],
-  ["conda", "conda-build", "conda-channel", "apt"],
-  ["wheel-tag", "wheel-url", "implied"],
-  ["nvidia-wheel", "cupy", "jax", "tensorflow", "library"]
-];
-function buildUnits(files, links, kb) {
-  const claimCache = /* @__PURE__ */ new Map();
-  const claimsOf = (file2) => {
-    let claims = claimCache.get(file2);
-    if (!claims) claimCache.set(file2, claims = fileClaims(file2, kb));
-    return claims;
-  };
-  const units = [];
-  let component;
-  const includers = /* @__PURE__ */ new Map();
-  for (const from of files) {
-    for (const link of links.get(from) ?? []) {
-      const list = includers.get(link.to);
-      if (list) list.push(from);
-      else includers.set(link.to, [from]);
-    }
-  }
-  for (const file2 of files) {
-    const format = formatOf(file2.kind);
-    if (format.units === "stages") {
-      const stages = new DockerfileIndex(file2, links.get(file2) ?? [], claimsOf(file2));
-      const tree = StageTree.of(file2);
-      const byStage = /* @__PURE__ */ new Map();
-      for (const stage of file2.stages) {
-        let unit = dockerStageUnit(stages, stage.index, links, claimsOf, kb);
-        const parent = tree.parent(stage.index);
-        const above = parent === void 0 ? void 0 : byStage.get(parent);
-        const inherited = !above ? void 0 : above.packages.length === 0 ? above.inherited : new Inherited(above.packages, above.inherited);
-        if (inherited) unit = { ...unit, inherited };
-        byStage.set(stage.index, unit);
-        units.push(unit);
-      }
-    } else if (format.units === "selections") {
-      const via = (includers.get(file2) ?? []).flatMap(
-        (includer) => (links.get(includer) ?? []).filter((link) => link.to === file2)
-      );
-      const covered = new Set(selectedContexts(file2, via).map((context) => context.variant));
-      units.push(...selectionUnits(file2, claimsOf, kb, via.length ? covered : /* @__PURE__ */ new Set()));
-    } else if (format.units === "file" && !includedElsewhere(file2, includers.get(file2) ?? [], component ??= components2(files, links))) {
-      units.push(fileUnit(file2, links, claimsOf, kb));
-    }
-  }
-  for (const file2 of files)
-    if (formatOf(file2.kind).units === "containers")
-      units.push(...containerUnits(file2, links.get(file2) ?? [], units, kb));
-  return units;
-}
-function containerUnits(file2, links, units, kb) {
-  const out = [];
-  for (const fact of file2.containers) {
-    if (!fact.gpu) continue;
-    const include = fact.dockerfile ? file2.includes[fact.dockerfile.include] : void 0;
-    const built = include ? links.find((link) => link.include === include)?.to : void 0;
-    let claims;
-    if (built) {
-      const last2 = built.stages.at(-1)?.index;
-      const stage = units.find((unit) => unit.root === built && unit.stage === last2);
-      claims = (stage?.claims ?? []).map(
-        (claim2) => cudaClaim({
-          ...claim2,
-          file: file2,
-          context: void 0,
-          stage: fact.image.stage,
-          span: fact.span,
-          subject: `${fact.image.reference} (built from ${built.path}: ${claim2.subject})`,
-          rewrite: void 0,
-          origin: { file: built, span: claim2.span, subject: claim2.subject }
-        })
-      );
-    } else {
-      const own2 = containerImageClaim(file2, fact, kb);
-      claims = own2 ? [own2] : [];
-    }
-    const container = {
-      fact,
-      claims,
-      ...fact.dockerfile && !built ? { missing: fact.dockerfile.path } : {}
-    };
-    out.push({
-      label: `${file2.path} (${fact.workload}, container ${fact.name})`,
-      root: file2,
-      stage: fact.image.stage,
-      files: [file2],
-      // Rules that compare a unit's claims see the image's own; the Dockerfile's claims are judged in the Dockerfile.
-      claims: built ? [] : claims,
-      ...built || claims.length === 0 ? {} : { target: claims[0] },
-      packages: [],
-      invocations: [],
-      container
-    });
-  }
-  return out;
-}
-function includedElsewhere(file2, includers, component) {
-  return includers.some(
-    (includer) => includer !== file2 && (formatOf(includer.kind).units === "stages" || component.get(includer) !== component.get(file2))
-  );
-}
-function components2(files, links) {
-  return stronglyConnected(files, (file2) => (links.get(file2) ?? []).map((link) => link.to));
-}
-function reachable(start, links, seen) {
-  const out = [];
-  const queue = [...start];
-  for (let next = 0; next < queue.length; next++) {
-    const link = queue[next];
-    if (seen.has(link.to)) continue;
-    seen.add(link.to);
-    out.push(link.to);
-    queue.push(...links.get(link.to) ?? []);
-  }
-  return out;
-}
-function fileUnit(file2, links, claimsOf, kb) {
-  const seen = /* @__PURE__ */ new Set([file2]);
-  const included = reachable(links.get(file2) ?? [], links, seen);
-  const files = [file2, ...included];
-  const invocations = [];
-  const pipContexts = file2.contexts.filter((context) => context.tool !== "conda-env");
-  for (const context of pipContexts) {
-    const contextLinks = (links.get(file2) ?? []).filter((link) => link.include.context === context.id);
-    const linked = reachable(contextLinks, links, /* @__PURE__ */ new Set([file2]));
-    invocations.push(
-      makeInvocation([
-        { file: file2, context },
-        ...linked.flatMap((member) => member.contexts.map((c) => ({ file: member, context: c })))
-      ])
-    );
-  }
-  const claims = files.flatMap((member) => claimsOf(member));
-  return finishUnit({ label: file2.path, root: file2, files, claims, invocations }, kb);
-}
-function selectionUnits(file2, claimsOf, kb, covered) {
-  const claims = claimsOf(file2);
-  const units = [];
-  for (const [variant, contexts] of groupBy(file2.contexts, (context) => context.variant)) {
-    if (covered.has(variant) || variant?.startsWith("pip: ")) continue;
-    const ids = new Set(contexts.map((context) => context.id));
-    const own2 = (context) => context === void 0 || ids.has(context);
-    units.push(
-      finishUnit(
-        {
-          label: `${file2.path} (${variant})`,
-          root: file2,
-          files: [file2],
-          claims: claims.filter((claim2) => own2(claim2.context)),
-          invocations: contexts.map((context) => makeInvocation([{ file: file2, context }])),
-          rootPackages: file2.packages.filter((pkg) => ids.has(pkg.context))
-        },
-        kb
-      )
-    );
-  }
-  return units;
-}
-function dockerStageUnit(index, stage, links, claimsOf, kb) {
-  const file2 = index.file;
-  const name = file2.stages[stage]?.name;
-  const label = `${file2.path} stage ${name ? `"${name}"` : stage + 1}`;
-  const contexts = [...index.contextsByStage.get(stage) ?? [], ...index.copiedContexts(stage)];
-  const invocations = [];
-  const seen = /* @__PURE__ */ new Set([file2]);
-  const linkedFiles = [];
-  const selected = /* @__PURE__ */ new Map();
-  const skipped = /* @__PURE__ */ new Map();
-  for (const context of contexts) {
-    const contextLinks = index.linksByContext.get(context.id) ?? [];
-    for (const link of contextLinks)
-      if (link.include.skips?.length)
-        for (const name2 of link.include.skips)
-          (skipped.get(link.to) ?? skipped.set(link.to, /* @__PURE__ */ new Set()).get(link.to)).add(name2);
-    const linked = reachable(contextLinks, links, /* @__PURE__ */ new Set([file2]));
-    for (const member of linked) {
-      if (seen.has(member)) continue;
-      seen.add(member);
-      linkedFiles.push(member);
-    }
-    const members2 = linked.flatMap((member) => {
-      const chosen = selectedContexts(member, contextLinks);
-      if (hasSelections(member.kind)) {
-        const ids = selected.get(member) ?? /* @__PURE__ */ new Set();
-        for (const c of chosen) ids.add(c.id);
-        selected.set(member, ids);
-      }
-      return chosen.map((c) => ({ file: member, context: c }));
-    });
-    if (context.tool === "apt") continue;
-    const routed = members2.filter((member) => member.context.tool === "uv");
-    invocations.push(makeInvocation([{ file: file2, context }, ...members2.filter((member) => !routed.includes(member))]));
-    for (const member of routed) invocations.push(makeInvocation([member]));
-  }
-  const inStage = (member, context) => context === void 0 || (selected.get(member)?.has(context) ?? true);
-  const kept = (member, pkg) => !pkg || !skipped.get(member)?.has(pkg.name);
-  const claims = [
-    ...index.claimsOf(stage, contexts),
-    ...linkedFiles.flatMap(
-      (member) => claimsOf(member).filter((claim2) => inStage(member, claim2.context) && kept(member, claim2.package))
-    )
-  ];
-  const memberPackages = new Map(
-    [.../* @__PURE__ */ new Set([...selected.keys(), ...skipped.keys()])].map((member) => [
-      member,
-      member.packages.filter((pkg) => inStage(member, pkg.context) && kept(member, pkg))
-    ])
-  );
-  return finishUnit(
-    {
-      label,
-      root: file2,
-      stage,
-      files: [file2, ...linkedFiles],
-      claims,
-      invocations,
-      rootPackages: index.packagesOf(contexts),
-      memberPackages
-    },
-    kb
-  );
-}
-function defaultSelection(kind) {
-  const format = formatOf(kind);
-  return format.units === "selections" ? format.defaultSelection : [];
-}
-function selectedContexts(member, via) {
-  if (!hasSelections(member.kind)) return member.contexts;
-  const selects = new Set(
-    via.filter((link) => link.to === member).flatMap((link) => link.include.selects ?? defaultSelection(member.kind))
-  );
-  return member.contexts.filter((context) => {
-    const variant = context.variant ?? "";
-    const on = variant.indexOf(" on ");
-    return selects.has("*") || selects.has(variant) || variant.startsWith("environment ") && on > 0 && selects.has(variant.slice(0, on)) || selects.has("*extras") && variant.startsWith("extra ") || selects.has("*environments") && variant.startsWith("environment ");
-  });
-}
-function makeInvocation(members2) {
-  const indexes = members2.flatMap((member) => member.context.indexes.filter((index) => !index.ignoredReason));
-  return { members: members2, indexes };
-}
-function finishUnit(parts, kb) {
-  const { label, root, stage, files, claims: staticClaims, invocations, rootPackages, memberPackages } = parts;
-  const invocationOf = /* @__PURE__ */ new Map();
-  for (const invocation of invocations)
-    for (const member of invocation.members) invocationOf.set(member.context, invocation);
-  const packages = [];
-  const implied = [];
-  const unitPackages = (file2) => file2 === root && rootPackages ? rootPackages : memberPackages?.get(file2) ?? file2.packages;
-  let around;
-  const surroundings = () => around ??= surroundingsOf(
-    staticClaims,
-    files.flatMap((file2) => unitPackages(file2))
-  );
-  const kept = stage !== void 0 ? keptTorch(root, stage, files, unitPackages, invocationOf) : void 0;
-  const pinned = exactPins(files, unitPackages);
-  let pythons;
-  let skipped;
-  const hiddenByInvocation = /* @__PURE__ */ new Map();
-  const hiddenOf = (invocation) => {
-    let hidden = hiddenByInvocation.get(invocation);
-    if (hidden === void 0)
-      hiddenByInvocation.set(invocation, hidden = invocation.members.some((member) => member.context.hiddenIndexes));
-    return hidden;
-  };
-  const upgradedByInvocation = /* @__PURE__ */ new Map();
-  const upgrades = (context, invocation) => {
-    if (context?.replacesInstalled) return true;
-    if (!invocation) return false;
-    let upgraded = upgradedByInvocation.get(invocation);
-    if (upgraded === void 0)
-      upgradedByInvocation.set(
-        invocation,
-        upgraded = invocation.members.some((member) => member.context.replacesInstalled)
-      );
-    return upgraded;
-  };
-  for (const file2 of files) {
-    for (const pkg of unitPackages(file2)) {
-      if (pkg.ecosystem === "pip" && pkg.markers?.includes("python_version")) {
-        pythons ??= unitPythons(surroundings(), kb);
-        const markers = pkg.markers;
-        if (pythons.length > 0 && pythons.every((python) => evaluateMarker(markers, { values: { python_version: python } }) === false)) {
-          (skipped ??= /* @__PURE__ */ new Set()).add(pkg);
-          continue;
-        }
-      }
-      const context = file2.contexts[pkg.context];
-      const invocation = context ? invocationOf.get(context) : void 0;
-      const hidden = invocation ? hiddenOf(invocation) : false;
-      const resolved = resolveTorchBuild(pkg, invocation?.indexes ?? NO_INDEXES, kb);
-      const build = hidden && resolved && !INDEPENDENT.has(resolved.source) ? void 0 : resolved;
-      packages.push({ file: file2, pkg, invocation, build });
-      const unpinned = hidden || kept?.has(pkg) || !pkg.exact && pkg.ecosystem === "pip" && !upgrades(context, invocation) && pinnedWithin(pinned, pkg) ? void 0 : (!build ? rangedTorchClaim(file2, pkg, invocation, kb) : void 0) ?? (!build && pkg.name === "torch" ? newestTorchClaim(
-        file2,
-        pkg,
-        invocation ? { indexes: invocation.indexes } : void 0,
-        surroundings(),
-        kb
-      ) : void 0) ?? (pkg.ecosystem === "apt" ? newestToolkitClaim(file2, pkg, surroundings(), kb) : void 0);
-      if (unpinned) implied.push(unpinned);
-      if (build?.cuda && !pkg.localLabel && !pkg.url) {
-        implied.push(
-          cudaClaim({
-            kind: "implied",
-            file: file2,
-            context: pkg.context,
-            cuda: build.cuda,
-            precision: "minor",
-            span: pkg.span,
-            subject: withAlternative(file2, pkg.context, `${pkg.rawName}${pkg.specifier}`),
-            package: pkg,
-            record: build.release,
-            index: build.index
-          })
-        );
-      }
-    }
-  }
-  const claims = [
-    ...skipped ? staticClaims.filter((claim2) => !claim2.package || !skipped.has(claim2.package)) : staticClaims,
-    ...implied
-  ];
-  const target = chooseTarget(claims);
-  return { label, root, stage, files, claims, target, packages, invocations };
-}
-function keptTorch(root, stage, files, packagesOf, invocationOf) {
-  const rootContext = /* @__PURE__ */ new Map();
-  const command = (file2, pkg) => {
-    const context = file2.contexts[pkg.context];
-    if (file2 === root) return context;
-    const invocation = context ? invocationOf.get(context) : void 0;
-    if (!invocation) return void 0;
-    if (!rootContext.has(invocation))
-      rootContext.set(invocation, invocation.members.find((member) => member.file === root)?.context);
-    return rootContext.get(invocation);
-  };
-  const installs = [];
-  for (const file2 of files)
-    for (const pkg of packagesOf(file2)) {
-      if (pkg.ecosystem !== "pip" || pkg.name !== "torch") continue;
-      const at = command(file2, pkg);
-      if (at && (at.tool === "pip" || at.tool === "uv")) installs.push({ pkg, at });
-    }
-  const candidates = installs.filter(({ pkg, at }) => !pkg.exact && !pkg.url && !at.replacesInstalled);
-  if (candidates.length === 0) return void 0;
-  let firstUnread = Infinity;
-  for (const context of stageContexts(root, stage))
-    if ((context.tool === "pip" || context.tool === "uv") && context.includes.length > (invocationOf.get(context)?.members.length ?? 1) - 1)
-      firstUnread = Math.min(firstUnread, context.span.start);
-  installs.sort((a, b) => a.at.span.start - b.at.span.start);
-  const kept = /* @__PURE__ */ new Set();
-  const exacts = [];
-  const seen = /* @__PURE__ */ new Set();
-  const admitted = /* @__PURE__ */ new Map();
-  let unpinnedBefore = -1;
-  let next = 0;
-  for (const later of [...candidates].sort((a, b) => a.at.span.start - b.at.span.start)) {
-    const start = later.at.span.start;
-    for (; next < installs.length && installs[next].at.span.start < start; next++) {
-      const { pkg } = installs[next];
-      if (!pkg.exact) unpinnedBefore = start;
-      else if (!seen.has(pkg.exact)) {
-        seen.add(pkg.exact);
-        exacts.push(pkg.exact);
-      }
-    }
-    const spec2 = later.pkg.specifier;
-    const memo2 = admitted.get(spec2) ?? { checked: 0, admits: false };
-    for (; !memo2.admits && memo2.checked < exacts.length; memo2.checked++)
-      memo2.admits = spec2 === "" || admits(spec2, exacts[memo2.checked]);
-    admitted.set(spec2, memo2);
-    if (unpinnedBefore >= 0 || memo2.admits || firstUnread < start) kept.add(later.pkg);
-  }
-  return kept;
-}
-var INDEPENDENT = /* @__PURE__ */ new Set(["local-label", "url", "index-url", "find-links"]);
-function exactPins(files, packagesOf) {
-  const pins = /* @__PURE__ */ new Map();
-  for (const file2 of files)
-    for (const pkg of packagesOf(file2)) {
-      if (pkg.ecosystem !== "pip" || !pkg.exact || pkg.url) continue;
-      const versions = pins.get(pkg.name);
-      if (!versions) pins.set(pkg.name, [pkg.exact]);
-      else if (versions.length <= MAX_PINS && !versions.includes(pkg.exact)) versions.push(pkg.exact);
-    }
-  return pins;
-}
-var MAX_PINS = 16;
-function pinnedWithin(pins, pkg) {
-  const versions = pins.get(pkg.name);
-  if (!versions) return false;
-  if (pkg.specifier === "" || versions.length > MAX_PINS) return true;
-  return versions.some((version2) => admits(pkg.specifier, version2));
-}
-var contextsByStage = /* @__PURE__ */ new WeakMap();
-function stageContexts(root, stage) {
-  let byStage = contextsByStage.get(root);
-  if (!byStage) {
-    byStage = groupBy(
-      root.contexts.filter((context) => context.stage !== void 0),
-      (context) => context.stage
-    );
-    contextsByStage.set(root, byStage);
-  }
-  return byStage.get(stage) ?? [];
-}
-function admits(specifier, version2) {
-  try {
-    return (0, import_pep4406.satisfies)(version2.replace(/\+.*$/, ""), specifier.replace(/\s+/g, ""));
-  } catch {
-    return true;
-  }
-}
-function rangedTorchClaim(file2, pkg, invocation, kb) {
-  if (pkg.ecosystem !== "pip" || pkg.name !== "torch" || pkg.exact || pkg.url || !pkg.specifier.trim() || pkg.specifier.includes("+"))
-    return void 0;
-  if ((invocation?.indexes ?? NO_INDEXES).some(
-    (index) => isPytorchIndex(index.url) || index.kind === "index-url" || index.kind === "find-links"
-  ))
-    return void 0;
-  const { majors, releases } = kb.pypiTorchMajors(pkg.specifier.replace(/\s+/g, ""));
-  const [major] = majors;
-  if (majors.size !== 1 || !major || major === "cpu" || releases.length === 0) return void 0;
-  return cudaClaim({
-    kind: "implied",
-    file: file2,
-    context: pkg.context,
-    cuda: major,
-    precision: "major",
-    span: pkg.span,
-    subject: `${pkg.rawName}${pkg.specifier}`,
-    package: pkg,
-    record: releases.at(-1),
-    index: void 0
-  });
-}
-function chooseTarget(claims) {
-  for (const tier of TIERS) {
-    const inTier = claims.filter((claim2) => tier.includes(claim2.kind));
-    if (inTier.length === 0) continue;
-    const precise = inTier.filter((claim2) => claim2.precision === "minor");
-    const pool = precise.length > 0 ? precise : inTier;
-    const key = (claim2) => claim2.precision === "minor" ? cudaMajorMinor(claim2.cuda) ?? claim2.cuda : String(cudaMajor(claim2.cuda));
-    const counts = /* @__PURE__ */ new Map();
-    for (const claim2 of pool) counts.set(key(claim2), (counts.get(key(claim2)) ?? 0) + 1);
-    const best = Math.max(...counts.values());
-    const sorted = [...pool].sort(
-      (a, b) => CLAIM_PRECEDENCE[a.kind] - CLAIM_PRECEDENCE[b.kind] || a.span.start - b.span.start
-    );
-    return sorted.find((claim2) => counts.get(key(claim2)) === best);
-  }
-  return void 0;
-}
-
 // src/analysis/batches.ts
 var BATCH_FILES = 256;
 function fileBatches(files, links, size = BATCH_FILES) {
@@ -55561,17 +55544,6 @@ function expiredWaiverNotes(baseline, options2) {
     };
   });
 }
-var AS_WRITTEN = /* @__PURE__ */ new Set([
-  "parse-error",
-  "policy-error",
-  "invalid-suppression",
-  "missing-include",
-  "package-not-allowed",
-  "cuda-not-allowed",
-  "exact-pin",
-  "prerelease",
-  "image-pin"
-]);
 function mayNotRun(file2, offset) {
   if (!("contexts" in file2) || file2.kind !== "dockerfile") return false;
   return file2.contexts.some(
@@ -55581,7 +55553,7 @@ function mayNotRun(file2, offset) {
 function toFinding(rule, draft, ceiling, url2, share) {
   let severity = draft.severity && severityRank[draft.severity] < severityRank[ceiling] ? draft.severity : ceiling;
   if (draft.unverified) severity = "notice";
-  const conditional = severity === "error" && !AS_WRITTEN.has(rule.id) && mayNotRun(draft.file, draft.span.start);
+  const conditional = severity === "error" && rule.about !== "written" && mayNotRun(draft.file, draft.span.start);
   if (conditional) severity = "warning";
   const template = rule.messages[draft.messageId] ?? draft.messageId;
   const message = formatMessage(template, draft.data);

@@ -36520,8 +36520,12 @@ function isLocalProject(text2) {
 function isArchivePath(text2) {
   return text2.includes(".") && !text2.includes("@") && ARCHIVE.test(withoutExtras(text2.split(";")[0].trim()));
 }
+function pathExtras(path) {
+  const match = path.endsWith("]") ? /\[([^\]]*)\]$/.exec(path) : null;
+  return match ? { path: path.slice(0, match.index), extras: match[1] } : { path };
+}
 function withoutExtras(path) {
-  return path.endsWith("]") && path.includes("[") ? path.slice(0, path.lastIndexOf("[")) : path;
+  return pathExtras(path).path;
 }
 var LOCAL_HINT = /^\s*[.~]|[/\\:]/;
 function parsePythonRequirement(m) {
@@ -36658,8 +36662,8 @@ function parseBareUrl(m, named) {
   const from = named ? named[0].length : 0;
   const semi = text2.indexOf(";", from);
   const written2 = (semi >= 0 ? text2.slice(from, semi) : text2.slice(from)).trim();
-  const pathExtras = !named && !URL_SCHEME.test(written2) ? /\[([^\]]*)\]$/.exec(written2) : null;
-  const urlText = pathExtras ? written2.slice(0, pathExtras.index) : written2;
+  const local = !named && !URL_SCHEME.test(written2) ? pathExtras(written2) : { path: written2 };
+  const urlText = local.path;
   const markers = semi >= 0 ? text2.slice(semi + 1).trim() : void 0;
   const urlStart = text2.indexOf(urlText, from);
   const urlEnd = urlStart + urlText.length;
@@ -36686,7 +36690,7 @@ function parseBareUrl(m, named) {
       nameSpan: named ? m.site(named.index + named[0].indexOf(named[1]), named[0].indexOf(named[1]) + named[1].length) : span,
       span,
       via,
-      extras: named?.[2] ?? pathExtras?.[1] ? (named?.[2] ?? pathExtras[1]).split(",").flatMap((extra) => extra.trim() ? [extra.trim()] : []) : [],
+      extras: named?.[2] ?? local.extras ? (named?.[2] ?? local.extras).split(",").flatMap((extra) => extra.trim() ? [extra.trim()] : []) : [],
       specifier: "",
       specifierSpan: { start: span.end, end: span.end },
       clauses: [],
@@ -38801,14 +38805,10 @@ var PipEnv = class {
         sink.addIndex(context, fact);
       }
     }
-    if (this.hidden) {
+    if (this.hidden && tool === "pip") {
       context.hiddenIndexes = this.hidden;
       if (!context.indexes.some((index) => index.kind === "index-url"))
-        sink.unresolved.push({
-          span: context.span,
-          text: `which builds this ${tool === "uv" ? "uv pip install" : "pip install"} takes`,
-          reason: this.hidden
-        });
+        sink.unresolved.push({ span: context.span, text: "which builds this pip install takes", reason: this.hidden });
     }
     if (tool !== "uv") return;
     const noted = /* @__PURE__ */ new Set();
@@ -46501,43 +46501,33 @@ function finishUnit(parts, kb) {
   const kept = stage !== void 0 ? keptTorch(root, stage, files, unitPackages, invocationOf) : void 0;
   const pinned = exactPins(files, unitPackages);
   let pythons;
-  let skipped;
-  const hiddenByInvocation = /* @__PURE__ */ new Map();
-  const hiddenOf = (invocation) => {
-    let hidden = hiddenByInvocation.get(invocation);
-    if (hidden === void 0)
-      hiddenByInvocation.set(invocation, hidden = invocation.members.some((member) => member.context.hiddenIndexes));
-    return hidden;
-  };
-  const upgradedByInvocation = /* @__PURE__ */ new Map();
-  const upgrades = (context, invocation) => {
-    if (context?.replacesInstalled) return true;
-    if (!invocation) return false;
-    let upgraded = upgradedByInvocation.get(invocation);
-    if (upgraded === void 0)
-      upgradedByInvocation.set(
-        invocation,
-        upgraded = invocation.members.some((member) => member.context.replacesInstalled)
-      );
-    return upgraded;
-  };
+  let notInstalled;
+  const flags = new Map(
+    invocations.map((invocation) => [
+      invocation,
+      {
+        hidden: invocation.members.some((member) => member.context.hiddenIndexes),
+        upgrades: invocation.members.some((member) => member.context.replacesInstalled)
+      }
+    ])
+  );
   for (const file2 of files) {
     for (const pkg of unitPackages(file2)) {
       if (pkg.ecosystem === "pip" && pkg.markers?.includes("python_version")) {
         pythons ??= unitPythons(surroundings(), kb);
         const markers = pkg.markers;
         if (pythons.length > 0 && pythons.every((python) => evaluateMarker(markers, { values: { python_version: python } }) === false)) {
-          (skipped ??= /* @__PURE__ */ new Set()).add(pkg);
+          (notInstalled ??= /* @__PURE__ */ new Set()).add(pkg);
           continue;
         }
       }
       const context = file2.contexts[pkg.context];
       const invocation = context ? invocationOf.get(context) : void 0;
-      const hidden = invocation ? hiddenOf(invocation) : false;
+      const hidden = (invocation && flags.get(invocation)?.hidden) ?? false;
       const resolved = resolveTorchBuild(pkg, invocation?.indexes ?? NO_INDEXES, kb);
       const build = hidden && resolved && !INDEPENDENT.has(resolved.source) ? void 0 : resolved;
       packages.push({ file: file2, pkg, invocation, build });
-      const unpinned = hidden || kept?.has(pkg) || !pkg.exact && pkg.ecosystem === "pip" && !upgrades(context, invocation) && pinnedWithin(pinned, pkg) ? void 0 : (!build ? rangedTorchClaim(file2, pkg, invocation, kb) : void 0) ?? (!build && pkg.name === "torch" ? newestTorchClaim(
+      const unpinned = hidden || kept?.has(pkg) || !pkg.exact && pkg.ecosystem === "pip" && !context?.replacesInstalled && !(invocation && flags.get(invocation)?.upgrades) && pinnedWithin(pinned, pkg) ? void 0 : (!build ? rangedTorchClaim(file2, pkg, invocation, kb) : void 0) ?? (!build && pkg.name === "torch" ? newestTorchClaim(
         file2,
         pkg,
         invocation ? { indexes: invocation.indexes } : void 0,
@@ -46564,7 +46554,7 @@ function finishUnit(parts, kb) {
     }
   }
   const claims = [
-    ...skipped ? staticClaims.filter((claim2) => !claim2.package || !skipped.has(claim2.package)) : staticClaims,
+    ...notInstalled ? staticClaims.filter((claim2) => !claim2.package || !notInstalled.has(claim2.package)) : staticClaims,
     ...implied
   ];
   const target = chooseTarget(claims);
@@ -46591,34 +46581,22 @@ function keptTorch(root, stage, files, packagesOf, invocationOf) {
   const candidates = installs.filter(({ pkg, at }) => !pkg.exact && !pkg.url && !at.replacesInstalled);
   if (candidates.length === 0) return void 0;
   let firstUnread = Infinity;
-  for (const context of stageContexts(root, stage))
-    if ((context.tool === "pip" || context.tool === "uv") && context.includes.length > (invocationOf.get(context)?.members.length ?? 1) - 1)
+  for (const context of stageContexts(root, stage)) {
+    const invocation = invocationOf.get(context);
+    if ((context.tool === "pip" || context.tool === "uv") && invocation && readsUnread(invocation))
       firstUnread = Math.min(firstUnread, context.span.start);
-  installs.sort((a, b) => a.at.span.start - b.at.span.start);
-  const kept = /* @__PURE__ */ new Set();
-  const exacts = [];
-  const seen = /* @__PURE__ */ new Set();
-  const admitted = /* @__PURE__ */ new Map();
-  let unpinnedBefore = -1;
-  let next = 0;
-  for (const later of [...candidates].sort((a, b) => a.at.span.start - b.at.span.start)) {
-    const start = later.at.span.start;
-    for (; next < installs.length && installs[next].at.span.start < start; next++) {
-      const { pkg } = installs[next];
-      if (!pkg.exact) unpinnedBefore = start;
-      else if (!seen.has(pkg.exact)) {
-        seen.add(pkg.exact);
-        exacts.push(pkg.exact);
-      }
-    }
-    const spec2 = later.pkg.specifier;
-    const memo2 = admitted.get(spec2) ?? { checked: 0, admits: false };
-    for (; !memo2.admits && memo2.checked < exacts.length; memo2.checked++)
-      memo2.admits = spec2 === "" || admits(spec2, exacts[memo2.checked]);
-    admitted.set(spec2, memo2);
-    if (unpinnedBefore >= 0 || memo2.admits || firstUnread < start) kept.add(later.pkg);
   }
+  let firstUnpinned = Infinity;
+  for (const { pkg, at } of installs)
+    if (!pkg.exact && !pkg.url) firstUnpinned = Math.min(firstUnpinned, at.span.start);
+  const kept = /* @__PURE__ */ new Set();
+  for (const { pkg, at } of candidates) if (Math.min(firstUnread, firstUnpinned) < at.span.start) kept.add(pkg);
   return kept;
+}
+function readsUnread(invocation) {
+  let includes = 0;
+  for (const member of invocation.members) includes += member.context.includes.length;
+  return includes > invocation.members.length - 1;
 }
 var INDEPENDENT = /* @__PURE__ */ new Set(["local-label", "url", "index-url", "find-links"]);
 function exactPins(files, packagesOf) {
@@ -47471,11 +47449,7 @@ function unusedIndex(unit, claim2) {
   if (claim2.kind !== "index" || !index || !isPytorchIndex(index.url)) return false;
   const served = unit.packages.filter(({ invocation: invocation2 }) => invocation2?.indexes.includes(index));
   const invocation = unit.invocations.find((candidate) => candidate.indexes.includes(index));
-  if (!invocation) return false;
-  const unread = invocation.members.some(
-    ({ context }) => context.includes.length > 0 && invocation.members.length - 1 < context.includes.length
-  );
-  return !unread && !served.some(({ pkg }) => CUDA_ON_PYTORCH_INDEX.has(pkg.name));
+  return !!invocation && !readsUnread(invocation) && !served.some(({ pkg }) => CUDA_ON_PYTORCH_INDEX.has(pkg.name));
 }
 function reportMismatch(mismatch, kb, report) {
   const { unit, claim: claim2, target, relation, unitFix } = mismatch;
@@ -47683,6 +47657,7 @@ var rule_default5 = defineRule({
   description: "Images and builds target a CUDA version the baseline allows",
   defaultSeverity: "error",
   fix: "unsafe",
+  about: "written",
   messages: {
     notAllowed: "{{subject}} targets CUDA {{cuda}}, which the baseline does not allow (allowed: {{allowed}})",
     notAllowedMany: "{{subject}} and {{more}} more declaration{{plural}} in this file target CUDA {{cuda}}, which the baseline does not allow (allowed: {{allowed}})"
@@ -48733,6 +48708,7 @@ var rule_default7 = defineRule({
   description: "CUDA-relevant Python and conda packages are pinned to one exact version",
   defaultSeverity: "error",
   fix: "safe",
+  about: "written",
   messages: {
     unpinned: "{{name}} is not pinned: any version may be installed",
     range: "{{name}}{{spec}} is a range, not an exact pin",
@@ -49424,6 +49400,7 @@ var rule_default10 = defineRule({
   description: "Base images are pinned to an exact tag (or digest, if the baseline asks for it)",
   defaultSeverity: "error",
   fix: "none",
+  about: "written",
   messages: {
     noTag: '{{image}} has no tag, so Docker pulls "latest", which changes under you',
     latest: '{{image}} uses the floating "latest" tag',
@@ -49898,6 +49875,7 @@ var rule_default13 = defineRule({
   description: "A `# cuda-gatekeeper: ignore[...]` comment is malformed, unjustified or unused",
   defaultSeverity: "error",
   fix: "none",
+  about: "written",
   messages: {
     noRule: "suppression names no rule: write ignore[rule-id] with the rule it silences",
     unknownRule: "suppression names unknown rule {{rules}}",
@@ -49935,6 +49913,7 @@ var rule_default14 = defineRule({
   description: "No file installs or includes a file that the change deletes",
   defaultSeverity: "error",
   fix: "none",
+  about: "written",
   messages: {
     deleted: "{{target}} is deleted by this change, but this line still installs it"
   },
@@ -49970,6 +49949,7 @@ var rule_default15 = defineRule({
   description: "Pinned package versions are on the baseline allow-list",
   defaultSeverity: "error",
   fix: "unsafe",
+  about: "written",
   messages: {
     notAllowed: "{{name}} {{version}} is not allowed by the baseline (allowed: {{allowed}})"
   },
@@ -50037,6 +50017,7 @@ var rule_default16 = defineRule({
   description: "A file could not be read completely",
   defaultSeverity: "error",
   fix: "none",
+  about: "written",
   messages: {
     problem: "{{message}}",
     notRead: "{{text}} is not checked: {{reason}}",
@@ -50090,6 +50071,7 @@ var rule_default17 = defineRule({
   description: "The baseline (CUDA policy) is invalid or names things that do not exist",
   defaultSeverity: "error",
   fix: "none",
+  about: "written",
   messages: {
     invalid: "{{message}}",
     noSuchCuda: "cuda.allowed lists CUDA {{cuda}}, which NVIDIA never released",
@@ -50152,6 +50134,7 @@ var rule_default18 = defineRule({
   description: "No nightly, dev, release-candidate or test builds where the baseline forbids pre-releases",
   defaultSeverity: "error",
   fix: "none",
+  about: "written",
   messages: {
     version: "{{name}} {{version}} is a pre-release",
     index: "{{url}} serves {{channel}} builds",
@@ -50847,17 +50830,6 @@ function expiredWaiverNotes(baseline, options2) {
     };
   });
 }
-var AS_WRITTEN = /* @__PURE__ */ new Set([
-  "parse-error",
-  "policy-error",
-  "invalid-suppression",
-  "missing-include",
-  "package-not-allowed",
-  "cuda-not-allowed",
-  "exact-pin",
-  "prerelease",
-  "image-pin"
-]);
 function mayNotRun(file2, offset) {
   if (!("contexts" in file2) || file2.kind !== "dockerfile") return false;
   return file2.contexts.some(
@@ -50867,7 +50839,7 @@ function mayNotRun(file2, offset) {
 function toFinding(rule, draft, ceiling, url2, share) {
   let severity = draft.severity && severityRank[draft.severity] < severityRank[ceiling] ? draft.severity : ceiling;
   if (draft.unverified) severity = "notice";
-  const conditional = severity === "error" && !AS_WRITTEN.has(rule.id) && mayNotRun(draft.file, draft.span.start);
+  const conditional = severity === "error" && rule.about !== "written" && mayNotRun(draft.file, draft.span.start);
   if (conditional) severity = "warning";
   const template = rule.messages[draft.messageId] ?? draft.messageId;
   const message = formatMessage(template, draft.data);

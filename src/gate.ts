@@ -371,19 +371,6 @@ function expiredWaiverNotes(baseline: Baseline, options: GateOptions): Finding[]
   });
 }
 
-/** Rules whose findings are about what a file says, whether or not the command that says it runs. */
-const AS_WRITTEN: ReadonlySet<string> = new Set([
-  'parse-error',
-  'policy-error',
-  'invalid-suppression',
-  'missing-include',
-  'package-not-allowed',
-  'cuda-not-allowed',
-  'exact-pin',
-  'prerelease',
-  'image-pin',
-]);
-
 /** Whether a place in a Dockerfile is in a command that runs on some paths of its RUN only. */
 function mayNotRun(file: TextFile, offset: number): boolean {
   if (!('contexts' in file) || (file as ParsedFile).kind !== 'dockerfile') return false;
@@ -405,7 +392,7 @@ function toFinding(
   if (draft.unverified) severity = 'notice';
   // What a command inside an `if`, `case` or loop installs is installed only on some paths of its RUN: a finding that
   // rests on it is not certain, so it is no error. (A policy's finding, or a parse problem, is about what is written.)
-  const conditional = severity === 'error' && !AS_WRITTEN.has(rule.id) && mayNotRun(draft.file, draft.span.start);
+  const conditional = severity === 'error' && rule.about !== 'written' && mayNotRun(draft.file, draft.span.start);
   if (conditional) severity = 'warning';
   const template = rule.messages[draft.messageId] ?? draft.messageId;
   const message = formatMessage(template, draft.data);

@@ -77,6 +77,12 @@ export interface RuleDefinition<M extends string = string> {
   readonly description: string;
   readonly defaultSeverity: Severity;
   readonly fix: 'none' | 'safe' | 'unsafe';
+  /**
+   * What its findings are about: what a file says (a policy, a parse problem), true whether or not the command that
+   * says it runs; or, by default, what gets installed, which a command inside an `if`, `case` or loop of a RUN may
+   * not do (its findings there are warnings, not errors: src/gate.ts).
+   */
+  readonly about?: 'written' | 'installed';
   readonly messages: Readonly<Record<M, string>>;
   /**
    * The why and the how to fix of each message, with the same `{{placeholders}}` filled from the draft's `data`

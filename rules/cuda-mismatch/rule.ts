@@ -1,5 +1,5 @@
 import { claimCuda, compareClaims, CONDA_CUDA_RELEASE_PACKAGES, type CudaClaim } from '../../src/analysis/claims.js';
-import type { Unit } from '../../src/analysis/units.js';
+import { readsUnread, type Unit } from '../../src/analysis/units.js';
 import { nearestCudaBuild, nearestReleaseWithCuda } from '../../src/analysis/nearest.js';
 import { releaseFor } from '../../src/analysis/torch-build.js';
 import { TORCH_FAMILY } from '../../src/parsers/python-requirement.js';
@@ -248,11 +248,7 @@ function unusedIndex(unit: Unit, claim: CudaClaim): boolean {
   if (claim.kind !== 'index' || !index || !isPytorchIndex(index.url)) return false;
   const served = unit.packages.filter(({ invocation }) => invocation?.indexes.includes(index));
   const invocation = unit.invocations.find((candidate) => candidate.indexes.includes(index));
-  if (!invocation) return false;
-  const unread = invocation.members.some(
-    ({ context }) => context.includes.length > 0 && invocation.members.length - 1 < context.includes.length,
-  );
-  return !unread && !served.some(({ pkg }) => CUDA_ON_PYTORCH_INDEX.has(pkg.name));
+  return !!invocation && !readsUnread(invocation) && !served.some(({ pkg }) => CUDA_ON_PYTORCH_INDEX.has(pkg.name));
 }
 
 /** A claim of a unit that disagrees with the unit's target, how far apart they are, and the unit's safe edits. */

@@ -13,6 +13,7 @@ export default defineRule({
   description: 'Images and builds target a CUDA version the baseline allows',
   defaultSeverity: 'error',
   fix: 'unsafe',
+  about: 'written',
   messages: {
     notAllowed: '{{subject}} targets CUDA {{cuda}}, which the baseline does not allow (allowed: {{allowed}})',
     notAllowedMany:

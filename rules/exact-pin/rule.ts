@@ -18,6 +18,7 @@ export default defineRule({
   description: 'CUDA-relevant Python and conda packages are pinned to one exact version',
   defaultSeverity: 'error',
   fix: 'safe',
+  about: 'written',
   messages: {
     unpinned: '{{name}} is not pinned: any version may be installed',
     range: '{{name}}{{spec}} is a range, not an exact pin',

@@ -10,6 +10,7 @@ export default defineRule({
   description: 'Base images are pinned to an exact tag (or digest, if the baseline asks for it)',
   defaultSeverity: 'error',
   fix: 'none',
+  about: 'written',
   messages: {
     noTag: '{{image}} has no tag, so Docker pulls "latest", which changes under you',
     latest: '{{image}} uses the floating "latest" tag',

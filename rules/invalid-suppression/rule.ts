@@ -13,6 +13,7 @@ export default defineRule({
   description: 'A `# cuda-gatekeeper: ignore[...]` comment is malformed, unjustified or unused',
   defaultSeverity: 'error',
   fix: 'none',
+  about: 'written',
   messages: {
     noRule: 'suppression names no rule: write ignore[rule-id] with the rule it silences',
     unknownRule: 'suppression names unknown rule {{rules}}',

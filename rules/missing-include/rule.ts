@@ -12,6 +12,7 @@ export default defineRule({
   description: 'No file installs or includes a file that the change deletes',
   defaultSeverity: 'error',
   fix: 'none',
+  about: 'written',
   messages: {
     deleted: '{{target}} is deleted by this change, but this line still installs it',
   },

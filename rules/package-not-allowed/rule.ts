@@ -10,6 +10,7 @@ export default defineRule({
   description: 'Pinned package versions are on the baseline allow-list',
   defaultSeverity: 'error',
   fix: 'unsafe',
+  about: 'written',
   messages: {
     notAllowed: '{{name}} {{version}} is not allowed by the baseline (allowed: {{allowed}})',
   },

@@ -5,6 +5,7 @@ export default defineRule({
   description: 'A file could not be read completely',
   defaultSeverity: 'error',
   fix: 'none',
+  about: 'written',
   messages: {
     problem: '{{message}}',
     notRead: '{{text}} is not checked: {{reason}}',

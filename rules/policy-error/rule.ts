@@ -6,6 +6,7 @@ export default defineRule({
   description: 'The baseline (CUDA policy) is invalid or names things that do not exist',
   defaultSeverity: 'error',
   fix: 'none',
+  about: 'written',
   messages: {
     invalid: '{{message}}',
     noSuchCuda: 'cuda.allowed lists CUDA {{cuda}}, which NVIDIA never released',

@@ -13,6 +13,7 @@ export default defineRule({
   description: 'No nightly, dev, release-candidate or test builds where the baseline forbids pre-releases',
   defaultSeverity: 'error',
   fix: 'none',
+  about: 'written',
   messages: {
     version: '{{name}} {{version}} is a pre-release',
     index: '{{url}} serves {{channel}} builds',

@@ -488,27 +488,18 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
   const kept = stage !== undefined ? keptTorch(root, stage, files, unitPackages, invocationOf) : undefined;
   const pinned = exactPins(files, unitPackages);
   let pythons: readonly string[] | undefined;
-  let skipped: Set<PackageFact> | undefined;
-  // Per invocation, once (an invocation of a chain of includes has a member per file, and a package each).
-  const hiddenByInvocation = new Map<Invocation, boolean>();
-  const hiddenOf = (invocation: Invocation): boolean => {
-    let hidden = hiddenByInvocation.get(invocation);
-    if (hidden === undefined)
-      hiddenByInvocation.set(invocation, (hidden = invocation.members.some((member) => member.context.hiddenIndexes)));
-    return hidden;
-  };
-  const upgradedByInvocation = new Map<Invocation, boolean>();
-  const upgrades = (context: InstallContext | undefined, invocation: Invocation | undefined): boolean => {
-    if (context?.replacesInstalled) return true;
-    if (!invocation) return false;
-    let upgraded = upgradedByInvocation.get(invocation);
-    if (upgraded === undefined)
-      upgradedByInvocation.set(
-        invocation,
-        (upgraded = invocation.members.some((member) => member.context.replacesInstalled)),
-      );
-    return upgraded;
-  };
+  let notInstalled: Set<PackageFact> | undefined;
+  // What each invocation's commands say, once per invocation (a chain of includes has a member per file, and a
+  // package each): whether pip reads a configuration file the gate cannot, and whether it installs over what is there.
+  const flags = new Map(
+    invocations.map((invocation) => [
+      invocation,
+      {
+        hidden: invocation.members.some((member) => member.context.hiddenIndexes),
+        upgrades: invocation.members.some((member) => member.context.replacesInstalled),
+      },
+    ]),
+  );
   for (const file of files) {
     for (const pkg of unitPackages(file)) {
       // A requirement whose marker no Python the unit may run satisfies is not installed (`; python_version ==
@@ -520,7 +511,7 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
           pythons.length > 0 &&
           pythons.every((python) => evaluateMarker(markers, { values: { python_version: python } }) === false)
         ) {
-          (skipped ??= new Set()).add(pkg);
+          (notInstalled ??= new Set()).add(pkg);
           continue;
         }
       }
@@ -529,7 +520,7 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
       // Where pip reads a configuration file the gate cannot (`COPY pip.conf /etc/pip.conf`, PIP_CONFIG_FILE), which
       // index serves a requirement is not known: only a build its own name or URL gives, or a --index-url written
       // on the command (which replaces the file's), is.
-      const hidden = invocation ? hiddenOf(invocation) : false;
+      const hidden = (invocation && flags.get(invocation)?.hidden) ?? false;
       const resolved = resolveTorchBuild(pkg, invocation?.indexes ?? NO_INDEXES, kb);
       const build = hidden && resolved && !INDEPENDENT.has(resolved.source) ? undefined : resolved;
       packages.push({ file, pkg, invocation, build });
@@ -541,7 +532,11 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
       const unpinned =
         hidden ||
         kept?.has(pkg) ||
-        (!pkg.exact && pkg.ecosystem === 'pip' && !upgrades(context, invocation) && pinnedWithin(pinned, pkg))
+        (!pkg.exact &&
+          pkg.ecosystem === 'pip' &&
+          !context?.replacesInstalled &&
+          !(invocation && flags.get(invocation)?.upgrades) &&
+          pinnedWithin(pinned, pkg))
           ? undefined
           : ((!build ? rangedTorchClaim(file, pkg, invocation, kb) : undefined) ??
             (!build && pkg.name === 'torch'
@@ -574,7 +569,9 @@ function finishUnit(parts: UnitParts, kb: KnowledgeBase): Unit {
     }
   }
   const claims = [
-    ...(skipped ? staticClaims.filter((claim) => !claim.package || !skipped!.has(claim.package)) : staticClaims),
+    ...(notInstalled
+      ? staticClaims.filter((claim) => !claim.package || !notInstalled!.has(claim.package))
+      : staticClaims),
     ...implied,
   ];
   const target = chooseTarget(claims);
@@ -618,41 +615,31 @@ function keptTorch(
   const candidates = installs.filter(({ pkg, at }) => !pkg.exact && !pkg.url && !at.replacesInstalled);
   if (candidates.length === 0) return undefined;
   // The first command of the stage that installs a requirements file the gate could not read (`pip install -r
-  // /tmp/torch.txt`, written by an earlier `grep`): it may install any torch.
+  // /tmp/torch.txt`, written by an earlier `grep`): it may install any torch. (An earlier exact pin the range admits
+  // is pinnedWithin's, which holds whatever the order.)
   let firstUnread = Infinity;
-  for (const context of stageContexts(root, stage))
-    if (
-      (context.tool === 'pip' || context.tool === 'uv') &&
-      context.includes.length > (invocationOf.get(context)?.members.length ?? 1) - 1
-    )
+  for (const context of stageContexts(root, stage)) {
+    const invocation = invocationOf.get(context);
+    if ((context.tool === 'pip' || context.tool === 'uv') && invocation && readsUnread(invocation))
       firstUnread = Math.min(firstUnread, context.span.start);
-  // The earlier installs, in file order: whether one pins no version, and the exact versions pinned (each checked
-  // once against each range).
-  installs.sort((a, b) => a.at.span.start - b.at.span.start);
-  const kept = new Set<PackageFact>();
-  const exacts: string[] = [];
-  const seen = new Set<string>();
-  const admitted = new Map<string, { checked: number; admits: boolean }>();
-  let unpinnedBefore = -1;
-  let next = 0;
-  for (const later of [...candidates].sort((a, b) => a.at.span.start - b.at.span.start)) {
-    const start = later.at.span.start;
-    for (; next < installs.length && installs[next]!.at.span.start < start; next++) {
-      const { pkg } = installs[next]!;
-      if (!pkg.exact) unpinnedBefore = start;
-      else if (!seen.has(pkg.exact)) {
-        seen.add(pkg.exact);
-        exacts.push(pkg.exact);
-      }
-    }
-    const spec = later.pkg.specifier;
-    const memo = admitted.get(spec) ?? { checked: 0, admits: false };
-    for (; !memo.admits && memo.checked < exacts.length; memo.checked++)
-      memo.admits = spec === '' || admits(spec, exacts[memo.checked]!);
-    admitted.set(spec, memo);
-    if (unpinnedBefore >= 0 || memo.admits || firstUnread < start) kept.add(later.pkg);
   }
+  // The first install that pins no version: pip keeps what it installed for a later range.
+  let firstUnpinned = Infinity;
+  for (const { pkg, at } of installs)
+    if (!pkg.exact && !pkg.url) firstUnpinned = Math.min(firstUnpinned, at.span.start);
+  const kept = new Set<PackageFact>();
+  for (const { pkg, at } of candidates) if (Math.min(firstUnread, firstUnpinned) < at.span.start) kept.add(pkg);
   return kept;
+}
+
+/**
+ * Whether an invocation's command installs a file the gate could not read (`pip install -r /tmp/torch.txt`, a file
+ * written while the image builds): an include no member of the invocation answers. What it installs is not known.
+ */
+export function readsUnread(invocation: Invocation): boolean {
+  let includes = 0;
+  for (const member of invocation.members) includes += member.context.includes.length;
+  return includes > invocation.members.length - 1;
 }
 
 /** Where a build comes from whatever index a hidden pip configuration names. */

@@ -135,9 +135,15 @@ function isArchivePath(text: string): boolean {
   return text.includes('.') && !text.includes('@') && ARCHIVE.test(withoutExtras(text.split(';')[0]!.trim()));
 }
 
-/** A local path without the extras pip strips from it (`./pkg-1.0-py3-none-any.whl[all]`; pip's `_strip_extras`). */
+/** A local path and the extras pip strips from it (`./pkg-1.0-py3-none-any.whl[all]`; pip's `_strip_extras`). */
+function pathExtras(path: string): { path: string; extras?: string } {
+  const match = path.endsWith(']') ? /\[([^\]]*)\]$/.exec(path) : null;
+  return match ? { path: path.slice(0, match.index), extras: match[1]! } : { path };
+}
+
+/** A local path without the extras pip strips from it. */
 function withoutExtras(path: string): string {
-  return path.endsWith(']') && path.includes('[') ? path.slice(0, path.lastIndexOf('[')) : path;
+  return pathExtras(path).path;
 }
 
 /** Characters without which a requirement cannot be a local path (a leading `.` is checked by the pattern too). */
@@ -306,8 +312,8 @@ function parseBareUrl(m: Mapped, named?: RegExpExecArray): RequirementResult {
   const semi = text.indexOf(';', from);
   const written = (semi >= 0 ? text.slice(from, semi) : text.slice(from)).trim();
   // A local path may carry extras (`./pkg.whl[all]`), which pip strips from it; a URL's `[` is part of it.
-  const pathExtras = !named && !URL_SCHEME.test(written) ? /\[([^\]]*)\]$/.exec(written) : null;
-  const urlText = pathExtras ? written.slice(0, pathExtras.index) : written;
+  const local = !named && !URL_SCHEME.test(written) ? pathExtras(written) : { path: written };
+  const urlText = local.path;
   const markers = semi >= 0 ? text.slice(semi + 1).trim() : undefined;
   const urlStart = text.indexOf(urlText, from);
   const urlEnd = urlStart + urlText.length;
@@ -341,8 +347,8 @@ function parseBareUrl(m: Mapped, named?: RegExpExecArray): RequirementResult {
       span,
       via,
       extras:
-        (named?.[2] ?? pathExtras?.[1])
-          ? (named?.[2] ?? pathExtras![1]!).split(',').flatMap((extra) => (extra.trim() ? [extra.trim()] : []))
+        (named?.[2] ?? local.extras)
+          ? (named?.[2] ?? local.extras!).split(',').flatMap((extra) => (extra.trim() ? [extra.trim()] : []))
           : [],
       specifier: '',
       specifierSpan: { start: span.end, end: span.end },

@@ -203,6 +203,28 @@ describe('Dockerfile parser', () => {
     ]);
   });
 
+  it('a pip configuration file hides the indexes of pip installs after it, said at each; uv reads none', () => {
+    const file = parseDockerfile(
+      'Dockerfile',
+      [
+        'FROM python:3.12',
+        'RUN uv pip install --system torch==2.6.0',
+        'COPY pip.conf /etc/pip.conf',
+        'RUN pip install torch==2.6.0 && uv pip install --system torch==2.6.0',
+        'RUN pip install --index-url https://download.pytorch.org/whl/cu124 torch==2.6.0',
+        '',
+      ].join('\n'),
+    );
+    expect(file.contexts.map((context) => [context.tool, context.hiddenIndexes !== undefined])).toEqual([
+      ['uv', false],
+      ['pip', true],
+      ['uv', false],
+      ['pip', true],
+    ]);
+    // Said where the index is not named on the command.
+    expect(file.unresolved.map((fact) => text(file, fact.span))).toEqual(['install torch==2.6.0']);
+  });
+
   it('an ARG built with ${V:+"…"} names the image without the quotes', () => {
     const file = parseDockerfile(
       'Dockerfile',

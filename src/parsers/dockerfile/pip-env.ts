@@ -158,15 +158,13 @@ export class PipEnv {
         sink.addIndex(context, fact);
       }
     }
-    if (this.hidden) {
+    // uv reads no pip configuration file (docs.astral.sh/uv/pip/compatibility/, "Configuration files and
+    // environment variables").
+    if (this.hidden && tool === 'pip') {
       (context as { hiddenIndexes?: string }).hiddenIndexes = this.hidden;
       // Said, not silent: which index serves what this command installs is not known (unless it names its own).
       if (!context.indexes.some((index) => index.kind === 'index-url'))
-        sink.unresolved.push({
-          span: context.span,
-          text: `which builds this ${tool === 'uv' ? 'uv pip install' : 'pip install'} takes`,
-          reason: this.hidden,
-        });
+        sink.unresolved.push({ span: context.span, text: 'which builds this pip install takes', reason: this.hidden });
     }
     // uv reads none of pip's variables (docs.astral.sh/uv/reference/environment/): a PIP_INDEX_URL set for a
     // uv command is dead configuration. Noted on the uv context; index-url reports it unless pip uses it too.
